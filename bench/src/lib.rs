@@ -1,0 +1,1 @@
+//! flowc-bench: benchmarks and their program generators.

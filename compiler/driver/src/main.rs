@@ -1,0 +1,64 @@
+//! `flowc`: the command line of the framework (DESIGN.md "Command line").
+//!
+//! Program output goes to stdout, diagnostics to stderr. Exit status: 0 on
+//! success, 1 on a program or input error, 2 on bad usage (clap's own
+//! status for usage errors).
+
+mod cmd;
+mod input;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "flowc",
+    version,
+    about = "A compiler framework for the flow-graph language of 'Comparing Partial Evaluation and Tracing'"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a program.
+    Run(cmd::run::Args),
+    /// Print a program in either syntax.
+    Fmt(cmd::fmt::Args),
+}
+
+/// A failed command: the message for stderr and the exit status.
+pub struct Failure {
+    pub message: String,
+    pub code: u8,
+}
+
+impl Failure {
+    /// A program or input error (exit 1).
+    pub fn input(message: impl ToString) -> Failure {
+        Failure { message: message.to_string(), code: 1 }
+    }
+
+    /// Bad usage (exit 2).
+    pub fn usage(message: impl ToString) -> Failure {
+        Failure { message: message.to_string(), code: 2 }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => cmd::run::main(args),
+        Command::Fmt(args) => cmd::fmt::main(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("flowc: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! Resolution before running: every variable name becomes a slot index of
+//! its flow graph, every label a block index, every function name a graph
+//! index, every operation an [`Op`] checked for arity. The interpreter loop
+//! then does no string or hash lookups.
+//!
+//! Graph 0 is the main flow graph; graph `i + 1` is the `i`-th function in
+//! file order. A function's parameters take its first slots, in order.
+//! Unknown labels, functions and operations resolve to markers that raise
+//! their error only when executed, as in the series.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::ast::{self, Arg, Operator, Program, Stmt, Terminator};
+use crate::ops::Op;
+use crate::symbol::Symbol;
+use crate::value::Value;
+
+pub type Slot = u32;
+
+#[derive(Clone, Debug)]
+pub enum Operand {
+    Slot(Slot),
+    Const(Value),
+}
+
+/// A jump target: a block index or a label that does not exist.
+#[derive(Copy, Clone, Debug)]
+pub enum Target {
+    Block(u32),
+    Missing(Symbol),
+}
+
+/// An operation that may not exist (or has the wrong arity).
+#[derive(Copy, Clone, Debug)]
+pub enum OpRef {
+    Op(Op),
+    Missing(Symbol),
+}
+
+#[derive(Clone, Debug)]
+pub enum CStmt {
+    Op1 { dst: Slot, op: OpRef, arg: Operand },
+    Op2 { dst: Slot, op: OpRef, lhs: Operand, rhs: Operand },
+    New { dst: Slot, class: Symbol },
+    Get { dst: Slot, obj: Operand, field: Symbol },
+    Set { obj: Operand, field: Symbol, value: Operand },
+}
+
+#[derive(Clone, Debug)]
+pub enum CTerm {
+    Jump(Target),
+    If { cond: Slot, then_t: Target, else_t: Target },
+    Print(Operand),
+    IfClass { obj: Operand, class: Symbol, then_t: Target, else_t: Target },
+    Call { dst: Slot, func: Result<u32, Symbol>, args: Vec<Operand>, next: Target },
+    Return(Operand),
+    Error(Symbol),
+}
+
+#[derive(Clone, Debug)]
+pub struct CBlock {
+    pub label: Symbol,
+    pub stmts: Vec<CStmt>,
+    pub term: CTerm,
+}
+
+/// One resolved flow graph.
+#[derive(Clone, Debug)]
+pub struct Graph {
+    /// `None` for the main flow graph.
+    pub name: Option<Symbol>,
+    pub slot_names: Vec<Symbol>,
+    pub blocks: Vec<CBlock>,
+    pub labels: HashMap<Symbol, u32>,
+    pub params: usize,
+}
+
+impl Graph {
+    pub fn slot_of(&self, name: Symbol) -> Option<Slot> {
+        self.slot_names.iter().position(|n| *n == name).map(|i| i as Slot)
+    }
+}
+
+/// A resolved program.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    pub graphs: Vec<Graph>,
+    pub functions: HashMap<Symbol, u32>,
+    /// `(class, field)` pairs declared by `immutable/2`.
+    pub immutable: HashSet<(Symbol, Symbol)>,
+}
+
+impl Compiled {
+    /// Resolves `program`; `extra_main_vars` (an entry environment's names)
+    /// get main-graph slots even if no block mentions them.
+    pub fn new(program: &Program, extra_main_vars: &[Symbol]) -> Compiled {
+        let immutable: HashSet<(Symbol, Symbol)> = program
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                ast::Item::Immutable(class, fields) => Some(fields.iter().map(|f| (*class, *f))),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        let functions: HashMap<Symbol, u32> =
+            program.functions().enumerate().map(|(i, f)| (f.name, i as u32 + 1)).collect();
+        let main_blocks: Vec<&ast::Block> = program.main_blocks().collect();
+        let mut graphs = vec![resolve_graph(None, &[], extra_main_vars, &main_blocks, &functions)];
+        for f in program.functions() {
+            let blocks: Vec<&ast::Block> = f.blocks.iter().collect();
+            graphs.push(resolve_graph(Some(f.name), &f.params, &[], &blocks, &functions));
+        }
+        Compiled { graphs, functions, immutable }
+    }
+}
+
+struct Slots {
+    names: Vec<Symbol>,
+    index: HashMap<Symbol, Slot>,
+}
+
+impl Slots {
+    fn get(&mut self, name: Symbol) -> Slot {
+        *self.index.entry(name).or_insert_with(|| {
+            self.names.push(name);
+            (self.names.len() - 1) as Slot
+        })
+    }
+
+    fn operand(&mut self, a: &Arg) -> Operand {
+        match a {
+            Arg::Var(v) => Operand::Slot(self.get(*v)),
+            Arg::Const(c) => Operand::Const(c.clone()),
+        }
+    }
+}
+
+fn op_ref(op: Operator, arity: usize) -> OpRef {
+    match op {
+        Operator::Known(op) if op.arity() == arity => OpRef::Op(op),
+        other => OpRef::Missing(Symbol::intern(other.name())),
+    }
+}
+
+fn resolve_graph(
+    name: Option<Symbol>,
+    params: &[Symbol],
+    extra: &[Symbol],
+    blocks: &[&ast::Block],
+    functions: &HashMap<Symbol, u32>,
+) -> Graph {
+    let mut slots = Slots { names: Vec::new(), index: HashMap::new() };
+    for p in params.iter().chain(extra) {
+        slots.get(*p);
+    }
+    let labels: HashMap<Symbol, u32> = blocks.iter().enumerate().map(|(i, b)| (b.label, i as u32)).collect();
+    let target = |l: Symbol| labels.get(&l).map_or(Target::Missing(l), |&i| Target::Block(i));
+    let mut out = Vec::with_capacity(blocks.len());
+    for b in blocks {
+        let stmts = b
+            .body
+            .iter()
+            .map(|s| match s {
+                Stmt::Op1 { dst, op, arg } => {
+                    let arg = slots.operand(arg);
+                    CStmt::Op1 { dst: slots.get(*dst), op: op_ref(*op, 1), arg }
+                }
+                Stmt::Op2 { dst, op, lhs, rhs } => {
+                    let (lhs, rhs) = (slots.operand(lhs), slots.operand(rhs));
+                    CStmt::Op2 { dst: slots.get(*dst), op: op_ref(*op, 2), lhs, rhs }
+                }
+                Stmt::New { dst, class } => CStmt::New { dst: slots.get(*dst), class: *class },
+                Stmt::Get { dst, obj, field } => {
+                    let obj = slots.operand(obj);
+                    CStmt::Get { dst: slots.get(*dst), obj, field: *field }
+                }
+                Stmt::Set { obj, field, value } => {
+                    CStmt::Set { obj: slots.operand(obj), field: *field, value: slots.operand(value) }
+                }
+            })
+            .collect();
+        let term = match &b.term {
+            Terminator::Jump(l) => CTerm::Jump(target(*l)),
+            Terminator::Promote { var, label } => {
+                slots.get(*var);
+                CTerm::Jump(target(*label))
+            }
+            Terminator::If { cond, then_label, else_label } => {
+                CTerm::If { cond: slots.get(*cond), then_t: target(*then_label), else_t: target(*else_label) }
+            }
+            Terminator::PrintAndStop(a) => CTerm::Print(slots.operand(a)),
+            Terminator::IfClass { obj, class, then_label, else_label } => CTerm::IfClass {
+                obj: slots.operand(obj),
+                class: *class,
+                then_t: target(*then_label),
+                else_t: target(*else_label),
+            },
+            Terminator::Call { dst, func, args, next } => {
+                let args = args.iter().map(|a| slots.operand(a)).collect();
+                CTerm::Call {
+                    dst: slots.get(*dst),
+                    func: functions.get(func).copied().ok_or(*func),
+                    args,
+                    next: target(*next),
+                }
+            }
+            Terminator::Return(a) => CTerm::Return(slots.operand(a)),
+            Terminator::Error(r) => CTerm::Error(*r),
+        };
+        out.push(CBlock { label: b.label, stmts, term });
+    }
+    Graph { name, slot_names: slots.names, blocks: out, labels, params: params.len() }
+}

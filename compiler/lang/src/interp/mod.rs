@@ -1,0 +1,15 @@
+//! The reference interpreter: the series' `interp` (Part 1) extended with
+//! objects and functions (LANGUAGE.md §4–§6).
+//!
+//! [`compile`] resolves names to slots and labels to block indices once;
+//! [`run`] executes. Semantics follow the Prolog code of the series: an
+//! operation reads its operands, applies the op table, writes its result;
+//! `if` takes the else branch only for the integer 0; `promote` is a jump.
+
+pub mod compile;
+pub mod error;
+pub mod run;
+
+pub use compile::Compiled;
+pub use error::{ErrorKind, Location, RuntimeError};
+pub use run::{run, Config, Frame, Machine, Outcome};

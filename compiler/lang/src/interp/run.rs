@@ -1,0 +1,324 @@
+//! The interpreter loop over a [`Compiled`] program.
+//!
+//! State: a stack of [`Frame`]s, each with its flow graph, a slot vector
+//! (`None` = unbound) and the order in which its variables were first
+//! written. That order is the series' environment order (LANGUAGE.md §4:
+//! writing an existing variable replaces it in place, a new one is
+//! appended); the interpreter never removes variables, so slots plus a
+//! first-write list are exactly the ordered environment, at the cost of one
+//! branch per write.
+
+use std::rc::Rc;
+
+use super::compile::{CStmt, CTerm, Compiled, Graph, OpRef, Operand, Slot, Target};
+use super::error::{ErrorKind, Location, RuntimeError};
+use crate::ast::Program;
+use crate::symbol::Symbol;
+use crate::syntax::readable_print::{stmt_to_string, terminator_to_string};
+use crate::value::{Object, Value};
+
+/// Limits for one run.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Maximum statements (and terminators) executed; `None` = unbounded.
+    pub fuel: Option<u64>,
+    /// Maximum depth of nested calls.
+    pub max_depth: usize,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config { fuel: None, max_depth: 100_000 }
+    }
+}
+
+/// What a finished run produced.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The value `print_and_stop` printed.
+    pub value: Value,
+    /// Statements and terminators executed.
+    pub steps: u64,
+    /// Objects allocated.
+    pub allocations: u64,
+}
+
+impl Outcome {
+    /// The program's standard output: the printed value and a newline.
+    pub fn output(&self) -> String {
+        let mut s = self.value.to_print_string();
+        s.push('\n');
+        s
+    }
+}
+
+/// One activation of a flow graph.
+pub struct Frame {
+    pub graph: u32,
+    pub slots: Vec<Option<Value>>,
+    /// Slots in the order they were first written.
+    pub order: Vec<Slot>,
+    /// Where the caller continues: the slot for the result, the label, and
+    /// the caller's block (whose `call` terminator reports a bad label).
+    ret: Option<(Slot, Target, u32)>,
+}
+
+impl Frame {
+    fn new(graph: &Graph, index: u32) -> Frame {
+        Frame { graph: index, slots: vec![None; graph.slot_names.len()], order: Vec::new(), ret: None }
+    }
+
+    #[inline(always)]
+    fn write(&mut self, slot: Slot, v: Value) {
+        let s = &mut self.slots[slot as usize];
+        if s.is_none() {
+            self.order.push(slot);
+        }
+        *s = Some(v);
+    }
+
+    /// The ordered environment of this frame.
+    pub fn env(&self, graph: &Graph) -> Vec<(Symbol, Value)> {
+        self.order
+            .iter()
+            .map(|&s| (graph.slot_names[s as usize], self.slots[s as usize].clone().expect("ordered slot is bound")))
+            .collect()
+    }
+}
+
+/// Where execution stands, for error locations: graph, block, statement index.
+#[derive(Copy, Clone)]
+struct Pc {
+    graph: u32,
+    block: u32,
+    stmt: usize,
+}
+
+/// Runs `program` from main-graph `entry` with the ordered environment `env`.
+pub fn run(
+    program: &Program,
+    entry: Symbol,
+    env: &[(Symbol, Value)],
+    config: &Config,
+) -> Result<Outcome, RuntimeError> {
+    let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
+    let compiled = Compiled::new(program, &names);
+    Machine::new(program, &compiled, config).run(entry, env)
+}
+
+/// The interpreter state over one compiled program.
+pub struct Machine<'a> {
+    program: &'a Program,
+    compiled: &'a Compiled,
+    fuel: u64,
+    max_depth: usize,
+    steps: u64,
+    allocations: u64,
+}
+
+impl<'a> Machine<'a> {
+    pub fn new(program: &'a Program, compiled: &'a Compiled, config: &Config) -> Machine<'a> {
+        Machine {
+            program,
+            compiled,
+            fuel: config.fuel.unwrap_or(u64::MAX),
+            max_depth: config.max_depth,
+            steps: 0,
+            allocations: 0,
+        }
+    }
+
+    /// Runs from main-graph label `entry` with environment `env`.
+    pub fn run(&mut self, entry: Symbol, env: &[(Symbol, Value)]) -> Result<Outcome, RuntimeError> {
+        let main = &self.compiled.graphs[0];
+        let Some(&block) = main.labels.get(&entry) else {
+            return Err(RuntimeError { kind: ErrorKind::UnknownLabel(entry), at: None });
+        };
+        let mut frame = Frame::new(main, 0);
+        for (k, v) in env {
+            let slot = main.slot_of(*k).expect("entry environment names have slots");
+            frame.write(slot, v.clone());
+        }
+        let value = self.execute(vec![frame], block)?;
+        Ok(Outcome { value, steps: self.steps, allocations: self.allocations })
+    }
+
+    fn error(&self, kind: ErrorKind, pc: Pc) -> RuntimeError {
+        RuntimeError { kind, at: Some(self.location(pc)) }
+    }
+
+    fn location(&self, pc: Pc) -> Location {
+        let block = if pc.graph == 0 {
+            self.program.main_blocks().nth(pc.block as usize)
+        } else {
+            self.program.functions().nth(pc.graph as usize - 1).and_then(|f| f.blocks.get(pc.block as usize))
+        }
+        .expect("compiled block has a source block");
+        let is_terminator = pc.stmt >= block.body.len();
+        let text = if is_terminator { terminator_to_string(&block.term) } else { stmt_to_string(&block.body[pc.stmt]) };
+        Location {
+            function: self.compiled.graphs[pc.graph as usize].name,
+            block: block.label,
+            statement: pc.stmt + 1,
+            is_terminator,
+            text,
+        }
+    }
+
+    /// Runs until `print_and_stop` or an error. `stack` is non-empty; the
+    /// last frame runs from block `block`.
+    fn execute(&mut self, mut stack: Vec<Frame>, block: u32) -> Result<Value, RuntimeError> {
+        let compiled = self.compiled;
+        let mut frame = stack.pop().expect("a frame to run");
+        let mut graph = &compiled.graphs[frame.graph as usize];
+        let mut pc = Pc { graph: frame.graph, block, stmt: 0 };
+        macro_rules! fail {
+            ($kind:expr, $stmt:expr) => {
+                return Err(self.error($kind, Pc { stmt: $stmt, ..pc }))
+            };
+        }
+        macro_rules! read {
+            ($operand:expr, $stmt:expr) => {
+                match $operand {
+                    Operand::Slot(s) => match &frame.slots[*s as usize] {
+                        Some(v) => v.clone(),
+                        None => fail!(ErrorKind::Unbound(graph.slot_names[*s as usize]), $stmt),
+                    },
+                    Operand::Const(c) => c.clone(),
+                }
+            };
+        }
+        macro_rules! goto {
+            ($target:expr, $stmt:expr) => {
+                match $target {
+                    Target::Block(b) => pc.block = *b,
+                    Target::Missing(l) => fail!(ErrorKind::UnknownLabel(*l), $stmt),
+                }
+            };
+        }
+        loop {
+            let b = &graph.blocks[pc.block as usize];
+            let n = b.stmts.len();
+            for (i, s) in b.stmts.iter().enumerate() {
+                self.steps += 1;
+                if self.steps > self.fuel {
+                    fail!(ErrorKind::FuelExhausted { fuel: self.fuel }, i);
+                }
+                match s {
+                    CStmt::Op2 { dst, op, lhs, rhs } => {
+                        let (x, y) = (read!(lhs, i), read!(rhs, i));
+                        let r = match op {
+                            OpRef::Op(op) => op.eval2(&x, &y),
+                            OpRef::Missing(name) => fail!(ErrorKind::MissingOp(*name), i),
+                        };
+                        match r {
+                            Ok(v) => frame.write(*dst, v),
+                            Err(e) => fail!(ErrorKind::from_op(e), i),
+                        }
+                    }
+                    CStmt::Op1 { dst, op, arg } => {
+                        let x = read!(arg, i);
+                        let r = match op {
+                            OpRef::Op(op) => op.eval1(&x),
+                            OpRef::Missing(name) => fail!(ErrorKind::MissingOp(*name), i),
+                        };
+                        match r {
+                            Ok(v) => frame.write(*dst, v),
+                            Err(e) => fail!(ErrorKind::from_op(e), i),
+                        }
+                    }
+                    CStmt::New { dst, class } => {
+                        self.allocations += 1;
+                        frame.write(*dst, Value::Object(Rc::new(Object::new(self.allocations, *class))));
+                    }
+                    CStmt::Get { dst, obj, field } => {
+                        let o = read!(obj, i);
+                        let Value::Object(o) = o else {
+                            fail!(ErrorKind::Type { what: "get", expected: "an object", got: o }, i)
+                        };
+                        match o.get(*field) {
+                            Some(v) => frame.write(*dst, v),
+                            None => fail!(ErrorKind::UnsetField { class: o.class, field: *field }, i),
+                        }
+                    }
+                    CStmt::Set { obj, field, value } => {
+                        let o = read!(obj, i);
+                        let v = read!(value, i);
+                        let Value::Object(o) = o else {
+                            fail!(ErrorKind::Type { what: "set", expected: "an object", got: o }, i)
+                        };
+                        if compiled.immutable.contains(&(o.class, *field)) && o.get(*field).is_some() {
+                            fail!(ErrorKind::ImmutableField { class: o.class, field: *field }, i);
+                        }
+                        o.set(*field, v);
+                    }
+                }
+            }
+            self.steps += 1;
+            if self.steps > self.fuel {
+                fail!(ErrorKind::FuelExhausted { fuel: self.fuel }, n);
+            }
+            match &b.term {
+                CTerm::Jump(t) => goto!(t, n),
+                CTerm::If { cond, then_t, else_t } => {
+                    let truthy = match &frame.slots[*cond as usize] {
+                        Some(v) => v.is_truthy(),
+                        None => fail!(ErrorKind::Unbound(graph.slot_names[*cond as usize]), n),
+                    };
+                    goto!(if truthy { then_t } else { else_t }, n);
+                }
+                CTerm::Print(a) => return Ok(read!(a, n)),
+                CTerm::IfClass { obj, class, then_t, else_t } => {
+                    let o = read!(obj, n);
+                    let is = matches!(&o, Value::Object(o) if o.class == *class);
+                    goto!(if is { then_t } else { else_t }, n);
+                }
+                CTerm::Call { dst, func, args, next } => {
+                    let f = match func {
+                        Ok(f) => *f,
+                        Err(name) => fail!(ErrorKind::UnknownFunction(*name), n),
+                    };
+                    let callee = &compiled.graphs[f as usize];
+                    if args.len() != callee.params {
+                        fail!(
+                            ErrorKind::ArgumentCount {
+                                func: callee.name.expect("functions have names"),
+                                expected: callee.params,
+                                got: args.len()
+                            },
+                            n
+                        );
+                    }
+                    if stack.len() + 1 >= self.max_depth {
+                        fail!(ErrorKind::StackOverflow { depth: self.max_depth }, n);
+                    }
+                    let mut new = Frame::new(callee, f);
+                    for (k, a) in args.iter().enumerate() {
+                        let v = read!(a, n);
+                        new.write(k as Slot, v);
+                    }
+                    new.ret = Some((*dst, *next, pc.block));
+                    // Remember where the caller stands for its later errors.
+                    stack.push(std::mem::replace(&mut frame, new));
+                    graph = callee;
+                    pc = Pc { graph: f, block: 0, stmt: 0 };
+                    continue;
+                }
+                CTerm::Return(a) => {
+                    let v = read!(a, n);
+                    let Some((dst, next, caller_block)) = frame.ret else {
+                        fail!(ErrorKind::ReturnOutsideFunction, n);
+                    };
+                    frame = stack.pop().expect("a function frame has a caller");
+                    graph = &compiled.graphs[frame.graph as usize];
+                    frame.write(dst, v);
+                    pc.graph = frame.graph;
+                    pc.block = caller_block;
+                    let stmt = graph.blocks[caller_block as usize].stmts.len();
+                    goto!(&next, stmt);
+                }
+                CTerm::Error(r) => fail!(ErrorKind::User(*r), n),
+            }
+        }
+    }
+}

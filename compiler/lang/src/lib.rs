@@ -1,0 +1,20 @@
+//! flowc-lang: the flow-graph language of C. F. Bolz's series "Comparing
+//! Partial Evaluation and Tracing" (LANGUAGE.md).
+//!
+//! - [`symbol`]: interned names and atoms;
+//! - [`value`]: runtime values and their printed forms;
+//! - [`ops`]: the operation table every engine shares;
+//! - [`ast`]: the syntax tree both syntaxes parse to;
+//! - [`syntax`]: the Prolog and readable syntaxes (parse and print);
+//! - [`interp`]: the reference interpreter.
+
+pub mod ast;
+pub mod interp;
+pub mod ops;
+pub mod symbol;
+pub mod syntax;
+pub mod value;
+
+pub use ast::Program;
+pub use symbol::Symbol;
+pub use value::Value;

@@ -1,0 +1,460 @@
+//! The operation table (LANGUAGE.md §2): one entry per operation, read by
+//! every engine — the reference interpreter, the partial evaluator, the
+//! tracer, the optimizers and the code generator.
+//!
+//! Each [`OpInfo`] states the operation's name in both syntaxes, its arity,
+//! whether it is pure (no effects; may be folded, CSE'd, removed when dead),
+//! whether it is commutative, and which failures it can raise
+//! ([`Failure`]). [`Op::eval`] is the single definition of its semantics;
+//! anything that folds constants calls it, so folding can never disagree with
+//! execution.
+
+use std::cmp::Ordering;
+
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_traits::Zero;
+
+use crate::value::Value;
+
+/// A known operation.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Op {
+    Same,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Neg,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    ReadList,
+    Len,
+}
+
+/// How an operation is written in the readable syntax.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Readable {
+    /// `x = a` — copy.
+    Copy,
+    /// `x = a OP b`.
+    Infix(&'static str),
+    /// `x = OP a` (no space: `-x`).
+    Prefix(&'static str),
+    /// `x = l[i]`.
+    Index,
+    /// `x = name(a)` — the generic call form, used for `len`.
+    Call,
+}
+
+/// A way an operation can fail at run time.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// An operand of the wrong kind (e.g. `add` on an atom).
+    Type,
+    /// `readlist` outside the list.
+    Index,
+    /// `div`/`mod` by zero.
+    DivByZero,
+}
+
+/// Static facts about one operation.
+#[derive(Debug)]
+pub struct OpInfo {
+    pub op: Op,
+    /// The name in the Prolog syntax (`add`, `readlist`).
+    pub name: &'static str,
+    pub arity: usize,
+    pub readable: Readable,
+    /// No effects: the result depends only on the operands.
+    pub pure: bool,
+    pub commutative: bool,
+    /// Failures the operation can raise; empty means it never fails.
+    pub failures: &'static [Failure],
+    /// Operand kinds it requires, for messages: e.g. "integers".
+    pub operands: &'static str,
+}
+
+use Failure::*;
+
+/// The table, indexed by `Op as usize`.
+pub static OPS: [OpInfo; 15] = [
+    OpInfo {
+        op: Op::Same,
+        name: "same",
+        arity: 1,
+        readable: Readable::Copy,
+        pure: true,
+        commutative: false,
+        failures: &[],
+        operands: "any value",
+    },
+    OpInfo {
+        op: Op::Add,
+        name: "add",
+        arity: 2,
+        readable: Readable::Infix("+"),
+        pure: true,
+        commutative: true,
+        failures: &[Type],
+        operands: "integers",
+    },
+    OpInfo {
+        op: Op::Sub,
+        name: "sub",
+        arity: 2,
+        readable: Readable::Infix("-"),
+        pure: true,
+        commutative: false,
+        failures: &[Type],
+        operands: "integers",
+    },
+    OpInfo {
+        op: Op::Mul,
+        name: "mul",
+        arity: 2,
+        readable: Readable::Infix("*"),
+        pure: true,
+        commutative: true,
+        failures: &[Type],
+        operands: "integers",
+    },
+    OpInfo {
+        op: Op::Div,
+        name: "div",
+        arity: 2,
+        readable: Readable::Infix("//"),
+        pure: true,
+        commutative: false,
+        failures: &[Type, DivByZero],
+        operands: "integers",
+    },
+    OpInfo {
+        op: Op::Mod,
+        name: "mod",
+        arity: 2,
+        readable: Readable::Infix("%"),
+        pure: true,
+        commutative: false,
+        failures: &[Type, DivByZero],
+        operands: "integers",
+    },
+    OpInfo {
+        op: Op::Neg,
+        name: "neg",
+        arity: 1,
+        readable: Readable::Prefix("-"),
+        pure: true,
+        commutative: false,
+        failures: &[Type],
+        operands: "an integer",
+    },
+    OpInfo {
+        op: Op::Eq,
+        name: "eq",
+        arity: 2,
+        readable: Readable::Infix("=="),
+        pure: true,
+        commutative: true,
+        failures: &[],
+        operands: "any values",
+    },
+    OpInfo {
+        op: Op::Ne,
+        name: "ne",
+        arity: 2,
+        readable: Readable::Infix("!="),
+        pure: true,
+        commutative: true,
+        failures: &[],
+        operands: "any values",
+    },
+    OpInfo {
+        op: Op::Lt,
+        name: "lt",
+        arity: 2,
+        readable: Readable::Infix("<"),
+        pure: true,
+        commutative: false,
+        failures: &[Type],
+        operands: "integers",
+    },
+    OpInfo {
+        op: Op::Le,
+        name: "le",
+        arity: 2,
+        readable: Readable::Infix("<="),
+        pure: true,
+        commutative: false,
+        failures: &[Type],
+        operands: "integers",
+    },
+    OpInfo {
+        op: Op::Gt,
+        name: "gt",
+        arity: 2,
+        readable: Readable::Infix(">"),
+        pure: true,
+        commutative: false,
+        failures: &[Type],
+        operands: "integers",
+    },
+    OpInfo {
+        op: Op::Ge,
+        name: "ge",
+        arity: 2,
+        readable: Readable::Infix(">="),
+        pure: true,
+        commutative: false,
+        failures: &[Type],
+        operands: "integers",
+    },
+    OpInfo {
+        op: Op::ReadList,
+        name: "readlist",
+        arity: 2,
+        readable: Readable::Index,
+        pure: true,
+        commutative: false,
+        failures: &[Type, Index],
+        operands: "a list and an integer",
+    },
+    OpInfo {
+        op: Op::Len,
+        name: "len",
+        arity: 1,
+        readable: Readable::Call,
+        pure: true,
+        commutative: false,
+        failures: &[Type],
+        operands: "a list",
+    },
+];
+
+/// Why an operation failed. The interpreter adds the location.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OpError {
+    /// `op` needs `expected` but got `got`.
+    Type {
+        op: Op,
+        expected: &'static str,
+        got: Value,
+    },
+    Index {
+        index: Value,
+        len: usize,
+    },
+    DivByZero {
+        op: Op,
+    },
+}
+
+impl Op {
+    pub const ALL: [Op; 15] = [
+        Op::Same,
+        Op::Add,
+        Op::Sub,
+        Op::Mul,
+        Op::Div,
+        Op::Mod,
+        Op::Neg,
+        Op::Eq,
+        Op::Ne,
+        Op::Lt,
+        Op::Le,
+        Op::Gt,
+        Op::Ge,
+        Op::ReadList,
+        Op::Len,
+    ];
+
+    pub fn info(self) -> &'static OpInfo {
+        &OPS[self as usize]
+    }
+
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+
+    pub fn arity(self) -> usize {
+        self.info().arity
+    }
+
+    pub fn from_name(name: &str) -> Option<Op> {
+        Op::ALL.iter().copied().find(|op| op.name() == name)
+    }
+
+    /// The operation written `sym` infix in the readable syntax.
+    pub fn from_infix(sym: &str) -> Option<Op> {
+        Op::ALL.iter().copied().find(|op| matches!(op.info().readable, Readable::Infix(s) if s == sym))
+    }
+
+    /// Applies a one-operand operation.
+    pub fn eval1(self, a: &Value) -> Result<Value, OpError> {
+        match self {
+            Op::Same => Ok(a.clone()),
+            Op::Neg => match a {
+                Value::Int(i) => Ok(match i.checked_neg() {
+                    Some(r) => Value::Int(r),
+                    None => Value::from_big(-BigInt::from(*i)),
+                }),
+                Value::Big(b) => Ok(Value::from_big(-(**b).clone())),
+                _ => Err(self.type_error(a)),
+            },
+            Op::Len => match a {
+                Value::List(items) => Ok(Value::Int(items.len() as i64)),
+                _ => Err(self.type_error(a)),
+            },
+            _ => unreachable!("eval1 on binary op {self:?}"),
+        }
+    }
+
+    /// Applies a two-operand operation.
+    pub fn eval2(self, a: &Value, b: &Value) -> Result<Value, OpError> {
+        match self {
+            Op::Eq => Ok(Value::Int((a == b) as i64)),
+            Op::Ne => Ok(Value::Int((a != b) as i64)),
+            Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod => self.arith(a, b),
+            Op::Lt | Op::Le | Op::Gt | Op::Ge => {
+                let ord = self.compare(a, b)?;
+                let r = match self {
+                    Op::Lt => ord == Ordering::Less,
+                    Op::Le => ord != Ordering::Greater,
+                    Op::Gt => ord == Ordering::Greater,
+                    _ => ord != Ordering::Less,
+                };
+                Ok(Value::Int(r as i64))
+            }
+            Op::ReadList => match (a, b) {
+                (Value::List(items), Value::Int(i)) => usize::try_from(*i)
+                    .ok()
+                    .and_then(|i| items.get(i))
+                    .cloned()
+                    .ok_or(OpError::Index { index: b.clone(), len: items.len() }),
+                (Value::List(items), Value::Big(_)) => Err(OpError::Index { index: b.clone(), len: items.len() }),
+                (Value::List(_), _) => Err(self.type_error(b)),
+                _ => Err(self.type_error(a)),
+            },
+            _ => unreachable!("eval2 on unary op {self:?}"),
+        }
+    }
+
+    /// Applies the operation to `args` (its arity is checked by the caller).
+    pub fn eval(self, args: &[Value]) -> Result<Value, OpError> {
+        match args {
+            [a] => self.eval1(a),
+            [a, b] => self.eval2(a, b),
+            _ => unreachable!("{} takes {} operands", self.name(), self.arity()),
+        }
+    }
+
+    fn type_error(self, got: &Value) -> OpError {
+        OpError::Type { op: self, expected: self.info().operands, got: got.clone() }
+    }
+
+    fn check_ints(self, a: &Value, b: &Value) -> Result<(), OpError> {
+        if !a.is_int() {
+            return Err(self.type_error(a));
+        }
+        if !b.is_int() {
+            return Err(self.type_error(b));
+        }
+        Ok(())
+    }
+
+    fn compare(self, a: &Value, b: &Value) -> Result<Ordering, OpError> {
+        self.check_ints(a, b)?;
+        Ok(match (a, b) {
+            (Value::Int(x), Value::Int(y)) => x.cmp(y),
+            _ => a.to_bigint().unwrap().cmp(&b.to_bigint().unwrap()),
+        })
+    }
+
+    fn arith(self, a: &Value, b: &Value) -> Result<Value, OpError> {
+        self.check_ints(a, b)?;
+        if let (Value::Int(x), Value::Int(y)) = (a, b) {
+            let (x, y) = (*x, *y);
+            let fast = match self {
+                Op::Add => x.checked_add(y),
+                Op::Sub => x.checked_sub(y),
+                Op::Mul => x.checked_mul(y),
+                Op::Div | Op::Mod if y == 0 => return Err(OpError::DivByZero { op: self }),
+                // Only MIN / -1 overflows; checked_div catches it.
+                Op::Div => x.checked_div(y).map(|_| Integer::div_floor(&x, &y)),
+                Op::Mod => x.checked_rem(y).map(|_| Integer::mod_floor(&x, &y)),
+                _ => unreachable!(),
+            };
+            if let Some(r) = fast {
+                return Ok(Value::Int(r));
+            }
+        }
+        let (x, y) = (a.to_bigint().unwrap(), b.to_bigint().unwrap());
+        let r = match self {
+            Op::Add => x + y,
+            Op::Sub => x - y,
+            Op::Mul => x * y,
+            Op::Div | Op::Mod if y.is_zero() => return Err(OpError::DivByZero { op: self }),
+            Op::Div => x.div_floor(&y),
+            Op::Mod => x.mod_floor(&y),
+            _ => unreachable!(),
+        };
+        Ok(Value::from_big(r))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn int(i: i64) -> Value {
+        Value::Int(i)
+    }
+
+    #[test]
+    fn table_is_indexed_by_op() {
+        for (i, info) in OPS.iter().enumerate() {
+            assert_eq!(info.op as usize, i);
+            assert_eq!(Op::from_name(info.name), Some(info.op));
+        }
+    }
+
+    #[test]
+    fn arithmetic_overflows_into_bignums() {
+        let r = Op::Mul.eval2(&int(i64::MAX), &int(2)).unwrap();
+        assert_eq!(r.to_print_string(), "18446744073709551614");
+        let back = Op::Sub.eval2(&r, &int(i64::MAX)).unwrap();
+        assert_eq!(back, int(i64::MAX));
+        assert!(matches!(back, Value::Int(_)));
+    }
+
+    #[test]
+    fn floor_division_follows_divisor_sign() {
+        assert_eq!(Op::Div.eval2(&int(-7), &int(2)).unwrap(), int(-4));
+        assert_eq!(Op::Mod.eval2(&int(-7), &int(2)).unwrap(), int(1));
+        assert_eq!(Op::Mod.eval2(&int(7), &int(-2)).unwrap(), int(-1));
+        assert_eq!(Op::Div.eval2(&int(i64::MIN), &int(-1)).unwrap().to_print_string(), "9223372036854775808");
+        assert_eq!(Op::Div.eval2(&int(1), &int(0)), Err(OpError::DivByZero { op: Op::Div }));
+    }
+
+    #[test]
+    fn comparisons_need_integers() {
+        assert_eq!(Op::Ge.eval2(&int(3), &int(3)).unwrap(), int(1));
+        let err = Op::Ge.eval2(&Value::atom("a"), &int(3)).unwrap_err();
+        assert!(matches!(err, OpError::Type { op: Op::Ge, .. }));
+        assert_eq!(Op::Eq.eval2(&Value::atom("a"), &int(3)).unwrap(), int(0));
+    }
+
+    #[test]
+    fn readlist_checks_bounds() {
+        let l = Value::list(vec![Value::atom("a"), int(2)]);
+        assert_eq!(Op::ReadList.eval2(&l, &int(1)).unwrap(), int(2));
+        assert!(matches!(Op::ReadList.eval2(&l, &int(2)), Err(OpError::Index { len: 2, .. })));
+        assert!(matches!(Op::ReadList.eval2(&l, &int(-1)), Err(OpError::Index { .. })));
+        assert_eq!(Op::Len.eval1(&l).unwrap(), int(2));
+    }
+}

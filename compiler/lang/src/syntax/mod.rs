@@ -1,0 +1,69 @@
+//! The two concrete syntaxes and their shared machinery.
+//!
+//! - [`prolog`]: the canonical Prolog-term syntax of the series (`.pl`);
+//! - [`readable`] and [`readable_print`]: the pseudo-code syntax (`.fg`);
+//! - [`term`]: Prolog terms, their reader and `write/1`-style writer;
+//! - [`diag`]: parse errors with `file:line:column` and the offending line.
+//!
+//! The content of a file decides its syntax ([`detect`]), not its name.
+
+mod check;
+pub mod diag;
+pub mod prolog;
+pub mod readable;
+pub mod readable_print;
+pub mod term;
+
+use crate::ast::Program;
+pub use diag::ParseError;
+
+/// The two syntaxes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Syntax {
+    Prolog,
+    Readable,
+}
+
+/// Decides the syntax from the content: a Prolog file's first token (after
+/// comments) is a name directly followed by `(` (`block(`, `entry(`, …);
+/// the readable syntax never writes that at the start of a line.
+pub fn detect(src: &str) -> Syntax {
+    let mut rest = src;
+    loop {
+        rest = rest.trim_start();
+        if rest.starts_with('%') || rest.starts_with('#') {
+            rest = rest.find('\n').map_or("", |i| &rest[i..]);
+        } else if let Some(after) = rest.strip_prefix("/*") {
+            rest = after.find("*/").map_or("", |i| &after[i + 2..]);
+        } else {
+            break;
+        }
+    }
+    let ident = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+    if ident > 0 && rest[ident..].starts_with('(') {
+        Syntax::Prolog
+    } else if src.trim_start().starts_with('%') {
+        Syntax::Prolog
+    } else {
+        Syntax::Readable
+    }
+}
+
+/// Parses `src` in the syntax its content shows.
+pub fn parse(file: &str, src: &str) -> Result<Program, ParseError> {
+    parse_as(detect(src), file, src)
+}
+
+pub fn parse_as(syntax: Syntax, file: &str, src: &str) -> Result<Program, ParseError> {
+    match syntax {
+        Syntax::Prolog => prolog::parse(file, src),
+        Syntax::Readable => readable::parse(file, src),
+    }
+}
+
+pub fn print(syntax: Syntax, program: &Program) -> String {
+    match syntax {
+        Syntax::Prolog => prolog::print(program),
+        Syntax::Readable => readable_print::print(program),
+    }
+}

@@ -1,0 +1,617 @@
+//! The readable syntax (LANGUAGE.md §3), the pseudo-code of the series:
+//!
+//! ```text
+//! entry power(x = 10, y = 20)
+//!
+//! power:
+//!     res = 1
+//!     if y goto power_rec else goto power_done
+//! ```
+//!
+//! Line-oriented. At column 0 stand directives (`entry`, `pure`,
+//! `immutable`, `can_enter_jit`), function headers (`function f(a, b):`) and
+//! labels of the main flow graph (`name:`). Indented lines are statements,
+//! or, inside a function, the labels of its blocks. `#` starts a comment.
+//! Atoms are written `:name` (`:'Any text'`); names that are not plain
+//! identifiers, or are keywords, are quoted: `'my var'`.
+
+use super::check::Validator;
+use super::diag::{ParseError, RawError};
+use crate::ast::*;
+use crate::ops::{Op, Readable};
+use crate::symbol::Symbol;
+use crate::value::Value;
+
+/// Words that cannot be bare names (the printer quotes them).
+pub const KEYWORDS: &[&str] = &[
+    "if",
+    "goto",
+    "else",
+    "then",
+    "call",
+    "return",
+    "new",
+    "is",
+    "promote",
+    "error",
+    "print_and_stop",
+    "function",
+    "entry",
+    "pure",
+    "immutable",
+    "can_enter_jit",
+];
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    /// A plain identifier (may be a keyword).
+    Ident(String),
+    /// A quoted name `'...'` — never a keyword.
+    Quoted(String),
+    /// `:name` or `:'...'`.
+    Atom(String),
+    Int(Value),
+    /// Punctuation and operators.
+    Punct(&'static str),
+}
+
+const PUNCT: &[&str] =
+    &["==", "!=", "<=", ">=", "//", "<", ">", "+", "-", "*", "%", "=", "(", ")", "[", "]", ",", ".", ":"];
+
+/// Tokens of one line with their byte offsets in the file.
+fn lex_line(line: &str, base: usize) -> Result<Vec<(Tok, usize)>, RawError> {
+    let mut toks: Vec<(Tok, usize)> = Vec::new();
+    let b = line.as_bytes();
+    let mut i = 0;
+    let ident_end = |mut j: usize| {
+        while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+            j += 1;
+        }
+        j
+    };
+    while i < b.len() {
+        let c = b[i];
+        let start = base + i;
+        if c == b' ' || c == b'\t' || c == b'\r' {
+            i += 1;
+        } else if c == b'#' {
+            break;
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let j = ident_end(i);
+            toks.push((Tok::Ident(line[i..j].to_owned()), start));
+            i = j;
+        } else if c.is_ascii_digit()
+            || (c == b'-' && b.get(i + 1).is_some_and(u8::is_ascii_digit) && !ends_value(toks.last()))
+        {
+            let j = i + 1 + line[i + 1..].find(|ch: char| !ch.is_ascii_digit()).unwrap_or(line.len() - i - 1);
+            let n: num_bigint::BigInt = line[i..j].parse().map_err(|_| RawError::new(start, "malformed number"))?;
+            if b.get(j).is_some_and(|ch| ch.is_ascii_alphabetic() || *ch == b'_') {
+                return Err(RawError::new(base + j, "unexpected letter after a number"));
+            }
+            toks.push((Tok::Int(Value::from_big(n)), start));
+            i = j;
+        } else if c == b'\'' {
+            let (s, j) = quoted(line, i, base)?;
+            toks.push((Tok::Quoted(s), start));
+            i = j;
+        } else if c == b':' && b.get(i + 1).is_some_and(|ch| ch.is_ascii_alphabetic() || *ch == b'_') {
+            let j = ident_end(i + 1);
+            toks.push((Tok::Atom(line[i + 1..j].to_owned()), start));
+            i = j;
+        } else if c == b':' && b.get(i + 1) == Some(&b'\'') {
+            let (s, j) = quoted(line, i + 1, base)?;
+            toks.push((Tok::Atom(s), start));
+            i = j;
+        } else if let Some(p) = PUNCT.iter().find(|p| line[i..].starts_with(**p)) {
+            toks.push((Tok::Punct(p), start));
+            i += p.len();
+        } else {
+            let ch = line[i..].chars().next().unwrap();
+            return Err(RawError::new(start, format!("unexpected character `{ch}`")));
+        }
+    }
+    Ok(toks)
+}
+
+fn ends_value(t: Option<&(Tok, usize)>) -> bool {
+    matches!(
+        t,
+        Some((Tok::Ident(_) | Tok::Quoted(_) | Tok::Atom(_) | Tok::Int(_) | Tok::Punct(")") | Tok::Punct("]"), _))
+    )
+}
+
+/// Reads a quoted string starting at the `'` at `i`; returns it and the end.
+fn quoted(line: &str, i: usize, base: usize) -> Result<(String, usize), RawError> {
+    let mut s = String::new();
+    let mut chars = line[i + 1..].char_indices();
+    while let Some((k, c)) = chars.next() {
+        match c {
+            '\'' => return Ok((s, i + 1 + k + 1)),
+            '\\' => match chars.next() {
+                Some((_, 'n')) => s.push('\n'),
+                Some((_, 't')) => s.push('\t'),
+                Some((_, e @ ('\\' | '\''))) => s.push(e),
+                Some((k2, e)) => return Err(RawError::new(base + i + 1 + k2, format!("unknown escape `\\{e}`"))),
+                None => break,
+            },
+            c => s.push(c),
+        }
+    }
+    Err(RawError::new(base + i, "unterminated quoted name"))
+}
+
+/// A cursor over one line's tokens.
+struct Line<'a> {
+    toks: &'a [(Tok, usize)],
+    at: usize,
+    /// Offset of the end of the line, for "expected … at end of line".
+    end: usize,
+}
+
+impl<'a> Line<'a> {
+    fn peek(&self) -> Option<&'a Tok> {
+        self.toks.get(self.at).map(|(t, _)| t)
+    }
+
+    fn peek2(&self) -> Option<&'a Tok> {
+        self.toks.get(self.at + 1).map(|(t, _)| t)
+    }
+
+    fn pos(&self) -> usize {
+        self.toks.get(self.at).map_or(self.end, |(_, p)| *p)
+    }
+
+    fn bump(&mut self) -> Option<&'a Tok> {
+        let t = self.peek();
+        self.at += 1;
+        t
+    }
+
+    fn error(&self, what: &str) -> RawError {
+        let found = match self.peek() {
+            None => "end of line".to_owned(),
+            Some(t) => describe(t),
+        };
+        RawError::new(self.pos(), format!("expected {what}, found {found}"))
+    }
+
+    fn is_punct(&self, p: &str) -> bool {
+        matches!(self.peek(), Some(Tok::Punct(q)) if *q == p)
+    }
+
+    fn is_keyword(&self, k: &str) -> bool {
+        matches!(self.peek(), Some(Tok::Ident(s)) if s == k)
+    }
+
+    fn punct(&mut self, p: &str) -> Result<(), RawError> {
+        if self.is_punct(p) {
+            self.at += 1;
+            Ok(())
+        } else {
+            Err(self.error(&format!("`{p}`")))
+        }
+    }
+
+    fn keyword(&mut self, k: &str) -> Result<(), RawError> {
+        if self.is_keyword(k) {
+            self.at += 1;
+            Ok(())
+        } else {
+            Err(self.error(&format!("`{k}`")))
+        }
+    }
+
+    /// A name: a non-keyword identifier or a quoted name.
+    fn name(&mut self, what: &str) -> Result<Symbol, RawError> {
+        match self.peek() {
+            Some(Tok::Ident(s)) if !KEYWORDS.contains(&s.as_str()) => {
+                self.at += 1;
+                Ok(Symbol::intern(s))
+            }
+            Some(Tok::Quoted(s)) => {
+                self.at += 1;
+                Ok(Symbol::intern(s))
+            }
+            _ => Err(self.error(what)),
+        }
+    }
+
+    fn atom(&mut self, what: &str) -> Result<Symbol, RawError> {
+        match self.peek() {
+            Some(Tok::Atom(s)) => {
+                self.at += 1;
+                Ok(Symbol::intern(s))
+            }
+            _ => Err(self.error(what)),
+        }
+    }
+
+    fn at_name(&self) -> bool {
+        match self.peek() {
+            Some(Tok::Ident(s)) => !KEYWORDS.contains(&s.as_str()),
+            Some(Tok::Quoted(_)) => true,
+            _ => false,
+        }
+    }
+
+    fn constant(&mut self) -> Result<Value, RawError> {
+        match self.peek() {
+            Some(Tok::Int(v)) => {
+                self.at += 1;
+                Ok(v.clone())
+            }
+            Some(Tok::Atom(s)) => {
+                self.at += 1;
+                Ok(Value::atom(s))
+            }
+            Some(Tok::Punct("[")) => {
+                self.at += 1;
+                let mut items = Vec::new();
+                if !self.is_punct("]") {
+                    items.push(self.constant()?);
+                    while self.is_punct(",") {
+                        self.at += 1;
+                        items.push(self.constant()?);
+                    }
+                }
+                self.punct("]")?;
+                Ok(Value::list(items))
+            }
+            _ => Err(self.error("a constant (integer, :atom or list)")),
+        }
+    }
+
+    fn arg(&mut self) -> Result<Arg, RawError> {
+        if self.at_name() {
+            Ok(Arg::Var(self.name("a variable")?))
+        } else {
+            Ok(Arg::Const(self.constant().map_err(|_| self.error("a variable or a constant"))?))
+        }
+    }
+
+    fn done(&self) -> Result<(), RawError> {
+        match self.peek() {
+            None => Ok(()),
+            Some(t) => Err(RawError::new(self.pos(), format!("unexpected {} at the end of the line", describe(t)))),
+        }
+    }
+}
+
+fn describe(t: &Tok) -> String {
+    match t {
+        Tok::Ident(s) => format!("`{s}`"),
+        Tok::Quoted(s) => format!("'{s}'"),
+        Tok::Atom(s) => format!("atom `:{s}`"),
+        Tok::Int(v) => format!("`{v}`"),
+        Tok::Punct(p) => format!("`{p}`"),
+    }
+}
+
+/// What a statement line parsed to.
+enum Parsed {
+    Stmt(Stmt),
+    Term(Terminator),
+}
+
+/// Parses a whole file in the readable syntax.
+pub fn parse(file: &str, src: &str) -> Result<Program, ParseError> {
+    Parser::default().run(src).map_err(|e| e.locate(file, src))
+}
+
+#[derive(Default)]
+struct Parser {
+    program: Program,
+    validator: Validator,
+    /// The function being read: its item and header offset.
+    function: Option<(Function, usize)>,
+    /// The block being read, its label offset, and its terminator once seen.
+    block: Option<(Symbol, usize, Vec<Stmt>, Option<Terminator>)>,
+}
+
+impl Parser {
+    fn run(mut self, src: &str) -> Result<Program, RawError> {
+        let mut offset = 0;
+        for raw_line in src.split_inclusive('\n') {
+            let line_text = raw_line.trim_end_matches(['\n', '\r']);
+            let toks = lex_line(line_text, offset)?;
+            if !toks.is_empty() {
+                let indented = line_text.starts_with([' ', '\t']);
+                let line = Line { toks: &toks, at: 0, end: offset + line_text.len() };
+                self.line(line, indented)?;
+            }
+            offset += raw_line.len();
+        }
+        self.finish_block()?;
+        self.finish_function(offset)?;
+        Ok(self.program)
+    }
+
+    fn line(&mut self, mut line: Line, indented: bool) -> Result<(), RawError> {
+        let start = line.pos();
+        let is_label = line.toks.len() == 2 && line.at_name() && matches!(line.peek2(), Some(Tok::Punct(":")));
+        if !indented {
+            self.finish_block()?;
+            self.finish_function(start)?;
+            if is_label {
+                let label = line.name("a label")?;
+                self.block = Some((label, start, Vec::new(), None));
+                return Ok(());
+            }
+            return self.directive(line, start);
+        }
+        if is_label && self.function.is_some() {
+            self.finish_block()?;
+            let label = line.name("a label")?;
+            self.block = Some((label, start, Vec::new(), None));
+            return Ok(());
+        }
+        let Some((label, _, body, term)) = &mut self.block else {
+            return Err(RawError::new(start, "statement outside a block: write a label line `name:` first"));
+        };
+        if term.is_some() {
+            return Err(RawError::new(start, format!("statement after the terminator of block `{label}`")));
+        }
+        match statement(&mut line)? {
+            Parsed::Stmt(s) => body.push(s),
+            Parsed::Term(t) => *term = Some(t),
+        }
+        line.done()
+    }
+
+    fn finish_block(&mut self) -> Result<(), RawError> {
+        let Some((label, pos, body, term)) = self.block.take() else {
+            return Ok(());
+        };
+        let Some(term) = term else {
+            return Err(RawError::new(
+                pos,
+                format!("block `{label}` has no terminator (goto, if, print_and_stop, promote, call, return, error)"),
+            ));
+        };
+        let block = Block { label, body, term };
+        match &mut self.function {
+            Some((f, _)) => f.blocks.push(block),
+            None => self.push(Item::Block(block), pos)?,
+        }
+        Ok(())
+    }
+
+    fn finish_function(&mut self, at: usize) -> Result<(), RawError> {
+        if let Some((f, pos)) = self.function.take() {
+            if f.blocks.is_empty() {
+                return Err(RawError::new(at, format!("function `{}` has no blocks", f.name)));
+            }
+            self.push(Item::Function(f), pos)?;
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, item: Item, pos: usize) -> Result<(), RawError> {
+        self.validator.item(&item, pos)?;
+        self.program.items.push(item);
+        Ok(())
+    }
+
+    fn directive(&mut self, mut line: Line, start: usize) -> Result<(), RawError> {
+        let Some(Tok::Ident(word)) = line.bump() else {
+            line.at = 0;
+            return Err(line.error("a label `name:`, a function header or a directive"));
+        };
+        let item = match word.as_str() {
+            "entry" => {
+                let label = line.name("a label")?;
+                let env = if line.is_punct("(") {
+                    line.bump();
+                    let mut env = Vec::new();
+                    if !line.is_punct(")") {
+                        loop {
+                            let k = line.name("a variable name")?;
+                            line.punct("=")?;
+                            env.push((k, line.constant()?));
+                            if !line.is_punct(",") {
+                                break;
+                            }
+                            line.bump();
+                        }
+                    }
+                    line.punct(")")?;
+                    Some(env)
+                } else {
+                    None
+                };
+                Item::Entry(Entry { label, env })
+            }
+            "pure" => Item::Pure(line.name("a function name")?),
+            "can_enter_jit" => Item::CanEnterJit(line.name("a label")?),
+            "immutable" => {
+                let class = line.name("a class name")?;
+                let fields = name_list(&mut line, "a field name")?;
+                Item::Immutable(class, fields)
+            }
+            "function" => {
+                let name = line.name("a function name")?;
+                let params = name_list(&mut line, "a parameter name")?;
+                line.punct(":")?;
+                line.done()?;
+                self.function = Some((Function { name, params, blocks: Vec::new() }, start));
+                return Ok(());
+            }
+            _ => {
+                line.at = 0;
+                return Err(line.error(
+                    "a label `name:`, a function header or a directive (entry, pure, immutable, can_enter_jit)",
+                ));
+            }
+        };
+        line.done()?;
+        self.push(item, start)
+    }
+}
+
+/// `( name, name, ... )`
+fn name_list(line: &mut Line, what: &str) -> Result<Vec<Symbol>, RawError> {
+    line.punct("(")?;
+    let mut names = Vec::new();
+    if !line.is_punct(")") {
+        names.push(line.name(what)?);
+        while line.is_punct(",") {
+            line.bump();
+            names.push(line.name(what)?);
+        }
+    }
+    line.punct(")")?;
+    Ok(names)
+}
+
+/// `( arg, arg, ... )`
+fn arg_list(line: &mut Line) -> Result<Vec<Arg>, RawError> {
+    line.punct("(")?;
+    let mut args = Vec::new();
+    if !line.is_punct(")") {
+        args.push(line.arg()?);
+        while line.is_punct(",") {
+            line.bump();
+            args.push(line.arg()?);
+        }
+    }
+    line.punct(")")?;
+    Ok(args)
+}
+
+fn statement(line: &mut Line) -> Result<Parsed, RawError> {
+    if let Some(Tok::Ident(k)) = line.peek() {
+        match k.as_str() {
+            "goto" => {
+                line.bump();
+                return Ok(Parsed::Term(Terminator::Jump(line.name("a label")?)));
+            }
+            "if" => {
+                line.bump();
+                let subject = line.arg()?;
+                if line.is_keyword("is") {
+                    line.bump();
+                    let class = line.name("a class name")?;
+                    let (then_label, else_label) = branches(line)?;
+                    return Ok(Parsed::Term(Terminator::IfClass { obj: subject, class, then_label, else_label }));
+                }
+                let Arg::Var(cond) = subject else {
+                    return Err(RawError::new(line.pos(), "`if` tests a variable: write `if v goto a else goto b`"));
+                };
+                let (then_label, else_label) = branches(line)?;
+                return Ok(Parsed::Term(Terminator::If { cond, then_label, else_label }));
+            }
+            "print_and_stop" => {
+                line.bump();
+                line.punct("(")?;
+                let a = line.arg()?;
+                line.punct(")")?;
+                return Ok(Parsed::Term(Terminator::PrintAndStop(a)));
+            }
+            "promote" => {
+                line.bump();
+                let var = line.name("a variable")?;
+                line.keyword("then")?;
+                return Ok(Parsed::Term(Terminator::Promote { var, label: line.name("a label")? }));
+            }
+            "return" => {
+                line.bump();
+                return Ok(Parsed::Term(Terminator::Return(line.arg()?)));
+            }
+            "error" => {
+                line.bump();
+                line.punct("(")?;
+                let reason = line.atom("an atom reason like :overflow")?;
+                line.punct(")")?;
+                return Ok(Parsed::Term(Terminator::Error(reason)));
+            }
+            _ => {}
+        }
+    }
+    // `obj.field = arg` or `dst = expr`
+    let first = line.arg()?;
+    if line.is_punct(".") {
+        line.bump();
+        let field = line.name("a field name")?;
+        line.punct("=")?;
+        return Ok(Parsed::Stmt(Stmt::Set { obj: first, field, value: line.arg()? }));
+    }
+    let Arg::Var(dst) = first else {
+        return Err(RawError::new(line.toks[0].1, "expected a variable to assign to"));
+    };
+    line.punct("=")?;
+    expression(line, dst)
+}
+
+fn branches(line: &mut Line) -> Result<(Symbol, Symbol), RawError> {
+    line.keyword("goto")?;
+    let a = line.name("a label")?;
+    line.keyword("else")?;
+    line.keyword("goto")?;
+    Ok((a, line.name("a label")?))
+}
+
+/// The right-hand side of `dst = ...`.
+fn expression(line: &mut Line, dst: Symbol) -> Result<Parsed, RawError> {
+    let called = matches!(line.peek2(), Some(Tok::Punct("(")));
+    match line.peek() {
+        Some(Tok::Ident(k)) if k == "new" && !called => {
+            line.bump();
+            return Ok(Parsed::Stmt(Stmt::New { dst, class: line.name("a class name")? }));
+        }
+        Some(Tok::Ident(k)) if k == "call" && !called => {
+            line.bump();
+            let func = line.name("a function name")?;
+            let args = arg_list(line)?;
+            line.keyword("then")?;
+            return Ok(Parsed::Term(Terminator::Call { dst, func, args, next: line.name("a label")? }));
+        }
+        Some(Tok::Ident(name) | Tok::Quoted(name)) if called => {
+            // Generic operation form: `name(a)` or `name(a, b)`.
+            line.bump();
+            let pos = line.pos();
+            let op = Operator::from_name(name);
+            let mut args = arg_list(line)?;
+            return match args.len() {
+                1 => Ok(Parsed::Stmt(Stmt::Op1 { dst, op, arg: args.pop().unwrap() })),
+                2 => {
+                    let rhs = args.pop().unwrap();
+                    Ok(Parsed::Stmt(Stmt::Op2 { dst, op, lhs: args.pop().unwrap(), rhs }))
+                }
+                _ => Err(RawError::new(pos, "an operation takes one or two operands")),
+            };
+        }
+        Some(Tok::Punct("-")) => {
+            line.bump();
+            return Ok(Parsed::Stmt(Stmt::Op1 { dst, op: Operator::Known(Op::Neg), arg: line.arg()? }));
+        }
+        _ => {}
+    }
+    let lhs = line.arg()?;
+    match line.peek() {
+        None => Ok(Parsed::Stmt(Stmt::Op1 { dst, op: Operator::Known(Op::Same), arg: lhs })),
+        Some(Tok::Punct(".")) => {
+            line.bump();
+            Ok(Parsed::Stmt(Stmt::Get { dst, obj: lhs, field: line.name("a field name")? }))
+        }
+        Some(Tok::Punct("[")) => {
+            line.bump();
+            let index = line.arg()?;
+            line.punct("]")?;
+            Ok(Parsed::Stmt(Stmt::Op2 { dst, op: Operator::Known(Op::ReadList), lhs, rhs: index }))
+        }
+        Some(Tok::Punct(p)) if Op::from_infix(p).is_some() => {
+            let op = Op::from_infix(p).unwrap();
+            line.bump();
+            Ok(Parsed::Stmt(Stmt::Op2 { dst, op: Operator::Known(op), lhs, rhs: line.arg()? }))
+        }
+        _ => Err(line.error("an operator (+ - * // % == != < <= > >=), `[`, `.` or the end of the line")),
+    }
+}
+
+/// How the readable printer writes `op` (re-exported for the printer).
+pub(crate) fn readable_form(op: Operator) -> Option<Readable> {
+    match op {
+        Operator::Known(op) => Some(op.info().readable),
+        Operator::Unknown(_) => None,
+    }
+}

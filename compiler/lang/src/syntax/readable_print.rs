@@ -1,0 +1,315 @@
+//! Printing a program in the readable syntax; [`super::readable::parse`]
+//! reads the output back to the same AST.
+
+use std::fmt::Write as _;
+
+use super::readable::{readable_form, KEYWORDS};
+use crate::ast::*;
+use crate::ops::Readable;
+use crate::symbol::Symbol;
+use crate::value::Value;
+
+/// Prints a whole program.
+pub fn print(program: &Program) -> String {
+    let mut out = String::new();
+    let mut prev_was_directive = false;
+    for (i, item) in program.items.iter().enumerate() {
+        let directive = !matches!(item, Item::Block(_) | Item::Function(_));
+        if i > 0 && !(directive && prev_was_directive) {
+            out.push('\n');
+        }
+        prev_was_directive = directive;
+        match item {
+            Item::Block(b) => print_block(&mut out, b, ""),
+            Item::Function(f) => {
+                out.push_str("function ");
+                name(&mut out, f.name);
+                names(&mut out, &f.params);
+                out.push_str(":\n");
+                for (i, b) in f.blocks.iter().enumerate() {
+                    if i > 0 {
+                        out.push('\n');
+                    }
+                    print_block(&mut out, b, "    ");
+                }
+            }
+            Item::Entry(e) => {
+                out.push_str("entry ");
+                name(&mut out, e.label);
+                if let Some(env) = &e.env {
+                    out.push('(');
+                    for (i, (k, v)) in env.iter().enumerate() {
+                        if i > 0 {
+                            out.push_str(", ");
+                        }
+                        name(&mut out, *k);
+                        out.push_str(" = ");
+                        constant(&mut out, v);
+                    }
+                    out.push(')');
+                }
+                out.push('\n');
+            }
+            Item::Pure(f) => {
+                out.push_str("pure ");
+                name(&mut out, *f);
+                out.push('\n');
+            }
+            Item::Immutable(c, fields) => {
+                out.push_str("immutable ");
+                name(&mut out, *c);
+                names(&mut out, fields);
+                out.push('\n');
+            }
+            Item::CanEnterJit(l) => {
+                out.push_str("can_enter_jit ");
+                name(&mut out, *l);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// Prints one block: its label line at `indent`, statements four deeper.
+pub fn print_block(out: &mut String, b: &Block, indent: &str) {
+    out.push_str(indent);
+    name(out, b.label);
+    out.push_str(":\n");
+    for s in &b.body {
+        out.push_str(indent);
+        out.push_str("    ");
+        stmt(out, s);
+        out.push('\n');
+    }
+    out.push_str(indent);
+    out.push_str("    ");
+    terminator(out, &b.term);
+    out.push('\n');
+}
+
+/// Whether `s` can be written bare.
+fn is_plain_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !KEYWORDS.contains(&s)
+}
+
+fn quote(out: &mut String, s: &str) {
+    out.push('\'');
+    for c in s.chars() {
+        match c {
+            '\'' => out.push_str("\\'"),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+}
+
+/// Writes a name (variable, label, class, field, function), quoted if needed.
+pub fn name(out: &mut String, s: Symbol) {
+    let s = s.as_str();
+    if is_plain_name(s) {
+        out.push_str(s);
+    } else {
+        quote(out, s);
+    }
+}
+
+fn names(out: &mut String, list: &[Symbol]) {
+    out.push('(');
+    for (i, s) in list.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        name(out, *s);
+    }
+    out.push(')');
+}
+
+/// Writes a constant: `42`, `:atom`, `[:a, 2]`.
+pub fn constant(out: &mut String, v: &Value) {
+    match v {
+        Value::Atom(a) => {
+            out.push(':');
+            let s = a.as_str();
+            let plain = s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if plain {
+                out.push_str(s);
+            } else {
+                quote(out, s);
+            }
+        }
+        Value::List(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                constant(out, item);
+            }
+            out.push(']');
+        }
+        Value::Int(_) | Value::Big(_) | Value::Object(_) => write!(out, "{v}").unwrap(),
+    }
+}
+
+/// Writes an operand.
+pub fn arg(out: &mut String, a: &Arg) {
+    match a {
+        Arg::Var(v) => name(out, *v),
+        Arg::Const(c) => constant(out, c),
+    }
+}
+
+fn args(out: &mut String, list: &[Arg]) {
+    out.push('(');
+    for (i, a) in list.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        arg(out, a);
+    }
+    out.push(')');
+}
+
+fn generic(out: &mut String, op: Operator, operands: &[Arg]) {
+    let n = op.name();
+    if is_plain_name(n) {
+        out.push_str(n);
+    } else {
+        quote(out, n);
+    }
+    args(out, operands);
+}
+
+/// Writes a statement, e.g. `res = res * x`.
+pub fn stmt(out: &mut String, s: &Stmt) {
+    match s {
+        Stmt::Op1 { dst, op, arg: a } => {
+            name(out, *dst);
+            out.push_str(" = ");
+            match readable_form(*op) {
+                Some(Readable::Copy) => arg(out, a),
+                // `-5` would read back as a constant; write `neg(5)` then.
+                Some(Readable::Prefix(p)) if matches!(a, Arg::Var(_)) => {
+                    out.push_str(p);
+                    arg(out, a);
+                }
+                _ => generic(out, *op, std::slice::from_ref(a)),
+            }
+        }
+        Stmt::Op2 { dst, op, lhs, rhs } => {
+            name(out, *dst);
+            out.push_str(" = ");
+            match readable_form(*op) {
+                Some(Readable::Infix(sym)) => {
+                    arg(out, lhs);
+                    write!(out, " {sym} ").unwrap();
+                    arg(out, rhs);
+                }
+                Some(Readable::Index) => {
+                    arg(out, lhs);
+                    out.push('[');
+                    arg(out, rhs);
+                    out.push(']');
+                }
+                _ => generic(out, *op, &[lhs.clone(), rhs.clone()]),
+            }
+        }
+        Stmt::New { dst, class } => {
+            name(out, *dst);
+            out.push_str(" = new ");
+            name(out, *class);
+        }
+        Stmt::Get { dst, obj, field } => {
+            name(out, *dst);
+            out.push_str(" = ");
+            arg(out, obj);
+            out.push('.');
+            name(out, *field);
+        }
+        Stmt::Set { obj, field, value } => {
+            arg(out, obj);
+            out.push('.');
+            name(out, *field);
+            out.push_str(" = ");
+            arg(out, value);
+        }
+    }
+}
+
+/// Writes a terminator, e.g. `if y goto power_rec else goto power_done`.
+pub fn terminator(out: &mut String, t: &Terminator) {
+    match t {
+        Terminator::Jump(l) => {
+            out.push_str("goto ");
+            name(out, *l);
+        }
+        Terminator::If { cond, then_label, else_label } => {
+            out.push_str("if ");
+            name(out, *cond);
+            out.push_str(" goto ");
+            name(out, *then_label);
+            out.push_str(" else goto ");
+            name(out, *else_label);
+        }
+        Terminator::PrintAndStop(a) => {
+            out.push_str("print_and_stop(");
+            arg(out, a);
+            out.push(')');
+        }
+        Terminator::Promote { var, label } => {
+            out.push_str("promote ");
+            name(out, *var);
+            out.push_str(" then ");
+            name(out, *label);
+        }
+        Terminator::IfClass { obj, class, then_label, else_label } => {
+            out.push_str("if ");
+            arg(out, obj);
+            out.push_str(" is ");
+            name(out, *class);
+            out.push_str(" goto ");
+            name(out, *then_label);
+            out.push_str(" else goto ");
+            name(out, *else_label);
+        }
+        Terminator::Call { dst, func, args: a, next } => {
+            name(out, *dst);
+            out.push_str(" = call ");
+            name(out, *func);
+            args(out, a);
+            out.push_str(" then ");
+            name(out, *next);
+        }
+        Terminator::Return(a) => {
+            out.push_str("return ");
+            arg(out, a);
+        }
+        Terminator::Error(r) => {
+            out.push_str("error(");
+            constant(out, &Value::Atom(*r));
+            out.push(')');
+        }
+    }
+}
+
+/// A statement as one line of readable text (for error messages).
+pub fn stmt_to_string(s: &Stmt) -> String {
+    let mut out = String::new();
+    stmt(&mut out, s);
+    out
+}
+
+/// A terminator as one line of readable text (for error messages).
+pub fn terminator_to_string(t: &Terminator) -> String {
+    let mut out = String::new();
+    terminator(&mut out, t);
+    out
+}

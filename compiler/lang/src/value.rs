@@ -1,0 +1,256 @@
+//! Runtime values of the flow-graph language (LANGUAGE.md §1) and their
+//! printed forms (§5).
+//!
+//! | value | representation |
+//! |---|---|
+//! | integer | [`Value::Int`] when it fits an `i64`, else [`Value::Big`] — never a `Big` that would fit (one canonical form, so `==` is structural) |
+//! | atom | [`Value::Atom`], an interned [`Symbol`] |
+//! | list | [`Value::List`], shared and immutable |
+//! | object | [`Value::Object`], shared and mutable, compared by identity |
+//!
+//! A `Value` is 16 bytes and cheap to clone (a copy or a reference-count bump).
+
+use std::cell::RefCell;
+use std::fmt::{self, Write as _};
+use std::rc::Rc;
+
+use num_bigint::BigInt;
+use num_traits::ToPrimitive;
+
+use crate::symbol::Symbol;
+
+/// A value of the language.
+#[derive(Clone)]
+pub enum Value {
+    Int(i64),
+    Big(Rc<BigInt>),
+    Atom(Symbol),
+    List(Rc<Vec<Value>>),
+    Object(Rc<Object>),
+}
+
+/// A mutable record: a class atom and fields set so far, in the order they were
+/// first set. `id` counts allocations from 1 within one run and is what
+/// printing shows (`<point#3>`).
+pub struct Object {
+    pub id: u64,
+    pub class: Symbol,
+    pub fields: RefCell<Vec<(Symbol, Value)>>,
+}
+
+impl Object {
+    pub fn new(id: u64, class: Symbol) -> Object {
+        Object { id, class, fields: RefCell::new(Vec::new()) }
+    }
+
+    pub fn get(&self, field: Symbol) -> Option<Value> {
+        self.fields.borrow().iter().find(|(f, _)| *f == field).map(|(_, v)| v.clone())
+    }
+
+    /// Sets `field`; returns whether it was set before.
+    pub fn set(&self, field: Symbol, value: Value) -> bool {
+        let mut fields = self.fields.borrow_mut();
+        match fields.iter_mut().find(|(f, _)| *f == field) {
+            Some(slot) => {
+                slot.1 = value;
+                true
+            }
+            None => {
+                fields.push((field, value));
+                false
+            }
+        }
+    }
+}
+
+impl Value {
+    /// The canonical value of a big integer: `Int` when it fits.
+    pub fn from_big(b: BigInt) -> Value {
+        match b.to_i64() {
+            Some(i) => Value::Int(i),
+            None => Value::Big(Rc::new(b)),
+        }
+    }
+
+    pub fn atom(name: &str) -> Value {
+        Value::Atom(Symbol::intern(name))
+    }
+
+    pub fn list(items: Vec<Value>) -> Value {
+        Value::List(Rc::new(items))
+    }
+
+    /// Truth in `if` (LANGUAGE.md §1): only the integer 0 is false.
+    pub fn is_truthy(&self) -> bool {
+        !matches!(self, Value::Int(0))
+    }
+
+    pub fn is_int(&self) -> bool {
+        matches!(self, Value::Int(_) | Value::Big(_))
+    }
+
+    /// A big integer copy of an integer value.
+    pub fn to_bigint(&self) -> Option<BigInt> {
+        match self {
+            Value::Int(i) => Some(BigInt::from(*i)),
+            Value::Big(b) => Some((**b).clone()),
+            _ => None,
+        }
+    }
+
+    /// The kind of value, as error messages name it.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Value::Int(_) | Value::Big(_) => "integer",
+            Value::Atom(_) => "atom",
+            Value::List(_) => "list",
+            Value::Object(_) => "object",
+        }
+    }
+
+    /// Whether this value can be written as a constant in a program.
+    pub fn is_constant(&self) -> bool {
+        match self {
+            Value::Object(_) => false,
+            Value::List(items) => items.iter().all(Value::is_constant),
+            _ => true,
+        }
+    }
+
+    /// Writes the value the way SWI-Prolog's `print/1` does: atoms quoted
+    /// where needed, lists without spaces.
+    pub fn write_print(&self, out: &mut String) {
+        self.write_with(out, true)
+    }
+
+    /// Writes the value the way SWI-Prolog's `write/1` does: atoms unquoted.
+    pub fn write_plain(&self, out: &mut String) {
+        self.write_with(out, false)
+    }
+
+    fn write_with(&self, out: &mut String, quoted: bool) {
+        match self {
+            Value::Int(i) => write!(out, "{i}").unwrap(),
+            Value::Big(b) => write!(out, "{b}").unwrap(),
+            Value::Atom(a) => write_atom(out, a.as_str(), quoted),
+            Value::List(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    item.write_with(out, quoted);
+                }
+                out.push(']');
+            }
+            Value::Object(o) => write!(out, "<{}#{}>", o.class, o.id).unwrap(),
+        }
+    }
+
+    /// The `print/1` form as a string.
+    pub fn to_print_string(&self) -> String {
+        let mut s = String::new();
+        self.write_print(&mut s);
+        s
+    }
+}
+
+/// Structural equality (Prolog's `==`); objects compare by identity.
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::Big(a), Value::Big(b)) => a == b,
+            (Value::Atom(a), Value::Atom(b)) => a == b,
+            (Value::List(a), Value::List(b)) => Rc::ptr_eq(a, b) || a == b,
+            (Value::Object(a), Value::Object(b)) => Rc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+impl Eq for Value {}
+
+impl std::hash::Hash for Value {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::mem::discriminant(self).hash(state);
+        match self {
+            Value::Int(i) => i.hash(state),
+            Value::Big(b) => b.hash(state),
+            Value::Atom(a) => a.hash(state),
+            Value::List(items) => items.hash(state),
+            Value::Object(o) => (Rc::as_ptr(o) as usize).hash(state),
+        }
+    }
+}
+
+impl fmt::Debug for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_print_string())
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_print_string())
+    }
+}
+
+/// Characters that form "symbol atoms" in Prolog (`+`, `==`, `-->`), which
+/// `writeq` leaves unquoted.
+const SYMBOL_CHARS: &str = "#$&*+-./:<=>?@^~\\";
+
+/// Whether `writeq` prints this atom without quotes.
+pub fn atom_needs_no_quotes(name: &str) -> bool {
+    let mut chars = name.chars();
+    match chars.next() {
+        None => false,
+        Some(c) if c.is_ascii_lowercase() => name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+        Some(_) if matches!(name, "[]" | "!" | ";" | "{}") => true,
+        Some(_) => name.chars().all(|c| SYMBOL_CHARS.contains(c)),
+    }
+}
+
+/// Writes an atom, quoted in Prolog style when `quoted` and needed.
+pub fn write_atom(out: &mut String, name: &str, quoted: bool) {
+    if !quoted || atom_needs_no_quotes(name) {
+        out.push_str(name);
+        return;
+    }
+    out.push('\'');
+    for c in name.chars() {
+        match c {
+            '\'' => out.push_str("\\'"),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prints_like_swi_print() {
+        let v = Value::list(vec![Value::atom("a"), Value::atom("b"), Value::Int(2)]);
+        assert_eq!(v.to_print_string(), "[a,b,2]");
+        assert_eq!(Value::atom("Hello world").to_print_string(), "'Hello world'");
+        assert_eq!(Value::atom("it's").to_print_string(), "'it\\'s'");
+        assert_eq!(Value::atom("==").to_print_string(), "==");
+        let mut plain = String::new();
+        Value::atom("Hello world").write_plain(&mut plain);
+        assert_eq!(plain, "Hello world");
+    }
+
+    #[test]
+    fn big_values_are_canonical() {
+        let small = Value::from_big(BigInt::from(7));
+        assert!(matches!(small, Value::Int(7)));
+        let big = Value::from_big(BigInt::from(i64::MAX) * 4);
+        assert!(matches!(big, Value::Big(_)));
+        assert_eq!(big.to_print_string(), "36893488147419103228");
+    }
+}

@@ -1,0 +1,1 @@
+//! flowc-tests: the corpus, the random program generator, and the test suites.
