@@ -1,1 +1,6 @@
-//! flowc-tests: the corpus, the random program generator, and the test suites.
+//! flowc-tests: the program corpus, the random program generator, and the
+//! cross-engine test suites (in `tests/`).
+
+pub mod corpus;
+pub mod gen;
+pub mod rng;

@@ -113,11 +113,14 @@ fn lex_line(line: &str, base: usize) -> Result<Vec<(Tok, usize)>, RawError> {
     Ok(toks)
 }
 
+/// Whether the previous token ends an operand, making a following `-` the
+/// subtraction operator rather than the sign of a number.
 fn ends_value(t: Option<&(Tok, usize)>) -> bool {
-    matches!(
-        t,
-        Some((Tok::Ident(_) | Tok::Quoted(_) | Tok::Atom(_) | Tok::Int(_) | Tok::Punct(")") | Tok::Punct("]"), _))
-    )
+    match t {
+        Some((Tok::Ident(s), _)) => !KEYWORDS.contains(&s.as_str()),
+        Some((Tok::Quoted(_) | Tok::Atom(_) | Tok::Int(_) | Tok::Punct(")") | Tok::Punct("]"), _)) => true,
+        _ => false,
+    }
 }
 
 /// Reads a quoted string starting at the `'` at `i`; returns it and the end.

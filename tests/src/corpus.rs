@@ -1,0 +1,60 @@
+//! The corpus: every program under `examples/` and `tests/corpus/`, parsed.
+//! Differential and round-trip tests run over all of it.
+
+use std::path::{Path, PathBuf};
+
+use flowc_lang::{syntax, Program};
+
+/// One corpus program.
+pub struct CorpusProgram {
+    pub path: PathBuf,
+    pub source: String,
+    pub program: Program,
+}
+
+impl CorpusProgram {
+    /// The path relative to the workspace, for messages.
+    pub fn name(&self) -> String {
+        self.path.strip_prefix(workspace_root()).unwrap_or(&self.path).display().to_string()
+    }
+}
+
+/// The workspace root (the parent of this crate).
+pub fn workspace_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent")
+}
+
+/// Paths of all corpus files, sorted.
+pub fn paths() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in ["examples", "tests/corpus"] {
+        collect(&workspace_root().join(dir), &mut out);
+    }
+    out.sort();
+    out
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect(&p, out);
+        } else if matches!(p.extension().and_then(|e| e.to_str()), Some("pl" | "fg")) {
+            out.push(p);
+        }
+    }
+}
+
+/// Every corpus program, parsed; panics with the parse error if one does
+/// not parse (corpus files must be valid).
+pub fn all() -> Vec<CorpusProgram> {
+    paths()
+        .into_iter()
+        .map(|path| {
+            let source = std::fs::read_to_string(&path).expect("corpus file is readable");
+            let program = syntax::parse(&path.display().to_string(), &source).unwrap_or_else(|e| panic!("{e}"));
+            CorpusProgram { path, source, program }
+        })
+        .collect()
+}

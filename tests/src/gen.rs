@@ -1,0 +1,457 @@
+//! A seeded random program generator.
+//!
+//! Programs are built structurally — straight-line operations, if/else
+//! diamonds, counted loops, object groups, calls, promotions, jump chains —
+//! and lowered to labelled blocks, so every generated program terminates
+//! (loop counters are never written by loop bodies; functions only call
+//! later functions, or themselves with a shrinking counter). With
+//! [`GenConfig::errors`] the generator also writes operations that may fail
+//! (type errors, division by zero, unset and immutable fields, unbound
+//! variables, unknown labels, operations and functions, wrong argument
+//! counts), so differential tests compare error kinds too. Everything is
+//! a pure function of the seed and the configuration.
+
+use flowc_lang::ast::*;
+use flowc_lang::ops::Op;
+use flowc_lang::{Symbol, Value};
+
+use crate::rng::Rng;
+
+#[derive(Clone, Debug)]
+pub struct GenConfig {
+    /// Approximate number of statements in the main flow graph.
+    pub size: usize,
+    /// Number of functions besides the main graph.
+    pub functions: usize,
+    /// Write operations that may fail at run time.
+    pub errors: bool,
+    /// Use names that need quoting or look like keywords.
+    pub odd_names: bool,
+}
+
+impl Default for GenConfig {
+    fn default() -> GenConfig {
+        GenConfig { size: 40, functions: 2, errors: false, odd_names: false }
+    }
+}
+
+/// A configuration drawn from the seed: sizes, functions, errors and odd
+/// names vary, so a range of seeds covers every feature.
+pub fn config_for(seed: u64) -> GenConfig {
+    let mut rng = Rng::new(seed.wrapping_mul(31).wrapping_add(7));
+    GenConfig {
+        size: 5 + rng.below(60),
+        functions: rng.below(4),
+        errors: rng.chance(25),
+        odd_names: rng.chance(20),
+    }
+}
+
+/// Generates a program with the configuration [`config_for`] draws.
+pub fn program(seed: u64) -> Program {
+    generate(seed, &config_for(seed))
+}
+
+const INT_VARS: usize = 6;
+const OBJ_VARS: usize = 2;
+const CLASSES: [&str; 2] = ["c0", "c1"];
+const FIELDS: [&str; 3] = ["f0", "f1", "f2"];
+const ODD_INTS: [&str; INT_VARS] = ["if", "x y", "Goto", "_t", "naïve", "it's"];
+
+/// Generates one program.
+pub fn generate(seed: u64, cfg: &GenConfig) -> Program {
+    let mut g = Gen { rng: Rng::new(seed), cfg: cfg.clone(), blocks: Vec::new(), cur: None, labels: 0, func: None };
+    let mut items = Vec::new();
+    let inputs: Vec<(Symbol, Value)> = (0..2).map(|i| (g.int(i), Value::Int(g.rng.range(-20, 40)))).collect();
+    items.push(Item::Entry(Entry { label: Symbol::intern("start"), env: Some(inputs) }));
+    for class in CLASSES {
+        items.push(Item::Immutable(Symbol::intern(class), vec![Symbol::intern("f0")]));
+    }
+    let mut pure = Vec::new();
+    let mut functions = Vec::new();
+    for f in 0..cfg.functions {
+        let (function, is_pure) = g.function(f);
+        if is_pure {
+            pure.push(function.name);
+        }
+        functions.push(function);
+    }
+    for name in pure {
+        items.push(Item::Pure(name));
+    }
+    g.func = None;
+    g.start(Symbol::intern("start"));
+    g.init(2);
+    let size = cfg.size;
+    g.body(size, 0);
+    let (obj, which) = (g.rng.chance(10), g.rng.below(INT_VARS));
+    let last = if obj { g.obj(which % OBJ_VARS) } else { g.int(which) };
+    g.close(Terminator::PrintAndStop(Arg::Var(last)));
+    let main_blocks = std::mem::take(&mut g.blocks);
+    // Loop headers are marked in generation; add a few hints.
+    for b in &main_blocks {
+        if b.label.as_str().starts_with("head") && g.rng.chance(30) {
+            items.push(Item::CanEnterJit(b.label));
+        }
+    }
+    items.extend(main_blocks.into_iter().map(Item::Block));
+    items.extend(functions.into_iter().map(Item::Function));
+    Program { items }
+}
+
+struct Gen {
+    rng: Rng,
+    cfg: GenConfig,
+    blocks: Vec<Block>,
+    cur: Option<(Symbol, Vec<Stmt>)>,
+    labels: usize,
+    /// The function being generated: its index and parameter count.
+    func: Option<usize>,
+}
+
+fn var(s: Symbol) -> Arg {
+    Arg::Var(s)
+}
+
+fn int(i: i64) -> Arg {
+    Arg::Const(Value::Int(i))
+}
+
+impl Gen {
+    fn int(&self, i: usize) -> Symbol {
+        if self.cfg.odd_names {
+            Symbol::intern(ODD_INTS[i])
+        } else {
+            Symbol::intern(&format!("x{i}"))
+        }
+    }
+
+    fn obj(&self, i: usize) -> Symbol {
+        Symbol::intern(&format!("o{i}"))
+    }
+
+    fn counter(&self, depth: usize) -> Symbol {
+        Symbol::intern(&format!("k{depth}"))
+    }
+
+    fn label(&mut self, kind: &str) -> Symbol {
+        self.labels += 1;
+        let prefix = match self.func {
+            Some(f) => format!("f{f}_"),
+            None => String::new(),
+        };
+        if self.cfg.odd_names && self.rng.chance(10) {
+            Symbol::intern(&format!("{prefix}{kind} {}", self.labels))
+        } else {
+            Symbol::intern(&format!("{prefix}{kind}{}", self.labels))
+        }
+    }
+
+    fn start(&mut self, label: Symbol) {
+        assert!(self.cur.is_none(), "previous block not closed");
+        self.cur = Some((label, Vec::new()));
+    }
+
+    fn emit(&mut self, s: Stmt) {
+        self.cur.as_mut().expect("an open block").1.push(s);
+    }
+
+    fn close(&mut self, term: Terminator) {
+        let (label, body) = self.cur.take().expect("an open block");
+        self.blocks.push(Block { label, body, term });
+    }
+
+    /// Closes the current block with a jump to a fresh block and opens it.
+    fn jump_to_new(&mut self, kind: &str) {
+        let l = self.label(kind);
+        self.close(Terminator::Jump(l));
+        self.start(l);
+    }
+
+    fn rand_int_var(&mut self) -> Symbol {
+        let i = self.rng.below(INT_VARS);
+        self.int(i)
+    }
+
+    fn int_operand(&mut self) -> Arg {
+        if self.rng.chance(70) {
+            var(self.rand_int_var())
+        } else {
+            int(self.rng.range(-9, 20))
+        }
+    }
+
+    /// Initializes int variables `from..` and the objects.
+    fn init(&mut self, from: usize) {
+        for i in from..INT_VARS {
+            let v = self.rng.range(-5, 30);
+            let dst = self.int(i);
+            self.emit(Stmt::Op1 { dst, op: Operator::Known(Op::Same), arg: int(v) });
+        }
+        let list = if self.cfg.errors && self.rng.chance(30) {
+            Value::list(vec![Value::Int(3), Value::atom("a"), Value::list(vec![Value::Int(1)])])
+        } else {
+            Value::list(vec![Value::Int(3), Value::Int(-1), Value::Int(4), Value::Int(1), Value::Int(5)])
+        };
+        self.emit(Stmt::Op1 { dst: Symbol::intern("l"), op: Operator::Known(Op::Same), arg: Arg::Const(list) });
+        if self.func.is_none() {
+            for o in 0..OBJ_VARS {
+                self.new_object(o);
+            }
+        }
+    }
+
+    /// `o = new c` and all fields set, so later reads are safe.
+    fn new_object(&mut self, o: usize) {
+        let class = Symbol::intern(*self.rng.pick(&CLASSES));
+        let dst = self.obj(o);
+        self.emit(Stmt::New { dst, class });
+        let skip = if self.cfg.errors && self.rng.chance(20) { self.rng.below(FIELDS.len()) } else { usize::MAX };
+        for (i, f) in FIELDS.iter().enumerate() {
+            if i != skip {
+                let value = self.int_operand();
+                self.emit(Stmt::Set { obj: var(dst), field: Symbol::intern(f), value });
+            }
+        }
+    }
+
+    /// Emits roughly `budget` statements of structured code at loop depth `depth`.
+    fn body(&mut self, mut budget: usize, depth: usize) {
+        while budget > 0 {
+            let roll = self.rng.below(100);
+            budget = budget.saturating_sub(match roll {
+                0..=54 => {
+                    self.assignment();
+                    1
+                }
+                55..=64 => self.diamond(budget, depth),
+                65..=74 if depth < 2 => self.counted_loop(budget, depth),
+                75..=82 if self.func.is_none() => self.object_op(),
+                83..=86 if self.func.is_none() => self.class_test(budget, depth),
+                87..=93 => self.call(),
+                94..=96 => {
+                    let v = self.rand_int_var();
+                    let l = self.label("promoted");
+                    self.close(Terminator::Promote { var: v, label: l });
+                    self.start(l);
+                    1
+                }
+                _ => {
+                    self.jump_to_new("next");
+                    1
+                }
+            });
+        }
+    }
+
+    fn assignment(&mut self) {
+        let dst = self.rand_int_var();
+        let known = |op| Operator::Known(op);
+        let errors = self.cfg.errors;
+        if errors && self.rng.chance(6) {
+            // Something that may fail at run time.
+            let stmt = match self.rng.below(6) {
+                0 => Stmt::Op2 { dst, op: known(Op::Div), lhs: self.int_operand(), rhs: var(self.rand_int_var()) },
+                1 => Stmt::Op2 { dst, op: known(Op::Add), lhs: self.int_operand(), rhs: Arg::Const(Value::atom("a")) },
+                2 => Stmt::Op2 { dst, op: known(Op::ReadList), lhs: var(Symbol::intern("l")), rhs: self.int_operand() },
+                3 => Stmt::Op1 { dst, op: Operator::from_name("frob"), arg: self.int_operand() },
+                4 => Stmt::Op2 { dst, op: known(Op::Sub), lhs: var(Symbol::intern("unset")), rhs: int(1) },
+                _ => Stmt::Op2 { dst, op: known(Op::Lt), lhs: var(Symbol::intern("l")), rhs: self.int_operand() },
+            };
+            self.emit(stmt);
+            return;
+        }
+        let stmt = match self.rng.below(14) {
+            0 | 1 => Stmt::Op2 { dst, op: known(Op::Add), lhs: self.int_operand(), rhs: self.int_operand() },
+            2 | 3 => Stmt::Op2 { dst, op: known(Op::Sub), lhs: self.int_operand(), rhs: self.int_operand() },
+            4 => Stmt::Op2 { dst, op: known(Op::Mul), lhs: self.int_operand(), rhs: int(self.rng.range(-9, 9)) },
+            5 => {
+                let op = *self.rng.pick(&[Op::Div, Op::Mod]);
+                let d = *self.rng.pick(&[-7, -2, 1, 3, 10, 1000]);
+                Stmt::Op2 { dst, op: known(op), lhs: self.int_operand(), rhs: int(d) }
+            }
+            6 | 7 => {
+                let op = *self.rng.pick(&[Op::Eq, Op::Ne, Op::Lt, Op::Le, Op::Gt, Op::Ge]);
+                Stmt::Op2 { dst, op: known(op), lhs: self.int_operand(), rhs: self.int_operand() }
+            }
+            8 => Stmt::Op1 { dst, op: known(Op::Neg), arg: self.int_operand() },
+            9 => Stmt::Op1 { dst, op: known(Op::Same), arg: self.int_operand() },
+            10 => {
+                let list = var(Symbol::intern("l"));
+                let index = if errors { self.int_operand() } else { int(self.rng.range(0, 4)) };
+                let elem = if errors { dst } else { Symbol::intern("e") };
+                self.emit(Stmt::Op2 { dst: elem, op: known(Op::ReadList), lhs: list, rhs: index });
+                if elem == dst {
+                    return;
+                }
+                Stmt::Op2 { dst, op: known(Op::Add), lhs: var(elem), rhs: self.int_operand() }
+            }
+            11 => Stmt::Op1 { dst, op: known(Op::Len), arg: var(Symbol::intern("l")) },
+            12 => {
+                let big = Value::from_big(num_big(self.rng.range(1, 9)));
+                Stmt::Op2 { dst, op: known(Op::Add), lhs: self.int_operand(), rhs: Arg::Const(big) }
+            }
+            _ => {
+                // Keep values bounded: reduce modulo a prime.
+                Stmt::Op2 { dst, op: known(Op::Mod), lhs: var(dst), rhs: int(1_000_003) }
+            }
+        };
+        self.emit(stmt);
+    }
+
+    /// if c goto T else goto E; T: ...; goto J; E: ...; goto J; J:
+    fn diamond(&mut self, budget: usize, depth: usize) -> usize {
+        let c = Symbol::intern("c");
+        let op = *self.rng.pick(&[Op::Lt, Op::Ge, Op::Eq, Op::Ne]);
+        let (lhs, rhs) = (var(self.rand_int_var()), self.int_operand());
+        self.emit(Stmt::Op2 { dst: c, op: Operator::Known(op), lhs, rhs });
+        let (t, e, j) = (self.label("then"), self.label("else"), self.label("join"));
+        self.close(Terminator::If { cond: c, then_label: t, else_label: e });
+        let inner = (budget / 3).max(1);
+        self.start(t);
+        let n = self.rng.below(inner) + 1;
+        self.body(n, depth);
+        self.close(Terminator::Jump(j));
+        self.start(e);
+        if !self.rng.chance(30) {
+            let n = self.rng.below(inner) + 1;
+            self.body(n, depth);
+        }
+        self.close(Terminator::Jump(j));
+        self.start(j);
+        inner + 2
+    }
+
+    /// k = n; goto H; H: if k goto B else goto X; B: ...; k = k - 1; goto H; X:
+    fn counted_loop(&mut self, budget: usize, depth: usize) -> usize {
+        let k = self.counter(depth);
+        let n = self.rng.range(0, 4);
+        self.emit(Stmt::Op1 { dst: k, op: Operator::Known(Op::Same), arg: int(n) });
+        let (h, b, x) = (self.label("head"), self.label("body"), self.label("exit"));
+        self.close(Terminator::Jump(h));
+        self.start(h);
+        self.close(Terminator::If { cond: k, then_label: b, else_label: x });
+        self.start(b);
+        let inner = (budget / 2).max(1);
+        let n = self.rng.below(inner) + 1;
+        self.body(n, depth + 1);
+        self.emit(Stmt::Op2 { dst: k, op: Operator::Known(Op::Sub), lhs: var(k), rhs: int(1) });
+        self.close(Terminator::Jump(h));
+        self.start(x);
+        inner + 3
+    }
+
+    fn object_op(&mut self) -> usize {
+        let o = self.rng.below(OBJ_VARS);
+        let obj = self.obj(o);
+        match self.rng.below(5) {
+            0 => {
+                self.new_object(o);
+                4
+            }
+            1 | 2 => {
+                let field = if self.cfg.errors && self.rng.chance(15) { "f0" } else { *self.rng.pick(&FIELDS[1..]) };
+                let value = self.int_operand();
+                self.emit(Stmt::Set { obj: var(obj), field: Symbol::intern(field), value });
+                1
+            }
+            3 => {
+                let dst = self.rand_int_var();
+                let field = Symbol::intern(*self.rng.pick(&FIELDS));
+                self.emit(Stmt::Get { dst, obj: var(obj), field });
+                1
+            }
+            _ => {
+                let dst = self.rand_int_var();
+                let other = var(self.obj(1 - o));
+                self.emit(Stmt::Op2 { dst, op: Operator::Known(Op::Eq), lhs: var(obj), rhs: other });
+                1
+            }
+        }
+    }
+
+    fn class_test(&mut self, budget: usize, depth: usize) -> usize {
+        let which = self.rng.below(OBJ_VARS);
+        let obj = var(self.obj(which));
+        let class = Symbol::intern(*self.rng.pick(&CLASSES));
+        let (t, e, j) = (self.label("is"), self.label("isnt"), self.label("join"));
+        self.close(Terminator::IfClass { obj, class, then_label: t, else_label: e });
+        let inner = (budget / 3).max(1);
+        self.start(t);
+        let n = self.rng.below(inner) + 1;
+        self.body(n, depth);
+        self.close(Terminator::Jump(j));
+        self.start(e);
+        self.close(Terminator::Jump(j));
+        self.start(j);
+        inner + 1
+    }
+
+    fn call(&mut self) -> usize {
+        let first = self.func.map_or(0, |f| f + 1);
+        if first >= self.cfg.functions {
+            self.assignment();
+            return 1;
+        }
+        let f = first + self.rng.below(self.cfg.functions - first);
+        let mut func = Symbol::intern(&format!("f{f}"));
+        let mut nargs = 2;
+        if self.cfg.errors && self.rng.chance(10) {
+            if self.rng.chance(50) {
+                func = Symbol::intern("nosuch");
+            } else {
+                nargs = 3;
+            }
+        }
+        // Function f's first parameter counts recursion down: keep it small.
+        let small = Symbol::intern("arg");
+        let source = var(self.rand_int_var());
+        self.emit(Stmt::Op2 { dst: small, op: Operator::Known(Op::Mod), lhs: source, rhs: int(5) });
+        let mut args = vec![var(small)];
+        while args.len() < nargs {
+            args.push(self.int_operand());
+        }
+        let dst = self.rand_int_var();
+        let next = self.label("ret");
+        self.close(Terminator::Call { dst, func, args, next });
+        self.start(next);
+        2
+    }
+
+    /// `function fN(n, p)`: recursion on `n` down to 0 plus a random body.
+    fn function(&mut self, index: usize) -> (Function, bool) {
+        self.func = Some(index);
+        self.blocks.clear();
+        let name = Symbol::intern(&format!("f{index}"));
+        let (n, p) = (Symbol::intern("n"), self.int(0));
+        let entry = self.label("entry");
+        self.start(entry);
+        let c = Symbol::intern("c");
+        self.emit(Stmt::Op2 { dst: c, op: Operator::Known(Op::Le), lhs: var(n), rhs: int(0) });
+        let (base, rec) = (self.label("base"), self.label("rec"));
+        self.close(Terminator::If { cond: c, then_label: base, else_label: rec });
+        self.start(base);
+        self.close(Terminator::Return(var(p)));
+        self.start(rec);
+        self.init(1);
+        let size = 3 + self.rng.below(12);
+        self.body(size, 1);
+        let m = Symbol::intern("m");
+        self.emit(Stmt::Op2 { dst: m, op: Operator::Known(Op::Sub), lhs: var(n), rhs: int(1) });
+        let back = self.label("back");
+        let r = self.rand_int_var();
+        let acc = self.int_operand();
+        self.close(Terminator::Call { dst: r, func: name, args: vec![var(m), acc], next: back });
+        self.start(back);
+        let result = self.int_operand();
+        self.close(Terminator::Return(result));
+        let blocks = std::mem::take(&mut self.blocks);
+        let pure = self.rng.chance(50);
+        (Function { name, params: vec![n, p], blocks }, pure)
+    }
+}
+
+/// A big integer constant: 10^18 times `k`, beyond `i64` for k >= 10.
+fn num_big(k: i64) -> num_bigint::BigInt {
+    num_bigint::BigInt::from(k) * num_bigint::BigInt::from(10i64).pow(19)
+}
