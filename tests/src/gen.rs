@@ -39,12 +39,7 @@ impl Default for GenConfig {
 /// names vary, so a range of seeds covers every feature.
 pub fn config_for(seed: u64) -> GenConfig {
     let mut rng = Rng::new(seed.wrapping_mul(31).wrapping_add(7));
-    GenConfig {
-        size: 5 + rng.below(60),
-        functions: rng.below(4),
-        errors: rng.chance(25),
-        odd_names: rng.chance(20),
-    }
+    GenConfig { size: 5 + rng.below(60), functions: rng.below(4), errors: rng.chance(25), odd_names: rng.chance(20) }
 }
 
 /// Generates a program with the configuration [`config_for`] draws.
@@ -130,6 +125,11 @@ impl Gen {
         Symbol::intern(&format!("o{i}"))
     }
 
+    fn pick_name(&mut self, names: &[&str]) -> Symbol {
+        let i = self.rng.below(names.len());
+        Symbol::intern(names[i])
+    }
+
     fn counter(&self, depth: usize) -> Symbol {
         Symbol::intern(&format!("k{depth}"))
     }
@@ -203,7 +203,7 @@ impl Gen {
 
     /// `o = new c` and all fields set, so later reads are safe.
     fn new_object(&mut self, o: usize) {
-        let class = Symbol::intern(*self.rng.pick(&CLASSES));
+        let class = self.pick_name(&CLASSES);
         let dst = self.obj(o);
         self.emit(Stmt::New { dst, class });
         let skip = if self.cfg.errors && self.rng.chance(20) { self.rng.below(FIELDS.len()) } else { usize::MAX };
@@ -357,7 +357,7 @@ impl Gen {
             }
             3 => {
                 let dst = self.rand_int_var();
-                let field = Symbol::intern(*self.rng.pick(&FIELDS));
+                let field = self.pick_name(&FIELDS);
                 self.emit(Stmt::Get { dst, obj: var(obj), field });
                 1
             }
@@ -373,7 +373,7 @@ impl Gen {
     fn class_test(&mut self, budget: usize, depth: usize) -> usize {
         let which = self.rng.below(OBJ_VARS);
         let obj = var(self.obj(which));
-        let class = Symbol::intern(*self.rng.pick(&CLASSES));
+        let class = self.pick_name(&CLASSES);
         let (t, e, j) = (self.label("is"), self.label("isnt"), self.label("join"));
         self.close(Terminator::IfClass { obj, class, then_label: t, else_label: e });
         let inner = (budget / 3).max(1);

@@ -19,10 +19,8 @@ impl Validator {
     /// Checks `item`, read at byte offset `pos`.
     pub(crate) fn item(&mut self, item: &Item, pos: usize) -> Result<(), RawError> {
         match item {
-            Item::Block(b) => {
-                if !self.main_labels.insert(b.label) {
-                    return Err(RawError::new(pos, format!("duplicate block label `{}`", b.label)));
-                }
+            Item::Block(b) if !self.main_labels.insert(b.label) => {
+                return Err(RawError::new(pos, format!("duplicate block label `{}`", b.label)));
             }
             Item::Function(f) => {
                 if !self.functions.insert(f.name) {

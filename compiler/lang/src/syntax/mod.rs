@@ -40,9 +40,7 @@ pub fn detect(src: &str) -> Syntax {
         }
     }
     let ident = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
-    if ident > 0 && rest[ident..].starts_with('(') {
-        Syntax::Prolog
-    } else if src.trim_start().starts_with('%') {
+    if (ident > 0 && rest[ident..].starts_with('(')) || src.trim_start().starts_with('%') {
         Syntax::Prolog
     } else {
         Syntax::Readable

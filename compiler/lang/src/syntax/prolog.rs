@@ -181,7 +181,7 @@ fn terminator(t: &Term) -> Result<Terminator, RawError> {
     let lbl = |t: &Term| name(t, "a label");
     let var = |t: &Term| name(t, "a variable name (bare, without var(...))");
     let TermKind::Compound(f, a) = &t.kind else {
-        return Err(err(t, format!("expected a statement or terminator, found {}", t.describe())));
+        return Err(not_code(t));
     };
     Ok(match (f.as_str(), a.as_slice()) {
         ("jump", [l]) => Terminator::Jump(lbl(l)?),
@@ -207,16 +207,18 @@ fn terminator(t: &Term) -> Result<Terminator, RawError> {
         }
         ("return", [x]) => Terminator::Return(arg(x)?),
         ("error", [r]) => Terminator::Error(name(r, "an error reason")?),
-        _ => {
-            return Err(err(
-                t,
-                format!(
-                    "expected a statement (op1, op2, new, get, set) or a terminator (jump, if, print_and_stop, promote, if_class, call, return, error), found {}",
-                    t.describe()
-                ),
-            ))
-        }
+        _ => return Err(not_code(t)),
     })
+}
+
+fn not_code(t: &Term) -> RawError {
+    err(
+        t,
+        format!(
+            "expected a statement (op1, op2, new, get, set) or a terminator (jump, if, print_and_stop, promote, if_class, call, return, error), found {}",
+            t.describe()
+        ),
+    )
 }
 
 // ---------------------------------------------------------------- printing

@@ -192,8 +192,8 @@ impl<'a> Lexer<'a> {
                 self.pos += c.len_utf8();
             } else if rest.starts_with('%') {
                 self.pos += rest.find('\n').unwrap_or(rest.len());
-            } else if rest.starts_with("/*") {
-                match rest[2..].find("*/") {
+            } else if let Some(body) = rest.strip_prefix("/*") {
+                match body.find("*/") {
                     Some(i) => self.pos += i + 4,
                     None => return Err(RawError::new(self.pos, "unterminated `/*` comment")),
                 }
@@ -371,63 +371,64 @@ impl<'a> Reader<'a> {
 
     fn primary(&mut self) -> Result<Term, RawError> {
         let (tok, pos) = self.bump()?;
-        let kind =
-            match tok {
-                Tok::Int(i) => TermKind::Int(Value::from_big(i)),
-                Tok::Symbolic(s) if s == "-" && self.lexer.src[pos + 1..].starts_with(|c: char| c.is_ascii_digit()) => {
-                    match self.bump()? {
-                        (Tok::Int(i), _) => TermKind::Int(Value::from_big(-i)),
-                        (t, p) => return Err(RawError::new(p, format!("expected digits, found {}", describe(&t)))),
-                    }
+        let kind = match tok {
+            Tok::Int(i) => TermKind::Int(Value::from_big(i)),
+            Tok::Symbolic(s) if s == "-" && self.lexer.src[pos + 1..].starts_with(|c: char| c.is_ascii_digit()) => {
+                match self.bump()? {
+                    (Tok::Int(i), _) => TermKind::Int(Value::from_big(-i)),
+                    (t, p) => return Err(RawError::new(p, format!("expected digits, found {}", describe(&t)))),
                 }
-                Tok::Name(s) | Tok::Quoted(s) | Tok::Symbolic(s) => {
-                    // A `(` touching the name opens its arguments; the lexer
-                    // stands right after the name token here.
-                    if self.lexer.src[self.lexer.pos..].starts_with('(') {
-                        self.bump()?; // the `(`
-                        let mut args = vec![self.term()?];
-                        while self.peek()?.0 == Tok::Comma {
-                            self.bump()?;
-                            args.push(self.term()?);
-                        }
-                        self.expect(Tok::Close, "`,` or `)`")?;
-                        TermKind::Compound(Symbol::intern(&s), args)
-                    } else {
-                        TermKind::Atom(Symbol::intern(&s))
+            }
+            Tok::Name(s) | Tok::Quoted(s) | Tok::Symbolic(s) => {
+                // A `(` touching the name opens its arguments; the lexer
+                // stands right after the name token here.
+                if self.lexer.src[self.lexer.pos..].starts_with('(') {
+                    self.bump()?; // the `(`
+                    let mut args = vec![self.term()?];
+                    while self.peek()?.0 == Tok::Comma {
+                        self.bump()?;
+                        args.push(self.term()?);
                     }
+                    self.expect(Tok::Close, "`,` or `)`")?;
+                    TermKind::Compound(Symbol::intern(&s), args)
+                } else {
+                    TermKind::Atom(Symbol::intern(&s))
                 }
-                Tok::OpenList => {
-                    let mut items = Vec::new();
-                    if self.peek()?.0 != Tok::CloseList {
+            }
+            Tok::OpenList => {
+                let mut items = Vec::new();
+                if self.peek()?.0 != Tok::CloseList {
+                    items.push(self.term()?);
+                    while self.peek()?.0 == Tok::Comma {
+                        self.bump()?;
                         items.push(self.term()?);
-                        while self.peek()?.0 == Tok::Comma {
-                            self.bump()?;
-                            items.push(self.term()?);
-                        }
                     }
-                    let (tok, p) = self.bump()?;
-                    match tok {
-                        Tok::CloseList => {}
-                        Tok::Bar => {
-                            return Err(RawError::new(p, "list tails (`|`) are not supported: lists are constants"))
-                        }
-                        t => return Err(RawError::new(p, format!("expected `,` or `]`, found {}", describe(&t)))),
+                }
+                let (tok, p) = self.bump()?;
+                match tok {
+                    Tok::CloseList => {}
+                    Tok::Bar => {
+                        return Err(RawError::new(p, "list tails (`|`) are not supported: lists are constants"))
                     }
-                    TermKind::List(items)
+                    t => return Err(RawError::new(p, format!("expected `,` or `]`, found {}", describe(&t)))),
                 }
-                Tok::Open => {
-                    let t = self.term()?;
-                    self.expect(Tok::Close, "`)`")?;
-                    return Ok(t);
-                }
-                Tok::Var(v) => return Err(RawError::new(
+                TermKind::List(items)
+            }
+            Tok::Open => {
+                let t = self.term()?;
+                self.expect(Tok::Close, "`)`")?;
+                return Ok(t);
+            }
+            Tok::Var(v) => {
+                return Err(RawError::new(
                     pos,
                     format!(
                         "`{v}` is a Prolog variable; facts must be ground (write atoms in lower case or quote them)"
                     ),
-                )),
-                t => return Err(RawError::new(pos, format!("expected a term, found {}", describe(&t)))),
-            };
+                ))
+            }
+            t => return Err(RawError::new(pos, format!("expected a term, found {}", describe(&t)))),
+        };
         Ok(Term { kind, pos })
     }
 }

@@ -1,0 +1,404 @@
+//! The `flowc` binary end to end: outputs of the series' examples, one test
+//! per error kind (message and exit status), parse errors with their place,
+//! usage errors, and garbage input that must never crash it.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use expect_test::{expect, Expect};
+use flowc_tests::corpus::{self, workspace_root};
+
+fn flowc(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flowc"))
+        .args(args)
+        .current_dir(workspace_root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("flowc starts");
+    let mut pipe = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        // A program may stop reading early on a parse error.
+        let _ = pipe.write_all(text.as_bytes());
+    }
+    drop(pipe);
+    child.wait_with_output().expect("flowc finishes")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs `flowc run FILE ARGS…` expecting success and `out` on stdout.
+fn runs(file: &str, args: &[&str], out: &str) {
+    let mut all = vec!["run", file];
+    all.extend_from_slice(args);
+    let o = flowc(&all, None);
+    assert_eq!(o.status.code(), Some(0), "{file} {args:?}: {}", stderr(&o));
+    assert_eq!(stdout(&o), out, "{file} {args:?}");
+}
+
+#[test]
+fn series_examples_print_what_the_series_prints() {
+    runs("examples/power.pl", &[], "10000000000\n");
+    runs("examples/power.pl", &["--env", "[x/10,y/10]"], "10000000000\n");
+    runs("examples/power.pl", &["--env", "[x/10,y/20]"], "100000000000000000000\n");
+    runs("examples/promotion.pl", &["--entry", "b", "--env", "[i/100,x/5]"], "-10\n");
+    runs("examples/bytecode.pl", &[], "256\n");
+    runs("examples/bytecode_traced.pl", &[], "256\n");
+    runs("examples/bytecode_traced.pl", &["--entry", "op_jump_if_a_jump"], "256\n");
+}
+
+#[test]
+fn own_examples_run() {
+    runs("examples/fib.fg", &[], "6765\n");
+    runs("examples/fib.fg", &["--env", "[n/25]"], "75025\n");
+    runs("examples/points.pl", &[], "2450\n");
+    runs("examples/linked_list.fg", &[], "5050\n");
+    runs("examples/gcd.fg", &[], "2970\n");
+    runs("examples/interp_loop.fg", &[], "210\n");
+}
+
+#[test]
+fn reads_standard_input() {
+    let src = std::fs::read_to_string(workspace_root().join("examples/power.pl")).unwrap();
+    let o = flowc(&["run", "-"], Some(&src));
+    assert_eq!(stdout(&o), "10000000000\n");
+    let o = flowc(&["fmt", "-", "--syntax", "readable"], Some(&src));
+    assert!(stdout(&o).starts_with("power:\n    res = 1\n"), "{}", stdout(&o));
+}
+
+/// Runs an error-corpus program and checks status 1, empty stdout, and stderr.
+fn fails(file: &str, args: &[&str], expected: Expect) {
+    let mut all = vec!["run", file];
+    all.extend_from_slice(args);
+    let o = flowc(&all, None);
+    assert_eq!(o.status.code(), Some(1), "{file}: {}", stderr(&o));
+    assert_eq!(stdout(&o), "", "{file}");
+    expected.assert_eq(&stderr(&o));
+}
+
+#[test]
+fn unbound_variable() {
+    fails(
+        "tests/corpus/errors/unbound.pl",
+        &[],
+        expect![[r#"
+            flowc: runtime error: unbound variable `y` [key_not_found(y)]
+              at block `power`, terminator: if y goto power_rec else goto power_done
+        "#]],
+    );
+}
+
+#[test]
+fn unknown_label() {
+    fails(
+        "tests/corpus/errors/unknown_label.fg",
+        &[],
+        expect![[r#"
+            flowc: runtime error: unknown label `nowhere` [unknown_label(nowhere)]
+              at block `start`, terminator: goto nowhere
+        "#]],
+    );
+    fails(
+        "examples/power.pl",
+        &["--entry", "nope"],
+        expect![[r#"
+            flowc: runtime error: unknown label `nope` [unknown_label(nope)]
+        "#]],
+    );
+}
+
+#[test]
+fn unknown_function() {
+    fails(
+        "tests/corpus/errors/unknown_function.fg",
+        &[],
+        expect![[r#"
+            flowc: runtime error: unknown function `nosuch` [unknown_function(nosuch)]
+              at block `start`, terminator: r = call nosuch(1, 2) then done
+        "#]],
+    );
+}
+
+#[test]
+fn unknown_operation() {
+    fails(
+        "tests/corpus/errors/unknown_op.pl",
+        &[],
+        expect![[r#"
+            flowc: runtime error: unknown operation `frob` [missing_op(frob)]
+              at block `start`, statement 2: y = frob(x, 1)
+        "#]],
+    );
+}
+
+#[test]
+fn type_error() {
+    fails(
+        "tests/corpus/errors/type_error.fg",
+        &[],
+        expect![[r#"
+            flowc: runtime error: type error: `add` needs integers, got atom apple [type_error(add, integers)]
+              at block `start`, statement 2: b = a + 1
+        "#]],
+    );
+    fails(
+        "tests/corpus/errors/get_on_non_object.fg",
+        &[],
+        expect![[r#"
+            flowc: runtime error: type error: `get` needs an object, got integer 3 [type_error(get, an_object)]
+              at block `start`, statement 2: v = n.field
+        "#]],
+    );
+}
+
+#[test]
+fn index_out_of_range() {
+    fails(
+        "tests/corpus/errors/index_out_of_range.fg",
+        &[],
+        expect![[r#"
+            flowc: runtime error: index 3 out of range for a list of length 3 [index_out_of_range]
+              at block `start`, statement 3: x = l[i]
+        "#]],
+    );
+}
+
+#[test]
+fn division_by_zero() {
+    fails(
+        "tests/corpus/errors/division_by_zero.fg",
+        &[],
+        expect![[r#"
+            flowc: runtime error: division by zero in `div` [division_by_zero]
+              at block `start`, statement 3: q = n // z
+        "#]],
+    );
+}
+
+#[test]
+fn unset_field() {
+    fails(
+        "tests/corpus/errors/unset_field.fg",
+        &[],
+        expect![[r#"
+            flowc: runtime error: field `y` of a `point` object is not set [unset_field(point, y)]
+              at block `start`, statement 3: y = p.y
+        "#]],
+    );
+}
+
+#[test]
+fn write_to_immutable_field() {
+    fails(
+        "tests/corpus/errors/immutable_field.fg",
+        &[],
+        expect![[r#"
+            flowc: runtime error: field `x` of a `point` object is immutable and already set [immutable_field(point, x)]
+              at block `start`, statement 4: p.x = 3
+        "#]],
+    );
+}
+
+#[test]
+fn wrong_argument_count() {
+    fails(
+        "tests/corpus/errors/argument_count.fg",
+        &[],
+        expect![[r#"
+            flowc: runtime error: function `add` takes 2 argument(s), called with 1 [argument_count(add)]
+              at block `main`, terminator: r = call add(1) then done
+        "#]],
+    );
+}
+
+#[test]
+fn program_error() {
+    fails(
+        "tests/corpus/errors/user_error.fg",
+        &[],
+        expect![[r#"
+            flowc: runtime error: the program raised error `too_big` [error(too_big)]
+              at block `fail`, terminator: error(:too_big)
+        "#]],
+    );
+}
+
+#[test]
+fn fuel_stops_runaway_programs() {
+    fails(
+        "tests/corpus/errors/runaway.fg",
+        &["--fuel", "1000"],
+        expect![[r#"
+            flowc: runtime error: out of fuel after 1000 statements (raise --fuel) [fuel_exhausted]
+              at block `loop`, statement 1: i = i + 1
+        "#]],
+    );
+}
+
+#[test]
+fn stack_depth_exceeded() {
+    fails(
+        "tests/corpus/errors/deep_recursion.fg",
+        &[],
+        expect![[r#"
+            flowc: runtime error: stack depth exceeded (100000 nested calls) [stack_overflow]
+              at function `down`, block `start`, terminator: r = call down(m) then back
+        "#]],
+    );
+}
+
+#[test]
+fn return_outside_function() {
+    fails(
+        "tests/corpus/errors/return_outside_function.fg",
+        &[],
+        expect![[r#"
+            flowc: runtime error: `return` outside a function [return_outside_function]
+              at block `start`, terminator: return 1
+        "#]],
+    );
+}
+
+/// Parses FILE given as text, expecting status 1 and the message.
+fn parse_fails(text: &str, expected: Expect) {
+    let o = flowc(&["run", "-"], Some(text));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    expected.assert_eq(&stderr(&o));
+}
+
+#[test]
+fn parse_errors_show_the_place() {
+    parse_fails(
+        "block(a, op1(x, same, const(1),\n         jump(b)).\n",
+        expect![[r#"
+            flowc: <stdin>:2:18: parse error: expected `,` or `)`, found `.`
+            2 |          jump(b)).
+              |                  ^
+        "#]],
+    );
+    parse_fails(
+        "block(a, op1(x, same, Const, jump(b))).\n",
+        expect![[r#"
+            flowc: <stdin>:1:23: parse error: `Const` is a Prolog variable; facts must be ground (write atoms in lower case or quote them)
+            1 | block(a, op1(x, same, Const, jump(b))).
+              |                       ^
+        "#]],
+    );
+    parse_fails(
+        "block(a, op1(x, same, var(y), stop)).\n",
+        expect![[r#"
+            flowc: <stdin>:1:31: parse error: expected a statement (op1, op2, new, get, set) or a terminator (jump, if, print_and_stop, promote, if_class, call, return, error), found atom `stop`
+            1 | block(a, op1(x, same, var(y), stop)).
+              |                               ^
+        "#]],
+    );
+    parse_fails(
+        "start:\n    x = 1 +\n    print_and_stop(x)\n",
+        expect![[r#"
+            flowc: <stdin>:2:12: parse error: expected a variable or a constant, found end of line
+            2 |     x = 1 +
+              |            ^
+        "#]],
+    );
+    parse_fails(
+        "start:\n    x = 1\nloop:\n    goto start\nstart:\n    goto loop\n",
+        expect![[r#"
+            flowc: <stdin>:1:1: parse error: block `start` has no terminator (goto, if, print_and_stop, promote, call, return, error)
+            1 | start:
+              | ^
+        "#]],
+    );
+    parse_fails(
+        "start:\n    x = 1\n",
+        expect![[r#"
+            flowc: <stdin>:1:1: parse error: block `start` has no terminator (goto, if, print_and_stop, promote, call, return, error)
+            1 | start:
+              | ^
+        "#]],
+    );
+}
+
+#[test]
+fn parse_errors_name_the_file() {
+    let dir = std::env::temp_dir().join(format!("flowc-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.pl");
+    std::fs::write(&path, "block(a, jump(b)).\nblock(b, print_and_stop(var(x))\n").unwrap();
+    let o = flowc(&["run", path.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with(&format!(
+            "flowc: {}:3:1: parse error: expected `,` or `)`, found end of input",
+            path.display()
+        )),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let o = flowc(&["run", "examples/power.pl", "--env", "[x/10,"], None);
+    assert_eq!(o.status.code(), Some(2));
+    expect![[r#"
+        flowc: --env:1:7: parse error: expected a term, found end of input
+        1 | [x/10,
+          |       ^
+    "#]]
+    .assert_eq(&stderr(&o));
+    let o = flowc(&["run", "examples/power.pl", "--frobnicate"], None);
+    assert_eq!(o.status.code(), Some(2));
+    let o = flowc(&["run", "examples/power.pl", "--engine", "warp"], None);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn missing_file_is_an_input_error() {
+    let o = flowc(&["run", "no/such/file.pl"], None);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).starts_with("flowc: cannot read no/such/file.pl:"), "{}", stderr(&o));
+}
+
+/// Cuts and corruptions of a source text, chosen deterministically.
+fn damaged(src: &str, count: usize) -> Vec<String> {
+    let bytes = src.as_bytes();
+    let mut out = Vec::new();
+    for k in 1..=count {
+        let cut = bytes.len() * k / (count + 1);
+        out.push(String::from_utf8_lossy(&bytes[..cut]).into_owned());
+        let mut garbled = bytes.to_vec();
+        let at = (cut * 7 + k * 13) % garbled.len().max(1);
+        for (j, b) in garbled.iter_mut().skip(at).take(3).enumerate() {
+            *b = b"()[],.'%:=#-x0\n\t|"[(k + j) % 18];
+        }
+        out.push(String::from_utf8_lossy(&garbled).into_owned());
+    }
+    out
+}
+
+#[test]
+fn damaged_corpus_files_never_crash_flowc() {
+    for p in corpus::all() {
+        for text in damaged(&p.source, 6) {
+            for args in [&["run", "-", "--fuel", "20000"][..], &["fmt", "-"][..]] {
+                let o = flowc(args, Some(&text));
+                let code = o.status.code();
+                assert!(
+                    matches!(code, Some(0 | 1)),
+                    "{} {args:?} exited {code:?}:\n{}\n--- input:\n{text}",
+                    p.name(),
+                    stderr(&o)
+                );
+                assert!(!stderr(&o).contains("panicked"), "{}: {}", p.name(), stderr(&o));
+            }
+        }
+    }
+}
