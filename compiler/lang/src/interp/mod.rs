@@ -13,3 +13,6 @@ pub mod run;
 pub use compile::Compiled;
 pub use error::{ErrorKind, Location, RuntimeError};
 pub use run::{run, Config, Frame, Machine, Outcome};
+
+#[cfg(test)]
+mod tests;

@@ -114,6 +114,8 @@ pub struct Machine<'a> {
     max_depth: usize,
     steps: u64,
     allocations: u64,
+    /// The frame that executed `print_and_stop`, kept for inspection.
+    last_frame: Option<Frame>,
 }
 
 impl<'a> Machine<'a> {
@@ -125,7 +127,13 @@ impl<'a> Machine<'a> {
             max_depth: config.max_depth,
             steps: 0,
             allocations: 0,
+            last_frame: None,
         }
+    }
+
+    /// The frame that was running when the program printed and stopped.
+    pub fn last_frame(&self) -> Option<&Frame> {
+        self.last_frame.as_ref()
     }
 
     /// Runs from main-graph label `entry` with environment `env`.
@@ -267,7 +275,11 @@ impl<'a> Machine<'a> {
                     };
                     goto!(if truthy { then_t } else { else_t }, n);
                 }
-                CTerm::Print(a) => return Ok(read!(a, n)),
+                CTerm::Print(a) => {
+                    let v = read!(a, n);
+                    self.last_frame = Some(frame);
+                    return Ok(v);
+                }
                 CTerm::IfClass { obj, class, then_t, else_t } => {
                     let o = read!(obj, n);
                     let is = matches!(&o, Value::Object(o) if o.class == *class);
