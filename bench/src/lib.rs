@@ -1,1 +1,68 @@
-//! flowc-bench: benchmarks and their program generators.
+//! flowc-bench: benchmark workloads shared by the bench targets.
+//!
+//! - `benches/interp.rs` (divan): reference-interpreter statements per second;
+//! - `benches/vs_swipl.rs`: the same workloads on the series' Prolog
+//!   interpreter under SWI-Prolog, measured in the same run, as a ratio.
+
+use std::path::{Path, PathBuf};
+
+use flowc_lang::interp::{self, Config, Outcome};
+use flowc_lang::syntax::prolog::parse_env;
+use flowc_lang::{syntax, Program, Symbol, Value};
+
+/// One program with its start label and environment.
+pub struct Workload {
+    pub name: &'static str,
+    /// Path under `bench/programs/`.
+    pub file: &'static str,
+    pub entry: &'static str,
+    /// The environment in the series' list syntax (also handed to Prolog).
+    pub env: String,
+}
+
+const SQUARE: &str = "[mov_a_r0, mov_a_r1, mov_r0_a, decr_a, mov_a_r0, mov_r2_a, add_r1_to_a, mov_a_r2, mov_r0_a, jump_if_a, 2, mov_r2_a, return_a]";
+
+/// The interpreter workloads: fib, gcd, and the Part 4 bytecode interpreter.
+/// `scale` multiplies the loop counts.
+pub fn workloads(scale: u32) -> Vec<Workload> {
+    vec![
+        Workload { name: "fib", file: "fib.pl", entry: "start", env: format!("[reps/{}]", 100 * scale) },
+        Workload { name: "gcd", file: "gcd.pl", entry: "start", env: format!("[n/{}]", 200 * scale) },
+        Workload {
+            name: "bytecode",
+            file: "bytecode.pl",
+            entry: "bytecode_loop",
+            env: format!("[bytecode/{SQUARE}, pc/0, a/{}, r0/0, r1/0, r2/0]", 400 * scale),
+        },
+    ]
+}
+
+pub fn programs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("programs")
+}
+
+/// A workload ready to run.
+pub struct Loaded {
+    pub program: Program,
+    pub entry: Symbol,
+    pub env: Vec<(Symbol, Value)>,
+}
+
+impl Workload {
+    pub fn path(&self) -> PathBuf {
+        programs_dir().join(self.file)
+    }
+
+    pub fn load(&self) -> Loaded {
+        let src = std::fs::read_to_string(self.path()).expect("bench program is readable");
+        let program = syntax::parse(self.file, &src).unwrap_or_else(|e| panic!("{e}"));
+        let env = parse_env(&self.env).unwrap_or_else(|e| panic!("{e}"));
+        Loaded { program, entry: Symbol::intern(self.entry), env }
+    }
+}
+
+impl Loaded {
+    pub fn run(&self) -> Outcome {
+        interp::run(&self.program, self.entry, &self.env, &Config::default()).expect("bench program runs")
+    }
+}

@@ -5,10 +5,12 @@
 //! - [`value`]: runtime values and their printed forms;
 //! - [`ops`]: the operation table every engine shares;
 //! - [`ast`]: the syntax tree both syntaxes parse to;
+//! - [`env`]: the ordered environment;
 //! - [`syntax`]: the Prolog and readable syntaxes (parse and print);
 //! - [`interp`]: the reference interpreter.
 
 pub mod ast;
+pub mod env;
 pub mod interp;
 pub mod ops;
 pub mod symbol;
@@ -16,5 +18,6 @@ pub mod syntax;
 pub mod value;
 
 pub use ast::Program;
+pub use env::Env;
 pub use symbol::Symbol;
 pub use value::Value;

@@ -13,6 +13,7 @@ use std::rc::Rc;
 use super::compile::{CStmt, CTerm, Compiled, Graph, OpRef, Operand, Slot, Target};
 use super::error::{ErrorKind, Location, RuntimeError};
 use crate::ast::Program;
+use crate::env::Env;
 use crate::symbol::Symbol;
 use crate::syntax::readable_print::{stmt_to_string, terminator_to_string};
 use crate::value::{Object, Value};
@@ -78,7 +79,7 @@ impl Frame {
     }
 
     /// The ordered environment of this frame.
-    pub fn env(&self, graph: &Graph) -> Vec<(Symbol, Value)> {
+    pub fn env(&self, graph: &Graph) -> Env {
         self.order
             .iter()
             .map(|&s| (graph.slot_names[s as usize], self.slots[s as usize].clone().expect("ordered slot is bound")))
