@@ -1,3 +1,66 @@
-//! flowc-ir: SSA IR: arenas, builder, text format, CFG views, IR interpreter (issue 3).
+//! flowc-ir: the SSA intermediate representation shared by functions and
+//! traces (DESIGN.md "The IR").
 //!
-//! Not written yet; see DESIGN.md for what this crate will hold.
+//! # Data structures
+//!
+//! A [`Module`] holds [`Function`]s — the main flow graph lowered from an
+//! entry label ([`FunctionKind::Main`]), the program's functions, and traces
+//! ([`FunctionKind::Trace`]) — plus the program's hints (`pure` functions,
+//! `immutable` fields).
+//!
+//! A [`Function`] owns three la-arena arenas: blocks ([`BlockData`]),
+//! instructions ([`InstData`]) and values ([`ValueData`]), addressed by the
+//! typed ids [`BlockId`], [`InstId`] and [`ValueId`]. Arenas are append-only:
+//! deleting means unlinking (an instruction from its block's lists, a block
+//! from [`Function::layout`]). Analyses keep their results in side tables
+//! (`ArenaMap`s, bit sets) keyed by these ids.
+//!
+//! A block is: phi instructions, then ordinary instructions, then exactly
+//! one [`Terminator`]. Control-flow edges are derived from terminators
+//! ([`cfg`]); a phi names its input for each predecessor block.
+//! Operands ([`Operand`]) are SSA values or inline constants (integers,
+//! atoms, lists — never objects).
+//!
+//! # Invariants (checked by the flowc-ir-checker crate)
+//!
+//! 1. Every value is defined exactly once: by a parameter or by one
+//!    instruction linked into a block of the layout.
+//! 2. Every use is dominated by its definition; a phi's input for
+//!    predecessor P is available at the end of P.
+//! 3. Phis come first in their block and have exactly one input per
+//!    predecessor and none from a non-predecessor.
+//! 4. Every block has exactly one terminator, last.
+//! 5. Every referenced block, value, resume record and function exists.
+//! 6. The entry block has no predecessors.
+//! 7. Calls pass as many arguments as the callee has parameters.
+//! 8. Parameters are distinct values.
+//! 9. Guards appear only in traces, and their resume data refers only to
+//!    values available at the guard.
+//!
+//! # Semantics of unbound variables
+//!
+//! The language reports reading an unset variable (`key_not_found(x)`).
+//! In the IR such a variable has a value that is *unbound*: a parameter of
+//! the main graph the environment did not give, or an `unbound x`
+//! instruction. Phis move unbound values silently; every other use of an
+//! unbound value (any instruction operand, any terminator operand) raises
+//! `key_not_found(x)`, operands read left to right, exactly where the
+//! reference interpreter would. `check_bound` is that use on its own, for
+//! the copies (`x = y`) that SSA construction otherwise removes.
+
+pub mod builder;
+pub mod cfg;
+pub mod dot;
+pub mod function;
+pub mod inst;
+pub mod interp;
+pub mod parse;
+pub mod print;
+pub mod resume;
+
+pub use builder::Builder;
+pub use function::{
+    BlockData, BlockId, Function, FunctionKind, InstData, InstId, Module, ValueData, ValueDef, ValueId,
+};
+pub use inst::{GuardKind, InstKind, Operand, Terminator, Trap};
+pub use resume::{ResumeData, ResumeFrame, ResumeId, ResumeValue, VirtualObject};

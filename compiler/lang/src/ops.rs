@@ -52,6 +52,33 @@ pub enum Readable {
     Call,
 }
 
+/// How much an instruction of an operation still has to check. Cleanup
+/// rewrites `Generic` operations into cheaper forms once propagate has proven
+/// their operands; the IR interpreter and the code generator implement each
+/// form. Which forms an operation has is part of its [`OpInfo`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Form {
+    /// Any operands: type checks, overflow to bignums, bounds checks.
+    Generic,
+    /// Operand kinds proven (integers; for `readlist` a list and an
+    /// integer): no type checks, but overflow (or bounds) still checked.
+    Int,
+    /// Everything proven: machine-word arithmetic that cannot overflow, a
+    /// list read inside the list. No checks at all.
+    Word,
+}
+
+impl Form {
+    /// The suffix in the IR text format: `add`, `add.int`, `add.word`.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Form::Generic => "",
+            Form::Int => ".int",
+            Form::Word => ".word",
+        }
+    }
+}
+
 /// A way an operation can fail at run time.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Failure {
@@ -78,6 +105,9 @@ pub struct OpInfo {
     pub failures: &'static [Failure],
     /// Operand kinds it requires, for messages: e.g. "integers".
     pub operands: &'static str,
+    /// The specialized forms cleanup may rewrite it to (always including
+    /// `Generic`).
+    pub forms: &'static [Form],
 }
 
 use Failure::*;
@@ -93,6 +123,7 @@ pub static OPS: [OpInfo; 15] = [
         commutative: false,
         failures: &[],
         operands: "any value",
+        forms: &[Form::Generic],
     },
     OpInfo {
         op: Op::Add,
@@ -103,6 +134,7 @@ pub static OPS: [OpInfo; 15] = [
         commutative: true,
         failures: &[Type],
         operands: "integers",
+        forms: &[Form::Generic, Form::Int, Form::Word],
     },
     OpInfo {
         op: Op::Sub,
@@ -113,6 +145,7 @@ pub static OPS: [OpInfo; 15] = [
         commutative: false,
         failures: &[Type],
         operands: "integers",
+        forms: &[Form::Generic, Form::Int, Form::Word],
     },
     OpInfo {
         op: Op::Mul,
@@ -123,6 +156,7 @@ pub static OPS: [OpInfo; 15] = [
         commutative: true,
         failures: &[Type],
         operands: "integers",
+        forms: &[Form::Generic, Form::Int, Form::Word],
     },
     OpInfo {
         op: Op::Div,
@@ -133,6 +167,7 @@ pub static OPS: [OpInfo; 15] = [
         commutative: false,
         failures: &[Type, DivByZero],
         operands: "integers",
+        forms: &[Form::Generic, Form::Int, Form::Word],
     },
     OpInfo {
         op: Op::Mod,
@@ -143,6 +178,7 @@ pub static OPS: [OpInfo; 15] = [
         commutative: false,
         failures: &[Type, DivByZero],
         operands: "integers",
+        forms: &[Form::Generic, Form::Int, Form::Word],
     },
     OpInfo {
         op: Op::Neg,
@@ -153,6 +189,7 @@ pub static OPS: [OpInfo; 15] = [
         commutative: false,
         failures: &[Type],
         operands: "an integer",
+        forms: &[Form::Generic, Form::Int, Form::Word],
     },
     OpInfo {
         op: Op::Eq,
@@ -163,6 +200,7 @@ pub static OPS: [OpInfo; 15] = [
         commutative: true,
         failures: &[],
         operands: "any values",
+        forms: &[Form::Generic],
     },
     OpInfo {
         op: Op::Ne,
@@ -173,6 +211,7 @@ pub static OPS: [OpInfo; 15] = [
         commutative: true,
         failures: &[],
         operands: "any values",
+        forms: &[Form::Generic],
     },
     OpInfo {
         op: Op::Lt,
@@ -183,6 +222,7 @@ pub static OPS: [OpInfo; 15] = [
         commutative: false,
         failures: &[Type],
         operands: "integers",
+        forms: &[Form::Generic, Form::Int, Form::Word],
     },
     OpInfo {
         op: Op::Le,
@@ -193,6 +233,7 @@ pub static OPS: [OpInfo; 15] = [
         commutative: false,
         failures: &[Type],
         operands: "integers",
+        forms: &[Form::Generic, Form::Int, Form::Word],
     },
     OpInfo {
         op: Op::Gt,
@@ -203,6 +244,7 @@ pub static OPS: [OpInfo; 15] = [
         commutative: false,
         failures: &[Type],
         operands: "integers",
+        forms: &[Form::Generic, Form::Int, Form::Word],
     },
     OpInfo {
         op: Op::Ge,
@@ -213,6 +255,7 @@ pub static OPS: [OpInfo; 15] = [
         commutative: false,
         failures: &[Type],
         operands: "integers",
+        forms: &[Form::Generic, Form::Int, Form::Word],
     },
     OpInfo {
         op: Op::ReadList,
@@ -223,6 +266,7 @@ pub static OPS: [OpInfo; 15] = [
         commutative: false,
         failures: &[Type, Index],
         operands: "a list and an integer",
+        forms: &[Form::Generic, Form::Int, Form::Word],
     },
     OpInfo {
         op: Op::Len,
@@ -233,6 +277,7 @@ pub static OPS: [OpInfo; 15] = [
         commutative: false,
         failures: &[Type],
         operands: "a list",
+        forms: &[Form::Generic, Form::Word],
     },
 ];
 

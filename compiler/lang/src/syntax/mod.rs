@@ -9,6 +9,7 @@
 
 mod check;
 pub mod diag;
+pub mod lex;
 pub mod prolog;
 pub mod readable;
 pub mod readable_print;

@@ -3,7 +3,8 @@
 
 use std::fmt::Write as _;
 
-use super::readable::{readable_form, KEYWORDS};
+use super::lex::KEYWORDS;
+use super::readable::readable_form;
 use crate::ast::*;
 use crate::ops::Readable;
 use crate::symbol::Symbol;

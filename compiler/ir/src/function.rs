@@ -1,0 +1,194 @@
+//! Functions, blocks, instructions and values, stored in arenas.
+
+use la_arena::{Arena, Idx};
+
+use flowc_lang::Symbol;
+
+use crate::inst::{InstKind, Operand, Terminator};
+use crate::resume::ResumeData;
+
+pub type BlockId = Idx<BlockData>;
+pub type InstId = Idx<InstData>;
+pub type ValueId = Idx<ValueData>;
+
+/// What a function is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FunctionKind {
+    /// The main flow graph, lowered from an entry label; its parameters are
+    /// the entry's free variables, given by the environment.
+    Main,
+    /// A `function/3` of the program.
+    Function,
+    /// A recorded trace: one loop, with guards.
+    Trace,
+}
+
+impl FunctionKind {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            FunctionKind::Main => "main",
+            FunctionKind::Function => "function",
+            FunctionKind::Trace => "trace",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockData {
+    /// The source label this block comes from, if any.
+    pub name: Option<Symbol>,
+    pub phis: Vec<InstId>,
+    pub insts: Vec<InstId>,
+    pub term: Terminator,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InstData {
+    pub kind: InstKind,
+    pub result: Option<ValueId>,
+}
+
+/// Where a value comes from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ValueDef {
+    /// The `n`-th parameter.
+    Param(u32),
+    Inst(InstId),
+    /// No longer defined (its instruction was removed), or a gap the text
+    /// parser filled so that value numbers survive a round trip.
+    Detached,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValueData {
+    pub def: ValueDef,
+    /// The source variable this value is a version of, for printing,
+    /// resume data and converting back to the language.
+    pub name: Option<Symbol>,
+}
+
+/// One function, main graph or trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Function {
+    pub kind: FunctionKind,
+    pub name: Symbol,
+    pub params: Vec<ValueId>,
+    pub entry: BlockId,
+    /// The blocks in the function, in print order (entry first).
+    pub layout: Vec<BlockId>,
+    pub blocks: Arena<BlockData>,
+    pub insts: Arena<InstData>,
+    pub values: Arena<ValueData>,
+    pub resumes: Arena<ResumeData>,
+}
+
+impl Function {
+    /// An empty function with an entry block ending in `trap` until built.
+    pub fn new(kind: FunctionKind, name: Symbol) -> Function {
+        let mut blocks = Arena::new();
+        let entry = blocks.alloc(BlockData {
+            name: None,
+            phis: Vec::new(),
+            insts: Vec::new(),
+            term: Terminator::Trap(crate::inst::Trap::ReturnOutsideFunction),
+        });
+        Function {
+            kind,
+            name,
+            params: Vec::new(),
+            entry,
+            layout: vec![entry],
+            blocks,
+            insts: Arena::new(),
+            values: Arena::new(),
+            resumes: Arena::new(),
+        }
+    }
+
+    pub fn block(&self, b: BlockId) -> &BlockData {
+        &self.blocks[b]
+    }
+
+    pub fn inst(&self, i: InstId) -> &InstData {
+        &self.insts[i]
+    }
+
+    pub fn value(&self, v: ValueId) -> &ValueData {
+        &self.values[v]
+    }
+
+    /// Phis then instructions of a block.
+    pub fn block_insts(&self, b: BlockId) -> impl Iterator<Item = InstId> + '_ {
+        let data = &self.blocks[b];
+        data.phis.iter().chain(data.insts.iter()).copied()
+    }
+
+    /// All linked instructions, block by block in layout order.
+    pub fn all_insts(&self) -> impl Iterator<Item = (BlockId, InstId)> + '_ {
+        self.layout.iter().flat_map(move |&b| self.block_insts(b).map(move |i| (b, i)))
+    }
+
+    /// Counts of blocks, phis and non-phi instructions (for `--stats`).
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let phis = self.layout.iter().map(|&b| self.blocks[b].phis.len()).sum();
+        let insts = self.layout.iter().map(|&b| self.blocks[b].insts.len()).sum();
+        (self.layout.len(), phis, insts)
+    }
+
+    /// Replaces every use of value `from` (instruction, terminator and
+    /// resume operands) by `to`.
+    pub fn replace_uses(&mut self, from: ValueId, to: &Operand) {
+        let layout = self.layout.clone();
+        for b in layout {
+            let ids: Vec<InstId> = self.block_insts(b).collect();
+            for i in ids {
+                for o in self.insts[i].kind.operands_mut() {
+                    if o.as_value() == Some(from) {
+                        *o = to.clone();
+                    }
+                }
+            }
+            for o in self.blocks[b].term.operands_mut() {
+                if o.as_value() == Some(from) {
+                    *o = to.clone();
+                }
+            }
+        }
+        for (_, r) in self.resumes.iter_mut() {
+            for o in r.operands_mut() {
+                if o.as_value() == Some(from) {
+                    *o = to.clone();
+                }
+            }
+        }
+    }
+}
+
+/// A whole program: functions and the program's hints.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Module {
+    /// Functions declared `pure`.
+    pub pure: Vec<Symbol>,
+    /// `immutable(Class, Fields)` declarations.
+    pub immutable: Vec<(Symbol, Vec<Symbol>)>,
+    /// The functions; the main graph (if any) first.
+    pub functions: Vec<Function>,
+}
+
+impl Module {
+    pub fn function(&self, name: Symbol) -> Option<&Function> {
+        self.functions.iter().find(|f| f.name == name && f.kind == FunctionKind::Function)
+    }
+
+    pub fn main(&self) -> Option<&Function> {
+        self.functions.iter().find(|f| f.kind == FunctionKind::Main)
+    }
+
+    pub fn is_pure(&self, func: Symbol) -> bool {
+        self.pure.contains(&func)
+    }
+
+    pub fn is_immutable(&self, class: Symbol, field: Symbol) -> bool {
+        self.immutable.iter().any(|(c, fs)| *c == class && fs.contains(&field))
+    }
+}

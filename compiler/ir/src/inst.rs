@@ -1,0 +1,262 @@
+//! Instructions, operands and terminators.
+
+use flowc_lang::ast::Operator;
+use flowc_lang::interp::ErrorKind;
+use flowc_lang::ops::{Form, Op};
+use flowc_lang::{Symbol, Value};
+
+use crate::function::{BlockId, ValueId};
+use crate::resume::ResumeId;
+
+/// An operand: an SSA value or an inline constant.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Operand {
+    Value(ValueId),
+    Const(Value),
+}
+
+impl Operand {
+    pub fn as_value(&self) -> Option<ValueId> {
+        match self {
+            Operand::Value(v) => Some(*v),
+            Operand::Const(_) => None,
+        }
+    }
+
+    pub fn as_const(&self) -> Option<&Value> {
+        match self {
+            Operand::Const(c) => Some(c),
+            Operand::Value(_) => None,
+        }
+    }
+
+    pub fn int(i: i64) -> Operand {
+        Operand::Const(Value::Int(i))
+    }
+}
+
+impl From<ValueId> for Operand {
+    fn from(v: ValueId) -> Operand {
+        Operand::Value(v)
+    }
+}
+
+/// What a guard checks; on failure execution leaves the trace and resumes
+/// the interpreter from the guard's resume data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GuardKind {
+    /// Fails if the operand is the integer 0.
+    True(Operand),
+    /// Fails unless the operand is the integer 0.
+    False(Operand),
+    /// Fails unless the operand equals the constant (`promote`).
+    Value(Operand, Value),
+    /// Fails unless the operand is an object of the class (`if_class`).
+    Class(Operand, Symbol),
+}
+
+impl GuardKind {
+    pub fn operand(&self) -> &Operand {
+        match self {
+            GuardKind::True(o) | GuardKind::False(o) | GuardKind::Value(o, _) | GuardKind::Class(o, _) => o,
+        }
+    }
+
+    pub fn operand_mut(&mut self) -> &mut Operand {
+        match self {
+            GuardKind::True(o) | GuardKind::False(o) | GuardKind::Value(o, _) | GuardKind::Class(o, _) => o,
+        }
+    }
+}
+
+/// The instruction kinds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InstKind {
+    /// One input per predecessor block.
+    Phi(Vec<(BlockId, Operand)>),
+    /// An operation of the op table in a given form; `Operator::Unknown`
+    /// (or a known op with the wrong operand count) fails with
+    /// `missing_op` once its operands have been read.
+    Op {
+        op: Operator,
+        form: Form,
+        args: Vec<Operand>,
+    },
+    /// Raises `key_not_found` if the operand is unbound; else the operand.
+    CheckBound(Operand),
+    /// The unbound value of a variable no path assigns.
+    Unbound(Symbol),
+    /// A fresh object of a class.
+    New(Symbol),
+    Get {
+        obj: Operand,
+        field: Symbol,
+    },
+    Set {
+        obj: Operand,
+        field: Symbol,
+        value: Operand,
+    },
+    /// A call of a function of the module, by name.
+    Call {
+        func: Symbol,
+        args: Vec<Operand>,
+    },
+    /// Traces only.
+    Guard {
+        kind: GuardKind,
+        resume: ResumeId,
+    },
+}
+
+impl InstKind {
+    /// The operands, in evaluation order.
+    pub fn operands(&self) -> Vec<&Operand> {
+        match self {
+            InstKind::Phi(inputs) => inputs.iter().map(|(_, o)| o).collect(),
+            InstKind::Op { args, .. } | InstKind::Call { args, .. } => args.iter().collect(),
+            InstKind::CheckBound(o) => vec![o],
+            InstKind::Unbound(_) | InstKind::New(_) => vec![],
+            InstKind::Get { obj, .. } => vec![obj],
+            InstKind::Set { obj, value, .. } => vec![obj, value],
+            InstKind::Guard { kind, .. } => vec![kind.operand()],
+        }
+    }
+
+    pub fn operands_mut(&mut self) -> Vec<&mut Operand> {
+        match self {
+            InstKind::Phi(inputs) => inputs.iter_mut().map(|(_, o)| o).collect(),
+            InstKind::Op { args, .. } | InstKind::Call { args, .. } => args.iter_mut().collect(),
+            InstKind::CheckBound(o) => vec![o],
+            InstKind::Unbound(_) | InstKind::New(_) => vec![],
+            InstKind::Get { obj, .. } => vec![obj],
+            InstKind::Set { obj, value, .. } => vec![obj, value],
+            InstKind::Guard { kind, .. } => vec![kind.operand_mut()],
+        }
+    }
+
+    /// Whether the instruction defines a value.
+    pub fn has_result(&self) -> bool {
+        !matches!(self, InstKind::Set { .. } | InstKind::Guard { .. })
+    }
+
+    /// The known operation, if this is an op whose operand count matches.
+    pub fn known_op(&self) -> Option<(Op, Form)> {
+        match self {
+            InstKind::Op { op: Operator::Known(op), form, args } if op.arity() == args.len() => Some((*op, *form)),
+            _ => None,
+        }
+    }
+
+    /// Whether executing it can change or observe state beyond its result
+    /// (stores, calls of functions not known pure, guards). Failing is
+    /// separate: see [`InstKind::can_fail`].
+    pub fn has_effect(&self) -> bool {
+        matches!(self, InstKind::Set { .. } | InstKind::Call { .. } | InstKind::Guard { .. })
+    }
+
+    /// Whether executing it may raise an error (an unbound operand counts).
+    pub fn can_fail(&self) -> bool {
+        match self {
+            InstKind::Phi(_) | InstKind::Unbound(_) | InstKind::New(_) => false,
+            InstKind::Op { op: Operator::Known(op), form: Form::Word, args } if op.arity() == args.len() => false,
+            _ => true,
+        }
+    }
+}
+
+/// Errors a block may end in unconditionally.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Trap {
+    /// The program's `error(Reason)`.
+    Error(Symbol),
+    UnknownLabel(Symbol),
+    UnknownFunction(Symbol),
+    ArgumentCount {
+        func: Symbol,
+        expected: usize,
+        got: usize,
+    },
+    ReturnOutsideFunction,
+}
+
+impl Trap {
+    /// The language error this trap raises.
+    pub fn error_kind(&self) -> ErrorKind {
+        match self {
+            Trap::Error(r) => ErrorKind::User(*r),
+            Trap::UnknownLabel(l) => ErrorKind::UnknownLabel(*l),
+            Trap::UnknownFunction(f) => ErrorKind::UnknownFunction(*f),
+            Trap::ArgumentCount { func, expected, got } => {
+                ErrorKind::ArgumentCount { func: *func, expected: *expected, got: *got }
+            }
+            Trap::ReturnOutsideFunction => ErrorKind::ReturnOutsideFunction,
+        }
+    }
+}
+
+/// The end of a block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Terminator {
+    Jump(BlockId),
+    /// To `else_block` if the condition is the integer 0, else `then_block`.
+    Branch {
+        cond: Operand,
+        then_block: BlockId,
+        else_block: BlockId,
+    },
+    /// To `then_block` if the operand is an object of `class`.
+    IfClass {
+        obj: Operand,
+        class: Symbol,
+        then_block: BlockId,
+        else_block: BlockId,
+    },
+    /// `print_and_stop`: print the operand and end the program.
+    Print(Operand),
+    Return(Operand),
+    Trap(Trap),
+}
+
+impl Terminator {
+    /// Successor blocks, in order (duplicates possible).
+    pub fn successors(&self) -> Vec<BlockId> {
+        match self {
+            Terminator::Jump(b) => vec![*b],
+            Terminator::Branch { then_block, else_block, .. } | Terminator::IfClass { then_block, else_block, .. } => {
+                vec![*then_block, *else_block]
+            }
+            Terminator::Print(_) | Terminator::Return(_) | Terminator::Trap(_) => vec![],
+        }
+    }
+
+    pub fn successors_mut(&mut self) -> Vec<&mut BlockId> {
+        match self {
+            Terminator::Jump(b) => vec![b],
+            Terminator::Branch { then_block, else_block, .. } | Terminator::IfClass { then_block, else_block, .. } => {
+                vec![then_block, else_block]
+            }
+            Terminator::Print(_) | Terminator::Return(_) | Terminator::Trap(_) => vec![],
+        }
+    }
+
+    pub fn operands(&self) -> Vec<&Operand> {
+        match self {
+            Terminator::Branch { cond: o, .. }
+            | Terminator::IfClass { obj: o, .. }
+            | Terminator::Print(o)
+            | Terminator::Return(o) => vec![o],
+            Terminator::Jump(_) | Terminator::Trap(_) => vec![],
+        }
+    }
+
+    pub fn operands_mut(&mut self) -> Vec<&mut Operand> {
+        match self {
+            Terminator::Branch { cond: o, .. }
+            | Terminator::IfClass { obj: o, .. }
+            | Terminator::Print(o)
+            | Terminator::Return(o) => vec![o],
+            Terminator::Jump(_) | Terminator::Trap(_) => vec![],
+        }
+    }
+}

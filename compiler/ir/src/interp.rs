@@ -1,0 +1,1 @@
+//! The IR interpreter (written next).

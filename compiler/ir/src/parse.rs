@@ -1,0 +1,574 @@
+//! The IR text format: parsing what [`crate::print`] prints, exactly —
+//! value, block and resume numbers included, so `print(parse(text)) == text`.
+//! Numbers missing from the text become detached placeholders in the arenas.
+//!
+//! The parser checks syntax only; whether the IR is valid is the checker's
+//! question (flowc-ir-checker), so invalid-but-well-formed IR parses.
+
+use la_arena::Arena;
+
+use flowc_lang::ast::Operator;
+use flowc_lang::ops::{Form, Op};
+use flowc_lang::syntax::diag::{ParseError, RawError};
+use flowc_lang::syntax::lex::{lex_line, Line, Tok};
+use flowc_lang::Symbol;
+
+use crate::function::{BlockData, BlockId, Function, FunctionKind, InstData, Module, ValueData, ValueDef, ValueId};
+use crate::inst::{GuardKind, InstKind, Operand, Terminator, Trap};
+use crate::resume::{ResumeData, ResumeFrame, ResumeId, ResumeValue, VirtualObject};
+
+/// Parses a module.
+pub fn module(file: &str, src: &str) -> Result<Module, ParseError> {
+    Parser::default().run(src).map_err(|e| e.locate(file, src))
+}
+
+/// Parses a text holding exactly one function.
+pub fn function(file: &str, src: &str) -> Result<Function, ParseError> {
+    let mut m = module(file, src)?;
+    if m.functions.len() != 1 {
+        return Err(ParseError::at(file, src, 0, format!("expected one function, found {}", m.functions.len())));
+    }
+    Ok(m.functions.pop().unwrap())
+}
+
+enum State {
+    Top,
+    /// Inside a function: the block being read (if any) and whether it has
+    /// its terminator.
+    Function {
+        block: Option<(BlockId, bool)>,
+    },
+    Resume(ResumeId),
+}
+
+struct Open {
+    func: Function,
+    /// Line offset of the function header, for errors at its end.
+    pos: usize,
+}
+
+#[derive(Default)]
+struct Parser {
+    module: Module,
+    open: Option<Open>,
+}
+
+/// A numbered reference like `v12`, `b3`, `r0`.
+fn numbered(tok: Option<&Tok>, prefix: char) -> Option<u32> {
+    match tok {
+        Some(Tok::Ident(s)) if s.starts_with(prefix) && s.len() > 1 && s[1..].bytes().all(|b| b.is_ascii_digit()) => {
+            s[1..].parse().ok()
+        }
+        _ => None,
+    }
+}
+
+impl Parser {
+    fn run(mut self, src: &str) -> Result<Module, RawError> {
+        let mut state = State::Top;
+        let mut offset = 0;
+        for raw in src.split_inclusive('\n') {
+            let text = raw.trim_end_matches(['\n', '\r']);
+            let toks = lex_line(text, offset)?;
+            if !toks.is_empty() {
+                let line = Line { toks: &toks, at: 0, end: offset + text.len() };
+                state = self.line(state, line)?;
+            }
+            offset += raw.len();
+        }
+        match state {
+            State::Top => Ok(self.module),
+            _ => Err(RawError::new(self.open.map_or(offset, |o| o.pos), "function not closed with `}`")),
+        }
+    }
+
+    fn func(&mut self) -> &mut Function {
+        &mut self.open.as_mut().expect("inside a function").func
+    }
+
+    fn value(&mut self, n: u32) -> ValueId {
+        let values = &mut self.func().values;
+        while values.len() <= n as usize {
+            values.alloc(ValueData { def: ValueDef::Detached, name: None });
+        }
+        la_arena::Idx::from_raw(la_arena::RawIdx::from_u32(n))
+    }
+
+    fn block(&mut self, n: u32) -> BlockId {
+        let blocks = &mut self.func().blocks;
+        while blocks.len() <= n as usize {
+            blocks.alloc(BlockData { name: None, phis: Vec::new(), insts: Vec::new(), term: placeholder() });
+        }
+        la_arena::Idx::from_raw(la_arena::RawIdx::from_u32(n))
+    }
+
+    fn resume(&mut self, n: u32) -> ResumeId {
+        let resumes = &mut self.func().resumes;
+        while resumes.len() <= n as usize {
+            resumes.alloc(ResumeData::default());
+        }
+        la_arena::Idx::from_raw(la_arena::RawIdx::from_u32(n))
+    }
+
+    fn line(&mut self, state: State, mut line: Line) -> Result<State, RawError> {
+        match state {
+            State::Top => self.top(line),
+            State::Resume(r) => {
+                if line.is_punct("}") {
+                    line.bump();
+                    line.done()?;
+                    return Ok(State::Function { block: None });
+                }
+                self.resume_line(r, &mut line)?;
+                line.done()?;
+                Ok(State::Resume(r))
+            }
+            State::Function { block } => {
+                if line.is_punct("}") {
+                    line.bump();
+                    line.done()?;
+                    if let Some((b, false)) = block {
+                        return Err(RawError::new(line.toks[0].1, format!("block b{} has no terminator", raw(b))));
+                    }
+                    let open = self.open.take().unwrap();
+                    self.module.functions.push(open.func);
+                    return Ok(State::Top);
+                }
+                if let Some(n) = numbered(line.peek(), 'b') {
+                    if let Some((b, false)) = block {
+                        return Err(RawError::new(line.toks[0].1, format!("block b{} has no terminator", raw(b))));
+                    }
+                    line.bump();
+                    let name = if line.is_punct(":") { None } else { Some(line.name("a block label")?) };
+                    line.punct(":")?;
+                    line.done()?;
+                    let b = self.block(n);
+                    let f = self.func();
+                    if f.layout.contains(&b) {
+                        return Err(RawError::new(line.toks[0].1, format!("block b{n} defined twice")));
+                    }
+                    if f.layout.is_empty() {
+                        f.entry = b;
+                    }
+                    f.layout.push(b);
+                    f.blocks[b].name = name;
+                    return Ok(State::Function { block: Some((b, false)) });
+                }
+                if line.is_keyword("resume") {
+                    line.bump();
+                    let Some(n) = numbered(line.peek(), 'r') else { return Err(line.error("a resume number like r0")) };
+                    line.bump();
+                    line.punct("{")?;
+                    line.done()?;
+                    if let Some((b, false)) = block {
+                        return Err(RawError::new(line.toks[0].1, format!("block b{} has no terminator", raw(b))));
+                    }
+                    return Ok(State::Resume(self.resume(n)));
+                }
+                let Some((b, false)) = block else {
+                    return Err(RawError::new(line.pos(), "expected a block header `bN label:`, `resume rN {` or `}`"));
+                };
+                let terminated = self.inst_line(b, &mut line)?;
+                line.done()?;
+                Ok(State::Function { block: Some((b, terminated)) })
+            }
+        }
+    }
+
+    fn top(&mut self, mut line: Line) -> Result<State, RawError> {
+        let start = line.pos();
+        let kind = match line.peek() {
+            Some(Tok::Ident(w)) if w == "pure" => {
+                line.bump();
+                let f = line.name("a function name")?;
+                line.done()?;
+                self.module.pure.push(f);
+                return Ok(State::Top);
+            }
+            Some(Tok::Ident(w)) if w == "immutable" => {
+                line.bump();
+                let class = line.name("a class name")?;
+                line.punct("(")?;
+                let mut fields = Vec::new();
+                while !line.is_punct(")") {
+                    if !fields.is_empty() {
+                        line.punct(",")?;
+                    }
+                    fields.push(line.name("a field name")?);
+                }
+                line.punct(")")?;
+                line.done()?;
+                self.module.immutable.push((class, fields));
+                return Ok(State::Top);
+            }
+            Some(Tok::Ident(w)) if w == "main" => FunctionKind::Main,
+            Some(Tok::Ident(w)) if w == "function" => FunctionKind::Function,
+            Some(Tok::Ident(w)) if w == "trace" => FunctionKind::Trace,
+            _ => return Err(line.error("`pure`, `immutable`, `main`, `function` or `trace`")),
+        };
+        line.bump();
+        let name = line.name("a function name")?;
+        let mut func = Function {
+            kind,
+            name,
+            params: Vec::new(),
+            entry: la_arena::Idx::from_raw(la_arena::RawIdx::from_u32(0)),
+            layout: Vec::new(),
+            blocks: Arena::new(),
+            insts: Arena::new(),
+            values: Arena::new(),
+            resumes: Arena::new(),
+        };
+        func.blocks.alloc(BlockData { name: None, phis: Vec::new(), insts: Vec::new(), term: placeholder() });
+        self.open = Some(Open { func, pos: start });
+        line.punct("(")?;
+        while !line.is_punct(")") {
+            if !self.func().params.is_empty() {
+                line.punct(",")?;
+            }
+            let v = self.def(&mut line)?;
+            let n = self.func().params.len() as u32;
+            let f = self.func();
+            f.values[v].def = ValueDef::Param(n);
+            f.params.push(v);
+        }
+        line.punct(")")?;
+        line.punct("{")?;
+        line.done()?;
+        Ok(State::Function { block: None })
+    }
+
+    /// `vN` or `vN:name`; sets the name.
+    fn def(&mut self, line: &mut Line) -> Result<ValueId, RawError> {
+        let Some(n) = numbered(line.peek(), 'v') else { return Err(line.error("a value like v3")) };
+        line.bump();
+        let v = self.value(n);
+        let name = match line.peek() {
+            Some(Tok::Atom(s)) => {
+                let s = Symbol::intern(s);
+                line.bump();
+                Some(s)
+            }
+            _ => None,
+        };
+        if self.func().values[v].def != ValueDef::Detached {
+            return Err(RawError::new(line.pos(), format!("v{n} is defined twice")));
+        }
+        self.func().values[v].name = name;
+        Ok(v)
+    }
+
+    fn operand(&mut self, line: &mut Line) -> Result<Operand, RawError> {
+        if let Some(n) = numbered(line.peek(), 'v') {
+            line.bump();
+            return Ok(Operand::Value(self.value(n)));
+        }
+        match line.peek() {
+            Some(Tok::Int(_) | Tok::Atom(_) | Tok::Punct("[")) => Ok(Operand::Const(line.constant()?)),
+            _ => Err(line.error("a value (vN) or a constant")),
+        }
+    }
+
+    /// `a, b, c` up to (not including) `close`.
+    fn operand_list(&mut self, line: &mut Line, close: &str) -> Result<Vec<Operand>, RawError> {
+        let mut out = Vec::new();
+        while !line.is_punct(close) {
+            if !out.is_empty() {
+                line.punct(",")?;
+            }
+            out.push(self.operand(line)?);
+        }
+        Ok(out)
+    }
+
+    fn block_ref(&mut self, line: &mut Line) -> Result<BlockId, RawError> {
+        let Some(n) = numbered(line.peek(), 'b') else { return Err(line.error("a block like b2")) };
+        line.bump();
+        Ok(self.block(n))
+    }
+
+    fn resume_ref(&mut self, line: &mut Line) -> Result<ResumeId, RawError> {
+        let Some(n) = numbered(line.peek(), 'r') else { return Err(line.error("a resume record like r0")) };
+        line.bump();
+        Ok(self.resume(n))
+    }
+
+    /// One instruction or terminator line of block `b`; returns whether it
+    /// was the terminator.
+    fn inst_line(&mut self, b: BlockId, line: &mut Line) -> Result<bool, RawError> {
+        let word = match line.peek() {
+            Some(Tok::Ident(w)) => w.clone(),
+            _ => return Err(line.error("an instruction or a terminator")),
+        };
+        if let Some(term) = self.terminator(&word, line)? {
+            self.func().blocks[b].term = term;
+            return Ok(true);
+        }
+        let result = if numbered(line.peek(), 'v').is_some() {
+            let v = self.def(line)?;
+            line.punct("=")?;
+            Some(v)
+        } else {
+            None
+        };
+        let pos = line.pos();
+        let Some(Tok::Ident(word)) = line.bump().cloned() else {
+            return Err(RawError::new(pos, "expected an instruction"));
+        };
+        let kind = match word.as_str() {
+            "phi" => {
+                line.punct("[")?;
+                let mut inputs = Vec::new();
+                while !line.is_punct("]") {
+                    if !inputs.is_empty() {
+                        line.punct(",")?;
+                    }
+                    let from = self.block_ref(line)?;
+                    line.punct(":")?;
+                    inputs.push((from, self.operand(line)?));
+                }
+                line.punct("]")?;
+                InstKind::Phi(inputs)
+            }
+            "check_bound" => InstKind::CheckBound(self.operand(line)?),
+            "unbound" => InstKind::Unbound(line.name("a variable name")?),
+            "new" => InstKind::New(line.name("a class name")?),
+            "get" => {
+                let obj = self.operand(line)?;
+                line.punct(",")?;
+                InstKind::Get { obj, field: line.name("a field name")? }
+            }
+            "set" => {
+                let obj = self.operand(line)?;
+                line.punct(",")?;
+                let field = line.name("a field name")?;
+                line.punct(",")?;
+                InstKind::Set { obj, field, value: self.operand(line)? }
+            }
+            "call" | "missing_op" => {
+                let name = line.name("a name")?;
+                line.punct("(")?;
+                let args = self.operand_list(line, ")")?;
+                line.punct(")")?;
+                if word == "call" {
+                    InstKind::Call { func: name, args }
+                } else {
+                    InstKind::Op { op: Operator::Unknown(name), form: Form::Generic, args }
+                }
+            }
+            "guard_true" | "guard_false" | "guard_value" | "guard_class" => {
+                let o = self.operand(line)?;
+                line.punct(",")?;
+                let kind = match word.as_str() {
+                    "guard_true" => GuardKind::True(o),
+                    "guard_false" => GuardKind::False(o),
+                    "guard_value" => {
+                        let c = line.constant()?;
+                        line.punct(",")?;
+                        GuardKind::Value(o, c)
+                    }
+                    _ => {
+                        let class = line.name("a class name")?;
+                        line.punct(",")?;
+                        GuardKind::Class(o, class)
+                    }
+                };
+                InstKind::Guard { kind, resume: self.resume_ref(line)? }
+            }
+            name => {
+                let Some(op) = Op::from_name(name) else {
+                    return Err(RawError::new(pos, format!("unknown instruction `{name}`")));
+                };
+                let form = if line.is_punct(".") {
+                    line.bump();
+                    match line.bump() {
+                        Some(Tok::Ident(s)) if s == "int" => Form::Int,
+                        Some(Tok::Ident(s)) if s == "word" => Form::Word,
+                        _ => return Err(RawError::new(pos, "expected the form `.int` or `.word`")),
+                    }
+                } else {
+                    Form::Generic
+                };
+                let args = self.operand_list_to_end(line)?;
+                if args.len() != op.arity() {
+                    return Err(RawError::new(pos, format!("`{name}` takes {} operand(s)", op.arity())));
+                }
+                InstKind::Op { op: Operator::Known(op), form, args }
+            }
+        };
+        if kind.has_result() != result.is_some() {
+            let msg = if kind.has_result() {
+                "this instruction defines a value: write `vN = ...`"
+            } else {
+                "this instruction defines no value"
+            };
+            return Err(RawError::new(pos, msg));
+        }
+        let f = self.func();
+        let i = f.insts.alloc(InstData { kind, result });
+        if let Some(v) = result {
+            f.values[v].def = ValueDef::Inst(i);
+        }
+        let data = &mut f.blocks[b];
+        if matches!(f.insts[i].kind, InstKind::Phi(_)) {
+            data.phis.push(i);
+        } else {
+            data.insts.push(i);
+        }
+        Ok(false)
+    }
+
+    fn operand_list_to_end(&mut self, line: &mut Line) -> Result<Vec<Operand>, RawError> {
+        let mut out = Vec::new();
+        while line.peek().is_some() {
+            if !out.is_empty() {
+                line.punct(",")?;
+            }
+            out.push(self.operand(line)?);
+        }
+        Ok(out)
+    }
+
+    fn terminator(&mut self, word: &str, line: &mut Line) -> Result<Option<Terminator>, RawError> {
+        let two_blocks = |p: &mut Parser, line: &mut Line| -> Result<(BlockId, BlockId), RawError> {
+            line.punct(",")?;
+            let a = p.block_ref(line)?;
+            line.punct(",")?;
+            Ok((a, p.block_ref(line)?))
+        };
+        let term = match word {
+            "jump" => {
+                line.bump();
+                Terminator::Jump(self.block_ref(line)?)
+            }
+            "branch" => {
+                line.bump();
+                let cond = self.operand(line)?;
+                let (then_block, else_block) = two_blocks(self, line)?;
+                Terminator::Branch { cond, then_block, else_block }
+            }
+            "if_class" => {
+                line.bump();
+                let obj = self.operand(line)?;
+                line.punct(",")?;
+                let class = line.name("a class name")?;
+                let (then_block, else_block) = two_blocks(self, line)?;
+                Terminator::IfClass { obj, class, then_block, else_block }
+            }
+            "print" => {
+                line.bump();
+                Terminator::Print(self.operand(line)?)
+            }
+            "return" => {
+                line.bump();
+                Terminator::Return(self.operand(line)?)
+            }
+            "trap" => {
+                line.bump();
+                let pos = line.pos();
+                let Some(Tok::Ident(kind)) = line.bump().cloned() else {
+                    return Err(RawError::new(pos, "expected a trap kind"));
+                };
+                if kind == "return_outside_function" {
+                    return Ok(Some(Terminator::Trap(Trap::ReturnOutsideFunction)));
+                }
+                line.punct("(")?;
+                let n = line.name("a name")?;
+                let trap = match kind.as_str() {
+                    "error" => Trap::Error(n),
+                    "unknown_label" => Trap::UnknownLabel(n),
+                    "unknown_function" => Trap::UnknownFunction(n),
+                    "argument_count" => {
+                        line.punct(",")?;
+                        let expected = count(line)?;
+                        line.punct(",")?;
+                        Trap::ArgumentCount { func: n, expected, got: count(line)? }
+                    }
+                    _ => return Err(RawError::new(pos, format!("unknown trap `{kind}`"))),
+                };
+                line.punct(")")?;
+                Terminator::Trap(trap)
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(term))
+    }
+
+    fn resume_value(&mut self, line: &mut Line) -> Result<ResumeValue, RawError> {
+        if line.is_punct("@") {
+            line.bump();
+            return Ok(ResumeValue::Virtual(count(line)? as u32));
+        }
+        Ok(ResumeValue::Operand(self.operand(line)?))
+    }
+
+    fn bindings(&mut self, line: &mut Line) -> Result<Vec<(Symbol, ResumeValue)>, RawError> {
+        line.punct("[")?;
+        let mut out = Vec::new();
+        while !line.is_punct("]") {
+            if !out.is_empty() {
+                line.punct(",")?;
+            }
+            let k = line.name("a variable name")?;
+            line.punct("=")?;
+            out.push((k, self.resume_value(line)?));
+        }
+        line.punct("]")?;
+        Ok(out)
+    }
+
+    fn resume_line(&mut self, r: ResumeId, line: &mut Line) -> Result<(), RawError> {
+        if line.is_keyword("frame") {
+            line.bump();
+            let first = line.name("a label")?;
+            let (function, label) = if line.is_punct(".") {
+                line.bump();
+                (Some(first), line.name("a label")?)
+            } else {
+                (None, first)
+            };
+            let env = self.bindings(line)?;
+            let result = if line.is_keyword("result") {
+                line.bump();
+                Some(line.name("a variable name")?)
+            } else {
+                None
+            };
+            self.func().resumes[r].frames.push(ResumeFrame { function, label, env, result });
+            return Ok(());
+        }
+        if line.is_keyword("virtual") {
+            line.bump();
+            line.punct("@")?;
+            let pos = line.pos();
+            let index = count(line)?;
+            if index != self.func().resumes[r].virtuals.len() {
+                return Err(RawError::new(pos, "virtual objects are numbered in order from @0"));
+            }
+            let class = line.name("a class name")?;
+            let fields = self.bindings(line)?;
+            self.func().resumes[r].virtuals.push(VirtualObject { class, fields });
+            return Ok(());
+        }
+        Err(line.error("`frame`, `virtual` or `}`"))
+    }
+}
+
+fn count(line: &mut Line) -> Result<usize, RawError> {
+    match line.peek() {
+        Some(Tok::Int(flowc_lang::Value::Int(i))) if *i >= 0 => {
+            let n = *i as usize;
+            line.bump();
+            Ok(n)
+        }
+        _ => Err(line.error("a count")),
+    }
+}
+
+fn raw(b: BlockId) -> u32 {
+    b.into_raw().into_u32()
+}
+
+fn placeholder() -> Terminator {
+    Terminator::Trap(Trap::ReturnOutsideFunction)
+}
