@@ -2,5 +2,6 @@
 //! cross-engine test suites (in `tests/`).
 
 pub mod corpus;
+pub mod engines;
 pub mod gen;
 pub mod rng;

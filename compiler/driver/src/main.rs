@@ -28,6 +28,8 @@ enum Command {
     Run(cmd::run::Args),
     /// Print a program in either syntax.
     Fmt(cmd::fmt::Args),
+    /// Print the SSA IR of a program.
+    Ir(cmd::ir::Args),
 }
 
 /// A failed command: the message for stderr and the exit status.
@@ -53,6 +55,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => cmd::run::main(args),
         Command::Fmt(args) => cmd::fmt::main(args),
+        Command::Ir(args) => cmd::ir::main(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,1 +1,365 @@
-//! The IR interpreter (written next).
+//! The IR interpreter: runs a [`Module`] with the op table's semantics, so
+//! every pass can be checked by running the program after it.
+//!
+//! Values at run time are language values or *unbound* markers (see the
+//! crate docs): phis move them, every other use raises `key_not_found`.
+//! Specialized forms are promises made by cleanup; the interpreter checks
+//! each promise and reports a broken one as the internal error
+//! `broken_form(op)`, so a wrong specialization shows up in differential
+//! tests instead of silently computing something else.
+//!
+//! Phis of a block read their inputs for the incoming edge all before any of
+//! them is written (parallel copy semantics).
+
+use std::rc::Rc;
+
+use flowc_lang::ast::Operator;
+use flowc_lang::interp::{Config, ErrorKind, Location, Outcome, RuntimeError};
+use flowc_lang::ops::{Form, Op};
+use flowc_lang::value::Object;
+use flowc_lang::{Symbol, Value};
+
+use crate::function::{BlockId, Function, FunctionKind, InstId, Module};
+use crate::inst::{GuardKind, InstKind, Operand, Terminator};
+use crate::print;
+use crate::resume::ResumeId;
+
+/// A value at run time.
+#[derive(Clone, Debug)]
+enum Rt {
+    Val(Value),
+    Unbound(Symbol),
+}
+
+struct Frame<'m> {
+    func: &'m Function,
+    values: Vec<Option<Rt>>,
+    block: BlockId,
+    /// Where the caller continues: its block, the index after the call, and
+    /// the call instruction.
+    ret: Option<(BlockId, usize, InstId)>,
+}
+
+/// Why a trace stopped.
+#[derive(Clone, Debug)]
+pub enum TraceExit {
+    /// The program printed a value.
+    Printed(Value),
+    /// A guard failed; the resume record and the values it refers to.
+    GuardFailed { resume: ResumeId, values: Vec<(crate::ValueId, Value)> },
+}
+
+/// Runs the module's main function with the environment `env` (parameters
+/// are matched by name; missing ones are unbound).
+pub fn run(module: &Module, env: &[(Symbol, Value)], config: &Config) -> Result<Outcome, RuntimeError> {
+    let main = module.main().ok_or_else(|| internal("the module has no main function"))?;
+    let mut m = Machine {
+        module,
+        fuel: config.fuel.unwrap_or(u64::MAX),
+        max_depth: config.max_depth,
+        steps: 0,
+        allocations: 0,
+    };
+    let args = main
+        .params
+        .iter()
+        .map(|&p| {
+            let name = main.values[p].name.expect("main parameters are named");
+            match env.iter().find(|(k, _)| *k == name) {
+                Some((_, v)) => Rt::Val(v.clone()),
+                None => Rt::Unbound(name),
+            }
+        })
+        .collect();
+    match m.execute(main, args)? {
+        TraceExit::Printed(value) => Ok(Outcome { value, steps: m.steps, allocations: m.allocations }),
+        TraceExit::GuardFailed { .. } => Err(internal("a guard failed outside a trace")),
+    }
+}
+
+fn internal(msg: &str) -> RuntimeError {
+    RuntimeError { kind: ErrorKind::User(Symbol::intern(&format!("internal: {msg}"))), at: None }
+}
+
+struct Machine<'m> {
+    module: &'m Module,
+    fuel: u64,
+    max_depth: usize,
+    steps: u64,
+    allocations: u64,
+}
+
+impl<'m> Machine<'m> {
+    fn error(&self, frame: &Frame, kind: ErrorKind, index: usize) -> RuntimeError {
+        let f = frame.func;
+        let data = &f.blocks[frame.block];
+        let insts: Vec<InstId> = f.block_insts(frame.block).collect();
+        let is_terminator = index >= insts.len();
+        let text = if is_terminator {
+            print::terminator_to_string(&data.term)
+        } else {
+            print::inst_to_string(f, insts[index])
+        };
+        let block = data.name.unwrap_or_else(|| Symbol::intern(&print::block_ref(frame.block)));
+        let function = (f.kind == FunctionKind::Function).then_some(f.name);
+        RuntimeError { kind, at: Some(Location { function, block, statement: index + 1, is_terminator, text }) }
+    }
+
+    fn tick(&mut self, frame: &Frame, index: usize) -> Result<(), RuntimeError> {
+        self.steps += 1;
+        if self.steps > self.fuel {
+            return Err(self.error(frame, ErrorKind::FuelExhausted { fuel: self.fuel }, index));
+        }
+        Ok(())
+    }
+
+    fn execute(&mut self, func: &'m Function, args: Vec<Rt>) -> Result<TraceExit, RuntimeError> {
+        let mut stack: Vec<Frame<'m>> = Vec::new();
+        let mut frame = new_frame(func, args);
+        let mut start = 0usize;
+        loop {
+            let f = frame.func;
+            let insts: Vec<InstId> = f.block_insts(frame.block).collect();
+            let mut index = start;
+            while index < insts.len() {
+                let i = insts[index];
+                self.tick(&frame, index)?;
+                let data = &f.insts[i];
+                let result: Option<Rt> = match &data.kind {
+                    InstKind::Phi(_) => {
+                        index += 1;
+                        continue;
+                    }
+                    InstKind::Op { op, form, args } => {
+                        let vals = self.read_all(&frame, args, index)?;
+                        let v = match op {
+                            Operator::Known(op) if op.arity() == vals.len() => {
+                                check_form(*op, *form, &vals).map_err(|k| self.error(&frame, k, index))?;
+                                op.eval(&vals).map_err(|e| self.error(&frame, ErrorKind::from_op(e), index))?
+                            }
+                            other => {
+                                let kind = ErrorKind::MissingOp(Symbol::intern(other.name()));
+                                return Err(self.error(&frame, kind, index));
+                            }
+                        };
+                        Some(Rt::Val(v))
+                    }
+                    InstKind::CheckBound(o) => Some(Rt::Val(self.read(&frame, o, index)?)),
+                    InstKind::Unbound(var) => Some(Rt::Unbound(*var)),
+                    InstKind::New(class) => {
+                        self.allocations += 1;
+                        Some(Rt::Val(Value::Object(Rc::new(Object::new(self.allocations, *class)))))
+                    }
+                    InstKind::Get { obj, field } => {
+                        let o = self.read(&frame, obj, index)?;
+                        let Value::Object(o) = o else {
+                            let kind = ErrorKind::Type { what: "get", expected: "an object", got: o };
+                            return Err(self.error(&frame, kind, index));
+                        };
+                        match o.get(*field) {
+                            Some(v) => Some(Rt::Val(v)),
+                            None => {
+                                let kind = ErrorKind::UnsetField { class: o.class, field: *field };
+                                return Err(self.error(&frame, kind, index));
+                            }
+                        }
+                    }
+                    InstKind::Set { obj, field, value } => {
+                        let o = self.read(&frame, obj, index)?;
+                        let v = self.read(&frame, value, index)?;
+                        let Value::Object(o) = o else {
+                            let kind = ErrorKind::Type { what: "set", expected: "an object", got: o };
+                            return Err(self.error(&frame, kind, index));
+                        };
+                        if self.module.is_immutable(o.class, *field) && o.get(*field).is_some() {
+                            let kind = ErrorKind::ImmutableField { class: o.class, field: *field };
+                            return Err(self.error(&frame, kind, index));
+                        }
+                        o.set(*field, v);
+                        None
+                    }
+                    InstKind::Call { func: name, args } => {
+                        let vals = self.read_all(&frame, args, index)?;
+                        let Some(callee) = self.module.function(*name) else {
+                            return Err(self.error(&frame, ErrorKind::UnknownFunction(*name), index));
+                        };
+                        if callee.params.len() != vals.len() {
+                            let kind = ErrorKind::ArgumentCount {
+                                func: *name,
+                                expected: callee.params.len(),
+                                got: vals.len(),
+                            };
+                            return Err(self.error(&frame, kind, index));
+                        }
+                        if stack.len() + 1 >= self.max_depth {
+                            let kind = ErrorKind::StackOverflow { depth: self.max_depth };
+                            return Err(self.error(&frame, kind, index));
+                        }
+                        let mut callee_frame = new_frame(callee, vals.into_iter().map(Rt::Val).collect());
+                        callee_frame.ret = Some((frame.block, index + 1, i));
+                        stack.push(std::mem::replace(&mut frame, callee_frame));
+                        break;
+                    }
+                    InstKind::Guard { kind, resume } => {
+                        let v = self.read(&frame, kind.operand(), index)?;
+                        let holds = match kind {
+                            GuardKind::True(_) => v.is_truthy(),
+                            GuardKind::False(_) => !v.is_truthy(),
+                            GuardKind::Value(_, c) => v == *c,
+                            GuardKind::Class(_, class) => matches!(&v, Value::Object(o) if o.class == *class),
+                        };
+                        if !holds {
+                            return Ok(TraceExit::GuardFailed { resume: *resume, values: bound_values(&frame) });
+                        }
+                        None
+                    }
+                };
+                if let (Some(v), Some(dst)) = (result, data.result) {
+                    frame.values[dst.into_raw().into_u32() as usize] = Some(v);
+                }
+                index += 1;
+            }
+            if index < insts.len() {
+                // A call switched frames: run the callee from its entry.
+                let entry = frame.func.entry;
+                frame.block = entry;
+                start = 0;
+                continue;
+            }
+            self.tick(&frame, insts.len())?;
+            let n = insts.len();
+            let next = match &f.blocks[frame.block].term {
+                Terminator::Jump(b) => *b,
+                Terminator::Branch { cond, then_block, else_block } => {
+                    if self.read(&frame, cond, n)?.is_truthy() {
+                        *then_block
+                    } else {
+                        *else_block
+                    }
+                }
+                Terminator::IfClass { obj, class, then_block, else_block } => {
+                    let v = self.read(&frame, obj, n)?;
+                    if matches!(&v, Value::Object(o) if o.class == *class) {
+                        *then_block
+                    } else {
+                        *else_block
+                    }
+                }
+                Terminator::Print(o) => return Ok(TraceExit::Printed(self.read(&frame, o, n)?)),
+                Terminator::Return(o) => {
+                    let v = self.read(&frame, o, n)?;
+                    let Some((block, resume_at, call)) = frame.ret else {
+                        return Err(self.error(&frame, ErrorKind::ReturnOutsideFunction, n));
+                    };
+                    frame = stack.pop().expect("a returning frame has a caller");
+                    frame.block = block;
+                    if let Some(dst) = frame.func.insts[call].result {
+                        frame.values[dst.into_raw().into_u32() as usize] = Some(Rt::Val(v));
+                    }
+                    start = resume_at;
+                    continue;
+                }
+                Terminator::Trap(t) => return Err(self.error(&frame, t.error_kind(), n)),
+            };
+            self.enter(&mut frame, next);
+            start = 0;
+        }
+    }
+
+    /// Moves to `next`, evaluating its phis for the edge from the current block.
+    fn enter(&mut self, frame: &mut Frame, next: BlockId) {
+        let f = frame.func;
+        let from = frame.block;
+        let mut moves = Vec::new();
+        for &phi in &f.blocks[next].phis {
+            if let InstKind::Phi(inputs) = &f.insts[phi].kind {
+                let input = inputs.iter().find(|(b, _)| *b == from).map(|(_, o)| o);
+                let v = match input {
+                    Some(Operand::Const(c)) => Some(Rt::Val(c.clone())),
+                    Some(Operand::Value(v)) => frame.values[v.into_raw().into_u32() as usize].clone(),
+                    None => None,
+                };
+                moves.push((f.insts[phi].result, v));
+            }
+        }
+        for (dst, v) in moves {
+            if let Some(dst) = dst {
+                frame.values[dst.into_raw().into_u32() as usize] = v;
+            }
+        }
+        frame.block = next;
+    }
+
+    fn read(&self, frame: &Frame, o: &Operand, index: usize) -> Result<Value, RuntimeError> {
+        match o {
+            Operand::Const(c) => Ok(c.clone()),
+            Operand::Value(v) => match &frame.values[v.into_raw().into_u32() as usize] {
+                Some(Rt::Val(x)) => Ok(x.clone()),
+                Some(Rt::Unbound(name)) => Err(self.error(frame, ErrorKind::Unbound(*name), index)),
+                None => {
+                    let name = frame.func.values[*v].name.unwrap_or_else(|| Symbol::intern(&print::value_ref(*v)));
+                    Err(self.error(frame, ErrorKind::Unbound(name), index))
+                }
+            },
+        }
+    }
+
+    fn read_all(&self, frame: &Frame, ops: &[Operand], index: usize) -> Result<Vec<Value>, RuntimeError> {
+        ops.iter().map(|o| self.read(frame, o, index)).collect()
+    }
+}
+
+fn new_frame<'m>(func: &'m Function, args: Vec<Rt>) -> Frame<'m> {
+    let mut values = vec![None; func.values.len()];
+    for (&p, a) in func.params.iter().zip(args) {
+        values[p.into_raw().into_u32() as usize] = Some(a);
+    }
+    Frame { func, values, block: func.entry, ret: None }
+}
+
+fn bound_values(frame: &Frame) -> Vec<(crate::ValueId, Value)> {
+    frame
+        .func
+        .values
+        .iter()
+        .filter_map(|(id, _)| match &frame.values[id.into_raw().into_u32() as usize] {
+            Some(Rt::Val(v)) => Some((id, v.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Checks the promise a specialized form makes about its operands.
+fn check_form(op: Op, form: Form, args: &[Value]) -> Result<(), ErrorKind> {
+    let broken = || ErrorKind::User(Symbol::intern(&format!("broken_form({}{})", op.name(), form.suffix())));
+    match form {
+        Form::Generic => Ok(()),
+        Form::Int => {
+            let ok = match op {
+                Op::ReadList => matches!(args, [Value::List(_), Value::Int(_) | Value::Big(_)]),
+                Op::Len => matches!(args, [Value::List(_)]),
+                _ => args.iter().all(Value::is_int),
+            };
+            if ok {
+                Ok(())
+            } else {
+                Err(broken())
+            }
+        }
+        Form::Word => {
+            let ok = match (op, args) {
+                (Op::ReadList, [Value::List(l), Value::Int(i)]) => *i >= 0 && (*i as usize) < l.len(),
+                (Op::Len, [Value::List(_)]) => true,
+                (_, args) if args.iter().all(|a| matches!(a, Value::Int(_))) => {
+                    matches!(op.eval(args), Ok(Value::Int(_)))
+                }
+                _ => false,
+            };
+            if ok {
+                Ok(())
+            } else {
+                Err(broken())
+            }
+        }
+    }
+}

@@ -1,4 +1,5 @@
 //! One module per subcommand.
 
 pub mod fmt;
+pub mod ir;
 pub mod run;

@@ -31,6 +31,17 @@ pub struct Args {
 pub enum Engine {
     /// The reference interpreter.
     Interp,
+    /// The SSA IR from the front end, run by the IR interpreter.
+    Ir,
+}
+
+impl Engine {
+    fn name(self) -> &'static str {
+        match self {
+            Engine::Interp => "interp",
+            Engine::Ir => "ir",
+        }
+    }
 }
 
 pub fn main(args: Args) -> Result<(), Failure> {
@@ -40,6 +51,10 @@ pub fn main(args: Args) -> Result<(), Failure> {
     let started = Instant::now();
     let result = match args.engine {
         Engine::Interp => interp::run(&program, label, &env, &config),
+        Engine::Ir => match flowc_frontend::lower(&program, label) {
+            Ok(module) => flowc_ir::interp::run(&module, &env, &config),
+            Err(kind) => Err(interp::RuntimeError { kind, at: None }),
+        },
     };
     let elapsed = started.elapsed();
     match result {
@@ -47,7 +62,8 @@ pub fn main(args: Args) -> Result<(), Failure> {
             print!("{}", outcome.output());
             if args.stats {
                 eprintln!(
-                    "stats: engine interp, {} steps, {} allocations, {:.3} ms",
+                    "stats: engine {}, {} steps, {} allocations, {:.3} ms",
+                    args.engine.name(),
                     outcome.steps,
                     outcome.allocations,
                     elapsed.as_secs_f64() * 1e3

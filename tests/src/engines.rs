@@ -1,0 +1,46 @@
+//! Running a program on each engine with one result type, so differential
+//! tests compare engines with `==`: the printed output, or the error's term
+//! (`key_not_found(x)`, `missing_op(foo)`, …) — the error *kind*, not the
+//! message, since locations are engine-specific.
+
+use flowc_ir::Module;
+use flowc_lang::interp::{self, Config};
+use flowc_lang::{Program, Symbol, Value};
+
+/// What a run printed, or which error it raised.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Output(String),
+    Error(String),
+}
+
+/// Fuel for differential runs: generated programs finish well within it.
+pub const FUEL: u64 = 2_000_000;
+
+pub fn config() -> Config {
+    Config { fuel: Some(FUEL), ..Config::default() }
+}
+
+/// The program's default start: label and environment.
+pub fn start(p: &Program) -> (Symbol, Vec<(Symbol, Value)>) {
+    let label = p.default_entry().expect("program has an entry");
+    (label, p.entry_env(label).unwrap_or_default().to_vec())
+}
+
+pub fn reference(p: &Program, label: Symbol, env: &[(Symbol, Value)]) -> Outcome {
+    match interp::run(p, label, env, &config()) {
+        Ok(o) => Outcome::Output(o.output()),
+        Err(e) => Outcome::Error(e.kind.term()),
+    }
+}
+
+pub fn lower(p: &Program, label: Symbol) -> Module {
+    flowc_frontend::lower(p, label).expect("entry label exists")
+}
+
+pub fn ir(module: &Module, env: &[(Symbol, Value)]) -> Outcome {
+    match flowc_ir::interp::run(module, env, &config()) {
+        Ok(o) => Outcome::Output(o.output()),
+        Err(e) => Outcome::Error(e.kind.term()),
+    }
+}
