@@ -44,3 +44,14 @@ pub fn ir(module: &Module, env: &[(Symbol, Value)]) -> Outcome {
         Err(e) => Outcome::Error(e.kind.term()),
     }
 }
+
+/// The module converted back to a program (out of SSA) and run by the
+/// reference interpreter from its `entry` fact.
+pub fn via_fgl(module: &Module, env: &[(Symbol, Value)]) -> Outcome {
+    let program = flowc_ir::fgl::module_to_program(module).expect("functions convert to programs");
+    // Through the text, as a user would: print, parse, run.
+    let text = flowc_lang::syntax::print(flowc_lang::syntax::Syntax::Prolog, &program);
+    let program = flowc_lang::syntax::parse("fgl", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let label = program.default_entry().expect("fgl output has an entry fact");
+    reference(&program, label, env)
+}

@@ -149,7 +149,10 @@ impl Ssa {
             let preds = self.preds(b).to_vec();
             let mut inputs = Vec::with_capacity(preds.len());
             for p in preds {
-                let o = self.read_no_pending(var, p, entry);
+                // Register under the value the operand stands for now: a
+                // phi removed earlier forwards to its replacement.
+                let read = self.read_no_pending(var, p, entry);
+                let o = self.resolve(&read);
                 if let Operand::Value(v) = o {
                     if self.is_phi(v) {
                         self.phi_users.entry(v).or_default().push(phi);

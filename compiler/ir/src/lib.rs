@@ -51,6 +51,7 @@
 pub mod builder;
 pub mod cfg;
 pub mod dot;
+pub mod fgl;
 pub mod function;
 pub mod inst;
 pub mod interp;

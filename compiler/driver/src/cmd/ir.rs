@@ -1,7 +1,7 @@
 //! `flowc ir FILE [--entry L] [--emit ir|dot|fgl]`: the SSA IR the front end
 //! builds, as text, as Graphviz, or converted back into a runnable program.
 
-use flowc_ir::{dot, print};
+use flowc_ir::{dot, fgl, print};
 
 use crate::{input, Failure};
 
@@ -15,6 +15,9 @@ pub struct Args {
     /// What to print.
     #[arg(long, value_enum, default_value = "ir")]
     emit: Emit,
+    /// The syntax of `--emit fgl`.
+    #[arg(long, value_enum, default_value = "prolog")]
+    syntax: crate::cmd::fmt::SyntaxArg,
 }
 
 #[derive(Copy, Clone, clap::ValueEnum)]
@@ -23,6 +26,8 @@ pub enum Emit {
     Ir,
     /// Graphviz of each function's CFG.
     Dot,
+    /// A runnable program again (out of SSA), with an `entry` fact.
+    Fgl,
 }
 
 pub fn main(args: Args) -> Result<(), Failure> {
@@ -36,6 +41,10 @@ pub fn main(args: Args) -> Result<(), Failure> {
             for f in &module.functions {
                 print!("{}", dot::function(f));
             }
+        }
+        Emit::Fgl => {
+            let program = fgl::module_to_program(&module).map_err(Failure::input)?;
+            print!("{}", flowc_lang::syntax::print(args.syntax.into(), &program));
         }
     }
     Ok(())

@@ -40,8 +40,9 @@ pub enum Tok {
     Punct(&'static str),
 }
 
-const PUNCT: &[&str] =
-    &["==", "!=", "<=", ">=", "//", "<", ">", "+", "-", "*", "%", "=", "(", ")", "[", "]", ",", ".", ":"];
+const PUNCT: &[&str] = &[
+    "==", "!=", "<=", ">=", "//", "<", ">", "+", "-", "*", "%", "=", "(", ")", "[", "]", "{", "}", ",", ".", ":", "@",
+];
 
 /// Tokens of one line with their byte offsets in the file.
 pub fn lex_line(line: &str, base: usize) -> Result<Vec<(Tok, usize)>, RawError> {
@@ -66,7 +67,7 @@ pub fn lex_line(line: &str, base: usize) -> Result<Vec<(Tok, usize)>, RawError> 
             toks.push((Tok::Ident(line[i..j].to_owned()), start));
             i = j;
         } else if c.is_ascii_digit()
-            || (c == b'-' && b.get(i + 1).is_some_and(u8::is_ascii_digit) && !ends_value(toks.last()))
+            || (c == b'-' && b.get(i + 1).is_some_and(u8::is_ascii_digit) && is_sign(&toks, b, i))
         {
             let j = i + 1 + line[i + 1..].find(|ch: char| !ch.is_ascii_digit()).unwrap_or(line.len() - i - 1);
             let n: num_bigint::BigInt = line[i..j].parse().map_err(|_| RawError::new(start, "malformed number"))?;
@@ -96,6 +97,14 @@ pub fn lex_line(line: &str, base: usize) -> Result<Vec<(Tok, usize)>, RawError> 
         }
     }
     Ok(toks)
+}
+
+/// Whether a `-` touching a digit at `i` is a sign: when no operand ends
+/// right before it (`x = -1`, `return -8`), or when it is separated from the
+/// previous token but not from its digits (`add -4, -9` in the IR format;
+/// `a - 1` and `a-1` stay subtractions).
+fn is_sign(toks: &[(Tok, usize)], b: &[u8], i: usize) -> bool {
+    !ends_value(toks.last()) || (i > 0 && matches!(b[i - 1], b' ' | b'\t'))
 }
 
 /// Whether the previous token ends an operand, making a following `-` the
