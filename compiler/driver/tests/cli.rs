@@ -402,3 +402,48 @@ fn damaged_corpus_files_never_crash_flowc() {
         }
     }
 }
+
+#[test]
+fn ir_command_prints_ir_dot_and_runnable_programs() {
+    let o = flowc(&["ir", "examples/power.pl"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    expect![[r#"
+        main power(v0:y, v1:x) {
+        b0 power:
+            branch v0, b1, b2
+        b1 power_rec:
+            v2:res = phi [b0: 1, b1: v4]
+            v5:y = phi [b0: v0, b1: v6]
+            v4:res = mul v2, v1
+            v6:y = sub v5, 1
+            branch v6, b1, b2
+        b2 power_done:
+            v7:res = phi [b0: 1, b1: v4]
+            print v7
+        }
+    "#]]
+    .assert_eq(&stdout(&o));
+    let o = flowc(&["ir", "examples/power.pl", "--emit", "dot"], None);
+    let dot = stdout(&o);
+    assert!(dot.starts_with("digraph \"power\" {"), "{dot}");
+    assert!(dot.contains("b1 -> b1 [label=\"then\"];"), "{dot}");
+    let o = flowc(&["ir", "examples/bytecode.pl", "--emit", "fgl"], None);
+    let fgl = stdout(&o);
+    assert!(fgl.starts_with("entry("), "{fgl}");
+    let o = flowc(&["run", "-", "--env", "[bytecode/[mov_a_r0,mov_a_r1,mov_r0_a,decr_a,mov_a_r0,mov_r2_a,add_r1_to_a,mov_a_r2,mov_r0_a,jump_if_a,2,mov_r2_a,return_a],pc/0,a/12,r0/0,r1/0,r2/0]"], Some(&fgl));
+    assert_eq!(stdout(&o), "144\n", "{}", stderr(&o));
+}
+
+#[test]
+fn ir_engine_runs_programs() {
+    runs("examples/power.pl", &["--engine", "ir", "--env", "[x/10,y/20]"], "100000000000000000000\n");
+    runs("examples/linked_list.fg", &["--engine", "ir"], "5050\n");
+    fails(
+        "tests/corpus/errors/unbound.pl",
+        &["--engine", "ir"],
+        expect![[r#"
+            flowc: runtime error: unbound variable `y` [key_not_found(y)]
+              at block `power`, terminator: branch v0, b1, b2
+        "#]],
+    );
+}
