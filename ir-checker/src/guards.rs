@@ -1,0 +1,88 @@
+//! Guards and their resume data.
+//!
+//! Rules:
+//! - [`Rule::GuardInTrace`] (i): `guard_*` instructions appear only in
+//!   functions of kind `trace`.
+//! - [`Rule::DanglingRef`] (f): a guard's resume record exists; resume
+//!   values `@k` name a virtual object of the record; resume operands exist
+//!   in the value arena.
+//! - [`Rule::ResumeAvailable`] (i): every value the resume data refers to
+//!   (frame environments and virtual object fields) is available at the
+//!   guard: defined by a parameter or a linked instruction whose definition
+//!   dominates the guard's position (strictly earlier in the same block).
+//!   As for other uses, dominance is not required in unreachable blocks.
+//!
+//! A record shared by several guards is checked at each of them.
+
+use flowc_ir::print::{block_ref, resume_ref, value_ref};
+use flowc_ir::{FunctionKind, InstKind, ResumeValue};
+
+use crate::context::Checker;
+use crate::uses::{check_use, Flow, Problem, UsePoint};
+use crate::violation::Rule;
+
+pub(crate) fn check_guards(c: &mut Checker, flow: &Flow) {
+    let f = c.f;
+    for n in 0..c.linked.len() {
+        let l = c.linked[n];
+        let InstKind::Guard { resume, .. } = &f.insts[l.inst].kind else { continue };
+        let mut messages = Vec::new();
+        if f.kind != FunctionKind::Trace {
+            let msg = format!("guards are only allowed in traces, not in a {}", f.kind.keyword());
+            messages.push((Rule::GuardInTrace, msg));
+        }
+        let r = resume_ref(*resume);
+        if !c.has_resume(*resume) {
+            messages.push((Rule::DanglingRef, format!("{r} does not exist")));
+        } else {
+            let data = &f.resumes[*resume];
+            let values = data
+                .frames
+                .iter()
+                .flat_map(|fr| fr.env.iter().map(|(_, v)| v))
+                .chain(data.virtuals.iter().flat_map(|o| o.fields.iter().map(|(_, v)| v)));
+            for value in values {
+                let v = match value {
+                    ResumeValue::Virtual(k) => {
+                        if *k as usize >= data.virtuals.len() {
+                            messages.push((Rule::DanglingRef, format!("{r} refers to @{k}, which does not exist")));
+                        }
+                        continue;
+                    }
+                    ResumeValue::Operand(o) => match o.as_value() {
+                        Some(v) => v,
+                        None => continue,
+                    },
+                };
+                let val = value_ref(v);
+                let problem = match check_use(c, flow, v, UsePoint::At(l.block, l.pos)) {
+                    Ok(()) => continue,
+                    Err(p) => p,
+                };
+                messages.push(match problem {
+                    Problem::Dangling => (Rule::DanglingRef, format!("{r} refers to {val}, which does not exist")),
+                    Problem::Undefined => (
+                        Rule::ResumeAvailable,
+                        format!("{r} refers to {val}, which no parameter or linked instruction defines"),
+                    ),
+                    Problem::NotDominated(d) => (
+                        Rule::ResumeAvailable,
+                        format!(
+                            "{r} refers to {val} but its definition in {} does not dominate {}",
+                            block_ref(d),
+                            block_ref(l.block)
+                        ),
+                    ),
+                    Problem::Later(b) => (
+                        Rule::ResumeAvailable,
+                        format!("{r} refers to {val}, which is defined after this guard in {}", block_ref(b)),
+                    ),
+                });
+            }
+        }
+        for (rule, msg) in messages {
+            let at = c.at_inst(l.inst);
+            c.report(Some(l.block), l.pos, at, rule, msg);
+        }
+    }
+}
