@@ -337,7 +337,7 @@ fn function_defined_twice() {
 
 /// The example in `flowc_ir::print`'s docs uses values it never defines.
 #[test]
-fn print_docs_example_is_invalid() {
+fn values_no_instruction_defines_are_undefined() {
     let doc = "main power(v0:y, v1:x) {\nb0 power:\n    branch v0, b1, b2\nb1 power_rec:\n    v2:res = phi [b0: 1, b1: v4]\n    v4:res = mul v2, v1\n    v5:y = sub v3, 1\n    branch v5, b1, b2\nb2 power_done:\n    print v6\n}\n";
     expect![[r#"
         function power, block b1, instruction `v5:y = sub v3, 1`: [undefined-value] v3 is used here but no parameter or linked instruction defines it

@@ -34,8 +34,19 @@ pub fn reference(p: &Program, label: Symbol, env: &[(Symbol, Value)]) -> Outcome
     }
 }
 
+/// Lowers with the front end and checks the result with the IR checker.
 pub fn lower(p: &Program, label: Symbol) -> Module {
-    flowc_frontend::lower(p, label).expect("entry label exists")
+    let module = flowc_frontend::lower(p, label).expect("entry label exists");
+    verify(&module, "the front end");
+    module
+}
+
+/// Panics with every violation if the module breaks an IR invariant.
+pub fn verify(module: &Module, after: &str) {
+    if let Err(violations) = flowc_ir_checker::check_module(module) {
+        let list: Vec<String> = violations.iter().map(|v| v.to_string()).collect();
+        panic!("IR invalid after {after}:\n{}\n{}", list.join("\n"), flowc_ir::print::module(module));
+    }
 }
 
 pub fn ir(module: &Module, env: &[(Symbol, Value)]) -> Outcome {

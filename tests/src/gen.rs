@@ -55,7 +55,8 @@ const ODD_INTS: [&str; INT_VARS] = ["if", "x y", "Goto", "_t", "naïve", "it's"]
 
 /// Generates one program.
 pub fn generate(seed: u64, cfg: &GenConfig) -> Program {
-    let mut g = Gen { rng: Rng::new(seed), cfg: cfg.clone(), blocks: Vec::new(), cur: None, labels: 0, func: None };
+    let mut g =
+        Gen { rng: Rng::new(seed), cfg: cfg.clone(), blocks: Vec::new(), cur: None, labels: 0, func: None, emitted: 0 };
     let mut items = Vec::new();
     let inputs: Vec<(Symbol, Value)> = (0..2).map(|i| (g.int(i), Value::Int(g.rng.range(-20, 40)))).collect();
     items.push(Item::Entry(Entry { label: Symbol::intern("start"), env: Some(inputs) }));
@@ -102,6 +103,8 @@ struct Gen {
     labels: usize,
     /// The function being generated: its index and parameter count.
     func: Option<usize>,
+    /// Statements and terminators emitted so far (budgets count these).
+    emitted: usize,
 }
 
 fn var(s: Symbol) -> Arg {
@@ -153,10 +156,12 @@ impl Gen {
     }
 
     fn emit(&mut self, s: Stmt) {
+        self.emitted += 1;
         self.cur.as_mut().expect("an open block").1.push(s);
     }
 
     fn close(&mut self, term: Terminator) {
+        self.emitted += 1;
         let (label, body) = self.cur.take().expect("an open block");
         self.blocks.push(Block { label, body, term });
     }
@@ -215,32 +220,26 @@ impl Gen {
         }
     }
 
-    /// Emits roughly `budget` statements of structured code at loop depth `depth`.
-    fn body(&mut self, mut budget: usize, depth: usize) {
-        while budget > 0 {
-            let roll = self.rng.below(100);
-            budget = budget.saturating_sub(match roll {
-                0..=54 => {
-                    self.assignment();
-                    1
-                }
-                55..=64 => self.diamond(budget, depth),
-                65..=74 if depth < 2 => self.counted_loop(budget, depth),
+    /// Emits about `budget` statements of structured code at loop depth `depth`.
+    fn body(&mut self, budget: usize, depth: usize) {
+        let target = self.emitted + budget;
+        while self.emitted < target {
+            let left = target - self.emitted;
+            match self.rng.below(100) {
+                0..=54 => self.assignment(),
+                55..=64 => self.diamond(left, depth),
+                65..=74 if depth < 2 => self.counted_loop(left, depth),
                 75..=82 if self.func.is_none() => self.object_op(),
-                83..=86 if self.func.is_none() => self.class_test(budget, depth),
+                83..=86 if self.func.is_none() => self.class_test(left, depth),
                 87..=93 => self.call(),
                 94..=96 => {
                     let v = self.rand_int_var();
                     let l = self.label("promoted");
                     self.close(Terminator::Promote { var: v, label: l });
                     self.start(l);
-                    1
                 }
-                _ => {
-                    self.jump_to_new("next");
-                    1
-                }
-            });
+                _ => self.jump_to_new("next"),
+            }
         }
     }
 
@@ -300,7 +299,7 @@ impl Gen {
     }
 
     /// if c goto T else goto E; T: ...; goto J; E: ...; goto J; J:
-    fn diamond(&mut self, budget: usize, depth: usize) -> usize {
+    fn diamond(&mut self, budget: usize, depth: usize) {
         let c = Symbol::intern("c");
         let op = *self.rng.pick(&[Op::Lt, Op::Ge, Op::Eq, Op::Ne]);
         let (lhs, rhs) = (var(self.rand_int_var()), self.int_operand());
@@ -319,11 +318,10 @@ impl Gen {
         }
         self.close(Terminator::Jump(j));
         self.start(j);
-        inner + 2
     }
 
     /// k = n; goto H; H: if k goto B else goto X; B: ...; k = k - 1; goto H; X:
-    fn counted_loop(&mut self, budget: usize, depth: usize) -> usize {
+    fn counted_loop(&mut self, budget: usize, depth: usize) {
         let k = self.counter(depth);
         let n = self.rng.range(0, 4);
         self.emit(Stmt::Op1 { dst: k, op: Operator::Known(Op::Same), arg: int(n) });
@@ -338,39 +336,32 @@ impl Gen {
         self.emit(Stmt::Op2 { dst: k, op: Operator::Known(Op::Sub), lhs: var(k), rhs: int(1) });
         self.close(Terminator::Jump(h));
         self.start(x);
-        inner + 3
     }
 
-    fn object_op(&mut self) -> usize {
+    fn object_op(&mut self) {
         let o = self.rng.below(OBJ_VARS);
         let obj = self.obj(o);
         match self.rng.below(5) {
-            0 => {
-                self.new_object(o);
-                4
-            }
+            0 => self.new_object(o),
             1 | 2 => {
                 let field = if self.cfg.errors && self.rng.chance(15) { "f0" } else { *self.rng.pick(&FIELDS[1..]) };
                 let value = self.int_operand();
                 self.emit(Stmt::Set { obj: var(obj), field: Symbol::intern(field), value });
-                1
             }
             3 => {
                 let dst = self.rand_int_var();
                 let field = self.pick_name(&FIELDS);
                 self.emit(Stmt::Get { dst, obj: var(obj), field });
-                1
             }
             _ => {
                 let dst = self.rand_int_var();
                 let other = var(self.obj(1 - o));
                 self.emit(Stmt::Op2 { dst, op: Operator::Known(Op::Eq), lhs: var(obj), rhs: other });
-                1
             }
         }
     }
 
-    fn class_test(&mut self, budget: usize, depth: usize) -> usize {
+    fn class_test(&mut self, budget: usize, depth: usize) {
         let which = self.rng.below(OBJ_VARS);
         let obj = var(self.obj(which));
         let class = self.pick_name(&CLASSES);
@@ -384,14 +375,12 @@ impl Gen {
         self.start(e);
         self.close(Terminator::Jump(j));
         self.start(j);
-        inner + 1
     }
 
-    fn call(&mut self) -> usize {
+    fn call(&mut self) {
         let first = self.func.map_or(0, |f| f + 1);
         if first >= self.cfg.functions {
-            self.assignment();
-            return 1;
+            return self.assignment();
         }
         let f = first + self.rng.below(self.cfg.functions - first);
         let mut func = Symbol::intern(&format!("f{f}"));
@@ -415,7 +404,6 @@ impl Gen {
         let next = self.label("ret");
         self.close(Terminator::Call { dst, func, args, next });
         self.start(next);
-        2
     }
 
     /// `function fN(n, p)`: recursion on `n` down to 0 plus a random body.

@@ -27,47 +27,92 @@ pub trait EntryValue {
 
 pub struct Ssa {
     pub builder: Builder,
-    preds: HashMap<BlockId, Vec<BlockId>>,
+    /// Dense tables indexed by the raw arena index of blocks, instructions
+    /// and values (arenas are dense, so vectors beat hash maps here).
+    preds: Vec<Vec<BlockId>>,
     /// Current definitions per block.
-    defs: HashMap<BlockId, Vec<(Symbol, Operand)>>,
-    sealed: HashMap<BlockId, bool>,
+    defs: Vec<Vec<(Symbol, Operand)>>,
+    sealed: Vec<bool>,
     /// Incomplete phis of unsealed blocks.
-    incomplete: HashMap<BlockId, Vec<(Symbol, InstId)>>,
+    incomplete: Vec<Vec<(Symbol, InstId)>>,
     /// Phis still waiting for (some of) their operands.
-    unfinished: HashMap<InstId, ()>,
+    unfinished: Vec<bool>,
+    removed: Vec<bool>,
     pending: Vec<(Symbol, InstId, BlockId)>,
-    replaced: HashMap<ValueId, Operand>,
+    replaced: Vec<Option<Operand>>,
     /// For each phi value, the phis that use it.
-    phi_users: HashMap<ValueId, Vec<InstId>>,
-    removed: HashMap<InstId, ()>,
+    phi_users: Vec<Vec<InstId>>,
+}
+
+fn ix<T>(id: la_arena::Idx<T>) -> usize {
+    id.into_raw().into_u32() as usize
+}
+
+/// `v[i]`, growing `v` with defaults as needed.
+fn slot<T: Default>(v: &mut Vec<T>, i: usize) -> &mut T {
+    if v.len() <= i {
+        v.resize_with(i + 1, T::default);
+    }
+    &mut v[i]
+}
+
+/// Follows replacements from `o` to the operand it stands for now, and
+/// points every value on the way straight at it (path compression), so
+/// long chains of removed phis cost their length once.
+fn resolve_in(replaced: &mut [Option<Operand>], o: &Operand) -> Operand {
+    let mut end = o.clone();
+    while let Operand::Value(v) = end {
+        match replaced.get(ix(v)) {
+            Some(Some(r)) => end = r.clone(),
+            _ => break,
+        }
+    }
+    let mut cur = o.clone();
+    while let Operand::Value(v) = cur {
+        match replaced.get_mut(ix(v)) {
+            Some(Some(r)) if *r != end => {
+                cur = std::mem::replace(r, end.clone());
+            }
+            _ => break,
+        }
+    }
+    end
+}
+
+fn flag(v: &[bool], i: usize) -> bool {
+    v.get(i).copied().unwrap_or(false)
 }
 
 impl Ssa {
     pub fn new(builder: Builder, preds: HashMap<BlockId, Vec<BlockId>>) -> Ssa {
+        let mut dense: Vec<Vec<BlockId>> = Vec::new();
+        for (b, p) in preds {
+            *slot(&mut dense, ix(b)) = p;
+        }
         Ssa {
             builder,
-            preds,
-            defs: HashMap::new(),
-            sealed: HashMap::new(),
-            incomplete: HashMap::new(),
-            unfinished: HashMap::new(),
+            preds: dense,
+            defs: Vec::new(),
+            sealed: Vec::new(),
+            incomplete: Vec::new(),
+            unfinished: Vec::new(),
+            removed: Vec::new(),
             pending: Vec::new(),
-            replaced: HashMap::new(),
-            phi_users: HashMap::new(),
-            removed: HashMap::new(),
+            replaced: Vec::new(),
+            phi_users: Vec::new(),
         }
     }
 
     fn preds(&self, b: BlockId) -> &[BlockId] {
-        self.preds.get(&b).map_or(&[], |v| v)
+        self.preds.get(ix(b)).map_or(&[], |v| v)
     }
 
     pub fn is_sealed(&self, b: BlockId) -> bool {
-        self.sealed.get(&b).copied().unwrap_or(false)
+        flag(&self.sealed, ix(b))
     }
 
     pub fn write(&mut self, var: Symbol, block: BlockId, value: Operand) {
-        let defs = self.defs.entry(block).or_default();
+        let defs = slot(&mut self.defs, ix(block));
         match defs.iter_mut().find(|(v, _)| *v == var) {
             Some(slot) => slot.1 = value,
             None => defs.push((var, value)),
@@ -75,7 +120,7 @@ impl Ssa {
     }
 
     fn local(&self, var: Symbol, block: BlockId) -> Option<Operand> {
-        self.defs.get(&block)?.iter().find(|(v, _)| *v == var).map(|(_, o)| o.clone())
+        self.defs.get(ix(block))?.iter().find(|(v, _)| *v == var).map(|(_, o)| o.clone())
     }
 
     /// The current value of `var` at the end of the filled part of `block`.
@@ -94,7 +139,7 @@ impl Ssa {
             }
             if !self.is_sealed(b) {
                 let phi = self.new_phi(var, b);
-                self.incomplete.entry(b).or_default().push((var, phi));
+                slot(&mut self.incomplete, ix(b)).push((var, phi));
                 break self.phi_value(phi);
             }
             match self.preds(b).len() {
@@ -124,7 +169,7 @@ impl Ssa {
         let v = self.builder.phi(b, Vec::new(), Some(var));
         let ValueDef::Inst(phi) = self.builder.func.values[v].def else { unreachable!() };
         self.write(var, b, Operand::Value(v));
-        self.unfinished.insert(phi, ());
+        *slot(&mut self.unfinished, ix(phi)) = true;
         phi
     }
 
@@ -137,10 +182,10 @@ impl Ssa {
         if self.is_sealed(b) {
             return;
         }
-        for (var, phi) in self.incomplete.remove(&b).unwrap_or_default() {
+        for (var, phi) in std::mem::take(slot(&mut self.incomplete, ix(b))) {
             self.pending.push((var, phi, b));
         }
-        self.sealed.insert(b, true);
+        *slot(&mut self.sealed, ix(b)) = true;
         self.process_pending(entry);
     }
 
@@ -155,13 +200,13 @@ impl Ssa {
                 let o = self.resolve(&read);
                 if let Operand::Value(v) = o {
                     if self.is_phi(v) {
-                        self.phi_users.entry(v).or_default().push(phi);
+                        slot(&mut self.phi_users, ix(v)).push(phi);
                     }
                 }
                 inputs.push((p, o));
             }
             self.builder.func.insts[phi].kind = InstKind::Phi(inputs);
-            self.unfinished.remove(&phi);
+            *slot(&mut self.unfinished, ix(phi)) = false;
             self.try_remove_trivial(phi);
         }
     }
@@ -173,30 +218,24 @@ impl Ssa {
         }
     }
 
-    /// Follows phi replacements.
-    pub fn resolve(&self, o: &Operand) -> Operand {
-        let mut o = o.clone();
-        while let Operand::Value(v) = o {
-            match self.replaced.get(&v) {
-                Some(r) => o = r.clone(),
-                None => break,
-            }
-        }
-        o
+    /// Follows phi replacements, compressing the chain it walked.
+    pub fn resolve(&mut self, o: &Operand) -> Operand {
+        resolve_in(&mut self.replaced, o)
     }
 
     /// Algorithm 3 of the paper, with a worklist instead of recursion.
     fn try_remove_trivial(&mut self, phi: InstId) {
         let mut work = vec![phi];
         while let Some(phi) = work.pop() {
-            if self.removed.contains_key(&phi) || self.unfinished.contains_key(&phi) {
+            if flag(&self.removed, ix(phi)) || flag(&self.unfinished, ix(phi)) {
                 continue;
             }
             let me = self.builder.func.insts[phi].result.expect("phi has a result");
             let InstKind::Phi(inputs) = &self.builder.func.insts[phi].kind else { unreachable!() };
+            let inputs: Vec<Operand> = inputs.iter().map(|(_, o)| o.clone()).collect();
             let mut same: Option<Operand> = None;
             let mut trivial = true;
-            for (_, o) in inputs {
+            for o in &inputs {
                 let o = self.resolve(o);
                 if o == Operand::Value(me) || same.as_ref() == Some(&o) {
                     continue;
@@ -213,12 +252,12 @@ impl Ssa {
             // A phi with no input but itself sits in a cycle no definition
             // enters; reachable code never builds one, keep it if it appears.
             let Some(same) = same else { continue };
-            self.replaced.insert(me, same.clone());
-            self.removed.insert(phi, ());
-            let users = self.phi_users.remove(&me).unwrap_or_default();
+            *slot(&mut self.replaced, ix(me)) = Some(same.clone());
+            *slot(&mut self.removed, ix(phi)) = true;
+            let users = std::mem::take(slot(&mut self.phi_users, ix(me)));
             if let Operand::Value(s) = same {
                 if self.is_phi(s) {
-                    self.phi_users.entry(s).or_default().extend(users.iter().copied().filter(|&u| u != phi));
+                    slot(&mut self.phi_users, ix(s)).extend(users.iter().copied().filter(|&u| u != phi));
                 }
             }
             work.extend(users.into_iter().filter(|&u| u != phi));
@@ -228,18 +267,11 @@ impl Ssa {
     /// Unlinks removed phis and rewrites every operand through the
     /// replacements.
     pub fn finish(self) -> Function {
-        let Ssa { builder, replaced, removed, .. } = self;
+        let Ssa { builder, mut replaced, removed, .. } = self;
         let mut f = builder.finish();
-        let resolve = |o: &mut Operand| {
-            while let Operand::Value(v) = o {
-                match replaced.get(v) {
-                    Some(r) => *o = r.clone(),
-                    None => break,
-                }
-            }
-        };
+        let mut resolve = |o: &mut Operand| *o = resolve_in(&mut replaced, o);
         for b in f.layout.clone() {
-            f.blocks[b].phis.retain(|i| !removed.contains_key(i));
+            f.blocks[b].phis.retain(|i| !flag(&removed, ix(*i)));
             let ids: Vec<InstId> = f.block_insts(b).collect();
             for i in ids {
                 for o in f.insts[i].kind.operands_mut() {
@@ -250,8 +282,9 @@ impl Ssa {
                 resolve(o);
             }
         }
-        for i in removed.keys() {
-            if let Some(v) = f.insts[*i].result {
+        let dead: Vec<InstId> = f.insts.iter().map(|(i, _)| i).filter(|i| flag(&removed, ix(*i))).collect();
+        for i in dead {
+            if let Some(v) = f.insts[i].result {
                 f.values[v].def = ValueDef::Detached;
             }
         }

@@ -21,13 +21,20 @@ pub struct Cfg {
 }
 
 impl Cfg {
+    /// The views of `f`. Layout entries outside the block arena, and repeats,
+    /// are ignored (the checker reports them), so this never panics.
     pub fn new(f: &Function) -> Cfg {
         let mut succs = ArenaMap::default();
         let mut preds: ArenaMap<BlockId, Vec<BlockId>> = ArenaMap::default();
+        let n = f.blocks.len() as u32;
+        let mut layout: Vec<BlockId> = Vec::with_capacity(f.layout.len());
         for &b in &f.layout {
-            preds.insert(b, Vec::new());
+            if b.into_raw().into_u32() < n && preds.get(b).is_none() {
+                preds.insert(b, Vec::new());
+                layout.push(b);
+            }
         }
-        for &b in &f.layout {
+        for &b in &layout {
             let mut s = f.blocks[b].term.successors();
             dedup_in_order(&mut s);
             for &t in &s {
@@ -41,8 +48,11 @@ impl Cfg {
         // may have a million blocks).
         let mut visited: ArenaMap<BlockId, ()> = ArenaMap::default();
         let mut post = Vec::with_capacity(f.layout.len());
-        let mut stack: Vec<(BlockId, usize)> = vec![(f.entry, 0)];
-        visited.insert(f.entry, ());
+        let mut stack: Vec<(BlockId, usize)> = Vec::new();
+        if preds.get(f.entry).is_some() {
+            stack.push((f.entry, 0));
+            visited.insert(f.entry, ());
+        }
         while let Some((b, i)) = stack.pop() {
             let s: &Vec<BlockId> = succs.get(b).map_or(&EMPTY, |v| v);
             if i < s.len() {
@@ -109,6 +119,16 @@ pub struct DomTree {
 
 impl DomTree {
     pub fn new(f: &Function, cfg: &Cfg) -> DomTree {
+        if cfg.rpo.is_empty() {
+            // The entry is not in the layout: nothing is reachable.
+            return DomTree {
+                idom: ArenaMap::default(),
+                children: ArenaMap::default(),
+                pre: ArenaMap::default(),
+                post: ArenaMap::default(),
+                entry: f.entry,
+            };
+        }
         let mut graph: DiGraph<BlockId, ()> = DiGraph::with_capacity(cfg.rpo.len(), cfg.rpo.len() * 2);
         let nodes: Vec<NodeIndex> = cfg.rpo.iter().map(|&b| graph.add_node(b)).collect();
         for &b in &cfg.rpo {

@@ -19,7 +19,8 @@ use crate::resume::{ResumeData, ResumeFrame, ResumeId, ResumeValue, VirtualObjec
 
 /// Parses a module.
 pub fn module(file: &str, src: &str) -> Result<Module, ParseError> {
-    Parser::default().run(src).map_err(|e| e.locate(file, src))
+    let max_number = u32::try_from(src.len()).unwrap_or(u32::MAX).saturating_mul(2).saturating_add(64);
+    Parser { max_number, ..Parser::default() }.run(src).map_err(|e| e.locate(file, src))
 }
 
 /// Parses a text holding exactly one function.
@@ -51,6 +52,10 @@ struct Open {
 struct Parser {
     module: Module,
     open: Option<Open>,
+    /// The largest `vN`/`bN`/`rN` number accepted: a text cannot define more
+    /// entities than it has bytes, so bigger numbers are typos or attacks
+    /// that would otherwise make the parser fill arenas up to N.
+    max_number: u32,
 }
 
 /// A numbered reference like `v12`, `b3`, `r0`.
@@ -111,6 +116,12 @@ impl Parser {
     }
 
     fn line(&mut self, state: State, mut line: Line) -> Result<State, RawError> {
+        for (tok, pos) in line.toks {
+            let big = ['v', 'b', 'r'].iter().any(|&p| numbered(Some(tok), p).is_some_and(|n| n > self.max_number));
+            if big {
+                return Err(RawError::new(*pos, "number too large for this text"));
+            }
+        }
         match state {
             State::Top => self.top(line),
             State::Resume(r) => {

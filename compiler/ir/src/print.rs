@@ -9,11 +9,13 @@
 //!     branch v0, b1, b2
 //! b1 power_rec:
 //!     v2:res = phi [b0: 1, b1: v4]
+//!     v5:y = phi [b0: v0, b1: v6]
 //!     v4:res = mul v2, v1
-//!     v5:y = sub v3, 1
-//!     branch v5, b1, b2
+//!     v6:y = sub v5, 1
+//!     branch v6, b1, b2
 //! b2 power_done:
-//!     print v6
+//!     v7:res = phi [b0: 1, b1: v4]
+//!     print v7
 //! }
 //! ```
 //!
@@ -110,7 +112,9 @@ pub fn function(f: &Function) -> String {
 /// `v4` or `v4:res`.
 fn def(out: &mut String, f: &Function, v: ValueId) {
     out.push_str(&value_ref(v));
-    if let Some(n) = f.values[v].name {
+    // Tolerate ids outside the arena: the checker prints invalid IR too.
+    let var = (v.into_raw().into_u32() < f.values.len() as u32).then(|| f.values[v].name).flatten();
+    if let Some(n) = var {
         out.push(':');
         name(out, n);
     }

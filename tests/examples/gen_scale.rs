@@ -1,0 +1,29 @@
+//! Times generating and lowering large programs: `cargo run --release -p flowc-tests --example gen_scale`.
+use std::time::Instant;
+fn main() {
+    for size in [1_000usize, 10_000, 100_000, 1_000_000] {
+        let cfg = flowc_tests::gen::GenConfig { size, functions: 3, errors: false, odd_names: false };
+        let t = Instant::now();
+        let p = flowc_tests::gen::generate(7, &cfg);
+        let tg = t.elapsed();
+        let stmts: usize = p
+            .items
+            .iter()
+            .map(|i| match i {
+                flowc_lang::ast::Item::Block(b) => b.body.len() + 1,
+                flowc_lang::ast::Item::Function(f) => f.blocks.iter().map(|b| b.body.len() + 1).sum(),
+                _ => 0,
+            })
+            .sum();
+        let t = Instant::now();
+        let m = flowc_frontend::lower(&p, flowc_lang::Symbol::intern("start")).unwrap();
+        let tl = t.elapsed();
+        println!(
+            "size {size}: {stmts} stmts, gen {:?}, lower {:?} ({:.1} ns/stmt), {} fns",
+            tg,
+            tl,
+            tl.as_nanos() as f64 / stmts as f64,
+            m.functions.len()
+        );
+    }
+}
