@@ -4,6 +4,8 @@
 //! - `benches/vs_swipl.rs`: the same workloads on the series' Prolog
 //!   interpreter under SWI-Prolog, measured in the same run, as a ratio.
 
+pub mod scale;
+
 use std::path::{Path, PathBuf};
 
 use flowc_lang::interp::{self, Config, Outcome};

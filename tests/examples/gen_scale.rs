@@ -18,6 +18,13 @@ fn main() {
         let t = Instant::now();
         let m = flowc_frontend::lower(&p, flowc_lang::Symbol::intern("start")).unwrap();
         let tl = t.elapsed();
+        let f = &m.functions[0];
+        let (blocks, phis, insts) = f.counts();
+        println!(
+            "  main: {blocks} blocks, {phis} phis, {insts} insts; arena {} insts, {} values",
+            f.insts.len(),
+            f.values.len()
+        );
         println!(
             "size {size}: {stmts} stmts, gen {:?}, lower {:?} ({:.1} ns/stmt), {} fns",
             tg,

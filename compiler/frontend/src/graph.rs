@@ -1,44 +1,20 @@
 //! Lowering one flow graph (the main graph or a function) to an IR function.
 
-use std::collections::HashMap;
-
 use bitvec::prelude::*;
 
 use flowc_ir::{BlockId, Builder, Function, FunctionKind, InstKind, Operand, Terminator, Trap, ValueDef};
 use flowc_lang::ast::{self, Arg, Operator, Stmt};
 use flowc_lang::ops::{Form, Op};
+use flowc_lang::symbol::SymbolMap;
 use flowc_lang::Symbol;
 
 use crate::ssa::{EntryValue, Ssa};
-
-/// Where a jump goes: a lowered block or a trap for a missing label.
-fn target(map: &HashMap<Symbol, BlockId>, traps: &HashMap<Symbol, BlockId>, l: Symbol) -> BlockId {
-    map.get(&l).or_else(|| traps.get(&l)).copied().expect("every target has a block")
-}
 
 /// Variables read by a terminator (`promote` reads nothing: it is a jump).
 fn term_reads(t: &ast::Terminator) -> Vec<Symbol> {
     match t {
         ast::Terminator::Promote { .. } => Vec::new(),
         t => t.uses(),
-    }
-}
-
-/// Dense numbers for variable names.
-#[derive(Default)]
-struct VarIds {
-    ids: HashMap<Symbol, usize>,
-    names: Vec<Symbol>,
-}
-
-impl VarIds {
-    fn id(&mut self, s: Symbol) -> usize {
-        if let Some(&i) = self.ids.get(&s) {
-            return i;
-        }
-        self.names.push(s);
-        self.ids.insert(s, self.names.len() - 1);
-        self.names.len() - 1
     }
 }
 
@@ -52,9 +28,12 @@ fn arg_var(a: &Arg) -> Option<Symbol> {
 /// Entry values: main-graph parameters by name, or `unbound` instructions
 /// (one per variable, at the start of the entry block) in functions.
 struct Entry {
-    params: HashMap<Symbol, Operand>,
-    unbound: HashMap<Symbol, Operand>,
+    params: SymbolMap<Operand>,
+    unbound: SymbolMap<Operand>,
     entry: BlockId,
+    /// In the main graph every variable read before it is written on some
+    /// path is a parameter, created when construction first meets it.
+    lazy_params: bool,
 }
 
 impl EntryValue for Entry {
@@ -64,6 +43,11 @@ impl EntryValue for Entry {
         }
         if let Some(u) = self.unbound.get(&var) {
             return u.clone();
+        }
+        if self.lazy_params {
+            let o = Operand::Value(builder.param(Some(var)));
+            self.params.insert(var, o.clone());
+            return o;
         }
         let v = builder.inst(self.entry, InstKind::Unbound(var), Some(var)).expect("unbound has a result");
         // Keep `unbound` values at the top of the entry block.
@@ -87,117 +71,154 @@ pub fn lower_graph(
     entry_label: Symbol,
     signatures: &[(Symbol, usize)],
 ) -> Function {
-    let index: HashMap<Symbol, usize> = blocks.iter().enumerate().rev().map(|(i, b)| (b.label, i)).collect();
+    let index: SymbolMap<usize> = blocks.iter().enumerate().rev().map(|(i, b)| (b.label, i)).collect();
     // Reachable AST blocks, in reverse postorder from the entry.
     let rpo = reverse_postorder(blocks, &index, index[&entry_label]);
-    let reachable: BitVec = {
-        let mut r = bitvec![0; blocks.len()];
-        for &i in &rpo {
-            r.set(i, true);
-        }
-        r
-    };
+    let mut reachable = bitvec![0; blocks.len()];
+    for &i in &rpo {
+        reachable.set(i, true);
+    }
     let entry_has_preds = rpo.iter().any(|&i| blocks[i].term.successors().contains(&entry_label));
 
+    // IR blocks: one per reachable AST block (file order), one trap block per
+    // missing label; the AST entry is the IR entry unless it has predecessors.
     let mut builder = Builder::new(kind, name);
-    let mut map: HashMap<Symbol, BlockId> = HashMap::new();
     let fresh_entry = builder.entry();
+    let mut ir_of: Vec<Option<BlockId>> = vec![None; blocks.len()];
     for (i, b) in blocks.iter().enumerate() {
-        if !reachable[i] {
-            continue;
+        if reachable[i] {
+            ir_of[i] = Some(if b.label == entry_label && !entry_has_preds {
+                builder.set_name(fresh_entry, Some(b.label));
+                fresh_entry
+            } else {
+                builder.block(Some(b.label))
+            });
         }
-        let ir = if b.label == entry_label && !entry_has_preds {
-            builder.set_name(fresh_entry, Some(b.label));
-            fresh_entry
-        } else {
-            builder.block(Some(b.label))
-        };
-        map.insert(b.label, ir);
     }
-    let mut traps: HashMap<Symbol, BlockId> = HashMap::new();
+    let mut traps: SymbolMap<BlockId> = SymbolMap::default();
+    let mut trap_blocks = Vec::new();
     for &i in &rpo {
         for l in blocks[i].term.successors() {
-            if !map.contains_key(&l) && !traps.contains_key(&l) {
+            if !index.contains_key(&l) && !traps.contains_key(&l) {
                 let t = builder.block(None);
                 builder.terminate(t, Terminator::Trap(Trap::UnknownLabel(l)));
                 traps.insert(l, t);
+                trap_blocks.push(t);
             }
         }
     }
+    let targets = Targets { index: &index, ir_of: &ir_of, traps: &traps };
+    let n = builder.func.blocks.len();
+    let raw = |b: BlockId| b.into_raw().into_u32() as usize;
     // Predecessors in the IR, distinct, in the order edges are met.
-    let mut preds: HashMap<BlockId, Vec<BlockId>> = HashMap::new();
+    let mut preds: Vec<Vec<BlockId>> = vec![Vec::new(); n];
     let mut add_edge = |from: BlockId, to: BlockId| {
-        let p = preds.entry(to).or_default();
+        let p = &mut preds[raw(to)];
         if !p.contains(&from) {
             p.push(from);
         }
     };
+    let entry_block = targets.get(entry_label);
     if entry_has_preds {
-        add_edge(fresh_entry, map[&entry_label]);
+        add_edge(fresh_entry, entry_block);
     }
     for &i in &rpo {
+        let from = ir_of[i].expect("reachable");
         for l in blocks[i].term.successors() {
-            add_edge(map[&blocks[i].label], target(&map, &traps, l));
+            add_edge(from, targets.get(l));
         }
     }
 
-    let mut entry = Entry { params: HashMap::new(), unbound: HashMap::new(), entry: fresh_entry };
-    match params {
-        Some(ps) => {
-            for &p in ps {
-                let v = builder.param(Some(p));
-                entry.params.insert(p, Operand::Value(v));
-            }
-        }
-        None => {
-            for var in free_variables(blocks, &rpo, &index) {
-                let v = builder.param(Some(var));
-                entry.params.insert(var, Operand::Value(v));
-            }
-        }
-    }
     let is_main = params.is_none();
+    let mut entry =
+        Entry { params: SymbolMap::default(), unbound: SymbolMap::default(), entry: fresh_entry, lazy_params: is_main };
+    for &p in params.unwrap_or_default() {
+        let v = builder.param(Some(p));
+        entry.params.insert(p, Operand::Value(v));
+    }
     let mut ssa = Ssa::new(builder, preds.clone());
 
     // Fill blocks in reverse postorder; seal each as soon as all its
     // predecessors are filled.
-    let mut order: Vec<BlockId> = Vec::new();
+    let mut order: Vec<(BlockId, Option<usize>)> = Vec::with_capacity(n);
     if entry_has_preds {
-        order.push(fresh_entry);
+        order.push((fresh_entry, None));
     }
-    order.extend(rpo.iter().map(|&i| map[&blocks[i].label]));
-    let mut trap_blocks: Vec<BlockId> = traps.values().copied().collect();
-    trap_blocks.sort_by_key(|b| b.into_raw().into_u32());
-    order.extend(trap_blocks);
-    let ast_of: HashMap<BlockId, usize> = rpo.iter().map(|&i| (map[&blocks[i].label], i)).collect();
-    let mut filled: HashMap<BlockId, bool> = HashMap::new();
-    let all_filled = |b: BlockId, filled: &HashMap<BlockId, bool>| {
-        preds.get(&b).is_none_or(|ps| ps.iter().all(|p| filled.contains_key(p)))
-    };
-    for &b in &order {
+    order.extend(rpo.iter().map(|&i| (ir_of[i].expect("reachable"), Some(i))));
+    order.extend(trap_blocks.iter().map(|&t| (t, None)));
+    let mut filled = vec![false; n];
+    let all_filled = |b: BlockId, filled: &[bool]| preds[raw(b)].iter().all(|p| filled[raw(*p)]);
+    for &(b, ast) in &order {
         if all_filled(b, &filled) {
             ssa.seal(b, &mut entry);
         }
-        match ast_of.get(&b) {
-            Some(&i) => fill(&mut ssa, &mut entry, b, blocks[i], &map, &traps, signatures, is_main),
-            None if b == fresh_entry => {
-                let to = map[&entry_label];
-                ssa.builder.terminate(b, Terminator::Jump(to));
-            }
+        match ast {
+            Some(i) => fill(&mut ssa, &mut entry, b, blocks[i], &targets, signatures, is_main),
+            None if b == fresh_entry => ssa.builder.terminate(b, Terminator::Jump(entry_block)),
             None => {}
         }
-        filled.insert(b, true);
-        let succs: Vec<BlockId> = ssa.builder.func.blocks[b].term.successors();
-        for s in succs {
+        filled[raw(b)] = true;
+        for s in ssa.builder.func.blocks[b].term.successors() {
             if all_filled(s, &filled) {
                 ssa.seal(s, &mut entry);
             }
         }
     }
-    ssa.finish()
+    let mut f = ssa.finish();
+    if is_main {
+        order_parameters(&mut f, &first_use_order(blocks, &rpo));
+    }
+    f
 }
 
-fn reverse_postorder(blocks: &[&ast::Block], index: &HashMap<Symbol, usize>, entry: usize) -> Vec<usize> {
+/// Maps labels to the IR blocks jumps go to.
+struct Targets<'a> {
+    index: &'a SymbolMap<usize>,
+    ir_of: &'a [Option<BlockId>],
+    traps: &'a SymbolMap<BlockId>,
+}
+
+impl Targets<'_> {
+    /// The lowered block of `l`, or the trap block of a missing label.
+    fn get(&self, l: Symbol) -> BlockId {
+        match self.index.get(&l) {
+            Some(&i) => self.ir_of[i].expect("jump targets of reachable blocks are reachable"),
+            None => self.traps[&l],
+        }
+    }
+}
+
+/// Puts the main graph's parameters in first-use order (their position in
+/// `order`) and gives them the first value numbers.
+fn order_parameters(f: &mut Function, order: &SymbolMap<usize>) {
+    let key = |f: &Function, v: flowc_ir::ValueId| f.values[v].name.and_then(|n| order.get(&n).copied());
+    let mut params = f.params.clone();
+    params.sort_by_key(|&v| key(f, v).unwrap_or(usize::MAX));
+    for (i, &p) in params.iter().enumerate() {
+        f.values[p].def = ValueDef::Param(i as u32);
+    }
+    f.params = params.clone();
+    f.reorder_values(&params);
+}
+
+/// Position of each variable's first read: blocks in reverse postorder,
+/// statements in order, then the terminator.
+fn first_use_order(blocks: &[&ast::Block], rpo: &[usize]) -> SymbolMap<usize> {
+    let mut order = SymbolMap::default();
+    let mut note = |v: Symbol| {
+        let n = order.len();
+        order.entry(v).or_insert(n);
+    };
+    for &i in rpo {
+        for s in &blocks[i].body {
+            s.args().into_iter().filter_map(arg_var).for_each(&mut note);
+        }
+        term_reads(&blocks[i].term).into_iter().for_each(&mut note);
+    }
+    order
+}
+
+fn reverse_postorder(blocks: &[&ast::Block], index: &SymbolMap<usize>, entry: usize) -> Vec<usize> {
     let mut visited = bitvec![0; blocks.len()];
     let mut post = Vec::new();
     let succ =
@@ -222,92 +243,12 @@ fn reverse_postorder(blocks: &[&ast::Block], index: &HashMap<Symbol, usize>, ent
     post
 }
 
-/// Variables that may be read before any write on some path from the
-/// entry (live into the entry), in first-use order: blocks in reverse
-/// postorder, statements in order.
-fn free_variables(blocks: &[&ast::Block], rpo: &[usize], index: &HashMap<Symbol, usize>) -> Vec<Symbol> {
-    let mut vars = VarIds::default();
-    // Per block: upward-exposed reads and writes, plus first-read order.
-    let mut uses: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
-    let mut defs: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
-    let mut first_reads: Vec<usize> = Vec::new();
-    for &i in rpo {
-        let b = blocks[i];
-        let mut written: Vec<usize> = Vec::new();
-        let mut reads: Vec<Symbol> = Vec::new();
-        let mut writes: Vec<Option<Symbol>> = Vec::new();
-        for s in &b.body {
-            reads.extend(s.args().into_iter().filter_map(arg_var));
-            writes.push(s.dst());
-            for v in reads.drain(..) {
-                let v = vars.id(v);
-                if !written.contains(&v) && !uses[i].contains(&v) {
-                    uses[i].push(v);
-                }
-                first_reads.push(v);
-            }
-            if let Some(d) = writes.pop().flatten() {
-                let d = vars.id(d);
-                if !written.contains(&d) {
-                    written.push(d);
-                }
-            }
-        }
-        for v in term_reads(&b.term) {
-            let v = vars.id(v);
-            if !written.contains(&v) && !uses[i].contains(&v) {
-                uses[i].push(v);
-            }
-            first_reads.push(v);
-        }
-        if let ast::Terminator::Call { dst, .. } = &b.term {
-            written.push(vars.id(*dst));
-        }
-        defs[i] = written;
-    }
-    let names = vars.names;
-    let n = names.len();
-    let mut live_in: Vec<BitVec> = vec![bitvec![0; n]; blocks.len()];
-    let succ =
-        |i: usize| -> Vec<usize> { blocks[i].term.successors().iter().filter_map(|l| index.get(l).copied()).collect() };
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &i in rpo.iter().rev() {
-            let mut live = bitvec![0; n];
-            for s in succ(i) {
-                live |= &live_in[s];
-            }
-            for &d in &defs[i] {
-                live.set(d, false);
-            }
-            for &u in &uses[i] {
-                live.set(u, true);
-            }
-            if live != live_in[i] {
-                live_in[i] = live;
-                changed = true;
-            }
-        }
-    }
-    let entry_live = &live_in[rpo[0]];
-    let mut out = Vec::new();
-    for v in first_reads {
-        if entry_live[v] && !out.contains(&names[v]) {
-            out.push(names[v]);
-        }
-    }
-    out
-}
-
-#[allow(clippy::too_many_arguments)]
 fn fill(
     ssa: &mut Ssa,
     entry: &mut Entry,
     b: BlockId,
     block: &ast::Block,
-    map: &HashMap<Symbol, BlockId>,
-    traps: &HashMap<Symbol, BlockId>,
+    targets: &Targets,
     signatures: &[(Symbol, usize)],
     is_main: bool,
 ) {
@@ -354,7 +295,7 @@ fn fill(
             }
         }
     }
-    let to = |l: &Symbol| target(map, traps, *l);
+    let to = |l: &Symbol| targets.get(*l);
     let term = match &block.term {
         ast::Terminator::Jump(l) | ast::Terminator::Promote { label: l, .. } => Terminator::Jump(to(l)),
         ast::Terminator::If { cond, then_label, else_label } => Terminator::Branch {

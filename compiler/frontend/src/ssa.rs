@@ -15,8 +15,6 @@
 //! replacement is recorded in a forwarding map and applied to every operand
 //! in [`Ssa::finish`].
 
-use std::collections::HashMap;
-
 use flowc_ir::{BlockId, Builder, Function, InstId, InstKind, Operand, ValueDef, ValueId};
 use flowc_lang::Symbol;
 
@@ -84,14 +82,11 @@ fn flag(v: &[bool], i: usize) -> bool {
 }
 
 impl Ssa {
-    pub fn new(builder: Builder, preds: HashMap<BlockId, Vec<BlockId>>) -> Ssa {
-        let mut dense: Vec<Vec<BlockId>> = Vec::new();
-        for (b, p) in preds {
-            *slot(&mut dense, ix(b)) = p;
-        }
+    /// `preds` is indexed by the raw block index.
+    pub fn new(builder: Builder, preds: Vec<Vec<BlockId>>) -> Ssa {
         Ssa {
             builder,
-            preds: dense,
+            preds,
             defs: Vec::new(),
             sealed: Vec::new(),
             incomplete: Vec::new(),

@@ -135,6 +135,53 @@ impl Function {
         (self.layout.len(), phis, insts)
     }
 
+    /// Renumbers the values so that `first` get the numbers 0, 1, … in that
+    /// order and the others follow in their old order. Linear in the size of
+    /// the function; used to give parameters the first numbers.
+    pub fn reorder_values(&mut self, first: &[ValueId]) {
+        let n = self.values.len();
+        let raw = |v: ValueId| v.into_raw().into_u32() as usize;
+        let mut order: Vec<ValueId> = first.to_vec();
+        let mut placed = vec![false; n];
+        for &v in first {
+            placed[raw(v)] = true;
+        }
+        order.extend(self.values.iter().map(|(v, _)| v).filter(|&v| !placed[raw(v)]));
+        let mut new_index = vec![0u32; n];
+        let mut arena = Arena::with_capacity(n);
+        for &v in &order {
+            new_index[raw(v)] = arena.alloc(self.values[v].clone()).into_raw().into_u32();
+        }
+        let map = |v: ValueId| -> ValueId { Idx::from_raw(la_arena::RawIdx::from_u32(new_index[raw(v)])) };
+        self.values = arena;
+        for p in &mut self.params {
+            *p = map(*p);
+        }
+        let remap = |o: &mut Operand| {
+            if let Operand::Value(v) = o {
+                *v = map(*v);
+            }
+        };
+        for (_, data) in self.insts.iter_mut() {
+            if let Some(r) = &mut data.result {
+                *r = map(*r);
+            }
+            for o in data.kind.operands_mut() {
+                remap(o);
+            }
+        }
+        for (_, b) in self.blocks.iter_mut() {
+            for o in b.term.operands_mut() {
+                remap(o);
+            }
+        }
+        for (_, r) in self.resumes.iter_mut() {
+            for o in r.operands_mut() {
+                remap(o);
+            }
+        }
+    }
+
     /// Replaces every use of value `from` (instruction, terminator and
     /// resume operands) by `to`.
     pub fn replace_uses(&mut self, from: ValueId, to: &Operand) {

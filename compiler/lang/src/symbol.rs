@@ -65,6 +65,40 @@ impl fmt::Display for Symbol {
     }
 }
 
+/// A hasher for symbols (and other small integer keys): one multiply, as in
+/// rustc's FxHash. Symbols are dense small integers, so SipHash's
+/// protection against crafted keys buys nothing and costs a lot in the
+/// compiler's hot maps.
+#[derive(Default, Clone, Copy)]
+pub struct SymbolHasher(u64);
+
+impl std::hash::Hasher for SymbolHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+/// A hash map keyed by symbols.
+pub type SymbolMap<V> = HashMap<Symbol, V, std::hash::BuildHasherDefault<SymbolHasher>>;
+
 impl From<&str> for Symbol {
     fn from(s: &str) -> Symbol {
         Symbol::intern(s)

@@ -1,0 +1,32 @@
+//! Front end (SSA construction) and IR checker on generated programs of
+//! 10^3 to 10^6 statements: time per statement at each size, and the ratio
+//! of the per-statement time at 10^6 to that at 10^4 (linear scaling
+//! keeps it near 1; the target is at most 1.5).
+//!
+//!     cargo bench -p flowc-bench --bench frontend
+
+use flowc_bench::scale::{program, time_best, SIZES};
+
+// The allocator the flowc binary uses too: the compiler allocates many small
+// vectors, where glibc's malloc degrades as the heap grows.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+use flowc_lang::Symbol;
+
+fn main() {
+    println!("{:>10} {:>12} {:>12} {:>12}", "statements", "lower ns/st", "check ns/st", "total ns/st");
+    let mut per_stmt = Vec::new();
+    for size in SIZES {
+        let (p, n) = program(size);
+        let entry = Symbol::intern("start");
+        let lower = time_best(1.0, || std::hint::black_box(flowc_frontend::lower(&p, entry).unwrap()));
+        let module = flowc_frontend::lower(&p, entry).unwrap();
+        assert!(flowc_ir_checker::check_module(&module).is_ok(), "generated program lowers to valid IR");
+        let check = time_best(1.0, || std::hint::black_box(flowc_ir_checker::check_module(&module).is_ok()));
+        let ns = |s: f64| s * 1e9 / n as f64;
+        println!("{n:>10} {:>12.0} {:>12.0} {:>12.0}", ns(lower), ns(check), ns(lower + check));
+        per_stmt.push((size, ns(lower + check)));
+    }
+    let at = |s: usize| per_stmt.iter().find(|(size, _)| *size == s).map(|p| p.1).unwrap();
+    println!("per-statement time at 10^6 / at 10^4: {:.2} (target <= 1.5)", at(1_000_000) / at(10_000));
+}
