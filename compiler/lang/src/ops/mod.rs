@@ -9,6 +9,8 @@
 //! anything that folds constants calls it, so folding can never disagree with
 //! execution.
 
+pub mod range;
+
 use std::cmp::Ordering;
 
 use num_bigint::BigInt;

@@ -1,0 +1,60 @@
+//! What passes hand on to later passes: per function, the results of the
+//! analyses (propagate, loops, escape, def-use). A transforming pass that
+//! invalidates an earlier result clears it.
+
+use flowc_ir::Module;
+
+use crate::defuse::DefUse;
+use crate::escape::Escape;
+use crate::loops::LoopForest;
+use crate::propagate::Propagation;
+
+/// Tunable limits.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Statements a pure call with constant arguments may execute when
+    /// propagate folds it by running it.
+    pub fold_fuel: u64,
+    /// Largest callee (in instructions) cleanup inlines.
+    pub inline_limit: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { fold_fuel: 100_000, inline_limit: 24 }
+    }
+}
+
+/// Analysis results of one function.
+#[derive(Default)]
+pub struct FunctionFacts {
+    pub propagation: Option<Propagation>,
+    pub loops: Option<LoopForest>,
+    pub escape: Option<Escape>,
+    pub defuse: Option<DefUse>,
+}
+
+/// Results shared between passes, indexed like `Module::functions`.
+#[derive(Default)]
+pub struct Context {
+    pub options: Options,
+    pub functions: Vec<FunctionFacts>,
+}
+
+impl Context {
+    pub fn new(module: &Module) -> Context {
+        Context::with_options(module, Options::default())
+    }
+
+    pub fn with_options(module: &Module, options: Options) -> Context {
+        Context { options, functions: module.functions.iter().map(|_| FunctionFacts::default()).collect() }
+    }
+
+    /// The facts of function `i`, growing the table if functions were added.
+    pub fn facts(&mut self, i: usize) -> &mut FunctionFacts {
+        while self.functions.len() <= i {
+            self.functions.push(FunctionFacts::default());
+        }
+        &mut self.functions[i]
+    }
+}

@@ -1,0 +1,1 @@
+//! The value-info lattice (not written yet).

@@ -1,0 +1,15 @@
+//! Pass `loops` (not written yet).
+
+use flowc_ir::Module;
+
+use crate::Context;
+
+/// The loops of one function.
+#[derive(Clone, Debug, Default)]
+pub struct LoopForest {}
+
+pub fn run(_module: &mut Module, _cx: &mut Context) {}
+
+pub fn annotate(_module: &Module, _cx: &Context) -> String {
+    String::new()
+}
