@@ -1,1 +1,429 @@
-//! The value-info lattice (not written yet).
+//! The value-info lattice of propagate (and of the trace optimizer): what
+//! is known about a value at run time.
+//!
+//! An [`Info`] combines
+//! - the set of [`Kinds`] the value may have (integer, atom, list, object,
+//!   unbound) — the empty set is bottom: no value reaches here (yet);
+//! - the exact value, when there is exactly one;
+//! - an integer [`Interval`] for its integer members;
+//! - an interval of lengths for its list members;
+//! - the class of its object members, and the allocation (`new`) they come
+//!   from, when unique.
+//!
+//! [`Info::join`] is the least upper bound; intervals are widened at phis
+//! ([`Info::widen`]) so ascending chains are finite. Transfer functions
+//! ([`transfer`]) come from the op table: constant folding with
+//! [`Op::eval`], ranges with [`flowc_lang::ops::range`]. [`best_form`]
+//! decides which specialized form an operation may take.
+
+use std::fmt::{self, Write as _};
+
+use flowc_ir::InstId;
+use flowc_lang::ops::range::{self, Interval};
+use flowc_lang::ops::{Form, Op};
+use flowc_lang::{Symbol, Value};
+
+/// A set of value kinds.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Kinds(pub u8);
+
+impl Kinds {
+    pub const NONE: Kinds = Kinds(0);
+    pub const INT: Kinds = Kinds(1);
+    pub const ATOM: Kinds = Kinds(2);
+    pub const LIST: Kinds = Kinds(4);
+    pub const OBJECT: Kinds = Kinds(8);
+    pub const UNBOUND: Kinds = Kinds(16);
+    /// Any bound value.
+    pub const VALUE: Kinds = Kinds(15);
+    pub const ANY: Kinds = Kinds(31);
+
+    pub fn has(self, k: Kinds) -> bool {
+        self.0 & k.0 != 0
+    }
+
+    /// Whether every member is in `k`.
+    pub fn within(self, k: Kinds) -> bool {
+        self.0 & !k.0 == 0
+    }
+
+    pub fn union(self, k: Kinds) -> Kinds {
+        Kinds(self.0 | k.0)
+    }
+
+    pub fn without(self, k: Kinds) -> Kinds {
+        Kinds(self.0 & !k.0)
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
+impl fmt::Display for Kinds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if *self == Kinds::ANY {
+            return f.write_str("any");
+        }
+        if *self == Kinds::VALUE {
+            return f.write_str("value");
+        }
+        let names = [
+            (Kinds::INT, "int"),
+            (Kinds::ATOM, "atom"),
+            (Kinds::LIST, "list"),
+            (Kinds::OBJECT, "object"),
+            (Kinds::UNBOUND, "unbound"),
+        ];
+        let parts: Vec<&str> = names.iter().filter(|(k, _)| self.has(*k)).map(|(_, n)| *n).collect();
+        if parts.is_empty() {
+            f.write_str("none")
+        } else {
+            f.write_str(&parts.join("|"))
+        }
+    }
+}
+
+/// What is known about a value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Info {
+    pub kinds: Kinds,
+    pub constant: Option<Value>,
+    pub range: Interval,
+    pub len: Interval,
+    pub class: Option<Symbol>,
+    pub alloc: Option<InstId>,
+}
+
+impl Info {
+    /// No value (unreached).
+    pub fn bottom() -> Info {
+        Info {
+            kinds: Kinds::NONE,
+            constant: None,
+            range: Interval::EMPTY,
+            len: Interval::EMPTY,
+            class: None,
+            alloc: None,
+        }
+    }
+
+    /// Anything, unbound included (a main-graph parameter).
+    pub fn any() -> Info {
+        Info::of_kinds(Kinds::ANY)
+    }
+
+    /// Any bound value.
+    pub fn value() -> Info {
+        Info::of_kinds(Kinds::VALUE)
+    }
+
+    /// Every value of the given kinds.
+    pub fn of_kinds(kinds: Kinds) -> Info {
+        Info {
+            kinds,
+            constant: None,
+            range: if kinds.has(Kinds::INT) { Interval::FULL } else { Interval::EMPTY },
+            len: if kinds.has(Kinds::LIST) { Interval::NON_NEGATIVE } else { Interval::EMPTY },
+            class: None,
+            alloc: None,
+        }
+    }
+
+    /// An integer in `range`.
+    pub fn int(range: Interval) -> Info {
+        if range.is_empty() {
+            return Info::bottom();
+        }
+        match range.as_point() {
+            Some(p) => Info::of_const(&Value::Int(p as i64)),
+            None => Info { range, ..Info::of_kinds(Kinds::INT) },
+        }
+    }
+
+    pub fn of_const(v: &Value) -> Info {
+        let mut info = match v {
+            Value::Int(i) => Info { range: Interval::point(*i as i128), ..Info::of_kinds(Kinds::INT) },
+            Value::Big(_) => Info::of_kinds(Kinds::INT),
+            Value::Atom(_) => Info::of_kinds(Kinds::ATOM),
+            Value::List(items) => Info { len: Interval::point(items.len() as i128), ..Info::of_kinds(Kinds::LIST) },
+            Value::Object(o) => Info { class: Some(o.class), ..Info::of_kinds(Kinds::OBJECT) },
+        };
+        if !matches!(v, Value::Object(_)) {
+            info.constant = Some(v.clone());
+        }
+        info
+    }
+
+    /// An object of `class` made by allocation `alloc`.
+    pub fn object(class: Symbol, alloc: Option<InstId>) -> Info {
+        Info { class: Some(class), alloc, ..Info::of_kinds(Kinds::OBJECT) }
+    }
+
+    pub fn is_bottom(&self) -> bool {
+        self.kinds.is_empty()
+    }
+
+    /// The same info without the unbound kind (after a successful use).
+    pub fn bound(&self) -> Info {
+        Info { kinds: self.kinds.without(Kinds::UNBOUND), ..self.clone() }
+    }
+
+    pub fn may_be_unbound(&self) -> bool {
+        self.kinds.has(Kinds::UNBOUND)
+    }
+
+    /// Least upper bound.
+    pub fn join(&self, o: &Info) -> Info {
+        if self.is_bottom() {
+            return o.clone();
+        }
+        if o.is_bottom() {
+            return self.clone();
+        }
+        let pick = |a: Option<Symbol>, b: Option<Symbol>, ha: bool, hb: bool| match (ha, hb) {
+            (false, _) => b,
+            (_, false) => a,
+            _ if a == b => a,
+            _ => None,
+        };
+        let (ha, hb) = (self.kinds.has(Kinds::OBJECT), o.kinds.has(Kinds::OBJECT));
+        Info {
+            kinds: self.kinds.union(o.kinds),
+            constant: if self.constant == o.constant { self.constant.clone() } else { None },
+            range: self.range.hull(o.range),
+            len: self.len.hull(o.len),
+            class: pick(self.class, o.class, ha, hb),
+            alloc: match (ha, hb) {
+                (false, _) => o.alloc,
+                (_, false) => self.alloc,
+                _ if self.alloc == o.alloc => self.alloc,
+                _ => None,
+            },
+        }
+    }
+
+    /// `new`, with ranges widened against `self` (the previous info).
+    pub fn widen(&self, new: &Info) -> Info {
+        Info { range: Interval::widen(self.range, new.range), len: Interval::widen(self.len, new.len), ..new.clone() }
+    }
+
+    /// Narrows the integer members to `r` (a branch condition); keeps
+    /// non-integer members.
+    pub fn restrict_range(&self, r: Interval) -> Info {
+        let range = self.range.intersect(r);
+        let kinds = if range.is_empty() { self.kinds.without(Kinds::INT) } else { self.kinds };
+        if kinds == Kinds::INT && range.as_point().is_some() {
+            return Info::int(range);
+        }
+        let constant = if kinds.has(Kinds::INT) || self.constant.is_none() { self.constant.clone() } else { None };
+        Info { kinds, range, constant, ..self.clone() }
+    }
+
+    /// How `if` sees the value: always true, always false, or unknown.
+    pub fn truth(&self) -> Option<bool> {
+        let k = self.kinds.without(Kinds::UNBOUND);
+        if k.is_empty() {
+            return None;
+        }
+        if !k.has(Kinds::INT) {
+            return Some(true);
+        }
+        if k == Kinds::INT {
+            if !self.range.contains(0) {
+                return Some(true);
+            }
+            if self.range.as_point() == Some(0) {
+                return Some(false);
+            }
+        }
+        None
+    }
+
+    /// Whether the value is always an object of `class` (`Some(true)`),
+    /// never one (`Some(false)`), or unknown.
+    pub fn is_class(&self, class: Symbol) -> Option<bool> {
+        let k = self.kinds.without(Kinds::UNBOUND);
+        if k.is_empty() {
+            return None;
+        }
+        if !k.has(Kinds::OBJECT) {
+            return Some(false);
+        }
+        match self.class {
+            Some(c) if c != class => Some(false),
+            Some(_) if k == Kinds::OBJECT => Some(true),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Info {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(c) = &self.constant {
+            let mut s = String::new();
+            flowc_lang::syntax::readable_print::constant(&mut s, c);
+            return write!(f, "= {s}");
+        }
+        write!(f, "{}", self.kinds)?;
+        let bound = |b: i128| match b {
+            range::NEG_INF => "-inf".to_owned(),
+            range::POS_INF => "+inf".to_owned(),
+            b => b.to_string(),
+        };
+        if self.kinds.has(Kinds::INT) && self.range != Interval::FULL {
+            write!(f, " [{}, {}]", bound(self.range.lo), bound(self.range.hi))?;
+        }
+        if self.kinds.has(Kinds::LIST) && self.len != Interval::NON_NEGATIVE {
+            write!(f, " len [{}, {}]", bound(self.len.lo), bound(self.len.hi))?;
+        }
+        if let Some(c) = self.class {
+            write!(f, " class {c}")?;
+        }
+        if let Some(a) = self.alloc {
+            write!(f, " from new#{}", a.into_raw().into_u32())?;
+        }
+        Ok(())
+    }
+}
+
+/// The info of `op` applied to operands with infos `args` (operands are
+/// read first, so an unbound one fails: only bound members flow on).
+pub fn transfer(op: Op, args: &[Info]) -> Info {
+    let args: Vec<Info> = args.iter().map(Info::bound).collect();
+    if args.iter().any(Info::is_bottom) {
+        return Info::bottom();
+    }
+    if let Some(consts) = args.iter().map(|a| a.constant.clone()).collect::<Option<Vec<Value>>>() {
+        return match op.eval(&consts) {
+            Ok(v) => Info::of_const(&v),
+            Err(_) => Info::bottom(),
+        };
+    }
+    let ints = |k: usize| args[k].kinds.has(Kinds::INT);
+    match op {
+        Op::Same => args[0].clone(),
+        Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Neg => {
+            if !(0..args.len()).all(ints) {
+                return Info::bottom();
+            }
+            let ranges: Vec<Interval> = args.iter().map(|a| a.range).collect();
+            if matches!(op, Op::Div | Op::Mod) && ranges[1].as_point() == Some(0) {
+                return Info::bottom();
+            }
+            Info::int(range::transfer(op, &ranges))
+        }
+        Op::Eq | Op::Ne => {
+            let (a, b) = (&args[0], &args[1]);
+            let disjoint = (a.kinds.0 & b.kinds.0) == 0
+                || (a.kinds == Kinds::INT && b.kinds == Kinds::INT && a.range.intersect(b.range).is_empty());
+            if disjoint {
+                Info::of_const(&Value::Int((op == Op::Ne) as i64))
+            } else {
+                Info::int(Interval::BOOL)
+            }
+        }
+        Op::ReadList => {
+            let (list, index) = (&args[0], &args[1]);
+            if !list.kinds.has(Kinds::LIST) || !index.kinds.has(Kinds::INT) {
+                return Info::bottom();
+            }
+            match &list.constant {
+                Some(Value::List(items)) => {
+                    let valid = index.range.intersect(Interval::new(0, items.len() as i128 - 1));
+                    if valid.is_empty() {
+                        return Info::bottom();
+                    }
+                    let (lo, hi) = (valid.lo as usize, valid.hi as usize);
+                    items[lo..=hi].iter().fold(Info::bottom(), |acc, v| acc.join(&Info::of_const(v)))
+                }
+                _ => Info::value(),
+            }
+        }
+        Op::Len => {
+            if !args[0].kinds.has(Kinds::LIST) {
+                return Info::bottom();
+            }
+            Info::int(args[0].len.intersect(Interval::NON_NEGATIVE))
+        }
+    }
+}
+
+/// The cheapest form `op` may take with operands described by `args`.
+pub fn best_form(op: Op, args: &[Info]) -> Form {
+    let forms = op.info().forms;
+    if forms.len() == 1 || args.iter().any(|a| a.may_be_unbound() || a.is_bottom()) {
+        return Form::Generic;
+    }
+    let only = |k: usize, kinds: Kinds| args[k].kinds.within(kinds);
+    let int_ok = match op {
+        Op::ReadList => only(0, Kinds::LIST) && only(1, Kinds::INT),
+        Op::Len => only(0, Kinds::LIST),
+        _ => (0..args.len()).all(|k| only(k, Kinds::INT)),
+    };
+    if !int_ok {
+        return Form::Generic;
+    }
+    let word = match op {
+        Op::ReadList => {
+            let (len, index) = (args[0].len, args[1].range);
+            index.fits_word() && !len.is_empty() && index.lo >= 0 && index.hi < len.lo
+        }
+        Op::Len => true,
+        Op::Lt | Op::Le | Op::Gt | Op::Ge => args.iter().all(|a| a.range.fits_word()),
+        _ => range::cannot_overflow(op, &args.iter().map(|a| a.range).collect::<Vec<_>>()),
+    };
+    if word && forms.contains(&Form::Word) {
+        Form::Word
+    } else if forms.contains(&Form::Int) {
+        Form::Int
+    } else {
+        Form::Generic
+    }
+}
+
+/// Renders `(value, info)` pairs one per line, for dumps.
+pub fn render(out: &mut String, lines: impl Iterator<Item = (String, Info)>) {
+    for (name, info) in lines {
+        writeln!(out, ";   {name}: {info}").unwrap();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn join_keeps_what_both_sides_agree_on() {
+        let a = Info::of_const(&Value::Int(2));
+        let b = Info::of_const(&Value::Int(2));
+        assert_eq!(a.join(&b), a);
+        let c = Info::of_const(&Value::Int(5));
+        let j = a.join(&c);
+        assert_eq!(j.constant, None);
+        assert_eq!(j.range, Interval::new(2, 5));
+        assert_eq!(Info::bottom().join(&c), c);
+    }
+
+    #[test]
+    fn transfer_folds_and_ranges() {
+        let two = Info::of_const(&Value::Int(2));
+        assert_eq!(transfer(Op::Add, &[two.clone(), two.clone()]), Info::of_const(&Value::Int(4)));
+        let small = Info::int(Interval::new(0, 9));
+        assert_eq!(transfer(Op::Add, &[small.clone(), two.clone()]).range, Interval::new(2, 11));
+        assert_eq!(transfer(Op::Lt, &[small.clone(), Info::of_const(&Value::Int(10))]), Info::of_const(&Value::Int(1)));
+        assert!(transfer(Op::Add, &[Info::of_const(&Value::atom("a")), two]).is_bottom());
+    }
+
+    #[test]
+    fn forms_follow_proofs() {
+        let small = Info::int(Interval::new(0, 9));
+        let any_int = Info::of_kinds(Kinds::INT);
+        assert_eq!(best_form(Op::Add, &[small.clone(), small.clone()]), Form::Word);
+        assert_eq!(best_form(Op::Add, &[any_int.clone(), small.clone()]), Form::Int);
+        assert_eq!(best_form(Op::Add, &[Info::value(), small.clone()]), Form::Generic);
+        let list = Info::of_const(&Value::list(vec![Value::Int(1); 10]));
+        assert_eq!(best_form(Op::ReadList, &[list.clone(), small]), Form::Word);
+        assert_eq!(best_form(Op::ReadList, &[list, any_int]), Form::Int);
+    }
+}

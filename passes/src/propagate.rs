@@ -1,15 +1,579 @@
-//! Pass `propagate` (not written yet).
+//! Pass `propagate`: optimistic sparse conditional constant propagation
+//! (Wegman & Zadeck) fused with kind, integer-range, list-length and
+//! object-class inference, as Factor's propagation pass does — one
+//! optimistic analysis, so facts help each other (a range decides a branch,
+//! the dead branch no longer widens a range).
+//!
+//! Reads: the IR (normalized). Writes: nothing in the IR — it annotates:
+//! a [`Propagation`] per function in `Context` (value infos, executable
+//! blocks and edges, calls to fold, field reads to forward, calls to
+//! inline), which `cleanup` turns into rewrites.
+//!
+//! - Everything starts at bottom; only blocks reached through executable
+//!   edges are evaluated. A `branch` whose condition's truth is known, or an
+//!   `if_class` whose answer is known, makes only one edge executable.
+//! - Phis join their inputs over executable edges; a phi whose info keeps
+//!   changing is widened ([`Info::widen`]) so the analysis terminates.
+//! - Operands are refined by the branches that lead to the block using
+//!   them ([`Refiner`]): after `c = lt i, 10; branch c, t, e`, `i` is at
+//!   most 9 in `t`; after `branch x, t, e`, `x` is 0 in `e`.
+//! - A call of a `pure` function with constant arguments is run (with the
+//!   IR interpreter, under fuel); if it returns a constant, that is its
+//!   result. A `get` of an immutable field of a known allocation whose
+//!   only `set` follows the `new` in its block reads the stored operand.
+//! - Small leaf functions called from executable code are marked for
+//!   inlining.
 
-use flowc_ir::Module;
+use std::collections::HashMap;
+use std::fmt::Write as _;
 
+use flowc_ir::cfg::{Cfg, DomTree};
+use flowc_ir::interp::{self as ir_interp, Exit};
+use flowc_ir::{BlockId, Function, FunctionKind, InstId, InstKind, Module, Operand, Terminator, ValueDef, ValueId};
+use flowc_lang::ast::Operator;
+use flowc_lang::interp::Config;
+use flowc_lang::ops::range::Interval;
+use flowc_lang::ops::Op;
+use flowc_lang::{Symbol, Value};
+
+use crate::edit::ix;
+use crate::lattice::{self, Info, Kinds};
 use crate::Context;
 
 /// What propagation learned about one function.
 #[derive(Clone, Debug, Default)]
-pub struct Propagation {}
+pub struct Propagation {
+    /// Per value (raw index); bottom for values never reached.
+    pub info: Vec<Info>,
+    /// Per block (raw index): reached?
+    pub executable: Vec<bool>,
+    /// Executable edges, sorted.
+    pub edges: Vec<(BlockId, BlockId)>,
+    /// Pure calls with constant arguments and the constant they return.
+    pub folded_calls: Vec<(InstId, Value)>,
+    /// `get`s of immutable fields and the operand they read.
+    pub field_reads: Vec<(InstId, Operand)>,
+    /// Calls cleanup should inline.
+    pub inline: Vec<InstId>,
+}
 
-pub fn run(_module: &mut Module, _cx: &mut Context) {}
+impl Propagation {
+    pub fn info(&self, v: ValueId) -> Info {
+        self.info.get(ix(v)).cloned().unwrap_or_else(Info::bottom)
+    }
 
-pub fn annotate(_module: &Module, _cx: &Context) -> String {
-    String::new()
+    pub fn is_executable(&self, b: BlockId) -> bool {
+        self.executable.get(ix(b)).copied().unwrap_or(false)
+    }
+
+    pub fn edge(&self, from: BlockId, to: BlockId) -> bool {
+        self.edges.binary_search(&(from, to)).is_ok()
+    }
+}
+
+pub fn run(module: &mut Module, cx: &mut Context) {
+    let fuel = cx.options.fold_fuel;
+    let limit = cx.options.inline_limit;
+    for i in 0..module.functions.len() {
+        let p = analyze(module, i, fuel, limit);
+        cx.facts(i).propagation = Some(p);
+    }
+}
+
+/// Branch conditions that refine operands, shared with cleanup.
+pub struct Refiner<'f> {
+    f: &'f Function,
+    pub cfg: Cfg,
+    pub dom: DomTree,
+    def_block: Vec<Option<BlockId>>,
+}
+
+/// How far up the dominator tree refinement looks (keeps it linear).
+const REFINE_DEPTH: usize = 6;
+
+impl<'f> Refiner<'f> {
+    pub fn new(f: &'f Function) -> Refiner<'f> {
+        let cfg = Cfg::new(f);
+        let dom = DomTree::new(f, &cfg);
+        let mut def_block = vec![None; f.values.len()];
+        for (b, i) in f.all_insts() {
+            if let Some(v) = f.insts[i].result {
+                def_block[ix(v)] = Some(b);
+            }
+        }
+        Refiner { f, cfg, dom, def_block }
+    }
+
+    /// `base` (the info of `v`) narrowed by the branches that dominate `at`.
+    pub fn refine(&self, v: ValueId, base: Info, at: BlockId) -> Info {
+        let mut info = base;
+        let mut b = at;
+        for _ in 0..REFINE_DEPTH {
+            if self.def_block.get(ix(v)).copied().flatten() == Some(b) {
+                break;
+            }
+            if let [p] = self.cfg.preds(b) {
+                info = self.constrain(v, info, *p, b);
+            }
+            match self.dom.idom(b) {
+                Some(d) => b = d,
+                None => break,
+            }
+        }
+        info
+    }
+
+    /// What reaching `to` from `from` says about `v`.
+    fn constrain(&self, v: ValueId, info: Info, from: BlockId, to: BlockId) -> Info {
+        let f = self.f;
+        match &f.blocks[from].term {
+            Terminator::Branch { cond: Operand::Value(c), then_block, else_block } if then_block != else_block => {
+                let taken = to == *then_block;
+                if *c == v {
+                    return if taken {
+                        info.restrict_range(Interval::new(nonzero_lo(info.range), nonzero_hi(info.range)))
+                    } else if info.kinds.has(Kinds::INT) {
+                        Info::of_const(&Value::Int(0))
+                    } else {
+                        info
+                    };
+                }
+                let ValueDef::Inst(ci) = f.values[*c].def else { return info };
+                let InstKind::Op { op: Operator::Known(op), args, .. } = &f.insts[ci].kind else { return info };
+                let (op, k, mirrored) = match args.as_slice() {
+                    [Operand::Value(x), Operand::Const(Value::Int(k))] if *x == v => (*op, *k as i128, false),
+                    [Operand::Const(Value::Int(k)), Operand::Value(x)] if *x == v => (*op, *k as i128, true),
+                    _ => return info,
+                };
+                let op = if mirrored { mirror(op) } else { op };
+                let op = if taken { Some(op) } else { negate(op) };
+                match op {
+                    Some(op) => narrow(info, op, k),
+                    None => info,
+                }
+            }
+            Terminator::IfClass { obj: Operand::Value(o), class, then_block, else_block }
+                if *o == v && to == *then_block && then_block != else_block =>
+            {
+                Info::object(*class, info.alloc)
+            }
+            _ => info,
+        }
+    }
+}
+
+fn nonzero_lo(r: Interval) -> i128 {
+    if r.lo == 0 {
+        1
+    } else {
+        r.lo
+    }
+}
+
+fn nonzero_hi(r: Interval) -> i128 {
+    if r.hi == 0 {
+        -1
+    } else {
+        r.hi
+    }
+}
+
+/// `k OP x` as `x OP' k`.
+fn mirror(op: Op) -> Op {
+    match op {
+        Op::Lt => Op::Gt,
+        Op::Le => Op::Ge,
+        Op::Gt => Op::Lt,
+        Op::Ge => Op::Le,
+        op => op,
+    }
+}
+
+/// The comparison that holds when `op` is false.
+fn negate(op: Op) -> Option<Op> {
+    Some(match op {
+        Op::Lt => Op::Ge,
+        Op::Le => Op::Gt,
+        Op::Gt => Op::Le,
+        Op::Ge => Op::Lt,
+        Op::Eq => Op::Ne,
+        Op::Ne => Op::Eq,
+        _ => return None,
+    })
+}
+
+/// `info` knowing that `x OP k` holds.
+fn narrow(info: Info, op: Op, k: i128) -> Info {
+    let ordered = matches!(op, Op::Lt | Op::Le | Op::Gt | Op::Ge);
+    // An ordered comparison that succeeded had an integer operand.
+    let info =
+        if ordered { Info { kinds: info.kinds.without(Kinds::VALUE.without(Kinds::INT)), ..info } } else { info };
+    let r = match op {
+        Op::Lt => Interval::new(i128::MIN, k - 1),
+        Op::Le => Interval::new(i128::MIN, k),
+        Op::Gt => Interval::new(k + 1, i128::MAX),
+        Op::Ge => Interval::new(k, i128::MAX),
+        Op::Eq => return if info.kinds.has(Kinds::INT) { Info::of_const(&Value::Int(k as i64)) } else { info },
+        _ => return info,
+    };
+    info.restrict_range(r)
+}
+
+/// Who uses a value: an instruction of a block, or a block's terminator.
+#[derive(Copy, Clone)]
+enum User {
+    Inst(BlockId, InstId),
+    Term(BlockId),
+}
+
+struct Analysis<'m> {
+    module: &'m Module,
+    f: &'m Function,
+    refiner: Refiner<'m>,
+    info: Vec<Info>,
+    changes: Vec<u8>,
+    executable: Vec<bool>,
+    edges: std::collections::HashSet<(BlockId, BlockId)>,
+    users: Vec<Vec<User>>,
+    flow: Vec<(Option<BlockId>, BlockId)>,
+    ssa: Vec<ValueId>,
+    /// `(new, field)` → the single `set` right after the `new`, if unique.
+    field_sets: HashMap<(InstId, Symbol), Option<(usize, Operand)>>,
+    position: HashMap<InstId, usize>,
+    folded: HashMap<InstId, Value>,
+    field_reads: HashMap<InstId, Operand>,
+    memo: HashMap<(Symbol, Vec<Value>), Option<Value>>,
+    fuel: u64,
+}
+
+/// Phis may change this often before their ranges are widened.
+const WIDEN_AFTER: u8 = 2;
+
+fn analyze(module: &Module, index: usize, fuel: u64, inline_limit: usize) -> Propagation {
+    let f = &module.functions[index];
+    let mut a = Analysis {
+        module,
+        f,
+        refiner: Refiner::new(f),
+        info: vec![Info::bottom(); f.values.len()],
+        changes: vec![0; f.values.len()],
+        executable: vec![false; f.blocks.len()],
+        edges: Default::default(),
+        users: vec![Vec::new(); f.values.len()],
+        flow: Vec::new(),
+        ssa: Vec::new(),
+        field_sets: HashMap::new(),
+        position: HashMap::new(),
+        folded: HashMap::new(),
+        field_reads: HashMap::new(),
+        memo: HashMap::new(),
+        fuel,
+    };
+    a.index();
+    let param_info = if f.kind == FunctionKind::Main { Info::any() } else { Info::value() };
+    for &p in &f.params {
+        a.info[ix(p)] = param_info.clone();
+    }
+    a.flow.push((None, f.entry));
+    a.solve();
+    let mut edges: Vec<(BlockId, BlockId)> = a.edges.iter().copied().collect();
+    edges.sort_by_key(|(x, y)| (ix(*x), ix(*y)));
+    let mut folded_calls: Vec<(InstId, Value)> = a.folded.into_iter().collect();
+    folded_calls.sort_by_key(|(i, _)| ix(*i));
+    let mut field_reads: Vec<(InstId, Operand)> = a.field_reads.into_iter().collect();
+    field_reads.sort_by_key(|(i, _)| ix(*i));
+    let inline = inline_candidates(module, f, &a.executable, &folded_calls, inline_limit);
+    Propagation { info: a.info, executable: a.executable, edges, folded_calls, field_reads, inline }
+}
+
+impl<'m> Analysis<'m> {
+    /// Users of every value, positions, and the sets following allocations.
+    fn index(&mut self) {
+        let f = self.f;
+        for &b in &f.layout {
+            let insts: Vec<InstId> = f.block_insts(b).collect();
+            for (pos, &i) in insts.iter().enumerate() {
+                self.position.insert(i, pos);
+                for o in f.insts[i].kind.operands() {
+                    if let Operand::Value(v) = o {
+                        self.users[ix(*v)].push(User::Inst(b, i));
+                    }
+                }
+            }
+            for o in f.blocks[b].term.operands() {
+                if let Operand::Value(v) = o {
+                    self.users[ix(*v)].push(User::Term(b));
+                }
+            }
+            // Sets of immutable fields right after a `new` in this block.
+            for (pos, &i) in insts.iter().enumerate() {
+                let InstKind::Set { obj: Operand::Value(o), field, value } = &f.insts[i].kind else { continue };
+                let ValueDef::Inst(n) = f.values[*o].def else { continue };
+                let InstKind::New(class) = f.insts[n].kind else { continue };
+                if !self.module.is_immutable(class, *field) {
+                    continue;
+                }
+                let same_block = insts[..pos].contains(&n);
+                let entry = self.field_sets.entry((n, *field)).or_insert(if same_block {
+                    Some((pos, value.clone()))
+                } else {
+                    None
+                });
+                if entry.as_ref().is_some_and(|(p, _)| *p != pos) {
+                    *entry = None;
+                }
+            }
+        }
+        // Sets in other blocks make the field ambiguous.
+        for (b, i) in f.all_insts() {
+            let InstKind::Set { obj: Operand::Value(o), field, .. } = &f.insts[i].kind else { continue };
+            let ValueDef::Inst(n) = f.values[*o].def else { continue };
+            if let Some(Some((pos, _))) = self.field_sets.get(&(n, *field)) {
+                let in_new_block = f.blocks[b].insts.contains(&n);
+                if !in_new_block || self.position.get(&i) != Some(pos) {
+                    self.field_sets.insert((n, *field), None);
+                }
+            }
+        }
+    }
+
+    fn solve(&mut self) {
+        loop {
+            if let Some((from, to)) = self.flow.pop() {
+                self.visit_edge(from, to);
+            } else if let Some(v) = self.ssa.pop() {
+                let users = self.users[ix(v)].clone();
+                for u in users {
+                    match u {
+                        User::Inst(b, i) if self.executable[ix(b)] => self.visit_inst(b, i),
+                        User::Term(b) if self.executable[ix(b)] => self.visit_term(b),
+                        _ => {}
+                    }
+                }
+            } else {
+                return;
+            }
+        }
+    }
+
+    fn visit_edge(&mut self, from: Option<BlockId>, to: BlockId) {
+        if let Some(p) = from {
+            if !self.edges.insert((p, to)) {
+                return;
+            }
+        }
+        let f = self.f;
+        if self.executable[ix(to)] {
+            for &phi in &f.blocks[to].phis {
+                self.visit_inst(to, phi);
+            }
+            return;
+        }
+        self.executable[ix(to)] = true;
+        let insts: Vec<InstId> = f.block_insts(to).collect();
+        for i in insts {
+            self.visit_inst(to, i);
+        }
+        self.visit_term(to);
+    }
+
+    /// The info of an operand as seen in block `at`.
+    fn operand(&self, o: &Operand, at: BlockId) -> Info {
+        match o {
+            Operand::Const(c) => Info::of_const(c),
+            Operand::Value(v) => {
+                let base = self.info.get(ix(*v)).cloned().unwrap_or_else(Info::bottom);
+                if base.is_bottom() {
+                    base
+                } else {
+                    self.refiner.refine(*v, base, at)
+                }
+            }
+        }
+    }
+
+    fn set(&mut self, v: ValueId, new: Info, is_phi: bool) {
+        let old = &self.info[ix(v)];
+        if *old == new {
+            return;
+        }
+        let new = if is_phi {
+            self.changes[ix(v)] = self.changes[ix(v)].saturating_add(1);
+            if self.changes[ix(v)] > WIDEN_AFTER {
+                old.widen(&old.join(&new))
+            } else {
+                new
+            }
+        } else {
+            new
+        };
+        if self.info[ix(v)] != new {
+            self.info[ix(v)] = new;
+            self.ssa.push(v);
+        }
+    }
+
+    fn visit_inst(&mut self, b: BlockId, i: InstId) {
+        let f = self.f;
+        let data = &f.insts[i];
+        let Some(v) = data.result else { return };
+        let info = match &data.kind {
+            InstKind::Phi(inputs) => {
+                let mut acc = Info::bottom();
+                for (p, o) in inputs {
+                    if self.edges.contains(&(*p, b)) {
+                        acc = acc.join(&self.operand(o, *p));
+                    }
+                }
+                return self.set(v, acc, true);
+            }
+            InstKind::Op { op: Operator::Known(op), args, .. } if op.arity() == args.len() => {
+                let infos: Vec<Info> = args.iter().map(|o| self.operand(o, b)).collect();
+                lattice::transfer(*op, &infos)
+            }
+            InstKind::Op { .. } => Info::bottom(),
+            InstKind::CheckBound(o) => self.operand(o, b).bound(),
+            InstKind::Unbound(_) => Info::of_kinds(Kinds::UNBOUND),
+            InstKind::New(class) => Info::object(*class, Some(i)),
+            InstKind::Get { obj, field } => self.get(b, i, obj, *field),
+            InstKind::Call { func, args } => self.call(b, i, *func, args),
+            InstKind::Set { .. } | InstKind::Guard { .. } => return,
+        };
+        self.set(v, info, false);
+    }
+
+    fn get(&mut self, b: BlockId, i: InstId, obj: &Operand, field: Symbol) -> Info {
+        let o = self.operand(obj, b);
+        if !o.kinds.has(Kinds::OBJECT) {
+            return Info::bottom();
+        }
+        if let Operand::Value(ov) = obj {
+            if let ValueDef::Inst(n) = self.f.values[*ov].def {
+                if let Some(Some((set_pos, stored))) = self.field_sets.get(&(n, field)).cloned() {
+                    let new_block = self.refiner.def_block[ix(*ov)];
+                    let after = new_block != Some(b) || self.position.get(&i).is_some_and(|p| *p > set_pos);
+                    if after {
+                        let info = self.operand(&stored, new_block.unwrap_or(b));
+                        self.field_reads.insert(i, stored);
+                        return info;
+                    }
+                }
+            }
+        }
+        Info::value()
+    }
+
+    fn call(&mut self, b: BlockId, i: InstId, func: Symbol, args: &[Operand]) -> Info {
+        // A fold decided on an earlier, more optimistic visit may no longer hold.
+        self.folded.remove(&i);
+        if !self.module.is_pure(func) {
+            return Info::value();
+        }
+        let infos: Vec<Info> = args.iter().map(|o| self.operand(o, b)).collect();
+        let Some(consts) = infos.iter().map(|x| x.constant.clone()).collect::<Option<Vec<Value>>>() else {
+            return Info::value();
+        };
+        let key = (func, consts);
+        if !self.memo.contains_key(&key) {
+            let config = Config { fuel: Some(self.fuel), max_depth: 10_000 };
+            let result = match ir_interp::call(self.module, func, &key.1, &config) {
+                Ok(Exit::Returned(v)) if v.is_constant() => Some(v),
+                _ => None,
+            };
+            self.memo.insert(key.clone(), result);
+        }
+        match &self.memo[&key] {
+            Some(v) => {
+                self.folded.insert(i, v.clone());
+                Info::of_const(v)
+            }
+            None => Info::value(),
+        }
+    }
+
+    fn visit_term(&mut self, b: BlockId) {
+        let succs: Vec<BlockId> = match &self.f.blocks[b].term {
+            Terminator::Jump(t) => vec![*t],
+            Terminator::Branch { cond, then_block, else_block } => match self.operand(cond, b).truth() {
+                _ if self.operand(cond, b).is_bottom() => vec![],
+                Some(true) => vec![*then_block],
+                Some(false) => vec![*else_block],
+                None => vec![*then_block, *else_block],
+            },
+            Terminator::IfClass { obj, class, then_block, else_block } => {
+                let o = self.operand(obj, b);
+                match o.is_class(*class) {
+                    _ if o.is_bottom() => vec![],
+                    Some(true) => vec![*then_block],
+                    Some(false) => vec![*else_block],
+                    None => vec![*then_block, *else_block],
+                }
+            }
+            Terminator::Print(_) | Terminator::Return(_) | Terminator::Trap(_) => vec![],
+        };
+        for s in succs {
+            if !self.edges.contains(&(b, s)) {
+                self.flow.push((Some(b), s));
+            }
+        }
+    }
+}
+
+/// Executable calls of small leaf functions that were not folded.
+fn inline_candidates(
+    module: &Module,
+    f: &Function,
+    executable: &[bool],
+    folded: &[(InstId, Value)],
+    limit: usize,
+) -> Vec<InstId> {
+    let mut out = Vec::new();
+    for (b, i) in f.all_insts() {
+        if !executable[ix(b)] || folded.iter().any(|(x, _)| *x == i) {
+            continue;
+        }
+        let InstKind::Call { func, .. } = &f.insts[i].kind else { continue };
+        let Some(callee) = module.function(*func) else { continue };
+        if callee.name == f.name && f.kind == FunctionKind::Function {
+            continue;
+        }
+        let size: usize =
+            callee.layout.iter().map(|&cb| callee.blocks[cb].insts.len() + callee.blocks[cb].phis.len() + 1).sum();
+        let leaf = callee.all_insts().all(|(_, ci)| !matches!(callee.insts[ci].kind, InstKind::Call { .. }));
+        if leaf && size <= limit {
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// Lists, per function, what propagation found: unreachable blocks, the
+/// info of every linked value, folded calls, forwarded fields, inlining.
+pub fn annotate(module: &Module, cx: &Context) -> String {
+    let mut out = String::new();
+    for (i, f) in module.functions.iter().enumerate() {
+        let Some(p) = cx.functions.get(i).and_then(|x| x.propagation.as_ref()) else { continue };
+        writeln!(out, "; propagate {} {}:", f.kind.keyword(), f.name).unwrap();
+        let dead: Vec<String> =
+            f.layout.iter().filter(|&&b| !p.is_executable(b)).map(|&b| flowc_ir::print::block_ref(b)).collect();
+        if !dead.is_empty() {
+            writeln!(out, ";   unreachable: {}", dead.join(" ")).unwrap();
+        }
+        let values = f.params.iter().copied().chain(f.all_insts().filter_map(|(_, i)| f.insts[i].result));
+        lattice::render(&mut out, values.map(|v| (flowc_ir::print::value_ref(v), p.info(v))));
+        for (c, v) in &p.folded_calls {
+            let mut s = String::new();
+            flowc_lang::syntax::readable_print::constant(&mut s, v);
+            writeln!(out, ";   fold {} = {s}", flowc_ir::print::inst_to_string(f, *c)).unwrap();
+        }
+        for (g, o) in &p.field_reads {
+            let mut s = String::new();
+            flowc_ir::print::operand(&mut s, o);
+            writeln!(out, ";   forward {} = {s}", flowc_ir::print::inst_to_string(f, *g)).unwrap();
+        }
+        for c in &p.inline {
+            writeln!(out, ";   inline {}", flowc_ir::print::inst_to_string(f, *c)).unwrap();
+        }
+    }
+    out
 }

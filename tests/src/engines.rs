@@ -66,3 +66,16 @@ pub fn via_fgl(module: &Module, env: &[(Symbol, Value)]) -> Outcome {
     let label = program.default_entry().expect("fgl output has an entry fact");
     reference(&program, label, env)
 }
+
+/// Runs the eight passes on `module`, checking the IR and running it after
+/// every pass; panics naming the pass where the IR breaks an invariant or
+/// the output differs from `expected`. Returns the optimized module.
+pub fn optimize_checked(mut module: Module, env: &[(Symbol, Value)], expected: &Outcome, name: &str) -> Module {
+    let mut cx = flowc_passes::Context::new(&module);
+    flowc_passes::optimize(&mut module, &mut cx, |pass, m, _| {
+        verify(m, &format!("{} ({name})", pass.name));
+        let got = ir(m, env);
+        assert_eq!(&got, expected, "{name}: output changed after {}:\n{}", pass.name, flowc_ir::print::module(m));
+    });
+    module
+}

@@ -30,6 +30,8 @@ enum Command {
     Fmt(cmd::fmt::Args),
     /// Print the SSA IR of a program.
     Ir(cmd::ir::Args),
+    /// Optimize a program through the eight passes.
+    Opt(cmd::opt::Args),
 }
 
 /// A failed command: the message for stderr and the exit status.
@@ -56,6 +58,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd::run::main(args),
         Command::Fmt(args) => cmd::fmt::main(args),
         Command::Ir(args) => cmd::ir::main(args),
+        Command::Opt(args) => cmd::opt::main(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

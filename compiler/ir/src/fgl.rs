@@ -295,6 +295,7 @@ impl<'f> Converter<'f> {
                     ast::Terminator::Call { dst, func: *func, args, next: self.labels[&b] }
                 }
                 Trap::ReturnOutsideFunction => ast::Terminator::Return(Arg::Const(Value::Int(0))),
+                Trap::Unreachable => ast::Terminator::Error(sym("unreachable")),
             },
         })
     }

@@ -178,6 +178,9 @@ pub enum Trap {
         got: usize,
     },
     ReturnOutsideFunction,
+    /// Never executed: optimizers put it where control cannot arrive (after
+    /// an instruction that always fails). Reaching it is a compiler bug.
+    Unreachable,
 }
 
 impl Trap {
@@ -191,6 +194,7 @@ impl Trap {
                 ErrorKind::ArgumentCount { func: *func, expected: *expected, got: *got }
             }
             Trap::ReturnOutsideFunction => ErrorKind::ReturnOutsideFunction,
+            Trap::Unreachable => ErrorKind::User(Symbol::intern("internal: unreachable code reached")),
         }
     }
 }

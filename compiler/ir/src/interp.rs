@@ -40,11 +40,13 @@ struct Frame<'m> {
     ret: Option<(BlockId, usize, InstId)>,
 }
 
-/// Why a trace stopped.
+/// Why execution stopped.
 #[derive(Clone, Debug)]
-pub enum TraceExit {
+pub enum Exit {
     /// The program printed a value.
     Printed(Value),
+    /// The function run by [`call`] returned a value.
+    Returned(Value),
     /// A guard failed; the resume record and the values it refers to.
     GuardFailed { resume: ResumeId, values: Vec<(crate::ValueId, Value)> },
 }
@@ -72,9 +74,28 @@ pub fn run(module: &Module, env: &[(Symbol, Value)], config: &Config) -> Result<
         })
         .collect();
     match m.execute(main, args)? {
-        TraceExit::Printed(value) => Ok(Outcome { value, steps: m.steps, allocations: m.allocations }),
-        TraceExit::GuardFailed { .. } => Err(internal("a guard failed outside a trace")),
+        Exit::Printed(value) => Ok(Outcome { value, steps: m.steps, allocations: m.allocations }),
+        Exit::Returned(_) => Err(internal("main returned")),
+        Exit::GuardFailed { .. } => Err(internal("a guard failed outside a trace")),
     }
+}
+
+/// Calls function `name` of the module with `args`: `Ok(Exit::Returned)`
+/// when it returns, `Ok(Exit::Printed)` when it prints and stops the
+/// program. Used to fold calls of pure functions with constant arguments.
+pub fn call(module: &Module, name: Symbol, args: &[Value], config: &Config) -> Result<Exit, RuntimeError> {
+    let func = module.function(name).ok_or_else(|| internal("no such function"))?;
+    if func.params.len() != args.len() {
+        return Err(internal("wrong argument count"));
+    }
+    let mut m = Machine {
+        module,
+        fuel: config.fuel.unwrap_or(u64::MAX),
+        max_depth: config.max_depth,
+        steps: 0,
+        allocations: 0,
+    };
+    m.execute(func, args.iter().cloned().map(Rt::Val).collect())
 }
 
 fn internal(msg: &str) -> RuntimeError {
@@ -113,7 +134,7 @@ impl<'m> Machine<'m> {
         Ok(())
     }
 
-    fn execute(&mut self, func: &'m Function, args: Vec<Rt>) -> Result<TraceExit, RuntimeError> {
+    fn execute(&mut self, func: &'m Function, args: Vec<Rt>) -> Result<Exit, RuntimeError> {
         let mut stack: Vec<Frame<'m>> = Vec::new();
         let mut frame = new_frame(func, args);
         let mut start = 0usize;
@@ -209,7 +230,7 @@ impl<'m> Machine<'m> {
                             GuardKind::Class(_, class) => matches!(&v, Value::Object(o) if o.class == *class),
                         };
                         if !holds {
-                            return Ok(TraceExit::GuardFailed { resume: *resume, values: bound_values(&frame) });
+                            return Ok(Exit::GuardFailed { resume: *resume, values: bound_values(&frame) });
                         }
                         None
                     }
@@ -245,10 +266,13 @@ impl<'m> Machine<'m> {
                         *else_block
                     }
                 }
-                Terminator::Print(o) => return Ok(TraceExit::Printed(self.read(&frame, o, n)?)),
+                Terminator::Print(o) => return Ok(Exit::Printed(self.read(&frame, o, n)?)),
                 Terminator::Return(o) => {
                     let v = self.read(&frame, o, n)?;
                     let Some((block, resume_at, call)) = frame.ret else {
+                        if frame.func.kind == FunctionKind::Function {
+                            return Ok(Exit::Returned(v));
+                        }
                         return Err(self.error(&frame, ErrorKind::ReturnOutsideFunction, n));
                     };
                     frame = stack.pop().expect("a returning frame has a caller");

@@ -483,6 +483,9 @@ impl Parser {
                 if kind == "return_outside_function" {
                     return Ok(Some(Terminator::Trap(Trap::ReturnOutsideFunction)));
                 }
+                if kind == "unreachable" {
+                    return Ok(Some(Terminator::Trap(Trap::Unreachable)));
+                }
                 line.punct("(")?;
                 let n = line.name("a name")?;
                 let trap = match kind.as_str() {

@@ -297,6 +297,7 @@ pub fn terminator(out: &mut String, t: &Terminator) {
                     write!(out, ", {expected}, {got})").unwrap();
                 }
                 Trap::ReturnOutsideFunction => out.push_str("return_outside_function"),
+                Trap::Unreachable => out.push_str("unreachable"),
             }
         }
     }

@@ -2,4 +2,5 @@
 
 pub mod fmt;
 pub mod ir;
+pub mod opt;
 pub mod run;

@@ -186,7 +186,8 @@ pub fn cannot_overflow(op: Op, args: &[Interval]) -> bool {
     match op {
         Op::Div => {
             let [a, b] = args else { return false };
-            !b.contains(0) && !(a.contains(i64::MIN as i128) && b.contains(-1))
+            let overflow = a.contains(i64::MIN as i128) && b.contains(-1);
+            !b.contains(0) && !overflow
         }
         Op::Mod => {
             let [_, b] = args else { return false };

@@ -1,0 +1,118 @@
+//! `flowc opt FILE [--entry L] [--dump-after all|PASS] [--emit ir|dot|fgl]
+//! [--syntax prolog|readable] [--stats] [--verify-each]`: the program
+//! through the eight passes.
+
+use std::time::Instant;
+
+use flowc_ir::{dot, fgl, print, Module};
+use flowc_passes::{Context, Pass, PIPELINE};
+
+use crate::cmd::fmt::SyntaxArg;
+use crate::{input, Failure};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The program (`-` reads standard input).
+    file: String,
+    /// The main graph's entry label (default: the first `entry` fact, else the first block).
+    #[arg(long)]
+    entry: Option<String>,
+    /// Print the IR after every pass (`all`) or after one pass, with what analyses found.
+    #[arg(long, value_name = "all|PASS")]
+    dump_after: Option<String>,
+    /// What to print at the end (without --dump-after).
+    #[arg(long, value_enum, default_value = "ir")]
+    emit: Emit,
+    /// The syntax of `--emit fgl`.
+    #[arg(long, value_enum, default_value = "prolog")]
+    syntax: SyntaxArg,
+    /// Print per-pass block, phi and instruction counts and times to stderr.
+    #[arg(long)]
+    stats: bool,
+    /// Run the IR checker after every pass.
+    #[arg(long)]
+    verify_each: bool,
+}
+
+#[derive(Copy, Clone, clap::ValueEnum)]
+pub enum Emit {
+    Ir,
+    Dot,
+    Fgl,
+}
+
+fn counts(m: &Module) -> (usize, usize, usize) {
+    m.functions.iter().map(|f| f.counts()).fold((0, 0, 0), |a, c| (a.0 + c.0, a.1 + c.1, a.2 + c.2))
+}
+
+fn verify(m: &Module, after: &str) -> Result<(), Failure> {
+    flowc_ir_checker::check_module(m).map_err(|vs| {
+        let lines: Vec<String> = vs.iter().map(|v| format!("  {v}")).collect();
+        Failure::input(format!("IR invalid after {after}:\n{}", lines.join("\n")))
+    })
+}
+
+pub fn main(args: Args) -> Result<(), Failure> {
+    let program = input::load(&args.file)?;
+    let (label, _) = input::start(&program, args.entry.as_deref(), None)?;
+    if let Some(d) = &args.dump_after {
+        if d != "all" && !PIPELINE.iter().any(|p| p.name == d) {
+            let names: Vec<&str> = PIPELINE.iter().map(|p| p.name).collect();
+            return Err(Failure::usage(format!("--dump-after: no pass `{d}` (all, {})", names.join(", "))));
+        }
+    }
+    let started = Instant::now();
+    let mut module = flowc_frontend::lower(&program, label)
+        .map_err(|e| Failure::input(format!("cannot lower from `{label}`: {e}")))?;
+    let lowered = started.elapsed();
+    if args.verify_each {
+        verify(&module, "the front end")?;
+    }
+    if args.stats {
+        let (b, p, i) = counts(&module);
+        eprintln!(
+            "{:<10} {b:>8} blocks {p:>8} phis {i:>8} insts {:>10.3} ms",
+            "front end",
+            lowered.as_secs_f64() * 1e3
+        );
+    }
+    let mut cx = Context::new(&module);
+    let mut failure = None;
+    let mut last = Instant::now();
+    let mut observe = |pass: &Pass, m: &Module, cx: &Context| {
+        let took = last.elapsed();
+        if args.stats {
+            let (b, p, i) = counts(m);
+            eprintln!("{:<10} {b:>8} blocks {p:>8} phis {i:>8} insts {:>10.3} ms", pass.name, took.as_secs_f64() * 1e3);
+        }
+        if args.verify_each && failure.is_none() {
+            if let Err(f) = verify(m, pass.name) {
+                failure = Some(f);
+            }
+        }
+        if args.dump_after.as_deref().is_some_and(|d| d == "all" || d == pass.name) {
+            println!("== after {} ==", pass.name);
+            print!("{}", print::module(m));
+            if let Some(annotate) = pass.annotate {
+                print!("{}", annotate(m, cx));
+            }
+        }
+        last = Instant::now();
+    };
+    flowc_passes::optimize(&mut module, &mut cx, &mut observe);
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    if args.dump_after.is_some() {
+        return Ok(());
+    }
+    match args.emit {
+        Emit::Ir => print!("{}", print::module(&module)),
+        Emit::Dot => module.functions.iter().for_each(|f| print!("{}", dot::function(f))),
+        Emit::Fgl => {
+            let program = fgl::module_to_program(&module).map_err(Failure::input)?;
+            print!("{}", flowc_lang::syntax::print(args.syntax.into(), &program));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,118 @@
+//! Inlining one call: the callee's blocks are copied into the caller
+//! between the call's block and a new continuation block.
+//!
+//! The block holding the call is split after it; the copy of the callee's
+//! entry takes the call's place; every `return x` becomes a jump to the
+//! continuation, where a phi merges the returned operands (or, with one
+//! return, the operand replaces the call's result). Parameters are
+//! replaced by the arguments. The callee is a leaf (propagate only marks
+//! calls of functions that call nothing), so no frame is lost that a
+//! stack-depth error could observe.
+
+use std::collections::HashMap;
+
+use flowc_ir::{BlockId, Function, InstData, InstId, InstKind, Operand, Terminator, ValueData, ValueDef, ValueId};
+
+use crate::edit::{self, Substitution};
+
+/// Inlines `call` (an instruction of `f` calling `callee`).
+pub fn inline_call(f: &mut Function, call: InstId, callee: &Function) {
+    let Some(block) = f.layout.iter().copied().find(|&b| f.blocks[b].insts.contains(&call)) else { return };
+    let InstKind::Call { args, .. } = f.insts[call].kind.clone() else { return };
+    if args.len() != callee.params.len() {
+        return;
+    }
+    // Split: the continuation gets the instructions after the call and the
+    // terminator.
+    let pos = f.blocks[block].insts.iter().position(|&i| i == call).unwrap();
+    let after: Vec<InstId> = f.blocks[block].insts.split_off(pos + 1);
+    f.blocks[block].insts.pop();
+    let cont = edit::new_block(f, None, block);
+    f.blocks[cont].insts = after;
+    f.blocks[cont].term = std::mem::replace(&mut f.blocks[block].term, Terminator::Jump(cont));
+    for s in f.blocks[cont].term.successors() {
+        edit::rename_phi_pred(f, s, block, cont);
+    }
+    // Copy the callee's blocks, after the split block.
+    let mut blocks: HashMap<BlockId, BlockId> = HashMap::new();
+    let mut last = block;
+    for &cb in &callee.layout {
+        let nb = edit::new_block(f, callee.blocks[cb].name, last);
+        blocks.insert(cb, nb);
+        last = nb;
+    }
+    // Values: parameters become the arguments, results get new values.
+    let mut values: HashMap<ValueId, Operand> = HashMap::new();
+    for (&p, a) in callee.params.iter().zip(&args) {
+        values.insert(p, a.clone());
+    }
+    let mut insts: Vec<(BlockId, InstId, InstId)> = Vec::new();
+    for &cb in &callee.layout {
+        for ci in callee.block_insts(cb) {
+            let ni = f.insts.alloc(InstData { kind: InstKind::Phi(Vec::new()), result: None });
+            if let Some(cv) = callee.insts[ci].result {
+                let nv = f.values.alloc(ValueData { def: ValueDef::Inst(ni), name: callee.values[cv].name });
+                f.insts[ni].result = Some(nv);
+                values.insert(cv, Operand::Value(nv));
+            }
+            insts.push((cb, ci, ni));
+        }
+    }
+    let map_operand = |o: &Operand| match o {
+        Operand::Value(v) => values.get(v).cloned().unwrap_or_else(|| o.clone()),
+        Operand::Const(_) => o.clone(),
+    };
+    for (cb, ci, ni) in insts {
+        let mut kind = callee.insts[ci].kind.clone();
+        for o in kind.operands_mut() {
+            *o = map_operand(o);
+        }
+        if let InstKind::Phi(inputs) = &mut kind {
+            for (p, _) in inputs.iter_mut() {
+                *p = blocks[p];
+            }
+        }
+        let nb = blocks[&cb];
+        if matches!(kind, InstKind::Phi(_)) {
+            f.blocks[nb].phis.push(ni);
+        } else {
+            f.blocks[nb].insts.push(ni);
+        }
+        f.insts[ni].kind = kind;
+    }
+    // Terminators: returns jump to the continuation.
+    let mut returns: Vec<(BlockId, Operand)> = Vec::new();
+    for &cb in &callee.layout {
+        let nb = blocks[&cb];
+        let mut term = callee.blocks[cb].term.clone();
+        for o in term.operands_mut() {
+            *o = map_operand(o);
+        }
+        for t in term.successors_mut() {
+            *t = blocks[t];
+        }
+        if let Terminator::Return(o) = &term {
+            returns.push((nb, o.clone()));
+            term = Terminator::Jump(cont);
+        }
+        f.blocks[nb].term = term;
+    }
+    f.blocks[block].term = Terminator::Jump(blocks[&callee.entry]);
+    // The call's result.
+    if let Some(result) = f.insts[call].result {
+        let replacement = match returns.as_slice() {
+            [(_, o)] => o.clone(),
+            [] => Operand::Const(flowc_lang::Value::Int(0)),
+            _ => {
+                let name = f.values[result].name;
+                let phi = edit::append(f, cont, InstKind::Phi(returns.clone()), name).unwrap();
+                // Phis go first: `append` put it among the phis already.
+                Operand::Value(phi)
+            }
+        };
+        f.values[result].def = ValueDef::Detached;
+        let mut subst = Substitution::new(f);
+        subst.set(result, replacement);
+        subst.apply(f);
+    }
+}

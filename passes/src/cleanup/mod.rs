@@ -1,0 +1,222 @@
+//! Pass `cleanup`: turns what `propagate` learned into rewrites (Factor's
+//! cleanup pass). Reads: the [`Propagation`] of each function. Writes and
+//! guarantees:
+//!
+//! - blocks propagate never reached are deleted; a `branch`/`if_class`
+//!   with one executable edge becomes a `jump` (after a `check_bound` when
+//!   the tested value may be unbound, which the test would have raised);
+//!   a terminator with no executable edge (its block always fails before
+//!   it) becomes `trap unreachable`;
+//! - uses of values proven constant (also where a branch proves it, e.g.
+//!   `x` is 0 on the else side of `branch x`) take the constant; the
+//!   defining instruction goes if it cannot fail;
+//! - phis left with one input, or with all inputs equal, are collapsed;
+//! - `check_bound` of a value proven bound disappears;
+//! - generic operations take the cheapest form their operands allow
+//!   (`add.int`: no type check; `add.word`: no overflow check;
+//!   `readlist.word`: no bounds check) — see [`crate::lattice::best_form`];
+//! - calls of `pure` functions with constant arguments are replaced by
+//!   their result; reads of immutable fields of known allocations by the
+//!   stored operand;
+//! - calls marked by propagate are inlined ([`inline`]).
+//!
+//! Afterwards the analysis results are stale and are dropped.
+
+pub mod inline;
+
+use flowc_ir::{BlockId, Function, InstId, InstKind, Module, Operand, Terminator, Trap};
+use flowc_lang::ast::Operator;
+
+use crate::edit::{self, ix, Substitution};
+use crate::lattice::{self, Info};
+use crate::propagate::{Propagation, Refiner};
+use crate::Context;
+
+pub fn run(module: &mut Module, cx: &mut Context) {
+    for i in 0..module.functions.len() {
+        let Some(p) = cx.facts(i).propagation.take() else { continue };
+        let inlines = rewrite(&mut module.functions[i], &p);
+        for call in inlines {
+            let InstKind::Call { func, .. } = &module.functions[i].insts[call].kind else { continue };
+            let Some(callee) = module.function(*func).cloned() else { continue };
+            inline::inline_call(&mut module.functions[i], call, &callee);
+        }
+        *cx.facts(i) = Default::default();
+    }
+}
+
+/// Everything but inlining; returns the calls still to inline.
+fn rewrite(f: &mut Function, p: &Propagation) -> Vec<InstId> {
+    let mut subst = Substitution::new(f);
+    let mut dead: Vec<InstId> = Vec::new();
+    {
+        let refiner = Refiner::new(f);
+        let info_at = |o: &Operand, b: BlockId| -> Info {
+            match o {
+                Operand::Const(c) => Info::of_const(c),
+                Operand::Value(v) => refiner.refine(*v, p.info(*v), b),
+            }
+        };
+        // Per instruction: constants, proven checks, forms.
+        let mut forms = Vec::new();
+        let mut operand_consts = Vec::new();
+        let mut term_consts = Vec::new();
+        for &b in f.layout.iter().filter(|&&b| p.is_executable(b)) {
+            for i in f.block_insts(b) {
+                let data = &f.insts[i];
+                // Operands proven constant where they are used.
+                for (k, o) in data.kind.operands().into_iter().enumerate() {
+                    let at = match &data.kind {
+                        InstKind::Phi(inputs) => inputs[k].0,
+                        _ => b,
+                    };
+                    if let Operand::Value(_) = o {
+                        if let Some(c) = info_at(o, at).constant {
+                            operand_consts.push((i, k, c));
+                        }
+                    }
+                }
+                let result = data.result.map(|v| p.info(v));
+                match &data.kind {
+                    InstKind::Op { op: Operator::Known(op), args, .. } if op.arity() == args.len() => {
+                        let infos: Vec<Info> = args.iter().map(|o| info_at(o, b)).collect();
+                        let form = lattice::best_form(*op, &infos);
+                        forms.push((i, form));
+                        let total = op.info().failures.is_empty() || form == flowc_lang::ops::Form::Word;
+                        if let (Some(c), true) = (result.as_ref().and_then(|r| r.constant.clone()), total) {
+                            subst.set(data.result.unwrap(), Operand::Const(c));
+                            dead.push(i);
+                        }
+                    }
+                    InstKind::CheckBound(o) if !info_at(o, b).may_be_unbound() => {
+                        // A check_bound without a result (before a trap) stays harmlessly.
+                        if let Some(v) = data.result {
+                            subst.set(v, o.clone());
+                            dead.push(i);
+                        }
+                    }
+                    InstKind::Phi(_) => {
+                        if let Some(c) = result.and_then(|r| r.constant) {
+                            subst.set(data.result.unwrap(), Operand::Const(c));
+                            dead.push(i);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            // Terminator operands proven constant.
+            for (k, o) in f.blocks[b].term.operands().into_iter().enumerate() {
+                if o.as_value().is_some() {
+                    if let Some(c) = info_at(o, b).constant {
+                        term_consts.push((b, k, c));
+                    }
+                }
+            }
+        }
+        for (i, form) in forms {
+            if let InstKind::Op { form: slot, .. } = &mut f.insts[i].kind {
+                *slot = form;
+            }
+        }
+        for (i, k, c) in operand_consts {
+            if let Some(o) = f.insts[i].kind.operands_mut().into_iter().nth(k) {
+                *o = Operand::Const(c);
+            }
+        }
+        for (b, k, c) in term_consts {
+            if let Some(o) = f.blocks[b].term.operands_mut().into_iter().nth(k) {
+                *o = Operand::Const(c);
+            }
+        }
+    }
+    for (call, value) in &p.folded_calls {
+        if let Some(v) = f.insts[*call].result {
+            subst.set(v, Operand::Const(value.clone()));
+            dead.push(*call);
+        }
+    }
+    for (get, stored) in &p.field_reads {
+        if let Some(v) = f.insts[*get].result {
+            subst.set(v, stored.clone());
+            dead.push(*get);
+        }
+    }
+    prune_edges(f, p);
+    let mut is_dead = vec![false; f.insts.len()];
+    for i in dead {
+        is_dead[ix(i)] = true;
+    }
+    for b in f.layout.clone() {
+        edit::unlink_where(f, b, |_, i| is_dead[ix(i)]);
+    }
+    subst.apply(f);
+    collapse_phis(f);
+    let mut linked = vec![false; f.insts.len()];
+    for (_, i) in f.all_insts() {
+        linked[ix(i)] = true;
+    }
+    p.inline.iter().copied().filter(|&c| linked[ix(c)]).collect()
+}
+
+/// Deletes unreached blocks and the edges propagate never took.
+fn prune_edges(f: &mut Function, p: &Propagation) {
+    for b in f.layout.clone() {
+        if !p.is_executable(b) {
+            continue;
+        }
+        let succs = f.blocks[b].term.successors();
+        if succs.is_empty() {
+            continue;
+        }
+        let live: Vec<BlockId> = succs.iter().copied().filter(|&s| p.edge(b, s)).collect();
+        if live.len() == succs.len() {
+            continue;
+        }
+        let tested = f.blocks[b].term.operands().first().map(|o| (*o).clone());
+        for &s in &succs {
+            if !live.contains(&s) {
+                edit::remove_phi_inputs(f, s, b);
+            }
+        }
+        f.blocks[b].term = match live.first() {
+            Some(&t) => {
+                // The test still reads its operand: keep the unbound check.
+                if let Some(o @ Operand::Value(v)) = tested {
+                    if p.info(v).may_be_unbound() {
+                        edit::append(f, b, InstKind::CheckBound(o), None);
+                    }
+                }
+                Terminator::Jump(t)
+            }
+            None => Terminator::Trap(Trap::Unreachable),
+        };
+    }
+    edit::retain_blocks(f, |b| p.is_executable(b));
+}
+
+/// Replaces phis whose inputs are all one operand (or the phi itself).
+fn collapse_phis(f: &mut Function) {
+    loop {
+        let mut subst = Substitution::new(f);
+        let mut gone = vec![false; f.insts.len()];
+        let mut any = false;
+        for (_, i) in f.all_insts() {
+            let InstKind::Phi(inputs) = &f.insts[i].kind else { continue };
+            let me = f.insts[i].result.map(Operand::Value);
+            let mut distinct = inputs.iter().map(|(_, o)| o).filter(|o| Some(*o) != me.as_ref());
+            let Some(first) = distinct.next() else { continue };
+            if distinct.all(|o| o == first) {
+                subst.set(f.insts[i].result.unwrap(), first.clone());
+                gone[ix(i)] = true;
+                any = true;
+            }
+        }
+        if !any {
+            return;
+        }
+        for b in f.layout.clone() {
+            edit::unlink_where(f, b, |_, i| gone[ix(i)]);
+        }
+        subst.apply(f);
+    }
+}

@@ -1,0 +1,227 @@
+//! Propagate and cleanup: the behaviours the optimizer must show, as
+//! snapshots of the IR after cleanup (checked and run after every pass).
+
+mod support;
+
+use expect_test::{expect, Expect};
+
+fn check(src: &str, last: &str, expected: Expect) {
+    expected.assert_eq(&support::dump_until(src, last));
+}
+
+#[test]
+fn loop_where_x_stays_zero_prints_the_constant() {
+    check(
+        "start:\n    x = 0\n    i = 10\n    goto loop\nloop:\n    if i goto body else goto done\nbody:\n    \
+         c = x > 0\n    if c goto inc else goto next\ninc:\n    x = x + 1\n    goto next\nnext:\n    i = i - 1\n    \
+         goto loop\ndone:\n    print_and_stop(x)\n",
+        "dce",
+        expect![[r#"
+            main start() {
+            b0 start:
+                jump b1
+            b1 loop:
+                v0:i = phi [b0: 10, b4: v5]
+                branch v0, b2, b5
+            b2 body:
+                jump b4
+            b4 next:
+                v5:i = sub.int v0, 1
+                jump b1
+            b5 done:
+                print 0
+            }
+        "#]],
+    );
+}
+
+#[test]
+fn phi_of_equal_constants_folds_through() {
+    // Factor's `[ 2 2 + ] [ 4 ] if 4 *`.
+    check(
+        "entry start(c = 1)\n\nstart:\n    if c goto a else goto b\na:\n    t = 2 + 2\n    goto j\nb:\n    t = 4\n    \
+         goto j\nj:\n    r = t * 4\n    print_and_stop(r)\n",
+        "cleanup",
+        expect![[r#"
+            main start(v0:c) {
+            b0 start:
+                branch v0, b1, b2
+            b1 a:
+                jump b3
+            b2 b:
+                jump b3
+            b3 j:
+                print 16
+            }
+        "#]],
+    );
+}
+
+#[test]
+fn ranges_prove_bounds_overflow_and_comparisons() {
+    check(
+        "start:\n    l = [3, 1, 4, 1, 5]\n    i = 0\n    s = 0\n    goto loop\nloop:\n    c = i < 5\n    \
+         if c goto body else goto done\nbody:\n    x = l[i]\n    small = i < 10\n    s = s + small\n    s = s + x\n    \
+         i = i + 1\n    goto loop\ndone:\n    print_and_stop(s)\n",
+        "cleanup",
+        expect![[r#"
+            main start() {
+            b0 start:
+                jump b1
+            b1 loop:
+                v0:i = phi [b0: 0, b2: v8]
+                v2:s = phi [b0: 0, b2: v7]
+                v1:c = lt.int v0, 5
+                branch v1, b2, b3
+            b2 body:
+                v4:x = readlist.word [3, 1, 4, 1, 5], v0
+                v6:s = add.int v2, 1
+                v7:s = add.int v6, v4
+                v8:i = add.word v0, 1
+                jump b1
+            b3 done:
+                print v2
+            }
+        "#]],
+    );
+}
+
+#[test]
+fn pure_call_with_constant_arguments_is_replaced_by_its_result() {
+    check(
+        "pure square\n\nfunction square(n):\n    s:\n        r = n * n\n        return r\n\nmain:\n    \
+         r = call square(7) then k\nk:\n    print_and_stop(r)\n",
+        "cleanup",
+        expect![[r#"
+            pure square
+
+            main main() {
+            b0 main:
+                jump b1
+            b1 k:
+                print 49
+            }
+
+            function square(v0:n) {
+            b0 s:
+                v1:r = mul v0, v0
+                return v1
+            }
+        "#]],
+    );
+}
+
+#[test]
+fn propagate_annotates_without_rewriting() {
+    check(
+        "entry start(n = 3)\n\nstart:\n    a = n + 1\n    b = :atom\n    l = [1, 2]\n    k = len(l)\n    \
+         if a goto yes else goto no\nyes:\n    print_and_stop(k)\nno:\n    print_and_stop(b)\n",
+        "propagate",
+        expect![[r#"
+            main start(v0:n) {
+            b0 start:
+                v1:a = add v0, 1
+                v2:k = len [1, 2]
+                branch v1, b1, b2
+            b1 yes:
+                print v2
+            b2 no:
+                print :atom
+            }
+            ; propagate main start:
+            ;   v0: any
+            ;   v1: int
+            ;   v2: = 2
+        "#]],
+    );
+}
+
+#[test]
+fn branch_on_a_variable_proves_it_zero_on_the_else_side() {
+    check(
+        "entry start(n = 0)\n\nstart:\n    if n goto yes else goto no\nyes:\n    print_and_stop(n)\nno:\n    \
+         m = n + 5\n    print_and_stop(m)\n",
+        "cleanup",
+        expect![[r#"
+            main start(v0:n) {
+            b0 start:
+                branch v0, b1, b2
+            b1 yes:
+                print v0
+            b2 no:
+                print 5
+            }
+        "#]],
+    );
+}
+
+#[test]
+fn unbound_tests_keep_their_check() {
+    // `y` is not in the environment: the branch must still raise key_not_found.
+    check(
+        "entry start(x = 1)\n\nstart:\n    c = 1\n    if c goto a else goto b\na:\n    if y goto b else goto b\nb:\n    \
+         print_and_stop(x)\n",
+        "cleanup",
+        expect![[r#"
+            main start(v0:y, v1:x) {
+            b0 start:
+                jump b1
+            b1 a:
+                branch v0, b2, b2
+            b2 b:
+                print v1
+            }
+        "#]],
+    );
+}
+
+#[test]
+fn small_leaf_calls_are_inlined() {
+    check(
+        "function add3(a):\n    s:\n        r = a + 3\n        return r\n\nentry main(n = 4)\n\nmain:\n    \
+         r = call add3(n) then k\nk:\n    print_and_stop(r)\n",
+        "cleanup",
+        expect![[r#"
+            main main(v0:n) {
+            b0 main:
+                jump b3
+            b3 s:
+                v2:r = add v0, 3
+                jump b2
+            b2:
+                jump b1
+            b1 k:
+                print v2
+            }
+
+            function add3(v0:a) {
+            b0 s:
+                v1:r = add v0, 3
+                return v1
+            }
+        "#]],
+    );
+}
+
+#[test]
+fn immutable_fields_of_known_objects_are_forwarded() {
+    check(
+        "immutable point(x, y)\nentry start(a = 5)\n\nstart:\n    p = new point\n    p.x = a\n    p.y = 2\n    \
+         goto next\nnext:\n    v = p.x\n    w = p.y\n    s = v + w\n    print_and_stop(s)\n",
+        "cleanup",
+        expect![[r#"
+            immutable point(x, y)
+
+            main start(v0:a) {
+            b0 start:
+                v1:p = new point
+                set v1, x, v0
+                set v1, y, 2
+                jump b1
+            b1 next:
+                v4:s = add v0, 2
+                print v4
+            }
+        "#]],
+    );
+}
