@@ -272,10 +272,10 @@ impl fmt::Display for Info {
             b => b.to_string(),
         };
         if self.kinds.has(Kinds::INT) && self.range != Interval::FULL {
-            write!(f, " [{}, {}]", bound(self.range.lo), bound(self.range.hi))?;
+            write!(f, " [{}, {}]", bound(self.range.lo()), bound(self.range.hi()))?;
         }
         if self.kinds.has(Kinds::LIST) && self.len != Interval::NON_NEGATIVE {
-            write!(f, " len [{}, {}]", bound(self.len.lo), bound(self.len.hi))?;
+            write!(f, " len [{}, {}]", bound(self.len.lo()), bound(self.len.hi()))?;
         }
         if let Some(c) = self.class {
             write!(f, " class {c}")?;
@@ -334,7 +334,7 @@ pub fn transfer(op: Op, args: &[Info]) -> Info {
                     if valid.is_empty() {
                         return Info::bottom();
                     }
-                    let (lo, hi) = (valid.lo as usize, valid.hi as usize);
+                    let (lo, hi) = (valid.lo() as usize, valid.hi() as usize);
                     items[lo..=hi].iter().fold(Info::bottom(), |acc, v| acc.join(&Info::of_const(v)))
                 }
                 _ => Info::value(),
@@ -367,7 +367,7 @@ pub fn best_form(op: Op, args: &[Info]) -> Form {
     let word = match op {
         Op::ReadList => {
             let (len, index) = (args[0].len, args[1].range);
-            index.fits_word() && !len.is_empty() && index.lo >= 0 && index.hi < len.lo
+            index.fits_word() && !len.is_empty() && index.lo() >= 0 && index.hi() < len.lo()
         }
         Op::Len => true,
         Op::Lt | Op::Le | Op::Gt | Op::Ge => args.iter().all(|a| a.range.fits_word()),

@@ -41,8 +41,10 @@ use crate::lattice::{self, Info, Kinds};
 use crate::Context;
 
 /// What propagation learned about one function.
-#[derive(Clone, Debug, Default)]
 pub struct Propagation {
+    /// The CFG views and branch refinements it used (cleanup reuses them:
+    /// propagate does not change the IR).
+    pub refiner: Refiner,
     /// Per value (raw index); bottom for values never reached.
     pub info: Vec<Info>,
     /// Per block (raw index): reached?
@@ -81,8 +83,7 @@ pub fn run(module: &mut Module, cx: &mut Context) {
 }
 
 /// Branch conditions that refine operands, shared with cleanup.
-pub struct Refiner<'f> {
-    f: &'f Function,
+pub struct Refiner {
     pub cfg: Cfg,
     pub dom: DomTree,
     def_block: Vec<Option<BlockId>>,
@@ -91,8 +92,8 @@ pub struct Refiner<'f> {
 /// How far up the dominator tree refinement looks (keeps it linear).
 const REFINE_DEPTH: usize = 6;
 
-impl<'f> Refiner<'f> {
-    pub fn new(f: &'f Function) -> Refiner<'f> {
+impl Refiner {
+    pub fn new(f: &Function) -> Refiner {
         let cfg = Cfg::new(f);
         let dom = DomTree::new(f, &cfg);
         let mut def_block = vec![None; f.values.len()];
@@ -101,11 +102,11 @@ impl<'f> Refiner<'f> {
                 def_block[ix(v)] = Some(b);
             }
         }
-        Refiner { f, cfg, dom, def_block }
+        Refiner { cfg, dom, def_block }
     }
 
     /// `base` (the info of `v`) narrowed by the branches that dominate `at`.
-    pub fn refine(&self, v: ValueId, base: Info, at: BlockId) -> Info {
+    pub fn refine(&self, f: &Function, v: ValueId, base: Info, at: BlockId) -> Info {
         let mut info = base;
         let mut b = at;
         for _ in 0..REFINE_DEPTH {
@@ -113,7 +114,7 @@ impl<'f> Refiner<'f> {
                 break;
             }
             if let [p] = self.cfg.preds(b) {
-                info = self.constrain(v, info, *p, b);
+                info = constrain(f, v, info, *p, b);
             }
             match self.dom.idom(b) {
                 Some(d) => b = d,
@@ -122,10 +123,11 @@ impl<'f> Refiner<'f> {
         }
         info
     }
+}
 
-    /// What reaching `to` from `from` says about `v`.
-    fn constrain(&self, v: ValueId, info: Info, from: BlockId, to: BlockId) -> Info {
-        let f = self.f;
+/// What reaching `to` from `from` says about `v`.
+fn constrain(f: &Function, v: ValueId, info: Info, from: BlockId, to: BlockId) -> Info {
+    {
         match &f.blocks[from].term {
             Terminator::Branch { cond: Operand::Value(c), then_block, else_block } if then_block != else_block => {
                 let taken = to == *then_block;
@@ -163,18 +165,18 @@ impl<'f> Refiner<'f> {
 }
 
 fn nonzero_lo(r: Interval) -> i128 {
-    if r.lo == 0 {
+    if r.lo() == 0 {
         1
     } else {
-        r.lo
+        r.lo()
     }
 }
 
 fn nonzero_hi(r: Interval) -> i128 {
-    if r.hi == 0 {
+    if r.hi() == 0 {
         -1
     } else {
-        r.hi
+        r.hi()
     }
 }
 
@@ -229,17 +231,20 @@ enum User {
 struct Analysis<'m> {
     module: &'m Module,
     f: &'m Function,
-    refiner: Refiner<'m>,
+    refiner: Refiner,
     info: Vec<Info>,
     changes: Vec<u8>,
     executable: Vec<bool>,
-    edges: std::collections::HashSet<(BlockId, BlockId)>,
+    /// Per source block: bit k set when the edge to its k-th (distinct)
+    /// successor is executable.
+    edge_bits: Vec<u8>,
     users: Vec<Vec<User>>,
     flow: Vec<(Option<BlockId>, BlockId)>,
     ssa: Vec<ValueId>,
     /// `(new, field)` → the single `set` right after the `new`, if unique.
     field_sets: HashMap<(InstId, Symbol), Option<(usize, Operand)>>,
-    position: HashMap<InstId, usize>,
+    /// Position of each linked instruction in its block (by raw index).
+    position: Vec<u32>,
     folded: HashMap<InstId, Value>,
     field_reads: HashMap<InstId, Operand>,
     memo: HashMap<(Symbol, Vec<Value>), Option<Value>>,
@@ -258,12 +263,12 @@ fn analyze(module: &Module, index: usize, fuel: u64, inline_limit: usize) -> Pro
         info: vec![Info::bottom(); f.values.len()],
         changes: vec![0; f.values.len()],
         executable: vec![false; f.blocks.len()],
-        edges: Default::default(),
+        edge_bits: vec![0; f.blocks.len()],
         users: vec![Vec::new(); f.values.len()],
         flow: Vec::new(),
         ssa: Vec::new(),
         field_sets: HashMap::new(),
-        position: HashMap::new(),
+        position: vec![u32::MAX; f.insts.len()],
         folded: HashMap::new(),
         field_reads: HashMap::new(),
         memo: HashMap::new(),
@@ -276,14 +281,21 @@ fn analyze(module: &Module, index: usize, fuel: u64, inline_limit: usize) -> Pro
     }
     a.flow.push((None, f.entry));
     a.solve();
-    let mut edges: Vec<(BlockId, BlockId)> = a.edges.iter().copied().collect();
-    edges.sort_by_key(|(x, y)| (ix(*x), ix(*y)));
+    let mut edges: Vec<(BlockId, BlockId)> = Vec::new();
+    for &b in &f.layout {
+        for (k, &s) in a.refiner.cfg.succs(b).iter().enumerate() {
+            if a.edge_bits[ix(b)] & (1 << k) != 0 {
+                edges.push((b, s));
+            }
+        }
+    }
+    edges.sort();
     let mut folded_calls: Vec<(InstId, Value)> = a.folded.into_iter().collect();
     folded_calls.sort_by_key(|(i, _)| ix(*i));
     let mut field_reads: Vec<(InstId, Operand)> = a.field_reads.into_iter().collect();
     field_reads.sort_by_key(|(i, _)| ix(*i));
     let inline = inline_candidates(module, f, &a.executable, &folded_calls, inline_limit);
-    Propagation { info: a.info, executable: a.executable, edges, folded_calls, field_reads, inline }
+    Propagation { refiner: a.refiner, info: a.info, executable: a.executable, edges, folded_calls, field_reads, inline }
 }
 
 impl<'m> Analysis<'m> {
@@ -293,7 +305,7 @@ impl<'m> Analysis<'m> {
         for &b in &f.layout {
             let insts: Vec<InstId> = f.block_insts(b).collect();
             for (pos, &i) in insts.iter().enumerate() {
-                self.position.insert(i, pos);
+                self.position[ix(i)] = pos as u32;
                 for o in f.insts[i].kind.operands() {
                     if let Operand::Value(v) = o {
                         self.users[ix(*v)].push(User::Inst(b, i));
@@ -330,7 +342,7 @@ impl<'m> Analysis<'m> {
             let ValueDef::Inst(n) = f.values[*o].def else { continue };
             if let Some(Some((pos, _))) = self.field_sets.get(&(n, *field)) {
                 let in_new_block = f.blocks[b].insts.contains(&n);
-                if !in_new_block || self.position.get(&i) != Some(pos) {
+                if !in_new_block || self.position[ix(i)] as usize != *pos {
                     self.field_sets.insert((n, *field), None);
                 }
             }
@@ -342,9 +354,8 @@ impl<'m> Analysis<'m> {
             if let Some((from, to)) = self.flow.pop() {
                 self.visit_edge(from, to);
             } else if let Some(v) = self.ssa.pop() {
-                let users = self.users[ix(v)].clone();
-                for u in users {
-                    match u {
+                for k in 0..self.users[ix(v)].len() {
+                    match self.users[ix(v)][k] {
                         User::Inst(b, i) if self.executable[ix(b)] => self.visit_inst(b, i),
                         User::Term(b) if self.executable[ix(b)] => self.visit_term(b),
                         _ => {}
@@ -356,11 +367,19 @@ impl<'m> Analysis<'m> {
         }
     }
 
+    /// Whether the edge `from -> to` is known executable.
+    fn edge(&self, from: BlockId, to: BlockId) -> bool {
+        let succs = self.refiner.cfg.succs(from);
+        succs.iter().position(|&s| s == to).is_some_and(|k| self.edge_bits[ix(from)] & (1 << k) != 0)
+    }
+
     fn visit_edge(&mut self, from: Option<BlockId>, to: BlockId) {
         if let Some(p) = from {
-            if !self.edges.insert((p, to)) {
+            if self.edge(p, to) {
                 return;
             }
+            let k = self.refiner.cfg.succs(p).iter().position(|&s| s == to).expect("an edge of the CFG");
+            self.edge_bits[ix(p)] |= 1 << k;
         }
         let f = self.f;
         if self.executable[ix(to)] {
@@ -386,7 +405,7 @@ impl<'m> Analysis<'m> {
                 if base.is_bottom() {
                     base
                 } else {
-                    self.refiner.refine(*v, base, at)
+                    self.refiner.refine(self.f, *v, base, at)
                 }
             }
         }
@@ -421,7 +440,7 @@ impl<'m> Analysis<'m> {
             InstKind::Phi(inputs) => {
                 let mut acc = Info::bottom();
                 for (p, o) in inputs {
-                    if self.edges.contains(&(*p, b)) {
+                    if self.edge(*p, b) {
                         acc = acc.join(&self.operand(o, *p));
                     }
                 }
@@ -451,7 +470,7 @@ impl<'m> Analysis<'m> {
             if let ValueDef::Inst(n) = self.f.values[*ov].def {
                 if let Some(Some((set_pos, stored))) = self.field_sets.get(&(n, field)).cloned() {
                     let new_block = self.refiner.def_block[ix(*ov)];
-                    let after = new_block != Some(b) || self.position.get(&i).is_some_and(|p| *p > set_pos);
+                    let after = new_block != Some(b) || self.position[ix(i)] as usize > set_pos;
                     if after {
                         let info = self.operand(&stored, new_block.unwrap_or(b));
                         self.field_reads.insert(i, stored);
@@ -512,7 +531,7 @@ impl<'m> Analysis<'m> {
             Terminator::Print(_) | Terminator::Return(_) | Terminator::Trap(_) => vec![],
         };
         for s in succs {
-            if !self.edges.contains(&(b, s)) {
+            if !self.edge(b, s) {
                 self.flow.push((Some(b), s));
             }
         }

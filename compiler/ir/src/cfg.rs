@@ -1,183 +1,229 @@
 //! Control-flow views derived from terminators: successors, predecessors,
-//! reverse postorder, and the dominator tree (computed with petgraph's
-//! `simple_fast`, Cooper–Harvey–Kennedy, over a graph built for the query).
+//! reverse postorder, and the dominator tree.
 //!
-//! Only blocks of the layout take part; blocks not reachable from the
-//! entry appear in no order and dominate nothing.
-
-use la_arena::ArenaMap;
-use petgraph::algo::dominators;
-use petgraph::graph::{DiGraph, NodeIndex};
+//! Only blocks of the layout take part (layout entries outside the block
+//! arena and repeats are ignored, so this never panics on broken IR);
+//! blocks not reachable from the entry appear in no order and dominate
+//! nothing. Every pass builds these views, so they are flat arrays indexed
+//! by the blocks' arena indices: successor pairs, predecessors in one
+//! vector with offsets, reverse-postorder numbers.
+//!
+//! Dominators use the iterative algorithm of Cooper, Harvey and Kennedy
+//! ("A Simple, Fast Dominance Algorithm", 2001) over reverse-postorder
+//! numbers — the algorithm petgraph's `simple_fast` implements, here on
+//! dense arrays instead of hash maps, which matters on million-block
+//! functions. Preorder/postorder numbers of the dominator tree answer
+//! dominance queries in constant time.
 
 use crate::function::{BlockId, Function};
 
+fn ix(b: BlockId) -> usize {
+    b.into_raw().into_u32() as usize
+}
+
+const NONE: u32 = u32::MAX;
+
 /// Successor and predecessor lists and the reverse postorder.
 pub struct Cfg {
-    succs: ArenaMap<BlockId, Vec<BlockId>>,
-    preds: ArenaMap<BlockId, Vec<BlockId>>,
+    /// Distinct successors, at most two, per block.
+    succ: Vec<[BlockId; 2]>,
+    succ_len: Vec<u8>,
+    /// Predecessors of block `b` are `preds[pred_start[b]..pred_start[b + 1]]`.
+    pred_start: Vec<u32>,
+    preds: Vec<BlockId>,
     /// Blocks reachable from the entry, in reverse postorder.
     pub rpo: Vec<BlockId>,
-    rpo_index: ArenaMap<BlockId, u32>,
+    rpo_index: Vec<u32>,
 }
 
 impl Cfg {
-    /// The views of `f`. Layout entries outside the block arena, and repeats,
-    /// are ignored (the checker reports them), so this never panics.
     pub fn new(f: &Function) -> Cfg {
-        let mut succs = ArenaMap::default();
-        let mut preds: ArenaMap<BlockId, Vec<BlockId>> = ArenaMap::default();
-        let n = f.blocks.len() as u32;
+        let n = f.blocks.len();
+        let mut in_layout = vec![false; n];
         let mut layout: Vec<BlockId> = Vec::with_capacity(f.layout.len());
         for &b in &f.layout {
-            if b.into_raw().into_u32() < n && preds.get(b).is_none() {
-                preds.insert(b, Vec::new());
+            if ix(b) < n && !in_layout[ix(b)] {
+                in_layout[ix(b)] = true;
                 layout.push(b);
             }
         }
+        let mut succ = vec![[f.entry; 2]; n];
+        let mut succ_len = vec![0u8; n];
+        let mut count = vec![0u32; n + 1];
         for &b in &layout {
-            let mut s = f.blocks[b].term.successors();
-            dedup_in_order(&mut s);
-            for &t in &s {
-                if let Some(p) = preds.get_mut(t) {
-                    p.push(b);
+            for t in f.blocks[b].term.successors() {
+                let k = succ_len[ix(b)] as usize;
+                if ix(t) < n && in_layout[ix(t)] && !succ[ix(b)][..k].contains(&t) {
+                    succ[ix(b)][k] = t;
+                    succ_len[ix(b)] += 1;
+                    count[ix(t)] += 1;
                 }
             }
-            succs.insert(b, s);
         }
-        // Reverse postorder by an explicit-stack DFS (no recursion: graphs
-        // may have a million blocks).
-        let mut visited: ArenaMap<BlockId, ()> = ArenaMap::default();
-        let mut post = Vec::with_capacity(f.layout.len());
-        let mut stack: Vec<(BlockId, usize)> = Vec::new();
-        if preds.get(f.entry).is_some() {
-            stack.push((f.entry, 0));
-            visited.insert(f.entry, ());
+        let mut pred_start = vec![0u32; n + 1];
+        for i in 0..n {
+            pred_start[i + 1] = pred_start[i] + count[i];
         }
-        while let Some((b, i)) = stack.pop() {
-            let s: &Vec<BlockId> = succs.get(b).map_or(&EMPTY, |v| v);
-            if i < s.len() {
-                stack.push((b, i + 1));
-                let t = s[i];
-                if visited.get(t).is_none() && preds.get(t).is_some() {
-                    visited.insert(t, ());
-                    stack.push((t, 0));
+        let mut fill = pred_start.clone();
+        let mut preds = vec![f.entry; pred_start[n] as usize];
+        for &b in &layout {
+            for &t in &succ[ix(b)][..succ_len[ix(b)] as usize] {
+                preds[fill[ix(t)] as usize] = b;
+                fill[ix(t)] += 1;
+            }
+        }
+        // Reverse postorder by an explicit-stack DFS.
+        let mut rpo_index = vec![NONE; n];
+        let mut post = Vec::with_capacity(layout.len());
+        if ix(f.entry) < n && in_layout[ix(f.entry)] {
+            let mut visited = vec![false; n];
+            let mut stack: Vec<(BlockId, u8)> = vec![(f.entry, 0)];
+            visited[ix(f.entry)] = true;
+            while let Some((b, k)) = stack.pop() {
+                if k < succ_len[ix(b)] {
+                    stack.push((b, k + 1));
+                    let t = succ[ix(b)][k as usize];
+                    if !visited[ix(t)] {
+                        visited[ix(t)] = true;
+                        stack.push((t, 0));
+                    }
+                } else {
+                    post.push(b);
                 }
-            } else {
-                post.push(b);
             }
         }
         post.reverse();
-        let mut rpo_index = ArenaMap::default();
         for (i, &b) in post.iter().enumerate() {
-            rpo_index.insert(b, i as u32);
+            rpo_index[ix(b)] = i as u32;
         }
-        Cfg { succs, preds, rpo: post, rpo_index }
+        Cfg { succ, succ_len, pred_start, preds, rpo: post, rpo_index }
     }
 
     pub fn succs(&self, b: BlockId) -> &[BlockId] {
-        self.succs.get(b).map_or(&[], |v| v)
+        match self.succ.get(ix(b)) {
+            Some(s) => &s[..self.succ_len[ix(b)] as usize],
+            None => &[],
+        }
     }
 
     /// Distinct predecessors (in layout order), reachable or not.
     pub fn preds(&self, b: BlockId) -> &[BlockId] {
-        self.preds.get(b).map_or(&[], |v| v)
+        if ix(b) + 1 >= self.pred_start.len() {
+            return &[];
+        }
+        &self.preds[self.pred_start[ix(b)] as usize..self.pred_start[ix(b) + 1] as usize]
     }
 
     pub fn is_reachable(&self, b: BlockId) -> bool {
-        self.rpo_index.get(b).is_some()
+        self.rpo_index(b).is_some()
     }
 
     /// Position in reverse postorder, for reachable blocks.
     pub fn rpo_index(&self, b: BlockId) -> Option<u32> {
-        self.rpo_index.get(b).copied()
+        self.rpo_index.get(ix(b)).copied().filter(|&i| i != NONE)
     }
-}
-
-static EMPTY: Vec<BlockId> = Vec::new();
-
-fn dedup_in_order(v: &mut Vec<BlockId>) {
-    let mut seen = Vec::with_capacity(v.len());
-    v.retain(|b| {
-        if seen.contains(b) {
-            false
-        } else {
-            seen.push(*b);
-            true
-        }
-    });
 }
 
 /// The dominator tree of the reachable blocks, with preorder/postorder
 /// numbers for constant-time dominance queries.
 pub struct DomTree {
-    idom: ArenaMap<BlockId, BlockId>,
-    children: ArenaMap<BlockId, Vec<BlockId>>,
-    pre: ArenaMap<BlockId, u32>,
-    post: ArenaMap<BlockId, u32>,
+    /// Immediate dominator per block (`NONE` for the entry and unreachable blocks).
+    idom: Vec<u32>,
+    child_start: Vec<u32>,
+    children: Vec<BlockId>,
+    pre: Vec<u32>,
+    post: Vec<u32>,
     entry: BlockId,
+    blocks: Vec<BlockId>,
 }
 
 impl DomTree {
     pub fn new(f: &Function, cfg: &Cfg) -> DomTree {
-        if cfg.rpo.is_empty() {
-            // The entry is not in the layout: nothing is reachable.
-            return DomTree {
-                idom: ArenaMap::default(),
-                children: ArenaMap::default(),
-                pre: ArenaMap::default(),
-                post: ArenaMap::default(),
-                entry: f.entry,
-            };
+        let n = f.blocks.len();
+        let order = &cfg.rpo;
+        let m = order.len();
+        // idom in reverse-postorder numbers.
+        let mut doms = vec![NONE; m];
+        if m > 0 {
+            doms[0] = 0;
         }
-        let mut graph: DiGraph<BlockId, ()> = DiGraph::with_capacity(cfg.rpo.len(), cfg.rpo.len() * 2);
-        let nodes: Vec<NodeIndex> = cfg.rpo.iter().map(|&b| graph.add_node(b)).collect();
-        for &b in &cfg.rpo {
-            let from = nodes[cfg.rpo_index(b).unwrap() as usize];
-            for &s in cfg.succs(b) {
-                if let Some(i) = cfg.rpo_index(s) {
-                    graph.add_edge(from, nodes[i as usize], ());
+        let mut changed = m > 1;
+        while changed {
+            changed = false;
+            for i in 1..m {
+                let mut new = NONE;
+                for &p in cfg.preds(order[i]) {
+                    let Some(pi) = cfg.rpo_index(p) else { continue };
+                    if doms[pi as usize] == NONE {
+                        continue;
+                    }
+                    new = if new == NONE { pi } else { intersect(&doms, pi, new) };
+                }
+                if new != NONE && doms[i] != new {
+                    doms[i] = new;
+                    changed = true;
                 }
             }
         }
-        let doms = dominators::simple_fast(&graph, nodes[0]);
-        let mut idom = ArenaMap::default();
-        let mut children: ArenaMap<BlockId, Vec<BlockId>> = ArenaMap::default();
-        for &b in &cfg.rpo {
-            children.insert(b, Vec::new());
+        let mut idom = vec![NONE; n];
+        let mut count = vec![0u32; n + 1];
+        for i in 1..m {
+            let d = order[doms[i] as usize];
+            idom[ix(order[i])] = ix(d) as u32;
+            count[ix(d)] += 1;
         }
-        for &b in &cfg.rpo[1..] {
-            let node = nodes[cfg.rpo_index(b).unwrap() as usize];
-            let d = graph[doms.immediate_dominator(node).expect("reachable blocks have an idom")];
-            idom.insert(b, d);
-            children[d].push(b);
+        let mut child_start = vec![0u32; n + 1];
+        for i in 0..n {
+            child_start[i + 1] = child_start[i] + count[i];
         }
-        // Number the tree (explicit stack).
-        let (mut pre, mut post) = (ArenaMap::default(), ArenaMap::default());
+        let mut fill = child_start.clone();
+        let mut children = vec![f.entry; child_start[n] as usize];
+        for &b in &order[1.min(m)..] {
+            let d = idom[ix(b)] as usize;
+            children[fill[d] as usize] = b;
+            fill[d] += 1;
+        }
+        let blocks: Vec<BlockId> = f.blocks.iter().map(|(b, _)| b).collect();
+        let mut tree =
+            DomTree { idom, child_start, children, pre: vec![NONE; n], post: vec![NONE; n], entry: f.entry, blocks };
+        if m > 0 {
+            tree.number(order[0]);
+        }
+        tree
+    }
+
+    fn number(&mut self, root: BlockId) {
         let (mut n_pre, mut n_post) = (0u32, 0u32);
-        let mut stack = vec![(f.entry, 0usize)];
-        pre.insert(f.entry, 0);
+        let mut stack = vec![(root, 0u32)];
+        self.pre[ix(root)] = n_pre;
         n_pre += 1;
-        while let Some((b, i)) = stack.pop() {
-            if let Some(&c) = children[b].get(i) {
-                stack.push((b, i + 1));
-                pre.insert(c, n_pre);
+        while let Some((b, k)) = stack.pop() {
+            let kids = self.children(b);
+            if let Some(&c) = kids.get(k as usize) {
+                stack.push((b, k + 1));
+                self.pre[ix(c)] = n_pre;
                 n_pre += 1;
                 stack.push((c, 0));
             } else {
-                post.insert(b, n_post);
+                self.post[ix(b)] = n_post;
                 n_post += 1;
             }
         }
-        DomTree { idom, children, pre, post, entry: f.entry }
     }
 
     /// The immediate dominator; `None` for the entry and unreachable blocks.
     pub fn idom(&self, b: BlockId) -> Option<BlockId> {
-        self.idom.get(b).copied()
+        match self.idom.get(ix(b)) {
+            Some(&d) if d != NONE => Some(self.blocks[d as usize]),
+            _ => None,
+        }
     }
 
     pub fn children(&self, b: BlockId) -> &[BlockId] {
-        self.children.get(b).map_or(&[], |v| v)
+        if ix(b) + 1 >= self.child_start.len() {
+            return &[];
+        }
+        &self.children[self.child_start[ix(b)] as usize..self.child_start[ix(b) + 1] as usize]
     }
 
     pub fn entry(&self) -> BlockId {
@@ -186,9 +232,23 @@ impl DomTree {
 
     /// Whether `a` dominates `b` (reflexive). False if either is unreachable.
     pub fn dominates(&self, a: BlockId, b: BlockId) -> bool {
-        match (self.pre.get(a), self.pre.get(b), self.post.get(a), self.post.get(b)) {
+        let get = |v: &Vec<u32>, x: BlockId| v.get(ix(x)).copied().filter(|&n| n != NONE);
+        match (get(&self.pre, a), get(&self.pre, b), get(&self.post, a), get(&self.post, b)) {
             (Some(pa), Some(pb), Some(qa), Some(qb)) => pa <= pb && qb <= qa,
             _ => false,
         }
     }
+}
+
+/// The nearest common dominator of two reverse-postorder numbers.
+fn intersect(doms: &[u32], mut a: u32, mut b: u32) -> u32 {
+    while a != b {
+        while a > b {
+            a = doms[a as usize];
+        }
+        while b > a {
+            b = doms[b as usize];
+        }
+    }
+    a
 }

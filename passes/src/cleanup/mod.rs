@@ -29,7 +29,7 @@ use flowc_lang::ast::Operator;
 
 use crate::edit::{self, ix, Substitution};
 use crate::lattice::{self, Info};
-use crate::propagate::{Propagation, Refiner};
+use crate::propagate::Propagation;
 use crate::Context;
 
 pub fn run(module: &mut Module, cx: &mut Context) {
@@ -50,11 +50,12 @@ fn rewrite(f: &mut Function, p: &Propagation) -> Vec<InstId> {
     let mut subst = Substitution::new(f);
     let mut dead: Vec<InstId> = Vec::new();
     {
-        let refiner = Refiner::new(f);
+        let refiner = &p.refiner;
+        let fr: &Function = f;
         let info_at = |o: &Operand, b: BlockId| -> Info {
             match o {
                 Operand::Const(c) => Info::of_const(c),
-                Operand::Value(v) => refiner.refine(*v, p.info(*v), b),
+                Operand::Value(v) => refiner.refine(fr, *v, p.info(*v), b),
             }
         };
         // Per instruction: constants, proven checks, forms.

@@ -1,10 +1,14 @@
 //! Integer intervals and each operation's transfer function on them — the
 //! op table's knowledge that range propagation uses.
 //!
-//! Bounds are `i128`s; [`NEG_INF`] and [`POS_INF`] stand for unbounded.
-//! Any bound outside the machine-word range (`i64`) is widened to infinity,
-//! because the only question ranges answer for code generation is "does it
-//! fit a machine word?". The empty interval is represented by `lo > hi`.
+//! Bounds are read and built as `i128`s, where [`NEG_INF`] and [`POS_INF`]
+//! stand for unbounded; arithmetic on them cannot overflow. Any bound
+//! outside the machine-word range is widened to infinity, because the only
+//! question ranges answer for code generation is "does it fit a machine
+//! word?" — so an interval is stored in two `i64`s (16 bytes; the
+//! optimizer keeps one per value), with `i64::MIN`/`i64::MAX` meaning
+//! infinity (those two word values are treated as unbounded: a safe
+//! approximation). The empty interval is represented by `lo > hi`.
 
 use std::cmp::{max, min};
 
@@ -16,24 +20,43 @@ pub const POS_INF: i128 = i128::MAX;
 /// A set of integers `lo..=hi` (possibly unbounded, possibly empty).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Interval {
-    pub lo: i128,
-    pub hi: i128,
+    lo: i64,
+    hi: i64,
 }
 
 impl Interval {
-    pub const FULL: Interval = Interval { lo: NEG_INF, hi: POS_INF };
+    pub const FULL: Interval = Interval { lo: i64::MIN, hi: i64::MAX };
     pub const EMPTY: Interval = Interval { lo: 1, hi: 0 };
     pub const BOOL: Interval = Interval { lo: 0, hi: 1 };
-    pub const NON_NEGATIVE: Interval = Interval { lo: 0, hi: POS_INF };
+    pub const NON_NEGATIVE: Interval = Interval { lo: 0, hi: i64::MAX };
 
-    /// `lo..=hi`, normalized (bounds outside `i64` become infinite).
+    /// `lo..=hi`, normalized (bounds that do not fit strictly inside `i64`
+    /// become infinite).
     pub fn new(lo: i128, hi: i128) -> Interval {
         if lo > hi {
             return Interval::EMPTY;
         }
-        let lo = if lo < i64::MIN as i128 { NEG_INF } else { lo };
-        let hi = if hi > i64::MAX as i128 { POS_INF } else { hi };
+        let lo = if lo <= i64::MIN as i128 { i64::MIN } else { lo as i64 };
+        let hi = if hi >= i64::MAX as i128 { i64::MAX } else { hi as i64 };
         Interval { lo, hi }
+    }
+
+    /// The lower bound (`NEG_INF` when unbounded).
+    pub fn lo(self) -> i128 {
+        if self.lo == i64::MIN {
+            NEG_INF
+        } else {
+            self.lo as i128
+        }
+    }
+
+    /// The upper bound (`POS_INF` when unbounded).
+    pub fn hi(self) -> i128 {
+        if self.hi == i64::MAX {
+            POS_INF
+        } else {
+            self.hi as i128
+        }
     }
 
     pub fn point(v: i128) -> Interval {
@@ -41,21 +64,21 @@ impl Interval {
     }
 
     pub fn is_empty(self) -> bool {
-        self.lo > self.hi
+        self.lo() > self.hi()
     }
 
     pub fn contains(self, v: i128) -> bool {
-        self.lo <= v && v <= self.hi
+        self.lo() <= v && v <= self.hi()
     }
 
     /// Whether every member fits a machine word.
     pub fn fits_word(self) -> bool {
-        self.is_empty() || (self.lo != NEG_INF && self.hi != POS_INF)
+        self.is_empty() || (self.lo() != NEG_INF && self.hi() != POS_INF)
     }
 
     /// The single member, if there is exactly one.
     pub fn as_point(self) -> Option<i128> {
-        (self.lo == self.hi && self.lo != NEG_INF && self.hi != POS_INF).then_some(self.lo)
+        (self.lo() == self.hi() && self.lo() != NEG_INF && self.hi() != POS_INF).then_some(self.lo())
     }
 
     pub fn hull(self, o: Interval) -> Interval {
@@ -65,11 +88,11 @@ impl Interval {
         if o.is_empty() {
             return self;
         }
-        Interval { lo: min(self.lo, o.lo), hi: max(self.hi, o.hi) }
+        Interval::new(min(self.lo(), o.lo()), max(self.hi(), o.hi()))
     }
 
     pub fn intersect(self, o: Interval) -> Interval {
-        Interval::new(max(self.lo, o.lo), min(self.hi, o.hi))
+        Interval::new(max(self.lo(), o.lo()), min(self.hi(), o.hi()))
     }
 
     /// Widening: bounds that grew since `old` jump to infinity, so chains of
@@ -81,10 +104,10 @@ impl Interval {
         if new.is_empty() {
             return old;
         }
-        Interval {
-            lo: if new.lo < old.lo { NEG_INF } else { old.lo },
-            hi: if new.hi > old.hi { POS_INF } else { old.hi },
-        }
+        Interval::new(
+            if new.lo() < old.lo() { NEG_INF } else { old.lo() },
+            if new.hi() > old.hi() { POS_INF } else { old.hi() },
+        )
     }
 }
 
@@ -135,19 +158,29 @@ pub fn transfer(op: Op, args: &[Interval]) -> Interval {
     }
     match (op, args) {
         (Op::Same, [a]) => *a,
-        (Op::Neg, [a]) => Interval::new(neg_bound(a.hi), neg_bound(a.lo)),
-        (Op::Add, [a, b]) => Interval::new(add_bound(a.lo, b.lo), add_bound(a.hi, b.hi)),
-        (Op::Sub, [a, b]) => Interval::new(add_bound(a.lo, neg_bound(b.hi)), add_bound(a.hi, neg_bound(b.lo))),
+        (Op::Neg, [a]) => Interval::new(neg_bound(a.hi()), neg_bound(a.lo())),
+        (Op::Add, [a, b]) => Interval::new(add_bound(a.lo(), b.lo()), add_bound(a.hi(), b.hi())),
+        (Op::Sub, [a, b]) => Interval::new(add_bound(a.lo(), neg_bound(b.hi())), add_bound(a.hi(), neg_bound(b.lo()))),
         (Op::Mul, [a, b]) => {
-            let c = [mul_bound(a.lo, b.lo), mul_bound(a.lo, b.hi), mul_bound(a.hi, b.lo), mul_bound(a.hi, b.hi)];
+            let c = [
+                mul_bound(a.lo(), b.lo()),
+                mul_bound(a.lo(), b.hi()),
+                mul_bound(a.hi(), b.lo()),
+                mul_bound(a.hi(), b.hi()),
+            ];
             Interval::new(*c.iter().min().unwrap(), *c.iter().max().unwrap())
         }
         (Op::Div, [a, b]) if b.fits_word() && a.fits_word() && !b.contains(0) => {
-            let c = [floor_div(a.lo, b.lo), floor_div(a.lo, b.hi), floor_div(a.hi, b.lo), floor_div(a.hi, b.hi)];
+            let c = [
+                floor_div(a.lo(), b.lo()),
+                floor_div(a.lo(), b.hi()),
+                floor_div(a.hi(), b.lo()),
+                floor_div(a.hi(), b.hi()),
+            ];
             Interval::new(*c.iter().min().unwrap(), *c.iter().max().unwrap())
         }
-        (Op::Mod, [_, b]) if b.lo > 0 => Interval::new(0, add_bound(b.hi, -1)),
-        (Op::Mod, [_, b]) if b.hi < 0 => Interval::new(add_bound(b.lo, 1), 0),
+        (Op::Mod, [_, b]) if b.lo() > 0 => Interval::new(0, add_bound(b.hi(), -1)),
+        (Op::Mod, [_, b]) if b.hi() < 0 => Interval::new(add_bound(b.lo(), 1), 0),
         (Op::Lt | Op::Le | Op::Gt | Op::Ge, [a, b]) => match compare(op, *a, *b) {
             Some(r) => Interval::point(r as i128),
             None => Interval::BOOL,
@@ -161,10 +194,10 @@ pub fn transfer(op: Op, args: &[Interval]) -> Interval {
 /// The outcome of a comparison, if the intervals decide it.
 pub fn compare(op: Op, a: Interval, b: Interval) -> Option<bool> {
     let (lt, ge) = match op {
-        Op::Lt => (a.hi < b.lo, a.lo >= b.hi),
-        Op::Le => (a.hi <= b.lo, a.lo > b.hi),
-        Op::Gt => (a.lo > b.hi, a.hi <= b.lo),
-        Op::Ge => (a.lo >= b.hi, a.hi < b.lo),
+        Op::Lt => (a.hi() < b.lo(), a.lo() >= b.hi()),
+        Op::Le => (a.hi() <= b.lo(), a.lo() > b.hi()),
+        Op::Gt => (a.lo() > b.hi(), a.hi() <= b.lo()),
+        Op::Ge => (a.lo() >= b.hi(), a.hi() < b.lo()),
         _ => return None,
     };
     if lt {
@@ -217,7 +250,7 @@ mod tests {
     fn overflowing_bounds_become_infinite() {
         let big = Interval::new(0, i64::MAX as i128);
         let sum = transfer(Op::Add, &[big, Interval::point(1)]);
-        assert_eq!(sum.hi, POS_INF);
+        assert_eq!(sum.hi(), POS_INF);
         assert!(!sum.fits_word());
         assert!(!cannot_overflow(Op::Add, &[big, Interval::point(1)]));
         assert!(cannot_overflow(Op::Add, &[Interval::new(0, 100), Interval::point(1)]));
@@ -233,6 +266,6 @@ mod tests {
     #[test]
     fn widening_jumps_to_infinity() {
         let w = Interval::widen(Interval::new(0, 1), Interval::new(0, 2));
-        assert_eq!(w, Interval { lo: 0, hi: POS_INF });
+        assert_eq!(w, Interval::new(0, POS_INF));
     }
 }
