@@ -32,6 +32,8 @@ enum Command {
     Ir(cmd::ir::Args),
     /// Optimize a program through the eight passes.
     Opt(cmd::opt::Args),
+    /// Partially evaluate a program (Part 1's do_pe).
+    Pe(cmd::pe::Args),
 }
 
 /// A failed command: the message for stderr and the exit status.
@@ -59,6 +61,7 @@ fn main() -> ExitCode {
         Command::Fmt(args) => cmd::fmt::main(args),
         Command::Ir(args) => cmd::ir::main(args),
         Command::Opt(args) => cmd::opt::main(args),
+        Command::Pe(args) => cmd::pe::main(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,12 +7,14 @@
 //! - [`ast`]: the syntax tree both syntaxes parse to;
 //! - [`env`]: the ordered environment;
 //! - [`syntax`]: the Prolog and readable syntaxes (parse and print);
-//! - [`interp`]: the reference interpreter.
+//! - [`interp`]: the reference interpreter;
+//! - [`pe`]: the partial evaluator of Part 1.
 
 pub mod ast;
 pub mod env;
 pub mod interp;
 pub mod ops;
+pub mod pe;
 pub mod symbol;
 pub mod syntax;
 pub mod value;

@@ -3,4 +3,5 @@
 pub mod fmt;
 pub mod ir;
 pub mod opt;
+pub mod pe;
 pub mod run;

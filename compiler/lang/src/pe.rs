@@ -1,0 +1,270 @@
+//! The partial evaluator of Part 1 (`do_pe`): online, polyvariant, with a
+//! cache keyed by label plus the ordered partial environment, and residual
+//! labels named by a counter per label (`power1`, `power_rec3`), exactly as
+//! the series' Prolog names them (`gensym`).
+//!
+//! Semantics follow the series' `pe/3` rules: an operation whose operands
+//! are all known is executed and its result recorded in the partial
+//! environment; otherwise it is residualized with known operands replaced by
+//! constants and its result forgotten. `if` on a known variable follows one
+//! branch; on an unknown one both are specialized. `promote` is a jump.
+//! Residual blocks are emitted in the order the series asserts them: a
+//! block after everything it jumps to (post-order).
+//!
+//! Beyond the series (which has neither): objects and calls are run-time
+//! only — `new`, `get`, `set` and `call` are residualized (their results
+//! forgotten), `if_class` on a known non-object goes to its else branch,
+//! functions are copied unchanged. An operation that fails on known
+//! operands is residualized, so the residual program raises the error when
+//! it runs. A jump to a missing label stays a jump to it. Specialization
+//! stops with an error after `max_blocks` residual blocks, since partial
+//! evaluation need not terminate.
+
+use indexmap::IndexMap;
+
+use crate::ast::{Arg, Block, Entry, Item, Operator, Program, Stmt, Terminator};
+use crate::env::{self, Env};
+use crate::symbol::{Symbol, SymbolMap};
+use crate::value::Value;
+
+/// A finished specialization.
+pub struct Residual {
+    /// The residual blocks in the order the series asserts them.
+    pub blocks: Vec<Block>,
+    /// The residual label of the start.
+    pub entry: Symbol,
+    /// `code_cache` facts: (label, partial environment, residual label), in
+    /// the order they were added.
+    pub cache: Vec<(Symbol, Vec<(Symbol, Value)>, Symbol)>,
+}
+
+impl Residual {
+    /// The residual program: hints and functions of `source`, the residual
+    /// blocks, and an `entry` fact.
+    pub fn program(&self, source: &Program) -> Program {
+        let mut items = vec![Item::Entry(Entry { label: self.entry, env: None })];
+        items.extend(source.items.iter().filter(|i| !matches!(i, Item::Block(_) | Item::Entry(_))).cloned());
+        items.extend(self.blocks.iter().cloned().map(Item::Block));
+        Program { items }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PeError {
+    UnknownLabel(Symbol),
+    TooManyBlocks(usize),
+}
+
+impl std::fmt::Display for PeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PeError::UnknownLabel(l) => write!(f, "unknown label `{l}`"),
+            PeError::TooManyBlocks(n) => {
+                write!(f, "partial evaluation produced more than {n} residual blocks; it may not terminate (raise --max-blocks)")
+            }
+        }
+    }
+}
+
+/// Specializes the main flow graph of `program` from `label` with the
+/// static (partial) environment `static_env`.
+pub fn specialize(
+    program: &Program,
+    label: Symbol,
+    static_env: &[(Symbol, Value)],
+    max_blocks: usize,
+) -> Result<Residual, PeError> {
+    let blocks: SymbolMap<&Block> = program.main_blocks().map(|b| (b.label, b)).collect();
+    if !blocks.contains_key(&label) {
+        return Err(PeError::UnknownLabel(label));
+    }
+    let taken: Vec<Symbol> = program.main_blocks().map(|b| b.label).collect();
+    let mut pe =
+        Pe { blocks, cache: IndexMap::new(), counters: SymbolMap::default(), taken, out: Vec::new(), max_blocks };
+    let entry = pe.do_pe(label, env::from_pairs(static_env))?;
+    let cache = pe.cache.into_iter().map(|((l, env), r)| (l, env, r)).collect();
+    Ok(Residual { blocks: pe.out, entry, cache })
+}
+
+struct Pe<'p> {
+    blocks: SymbolMap<&'p Block>,
+    cache: IndexMap<(Symbol, Vec<(Symbol, Value)>), Symbol>,
+    counters: SymbolMap<usize>,
+    /// Labels of the source program, which gensym must not reuse.
+    taken: Vec<Symbol>,
+    out: Vec<Block>,
+    max_blocks: usize,
+}
+
+/// `presolve`: a known variable becomes its constant.
+fn presolve(a: &Arg, env: &Env) -> Arg {
+    match a {
+        Arg::Var(v) => env.get(v).map_or(a.clone(), |c| Arg::Const(c.clone())),
+        Arg::Const(_) => a.clone(),
+    }
+}
+
+fn known(a: &Arg) -> Option<&Value> {
+    match a {
+        Arg::Const(c) => Some(c),
+        Arg::Var(_) => None,
+    }
+}
+
+impl<'p> Pe<'p> {
+    /// `gensym(L, LR)`: `L` followed by the next number for `L`.
+    fn gensym(&mut self, base: Symbol) -> Symbol {
+        loop {
+            let n = self.counters.entry(base).or_insert(0);
+            *n += 1;
+            let name = Symbol::intern(&format!("{base}{n}"));
+            if !self.taken.contains(&name) {
+                return name;
+            }
+        }
+    }
+
+    fn do_pe(&mut self, label: Symbol, penv: Env) -> Result<Symbol, PeError> {
+        let key = (label, penv.iter().map(|(k, v)| (*k, v.clone())).collect::<Vec<_>>());
+        if let Some(&r) = self.cache.get(&key) {
+            return Ok(r);
+        }
+        let Some(&block) = self.blocks.get(&label) else {
+            // A missing label stays missing: the residual program fails there.
+            return Ok(label);
+        };
+        if self.cache.len() >= self.max_blocks {
+            return Err(PeError::TooManyBlocks(self.max_blocks));
+        }
+        let residual = self.gensym(label);
+        self.cache.insert(key, residual);
+        let (body, term) = self.pe_code(block, penv)?;
+        self.out.push(Block { label: residual, body, term });
+        Ok(residual)
+    }
+
+    fn pe_code(&mut self, block: &Block, mut penv: Env) -> Result<(Vec<Stmt>, Terminator), PeError> {
+        let mut body = Vec::new();
+        for s in &block.body {
+            match s {
+                Stmt::Op1 { dst, op, arg } => {
+                    let a = presolve(arg, &penv);
+                    match fold(*op, &[&a]) {
+                        Some(v) => env::write(&mut penv, *dst, v),
+                        None => {
+                            env::remove(&mut penv, *dst);
+                            body.push(Stmt::Op1 { dst: *dst, op: *op, arg: a });
+                        }
+                    }
+                }
+                Stmt::Op2 { dst, op, lhs, rhs } => {
+                    let (a, b) = (presolve(lhs, &penv), presolve(rhs, &penv));
+                    match fold(*op, &[&a, &b]) {
+                        Some(v) => env::write(&mut penv, *dst, v),
+                        None => {
+                            env::remove(&mut penv, *dst);
+                            body.push(Stmt::Op2 { dst: *dst, op: *op, lhs: a, rhs: b });
+                        }
+                    }
+                }
+                Stmt::New { dst, class } => {
+                    env::remove(&mut penv, *dst);
+                    body.push(Stmt::New { dst: *dst, class: *class });
+                }
+                Stmt::Get { dst, obj, field } => {
+                    let obj = presolve(obj, &penv);
+                    env::remove(&mut penv, *dst);
+                    body.push(Stmt::Get { dst: *dst, obj, field: *field });
+                }
+                Stmt::Set { obj, field, value } => {
+                    body.push(Stmt::Set { obj: presolve(obj, &penv), field: *field, value: presolve(value, &penv) });
+                }
+            }
+        }
+        let term = match &block.term {
+            Terminator::Jump(l) | Terminator::Promote { label: l, .. } => Terminator::Jump(self.do_pe(*l, penv)?),
+            Terminator::PrintAndStop(a) => Terminator::PrintAndStop(presolve(a, &penv)),
+            Terminator::If { cond, then_label, else_label } => match penv.get(cond) {
+                Some(c) => {
+                    let l = if c.is_truthy() { *then_label } else { *else_label };
+                    Terminator::Jump(self.do_pe(l, penv)?)
+                }
+                None => {
+                    let t = self.do_pe(*then_label, penv.clone())?;
+                    let e = self.do_pe(*else_label, penv)?;
+                    Terminator::If { cond: *cond, then_label: t, else_label: e }
+                }
+            },
+            Terminator::IfClass { obj, class, then_label, else_label } => {
+                let obj = presolve(obj, &penv);
+                match known(&obj) {
+                    // Constants are never objects.
+                    Some(_) => Terminator::Jump(self.do_pe(*else_label, penv)?),
+                    None => {
+                        let t = self.do_pe(*then_label, penv.clone())?;
+                        let e = self.do_pe(*else_label, penv)?;
+                        Terminator::IfClass { obj, class: *class, then_label: t, else_label: e }
+                    }
+                }
+            }
+            Terminator::Call { dst, func, args, next } => {
+                let args = args.iter().map(|a| presolve(a, &penv)).collect();
+                env::remove(&mut penv, *dst);
+                Terminator::Call { dst: *dst, func: *func, args, next: self.do_pe(*next, penv)? }
+            }
+            Terminator::Return(a) => Terminator::Return(presolve(a, &penv)),
+            Terminator::Error(r) => Terminator::Error(*r),
+        };
+        Ok((body, term))
+    }
+}
+
+/// `do_op` on known operands; `None` when an operand is unknown or the
+/// operation fails (it is then residualized and fails at run time).
+fn fold(op: Operator, args: &[&Arg]) -> Option<Value> {
+    let Operator::Known(op) = op else { return None };
+    if op.arity() != args.len() {
+        return None;
+    }
+    let vals: Vec<Value> = args.iter().map(|a| known(a).cloned()).collect::<Option<_>>()?;
+    op.eval(&vals).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax;
+    use crate::syntax::term::{Style, Term};
+
+    #[test]
+    fn part1_power_with_y_5() {
+        let src = "block(power, op1(res, same, const(1), if(y, power_rec, power_done))).
+                   block(power_rec, op2(res, mul, var(res), var(x), op2(y, sub, var(y), const(1), if(y, power_rec, power_done)))).
+                   block(power_done, print_and_stop(var(res))).";
+        let p = syntax::parse("power", src).unwrap();
+        let r = specialize(&p, Symbol::intern("power"), &[(Symbol::intern("y"), Value::Int(5))], 1000).unwrap();
+        assert_eq!(r.entry.as_str(), "power1");
+        let cache: Vec<String> = r
+            .cache
+            .iter()
+            .map(|(l, env, lr)| {
+                let env = Term::list(
+                    env.iter().map(|(k, v)| Term::compound("/", vec![Term::sym(*k), Term::value(v)])).collect(),
+                );
+                format!("code_cache({l}, {}, {lr}).", env.to_string_in(Style::Listing))
+            })
+            .collect();
+        assert_eq!(
+            cache,
+            [
+                "code_cache(power, [y/5], power1).",
+                "code_cache(power_rec, [y/5, res/1], power_rec1).",
+                "code_cache(power_rec, [y/4], power_rec2).",
+                "code_cache(power_rec, [y/3], power_rec3).",
+                "code_cache(power_rec, [y/2], power_rec4).",
+                "code_cache(power_rec, [y/1], power_rec5).",
+                "code_cache(power_done, [y/0], power_done1).",
+            ]
+        );
+    }
+}
