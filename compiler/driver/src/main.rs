@@ -34,6 +34,8 @@ enum Command {
     Opt(cmd::opt::Args),
     /// Partially evaluate a program (Part 1's do_pe).
     Pe(cmd::pe::Args),
+    /// Trace a loop, optimize the trace, run it (Parts 2-4's do_trace).
+    Trace(cmd::trace::Args),
 }
 
 /// A failed command: the message for stderr and the exit status.
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
         Command::Ir(args) => cmd::ir::main(args),
         Command::Opt(args) => cmd::opt::main(args),
         Command::Pe(args) => cmd::pe::main(args),
+        Command::Trace(args) => cmd::trace::main(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,3 +1,17 @@
-//! flowc-trace: Tracer, trace optimizers, JIT driver (issue 5).
+//! flowc-trace: Parts 2–4 of the series as working tools, and beyond.
 //!
-//! Not written yet; see DESIGN.md for what this crate will hold.
+//! - [`trace`]: the recorded trace — the series' operations and guards —
+//!   and its printing as Prolog terms (`write/1`), nested as in Parts 2–3
+//!   or one operation per line as in Part 4;
+//! - [`record`]: the tracer (Part 2's `trace/4`): interprets from an anchor
+//!   label, logging operations and turning `if`/`promote`/`if_class` into
+//!   guards, until control jumps back to the anchor;
+//! - [`blog`]: Part 3's trace optimizer, exactly: constants from guards,
+//!   partial environments as resume data, assignments before `loop`;
+//! - [`run`]: running a trace (`runtrace`) and resuming the reference
+//!   interpreter when a guard fails (`resume_interp`).
+
+pub mod blog;
+pub mod record;
+pub mod run;
+pub mod trace;

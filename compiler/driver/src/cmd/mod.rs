@@ -5,3 +5,4 @@ pub mod ir;
 pub mod opt;
 pub mod pe;
 pub mod run;
+pub mod trace;

@@ -132,6 +132,13 @@ impl<'a> Machine<'a> {
         }
     }
 
+    /// Continues the allocation count of an earlier run (objects are
+    /// numbered from 1 across a whole program run, however many engines
+    /// take part in it).
+    pub fn set_allocations(&mut self, n: u64) {
+        self.allocations = n;
+    }
+
     /// The frame that was running when the program printed and stopped.
     pub fn last_frame(&self) -> Option<&Frame> {
         self.last_frame.as_ref()

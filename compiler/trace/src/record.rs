@@ -1,0 +1,204 @@
+//! The tracer of Part 2 (`trace/4`): normal interpretation that also logs
+//! every operation, from an anchor label until control jumps back to it.
+//! `if` becomes `guard_true`/`guard_false` (the label of the branch not
+//! taken is where a failing guard resumes), `promote` becomes `guard_value`
+//! with the value seen, and — beyond the series — `if_class` becomes a class
+//! guard and objects are traced like other operations.
+//!
+//! The environment is the series' ordered one ([`Env`]). Objects are
+//! numbered by a counter shared with the run that follows ([`Heap`]), so
+//! they print as they would under the interpreter alone.
+
+use std::rc::Rc;
+
+use flowc_lang::ast::{Arg, Block, Program, Stmt, Terminator};
+use flowc_lang::interp::{ErrorKind, Location, RuntimeError};
+use flowc_lang::syntax::readable_print::{stmt_to_string, terminator_to_string};
+use flowc_lang::value::Object;
+use flowc_lang::{env, Env, Symbol, Value};
+
+use crate::trace::{Check, Trace, TraceOp};
+
+/// How tracing ended.
+#[derive(Debug)]
+pub enum Recorded {
+    /// The loop closed: the trace, and the environment at the jump back.
+    Loop { trace: Trace, env: Env },
+    /// The program printed (and stopped) before the loop closed.
+    Printed(Value),
+}
+
+#[derive(Debug)]
+pub enum TraceError {
+    Runtime(RuntimeError),
+    /// Something the series' tracer cannot follow (calls, returns).
+    Unsupported(String),
+    /// No jump back to the anchor within the limit.
+    TooLong(usize),
+}
+
+impl std::fmt::Display for TraceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TraceError::Runtime(e) => write!(f, "{e}"),
+            TraceError::Unsupported(what) => write!(f, "the tracer cannot follow {what}"),
+            TraceError::TooLong(n) => write!(f, "the loop did not close within {n} traced operations"),
+        }
+    }
+}
+
+/// The allocation counter shared by tracing, running traces and resuming.
+#[derive(Default, Debug, Clone, Copy)]
+pub struct Heap {
+    pub allocations: u64,
+}
+
+/// Reads an operand (`resolve/3`).
+pub fn resolve(a: &Arg, env: &Env) -> Result<Value, ErrorKind> {
+    match a {
+        Arg::Var(v) => env.get(v).cloned().ok_or(ErrorKind::Unbound(*v)),
+        Arg::Const(c) => Ok(c.clone()),
+    }
+}
+
+/// Executes one straight-line operation on `env` — the interpreter's rules,
+/// shared by the tracer and by trace execution.
+pub fn exec(
+    op: &TraceOp,
+    env: &mut Env,
+    heap: &mut Heap,
+    immutable: &dyn Fn(Symbol, Symbol) -> bool,
+) -> Result<(), ErrorKind> {
+    match op {
+        TraceOp::Op1 { dst, op, arg } => {
+            let a = resolve(arg, env)?;
+            let v = apply(*op, &[a])?;
+            env::write(env, *dst, v);
+        }
+        TraceOp::Op2 { dst, op, lhs, rhs } => {
+            let a = resolve(lhs, env)?;
+            let b = resolve(rhs, env)?;
+            let v = apply(*op, &[a, b])?;
+            env::write(env, *dst, v);
+        }
+        TraceOp::New { dst, class } => {
+            heap.allocations += 1;
+            env::write(env, *dst, Value::Object(Rc::new(Object::new(heap.allocations, *class))));
+        }
+        TraceOp::Get { dst, obj, field } => {
+            let o = resolve(obj, env)?;
+            let Value::Object(o) = o else {
+                return Err(ErrorKind::Type { what: "get", expected: "an object", got: o });
+            };
+            let v = o.get(*field).ok_or(ErrorKind::UnsetField { class: o.class, field: *field })?;
+            env::write(env, *dst, v);
+        }
+        TraceOp::Set { obj, field, value } => {
+            let o = resolve(obj, env)?;
+            let v = resolve(value, env)?;
+            let Value::Object(o) = o else {
+                return Err(ErrorKind::Type { what: "set", expected: "an object", got: o });
+            };
+            if immutable(o.class, *field) && o.get(*field).is_some() {
+                return Err(ErrorKind::ImmutableField { class: o.class, field: *field });
+            }
+            o.set(*field, v);
+        }
+        TraceOp::Guard { .. } => unreachable!("guards are not executed by exec"),
+    }
+    Ok(())
+}
+
+fn apply(op: flowc_lang::ast::Operator, args: &[Value]) -> Result<Value, ErrorKind> {
+    match op {
+        flowc_lang::ast::Operator::Known(o) if o.arity() == args.len() => o.eval(args).map_err(ErrorKind::from_op),
+        other => Err(ErrorKind::MissingOp(Symbol::intern(other.name()))),
+    }
+}
+
+/// The trace operation of a statement (its operands as written).
+fn op_of(s: &Stmt) -> TraceOp {
+    match s {
+        Stmt::Op1 { dst, op, arg } => TraceOp::Op1 { dst: *dst, op: *op, arg: arg.clone() },
+        Stmt::Op2 { dst, op, lhs, rhs } => TraceOp::Op2 { dst: *dst, op: *op, lhs: lhs.clone(), rhs: rhs.clone() },
+        Stmt::New { dst, class } => TraceOp::New { dst: *dst, class: *class },
+        Stmt::Get { dst, obj, field } => TraceOp::Get { dst: *dst, obj: obj.clone(), field: *field },
+        Stmt::Set { obj, field, value } => TraceOp::Set { obj: obj.clone(), field: *field, value: value.clone() },
+    }
+}
+
+fn error(kind: ErrorKind, b: &Block, index: usize) -> TraceError {
+    let is_terminator = index >= b.body.len();
+    let text = if is_terminator { terminator_to_string(&b.term) } else { stmt_to_string(&b.body[index]) };
+    TraceError::Runtime(RuntimeError {
+        kind,
+        at: Some(Location { function: None, block: b.label, statement: index + 1, is_terminator, text }),
+    })
+}
+
+/// Traces `program` from main-graph label `anchor` with environment `env`.
+pub fn record(
+    program: &Program,
+    anchor: Symbol,
+    mut env: Env,
+    heap: &mut Heap,
+    limit: usize,
+) -> Result<Recorded, TraceError> {
+    let immutable = |c: Symbol, f: Symbol| program.immutable_fields(c).any(|x| x == f);
+    let unknown = |l: Symbol| TraceError::Runtime(RuntimeError { kind: ErrorKind::UnknownLabel(l), at: None });
+    let mut block = program.block(anchor).ok_or_else(|| unknown(anchor))?;
+    let mut ops = Vec::new();
+    loop {
+        for (i, s) in block.body.iter().enumerate() {
+            let op = op_of(s);
+            exec(&op, &mut env, heap, &immutable).map_err(|k| error(k, block, i))?;
+            ops.push(op);
+        }
+        if ops.len() > limit {
+            return Err(TraceError::TooLong(limit));
+        }
+        let n = block.body.len();
+        let next = match &block.term {
+            Terminator::Jump(l) => *l,
+            Terminator::If { cond, then_label, else_label } => {
+                let v = env.get(cond).ok_or_else(|| error(ErrorKind::Unbound(*cond), block, n))?;
+                let (check, resume_at, next) = if v.is_truthy() {
+                    (Check::True(*cond), *else_label, *then_label)
+                } else {
+                    (Check::False(*cond), *then_label, *else_label)
+                };
+                ops.push(TraceOp::Guard { check, resume: Vec::new(), label: resume_at });
+                next
+            }
+            Terminator::Promote { var, label } => {
+                let v = env.get(var).ok_or_else(|| error(ErrorKind::Unbound(*var), block, n))?;
+                ops.push(TraceOp::Guard { check: Check::Value(*var, v.clone()), resume: Vec::new(), label: *label });
+                *label
+            }
+            Terminator::IfClass { obj, class, then_label, else_label } => {
+                let v = resolve(obj, &env).map_err(|k| error(k, block, n))?;
+                let is = matches!(&v, Value::Object(o) if o.class == *class);
+                let (resume_at, next) = if is { (*else_label, *then_label) } else { (*then_label, *else_label) };
+                ops.push(TraceOp::Guard {
+                    check: Check::Class(obj.clone(), *class, is),
+                    resume: Vec::new(),
+                    label: resume_at,
+                });
+                next
+            }
+            Terminator::PrintAndStop(a) => {
+                let v = resolve(a, &env).map_err(|k| error(k, block, n))?;
+                return Ok(Recorded::Printed(v));
+            }
+            Terminator::Error(r) => return Err(error(ErrorKind::User(*r), block, n)),
+            Terminator::Return(_) => return Err(error(ErrorKind::ReturnOutsideFunction, block, n)),
+            Terminator::Call { func, .. } => {
+                return Err(TraceError::Unsupported(format!("the call of `{func}` in block `{}`", block.label)))
+            }
+        };
+        if next == anchor {
+            return Ok(Recorded::Loop { trace: Trace { anchor, ops }, env });
+        }
+        block = program.block(next).ok_or_else(|| error(ErrorKind::UnknownLabel(next), block, n))?;
+    }
+}

@@ -1,0 +1,200 @@
+//! Traces in the series' form: a straight line of operations and guards
+//! that ends in `loop` (a jump back to the start).
+//!
+//! Printing follows SWI-Prolog's `write/1` ([`Style::Write`]): the nested
+//! term of Parts 2–3 (`op2(res,mul,var(res),var(x),loop)`), or Part 4's
+//! "nicer way to print traces", one operation per line without its rest.
+
+use flowc_lang::ast::{Arg, Operator};
+use flowc_lang::syntax::prolog::arg_term;
+use flowc_lang::syntax::term::{Style, Term};
+use flowc_lang::{Symbol, Value};
+
+/// What a guard checks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// The variable is not 0.
+    True(Symbol),
+    /// The variable is 0.
+    False(Symbol),
+    /// The variable equals the value (`promote`).
+    Value(Symbol, Value),
+    /// The operand is (or, with `false`, is not) an object of the class.
+    Class(Arg, Symbol, bool),
+}
+
+/// One operation of a trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TraceOp {
+    Op1 {
+        dst: Symbol,
+        op: Operator,
+        arg: Arg,
+    },
+    Op2 {
+        dst: Symbol,
+        op: Operator,
+        lhs: Arg,
+        rhs: Arg,
+    },
+    New {
+        dst: Symbol,
+        class: Symbol,
+    },
+    Get {
+        dst: Symbol,
+        obj: Arg,
+        field: Symbol,
+    },
+    Set {
+        obj: Arg,
+        field: Symbol,
+        value: Arg,
+    },
+    /// A guard: on failure, write `resume` into the environment and
+    /// continue interpreting at `label`.
+    Guard {
+        check: Check,
+        resume: Vec<(Symbol, Value)>,
+        label: Symbol,
+    },
+}
+
+/// A recorded (or optimized) trace: its operations, then `loop`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Trace {
+    pub anchor: Symbol,
+    pub ops: Vec<TraceOp>,
+}
+
+fn env_term(env: &[(Symbol, Value)]) -> Term {
+    Term::list(env.iter().map(|(k, v)| Term::compound("/", vec![Term::sym(*k), Term::value(v)])).collect())
+}
+
+impl TraceOp {
+    /// The term's functor and arguments, without the rest of the trace.
+    fn parts(&self) -> (&'static str, Vec<Term>) {
+        let s = |x: &Symbol| Term::sym(*x);
+        match self {
+            TraceOp::Op1 { dst, op, arg } => ("op1", vec![s(dst), Term::atom(op.name()), arg_term(arg)]),
+            TraceOp::Op2 { dst, op, lhs, rhs } => {
+                ("op2", vec![s(dst), Term::atom(op.name()), arg_term(lhs), arg_term(rhs)])
+            }
+            TraceOp::New { dst, class } => ("new", vec![s(dst), s(class)]),
+            TraceOp::Get { dst, obj, field } => ("get", vec![s(dst), arg_term(obj), s(field)]),
+            TraceOp::Set { obj, field, value } => ("set", vec![arg_term(obj), s(field), arg_term(value)]),
+            TraceOp::Guard { check, resume, label } => {
+                let (name, mut args) = match check {
+                    Check::True(v) => ("guard_true", vec![s(v)]),
+                    Check::False(v) => ("guard_false", vec![s(v)]),
+                    Check::Value(v, c) => ("guard_value", vec![s(v), Term::value(c)]),
+                    Check::Class(a, c, true) => ("guard_class", vec![arg_term(a), s(c)]),
+                    Check::Class(a, c, false) => ("guard_not_class", vec![arg_term(a), s(c)]),
+                };
+                args.push(env_term(resume));
+                args.push(s(label));
+                (name, args)
+            }
+        }
+    }
+
+    /// The operation as a term without its rest: Part 4's line form.
+    pub fn head_term(&self) -> Term {
+        let (name, args) = self.parts();
+        Term::compound(name, args)
+    }
+}
+
+impl Trace {
+    /// The nested term: each operation holds the rest, the last one `loop`.
+    pub fn term(&self) -> Term {
+        self.ops.iter().rev().fold(Term::atom("loop"), |rest, op| {
+            let (name, mut args) = op.parts();
+            args.push(rest);
+            Term::compound(name, args)
+        })
+    }
+
+    /// As Parts 2 and 3 print it: `write/1` of the nested term.
+    pub fn nested(&self) -> String {
+        self.term().to_string_in(Style::Write)
+    }
+
+    /// As Part 4 prints it: one operation per line, indented, then `loop`.
+    pub fn lines(&self) -> String {
+        let mut out = String::new();
+        for op in &self.ops {
+            out.push_str("  ");
+            op.head_term().write(&mut out, Style::Write);
+            out.push('\n');
+        }
+        out.push_str("  loop\n");
+        out
+    }
+}
+
+/// The trace in the readable syntax: one operation per line.
+pub fn readable(t: &Trace) -> String {
+    use flowc_lang::ast::Stmt;
+    use flowc_lang::syntax::readable_print::{arg, constant, name, stmt};
+    let mut out = String::new();
+    for op in &t.ops {
+        out.push_str("  ");
+        let s = match op {
+            TraceOp::Op1 { dst, op, arg } => Some(Stmt::Op1 { dst: *dst, op: *op, arg: arg.clone() }),
+            TraceOp::Op2 { dst, op, lhs, rhs } => {
+                Some(Stmt::Op2 { dst: *dst, op: *op, lhs: lhs.clone(), rhs: rhs.clone() })
+            }
+            TraceOp::New { dst, class } => Some(Stmt::New { dst: *dst, class: *class }),
+            TraceOp::Get { dst, obj, field } => Some(Stmt::Get { dst: *dst, obj: obj.clone(), field: *field }),
+            TraceOp::Set { obj, field, value } => {
+                Some(Stmt::Set { obj: obj.clone(), field: *field, value: value.clone() })
+            }
+            TraceOp::Guard { .. } => None,
+        };
+        match (s, op) {
+            (Some(s), _) => stmt(&mut out, &s),
+            (None, TraceOp::Guard { check, resume, label }) => {
+                match check {
+                    Check::True(v) => {
+                        out.push_str("guard ");
+                        name(&mut out, *v);
+                    }
+                    Check::False(v) => {
+                        out.push_str("guard not ");
+                        name(&mut out, *v);
+                    }
+                    Check::Value(v, c) => {
+                        out.push_str("guard ");
+                        name(&mut out, *v);
+                        out.push_str(" == ");
+                        constant(&mut out, c);
+                    }
+                    Check::Class(a, c, is) => {
+                        out.push_str("guard ");
+                        arg(&mut out, a);
+                        out.push_str(if *is { " is " } else { " is not " });
+                        name(&mut out, *c);
+                    }
+                }
+                out.push_str(" else resume at ");
+                name(&mut out, *label);
+                if !resume.is_empty() {
+                    out.push_str(" with ");
+                    for (i, (k, v)) in resume.iter().enumerate() {
+                        if i > 0 {
+                            out.push_str(", ");
+                        }
+                        name(&mut out, *k);
+                        out.push_str(" = ");
+                        constant(&mut out, v);
+                    }
+                }
+            }
+            _ => {}
+        }
+        out.push('\n');
+    }
+    out.push_str("  loop\n");
+    out
+}
