@@ -27,6 +27,9 @@ use crate::env::{self, Env};
 use crate::symbol::{Symbol, SymbolMap};
 use crate::value::Value;
 
+/// An ordered partial environment, as a cache key.
+pub type PartialEnv = Vec<(Symbol, Value)>;
+
 /// A finished specialization.
 pub struct Residual {
     /// The residual blocks in the order the series asserts them.
@@ -35,7 +38,7 @@ pub struct Residual {
     pub entry: Symbol,
     /// `code_cache` facts: (label, partial environment, residual label), in
     /// the order they were added.
-    pub cache: Vec<(Symbol, Vec<(Symbol, Value)>, Symbol)>,
+    pub cache: Vec<(Symbol, PartialEnv, Symbol)>,
 }
 
 impl Residual {
@@ -88,7 +91,7 @@ pub fn specialize(
 
 struct Pe<'p> {
     blocks: SymbolMap<&'p Block>,
-    cache: IndexMap<(Symbol, Vec<(Symbol, Value)>), Symbol>,
+    cache: IndexMap<(Symbol, PartialEnv), Symbol>,
     counters: SymbolMap<usize>,
     /// Labels of the source program, which gensym must not reuse.
     taken: Vec<Symbol>,
