@@ -79,3 +79,31 @@ pub fn optimize_checked(mut module: Module, env: &[(Symbol, Value)], expected: &
     });
     module
 }
+
+/// Traces from `label` with the series' tracer, optimizes with `optimize`,
+/// runs the trace and resumes the interpreter when a guard fails. Traces
+/// that never close just run to the end under the tracer.
+pub fn traced(
+    p: &Program,
+    label: Symbol,
+    env: &[(Symbol, Value)],
+    optimize: impl Fn(&flowc_trace::trace::Trace) -> flowc_trace::trace::Trace,
+) -> Result<Outcome, String> {
+    use flowc_trace::record::{record, Heap, Recorded, TraceError};
+    let mut heap = Heap::default();
+    let recorded = match record(p, label, flowc_lang::env::from_pairs(env), &mut heap, 200_000) {
+        Ok(r) => r,
+        Err(TraceError::Runtime(e)) => return Ok(Outcome::Error(e.kind.term())),
+        Err(e) => return Err(e.to_string()),
+    };
+    match recorded {
+        Recorded::Printed(v) => Ok(Outcome::Output(format!("{}\n", v.to_print_string()))),
+        Recorded::Loop { trace, env } => {
+            let t = optimize(&trace);
+            match flowc_trace::run::run(p, &t, env, &mut heap, &config()) {
+                Ok(r) => Ok(Outcome::Output(format!("{}\n", r.value.to_print_string()))),
+                Err(e) => Ok(Outcome::Error(e.kind.term())),
+            }
+        }
+    }
+}

@@ -5,6 +5,11 @@
 //! with the value seen, and — beyond the series — `if_class` becomes a class
 //! guard and objects are traced like other operations.
 //!
+//! One departure: the series' tracer looks a promoted variable up and so
+//! fails on an unbound one, where the interpreter (for which `promote` is a
+//! jump) does not; here an unbound promoted variable records no guard, so
+//! tracing never changes what a program does.
+//!
 //! The environment is the series' ordered one ([`Env`]). Objects are
 //! numbered by a counter shared with the run that follows ([`Heap`]), so
 //! they print as they would under the interpreter alone.
@@ -171,8 +176,15 @@ pub fn record(
                 next
             }
             Terminator::Promote { var, label } => {
-                let v = env.get(var).ok_or_else(|| error(ErrorKind::Unbound(*var), block, n))?;
-                ops.push(TraceOp::Guard { check: Check::Value(*var, v.clone()), resume: Vec::new(), label: *label });
+                // The interpreter does not read a promoted variable, so an
+                // unbound one is no error: there is just nothing to promote.
+                if let Some(v) = env.get(var) {
+                    ops.push(TraceOp::Guard {
+                        check: Check::Value(*var, v.clone()),
+                        resume: Vec::new(),
+                        label: *label,
+                    });
+                }
                 *label
             }
             Terminator::IfClass { obj, class, then_label, else_label } => {

@@ -256,7 +256,12 @@ impl<'a> Lexer<'a> {
             self.pos += 1;
             Tok::Symbolic(c.to_string())
         } else if SYMBOL_CHARS.contains(c) {
-            let n = rest.find(|c: char| !SYMBOL_CHARS.contains(c)).unwrap_or(rest.len());
+            let mut n = rest.find(|c: char| !SYMBOL_CHARS.contains(c)).unwrap_or(rest.len());
+            // `x/-5` (a negative value in an environment) reads as `x / -5`,
+            // although standard Prolog would make `/-` one token.
+            if rest.starts_with("/-") && rest[2..].starts_with(|c: char| c.is_ascii_digit()) {
+                n = 1;
+            }
             self.pos += n;
             Tok::Symbolic(rest[..n].to_owned())
         } else {
