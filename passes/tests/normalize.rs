@@ -365,6 +365,10 @@ fn generated_programs_are_in_normal_form_afterwards() {
         let module = support::run_program_until(&p, label, &env, "normalize", &what);
         for f in &module.functions {
             check_normal_form(f).unwrap_or_else(|e| panic!("{what}: {e}\n{}", flowc_ir::print::function(f)));
+            // The normal form is a fixpoint: normalizing again changes nothing.
+            let mut again = f.clone();
+            flowc_passes::normalize::function(&mut again);
+            assert_eq!(flowc_ir::print::function(&again), flowc_ir::print::function(f), "{what}: not idempotent");
         }
     }
 }

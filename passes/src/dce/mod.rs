@@ -72,13 +72,14 @@ pub fn run(module: &mut Module, cx: &mut Context) {
     }
 }
 
-/// Removes the dead instructions of one function of `module` (for callers
-/// outside the pipeline, e.g. the trace optimizer).
-pub fn function(module: &Module, f: &mut Function) {
+/// Removes the dead instructions of `module.functions[index]` (for callers
+/// outside the pipeline, e.g. the trace optimizer), computing its def-use.
+pub fn function(module: &mut Module, index: usize) {
     let pure_arity = roots::pure_arities(module);
+    let f = &module.functions[index];
     let du = DefUse::compute(f);
     let live = live_insts(module, &pure_arity, f, &du);
-    sweep(f, &live);
+    sweep(&mut module.functions[index], &live);
 }
 
 /// Bit `ix(i)` is set iff instruction `i` is live.

@@ -26,7 +26,7 @@
 
 mod bound;
 
-use flowc_ir::{BlockId, Function, InstId, InstKind, Module, Operand, ResumeId, ValueId};
+use flowc_ir::{BlockId, Function, InstId, InstKind, Module, Operand, ResumeId, Terminator, ValueId};
 
 use crate::edit::ix;
 use crate::Context;
@@ -153,7 +153,8 @@ impl DefUse {
 }
 
 /// Calls `visit(value, use)` for every value operand of linked code, in
-/// program order.
+/// program order. Matches the kinds directly rather than through
+/// `InstKind::operands` (same order) so the sweep allocates nothing.
 fn visit_uses(f: &Function, mut visit: impl FnMut(ValueId, Use)) {
     for &block in &f.layout {
         let data = &f.blocks[block];
@@ -168,10 +169,23 @@ fn visit_uses(f: &Function, mut visit: impl FnMut(ValueId, Use)) {
         }
         for &inst in &data.insts {
             let kind = &f.insts[inst].kind;
-            for (index, o) in kind.operands().into_iter().enumerate() {
+            let mut index = 0u32;
+            let mut operand = |o: &Operand| {
                 if let Operand::Value(v) = o {
-                    visit(*v, Use::Inst { block, inst, index: index as u32 });
+                    visit(*v, Use::Inst { block, inst, index });
                 }
+                index += 1;
+            };
+            match kind {
+                InstKind::Phi(inputs) => inputs.iter().for_each(|(_, o)| operand(o)),
+                InstKind::Op { args, .. } | InstKind::Call { args, .. } => args.iter().for_each(operand),
+                InstKind::CheckBound(o) | InstKind::Get { obj: o, .. } => operand(o),
+                InstKind::Set { obj, value, .. } => {
+                    operand(obj);
+                    operand(value);
+                }
+                InstKind::Guard { kind: guard, .. } => operand(guard.operand()),
+                InstKind::Unbound(_) | InstKind::New(_) => {}
             }
             if let InstKind::Guard { resume, .. } = kind {
                 if ix(*resume) < f.resumes.len() {
@@ -183,10 +197,16 @@ fn visit_uses(f: &Function, mut visit: impl FnMut(ValueId, Use)) {
                 }
             }
         }
-        for o in data.term.operands() {
-            if let Operand::Value(v) = o {
-                visit(*v, Use::Term { block });
+        match &data.term {
+            Terminator::Branch { cond: o, .. }
+            | Terminator::IfClass { obj: o, .. }
+            | Terminator::Print(o)
+            | Terminator::Return(o) => {
+                if let Operand::Value(v) = o {
+                    visit(*v, Use::Term { block });
+                }
             }
+            Terminator::Jump(_) | Terminator::Trap(_) => {}
         }
     }
 }

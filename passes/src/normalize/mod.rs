@@ -96,8 +96,18 @@ pub fn function(f: &mut Function) {
 /// Drops blocks unreachable from the entry (and their phi inputs) and puts
 /// the entry first.
 fn remove_unreachable(f: &mut Function) {
-    let cfg = flowc_ir::cfg::Cfg::new(f);
-    edit::retain_blocks(f, |b| cfg.is_reachable(b));
+    let mut reached = vec![false; f.blocks.len()];
+    let mut stack = vec![f.entry];
+    reached[ix(f.entry)] = true;
+    while let Some(b) = stack.pop() {
+        for t in f.blocks[b].term.successors() {
+            if !reached[ix(t)] {
+                reached[ix(t)] = true;
+                stack.push(t);
+            }
+        }
+    }
+    edit::retain_blocks(f, |b| reached[ix(b)]);
     if let Some(pos) = f.layout.iter().position(|&b| b == f.entry) {
         let entry = f.layout.remove(pos);
         f.layout.insert(0, entry);
@@ -137,22 +147,27 @@ fn obviously_bound(f: &Function, o: &Operand) -> bool {
 }
 
 /// Canonical operand order of commutative operations (normal form 7).
+/// The analysis of phis runs only if a pair of values needs it.
 fn order_operands(f: &mut Function) {
-    let du = DefUse::compute(f);
-    let bound = surely_bound(f, &du);
-    let is_bound = |v| bound.get(ix(v)).is_some_and(|b| *b);
+    let mut bound: Option<bitvec::vec::BitVec> = None;
     for b in f.layout.clone() {
-        for &i in &f.blocks[b].insts {
-            let InstKind::Op { op: Operator::Known(op), args, .. } = &mut f.insts[i].kind else { continue };
+        for k in 0..f.blocks[b].insts.len() {
+            let i = f.blocks[b].insts[k];
+            let InstKind::Op { op: Operator::Known(op), args, .. } = &f.insts[i].kind else { continue };
             if !op.info().commutative || args.len() != 2 {
                 continue;
             }
             let swap = match (&args[0], &args[1]) {
                 (Operand::Const(_), Operand::Value(_)) => true,
-                (Operand::Value(x), Operand::Value(y)) => ix(*x) > ix(*y) && (is_bound(*x) || is_bound(*y)),
+                (x @ Operand::Value(xv), y @ Operand::Value(yv)) if ix(*xv) > ix(*yv) => {
+                    obviously_bound(f, x) || obviously_bound(f, y) || {
+                        let bound = bound.get_or_insert_with(|| surely_bound(f, &DefUse::compute(f)));
+                        bound[ix(*xv)] || bound[ix(*yv)]
+                    }
+                }
                 _ => false,
             };
-            if swap {
+            if let (true, InstKind::Op { args, .. }) = (swap, &mut f.insts[i].kind) {
                 args.swap(0, 1);
             }
         }
