@@ -58,8 +58,21 @@
 //! either. Cycles made only of jump-only blocks are infinite loops; one
 //! block of each is kept, jumping to itself.
 //!
-//! Every step is linear in the size of the function; phi inputs are
-//! re-keyed in batches and substitutions applied once.
+//! # Steps, in order
+//!
+//! Unreachable blocks go (their phi inputs with them); same-target
+//! branches fold; trivial phis are replaced (before threading, since
+//! removing a phi can make a block jump-only) — `phis`; jump threading —
+//! `thread`; critical-edge splitting — `thread`; straight-line merging —
+//! `merge`; the recorded value substitutions are applied in one sweep;
+//! operands are ordered.
+//!
+//! Every step is linear in the size of the function: phi inputs are
+//! re-keyed in batches (one rewrite per phi whatever the number of edges
+//! changed), substitutions applied once, and the layout rebuilt once per
+//! step — which is why edges are split here rather than with
+//! `edit::split_edge`, whose layout search and phi renaming cost a scan per
+//! edge.
 
 mod merge;
 mod phis;
