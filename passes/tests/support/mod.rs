@@ -82,3 +82,66 @@ pub fn dump_until(src: &str, last: &str) -> String {
     }
     out
 }
+
+/// The reference interpreter's output (or error term) from entry `label`.
+pub fn reference_from(p: &Program, label: Symbol, env: &[(Symbol, Value)]) -> String {
+    match interp::run(p, label, env, &Config { fuel: Some(10_000_000), ..Config::default() }) {
+        Ok(o) => o.output(),
+        Err(e) => format!("error {}", e.kind.term()),
+    }
+}
+
+/// Like [`run_until`] for a parsed program started at `label` with `env`
+/// (its free variables not in `env` are unbound parameters): lowers it and
+/// runs the pipeline through `last`, checking the IR and comparing the IR
+/// interpreter's result with the reference interpreter's after every pass.
+/// `what` names the program in failure messages.
+pub fn run_program_until(p: &Program, label: Symbol, env: &[(Symbol, Value)], last: &str, what: &str) -> Module {
+    assert!(PIPELINE.iter().any(|pass| pass.name == last), "no pass {last}");
+    let mut module = flowc_frontend::lower(p, label).expect("lowers");
+    verify(&module, &format!("the front end ({what})"));
+    let expected = reference_from(p, label, env);
+    let config = Config { fuel: Some(50_000_000), ..Config::default() };
+    let mut cx = Context::new(&module);
+    for pass in &PIPELINE {
+        (pass.run)(&mut module, &mut cx);
+        verify(&module, &format!("{} ({what})", pass.name));
+        let got = match flowc_ir::interp::run(&module, env, &config) {
+            Ok(o) => o.output(),
+            Err(e) => format!("error {}", e.kind.term()),
+        };
+        assert_eq!(got, expected, "{what}: output changed after {}:\n{}", pass.name, flowc_ir::print::module(&module));
+        if pass.name == last {
+            break;
+        }
+    }
+    module
+}
+
+/// Parses a module in the IR text format and runs the pipeline through
+/// `last`, checking the IR after every pass and comparing the IR
+/// interpreter's result (with environment `env`) with its result on the
+/// input module. For IR no program produces (unreachable blocks,
+/// specialized forms). Returns the IR after `last`.
+pub fn run_ir_until(ir: &str, env: &[(Symbol, Value)], last: &str) -> String {
+    assert!(PIPELINE.iter().any(|pass| pass.name == last), "no pass {last}");
+    let mut module = flowc_ir::parse::module("test", ir).unwrap_or_else(|e| panic!("{e:?}"));
+    verify(&module, "parsing");
+    let config = Config { fuel: Some(50_000_000), ..Config::default() };
+    let outcome = |m: &Module| match flowc_ir::interp::run(m, env, &config) {
+        Ok(o) => o.output(),
+        Err(e) => format!("error {}", e.kind.term()),
+    };
+    let expected = outcome(&module);
+    let mut cx = Context::new(&module);
+    for pass in &PIPELINE {
+        (pass.run)(&mut module, &mut cx);
+        verify(&module, pass.name);
+        let got = outcome(&module);
+        assert_eq!(got, expected, "output changed after {}:\n{}", pass.name, flowc_ir::print::module(&module));
+        if pass.name == last {
+            break;
+        }
+    }
+    flowc_ir::print::module(&module)
+}

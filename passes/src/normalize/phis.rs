@@ -1,0 +1,89 @@
+//! Trivial phis: a phi whose inputs are all one operand, apart from the phi
+//! itself, stands for that operand (Braun et al.'s `tryRemoveTrivialPhi`).
+//! Removing unreachable predecessors leaves such phis (one input left);
+//! replacing one can make the phis using it trivial in turn, so a worklist
+//! over phi users runs to a fixpoint in linear time.
+//!
+//! Replacing is exact under the IR's semantics: a phi copies its input
+//! unchanged, unbound or not, and in strict SSA the remaining input's
+//! definition dominates the phi.
+
+use flowc_ir::{Function, InstId, InstKind, Operand};
+
+use crate::edit::{self, ix, Substitution};
+
+/// Records each trivial phi's replacement in `subst` and unlinks the phi.
+/// Operands of other instructions are left for `subst.apply`.
+pub(super) fn remove_trivial(f: &mut Function, subst: &mut Substitution) {
+    let phis: Vec<InstId> = f.layout.iter().flat_map(|&b| f.blocks[b].phis.iter().copied()).collect();
+    if phis.is_empty() {
+        return;
+    }
+    // Phi users of each value, as compressed rows.
+    let n = f.values.len();
+    let mut start = vec![0u32; n + 1];
+    for_each_phi_input(f, &phis, |v, _| start[ix(v) + 1] += 1);
+    for k in 0..n {
+        start[k + 1] += start[k];
+    }
+    let mut fill = start.clone();
+    let mut users = vec![phis[0]; start[n] as usize];
+    for_each_phi_input(f, &phis, |v, phi| {
+        users[fill[ix(v)] as usize] = phi;
+        fill[ix(v)] += 1;
+    });
+
+    let mut removed = vec![false; f.insts.len()];
+    let mut work: Vec<InstId> = phis.iter().rev().copied().collect();
+    let mut any = false;
+    while let Some(phi) = work.pop() {
+        if removed[ix(phi)] {
+            continue;
+        }
+        let (InstKind::Phi(inputs), Some(result)) = (&f.insts[phi].kind, f.insts[phi].result) else { continue };
+        let mut same: Option<Operand> = None;
+        let mut trivial = true;
+        for (_, o) in inputs {
+            let o = subst.resolve(o);
+            if o == Operand::Value(result) {
+                continue;
+            }
+            match &same {
+                None => same = Some(o),
+                Some(s) if *s == o => {}
+                Some(_) => {
+                    trivial = false;
+                    break;
+                }
+            }
+        }
+        let (true, Some(to)) = (trivial, same) else { continue };
+        subst.set(result, to);
+        removed[ix(phi)] = true;
+        any = true;
+        let (s, e) = (start[ix(result)] as usize, start[ix(result) + 1] as usize);
+        work.extend(users[s..e].iter().copied().filter(|&u| u != phi && !removed[ix(u)]));
+    }
+    if any {
+        for b in f.layout.clone() {
+            if f.blocks[b].phis.iter().any(|&p| removed[ix(p)]) {
+                edit::unlink_where(f, b, |_, i| removed.get(ix(i)).copied().unwrap_or(false));
+            }
+        }
+    }
+}
+
+fn for_each_phi_input(f: &Function, phis: &[InstId], mut visit: impl FnMut(flowc_ir::ValueId, InstId)) {
+    let n = f.values.len();
+    for &phi in phis {
+        if let InstKind::Phi(inputs) = &f.insts[phi].kind {
+            for (_, o) in inputs {
+                if let Operand::Value(v) = o {
+                    if ix(*v) < n {
+                        visit(*v, phi);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! Pass `def-use`: the listing of a small loop, and the table's API.
+
+mod support;
+
+use expect_test::expect;
+use flowc_passes::defuse::{Def, DefUse, Use};
+
+const POWER: &str = "entry power(x = 10, y = 3)\npower:\n    res = 1\n    if y goto power_rec else goto power_done\n\
+                     power_rec:\n    res = res * x\n    y = y - 1\n    if y goto power_rec else goto power_done\n\
+                     power_done:\n    print_and_stop(res)\n";
+
+#[test]
+fn listing_of_a_small_loop() {
+    expect![[r#"
+        main power(v0:y, v1:x) {
+        b0 power:
+            branch v0, b3, b4
+        b3:
+            jump b1
+        b4:
+            jump b2
+        b1 power_rec:
+            v2:res = phi [b3: 1, b5: v4]
+            v5:y = phi [b3: v0, b5: v6]
+            v4:res = mul v1, v2
+            v6:y = sub v5, 1
+            branch v6, b5, b6
+        b5:
+            jump b1
+        b6:
+            jump b2
+        b2 power_done:
+            v7:res = phi [b4: 1, b6: v4]
+            print v7
+        }
+        ; def-use of main power
+        ;   v0 (param 0): branch (b0), v5 (b1 phi from b3)
+        ;   v1 (param 1): v4 (b1)
+        ;   v2 (b1 phi): v4 (b1)
+        ;   v4 (b1): v2 (b1 phi from b5), v7 (b2 phi from b6)
+        ;   v5 (b1 phi): v6 (b1)
+        ;   v6 (b1): v5 (b1 phi from b5), branch (b1)
+        ;   v7 (b2 phi): print (b2)
+    "#]]
+    .assert_eq(&support::dump_until(POWER, "def-use"));
+}
+
+#[test]
+fn listing_names_stores_and_unused_values() {
+    let src = "entry start(n = 2)\nstart:\n    p = new point\n    p.x = n\n    q = n + 1\n    print_and_stop(n)\n";
+    expect![[r#"
+        main start(v0:n) {
+        b0 start:
+            v1:p = new point
+            set v1, x, v0
+            v2:q = add v0, 1
+            print v0
+        }
+        ; def-use of main start
+        ;   v0 (param 0): set (b0), v2 (b0), print (b0)
+        ;   v1 (b0): set (b0)
+        ;   v2 (b0): unused
+    "#]]
+    .assert_eq(&support::dump_until(src, "def-use"));
+}
+
+#[test]
+fn the_table_answers_definitions_and_uses_in_program_order() {
+    let run = support::run_until(POWER, "def-use");
+    let f = &run.module.functions[0];
+    let du = run.cx.functions[0].defuse.as_ref().expect("def-use stored in the context");
+    let v = |k: u32| -> flowc_ir::ValueId { la_arena::Idx::from_raw(la_arena::RawIdx::from_u32(k)) };
+    let b = |k: u32| -> flowc_ir::BlockId { la_arena::Idx::from_raw(la_arena::RawIdx::from_u32(k)) };
+    assert_eq!(du.num_values(), f.values.len());
+    assert_eq!(du.def_of(v(0)), Def::Param(0));
+    assert!(matches!(du.def_of(v(4)), Def::Inst { block, .. } if block == b(1)));
+    // v3 was allocated by the front end and never linked.
+    assert_eq!(du.def_of(v(3)), Def::None);
+    assert!(!du.is_used(v(3)));
+    let preds: Vec<_> = du
+        .uses_of(v(4))
+        .iter()
+        .map(|u| match u {
+            Use::Phi { pred, .. } => *pred,
+            other => panic!("unexpected use {other:?}"),
+        })
+        .collect();
+    assert_eq!(preds, [b(5), b(6)]);
+    assert_eq!(du.num_uses(v(6)), 2);
+    assert_eq!(du.uses_of(v(6))[1], Use::Term { block: b(1) });
+    // The stored table is the one `compute` gives.
+    let fresh = DefUse::compute(f);
+    for k in 0..f.values.len() as u32 {
+        assert_eq!(fresh.def_of(v(k)), du.def_of(v(k)));
+        assert_eq!(fresh.uses_of(v(k)), du.uses_of(v(k)));
+    }
+}
