@@ -8,8 +8,13 @@ mod support;
 use expect_test::{expect, Expect};
 use flowc_lang::{Symbol, Value};
 
+/// The passes these tests run: dce and what it needs.
+const DCE_ONLY: &[&str] = &["normalize", "def-use", "dce"];
+
+/// The IR after normalize, def-use and dce alone (dce on its own, without
+/// what propagate and cleanup would prove first).
 fn check(src: &str, expected: Expect) {
-    expected.assert_eq(&support::dump_until(src, "dce"));
+    expected.assert_eq(&support::dump_with(src, DCE_ONLY));
 }
 
 #[test]
@@ -73,7 +78,7 @@ fn a_dead_specialized_counter_disappears_with_its_phi() {
         "main start(v0:n) {\nb0:\n    jump b1\nb1:\n    v1 = phi [b0: v0, b3: v5]\n    v2 = phi [b0: 0, b3: v4]\n    \
               branch v1, b2, b4\nb2:\n    v4 = add.int v2, 1\n    v5 = sub v1, 1\n    jump b3\nb3:\n    jump b1\n\
               b4:\n    print v1\n}\n";
-    let out = support::run_ir_until(ir, &[(Symbol::intern("n"), Value::Int(3))], "dce");
+    let out = support::run_ir_with(ir, &[(Symbol::intern("n"), Value::Int(3))], DCE_ONLY);
     expect![[r#"
         main start(v0:n) {
         b0:
@@ -217,7 +222,7 @@ fn values_only_resume_data_needs_stay_in_traces() {
               trace loop(v0:i, v1:acc) {\nb0:\n    jump b1\nb1:\n    v2 = phi [b0: v0, b1: v5]\n    v6 = phi [b0: v1, b1: v3]\n    \
               v3 = add.word v6, 1\n    v4 = mul.word v2, 2\n    v5 = sub.word v2, 1\n    guard_true v5, r0\n    jump b1\n\
               resume r0 {\n    frame loop [i = v5, acc = v3]\n}\n}\n";
-    let out = support::run_ir_until(ir, &[(Symbol::intern("n"), Value::Int(1))], "dce");
+    let out = support::run_ir_with(ir, &[(Symbol::intern("n"), Value::Int(1))], DCE_ONLY);
     expect![[r#"
         main m(v0:n) {
         b0:

@@ -24,6 +24,8 @@ fn loop_where_x_stays_zero_prints_the_constant() {
                 v0:i = phi [b0: 10, b4: v5]
                 branch v0, b2, b5
             b2 body:
+                jump b6
+            b6:
                 jump b4
             b4 next:
                 v5:i = sub.int v0, 1
@@ -76,7 +78,7 @@ fn ranges_prove_bounds_overflow_and_comparisons() {
             b2 body:
                 v4:x = readlist.word [3, 1, 4, 1, 5], v0
                 v6:s = add.int v2, 1
-                v7:s = add.int v6, v4
+                v7:s = add.int v4, v6
                 v8:i = add.word v0, 1
                 jump b1
             b3 done:
@@ -97,8 +99,6 @@ fn pure_call_with_constant_arguments_is_replaced_by_its_result() {
 
             main main() {
             b0 main:
-                jump b1
-            b1 k:
                 print 49
             }
 
@@ -167,7 +167,8 @@ fn unbound_tests_keep_their_check() {
             b0 start:
                 jump b1
             b1 a:
-                branch v0, b2, b2
+                v3 = check_bound v0
+                jump b2
             b2 b:
                 print v1
             }
@@ -189,8 +190,6 @@ fn small_leaf_calls_are_inlined() {
                 v2:r = add v0, 3
                 jump b2
             b2:
-                jump b1
-            b1 k:
                 print v2
             }
 
@@ -217,8 +216,6 @@ fn immutable_fields_of_known_objects_are_forwarded() {
                 v1:p = new point
                 set v1, x, v0
                 set v1, y, 2
-                jump b1
-            b1 next:
                 v4:s = add v0, 2
                 print v4
             }

@@ -156,10 +156,16 @@ impl InstKind {
     }
 
     /// Whether executing it may raise an error (an unbound operand counts).
+    /// The `Int` form of an operation has proven operands, so only its
+    /// non-type failures remain (division by zero, an index out of range);
+    /// overflow is no failure (it goes to bignums).
     pub fn can_fail(&self) -> bool {
         match self {
             InstKind::Phi(_) | InstKind::Unbound(_) | InstKind::New(_) => false,
             InstKind::Op { op: Operator::Known(op), form: Form::Word, args } if op.arity() == args.len() => false,
+            InstKind::Op { op: Operator::Known(op), form: Form::Int, args } if op.arity() == args.len() => {
+                op.info().failures.iter().any(|f| *f != flowc_lang::ops::Failure::Type)
+            }
             _ => true,
         }
     }

@@ -125,6 +125,14 @@ pub fn run_program_until(p: &Program, label: Symbol, env: &[(Symbol, Value)], la
 /// specialized forms). Returns the IR after `last`.
 pub fn run_ir_until(ir: &str, env: &[(Symbol, Value)], last: &str) -> String {
     assert!(PIPELINE.iter().any(|pass| pass.name == last), "no pass {last}");
+    let upto = PIPELINE.iter().position(|p| p.name == last).unwrap();
+    let names: Vec<&str> = PIPELINE[..=upto].iter().map(|p| p.name).collect();
+    run_ir_with(ir, env, &names)
+}
+
+/// Parses IR text and runs the named passes (in pipeline order), checking
+/// the IR and comparing the IR interpreter's result after each.
+pub fn run_ir_with(ir: &str, env: &[(Symbol, Value)], passes: &[&str]) -> String {
     let mut module = flowc_ir::parse::module("test", ir).unwrap_or_else(|e| panic!("{e:?}"));
     verify(&module, "parsing");
     let config = Config { fuel: Some(50_000_000), ..Config::default() };
@@ -134,14 +142,36 @@ pub fn run_ir_until(ir: &str, env: &[(Symbol, Value)], last: &str) -> String {
     };
     let expected = outcome(&module);
     let mut cx = Context::new(&module);
-    for pass in &PIPELINE {
+    for pass in PIPELINE.iter().filter(|p| passes.contains(&p.name)) {
         (pass.run)(&mut module, &mut cx);
         verify(&module, pass.name);
         let got = outcome(&module);
         assert_eq!(got, expected, "output changed after {}:\n{}", pass.name, flowc_ir::print::module(&module));
-        if pass.name == last {
-            break;
-        }
     }
     flowc_ir::print::module(&module)
+}
+
+/// Lowers `src` and runs only the named passes (in pipeline order),
+/// checking and running the IR after each; returns the IR text plus the
+/// last pass's annotations. Unit tests of one pass use it to see that pass
+/// on its own.
+pub fn dump_with(src: &str, passes: &[&str]) -> String {
+    for name in passes {
+        assert!(PIPELINE.iter().any(|p| p.name == *name), "no pass {name}");
+    }
+    let (program, mut module) = lower(src);
+    let expected = reference(&program);
+    let mut cx = Context::new(&module);
+    let mut out = String::new();
+    for pass in PIPELINE.iter().filter(|p| passes.contains(&p.name)) {
+        (pass.run)(&mut module, &mut cx);
+        verify(&module, pass.name);
+        let (got, _) = run_ir(&program, &module);
+        assert_eq!(got, expected, "output changed after {}:\n{}", pass.name, flowc_ir::print::module(&module));
+        out = flowc_ir::print::module(&module);
+        if let Some(annotate) = pass.annotate {
+            out.push_str(&annotate(&module, &cx));
+        }
+    }
+    out
 }
