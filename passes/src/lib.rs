@@ -28,6 +28,7 @@ pub mod escape;
 pub mod lattice;
 pub mod loops;
 pub mod normalize;
+pub mod observe;
 pub mod propagate;
 pub mod unbox;
 

@@ -434,7 +434,8 @@ impl Gen {
         let result = self.int_operand();
         self.close(Terminator::Return(result));
         let blocks = std::mem::take(&mut self.blocks);
-        let pure = self.rng.chance(50);
+        // `pure` is a promise: never made for functions that may fail.
+        let pure = self.rng.chance(50) && !self.cfg.errors;
         (Function { name, params: vec![n, p], blocks }, pure)
     }
 }

@@ -61,13 +61,14 @@ use crate::Context;
 
 pub fn run(module: &mut Module, cx: &mut Context) {
     let pure_arity = roots::pure_arities(module);
+    let observable = crate::observe::allocations_observable(module);
     for i in 0..module.functions.len() {
         let f = &module.functions[i];
         let du = match cx.facts(i).defuse.take() {
             Some(du) if du.num_values() == f.values.len() => du,
             _ => DefUse::compute(f),
         };
-        let live = live_insts(module, &pure_arity, f, &du);
+        let live = live_insts(module, &pure_arity, f, &du, observable);
         sweep(&mut module.functions[i], &live);
     }
 }
@@ -78,14 +79,21 @@ pub fn function(module: &mut Module, index: usize) {
     let pure_arity = roots::pure_arities(module);
     let f = &module.functions[index];
     let du = DefUse::compute(f);
-    let live = live_insts(module, &pure_arity, f, &du);
+    let observable = crate::observe::allocations_observable(module);
+    let live = live_insts(module, &pure_arity, f, &du, observable);
     sweep(&mut module.functions[index], &live);
 }
 
 /// Bit `ix(i)` is set iff instruction `i` is live.
-fn live_insts(m: &Module, pure_arity: &HashMap<flowc_lang::Symbol, usize>, f: &Function, du: &DefUse) -> BitVec {
+fn live_insts(
+    m: &Module,
+    pure_arity: &HashMap<flowc_lang::Symbol, usize>,
+    f: &Function,
+    du: &DefUse,
+    allocations_observable: bool,
+) -> BitVec {
     let bound = surely_bound(f, du);
-    let roots = roots::Roots { module: m, pure_arity, f, du, bound: &bound };
+    let roots = roots::Roots { module: m, pure_arity, f, du, bound: &bound, allocations_observable };
     let dead_allocations = roots.dead_allocations();
     let mut live: BitVec = BitVec::repeat(false, f.insts.len());
     let mut work = Vec::new();

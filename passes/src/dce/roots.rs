@@ -31,6 +31,8 @@ pub(super) struct Roots<'a> {
     pub f: &'a Function,
     pub du: &'a DefUse,
     pub bound: &'a BitVec,
+    /// Whether the program can see allocation numbers (then `new` stays).
+    pub allocations_observable: bool,
 }
 
 impl Roots<'_> {
@@ -44,7 +46,8 @@ impl Roots<'_> {
     /// Whether instruction `i` is live whatever uses its result.
     pub fn is_root(&self, i: InstId, dead_allocations: &BitVec) -> bool {
         match &self.f.insts[i].kind {
-            InstKind::Phi(_) | InstKind::Unbound(_) | InstKind::New(_) => false,
+            InstKind::New(_) => self.allocations_observable,
+            InstKind::Phi(_) | InstKind::Unbound(_) => false,
             InstKind::Set { obj: Operand::Value(a), .. } if dead_allocations.get(ix(*a)).is_some_and(|b| *b) => false,
             InstKind::Set { .. } | InstKind::Guard { .. } => true,
             InstKind::Call { func, args } => {
@@ -72,6 +75,9 @@ impl Roots<'_> {
     pub fn dead_allocations(&self) -> BitVec {
         let f = self.f;
         let mut dead: BitVec = BitVec::repeat(false, f.values.len());
+        if self.allocations_observable {
+            return dead;
+        }
         for &b in &f.layout {
             for &i in &f.blocks[b].insts {
                 let (InstKind::New(class), Some(v)) = (&f.insts[i].kind, f.insts[i].result) else { continue };
