@@ -24,7 +24,9 @@
 //! access of a phi-web must go through a value holding the web's most
 //! recent object ([`current`]). The whole pass does nothing in a module
 //! that may print an object ([`identity`]): objects print with their
-//! allocation number, which removing allocations would change.
+//! allocation number, which removing allocations would change. For the
+//! same reason traces are left alone: after a trace exits, the interpreter
+//! goes on and may print objects allocated later.
 //!
 //! Nested objects: a web stored into another web is unboxed in a later
 //! round, once the outer one is gone and the inner one is used directly.
@@ -41,13 +43,14 @@ mod view;
 use std::collections::{HashMap, HashSet};
 
 use flowc_ir::cfg::{Cfg, DomTree};
-use flowc_ir::{BlockId, Function, InstId, InstKind, Module, Operand, Terminator, ValueDef, ValueId};
+use flowc_ir::{BlockId, Function, FunctionKind, InstId, InstKind, Module, Operand, Terminator, ValueDef, ValueId};
 use flowc_lang::Symbol;
 
 use crate::edit::{self, Substitution};
 use crate::escape::{Escape, WebId};
 use crate::Context;
 use plan::{Accesses, NewOperand, Plan};
+use view::View;
 
 pub use identity::prints_objects;
 
@@ -58,6 +61,9 @@ pub fn run(module: &mut Module, cx: &mut Context) {
     let immutable = module.immutable.clone();
     let is_immutable = |c: Symbol, fd: Symbol| immutable.iter().any(|(k, fs)| *k == c && fs.contains(&fd));
     for (i, f) in module.functions.iter_mut().enumerate() {
+        if f.kind == FunctionKind::Trace {
+            continue;
+        }
         let first = cx.facts(i).escape.take().unwrap_or_else(|| Escape::analyze(f));
         let (escape, cfg_changed) = unbox_function(f, first, &is_immutable);
         let facts = cx.facts(i);
@@ -70,28 +76,30 @@ pub fn run(module: &mut Module, cx: &mut Context) {
 
 /// Unboxes what can be unboxed in `f`, in rounds; returns the escape
 /// analysis of the result and whether the control flow changed.
+///
+/// Every plan of a round is made against the same function, then all are
+/// applied at once: a plan stays valid when other plans remove edges (the
+/// removed edges are never taken), so they compose.
 fn unbox_function(f: &mut Function, first: Escape, immutable: &dyn Fn(Symbol, Symbol) -> bool) -> (Escape, bool) {
     let mut esc = first;
     let mut cfg_changed = false;
     // Each round removes a `new`; the bound only guards against surprises.
     for _ in 0..=f.insts.len() {
         let candidates: Vec<WebId> = esc.non_escaping().filter(|&w| !esc.web(w).nested).collect();
-        let accesses = collect(f, &esc, &candidates);
-        let mut progress = false;
-        for (w, acc) in candidates.iter().zip(&accesses) {
-            let Some(plan) = plan::plan(f, esc.web(*w), acc, immutable) else { continue };
-            let prune = plan.prune;
-            apply(f, plan);
-            progress = true;
-            if prune {
-                // The graph changed: the next web needs a fresh analysis.
-                cfg_changed = true;
-                break;
-            }
-        }
-        if !progress {
+        if candidates.is_empty() {
             break;
         }
+        let accesses = collect(f, &esc, &candidates);
+        let base = View::new(f, |_| None);
+        let plans: Vec<Plan> = candidates
+            .iter()
+            .zip(&accesses)
+            .filter_map(|(w, acc)| plan::plan(f, esc.web(*w), acc, &base, immutable))
+            .collect();
+        if plans.is_empty() {
+            break;
+        }
+        cfg_changed |= apply(f, plans);
         esc = Escape::analyze(f);
     }
     (esc, cfg_changed)
@@ -139,42 +147,47 @@ fn collect(f: &Function, esc: &Escape, candidates: &[WebId]) -> Vec<Accesses> {
     out
 }
 
-/// Rewrites `f` as `plan` says.
-fn apply(f: &mut Function, plan: Plan) {
-    let phis: Vec<Option<ValueId>> =
-        plan.phis.iter().map(|p| edit::append(f, p.block, InstKind::Phi(Vec::new()), Some(p.field))).collect();
-    let operand = |o: &NewOperand| match o {
-        NewOperand::Op(o) => o.clone(),
-        NewOperand::Phi(j) => phis[*j].map_or(Operand::int(0), Operand::Value),
-    };
-    for (p, v) in plan.phis.iter().zip(&phis) {
-        let inputs = p.inputs.iter().map(|(b, o)| (*b, operand(o))).collect();
-        if let Some(ValueDef::Inst(i)) = v.map(|v| f.values[v].def) {
-            f.insts[i].kind = InstKind::Phi(inputs);
-        }
-    }
+/// Rewrites `f` as the plans say; returns whether the graph changed.
+fn apply(f: &mut Function, plans: Vec<Plan>) -> bool {
+    let dom = plans.iter().any(|p| !p.sets.is_empty()).then(|| DomTree::new(f, &Cfg::new(f)));
     let mut subst = Substitution::new(f);
-    for (r, o) in &plan.reads {
-        subst.set(*r, operand(o));
-    }
-    let mut dead: HashSet<InstId> = plan.removed.iter().map(|&(_, i)| i).collect();
-    let dom = (!plan.sets.is_empty()).then(|| DomTree::new(f, &Cfg::new(f)));
-    for &(b, i) in &plan.sets {
-        let InstKind::Set { value, .. } = &f.insts[i].kind else { continue };
-        match (value.as_value(), &dom) {
-            (Some(x), Some(dom)) if bound::may_be_unbound_at(f, dom, x, b, i) => {
-                let name = f.values[x].name;
-                f.insts[i].kind = InstKind::CheckBound(Operand::Value(x));
-                let v = f.values.alloc(flowc_ir::ValueData { def: ValueDef::Inst(i), name });
-                f.insts[i].result = Some(v);
-            }
-            _ => {
-                dead.insert(i);
+    let mut dead: HashSet<InstId> = HashSet::new();
+    let mut blocks: Vec<BlockId> = Vec::new();
+    let mut prune = false;
+    for plan in &plans {
+        let phis: Vec<Option<ValueId>> =
+            plan.phis.iter().map(|p| edit::append(f, p.block, InstKind::Phi(Vec::new()), Some(p.field))).collect();
+        let operand = |o: &NewOperand| match o {
+            NewOperand::Op(o) => o.clone(),
+            NewOperand::Phi(j) => phis[*j].map_or(Operand::int(0), Operand::Value),
+        };
+        for (p, v) in plan.phis.iter().zip(&phis) {
+            let inputs = p.inputs.iter().map(|(b, o)| (*b, operand(o))).collect();
+            if let Some(ValueDef::Inst(i)) = v.map(|v| f.values[v].def) {
+                f.insts[i].kind = InstKind::Phi(inputs);
             }
         }
+        for (r, o) in &plan.reads {
+            subst.set(*r, operand(o));
+        }
+        dead.extend(plan.removed.iter().map(|&(_, i)| i));
+        for &(b, i) in &plan.sets {
+            let InstKind::Set { value, .. } = &f.insts[i].kind else { continue };
+            match (value.as_value(), &dom) {
+                (Some(x), Some(dom)) if bound::may_be_unbound_at(f, dom, x, b, i) => {
+                    let name = f.values[x].name;
+                    f.insts[i].kind = InstKind::CheckBound(Operand::Value(x));
+                    let v = f.values.alloc(flowc_ir::ValueData { def: ValueDef::Inst(i), name });
+                    f.insts[i].result = Some(v);
+                }
+                _ => {
+                    dead.insert(i);
+                }
+            }
+        }
+        blocks.extend(plan.removed.iter().chain(&plan.sets).map(|&(b, _)| b));
+        prune |= plan.prune;
     }
-    let mut blocks: Vec<BlockId> = plan.removed.iter().chain(&plan.sets).map(|&(b, _)| b).collect();
-    blocks.dedup();
     let mut done = HashSet::new();
     for b in blocks {
         if done.insert(b) {
@@ -182,14 +195,17 @@ fn apply(f: &mut Function, plan: Plan) {
         }
     }
     subst.apply(f);
-    for &(b, taken, other) in &plan.decided {
-        f.blocks[b].term = Terminator::Jump(taken);
-        if other != taken {
-            edit::remove_phi_inputs(f, other, b);
+    for plan in &plans {
+        for &(b, taken, other) in &plan.decided {
+            f.blocks[b].term = Terminator::Jump(taken);
+            if other != taken {
+                edit::remove_phi_inputs(f, other, b);
+            }
         }
     }
-    if plan.prune {
+    if prune {
         let cfg = Cfg::new(f);
         edit::retain_blocks(f, |b| cfg.is_reachable(b));
     }
+    prune
 }

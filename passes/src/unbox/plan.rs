@@ -55,7 +55,14 @@ pub struct Plan {
 }
 
 /// The plan for `web`, or `None` if it cannot be unboxed exactly.
-pub fn plan(f: &Function, web: &Web, acc: &Accesses, immutable: &dyn Fn(Symbol, Symbol) -> bool) -> Option<Plan> {
+/// `base` is the function's graph (no test decided).
+pub fn plan(
+    f: &Function,
+    web: &Web,
+    acc: &Accesses,
+    base: &View,
+    immutable: &dyn Fn(Symbol, Symbol) -> bool,
+) -> Option<Plan> {
     let mut decided = Vec::new();
     for &b in &acc.tests {
         if let Terminator::IfClass { class, then_block, else_block, .. } = &f.blocks[b].term {
@@ -65,7 +72,8 @@ pub fn plan(f: &Function, web: &Web, acc: &Accesses, immutable: &dyn Fn(Symbol, 
         }
     }
     let taken: HashMap<BlockId, BlockId> = decided.iter().map(|&(b, t, _)| (b, t)).collect();
-    let view = View::new(f, |b| taken.get(&b).copied());
+    let own = (!decided.is_empty()).then(|| View::new(f, |b| taken.get(&b).copied()));
+    let view = own.as_ref().unwrap_or(base);
     let mut fields: Vec<Symbol> = Vec::new();
     for &(_, i) in &acc.events {
         if let InstKind::Get { field, .. } | InstKind::Set { field, .. } = &f.insts[i].kind {
@@ -75,8 +83,8 @@ pub fn plan(f: &Function, web: &Web, acc: &Accesses, immutable: &dyn Fn(Symbol, 
         }
     }
     let field_index = |s: Symbol| fields.iter().position(|&g| g == s).unwrap_or(0);
-    let currency = (!acc.phis.is_empty()).then(|| Currency::new(f, &view, &web.values, &acc.news, &acc.phis));
-    let mut ssa = FieldSsa::new(&view);
+    let currency = (!acc.phis.is_empty()).then(|| Currency::new(f, view, &web.values, &acc.news, &acc.phis));
+    let mut ssa = FieldSsa::new(view);
     for &(b, i) in acc.events.iter().filter(|(b, _)| view.is_reachable(*b)) {
         match &f.insts[i].kind {
             InstKind::New(_) => (0..fields.len()).for_each(|k| ssa.write_end(b, k, FVal::Unset)),
