@@ -5,12 +5,8 @@ mod support;
 
 use expect_test::{expect, Expect};
 
-/// Only the annotation lines: the IR is the front end's (the passes before
-/// `escape` do not change it on this branch) and other tests show it.
 fn check(src: &str, expected: Expect) {
-    let dump = support::dump_until(src, "escape");
-    let notes: Vec<&str> = dump.lines().filter(|l| l.starts_with("; ")).collect();
-    expected.assert_eq(&(notes.join("\n") + "\n"));
+    expected.assert_eq(&support::dump_until(src, "escape"));
 }
 
 const POINTS: &str = "entry start(n = 5)\n\
@@ -25,8 +21,30 @@ fn point_in_a_loop_does_not_escape() {
     check(
         POINTS,
         expect![[r#"
-        ; escape of start: v5 (point) does not escape
-    "#]],
+            main start(v0:n) {
+            b0 start:
+                jump b1
+            b1 loop:
+                v1:i = phi [b0: 0, b2: v11]
+                v4:sum = phi [b0: 0, b2: v10]
+                v3:c = lt v1, v0
+                branch v3, b2, b3
+            b2 body:
+                v5:p = new point
+                set v5, x, v1
+                v6:twice = mul v1, 2
+                set v5, y, v6
+                v7:a = get v5, x
+                v8:b = get v5, y
+                v9:s = add v7, v8
+                v10:sum = add v4, v9
+                v11:i = add v1, 1
+                jump b1
+            b3 done:
+                print v4
+            }
+            ; escape of start: v5 (point) does not escape
+        "#]],
     );
 }
 
@@ -35,8 +53,14 @@ fn printed_object_escapes() {
     check(
         "start:\n    p = new point\n    p.x = 1\n    print_and_stop(p)\n",
         expect![[r#"
-        ; escape of start: v0 (point) escapes: printed
-    "#]],
+            main start() {
+            b0 start:
+                v0:p = new point
+                set v0, x, 1
+                print v0
+            }
+            ; escape of start: v0 (point) escapes: printed
+        "#]],
     );
 }
 
@@ -47,6 +71,21 @@ fn call_argument_escapes() {
          start:\n    p = new point\n    p.x = 1\n    r = call getx(p) then k\n\
          k:\n    print_and_stop(r)\n",
         expect![[r#"
+            main start() {
+            b0 start:
+                v0:p = new point
+                set v0, x, 1
+                v1:r = call getx(v0)
+                jump b1
+            b1 k:
+                print v1
+            }
+
+            function getx(v0:o) {
+            b0 s:
+                v1:r = get v0, x
+                return v1
+            }
             ; escape of start: v0 (point) escapes: passed to getx
             ; escape of getx: no allocations
         "#]],
@@ -61,6 +100,23 @@ fn returned_object_escapes_and_callee_objects_are_separate() {
          start:\n    p = call make(3) then k\n\
          k:\n    x = p.x\n    print_and_stop(x)\n",
         expect![[r#"
+            main start() {
+            b0 start:
+                v0:p = call make(3)
+                jump b1
+            b1 k:
+                v1:x = get v0, x
+                print v1
+            }
+
+            function make(v0:v) {
+            b0 s:
+                v1:o = new point
+                set v1, x, v0
+                v2:t = new tmp
+                set v2, y, v0
+                return v1
+            }
             ; escape of start: no allocations
             ; escape of make: v1 (point) escapes: returned; v2 (tmp) does not escape
         "#]],
@@ -75,6 +131,22 @@ fn stored_into_an_escaping_object_escapes() {
          r = call id(box) then k\n\
          k:\n    print_and_stop(r)\n",
         expect![[r#"
+            main start() {
+            b0 start:
+                v0:box = new box
+                v1:p = new point
+                set v1, x, 1
+                set v0, v, v1
+                v2:r = call id(v0)
+                jump b1
+            b1 k:
+                print v2
+            }
+
+            function id(v0:o) {
+            b0 s:
+                return 0
+            }
             ; escape of start: v0 (box) escapes: passed to id; v1 (point) escapes: stored into v0, which escapes
             ; escape of id: no allocations
         "#]],
@@ -88,6 +160,21 @@ fn stored_into_a_non_allocation_escapes() {
          start:\n    box = new box\n    r = call put(box) then k\n\
          k:\n    print_and_stop(r)\n",
         expect![[r#"
+            main start() {
+            b0 start:
+                v0:box = new box
+                v1:r = call put(v0)
+                jump b1
+            b1 k:
+                print v1
+            }
+
+            function put(v0:o) {
+            b0 s:
+                v1:p = new point
+                set v0, v, v1
+                return 0
+            }
             ; escape of start: v0 (box) escapes: passed to put
             ; escape of put: v1 (point) escapes: stored into an unknown object
         "#]],
@@ -108,6 +195,32 @@ fn merging_with_an_escaping_value_escapes() {
          yes:\n    print_and_stop(1)\n\
          no:\n    print_and_stop(0)\n",
         expect![[r#"
+            main start(v0:c) {
+            b0 start:
+                branch v0, b1, b2
+            b1 a:
+                v4:p = new point
+                jump b3
+            b2 b:
+                v1:p = new point
+                v2:q = new point
+                v3:r = call id(v1)
+                jump b3
+            b3 j:
+                v5:p = phi [b2: v1, b1: v4]
+                v6:q = phi [b2: v2, b1: 7]
+                set v5, x, 1
+                if_class v6, point, b4, b5
+            b4 yes:
+                print 1
+            b5 no:
+                print 0
+            }
+
+            function id(v0:o) {
+            b0 s:
+                return 0
+            }
             ; escape of start: v4 v1 (point, phi v5) escapes: passed to id; v2 (point) escapes: merged at v6
             ; escape of id: no allocations
         "#]],
@@ -123,6 +236,21 @@ fn phi_of_two_classes_escapes() {
          b:\n    p = new pair\n    goto j\n\
          j:\n    p.x = 1\n    x = p.x\n    print_and_stop(x)\n",
         expect![[r#"
+            main start(v0:c) {
+            b0 start:
+                branch v0, b1, b2
+            b1 a:
+                v2:p = new point
+                jump b3
+            b2 b:
+                v1:p = new pair
+                jump b3
+            b3 j:
+                v3:p = phi [b2: v1, b1: v2]
+                set v3, x, 1
+                v4:x = get v3, x
+                print v4
+            }
             ; escape of start: v2 (point) escapes: merged at v3; v1 (pair) escapes: merged at v3
         "#]],
     );
@@ -133,6 +261,13 @@ fn comparison_escapes() {
     check(
         "start:\n    p = new point\n    q = new point\n    c = p == q\n    print_and_stop(c)\n",
         expect![[r#"
+            main start() {
+            b0 start:
+                v0:p = new point
+                v1:q = new point
+                v2:c = eq v0, v1
+                print v2
+            }
             ; escape of start: v0 (point) escapes: used by eq; v1 (point) escapes: used by eq
         "#]],
     );
@@ -144,6 +279,16 @@ fn nested_objects_do_not_escape() {
         "start:\n    inner = new point\n    inner.x = 5\n    outer = new box\n    outer.v = inner\n    \
          got = outer.v\n    x = got.x\n    print_and_stop(x)\n",
         expect![[r#"
+            main start() {
+            b0 start:
+                v0:inner = new point
+                set v0, x, 5
+                v1:outer = new box
+                set v1, v, v0
+                v2:got = get v1, v
+                v3:x = get v2, x
+                print v3
+            }
             ; escape of start: v0 (point) does not escape (nested); v1 (box) does not escape
         "#]],
     );
@@ -155,6 +300,18 @@ fn nested_object_read_back_and_printed_escapes() {
         "start:\n    inner = new point\n    inner.x = 5\n    outer = new box\n    outer.v = inner\n    \
          deep = new box\n    deep.v = outer\n    o = deep.v\n    got = o.v\n    print_and_stop(got)\n",
         expect![[r#"
+            main start() {
+            b0 start:
+                v0:inner = new point
+                set v0, x, 5
+                v1:outer = new box
+                set v1, v, v0
+                v2:deep = new box
+                set v2, v, v1
+                v3:o = get v2, v
+                v4:got = get v3, v
+                print v4
+            }
             ; escape of start: v0 (point) escapes: read back as v4, printed; v1 (box) does not escape (nested); v2 (box) does not escape
         "#]],
     );
@@ -171,6 +328,30 @@ fn if_class_and_same_class_loop_phi_do_not_escape() {
          yes:\n    x = p.x\n    print_and_stop(x)\n\
          no:\n    print_and_stop(0)\n",
         expect![[r#"
+            main start(v0:n) {
+            b0 start:
+                v1:p = new point
+                set v1, x, 0
+                jump b1
+            b1 loop:
+                v2:n = phi [b0: v0, b2: v8]
+                v3:p = phi [b0: v1, b2: v6]
+                branch v2, b2, b3
+            b2 body:
+                v5:t = get v3, x
+                v6:p = new point
+                v7:t = add v5, v2
+                set v6, x, v7
+                v8:n = sub v2, 1
+                jump b1
+            b3 done:
+                if_class v3, point, b4, b5
+            b4 yes:
+                v4:x = get v3, x
+                print v4
+            b5 no:
+                print 0
+            }
             ; escape of start: v1 v6 (point, phi v3) does not escape
         "#]],
     );

@@ -336,3 +336,30 @@ fn examples_points_runs_without_allocations() {
     let run = support::run_until(&src, "unbox");
     assert_eq!(support::run_ir(&run.program, &run.module), ("2450\n".to_string(), 0));
 }
+
+#[test]
+fn if_class_of_another_class_takes_the_else_branch() {
+    // The test becomes a jump to `no`; `yes` is no longer reachable and
+    // goes, and so does the phi input of `out` from it.
+    let src = "start:\n    p = new point\n    p.x = 4\n    if p is pair goto yes else goto no\n\
+        yes:\n    r = 1\n    goto out\n\
+        no:\n    r = p.x\n    goto out\n\
+        out:\n    print_and_stop(r)\n";
+    assert_eq!(
+        check(
+            src,
+            expect![[r#"
+        main start() {
+        b0 start:
+            jump b2
+        b2 no:
+            jump b3
+        b3 out:
+            v2:r = phi [b2: 4]
+            print v2
+        }
+    "#]]
+        ),
+        0
+    );
+}
