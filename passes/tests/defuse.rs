@@ -42,7 +42,7 @@ fn listing_of_a_small_loop() {
         ;   v6 (b1): v5 (b1 phi from b5), branch (b1)
         ;   v7 (b2 phi): print (b2)
     "#]]
-    .assert_eq(&support::dump_until(POWER, "def-use"));
+    .assert_eq(&support::dump_with(POWER, &["normalize", "def-use"]));
 }
 
 #[test]
@@ -61,12 +61,12 @@ fn listing_names_stores_and_unused_values() {
         ;   v1 (b0): set (b0)
         ;   v2 (b0): unused
     "#]]
-    .assert_eq(&support::dump_until(src, "def-use"));
+    .assert_eq(&support::dump_with(src, &["normalize", "def-use"]));
 }
 
 #[test]
 fn the_table_answers_definitions_and_uses_in_program_order() {
-    let run = support::run_until(POWER, "def-use");
+    let run = support::run_with(POWER, &["normalize", "def-use"]);
     let f = &run.module.functions[0];
     let du = run.cx.functions[0].defuse.as_ref().expect("def-use stored in the context");
     let v = |k: u32| -> flowc_ir::ValueId { la_arena::Idx::from_raw(la_arena::RawIdx::from_u32(k)) };

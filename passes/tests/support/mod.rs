@@ -57,8 +57,21 @@ pub fn run_ir(p: &Program, m: &Module) -> (String, u64) {
 /// Lowers `src` and runs the pipeline through the pass named `last`,
 /// checking and running the IR after every pass.
 pub fn run_until(src: &str, last: &str) -> Run {
+    let (program, module) = lower(src);
+    run_lowered(program, module, last)
+}
+
+/// [`run_until`] for a parsed program (from the corpus or the generator),
+/// lowered from its default entry.
+pub fn run_program_through(program: Program, last: &str) -> Run {
+    let entry = program.default_entry().expect("an entry");
+    let module = flowc_frontend::lower(&program, entry).expect("lowers");
+    verify(&module, "the front end");
+    run_lowered(program, module, last)
+}
+
+fn run_lowered(program: Program, mut module: Module, last: &str) -> Run {
     assert!(PIPELINE.iter().any(|p| p.name == last), "no pass {last}");
-    let (program, mut module) = lower(src);
     let expected = reference(&program);
     let mut cx = Context::new(&module);
     for pass in &PIPELINE {
@@ -149,6 +162,24 @@ pub fn run_ir_with(ir: &str, env: &[(Symbol, Value)], passes: &[&str]) -> String
         assert_eq!(got, expected, "output changed after {}:\n{}", pass.name, flowc_ir::print::module(&module));
     }
     flowc_ir::print::module(&module)
+}
+
+/// Lowers `src` and runs only the named passes (in pipeline order),
+/// checking and running the IR after each.
+pub fn run_with(src: &str, passes: &[&str]) -> Run {
+    for name in passes {
+        assert!(PIPELINE.iter().any(|p| p.name == *name), "no pass {name}");
+    }
+    let (program, mut module) = lower(src);
+    let expected = reference(&program);
+    let mut cx = Context::new(&module);
+    for pass in PIPELINE.iter().filter(|p| passes.contains(&p.name)) {
+        (pass.run)(&mut module, &mut cx);
+        verify(&module, pass.name);
+        let (got, _) = run_ir(&program, &module);
+        assert_eq!(got, expected, "output changed after {}:\n{}", pass.name, flowc_ir::print::module(&module));
+    }
+    Run { module, cx, program }
 }
 
 /// Lowers `src` and runs only the named passes (in pipeline order),

@@ -1,0 +1,231 @@
+//! Pass `loops`: natural loops, their nesting and depths, after the
+//! pipeline through `loops` (checked and run after every pass).
+
+mod support;
+
+use expect_test::{expect, Expect};
+
+fn check(src: &str, expected: Expect) {
+    expected.assert_eq(&support::dump_with(src, &["normalize", "loops"]));
+}
+
+#[test]
+fn nested_loops_have_depths_and_parents() {
+    check(
+        "entry outer(n = 3)\n\
+         outer:\n    total = 0\n    i = n\n    goto ohead\n\
+         ohead:\n    if i goto obody else goto done\n\
+         obody:\n    j = i\n    goto ihead\n\
+         ihead:\n    if j goto ibody else goto onext\n\
+         ibody:\n    total = total + j\n    j = j - 1\n    goto ihead\n\
+         onext:\n    i = i - 1\n    goto ohead\n\
+         done:\n    print_and_stop(total)\n",
+        expect![[r#"
+            main outer(v0:n) {
+            b0 outer:
+                v1:i = check_bound v0
+                jump b1
+            b1 ohead:
+                v2:i = phi [b0: v1, b5: v7]
+                v3:total = phi [b0: 0, b5: v8]
+                branch v2, b2, b6
+            b2 obody:
+                v4:j = check_bound v2
+                jump b3
+            b3 ihead:
+                v5:j = phi [b2: v4, b4: v10]
+                v8:total = phi [b2: v3, b4: v9]
+                branch v5, b4, b5
+            b4 ibody:
+                v9:total = add v5, v8
+                v10:j = sub v5, 1
+                jump b3
+            b5 onext:
+                v7:i = sub v2, 1
+                jump b1
+            b6 done:
+                print v3
+            }
+            ; loops of outer: b1 (depth 1): b1 b2 b3 b4 b5
+            ; loops of outer:   b3 (depth 2, in b1): b3 b4
+        "#]],
+    );
+}
+
+#[test]
+fn two_back_edges_make_one_loop() {
+    check(
+        "entry start(n = 10)\n\
+         start:\n    s = 0\n    goto head\n\
+         head:\n    if n goto body else goto done\n\
+         body:\n    n = n - 1\n    c = n % 2\n    if c goto odd else goto even\n\
+         odd:\n    s = s + 1\n    goto head\n\
+         even:\n    s = s + 2\n    goto head\n\
+         done:\n    print_and_stop(s)\n",
+        expect![[r#"
+            main start(v0:n) {
+            b0 start:
+                jump b1
+            b1 head:
+                v1:n = phi [b0: v0, b4: v3, b3: v3]
+                v2:s = phi [b0: 0, b4: v5, b3: v6]
+                branch v1, b2, b5
+            b2 body:
+                v3:n = sub v1, 1
+                v4:c = mod v3, 2
+                branch v4, b3, b4
+            b3 odd:
+                v6:s = add v2, 1
+                jump b1
+            b4 even:
+                v5:s = add v2, 2
+                jump b1
+            b5 done:
+                print v2
+            }
+            ; loops of start: b1 (depth 1): b1 b2 b3 b4
+        "#]],
+    );
+}
+
+#[test]
+fn irreducible_cycle_has_no_natural_loop() {
+    // The cycle a <-> b is entered at both a and b: neither dominates the
+    // other, so there is no back edge.
+    check(
+        "entry start(x = 1, n = 5)\n\
+         start:\n    if x goto a else goto b\n\
+         a:\n    n = n - 1\n    if n goto b else goto done\n\
+         b:\n    n = n - 1\n    if n goto a else goto done\n\
+         done:\n    print_and_stop(n)\n",
+        expect![[r#"
+            main start(v0:x, v1:n) {
+            b0 start:
+                branch v0, b4, b5
+            b4:
+                jump b1
+            b5:
+                jump b2
+            b1 a:
+                v2:n = phi [b4: v1, b8: v5]
+                v3:n = sub v2, 1
+                branch v3, b6, b7
+            b6:
+                jump b2
+            b7:
+                jump b3
+            b2 b:
+                v4:n = phi [b5: v1, b6: v3]
+                v5:n = sub v4, 1
+                branch v5, b8, b9
+            b8:
+                jump b1
+            b9:
+                jump b3
+            b3 done:
+                v6:n = phi [b7: v3, b9: v5]
+                print v6
+            }
+            ; loops of start: none
+        "#]],
+    );
+}
+
+#[test]
+fn natural_loop_inside_an_irreducible_region() {
+    check(
+        "entry start(x = 0, n = 7)\n\
+         start:\n    if x goto a else goto b\n\
+         a:\n    n = n - 1\n    goto b\n\
+         b:\n    n = n - 1\n    c = n > 3\n    if c goto b else goto back\n\
+         back:\n    d = n > 0\n    if d goto a else goto done\n\
+         done:\n    print_and_stop(n)\n",
+        expect![[r#"
+            main start(v0:x, v1:n) {
+            b0 start:
+                branch v0, b5, b6
+            b5:
+                jump b1
+            b6:
+                jump b2
+            b1 a:
+                v2:n = phi [b5: v1, b8: v5]
+                v3:n = sub v2, 1
+                jump b2
+            b2 b:
+                v4:n = phi [b6: v1, b1: v3, b7: v5]
+                v5:n = sub v4, 1
+                v6:c = gt v5, 3
+                branch v6, b7, b3
+            b7:
+                jump b2
+            b3 back:
+                v7:d = gt v5, 0
+                branch v7, b8, b4
+            b8:
+                jump b1
+            b4 done:
+                print v5
+            }
+            ; loops of start: b2 (depth 1): b2 b7
+        "#]],
+    );
+}
+
+#[test]
+fn function_without_loops() {
+    check(
+        "entry start(x = 4)\n\
+         start:\n    if x goto big else goto small\n\
+         big:\n    y = x * 2\n    goto done\n\
+         small:\n    y = 0\n    goto done\n\
+         done:\n    print_and_stop(y)\n",
+        expect![[r#"
+            main start(v0:x) {
+            b0 start:
+                branch v0, b1, b2
+            b1 big:
+                v1:y = mul v0, 2
+                jump b3
+            b2 small:
+                jump b3
+            b3 done:
+                v2:y = phi [b2: 0, b1: v1]
+                print v2
+            }
+            ; loops of start: none
+        "#]],
+    );
+}
+
+#[test]
+fn loops_in_functions_and_self_loops() {
+    check(
+        "entry start(n = 4)\n\
+         function count(k):\n    top:\n        k = k - 1\n        if k goto top else goto out\n    out:\n        return k\n\
+         start:\n    r = call count(n) then show\n\
+         show:\n    print_and_stop(r)\n",
+        expect![[r#"
+            main start(v0:n) {
+            b0 start:
+                v1:r = call count(v0)
+                print v1
+            }
+
+            function count(v0:k) {
+            b0:
+                jump b1
+            b1 top:
+                v1:k = phi [b0: v0, b3: v2]
+                v2:k = sub v1, 1
+                branch v2, b3, b2
+            b3:
+                jump b1
+            b2 out:
+                return v2
+            }
+            ; loops of start: none
+            ; loops of count: b1 (depth 1): b1 b3
+        "#]],
+    );
+}
