@@ -23,7 +23,7 @@
 //! must find it unset on every path (else `immutable_field`); and every
 //! access of a phi-web must go through a value holding the web's most
 //! recent object ([`current`]). The whole pass does nothing in a module
-//! that may print an object ([`identity`]): objects print with their
+//! that may print an object ([`crate::observe`]): objects print with their
 //! allocation number, which removing allocations would change. For the
 //! same reason traces are left alone: after a trace exits, the interpreter
 //! goes on and may print objects allocated later.
@@ -36,7 +36,6 @@
 mod bound;
 mod current;
 mod fields;
-mod identity;
 mod plan;
 mod view;
 
@@ -52,10 +51,8 @@ use crate::Context;
 use plan::{Accesses, NewOperand, Plan};
 use view::View;
 
-pub use identity::prints_objects;
-
 pub fn run(module: &mut Module, cx: &mut Context) {
-    if identity::prints_objects(module) {
+    if crate::observe::allocations_observable(module) {
         return;
     }
     let immutable = module.immutable.clone();
