@@ -68,10 +68,10 @@ const TOKENS: [&str; 18] = [
     "=",
     "b0:\n",
     "    jump b0\n",
-    "    guard_true v1, r0\n",
+    "    guard_true v1, r0 else l0\n",
     "v1",
     "resume r0 {\n",
-    "frame x [a = v2]\n",
+    "frame [a = v2]\n",
     "call fib(",
     "0",
 ];

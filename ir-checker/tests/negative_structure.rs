@@ -165,8 +165,8 @@ fn virtual_object_missing() {
         "p = @0",
         "p = @1",
         expect![[r#"
-        function loop, block b1, instruction `guard_class v3, counter, r1`: [dangling-ref] r1 refers to @1, which does not exist
-        function loop, block b1, instruction `guard_value v7, 7, r1`: [dangling-ref] r1 refers to @1, which does not exist
+        function loop, block b1, instruction `guard_class v3, counter, r1 else l1`: [dangling-ref] r1 refers to @1, which does not exist
+        function loop, block b1, instruction `guard_value v7, 7, r1 else l1`: [dangling-ref] r1 refers to @1, which does not exist
     "#]],
     );
 }
@@ -195,7 +195,7 @@ fn ids_outside_their_arenas() {
             function loop: [dangling-ref] the layout lists b2, which does not exist
             function loop, parameter 2: [dangling-ref] v8 does not exist
             function loop, block b1, instruction `v4 = lt v8, 100`: [dangling-ref] v8 does not exist
-            function loop, block b1, instruction `guard_true v4, r2`: [dangling-ref] r2 does not exist
+            function loop, block b1, instruction `guard_true v4, r2 else l0`: [dangling-ref] r2 does not exist
             function loop, block b1: [dangling-ref] the block lists instruction #10, which does not exist
             function loop, block b1, terminator `branch 1, b1, b2`: [dangling-ref] b2 does not exist
         "#]],
@@ -281,9 +281,9 @@ fn guard_outside_trace() {
         "trace loop(",
         "function loop(",
         expect![[r#"
-        function loop, block b1, instruction `guard_true v4, r0`: [guard-in-trace] guards are only allowed in traces, not in a function
-        function loop, block b1, instruction `guard_class v3, counter, r1`: [guard-in-trace] guards are only allowed in traces, not in a function
-        function loop, block b1, instruction `guard_value v7, 7, r1`: [guard-in-trace] guards are only allowed in traces, not in a function
+        function loop, block b1, instruction `guard_true v4, r0 else l0`: [guard-in-trace] guards are only allowed in traces, not in a function
+        function loop, block b1, instruction `guard_class v3, counter, r1 else l1`: [guard-in-trace] guards are only allowed in traces, not in a function
+        function loop, block b1, instruction `guard_value v7, 7, r1 else l1`: [guard-in-trace] guards are only allowed in traces, not in a function
     "#]],
     );
 }

@@ -235,10 +235,10 @@ fn duplicate_parameter() {
 fn resume_refers_to_later_value() {
     check_edit(
         TRACE,
-        "frame loop [i = v2, acc = v3]\n}",
-        "frame loop [i = v7, acc = v3]\n}",
+        "frame [i = v2, acc = v3]\n}",
+        "frame [i = v7, acc = v3]\n}",
         expect![[r#"
-        function loop, block b1, instruction `guard_true v4, r0`: [resume-available] r0 refers to v7, which is defined after this guard in b1
+        function loop, block b1, instruction `guard_true v4, r0 else l0`: [resume-available] r0 refers to v7, which is defined after this guard in b1
     "#]],
     );
 }
@@ -250,8 +250,8 @@ fn resume_refers_to_undefined_value() {
         "virtual @0 point [x = v2,",
         "virtual @0 point [x = v30,",
         expect![[r#"
-        function loop, block b1, instruction `guard_class v3, counter, r1`: [resume-available] r1 refers to v30, which no parameter or linked instruction defines
-        function loop, block b1, instruction `guard_value v7, 7, r1`: [resume-available] r1 refers to v30, which no parameter or linked instruction defines
+        function loop, block b1, instruction `guard_class v3, counter, r1 else l1`: [resume-available] r1 refers to v30, which no parameter or linked instruction defines
+        function loop, block b1, instruction `guard_value v7, 7, r1 else l1`: [resume-available] r1 refers to v30, which no parameter or linked instruction defines
     "#]],
     );
 }
@@ -262,10 +262,10 @@ fn resume_refers_to_non_dominating_value() {
     check_edit(
         TRACE,
         "b0 loop_entry:\n",
-        "b0 loop_entry:\n    guard_true v0, r0\n",
+        "b0 loop_entry:\n    guard_true v0, r0 else l0\n",
         expect![[r#"
-        function loop, block b0, instruction `guard_true v0, r0`: [resume-available] r0 refers to v2 but its definition in b1 does not dominate b0
-        function loop, block b0, instruction `guard_true v0, r0`: [resume-available] r0 refers to v3 but its definition in b1 does not dominate b0
+        function loop, block b0, instruction `guard_true v0, r0 else l0`: [resume-available] r0 refers to v2 but its definition in b1 does not dominate b0
+        function loop, block b0, instruction `guard_true v0, r0 else l0`: [resume-available] r0 refers to v3 but its definition in b1 does not dominate b0
     "#]],
     );
 }

@@ -220,8 +220,8 @@ fn values_only_resume_data_needs_stay_in_traces() {
     // v4 is read by nobody at all: it goes.
     let ir = "main m(v0:n) {\nb0:\n    print v0\n}\n\n\
               trace loop(v0:i, v1:acc) {\nb0:\n    jump b1\nb1:\n    v2 = phi [b0: v0, b1: v5]\n    v6 = phi [b0: v1, b1: v3]\n    \
-              v3 = add.word v6, 1\n    v4 = mul.word v2, 2\n    v5 = sub.word v2, 1\n    guard_true v5, r0\n    jump b1\n\
-              resume r0 {\n    frame loop [i = v5, acc = v3]\n}\n}\n";
+              v3 = add.word v6, 1\n    v4 = mul.word v2, 2\n    v5 = sub.word v2, 1\n    guard_true v5, r0 else l0\n    jump b1\n\
+              resume r0 {\n    frame [i = v5, acc = v3]\n}\n}\n";
     let out = support::run_ir_with(ir, &[(Symbol::intern("n"), Value::Int(1))], DCE_ONLY);
     expect![[r#"
         main m(v0:n) {
@@ -237,10 +237,10 @@ fn values_only_resume_data_needs_stay_in_traces() {
             v6 = phi [b0: v1, b1: v3]
             v3 = add.word v6, 1
             v5 = sub.word v2, 1
-            guard_true v5, r0
+            guard_true v5, r0 else l0
             jump b1
         resume r0 {
-            frame loop [i = v5, acc = v3]
+            frame [i = v5, acc = v3]
         }
         }
     "#]]

@@ -53,18 +53,28 @@ pub enum GuardKind {
     Value(Operand, Value),
     /// Fails unless the operand is an object of the class (`if_class`).
     Class(Operand, Symbol),
+    /// Fails if the operand is an object of the class (`if_class` not taken).
+    NotClass(Operand, Symbol),
 }
 
 impl GuardKind {
     pub fn operand(&self) -> &Operand {
         match self {
-            GuardKind::True(o) | GuardKind::False(o) | GuardKind::Value(o, _) | GuardKind::Class(o, _) => o,
+            GuardKind::True(o)
+            | GuardKind::False(o)
+            | GuardKind::Value(o, _)
+            | GuardKind::Class(o, _)
+            | GuardKind::NotClass(o, _) => o,
         }
     }
 
     pub fn operand_mut(&mut self) -> &mut Operand {
         match self {
-            GuardKind::True(o) | GuardKind::False(o) | GuardKind::Value(o, _) | GuardKind::Class(o, _) => o,
+            GuardKind::True(o)
+            | GuardKind::False(o)
+            | GuardKind::Value(o, _)
+            | GuardKind::Class(o, _)
+            | GuardKind::NotClass(o, _) => o,
         }
     }
 }
@@ -102,10 +112,12 @@ pub enum InstKind {
         func: Symbol,
         args: Vec<Operand>,
     },
-    /// Traces only.
+    /// Traces only: on failure, leave the trace and resume the interpreter
+    /// from the record `resume`, the innermost frame at `label`.
     Guard {
         kind: GuardKind,
         resume: ResumeId,
+        label: Symbol,
     },
 }
 

@@ -47,8 +47,9 @@ pub enum Exit {
     Printed(Value),
     /// The function run by [`call`] returned a value.
     Returned(Value),
-    /// A guard failed; the resume record and the values it refers to.
-    GuardFailed { resume: ResumeId, values: Vec<(crate::ValueId, Value)> },
+    /// A guard failed: its resume record and label, and the values bound
+    /// at that point (what the record's operands refer to).
+    GuardFailed { resume: ResumeId, label: Symbol, values: Vec<(crate::ValueId, Value)> },
 }
 
 /// Runs the module's main function with the environment `env` (parameters
@@ -221,16 +222,21 @@ impl<'m> Machine<'m> {
                         stack.push(std::mem::replace(&mut frame, callee_frame));
                         break;
                     }
-                    InstKind::Guard { kind, resume } => {
+                    InstKind::Guard { kind, resume, label } => {
                         let v = self.read(&frame, kind.operand(), index)?;
                         let holds = match kind {
                             GuardKind::True(_) => v.is_truthy(),
                             GuardKind::False(_) => !v.is_truthy(),
                             GuardKind::Value(_, c) => v == *c,
                             GuardKind::Class(_, class) => matches!(&v, Value::Object(o) if o.class == *class),
+                            GuardKind::NotClass(_, class) => !matches!(&v, Value::Object(o) if o.class == *class),
                         };
                         if !holds {
-                            return Ok(Exit::GuardFailed { resume: *resume, values: bound_values(&frame) });
+                            return Ok(Exit::GuardFailed {
+                                resume: *resume,
+                                label: *label,
+                                values: bound_values(&frame),
+                            });
                         }
                         None
                     }

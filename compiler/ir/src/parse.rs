@@ -367,7 +367,7 @@ impl Parser {
                     InstKind::Op { op: Operator::Unknown(name), form: Form::Generic, args }
                 }
             }
-            "guard_true" | "guard_false" | "guard_value" | "guard_class" => {
+            "guard_true" | "guard_false" | "guard_value" | "guard_class" | "guard_not_class" => {
                 let o = self.operand(line)?;
                 line.punct(",")?;
                 let kind = match word.as_str() {
@@ -381,10 +381,16 @@ impl Parser {
                     _ => {
                         let class = line.name("a class name")?;
                         line.punct(",")?;
-                        GuardKind::Class(o, class)
+                        if word == "guard_class" {
+                            GuardKind::Class(o, class)
+                        } else {
+                            GuardKind::NotClass(o, class)
+                        }
                     }
                 };
-                InstKind::Guard { kind, resume: self.resume_ref(line)? }
+                let resume = self.resume_ref(line)?;
+                line.keyword("else")?;
+                InstKind::Guard { kind, resume, label: line.name("a label")? }
             }
             name => {
                 let Some(op) = Op::from_name(name) else {
@@ -534,21 +540,17 @@ impl Parser {
     fn resume_line(&mut self, r: ResumeId, line: &mut Line) -> Result<(), RawError> {
         if line.is_keyword("frame") {
             line.bump();
-            let first = line.name("a label")?;
-            let (function, label) = if line.is_punct(".") {
-                line.bump();
-                (Some(first), line.name("a label")?)
-            } else {
-                (None, first)
-            };
+            let function = if line.is_punct("[") { None } else { Some(line.name("a function name")?) };
             let env = self.bindings(line)?;
-            let result = if line.is_keyword("result") {
+            let call = if line.is_keyword("call") {
                 line.bump();
-                Some(line.name("a variable name")?)
+                let dst = line.name("a variable name")?;
+                line.keyword("then")?;
+                Some((dst, line.name("a label")?))
             } else {
                 None
             };
-            self.func().resumes[r].frames.push(ResumeFrame { function, label, env, result });
+            self.func().resumes[r].frames.push(ResumeFrame { function, env, call });
             return Ok(());
         }
         if line.is_keyword("virtual") {

@@ -222,7 +222,7 @@ pub fn inst(out: &mut String, f: &Function, i: InstId) {
             operands(out, args);
             out.push(')');
         }
-        InstKind::Guard { kind, resume } => {
+        InstKind::Guard { kind, resume, label } => {
             match kind {
                 GuardKind::True(o) => {
                     out.push_str("guard_true ");
@@ -238,14 +238,16 @@ pub fn inst(out: &mut String, f: &Function, i: InstId) {
                     out.push_str(", ");
                     constant(out, c);
                 }
-                GuardKind::Class(o, class) => {
-                    out.push_str("guard_class ");
+                GuardKind::Class(o, class) | GuardKind::NotClass(o, class) => {
+                    let kw = if matches!(kind, GuardKind::Class(..)) { "guard_class " } else { "guard_not_class " };
+                    out.push_str(kw);
                     operand(out, o);
                     out.push_str(", ");
                     name(out, *class);
                 }
             }
-            write!(out, ", {}", resume_ref(*resume)).unwrap();
+            write!(out, ", {} else ", resume_ref(*resume)).unwrap();
+            name(out, *label);
         }
     }
 }
@@ -329,14 +331,14 @@ fn resume(out: &mut String, r: ResumeId, data: &ResumeData) {
         out.push_str("    frame ");
         if let Some(func) = frame.function {
             name(out, func);
-            out.push('.');
+            out.push(' ');
         }
-        name(out, frame.label);
-        out.push(' ');
         bindings(out, &frame.env);
-        if let Some(res) = frame.result {
-            out.push_str(" result ");
-            name(out, res);
+        if let Some((dst, next)) = frame.call {
+            out.push_str(" call ");
+            name(out, dst);
+            out.push_str(" then ");
+            name(out, next);
         }
         out.push('\n');
     }

@@ -4,9 +4,13 @@
 //!
 //! A record lists frames from the outermost (the trace's own flow graph) to
 //! the innermost (the function the guard was recorded in, when the trace
-//! inlined calls). Each frame gives the label to continue at and its ordered
-//! environment; each variable maps to an operand or to a virtual object —
-//! an allocation the trace optimizer removed, rebuilt only on failure.
+//! inlined calls), each with its ordered environment; every frame but the
+//! innermost has a pending call: the variable its result goes to and the
+//! label execution continues at when the callee returns. The innermost
+//! frame continues at the guard's own label, so guards that resume at
+//! different places can share one record. Each variable maps to an operand
+//! or to a virtual object — an allocation the trace optimizer removed,
+//! rebuilt only on failure.
 
 use flowc_lang::Symbol;
 
@@ -24,13 +28,11 @@ pub struct ResumeData {
 pub struct ResumeFrame {
     /// The function the frame runs, `None` for the main flow graph.
     pub function: Option<Symbol>,
-    /// Where the interpreter continues in this frame.
-    pub label: Symbol,
     /// The frame's environment, in the interpreter's order.
     pub env: Vec<(Symbol, ResumeValue)>,
-    /// For frames with a callee frame after them: the variable receiving the
-    /// callee's result (the caller's `call` continues at `label`).
-    pub result: Option<Symbol>,
+    /// For every frame but the innermost: the pending call's result
+    /// variable and the label to continue at when it returns.
+    pub call: Option<(Symbol, Symbol)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

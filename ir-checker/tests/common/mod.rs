@@ -101,20 +101,20 @@ b1 loop:
     v2:i = phi [b0: v0, b1: v7]
     v3:acc = phi [b0: v1, b1: v6]
     v4 = lt v2, 100
-    guard_true v4, r0
+    guard_true v4, r0 else l0
     v5 = get v3, total
-    guard_class v3, counter, r1
+    guard_class v3, counter, r1 else l1
     v6:acc = new counter
     set v6, total, v5
     v7:i = add.int v2, 1
-    guard_value v7, 7, r1
+    guard_value v7, 7, r1 else l1
     jump b1
 resume r0 {
-    frame loop [i = v2, acc = v3]
+    frame [i = v2, acc = v3]
 }
 resume r1 {
-    frame loop [i = v2, acc = v3] result r
-    frame step.body [n = v2, p = @0, k = 3]
+    frame [i = v2, acc = v3] call r then loop
+    frame step [n = v2, p = @0, k = 3]
     virtual @0 point [x = v2, y = :none]
 }
 }

@@ -60,7 +60,7 @@ impl Escape {
                     }
                 }
                 InstKind::Call { func, args } => escape_all(&mut c, args.iter().collect(), Reason::Passed(*func)),
-                InstKind::Guard { kind, resume } => {
+                InstKind::Guard { kind, resume, .. } => {
                     escape_all(&mut c, vec![kind.operand()], Reason::Guarded);
                     if ix(*resume) < f.resumes.len() {
                         escape_all(&mut c, f.resumes[*resume].operands().collect(), Reason::InResumeData);
