@@ -98,6 +98,9 @@ pub fn traced(
     };
     match recorded {
         Recorded::Printed(v) => Ok(Outcome::Output(format!("{}\n", v.to_print_string()))),
+        Recorded::Loop { trace, .. } if trace.crosses_calls() => {
+            Err("the series' trace runner cannot follow calls".to_owned())
+        }
         Recorded::Loop { trace, env } => {
             let t = optimize(&trace);
             match flowc_trace::run::run(p, &t, env, &mut heap, &config()) {

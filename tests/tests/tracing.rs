@@ -45,9 +45,7 @@ fn tracing_matches_interpretation_on_the_corpus() {
 fn tracing_matches_interpretation_on_generated_programs() {
     let mut traced = 0;
     for seed in 0..250 {
-        let mut cfg = gen::config_for(seed);
-        cfg.functions = 0;
-        traced += check_all_labels(&format!("seed {seed}"), &gen::generate(seed, &cfg));
+        traced += check_all_labels(&format!("seed {seed}"), &gen::program(seed));
     }
     assert!(traced > 1000, "only {traced} traces compared");
 }

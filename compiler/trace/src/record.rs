@@ -36,7 +36,8 @@ pub enum Recorded {
 #[derive(Debug)]
 pub enum TraceError {
     Runtime(RuntimeError),
-    /// Something the series' tracer cannot follow (calls, returns).
+    /// Something a trace consumer cannot handle (the series' optimizer and
+    /// runner do not follow calls).
     Unsupported(String),
     /// No jump back to the anchor within the limit.
     TooLong(usize),
@@ -109,7 +110,9 @@ pub fn exec(
             }
             o.set(*field, v);
         }
-        TraceOp::Guard { .. } => unreachable!("guards are not executed by exec"),
+        TraceOp::Guard { .. } | TraceOp::Enter { .. } | TraceOp::Leave { .. } => {
+            unreachable!("control operations are not executed by exec")
+        }
     }
     Ok(())
 }
@@ -141,28 +144,50 @@ fn error(kind: ErrorKind, b: &Block, index: usize) -> TraceError {
     })
 }
 
-/// Traces `program` from main-graph label `anchor` with environment `env`.
+/// One activation while tracing.
+struct TraceFrame<'p> {
+    blocks: Vec<&'p Block>,
+    env: Env,
+    /// When this frame is waiting for a callee: the result variable and
+    /// the label to continue at.
+    call: Option<(Symbol, Symbol)>,
+}
+
+impl<'p> TraceFrame<'p> {
+    fn block(&self, label: Symbol) -> Option<&'p Block> {
+        self.blocks.iter().copied().find(|b| b.label == label)
+    }
+}
+
+/// Traces `program` from main-graph label `anchor` with environment `env`,
+/// following calls (their operations are recorded between `enter` and
+/// `leave`). The loop closes only at a jump to `anchor` in the main graph.
 pub fn record(
     program: &Program,
     anchor: Symbol,
-    mut env: Env,
+    env: Env,
     heap: &mut Heap,
     limit: usize,
 ) -> Result<Recorded, TraceError> {
     let immutable = |c: Symbol, f: Symbol| program.immutable_fields(c).any(|x| x == f);
     let unknown = |l: Symbol| TraceError::Runtime(RuntimeError { kind: ErrorKind::UnknownLabel(l), at: None });
-    let mut block = program.block(anchor).ok_or_else(|| unknown(anchor))?;
+    let main = TraceFrame { blocks: program.main_blocks().collect(), env, call: None };
+    let mut block = main.block(anchor).ok_or_else(|| unknown(anchor))?;
+    let mut frames = vec![main];
     let mut ops = Vec::new();
     loop {
+        let depth = frames.len();
+        let frame = frames.last_mut().expect("a frame");
         for (i, s) in block.body.iter().enumerate() {
             let op = op_of(s);
-            exec(&op, &mut env, heap, &immutable).map_err(|k| error(k, block, i))?;
+            exec(&op, &mut frame.env, heap, &immutable).map_err(|k| error(k, block, i))?;
             ops.push(op);
         }
         if ops.len() > limit {
             return Err(TraceError::TooLong(limit));
         }
         let n = block.body.len();
+        let env = &frame.env;
         let next = match &block.term {
             Terminator::Jump(l) => *l,
             Terminator::If { cond, then_label, else_label } => {
@@ -188,7 +213,7 @@ pub fn record(
                 *label
             }
             Terminator::IfClass { obj, class, then_label, else_label } => {
-                let v = resolve(obj, &env).map_err(|k| error(k, block, n))?;
+                let v = resolve(obj, env).map_err(|k| error(k, block, n))?;
                 let is = matches!(&v, Value::Object(o) if o.class == *class);
                 let (resume_at, next) = if is { (*else_label, *then_label) } else { (*then_label, *else_label) };
                 ops.push(TraceOp::Guard {
@@ -199,18 +224,51 @@ pub fn record(
                 next
             }
             Terminator::PrintAndStop(a) => {
-                let v = resolve(a, &env).map_err(|k| error(k, block, n))?;
+                let v = resolve(a, env).map_err(|k| error(k, block, n))?;
                 return Ok(Recorded::Printed(v));
             }
             Terminator::Error(r) => return Err(error(ErrorKind::User(*r), block, n)),
-            Terminator::Return(_) => return Err(error(ErrorKind::ReturnOutsideFunction, block, n)),
-            Terminator::Call { func, .. } => {
-                return Err(TraceError::Unsupported(format!("the call of `{func}` in block `{}`", block.label)))
+            Terminator::Call { dst, func, args, next } => {
+                let Some(callee) = program.function(*func) else {
+                    return Err(error(ErrorKind::UnknownFunction(*func), block, n));
+                };
+                if callee.params.len() != args.len() {
+                    let kind = ErrorKind::ArgumentCount { func: *func, expected: callee.params.len(), got: args.len() };
+                    return Err(error(kind, block, n));
+                }
+                let mut values = Vec::with_capacity(args.len());
+                for a in args {
+                    values.push(resolve(a, env).map_err(|k| error(k, block, n))?);
+                }
+                if depth >= 10_000 {
+                    return Err(error(ErrorKind::StackOverflow { depth: 10_000 }, block, n));
+                }
+                let callee_env: Env = callee.params.iter().copied().zip(values).collect();
+                ops.push(TraceOp::Enter { dst: *dst, func: *func, args: args.clone(), next: *next });
+                frame.call = Some((*dst, *next));
+                frames.push(TraceFrame { blocks: callee.blocks.iter().collect(), env: callee_env, call: None });
+                block = &callee.blocks[0];
+                continue;
+            }
+            Terminator::Return(a) => {
+                if depth == 1 {
+                    let _ = resolve(a, env).map_err(|k| error(k, block, n))?;
+                    return Err(error(ErrorKind::ReturnOutsideFunction, block, n));
+                }
+                let v = resolve(a, env).map_err(|k| error(k, block, n))?;
+                ops.push(TraceOp::Leave { value: a.clone() });
+                frames.pop();
+                let caller = frames.last_mut().expect("a caller");
+                let (dst, next) = caller.call.take().expect("the caller waits for this call");
+                env::write(&mut caller.env, dst, v);
+                next
             }
         };
-        if next == anchor {
+        let frame = frames.last().expect("a frame");
+        if next == anchor && frames.len() == 1 {
+            let env = frames.pop().expect("the main frame").env;
             return Ok(Recorded::Loop { trace: Trace { anchor, ops }, env });
         }
-        block = program.block(next).ok_or_else(|| error(ErrorKind::UnknownLabel(next), block, n))?;
+        block = frame.block(next).ok_or_else(|| error(ErrorKind::UnknownLabel(next), block, n))?;
     }
 }

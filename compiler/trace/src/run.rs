@@ -30,6 +30,11 @@ pub fn run(
     let mut steps = 0u64;
     let mut iterations = 0u64;
     let fail = |kind: ErrorKind| RuntimeError { kind, at: None };
+    if trace.crosses_calls() {
+        return Err(fail(ErrorKind::User(flowc_lang::Symbol::intern(
+            "internal: the series' trace runner does not follow calls",
+        ))));
+    }
     loop {
         for op in &trace.ops {
             steps += 1;

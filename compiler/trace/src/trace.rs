@@ -58,6 +58,20 @@ pub enum TraceOp {
         resume: Vec<(Symbol, Value)>,
         label: Symbol,
     },
+    /// A call the trace follows (beyond the series): the arguments are read
+    /// in the caller, a new frame binds them to the callee's parameters;
+    /// the callee's return value goes to `dst`, then the caller continues
+    /// at `next`.
+    Enter {
+        dst: Symbol,
+        func: Symbol,
+        args: Vec<Arg>,
+        next: Symbol,
+    },
+    /// The callee returns `value`; its frame ends.
+    Leave {
+        value: Arg,
+    },
 }
 
 /// A recorded (or optimized) trace: its operations, then `loop`.
@@ -83,6 +97,10 @@ impl TraceOp {
             TraceOp::New { dst, class } => ("new", vec![s(dst), s(class)]),
             TraceOp::Get { dst, obj, field } => ("get", vec![s(dst), arg_term(obj), s(field)]),
             TraceOp::Set { obj, field, value } => ("set", vec![arg_term(obj), s(field), arg_term(value)]),
+            TraceOp::Enter { dst, func, args, next } => {
+                ("enter", vec![s(dst), s(func), Term::list(args.iter().map(arg_term).collect()), s(next)])
+            }
+            TraceOp::Leave { value } => ("leave", vec![arg_term(value)]),
             TraceOp::Guard { check, resume, label } => {
                 let (name, mut args) = match check {
                     Check::True(v) => ("guard_true", vec![s(v)]),
@@ -106,6 +124,12 @@ impl TraceOp {
 }
 
 impl Trace {
+    /// Whether the trace follows calls (the series' optimizer and trace
+    /// runner work on one flat environment and cannot).
+    pub fn crosses_calls(&self) -> bool {
+        self.ops.iter().any(|op| matches!(op, TraceOp::Enter { .. } | TraceOp::Leave { .. }))
+    }
+
     /// The nested term: each operation holds the rest, the last one `loop`.
     pub fn term(&self) -> Term {
         self.ops.iter().rev().fold(Term::atom("loop"), |rest, op| {
@@ -151,6 +175,11 @@ pub fn readable(t: &Trace) -> String {
                 Some(Stmt::Set { obj: obj.clone(), field: *field, value: value.clone() })
             }
             TraceOp::Guard { .. } => None,
+            TraceOp::Enter { .. } | TraceOp::Leave { .. } => {
+                op.head_term().write(&mut out, Style::Write);
+                out.push('\n');
+                continue;
+            }
         };
         match (s, op) {
             (Some(s), _) => stmt(&mut out, &s),

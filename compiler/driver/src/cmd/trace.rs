@@ -76,6 +76,11 @@ pub fn main(args: Args) -> Result<(), Failure> {
         }
         Recorded::Loop { trace, env } => (trace, env),
     };
+    if trace.crosses_calls() {
+        return Err(Failure::input(
+            "the trace follows calls, which the series' trace optimizer and runner cannot (use --optimizer ssa)",
+        ));
+    }
     let optimized = match args.optimizer {
         Optimizer::Blog => blog::optimize(&trace),
         Optimizer::None => trace.clone(),

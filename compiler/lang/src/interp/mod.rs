@@ -12,7 +12,7 @@ pub mod run;
 
 pub use compile::Compiled;
 pub use error::{ErrorKind, Location, RuntimeError};
-pub use run::{run, Config, Frame, Machine, Outcome};
+pub use run::{run, Config, Frame, Machine, Outcome, ResumeFrame};
 
 #[cfg(test)]
 mod tests;

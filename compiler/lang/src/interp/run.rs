@@ -87,6 +87,18 @@ impl Frame {
     }
 }
 
+/// One frame to resume ([`Machine::resume`]).
+#[derive(Clone, Debug)]
+pub struct ResumeFrame {
+    /// The function, or `None` for the main flow graph.
+    pub function: Option<Symbol>,
+    /// The frame's ordered environment.
+    pub env: Vec<(Symbol, Value)>,
+    /// For every frame but the innermost: its pending call's result
+    /// variable and the label to continue at when the call returns.
+    pub call: Option<(Symbol, Symbol)>,
+}
+
 /// Where execution stands, for error locations: graph, block, statement index.
 #[derive(Copy, Clone)]
 struct Pc {
@@ -156,6 +168,51 @@ impl<'a> Machine<'a> {
             frame.write(slot, v.clone());
         }
         let value = self.execute(vec![frame], block)?;
+        Ok(Outcome { value, steps: self.steps, allocations: self.allocations })
+    }
+
+    /// Resumes execution in the middle of a run: `frames` from the
+    /// outermost (the main graph) to the innermost, each with its ordered
+    /// environment and, for all but the innermost, its pending call (the
+    /// variable for the result and the label to continue at); the innermost
+    /// frame continues at `label`. This is how a failing guard of a trace
+    /// hands over to the interpreter.
+    pub fn resume(&mut self, frames: &[ResumeFrame], label: Symbol) -> Result<Outcome, RuntimeError> {
+        let compiled = self.compiled;
+        let fail = |kind| RuntimeError { kind, at: None };
+        let mut stack: Vec<Frame> = Vec::with_capacity(frames.len());
+        for (k, spec) in frames.iter().enumerate() {
+            let index = match spec.function {
+                None => 0,
+                Some(f) => *compiled.functions.get(&f).ok_or(fail(ErrorKind::UnknownFunction(f)))?,
+            };
+            let graph = &compiled.graphs[index as usize];
+            let mut frame = Frame::new(graph, index);
+            for (name, v) in &spec.env {
+                let slot = graph.slot_of(*name).ok_or(fail(ErrorKind::Unbound(*name)))?;
+                frame.write(slot, v.clone());
+            }
+            if k > 0 {
+                // This frame's caller is waiting for it to return.
+                let caller = &frames[k - 1];
+                let (dst, next) = caller.call.ok_or(fail(ErrorKind::ReturnOutsideFunction))?;
+                let caller_graph = &compiled.graphs[stack[k - 1].graph as usize];
+                let slot = caller_graph.slot_of(dst).ok_or(fail(ErrorKind::Unbound(dst)))?;
+                let target = caller_graph.labels.get(&next).map_or(Target::Missing(next), |&b| Target::Block(b));
+                let block = match target {
+                    Target::Block(b) => b,
+                    Target::Missing(_) => 0,
+                };
+                frame.ret = Some((slot, target, block));
+            }
+            stack.push(frame);
+        }
+        let innermost = stack.last().ok_or(fail(ErrorKind::UnknownLabel(label)))?;
+        let graph = &compiled.graphs[innermost.graph as usize];
+        let Some(&block) = graph.labels.get(&label) else {
+            return Err(fail(ErrorKind::UnknownLabel(label)));
+        };
+        let value = self.execute(stack, block)?;
         Ok(Outcome { value, steps: self.steps, allocations: self.allocations })
     }
 
