@@ -110,3 +110,42 @@ pub fn traced(
         }
     }
 }
+
+/// Traces from `label` and runs the trace as IR (converted, then
+/// transformed by `optimize`), resuming the interpreter when a guard fails.
+/// Checks the trace IR with the IR checker before and after `optimize`.
+pub fn traced_ssa(
+    p: &Program,
+    label: Symbol,
+    env: &[(Symbol, Value)],
+    optimize: impl Fn(&Program, &mut flowc_ir::Function),
+) -> Outcome {
+    use flowc_trace::record::{record, Heap, Recorded, TraceError};
+    let mut heap = Heap::default();
+    let start = flowc_lang::env::from_pairs(env);
+    let recorded = match record(p, label, start, &mut heap, 200_000) {
+        Ok(r) => r,
+        Err(TraceError::Runtime(e)) => return Outcome::Error(e.kind.term()),
+        Err(e) => panic!("tracing failed: {e}"),
+    };
+    match recorded {
+        Recorded::Printed(v) => Outcome::Output(format!("{}\n", v.to_print_string())),
+        Recorded::Loop { trace, env } => {
+            let mut f = flowc_trace::to_ir::to_ir(p, &trace, &env);
+            check_trace(&f, "conversion");
+            optimize(p, &mut f);
+            check_trace(&f, "optimization");
+            match flowc_trace::ssa::execute(p, &f, env, &mut heap, &config()) {
+                Ok(v) => Outcome::Output(format!("{}\n", v.to_print_string())),
+                Err(e) => Outcome::Error(e.kind.term()),
+            }
+        }
+    }
+}
+
+fn check_trace(f: &flowc_ir::Function, after: &str) {
+    if let Err(vs) = flowc_ir_checker::check(f) {
+        let list: Vec<String> = vs.iter().map(|v| v.to_string()).collect();
+        panic!("trace IR invalid after {after}:\n{}\n{}", list.join("\n"), flowc_ir::print::function(f));
+    }
+}

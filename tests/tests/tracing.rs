@@ -28,6 +28,9 @@ fn check_all_labels(name: &str, p: &flowc_lang::Program) -> usize {
                 Err(e) => assert!(e.contains("cannot follow"), "{name} from {}: {e}", b.label),
             }
         }
+        let got = engines::traced_ssa(p, b.label, &env, |_, _| {});
+        assert_eq!(got, expected, "{name} from {} (trace IR)", b.label);
+        traced += 1;
     }
     traced
 }

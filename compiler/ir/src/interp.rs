@@ -81,6 +81,29 @@ pub fn run(module: &Module, env: &[(Symbol, Value)], config: &Config) -> Result<
     }
 }
 
+/// Runs trace `trace` (a function of kind `trace`, usually not in
+/// `module`, which supplies the program's hints) with the values of its
+/// parameters, until a guard fails: `Ok(Exit::GuardFailed)`. Objects are
+/// numbered from `*allocations` on, and the count is written back.
+pub fn run_trace(
+    module: &Module,
+    trace: &Function,
+    args: Vec<Value>,
+    allocations: &mut u64,
+    config: &Config,
+) -> Result<Exit, RuntimeError> {
+    let mut m = Machine {
+        module,
+        fuel: config.fuel.unwrap_or(u64::MAX),
+        max_depth: config.max_depth,
+        steps: 0,
+        allocations: *allocations,
+    };
+    let result = m.execute(trace, args.into_iter().map(Rt::Val).collect());
+    *allocations = m.allocations;
+    result
+}
+
 /// Calls function `name` of the module with `args`: `Ok(Exit::Returned)`
 /// when it returns, `Ok(Exit::Printed)` when it prints and stops the
 /// program. Used to fold calls of pure functions with constant arguments.

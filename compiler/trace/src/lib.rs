@@ -9,9 +9,14 @@
 //! - [`blog`]: Part 3's trace optimizer, exactly: constants from guards,
 //!   partial environments as resume data, assignments before `loop`;
 //! - [`run`]: running a trace (`runtrace`) and resuming the reference
-//!   interpreter when a guard fails (`resume_interp`).
+//!   interpreter when a guard fails (`resume_interp`);
+//! - [`to_ir`]: a trace as SSA IR — one loop, phis for loop-carried
+//!   variables, guards with resume data.
 
 pub mod blog;
 pub mod record;
+pub mod resume;
 pub mod run;
+pub mod ssa;
+pub mod to_ir;
 pub mod trace;
