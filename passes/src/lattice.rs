@@ -382,11 +382,77 @@ pub fn best_form(op: Op, args: &[Info]) -> Form {
     }
 }
 
+/// `info` once a test of its truth (a `branch` on it, a guard) came out
+/// `truth`: not 0 (as far as ranges can say), or exactly the integer 0.
+pub fn when_truth(info: Info, truth: bool) -> Info {
+    if truth {
+        let r = info.range;
+        let lo = if r.lo() == 0 { 1 } else { r.lo() };
+        let hi = if r.hi() == 0 { -1 } else { r.hi() };
+        info.restrict_range(Interval::new(lo, hi))
+    } else if info.kinds.has(Kinds::INT) {
+        Info::of_const(&Value::Int(0))
+    } else {
+        info
+    }
+}
+
+/// `info` (of `x`) once `x OP k` (or `k OP x` when `mirrored`) came out
+/// `holds`.
+pub fn when_compared(info: Info, op: Op, k: i128, mirrored: bool, holds: bool) -> Info {
+    let op = if mirrored { mirror(op) } else { op };
+    match if holds { Some(op) } else { negate(op) } {
+        Some(op) => narrow(info, op, k),
+        None => info,
+    }
+}
+
 /// Renders `(value, info)` pairs one per line, for dumps.
 pub fn render(out: &mut String, lines: impl Iterator<Item = (String, Info)>) {
     for (name, info) in lines {
         writeln!(out, ";   {name}: {info}").unwrap();
     }
+}
+
+/// `k OP x` as `x OP' k`.
+fn mirror(op: Op) -> Op {
+    match op {
+        Op::Lt => Op::Gt,
+        Op::Le => Op::Ge,
+        Op::Gt => Op::Lt,
+        Op::Ge => Op::Le,
+        op => op,
+    }
+}
+
+/// The comparison that holds when `op` is false.
+fn negate(op: Op) -> Option<Op> {
+    Some(match op {
+        Op::Lt => Op::Ge,
+        Op::Le => Op::Gt,
+        Op::Gt => Op::Le,
+        Op::Ge => Op::Lt,
+        Op::Eq => Op::Ne,
+        Op::Ne => Op::Eq,
+        _ => return None,
+    })
+}
+
+/// `info` knowing that `x OP k` holds.
+fn narrow(info: Info, op: Op, k: i128) -> Info {
+    let ordered = matches!(op, Op::Lt | Op::Le | Op::Gt | Op::Ge);
+    // An ordered comparison that succeeded had an integer operand.
+    let info =
+        if ordered { Info { kinds: info.kinds.without(Kinds::VALUE.without(Kinds::INT)), ..info } } else { info };
+    let r = match op {
+        Op::Lt => Interval::new(i128::MIN, k - 1),
+        Op::Le => Interval::new(i128::MIN, k),
+        Op::Gt => Interval::new(k + 1, i128::MAX),
+        Op::Ge => Interval::new(k, i128::MAX),
+        Op::Eq => return if info.kinds.has(Kinds::INT) { Info::of_const(&Value::Int(k as i64)) } else { info },
+        _ => return info,
+    };
+    info.restrict_range(r)
 }
 
 #[cfg(test)]

@@ -32,8 +32,6 @@ use flowc_ir::interp::{self as ir_interp, Exit};
 use flowc_ir::{BlockId, Function, FunctionKind, InstId, InstKind, Module, Operand, Terminator, ValueDef, ValueId};
 use flowc_lang::ast::Operator;
 use flowc_lang::interp::Config;
-use flowc_lang::ops::range::Interval;
-use flowc_lang::ops::Op;
 use flowc_lang::{Symbol, Value};
 
 use crate::edit::ix;
@@ -132,13 +130,7 @@ fn constrain(f: &Function, v: ValueId, info: Info, from: BlockId, to: BlockId) -
             Terminator::Branch { cond: Operand::Value(c), then_block, else_block } if then_block != else_block => {
                 let taken = to == *then_block;
                 if *c == v {
-                    return if taken {
-                        info.restrict_range(Interval::new(nonzero_lo(info.range), nonzero_hi(info.range)))
-                    } else if info.kinds.has(Kinds::INT) {
-                        Info::of_const(&Value::Int(0))
-                    } else {
-                        info
-                    };
+                    return lattice::when_truth(info, taken);
                 }
                 let ValueDef::Inst(ci) = f.values[*c].def else { return info };
                 let InstKind::Op { op: Operator::Known(op), args, .. } = &f.insts[ci].kind else { return info };
@@ -147,12 +139,7 @@ fn constrain(f: &Function, v: ValueId, info: Info, from: BlockId, to: BlockId) -
                     [Operand::Const(Value::Int(k)), Operand::Value(x)] if *x == v => (*op, *k as i128, true),
                     _ => return info,
                 };
-                let op = if mirrored { mirror(op) } else { op };
-                let op = if taken { Some(op) } else { negate(op) };
-                match op {
-                    Some(op) => narrow(info, op, k),
-                    None => info,
-                }
+                lattice::when_compared(info, op, k, mirrored, taken)
             }
             Terminator::IfClass { obj: Operand::Value(o), class, then_block, else_block }
                 if *o == v && to == *then_block && then_block != else_block =>
@@ -162,63 +149,6 @@ fn constrain(f: &Function, v: ValueId, info: Info, from: BlockId, to: BlockId) -
             _ => info,
         }
     }
-}
-
-fn nonzero_lo(r: Interval) -> i128 {
-    if r.lo() == 0 {
-        1
-    } else {
-        r.lo()
-    }
-}
-
-fn nonzero_hi(r: Interval) -> i128 {
-    if r.hi() == 0 {
-        -1
-    } else {
-        r.hi()
-    }
-}
-
-/// `k OP x` as `x OP' k`.
-fn mirror(op: Op) -> Op {
-    match op {
-        Op::Lt => Op::Gt,
-        Op::Le => Op::Ge,
-        Op::Gt => Op::Lt,
-        Op::Ge => Op::Le,
-        op => op,
-    }
-}
-
-/// The comparison that holds when `op` is false.
-fn negate(op: Op) -> Option<Op> {
-    Some(match op {
-        Op::Lt => Op::Ge,
-        Op::Le => Op::Gt,
-        Op::Gt => Op::Le,
-        Op::Ge => Op::Lt,
-        Op::Eq => Op::Ne,
-        Op::Ne => Op::Eq,
-        _ => return None,
-    })
-}
-
-/// `info` knowing that `x OP k` holds.
-fn narrow(info: Info, op: Op, k: i128) -> Info {
-    let ordered = matches!(op, Op::Lt | Op::Le | Op::Gt | Op::Ge);
-    // An ordered comparison that succeeded had an integer operand.
-    let info =
-        if ordered { Info { kinds: info.kinds.without(Kinds::VALUE.without(Kinds::INT)), ..info } } else { info };
-    let r = match op {
-        Op::Lt => Interval::new(i128::MIN, k - 1),
-        Op::Le => Interval::new(i128::MIN, k),
-        Op::Gt => Interval::new(k + 1, i128::MAX),
-        Op::Ge => Interval::new(k, i128::MAX),
-        Op::Eq => return if info.kinds.has(Kinds::INT) { Info::of_const(&Value::Int(k as i64)) } else { info },
-        _ => return info,
-    };
-    info.restrict_range(r)
 }
 
 /// Who uses a value: an instruction of a block, or a block's terminator.

@@ -149,3 +149,10 @@ fn check_trace(f: &flowc_ir::Function, after: &str) {
         panic!("trace IR invalid after {after}:\n{}\n{}", list.join("\n"), flowc_ir::print::function(f));
     }
 }
+
+/// Whether the program can observe allocation numbers (then the trace
+/// optimizer keeps allocations).
+pub fn allocations_observable(p: &Program) -> bool {
+    let (label, _) = start(p);
+    flowc_passes::observe::allocations_observable(&lower(p, label))
+}

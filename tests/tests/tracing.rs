@@ -30,6 +30,11 @@ fn check_all_labels(name: &str, p: &flowc_lang::Program) -> usize {
         }
         let got = engines::traced_ssa(p, b.label, &env, |_, _| {});
         assert_eq!(got, expected, "{name} from {} (trace IR)", b.label);
+        let remove = !engines::allocations_observable(p);
+        let got = engines::traced_ssa(p, b.label, &env, |p, f| {
+            flowc_trace::opt::optimize(f, &flowc_trace::ssa::hints(p), remove)
+        });
+        assert_eq!(got, expected, "{name} from {} (optimized trace IR)", b.label);
         traced += 1;
     }
     traced
@@ -47,7 +52,8 @@ fn tracing_matches_interpretation_on_the_corpus() {
 #[test]
 fn tracing_matches_interpretation_on_generated_programs() {
     let mut traced = 0;
-    for seed in 0..250 {
+    let count: u64 = std::env::var("FLOWC_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(250);
+    for seed in 0..count {
         traced += check_all_labels(&format!("seed {seed}"), &gen::program(seed));
     }
     assert!(traced > 1000, "only {traced} traces compared");

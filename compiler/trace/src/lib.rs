@@ -11,9 +11,14 @@
 //! - [`run`]: running a trace (`runtrace`) and resuming the reference
 //!   interpreter when a guard fails (`resume_interp`);
 //! - [`to_ir`]: a trace as SSA IR — one loop, phis for loop-carried
-//!   variables, guards with resume data.
+//!   variables, guards with resume data;
+//! - [`opt`]: the SSA trace optimizer (folding, guard implication, CSE,
+//!   allocation removal with virtual objects, shared resume records);
+//! - [`ssa`] and [`resume`]: running trace IR and leaving it at a failing
+//!   guard.
 
 pub mod blog;
+pub mod opt;
 pub mod record;
 pub mod resume;
 pub mod run;

@@ -1,0 +1,485 @@
+//! The SSA trace optimizer (`--optimizer ssa`): one forward pass over the
+//! loop of a trace (DESIGN.md "Traces"), then the shared `dce` pass.
+//!
+//! Walking the trace in order, it knows facts about values (the lattice of
+//! `propagate`, [`flowc_passes::lattice`]) and rewrites as it goes:
+//! - operations with known operands fold (the op table's `eval`); others
+//!   take the cheapest form their operands allow; a repeated pure
+//!   operation reuses the first one (CSE);
+//! - guards teach: after `guard_value x, c` uses of `x` become `c`; after
+//!   `guard_false x`, `x` is 0; after `guard_true c` with `c = lt x, 10`,
+//!   `x` is below 10; after `guard_class`, the class is known. A guard
+//!   whose outcome is already known is dropped;
+//! - allocations are removed: a `new` becomes a virtual object whose
+//!   fields are tracked through `set` and `get`; it is materialized only
+//!   where it escapes (any other use, the loop's back edge) — and in the
+//!   resume data of guards, where it stays virtual and is rebuilt only if
+//!   the guard fails. Only done when the program cannot observe allocation
+//!   numbers ([`flowc_passes::observe`]);
+//! - at the end, a loop-carried phi whose value does not change is
+//!   replaced by its initial value, and guards with equal resume data
+//!   share one record.
+//! Then the shared dead-code elimination removes what nothing needs.
+
+use flowc_ir::{
+    BlockId, Function, GuardKind, InstData, InstId, InstKind, Module, Operand, ResumeData, ResumeId, ResumeValue,
+    Terminator, ValueData, ValueDef, ValueId, VirtualObject,
+};
+use flowc_lang::ast::Operator;
+use flowc_lang::ops::{Form, Op};
+use flowc_lang::{Symbol, Value};
+use flowc_passes::edit::{ix, Substitution};
+use flowc_passes::lattice::{self, Info, Kinds};
+
+/// Operation and guard counts, and resume data size, of a trace.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TraceStats {
+    pub operations: usize,
+    pub guards: usize,
+    /// Bytes of resume data (a 16-byte header per record, frame and virtual
+    /// object, 8 bytes per variable and field), each record counted once.
+    pub resume_bytes: usize,
+}
+
+impl TraceStats {
+    pub fn of(f: &Function) -> TraceStats {
+        let mut s = TraceStats::default();
+        let mut seen: Vec<ResumeId> = Vec::new();
+        for (_, i) in f.all_insts() {
+            match &f.insts[i].kind {
+                InstKind::Guard { resume, .. } => {
+                    s.guards += 1;
+                    if !seen.contains(resume) {
+                        seen.push(*resume);
+                        s.resume_bytes += record_bytes(&f.resumes[*resume]);
+                    }
+                }
+                InstKind::Phi(_) | InstKind::Unbound(_) => {}
+                _ => s.operations += 1,
+            }
+        }
+        s
+    }
+
+    /// Resume data per guard, in bytes.
+    pub fn bytes_per_guard(&self) -> f64 {
+        if self.guards == 0 {
+            0.0
+        } else {
+            self.resume_bytes as f64 / self.guards as f64
+        }
+    }
+}
+
+fn record_bytes(r: &ResumeData) -> usize {
+    16 + r.frames.iter().map(|f| 16 + 8 * f.env.len()).sum::<usize>()
+        + r.virtuals.iter().map(|v| 16 + 8 * v.fields.len()).sum::<usize>()
+}
+
+/// The loop block of a trace: the block that jumps to itself.
+fn loop_block(f: &Function) -> Option<BlockId> {
+    f.layout.iter().copied().find(|&b| f.blocks[b].term == Terminator::Jump(b))
+}
+
+/// Optimizes trace `f`; `hints` holds the program's `pure` and `immutable`
+/// declarations; `remove_allocations` allows virtual objects.
+pub fn optimize(f: &mut Function, hints: &Module, remove_allocations: bool) {
+    let Some(body) = loop_block(f) else { return };
+    let mut o = Opt::new(f, hints, remove_allocations);
+    o.run(body);
+    o.finish(body);
+    let mut module =
+        Module { pure: hints.pure.clone(), immutable: hints.immutable.clone(), functions: vec![f.clone()] };
+    flowc_passes::dce::function(&mut module, 0);
+    *f = module.functions.pop().expect("the trace");
+}
+
+struct Virtual {
+    class: Symbol,
+    fields: Vec<(Symbol, Operand)>,
+}
+
+struct Opt<'a> {
+    f: &'a mut Function,
+    hints: &'a Module,
+    remove_allocations: bool,
+    info: Vec<Info>,
+    subst: Vec<Option<Operand>>,
+    virtuals: Vec<Option<Virtual>>,
+    cse: std::collections::HashMap<(Operator, Form, Vec<Operand>), ValueId>,
+    out: Vec<InstId>,
+}
+
+impl<'a> Opt<'a> {
+    fn new(f: &'a mut Function, hints: &'a Module, remove_allocations: bool) -> Opt<'a> {
+        let n = f.values.len();
+        let mut info = vec![Info::bottom(); n];
+        for &p in &f.params {
+            info[ix(p)] = Info::value();
+        }
+        for (_, i) in f.all_insts() {
+            if let (InstKind::Unbound(_), Some(v)) = (&f.insts[i].kind, f.insts[i].result) {
+                info[ix(v)] = Info::of_kinds(Kinds::UNBOUND);
+            }
+        }
+        Opt {
+            f,
+            hints,
+            remove_allocations,
+            info,
+            subst: vec![None; n],
+            virtuals: (0..n).map(|_| None).collect(),
+            cse: Default::default(),
+            out: Vec::new(),
+        }
+    }
+
+    fn grow(&mut self) {
+        let n = self.f.values.len();
+        self.info.resize(n, Info::bottom());
+        self.subst.resize(n, None);
+        self.virtuals.resize_with(n, || None);
+    }
+
+    fn resolve(&self, o: &Operand) -> Operand {
+        let mut o = o.clone();
+        while let Operand::Value(v) = o {
+            match self.subst.get(ix(v)).and_then(|s| s.clone()) {
+                Some(next) => o = next,
+                None => break,
+            }
+        }
+        o
+    }
+
+    fn info_of(&self, o: &Operand) -> Info {
+        match o {
+            Operand::Const(c) => Info::of_const(c),
+            Operand::Value(v) if self.virtuals[ix(*v)].is_some() => {
+                Info::object(self.virtuals[ix(*v)].as_ref().unwrap().class, None)
+            }
+            Operand::Value(v) => {
+                let i = &self.info[ix(*v)];
+                if i.is_bottom() {
+                    Info::value()
+                } else {
+                    i.clone()
+                }
+            }
+        }
+    }
+
+    fn virtual_of(&self, o: &Operand) -> Option<ValueId> {
+        match o {
+            Operand::Value(v) if self.virtuals[ix(*v)].is_some() => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// A new instruction, not yet placed.
+    fn make(&mut self, kind: InstKind, name: Option<Symbol>) -> (InstId, Option<ValueId>) {
+        let has = kind.has_result();
+        let i = self.f.insts.alloc(InstData { kind, result: None });
+        let v = has.then(|| self.f.values.alloc(ValueData { def: ValueDef::Inst(i), name }));
+        self.f.insts[i].result = v;
+        self.grow();
+        (i, v)
+    }
+
+    /// Makes virtual object `v` real here: `new` and its fields' `set`s.
+    fn materialize(&mut self, v: ValueId) -> Operand {
+        let Some(virt) = self.virtuals[ix(v)].take() else { return Operand::Value(v) };
+        let (i, nv) = self.make(InstKind::New(virt.class), self.f.values[v].name);
+        let nv = nv.unwrap();
+        self.out.push(i);
+        self.info[ix(nv)] = Info::object(virt.class, None);
+        self.subst[ix(v)] = Some(Operand::Value(nv));
+        for (field, value) in virt.fields {
+            let value = self.real(&value);
+            let (s, _) = self.make(InstKind::Set { obj: Operand::Value(nv), field, value }, None);
+            self.out.push(s);
+        }
+        Operand::Value(nv)
+    }
+
+    /// The operand, resolved, with a virtual object materialized.
+    fn real(&mut self, o: &Operand) -> Operand {
+        let o = self.resolve(o);
+        match self.virtual_of(&o) {
+            Some(v) => self.materialize(v),
+            None => o,
+        }
+    }
+
+    fn run(&mut self, body: BlockId) {
+        let insts = self.f.blocks[body].insts.clone();
+        for i in insts {
+            self.inst(i);
+        }
+    }
+
+    fn keep(&mut self, i: InstId, kind: InstKind) {
+        self.f.insts[i].kind = kind;
+        self.out.push(i);
+    }
+
+    fn inst(&mut self, i: InstId) {
+        let kind = self.f.insts[i].kind.clone();
+        let result = self.f.insts[i].result;
+        match kind {
+            InstKind::Op { op: Operator::Known(op), args, .. } if op.arity() == args.len() => {
+                let args: Vec<Operand> = args.iter().map(|a| self.real(a)).collect();
+                let infos: Vec<Info> = args.iter().map(|a| self.info_of(a)).collect();
+                let out = lattice::transfer(op, &infos);
+                let v = result.expect("ops have results");
+                if let (Some(c), true) = (&out.constant, args.iter().all(|a| matches!(a, Operand::Const(_)))) {
+                    self.subst[ix(v)] = Some(Operand::Const(c.clone()));
+                    return;
+                }
+                let form = lattice::best_form(op, &infos);
+                let key = (Operator::Known(op), form, args.clone());
+                if let Some(&prev) = self.cse.get(&key) {
+                    self.subst[ix(v)] = Some(Operand::Value(prev));
+                    return;
+                }
+                self.cse.insert(key, v);
+                self.info[ix(v)] = out;
+                self.keep(i, InstKind::Op { op: Operator::Known(op), form, args });
+            }
+            InstKind::Op { op, form, args } => {
+                let args = args.iter().map(|a| self.real(a)).collect();
+                self.keep(i, InstKind::Op { op, form, args });
+            }
+            InstKind::CheckBound(o) => {
+                let o = self.resolve(&o);
+                let v = result.expect("check_bound has a result");
+                if self.virtual_of(&o).is_some() || !self.info_of(&o).may_be_unbound() {
+                    self.subst[ix(v)] = Some(o);
+                    return;
+                }
+                self.info[ix(v)] = self.info_of(&o).bound();
+                self.keep(i, InstKind::CheckBound(o));
+            }
+            InstKind::New(class) => {
+                let v = result.expect("new has a result");
+                if self.remove_allocations {
+                    self.virtuals[ix(v)] = Some(Virtual { class, fields: Vec::new() });
+                } else {
+                    self.info[ix(v)] = Info::object(class, Some(i));
+                    self.keep(i, InstKind::New(class));
+                }
+            }
+            InstKind::Set { obj, field, value } => {
+                let obj = self.resolve(&obj);
+                let value = self.resolve(&value);
+                if let Some(ov) = self.virtual_of(&obj) {
+                    let virt = self.virtuals[ix(ov)].as_mut().unwrap();
+                    let immutable = self.hints.is_immutable(virt.class, field);
+                    match virt.fields.iter_mut().find(|(f, _)| *f == field) {
+                        // Setting an immutable field twice fails: leave it to run time.
+                        Some(_) if immutable => {}
+                        Some(slot) => {
+                            slot.1 = value;
+                            return;
+                        }
+                        None => {
+                            virt.fields.push((field, value));
+                            return;
+                        }
+                    }
+                }
+                let obj = self.real(&obj);
+                let value = self.real(&value);
+                self.keep(i, InstKind::Set { obj, field, value });
+            }
+            InstKind::Get { obj, field } => {
+                let obj = self.resolve(&obj);
+                let v = result.expect("get has a result");
+                if let Some(ov) = self.virtual_of(&obj) {
+                    let virt = self.virtuals[ix(ov)].as_ref().unwrap();
+                    if let Some((_, x)) = virt.fields.iter().find(|(f, _)| *f == field) {
+                        self.subst[ix(v)] = Some(x.clone());
+                        return;
+                    }
+                }
+                let obj = self.real(&obj);
+                self.info[ix(v)] = Info::value();
+                self.keep(i, InstKind::Get { obj, field });
+            }
+            InstKind::Guard { kind, resume, label } => self.guard(i, kind, resume, label),
+            InstKind::Call { func, args } => {
+                let args = args.iter().map(|a| self.real(a)).collect();
+                self.keep(i, InstKind::Call { func, args });
+            }
+            InstKind::Phi(_) | InstKind::Unbound(_) => self.out.push(i),
+        }
+    }
+
+    fn guard(&mut self, i: InstId, kind: GuardKind, resume: ResumeId, label: Symbol) {
+        let o = self.resolve(kind.operand());
+        // Guards on virtual objects are decided by their class.
+        if let Some(v) = self.virtual_of(&o) {
+            let class = self.virtuals[ix(v)].as_ref().unwrap().class;
+            let holds = match &kind {
+                GuardKind::True(_) => true,
+                GuardKind::Class(_, c) => *c == class,
+                GuardKind::NotClass(_, c) => *c != class,
+                GuardKind::False(_) | GuardKind::Value(..) => false,
+            };
+            if holds {
+                return;
+            }
+        }
+        let info = self.info_of(&o);
+        let known = match &kind {
+            GuardKind::True(_) => info.truth() == Some(true),
+            GuardKind::False(_) => info.truth() == Some(false),
+            GuardKind::Value(_, c) => info.constant.as_ref() == Some(c),
+            GuardKind::Class(_, c) => info.is_class(*c) == Some(true),
+            GuardKind::NotClass(_, c) => info.is_class(*c) == Some(false),
+        };
+        if known {
+            return;
+        }
+        let o = self.real(&o);
+        let mut kind = kind;
+        *kind.operand_mut() = o.clone();
+        let record = self.snapshot(resume);
+        self.f.resumes[resume] = record;
+        self.keep(i, InstKind::Guard { kind: kind.clone(), resume, label });
+        self.learn(&kind, &o);
+    }
+
+    /// What passing the guard teaches about later uses.
+    fn learn(&mut self, kind: &GuardKind, o: &Operand) {
+        let Operand::Value(v) = o else { return };
+        let v = *v;
+        let info = self.info_of(o);
+        match kind {
+            GuardKind::True(_) | GuardKind::False(_) => {
+                let truth = matches!(kind, GuardKind::True(_));
+                let learned = lattice::when_truth(info, truth);
+                if let Some(c) = &learned.constant {
+                    self.subst[ix(v)] = Some(Operand::Const(c.clone()));
+                }
+                self.info[ix(v)] = learned;
+                self.learn_comparison(v, truth);
+            }
+            GuardKind::Value(_, c) => {
+                self.subst[ix(v)] = Some(Operand::Const(c.clone()));
+                self.info[ix(v)] = Info::of_const(c);
+            }
+            GuardKind::Class(_, c) => self.info[ix(v)] = Info::object(*c, info.alloc),
+            GuardKind::NotClass(..) => {}
+        }
+    }
+
+    /// After a guard on `c = cmp x, k`, narrows `x`.
+    fn learn_comparison(&mut self, c: ValueId, holds: bool) {
+        let ValueDef::Inst(ci) = self.f.values[c].def else { return };
+        let InstKind::Op { op: Operator::Known(op), args, .. } = &self.f.insts[ci].kind else { return };
+        if !matches!(op, Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne) {
+            return;
+        }
+        let (x, k, mirrored) = match args.as_slice() {
+            [Operand::Value(x), Operand::Const(Value::Int(k))] => (*x, *k as i128, false),
+            [Operand::Const(Value::Int(k)), Operand::Value(x)] => (*x, *k as i128, true),
+            _ => return,
+        };
+        let narrowed = lattice::when_compared(self.info_of(&Operand::Value(x)), *op, k, mirrored, holds);
+        if let Some(c) = &narrowed.constant {
+            self.subst[ix(x)] = Some(Operand::Const(c.clone()));
+        }
+        self.info[ix(x)] = narrowed;
+    }
+
+    /// The guard's resume record with current operands, virtual objects
+    /// kept virtual.
+    fn snapshot(&mut self, r: ResumeId) -> ResumeData {
+        let mut record = self.f.resumes[r].clone();
+        let mut virtuals: Vec<(ValueId, VirtualObject)> = Vec::new();
+        for frame in &mut record.frames {
+            for (_, rv) in frame.env.iter_mut() {
+                if let ResumeValue::Operand(o) = rv {
+                    *rv = self.resume_value(o, &mut virtuals);
+                }
+            }
+        }
+        record.virtuals = virtuals.into_iter().map(|(_, v)| v).collect();
+        record
+    }
+
+    fn resume_value(&self, o: &Operand, virtuals: &mut Vec<(ValueId, VirtualObject)>) -> ResumeValue {
+        let o = self.resolve(o);
+        let Some(v) = self.virtual_of(&o) else { return ResumeValue::Operand(o) };
+        if let Some(k) = virtuals.iter().position(|(x, _)| *x == v) {
+            return ResumeValue::Virtual(k as u32);
+        }
+        let k = virtuals.len();
+        let virt = self.virtuals[ix(v)].as_ref().unwrap();
+        virtuals.push((v, VirtualObject { class: virt.class, fields: Vec::new() }));
+        let fields: Vec<(Symbol, ResumeValue)> =
+            virt.fields.iter().map(|(f, x)| (*f, self.resume_value(x, virtuals))).collect();
+        virtuals[k].1.fields = fields;
+        ResumeValue::Virtual(k as u32)
+    }
+
+    /// Back edges, trivial phis, shared records; installs the new body.
+    fn finish(&mut self, body: BlockId) {
+        let phis = self.f.blocks[body].phis.clone();
+        let mut inputs = Vec::new();
+        for &phi in &phis {
+            let InstKind::Phi(ins) = self.f.insts[phi].kind.clone() else { continue };
+            // Facts learned along the loop hold at its end (the back edge),
+            // not where it is entered: entry inputs stay as they are.
+            let mut new = Vec::with_capacity(ins.len());
+            for (p, o) in ins {
+                let o = if p == body { self.real(&o) } else { o };
+                new.push((p, o));
+            }
+            inputs.push((phi, new));
+        }
+        for (phi, new) in inputs {
+            self.f.insts[phi].kind = InstKind::Phi(new);
+        }
+        let rest: Vec<InstId> = self.out.iter().copied().filter(|i| !phis.contains(i)).collect();
+        self.f.blocks[body].insts = rest;
+        // Every kept instruction got its operands rewritten in order; the
+        // substitutions are position-dependent (a guard's facts hold only
+        // after it), so none is applied to the whole trace.
+        // A phi whose back-edge value is itself or its start value is trivial.
+        loop {
+            let mut trivial = Substitution::new(self.f);
+            let mut gone = Vec::new();
+            for &phi in &self.f.blocks[body].phis {
+                let InstKind::Phi(ins) = &self.f.insts[phi].kind else { continue };
+                let me = Operand::Value(self.f.insts[phi].result.unwrap());
+                let others: Vec<&Operand> = ins.iter().map(|(_, o)| o).filter(|o| **o != me).collect();
+                if let Some(first) = others.first() {
+                    if others.iter().all(|o| o == first) {
+                        trivial.set(self.f.insts[phi].result.unwrap(), (*first).clone());
+                        gone.push(phi);
+                    }
+                }
+            }
+            if gone.is_empty() {
+                break;
+            }
+            flowc_passes::edit::unlink_where(self.f, body, |_, i| gone.contains(&i));
+            trivial.apply(self.f);
+        }
+        self.share_records(body);
+    }
+
+    /// Guards whose records are equal share the first one.
+    fn share_records(&mut self, body: BlockId) {
+        let mut kept: Vec<ResumeId> = Vec::new();
+        for i in self.f.blocks[body].insts.clone() {
+            let InstKind::Guard { kind, resume, label } = self.f.insts[i].kind.clone() else { continue };
+            match kept.iter().find(|&&r| self.f.resumes[r] == self.f.resumes[resume]) {
+                Some(&same) => self.f.insts[i].kind = InstKind::Guard { kind, resume: same, label },
+                None => kept.push(resume),
+            }
+        }
+    }
+}
