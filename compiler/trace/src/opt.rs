@@ -19,6 +19,7 @@
 //! - at the end, a loop-carried phi whose value does not change is
 //!   replaced by its initial value, and guards with equal resume data
 //!   share one record.
+//!
 //! Then the shared dead-code elimination removes what nothing needs.
 
 use flowc_ir::{
