@@ -301,3 +301,61 @@ fn part4_residual_bytecode_program() {
     assert_eq!(run, "256\n");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn ssa_meta_trace_keeps_only_the_programs_arithmetic() {
+    let env = format!("[bytecode/{SQUARE},pc/11,a/16,r0/16,r1/16,r2/0,target/2]");
+    let out = flowc(&[
+        "trace",
+        "examples/bytecode_traced.pl",
+        "--entry",
+        "op_jump_if_a_jump",
+        "--env",
+        &env,
+        "--layout",
+        "lines",
+    ]);
+    let (_, opt) = out.split_once("\nopttrace\n").unwrap();
+    let (body, output) = opt.split_once("  loop\n").unwrap();
+    assert_eq!(output, "\n256\n");
+    let ops: Vec<&str> = body.lines().map(str::trim).filter(|l| l.starts_with("op")).collect();
+    // The square loop's work: r0 - 1, r2 + r1, and the jump_if_a test.
+    assert_eq!(
+        ops,
+        ["op2(a_36,sub,var(r0_13),const(1))", "op2(a_61,add,var(r2_14),var(r1_4))", "op2(c_78,eq,var(a_36),const(0))"]
+    );
+    assert!(!body.contains("readlist"), "{body}");
+    assert!(!body.contains("op1("), "register copies remain:\n{body}");
+    assert_eq!(body.lines().filter(|l| l.trim().starts_with("guard_")).count(), 3, "{body}");
+}
+
+#[test]
+fn trace_stats_compare_the_optimizers() {
+    let env = format!("[bytecode/{SQUARE},pc/11,a/16,r0/16,r1/16,r2/0,target/2]");
+    for optimizer in ["ssa", "blog"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_flowc"))
+            .args([
+                "trace",
+                "examples/bytecode_traced.pl",
+                "--entry",
+                "op_jump_if_a_jump",
+                "--env",
+                &env,
+                "--stats",
+                "--optimizer",
+                optimizer,
+            ])
+            .current_dir(workspace_root())
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.starts_with("recorded       71 operations    62 guards"), "{err}");
+        let last = err.lines().last().unwrap();
+        let expected = if optimizer == "ssa" {
+            "ssa             3 operations     3 guards"
+        } else {
+            "blog           14 operations     3 guards"
+        };
+        assert!(last.starts_with(expected), "{optimizer}: {err}");
+    }
+}

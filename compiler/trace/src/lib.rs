@@ -23,5 +23,6 @@ pub mod record;
 pub mod resume;
 pub mod run;
 pub mod ssa;
+pub mod terms;
 pub mod to_ir;
 pub mod trace;

@@ -1,14 +1,20 @@
-//! `flowc trace FILE --entry L --env ENV [--optimizer blog|none]
-//! [--format prolog|readable] [--layout nested|lines]`: the series'
-//! `do_trace`: trace from L until the loop closes, print the trace and the
-//! optimized trace, run it, resume the interpreter when a guard fails, and
-//! print the program's output.
+//! `flowc trace FILE --entry L --env ENV [--optimizer ssa|blog|none]
+//! [--format prolog|readable] [--layout nested|lines] [--stats]`: the
+//! series' `do_trace`: trace from L until the loop closes, print the trace
+//! and the optimized trace, run it, resume the interpreter when a guard
+//! fails, and print the program's output.
+//!
+//! `ssa` (the default) optimizes the trace as IR; `blog` is Part 3's
+//! optimizer exactly; `none` is Part 2's identity. `--format readable`
+//! shows the recorded trace in the readable syntax and an SSA trace in the
+//! IR text format.
 
-use flowc_lang::env;
 use flowc_lang::interp::Config;
+use flowc_lang::{env, Program};
+use flowc_trace::opt::{self, TraceStats};
 use flowc_trace::record::{self, Heap, Recorded};
-use flowc_trace::trace::Trace;
-use flowc_trace::{blog, run};
+use flowc_trace::trace::{Trace, TraceOp};
+use flowc_trace::{blog, run, ssa, terms, to_ir};
 
 use crate::{input, Failure};
 
@@ -22,8 +28,8 @@ pub struct Args {
     /// The environment, e.g. '[res/1,x/10,y/20]' (default: the entry fact's).
     #[arg(long)]
     env: Option<String>,
-    /// The trace optimizer: Part 3's (`blog`) or none (Part 2's identity).
-    #[arg(long, value_enum, default_value = "blog")]
+    /// The trace optimizer.
+    #[arg(long, value_enum, default_value = "ssa")]
     optimizer: Optimizer,
     /// How traces are written.
     #[arg(long, value_enum, default_value = "prolog")]
@@ -31,6 +37,10 @@ pub struct Args {
     /// Nested terms as Parts 2–3 print them, or one operation per line as Part 4 does.
     #[arg(long, value_enum, default_value = "nested")]
     layout: Layout,
+    /// Print operation and guard counts before and after optimization, and
+    /// resume-data bytes per guard, to stderr.
+    #[arg(long)]
+    stats: bool,
     /// Bound on interpreted statements while running the trace and after.
     #[arg(long)]
     fuel: Option<u64>,
@@ -38,7 +48,11 @@ pub struct Args {
 
 #[derive(Copy, Clone, clap::ValueEnum)]
 pub enum Optimizer {
+    /// The SSA trace optimizer.
+    Ssa,
+    /// Part 3's optimizer, exactly.
     Blog,
+    /// No optimization (Part 2).
     None,
 }
 
@@ -62,6 +76,47 @@ fn render(t: &Trace, format: Format, layout: Layout) -> String {
     }
 }
 
+/// Counts of a series-form trace: operations, guards, resume bytes (a
+/// 16-byte header per guard's list and 8 bytes per entry).
+fn blog_stats(t: &Trace) -> TraceStats {
+    let mut s = TraceStats::default();
+    for op in &t.ops {
+        match op {
+            TraceOp::Guard { resume, .. } => {
+                s.guards += 1;
+                s.resume_bytes += 16 + 8 * resume.len();
+            }
+            _ => s.operations += 1,
+        }
+    }
+    s
+}
+
+fn report(what: &str, s: &TraceStats) {
+    eprintln!(
+        "{what:<10} {:>6} operations {:>5} guards {:>8.1} resume bytes per guard",
+        s.operations,
+        s.guards,
+        s.bytes_per_guard()
+    );
+}
+
+fn check(f: &flowc_ir::Function, after: &str) -> Result<(), Failure> {
+    flowc_ir_checker::check(f).map_err(|vs| {
+        let lines: Vec<String> = vs.iter().map(|v| format!("  {v}")).collect();
+        Failure::input(format!("trace IR invalid after {after}:\n{}", lines.join("\n")))
+    })
+}
+
+/// Whether the optimizer may remove allocations: only when the program
+/// cannot observe allocation numbers.
+fn may_remove_allocations(program: &Program, entry: flowc_lang::Symbol) -> bool {
+    match flowc_frontend::lower(program, entry) {
+        Ok(m) => !flowc_passes::observe::allocations_observable(&m),
+        Err(_) => false,
+    }
+}
+
 pub fn main(args: Args) -> Result<(), Failure> {
     let program = input::load(&args.file)?;
     let (label, env) = input::start(&program, Some(&args.entry), args.env.as_deref())?;
@@ -76,18 +131,46 @@ pub fn main(args: Args) -> Result<(), Failure> {
         }
         Recorded::Loop { trace, env } => (trace, env),
     };
-    if trace.crosses_calls() {
-        return Err(Failure::input(
-            "the trace follows calls, which the series' trace optimizer and runner cannot (use --optimizer ssa)",
-        ));
-    }
-    let optimized = match args.optimizer {
-        Optimizer::Blog => blog::optimize(&trace),
-        Optimizer::None => trace.clone(),
-    };
     print!("trace\n{}", render(&trace, args.format, args.layout));
-    print!("opttrace\n{}", render(&optimized, args.format, args.layout));
-    let out = run::run(&program, &optimized, env, &mut heap, &config).map_err(Failure::input)?;
-    println!("{}", out.value.to_print_string());
+    if args.stats {
+        report("recorded", &blog_stats(&trace));
+    }
+    let value = match args.optimizer {
+        Optimizer::Ssa => {
+            let mut f = to_ir::to_ir(&program, &trace, &env);
+            check(&f, "conversion")?;
+            if args.stats {
+                report("trace IR", &TraceStats::of(&f));
+            }
+            opt::optimize(&mut f, &ssa::hints(&program), may_remove_allocations(&program, label));
+            check(&f, "optimization")?;
+            if args.stats {
+                report("ssa", &TraceStats::of(&f));
+            }
+            match (args.format, args.layout) {
+                (Format::Prolog, Layout::Nested) => println!("opttrace\n{}", terms::nested(&f)),
+                (Format::Prolog, Layout::Lines) => println!("opttrace\n{}", terms::lines(&f)),
+                (Format::Readable, _) => print!("opttrace\n{}", flowc_ir::print::function(&f)),
+            }
+            ssa::execute(&program, &f, env, &mut heap, &config).map_err(Failure::input)?
+        }
+        Optimizer::Blog | Optimizer::None => {
+            if trace.crosses_calls() {
+                return Err(Failure::input(
+                    "the trace follows calls, which the series' trace optimizer and runner cannot (use --optimizer ssa)",
+                ));
+            }
+            let optimized = match args.optimizer {
+                Optimizer::Blog => blog::optimize(&trace),
+                _ => trace.clone(),
+            };
+            if args.stats {
+                report("blog", &blog_stats(&optimized));
+            }
+            print!("opttrace\n{}", render(&optimized, args.format, args.layout));
+            run::run(&program, &optimized, env, &mut heap, &config).map_err(Failure::input)?.value
+        }
+    };
+    println!("{}", value.to_print_string());
     Ok(())
 }
