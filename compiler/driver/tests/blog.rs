@@ -359,3 +359,22 @@ fn trace_stats_compare_the_optimizers() {
         assert!(last.starts_with(expected), "{optimizer}: {err}");
     }
 }
+
+#[test]
+fn optimized_residual_program_loses_the_jump_only_blocks() {
+    let static_env = format!("[bytecode/{SQUARE},pc/0]");
+    let plain = flowc(&["pe", "examples/bytecode.pl", "--entry", "bytecode_loop", "--static", &static_env]);
+    let jump_only = |text: &str| text.lines().filter(|l| l.starts_with("block(") && l.contains(", jump(") && l.matches('(').count() == 2).count();
+    assert!(jump_only(&plain) > 50, "the raw residual program is full of jump-only blocks");
+    let out = flowc(&["pe", "examples/bytecode.pl", "--entry", "bytecode_loop", "--static", &static_env, "--optimize"]);
+    let blocks = out.lines().filter(|l| l.starts_with("block(")).count();
+    assert!(blocks <= 8, "{blocks} blocks remain:\n{out}");
+    assert!(!out.contains("not_"), "dispatch blocks remain:\n{out}");
+    assert!(!out.contains("readlist"), "{out}");
+    let dir = std::env::temp_dir().join(format!("flowc-peopt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("optimized.pl");
+    std::fs::write(&file, &out).unwrap();
+    assert_eq!(flowc(&["run", file.to_str().unwrap(), "--env", "[a/16,r0/0,r1/0,r2/0]"]), "256\n");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
