@@ -364,7 +364,9 @@ fn trace_stats_compare_the_optimizers() {
 fn optimized_residual_program_loses_the_jump_only_blocks() {
     let static_env = format!("[bytecode/{SQUARE},pc/0]");
     let plain = flowc(&["pe", "examples/bytecode.pl", "--entry", "bytecode_loop", "--static", &static_env]);
-    let jump_only = |text: &str| text.lines().filter(|l| l.starts_with("block(") && l.contains(", jump(") && l.matches('(').count() == 2).count();
+    let jump_only = |text: &str| {
+        text.lines().filter(|l| l.starts_with("block(") && l.contains(", jump(") && l.matches('(').count() == 2).count()
+    };
     assert!(jump_only(&plain) > 50, "the raw residual program is full of jump-only blocks");
     let out = flowc(&["pe", "examples/bytecode.pl", "--entry", "bytecode_loop", "--static", &static_env, "--optimize"]);
     let blocks = out.lines().filter(|l| l.starts_with("block(")).count();

@@ -296,6 +296,15 @@ impl<'a> Opt<'a> {
             InstKind::Get { obj, field } => {
                 let obj = self.resolve(&obj);
                 let v = result.expect("get has a result");
+                // An immutable field of a known object (promoted) is fixed.
+                if let Operand::Const(Value::Object(o)) = &obj {
+                    if self.hints.is_immutable(o.class, field) {
+                        if let Some(x) = o.get(field) {
+                            self.subst[ix(v)] = Some(Operand::Const(x));
+                            return;
+                        }
+                    }
+                }
                 if let Some(ov) = self.virtual_of(&obj) {
                     let virt = self.virtuals[ix(ov)].as_ref().unwrap();
                     if let Some((_, x)) = virt.fields.iter().find(|(f, _)| *f == field) {
@@ -309,10 +318,30 @@ impl<'a> Opt<'a> {
             }
             InstKind::Guard { kind, resume, label } => self.guard(i, kind, resume, label),
             InstKind::Call { func, args } => {
-                let args = args.iter().map(|a| self.real(a)).collect();
+                let args: Vec<Operand> = args.iter().map(|a| self.real(a)).collect();
+                let v = result.expect("calls have results");
+                if let Some(c) = self.fold_call(func, &args) {
+                    self.subst[ix(v)] = Some(Operand::Const(c));
+                    return;
+                }
+                self.info[ix(v)] = Info::value();
                 self.keep(i, InstKind::Call { func, args });
             }
             InstKind::Phi(_) | InstKind::Unbound(_) => self.out.push(i),
+        }
+    }
+
+    /// The result of a `pure` function called with constant arguments, if
+    /// running it returns a constant.
+    fn fold_call(&self, func: Symbol, args: &[Operand]) -> Option<Value> {
+        if !self.hints.is_pure(func) {
+            return None;
+        }
+        let consts: Vec<Value> = args.iter().map(|a| a.as_const().cloned()).collect::<Option<_>>()?;
+        let config = flowc_lang::interp::Config { fuel: Some(100_000), max_depth: 10_000 };
+        match flowc_ir::interp::call(self.hints, func, &consts, &config) {
+            Ok(flowc_ir::interp::Exit::Returned(v)) if v.is_constant() => Some(v),
+            _ => None,
         }
     }
 
@@ -427,6 +456,21 @@ impl<'a> Opt<'a> {
 
     /// Back edges, trivial phis, shared records; installs the new body.
     fn finish(&mut self, body: BlockId) {
+        // Phis nothing reads any more (their variable is rewritten before
+        // any use) go first, so their back-edge objects stay virtual.
+        let used = self.used_values(body);
+        let unused: Vec<InstId> = self.f.blocks[body]
+            .phis
+            .iter()
+            .copied()
+            .filter(|&p| self.f.insts[p].result.is_some_and(|v| !used[ix(v)]))
+            .collect();
+        self.f.blocks[body].phis.retain(|p| !unused.contains(p));
+        for p in unused {
+            if let Some(v) = self.f.insts[p].result {
+                self.f.values[v].def = ValueDef::Detached;
+            }
+        }
         let phis = self.f.blocks[body].phis.clone();
         let mut inputs = Vec::new();
         for &phi in &phis {
@@ -470,6 +514,53 @@ impl<'a> Opt<'a> {
             trivial.apply(self.f);
         }
         self.share_records(body);
+    }
+
+    /// Values read by the kept instructions, their resume records, or the
+    /// phis (phi inputs count only when the phi itself is read: a fixpoint).
+    fn used_values(&self, body: BlockId) -> Vec<bool> {
+        let mut used = vec![false; self.f.values.len()];
+        // Kept instructions and their records already hold final operands.
+        let mark = |o: &Operand, used: &mut Vec<bool>| {
+            if let Operand::Value(v) = o {
+                used[ix(*v)] = true;
+            }
+        };
+        for &i in &self.out {
+            let kind = &self.f.insts[i].kind;
+            for o in kind.operands() {
+                mark(o, &mut used);
+            }
+            if let InstKind::Guard { resume, .. } = kind {
+                for o in self.f.resumes[*resume].operands() {
+                    mark(o, &mut used);
+                }
+            }
+        }
+        loop {
+            let mut changed = false;
+            for &p in &self.f.blocks[body].phis {
+                let Some(v) = self.f.insts[p].result else { continue };
+                if !used[ix(v)] {
+                    continue;
+                }
+                if let InstKind::Phi(inputs) = &self.f.insts[p].kind {
+                    for (from, o) in inputs {
+                        // Back-edge inputs will be resolved; entry inputs not.
+                        let o = if *from == body { self.resolve(o) } else { o.clone() };
+                        if let Operand::Value(w) = o {
+                            if !used[ix(w)] {
+                                used[ix(w)] = true;
+                                changed = true;
+                            }
+                        }
+                    }
+                }
+            }
+            if !changed {
+                return used;
+            }
+        }
     }
 
     /// Guards whose records are equal share the first one.

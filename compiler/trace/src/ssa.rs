@@ -14,17 +14,25 @@ use flowc_lang::{Env, Program, Symbol, Value};
 use crate::record::Heap;
 use crate::resume;
 
-/// The program's hints as an (otherwise empty) module, which the IR
-/// interpreter and the passes consult.
+/// The program's hints and functions (lowered to IR, without the main
+/// graph), which traces run and fold calls of `pure` functions with.
 pub fn hints(program: &Program) -> Module {
-    let mut m = Module::default();
-    for item in &program.items {
-        match item {
-            Item::Pure(f) => m.pure.push(*f),
-            Item::Immutable(c, fs) => m.immutable.push((*c, fs.clone())),
-            _ => {}
+    let lowered = program.default_entry().and_then(|e| flowc_frontend::lower(program, e).ok());
+    let mut m = match lowered {
+        Some(m) => m,
+        None => {
+            let mut m = Module::default();
+            for item in &program.items {
+                match item {
+                    Item::Pure(f) => m.pure.push(*f),
+                    Item::Immutable(c, fs) => m.immutable.push((*c, fs.clone())),
+                    _ => {}
+                }
+            }
+            return m;
         }
-    }
+    };
+    m.functions.retain(|f| f.kind == flowc_ir::FunctionKind::Function);
     m
 }
 

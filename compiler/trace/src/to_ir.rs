@@ -93,7 +93,10 @@ fn main_writes(trace: &Trace) -> Vec<Symbol> {
 }
 
 /// Converts `trace` of `program`, recorded from an environment with the
-/// variables `start` (in order), into a trace function.
+/// variables `start` (in order), into a trace function. Calls of `pure`
+/// functions stay calls (their recorded operations are skipped): the
+/// optimizer folds them when their arguments are constants, and nothing
+/// inside them needs guarding.
 pub fn to_ir(program: &Program, trace: &Trace, start: &Env) -> Function {
     let mut b = Builder::new(FunctionKind::Trace, trace.anchor);
     let pre = b.entry();
@@ -116,8 +119,23 @@ pub fn to_ir(program: &Program, trace: &Trace, start: &Env) -> Function {
     }
     b.terminate(pre, Terminator::Jump(body));
     let mut frames = vec![main];
+    let mut skipping = 0usize;
     for op in &trace.ops {
-        emit(program, &mut b, body, &mut frames, op);
+        match op {
+            _ if skipping > 0 => match op {
+                TraceOp::Enter { .. } => skipping += 1,
+                TraceOp::Leave { .. } => skipping -= 1,
+                _ => {}
+            },
+            TraceOp::Enter { dst, func, args, .. } if program.is_pure(*func) => {
+                let top = frames.len() - 1;
+                let args = args.iter().map(|a| frames[top].read(a)).collect();
+                let v = b.inst(body, InstKind::Call { func: *func, args }, Some(*dst)).unwrap();
+                frames[top].write(*dst, Operand::Value(v));
+                skipping = 1;
+            }
+            _ => emit(program, &mut b, body, &mut frames, op),
+        }
     }
     let main = &frames[0];
     for (var, phi) in phis {
