@@ -156,3 +156,13 @@ pub fn allocations_observable(p: &Program) -> bool {
     let (label, _) = start(p);
     flowc_passes::observe::allocations_observable(&lower(p, label))
 }
+
+/// Compiles the optimized module to native code and runs it. Call on a
+/// thread with a big stack ([`flowc_codegen::with_stack`]).
+pub fn native(module: &Module, env: &[(Symbol, Value)]) -> Outcome {
+    let native = flowc_codegen::Native::compile(module).unwrap_or_else(|e| panic!("code generation failed: {e}"));
+    match native.run(env, config().max_depth) {
+        Ok(o) => Outcome::Output(o.output()),
+        Err(e) => Outcome::Error(e.kind.term()),
+    }
+}

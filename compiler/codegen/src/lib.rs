@@ -1,3 +1,29 @@
-//! flowc-codegen: IR to native code with Cranelift, and the runtime (issue 6).
+//! flowc-codegen: native code from the IR with Cranelift (DESIGN.md "Code
+//! generation"), for functions compiled ahead of time and (to come) traces.
 //!
-//! Not written yet; see DESIGN.md for what this crate will hold.
+//! - [`word`]: the value representation (tagged 64-bit words);
+//! - [`runtime`]: what generated code calls: slow paths, objects, printing,
+//!   errors;
+//! - [`lower`]: IR to Cranelift IR;
+//! - [`jit`]: compiling a module in memory and running it.
+
+pub mod jit;
+pub mod lower;
+pub mod runtime;
+pub mod word;
+
+pub use jit::Native;
+
+/// Runs `f` on a thread with a stack big enough for the deepest recursion
+/// the language allows (generated code keeps its frames on the machine
+/// stack; the interpreter's limit is 100,000 calls).
+pub fn with_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(1 << 30)
+            .spawn_scoped(s, f)
+            .expect("a thread for generated code")
+            .join()
+            .expect("generated code does not panic")
+    })
+}

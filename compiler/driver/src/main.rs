@@ -58,19 +58,29 @@ impl Failure {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Run(args) => cmd::run::main(args),
-        Command::Fmt(args) => cmd::fmt::main(args),
-        Command::Ir(args) => cmd::ir::main(args),
-        Command::Opt(args) => cmd::opt::main(args),
-        Command::Pe(args) => cmd::pe::main(args),
-        Command::Trace(args) => cmd::trace::main(args),
-    };
+    // Every command runs on a thread with a big stack: generated code and
+    // the partial evaluator recurse as deep as the programs they run.
+    let result = std::thread::Builder::new()
+        .stack_size(1 << 30)
+        .spawn(move || dispatch(cli))
+        .map_err(|e| Failure::input(format!("cannot start: {e}")))
+        .and_then(|t| t.join().unwrap_or_else(|_| Err(Failure::input("internal error: the command panicked"))));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             eprintln!("flowc: {}", f.message);
             ExitCode::from(f.code)
         }
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Command::Run(args) => cmd::run::main(args),
+        Command::Fmt(args) => cmd::fmt::main(args),
+        Command::Ir(args) => cmd::ir::main(args),
+        Command::Opt(args) => cmd::opt::main(args),
+        Command::Pe(args) => cmd::pe::main(args),
+        Command::Trace(args) => cmd::trace::main(args),
     }
 }

@@ -51,6 +51,15 @@ impl Symbol {
     pub fn index(self) -> u32 {
         self.0
     }
+
+    /// The symbol with raw index `i`, which must come from
+    /// [`Symbol::index`] in this process (generated code stores symbols as
+    /// indices). Panics otherwise: that would be a compiler bug.
+    pub fn from_index(i: u32) -> Symbol {
+        let len = interner().read().expect("interner poisoned").names.len() as u32;
+        assert!(i < len, "symbol index {i} was never handed out");
+        Symbol(i)
+    }
 }
 
 impl fmt::Debug for Symbol {

@@ -33,6 +33,8 @@ pub enum Engine {
     Interp,
     /// The SSA IR from the front end, run by the IR interpreter.
     Ir,
+    /// Compiled ahead of time through the eight passes to native code.
+    Native,
 }
 
 impl Engine {
@@ -40,8 +42,27 @@ impl Engine {
         match self {
             Engine::Interp => "interp",
             Engine::Ir => "ir",
+            Engine::Native => "native",
         }
     }
+}
+
+/// Lowers, optimizes with the eight passes, compiles and runs.
+fn native(
+    program: &flowc_lang::Program,
+    label: flowc_lang::Symbol,
+    env: &[(flowc_lang::Symbol, flowc_lang::Value)],
+    config: &Config,
+) -> Result<Result<interp::Outcome, interp::RuntimeError>, Failure> {
+    let mut module = match flowc_frontend::lower(program, label) {
+        Ok(m) => m,
+        Err(kind) => return Ok(Err(interp::RuntimeError { kind, at: None })),
+    };
+    let mut cx = flowc_passes::Context::new(&module);
+    flowc_passes::optimize(&mut module, &mut cx, |_, _, _| {});
+    let native =
+        flowc_codegen::Native::compile(&module).map_err(|e| Failure::input(format!("code generation failed: {e}")))?;
+    Ok(native.run(env, config.max_depth))
 }
 
 pub fn main(args: Args) -> Result<(), Failure> {
@@ -55,6 +76,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
             Ok(module) => flowc_ir::interp::run(&module, &env, &config),
             Err(kind) => Err(interp::RuntimeError { kind, at: None }),
         },
+        Engine::Native => native(&program, label, &env, &config)?,
     };
     let elapsed = started.elapsed();
     match result {

@@ -1,0 +1,392 @@
+//! IR functions to Cranelift IR (DESIGN.md "Code generation").
+//!
+//! Every IR block becomes a Cranelift block whose parameters are the IR
+//! block's phis; edges pass the phi inputs. Every function takes its
+//! parameters and the run's context pointer as 64-bit words and returns a
+//! word, [`STOP`] when the program stopped (an error or `print`), which
+//! callers pass up. Integer `add`, `sub`, `mul` and comparisons run inline
+//! on tagged words when both operands are small integers, with overflow
+//! checks; everything else, and every slow path, calls the runtime.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    types, AbiParam, BlockArg, FuncRef, InstBuilder, MemFlagsData, Signature, Value as ClValue,
+};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_module::{FuncId, Module as _};
+
+use flowc_ir::{BlockId, Function, InstKind, Operand, Terminator, ValueId};
+use flowc_lang::ast::Operator;
+use flowc_lang::ops::Op;
+use flowc_lang::Value;
+
+use crate::word::{self, Word, ONE, STOP, ZERO};
+
+/// What lowering needs from the module being built.
+pub struct Env<'a> {
+    pub jit: &'a mut cranelift_jit::JITModule,
+    /// Declared functions of the IR module, by name.
+    pub funcs: &'a HashMap<flowc_lang::Symbol, (FuncId, usize)>,
+    /// Declared runtime functions, by name.
+    pub runtime: &'a HashMap<&'static str, FuncId>,
+    /// Boxed constants (lists, big integers), kept alive by the caller;
+    /// boxed so their addresses are stable.
+    #[allow(clippy::vec_box)]
+    pub pool: &'a mut Vec<Box<Value>>,
+    /// Errors raised by `trap`, by index.
+    pub traps: &'a mut Vec<flowc_lang::interp::ErrorKind>,
+}
+
+/// The signature of a generated function with `n` parameters.
+pub fn signature(jit: &cranelift_jit::JITModule, n: usize) -> Signature {
+    let mut sig = jit.make_signature();
+    for _ in 0..=n {
+        sig.params.push(AbiParam::new(types::I64));
+    }
+    sig.returns.push(AbiParam::new(types::I64));
+    sig
+}
+
+struct Lowerer<'a, 'b> {
+    b: FunctionBuilder<'b>,
+    env: &'b mut Env<'a>,
+    f: &'b Function,
+    blocks: HashMap<BlockId, cranelift_codegen::ir::Block>,
+    values: HashMap<ValueId, ClValue>,
+    refs: HashMap<String, FuncRef>,
+    ctx: ClValue,
+    stop: cranelift_codegen::ir::Block,
+}
+
+/// Lowers IR function `f` into `ctx.func`.
+pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, fbctx: &mut FunctionBuilderContext) {
+    ctx.func.signature = signature(env.jit, f.params.len());
+    let mut b = FunctionBuilder::new(&mut ctx.func, fbctx);
+    let mut blocks = HashMap::new();
+    // Reverse postorder: a block's dominators, which define what its
+    // instructions and its edges' phi inputs use, come first.
+    let order = flowc_ir::cfg::Cfg::new(f).rpo;
+    for &blk in &order {
+        let cb = b.create_block();
+        for _ in &f.blocks[blk].phis {
+            b.append_block_param(cb, types::I64);
+        }
+        blocks.insert(blk, cb);
+    }
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    let stop = b.create_block();
+    b.switch_to_block(entry);
+    let params = b.block_params(entry).to_vec();
+    let ctx_value = params[f.params.len()];
+    let mut values = HashMap::new();
+    for (k, &p) in f.params.iter().enumerate() {
+        values.insert(p, params[k]);
+    }
+    let first = blocks[&f.entry];
+    b.ins().jump(first, &[]);
+    let mut l = Lowerer { b, env, f, blocks, values, refs: HashMap::new(), ctx: ctx_value, stop };
+    l.b.switch_to_block(stop);
+    let zero = l.b.ins().iconst(types::I64, STOP as i64);
+    l.b.ins().return_(&[zero]);
+    for &blk in &order {
+        l.block(blk);
+    }
+    l.b.seal_all_blocks();
+    let config = l.env.jit.target_config();
+    l.b.finalize(config);
+}
+
+impl<'a, 'b> Lowerer<'a, 'b> {
+    fn rt(&mut self, name: &'static str) -> FuncRef {
+        if let Some(r) = self.refs.get(name) {
+            return *r;
+        }
+        let id = self.env.runtime[name];
+        let r = self.env.jit.declare_func_in_func(id, self.b.func);
+        self.refs.insert(name.to_owned(), r);
+        r
+    }
+
+    fn call_rt(&mut self, name: &'static str, args: &[ClValue]) -> ClValue {
+        let r = self.rt(name);
+        let mut all = vec![self.ctx];
+        all.extend_from_slice(args);
+        let call = self.b.ins().call(r, &all);
+        self.b.inst_results(call)[0]
+    }
+
+    fn konst(&mut self, w: i64) -> ClValue {
+        self.b.ins().iconst(types::I64, w)
+    }
+
+    /// Leaves to the stop block if `v` is the stop word, else continues.
+    fn check_stop(&mut self, v: ClValue) {
+        let cont = self.b.create_block();
+        self.b.ins().brif(v, cont, &[], self.stop, &[]);
+        self.b.switch_to_block(cont);
+    }
+
+    fn operand(&mut self, o: &Operand) -> ClValue {
+        match o {
+            Operand::Value(v) => self.values[v],
+            Operand::Const(c) => {
+                let w = match word::immediate(c) {
+                    Some(w) => w,
+                    None => {
+                        let boxed = Box::new(c.clone());
+                        let w = &*boxed as *const Value as Word;
+                        self.env.pool.push(boxed);
+                        w
+                    }
+                };
+                self.konst(w as i64)
+            }
+        }
+    }
+
+    fn block(&mut self, blk: BlockId) {
+        let cb = self.blocks[&blk];
+        self.b.switch_to_block(cb);
+        let params = self.b.block_params(cb).to_vec();
+        for (k, &phi) in self.f.blocks[blk].phis.iter().enumerate() {
+            if let Some(v) = self.f.insts[phi].result {
+                self.values.insert(v, params[k]);
+            }
+        }
+        for &i in &self.f.blocks[blk].insts {
+            self.inst(i);
+        }
+        self.terminator(blk);
+    }
+
+    fn define(&mut self, i: flowc_ir::InstId, v: ClValue) {
+        if let Some(r) = self.f.insts[i].result {
+            self.values.insert(r, v);
+        }
+    }
+
+    fn inst(&mut self, i: flowc_ir::InstId) {
+        let kind = self.f.insts[i].kind.clone();
+        match kind {
+            InstKind::Op { op: Operator::Known(op), args, .. } if op.arity() == args.len() => {
+                let args: Vec<ClValue> = args.iter().map(|a| self.operand(a)).collect();
+                let v = self.op(op, &args);
+                self.define(i, v);
+            }
+            InstKind::Op { op, args, .. } => {
+                let name = flowc_lang::Symbol::intern(op.name()).index() as i64;
+                let mut vs: Vec<ClValue> = args.iter().take(2).map(|a| self.operand(a)).collect();
+                let n = self.konst(args.len().min(2) as i64);
+                while vs.len() < 2 {
+                    vs.push(n);
+                }
+                let name = self.konst(name);
+                let r = self.call_rt("rt_missing_op", &[name, n, vs[0], vs[1]]);
+                self.check_stop(r);
+                self.define(i, r);
+            }
+            InstKind::CheckBound(o) => {
+                let v = self.operand(&o);
+                let r = self.call_rt("rt_check_bound", &[v]);
+                self.check_stop(r);
+                self.define(i, r);
+            }
+            InstKind::Unbound(var) => {
+                let v = self.konst(word::unbound(var) as i64);
+                self.define(i, v);
+            }
+            InstKind::New(class) => {
+                let c = self.konst(class.index() as i64);
+                let r = self.call_rt("rt_new", &[c]);
+                self.define(i, r);
+            }
+            InstKind::Get { obj, field } => {
+                let o = self.operand(&obj);
+                let fld = self.konst(field.index() as i64);
+                let r = self.call_rt("rt_get", &[o, fld]);
+                self.check_stop(r);
+                self.define(i, r);
+            }
+            InstKind::Set { obj, field, value } => {
+                let o = self.operand(&obj);
+                let fld = self.konst(field.index() as i64);
+                let v = self.operand(&value);
+                let r = self.call_rt("rt_set", &[o, fld, v]);
+                self.check_stop(r);
+            }
+            InstKind::Call { func, args } => {
+                let args: Vec<ClValue> = args.iter().map(|a| self.operand(a)).collect();
+                let r = self.call(func, &args);
+                self.define(i, r);
+            }
+            InstKind::Phi(_) => {}
+            InstKind::Guard { .. } => unreachable!("guards are compiled by the trace compiler"),
+        }
+    }
+
+    /// A call with the depth check of the interpreter (`max_depth` frames).
+    fn call(&mut self, func: flowc_lang::Symbol, args: &[ClValue]) -> ClValue {
+        let flags = MemFlagsData::trusted();
+        let depth = self.b.ins().load(types::I64, flags, self.ctx, 0);
+        let max = self.b.ins().load(types::I64, flags, self.ctx, 8);
+        let next = self.b.ins().iadd_imm_s(depth, 1);
+        let over = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, next, max);
+        let overflow = self.b.create_block();
+        let go = self.b.create_block();
+        self.b.ins().brif(over, overflow, &[], go, &[]);
+        self.b.switch_to_block(overflow);
+        self.call_rt("rt_stack_overflow", &[]);
+        self.b.ins().jump(self.stop, &[]);
+        self.b.switch_to_block(go);
+        self.b.ins().store(flags, next, self.ctx, 0);
+        let (id, _) = self.env.funcs[&func];
+        let fref = self.env.jit.declare_func_in_func(id, self.b.func);
+        let mut all = args.to_vec();
+        all.push(self.ctx);
+        let call = self.b.ins().call(fref, &all);
+        let r = self.b.inst_results(call)[0];
+        self.b.ins().store(flags, depth, self.ctx, 0);
+        self.check_stop(r);
+        r
+    }
+
+    /// An operation: inline on small integers where it pays, else the runtime.
+    fn op(&mut self, op: Op, args: &[ClValue]) -> ClValue {
+        let inline = matches!(op, Op::Add | Op::Sub | Op::Mul | Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne);
+        let join = self.b.create_block();
+        self.b.append_block_param(join, types::I64);
+        let slow = self.b.create_block();
+        if inline {
+            let (a, b) = (args[0], args[1]);
+            let both = self.b.ins().band(a, b);
+            let both = self.b.ins().band_imm_s(both, 1);
+            let fast = self.b.create_block();
+            self.b.ins().brif(both, fast, &[], slow, &[]);
+            self.b.switch_to_block(fast);
+            let result = match op {
+                Op::Add | Op::Sub | Op::Mul => {
+                    let (r, of) = match op {
+                        Op::Add => {
+                            let b1 = self.b.ins().iadd_imm_s(b, -1);
+                            self.b.ins().sadd_overflow(a, b1)
+                        }
+                        Op::Sub => {
+                            let b1 = self.b.ins().iadd_imm_s(b, -1);
+                            self.b.ins().ssub_overflow(a, b1)
+                        }
+                        _ => {
+                            let x = self.b.ins().sshr_imm_s(a, 1);
+                            let y2 = self.b.ins().iadd_imm_s(b, -1);
+                            let (p, of) = self.b.ins().smul_overflow(x, y2);
+                            let p1 = self.b.ins().iadd_imm_s(p, 1);
+                            (p1, of)
+                        }
+                    };
+                    let ok = self.b.create_block();
+                    self.b.ins().brif(of, slow, &[], ok, &[]);
+                    self.b.switch_to_block(ok);
+                    r
+                }
+                _ => {
+                    let cc = match op {
+                        Op::Lt => IntCC::SignedLessThan,
+                        Op::Le => IntCC::SignedLessThanOrEqual,
+                        Op::Gt => IntCC::SignedGreaterThan,
+                        Op::Ge => IntCC::SignedGreaterThanOrEqual,
+                        Op::Eq => IntCC::Equal,
+                        _ => IntCC::NotEqual,
+                    };
+                    let c = self.b.ins().icmp(cc, a, b);
+                    let one = self.konst(ONE as i64);
+                    let zero = self.konst(ZERO as i64);
+                    self.b.ins().select(c, one, zero)
+                }
+            };
+            self.b.ins().jump(join, &[BlockArg::Value(result)]);
+        } else {
+            self.b.ins().jump(slow, &[]);
+        }
+        self.b.switch_to_block(slow);
+        let code = self.konst(op as i64);
+        let n = self.konst(args.len() as i64);
+        let b = if args.len() > 1 { args[1] } else { n };
+        let r = self.call_rt("rt_op", &[code, n, args[0], b]);
+        let ok = self.b.create_block();
+        self.b.ins().brif(r, ok, &[], self.stop, &[]);
+        self.b.switch_to_block(ok);
+        self.b.ins().jump(join, &[BlockArg::Value(r)]);
+        self.b.switch_to_block(join);
+        self.b.block_params(join)[0]
+    }
+
+    /// The phi inputs `to` receives along the edge from `from`.
+    fn edge_args(&mut self, from: BlockId, to: BlockId) -> Vec<BlockArg> {
+        let mut out = Vec::new();
+        for &phi in &self.f.blocks[to].phis.clone() {
+            if let InstKind::Phi(inputs) = &self.f.insts[phi].kind {
+                let o = inputs
+                    .iter()
+                    .find(|(p, _)| *p == from)
+                    .map(|(_, o)| o.clone())
+                    .expect("a phi input per predecessor");
+                out.push(BlockArg::Value(self.operand(&o)));
+            }
+        }
+        out
+    }
+
+    fn terminator(&mut self, blk: BlockId) {
+        match self.f.blocks[blk].term.clone() {
+            Terminator::Jump(t) => {
+                let args = self.edge_args(blk, t);
+                self.b.ins().jump(self.blocks[&t], &args);
+            }
+            Terminator::Branch { cond, then_block, else_block } => {
+                let c = self.operand(&cond);
+                // Unbound values fail when tested; small integers are tested inline.
+                let tag = self.b.ins().band_imm_s(c, word::TAG_MASK as i64);
+                let unbound = self.b.ins().icmp_imm_s(IntCC::Equal, tag, word::UNBOUND_TAG as i64);
+                let fail = self.b.create_block();
+                let test = self.b.create_block();
+                self.b.ins().brif(unbound, fail, &[], test, &[]);
+                self.b.switch_to_block(fail);
+                self.call_rt("rt_check_bound", &[c]);
+                self.b.ins().jump(self.stop, &[]);
+                self.b.switch_to_block(test);
+                let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, c, ZERO as i64);
+                let targs = self.edge_args(blk, then_block);
+                let eargs = self.edge_args(blk, else_block);
+                self.b.ins().brif(truthy, self.blocks[&then_block], &targs, self.blocks[&else_block], &eargs);
+            }
+            Terminator::IfClass { obj, class, then_block, else_block } => {
+                let o = self.operand(&obj);
+                let c = self.konst(class.index() as i64);
+                let r = self.call_rt("rt_is_class", &[o, c]);
+                self.check_stop(r);
+                let is = self.b.ins().icmp_imm_s(IntCC::Equal, r, ONE as i64);
+                let targs = self.edge_args(blk, then_block);
+                let eargs = self.edge_args(blk, else_block);
+                self.b.ins().brif(is, self.blocks[&then_block], &targs, self.blocks[&else_block], &eargs);
+            }
+            Terminator::Print(o) => {
+                let v = self.operand(&o);
+                self.call_rt("rt_print", &[v]);
+                self.b.ins().jump(self.stop, &[]);
+            }
+            Terminator::Return(o) => {
+                let v = self.operand(&o);
+                self.b.ins().return_(&[v]);
+            }
+            Terminator::Trap(t) => {
+                let index = self.env.traps.len() as i64;
+                self.env.traps.push(t.error_kind());
+                let k = self.konst(index);
+                self.call_rt("rt_trap", &[k]);
+                self.b.ins().jump(self.stop, &[]);
+            }
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! The runtime generated code calls: slow paths of operations, objects,
+//! printing, errors. Every function takes the run's [`Ctx`] and returns a
+//! [`Word`]; [`STOP`] means the program stopped (an error was recorded, or
+//! it printed), and generated code then returns [`STOP`] up the call chain.
+//!
+//! Boxed values (big integers, lists, objects) live in the context's heap
+//! until the run ends; words point at them. (A collector is future work:
+//! a run keeps what it allocates.)
+
+use flowc_lang::interp::ErrorKind;
+use flowc_lang::ops::Op;
+use flowc_lang::value::Object;
+use flowc_lang::{Symbol, Value};
+use std::rc::Rc;
+
+use crate::word::{self, Word, ONE, STOP, ZERO};
+
+/// The state of one run of generated code. The first two fields are read
+/// and written by generated code at fixed offsets (call depth).
+#[repr(C)]
+pub struct Ctx {
+    /// Current call depth (offset 0).
+    pub depth: u64,
+    /// Maximum call depth (offset 8).
+    pub max_depth: u64,
+    /// Boxed so their addresses stay put while the vector grows: words
+    /// point at them.
+    #[allow(clippy::vec_box)]
+    heap: Vec<Box<Value>>,
+    pub allocations: u64,
+    pub error: Option<ErrorKind>,
+    pub output: Option<Value>,
+    immutable: Vec<(Symbol, Symbol)>,
+    /// Errors the generated code raises by index (`trap` terminators).
+    pub traps: Vec<ErrorKind>,
+}
+
+impl Ctx {
+    pub fn new(max_depth: u64, immutable: Vec<(Symbol, Symbol)>, traps: Vec<ErrorKind>) -> Ctx {
+        Ctx { depth: 0, max_depth, heap: Vec::new(), allocations: 0, error: None, output: None, immutable, traps }
+    }
+
+    /// The word for `v`, boxing it if needed.
+    pub fn word(&mut self, v: Value) -> Word {
+        if let Some(w) = word::immediate(&v) {
+            return w;
+        }
+        let b = Box::new(v);
+        let w = &*b as *const Value as Word;
+        self.heap.push(b);
+        w
+    }
+
+    /// The value of a word; unbound words are `Err`.
+    pub fn value(&self, w: Word) -> Result<Value, ErrorKind> {
+        if word::is_int(w) {
+            Ok(Value::Int(word::untag_int(w)))
+        } else if w & word::TAG_MASK == word::ATOM_TAG {
+            Ok(Value::Atom(word::symbol(w)))
+        } else if word::is_unbound(w) {
+            Err(ErrorKind::Unbound(word::symbol(w)))
+        } else {
+            // SAFETY: a pointer word is only ever made by `Ctx::word` (or
+            // by the compiler's constant pool, which outlives every run):
+            // it points at a live boxed `Value` this context (or the pool)
+            // owns, and nothing frees it while the run goes on.
+            Ok(unsafe { (*(w as *const Value)).clone() })
+        }
+    }
+
+    fn fail(&mut self, e: ErrorKind) -> Word {
+        if self.error.is_none() {
+            self.error = Some(e);
+        }
+        STOP
+    }
+
+    fn read(&mut self, w: Word) -> Result<Value, Word> {
+        self.value(w).map_err(|e| self.fail(e))
+    }
+
+    fn is_immutable(&self, class: Symbol, field: Symbol) -> bool {
+        self.immutable.contains(&(class, field))
+    }
+}
+
+/// Turns the raw context pointer generated code passes back into a reference.
+macro_rules! ctx {
+    ($p:expr) => {
+        // SAFETY: every runtime function requires (see their `# Safety`
+        // sections) that `ctx` is the pointer `Native::run` handed to the
+        // generated code: a live context, not otherwise borrowed while the
+        // generated code runs.
+        unsafe { &mut *$p }
+    };
+}
+
+/// An operation of the op table on one or two words (the slow path of
+/// every operation).
+///
+/// # Safety
+/// `ctx` must be the context pointer of a running `Native::run`.
+pub unsafe extern "C" fn rt_op(ctx: *mut Ctx, op: u64, nargs: u64, a: Word, b: Word) -> Word {
+    let ctx = ctx!(ctx);
+    let op = Op::ALL[op as usize];
+    let x = match ctx.read(a) {
+        Ok(v) => v,
+        Err(w) => return w,
+    };
+    let result = if nargs == 1 {
+        op.eval1(&x)
+    } else {
+        let y = match ctx.read(b) {
+            Ok(v) => v,
+            Err(w) => return w,
+        };
+        op.eval2(&x, &y)
+    };
+    match result {
+        Ok(v) => ctx.word(v),
+        Err(e) => ctx.fail(ErrorKind::from_op(e)),
+    }
+}
+
+/// An operation the op table does not have: its operands are read (an
+/// unbound one fails first), then `missing_op`.
+///
+/// # Safety
+/// `ctx` must be the context pointer of a running `Native::run`.
+pub unsafe extern "C" fn rt_missing_op(ctx: *mut Ctx, name: u64, nargs: u64, a: Word, b: Word) -> Word {
+    let ctx = ctx!(ctx);
+    for w in [a, b].into_iter().take(nargs as usize) {
+        if let Err(stop) = ctx.read(w) {
+            return stop;
+        }
+    }
+    ctx.fail(ErrorKind::MissingOp(Symbol::from_index(name as u32)))
+}
+
+/// `check_bound`: the word itself, or a stop if it is unbound.
+///
+/// # Safety
+/// `ctx` must be the context pointer of a running `Native::run`.
+pub unsafe extern "C" fn rt_check_bound(ctx: *mut Ctx, a: Word) -> Word {
+    let ctx = ctx!(ctx);
+    match ctx.read(a) {
+        Ok(_) => a,
+        Err(w) => w,
+    }
+}
+
+/// Truth for `branch`: ONE or ZERO, or a stop for an unbound value.
+///
+/// # Safety
+/// `ctx` must be the context pointer of a running `Native::run`.
+pub unsafe extern "C" fn rt_truth(ctx: *mut Ctx, a: Word) -> Word {
+    let ctx = ctx!(ctx);
+    match ctx.read(a) {
+        Ok(v) => {
+            if v.is_truthy() {
+                ONE
+            } else {
+                ZERO
+            }
+        }
+        Err(w) => w,
+    }
+}
+
+///
+/// # Safety
+/// `ctx` must be the context pointer of a running `Native::run`.
+pub unsafe extern "C" fn rt_new(ctx: *mut Ctx, class: u64) -> Word {
+    let ctx = ctx!(ctx);
+    ctx.allocations += 1;
+    let obj = Object::new(ctx.allocations, Symbol::from_index(class as u32));
+    ctx.word(Value::Object(Rc::new(obj)))
+}
+
+///
+/// # Safety
+/// `ctx` must be the context pointer of a running `Native::run`.
+pub unsafe extern "C" fn rt_get(ctx: *mut Ctx, obj: Word, field: u64) -> Word {
+    let ctx = ctx!(ctx);
+    let field = Symbol::from_index(field as u32);
+    let o = match ctx.read(obj) {
+        Ok(v) => v,
+        Err(w) => return w,
+    };
+    let Value::Object(o) = o else {
+        return ctx.fail(ErrorKind::Type { what: "get", expected: "an object", got: o });
+    };
+    match o.get(field) {
+        Some(v) => ctx.word(v),
+        None => ctx.fail(ErrorKind::UnsetField { class: o.class, field }),
+    }
+}
+
+/// `set`: ONE, or a stop on error.
+///
+/// # Safety
+/// `ctx` must be the context pointer of a running `Native::run`.
+pub unsafe extern "C" fn rt_set(ctx: *mut Ctx, obj: Word, field: u64, value: Word) -> Word {
+    let ctx = ctx!(ctx);
+    let field = Symbol::from_index(field as u32);
+    let o = match ctx.read(obj) {
+        Ok(v) => v,
+        Err(w) => return w,
+    };
+    let v = match ctx.read(value) {
+        Ok(v) => v,
+        Err(w) => return w,
+    };
+    let Value::Object(o) = o else {
+        return ctx.fail(ErrorKind::Type { what: "set", expected: "an object", got: o });
+    };
+    if ctx.is_immutable(o.class, field) && o.get(field).is_some() {
+        return ctx.fail(ErrorKind::ImmutableField { class: o.class, field });
+    }
+    o.set(field, v);
+    ONE
+}
+
+/// `if_class`: ONE when the word is an object of `class`, else ZERO; a
+/// stop when unbound.
+///
+/// # Safety
+/// `ctx` must be the context pointer of a running `Native::run`.
+pub unsafe extern "C" fn rt_is_class(ctx: *mut Ctx, obj: Word, class: u64) -> Word {
+    let ctx = ctx!(ctx);
+    let class = Symbol::from_index(class as u32);
+    match ctx.read(obj) {
+        Ok(Value::Object(o)) if o.class == class => ONE,
+        Ok(_) => ZERO,
+        Err(w) => w,
+    }
+}
+
+/// `print`: records the output; always stops the program.
+///
+/// # Safety
+/// `ctx` must be the context pointer of a running `Native::run`.
+pub unsafe extern "C" fn rt_print(ctx: *mut Ctx, a: Word) -> Word {
+    let ctx = ctx!(ctx);
+    if let Ok(v) = ctx.read(a) {
+        ctx.output = Some(v);
+    }
+    STOP
+}
+
+/// A `trap` terminator: raises error number `index` of the module.
+///
+/// # Safety
+/// `ctx` must be the context pointer of a running `Native::run`.
+pub unsafe extern "C" fn rt_trap(ctx: *mut Ctx, index: u64) -> Word {
+    let ctx = ctx!(ctx);
+    let e = ctx.traps[index as usize].clone();
+    ctx.fail(e)
+}
+
+/// Raised when a call would exceed the maximum depth.
+///
+/// # Safety
+/// `ctx` must be the context pointer of a running `Native::run`.
+pub unsafe extern "C" fn rt_stack_overflow(ctx: *mut Ctx) -> Word {
+    let ctx = ctx!(ctx);
+    let depth = ctx.max_depth as usize;
+    ctx.fail(ErrorKind::StackOverflow { depth })
+}
+
+/// The runtime's symbols, for the JIT's symbol table.
+pub fn symbols() -> Vec<(&'static str, *const u8)> {
+    vec![
+        ("rt_op", rt_op as *const u8),
+        ("rt_missing_op", rt_missing_op as *const u8),
+        ("rt_check_bound", rt_check_bound as *const u8),
+        ("rt_truth", rt_truth as *const u8),
+        ("rt_new", rt_new as *const u8),
+        ("rt_get", rt_get as *const u8),
+        ("rt_set", rt_set as *const u8),
+        ("rt_is_class", rt_is_class as *const u8),
+        ("rt_print", rt_print as *const u8),
+        ("rt_trap", rt_trap as *const u8),
+        ("rt_stack_overflow", rt_stack_overflow as *const u8),
+    ]
+}
