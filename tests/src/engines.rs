@@ -120,6 +120,17 @@ pub fn traced_ssa(
     env: &[(Symbol, Value)],
     optimize: impl Fn(&Program, &mut flowc_ir::Function),
 ) -> Outcome {
+    traced_ssa_on(p, label, env, optimize, false)
+}
+
+/// [`traced_ssa`], running the trace as machine code when `native`.
+pub fn traced_ssa_on(
+    p: &Program,
+    label: Symbol,
+    env: &[(Symbol, Value)],
+    optimize: impl Fn(&Program, &mut flowc_ir::Function),
+    native: bool,
+) -> Outcome {
     use flowc_trace::record::{record, Heap, Recorded, TraceError};
     let mut heap = Heap::default();
     let start = flowc_lang::env::from_pairs(env);
@@ -135,7 +146,8 @@ pub fn traced_ssa(
             check_trace(&f, "conversion");
             optimize(p, &mut f);
             check_trace(&f, "optimization");
-            match flowc_trace::ssa::execute(p, &f, env, &mut heap, &config()) {
+            let run = if native { flowc_trace::ssa::execute_native } else { flowc_trace::ssa::execute };
+            match run(p, &f, env, &mut heap, &config()) {
                 Ok(v) => Outcome::Output(format!("{}\n", v.to_print_string())),
                 Err(e) => Outcome::Error(e.kind.term()),
             }

@@ -35,6 +35,14 @@ fn check_all_labels(name: &str, p: &flowc_lang::Program) -> usize {
             flowc_trace::opt::optimize(f, &flowc_trace::ssa::hints(p), remove)
         });
         assert_eq!(got, expected, "{name} from {} (optimized trace IR)", b.label);
+        let got = engines::traced_ssa_on(
+            p,
+            b.label,
+            &env,
+            |p, f| flowc_trace::opt::optimize(f, &flowc_trace::ssa::hints(p), remove),
+            true,
+        );
+        assert_eq!(got, expected, "{name} from {} (compiled trace)", b.label);
         traced += 1;
     }
     traced

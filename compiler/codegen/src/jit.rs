@@ -9,47 +9,40 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module as _};
 
-use flowc_ir::{FunctionKind, Module};
+use flowc_ir::{Function, FunctionKind, Module};
 use flowc_lang::interp::{ErrorKind, Outcome, RuntimeError};
 use flowc_lang::{Symbol, Value};
 
-use crate::lower::{self, signature, Env};
+use crate::lower::{self, signature, Env, TraceExit};
 use crate::runtime::{self, Ctx};
 use crate::word::{self, Word};
 
-/// A compiled module, ready to run.
-pub struct Native {
+/// Machine code for a set of IR functions with an entry wrapper around
+/// one of them: `entry(args, ctx)` loads that function's arguments from an
+/// array and calls it.
+struct Unit {
     /// Owns the code; dropping it frees the code.
     _jit: JITModule,
-    /// `entry(args, ctx)`: loads the main function's arguments from an
-    /// array and calls it.
     entry: *const u8,
-    main_params: Vec<Symbol>,
+    params: Vec<Symbol>,
     /// Constants the code points at (lists, big integers), boxed so their
     /// addresses are stable.
     #[allow(clippy::vec_box)]
     _pool: Vec<Box<Value>>,
     traps: Vec<ErrorKind>,
     immutable: Vec<(Symbol, Symbol)>,
+    exits: Vec<TraceExit>,
 }
 
-fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
-    let mut flags = settings::builder();
-    flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
-    flags.set("is_pic", "false").map_err(|e| e.to_string())?;
-    let builder = cranelift_native::builder().map_err(|e| e.to_string())?;
-    builder.finish(settings::Flags::new(flags)).map_err(|e| e.to_string())
-}
-
-impl Native {
-    /// Compiles every function of `m`; `m` must have a main function.
-    pub fn compile(m: &Module) -> Result<Native, String> {
+impl Unit {
+    /// Compiles `functions` (traces and functions; calls go to functions
+    /// by name) with an entry for `functions[entry]`.
+    fn compile(functions: &[&Function], entry: usize, hints: &Module) -> Result<Unit, String> {
         let mut builder = JITBuilder::with_isa(isa()?, cranelift_module::default_libcall_names());
         for (name, ptr) in runtime::symbols() {
             builder.symbol(name, ptr);
         }
         let mut jit = JITModule::new(builder);
-        // The runtime's functions.
         let mut rt: HashMap<&'static str, FuncId> = HashMap::new();
         for (name, _) in runtime::symbols() {
             let n = match name {
@@ -63,35 +56,31 @@ impl Native {
             let id = jit.declare_function(name, Linkage::Import, &sig).map_err(|e| e.to_string())?;
             rt.insert(name, id);
         }
-        // The module's functions.
-        let main = m.main().ok_or("the module has no main function")?;
         let mut funcs: HashMap<Symbol, (FuncId, usize)> = HashMap::new();
         let mut ids = Vec::new();
-        for (k, f) in m.functions.iter().enumerate() {
-            if f.kind == FunctionKind::Trace {
-                continue;
-            }
+        for (k, f) in functions.iter().enumerate() {
             let sig = signature(&jit, f.params.len());
             let name = format!("f{k}_{}", sanitize(f.name.as_str()));
             let id = jit.declare_function(&name, Linkage::Local, &sig).map_err(|e| e.to_string())?;
             if f.kind == FunctionKind::Function {
                 funcs.insert(f.name, (id, f.params.len()));
             }
-            ids.push((id, k));
+            ids.push(id);
         }
-        let main_index = m.functions.iter().position(|f| f.kind == FunctionKind::Main).unwrap();
-        let main_id = ids.iter().find(|(_, k)| *k == main_index).unwrap().0;
-        let mut pool = Vec::new();
-        let mut traps = Vec::new();
+        let (mut pool, mut traps, mut exits) = (Vec::new(), Vec::new(), Vec::new());
         let mut ctx = jit.make_context();
         let mut fbctx = FunctionBuilderContext::new();
-        for (id, k) in &ids {
-            let mut env = Env { jit: &mut jit, funcs: &funcs, runtime: &rt, pool: &mut pool, traps: &mut traps };
-            lower::lower(&mut env, &m.functions[*k], &mut ctx, &mut fbctx);
-            jit.define_function(*id, &mut ctx).map_err(|e| format!("{e:?}"))?;
+        for (k, f) in functions.iter().enumerate() {
+            // Only the entry's exits matter (traces are entries).
+            let mut unit_exits = Vec::new();
+            let exits_of = if k == entry { &mut exits } else { &mut unit_exits };
+            let mut env =
+                Env { jit: &mut jit, funcs: &funcs, runtime: &rt, pool: &mut pool, traps: &mut traps, exits: exits_of };
+            lower::lower(&mut env, f, &mut ctx, &mut fbctx);
+            jit.define_function(ids[k], &mut ctx).map_err(|e| format!("{e:?}"))?;
             jit.clear_context(&mut ctx);
         }
-        // entry(args, ctx) = main(args[0], ..., args[n-1], ctx)
+        let target = functions[entry];
         let mut sig = jit.make_signature();
         sig.params.push(AbiParam::new(types::I64));
         sig.params.push(AbiParam::new(types::I64));
@@ -105,11 +94,11 @@ impl Native {
             b.switch_to_block(block);
             let (args, c) = (b.block_params(block)[0], b.block_params(block)[1]);
             let mut values = Vec::new();
-            for k in 0..main.params.len() {
+            for k in 0..target.params.len() {
                 values.push(b.ins().load(types::I64, MemFlagsData::trusted(), args, (8 * k) as i32));
             }
             values.push(c);
-            let fref = jit.declare_func_in_func(main_id, b.func);
+            let fref = jit.declare_func_in_func(ids[entry], b.func);
             let call = b.ins().call(fref, &values);
             let r = b.inst_results(call)[0];
             b.ins().return_(&[r]);
@@ -119,41 +108,138 @@ impl Native {
         jit.define_function(entry_id, &mut ctx).map_err(|e| format!("{e:?}"))?;
         jit.clear_context(&mut ctx);
         jit.finalize_definitions().map_err(|e| e.to_string())?;
-        let entry = jit.get_finalized_function(entry_id);
-        let main_params =
-            main.params.iter().map(|&p| main.values[p].name.unwrap_or_else(|| Symbol::intern("?"))).collect();
-        let immutable = m.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
-        Ok(Native { _jit: jit, entry, main_params, _pool: pool, traps, immutable })
+        let code = jit.get_finalized_function(entry_id);
+        let params =
+            target.params.iter().map(|&p| target.values[p].name.unwrap_or_else(|| Symbol::intern("?"))).collect();
+        let immutable = hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
+        Ok(Unit { _jit: jit, entry: code, params, _pool: pool, traps, immutable, exits })
+    }
+
+    fn context(&self, max_depth: usize) -> Ctx {
+        Ctx::new(max_depth as u64, self.immutable.clone(), self.traps.clone())
+    }
+
+    /// Calls the entry with `args` (one word per parameter).
+    fn call(&self, args: &[Word], ctx: &mut Ctx) -> Word {
+        assert_eq!(args.len(), self.params.len(), "one word per parameter");
+        // SAFETY: `entry` was compiled by `Unit::compile` with the signature
+        // `extern "C" fn(*const u64, *mut Ctx) -> u64`; it reads exactly
+        // `params.len()` words from `args`, which holds that many (checked
+        // above), and hands `ctx` to the runtime, which requires a live,
+        // otherwise unborrowed context: `ctx` is a unique reference for the
+        // whole call. The code stays alive as long as `self`.
+        let entry: extern "C" fn(*const Word, *mut Ctx) -> Word = unsafe { std::mem::transmute(self.entry) };
+        entry(args.as_ptr(), ctx)
+    }
+}
+
+/// A whole module compiled ahead of time.
+pub struct Native {
+    unit: Unit,
+}
+
+impl Native {
+    /// Compiles every function of `m`; `m` must have a main function.
+    pub fn compile(m: &Module) -> Result<Native, String> {
+        let functions: Vec<&Function> = m.functions.iter().filter(|f| f.kind != FunctionKind::Trace).collect();
+        let main =
+            functions.iter().position(|f| f.kind == FunctionKind::Main).ok_or("the module has no main function")?;
+        Ok(Native { unit: Unit::compile(&functions, main, m)? })
     }
 
     /// Runs the program with environment `env` (parameters by name;
     /// missing ones are unbound). Deep recursion needs a big stack: call
     /// this on a thread with one (see [`crate::with_stack`]).
     pub fn run(&self, env: &[(Symbol, Value)], max_depth: usize) -> Result<Outcome, RuntimeError> {
-        let mut ctx = Ctx::new(max_depth as u64, self.immutable.clone(), self.traps.clone());
+        let mut ctx = self.unit.context(max_depth);
         let args: Vec<Word> = self
-            .main_params
+            .unit
+            .params
             .iter()
             .map(|name| match env.iter().find(|(k, _)| k == name) {
                 Some((_, v)) => ctx.word(v.clone()),
                 None => word::unbound(*name),
             })
             .collect();
-        // SAFETY: `entry` was compiled above with the signature
-        // `extern "C" fn(*const u64, *mut Ctx) -> u64`; it reads exactly
-        // `main_params.len()` words from `args`, which holds that many, and
-        // passes `ctx` to the runtime, which is alive and not otherwise
-        // borrowed during the call.
-        let entry: extern "C" fn(*const Word, *mut Ctx) -> Word = unsafe { std::mem::transmute(self.entry) };
-        let result = entry(args.as_ptr(), &mut ctx);
+        self.unit.call(&args, &mut ctx);
         if let Some(kind) = ctx.error.take() {
             return Err(RuntimeError { kind, at: None });
         }
-        match (ctx.output.take(), result) {
-            (Some(value), _) => Ok(Outcome { value, steps: 0, allocations: ctx.allocations }),
-            (None, _) => Err(RuntimeError { kind: ErrorKind::ReturnOutsideFunction, at: None }),
+        match ctx.output.take() {
+            Some(value) => Ok(Outcome { value, steps: 0, allocations: ctx.allocations }),
+            None => Err(RuntimeError { kind: ErrorKind::ReturnOutsideFunction, at: None }),
         }
     }
+}
+
+/// How a compiled trace ended.
+pub enum TraceEnd {
+    /// A guard failed: its resume record, its label, and the values the
+    /// record refers to (unbound ones left out).
+    Exit { resume: flowc_ir::ResumeId, label: Symbol, values: Vec<(flowc_ir::ValueId, Value)>, exit: usize },
+    /// The program stopped inside the trace with an error.
+    Error(RuntimeError),
+    /// The program printed (a trace does not print; kept for completeness).
+    Printed(Value),
+}
+
+/// A trace compiled to machine code.
+pub struct CompiledTrace {
+    unit: Unit,
+}
+
+impl CompiledTrace {
+    /// Compiles trace `f`; `hints` supplies the functions its calls name
+    /// and the `immutable` declarations.
+    pub fn compile(f: &Function, hints: &Module) -> Result<CompiledTrace, String> {
+        let mut functions: Vec<&Function> =
+            hints.functions.iter().filter(|g| g.kind == FunctionKind::Function).collect();
+        functions.push(f);
+        let entry = functions.len() - 1;
+        Ok(CompiledTrace { unit: Unit::compile(&functions, entry, hints)? })
+    }
+
+    /// The trace's parameters, in order (the variables of the environment
+    /// it starts from).
+    pub fn params(&self) -> &[Symbol] {
+        &self.unit.params
+    }
+
+    /// Number of guards.
+    pub fn exits(&self) -> usize {
+        self.unit.exits.len()
+    }
+
+    /// Runs the trace from `args` (one value per parameter) until it
+    /// leaves; objects are numbered from `*allocations` on.
+    pub fn run(&self, args: &[Value], allocations: &mut u64, max_depth: usize) -> TraceEnd {
+        let mut ctx = self.unit.context(max_depth);
+        ctx.allocations = *allocations;
+        let most = self.unit.exits.iter().map(|e| e.values.len()).max().unwrap_or(0);
+        ctx.exit_buffer(most);
+        let words: Vec<Word> = args.iter().map(|v| ctx.word(v.clone())).collect();
+        let code = self.unit.call(&words, &mut ctx);
+        *allocations = ctx.allocations;
+        if let Some(kind) = ctx.error.take() {
+            return TraceEnd::Error(RuntimeError { kind, at: None });
+        }
+        if let Some(v) = ctx.output.take() {
+            return TraceEnd::Printed(v);
+        }
+        let exit = &self.unit.exits[(code - 1) as usize];
+        let stored = ctx.exit_values(exit.values.len());
+        let values =
+            exit.values.iter().zip(stored).filter_map(|(&id, &w)| ctx.value(w).ok().map(|v| (id, v))).collect();
+        TraceEnd::Exit { resume: exit.resume, label: exit.label, values, exit: (code - 1) as usize }
+    }
+}
+
+fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
+    let mut flags = settings::builder();
+    flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
+    flags.set("is_pic", "false").map_err(|e| e.to_string())?;
+    let builder = cranelift_native::builder().map_err(|e| e.to_string())?;
+    builder.finish(settings::Flags::new(flags)).map_err(|e| e.to_string())
 }
 
 fn sanitize(s: &str) -> String {

@@ -12,7 +12,7 @@ pub mod lower;
 pub mod runtime;
 pub mod word;
 
-pub use jit::Native;
+pub use jit::{CompiledTrace, Native, TraceEnd};
 
 /// Runs `f` on a thread with a stack big enough for the deepest recursion
 /// the language allows (generated code keeps its frames on the machine

@@ -37,6 +37,18 @@ pub struct Env<'a> {
     pub pool: &'a mut Vec<Box<Value>>,
     /// Errors raised by `trap`, by index.
     pub traps: &'a mut Vec<flowc_lang::interp::ErrorKind>,
+    /// The exits of a trace, by index: guard `k` returns `k + 1`.
+    pub exits: &'a mut Vec<TraceExit>,
+}
+
+/// How a compiled trace leaves at a guard: it stores `values` (the values
+/// its resume record refers to) into the context's exit buffer, in order,
+/// and returns the exit's number plus one.
+#[derive(Clone, Debug)]
+pub struct TraceExit {
+    pub resume: flowc_ir::ResumeId,
+    pub label: flowc_lang::Symbol,
+    pub values: Vec<ValueId>,
 }
 
 /// The signature of a generated function with `n` parameters.
@@ -223,8 +235,78 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.define(i, r);
             }
             InstKind::Phi(_) => {}
-            InstKind::Guard { .. } => unreachable!("guards are compiled by the trace compiler"),
+            InstKind::Guard { kind, resume, label } => self.guard(&kind, resume, label),
         }
+    }
+
+    /// Stops (raising `key_not_found`) if `v` is an unbound word.
+    fn fail_if_unbound(&mut self, v: ClValue) {
+        let tag = self.b.ins().band_imm_s(v, word::TAG_MASK as i64);
+        let unbound = self.b.ins().icmp_imm_s(IntCC::Equal, tag, word::UNBOUND_TAG as i64);
+        let fail = self.b.create_block();
+        let go = self.b.create_block();
+        self.b.ins().brif(unbound, fail, &[], go, &[]);
+        self.b.switch_to_block(fail);
+        self.call_rt("rt_check_bound", &[v]);
+        self.b.ins().jump(self.stop, &[]);
+        self.b.switch_to_block(go);
+    }
+
+    /// A guard: continue when it holds, else store the exit values and
+    /// return the exit's number.
+    fn guard(&mut self, kind: &flowc_ir::GuardKind, resume: flowc_ir::ResumeId, label: flowc_lang::Symbol) {
+        use flowc_ir::GuardKind;
+        let o = self.operand(kind.operand());
+        let holds = match kind {
+            GuardKind::True(_) | GuardKind::False(_) => {
+                self.fail_if_unbound(o);
+                let cc = if matches!(kind, GuardKind::True(_)) { IntCC::NotEqual } else { IntCC::Equal };
+                self.b.ins().icmp_imm_s(cc, o, ZERO as i64)
+            }
+            GuardKind::Value(_, c) => match word::immediate(c) {
+                Some(w) => {
+                    self.fail_if_unbound(o);
+                    self.b.ins().icmp_imm_s(IntCC::Equal, o, w as i64)
+                }
+                None => {
+                    let c = self.operand(&Operand::Const(c.clone()));
+                    let code = self.konst(Op::Eq as i64);
+                    let n = self.konst(2);
+                    let r = self.call_rt("rt_op", &[code, n, o, c]);
+                    self.check_stop(r);
+                    self.b.ins().icmp_imm_s(IntCC::Equal, r, ONE as i64)
+                }
+            },
+            GuardKind::Class(_, class) | GuardKind::NotClass(_, class) => {
+                let c = self.konst(class.index() as i64);
+                let r = self.call_rt("rt_is_class", &[o, c]);
+                self.check_stop(r);
+                let want = if matches!(kind, GuardKind::Class(..)) { ONE } else { ZERO };
+                self.b.ins().icmp_imm_s(IntCC::Equal, r, want as i64)
+            }
+        };
+        let mut values: Vec<ValueId> = Vec::new();
+        for op in self.f.resumes[resume].operands() {
+            if let Operand::Value(v) = op {
+                if !values.contains(v) {
+                    values.push(*v);
+                }
+            }
+        }
+        let exit = self.b.create_block();
+        let cont = self.b.create_block();
+        self.b.ins().brif(holds, cont, &[], exit, &[]);
+        self.b.switch_to_block(exit);
+        let buf = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, 16);
+        for (k, v) in values.iter().enumerate() {
+            let w = self.values[v];
+            self.b.ins().store(MemFlagsData::trusted(), w, buf, (8 * k) as i32);
+        }
+        let number = self.env.exits.len() as i64 + 1;
+        self.env.exits.push(TraceExit { resume, label, values });
+        let code = self.konst(number);
+        self.b.ins().return_(&[code]);
+        self.b.switch_to_block(cont);
     }
 
     /// A call with the depth check of the interpreter (`max_depth` frames).
@@ -261,8 +343,22 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let slow = self.b.create_block();
         if inline {
             let (a, b) = (args[0], args[1]);
-            let both = self.b.ins().band(a, b);
-            let both = self.b.ins().band_imm_s(both, 1);
+            let both = if matches!(op, Op::Eq | Op::Ne) {
+                // Integers and atoms are equal exactly when their words are;
+                // pointers (0 tag) and unbound words (6) take the slow path.
+                let immediate = |l: &mut Self, w: ClValue| {
+                    let t = l.b.ins().band_imm_s(w, word::TAG_MASK as i64);
+                    let not_ptr = l.b.ins().icmp_imm_s(IntCC::NotEqual, t, 0);
+                    let not_unbound = l.b.ins().icmp_imm_s(IntCC::NotEqual, t, word::UNBOUND_TAG as i64);
+                    l.b.ins().band(not_ptr, not_unbound)
+                };
+                let ia = immediate(self, a);
+                let ib = immediate(self, b);
+                self.b.ins().band(ia, ib)
+            } else {
+                let both = self.b.ins().band(a, b);
+                self.b.ins().band_imm_s(both, 1)
+            };
             let fast = self.b.create_block();
             self.b.ins().brif(both, fast, &[], slow, &[]);
             self.b.switch_to_block(fast);

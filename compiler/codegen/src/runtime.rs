@@ -15,18 +15,22 @@ use std::rc::Rc;
 
 use crate::word::{self, Word, ONE, STOP, ZERO};
 
-/// The state of one run of generated code. The first two fields are read
-/// and written by generated code at fixed offsets (call depth).
+/// The state of one run of generated code. The first three fields are
+/// read and written by generated code at fixed offsets.
 #[repr(C)]
 pub struct Ctx {
     /// Current call depth (offset 0).
     pub depth: u64,
     /// Maximum call depth (offset 8).
     pub max_depth: u64,
+    /// Where a compiled trace leaving at a guard stores the values its
+    /// resume record needs (offset 16); see [`Ctx::exit_buffer`].
+    pub exit_values: *mut u64,
     /// Boxed so their addresses stay put while the vector grows: words
     /// point at them.
     #[allow(clippy::vec_box)]
     heap: Vec<Box<Value>>,
+    exit: Vec<u64>,
     pub allocations: u64,
     pub error: Option<ErrorKind>,
     pub output: Option<Value>,
@@ -37,7 +41,36 @@ pub struct Ctx {
 
 impl Ctx {
     pub fn new(max_depth: u64, immutable: Vec<(Symbol, Symbol)>, traps: Vec<ErrorKind>) -> Ctx {
-        Ctx { depth: 0, max_depth, heap: Vec::new(), allocations: 0, error: None, output: None, immutable, traps }
+        Ctx {
+            depth: 0,
+            max_depth,
+            exit_values: std::ptr::null_mut(),
+            exit: Vec::new(),
+            heap: Vec::new(),
+            allocations: 0,
+            error: None,
+            output: None,
+            immutable,
+            traps,
+        }
+    }
+
+    /// Makes room for `n` exit values and points `exit_values` at it.
+    pub fn exit_buffer(&mut self, n: usize) {
+        if self.exit.len() < n {
+            self.exit.resize(n, 0);
+        }
+        self.exit_values = self.exit.as_mut_ptr();
+    }
+
+    /// The exit values a trace stored.
+    pub fn exit_values(&self, n: usize) -> &[u64] {
+        &self.exit[..n]
+    }
+
+    /// Replaces the errors `trap` raises (each compiled unit has its own).
+    pub fn set_traps(&mut self, traps: Vec<ErrorKind>) {
+        self.traps = traps;
     }
 
     /// The word for `v`, boxing it if needed.

@@ -65,6 +65,32 @@ pub fn execute(
     }
 }
 
+/// Like [`execute`], with the trace compiled to machine code.
+pub fn execute_native(
+    program: &Program,
+    f: &Function,
+    start: Env,
+    heap: &mut Heap,
+    config: &Config,
+) -> Result<Value, RuntimeError> {
+    let module = hints(program);
+    let compiled = flowc_codegen::CompiledTrace::compile(f, &module).map_err(|e| internal(&e))?;
+    let args: Vec<Value> = compiled
+        .params()
+        .iter()
+        .map(|name| start.get(name).cloned().expect("the trace starts where it was recorded"))
+        .collect();
+    match compiled.run(&args, &mut heap.allocations, config.max_depth) {
+        flowc_codegen::TraceEnd::Exit { resume, label, values, .. } => {
+            let values: HashMap<_, _> = values.into_iter().collect();
+            let frames = resume::frames(&f.resumes[resume], &values, heap);
+            resume::continue_interpreting(program, &frames, label, heap, config)
+        }
+        flowc_codegen::TraceEnd::Error(e) => Err(e),
+        flowc_codegen::TraceEnd::Printed(v) => Ok(v),
+    }
+}
+
 /// A trace that cannot run (an internal error, reported like a runtime one).
 pub fn internal(msg: &str) -> RuntimeError {
     RuntimeError { kind: ErrorKind::User(Symbol::intern(&format!("internal: {msg}"))), at: None }
