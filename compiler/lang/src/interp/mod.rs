@@ -12,7 +12,7 @@ pub mod run;
 
 pub use compile::Compiled;
 pub use error::{ErrorKind, Location, RuntimeError};
-pub use run::{run, Config, Frame, Machine, Outcome, ResumeFrame};
+pub use run::{run, Config, Frame, HotCounter, Machine, Outcome, ResumeFrame, Step};
 
 #[cfg(test)]
 mod tests;

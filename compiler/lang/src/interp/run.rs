@@ -87,6 +87,70 @@ impl Frame {
     }
 }
 
+/// Counts jumps to chosen blocks of the main graph (the JIT's profiler):
+/// when a counted block is entered with no call pending, its count goes up;
+/// at `threshold`, or at once for blocks marked `enter`, the interpreter
+/// stops and reports the block as hot ([`Step::Hot`]).
+#[derive(Clone, Debug)]
+pub struct HotCounter {
+    counted: Vec<bool>,
+    counts: Vec<u32>,
+    threshold: u32,
+    enter: Vec<bool>,
+}
+
+impl HotCounter {
+    /// Counts the main-graph blocks labelled `labels`.
+    pub fn new(compiled: &Compiled, labels: &[Symbol], threshold: u32) -> HotCounter {
+        let main = &compiled.graphs[0];
+        let mut counted = vec![false; main.blocks.len()];
+        for l in labels {
+            if let Some(&b) = main.labels.get(l) {
+                counted[b as usize] = true;
+            }
+        }
+        let n = counted.len();
+        HotCounter { counted, counts: vec![0; n], threshold, enter: vec![false; n] }
+    }
+
+    /// From now on, report `label` as soon as it is reached (it has a trace).
+    pub fn enter_at_once(&mut self, compiled: &Compiled, label: Symbol) {
+        if let Some(&b) = compiled.graphs[0].labels.get(&label) {
+            self.enter[b as usize] = true;
+        }
+    }
+
+    /// Stops counting `label` (it cannot be traced).
+    pub fn forget(&mut self, compiled: &Compiled, label: Symbol) {
+        if let Some(&b) = compiled.graphs[0].labels.get(&label) {
+            self.counted[b as usize] = false;
+        }
+    }
+
+    #[inline]
+    fn hit(&mut self, b: u32) -> bool {
+        let b = b as usize;
+        if !self.counted[b] {
+            return false;
+        }
+        self.counts[b] += 1;
+        self.enter[b] || self.counts[b] >= self.threshold
+    }
+}
+
+/// What a run with a [`HotCounter`] came to.
+#[derive(Debug)]
+pub enum Step {
+    Done(Outcome),
+    /// The interpreter reached a hot main-graph block with no call pending.
+    Hot { label: Symbol, env: Env },
+}
+
+enum Exit {
+    Printed(Value),
+    Hot { label: Symbol, env: Env },
+}
+
 /// One frame to resume ([`Machine::resume`]).
 #[derive(Clone, Debug)]
 pub struct ResumeFrame {
@@ -129,6 +193,7 @@ pub struct Machine<'a> {
     allocations: u64,
     /// The frame that executed `print_and_stop`, kept for inspection.
     last_frame: Option<Frame>,
+    hot: Option<HotCounter>,
 }
 
 impl<'a> Machine<'a> {
@@ -141,6 +206,61 @@ impl<'a> Machine<'a> {
             steps: 0,
             allocations: 0,
             last_frame: None,
+            hot: None,
+        }
+    }
+
+    /// Profiles jumps with `counter` (see [`HotCounter`]).
+    pub fn set_hot(&mut self, counter: HotCounter) {
+        self.hot = Some(counter);
+    }
+
+    pub fn hot_mut(&mut self) -> Option<&mut HotCounter> {
+        self.hot.as_mut()
+    }
+
+    /// Allocations so far.
+    pub fn allocations(&self) -> u64 {
+        self.allocations
+    }
+
+    /// [`Machine::run`] that also stops at hot blocks.
+    pub fn run_hot(&mut self, entry: Symbol, env: &[(Symbol, Value)]) -> Result<Step, RuntimeError> {
+        let main = &self.compiled.graphs[0];
+        let Some(&block) = main.labels.get(&entry) else {
+            return Err(RuntimeError { kind: ErrorKind::UnknownLabel(entry), at: None });
+        };
+        let mut frame = Frame::new(main, 0);
+        for (k, v) in env {
+            let slot = main.slot_of(*k).ok_or(RuntimeError { kind: ErrorKind::Unbound(*k), at: None })?;
+            frame.write(slot, v.clone());
+        }
+        let exit = self.execute(vec![frame], block)?;
+        Ok(self.step(exit))
+    }
+
+    /// [`Machine::resume`] that also stops at hot blocks.
+    pub fn resume_hot(&mut self, frames: &[ResumeFrame], label: Symbol) -> Result<Step, RuntimeError> {
+        let (stack, block) = self.resume_stack(frames, label)?;
+        let exit = self.execute(stack, block)?;
+        Ok(self.step(exit))
+    }
+
+    fn step(&self, exit: Exit) -> Step {
+        match exit {
+            Exit::Printed(value) => Step::Done(Outcome { value, steps: self.steps, allocations: self.allocations }),
+            Exit::Hot { label, env } => Step::Hot { label, env },
+        }
+    }
+
+    /// Runs `stack` from `block` to the end, ignoring any hot counter.
+    fn execute_to_end(&mut self, stack: Vec<Frame>, block: u32) -> Result<Outcome, RuntimeError> {
+        let hot = self.hot.take();
+        let exit = self.execute(stack, block);
+        self.hot = hot;
+        match exit? {
+            Exit::Printed(value) => Ok(Outcome { value, steps: self.steps, allocations: self.allocations }),
+            Exit::Hot { label, .. } => unreachable!("block {label:?} reported hot without a counter"),
         }
     }
 
@@ -167,8 +287,7 @@ impl<'a> Machine<'a> {
             let slot = main.slot_of(*k).expect("entry environment names have slots");
             frame.write(slot, v.clone());
         }
-        let value = self.execute(vec![frame], block)?;
-        Ok(Outcome { value, steps: self.steps, allocations: self.allocations })
+        self.execute_to_end(vec![frame], block)
     }
 
     /// Resumes execution in the middle of a run: `frames` from the
@@ -178,6 +297,12 @@ impl<'a> Machine<'a> {
     /// frame continues at `label`. This is how a failing guard of a trace
     /// hands over to the interpreter.
     pub fn resume(&mut self, frames: &[ResumeFrame], label: Symbol) -> Result<Outcome, RuntimeError> {
+        let (stack, block) = self.resume_stack(frames, label)?;
+        self.execute_to_end(stack, block)
+    }
+
+    /// The interpreter frames `frames` describe, and the block to start at.
+    fn resume_stack(&self, frames: &[ResumeFrame], label: Symbol) -> Result<(Vec<Frame>, u32), RuntimeError> {
         let compiled = self.compiled;
         let fail = |kind| RuntimeError { kind, at: None };
         let mut stack: Vec<Frame> = Vec::with_capacity(frames.len());
@@ -212,9 +337,9 @@ impl<'a> Machine<'a> {
         let Some(&block) = graph.labels.get(&label) else {
             return Err(fail(ErrorKind::UnknownLabel(label)));
         };
-        let value = self.execute(stack, block)?;
-        Ok(Outcome { value, steps: self.steps, allocations: self.allocations })
+        Ok((stack, block))
     }
+
 
     fn error(&self, kind: ErrorKind, pc: Pc) -> RuntimeError {
         RuntimeError { kind, at: Some(self.location(pc)) }
@@ -240,7 +365,7 @@ impl<'a> Machine<'a> {
 
     /// Runs until `print_and_stop` or an error. `stack` is non-empty; the
     /// last frame runs from block `block`.
-    fn execute(&mut self, mut stack: Vec<Frame>, block: u32) -> Result<Value, RuntimeError> {
+    fn execute(&mut self, mut stack: Vec<Frame>, block: u32) -> Result<Exit, RuntimeError> {
         let compiled = self.compiled;
         let mut frame = stack.pop().expect("a frame to run");
         let mut graph = &compiled.graphs[frame.graph as usize];
@@ -264,7 +389,15 @@ impl<'a> Machine<'a> {
         macro_rules! goto {
             ($target:expr, $stmt:expr) => {
                 match $target {
-                    Target::Block(b) => pc.block = *b,
+                    Target::Block(b) => {
+                        pc.block = *b;
+                        if let Some(hot) = &mut self.hot {
+                            if pc.graph == 0 && stack.is_empty() && hot.hit(*b) {
+                                let label = graph.blocks[*b as usize].label;
+                                return Ok(Exit::Hot { label, env: frame.env(graph) });
+                            }
+                        }
+                    }
                     Target::Missing(l) => fail!(ErrorKind::UnknownLabel(*l), $stmt),
                 }
             };
@@ -343,7 +476,7 @@ impl<'a> Machine<'a> {
                 CTerm::Print(a) => {
                     let v = read!(a, n);
                     self.last_frame = Some(frame);
-                    return Ok(v);
+                    return Ok(Exit::Printed(v));
                 }
                 CTerm::IfClass { obj, class, then_t, else_t } => {
                     let o = read!(obj, n);
