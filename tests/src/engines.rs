@@ -178,3 +178,12 @@ pub fn native(module: &Module, env: &[(Symbol, Value)]) -> Outcome {
         Err(e) => Outcome::Error(e.kind.term()),
     }
 }
+
+/// Runs the program under the tracing JIT with `options`. Call on a thread
+/// with a big stack ([`flowc_codegen::with_stack`]).
+pub fn jit(p: &Program, label: Symbol, env: &[(Symbol, Value)], options: flowc_trace::jit::Options) -> Outcome {
+    match flowc_trace::jit::run(p, label, env, &config(), options).0 {
+        Ok(o) => Outcome::Output(o.output()),
+        Err(e) => Outcome::Error(e.kind.term()),
+    }
+}

@@ -15,9 +15,12 @@
 //! - [`opt`]: the SSA trace optimizer (folding, guard implication, CSE,
 //!   allocation removal with virtual objects, shared resume records);
 //! - [`ssa`] and [`resume`]: running trace IR and leaving it at a failing
-//!   guard.
+//!   guard;
+//! - [`jit`]: the tracing JIT — hot loop headers traced, optimized,
+//!   compiled and entered from the interpreter.
 
 pub mod blog;
+pub mod jit;
 pub mod opt;
 pub mod record;
 pub mod resume;

@@ -17,7 +17,7 @@
 use std::rc::Rc;
 
 use flowc_lang::ast::{Arg, Block, Program, Stmt, Terminator};
-use flowc_lang::interp::{ErrorKind, Location, RuntimeError};
+use flowc_lang::interp::{ErrorKind, Location, ResumeFrame, RuntimeError};
 use flowc_lang::syntax::readable_print::{stmt_to_string, terminator_to_string};
 use flowc_lang::value::Object;
 use flowc_lang::{env, Env, Symbol, Value};
@@ -36,19 +36,40 @@ pub enum Recorded {
 #[derive(Debug)]
 pub enum TraceError {
     Runtime(RuntimeError),
-    /// Something a trace consumer cannot handle (the series' optimizer and
-    /// runner do not follow calls).
-    Unsupported(String),
-    /// No jump back to the anchor within the limit.
-    TooLong(usize),
+    /// No jump back to the anchor within `limit` operations. Recording
+    /// is execution, so the program has run up to `state`, where an
+    /// interpreter can carry on.
+    TooLong {
+        limit: usize,
+        state: Suspended,
+    },
+}
+
+/// Where recording stopped before the trace closed: the frames from the
+/// main graph inwards, the innermost about to run block `label`.
+#[derive(Debug)]
+pub struct Suspended {
+    pub frames: Vec<ResumeFrame>,
+    pub label: Symbol,
+}
+
+/// How recording a path (a bridge) ended.
+#[derive(Debug)]
+pub enum Path {
+    /// Control reached `label` of the main graph, one of the stops,
+    /// with environment `env`.
+    Reached { trace: Trace, env: Env, label: Symbol },
+    /// The program printed (and stopped) first.
+    Printed(Value),
 }
 
 impl std::fmt::Display for TraceError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             TraceError::Runtime(e) => write!(f, "{e}"),
-            TraceError::Unsupported(what) => write!(f, "the tracer cannot follow {what}"),
-            TraceError::TooLong(n) => write!(f, "the loop did not close within {n} traced operations"),
+            TraceError::TooLong { limit, .. } => {
+                write!(f, "the loop did not close within {limit} traced operations")
+            }
         }
     }
 }
@@ -146,6 +167,7 @@ fn error(kind: ErrorKind, b: &Block, index: usize) -> TraceError {
 
 /// One activation while tracing.
 struct TraceFrame<'p> {
+    function: Option<Symbol>,
     blocks: Vec<&'p Block>,
     env: Env,
     /// When this frame is waiting for a callee: the result variable and
@@ -169,22 +191,39 @@ pub fn record(
     heap: &mut Heap,
     limit: usize,
 ) -> Result<Recorded, TraceError> {
+    Ok(match record_path(program, anchor, env, heap, limit, &|l| l == anchor)? {
+        Path::Reached { trace, env, .. } => Recorded::Loop { trace, env },
+        Path::Printed(v) => Recorded::Printed(v),
+    })
+}
+
+/// Traces from main-graph label `from` until control jumps, in the main
+/// graph, to a label for which `stop` holds (a loop's anchor, or for a
+/// bridge any label with a trace).
+pub fn record_path(
+    program: &Program,
+    from: Symbol,
+    env: Env,
+    heap: &mut Heap,
+    limit: usize,
+    stop: &dyn Fn(Symbol) -> bool,
+) -> Result<Path, TraceError> {
     let immutable = |c: Symbol, f: Symbol| program.immutable_fields(c).any(|x| x == f);
     let unknown = |l: Symbol| TraceError::Runtime(RuntimeError { kind: ErrorKind::UnknownLabel(l), at: None });
-    let main = TraceFrame { blocks: program.main_blocks().collect(), env, call: None };
-    let mut block = main.block(anchor).ok_or_else(|| unknown(anchor))?;
+    let main = TraceFrame { function: None, blocks: program.main_blocks().collect(), env, call: None };
+    let mut block = main.block(from).ok_or_else(|| unknown(from))?;
     let mut frames = vec![main];
     let mut ops = Vec::new();
     loop {
+        if ops.len() > limit {
+            return Err(TraceError::TooLong { limit, state: suspend(&frames, block.label) });
+        }
         let depth = frames.len();
         let frame = frames.last_mut().expect("a frame");
         for (i, s) in block.body.iter().enumerate() {
             let op = op_of(s);
             exec(&op, &mut frame.env, heap, &immutable).map_err(|k| error(k, block, i))?;
             ops.push(op);
-        }
-        if ops.len() > limit {
-            return Err(TraceError::TooLong(limit));
         }
         let n = block.body.len();
         let env = &frame.env;
@@ -225,7 +264,7 @@ pub fn record(
             }
             Terminator::PrintAndStop(a) => {
                 let v = resolve(a, env).map_err(|k| error(k, block, n))?;
-                return Ok(Recorded::Printed(v));
+                return Ok(Path::Printed(v));
             }
             Terminator::Error(r) => return Err(error(ErrorKind::User(*r), block, n)),
             Terminator::Call { dst, func, args, next } => {
@@ -246,7 +285,12 @@ pub fn record(
                 let callee_env: Env = callee.params.iter().copied().zip(values).collect();
                 ops.push(TraceOp::Enter { dst: *dst, func: *func, args: args.clone(), next: *next });
                 frame.call = Some((*dst, *next));
-                frames.push(TraceFrame { blocks: callee.blocks.iter().collect(), env: callee_env, call: None });
+                frames.push(TraceFrame {
+                    function: Some(*func),
+                    blocks: callee.blocks.iter().collect(),
+                    env: callee_env,
+                    call: None,
+                });
                 block = &callee.blocks[0];
                 continue;
             }
@@ -265,10 +309,23 @@ pub fn record(
             }
         };
         let frame = frames.last().expect("a frame");
-        if next == anchor && frames.len() == 1 {
+        if frames.len() == 1 && stop(next) {
             let env = frames.pop().expect("the main frame").env;
-            return Ok(Recorded::Loop { trace: Trace { anchor, ops }, env });
+            return Ok(Path::Reached { trace: Trace { anchor: from, ops }, env, label: next });
         }
         block = frame.block(next).ok_or_else(|| error(ErrorKind::UnknownLabel(next), block, n))?;
     }
+}
+
+/// The interpreter's view of the tracer's frames.
+fn suspend(frames: &[TraceFrame], label: Symbol) -> Suspended {
+    let frames = frames
+        .iter()
+        .map(|f| ResumeFrame {
+            function: f.function,
+            env: f.env.iter().map(|(k, v)| (*k, v.clone())).collect(),
+            call: f.call,
+        })
+        .collect();
+    Suspended { frames, label }
 }

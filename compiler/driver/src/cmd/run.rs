@@ -25,6 +25,12 @@ pub struct Args {
     /// Print run statistics to stderr.
     #[arg(long)]
     stats: bool,
+    /// JIT: jumps to a loop header before it is traced.
+    #[arg(long, default_value_t = flowc_trace::jit::Options::default().threshold)]
+    threshold: u32,
+    /// JIT: failures of a guard before it gets a bridge.
+    #[arg(long, default_value_t = flowc_trace::jit::Options::default().bridge_threshold)]
+    bridge_threshold: u32,
 }
 
 #[derive(Copy, Clone, clap::ValueEnum)]
@@ -35,6 +41,9 @@ pub enum Engine {
     Ir,
     /// Compiled ahead of time through the eight passes to native code.
     Native,
+    /// The interpreter with the tracing JIT: hot loops traced, optimized
+    /// and compiled to native code.
+    Jit,
 }
 
 impl Engine {
@@ -43,6 +52,7 @@ impl Engine {
             Engine::Interp => "interp",
             Engine::Ir => "ir",
             Engine::Native => "native",
+            Engine::Jit => "jit",
         }
     }
 }
@@ -77,6 +87,18 @@ pub fn main(args: Args) -> Result<(), Failure> {
             Err(kind) => Err(interp::RuntimeError { kind, at: None }),
         },
         Engine::Native => native(&program, label, &env, &config)?,
+        Engine::Jit => {
+            let options = flowc_trace::jit::Options {
+                threshold: args.threshold,
+                bridge_threshold: args.bridge_threshold,
+                ..Default::default()
+            };
+            let (result, stats) = flowc_trace::jit::run(&program, label, &env, &config, options);
+            if args.stats {
+                eprintln!("{stats}");
+            }
+            result
+        }
     };
     let elapsed = started.elapsed();
     match result {

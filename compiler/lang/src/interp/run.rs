@@ -143,7 +143,10 @@ impl HotCounter {
 pub enum Step {
     Done(Outcome),
     /// The interpreter reached a hot main-graph block with no call pending.
-    Hot { label: Symbol, env: Env },
+    Hot {
+        label: Symbol,
+        env: Env,
+    },
 }
 
 enum Exit {
@@ -339,7 +342,6 @@ impl<'a> Machine<'a> {
         };
         Ok((stack, block))
     }
-
 
     fn error(&self, kind: ErrorKind, pc: Pc) -> RuntimeError {
         RuntimeError { kind, at: Some(self.location(pc)) }

@@ -1,0 +1,327 @@
+//! The tracing JIT (`flowc run --engine jit`): the series' model made real.
+//!
+//! The reference interpreter runs the program with a [`HotCounter`] on the
+//! main graph's loop headers — the `can_enter_jit` labels, or when a program
+//! declares none, the natural-loop headers that loop detection finds in the
+//! lowered main graph. When a header gets hot the tracer records one
+//! iteration from there ([`crate::record`]); the trace becomes IR
+//! ([`crate::to_ir`]), is optimized ([`crate::opt`]) and compiled by the
+//! code generator the AOT route uses. Compiled traces are cached per label;
+//! from then on the interpreter hands over at once whenever it reaches the
+//! label with the variables the trace starts from.
+//!
+//! A trace runs until a guard fails. The guard's resume record rebuilds the
+//! interpreter's frames and objects ([`crate::resume`]), and interpretation
+//! continues at the guard's label — or, when the state is a main-graph
+//! label that has a trace or a bridge, that code runs at once.
+//!
+//! **Bridges.** A guard that fails `bridge_threshold` times gets a bridge:
+//! a trace recorded from the guard's failure state up to the next label of
+//! the main graph that has a loop trace. It is optimized and compiled like
+//! a loop trace (it is straight-line code that ends by leaving to that
+//! label), attached to the guard, and runs whenever the guard fails again;
+//! its own guards fall back to the interpreter. A `guard_value` that fails
+//! for many values gets one bridge per value seen, found by a hash lookup
+//! on the value rather than a chain of guards.
+//!
+//! **State handed over.** Entering code needs exactly the variables it was
+//! recorded with, in order: a trace's resume records list those, so an
+//! environment with other variables would not be restored faithfully on
+//! exit. The interpreter runs the block itself in that case.
+//!
+//! **What the JIT does not do.** Loops inside functions are not traced
+//! (the series anchors traces in the main graph); `--fuel` counts only the
+//! interpreted part of a run; an error raised inside compiled code has the
+//! right kind but no source location.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use flowc_codegen::{CompiledTrace, TraceEnd};
+use flowc_ir::{Function, Module, ValueId};
+use flowc_lang::interp::{Compiled, Config, HotCounter, Machine, Outcome, ResumeFrame, RuntimeError, Step};
+use flowc_lang::{Env, Program, Symbol, Value};
+
+use crate::record::{record_path, Heap, Path, TraceError};
+use crate::{opt, resume, ssa, to_ir};
+
+/// Tuning of the JIT.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Jumps to a loop header before it is traced.
+    pub threshold: u32,
+    /// Failures of one guard (for a `guard_value`, of one value) before it
+    /// gets a bridge.
+    pub bridge_threshold: u32,
+    /// Most operations a recording may take before it is abandoned.
+    pub trace_limit: usize,
+    /// Most bridges per trace (a guard that keeps seeing new values stops
+    /// getting bridges).
+    pub max_bridges: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { threshold: 50, bridge_threshold: 20, trace_limit: 100_000, max_bridges: 64 }
+    }
+}
+
+/// What the JIT did during one run (`--stats`).
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Loop traces compiled.
+    pub traces: usize,
+    /// Bridges compiled.
+    pub bridges: usize,
+    /// Recordings abandoned (too long) or traces the code generator refused.
+    pub aborted: usize,
+    /// Times compiled code was entered from the driver.
+    pub entries: u64,
+    /// Guards that failed.
+    pub guard_failures: u64,
+    /// Operations recorded, over all traces and bridges.
+    pub recorded_ops: usize,
+    /// Instructions left after optimization, over all traces and bridges.
+    pub optimized_ops: usize,
+    /// Time spent recording.
+    pub record_time: Duration,
+    /// Time spent converting, optimizing and compiling traces.
+    pub compile_time: Duration,
+}
+
+impl std::fmt::Display for Stats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "traces:          {}", self.traces)?;
+        writeln!(f, "bridges:         {}", self.bridges)?;
+        writeln!(f, "aborted:         {}", self.aborted)?;
+        writeln!(f, "entries:         {}", self.entries)?;
+        writeln!(f, "guard failures:  {}", self.guard_failures)?;
+        writeln!(f, "operations:      {} recorded, {} after optimization", self.recorded_ops, self.optimized_ops)?;
+        writeln!(f, "record time:     {:.3} ms", self.record_time.as_secs_f64() * 1e3)?;
+        write!(f, "compile time:    {:.3} ms", self.compile_time.as_secs_f64() * 1e3)
+    }
+}
+
+/// Compiled code for one start point (a loop trace).
+pub struct Code {
+    /// The optimized trace IR (kept for printing).
+    pub function: Function,
+    native: CompiledTrace,
+}
+
+/// The JIT for one program.
+pub struct Jit<'p> {
+    program: &'p Program,
+    options: Options,
+    hints: Module,
+    remove_allocations: bool,
+    /// Loop traces by anchor label.
+    traces: HashMap<Symbol, Code>,
+    stats: Stats,
+}
+
+/// Where the driver stands between engines.
+enum At {
+    /// The interpreter stopped at a hot label with this environment.
+    Hot(Symbol, Env),
+    /// Code left for `label` with these frames.
+    Exit(Vec<ResumeFrame>, Symbol),
+}
+
+/// What dispatching came to: the program printed, or the interpreter
+/// takes over from these frames at this label.
+enum Handover {
+    Printed(Value),
+    Interpret(Vec<ResumeFrame>, Symbol),
+}
+
+/// The main-graph labels the JIT counts: `can_enter_jit` labels, or the
+/// loop headers of the main graph lowered from `entry`.
+pub fn hot_labels(program: &Program, entry: Symbol) -> Vec<Symbol> {
+    let declared: Vec<Symbol> = program.can_enter_jit_labels().collect();
+    if !declared.is_empty() {
+        return declared;
+    }
+    let Ok(module) = flowc_frontend::lower(program, entry) else { return Vec::new() };
+    let Some(main) = module.functions.iter().find(|f| f.kind == flowc_ir::FunctionKind::Main) else {
+        return Vec::new();
+    };
+    let loops = flowc_passes::loops::LoopForest::new(main);
+    let mut labels: Vec<Symbol> = loops.headers().filter_map(|b| main.blocks[b].name).collect();
+    labels.dedup();
+    labels
+}
+
+impl<'p> Jit<'p> {
+    pub fn new(program: &'p Program, options: Options) -> Jit<'p> {
+        let hints = ssa::hints(program);
+        let remove_allocations = match program.default_entry().map(|e| flowc_frontend::lower(program, e)) {
+            Some(Ok(m)) => !flowc_passes::observe::allocations_observable(&m),
+            _ => false,
+        };
+        Jit { program, options, hints, remove_allocations, traces: HashMap::new(), stats: Stats::default() }
+    }
+
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// The compiled loop traces, by anchor label, in label order.
+    pub fn traces(&self) -> Vec<(Symbol, &Function)> {
+        let mut out: Vec<(Symbol, &Function)> = self.traces.iter().map(|(l, c)| (*l, &c.function)).collect();
+        out.sort_by_key(|(l, _)| l.as_str().to_owned());
+        out
+    }
+
+    /// Runs the program from main-graph `entry` with `env`. The outcome's
+    /// steps count the interpreted statements only.
+    pub fn run(&mut self, entry: Symbol, env: &[(Symbol, Value)], config: &Config) -> Result<Outcome, RuntimeError> {
+        let program = self.program;
+        let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
+        let compiled = Compiled::new(program, &names);
+        let mut machine = Machine::new(program, &compiled, config);
+        let labels = hot_labels(program, entry);
+        machine.set_hot(HotCounter::new(&compiled, &labels, self.options.threshold.max(1)));
+        let mut heap = Heap::default();
+        let mut step = machine.run_hot(entry, env)?;
+        loop {
+            let (label, env) = match step {
+                Step::Done(outcome) => return Ok(outcome),
+                Step::Hot { label, env } => (label, env),
+            };
+            heap.allocations = machine.allocations();
+            match self.dispatch(At::Hot(label, env), &compiled, &mut machine, &mut heap, config)? {
+                Handover::Printed(value) => {
+                    return Ok(Outcome { value, steps: 0, allocations: heap.allocations });
+                }
+                Handover::Interpret(frames, label) => {
+                    machine.set_allocations(heap.allocations);
+                    step = machine.resume_hot(&frames, label)?;
+                }
+            }
+        }
+    }
+
+    /// Runs compiled code — recording and compiling it first if needed —
+    /// for as long as one piece of code leads to another.
+    fn dispatch(
+        &mut self,
+        mut at: At,
+        compiled: &Compiled,
+        machine: &mut Machine,
+        heap: &mut Heap,
+        config: &Config,
+    ) -> Result<Handover, RuntimeError> {
+        loop {
+            let (label, env) = match at {
+                At::Hot(label, env) if self.traces.contains_key(&label) => (label, env),
+                At::Hot(label, env) => match self.record_loop(label, env, heap)? {
+                    Recording::Compiled(label, env) => (label, env),
+                    Recording::Done(handover) => {
+                        if let Handover::Interpret(_, label) = &handover {
+                            if let Some(counter) = machine.hot_mut() {
+                                counter.forget(compiled, *label);
+                            }
+                        }
+                        return Ok(handover);
+                    }
+                },
+                At::Exit(frames, label) if frames.len() == 1 && self.traces.contains_key(&label) => {
+                    let frame = frames.into_iter().next().expect("one frame");
+                    (label, frame.env.into_iter().collect())
+                }
+                At::Exit(frames, label) => return Ok(Handover::Interpret(frames, label)),
+            };
+            let code = &self.traces[&label];
+            let Some(args) = arguments(&code.native, &env) else {
+                return Ok(Handover::Interpret(vec![main_frame(env)], label));
+            };
+            self.stats.entries += 1;
+            match code.native.run(&args, &mut heap.allocations, config.max_depth) {
+                TraceEnd::Exit { resume, label, values, .. } => {
+                    self.stats.guard_failures += 1;
+                    let values: HashMap<ValueId, Value> = values.into_iter().collect();
+                    let frames = resume::frames(&code.function.resumes[resume], &values, heap);
+                    at = At::Exit(frames, label);
+                }
+                TraceEnd::Error(e) => return Err(e),
+                TraceEnd::Printed(v) => return Ok(Handover::Printed(v)),
+            }
+        }
+    }
+
+    /// Records a loop trace at `label` and compiles it. Recording runs
+    /// the program, so whatever happens the run goes on from where the
+    /// recording left it.
+    fn record_loop(&mut self, label: Symbol, env: Env, heap: &mut Heap) -> Result<Recording, RuntimeError> {
+        let started = Instant::now();
+        let recorded = record_path(self.program, label, env, heap, self.options.trace_limit, &|l| l == label);
+        self.stats.record_time += started.elapsed();
+        let (trace, env) = match recorded {
+            Ok(Path::Reached { trace, env, .. }) => (trace, env),
+            Ok(Path::Printed(v)) => return Ok(Recording::Done(Handover::Printed(v))),
+            Err(TraceError::Runtime(e)) => return Err(e),
+            Err(TraceError::TooLong { state, .. }) => {
+                self.stats.aborted += 1;
+                return Ok(Recording::Done(Handover::Interpret(state.frames, state.label)));
+            }
+        };
+        let started = Instant::now();
+        let mut function = to_ir::to_ir(self.program, &trace, &env);
+        opt::optimize(&mut function, &self.hints, self.remove_allocations);
+        let native = CompiledTrace::compile(&function, &self.hints);
+        self.stats.compile_time += started.elapsed();
+        match native {
+            Ok(native) => {
+                self.stats.traces += 1;
+                self.stats.recorded_ops += trace.ops.len();
+                self.stats.optimized_ops += instructions(&function);
+                self.traces.insert(label, Code { function, native });
+                Ok(Recording::Compiled(label, env))
+            }
+            Err(_) => {
+                self.stats.aborted += 1;
+                Ok(Recording::Done(Handover::Interpret(vec![main_frame(env)], label)))
+            }
+        }
+    }
+}
+
+enum Recording {
+    /// The trace is compiled; run it from this label and environment.
+    Compiled(Symbol, Env),
+    /// No trace; this is where the run goes on.
+    Done(Handover),
+}
+
+/// The trace's arguments from `env`, if `env` holds exactly its
+/// parameters, in order.
+fn arguments(native: &CompiledTrace, env: &Env) -> Option<Vec<Value>> {
+    let params = native.params();
+    if params.len() != env.len() || params.iter().zip(env.keys()).any(|(p, k)| p != k) {
+        return None;
+    }
+    Some(env.values().cloned().collect())
+}
+
+fn main_frame(env: Env) -> ResumeFrame {
+    ResumeFrame { function: None, env: env.into_iter().collect(), call: None }
+}
+
+/// Instructions of a function, phis included.
+fn instructions(f: &Function) -> usize {
+    f.layout.iter().map(|&b| f.blocks[b].phis.len() + f.blocks[b].insts.len()).sum()
+}
+
+/// Runs `program` under the JIT; returns the printed value and the stats.
+pub fn run(
+    program: &Program,
+    entry: Symbol,
+    env: &[(Symbol, Value)],
+    config: &Config,
+    options: Options,
+) -> (Result<Outcome, RuntimeError>, Stats) {
+    let mut jit = Jit::new(program, options);
+    let result = jit.run(entry, env, config);
+    (result, jit.stats)
+}

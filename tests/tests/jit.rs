@@ -1,0 +1,70 @@
+//! The tracing JIT agrees with the reference interpreter: same output or
+//! same error kind, over the corpus from every label and over generated
+//! programs, with thresholds low enough that nearly every loop is traced,
+//! guards fail and bridges get attached.
+
+use flowc_tests::engines::{self, Outcome};
+use flowc_tests::{corpus, gen};
+use flowc_trace::jit::Options;
+
+/// Eager settings: trace at the first or second jump, bridge at once.
+fn eager(threshold: u32) -> Options {
+    Options { threshold, bridge_threshold: 1, ..Options::default() }
+}
+
+#[test]
+fn jit_matches_reference_on_the_corpus() {
+    let paths: Vec<String> = corpus::paths().into_iter().map(|p| p.display().to_string()).collect();
+    let (compared, traced) = flowc_codegen::with_stack(move || {
+        let (mut compared, mut traced) = (0, 0);
+        for path in paths {
+            let source = std::fs::read_to_string(&path).unwrap();
+            let program = flowc_lang::syntax::parse(&path, &source).unwrap();
+            for b in program.main_blocks() {
+                let (_, env) = engines::start(&program);
+                let expected = engines::reference(&program, b.label, &env);
+                if expected == Outcome::Error("fuel_exhausted".into()) {
+                    continue;
+                }
+                for threshold in [1, 2, 7] {
+                    let got = engines::jit(&program, b.label, &env, eager(threshold));
+                    assert_eq!(got, expected, "{path} from {} with threshold {threshold}", b.label);
+                    compared += 1;
+                }
+                let config = engines::config();
+                let (_, stats) = flowc_trace::jit::run(&program, b.label, &env, &config, eager(1));
+                traced += stats.traces;
+            }
+        }
+        (compared, traced)
+    });
+    assert!(compared > 300, "only {compared} runs compared");
+    assert!(traced > 25, "only {traced} traces compiled");
+}
+
+#[test]
+fn jit_matches_reference_on_generated_programs() {
+    let count: u64 = std::env::var("FLOWC_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(500);
+    let traced = flowc_codegen::with_stack(move || {
+        let mut traced = 0;
+        for seed in 0..count {
+            let p = gen::program(seed);
+            let (label, env) = engines::start(&p);
+            let expected = engines::reference(&p, label, &env);
+            if expected == Outcome::Error("fuel_exhausted".into()) {
+                continue;
+            }
+            for threshold in [1, 3] {
+                assert_eq!(
+                    engines::jit(&p, label, &env, eager(threshold)),
+                    expected,
+                    "seed {seed}, threshold {threshold}"
+                );
+            }
+            let (_, stats) = flowc_trace::jit::run(&p, label, &env, &engines::config(), eager(1));
+            traced += stats.traces;
+        }
+        traced
+    });
+    assert!(traced > 100, "only {traced} traces compiled");
+}
