@@ -8,8 +8,8 @@
 mod common;
 
 use common::{
-    block, block_outside, check_edit, check_mutation, inst_outside, nth_inst, resume_outside, value_outside, FIB,
-    OBJECTS, POWER, TRACE,
+    block, block_outside, check_edit, check_mutation, inst_outside, nth_inst, resume_outside, value_outside, BRIDGE,
+    FIB, OBJECTS, POWER, TRACE,
 };
 use expect_test::expect;
 use flowc_ir::{InstKind, Operand, Terminator};
@@ -284,6 +284,19 @@ fn guard_outside_trace() {
         function loop, block b1, instruction `guard_true v4, r0 else l0`: [guard-in-trace] guards are only allowed in traces, not in a function
         function loop, block b1, instruction `guard_class v3, counter, r1 else l1`: [guard-in-trace] guards are only allowed in traces, not in a function
         function loop, block b1, instruction `guard_value v7, 7, r1 else l1`: [guard-in-trace] guards are only allowed in traces, not in a function
+    "#]],
+    );
+}
+
+#[test]
+fn exit_outside_trace() {
+    check_edit(
+        BRIDGE,
+        "trace bridge(",
+        "function bridge(",
+        expect![[r#"
+        function bridge, block b0, instruction `guard_true v3, r0 else out`: [guard-in-trace] guards are only allowed in traces, not in a function
+        function bridge, block b0, terminator `exit r1 to loop`: [guard-in-trace] trace exits are only allowed in traces, not in a function
     "#]],
     );
 }

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{check_edit, check_mutation, set_def, set_result, value, FIB, OBJECTS, POWER, TRACE};
+use common::{check_edit, check_mutation, set_def, set_result, value, BRIDGE, FIB, OBJECTS, POWER, TRACE};
 use expect_test::expect;
 use flowc_ir::ValueDef;
 
@@ -252,6 +252,18 @@ fn resume_refers_to_undefined_value() {
         expect![[r#"
         function loop, block b1, instruction `guard_class v3, counter, r1 else l1`: [resume-available] r1 refers to v30, which no parameter or linked instruction defines
         function loop, block b1, instruction `guard_value v7, 7, r1 else l1`: [resume-available] r1 refers to v30, which no parameter or linked instruction defines
+    "#]],
+    );
+}
+
+#[test]
+fn exit_record_refers_to_undefined_value() {
+    check_edit(
+        BRIDGE,
+        "resume r1 {\n    frame [i = v2,",
+        "resume r1 {\n    frame [i = v9,",
+        expect![[r#"
+        function bridge, block b0, terminator `exit r1 to loop`: [resume-available] r1 refers to v9, which no parameter or linked instruction defines
     "#]],
     );
 }

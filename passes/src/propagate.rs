@@ -458,7 +458,7 @@ impl<'m> Analysis<'m> {
                     None => vec![*then_block, *else_block],
                 }
             }
-            Terminator::Print(_) | Terminator::Return(_) | Terminator::Trap(_) => vec![],
+            Terminator::Print(_) | Terminator::Return(_) | Terminator::Trap(_) | Terminator::Exit { .. } => vec![],
         };
         for s in succs {
             if !self.edge(b, s) {

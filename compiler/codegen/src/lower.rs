@@ -285,6 +285,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.b.ins().icmp_imm_s(IntCC::Equal, r, want as i64)
             }
         };
+        let exit = self.b.create_block();
+        let cont = self.b.create_block();
+        self.b.ins().brif(holds, cont, &[], exit, &[]);
+        self.b.switch_to_block(exit);
+        self.leave(resume, label);
+        self.b.switch_to_block(cont);
+    }
+
+    /// Leaves the trace: stores the values resume record `resume` refers
+    /// to in the exit buffer and returns the exit's number (from 1).
+    fn leave(&mut self, resume: flowc_ir::ResumeId, label: flowc_lang::Symbol) {
         let mut values: Vec<ValueId> = Vec::new();
         for op in self.f.resumes[resume].operands() {
             if let Operand::Value(v) = op {
@@ -293,10 +304,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
             }
         }
-        let exit = self.b.create_block();
-        let cont = self.b.create_block();
-        self.b.ins().brif(holds, cont, &[], exit, &[]);
-        self.b.switch_to_block(exit);
         let buf = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, 16);
         for (k, v) in values.iter().enumerate() {
             let w = self.values[v];
@@ -306,7 +313,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.env.exits.push(TraceExit { resume, label, values });
         let code = self.konst(number);
         self.b.ins().return_(&[code]);
-        self.b.switch_to_block(cont);
     }
 
     /// A call with the depth check of the interpreter (`max_depth` frames).
@@ -476,6 +482,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let v = self.operand(&o);
                 self.b.ins().return_(&[v]);
             }
+            Terminator::Exit { resume, label } => self.leave(resume, label),
             Terminator::Trap(t) => {
                 let index = self.env.traps.len() as i64;
                 self.env.traps.push(t.error_kind());

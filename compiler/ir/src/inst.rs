@@ -238,9 +238,25 @@ pub enum Terminator {
     Print(Operand),
     Return(Operand),
     Trap(Trap),
+    /// Traces only: leave the trace here, as a failing guard does, with
+    /// resume record `resume`; the interpreter (or the code compiled for
+    /// the label) continues at `label`. Bridges end with it.
+    Exit {
+        resume: ResumeId,
+        label: Symbol,
+    },
 }
 
 impl Terminator {
+    /// The resume record of an [`Terminator::Exit`]; its operands are
+    /// uses at the end of the block.
+    pub fn resume(&self) -> Option<ResumeId> {
+        match self {
+            Terminator::Exit { resume, .. } => Some(*resume),
+            _ => None,
+        }
+    }
+
     /// Successor blocks, in order (duplicates possible).
     pub fn successors(&self) -> Vec<BlockId> {
         match self {
@@ -248,7 +264,7 @@ impl Terminator {
             Terminator::Branch { then_block, else_block, .. } | Terminator::IfClass { then_block, else_block, .. } => {
                 vec![*then_block, *else_block]
             }
-            Terminator::Print(_) | Terminator::Return(_) | Terminator::Trap(_) => vec![],
+            Terminator::Print(_) | Terminator::Return(_) | Terminator::Trap(_) | Terminator::Exit { .. } => vec![],
         }
     }
 
@@ -258,7 +274,7 @@ impl Terminator {
             Terminator::Branch { then_block, else_block, .. } | Terminator::IfClass { then_block, else_block, .. } => {
                 vec![then_block, else_block]
             }
-            Terminator::Print(_) | Terminator::Return(_) | Terminator::Trap(_) => vec![],
+            Terminator::Print(_) | Terminator::Return(_) | Terminator::Trap(_) | Terminator::Exit { .. } => vec![],
         }
     }
 
@@ -268,7 +284,7 @@ impl Terminator {
             | Terminator::IfClass { obj: o, .. }
             | Terminator::Print(o)
             | Terminator::Return(o) => vec![o],
-            Terminator::Jump(_) | Terminator::Trap(_) => vec![],
+            Terminator::Jump(_) | Terminator::Trap(_) | Terminator::Exit { .. } => vec![],
         }
     }
 
@@ -278,7 +294,7 @@ impl Terminator {
             | Terminator::IfClass { obj: o, .. }
             | Terminator::Print(o)
             | Terminator::Return(o) => vec![o],
-            Terminator::Jump(_) | Terminator::Trap(_) => vec![],
+            Terminator::Jump(_) | Terminator::Trap(_) | Terminator::Exit { .. } => vec![],
         }
     }
 }

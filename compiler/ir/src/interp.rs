@@ -313,6 +313,9 @@ impl<'m> Machine<'m> {
                     continue;
                 }
                 Terminator::Trap(t) => return Err(self.error(&frame, t.error_kind(), n)),
+                Terminator::Exit { resume, label } => {
+                    return Ok(Exit::GuardFailed { resume: *resume, label: *label, values: bound_values(&frame) });
+                }
             };
             self.enter(&mut frame, next);
             start = 0;

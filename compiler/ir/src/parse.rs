@@ -480,6 +480,12 @@ impl Parser {
                 line.bump();
                 Terminator::Return(self.operand(line)?)
             }
+            "exit" => {
+                line.bump();
+                let resume = self.resume_ref(line)?;
+                line.keyword("to")?;
+                Terminator::Exit { resume, label: line.name("a label")? }
+            }
             "trap" => {
                 line.bump();
                 let pos = line.pos();

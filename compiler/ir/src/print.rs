@@ -302,6 +302,10 @@ pub fn terminator(out: &mut String, t: &Terminator) {
                 Trap::Unreachable => out.push_str("unreachable"),
             }
         }
+        Terminator::Exit { resume, label } => {
+            write!(out, "exit {} to ", resume_ref(*resume)).unwrap();
+            name(out, *label);
+        }
     }
 }
 

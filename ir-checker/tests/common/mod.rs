@@ -120,7 +120,25 @@ resume r1 {
 }
 ";
 
-pub const VALID: [(&str, &str); 4] = [("power", POWER), ("fib", FIB), ("objects", OBJECTS), ("trace", TRACE)];
+/// A bridge: straight-line trace code that ends by leaving to a label.
+pub const BRIDGE: &str = "\
+trace bridge(v0:i, v1:acc) {
+b0 bridge:
+    v2:i = add.int v0, 1
+    v3 = lt v2, 100
+    guard_true v3, r0 else out
+    exit r1 to loop
+resume r0 {
+    frame [i = v2, acc = v1]
+}
+resume r1 {
+    frame [i = v2, acc = v1]
+}
+}
+";
+
+pub const VALID: [(&str, &str); 5] =
+    [("power", POWER), ("fib", FIB), ("objects", OBJECTS), ("trace", TRACE), ("bridge", BRIDGE)];
 
 /// Parses a module; panics with the parse error (tests only).
 pub fn parse(text: &str) -> Module {

@@ -117,6 +117,11 @@ fn live_insts(
         for o in f.blocks[b].term.operands() {
             mark(o, &mut live, &mut work);
         }
+        if let Some(r) = f.blocks[b].term.resume().filter(|r| ix(*r) < f.resumes.len()) {
+            for o in f.resumes[r].operands() {
+                mark(o, &mut live, &mut work);
+            }
+        }
     }
     while let Some(i) = work.pop() {
         let kind = &f.insts[i].kind;

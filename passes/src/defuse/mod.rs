@@ -206,6 +206,15 @@ fn visit_uses(f: &Function, mut visit: impl FnMut(ValueId, Use)) {
                     visit(*v, Use::Term { block });
                 }
             }
+            Terminator::Exit { resume, .. } => {
+                if ix(*resume) < f.resumes.len() {
+                    for o in f.resumes[*resume].operands() {
+                        if let Operand::Value(v) = o {
+                            visit(*v, Use::Term { block });
+                        }
+                    }
+                }
+            }
             Terminator::Jump(_) | Terminator::Trap(_) => {}
         }
     }

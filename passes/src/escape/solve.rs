@@ -73,6 +73,16 @@ impl Escape {
                 Terminator::Branch { cond, .. } => (cond, Reason::Branched),
                 Terminator::Print(o) => (o, Reason::Printed),
                 Terminator::Return(o) => (o, Reason::Returned),
+                Terminator::Exit { resume, .. } => {
+                    if ix(*resume) < f.resumes.len() {
+                        for o in f.resumes[*resume].operands() {
+                            if let Some(v) = tracked(o) {
+                                c.escapes.push((v, Reason::InResumeData));
+                            }
+                        }
+                    }
+                    continue;
+                }
                 Terminator::Jump(_) | Terminator::IfClass { .. } | Terminator::Trap(_) => continue,
             };
             if let Some(v) = tracked(o) {
