@@ -7,16 +7,24 @@ use flowc_tests::engines::{self, Outcome};
 use flowc_tests::{corpus, gen};
 use flowc_trace::jit::Options;
 
-/// Eager settings: trace at the first or second jump, bridge at once.
+/// Eager settings: trace at the `threshold`-th jump, bridge at the first
+/// failure; the IR checker runs on every trace and bridge.
 fn eager(threshold: u32) -> Options {
-    Options { threshold, bridge_threshold: 1, ..Options::default() }
+    Options { threshold, bridge_threshold: 1, inspect: Some(check), ..Options::default() }
+}
+
+fn check(f: &flowc_ir::Function, after: &str) {
+    if let Err(vs) = flowc_ir_checker::check(f) {
+        let list: Vec<String> = vs.iter().map(|v| v.to_string()).collect();
+        panic!("trace IR invalid after {after}:\n{}\n{}", list.join("\n"), flowc_ir::print::function(f));
+    }
 }
 
 #[test]
 fn jit_matches_reference_on_the_corpus() {
     let paths: Vec<String> = corpus::paths().into_iter().map(|p| p.display().to_string()).collect();
-    let (compared, traced) = flowc_codegen::with_stack(move || {
-        let (mut compared, mut traced) = (0, 0);
+    let (compared, traced, bridges) = flowc_codegen::with_stack(move || {
+        let (mut compared, mut traced, mut bridges) = (0, 0, 0);
         for path in paths {
             let source = std::fs::read_to_string(&path).unwrap();
             let program = flowc_lang::syntax::parse(&path, &source).unwrap();
@@ -34,19 +42,21 @@ fn jit_matches_reference_on_the_corpus() {
                 let config = engines::config();
                 let (_, stats) = flowc_trace::jit::run(&program, b.label, &env, &config, eager(1));
                 traced += stats.traces;
+                bridges += stats.bridges;
             }
         }
-        (compared, traced)
+        (compared, traced, bridges)
     });
     assert!(compared > 300, "only {compared} runs compared");
     assert!(traced > 25, "only {traced} traces compiled");
+    assert!(bridges > 25, "only {bridges} bridges compiled");
 }
 
 #[test]
 fn jit_matches_reference_on_generated_programs() {
     let count: u64 = std::env::var("FLOWC_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(500);
-    let traced = flowc_codegen::with_stack(move || {
-        let mut traced = 0;
+    let (traced, bridges) = flowc_codegen::with_stack(move || {
+        let (mut traced, mut bridges) = (0, 0);
         for seed in 0..count {
             let p = gen::program(seed);
             let (label, env) = engines::start(&p);
@@ -63,8 +73,10 @@ fn jit_matches_reference_on_generated_programs() {
             }
             let (_, stats) = flowc_trace::jit::run(&p, label, &env, &engines::config(), eager(1));
             traced += stats.traces;
+            bridges += stats.bridges;
         }
-        traced
+        (traced, bridges)
     });
     assert!(traced > 100, "only {traced} traces compiled");
+    assert!(bridges > 10, "only {bridges} bridges compiled");
 }

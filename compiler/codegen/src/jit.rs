@@ -176,7 +176,15 @@ impl Native {
 pub enum TraceEnd {
     /// A guard failed: its resume record, its label, and the values the
     /// record refers to (unbound ones left out).
-    Exit { resume: flowc_ir::ResumeId, label: Symbol, values: Vec<(flowc_ir::ValueId, Value)>, exit: usize },
+    /// `exit` is the exit's number in the trace, `key` the value a failing
+    /// `guard_value` saw.
+    Exit {
+        resume: flowc_ir::ResumeId,
+        label: Symbol,
+        values: Vec<(flowc_ir::ValueId, Value)>,
+        exit: usize,
+        key: Option<Value>,
+    },
     /// The program stopped inside the trace with an error.
     Error(RuntimeError),
     /// The program printed (a trace does not print; kept for completeness).
@@ -228,9 +236,10 @@ impl CompiledTrace {
         }
         let exit = &self.unit.exits[(code - 1) as usize];
         let stored = ctx.exit_values(exit.values.len());
+        let key = exit.key.and_then(|k| ctx.value(stored[k]).ok());
         let values =
             exit.values.iter().zip(stored).filter_map(|(&id, &w)| ctx.value(w).ok().map(|v| (id, v))).collect();
-        TraceEnd::Exit { resume: exit.resume, label: exit.label, values, exit: (code - 1) as usize }
+        TraceEnd::Exit { resume: exit.resume, label: exit.label, values, exit: (code - 1) as usize, key }
     }
 }
 

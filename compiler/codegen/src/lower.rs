@@ -49,6 +49,9 @@ pub struct TraceExit {
     pub resume: flowc_ir::ResumeId,
     pub label: flowc_lang::Symbol,
     pub values: Vec<ValueId>,
+    /// For a `guard_value` on a value: its index in `values` (the value
+    /// seen, by which bridges are chosen).
+    pub key: Option<usize>,
 }
 
 /// The signature of a generated function with `n` parameters.
@@ -289,13 +292,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let cont = self.b.create_block();
         self.b.ins().brif(holds, cont, &[], exit, &[]);
         self.b.switch_to_block(exit);
-        self.leave(resume, label);
+        let key = match kind {
+            GuardKind::Value(Operand::Value(v), _) => Some(*v),
+            _ => None,
+        };
+        self.leave(resume, label, key);
         self.b.switch_to_block(cont);
     }
 
     /// Leaves the trace: stores the values resume record `resume` refers
-    /// to in the exit buffer and returns the exit's number (from 1).
-    fn leave(&mut self, resume: flowc_ir::ResumeId, label: flowc_lang::Symbol) {
+    /// to (and `key`, a guarded value) in the exit buffer and returns the
+    /// exit's number (from 1).
+    fn leave(&mut self, resume: flowc_ir::ResumeId, label: flowc_lang::Symbol, key: Option<ValueId>) {
         let mut values: Vec<ValueId> = Vec::new();
         for op in self.f.resumes[resume].operands() {
             if let Operand::Value(v) = op {
@@ -304,13 +312,20 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
             }
         }
+        let key = key.map(|k| match values.iter().position(|v| *v == k) {
+            Some(i) => i,
+            None => {
+                values.push(k);
+                values.len() - 1
+            }
+        });
         let buf = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, 16);
         for (k, v) in values.iter().enumerate() {
             let w = self.values[v];
             self.b.ins().store(MemFlagsData::trusted(), w, buf, (8 * k) as i32);
         }
         let number = self.env.exits.len() as i64 + 1;
-        self.env.exits.push(TraceExit { resume, label, values });
+        self.env.exits.push(TraceExit { resume, label, values, key });
         let code = self.konst(number);
         self.b.ins().return_(&[code]);
     }
@@ -482,7 +497,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let v = self.operand(&o);
                 self.b.ins().return_(&[v]);
             }
-            Terminator::Exit { resume, label } => self.leave(resume, label),
+            Terminator::Exit { resume, label } => self.leave(resume, label, None),
             Terminator::Trap(t) => {
                 let index = self.env.traps.len() as i64;
                 self.env.traps.push(t.error_kind());

@@ -99,6 +99,7 @@ pub fn function(f: &Function) -> String {
             InstKind::Guard { resume, .. } => Some(*resume),
             _ => None,
         })
+        .chain(f.layout.iter().filter_map(|&b| f.blocks[b].term.resume()))
         .collect();
     used.sort_by_key(|r| r.into_raw().into_u32());
     used.dedup();

@@ -34,7 +34,7 @@
 //! interpreted part of a run; an error raised inside compiled code has the
 //! right kind but no source location.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use flowc_codegen::{CompiledTrace, TraceEnd};
@@ -58,11 +58,15 @@ pub struct Options {
     /// Most bridges per trace (a guard that keeps seeing new values stops
     /// getting bridges).
     pub max_bridges: usize,
+    /// Called with every trace and bridge after conversion (`"conversion"`)
+    /// and after optimization (`"optimization"`); tests run the IR
+    /// checker here.
+    pub inspect: Option<fn(&Function, &str)>,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { threshold: 50, bridge_threshold: 20, trace_limit: 100_000, max_bridges: 64 }
+        Options { threshold: 50, bridge_threshold: 20, trace_limit: 100_000, max_bridges: 64, inspect: None }
     }
 }
 
@@ -79,6 +83,9 @@ pub struct Stats {
     pub entries: u64,
     /// Guards that failed.
     pub guard_failures: u64,
+    /// Of those, failures that ran a bridge (the rest went to the
+    /// interpreter).
+    pub bridged: u64,
     /// Operations recorded, over all traces and bridges.
     pub recorded_ops: usize,
     /// Instructions left after optimization, over all traces and bridges.
@@ -95,19 +102,34 @@ impl std::fmt::Display for Stats {
         writeln!(f, "bridges:         {}", self.bridges)?;
         writeln!(f, "aborted:         {}", self.aborted)?;
         writeln!(f, "entries:         {}", self.entries)?;
-        writeln!(f, "guard failures:  {}", self.guard_failures)?;
+        writeln!(f, "guard failures:  {} ({} into bridges)", self.guard_failures, self.bridged)?;
         writeln!(f, "operations:      {} recorded, {} after optimization", self.recorded_ops, self.optimized_ops)?;
         writeln!(f, "record time:     {:.3} ms", self.record_time.as_secs_f64() * 1e3)?;
         write!(f, "compile time:    {:.3} ms", self.compile_time.as_secs_f64() * 1e3)
     }
 }
 
-/// Compiled code for one start point (a loop trace).
+/// Compiled code for one start point: a loop trace or a bridge.
 pub struct Code {
     /// The optimized trace IR (kept for printing).
     pub function: Function,
     native: CompiledTrace,
+    /// Failures per exit (for a `guard_value`, per value seen).
+    failures: HashMap<ExitKey, u32>,
+    /// Bridges attached to exits: a hash lookup, however many values a
+    /// `guard_value` has seen.
+    bridges: HashMap<ExitKey, CodeId>,
+    /// Exits whose bridge could not be recorded.
+    refused: HashSet<ExitKey>,
 }
+
+/// An exit of a piece of code: its number, and for a `guard_value` the
+/// value that made it fail.
+type ExitKey = (usize, Option<Value>);
+
+/// Index of a piece of code in [`Jit::codes`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct CodeId(usize);
 
 /// The JIT for one program.
 pub struct Jit<'p> {
@@ -115,8 +137,10 @@ pub struct Jit<'p> {
     options: Options,
     hints: Module,
     remove_allocations: bool,
+    /// Every loop trace and bridge.
+    codes: Vec<Code>,
     /// Loop traces by anchor label.
-    traces: HashMap<Symbol, Code>,
+    traces: HashMap<Symbol, CodeId>,
     stats: Stats,
 }
 
@@ -159,7 +183,15 @@ impl<'p> Jit<'p> {
             Some(Ok(m)) => !flowc_passes::observe::allocations_observable(&m),
             _ => false,
         };
-        Jit { program, options, hints, remove_allocations, traces: HashMap::new(), stats: Stats::default() }
+        Jit {
+            program,
+            options,
+            hints,
+            remove_allocations,
+            codes: Vec::new(),
+            traces: HashMap::new(),
+            stats: Stats::default(),
+        }
     }
 
     pub fn stats(&self) -> &Stats {
@@ -168,7 +200,8 @@ impl<'p> Jit<'p> {
 
     /// The compiled loop traces, by anchor label, in label order.
     pub fn traces(&self) -> Vec<(Symbol, &Function)> {
-        let mut out: Vec<(Symbol, &Function)> = self.traces.iter().map(|(l, c)| (*l, &c.function)).collect();
+        let mut out: Vec<(Symbol, &Function)> =
+            self.traces.iter().map(|(l, c)| (*l, &self.codes[c.0].function)).collect();
         out.sort_by_key(|(l, _)| l.as_str().to_owned());
         out
     }
@@ -232,22 +265,144 @@ impl<'p> Jit<'p> {
                 }
                 At::Exit(frames, label) => return Ok(Handover::Interpret(frames, label)),
             };
-            let code = &self.traces[&label];
-            let Some(args) = arguments(&code.native, &env) else {
+            let id = self.traces[&label];
+            let Some(args) = arguments(&self.codes[id.0].native, &env) else {
                 return Ok(Handover::Interpret(vec![main_frame(env)], label));
             };
+            at = match self.run_code(id, args, heap, config)? {
+                Ok(next) => next,
+                Err(handover) => return Ok(handover),
+            };
+        }
+    }
+
+    /// Runs code `id` and the bridges its exits lead to; returns where the
+    /// run goes on.
+    fn run_code(
+        &mut self,
+        mut id: CodeId,
+        mut args: Vec<Value>,
+        heap: &mut Heap,
+        config: &Config,
+    ) -> Result<Result<At, Handover>, RuntimeError> {
+        loop {
             self.stats.entries += 1;
-            match code.native.run(&args, &mut heap.allocations, config.max_depth) {
-                TraceEnd::Exit { resume, label, values, .. } => {
-                    self.stats.guard_failures += 1;
+            let code = &self.codes[id.0];
+            let (frames, label, key) = match code.native.run(&args, &mut heap.allocations, config.max_depth) {
+                TraceEnd::Exit { resume, label, values, exit, key } => {
                     let values: HashMap<ValueId, Value> = values.into_iter().collect();
                     let frames = resume::frames(&code.function.resumes[resume], &values, heap);
-                    at = At::Exit(frames, label);
+                    (frames, label, (exit, key))
                 }
                 TraceEnd::Error(e) => return Err(e),
-                TraceEnd::Printed(v) => return Ok(Handover::Printed(v)),
+                TraceEnd::Printed(v) => return Ok(Err(Handover::Printed(v))),
+            };
+            // A bridge's end (or a guard resuming at an anchor): on to the
+            // loop trace.
+            if frames.len() == 1 && self.traces.contains_key(&label) {
+                return Ok(Ok(At::Exit(frames, label)));
+            }
+            self.stats.guard_failures += 1;
+            if let Some(&bridge) = code.bridges.get(&key) {
+                match bridge_arguments(&self.codes[bridge.0].native, &frames) {
+                    Some(a) => {
+                        self.stats.bridged += 1;
+                        (id, args) = (bridge, a);
+                        continue;
+                    }
+                    None => return Ok(Ok(At::Exit(frames, label))),
+                }
+            }
+            if frames.len() > 1 || self.traces.is_empty() || code.refused.contains(&key) {
+                return Ok(Ok(At::Exit(frames, label)));
+            }
+            let code = &mut self.codes[id.0];
+            let failures = code.failures.entry(key.clone()).or_insert(0);
+            *failures += 1;
+            if *failures < self.options.bridge_threshold || code.bridges.len() >= self.options.max_bridges {
+                return Ok(Ok(At::Exit(frames, label)));
+            }
+            return self.record_bridge(id, key, frames, label, heap);
+        }
+    }
+
+    /// Records a bridge from the failure state of exit `key` of code
+    /// `parent` (one main-graph frame at `label`) to the next label with a
+    /// loop trace, compiles it and attaches it. Recording runs the program:
+    /// the run goes on from where it ended.
+    fn record_bridge(
+        &mut self,
+        parent: CodeId,
+        key: ExitKey,
+        frames: Vec<ResumeFrame>,
+        label: Symbol,
+        heap: &mut Heap,
+    ) -> Result<Result<At, Handover>, RuntimeError> {
+        let start: Env = frames.into_iter().next().expect("one frame").env.into_iter().collect();
+        let started = Instant::now();
+        let traces = &self.traces;
+        let stop = |l: Symbol| traces.contains_key(&l);
+        let recorded = record_path(self.program, label, start.clone(), heap, self.options.trace_limit, &stop);
+        self.stats.record_time += started.elapsed();
+        let (trace, env, end) = match recorded {
+            Ok(Path::Reached { trace, env, label }) => (trace, env, label),
+            Ok(Path::Printed(v)) => {
+                self.codes[parent.0].refused.insert(key);
+                return Ok(Err(Handover::Printed(v)));
+            }
+            Err(TraceError::Runtime(e)) => return Err(e),
+            Err(TraceError::TooLong { state, .. }) => {
+                self.stats.aborted += 1;
+                self.codes[parent.0].refused.insert(key);
+                return Ok(Err(Handover::Interpret(state.frames, state.label)));
+            }
+        };
+        let started = Instant::now();
+        let mut function = to_ir::bridge(self.program, &trace, &start, end);
+        self.optimize(&mut function);
+        let native = CompiledTrace::compile(&function, &self.hints);
+        self.stats.compile_time += started.elapsed();
+        match native {
+            Ok(native) => {
+                self.stats.bridges += 1;
+                self.stats.recorded_ops += trace.ops.len();
+                self.stats.optimized_ops += instructions(&function);
+                let id = self.add(function, native);
+                self.codes[parent.0].bridges.insert(key, id);
+            }
+            Err(_) => {
+                self.stats.aborted += 1;
+                self.codes[parent.0].refused.insert(key);
             }
         }
+        Ok(Ok(At::Exit(vec![main_frame(env)], end)))
+    }
+
+    fn optimize(&self, function: &mut Function) {
+        if let Some(inspect) = self.options.inspect {
+            inspect(function, "conversion");
+        }
+        opt::optimize(function, &self.hints, self.remove_allocations);
+        if let Some(inspect) = self.options.inspect {
+            inspect(function, "optimization");
+        }
+    }
+
+    /// The compiled bridges, in the order they were made.
+    pub fn bridges(&self) -> Vec<&Function> {
+        let loops: HashSet<usize> = self.traces.values().map(|c| c.0).collect();
+        (0..self.codes.len()).filter(|k| !loops.contains(k)).map(|k| &self.codes[k].function).collect()
+    }
+
+    fn add(&mut self, function: Function, native: CompiledTrace) -> CodeId {
+        self.codes.push(Code {
+            function,
+            native,
+            failures: HashMap::new(),
+            bridges: HashMap::new(),
+            refused: HashSet::new(),
+        });
+        CodeId(self.codes.len() - 1)
     }
 
     /// Records a loop trace at `label` and compiles it. Recording runs
@@ -268,7 +423,7 @@ impl<'p> Jit<'p> {
         };
         let started = Instant::now();
         let mut function = to_ir::to_ir(self.program, &trace, &env);
-        opt::optimize(&mut function, &self.hints, self.remove_allocations);
+        self.optimize(&mut function);
         let native = CompiledTrace::compile(&function, &self.hints);
         self.stats.compile_time += started.elapsed();
         match native {
@@ -276,7 +431,8 @@ impl<'p> Jit<'p> {
                 self.stats.traces += 1;
                 self.stats.recorded_ops += trace.ops.len();
                 self.stats.optimized_ops += instructions(&function);
-                self.traces.insert(label, Code { function, native });
+                let id = self.add(function, native);
+                self.traces.insert(label, id);
                 Ok(Recording::Compiled(label, env))
             }
             Err(_) => {
@@ -302,6 +458,17 @@ fn arguments(native: &CompiledTrace, env: &Env) -> Option<Vec<Value>> {
         return None;
     }
     Some(env.values().cloned().collect())
+}
+
+/// A bridge's arguments from the frames its exit left: the main frame's
+/// variables, if they are exactly the bridge's parameters.
+fn bridge_arguments(native: &CompiledTrace, frames: &[ResumeFrame]) -> Option<Vec<Value>> {
+    let [frame] = frames else { return None };
+    let params = native.params();
+    if params.len() != frame.env.len() || params.iter().zip(&frame.env).any(|(p, (k, _))| p != k) {
+        return None;
+    }
+    Some(frame.env.iter().map(|(_, v)| v.clone()).collect())
 }
 
 fn main_frame(env: Env) -> ResumeFrame {

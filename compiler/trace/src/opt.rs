@@ -21,6 +21,10 @@
 //!   share one record.
 //!
 //! Then the shared dead-code elimination removes what nothing needs.
+//!
+//! A bridge (straight-line code ending in an `exit`, [`crate::to_ir::bridge`])
+//! is optimized the same way; objects still virtual at its exit stay
+//! virtual in the exit's record.
 
 use flowc_ir::{
     BlockId, Function, GuardKind, InstData, InstId, InstKind, Module, Operand, ResumeData, ResumeId, ResumeValue,
@@ -85,10 +89,21 @@ fn loop_block(f: &Function) -> Option<BlockId> {
 /// Optimizes trace `f`; `hints` holds the program's `pure` and `immutable`
 /// declarations; `remove_allocations` allows virtual objects.
 pub fn optimize(f: &mut Function, hints: &Module, remove_allocations: bool) {
-    let Some(body) = loop_block(f) else { return };
-    let mut o = Opt::new(f, hints, remove_allocations);
-    o.run(body);
-    o.finish(body);
+    match loop_block(f) {
+        Some(body) => {
+            let mut o = Opt::new(f, hints, remove_allocations);
+            o.run(body);
+            o.finish(body);
+        }
+        // A bridge: one block that ends by leaving the trace.
+        None if f.layout.len() == 1 && f.blocks[f.entry].term.resume().is_some() => {
+            let body = f.entry;
+            let mut o = Opt::new(f, hints, remove_allocations);
+            o.run(body);
+            o.finish_bridge(body);
+        }
+        None => return,
+    }
     let mut module =
         Module { pure: hints.pure.clone(), immutable: hints.immutable.clone(), functions: vec![f.clone()] };
     flowc_passes::dce::function(&mut module, 0);
@@ -513,6 +528,17 @@ impl<'a> Opt<'a> {
             flowc_passes::edit::unlink_where(self.f, body, |_, i| gone.contains(&i));
             trivial.apply(self.f);
         }
+        self.share_records(body);
+    }
+
+    /// Installs a bridge's new body; its exit's record is taken at the end,
+    /// objects still virtual there staying virtual.
+    fn finish_bridge(&mut self, body: BlockId) {
+        if let Some(r) = self.f.blocks[body].term.resume() {
+            let record = self.snapshot(r);
+            self.f.resumes[r] = record;
+        }
+        self.f.blocks[body].insts = std::mem::take(&mut self.out);
         self.share_records(body);
     }
 

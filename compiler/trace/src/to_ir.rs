@@ -149,6 +149,43 @@ pub fn to_ir(program: &Program, trace: &Trace, start: &Env) -> Function {
     b.finish()
 }
 
+/// Converts a bridge — `trace`, recorded from the environment `start`
+/// (its variables become the parameters) until control reached main-graph
+/// label `end` — into straight-line trace code: one block with the
+/// operations and guards, ending with an exit to `end` whose record holds
+/// the main frame's variables.
+pub fn bridge(program: &Program, trace: &Trace, start: &Env, end: Symbol) -> Function {
+    let mut b = Builder::new(FunctionKind::Trace, trace.anchor);
+    let body = b.entry();
+    let mut main = Frame { function: None, vars: IndexMap::new(), call: None };
+    for (name, _) in start {
+        let p = b.param(Some(*name));
+        main.write(*name, Operand::Value(p));
+    }
+    let mut frames = vec![main];
+    let mut skipping = 0usize;
+    for op in &trace.ops {
+        match op {
+            _ if skipping > 0 => match op {
+                TraceOp::Enter { .. } => skipping += 1,
+                TraceOp::Leave { .. } => skipping -= 1,
+                _ => {}
+            },
+            TraceOp::Enter { dst, func, args, .. } if program.is_pure(*func) => {
+                let top = frames.len() - 1;
+                let args = args.iter().map(|a| frames[top].read(a)).collect();
+                let v = b.inst(body, InstKind::Call { func: *func, args }, Some(*dst)).unwrap();
+                frames[top].write(*dst, Operand::Value(v));
+                skipping = 1;
+            }
+            _ => emit(program, &mut b, body, &mut frames, op),
+        }
+    }
+    let resume = b.resume(snapshot(&frames));
+    b.terminate(body, Terminator::Exit { resume, label: end });
+    b.finish()
+}
+
 struct ValueDefInst(flowc_ir::InstId);
 
 fn def_inst(b: &Builder, v: ValueId) -> ValueDefInst {

@@ -1,0 +1,112 @@
+//! The tracing JIT: which labels get hot, what a loop trace and a bridge
+//! look like, and that runs under the JIT print what the interpreter prints.
+
+use expect_test::expect;
+use flowc_ir::Function;
+use flowc_lang::interp::Config;
+use flowc_lang::{syntax, Symbol, Value};
+use flowc_trace::jit::{self, Jit, Options};
+
+fn check_ir(f: &Function, after: &str) {
+    if let Err(vs) = flowc_ir_checker::check(f) {
+        let list: Vec<String> = vs.iter().map(|v| v.to_string()).collect();
+        panic!("trace IR invalid after {after}:\n{}\n{}", list.join("\n"), flowc_ir::print::function(f));
+    }
+}
+
+fn options(threshold: u32, bridge_threshold: u32) -> Options {
+    Options { threshold, bridge_threshold, inspect: Some(check_ir), ..Options::default() }
+}
+
+/// Odd and even iterations take different paths: the `if m` guard of the
+/// loop trace fails every other iteration until it gets a bridge.
+const ALTERNATING: &str = "\
+entry loop(i = 0, s = 0)
+
+loop:
+    c = i < 1000
+    if c goto body else goto done
+body:
+    m = i % 2
+    if m goto odd else goto even
+odd:
+    s = s + i
+    goto next
+even:
+    s = s - 1
+    goto next
+next:
+    i = i + 1
+    goto loop
+done:
+    print_and_stop(s)
+";
+
+fn start(program: &flowc_lang::Program) -> (Symbol, Vec<(Symbol, Value)>) {
+    let label = program.default_entry().unwrap();
+    (label, program.entry_env(label).unwrap().to_vec())
+}
+
+#[test]
+fn loop_headers_are_hot_without_can_enter_jit() {
+    let program = syntax::parse("t", ALTERNATING).unwrap();
+    assert_eq!(jit::hot_labels(&program, Symbol::intern("loop")), vec![Symbol::intern("loop")]);
+    let gcd = syntax::parse("gcd", &std::fs::read_to_string("../../examples/gcd.fg").unwrap()).unwrap();
+    // `can_enter_jit outer` wins over the loop headers (`outer`, `inner`).
+    assert_eq!(jit::hot_labels(&gcd, Symbol::intern("start")), vec![Symbol::intern("outer")]);
+}
+
+#[test]
+fn a_guard_that_fails_often_gets_a_bridge() {
+    let (agrees, traces, bridges, stats) = flowc_codegen::with_stack(|| {
+        let program = syntax::parse("t", ALTERNATING).unwrap();
+        let (label, env) = start(&program);
+        let expected = flowc_lang::interp::run(&program, label, &env, &Config::default()).unwrap().value;
+        let mut jit = Jit::new(&program, options(3, 5));
+        let out = jit.run(label, &env, &Config::default()).unwrap().value;
+        let traces: Vec<String> = jit.traces().iter().map(|(_, f)| flowc_ir::print::function(f)).collect();
+        let bridges: Vec<String> = jit.bridges().iter().map(|f| flowc_ir::print::function(f)).collect();
+        (out == expected, traces.join(""), bridges.join(""), jit.stats().clone())
+    });
+    assert!(agrees);
+    expect![[r#"
+        trace loop(v0:i, v1:s, v2:c, v3:m) {
+        b0:
+            jump b1
+        b1 loop:
+            v5:m = phi [b0: v3, b1: 1]
+            v6:s = phi [b0: v1, b1: v10]
+            v7:i = phi [b0: v0, b1: v11]
+            v8:c = lt v7, 1000
+            guard_true v8, r0 else done
+            v9:m = mod.int v7, 2
+            guard_true v9, r1 else even
+            v10:s = add v6, v7
+            v11:i = add.int v7, 1
+            jump b1
+        resume r0 {
+            frame [i = v7, s = v6, c = v8, m = v5]
+        }
+        resume r1 {
+            frame [i = v7, s = v6, c = 1, m = v9]
+        }
+        }
+    "#]]
+    .assert_eq(&traces);
+    expect![[r#"
+        trace even(v0:i, v1:s, v2:c, v3:m) {
+        b0:
+            v4:s = sub v1, 1
+            v5:i = add v0, 1
+            exit r0 to loop
+        resume r0 {
+            frame [i = v5, s = v4, c = v2, m = v3]
+        }
+        }
+    "#]]
+    .assert_eq(&bridges);
+    assert_eq!((stats.traces, stats.bridges), (1, 1));
+    // After the bridge, odd iterations no longer reach the interpreter.
+    assert!(stats.bridged > 400, "{stats}");
+    assert!(stats.guard_failures - stats.bridged < 10, "{stats}");
+}
