@@ -36,6 +36,9 @@ enum Command {
     Pe(cmd::pe::Args),
     /// Trace a loop, optimize the trace, run it (Parts 2-4's do_trace).
     Trace(cmd::trace::Args),
+    /// Run on every engine, fail if any result differs, show the AOT hot
+    /// loop and the JIT trace.
+    Compare(cmd::compare::Args),
 }
 
 /// A failed command: the message for stderr and the exit status.
@@ -82,5 +85,6 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Opt(args) => cmd::opt::main(args),
         Command::Pe(args) => cmd::pe::main(args),
         Command::Trace(args) => cmd::trace::main(args),
+        Command::Compare(args) => cmd::compare::main(args),
     }
 }

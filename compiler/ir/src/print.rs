@@ -130,6 +130,15 @@ pub fn block_header(out: &mut String, f: &Function, b: BlockId) {
     out.push_str(":\n");
 }
 
+/// Blocks `bs` of `f` as in a function's text (a loop, for instance).
+pub fn blocks(f: &Function, bs: &[BlockId]) -> String {
+    let mut out = String::new();
+    for &b in bs {
+        block(&mut out, f, b);
+    }
+    out
+}
+
 fn block(out: &mut String, f: &Function, b: BlockId) {
     block_header(out, f, b);
     for i in f.block_insts(b) {

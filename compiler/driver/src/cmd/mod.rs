@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod compare;
 pub mod fmt;
 pub mod ir;
 pub mod opt;

@@ -58,7 +58,7 @@ impl Engine {
 }
 
 /// Lowers, optimizes with the eight passes, compiles and runs.
-fn native(
+pub fn native(
     program: &flowc_lang::Program,
     label: flowc_lang::Symbol,
     env: &[(flowc_lang::Symbol, flowc_lang::Value)],

@@ -1,0 +1,66 @@
+//! `flowc compare` and `flowc run --engine jit` end to end.
+
+use std::process::{Command, Output};
+
+use flowc_tests::corpus::workspace_root;
+
+fn flowc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flowc")).args(args).current_dir(workspace_root()).output().expect("flowc runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+const SQUARE: &str = "[mov_a_r0, mov_a_r1, mov_r0_a, decr_a, mov_a_r0, mov_r2_a, add_r1_to_a, mov_a_r2, mov_r0_a, \
+                      jump_if_a, 2, mov_r2_a, return_a]";
+
+#[test]
+fn compare_runs_every_engine_and_shows_both_loops() {
+    let o = flowc(&["compare", "examples/gcd.fg", "--threshold", "5"]);
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{out}{}", text(&o.stderr));
+    let results: Vec<&str> = out.lines().take(4).collect();
+    assert_eq!(results, ["interp     2970", "ir         2970", "native     2970", "jit        2970"]);
+    assert!(out.contains("== native: the loop at b1 (outer) after the eight passes\nb1 outer:\n"), "{out}");
+    assert!(out.contains("== jit: the trace at outer, optimized\ntrace outer("), "{out}");
+}
+
+#[test]
+fn compare_with_static_adds_the_partial_evaluator() {
+    let statics = format!("[bytecode/{SQUARE}, pc/0]");
+    let o = flowc(&["compare", "examples/bytecode.pl", "--static", &statics, "--threshold", "5"]);
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{out}{}", text(&o.stderr));
+    assert!(
+        out.starts_with("interp     256\nir         256\nnative     256\njit        256\npe+native  256\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn compare_agrees_on_errors() {
+    let o = flowc(&["compare", "examples/gcd.fg", "--env", "[n/foo]"]);
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{out}{}", text(&o.stderr));
+    let first: Vec<&str> = out.lines().take(4).collect();
+    assert!(first.iter().all(|l| l.ends_with("error: type_error(le, integers)")), "{out}");
+}
+
+#[test]
+fn compare_rejects_contradicting_environments() {
+    let o = flowc(&["compare", "examples/gcd.fg", "--env", "[n/10]", "--static", "[n/20]"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(text(&o.stderr), "flowc: n has different values in --env and --static\n");
+}
+
+#[test]
+fn run_with_the_jit_reports_its_work() {
+    let o = flowc(&["run", "examples/gcd.fg", "--engine", "jit", "--threshold", "5", "--stats"]);
+    assert!(o.status.success());
+    assert_eq!(text(&o.stdout), "2970\n");
+    let stats = text(&o.stderr);
+    for line in ["traces:          1\n", "bridges:", "guard failures:", "compile time:"] {
+        assert!(stats.contains(line), "{stats}");
+    }
+}
