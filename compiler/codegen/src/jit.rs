@@ -177,13 +177,15 @@ pub enum TraceEnd {
     /// A guard failed: its resume record, its label, and the values the
     /// record refers to (unbound ones left out).
     /// `exit` is the exit's number in the trace, `key` the value a failing
-    /// `guard_value` saw.
+    /// `guard_value` saw; `guard` is false for the `exit` that ends a
+    /// bridge.
     Exit {
         resume: flowc_ir::ResumeId,
         label: Symbol,
         values: Vec<(flowc_ir::ValueId, Value)>,
         exit: usize,
         key: Option<Value>,
+        guard: bool,
     },
     /// The program stopped inside the trace with an error.
     Error(RuntimeError),
@@ -239,7 +241,14 @@ impl CompiledTrace {
         let key = exit.key.and_then(|k| ctx.value(stored[k]).ok());
         let values =
             exit.values.iter().zip(stored).filter_map(|(&id, &w)| ctx.value(w).ok().map(|v| (id, v))).collect();
-        TraceEnd::Exit { resume: exit.resume, label: exit.label, values, exit: (code - 1) as usize, key }
+        TraceEnd::Exit {
+            resume: exit.resume,
+            label: exit.label,
+            values,
+            exit: (code - 1) as usize,
+            key,
+            guard: exit.guard,
+        }
     }
 }
 

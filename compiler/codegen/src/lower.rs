@@ -52,6 +52,8 @@ pub struct TraceExit {
     /// For a `guard_value` on a value: its index in `values` (the value
     /// seen, by which bridges are chosen).
     pub key: Option<usize>,
+    /// A failing guard, not the `exit` that ends a bridge.
+    pub guard: bool,
 }
 
 /// The signature of a generated function with `n` parameters.
@@ -296,14 +298,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             GuardKind::Value(Operand::Value(v), _) => Some(*v),
             _ => None,
         };
-        self.leave(resume, label, key);
+        self.leave(resume, label, key, true);
         self.b.switch_to_block(cont);
     }
 
     /// Leaves the trace: stores the values resume record `resume` refers
     /// to (and `key`, a guarded value) in the exit buffer and returns the
     /// exit's number (from 1).
-    fn leave(&mut self, resume: flowc_ir::ResumeId, label: flowc_lang::Symbol, key: Option<ValueId>) {
+    fn leave(&mut self, resume: flowc_ir::ResumeId, label: flowc_lang::Symbol, key: Option<ValueId>, guard: bool) {
         let mut values: Vec<ValueId> = Vec::new();
         for op in self.f.resumes[resume].operands() {
             if let Operand::Value(v) = op {
@@ -325,7 +327,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.b.ins().store(MemFlagsData::trusted(), w, buf, (8 * k) as i32);
         }
         let number = self.env.exits.len() as i64 + 1;
-        self.env.exits.push(TraceExit { resume, label, values, key });
+        self.env.exits.push(TraceExit { resume, label, values, key, guard });
         let code = self.konst(number);
         self.b.ins().return_(&[code]);
     }
@@ -497,7 +499,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let v = self.operand(&o);
                 self.b.ins().return_(&[v]);
             }
-            Terminator::Exit { resume, label } => self.leave(resume, label, None),
+            Terminator::Exit { resume, label } => self.leave(resume, label, None, false),
             Terminator::Trap(t) => {
                 let index = self.env.traps.len() as i64;
                 self.env.traps.push(t.error_kind());

@@ -289,19 +289,18 @@ impl<'p> Jit<'p> {
             self.stats.entries += 1;
             let code = &self.codes[id.0];
             let (frames, label, key) = match code.native.run(&args, &mut heap.allocations, config.max_depth) {
-                TraceEnd::Exit { resume, label, values, exit, key } => {
+                TraceEnd::Exit { resume, label, values, exit, key, guard } => {
                     let values: HashMap<ValueId, Value> = values.into_iter().collect();
                     let frames = resume::frames(&code.function.resumes[resume], &values, heap);
+                    if !guard {
+                        // A bridge's end: on to the loop trace at `label`.
+                        return Ok(Ok(At::Exit(frames, label)));
+                    }
                     (frames, label, (exit, key))
                 }
                 TraceEnd::Error(e) => return Err(e),
                 TraceEnd::Printed(v) => return Ok(Err(Handover::Printed(v))),
             };
-            // A bridge's end (or a guard resuming at an anchor): on to the
-            // loop trace.
-            if frames.len() == 1 && self.traces.contains_key(&label) {
-                return Ok(Ok(At::Exit(frames, label)));
-            }
             self.stats.guard_failures += 1;
             if let Some(&bridge) = code.bridges.get(&key) {
                 match bridge_arguments(&self.codes[bridge.0].native, &frames) {
@@ -310,17 +309,20 @@ impl<'p> Jit<'p> {
                         (id, args) = (bridge, a);
                         continue;
                     }
-                    None => return Ok(Ok(At::Exit(frames, label))),
+                    None => return Ok(Err(Handover::Interpret(frames, label))),
                 }
             }
+            // A failing guard goes to the interpreter, even at a label with
+            // a trace: entering code again in the state it just left would
+            // fail the same guard.
             if frames.len() > 1 || self.traces.is_empty() || code.refused.contains(&key) {
-                return Ok(Ok(At::Exit(frames, label)));
+                return Ok(Err(Handover::Interpret(frames, label)));
             }
             let code = &mut self.codes[id.0];
             let failures = code.failures.entry(key.clone()).or_insert(0);
             *failures += 1;
             if *failures < self.options.bridge_threshold || code.bridges.len() >= self.options.max_bridges {
-                return Ok(Ok(At::Exit(frames, label)));
+                return Ok(Err(Handover::Interpret(frames, label)));
             }
             return self.record_bridge(id, key, frames, label, heap);
         }

@@ -92,6 +92,7 @@ pub fn optimize(f: &mut Function, hints: &Module, remove_allocations: bool) {
     match loop_block(f) {
         Some(body) => {
             let mut o = Opt::new(f, hints, remove_allocations);
+            o.hoist_invariant_guards(body);
             o.run(body);
             o.finish(body);
         }
@@ -224,6 +225,44 @@ impl<'a> Opt<'a> {
         match self.virtual_of(&o) {
             Some(v) => self.materialize(v),
             None => o,
+        }
+    }
+
+    /// Guards on the trace's parameters (values the loop never changes)
+    /// are checked once, in the preheader, before the first iteration: a
+    /// failing one leaves for the interpreter at the anchor with the
+    /// parameters, as if the trace had not been entered. In the loop they
+    /// hold, and what they teach holds from its first instruction.
+    fn hoist_invariant_guards(&mut self, body: BlockId) {
+        let pre = self.f.entry;
+        if pre == body {
+            return;
+        }
+        let mut record: Option<ResumeId> = None;
+        for i in self.f.blocks[body].insts.clone() {
+            let InstKind::Guard { kind, .. } = self.f.insts[i].kind.clone() else { continue };
+            let o = self.resolve(kind.operand());
+            let Operand::Value(v) = o else { continue };
+            if !self.f.params.contains(&v) || self.holds(&kind, &o) {
+                continue;
+            }
+            let resume = *record.get_or_insert_with(|| {
+                let env = self
+                    .f
+                    .params
+                    .iter()
+                    .map(|&p| {
+                        let name = self.f.values[p].name.expect("trace parameters are named");
+                        (name, ResumeValue::Operand(Operand::Value(p)))
+                    })
+                    .collect();
+                let frame = flowc_ir::ResumeFrame { function: None, env, call: None };
+                self.f.resumes.alloc(ResumeData { frames: vec![frame], virtuals: Vec::new() })
+            });
+            let label = self.f.name;
+            let (g, _) = self.make(InstKind::Guard { kind: kind.clone(), resume, label }, None);
+            self.f.blocks[pre].insts.push(g);
+            self.learn(&kind, &o);
         }
     }
 
@@ -375,15 +414,7 @@ impl<'a> Opt<'a> {
                 return;
             }
         }
-        let info = self.info_of(&o);
-        let known = match &kind {
-            GuardKind::True(_) => info.truth() == Some(true),
-            GuardKind::False(_) => info.truth() == Some(false),
-            GuardKind::Value(_, c) => info.constant.as_ref() == Some(c),
-            GuardKind::Class(_, c) => info.is_class(*c) == Some(true),
-            GuardKind::NotClass(_, c) => info.is_class(*c) == Some(false),
-        };
-        if known {
+        if self.holds(&kind, &o) {
             return;
         }
         let o = self.real(&o);
@@ -393,6 +424,28 @@ impl<'a> Opt<'a> {
         self.f.resumes[resume] = record;
         self.keep(i, InstKind::Guard { kind: kind.clone(), resume, label });
         self.learn(&kind, &o);
+    }
+
+    /// Whether guard `kind` on `o` is known to hold.
+    fn holds(&self, kind: &GuardKind, o: &Operand) -> bool {
+        if let Operand::Const(c) = o {
+            let is = |class: Symbol| matches!(c, Value::Object(x) if x.class == class);
+            return match kind {
+                GuardKind::True(_) => c.is_truthy(),
+                GuardKind::False(_) => !c.is_truthy(),
+                GuardKind::Value(_, k) => c == k,
+                GuardKind::Class(_, class) => is(*class),
+                GuardKind::NotClass(_, class) => !is(*class),
+            };
+        }
+        let info = self.info_of(o);
+        match kind {
+            GuardKind::True(_) => info.truth() == Some(true),
+            GuardKind::False(_) => info.truth() == Some(false),
+            GuardKind::Value(_, c) => info.constant.as_ref() == Some(c),
+            GuardKind::Class(_, c) => info.is_class(*c) == Some(true),
+            GuardKind::NotClass(_, c) => info.is_class(*c) == Some(false),
+        }
     }
 
     /// What passing the guard teaches about later uses.

@@ -47,22 +47,19 @@ fn promoted_object_immutable_fields_fold() {
         expect![[r#"
             trace loop(v0:cfg, v1:i, v2:s, v3:l, v4:c) {
             b0:
+                guard_value v0, <config#1>, r2 else loop
                 jump b1
             b1 loop:
-                v5:s = phi [b0: v2, b1: 3]
-                v6:l = phi [b0: v3, b1: 30]
                 v7:i = phi [b0: v1, b1: v11]
-                v8:c = phi [b0: v4, b1: 1]
-                guard_value v0, <config#1>, r0 else body
                 v11:i = add v7, 3
                 v12:c = lt.int v11, 30
                 guard_true v12, r1 else done
                 jump b1
-            resume r0 {
-                frame [cfg = v0, i = v7, s = v5, l = v6, c = v8]
-            }
             resume r1 {
                 frame [cfg = <config#1>, i = v11, s = 3, l = 30, c = v12]
+            }
+            resume r2 {
+                frame [cfg = v0, i = v1, s = v2, l = v3, c = v4]
             }
             }
         "#]],
@@ -81,26 +78,24 @@ fn pure_calls_with_constant_arguments_fold() {
         vec![("k", Value::Int(2)), ("i", Value::Int(0))],
         false,
         expect![[r#"
-        trace loop(v0:k, v1:i, v2:d, v3:c) {
-        b0:
-            jump b1
-        b1 loop:
-            v4:i = phi [b0: v1, b1: v8]
-            v5:c = phi [b0: v3, b1: 1]
-            v6:d = phi [b0: v2, b1: 20]
-            guard_value v0, 2, r0 else body
-            v8:i = add v4, 20
-            v9:c = lt.int v8, 100
-            guard_true v9, r1 else done
-            jump b1
-        resume r0 {
-            frame [k = v0, i = v4, d = v6, c = v5]
-        }
-        resume r1 {
-            frame [k = 2, i = v8, d = 20, c = v9]
-        }
-        }
-    "#]],
+            trace loop(v0:k, v1:i, v2:d, v3:c) {
+            b0:
+                guard_value v0, 2, r2 else loop
+                jump b1
+            b1 loop:
+                v4:i = phi [b0: v1, b1: v8]
+                v8:i = add v4, 20
+                v9:c = lt.int v8, 100
+                guard_true v9, r1 else done
+                jump b1
+            resume r1 {
+                frame [k = 2, i = v8, d = 20, c = v9]
+            }
+            resume r2 {
+                frame [k = v0, i = v1, d = v2, c = v3]
+            }
+            }
+        "#]],
     );
     assert_eq!(out, "100");
 }
