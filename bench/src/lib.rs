@@ -2,7 +2,11 @@
 //!
 //! - `benches/interp.rs` (divan): reference-interpreter statements per second;
 //! - `benches/vs_swipl.rs`: the same workloads on the series' Prolog
-//!   interpreter under SWI-Prolog, measured in the same run, as a ratio.
+//!   interpreter under SWI-Prolog, measured in the same run, as a ratio;
+//! - `benches/native.rs`: native code against the interpreter and against
+//!   hand-written Rust;
+//! - `benches/jit.rs`: the JIT on the Part 4 bytecode interpreter against
+//!   native code, the partial evaluator, LuaJIT and PyPy, and its latency.
 
 pub mod scale;
 
@@ -61,6 +65,41 @@ impl Workload {
         let env = parse_env(&self.env).unwrap_or_else(|e| panic!("{e}"));
         Loaded { program, entry: Symbol::intern(self.entry), env }
     }
+}
+
+/// Loads `file` (under `bench/programs/`) to run from its entry fact, or
+/// from `entry` with `env` (list syntax) where given.
+pub fn load(file: &str, entry: Option<&str>, env: Option<&str>) -> Loaded {
+    let src = std::fs::read_to_string(programs_dir().join(file)).expect("bench program is readable");
+    let program = syntax::parse(file, &src).unwrap_or_else(|e| panic!("{e}"));
+    let entry = entry.map(Symbol::intern).or_else(|| program.default_entry()).expect("an entry");
+    let env = match env {
+        Some(text) => parse_env(text).unwrap_or_else(|e| panic!("{e}")),
+        None => program.entry_env(entry).unwrap_or_default().to_vec(),
+    };
+    Loaded { program, entry, env }
+}
+
+/// The median wall-clock seconds of `runs` calls of `f`.
+pub fn median_secs(runs: usize, mut f: impl FnMut()) -> f64 {
+    let mut times: Vec<f64> = (0..runs.max(1))
+        .map(|_| {
+            let t = std::time::Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+/// Lowers `program` from `entry`, runs the eight passes and compiles the
+/// module to native code.
+pub fn compile_native(program: &Program, entry: Symbol) -> flowc_codegen::Native {
+    let mut module = flowc_frontend::lower(program, entry).expect("the entry exists");
+    let mut cx = flowc_passes::Context::new(&module);
+    flowc_passes::optimize(&mut module, &mut cx, |_, _, _| {});
+    flowc_codegen::Native::compile(&module).expect("code generation succeeds")
 }
 
 impl Loaded {

@@ -77,7 +77,12 @@ impl Unit {
             let mut env =
                 Env { jit: &mut jit, funcs: &funcs, runtime: &rt, pool: &mut pool, traps: &mut traps, exits: exits_of };
             lower::lower(&mut env, f, &mut ctx, &mut fbctx);
+            let disasm = std::env::var_os("FLOWC_DISASM").is_some();
+            ctx.set_disasm(disasm);
             jit.define_function(ids[k], &mut ctx).map_err(|e| format!("{e:?}"))?;
+            if let Some(text) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()).filter(|_| disasm) {
+                eprintln!("; {}\n{text}", f.name);
+            }
             jit.clear_context(&mut ctx);
         }
         let target = functions[entry];
@@ -255,6 +260,9 @@ impl CompiledTrace {
 fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
     let mut flags = settings::builder();
     flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
+    // Cranelift's IR verifier runs in debug builds (and so in tests) only.
+    let verify = if cfg!(debug_assertions) { "true" } else { "false" };
+    flags.set("enable_verifier", verify).map_err(|e| e.to_string())?;
     flags.set("is_pic", "false").map_err(|e| e.to_string())?;
     let builder = cranelift_native::builder().map_err(|e| e.to_string())?;
     builder.finish(settings::Flags::new(flags)).map_err(|e| e.to_string())

@@ -75,6 +75,8 @@ struct Lowerer<'a, 'b> {
     refs: HashMap<String, FuncRef>,
     ctx: ClValue,
     stop: cranelift_codegen::ir::Block,
+    /// Uses of each value (operands, phi inputs, terminators, resume data).
+    uses: HashMap<ValueId, u32>,
 }
 
 /// Lowers IR function `f` into `ctx.func`.
@@ -104,7 +106,8 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     }
     let first = blocks[&f.entry];
     b.ins().jump(first, &[]);
-    let mut l = Lowerer { b, env, f, blocks, values, refs: HashMap::new(), ctx: ctx_value, stop };
+    let uses = count_uses(f);
+    let mut l = Lowerer { b, env, f, blocks, values, refs: HashMap::new(), ctx: ctx_value, stop, uses };
     l.b.switch_to_block(stop);
     let zero = l.b.ins().iconst(types::I64, STOP as i64);
     l.b.ins().return_(&[zero]);
@@ -114,6 +117,42 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     l.b.seal_all_blocks();
     let config = l.env.jit.target_config();
     l.b.finalize(config);
+}
+
+/// How many times each value is used.
+fn count_uses(f: &Function) -> HashMap<ValueId, u32> {
+    let mut uses: HashMap<ValueId, u32> = HashMap::new();
+    let mut count = |o: &Operand| {
+        if let Operand::Value(v) = o {
+            *uses.entry(*v).or_insert(0) += 1;
+        }
+    };
+    for &b in &f.layout {
+        for i in f.block_insts(b) {
+            for o in f.insts[i].kind.operands() {
+                count(o);
+            }
+            if let InstKind::Guard { resume, .. } = &f.insts[i].kind {
+                f.resumes[*resume].operands().for_each(&mut count);
+            }
+        }
+        f.blocks[b].term.operands().into_iter().for_each(&mut count);
+        if let Some(r) = f.blocks[b].term.resume() {
+            f.resumes[r].operands().for_each(&mut count);
+        }
+    }
+    uses
+}
+
+/// The comparison a block's branch tests, when it is the block's last
+/// instruction and nothing else uses its result: it is emitted as a
+/// compare-and-branch, without materializing the truth value.
+fn fused_compare(f: &Function, blk: BlockId, uses: &HashMap<ValueId, u32>) -> Option<flowc_ir::InstId> {
+    let Terminator::Branch { cond: Operand::Value(c), .. } = &f.blocks[blk].term else { return None };
+    let &last = f.blocks[blk].insts.last()?;
+    let InstKind::Op { op: Operator::Known(op), args, .. } = &f.insts[last].kind else { return None };
+    let compare = matches!(op, Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne);
+    (compare && args.len() == 2 && f.insts[last].result == Some(*c) && uses.get(c) == Some(&1)).then_some(last)
 }
 
 impl<'a, 'b> Lowerer<'a, 'b> {
@@ -173,10 +212,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.values.insert(v, params[k]);
             }
         }
+        let fused = fused_compare(self.f, blk, &self.uses);
         for &i in &self.f.blocks[blk].insts {
-            self.inst(i);
+            if Some(i) != fused {
+                self.inst(i);
+            }
         }
-        self.terminator(blk);
+        match fused {
+            Some(i) => self.compare_and_branch(blk, i),
+            None => self.terminator(blk),
+        }
     }
 
     fn define(&mut self, i: flowc_ir::InstId, v: ClValue) {
@@ -360,28 +405,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     /// An operation: inline on small integers where it pays, else the runtime.
     fn op(&mut self, op: Op, args: &[ClValue]) -> ClValue {
-        let inline = matches!(op, Op::Add | Op::Sub | Op::Mul | Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne);
+        let inline = matches!(
+            op,
+            Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne
+        );
         let join = self.b.create_block();
         self.b.append_block_param(join, types::I64);
         let slow = self.b.create_block();
         if inline {
             let (a, b) = (args[0], args[1]);
-            let both = if matches!(op, Op::Eq | Op::Ne) {
-                // Integers and atoms are equal exactly when their words are;
-                // pointers (0 tag) and unbound words (6) take the slow path.
-                let immediate = |l: &mut Self, w: ClValue| {
-                    let t = l.b.ins().band_imm_s(w, word::TAG_MASK as i64);
-                    let not_ptr = l.b.ins().icmp_imm_s(IntCC::NotEqual, t, 0);
-                    let not_unbound = l.b.ins().icmp_imm_s(IntCC::NotEqual, t, word::UNBOUND_TAG as i64);
-                    l.b.ins().band(not_ptr, not_unbound)
-                };
-                let ia = immediate(self, a);
-                let ib = immediate(self, b);
-                self.b.ins().band(ia, ib)
-            } else {
-                let both = self.b.ins().band(a, b);
-                self.b.ins().band_imm_s(both, 1)
-            };
+            let both = self.fast_operands(op, a, b);
             let fast = self.b.create_block();
             self.b.ins().brif(both, fast, &[], slow, &[]);
             self.b.switch_to_block(fast);
@@ -409,6 +442,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     self.b.switch_to_block(ok);
                     r
                 }
+                Op::Div | Op::Mod => self.floor_div_mod(op, a, b, slow),
                 _ => {
                     let cc = match op {
                         Op::Lt => IntCC::SignedLessThan,
@@ -439,6 +473,122 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.b.ins().jump(join, &[BlockArg::Value(r)]);
         self.b.switch_to_block(join);
         self.b.block_params(join)[0]
+    }
+
+    /// Whether `a` and `b` take the inline path of `op`: two small
+    /// integers, or for `==`/`!=` two immediate words (integers and atoms
+    /// are equal exactly when their words are).
+    fn fast_operands(&mut self, op: Op, a: ClValue, b: ClValue) -> ClValue {
+        if matches!(op, Op::Eq | Op::Ne) {
+            // Pointers (0 tag) and unbound words (6) take the slow path.
+            let immediate = |l: &mut Self, w: ClValue| {
+                let t = l.b.ins().band_imm_s(w, word::TAG_MASK as i64);
+                let not_ptr = l.b.ins().icmp_imm_s(IntCC::NotEqual, t, 0);
+                let not_unbound = l.b.ins().icmp_imm_s(IntCC::NotEqual, t, word::UNBOUND_TAG as i64);
+                l.b.ins().band(not_ptr, not_unbound)
+            };
+            let ia = immediate(self, a);
+            let ib = immediate(self, b);
+            self.b.ins().band(ia, ib)
+        } else {
+            let both = self.b.ins().band(a, b);
+            self.b.ins().band_imm_s(both, 1)
+        }
+    }
+
+    /// A block ending in `branch c` where `c = a CMP b` is its last
+    /// instruction: compare and branch at once on small integers; other
+    /// operands go through the runtime, whose truth value is tested.
+    fn compare_and_branch(&mut self, blk: BlockId, i: flowc_ir::InstId) {
+        let InstKind::Op { op: Operator::Known(op), args, .. } = self.f.insts[i].kind.clone() else {
+            unreachable!("fused_compare picks comparisons")
+        };
+        let Terminator::Branch { then_block, else_block, .. } = self.f.blocks[blk].term.clone() else {
+            unreachable!("fused_compare picks branches")
+        };
+        let (a, b) = (self.operand(&args[0]), self.operand(&args[1]));
+        let both = self.fast_operands(op, a, b);
+        let fast = self.b.create_block();
+        let slow = self.b.create_block();
+        self.b.ins().brif(both, fast, &[], slow, &[]);
+        let targs = self.edge_args(blk, then_block);
+        let eargs = self.edge_args(blk, else_block);
+        let (then_cb, else_cb) = (self.blocks[&then_block], self.blocks[&else_block]);
+        self.b.switch_to_block(fast);
+        let cc = match op {
+            Op::Lt => IntCC::SignedLessThan,
+            Op::Le => IntCC::SignedLessThanOrEqual,
+            Op::Gt => IntCC::SignedGreaterThan,
+            Op::Ge => IntCC::SignedGreaterThanOrEqual,
+            Op::Eq => IntCC::Equal,
+            _ => IntCC::NotEqual,
+        };
+        let c = self.b.ins().icmp(cc, a, b);
+        self.b.ins().brif(c, then_cb, &targs, else_cb, &eargs);
+        self.b.switch_to_block(slow);
+        let code = self.konst(op as i64);
+        let n = self.konst(2);
+        let r = self.call_rt("rt_op", &[code, n, a, b]);
+        self.check_stop(r);
+        let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, ZERO as i64);
+        self.b.ins().brif(truthy, then_cb, &targs, else_cb, &eargs);
+    }
+
+    /// Floored division or modulo of two small-integer words `a`, `b`;
+    /// division by zero and a quotient that does not fit a small integer
+    /// take `slow` (the runtime raises the error or makes a bignum).
+    fn floor_div_mod(&mut self, op: Op, a: ClValue, b: ClValue, slow: cranelift_codegen::ir::Block) -> ClValue {
+        let x = self.b.ins().sshr_imm_s(a, 1);
+        let y = self.b.ins().sshr_imm_s(b, 1);
+        let nonzero = self.b.create_block();
+        self.b.ins().brif(y, nonzero, &[], slow, &[]);
+        self.b.switch_to_block(nonzero);
+        // Non-negative operands below 2^32 (the common case) divide in 32
+        // bits, several times faster than a 64-bit division (as LLVM's
+        // "bypass slow division" does); no floor adjustment is needed.
+        let both = self.b.ins().bor(x, y);
+        let high = self.b.ins().ushr_imm_s(both, 32);
+        let narrow = self.b.create_block();
+        let wide = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.append_block_param(done, types::I64);
+        self.b.ins().brif(high, wide, &[], narrow, &[]);
+        self.b.switch_to_block(narrow);
+        let x32 = self.b.ins().ireduce(types::I32, x);
+        let y32 = self.b.ins().ireduce(types::I32, y);
+        let r32 = if op == Op::Mod { self.b.ins().urem(x32, y32) } else { self.b.ins().udiv(x32, y32) };
+        let r64 = self.b.ins().uextend(types::I64, r32);
+        self.b.ins().jump(done, &[BlockArg::Value(r64)]);
+        self.b.switch_to_block(wide);
+        // Both are 63-bit, so the machine division cannot overflow.
+        let r = self.b.ins().srem(x, y);
+        // Truncation rounds toward zero; floor differs when the remainder is
+        // not zero and the operands' signs differ.
+        let r_nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, 0);
+        let signs = self.b.ins().bxor(x, y);
+        let differ = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, signs, 0);
+        let adjust = self.b.ins().band(r_nonzero, differ);
+        let wide_result = if op == Op::Mod {
+            let ry = self.b.ins().iadd(r, y);
+            self.b.ins().select(adjust, ry, r)
+        } else {
+            let q = self.b.ins().sdiv(x, y);
+            let q1 = self.b.ins().iadd_imm_s(q, -1);
+            self.b.ins().select(adjust, q1, q)
+        };
+        self.b.ins().jump(done, &[BlockArg::Value(wide_result)]);
+        self.b.switch_to_block(done);
+        let result = self.b.block_params(done)[0];
+        let doubled = self.b.ins().ishl_imm_s(result, 1);
+        if op == Op::Div {
+            // Only -2^62 / -1 leaves the small integers.
+            let back = self.b.ins().sshr_imm_s(doubled, 1);
+            let fits = self.b.ins().icmp(IntCC::Equal, back, result);
+            let ok = self.b.create_block();
+            self.b.ins().brif(fits, ok, &[], slow, &[]);
+            self.b.switch_to_block(ok);
+        }
+        self.b.ins().bor_imm_s(doubled, 1)
     }
 
     /// The phi inputs `to` receives along the edge from `from`.
