@@ -94,6 +94,9 @@ pub struct Stats {
     pub record_time: Duration,
     /// Time spent converting, optimizing and compiling traces.
     pub compile_time: Duration,
+    /// Of that, time spent converting to IR and optimizing (the rest is
+    /// code generation).
+    pub optimize_time: Duration,
 }
 
 impl std::fmt::Display for Stats {
@@ -105,7 +108,12 @@ impl std::fmt::Display for Stats {
         writeln!(f, "guard failures:  {} ({} into bridges)", self.guard_failures, self.bridged)?;
         writeln!(f, "operations:      {} recorded, {} after optimization", self.recorded_ops, self.optimized_ops)?;
         writeln!(f, "record time:     {:.3} ms", self.record_time.as_secs_f64() * 1e3)?;
-        write!(f, "compile time:    {:.3} ms", self.compile_time.as_secs_f64() * 1e3)
+        write!(
+            f,
+            "compile time:    {:.3} ms ({:.3} ms optimizing)",
+            self.compile_time.as_secs_f64() * 1e3,
+            self.optimize_time.as_secs_f64() * 1e3
+        )
     }
 }
 
@@ -380,11 +388,13 @@ impl<'p> Jit<'p> {
         Ok(Ok(At::Exit(vec![main_frame(env)], end)))
     }
 
-    fn optimize(&self, function: &mut Function) {
+    fn optimize(&mut self, function: &mut Function) {
         if let Some(inspect) = self.options.inspect {
             inspect(function, "conversion");
         }
+        let started = Instant::now();
         opt::optimize(function, &self.hints, self.remove_allocations);
+        self.stats.optimize_time += started.elapsed();
         if let Some(inspect) = self.options.inspect {
             inspect(function, "optimization");
         }

@@ -81,6 +81,68 @@ fn record_bytes(r: &ResumeData) -> usize {
         + r.virtuals.iter().map(|v| 16 + 8 * v.fields.len()).sum::<usize>()
 }
 
+/// `guard_value p, c` in the loop, where `p` is a phi whose back-edge
+/// input is `c` itself: only the first iteration can fail it, so the guard
+/// moves to the preheader, on the phi's entry input, and `p` becomes `c`.
+/// Returns whether anything changed.
+fn settle_promoted_phis(f: &mut Function, body: BlockId) -> bool {
+    let pre = f.entry;
+    let mut subst = Substitution::new(f);
+    let mut gone: Vec<InstId> = Vec::new();
+    for i in f.blocks[body].insts.clone() {
+        let InstKind::Guard { kind: GuardKind::Value(Operand::Value(p), c), .. } = f.insts[i].kind.clone() else {
+            continue;
+        };
+        let ValueDef::Inst(phi) = f.values[p].def else { continue };
+        let InstKind::Phi(inputs) = &f.insts[phi].kind else { continue };
+        if gone.contains(&phi) {
+            continue;
+        }
+        let entry = inputs.iter().find(|(b, _)| *b == pre).map(|(_, o)| o.clone());
+        let back = inputs.iter().find(|(b, _)| *b == body).map(|(_, o)| o.clone());
+        let (Some(entry), Some(Operand::Const(k))) = (entry, back) else { continue };
+        if k != c {
+            continue;
+        }
+        let resume = entry_record(f);
+        let label = f.name;
+        let g = f.insts.alloc(InstData {
+            kind: InstKind::Guard { kind: GuardKind::Value(entry, c.clone()), resume, label },
+            result: None,
+        });
+        f.blocks[pre].insts.push(g);
+        subst.set(p, Operand::Const(c));
+        gone.push(phi);
+        gone.push(i);
+    }
+    if gone.is_empty() {
+        return false;
+    }
+    flowc_passes::edit::unlink_where(f, body, |_, i| gone.contains(&i));
+    subst.apply(f);
+    true
+}
+
+/// A resume record for leaving before the first iteration: the main frame
+/// with the trace's parameters, at its anchor (as if the trace had not been
+/// entered).
+fn entry_record(f: &mut Function) -> ResumeId {
+    let env = f
+        .params
+        .iter()
+        .map(|&p| {
+            let name = f.values[p].name.expect("trace parameters are named");
+            (name, ResumeValue::Operand(Operand::Value(p)))
+        })
+        .collect();
+    let frame = flowc_ir::ResumeFrame { function: None, env, call: None };
+    let record = ResumeData { frames: vec![frame], virtuals: Vec::new() };
+    if let Some((r, _)) = f.resumes.iter().find(|(_, d)| **d == record) {
+        return r;
+    }
+    f.resumes.alloc(record)
+}
+
 /// The loop block of a trace: the block that jumps to itself.
 fn loop_block(f: &Function) -> Option<BlockId> {
     f.layout.iter().copied().find(|&b| f.blocks[b].term == Terminator::Jump(b))
@@ -95,6 +157,15 @@ pub fn optimize(f: &mut Function, hints: &Module, remove_allocations: bool) {
             o.hoist_invariant_guards(body);
             o.run(body);
             o.finish(body);
+            // A promoted variable the loop sets to the value it promotes
+            // needs checking on entry only; then a second round folds what
+            // its constant value makes constant.
+            if settle_promoted_phis(f, body) {
+                let mut o = Opt::new(f, hints, remove_allocations);
+                o.hoist_invariant_guards(body);
+                o.run(body);
+                o.finish(body);
+            }
         }
         // A bridge: one block that ends by leaving the trace.
         None if f.layout.len() == 1 && f.blocks[f.entry].term.resume().is_some() => {
@@ -246,19 +317,7 @@ impl<'a> Opt<'a> {
             if !self.f.params.contains(&v) || self.holds(&kind, &o) {
                 continue;
             }
-            let resume = *record.get_or_insert_with(|| {
-                let env = self
-                    .f
-                    .params
-                    .iter()
-                    .map(|&p| {
-                        let name = self.f.values[p].name.expect("trace parameters are named");
-                        (name, ResumeValue::Operand(Operand::Value(p)))
-                    })
-                    .collect();
-                let frame = flowc_ir::ResumeFrame { function: None, env, call: None };
-                self.f.resumes.alloc(ResumeData { frames: vec![frame], virtuals: Vec::new() })
-            });
+            let resume = *record.get_or_insert_with(|| entry_record(self.f));
             let label = self.f.name;
             let (g, _) = self.make(InstKind::Guard { kind: kind.clone(), resume, label }, None);
             self.f.blocks[pre].insts.push(g);
