@@ -1,19 +1,14 @@
 //! Compiling a whole IR module in memory (`flowc run --engine native`) and
 //! running it.
 
-use std::collections::HashMap;
-
-use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData};
-use cranelift_codegen::settings::{self, Configurable};
-use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{FuncId, Linkage, Module as _};
 
 use flowc_ir::{Function, FunctionKind, Module};
 use flowc_lang::interp::{ErrorKind, Outcome, RuntimeError};
 use flowc_lang::{Symbol, Value};
 
-use crate::lower::{self, signature, Env, TraceExit};
+use crate::define::{self, isa};
+use crate::lower::{Constants, TraceExit};
 use crate::runtime::{self, Ctx};
 use crate::word::{self, Word};
 
@@ -43,81 +38,20 @@ impl Unit {
             builder.symbol(name, ptr);
         }
         let mut jit = JITModule::new(builder);
-        let mut rt: HashMap<&'static str, FuncId> = HashMap::new();
-        for (name, _) in runtime::symbols() {
-            let n = match name {
-                "rt_op" | "rt_missing_op" => 4,
-                "rt_set" => 3,
-                "rt_get" | "rt_is_class" => 2,
-                "rt_stack_overflow" => 0,
-                _ => 1,
-            };
-            let sig = signature(&jit, n);
-            let id = jit.declare_function(name, Linkage::Import, &sig).map_err(|e| e.to_string())?;
-            rt.insert(name, id);
-        }
-        let mut funcs: HashMap<Symbol, (FuncId, usize)> = HashMap::new();
-        let mut ids = Vec::new();
-        for (k, f) in functions.iter().enumerate() {
-            let sig = signature(&jit, f.params.len());
-            let name = format!("f{k}_{}", sanitize(f.name.as_str()));
-            let id = jit.declare_function(&name, Linkage::Local, &sig).map_err(|e| e.to_string())?;
-            if f.kind == FunctionKind::Function {
-                funcs.insert(f.name, (id, f.params.len()));
-            }
-            ids.push(id);
-        }
-        let (mut pool, mut traps, mut exits) = (Vec::new(), Vec::new(), Vec::new());
-        let mut ctx = jit.make_context();
-        let mut fbctx = FunctionBuilderContext::new();
-        for (k, f) in functions.iter().enumerate() {
-            // Only the entry's exits matter (traces are entries).
-            let mut unit_exits = Vec::new();
-            let exits_of = if k == entry { &mut exits } else { &mut unit_exits };
-            let mut env =
-                Env { jit: &mut jit, funcs: &funcs, runtime: &rt, pool: &mut pool, traps: &mut traps, exits: exits_of };
-            lower::lower(&mut env, f, &mut ctx, &mut fbctx);
-            let disasm = std::env::var_os("FLOWC_DISASM").is_some();
-            ctx.set_disasm(disasm);
-            jit.define_function(ids[k], &mut ctx).map_err(|e| format!("{e:?}"))?;
-            if let Some(text) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()).filter(|_| disasm) {
-                eprintln!("; {}\n{text}", f.name);
-            }
-            jit.clear_context(&mut ctx);
-        }
-        let target = functions[entry];
-        let mut sig = jit.make_signature();
-        sig.params.push(AbiParam::new(types::I64));
-        sig.params.push(AbiParam::new(types::I64));
-        sig.returns.push(AbiParam::new(types::I64));
-        let entry_id = jit.declare_function("flowc_entry", Linkage::Export, &sig).map_err(|e| e.to_string())?;
-        ctx.func.signature = sig;
-        {
-            let mut b = FunctionBuilder::new(&mut ctx.func, &mut fbctx);
-            let block = b.create_block();
-            b.append_block_params_for_function_params(block);
-            b.switch_to_block(block);
-            let (args, c) = (b.block_params(block)[0], b.block_params(block)[1]);
-            let mut values = Vec::new();
-            for k in 0..target.params.len() {
-                values.push(b.ins().load(types::I64, MemFlagsData::trusted(), args, (8 * k) as i32));
-            }
-            values.push(c);
-            let fref = jit.declare_func_in_func(ids[entry], b.func);
-            let call = b.ins().call(fref, &values);
-            let r = b.inst_results(call)[0];
-            b.ins().return_(&[r]);
-            b.seal_all_blocks();
-            b.finalize(jit.target_config());
-        }
-        jit.define_function(entry_id, &mut ctx).map_err(|e| format!("{e:?}"))?;
-        jit.clear_context(&mut ctx);
+        let mut pool = Vec::new();
+        let defined = define::define(&mut jit, functions, entry, Constants::Boxed(&mut pool))?;
         jit.finalize_definitions().map_err(|e| e.to_string())?;
-        let code = jit.get_finalized_function(entry_id);
-        let params =
-            target.params.iter().map(|&p| target.values[p].name.unwrap_or_else(|| Symbol::intern("?"))).collect();
+        let code = jit.get_finalized_function(defined.entry);
         let immutable = hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
-        Ok(Unit { _jit: jit, entry: code, params, _pool: pool, traps, immutable, exits })
+        Ok(Unit {
+            _jit: jit,
+            entry: code,
+            params: defined.params,
+            _pool: pool,
+            traps: defined.traps,
+            immutable,
+            exits: defined.exits,
+        })
     }
 
     fn context(&self, max_depth: usize) -> Ctx {
@@ -257,17 +191,3 @@ impl CompiledTrace {
     }
 }
 
-fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
-    let mut flags = settings::builder();
-    flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
-    // Cranelift's IR verifier runs in debug builds (and so in tests) only.
-    let verify = if cfg!(debug_assertions) { "true" } else { "false" };
-    flags.set("enable_verifier", verify).map_err(|e| e.to_string())?;
-    flags.set("is_pic", "false").map_err(|e| e.to_string())?;
-    let builder = cranelift_native::builder().map_err(|e| e.to_string())?;
-    builder.finish(settings::Flags::new(flags)).map_err(|e| e.to_string())
-}
-
-fn sanitize(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
-}

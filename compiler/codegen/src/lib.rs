@@ -1,16 +1,17 @@
 //! flowc-codegen: native code from the IR with Cranelift (DESIGN.md "Code
 //! generation"), for functions compiled ahead of time and (to come) traces.
 //!
-//! - [`word`]: the value representation (tagged 64-bit words);
-//! - [`runtime`]: what generated code calls: slow paths, objects, printing,
-//!   errors;
+//! - [`word`] and [`runtime`] (from the flowc-runtime crate, which built
+//!   executables link): the value representation (tagged 64-bit words) and
+//!   what generated code calls: slow paths, objects, printing, errors;
 //! - [`lower`]: IR to Cranelift IR;
 //! - [`jit`]: compiling a module in memory and running it.
 
+pub mod define;
 pub mod jit;
 pub mod lower;
-pub mod runtime;
-pub mod word;
+
+pub use flowc_runtime::{runtime, word};
 
 pub use jit::{CompiledTrace, Native, TraceEnd};
 

@@ -26,19 +26,30 @@ use crate::word::{self, Word, ONE, STOP, ZERO};
 
 /// What lowering needs from the module being built.
 pub struct Env<'a> {
-    pub jit: &'a mut cranelift_jit::JITModule,
+    /// The module functions are defined in: in memory (JIT) or an object file.
+    pub module: &'a mut dyn cranelift_module::Module,
     /// Declared functions of the IR module, by name.
     pub funcs: &'a HashMap<flowc_lang::Symbol, (FuncId, usize)>,
     /// Declared runtime functions, by name.
     pub runtime: &'a HashMap<&'static str, FuncId>,
-    /// Boxed constants (lists, big integers), kept alive by the caller;
-    /// boxed so their addresses are stable.
-    #[allow(clippy::vec_box)]
-    pub pool: &'a mut Vec<Box<Value>>,
+    /// Where constants that are not immediate words (lists, big integers)
+    /// live.
+    pub constants: Constants<'a>,
     /// Errors raised by `trap`, by index.
     pub traps: &'a mut Vec<flowc_lang::interp::ErrorKind>,
     /// The exits of a trace, by index: guard `k` returns `k + 1`.
     pub exits: &'a mut Vec<TraceExit>,
+}
+
+/// Constants that do not fit a word.
+pub enum Constants<'a> {
+    /// In memory: boxed values kept alive by the caller (boxed so their
+    /// addresses are stable); code holds their addresses.
+    #[allow(clippy::vec_box)]
+    Boxed(&'a mut Vec<Box<Value>>),
+    /// In an object file: constant `k` is word `k` of the data object
+    /// `table`, which the runtime fills when the executable starts.
+    Table { values: &'a mut Vec<Value>, table: cranelift_module::DataId },
 }
 
 /// How a compiled trace leaves at a guard: it stores `values` (the values
@@ -57,8 +68,8 @@ pub struct TraceExit {
 }
 
 /// The signature of a generated function with `n` parameters.
-pub fn signature(jit: &cranelift_jit::JITModule, n: usize) -> Signature {
-    let mut sig = jit.make_signature();
+pub fn signature(module: &dyn cranelift_module::Module, n: usize) -> Signature {
+    let mut sig = module.make_signature();
     for _ in 0..=n {
         sig.params.push(AbiParam::new(types::I64));
     }
@@ -81,7 +92,7 @@ struct Lowerer<'a, 'b> {
 
 /// Lowers IR function `f` into `ctx.func`.
 pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, fbctx: &mut FunctionBuilderContext) {
-    ctx.func.signature = signature(env.jit, f.params.len());
+    ctx.func.signature = signature(&*env.module, f.params.len());
     let mut b = FunctionBuilder::new(&mut ctx.func, fbctx);
     let mut blocks = HashMap::new();
     // Reverse postorder: a block's dominators, which define what its
@@ -115,7 +126,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         l.block(blk);
     }
     l.b.seal_all_blocks();
-    let config = l.env.jit.target_config();
+    let config = l.env.module.target_config();
     l.b.finalize(config);
 }
 
@@ -161,7 +172,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return *r;
         }
         let id = self.env.runtime[name];
-        let r = self.env.jit.declare_func_in_func(id, self.b.func);
+        let r = self.env.module.declare_func_in_func(id, self.b.func);
         self.refs.insert(name.to_owned(), r);
         r
     }
@@ -189,16 +200,30 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         match o {
             Operand::Value(v) => self.values[v],
             Operand::Const(c) => {
-                let w = match word::immediate(c) {
-                    Some(w) => w,
-                    None => {
+                if let Some(w) = word::immediate(c) {
+                    return self.konst(w as i64);
+                }
+                match &mut self.env.constants {
+                    Constants::Boxed(pool) => {
                         let boxed = Box::new(c.clone());
                         let w = &*boxed as *const Value as Word;
-                        self.env.pool.push(boxed);
-                        w
+                        pool.push(boxed);
+                        self.konst(w as i64)
                     }
-                };
-                self.konst(w as i64)
+                    Constants::Table { values, table } => {
+                        let k = match values.iter().position(|v| v == c) {
+                            Some(k) => k,
+                            None => {
+                                values.push(c.clone());
+                                values.len() - 1
+                            }
+                        };
+                        let table = *table;
+                        let gv = self.env.module.declare_data_in_func(table, self.b.func);
+                        let base = self.b.ins().symbol_value(types::I64, gv);
+                        self.b.ins().load(types::I64, MemFlagsData::trusted(), base, (8 * k) as i32)
+                    }
+                }
             }
         }
     }
@@ -246,13 +271,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     vs.push(n);
                 }
                 let name = self.konst(name);
-                let r = self.call_rt("rt_missing_op", &[name, n, vs[0], vs[1]]);
+                let r = self.call_rt("flowc_rt_missing_op", &[name, n, vs[0], vs[1]]);
                 self.check_stop(r);
                 self.define(i, r);
             }
             InstKind::CheckBound(o) => {
                 let v = self.operand(&o);
-                let r = self.call_rt("rt_check_bound", &[v]);
+                let r = self.call_rt("flowc_rt_check_bound", &[v]);
                 self.check_stop(r);
                 self.define(i, r);
             }
@@ -262,13 +287,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             InstKind::New(class) => {
                 let c = self.konst(class.index() as i64);
-                let r = self.call_rt("rt_new", &[c]);
+                let r = self.call_rt("flowc_rt_new", &[c]);
                 self.define(i, r);
             }
             InstKind::Get { obj, field } => {
                 let o = self.operand(&obj);
                 let fld = self.konst(field.index() as i64);
-                let r = self.call_rt("rt_get", &[o, fld]);
+                let r = self.call_rt("flowc_rt_get", &[o, fld]);
                 self.check_stop(r);
                 self.define(i, r);
             }
@@ -276,7 +301,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let o = self.operand(&obj);
                 let fld = self.konst(field.index() as i64);
                 let v = self.operand(&value);
-                let r = self.call_rt("rt_set", &[o, fld, v]);
+                let r = self.call_rt("flowc_rt_set", &[o, fld, v]);
                 self.check_stop(r);
             }
             InstKind::Call { func, args } => {
@@ -297,7 +322,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let go = self.b.create_block();
         self.b.ins().brif(unbound, fail, &[], go, &[]);
         self.b.switch_to_block(fail);
-        self.call_rt("rt_check_bound", &[v]);
+        self.call_rt("flowc_rt_check_bound", &[v]);
         self.b.ins().jump(self.stop, &[]);
         self.b.switch_to_block(go);
     }
@@ -322,14 +347,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     let c = self.operand(&Operand::Const(c.clone()));
                     let code = self.konst(Op::Eq as i64);
                     let n = self.konst(2);
-                    let r = self.call_rt("rt_op", &[code, n, o, c]);
+                    let r = self.call_rt("flowc_rt_op", &[code, n, o, c]);
                     self.check_stop(r);
                     self.b.ins().icmp_imm_s(IntCC::Equal, r, ONE as i64)
                 }
             },
             GuardKind::Class(_, class) | GuardKind::NotClass(_, class) => {
                 let c = self.konst(class.index() as i64);
-                let r = self.call_rt("rt_is_class", &[o, c]);
+                let r = self.call_rt("flowc_rt_is_class", &[o, c]);
                 self.check_stop(r);
                 let want = if matches!(kind, GuardKind::Class(..)) { ONE } else { ZERO };
                 self.b.ins().icmp_imm_s(IntCC::Equal, r, want as i64)
@@ -388,12 +413,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let go = self.b.create_block();
         self.b.ins().brif(over, overflow, &[], go, &[]);
         self.b.switch_to_block(overflow);
-        self.call_rt("rt_stack_overflow", &[]);
+        self.call_rt("flowc_rt_stack_overflow", &[]);
         self.b.ins().jump(self.stop, &[]);
         self.b.switch_to_block(go);
         self.b.ins().store(flags, next, self.ctx, 0);
         let (id, _) = self.env.funcs[&func];
-        let fref = self.env.jit.declare_func_in_func(id, self.b.func);
+        let fref = self.env.module.declare_func_in_func(id, self.b.func);
         let mut all = args.to_vec();
         all.push(self.ctx);
         let call = self.b.ins().call(fref, &all);
@@ -466,7 +491,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let code = self.konst(op as i64);
         let n = self.konst(args.len() as i64);
         let b = if args.len() > 1 { args[1] } else { n };
-        let r = self.call_rt("rt_op", &[code, n, args[0], b]);
+        let r = self.call_rt("flowc_rt_op", &[code, n, args[0], b]);
         let ok = self.b.create_block();
         self.b.ins().brif(r, ok, &[], self.stop, &[]);
         self.b.switch_to_block(ok);
@@ -528,7 +553,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.b.switch_to_block(slow);
         let code = self.konst(op as i64);
         let n = self.konst(2);
-        let r = self.call_rt("rt_op", &[code, n, a, b]);
+        let r = self.call_rt("flowc_rt_op", &[code, n, a, b]);
         self.check_stop(r);
         let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, ZERO as i64);
         self.b.ins().brif(truthy, then_cb, &targs, else_cb, &eargs);
@@ -622,7 +647,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let test = self.b.create_block();
                 self.b.ins().brif(unbound, fail, &[], test, &[]);
                 self.b.switch_to_block(fail);
-                self.call_rt("rt_check_bound", &[c]);
+                self.call_rt("flowc_rt_check_bound", &[c]);
                 self.b.ins().jump(self.stop, &[]);
                 self.b.switch_to_block(test);
                 let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, c, ZERO as i64);
@@ -633,7 +658,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Terminator::IfClass { obj, class, then_block, else_block } => {
                 let o = self.operand(&obj);
                 let c = self.konst(class.index() as i64);
-                let r = self.call_rt("rt_is_class", &[o, c]);
+                let r = self.call_rt("flowc_rt_is_class", &[o, c]);
                 self.check_stop(r);
                 let is = self.b.ins().icmp_imm_s(IntCC::Equal, r, ONE as i64);
                 let targs = self.edge_args(blk, then_block);
@@ -642,7 +667,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             Terminator::Print(o) => {
                 let v = self.operand(&o);
-                self.call_rt("rt_print", &[v]);
+                self.call_rt("flowc_rt_print", &[v]);
                 self.b.ins().jump(self.stop, &[]);
             }
             Terminator::Return(o) => {
@@ -654,7 +679,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let index = self.env.traps.len() as i64;
                 self.env.traps.push(t.error_kind());
                 let k = self.konst(index);
-                self.call_rt("rt_trap", &[k]);
+                self.call_rt("flowc_rt_trap", &[k]);
                 self.b.ins().jump(self.stop, &[]);
             }
         }

@@ -133,7 +133,8 @@ macro_rules! ctx {
 ///
 /// # Safety
 /// `ctx` must be the context pointer of a running `Native::run`.
-pub unsafe extern "C" fn rt_op(ctx: *mut Ctx, op: u64, nargs: u64, a: Word, b: Word) -> Word {
+#[no_mangle]
+pub unsafe extern "C" fn flowc_rt_op(ctx: *mut Ctx, op: u64, nargs: u64, a: Word, b: Word) -> Word {
     let ctx = ctx!(ctx);
     let op = Op::ALL[op as usize];
     let x = match ctx.read(a) {
@@ -160,7 +161,8 @@ pub unsafe extern "C" fn rt_op(ctx: *mut Ctx, op: u64, nargs: u64, a: Word, b: W
 ///
 /// # Safety
 /// `ctx` must be the context pointer of a running `Native::run`.
-pub unsafe extern "C" fn rt_missing_op(ctx: *mut Ctx, name: u64, nargs: u64, a: Word, b: Word) -> Word {
+#[no_mangle]
+pub unsafe extern "C" fn flowc_rt_missing_op(ctx: *mut Ctx, name: u64, nargs: u64, a: Word, b: Word) -> Word {
     let ctx = ctx!(ctx);
     for w in [a, b].into_iter().take(nargs as usize) {
         if let Err(stop) = ctx.read(w) {
@@ -174,7 +176,8 @@ pub unsafe extern "C" fn rt_missing_op(ctx: *mut Ctx, name: u64, nargs: u64, a: 
 ///
 /// # Safety
 /// `ctx` must be the context pointer of a running `Native::run`.
-pub unsafe extern "C" fn rt_check_bound(ctx: *mut Ctx, a: Word) -> Word {
+#[no_mangle]
+pub unsafe extern "C" fn flowc_rt_check_bound(ctx: *mut Ctx, a: Word) -> Word {
     let ctx = ctx!(ctx);
     match ctx.read(a) {
         Ok(_) => a,
@@ -186,7 +189,8 @@ pub unsafe extern "C" fn rt_check_bound(ctx: *mut Ctx, a: Word) -> Word {
 ///
 /// # Safety
 /// `ctx` must be the context pointer of a running `Native::run`.
-pub unsafe extern "C" fn rt_truth(ctx: *mut Ctx, a: Word) -> Word {
+#[no_mangle]
+pub unsafe extern "C" fn flowc_rt_truth(ctx: *mut Ctx, a: Word) -> Word {
     let ctx = ctx!(ctx);
     match ctx.read(a) {
         Ok(v) => {
@@ -203,7 +207,8 @@ pub unsafe extern "C" fn rt_truth(ctx: *mut Ctx, a: Word) -> Word {
 ///
 /// # Safety
 /// `ctx` must be the context pointer of a running `Native::run`.
-pub unsafe extern "C" fn rt_new(ctx: *mut Ctx, class: u64) -> Word {
+#[no_mangle]
+pub unsafe extern "C" fn flowc_rt_new(ctx: *mut Ctx, class: u64) -> Word {
     let ctx = ctx!(ctx);
     ctx.allocations += 1;
     let obj = Object::new(ctx.allocations, Symbol::from_index(class as u32));
@@ -213,7 +218,8 @@ pub unsafe extern "C" fn rt_new(ctx: *mut Ctx, class: u64) -> Word {
 ///
 /// # Safety
 /// `ctx` must be the context pointer of a running `Native::run`.
-pub unsafe extern "C" fn rt_get(ctx: *mut Ctx, obj: Word, field: u64) -> Word {
+#[no_mangle]
+pub unsafe extern "C" fn flowc_rt_get(ctx: *mut Ctx, obj: Word, field: u64) -> Word {
     let ctx = ctx!(ctx);
     let field = Symbol::from_index(field as u32);
     let o = match ctx.read(obj) {
@@ -233,7 +239,8 @@ pub unsafe extern "C" fn rt_get(ctx: *mut Ctx, obj: Word, field: u64) -> Word {
 ///
 /// # Safety
 /// `ctx` must be the context pointer of a running `Native::run`.
-pub unsafe extern "C" fn rt_set(ctx: *mut Ctx, obj: Word, field: u64, value: Word) -> Word {
+#[no_mangle]
+pub unsafe extern "C" fn flowc_rt_set(ctx: *mut Ctx, obj: Word, field: u64, value: Word) -> Word {
     let ctx = ctx!(ctx);
     let field = Symbol::from_index(field as u32);
     let o = match ctx.read(obj) {
@@ -259,7 +266,8 @@ pub unsafe extern "C" fn rt_set(ctx: *mut Ctx, obj: Word, field: u64, value: Wor
 ///
 /// # Safety
 /// `ctx` must be the context pointer of a running `Native::run`.
-pub unsafe extern "C" fn rt_is_class(ctx: *mut Ctx, obj: Word, class: u64) -> Word {
+#[no_mangle]
+pub unsafe extern "C" fn flowc_rt_is_class(ctx: *mut Ctx, obj: Word, class: u64) -> Word {
     let ctx = ctx!(ctx);
     let class = Symbol::from_index(class as u32);
     match ctx.read(obj) {
@@ -273,7 +281,8 @@ pub unsafe extern "C" fn rt_is_class(ctx: *mut Ctx, obj: Word, class: u64) -> Wo
 ///
 /// # Safety
 /// `ctx` must be the context pointer of a running `Native::run`.
-pub unsafe extern "C" fn rt_print(ctx: *mut Ctx, a: Word) -> Word {
+#[no_mangle]
+pub unsafe extern "C" fn flowc_rt_print(ctx: *mut Ctx, a: Word) -> Word {
     let ctx = ctx!(ctx);
     if let Ok(v) = ctx.read(a) {
         ctx.output = Some(v);
@@ -285,7 +294,8 @@ pub unsafe extern "C" fn rt_print(ctx: *mut Ctx, a: Word) -> Word {
 ///
 /// # Safety
 /// `ctx` must be the context pointer of a running `Native::run`.
-pub unsafe extern "C" fn rt_trap(ctx: *mut Ctx, index: u64) -> Word {
+#[no_mangle]
+pub unsafe extern "C" fn flowc_rt_trap(ctx: *mut Ctx, index: u64) -> Word {
     let ctx = ctx!(ctx);
     let e = ctx.traps[index as usize].clone();
     ctx.fail(e)
@@ -295,7 +305,8 @@ pub unsafe extern "C" fn rt_trap(ctx: *mut Ctx, index: u64) -> Word {
 ///
 /// # Safety
 /// `ctx` must be the context pointer of a running `Native::run`.
-pub unsafe extern "C" fn rt_stack_overflow(ctx: *mut Ctx) -> Word {
+#[no_mangle]
+pub unsafe extern "C" fn flowc_rt_stack_overflow(ctx: *mut Ctx) -> Word {
     let ctx = ctx!(ctx);
     let depth = ctx.max_depth as usize;
     ctx.fail(ErrorKind::StackOverflow { depth })
@@ -304,16 +315,16 @@ pub unsafe extern "C" fn rt_stack_overflow(ctx: *mut Ctx) -> Word {
 /// The runtime's symbols, for the JIT's symbol table.
 pub fn symbols() -> Vec<(&'static str, *const u8)> {
     vec![
-        ("rt_op", rt_op as *const u8),
-        ("rt_missing_op", rt_missing_op as *const u8),
-        ("rt_check_bound", rt_check_bound as *const u8),
-        ("rt_truth", rt_truth as *const u8),
-        ("rt_new", rt_new as *const u8),
-        ("rt_get", rt_get as *const u8),
-        ("rt_set", rt_set as *const u8),
-        ("rt_is_class", rt_is_class as *const u8),
-        ("rt_print", rt_print as *const u8),
-        ("rt_trap", rt_trap as *const u8),
-        ("rt_stack_overflow", rt_stack_overflow as *const u8),
+        ("flowc_rt_op", flowc_rt_op as *const u8),
+        ("flowc_rt_missing_op", flowc_rt_missing_op as *const u8),
+        ("flowc_rt_check_bound", flowc_rt_check_bound as *const u8),
+        ("flowc_rt_truth", flowc_rt_truth as *const u8),
+        ("flowc_rt_new", flowc_rt_new as *const u8),
+        ("flowc_rt_get", flowc_rt_get as *const u8),
+        ("flowc_rt_set", flowc_rt_set as *const u8),
+        ("flowc_rt_is_class", flowc_rt_is_class as *const u8),
+        ("flowc_rt_print", flowc_rt_print as *const u8),
+        ("flowc_rt_trap", flowc_rt_trap as *const u8),
+        ("flowc_rt_stack_overflow", flowc_rt_stack_overflow as *const u8),
     ]
 }

@@ -1,0 +1,142 @@
+//! Declaring and defining a set of IR functions in a Cranelift module —
+//! in memory for the JIT ([`crate::jit`]) or in an object file for built
+//! executables ([`crate::object`]) — with the runtime's functions as
+//! imports and an entry wrapper `flowc_entry(args, ctx)` that loads the
+//! entry function's arguments from an array and calls it.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_module::{FuncId, Linkage, Module};
+
+use flowc_ir::{Function, FunctionKind};
+use flowc_lang::interp::ErrorKind;
+use flowc_lang::Symbol;
+
+use crate::lower::{self, signature, Constants, Env, TraceExit};
+use crate::runtime;
+
+/// What [`define`] produced.
+pub struct Defined {
+    /// The entry wrapper.
+    pub entry: FuncId,
+    /// The entry function's parameters, in order.
+    pub params: Vec<Symbol>,
+    /// Errors raised by `trap`, by index.
+    pub traps: Vec<ErrorKind>,
+    /// The entry's exits (traces only).
+    pub exits: Vec<TraceExit>,
+}
+
+/// The number of word arguments of each runtime function (besides the
+/// context).
+fn runtime_arity(name: &str) -> usize {
+    match name {
+        "flowc_rt_op" | "flowc_rt_missing_op" => 4,
+        "flowc_rt_set" => 3,
+        "flowc_rt_get" | "flowc_rt_is_class" => 2,
+        "flowc_rt_stack_overflow" => 0,
+        _ => 1,
+    }
+}
+
+/// Defines `functions` (calls go to functions by name) and the entry
+/// wrapper around `functions[entry]` in `module`.
+pub fn define(
+    module: &mut dyn Module,
+    functions: &[&Function],
+    entry: usize,
+    mut constants: Constants,
+) -> Result<Defined, String> {
+    let mut rt: HashMap<&'static str, FuncId> = HashMap::new();
+    for (name, _) in runtime::symbols() {
+        let sig = signature(&*module, runtime_arity(name));
+        let id = module.declare_function(name, Linkage::Import, &sig).map_err(|e| e.to_string())?;
+        rt.insert(name, id);
+    }
+    let mut funcs: HashMap<Symbol, (FuncId, usize)> = HashMap::new();
+    let mut ids = Vec::new();
+    for (k, f) in functions.iter().enumerate() {
+        let sig = signature(&*module, f.params.len());
+        let name = format!("f{k}_{}", sanitize(f.name.as_str()));
+        let id = module.declare_function(&name, Linkage::Local, &sig).map_err(|e| e.to_string())?;
+        if f.kind == FunctionKind::Function {
+            funcs.insert(f.name, (id, f.params.len()));
+        }
+        ids.push(id);
+    }
+    let (mut traps, mut exits) = (Vec::new(), Vec::new());
+    let mut ctx = module.make_context();
+    let mut fbctx = FunctionBuilderContext::new();
+    let disasm = std::env::var_os("FLOWC_DISASM").is_some();
+    for (k, f) in functions.iter().enumerate() {
+        // Only the entry's exits matter (traces are entries).
+        let mut unit_exits = Vec::new();
+        let exits_of = if k == entry { &mut exits } else { &mut unit_exits };
+        let constants = match &mut constants {
+            Constants::Boxed(pool) => Constants::Boxed(pool),
+            Constants::Table { values, table } => Constants::Table { values, table: *table },
+        };
+        let mut env = Env { module: &mut *module, funcs: &funcs, runtime: &rt, constants, traps: &mut traps, exits: exits_of };
+        lower::lower(&mut env, f, &mut ctx, &mut fbctx);
+        ctx.set_disasm(disasm);
+        module.define_function(ids[k], &mut ctx).map_err(|e| format!("{e:?}"))?;
+        if let Some(text) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()).filter(|_| disasm) {
+            eprintln!("; {}\n{text}", f.name);
+        }
+        module.clear_context(&mut ctx);
+    }
+    let target = functions[entry];
+    let mut sig = module.make_signature();
+    sig.params.push(AbiParam::new(types::I64));
+    sig.params.push(AbiParam::new(types::I64));
+    sig.returns.push(AbiParam::new(types::I64));
+    let entry_id = module.declare_function("flowc_entry", Linkage::Export, &sig).map_err(|e| e.to_string())?;
+    ctx.func.signature = sig;
+    {
+        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fbctx);
+        let block = b.create_block();
+        b.append_block_params_for_function_params(block);
+        b.switch_to_block(block);
+        let (args, c) = (b.block_params(block)[0], b.block_params(block)[1]);
+        let mut values = Vec::new();
+        for k in 0..target.params.len() {
+            values.push(b.ins().load(types::I64, MemFlagsData::trusted(), args, (8 * k) as i32));
+        }
+        values.push(c);
+        let fref = module.declare_func_in_func(ids[entry], b.func);
+        let call = b.ins().call(fref, &values);
+        let r = b.inst_results(call)[0];
+        b.ins().return_(&[r]);
+        b.seal_all_blocks();
+        b.finalize(module.target_config());
+    }
+    module.define_function(entry_id, &mut ctx).map_err(|e| format!("{e:?}"))?;
+    module.clear_context(&mut ctx);
+    let params =
+        target.params.iter().map(|&p| target.values[p].name.unwrap_or_else(|| Symbol::intern("?"))).collect();
+    Ok(Defined { entry: entry_id, params, traps, exits })
+}
+
+/// The host machine's instruction set, optimizing for speed.
+pub fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
+    isa_with(false)
+}
+
+/// [`isa`], position-independent when `pic` (object files).
+pub fn isa_with(pic: bool) -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
+    let mut flags = settings::builder();
+    flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
+    flags.set("is_pic", if pic { "true" } else { "false" }).map_err(|e| e.to_string())?;
+    // Cranelift's IR verifier runs in debug builds (and so in tests) only.
+    let verify = if cfg!(debug_assertions) { "true" } else { "false" };
+    flags.set("enable_verifier", verify).map_err(|e| e.to_string())?;
+    let builder = cranelift_native::builder().map_err(|e| e.to_string())?;
+    builder.finish(settings::Flags::new(flags)).map_err(|e| e.to_string())
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
+}

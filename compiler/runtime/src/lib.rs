@@ -1,0 +1,10 @@
+//! flowc-runtime: what generated code runs on, in the JIT and in built
+//! executables alike.
+//!
+//! - [`word`]: the value representation (tagged 64-bit words);
+//! - [`runtime`]: the context of a run and the functions generated code
+//!   calls (`flowc_rt_*`): slow paths of operations, objects, printing,
+//!   errors.
+
+pub mod runtime;
+pub mod word;
