@@ -79,7 +79,8 @@ pub fn define(
             Constants::Boxed(pool) => Constants::Boxed(pool),
             Constants::Table { values, table } => Constants::Table { values, table: *table },
         };
-        let mut env = Env { module: &mut *module, funcs: &funcs, runtime: &rt, constants, traps: &mut traps, exits: exits_of };
+        let mut env =
+            Env { module: &mut *module, funcs: &funcs, runtime: &rt, constants, traps: &mut traps, exits: exits_of };
         lower::lower(&mut env, f, &mut ctx, &mut fbctx);
         ctx.set_disasm(disasm);
         module.define_function(ids[k], &mut ctx).map_err(|e| format!("{e:?}"))?;
@@ -115,8 +116,7 @@ pub fn define(
     }
     module.define_function(entry_id, &mut ctx).map_err(|e| format!("{e:?}"))?;
     module.clear_context(&mut ctx);
-    let params =
-        target.params.iter().map(|&p| target.values[p].name.unwrap_or_else(|| Symbol::intern("?"))).collect();
+    let params = target.params.iter().map(|&p| target.values[p].name.unwrap_or_else(|| Symbol::intern("?"))).collect();
     Ok(Defined { entry: entry_id, params, traps, exits })
 }
 

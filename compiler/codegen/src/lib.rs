@@ -5,11 +5,14 @@
 //!   executables link): the value representation (tagged 64-bit words) and
 //!   what generated code calls: slow paths, objects, printing, errors;
 //! - [`lower`]: IR to Cranelift IR;
-//! - [`jit`]: compiling a module in memory and running it.
+//! - [`define`]: declaring and defining functions in a Cranelift module;
+//! - [`jit`]: compiling a module in memory and running it;
+//! - [`object`]: object files for executables (`flowc build`).
 
 pub mod define;
 pub mod jit;
 pub mod lower;
+pub mod object;
 
 pub use flowc_runtime::{runtime, word};
 

@@ -39,6 +39,8 @@ enum Command {
     /// Run on every engine, fail if any result differs, show the AOT hot
     /// loop and the JIT trace.
     Compare(cmd::compare::Args),
+    /// Compile ahead of time to a native executable.
+    Build(cmd::build::Args),
 }
 
 /// A failed command: the message for stderr and the exit status.
@@ -86,5 +88,6 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Pe(args) => cmd::pe::main(args),
         Command::Trace(args) => cmd::trace::main(args),
         Command::Compare(args) => cmd::compare::main(args),
+        Command::Build(args) => cmd::build::main(args),
     }
 }

@@ -55,6 +55,11 @@ impl Symbol {
     /// The symbol with raw index `i`, which must come from
     /// [`Symbol::index`] in this process (generated code stores symbols as
     /// indices). Panics otherwise: that would be a compiler bug.
+    /// How many symbols have been interned (they are numbered from 0).
+    pub fn count() -> u32 {
+        interner().read().expect("interner poisoned").names.len() as u32
+    }
+
     pub fn from_index(i: u32) -> Symbol {
         let len = interner().read().expect("interner poisoned").names.len() as u32;
         assert!(i < len, "symbol index {i} was never handed out");

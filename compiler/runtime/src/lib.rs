@@ -4,7 +4,9 @@
 //! - [`word`]: the value representation (tagged 64-bit words);
 //! - [`runtime`]: the context of a run and the functions generated code
 //!   calls (`flowc_rt_*`): slow paths of operations, objects, printing,
-//!   errors.
+//!   errors;
+//! - [`start`]: the `main` of executables built by `flowc build`.
 
 pub mod runtime;
+pub mod start;
 pub mod word;

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod build;
 pub mod compare;
 pub mod fmt;
 pub mod ir;

@@ -1,0 +1,80 @@
+//! `flowc build`: executables of the series' examples print what
+//! `flowc run` prints, with the entry's environment or `--env`; errors
+//! leave with status 1 and the language's message.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use flowc_tests::corpus::workspace_root;
+
+fn flowc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flowc")).args(args).current_dir(workspace_root()).output().expect("flowc runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Builds `file` into a fresh directory; returns the executable.
+fn build(file: &str, extra: &[&str]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("flowc-build-{}-{}", std::process::id(), file.replace('/', "_")));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("program");
+    let mut args = vec!["build", file, "-o", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let o = flowc(&args);
+    assert!(o.status.success(), "flowc build {file}: {}", text(&o.stderr));
+    out
+}
+
+fn run(exe: &PathBuf, args: &[&str]) -> Output {
+    Command::new(exe).args(args).output().expect("the executable runs")
+}
+
+#[test]
+fn built_examples_print_what_the_interpreter_prints() {
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        ("examples/power.pl", &[], &[]),
+        ("examples/power.pl", &[], &["--env", "[x/10,y/20]"]),
+        ("examples/promotion.pl", &["--entry", "b", "--env", "[i/100,x/5]"], &[]),
+        ("examples/bytecode.pl", &[], &[]),
+        ("examples/bytecode_traced.pl", &[], &[]),
+        ("examples/fib.fg", &[], &[]),
+        ("examples/gcd.fg", &[], &["--env", "[n/1000]"]),
+        ("examples/points.pl", &[], &[]),
+        ("examples/linked_list.fg", &[], &[]),
+        ("examples/interp_loop.fg", &[], &[]),
+    ];
+    for (file, build_args, run_args) in cases {
+        let exe = build(file, build_args);
+        let got = run(&exe, run_args);
+        assert!(got.status.success(), "{file}: {}", text(&got.stderr));
+        let mut reference = vec!["run", file];
+        reference.extend_from_slice(build_args);
+        reference.extend_from_slice(run_args);
+        let expected = flowc(&reference);
+        assert_eq!(text(&got.stdout), text(&expected.stdout), "{file} {run_args:?}");
+    }
+    let power = build("examples/power.pl", &[]);
+    assert_eq!(text(&run(&power, &["--env", "[x/10,y/20]"]).stdout), "100000000000000000000\n");
+}
+
+#[test]
+fn built_programs_report_errors() {
+    let exe = build("tests/corpus/errors/type_error.fg", &[]);
+    let o = run(&exe, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        text(&o.stderr),
+        "program: runtime error: type error: `add` needs integers, got atom apple [type_error(add, integers)]\n"
+    );
+    let o = run(&exe, &["--bogus"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).starts_with("program: unexpected arguments: --bogus\nusage: program"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = run(&exe, &["--env", "[x/"]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -1,0 +1,208 @@
+//! The entry of executables built by `flowc build`.
+//!
+//! The object file the code generator writes holds the compiled functions,
+//! a `main` that calls [`flowc_rt_main`], and a [`Program`] describing
+//! everything the code needs at run time that cannot be a machine
+//! constant: the symbol table (atoms, classes and fields are symbol
+//! numbers in the code, so the executable must number its symbols as the
+//! compiler did), the constants that are not immediate words (written as
+//! an environment list, filled into a table the code reads), the errors
+//! `trap` raises, the immutable fields, the entry's parameters and the
+//! program's default environment.
+//!
+//! Usage of a built executable: `OUT [--env ENV]`; it prints what the
+//! program prints, or the runtime error (exit status 1).
+
+use std::ffi::{c_char, CStr};
+
+use flowc_lang::interp::{ErrorKind, RuntimeError};
+use flowc_lang::syntax::prolog::parse_env;
+use flowc_lang::{Symbol, Value};
+
+use crate::runtime::Ctx;
+use crate::word::{self, Word};
+
+/// The description of a built program (see the module docs); the code
+/// generator writes it with this layout.
+#[repr(C)]
+pub struct Program {
+    /// `flowc_entry(args, ctx)`: loads the parameters from `args`, runs.
+    pub entry: extern "C" fn(*const Word, *mut Ctx) -> Word,
+    /// The constant table the code reads, `pool_len` words.
+    pub pool: *mut Word,
+    pub pool_len: u64,
+    /// The constants as an environment list `[k/V, …]`, NUL-terminated.
+    pub constants: *const c_char,
+    /// `symbol_count` NUL-terminated names, in symbol-number order.
+    pub symbols: *const c_char,
+    pub symbol_count: u64,
+    /// The entry's parameters, as symbol numbers.
+    pub params: *const u64,
+    pub param_count: u64,
+    /// `trap_count` errors, four words each ([`encode_trap`]).
+    pub traps: *const u64,
+    pub trap_count: u64,
+    /// `immutable_count` (class, field) pairs of symbol numbers.
+    pub immutable: *const u64,
+    pub immutable_count: u64,
+    /// The default environment list, NUL-terminated.
+    pub default_env: *const c_char,
+    /// The maximum call depth.
+    pub max_depth: u64,
+}
+
+/// The four words that describe an error `trap` raises, if it is one a
+/// trap can raise.
+pub fn encode_trap(e: &ErrorKind) -> Option<[u64; 4]> {
+    let s = |x: &Symbol| x.index() as u64;
+    Some(match e {
+        ErrorKind::User(r) => [0, s(r), 0, 0],
+        ErrorKind::UnknownLabel(l) => [1, s(l), 0, 0],
+        ErrorKind::UnknownFunction(f) => [2, s(f), 0, 0],
+        ErrorKind::ArgumentCount { func, expected, got } => [3, s(func), *expected as u64, *got as u64],
+        ErrorKind::ReturnOutsideFunction => [4, 0, 0, 0],
+        _ => return None,
+    })
+}
+
+fn decode_trap(w: [u64; 4]) -> ErrorKind {
+    let s = |x: u64| Symbol::from_index(x as u32);
+    match w[0] {
+        0 => ErrorKind::User(s(w[1])),
+        1 => ErrorKind::UnknownLabel(s(w[1])),
+        2 => ErrorKind::UnknownFunction(s(w[1])),
+        3 => ErrorKind::ArgumentCount { func: s(w[1]), expected: w[2] as usize, got: w[3] as usize },
+        _ => ErrorKind::ReturnOutsideFunction,
+    }
+}
+
+/// The `main` of a built executable.
+///
+/// # Safety
+/// `argv` must hold `argc` C strings and `program` must point at the
+/// [`Program`] the code generator wrote into the same executable.
+#[no_mangle]
+pub unsafe extern "C" fn flowc_rt_main(argc: i32, argv: *const *const c_char, program: *const Program) -> i32 {
+    // SAFETY: the caller passes the C runtime's arguments.
+    let args: Vec<String> = (0..argc.max(0) as usize)
+        .map(|k| unsafe { CStr::from_ptr(*argv.add(k)) }.to_string_lossy().into_owned())
+        .collect();
+    // SAFETY: the caller passes the program description of this executable.
+    let program = unsafe { &*program };
+    let name = args.first().map(|a| a.rsplit('/').next().unwrap_or(a).to_owned()).unwrap_or_default();
+    // The code lives as long as the process; running it on a thread with a
+    // big stack allows the language's deepest recursion.
+    let address = program as *const Program as usize;
+    let run = std::thread::Builder::new().stack_size(1 << 30).spawn(move || {
+        // SAFETY: `address` is the program description, which is static.
+        let program = unsafe { &*(address as *const Program) };
+        match start(program, &args[1.min(args.len())..]) {
+            Ok(value) => {
+                println!("{}", value.to_print_string());
+                0
+            }
+            Err(Failure::Usage(msg)) => {
+                eprintln!("{name}: {msg}\nusage: {name} [--env '[x/10,y/20]']");
+                2
+            }
+            Err(Failure::Runtime(e)) => {
+                eprintln!("{name}: {e}");
+                1
+            }
+        }
+    });
+    match run.map(|t| t.join()) {
+        Ok(Ok(code)) => code,
+        _ => {
+            eprintln!("internal error: the program's thread failed");
+            1
+        }
+    }
+}
+
+enum Failure {
+    Usage(String),
+    Runtime(RuntimeError),
+}
+
+/// Reads a NUL-terminated string of the program description.
+///
+/// # Safety
+/// `p` must point at a NUL-terminated string that lives for `'static`.
+unsafe fn text(p: *const c_char) -> &'static str {
+    // SAFETY: see the function's contract.
+    unsafe { CStr::from_ptr(p) }.to_str().unwrap_or("")
+}
+
+/// `n` words of the program description at `p`.
+///
+/// # Safety
+/// `p` must point at `n` readable words (any pointer when `n` is 0).
+unsafe fn words(p: *const u64, n: u64) -> &'static [u64] {
+    if n == 0 {
+        return &[];
+    }
+    // SAFETY: see the function's contract.
+    unsafe { std::slice::from_raw_parts(p, n as usize) }
+}
+
+fn start(program: &Program, args: &[String]) -> Result<Value, Failure> {
+    // Symbols first, before anything else names one.
+    // SAFETY: the code generator writes `symbol_count` NUL-terminated names.
+    let mut p = program.symbols;
+    for k in 0..program.symbol_count {
+        // SAFETY: as above; `p` stays within the names.
+        let name = unsafe { CStr::from_ptr(p) };
+        let s = Symbol::intern(&name.to_string_lossy());
+        if s.index() as u64 != k {
+            let msg = format!("internal: symbol {k} ({}) numbered {}", s.as_str(), s.index());
+            return Err(Failure::Runtime(RuntimeError { kind: ErrorKind::User(Symbol::intern(&msg)), at: None }));
+        }
+        // SAFETY: the next name starts after this one's NUL.
+        p = unsafe { p.add(name.to_bytes().len() + 1) };
+    }
+    let env_text = match args {
+        [] => None,
+        [flag, value] if flag == "--env" => Some(value.as_str()),
+        _ => return Err(Failure::Usage(format!("unexpected arguments: {}", args.join(" ")))),
+    };
+    // SAFETY: the code generator writes NUL-terminated environment lists.
+    let default_env = unsafe { text(program.default_env) };
+    let env = parse_env(env_text.unwrap_or(default_env)).map_err(|e| Failure::Usage(e.to_string()))?;
+    // SAFETY: as above.
+    let constants = parse_env(unsafe { text(program.constants) })
+        .map_err(|e| Failure::Usage(format!("internal: unreadable constants: {e}")))?;
+    // SAFETY: the code generator writes these arrays with these lengths.
+    let (traps, immutable, params) = unsafe {
+        (
+            words(program.traps, 4 * program.trap_count),
+            words(program.immutable, 2 * program.immutable_count),
+            words(program.params, program.param_count),
+        )
+    };
+    let traps = traps.chunks(4).map(|w| decode_trap([w[0], w[1], w[2], w[3]])).collect();
+    let immutable =
+        immutable.chunks(2).map(|w| (Symbol::from_index(w[0] as u32), Symbol::from_index(w[1] as u32))).collect();
+    let mut ctx = Ctx::new(program.max_depth, immutable, traps);
+    for (k, (_, v)) in constants.into_iter().enumerate().take(program.pool_len as usize) {
+        let w = ctx.word(v);
+        // SAFETY: the table has `pool_len` words; code reads it only after
+        // this loop, and the boxed values live as long as `ctx`.
+        unsafe { *program.pool.add(k) = w };
+    }
+    let args: Vec<Word> = params
+        .iter()
+        .map(|&p| {
+            let name = Symbol::from_index(p as u32);
+            match env.iter().find(|(k, _)| *k == name) {
+                Some((_, v)) => ctx.word(v.clone()),
+                None => word::unbound(name),
+            }
+        })
+        .collect();
+    (program.entry)(args.as_ptr(), &mut ctx);
+    if let Some(kind) = ctx.error.take() {
+        return Err(Failure::Runtime(RuntimeError { kind, at: None }));
+    }
+    ctx.output.take().ok_or(Failure::Runtime(RuntimeError { kind: ErrorKind::ReturnOutsideFunction, at: None }))
+}
