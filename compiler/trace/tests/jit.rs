@@ -110,3 +110,43 @@ fn a_guard_that_fails_often_gets_a_bridge() {
     assert!(stats.bridged > 400, "{stats}");
     assert!(stats.guard_failures - stats.bridged < 10, "{stats}");
 }
+
+/// `promote k` where k cycles through four values: the trace's guard_value
+/// fails for the three values it was not recorded with; each gets its own
+/// bridge, found by the value (a hash lookup, not a chain of guards).
+const PROMOTED: &str = "\
+entry loop(i = 0, s = 0)
+
+loop:
+    c = i < 2000
+    if c goto body else goto done
+body:
+    k = i % 4
+    promote k then add
+add:
+    s = s + k
+    i = i + 1
+    goto loop
+done:
+    print_and_stop(s)
+";
+
+#[test]
+fn guard_value_dispatches_to_one_bridge_per_value() {
+    let (agrees, bridges, stats) = flowc_codegen::with_stack(|| {
+        let program = syntax::parse("t", PROMOTED).unwrap();
+        let (label, env) = start(&program);
+        let expected = flowc_lang::interp::run(&program, label, &env, &Config::default()).unwrap().value;
+        let mut jit = Jit::new(&program, options(3, 5));
+        let out = jit.run(label, &env, &Config::default()).unwrap().value;
+        let bridges: Vec<String> = jit.bridges().iter().map(|f| flowc_ir::print::function(f)).collect();
+        (out == expected, bridges, jit.stats().clone())
+    });
+    assert!(agrees);
+    assert_eq!((stats.traces, stats.bridges), (1, 3), "{stats}");
+    // Each bridge starts after the guard with k known: it adds a constant.
+    for (k, text) in bridges.iter().enumerate() {
+        assert!(text.starts_with("trace add("), "bridge {k}:\n{text}");
+    }
+    assert!(stats.guard_failures - stats.bridged < 25, "{stats}");
+}
