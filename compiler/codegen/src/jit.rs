@@ -116,14 +116,14 @@ pub enum TraceEnd {
     /// A guard failed: its resume record, its label, and the values the
     /// record refers to (unbound ones left out).
     /// `exit` is the exit's number in the trace, `key` the value a failing
-    /// `guard_value` saw; `guard` is false for the `exit` that ends a
-    /// bridge.
+    /// `guard_value` tested and the value it saw; `guard` is false for the
+    /// `exit` that ends a bridge.
     Exit {
         resume: flowc_ir::ResumeId,
         label: Symbol,
         values: Vec<(flowc_ir::ValueId, Value)>,
         exit: usize,
-        key: Option<Value>,
+        key: Option<(flowc_ir::ValueId, Value)>,
         guard: bool,
     },
     /// The program stopped inside the trace with an error.
@@ -177,7 +177,7 @@ impl CompiledTrace {
         }
         let exit = &self.unit.exits[(code - 1) as usize];
         let stored = ctx.exit_values(exit.values.len());
-        let key = exit.key.and_then(|k| ctx.value(stored[k]).ok());
+        let key = exit.key.and_then(|k| Some((exit.values[k], ctx.value(stored[k]).ok()?)));
         let values =
             exit.values.iter().zip(stored).filter_map(|(&id, &w)| ctx.value(w).ok().map(|v| (id, v))).collect();
         TraceEnd::Exit {

@@ -38,7 +38,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use flowc_codegen::{CompiledTrace, TraceEnd};
-use flowc_ir::{Function, Module, ValueId};
+use flowc_ir::{Function, Module, Operand, ResumeValue, ValueId};
 use flowc_lang::interp::{Compiled, Config, HotCounter, Machine, Outcome, ResumeFrame, RuntimeError, Step};
 use flowc_lang::{Env, Program, Symbol, Value};
 
@@ -293,18 +293,30 @@ impl<'p> Jit<'p> {
         heap: &mut Heap,
         config: &Config,
     ) -> Result<Result<At, Handover>, RuntimeError> {
+        let mut promoted: Vec<(Symbol, Value)>;
         loop {
             self.stats.entries += 1;
             let code = &self.codes[id.0];
             let (frames, label, key) = match code.native.run(&args, &mut heap.allocations, config.max_depth) {
                 TraceEnd::Exit { resume, label, values, exit, key, guard } => {
                     let values: HashMap<ValueId, Value> = values.into_iter().collect();
-                    let frames = resume::frames(&code.function.resumes[resume], &values, heap);
+                    let record = &code.function.resumes[resume];
+                    let frames = resume::frames(record, &values, heap);
                     if !guard {
                         // A bridge's end: on to the loop trace at `label`.
                         return Ok(Ok(At::Exit(frames, label)));
                     }
-                    (frames, label, (exit, key))
+                    // The main-frame variables a failing guard_value tested.
+                    promoted = match (&key, record.frames.first()) {
+                        (Some((tested, v)), Some(main)) => main
+                            .env
+                            .iter()
+                            .filter(|(_, rv)| matches!(rv, ResumeValue::Operand(Operand::Value(x)) if x == tested))
+                            .map(|(name, _)| (*name, v.clone()))
+                            .collect(),
+                        _ => Vec::new(),
+                    };
+                    (frames, label, (exit, key.map(|k| k.1)))
                 }
                 TraceEnd::Error(e) => return Err(e),
                 TraceEnd::Printed(v) => return Ok(Err(Handover::Printed(v))),
@@ -332,20 +344,23 @@ impl<'p> Jit<'p> {
             if *failures < self.options.bridge_threshold || code.bridges.len() >= self.options.max_bridges {
                 return Ok(Err(Handover::Interpret(frames, label)));
             }
-            return self.record_bridge(id, key, frames, label, heap);
+            return self.record_bridge(id, key, frames, label, &promoted, heap);
         }
     }
 
     /// Records a bridge from the failure state of exit `key` of code
     /// `parent` (one main-graph frame at `label`) to the next label with a
     /// loop trace, compiles it and attaches it. Recording runs the program:
-    /// the run goes on from where it ended.
+    /// the run goes on from where it ended. A bridge of a `guard_value`
+    /// runs only for the value it was made for: the `promoted` variables
+    /// are constants in it.
     fn record_bridge(
         &mut self,
         parent: CodeId,
         key: ExitKey,
         frames: Vec<ResumeFrame>,
         label: Symbol,
+        promoted: &[(Symbol, Value)],
         heap: &mut Heap,
     ) -> Result<Result<At, Handover>, RuntimeError> {
         let start: Env = frames.into_iter().next().expect("one frame").env.into_iter().collect();
@@ -369,6 +384,14 @@ impl<'p> Jit<'p> {
         };
         let started = Instant::now();
         let mut function = to_ir::bridge(self.program, &trace, &start, end);
+        let mut constants = flowc_passes::edit::Substitution::new(&function);
+        for &p in &function.params {
+            let name = function.values[p].name;
+            if let Some((_, v)) = promoted.iter().find(|(n, _)| Some(*n) == name) {
+                constants.set(p, Operand::Const(v.clone()));
+            }
+        }
+        constants.apply(&mut function);
         self.optimize(&mut function);
         let native = CompiledTrace::compile(&function, &self.hints);
         self.stats.compile_time += started.elapsed();

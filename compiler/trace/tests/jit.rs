@@ -113,7 +113,8 @@ fn a_guard_that_fails_often_gets_a_bridge() {
 
 /// `promote k` where k cycles through four values: the trace's guard_value
 /// fails for the three values it was not recorded with; each gets its own
-/// bridge, found by the value (a hash lookup, not a chain of guards).
+/// bridge, specialized to its value and found by it (a hash lookup, not a
+/// chain of guards).
 const PROMOTED: &str = "\
 entry loop(i = 0, s = 0)
 
@@ -144,9 +145,37 @@ fn guard_value_dispatches_to_one_bridge_per_value() {
     });
     assert!(agrees);
     assert_eq!((stats.traces, stats.bridges), (1, 3), "{stats}");
-    // Each bridge starts after the guard with k known: it adds a constant.
-    for (k, text) in bridges.iter().enumerate() {
-        assert!(text.starts_with("trace add("), "bridge {k}:\n{text}");
-    }
+    // Each bridge starts after the guard and runs for one value of k only,
+    // so k is a constant in it.
+    expect![[r#"
+        trace add(v0:i, v1:s, v2:c, v3:k) {
+        b0:
+            v4:s = add v1, 0
+            v5:i = add v0, 1
+            exit r0 to loop
+        resume r0 {
+            frame [i = v5, s = v4, c = v2, k = 0]
+        }
+        }
+        trace add(v0:i, v1:s, v2:c, v3:k) {
+        b0:
+            v4:s = add v1, 1
+            v5:i = add v0, 1
+            exit r0 to loop
+        resume r0 {
+            frame [i = v5, s = v4, c = v2, k = 1]
+        }
+        }
+        trace add(v0:i, v1:s, v2:c, v3:k) {
+        b0:
+            v4:s = add v1, 2
+            v5:i = add v0, 1
+            exit r0 to loop
+        resume r0 {
+            frame [i = v5, s = v4, c = v2, k = 2]
+        }
+        }
+    "#]]
+    .assert_eq(&bridges.join(""));
     assert!(stats.guard_failures - stats.bridged < 25, "{stats}");
 }
