@@ -42,59 +42,74 @@ fn runtime_arity(name: &str) -> usize {
     }
 }
 
-/// Defines `functions` (calls go to functions by name) and the entry
-/// wrapper around `functions[entry]` in `module`.
-pub fn define(
-    module: &mut dyn Module,
-    functions: &[&Function],
-    entry: usize,
-    mut constants: Constants,
-) -> Result<Defined, String> {
+/// The runtime's functions, declared as imports of `module`.
+pub fn declare_runtime(module: &mut dyn Module) -> Result<HashMap<&'static str, FuncId>, String> {
     let mut rt: HashMap<&'static str, FuncId> = HashMap::new();
     for (name, _) in runtime::symbols() {
         let sig = signature(&*module, runtime_arity(name));
         let id = module.declare_function(name, Linkage::Import, &sig).map_err(|e| e.to_string())?;
         rt.insert(name, id);
     }
+    Ok(rt)
+}
+
+/// Declares `functions` under names starting with `prefix`; returns their
+/// ids and, by name, those a call can name (kind `function`).
+#[allow(clippy::type_complexity)]
+pub fn declare_functions(
+    module: &mut dyn Module,
+    functions: &[&Function],
+    prefix: &str,
+) -> Result<(Vec<FuncId>, HashMap<Symbol, (FuncId, usize)>), String> {
     let mut funcs: HashMap<Symbol, (FuncId, usize)> = HashMap::new();
     let mut ids = Vec::new();
     for (k, f) in functions.iter().enumerate() {
         let sig = signature(&*module, f.params.len());
-        let name = format!("f{k}_{}", sanitize(f.name.as_str()));
+        let name = format!("{prefix}{k}_{}", sanitize(f.name.as_str()));
         let id = module.declare_function(&name, Linkage::Local, &sig).map_err(|e| e.to_string())?;
         if f.kind == FunctionKind::Function {
             funcs.insert(f.name, (id, f.params.len()));
         }
         ids.push(id);
     }
-    let (mut traps, mut exits) = (Vec::new(), Vec::new());
+    Ok((ids, funcs))
+}
+
+/// Lowers `f` and defines it as `id`; its traps and exits are appended.
+#[allow(clippy::too_many_arguments)]
+pub fn define_function(
+    module: &mut dyn Module,
+    f: &Function,
+    id: FuncId,
+    rt: &HashMap<&'static str, FuncId>,
+    funcs: &HashMap<Symbol, (FuncId, usize)>,
+    constants: Constants,
+    traps: &mut Vec<ErrorKind>,
+    exits: &mut Vec<TraceExit>,
+) -> Result<(), String> {
     let mut ctx = module.make_context();
     let mut fbctx = FunctionBuilderContext::new();
     let disasm = std::env::var_os("FLOWC_DISASM").is_some();
-    for (k, f) in functions.iter().enumerate() {
-        // Only the entry's exits matter (traces are entries).
-        let mut unit_exits = Vec::new();
-        let exits_of = if k == entry { &mut exits } else { &mut unit_exits };
-        let constants = match &mut constants {
-            Constants::Boxed(pool) => Constants::Boxed(pool),
-            Constants::Table { values, table } => Constants::Table { values, table: *table },
-        };
-        let mut env =
-            Env { module: &mut *module, funcs: &funcs, runtime: &rt, constants, traps: &mut traps, exits: exits_of };
-        lower::lower(&mut env, f, &mut ctx, &mut fbctx);
-        ctx.set_disasm(disasm);
-        module.define_function(ids[k], &mut ctx).map_err(|e| format!("{e:?}"))?;
-        if let Some(text) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()).filter(|_| disasm) {
-            eprintln!("; {}\n{text}", f.name);
-        }
-        module.clear_context(&mut ctx);
+    let mut env = Env { module: &mut *module, funcs, runtime: rt, constants, traps, exits };
+    lower::lower(&mut env, f, &mut ctx, &mut fbctx);
+    ctx.set_disasm(disasm);
+    module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
+    if let Some(text) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()).filter(|_| disasm) {
+        eprintln!("; {}\n{text}", f.name);
     }
-    let target = functions[entry];
+    Ok(())
+}
+
+/// Defines the wrapper `name(args, ctx)` that loads `target`'s arguments
+/// from an array of words and calls it (compiled as `id`).
+pub fn define_entry(module: &mut dyn Module, target: &Function, id: FuncId, name: &str) -> Result<FuncId, String> {
+    let mut ctx = module.make_context();
+    let mut fbctx = FunctionBuilderContext::new();
     let mut sig = module.make_signature();
     sig.params.push(AbiParam::new(types::I64));
     sig.params.push(AbiParam::new(types::I64));
     sig.returns.push(AbiParam::new(types::I64));
-    let entry_id = module.declare_function("flowc_entry", Linkage::Export, &sig).map_err(|e| e.to_string())?;
+    let entry_id = module.declare_function(name, Linkage::Export, &sig).map_err(|e| e.to_string())?;
     ctx.func.signature = sig;
     {
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fbctx);
@@ -107,7 +122,7 @@ pub fn define(
             values.push(b.ins().load(types::I64, MemFlagsData::trusted(), args, (8 * k) as i32));
         }
         values.push(c);
-        let fref = module.declare_func_in_func(ids[entry], b.func);
+        let fref = module.declare_func_in_func(id, b.func);
         let call = b.ins().call(fref, &values);
         let r = b.inst_results(call)[0];
         b.ins().return_(&[r]);
@@ -115,9 +130,34 @@ pub fn define(
         b.finalize(module.target_config());
     }
     module.define_function(entry_id, &mut ctx).map_err(|e| format!("{e:?}"))?;
-    module.clear_context(&mut ctx);
-    let params = target.params.iter().map(|&p| target.values[p].name.unwrap_or_else(|| Symbol::intern("?"))).collect();
-    Ok(Defined { entry: entry_id, params, traps, exits })
+    Ok(entry_id)
+}
+
+/// The entry function's parameters, by name.
+pub fn params(target: &Function) -> Vec<Symbol> {
+    target.params.iter().map(|&p| target.values[p].name.unwrap_or_else(|| Symbol::intern("?"))).collect()
+}
+
+/// Defines `functions` (calls go to functions by name) and the entry
+/// wrapper `flowc_entry` around `functions[entry]` in `module`.
+pub fn define(
+    module: &mut dyn Module,
+    functions: &[&Function],
+    entry: usize,
+    mut constants: Constants,
+) -> Result<Defined, String> {
+    let rt = declare_runtime(module)?;
+    let (ids, funcs) = declare_functions(module, functions, "f")?;
+    let (mut traps, mut exits) = (Vec::new(), Vec::new());
+    for (k, f) in functions.iter().enumerate() {
+        // Only the entry's exits matter (traces are entries).
+        let mut unit_exits = Vec::new();
+        let exits_of = if k == entry { &mut exits } else { &mut unit_exits };
+        define_function(module, f, ids[k], &rt, &funcs, constants.reborrow(), &mut traps, exits_of)?;
+    }
+    let target = functions[entry];
+    let entry_id = define_entry(module, target, ids[entry], "flowc_entry")?;
+    Ok(Defined { entry: entry_id, params: params(target), traps, exits })
 }
 
 /// The host machine's instruction set, optimizing for speed.

@@ -1,5 +1,10 @@
-//! Compiling a whole IR module in memory (`flowc run --engine native`) and
-//! running it.
+//! Compiling IR in memory and running it: a whole module
+//! (`flowc run --engine native`), a trace on its own, or the traces and
+//! bridges of a JIT run in one shared [`TraceCache`].
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
 use cranelift_jit::{JITBuilder, JITModule};
 
@@ -16,16 +21,17 @@ use crate::word::{self, Word};
 /// one of them: `entry(args, ctx)` loads that function's arguments from an
 /// array and calls it.
 struct Unit {
-    /// Owns the code; dropping it frees the code.
-    _jit: JITModule,
+    /// Owns the code (a JIT module, or a trace cache that holds one);
+    /// dropping the last owner frees the code.
+    _owner: Rc<dyn std::any::Any>,
     entry: *const u8,
     params: Vec<Symbol>,
     /// Constants the code points at (lists, big integers), boxed so their
     /// addresses are stable.
     #[allow(clippy::vec_box)]
     _pool: Vec<Box<Value>>,
-    traps: Vec<ErrorKind>,
-    immutable: Vec<(Symbol, Symbol)>,
+    traps: Rc<[ErrorKind]>,
+    immutable: Rc<[(Symbol, Symbol)]>,
     exits: Vec<TraceExit>,
 }
 
@@ -42,14 +48,15 @@ impl Unit {
         let defined = define::define(&mut jit, functions, entry, Constants::Boxed(&mut pool))?;
         jit.finalize_definitions().map_err(|e| e.to_string())?;
         let code = jit.get_finalized_function(defined.entry);
-        let immutable = hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
+        let immutable: Vec<(Symbol, Symbol)> =
+            hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
         Ok(Unit {
-            _jit: jit,
+            _owner: Rc::new(jit),
             entry: code,
             params: defined.params,
             _pool: pool,
-            traps: defined.traps,
-            immutable,
+            traps: defined.traps.into(),
+            immutable: immutable.into(),
             exits: defined.exits,
         })
     }
@@ -130,6 +137,85 @@ pub enum TraceEnd {
     Error(RuntimeError),
     /// The program printed (a trace does not print; kept for completeness).
     Printed(Value),
+}
+
+/// One JIT module for all the traces and bridges of a run: the program's
+/// functions (which traces call) are compiled once, and each trace adds
+/// its code to the same module instead of creating its own.
+pub struct TraceCache {
+    inner: Rc<RefCell<CacheInner>>,
+}
+
+struct CacheInner {
+    jit: JITModule,
+    runtime: HashMap<&'static str, cranelift_module::FuncId>,
+    funcs: HashMap<Symbol, (cranelift_module::FuncId, usize)>,
+    #[allow(clippy::vec_box)]
+    pool: Vec<Box<Value>>,
+    traps: Vec<ErrorKind>,
+    immutable: Rc<[(Symbol, Symbol)]>,
+    traces: usize,
+}
+
+impl TraceCache {
+    /// A cache for the traces of a program with `hints` (its functions and
+    /// `immutable` declarations); compiles the functions.
+    pub fn new(hints: &Module) -> Result<TraceCache, String> {
+        let mut builder = JITBuilder::with_isa(isa()?, cranelift_module::default_libcall_names());
+        for (name, ptr) in runtime::symbols() {
+            builder.symbol(name, ptr);
+        }
+        let mut jit = JITModule::new(builder);
+        let runtime = define::declare_runtime(&mut jit)?;
+        let functions: Vec<&Function> = hints.functions.iter().filter(|g| g.kind == FunctionKind::Function).collect();
+        let (ids, funcs) = define::declare_functions(&mut jit, &functions, "f")?;
+        let (mut pool, mut traps) = (Vec::new(), Vec::new());
+        for (k, f) in functions.iter().enumerate() {
+            let mut exits = Vec::new();
+            let constants = Constants::Boxed(&mut pool);
+            define::define_function(&mut jit, f, ids[k], &runtime, &funcs, constants, &mut traps, &mut exits)?;
+        }
+        jit.finalize_definitions().map_err(|e| e.to_string())?;
+        let immutable: Vec<(Symbol, Symbol)> =
+            hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
+        let immutable = immutable.into();
+        let inner = CacheInner { jit, runtime, funcs, pool, traps, immutable, traces: 0 };
+        Ok(TraceCache { inner: Rc::new(RefCell::new(inner)) })
+    }
+
+    /// Compiles trace (or bridge) `f` into the cache.
+    pub fn compile(&self, f: &Function) -> Result<CompiledTrace, String> {
+        let mut guard = self.inner.borrow_mut();
+        let inner = &mut *guard;
+        let n = inner.traces;
+        inner.traces += 1;
+        let (ids, _) = define::declare_functions(&mut inner.jit, &[f], &format!("t{n}_"))?;
+        let mut exits = Vec::new();
+        let constants = Constants::Boxed(&mut inner.pool);
+        define::define_function(
+            &mut inner.jit,
+            f,
+            ids[0],
+            &inner.runtime,
+            &inner.funcs,
+            constants,
+            &mut inner.traps,
+            &mut exits,
+        )?;
+        let entry = define::define_entry(&mut inner.jit, f, ids[0], &format!("flowc_entry_{n}"))?;
+        inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
+        let code = inner.jit.get_finalized_function(entry);
+        let unit = Unit {
+            _owner: self.inner.clone(),
+            entry: code,
+            params: define::params(f),
+            _pool: Vec::new(),
+            traps: inner.traps.clone().into(),
+            immutable: inner.immutable.clone(),
+            exits,
+        };
+        Ok(CompiledTrace { unit })
+    }
 }
 
 /// A trace compiled to machine code.

@@ -16,7 +16,7 @@ pub mod object;
 
 pub use flowc_runtime::{runtime, word};
 
-pub use jit::{CompiledTrace, Native, TraceEnd};
+pub use jit::{CompiledTrace, Native, TraceCache, TraceEnd};
 
 /// Runs `f` on a thread with a stack big enough for the deepest recursion
 /// the language allows (generated code keeps its frames on the machine

@@ -52,6 +52,16 @@ pub enum Constants<'a> {
     Table { values: &'a mut Vec<Value>, table: cranelift_module::DataId },
 }
 
+impl Constants<'_> {
+    /// The same place, for one more function.
+    pub fn reborrow(&mut self) -> Constants<'_> {
+        match self {
+            Constants::Boxed(pool) => Constants::Boxed(pool),
+            Constants::Table { values, table } => Constants::Table { values, table: *table },
+        }
+    }
+}
+
 /// How a compiled trace leaves at a guard: it stores `values` (the values
 /// its resume record refers to) into the context's exit buffer, in order,
 /// and returns the exit's number plus one.

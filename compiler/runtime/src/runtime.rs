@@ -34,13 +34,15 @@ pub struct Ctx {
     pub allocations: u64,
     pub error: Option<ErrorKind>,
     pub output: Option<Value>,
-    immutable: Vec<(Symbol, Symbol)>,
+    immutable: Rc<[(Symbol, Symbol)]>,
     /// Errors the generated code raises by index (`trap` terminators).
-    pub traps: Vec<ErrorKind>,
+    pub traps: Rc<[ErrorKind]>,
 }
 
 impl Ctx {
-    pub fn new(max_depth: u64, immutable: Vec<(Symbol, Symbol)>, traps: Vec<ErrorKind>) -> Ctx {
+    /// A context for code whose `immutable` fields and `trap` errors are
+    /// given (shared with the code, not copied per run).
+    pub fn new(max_depth: u64, immutable: impl Into<Rc<[(Symbol, Symbol)]>>, traps: impl Into<Rc<[ErrorKind]>>) -> Ctx {
         Ctx {
             depth: 0,
             max_depth,
@@ -50,8 +52,8 @@ impl Ctx {
             allocations: 0,
             error: None,
             output: None,
-            immutable,
-            traps,
+            immutable: immutable.into(),
+            traps: traps.into(),
         }
     }
 
@@ -66,11 +68,6 @@ impl Ctx {
     /// The exit values a trace stored.
     pub fn exit_values(&self, n: usize) -> &[u64] {
         &self.exit[..n]
-    }
-
-    /// Replaces the errors `trap` raises (each compiled unit has its own).
-    pub fn set_traps(&mut self, traps: Vec<ErrorKind>) {
-        self.traps = traps;
     }
 
     /// The word for `v`, boxing it if needed.

@@ -180,8 +180,8 @@ fn start(program: &Program, args: &[String]) -> Result<Value, Failure> {
             words(program.params, program.param_count),
         )
     };
-    let traps = traps.chunks(4).map(|w| decode_trap([w[0], w[1], w[2], w[3]])).collect();
-    let immutable =
+    let traps: Vec<ErrorKind> = traps.chunks(4).map(|w| decode_trap([w[0], w[1], w[2], w[3]])).collect();
+    let immutable: Vec<(Symbol, Symbol)> =
         immutable.chunks(2).map(|w| (Symbol::from_index(w[0] as u32), Symbol::from_index(w[1] as u32))).collect();
     let mut ctx = Ctx::new(program.max_depth, immutable, traps);
     for (k, (_, v)) in constants.into_iter().enumerate().take(program.pool_len as usize) {

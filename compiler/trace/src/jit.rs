@@ -37,7 +37,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use flowc_codegen::{CompiledTrace, TraceEnd};
+use flowc_codegen::{CompiledTrace, TraceCache, TraceEnd};
 use flowc_ir::{Function, Module, Operand, ResumeValue, ValueId};
 use flowc_lang::interp::{Compiled, Config, HotCounter, Machine, Outcome, ResumeFrame, RuntimeError, Step};
 use flowc_lang::{Env, Program, Symbol, Value};
@@ -149,6 +149,8 @@ pub struct Jit<'p> {
     codes: Vec<Code>,
     /// Loop traces by anchor label.
     traces: HashMap<Symbol, CodeId>,
+    /// The machine code of every trace and bridge, made on first use.
+    cache: Option<TraceCache>,
     stats: Stats,
 }
 
@@ -198,6 +200,7 @@ impl<'p> Jit<'p> {
             remove_allocations,
             codes: Vec::new(),
             traces: HashMap::new(),
+            cache: None,
             stats: Stats::default(),
         }
     }
@@ -393,7 +396,7 @@ impl<'p> Jit<'p> {
         }
         constants.apply(&mut function);
         self.optimize(&mut function);
-        let native = CompiledTrace::compile(&function, &self.hints);
+        let native = self.compile(&function);
         self.stats.compile_time += started.elapsed();
         match native {
             Ok(native) => {
@@ -409,6 +412,14 @@ impl<'p> Jit<'p> {
             }
         }
         Ok(Ok(At::Exit(vec![main_frame(env)], end)))
+    }
+
+    /// Compiles a trace or bridge into the run's code cache.
+    fn compile(&mut self, function: &Function) -> Result<CompiledTrace, String> {
+        if self.cache.is_none() {
+            self.cache = Some(TraceCache::new(&self.hints)?);
+        }
+        self.cache.as_ref().expect("made above").compile(function)
     }
 
     fn optimize(&mut self, function: &mut Function) {
@@ -459,7 +470,7 @@ impl<'p> Jit<'p> {
         let started = Instant::now();
         let mut function = to_ir::to_ir(self.program, &trace, &env);
         self.optimize(&mut function);
-        let native = CompiledTrace::compile(&function, &self.hints);
+        let native = self.compile(&function);
         self.stats.compile_time += started.elapsed();
         match native {
             Ok(native) => {
