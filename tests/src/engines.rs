@@ -187,3 +187,19 @@ pub fn jit(p: &Program, label: Symbol, env: &[(Symbol, Value)], options: flowc_t
         Err(e) => Outcome::Error(e.kind.term()),
     }
 }
+
+/// The reference interpreter's error message (kind and place), if the run
+/// fails.
+pub fn reference_error(p: &Program, label: Symbol, env: &[(Symbol, Value)]) -> Option<String> {
+    interp::run(p, label, env, &config()).err().map(|e| e.to_string())
+}
+
+/// Native code's error message, its place's text taken from `p`, if the
+/// run fails. Call on a thread with a big stack.
+pub fn native_error(p: &Program, module: &Module, env: &[(Symbol, Value)]) -> Option<String> {
+    let native = flowc_codegen::Native::compile(module).unwrap_or_else(|e| panic!("code generation failed: {e}"));
+    native.run(env, config().max_depth).err().map(|mut e| {
+        e.at = e.at.map(|at| at.with_text(p));
+        e.to_string()
+    })
+}

@@ -42,3 +42,41 @@ fn native_matches_reference_on_generated_programs() {
         }
     });
 }
+
+/// Errors in native code name the same place as the interpreter's: the
+/// front end records each instruction's source statement and the passes
+/// keep it.
+#[test]
+fn native_errors_name_the_interpreters_place() {
+    let count: u64 = std::env::var("FLOWC_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(500);
+    let paths: Vec<String> = corpus::paths().into_iter().map(|p| p.display().to_string()).collect();
+    let compared = flowc_codegen::with_stack(move || {
+        let mut programs: Vec<(String, flowc_lang::Program)> = paths
+            .iter()
+            .map(|path| {
+                let source = std::fs::read_to_string(path).unwrap();
+                (path.clone(), flowc_lang::syntax::parse(path, &source).unwrap())
+            })
+            .collect();
+        programs.extend((0..count).map(|seed| (format!("seed {seed}"), gen::program(seed))));
+        let mut compared = 0;
+        for (name, program) in &programs {
+            let (label, env) = engines::start(program);
+            let Some(expected) = engines::reference_error(program, label, &env) else { continue };
+            if expected.contains("fuel_exhausted") {
+                continue;
+            }
+            let module = engines::optimize_checked(
+                engines::lower(program, label),
+                &env,
+                &engines::reference(program, label, &env),
+                name,
+            );
+            let got = engines::native_error(program, &module, &env);
+            assert_eq!(got.as_deref(), Some(expected.as_str()), "{name}");
+            compared += 1;
+        }
+        compared
+    });
+    assert!(compared > 30, "only {compared} errors compared");
+}

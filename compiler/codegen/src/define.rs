@@ -15,7 +15,7 @@ use flowc_ir::{Function, FunctionKind};
 use flowc_lang::interp::ErrorKind;
 use flowc_lang::Symbol;
 
-use crate::lower::{self, signature, Constants, Env, TraceExit};
+use crate::lower::{self, signature, Constants, Env, SiteTable, TraceExit};
 use crate::runtime;
 
 /// What [`define`] produced.
@@ -28,6 +28,8 @@ pub struct Defined {
     pub traps: Vec<ErrorKind>,
     /// The entry's exits (traces only).
     pub exits: Vec<TraceExit>,
+    /// The sites of runtime calls.
+    pub sites: SiteTable,
 }
 
 /// The number of word arguments of each runtime function (besides the
@@ -86,11 +88,12 @@ pub fn define_function(
     constants: Constants,
     traps: &mut Vec<ErrorKind>,
     exits: &mut Vec<TraceExit>,
+    sites: &mut SiteTable,
 ) -> Result<(), String> {
     let mut ctx = module.make_context();
     let mut fbctx = FunctionBuilderContext::new();
     let disasm = std::env::var_os("FLOWC_DISASM").is_some();
-    let mut env = Env { module: &mut *module, funcs, runtime: rt, constants, traps, exits };
+    let mut env = Env { module: &mut *module, funcs, runtime: rt, constants, traps, exits, sites };
     lower::lower(&mut env, f, &mut ctx, &mut fbctx);
     ctx.set_disasm(disasm);
     module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
@@ -148,16 +151,16 @@ pub fn define(
 ) -> Result<Defined, String> {
     let rt = declare_runtime(module)?;
     let (ids, funcs) = declare_functions(module, functions, "f")?;
-    let (mut traps, mut exits) = (Vec::new(), Vec::new());
+    let (mut traps, mut exits, mut sites) = (Vec::new(), Vec::new(), SiteTable::default());
     for (k, f) in functions.iter().enumerate() {
         // Only the entry's exits matter (traces are entries).
         let mut unit_exits = Vec::new();
         let exits_of = if k == entry { &mut exits } else { &mut unit_exits };
-        define_function(module, f, ids[k], &rt, &funcs, constants.reborrow(), &mut traps, exits_of)?;
+        define_function(module, f, ids[k], &rt, &funcs, constants.reborrow(), &mut traps, exits_of, &mut sites)?;
     }
     let target = functions[entry];
     let entry_id = define_entry(module, target, ids[entry], "flowc_entry")?;
-    Ok(Defined { entry: entry_id, params: params(target), traps, exits })
+    Ok(Defined { entry: entry_id, params: params(target), traps, exits, sites })
 }
 
 /// The host machine's instruction set, optimizing for speed.

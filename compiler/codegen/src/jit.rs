@@ -13,7 +13,7 @@ use flowc_lang::interp::{ErrorKind, Outcome, RuntimeError};
 use flowc_lang::{Symbol, Value};
 
 use crate::define::{self, isa};
-use crate::lower::{Constants, TraceExit};
+use crate::lower::{Constants, SiteTable, TraceExit};
 use crate::runtime::{self, Ctx};
 use crate::word::{self, Word};
 
@@ -33,6 +33,7 @@ struct Unit {
     traps: Rc<[ErrorKind]>,
     immutable: Rc<[(Symbol, Symbol)]>,
     exits: Vec<TraceExit>,
+    sites: SiteTable,
 }
 
 impl Unit {
@@ -58,6 +59,20 @@ impl Unit {
             traps: defined.traps.into(),
             immutable: immutable.into(),
             exits: defined.exits,
+            sites: defined.sites,
+        })
+    }
+
+    /// Where the failing runtime call of a run came from (without the
+    /// statement's text: see `Location::with_text`).
+    fn location(&self, ctx: &Ctx) -> Option<flowc_lang::interp::Location> {
+        let site = self.sites.get(ctx.site)?;
+        Some(flowc_lang::interp::Location {
+            function: site.function,
+            block: site.block,
+            statement: site.statement as usize,
+            is_terminator: site.is_terminator,
+            text: String::new(),
         })
     }
 
@@ -109,7 +124,7 @@ impl Native {
             .collect();
         self.unit.call(&args, &mut ctx);
         if let Some(kind) = ctx.error.take() {
-            return Err(RuntimeError { kind, at: None });
+            return Err(RuntimeError { kind, at: self.unit.location(&ctx) });
         }
         match ctx.output.take() {
             Some(value) => Ok(Outcome { value, steps: 0, allocations: ctx.allocations }),
@@ -154,6 +169,7 @@ struct CacheInner {
     pool: Vec<Box<Value>>,
     traps: Vec<ErrorKind>,
     immutable: Rc<[(Symbol, Symbol)]>,
+    sites: SiteTable,
     traces: usize,
 }
 
@@ -169,17 +185,19 @@ impl TraceCache {
         let runtime = define::declare_runtime(&mut jit)?;
         let functions: Vec<&Function> = hints.functions.iter().filter(|g| g.kind == FunctionKind::Function).collect();
         let (ids, funcs) = define::declare_functions(&mut jit, &functions, "f")?;
-        let (mut pool, mut traps) = (Vec::new(), Vec::new());
+        let (mut pool, mut traps, mut sites) = (Vec::new(), Vec::new(), SiteTable::default());
         for (k, f) in functions.iter().enumerate() {
             let mut exits = Vec::new();
             let constants = Constants::Boxed(&mut pool);
-            define::define_function(&mut jit, f, ids[k], &runtime, &funcs, constants, &mut traps, &mut exits)?;
+            define::define_function(
+                &mut jit, f, ids[k], &runtime, &funcs, constants, &mut traps, &mut exits, &mut sites,
+            )?;
         }
         jit.finalize_definitions().map_err(|e| e.to_string())?;
         let immutable: Vec<(Symbol, Symbol)> =
             hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
         let immutable = immutable.into();
-        let inner = CacheInner { jit, runtime, funcs, pool, traps, immutable, traces: 0 };
+        let inner = CacheInner { jit, runtime, funcs, pool, traps, immutable, sites, traces: 0 };
         Ok(TraceCache { inner: Rc::new(RefCell::new(inner)) })
     }
 
@@ -201,6 +219,7 @@ impl TraceCache {
             constants,
             &mut inner.traps,
             &mut exits,
+            &mut inner.sites,
         )?;
         let entry = define::define_entry(&mut inner.jit, f, ids[0], &format!("flowc_entry_{n}"))?;
         inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
@@ -213,6 +232,7 @@ impl TraceCache {
             traps: inner.traps.clone().into(),
             immutable: inner.immutable.clone(),
             exits,
+            sites: inner.sites.clone(),
         };
         Ok(CompiledTrace { unit })
     }
@@ -256,7 +276,7 @@ impl CompiledTrace {
         let code = self.unit.call(&words, &mut ctx);
         *allocations = ctx.allocations;
         if let Some(kind) = ctx.error.take() {
-            return TraceEnd::Error(RuntimeError { kind, at: None });
+            return TraceEnd::Error(RuntimeError { kind, at: self.unit.location(&ctx) });
         }
         if let Some(v) = ctx.output.take() {
             return TraceEnd::Printed(v);

@@ -39,6 +39,31 @@ pub struct Env<'a> {
     pub traps: &'a mut Vec<flowc_lang::interp::ErrorKind>,
     /// The exits of a trace, by index: guard `k` returns `k + 1`.
     pub exits: &'a mut Vec<TraceExit>,
+    /// Source sites of runtime calls that can fail.
+    pub sites: &'a mut SiteTable,
+}
+
+/// The source sites of a unit's runtime calls, numbered: the code stores a
+/// site's number in the context before a call that can fail.
+#[derive(Clone, Debug, Default)]
+pub struct SiteTable {
+    pub sites: Vec<flowc_ir::Site>,
+    numbers: HashMap<flowc_ir::Site, u64>,
+}
+
+impl SiteTable {
+    /// The number of `site`, adding it if new.
+    pub fn number(&mut self, site: flowc_ir::Site) -> u64 {
+        *self.numbers.entry(site).or_insert_with(|| {
+            self.sites.push(site);
+            (self.sites.len() - 1) as u64
+        })
+    }
+
+    /// The site numbered `n` (what a context's `site` field holds).
+    pub fn get(&self, n: u64) -> Option<flowc_ir::Site> {
+        self.sites.get(usize::try_from(n).ok()?).copied()
+    }
 }
 
 /// Constants that do not fit a word.
@@ -98,6 +123,8 @@ struct Lowerer<'a, 'b> {
     stop: cranelift_codegen::ir::Block,
     /// Uses of each value (operands, phi inputs, terminators, resume data).
     uses: HashMap<ValueId, u32>,
+    /// The site index of the instruction being lowered, if it has one.
+    site: Option<u64>,
 }
 
 /// Lowers IR function `f` into `ctx.func`.
@@ -128,7 +155,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     let first = blocks[&f.entry];
     b.ins().jump(first, &[]);
     let uses = count_uses(f);
-    let mut l = Lowerer { b, env, f, blocks, values, refs: HashMap::new(), ctx: ctx_value, stop, uses };
+    let mut l = Lowerer { b, env, f, blocks, values, refs: HashMap::new(), ctx: ctx_value, stop, uses, site: None };
     l.b.switch_to_block(stop);
     let zero = l.b.ins().iconst(types::I64, STOP as i64);
     l.b.ins().return_(&[zero]);
@@ -188,6 +215,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     fn call_rt(&mut self, name: &'static str, args: &[ClValue]) -> ClValue {
+        if let Some(site) = self.site {
+            // Where an error the call raises happened.
+            let k = self.konst(site as i64);
+            self.b.ins().store(MemFlagsData::trusted(), k, self.ctx, 24);
+        }
         let r = self.rt(name);
         let mut all = vec![self.ctx];
         all.extend_from_slice(args);
@@ -254,8 +286,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
         match fused {
-            Some(i) => self.compare_and_branch(blk, i),
-            None => self.terminator(blk),
+            Some(i) => {
+                self.at(self.f.sites.inst(i));
+                self.compare_and_branch(blk, i)
+            }
+            None => {
+                self.at(self.f.sites.term(blk));
+                self.terminator(blk)
+            }
         }
     }
 
@@ -265,7 +303,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
     }
 
+    /// Makes `site` the current one (for the runtime calls that follow).
+    fn at(&mut self, site: Option<flowc_ir::Site>) {
+        self.site = site.map(|s| self.env.sites.number(s));
+    }
+
     fn inst(&mut self, i: flowc_ir::InstId) {
+        self.at(self.f.sites.inst(i));
         let kind = self.f.insts[i].kind.clone();
         match kind {
             InstKind::Op { op: Operator::Known(op), args, .. } if op.arity() == args.len() => {

@@ -153,7 +153,10 @@ pub fn lower_graph(
             ssa.seal(b, &mut entry);
         }
         match ast {
-            Some(i) => fill(&mut ssa, &mut entry, b, blocks[i], &targets, signatures, is_main),
+            Some(i) => {
+                let function = (kind != FunctionKind::Main).then_some(name);
+                fill(&mut ssa, &mut entry, b, blocks[i], &targets, signatures, function);
+            }
             None if b == fresh_entry => ssa.builder.terminate(b, Terminator::Jump(entry_block)),
             None => {}
         }
@@ -250,13 +253,23 @@ fn fill(
     block: &ast::Block,
     targets: &Targets,
     signatures: &[(Symbol, usize)],
-    is_main: bool,
+    function: Option<Symbol>,
 ) {
+    let is_main = function.is_none();
     let operand = |ssa: &mut Ssa, entry: &mut Entry, a: &Arg| match a {
         Arg::Var(v) => ssa.read(*v, b, entry),
         Arg::Const(c) => Operand::Const(c.clone()),
     };
-    for s in &block.body {
+    // Every instruction gets the site of the statement (or terminator) it
+    // was made for, for error messages.
+    let site = |statement: usize, is_terminator: bool| flowc_ir::Site {
+        function,
+        block: block.label,
+        statement: statement as u32,
+        is_terminator,
+    };
+    for (k, s) in block.body.iter().enumerate() {
+        let before = ssa.builder.func.blocks[b].insts.len();
         match s {
             Stmt::Op1 { dst, op: Operator::Known(Op::Same), arg } => {
                 let o = operand(ssa, entry, arg);
@@ -294,7 +307,10 @@ fn fill(
                 ssa.builder.inst(b, InstKind::Set { obj, field: *field, value }, None);
             }
         }
+        mark_sites(&mut ssa.builder.func, b, before, site(k + 1, false));
     }
+    let terminator = site(block.body.len() + 1, true);
+    let before = ssa.builder.func.blocks[b].insts.len();
     let to = |l: &Symbol| targets.get(*l);
     let term = match &block.term {
         ast::Terminator::Jump(l) | ast::Terminator::Promote { label: l, .. } => Terminator::Jump(to(l)),
@@ -334,6 +350,17 @@ fn fill(
         ast::Terminator::Error(r) => Terminator::Trap(Trap::Error(*r)),
     };
     ssa.builder.terminate(b, term);
+    mark_sites(&mut ssa.builder.func, b, before, terminator);
+    ssa.builder.func.sites.set_term(b, terminator);
+}
+
+/// Gives the instructions of block `b` from position `from` on the source
+/// site `site`.
+fn mark_sites(f: &mut Function, b: BlockId, from: usize, site: flowc_ir::Site) {
+    for k in from..f.blocks[b].insts.len() {
+        let i = f.blocks[b].insts[k];
+        f.sites.set_inst(i, site);
+    }
 }
 
 fn op_kind(op: Operator, args: Vec<Operand>) -> InstKind {

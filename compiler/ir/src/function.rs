@@ -80,6 +80,78 @@ pub struct Function {
     pub insts: Arena<InstData>,
     pub values: Arena<ValueData>,
     pub resumes: Arena<ResumeData>,
+    /// Where instructions and terminators come from in the source, for
+    /// error messages (not printed; see [`Sites`]).
+    pub sites: Sites,
+}
+
+/// A place in the source program: a statement or a terminator of a block.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Site {
+    /// The function, or `None` for the main flow graph.
+    pub function: Option<Symbol>,
+    pub block: Symbol,
+    /// 1-based statement number; one past the last statement is the
+    /// terminator.
+    pub statement: u32,
+    pub is_terminator: bool,
+}
+
+/// The source sites of a function's instructions and terminators: debug
+/// information. It does not take part in the IR's meaning, so it is not
+/// printed and two functions that differ only in sites are equal. The front
+/// end records sites; passes keep them for instructions they rewrite in
+/// place and copy them when they copy instructions (inlining); an
+/// instruction without a site reports errors without a place.
+#[derive(Clone, Debug, Default)]
+pub struct Sites {
+    insts: Vec<Option<Site>>,
+    terms: Vec<Option<Site>>,
+}
+
+impl PartialEq for Sites {
+    fn eq(&self, _: &Sites) -> bool {
+        true
+    }
+}
+impl Eq for Sites {}
+
+/// The raw index of an arena id.
+fn raw<T>(i: Idx<T>) -> usize {
+    i.into_raw().into_u32() as usize
+}
+
+impl Sites {
+    pub fn inst(&self, i: InstId) -> Option<Site> {
+        self.insts.get(raw(i)).copied().flatten()
+    }
+
+    pub fn set_inst(&mut self, i: InstId, site: Site) {
+        let k = raw(i);
+        if self.insts.len() <= k {
+            self.insts.resize(k + 1, None);
+        }
+        self.insts[k] = Some(site);
+    }
+
+    pub fn term(&self, b: BlockId) -> Option<Site> {
+        self.terms.get(raw(b)).copied().flatten()
+    }
+
+    /// Block `to` gets the terminator of block `from`: the site goes along.
+    pub fn move_term(&mut self, from: BlockId, to: BlockId) {
+        if let Some(site) = self.term(from) {
+            self.set_term(to, site);
+        }
+    }
+
+    pub fn set_term(&mut self, b: BlockId, site: Site) {
+        let k = raw(b);
+        if self.terms.len() <= k {
+            self.terms.resize(k + 1, None);
+        }
+        self.terms[k] = Some(site);
+    }
 }
 
 impl Function {
@@ -102,6 +174,7 @@ impl Function {
             insts: Arena::new(),
             values: Arena::new(),
             resumes: Arena::new(),
+            sites: Sites::default(),
         }
     }
 

@@ -229,6 +229,7 @@ impl Parser {
             insts: Arena::new(),
             values: Arena::new(),
             resumes: Arena::new(),
+            sites: Default::default(),
         };
         func.blocks.alloc(BlockData { name: None, phis: Vec::new(), insts: Vec::new(), term: placeholder() });
         self.open = Some(Open { func, pos: start });

@@ -15,7 +15,7 @@ use std::rc::Rc;
 
 use crate::word::{self, Word, ONE, STOP, ZERO};
 
-/// The state of one run of generated code. The first three fields are
+/// The state of one run of generated code. The first four fields are
 /// read and written by generated code at fixed offsets.
 #[repr(C)]
 pub struct Ctx {
@@ -26,6 +26,10 @@ pub struct Ctx {
     /// Where a compiled trace leaving at a guard stores the values its
     /// resume record needs (offset 16); see [`Ctx::exit_buffer`].
     pub exit_values: *mut u64,
+    /// The source site (an index into the code's site table) of the
+    /// runtime call in progress, stored by generated code before calls
+    /// that can fail (offset 24); `u64::MAX` for none.
+    pub site: u64,
     /// Boxed so their addresses stay put while the vector grows: words
     /// point at them.
     #[allow(clippy::vec_box)]
@@ -47,6 +51,7 @@ impl Ctx {
             depth: 0,
             max_depth,
             exit_values: std::ptr::null_mut(),
+            site: u64::MAX,
             exit: Vec::new(),
             heap: Vec::new(),
             allocations: 0,

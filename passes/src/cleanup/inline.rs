@@ -30,6 +30,7 @@ pub fn inline_call(f: &mut Function, call: InstId, callee: &Function) {
     let cont = edit::new_block(f, None, block);
     f.blocks[cont].insts = after;
     f.blocks[cont].term = std::mem::replace(&mut f.blocks[block].term, Terminator::Jump(cont));
+    f.sites.move_term(block, cont);
     for s in f.blocks[cont].term.successors() {
         edit::rename_phi_pred(f, s, block, cont);
     }
@@ -79,6 +80,9 @@ pub fn inline_call(f: &mut Function, call: InstId, callee: &Function) {
             f.blocks[nb].insts.push(ni);
         }
         f.insts[ni].kind = kind;
+        if let Some(site) = callee.sites.inst(ci) {
+            f.sites.set_inst(ni, site);
+        }
     }
     // Terminators: returns jump to the continuation.
     let mut returns: Vec<(BlockId, Operand)> = Vec::new();
@@ -96,6 +100,9 @@ pub fn inline_call(f: &mut Function, call: InstId, callee: &Function) {
             term = Terminator::Jump(cont);
         }
         f.blocks[nb].term = term;
+        if let Some(site) = callee.sites.term(cb) {
+            f.sites.set_term(nb, site);
+        }
     }
     f.blocks[block].term = Terminator::Jump(blocks[&callee.entry]);
     // The call's result.

@@ -48,6 +48,7 @@ pub(super) fn merge_straight_lines(f: &mut Function, subst: &mut Substitution) {
             f.blocks[a].insts.extend(insts);
             let term = std::mem::replace(&mut f.blocks[b].term, Terminator::Jump(b));
             f.blocks[a].term = term;
+            f.sites.move_term(b, a);
             merged_into[ix(b)] = Some(a);
             any = true;
         }

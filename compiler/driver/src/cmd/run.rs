@@ -115,6 +115,10 @@ pub fn main(args: Args) -> Result<(), Failure> {
             }
             Ok(())
         }
-        Err(e) => Err(Failure::input(e)),
+        Err(mut e) => {
+            // Compiled code knows where an error happened, not the text.
+            e.at = e.at.map(|at| at.with_text(&program));
+            Err(Failure::input(e))
+        }
     }
 }
