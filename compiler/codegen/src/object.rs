@@ -10,7 +10,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{DataDescription, DataId, Linkage, Module as _};
 use cranelift_object::{ObjectBuilder, ObjectModule};
 
-use flowc_ir::{Function, FunctionKind, Module};
+use flowc_ir::{Function, FunctionKind, Module, Site};
 use flowc_lang::syntax::prolog::write_env;
 use flowc_lang::{Symbol, Value};
 use flowc_runtime::start::encode_trap;
@@ -19,8 +19,14 @@ use crate::define::{self, isa_with};
 use crate::lower::Constants;
 
 /// The object file for module `m` (which must have a main function);
-/// `default_env` is what the executable runs with when given no `--env`.
-pub fn object(m: &Module, default_env: &[(Symbol, Value)], max_depth: usize) -> Result<Vec<u8>, String> {
+/// `default_env` is what the executable runs with when given no `--env`;
+/// `describe` renders a source site as error messages show it.
+pub fn object(
+    m: &Module,
+    default_env: &[(Symbol, Value)],
+    max_depth: usize,
+    describe: &dyn Fn(Site) -> String,
+) -> Result<Vec<u8>, String> {
     let functions: Vec<&Function> = m.functions.iter().filter(|f| f.kind != FunctionKind::Trace).collect();
     let main = functions.iter().position(|f| f.kind == FunctionKind::Main).ok_or("the module has no main function")?;
     let builder = ObjectBuilder::new(isa_with(true)?, "flowc", cranelift_module::default_libcall_names())
@@ -86,18 +92,21 @@ pub fn object(m: &Module, default_env: &[(Symbol, Value)], max_depth: usize) -> 
     let traps_id = blob(&mut obj, "flowc_traps", words(&traps))?;
     let immutable_id = blob(&mut obj, "flowc_immutable", words(&immutable))?;
     let env_id = blob(&mut obj, "flowc_default_env", c_string(env_text))?;
+    let site_lines: String = defined.sites.sites.iter().map(|s| describe(*s).replace('\n', " ") + "\n").collect();
+    let sites_id = blob(&mut obj, "flowc_sites", c_string(site_lines))?;
 
     // The program description, with the layout of `start::Program`.
     let program = obj.declare_data("flowc_program", Linkage::Local, false, false).map_err(|e| e.to_string())?;
     let mut d = DataDescription::new();
     d.set_align(8);
-    let mut fields = vec![0u64; 14];
+    let mut fields = vec![0u64; 16];
     fields[2] = values.len() as u64;
     fields[5] = count as u64;
     fields[7] = params.len() as u64;
     fields[9] = defined.traps.len() as u64;
     fields[11] = (immutable.len() / 2) as u64;
     fields[13] = max_depth as u64;
+    fields[14] = flowc_runtime::start::ABI;
     d.define(words(&fields).into_boxed_slice());
     let entry = obj.declare_func_in_data(defined.entry, &mut d);
     d.write_function_addr(0, entry);
@@ -109,6 +118,7 @@ pub fn object(m: &Module, default_env: &[(Symbol, Value)], max_depth: usize) -> 
         (64, traps_id),
         (80, immutable_id),
         (96, env_id),
+        (120, sites_id),
     ] {
         let gv = obj.declare_data_in_data(id, &mut d);
         d.write_data_addr(offset, gv, 0);

@@ -60,13 +60,28 @@ fn built_examples_print_what_the_interpreter_prints() {
 }
 
 #[test]
-fn built_programs_report_errors() {
+fn built_programs_report_errors_where_the_interpreter_does() {
+    let dir = workspace_root().join("tests/corpus/errors");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| format!("tests/corpus/errors/{}", e.unwrap().file_name().to_string_lossy()))
+        .filter(|f| !f.ends_with("runaway.fg"))
+        .collect();
+    files.sort();
+    assert!(files.len() > 10);
+    for file in &files {
+        let exe = build(file, &[]);
+        let o = run(&exe, &[]);
+        assert_eq!(o.status.code(), Some(1), "{file}");
+        let expected = flowc(&["run", file]);
+        let theirs = text(&expected.stderr).replacen("flowc: ", "", 1);
+        assert_eq!(text(&o.stderr).replacen("program: ", "", 1), theirs, "{file}");
+    }
     let exe = build("tests/corpus/errors/type_error.fg", &[]);
     let o = run(&exe, &[]);
-    assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         text(&o.stderr),
-        "program: runtime error: type error: `add` needs integers, got atom apple [type_error(add, integers)]\n"
+        "program: runtime error: type error: `add` needs integers, got atom apple [type_error(add, integers)]\n  at block `start`, statement 2: b = a + 1\n"
     );
     let o = run(&exe, &["--bogus"]);
     assert_eq!(o.status.code(), Some(2));

@@ -22,6 +22,12 @@ use flowc_lang::{Symbol, Value};
 use crate::runtime::Ctx;
 use crate::word::{self, Word};
 
+/// The interface between generated code and this runtime: the layout of
+/// [`Ctx`]'s first fields and of [`Program`], and the `flowc_rt_*`
+/// signatures. Bump it with any change to them; an executable linked with
+/// a runtime of another version refuses to run instead of crashing.
+pub const ABI: u64 = 3;
+
 /// The description of a built program (see the module docs); the code
 /// generator writes it with this layout.
 #[repr(C)]
@@ -49,6 +55,11 @@ pub struct Program {
     pub default_env: *const c_char,
     /// The maximum call depth.
     pub max_depth: u64,
+    /// The [`ABI`] the code was generated for.
+    pub abi: u64,
+    /// The places of runtime calls, one line each (as errors print them),
+    /// numbered as the code stores them in the context; NUL-terminated.
+    pub sites: *const c_char,
 }
 
 /// The four words that describe an error `trap` raises, if it is one a
@@ -109,6 +120,10 @@ pub unsafe extern "C" fn flowc_rt_main(argc: i32, argv: *const *const c_char, pr
                 eprintln!("{name}: {e}");
                 1
             }
+            Err(Failure::At(e, at)) => {
+                eprintln!("{name}: {e}\n  at {at}");
+                1
+            }
         }
     });
     match run.map(|t| t.join()) {
@@ -123,6 +138,8 @@ pub unsafe extern "C" fn flowc_rt_main(argc: i32, argv: *const *const c_char, pr
 enum Failure {
     Usage(String),
     Runtime(RuntimeError),
+    /// A runtime error and the place it happened, as printed.
+    At(RuntimeError, String),
 }
 
 /// Reads a NUL-terminated string of the program description.
@@ -147,6 +164,13 @@ unsafe fn words(p: *const u64, n: u64) -> &'static [u64] {
 }
 
 fn start(program: &Program, args: &[String]) -> Result<Value, Failure> {
+    if program.abi != ABI {
+        let msg = format!(
+            "internal: the program was compiled for runtime interface {} but linked with {ABI}; rebuild it",
+            program.abi
+        );
+        return Err(Failure::Runtime(RuntimeError { kind: ErrorKind::User(Symbol::intern(&msg)), at: None }));
+    }
     // Symbols first, before anything else names one.
     // SAFETY: the code generator writes `symbol_count` NUL-terminated names.
     let mut p = program.symbols;
@@ -202,7 +226,13 @@ fn start(program: &Program, args: &[String]) -> Result<Value, Failure> {
         .collect();
     (program.entry)(args.as_ptr(), &mut ctx);
     if let Some(kind) = ctx.error.take() {
-        return Err(Failure::Runtime(RuntimeError { kind, at: None }));
+        let e = RuntimeError { kind, at: None };
+        // SAFETY: the code generator writes the site lines NUL-terminated.
+        let sites = unsafe { text(program.sites) };
+        return Err(match usize::try_from(ctx.site).ok().and_then(|k| sites.lines().nth(k)) {
+            Some(at) => Failure::At(e, at.to_owned()),
+            None => Failure::Runtime(e),
+        });
     }
     ctx.output.take().ok_or(Failure::Runtime(RuntimeError { kind: ErrorKind::ReturnOutsideFunction, at: None }))
 }

@@ -31,26 +31,22 @@ pub struct Args {
     keep_object: bool,
 }
 
-/// The runtime library to link: `$FLOWC_RUNTIME`, else the one cargo
-/// built next to this executable (`cargo build`), else the newest one in
-/// its `deps/` directory (`cargo test --workspace` builds it there only).
+/// The runtime library to link: `$FLOWC_RUNTIME`, else the newest of the
+/// ones cargo built next to this executable (`cargo build`) and in its
+/// `deps/` directory (`cargo test --workspace` builds it only there).
 fn runtime_library() -> Result<PathBuf, Failure> {
     if let Some(p) = std::env::var_os("FLOWC_RUNTIME") {
         return Ok(PathBuf::from(p));
     }
     let exe = std::env::current_exe().map_err(Failure::input)?;
     let dir = exe.parent().unwrap_or(Path::new("."));
-    let beside = dir.join("libflowc_runtime.a");
-    if beside.exists() {
-        return Ok(beside);
-    }
-    let newest = std::fs::read_dir(dir.join("deps"))
-        .into_iter()
-        .flatten()
-        .flatten()
+    let beside = std::fs::read_dir(dir).into_iter().flatten().flatten();
+    let in_deps = std::fs::read_dir(dir.join("deps")).into_iter().flatten().flatten();
+    let newest = beside
+        .chain(in_deps)
         .filter(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
-            name.starts_with("libflowc_runtime-") && name.ends_with(".a")
+            name == "libflowc_runtime.a" || (name.starts_with("libflowc_runtime-") && name.ends_with(".a"))
         })
         .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
         .max();
@@ -69,7 +65,17 @@ pub fn main(args: Args) -> Result<(), Failure> {
     let mut module = flowc_frontend::lower(&program, label).map_err(|kind| Failure::input(format!("{kind}")))?;
     let mut cx = flowc_passes::Context::new(&module);
     flowc_passes::optimize(&mut module, &mut cx, |_, _, _| {});
-    let bytes = flowc_codegen::object::object(&module, &env, Config::default().max_depth)
+    let describe = |site: flowc_ir::Site| {
+        let at = flowc_lang::interp::Location {
+            function: site.function,
+            block: site.block,
+            statement: site.statement as usize,
+            is_terminator: site.is_terminator,
+            text: String::new(),
+        };
+        at.with_text(&program).to_string()
+    };
+    let bytes = flowc_codegen::object::object(&module, &env, Config::default().max_depth, &describe)
         .map_err(|e| Failure::input(format!("code generation failed: {e}")))?;
     let mut object = args.output.clone().into_os_string();
     object.push(".o");
