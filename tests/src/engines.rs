@@ -203,3 +203,17 @@ pub fn native_error(p: &Program, module: &Module, env: &[(Symbol, Value)]) -> Op
         e.to_string()
     })
 }
+
+/// The JIT's error message, its place's text taken from `p`, if the run
+/// fails. Call on a thread with a big stack.
+pub fn jit_error(
+    p: &Program,
+    label: Symbol,
+    env: &[(Symbol, Value)],
+    options: flowc_trace::jit::Options,
+) -> Option<String> {
+    flowc_trace::jit::run(p, label, env, &config(), options).0.err().map(|mut e| {
+        e.at = e.at.map(|at| at.with_text(p));
+        e.to_string()
+    })
+}

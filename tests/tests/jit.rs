@@ -80,3 +80,36 @@ fn jit_matches_reference_on_generated_programs() {
     assert!(traced > 100, "only {traced} traces compiled");
     assert!(bridges > 10, "only {bridges} bridges compiled");
 }
+
+/// Errors under the JIT — raised by the interpreter, the tracer or
+/// compiled traces — name the interpreter's place.
+#[test]
+fn jit_errors_name_the_interpreters_place() {
+    let count: u64 = std::env::var("FLOWC_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(500);
+    let paths: Vec<String> = corpus::paths().into_iter().map(|p| p.display().to_string()).collect();
+    let compared = flowc_codegen::with_stack(move || {
+        let mut programs: Vec<(String, flowc_lang::Program)> = paths
+            .iter()
+            .map(|path| {
+                let source = std::fs::read_to_string(path).unwrap();
+                (path.clone(), flowc_lang::syntax::parse(path, &source).unwrap())
+            })
+            .collect();
+        programs.extend((0..count).map(|seed| (format!("seed {seed}"), gen::program(seed))));
+        let mut compared = 0;
+        for (name, program) in &programs {
+            let (label, env) = engines::start(program);
+            let Some(expected) = engines::reference_error(program, label, &env) else { continue };
+            if expected.contains("fuel_exhausted") {
+                continue;
+            }
+            for threshold in [1, 3] {
+                let got = engines::jit_error(program, label, &env, eager(threshold));
+                assert_eq!(got.as_deref(), Some(expected.as_str()), "{name}, threshold {threshold}");
+            }
+            compared += 1;
+        }
+        compared
+    });
+    assert!(compared > 30, "only {compared} errors compared");
+}

@@ -22,6 +22,8 @@ use flowc_lang::syntax::readable_print::{stmt_to_string, terminator_to_string};
 use flowc_lang::value::Object;
 use flowc_lang::{env, Env, Symbol, Value};
 
+use flowc_ir::Site;
+
 use crate::trace::{Check, Trace, TraceOp};
 
 /// How tracing ended.
@@ -156,13 +158,19 @@ fn op_of(s: &Stmt) -> TraceOp {
     }
 }
 
-fn error(kind: ErrorKind, b: &Block, index: usize) -> TraceError {
+fn error(kind: ErrorKind, function: Option<Symbol>, b: &Block, index: usize) -> TraceError {
     let is_terminator = index >= b.body.len();
     let text = if is_terminator { terminator_to_string(&b.term) } else { stmt_to_string(&b.body[index]) };
     TraceError::Runtime(RuntimeError {
         kind,
-        at: Some(Location { function: None, block: b.label, statement: index + 1, is_terminator, text }),
+        at: Some(Location { function, block: b.label, statement: index + 1, is_terminator, text }),
     })
+}
+
+/// The site of statement `index` (0-based; the body's length for the
+/// terminator) of block `b` of `function`.
+fn site(function: Option<Symbol>, b: &Block, index: usize) -> Site {
+    Site { function, block: b.label, statement: index as u32 + 1, is_terminator: index >= b.body.len() }
 }
 
 /// One activation while tracing.
@@ -214,23 +222,26 @@ pub fn record_path(
     let mut block = main.block(from).ok_or_else(|| unknown(from))?;
     let mut frames = vec![main];
     let mut ops = Vec::new();
+    let mut sites = Vec::new();
     loop {
         if ops.len() > limit {
             return Err(TraceError::TooLong { limit, state: suspend(&frames, block.label) });
         }
         let depth = frames.len();
         let frame = frames.last_mut().expect("a frame");
+        let fun = frame.function;
         for (i, s) in block.body.iter().enumerate() {
             let op = op_of(s);
-            exec(&op, &mut frame.env, heap, &immutable).map_err(|k| error(k, block, i))?;
+            exec(&op, &mut frame.env, heap, &immutable).map_err(|k| error(k, fun, block, i))?;
             ops.push(op);
+            sites.push(site(fun, block, i));
         }
         let n = block.body.len();
         let env = &frame.env;
         let next = match &block.term {
             Terminator::Jump(l) => *l,
             Terminator::If { cond, then_label, else_label } => {
-                let v = env.get(cond).ok_or_else(|| error(ErrorKind::Unbound(*cond), block, n))?;
+                let v = env.get(cond).ok_or_else(|| error(ErrorKind::Unbound(*cond), fun, block, n))?;
                 let (check, resume_at, next) = if v.is_truthy() {
                     (Check::True(*cond), *else_label, *then_label)
                 } else {
@@ -252,7 +263,7 @@ pub fn record_path(
                 *label
             }
             Terminator::IfClass { obj, class, then_label, else_label } => {
-                let v = resolve(obj, env).map_err(|k| error(k, block, n))?;
+                let v = resolve(obj, env).map_err(|k| error(k, fun, block, n))?;
                 let is = matches!(&v, Value::Object(o) if o.class == *class);
                 let (resume_at, next) = if is { (*else_label, *then_label) } else { (*then_label, *else_label) };
                 ops.push(TraceOp::Guard {
@@ -263,27 +274,28 @@ pub fn record_path(
                 next
             }
             Terminator::PrintAndStop(a) => {
-                let v = resolve(a, env).map_err(|k| error(k, block, n))?;
+                let v = resolve(a, env).map_err(|k| error(k, fun, block, n))?;
                 return Ok(Path::Printed(v));
             }
-            Terminator::Error(r) => return Err(error(ErrorKind::User(*r), block, n)),
+            Terminator::Error(r) => return Err(error(ErrorKind::User(*r), fun, block, n)),
             Terminator::Call { dst, func, args, next } => {
                 let Some(callee) = program.function(*func) else {
-                    return Err(error(ErrorKind::UnknownFunction(*func), block, n));
+                    return Err(error(ErrorKind::UnknownFunction(*func), fun, block, n));
                 };
                 if callee.params.len() != args.len() {
                     let kind = ErrorKind::ArgumentCount { func: *func, expected: callee.params.len(), got: args.len() };
-                    return Err(error(kind, block, n));
+                    return Err(error(kind, fun, block, n));
                 }
                 let mut values = Vec::with_capacity(args.len());
                 for a in args {
-                    values.push(resolve(a, env).map_err(|k| error(k, block, n))?);
+                    values.push(resolve(a, env).map_err(|k| error(k, fun, block, n))?);
                 }
                 if depth >= 10_000 {
-                    return Err(error(ErrorKind::StackOverflow { depth: 10_000 }, block, n));
+                    return Err(error(ErrorKind::StackOverflow { depth: 10_000 }, fun, block, n));
                 }
                 let callee_env: Env = callee.params.iter().copied().zip(values).collect();
                 ops.push(TraceOp::Enter { dst: *dst, func: *func, args: args.clone(), next: *next });
+                sites.push(site(fun, block, n));
                 frame.call = Some((*dst, *next));
                 frames.push(TraceFrame {
                     function: Some(*func),
@@ -296,10 +308,10 @@ pub fn record_path(
             }
             Terminator::Return(a) => {
                 if depth == 1 {
-                    let _ = resolve(a, env).map_err(|k| error(k, block, n))?;
-                    return Err(error(ErrorKind::ReturnOutsideFunction, block, n));
+                    let _ = resolve(a, env).map_err(|k| error(k, fun, block, n))?;
+                    return Err(error(ErrorKind::ReturnOutsideFunction, fun, block, n));
                 }
-                let v = resolve(a, env).map_err(|k| error(k, block, n))?;
+                let v = resolve(a, env).map_err(|k| error(k, fun, block, n))?;
                 ops.push(TraceOp::Leave { value: a.clone() });
                 frames.pop();
                 let caller = frames.last_mut().expect("a caller");
@@ -308,12 +320,14 @@ pub fn record_path(
                 next
             }
         };
+        // The guard or `leave` of the terminator, if any.
+        sites.resize(ops.len(), site(fun, block, n));
         let frame = frames.last().expect("a frame");
         if frames.len() == 1 && stop(next) {
             let env = frames.pop().expect("the main frame").env;
-            return Ok(Path::Reached { trace: Trace { anchor: from, ops }, env, label: next });
+            return Ok(Path::Reached { trace: Trace { anchor: from, ops, sites }, env, label: next });
         }
-        block = frame.block(next).ok_or_else(|| error(ErrorKind::UnknownLabel(next), block, n))?;
+        block = frame.block(next).ok_or_else(|| error(ErrorKind::UnknownLabel(next), fun, block, n))?;
     }
 }
 

@@ -120,7 +120,8 @@ pub fn to_ir(program: &Program, trace: &Trace, start: &Env) -> Function {
     b.terminate(pre, Terminator::Jump(body));
     let mut frames = vec![main];
     let mut skipping = 0usize;
-    for op in &trace.ops {
+    for (k, op) in trace.ops.iter().enumerate() {
+        let before = b.func.blocks[body].insts.len();
         match op {
             _ if skipping > 0 => match op {
                 TraceOp::Enter { .. } => skipping += 1,
@@ -135,6 +136,12 @@ pub fn to_ir(program: &Program, trace: &Trace, start: &Env) -> Function {
                 skipping = 1;
             }
             _ => emit(program, &mut b, body, &mut frames, op),
+        }
+        if let Some(&site) = trace.sites.get(k) {
+            for n in before..b.func.blocks[body].insts.len() {
+                let i = b.func.blocks[body].insts[n];
+                b.func.sites.set_inst(i, site);
+            }
         }
     }
     let main = &frames[0];
@@ -164,7 +171,8 @@ pub fn bridge(program: &Program, trace: &Trace, start: &Env, end: Symbol) -> Fun
     }
     let mut frames = vec![main];
     let mut skipping = 0usize;
-    for op in &trace.ops {
+    for (k, op) in trace.ops.iter().enumerate() {
+        let before = b.func.blocks[body].insts.len();
         match op {
             _ if skipping > 0 => match op {
                 TraceOp::Enter { .. } => skipping += 1,
@@ -179,6 +187,12 @@ pub fn bridge(program: &Program, trace: &Trace, start: &Env, end: Symbol) -> Fun
                 skipping = 1;
             }
             _ => emit(program, &mut b, body, &mut frames, op),
+        }
+        if let Some(&site) = trace.sites.get(k) {
+            for n in before..b.func.blocks[body].insts.len() {
+                let i = b.func.blocks[body].insts[n];
+                b.func.sites.set_inst(i, site);
+            }
         }
     }
     let resume = b.resume(snapshot(&frames));

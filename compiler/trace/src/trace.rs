@@ -79,6 +79,9 @@ pub enum TraceOp {
 pub struct Trace {
     pub anchor: Symbol,
     pub ops: Vec<TraceOp>,
+    /// The source site of each operation (for error messages); empty when
+    /// unknown (an optimized trace).
+    pub sites: Vec<flowc_ir::Site>,
 }
 
 fn env_term(env: &[(Symbol, Value)]) -> Term {
