@@ -117,7 +117,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
         }
         Err(mut e) => {
             // Compiled code knows where an error happened, not the text.
-            e.at = e.at.map(|at| at.with_text(&program));
+            e.at = e.at.map(|at| if at.text.is_empty() { at.with_text(&program) } else { at });
             Err(Failure::input(e))
         }
     }
