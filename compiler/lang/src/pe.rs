@@ -81,7 +81,7 @@ pub fn specialize(
     if !blocks.contains_key(&label) {
         return Err(PeError::UnknownLabel(label));
     }
-    let taken: Vec<Symbol> = program.main_blocks().map(|b| b.label).collect();
+    let taken: std::collections::HashSet<Symbol> = program.main_blocks().map(|b| b.label).collect();
     let mut pe =
         Pe { blocks, cache: IndexMap::new(), counters: SymbolMap::default(), taken, out: Vec::new(), max_blocks };
     let entry = pe.do_pe(label, env::from_pairs(static_env))?;
@@ -93,8 +93,10 @@ struct Pe<'p> {
     blocks: SymbolMap<&'p Block>,
     cache: IndexMap<(Symbol, PartialEnv), Symbol>,
     counters: SymbolMap<usize>,
-    /// Labels of the source program, which gensym must not reuse.
-    taken: Vec<Symbol>,
+    /// Labels of the source program and those gensym made, which it must
+    /// not hand out again (`body2` + `32` and `body23` + `2` are both
+    /// `body232`).
+    taken: std::collections::HashSet<Symbol>,
     out: Vec<Block>,
     max_blocks: usize,
 }
@@ -121,7 +123,7 @@ impl<'p> Pe<'p> {
             let n = self.counters.entry(base).or_insert(0);
             *n += 1;
             let name = Symbol::intern(&format!("{base}{n}"));
-            if !self.taken.contains(&name) {
+            if self.taken.insert(name) {
                 return name;
             }
         }
@@ -238,6 +240,22 @@ mod tests {
     use super::*;
     use crate::syntax;
     use crate::syntax::term::{Style, Term};
+
+    /// `x` specialized thirteen times is named up to `x14`, and `x1` once
+    /// would be `x11` too: generated names never repeat.
+    #[test]
+    fn generated_labels_are_distinct() {
+        let src = "x:\n    c = i < 12\n    if c goto step else goto x1\nstep:\n    i = i + 1\n    goto x\nx1:\n    print_and_stop(i)\n";
+        let p = syntax::parse("t", src).unwrap();
+        let r = specialize(&p, Symbol::intern("x"), &[(Symbol::intern("i"), Value::Int(0))], 1000).unwrap();
+        let mut labels: Vec<Symbol> = r.blocks.iter().map(|b| b.label).collect();
+        labels.sort_by_key(|l| l.as_str());
+        let n = labels.len();
+        labels.dedup();
+        assert_eq!(labels.len(), n, "{labels:?}");
+        let out = crate::interp::run(&r.program(&p), r.entry, &[], &crate::interp::Config::default()).unwrap();
+        assert_eq!(out.value, Value::Int(12));
+    }
 
     #[test]
     fn part1_power_with_y_5() {

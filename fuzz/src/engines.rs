@@ -1,0 +1,48 @@
+//! Fuzzing the engines against each other with generated programs.
+
+use flowc_lang::pe;
+use flowc_tests::engines::{self, Outcome};
+use flowc_tests::gen;
+use flowc_trace::jit::Options;
+
+/// The first disagreement on generated program `seed`, if any: the engine
+/// and both outcomes. Call on a thread with a big stack.
+pub fn disagreement(seed: u64) -> Option<String> {
+    let p = gen::program(seed);
+    let (label, env) = engines::start(&p);
+    let expected = engines::reference(&p, label, &env);
+    if expected == Outcome::Error("fuel_exhausted".into()) {
+        return None;
+    }
+    let differs =
+        |engine: &str, got: Outcome| (got != expected).then(|| format!("{engine}: {got:?}, reference: {expected:?}"));
+    let module = engines::lower(&p, label);
+    if let Some(d) = differs("ir", engines::ir(&module, &env)) {
+        return Some(d);
+    }
+    let mut optimized = module.clone();
+    let mut cx = flowc_passes::Context::new(&optimized);
+    flowc_passes::optimize(&mut optimized, &mut cx, |_, _, _| {});
+    if let Some(d) = differs("ir after the passes", engines::ir(&optimized, &env)) {
+        return Some(d);
+    }
+    if let Some(d) = differs("native", engines::native(&optimized, &env)) {
+        return Some(d);
+    }
+    for threshold in [1, 2, 5] {
+        let options = Options { threshold, bridge_threshold: 1, ..Options::default() };
+        if let Some(d) = differs(&format!("jit (threshold {threshold})"), engines::jit(&p, label, &env, options)) {
+            return Some(d);
+        }
+    }
+    for k in 0..=env.len().min(2) {
+        let (statics, dynamic) = env.split_at(k);
+        if let Ok(r) = pe::specialize(&p, label, statics, 5_000) {
+            let got = engines::reference(&r.program(&p), r.entry, dynamic);
+            if let Some(d) = differs(&format!("pe ({k} static)"), got) {
+                return Some(d);
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,17 @@
+//! flowc-fuzz: fuzzers that run for as long as you let them, on the stable
+//! toolchain (no libFuzzer): the tests run the same code with small counts.
+//!
+//! - [`checker`]: valid IR texts (generated programs, lowered and
+//!   optimized) are damaged by random edits ([`mutate`]) and fed to the IR
+//!   parser and checker, which must answer — parse error, violations or
+//!   valid — and never panic.
+//! - [`engines`]: generated programs run on every engine (reference
+//!   interpreter, IR interpreter, native code, the JIT at eager thresholds,
+//!   the partial evaluator), which must agree.
+//!
+//! Both are seeded and deterministic: a failure names the seed that
+//! reproduces it.
+
+pub mod checker;
+pub mod engines;
+pub mod mutate;

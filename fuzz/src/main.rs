@@ -1,0 +1,87 @@
+//! `flowc-fuzz checker [--from S] [--inputs N]`,
+//! `flowc-fuzz engines [--from S] [--seeds N]` (see the library docs) and
+//! `flowc-fuzz show SEED` (the generated program, to run with flowc).
+//! Exit status 1 when something failed; the failing seeds are printed (and
+//! the checker's panicking inputs written to fuzz/crashes/).
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(about = "Fuzz the IR checker and the engines")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Damaged IR texts into the parser and the checker.
+    Checker {
+        #[arg(long, default_value_t = 0)]
+        from: u64,
+        #[arg(long, default_value_t = 100_000)]
+        inputs: u64,
+    },
+    /// Print generated program SEED (to reproduce a failure with flowc).
+    Show { seed: u64 },
+    /// Generated programs on every engine.
+    Engines {
+        #[arg(long, default_value_t = 0)]
+        from: u64,
+        #[arg(long, default_value_t = 10_000)]
+        seeds: u64,
+    },
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Command::Checker { from, inputs } => {
+            let report = flowc_fuzz::checker::run(from, inputs);
+            println!(
+                "{} inputs: {} parse errors, {} invalid, {} valid, {} panics",
+                report.inputs,
+                report.parse_errors,
+                report.invalid,
+                report.valid,
+                report.panics.len()
+            );
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crashes");
+            for (seed, text) in &report.panics {
+                let _ = std::fs::create_dir_all(&dir);
+                let path = dir.join(format!("checker-{seed}.ir"));
+                let _ = std::fs::write(&path, text);
+                println!("panic on seed {seed}: {}", path.display());
+            }
+            if report.panics.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Command::Show { seed } => {
+            let p = flowc_tests::gen::program(seed);
+            print!("{}", flowc_lang::syntax::print(flowc_lang::syntax::Syntax::Readable, &p));
+            ExitCode::SUCCESS
+        }
+        Command::Engines { from, seeds } => {
+            let failures = flowc_codegen::with_stack(move || {
+                let mut failures = 0;
+                for seed in from..from + seeds {
+                    if let Some(d) = flowc_fuzz::engines::disagreement(seed) {
+                        println!("seed {seed}: {d}");
+                        failures += 1;
+                    }
+                }
+                failures
+            });
+            println!("{seeds} programs, {failures} disagreements");
+            if failures == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+    }
+}

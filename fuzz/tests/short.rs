@@ -1,0 +1,22 @@
+//! The fuzzers, briefly: they must find nothing, and really exercise what
+//! they fuzz.
+
+#[test]
+fn the_checker_answers_every_damaged_text() {
+    let report = flowc_fuzz::checker::run(0, 2_000);
+    assert!(report.panics.is_empty(), "panicking inputs: {:?}", report.panics.first());
+    assert_eq!(report.inputs, report.parse_errors + report.invalid + report.valid);
+    // Damage reaches the checker, and the checker finds some of it.
+    assert!(report.invalid > 50, "{report:?}");
+    assert!(report.parse_errors > 50, "{report:?}");
+}
+
+#[test]
+fn the_engines_agree_on_generated_programs() {
+    let disagreements: Vec<String> = flowc_codegen::with_stack(|| {
+        (10_000..10_100)
+            .filter_map(|seed| flowc_fuzz::engines::disagreement(seed).map(|d| format!("{seed}: {d}")))
+            .collect()
+    });
+    assert!(disagreements.is_empty(), "{disagreements:?}");
+}
