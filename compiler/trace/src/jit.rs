@@ -12,27 +12,33 @@
 //!
 //! A trace runs until a guard fails. The guard's resume record rebuilds the
 //! interpreter's frames and objects ([`crate::resume`]), and interpretation
-//! continues at the guard's label — or, when the state is a main-graph
-//! label that has a trace or a bridge, that code runs at once.
+//! continues at the guard's label (never straight back into code: in the
+//! state it left, the same guard would fail again), unless the guard has a
+//! bridge. All traces and bridges of a run share one code cache
+//! ([`TraceCache`]), where the program's functions are compiled once.
 //!
 //! **Bridges.** A guard that fails `bridge_threshold` times gets a bridge:
 //! a trace recorded from the guard's failure state up to the next label of
 //! the main graph that has a loop trace. It is optimized and compiled like
 //! a loop trace (it is straight-line code that ends by leaving to that
 //! label), attached to the guard, and runs whenever the guard fails again;
-//! its own guards fall back to the interpreter. A `guard_value` that fails
-//! for many values gets one bridge per value seen, found by a hash lookup
-//! on the value rather than a chain of guards.
+//! a bridge's end enters that label's trace at once, and its own guards can
+//! get bridges too. A `guard_value` that fails for many values gets one
+//! bridge per value seen, specialized to it and found by a hash lookup on
+//! the value rather than a chain of guards.
 //!
 //! **State handed over.** Entering code needs exactly the variables it was
 //! recorded with, in order: a trace's resume records list those, so an
 //! environment with other variables would not be restored faithfully on
 //! exit. The interpreter runs the block itself in that case.
 //!
+//! **Errors** raised in compiled code name their place like the
+//! interpreter's: the tracer records each operation's source site.
+//!
 //! **What the JIT does not do.** Loops inside functions are not traced
-//! (the series anchors traces in the main graph); `--fuel` counts only the
-//! interpreted part of a run; an error raised inside compiled code has the
-//! right kind but no source location.
+//! (the series anchors traces in the main graph); bridges start only from
+//! guards in the main frame; `--fuel` counts only the interpreted part of a
+//! run.
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
