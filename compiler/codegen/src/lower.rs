@@ -4,9 +4,19 @@
 //! block's phis; edges pass the phi inputs. Every function takes its
 //! parameters and the run's context pointer as 64-bit words and returns a
 //! word, [`STOP`] when the program stopped (an error or `print`), which
-//! callers pass up. Integer `add`, `sub`, `mul` and comparisons run inline
-//! on tagged words when both operands are small integers, with overflow
-//! checks; everything else, and every slow path, calls the runtime.
+//! callers pass up. Integer `add`, `sub`, `mul`, floored `//` and `%`
+//! (in 32 bits when both operands fit) and comparisons run inline on tagged
+//! words when both operands are small integers, with overflow checks; a
+//! comparison that only feeds its block's branch becomes a compare-and-
+//! branch. Everything else, and every slow path, calls the runtime.
+//!
+//! Traces: a guard branches to an exit stub that stores the values its
+//! resume record needs in the context's exit buffer and returns the exit's
+//! number; a bridge's `exit` terminator does the same.
+//!
+//! Errors: before a runtime call that can fail, the code stores the source
+//! site of the instruction (numbered in a [`SiteTable`]) in the context, so
+//! an error names its statement like the interpreter's.
 
 use std::collections::HashMap;
 
