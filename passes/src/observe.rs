@@ -63,50 +63,68 @@ fn is_object(objects: &[bool], o: &Operand) -> bool {
 }
 
 /// Per value of `f`: whether it may be an object, given which functions
-/// (by module index) may return one and which fields may hold one. A
-/// fixpoint over the phis.
+/// (by module index) may return one and which fields may hold one.
+/// Objects flow from their sources (`new`, such `get`s and calls,
+/// parameters) through copies and phis: a worklist over the copies' and
+/// phis' uses, so each value is visited once.
 fn may_be_object(m: &Module, f: &Function, returns: &[bool], fields: &[Symbol]) -> Vec<bool> {
-    let mut obj = vec![false; f.values.len()];
+    let n = f.values.len();
+    let mut obj = vec![false; n];
+    let mut work: Vec<usize> = Vec::new();
+    let mark = |v: usize, obj: &mut Vec<bool>, work: &mut Vec<usize>| {
+        if v < n && !obj[v] {
+            obj[v] = true;
+            work.push(v);
+        }
+    };
     if f.kind != FunctionKind::Main {
         for &p in &f.params {
-            if ix(p) < obj.len() {
-                obj[ix(p)] = true;
-            }
-        }
-    }
-    let returns_object = |func: Symbol| {
-        m.functions.iter().enumerate().any(|(i, g)| g.kind == FunctionKind::Function && g.name == func && returns[i])
-    };
-    loop {
-        let mut changed = false;
-        for (_, i) in f.all_insts() {
-            let Some(r) = f.insts[i].result else { continue };
-            if obj[ix(r)] {
-                continue;
-            }
-            let is = match &f.insts[i].kind {
-                InstKind::New(_) => true,
-                InstKind::Get { field, .. } => fields.contains(field),
-                InstKind::Call { func, .. } => returns_object(*func),
-                InstKind::Op { op: Operator::Known(Op::Same), args, .. } => args.iter().any(|a| is_object(&obj, a)),
-                InstKind::CheckBound(a) => is_object(&obj, a),
-                InstKind::Phi(inputs) => inputs.iter().any(|(_, a)| is_object(&obj, a)),
-                InstKind::Op { .. } | InstKind::Unbound(_) | InstKind::Set { .. } | InstKind::Guard { .. } => false,
-            };
-            if is {
-                obj[ix(r)] = true;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
+            mark(ix(p), &mut obj, &mut work);
         }
     }
     // Values defined by nothing (detached) are treated as possibly objects.
     for (v, data) in f.values.iter() {
         if data.def == ValueDef::Detached {
-            obj[ix(v)] = true;
+            mark(ix(v), &mut obj, &mut work);
+        }
+    }
+    let returns_object = |func: Symbol| {
+        m.functions.iter().enumerate().any(|(i, g)| g.kind == FunctionKind::Function && g.name == func && returns[i])
+    };
+    // Copies and phis, by the values they read.
+    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (_, i) in f.all_insts() {
+        let Some(r) = f.insts[i].result else { continue };
+        let r = ix(r);
+        match &f.insts[i].kind {
+            InstKind::New(_) => mark(r, &mut obj, &mut work),
+            InstKind::Get { field, .. } if fields.contains(field) => mark(r, &mut obj, &mut work),
+            InstKind::Call { func, .. } if returns_object(*func) => mark(r, &mut obj, &mut work),
+            InstKind::Op { op: Operator::Known(Op::Same), args, .. } => {
+                args.iter().filter_map(Operand::as_value).for_each(|a| push_reader(&mut readers, ix(a), r))
+            }
+            InstKind::CheckBound(a) => {
+                if let Some(a) = a.as_value() {
+                    push_reader(&mut readers, ix(a), r);
+                }
+            }
+            InstKind::Phi(inputs) => {
+                inputs.iter().filter_map(|(_, a)| a.as_value()).for_each(|a| push_reader(&mut readers, ix(a), r))
+            }
+            _ => {}
+        }
+    }
+    while let Some(v) = work.pop() {
+        for k in 0..readers.get(v).map_or(0, Vec::len) {
+            let r = readers[v][k];
+            mark(r, &mut obj, &mut work);
         }
     }
     obj
+}
+
+fn push_reader(readers: &mut [Vec<usize>], read: usize, reader: usize) {
+    if let Some(list) = readers.get_mut(read) {
+        list.push(reader);
+    }
 }

@@ -10,6 +10,12 @@
 //! holds it only if each of its inputs held it at the end of that input's
 //! predecessor). Values are the web's members by their index in
 //! [`Web::values`](crate::escape::Web).
+//!
+//! Only the web's region is solved: blocks reachable from one of its `new`s
+//! that can reach one of its accesses. Before any `new` nothing is current
+//! (a predecessor outside the region contributes the empty set), and
+//! blocks that reach no access are never asked about — so the cost follows
+//! the web, not the function.
 
 use std::collections::HashMap;
 
@@ -65,16 +71,24 @@ pub struct Cursor<'a> {
 }
 
 impl Currency {
-    /// `values` are the web's members; `news` and `phis` its instructions
-    /// with their blocks, in layout order.
+    /// `values` are the web's members; `news`, `phis` and `events` (its
+    /// `new`s, `get`s and `set`s) its instructions with their blocks, in
+    /// layout order.
     pub fn new(
         f: &Function,
         view: &View,
         values: &[ValueId],
         news: &[(BlockId, InstId)],
         phis: &[(BlockId, InstId)],
+        events: &[(BlockId, InstId)],
     ) -> Currency {
         let size = values.len();
+        let after_new = view.closure(news.iter().map(|&(b, _)| b), true);
+        let before_use = view.closure(phis.iter().chain(events).map(|&(b, _)| b), false);
+        let in_region = |b: BlockId| {
+            let k = b.into_raw().into_u32() as usize;
+            after_new.get(k).copied().unwrap_or(false) && before_use.get(k).copied().unwrap_or(false)
+        };
         let index: HashMap<ValueId, usize> = values.iter().enumerate().map(|(i, &v)| (v, i)).collect();
         let member = |i: InstId| f.insts[i].result.and_then(|v| index.get(&v).copied());
         let mut last_new: HashMap<BlockId, usize> = HashMap::new();
@@ -93,18 +107,27 @@ impl Currency {
         let mut outs: HashMap<BlockId, Bits> = HashMap::new();
         loop {
             let mut changed = false;
-            for &b in &view.rpo {
+            for &b in view.rpo.iter().filter(|&&b| in_region(b)) {
                 let preds = view.preds(b);
                 let mut set = if preds.is_empty() {
                     Bits::empty(size)
                 } else {
                     let mut meet: Option<Bits> = None;
-                    for p in preds {
-                        if let Some(o) = outs.get(p) {
-                            match &mut meet {
-                                Some(m) => m.intersect(o),
-                                None => meet = Some(o.clone()),
+                    for &p in preds {
+                        let empty;
+                        let o = if in_region(p) {
+                            match outs.get(&p) {
+                                Some(o) => o,
+                                None => continue,
                             }
+                        } else {
+                            // No `new` of the web reaches `p`.
+                            empty = Bits::empty(size);
+                            &empty
+                        };
+                        match &mut meet {
+                            Some(m) => m.intersect(o),
+                            None => meet = Some(o.clone()),
                         }
                     }
                     // Reverse postorder visits some predecessor first.
@@ -113,7 +136,7 @@ impl Currency {
                         set.remove(m);
                         let InstKind::Phi(inputs) = &f.insts[phi].kind else { continue };
                         let holds = preds.iter().all(|p| match outs.get(p) {
-                            None => true,
+                            None => in_region(*p),
                             Some(o) => inputs
                                 .iter()
                                 .find(|(q, _)| q == p)

@@ -83,7 +83,8 @@ pub fn plan(
         }
     }
     let field_index = |s: Symbol| fields.iter().position(|&g| g == s).unwrap_or(0);
-    let currency = (!acc.phis.is_empty()).then(|| Currency::new(f, view, &web.values, &acc.news, &acc.phis));
+    let currency =
+        (!acc.phis.is_empty()).then(|| Currency::new(f, view, &web.values, &acc.news, &acc.phis, &acc.events));
     let mut ssa = FieldSsa::new(view);
     for &(b, i) in acc.events.iter().filter(|(b, _)| view.is_reachable(*b)) {
         match &f.insts[i].kind {

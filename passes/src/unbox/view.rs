@@ -11,6 +11,8 @@ use crate::edit::ix;
 pub struct View {
     /// Reachable predecessors (distinct, in layout order), by raw block index.
     preds: Vec<Vec<BlockId>>,
+    /// Successors of reachable blocks (distinct), by raw block index.
+    succs: Vec<Vec<BlockId>>,
     reachable: Vec<bool>,
     /// Reachable blocks in reverse postorder (entry first).
     pub rpo: Vec<BlockId>,
@@ -63,6 +65,7 @@ impl View {
         }
         post.reverse();
         let mut preds = vec![Vec::new(); n];
+        let mut successors = vec![Vec::new(); n];
         let mut has_unreachable = false;
         let mut done = vec![false; n];
         for &b in &f.layout {
@@ -76,13 +79,41 @@ impl View {
             }
             for t in succs(b) {
                 preds[ix(t)].push(b);
+                successors[ix(b)].push(t);
             }
         }
-        View { preds, reachable, rpo: post, has_unreachable }
+        View { preds, succs: successors, reachable, rpo: post, has_unreachable }
     }
 
     pub fn preds(&self, b: BlockId) -> &[BlockId] {
         self.preds.get(ix(b)).map_or(&[], |v| v)
+    }
+
+    pub fn succs(&self, b: BlockId) -> &[BlockId] {
+        self.succs.get(ix(b)).map_or(&[], |v| v)
+    }
+
+    /// Blocks reachable from `from` along successors (`forward`) or
+    /// predecessors, `from` included: a mask by raw block index.
+    pub fn closure(&self, from: impl IntoIterator<Item = BlockId>, forward: bool) -> Vec<bool> {
+        let mut seen = vec![false; self.preds.len()];
+        let mut stack: Vec<BlockId> = Vec::new();
+        for b in from {
+            if ix(b) < seen.len() && !seen[ix(b)] {
+                seen[ix(b)] = true;
+                stack.push(b);
+            }
+        }
+        while let Some(b) = stack.pop() {
+            let next = if forward { self.succs(b) } else { self.preds(b) };
+            for &t in next {
+                if !seen[ix(t)] {
+                    seen[ix(t)] = true;
+                    stack.push(t);
+                }
+            }
+        }
+        seen
     }
 
     pub fn is_reachable(&self, b: BlockId) -> bool {
