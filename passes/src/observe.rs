@@ -115,8 +115,7 @@ fn may_be_object(m: &Module, f: &Function, returns: &[bool], fields: &[Symbol]) 
         }
     }
     while let Some(v) = work.pop() {
-        for k in 0..readers.get(v).map_or(0, Vec::len) {
-            let r = readers[v][k];
+        for r in std::mem::take(&mut readers[v]) {
             mark(r, &mut obj, &mut work);
         }
     }
