@@ -203,9 +203,15 @@ impl Info {
         }
     }
 
-    /// `new`, with ranges widened against `self` (the previous info).
-    pub fn widen(&self, new: &Info) -> Info {
-        Info { range: Interval::widen(self.range, new.range), len: Interval::widen(self.len, new.len), ..new.clone() }
+    /// `new`, with ranges widened against `self` (the previous info): a
+    /// bound that grew jumps to the next of the sorted `thresholds`, or to
+    /// infinity ([`Interval::widen`]).
+    pub fn widen(&self, new: &Info, thresholds: &[i128]) -> Info {
+        Info {
+            range: Interval::widen(self.range, new.range, thresholds),
+            len: Interval::widen(self.len, new.len, thresholds),
+            ..new.clone()
+        }
     }
 
     /// Narrows the integer members to `r` (a branch condition); keeps

@@ -13,7 +13,12 @@
 //!   edges are evaluated. A `branch` whose condition's truth is known, or an
 //!   `if_class` whose answer is known, makes only one edge executable.
 //! - Phis join their inputs over executable edges; a phi whose info keeps
-//!   changing is widened ([`Info::widen`]) so the analysis terminates.
+//!   changing is widened ([`Info::widen`]) so the analysis terminates:
+//!   first to *thresholds* — the function's integer constants `c` with
+//!   `c - 1` and `c + 1` (a loop counter compared with a constant keeps
+//!   that bound), then only to the word bounds (a value that stays a
+//!   machine word keeps its unchecked arithmetic), then to infinity. Each
+//!   phi changes a bounded number of times, so the analysis stays linear.
 //! - Operands are refined by the branches that lead to the block using
 //!   them ([`Refiner`]): after `c = lt i, 10; branch c, t, e`, `i` is at
 //!   most 9 in `t`; after `branch x, t, e`, `x` is 0 in `e`.
@@ -37,6 +42,7 @@ use flowc_lang::{Symbol, Value};
 use crate::edit::ix;
 use crate::lattice::{self, Info, Kinds};
 use crate::Context;
+use flowc_lang::ops::range;
 
 /// What propagation learned about one function.
 pub struct Propagation {
@@ -179,10 +185,17 @@ struct Analysis<'m> {
     field_reads: HashMap<InstId, Operand>,
     memo: HashMap<(Symbol, Vec<Value>), Option<Value>>,
     fuel: u64,
+    /// Widening thresholds: the function's integer constants (and their
+    /// neighbours) and the word bounds, sorted.
+    thresholds: Vec<i128>,
 }
 
 /// Phis may change this often before their ranges are widened.
 const WIDEN_AFTER: u8 = 2;
+/// Widened this often to the function's constants, then to word bounds.
+const WIDEN_TO_CONSTANTS: u8 = 4;
+/// The thresholds of the last widening steps.
+const WORD_BOUNDS: [i128; 2] = [range::WORD_MIN, range::WORD_MAX];
 
 fn analyze(module: &Module, index: usize, fuel: u64, inline_limit: usize) -> Propagation {
     let f = &module.functions[index];
@@ -203,6 +216,7 @@ fn analyze(module: &Module, index: usize, fuel: u64, inline_limit: usize) -> Pro
         field_reads: HashMap::new(),
         memo: HashMap::new(),
         fuel,
+        thresholds: Vec::new(),
     };
     a.index();
     let param_info = if f.kind == FunctionKind::Main { Info::any() } else { Info::value() };
@@ -247,6 +261,13 @@ impl<'m> Analysis<'m> {
                     self.users[ix(*v)].push(User::Term(b));
                 }
             }
+            let constants = insts.iter().flat_map(|&i| f.insts[i].kind.operands()).chain(f.blocks[b].term.operands());
+            for o in constants {
+                if let Operand::Const(Value::Int(c)) = o {
+                    let c = *c as i128;
+                    self.thresholds.extend([c - 1, c, c + 1]);
+                }
+            }
             // Sets of immutable fields right after a `new` in this block.
             for (pos, &i) in insts.iter().enumerate() {
                 let InstKind::Set { obj: Operand::Value(o), field, value } = &f.insts[i].kind else { continue };
@@ -266,6 +287,9 @@ impl<'m> Analysis<'m> {
                 }
             }
         }
+        self.thresholds.extend(WORD_BOUNDS);
+        self.thresholds.sort_unstable();
+        self.thresholds.dedup();
         // Sets in other blocks make the field ambiguous.
         for (b, i) in f.all_insts() {
             let InstKind::Set { obj: Operand::Value(o), field, .. } = &f.insts[i].kind else { continue };
@@ -348,8 +372,13 @@ impl<'m> Analysis<'m> {
         }
         let new = if is_phi {
             self.changes[ix(v)] = self.changes[ix(v)].saturating_add(1);
-            if self.changes[ix(v)] > WIDEN_AFTER {
-                old.widen(&old.join(&new))
+            let changes = self.changes[ix(v)];
+            if changes > WIDEN_AFTER + WIDEN_TO_CONSTANTS + WORD_BOUNDS.len() as u8 {
+                old.widen(&old.join(&new), &[])
+            } else if changes > WIDEN_AFTER + WIDEN_TO_CONSTANTS {
+                old.widen(&old.join(&new), &WORD_BOUNDS)
+            } else if changes > WIDEN_AFTER {
+                old.widen(&old.join(&new), &self.thresholds)
             } else {
                 new
             }

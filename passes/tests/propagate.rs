@@ -28,7 +28,7 @@ fn loop_where_x_stays_zero_prints_the_constant() {
             b6:
                 jump b4
             b4 next:
-                v5:i = sub.int v0, 1
+                v5:i = sub.word v0, 1
                 jump b1
             b5 done:
                 print 0
@@ -73,7 +73,7 @@ fn ranges_prove_bounds_overflow_and_comparisons() {
             b1 loop:
                 v0:i = phi [b0: 0, b2: v8]
                 v2:s = phi [b0: 0, b2: v7]
-                v1:c = lt.int v0, 5
+                v1:c = lt.word v0, 5
                 branch v1, b2, b3
             b2 body:
                 v4:x = readlist.word [3, 1, 4, 1, 5], v0
@@ -217,6 +217,38 @@ fn immutable_fields_of_known_objects_are_forwarded() {
                 set v1, x, v0
                 set v1, y, 2
                 v4:s = add v0, 2
+                print v4
+            }
+        "#]],
+    );
+}
+
+/// Widening stops at the function's constants: `a` and `b` stay below the
+/// modulus, so the add and the mod need no checks (`.word`); the counter
+/// bounded only by the parameter still may grow into a bignum (`.int`).
+#[test]
+fn widening_keeps_bounds_from_constants() {
+    check(
+        "entry start(n = 10)\n\nstart:\n    a = 0\n    b = 1\n    i = 0\n    goto loop\nloop:\n    c = i < n\n    \
+         if c goto step else goto done\nstep:\n    t = a + b\n    t = t % 1000000007\n    a = b\n    b = t\n    \
+         i = i + 1\n    goto loop\ndone:\n    print_and_stop(a)\n",
+        "cleanup",
+        expect![[r#"
+            main start(v0:n) {
+            b0 start:
+                jump b1
+            b1 loop:
+                v1:i = phi [b0: 0, b2: v9]
+                v4:a = phi [b0: 0, b2: v5]
+                v5:b = phi [b0: 1, b2: v7]
+                v3:c = lt v1, v0
+                branch v3, b2, b3
+            b2 step:
+                v6:t = add.word v4, v5
+                v7:t = mod.word v6, 1000000007
+                v9:i = add.int v1, 1
+                jump b1
+            b3 done:
                 print v4
             }
         "#]],

@@ -13,6 +13,7 @@ pub mod define;
 pub mod jit;
 pub mod lower;
 pub mod object;
+pub mod small;
 
 pub use flowc_runtime::{runtime, word};
 

@@ -29,9 +29,10 @@ use cranelift_module::{FuncId, Module as _};
 
 use flowc_ir::{BlockId, Function, InstKind, Operand, Terminator, ValueId};
 use flowc_lang::ast::Operator;
-use flowc_lang::ops::Op;
+use flowc_lang::ops::{Form, Op};
 use flowc_lang::Value;
 
+use crate::small::Small;
 use crate::word::{self, Word, ONE, STOP, ZERO};
 
 /// What lowering needs from the module being built.
@@ -135,6 +136,8 @@ struct Lowerer<'a, 'b> {
     uses: HashMap<ValueId, u32>,
     /// The site index of the instruction being lowered, if it has one.
     site: Option<u64>,
+    /// Values certainly small integers: their tag tests are left out.
+    small: Small,
 }
 
 /// Lowers IR function `f` into `ctx.func`.
@@ -165,7 +168,9 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     let first = blocks[&f.entry];
     b.ins().jump(first, &[]);
     let uses = count_uses(f);
-    let mut l = Lowerer { b, env, f, blocks, values, refs: HashMap::new(), ctx: ctx_value, stop, uses, site: None };
+    let small = Small::of(f);
+    let mut l =
+        Lowerer { b, env, f, blocks, values, refs: HashMap::new(), ctx: ctx_value, stop, uses, site: None, small };
     l.b.switch_to_block(stop);
     let zero = l.b.ins().iconst(types::I64, STOP as i64);
     l.b.ins().return_(&[zero]);
@@ -322,9 +327,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.at(self.f.sites.inst(i));
         let kind = self.f.insts[i].kind.clone();
         match kind {
-            InstKind::Op { op: Operator::Known(op), args, .. } if op.arity() == args.len() => {
+            InstKind::Op { op: Operator::Known(op), args, form } if op.arity() == args.len() => {
+                let known = self.known_small(&args);
                 let args: Vec<ClValue> = args.iter().map(|a| self.operand(a)).collect();
-                let v = self.op(op, &args);
+                let v = if form == Form::Word && inline_word(op) {
+                    self.word_op(op, args[0], args[1])
+                } else {
+                    self.op(op, &args, known)
+                };
                 self.define(i, v);
             }
             InstKind::Op { op, args, .. } => {
@@ -493,60 +503,26 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     /// An operation: inline on small integers where it pays, else the runtime.
-    fn op(&mut self, op: Op, args: &[ClValue]) -> ClValue {
-        let inline = matches!(
-            op,
-            Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne
-        );
+    /// Which of the first two operands are certainly small integers.
+    fn known_small(&self, args: &[Operand]) -> [bool; 2] {
+        [0, 1].map(|k| args.get(k).is_some_and(|o| self.small.operand(o)))
+    }
+
+    /// `op` on any operands: inline on small integers (`known` says which
+    /// operands need no tag test), the runtime otherwise.
+    fn op(&mut self, op: Op, args: &[ClValue], known: [bool; 2]) -> ClValue {
         let join = self.b.create_block();
         self.b.append_block_param(join, types::I64);
         let slow = self.b.create_block();
-        if inline {
+        if inline_word(op) {
             let (a, b) = (args[0], args[1]);
-            let both = self.fast_operands(op, a, b);
             let fast = self.b.create_block();
-            self.b.ins().brif(both, fast, &[], slow, &[]);
-            self.b.switch_to_block(fast);
-            let result = match op {
-                Op::Add | Op::Sub | Op::Mul => {
-                    let (r, of) = match op {
-                        Op::Add => {
-                            let b1 = self.b.ins().iadd_imm_s(b, -1);
-                            self.b.ins().sadd_overflow(a, b1)
-                        }
-                        Op::Sub => {
-                            let b1 = self.b.ins().iadd_imm_s(b, -1);
-                            self.b.ins().ssub_overflow(a, b1)
-                        }
-                        _ => {
-                            let x = self.b.ins().sshr_imm_s(a, 1);
-                            let y2 = self.b.ins().iadd_imm_s(b, -1);
-                            let (p, of) = self.b.ins().smul_overflow(x, y2);
-                            let p1 = self.b.ins().iadd_imm_s(p, 1);
-                            (p1, of)
-                        }
-                    };
-                    let ok = self.b.create_block();
-                    self.b.ins().brif(of, slow, &[], ok, &[]);
-                    self.b.switch_to_block(ok);
-                    r
-                }
-                Op::Div | Op::Mod => self.floor_div_mod(op, a, b, slow),
-                _ => {
-                    let cc = match op {
-                        Op::Lt => IntCC::SignedLessThan,
-                        Op::Le => IntCC::SignedLessThanOrEqual,
-                        Op::Gt => IntCC::SignedGreaterThan,
-                        Op::Ge => IntCC::SignedGreaterThanOrEqual,
-                        Op::Eq => IntCC::Equal,
-                        _ => IntCC::NotEqual,
-                    };
-                    let c = self.b.ins().icmp(cc, a, b);
-                    let one = self.konst(ONE as i64);
-                    let zero = self.konst(ZERO as i64);
-                    self.b.ins().select(c, one, zero)
-                }
+            match self.fast_operands(op, a, b, known) {
+                Some(both) => self.b.ins().brif(both, fast, &[], slow, &[]),
+                None => self.b.ins().jump(fast, &[]),
             };
+            self.b.switch_to_block(fast);
+            let result = self.small_op(op, a, b, Some(slow));
             self.b.ins().jump(join, &[BlockArg::Value(result)]);
         } else {
             self.b.ins().jump(slow, &[]);
@@ -564,10 +540,79 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.b.block_params(join)[0]
     }
 
+    /// `op` in its `Word` form: the optimizer proved both operands and the
+    /// result small integers (and a divisor not zero), so no tag, overflow
+    /// or zero check remains.
+    fn word_op(&mut self, op: Op, a: ClValue, b: ClValue) -> ClValue {
+        self.small_op(op, a, b, None)
+    }
+
+    /// `op` on two small-integer words. With `slow`, an overflow (or a zero
+    /// divisor, or a quotient that is not small) jumps there; without, the
+    /// caller proved none can happen.
+    fn small_op(&mut self, op: Op, a: ClValue, b: ClValue, slow: Option<cranelift_codegen::ir::Block>) -> ClValue {
+        match op {
+            Op::Add | Op::Sub | Op::Mul => {
+                let Some(slow) = slow else {
+                    return match op {
+                        Op::Add => {
+                            let b1 = self.b.ins().iadd_imm_s(b, -1);
+                            self.b.ins().iadd(a, b1)
+                        }
+                        Op::Sub => {
+                            let b1 = self.b.ins().iadd_imm_s(b, -1);
+                            self.b.ins().isub(a, b1)
+                        }
+                        _ => {
+                            let x = self.b.ins().sshr_imm_s(a, 1);
+                            let y2 = self.b.ins().iadd_imm_s(b, -1);
+                            let p = self.b.ins().imul(x, y2);
+                            self.b.ins().iadd_imm_s(p, 1)
+                        }
+                    };
+                };
+                let (r, of) = match op {
+                    Op::Add => {
+                        let b1 = self.b.ins().iadd_imm_s(b, -1);
+                        self.b.ins().sadd_overflow(a, b1)
+                    }
+                    Op::Sub => {
+                        let b1 = self.b.ins().iadd_imm_s(b, -1);
+                        self.b.ins().ssub_overflow(a, b1)
+                    }
+                    _ => {
+                        let x = self.b.ins().sshr_imm_s(a, 1);
+                        let y2 = self.b.ins().iadd_imm_s(b, -1);
+                        let (p, of) = self.b.ins().smul_overflow(x, y2);
+                        let p1 = self.b.ins().iadd_imm_s(p, 1);
+                        (p1, of)
+                    }
+                };
+                let ok = self.b.create_block();
+                self.b.ins().brif(of, slow, &[], ok, &[]);
+                self.b.switch_to_block(ok);
+                r
+            }
+            Op::Div | Op::Mod => self.floor_div_mod(op, a, b, slow),
+            _ => {
+                let c = self.b.ins().icmp(int_cc(op), a, b);
+                let one = self.konst(ONE as i64);
+                let zero = self.konst(ZERO as i64);
+                self.b.ins().select(c, one, zero)
+            }
+        }
+    }
+
     /// Whether `a` and `b` take the inline path of `op`: two small
     /// integers, or for `==`/`!=` two immediate words (integers and atoms
     /// are equal exactly when their words are).
-    fn fast_operands(&mut self, op: Op, a: ClValue, b: ClValue) -> ClValue {
+    /// Operands `known` to be small integers need no test; `None` when
+    /// both are known.
+    fn fast_operands(&mut self, op: Op, a: ClValue, b: ClValue, known: [bool; 2]) -> Option<ClValue> {
+        let unknown: Vec<ClValue> = [a, b].into_iter().zip(known).filter(|(_, k)| !k).map(|(w, _)| w).collect();
+        if unknown.is_empty() {
+            return None;
+        }
         if matches!(op, Op::Eq | Op::Ne) {
             // Pointers (0 tag) and unbound words (6) take the slow path.
             let immediate = |l: &mut Self, w: ClValue| {
@@ -576,12 +621,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let not_unbound = l.b.ins().icmp_imm_s(IntCC::NotEqual, t, word::UNBOUND_TAG as i64);
                 l.b.ins().band(not_ptr, not_unbound)
             };
-            let ia = immediate(self, a);
-            let ib = immediate(self, b);
-            self.b.ins().band(ia, ib)
+            let tests: Vec<ClValue> = unknown.into_iter().map(|w| immediate(self, w)).collect();
+            Some(tests.into_iter().reduce(|x, y| self.b.ins().band(x, y)).expect("one operand is unknown"))
         } else {
-            let both = self.b.ins().band(a, b);
-            self.b.ins().band_imm_s(both, 1)
+            let words = unknown.into_iter().reduce(|x, y| self.b.ins().band(x, y)).expect("one operand is unknown");
+            Some(self.b.ins().band_imm_s(words, 1))
         }
     }
 
@@ -589,30 +633,29 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// instruction: compare and branch at once on small integers; other
     /// operands go through the runtime, whose truth value is tested.
     fn compare_and_branch(&mut self, blk: BlockId, i: flowc_ir::InstId) {
-        let InstKind::Op { op: Operator::Known(op), args, .. } = self.f.insts[i].kind.clone() else {
+        let InstKind::Op { op: Operator::Known(op), args, form } = self.f.insts[i].kind.clone() else {
             unreachable!("fused_compare picks comparisons")
         };
         let Terminator::Branch { then_block, else_block, .. } = self.f.blocks[blk].term.clone() else {
             unreachable!("fused_compare picks branches")
         };
+        let known = self.known_small(&args);
         let (a, b) = (self.operand(&args[0]), self.operand(&args[1]));
-        let both = self.fast_operands(op, a, b);
-        let fast = self.b.create_block();
-        let slow = self.b.create_block();
-        self.b.ins().brif(both, fast, &[], slow, &[]);
         let targs = self.edge_args(blk, then_block);
         let eargs = self.edge_args(blk, else_block);
         let (then_cb, else_cb) = (self.blocks[&then_block], self.blocks[&else_block]);
-        self.b.switch_to_block(fast);
-        let cc = match op {
-            Op::Lt => IntCC::SignedLessThan,
-            Op::Le => IntCC::SignedLessThanOrEqual,
-            Op::Gt => IntCC::SignedGreaterThan,
-            Op::Ge => IntCC::SignedGreaterThanOrEqual,
-            Op::Eq => IntCC::Equal,
-            _ => IntCC::NotEqual,
+        let test = if form == Form::Word { None } else { self.fast_operands(op, a, b, known) };
+        let Some(both) = test else {
+            // Both operands small integers: one compare and branch.
+            let c = self.b.ins().icmp(int_cc(op), a, b);
+            self.b.ins().brif(c, then_cb, &targs, else_cb, &eargs);
+            return;
         };
-        let c = self.b.ins().icmp(cc, a, b);
+        let fast = self.b.create_block();
+        let slow = self.b.create_block();
+        self.b.ins().brif(both, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        let c = self.b.ins().icmp(int_cc(op), a, b);
         self.b.ins().brif(c, then_cb, &targs, else_cb, &eargs);
         self.b.switch_to_block(slow);
         let code = self.konst(op as i64);
@@ -626,12 +669,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// Floored division or modulo of two small-integer words `a`, `b`;
     /// division by zero and a quotient that does not fit a small integer
     /// take `slow` (the runtime raises the error or makes a bignum).
-    fn floor_div_mod(&mut self, op: Op, a: ClValue, b: ClValue, slow: cranelift_codegen::ir::Block) -> ClValue {
+    fn floor_div_mod(&mut self, op: Op, a: ClValue, b: ClValue, slow: Option<cranelift_codegen::ir::Block>) -> ClValue {
         let x = self.b.ins().sshr_imm_s(a, 1);
         let y = self.b.ins().sshr_imm_s(b, 1);
-        let nonzero = self.b.create_block();
-        self.b.ins().brif(y, nonzero, &[], slow, &[]);
-        self.b.switch_to_block(nonzero);
+        if let Some(slow) = slow {
+            let nonzero = self.b.create_block();
+            self.b.ins().brif(y, nonzero, &[], slow, &[]);
+            self.b.switch_to_block(nonzero);
+        }
         // Non-negative operands below 2^32 (the common case) divide in 32
         // bits, several times faster than a 64-bit division (as LLVM's
         // "bypass slow division" does); no floor adjustment is needed.
@@ -669,7 +714,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.b.switch_to_block(done);
         let result = self.b.block_params(done)[0];
         let doubled = self.b.ins().ishl_imm_s(result, 1);
-        if op == Op::Div {
+        if let (Op::Div, Some(slow)) = (op, slow) {
             // Only -2^62 / -1 leaves the small integers.
             let back = self.b.ins().sshr_imm_s(doubled, 1);
             let fits = self.b.ins().icmp(IntCC::Equal, back, result);
@@ -704,6 +749,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             Terminator::Branch { cond, then_block, else_block } => {
                 let c = self.operand(&cond);
+                if self.small.operand(&cond) {
+                    let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, c, ZERO as i64);
+                    let targs = self.edge_args(blk, then_block);
+                    let eargs = self.edge_args(blk, else_block);
+                    self.b.ins().brif(truthy, self.blocks[&then_block], &targs, self.blocks[&else_block], &eargs);
+                    return;
+                }
                 // Unbound values fail when tested; small integers are tested inline.
                 let tag = self.b.ins().band_imm_s(c, word::TAG_MASK as i64);
                 let unbound = self.b.ins().icmp_imm_s(IntCC::Equal, tag, word::UNBOUND_TAG as i64);
@@ -747,5 +799,23 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.b.ins().jump(self.stop, &[]);
             }
         }
+    }
+}
+
+/// Operations with an inline path on small integers.
+fn inline_word(op: Op) -> bool {
+    matches!(op, Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne)
+}
+
+/// The signed condition of a comparison on small-integer words (the tag
+/// preserves order).
+fn int_cc(op: Op) -> IntCC {
+    match op {
+        Op::Lt => IntCC::SignedLessThan,
+        Op::Le => IntCC::SignedLessThanOrEqual,
+        Op::Gt => IntCC::SignedGreaterThan,
+        Op::Ge => IntCC::SignedGreaterThanOrEqual,
+        Op::Eq => IntCC::Equal,
+        _ => IntCC::NotEqual,
     }
 }

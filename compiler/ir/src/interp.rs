@@ -406,9 +406,7 @@ fn check_form(op: Op, form: Form, args: &[Value]) -> Result<(), ErrorKind> {
             let ok = match (op, args) {
                 (Op::ReadList, [Value::List(l), Value::Int(i)]) => *i >= 0 && (*i as usize) < l.len(),
                 (Op::Len, [Value::List(_)]) => true,
-                (_, args) if args.iter().all(|a| matches!(a, Value::Int(_))) => {
-                    matches!(op.eval(args), Ok(Value::Int(_)))
-                }
+                (_, args) if args.iter().all(is_word) => op.eval(args).is_ok_and(|r| is_word(&r)),
                 _ => false,
             };
             if ok {
@@ -418,4 +416,11 @@ fn check_form(op: Op, form: Form, args: &[Value]) -> Result<(), ErrorKind> {
             }
         }
     }
+}
+
+/// Whether `v` is a word: an integer generated code keeps inline
+/// ([`flowc_lang::ops::range::WORD_MIN`]..=`WORD_MAX`).
+fn is_word(v: &Value) -> bool {
+    use flowc_lang::ops::range::{WORD_MAX, WORD_MIN};
+    matches!(v, Value::Int(i) if (WORD_MIN..=WORD_MAX).contains(&(*i as i128)))
 }

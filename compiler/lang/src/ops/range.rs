@@ -3,12 +3,21 @@
 //!
 //! Bounds are read and built as `i128`s, where [`NEG_INF`] and [`POS_INF`]
 //! stand for unbounded; arithmetic on them cannot overflow. Any bound
-//! outside the machine-word range is widened to infinity, because the only
-//! question ranges answer for code generation is "does it fit a machine
-//! word?" — so an interval is stored in two `i64`s (16 bytes; the
-//! optimizer keeps one per value), with `i64::MIN`/`i64::MAX` meaning
-//! infinity (those two word values are treated as unbounded: a safe
-//! approximation). The empty interval is represented by `lo > hi`.
+//! outside the `i64` range is widened to infinity, because the only
+//! question ranges answer for code generation is "is it a machine word?"
+//! — so an interval is stored in two `i64`s (16 bytes; the optimizer keeps
+//! one per value), with `i64::MIN`/`i64::MAX` meaning infinity (those two
+//! word values are treated as unbounded: a safe approximation). The empty
+//! interval is represented by `lo > hi`.
+//!
+//! A *word* here is an integer of [`WORD_MIN`]`..=`[`WORD_MAX`]: the 63-bit
+//! integers generated code keeps inline in a tagged word. An operation
+//! whose operands and result are words needs neither a type check nor an
+//! overflow check (its `Word` form).
+//!
+//! Widening ([`Interval::widen`]) jumps a growing bound to the next
+//! *threshold* — a constant of the function, or a word bound — before
+//! infinity, so a loop counter bounded by a constant keeps its bound.
 
 use std::cmp::{max, min};
 
@@ -16,6 +25,10 @@ use super::Op;
 
 pub const NEG_INF: i128 = i128::MIN;
 pub const POS_INF: i128 = i128::MAX;
+/// The least integer generated code keeps inline (`-2^62`).
+pub const WORD_MIN: i128 = -(1 << 62);
+/// The greatest integer generated code keeps inline (`2^62 - 1`).
+pub const WORD_MAX: i128 = (1 << 62) - 1;
 
 /// A set of integers `lo..=hi` (possibly unbounded, possibly empty).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -71,9 +84,9 @@ impl Interval {
         self.lo() <= v && v <= self.hi()
     }
 
-    /// Whether every member fits a machine word.
+    /// Whether every member is a word (an inline 63-bit integer).
     pub fn fits_word(self) -> bool {
-        self.is_empty() || (self.lo() != NEG_INF && self.hi() != POS_INF)
+        self.is_empty() || (self.lo() >= WORD_MIN && self.hi() <= WORD_MAX)
     }
 
     /// The single member, if there is exactly one.
@@ -95,19 +108,34 @@ impl Interval {
         Interval::new(max(self.lo(), o.lo()), min(self.hi(), o.hi()))
     }
 
-    /// Widening: bounds that grew since `old` jump to infinity, so chains of
-    /// growing intervals are finite.
-    pub fn widen(old: Interval, new: Interval) -> Interval {
+    /// Widening: a bound that grew since `old` jumps to the nearest of the
+    /// sorted `thresholds` at or beyond it, or to infinity when none is, so
+    /// a chain of growing intervals is finite (each bound takes at most
+    /// `thresholds.len() + 1` distinct values).
+    pub fn widen(old: Interval, new: Interval, thresholds: &[i128]) -> Interval {
         if old.is_empty() {
             return new;
         }
         if new.is_empty() {
             return old;
         }
-        Interval::new(
-            if new.lo() < old.lo() { NEG_INF } else { old.lo() },
-            if new.hi() > old.hi() { POS_INF } else { old.hi() },
-        )
+        let lo = if new.lo() < old.lo() {
+            let k = thresholds.partition_point(|&t| t <= new.lo());
+            if k > 0 && thresholds[k - 1] == new.lo() {
+                new.lo()
+            } else {
+                k.checked_sub(1).map_or(NEG_INF, |k| thresholds[k])
+            }
+        } else {
+            old.lo()
+        };
+        let hi = if new.hi() > old.hi() {
+            let k = thresholds.partition_point(|&t| t < new.hi());
+            thresholds.get(k).copied().unwrap_or(POS_INF)
+        } else {
+            old.hi()
+        };
+        Interval::new(lo, hi)
     }
 }
 
@@ -218,9 +246,8 @@ pub fn cannot_overflow(op: Op, args: &[Interval]) -> bool {
     }
     match op {
         Op::Div => {
-            let [a, b] = args else { return false };
-            let overflow = a.contains(i64::MIN as i128) && b.contains(-1);
-            !b.contains(0) && !overflow
+            let [_, b] = args else { return false };
+            !b.contains(0) && transfer(op, args).fits_word()
         }
         Op::Mod => {
             let [_, b] = args else { return false };
@@ -265,7 +292,28 @@ mod tests {
 
     #[test]
     fn widening_jumps_to_infinity() {
-        let w = Interval::widen(Interval::new(0, 1), Interval::new(0, 2));
+        let w = Interval::widen(Interval::new(0, 1), Interval::new(0, 2), &[]);
         assert_eq!(w, Interval::new(0, POS_INF));
+    }
+
+    #[test]
+    fn widening_stops_at_thresholds() {
+        let t = [-10, 0, 10, WORD_MAX];
+        assert_eq!(Interval::widen(Interval::new(0, 1), Interval::new(0, 2), &t), Interval::new(0, 10));
+        assert_eq!(Interval::widen(Interval::new(0, 10), Interval::new(0, 10), &t), Interval::new(0, 10));
+        assert_eq!(Interval::widen(Interval::new(0, 10), Interval::new(0, 11), &t), Interval::new(0, WORD_MAX));
+        assert_eq!(Interval::widen(Interval::new(0, WORD_MAX), Interval::new(0, WORD_MAX + 1), &t).hi(), POS_INF);
+        assert_eq!(Interval::widen(Interval::new(0, 1), Interval::new(-3, 1), &t), Interval::new(-10, 1));
+        assert_eq!(Interval::widen(Interval::new(0, 1), Interval::new(-10, 1), &t), Interval::new(-10, 1));
+        assert_eq!(Interval::widen(Interval::new(0, 1), Interval::new(-11, 1), &t).lo(), NEG_INF);
+    }
+
+    #[test]
+    fn words_are_63_bits() {
+        assert!(Interval::new(WORD_MIN, WORD_MAX).fits_word());
+        assert!(!Interval::new(0, WORD_MAX + 1).fits_word());
+        assert!(!Interval::new(WORD_MIN - 1, 0).fits_word());
+        assert!(!cannot_overflow(Op::Div, &[Interval::point(WORD_MIN), Interval::point(-1)]));
+        assert!(cannot_overflow(Op::Div, &[Interval::new(WORD_MIN + 1, 0), Interval::point(-1)]));
     }
 }

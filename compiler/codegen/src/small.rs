@@ -1,0 +1,112 @@
+//! Which values of a function are certainly small integers (inline 63-bit
+//! words), read off the IR alone, so the lowering can drop tag tests the
+//! optimizer's forms do not already cover.
+//!
+//! The optimizer states what it proved in each operation's form (`add.word`
+//! has small operands and a small result). Some facts follow from the
+//! shape of the IR even where no form says so, and this module collects
+//! them:
+//!
+//! - a comparison (`lt`, `eq`, …) that returns, returns 0 or 1;
+//! - `mod` by a small integer returns something smaller in magnitude than
+//!   the divisor (or fails), and `len` returns a list's length;
+//! - a `Word`-form arithmetic operation returns a small integer;
+//! - a copy (`same`, `check_bound`) of a small integer is one, and so is a
+//!   phi all of whose inputs are (solved optimistically, so loop-carried
+//!   values such as Euclid's divisor qualify);
+//! - an integer constant that fits 63 bits is one.
+//!
+//! Parameters, calls, field reads and everything else may be anything.
+
+use flowc_ir::{Function, InstKind, Operand};
+use flowc_lang::ast::Operator;
+use flowc_lang::ops::{Form, Op};
+use flowc_lang::Value;
+
+use crate::word;
+
+/// Per value (by raw index): certainly a small integer.
+pub struct Small(Vec<bool>);
+
+impl Small {
+    pub fn of(f: &Function) -> Small {
+        let mut small = vec![false; f.values.len()];
+        let insts: Vec<_> = f.all_insts().map(|(_, i)| i).collect();
+        // Optimistic: every instruction result starts small and is demoted
+        // until nothing changes (monotone, so this terminates).
+        for &i in &insts {
+            if let Some(v) = f.insts[i].result {
+                small[ix(v)] = true;
+            }
+        }
+        let mut s = Small(small);
+        loop {
+            let mut changed = false;
+            for &i in &insts {
+                let Some(v) = f.insts[i].result else { continue };
+                if s.0[ix(v)] && !s.result_is_small(&f.insts[i].kind) {
+                    s.0[ix(v)] = false;
+                    changed = true;
+                }
+            }
+            if !changed {
+                return s;
+            }
+        }
+    }
+
+    /// Whether `o` is certainly a small integer.
+    pub fn operand(&self, o: &Operand) -> bool {
+        match o {
+            Operand::Const(Value::Int(k)) => word::small(*k).is_some(),
+            Operand::Const(_) => false,
+            Operand::Value(v) => self.0.get(ix(*v)).copied().unwrap_or(false),
+        }
+    }
+
+    fn result_is_small(&self, kind: &InstKind) -> bool {
+        match kind {
+            InstKind::Op { op: Operator::Known(op), args, form } if op.arity() == args.len() => match op {
+                Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne | Op::Len => true,
+                Op::Same => self.operand(&args[0]),
+                Op::Mod => *form == Form::Word || self.operand(&args[1]),
+                Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Neg => *form == Form::Word,
+                _ => false,
+            },
+            InstKind::CheckBound(o) => self.operand(o),
+            InstKind::Phi(inputs) => inputs.iter().all(|(_, o)| self.operand(o)),
+            _ => false,
+        }
+    }
+}
+
+fn ix(v: flowc_ir::ValueId) -> usize {
+    v.into_raw().into_u32() as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small_of(text: &str) -> Vec<String> {
+        let m = flowc_ir::parse::module("test", text).unwrap();
+        let f = &m.functions[0];
+        let s = Small::of(f);
+        f.all_insts()
+            .filter_map(|(_, i)| f.insts[i].result)
+            .filter(|v| s.operand(&Operand::Value(*v)))
+            .map(flowc_ir::print::value_ref)
+            .collect()
+    }
+
+    #[test]
+    fn loop_carried_remainders_and_comparisons_are_small() {
+        // Euclid: `b` is 360 or a remainder by `b`; `a` may be anything
+        // `mul.int` makes, so neither `a` nor the sum is known small.
+        let text = "main start(v0:n) {\nb0 start:\n    v5:a = mul.int v0, 7\n    jump b3\nb3 inner:\n    \
+                    v6:b = phi [b0: 360, b4: v13]\n    v8:a = phi [b0: v5, b4: v6]\n    branch v6, b4, b5\n\
+                    b4 step:\n    v13:t = mod.int v8, v6\n    jump b3\nb5 found:\n    v9:c = lt v8, v0\n    \
+                    v10:s = add.int v8, 1\n    print v9\n}\n";
+        assert_eq!(small_of(text), ["v6", "v13", "v9"]);
+    }
+}
