@@ -96,10 +96,10 @@ pub fn median_secs(runs: usize, mut f: impl FnMut()) -> f64 {
 /// Lowers `program` from `entry`, runs the eight passes and compiles the
 /// module to native code.
 pub fn compile_native(program: &Program, entry: Symbol) -> flowc_codegen::Native {
-    let mut module = flowc_frontend::lower(program, entry).expect("the entry exists");
-    let mut cx = flowc_passes::Context::new(&module);
-    flowc_passes::optimize(&mut module, &mut cx, |_, _, _| {});
-    flowc_codegen::Native::compile(&module).expect("code generation succeeds")
+    let module = flowc_frontend::lower(program, entry).expect("the entry exists");
+    let versions = flowc_passes::versions::optimize_versions(module, &flowc_passes::context::Options::default());
+    let words = versions.words.as_ref().map(|(m, params)| (m, params.as_slice()));
+    flowc_codegen::Native::compile_versions(&versions.generic, words).expect("code generation succeeds")
 }
 
 impl Loaded {

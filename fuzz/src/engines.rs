@@ -26,7 +26,9 @@ pub fn disagreement(seed: u64) -> Option<String> {
     if let Some(d) = differs("ir after the passes", engines::ir(&optimized, &env)) {
         return Some(d);
     }
-    if let Some(d) = differs("native", engines::native(&optimized, &env)) {
+    let versions = flowc_passes::versions::optimize_versions(module.clone(), &Default::default());
+    let versions = engines::Versions { generic: optimized, words: versions.words };
+    if let Some(d) = differs("native", engines::native(&versions, &env)) {
         return Some(d);
     }
     for threshold in [1, 2, 5] {

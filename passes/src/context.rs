@@ -3,6 +3,7 @@
 //! invalidates an earlier result clears it.
 
 use flowc_ir::Module;
+use flowc_lang::Symbol;
 
 use crate::defuse::DefUse;
 use crate::escape::Escape;
@@ -17,11 +18,15 @@ pub struct Options {
     pub fold_fuel: u64,
     /// Largest callee (in instructions) cleanup inlines.
     pub inline_limit: usize,
+    /// Parameters of the main function propagate assumes to be words
+    /// (integers code keeps inline): the specialized version of
+    /// [`crate::versions`], which code runs only when they are.
+    pub word_params: Vec<Symbol>,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { fold_fuel: 100_000, inline_limit: 24 }
+        Options { fold_fuel: 100_000, inline_limit: 24, word_params: Vec::new() }
     }
 }
 

@@ -413,6 +413,25 @@ pub fn when_compared(info: Info, op: Op, k: i128, mirrored: bool, holds: bool) -
     }
 }
 
+/// `info` once `x OP y` (or `y OP x` when `mirrored`) came out `holds`,
+/// where `y` lies in `other`: `x < y` bounds `x` by `y`'s upper bound,
+/// `x >= y` by its lower bound, and so on (equalities only with a constant).
+pub fn when_compared_range(info: Info, op: Op, other: Interval, mirrored: bool, holds: bool) -> Info {
+    if let Some(k) = other.as_point() {
+        return when_compared(info, op, k, mirrored, holds);
+    }
+    let op = if mirrored { mirror(op) } else { op };
+    let bound = match if holds { Some(op) } else { negate(op) } {
+        Some(op @ (Op::Lt | Op::Le)) => (op, other.hi()),
+        Some(op @ (Op::Gt | Op::Ge)) => (op, other.lo()),
+        _ => return info,
+    };
+    match bound {
+        (_, k) if k == range::NEG_INF || k == range::POS_INF => info,
+        (op, k) => narrow(info, op, k),
+    }
+}
+
 /// Renders `(value, info)` pairs one per line, for dumps.
 pub fn render(out: &mut String, lines: impl Iterator<Item = (String, Info)>) {
     for (name, info) in lines {

@@ -31,6 +31,7 @@ pub mod normalize;
 pub mod observe;
 pub mod propagate;
 pub mod unbox;
+pub mod versions;
 
 use flowc_ir::Module;
 

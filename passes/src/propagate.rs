@@ -42,7 +42,7 @@ use flowc_lang::{Symbol, Value};
 use crate::edit::ix;
 use crate::lattice::{self, Info, Kinds};
 use crate::Context;
-use flowc_lang::ops::range;
+use flowc_lang::ops::range::{self, Interval};
 
 /// What propagation learned about one function.
 pub struct Propagation {
@@ -81,7 +81,7 @@ pub fn run(module: &mut Module, cx: &mut Context) {
     let fuel = cx.options.fold_fuel;
     let limit = cx.options.inline_limit;
     for i in 0..module.functions.len() {
-        let p = analyze(module, i, fuel, limit);
+        let p = analyze(module, i, fuel, limit, &cx.options.word_params);
         cx.facts(i).propagation = Some(p);
     }
 }
@@ -91,13 +91,18 @@ pub struct Refiner {
     pub cfg: Cfg,
     pub dom: DomTree,
     def_block: Vec<Option<BlockId>>,
+    /// The ranges of the parameters (fixed before the analysis starts, so
+    /// a comparison with a parameter refines soundly: `i < n` bounds `i`
+    /// by `n`'s upper bound).
+    params: Vec<(ValueId, Interval)>,
 }
 
 /// How far up the dominator tree refinement looks (keeps it linear).
 const REFINE_DEPTH: usize = 6;
 
 impl Refiner {
-    pub fn new(f: &Function) -> Refiner {
+    /// The refiner of `f`, whose parameters have the infos `params`.
+    pub fn new(f: &Function, params: &[Info]) -> Refiner {
         let cfg = Cfg::new(f);
         let dom = DomTree::new(f, &cfg);
         let mut def_block = vec![None; f.values.len()];
@@ -106,7 +111,14 @@ impl Refiner {
                 def_block[ix(v)] = Some(b);
             }
         }
-        Refiner { cfg, dom, def_block }
+        let params = f
+            .params
+            .iter()
+            .zip(params)
+            .filter(|(_, info)| info.kinds == Kinds::INT && info.range != Interval::FULL)
+            .map(|(&p, info)| (p, info.range))
+            .collect();
+        Refiner { cfg, dom, def_block, params }
     }
 
     /// `base` (the info of `v`) narrowed by the branches that dominate `at`.
@@ -118,7 +130,7 @@ impl Refiner {
                 break;
             }
             if let [p] = self.cfg.preds(b) {
-                info = constrain(f, v, info, *p, b);
+                info = constrain(f, v, info, *p, b, &self.params);
             }
             match self.dom.idom(b) {
                 Some(d) => b = d,
@@ -129,8 +141,9 @@ impl Refiner {
     }
 }
 
-/// What reaching `to` from `from` says about `v`.
-fn constrain(f: &Function, v: ValueId, info: Info, from: BlockId, to: BlockId) -> Info {
+/// What reaching `to` from `from` says about `v` (`params`: the ranges of
+/// parameters known before the analysis).
+fn constrain(f: &Function, v: ValueId, info: Info, from: BlockId, to: BlockId, params: &[(ValueId, Interval)]) -> Info {
     {
         match &f.blocks[from].term {
             Terminator::Branch { cond: Operand::Value(c), then_block, else_block } if then_block != else_block => {
@@ -140,12 +153,25 @@ fn constrain(f: &Function, v: ValueId, info: Info, from: BlockId, to: BlockId) -
                 }
                 let ValueDef::Inst(ci) = f.values[*c].def else { return info };
                 let InstKind::Op { op: Operator::Known(op), args, .. } = &f.insts[ci].kind else { return info };
-                let (op, k, mirrored) = match args.as_slice() {
-                    [Operand::Value(x), Operand::Const(Value::Int(k))] if *x == v => (*op, *k as i128, false),
-                    [Operand::Const(Value::Int(k)), Operand::Value(x)] if *x == v => (*op, *k as i128, true),
+                let param = |p: &ValueId| params.iter().find(|(q, _)| q == p).map(|(_, r)| *r);
+                let (other, mirrored) = match args.as_slice() {
+                    [Operand::Value(x), Operand::Const(Value::Int(k))] if *x == v => {
+                        (Interval::point(*k as i128), false)
+                    }
+                    [Operand::Const(Value::Int(k)), Operand::Value(x)] if *x == v => {
+                        (Interval::point(*k as i128), true)
+                    }
+                    [Operand::Value(x), Operand::Value(p)] if *x == v && *p != v => match param(p) {
+                        Some(r) => (r, false),
+                        None => return info,
+                    },
+                    [Operand::Value(p), Operand::Value(x)] if *x == v && *p != v => match param(p) {
+                        Some(r) => (r, true),
+                        None => return info,
+                    },
                     _ => return info,
                 };
-                lattice::when_compared(info, op, k, mirrored, taken)
+                lattice::when_compared_range(info, *op, other, mirrored, taken)
             }
             Terminator::IfClass { obj: Operand::Value(o), class, then_block, else_block }
                 if *o == v && to == *then_block && then_block != else_block =>
@@ -197,12 +223,23 @@ const WIDEN_TO_CONSTANTS: u8 = 4;
 /// The thresholds of the last widening steps.
 const WORD_BOUNDS: [i128; 2] = [range::WORD_MIN, range::WORD_MAX];
 
-fn analyze(module: &Module, index: usize, fuel: u64, inline_limit: usize) -> Propagation {
+fn analyze(module: &Module, index: usize, fuel: u64, inline_limit: usize, word_params: &[Symbol]) -> Propagation {
     let f = &module.functions[index];
+    let param_infos: Vec<Info> = f
+        .params
+        .iter()
+        .map(|&p| match f.kind {
+            FunctionKind::Main if f.values[p].name.is_some_and(|n| word_params.contains(&n)) => {
+                Info::int(Interval::new(range::WORD_MIN, range::WORD_MAX))
+            }
+            FunctionKind::Main => Info::any(),
+            _ => Info::value(),
+        })
+        .collect();
     let mut a = Analysis {
         module,
         f,
-        refiner: Refiner::new(f),
+        refiner: Refiner::new(f, &param_infos),
         info: vec![Info::bottom(); f.values.len()],
         changes: vec![0; f.values.len()],
         executable: vec![false; f.blocks.len()],
@@ -219,9 +256,8 @@ fn analyze(module: &Module, index: usize, fuel: u64, inline_limit: usize) -> Pro
         thresholds: Vec::new(),
     };
     a.index();
-    let param_info = if f.kind == FunctionKind::Main { Info::any() } else { Info::value() };
-    for &p in &f.params {
-        a.info[ix(p)] = param_info.clone();
+    for (&p, info) in f.params.iter().zip(param_infos) {
+        a.info[ix(p)] = info;
     }
     a.flow.push((None, f.entry));
     a.solve();

@@ -80,6 +80,35 @@ pub fn optimize_checked(mut module: Module, env: &[(Symbol, Value)], expected: &
     module
 }
 
+/// Both versions of a program ([`flowc_passes::versions`]).
+pub struct Versions {
+    pub generic: Module,
+    pub words: Option<(Module, Vec<Symbol>)>,
+}
+
+/// [`optimize_checked`] for both versions: the words version is checked
+/// after every pass too, and run after every pass when `env` gives its
+/// assumed parameters small integers (the only inputs it is for; the IR
+/// interpreter checks every `Word` form it executes).
+pub fn optimize_versions_checked(lowered: Module, env: &[(Symbol, Value)], expected: &Outcome, name: &str) -> Versions {
+    let params = flowc_passes::versions::integer_params(&lowered);
+    let words = (!params.is_empty()).then(|| {
+        let mut m = lowered.clone();
+        let options = flowc_passes::context::Options { word_params: params.clone(), ..Default::default() };
+        let mut cx = flowc_passes::Context::with_options(&m, options);
+        let applies = params.iter().all(|p| env.iter().any(|(k, v)| k == p && flowc_lang::ops::range::is_word(v)));
+        flowc_passes::optimize(&mut m, &mut cx, |pass, m, _| {
+            verify(m, &format!("{} ({name}, words version)", pass.name));
+            if applies {
+                let got = ir(m, env);
+                assert_eq!(&got, expected, "{name}: words version: output changed after {}", pass.name);
+            }
+        });
+        (m, params)
+    });
+    Versions { generic: optimize_checked(lowered, env, expected, name), words }
+}
+
 /// Traces from `label` with the series' tracer, optimizes with `optimize`,
 /// runs the trace and resumes the interpreter when a guard fails. Traces
 /// that never close just run to the end under the tracer.
@@ -171,12 +200,19 @@ pub fn allocations_observable(p: &Program) -> bool {
 
 /// Compiles the optimized module to native code and runs it. Call on a
 /// thread with a big stack ([`flowc_codegen::with_stack`]).
-pub fn native(module: &Module, env: &[(Symbol, Value)]) -> Outcome {
-    let native = flowc_codegen::Native::compile(module).unwrap_or_else(|e| panic!("code generation failed: {e}"));
+pub fn native(versions: &Versions, env: &[(Symbol, Value)]) -> Outcome {
+    let native = compile(versions);
     match native.run(env, config().max_depth) {
         Ok(o) => Outcome::Output(o.output()),
         Err(e) => Outcome::Error(e.kind.term()),
     }
+}
+
+/// Both versions compiled together, the entry choosing by its arguments.
+fn compile(versions: &Versions) -> flowc_codegen::Native {
+    let words = versions.words.as_ref().map(|(m, params)| (m, params.as_slice()));
+    flowc_codegen::Native::compile_versions(&versions.generic, words)
+        .unwrap_or_else(|e| panic!("code generation failed: {e}"))
 }
 
 /// Runs the program under the tracing JIT with `options`. Call on a thread
@@ -196,8 +232,8 @@ pub fn reference_error(p: &Program, label: Symbol, env: &[(Symbol, Value)]) -> O
 
 /// Native code's error message, its place's text taken from `p`, if the
 /// run fails. Call on a thread with a big stack.
-pub fn native_error(p: &Program, module: &Module, env: &[(Symbol, Value)]) -> Option<String> {
-    let native = flowc_codegen::Native::compile(module).unwrap_or_else(|e| panic!("code generation failed: {e}"));
+pub fn native_error(p: &Program, versions: &Versions, env: &[(Symbol, Value)]) -> Option<String> {
+    let native = compile(versions);
     native.run(env, config().max_depth).err().map(|mut e| {
         e.at = e.at.map(|at| at.with_text(p));
         e.to_string()

@@ -19,8 +19,9 @@ fn native_matches_reference_on_the_corpus() {
                 if expected == Outcome::Error("fuel_exhausted".into()) {
                     continue;
                 }
-                let module = engines::optimize_checked(engines::lower(&program, b.label), &env, &expected, &path);
-                assert_eq!(engines::native(&module, &env), expected, "{path} from {}", b.label);
+                let versions =
+                    engines::optimize_versions_checked(engines::lower(&program, b.label), &env, &expected, &path);
+                assert_eq!(engines::native(&versions, &env), expected, "{path} from {}", b.label);
                 compared += 1;
             }
         }
@@ -37,8 +38,9 @@ fn native_matches_reference_on_generated_programs() {
             let p = gen::program(seed);
             let (label, env) = engines::start(&p);
             let expected = engines::reference(&p, label, &env);
-            let module = engines::optimize_checked(engines::lower(&p, label), &env, &expected, &format!("seed {seed}"));
-            assert_eq!(engines::native(&module, &env), expected, "seed {seed}");
+            let name = format!("seed {seed}");
+            let versions = engines::optimize_versions_checked(engines::lower(&p, label), &env, &expected, &name);
+            assert_eq!(engines::native(&versions, &env), expected, "seed {seed}");
         }
     });
 }
@@ -66,17 +68,63 @@ fn native_errors_name_the_interpreters_place() {
             if expected.contains("fuel_exhausted") {
                 continue;
             }
-            let module = engines::optimize_checked(
+            let versions = engines::optimize_versions_checked(
                 engines::lower(program, label),
                 &env,
                 &engines::reference(program, label, &env),
                 name,
             );
-            let got = engines::native_error(program, &module, &env);
+            let got = engines::native_error(program, &versions, &env);
             assert_eq!(got.as_deref(), Some(expected.as_str()), "{name}");
             compared += 1;
         }
         compared
     });
     assert!(compared > 30, "only {compared} errors compared");
+}
+
+/// The words version runs only when the parameters it assumes are small
+/// integers: a bignum, an atom or an unbound parameter takes the generic
+/// version, which computes what the interpreter does.
+#[test]
+fn versions_choose_by_their_parameters() {
+    let outcomes = flowc_codegen::with_stack(|| {
+        use flowc_lang::{Symbol, Value};
+        let source = "entry start(n = 5)\n\nstart:\n    i = 0\n    s = 0\n    goto loop\nloop:\n    c = i < n\n    \
+                      if c goto body else goto done\nbody:\n    s = s + i\n    i = i + 1\n    d = i < 10\n    \
+                      if d goto loop else goto done\ndone:\n    print_and_stop(s)\n";
+        let program = flowc_lang::syntax::parse("versions.fg", source).unwrap();
+        let (label, n) = (Symbol::intern("start"), Symbol::intern("n"));
+        let lowered = engines::lower(&program, label);
+        assert_eq!(flowc_passes::versions::integer_params(&lowered), [n]);
+        let envs: Vec<Vec<(Symbol, Value)>> = vec![
+            vec![(n, Value::Int(5))],
+            vec![(n, Value::Int((1 << 62) - 1))],
+            vec![(n, Value::Int(1 << 62))],
+            vec![(n, Value::from_big(num_bigint::BigInt::from(1) << 70))],
+            vec![(n, Value::Atom(Symbol::intern("many")))],
+            vec![],
+        ];
+        envs.iter()
+            .map(|env| {
+                let expected = engines::reference(&program, label, env);
+                let versions = engines::optimize_versions_checked(lowered.clone(), env, &expected, "versions.fg");
+                assert!(versions.words.is_some(), "n is an integer parameter");
+                let got = engines::native(&versions, env);
+                assert_eq!(got, expected);
+                format!("{got:?}")
+            })
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(
+        outcomes,
+        [
+            "Output(\"10\\n\")",
+            "Output(\"45\\n\")",
+            "Output(\"45\\n\")",
+            "Output(\"45\\n\")",
+            "Error(\"type_error(lt, integers)\")",
+            "Error(\"key_not_found(n)\")",
+        ]
+    );
 }

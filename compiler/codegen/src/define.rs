@@ -2,7 +2,10 @@
 //! in memory for the JIT ([`crate::jit`]) or in an object file for built
 //! executables ([`crate::object`]) — with the runtime's functions as
 //! imports and an entry wrapper `flowc_entry(args, ctx)` that loads the
-//! entry function's arguments from an array and calls it.
+//! entry function's arguments from an array and calls it — or, given a
+//! [`Version`] of the entry specialized to small-integer parameters
+//! (`flowc_passes::versions`), calls that one when those arguments are
+//! small integers.
 
 use std::collections::HashMap;
 
@@ -11,7 +14,7 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Linkage, Module};
 
-use flowc_ir::{Function, FunctionKind};
+use flowc_ir::{Function, FunctionKind, Module as IrModule};
 use flowc_lang::interp::ErrorKind;
 use flowc_lang::Symbol;
 
@@ -30,6 +33,13 @@ pub struct Defined {
     pub exits: Vec<TraceExit>,
     /// The sites of runtime calls.
     pub sites: SiteTable,
+}
+
+/// A version of the entry function optimized assuming the parameters at
+/// positions `small` are small integers.
+pub struct Version<'f> {
+    pub function: &'f Function,
+    pub small: Vec<usize>,
 }
 
 /// The number of word arguments of each runtime function (besides the
@@ -104,8 +114,16 @@ pub fn define_function(
 }
 
 /// Defines the wrapper `name(args, ctx)` that loads `target`'s arguments
-/// from an array of words and calls it (compiled as `id`).
-pub fn define_entry(module: &mut dyn Module, target: &Function, id: FuncId, name: &str) -> Result<FuncId, String> {
+/// from an array of words and calls it (compiled as `id`), or the
+/// specialized version `(id, small positions)` when the arguments at those
+/// positions are small integers.
+pub fn define_entry(
+    module: &mut dyn Module,
+    target: &Function,
+    id: FuncId,
+    version: Option<(FuncId, &[usize])>,
+    name: &str,
+) -> Result<FuncId, String> {
     let mut ctx = module.make_context();
     let mut fbctx = FunctionBuilderContext::new();
     let mut sig = module.make_signature();
@@ -125,15 +143,42 @@ pub fn define_entry(module: &mut dyn Module, target: &Function, id: FuncId, name
             values.push(b.ins().load(types::I64, MemFlagsData::trusted(), args, (8 * k) as i32));
         }
         values.push(c);
-        let fref = module.declare_func_in_func(id, b.func);
-        let call = b.ins().call(fref, &values);
-        let r = b.inst_results(call)[0];
-        b.ins().return_(&[r]);
+        let mut call_to = |b: &mut FunctionBuilder, id: FuncId| {
+            let fref = module.declare_func_in_func(id, b.func);
+            let call = b.ins().call(fref, &values);
+            let r = b.inst_results(call)[0];
+            b.ins().return_(&[r]);
+        };
+        match version {
+            Some((wid, small)) if !small.is_empty() => {
+                // Small integers have tag bit 1: test all at once.
+                let words = small.iter().map(|&k| values[k]).reduce(|x, y| b.ins().band(x, y));
+                let tag = b.ins().band_imm_s(words.expect("a small parameter"), 1);
+                let (fast, generic) = (b.create_block(), b.create_block());
+                b.ins().brif(tag, fast, &[], generic, &[]);
+                b.switch_to_block(fast);
+                call_to(&mut b, wid);
+                b.switch_to_block(generic);
+                call_to(&mut b, id);
+            }
+            _ => call_to(&mut b, id),
+        }
         b.seal_all_blocks();
         b.finalize(module.target_config());
     }
     module.define_function(entry_id, &mut ctx).map_err(|e| format!("{e:?}"))?;
     Ok(entry_id)
+}
+
+/// The main function of `words` as a [`Version`] of `generic` (the main
+/// function of the same program), assuming the parameters named `small`.
+pub fn version<'f>(generic: &Function, words: &'f IrModule, small: &[Symbol]) -> Result<Version<'f>, String> {
+    let function = words.main().ok_or("the words version has no main function")?;
+    if params(function) != params(generic) {
+        return Err("the versions of main take different parameters".into());
+    }
+    let small = params(generic).iter().enumerate().filter(|(_, p)| small.contains(p)).map(|(k, _)| k).collect();
+    Ok(Version { function, small })
 }
 
 /// The entry function's parameters, by name.
@@ -147,6 +192,7 @@ pub fn define(
     module: &mut dyn Module,
     functions: &[&Function],
     entry: usize,
+    version: Option<Version>,
     mut constants: Constants,
 ) -> Result<Defined, String> {
     let rt = declare_runtime(module)?;
@@ -159,7 +205,16 @@ pub fn define(
         define_function(module, f, ids[k], &rt, &funcs, constants.reborrow(), &mut traps, exits_of, &mut sites)?;
     }
     let target = functions[entry];
-    let entry_id = define_entry(module, target, ids[entry], "flowc_entry")?;
+    let version = match &version {
+        Some(v) => {
+            let (wids, _) = declare_functions(module, &[v.function], "w")?;
+            let mut none = Vec::new();
+            define_function(module, v.function, wids[0], &rt, &funcs, constants, &mut traps, &mut none, &mut sites)?;
+            Some((wids[0], v.small.as_slice()))
+        }
+        None => None,
+    };
+    let entry_id = define_entry(module, target, ids[entry], version, "flowc_entry")?;
     Ok(Defined { entry: entry_id, params: params(target), traps, exits, sites })
 }
 

@@ -12,7 +12,7 @@ use flowc_ir::{Function, FunctionKind, Module};
 use flowc_lang::interp::{ErrorKind, Outcome, RuntimeError};
 use flowc_lang::{Symbol, Value};
 
-use crate::define::{self, isa};
+use crate::define::{self, isa, Version};
 use crate::lower::{Constants, SiteTable, TraceExit};
 use crate::runtime::{self, Ctx};
 use crate::word::{self, Word};
@@ -39,14 +39,19 @@ struct Unit {
 impl Unit {
     /// Compiles `functions` (traces and functions; calls go to functions
     /// by name) with an entry for `functions[entry]`.
-    fn compile(functions: &[&Function], entry: usize, hints: &Module) -> Result<Unit, String> {
+    fn compile(
+        functions: &[&Function],
+        entry: usize,
+        version: Option<Version>,
+        hints: &Module,
+    ) -> Result<Unit, String> {
         let mut builder = JITBuilder::with_isa(isa()?, cranelift_module::default_libcall_names());
         for (name, ptr) in runtime::symbols() {
             builder.symbol(name, ptr);
         }
         let mut jit = JITModule::new(builder);
         let mut pool = Vec::new();
-        let defined = define::define(&mut jit, functions, entry, Constants::Boxed(&mut pool))?;
+        let defined = define::define(&mut jit, functions, entry, version, Constants::Boxed(&mut pool))?;
         jit.finalize_definitions().map_err(|e| e.to_string())?;
         let code = jit.get_finalized_function(defined.entry);
         let immutable: Vec<(Symbol, Symbol)> =
@@ -105,7 +110,19 @@ impl Native {
         let functions: Vec<&Function> = m.functions.iter().filter(|f| f.kind != FunctionKind::Trace).collect();
         let main =
             functions.iter().position(|f| f.kind == FunctionKind::Main).ok_or("the module has no main function")?;
-        Ok(Native { unit: Unit::compile(&functions, main, m)? })
+        Ok(Native { unit: Unit::compile(&functions, main, None, m)? })
+    }
+
+    /// Compiles both versions of a program (`flowc_passes::versions`): the
+    /// generic module `m`, and the main function of `words`, optimized
+    /// assuming the parameters `small` are small integers, which runs when
+    /// they are.
+    pub fn compile_versions(m: &Module, words: Option<(&Module, &[Symbol])>) -> Result<Native, String> {
+        let functions: Vec<&Function> = m.functions.iter().filter(|f| f.kind != FunctionKind::Trace).collect();
+        let main =
+            functions.iter().position(|f| f.kind == FunctionKind::Main).ok_or("the module has no main function")?;
+        let version = words.map(|(w, small)| define::version(functions[main], w, small)).transpose()?;
+        Ok(Native { unit: Unit::compile(&functions, main, version, m)? })
     }
 
     /// Runs the program with environment `env` (parameters by name;
@@ -221,7 +238,7 @@ impl TraceCache {
             &mut exits,
             &mut inner.sites,
         )?;
-        let entry = define::define_entry(&mut inner.jit, f, ids[0], &format!("flowc_entry_{n}"))?;
+        let entry = define::define_entry(&mut inner.jit, f, ids[0], None, &format!("flowc_entry_{n}"))?;
         inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
         let code = inner.jit.get_finalized_function(entry);
         let unit = Unit {
@@ -251,7 +268,7 @@ impl CompiledTrace {
             hints.functions.iter().filter(|g| g.kind == FunctionKind::Function).collect();
         functions.push(f);
         let entry = functions.len() - 1;
-        Ok(CompiledTrace { unit: Unit::compile(&functions, entry, hints)? })
+        Ok(CompiledTrace { unit: Unit::compile(&functions, entry, None, hints)? })
     }
 
     /// The trace's parameters, in order (the variables of the environment

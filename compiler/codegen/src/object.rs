@@ -18,11 +18,14 @@ use flowc_runtime::start::encode_trap;
 use crate::define::{self, isa_with};
 use crate::lower::Constants;
 
-/// The object file for module `m` (which must have a main function);
+/// The object file for module `m` (which must have a main function) and,
+/// if given, the words version of its main function (see
+/// [`crate::Native::compile_versions`]);
 /// `default_env` is what the executable runs with when given no `--env`;
 /// `describe` renders a source site as error messages show it.
 pub fn object(
     m: &Module,
+    words: Option<(&Module, &[Symbol])>,
     default_env: &[(Symbol, Value)],
     max_depth: usize,
     describe: &dyn Fn(Site) -> String,
@@ -34,7 +37,9 @@ pub fn object(
     let mut obj = ObjectModule::new(builder);
     let pool = obj.declare_data("flowc_pool", Linkage::Local, true, false).map_err(|e| e.to_string())?;
     let mut values: Vec<Value> = Vec::new();
-    let defined = define::define(&mut obj, &functions, main, Constants::Table { values: &mut values, table: pool })?;
+    let version = words.map(|(w, small)| define::version(functions[main], w, small)).transpose()?;
+    let constants = Constants::Table { values: &mut values, table: pool };
+    let defined = define::define(&mut obj, &functions, main, version, constants)?;
 
     // The constant table, filled at start-up.
     let mut desc = DataDescription::new();

@@ -15,7 +15,7 @@ use std::rc::Rc;
 
 use flowc_lang::ast::Operator;
 use flowc_lang::interp::{Config, ErrorKind, Location, Outcome, RuntimeError};
-use flowc_lang::ops::{Form, Op};
+use flowc_lang::ops::{range, Form, Op};
 use flowc_lang::value::Object;
 use flowc_lang::{Symbol, Value};
 
@@ -406,7 +406,7 @@ fn check_form(op: Op, form: Form, args: &[Value]) -> Result<(), ErrorKind> {
             let ok = match (op, args) {
                 (Op::ReadList, [Value::List(l), Value::Int(i)]) => *i >= 0 && (*i as usize) < l.len(),
                 (Op::Len, [Value::List(_)]) => true,
-                (_, args) if args.iter().all(is_word) => op.eval(args).is_ok_and(|r| is_word(&r)),
+                (_, args) if args.iter().all(range::is_word) => op.eval(args).is_ok_and(|r| range::is_word(&r)),
                 _ => false,
             };
             if ok {
@@ -416,11 +416,4 @@ fn check_form(op: Op, form: Form, args: &[Value]) -> Result<(), ErrorKind> {
             }
         }
     }
-}
-
-/// Whether `v` is a word: an integer generated code keeps inline
-/// ([`flowc_lang::ops::range::WORD_MIN`]..=`WORD_MAX`).
-fn is_word(v: &Value) -> bool {
-    use flowc_lang::ops::range::{WORD_MAX, WORD_MIN};
-    matches!(v, Value::Int(i) if (WORD_MIN..=WORD_MAX).contains(&(*i as i128)))
 }

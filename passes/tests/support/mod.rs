@@ -70,10 +70,22 @@ pub fn run_program_through(program: Program, last: &str) -> Run {
     run_lowered(program, module, last)
 }
 
-fn run_lowered(program: Program, mut module: Module, last: &str) -> Run {
+fn run_lowered(program: Program, module: Module, last: &str) -> Run {
+    run_lowered_with(program, module, last, flowc_passes::context::Options::default())
+}
+
+/// [`run_until`] with pass `options` (`word_params`: the words version,
+/// run on the program's default environment, which must give those
+/// parameters small integers).
+pub fn run_until_with(src: &str, last: &str, options: flowc_passes::context::Options) -> Run {
+    let (program, module) = lower(src);
+    run_lowered_with(program, module, last, options)
+}
+
+fn run_lowered_with(program: Program, mut module: Module, last: &str, options: flowc_passes::context::Options) -> Run {
     assert!(PIPELINE.iter().any(|p| p.name == last), "no pass {last}");
     let expected = reference(&program);
-    let mut cx = Context::new(&module);
+    let mut cx = Context::with_options(&module, options);
     for pass in &PIPELINE {
         (pass.run)(&mut module, &mut cx);
         verify(&module, pass.name);

@@ -89,7 +89,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
     }
     let agree = results.iter().all(|(_, r)| *r == results[0].1);
     println!();
-    print!("{}", hot_loops(label, lowered.ok(), &jit));
+    print!("{}", hot_loops(label, lowered.ok(), &env, &jit));
     if agree {
         Ok(())
     } else {
@@ -99,18 +99,32 @@ pub fn main(args: Args) -> Result<(), Failure> {
 
 /// The AOT code of the hot loop after the eight passes, then the JIT's
 /// traces and bridges.
-fn hot_loops(label: Symbol, lowered: Option<Module>, jit: &flowc_trace::jit::Jit) -> String {
+fn hot_loops(
+    label: Symbol,
+    lowered: Option<Module>,
+    env: &[(Symbol, flowc_lang::Value)],
+    jit: &flowc_trace::jit::Jit,
+) -> String {
     let mut out = String::new();
     let traces = jit.traces();
     match lowered {
-        Some(mut module) => {
-            let mut cx = flowc_passes::Context::new(&module);
-            flowc_passes::optimize(&mut module, &mut cx, |_, _, _| {});
+        Some(module) => {
+            // The version native code runs for this environment.
+            let versions = flowc_passes::versions::optimize_versions(module, &Default::default());
+            let (module, version) = match versions.words {
+                Some((words, params))
+                    if params.iter().all(|p| env.iter().any(|(k, v)| k == p && flowc_lang::ops::range::is_word(v))) =>
+                {
+                    let names: Vec<&str> = params.iter().map(|p| p.as_str()).collect();
+                    (words, format!(" ({} machine words)", names.join(", ")))
+                }
+                _ => (versions.generic, String::new()),
+            };
             let main = module.functions.iter().find(|f| f.kind == FunctionKind::Main).expect("a main graph");
             let anchor = traces.first().map(|(l, _)| *l);
             match hot_loop(main, anchor) {
                 Some((header, blocks)) => {
-                    out.push_str(&format!("== native: the loop at {header} after the eight passes\n"));
+                    out.push_str(&format!("== native: the loop at {header} after the eight passes{version}\n"));
                     out.push_str(&flowc_ir::print::blocks(main, &blocks));
                 }
                 None => out.push_str("== native: the main graph has no loop\n"),

@@ -1,6 +1,6 @@
 //! `flowc opt FILE [--entry L] [--dump-after all|PASS] [--emit ir|dot|fgl]
-//! [--syntax prolog|readable] [--stats] [--verify-each]`: the program
-//! through the eight passes.
+//! [--syntax prolog|readable] [--stats] [--verify-each] [--word-params]`:
+//! the program through the eight passes.
 
 use std::time::Instant;
 
@@ -32,6 +32,10 @@ pub struct Args {
     /// Run the IR checker after every pass.
     #[arg(long)]
     verify_each: bool,
+    /// Optimize the version native code runs when the main graph's integer
+    /// parameters are small integers: assume they are machine words.
+    #[arg(long)]
+    word_params: bool,
 }
 
 #[derive(Copy, Clone, clap::ValueEnum)]
@@ -76,7 +80,11 @@ pub fn main(args: Args) -> Result<(), Failure> {
             lowered.as_secs_f64() * 1e3
         );
     }
-    let mut cx = Context::new(&module);
+    let mut options = flowc_passes::context::Options::default();
+    if args.word_params {
+        options.word_params = flowc_passes::versions::integer_params(&module);
+    }
+    let mut cx = Context::with_options(&module, options);
     let mut failure = None;
     let mut last = Instant::now();
     let mut observe = |pass: &Pass, m: &Module, cx: &Context| {

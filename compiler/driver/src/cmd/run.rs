@@ -64,14 +64,14 @@ pub fn native(
     env: &[(flowc_lang::Symbol, flowc_lang::Value)],
     config: &Config,
 ) -> Result<Result<interp::Outcome, interp::RuntimeError>, Failure> {
-    let mut module = match flowc_frontend::lower(program, label) {
+    let module = match flowc_frontend::lower(program, label) {
         Ok(m) => m,
         Err(kind) => return Ok(Err(interp::RuntimeError { kind, at: None })),
     };
-    let mut cx = flowc_passes::Context::new(&module);
-    flowc_passes::optimize(&mut module, &mut cx, |_, _, _| {});
-    let native =
-        flowc_codegen::Native::compile(&module).map_err(|e| Failure::input(format!("code generation failed: {e}")))?;
+    let versions = flowc_passes::versions::optimize_versions(module, &flowc_passes::context::Options::default());
+    let words = versions.words.as_ref().map(|(m, params)| (m, params.as_slice()));
+    let native = flowc_codegen::Native::compile_versions(&versions.generic, words)
+        .map_err(|e| Failure::input(format!("code generation failed: {e}")))?;
     Ok(native.run(env, config.max_depth))
 }
 

@@ -30,6 +30,11 @@ pub const WORD_MIN: i128 = -(1 << 62);
 /// The greatest integer generated code keeps inline (`2^62 - 1`).
 pub const WORD_MAX: i128 = (1 << 62) - 1;
 
+/// Whether `v` is a word: an integer generated code keeps inline.
+pub fn is_word(v: &crate::Value) -> bool {
+    matches!(v, crate::Value::Int(i) if (WORD_MIN..=WORD_MAX).contains(&(*i as i128)))
+}
+
 /// A set of integers `lo..=hi` (possibly unbounded, possibly empty).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Interval {

@@ -1,0 +1,73 @@
+//! Loop versioning on the main function's integer parameters.
+//!
+//! The main graph's parameters come from the environment, so the optimizer
+//! knows nothing of them: a loop `i < n; i = i + 1` could run `i` into
+//! bignums when `n` is one, and every operation on `i` keeps its overflow
+//! and tag checks. Almost always, though, `n` is a machine word. So the
+//! program is optimized twice: as is (the *generic* version), and assuming
+//! that the main function's integer parameters — those some arithmetic or
+//! comparison of main reads — are words ([`crate::context::Options::word_params`]),
+//! which bounds `i` by `n` and lets the arithmetic on it take its `Word`
+//! form. Generated code runs the *words* version when the parameters it
+//! assumed are small integers at entry, the generic one otherwise; both
+//! compute the same thing on those inputs.
+//!
+//! Only the main function differs between the versions; `flowc opt
+//! --word-params` shows the words version.
+
+use flowc_ir::{FunctionKind, InstKind, Module, Operand};
+use flowc_lang::ast::Operator;
+use flowc_lang::ops::Op;
+use flowc_lang::Symbol;
+
+use crate::context::Options;
+use crate::{optimize, Context};
+
+/// The versions of one program.
+pub struct Versions {
+    /// Optimized with no assumption.
+    pub generic: Module,
+    /// Optimized assuming `params` are words; absent when main has no
+    /// integer parameters.
+    pub words: Option<(Module, Vec<Symbol>)>,
+}
+
+/// The main function's parameters some arithmetic or ordered comparison of
+/// main reads, in parameter order.
+pub fn integer_params(m: &Module) -> Vec<Symbol> {
+    let Some(main) = m.functions.iter().find(|f| f.kind == FunctionKind::Main) else { return Vec::new() };
+    let mut read = vec![false; main.params.len()];
+    for (_, i) in main.all_insts() {
+        let InstKind::Op { op: Operator::Known(op), args, .. } = &main.insts[i].kind else { continue };
+        let integer =
+            matches!(op, Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Neg | Op::Lt | Op::Le | Op::Gt | Op::Ge);
+        if !integer {
+            continue;
+        }
+        for a in args {
+            if let Operand::Value(v) = a {
+                if let Some(k) = main.params.iter().position(|p| p == v) {
+                    read[k] = true;
+                }
+            }
+        }
+    }
+    main.params.iter().zip(read).filter(|(_, r)| *r).filter_map(|(&p, _)| main.values[p].name).collect()
+}
+
+/// Optimizes `lowered` (front-end output) into its versions, with
+/// `options` for both.
+pub fn optimize_versions(lowered: Module, options: &Options) -> Versions {
+    let params = integer_params(&lowered);
+    let words = (!params.is_empty()).then(|| {
+        let mut m = lowered.clone();
+        let options = Options { word_params: params.clone(), ..options.clone() };
+        let mut cx = Context::with_options(&m, options);
+        optimize(&mut m, &mut cx, |_, _, _| {});
+        (m, params)
+    });
+    let mut generic = lowered;
+    let mut cx = Context::with_options(&generic, options.clone());
+    optimize(&mut generic, &mut cx, |_, _, _| {});
+    Versions { generic, words }
+}

@@ -1,0 +1,59 @@
+//! Loop versioning: the words version of a program assumes the main
+//! graph's integer parameters are machine words, so a counter bounded by
+//! one (`j < n`) is a word too and its arithmetic needs no checks. Checked
+//! and run after every pass like every pass test.
+
+mod support;
+
+use expect_test::expect;
+use flowc_lang::Symbol;
+use flowc_passes::context::Options;
+
+const NESTED: &str = "entry start(n = 30)\n\nstart:\n    total = 0\n    i = 0\n    goto outer\nouter:\n    \
+                      c = i < n\n    if c goto row else goto done\nrow:\n    j = 0\n    goto inner\ninner:\n    \
+                      d = j < n\n    if d goto body else goto next\nbody:\n    total = total + i\n    \
+                      total = total + j\n    j = j + 1\n    goto inner\nnext:\n    i = i + 1\n    goto outer\n\
+                      done:\n    print_and_stop(total)\n";
+
+#[test]
+fn integer_params_are_those_arithmetic_reads() {
+    let (_, lowered) = support::lower(NESTED);
+    assert_eq!(flowc_passes::versions::integer_params(&lowered), [Symbol::intern("n")]);
+    let (_, lowered) = support::lower("entry start(l = [1], n = 2)\n\nstart:\n    x = l[0]\n    print_and_stop(n)\n");
+    assert!(flowc_passes::versions::integer_params(&lowered).is_empty());
+}
+
+#[test]
+fn counters_bounded_by_a_word_parameter_are_words() {
+    let options = Options { word_params: vec![Symbol::intern("n")], ..Options::default() };
+    let run = support::run_until_with(NESTED, "dce", options);
+    expect![[r#"
+        main start(v0:n) {
+        b0 start:
+            jump b1
+        b1 outer:
+            v1:i = phi [b0: 0, b5: v9]
+            v4:total = phi [b0: 0, b5: v10]
+            v3:c = lt.word v1, v0
+            branch v3, b2, b6
+        b2 row:
+            jump b3
+        b3 inner:
+            v5:j = phi [b2: 0, b4: v13]
+            v10:total = phi [b2: v4, b4: v12]
+            v7:d = lt.word v5, v0
+            branch v7, b4, b5
+        b4 body:
+            v11:total = add.int v1, v10
+            v12:total = add.int v5, v11
+            v13:j = add.word v5, 1
+            jump b3
+        b5 next:
+            v9:i = add.word v1, 1
+            jump b1
+        b6 done:
+            print v4
+        }
+    "#]]
+    .assert_eq(&flowc_ir::print::module(&run.module));
+}
