@@ -296,11 +296,19 @@ impl fmt::Display for Info {
 /// The info of `op` applied to operands with infos `args` (operands are
 /// read first, so an unbound one fails: only bound members flow on).
 pub fn transfer(op: Op, args: &[Info]) -> Info {
-    let args: Vec<Info> = args.iter().map(Info::bound).collect();
+    // An operation that returns had bound operands.
+    let bound: Vec<Info>;
+    let args = if args.iter().any(Info::may_be_unbound) {
+        bound = args.iter().map(Info::bound).collect();
+        bound.as_slice()
+    } else {
+        args
+    };
     if args.iter().any(Info::is_bottom) {
         return Info::bottom();
     }
-    if let Some(consts) = args.iter().map(|a| a.constant.clone()).collect::<Option<Vec<Value>>>() {
+    if args.iter().all(|a| a.constant.is_some()) {
+        let consts: Vec<Value> = args.iter().filter_map(|a| a.constant.clone()).collect();
         return match op.eval(&consts) {
             Ok(v) => Info::of_const(&v),
             Err(_) => Info::bottom(),
@@ -313,11 +321,12 @@ pub fn transfer(op: Op, args: &[Info]) -> Info {
             if !(0..args.len()).all(ints) {
                 return Info::bottom();
             }
-            let ranges: Vec<Interval> = args.iter().map(|a| a.range).collect();
+            let ranges = [args[0].range, args.get(1).map_or(Interval::EMPTY, |a| a.range)];
+            let ranges = &ranges[..args.len()];
             if matches!(op, Op::Div | Op::Mod) && ranges[1].as_point() == Some(0) {
                 return Info::bottom();
             }
-            Info::int(range::transfer(op, &ranges))
+            Info::int(range::transfer(op, ranges))
         }
         Op::Eq | Op::Ne => {
             let (a, b) = (&args[0], &args[1]);

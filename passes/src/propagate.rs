@@ -95,6 +95,10 @@ pub struct Refiner {
     /// a comparison with a parameter refines soundly: `i < n` bounds `i`
     /// by `n`'s upper bound).
     params: Vec<(ValueId, Interval)>,
+    /// Per value: whether some branch tests it (it is a condition, an
+    /// operand of a condition's comparison, or an `if_class` object);
+    /// only those are refined.
+    tested: Vec<bool>,
 }
 
 /// How far up the dominator tree refinement looks (keeps it linear).
@@ -118,11 +122,34 @@ impl Refiner {
             .filter(|(_, info)| info.kinds == Kinds::INT && info.range != Interval::FULL)
             .map(|(&p, info)| (p, info.range))
             .collect();
-        Refiner { cfg, dom, def_block, params }
+        let mut tested = vec![false; f.values.len()];
+        let mut test = |o: &Operand| {
+            if let Some(t) = o.as_value().and_then(|v| tested.get_mut(ix(v))) {
+                *t = true;
+            }
+        };
+        for &b in &f.layout {
+            match &f.blocks[b].term {
+                Terminator::Branch { cond, .. } => {
+                    test(cond);
+                    if let Some(ValueDef::Inst(ci)) = cond.as_value().map(|c| f.values[c].def) {
+                        if let InstKind::Op { args, .. } = &f.insts[ci].kind {
+                            args.iter().for_each(&mut test);
+                        }
+                    }
+                }
+                Terminator::IfClass { obj, .. } => test(obj),
+                _ => {}
+            }
+        }
+        Refiner { cfg, dom, def_block, params, tested }
     }
 
     /// `base` (the info of `v`) narrowed by the branches that dominate `at`.
     pub fn refine(&self, f: &Function, v: ValueId, base: Info, at: BlockId) -> Info {
+        if !self.tested.get(ix(v)).copied().unwrap_or(false) {
+            return base;
+        }
         let mut info = base;
         let mut b = at;
         for _ in 0..REFINE_DEPTH {
@@ -312,7 +339,7 @@ impl<'m> Analysis<'m> {
                 if !self.module.is_immutable(class, *field) {
                     continue;
                 }
-                let same_block = insts[..pos].contains(&n);
+                let same_block = self.refiner.def_block[ix(*o)] == Some(b) && (self.position[ix(n)] as usize) < pos;
                 let entry = self.field_sets.entry((n, *field)).or_insert(if same_block {
                     Some((pos, value.clone()))
                 } else {
@@ -331,7 +358,7 @@ impl<'m> Analysis<'m> {
             let InstKind::Set { obj: Operand::Value(o), field, .. } = &f.insts[i].kind else { continue };
             let ValueDef::Inst(n) = f.values[*o].def else { continue };
             if let Some(Some((pos, _))) = self.field_sets.get(&(n, *field)) {
-                let in_new_block = f.blocks[b].insts.contains(&n);
+                let in_new_block = self.refiner.def_block[ix(*o)] == Some(b);
                 if !in_new_block || self.position[ix(i)] as usize != *pos {
                     self.field_sets.insert((n, *field), None);
                 }
@@ -441,10 +468,11 @@ impl<'m> Analysis<'m> {
                 }
                 return self.set(v, acc, true);
             }
-            InstKind::Op { op: Operator::Known(op), args, .. } if op.arity() == args.len() => {
-                let infos: Vec<Info> = args.iter().map(|o| self.operand(o, b)).collect();
-                lattice::transfer(*op, &infos)
-            }
+            InstKind::Op { op: Operator::Known(op), args, .. } if op.arity() == args.len() => match args.as_slice() {
+                [x] => lattice::transfer(*op, &[self.operand(x, b)]),
+                [x, y] => lattice::transfer(*op, &[self.operand(x, b), self.operand(y, b)]),
+                _ => lattice::transfer(*op, &args.iter().map(|o| self.operand(o, b)).collect::<Vec<Info>>()),
+            },
             InstKind::Op { .. } => Info::bottom(),
             InstKind::CheckBound(o) => self.operand(o, b).bound(),
             InstKind::Unbound(_) => Info::of_kinds(Kinds::UNBOUND),
@@ -543,7 +571,7 @@ fn inline_candidates(
 ) -> Vec<InstId> {
     let mut out = Vec::new();
     for (b, i) in f.all_insts() {
-        if !executable[ix(b)] || folded.iter().any(|(x, _)| *x == i) {
+        if !executable[ix(b)] || folded.binary_search_by_key(&ix(i), |(x, _)| ix(*x)).is_ok() {
             continue;
         }
         let InstKind::Call { func, .. } = &f.insts[i].kind else { continue };
