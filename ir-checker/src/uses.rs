@@ -139,7 +139,7 @@ pub(crate) fn check_uses(c: &mut Checker, flow: &Flow) {
                     })
                     .collect()
             }
-            _ => kind.operands().into_iter().map(|o| (o, UsePoint::At(l.block, l.pos))).collect(),
+            _ => kind.operands().map(|o| (o, UsePoint::At(l.block, l.pos))).collect(),
         };
         for (o, point) in uses {
             let Some(v) = o.as_value() else { continue };

@@ -192,7 +192,7 @@ fn mutate(rng: &mut Rng, f: &mut Function) {
             }
             7 => {
                 if let Some(x) = real_inst {
-                    if let Some(o) = f.insts[x].kind.operands_mut().into_iter().next() {
+                    if let Some(o) = f.insts[x].kind.operands_mut().next() {
                         *o = Operand::Value(v);
                     }
                     if let InstKind::Phi(inputs) = &mut f.insts[x].kind {

@@ -111,16 +111,13 @@ impl Substitution {
                 }
             }
         };
-        for b in f.layout.clone() {
-            let insts: Vec<InstId> = f.block_insts(b).collect();
-            for i in insts {
-                for o in f.insts[i].kind.operands_mut() {
-                    fix(o);
-                }
+        let (layout, blocks, insts) = (&f.layout, &mut f.blocks, &mut f.insts);
+        for &b in layout {
+            let block = &mut blocks[b];
+            for &i in block.phis.iter().chain(&block.insts) {
+                insts[i].kind.operands_mut().for_each(fix);
             }
-            for o in f.blocks[b].term.operands_mut() {
-                fix(o);
-            }
+            block.term.operands_mut().for_each(fix);
         }
         for (_, r) in f.resumes.iter_mut() {
             for o in r.operands_mut() {

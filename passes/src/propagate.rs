@@ -227,7 +227,10 @@ struct Analysis<'m> {
     /// Per source block: bit k set when the edge to its k-th (distinct)
     /// successor is executable.
     edge_bits: Vec<u8>,
-    users: Vec<Vec<User>>,
+    /// Users of every value, grouped by value: those of `v` are
+    /// `users[user_start[v]..user_start[v + 1]]`.
+    users: Vec<User>,
+    user_start: Vec<u32>,
     flow: Vec<(Option<BlockId>, BlockId)>,
     ssa: Vec<ValueId>,
     /// `(new, field)` → the single `set` right after the `new`, if unique.
@@ -271,7 +274,8 @@ fn analyze(module: &Module, index: usize, fuel: u64, inline_limit: usize, word_p
         changes: vec![0; f.values.len()],
         executable: vec![false; f.blocks.len()],
         edge_bits: vec![0; f.blocks.len()],
-        users: vec![Vec::new(); f.values.len()],
+        users: Vec::new(),
+        user_start: Vec::new(),
         flow: Vec::new(),
         ssa: Vec::new(),
         field_sets: HashMap::new(),
@@ -309,19 +313,24 @@ impl<'m> Analysis<'m> {
     /// Users of every value, positions, and the sets following allocations.
     fn index(&mut self) {
         let f = self.f;
+        let n = f.values.len();
+        // Users, counting-sorted by the value they use.
+        let mut uses: Vec<(u32, User)> = Vec::new();
+        let mut insts: Vec<InstId> = Vec::new();
         for &b in &f.layout {
-            let insts: Vec<InstId> = f.block_insts(b).collect();
+            insts.clear();
+            insts.extend(f.block_insts(b));
             for (pos, &i) in insts.iter().enumerate() {
                 self.position[ix(i)] = pos as u32;
                 for o in f.insts[i].kind.operands() {
                     if let Operand::Value(v) = o {
-                        self.users[ix(*v)].push(User::Inst(b, i));
+                        uses.push((ix(*v) as u32, User::Inst(b, i)));
                     }
                 }
             }
             for o in f.blocks[b].term.operands() {
                 if let Operand::Value(v) = o {
-                    self.users[ix(*v)].push(User::Term(b));
+                    uses.push((ix(*v) as u32, User::Term(b)));
                 }
             }
             let constants = insts.iter().flat_map(|&i| f.insts[i].kind.operands()).chain(f.blocks[b].term.operands());
@@ -354,6 +363,21 @@ impl<'m> Analysis<'m> {
         self.thresholds.sort_unstable();
         self.thresholds.dedup();
         // Sets in other blocks make the field ambiguous.
+        let mut start = vec![0u32; n + 1];
+        for &(v, _) in uses.iter().filter(|(v, _)| (*v as usize) < n) {
+            start[v as usize + 1] += 1;
+        }
+        for k in 0..n {
+            start[k + 1] += start[k];
+        }
+        let mut fill = start.clone();
+        let mut users = vec![User::Term(f.entry); start[n] as usize];
+        for (v, u) in uses.into_iter().filter(|(v, _)| (*v as usize) < n) {
+            users[fill[v as usize] as usize] = u;
+            fill[v as usize] += 1;
+        }
+        self.users = users;
+        self.user_start = start;
         for (b, i) in f.all_insts() {
             let InstKind::Set { obj: Operand::Value(o), field, .. } = &f.insts[i].kind else { continue };
             let ValueDef::Inst(n) = f.values[*o].def else { continue };
@@ -371,8 +395,8 @@ impl<'m> Analysis<'m> {
             if let Some((from, to)) = self.flow.pop() {
                 self.visit_edge(from, to);
             } else if let Some(v) = self.ssa.pop() {
-                for k in 0..self.users[ix(v)].len() {
-                    match self.users[ix(v)][k] {
+                for k in self.user_start[ix(v)]..self.user_start[ix(v) + 1] {
+                    match self.users[k as usize] {
                         User::Inst(b, i) if self.executable[ix(b)] => self.visit_inst(b, i),
                         User::Term(b) if self.executable[ix(b)] => self.visit_term(b),
                         _ => {}

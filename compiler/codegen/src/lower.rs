@@ -199,7 +199,7 @@ fn count_uses(f: &Function) -> HashMap<ValueId, u32> {
                 f.resumes[*resume].operands().for_each(&mut count);
             }
         }
-        f.blocks[b].term.operands().into_iter().for_each(&mut count);
+        f.blocks[b].term.operands().for_each(&mut count);
         if let Some(r) = f.blocks[b].term.resume() {
             f.resumes[r].operands().for_each(&mut count);
         }

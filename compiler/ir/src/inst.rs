@@ -121,29 +121,73 @@ pub enum InstKind {
     },
 }
 
+/// An instruction's operands, without allocating ([`InstKind::operands`]).
+pub enum Operands<'a> {
+    Args(std::slice::Iter<'a, Operand>),
+    Inputs(std::slice::Iter<'a, (BlockId, Operand)>),
+    Fixed(std::iter::Flatten<std::array::IntoIter<Option<&'a Operand>, 2>>),
+}
+
+impl<'a> Iterator for Operands<'a> {
+    type Item = &'a Operand;
+
+    fn next(&mut self) -> Option<&'a Operand> {
+        match self {
+            Operands::Args(it) => it.next(),
+            Operands::Inputs(it) => it.next().map(|(_, o)| o),
+            Operands::Fixed(it) => it.next(),
+        }
+    }
+}
+
+/// An instruction's operands, mutable ([`InstKind::operands_mut`]).
+pub enum OperandsMut<'a> {
+    Args(std::slice::IterMut<'a, Operand>),
+    Inputs(std::slice::IterMut<'a, (BlockId, Operand)>),
+    Fixed(std::iter::Flatten<std::array::IntoIter<Option<&'a mut Operand>, 2>>),
+}
+
+impl<'a> Iterator for OperandsMut<'a> {
+    type Item = &'a mut Operand;
+
+    fn next(&mut self) -> Option<&'a mut Operand> {
+        match self {
+            OperandsMut::Args(it) => it.next(),
+            OperandsMut::Inputs(it) => it.next().map(|(_, o)| o),
+            OperandsMut::Fixed(it) => it.next(),
+        }
+    }
+}
+
 impl InstKind {
     /// The operands, in evaluation order.
-    pub fn operands(&self) -> Vec<&Operand> {
+    pub fn operands(&self) -> Operands<'_> {
+        fn fixed<'a>(a: Option<&'a Operand>, b: Option<&'a Operand>) -> Operands<'a> {
+            Operands::Fixed([a, b].into_iter().flatten())
+        }
         match self {
-            InstKind::Phi(inputs) => inputs.iter().map(|(_, o)| o).collect(),
-            InstKind::Op { args, .. } | InstKind::Call { args, .. } => args.iter().collect(),
-            InstKind::CheckBound(o) => vec![o],
-            InstKind::Unbound(_) | InstKind::New(_) => vec![],
-            InstKind::Get { obj, .. } => vec![obj],
-            InstKind::Set { obj, value, .. } => vec![obj, value],
-            InstKind::Guard { kind, .. } => vec![kind.operand()],
+            InstKind::Phi(inputs) => Operands::Inputs(inputs.iter()),
+            InstKind::Op { args, .. } | InstKind::Call { args, .. } => Operands::Args(args.iter()),
+            InstKind::CheckBound(o) => fixed(Some(o), None),
+            InstKind::Unbound(_) | InstKind::New(_) => fixed(None, None),
+            InstKind::Get { obj, .. } => fixed(Some(obj), None),
+            InstKind::Set { obj, value, .. } => fixed(Some(obj), Some(value)),
+            InstKind::Guard { kind, .. } => fixed(Some(kind.operand()), None),
         }
     }
 
-    pub fn operands_mut(&mut self) -> Vec<&mut Operand> {
+    pub fn operands_mut(&mut self) -> OperandsMut<'_> {
+        fn fixed<'a>(a: Option<&'a mut Operand>, b: Option<&'a mut Operand>) -> OperandsMut<'a> {
+            OperandsMut::Fixed([a, b].into_iter().flatten())
+        }
         match self {
-            InstKind::Phi(inputs) => inputs.iter_mut().map(|(_, o)| o).collect(),
-            InstKind::Op { args, .. } | InstKind::Call { args, .. } => args.iter_mut().collect(),
-            InstKind::CheckBound(o) => vec![o],
-            InstKind::Unbound(_) | InstKind::New(_) => vec![],
-            InstKind::Get { obj, .. } => vec![obj],
-            InstKind::Set { obj, value, .. } => vec![obj, value],
-            InstKind::Guard { kind, .. } => vec![kind.operand_mut()],
+            InstKind::Phi(inputs) => OperandsMut::Inputs(inputs.iter_mut()),
+            InstKind::Op { args, .. } | InstKind::Call { args, .. } => OperandsMut::Args(args.iter_mut()),
+            InstKind::CheckBound(o) => fixed(Some(o), None),
+            InstKind::Unbound(_) | InstKind::New(_) => fixed(None, None),
+            InstKind::Get { obj, .. } => fixed(Some(obj), None),
+            InstKind::Set { obj, value, .. } => fixed(Some(obj), Some(value)),
+            InstKind::Guard { kind, .. } => fixed(Some(kind.operand_mut()), None),
         }
     }
 
@@ -278,23 +322,26 @@ impl Terminator {
         }
     }
 
-    pub fn operands(&self) -> Vec<&Operand> {
+    /// The operand (a terminator reads at most one).
+    pub fn operands(&self) -> std::option::IntoIter<&Operand> {
         match self {
             Terminator::Branch { cond: o, .. }
             | Terminator::IfClass { obj: o, .. }
             | Terminator::Print(o)
-            | Terminator::Return(o) => vec![o],
-            Terminator::Jump(_) | Terminator::Trap(_) | Terminator::Exit { .. } => vec![],
+            | Terminator::Return(o) => Some(o),
+            Terminator::Jump(_) | Terminator::Trap(_) | Terminator::Exit { .. } => None,
         }
+        .into_iter()
     }
 
-    pub fn operands_mut(&mut self) -> Vec<&mut Operand> {
+    pub fn operands_mut(&mut self) -> std::option::IntoIter<&mut Operand> {
         match self {
             Terminator::Branch { cond: o, .. }
             | Terminator::IfClass { obj: o, .. }
             | Terminator::Print(o)
-            | Terminator::Return(o) => vec![o],
-            Terminator::Jump(_) | Terminator::Trap(_) | Terminator::Exit { .. } => vec![],
+            | Terminator::Return(o) => Some(o),
+            Terminator::Jump(_) | Terminator::Trap(_) | Terminator::Exit { .. } => None,
         }
+        .into_iter()
     }
 }

@@ -66,7 +66,7 @@ fn rewrite(f: &mut Function, p: &Propagation) -> Vec<InstId> {
             for i in f.block_insts(b) {
                 let data = &f.insts[i];
                 // Operands proven constant where they are used.
-                for (k, o) in data.kind.operands().into_iter().enumerate() {
+                for (k, o) in data.kind.operands().enumerate() {
                     let at = match &data.kind {
                         InstKind::Phi(inputs) => inputs[k].0,
                         _ => b,
@@ -106,7 +106,7 @@ fn rewrite(f: &mut Function, p: &Propagation) -> Vec<InstId> {
                 }
             }
             // Terminator operands proven constant.
-            for (k, o) in f.blocks[b].term.operands().into_iter().enumerate() {
+            for (k, o) in f.blocks[b].term.operands().enumerate() {
                 if o.as_value().is_some() {
                     if let Some(c) = info_at(o, b).constant {
                         term_consts.push((b, k, c));
@@ -120,12 +120,12 @@ fn rewrite(f: &mut Function, p: &Propagation) -> Vec<InstId> {
             }
         }
         for (i, k, c) in operand_consts {
-            if let Some(o) = f.insts[i].kind.operands_mut().into_iter().nth(k) {
+            if let Some(o) = f.insts[i].kind.operands_mut().nth(k) {
                 *o = Operand::Const(c);
             }
         }
         for (b, k, c) in term_consts {
-            if let Some(o) = f.blocks[b].term.operands_mut().into_iter().nth(k) {
+            if let Some(o) = f.blocks[b].term.operands_mut().nth(k) {
                 *o = Operand::Const(c);
             }
         }
@@ -173,7 +173,7 @@ fn prune_edges(f: &mut Function, p: &Propagation) {
         if live.len() == succs.len() {
             continue;
         }
-        let tested = f.blocks[b].term.operands().first().map(|o| (*o).clone());
+        let tested = f.blocks[b].term.operands().next().cloned();
         for &s in &succs {
             if !live.contains(&s) {
                 edit::remove_phi_inputs(f, s, b);

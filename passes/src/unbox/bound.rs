@@ -18,8 +18,7 @@ pub fn may_be_unbound_at(f: &Function, dom: &DomTree, x: ValueId, b: BlockId, at
         return false;
     }
     let reads = |i: InstId| {
-        !matches!(f.insts[i].kind, InstKind::Phi(_))
-            && f.insts[i].kind.operands().iter().any(|o| o.as_value() == Some(x))
+        !matches!(f.insts[i].kind, InstKind::Phi(_)) && f.insts[i].kind.operands().any(|o| o.as_value() == Some(x))
     };
     if f.blocks[b].insts.iter().take_while(|&&i| i != at).any(|&i| reads(i)) {
         return false;
@@ -27,7 +26,7 @@ pub fn may_be_unbound_at(f: &Function, dom: &DomTree, x: ValueId, b: BlockId, at
     let mut cur = dom.idom(b);
     while let Some(d) = cur {
         let data = &f.blocks[d];
-        if data.insts.iter().any(|&i| reads(i)) || data.term.operands().iter().any(|o| o.as_value() == Some(x)) {
+        if data.insts.iter().any(|&i| reads(i)) || data.term.operands().any(|o| o.as_value() == Some(x)) {
             return false;
         }
         cur = dom.idom(d);
