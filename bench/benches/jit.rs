@@ -107,8 +107,8 @@ fn main() {
         row("jit", Some(t_jit), t_jit, "");
         row("native AOT", Some(t_native), t_jit, "at least 10");
         row("pe+native", Some(t_pe), t_jit, "at least 1/1.5 = 0.67");
-        row("luajit", t_lua, t_jit, "above 1 (LuaJIT not installed: -)");
-        row("pypy3", t_pypy, t_jit, "above 1 (PyPy not installed: -)");
+        row("luajit", t_lua, t_jit, "above 1 (- when LuaJIT is missing)");
+        row("pypy3", t_pypy, t_jit, "above 1 (- when PyPy is missing)");
         println!(
             "jit: {} traces, {} bridges, {} guard failures, compile {:.3} ms",
             stats.traces,

@@ -211,7 +211,7 @@ pub fn native(versions: &Versions, env: &[(Symbol, Value)]) -> Outcome {
 /// Both versions compiled together, the entry choosing by its arguments.
 fn compile(versions: &Versions) -> flowc_codegen::Native {
     let words = versions.words.as_ref().map(|(m, params)| (m, params.as_slice()));
-    flowc_codegen::Native::compile_versions(&versions.generic, words)
+    flowc_codegen::Native::compile_versions(&versions.generic, words, flowc_codegen::Options::default())
         .unwrap_or_else(|e| panic!("code generation failed: {e}"))
 }
 

@@ -35,6 +35,14 @@ pub struct Defined {
     pub sites: SiteTable,
 }
 
+/// How code is generated.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Options {
+    /// Count fuel at loop headers ([`crate::lower::Env::fuel`]); off by
+    /// default, since it costs a memory update per iteration.
+    pub fuel: bool,
+}
+
 /// A version of the entry function optimized assuming the parameters at
 /// positions `small` are small integers.
 pub struct Version<'f> {
@@ -49,7 +57,7 @@ fn runtime_arity(name: &str) -> usize {
         "flowc_rt_op" | "flowc_rt_missing_op" => 4,
         "flowc_rt_set" => 3,
         "flowc_rt_get" | "flowc_rt_is_class" => 2,
-        "flowc_rt_stack_overflow" => 0,
+        "flowc_rt_stack_overflow" | "flowc_rt_out_of_fuel" => 0,
         _ => 1,
     }
 }
@@ -99,11 +107,12 @@ pub fn define_function(
     traps: &mut Vec<ErrorKind>,
     exits: &mut Vec<TraceExit>,
     sites: &mut SiteTable,
+    options: Options,
 ) -> Result<(), String> {
     let mut ctx = module.make_context();
     let mut fbctx = FunctionBuilderContext::new();
     let disasm = std::env::var_os("FLOWC_DISASM").is_some();
-    let mut env = Env { module: &mut *module, funcs, runtime: rt, constants, traps, exits, sites };
+    let mut env = Env { module: &mut *module, funcs, runtime: rt, constants, traps, exits, sites, fuel: options.fuel };
     lower::lower(&mut env, f, &mut ctx, &mut fbctx);
     ctx.set_disasm(disasm);
     module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
@@ -194,6 +203,7 @@ pub fn define(
     entry: usize,
     version: Option<Version>,
     mut constants: Constants,
+    options: Options,
 ) -> Result<Defined, String> {
     let rt = declare_runtime(module)?;
     let (ids, funcs) = declare_functions(module, functions, "f")?;
@@ -202,14 +212,16 @@ pub fn define(
         // Only the entry's exits matter (traces are entries).
         let mut unit_exits = Vec::new();
         let exits_of = if k == entry { &mut exits } else { &mut unit_exits };
-        define_function(module, f, ids[k], &rt, &funcs, constants.reborrow(), &mut traps, exits_of, &mut sites)?;
+        let constants = constants.reborrow();
+        define_function(module, f, ids[k], &rt, &funcs, constants, &mut traps, exits_of, &mut sites, options)?;
     }
     let target = functions[entry];
     let version = match &version {
         Some(v) => {
             let (wids, _) = declare_functions(module, &[v.function], "w")?;
             let mut none = Vec::new();
-            define_function(module, v.function, wids[0], &rt, &funcs, constants, &mut traps, &mut none, &mut sites)?;
+            let w = v.function;
+            define_function(module, w, wids[0], &rt, &funcs, constants, &mut traps, &mut none, &mut sites, options)?;
             Some((wids[0], v.small.as_slice()))
         }
         None => None,

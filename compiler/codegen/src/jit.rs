@@ -12,7 +12,7 @@ use flowc_ir::{Function, FunctionKind, Module};
 use flowc_lang::interp::{ErrorKind, Outcome, RuntimeError};
 use flowc_lang::{Symbol, Value};
 
-use crate::define::{self, isa, Version};
+use crate::define::{self, isa, Options, Version};
 use crate::lower::{Constants, SiteTable, TraceExit};
 use crate::runtime::{self, Ctx};
 use crate::word::{self, Word};
@@ -44,6 +44,7 @@ impl Unit {
         entry: usize,
         version: Option<Version>,
         hints: &Module,
+        options: Options,
     ) -> Result<Unit, String> {
         let mut builder = JITBuilder::with_isa(isa()?, cranelift_module::default_libcall_names());
         for (name, ptr) in runtime::symbols() {
@@ -51,7 +52,7 @@ impl Unit {
         }
         let mut jit = JITModule::new(builder);
         let mut pool = Vec::new();
-        let defined = define::define(&mut jit, functions, entry, version, Constants::Boxed(&mut pool))?;
+        let defined = define::define(&mut jit, functions, entry, version, Constants::Boxed(&mut pool), options)?;
         jit.finalize_definitions().map_err(|e| e.to_string())?;
         let code = jit.get_finalized_function(defined.entry);
         let immutable: Vec<(Symbol, Symbol)> =
@@ -110,26 +111,45 @@ impl Native {
         let functions: Vec<&Function> = m.functions.iter().filter(|f| f.kind != FunctionKind::Trace).collect();
         let main =
             functions.iter().position(|f| f.kind == FunctionKind::Main).ok_or("the module has no main function")?;
-        Ok(Native { unit: Unit::compile(&functions, main, None, m)? })
+        Ok(Native { unit: Unit::compile(&functions, main, None, m, Options::default())? })
     }
 
     /// Compiles both versions of a program (`flowc_passes::versions`): the
     /// generic module `m`, and the main function of `words`, optimized
     /// assuming the parameters `small` are small integers, which runs when
-    /// they are.
-    pub fn compile_versions(m: &Module, words: Option<(&Module, &[Symbol])>) -> Result<Native, String> {
+    /// they are. With `options.fuel` the code counts fuel ([`Native::run_with`]).
+    pub fn compile_versions(
+        m: &Module,
+        words: Option<(&Module, &[Symbol])>,
+        options: Options,
+    ) -> Result<Native, String> {
         let functions: Vec<&Function> = m.functions.iter().filter(|f| f.kind != FunctionKind::Trace).collect();
         let main =
             functions.iter().position(|f| f.kind == FunctionKind::Main).ok_or("the module has no main function")?;
         let version = words.map(|(w, small)| define::version(functions[main], w, small)).transpose()?;
-        Ok(Native { unit: Unit::compile(&functions, main, version, m)? })
+        Ok(Native { unit: Unit::compile(&functions, main, version, m, options)? })
     }
 
     /// Runs the program with environment `env` (parameters by name;
     /// missing ones are unbound). Deep recursion needs a big stack: call
     /// this on a thread with one (see [`crate::with_stack`]).
     pub fn run(&self, env: &[(Symbol, Value)], max_depth: usize) -> Result<Outcome, RuntimeError> {
-        let mut ctx = self.unit.context(max_depth);
+        self.run_with(env, &flowc_lang::interp::Config { fuel: None, max_depth })
+    }
+
+    /// [`Native::run`] under `config`: its call depth, and its fuel if the
+    /// code was compiled to count it (one step per loop iteration, so a
+    /// run may go further than the interpreter's count of statements
+    /// before it runs out, but a runaway loop stops).
+    pub fn run_with(
+        &self,
+        env: &[(Symbol, Value)],
+        config: &flowc_lang::interp::Config,
+    ) -> Result<Outcome, RuntimeError> {
+        let mut ctx = self.unit.context(config.max_depth);
+        if let Some(fuel) = config.fuel {
+            (ctx.fuel, ctx.fuel_limit) = (fuel.max(1), fuel);
+        }
         let args: Vec<Word> = self
             .unit
             .params
@@ -188,12 +208,13 @@ struct CacheInner {
     immutable: Rc<[(Symbol, Symbol)]>,
     sites: SiteTable,
     traces: usize,
+    options: Options,
 }
 
 impl TraceCache {
     /// A cache for the traces of a program with `hints` (its functions and
     /// `immutable` declarations); compiles the functions.
-    pub fn new(hints: &Module) -> Result<TraceCache, String> {
+    pub fn new(hints: &Module, options: Options) -> Result<TraceCache, String> {
         let mut builder = JITBuilder::with_isa(isa()?, cranelift_module::default_libcall_names());
         for (name, ptr) in runtime::symbols() {
             builder.symbol(name, ptr);
@@ -207,14 +228,14 @@ impl TraceCache {
             let mut exits = Vec::new();
             let constants = Constants::Boxed(&mut pool);
             define::define_function(
-                &mut jit, f, ids[k], &runtime, &funcs, constants, &mut traps, &mut exits, &mut sites,
+                &mut jit, f, ids[k], &runtime, &funcs, constants, &mut traps, &mut exits, &mut sites, options,
             )?;
         }
         jit.finalize_definitions().map_err(|e| e.to_string())?;
         let immutable: Vec<(Symbol, Symbol)> =
             hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
         let immutable = immutable.into();
-        let inner = CacheInner { jit, runtime, funcs, pool, traps, immutable, sites, traces: 0 };
+        let inner = CacheInner { jit, runtime, funcs, pool, traps, immutable, sites, traces: 0, options };
         Ok(TraceCache { inner: Rc::new(RefCell::new(inner)) })
     }
 
@@ -237,6 +258,7 @@ impl TraceCache {
             &mut inner.traps,
             &mut exits,
             &mut inner.sites,
+            inner.options,
         )?;
         let entry = define::define_entry(&mut inner.jit, f, ids[0], None, &format!("flowc_entry_{n}"))?;
         inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
@@ -268,7 +290,7 @@ impl CompiledTrace {
             hints.functions.iter().filter(|g| g.kind == FunctionKind::Function).collect();
         functions.push(f);
         let entry = functions.len() - 1;
-        Ok(CompiledTrace { unit: Unit::compile(&functions, entry, None, hints)? })
+        Ok(CompiledTrace { unit: Unit::compile(&functions, entry, None, hints, Options::default())? })
     }
 
     /// The trace's parameters, in order (the variables of the environment
@@ -283,17 +305,36 @@ impl CompiledTrace {
     }
 
     /// Runs the trace from `args` (one value per parameter) until it
-    /// leaves; objects are numbered from `*allocations` on.
-    pub fn run(&self, args: &[Value], allocations: &mut u64, max_depth: usize) -> TraceEnd {
+    /// leaves; objects are numbered from `*allocations` on. `fuel`, when
+    /// the run has a limit, is `(steps left, the limit)`; code compiled
+    /// with fuel checks takes one step per loop iteration from it.
+    pub fn run(
+        &self,
+        args: &[Value],
+        allocations: &mut u64,
+        max_depth: usize,
+        fuel: Option<(&mut u64, u64)>,
+    ) -> TraceEnd {
         let mut ctx = self.unit.context(max_depth);
         ctx.allocations = *allocations;
+        if let Some((left, limit)) = &fuel {
+            (ctx.fuel, ctx.fuel_limit) = (**left, *limit);
+        }
+        let end = self.run_in(args, &mut ctx);
+        *allocations = ctx.allocations;
+        if let Some((left, _)) = fuel {
+            *left = ctx.fuel;
+        }
+        end
+    }
+
+    fn run_in(&self, args: &[Value], ctx: &mut Ctx) -> TraceEnd {
         let most = self.unit.exits.iter().map(|e| e.values.len()).max().unwrap_or(0);
         ctx.exit_buffer(most);
         let words: Vec<Word> = args.iter().map(|v| ctx.word(v.clone())).collect();
-        let code = self.unit.call(&words, &mut ctx);
-        *allocations = ctx.allocations;
+        let code = self.unit.call(&words, ctx);
         if let Some(kind) = ctx.error.take() {
-            return TraceEnd::Error(RuntimeError { kind, at: self.unit.location(&ctx) });
+            return TraceEnd::Error(RuntimeError { kind, at: self.unit.location(ctx) });
         }
         if let Some(v) = ctx.output.take() {
             return TraceEnd::Printed(v);

@@ -17,6 +17,7 @@ pub mod small;
 
 pub use flowc_runtime::{runtime, word};
 
+pub use define::Options;
 pub use jit::{CompiledTrace, Native, TraceCache, TraceEnd};
 
 /// Runs `f` on a thread with a stack big enough for the deepest recursion

@@ -52,6 +52,10 @@ pub struct Env<'a> {
     pub exits: &'a mut Vec<TraceExit>,
     /// Source sites of runtime calls that can fail.
     pub sites: &'a mut SiteTable,
+    /// Whether code counts fuel: one step per loop iteration (at every
+    /// loop header), stopping with `fuel_exhausted` at 0 — so a runaway
+    /// loop under `--fuel` ends in compiled code too.
+    pub fuel: bool,
 }
 
 /// The source sites of a unit's runtime calls, numbered: the code stores a
@@ -138,6 +142,9 @@ struct Lowerer<'a, 'b> {
     site: Option<u64>,
     /// Values certainly small integers: their tag tests are left out.
     small: Small,
+    /// Blocks some back edge (in reverse postorder) enters: loop headers,
+    /// where fuel is counted.
+    headers: Vec<bool>,
 }
 
 /// Lowers IR function `f` into `ctx.func`.
@@ -169,8 +176,31 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     b.ins().jump(first, &[]);
     let uses = count_uses(f);
     let small = Small::of(f);
-    let mut l =
-        Lowerer { b, env, f, blocks, values, refs: HashMap::new(), ctx: ctx_value, stop, uses, site: None, small };
+    let mut headers = vec![false; f.blocks.len()];
+    let mut seen = vec![false; f.blocks.len()];
+    for &blk in &order {
+        seen[blk.into_raw().into_u32() as usize] = true;
+        for s in f.blocks[blk].term.successors() {
+            let k = s.into_raw().into_u32() as usize;
+            if seen.get(k).copied().unwrap_or(false) {
+                headers[k] = true;
+            }
+        }
+    }
+    let mut l = Lowerer {
+        b,
+        env,
+        f,
+        blocks,
+        values,
+        refs: HashMap::new(),
+        ctx: ctx_value,
+        stop,
+        uses,
+        site: None,
+        small,
+        headers,
+    };
     l.b.switch_to_block(stop);
     let zero = l.b.ins().iconst(types::I64, STOP as i64);
     l.b.ins().return_(&[zero]);
@@ -293,6 +323,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             if let Some(v) = self.f.insts[phi].result {
                 self.values.insert(v, params[k]);
             }
+        }
+        if self.env.fuel && self.headers[blk.into_raw().into_u32() as usize] {
+            self.count_fuel(blk);
         }
         let fused = fused_compare(self.f, blk, &self.uses);
         for &i in &self.f.blocks[blk].insts {
@@ -474,6 +507,23 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.env.exits.push(TraceExit { resume, label, values, key, guard });
         let code = self.konst(number);
         self.b.ins().return_(&[code]);
+    }
+
+    /// One step of fuel at loop header `blk`: at 0 the run stops with
+    /// `fuel_exhausted`, raised at the header's first statement.
+    fn count_fuel(&mut self, blk: BlockId) {
+        let flags = MemFlagsData::trusted();
+        let fuel = self.b.ins().load(types::I64, flags, self.ctx, 32);
+        let left = self.b.ins().iadd_imm_s(fuel, -1);
+        self.b.ins().store(flags, left, self.ctx, 32);
+        let (go, out) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(left, go, &[], out, &[]);
+        self.b.switch_to_block(out);
+        let first = self.f.blocks[blk].insts.first().copied();
+        self.at(first.map_or(self.f.sites.term(blk), |i| self.f.sites.inst(i)));
+        self.call_rt("flowc_rt_out_of_fuel", &[]);
+        self.b.ins().jump(self.stop, &[]);
+        self.b.switch_to_block(go);
     }
 
     /// A call with the depth check of the interpreter (`max_depth` frames).

@@ -39,7 +39,8 @@ pub fn object(
     let mut values: Vec<Value> = Vec::new();
     let version = words.map(|(w, small)| define::version(functions[main], w, small)).transpose()?;
     let constants = Constants::Table { values: &mut values, table: pool };
-    let defined = define::define(&mut obj, &functions, main, version, constants)?;
+    // Built executables take no --fuel: no fuel checks.
+    let defined = define::define(&mut obj, &functions, main, version, constants, define::Options::default())?;
 
     // The constant table, filled at start-up.
     let mut desc = DataDescription::new();

@@ -242,6 +242,30 @@ fn fuel_stops_runaway_programs() {
     );
 }
 
+/// Compiled code counts fuel too (one step per loop iteration), so a
+/// runaway loop stops under every engine; the place is the loop's header.
+#[test]
+fn fuel_stops_runaway_programs_in_compiled_code() {
+    for (engine, expected) in [
+        (
+            "native",
+            expect![[r#"
+                flowc: runtime error: out of fuel after 1000 statements (raise --fuel) [fuel_exhausted]
+                  at block `loop`, terminator: goto loop
+            "#]],
+        ),
+        (
+            "jit",
+            expect![[r#"
+                flowc: runtime error: out of fuel after 1000 statements (raise --fuel) [fuel_exhausted]
+                  at block `loop`, statement 1: i = i + 1
+            "#]],
+        ),
+    ] {
+        fails("tests/corpus/errors/runaway.fg", &["--fuel", "1000", "--engine", engine], expected);
+    }
+}
+
 #[test]
 fn stack_depth_exceeded() {
     fails(

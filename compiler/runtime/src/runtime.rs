@@ -15,7 +15,7 @@ use std::rc::Rc;
 
 use crate::word::{self, Word, ONE, STOP, ZERO};
 
-/// The state of one run of generated code. The first four fields are
+/// The state of one run of generated code. The first five fields are
 /// read and written by generated code at fixed offsets.
 #[repr(C)]
 pub struct Ctx {
@@ -30,6 +30,12 @@ pub struct Ctx {
     /// runtime call in progress, stored by generated code before calls
     /// that can fail (offset 24); `u64::MAX` for none.
     pub site: u64,
+    /// Steps left before the run is out of fuel (offset 32): code compiled
+    /// with fuel checks takes one per loop iteration and stops at 0.
+    /// `u64::MAX` when unlimited.
+    pub fuel: u64,
+    /// The `--fuel` the run started with, for the error message.
+    pub fuel_limit: u64,
     /// Boxed so their addresses stay put while the vector grows: words
     /// point at them.
     #[allow(clippy::vec_box)]
@@ -52,6 +58,8 @@ impl Ctx {
             max_depth,
             exit_values: std::ptr::null_mut(),
             site: u64::MAX,
+            fuel: u64::MAX,
+            fuel_limit: u64::MAX,
             exit: Vec::new(),
             heap: Vec::new(),
             allocations: 0,
@@ -314,6 +322,17 @@ pub unsafe extern "C" fn flowc_rt_stack_overflow(ctx: *mut Ctx) -> Word {
     ctx.fail(ErrorKind::StackOverflow { depth })
 }
 
+/// Code compiled with fuel checks ran out of fuel.
+///
+/// # Safety
+/// `ctx` must be the live context of the run calling it.
+#[no_mangle]
+pub unsafe extern "C" fn flowc_rt_out_of_fuel(ctx: *mut Ctx) -> Word {
+    let ctx = ctx!(ctx);
+    let fuel = ctx.fuel_limit;
+    ctx.fail(ErrorKind::FuelExhausted { fuel })
+}
+
 /// The runtime's symbols, for the JIT's symbol table.
 pub fn symbols() -> Vec<(&'static str, *const u8)> {
     vec![
@@ -328,5 +347,6 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("flowc_rt_print", flowc_rt_print as *const u8),
         ("flowc_rt_trap", flowc_rt_trap as *const u8),
         ("flowc_rt_stack_overflow", flowc_rt_stack_overflow as *const u8),
+        ("flowc_rt_out_of_fuel", flowc_rt_out_of_fuel as *const u8),
     ]
 }

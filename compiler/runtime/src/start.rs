@@ -26,7 +26,7 @@ use crate::word::{self, Word};
 /// [`Ctx`]'s first fields and of [`Program`], and the `flowc_rt_*`
 /// signatures. Bump it with any change to them; an executable linked with
 /// a runtime of another version refuses to run instead of crashing.
-pub const ABI: u64 = 3;
+pub const ABI: u64 = 4;
 
 /// The description of a built program (see the module docs); the code
 /// generator writes it with this layout.

@@ -37,8 +37,13 @@
 //!
 //! **What the JIT does not do.** Loops inside functions are not traced
 //! (the series anchors traces in the main graph); bridges start only from
-//! guards in the main frame; `--fuel` counts only the interpreted part of a
-//! run.
+//! guards in the main frame.
+//!
+//! **Fuel.** Under `--fuel`, traces are compiled with fuel checks: the
+//! interpreter counts statements, compiled code one step per loop
+//! iteration, both against the same limit — so a runaway loop stops with
+//! `fuel_exhausted` in compiled code too, though later (in statements)
+//! than the interpreter alone would.
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -157,6 +162,11 @@ pub struct Jit<'p> {
     traces: HashMap<Symbol, CodeId>,
     /// The machine code of every trace and bridge, made on first use.
     cache: Option<TraceCache>,
+    /// Whether the code counts fuel (compiled for a run with `--fuel`).
+    fuel_checks: bool,
+    /// During a run with `--fuel`: steps left for compiled code, and the
+    /// limit.
+    fuel: Option<(u64, u64)>,
     stats: Stats,
 }
 
@@ -207,6 +217,8 @@ impl<'p> Jit<'p> {
             codes: Vec::new(),
             traces: HashMap::new(),
             cache: None,
+            fuel_checks: false,
+            fuel: None,
             stats: Stats::default(),
         }
     }
@@ -232,6 +244,10 @@ impl<'p> Jit<'p> {
         let mut machine = Machine::new(program, &compiled, config);
         let labels = hot_labels(program, entry);
         machine.set_hot(HotCounter::new(&compiled, &labels, self.options.threshold.max(1)));
+        if config.fuel.is_some() && !self.fuel_checks {
+            // Code made without fuel checks could loop forever: start over.
+            (self.codes, self.traces, self.cache, self.fuel_checks) = (Vec::new(), HashMap::new(), None, true);
+        }
         let mut heap = Heap::default();
         let mut step = machine.run_hot(entry, env)?;
         loop {
@@ -240,7 +256,15 @@ impl<'p> Jit<'p> {
                 Step::Hot { label, env } => (label, env),
             };
             heap.allocations = machine.allocations();
-            match self.dispatch(At::Hot(label, env), &compiled, &mut machine, &mut heap, config)? {
+            // Compiled code takes one step per loop iteration from what the
+            // interpreter left; the interpreter is charged what it took.
+            self.fuel = config.fuel.map(|limit| (limit.saturating_sub(machine.steps()).max(1), limit));
+            let before = self.fuel.map_or(0, |(left, _)| left);
+            let handover = self.dispatch(At::Hot(label, env), &compiled, &mut machine, &mut heap, config);
+            if let Some((left, _)) = self.fuel.take() {
+                machine.charge(before - left);
+            }
+            match handover? {
                 Handover::Printed(value) => {
                     return Ok(Outcome { value, steps: 0, allocations: heap.allocations });
                 }
@@ -306,7 +330,8 @@ impl<'p> Jit<'p> {
         loop {
             self.stats.entries += 1;
             let code = &self.codes[id.0];
-            let (frames, label, key) = match code.native.run(&args, &mut heap.allocations, config.max_depth) {
+            let fuel = self.fuel.as_mut().map(|(left, limit)| (left, *limit));
+            let (frames, label, key) = match code.native.run(&args, &mut heap.allocations, config.max_depth, fuel) {
                 TraceEnd::Exit { resume, label, values, exit, key, guard } => {
                     let values: HashMap<ValueId, Value> = values.into_iter().collect();
                     let record = &code.function.resumes[resume];
@@ -423,7 +448,8 @@ impl<'p> Jit<'p> {
     /// Compiles a trace or bridge into the run's code cache.
     fn compile(&mut self, function: &Function) -> Result<CompiledTrace, String> {
         if self.cache.is_none() {
-            self.cache = Some(TraceCache::new(&self.hints)?);
+            let options = flowc_codegen::Options { fuel: self.fuel_checks };
+            self.cache = Some(TraceCache::new(&self.hints, options)?);
         }
         self.cache.as_ref().expect("made above").compile(function)
     }

@@ -80,7 +80,7 @@ pub fn execute_native(
         .iter()
         .map(|name| start.get(name).cloned().expect("the trace starts where it was recorded"))
         .collect();
-    match compiled.run(&args, &mut heap.allocations, config.max_depth) {
+    match compiled.run(&args, &mut heap.allocations, config.max_depth, None) {
         flowc_codegen::TraceEnd::Exit { resume, label, values, .. } => {
             let values: HashMap<_, _> = values.into_iter().collect();
             let frames = resume::frames(&f.resumes[resume], &values, heap);

@@ -179,3 +179,35 @@ fn guard_value_dispatches_to_one_bridge_per_value() {
     .assert_eq(&bridges.join(""));
     assert!(stats.guard_failures - stats.bridged < 25, "{stats}");
 }
+
+/// Under `--fuel`, compiled traces count one step per loop iteration, so a
+/// run that needs more fuel than it has stops with `fuel_exhausted` even
+/// inside compiled code — also on a JIT whose code was first compiled for
+/// a run without fuel (it starts over with fuel checks).
+#[test]
+fn fuel_bounds_compiled_loops() {
+    let ends = flowc_codegen::with_stack(|| {
+        let p = syntax::parse("alternating.fg", ALTERNATING).unwrap();
+        let entry = Symbol::intern("loop");
+        let env = [(Symbol::intern("i"), Value::Int(0)), (Symbol::intern("s"), Value::Int(0))];
+        let mut jit = Jit::new(&p, options(2, 2));
+        let unlimited = jit.run(entry, &env, &Config::default()).map(|o| o.output()).map_err(|e| e.kind.term());
+        let short = Config { fuel: Some(300), ..Config::default() };
+        let limited = jit.run(entry, &env, &short).map(|o| o.output()).map_err(|e| e.kind.term());
+        let enough = Config { fuel: Some(100_000), ..Config::default() };
+        let generous = jit.run(entry, &env, &enough).map(|o| o.output()).map_err(|e| e.kind.term());
+        (unlimited, limited, generous, jit.stats().traces)
+    });
+    let expected = flowc_lang::interp::run(
+        &syntax::parse("alternating.fg", ALTERNATING).unwrap(),
+        Symbol::intern("loop"),
+        &[(Symbol::intern("i"), Value::Int(0)), (Symbol::intern("s"), Value::Int(0))],
+        &Config::default(),
+    )
+    .unwrap()
+    .output();
+    assert_eq!(ends.0.as_deref(), Ok(expected.as_str()));
+    assert_eq!(ends.1, Err("fuel_exhausted".to_owned()));
+    assert_eq!(ends.2.as_deref(), Ok(expected.as_str()));
+    assert!(ends.3 >= 2, "the loop was traced on both code caches ({} traces)", ends.3);
+}

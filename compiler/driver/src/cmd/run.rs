@@ -70,9 +70,11 @@ pub fn native(
     };
     let versions = flowc_passes::versions::optimize_versions(module, &flowc_passes::context::Options::default());
     let words = versions.words.as_ref().map(|(m, params)| (m, params.as_slice()));
-    let native = flowc_codegen::Native::compile_versions(&versions.generic, words)
+    // Under --fuel the code counts it (one step per loop iteration).
+    let options = flowc_codegen::Options { fuel: config.fuel.is_some() };
+    let native = flowc_codegen::Native::compile_versions(&versions.generic, words, options)
         .map_err(|e| Failure::input(format!("code generation failed: {e}")))?;
-    Ok(native.run(env, config.max_depth))
+    Ok(native.run_with(env, config))
 }
 
 pub fn main(args: Args) -> Result<(), Failure> {

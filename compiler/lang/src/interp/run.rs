@@ -227,6 +227,16 @@ impl<'a> Machine<'a> {
         self.allocations
     }
 
+    /// Statements executed so far (what `--fuel` bounds).
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Counts `steps` done elsewhere (compiled code) against the fuel.
+    pub fn charge(&mut self, steps: u64) {
+        self.steps = self.steps.saturating_add(steps);
+    }
+
     /// [`Machine::run`] that also stops at hot blocks.
     pub fn run_hot(&mut self, entry: Symbol, env: &[(Symbol, Value)]) -> Result<Step, RuntimeError> {
         let main = &self.compiled.graphs[0];
