@@ -603,44 +603,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     fn small_op(&mut self, op: Op, a: ClValue, b: ClValue, slow: Option<cranelift_codegen::ir::Block>) -> ClValue {
         match op {
             Op::Add | Op::Sub | Op::Mul => {
-                let Some(slow) = slow else {
-                    return match op {
-                        Op::Add => {
-                            let b1 = self.b.ins().iadd_imm_s(b, -1);
-                            self.b.ins().iadd(a, b1)
-                        }
-                        Op::Sub => {
-                            let b1 = self.b.ins().iadd_imm_s(b, -1);
-                            self.b.ins().isub(a, b1)
-                        }
-                        _ => {
-                            let x = self.b.ins().sshr_imm_s(a, 1);
-                            let y2 = self.b.ins().iadd_imm_s(b, -1);
-                            let p = self.b.ins().imul(x, y2);
-                            self.b.ins().iadd_imm_s(p, 1)
-                        }
-                    };
-                };
-                let (r, of) = match op {
-                    Op::Add => {
-                        let b1 = self.b.ins().iadd_imm_s(b, -1);
-                        self.b.ins().sadd_overflow(a, b1)
-                    }
-                    Op::Sub => {
-                        let b1 = self.b.ins().iadd_imm_s(b, -1);
-                        self.b.ins().ssub_overflow(a, b1)
-                    }
-                    _ => {
-                        let x = self.b.ins().sshr_imm_s(a, 1);
-                        let y2 = self.b.ins().iadd_imm_s(b, -1);
-                        let (p, of) = self.b.ins().smul_overflow(x, y2);
-                        let p1 = self.b.ins().iadd_imm_s(p, 1);
-                        (p1, of)
-                    }
-                };
-                let ok = self.b.create_block();
-                self.b.ins().brif(of, slow, &[], ok, &[]);
-                self.b.switch_to_block(ok);
+                let (r, overflow) = self.arith(op, a, b, slow.is_some());
+                if let (Some(slow), Some(overflow)) = (slow, overflow) {
+                    let ok = self.b.create_block();
+                    self.b.ins().brif(overflow, slow, &[], ok, &[]);
+                    self.b.switch_to_block(ok);
+                }
                 r
             }
             Op::Div | Op::Mod => self.floor_div_mod(op, a, b, slow),
@@ -649,6 +617,35 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let one = self.konst(ONE as i64);
                 let zero = self.konst(ZERO as i64);
                 self.b.ins().select(c, one, zero)
+            }
+        }
+    }
+
+    /// `a + b`, `a - b` or `a * b` on small-integer words (`n` is stored
+    /// as `2n + 1`, so `b - 1` is `2y`): the result's word and, when
+    /// `checked`, whether it overflowed.
+    fn arith(&mut self, op: Op, a: ClValue, b: ClValue, checked: bool) -> (ClValue, Option<ClValue>) {
+        let b1 = self.b.ins().iadd_imm_s(b, -1);
+        match (op, checked) {
+            (Op::Add, true) => {
+                let (r, of) = self.b.ins().sadd_overflow(a, b1);
+                (r, Some(of))
+            }
+            (Op::Add, false) => (self.b.ins().iadd(a, b1), None),
+            (Op::Sub, true) => {
+                let (r, of) = self.b.ins().ssub_overflow(a, b1);
+                (r, Some(of))
+            }
+            (Op::Sub, false) => (self.b.ins().isub(a, b1), None),
+            (_, checked) => {
+                let x = self.b.ins().sshr_imm_s(a, 1);
+                let (p, of) = if checked {
+                    let (p, of) = self.b.ins().smul_overflow(x, b1);
+                    (p, Some(of))
+                } else {
+                    (self.b.ins().imul(x, b1), None)
+                };
+                (self.b.ins().iadd_imm_s(p, 1), of)
             }
         }
     }
