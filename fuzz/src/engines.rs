@@ -27,7 +27,7 @@ pub fn disagreement(seed: u64) -> Option<String> {
         return Some(d);
     }
     let versions = flowc_passes::versions::optimize_versions(module.clone(), &Default::default());
-    let versions = engines::Versions { generic: optimized, words: versions.words };
+    let versions = engines::Versions { generic: optimized, small: versions.small };
     if let Some(d) = differs("native", engines::native(&versions, &env)) {
         return Some(d);
     }

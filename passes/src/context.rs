@@ -18,15 +18,15 @@ pub struct Options {
     pub fold_fuel: u64,
     /// Largest callee (in instructions) cleanup inlines.
     pub inline_limit: usize,
-    /// Parameters of the main function propagate assumes to be words
-    /// (integers code keeps inline): the specialized version of
-    /// [`crate::versions`], which code runs only when they are.
-    pub word_params: Vec<Symbol>,
+    /// Parameters of the main function propagate assumes to be 32-bit
+    /// integers ([`flowc_lang::ops::range::SMALL_PARAM`]): the small
+    /// version of [`crate::versions`], which code runs only when they are.
+    pub small_params: Vec<Symbol>,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { fold_fuel: 100_000, inline_limit: 24, word_params: Vec::new() }
+        Options { fold_fuel: 100_000, inline_limit: 24, small_params: Vec::new() }
     }
 }
 

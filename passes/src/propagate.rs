@@ -81,7 +81,7 @@ pub fn run(module: &mut Module, cx: &mut Context) {
     let fuel = cx.options.fold_fuel;
     let limit = cx.options.inline_limit;
     for i in 0..module.functions.len() {
-        let p = analyze(module, i, fuel, limit, &cx.options.word_params);
+        let p = analyze(module, i, fuel, limit, &cx.options.small_params);
         cx.facts(i).propagation = Some(p);
     }
 }
@@ -253,14 +253,14 @@ const WIDEN_TO_CONSTANTS: u8 = 4;
 /// The thresholds of the last widening steps.
 const WORD_BOUNDS: [i128; 2] = [range::WORD_MIN, range::WORD_MAX];
 
-fn analyze(module: &Module, index: usize, fuel: u64, inline_limit: usize, word_params: &[Symbol]) -> Propagation {
+fn analyze(module: &Module, index: usize, fuel: u64, inline_limit: usize, small_params: &[Symbol]) -> Propagation {
     let f = &module.functions[index];
     let param_infos: Vec<Info> = f
         .params
         .iter()
         .map(|&p| match f.kind {
-            FunctionKind::Main if f.values[p].name.is_some_and(|n| word_params.contains(&n)) => {
-                Info::int(Interval::new(range::WORD_MIN, range::WORD_MAX))
+            FunctionKind::Main if f.values[p].name.is_some_and(|n| small_params.contains(&n)) => {
+                Info::int(Interval::new(range::SMALL_PARAM.0, range::SMALL_PARAM.1))
             }
             FunctionKind::Main => Info::any(),
             _ => Info::value(),

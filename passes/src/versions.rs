@@ -3,17 +3,21 @@
 //! The main graph's parameters come from the environment, so the optimizer
 //! knows nothing of them: a loop `i < n; i = i + 1` could run `i` into
 //! bignums when `n` is one, and every operation on `i` keeps its overflow
-//! and tag checks. Almost always, though, `n` is a machine word. So the
-//! program is optimized twice: as is (the *generic* version), and assuming
-//! that the main function's integer parameters — those some arithmetic or
-//! comparison of main reads — are words ([`crate::context::Options::word_params`]),
-//! which bounds `i` by `n` and lets the arithmetic on it take its `Word`
-//! form. Generated code runs the *words* version when the parameters it
-//! assumed are small integers at entry, the generic one otherwise; both
-//! compute the same thing on those inputs.
+//! and tag checks. Almost always, though, `n` is small. So the program is
+//! optimized twice: as is (the *generic* version), and assuming that the
+//! main function's integer parameters — those some arithmetic or
+//! comparison of main reads — are 32-bit integers
+//! ([`flowc_lang::ops::range::SMALL_PARAM`],
+//! [`crate::context::Options::small_params`]): the *small* version. There
+//! a comparison with a parameter bounds a counter (`i < n` makes `i` at
+//! most `n`'s upper bound minus one), so the counter, and small multiples
+//! of it, are machine words and their arithmetic takes its `Word` form.
+//! Generated code runs the small version when the parameters it assumed
+//! are in range at entry, the generic one otherwise; both compute the same
+//! thing on those inputs.
 //!
 //! Only the main function differs between the versions; `flowc opt
-//! --word-params` shows the words version.
+//! --small-params` shows the small version.
 
 use flowc_ir::{FunctionKind, InstKind, Module, Operand};
 use flowc_lang::ast::Operator;
@@ -27,9 +31,9 @@ use crate::{optimize, Context};
 pub struct Versions {
     /// Optimized with no assumption.
     pub generic: Module,
-    /// Optimized assuming `params` are words; absent when main has no
-    /// integer parameters.
-    pub words: Option<(Module, Vec<Symbol>)>,
+    /// Optimized assuming `params` are 32-bit integers; absent when main
+    /// has no integer parameters.
+    pub small: Option<(Module, Vec<Symbol>)>,
 }
 
 /// The main function's parameters some arithmetic or ordered comparison of
@@ -59,9 +63,9 @@ pub fn integer_params(m: &Module) -> Vec<Symbol> {
 /// `options` for both.
 pub fn optimize_versions(lowered: Module, options: &Options) -> Versions {
     let params = integer_params(&lowered);
-    let words = (!params.is_empty()).then(|| {
+    let small = (!params.is_empty()).then(|| {
         let mut m = lowered.clone();
-        let options = Options { word_params: params.clone(), ..options.clone() };
+        let options = Options { small_params: params.clone(), ..options.clone() };
         let mut cx = Context::with_options(&m, options);
         optimize(&mut m, &mut cx, |_, _, _| {});
         (m, params)
@@ -69,5 +73,5 @@ pub fn optimize_versions(lowered: Module, options: &Options) -> Versions {
     let mut generic = lowered;
     let mut cx = Context::with_options(&generic, options.clone());
     optimize(&mut generic, &mut cx, |_, _, _| {});
-    Versions { generic, words }
+    Versions { generic, small }
 }

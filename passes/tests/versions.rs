@@ -1,4 +1,4 @@
-//! Loop versioning: the words version of a program assumes the main
+//! Loop versioning: the small version of a program assumes the main
 //! graph's integer parameters are machine words, so a counter bounded by
 //! one (`j < n`) is a word too and its arithmetic needs no checks. Checked
 //! and run after every pass like every pass test.
@@ -25,7 +25,7 @@ fn integer_params_are_those_arithmetic_reads() {
 
 #[test]
 fn counters_bounded_by_a_word_parameter_are_words() {
-    let options = Options { word_params: vec![Symbol::intern("n")], ..Options::default() };
+    let options = Options { small_params: vec![Symbol::intern("n")], ..Options::default() };
     let run = support::run_until_with(NESTED, "dce", options);
     expect![[r#"
         main start(v0:n) {

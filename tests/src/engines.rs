@@ -83,30 +83,31 @@ pub fn optimize_checked(mut module: Module, env: &[(Symbol, Value)], expected: &
 /// Both versions of a program ([`flowc_passes::versions`]).
 pub struct Versions {
     pub generic: Module,
-    pub words: Option<(Module, Vec<Symbol>)>,
+    pub small: Option<(Module, Vec<Symbol>)>,
 }
 
-/// [`optimize_checked`] for both versions: the words version is checked
+/// [`optimize_checked`] for both versions: the small version is checked
 /// after every pass too, and run after every pass when `env` gives its
 /// assumed parameters small integers (the only inputs it is for; the IR
 /// interpreter checks every `Word` form it executes).
 pub fn optimize_versions_checked(lowered: Module, env: &[(Symbol, Value)], expected: &Outcome, name: &str) -> Versions {
     let params = flowc_passes::versions::integer_params(&lowered);
-    let words = (!params.is_empty()).then(|| {
+    let small = (!params.is_empty()).then(|| {
         let mut m = lowered.clone();
-        let options = flowc_passes::context::Options { word_params: params.clone(), ..Default::default() };
+        let options = flowc_passes::context::Options { small_params: params.clone(), ..Default::default() };
         let mut cx = flowc_passes::Context::with_options(&m, options);
-        let applies = params.iter().all(|p| env.iter().any(|(k, v)| k == p && flowc_lang::ops::range::is_word(v)));
+        let applies =
+            params.iter().all(|p| env.iter().any(|(k, v)| k == p && flowc_lang::ops::range::is_small_param(v)));
         flowc_passes::optimize(&mut m, &mut cx, |pass, m, _| {
-            verify(m, &format!("{} ({name}, words version)", pass.name));
+            verify(m, &format!("{} ({name}, small version)", pass.name));
             if applies {
                 let got = ir(m, env);
-                assert_eq!(&got, expected, "{name}: words version: output changed after {}", pass.name);
+                assert_eq!(&got, expected, "{name}: small version: output changed after {}", pass.name);
             }
         });
         (m, params)
     });
-    Versions { generic: optimize_checked(lowered, env, expected, name), words }
+    Versions { generic: optimize_checked(lowered, env, expected, name), small }
 }
 
 /// Traces from `label` with the series' tracer, optimizes with `optimize`,
@@ -210,7 +211,7 @@ pub fn native(versions: &Versions, env: &[(Symbol, Value)]) -> Outcome {
 
 /// Both versions compiled together, the entry choosing by its arguments.
 fn compile(versions: &Versions) -> flowc_codegen::Native {
-    let words = versions.words.as_ref().map(|(m, params)| (m, params.as_slice()));
+    let words = versions.small.as_ref().map(|(m, params)| (m, params.as_slice()));
     flowc_codegen::Native::compile_versions(&versions.generic, words, flowc_codegen::Options::default())
         .unwrap_or_else(|e| panic!("code generation failed: {e}"))
 }

@@ -83,9 +83,10 @@ fn native_errors_name_the_interpreters_place() {
     assert!(compared > 30, "only {compared} errors compared");
 }
 
-/// The words version runs only when the parameters it assumes are small
-/// integers: a bignum, an atom or an unbound parameter takes the generic
-/// version, which computes what the interpreter does.
+/// The small version runs only when the parameters it assumes are 32-bit
+/// integers: a larger integer (word or bignum), an atom or an unbound
+/// parameter takes the generic version, which computes what the
+/// interpreter does.
 #[test]
 fn versions_choose_by_their_parameters() {
     let outcomes = flowc_codegen::with_stack(|| {
@@ -99,7 +100,10 @@ fn versions_choose_by_their_parameters() {
         assert_eq!(flowc_passes::versions::integer_params(&lowered), [n]);
         let envs: Vec<Vec<(Symbol, Value)>> = vec![
             vec![(n, Value::Int(5))],
-            vec![(n, Value::Int((1 << 62) - 1))],
+            vec![(n, Value::Int((1 << 31) - 1))],
+            vec![(n, Value::Int(1 << 31))],
+            vec![(n, Value::Int(-(1 << 31)))],
+            vec![(n, Value::Int(-(1 << 31) - 1))],
             vec![(n, Value::Int(1 << 62))],
             vec![(n, Value::from_big(num_bigint::BigInt::from(1) << 70))],
             vec![(n, Value::Atom(Symbol::intern("many")))],
@@ -109,7 +113,7 @@ fn versions_choose_by_their_parameters() {
             .map(|env| {
                 let expected = engines::reference(&program, label, env);
                 let versions = engines::optimize_versions_checked(lowered.clone(), env, &expected, "versions.fg");
-                assert!(versions.words.is_some(), "n is an integer parameter");
+                assert!(versions.small.is_some(), "n is an integer parameter");
                 let got = engines::native(&versions, env);
                 assert_eq!(got, expected);
                 format!("{got:?}")
@@ -121,6 +125,9 @@ fn versions_choose_by_their_parameters() {
         [
             "Output(\"10\\n\")",
             "Output(\"45\\n\")",
+            "Output(\"45\\n\")",
+            "Output(\"0\\n\")",
+            "Output(\"0\\n\")",
             "Output(\"45\\n\")",
             "Output(\"45\\n\")",
             "Error(\"type_error(lt, integers)\")",

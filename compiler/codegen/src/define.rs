@@ -3,12 +3,13 @@
 //! executables ([`crate::object`]) — with the runtime's functions as
 //! imports and an entry wrapper `flowc_entry(args, ctx)` that loads the
 //! entry function's arguments from an array and calls it — or, given a
-//! [`Version`] of the entry specialized to small-integer parameters
+//! [`Version`] of the entry specialized to small integer parameters
 //! (`flowc_passes::versions`), calls that one when those arguments are
-//! small integers.
+//! 32-bit integers.
 
 use std::collections::HashMap;
 
+use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -44,7 +45,8 @@ pub struct Options {
 }
 
 /// A version of the entry function optimized assuming the parameters at
-/// positions `small` are small integers.
+/// positions `small` are 32-bit integers
+/// ([`flowc_lang::ops::range::SMALL_PARAM`]).
 pub struct Version<'f> {
     pub function: &'f Function,
     pub small: Vec<usize>,
@@ -125,7 +127,7 @@ pub fn define_function(
 /// Defines the wrapper `name(args, ctx)` that loads `target`'s arguments
 /// from an array of words and calls it (compiled as `id`), or the
 /// specialized version `(id, small positions)` when the arguments at those
-/// positions are small integers.
+/// positions are 32-bit integers.
 pub fn define_entry(
     module: &mut dyn Module,
     target: &Function,
@@ -160,11 +162,21 @@ pub fn define_entry(
         };
         match version {
             Some((wid, small)) if !small.is_empty() => {
-                // Small integers have tag bit 1: test all at once.
-                let words = small.iter().map(|&k| values[k]).reduce(|x, y| b.ins().band(x, y));
-                let tag = b.ins().band_imm_s(words.expect("a small parameter"), 1);
+                // An integer word has tag bit 1; its value `w >> 1` is in
+                // range when it survives a round trip through 32 bits.
+                let in_range = |b: &mut FunctionBuilder, w| {
+                    let tagged = b.ins().band_imm_s(w, 1);
+                    let n = b.ins().sshr_imm_s(w, 1);
+                    let n32 = b.ins().ireduce(types::I32, n);
+                    let back = b.ins().sextend(types::I64, n32);
+                    let fits = b.ins().icmp(IntCC::Equal, back, n);
+                    let tagged = b.ins().icmp_imm_s(IntCC::NotEqual, tagged, 0);
+                    b.ins().band(fits, tagged)
+                };
+                let tests: Vec<_> = small.iter().map(|&k| in_range(&mut b, values[k])).collect();
+                let all = tests.into_iter().reduce(|x, y| b.ins().band(x, y)).expect("a small parameter");
                 let (fast, generic) = (b.create_block(), b.create_block());
-                b.ins().brif(tag, fast, &[], generic, &[]);
+                b.ins().brif(all, fast, &[], generic, &[]);
                 b.switch_to_block(fast);
                 call_to(&mut b, wid);
                 b.switch_to_block(generic);
@@ -182,7 +194,7 @@ pub fn define_entry(
 /// The main function of `words` as a [`Version`] of `generic` (the main
 /// function of the same program), assuming the parameters named `small`.
 pub fn version<'f>(generic: &Function, words: &'f IrModule, small: &[Symbol]) -> Result<Version<'f>, String> {
-    let function = words.main().ok_or("the words version has no main function")?;
+    let function = words.main().ok_or("the small version has no main function")?;
     if params(function) != params(generic) {
         return Err("the versions of main take different parameters".into());
     }

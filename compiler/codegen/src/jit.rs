@@ -116,7 +116,7 @@ impl Native {
 
     /// Compiles both versions of a program (`flowc_passes::versions`): the
     /// generic module `m`, and the main function of `words`, optimized
-    /// assuming the parameters `small` are small integers, which runs when
+    /// assuming the parameters `small` are 32-bit integers, which runs when
     /// they are. With `options.fuel` the code counts fuel ([`Native::run_with`]).
     pub fn compile_versions(
         m: &Module,

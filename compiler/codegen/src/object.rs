@@ -19,7 +19,7 @@ use crate::define::{self, isa_with};
 use crate::lower::Constants;
 
 /// The object file for module `m` (which must have a main function) and,
-/// if given, the words version of its main function (see
+/// if given, the small version of its main function (see
 /// [`crate::Native::compile_versions`]);
 /// `default_env` is what the executable runs with when given no `--env`;
 /// `describe` renders a source site as error messages show it.

@@ -74,7 +74,7 @@ fn run_lowered(program: Program, module: Module, last: &str) -> Run {
     run_lowered_with(program, module, last, flowc_passes::context::Options::default())
 }
 
-/// [`run_until`] with pass `options` (`word_params`: the words version,
+/// [`run_until`] with pass `options` (`small_params`: the small version,
 /// run on the program's default environment, which must give those
 /// parameters small integers).
 pub fn run_until_with(src: &str, last: &str, options: flowc_passes::context::Options) -> Run {

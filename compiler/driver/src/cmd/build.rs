@@ -64,7 +64,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
     let (label, env) = input::start(&program, args.entry.as_deref(), args.env.as_deref())?;
     let module = flowc_frontend::lower(&program, label).map_err(|kind| Failure::input(format!("{kind}")))?;
     let versions = flowc_passes::versions::optimize_versions(module, &flowc_passes::context::Options::default());
-    let words = versions.words.as_ref().map(|(m, params)| (m, params.as_slice()));
+    let words = versions.small.as_ref().map(|(m, params)| (m, params.as_slice()));
     let describe = |site: flowc_ir::Site| {
         let at = flowc_lang::interp::Location {
             function: site.function,

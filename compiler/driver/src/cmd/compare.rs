@@ -111,12 +111,14 @@ fn hot_loops(
         Some(module) => {
             // The version native code runs for this environment.
             let versions = flowc_passes::versions::optimize_versions(module, &Default::default());
-            let (module, version) = match versions.words {
-                Some((words, params))
-                    if params.iter().all(|p| env.iter().any(|(k, v)| k == p && flowc_lang::ops::range::is_word(v))) =>
+            let (module, version) = match versions.small {
+                Some((small, params))
+                    if params
+                        .iter()
+                        .all(|p| env.iter().any(|(k, v)| k == p && flowc_lang::ops::range::is_small_param(v))) =>
                 {
                     let names: Vec<&str> = params.iter().map(|p| p.as_str()).collect();
-                    (words, format!(" ({} machine words)", names.join(", ")))
+                    (small, format!(" (small {})", names.join(", ")))
                 }
                 _ => (versions.generic, String::new()),
             };

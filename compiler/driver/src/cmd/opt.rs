@@ -1,5 +1,5 @@
 //! `flowc opt FILE [--entry L] [--dump-after all|PASS] [--emit ir|dot|fgl]
-//! [--syntax prolog|readable] [--stats] [--verify-each] [--word-params]`:
+//! [--syntax prolog|readable] [--stats] [--verify-each] [--small-params]`:
 //! the program through the eight passes.
 
 use std::time::Instant;
@@ -33,9 +33,9 @@ pub struct Args {
     #[arg(long)]
     verify_each: bool,
     /// Optimize the version native code runs when the main graph's integer
-    /// parameters are small integers: assume they are machine words.
+    /// parameters are small: assume they are 32-bit integers.
     #[arg(long)]
-    word_params: bool,
+    small_params: bool,
 }
 
 #[derive(Copy, Clone, clap::ValueEnum)]
@@ -81,8 +81,8 @@ pub fn main(args: Args) -> Result<(), Failure> {
         );
     }
     let mut options = flowc_passes::context::Options::default();
-    if args.word_params {
-        options.word_params = flowc_passes::versions::integer_params(&module);
+    if args.small_params {
+        options.small_params = flowc_passes::versions::integer_params(&module);
     }
     let mut cx = Context::with_options(&module, options);
     let mut failure = None;

@@ -35,6 +35,16 @@ pub fn is_word(v: &crate::Value) -> bool {
     matches!(v, crate::Value::Int(i) if (WORD_MIN..=WORD_MAX).contains(&(*i as i128)))
 }
 
+/// The range loop versioning assumes for the main graph's integer
+/// parameters (`flowc_passes::versions`): 32-bit integers, so that a
+/// counter bounded by one, and small multiples of it, are words.
+pub const SMALL_PARAM: (i128, i128) = (-(1 << 31), (1 << 31) - 1);
+
+/// Whether `v` is in [`SMALL_PARAM`].
+pub fn is_small_param(v: &crate::Value) -> bool {
+    matches!(v, crate::Value::Int(i) if (SMALL_PARAM.0..=SMALL_PARAM.1).contains(&(*i as i128)))
+}
+
 /// A set of integers `lo..=hi` (possibly unbounded, possibly empty).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Interval {
