@@ -18,6 +18,10 @@
 //! any pass is the same code for all of them ([`optimize`]). Passes share
 //! results through a [`Context`]; knowledge about operations (folding,
 //! purity, ranges, specialized forms) comes from the op table in flowc-lang.
+//!
+//! [`versions`] runs the pipeline twice for native code: once as is and
+//! once assuming the main graph's integer parameters are small (loop
+//! versioning; generated code picks the version at entry).
 
 pub mod cleanup;
 pub mod context;
