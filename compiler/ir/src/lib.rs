@@ -17,7 +17,7 @@
 //!
 //! A block is: phi instructions, then ordinary instructions, then exactly
 //! one [`Terminator`]. Control-flow edges are derived from terminators
-//! ([`cfg`]); a phi names its input for each predecessor block.
+//! ([`mod@cfg`]); a phi names its input for each predecessor block.
 //! Operands ([`Operand`]) are SSA values or inline constants (integers,
 //! atoms, lists — never objects).
 //!

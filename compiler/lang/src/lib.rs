@@ -5,7 +5,7 @@
 //! - [`value`]: runtime values and their printed forms;
 //! - [`ops`]: the operation table every engine shares;
 //! - [`ast`]: the syntax tree both syntaxes parse to;
-//! - [`env`]: the ordered environment;
+//! - [`mod@env`]: the ordered environment;
 //! - [`syntax`]: the Prolog and readable syntaxes (parse and print);
 //! - [`interp`]: the reference interpreter;
 //! - [`pe`]: the partial evaluator of Part 1.

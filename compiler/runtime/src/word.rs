@@ -5,7 +5,7 @@
 //! | `...1` | an integer `n`, stored as `n << 1 | 1` when it fits 63 bits |
 //! | `..010` | an atom: its symbol number `<< 3` |
 //! | `..110` | an unbound variable: its name's symbol number `<< 3` |
-//! | `..000`, not 0 | a pointer to a boxed [`Value`] (a big integer, a list, an object) owned by the run's [`crate::runtime::Heap`] |
+//! | `..000`, not 0 | a pointer to a boxed [`Value`] (a big integer, a list, an object) owned by the run's context ([`crate::runtime::Ctx`]) |
 //! | `0` | no value: the callee stopped (an error, or the program printed) |
 //!
 //! Integers compare, add and subtract on their words directly (the tag is

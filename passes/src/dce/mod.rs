@@ -15,7 +15,7 @@
 //! - instructions with effects: `set`s, calls of functions not declared
 //!   `pure`, guards (with their resume data);
 //! - every instruction that may fail, because removing it would change
-//!   which error the program raises ([`roots::may_fail`]). This refines
+//!   which error the program raises (`roots::Roots::may_fail`). This refines
 //!   `InstKind::can_fail` soundly: an operand that is surely bound
 //!   ([`crate::defuse::surely_bound`]) cannot raise `key_not_found`, so a
 //!   `check_bound` of it, or an operation that cannot fail otherwise

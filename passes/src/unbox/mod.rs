@@ -9,7 +9,7 @@
 //! For each web (allocations of one class joined by phis) that does not
 //! escape and is only used directly — as the object of `get`/`set`, by
 //! `if_class`, as an input of its own phis — each field becomes an SSA
-//! variable ([`fields`]): `new` makes every field *unset*, `set` writes,
+//! variable (`fields`): `new` makes every field *unset*, `set` writes,
 //! `get` reads (its uses are replaced by the value read and it is removed);
 //! phis are placed where needed. `if_class` on the web is decided (its class
 //! is known) and becomes a jump; blocks no longer reachable are removed.
@@ -17,12 +17,12 @@
 //! stored value may be unbound becomes `check_bound` of it, so
 //! `key_not_found` is raised where it was.
 //!
-//! A web is left alone unless unboxing is exact ([`plan`]): every `get`
+//! A web is left alone unless unboxing is exact (`plan`): every `get`
 //! must read a field set on every path since the last `new` (else the
 //! program raises `unset_field` there); every `set` of an `immutable` field
 //! must find it unset on every path (else `immutable_field`); and every
 //! access of a phi-web must go through a value holding the web's most
-//! recent object ([`current`]). The whole pass does nothing in a module
+//! recent object (`current`). The whole pass does nothing in a module
 //! that may print an object ([`crate::observe`]): objects print with their
 //! allocation number, which removing allocations would change. For the
 //! same reason traces are left alone: after a trace exits, the interpreter

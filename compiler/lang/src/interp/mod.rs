@@ -2,7 +2,7 @@
 //! objects and functions (LANGUAGE.md §4–§6).
 //!
 //! [`compile`] resolves names to slots and labels to block indices once;
-//! [`run`] executes. Semantics follow the Prolog code of the series: an
+//! [`fn@run`] executes. Semantics follow the Prolog code of the series: an
 //! operation reads its operands, applies the op table, writes its result;
 //! `if` takes the else branch only for the integer 0; `promote` is a jump.
 
