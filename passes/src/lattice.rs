@@ -484,6 +484,9 @@ fn narrow(info: Info, op: Op, k: i128) -> Info {
         Op::Gt => Interval::new(k + 1, i128::MAX),
         Op::Ge => Interval::new(k, i128::MAX),
         Op::Eq => return if info.kinds.has(Kinds::INT) { Info::of_const(&Value::Int(k as i64)) } else { info },
+        // An interval can drop `k` only at one of its ends.
+        Op::Ne if info.range.lo() == k => Interval::new(k + 1, i128::MAX),
+        Op::Ne if info.range.hi() == k => Interval::new(i128::MIN, k - 1),
         _ => return info,
     };
     info.restrict_range(r)

@@ -519,8 +519,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let (go, out) = (self.b.create_block(), self.b.create_block());
         self.b.ins().brif(left, go, &[], out, &[]);
         self.b.switch_to_block(out);
+        // The header's first statement; a header whose code is all gone
+        // (an empty loop) still names its block.
         let first = self.f.blocks[blk].insts.first().copied();
-        self.at(first.map_or(self.f.sites.term(blk), |i| self.f.sites.inst(i)));
+        let site = first.map_or(self.f.sites.term(blk), |i| self.f.sites.inst(i)).or_else(|| {
+            let function = (self.f.kind == flowc_ir::FunctionKind::Function).then_some(self.f.name);
+            let block = self.f.blocks[blk].name?;
+            Some(flowc_ir::Site { function, block, statement: 1, is_terminator: false })
+        });
+        self.at(site);
         self.call_rt("flowc_rt_out_of_fuel", &[]);
         self.b.ins().jump(self.stop, &[]);
         self.b.switch_to_block(go);

@@ -108,6 +108,10 @@ pub struct Stats {
     /// Of that, time spent converting to IR and optimizing (the rest is
     /// code generation).
     pub optimize_time: Duration,
+    /// Loop traces dropped because an entry broke what they assumed of
+    /// their integer inputs (their labels then get traces that assume
+    /// nothing).
+    pub despecialized: usize,
 }
 
 impl std::fmt::Display for Stats {
@@ -117,6 +121,7 @@ impl std::fmt::Display for Stats {
         writeln!(f, "aborted:         {}", self.aborted)?;
         writeln!(f, "entries:         {}", self.entries)?;
         writeln!(f, "guard failures:  {} ({} into bridges)", self.guard_failures, self.bridged)?;
+        writeln!(f, "despecialized:   {}", self.despecialized)?;
         writeln!(f, "operations:      {} recorded, {} after optimization", self.recorded_ops, self.optimized_ops)?;
         writeln!(f, "record time:     {:.3} ms", self.record_time.as_secs_f64() * 1e3)?;
         write!(
@@ -140,6 +145,68 @@ pub struct Code {
     bridges: HashMap<ExitKey, CodeId>,
     /// Exits whose bridge could not be recorded.
     refused: HashSet<ExitKey>,
+    /// What a loop trace assumes of its arguments: by position, an
+    /// integer within these bounds ([`speculation`]); checked on entry.
+    assume: Vec<(usize, i64, i64)>,
+}
+
+impl Code {
+    /// Whether `args` meet what the code assumes of them.
+    fn admits(&self, args: &[Value]) -> bool {
+        self.assume.iter().all(|&(k, lo, hi)| matches!(args.get(k), Some(Value::Int(v)) if (lo..=hi).contains(v)))
+    }
+}
+
+/// What a loop trace may assume of its loop-carried integer inputs, from
+/// the values they have when it is compiled: the 32-bit integers of the same sign
+/// (positive, non-negative, negative), so that a counter stepping towards
+/// a guard keeps word arithmetic ([`opt::optimize_assuming`]). Inputs that
+/// break it on a later entry make the JIT drop the trace for one that
+/// assumes nothing.
+fn speculation(function: &Function, env: &Env) -> Vec<(usize, i64, i64)> {
+    let (min, max) = (flowc_lang::ops::range::SMALL_PARAM.0 as i64, flowc_lang::ops::range::SMALL_PARAM.1 as i64);
+    use flowc_ir::{InstKind, Operand};
+    use flowc_lang::ast::Operator;
+    use flowc_lang::ops::Op;
+    // Only the initial values of loop-carried variables the loop computes
+    // with: a phi of the parameter read by arithmetic or a comparison (a
+    // variable the loop overwrites before reading says nothing).
+    let mut phi_of: HashMap<flowc_ir::ValueId, flowc_ir::ValueId> = HashMap::new();
+    for (_, i) in function.all_insts() {
+        if let (InstKind::Phi(inputs), Some(r)) = (&function.insts[i].kind, function.insts[i].result) {
+            for (_, o) in inputs {
+                if let Operand::Value(p) = o {
+                    if function.params.contains(p) {
+                        phi_of.insert(r, *p);
+                    }
+                }
+            }
+        }
+    }
+    let mut computed: HashSet<flowc_ir::ValueId> = HashSet::new();
+    for (_, i) in function.all_insts() {
+        let InstKind::Op { op: Operator::Known(op), args, .. } = &function.insts[i].kind else { continue };
+        if matches!(
+            op,
+            Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne
+        ) {
+            computed.extend(args.iter().filter_map(|a| a.as_value()).filter_map(|v| phi_of.get(&v)));
+        }
+    }
+    function
+        .params
+        .iter()
+        .enumerate()
+        .filter(|&(_, p)| computed.contains(p))
+        .filter_map(|(k, &p)| match env.get(&function.values[p].name?)? {
+            Value::Int(v) if (min..=max).contains(v) => Some(match *v {
+                v if v > 0 => (k, 1, max),
+                0 => (k, 0, max),
+                _ => (k, min, -1),
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// An exit of a piece of code: its number, and for a `guard_value` the
@@ -160,6 +227,9 @@ pub struct Jit<'p> {
     codes: Vec<Code>,
     /// Loop traces by anchor label.
     traces: HashMap<Symbol, CodeId>,
+    /// Labels whose traces assume nothing of their inputs (a speculating
+    /// trace there was entered with inputs it did not admit).
+    generic: HashSet<Symbol>,
     /// The machine code of every trace and bridge, made on first use.
     cache: Option<TraceCache>,
     /// Whether the code counts fuel (compiled for a run with `--fuel`).
@@ -216,6 +286,7 @@ impl<'p> Jit<'p> {
             remove_allocations,
             codes: Vec::new(),
             traces: HashMap::new(),
+            generic: HashSet::new(),
             cache: None,
             fuel_checks: false,
             fuel: None,
@@ -310,6 +381,14 @@ impl<'p> Jit<'p> {
             let Some(args) = arguments(&self.codes[id.0].native, &env) else {
                 return Ok(Handover::Interpret(vec![main_frame(env)], label));
             };
+            if !self.codes[id.0].admits(&args) {
+                // The trace speculated on its inputs' ranges and these break
+                // it: from now on this label gets a trace that assumes nothing.
+                self.traces.remove(&label);
+                self.generic.insert(label);
+                self.stats.despecialized += 1;
+                return Ok(Handover::Interpret(vec![main_frame(env)], label));
+            }
             at = match self.run_code(id, args, heap, config)? {
                 Ok(next) => next,
                 Err(handover) => return Ok(handover),
@@ -426,7 +505,7 @@ impl<'p> Jit<'p> {
             }
         }
         constants.apply(&mut function);
-        self.optimize(&mut function);
+        self.optimize(&mut function, &[]);
         let native = self.compile(&function);
         self.stats.compile_time += started.elapsed();
         match native {
@@ -434,7 +513,7 @@ impl<'p> Jit<'p> {
                 self.stats.bridges += 1;
                 self.stats.recorded_ops += trace.ops.len();
                 self.stats.optimized_ops += instructions(&function);
-                let id = self.add(function, native);
+                let id = self.add(function, native, Vec::new());
                 self.codes[parent.0].bridges.insert(key, id);
             }
             Err(_) => {
@@ -454,12 +533,16 @@ impl<'p> Jit<'p> {
         self.cache.as_ref().expect("made above").compile(function)
     }
 
-    fn optimize(&mut self, function: &mut Function) {
+    fn optimize(&mut self, function: &mut Function, assume: &[(usize, i64, i64)]) {
         if let Some(inspect) = self.options.inspect {
             inspect(function, "conversion");
         }
         let started = Instant::now();
-        opt::optimize(function, &self.hints, self.remove_allocations);
+        let assume: Vec<(flowc_ir::ValueId, flowc_lang::ops::range::Interval)> = assume
+            .iter()
+            .map(|&(k, lo, hi)| (function.params[k], flowc_lang::ops::range::Interval::new(lo as i128, hi as i128)))
+            .collect();
+        opt::optimize_assuming(function, &self.hints, self.remove_allocations, &assume);
         self.stats.optimize_time += started.elapsed();
         if let Some(inspect) = self.options.inspect {
             inspect(function, "optimization");
@@ -472,13 +555,14 @@ impl<'p> Jit<'p> {
         (0..self.codes.len()).filter(|k| !loops.contains(k)).map(|k| &self.codes[k].function).collect()
     }
 
-    fn add(&mut self, function: Function, native: CompiledTrace) -> CodeId {
+    fn add(&mut self, function: Function, native: CompiledTrace, assume: Vec<(usize, i64, i64)>) -> CodeId {
         self.codes.push(Code {
             function,
             native,
             failures: HashMap::new(),
             bridges: HashMap::new(),
             refused: HashSet::new(),
+            assume,
         });
         CodeId(self.codes.len() - 1)
     }
@@ -501,7 +585,8 @@ impl<'p> Jit<'p> {
         };
         let started = Instant::now();
         let mut function = to_ir::to_ir(self.program, &trace, &env);
-        self.optimize(&mut function);
+        let assume = if self.generic.contains(&label) { Vec::new() } else { speculation(&function, &env) };
+        self.optimize(&mut function, &assume);
         let native = self.compile(&function);
         self.stats.compile_time += started.elapsed();
         match native {
@@ -509,7 +594,7 @@ impl<'p> Jit<'p> {
                 self.stats.traces += 1;
                 self.stats.recorded_ops += trace.ops.len();
                 self.stats.optimized_ops += instructions(&function);
-                let id = self.add(function, native);
+                let id = self.add(function, native, assume);
                 self.traces.insert(label, id);
                 Ok(Recording::Compiled(label, env))
             }

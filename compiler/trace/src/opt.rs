@@ -31,6 +31,7 @@ use flowc_ir::{
     Terminator, ValueData, ValueDef, ValueId, VirtualObject,
 };
 use flowc_lang::ast::Operator;
+use flowc_lang::ops::range::{self, Interval};
 use flowc_lang::ops::{Form, Op};
 use flowc_lang::{Symbol, Value};
 use flowc_passes::edit::{ix, Substitution};
@@ -143,6 +144,121 @@ fn entry_record(f: &mut Function) -> ResumeId {
     f.resumes.alloc(record)
 }
 
+/// Kinds and ranges of the phis of loop block `body`, given the
+/// parameters' infos: the body (straight-line code between guards) is run
+/// abstractly — operations by the op table's transfer functions, guards
+/// narrowing what they test as [`Opt::learn`] does — and each phi joins its
+/// entry input with what the back edge brings, until nothing changes.
+/// Phis that keep growing are widened, first to the function's constants,
+/// then to the word bounds, then to infinity, so this ends (were it not
+/// to within its rounds, every phi would come out as any value). Phis of
+/// anything but integers come out as any value.
+fn phi_ranges(f: &Function, body: BlockId, params: &[(ValueId, Info)]) -> Vec<(ValueId, Info)> {
+    let pre = f.entry;
+    let mut info = vec![Info::bottom(); f.values.len()];
+    for (p, i) in params {
+        info[ix(*p)] = i.clone();
+    }
+    let of = |info: &[Info], o: &Operand| match o {
+        Operand::Const(c) => Info::of_const(c),
+        Operand::Value(v) => info.get(ix(*v)).cloned().filter(|i| !i.is_bottom()).unwrap_or_else(Info::value),
+    };
+    let phis: Vec<(ValueId, Operand, Operand)> = f.blocks[body]
+        .phis
+        .iter()
+        .filter_map(|&i| {
+            let InstKind::Phi(inputs) = &f.insts[i].kind else { return None };
+            let input = |b: BlockId| inputs.iter().find(|(p, _)| *p == b).map(|(_, o)| o.clone());
+            Some((f.insts[i].result?, input(pre)?, input(body)?))
+        })
+        .collect();
+    let mut thresholds: Vec<i128> = vec![range::WORD_MIN, range::WORD_MAX];
+    for (_, i) in f.all_insts() {
+        for o in f.insts[i].kind.operands() {
+            if let Operand::Const(Value::Int(k)) = o {
+                thresholds.extend([*k as i128 - 1, *k as i128, *k as i128 + 1]);
+            }
+        }
+    }
+    thresholds.sort_unstable();
+    thresholds.dedup();
+    let mut current: Vec<Info> = phis.iter().map(|(_, entry, _)| of(&info, entry)).collect();
+    let mut settled = false;
+    for round in 0..16 {
+        for ((phi, _, _), i) in phis.iter().zip(&current) {
+            info[ix(*phi)] = i.clone();
+        }
+        for &i in &f.blocks[body].insts {
+            abstract_step(f, &mut info, i, &of);
+        }
+        let mut changed = false;
+        for (k, (_, entry, back)) in phis.iter().enumerate() {
+            let joined = of(&info, entry).join(&of(&info, back));
+            if joined == current[k] {
+                continue;
+            }
+            changed = true;
+            current[k] = match round {
+                0..=1 => joined,
+                2..=5 => current[k].widen(&joined, &thresholds),
+                6..=7 => current[k].widen(&joined, &[range::WORD_MIN, range::WORD_MAX]),
+                _ => current[k].widen(&joined, &[]),
+            };
+        }
+        if !changed {
+            settled = true;
+            break;
+        }
+    }
+    // Unsettled (not seen in practice): no claim at all.
+    phis.iter()
+        .zip(current)
+        .map(|((phi, _, _), i)| (*phi, if settled && i.kinds == Kinds::INT { i } else { Info::value() }))
+        .collect()
+}
+
+/// One instruction of [`phi_ranges`]' abstract run of a loop body.
+fn abstract_step(f: &Function, info: &mut [Info], i: InstId, of: &impl Fn(&[Info], &Operand) -> Info) {
+    let data = &f.insts[i];
+    match &data.kind {
+        InstKind::Op { op: Operator::Known(op), args, .. } if op.arity() == args.len() => {
+            let infos: Vec<Info> = args.iter().map(|a| of(info, a)).collect();
+            if let Some(v) = data.result {
+                info[ix(v)] = lattice::transfer(*op, &infos);
+            }
+        }
+        InstKind::Guard { kind, .. } => {
+            let Operand::Value(v) = kind.operand() else { return };
+            let v = *v;
+            match kind {
+                GuardKind::True(_) | GuardKind::False(_) => {
+                    let holds = matches!(kind, GuardKind::True(_));
+                    info[ix(v)] = lattice::when_truth(of(info, &Operand::Value(v)), holds);
+                    // A guard on `c = cmp x, k` narrows `x`.
+                    let ValueDef::Inst(ci) = f.values[v].def else { return };
+                    let InstKind::Op { op: Operator::Known(op), args, .. } = &f.insts[ci].kind else { return };
+                    if !matches!(op, Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne) {
+                        return;
+                    }
+                    let (x, k, mirrored) = match args.as_slice() {
+                        [Operand::Value(x), Operand::Const(Value::Int(k))] => (*x, *k as i128, false),
+                        [Operand::Const(Value::Int(k)), Operand::Value(x)] => (*x, *k as i128, true),
+                        _ => return,
+                    };
+                    info[ix(x)] = lattice::when_compared(of(info, &Operand::Value(x)), *op, k, mirrored, holds);
+                }
+                GuardKind::Value(_, c) => info[ix(v)] = Info::of_const(c),
+                GuardKind::Class(..) | GuardKind::NotClass(..) => {}
+            }
+        }
+        _ => {
+            if let Some(v) = data.result {
+                info[ix(v)] = Info::value();
+            }
+        }
+    }
+}
+
 /// The loop block of a trace: the block that jumps to itself.
 fn loop_block(f: &Function) -> Option<BlockId> {
     f.layout.iter().copied().find(|&b| f.blocks[b].term == Terminator::Jump(b))
@@ -151,9 +267,18 @@ fn loop_block(f: &Function) -> Option<BlockId> {
 /// Optimizes trace `f`; `hints` holds the program's `pure` and `immutable`
 /// declarations; `remove_allocations` allows virtual objects.
 pub fn optimize(f: &mut Function, hints: &Module, remove_allocations: bool) {
+    optimize_assuming(f, hints, remove_allocations, &[]);
+}
+
+/// [`optimize`], assuming each parameter in `assume` is an integer in its
+/// interval (the JIT checks that before entering the code). Loop phis
+/// then get ranges ([`phi_ranges`]): a counter that starts positive and
+/// leaves the loop at 0 is a word, and so is the arithmetic on it.
+pub fn optimize_assuming(f: &mut Function, hints: &Module, remove_allocations: bool, assume: &[(ValueId, Interval)]) {
     match loop_block(f) {
         Some(body) => {
-            let mut o = Opt::new(f, hints, remove_allocations);
+            let mut o = Opt::new(f, hints, remove_allocations, assume);
+            o.loop_phis(body);
             o.hoist_invariant_guards(body);
             o.run(body);
             o.finish(body);
@@ -161,7 +286,8 @@ pub fn optimize(f: &mut Function, hints: &Module, remove_allocations: bool) {
             // needs checking on entry only; then a second round folds what
             // its constant value makes constant.
             if settle_promoted_phis(f, body) {
-                let mut o = Opt::new(f, hints, remove_allocations);
+                let mut o = Opt::new(f, hints, remove_allocations, assume);
+                o.loop_phis(body);
                 o.hoist_invariant_guards(body);
                 o.run(body);
                 o.finish(body);
@@ -170,7 +296,7 @@ pub fn optimize(f: &mut Function, hints: &Module, remove_allocations: bool) {
         // A bridge: one block that ends by leaving the trace.
         None if f.layout.len() == 1 && f.blocks[f.entry].term.resume().is_some() => {
             let body = f.entry;
-            let mut o = Opt::new(f, hints, remove_allocations);
+            let mut o = Opt::new(f, hints, remove_allocations, &[]);
             o.run(body);
             o.finish_bridge(body);
         }
@@ -199,11 +325,19 @@ struct Opt<'a> {
 }
 
 impl<'a> Opt<'a> {
-    fn new(f: &'a mut Function, hints: &'a Module, remove_allocations: bool) -> Opt<'a> {
+    fn new(
+        f: &'a mut Function,
+        hints: &'a Module,
+        remove_allocations: bool,
+        assume: &[(ValueId, Interval)],
+    ) -> Opt<'a> {
         let n = f.values.len();
         let mut info = vec![Info::bottom(); n];
         for &p in &f.params {
-            info[ix(p)] = Info::value();
+            info[ix(p)] = match assume.iter().find(|(q, _)| *q == p) {
+                Some((_, r)) => Info::int(*r),
+                None => Info::value(),
+            };
         }
         for (_, i) in f.all_insts() {
             if let (InstKind::Unbound(_), Some(v)) = (&f.insts[i].kind, f.insts[i].result) {
@@ -322,6 +456,14 @@ impl<'a> Opt<'a> {
             let (g, _) = self.make(InstKind::Guard { kind: kind.clone(), resume, label }, None);
             self.f.blocks[pre].insts.push(g);
             self.learn(&kind, &o);
+        }
+    }
+
+    /// Gives the loop's phis the ranges [`phi_ranges`] finds.
+    fn loop_phis(&mut self, body: BlockId) {
+        let params: Vec<(ValueId, Info)> = self.f.params.iter().map(|&p| (p, self.info[ix(p)].clone())).collect();
+        for (phi, info) in phi_ranges(self.f, body, &params) {
+            self.info[ix(phi)] = info;
         }
     }
 

@@ -77,12 +77,12 @@ fn a_guard_that_fails_often_gets_a_bridge() {
             v5:m = phi [b0: v3, b1: 1]
             v6:s = phi [b0: v1, b1: v10]
             v7:i = phi [b0: v0, b1: v11]
-            v8:c = lt v7, 1000
+            v8:c = lt.word v7, 1000
             guard_true v8, r0 else done
-            v9:m = mod.int v7, 2
+            v9:m = mod.word v7, 2
             guard_true v9, r1 else even
-            v10:s = add v6, v7
-            v11:i = add.int v7, 1
+            v10:s = add.int v6, v7
+            v11:i = add.word v7, 1
             jump b1
         resume r0 {
             frame [i = v7, s = v6, c = v8, m = v5]
@@ -210,4 +210,59 @@ fn fuel_bounds_compiled_loops() {
     assert_eq!(ends.1, Err("fuel_exhausted".to_owned()));
     assert_eq!(ends.2.as_deref(), Ok(expected.as_str()));
     assert!(ends.3 >= 2, "the loop was traced on both code caches ({} traces)", ends.3);
+}
+
+/// A loop trace assumes its loop-carried integers keep the sign they had
+/// when it was compiled (so a counter stepping to a guard is a word). The
+/// second round enters the inner loop with negative values: the trace
+/// does not admit them, and the label gets a trace that assumes nothing.
+/// (Every variable exists before the first loop, so both rounds enter
+/// with the same environment shape.)
+const SIGNS: &str = "\
+entry start(total = 0, round = 0)
+
+start:
+    x = 100
+    step = 1
+    again = 1
+    goto inner
+inner:
+    d = x == 0
+    if d goto next else goto count
+count:
+    total = total + 1
+    x = x - step
+    goto inner
+next:
+    round = round + 1
+    again = round < 2
+    if again goto flip else goto done
+flip:
+    x = -100
+    step = -1
+    goto inner
+done:
+    print_and_stop(total)
+";
+
+#[test]
+fn speculation_on_signs_is_checked_on_entry() {
+    let (agrees, traces, stats) = flowc_codegen::with_stack(|| {
+        let program = syntax::parse("signs.fg", SIGNS).unwrap();
+        let (label, env) = start(&program);
+        let expected = flowc_lang::interp::run(&program, label, &env, &Config::default()).unwrap().value;
+        let mut jit = Jit::new(&program, options(2, 1000));
+        let out = jit.run(label, &env, &Config::default()).unwrap().value;
+        let traces: Vec<String> = jit.traces().iter().map(|(_, f)| flowc_ir::print::function(f)).collect();
+        (
+            out.to_print_string() == expected.to_print_string() && expected.to_print_string() == "200",
+            traces,
+            jit.stats().clone(),
+        )
+    });
+    assert!(agrees, "{stats}");
+    assert_eq!(stats.despecialized, 1, "{stats}");
+    // The trace that replaced the speculating one assumes nothing: its
+    // subtraction keeps its checks.
+    assert!(traces.iter().any(|t| t.contains("sub ") || t.contains("sub.int")), "{traces:?}");
 }
