@@ -27,6 +27,13 @@
 //! bridge per value seen, specialized to it and found by a hash lookup on
 //! the value rather than a chain of guards.
 //!
+//! **Speculation.** A loop trace assumes its loop-carried integers keep
+//! the sign (and 32-bit size) they had when it was compiled; with that,
+//! the optimizer's loop ranges make a counter that steps towards a guard a
+//! word, free of overflow and tag checks. Every entry checks the
+//! assumption; a trace entered with values it does not admit is dropped,
+//! and its label gets a trace that assumes nothing (`despecialized`).
+//!
 //! **State handed over.** Entering code needs exactly the variables it was
 //! recorded with, in order: a trace's resume records list those, so an
 //! environment with other variables would not be restored faithfully on

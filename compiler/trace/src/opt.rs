@@ -1,6 +1,10 @@
 //! The SSA trace optimizer (`--optimizer ssa`): one forward pass over the
 //! loop of a trace (DESIGN.md "Traces"), then the shared `dce` pass.
 //!
+//! Before the walk, the loop's phis get kinds and ranges: the body is run
+//! abstractly until every phi is stable (`phi_ranges`), from what the
+//! JIT lets the trace assume of its inputs ([`optimize_assuming`]).
+//!
 //! Walking the trace in order, it knows facts about values (the lattice of
 //! `propagate`, [`flowc_passes::lattice`]) and rewrites as it goes:
 //! - operations with known operands fold (the op table's `eval`); others
@@ -272,7 +276,7 @@ pub fn optimize(f: &mut Function, hints: &Module, remove_allocations: bool) {
 
 /// [`optimize`], assuming each parameter in `assume` is an integer in its
 /// interval (the JIT checks that before entering the code). Loop phis
-/// then get ranges ([`phi_ranges`]): a counter that starts positive and
+/// then get ranges (`phi_ranges`): a counter that starts positive and
 /// leaves the loop at 0 is a word, and so is the arithmetic on it.
 pub fn optimize_assuming(f: &mut Function, hints: &Module, remove_allocations: bool, assume: &[(ValueId, Interval)]) {
     match loop_block(f) {
