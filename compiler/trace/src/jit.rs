@@ -152,15 +152,19 @@ pub struct Code {
     bridges: HashMap<ExitKey, CodeId>,
     /// Exits whose bridge could not be recorded.
     refused: HashSet<ExitKey>,
-    /// What a loop trace assumes of its arguments: by position, an
-    /// integer within these bounds ([`speculation`]); checked on entry.
-    assume: Vec<(usize, i64, i64)>,
+    /// What a loop trace assumes of its arguments: by name, an integer
+    /// within these bounds ([`speculation`]); checked on entry.
+    assume: Vec<(Symbol, i64, i64)>,
 }
 
 impl Code {
     /// Whether `args` meet what the code assumes of them.
     fn admits(&self, args: &[Value]) -> bool {
-        self.assume.iter().all(|&(k, lo, hi)| matches!(args.get(k), Some(Value::Int(v)) if (lo..=hi).contains(v)))
+        let params = self.native.params();
+        self.assume.iter().all(|&(name, lo, hi)| {
+            let arg = params.iter().position(|&p| p == name).and_then(|k| args.get(k));
+            matches!(arg, Some(Value::Int(v)) if (lo..=hi).contains(v))
+        })
     }
 }
 
@@ -170,7 +174,7 @@ impl Code {
 /// a guard keeps word arithmetic ([`opt::optimize_assuming`]). Inputs that
 /// break it on a later entry make the JIT drop the trace for one that
 /// assumes nothing.
-fn speculation(function: &Function, env: &Env) -> Vec<(usize, i64, i64)> {
+fn speculation(function: &Function, env: &Env) -> Vec<(Symbol, i64, i64)> {
     let (min, max) = (flowc_lang::ops::range::SMALL_PARAM.0 as i64, flowc_lang::ops::range::SMALL_PARAM.1 as i64);
     use flowc_ir::{InstKind, Operand};
     use flowc_lang::ast::Operator;
@@ -203,15 +207,17 @@ fn speculation(function: &Function, env: &Env) -> Vec<(usize, i64, i64)> {
     function
         .params
         .iter()
-        .enumerate()
-        .filter(|&(_, p)| computed.contains(p))
-        .filter_map(|(k, &p)| match env.get(&function.values[p].name?)? {
-            Value::Int(v) if (min..=max).contains(v) => Some(match *v {
-                v if v > 0 => (k, 1, max),
-                0 => (k, 0, max),
-                _ => (k, min, -1),
-            }),
-            _ => None,
+        .filter(|p| computed.contains(p))
+        .filter_map(|&p| {
+            let name = function.values[p].name?;
+            match env.get(&name)? {
+                Value::Int(v) if (min..=max).contains(v) => Some(match *v {
+                    v if v > 0 => (name, 1, max),
+                    0 => (name, 0, max),
+                    _ => (name, min, -1),
+                }),
+                _ => None,
+            }
         })
         .collect()
 }
@@ -540,14 +546,19 @@ impl<'p> Jit<'p> {
         self.cache.as_ref().expect("made above").compile(function)
     }
 
-    fn optimize(&mut self, function: &mut Function, assume: &[(usize, i64, i64)]) {
+    fn optimize(&mut self, function: &mut Function, assume: &[(Symbol, i64, i64)]) {
         if let Some(inspect) = self.options.inspect {
             inspect(function, "conversion");
         }
         let started = Instant::now();
-        let assume: Vec<(flowc_ir::ValueId, flowc_lang::ops::range::Interval)> = assume
+        let assume: Vec<(flowc_ir::ValueId, flowc_lang::ops::range::Interval)> = function
+            .params
             .iter()
-            .map(|&(k, lo, hi)| (function.params[k], flowc_lang::ops::range::Interval::new(lo as i128, hi as i128)))
+            .filter_map(|&p| {
+                let name = function.values[p].name?;
+                let &(_, lo, hi) = assume.iter().find(|(n, _, _)| *n == name)?;
+                Some((p, flowc_lang::ops::range::Interval::new(lo as i128, hi as i128)))
+            })
             .collect();
         opt::optimize_assuming(function, &self.hints, self.remove_allocations, &assume);
         self.stats.optimize_time += started.elapsed();
@@ -562,7 +573,7 @@ impl<'p> Jit<'p> {
         (0..self.codes.len()).filter(|k| !loops.contains(k)).map(|k| &self.codes[k].function).collect()
     }
 
-    fn add(&mut self, function: Function, native: CompiledTrace, assume: Vec<(usize, i64, i64)>) -> CodeId {
+    fn add(&mut self, function: Function, native: CompiledTrace, assume: Vec<(Symbol, i64, i64)>) -> CodeId {
         self.codes.push(Code {
             function,
             native,
