@@ -362,11 +362,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         match kind {
             InstKind::Op { op: Operator::Known(op), args, form } if op.arity() == args.len() => {
                 let known = self.known_small(&args);
+                // A positive constant divisor below 2^30 (twice it fits 31 bits).
+                let divisor = match args.get(1) {
+                    Some(Operand::Const(Value::Int(k))) if (1..1 << 30).contains(k) => Some(*k),
+                    _ => None,
+                };
                 let args: Vec<ClValue> = args.iter().map(|a| self.operand(a)).collect();
                 let v = if form == Form::Word && inline_word(op) {
-                    self.word_op(op, args[0], args[1])
+                    self.small_op(op, args[0], args[1], None, divisor)
                 } else {
-                    self.op(op, &args, known)
+                    self.op(op, &args, known, divisor)
                 };
                 self.define(i, v);
             }
@@ -567,7 +572,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     /// `op` on any operands: inline on small integers (`known` says which
     /// operands need no tag test), the runtime otherwise.
-    fn op(&mut self, op: Op, args: &[ClValue], known: [bool; 2]) -> ClValue {
+    fn op(&mut self, op: Op, args: &[ClValue], known: [bool; 2], divisor: Option<i64>) -> ClValue {
         let join = self.b.create_block();
         self.b.append_block_param(join, types::I64);
         let slow = self.b.create_block();
@@ -579,7 +584,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 None => self.b.ins().jump(fast, &[]),
             };
             self.b.switch_to_block(fast);
-            let result = self.small_op(op, a, b, Some(slow));
+            let result = self.small_op(op, a, b, Some(slow), divisor);
             self.b.ins().jump(join, &[BlockArg::Value(result)]);
         } else {
             self.b.ins().jump(slow, &[]);
@@ -597,17 +602,19 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.b.block_params(join)[0]
     }
 
-    /// `op` in its `Word` form: the optimizer proved both operands and the
-    /// result small integers (and a divisor not zero), so no tag, overflow
-    /// or zero check remains.
-    fn word_op(&mut self, op: Op, a: ClValue, b: ClValue) -> ClValue {
-        self.small_op(op, a, b, None)
-    }
-
     /// `op` on two small-integer words. With `slow`, an overflow (or a zero
-    /// divisor, or a quotient that is not small) jumps there; without, the
-    /// caller proved none can happen.
-    fn small_op(&mut self, op: Op, a: ClValue, b: ClValue, slow: Option<cranelift_codegen::ir::Block>) -> ClValue {
+    /// divisor, or a quotient that is not small) jumps there; without (the
+    /// `Word` form), the optimizer proved none can happen, so no tag,
+    /// overflow or zero check remains. `divisor` is `b`'s value when it is
+    /// a constant in `1..2^30`.
+    fn small_op(
+        &mut self,
+        op: Op,
+        a: ClValue,
+        b: ClValue,
+        slow: Option<cranelift_codegen::ir::Block>,
+        divisor: Option<i64>,
+    ) -> ClValue {
         match op {
             Op::Add | Op::Sub | Op::Mul => {
                 let (r, overflow) = self.arith(op, a, b, slow.is_some());
@@ -618,6 +625,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
                 r
             }
+            Op::Mod if divisor.is_some() => self.mod_by_constant(a, b, divisor.unwrap_or(1), slow),
             Op::Div | Op::Mod => self.floor_div_mod(op, a, b, slow),
             _ => {
                 let c = self.b.ins().icmp(int_cc(op), a, b);
@@ -718,6 +726,38 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.check_stop(r);
         let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, ZERO as i64);
         self.b.ins().brif(truthy, then_cb, &targs, else_cb, &eargs);
+    }
+
+    /// `a % k` for a small-integer word `a` and a constant `k` in `1..2^30`
+    /// (the word `b`). When `a` is in `0..2^31` the tagged words work
+    /// directly — `(2a mod 2k) + 1` is the word of `a mod k` — in one 32-bit
+    /// remainder by a constant (which Cranelift turns into a multiply);
+    /// other values take the general path.
+    fn mod_by_constant(
+        &mut self,
+        a: ClValue,
+        b: ClValue,
+        k: i64,
+        slow: Option<cranelift_codegen::ir::Block>,
+    ) -> ClValue {
+        let (quick, general, out) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        self.b.append_block_param(out, types::I64);
+        // The word 2a + 1 is below 2^32 exactly when 0 <= a < 2^31.
+        let small = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, a, 1 << 32);
+        self.b.ins().brif(small, quick, &[], general, &[]);
+        self.b.switch_to_block(quick);
+        let a32 = self.b.ins().ireduce(types::I32, a);
+        let twice = self.b.ins().iadd_imm_s(a32, -1);
+        let k2 = self.b.ins().iconst(types::I32, 2 * k);
+        let r = self.b.ins().urem(twice, k2);
+        let word = self.b.ins().iadd_imm_s(r, 1);
+        let word = self.b.ins().uextend(types::I64, word);
+        self.b.ins().jump(out, &[BlockArg::Value(word)]);
+        self.b.switch_to_block(general);
+        let word = self.floor_div_mod(Op::Mod, a, b, slow);
+        self.b.ins().jump(out, &[BlockArg::Value(word)]);
+        self.b.switch_to_block(out);
+        self.b.block_params(out)[0]
     }
 
     /// Floored division or modulo of two small-integer words `a`, `b`;
