@@ -69,7 +69,10 @@ fn main() -> ExitCode {
             let failures = flowc_codegen::with_stack(move || {
                 let mut failures = 0;
                 for seed in from..from + seeds {
-                    if let Some(d) = flowc_fuzz::engines::disagreement(seed) {
+                    // A panic is a finding too: name its seed and go on.
+                    let found = std::panic::catch_unwind(|| flowc_fuzz::engines::disagreement(seed))
+                        .unwrap_or_else(|_| Some("an engine panicked".to_owned()));
+                    if let Some(d) = found {
                         println!("seed {seed}: {d}");
                         failures += 1;
                     }

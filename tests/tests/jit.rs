@@ -113,3 +113,19 @@ fn jit_errors_name_the_interpreters_place() {
     });
     assert!(compared > 30, "only {compared} errors compared");
 }
+
+/// Seeds the engine fuzzer (`flowc-fuzz engines`) once failed on, each
+/// run at the thresholds that showed it. 609027: a trace optimized twice
+/// (a promoted variable settled on entry) lost the virtual objects its
+/// resume records already held.
+#[test]
+fn jit_fuzzer_findings_stay_fixed() {
+    flowc_codegen::with_stack(|| {
+        for (seed, threshold) in [(609027, 2)] {
+            let p = gen::program(seed);
+            let (label, env) = engines::start(&p);
+            let expected = engines::reference(&p, label, &env);
+            assert_eq!(engines::jit(&p, label, &env, eager(threshold)), expected, "seed {seed}");
+        }
+    });
+}

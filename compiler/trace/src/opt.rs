@@ -698,9 +698,23 @@ impl<'a> Opt<'a> {
 
     /// The guard's resume record with current operands, virtual objects
     /// kept virtual.
+    /// A record made by an earlier round (after `settle_promoted_phis`)
+    /// may already hold virtual objects: they keep their numbers, their
+    /// fields' operands are brought up to date, and objects virtual in
+    /// this round are numbered after them.
     fn snapshot(&mut self, r: ResumeId) -> ResumeData {
         let mut record = self.f.resumes[r].clone();
-        let mut virtuals: Vec<(ValueId, VirtualObject)> = Vec::new();
+        let mut virtuals: Vec<(Option<ValueId>, VirtualObject)> =
+            std::mem::take(&mut record.virtuals).into_iter().map(|v| (None, v)).collect();
+        for k in 0..virtuals.len() {
+            let mut fields = std::mem::take(&mut virtuals[k].1.fields);
+            for (_, rv) in fields.iter_mut() {
+                if let ResumeValue::Operand(o) = rv {
+                    *rv = self.resume_value(o, &mut virtuals);
+                }
+            }
+            virtuals[k].1.fields = fields;
+        }
         for frame in &mut record.frames {
             for (_, rv) in frame.env.iter_mut() {
                 if let ResumeValue::Operand(o) = rv {
@@ -712,15 +726,15 @@ impl<'a> Opt<'a> {
         record
     }
 
-    fn resume_value(&self, o: &Operand, virtuals: &mut Vec<(ValueId, VirtualObject)>) -> ResumeValue {
+    fn resume_value(&self, o: &Operand, virtuals: &mut Vec<(Option<ValueId>, VirtualObject)>) -> ResumeValue {
         let o = self.resolve(o);
         let Some(v) = self.virtual_of(&o) else { return ResumeValue::Operand(o) };
-        if let Some(k) = virtuals.iter().position(|(x, _)| *x == v) {
+        if let Some(k) = virtuals.iter().position(|(x, _)| *x == Some(v)) {
             return ResumeValue::Virtual(k as u32);
         }
         let k = virtuals.len();
         let virt = self.virtuals[ix(v)].as_ref().unwrap();
-        virtuals.push((v, VirtualObject { class: virt.class, fields: Vec::new() }));
+        virtuals.push((Some(v), VirtualObject { class: virt.class, fields: Vec::new() }));
         let fields: Vec<(Symbol, ResumeValue)> =
             virt.fields.iter().map(|(f, x)| (*f, self.resume_value(x, virtuals))).collect();
         virtuals[k].1.fields = fields;
