@@ -114,14 +114,16 @@ fn jit_errors_name_the_interpreters_place() {
     assert!(compared > 30, "only {compared} errors compared");
 }
 
-/// Seeds the engine fuzzer (`flowc-fuzz engines`) once failed on, each
-/// run at the thresholds that showed it. 609027: a trace optimized twice
-/// (a promoted variable settled on entry) lost the virtual objects its
+/// Seeds the engine fuzzer (`flowc-fuzz engines`) once failed on, with
+/// the threshold that showed each. 609027: a trace optimized twice (a
+/// promoted variable settled on entry) lost the virtual objects its
 /// resume records already held.
+const FUZZER_FINDINGS: &[(u64, u32)] = &[(609027, 2)];
+
 #[test]
 fn jit_fuzzer_findings_stay_fixed() {
     flowc_codegen::with_stack(|| {
-        for (seed, threshold) in [(609027, 2)] {
+        for &(seed, threshold) in FUZZER_FINDINGS {
             let p = gen::program(seed);
             let (label, env) = engines::start(&p);
             let expected = engines::reference(&p, label, &env);
