@@ -13,12 +13,9 @@
 //!   edges are evaluated. A `branch` whose condition's truth is known, or an
 //!   `if_class` whose answer is known, makes only one edge executable.
 //! - Phis join their inputs over executable edges; a phi whose info keeps
-//!   changing is widened ([`Info::widen`]) so the analysis terminates:
-//!   first to *thresholds* — the function's integer constants `c` with
-//!   `c - 1` and `c + 1` (a loop counter compared with a constant keeps
-//!   that bound), then only to the word bounds (a value that stays a
-//!   machine word keeps its unchecked arithmetic), then to infinity. Each
-//!   phi changes a bounded number of times, so the analysis stays linear.
+//!   changing is widened ([`lattice::Widening`]: to the function's
+//!   constants, then to the word bounds, then to infinity), so each phi
+//!   changes a bounded number of times and the analysis stays linear.
 //! - Operands are refined by the branches that lead to the block using
 //!   them ([`Refiner`]): after `c = lt i, 10; branch c, t, e`, `i` is at
 //!   most 9 in `t`; after `branch x, t, e`, `x` is 0 in `e`.
@@ -40,7 +37,7 @@ use flowc_lang::interp::Config;
 use flowc_lang::{Symbol, Value};
 
 use crate::edit::ix;
-use crate::lattice::{self, Info, Kinds};
+use crate::lattice::{self, Info, Kinds, Widening};
 use crate::Context;
 use flowc_lang::ops::range::{self, Interval};
 
@@ -241,17 +238,9 @@ struct Analysis<'m> {
     field_reads: HashMap<InstId, Operand>,
     memo: HashMap<(Symbol, Vec<Value>), Option<Value>>,
     fuel: u64,
-    /// Widening thresholds: the function's integer constants (and their
-    /// neighbours) and the word bounds, sorted.
-    thresholds: Vec<i128>,
+    /// How phis are widened (from the function's integer constants).
+    widening: Widening,
 }
-
-/// Phis may change this often before their ranges are widened.
-const WIDEN_AFTER: u8 = 2;
-/// Widened this often to the function's constants, then to word bounds.
-const WIDEN_TO_CONSTANTS: u8 = 4;
-/// The thresholds of the last widening steps.
-const WORD_BOUNDS: [i128; 2] = [range::WORD_MIN, range::WORD_MAX];
 
 fn analyze(module: &Module, index: usize, fuel: u64, inline_limit: usize, small_params: &[Symbol]) -> Propagation {
     let f = &module.functions[index];
@@ -284,7 +273,7 @@ fn analyze(module: &Module, index: usize, fuel: u64, inline_limit: usize, small_
         field_reads: HashMap::new(),
         memo: HashMap::new(),
         fuel,
-        thresholds: Vec::new(),
+        widening: Widening::of(f),
     };
     a.index();
     for (&p, info) in f.params.iter().zip(param_infos) {
@@ -333,13 +322,6 @@ impl<'m> Analysis<'m> {
                     uses.push((ix(*v) as u32, User::Term(b)));
                 }
             }
-            let constants = insts.iter().flat_map(|&i| f.insts[i].kind.operands()).chain(f.blocks[b].term.operands());
-            for o in constants {
-                if let Operand::Const(Value::Int(c)) = o {
-                    let c = *c as i128;
-                    self.thresholds.extend([c - 1, c, c + 1]);
-                }
-            }
             // Sets of immutable fields right after a `new` in this block.
             for (pos, &i) in insts.iter().enumerate() {
                 let InstKind::Set { obj: Operand::Value(o), field, value } = &f.insts[i].kind else { continue };
@@ -359,9 +341,6 @@ impl<'m> Analysis<'m> {
                 }
             }
         }
-        self.thresholds.extend(WORD_BOUNDS);
-        self.thresholds.sort_unstable();
-        self.thresholds.dedup();
         // Sets in other blocks make the field ambiguous.
         let mut start = vec![0u32; n + 1];
         for &(v, _) in uses.iter().filter(|(v, _)| (*v as usize) < n) {
@@ -459,16 +438,7 @@ impl<'m> Analysis<'m> {
         }
         let new = if is_phi {
             self.changes[ix(v)] = self.changes[ix(v)].saturating_add(1);
-            let changes = self.changes[ix(v)];
-            if changes > WIDEN_AFTER + WIDEN_TO_CONSTANTS + WORD_BOUNDS.len() as u8 {
-                old.widen(&old.join(&new), &[])
-            } else if changes > WIDEN_AFTER + WIDEN_TO_CONSTANTS {
-                old.widen(&old.join(&new), &WORD_BOUNDS)
-            } else if changes > WIDEN_AFTER {
-                old.widen(&old.join(&new), &self.thresholds)
-            } else {
-                new
-            }
+            self.widening.step(self.changes[ix(v)], old, new)
         } else {
             new
         };

@@ -35,11 +35,11 @@ use flowc_ir::{
     Terminator, ValueData, ValueDef, ValueId, VirtualObject,
 };
 use flowc_lang::ast::Operator;
-use flowc_lang::ops::range::{self, Interval};
+use flowc_lang::ops::range::Interval;
 use flowc_lang::ops::{Form, Op};
 use flowc_lang::{Symbol, Value};
 use flowc_passes::edit::{ix, Substitution};
-use flowc_passes::lattice::{self, Info, Kinds};
+use flowc_passes::lattice::{self, Info, Kinds, Widening};
 
 /// Operation and guard counts, and resume data size, of a trace.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -153,9 +153,9 @@ fn entry_record(f: &mut Function) -> ResumeId {
 /// abstractly — operations by the op table's transfer functions, guards
 /// narrowing what they test as [`Opt::learn`] does — and each phi joins its
 /// entry input with what the back edge brings, until nothing changes.
-/// Phis that keep growing are widened, first to the function's constants,
-/// then to the word bounds, then to infinity, so this ends (were it not
-/// to within its rounds, every phi would come out as any value). Phis of
+/// Phis that keep growing are widened as propagate's are
+/// ([`Widening`]), so this ends (were it not to within its rounds, every
+/// phi would come out as any value). Phis of
 /// anything but integers come out as any value.
 fn phi_ranges(f: &Function, body: BlockId, params: &[(ValueId, Info)]) -> Vec<(ValueId, Info)> {
     let pre = f.entry;
@@ -176,19 +176,11 @@ fn phi_ranges(f: &Function, body: BlockId, params: &[(ValueId, Info)]) -> Vec<(V
             Some((f.insts[i].result?, input(pre)?, input(body)?))
         })
         .collect();
-    let mut thresholds: Vec<i128> = vec![range::WORD_MIN, range::WORD_MAX];
-    for (_, i) in f.all_insts() {
-        for o in f.insts[i].kind.operands() {
-            if let Operand::Const(Value::Int(k)) = o {
-                thresholds.extend([*k as i128 - 1, *k as i128, *k as i128 + 1]);
-            }
-        }
-    }
-    thresholds.sort_unstable();
-    thresholds.dedup();
+    let widening = Widening::of(f);
     let mut current: Vec<Info> = phis.iter().map(|(_, entry, _)| of(&info, entry)).collect();
+    let mut changes = vec![0u8; phis.len()];
     let mut settled = false;
-    for round in 0..16 {
+    for _ in 0..16 {
         for ((phi, _, _), i) in phis.iter().zip(&current) {
             info[ix(*phi)] = i.clone();
         }
@@ -202,12 +194,8 @@ fn phi_ranges(f: &Function, body: BlockId, params: &[(ValueId, Info)]) -> Vec<(V
                 continue;
             }
             changed = true;
-            current[k] = match round {
-                0..=1 => joined,
-                2..=5 => current[k].widen(&joined, &thresholds),
-                6..=7 => current[k].widen(&joined, &[range::WORD_MIN, range::WORD_MAX]),
-                _ => current[k].widen(&joined, &[]),
-            };
+            changes[k] = changes[k].saturating_add(1);
+            current[k] = widening.step(changes[k], &current[k], joined);
         }
         if !changed {
             settled = true;
@@ -238,18 +226,9 @@ fn abstract_step(f: &Function, info: &mut [Info], i: InstId, of: &impl Fn(&[Info
                 GuardKind::True(_) | GuardKind::False(_) => {
                     let holds = matches!(kind, GuardKind::True(_));
                     info[ix(v)] = lattice::when_truth(of(info, &Operand::Value(v)), holds);
-                    // A guard on `c = cmp x, k` narrows `x`.
-                    let ValueDef::Inst(ci) = f.values[v].def else { return };
-                    let InstKind::Op { op: Operator::Known(op), args, .. } = &f.insts[ci].kind else { return };
-                    if !matches!(op, Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne) {
-                        return;
+                    if let Some((op, x, k, mirrored)) = compared_with_constant(f, v) {
+                        info[ix(x)] = lattice::when_compared(of(info, &Operand::Value(x)), op, k, mirrored, holds);
                     }
-                    let (x, k, mirrored) = match args.as_slice() {
-                        [Operand::Value(x), Operand::Const(Value::Int(k))] => (*x, *k as i128, false),
-                        [Operand::Const(Value::Int(k)), Operand::Value(x)] => (*x, *k as i128, true),
-                        _ => return,
-                    };
-                    info[ix(x)] = lattice::when_compared(of(info, &Operand::Value(x)), *op, k, mirrored, holds);
                 }
                 GuardKind::Value(_, c) => info[ix(v)] = Info::of_const(c),
                 GuardKind::Class(..) | GuardKind::NotClass(..) => {}
@@ -260,6 +239,22 @@ fn abstract_step(f: &Function, info: &mut [Info], i: InstId, of: &impl Fn(&[Info
                 info[ix(v)] = Info::value();
             }
         }
+    }
+}
+
+/// `c`'s definition when it compares a value with an integer constant:
+/// the comparison, the value, the constant, and whether the constant is
+/// on the left (what a guard on `c` teaches about the value).
+fn compared_with_constant(f: &Function, c: ValueId) -> Option<(Op, ValueId, i128, bool)> {
+    let ValueDef::Inst(ci) = f.values[c].def else { return None };
+    let InstKind::Op { op: Operator::Known(op), args, .. } = &f.insts[ci].kind else { return None };
+    if !matches!(op, Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne) {
+        return None;
+    }
+    match args.as_slice() {
+        [Operand::Value(x), Operand::Const(Value::Int(k))] => Some((*op, *x, *k as i128, false)),
+        [Operand::Const(Value::Int(k)), Operand::Value(x)] => Some((*op, *x, *k as i128, true)),
+        _ => None,
     }
 }
 
@@ -679,17 +674,8 @@ impl<'a> Opt<'a> {
 
     /// After a guard on `c = cmp x, k`, narrows `x`.
     fn learn_comparison(&mut self, c: ValueId, holds: bool) {
-        let ValueDef::Inst(ci) = self.f.values[c].def else { return };
-        let InstKind::Op { op: Operator::Known(op), args, .. } = &self.f.insts[ci].kind else { return };
-        if !matches!(op, Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne) {
-            return;
-        }
-        let (x, k, mirrored) = match args.as_slice() {
-            [Operand::Value(x), Operand::Const(Value::Int(k))] => (*x, *k as i128, false),
-            [Operand::Const(Value::Int(k)), Operand::Value(x)] => (*x, *k as i128, true),
-            _ => return,
-        };
-        let narrowed = lattice::when_compared(self.info_of(&Operand::Value(x)), *op, k, mirrored, holds);
+        let Some((op, x, k, mirrored)) = compared_with_constant(self.f, c) else { return };
+        let narrowed = lattice::when_compared(self.info_of(&Operand::Value(x)), op, k, mirrored, holds);
         if let Some(c) = &narrowed.constant {
             self.subst[ix(x)] = Some(Operand::Const(c.clone()));
         }
