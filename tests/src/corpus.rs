@@ -58,3 +58,10 @@ pub fn all() -> Vec<CorpusProgram> {
         })
         .collect()
 }
+
+/// Every corpus program by name, then the generated programs of seeds
+/// `0..seeds` (named `seed N`): what the cross-engine tests run.
+pub fn with_generated(seeds: u64) -> Vec<(String, Program)> {
+    let corpus = all().into_iter().map(|p| (p.name(), p.program));
+    corpus.chain((0..seeds).map(|seed| (format!("seed {seed}"), crate::gen::program(seed)))).collect()
+}

@@ -37,6 +37,12 @@ impl Default for GenConfig {
 
 /// A configuration drawn from the seed: sizes, functions, errors and odd
 /// names vary, so a range of seeds covers every feature.
+/// How many generated programs a test runs: `FLOWC_SEEDS` if set, else
+/// `default`.
+pub fn seed_count(default: u64) -> u64 {
+    std::env::var("FLOWC_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(default)
+}
+
 pub fn config_for(seed: u64) -> GenConfig {
     let mut rng = Rng::new(seed.wrapping_mul(31).wrapping_add(7));
     GenConfig { size: 5 + rng.below(60), functions: rng.below(4), errors: rng.chance(25), odd_names: rng.chance(20) }

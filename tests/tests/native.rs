@@ -7,12 +7,9 @@ use flowc_tests::{corpus, gen};
 
 #[test]
 fn native_matches_reference_on_the_corpus() {
-    let paths: Vec<String> = corpus::paths().into_iter().map(|p| p.display().to_string()).collect();
     let compared = flowc_codegen::with_stack(move || {
         let mut compared = 0;
-        for path in paths {
-            let source = std::fs::read_to_string(&path).unwrap();
-            let program = flowc_lang::syntax::parse(&path, &source).unwrap();
+        for (path, program) in corpus::all().into_iter().map(|p| (p.name(), p.program)) {
             for b in program.main_blocks() {
                 let (_, env) = engines::start(&program);
                 let expected = engines::reference(&program, b.label, &env);
@@ -32,7 +29,7 @@ fn native_matches_reference_on_the_corpus() {
 
 #[test]
 fn native_matches_reference_on_generated_programs() {
-    let count: u64 = std::env::var("FLOWC_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(500);
+    let count: u64 = gen::seed_count(500);
     flowc_codegen::with_stack(move || {
         for seed in 0..count {
             let p = gen::program(seed);
@@ -50,17 +47,9 @@ fn native_matches_reference_on_generated_programs() {
 /// keep it.
 #[test]
 fn native_errors_name_the_interpreters_place() {
-    let count: u64 = std::env::var("FLOWC_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(500);
-    let paths: Vec<String> = corpus::paths().into_iter().map(|p| p.display().to_string()).collect();
+    let count: u64 = gen::seed_count(500);
     let compared = flowc_codegen::with_stack(move || {
-        let mut programs: Vec<(String, flowc_lang::Program)> = paths
-            .iter()
-            .map(|path| {
-                let source = std::fs::read_to_string(path).unwrap();
-                (path.clone(), flowc_lang::syntax::parse(path, &source).unwrap())
-            })
-            .collect();
-        programs.extend((0..count).map(|seed| (format!("seed {seed}"), gen::program(seed))));
+        let programs = corpus::with_generated(count);
         let mut compared = 0;
         for (name, program) in &programs {
             let (label, env) = engines::start(program);

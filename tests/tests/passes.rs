@@ -20,7 +20,7 @@ fn pipeline_preserves_the_corpus() {
 
 #[test]
 fn pipeline_preserves_generated_programs() {
-    let count: u64 = std::env::var("FLOWC_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(500);
+    let count: u64 = gen::seed_count(500);
     for seed in 0..count {
         let p = gen::program(seed);
         let (label, env) = engines::start(&p);

@@ -44,12 +44,9 @@ fn check(name: &str, p: &Program, counts: &mut (usize, usize)) {
 #[test]
 fn residual_programs_match_the_reference_on_the_corpus() {
     // The partial evaluator recurses as deep as the residual program is long.
-    let paths: Vec<String> = corpus::paths().into_iter().map(|p| p.display().to_string()).collect();
     let counts = flowc_codegen::with_stack(move || {
         let mut counts = (0, 0);
-        for path in paths {
-            let source = std::fs::read_to_string(&path).unwrap();
-            let program = flowc_lang::syntax::parse(&path, &source).unwrap();
+        for (path, program) in corpus::all().into_iter().map(|p| (p.name(), p.program)) {
             check(&path, &program, &mut counts);
         }
         counts
@@ -59,7 +56,7 @@ fn residual_programs_match_the_reference_on_the_corpus() {
 
 #[test]
 fn residual_programs_match_the_reference_on_generated_programs() {
-    let seeds: u64 = std::env::var("FLOWC_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(500);
+    let seeds: u64 = gen::seed_count(500);
     let counts = flowc_codegen::with_stack(move || {
         let mut counts = (0, 0);
         for seed in 0..seeds {

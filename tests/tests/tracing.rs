@@ -60,7 +60,7 @@ fn tracing_matches_interpretation_on_the_corpus() {
 #[test]
 fn tracing_matches_interpretation_on_generated_programs() {
     let mut traced = 0;
-    let count: u64 = std::env::var("FLOWC_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(250);
+    let count: u64 = gen::seed_count(250);
     for seed in 0..count {
         traced += check_all_labels(&format!("seed {seed}"), &gen::program(seed));
     }
