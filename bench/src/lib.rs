@@ -98,9 +98,12 @@ pub fn median_secs(runs: usize, mut f: impl FnMut()) -> f64 {
 pub fn compile_native(program: &Program, entry: Symbol) -> flowc_codegen::Native {
     let module = flowc_frontend::lower(program, entry).expect("the entry exists");
     let versions = flowc_passes::versions::optimize_versions(module, &flowc_passes::context::Options::default());
-    let words = versions.small.as_ref().map(|(m, params)| (m, params.as_slice()));
-    flowc_codegen::Native::compile_versions(&versions.generic, words, flowc_codegen::Options::default())
-        .expect("code generation succeeds")
+    flowc_codegen::Native::compile_versions(
+        &versions.generic,
+        versions.small_version(),
+        flowc_codegen::Options::default(),
+    )
+    .expect("code generation succeeds")
 }
 
 impl Loaded {

@@ -20,14 +20,10 @@ pub fn disagreement(seed: u64) -> Option<String> {
     if let Some(d) = differs("ir", engines::ir(&module, &env)) {
         return Some(d);
     }
-    let mut optimized = module.clone();
-    let mut cx = flowc_passes::Context::new(&optimized);
-    flowc_passes::optimize(&mut optimized, &mut cx, |_, _, _| {});
-    if let Some(d) = differs("ir after the passes", engines::ir(&optimized, &env)) {
+    let versions = flowc_passes::versions::optimize_versions(module.clone(), &Default::default());
+    if let Some(d) = differs("ir after the passes", engines::ir(&versions.generic, &env)) {
         return Some(d);
     }
-    let versions = flowc_passes::versions::optimize_versions(module.clone(), &Default::default());
-    let versions = engines::Versions { generic: optimized, small: versions.small };
     if let Some(d) = differs("native", engines::native(&versions, &env)) {
         return Some(d);
     }

@@ -36,6 +36,14 @@ pub struct Versions {
     pub small: Option<(Module, Vec<Symbol>)>,
 }
 
+impl Versions {
+    /// The small version and the parameters it assumes, as code
+    /// generation takes them.
+    pub fn small_version(&self) -> Option<(&Module, &[Symbol])> {
+        self.small.as_ref().map(|(m, params)| (m, params.as_slice()))
+    }
+}
+
 /// The main function's parameters some arithmetic or ordered comparison of
 /// main reads, in parameter order.
 pub fn integer_params(m: &Module) -> Vec<Symbol> {

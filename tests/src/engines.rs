@@ -6,6 +6,7 @@
 use flowc_ir::Module;
 use flowc_lang::interp::{self, Config};
 use flowc_lang::{Program, Symbol, Value};
+pub use flowc_passes::versions::Versions;
 
 /// What a run printed, or which error it raised.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,12 +79,6 @@ pub fn optimize_checked(mut module: Module, env: &[(Symbol, Value)], expected: &
         assert_eq!(&got, expected, "{name}: output changed after {}:\n{}", pass.name, flowc_ir::print::module(m));
     });
     module
-}
-
-/// Both versions of a program ([`flowc_passes::versions`]).
-pub struct Versions {
-    pub generic: Module,
-    pub small: Option<(Module, Vec<Symbol>)>,
 }
 
 /// [`optimize_checked`] for both versions: the small version is checked
@@ -211,9 +206,12 @@ pub fn native(versions: &Versions, env: &[(Symbol, Value)]) -> Outcome {
 
 /// Both versions compiled together, the entry choosing by its arguments.
 fn compile(versions: &Versions) -> flowc_codegen::Native {
-    let words = versions.small.as_ref().map(|(m, params)| (m, params.as_slice()));
-    flowc_codegen::Native::compile_versions(&versions.generic, words, flowc_codegen::Options::default())
-        .unwrap_or_else(|e| panic!("code generation failed: {e}"))
+    flowc_codegen::Native::compile_versions(
+        &versions.generic,
+        versions.small_version(),
+        flowc_codegen::Options::default(),
+    )
+    .unwrap_or_else(|e| panic!("code generation failed: {e}"))
 }
 
 /// Runs the program under the tracing JIT with `options`. Call on a thread

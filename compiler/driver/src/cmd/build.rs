@@ -64,7 +64,6 @@ pub fn main(args: Args) -> Result<(), Failure> {
     let (label, env) = input::start(&program, args.entry.as_deref(), args.env.as_deref())?;
     let module = flowc_frontend::lower(&program, label).map_err(|kind| Failure::input(format!("{kind}")))?;
     let versions = flowc_passes::versions::optimize_versions(module, &flowc_passes::context::Options::default());
-    let words = versions.small.as_ref().map(|(m, params)| (m, params.as_slice()));
     let describe = |site: flowc_ir::Site| {
         let at = flowc_lang::interp::Location {
             function: site.function,
@@ -75,8 +74,14 @@ pub fn main(args: Args) -> Result<(), Failure> {
         };
         at.with_text(&program).to_string()
     };
-    let bytes = flowc_codegen::object::object(&versions.generic, words, &env, Config::default().max_depth, &describe)
-        .map_err(|e| Failure::input(format!("code generation failed: {e}")))?;
+    let bytes = flowc_codegen::object::object(
+        &versions.generic,
+        versions.small_version(),
+        &env,
+        Config::default().max_depth,
+        &describe,
+    )
+    .map_err(|e| Failure::input(format!("code generation failed: {e}")))?;
     let mut object = args.output.clone().into_os_string();
     object.push(".o");
     let object = PathBuf::from(object);

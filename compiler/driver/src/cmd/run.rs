@@ -69,10 +69,9 @@ pub fn native(
         Err(kind) => return Ok(Err(interp::RuntimeError { kind, at: None })),
     };
     let versions = flowc_passes::versions::optimize_versions(module, &flowc_passes::context::Options::default());
-    let words = versions.small.as_ref().map(|(m, params)| (m, params.as_slice()));
     // Under --fuel the code counts it (one step per loop iteration).
     let options = flowc_codegen::Options { fuel: config.fuel.is_some() };
-    let native = flowc_codegen::Native::compile_versions(&versions.generic, words, options)
+    let native = flowc_codegen::Native::compile_versions(&versions.generic, versions.small_version(), options)
         .map_err(|e| Failure::input(format!("code generation failed: {e}")))?;
     Ok(native.run_with(env, config))
 }
