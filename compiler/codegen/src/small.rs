@@ -18,7 +18,7 @@
 //!
 //! Parameters, calls, field reads and everything else may be anything.
 
-use flowc_ir::{Function, InstKind, Operand};
+use flowc_ir::{Function, InstId, InstKind, Operand};
 use flowc_lang::ast::Operator;
 use flowc_lang::ops::{Form, Op};
 use flowc_lang::Value;
@@ -32,27 +32,30 @@ impl Small {
     pub fn of(f: &Function) -> Small {
         let mut small = vec![false; f.values.len()];
         let insts: Vec<_> = f.all_insts().map(|(_, i)| i).collect();
-        // Optimistic: every instruction result starts small and is demoted
-        // until nothing changes (monotone, so this terminates).
+        // Optimistic: every instruction result starts small; a result that
+        // turns out not to be is demoted once, and only the instructions
+        // reading it are looked at again (a worklist, so linear).
+        let mut readers: Vec<Vec<InstId>> = vec![Vec::new(); f.values.len()];
         for &i in &insts {
             if let Some(v) = f.insts[i].result {
                 small[ix(v)] = true;
             }
-        }
-        let mut s = Small(small);
-        loop {
-            let mut changed = false;
-            for &i in &insts {
-                let Some(v) = f.insts[i].result else { continue };
-                if s.0[ix(v)] && !s.result_is_small(&f.insts[i].kind) {
-                    s.0[ix(v)] = false;
-                    changed = true;
+            for o in f.insts[i].kind.operands() {
+                if let Some(r) = o.as_value().and_then(|v| readers.get_mut(ix(v))) {
+                    r.push(i);
                 }
             }
-            if !changed {
-                return s;
+        }
+        let mut s = Small(small);
+        let mut work = insts;
+        while let Some(i) = work.pop() {
+            let Some(v) = f.insts[i].result else { continue };
+            if s.0[ix(v)] && !s.result_is_small(&f.insts[i].kind) {
+                s.0[ix(v)] = false;
+                work.extend(&readers[ix(v)]);
             }
         }
+        s
     }
 
     /// Whether `o` is certainly a small integer.
