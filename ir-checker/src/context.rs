@@ -199,3 +199,43 @@ impl<'f> Checker<'f> {
         self.out.into_iter().map(|(_, v)| v).collect()
     }
 }
+
+/// A set of blocks that empties in constant time: a stamp per block of the
+/// arena, where the blocks stamped with the current generation are in the
+/// set. The rule passes fill one per phi (its predecessors, the inputs seen
+/// so far) without hashing or allocating. Ids outside the arena are never
+/// members and cannot be inserted.
+pub(crate) struct BlockMarks {
+    stamp: Vec<u32>,
+    generation: u32,
+}
+
+impl BlockMarks {
+    pub fn new(f: &Function) -> BlockMarks {
+        BlockMarks { stamp: vec![0; f.blocks.len()], generation: 1 }
+    }
+
+    /// Empties the set.
+    pub fn clear(&mut self) {
+        self.generation += 1;
+        if self.generation == u32::MAX {
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.generation = 1;
+        }
+    }
+
+    pub fn contains(&self, b: BlockId) -> bool {
+        self.stamp.get(ix_block(b)) == Some(&self.generation)
+    }
+
+    /// Adds `b`; false if it was already in the set or is outside the arena.
+    pub fn insert(&mut self, b: BlockId) -> bool {
+        match self.stamp.get_mut(ix_block(b)) {
+            Some(s) if *s != self.generation => {
+                *s = self.generation;
+                true
+            }
+            _ => false,
+        }
+    }
+}

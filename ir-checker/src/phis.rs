@@ -11,17 +11,16 @@
 //!
 //! Phis listed among the ordinary instructions get the input checks too.
 
-use std::collections::HashSet;
-
 use flowc_ir::cfg::Cfg;
 use flowc_ir::print::block_ref;
 use flowc_ir::{BlockId, InstKind};
 
-use crate::context::Checker;
+use crate::context::{BlockMarks, Checker};
 use crate::violation::Rule;
 
 pub(crate) fn check_phis(c: &mut Checker, cfg: &Cfg) {
     let f = c.f;
+    let mut marks = (BlockMarks::new(f), BlockMarks::new(f));
     for n in 0..c.linked.len() {
         let l = c.linked[n];
         let kind = &f.insts[l.inst].kind;
@@ -34,7 +33,7 @@ pub(crate) fn check_phis(c: &mut Checker, cfg: &Cfg) {
             messages.push((Rule::PhisFirst, "this instruction is not a phi but is listed among the phis".to_owned()));
         }
         if let InstKind::Phi(inputs) = kind {
-            messages.extend(input_problems(c, cfg, l.block, inputs.iter().map(|(b, _)| *b)));
+            messages.extend(input_problems(c, cfg, &mut marks, l.block, inputs.iter().map(|(b, _)| *b)));
         }
         for (rule, msg) in messages {
             let at = c.at_inst(l.inst);
@@ -46,12 +45,16 @@ pub(crate) fn check_phis(c: &mut Checker, cfg: &Cfg) {
 fn input_problems(
     c: &Checker,
     cfg: &Cfg,
+    (pred_set, seen): &mut (BlockMarks, BlockMarks),
     block: BlockId,
     inputs: impl Iterator<Item = BlockId>,
 ) -> Vec<(Rule, String)> {
     let preds = cfg.preds(block);
-    let pred_set: HashSet<BlockId> = preds.iter().copied().collect();
-    let mut seen = HashSet::new();
+    pred_set.clear();
+    seen.clear();
+    for &p in preds {
+        pred_set.insert(p);
+    }
     let mut out = Vec::new();
     for b in inputs {
         if !c.has_block(b) {
@@ -60,13 +63,13 @@ fn input_problems(
             out.push((Rule::DanglingRef, format!("input block {} is not in the layout", block_ref(b))));
         } else if !seen.insert(b) {
             out.push((Rule::PhiInputs, format!("more than one input for {}", block_ref(b))));
-        } else if !pred_set.contains(&b) {
+        } else if !pred_set.contains(b) {
             let msg = format!("input for {}, which is not a predecessor of {}", block_ref(b), block_ref(block));
             out.push((Rule::PhiInputs, msg));
         }
     }
     for &p in preds {
-        if !seen.contains(&p) {
+        if !seen.contains(p) {
             out.push((Rule::PhiInputs, format!("no input for predecessor {}", block_ref(p))));
         }
     }

@@ -17,13 +17,11 @@
 //! Instruction operands and terminator operands are checked here; resume
 //! data operands, whose use point is the guard, in `guards`.
 
-use std::collections::HashSet;
-
 use flowc_ir::cfg::{Cfg, DomTree};
 use flowc_ir::print::{block_ref, value_ref};
 use flowc_ir::{BlockId, InstKind, Operand, ValueId};
 
-use crate::context::{Checker, Site};
+use crate::context::{BlockMarks, Checker, Linked, Site};
 use crate::violation::{At, Rule};
 
 /// Where a value is used.
@@ -123,29 +121,36 @@ fn report_use(c: &mut Checker, block: BlockId, pos: u32, at: Option<At>, v: Valu
 
 pub(crate) fn check_uses(c: &mut Checker, flow: &Flow) {
     let f = c.f;
+    let (mut preds, mut seen) = (BlockMarks::new(f), BlockMarks::new(f));
+    // Checks one operand of instruction `l` (its location is printed only
+    // when there is something to report).
+    let check = |c: &mut Checker, l: &Linked, o: &Operand, point: UsePoint| {
+        let Some(v) = o.as_value() else { return };
+        if let Err(p) = check_use(c, flow, v, point) {
+            let at = c.at_inst(l.inst);
+            report_use(c, l.block, l.pos, at, v, point, p);
+        }
+    };
     for n in 0..c.linked.len() {
         let l = c.linked[n];
-        let kind = &f.insts[l.inst].kind;
-        let uses: Vec<(&Operand, UsePoint)> = match kind {
+        match &f.insts[l.inst].kind {
             InstKind::Phi(inputs) => {
                 // Dominance only for the first input of each predecessor.
-                let preds: HashSet<BlockId> = flow.cfg.preds(l.block).iter().copied().collect();
-                let mut seen = HashSet::new();
-                inputs
-                    .iter()
-                    .map(|(pred, o)| {
-                        let real = preds.contains(pred) && seen.insert(*pred);
-                        (o, if real { UsePoint::EndOf(*pred) } else { UsePoint::Anywhere })
-                    })
-                    .collect()
+                preds.clear();
+                seen.clear();
+                for &p in flow.cfg.preds(l.block) {
+                    preds.insert(p);
+                }
+                for (pred, o) in inputs {
+                    let real = preds.contains(*pred) && seen.insert(*pred);
+                    let point = if real { UsePoint::EndOf(*pred) } else { UsePoint::Anywhere };
+                    check(c, &l, o, point);
+                }
             }
-            _ => kind.operands().map(|o| (o, UsePoint::At(l.block, l.pos))).collect(),
-        };
-        for (o, point) in uses {
-            let Some(v) = o.as_value() else { continue };
-            if let Err(p) = check_use(c, flow, v, point) {
-                let at = c.at_inst(l.inst);
-                report_use(c, l.block, l.pos, at, v, point, p);
+            kind => {
+                for o in kind.operands() {
+                    check(c, &l, o, UsePoint::At(l.block, l.pos));
+                }
             }
         }
     }

@@ -2,7 +2,7 @@
 
 use bitvec::prelude::*;
 
-use flowc_ir::{BlockId, Builder, Function, FunctionKind, InstKind, Operand, Terminator, Trap, ValueDef};
+use flowc_ir::{BlockId, Builder, Capacity, Function, FunctionKind, InstKind, Operand, Terminator, Trap, ValueDef};
 use flowc_lang::ast::{self, Arg, Operator, Stmt};
 use flowc_lang::ops::{Form, Op};
 use flowc_lang::symbol::SymbolMap;
@@ -71,9 +71,10 @@ pub fn lower_graph(
     entry_label: Symbol,
     signatures: &[(Symbol, usize)],
 ) -> Function {
-    let index: SymbolMap<usize> = blocks.iter().enumerate().rev().map(|(i, b)| (b.label, i)).collect();
+    let index = Labels::new(blocks);
     // Reachable AST blocks, in reverse postorder from the entry.
-    let rpo = reverse_postorder(blocks, &index, index[&entry_label]);
+    let entry_index = index.get(entry_label).expect("the entry label names a block");
+    let rpo = reverse_postorder(blocks, &index, entry_index);
     let mut reachable = bitvec![0; blocks.len()];
     for &i in &rpo {
         reachable.set(i, true);
@@ -82,7 +83,11 @@ pub fn lower_graph(
 
     // IR blocks: one per reachable AST block (file order), one trap block per
     // missing label; the AST entry is the IR entry unless it has predecessors.
-    let mut builder = Builder::new(kind, name);
+    // Room for every block and statement, plus phis (a guess: they are
+    // fewer than statements in practice); the arenas never regrow.
+    let statements: usize = rpo.iter().map(|&i| blocks[i].body.len() + 1).sum();
+    let capacity = Capacity { blocks: rpo.len() + 1, insts: statements + statements / 2 };
+    let mut builder = Builder::with_capacity(kind, name, capacity);
     let fresh_entry = builder.entry();
     let mut ir_of: Vec<Option<BlockId>> = vec![None; blocks.len()];
     for (i, b) in blocks.iter().enumerate() {
@@ -99,7 +104,7 @@ pub fn lower_graph(
     let mut trap_blocks = Vec::new();
     for &i in &rpo {
         for l in blocks[i].term.successors() {
-            if !index.contains_key(&l) && !traps.contains_key(&l) {
+            if index.get(l).is_none() && !traps.contains_key(&l) {
                 let t = builder.block(None);
                 builder.terminate(t, Terminator::Trap(Trap::UnknownLabel(l)));
                 traps.insert(l, t);
@@ -136,7 +141,7 @@ pub fn lower_graph(
         let v = builder.param(Some(p));
         entry.params.insert(p, Operand::Value(v));
     }
-    let mut ssa = Ssa::new(builder, preds.clone());
+    let mut ssa = Ssa::new(builder, preds);
 
     // Fill blocks in reverse postorder; seal each as soon as all its
     // predecessors are filled.
@@ -147,9 +152,9 @@ pub fn lower_graph(
     order.extend(rpo.iter().map(|&i| (ir_of[i].expect("reachable"), Some(i))));
     order.extend(trap_blocks.iter().map(|&t| (t, None)));
     let mut filled = vec![false; n];
-    let all_filled = |b: BlockId, filled: &[bool]| preds[raw(b)].iter().all(|p| filled[raw(*p)]);
+    let all_filled = |ssa: &Ssa, b: BlockId, filled: &[bool]| ssa.preds(b).iter().all(|p| filled[raw(*p)]);
     for &(b, ast) in &order {
-        if all_filled(b, &filled) {
+        if all_filled(&ssa, b, &filled) {
             ssa.seal(b, &mut entry);
         }
         match ast {
@@ -162,7 +167,7 @@ pub fn lower_graph(
         }
         filled[raw(b)] = true;
         for s in ssa.builder.func.blocks[b].term.successors() {
-            if all_filled(s, &filled) {
+            if all_filled(&ssa, s, &filled) {
                 ssa.seal(s, &mut entry);
             }
         }
@@ -174,9 +179,37 @@ pub fn lower_graph(
     f
 }
 
+/// The position of the block each label names (the first, if several do):
+/// a table indexed by the label's symbol number. Every jump looks its
+/// target up here, so on large graphs a dense table, whose order follows
+/// the order labels were interned in, beats a hash map's scattered probes.
+struct Labels {
+    slot: Vec<u32>,
+}
+
+impl Labels {
+    const NONE: u32 = u32::MAX;
+
+    fn new(blocks: &[&ast::Block]) -> Labels {
+        let len = blocks.iter().map(|b| b.label.index() as usize + 1).max().unwrap_or(0);
+        let mut slot = vec![Labels::NONE; len];
+        for (i, b) in blocks.iter().enumerate().rev() {
+            slot[b.label.index() as usize] = i as u32;
+        }
+        Labels { slot }
+    }
+
+    fn get(&self, l: Symbol) -> Option<usize> {
+        match self.slot.get(l.index() as usize) {
+            Some(&i) if i != Labels::NONE => Some(i as usize),
+            _ => None,
+        }
+    }
+}
+
 /// Maps labels to the IR blocks jumps go to.
 struct Targets<'a> {
-    index: &'a SymbolMap<usize>,
+    index: &'a Labels,
     ir_of: &'a [Option<BlockId>],
     traps: &'a SymbolMap<BlockId>,
 }
@@ -184,8 +217,8 @@ struct Targets<'a> {
 impl Targets<'_> {
     /// The lowered block of `l`, or the trap block of a missing label.
     fn get(&self, l: Symbol) -> BlockId {
-        match self.index.get(&l) {
-            Some(&i) => self.ir_of[i].expect("jump targets of reachable blocks are reachable"),
+        match self.index.get(l) {
+            Some(i) => self.ir_of[i].expect("jump targets of reachable blocks are reachable"),
             None => self.traps[&l],
         }
     }
@@ -221,25 +254,36 @@ fn first_use_order(blocks: &[&ast::Block], rpo: &[usize]) -> SymbolMap<usize> {
     order
 }
 
-fn reverse_postorder(blocks: &[&ast::Block], index: &SymbolMap<usize>, entry: usize) -> Vec<usize> {
+fn reverse_postorder(blocks: &[&ast::Block], index: &Labels, entry: usize) -> Vec<usize> {
     let mut visited = bitvec![0; blocks.len()];
-    let mut post = Vec::new();
-    let succ =
-        |i: usize| -> Vec<usize> { blocks[i].term.successors().iter().filter_map(|l| index.get(l).copied()).collect() };
-    let mut stack = vec![(entry, succ(entry), 0usize)];
+    let mut post = Vec::with_capacity(blocks.len());
+    // The `k`-th successor label of block `i` that exists, if any.
+    let succ = |i: usize, k: usize| -> Option<Option<usize>> {
+        let t = &blocks[i].term;
+        let l = match (t, k) {
+            (ast::Terminator::Jump(l) | ast::Terminator::Promote { label: l, .. }, 0) => l,
+            (ast::Terminator::If { then_label, .. } | ast::Terminator::IfClass { then_label, .. }, 0) => then_label,
+            (ast::Terminator::If { else_label, .. } | ast::Terminator::IfClass { else_label, .. }, 1) => else_label,
+            (ast::Terminator::Call { next, .. }, 0) => next,
+            _ => return None,
+        };
+        Some(index.get(*l))
+    };
+    let mut stack = vec![(entry, 0usize)];
     visited.set(entry, true);
-    while let Some((b, s, k)) = stack.last_mut() {
-        if *k < s.len() {
-            let t = s[*k];
-            *k += 1;
-            if !visited[t] {
-                visited.set(t, true);
-                let st = succ(t);
-                stack.push((t, st, 0));
+    while let Some((b, k)) = stack.last_mut() {
+        match succ(*b, *k) {
+            Some(t) => {
+                *k += 1;
+                if let Some(t) = t.filter(|&t| !visited[t]) {
+                    visited.set(t, true);
+                    stack.push((t, 0));
+                }
             }
-        } else {
-            post.push(*b);
-            stack.pop();
+            None => {
+                post.push(*b);
+                stack.pop();
+            }
         }
     }
     post.reverse();

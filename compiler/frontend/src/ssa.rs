@@ -15,6 +15,7 @@
 //! replacement is recorded in a forwarding map and applied to every operand
 //! in [`Ssa::finish`].
 
+use bitvec::vec::BitVec;
 use flowc_ir::{BlockId, Builder, Function, InstId, InstKind, Operand, ValueDef, ValueId};
 use flowc_lang::Symbol;
 
@@ -37,9 +38,11 @@ pub struct Ssa {
     unfinished: Vec<bool>,
     removed: Vec<bool>,
     pending: Vec<(Symbol, InstId, BlockId)>,
-    replaced: Vec<Option<Operand>>,
+    replaced: Replacements,
     /// For each phi value, the phis that use it.
     phi_users: Vec<Vec<InstId>>,
+    /// The worklist of [`Ssa::try_remove_trivial`], kept between calls.
+    work: Vec<InstId>,
 }
 
 fn ix<T>(id: la_arena::Idx<T>) -> usize {
@@ -54,27 +57,52 @@ fn slot<T: Default>(v: &mut Vec<T>, i: usize) -> &mut T {
     &mut v[i]
 }
 
-/// Follows replacements from `o` to the operand it stands for now, and
-/// points every value on the way straight at it (path compression), so
-/// long chains of removed phis cost their length once.
-fn resolve_in(replaced: &mut [Option<Operand>], o: &Operand) -> Operand {
-    let mut end = o.clone();
-    while let Operand::Value(v) = end {
-        match replaced.get(ix(v)) {
-            Some(Some(r)) => end = r.clone(),
-            _ => break,
+/// Removed phis and the operands they forward to. `marked` has one bit
+/// per value and is all that most lookups touch: resolving is done for every
+/// operand read, and on large functions a bit table stays in cache where
+/// the table of operands does not.
+#[derive(Default)]
+struct Replacements {
+    marked: BitVec,
+    to: Vec<Option<Operand>>,
+}
+
+impl Replacements {
+    fn get(&self, v: ValueId) -> Option<&Operand> {
+        if !self.marked.get(ix(v)).is_some_and(|b| *b) {
+            return None;
         }
+        self.to[ix(v)].as_ref()
     }
-    let mut cur = o.clone();
-    while let Operand::Value(v) = cur {
-        match replaced.get_mut(ix(v)) {
-            Some(Some(r)) if *r != end => {
-                cur = std::mem::replace(r, end.clone());
+
+    fn set(&mut self, v: ValueId, o: Operand) {
+        if self.marked.len() <= ix(v) {
+            self.marked.resize(ix(v) + 1, false);
+        }
+        self.marked.set(ix(v), true);
+        *slot(&mut self.to, ix(v)) = Some(o);
+    }
+
+    /// Follows replacements from `o` to the operand it stands for now, and
+    /// points every value on the way straight at it (path compression), so
+    /// long chains of removed phis cost their length once.
+    fn resolve(&mut self, o: &Operand) -> Operand {
+        let mut end = o.clone();
+        while let Operand::Value(v) = end {
+            match self.get(v) {
+                Some(r) => end = r.clone(),
+                None => break,
             }
-            _ => break,
         }
+        let mut cur = o.clone();
+        while let Operand::Value(v) = cur {
+            match self.get(v) {
+                Some(r) if *r != end => cur = self.to[ix(v)].replace(end.clone()).unwrap(),
+                _ => break,
+            }
+        }
+        end
     }
-    end
 }
 
 fn flag(v: &[bool], i: usize) -> bool {
@@ -93,12 +121,14 @@ impl Ssa {
             unfinished: Vec::new(),
             removed: Vec::new(),
             pending: Vec::new(),
-            replaced: Vec::new(),
+            replaced: Replacements::default(),
             phi_users: Vec::new(),
+            work: Vec::new(),
         }
     }
 
-    fn preds(&self, b: BlockId) -> &[BlockId] {
+    /// The predecessors of `b`, as given to [`Ssa::new`].
+    pub fn preds(&self, b: BlockId) -> &[BlockId] {
         self.preds.get(ix(b)).map_or(&[], |v| v)
     }
 
@@ -186,9 +216,10 @@ impl Ssa {
 
     fn process_pending(&mut self, entry: &mut dyn EntryValue) {
         while let Some((var, phi, b)) = self.pending.pop() {
-            let preds = self.preds(b).to_vec();
-            let mut inputs = Vec::with_capacity(preds.len());
-            for p in preds {
+            let n = self.preds(b).len();
+            let mut inputs = Vec::with_capacity(n);
+            for k in 0..n {
+                let p = self.preds[ix(b)][k];
                 // Register under the value the operand stands for now: a
                 // phi removed earlier forwards to its replacement.
                 let read = self.read_no_pending(var, p, entry);
@@ -215,23 +246,23 @@ impl Ssa {
 
     /// Follows phi replacements, compressing the chain it walked.
     pub fn resolve(&mut self, o: &Operand) -> Operand {
-        resolve_in(&mut self.replaced, o)
+        self.replaced.resolve(o)
     }
 
     /// Algorithm 3 of the paper, with a worklist instead of recursion.
     fn try_remove_trivial(&mut self, phi: InstId) {
-        let mut work = vec![phi];
+        let mut work = std::mem::take(&mut self.work);
+        work.push(phi);
         while let Some(phi) = work.pop() {
             if flag(&self.removed, ix(phi)) || flag(&self.unfinished, ix(phi)) {
                 continue;
             }
             let me = self.builder.func.insts[phi].result.expect("phi has a result");
             let InstKind::Phi(inputs) = &self.builder.func.insts[phi].kind else { unreachable!() };
-            let inputs: Vec<Operand> = inputs.iter().map(|(_, o)| o.clone()).collect();
             let mut same: Option<Operand> = None;
             let mut trivial = true;
-            for o in &inputs {
-                let o = self.resolve(o);
+            for (_, o) in inputs {
+                let o = self.replaced.resolve(o);
                 if o == Operand::Value(me) || same.as_ref() == Some(&o) {
                     continue;
                 }
@@ -247,7 +278,7 @@ impl Ssa {
             // A phi with no input but itself sits in a cycle no definition
             // enters; reachable code never builds one, keep it if it appears.
             let Some(same) = same else { continue };
-            *slot(&mut self.replaced, ix(me)) = Some(same.clone());
+            self.replaced.set(me, same.clone());
             *slot(&mut self.removed, ix(phi)) = true;
             let users = std::mem::take(slot(&mut self.phi_users, ix(me)));
             if let Operand::Value(s) = same {
@@ -257,6 +288,7 @@ impl Ssa {
             }
             work.extend(users.into_iter().filter(|&u| u != phi));
         }
+        self.work = work;
     }
 
     /// Unlinks removed phis and rewrites every operand through the
@@ -264,7 +296,7 @@ impl Ssa {
     pub fn finish(self) -> Function {
         let Ssa { builder, mut replaced, removed, .. } = self;
         let mut f = builder.finish();
-        let mut resolve = |o: &mut Operand| *o = resolve_in(&mut replaced, o);
+        let mut resolve = |o: &mut Operand| *o = replaced.resolve(o);
         for b in f.layout.clone() {
             f.blocks[b].phis.retain(|i| !flag(&removed, ix(*i)));
             let ids: Vec<InstId> = f.block_insts(b).collect();

@@ -5,7 +5,9 @@ use flowc_lang::ast::Operator;
 use flowc_lang::ops::{Form, Op};
 use flowc_lang::Symbol;
 
-use crate::function::{BlockData, BlockId, Function, FunctionKind, InstData, InstId, ValueData, ValueDef, ValueId};
+use crate::function::{
+    BlockData, BlockId, Capacity, Function, FunctionKind, InstData, InstId, ValueData, ValueDef, ValueId,
+};
 use crate::inst::{InstKind, Operand, Terminator, Trap};
 use crate::resume::{ResumeData, ResumeId};
 
@@ -17,6 +19,11 @@ pub struct Builder {
 impl Builder {
     pub fn new(kind: FunctionKind, name: Symbol) -> Builder {
         Builder { func: Function::new(kind, name) }
+    }
+
+    /// A builder with room reserved for a function of about this size.
+    pub fn with_capacity(kind: FunctionKind, name: Symbol, capacity: Capacity) -> Builder {
+        Builder { func: Function::with_capacity(kind, name, capacity) }
     }
 
     pub fn finish(self) -> Function {

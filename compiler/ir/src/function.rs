@@ -122,6 +122,10 @@ fn raw<T>(i: Idx<T>) -> usize {
 }
 
 impl Sites {
+    pub fn with_capacity(insts: usize, blocks: usize) -> Sites {
+        Sites { insts: Vec::with_capacity(insts), terms: Vec::with_capacity(blocks) }
+    }
+
     pub fn inst(&self, i: InstId) -> Option<Site> {
         self.insts.get(raw(i)).copied().flatten()
     }
@@ -154,27 +158,44 @@ impl Sites {
     }
 }
 
+/// How many blocks and instructions a function is expected to hold
+/// ([`Function::with_capacity`]); a hint, never a limit.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Capacity {
+    pub blocks: usize,
+    pub insts: usize,
+}
+
 impl Function {
     /// An empty function with an entry block ending in `trap` until built.
     pub fn new(kind: FunctionKind, name: Symbol) -> Function {
-        let mut blocks = Arena::new();
+        Function::with_capacity(kind, name, Capacity::default())
+    }
+
+    /// [`Function::new`] with room reserved for the expected number of
+    /// blocks and instructions (builders that know their size avoid
+    /// regrowing, and recopying, the arenas).
+    pub fn with_capacity(kind: FunctionKind, name: Symbol, capacity: Capacity) -> Function {
+        let mut blocks = Arena::with_capacity(capacity.blocks);
         let entry = blocks.alloc(BlockData {
             name: None,
             phis: Vec::new(),
             insts: Vec::new(),
             term: Terminator::Trap(crate::inst::Trap::ReturnOutsideFunction),
         });
+        let mut layout = Vec::with_capacity(capacity.blocks.max(1));
+        layout.push(entry);
         Function {
             kind,
             name,
             params: Vec::new(),
             entry,
-            layout: vec![entry],
+            layout,
             blocks,
-            insts: Arena::new(),
-            values: Arena::new(),
+            insts: Arena::with_capacity(capacity.insts),
+            values: Arena::with_capacity(capacity.insts),
             resumes: Arena::new(),
-            sites: Sites::default(),
+            sites: Sites::with_capacity(capacity.insts, capacity.blocks),
         }
     }
 

@@ -61,7 +61,8 @@ pub mod resume;
 
 pub use builder::Builder;
 pub use function::{
-    BlockData, BlockId, Function, FunctionKind, InstData, InstId, Module, Site, Sites, ValueData, ValueDef, ValueId,
+    BlockData, BlockId, Capacity, Function, FunctionKind, InstData, InstId, Module, Site, Sites, ValueData, ValueDef,
+    ValueId,
 };
 pub use inst::{GuardKind, InstKind, Operand, Terminator, Trap};
 pub use resume::{ResumeData, ResumeFrame, ResumeId, ResumeValue, VirtualObject};
