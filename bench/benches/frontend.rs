@@ -14,6 +14,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use flowc_lang::Symbol;
 
 fn main() {
+    flowc_bench::scale::keep_freed_memory();
     println!("{:>10} {:>12} {:>12} {:>12}", "statements", "lower ns/st", "check ns/st", "total ns/st");
     let mut per_stmt = Vec::new();
     for size in SIZES {

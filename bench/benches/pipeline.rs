@@ -34,6 +34,7 @@ fn measure(p: &flowc_lang::Program, runs: usize) -> Vec<f64> {
 }
 
 fn main() {
+    flowc_bench::scale::keep_freed_memory();
     let names: Vec<&str> = std::iter::once("front end").chain(PIPELINE.iter().map(|p| p.name)).collect();
     let mut table: Vec<(usize, usize, Vec<f64>)> = Vec::new();
     for size in SIZES {

@@ -46,3 +46,30 @@ pub fn time_best<T>(min_secs: f64, mut f: impl FnMut() -> T) -> f64 {
         }
     }
 }
+
+/// mimalloc's `mi_option_purge_delay` (its position in `mi_option_t` of
+/// mimalloc 3, which libmimalloc-sys builds; the crate does not export it).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+/// Its default in that version, in milliseconds.
+const MI_PURGE_DELAY_DEFAULT: i64 = 1000;
+
+/// Tells the allocator to keep freed memory instead of returning it to the
+/// operating system. The scaling benchmarks take the best of several runs
+/// so that every size measures the work and not the kernel's zeroing of
+/// fresh pages; by default mimalloc hands large freed regions back, so at
+/// 10^6 statements every run paid for fresh pages again while small sizes
+/// reused theirs. Call first thing in `main`.
+pub fn keep_freed_memory() {
+    // SAFETY: reading and setting a mimalloc option has no memory-safety
+    // requirements; the benchmark is single-threaded at this point.
+    unsafe {
+        let before = libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) as i64;
+        let from_env = std::env::var_os("MIMALLOC_PURGE_DELAY").is_some();
+        assert!(
+            from_env || before == MI_PURGE_DELAY_DEFAULT,
+            "mimalloc option {MI_OPTION_PURGE_DELAY} is {before}, not the purge delay's default: \
+             the option numbering changed, update MI_OPTION_PURGE_DELAY"
+        );
+        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1);
+    }
+}

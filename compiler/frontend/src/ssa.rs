@@ -30,7 +30,12 @@ pub struct Ssa {
     /// and values (arenas are dense, so vectors beat hash maps here).
     preds: Vec<Vec<BlockId>>,
     /// Current definitions per block.
-    defs: Vec<Vec<(Symbol, Operand)>>,
+    /// Current definitions per block, 8 bytes each: most of the front
+    /// end's memory on large graphs is these, since a read memoizes its
+    /// answer in every block of the single-predecessor chain it walked.
+    defs: Vec<Vec<(Symbol, Def)>>,
+    /// The constants definitions name.
+    consts: Vec<Operand>,
     sealed: Vec<bool>,
     /// Incomplete phis of unsealed blocks.
     incomplete: Vec<Vec<(Symbol, InstId)>>,
@@ -105,6 +110,34 @@ impl Replacements {
     }
 }
 
+/// A definition in 32 bits: a value's arena index, or (high bit set) the
+/// index of a constant in [`Ssa::consts`].
+#[derive(Copy, Clone)]
+struct Def(u32);
+
+impl Def {
+    const CONST: u32 = 1 << 31;
+
+    fn value(v: ValueId) -> Def {
+        let i = v.into_raw().into_u32();
+        assert!(i < Def::CONST, "a function has fewer than 2^31 values");
+        Def(i)
+    }
+
+    fn constant(k: usize) -> Def {
+        assert!(k < Def::CONST as usize, "a function has fewer than 2^31 constants");
+        Def(Def::CONST | k as u32)
+    }
+
+    fn constant_index(self) -> Option<usize> {
+        (self.0 & Def::CONST != 0).then_some((self.0 & !Def::CONST) as usize)
+    }
+
+    fn as_value(self) -> ValueId {
+        ValueId::from_raw(la_arena::RawIdx::from_u32(self.0))
+    }
+}
+
 fn flag(v: &[bool], i: usize) -> bool {
     v.get(i).copied().unwrap_or(false)
 }
@@ -116,6 +149,7 @@ impl Ssa {
             builder,
             preds,
             defs: Vec::new(),
+            consts: Vec::new(),
             sealed: Vec::new(),
             incomplete: Vec::new(),
             unfinished: Vec::new(),
@@ -137,15 +171,37 @@ impl Ssa {
     }
 
     pub fn write(&mut self, var: Symbol, block: BlockId, value: Operand) {
-        let defs = slot(&mut self.defs, ix(block));
-        match defs.iter_mut().find(|(v, _)| *v == var) {
-            Some(slot) => slot.1 = value,
-            None => defs.push((var, value)),
+        let def = self.def(value);
+        self.write_def(var, block, def);
+    }
+
+    fn def(&mut self, o: Operand) -> Def {
+        match o {
+            Operand::Value(v) => Def::value(v),
+            c => {
+                self.consts.push(c);
+                Def::constant(self.consts.len() - 1)
+            }
         }
     }
 
-    fn local(&self, var: Symbol, block: BlockId) -> Option<Operand> {
-        self.defs.get(ix(block))?.iter().find(|(v, _)| *v == var).map(|(_, o)| o.clone())
+    fn operand(&self, d: Def) -> Operand {
+        match d.constant_index() {
+            Some(k) => self.consts[k].clone(),
+            None => Operand::Value(d.as_value()),
+        }
+    }
+
+    fn write_def(&mut self, var: Symbol, block: BlockId, def: Def) {
+        let defs = slot(&mut self.defs, ix(block));
+        match defs.iter_mut().find(|(v, _)| *v == var) {
+            Some(slot) => slot.1 = def,
+            None => defs.push((var, def)),
+        }
+    }
+
+    fn local(&self, var: Symbol, block: BlockId) -> Option<Def> {
+        self.defs.get(ix(block))?.iter().find(|(v, _)| *v == var).map(|&(_, d)| d)
     }
 
     /// The current value of `var` at the end of the filled part of `block`.
@@ -158,20 +214,21 @@ impl Ssa {
     fn read_no_pending(&mut self, var: Symbol, block: BlockId, entry: &mut dyn EntryValue) -> Operand {
         let mut walked = Vec::new();
         let mut b = block;
-        let value = loop {
-            if let Some(v) = self.local(var, b) {
-                break v;
+        let def = loop {
+            if let Some(d) = self.local(var, b) {
+                break d;
             }
             if !self.is_sealed(b) {
                 let phi = self.new_phi(var, b);
                 slot(&mut self.incomplete, ix(b)).push((var, phi));
-                break self.phi_value(phi);
+                break self.phi_def(phi);
             }
             match self.preds(b).len() {
                 0 => {
                     let v = entry.entry_value(&mut self.builder, var);
-                    self.write(var, b, v.clone());
-                    break v;
+                    let d = self.def(v);
+                    self.write_def(var, b, d);
+                    break d;
                 }
                 1 => {
                     walked.push(b);
@@ -180,14 +237,14 @@ impl Ssa {
                 _ => {
                     let phi = self.new_phi(var, b);
                     self.pending.push((var, phi, b));
-                    break self.phi_value(phi);
+                    break self.phi_def(phi);
                 }
             }
         };
         for w in walked {
-            self.write(var, w, value.clone());
+            self.write_def(var, w, def);
         }
-        value
+        self.operand(def)
     }
 
     fn new_phi(&mut self, var: Symbol, b: BlockId) -> InstId {
@@ -198,8 +255,8 @@ impl Ssa {
         phi
     }
 
-    fn phi_value(&self, phi: InstId) -> Operand {
-        Operand::Value(self.builder.func.insts[phi].result.expect("phi has a result"))
+    fn phi_def(&self, phi: InstId) -> Def {
+        Def::value(self.builder.func.insts[phi].result.expect("phi has a result"))
     }
 
     /// Completes the block's incomplete phis; its predecessors are all filled.
