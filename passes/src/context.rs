@@ -44,6 +44,11 @@ pub struct FunctionFacts {
 pub struct Context {
     pub options: Options,
     pub functions: Vec<FunctionFacts>,
+    /// Whether the module may print an object
+    /// ([`crate::observe::allocations_observable`]), if a pass computed it
+    /// for the current IR. Unbox computes it and only removes allocations
+    /// when it is false, which keeps it false; dce takes it.
+    pub allocations_observable: Option<bool>,
 }
 
 impl Context {
@@ -52,7 +57,11 @@ impl Context {
     }
 
     pub fn with_options(module: &Module, options: Options) -> Context {
-        Context { options, functions: module.functions.iter().map(|_| FunctionFacts::default()).collect() }
+        Context {
+            options,
+            functions: module.functions.iter().map(|_| FunctionFacts::default()).collect(),
+            allocations_observable: None,
+        }
     }
 
     /// The facts of function `i`, growing the table if functions were added.

@@ -462,6 +462,10 @@ impl Widening {
 
     /// The thresholds of a function whose integer constants are `constants`.
     pub fn new(constants: impl IntoIterator<Item = i64>) -> Widening {
+        // Constants repeat a lot: deduplicate them before tripling them.
+        let mut constants: Vec<i64> = constants.into_iter().collect();
+        constants.sort_unstable();
+        constants.dedup();
         let mut thresholds: Vec<i128> = Widening::WORD_BOUNDS.to_vec();
         for c in constants {
             let c = c as i128;

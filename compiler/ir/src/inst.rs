@@ -121,6 +121,37 @@ pub enum InstKind {
     },
 }
 
+/// A terminator's successors ([`Terminator::successors`]): at most two
+/// blocks, held inline; a slice by `Deref`, blocks by `into_iter`.
+#[derive(Copy, Clone, Debug)]
+pub struct Successors {
+    blocks: [BlockId; 2],
+    len: u8,
+}
+
+impl std::ops::Deref for Successors {
+    type Target = [BlockId];
+    fn deref(&self) -> &[BlockId] {
+        &self.blocks[..self.len as usize]
+    }
+}
+
+impl<'a> IntoIterator for &'a Successors {
+    type Item = &'a BlockId;
+    type IntoIter = std::slice::Iter<'a, BlockId>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl IntoIterator for Successors {
+    type Item = BlockId;
+    type IntoIter = std::iter::Take<std::array::IntoIter<BlockId, 2>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.blocks.into_iter().take(self.len as usize)
+    }
+}
+
 /// An instruction's operands, without allocating ([`InstKind::operands`]).
 pub enum Operands<'a> {
     Args(std::slice::Iter<'a, Operand>),
@@ -302,13 +333,17 @@ impl Terminator {
     }
 
     /// Successor blocks, in order (duplicates possible).
-    pub fn successors(&self) -> Vec<BlockId> {
+    /// The blocks the terminator may jump to, in order (a branch to the
+    /// same block twice lists it twice).
+    pub fn successors(&self) -> Successors {
         match self {
-            Terminator::Jump(b) => vec![*b],
+            Terminator::Jump(b) => Successors { blocks: [*b, *b], len: 1 },
             Terminator::Branch { then_block, else_block, .. } | Terminator::IfClass { then_block, else_block, .. } => {
-                vec![*then_block, *else_block]
+                Successors { blocks: [*then_block, *else_block], len: 2 }
             }
-            Terminator::Print(_) | Terminator::Return(_) | Terminator::Trap(_) | Terminator::Exit { .. } => vec![],
+            Terminator::Print(_) | Terminator::Return(_) | Terminator::Trap(_) | Terminator::Exit { .. } => {
+                Successors { blocks: [BlockId::from_raw(la_arena::RawIdx::from_u32(0)); 2], len: 0 }
+            }
         }
     }
 

@@ -58,29 +58,32 @@ fn rewrite(f: &mut Function, p: &Propagation) -> Vec<InstId> {
                 Operand::Value(v) => refiner.refine(fr, *v, p.info(*v), b),
             }
         };
-        // Per instruction: constants, proven checks, forms.
+        // Per instruction: constants, proven checks, forms. `infos` holds
+        // the instruction's operand infos where they are used (a phi's
+        // input at the end of its predecessor), computed once.
         let mut forms = Vec::new();
         let mut operand_consts = Vec::new();
         let mut term_consts = Vec::new();
+        let mut infos: Vec<Info> = Vec::new();
         for &b in f.layout.iter().filter(|&&b| p.is_executable(b)) {
             for i in f.block_insts(b) {
                 let data = &f.insts[i];
-                // Operands proven constant where they are used.
+                infos.clear();
                 for (k, o) in data.kind.operands().enumerate() {
                     let at = match &data.kind {
                         InstKind::Phi(inputs) => inputs[k].0,
                         _ => b,
                     };
-                    if let Operand::Value(_) = o {
-                        if let Some(c) = info_at(o, at).constant {
-                            operand_consts.push((i, k, c));
-                        }
+                    let info = info_at(o, at);
+                    // Operands proven constant where they are used.
+                    if let (Operand::Value(_), Some(c)) = (o, &info.constant) {
+                        operand_consts.push((i, k, c.clone()));
                     }
+                    infos.push(info);
                 }
                 let result = data.result.map(|v| p.info(v));
                 match &data.kind {
                     InstKind::Op { op: Operator::Known(op), args, .. } if op.arity() == args.len() => {
-                        let infos: Vec<Info> = args.iter().map(|o| info_at(o, b)).collect();
                         let form = lattice::best_form(*op, &infos);
                         forms.push((i, form));
                         let total = op.info().failures.is_empty() || form == flowc_lang::ops::Form::Word;
@@ -89,7 +92,7 @@ fn rewrite(f: &mut Function, p: &Propagation) -> Vec<InstId> {
                             dead.push(i);
                         }
                     }
-                    InstKind::CheckBound(o) if !info_at(o, b).may_be_unbound() => {
+                    InstKind::CheckBound(o) if !infos[0].may_be_unbound() => {
                         // A check_bound without a result (before a trap) stays harmlessly.
                         if let Some(v) = data.result {
                             subst.set(v, o.clone());

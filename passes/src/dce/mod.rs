@@ -4,7 +4,8 @@
 //!
 //! Reads: `cx.facts(i).defuse` (the pipeline runs `def-use` right before;
 //! if it is missing or was computed for a different version of the function
-//! it is recomputed with [`DefUse::compute`]); the module's hints (`pure`
+//! it is recomputed with [`DefUse::compute`]); `cx.allocations_observable`
+//! (left by unbox; computed if missing); the module's hints (`pure`
 //! functions, `immutable` fields). Writes: the IR — every instruction not
 //! marked live is unlinked — and clears `defuse`, which no longer matches.
 //! Blocks, terminators and control flow are never changed.
@@ -61,7 +62,7 @@ use crate::Context;
 
 pub fn run(module: &mut Module, cx: &mut Context) {
     let pure_arity = roots::pure_arities(module);
-    let observable = crate::observe::allocations_observable(module);
+    let observable = cx.allocations_observable.take().unwrap_or_else(|| crate::observe::allocations_observable(module));
     for i in 0..module.functions.len() {
         let f = &module.functions[i];
         let du = match cx.facts(i).defuse.take() {

@@ -228,10 +228,9 @@ fn relayout(f: &mut Function, removed: &[bool], mut placed: Vec<(BlockId, BlockI
 fn pred_counts(f: &Function) -> Vec<u32> {
     let mut count = vec![0u32; f.blocks.len()];
     for &b in &f.layout {
-        let mut s = f.blocks[b].term.successors();
-        s.dedup();
-        for t in s {
-            if ix(t) < count.len() {
+        let s = f.blocks[b].term.successors();
+        for (k, &t) in s.iter().enumerate() {
+            if ix(t) < count.len() && !s[..k].contains(&t) {
                 count[ix(t)] += 1;
             }
         }

@@ -4,7 +4,8 @@
 //! Reads: `cx.facts(i).escape` (recomputed with [`Escape::analyze`] between
 //! rounds). Writes: the IR; afterwards `cx.facts(i).escape` holds a fresh
 //! analysis of the changed function and `cx.facts(i).loops` is cleared if
-//! the control flow changed.
+//! the control flow changed; `cx.allocations_observable` holds whether the
+//! module may print an object.
 //!
 //! For each web (allocations of one class joined by phis) that does not
 //! escape and is only used directly — as the object of `get`/`set`, by
@@ -52,7 +53,10 @@ use plan::{Accesses, NewOperand, Plan};
 use view::View;
 
 pub fn run(module: &mut Module, cx: &mut Context) {
-    if crate::observe::allocations_observable(module) {
+    let observable = crate::observe::allocations_observable(module);
+    // Removing allocations that never escape cannot make an object printable.
+    cx.allocations_observable = Some(observable);
+    if observable {
         return;
     }
     let immutable = module.immutable.clone();

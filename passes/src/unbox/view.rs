@@ -34,7 +34,7 @@ impl View {
         let succs = |b: BlockId| -> Vec<BlockId> {
             let mut s = match decided(b) {
                 Some(t) => vec![t],
-                None => f.blocks[b].term.successors(),
+                None => f.blocks[b].term.successors().to_vec(),
             };
             s.retain(|t| ix(*t) < n && in_layout[ix(*t)]);
             let mut seen = Vec::with_capacity(s.len());
