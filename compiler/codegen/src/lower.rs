@@ -142,6 +142,10 @@ struct Lowerer<'a, 'b> {
     site: Option<u64>,
     /// Values certainly small integers: their tag tests are left out.
     small: Small,
+    /// Comparisons of small integers computed inline: the machine
+    /// condition behind the result word, which guards and branches on the
+    /// result test directly instead of testing the word.
+    conds: HashMap<ValueId, ClValue>,
     /// Blocks some back edge (in reverse postorder) enters: loop headers,
     /// where fuel is counted.
     headers: Vec<bool>,
@@ -199,6 +203,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         uses,
         site: None,
         small,
+        conds: HashMap::new(),
         headers,
     };
     l.b.switch_to_block(stop);
@@ -368,6 +373,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     _ => None,
                 };
                 let args: Vec<ClValue> = args.iter().map(|a| self.operand(a)).collect();
+                if is_comparison(op) && (form == Form::Word || known == [true, true]) {
+                    // Small integers compare as words, and a comparison
+                    // cannot fail: no slow path.
+                    let c = self.b.ins().icmp(int_cc(op), args[0], args[1]);
+                    let (one, zero) = (self.konst(ONE as i64), self.konst(ZERO as i64));
+                    let v = self.b.ins().select(c, one, zero);
+                    if let Some(r) = self.f.insts[i].result {
+                        self.conds.insert(r, c);
+                    }
+                    self.define(i, v);
+                    return;
+                }
                 let v = if form == Form::Word && inline_word(op) {
                     self.small_op(op, args[0], args[1], None, divisor)
                 } else {
@@ -445,10 +462,20 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         use flowc_ir::GuardKind;
         let o = self.operand(kind.operand());
         let holds = match kind {
-            GuardKind::True(_) | GuardKind::False(_) => {
-                self.fail_if_unbound(o);
-                let cc = if matches!(kind, GuardKind::True(_)) { IntCC::NotEqual } else { IntCC::Equal };
-                self.b.ins().icmp_imm_s(cc, o, ZERO as i64)
+            GuardKind::True(x) | GuardKind::False(x) => {
+                let truth = match x.as_value().and_then(|v| self.conds.get(&v)) {
+                    Some(&c) => c,
+                    None => {
+                        if !self.small.operand(x) {
+                            self.fail_if_unbound(o);
+                        }
+                        self.b.ins().icmp_imm_s(IntCC::NotEqual, o, ZERO as i64)
+                    }
+                };
+                match kind {
+                    GuardKind::True(_) => truth,
+                    _ => self.b.ins().icmp_imm_s(IntCC::Equal, truth, 0),
+                }
             }
             GuardKind::Value(_, c) => match word::immediate(c) {
                 Some(w) => {
@@ -843,8 +870,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             Terminator::Branch { cond, then_block, else_block } => {
                 let c = self.operand(&cond);
-                if self.small.operand(&cond) {
-                    let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, c, ZERO as i64);
+                let known = cond.as_value().and_then(|v| self.conds.get(&v)).copied();
+                if known.is_some() || self.small.operand(&cond) {
+                    let truthy = match known {
+                        Some(truthy) => truthy,
+                        None => self.b.ins().icmp_imm_s(IntCC::NotEqual, c, ZERO as i64),
+                    };
                     let targs = self.edge_args(blk, then_block);
                     let eargs = self.edge_args(blk, else_block);
                     self.b.ins().brif(truthy, self.blocks[&then_block], &targs, self.blocks[&else_block], &eargs);
@@ -899,6 +930,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 /// Operations with an inline path on small integers.
 fn inline_word(op: Op) -> bool {
     matches!(op, Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne)
+}
+
+fn is_comparison(op: Op) -> bool {
+    matches!(op, Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne)
 }
 
 /// The signed condition of a comparison on small-integer words (the tag
