@@ -170,3 +170,45 @@ fn mod_by_constants_matches_the_interpreter_at_the_edges() {
     assert!(wrong.is_empty(), "native differs from the interpreter for x in {wrong:?}");
     assert_eq!(results.len(), 14);
 }
+
+/// The optimistic copy of a function assumes its arithmetic stays small
+/// and leaves for the generic copy where it does not: a product that
+/// overflows mid-loop and goes on as a bignum, a bignum or an atom
+/// parameter met by the first operation, values that never overflow. Each
+/// gives what the interpreter gives, under both versions.
+#[test]
+fn the_optimistic_copy_leaves_for_the_generic_one_where_arithmetic_grows() {
+    let results = flowc_codegen::with_stack(|| {
+        use flowc_lang::syntax::prolog::parse_env;
+        use flowc_lang::Symbol;
+        let source = "entry start(x = 3, n = 100)\n\nstart:\n    total = 1\n    i = 0\n    goto loop\nloop:\n    \
+                      c = i < n\n    if c goto body else goto done\nbody:\n    total = total * x\n    \
+                      total = total + i\n    i = i + 1\n    goto loop\ndone:\n    print_and_stop(total)\n";
+        let program = flowc_lang::syntax::parse("grow.fg", source).unwrap();
+        let label = Symbol::intern("start");
+        let lowered = engines::lower(&program, label);
+        let envs = [
+            "[x/3, n/10]",
+            "[x/3, n/100]",
+            "[x/-3, n/100]",
+            "[x/1099511627776, n/5]",
+            "[x/1180591620717411303424, n/3]",
+            "[x/a, n/3]",
+            "[x/3, n/0]",
+        ];
+        envs.iter()
+            .map(|text| {
+                let env = parse_env(text).unwrap();
+                let expected = engines::reference(&program, label, &env);
+                let versions = engines::optimize_versions_checked(lowered.clone(), &env, &expected, "grow.fg");
+                (*text, expected.clone(), engines::native(&versions, &env) == expected)
+            })
+            .collect::<Vec<_>>()
+    });
+    let wrong: Vec<&str> = results.iter().filter(|(_, _, same)| !same).map(|(e, _, _)| *e).collect();
+    assert!(wrong.is_empty(), "native differs from the interpreter for {wrong:?}");
+    // The runs really overflow, meet a bignum and fail on an atom.
+    let outcome = |env: &str| format!("{:?}", results.iter().find(|(e, _, _)| *e == env).unwrap().1);
+    assert!(outcome("[x/3, n/100]").len() > 50, "3^100 is a bignum: {}", outcome("[x/3, n/100]"));
+    assert!(outcome("[x/a, n/3]").contains("Error"), "{}", outcome("[x/a, n/3]"));
+}

@@ -10,6 +10,17 @@
 //! comparison that only feeds its block's branch becomes a compare-and-
 //! branch. Everything else, and every slow path, calls the runtime.
 //!
+//! Optimistic copy: a function (not a trace) whose arithmetic is not all
+//! known to stay small is lowered twice in one Cranelift function. The
+//! optimistic copy, entered first, assumes every `add`, `sub`, `mul`, `//`
+//! and `%` result is a small integer ([`Small::optimistic`]), so values
+//! those results flow into need no tag tests; where an operation finds an
+//! operand that is not a small integer, or overflows, the runtime computes
+//! it and execution continues in the generic copy right after that
+//! operation. IR values then live in Cranelift variables, which the SSA
+//! builder merges where the copies meet. Functions above
+//! `OPTIMISTIC_MAX_INSTS` instructions get one copy.
+//!
 //! Traces: a guard branches to an exit stub that stores the values its
 //! resume record needs in the context's exit buffer and returns the exit's
 //! number; a bridge's `exit` terminator does the same.
@@ -24,7 +35,7 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
     types, AbiParam, BlockArg, FuncRef, InstBuilder, MemFlagsData, Signature, Value as ClValue,
 };
-use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_module::{FuncId, Module as _};
 
 use flowc_ir::{BlockId, Function, InstKind, Operand, Terminator, ValueId};
@@ -133,6 +144,18 @@ struct Lowerer<'a, 'b> {
     f: &'b Function,
     blocks: HashMap<BlockId, cranelift_codegen::ir::Block>,
     values: HashMap<ValueId, ClValue>,
+    /// With an optimistic copy, IR values live in Cranelift variables (one
+    /// per value) instead of `values`: the generic copy is entered from the
+    /// optimistic one in the middle of blocks, and Cranelift's SSA builder
+    /// makes the merges.
+    vars: Option<Vec<Variable>>,
+    /// Lowering the optimistic copy (else the generic one, or the only one).
+    optimistic: bool,
+    /// The instructions where the optimistic copy may leave for the generic
+    /// one: arithmetic it assumes small that the generic copy does not.
+    exit_points: std::collections::HashSet<flowc_ir::InstId>,
+    /// Where the generic copy goes on after each exit point.
+    conts: HashMap<flowc_ir::InstId, cranelift_codegen::ir::Block>,
     refs: HashMap<String, FuncRef>,
     ctx: ClValue,
     stop: cranelift_codegen::ir::Block,
@@ -159,13 +182,21 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     // Reverse postorder: a block's dominators, which define what its
     // instructions and its edges' phi inputs use, come first.
     let order = flowc_ir::cfg::Cfg::new(f).rpo;
-    for &blk in &order {
-        let cb = b.create_block();
-        for _ in &f.blocks[blk].phis {
-            b.append_block_param(cb, types::I64);
+    let make_blocks = |b: &mut FunctionBuilder| -> HashMap<BlockId, cranelift_codegen::ir::Block> {
+        let mut blocks = HashMap::new();
+        for &blk in &order {
+            let cb = b.create_block();
+            for _ in &f.blocks[blk].phis {
+                b.append_block_param(cb, types::I64);
+            }
+            blocks.insert(blk, cb);
         }
-        blocks.insert(blk, cb);
-    }
+        blocks
+    };
+    blocks.extend(make_blocks(&mut b));
+    let small = Small::of(f);
+    let exit_points = optimistic_exits(f, &small);
+    let optimistic = (!exit_points.is_empty()).then(|| (Small::optimistic(f), make_blocks(&mut b)));
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     let stop = b.create_block();
@@ -173,13 +204,21 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     let params = b.block_params(entry).to_vec();
     let ctx_value = params[f.params.len()];
     let mut values = HashMap::new();
+    let vars = optimistic.as_ref().map(|_| f.values.iter().map(|_| b.declare_var(types::I64)).collect::<Vec<_>>());
     for (k, &p) in f.params.iter().enumerate() {
-        values.insert(p, params[k]);
+        match &vars {
+            Some(vars) => b.def_var(vars[ix(p)], params[k]),
+            None => {
+                values.insert(p, params[k]);
+            }
+        }
     }
-    let first = blocks[&f.entry];
+    let first = match &optimistic {
+        Some((_, blocks)) => blocks[&f.entry],
+        None => blocks[&f.entry],
+    };
     b.ins().jump(first, &[]);
     let uses = count_uses(f);
-    let small = Small::of(f);
     let mut headers = vec![false; f.blocks.len()];
     let mut seen = vec![false; f.blocks.len()];
     for &blk in &order {
@@ -197,6 +236,10 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         f,
         blocks,
         values,
+        vars,
+        optimistic: false,
+        exit_points,
+        conts: HashMap::new(),
         refs: HashMap::new(),
         ctx: ctx_value,
         stop,
@@ -209,12 +252,52 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     l.b.switch_to_block(stop);
     let zero = l.b.ins().iconst(types::I64, STOP as i64);
     l.b.ins().return_(&[zero]);
+    if let Some((small, blocks)) = optimistic {
+        // The optimistic copy first, then the generic one it leaves to.
+        let generic = (std::mem::replace(&mut l.small, small), std::mem::replace(&mut l.blocks, blocks));
+        l.optimistic = true;
+        for &blk in &order {
+            l.block(blk);
+        }
+        l.optimistic = false;
+        (l.small, l.blocks) = generic;
+    }
     for &blk in &order {
         l.block(blk);
     }
     l.b.seal_all_blocks();
     let config = l.env.module.target_config();
     l.b.finalize(config);
+}
+
+/// Functions up to this many instructions get an optimistic copy (its
+/// variables cost Cranelift's SSA builder memory per variable and block).
+const OPTIMISTIC_MAX_INSTS: usize = 4000;
+
+/// The exit points of `f`'s optimistic copy (none: no copy). A function
+/// (not a trace, which has guards of its own) gets one when some of its
+/// arithmetic is not known to stay small: the optimistic copy assumes it
+/// does — no tag tests on its results, no merges with bignum results — and
+/// where an operation overflows, or finds an operand that is not a small
+/// integer, the runtime computes the result and execution goes on in the
+/// generic copy, right after that operation. So loop-carried integers that
+/// could in principle grow (a running total) cost what machine integers
+/// cost until they really do.
+fn optimistic_exits(f: &Function, small: &Small) -> std::collections::HashSet<flowc_ir::InstId> {
+    if f.kind == flowc_ir::FunctionKind::Trace || f.insts.len() > OPTIMISTIC_MAX_INSTS {
+        return Default::default();
+    }
+    f.all_insts()
+        .map(|(_, i)| i)
+        .filter(|&i| {
+            let data = &f.insts[i];
+            Small::speculates(&data.kind) && data.result.is_some_and(|r| !small.operand(&Operand::Value(r)))
+        })
+        .collect()
+}
+
+fn ix(v: ValueId) -> usize {
+    v.into_raw().into_u32() as usize
 }
 
 /// How many times each value is used.
@@ -290,7 +373,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     fn operand(&mut self, o: &Operand) -> ClValue {
         match o {
-            Operand::Value(v) => self.values[v],
+            Operand::Value(v) => match &self.vars {
+                Some(vars) => self.b.use_var(vars[ix(*v)]),
+                None => self.values[v],
+            },
             Operand::Const(c) => {
                 if let Some(w) = word::immediate(c) {
                     return self.konst(w as i64);
@@ -324,9 +410,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let cb = self.blocks[&blk];
         self.b.switch_to_block(cb);
         let params = self.b.block_params(cb).to_vec();
+        if self.vars.is_some() {
+            // A comparison's condition is reused only inside its own
+            // Cranelift block: with two copies, dominance in the IR no
+            // longer means dominance in the code.
+            self.conds.clear();
+        }
         for (k, &phi) in self.f.blocks[blk].phis.iter().enumerate() {
             if let Some(v) = self.f.insts[phi].result {
-                self.values.insert(v, params[k]);
+                self.set_value(v, params[k]);
             }
         }
         if self.env.fuel && self.headers[blk.into_raw().into_u32() as usize] {
@@ -352,8 +444,58 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     fn define(&mut self, i: flowc_ir::InstId, v: ClValue) {
         if let Some(r) = self.f.insts[i].result {
-            self.values.insert(r, v);
+            self.set_value(r, v);
         }
+    }
+
+    fn set_value(&mut self, r: ValueId, v: ClValue) {
+        match &self.vars {
+            Some(vars) => self.b.def_var(vars[ix(r)], v),
+            None => {
+                self.values.insert(r, v);
+            }
+        }
+    }
+
+    /// The generic copy's block that goes on after exit point `i`.
+    fn cont(&mut self, i: flowc_ir::InstId) -> cranelift_codegen::ir::Block {
+        if let Some(&c) = self.conts.get(&i) {
+            return c;
+        }
+        let c = self.b.create_block();
+        self.conts.insert(i, c);
+        c
+    }
+
+    /// Exit point `i` (`op` on `a` and `b`) in the optimistic copy: small
+    /// integers take the inline path and stay in this copy; anything else
+    /// — an operand that is not a small integer, an overflow, a zero
+    /// divisor — calls the runtime and goes on in the generic copy.
+    fn speculate(
+        &mut self,
+        i: flowc_ir::InstId,
+        op: Op,
+        a: ClValue,
+        b: ClValue,
+        known: [bool; 2],
+        divisor: Option<i64>,
+    ) {
+        let (fast, slow) = (self.b.create_block(), self.b.create_block());
+        match self.fast_operands(op, a, b, known) {
+            Some(both) => self.b.ins().brif(both, fast, &[], slow, &[]),
+            None => self.b.ins().jump(fast, &[]),
+        };
+        self.b.switch_to_block(slow);
+        let code = self.konst(op as i64);
+        let n = self.konst(2);
+        let r = self.call_rt("flowc_rt_op", &[code, n, a, b]);
+        self.check_stop(r);
+        self.define(i, r);
+        let cont = self.cont(i);
+        self.b.ins().jump(cont, &[]);
+        self.b.switch_to_block(fast);
+        let r = self.small_op(op, a, b, Some(slow), divisor);
+        self.define(i, r);
     }
 
     /// Makes `site` the current one (for the runtime calls that follow).
@@ -385,12 +527,24 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     self.define(i, v);
                     return;
                 }
+                let exit_point = self.exit_points.contains(&i);
+                if exit_point && self.optimistic {
+                    self.speculate(i, op, args[0], args[1], known, divisor);
+                    return;
+                }
                 let v = if form == Form::Word && inline_word(op) {
                     self.small_op(op, args[0], args[1], None, divisor)
                 } else {
                     self.op(op, &args, known, divisor)
                 };
                 self.define(i, v);
+                if exit_point {
+                    // Where the optimistic copy joins this one.
+                    let cont = self.cont(i);
+                    self.b.ins().jump(cont, &[]);
+                    self.b.switch_to_block(cont);
+                    self.conds.clear();
+                }
             }
             InstKind::Op { op, args, .. } => {
                 let name = flowc_lang::Symbol::intern(op.name()).index() as i64;
@@ -532,7 +686,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         });
         let buf = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, 16);
         for (k, v) in values.iter().enumerate() {
-            let w = self.values[v];
+            let w = self.operand(&Operand::Value(*v));
             self.b.ins().store(MemFlagsData::trusted(), w, buf, (8 * k) as i32);
         }
         let number = self.env.exits.len() as i64 + 1;

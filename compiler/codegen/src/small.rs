@@ -17,6 +17,10 @@
 //! - an integer constant that fits 63 bits is one.
 //!
 //! Parameters, calls, field reads and everything else may be anything.
+//!
+//! [`Small::optimistic`] adds one assumption, for the optimistic copy of a
+//! function: arithmetic results are small (code that finds otherwise
+//! leaves that copy).
 
 use flowc_ir::{Function, InstId, InstKind, Operand};
 use flowc_lang::ast::Operator;
@@ -30,6 +34,33 @@ pub struct Small(Vec<bool>);
 
 impl Small {
     pub fn of(f: &Function) -> Small {
+        Small::solve(f, false)
+    }
+
+    /// What is small in the optimistic copy of `f` (see `lower`): there,
+    /// arithmetic with an inline path (`add`, `sub`, `mul`, `//`, `%`) is
+    /// assumed to stay small, because an overflow, or an operand that is
+    /// not a small integer, leaves for the generic copy.
+    pub fn optimistic(f: &Function) -> Small {
+        Small::solve(f, true)
+    }
+
+    /// Whether the optimistic copy speculates on instruction `kind`: an
+    /// arithmetic operation whose result it takes to be small.
+    pub fn speculates(kind: &InstKind) -> bool {
+        matches!(
+            kind,
+            InstKind::Op { op: Operator::Known(Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod), args, form }
+                if args.len() == 2 && *form != Form::Word
+        )
+    }
+
+    /// How many values are small.
+    pub fn count(&self) -> usize {
+        self.0.iter().filter(|s| **s).count()
+    }
+
+    fn solve(f: &Function, optimistic: bool) -> Small {
         let mut small = vec![false; f.values.len()];
         let insts: Vec<_> = f.all_insts().map(|(_, i)| i).collect();
         // Optimistic: every instruction result starts small; a result that
@@ -50,7 +81,8 @@ impl Small {
         let mut work = insts;
         while let Some(i) = work.pop() {
             let Some(v) = f.insts[i].result else { continue };
-            if s.0[ix(v)] && !s.result_is_small(&f.insts[i].kind) {
+            let kind = &f.insts[i].kind;
+            if s.0[ix(v)] && !(optimistic && Small::speculates(kind)) && !s.result_is_small(kind) {
                 s.0[ix(v)] = false;
                 work.extend(&readers[ix(v)]);
             }
@@ -92,9 +124,13 @@ mod tests {
     use super::*;
 
     fn small_of(text: &str) -> Vec<String> {
+        small_in(text, Small::of)
+    }
+
+    fn small_in(text: &str, solve: fn(&Function) -> Small) -> Vec<String> {
         let m = flowc_ir::parse::module("test", text).unwrap();
         let f = &m.functions[0];
-        let s = Small::of(f);
+        let s = solve(f);
         f.all_insts()
             .filter_map(|(_, i)| f.insts[i].result)
             .filter(|v| s.operand(&Operand::Value(*v)))
@@ -111,5 +147,19 @@ mod tests {
                     b4 step:\n    v13:t = mod.int v8, v6\n    jump b3\nb5 found:\n    v9:c = lt v8, v0\n    \
                     v10:s = add.int v8, 1\n    print v9\n}\n";
         assert_eq!(small_of(text), ["v6", "v13", "v9"]);
+    }
+
+    #[test]
+    fn the_optimistic_copy_takes_arithmetic_and_what_it_feeds_as_small() {
+        // A running total: `mul.int` and `add.int` may leave the small
+        // integers, so only the comparison is small for certain; the
+        // optimistic copy assumes both results small, and so the total's
+        // phi too. The parameter stays unknown.
+        let text = "main start(v0:n) {\nb0 start:\n    jump b1\nb1 loop:\n    \
+                    v1:t = phi [b0: 1, b2: v4]\n    v2:c = lt v1, v0\n    branch v2, b2, b3\n\
+                    b2 body:\n    v3:t = mul.int v1, 3\n    v4:t = add.int v3, v0\n    jump b1\n\
+                    b3 done:\n    print v1\n}\n";
+        assert_eq!(small_of(text), ["v2"]);
+        assert_eq!(small_in(text, Small::optimistic), ["v1", "v2", "v3", "v4"]);
     }
 }
