@@ -10,16 +10,18 @@
 //! comparison that only feeds its block's branch becomes a compare-and-
 //! branch. Everything else, and every slow path, calls the runtime.
 //!
-//! Optimistic copy: a function (not a trace) whose arithmetic is not all
-//! known to stay small is lowered twice in one Cranelift function. The
+//! Optimistic copy: a function or trace whose arithmetic is not all known
+//! to stay small is lowered twice in one Cranelift function. The
 //! optimistic copy, entered first, assumes every `add`, `sub`, `mul`, `//`
 //! and `%` result is a small integer ([`Small::optimistic`]), so values
 //! those results flow into need no tag tests; where an operation finds an
 //! operand that is not a small integer, or overflows, the runtime computes
 //! it and execution continues in the generic copy right after that
-//! operation. IR values then live in Cranelift variables, which the SSA
-//! builder merges where the copies meet. Functions above
-//! `OPTIMISTIC_MAX_INSTS` instructions get one copy.
+//! operation. The parameters it reads as numbers are assumed small too,
+//! and checked on entry (else the generic copy runs). IR values then live
+//! in Cranelift variables, which the SSA builder merges where the copies
+//! meet. A guard lowered in both copies leaves by one exit number.
+//! Functions above `OPTIMISTIC_MAX_INSTS` instructions get one copy.
 //!
 //! Traces: a guard branches to an exit stub that stores the values its
 //! resume record needs in the context's exit buffer and returns the exit's
@@ -156,6 +158,10 @@ struct Lowerer<'a, 'b> {
     exit_points: std::collections::HashSet<flowc_ir::InstId>,
     /// Where the generic copy goes on after each exit point.
     conts: HashMap<flowc_ir::InstId, cranelift_codegen::ir::Block>,
+    /// The number of each trace exit already lowered (by resume record,
+    /// tested value and kind): both copies of a guard leave by one exit,
+    /// so failures are counted and bridges attached per guard.
+    exit_numbers: HashMap<(flowc_ir::ResumeId, Option<ValueId>, bool), usize>,
     refs: HashMap<String, FuncRef>,
     ctx: ClValue,
     stop: cranelift_codegen::ir::Block,
@@ -213,11 +219,31 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
             }
         }
     }
-    let first = match &optimistic {
-        Some((_, blocks)) => blocks[&f.entry],
-        None => blocks[&f.entry],
-    };
-    b.ins().jump(first, &[]);
+    match &optimistic {
+        Some((_, optimistic_blocks)) => {
+            // The optimistic copy when the parameters it assumes small are.
+            let mut all = None;
+            for p in Small::assumed_params(f) {
+                let w = params[f.params.iter().position(|q| *q == p).expect("a parameter")];
+                all = Some(match all {
+                    None => w,
+                    Some(a) => b.ins().band(a, w),
+                });
+            }
+            match all {
+                Some(words) => {
+                    let tag = b.ins().band_imm_s(words, word::INT_TAG as i64);
+                    b.ins().brif(tag, optimistic_blocks[&f.entry], &[], blocks[&f.entry], &[]);
+                }
+                None => {
+                    b.ins().jump(optimistic_blocks[&f.entry], &[]);
+                }
+            }
+        }
+        None => {
+            b.ins().jump(blocks[&f.entry], &[]);
+        }
+    }
     let uses = count_uses(f);
     let mut headers = vec![false; f.blocks.len()];
     let mut seen = vec![false; f.blocks.len()];
@@ -240,6 +266,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         optimistic: false,
         exit_points,
         conts: HashMap::new(),
+        exit_numbers: HashMap::new(),
         refs: HashMap::new(),
         ctx: ctx_value,
         stop,
@@ -275,8 +302,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
 const OPTIMISTIC_MAX_INSTS: usize = 4000;
 
 /// The exit points of `f`'s optimistic copy (none: no copy). A function
-/// (not a trace, which has guards of its own) gets one when some of its
-/// arithmetic is not known to stay small: the optimistic copy assumes it
+/// or trace gets one when some of its arithmetic is not known to stay small: the optimistic copy assumes it
 /// does — no tag tests on its results, no merges with bignum results — and
 /// where an operation overflows, or finds an operand that is not a small
 /// integer, the runtime computes the result and execution goes on in the
@@ -284,7 +310,7 @@ const OPTIMISTIC_MAX_INSTS: usize = 4000;
 /// could in principle grow (a running total) cost what machine integers
 /// cost until they really do.
 fn optimistic_exits(f: &Function, small: &Small) -> std::collections::HashSet<flowc_ir::InstId> {
-    if f.kind == flowc_ir::FunctionKind::Trace || f.insts.len() > OPTIMISTIC_MAX_INSTS {
+    if f.insts.len() > OPTIMISTIC_MAX_INSTS {
         return Default::default();
     }
     f.all_insts()
@@ -669,6 +695,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// to (and `key`, a guarded value) in the exit buffer and returns the
     /// exit's number (from 1).
     fn leave(&mut self, resume: flowc_ir::ResumeId, label: flowc_lang::Symbol, key: Option<ValueId>, guard: bool) {
+        let key_value = key;
+        let buf = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, 16);
+        if let Some(&n) = self.exit_numbers.get(&(resume, key, guard)) {
+            // The other copy's exit: store the same values in the same order.
+            for (k, v) in self.env.exits[n].values.clone().iter().enumerate() {
+                let w = self.operand(&Operand::Value(*v));
+                self.b.ins().store(MemFlagsData::trusted(), w, buf, (8 * k) as i32);
+            }
+            let code = self.konst(n as i64 + 1);
+            self.b.ins().return_(&[code]);
+            return;
+        }
         let mut values: Vec<ValueId> = Vec::new();
         for op in self.f.resumes[resume].operands() {
             if let Operand::Value(v) = op {
@@ -684,12 +722,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 values.len() - 1
             }
         });
-        let buf = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, 16);
         for (k, v) in values.iter().enumerate() {
             let w = self.operand(&Operand::Value(*v));
             self.b.ins().store(MemFlagsData::trusted(), w, buf, (8 * k) as i32);
         }
         let number = self.env.exits.len() as i64 + 1;
+        self.exit_numbers.insert((resume, key_value, guard), self.env.exits.len());
         self.env.exits.push(TraceExit { resume, label, values, key, guard });
         let code = self.konst(number);
         self.b.ins().return_(&[code]);

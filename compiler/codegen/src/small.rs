@@ -18,9 +18,11 @@
 //!
 //! Parameters, calls, field reads and everything else may be anything.
 //!
-//! [`Small::optimistic`] adds one assumption, for the optimistic copy of a
+//! [`Small::optimistic`] adds two assumptions, for the optimistic copy of a
 //! function: arithmetic results are small (code that finds otherwise
-//! leaves that copy).
+//! leaves that copy), and so are the parameters arithmetic, comparisons
+//! and phis read ([`Small::assumed_params`], which the copy's entry
+//! checks).
 
 use flowc_ir::{Function, InstId, InstKind, Operand};
 use flowc_lang::ast::Operator;
@@ -45,6 +47,31 @@ impl Small {
         Small::solve(f, true)
     }
 
+    /// The parameters the optimistic copy of `f` takes to be small
+    /// integers, which its entry checks: those that are operands of
+    /// arithmetic or comparisons, or inputs of phis.
+    pub fn assumed_params(f: &Function) -> Vec<flowc_ir::ValueId> {
+        let mut wanted = vec![false; f.values.len()];
+        for (_, i) in f.all_insts() {
+            let kind = &f.insts[i].kind;
+            let reads_numbers = match kind {
+                InstKind::Op { op: Operator::Known(op), .. } => {
+                    Small::speculates(kind) || matches!(op, Op::Lt | Op::Le | Op::Gt | Op::Ge)
+                }
+                InstKind::Phi(_) => true,
+                _ => false,
+            };
+            if reads_numbers {
+                for v in kind.operands().filter_map(Operand::as_value) {
+                    if let Some(w) = wanted.get_mut(ix(v)) {
+                        *w = true;
+                    }
+                }
+            }
+        }
+        f.params.iter().copied().filter(|p| wanted.get(ix(*p)).copied().unwrap_or(false)).collect()
+    }
+
     /// Whether the optimistic copy speculates on instruction `kind`: an
     /// arithmetic operation whose result it takes to be small.
     pub fn speculates(kind: &InstKind) -> bool {
@@ -62,6 +89,11 @@ impl Small {
 
     fn solve(f: &Function, optimistic: bool) -> Small {
         let mut small = vec![false; f.values.len()];
+        if optimistic {
+            for p in Small::assumed_params(f) {
+                small[ix(p)] = true;
+            }
+        }
         let insts: Vec<_> = f.all_insts().map(|(_, i)| i).collect();
         // Optimistic: every instruction result starts small; a result that
         // turns out not to be is demoted once, and only the instructions
