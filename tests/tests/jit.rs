@@ -120,3 +120,31 @@ fn jit_fuzzer_findings_stay_fixed() {
         }
     });
 }
+
+/// A trace's optimistic copy assumes its arithmetic and the parameters it
+/// computes with stay small integers: a product that overflows inside the
+/// trace goes on in the generic copy, and a trace entered with a bignum
+/// starts there. Each run prints what the interpreter prints.
+#[test]
+fn traces_leave_their_optimistic_copy_where_arithmetic_grows() {
+    let results = flowc_codegen::with_stack(|| {
+        use flowc_lang::syntax::prolog::parse_env;
+        use flowc_lang::Symbol;
+        let source = "entry start(x = 3, n = 100)\n\nstart:\n    total = 1\n    i = 0\n    goto loop\nloop:\n    \
+                      c = i < n\n    if c goto body else goto done\nbody:\n    total = total * x\n    \
+                      total = total + i\n    i = i + 1\n    goto loop\ndone:\n    print_and_stop(total)\n";
+        let program = flowc_lang::syntax::parse("grow.fg", source).unwrap();
+        let label = Symbol::intern("start");
+        ["[x/3, n/10]", "[x/3, n/100]", "[x/-3, n/100]", "[x/1180591620717411303424, n/30]", "[x/a, n/30]"]
+            .iter()
+            .map(|text| {
+                let env = parse_env(text).unwrap();
+                let expected = engines::reference(&program, label, &env);
+                (*text, engines::jit(&program, label, &env, eager(3)) == expected)
+            })
+            .collect::<Vec<_>>()
+    });
+    let wrong: Vec<&str> = results.iter().filter(|(_, same)| !same).map(|(e, _)| *e).collect();
+    assert!(wrong.is_empty(), "the JIT differs from the interpreter for {wrong:?}");
+    assert_eq!(results.len(), 5);
+}
