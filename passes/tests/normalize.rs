@@ -7,7 +7,7 @@ mod support;
 use expect_test::{expect, Expect};
 use flowc_ir::{BlockId, Function, InstKind, Operand, Terminator};
 use flowc_lang::ast::Operator;
-use flowc_passes::defuse::{surely_bound, DefUse};
+use flowc_passes::defuse::surely_bound;
 
 fn check(src: &str, expected: Expect) {
     let dump = support::dump_until(src, "normalize");
@@ -31,8 +31,7 @@ fn check_normal_form(f: &Function) -> Result<(), String> {
     if f.layout.first() != Some(&f.entry) || preds(f.entry) != 0 {
         return Err(format!("{name}: the entry is not first or has predecessors"));
     }
-    let du = DefUse::compute(f);
-    let bound = surely_bound(f, &du);
+    let bound = surely_bound(f);
     for &b in &f.layout {
         let data = &f.blocks[b];
         let at = format!("{name}, b{}", ix(b));

@@ -93,7 +93,7 @@ fn live_insts(
     du: &DefUse,
     allocations_observable: bool,
 ) -> BitVec {
-    let bound = surely_bound(f, du);
+    let bound = surely_bound(f);
     let roots = roots::Roots { module: m, pure_arity, f, du, bound: &bound, allocations_observable };
     let dead_allocations = roots.dead_allocations();
     let mut live: BitVec = BitVec::repeat(false, f.insts.len());

@@ -14,60 +14,122 @@
 
 use bitvec::vec::BitVec;
 
-use flowc_ir::{Function, FunctionKind, InstKind, Operand};
+use flowc_ir::{Function, FunctionKind, InstId, InstKind, Operand};
 
-use super::{Def, DefUse, Use};
 use crate::edit::ix;
 
-/// Bit `ix(v)` is set iff value `v` of `f` is surely bound. `du` must be
-/// the def-use table of `f`.
-pub fn surely_bound(f: &Function, du: &DefUse) -> BitVec {
+/// Bit `ix(v)` is set iff value `v` of `f` is surely bound. Needs only the
+/// function: the worklist follows phi-to-phi edges, collected in one sweep,
+/// so callers without a def-use table (normalize) do not build one.
+pub fn surely_bound(f: &Function) -> BitVec {
     let n = f.values.len();
     let mut bound: BitVec = BitVec::repeat(false, n);
-    let mut phis = Vec::new();
-    for k in 0..n {
-        let v = crate::edit::id(k);
-        let yes = match du.def_of(v) {
-            Def::Param(_) => f.kind == FunctionKind::Function,
-            Def::Inst { inst, .. } => match f.insts[inst].kind {
-                InstKind::Phi(_) => {
-                    phis.push(inst);
-                    true
-                }
-                InstKind::Unbound(_) => false,
-                _ => true,
-            },
-            Def::None => false,
-        };
-        bound.set(k, yes);
+    if let FunctionKind::Function = f.kind {
+        for &p in &f.params {
+            if ix(p) < n {
+                bound.set(ix(p), true);
+            }
+        }
     }
-    // Knock out phis with a possibly-unbound input, then their phi users.
-    let mut work = Vec::new();
+    // Results of linked instructions; phis start bound (optimistic).
+    let mut phis = Vec::new();
+    for (_, i) in f.all_insts() {
+        let Some(r) = f.insts[i].result.filter(|r| ix(*r) < n) else { continue };
+        match f.insts[i].kind {
+            InstKind::Phi(_) => {
+                phis.push(i);
+                bound.set(ix(r), true);
+            }
+            InstKind::Unbound(_) => {}
+            _ => bound.set(ix(r), true),
+        }
+    }
+    // The phis each phi feeds: users of phi value `v` are
+    // `users[start[k]..start[k + 1]]`, `k` its position in `slot`.
+    let mut slot = vec![u32::MAX; n];
+    for (k, &phi) in phis.iter().enumerate() {
+        if let Some(r) = f.insts[phi].result {
+            slot[ix(r)] = k as u32;
+        }
+    }
+    let mut start = vec![0u32; phis.len() + 1];
+    let inputs_of = |phi: InstId| match &f.insts[phi].kind {
+        InstKind::Phi(inputs) => inputs.as_slice(),
+        _ => &[],
+    };
     for &phi in &phis {
-        if let InstKind::Phi(inputs) = &f.insts[phi].kind {
-            let unbound_input = inputs.iter().any(|(_, o)| match o {
-                Operand::Value(v) => !bound.get(ix(*v)).is_some_and(|b| *b),
-                Operand::Const(_) => false,
-            });
-            if let (true, Some(r)) = (unbound_input, f.insts[phi].result) {
-                if bound[ix(r)] {
-                    bound.set(ix(r), false);
-                    work.push(r);
+        for (_, o) in inputs_of(phi) {
+            if let Operand::Value(v) = o {
+                if ix(*v) < n && slot[ix(*v)] != u32::MAX {
+                    start[slot[ix(*v)] as usize + 1] += 1;
                 }
             }
         }
     }
-    while let Some(v) = work.pop() {
-        for u in du.uses_of(v) {
-            if let Use::Phi { inst, .. } = u {
-                if let Some(r) = f.insts[*inst].result {
-                    if bound[ix(r)] {
-                        bound.set(ix(r), false);
-                        work.push(r);
-                    }
+    for k in 0..phis.len() {
+        start[k + 1] += start[k];
+    }
+    let mut fill = start.clone();
+    let mut users = vec![0u32; start[phis.len()] as usize];
+    for (k, &phi) in phis.iter().enumerate() {
+        for (_, o) in inputs_of(phi) {
+            if let Operand::Value(v) = o {
+                if ix(*v) < n && slot[ix(*v)] != u32::MAX {
+                    let s = slot[ix(*v)] as usize;
+                    users[fill[s] as usize] = k as u32;
+                    fill[s] += 1;
                 }
             }
+        }
+    }
+    // Knock out phis with a possibly-unbound input, then the phis they feed.
+    let mut work = Vec::new();
+    let knock = |k: usize, bound: &mut BitVec, work: &mut Vec<usize>| {
+        if let Some(r) = f.insts[phis[k]].result {
+            if bound[ix(r)] {
+                bound.set(ix(r), false);
+                work.push(k);
+            }
+        }
+    };
+    for (k, &phi) in phis.iter().enumerate() {
+        let unbound_input = inputs_of(phi).iter().any(|(_, o)| match o {
+            Operand::Value(v) => !bound.get(ix(*v)).is_some_and(|b| *b),
+            Operand::Const(_) => false,
+        });
+        if unbound_input {
+            knock(k, &mut bound, &mut work);
+        }
+    }
+    while let Some(k) = work.pop() {
+        for &u in &users[start[k] as usize..start[k + 1] as usize] {
+            knock(u as usize, &mut bound, &mut work);
         }
     }
     bound
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The surely bound values of the first function of `text`.
+    fn bound_values(text: &str) -> Vec<String> {
+        let m = flowc_ir::parse::module("test", text).unwrap();
+        let f = &m.functions[0];
+        let bound = surely_bound(f);
+        f.values.iter().map(|(v, _)| v).filter(|v| bound[ix(*v)]).map(flowc_ir::print::value_ref).collect()
+    }
+
+    #[test]
+    fn phis_are_bound_unless_an_unbound_value_reaches_them() {
+        // v1 cycles with v3 and is fed only bound values: bound. v4 merges
+        // the main graph's parameter v0 (maybe unbound), and v5 takes v4:
+        // neither is bound. v2 is an `unbound`.
+        let text = "main start(v0:n) {\nb0 start:\n    v2:u = unbound u\n    jump b1\nb1 loop:\n    \
+                    v1:i = phi [b0: 0, b2: v3]\n    v4:m = phi [b0: v0, b2: v4]\n    v6:c = lt v1, 10\n    \
+                    branch v6, b2, b3\nb2 body:\n    v3:i = add v1, 1\n    jump b1\nb3 done:\n    \
+                    jump b4\nb4 out:\n    v5:m = phi [b3: v4]\n    print v5\n}\n";
+        assert_eq!(bound_values(text), ["v1", "v3", "v6"]);
+    }
 }

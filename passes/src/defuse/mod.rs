@@ -21,8 +21,8 @@
 //!   one flat array indexed by raw value number (compressed rows).
 //!
 //! Other passes call [`DefUse::compute`] directly when they need uses and
-//! the context has none. [`surely_bound`] (in `bound`) derives from it which
-//! values can never be unbound.
+//! the context has none. [`surely_bound`] (in `bound`) finds which values
+//! can never be unbound, from the function alone.
 
 mod bound;
 

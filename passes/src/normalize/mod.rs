@@ -82,7 +82,7 @@ use flowc_ir::{BlockId, Function, FunctionKind, InstKind, Module, Operand, Termi
 use flowc_lang::ast::Operator;
 use la_arena::Arena;
 
-use crate::defuse::{surely_bound, DefUse};
+use crate::defuse::surely_bound;
 use crate::edit::{self, ix, Substitution};
 use crate::{Context, FunctionFacts};
 
@@ -174,7 +174,7 @@ fn order_operands(f: &mut Function) {
                 (Operand::Const(_), Operand::Value(_)) => true,
                 (x @ Operand::Value(xv), y @ Operand::Value(yv)) if ix(*xv) > ix(*yv) => {
                     obviously_bound(f, x) || obviously_bound(f, y) || {
-                        let bound = bound.get_or_insert_with(|| surely_bound(f, &DefUse::compute(f)));
+                        let bound = bound.get_or_insert_with(|| surely_bound(f));
                         bound[ix(*xv)] || bound[ix(*yv)]
                     }
                 }
