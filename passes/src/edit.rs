@@ -4,6 +4,7 @@
 //! predecessor, detached values for removed definitions) are kept in one
 //! place.
 
+use bitvec::vec::BitVec;
 use la_arena::{Idx, RawIdx};
 
 use flowc_ir::{BlockData, BlockId, Function, InstId, InstKind, Operand, Terminator, Trap, ValueDef, ValueId};
@@ -56,21 +57,31 @@ pub fn unlink_where(f: &mut Function, b: BlockId, mut dead: impl FnMut(&Function
 
 /// A batch of "replace value v by operand o" applied in one sweep, with
 /// chains (v1 → v2 → 3) followed to their end.
+///
+/// `marked` holds one bit per value and is what most lookups touch: the
+/// sweep looks up every operand of the function, and on large functions a
+/// bit table stays in cache where the table of operands (filled on demand)
+/// does not.
 pub struct Substitution {
+    marked: BitVec,
     map: Vec<Option<Operand>>,
     any: bool,
 }
 
 impl Substitution {
     pub fn new(f: &Function) -> Substitution {
-        Substitution { map: vec![None; f.values.len()], any: false }
+        Substitution { marked: BitVec::repeat(false, f.values.len()), map: Vec::new(), any: false }
     }
 
     pub fn set(&mut self, v: ValueId, to: Operand) {
         if ix(v) >= self.map.len() {
             self.map.resize(ix(v) + 1, None);
         }
+        if ix(v) >= self.marked.len() {
+            self.marked.resize(ix(v) + 1, false);
+        }
         self.map[ix(v)] = Some(to);
+        self.marked.set(ix(v), true);
         self.any = true;
     }
 
@@ -79,6 +90,9 @@ impl Substitution {
     }
 
     pub fn get(&self, v: ValueId) -> Option<&Operand> {
+        if !self.marked.get(ix(v)).is_some_and(|b| *b) {
+            return None;
+        }
         self.map.get(ix(v)).and_then(|o| o.as_ref())
     }
 

@@ -332,7 +332,6 @@ impl Terminator {
         }
     }
 
-    /// Successor blocks, in order (duplicates possible).
     /// The blocks the terminator may jump to, in order (a branch to the
     /// same block twice lists it twice).
     pub fn successors(&self) -> Successors {
