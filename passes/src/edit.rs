@@ -4,10 +4,9 @@
 //! predecessor, detached values for removed definitions) are kept in one
 //! place.
 
-use bitvec::vec::BitVec;
 use la_arena::{Idx, RawIdx};
 
-use flowc_ir::{BlockData, BlockId, Function, InstId, InstKind, Operand, Terminator, Trap, ValueDef, ValueId};
+use flowc_ir::{BlockData, BlockId, Function, InstId, InstKind, Terminator, Trap, ValueDef, ValueId};
 use flowc_lang::Symbol;
 
 /// The raw arena index of an id.
@@ -55,91 +54,9 @@ pub fn unlink_where(f: &mut Function, b: BlockId, mut dead: impl FnMut(&Function
     }
 }
 
-/// A batch of "replace value v by operand o" applied in one sweep, with
-/// chains (v1 → v2 → 3) followed to their end.
-///
-/// `marked` holds one bit per value and is what most lookups touch: the
-/// sweep looks up every operand of the function, and on large functions a
-/// bit table stays in cache where the table of operands (filled on demand)
-/// does not.
-pub struct Substitution {
-    marked: BitVec,
-    map: Vec<Option<Operand>>,
-    any: bool,
-}
-
-impl Substitution {
-    pub fn new(f: &Function) -> Substitution {
-        Substitution { marked: BitVec::repeat(false, f.values.len()), map: Vec::new(), any: false }
-    }
-
-    pub fn set(&mut self, v: ValueId, to: Operand) {
-        if ix(v) >= self.map.len() {
-            self.map.resize(ix(v) + 1, None);
-        }
-        if ix(v) >= self.marked.len() {
-            self.marked.resize(ix(v) + 1, false);
-        }
-        self.map[ix(v)] = Some(to);
-        self.marked.set(ix(v), true);
-        self.any = true;
-    }
-
-    pub fn is_empty(&self) -> bool {
-        !self.any
-    }
-
-    pub fn get(&self, v: ValueId) -> Option<&Operand> {
-        if !self.marked.get(ix(v)).is_some_and(|b| *b) {
-            return None;
-        }
-        self.map.get(ix(v)).and_then(|o| o.as_ref())
-    }
-
-    /// What `o` stands for after the substitution.
-    pub fn resolve(&self, o: &Operand) -> Operand {
-        let mut o = o.clone();
-        let mut steps = 0;
-        while let Operand::Value(v) = o {
-            match self.get(v) {
-                Some(to) if steps < self.map.len() => {
-                    o = to.clone();
-                    steps += 1;
-                }
-                _ => break,
-            }
-        }
-        o
-    }
-
-    /// Rewrites every operand of the function (instructions, terminators,
-    /// resume data).
-    pub fn apply(&self, f: &mut Function) {
-        if !self.any {
-            return;
-        }
-        let fix = |o: &mut Operand| {
-            if let Operand::Value(v) = o {
-                if self.get(*v).is_some() {
-                    *o = self.resolve(o);
-                }
-            }
-        };
-        let (layout, blocks, insts) = (&f.layout, &mut f.blocks, &mut f.insts);
-        for &b in layout {
-            let block = &mut blocks[b];
-            for &i in block.phis.iter().chain(&block.insts) {
-                insts[i].kind.operands_mut().for_each(fix);
-            }
-            block.term.operands_mut().for_each(fix);
-        }
-        for (_, r) in f.resumes.iter_mut() {
-            for o in r.operands_mut() {
-                fix(o);
-            }
-        }
-    }
-}
+/// Batched value substitution lives in flowc-ir, which the front end
+/// shares (its SSA construction forwards removed phis the same way).
+pub use flowc_ir::subst::Substitution;
 
 /// Keeps only the blocks for which `keep` holds; phis lose their inputs
 /// from removed blocks.

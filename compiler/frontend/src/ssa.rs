@@ -12,10 +12,11 @@
 //! flat on graphs with a million blocks: chains of single-predecessor
 //! blocks are walked in a loop, and phis created in sealed blocks get their
 //! operands from a worklist (`pending`) instead of a recursive call. Phi
-//! replacement is recorded in a forwarding map and applied to every operand
+//! replacement is recorded in a forwarding table (`flowc_ir::subst`, with
+//! path compression) and applied to every operand
 //! in [`Ssa::finish`].
 
-use bitvec::vec::BitVec;
+use flowc_ir::subst::Substitution;
 use flowc_ir::{BlockId, Builder, Function, InstId, InstKind, Operand, ValueDef, ValueId};
 use flowc_lang::Symbol;
 
@@ -43,7 +44,8 @@ pub struct Ssa {
     unfinished: Vec<bool>,
     removed: Vec<bool>,
     pending: Vec<(Symbol, InstId, BlockId)>,
-    replaced: Replacements,
+    /// Removed phis and the operands they forward to.
+    replaced: Substitution,
     /// For each phi value, the phis that use it.
     phi_users: Vec<Vec<InstId>>,
     /// The worklist of [`Ssa::try_remove_trivial`], kept between calls.
@@ -60,54 +62,6 @@ fn slot<T: Default>(v: &mut Vec<T>, i: usize) -> &mut T {
         v.resize_with(i + 1, T::default);
     }
     &mut v[i]
-}
-
-/// Removed phis and the operands they forward to. `marked` has one bit
-/// per value and is all that most lookups touch: resolving is done for every
-/// operand read, and on large functions a bit table stays in cache where
-/// the table of operands does not.
-#[derive(Default)]
-struct Replacements {
-    marked: BitVec,
-    to: Vec<Option<Operand>>,
-}
-
-impl Replacements {
-    fn get(&self, v: ValueId) -> Option<&Operand> {
-        if !self.marked.get(ix(v)).is_some_and(|b| *b) {
-            return None;
-        }
-        self.to[ix(v)].as_ref()
-    }
-
-    fn set(&mut self, v: ValueId, o: Operand) {
-        if self.marked.len() <= ix(v) {
-            self.marked.resize(ix(v) + 1, false);
-        }
-        self.marked.set(ix(v), true);
-        *slot(&mut self.to, ix(v)) = Some(o);
-    }
-
-    /// Follows replacements from `o` to the operand it stands for now, and
-    /// points every value on the way straight at it (path compression), so
-    /// long chains of removed phis cost their length once.
-    fn resolve(&mut self, o: &Operand) -> Operand {
-        let mut end = o.clone();
-        while let Operand::Value(v) = end {
-            match self.get(v) {
-                Some(r) => end = r.clone(),
-                None => break,
-            }
-        }
-        let mut cur = o.clone();
-        while let Operand::Value(v) = cur {
-            match self.get(v) {
-                Some(r) if *r != end => cur = self.to[ix(v)].replace(end.clone()).unwrap(),
-                _ => break,
-            }
-        }
-        end
-    }
 }
 
 /// A definition in 32 bits: a value's arena index, or (high bit set) the
@@ -155,7 +109,7 @@ impl Ssa {
             unfinished: Vec::new(),
             removed: Vec::new(),
             pending: Vec::new(),
-            replaced: Replacements::default(),
+            replaced: Substitution::default(),
             phi_users: Vec::new(),
             work: Vec::new(),
         }
@@ -303,7 +257,7 @@ impl Ssa {
 
     /// Follows phi replacements, compressing the chain it walked.
     pub fn resolve(&mut self, o: &Operand) -> Operand {
-        self.replaced.resolve(o)
+        self.replaced.resolve_compressing(o)
     }
 
     /// Algorithm 3 of the paper, with a worklist instead of recursion.
@@ -319,7 +273,7 @@ impl Ssa {
             let mut same: Option<Operand> = None;
             let mut trivial = true;
             for (_, o) in inputs {
-                let o = self.replaced.resolve(o);
+                let o = self.replaced.resolve_compressing(o);
                 if o == Operand::Value(me) || same.as_ref() == Some(&o) {
                     continue;
                 }
@@ -353,7 +307,7 @@ impl Ssa {
     pub fn finish(self) -> Function {
         let Ssa { builder, mut replaced, removed, .. } = self;
         let mut f = builder.finish();
-        let mut resolve = |o: &mut Operand| *o = replaced.resolve(o);
+        let mut resolve = |o: &mut Operand| *o = replaced.resolve_compressing(o);
         for b in f.layout.clone() {
             f.blocks[b].phis.retain(|i| !flag(&removed, ix(*i)));
             let ids: Vec<InstId> = f.block_insts(b).collect();

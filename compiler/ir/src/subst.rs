@@ -1,0 +1,154 @@
+//! Forwarding tables: "value v now stands for operand o", with chains
+//! (v1 → v2 → 3) followed to their end. The front end forwards the phis it
+//! finds trivial while building SSA; the passes batch their replacements
+//! and rewrite the function in one sweep ([`Substitution::apply`]).
+//!
+//! `marked` holds one bit per value and is what most lookups touch: a
+//! sweep looks up every operand of the function, and on large functions a
+//! bit table stays in cache where the table of operands (filled on demand)
+//! does not.
+
+use bitvec::vec::BitVec;
+
+use crate::function::{Function, ValueId};
+use crate::inst::Operand;
+
+fn ix(v: ValueId) -> usize {
+    v.into_raw().into_u32() as usize
+}
+
+/// A batch of "replace value v by operand o".
+#[derive(Clone, Debug, Default)]
+pub struct Substitution {
+    marked: BitVec,
+    map: Vec<Option<Operand>>,
+    any: bool,
+}
+
+impl Substitution {
+    /// An empty substitution for the values of `f` (more may be added).
+    pub fn new(f: &Function) -> Substitution {
+        Substitution { marked: BitVec::repeat(false, f.values.len()), map: Vec::new(), any: false }
+    }
+
+    pub fn set(&mut self, v: ValueId, to: Operand) {
+        if ix(v) >= self.map.len() {
+            self.map.resize(ix(v) + 1, None);
+        }
+        if ix(v) >= self.marked.len() {
+            self.marked.resize(ix(v) + 1, false);
+        }
+        self.map[ix(v)] = Some(to);
+        self.marked.set(ix(v), true);
+        self.any = true;
+    }
+
+    pub fn is_empty(&self) -> bool {
+        !self.any
+    }
+
+    pub fn get(&self, v: ValueId) -> Option<&Operand> {
+        if !self.marked.get(ix(v)).is_some_and(|b| *b) {
+            return None;
+        }
+        self.map.get(ix(v)).and_then(|o| o.as_ref())
+    }
+
+    /// What `o` stands for after the substitution. A cycle (a value that
+    /// leads back to itself) stops the walk after as many steps as there
+    /// are entries.
+    pub fn resolve(&self, o: &Operand) -> Operand {
+        let mut o = o.clone();
+        let mut steps = 0;
+        while let Operand::Value(v) = o {
+            match self.get(v) {
+                Some(to) if steps < self.map.len() => {
+                    o = to.clone();
+                    steps += 1;
+                }
+                _ => break,
+            }
+        }
+        o
+    }
+
+    /// [`Substitution::resolve`], pointing every value on the way straight
+    /// at the end (path compression), so long chains cost their length
+    /// once over many lookups.
+    pub fn resolve_compressing(&mut self, o: &Operand) -> Operand {
+        let end = self.resolve(o);
+        let mut cur = o.clone();
+        let mut steps = 0;
+        while let Operand::Value(v) = cur {
+            match self.get(v) {
+                Some(r) if *r != end && steps < self.map.len() => {
+                    cur = self.map[ix(v)].replace(end.clone()).expect("marked values have an entry");
+                    steps += 1;
+                }
+                _ => break,
+            }
+        }
+        end
+    }
+
+    /// Rewrites every operand of the function (instructions, terminators,
+    /// resume data).
+    pub fn apply(&self, f: &mut Function) {
+        if !self.any {
+            return;
+        }
+        let fix = |o: &mut Operand| {
+            if let Operand::Value(v) = o {
+                if self.get(*v).is_some() {
+                    *o = self.resolve(o);
+                }
+            }
+        };
+        let (layout, blocks, insts) = (&f.layout, &mut f.blocks, &mut f.insts);
+        for &b in layout {
+            let block = &mut blocks[b];
+            for &i in block.phis.iter().chain(&block.insts) {
+                insts[i].kind.operands_mut().for_each(fix);
+            }
+            block.term.operands_mut().for_each(fix);
+        }
+        for (_, r) in f.resumes.iter_mut() {
+            for o in r.operands_mut() {
+                fix(o);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use la_arena::{Idx, RawIdx};
+
+    fn v(i: u32) -> ValueId {
+        Idx::from_raw(RawIdx::from_u32(i))
+    }
+
+    #[test]
+    fn chains_resolve_to_their_end_and_compress() {
+        let mut s = Substitution::default();
+        s.set(v(3), Operand::Value(v(2)));
+        s.set(v(2), Operand::Value(v(1)));
+        s.set(v(1), Operand::int(7));
+        assert_eq!(s.resolve(&Operand::Value(v(3))), Operand::int(7));
+        assert_eq!(s.resolve(&Operand::Value(v(0))), Operand::Value(v(0)));
+        assert_eq!(s.resolve_compressing(&Operand::Value(v(3))), Operand::int(7));
+        // Compressed: every value on the chain points at the end.
+        assert_eq!(s.get(v(3)), Some(&Operand::int(7)));
+        assert_eq!(s.get(v(2)), Some(&Operand::int(7)));
+    }
+
+    #[test]
+    fn a_cycle_stops() {
+        let mut s = Substitution::default();
+        s.set(v(1), Operand::Value(v(2)));
+        s.set(v(2), Operand::Value(v(1)));
+        assert!(matches!(s.resolve(&Operand::Value(v(1))), Operand::Value(_)));
+        assert!(matches!(s.resolve_compressing(&Operand::Value(v(1))), Operand::Value(_)));
+    }
+}
