@@ -13,6 +13,7 @@ use bitvec::vec::BitVec;
 use crate::function::{Function, ValueId};
 use crate::inst::Operand;
 
+#[inline]
 fn ix(v: ValueId) -> usize {
     v.into_raw().into_u32() as usize
 }
@@ -31,6 +32,7 @@ impl Substitution {
         Substitution { marked: BitVec::repeat(false, f.values.len()), map: Vec::new(), any: false }
     }
 
+    #[inline]
     pub fn set(&mut self, v: ValueId, to: Operand) {
         if ix(v) >= self.map.len() {
             self.map.resize(ix(v) + 1, None);
@@ -43,10 +45,12 @@ impl Substitution {
         self.any = true;
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         !self.any
     }
 
+    #[inline]
     pub fn get(&self, v: ValueId) -> Option<&Operand> {
         if !self.marked.get(ix(v)).is_some_and(|b| *b) {
             return None;
@@ -57,6 +61,7 @@ impl Substitution {
     /// What `o` stands for after the substitution. A cycle (a value that
     /// leads back to itself) stops the walk after as many steps as there
     /// are entries.
+    #[inline]
     pub fn resolve(&self, o: &Operand) -> Operand {
         let mut o = o.clone();
         let mut steps = 0;
@@ -75,6 +80,7 @@ impl Substitution {
     /// [`Substitution::resolve`], pointing every value on the way straight
     /// at the end (path compression), so long chains cost their length
     /// once over many lookups.
+    #[inline]
     pub fn resolve_compressing(&mut self, o: &Operand) -> Operand {
         let end = self.resolve(o);
         let mut cur = o.clone();
