@@ -49,7 +49,7 @@ pub(crate) struct Linked {
 /// Where a value is defined.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Site {
-    Param(usize),
+    Param(u32),
     Inst { block: BlockId, pos: u32 },
 }
 

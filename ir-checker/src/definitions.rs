@@ -55,7 +55,7 @@ pub(crate) fn check_definitions(c: &mut Checker) {
             c.report(None, 0, at, Rule::DistinctParams, msg);
             continue;
         }
-        c.set_value_site(v, Site::Param(k));
+        c.set_value_site(v, Site::Param(k as u32));
         let def = f.values[v].def;
         if def != ValueDef::Param(k as u32) {
             let msg = format!("{} is parameter {k} but is recorded as {}", value_ref(v), describe(c, def));

@@ -131,8 +131,9 @@ pub struct DomTree {
     idom: Vec<u32>,
     child_start: Vec<u32>,
     children: Vec<BlockId>,
-    pre: Vec<u32>,
-    post: Vec<u32>,
+    /// Preorder and postorder numbers per block, side by side: a dominance
+    /// query reads one entry per block.
+    order: Vec<[u32; 2]>,
     entry: BlockId,
     blocks: Vec<BlockId>,
 }
@@ -184,8 +185,7 @@ impl DomTree {
             fill[d] += 1;
         }
         let blocks: Vec<BlockId> = f.blocks.iter().map(|(b, _)| b).collect();
-        let mut tree =
-            DomTree { idom, child_start, children, pre: vec![NONE; n], post: vec![NONE; n], entry: f.entry, blocks };
+        let mut tree = DomTree { idom, child_start, children, order: vec![[NONE; 2]; n], entry: f.entry, blocks };
         if m > 0 {
             tree.number(order[0]);
         }
@@ -195,17 +195,17 @@ impl DomTree {
     fn number(&mut self, root: BlockId) {
         let (mut n_pre, mut n_post) = (0u32, 0u32);
         let mut stack = vec![(root, 0u32)];
-        self.pre[ix(root)] = n_pre;
+        self.order[ix(root)][0] = n_pre;
         n_pre += 1;
         while let Some((b, k)) = stack.pop() {
             let kids = self.children(b);
             if let Some(&c) = kids.get(k as usize) {
                 stack.push((b, k + 1));
-                self.pre[ix(c)] = n_pre;
+                self.order[ix(c)][0] = n_pre;
                 n_pre += 1;
                 stack.push((c, 0));
             } else {
-                self.post[ix(b)] = n_post;
+                self.order[ix(b)][1] = n_post;
                 n_post += 1;
             }
         }
@@ -232,9 +232,9 @@ impl DomTree {
 
     /// Whether `a` dominates `b` (reflexive). False if either is unreachable.
     pub fn dominates(&self, a: BlockId, b: BlockId) -> bool {
-        let get = |v: &Vec<u32>, x: BlockId| v.get(ix(x)).copied().filter(|&n| n != NONE);
-        match (get(&self.pre, a), get(&self.pre, b), get(&self.post, a), get(&self.post, b)) {
-            (Some(pa), Some(pb), Some(qa), Some(qb)) => pa <= pb && qb <= qa,
+        let get = |x: BlockId| self.order.get(ix(x)).copied().filter(|o| o[0] != NONE);
+        match (get(a), get(b)) {
+            (Some([pa, qa]), Some([pb, qb])) => pa <= pb && qb <= qa,
             _ => false,
         }
     }
