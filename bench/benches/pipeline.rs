@@ -2,7 +2,8 @@
 //! statements per second per pass and end to end (passes only, and with
 //! the front end), and for every pass the ratio of its per-statement time
 //! at 10^6 to that at 10^4 (target: at most 2; end to end: at least 10^6
-//! statements per second).
+//! statements per second). Sizes are measured in rounds, each keeping its
+//! best time per pass.
 //!
 //!     cargo bench -p flowc-bench --bench pipeline
 
@@ -36,11 +37,18 @@ fn measure(p: &flowc_lang::Program, runs: usize) -> Vec<f64> {
 fn main() {
     flowc_bench::scale::keep_freed_memory();
     let names: Vec<&str> = std::iter::once("front end").chain(PIPELINE.iter().map(|p| p.name)).collect();
-    let mut table: Vec<(usize, usize, Vec<f64>)> = Vec::new();
-    for size in SIZES {
-        let (p, n) = program(size);
-        let runs = if size >= 1_000_000 { 3 } else { 5 };
-        table.push((size, n, measure(&p, runs)));
+    // Rounds over all sizes, each keeping its best per pass: a slow phase
+    // of this shared machine (they last seconds) hits every size alike.
+    let programs: Vec<_> = SIZES.iter().map(|&size| program(size)).collect();
+    let mut table: Vec<(usize, usize, Vec<f64>)> =
+        programs.iter().zip(SIZES).map(|((_, n), size)| (size, *n, vec![f64::INFINITY; PIPELINE.len() + 1])).collect();
+    for _ in 0..3 {
+        for (k, (p, _)) in programs.iter().enumerate() {
+            let runs = if SIZES[k] >= 1_000_000 { 1 } else { 2 };
+            for (best, t) in table[k].2.iter_mut().zip(measure(p, runs)) {
+                *best = best.min(t);
+            }
+        }
     }
     print!("{:<12}", "pass");
     for (_, n, _) in &table {
