@@ -1,10 +1,12 @@
 //! flowc-codegen: native code from the IR with Cranelift (DESIGN.md "Code
-//! generation"), for functions compiled ahead of time and (to come) traces.
+//! generation"), for functions compiled ahead of time and for traces.
 //!
 //! - [`word`] and [`runtime`] (from the flowc-runtime crate, which built
 //!   executables link): the value representation (tagged 64-bit words) and
 //!   what generated code calls: slow paths, objects, printing, errors;
-//! - [`lower`]: IR to Cranelift IR;
+//! - [`small`]: which values are certainly small integers, and what the
+//!   optimistic copy of a function assumes;
+//! - [`lower`]: IR to Cranelift IR (with the optimistic copy);
 //! - [`define`]: declaring and defining functions in a Cranelift module;
 //! - [`jit`]: compiling a module in memory and running it;
 //! - [`object`]: object files for executables (`flowc build`).
