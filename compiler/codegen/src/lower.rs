@@ -202,7 +202,8 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     blocks.extend(make_blocks(&mut b));
     let small = Small::of(f);
     let exit_points = optimistic_exits(f, &small);
-    let optimistic = (!exit_points.is_empty()).then(|| (Small::optimistic(f), make_blocks(&mut b)));
+    let assumed = if exit_points.is_empty() { Vec::new() } else { Small::assumed_params(f) };
+    let optimistic = (!exit_points.is_empty()).then(|| (Small::optimistic(f, &assumed), make_blocks(&mut b)));
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     let stop = b.create_block();
@@ -223,8 +224,10 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         Some((_, optimistic_blocks)) => {
             // The optimistic copy when the parameters it assumes small are.
             let mut all = None;
-            for p in Small::assumed_params(f) {
-                let w = params[f.params.iter().position(|q| *q == p).expect("a parameter")];
+            for (&p, &w) in f.params.iter().zip(&params) {
+                if !assumed.contains(&p) {
+                    continue;
+                }
                 all = Some(match all {
                     None => w,
                     Some(a) => b.ins().band(a, w),
@@ -324,6 +327,33 @@ fn optimistic_exits(f: &Function, small: &Small) -> std::collections::HashSet<fl
 
 fn ix(v: ValueId) -> usize {
     v.into_raw().into_u32() as usize
+}
+
+/// The exit of resume record `resume`: the distinct values it refers to,
+/// then `key` (a guarded value) if it is not among them.
+fn exit_record(
+    f: &Function,
+    resume: flowc_ir::ResumeId,
+    label: flowc_lang::Symbol,
+    key: Option<ValueId>,
+    guard: bool,
+) -> TraceExit {
+    let mut values: Vec<ValueId> = Vec::new();
+    for op in f.resumes[resume].operands() {
+        if let Operand::Value(v) = op {
+            if !values.contains(v) {
+                values.push(*v);
+            }
+        }
+    }
+    let key = key.map(|k| match values.iter().position(|v| *v == k) {
+        Some(i) => i,
+        None => {
+            values.push(k);
+            values.len() - 1
+        }
+    });
+    TraceExit { resume, label, values, key, guard }
 }
 
 /// How many times each value is used.
@@ -695,41 +725,23 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// to (and `key`, a guarded value) in the exit buffer and returns the
     /// exit's number (from 1).
     fn leave(&mut self, resume: flowc_ir::ResumeId, label: flowc_lang::Symbol, key: Option<ValueId>, guard: bool) {
-        let key_value = key;
-        let buf = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, 16);
-        if let Some(&n) = self.exit_numbers.get(&(resume, key, guard)) {
-            // The other copy's exit: store the same values in the same order.
-            for (k, v) in self.env.exits[n].values.clone().iter().enumerate() {
-                let w = self.operand(&Operand::Value(*v));
-                self.b.ins().store(MemFlagsData::trusted(), w, buf, (8 * k) as i32);
-            }
-            let code = self.konst(n as i64 + 1);
-            self.b.ins().return_(&[code]);
-            return;
-        }
-        let mut values: Vec<ValueId> = Vec::new();
-        for op in self.f.resumes[resume].operands() {
-            if let Operand::Value(v) = op {
-                if !values.contains(v) {
-                    values.push(*v);
-                }
-            }
-        }
-        let key = key.map(|k| match values.iter().position(|v| *v == k) {
-            Some(i) => i,
+        // Both copies of a guard leave by one exit: the second stores the
+        // same values in the same order and returns the same number.
+        let n = match self.exit_numbers.get(&(resume, key, guard)) {
+            Some(&n) => n,
             None => {
-                values.push(k);
-                values.len() - 1
+                let n = self.env.exits.len();
+                self.exit_numbers.insert((resume, key, guard), n);
+                self.env.exits.push(exit_record(self.f, resume, label, key, guard));
+                n
             }
-        });
-        for (k, v) in values.iter().enumerate() {
+        };
+        let buf = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, 16);
+        for (k, v) in self.env.exits[n].values.clone().iter().enumerate() {
             let w = self.operand(&Operand::Value(*v));
             self.b.ins().store(MemFlagsData::trusted(), w, buf, (8 * k) as i32);
         }
-        let number = self.env.exits.len() as i64 + 1;
-        self.exit_numbers.insert((resume, key_value, guard), self.env.exits.len());
-        self.env.exits.push(TraceExit { resume, label, values, key, guard });
-        let code = self.konst(number);
+        let code = self.konst(n as i64 + 1);
         self.b.ins().return_(&[code]);
     }
 

@@ -36,15 +36,17 @@ pub struct Small(Vec<bool>);
 
 impl Small {
     pub fn of(f: &Function) -> Small {
-        Small::solve(f, false)
+        Small::solve(f, None)
     }
 
     /// What is small in the optimistic copy of `f` (see `lower`): there,
     /// arithmetic with an inline path (`add`, `sub`, `mul`, `//`, `%`) is
     /// assumed to stay small, because an overflow, or an operand that is
     /// not a small integer, leaves for the generic copy.
-    pub fn optimistic(f: &Function) -> Small {
-        Small::solve(f, true)
+    /// `assumed` are the parameters it takes to be small
+    /// ([`Small::assumed_params`]).
+    pub fn optimistic(f: &Function, assumed: &[flowc_ir::ValueId]) -> Small {
+        Small::solve(f, Some(assumed))
     }
 
     /// The parameters the optimistic copy of `f` takes to be small
@@ -87,11 +89,14 @@ impl Small {
         self.0.iter().filter(|s| **s).count()
     }
 
-    fn solve(f: &Function, optimistic: bool) -> Small {
+    /// `assumed`: the parameters of the optimistic copy (none: the
+    /// generic one, which assumes nothing).
+    fn solve(f: &Function, assumed: Option<&[flowc_ir::ValueId]>) -> Small {
         let mut small = vec![false; f.values.len()];
-        if optimistic {
-            for p in Small::assumed_params(f) {
-                small[ix(p)] = true;
+        let optimistic = assumed.is_some();
+        for &p in assumed.unwrap_or_default() {
+            if let Some(s) = small.get_mut(ix(p)) {
+                *s = true;
             }
         }
         let insts: Vec<_> = f.all_insts().map(|(_, i)| i).collect();
@@ -192,6 +197,7 @@ mod tests {
                     b2 body:\n    v3:t = mul.int v1, 3\n    v4:t = add.int v3, v0\n    jump b1\n\
                     b3 done:\n    print v1\n}\n";
         assert_eq!(small_of(text), ["v2"]);
-        assert_eq!(small_in(text, Small::optimistic), ["v1", "v2", "v3", "v4"]);
+        let optimistic = |f: &Function| Small::optimistic(f, &Small::assumed_params(f));
+        assert_eq!(small_in(text, optimistic), ["v1", "v2", "v3", "v4"]);
     }
 }
