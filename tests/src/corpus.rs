@@ -46,17 +46,22 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every corpus program, parsed; panics with the parse error if one does
-/// not parse (corpus files must be valid).
+/// The corpus file at `path`, read and parsed; panics with the parse error
+/// if it does not parse (corpus files must be valid).
+fn read(path: PathBuf) -> CorpusProgram {
+    let source = std::fs::read_to_string(&path).expect("corpus file is readable");
+    let program = syntax::parse(&path.display().to_string(), &source).unwrap_or_else(|e| panic!("{e}"));
+    CorpusProgram { path, source, program }
+}
+
+/// The corpus program at `path` (relative to the workspace root).
+pub fn program(path: &str) -> Program {
+    read(workspace_root().join(path)).program
+}
+
+/// Every corpus program, parsed.
 pub fn all() -> Vec<CorpusProgram> {
-    paths()
-        .into_iter()
-        .map(|path| {
-            let source = std::fs::read_to_string(&path).expect("corpus file is readable");
-            let program = syntax::parse(&path.display().to_string(), &source).unwrap_or_else(|e| panic!("{e}"));
-            CorpusProgram { path, source, program }
-        })
-        .collect()
+    paths().into_iter().map(read).collect()
 }
 
 /// Every corpus program by name, then the generated programs of seeds

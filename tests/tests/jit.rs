@@ -130,10 +130,7 @@ fn traces_leave_their_optimistic_copy_where_arithmetic_grows() {
     let results = flowc_codegen::with_stack(|| {
         use flowc_lang::syntax::prolog::parse_env;
         use flowc_lang::Symbol;
-        let source = "entry start(x = 3, n = 100)\n\nstart:\n    total = 1\n    i = 0\n    goto loop\nloop:\n    \
-                      c = i < n\n    if c goto body else goto done\nbody:\n    total = total * x\n    \
-                      total = total + i\n    i = i + 1\n    goto loop\ndone:\n    print_and_stop(total)\n";
-        let program = flowc_lang::syntax::parse("grow.fg", source).unwrap();
+        let program = corpus::program("tests/corpus/grow.fg");
         let label = Symbol::intern("start");
         ["[x/3, n/10]", "[x/3, n/100]", "[x/-3, n/100]", "[x/1180591620717411303424, n/30]", "[x/a, n/30]"]
             .iter()
