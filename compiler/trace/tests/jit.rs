@@ -5,7 +5,7 @@ use expect_test::expect;
 use flowc_ir::Function;
 use flowc_lang::interp::Config;
 use flowc_lang::{syntax, Symbol, Value};
-use flowc_trace::jit::{self, Jit, Options};
+use flowc_trace::jit::{self, Jit, Options, Stats};
 
 fn check_ir(f: &Function, after: &str) {
     if let Err(vs) = flowc_ir_checker::check(f) {
@@ -47,6 +47,35 @@ fn start(program: &flowc_lang::Program) -> (Symbol, Vec<(Symbol, Value)>) {
     (label, program.entry_env(label).unwrap().to_vec())
 }
 
+/// What running a program from its entry fact under the JIT showed.
+struct Run {
+    /// The JIT printed what the interpreter printed.
+    agrees: bool,
+    /// What the interpreter printed.
+    expected: String,
+    traces: Vec<String>,
+    bridges: Vec<String>,
+    stats: Stats,
+}
+
+/// Runs `source` under the interpreter and under the JIT with `options`.
+fn run_jit(name: &str, source: &str, options: Options) -> Run {
+    flowc_codegen::with_stack(|| {
+        let program = syntax::parse(name, source).unwrap();
+        let (label, env) = start(&program);
+        let expected = flowc_lang::interp::run(&program, label, &env, &Config::default()).unwrap().value;
+        let mut jit = Jit::new(&program, options);
+        let out = jit.run(label, &env, &Config::default()).unwrap().value;
+        Run {
+            agrees: out.to_print_string() == expected.to_print_string(),
+            expected: expected.to_print_string(),
+            traces: jit.traces().iter().map(|(_, f)| flowc_ir::print::function(f)).collect(),
+            bridges: jit.bridges().iter().map(|f| flowc_ir::print::function(f)).collect(),
+            stats: jit.stats().clone(),
+        }
+    })
+}
+
 #[test]
 fn loop_headers_are_hot_without_can_enter_jit() {
     let program = syntax::parse("t", ALTERNATING).unwrap();
@@ -58,17 +87,9 @@ fn loop_headers_are_hot_without_can_enter_jit() {
 
 #[test]
 fn a_guard_that_fails_often_gets_a_bridge() {
-    let (agrees, traces, bridges, stats) = flowc_codegen::with_stack(|| {
-        let program = syntax::parse("t", ALTERNATING).unwrap();
-        let (label, env) = start(&program);
-        let expected = flowc_lang::interp::run(&program, label, &env, &Config::default()).unwrap().value;
-        let mut jit = Jit::new(&program, options(3, 5));
-        let out = jit.run(label, &env, &Config::default()).unwrap().value;
-        let traces: Vec<String> = jit.traces().iter().map(|(_, f)| flowc_ir::print::function(f)).collect();
-        let bridges: Vec<String> = jit.bridges().iter().map(|f| flowc_ir::print::function(f)).collect();
-        (out == expected, traces.join(""), bridges.join(""), jit.stats().clone())
-    });
-    assert!(agrees);
+    let run = run_jit("t", ALTERNATING, options(3, 5));
+    let (traces, bridges, stats) = (run.traces.join(""), run.bridges.join(""), run.stats);
+    assert!(run.agrees);
     expect![[r#"
         trace loop(v0:i, v1:s, v2:c, v3:m) {
         b0:
@@ -134,16 +155,9 @@ done:
 
 #[test]
 fn guard_value_dispatches_to_one_bridge_per_value() {
-    let (agrees, bridges, stats) = flowc_codegen::with_stack(|| {
-        let program = syntax::parse("t", PROMOTED).unwrap();
-        let (label, env) = start(&program);
-        let expected = flowc_lang::interp::run(&program, label, &env, &Config::default()).unwrap().value;
-        let mut jit = Jit::new(&program, options(3, 5));
-        let out = jit.run(label, &env, &Config::default()).unwrap().value;
-        let bridges: Vec<String> = jit.bridges().iter().map(|f| flowc_ir::print::function(f)).collect();
-        (out == expected, bridges, jit.stats().clone())
-    });
-    assert!(agrees);
+    let run = run_jit("t", PROMOTED, options(3, 5));
+    let (bridges, stats) = (run.bridges, run.stats);
+    assert!(run.agrees);
     assert_eq!((stats.traces, stats.bridges), (1, 3), "{stats}");
     // Each bridge starts after the guard and runs for one value of k only,
     // so k is a constant in it.
@@ -247,20 +261,9 @@ done:
 
 #[test]
 fn speculation_on_signs_is_checked_on_entry() {
-    let (agrees, traces, stats) = flowc_codegen::with_stack(|| {
-        let program = syntax::parse("signs.fg", SIGNS).unwrap();
-        let (label, env) = start(&program);
-        let expected = flowc_lang::interp::run(&program, label, &env, &Config::default()).unwrap().value;
-        let mut jit = Jit::new(&program, options(2, 1000));
-        let out = jit.run(label, &env, &Config::default()).unwrap().value;
-        let traces: Vec<String> = jit.traces().iter().map(|(_, f)| flowc_ir::print::function(f)).collect();
-        (
-            out.to_print_string() == expected.to_print_string() && expected.to_print_string() == "200",
-            traces,
-            jit.stats().clone(),
-        )
-    });
-    assert!(agrees, "{stats}");
+    let run = run_jit("signs.fg", SIGNS, options(2, 1000));
+    let (traces, stats) = (run.traces, run.stats);
+    assert!(run.agrees && run.expected == "200", "{stats}");
     assert_eq!(stats.despecialized, 1, "{stats}");
     // The trace that replaced the speculating one assumes nothing: its
     // subtraction keeps its checks.
