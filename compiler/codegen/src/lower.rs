@@ -420,6 +420,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.b.ins().iconst(types::I64, w)
     }
 
+    /// `op` on one or two words in the runtime (any values; the slow path
+    /// of every inline operation); leaves to the stop block if it fails.
+    fn runtime_op(&mut self, op: Op, args: &[ClValue]) -> ClValue {
+        let code = self.konst(op as i64);
+        let n = self.konst(args.len() as i64);
+        let b = if args.len() > 1 { args[1] } else { n };
+        let r = self.call_rt("flowc_rt_op", &[code, n, args[0], b]);
+        self.check_stop(r);
+        r
+    }
+
     /// Leaves to the stop block if `v` is the stop word, else continues.
     fn check_stop(&mut self, v: ClValue) {
         let cont = self.b.create_block();
@@ -542,10 +553,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             None => self.b.ins().jump(fast, &[]),
         };
         self.b.switch_to_block(slow);
-        let code = self.konst(op as i64);
-        let n = self.konst(2);
-        let r = self.call_rt("flowc_rt_op", &[code, n, a, b]);
-        self.check_stop(r);
+        let r = self.runtime_op(op, &[a, b]);
         self.define(i, r);
         let cont = self.cont(i);
         self.b.ins().jump(cont, &[]);
@@ -694,10 +702,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
                 None => {
                     let c = self.operand(&Operand::Const(c.clone()));
-                    let code = self.konst(Op::Eq as i64);
-                    let n = self.konst(2);
-                    let r = self.call_rt("flowc_rt_op", &[code, n, o, c]);
-                    self.check_stop(r);
+                    let r = self.runtime_op(Op::Eq, &[o, c]);
                     self.b.ins().icmp_imm_s(IntCC::Equal, r, ONE as i64)
                 }
             },
@@ -821,13 +826,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.b.ins().jump(slow, &[]);
         }
         self.b.switch_to_block(slow);
-        let code = self.konst(op as i64);
-        let n = self.konst(args.len() as i64);
-        let b = if args.len() > 1 { args[1] } else { n };
-        let r = self.call_rt("flowc_rt_op", &[code, n, args[0], b]);
-        let ok = self.b.create_block();
-        self.b.ins().brif(r, ok, &[], self.stop, &[]);
-        self.b.switch_to_block(ok);
+        let r = self.runtime_op(op, args);
         self.b.ins().jump(join, &[BlockArg::Value(r)]);
         self.b.switch_to_block(join);
         self.b.block_params(join)[0]
@@ -951,10 +950,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let c = self.b.ins().icmp(int_cc(op), a, b);
         self.b.ins().brif(c, then_cb, &targs, else_cb, &eargs);
         self.b.switch_to_block(slow);
-        let code = self.konst(op as i64);
-        let n = self.konst(2);
-        let r = self.call_rt("flowc_rt_op", &[code, n, a, b]);
-        self.check_stop(r);
+        let r = self.runtime_op(op, &[a, b]);
         let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, ZERO as i64);
         self.b.ins().brif(truthy, then_cb, &targs, else_cb, &eargs);
     }
