@@ -106,8 +106,10 @@ fn jit_errors_name_the_interpreters_place() {
 /// Seeds the engine fuzzer (`flowc-fuzz engines`) once failed on, with
 /// the threshold that showed each. 609027: a trace optimized twice (a
 /// promoted variable settled on entry) lost the virtual objects its
-/// resume records already held.
-const FUZZER_FINDINGS: &[(u64, u32)] = &[(609027, 2)];
+/// resume records already held. 878003: two guards sharing a resume
+/// record but leaving to different labels were given one exit (the
+/// optimistic copy's exit sharing keyed exits without the label).
+const FUZZER_FINDINGS: &[(u64, u32)] = &[(609027, 2), (878003, 1)];
 
 #[test]
 fn jit_fuzzer_findings_stay_fixed() {

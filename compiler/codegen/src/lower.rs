@@ -158,10 +158,12 @@ struct Lowerer<'a, 'b> {
     exit_points: std::collections::HashSet<flowc_ir::InstId>,
     /// Where the generic copy goes on after each exit point.
     conts: HashMap<flowc_ir::InstId, cranelift_codegen::ir::Block>,
-    /// The number of each trace exit already lowered (by resume record,
-    /// tested value and kind): both copies of a guard leave by one exit,
-    /// so failures are counted and bridges attached per guard.
-    exit_numbers: HashMap<(flowc_ir::ResumeId, Option<ValueId>, bool), usize>,
+    /// The number of each trace exit already lowered, by what defines it:
+    /// resume record, label, tested value and kind (two guards may share a
+    /// resume record and leave to different labels). Both copies of a guard
+    /// leave by one exit, so failures are counted and bridges attached per
+    /// guard.
+    exit_numbers: HashMap<(flowc_ir::ResumeId, flowc_lang::Symbol, Option<ValueId>, bool), usize>,
     refs: HashMap<String, FuncRef>,
     ctx: ClValue,
     stop: cranelift_codegen::ir::Block,
@@ -732,11 +734,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     fn leave(&mut self, resume: flowc_ir::ResumeId, label: flowc_lang::Symbol, key: Option<ValueId>, guard: bool) {
         // Both copies of a guard leave by one exit: the second stores the
         // same values in the same order and returns the same number.
-        let n = match self.exit_numbers.get(&(resume, key, guard)) {
+        let n = match self.exit_numbers.get(&(resume, label, key, guard)) {
             Some(&n) => n,
             None => {
                 let n = self.env.exits.len();
-                self.exit_numbers.insert((resume, key, guard), n);
+                self.exit_numbers.insert((resume, label, key, guard), n);
                 self.env.exits.push(exit_record(self.f, resume, label, key, guard));
                 n
             }
