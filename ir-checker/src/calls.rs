@@ -10,7 +10,7 @@
 
 use flowc_ir::{Function, InstKind, Module};
 
-use crate::context::Checker;
+use crate::context::{Checker, Linked};
 use crate::violation::{Rule, Violation};
 
 fn plural(n: usize, word: &str) -> String {
@@ -21,39 +21,34 @@ fn plural(n: usize, word: &str) -> String {
     }
 }
 
-pub(crate) fn check_calls(c: &mut Checker, m: &Module) {
-    let f = c.f;
-    for n in 0..c.linked.len() {
-        let l = c.linked[n];
-        let InstKind::Call { func, args } = &f.insts[l.inst].kind else { continue };
-        let problem = match m.function(*func) {
-            None => {
-                let other = m.functions.iter().find(|g| g.name == *func).map(|g| g.kind.keyword());
-                let msg = match other {
-                    Some(kind) => format!("calls {func}, which is a {kind}, not a function"),
-                    None => format!("calls {func}, which is not a function of the module"),
-                };
-                Some((Rule::CallTarget, msg))
-            }
-            Some(callee) if callee.params.len() != args.len() => {
-                let msg = format!(
-                    "calls {func} with {} but {func} has {}",
-                    plural(args.len(), "argument"),
-                    plural(callee.params.len(), "parameter")
-                );
-                Some((Rule::CallArity, msg))
-            }
-            Some(_) => None,
-        };
-        if let Some((rule, msg)) = problem {
-            let at = c.at_inst(l.inst);
-            c.report(Some(l.block), l.pos, at, rule, msg);
+/// The call rules for one linked instruction of a function of `m`.
+pub(crate) fn check_inst(c: &mut Checker, m: &Module, l: Linked, kind: &InstKind) {
+    let InstKind::Call { func, args } = kind else { return };
+    let problem = match m.function(*func) {
+        None => {
+            let other = m.functions.iter().find(|g| g.name == *func).map(|g| g.kind.keyword());
+            let msg = match other {
+                Some(kind) => format!("calls {func}, which is a {kind}, not a function"),
+                None => format!("calls {func}, which is not a function of the module"),
+            };
+            Some((Rule::CallTarget, msg))
         }
+        Some(callee) if callee.params.len() != args.len() => {
+            let msg = format!(
+                "calls {func} with {} but {func} has {}",
+                plural(args.len(), "argument"),
+                plural(callee.params.len(), "parameter")
+            );
+            Some((Rule::CallArity, msg))
+        }
+        Some(_) => None,
+    };
+    if let Some((rule, msg)) = problem {
+        let at = c.at_inst(l.inst);
+        c.report(Some(l.block), l.pos, at, rule, msg);
     }
 }
 
-/// The violation for a function whose name an earlier function of kind
-/// `function` already has.
 pub(crate) fn duplicate(f: &Function) -> Violation {
     Violation {
         function: f.name.to_string(),

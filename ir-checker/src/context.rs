@@ -13,7 +13,7 @@
 //!   order, then position in the block); ties keep the order the passes
 //!   reported them, so the output is deterministic.
 
-use flowc_ir::{BlockId, Function, InstId, Module, ResumeId, ValueId};
+use flowc_ir::{BlockId, Function, InstId, ResumeId, ValueId};
 
 use crate::violation::{At, Rule, Violation};
 
@@ -55,7 +55,6 @@ pub(crate) enum Site {
 
 pub(crate) struct Checker<'f> {
     pub f: &'f Function,
-    pub module: Option<&'f Module>,
     pub name: String,
     /// The layout without ids outside the arena and without repeats.
     pub layout: Vec<BlockId>,
@@ -74,10 +73,9 @@ pub(crate) struct Checker<'f> {
 }
 
 impl<'f> Checker<'f> {
-    pub fn new(f: &'f Function, module: Option<&'f Module>) -> Checker<'f> {
+    pub fn new(f: &'f Function) -> Checker<'f> {
         Checker {
             f,
-            module,
             name: f.name.to_string(),
             layout: Vec::new(),
             block_pos: vec![None; f.blocks.len()],

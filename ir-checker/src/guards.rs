@@ -18,39 +18,32 @@
 use flowc_ir::print::{block_ref, resume_ref, value_ref};
 use flowc_ir::{BlockId, FunctionKind, InstKind, ResumeId, ResumeValue};
 
-use crate::context::Checker;
+use crate::context::{Checker, Linked};
 use crate::uses::{check_use, Flow, Problem, UsePoint};
 use crate::violation::Rule;
 
-pub(crate) fn check_guards(c: &mut Checker, flow: &Flow) {
-    let f = c.f;
-    for n in 0..c.linked.len() {
-        let l = c.linked[n];
-        let InstKind::Guard { resume, .. } = &f.insts[l.inst].kind else { continue };
-        let messages = check_record(c, flow, *resume, l.block, l.pos, ("guards", "guard"));
-        for (rule, msg) in messages {
-            let at = c.at_inst(l.inst);
-            c.report(Some(l.block), l.pos, at, rule, msg);
-        }
-    }
-    for k in 0..f.layout.len() {
-        let b = f.layout[k];
-        if !c.in_layout(b) {
-            continue;
-        }
-        let Some(resume) = f.blocks[b].term.resume() else { continue };
-        let pos = c.term_pos(b);
-        let messages = check_record(c, flow, resume, b, pos, ("trace exits", "exit"));
-        for (rule, msg) in messages {
-            let at = c.at_term(b);
-            c.report(Some(b), pos, at, rule, msg);
-        }
+/// The guard rules for one linked instruction.
+pub(crate) fn check_inst(c: &mut Checker, flow: &Flow, l: Linked, kind: &InstKind) {
+    let InstKind::Guard { resume, .. } = kind else { return };
+    let messages = check_record(c, flow, *resume, l.block, l.pos, ("guards", "guard"));
+    for (rule, msg) in messages {
+        let at = c.at_inst(l.inst);
+        c.report(Some(l.block), l.pos, at, rule, msg);
     }
 }
 
-/// The violations of resume record `resume` used at position `pos` of
-/// `block` by a guard or an exit (`what`: plural and singular nouns for
-/// messages).
+/// The guard rules for the terminator of `b` (a block of the cleaned
+/// layout): a trace exit's resume record.
+pub(crate) fn check_terminator(c: &mut Checker, flow: &Flow, b: BlockId) {
+    let Some(resume) = c.f.blocks[b].term.resume() else { return };
+    let pos = c.term_pos(b);
+    let messages = check_record(c, flow, resume, b, pos, ("trace exits", "exit"));
+    for (rule, msg) in messages {
+        let at = c.at_term(b);
+        c.report(Some(b), pos, at, rule, msg);
+    }
+}
+
 fn check_record(
     c: &Checker,
     flow: &Flow,

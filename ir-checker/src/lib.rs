@@ -58,7 +58,7 @@ use flowc_ir::{Function, FunctionKind, Module};
 
 pub use violation::{At, Rule, Violation};
 
-use context::Checker;
+use context::{BlockMarks, Checker};
 use uses::Flow;
 
 /// Checks every intra-function invariant of `f`.
@@ -90,7 +90,7 @@ fn into_result(v: Vec<Violation>) -> Result<(), Vec<Violation>> {
 }
 
 fn check_function(f: &Function, module: Option<&Module>) -> Vec<Violation> {
-    let mut c = Checker::new(f, module);
+    let mut c = Checker::new(f);
     linking::check_layout(&mut c);
     linking::check_entry(&mut c);
     definitions::check_definitions(&mut c);
@@ -108,11 +108,25 @@ fn check_function(f: &Function, module: Option<&Module>) -> Vec<Violation> {
     let flow = Flow { cfg: &cfg, dom: &dom };
     linking::check_entry_preds(&mut c, &cfg);
     linking::check_successors(&mut c);
-    phis::check_phis(&mut c, &cfg);
-    uses::check_uses(&mut c, &flow);
-    guards::check_guards(&mut c, &flow);
-    if let Some(m) = c.module {
-        calls::check_calls(&mut c, m);
+    // One sweep over the linked instructions applies every per-instruction
+    // rule, so a large function's instructions are read once, not once per
+    // rule. Violations of one instruction keep the rules' order (phis,
+    // uses, guards, calls), as `Checker::report` keeps ties in order.
+    let mut marks = (BlockMarks::new(f), BlockMarks::new(f));
+    for n in 0..c.linked.len() {
+        let l = c.linked[n];
+        let kind = &f.insts[l.inst].kind;
+        phis::check_inst(&mut c, &cfg, &mut marks, l, kind);
+        uses::check_inst(&mut c, &flow, &mut marks, l, kind);
+        guards::check_inst(&mut c, &flow, l, kind);
+        if let Some(m) = module {
+            calls::check_inst(&mut c, m, l, kind);
+        }
+    }
+    for k in 0..c.layout.len() {
+        let b = c.layout[k];
+        uses::check_terminator(&mut c, &flow, b);
+        guards::check_terminator(&mut c, &flow, b);
     }
     c.finish()
 }

@@ -15,30 +15,29 @@ use flowc_ir::cfg::Cfg;
 use flowc_ir::print::block_ref;
 use flowc_ir::{BlockId, InstKind};
 
-use crate::context::{BlockMarks, Checker};
+use crate::context::{BlockMarks, Checker, Linked};
 use crate::violation::Rule;
 
-pub(crate) fn check_phis(c: &mut Checker, cfg: &Cfg) {
-    let f = c.f;
-    let mut marks = (BlockMarks::new(f), BlockMarks::new(f));
-    for n in 0..c.linked.len() {
-        let l = c.linked[n];
-        let kind = &f.insts[l.inst].kind;
-        let is_phi = matches!(kind, InstKind::Phi(_));
-        let mut messages = Vec::new();
-        if is_phi && !l.in_phis {
-            messages.push((Rule::PhisFirst, "this phi is listed among the instructions, not the phis".to_owned()));
-        }
-        if !is_phi && l.in_phis {
-            messages.push((Rule::PhisFirst, "this instruction is not a phi but is listed among the phis".to_owned()));
-        }
-        if let InstKind::Phi(inputs) = kind {
-            messages.extend(input_problems(c, cfg, &mut marks, l.block, inputs.iter().map(|(b, _)| *b)));
-        }
-        for (rule, msg) in messages {
-            let at = c.at_inst(l.inst);
-            c.report(Some(l.block), l.pos, at, rule, msg);
-        }
+/// The phi rules for one linked instruction (`marks`: scratch sets, see
+/// [`BlockMarks`]).
+pub(crate) fn check_inst(c: &mut Checker, cfg: &Cfg, marks: &mut (BlockMarks, BlockMarks), l: Linked, kind: &InstKind) {
+    let is_phi = matches!(kind, InstKind::Phi(_));
+    if !is_phi && !l.in_phis {
+        return;
+    }
+    let mut messages = Vec::new();
+    if is_phi && !l.in_phis {
+        messages.push((Rule::PhisFirst, "this phi is listed among the instructions, not the phis".to_owned()));
+    }
+    if !is_phi && l.in_phis {
+        messages.push((Rule::PhisFirst, "this instruction is not a phi but is listed among the phis".to_owned()));
+    }
+    if let InstKind::Phi(inputs) = kind {
+        messages.extend(input_problems(c, cfg, marks, l.block, inputs.iter().map(|(b, _)| *b)));
+    }
+    for (rule, msg) in messages {
+        let at = c.at_inst(l.inst);
+        c.report(Some(l.block), l.pos, at, rule, msg);
     }
 }
 

@@ -119,51 +119,53 @@ fn report_use(c: &mut Checker, block: BlockId, pos: u32, at: Option<At>, v: Valu
     c.report(Some(block), pos, at, rule, msg);
 }
 
-pub(crate) fn check_uses(c: &mut Checker, flow: &Flow) {
-    let f = c.f;
-    let (mut preds, mut seen) = (BlockMarks::new(f), BlockMarks::new(f));
-    // Checks one operand of instruction `l` (its location is printed only
-    // when there is something to report).
-    let check = |c: &mut Checker, l: &Linked, o: &Operand, point: UsePoint| {
+/// The use rules for the operands of one linked instruction (`marks`:
+/// scratch sets, see [`BlockMarks`]).
+pub(crate) fn check_inst(
+    c: &mut Checker,
+    flow: &Flow,
+    (preds, seen): &mut (BlockMarks, BlockMarks),
+    l: Linked,
+    kind: &InstKind,
+) {
+    let check = |c: &mut Checker, o: &Operand, point: UsePoint| {
         let Some(v) = o.as_value() else { return };
         if let Err(p) = check_use(c, flow, v, point) {
             let at = c.at_inst(l.inst);
             report_use(c, l.block, l.pos, at, v, point, p);
         }
     };
-    for n in 0..c.linked.len() {
-        let l = c.linked[n];
-        match &f.insts[l.inst].kind {
-            InstKind::Phi(inputs) => {
-                // Dominance only for the first input of each predecessor.
-                preds.clear();
-                seen.clear();
-                for &p in flow.cfg.preds(l.block) {
-                    preds.insert(p);
-                }
-                for (pred, o) in inputs {
-                    let real = preds.contains(*pred) && seen.insert(*pred);
-                    let point = if real { UsePoint::EndOf(*pred) } else { UsePoint::Anywhere };
-                    check(c, &l, o, point);
-                }
+    match kind {
+        InstKind::Phi(inputs) => {
+            preds.clear();
+            seen.clear();
+            for &p in flow.cfg.preds(l.block) {
+                preds.insert(p);
             }
-            kind => {
-                for o in kind.operands() {
-                    check(c, &l, o, UsePoint::At(l.block, l.pos));
-                }
+            for (pred, o) in inputs {
+                let real = preds.contains(*pred) && seen.insert(*pred);
+                let point = if real { UsePoint::EndOf(*pred) } else { UsePoint::Anywhere };
+                check(c, o, point);
+            }
+        }
+        kind => {
+            for o in kind.operands() {
+                check(c, o, UsePoint::At(l.block, l.pos));
             }
         }
     }
-    for k in 0..c.layout.len() {
-        let b = c.layout[k];
-        let pos = c.term_pos(b);
-        for o in f.blocks[b].term.operands() {
-            let Some(v) = o.as_value() else { continue };
-            let point = UsePoint::At(b, pos);
-            if let Err(p) = check_use(c, flow, v, point) {
-                let at = c.at_term(b);
-                report_use(c, b, pos, at, v, point, p);
-            }
+}
+
+/// The use rules for the operands of the terminator of `b` (a block of the
+/// cleaned layout).
+pub(crate) fn check_terminator(c: &mut Checker, flow: &Flow, b: BlockId) {
+    let pos = c.term_pos(b);
+    for o in c.f.blocks[b].term.operands() {
+        let Some(v) = o.as_value() else { continue };
+        let point = UsePoint::At(b, pos);
+        if let Err(p) = check_use(c, flow, v, point) {
+            let at = c.at_term(b);
+            report_use(c, b, pos, at, v, point, p);
         }
     }
 }
