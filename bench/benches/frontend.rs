@@ -2,7 +2,7 @@
 //! 10^3 to 10^6 statements: time per statement at each size, and the ratio
 //! of the per-statement time at 10^6 to that at 10^4 (linear scaling
 //! keeps it near 1; the target is at most 1.5). Sizes are measured in
-//! rounds, each keeping its best time.
+//! rounds, each keeping its best time over the same number of runs.
 //!
 //!     cargo bench -p flowc-bench --bench frontend
 
@@ -17,7 +17,10 @@ use flowc_lang::Symbol;
 /// Rounds over all sizes: each size's time is its best over the rounds, so
 /// a slow phase of this shared machine (they last seconds) hits every size
 /// alike instead of whichever size it happened to fall on.
-const ROUNDS: usize = 3;
+const ROUNDS: usize = 5;
+/// Runs per size and round: the same at every size
+/// ([`flowc_bench::scale::time_best`]).
+const RUNS: usize = 3;
 
 fn main() {
     flowc_bench::scale::keep_freed_memory();
@@ -27,10 +30,10 @@ fn main() {
     let mut best = vec![(f64::INFINITY, f64::INFINITY); SIZES.len()];
     for _ in 0..ROUNDS {
         for (k, (p, _)) in programs.iter().enumerate() {
-            let lower = time_best(0.4, || std::hint::black_box(flowc_frontend::lower(p, entry).unwrap()));
+            let lower = time_best(RUNS, || std::hint::black_box(flowc_frontend::lower(p, entry).unwrap()));
             let module = flowc_frontend::lower(p, entry).unwrap();
             assert!(flowc_ir_checker::check_module(&module).is_ok(), "generated program lowers to valid IR");
-            let check = time_best(0.4, || std::hint::black_box(flowc_ir_checker::check_module(&module).is_ok()));
+            let check = time_best(RUNS, || std::hint::black_box(flowc_ir_checker::check_module(&module).is_ok()));
             best[k] = (best[k].0.min(lower), best[k].1.min(check));
         }
     }

@@ -27,24 +27,23 @@ pub fn statement_count(p: &Program) -> usize {
 /// The sizes the scaling benchmarks run: 10^3 to 10^6.
 pub const SIZES: [usize; 4] = [1_000, 10_000, 100_000, 1_000_000];
 
-/// Runs `f` until it has taken at least `min_secs` and at least three
-/// times; returns the fastest run in seconds (the first run also pays for
-/// fresh memory pages, later ones measure the work).
+/// Runs `f` `runs` times; returns the fastest run in seconds (the first
+/// run also pays for fresh memory pages, later ones measure the work).
 /// What `f` returns is dropped outside the timed region.
-pub fn time_best<T>(min_secs: f64, mut f: impl FnMut() -> T) -> f64 {
-    let start = std::time::Instant::now();
+///
+/// The scaling benchmarks give every size the same number of runs: the
+/// best of many runs is lower than the best of few on a noisy machine, so
+/// timing small sizes more often than large ones would flatter the small
+/// sizes and overstate how badly the large ones scale.
+pub fn time_best<T>(runs: usize, mut f: impl FnMut() -> T) -> f64 {
     let mut best = f64::INFINITY;
-    let mut runs = 0;
-    loop {
+    for _ in 0..runs {
         let t = std::time::Instant::now();
         let out = f();
         best = best.min(t.elapsed().as_secs_f64());
         drop(out);
-        runs += 1;
-        if runs >= 3 && start.elapsed().as_secs_f64() >= min_secs {
-            return best;
-        }
     }
+    best
 }
 
 /// mimalloc's `mi_option_purge_delay` (its position in `mi_option_t` of

@@ -141,7 +141,7 @@ pub fn lower_graph(
         let v = builder.param(Some(p));
         entry.params.insert(p, Operand::Value(v));
     }
-    let mut ssa = Ssa::new(builder, preds);
+    let mut ssa = Ssa::new(builder, preds, capacity);
 
     // Fill blocks in reverse postorder; seal each as soon as all its
     // predecessors are filled.

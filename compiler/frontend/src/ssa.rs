@@ -17,7 +17,7 @@
 //! in [`Ssa::finish`].
 
 use flowc_ir::subst::Substitution;
-use flowc_ir::{BlockId, Builder, Function, InstId, InstKind, Operand, ValueDef, ValueId};
+use flowc_ir::{BlockId, Builder, Capacity, Function, InstId, InstKind, Operand, ValueDef, ValueId};
 use flowc_lang::Symbol;
 
 /// What a variable is at the entry block, where no definition was found.
@@ -97,20 +97,23 @@ fn flag(v: &[bool], i: usize) -> bool {
 }
 
 impl Ssa {
-    /// `preds` is indexed by the raw block index.
-    pub fn new(builder: Builder, preds: Vec<Vec<BlockId>>) -> Ssa {
+    /// `preds` is indexed by the raw block index. The dense tables are
+    /// sized for `capacity` up front (the builder's; they still grow if it
+    /// was too small), so a large graph does not recopy them as it grows.
+    pub fn new(builder: Builder, preds: Vec<Vec<BlockId>>, capacity: Capacity) -> Ssa {
+        let blocks = capacity.blocks.max(preds.len());
         Ssa {
             builder,
             preds,
-            defs: Vec::new(),
+            defs: vec![Vec::new(); blocks],
             consts: Vec::new(),
-            sealed: Vec::new(),
-            incomplete: Vec::new(),
-            unfinished: Vec::new(),
-            removed: Vec::new(),
+            sealed: vec![false; blocks],
+            incomplete: vec![Vec::new(); blocks],
+            unfinished: vec![false; capacity.insts],
+            removed: vec![false; capacity.insts],
             pending: Vec::new(),
             replaced: Substitution::default(),
-            phi_users: Vec::new(),
+            phi_users: vec![Vec::new(); capacity.insts],
             work: Vec::new(),
         }
     }
