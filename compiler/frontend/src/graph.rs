@@ -2,9 +2,11 @@
 
 use bitvec::prelude::*;
 
-use flowc_ir::{BlockId, Builder, Capacity, Function, FunctionKind, InstKind, Operand, Terminator, Trap, ValueDef};
+use flowc_ir::{
+    Args, BlockId, Builder, Capacity, Function, FunctionKind, InstKind, Operand, Terminator, Trap, ValueDef,
+};
 use flowc_lang::ast::{self, Arg, Operator, Stmt};
-use flowc_lang::ops::{Form, Op};
+use flowc_lang::ops::Op;
 use flowc_lang::symbol::SymbolMap;
 use flowc_lang::Symbol;
 
@@ -326,14 +328,14 @@ fn fill(
                 ssa.write(*dst, b, o);
             }
             Stmt::Op1 { dst, op, arg } => {
-                let args = vec![operand(ssa, entry, arg)];
-                let v = ssa.builder.inst(b, op_kind(*op, args), Some(*dst)).unwrap();
+                let args = Args::from_iter([operand(ssa, entry, arg)]);
+                let v = ssa.builder.inst(b, InstKind::generic_op(*op, args), Some(*dst)).unwrap();
                 ssa.write(*dst, b, Operand::Value(v));
             }
             Stmt::Op2 { dst, op, lhs, rhs } => {
                 let l = operand(ssa, entry, lhs);
                 let r = operand(ssa, entry, rhs);
-                let v = ssa.builder.inst(b, op_kind(*op, vec![l, r]), Some(*dst)).unwrap();
+                let v = ssa.builder.inst(b, InstKind::generic_op(*op, [l, r]), Some(*dst)).unwrap();
                 ssa.write(*dst, b, Operand::Value(v));
             }
             Stmt::New { dst, class } => {
@@ -405,14 +407,6 @@ fn mark_sites(f: &mut Function, b: BlockId, from: usize, site: flowc_ir::Site) {
         let i = f.blocks[b].insts[k];
         f.sites.set_inst(i, site);
     }
-}
-
-fn op_kind(op: Operator, args: Vec<Operand>) -> InstKind {
-    let op = match op {
-        Operator::Known(known) if known.arity() != args.len() => Operator::Unknown(Symbol::intern(known.name())),
-        op => op,
-    };
-    InstKind::Op { op, form: Form::Generic, args }
 }
 
 /// Whether a copied value may be unbound at run time: a main-graph

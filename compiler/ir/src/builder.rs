@@ -8,7 +8,7 @@ use flowc_lang::Symbol;
 use crate::function::{
     BlockData, BlockId, Capacity, Function, FunctionKind, InstData, InstId, ValueData, ValueDef, ValueId,
 };
-use crate::inst::{InstKind, Operand, Terminator, Trap};
+use crate::inst::{Args, InstKind, Operand, Terminator, Trap};
 use crate::resume::{ResumeData, ResumeId};
 
 /// Builds one [`Function`].
@@ -81,8 +81,8 @@ impl Builder {
     }
 
     /// Appends a known operation in its generic form.
-    pub fn op(&mut self, b: BlockId, op: Op, args: Vec<Operand>, name: Option<Symbol>) -> ValueId {
-        let kind = InstKind::Op { op: Operator::Known(op), form: Form::Generic, args };
+    pub fn op(&mut self, b: BlockId, op: Op, args: impl Into<Args>, name: Option<Symbol>) -> ValueId {
+        let kind = InstKind::Op { op: Operator::Known(op), form: Form::Generic, args: args.into() };
         self.inst(b, kind, name).expect("ops have results")
     }
 

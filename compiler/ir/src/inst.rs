@@ -79,6 +79,12 @@ impl GuardKind {
     }
 }
 
+/// The operands of an operation or call: up to two inline (every operation
+/// of the op table takes one or two), more on the heap. Inline operands keep an
+/// operation in one arena slot, so a pass reading operands does not chase
+/// a pointer per instruction.
+pub type Args = smallvec::SmallVec<[Operand; 2]>;
+
 /// The instruction kinds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum InstKind {
@@ -90,7 +96,7 @@ pub enum InstKind {
     Op {
         op: Operator,
         form: Form,
-        args: Vec<Operand>,
+        args: Args,
     },
     /// Raises `key_not_found` if the operand is unbound; else the operand.
     CheckBound(Operand),
@@ -110,7 +116,7 @@ pub enum InstKind {
     /// A call of a function of the module, by name.
     Call {
         func: Symbol,
-        args: Vec<Operand>,
+        args: Args,
     },
     /// Traces only: on failure, leave the trace and resume the interpreter
     /// from the record `resume`, the innermost frame at `label`.
@@ -191,6 +197,19 @@ impl<'a> Iterator for OperandsMut<'a> {
 }
 
 impl InstKind {
+    /// The operation `op` on `args` in its generic form, as the front end
+    /// and the trace recorder build it: a known operation given the wrong
+    /// number of operands becomes an unknown one of that name (it fails
+    /// with `missing_op`, as the reference interpreter does).
+    pub fn generic_op(op: Operator, args: impl Into<Args>) -> InstKind {
+        let args = args.into();
+        let op = match op {
+            Operator::Known(known) if known.arity() != args.len() => Operator::Unknown(Symbol::intern(known.name())),
+            op => op,
+        };
+        InstKind::Op { op, form: Form::Generic, args }
+    }
+
     /// The operands, in evaluation order.
     pub fn operands(&self) -> Operands<'_> {
         fn fixed<'a>(a: Option<&'a Operand>, b: Option<&'a Operand>) -> Operands<'a> {

@@ -14,7 +14,7 @@ use flowc_lang::syntax::lex::{lex_line, Line, Tok};
 use flowc_lang::Symbol;
 
 use crate::function::{BlockData, BlockId, Function, FunctionKind, InstData, Module, ValueData, ValueDef, ValueId};
-use crate::inst::{GuardKind, InstKind, Operand, Terminator, Trap};
+use crate::inst::{Args, GuardKind, InstKind, Operand, Terminator, Trap};
 use crate::resume::{ResumeData, ResumeFrame, ResumeId, ResumeValue, VirtualObject};
 
 /// Parses a module.
@@ -360,7 +360,7 @@ impl Parser {
             "call" | "missing_op" => {
                 let name = line.name("a name")?;
                 line.punct("(")?;
-                let args = self.operand_list(line, ")")?;
+                let args = Args::from_vec(self.operand_list(line, ")")?);
                 line.punct(")")?;
                 if word == "call" {
                     InstKind::Call { func: name, args }
@@ -407,7 +407,7 @@ impl Parser {
                 } else {
                     Form::Generic
                 };
-                let args = self.operand_list_to_end(line)?;
+                let args = Args::from_vec(self.operand_list_to_end(line)?);
                 if args.len() != op.arity() {
                     return Err(RawError::new(pos, format!("`{name}` takes {} operand(s)", op.arity())));
                 }

@@ -319,7 +319,7 @@ struct Opt<'a> {
     info: Vec<Info>,
     subst: Vec<Option<Operand>>,
     virtuals: Vec<Option<Virtual>>,
-    cse: std::collections::HashMap<(Operator, Form, Vec<Operand>), ValueId>,
+    cse: std::collections::HashMap<(Operator, Form, flowc_ir::Args), ValueId>,
     out: Vec<InstId>,
 }
 
@@ -483,7 +483,7 @@ impl<'a> Opt<'a> {
         let result = self.f.insts[i].result;
         match kind {
             InstKind::Op { op: Operator::Known(op), args, .. } if op.arity() == args.len() => {
-                let args: Vec<Operand> = args.iter().map(|a| self.real(a)).collect();
+                let args: flowc_ir::Args = args.iter().map(|a| self.real(a)).collect();
                 let infos: Vec<Info> = args.iter().map(|a| self.info_of(a)).collect();
                 let out = lattice::transfer(op, &infos);
                 let v = result.expect("ops have results");
@@ -572,7 +572,7 @@ impl<'a> Opt<'a> {
             }
             InstKind::Guard { kind, resume, label } => self.guard(i, kind, resume, label),
             InstKind::Call { func, args } => {
-                let args: Vec<Operand> = args.iter().map(|a| self.real(a)).collect();
+                let args: flowc_ir::Args = args.iter().map(|a| self.real(a)).collect();
                 let v = result.expect("calls have results");
                 if let Some(c) = self.fold_call(func, &args) {
                     self.subst[ix(v)] = Some(Operand::Const(c));

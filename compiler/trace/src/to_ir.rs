@@ -23,7 +23,6 @@ use flowc_ir::{
     Terminator, ValueId,
 };
 use flowc_lang::ast::{Arg, Operator};
-use flowc_lang::ops::Form;
 use flowc_lang::{Env, Program, Symbol};
 
 use crate::trace::{Check, Trace, TraceOp};
@@ -217,13 +216,13 @@ fn emit(program: &Program, b: &mut Builder, body: BlockId, frames: &mut Vec<Fram
             frames[top].write(*dst, o);
         }
         TraceOp::Op1 { dst, op, arg } => {
-            let args = vec![frames[top].read(arg)];
-            let v = b.inst(body, op_kind(*op, args), Some(*dst)).unwrap();
+            let args = flowc_ir::Args::from_iter([frames[top].read(arg)]);
+            let v = b.inst(body, InstKind::generic_op(*op, args), Some(*dst)).unwrap();
             frames[top].write(*dst, Operand::Value(v));
         }
         TraceOp::Op2 { dst, op, lhs, rhs } => {
-            let args = vec![frames[top].read(lhs), frames[top].read(rhs)];
-            let v = b.inst(body, op_kind(*op, args), Some(*dst)).unwrap();
+            let args = [frames[top].read(lhs), frames[top].read(rhs)];
+            let v = b.inst(body, InstKind::generic_op(*op, args), Some(*dst)).unwrap();
             frames[top].write(*dst, Operand::Value(v));
         }
         TraceOp::New { dst, class } => {
@@ -266,14 +265,6 @@ fn emit(program: &Program, b: &mut Builder, body: BlockId, frames: &mut Vec<Fram
             caller.write(dst, v);
         }
     }
-}
-
-fn op_kind(op: Operator, args: Vec<Operand>) -> InstKind {
-    let op = match op {
-        Operator::Known(k) if k.arity() != args.len() => Operator::Unknown(Symbol::intern(k.name())),
-        op => op,
-    };
-    InstKind::Op { op, form: Form::Generic, args }
 }
 
 fn snapshot(frames: &[Frame]) -> ResumeData {
