@@ -121,7 +121,25 @@ pub fn define_function(
     if let Some(text) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()).filter(|_| disasm) {
         eprintln!("; {}\n{text}", f.name);
     }
+    if let (Some(dir), Some(code)) = (std::env::var_os("FLOWC_CODE_DIR"), ctx.compiled_code()) {
+        write_code(std::path::Path::new(&dir), f.name, code.code_buffer());
+    }
     Ok(())
+}
+
+/// Writes the final machine code of a function to `dir/NAME-K.bin` (`K`
+/// counts the functions compiled so far in this process), for
+/// `objdump -D -b binary -m i386:x86-64`: unlike `FLOWC_DISASM`'s listing,
+/// which Cranelift prints before it lays out blocks and drops jumps to the
+/// next block, this is the code that runs. A debugging aid: failures to
+/// write are reported and ignored.
+fn write_code(dir: &std::path::Path, name: Symbol, code: &[u8]) {
+    static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let k = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!("{name}-{k}.bin"));
+    if let Err(e) = std::fs::write(&path, code) {
+        eprintln!("flowc: cannot write {}: {e}", path.display());
+    }
 }
 
 /// Defines the wrapper `name(args, ctx)` that loads `target`'s arguments

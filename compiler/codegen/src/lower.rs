@@ -180,6 +180,8 @@ struct Lowerer<'a, 'b> {
     /// Blocks some back edge (in reverse postorder) enters: loop headers,
     /// where fuel is counted.
     headers: Vec<bool>,
+    /// The headers of innermost loops ([`loop_headers`]).
+    innermost: Vec<bool>,
 }
 
 /// Lowers IR function `f` into `ctx.func`.
@@ -209,6 +211,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     let stop = b.create_block();
+    b.set_cold_block(stop);
     b.switch_to_block(entry);
     let params = b.block_params(entry).to_vec();
     let ctx_value = params[f.params.len()];
@@ -250,17 +253,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         }
     }
     let uses = count_uses(f);
-    let mut headers = vec![false; f.blocks.len()];
-    let mut seen = vec![false; f.blocks.len()];
-    for &blk in &order {
-        seen[blk.into_raw().into_u32() as usize] = true;
-        for s in f.blocks[blk].term.successors() {
-            let k = s.into_raw().into_u32() as usize;
-            if seen.get(k).copied().unwrap_or(false) {
-                headers[k] = true;
-            }
-        }
-    }
+    let (headers, innermost) = loop_headers(f, &order);
     let mut l = Lowerer {
         b,
         env,
@@ -280,6 +273,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         small,
         conds: HashMap::new(),
         headers,
+        innermost,
     };
     l.b.switch_to_block(stop);
     let zero = l.b.ins().iconst(types::I64, STOP as i64);
@@ -300,6 +294,39 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     l.b.seal_all_blocks();
     let config = l.env.module.target_config();
     l.b.finalize(config);
+}
+
+/// Per block (raw index) of `f`, lowered in reverse postorder `order`:
+/// whether it is a loop header (a back edge enters it), and whether it
+/// heads an innermost loop. A header counts as innermost when no other
+/// header lies between it and its last latch in `order` — exact for the
+/// natural loops of reducible graphs, whose blocks sit in that range, and
+/// only a layout hint otherwise.
+fn loop_headers(f: &Function, order: &[BlockId]) -> (Vec<bool>, Vec<bool>) {
+    let n = f.blocks.len();
+    let raw = |b: BlockId| b.into_raw().into_u32() as usize;
+    let mut position = vec![usize::MAX; n];
+    for (k, &b) in order.iter().enumerate() {
+        position[raw(b)] = k;
+    }
+    // Per header: the order position of its last latch.
+    let mut last_latch = vec![None; n];
+    for (k, &b) in order.iter().enumerate() {
+        for s in f.blocks[b].term.successors() {
+            if position.get(raw(s)).is_some_and(|&p| p <= k) {
+                let latch = &mut last_latch[raw(s)];
+                *latch = Some(latch.map_or(k, |l: usize| l.max(k)));
+            }
+        }
+    }
+    let headers: Vec<bool> = last_latch.iter().map(Option::is_some).collect();
+    let mut innermost = vec![false; n];
+    for (k, &b) in order.iter().enumerate() {
+        if let Some(latch) = last_latch[raw(b)] {
+            innermost[raw(b)] = !order[k + 1..=latch].iter().any(|&o| headers[raw(o)]);
+        }
+    }
+    (headers, innermost)
 }
 
 /// Functions up to this many instructions get an optimistic copy (its
@@ -434,6 +461,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     /// Leaves to the stop block if `v` is the stop word, else continues.
+    /// A new block for a path that is rarely taken (a failure, an
+    /// overflow, a trace exit): Cranelift places it after the others, so
+    /// the hot path runs straight through.
+    fn cold_block(&mut self) -> cranelift_codegen::ir::Block {
+        let blk = self.b.create_block();
+        self.b.set_cold_block(blk);
+        blk
+    }
+
     fn check_stop(&mut self, v: ClValue) {
         let cont = self.b.create_block();
         self.b.ins().brif(v, cont, &[], self.stop, &[]);
@@ -549,7 +585,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         known: [bool; 2],
         divisor: Option<i64>,
     ) {
-        let (fast, slow) = (self.b.create_block(), self.b.create_block());
+        let (fast, slow) = (self.b.create_block(), self.cold_block());
         match self.fast_operands(op, a, b, known) {
             Some(both) => self.b.ins().brif(both, fast, &[], slow, &[]),
             None => self.b.ins().jump(fast, &[]),
@@ -667,7 +703,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     fn fail_if_unbound(&mut self, v: ClValue) {
         let tag = self.b.ins().band_imm_s(v, word::TAG_MASK as i64);
         let unbound = self.b.ins().icmp_imm_s(IntCC::Equal, tag, word::UNBOUND_TAG as i64);
-        let fail = self.b.create_block();
+        let fail = self.cold_block();
         let go = self.b.create_block();
         self.b.ins().brif(unbound, fail, &[], go, &[]);
         self.b.switch_to_block(fail);
@@ -716,7 +752,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.b.ins().icmp_imm_s(IntCC::Equal, r, want as i64)
             }
         };
-        let exit = self.b.create_block();
+        let exit = self.cold_block();
         let cont = self.b.create_block();
         self.b.ins().brif(holds, cont, &[], exit, &[]);
         self.b.switch_to_block(exit);
@@ -759,7 +795,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let fuel = self.b.ins().load(types::I64, flags, self.ctx, 32);
         let left = self.b.ins().iadd_imm_s(fuel, -1);
         self.b.ins().store(flags, left, self.ctx, 32);
-        let (go, out) = (self.b.create_block(), self.b.create_block());
+        let (go, out) = (self.b.create_block(), self.cold_block());
         self.b.ins().brif(left, go, &[], out, &[]);
         self.b.switch_to_block(out);
         // The header's first statement; a header whose code is all gone
@@ -783,7 +819,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let max = self.b.ins().load(types::I64, flags, self.ctx, 8);
         let next = self.b.ins().iadd_imm_s(depth, 1);
         let over = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, next, max);
-        let overflow = self.b.create_block();
+        let overflow = self.cold_block();
         let go = self.b.create_block();
         self.b.ins().brif(over, overflow, &[], go, &[]);
         self.b.switch_to_block(overflow);
@@ -815,6 +851,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.b.append_block_param(join, types::I64);
         let slow = self.b.create_block();
         if inline_word(op) {
+            // Off the straight line only when there is an inline path.
+            self.b.set_cold_block(slow);
             let (a, b) = (args[0], args[1]);
             let fast = self.b.create_block();
             match self.fast_operands(op, a, b, known) {
@@ -935,26 +973,43 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         };
         let known = self.known_small(&args);
         let (a, b) = (self.operand(&args[0]), self.operand(&args[1]));
-        let targs = self.edge_args(blk, then_block);
-        let eargs = self.edge_args(blk, else_block);
-        let (then_cb, else_cb) = (self.blocks[&then_block], self.blocks[&else_block]);
         let test = if form == Form::Word { None } else { self.fast_operands(op, a, b, known) };
         let Some(both) = test else {
             // Both operands small integers: one compare and branch.
             let c = self.b.ins().icmp(int_cc(op), a, b);
-            self.b.ins().brif(c, then_cb, &targs, else_cb, &eargs);
+            self.branch(blk, c, then_block, else_block);
             return;
         };
         let fast = self.b.create_block();
-        let slow = self.b.create_block();
+        let slow = self.cold_block();
         self.b.ins().brif(both, fast, &[], slow, &[]);
         self.b.switch_to_block(fast);
         let c = self.b.ins().icmp(int_cc(op), a, b);
-        self.b.ins().brif(c, then_cb, &targs, else_cb, &eargs);
+        self.branch(blk, c, then_block, else_block);
         self.b.switch_to_block(slow);
         let r = self.runtime_op(op, &[a, b]);
         let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, ZERO as i64);
-        self.b.ins().brif(truthy, then_cb, &targs, else_cb, &eargs);
+        self.branch(blk, truthy, then_block, else_block);
+    }
+
+    /// Ends `blk` with a branch on `truthy` to its successors `then_block`
+    /// and `else_block`. Cranelift places a branch's second target right
+    /// after it, so at the header of an innermost loop the test is
+    /// inverted and `then_block` — the loop body, for a test of whether
+    /// the loop goes on — comes second: the hottest loops run straight
+    /// into their body instead of jumping over their exit every iteration.
+    /// (Cranelift folds the inversion of a comparison into the
+    /// comparison.)
+    fn branch(&mut self, blk: BlockId, truthy: ClValue, then_block: BlockId, else_block: BlockId) {
+        let targs = self.edge_args(blk, then_block);
+        let eargs = self.edge_args(blk, else_block);
+        let (then_cb, else_cb) = (self.blocks[&then_block], self.blocks[&else_block]);
+        if self.innermost.get(blk.into_raw().into_u32() as usize).copied().unwrap_or(false) {
+            let falsy = self.b.ins().icmp_imm_s(IntCC::Equal, truthy, 0);
+            self.b.ins().brif(falsy, else_cb, &eargs, then_cb, &targs);
+        } else {
+            self.b.ins().brif(truthy, then_cb, &targs, else_cb, &eargs);
+        }
     }
 
     /// `a % k` for a small-integer word `a` and a constant `k` in `1..2^30`
@@ -1078,15 +1133,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                         Some(truthy) => truthy,
                         None => self.b.ins().icmp_imm_s(IntCC::NotEqual, c, ZERO as i64),
                     };
-                    let targs = self.edge_args(blk, then_block);
-                    let eargs = self.edge_args(blk, else_block);
-                    self.b.ins().brif(truthy, self.blocks[&then_block], &targs, self.blocks[&else_block], &eargs);
+                    self.branch(blk, truthy, then_block, else_block);
                     return;
                 }
                 // Unbound values fail when tested; small integers are tested inline.
                 let tag = self.b.ins().band_imm_s(c, word::TAG_MASK as i64);
                 let unbound = self.b.ins().icmp_imm_s(IntCC::Equal, tag, word::UNBOUND_TAG as i64);
-                let fail = self.b.create_block();
+                let fail = self.cold_block();
                 let test = self.b.create_block();
                 self.b.ins().brif(unbound, fail, &[], test, &[]);
                 self.b.switch_to_block(fail);
@@ -1094,9 +1147,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.b.ins().jump(self.stop, &[]);
                 self.b.switch_to_block(test);
                 let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, c, ZERO as i64);
-                let targs = self.edge_args(blk, then_block);
-                let eargs = self.edge_args(blk, else_block);
-                self.b.ins().brif(truthy, self.blocks[&then_block], &targs, self.blocks[&else_block], &eargs);
+                self.branch(blk, truthy, then_block, else_block);
             }
             Terminator::IfClass { obj, class, then_block, else_block } => {
                 let o = self.operand(&obj);
@@ -1104,9 +1155,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let r = self.call_rt("flowc_rt_is_class", &[o, c]);
                 self.check_stop(r);
                 let is = self.b.ins().icmp_imm_s(IntCC::Equal, r, ONE as i64);
-                let targs = self.edge_args(blk, then_block);
-                let eargs = self.edge_args(blk, else_block);
-                self.b.ins().brif(is, self.blocks[&then_block], &targs, self.blocks[&else_block], &eargs);
+                self.branch(blk, is, then_block, else_block);
             }
             Terminator::Print(o) => {
                 let v = self.operand(&o);
