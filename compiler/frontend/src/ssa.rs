@@ -50,6 +50,8 @@ pub struct Ssa {
     phi_users: Vec<Vec<InstId>>,
     /// The worklist of [`Ssa::try_remove_trivial`], kept between calls.
     work: Vec<InstId>,
+    /// The single-predecessor chain a read walked, kept between calls.
+    walked: Vec<BlockId>,
 }
 
 fn ix<T>(id: la_arena::Idx<T>) -> usize {
@@ -115,6 +117,7 @@ impl Ssa {
             replaced: Substitution::default(),
             phi_users: vec![Vec::new(); capacity.insts],
             work: Vec::new(),
+            walked: Vec::new(),
         }
     }
 
@@ -169,7 +172,7 @@ impl Ssa {
     }
 
     fn read_no_pending(&mut self, var: Symbol, block: BlockId, entry: &mut dyn EntryValue) -> Operand {
-        let mut walked = Vec::new();
+        let mut walked = std::mem::take(&mut self.walked);
         let mut b = block;
         let def = loop {
             if let Some(d) = self.local(var, b) {
@@ -198,9 +201,10 @@ impl Ssa {
                 }
             }
         };
-        for w in walked {
+        for w in walked.drain(..) {
             self.write_def(var, w, def);
         }
+        self.walked = walked;
         self.operand(def)
     }
 
@@ -310,18 +314,23 @@ impl Ssa {
     pub fn finish(self) -> Function {
         let Ssa { builder, mut replaced, removed, .. } = self;
         let mut f = builder.finish();
-        let mut resolve = |o: &mut Operand| *o = replaced.resolve_compressing(o);
-        for b in f.layout.clone() {
-            f.blocks[b].phis.retain(|i| !flag(&removed, ix(*i)));
-            let ids: Vec<InstId> = f.block_insts(b).collect();
-            for i in ids {
-                for o in f.insts[i].kind.operands_mut() {
-                    resolve(o);
+        // Path compression keeps every chain walked once, whatever the
+        // number of operands naming its values.
+        let mut fix = |o: &mut Operand| {
+            if let Operand::Value(v) = o {
+                if replaced.get(*v).is_some() {
+                    *o = replaced.resolve_compressing(o);
                 }
             }
-            for o in f.blocks[b].term.operands_mut() {
-                resolve(o);
+        };
+        let (layout, blocks, insts) = (&f.layout, &mut f.blocks, &mut f.insts);
+        for &b in layout {
+            let block = &mut blocks[b];
+            block.phis.retain(|i| !flag(&removed, ix(*i)));
+            for &i in block.phis.iter().chain(&block.insts) {
+                insts[i].kind.operands_mut().for_each(&mut fix);
             }
+            block.term.operands_mut().for_each(&mut fix);
         }
         let dead: Vec<InstId> = f.insts.iter().map(|(i, _)| i).filter(|i| flag(&removed, ix(*i))).collect();
         for i in dead {

@@ -82,6 +82,10 @@ impl Substitution {
     /// once over many lookups.
     #[inline]
     pub fn resolve_compressing(&mut self, o: &Operand) -> Operand {
+        match o {
+            Operand::Value(v) if self.get(*v).is_some() => {}
+            _ => return o.clone(),
+        }
         let end = self.resolve(o);
         let mut cur = o.clone();
         let mut steps = 0;
