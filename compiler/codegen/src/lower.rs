@@ -1014,8 +1014,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     /// `a % k` for a small-integer word `a` and a constant `k` in `1..2^30`
     /// (the word `b`). When `a` is in `0..2^31` the tagged words work
-    /// directly — `(2a mod 2k) + 1` is the word of `a mod k` — in one 32-bit
-    /// remainder by a constant (which Cranelift turns into a multiply);
+    /// directly — `(2a + 1) mod 2k` is `2(a mod k) + 1`, the word of
+    /// `a mod k` — in one 32-bit remainder by a constant (which Cranelift
+    /// turns into a multiply), with no untagging or retagging on the way;
     /// other values take the general path.
     fn mod_by_constant(
         &mut self,
@@ -1031,10 +1032,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.b.ins().brif(small, quick, &[], general, &[]);
         self.b.switch_to_block(quick);
         let a32 = self.b.ins().ireduce(types::I32, a);
-        let twice = self.b.ins().iadd_imm_s(a32, -1);
         let k2 = self.b.ins().iconst(types::I32, 2 * k);
-        let r = self.b.ins().urem(twice, k2);
-        let word = self.b.ins().iadd_imm_s(r, 1);
+        let word = self.b.ins().urem(a32, k2);
         let word = self.b.ins().uextend(types::I64, word);
         self.b.ins().jump(out, &[BlockArg::Value(word)]);
         self.b.switch_to_block(general);
