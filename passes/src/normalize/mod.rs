@@ -243,15 +243,29 @@ fn pred_counts(f: &Function) -> Vec<u32> {
 fn rekey_phis(f: &mut Function, b: BlockId, mut key: impl FnMut(BlockId, &mut Vec<BlockId>)) {
     let insts: &mut Arena<flowc_ir::InstData> = &mut f.insts;
     let mut keys = Vec::new();
+    // The new keys of all inputs, and where each input's run starts.
+    let mut runs: Vec<u32> = Vec::new();
     for &phi in &f.blocks[b].phis {
-        if let InstKind::Phi(inputs) = &mut insts[phi].kind {
-            let old = std::mem::take(inputs);
-            for (pred, o) in old {
-                keys.clear();
-                key(pred, &mut keys);
-                for &k in &keys {
-                    inputs.push((k, o.clone()));
-                }
+        let InstKind::Phi(inputs) = &mut insts[phi].kind else { continue };
+        keys.clear();
+        runs.clear();
+        for (pred, _) in inputs.iter() {
+            runs.push(keys.len() as u32);
+            key(*pred, &mut keys);
+        }
+        runs.push(keys.len() as u32);
+        if keys.len() == inputs.len() && runs.windows(2).all(|w| w[1] == w[0] + 1) {
+            // One key per input (the common case): rewrite in place.
+            for ((pred, _), &k) in inputs.iter_mut().zip(&keys) {
+                *pred = k;
+            }
+            continue;
+        }
+        let old = std::mem::take(inputs);
+        inputs.reserve_exact(keys.len());
+        for (n, (_, o)) in old.into_iter().enumerate() {
+            for &k in &keys[runs[n] as usize..runs[n + 1] as usize] {
+                inputs.push((k, o.clone()));
             }
         }
     }

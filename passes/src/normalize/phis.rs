@@ -14,25 +14,16 @@ use crate::edit::{self, ix, Substitution};
 
 /// Records each trivial phi's replacement in `subst` and unlinks the phi.
 /// Operands of other instructions are left for `subst.apply`.
+///
+/// Most functions have no trivial phi (the front end removes them as it
+/// builds SSA), so the table of phi users the cascade needs is built only
+/// once a first phi turns out trivial.
 pub(super) fn remove_trivial(f: &mut Function, subst: &mut Substitution) {
     let phis: Vec<InstId> = f.layout.iter().flat_map(|&b| f.blocks[b].phis.iter().copied()).collect();
     if phis.is_empty() {
         return;
     }
-    // Phi users of each value, as compressed rows.
-    let n = f.values.len();
-    let mut start = vec![0u32; n + 1];
-    for_each_phi_input(f, &phis, |v, _| start[ix(v) + 1] += 1);
-    for k in 0..n {
-        start[k + 1] += start[k];
-    }
-    let mut fill = start.clone();
-    let mut users = vec![phis[0]; start[n] as usize];
-    for_each_phi_input(f, &phis, |v, phi| {
-        users[fill[ix(v)] as usize] = phi;
-        fill[ix(v)] += 1;
-    });
-
+    let mut users: Option<PhiUsers> = None;
     let mut removed = vec![false; f.insts.len()];
     let mut work: Vec<InstId> = phis.iter().rev().copied().collect();
     let mut any = false;
@@ -61,14 +52,46 @@ pub(super) fn remove_trivial(f: &mut Function, subst: &mut Substitution) {
         subst.set(result, to);
         removed[ix(phi)] = true;
         any = true;
-        let (s, e) = (start[ix(result)] as usize, start[ix(result) + 1] as usize);
-        work.extend(users[s..e].iter().copied().filter(|&u| u != phi && !removed[ix(u)]));
+        let users = users.get_or_insert_with(|| PhiUsers::new(f, &phis));
+        work.extend(users.of(result).iter().copied().filter(|&u| u != phi && !removed[ix(u)]));
     }
     if any {
         for b in f.layout.clone() {
             if f.blocks[b].phis.iter().any(|&p| removed[ix(p)]) {
                 edit::unlink_where(f, b, |_, i| removed.get(ix(i)).copied().unwrap_or(false));
             }
+        }
+    }
+}
+
+/// The phis that use each value, as compressed rows: the users of `v` are
+/// `users[start[v]..start[v + 1]]`.
+struct PhiUsers {
+    start: Vec<u32>,
+    users: Vec<InstId>,
+}
+
+impl PhiUsers {
+    fn new(f: &Function, phis: &[InstId]) -> PhiUsers {
+        let n = f.values.len();
+        let mut start = vec![0u32; n + 1];
+        for_each_phi_input(f, phis, |v, _| start[ix(v) + 1] += 1);
+        for k in 0..n {
+            start[k + 1] += start[k];
+        }
+        let mut fill = start.clone();
+        let mut users = vec![phis[0]; start[n] as usize];
+        for_each_phi_input(f, phis, |v, phi| {
+            users[fill[ix(v)] as usize] = phi;
+            fill[ix(v)] += 1;
+        });
+        PhiUsers { start, users }
+    }
+
+    fn of(&self, v: flowc_ir::ValueId) -> &[InstId] {
+        match (self.start.get(ix(v)), self.start.get(ix(v) + 1)) {
+            (Some(&s), Some(&e)) => &self.users[s as usize..e as usize],
+            _ => &[],
         }
     }
 }

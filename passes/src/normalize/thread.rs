@@ -28,10 +28,13 @@ pub(super) fn thread_jumps(f: &mut Function) {
     let kept: Vec<BlockId> = f.layout.iter().copied().filter(|&b| !jump_only[ix(b)]).collect();
     let mut npreds = vec![0u32; nb];
     for &p in &kept {
-        let mut finals: Vec<BlockId> = f.blocks[p].term.successors().into_iter().map(fin).collect();
-        finals.dedup();
-        for u in finals {
-            npreds[ix(u)] += 1;
+        match *f.blocks[p].term.successors() {
+            [a, b] if fin(a) != fin(b) => {
+                npreds[ix(fin(a))] += 1;
+                npreds[ix(fin(b))] += 1;
+            }
+            [a, ..] => npreds[ix(fin(a))] += 1,
+            [] => {}
         }
     }
 
@@ -63,7 +66,15 @@ pub(super) fn thread_jumps(f: &mut Function) {
         }
     }
 
-    for &u in &kept {
+    // Only the final target of a chain can have phi inputs keyed by a
+    // jump-only block (the chain's last block is its predecessor).
+    let mut chain_target = vec![false; nb];
+    for &b in &f.layout {
+        if let Some((u, _)) = dest[ix(b)].filter(|_| jump_only[ix(b)]) {
+            chain_target[ix(u)] = true;
+        }
+    }
+    for &u in kept.iter().filter(|&&u| chain_target[ix(u)]) {
         let from_chain = |f: &Function| {
             f.blocks[u].phis.iter().any(|&phi| match &f.insts[phi].kind {
                 flowc_ir::InstKind::Phi(inputs) => inputs.iter().any(|(p, _)| jump_only[ix(*p)]),
