@@ -1,4 +1,6 @@
-//! Reading programs and environments given on the command line.
+//! Reading programs and environments given on the command line, and the
+//! argument groups the commands share: [`Source`] (FILE, `--entry`),
+//! [`Start`] (those and `--env`) and [`JitArgs`].
 
 use std::io::Read;
 
@@ -48,4 +50,66 @@ pub fn start(
         None => program.entry_env(label).map(<[_]>::to_vec).unwrap_or_default(),
     };
     Ok((label, env))
+}
+
+/// FILE and `--entry`: the program and the label its main graph starts at.
+#[derive(clap::Args)]
+pub struct Source {
+    /// The program (`-` reads standard input).
+    pub file: String,
+    /// The label to start at (default: the first `entry` fact, else the first block).
+    #[arg(long)]
+    pub entry: Option<String>,
+}
+
+impl Source {
+    /// The parsed program and its start label.
+    pub fn load(&self) -> Result<(Program, Symbol), Failure> {
+        let program = load(&self.file)?;
+        let (label, _) = start(&program, self.entry.as_deref(), None)?;
+        Ok((program, label))
+    }
+}
+
+/// A start environment: variables and their values.
+pub type Env = Vec<(Symbol, Value)>;
+
+/// [`Source`] and `--env`: a program ready to run.
+#[derive(clap::Args)]
+pub struct Start {
+    #[command(flatten)]
+    pub source: Source,
+    /// The start environment, e.g. '[x/10,y/20]' (default: the entry fact's).
+    #[arg(long)]
+    pub env: Option<String>,
+}
+
+impl Start {
+    /// The parsed program, its start label and start environment.
+    pub fn load(&self) -> Result<(Program, Symbol, Env), Failure> {
+        let program = load(&self.source.file)?;
+        let (label, env) = start(&program, self.source.entry.as_deref(), self.env.as_deref())?;
+        Ok((program, label, env))
+    }
+}
+
+/// The JIT's thresholds.
+#[derive(clap::Args)]
+pub struct JitArgs {
+    /// JIT: jumps to a loop header before it is traced.
+    #[arg(long, default_value_t = flowc_trace::jit::Options::default().threshold)]
+    pub threshold: u32,
+    /// JIT: failures of a guard before it gets a bridge.
+    #[arg(long, default_value_t = flowc_trace::jit::Options::default().bridge_threshold)]
+    pub bridge_threshold: u32,
+}
+
+impl JitArgs {
+    pub fn options(&self) -> flowc_trace::jit::Options {
+        flowc_trace::jit::Options {
+            threshold: self.threshold,
+            bridge_threshold: self.bridge_threshold,
+            ..Default::default()
+        }
+    }
 }

@@ -14,15 +14,9 @@ use crate::{input, Failure};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The program (`-` reads standard input).
-    file: String,
-    /// The label to start at (default: the first `entry` fact, else the first block).
-    #[arg(long)]
-    entry: Option<String>,
-    /// The environment the executable runs with when given none (default:
-    /// the entry fact's).
-    #[arg(long)]
-    env: Option<String>,
+    // `--env` is the environment the executable runs with when given none.
+    #[command(flatten)]
+    start: input::Start,
     /// The executable to write.
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     output: PathBuf,
@@ -60,8 +54,7 @@ fn runtime_library() -> Result<PathBuf, Failure> {
 }
 
 pub fn main(args: Args) -> Result<(), Failure> {
-    let program = input::load(&args.file)?;
-    let (label, env) = input::start(&program, args.entry.as_deref(), args.env.as_deref())?;
+    let (program, label, env) = args.start.load()?;
     let module = flowc_frontend::lower(&program, label).map_err(|kind| Failure::input(format!("{kind}")))?;
     let versions = flowc_passes::versions::optimize_versions(module, &flowc_passes::context::Options::default());
     let describe = |site: flowc_ir::Site| {

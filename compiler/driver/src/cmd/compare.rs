@@ -21,14 +21,8 @@ use crate::{input, Failure};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The program (`-` reads standard input).
-    file: String,
-    /// The label to start at (default: the first `entry` fact, else the first block).
-    #[arg(long)]
-    entry: Option<String>,
-    /// The start environment, e.g. '[x/10,y/20]' (default: the entry fact's).
-    #[arg(long)]
-    env: Option<String>,
+    #[command(flatten)]
+    start: input::Start,
     /// Also partially evaluate with these variables static, then compile
     /// the residual program to native code.
     #[arg(long = "static", value_name = "ENV")]
@@ -36,9 +30,8 @@ pub struct Args {
     /// Stop interpreting engines after N statements.
     #[arg(long)]
     fuel: Option<u64>,
-    /// JIT: jumps to a loop header before it is traced.
-    #[arg(long, default_value_t = flowc_trace::jit::Options::default().threshold)]
-    threshold: u32,
+    #[command(flatten)]
+    jit: input::JitArgs,
 }
 
 /// What an engine printed, or the error it stopped with.
@@ -50,12 +43,11 @@ fn show(result: Result<interp::Outcome, RuntimeError>) -> String {
 }
 
 pub fn main(args: Args) -> Result<(), Failure> {
-    let program = input::load(&args.file)?;
-    let (label, mut env) = input::start(&program, args.entry.as_deref(), args.env.as_deref())?;
+    let (program, label, mut env) = args.start.load()?;
     let static_env = args.static_env.as_deref().map(input::env).transpose()?;
     for (k, v) in static_env.iter().flatten() {
         match env.iter_mut().find(|(n, _)| n == k) {
-            Some((_, old)) if args.env.is_some() && old != v => {
+            Some((_, old)) if args.start.env.is_some() && old != v => {
                 return Err(Failure::usage(format!("{k} has different values in --env and --static")));
             }
             Some((_, old)) => *old = v.clone(),
@@ -74,8 +66,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
         }),
     ));
     results.push(("native", show(crate::cmd::run::native(&program, label, &env, &config)?)));
-    let options = flowc_trace::jit::Options { threshold: args.threshold, ..Default::default() };
-    let mut jit = flowc_trace::jit::Jit::new(&program, options);
+    let mut jit = flowc_trace::jit::Jit::new(&program, args.jit.options());
     results.push(("jit", show(jit.run(label, &env, &config))));
     if let Some(static_env) = &static_env {
         let residual = pe::specialize(&program, label, static_env, 100_000).map_err(Failure::input)?;

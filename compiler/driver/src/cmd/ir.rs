@@ -7,11 +7,8 @@ use crate::{input, Failure};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The program (`-` reads standard input).
-    file: String,
-    /// The main graph's entry label (default: the first `entry` fact, else the first block).
-    #[arg(long)]
-    entry: Option<String>,
+    #[command(flatten)]
+    source: input::Source,
     /// What to print.
     #[arg(long, value_enum, default_value = "ir")]
     emit: Emit,
@@ -31,8 +28,7 @@ pub enum Emit {
 }
 
 pub fn main(args: Args) -> Result<(), Failure> {
-    let program = input::load(&args.file)?;
-    let (label, _) = input::start(&program, args.entry.as_deref(), None)?;
+    let (program, label) = args.source.load()?;
     let module = flowc_frontend::lower(&program, label)
         .map_err(|e| Failure::input(format!("cannot lower from `{label}`: {e}")))?;
     match args.emit {

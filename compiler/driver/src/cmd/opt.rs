@@ -12,11 +12,8 @@ use crate::{input, Failure};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The program (`-` reads standard input).
-    file: String,
-    /// The main graph's entry label (default: the first `entry` fact, else the first block).
-    #[arg(long)]
-    entry: Option<String>,
+    #[command(flatten)]
+    source: input::Source,
     /// Print the IR after every pass (`all`) or after one pass, with what analyses found.
     #[arg(long, value_name = "all|PASS")]
     dump_after: Option<String>,
@@ -57,8 +54,7 @@ fn verify(m: &Module, after: &str) -> Result<(), Failure> {
 }
 
 pub fn main(args: Args) -> Result<(), Failure> {
-    let program = input::load(&args.file)?;
-    let (label, _) = input::start(&program, args.entry.as_deref(), None)?;
+    let (program, label) = args.source.load()?;
     if let Some(d) = &args.dump_after {
         if d != "all" && !PIPELINE.iter().any(|p| p.name == d) {
             let names: Vec<&str> = PIPELINE.iter().map(|p| p.name).collect();

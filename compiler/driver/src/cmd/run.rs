@@ -8,14 +8,8 @@ use crate::{input, Failure};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The program (`-` reads standard input).
-    file: String,
-    /// The label to start at (default: the first `entry` fact, else the first block).
-    #[arg(long)]
-    entry: Option<String>,
-    /// The start environment, e.g. '[x/10,y/20]' (default: the entry fact's).
-    #[arg(long)]
-    env: Option<String>,
+    #[command(flatten)]
+    start: input::Start,
     /// The engine that runs the program.
     #[arg(long, value_enum, default_value = "interp")]
     engine: Engine,
@@ -25,12 +19,8 @@ pub struct Args {
     /// Print run statistics to stderr.
     #[arg(long)]
     stats: bool,
-    /// JIT: jumps to a loop header before it is traced.
-    #[arg(long, default_value_t = flowc_trace::jit::Options::default().threshold)]
-    threshold: u32,
-    /// JIT: failures of a guard before it gets a bridge.
-    #[arg(long, default_value_t = flowc_trace::jit::Options::default().bridge_threshold)]
-    bridge_threshold: u32,
+    #[command(flatten)]
+    jit: input::JitArgs,
 }
 
 #[derive(Copy, Clone, clap::ValueEnum)]
@@ -77,8 +67,7 @@ pub fn native(
 }
 
 pub fn main(args: Args) -> Result<(), Failure> {
-    let program = input::load(&args.file)?;
-    let (label, env) = input::start(&program, args.entry.as_deref(), args.env.as_deref())?;
+    let (program, label, env) = args.start.load()?;
     let config = Config { fuel: args.fuel, ..Config::default() };
     let started = Instant::now();
     let result = match args.engine {
@@ -89,12 +78,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
         },
         Engine::Native => native(&program, label, &env, &config)?,
         Engine::Jit => {
-            let options = flowc_trace::jit::Options {
-                threshold: args.threshold,
-                bridge_threshold: args.bridge_threshold,
-                ..Default::default()
-            };
-            let (result, stats) = flowc_trace::jit::run(&program, label, &env, &config, options);
+            let (result, stats) = flowc_trace::jit::run(&program, label, &env, &config, args.jit.options());
             if args.stats {
                 eprintln!("{stats}");
             }
