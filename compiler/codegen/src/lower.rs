@@ -191,7 +191,8 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     let mut blocks = HashMap::new();
     // Reverse postorder: a block's dominators, which define what its
     // instructions and its edges' phi inputs use, come first.
-    let order = flowc_ir::cfg::Cfg::new(f).rpo;
+    let cfg = flowc_ir::cfg::Cfg::new(f);
+    let order = cfg.rpo.clone();
     let make_blocks = |b: &mut FunctionBuilder| -> HashMap<BlockId, cranelift_codegen::ir::Block> {
         let mut blocks = HashMap::new();
         for &blk in &order {
@@ -253,7 +254,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         }
     }
     let uses = count_uses(f);
-    let (headers, innermost) = loop_headers(f, &order);
+    let (headers, innermost) = loop_headers(f, &cfg);
     let mut l = Lowerer {
         b,
         env,
@@ -296,35 +297,52 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     l.b.finalize(config);
 }
 
-/// Per block (raw index) of `f`, lowered in reverse postorder `order`:
-/// whether it is a loop header (a back edge enters it), and whether it
-/// heads an innermost loop. A header counts as innermost when no other
-/// header lies between it and its last latch in `order` — exact for the
-/// natural loops of reducible graphs, whose blocks sit in that range, and
-/// only a layout hint otherwise.
-fn loop_headers(f: &Function, order: &[BlockId]) -> (Vec<bool>, Vec<bool>) {
+/// Per block (raw index) of `f`: whether it is a loop header (a back
+/// edge of reverse postorder `cfg.rpo` enters it), and whether it heads an
+/// innermost loop: no other header is among the blocks that reach one of
+/// its latches without passing through it (its natural loop, for a
+/// reducible graph).
+fn loop_headers(f: &Function, cfg: &flowc_ir::cfg::Cfg) -> (Vec<bool>, Vec<bool>) {
     let n = f.blocks.len();
     let raw = |b: BlockId| b.into_raw().into_u32() as usize;
-    let mut position = vec![usize::MAX; n];
-    for (k, &b) in order.iter().enumerate() {
-        position[raw(b)] = k;
-    }
-    // Per header: the order position of its last latch.
-    let mut last_latch = vec![None; n];
-    for (k, &b) in order.iter().enumerate() {
-        for s in f.blocks[b].term.successors() {
-            if position.get(raw(s)).is_some_and(|&p| p <= k) {
-                let latch = &mut last_latch[raw(s)];
-                *latch = Some(latch.map_or(k, |l: usize| l.max(k)));
+    let position = |b: BlockId| cfg.rpo_index(b).unwrap_or(u32::MAX);
+    let mut latches: Vec<(BlockId, BlockId)> = Vec::new();
+    for &b in &cfg.rpo {
+        for &s in cfg.succs(b) {
+            if position(s) <= position(b) {
+                latches.push((s, b));
             }
         }
     }
-    let headers: Vec<bool> = last_latch.iter().map(Option::is_some).collect();
+    let mut headers = vec![false; n];
+    for &(h, _) in &latches {
+        headers[raw(h)] = true;
+    }
     let mut innermost = vec![false; n];
-    for (k, &b) in order.iter().enumerate() {
-        if let Some(latch) = last_latch[raw(b)] {
-            innermost[raw(b)] = !order[k + 1..=latch].iter().any(|&o| headers[raw(o)]);
+    // Blocks visited for the header being examined carry its stamp.
+    let mut stamp = vec![usize::MAX; n];
+    let mut work = Vec::new();
+    let mut examined = vec![false; n];
+    for (k, &(h, _)) in latches.iter().enumerate() {
+        if std::mem::replace(&mut examined[raw(h)], true) {
+            continue; // a header with several latches
         }
+        stamp[raw(h)] = k;
+        work.clear();
+        work.extend(latches.iter().filter(|&&(g, _)| g == h).map(|&(_, l)| l));
+        let mut nested = false;
+        while let Some(b) = work.pop() {
+            if stamp[raw(b)] == k {
+                continue;
+            }
+            stamp[raw(b)] = k;
+            if headers[raw(b)] {
+                nested = true;
+                break;
+            }
+            work.extend(cfg.preds(b).iter().copied().filter(|&p| stamp[raw(p)] != k));
+        }
+        innermost[raw(h)] = !nested;
     }
     (headers, innermost)
 }
@@ -1196,5 +1214,61 @@ fn int_cc(op: Op) -> IntCC {
         Op::Ge => IntCC::SignedGreaterThanOrEqual,
         Op::Eq => IntCC::Equal,
         _ => IntCC::NotEqual,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The loop headers and innermost headers of the first function of
+    /// `text`, as sorted block names.
+    fn headers_of(text: &str) -> (Vec<String>, Vec<String>) {
+        let m = flowc_ir::parse::module("test", text).unwrap();
+        let f = &m.functions[0];
+        let cfg = flowc_ir::cfg::Cfg::new(f);
+        let (headers, innermost) = loop_headers(f, &cfg);
+        let names = |set: &[bool]| {
+            let mut names: Vec<String> = cfg
+                .rpo
+                .iter()
+                .filter(|b| set[b.into_raw().into_u32() as usize])
+                .map(|&b| flowc_ir::print::block_ref(b))
+                .collect();
+            names.sort();
+            names
+        };
+        (names(&headers), names(&innermost))
+    }
+
+    #[test]
+    fn a_single_loop_followed_by_another_is_innermost() {
+        // b1's exit leads to the loop at b4, which reverse postorder places
+        // between b1 and b1's latch b2.
+        let text = "main start(v0:n) {\nb0 start:\n    jump b1\nb1 first:\n    \
+                    v1:i = phi [b0: 0, b2: v2]\n    v3:c = lt v1, v0\n    branch v3, b2, b3\n\
+                    b2 body:\n    v2:i = add v1, 1\n    jump b1\nb3 between:\n    jump b4\nb4 second:\n    \
+                    v4:j = phi [b3: 0, b5: v5]\n    v6:d = lt v4, v0\n    branch v6, b5, b6\n\
+                    b5 body2:\n    v5:j = add v4, 1\n    jump b4\nb6 end:\n    print v4\n}\n";
+        let (headers, innermost) = headers_of(text);
+        assert_eq!(headers, ["b1", "b4"]);
+        assert_eq!(innermost, ["b1", "b4"]);
+    }
+
+    #[test]
+    fn the_inner_of_two_nested_loops_is_innermost_and_a_sibling_loop_too() {
+        // Euclid's nested loops (b1 outer, b3 inner), then a second loop
+        // (b7) after the first: b3 and b7 contain no other header. (In
+        // reverse postorder b7 sits between b1 and its latch b5.)
+        let text = "main start(v0:n) {\nb0 start:\n    jump b1\nb1 outer:\n    \
+                    v1:i = phi [b0: 1, b5: v11]\n    v3:more = le v1, v0\n    branch v3, b2, b6\n\
+                    b2 pair:\n    v5:a = mul v1, 7\n    jump b3\nb3 inner:\n    \
+                    v6:b = phi [b2: 360, b4: v13]\n    v8:a = phi [b2: v5, b4: v6]\n    branch v6, b4, b5\n\
+                    b4 step:\n    v13:t = mod v8, v6\n    jump b3\nb5 found:\n    v11:i = add v1, 1\n    jump b1\n\
+                    b6 done:\n    jump b7\nb7 again:\n    v20:k = phi [b6: 0, b8: v21]\n    v22:c = lt v20, v0\n    \
+                    branch v22, b8, b9\nb8 step2:\n    v21:k = add v20, 1\n    jump b7\nb9 end:\n    print v20\n}\n";
+        let (headers, innermost) = headers_of(text);
+        assert_eq!(headers, ["b1", "b3", "b7"]);
+        assert_eq!(innermost, ["b3", "b7"]);
     }
 }
