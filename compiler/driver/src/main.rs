@@ -68,6 +68,7 @@ impl Failure {
 }
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = Cli::parse();
     // Every command runs on a thread with a big stack: generated code and
     // the partial evaluator recurse as deep as the programs they run.
@@ -82,6 +83,19 @@ fn main() -> ExitCode {
             eprintln!("flowc: {}", f.message);
             ExitCode::from(f.code)
         }
+    }
+}
+
+/// Restores the default action of SIGPIPE, which the Rust runtime ignores:
+/// when the reader of our output goes away (`flowc opt … | head`), flowc
+/// ends quietly like other command-line tools, instead of panicking on the
+/// failed write.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in `main`, before any other thread exists;
+    // setting a signal's disposition to SIG_DFL installs no handler code.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

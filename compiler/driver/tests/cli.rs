@@ -471,3 +471,35 @@ fn ir_engine_runs_programs() {
         "#]],
     );
 }
+
+/// A reader that goes away early (`flowc fmt BIG | head`) ends flowc
+/// quietly, by SIGPIPE as for other tools, never with a panic.
+#[test]
+fn a_closed_output_pipe_is_not_a_crash() {
+    use std::io::Read;
+    let mut program = String::from("start:\n    x = 0\n");
+    for _ in 0..20_000 {
+        program.push_str("    x = x + 1\n");
+    }
+    program.push_str("    print_and_stop(x)\n");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flowc"))
+        .args(["fmt", "-"])
+        .current_dir(workspace_root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("flowc starts");
+    child.stdin.take().unwrap().write_all(program.as_bytes()).expect("flowc reads its input");
+    let mut start = [0u8; 100];
+    child.stdout.take().unwrap().read_exact(&mut start).expect("flowc writes");
+    // The pipe is closed here, with most of the output unwritten.
+    let o = child.wait_with_output().expect("flowc finishes");
+    let err = stderr(&o);
+    assert!(!err.contains("panicked") && !err.contains("internal error"), "{err}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(o.status.signal(), Some(libc::SIGPIPE), "{:?}", o.status);
+    }
+}
