@@ -17,7 +17,7 @@
 //! in [`Ssa::finish`].
 
 use flowc_ir::subst::Substitution;
-use flowc_ir::{BlockId, Builder, Capacity, Function, InstId, InstKind, Operand, ValueDef, ValueId};
+use flowc_ir::{BlockId, Builder, Capacity, Function, InstId, InstKind, Operand, PhiInputs, ValueDef, ValueId};
 use flowc_lang::Symbol;
 
 /// What a variable is at the entry block, where no definition was found.
@@ -209,7 +209,7 @@ impl Ssa {
     }
 
     fn new_phi(&mut self, var: Symbol, b: BlockId) -> InstId {
-        let v = self.builder.phi(b, Vec::new(), Some(var));
+        let v = self.builder.phi(b, PhiInputs::new(), Some(var));
         let ValueDef::Inst(phi) = self.builder.func.values[v].def else { unreachable!() };
         self.write(var, b, Operand::Value(v));
         *slot(&mut self.unfinished, ix(phi)) = true;
@@ -235,7 +235,7 @@ impl Ssa {
     fn process_pending(&mut self, entry: &mut dyn EntryValue) {
         while let Some((var, phi, b)) = self.pending.pop() {
             let n = self.preds(b).len();
-            let mut inputs = Vec::with_capacity(n);
+            let mut inputs = PhiInputs::with_capacity(n);
             for k in 0..n {
                 let p = self.preds[ix(b)][k];
                 // Register under the value the operand stands for now: a

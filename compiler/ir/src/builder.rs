@@ -8,7 +8,7 @@ use flowc_lang::Symbol;
 use crate::function::{
     BlockData, BlockId, Capacity, Function, FunctionKind, InstData, InstId, ValueData, ValueDef, ValueId,
 };
-use crate::inst::{Args, InstKind, Operand, Terminator, Trap};
+use crate::inst::{Args, InstKind, PhiInputs, Terminator, Trap};
 use crate::resume::{ResumeData, ResumeId};
 
 /// Builds one [`Function`].
@@ -74,8 +74,8 @@ impl Builder {
     }
 
     /// Appends a phi to `b`.
-    pub fn phi(&mut self, b: BlockId, inputs: Vec<(BlockId, Operand)>, name: Option<Symbol>) -> ValueId {
-        let (i, v) = self.make(InstKind::Phi(inputs), name);
+    pub fn phi(&mut self, b: BlockId, inputs: impl Into<PhiInputs>, name: Option<Symbol>) -> ValueId {
+        let (i, v) = self.make(InstKind::Phi(inputs.into()), name);
         self.func.blocks[b].phis.push(i);
         v.expect("phis have results")
     }

@@ -85,11 +85,15 @@ impl GuardKind {
 /// a pointer per instruction.
 pub type Args = smallvec::SmallVec<[Operand; 2]>;
 
+/// The inputs of a phi, keyed by predecessor: up to two inline (most
+/// merges join two edges), more on the heap.
+pub type PhiInputs = smallvec::SmallVec<[(BlockId, Operand); 2]>;
+
 /// The instruction kinds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum InstKind {
     /// One input per predecessor block.
-    Phi(Vec<(BlockId, Operand)>),
+    Phi(PhiInputs),
     /// An operation of the op table in a given form; `Operator::Unknown`
     /// (or a known op with the wrong operand count) fails with
     /// `missing_op` once its operands have been read.

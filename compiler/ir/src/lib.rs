@@ -65,5 +65,5 @@ pub use function::{
     BlockData, BlockId, Capacity, Function, FunctionKind, InstData, InstId, Module, Site, Sites, ValueData, ValueDef,
     ValueId,
 };
-pub use inst::{Args, GuardKind, InstKind, Operand, Successors, Terminator, Trap};
+pub use inst::{Args, GuardKind, InstKind, Operand, PhiInputs, Successors, Terminator, Trap};
 pub use resume::{ResumeData, ResumeFrame, ResumeId, ResumeValue, VirtualObject};

@@ -14,7 +14,7 @@ use flowc_lang::syntax::lex::{lex_line, Line, Tok};
 use flowc_lang::Symbol;
 
 use crate::function::{BlockData, BlockId, Function, FunctionKind, InstData, Module, ValueData, ValueDef, ValueId};
-use crate::inst::{Args, GuardKind, InstKind, Operand, Terminator, Trap};
+use crate::inst::{Args, GuardKind, InstKind, Operand, PhiInputs, Terminator, Trap};
 use crate::resume::{ResumeData, ResumeFrame, ResumeId, ResumeValue, VirtualObject};
 
 /// Parses a module.
@@ -340,7 +340,7 @@ impl Parser {
                     inputs.push((from, self.operand(line)?));
                 }
                 line.punct("]")?;
-                InstKind::Phi(inputs)
+                InstKind::Phi(PhiInputs::from_vec(inputs))
             }
             "check_bound" => InstKind::CheckBound(self.operand(line)?),
             "unbound" => InstKind::Unbound(line.name("a variable name")?),

@@ -750,7 +750,7 @@ impl<'a> Opt<'a> {
             let InstKind::Phi(ins) = self.f.insts[phi].kind.clone() else { continue };
             // Facts learned along the loop hold at its end (the back edge),
             // not where it is entered: entry inputs stay as they are.
-            let mut new = Vec::with_capacity(ins.len());
+            let mut new = flowc_ir::PhiInputs::with_capacity(ins.len());
             for (p, o) in ins {
                 let o = if p == body { self.real(&o) } else { o };
                 new.push((p, o));

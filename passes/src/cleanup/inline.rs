@@ -50,7 +50,7 @@ pub fn inline_call(f: &mut Function, call: InstId, callee: &Function) {
     let mut insts: Vec<(BlockId, InstId, InstId)> = Vec::new();
     for &cb in &callee.layout {
         for ci in callee.block_insts(cb) {
-            let ni = f.insts.alloc(InstData { kind: InstKind::Phi(Vec::new()), result: None });
+            let ni = f.insts.alloc(InstData { kind: InstKind::Phi(flowc_ir::PhiInputs::new()), result: None });
             if let Some(cv) = callee.insts[ci].result {
                 let nv = f.values.alloc(ValueData { def: ValueDef::Inst(ni), name: callee.values[cv].name });
                 f.insts[ni].result = Some(nv);
@@ -112,7 +112,7 @@ pub fn inline_call(f: &mut Function, call: InstId, callee: &Function) {
             [] => Operand::Const(flowc_lang::Value::Int(0)),
             _ => {
                 let name = f.values[result].name;
-                let phi = edit::append(f, cont, InstKind::Phi(returns.clone()), name).unwrap();
+                let phi = edit::append(f, cont, InstKind::Phi(returns.as_slice().into()), name).unwrap();
                 // Phis go first: `append` put it among the phis already.
                 Operand::Value(phi)
             }

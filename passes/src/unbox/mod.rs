@@ -156,8 +156,11 @@ fn apply(f: &mut Function, plans: Vec<Plan>) -> bool {
     let mut blocks: Vec<BlockId> = Vec::new();
     let mut prune = false;
     for plan in &plans {
-        let phis: Vec<Option<ValueId>> =
-            plan.phis.iter().map(|p| edit::append(f, p.block, InstKind::Phi(Vec::new()), Some(p.field))).collect();
+        let phis: Vec<Option<ValueId>> = plan
+            .phis
+            .iter()
+            .map(|p| edit::append(f, p.block, InstKind::Phi(flowc_ir::PhiInputs::new()), Some(p.field)))
+            .collect();
         let operand = |o: &NewOperand| match o {
             NewOperand::Op(o) => o.clone(),
             NewOperand::Phi(j) => phis[*j].map_or(Operand::int(0), Operand::Value),
