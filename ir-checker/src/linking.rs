@@ -38,7 +38,7 @@ pub(crate) fn check_layout(c: &mut Checker) {
         let b = c.layout[k];
         let data = &f.blocks[b];
         let mut pos = 0u32;
-        for (in_phis, list) in [(true, &data.phis), (false, &data.insts)] {
+        for (in_phis, list) in [(true, &data.phis[..]), (false, &data.insts[..])] {
             for &i in list {
                 let p = pos;
                 pos += 1;

@@ -150,7 +150,12 @@ macro_rules! ids_of {
 fn mutate(rng: &mut Rng, f: &mut Function) {
     let blocks = ids_of!(
         f.blocks,
-        BlockData { name: None, phis: vec![], insts: vec![], term: Terminator::Trap(Trap::ReturnOutsideFunction) }
+        BlockData {
+            name: None,
+            phis: Default::default(),
+            insts: Default::default(),
+            term: Terminator::Trap(Trap::ReturnOutsideFunction)
+        }
     );
     let insts = ids_of!(f.insts, InstData { kind: InstKind::New("x".into()), result: None });
     let values = ids_of!(f.values, ValueData { def: ValueDef::Detached, name: None });

@@ -264,7 +264,12 @@ fn entry_not_in_layout() {
         0,
         |f| {
             let term = Terminator::Trap(flowc_ir::Trap::ReturnOutsideFunction);
-            f.entry = f.blocks.alloc(flowc_ir::BlockData { name: None, phis: vec![], insts: vec![], term });
+            f.entry = f.blocks.alloc(flowc_ir::BlockData {
+                name: None,
+                phis: Default::default(),
+                insts: Default::default(),
+                term,
+            });
         },
         expect![[r#"
             function power: [entry-block] the entry b3 is not in the layout

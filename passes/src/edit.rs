@@ -22,8 +22,8 @@ pub fn id<T>(i: usize) -> Idx<T> {
 /// Removes instruction `i` from block `b`; its result becomes detached.
 pub fn unlink(f: &mut Function, b: BlockId, i: InstId) {
     let data = &mut f.blocks[b];
-    data.phis.retain(|&x| x != i);
-    data.insts.retain(|&x| x != i);
+    data.phis.retain(|x| *x != i);
+    data.insts.retain(|x| *x != i);
     if let Some(v) = f.insts[i].result {
         f.values[v].def = ValueDef::Detached;
     }
@@ -32,19 +32,15 @@ pub fn unlink(f: &mut Function, b: BlockId, i: InstId) {
 /// Removes every instruction of `b` for which `dead` holds (one sweep).
 pub fn unlink_where(f: &mut Function, b: BlockId, mut dead: impl FnMut(&Function, InstId) -> bool) {
     let mut gone = Vec::new();
-    let mut keep = |f: &Function, list: &[InstId]| -> Vec<InstId> {
-        let mut kept = Vec::with_capacity(list.len());
-        for &i in list {
-            if dead(f, i) {
-                gone.push(i);
-            } else {
-                kept.push(i);
-            }
+    let mut live = |f: &Function, i: InstId| {
+        let dead = dead(f, i);
+        if dead {
+            gone.push(i);
         }
-        kept
+        !dead
     };
-    let phis = keep(f, &f.blocks[b].phis);
-    let insts = keep(f, &f.blocks[b].insts);
+    let phis = f.blocks[b].phis.iter().copied().filter(|&i| live(f, i)).collect();
+    let insts = f.blocks[b].insts.iter().copied().filter(|&i| live(f, i)).collect();
     f.blocks[b].phis = phis;
     f.blocks[b].insts = insts;
     for i in gone {
@@ -90,8 +86,8 @@ pub fn retain_blocks(f: &mut Function, keep: impl Fn(BlockId) -> bool) {
 pub fn new_block(f: &mut Function, name: Option<Symbol>, after: BlockId) -> BlockId {
     let b = f.blocks.alloc(BlockData {
         name,
-        phis: Vec::new(),
-        insts: Vec::new(),
+        phis: Default::default(),
+        insts: Default::default(),
         term: Terminator::Trap(Trap::ReturnOutsideFunction),
     });
     let at = f.layout.iter().position(|&x| x == after).map_or(f.layout.len(), |p| p + 1);

@@ -38,8 +38,8 @@ impl Builder {
     pub fn block(&mut self, name: Option<Symbol>) -> BlockId {
         let b = self.func.blocks.alloc(BlockData {
             name,
-            phis: Vec::new(),
-            insts: Vec::new(),
+            phis: Default::default(),
+            insts: Default::default(),
             term: Terminator::Trap(Trap::ReturnOutsideFunction),
         });
         self.func.layout.push(b);

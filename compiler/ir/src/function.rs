@@ -37,10 +37,15 @@ impl FunctionKind {
 pub struct BlockData {
     /// The source label this block comes from, if any.
     pub name: Option<Symbol>,
-    pub phis: Vec<InstId>,
-    pub insts: Vec<InstId>,
+    pub phis: InstList<2>,
+    pub insts: InstList<4>,
     pub term: Terminator,
 }
+
+/// A block's phis or instructions, in order: up to `N` inline (as many as
+/// a `Vec`'s three words hold), more on the heap, so most blocks own no
+/// heap memory.
+pub type InstList<const N: usize> = smallvec::SmallVec<[InstId; N]>;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InstData {
@@ -179,8 +184,8 @@ impl Function {
         let mut blocks = Arena::with_capacity(capacity.blocks);
         let entry = blocks.alloc(BlockData {
             name: None,
-            phis: Vec::new(),
-            insts: Vec::new(),
+            phis: Default::default(),
+            insts: Default::default(),
             term: Terminator::Trap(crate::inst::Trap::ReturnOutsideFunction),
         });
         let mut layout = Vec::with_capacity(capacity.blocks.max(1));

@@ -62,8 +62,8 @@ pub mod subst;
 
 pub use builder::Builder;
 pub use function::{
-    BlockData, BlockId, Capacity, Function, FunctionKind, InstData, InstId, Module, Site, Sites, ValueData, ValueDef,
-    ValueId,
+    BlockData, BlockId, Capacity, Function, FunctionKind, InstData, InstId, InstList, Module, Site, Sites, ValueData,
+    ValueDef, ValueId,
 };
 pub use inst::{Args, GuardKind, InstKind, Operand, PhiInputs, Successors, Terminator, Trap};
 pub use resume::{ResumeData, ResumeFrame, ResumeId, ResumeValue, VirtualObject};

@@ -102,7 +102,12 @@ impl Parser {
     fn block(&mut self, n: u32) -> BlockId {
         let blocks = &mut self.func().blocks;
         while blocks.len() <= n as usize {
-            blocks.alloc(BlockData { name: None, phis: Vec::new(), insts: Vec::new(), term: placeholder() });
+            blocks.alloc(BlockData {
+                name: None,
+                phis: Default::default(),
+                insts: Default::default(),
+                term: placeholder(),
+            });
         }
         la_arena::Idx::from_raw(la_arena::RawIdx::from_u32(n))
     }
@@ -231,7 +236,12 @@ impl Parser {
             resumes: Arena::new(),
             sites: Default::default(),
         };
-        func.blocks.alloc(BlockData { name: None, phis: Vec::new(), insts: Vec::new(), term: placeholder() });
+        func.blocks.alloc(BlockData {
+            name: None,
+            phis: Default::default(),
+            insts: Default::default(),
+            term: placeholder(),
+        });
         self.open = Some(Open { func, pos: start });
         line.punct("(")?;
         while !line.is_punct(")") {

@@ -760,8 +760,7 @@ impl<'a> Opt<'a> {
         for (phi, new) in inputs {
             self.f.insts[phi].kind = InstKind::Phi(new);
         }
-        let rest: Vec<InstId> = self.out.iter().copied().filter(|i| !phis.contains(i)).collect();
-        self.f.blocks[body].insts = rest;
+        self.f.blocks[body].insts = self.out.iter().copied().filter(|i| !phis.contains(i)).collect();
         // Every kept instruction got its operands rewritten in order; the
         // substitutions are position-dependent (a guard's facts hold only
         // after it), so none is applied to the whole trace.
@@ -796,7 +795,7 @@ impl<'a> Opt<'a> {
             let record = self.snapshot(r);
             self.f.resumes[r] = record;
         }
-        self.f.blocks[body].insts = std::mem::take(&mut self.out);
+        self.f.blocks[body].insts = std::mem::take(&mut self.out).into();
         self.share_records(body);
     }
 

@@ -199,7 +199,12 @@ pub fn value_outside(f: &Function) -> flowc_ir::ValueId {
 /// A block id one past the end of the arena.
 pub fn block_outside(f: &Function) -> flowc_ir::BlockId {
     let term = flowc_ir::Terminator::Trap(flowc_ir::Trap::ReturnOutsideFunction);
-    f.blocks.clone().alloc(flowc_ir::BlockData { name: None, phis: vec![], insts: vec![], term })
+    f.blocks.clone().alloc(flowc_ir::BlockData {
+        name: None,
+        phis: Default::default(),
+        insts: Default::default(),
+        term,
+    })
 }
 
 /// An instruction id one past the end of the arena.

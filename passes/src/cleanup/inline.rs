@@ -25,7 +25,7 @@ pub fn inline_call(f: &mut Function, call: InstId, callee: &Function) {
     // Split: the continuation gets the instructions after the call and the
     // terminator.
     let pos = f.blocks[block].insts.iter().position(|&i| i == call).unwrap();
-    let after: Vec<InstId> = f.blocks[block].insts.split_off(pos + 1);
+    let after: flowc_ir::InstList<4> = f.blocks[block].insts.drain(pos + 1..).collect();
     f.blocks[block].insts.pop();
     let cont = edit::new_block(f, None, block);
     f.blocks[cont].insts = after;

@@ -191,8 +191,8 @@ fn order_operands(f: &mut Function) {
 fn alloc_jump_block(f: &mut Function, target: BlockId) -> BlockId {
     f.blocks.alloc(flowc_ir::BlockData {
         name: None,
-        phis: Vec::new(),
-        insts: Vec::new(),
+        phis: Default::default(),
+        insts: Default::default(),
         term: Terminator::Jump(target),
     })
 }

@@ -51,7 +51,7 @@ impl<'v> FieldSsa<'v> {
             limit: view.rpo.len() + 1,
             last: HashMap::new(),
             entry: HashMap::new(),
-            phis: Vec::new(),
+            phis: Default::default(),
             replaced: Vec::new(),
             pending: Vec::new(),
         }
