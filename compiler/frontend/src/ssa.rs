@@ -30,7 +30,6 @@ pub struct Ssa {
     /// Dense tables indexed by the raw arena index of blocks, instructions
     /// and values (arenas are dense, so vectors beat hash maps here).
     preds: Vec<Vec<BlockId>>,
-    /// Current definitions per block.
     /// Current definitions per block, 8 bytes each: most of the front
     /// end's memory on large graphs is these, since a read memoizes its
     /// answer in every block of the single-predecessor chain it walked.
@@ -314,24 +313,10 @@ impl Ssa {
     pub fn finish(self) -> Function {
         let Ssa { builder, mut replaced, removed, .. } = self;
         let mut f = builder.finish();
-        // Path compression keeps every chain walked once, whatever the
-        // number of operands naming its values.
-        let mut fix = |o: &mut Operand| {
-            if let Operand::Value(v) = o {
-                if replaced.get(*v).is_some() {
-                    *o = replaced.resolve_compressing(o);
-                }
-            }
-        };
-        let (layout, blocks, insts) = (&f.layout, &mut f.blocks, &mut f.insts);
-        for &b in layout {
-            let block = &mut blocks[b];
-            block.phis.retain(|i| !flag(&removed, ix(*i)));
-            for &i in block.phis.iter().chain(&block.insts) {
-                insts[i].kind.operands_mut().for_each(&mut fix);
-            }
-            block.term.operands_mut().for_each(&mut fix);
+        for &b in &f.layout {
+            f.blocks[b].phis.retain(|i| !flag(&removed, ix(*i)));
         }
+        replaced.apply(&mut f);
         let dead: Vec<InstId> = f.insts.iter().map(|(i, _)| i).filter(|i| flag(&removed, ix(*i))).collect();
         for i in dead {
             if let Some(v) = f.insts[i].result {

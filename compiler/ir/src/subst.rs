@@ -102,15 +102,16 @@ impl Substitution {
     }
 
     /// Rewrites every operand of the function (instructions, terminators,
-    /// resume data).
-    pub fn apply(&self, f: &mut Function) {
+    /// resume data), compressing the chains it walks, so each chain costs
+    /// its length once however many operands name its values.
+    pub fn apply(&mut self, f: &mut Function) {
         if !self.any {
             return;
         }
-        let fix = |o: &mut Operand| {
+        let mut fix = |o: &mut Operand| {
             if let Operand::Value(v) = o {
                 if self.get(*v).is_some() {
-                    *o = self.resolve(o);
+                    *o = self.resolve_compressing(o);
                 }
             }
         };
@@ -118,9 +119,9 @@ impl Substitution {
         for &b in layout {
             let block = &mut blocks[b];
             for &i in block.phis.iter().chain(&block.insts) {
-                insts[i].kind.operands_mut().for_each(fix);
+                insts[i].kind.operands_mut().for_each(&mut fix);
             }
-            block.term.operands_mut().for_each(fix);
+            block.term.operands_mut().for_each(&mut fix);
         }
         for (_, r) in f.resumes.iter_mut() {
             for o in r.operands_mut() {
