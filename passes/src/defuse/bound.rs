@@ -14,13 +14,15 @@
 
 use bitvec::vec::BitVec;
 
-use flowc_ir::{Function, FunctionKind, InstId, InstKind, Operand};
+use flowc_ir::{Function, FunctionKind, InstId, InstKind, Operand, ValueId};
+
+use super::PhiUsers;
 
 use crate::edit::ix;
 
 /// Bit `ix(v)` is set iff value `v` of `f` is surely bound. Needs only the
-/// function: the worklist follows phi-to-phi edges, collected in one sweep,
-/// so callers without a def-use table (normalize) do not build one.
+/// function: the worklist follows phi-to-phi edges ([`PhiUsers`]), so
+/// callers without a def-use table (normalize) do not build one.
 pub fn surely_bound(f: &Function) -> BitVec {
     let n = f.values.len();
     let mut bound: BitVec = BitVec::repeat(false, n);
@@ -44,66 +46,30 @@ pub fn surely_bound(f: &Function) -> BitVec {
             _ => bound.set(ix(r), true),
         }
     }
-    // The phis each phi feeds: users of phi value `v` are
-    // `users[start[k]..start[k + 1]]`, `k` its position in `slot`.
-    let mut slot = vec![u32::MAX; n];
-    for (k, &phi) in phis.iter().enumerate() {
-        if let Some(r) = f.insts[phi].result {
-            slot[ix(r)] = k as u32;
-        }
-    }
-    let mut start = vec![0u32; phis.len() + 1];
-    let inputs_of = |phi: InstId| match &f.insts[phi].kind {
-        InstKind::Phi(inputs) => inputs.as_slice(),
-        _ => &[],
-    };
-    for &phi in &phis {
-        for (_, o) in inputs_of(phi) {
-            if let Operand::Value(v) = o {
-                if ix(*v) < n && slot[ix(*v)] != u32::MAX {
-                    start[slot[ix(*v)] as usize + 1] += 1;
-                }
-            }
-        }
-    }
-    for k in 0..phis.len() {
-        start[k + 1] += start[k];
-    }
-    let mut fill = start.clone();
-    let mut users = vec![0u32; start[phis.len()] as usize];
-    for (k, &phi) in phis.iter().enumerate() {
-        for (_, o) in inputs_of(phi) {
-            if let Operand::Value(v) = o {
-                if ix(*v) < n && slot[ix(*v)] != u32::MAX {
-                    let s = slot[ix(*v)] as usize;
-                    users[fill[s] as usize] = k as u32;
-                    fill[s] += 1;
-                }
-            }
-        }
-    }
+    let users = PhiUsers::new(f, &phis);
     // Knock out phis with a possibly-unbound input, then the phis they feed.
     let mut work = Vec::new();
-    let knock = |k: usize, bound: &mut BitVec, work: &mut Vec<usize>| {
-        if let Some(r) = f.insts[phis[k]].result {
+    let knock = |phi: InstId, bound: &mut BitVec, work: &mut Vec<ValueId>| {
+        if let Some(r) = f.insts[phi].result {
             if bound[ix(r)] {
                 bound.set(ix(r), false);
-                work.push(k);
+                work.push(r);
             }
         }
     };
-    for (k, &phi) in phis.iter().enumerate() {
-        let unbound_input = inputs_of(phi).iter().any(|(_, o)| match o {
+    for &phi in &phis {
+        let InstKind::Phi(inputs) = &f.insts[phi].kind else { continue };
+        let unbound_input = inputs.iter().any(|(_, o)| match o {
             Operand::Value(v) => !bound.get(ix(*v)).is_some_and(|b| *b),
             Operand::Const(_) => false,
         });
         if unbound_input {
-            knock(k, &mut bound, &mut work);
+            knock(phi, &mut bound, &mut work);
         }
     }
-    while let Some(k) = work.pop() {
-        for &u in &users[start[k] as usize..start[k + 1] as usize] {
-            knock(u as usize, &mut bound, &mut work);
+    while let Some(v) = work.pop() {
+        for &u in users.of(v) {
+            knock(u, &mut bound, &mut work);
         }
     }
     bound

@@ -22,9 +22,11 @@
 //!
 //! Other passes call [`DefUse::compute`] directly when they need uses and
 //! the context has none. [`surely_bound`] (in `bound`) finds which values
-//! can never be unbound, from the function alone.
+//! can never be unbound, from the function alone; [`PhiUsers`] lists the
+//! phis that use each value.
 
 mod bound;
+mod phi_users;
 
 use flowc_ir::{BlockId, Function, InstId, InstKind, Module, Operand, ResumeId, Terminator, ValueId};
 
@@ -32,6 +34,7 @@ use crate::edit::ix;
 use crate::Context;
 
 pub use bound::surely_bound;
+pub use phi_users::PhiUsers;
 
 /// Where a value is defined.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -10,6 +10,7 @@
 
 use flowc_ir::{Function, InstId, InstKind, Operand};
 
+use crate::defuse::PhiUsers;
 use crate::edit::{self, ix, Substitution};
 
 /// Records each trivial phi's replacement in `subst` and unlinks the phi.
@@ -59,53 +60,6 @@ pub(super) fn remove_trivial(f: &mut Function, subst: &mut Substitution) {
         for b in f.layout.clone() {
             if f.blocks[b].phis.iter().any(|&p| removed[ix(p)]) {
                 edit::unlink_where(f, b, |_, i| removed.get(ix(i)).copied().unwrap_or(false));
-            }
-        }
-    }
-}
-
-/// The phis that use each value, as compressed rows: the users of `v` are
-/// `users[start[v]..start[v + 1]]`.
-struct PhiUsers {
-    start: Vec<u32>,
-    users: Vec<InstId>,
-}
-
-impl PhiUsers {
-    fn new(f: &Function, phis: &[InstId]) -> PhiUsers {
-        let n = f.values.len();
-        let mut start = vec![0u32; n + 1];
-        for_each_phi_input(f, phis, |v, _| start[ix(v) + 1] += 1);
-        for k in 0..n {
-            start[k + 1] += start[k];
-        }
-        let mut fill = start.clone();
-        let mut users = vec![phis[0]; start[n] as usize];
-        for_each_phi_input(f, phis, |v, phi| {
-            users[fill[ix(v)] as usize] = phi;
-            fill[ix(v)] += 1;
-        });
-        PhiUsers { start, users }
-    }
-
-    fn of(&self, v: flowc_ir::ValueId) -> &[InstId] {
-        match (self.start.get(ix(v)), self.start.get(ix(v) + 1)) {
-            (Some(&s), Some(&e)) => &self.users[s as usize..e as usize],
-            _ => &[],
-        }
-    }
-}
-
-fn for_each_phi_input(f: &Function, phis: &[InstId], mut visit: impl FnMut(flowc_ir::ValueId, InstId)) {
-    let n = f.values.len();
-    for &phi in phis {
-        if let InstKind::Phi(inputs) = &f.insts[phi].kind {
-            for (_, o) in inputs {
-                if let Operand::Value(v) = o {
-                    if ix(*v) < n {
-                        visit(*v, phi);
-                    }
-                }
             }
         }
     }
