@@ -306,6 +306,7 @@ fn loop_headers(f: &Function, cfg: &flowc_ir::cfg::Cfg) -> (Vec<bool>, Vec<bool>
     let n = f.blocks.len();
     let raw = |b: BlockId| b.into_raw().into_u32() as usize;
     let position = |b: BlockId| cfg.rpo_index(b).unwrap_or(u32::MAX);
+    // Back edges (header, latch), grouped by header.
     let mut latches: Vec<(BlockId, BlockId)> = Vec::new();
     for &b in &cfg.rpo {
         for &s in cfg.succs(b) {
@@ -314,6 +315,7 @@ fn loop_headers(f: &Function, cfg: &flowc_ir::cfg::Cfg) -> (Vec<bool>, Vec<bool>
             }
         }
     }
+    latches.sort_by_key(|&(h, _)| position(h));
     let mut headers = vec![false; n];
     for &(h, _) in &latches {
         headers[raw(h)] = true;
@@ -322,14 +324,11 @@ fn loop_headers(f: &Function, cfg: &flowc_ir::cfg::Cfg) -> (Vec<bool>, Vec<bool>
     // Blocks visited for the header being examined carry its stamp.
     let mut stamp = vec![usize::MAX; n];
     let mut work = Vec::new();
-    let mut examined = vec![false; n];
-    for (k, &(h, _)) in latches.iter().enumerate() {
-        if std::mem::replace(&mut examined[raw(h)], true) {
-            continue; // a header with several latches
-        }
+    for (k, group) in latches.chunk_by(|a, b| a.0 == b.0).enumerate() {
+        let h = group[0].0;
         stamp[raw(h)] = k;
         work.clear();
-        work.extend(latches.iter().filter(|&&(g, _)| g == h).map(|&(_, l)| l));
+        work.extend(group.iter().map(|&(_, l)| l));
         let mut nested = false;
         while let Some(b) = work.pop() {
             if stamp[raw(b)] == k {
@@ -478,7 +477,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         r
     }
 
-    /// Leaves to the stop block if `v` is the stop word, else continues.
     /// A new block for a path that is rarely taken (a failure, an
     /// overflow, a trace exit): Cranelift places it after the others, so
     /// the hot path runs straight through.
@@ -488,6 +486,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         blk
     }
 
+    /// Leaves to the stop block if `v` is the stop word, else continues.
     fn check_stop(&mut self, v: ClValue) {
         let cont = self.b.create_block();
         self.b.ins().brif(v, cont, &[], self.stop, &[]);

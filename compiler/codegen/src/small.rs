@@ -84,11 +84,6 @@ impl Small {
         )
     }
 
-    /// How many values are small.
-    pub fn count(&self) -> usize {
-        self.0.iter().filter(|s| **s).count()
-    }
-
     /// `assumed`: the parameters of the optimistic copy (none: the
     /// generic one, which assumes nothing).
     fn solve(f: &Function, assumed: Option<&[flowc_ir::ValueId]>) -> Small {
@@ -191,7 +186,8 @@ mod tests {
         // A running total: `mul.int` and `add.int` may leave the small
         // integers, so only the comparison is small for certain; the
         // optimistic copy assumes both results small, and so the total's
-        // phi too. The parameter stays unknown.
+        // phi too. (Only instruction results are listed: the parameter
+        // `v0`, which `add.int` reads, is assumed small there as well.)
         let text = "main start(v0:n) {\nb0 start:\n    jump b1\nb1 loop:\n    \
                     v1:t = phi [b0: 1, b2: v4]\n    v2:c = lt v1, v0\n    branch v2, b2, b3\n\
                     b2 body:\n    v3:t = mul.int v1, 3\n    v4:t = add.int v3, v0\n    jump b1\n\
@@ -199,5 +195,9 @@ mod tests {
         assert_eq!(small_of(text), ["v2"]);
         let optimistic = |f: &Function| Small::optimistic(f, &Small::assumed_params(f));
         assert_eq!(small_in(text, optimistic), ["v1", "v2", "v3", "v4"]);
+        let m = flowc_ir::parse::module("test", text).unwrap();
+        let assumed: Vec<String> =
+            Small::assumed_params(&m.functions[0]).into_iter().map(flowc_ir::print::value_ref).collect();
+        assert_eq!(assumed, ["v0"]);
     }
 }
