@@ -49,6 +49,8 @@ pub(crate) fn check_inst(c: &mut Checker, m: &Module, l: Linked, kind: &InstKind
     }
 }
 
+/// The violation for a function whose name an earlier function of kind
+/// `function` already has.
 pub(crate) fn duplicate(f: &Function) -> Violation {
     Violation {
         function: f.name.to_string(),

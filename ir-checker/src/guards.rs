@@ -44,6 +44,9 @@ pub(crate) fn check_terminator(c: &mut Checker, flow: &Flow, b: BlockId) {
     }
 }
 
+/// The violations of resume record `resume` used at position `pos` of
+/// `block` by a guard or an exit (`what`: plural and singular nouns for
+/// messages).
 fn check_record(
     c: &Checker,
     flow: &Flow,
