@@ -3,20 +3,25 @@
 //! usage errors, and garbage input that must never crash it.
 
 use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 use expect_test::{expect, Expect};
 use flowc_tests::corpus::{self, workspace_root};
 
-fn flowc(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flowc"))
+/// `flowc ARGS…` started in the workspace with all three streams piped.
+fn spawn(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_flowc"))
         .args(args)
         .current_dir(workspace_root())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("flowc starts");
+        .expect("flowc starts")
+}
+
+fn flowc(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = spawn(args);
     let mut pipe = child.stdin.take().unwrap();
     if let Some(text) = stdin {
         // A program may stop reading early on a parse error.
@@ -482,14 +487,7 @@ fn a_closed_output_pipe_is_not_a_crash() {
         program.push_str("    x = x + 1\n");
     }
     program.push_str("    print_and_stop(x)\n");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flowc"))
-        .args(["fmt", "-"])
-        .current_dir(workspace_root())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("flowc starts");
+    let mut child = spawn(&["fmt", "-"]);
     child.stdin.take().unwrap().write_all(program.as_bytes()).expect("flowc reads its input");
     let mut start = [0u8; 100];
     child.stdout.take().unwrap().read_exact(&mut start).expect("flowc writes");
@@ -502,4 +500,30 @@ fn a_closed_output_pipe_is_not_a_crash() {
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(o.status.signal(), Some(libc::SIGPIPE), "{:?}", o.status);
     }
+}
+
+/// `FLOWC_CODE_DIR` gets the machine code of every compiled function, one
+/// file each, and the program still prints what it prints.
+#[test]
+fn code_dir_receives_each_compiled_function() {
+    let dir = std::env::temp_dir().join(format!("flowc-code-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_flowc"))
+        .args(["run", "--engine", "native", "examples/power.pl"])
+        .current_dir(workspace_root())
+        .env("FLOWC_CODE_DIR", &dir)
+        .output()
+        .expect("flowc runs");
+    assert_eq!(stdout(&o), "10000000000\n", "{}", stderr(&o));
+    let mut files: Vec<(String, u64)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (e.file_name().to_string_lossy().into_owned(), e.metadata().unwrap().len())
+        })
+        .collect();
+    files.sort();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(files.iter().any(|(name, _)| name.starts_with("power-") && name.ends_with(".bin")), "{files:?}");
+    assert!(files.iter().all(|(_, len)| *len > 0), "{files:?}");
 }
