@@ -3,7 +3,7 @@
 //! the front end), and for every pass the ratio of its per-statement time
 //! at 10^6 to that at 10^4 (target: at most 2; end to end: at least 10^6
 //! statements per second). Sizes are measured in rounds, each keeping its
-//! best time per pass.
+//! best time per pass over the same number of runs.
 //!
 //!     cargo bench -p flowc-bench --bench pipeline
 
@@ -39,13 +39,13 @@ fn main() {
     let names: Vec<&str> = std::iter::once("front end").chain(PIPELINE.iter().map(|p| p.name)).collect();
     // Rounds over all sizes, each keeping its best per pass: a slow phase
     // of this shared machine (they last seconds) hits every size alike.
+    // Every size gets the same number of runs (see `scale::time_best`).
     let programs: Vec<_> = SIZES.iter().map(|&size| program(size)).collect();
     let mut table: Vec<(usize, usize, Vec<f64>)> =
         programs.iter().zip(SIZES).map(|((_, n), size)| (size, *n, vec![f64::INFINITY; PIPELINE.len() + 1])).collect();
     for _ in 0..3 {
         for (k, (p, _)) in programs.iter().enumerate() {
-            let runs = if SIZES[k] >= 1_000_000 { 1 } else { 2 };
-            for (best, t) in table[k].2.iter_mut().zip(measure(p, runs)) {
+            for (best, t) in table[k].2.iter_mut().zip(measure(p, 2)) {
                 *best = best.min(t);
             }
         }
