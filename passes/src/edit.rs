@@ -30,17 +30,24 @@ pub fn unlink(f: &mut Function, b: BlockId, i: InstId) {
 }
 
 /// Removes every instruction of `b` for which `dead` holds (one sweep).
+/// A block with nothing to remove is left untouched.
 pub fn unlink_where(f: &mut Function, b: BlockId, mut dead: impl FnMut(&Function, InstId) -> bool) {
+    let block = &f.blocks[b];
+    let Some(first) = block.phis.iter().chain(&block.insts).position(|&i| dead(f, i)) else { return };
+    let (mut phis, mut insts) = (std::mem::take(&mut f.blocks[b].phis), std::mem::take(&mut f.blocks[b].insts));
     let mut gone = Vec::new();
-    let mut live = |f: &Function, i: InstId| {
-        let dead = dead(f, i);
+    let mut k = 0;
+    let mut live = |i: InstId| {
+        // `first` was dead already; `dead` is asked once per instruction.
+        let dead = k == first || (k > first && dead(f, i));
+        k += 1;
         if dead {
             gone.push(i);
         }
         !dead
     };
-    let phis = f.blocks[b].phis.iter().copied().filter(|&i| live(f, i)).collect();
-    let insts = f.blocks[b].insts.iter().copied().filter(|&i| live(f, i)).collect();
+    phis.retain(|i| live(*i));
+    insts.retain(|i| live(*i));
     f.blocks[b].phis = phis;
     f.blocks[b].insts = insts;
     for i in gone {
@@ -55,7 +62,9 @@ pub fn unlink_where(f: &mut Function, b: BlockId, mut dead: impl FnMut(&Function
 pub use flowc_ir::subst::Substitution;
 
 /// Keeps only the blocks for which `keep` holds; phis lose their inputs
-/// from removed blocks.
+/// from removed blocks. Only the kept successors of removed blocks can have
+/// such inputs (phi inputs are keyed by predecessors), so only their phis
+/// are visited.
 pub fn retain_blocks(f: &mut Function, keep: impl Fn(BlockId) -> bool) {
     let (kept, removed): (Vec<BlockId>, Vec<BlockId>) = f.layout.iter().partition(|&&b| keep(b));
     if removed.is_empty() {
@@ -64,16 +73,23 @@ pub fn retain_blocks(f: &mut Function, keep: impl Fn(BlockId) -> bool) {
     let mut is_removed = vec![false; f.blocks.len()];
     for &b in &removed {
         is_removed[ix(b)] = true;
-        let insts: Vec<InstId> = f.block_insts(b).collect();
-        for i in insts {
+    }
+    let mut touched = Vec::new();
+    for &b in &removed {
+        let data = &f.blocks[b];
+        for &i in data.phis.iter().chain(&data.insts) {
             if let Some(v) = f.insts[i].result {
                 f.values[v].def = ValueDef::Detached;
             }
         }
+        touched.extend(data.term.successors().iter().copied().filter(|s| !is_removed[ix(*s)]));
     }
     f.layout = kept;
-    for b in f.layout.clone() {
-        for &phi in &f.blocks[b].phis.clone() {
+    touched.sort_unstable_by_key(|&b| ix(b));
+    touched.dedup();
+    for b in touched {
+        let data = &f.blocks[b];
+        for &phi in &data.phis {
             if let InstKind::Phi(inputs) = &mut f.insts[phi].kind {
                 inputs.retain(|(p, _)| !is_removed[ix(*p)]);
             }

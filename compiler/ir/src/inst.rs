@@ -163,20 +163,35 @@ impl IntoIterator for Successors {
 }
 
 /// An instruction's operands, without allocating ([`InstKind::operands`]).
+///
+/// `fold` (and so `for_each`, `sum`, `any`, ...) dispatches on the kind
+/// once rather than per operand: the sweeps over every operand of a
+/// function are among the passes' hottest loops.
 pub enum Operands<'a> {
     Args(std::slice::Iter<'a, Operand>),
     Inputs(std::slice::Iter<'a, (BlockId, Operand)>),
-    Fixed(std::iter::Flatten<std::array::IntoIter<Option<&'a Operand>, 2>>),
+    /// At most two operands, taken first to second.
+    Fixed(Option<&'a Operand>, Option<&'a Operand>),
 }
 
 impl<'a> Iterator for Operands<'a> {
     type Item = &'a Operand;
 
+    #[inline]
     fn next(&mut self) -> Option<&'a Operand> {
         match self {
             Operands::Args(it) => it.next(),
             Operands::Inputs(it) => it.next().map(|(_, o)| o),
-            Operands::Fixed(it) => it.next(),
+            Operands::Fixed(a, b) => a.take().or_else(|| b.take()),
+        }
+    }
+
+    #[inline]
+    fn fold<B, F: FnMut(B, &'a Operand) -> B>(self, init: B, mut f: F) -> B {
+        match self {
+            Operands::Args(it) => it.fold(init, f),
+            Operands::Inputs(it) => it.fold(init, |acc, (_, o)| f(acc, o)),
+            Operands::Fixed(a, b) => b.into_iter().fold(a.into_iter().fold(init, &mut f), f),
         }
     }
 }
@@ -185,17 +200,27 @@ impl<'a> Iterator for Operands<'a> {
 pub enum OperandsMut<'a> {
     Args(std::slice::IterMut<'a, Operand>),
     Inputs(std::slice::IterMut<'a, (BlockId, Operand)>),
-    Fixed(std::iter::Flatten<std::array::IntoIter<Option<&'a mut Operand>, 2>>),
+    Fixed(Option<&'a mut Operand>, Option<&'a mut Operand>),
 }
 
 impl<'a> Iterator for OperandsMut<'a> {
     type Item = &'a mut Operand;
 
+    #[inline]
     fn next(&mut self) -> Option<&'a mut Operand> {
         match self {
             OperandsMut::Args(it) => it.next(),
             OperandsMut::Inputs(it) => it.next().map(|(_, o)| o),
-            OperandsMut::Fixed(it) => it.next(),
+            OperandsMut::Fixed(a, b) => a.take().or_else(|| b.take()),
+        }
+    }
+
+    #[inline]
+    fn fold<B, F: FnMut(B, &'a mut Operand) -> B>(self, init: B, mut f: F) -> B {
+        match self {
+            OperandsMut::Args(it) => it.fold(init, f),
+            OperandsMut::Inputs(it) => it.fold(init, |acc, (_, o)| f(acc, o)),
+            OperandsMut::Fixed(a, b) => b.into_iter().fold(a.into_iter().fold(init, &mut f), f),
         }
     }
 }
@@ -217,7 +242,7 @@ impl InstKind {
     /// The operands, in evaluation order.
     pub fn operands(&self) -> Operands<'_> {
         fn fixed<'a>(a: Option<&'a Operand>, b: Option<&'a Operand>) -> Operands<'a> {
-            Operands::Fixed([a, b].into_iter().flatten())
+            Operands::Fixed(a, b)
         }
         match self {
             InstKind::Phi(inputs) => Operands::Inputs(inputs.iter()),
@@ -232,7 +257,7 @@ impl InstKind {
 
     pub fn operands_mut(&mut self) -> OperandsMut<'_> {
         fn fixed<'a>(a: Option<&'a mut Operand>, b: Option<&'a mut Operand>) -> OperandsMut<'a> {
-            OperandsMut::Fixed([a, b].into_iter().flatten())
+            OperandsMut::Fixed(a, b)
         }
         match self {
             InstKind::Phi(inputs) => OperandsMut::Inputs(inputs.iter_mut()),

@@ -5,8 +5,11 @@
 //!
 //! `marked` holds one bit per value and is what most lookups touch: a
 //! sweep looks up every operand of the function, and on large functions a
-//! bit table stays in cache where the table of operands (filled on demand)
-//! does not.
+//! bit table stays in cache where a table of operands does not. The
+//! operands themselves are stored densely (`to`, in the order they were
+//! first set), reached through `slot`; only marked values' slots are
+//! meaningful. A table of one operand per value would cost 16 bytes per
+//! value to fill and to drop even when few are forwarded.
 
 use bitvec::vec::BitVec;
 
@@ -22,32 +25,39 @@ fn ix(v: ValueId) -> usize {
 #[derive(Clone, Debug, Default)]
 pub struct Substitution {
     marked: BitVec,
-    map: Vec<Option<Operand>>,
-    any: bool,
+    /// Per value (raw index): where its operand is in `to`, if marked.
+    slot: Vec<u32>,
+    to: Vec<Operand>,
 }
 
 impl Substitution {
     /// An empty substitution for the values of `f` (more may be added).
     pub fn new(f: &Function) -> Substitution {
-        Substitution { marked: BitVec::repeat(false, f.values.len()), map: Vec::new(), any: false }
+        let n = f.values.len();
+        Substitution { marked: BitVec::repeat(false, n), slot: Vec::with_capacity(n), to: Vec::new() }
     }
 
     #[inline]
     pub fn set(&mut self, v: ValueId, to: Operand) {
-        if ix(v) >= self.map.len() {
-            self.map.resize(ix(v) + 1, None);
+        let k = ix(v);
+        if k >= self.marked.len() {
+            self.marked.resize(k + 1, false);
         }
-        if ix(v) >= self.marked.len() {
-            self.marked.resize(ix(v) + 1, false);
+        if self.marked[k] {
+            self.to[self.slot[k] as usize] = to;
+            return;
         }
-        self.map[ix(v)] = Some(to);
-        self.marked.set(ix(v), true);
-        self.any = true;
+        if k >= self.slot.len() {
+            self.slot.resize(k + 1, 0);
+        }
+        self.slot[k] = self.to.len() as u32;
+        self.to.push(to);
+        self.marked.set(k, true);
     }
 
     #[inline]
     pub fn is_empty(&self) -> bool {
-        !self.any
+        self.to.is_empty()
     }
 
     #[inline]
@@ -55,7 +65,7 @@ impl Substitution {
         if !self.marked.get(ix(v)).is_some_and(|b| *b) {
             return None;
         }
-        self.map.get(ix(v)).and_then(|o| o.as_ref())
+        Some(&self.to[self.slot[ix(v)] as usize])
     }
 
     /// What `o` stands for after the substitution. A cycle (a value that
@@ -67,7 +77,7 @@ impl Substitution {
         let mut steps = 0;
         while let Operand::Value(v) = o {
             match self.get(v) {
-                Some(to) if steps < self.map.len() => {
+                Some(to) if steps < self.to.len() => {
                     o = to.clone();
                     steps += 1;
                 }
@@ -91,8 +101,9 @@ impl Substitution {
         let mut steps = 0;
         while let Operand::Value(v) = cur {
             match self.get(v) {
-                Some(r) if *r != end && steps < self.map.len() => {
-                    cur = self.map[ix(v)].replace(end.clone()).expect("marked values have an entry");
+                Some(r) if *r != end && steps < self.to.len() => {
+                    let slot = self.slot[ix(v)] as usize;
+                    cur = std::mem::replace(&mut self.to[slot], end.clone());
                     steps += 1;
                 }
                 _ => break,
@@ -105,7 +116,7 @@ impl Substitution {
     /// resume data), compressing the chains it walks, so each chain costs
     /// its length once however many operands name its values.
     pub fn apply(&mut self, f: &mut Function) {
-        if !self.any {
+        if self.is_empty() {
             return;
         }
         let mut fix = |o: &mut Operand| {
