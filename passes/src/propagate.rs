@@ -102,16 +102,11 @@ pub struct Refiner {
 const REFINE_DEPTH: usize = 6;
 
 impl Refiner {
-    /// The refiner of `f`, whose parameters have the infos `params`.
-    pub fn new(f: &Function, params: &[Info]) -> Refiner {
+    /// The refiner of `f`, whose parameters have the infos `params`, from
+    /// the defining blocks and tested values of [`Sweep`].
+    fn new(f: &Function, params: &[Info], def_block: Vec<Option<BlockId>>, tested: Vec<bool>) -> Refiner {
         let cfg = Cfg::new(f);
         let dom = DomTree::new(f, &cfg);
-        let mut def_block = vec![None; f.values.len()];
-        for (b, i) in f.all_insts() {
-            if let Some(v) = f.insts[i].result {
-                def_block[ix(v)] = Some(b);
-            }
-        }
         let params = f
             .params
             .iter()
@@ -119,26 +114,6 @@ impl Refiner {
             .filter(|(_, info)| info.kinds == Kinds::INT && info.range != Interval::FULL)
             .map(|(&p, info)| (p, info.range))
             .collect();
-        let mut tested = vec![false; f.values.len()];
-        let mut test = |o: &Operand| {
-            if let Some(t) = o.as_value().and_then(|v| tested.get_mut(ix(v))) {
-                *t = true;
-            }
-        };
-        for &b in &f.layout {
-            match &f.blocks[b].term {
-                Terminator::Branch { cond, .. } => {
-                    test(cond);
-                    if let Some(ValueDef::Inst(ci)) = cond.as_value().map(|c| f.values[c].def) {
-                        if let InstKind::Op { args, .. } = &f.insts[ci].kind {
-                            args.iter().for_each(&mut test);
-                        }
-                    }
-                }
-                Terminator::IfClass { obj, .. } => test(obj),
-                _ => {}
-            }
-        }
         Refiner { cfg, dom, def_block, params, tested }
     }
 
@@ -242,6 +217,96 @@ struct Analysis<'m> {
     widening: Widening,
 }
 
+/// What one sweep over a function's linked code finds, for the analysis
+/// and its [`Refiner`].
+struct Sweep {
+    users: Vec<User>,
+    user_start: Vec<u32>,
+    position: Vec<u32>,
+    /// Per value: the block of its defining instruction.
+    def_block: Vec<Option<BlockId>>,
+    /// Per value: whether a branch tests it (see [`Refiner`]).
+    tested: Vec<bool>,
+    /// The integer constants among the operands (for [`Widening`]).
+    constants: Vec<i64>,
+    /// `set`s of immutable fields of an allocation, with their block and
+    /// position: `(set, block, position, new)`.
+    sets: Vec<(InstId, BlockId, u32, InstId)>,
+}
+
+impl Sweep {
+    fn of(module: &Module, f: &Function) -> Sweep {
+        let n = f.values.len();
+        let mut position = vec![u32::MAX; f.insts.len()];
+        let mut def_block = vec![None; n];
+        let mut tested = vec![false; n];
+        let mut constants = Vec::new();
+        let mut sets = Vec::new();
+        // Uses, then counting-sorted by the value they use.
+        let mut uses: Vec<(u32, User)> = Vec::with_capacity(2 * f.insts.len() + f.layout.len());
+        for &b in &f.layout {
+            for (pos, i) in f.block_insts(b).enumerate() {
+                position[ix(i)] = pos as u32;
+                let data = &f.insts[i];
+                if let Some(v) = data.result {
+                    def_block[ix(v)] = Some(b);
+                }
+                data.kind.operands().for_each(|o| match o {
+                    Operand::Value(v) => uses.push((ix(*v) as u32, User::Inst(b, i))),
+                    Operand::Const(Value::Int(k)) => constants.push(*k),
+                    Operand::Const(_) => {}
+                });
+                if let InstKind::Set { obj: Operand::Value(o), field, .. } = &data.kind {
+                    if let ValueDef::Inst(new) = f.values[*o].def {
+                        if matches!(f.insts[new].kind, InstKind::New(class) if module.is_immutable(class, *field)) {
+                            sets.push((i, b, pos as u32, new));
+                        }
+                    }
+                }
+            }
+            let term = &f.blocks[b].term;
+            for o in term.operands() {
+                match o {
+                    Operand::Value(v) => uses.push((ix(*v) as u32, User::Term(b))),
+                    Operand::Const(Value::Int(k)) => constants.push(*k),
+                    Operand::Const(_) => {}
+                }
+            }
+            let mut test = |o: &Operand| {
+                if let Some(t) = o.as_value().and_then(|v| tested.get_mut(ix(v))) {
+                    *t = true;
+                }
+            };
+            match term {
+                Terminator::Branch { cond, .. } => {
+                    test(cond);
+                    if let Some(ValueDef::Inst(ci)) = cond.as_value().map(|c| f.values[c].def) {
+                        if let InstKind::Op { args, .. } = &f.insts[ci].kind {
+                            args.iter().for_each(&mut test);
+                        }
+                    }
+                }
+                Terminator::IfClass { obj, .. } => test(obj),
+                _ => {}
+            }
+        }
+        let mut start = vec![0u32; n + 1];
+        for &(v, _) in uses.iter().filter(|(v, _)| (*v as usize) < n) {
+            start[v as usize + 1] += 1;
+        }
+        for k in 0..n {
+            start[k + 1] += start[k];
+        }
+        let mut fill = start.clone();
+        let mut users = vec![User::Term(f.entry); start[n] as usize];
+        for (v, u) in uses.into_iter().filter(|(v, _)| (*v as usize) < n) {
+            users[fill[v as usize] as usize] = u;
+            fill[v as usize] += 1;
+        }
+        Sweep { users, user_start: start, position, def_block, tested, constants, sets }
+    }
+}
+
 fn analyze(module: &Module, index: usize, fuel: u64, inline_limit: usize, small_params: &[Symbol]) -> Propagation {
     let f = &module.functions[index];
     let param_infos: Vec<Info> = f
@@ -255,27 +320,28 @@ fn analyze(module: &Module, index: usize, fuel: u64, inline_limit: usize, small_
             _ => Info::value(),
         })
         .collect();
+    let sweep = Sweep::of(module, f);
     let mut a = Analysis {
         module,
         f,
-        refiner: Refiner::new(f, &param_infos),
+        refiner: Refiner::new(f, &param_infos, sweep.def_block, sweep.tested),
         info: vec![Info::bottom(); f.values.len()],
         changes: vec![0; f.values.len()],
         executable: vec![false; f.blocks.len()],
         edge_bits: vec![0; f.blocks.len()],
-        users: Vec::new(),
-        user_start: Vec::new(),
+        users: sweep.users,
+        user_start: sweep.user_start,
         flow: Vec::new(),
         ssa: Vec::new(),
         field_sets: HashMap::new(),
-        position: vec![u32::MAX; f.insts.len()],
+        position: sweep.position,
         folded: HashMap::new(),
         field_reads: HashMap::new(),
         memo: HashMap::new(),
         fuel,
-        widening: Widening::of(f),
+        widening: Widening::new(sweep.constants),
     };
-    a.index();
+    a.field_sets(&sweep.sets);
     for (&p, info) in f.params.iter().zip(param_infos) {
         a.info[ix(p)] = info;
     }
@@ -299,72 +365,19 @@ fn analyze(module: &Module, index: usize, fuel: u64, inline_limit: usize, small_
 }
 
 impl<'m> Analysis<'m> {
-    /// Users of every value, positions, and the sets following allocations.
-    fn index(&mut self) {
-        let f = self.f;
-        let n = f.values.len();
-        // Users, counting-sorted by the value they use.
-        let mut uses: Vec<(u32, User)> = Vec::new();
-        let mut insts: Vec<InstId> = Vec::new();
-        for &b in &f.layout {
-            insts.clear();
-            insts.extend(f.block_insts(b));
-            for (pos, &i) in insts.iter().enumerate() {
-                self.position[ix(i)] = pos as u32;
-                for o in f.insts[i].kind.operands() {
-                    if let Operand::Value(v) = o {
-                        uses.push((ix(*v) as u32, User::Inst(b, i)));
-                    }
-                }
-            }
-            for o in f.blocks[b].term.operands() {
-                if let Operand::Value(v) = o {
-                    uses.push((ix(*v) as u32, User::Term(b)));
-                }
-            }
-            // Sets of immutable fields right after a `new` in this block.
-            for (pos, &i) in insts.iter().enumerate() {
-                let InstKind::Set { obj: Operand::Value(o), field, value } = &f.insts[i].kind else { continue };
-                let ValueDef::Inst(n) = f.values[*o].def else { continue };
-                let InstKind::New(class) = f.insts[n].kind else { continue };
-                if !self.module.is_immutable(class, *field) {
-                    continue;
-                }
-                let same_block = self.refiner.def_block[ix(*o)] == Some(b) && (self.position[ix(n)] as usize) < pos;
-                let entry = self.field_sets.entry((n, *field)).or_insert(if same_block {
-                    Some((pos, value.clone()))
-                } else {
-                    None
-                });
-                if entry.as_ref().is_some_and(|(p, _)| *p != pos) {
-                    *entry = None;
-                }
-            }
-        }
-        // Sets in other blocks make the field ambiguous.
-        let mut start = vec![0u32; n + 1];
-        for &(v, _) in uses.iter().filter(|(v, _)| (*v as usize) < n) {
-            start[v as usize + 1] += 1;
-        }
-        for k in 0..n {
-            start[k + 1] += start[k];
-        }
-        let mut fill = start.clone();
-        let mut users = vec![User::Term(f.entry); start[n] as usize];
-        for (v, u) in uses.into_iter().filter(|(v, _)| (*v as usize) < n) {
-            users[fill[v as usize] as usize] = u;
-            fill[v as usize] += 1;
-        }
-        self.users = users;
-        self.user_start = start;
-        for (b, i) in f.all_insts() {
-            let InstKind::Set { obj: Operand::Value(o), field, .. } = &f.insts[i].kind else { continue };
-            let ValueDef::Inst(n) = f.values[*o].def else { continue };
-            if let Some(Some((pos, _))) = self.field_sets.get(&(n, *field)) {
-                let in_new_block = self.refiner.def_block[ix(*o)] == Some(b);
-                if !in_new_block || self.position[ix(i)] as usize != *pos {
-                    self.field_sets.insert((n, *field), None);
-                }
+    /// The fields of allocations whose only `set` follows the `new` in its
+    /// block (`sets`: the sets of immutable fields, from [`Sweep`]).
+    fn field_sets(&mut self, sets: &[(InstId, BlockId, u32, InstId)]) {
+        for &(i, b, pos, new) in sets {
+            let InstKind::Set { field, value, .. } = &self.f.insts[i].kind else { continue };
+            let Some(new_value) = self.f.insts[new].result else { continue };
+            let same_block = self.refiner.def_block[ix(new_value)] == Some(b) && self.position[ix(new)] < pos;
+            let pos = pos as usize;
+            let entry =
+                self.field_sets.entry((new, *field)).or_insert_with(|| same_block.then(|| (pos, value.clone())));
+            // A second set, or one elsewhere, makes the field ambiguous.
+            if !same_block || entry.as_ref().is_some_and(|(p, _)| *p != pos) {
+                *entry = None;
             }
         }
     }
