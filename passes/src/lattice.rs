@@ -22,6 +22,7 @@ use flowc_ir::InstId;
 use flowc_lang::ops::range::{self, Interval};
 use flowc_lang::ops::{Form, Op};
 use flowc_lang::{Symbol, Value};
+use smallvec::SmallVec;
 
 /// A set of value kinds.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
@@ -297,7 +298,7 @@ impl fmt::Display for Info {
 /// read first, so an unbound one fails: only bound members flow on).
 pub fn transfer(op: Op, args: &[Info]) -> Info {
     // An operation that returns had bound operands.
-    let bound: Vec<Info>;
+    let bound: SmallVec<[Info; 2]>;
     let args = if args.iter().any(Info::may_be_unbound) {
         bound = args.iter().map(Info::bound).collect();
         bound.as_slice()
@@ -308,7 +309,7 @@ pub fn transfer(op: Op, args: &[Info]) -> Info {
         return Info::bottom();
     }
     if args.iter().all(|a| a.constant.is_some()) {
-        let consts: Vec<Value> = args.iter().filter_map(|a| a.constant.clone()).collect();
+        let consts: SmallVec<[Value; 2]> = args.iter().filter_map(|a| a.constant.clone()).collect();
         return match op.eval(&consts) {
             Ok(v) => Info::of_const(&v),
             Err(_) => Info::bottom(),
@@ -386,7 +387,7 @@ pub fn best_form(op: Op, args: &[Info]) -> Form {
         }
         Op::Len => true,
         Op::Lt | Op::Le | Op::Gt | Op::Ge => args.iter().all(|a| a.range.fits_word()),
-        _ => range::cannot_overflow(op, &args.iter().map(|a| a.range).collect::<Vec<_>>()),
+        _ => range::cannot_overflow(op, &args.iter().map(|a| a.range).collect::<SmallVec<[Interval; 2]>>()),
     };
     if word && forms.contains(&Form::Word) {
         Form::Word

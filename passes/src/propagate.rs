@@ -96,7 +96,15 @@ pub struct Refiner {
     /// operand of a condition's comparison, or an `if_class` object);
     /// only those are refined.
     tested: Vec<bool>,
+    /// Per block (raw index) entered from a single predecessor's two-way
+    /// test: the raw indices of the values that test can refine (the
+    /// condition and its comparison's operands, or the `if_class` object
+    /// on its `then` side); [`NO_VALUE`] elsewhere. Refinement skips the
+    /// other blocks without looking at their predecessor.
+    gates: Vec<[u32; 3]>,
 }
+
+const NO_VALUE: u32 = u32::MAX;
 
 /// How far up the dominator tree refinement looks (keeps it linear).
 const REFINE_DEPTH: usize = 6;
@@ -114,7 +122,30 @@ impl Refiner {
             .filter(|(_, info)| info.kinds == Kinds::INT && info.range != Interval::FULL)
             .map(|(&p, info)| (p, info.range))
             .collect();
-        Refiner { cfg, dom, def_block, params, tested }
+        let mut gates = vec![[NO_VALUE; 3]; f.blocks.len()];
+        for &b in &f.layout {
+            let [p] = cfg.preds(b) else { continue };
+            gates[ix(b)] = match &f.blocks[*p].term {
+                Terminator::Branch { cond: Operand::Value(c), then_block, else_block } if then_block != else_block => {
+                    let mut gate = [ix(*c) as u32, NO_VALUE, NO_VALUE];
+                    if let ValueDef::Inst(ci) = f.values[*c].def {
+                        if let InstKind::Op { op: Operator::Known(_), args, .. } = &f.insts[ci].kind {
+                            for (slot, arg) in gate[1..].iter_mut().zip(args.iter().filter(|_| args.len() == 2)) {
+                                *slot = arg.as_value().map_or(NO_VALUE, |x| ix(x) as u32);
+                            }
+                        }
+                    }
+                    gate
+                }
+                Terminator::IfClass { obj: Operand::Value(o), then_block, else_block, .. }
+                    if then_block != else_block && b == *then_block =>
+                {
+                    [ix(*o) as u32, NO_VALUE, NO_VALUE]
+                }
+                _ => continue,
+            };
+        }
+        Refiner { cfg, dom, def_block, params, tested, gates }
     }
 
     /// `base` (the info of `v`) narrowed by the branches that dominate `at`.
@@ -124,12 +155,14 @@ impl Refiner {
         }
         let mut info = base;
         let mut b = at;
+        let def = self.def_block.get(ix(v)).copied().flatten();
+        let key = ix(v) as u32;
         for _ in 0..REFINE_DEPTH {
-            if self.def_block.get(ix(v)).copied().flatten() == Some(b) {
+            if def == Some(b) {
                 break;
             }
-            if let [p] = self.cfg.preds(b) {
-                info = constrain(f, v, info, *p, b, &self.params);
+            if self.gates[ix(b)].contains(&key) {
+                info = constrain(f, v, info, self.cfg.preds(b)[0], b, &self.params);
             }
             match self.dom.idom(b) {
                 Some(d) => b = d,
@@ -422,8 +455,7 @@ impl<'m> Analysis<'m> {
             return;
         }
         self.executable[ix(to)] = true;
-        let insts: Vec<InstId> = f.block_insts(to).collect();
-        for i in insts {
+        for i in f.block_insts(to) {
             self.visit_inst(to, i);
         }
         self.visit_term(to);
@@ -518,8 +550,7 @@ impl<'m> Analysis<'m> {
         if !self.module.is_pure(func) {
             return Info::value();
         }
-        let infos: Vec<Info> = args.iter().map(|o| self.operand(o, b)).collect();
-        let Some(consts) = infos.iter().map(|x| x.constant.clone()).collect::<Option<Vec<Value>>>() else {
+        let Some(consts) = args.iter().map(|o| self.operand(o, b).constant).collect::<Option<Vec<Value>>>() else {
             return Info::value();
         };
         let key = (func, consts);
@@ -541,26 +572,30 @@ impl<'m> Analysis<'m> {
     }
 
     fn visit_term(&mut self, b: BlockId) {
-        let succs: Vec<BlockId> = match &self.f.blocks[b].term {
-            Terminator::Jump(t) => vec![*t],
-            Terminator::Branch { cond, then_block, else_block } => match self.operand(cond, b).truth() {
-                _ if self.operand(cond, b).is_bottom() => vec![],
-                Some(true) => vec![*then_block],
-                Some(false) => vec![*else_block],
-                None => vec![*then_block, *else_block],
-            },
+        let (then_block, else_block, known) = match &self.f.blocks[b].term {
+            Terminator::Jump(t) => (*t, *t, Some(true)),
+            Terminator::Branch { cond, then_block, else_block } => {
+                let c = self.operand(cond, b);
+                if c.is_bottom() {
+                    return;
+                }
+                (*then_block, *else_block, c.truth())
+            }
             Terminator::IfClass { obj, class, then_block, else_block } => {
                 let o = self.operand(obj, b);
-                match o.is_class(*class) {
-                    _ if o.is_bottom() => vec![],
-                    Some(true) => vec![*then_block],
-                    Some(false) => vec![*else_block],
-                    None => vec![*then_block, *else_block],
+                if o.is_bottom() {
+                    return;
                 }
+                (*then_block, *else_block, o.is_class(*class))
             }
-            Terminator::Print(_) | Terminator::Return(_) | Terminator::Trap(_) | Terminator::Exit { .. } => vec![],
+            Terminator::Print(_) | Terminator::Return(_) | Terminator::Trap(_) | Terminator::Exit { .. } => return,
         };
-        for s in succs {
+        let succs = match known {
+            Some(true) => [Some(then_block), None],
+            Some(false) => [Some(else_block), None],
+            None => [Some(then_block), Some(else_block)],
+        };
+        for s in succs.into_iter().flatten() {
             if !self.edge(b, s) {
                 self.flow.push((Some(b), s));
             }

@@ -13,6 +13,8 @@
 
 use std::rc::Rc;
 
+use smallvec::SmallVec;
+
 use flowc_lang::ast::Operator;
 use flowc_lang::interp::{Config, ErrorKind, Location, Outcome, RuntimeError};
 use flowc_lang::ops::{range, Form, Op};
@@ -138,12 +140,12 @@ impl<'m> Machine<'m> {
     fn error(&self, frame: &Frame, kind: ErrorKind, index: usize) -> RuntimeError {
         let f = frame.func;
         let data = &f.blocks[frame.block];
-        let insts: Vec<InstId> = f.block_insts(frame.block).collect();
+        let insts = BlockInsts::of(f, frame.block);
         let is_terminator = index >= insts.len();
         let text = if is_terminator {
             print::terminator_to_string(&data.term)
         } else {
-            print::inst_to_string(f, insts[index])
+            print::inst_to_string(f, insts.at(index))
         };
         let block = data.name.unwrap_or_else(|| Symbol::intern(&print::block_ref(frame.block)));
         let function = (f.kind == FunctionKind::Function).then_some(f.name);
@@ -164,10 +166,10 @@ impl<'m> Machine<'m> {
         let mut start = 0usize;
         loop {
             let f = frame.func;
-            let insts: Vec<InstId> = f.block_insts(frame.block).collect();
+            let insts = BlockInsts::of(f, frame.block);
             let mut index = start;
             while index < insts.len() {
-                let i = insts[index];
+                let i = insts.at(index);
                 self.tick(&frame, index)?;
                 let data = &f.insts[i];
                 let result: Option<Rt> = match &data.kind {
@@ -326,7 +328,7 @@ impl<'m> Machine<'m> {
     fn enter(&mut self, frame: &mut Frame, next: BlockId) {
         let f = frame.func;
         let from = frame.block;
-        let mut moves = Vec::new();
+        let mut moves: SmallVec<[(Option<crate::ValueId>, Option<Rt>); 4]> = SmallVec::new();
         for &phi in &f.blocks[next].phis {
             if let InstKind::Phi(inputs) = &f.insts[phi].kind {
                 let input = inputs.iter().find(|(b, _)| *b == from).map(|(_, o)| o);
@@ -360,8 +362,32 @@ impl<'m> Machine<'m> {
         }
     }
 
-    fn read_all(&self, frame: &Frame, ops: &[Operand], index: usize) -> Result<Vec<Value>, RuntimeError> {
+    fn read_all(&self, frame: &Frame, ops: &[Operand], index: usize) -> Result<SmallVec<[Value; 2]>, RuntimeError> {
         ops.iter().map(|o| self.read(frame, o, index)).collect()
+    }
+}
+
+/// The phis then instructions of a block, by position, without copying
+/// the two lists.
+struct BlockInsts<'f> {
+    phis: &'f [InstId],
+    insts: &'f [InstId],
+}
+
+impl<'f> BlockInsts<'f> {
+    fn of(f: &'f Function, b: BlockId) -> BlockInsts<'f> {
+        BlockInsts { phis: &f.blocks[b].phis, insts: &f.blocks[b].insts }
+    }
+
+    fn len(&self) -> usize {
+        self.phis.len() + self.insts.len()
+    }
+
+    fn at(&self, k: usize) -> InstId {
+        match self.phis.get(k) {
+            Some(&i) => i,
+            None => self.insts[k - self.phis.len()],
+        }
     }
 }
 
