@@ -43,7 +43,7 @@ impl Substitution {
         if k >= self.marked.len() {
             self.marked.resize(k + 1, false);
         }
-        if self.marked[k] {
+        if self.is_marked(k) {
             self.to[self.slot[k] as usize] = to;
             return;
         }
@@ -60,9 +60,19 @@ impl Substitution {
         self.to.is_empty()
     }
 
+    /// Whether `v` is forwarded: one word load and a shift (the storage of
+    /// a `BitVec<usize, Lsb0>` is bit `k % BITS` of word `k / BITS`, and
+    /// reading it directly skips `BitVec::get`'s span decoding, which
+    /// dominated the sweeps).
+    #[inline]
+    fn is_marked(&self, k: usize) -> bool {
+        const BITS: usize = usize::BITS as usize;
+        self.marked.as_raw_slice().get(k / BITS).is_some_and(|w| (w >> (k % BITS)) & 1 != 0)
+    }
+
     #[inline]
     pub fn get(&self, v: ValueId) -> Option<&Operand> {
-        if !self.marked.get(ix(v)).is_some_and(|b| *b) {
+        if !self.is_marked(ix(v)) {
             return None;
         }
         Some(&self.to[self.slot[ix(v)] as usize])
@@ -163,6 +173,22 @@ mod tests {
         // Compressed: every value on the chain points at the end.
         assert_eq!(s.get(v(3)), Some(&Operand::int(7)));
         assert_eq!(s.get(v(2)), Some(&Operand::int(7)));
+    }
+
+    #[test]
+    fn marks_are_found_across_words() {
+        let mut s = Substitution::default();
+        for k in [0, 63, 64, 200] {
+            s.set(v(k), Operand::int(k as i64));
+        }
+        for k in [0, 63, 64, 200] {
+            assert_eq!(s.get(v(k)), Some(&Operand::int(k as i64)));
+        }
+        for k in [1, 62, 65, 199, 201, 10_000] {
+            assert_eq!(s.get(v(k)), None);
+        }
+        s.set(v(64), Operand::int(-1));
+        assert_eq!(s.get(v(64)), Some(&Operand::int(-1)));
     }
 
     #[test]

@@ -146,15 +146,17 @@ fn rewrite(f: &mut Function, p: &Propagation) -> Vec<InstId> {
         }
     }
     prune_edges(f, p);
+    collapse_phis(f, &mut subst, &mut dead);
     let mut is_dead = vec![false; f.insts.len()];
     for i in dead {
         is_dead[ix(i)] = true;
     }
-    for b in f.layout.clone() {
+    let layout = std::mem::take(&mut f.layout);
+    for &b in &layout {
         edit::unlink_where(f, b, |_, i| is_dead[ix(i)]);
     }
+    f.layout = layout;
     subst.apply(f);
-    collapse_phis(f);
     let mut linked = vec![false; f.insts.len()];
     for (_, i) in f.all_insts() {
         linked[ix(i)] = true;
@@ -164,25 +166,22 @@ fn rewrite(f: &mut Function, p: &Propagation) -> Vec<InstId> {
 
 /// Deletes unreached blocks and the edges propagate never took.
 fn prune_edges(f: &mut Function, p: &Propagation) {
-    for b in f.layout.clone() {
+    let layout = std::mem::take(&mut f.layout);
+    for &b in &layout {
         if !p.is_executable(b) {
             continue;
         }
         let succs = f.blocks[b].term.successors();
-        if succs.is_empty() {
-            continue;
-        }
-        let live: Vec<BlockId> = succs.iter().copied().filter(|&s| p.edge(b, s)).collect();
-        if live.len() == succs.len() {
+        if succs.iter().all(|&s| p.edge(b, s)) {
             continue;
         }
         let tested = f.blocks[b].term.operands().next().cloned();
         for &s in &succs {
-            if !live.contains(&s) {
+            if !p.edge(b, s) {
                 edit::remove_phi_inputs(f, s, b);
             }
         }
-        f.blocks[b].term = match live.first() {
+        f.blocks[b].term = match succs.iter().find(|&&s| p.edge(b, s)) {
             Some(&t) => {
                 // The test still reads its operand: keep the unbound check.
                 if let Some(o @ Operand::Value(v)) = tested {
@@ -195,32 +194,38 @@ fn prune_edges(f: &mut Function, p: &Propagation) {
             None => Terminator::Trap(Trap::Unreachable),
         };
     }
+    f.layout = layout;
     edit::retain_blocks(f, |b| p.is_executable(b));
 }
 
-/// Replaces phis whose inputs are all one operand (or the phi itself).
-fn collapse_phis(f: &mut Function) {
+/// Replaces phis whose inputs, once `subst` is applied, are all one
+/// operand (or the phi itself): each is forwarded to that operand in
+/// `subst` and added to `dead`. Replacing one phi can make another
+/// collapse, so the phis are looked at again until none does; only phis
+/// are visited, and the function is rewritten once, by the caller.
+fn collapse_phis(f: &Function, subst: &mut Substitution, dead: &mut Vec<InstId>) {
+    let mut phis: Vec<InstId> = f
+        .layout
+        .iter()
+        .flat_map(|&b| f.blocks[b].phis.iter().copied())
+        .filter(|&i| f.insts[i].result.is_some_and(|v| subst.get(v).is_none()))
+        .collect();
     loop {
-        let mut subst = Substitution::new(f);
-        let mut gone = vec![false; f.insts.len()];
-        let mut any = false;
-        for (_, i) in f.all_insts() {
-            let InstKind::Phi(inputs) = &f.insts[i].kind else { continue };
+        let before = phis.len();
+        phis.retain(|&i| {
+            let InstKind::Phi(inputs) = &f.insts[i].kind else { return false };
             let me = f.insts[i].result.map(Operand::Value);
-            let mut distinct = inputs.iter().map(|(_, o)| o).filter(|o| Some(*o) != me.as_ref());
-            let Some(first) = distinct.next() else { continue };
-            if distinct.all(|o| o == first) {
-                subst.set(f.insts[i].result.unwrap(), first.clone());
-                gone[ix(i)] = true;
-                any = true;
+            let mut distinct = inputs.iter().map(|(_, o)| subst.resolve(o)).filter(|o| Some(o) != me.as_ref());
+            let Some(first) = distinct.next() else { return true };
+            if !distinct.all(|o| o == first) {
+                return true;
             }
-        }
-        if !any {
+            subst.set(f.insts[i].result.unwrap(), first);
+            dead.push(i);
+            false
+        });
+        if phis.len() == before {
             return;
         }
-        for b in f.layout.clone() {
-            edit::unlink_where(f, b, |_, i| gone[ix(i)]);
-        }
-        subst.apply(f);
     }
 }
