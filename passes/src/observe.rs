@@ -10,11 +10,13 @@
 //! object, a parameter of a function or trace (arguments may be objects;
 //! the main graph's parameters come from the environment, which holds only
 //! constants), a copy (`same`, `check_bound`) or phi of such a value.
-//! Constants, other operations and unbound values never are.
+//! Constants, other operations and unbound values never are. Values that
+//! do not exist, or whose definition was removed (detached), may be
+//! anything.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use flowc_ir::{Function, FunctionKind, InstKind, Module, Operand, Terminator, ValueDef};
+use flowc_ir::{Function, FunctionKind, InstKind, Module, Operand, Terminator, ValueDef, ValueId};
 use flowc_lang::ast::Operator;
 use flowc_lang::ops::Op;
 use flowc_lang::Symbol;
@@ -23,152 +25,139 @@ use crate::edit::ix;
 
 /// Whether some `print` of the module may print an object.
 ///
-/// One worklist over the whole module, so each value, field and function
-/// is marked at most once: values are numbered module-wide; a marked value
-/// marks the copies and phis reading it, the fields a `set` stores it in
-/// (and so every `get` of such a field) and, when returned, its function
-/// (and so every call of it).
+/// A search backwards from the printed values, through what each value may
+/// come from: a copy or phi from its operands, a `get` from every value a
+/// `set` of the module stores into a field of that name, a call's result
+/// from the values its callee returns. It stops at the first source of an
+/// object it meets. Each (function, value) is visited at most once, and
+/// the stores of the module are only indexed if a `get` is met, so the
+/// cost is that of the printed values' history — usually a few arithmetic
+/// results — rather than of the module.
 pub fn allocations_observable(m: &Module) -> bool {
-    let base: Vec<usize> = m
-        .functions
-        .iter()
-        .scan(0, |next, f| {
-            let b = *next;
-            *next += f.values.len();
-            Some(b)
-        })
-        .collect();
-    // One more: `unknown`, standing for values that do not exist (may be
-    // anything).
-    let unknown = base.last().map_or(0, |b| b + m.functions.last().map_or(0, |f| f.values.len()));
-    let n = unknown + 1;
-    let callable: HashMap<Symbol, usize> = m
-        .functions
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.kind == FunctionKind::Function)
-        .map(|(i, f)| (f.name, i))
-        .collect();
-    let mut fields: HashMap<Symbol, u32> = HashMap::new();
-    let mut field_of = |s: Symbol| {
-        let k = fields.len() as u32;
-        *fields.entry(s).or_insert(k)
-    };
-    let mut sources: Vec<usize> = vec![unknown];
-    let mut copies: Vec<(u32, u32)> = Vec::new(); // value read -> copy or phi
-    let mut stores: Vec<(u32, u32)> = Vec::new(); // value stored -> field
-    let mut returned: Vec<(u32, u32)> = Vec::new(); // value returned -> function
-    let mut gets: Vec<(u32, u32)> = Vec::new(); // field -> get result
-    let mut calls: Vec<(u32, u32)> = Vec::new(); // callee -> call result
-    let mut printed: Vec<usize> = Vec::new();
-    for (fi, f) in m.functions.iter().enumerate() {
-        let g = |v: flowc_ir::ValueId| if ix(v) < f.values.len() { base[fi] + ix(v) } else { unknown };
-        if f.kind != FunctionKind::Main {
-            sources.extend(f.params.iter().map(|&p| g(p)));
+    let mut search = Search::new(m);
+    m.functions.iter().enumerate().any(|(fi, f)| {
+        terminators(f).any(|t| matches!(t, Terminator::Print(Operand::Value(v)) if search.may_be_object(fi, *v)))
+    })
+}
+
+/// The backward search of [`allocations_observable`].
+struct Search<'m> {
+    m: &'m Module,
+    /// Callable functions by name (index into `m.functions`).
+    callable: HashMap<Symbol, usize>,
+    /// Values (function, raw index) already queued.
+    seen: HashSet<(u32, u32)>,
+    /// Fields whose stored values, and functions whose returned values,
+    /// are already queued.
+    fields_done: HashSet<Symbol>,
+    returns_done: HashSet<usize>,
+    /// Values stored into each field, over the module (built on demand).
+    stores: Option<HashMap<Symbol, Vec<(usize, ValueId)>>>,
+    work: Vec<(usize, ValueId)>,
+}
+
+impl<'m> Search<'m> {
+    fn new(m: &'m Module) -> Search<'m> {
+        let callable = m
+            .functions
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.kind == FunctionKind::Function)
+            .map(|(i, f)| (f.name, i))
+            .collect();
+        Search {
+            m,
+            callable,
+            seen: HashSet::new(),
+            fields_done: HashSet::new(),
+            returns_done: HashSet::new(),
+            stores: None,
+            work: Vec::new(),
         }
-        // Values defined by nothing (detached) are treated as possibly objects.
-        sources.extend(f.values.iter().filter(|(_, d)| d.def == ValueDef::Detached).map(|(v, _)| g(v)));
-        for (_, i) in f.all_insts() {
-            let kind = &f.insts[i].kind;
-            if let InstKind::Set { field, value: Operand::Value(v), .. } = kind {
-                stores.push((g(*v) as u32, field_of(*field)));
+    }
+
+    /// Whether value `v` of function `fi` may be an object.
+    fn may_be_object(&mut self, fi: usize, v: ValueId) -> bool {
+        self.push(fi, v);
+        while let Some((fi, v)) = self.work.pop() {
+            if self.is_source(fi, v) {
+                return true;
             }
-            let Some(r) = f.insts[i].result.map(g) else { continue };
-            let mut read = |a: &Operand| {
-                if let Some(a) = a.as_value().map(g) {
-                    copies.push((a as u32, r as u32));
+        }
+        false
+    }
+
+    fn push(&mut self, fi: usize, v: ValueId) {
+        if self.seen.insert((fi as u32, ix(v) as u32)) {
+            self.work.push((fi, v));
+        }
+    }
+
+    fn push_operand(&mut self, fi: usize, o: &Operand) {
+        if let Operand::Value(v) = o {
+            self.push(fi, *v);
+        }
+    }
+
+    /// Whether `v` itself is a source of objects; otherwise queues what it
+    /// may come from.
+    fn is_source(&mut self, fi: usize, v: ValueId) -> bool {
+        let m = self.m;
+        let f = &m.functions[fi];
+        // A value that does not exist may be anything.
+        if ix(v) >= f.values.len() {
+            return true;
+        }
+        let i = match f.values[v].def {
+            // Arguments may be objects; the main graph's parameters come
+            // from the environment, which holds only constants.
+            ValueDef::Param(_) => return f.kind != FunctionKind::Main,
+            // Defined by nothing: may be anything.
+            ValueDef::Detached => return true,
+            ValueDef::Inst(i) => i,
+        };
+        match &f.insts[i].kind {
+            InstKind::New(_) => return true,
+            InstKind::Op { op: Operator::Known(Op::Same), args, .. } => {
+                args.iter().for_each(|a| self.push_operand(fi, a));
+            }
+            InstKind::CheckBound(a) => self.push_operand(fi, a),
+            InstKind::Phi(inputs) => inputs.iter().for_each(|(_, a)| self.push_operand(fi, a)),
+            InstKind::Get { field, .. } => {
+                if self.fields_done.insert(*field) {
+                    let stores = self.stores.get_or_insert_with(|| stores_by_field(m));
+                    let stored = stores.get(field).cloned().unwrap_or_default();
+                    stored.into_iter().for_each(|(sf, sv)| self.push(sf, sv));
                 }
-            };
-            match kind {
-                InstKind::New(_) => sources.push(r),
-                InstKind::Get { field, .. } => gets.push((field_of(*field), r as u32)),
-                InstKind::Call { func, .. } => {
-                    if let Some(&callee) = callable.get(func) {
-                        calls.push((callee as u32, r as u32));
+            }
+            InstKind::Call { func, .. } => {
+                if let Some(&callee) = self.callable.get(func) {
+                    if self.returns_done.insert(callee) {
+                        for t in terminators(&m.functions[callee]) {
+                            if let Terminator::Return(r) = t {
+                                self.push_operand(callee, r);
+                            }
+                        }
                     }
                 }
-                InstKind::Op { op: Operator::Known(Op::Same), args, .. } => args.iter().for_each(&mut read),
-                InstKind::CheckBound(a) => read(a),
-                InstKind::Phi(inputs) => inputs.iter().for_each(|(_, a)| read(a)),
-                _ => {}
             }
+            _ => {}
         }
-        for t in terminators(f) {
-            match t {
-                Terminator::Return(Operand::Value(v)) => returned.push((g(*v) as u32, fi as u32)),
-                Terminator::Print(Operand::Value(v)) => printed.push(g(*v)),
-                _ => {}
-            }
-        }
+        false
     }
-    let copies = Csr::new(n, &copies);
-    let stores = Csr::new(n, &stores);
-    let returned = Csr::new(n, &returned);
-    let gets = Csr::new(fields.len(), &gets);
-    let calls = Csr::new(m.functions.len(), &calls);
-    let mut object = vec![false; n];
-    let mut field_holds = vec![false; fields.len()];
-    let mut returns = vec![false; m.functions.len()];
-    let mut work: Vec<usize> = Vec::new();
-    let mark = |v: usize, object: &mut Vec<bool>, work: &mut Vec<usize>| {
-        if !object[v] {
-            object[v] = true;
-            work.push(v);
-        }
-    };
-    for v in sources {
-        mark(v, &mut object, &mut work);
-    }
-    while let Some(v) = work.pop() {
-        for &r in copies.of(v) {
-            mark(r as usize, &mut object, &mut work);
-        }
-        for &fld in stores.of(v) {
-            if !std::mem::replace(&mut field_holds[fld as usize], true) {
-                for &r in gets.of(fld as usize) {
-                    mark(r as usize, &mut object, &mut work);
-                }
-            }
-        }
-        for &func in returned.of(v) {
-            if !std::mem::replace(&mut returns[func as usize], true) {
-                for &r in calls.of(func as usize) {
-                    mark(r as usize, &mut object, &mut work);
-                }
-            }
-        }
-    }
-    printed.iter().any(|&v| object[v])
 }
 
-/// Adjacency lists of `pairs` (`from -> to`), grouped by `from` with a
-/// counting sort: two flat arrays.
-struct Csr {
-    start: Vec<u32>,
-    to: Vec<u32>,
-}
-
-impl Csr {
-    fn new(n: usize, pairs: &[(u32, u32)]) -> Csr {
-        let mut start = vec![0u32; n + 1];
-        for &(a, _) in pairs {
-            start[a as usize + 1] += 1;
+/// The values each field name may be given by a linked `set`, module-wide.
+fn stores_by_field(m: &Module) -> HashMap<Symbol, Vec<(usize, ValueId)>> {
+    let mut stores: HashMap<Symbol, Vec<(usize, ValueId)>> = HashMap::new();
+    for (fi, f) in m.functions.iter().enumerate() {
+        for (_, i) in f.all_insts() {
+            if let InstKind::Set { field, value: Operand::Value(v), .. } = &f.insts[i].kind {
+                stores.entry(*field).or_default().push((fi, *v));
+            }
         }
-        for k in 0..n {
-            start[k + 1] += start[k];
-        }
-        let mut fill = start.clone();
-        let mut to = vec![0u32; pairs.len()];
-        for &(a, b) in pairs {
-            to[fill[a as usize] as usize] = b;
-            fill[a as usize] += 1;
-        }
-        Csr { start, to }
     }
-
-    fn of(&self, a: usize) -> &[u32] {
-        &self.to[self.start[a] as usize..self.start[a + 1] as usize]
-    }
+    stores
 }
 
 fn terminators(f: &Function) -> impl Iterator<Item = &Terminator> {
@@ -212,5 +201,24 @@ mod tests {
         assert!(observable(through_return));
         let integer_return = through_return.replace("return p", "return 1");
         assert!(!observable(&integer_return));
+    }
+
+    #[test]
+    fn parameters_of_functions_may_be_objects_and_of_the_main_graph_not() {
+        let echo = "main:\n    r = call echo(n) then show\nshow:\n    print_and_stop(r)\n\nfunction echo(x):\n    s:\n        \
+                    return x\n";
+        // `echo` returns its parameter, which may be an object.
+        assert!(observable(echo));
+        assert!(!observable("main:\n    print_and_stop(n)\n"));
+    }
+
+    #[test]
+    fn loops_of_phis_end_the_search() {
+        // `i` is a phi of itself and of integers: the search visits it once.
+        let counting = "main:\n    i = 3\n    goto head\nhead:\n    if i goto body else goto done\nbody:\n    \
+                        j = i\n    i = sub(j, 1)\n    goto head\ndone:\n    print_and_stop(i)\n";
+        assert!(!observable(counting));
+        let with_object = counting.replace("i = 3", "i = new point");
+        assert!(observable(&with_object));
     }
 }
