@@ -99,9 +99,13 @@ pub struct Web {
 #[derive(Clone, Debug, Default)]
 pub struct Escape {
     webs: Vec<Web>,
-    /// Web of each value, by raw value index.
-    web_of: Vec<Option<WebId>>,
+    /// Web of each value, by raw value index ([`NO_WEB`] for none; may be
+    /// shorter than the function's values).
+    web_of: Vec<u32>,
 }
+
+/// No web, in [`Escape`]'s table.
+const NO_WEB: u32 = u32::MAX;
 
 mod solve;
 mod webs;
@@ -111,7 +115,10 @@ impl Escape {
     pub fn analyze(f: &Function) -> Escape {
         let (webs, web_of) = webs::find(f);
         let mut e = Escape { webs, web_of };
-        e.solve(f);
+        // Without allocations nothing escapes.
+        if !e.webs.is_empty() {
+            e.solve(f);
+        }
         e
     }
 
@@ -126,7 +133,7 @@ impl Escape {
 
     /// The web of a value (a `new` or a web phi).
     pub fn web_of(&self, v: ValueId) -> Option<WebId> {
-        self.web_of.get(ix(v)).copied().flatten()
+        self.web_of.get(ix(v)).copied().filter(|&w| w != NO_WEB).map(WebId)
     }
 
     /// Whether `v` is a value of a web that escapes (false for values

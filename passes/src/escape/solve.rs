@@ -4,7 +4,7 @@
 //! `get` may hold, then escape propagated from the escaping uses through
 //! the loads and into everything stored in an escaping web.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use flowc_ir::{Function, InstKind, Operand, Terminator, ValueDef, ValueId};
 use flowc_lang::Symbol;
@@ -23,24 +23,27 @@ impl Escape {
         let tracked = |o: &Operand| o.as_value().filter(|&v| self.web_of(v).is_some() || is_get(v));
         for (_, i) in f.all_insts() {
             let data = &f.insts[i];
-            let escape_all = |c: &mut Constraints, ops: Vec<&Operand>, why: Reason| {
-                for o in ops {
-                    if let Some(v) = tracked(o) {
-                        c.escapes.push((v, why.clone()));
+            // The reason is only made (an operation's name interned) when
+            // some operand is tracked, which is rare.
+            let escape_all =
+                |c: &mut Constraints, ops: &mut dyn Iterator<Item = &Operand>, why: &dyn Fn() -> Reason| {
+                    for o in ops {
+                        if let Some(v) = tracked(o) {
+                            c.escapes.push((v, why()));
+                        }
                     }
-                }
-            };
+                };
             match &data.kind {
                 InstKind::Phi(inputs) => {
                     let Some(r) = data.result else { continue };
                     if self.web_of(r).is_none() {
-                        escape_all(&mut c, inputs.iter().map(|(_, o)| o).collect(), Reason::Merged(r));
+                        escape_all(&mut c, &mut inputs.iter().map(|(_, o)| o), &|| Reason::Merged(r));
                     }
                 }
                 InstKind::Op { op, args, .. } => {
-                    escape_all(&mut c, args.iter().collect(), Reason::UsedBy(Symbol::intern(op.name())))
+                    escape_all(&mut c, &mut args.iter(), &|| Reason::UsedBy(Symbol::intern(op.name())))
                 }
-                InstKind::CheckBound(o) => escape_all(&mut c, vec![o], Reason::CheckBound),
+                InstKind::CheckBound(o) => escape_all(&mut c, &mut std::iter::once(o), &|| Reason::CheckBound),
                 InstKind::Unbound(_) | InstKind::New(_) => {}
                 InstKind::Get { obj, field } => {
                     if let (Some(y), Some(r)) = (tracked(obj), data.result) {
@@ -59,11 +62,11 @@ impl Escape {
                         None => c.escapes.push((x, Reason::StoredUnknown)),
                     }
                 }
-                InstKind::Call { func, args } => escape_all(&mut c, args.iter().collect(), Reason::Passed(*func)),
+                InstKind::Call { func, args } => escape_all(&mut c, &mut args.iter(), &|| Reason::Passed(*func)),
                 InstKind::Guard { kind, resume, .. } => {
-                    escape_all(&mut c, vec![kind.operand()], Reason::Guarded);
+                    escape_all(&mut c, &mut std::iter::once(kind.operand()), &|| Reason::Guarded);
                     if ix(*resume) < f.resumes.len() {
-                        escape_all(&mut c, f.resumes[*resume].operands().collect(), Reason::InResumeData);
+                        escape_all(&mut c, &mut f.resumes[*resume].operands(), &|| Reason::InResumeData);
                     }
                 }
             }
@@ -92,19 +95,21 @@ impl Escape {
         for w in &c.nested {
             self.webs[w.0 as usize].nested = true;
         }
-        self.propagate(f, &c);
+        self.propagate(&c);
     }
 
     /// Points-to fixpoint over loads and stores, then escape propagation.
-    fn propagate(&mut self, f: &Function, c: &Constraints) {
+    fn propagate(&mut self, c: &Constraints) {
         let nwebs = self.webs.len();
-        let mut gets: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); f.values.len()];
+        // What each `get` may read (only `get` results have entries).
+        let mut gets: HashMap<ValueId, BTreeSet<u32>> = HashMap::new();
         let mut contents: Vec<Vec<(Symbol, BTreeSet<u32>)>> = vec![Vec::new(); nwebs];
         let web_of = std::mem::take(&mut self.web_of);
-        let pts = |gets: &Vec<BTreeSet<u32>>, v: ValueId| -> BTreeSet<u32> {
-            match web_of.get(ix(v)).copied().flatten() {
-                Some(w) => BTreeSet::from([w.0]),
-                None => gets[ix(v)].clone(),
+        let web = |v: ValueId| web_of.get(ix(v)).copied().filter(|&w| w != super::NO_WEB);
+        let pts = |gets: &HashMap<ValueId, BTreeSet<u32>>, v: ValueId| -> BTreeSet<u32> {
+            match web(v) {
+                Some(w) => BTreeSet::from([w]),
+                None => gets.get(&v).cloned().unwrap_or_default(),
             }
         };
         loop {
@@ -123,8 +128,11 @@ impl Escape {
                         add.extend(s.iter().copied());
                     }
                 }
-                for u in add {
-                    changed |= gets[ix(r)].insert(u);
+                if !add.is_empty() {
+                    let slot = gets.entry(r).or_default();
+                    for u in add {
+                        changed |= slot.insert(u);
+                    }
                 }
             }
             if !changed {
@@ -133,7 +141,7 @@ impl Escape {
         }
         let mut queue = std::collections::VecDeque::new();
         for (x, why) in &c.escapes {
-            let direct = web_of.get(ix(*x)).copied().flatten().is_some();
+            let direct = web(*x).is_some();
             for u in pts(&gets, *x) {
                 let web = &mut self.webs[u as usize];
                 if web.escape.is_none() {
