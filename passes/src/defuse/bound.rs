@@ -14,7 +14,7 @@
 
 use bitvec::vec::BitVec;
 
-use flowc_ir::{Function, FunctionKind, InstId, InstKind, Operand, ValueId};
+use flowc_ir::{Function, FunctionKind, InstId, InstKind, Operand, ValueDef, ValueId};
 
 use super::PhiUsers;
 
@@ -75,6 +75,131 @@ pub fn surely_bound(f: &Function) -> BitVec {
     bound
 }
 
+/// Answers "is `v` surely bound?" one value at a time, for callers that
+/// ask about few values (normalize's operand ordering): each question
+/// searches backwards from `v` through phi inputs for a value that may be
+/// unbound, so it costs the phi web behind `v`, not the function. The
+/// answers are those of [`surely_bound`]: a search that meets no such value
+/// has visited every value its phis can take, all of them bound (and
+/// remembered as such). Once the searches together have visited more
+/// values than a budget (an eighth of the function's instructions), the
+/// query runs [`surely_bound`] once and reads it from then on, so many
+/// questions still cost linear time.
+pub struct BoundQuery {
+    full: Option<BitVec>,
+    budget: usize,
+    /// Per value (raw index; made on the first question): what is known.
+    state: Vec<State>,
+    /// The values met by the current search.
+    seen: Vec<ValueId>,
+    stack: Vec<ValueId>,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum State {
+    Unknown,
+    Bound,
+    MaybeUnbound,
+    /// Met by the current search.
+    Seen,
+}
+
+impl BoundQuery {
+    pub fn new(f: &Function) -> BoundQuery {
+        BoundQuery {
+            full: None,
+            budget: f.insts.len() / 8 + 64,
+            state: Vec::new(),
+            seen: Vec::new(),
+            stack: Vec::new(),
+        }
+    }
+
+    pub fn is_bound(&mut self, f: &Function, v: ValueId) -> bool {
+        if let Some(full) = &self.full {
+            return full.get(ix(v)).is_some_and(|b| *b);
+        }
+        let n = f.values.len();
+        if ix(v) >= n {
+            return false;
+        }
+        if self.state.is_empty() {
+            self.state = vec![State::Unknown; n];
+        }
+        match self.state[ix(v)] {
+            State::Bound => return true,
+            State::MaybeUnbound => return false,
+            _ => {}
+        }
+        self.seen.clear();
+        self.stack.clear();
+        self.visit(v);
+        while let Some(x) = self.stack.pop() {
+            if self.budget == 0 {
+                let full = surely_bound(f);
+                let b = full.get(ix(v)).is_some_and(|b| *b);
+                self.full = Some(full);
+                return b;
+            }
+            self.budget -= 1;
+            let inputs = match local(f, x) {
+                Local::Bound => continue,
+                Local::MaybeUnbound => {
+                    for &y in &self.seen {
+                        self.state[ix(y)] = State::Unknown;
+                    }
+                    self.state[ix(v)] = State::MaybeUnbound;
+                    return false;
+                }
+                Local::Phi(inputs) => inputs,
+            };
+            for (_, o) in inputs {
+                let Operand::Value(u) = o else { continue };
+                match self.state.get(ix(*u)) {
+                    Some(State::Unknown) => self.visit(*u),
+                    Some(State::Bound | State::Seen) => {}
+                    // Known, or (out of range) found by `local`, to be maybe unbound.
+                    Some(State::MaybeUnbound) | None => self.stack.push(*u),
+                }
+            }
+        }
+        // Everything the search met is bound.
+        for &y in &self.seen {
+            self.state[ix(y)] = State::Bound;
+        }
+        true
+    }
+
+    fn visit(&mut self, v: ValueId) {
+        self.state[ix(v)] = State::Seen;
+        self.seen.push(v);
+        self.stack.push(v);
+    }
+}
+
+/// What a value's definition alone says (the rules of [`surely_bound`]).
+enum Local<'f> {
+    Bound,
+    MaybeUnbound,
+    /// A phi: bound if its inputs are.
+    Phi(&'f flowc_ir::PhiInputs),
+}
+
+fn local(f: &Function, v: ValueId) -> Local<'_> {
+    if ix(v) >= f.values.len() {
+        return Local::MaybeUnbound;
+    }
+    match f.values[v].def {
+        ValueDef::Param(_) if f.kind == FunctionKind::Function => Local::Bound,
+        ValueDef::Param(_) | ValueDef::Detached => Local::MaybeUnbound,
+        ValueDef::Inst(i) => match &f.insts[i].kind {
+            InstKind::Phi(inputs) => Local::Phi(inputs),
+            InstKind::Unbound(_) => Local::MaybeUnbound,
+            _ => Local::Bound,
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,5 +222,32 @@ mod tests {
                     branch v6, b2, b3\nb2 body:\n    v3:i = add v1, 1\n    jump b1\nb3 done:\n    \
                     jump b4\nb4 out:\n    v5:m = phi [b3: v4]\n    print v5\n}\n";
         assert_eq!(bound_values(text), ["v1", "v3", "v6"]);
+        // One question at a time gives the same answers, in any order.
+        let m = flowc_ir::parse::module("test", text).unwrap();
+        let f = &m.functions[0];
+        let mut query = BoundQuery::new(f);
+        let mut asked: Vec<String> = Vec::new();
+        for (v, _) in f.values.iter().collect::<Vec<_>>().into_iter().rev() {
+            if query.is_bound(f, v) {
+                asked.push(flowc_ir::print::value_ref(v));
+            }
+        }
+        asked.reverse();
+        assert_eq!(asked, ["v1", "v3", "v6"]);
+    }
+
+    #[test]
+    fn many_questions_fall_back_to_the_whole_analysis() {
+        let text = "main start(v0:n) {\nb0 start:\n    jump b1\nb1 loop:\n    v1:i = phi [b0: 0, b2: v3]\n    \
+                    v2:m = phi [b0: v0, b2: v2]\n    v4:c = lt v1, 10\n    branch v4, b2, b3\nb2 body:\n    \
+                    v3:i = add v1, 1\n    jump b1\nb3 done:\n    print v2\n}\n";
+        let m = flowc_ir::parse::module("test", text).unwrap();
+        let f = &m.functions[0];
+        let mut query = BoundQuery::new(f);
+        query.budget = 2;
+        let answers: Vec<bool> = f.values.iter().map(|(v, _)| query.is_bound(f, v)).collect();
+        assert!(query.full.is_some(), "the budget ran out");
+        let full = surely_bound(f);
+        assert_eq!(answers, f.values.iter().map(|(v, _)| full[ix(v)]).collect::<Vec<_>>());
     }
 }

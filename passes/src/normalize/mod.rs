@@ -82,7 +82,7 @@ use flowc_ir::{BlockId, Function, FunctionKind, InstKind, Module, Operand, Termi
 use flowc_lang::ast::Operator;
 use la_arena::Arena;
 
-use crate::defuse::surely_bound;
+use crate::defuse::BoundQuery;
 use crate::edit::{self, ix, Substitution};
 use crate::{Context, FunctionFacts};
 
@@ -160,9 +160,9 @@ fn obviously_bound(f: &Function, o: &Operand) -> bool {
 }
 
 /// Canonical operand order of commutative operations (normal form 7).
-/// The analysis of phis runs only if a pair of values needs it.
+/// Phis are only analysed ([`BoundQuery`]) for pairs of values that need it.
 fn order_operands(f: &mut Function) {
-    let mut bound: Option<bitvec::vec::BitVec> = None;
+    let mut bound: Option<BoundQuery> = None;
     for b in f.layout.clone() {
         for k in 0..f.blocks[b].insts.len() {
             let i = f.blocks[b].insts[k];
@@ -174,8 +174,8 @@ fn order_operands(f: &mut Function) {
                 (Operand::Const(_), Operand::Value(_)) => true,
                 (x @ Operand::Value(xv), y @ Operand::Value(yv)) if ix(*xv) > ix(*yv) => {
                     obviously_bound(f, x) || obviously_bound(f, y) || {
-                        let bound = bound.get_or_insert_with(|| surely_bound(f));
-                        bound[ix(*xv)] || bound[ix(*yv)]
+                        let bound = bound.get_or_insert_with(|| BoundQuery::new(f));
+                        bound.is_bound(f, *xv) || bound.is_bound(f, *yv)
                     }
                 }
                 _ => false,
