@@ -123,12 +123,10 @@ impl<'m> Search<'m> {
             }
             InstKind::CheckBound(a) => self.push_operand(fi, a),
             InstKind::Phi(inputs) => inputs.iter().for_each(|(_, a)| self.push_operand(fi, a)),
-            InstKind::Get { field, .. } => {
-                if self.fields_done.insert(*field) {
-                    let stores = self.stores.get_or_insert_with(|| stores_by_field(m));
-                    let stored = stores.get(field).cloned().unwrap_or_default();
-                    stored.into_iter().for_each(|(sf, sv)| self.push(sf, sv));
-                }
+            InstKind::Get { field, .. } if self.fields_done.insert(*field) => {
+                let stores = self.stores.get_or_insert_with(|| stores_by_field(m));
+                let stored = stores.get(field).cloned().unwrap_or_default();
+                stored.into_iter().for_each(|(sf, sv)| self.push(sf, sv));
             }
             InstKind::Call { func, .. } => {
                 if let Some(&callee) = self.callable.get(func) {
