@@ -363,7 +363,11 @@ impl<'m> Machine<'m> {
     }
 
     fn read_all(&self, frame: &Frame, ops: &[Operand], index: usize) -> Result<SmallVec<[Value; 2]>, RuntimeError> {
-        ops.iter().map(|o| self.read(frame, o, index)).collect()
+        let mut values = SmallVec::with_capacity(ops.len());
+        for o in ops {
+            values.push(self.read(frame, o, index)?);
+        }
+        Ok(values)
     }
 }
 
