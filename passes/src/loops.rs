@@ -69,8 +69,14 @@ impl LoopForest {
                 pos[ix(b)] = i;
             }
         }
-        let mut order: Vec<BlockId> = cfg.rpo.clone();
-        order.sort_by_key(|&b| pos[ix(b)]);
+        // Reachable blocks in layout order (each once).
+        let order: Vec<BlockId> = f
+            .layout
+            .iter()
+            .enumerate()
+            .filter(|&(i, &b)| ix(b) < n && pos[ix(b)] == i && cfg.is_reachable(b))
+            .map(|(_, &b)| b)
+            .collect();
         // Headers and their latches, in layout order.
         let mut latches: Vec<Vec<BlockId>> = vec![Vec::new(); n];
         let mut headers = Vec::new();
@@ -84,20 +90,20 @@ impl LoopForest {
                 }
             }
         }
-        headers.sort_by_key(|&h| pos[ix(h)]);
+        headers.sort_unstable_by_key(|&h| pos[ix(h)]);
         let mut loops = Vec::with_capacity(headers.len());
         let mut mark = vec![u32::MAX; n];
         for (li, &h) in headers.iter().enumerate() {
             let mut lat = latches[ix(h)].clone();
-            lat.sort_by_key(|&b| pos[ix(b)]);
+            lat.sort_unstable_by_key(|&b| pos[ix(b)]);
             let blocks = body(&cfg, h, &lat, li as u32, &mut mark);
             let mut blocks: Vec<BlockId> = blocks;
-            blocks.sort_by_key(|&b| pos[ix(b)]);
+            blocks.sort_unstable_by_key(|&b| pos[ix(b)]);
             loops.push(Loop { header: h, latches: lat, blocks, parent: None, children: Vec::new(), depth: 0 });
         }
         // Nesting: larger loops first, so smaller (inner) ones overwrite.
         let mut by_size: Vec<usize> = (0..loops.len()).collect();
-        by_size.sort_by_key(|&l| (std::cmp::Reverse(loops[l].blocks.len()), pos[ix(loops[l].header)]));
+        by_size.sort_unstable_by_key(|&l| (std::cmp::Reverse(loops[l].blocks.len()), pos[ix(loops[l].header)]));
         let mut innermost: Vec<Option<LoopId>> = vec![None; n];
         for &l in &by_size {
             // The header's innermost loop so far is the smallest loop
