@@ -33,6 +33,7 @@ pub mod lattice;
 pub mod loops;
 pub mod normalize;
 pub mod observe;
+mod phis;
 pub mod propagate;
 pub mod unbox;
 pub mod versions;

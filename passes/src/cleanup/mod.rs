@@ -146,7 +146,9 @@ fn rewrite(f: &mut Function, p: &Propagation) -> Vec<InstId> {
         }
     }
     prune_edges(f, p);
-    collapse_phis(f, &mut subst, &mut dead);
+    // Phis left with one input, or all inputs one operand once constants
+    // are in (they read through the substitution).
+    crate::phis::remove_trivial(f, &mut subst);
     let mut is_dead = vec![false; f.insts.len()];
     for i in dead {
         is_dead[ix(i)] = true;
@@ -196,36 +198,4 @@ fn prune_edges(f: &mut Function, p: &Propagation) {
     }
     f.layout = layout;
     edit::retain_blocks(f, |b| p.is_executable(b));
-}
-
-/// Replaces phis whose inputs, once `subst` is applied, are all one
-/// operand (or the phi itself): each is forwarded to that operand in
-/// `subst` and added to `dead`. Replacing one phi can make another
-/// collapse, so the phis are looked at again until none does; only phis
-/// are visited, and the function is rewritten once, by the caller.
-fn collapse_phis(f: &Function, subst: &mut Substitution, dead: &mut Vec<InstId>) {
-    let mut phis: Vec<InstId> = f
-        .layout
-        .iter()
-        .flat_map(|&b| f.blocks[b].phis.iter().copied())
-        .filter(|&i| f.insts[i].result.is_some_and(|v| subst.get(v).is_none()))
-        .collect();
-    loop {
-        let before = phis.len();
-        phis.retain(|&i| {
-            let InstKind::Phi(inputs) = &f.insts[i].kind else { return false };
-            let me = f.insts[i].result.map(Operand::Value);
-            let mut distinct = inputs.iter().map(|(_, o)| subst.resolve(o)).filter(|o| Some(o) != me.as_ref());
-            let Some(first) = distinct.next() else { return true };
-            if !distinct.all(|o| o == first) {
-                return true;
-            }
-            subst.set(f.insts[i].result.unwrap(), first);
-            dead.push(i);
-            false
-        });
-        if phis.len() == before {
-            return;
-        }
-    }
 }

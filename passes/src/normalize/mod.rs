@@ -62,7 +62,7 @@
 //!
 //! Unreachable blocks go (their phi inputs with them); same-target
 //! branches fold; trivial phis are replaced (before threading, since
-//! removing a phi can make a block jump-only) — `phis`; jump threading —
+//! removing a phi can make a block jump-only) — `crate::phis`; jump threading —
 //! `thread`; critical-edge splitting — `thread`; straight-line merging —
 //! `merge`; the recorded value substitutions are applied in one sweep;
 //! operands are ordered.
@@ -75,7 +75,6 @@
 //! edge.
 
 mod merge;
-mod phis;
 mod thread;
 
 use flowc_ir::{BlockId, Function, FunctionKind, InstKind, Module, Operand, Terminator, ValueDef};
@@ -98,7 +97,7 @@ pub fn function(f: &mut Function) {
     remove_unreachable(f);
     fold_same_target(f);
     let mut subst = Substitution::new(f);
-    phis::remove_trivial(f, &mut subst);
+    crate::phis::remove_trivial(f, &mut subst);
     thread::thread_jumps(f);
     thread::split_critical_edges(f);
     merge::merge_straight_lines(f, &mut subst);

@@ -1,6 +1,7 @@
 //! Trivial phis: a phi whose inputs are all one operand, apart from the phi
 //! itself, stands for that operand (Braun et al.'s `tryRemoveTrivialPhi`).
-//! Removing unreachable predecessors leaves such phis (one input left);
+//! Removing unreachable predecessors leaves such phis (one input left), in
+//! `normalize`, and so do the constants and dead edges of `cleanup`;
 //! replacing one can make the phis using it trivial in turn, so a worklist
 //! over phi users runs to a fixpoint in linear time.
 //!
@@ -13,13 +14,14 @@ use flowc_ir::{Function, InstId, InstKind, Operand};
 use crate::defuse::PhiUsers;
 use crate::edit::{self, ix, Substitution};
 
-/// Records each trivial phi's replacement in `subst` and unlinks the phi.
-/// Operands of other instructions are left for `subst.apply`.
+/// Records each trivial phi's replacement in `subst` and unlinks the phi;
+/// inputs are read through `subst`, and phis `subst` already replaces are
+/// left alone. Operands of other instructions are left for `subst.apply`.
 ///
 /// Most functions have no trivial phi (the front end removes them as it
 /// builds SSA), so the table of phi users the cascade needs is built only
 /// once a first phi turns out trivial.
-pub(super) fn remove_trivial(f: &mut Function, subst: &mut Substitution) {
+pub fn remove_trivial(f: &mut Function, subst: &mut Substitution) {
     let phis: Vec<InstId> = f.layout.iter().flat_map(|&b| f.blocks[b].phis.iter().copied()).collect();
     if phis.is_empty() {
         return;
@@ -33,6 +35,9 @@ pub(super) fn remove_trivial(f: &mut Function, subst: &mut Substitution) {
             continue;
         }
         let (InstKind::Phi(inputs), Some(result)) = (&f.insts[phi].kind, f.insts[phi].result) else { continue };
+        if subst.get(result).is_some() {
+            continue;
+        }
         let mut same: Option<Operand> = None;
         let mut trivial = true;
         for (_, o) in inputs {
