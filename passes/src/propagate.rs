@@ -148,9 +148,15 @@ impl Refiner {
         Refiner { cfg, dom, def_block, params, tested, gates }
     }
 
+    /// Whether some branch tests `v`: only then can [`Refiner::refine`]
+    /// narrow it.
+    pub fn is_tested(&self, v: ValueId) -> bool {
+        self.tested.get(ix(v)).copied().unwrap_or(false)
+    }
+
     /// `base` (the info of `v`) narrowed by the branches that dominate `at`.
     pub fn refine(&self, f: &Function, v: ValueId, base: Info, at: BlockId) -> Info {
-        if !self.tested.get(ix(v)).copied().unwrap_or(false) {
+        if !self.is_tested(v) {
             return base;
         }
         let mut info = base;
@@ -465,14 +471,13 @@ impl<'m> Analysis<'m> {
     fn operand(&self, o: &Operand, at: BlockId) -> Info {
         match o {
             Operand::Const(c) => Info::of_const(c),
-            Operand::Value(v) => {
-                let base = self.info.get(ix(*v)).cloned().unwrap_or_else(Info::bottom);
-                if base.is_bottom() {
-                    base
-                } else {
-                    self.refiner.refine(self.f, *v, base, at)
+            Operand::Value(v) => match self.info.get(ix(*v)) {
+                Some(base) if !base.is_bottom() && self.refiner.is_tested(*v) => {
+                    self.refiner.refine(self.f, *v, base.clone(), at)
                 }
-            }
+                Some(base) => base.clone(),
+                None => Info::bottom(),
+            },
         }
     }
 
@@ -502,7 +507,8 @@ impl<'m> Analysis<'m> {
                 let mut acc = Info::bottom();
                 for (p, o) in inputs {
                     if self.edge(*p, b) {
-                        acc = acc.join(&self.operand(o, *p));
+                        let input = self.operand(o, *p);
+                        acc = if acc.is_bottom() { input } else { acc.join(&input) };
                     }
                 }
                 return self.set(v, acc, true);
