@@ -18,7 +18,8 @@
 //! - every instruction that may fail, because removing it would change
 //!   which error the program raises (`roots::Roots::may_fail`). This refines
 //!   `InstKind::can_fail` soundly: an operand that is surely bound
-//!   ([`crate::defuse::surely_bound`]) cannot raise `key_not_found`, so a
+//!   ([`crate::defuse::surely_bound`], asked per operand through
+//!   [`crate::defuse::BoundQuery`]) cannot raise `key_not_found`, so a
 //!   `check_bound` of it, or an operation that cannot fail otherwise
 //!   (`same`, `eq`, `ne`), cannot fail; `.word` forms cannot fail; `.int`
 //!   forms (operand kinds proven) keep only their op-table failures other
@@ -56,7 +57,7 @@ use std::collections::HashMap;
 use bitvec::vec::BitVec;
 use flowc_ir::{Function, InstKind, Module, Operand};
 
-use crate::defuse::{surely_bound, Def, DefUse};
+use crate::defuse::{BoundQuery, Def, DefUse};
 use crate::edit::{self, ix};
 use crate::Context;
 
@@ -93,8 +94,8 @@ fn live_insts(
     du: &DefUse,
     allocations_observable: bool,
 ) -> BitVec {
-    let bound = surely_bound(f);
-    let roots = roots::Roots { module: m, pure_arity, f, du, bound: &bound, allocations_observable };
+    let bound = BoundQuery::new(f);
+    let mut roots = roots::Roots { module: m, pure_arity, f, du, bound, allocations_observable };
     let dead_allocations = roots.dead_allocations();
     let mut live: BitVec = BitVec::repeat(false, f.insts.len());
     let mut work = Vec::new();

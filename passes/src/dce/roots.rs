@@ -10,7 +10,7 @@ use flowc_lang::ast::Operator;
 use flowc_lang::ops::{Failure, Form, Op};
 use flowc_lang::{Symbol, Value};
 
-use crate::defuse::{DefUse, Use};
+use crate::defuse::{BoundQuery, DefUse, Use};
 use crate::edit::ix;
 
 /// Parameter counts of the module's `pure` functions (the first function
@@ -30,21 +30,21 @@ pub(super) struct Roots<'a> {
     pub pure_arity: &'a HashMap<Symbol, usize>,
     pub f: &'a Function,
     pub du: &'a DefUse,
-    pub bound: &'a BitVec,
+    pub bound: BoundQuery,
     /// Whether the program can see allocation numbers (then `new` stays).
     pub allocations_observable: bool,
 }
 
 impl Roots<'_> {
-    fn is_bound(&self, o: &Operand) -> bool {
+    fn is_bound(&mut self, o: &Operand) -> bool {
         match o {
             Operand::Const(_) => true,
-            Operand::Value(v) => self.bound.get(ix(*v)).is_some_and(|b| *b),
+            Operand::Value(v) => self.bound.is_bound(self.f, *v),
         }
     }
 
     /// Whether instruction `i` is live whatever uses its result.
-    pub fn is_root(&self, i: InstId, dead_allocations: &BitVec) -> bool {
+    pub fn is_root(&mut self, i: InstId, dead_allocations: &BitVec) -> bool {
         match &self.f.insts[i].kind {
             InstKind::New(_) => self.allocations_observable,
             InstKind::Phi(_) | InstKind::Unbound(_) => false,
@@ -59,7 +59,7 @@ impl Roots<'_> {
     }
 
     /// Whether an instruction without effects may raise an error.
-    pub fn may_fail(&self, kind: &InstKind) -> bool {
+    pub fn may_fail(&mut self, kind: &InstKind) -> bool {
         match kind {
             InstKind::Phi(_) | InstKind::Unbound(_) | InstKind::New(_) => false,
             InstKind::CheckBound(o) => !self.is_bound(o),
@@ -72,7 +72,7 @@ impl Roots<'_> {
 
     /// Bit `ix(v)` is set for each `new` result `v` whose every use is as
     /// the object of a `set` that may then be removed with it.
-    pub fn dead_allocations(&self) -> BitVec {
+    pub fn dead_allocations(&mut self) -> BitVec {
         let f = self.f;
         let mut dead: BitVec = BitVec::repeat(false, f.values.len());
         if self.allocations_observable {
@@ -100,7 +100,7 @@ impl Roots<'_> {
 }
 
 /// Whether `op` in `form` may fail on `args`, knowing which are bound.
-fn op_may_fail(op: Op, form: Form, args: &[Operand], is_bound: impl Fn(&Operand) -> bool) -> bool {
+fn op_may_fail(op: Op, form: Form, args: &[Operand], is_bound: impl FnMut(&Operand) -> bool) -> bool {
     let failures = op.info().failures;
     match form {
         Form::Word => false,

@@ -76,15 +76,16 @@ pub fn surely_bound(f: &Function) -> BitVec {
 }
 
 /// Answers "is `v` surely bound?" one value at a time, for callers that
-/// ask about few values (normalize's operand ordering): each question
-/// searches backwards from `v` through phi inputs for a value that may be
+/// ask about some values only (normalize's operand ordering, dce's roots).
+/// A value that is not a phi is decided by its definition; for a phi, the
+/// question searches backwards through phi inputs for a value that may be
 /// unbound, so it costs the phi web behind `v`, not the function. The
 /// answers are those of [`surely_bound`]: a search that meets no such value
 /// has visited every value its phis can take, all of them bound (and
-/// remembered as such). Once the searches together have visited more
-/// values than a budget (an eighth of the function's instructions), the
-/// query runs [`surely_bound`] once and reads it from then on, so many
-/// questions still cost linear time.
+/// remembered as such). Once the searches together have visited more phis
+/// than a budget (an eighth of the function's instructions), the query runs
+/// [`surely_bound`] once and reads it from then on, so many questions still
+/// cost linear time.
 pub struct BoundQuery {
     full: Option<BitVec>,
     budget: usize,
@@ -119,10 +120,12 @@ impl BoundQuery {
         if let Some(full) = &self.full {
             return full.get(ix(v)).is_some_and(|b| *b);
         }
-        let n = f.values.len();
-        if ix(v) >= n {
-            return false;
+        match local(f, v) {
+            Local::Bound => return true,
+            Local::MaybeUnbound => return false,
+            Local::Phi(_) => {}
         }
+        let n = f.values.len();
         if self.state.is_empty() {
             self.state = vec![State::Unknown; n];
         }
@@ -135,13 +138,6 @@ impl BoundQuery {
         self.stack.clear();
         self.visit(v);
         while let Some(x) = self.stack.pop() {
-            if self.budget == 0 {
-                let full = surely_bound(f);
-                let b = full.get(ix(v)).is_some_and(|b| *b);
-                self.full = Some(full);
-                return b;
-            }
-            self.budget -= 1;
             let inputs = match local(f, x) {
                 Local::Bound => continue,
                 Local::MaybeUnbound => {
@@ -153,6 +149,13 @@ impl BoundQuery {
                 }
                 Local::Phi(inputs) => inputs,
             };
+            if self.budget == 0 {
+                let full = surely_bound(f);
+                let b = full.get(ix(v)).is_some_and(|b| *b);
+                self.full = Some(full);
+                return b;
+            }
+            self.budget -= 1;
             for (_, o) in inputs {
                 let Operand::Value(u) = o else { continue };
                 match self.state.get(ix(*u)) {
@@ -244,7 +247,7 @@ mod tests {
         let m = flowc_ir::parse::module("test", text).unwrap();
         let f = &m.functions[0];
         let mut query = BoundQuery::new(f);
-        query.budget = 2;
+        query.budget = 1;
         let answers: Vec<bool> = f.values.iter().map(|(v, _)| query.is_bound(f, v)).collect();
         assert!(query.full.is_some(), "the budget ran out");
         let full = surely_bound(f);
