@@ -28,10 +28,15 @@ pub(super) fn merge_straight_lines(f: &mut Function, subst: &mut Substitution) {
         }
     }
     let mut merged_into: Vec<Option<BlockId>> = vec![None; nb];
-    let mut any = false;
+    // Heads that absorbed a block: their successors (those of the last
+    // block absorbed) have phi inputs keyed by an absorbed block.
+    let mut heads: Vec<BlockId> = Vec::new();
     for a in f.layout.clone() {
         if absorbed[ix(a)] {
             continue;
+        }
+        if absorbable(f, a).is_some_and(|b| merged_into[ix(b)].is_none() && b != a && single_input_phis(f, b)) {
+            heads.push(a);
         }
         while let Some(b) = absorbable(f, a) {
             if merged_into[ix(b)].is_some() || b == a || !single_input_phis(f, b) {
@@ -50,18 +55,16 @@ pub(super) fn merge_straight_lines(f: &mut Function, subst: &mut Substitution) {
             f.blocks[a].term = term;
             f.sites.move_term(b, a);
             merged_into[ix(b)] = Some(a);
-            any = true;
         }
     }
-    if !any {
+    if heads.is_empty() {
         return;
     }
-    for t in f.layout.clone() {
-        let keyed_by_merged = f.blocks[t].phis.iter().any(|&phi| match &f.insts[phi].kind {
-            InstKind::Phi(inputs) => inputs.iter().any(|(p, _)| merged_into[ix(*p)].is_some()),
-            _ => false,
-        });
-        if keyed_by_merged {
+    let mut targets: Vec<BlockId> = heads.iter().flat_map(|&a| f.blocks[a].term.successors()).collect();
+    targets.sort_unstable_by_key(|&t| ix(t));
+    targets.dedup();
+    for t in targets {
+        if !f.blocks[t].phis.is_empty() {
             rekey_phis(f, t, |p, out| out.push(merged_into[ix(p)].unwrap_or(p)));
         }
     }

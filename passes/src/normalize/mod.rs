@@ -120,7 +120,7 @@ fn remove_unreachable(f: &mut Function) {
         }
     }
     edit::retain_blocks(f, |b| reached[ix(b)]);
-    if let Some(pos) = f.layout.iter().position(|&b| b == f.entry) {
+    if let Some(pos) = f.layout.iter().position(|&b| b == f.entry).filter(|&pos| pos > 0) {
         let entry = f.layout.remove(pos);
         f.layout.insert(0, entry);
     }

@@ -39,8 +39,8 @@ pub(super) fn thread_jumps(f: &mut Function) {
     }
 
     // For each last block L of a chain: the blocks that now reach L's target
-    // in its place (their phi inputs are L's).
-    let mut via: Vec<Vec<BlockId>> = vec![Vec::new(); nb];
+    // in its place (their phi inputs are L's), as `(L, block)` pairs.
+    let mut via: Vec<(BlockId, BlockId)> = Vec::new();
     let mut claimed = vec![false; nb];
     let mut placed = Vec::new();
     for &p in &kept {
@@ -62,34 +62,41 @@ pub(super) fn thread_jumps(f: &mut Function) {
                 placed.push((p, n));
                 n
             };
-            via[ix(last)].push(key);
+            via.push((last, key));
         }
     }
 
     // Only the final target of a chain can have phi inputs keyed by a
-    // jump-only block (the chain's last block is its predecessor).
-    let mut chain_target = vec![false; nb];
-    for &b in &f.layout {
-        if let Some((u, _)) = dest[ix(b)].filter(|_| jump_only[ix(b)]) {
-            chain_target[ix(u)] = true;
+    // jump-only block (the chain's last block is its predecessor), and only
+    // those whose last block is now replaced — by another block, or by
+    // several — need re-keying. The common case, a one-block chain kept as
+    // its own predecessor's splitter, keeps its key: the target's phis are
+    // not even read.
+    via.sort_by_key(|&(last, _)| ix(last));
+    let mut rekey = Vec::new();
+    for group in via.chunk_by(|a, b| a.0 == b.0) {
+        let last = group[0].0;
+        if group.len() != 1 || group[0].1 != last {
+            if let Some((u, _)) = dest[ix(last)] {
+                rekey.push(u);
+            }
         }
     }
-    for &u in kept.iter().filter(|&&u| chain_target[ix(u)]) {
-        let from_chain = |f: &Function| {
-            f.blocks[u].phis.iter().any(|&phi| match &f.insts[phi].kind {
-                flowc_ir::InstKind::Phi(inputs) => inputs.iter().any(|(p, _)| jump_only[ix(*p)]),
-                _ => false,
-            })
-        };
-        if from_chain(f) {
-            rekey_phis(f, u, |p, out| {
-                if jump_only[ix(p)] {
-                    out.extend_from_slice(&via[ix(p)]);
-                } else {
-                    out.push(p);
-                }
-            });
-        }
+    rekey.sort_unstable_by_key(|&u| ix(u));
+    rekey.dedup();
+    let via_of = |last: BlockId| {
+        let from = via.partition_point(|&(l, _)| ix(l) < ix(last));
+        let to = via.partition_point(|&(l, _)| ix(l) <= ix(last));
+        via[from..to].iter().map(|&(_, key)| key)
+    };
+    for u in rekey {
+        rekey_phis(f, u, |p, out| {
+            if jump_only[ix(p)] {
+                out.extend(via_of(p));
+            } else {
+                out.push(p);
+            }
+        });
     }
     let removed: Vec<bool> = (0..nb).map(|k| jump_only[k] && !claimed[k]).collect();
     relayout(f, &removed, placed);
