@@ -89,7 +89,8 @@ pub fn surely_bound(f: &Function) -> BitVec {
 pub struct BoundQuery {
     full: Option<BitVec>,
     budget: usize,
-    /// Per value (raw index; made on the first question): what is known.
+    /// Per value (raw index; made, and grown, as questions come): what is
+    /// known.
     state: Vec<State>,
     /// The values met by the current search.
     seen: Vec<ValueId>,
@@ -125,9 +126,10 @@ impl BoundQuery {
             Local::MaybeUnbound => return false,
             Local::Phi(_) => {}
         }
+        // Values may have been added since the last question.
         let n = f.values.len();
-        if self.state.is_empty() {
-            self.state = vec![State::Unknown; n];
+        if self.state.len() < n {
+            self.state.resize(n, State::Unknown);
         }
         match self.state[ix(v)] {
             State::Bound => return true,
@@ -161,7 +163,7 @@ impl BoundQuery {
                 match self.state.get(ix(*u)) {
                     Some(State::Unknown) => self.visit(*u),
                     Some(State::Bound | State::Seen) => {}
-                    // Known, or (out of range) found by `local`, to be maybe unbound.
+                    // Known, or (not a value of `f`) found by `local`, to be maybe unbound.
                     Some(State::MaybeUnbound) | None => self.stack.push(*u),
                 }
             }

@@ -42,7 +42,7 @@ mod view;
 
 use std::collections::{HashMap, HashSet};
 
-use flowc_ir::cfg::{Cfg, DomTree};
+use flowc_ir::cfg::Cfg;
 use flowc_ir::{BlockId, Function, FunctionKind, InstId, InstKind, Module, Operand, Terminator, ValueDef, ValueId};
 use flowc_lang::Symbol;
 
@@ -150,7 +150,7 @@ fn collect(f: &Function, esc: &Escape, candidates: &[WebId]) -> Vec<Accesses> {
 
 /// Rewrites `f` as the plans say; returns whether the graph changed.
 fn apply(f: &mut Function, plans: Vec<Plan>) -> bool {
-    let dom = plans.iter().any(|p| !p.sets.is_empty()).then(|| DomTree::new(f, &Cfg::new(f)));
+    let mut bound = bound::Bound::new(f);
     let mut subst = Substitution::new(f);
     let mut dead: HashSet<InstId> = HashSet::new();
     let mut blocks: Vec<BlockId> = Vec::new();
@@ -177,8 +177,8 @@ fn apply(f: &mut Function, plans: Vec<Plan>) -> bool {
         dead.extend(plan.removed.iter().map(|&(_, i)| i));
         for &(b, i) in &plan.sets {
             let InstKind::Set { value, .. } = &f.insts[i].kind else { continue };
-            match (value.as_value(), &dom) {
-                (Some(x), Some(dom)) if bound::may_be_unbound_at(f, dom, x, b, i) => {
+            match value.as_value() {
+                Some(x) if bound.may_be_unbound_at(f, x, b, i) => {
                     let name = f.values[x].name;
                     f.insts[i].kind = InstKind::CheckBound(Operand::Value(x));
                     let v = f.values.alloc(flowc_ir::ValueData { def: ValueDef::Inst(i), name });
