@@ -99,13 +99,21 @@ pub struct Web {
 #[derive(Clone, Debug, Default)]
 pub struct Escape {
     webs: Vec<Web>,
-    /// Web of each value, by raw value index ([`NO_WEB`] for none; may be
-    /// shorter than the function's values).
+    /// Web of each value, by raw value index ([`NO_WEB`] for none,
+    /// [`GET_RESULT`] for the result of a `get`, which the analysis also
+    /// tracks; may be shorter than the function's values).
     web_of: Vec<u32>,
 }
 
 /// No web, in [`Escape`]'s table.
 const NO_WEB: u32 = u32::MAX;
+/// Not a web but the result of a `get`, in [`Escape`]'s table.
+const GET_RESULT: u32 = u32::MAX - 1;
+
+/// The web in `table` of value `v`.
+fn web_in(table: &[u32], v: ValueId) -> Option<u32> {
+    table.get(ix(v)).copied().filter(|&w| w != NO_WEB && w != GET_RESULT)
+}
 
 mod solve;
 mod webs;
@@ -133,7 +141,7 @@ impl Escape {
 
     /// The web of a value (a `new` or a web phi).
     pub fn web_of(&self, v: ValueId) -> Option<WebId> {
-        self.web_of.get(ix(v)).copied().filter(|&w| w != NO_WEB).map(WebId)
+        web_in(&self.web_of, v).map(WebId)
     }
 
     /// Whether `v` is a value of a web that escapes (false for values

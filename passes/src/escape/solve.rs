@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use flowc_ir::{Function, InstKind, Operand, Terminator, ValueDef, ValueId};
+use flowc_ir::{Function, InstKind, Operand, Terminator, ValueId};
 use flowc_lang::Symbol;
 
 use super::{Escape, Reason, WebId};
@@ -16,11 +16,9 @@ impl Escape {
     /// Builds the constraints in one sweep, then solves them.
     pub(super) fn solve(&mut self, f: &Function) {
         let mut c = Constraints::default();
-        let is_get = |v: ValueId| match f.values[v].def {
-            ValueDef::Inst(i) => matches!(f.insts[i].kind, InstKind::Get { .. }),
-            _ => false,
-        };
-        let tracked = |o: &Operand| o.as_value().filter(|&v| self.web_of(v).is_some() || is_get(v));
+        // Web values and `get` results (marked in the same table).
+        let tracked =
+            |o: &Operand| o.as_value().filter(|&v| self.web_of.get(ix(v)).is_some_and(|&w| w != super::NO_WEB));
         for (_, i) in f.all_insts() {
             let data = &f.insts[i];
             // The reason is only made (an operation's name interned) when
@@ -105,7 +103,7 @@ impl Escape {
         let mut gets: HashMap<ValueId, BTreeSet<u32>> = HashMap::new();
         let mut contents: Vec<Vec<(Symbol, BTreeSet<u32>)>> = vec![Vec::new(); nwebs];
         let web_of = std::mem::take(&mut self.web_of);
-        let web = |v: ValueId| web_of.get(ix(v)).copied().filter(|&w| w != super::NO_WEB);
+        let web = |v: ValueId| super::web_in(&web_of, v);
         let pts = |gets: &HashMap<ValueId, BTreeSet<u32>>, v: ValueId| -> BTreeSet<u32> {
             match web(v) {
                 Some(w) => BTreeSet::from([w]),

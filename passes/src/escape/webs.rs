@@ -6,7 +6,7 @@
 use flowc_ir::{Function, InstId, InstKind, Operand, ValueId};
 use flowc_lang::Symbol;
 
-use super::{Web, WebId, NO_WEB as NONE};
+use super::{Web, WebId, GET_RESULT, NO_WEB as NONE};
 use crate::edit::ix;
 
 /// Per phi: not yet seen, one class, or not a web phi.
@@ -18,8 +18,9 @@ enum Kind {
 }
 
 /// The webs of `f` (in layout order of their first value) and the web of
-/// each value, by raw value index ([`super::NO_WEB`] for none; empty when
-/// `f` allocates nothing).
+/// each value, by raw value index ([`super::NO_WEB`] for none,
+/// [`super::GET_RESULT`] for `get` results; empty when `f` allocates
+/// nothing).
 ///
 /// Only allocations and phis can be in a web, so the analysis numbers
 /// them densely (`node`) and works on those alone.
@@ -28,11 +29,16 @@ pub fn find(f: &Function) -> (Vec<Web>, Vec<u32>) {
     let mut nodes: Vec<(InstId, ValueId)> = Vec::new();
     let mut kind: Vec<Kind> = Vec::new();
     let mut any_new = false;
+    let mut gets = Vec::new();
     for (_, i) in f.all_insts() {
         let Some(r) = f.insts[i].result else { continue };
         let k = match &f.insts[i].kind {
             InstKind::New(c) => Kind::Class(*c),
             InstKind::Phi(_) => Kind::Bottom,
+            InstKind::Get { .. } => {
+                gets.push(r);
+                continue;
+            }
             _ => continue,
         };
         any_new |= k != Kind::Bottom;
@@ -82,6 +88,9 @@ pub fn find(f: &Function) -> (Vec<Web>, Vec<u32>) {
     }
     for web in &mut webs {
         web.values = web.news.iter().chain(&web.phis).filter_map(|&i| f.insts[i].result).collect();
+    }
+    for g in gets {
+        web_of[ix(g)] = GET_RESULT;
     }
     (webs, web_of)
 }
