@@ -1,18 +1,21 @@
 //! Interned names: atoms, labels, variable, class, field and function names.
 //!
 //! A [`Symbol`] is a `u32` index into one process-wide interner, so it is
-//! `Copy`, compares in one instruction and hashes cheaply. Atoms of the
+//! `Copy`, compares in one instruction and hashes cheaply. It is stored
+//! plus one, as a `NonZeroU32`, so `Option<Symbol>` takes four bytes: names
+//! are optional in many IR and lattice structures. Atoms of the
 //! language are symbols too, which gives Prolog's "atoms compare by identity"
 //! for free. Interning is deterministic for a given order of calls; nothing
 //! prints symbol numbers, so output never depends on interning order.
 
 use std::collections::HashMap;
 use std::fmt;
+use std::num::NonZeroU32;
 use std::sync::{OnceLock, RwLock};
 
-/// An interned string.
+/// An interned string: its index in the interner, plus one.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Symbol(u32);
+pub struct Symbol(NonZeroU32);
 
 struct Interner {
     names: Vec<&'static str>,
@@ -29,41 +32,46 @@ impl Symbol {
     /// interner can hand out `&'static str`.
     pub fn intern(name: &str) -> Symbol {
         if let Some(&id) = interner().read().expect("interner poisoned").ids.get(name) {
-            return Symbol(id);
+            return Symbol::at(id);
         }
         let mut table = interner().write().expect("interner poisoned");
         if let Some(&id) = table.ids.get(name) {
-            return Symbol(id);
+            return Symbol::at(id);
         }
-        let id = u32::try_from(table.names.len()).expect("more than 2^32 symbols");
+        let id = u32::try_from(table.names.len()).ok().filter(|&id| id < u32::MAX).expect("more than 2^32 - 1 symbols");
         let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
         table.names.push(leaked);
         table.ids.insert(leaked, id);
-        Symbol(id)
+        Symbol::at(id)
+    }
+
+    /// The symbol of interner index `id` (below `u32::MAX`).
+    fn at(id: u32) -> Symbol {
+        Symbol(NonZeroU32::new(id + 1).expect("an index below u32::MAX"))
     }
 
     /// The interned text.
     pub fn as_str(self) -> &'static str {
-        interner().read().expect("interner poisoned").names[self.0 as usize]
+        interner().read().expect("interner poisoned").names[self.index() as usize]
     }
 
     /// The raw index; stable for the life of the process only.
     pub fn index(self) -> u32 {
-        self.0
+        self.0.get() - 1
     }
 
-    /// The symbol with raw index `i`, which must come from
-    /// [`Symbol::index`] in this process (generated code stores symbols as
-    /// indices). Panics otherwise: that would be a compiler bug.
     /// How many symbols have been interned (they are numbered from 0).
     pub fn count() -> u32 {
         interner().read().expect("interner poisoned").names.len() as u32
     }
 
+    /// The symbol with raw index `i`, which must come from
+    /// [`Symbol::index`] in this process (generated code stores symbols as
+    /// indices). Panics otherwise: that would be a compiler bug.
     pub fn from_index(i: u32) -> Symbol {
         let len = interner().read().expect("interner poisoned").names.len() as u32;
         assert!(i < len, "symbol index {i} was never handed out");
-        Symbol(i)
+        Symbol::at(i)
     }
 }
 
