@@ -31,15 +31,15 @@ pub fn unlink(f: &mut Function, b: BlockId, i: InstId) {
 
 /// Removes every instruction of `b` for which `dead` holds (one sweep).
 /// A block with nothing to remove is left untouched.
-pub fn unlink_where(f: &mut Function, b: BlockId, mut dead: impl FnMut(&Function, InstId) -> bool) {
+pub fn unlink_where(f: &mut Function, b: BlockId, mut dead: impl FnMut(InstId) -> bool) {
     let block = &f.blocks[b];
-    let Some(first) = block.phis.iter().chain(&block.insts).position(|&i| dead(f, i)) else { return };
+    let Some(first) = block.phis.iter().chain(&block.insts).position(|&i| dead(i)) else { return };
     let (mut phis, mut insts) = (std::mem::take(&mut f.blocks[b].phis), std::mem::take(&mut f.blocks[b].insts));
     let mut gone = Vec::new();
     let mut k = 0;
     let mut live = |i: InstId| {
         // `first` was dead already; `dead` is asked once per instruction.
-        let dead = k == first || (k > first && dead(f, i));
+        let dead = k == first || (k > first && dead(i));
         k += 1;
         if dead {
             gone.push(i);

@@ -9,7 +9,9 @@
 //! unchanged, unbound or not, and in strict SSA the remaining input's
 //! definition dominates the phi.
 
-use flowc_ir::{Function, InstId, InstKind, Operand};
+use std::collections::HashMap;
+
+use flowc_ir::{Function, InstId, InstKind, Operand, ValueId};
 
 use crate::defuse::PhiUsers;
 use crate::edit::{self, ix, Substitution};
@@ -18,15 +20,21 @@ use crate::edit::{self, ix, Substitution};
 /// inputs are read through `subst`, and phis `subst` already replaces are
 /// left alone. Operands of other instructions are left for `subst.apply`.
 ///
-/// Most functions have no trivial phi (the front end removes them as it
-/// builds SSA), so the table of phi users the cascade needs is built only
-/// once a first phi turns out trivial.
+/// When a phi goes, the phis whose inputs lead to it are looked at again:
+/// those naming it (a table of phi users, built only once a first phi
+/// turns out trivial — most functions have none, the front end removes
+/// them as it builds SSA), and those whose inputs led to it through `subst`
+/// when they were last looked at (recorded then: an input forwarded by the
+/// caller, as cleanup forwards a `check_bound` to its operand, or to a phi
+/// that went earlier). So the result is the fixpoint: no phi left is trivial
+/// once `subst` is applied.
 pub fn remove_trivial(f: &mut Function, subst: &mut Substitution) {
     let phis: Vec<InstId> = f.layout.iter().flat_map(|&b| f.blocks[b].phis.iter().copied()).collect();
     if phis.is_empty() {
         return;
     }
     let mut users: Option<PhiUsers> = None;
+    let mut forwarded_users: HashMap<ValueId, Vec<InstId>> = HashMap::new();
     let mut removed = vec![false; f.insts.len()];
     let mut work: Vec<InstId> = phis.iter().rev().copied().collect();
     let mut any = false;
@@ -40,18 +48,20 @@ pub fn remove_trivial(f: &mut Function, subst: &mut Substitution) {
         }
         let mut same: Option<Operand> = None;
         let mut trivial = true;
-        for (_, o) in inputs {
-            let o = subst.resolve(o);
+        for (_, input) in inputs {
+            let o = subst.resolve(input);
+            if o != *input {
+                if let Operand::Value(v) = o {
+                    forwarded_users.entry(v).or_default().push(phi);
+                }
+            }
             if o == Operand::Value(result) {
                 continue;
             }
             match &same {
                 None => same = Some(o),
                 Some(s) if *s == o => {}
-                Some(_) => {
-                    trivial = false;
-                    break;
-                }
+                Some(_) => trivial = false,
             }
         }
         let (true, Some(to)) = (trivial, same) else { continue };
@@ -59,13 +69,39 @@ pub fn remove_trivial(f: &mut Function, subst: &mut Substitution) {
         removed[ix(phi)] = true;
         any = true;
         let users = users.get_or_insert_with(|| PhiUsers::new(f, &phis));
-        work.extend(users.of(result).iter().copied().filter(|&u| u != phi && !removed[ix(u)]));
+        let forwarded = forwarded_users.remove(&result).unwrap_or_default();
+        work.extend(users.of(result).iter().copied().chain(forwarded).filter(|&u| u != phi && !removed[ix(u)]));
     }
     if any {
         for b in f.layout.clone() {
             if f.blocks[b].phis.iter().any(|&p| removed[ix(p)]) {
-                edit::unlink_where(f, b, |_, i| removed.get(ix(i)).copied().unwrap_or(false));
+                edit::unlink_where(f, b, |i| removed.get(ix(i)).copied().unwrap_or(false));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `v1` merges 0 with `v3`, a `check_bound` of `v2`; `v2` is a phi of 0
+    /// alone. With `v3` forwarded to `v2` (as cleanup forwards a proven
+    /// `check_bound`), removing `v2` makes `v1` trivial too, although no
+    /// phi input names `v2`.
+    #[test]
+    fn a_phi_reached_through_the_substitution_is_looked_at_again() {
+        let text = "main start(v0:n) {\nb0 start:\n    jump b1\nb1 loop:\n    v1:p = phi [b0: 0, b2: v3]\n    \
+                    branch v0, b2, b3\nb2 body:\n    v2:q = phi [b1: 0]\n    v3:x = check_bound v2\n    jump b1\n\
+                    b3 done:\n    print v1\n}\n";
+        let mut m = flowc_ir::parse::module("test", text).unwrap();
+        let f = &mut m.functions[0];
+        let v = |k: u32| -> ValueId { crate::edit::id(k as usize) };
+        let mut subst = Substitution::new(f);
+        subst.set(v(3), Operand::Value(v(2)));
+        remove_trivial(f, &mut subst);
+        assert_eq!(subst.resolve(&Operand::Value(v(1))), Operand::int(0));
+        assert_eq!(subst.resolve(&Operand::Value(v(2))), Operand::int(0));
+        assert!(f.layout.iter().all(|&b| f.blocks[b].phis.is_empty()), "both phis are unlinked");
     }
 }

@@ -92,9 +92,8 @@ pub struct Refiner {
     /// a comparison with a parameter refines soundly: `i < n` bounds `i`
     /// by `n`'s upper bound).
     params: Vec<(ValueId, Interval)>,
-    /// Per value: whether some branch tests it (it is a condition, an
-    /// operand of a condition's comparison, or an `if_class` object);
-    /// only those are refined.
+    /// Per value: whether some gate (below) names it; only those are
+    /// refined.
     tested: Vec<bool>,
     /// Per block (raw index) entered from a single predecessor's two-way
     /// test: the raw indices of the values that test can refine (the
@@ -112,7 +111,7 @@ const REFINE_DEPTH: usize = 6;
 impl Refiner {
     /// The refiner of `f`, whose parameters have the infos `params`, from
     /// the defining blocks and tested values of [`Sweep`].
-    fn new(f: &Function, params: &[Info], def_block: Vec<Option<BlockId>>, tested: Vec<bool>) -> Refiner {
+    fn new(f: &Function, params: &[Info], def_block: Vec<Option<BlockId>>) -> Refiner {
         let cfg = Cfg::new(f);
         let dom = DomTree::new(f, &cfg);
         let params = f
@@ -144,6 +143,12 @@ impl Refiner {
                 }
                 _ => continue,
             };
+        }
+        let mut tested = vec![false; f.values.len()];
+        for &v in gates.iter().flatten().filter(|&&v| v != NO_VALUE) {
+            if let Some(t) = tested.get_mut(v as usize) {
+                *t = true;
+            }
         }
         Refiner { cfg, dom, def_block, params, tested, gates }
     }
@@ -264,8 +269,6 @@ struct Sweep {
     position: Vec<u32>,
     /// Per value: the block of its defining instruction.
     def_block: Vec<Option<BlockId>>,
-    /// Per value: whether a branch tests it (see [`Refiner`]).
-    tested: Vec<bool>,
     /// The integer constants among the operands (for [`Widening`]).
     constants: Vec<i64>,
     /// `set`s of immutable fields of an allocation, with their block and
@@ -278,7 +281,6 @@ impl Sweep {
         let n = f.values.len();
         let mut position = vec![u32::MAX; f.insts.len()];
         let mut def_block = vec![None; n];
-        let mut tested = vec![false; n];
         let mut constants = Vec::new();
         let mut sets = Vec::new();
         // Uses, then counting-sorted by the value they use.
@@ -311,23 +313,6 @@ impl Sweep {
                     Operand::Const(_) => {}
                 }
             }
-            let mut test = |o: &Operand| {
-                if let Some(t) = o.as_value().and_then(|v| tested.get_mut(ix(v))) {
-                    *t = true;
-                }
-            };
-            match term {
-                Terminator::Branch { cond, .. } => {
-                    test(cond);
-                    if let Some(ValueDef::Inst(ci)) = cond.as_value().map(|c| f.values[c].def) {
-                        if let InstKind::Op { args, .. } = &f.insts[ci].kind {
-                            args.iter().for_each(&mut test);
-                        }
-                    }
-                }
-                Terminator::IfClass { obj, .. } => test(obj),
-                _ => {}
-            }
         }
         let mut start = vec![0u32; n + 1];
         for &(v, _) in uses.iter().filter(|(v, _)| (*v as usize) < n) {
@@ -342,7 +327,7 @@ impl Sweep {
             users[fill[v as usize] as usize] = u;
             fill[v as usize] += 1;
         }
-        Sweep { users, user_start: start, position, def_block, tested, constants, sets }
+        Sweep { users, user_start: start, position, def_block, constants, sets }
     }
 }
 
@@ -363,7 +348,7 @@ fn analyze(module: &Module, index: usize, fuel: u64, inline_limit: usize, small_
     let mut a = Analysis {
         module,
         f,
-        refiner: Refiner::new(f, &param_infos, sweep.def_block, sweep.tested),
+        refiner: Refiner::new(f, &param_infos, sweep.def_block),
         info: vec![Info::bottom(); f.values.len()],
         changes: vec![0; f.values.len()],
         executable: vec![false; f.blocks.len()],

@@ -123,7 +123,7 @@ fn settle_promoted_phis(f: &mut Function, body: BlockId) -> bool {
     if gone.is_empty() {
         return false;
     }
-    flowc_passes::edit::unlink_where(f, body, |_, i| gone.contains(&i));
+    flowc_passes::edit::unlink_where(f, body, |i| gone.contains(&i));
     subst.apply(f);
     true
 }
@@ -782,7 +782,7 @@ impl<'a> Opt<'a> {
             if gone.is_empty() {
                 break;
             }
-            flowc_passes::edit::unlink_where(self.f, body, |_, i| gone.contains(&i));
+            flowc_passes::edit::unlink_where(self.f, body, |i| gone.contains(&i));
             trivial.apply(self.f);
         }
         self.share_records(body);

@@ -155,7 +155,7 @@ fn rewrite(f: &mut Function, p: &Propagation) -> Vec<InstId> {
     }
     let layout = std::mem::take(&mut f.layout);
     for &b in &layout {
-        edit::unlink_where(f, b, |_, i| is_dead[ix(i)]);
+        edit::unlink_where(f, b, |i| is_dead[ix(i)]);
     }
     f.layout = layout;
     subst.apply(f);

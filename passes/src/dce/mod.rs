@@ -146,7 +146,7 @@ fn sweep(f: &mut Function, live: &BitVec) {
     let dead = |i: flowc_ir::InstId| !live.get(ix(i)).is_some_and(|b| *b);
     for b in f.layout.clone() {
         if f.block_insts(b).any(dead) {
-            edit::unlink_where(f, b, |_, i| dead(i));
+            edit::unlink_where(f, b, &dead);
         }
     }
 }

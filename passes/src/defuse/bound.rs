@@ -83,7 +83,8 @@ pub fn surely_bound(f: &Function) -> BitVec {
 /// answers are those of [`surely_bound`]: a search that meets no such value
 /// has visited every value its phis can take, all of them bound (and
 /// remembered as such). Once the searches together have visited more phis
-/// than a budget (an eighth of the function's instructions), the query runs
+/// than a budget (an eighth of the function's instructions, plus 64), the
+/// query runs
 /// [`surely_bound`] once and reads it from then on, so many questions still
 /// cost linear time.
 pub struct BoundQuery {
@@ -118,13 +119,13 @@ impl BoundQuery {
     }
 
     pub fn is_bound(&mut self, f: &Function, v: ValueId) -> bool {
-        if let Some(full) = &self.full {
-            return full.get(ix(v)).is_some_and(|b| *b);
-        }
         match local(f, v) {
             Local::Bound => return true,
             Local::MaybeUnbound => return false,
             Local::Phi(_) => {}
+        }
+        if let Some(full) = &self.full {
+            return full.get(ix(v)).is_some_and(|b| *b);
         }
         // Values may have been added since the last question.
         let n = f.values.len();
@@ -142,13 +143,7 @@ impl BoundQuery {
         while let Some(x) = self.stack.pop() {
             let inputs = match local(f, x) {
                 Local::Bound => continue,
-                Local::MaybeUnbound => {
-                    for &y in &self.seen {
-                        self.state[ix(y)] = State::Unknown;
-                    }
-                    self.state[ix(v)] = State::MaybeUnbound;
-                    return false;
-                }
+                Local::MaybeUnbound => return self.maybe_unbound(v),
                 Local::Phi(inputs) => inputs,
             };
             if self.budget == 0 {
@@ -163,8 +158,8 @@ impl BoundQuery {
                 match self.state.get(ix(*u)) {
                     Some(State::Unknown) => self.visit(*u),
                     Some(State::Bound | State::Seen) => {}
-                    // Known, or (not a value of `f`) found by `local`, to be maybe unbound.
-                    Some(State::MaybeUnbound) | None => self.stack.push(*u),
+                    // Known to be maybe unbound, or not a value of `f`.
+                    Some(State::MaybeUnbound) | None => return self.maybe_unbound(v),
                 }
             }
         }
@@ -175,10 +170,30 @@ impl BoundQuery {
         true
     }
 
+    /// Ends a search from `v` that met a value that may be unbound: `v`
+    /// may be too; what else the search met is left unknown.
+    fn maybe_unbound(&mut self, v: ValueId) -> bool {
+        for &y in &self.seen {
+            self.state[ix(y)] = State::Unknown;
+        }
+        self.state[ix(v)] = State::MaybeUnbound;
+        false
+    }
+
     fn visit(&mut self, v: ValueId) {
         self.state[ix(v)] = State::Seen;
         self.seen.push(v);
         self.stack.push(v);
+    }
+}
+
+/// Whether `o` is bound by its definition alone: a constant, a parameter of
+/// a `function`, or the result of an instruction other than a phi or
+/// `unbound` (phis need [`surely_bound`] or a [`BoundQuery`]).
+pub fn bound_by_definition(f: &Function, o: &Operand) -> bool {
+    match o {
+        Operand::Const(_) => true,
+        Operand::Value(v) => matches!(local(f, *v), Local::Bound),
     }
 }
 

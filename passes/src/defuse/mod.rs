@@ -33,7 +33,7 @@ use flowc_ir::{BlockId, Function, InstId, InstKind, Module, Operand, ResumeId, T
 use crate::edit::ix;
 use crate::Context;
 
-pub use bound::{surely_bound, BoundQuery};
+pub use bound::{bound_by_definition, surely_bound, BoundQuery};
 pub use phi_users::PhiUsers;
 
 /// Where a value is defined.

@@ -77,11 +77,11 @@
 mod merge;
 mod thread;
 
-use flowc_ir::{BlockId, Function, FunctionKind, InstKind, Module, Operand, Terminator, ValueDef};
+use flowc_ir::{BlockId, Function, InstKind, Module, Operand, Terminator};
 use flowc_lang::ast::Operator;
 use la_arena::Arena;
 
-use crate::defuse::BoundQuery;
+use crate::defuse::{bound_by_definition, BoundQuery};
 use crate::edit::{self, ix, Substitution};
 use crate::{Context, FunctionFacts};
 
@@ -138,30 +138,18 @@ fn fold_same_target(f: &mut Function) {
             }
             _ => continue,
         };
-        if !obviously_bound(f, &operand) {
+        if !bound_by_definition(f, &operand) {
             edit::append(f, b, InstKind::CheckBound(operand), None);
         }
         f.blocks[b].term = Terminator::Jump(target);
     }
 }
 
-/// Constants, parameters of functions, and results of instructions other
-/// than phis and `unbound` (a local test; see `surely_bound` for phis).
-fn obviously_bound(f: &Function, o: &Operand) -> bool {
-    match o {
-        Operand::Const(_) => true,
-        Operand::Value(v) => match f.values[*v].def {
-            ValueDef::Param(_) => f.kind == FunctionKind::Function,
-            ValueDef::Inst(i) => !matches!(f.insts[i].kind, InstKind::Phi(_) | InstKind::Unbound(_)),
-            ValueDef::Detached => false,
-        },
-    }
-}
-
 /// Canonical operand order of commutative operations (normal form 7).
-/// Phis are only analysed ([`BoundQuery`]) for pairs of values that need it.
+/// Phis are only analysed ([`BoundQuery`]) for pairs of values that need it;
+/// other values are bound or not by their definition.
 fn order_operands(f: &mut Function) {
-    let mut bound: Option<BoundQuery> = None;
+    let mut bound = BoundQuery::new(f);
     for b in f.layout.clone() {
         for k in 0..f.blocks[b].insts.len() {
             let i = f.blocks[b].insts[k];
@@ -171,11 +159,8 @@ fn order_operands(f: &mut Function) {
             }
             let swap = match (&args[0], &args[1]) {
                 (Operand::Const(_), Operand::Value(_)) => true,
-                (x @ Operand::Value(xv), y @ Operand::Value(yv)) if ix(*xv) > ix(*yv) => {
-                    obviously_bound(f, x) || obviously_bound(f, y) || {
-                        let bound = bound.get_or_insert_with(|| BoundQuery::new(f));
-                        bound.is_bound(f, *xv) || bound.is_bound(f, *yv)
-                    }
+                (Operand::Value(xv), Operand::Value(yv)) if ix(*xv) > ix(*yv) => {
+                    bound.is_bound(f, *xv) || bound.is_bound(f, *yv)
                 }
                 _ => false,
             };

@@ -195,7 +195,7 @@ fn apply(f: &mut Function, plans: Vec<Plan>) -> bool {
     let mut done = HashSet::new();
     for b in blocks {
         if done.insert(b) {
-            edit::unlink_where(f, b, |_, i| dead.contains(&i));
+            edit::unlink_where(f, b, |i| dead.contains(&i));
         }
     }
     subst.apply(f);
