@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_jit::{ArenaMemoryProvider, JITBuilder, JITModule};
 
 use flowc_ir::{Function, FunctionKind, Module};
 use flowc_lang::interp::{ErrorKind, Outcome, RuntimeError};
@@ -17,12 +17,41 @@ use crate::lower::{Constants, SiteTable, TraceExit};
 use crate::runtime::{self, Ctx};
 use crate::word::{self, Word};
 
+/// A JIT builder for code of about `insts` IR instructions, with the
+/// runtime's symbols.
+///
+/// All code and data of one module go in one reserved region of address
+/// space ([`ArenaMemoryProvider`]; only what is used is committed). Calls
+/// between a module's functions are PC-relative with 32-bit offsets, so the
+/// functions must lie within 2 GiB of each other: cranelift-jit's default
+/// provider maps each function separately, and another thread's 1 GiB stack
+/// (see [`crate::with_stack`]) mapped in between made such a call
+/// unencodable. The region is 512 bytes per instruction plus 4 MiB, at most
+/// 1 GiB; code that does not fit is a compile error, not a crash.
+fn builder(insts: usize) -> Result<JITBuilder, String> {
+    const MIB: usize = 1 << 20;
+    let reserve = insts.saturating_mul(512).saturating_add(4 * MIB).min(1024 * MIB);
+    let memory = ArenaMemoryProvider::new_with_size(reserve).map_err(|e| format!("reserving JIT memory: {e}"))?;
+    let mut builder = JITBuilder::with_isa(isa()?, cranelift_module::default_libcall_names());
+    builder.memory_provider(Box::new(memory));
+    for (name, ptr) in runtime::symbols() {
+        builder.symbol(name, ptr);
+    }
+    Ok(builder)
+}
+
+/// The instructions and blocks of `functions`, for [`builder`].
+fn size(functions: &[&Function]) -> usize {
+    functions.iter().map(|f| f.insts.len() + f.blocks.len()).sum()
+}
+
 /// Machine code for a set of IR functions with an entry wrapper around
 /// one of them: `entry(args, ctx)` loads that function's arguments from an
 /// array and calls it.
 struct Unit {
-    /// Owns the code (a JIT module, or a trace cache that holds one);
-    /// dropping the last owner frees the code.
+    /// Owns the code (a JIT module, or a trace cache that holds one). The
+    /// code itself is never unmapped: cranelift-jit leaks finalized code so
+    /// that stray function pointers stay valid.
     _owner: Rc<dyn std::any::Any>,
     entry: *const u8,
     params: Vec<Symbol>,
@@ -46,11 +75,8 @@ impl Unit {
         hints: &Module,
         options: Options,
     ) -> Result<Unit, String> {
-        let mut builder = JITBuilder::with_isa(isa()?, cranelift_module::default_libcall_names());
-        for (name, ptr) in runtime::symbols() {
-            builder.symbol(name, ptr);
-        }
-        let mut jit = JITModule::new(builder);
+        // Two versions of each function may be compiled (see `Version`).
+        let mut jit = JITModule::new(builder(2 * size(functions))?);
         let mut pool = Vec::new();
         let defined = define::define(&mut jit, functions, entry, version, Constants::Boxed(&mut pool), options)?;
         jit.finalize_definitions().map_err(|e| e.to_string())?;
@@ -191,6 +217,12 @@ pub enum TraceEnd {
     Printed(Value),
 }
 
+/// Instructions' worth of JIT memory a trace cache reserves for its traces
+/// and bridges: 64 MiB of address space at 512 bytes each, thousands of
+/// traces (each takes whole pages). A trace that does not fit is not
+/// compiled; the interpreter goes on running that path.
+const TRACE_ROOM: usize = 1 << 17;
+
 /// One JIT module for all the traces and bridges of a run: the program's
 /// functions (which traces call) are compiled once, and each trace adds
 /// its code to the same module instead of creating its own.
@@ -215,13 +247,10 @@ impl TraceCache {
     /// A cache for the traces of a program with `hints` (its functions and
     /// `immutable` declarations); compiles the functions.
     pub fn new(hints: &Module, options: Options) -> Result<TraceCache, String> {
-        let mut builder = JITBuilder::with_isa(isa()?, cranelift_module::default_libcall_names());
-        for (name, ptr) in runtime::symbols() {
-            builder.symbol(name, ptr);
-        }
-        let mut jit = JITModule::new(builder);
-        let runtime = define::declare_runtime(&mut jit)?;
+        // The functions, and room for the traces and bridges to come.
         let functions: Vec<&Function> = hints.functions.iter().filter(|g| g.kind == FunctionKind::Function).collect();
+        let mut jit = JITModule::new(builder(size(&functions) + TRACE_ROOM)?);
+        let runtime = define::declare_runtime(&mut jit)?;
         let (ids, funcs) = define::declare_functions(&mut jit, &functions, "f")?;
         let (mut pool, mut traps, mut sites) = (Vec::new(), Vec::new(), SiteTable::default());
         for (k, f) in functions.iter().enumerate() {
