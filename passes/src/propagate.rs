@@ -31,6 +31,7 @@ use std::fmt::Write as _;
 
 use flowc_ir::cfg::{Cfg, DomTree};
 use flowc_ir::interp::{self as ir_interp, Exit};
+use flowc_ir::rows::Rows;
 use flowc_ir::{BlockId, Function, FunctionKind, InstId, InstKind, Module, Operand, Terminator, ValueDef, ValueId};
 use flowc_lang::ast::Operator;
 use flowc_lang::interp::Config;
@@ -243,10 +244,8 @@ struct Analysis<'m> {
     /// Per source block: bit k set when the edge to its k-th (distinct)
     /// successor is executable.
     edge_bits: Vec<u8>,
-    /// Users of every value, grouped by value: those of `v` are
-    /// `users[user_start[v]..user_start[v + 1]]`.
-    users: Vec<User>,
-    user_start: Vec<u32>,
+    /// Users of every value, by raw value index.
+    users: Rows<User>,
     flow: Vec<(Option<BlockId>, BlockId)>,
     ssa: Vec<ValueId>,
     /// `(new, field)` → the single `set` right after the `new`, if unique.
@@ -264,8 +263,7 @@ struct Analysis<'m> {
 /// What one sweep over a function's linked code finds, for the analysis
 /// and its [`Refiner`].
 struct Sweep {
-    users: Vec<User>,
-    user_start: Vec<u32>,
+    users: Rows<User>,
     position: Vec<u32>,
     /// Per value: the block of its defining instruction.
     def_block: Vec<Option<BlockId>>,
@@ -283,7 +281,7 @@ impl Sweep {
         let mut def_block = vec![None; n];
         let mut constants = Vec::new();
         let mut sets = Vec::new();
-        // Uses, then counting-sorted by the value they use.
+        // Uses, then grouped by the value they use.
         let mut uses: Vec<(u32, User)> = Vec::with_capacity(2 * f.insts.len() + f.layout.len());
         for &b in &f.layout {
             for (pos, i) in f.block_insts(b).enumerate() {
@@ -314,20 +312,8 @@ impl Sweep {
                 }
             }
         }
-        let mut start = vec![0u32; n + 1];
-        for &(v, _) in uses.iter().filter(|(v, _)| (*v as usize) < n) {
-            start[v as usize + 1] += 1;
-        }
-        for k in 0..n {
-            start[k + 1] += start[k];
-        }
-        let mut fill = start.clone();
-        let mut users = vec![User::Term(f.entry); start[n] as usize];
-        for (v, u) in uses.into_iter().filter(|(v, _)| (*v as usize) < n) {
-            users[fill[v as usize] as usize] = u;
-            fill[v as usize] += 1;
-        }
-        Sweep { users, user_start: start, position, def_block, constants, sets }
+        let users = Rows::group(n, uses.iter().filter(|(v, _)| (*v as usize) < n).map(|&(v, u)| (v as usize, u)));
+        Sweep { users, position, def_block, constants, sets }
     }
 }
 
@@ -354,7 +340,6 @@ fn analyze(module: &Module, index: usize, fuel: u64, inline_limit: usize, small_
         executable: vec![false; f.blocks.len()],
         edge_bits: vec![0; f.blocks.len()],
         users: sweep.users,
-        user_start: sweep.user_start,
         flow: Vec::new(),
         ssa: Vec::new(),
         field_sets: HashMap::new(),
@@ -411,8 +396,8 @@ impl<'m> Analysis<'m> {
             if let Some((from, to)) = self.flow.pop() {
                 self.visit_edge(from, to);
             } else if let Some(v) = self.ssa.pop() {
-                for k in self.user_start[ix(v)]..self.user_start[ix(v) + 1] {
-                    match self.users[k as usize] {
+                for k in self.users.span(ix(v)) {
+                    match self.users.items()[k] {
                         User::Inst(b, i) if self.executable[ix(b)] => self.visit_inst(b, i),
                         User::Term(b) if self.executable[ix(b)] => self.visit_term(b),
                         _ => {}

@@ -16,6 +16,7 @@
 //! dominance queries in constant time.
 
 use crate::function::{BlockId, Function};
+use crate::rows::Rows;
 
 fn ix(b: BlockId) -> usize {
     b.into_raw().into_u32() as usize
@@ -28,9 +29,8 @@ pub struct Cfg {
     /// Distinct successors, at most two, per block.
     succ: Vec<[BlockId; 2]>,
     succ_len: Vec<u8>,
-    /// Predecessors of block `b` are `preds[pred_start[b]..pred_start[b + 1]]`.
-    pred_start: Vec<u32>,
-    preds: Vec<BlockId>,
+    /// Predecessors by block (raw index), in layout order.
+    preds: Rows<BlockId>,
     /// Blocks reachable from the entry, in reverse postorder.
     pub rpo: Vec<BlockId>,
     rpo_index: Vec<u32>,
@@ -49,29 +49,19 @@ impl Cfg {
         }
         let mut succ = vec![[f.entry; 2]; n];
         let mut succ_len = vec![0u8; n];
-        let mut count = vec![0u32; n + 1];
         for &b in &layout {
             for t in f.blocks[b].term.successors() {
                 let k = succ_len[ix(b)] as usize;
                 if ix(t) < n && in_layout[ix(t)] && !succ[ix(b)][..k].contains(&t) {
                     succ[ix(b)][k] = t;
                     succ_len[ix(b)] += 1;
-                    count[ix(t)] += 1;
                 }
             }
         }
-        let mut pred_start = vec![0u32; n + 1];
-        for i in 0..n {
-            pred_start[i + 1] = pred_start[i] + count[i];
-        }
-        let mut fill = pred_start.clone();
-        let mut preds = vec![f.entry; pred_start[n] as usize];
-        for &b in &layout {
-            for &t in &succ[ix(b)][..succ_len[ix(b)] as usize] {
-                preds[fill[ix(t)] as usize] = b;
-                fill[ix(t)] += 1;
-            }
-        }
+        let preds = Rows::group(
+            n,
+            layout.iter().flat_map(|&b| succ[ix(b)][..succ_len[ix(b)] as usize].iter().map(move |&t| (ix(t), b))),
+        );
         // Reverse postorder by an explicit-stack DFS.
         let mut rpo_index = vec![NONE; n];
         let mut post = Vec::with_capacity(layout.len());
@@ -96,7 +86,7 @@ impl Cfg {
         for (i, &b) in post.iter().enumerate() {
             rpo_index[ix(b)] = i as u32;
         }
-        Cfg { succ, succ_len, pred_start, preds, rpo: post, rpo_index }
+        Cfg { succ, succ_len, preds, rpo: post, rpo_index }
     }
 
     pub fn succs(&self, b: BlockId) -> &[BlockId] {
@@ -108,10 +98,7 @@ impl Cfg {
 
     /// Distinct predecessors (in layout order), reachable or not.
     pub fn preds(&self, b: BlockId) -> &[BlockId] {
-        if ix(b) + 1 >= self.pred_start.len() {
-            return &[];
-        }
-        &self.preds[self.pred_start[ix(b)] as usize..self.pred_start[ix(b) + 1] as usize]
+        self.preds.of(ix(b))
     }
 
     pub fn is_reachable(&self, b: BlockId) -> bool {
@@ -129,8 +116,8 @@ impl Cfg {
 pub struct DomTree {
     /// Immediate dominator per block (`NONE` for the entry and unreachable blocks).
     idom: Vec<u32>,
-    child_start: Vec<u32>,
-    children: Vec<BlockId>,
+    /// Children in the dominator tree, by block (raw index).
+    children: Rows<BlockId>,
     /// Preorder and postorder numbers per block, side by side: a dominance
     /// query reads one entry per block.
     order: Vec<[u32; 2]>,
@@ -167,25 +154,12 @@ impl DomTree {
             }
         }
         let mut idom = vec![NONE; n];
-        let mut count = vec![0u32; n + 1];
         for i in 1..m {
-            let d = order[doms[i] as usize];
-            idom[ix(order[i])] = ix(d) as u32;
-            count[ix(d)] += 1;
+            idom[ix(order[i])] = ix(order[doms[i] as usize]) as u32;
         }
-        let mut child_start = vec![0u32; n + 1];
-        for i in 0..n {
-            child_start[i + 1] = child_start[i] + count[i];
-        }
-        let mut fill = child_start.clone();
-        let mut children = vec![f.entry; child_start[n] as usize];
-        for &b in &order[1.min(m)..] {
-            let d = idom[ix(b)] as usize;
-            children[fill[d] as usize] = b;
-            fill[d] += 1;
-        }
+        let children = Rows::group(n, order[1.min(m)..].iter().map(|&b| (idom[ix(b)] as usize, b)));
         let blocks: Vec<BlockId> = f.blocks.iter().map(|(b, _)| b).collect();
-        let mut tree = DomTree { idom, child_start, children, order: vec![[NONE; 2]; n], entry: f.entry, blocks };
+        let mut tree = DomTree { idom, children, order: vec![[NONE; 2]; n], entry: f.entry, blocks };
         if m > 0 {
             tree.number(order[0]);
         }
@@ -220,10 +194,7 @@ impl DomTree {
     }
 
     pub fn children(&self, b: BlockId) -> &[BlockId] {
-        if ix(b) + 1 >= self.child_start.len() {
-            return &[];
-        }
-        &self.children[self.child_start[ix(b)] as usize..self.child_start[ix(b) + 1] as usize]
+        self.children.of(ix(b))
     }
 
     pub fn entry(&self) -> BlockId {

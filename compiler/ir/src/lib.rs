@@ -58,6 +58,7 @@ pub mod interp;
 pub mod parse;
 pub mod print;
 pub mod resume;
+pub mod rows;
 pub mod subst;
 
 pub use builder::Builder;

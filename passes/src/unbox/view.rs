@@ -4,18 +4,17 @@
 //! unboxed (tests replaced by jumps, unreachable blocks removed) this is
 //! exactly the function's graph.
 
+use flowc_ir::rows::Rows;
 use flowc_ir::{BlockId, Function};
 
 use crate::edit::ix;
 
 pub struct View {
-    /// Reachable predecessors (distinct, in layout order) of the block
-    /// with raw index `k`: `preds[pred_start[k]..pred_start[k + 1]]`.
-    pred_start: Vec<u32>,
-    preds: Vec<BlockId>,
-    /// Successors (distinct) of reachable blocks, laid out the same way.
-    succ_start: Vec<u32>,
-    succs: Vec<BlockId>,
+    /// Reachable predecessors (distinct, in layout order), by raw block
+    /// index.
+    preds: Rows<BlockId>,
+    /// Successors (distinct) of reachable blocks, by raw block index.
+    succs: Rows<BlockId>,
     reachable: Vec<bool>,
     /// Reachable blocks in reverse postorder (entry first).
     pub rpo: Vec<BlockId>,
@@ -83,17 +82,17 @@ impl View {
         let has_unreachable = listed.iter().any(|b| !reachable[ix(*b)]);
         let edges: Vec<(BlockId, BlockId)> =
             listed.iter().filter(|b| reachable[ix(**b)]).flat_map(|&b| out(b).map(move |t| (b, t))).collect();
-        let (succ_start, succs) = group(n, edges.iter().copied());
-        let (pred_start, preds) = group(n, edges.iter().map(|&(b, t)| (t, b)));
-        View { pred_start, preds, succ_start, succs, reachable, rpo: post, has_unreachable }
+        let succs = Rows::group(n, edges.iter().map(|&(b, t)| (ix(b), t)));
+        let preds = Rows::group(n, edges.iter().map(|&(b, t)| (ix(t), b)));
+        View { preds, succs, reachable, rpo: post, has_unreachable }
     }
 
     pub fn preds(&self, b: BlockId) -> &[BlockId] {
-        slice(&self.pred_start, &self.preds, b)
+        self.preds.of(ix(b))
     }
 
     pub fn succs(&self, b: BlockId) -> &[BlockId] {
-        slice(&self.succ_start, &self.succs, b)
+        self.succs.of(ix(b))
     }
 
     /// Blocks reachable from `from` along successors (`forward`) or
@@ -122,30 +121,4 @@ impl View {
     pub fn is_reachable(&self, b: BlockId) -> bool {
         self.reachable.get(ix(b)).copied().unwrap_or(false)
     }
-}
-
-/// `pairs` grouped by their first element (a raw block index below `n`),
-/// keeping their order: the start of each group and the second elements.
-fn group(n: usize, pairs: impl Iterator<Item = (BlockId, BlockId)> + Clone) -> (Vec<u32>, Vec<BlockId>) {
-    let mut start = vec![0u32; n + 1];
-    for (a, _) in pairs.clone() {
-        start[ix(a) + 1] += 1;
-    }
-    for k in 0..n {
-        start[k + 1] += start[k];
-    }
-    let mut fill = start.clone();
-    let mut out = vec![BlockId::from_raw(la_arena::RawIdx::from_u32(0)); start[n] as usize];
-    for (a, b) in pairs {
-        out[fill[ix(a)] as usize] = b;
-        fill[ix(a)] += 1;
-    }
-    (start, out)
-}
-
-fn slice<'v>(start: &[u32], items: &'v [BlockId], b: BlockId) -> &'v [BlockId] {
-    if ix(b) + 1 >= start.len() {
-        return &[];
-    }
-    &items[start[ix(b)] as usize..start[ix(b) + 1] as usize]
 }
