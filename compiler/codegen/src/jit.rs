@@ -4,6 +4,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::mem::ManuallyDrop;
 use std::rc::Rc;
 
 use cranelift_jit::{ArenaMemoryProvider, JITBuilder, JITModule};
@@ -40,6 +41,42 @@ fn builder(insts: usize) -> Result<JITBuilder, String> {
     Ok(builder)
 }
 
+/// A JIT module that unmaps its code and data when dropped. cranelift-jit
+/// itself never unmaps finalized code (a stray function pointer would stay
+/// valid); here every pointer into a module's memory is held by a [`Unit`]
+/// together with an `Rc` of the module's owner, so none outlives it. Without
+/// this, every compilation left its mappings behind, and a long run (the
+/// engine fuzzer compiles tens of thousands of programs) reached the
+/// kernel's limit on mappings.
+struct Code(ManuallyDrop<JITModule>);
+
+impl Code {
+    fn new(builder: JITBuilder) -> Code {
+        Code(ManuallyDrop::new(JITModule::new(builder)))
+    }
+}
+
+impl std::ops::Deref for Code {
+    type Target = JITModule;
+    fn deref(&self) -> &JITModule {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Code {
+    fn deref_mut(&mut self) -> &mut JITModule {
+        &mut self.0
+    }
+}
+
+impl Drop for Code {
+    fn drop(&mut self) {
+        // SAFETY: the module is taken once, here, and never used again; no
+        // pointer into its memory outlives the owner (see the type's docs).
+        unsafe { ManuallyDrop::take(&mut self.0).free_memory() }
+    }
+}
+
 /// The instructions and blocks of `functions`, for [`builder`].
 fn size(functions: &[&Function]) -> usize {
     functions.iter().map(|f| f.insts.len() + f.blocks.len()).sum()
@@ -49,9 +86,8 @@ fn size(functions: &[&Function]) -> usize {
 /// one of them: `entry(args, ctx)` loads that function's arguments from an
 /// array and calls it.
 struct Unit {
-    /// Owns the code (a JIT module, or a trace cache that holds one). The
-    /// code itself is never unmapped: cranelift-jit leaks finalized code so
-    /// that stray function pointers stay valid.
+    /// Owns the code (a JIT module, or a trace cache that holds one);
+    /// dropping the last owner unmaps the code ([`Code`]).
     _owner: Rc<dyn std::any::Any>,
     entry: *const u8,
     params: Vec<Symbol>,
@@ -76,9 +112,9 @@ impl Unit {
         options: Options,
     ) -> Result<Unit, String> {
         // Two versions of each function may be compiled (see `Version`).
-        let mut jit = JITModule::new(builder(2 * size(functions))?);
+        let mut jit = Code::new(builder(2 * size(functions))?);
         let mut pool = Vec::new();
-        let defined = define::define(&mut jit, functions, entry, version, Constants::Boxed(&mut pool), options)?;
+        let defined = define::define(&mut *jit, functions, entry, version, Constants::Boxed(&mut pool), options)?;
         jit.finalize_definitions().map_err(|e| e.to_string())?;
         let code = jit.get_finalized_function(defined.entry);
         let immutable: Vec<(Symbol, Symbol)> =
@@ -231,7 +267,7 @@ pub struct TraceCache {
 }
 
 struct CacheInner {
-    jit: JITModule,
+    jit: Code,
     runtime: HashMap<&'static str, cranelift_module::FuncId>,
     funcs: HashMap<Symbol, (cranelift_module::FuncId, usize)>,
     #[allow(clippy::vec_box)]
@@ -249,15 +285,15 @@ impl TraceCache {
     pub fn new(hints: &Module, options: Options) -> Result<TraceCache, String> {
         // The functions, and room for the traces and bridges to come.
         let functions: Vec<&Function> = hints.functions.iter().filter(|g| g.kind == FunctionKind::Function).collect();
-        let mut jit = JITModule::new(builder(size(&functions) + TRACE_ROOM)?);
-        let runtime = define::declare_runtime(&mut jit)?;
-        let (ids, funcs) = define::declare_functions(&mut jit, &functions, "f")?;
+        let mut jit = Code::new(builder(size(&functions) + TRACE_ROOM)?);
+        let runtime = define::declare_runtime(&mut *jit)?;
+        let (ids, funcs) = define::declare_functions(&mut *jit, &functions, "f")?;
         let (mut pool, mut traps, mut sites) = (Vec::new(), Vec::new(), SiteTable::default());
         for (k, f) in functions.iter().enumerate() {
             let mut exits = Vec::new();
             let constants = Constants::Boxed(&mut pool);
             define::define_function(
-                &mut jit, f, ids[k], &runtime, &funcs, constants, &mut traps, &mut exits, &mut sites, options,
+                &mut *jit, f, ids[k], &runtime, &funcs, constants, &mut traps, &mut exits, &mut sites, options,
             )?;
         }
         jit.finalize_definitions().map_err(|e| e.to_string())?;
@@ -274,11 +310,11 @@ impl TraceCache {
         let inner = &mut *guard;
         let n = inner.traces;
         inner.traces += 1;
-        let (ids, _) = define::declare_functions(&mut inner.jit, &[f], &format!("t{n}_"))?;
+        let (ids, _) = define::declare_functions(&mut *inner.jit, &[f], &format!("t{n}_"))?;
         let mut exits = Vec::new();
         let constants = Constants::Boxed(&mut inner.pool);
         define::define_function(
-            &mut inner.jit,
+            &mut *inner.jit,
             f,
             ids[0],
             &inner.runtime,
@@ -289,7 +325,7 @@ impl TraceCache {
             &mut inner.sites,
             inner.options,
         )?;
-        let entry = define::define_entry(&mut inner.jit, f, ids[0], None, &format!("flowc_entry_{n}"))?;
+        let entry = define::define_entry(&mut *inner.jit, f, ids[0], None, &format!("flowc_entry_{n}"))?;
         inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
         let code = inner.jit.get_finalized_function(entry);
         let unit = Unit {
