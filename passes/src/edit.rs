@@ -57,6 +57,15 @@ pub fn unlink_where(f: &mut Function, b: BlockId, mut dead: impl FnMut(InstId) -
     }
 }
 
+/// [`unlink_where`] on every block of the layout.
+pub fn unlink_everywhere(f: &mut Function, mut dead: impl FnMut(InstId) -> bool) {
+    let layout = std::mem::take(&mut f.layout);
+    for &b in &layout {
+        unlink_where(f, b, &mut dead);
+    }
+    f.layout = layout;
+}
+
 /// Batched value substitution lives in flowc-ir, which the front end
 /// shares (its SSA construction forwards removed phis the same way).
 pub use flowc_ir::subst::Substitution;

@@ -111,7 +111,7 @@ const REFINE_DEPTH: usize = 6;
 
 impl Refiner {
     /// The refiner of `f`, whose parameters have the infos `params`, from
-    /// the defining blocks and tested values of [`Sweep`].
+    /// the defining blocks found by [`Sweep`].
     fn new(f: &Function, params: &[Info], def_block: Vec<Option<BlockId>>) -> Refiner {
         let cfg = Cfg::new(f);
         let dom = DomTree::new(f, &cfg);
@@ -129,9 +129,11 @@ impl Refiner {
                 Terminator::Branch { cond: Operand::Value(c), then_block, else_block } if then_block != else_block => {
                     let mut gate = [ix(*c) as u32, NO_VALUE, NO_VALUE];
                     if let ValueDef::Inst(ci) = f.values[*c].def {
+                        // A comparison `x OP y` also refines its operands.
                         if let InstKind::Op { op: Operator::Known(_), args, .. } = &f.insts[ci].kind {
-                            for (slot, arg) in gate[1..].iter_mut().zip(args.iter().filter(|_| args.len() == 2)) {
-                                *slot = arg.as_value().map_or(NO_VALUE, |x| ix(x) as u32);
+                            if let [x, y] = args.as_slice() {
+                                let raw = |o: &Operand| o.as_value().map_or(NO_VALUE, |v| ix(v) as u32);
+                                gate[1..].copy_from_slice(&[raw(x), raw(y)]);
                             }
                         }
                     }

@@ -153,11 +153,7 @@ fn rewrite(f: &mut Function, p: &Propagation) -> Vec<InstId> {
     for i in dead {
         is_dead[ix(i)] = true;
     }
-    let layout = std::mem::take(&mut f.layout);
-    for &b in &layout {
-        edit::unlink_where(f, b, |i| is_dead[ix(i)]);
-    }
-    f.layout = layout;
+    edit::unlink_everywhere(f, |i| is_dead[ix(i)]);
     subst.apply(f);
     let mut linked = vec![false; f.insts.len()];
     for (_, i) in f.all_insts() {

@@ -143,10 +143,5 @@ fn live_insts(
 
 /// Unlinks every instruction not in `live`.
 fn sweep(f: &mut Function, live: &BitVec) {
-    let dead = |i: flowc_ir::InstId| !live.get(ix(i)).is_some_and(|b| *b);
-    for b in f.layout.clone() {
-        if f.block_insts(b).any(dead) {
-            edit::unlink_where(f, b, &dead);
-        }
-    }
+    edit::unlink_everywhere(f, |i| !live.get(ix(i)).is_some_and(|b| *b));
 }

@@ -35,9 +35,7 @@ pub(super) fn merge_straight_lines(f: &mut Function, subst: &mut Substitution) {
         if absorbed[ix(a)] {
             continue;
         }
-        if absorbable(f, a).is_some_and(|b| merged_into[ix(b)].is_none() && b != a && single_input_phis(f, b)) {
-            heads.push(a);
-        }
+        let mut absorbs = false;
         while let Some(b) = absorbable(f, a) {
             if merged_into[ix(b)].is_some() || b == a || !single_input_phis(f, b) {
                 break;
@@ -55,6 +53,10 @@ pub(super) fn merge_straight_lines(f: &mut Function, subst: &mut Substitution) {
             f.blocks[a].term = term;
             f.sites.move_term(b, a);
             merged_into[ix(b)] = Some(a);
+            absorbs = true;
+        }
+        if absorbs {
+            heads.push(a);
         }
     }
     if heads.is_empty() {

@@ -2,6 +2,7 @@
 //! (normal forms 3 and 4; the module docs of `normalize` explain how the
 //! two interact).
 
+use flowc_ir::rows::Rows;
 use flowc_ir::{BlockId, Function, Terminator};
 
 use super::{alloc_jump_block, pred_counts, rekey_phis, relayout};
@@ -72,27 +73,18 @@ pub(super) fn thread_jumps(f: &mut Function) {
     // several — need re-keying. The common case, a one-block chain kept as
     // its own predecessor's splitter, keeps its key: the target's phis are
     // not even read.
-    via.sort_by_key(|&(last, _)| ix(last));
-    let mut rekey = Vec::new();
-    for group in via.chunk_by(|a, b| a.0 == b.0) {
-        let last = group[0].0;
-        if group.len() != 1 || group[0].1 != last {
-            if let Some((u, _)) = dest[ix(last)] {
-                rekey.push(u);
-            }
-        }
-    }
+    let keys = Rows::group(nb, via.iter().map(|&(last, key)| (ix(last), key)));
+    let mut rekey: Vec<BlockId> = via
+        .iter()
+        .filter(|&&(last, _)| keys.of(ix(last)) != [last])
+        .filter_map(|&(last, _)| dest[ix(last)].map(|(u, _)| u))
+        .collect();
     rekey.sort_unstable_by_key(|&u| ix(u));
     rekey.dedup();
-    let via_of = |last: BlockId| {
-        let from = via.partition_point(|&(l, _)| ix(l) < ix(last));
-        let to = via.partition_point(|&(l, _)| ix(l) <= ix(last));
-        via[from..to].iter().map(|&(_, key)| key)
-    };
     for u in rekey {
         rekey_phis(f, u, |p, out| {
             if jump_only[ix(p)] {
-                out.extend(via_of(p));
+                out.extend_from_slice(keys.of(ix(p)));
             } else {
                 out.push(p);
             }
