@@ -180,8 +180,8 @@ struct Lowerer<'a, 'b> {
     /// Blocks some back edge (in reverse postorder) enters: loop headers,
     /// where fuel is counted.
     headers: Vec<bool>,
-    /// The headers of innermost loops ([`loop_headers`]).
-    innermost: Vec<bool>,
+    /// The header of each block's innermost loop ([`loop_headers`]).
+    innermost: Vec<Option<BlockId>>,
 }
 
 /// Lowers IR function `f` into `ctx.func`.
@@ -192,10 +192,10 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     // Reverse postorder: a block's dominators, which define what its
     // instructions and its edges' phi inputs use, come first.
     let cfg = flowc_ir::cfg::Cfg::new(f);
-    let order = cfg.rpo.clone();
+    let order = &cfg.rpo;
     let make_blocks = |b: &mut FunctionBuilder| -> HashMap<BlockId, cranelift_codegen::ir::Block> {
         let mut blocks = HashMap::new();
-        for &blk in &order {
+        for &blk in order {
             let cb = b.create_block();
             for _ in &f.blocks[blk].phis {
                 b.append_block_param(cb, types::I64);
@@ -283,13 +283,13 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         // The optimistic copy first, then the generic one it leaves to.
         let generic = (std::mem::replace(&mut l.small, small), std::mem::replace(&mut l.blocks, blocks));
         l.optimistic = true;
-        for &blk in &order {
+        for &blk in order {
             l.block(blk);
         }
         l.optimistic = false;
         (l.small, l.blocks) = generic;
     }
-    for &blk in &order {
+    for &blk in order {
         l.block(blk);
     }
     l.b.seal_all_blocks();
@@ -298,11 +298,12 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
 }
 
 /// Per block (raw index) of `f`: whether it is a loop header (a back
-/// edge of reverse postorder `cfg.rpo` enters it), and whether it heads an
-/// innermost loop: no other header is among the blocks that reach one of
-/// its latches without passing through it (its natural loop, for a
-/// reducible graph).
-fn loop_headers(f: &Function, cfg: &flowc_ir::cfg::Cfg) -> (Vec<bool>, Vec<bool>) {
+/// edge of reverse postorder `cfg.rpo` enters it), and the header of the
+/// innermost loop it belongs to. A loop is innermost when no other header
+/// is among the reachable blocks that reach one of its latches without
+/// passing through its header (its natural loop, for a reducible graph);
+/// only innermost loops are recorded, header included.
+fn loop_headers(f: &Function, cfg: &flowc_ir::cfg::Cfg) -> (Vec<bool>, Vec<Option<BlockId>>) {
     let n = f.blocks.len();
     let raw = |b: BlockId| b.into_raw().into_u32() as usize;
     let position = |b: BlockId| cfg.rpo_index(b).unwrap_or(u32::MAX);
@@ -320,15 +321,17 @@ fn loop_headers(f: &Function, cfg: &flowc_ir::cfg::Cfg) -> (Vec<bool>, Vec<bool>
     for &(h, _) in &latches {
         headers[raw(h)] = true;
     }
-    let mut innermost = vec![false; n];
+    let mut innermost = vec![None; n];
     // Blocks visited for the header being examined carry its stamp.
     let mut stamp = vec![usize::MAX; n];
-    let mut work = Vec::new();
+    let (mut work, mut body) = (Vec::new(), Vec::new());
     for (k, group) in latches.chunk_by(|a, b| a.0 == b.0).enumerate() {
         let h = group[0].0;
         stamp[raw(h)] = k;
         work.clear();
         work.extend(group.iter().map(|&(_, l)| l));
+        body.clear();
+        body.push(h);
         let mut nested = false;
         while let Some(b) = work.pop() {
             if stamp[raw(b)] == k {
@@ -339,9 +342,14 @@ fn loop_headers(f: &Function, cfg: &flowc_ir::cfg::Cfg) -> (Vec<bool>, Vec<bool>
                 nested = true;
                 break;
             }
-            work.extend(cfg.preds(b).iter().copied().filter(|&p| stamp[raw(p)] != k));
+            body.push(b);
+            work.extend(cfg.preds(b).iter().copied().filter(|&p| stamp[raw(p)] != k && cfg.is_reachable(p)));
         }
-        innermost[raw(h)] = !nested;
+        if !nested {
+            for &b in &body {
+                innermost[raw(b)] = Some(h);
+            }
+        }
     }
     (headers, innermost)
 }
@@ -1011,17 +1019,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     /// Ends `blk` with a branch on `truthy` to its successors `then_block`
     /// and `else_block`. Cranelift places a branch's second target right
-    /// after it, so at the header of an innermost loop the test is
-    /// inverted and `then_block` — the loop body, for a test of whether
-    /// the loop goes on — comes second: the hottest loops run straight
-    /// into their body instead of jumping over their exit every iteration.
-    /// (Cranelift folds the inversion of a comparison into the
-    /// comparison.)
+    /// after it, so at the header of an innermost loop whose body starts
+    /// at `then_block` (and not at `else_block`) the test is inverted and
+    /// the body comes second: the hottest loops run straight into their
+    /// body instead of jumping over their exit every iteration. (Cranelift
+    /// folds the inversion of a comparison into the comparison.)
     fn branch(&mut self, blk: BlockId, truthy: ClValue, then_block: BlockId, else_block: BlockId) {
         let targs = self.edge_args(blk, then_block);
         let eargs = self.edge_args(blk, else_block);
         let (then_cb, else_cb) = (self.blocks[&then_block], self.blocks[&else_block]);
-        if self.innermost.get(blk.into_raw().into_u32() as usize).copied().unwrap_or(false) {
+        let in_loop = |b: BlockId| self.innermost[b.into_raw().into_u32() as usize] == Some(blk);
+        if in_loop(blk) && in_loop(then_block) && !in_loop(else_block) {
             let falsy = self.b.ins().icmp_imm_s(IntCC::Equal, truthy, 0);
             self.b.ins().brif(falsy, else_cb, &eargs, then_cb, &targs);
         } else {
@@ -1220,24 +1228,26 @@ fn int_cc(op: Op) -> IntCC {
 mod tests {
     use super::*;
 
-    /// The loop headers and innermost headers of the first function of
-    /// `text`, as sorted block names.
-    fn headers_of(text: &str) -> (Vec<String>, Vec<String>) {
+    /// The loop headers, innermost headers and the blocks of innermost
+    /// loops (as `block:header`) of the first function of `text`, as
+    /// sorted names.
+    fn headers_of(text: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
         let m = flowc_ir::parse::module("test", text).unwrap();
         let f = &m.functions[0];
         let cfg = flowc_ir::cfg::Cfg::new(f);
         let (headers, innermost) = loop_headers(f, &cfg);
-        let names = |set: &[bool]| {
-            let mut names: Vec<String> = cfg
-                .rpo
-                .iter()
-                .filter(|b| set[b.into_raw().into_u32() as usize])
-                .map(|&b| flowc_ir::print::block_ref(b))
-                .collect();
+        let raw = |b: &BlockId| b.into_raw().into_u32() as usize;
+        let names = |keep: &dyn Fn(&BlockId) -> Option<String>| {
+            let mut names: Vec<String> = cfg.rpo.iter().filter_map(keep).collect();
             names.sort();
             names
         };
-        (names(&headers), names(&innermost))
+        let name = flowc_ir::print::block_ref;
+        (
+            names(&|b| headers[raw(b)].then(|| name(*b))),
+            names(&|b| (innermost[raw(b)] == Some(*b)).then(|| name(*b))),
+            names(&|b| innermost[raw(b)].map(|h| format!("{}:{}", name(*b), name(h)))),
+        )
     }
 
     #[test]
@@ -1249,9 +1259,10 @@ mod tests {
                     b2 body:\n    v2:i = add v1, 1\n    jump b1\nb3 between:\n    jump b4\nb4 second:\n    \
                     v4:j = phi [b3: 0, b5: v5]\n    v6:d = lt v4, v0\n    branch v6, b5, b6\n\
                     b5 body2:\n    v5:j = add v4, 1\n    jump b4\nb6 end:\n    print v4\n}\n";
-        let (headers, innermost) = headers_of(text);
+        let (headers, innermost, blocks) = headers_of(text);
         assert_eq!(headers, ["b1", "b4"]);
         assert_eq!(innermost, ["b1", "b4"]);
+        assert_eq!(blocks, ["b1:b1", "b2:b1", "b4:b4", "b5:b4"]);
     }
 
     #[test]
@@ -1266,8 +1277,9 @@ mod tests {
                     b4 step:\n    v13:t = mod v8, v6\n    jump b3\nb5 found:\n    v11:i = add v1, 1\n    jump b1\n\
                     b6 done:\n    jump b7\nb7 again:\n    v20:k = phi [b6: 0, b8: v21]\n    v22:c = lt v20, v0\n    \
                     branch v22, b8, b9\nb8 step2:\n    v21:k = add v20, 1\n    jump b7\nb9 end:\n    print v20\n}\n";
-        let (headers, innermost) = headers_of(text);
+        let (headers, innermost, blocks) = headers_of(text);
         assert_eq!(headers, ["b1", "b3", "b7"]);
         assert_eq!(innermost, ["b3", "b7"]);
+        assert_eq!(blocks, ["b3:b3", "b4:b3", "b7:b7", "b8:b7"]);
     }
 }
