@@ -29,18 +29,18 @@ pub fn load(file: &str) -> Result<Program, Failure> {
     syntax::parse(name, &src).map_err(Failure::input)
 }
 
+/// A start environment: variables and their values, in the order given
+/// (not `flowc_lang::Env`, the interpreter's map).
+pub type StartEnv = Vec<(Symbol, Value)>;
+
 /// Parses an `--env`/`--static` list like `[x/10,y/20]`.
-pub fn env(text: &str) -> Result<Vec<(Symbol, Value)>, Failure> {
+pub fn env(text: &str) -> Result<StartEnv, Failure> {
     parse_env(text).map_err(Failure::usage)
 }
 
 /// The start label and environment: `--entry` or the first `entry` fact (or
 /// the first block); `--env` or the environment of the chosen label's `entry` fact.
-pub fn start(
-    program: &Program,
-    entry: Option<&str>,
-    env_text: Option<&str>,
-) -> Result<(Symbol, Vec<(Symbol, Value)>), Failure> {
+pub fn start(program: &Program, entry: Option<&str>, env_text: Option<&str>) -> Result<(Symbol, StartEnv), Failure> {
     let label = match entry {
         Some(l) => Symbol::intern(l),
         None => program.default_entry().ok_or_else(|| Failure::input("the program has no blocks to run"))?,
@@ -71,9 +71,6 @@ impl Source {
     }
 }
 
-/// A start environment: variables and their values.
-pub type Env = Vec<(Symbol, Value)>;
-
 /// [`Source`] and `--env`: a program ready to run.
 #[derive(clap::Args)]
 pub struct Start {
@@ -86,7 +83,7 @@ pub struct Start {
 
 impl Start {
     /// The parsed program, its start label and start environment.
-    pub fn load(&self) -> Result<(Program, Symbol, Env), Failure> {
+    pub fn load(&self) -> Result<(Program, Symbol, StartEnv), Failure> {
         let program = load(&self.source.file)?;
         let (label, env) = start(&program, self.source.entry.as_deref(), self.env.as_deref())?;
         Ok((program, label, env))

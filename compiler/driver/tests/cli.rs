@@ -527,3 +527,13 @@ fn code_dir_receives_each_compiled_function() {
     assert!(files.iter().any(|(name, _)| name.starts_with("power-") && name.ends_with(".bin")), "{files:?}");
     assert!(files.iter().all(|(_, len)| *len > 0), "{files:?}");
 }
+
+#[test]
+fn build_describes_env_as_the_executables_default() {
+    // `build` shares `--env` with `run`, but for it the environment is
+    // what the executable runs with when given none.
+    let build = stdout(&flowc(&["build", "--help"], None));
+    assert!(build.contains("The environment the executable runs with when given none"), "{build}");
+    let run = stdout(&flowc(&["run", "--help"], None));
+    assert!(run.contains("The start environment"), "{run}");
+}

@@ -13,8 +13,8 @@ use flowc_lang::interp::Config;
 use crate::{input, Failure};
 
 #[derive(clap::Args)]
+#[command(mut_arg("env", |a| a.help("The environment the executable runs with when given none, e.g. '[n/100]' (default: the entry fact's)")))]
 pub struct Args {
-    // `--env` is the environment the executable runs with when given none.
     #[command(flatten)]
     start: input::Start,
     /// The executable to write.
