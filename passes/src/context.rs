@@ -7,8 +7,8 @@ use flowc_lang::Symbol;
 
 use crate::defuse::DefUse;
 use crate::escape::Escape;
-use crate::loops::LoopForest;
 use crate::propagate::Propagation;
+use flowc_ir::loops::LoopForest;
 
 /// Tunable limits.
 #[derive(Clone, Debug)]

@@ -177,11 +177,12 @@ struct Lowerer<'a, 'b> {
     /// condition behind the result word, which guards and branches on the
     /// result test directly instead of testing the word.
     conds: HashMap<ValueId, ClValue>,
-    /// Blocks some back edge (in reverse postorder) enters: loop headers,
-    /// where fuel is counted.
+    /// Blocks a retreating edge enters (every cycle passes one): where fuel
+    /// is counted.
     headers: Vec<bool>,
-    /// The header of each block's innermost loop ([`loop_headers`]).
-    innermost: Vec<Option<BlockId>>,
+    /// The natural loops, for placing innermost loop bodies after their
+    /// header.
+    loops: flowc_ir::loops::LoopForest,
 }
 
 /// Lowers IR function `f` into `ctx.func`.
@@ -254,7 +255,8 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         }
     }
     let uses = count_uses(f);
-    let (headers, innermost) = loop_headers(f, &cfg);
+    let headers = cfg.retreating_targets();
+    let loops = flowc_ir::loops::LoopForest::with(f, &cfg, &flowc_ir::cfg::DomTree::new(f, &cfg));
     let mut l = Lowerer {
         b,
         env,
@@ -274,7 +276,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         small,
         conds: HashMap::new(),
         headers,
-        innermost,
+        loops,
     };
     l.b.switch_to_block(stop);
     let zero = l.b.ins().iconst(types::I64, STOP as i64);
@@ -295,63 +297,6 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     l.b.seal_all_blocks();
     let config = l.env.module.target_config();
     l.b.finalize(config);
-}
-
-/// Per block (raw index) of `f`: whether it is a loop header (a back
-/// edge of reverse postorder `cfg.rpo` enters it), and the header of the
-/// innermost loop it belongs to. A loop is innermost when no other header
-/// is among the reachable blocks that reach one of its latches without
-/// passing through its header (its natural loop, for a reducible graph);
-/// only innermost loops are recorded, header included.
-fn loop_headers(f: &Function, cfg: &flowc_ir::cfg::Cfg) -> (Vec<bool>, Vec<Option<BlockId>>) {
-    let n = f.blocks.len();
-    let raw = |b: BlockId| b.into_raw().into_u32() as usize;
-    let position = |b: BlockId| cfg.rpo_index(b).unwrap_or(u32::MAX);
-    // Back edges (header, latch), grouped by header.
-    let mut latches: Vec<(BlockId, BlockId)> = Vec::new();
-    for &b in &cfg.rpo {
-        for &s in cfg.succs(b) {
-            if position(s) <= position(b) {
-                latches.push((s, b));
-            }
-        }
-    }
-    latches.sort_by_key(|&(h, _)| position(h));
-    let mut headers = vec![false; n];
-    for &(h, _) in &latches {
-        headers[raw(h)] = true;
-    }
-    let mut innermost = vec![None; n];
-    // Blocks visited for the header being examined carry its stamp.
-    let mut stamp = vec![usize::MAX; n];
-    let (mut work, mut body) = (Vec::new(), Vec::new());
-    for (k, group) in latches.chunk_by(|a, b| a.0 == b.0).enumerate() {
-        let h = group[0].0;
-        stamp[raw(h)] = k;
-        work.clear();
-        work.extend(group.iter().map(|&(_, l)| l));
-        body.clear();
-        body.push(h);
-        let mut nested = false;
-        while let Some(b) = work.pop() {
-            if stamp[raw(b)] == k {
-                continue;
-            }
-            stamp[raw(b)] = k;
-            if headers[raw(b)] {
-                nested = true;
-                break;
-            }
-            body.push(b);
-            work.extend(cfg.preds(b).iter().copied().filter(|&p| stamp[raw(p)] != k && cfg.is_reachable(p)));
-        }
-        if !nested {
-            for &b in &body {
-                innermost[raw(b)] = Some(h);
-            }
-        }
-    }
-    (headers, innermost)
 }
 
 /// Functions up to this many instructions get an optimistic copy (its
@@ -1028,7 +973,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let targs = self.edge_args(blk, then_block);
         let eargs = self.edge_args(blk, else_block);
         let (then_cb, else_cb) = (self.blocks[&then_block], self.blocks[&else_block]);
-        let in_loop = |b: BlockId| self.innermost[b.into_raw().into_u32() as usize] == Some(blk);
+        let in_loop = |b: BlockId| self.loops.innermost_header(b) == Some(blk);
         if in_loop(blk) && in_loop(then_block) && !in_loop(else_block) {
             let falsy = self.b.ins().icmp_imm_s(IntCC::Equal, truthy, 0);
             self.b.ins().brif(falsy, else_cb, &eargs, then_cb, &targs);
@@ -1221,65 +1166,5 @@ fn int_cc(op: Op) -> IntCC {
         Op::Ge => IntCC::SignedGreaterThanOrEqual,
         Op::Eq => IntCC::Equal,
         _ => IntCC::NotEqual,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The loop headers, innermost headers and the blocks of innermost
-    /// loops (as `block:header`) of the first function of `text`, as
-    /// sorted names.
-    fn headers_of(text: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
-        let m = flowc_ir::parse::module("test", text).unwrap();
-        let f = &m.functions[0];
-        let cfg = flowc_ir::cfg::Cfg::new(f);
-        let (headers, innermost) = loop_headers(f, &cfg);
-        let raw = |b: &BlockId| b.into_raw().into_u32() as usize;
-        let names = |keep: &dyn Fn(&BlockId) -> Option<String>| {
-            let mut names: Vec<String> = cfg.rpo.iter().filter_map(keep).collect();
-            names.sort();
-            names
-        };
-        let name = flowc_ir::print::block_ref;
-        (
-            names(&|b| headers[raw(b)].then(|| name(*b))),
-            names(&|b| (innermost[raw(b)] == Some(*b)).then(|| name(*b))),
-            names(&|b| innermost[raw(b)].map(|h| format!("{}:{}", name(*b), name(h)))),
-        )
-    }
-
-    #[test]
-    fn a_single_loop_followed_by_another_is_innermost() {
-        // b1's exit leads to the loop at b4, which reverse postorder places
-        // between b1 and b1's latch b2.
-        let text = "main start(v0:n) {\nb0 start:\n    jump b1\nb1 first:\n    \
-                    v1:i = phi [b0: 0, b2: v2]\n    v3:c = lt v1, v0\n    branch v3, b2, b3\n\
-                    b2 body:\n    v2:i = add v1, 1\n    jump b1\nb3 between:\n    jump b4\nb4 second:\n    \
-                    v4:j = phi [b3: 0, b5: v5]\n    v6:d = lt v4, v0\n    branch v6, b5, b6\n\
-                    b5 body2:\n    v5:j = add v4, 1\n    jump b4\nb6 end:\n    print v4\n}\n";
-        let (headers, innermost, blocks) = headers_of(text);
-        assert_eq!(headers, ["b1", "b4"]);
-        assert_eq!(innermost, ["b1", "b4"]);
-        assert_eq!(blocks, ["b1:b1", "b2:b1", "b4:b4", "b5:b4"]);
-    }
-
-    #[test]
-    fn the_inner_of_two_nested_loops_is_innermost_and_a_sibling_loop_too() {
-        // Euclid's nested loops (b1 outer, b3 inner), then a second loop
-        // (b7) after the first: b3 and b7 contain no other header. (In
-        // reverse postorder b7 sits between b1 and its latch b5.)
-        let text = "main start(v0:n) {\nb0 start:\n    jump b1\nb1 outer:\n    \
-                    v1:i = phi [b0: 1, b5: v11]\n    v3:more = le v1, v0\n    branch v3, b2, b6\n\
-                    b2 pair:\n    v5:a = mul v1, 7\n    jump b3\nb3 inner:\n    \
-                    v6:b = phi [b2: 360, b4: v13]\n    v8:a = phi [b2: v5, b4: v6]\n    branch v6, b4, b5\n\
-                    b4 step:\n    v13:t = mod v8, v6\n    jump b3\nb5 found:\n    v11:i = add v1, 1\n    jump b1\n\
-                    b6 done:\n    jump b7\nb7 again:\n    v20:k = phi [b6: 0, b8: v21]\n    v22:c = lt v20, v0\n    \
-                    branch v22, b8, b9\nb8 step2:\n    v21:k = add v20, 1\n    jump b7\nb9 end:\n    print v20\n}\n";
-        let (headers, innermost, blocks) = headers_of(text);
-        assert_eq!(headers, ["b1", "b3", "b7"]);
-        assert_eq!(innermost, ["b3", "b7"]);
-        assert_eq!(blocks, ["b3:b3", "b4:b3", "b7:b7", "b8:b7"]);
     }
 }

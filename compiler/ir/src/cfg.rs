@@ -109,6 +109,23 @@ impl Cfg {
     pub fn rpo_index(&self, b: BlockId) -> Option<u32> {
         self.rpo_index.get(ix(b)).copied().filter(|&i| i != NONE)
     }
+
+    /// Per block (raw index): whether a retreating edge of the reverse
+    /// postorder enters it (an edge to a block not after its source). Every
+    /// cycle of reachable blocks, reducible or not, passes through one, so
+    /// these are where code counts loop iterations (fuel); natural-loop
+    /// headers ([`crate::loops`]) are among them.
+    pub fn retreating_targets(&self) -> Vec<bool> {
+        let mut targets = vec![false; self.succ.len()];
+        for (i, &b) in self.rpo.iter().enumerate() {
+            for &s in self.succs(b) {
+                if self.rpo_index(s).is_some_and(|k| k as usize <= i) {
+                    targets[ix(s)] = true;
+                }
+            }
+        }
+        targets
+    }
 }
 
 /// The dominator tree of the reachable blocks, with preorder/postorder

@@ -55,6 +55,7 @@ pub mod fgl;
 pub mod function;
 pub mod inst;
 pub mod interp;
+pub mod loops;
 pub mod parse;
 pub mod print;
 pub mod resume;

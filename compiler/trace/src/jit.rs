@@ -279,7 +279,7 @@ pub fn hot_labels(program: &Program, entry: Symbol) -> Vec<Symbol> {
     let Some(main) = module.functions.iter().find(|f| f.kind == flowc_ir::FunctionKind::Main) else {
         return Vec::new();
     };
-    let loops = flowc_passes::loops::LoopForest::new(main);
+    let loops = flowc_ir::loops::LoopForest::new(main);
     let mut labels: Vec<Symbol> = loops.headers().filter_map(|b| main.blocks[b].name).collect();
     labels.dedup();
     labels

@@ -12,10 +12,10 @@
 //! `--env` and `--static` is a usage error); the residual program gets the
 //! rest.
 
+use flowc_ir::loops::LoopForest;
 use flowc_ir::{Function, FunctionKind, Module};
 use flowc_lang::interp::{self, Config, RuntimeError};
 use flowc_lang::{pe, Symbol, Value};
-use flowc_passes::loops::LoopForest;
 
 use crate::{input, Failure};
 

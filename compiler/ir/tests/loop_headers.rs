@@ -1,0 +1,64 @@
+//! The loop views code generation reads: targets of retreating edges
+//! (where fuel is counted: every cycle passes one) and innermost natural
+//! loops (whose bodies are placed right after their header).
+
+use flowc_ir::cfg::Cfg;
+use flowc_ir::loops::LoopForest;
+use flowc_ir::BlockId;
+
+/// The targets of retreating edges, the headers of innermost loops and
+/// the blocks of innermost loops (as `block:header`) of the first function
+/// of `text`, as sorted names.
+fn headers_of(text: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let m = flowc_ir::parse::module("test", text).unwrap();
+    let f = &m.functions[0];
+    let cfg = Cfg::new(f);
+    let headers = cfg.retreating_targets();
+    let forest = LoopForest::new(f);
+    let innermost = |b: &BlockId| forest.innermost_header(*b);
+    let raw = |b: &BlockId| b.into_raw().into_u32() as usize;
+    let names = |keep: &dyn Fn(&BlockId) -> Option<String>| {
+        let mut names: Vec<String> = cfg.rpo.iter().filter_map(keep).collect();
+        names.sort();
+        names
+    };
+    let name = flowc_ir::print::block_ref;
+    (
+        names(&|b| headers[raw(b)].then(|| name(*b))),
+        names(&|b| (innermost(b) == Some(*b)).then(|| name(*b))),
+        names(&|b| innermost(b).map(|h| format!("{}:{}", name(*b), name(h)))),
+    )
+}
+
+#[test]
+fn a_single_loop_followed_by_another_is_innermost() {
+    // b1's exit leads to the loop at b4, which reverse postorder places
+    // between b1 and b1's latch b2.
+    let text = "main start(v0:n) {\nb0 start:\n    jump b1\nb1 first:\n    \
+                v1:i = phi [b0: 0, b2: v2]\n    v3:c = lt v1, v0\n    branch v3, b2, b3\n\
+                b2 body:\n    v2:i = add v1, 1\n    jump b1\nb3 between:\n    jump b4\nb4 second:\n    \
+                v4:j = phi [b3: 0, b5: v5]\n    v6:d = lt v4, v0\n    branch v6, b5, b6\n\
+                b5 body2:\n    v5:j = add v4, 1\n    jump b4\nb6 end:\n    print v4\n}\n";
+    let (headers, innermost, blocks) = headers_of(text);
+    assert_eq!(headers, ["b1", "b4"]);
+    assert_eq!(innermost, ["b1", "b4"]);
+    assert_eq!(blocks, ["b1:b1", "b2:b1", "b4:b4", "b5:b4"]);
+}
+
+#[test]
+fn the_inner_of_two_nested_loops_is_innermost_and_a_sibling_loop_too() {
+    // Euclid's nested loops (b1 outer, b3 inner), then a second loop
+    // (b7) after the first: b3 and b7 contain no other header. (In
+    // reverse postorder b7 sits between b1 and its latch b5.)
+    let text = "main start(v0:n) {\nb0 start:\n    jump b1\nb1 outer:\n    \
+                v1:i = phi [b0: 1, b5: v11]\n    v3:more = le v1, v0\n    branch v3, b2, b6\n\
+                b2 pair:\n    v5:a = mul v1, 7\n    jump b3\nb3 inner:\n    \
+                v6:b = phi [b2: 360, b4: v13]\n    v8:a = phi [b2: v5, b4: v6]\n    branch v6, b4, b5\n\
+                b4 step:\n    v13:t = mod v8, v6\n    jump b3\nb5 found:\n    v11:i = add v1, 1\n    jump b1\n\
+                b6 done:\n    jump b7\nb7 again:\n    v20:k = phi [b6: 0, b8: v21]\n    v22:c = lt v20, v0\n    \
+                branch v22, b8, b9\nb8 step2:\n    v21:k = add v20, 1\n    jump b7\nb9 end:\n    print v20\n}\n";
+    let (headers, innermost, blocks) = headers_of(text);
+    assert_eq!(headers, ["b1", "b3", "b7"]);
+    assert_eq!(innermost, ["b3", "b7"]);
+    assert_eq!(blocks, ["b3:b3", "b4:b3", "b7:b7", "b8:b7"]);
+}
