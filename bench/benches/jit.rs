@@ -62,7 +62,7 @@ fn row(name: &str, secs: Option<f64>, jit: f64, note: &str) {
 /// The JIT's work on one program, run with its entry fact.
 fn latency(file: &str) -> Stats {
     let w = load(file, None, None);
-    let mut jit = Jit::new(&w.program, Options::default());
+    let mut jit = Jit::new(&w.program, &w.lower(), Options::default());
     jit.run(w.entry, &w.env, &Config::default()).expect("runs");
     jit.stats().clone()
 }
@@ -77,7 +77,7 @@ fn main() {
         let config = Config::default();
 
         let run_jit = || {
-            let mut jit = Jit::new(&w.program, Options::default());
+            let mut jit = Jit::new(&w.program, &w.lower(), Options::default());
             let out = jit.run(w.entry, &w.env, &config).expect("runs");
             (out.value, jit.stats().clone())
         };

@@ -21,7 +21,7 @@ fn main() {
         let w = flowc_bench::load("../../examples/bytecode_traced.pl", Some("bytecode_loop"), Some(&env));
         let t = std::time::Instant::now();
         for _ in 0..reps {
-            let mut jit = Jit::new(&w.program, Options::default());
+            let mut jit = Jit::new(&w.program, &w.lower(), Options::default());
             std::hint::black_box(jit.run(w.entry, &w.env, &Config::default()).expect("runs"));
         }
         println!("{:.1} µs per run", t.elapsed().as_secs_f64() * 1e6 / reps as f64);

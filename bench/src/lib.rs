@@ -54,6 +54,14 @@ pub struct Loaded {
     pub env: Vec<(Symbol, Value)>,
 }
 
+impl Loaded {
+    /// The program lowered from its entry, as the driver hands it to the
+    /// JIT.
+    pub fn lower(&self) -> flowc_ir::Module {
+        flowc_frontend::lower(&self.program, self.entry).expect("the entry label exists")
+    }
+}
+
 impl Workload {
     pub fn path(&self) -> PathBuf {
         programs_dir().join(self.file)

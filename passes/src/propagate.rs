@@ -566,7 +566,11 @@ impl<'m> Analysis<'m> {
                 }
                 (*then_block, *else_block, o.is_class(*class))
             }
-            Terminator::Print(_) | Terminator::Return(_) | Terminator::Trap(_) | Terminator::Exit { .. } => return,
+            Terminator::Print(_)
+            | Terminator::Return(_)
+            | Terminator::Trap(_)
+            | Terminator::Exit { .. }
+            | Terminator::JumpTrace { .. } => return,
         };
         let succs = match known {
             Some(true) => [Some(then_block), None],

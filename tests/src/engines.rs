@@ -172,7 +172,8 @@ pub fn traced_ssa_on(
             optimize(p, &mut f);
             check_trace(&f, "optimization");
             let run = if native { flowc_trace::ssa::execute_native } else { flowc_trace::ssa::execute };
-            match run(p, &f, env, &mut heap, &config()) {
+            let hints = flowc_trace::ssa::hints(&lower(p, label));
+            match run(p, &hints, &f, env, &mut heap, &config()) {
                 Ok(v) => Outcome::Output(format!("{}\n", v.to_print_string())),
                 Err(e) => Outcome::Error(e.kind.term()),
             }
@@ -214,10 +215,27 @@ fn compile(versions: &Versions) -> flowc_codegen::Native {
     .unwrap_or_else(|e| panic!("code generation failed: {e}"))
 }
 
+/// Runs the program under the tracing JIT with `options` (lowering it
+/// once from `label`, as the driver does); returns the outcome and what
+/// the JIT did. Call on a thread with a big stack
+/// ([`flowc_codegen::with_stack`]).
+pub fn jit_run(
+    p: &Program,
+    label: Symbol,
+    env: &[(Symbol, Value)],
+    config: &Config,
+    options: flowc_trace::jit::Options,
+) -> (Result<interp::Outcome, interp::RuntimeError>, flowc_trace::jit::Stats) {
+    match flowc_frontend::lower(p, label) {
+        Ok(module) => flowc_trace::jit::run(p, &module, label, env, config, options),
+        Err(kind) => (Err(interp::RuntimeError { kind, at: None }), Default::default()),
+    }
+}
+
 /// Runs the program under the tracing JIT with `options`. Call on a thread
 /// with a big stack ([`flowc_codegen::with_stack`]).
 pub fn jit(p: &Program, label: Symbol, env: &[(Symbol, Value)], options: flowc_trace::jit::Options) -> Outcome {
-    match flowc_trace::jit::run(p, label, env, &config(), options).0 {
+    match jit_run(p, label, env, &config(), options).0 {
         Ok(o) => Outcome::Output(o.output()),
         Err(e) => Outcome::Error(e.kind.term()),
     }
@@ -247,7 +265,7 @@ pub fn jit_error(
     env: &[(Symbol, Value)],
     options: flowc_trace::jit::Options,
 ) -> Option<String> {
-    flowc_trace::jit::run(p, label, env, &config(), options).0.err().map(|mut e| {
+    jit_run(p, label, env, &config(), options).0.err().map(|mut e| {
         e.at = e.at.map(|at| at.with_text(p));
         e.to_string()
     })

@@ -37,7 +37,7 @@ fn jit_matches_reference_on_the_corpus() {
                     compared += 1;
                 }
                 let config = engines::config();
-                let (_, stats) = flowc_trace::jit::run(&program, b.label, &env, &config, eager(1));
+                let (_, stats) = engines::jit_run(&program, b.label, &env, &config, eager(1));
                 traced += stats.traces;
                 bridges += stats.bridges;
             }
@@ -68,7 +68,7 @@ fn jit_matches_reference_on_generated_programs() {
                     "seed {seed}, threshold {threshold}"
                 );
             }
-            let (_, stats) = flowc_trace::jit::run(&p, label, &env, &engines::config(), eager(1));
+            let (_, stats) = engines::jit_run(&p, label, &env, &engines::config(), eager(1));
             traced += stats.traces;
             bridges += stats.bridges;
         }

@@ -19,7 +19,7 @@ use flowc_ir::{Function, FunctionKind, Module as IrModule};
 use flowc_lang::interp::ErrorKind;
 use flowc_lang::Symbol;
 
-use crate::lower::{self, signature, Constants, Env, SiteTable, TraceExit};
+use crate::lower::{self, signature, Constants, Env, SiteTable};
 use crate::runtime;
 
 /// What [`define`] produced.
@@ -30,8 +30,6 @@ pub struct Defined {
     pub params: Vec<Symbol>,
     /// Errors raised by `trap`, by index.
     pub traps: Vec<ErrorKind>,
-    /// The entry's exits (traces only).
-    pub exits: Vec<TraceExit>,
     /// The sites of runtime calls.
     pub sites: SiteTable,
 }
@@ -86,7 +84,7 @@ pub fn declare_functions(
     let mut funcs: HashMap<Symbol, (FuncId, usize)> = HashMap::new();
     let mut ids = Vec::new();
     for (k, f) in functions.iter().enumerate() {
-        let sig = signature(&*module, f.params.len());
+        let sig = lower::signature_of(&*module, f);
         let name = format!("{prefix}{k}_{}", sanitize(f.name.as_str()));
         let id = module.declare_function(&name, Linkage::Local, &sig).map_err(|e| e.to_string())?;
         if f.kind == FunctionKind::Function {
@@ -97,27 +95,15 @@ pub fn declare_functions(
     Ok((ids, funcs))
 }
 
-/// Lowers `f` and defines it as `id`; its traps and exits are appended.
-#[allow(clippy::too_many_arguments)]
-pub fn define_function(
-    module: &mut dyn Module,
-    f: &Function,
-    id: FuncId,
-    rt: &HashMap<&'static str, FuncId>,
-    funcs: &HashMap<Symbol, (FuncId, usize)>,
-    constants: Constants,
-    traps: &mut Vec<ErrorKind>,
-    exits: &mut Vec<TraceExit>,
-    sites: &mut SiteTable,
-    options: Options,
-) -> Result<(), String> {
-    let mut ctx = module.make_context();
+/// Lowers `f` into `env`'s module and defines it as `id`; its traps and
+/// exits are appended to `env`'s.
+pub fn define_function(env: &mut Env, f: &Function, id: FuncId) -> Result<(), String> {
+    let mut ctx = env.module.make_context();
     let mut fbctx = FunctionBuilderContext::new();
     let disasm = std::env::var_os("FLOWC_DISASM").is_some();
-    let mut env = Env { module: &mut *module, funcs, runtime: rt, constants, traps, exits, sites, fuel: options.fuel };
-    lower::lower(&mut env, f, &mut ctx, &mut fbctx);
+    lower::lower(env, f, &mut ctx, &mut fbctx);
     ctx.set_disasm(disasm);
-    module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
+    env.module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
     if let Some(text) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()).filter(|_| disasm) {
         eprintln!("; {}\n{text}", f.name);
     }
@@ -239,25 +225,47 @@ pub fn define(
     let (ids, funcs) = declare_functions(module, functions, "f")?;
     let (mut traps, mut exits, mut sites) = (Vec::new(), Vec::new(), SiteTable::default());
     for (k, f) in functions.iter().enumerate() {
-        // Only the entry's exits matter (traces are entries).
-        let mut unit_exits = Vec::new();
-        let exits_of = if k == entry { &mut exits } else { &mut unit_exits };
+        // Whole programs have no trace exits (traces go to a `TraceCache`).
+        let exits = &mut exits;
         let constants = constants.reborrow();
-        define_function(module, f, ids[k], &rt, &funcs, constants, &mut traps, exits_of, &mut sites, options)?;
+        let (traps, sites, fuel) = (&mut traps, &mut sites, options.fuel);
+        let mut env = Env {
+            module: &mut *module,
+            funcs: &funcs,
+            runtime: &rt,
+            constants,
+            traps,
+            exits,
+            sites,
+            fuel,
+            links: None,
+        };
+        define_function(&mut env, f, ids[k])?;
     }
     let target = functions[entry];
     let version = match &version {
         Some(v) => {
             let (wids, _) = declare_functions(module, &[v.function], "w")?;
-            let mut none = Vec::new();
-            let w = v.function;
-            define_function(module, w, wids[0], &rt, &funcs, constants, &mut traps, &mut none, &mut sites, options)?;
+            let (traps, sites, fuel) = (&mut traps, &mut sites, options.fuel);
+            let exits = &mut exits;
+            let mut env = Env {
+                module: &mut *module,
+                funcs: &funcs,
+                runtime: &rt,
+                constants,
+                traps,
+                exits,
+                sites,
+                fuel,
+                links: None,
+            };
+            define_function(&mut env, v.function, wids[0])?;
             Some((wids[0], v.small.as_slice()))
         }
         None => None,
     };
     let entry_id = define_entry(module, target, ids[entry], version, "flowc_entry")?;
-    Ok(Defined { entry: entry_id, params: params(target), traps, exits, sites })
+    Ok(Defined { entry: entry_id, params: params(target), traps, sites })
 }
 
 /// The host machine's instruction set, optimizing for speed.
@@ -265,9 +273,22 @@ pub fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
     isa_with(false)
 }
 
+/// [`isa`] for traces, which continue in one another by tail calls
+/// (Cranelift's tail calls need frame pointers).
+pub fn trace_isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
+    make_isa(false, true)
+}
+
 /// [`isa`], position-independent when `pic` (object files).
 pub fn isa_with(pic: bool) -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
+    make_isa(pic, false)
+}
+
+fn make_isa(pic: bool, frame_pointers: bool) -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
     let mut flags = settings::builder();
+    if frame_pointers {
+        flags.set("preserve_frame_pointers", "true").map_err(|e| e.to_string())?;
+    }
     flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
     flags.set("is_pic", if pic { "true" } else { "false" }).map_err(|e| e.to_string())?;
     // Cranelift's IR verifier runs in debug builds (and so in tests) only.

@@ -14,7 +14,7 @@ use flowc_lang::interp::{ErrorKind, Outcome, RuntimeError};
 use flowc_lang::{Symbol, Value};
 
 use crate::define::{self, isa, Options, Version};
-use crate::lower::{Constants, SiteTable, TraceExit};
+use crate::lower::{Constants, ExitSlots, SiteTable, TraceExit};
 use crate::runtime::{self, Ctx};
 use crate::word::{self, Word};
 
@@ -29,11 +29,12 @@ use crate::word::{self, Word};
 /// (see [`crate::with_stack`]) mapped in between made such a call
 /// unencodable. The region is 512 bytes per instruction plus 4 MiB, at most
 /// 1 GiB; code that does not fit is a compile error, not a crash.
-fn builder(insts: usize) -> Result<JITBuilder, String> {
+fn builder(insts: usize, traces: bool) -> Result<JITBuilder, String> {
     const MIB: usize = 1 << 20;
     let reserve = insts.saturating_mul(512).saturating_add(4 * MIB).min(1024 * MIB);
     let memory = ArenaMemoryProvider::new_with_size(reserve).map_err(|e| format!("reserving JIT memory: {e}"))?;
-    let mut builder = JITBuilder::with_isa(isa()?, cranelift_module::default_libcall_names());
+    let isa = if traces { define::trace_isa()? } else { isa()? };
+    let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
     builder.memory_provider(Box::new(memory));
     for (name, ptr) in runtime::symbols() {
         builder.symbol(name, ptr);
@@ -97,7 +98,6 @@ struct Unit {
     _pool: Vec<Box<Value>>,
     traps: Rc<[ErrorKind]>,
     immutable: Rc<[(Symbol, Symbol)]>,
-    exits: Vec<TraceExit>,
     sites: SiteTable,
 }
 
@@ -112,7 +112,7 @@ impl Unit {
         options: Options,
     ) -> Result<Unit, String> {
         // Two versions of each function may be compiled (see `Version`).
-        let mut jit = Code::new(builder(2 * size(functions))?);
+        let mut jit = Code::new(builder(2 * size(functions), false)?);
         let mut pool = Vec::new();
         let defined = define::define(&mut *jit, functions, entry, version, Constants::Boxed(&mut pool), options)?;
         jit.finalize_definitions().map_err(|e| e.to_string())?;
@@ -126,7 +126,6 @@ impl Unit {
             _pool: pool,
             traps: defined.traps.into(),
             immutable: immutable.into(),
-            exits: defined.exits,
             sites: defined.sites,
         })
     }
@@ -232,22 +231,23 @@ impl Native {
     }
 }
 
-/// How a compiled trace ended.
+/// A trace compiled into a [`TraceCache`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TraceId(pub u32);
+
+/// An exit (a guard, or an `exit` terminator) of a trace in a
+/// [`TraceCache`]; exits are numbered across the cache, since a run that
+/// continues from trace to trace leaves by an exit of whichever it is in.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ExitId(pub u32);
+
+/// How a run of compiled traces ended.
 pub enum TraceEnd {
-    /// A guard failed: its resume record, its label, and the values the
-    /// record refers to (unbound ones left out).
-    /// `exit` is the exit's number in the trace, `key` the value a failing
-    /// `guard_value` tested and the value it saw; `guard` is false for the
-    /// `exit` that ends a bridge.
-    Exit {
-        resume: flowc_ir::ResumeId,
-        label: Symbol,
-        values: Vec<(flowc_ir::ValueId, Value)>,
-        exit: usize,
-        key: Option<(flowc_ir::ValueId, Value)>,
-        guard: bool,
-    },
-    /// The program stopped inside the trace with an error.
+    /// It left by `exit` (of whichever trace the run had reached): the
+    /// values the exit stores ([`TraceExit::values`], in order; `None` for
+    /// an unbound one).
+    Exit { exit: ExitId, values: Vec<Option<Value>> },
+    /// The program stopped with an error.
     Error(RuntimeError),
     /// The program printed (a trace does not print; kept for completeness).
     Printed(Value),
@@ -261,21 +261,46 @@ const TRACE_ROOM: usize = 1 << 17;
 
 /// One JIT module for all the traces and bridges of a run: the program's
 /// functions (which traces call) are compiled once, and each trace adds
-/// its code to the same module instead of creating its own.
+/// its code to the same module.
+///
+/// Traces are compiled in the tail-call convention and continue in one
+/// another without returning: a `jump_trace` is a tail call of a trace
+/// compiled earlier, and every exit has a link slot ([`ExitSlot`]) that
+/// [`TraceCache::link`] can point at a bridge — a trace whose parameters
+/// are the exit's values — so that from then on the exit continues there
+/// instead of returning to the caller. A run returns only at an exit with
+/// no link, an error, or the program's end.
 pub struct TraceCache {
     inner: Rc<RefCell<CacheInner>>,
+}
+
+/// A compiled trace's entry (a wrapper that loads its arguments from an
+/// array and calls it) and parameters.
+struct Entry {
+    code: *const u8,
+    func: cranelift_module::FuncId,
+    params: Vec<Symbol>,
 }
 
 struct CacheInner {
     jit: Code,
     runtime: HashMap<&'static str, cranelift_module::FuncId>,
     funcs: HashMap<Symbol, (cranelift_module::FuncId, usize)>,
+    /// Every trace compiled, by name, for `jump_trace`.
+    names: HashMap<Symbol, (cranelift_module::FuncId, usize)>,
+    entries: Vec<Entry>,
+    /// Every exit, by [`ExitId`], with the trace it belongs to.
+    exits: Vec<(TraceExit, TraceId)>,
+    slots: ExitSlots,
     #[allow(clippy::vec_box)]
     pool: Vec<Box<Value>>,
     traps: Vec<ErrorKind>,
+    /// `traps` as the runs' contexts share it (remade when traps are added).
+    shared_traps: Rc<[ErrorKind]>,
     immutable: Rc<[(Symbol, Symbol)]>,
     sites: SiteTable,
-    traces: usize,
+    /// The most values an exit stores.
+    widest_exit: usize,
     options: Options,
 }
 
@@ -285,137 +310,230 @@ impl TraceCache {
     pub fn new(hints: &Module, options: Options) -> Result<TraceCache, String> {
         // The functions, and room for the traces and bridges to come.
         let functions: Vec<&Function> = hints.functions.iter().filter(|g| g.kind == FunctionKind::Function).collect();
-        let mut jit = Code::new(builder(size(&functions) + TRACE_ROOM)?);
+        let mut jit = Code::new(builder(size(&functions) + TRACE_ROOM, true)?);
         let runtime = define::declare_runtime(&mut *jit)?;
         let (ids, funcs) = define::declare_functions(&mut *jit, &functions, "f")?;
         let (mut pool, mut traps, mut sites) = (Vec::new(), Vec::new(), SiteTable::default());
         for (k, f) in functions.iter().enumerate() {
             let mut exits = Vec::new();
-            let constants = Constants::Boxed(&mut pool);
-            define::define_function(
-                &mut *jit, f, ids[k], &runtime, &funcs, constants, &mut traps, &mut exits, &mut sites, options,
-            )?;
+            let mut env = crate::lower::Env {
+                module: &mut *jit,
+                funcs: &funcs,
+                runtime: &runtime,
+                constants: Constants::Boxed(&mut pool),
+                traps: &mut traps,
+                exits: &mut exits,
+                sites: &mut sites,
+                fuel: options.fuel,
+                links: None,
+            };
+            define::define_function(&mut env, f, ids[k])?;
         }
         jit.finalize_definitions().map_err(|e| e.to_string())?;
         let immutable: Vec<(Symbol, Symbol)> =
             hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
-        let immutable = immutable.into();
-        let inner = CacheInner { jit, runtime, funcs, pool, traps, immutable, sites, traces: 0, options };
+        let inner = CacheInner {
+            jit,
+            runtime,
+            funcs,
+            names: HashMap::new(),
+            entries: Vec::new(),
+            exits: Vec::new(),
+            slots: ExitSlots::default(),
+            pool,
+            shared_traps: traps.clone().into(),
+            traps,
+            immutable: immutable.into(),
+            sites,
+            widest_exit: 0,
+            options,
+        };
         Ok(TraceCache { inner: Rc::new(RefCell::new(inner)) })
     }
 
-    /// Compiles trace (or bridge) `f` into the cache.
-    pub fn compile(&self, f: &Function) -> Result<CompiledTrace, String> {
+    /// Compiles trace (or bridge) `f` into the cache. Its name must be new
+    /// to the cache, and every trace its `jump_trace`s name must be
+    /// compiled already, with as many parameters as they pass.
+    pub fn compile(&self, f: &Function) -> Result<TraceId, String> {
         let mut guard = self.inner.borrow_mut();
         let inner = &mut *guard;
-        let n = inner.traces;
-        inner.traces += 1;
-        let (ids, _) = define::declare_functions(&mut *inner.jit, &[f], &format!("t{n}_"))?;
+        if inner.names.contains_key(&f.name) {
+            return Err(format!("a trace named {} is compiled already", f.name));
+        }
+        for &b in &f.layout {
+            if let flowc_ir::Terminator::JumpTrace { target, args } = &f.blocks[b].term {
+                match inner.names.get(target) {
+                    Some(&(_, n)) if n == args.len() => {}
+                    Some(&(_, n)) => return Err(format!("{target} takes {n} arguments, not {}", args.len())),
+                    None => return Err(format!("no trace named {target} is compiled")),
+                }
+            }
+        }
+        let t = TraceId(inner.entries.len() as u32);
+        let (ids, _) = define::declare_functions(&mut *inner.jit, &[f], &format!("t{}_", t.0))?;
         let mut exits = Vec::new();
-        let constants = Constants::Boxed(&mut inner.pool);
-        define::define_function(
-            &mut *inner.jit,
-            f,
-            ids[0],
-            &inner.runtime,
-            &inner.funcs,
-            constants,
-            &mut inner.traps,
-            &mut exits,
-            &mut inner.sites,
-            inner.options,
-        )?;
-        let entry = define::define_entry(&mut *inner.jit, f, ids[0], None, &format!("flowc_entry_{n}"))?;
+        let first_exit = inner.exits.len();
+        let mut env = crate::lower::Env {
+            module: &mut *inner.jit,
+            funcs: &inner.funcs,
+            runtime: &inner.runtime,
+            constants: Constants::Boxed(&mut inner.pool),
+            traps: &mut inner.traps,
+            exits: &mut exits,
+            sites: &mut inner.sites,
+            fuel: inner.options.fuel,
+            links: Some(crate::lower::Links { slots: &mut inner.slots, traces: &inner.names, first_exit }),
+        };
+        define::define_function(&mut env, f, ids[0])?;
+        let entry = define::define_entry(&mut *inner.jit, f, ids[0], None, &format!("flowc_entry_{}", t.0))?;
         inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
         let code = inner.jit.get_finalized_function(entry);
-        let unit = Unit {
-            _owner: self.inner.clone(),
-            entry: code,
-            params: define::params(f),
-            _pool: Vec::new(),
-            traps: inner.traps.clone().into(),
-            immutable: inner.immutable.clone(),
-            exits,
-            sites: inner.sites.clone(),
+        inner.widest_exit = inner.widest_exit.max(exits.iter().map(|e| e.values.len()).max().unwrap_or(0));
+        inner.exits.extend(exits.into_iter().map(|e| (e, t)));
+        inner.shared_traps = inner.traps.clone().into();
+        inner.names.insert(f.name, (ids[0], f.params.len()));
+        inner.entries.push(Entry { code, func: ids[0], params: define::params(f) });
+        Ok(t)
+    }
+
+    /// The parameters of trace `t`, by name, in order.
+    pub fn params(&self, t: TraceId) -> Vec<Symbol> {
+        self.inner.borrow().entries[t.0 as usize].params.clone()
+    }
+
+    /// The exits of trace `t`, in the order its code made them.
+    pub fn exits_of(&self, t: TraceId) -> Vec<ExitId> {
+        let inner = self.inner.borrow();
+        (0..inner.exits.len()).filter(|&k| inner.exits[k].1 == t).map(|k| ExitId(k as u32)).collect()
+    }
+
+    /// What exit `e` stores, and the trace it belongs to.
+    pub fn exit(&self, e: ExitId) -> (TraceExit, TraceId) {
+        self.inner.borrow().exits[e.0 as usize].clone()
+    }
+
+    /// From now on, exit `e` continues in trace `bridge`, which must take
+    /// the exit's values as its parameters (as many).
+    pub fn link(&self, e: ExitId, bridge: TraceId) -> Result<(), String> {
+        let inner = self.inner.borrow();
+        let (exit, _) = inner.exits.get(e.0 as usize).ok_or("no such exit")?;
+        let entry = inner.entries.get(bridge.0 as usize).ok_or("no such trace")?;
+        if entry.params.len() != exit.values.len() {
+            return Err(format!(
+                "the bridge takes {} parameters but the exit stores {} values",
+                entry.params.len(),
+                exit.values.len()
+            ));
+        }
+        let address = inner.jit.get_finalized_function(entry.func) as u64;
+        let slot = inner.slots.get(e.0 as usize).ok_or("the exit has no slot")?;
+        slot.target.set(address);
+        Ok(())
+    }
+
+    /// Failures of exit `e` that continued in its link.
+    pub fn linked_failures(&self, e: ExitId) -> u64 {
+        self.inner.borrow().slots.get(e.0 as usize).map_or(0, |s| s.count.get())
+    }
+
+    /// Runs trace `t` from `args` (one value per parameter) until it
+    /// leaves; objects are numbered from `*allocations` on. `fuel`, when
+    /// the run has a limit, is `(steps left, the limit)`; code compiled
+    /// with fuel checks takes one step per loop iteration (and per trace
+    /// entered) from it.
+    pub fn run(
+        &self,
+        t: TraceId,
+        args: &[Value],
+        allocations: &mut u64,
+        max_depth: usize,
+        fuel: Option<(&mut u64, u64)>,
+    ) -> TraceEnd {
+        let (code, n, widest, traps, immutable) = {
+            let inner = self.inner.borrow();
+            let entry = &inner.entries[t.0 as usize];
+            (entry.code, entry.params.len(), inner.widest_exit, inner.shared_traps.clone(), inner.immutable.clone())
         };
-        Ok(CompiledTrace { unit })
+        assert_eq!(args.len(), n, "one value per parameter");
+        let mut ctx = Ctx::new(max_depth as u64, immutable, traps);
+        ctx.allocations = *allocations;
+        if let Some((left, limit)) = &fuel {
+            (ctx.fuel, ctx.fuel_limit) = (**left, *limit);
+        }
+        ctx.exit_buffer(widest);
+        let words: Vec<Word> = args.iter().map(|v| ctx.word(v.clone())).collect();
+        // SAFETY: `code` is an entry wrapper compiled by `compile` with the
+        // signature `extern "C" fn(*const u64, *mut Ctx) -> u64`; it reads
+        // exactly `n` words from `words` (checked above) and hands `ctx`,
+        // a unique reference for the whole call, to the code and the
+        // runtime. The code lives as long as the cache, which `self` keeps.
+        let entry: extern "C" fn(*const Word, *mut Ctx) -> Word = unsafe { std::mem::transmute(code) };
+        let code = entry(words.as_ptr(), &mut ctx);
+        *allocations = ctx.allocations;
+        if let Some((left, _)) = fuel {
+            *left = ctx.fuel;
+        }
+        if let Some(kind) = ctx.error.take() {
+            let at = self.location(&ctx);
+            return TraceEnd::Error(RuntimeError { kind, at });
+        }
+        if let Some(v) = ctx.output.take() {
+            return TraceEnd::Printed(v);
+        }
+        let exit = ExitId((code - 1) as u32);
+        let count = self.inner.borrow().exits[exit.0 as usize].0.values.len();
+        let values = ctx.exit_values(count).iter().map(|&w| ctx.value(w).ok()).collect();
+        TraceEnd::Exit { exit, values }
+    }
+
+    /// Where the failing runtime call of a run came from.
+    fn location(&self, ctx: &Ctx) -> Option<flowc_lang::interp::Location> {
+        let inner = self.inner.borrow();
+        let site = inner.sites.get(ctx.site)?;
+        Some(flowc_lang::interp::Location {
+            function: site.function,
+            block: site.block,
+            statement: site.statement as usize,
+            is_terminator: site.is_terminator,
+            text: String::new(),
+        })
     }
 }
 
-/// A trace compiled to machine code.
+/// A trace compiled on its own (with the functions it calls), to run it
+/// once: a [`TraceCache`] holding just that trace.
 pub struct CompiledTrace {
-    unit: Unit,
+    cache: TraceCache,
+    trace: TraceId,
 }
 
 impl CompiledTrace {
     /// Compiles trace `f`; `hints` supplies the functions its calls name
     /// and the `immutable` declarations.
     pub fn compile(f: &Function, hints: &Module) -> Result<CompiledTrace, String> {
-        let mut functions: Vec<&Function> =
-            hints.functions.iter().filter(|g| g.kind == FunctionKind::Function).collect();
-        functions.push(f);
-        let entry = functions.len() - 1;
-        Ok(CompiledTrace { unit: Unit::compile(&functions, entry, None, hints, Options::default())? })
+        let cache = TraceCache::new(hints, Options::default())?;
+        let trace = cache.compile(f)?;
+        Ok(CompiledTrace { cache, trace })
     }
 
     /// The trace's parameters, in order (the variables of the environment
     /// it starts from).
-    pub fn params(&self) -> &[Symbol] {
-        &self.unit.params
+    pub fn params(&self) -> Vec<Symbol> {
+        self.cache.params(self.trace)
     }
 
-    /// Number of guards.
+    /// What exit `e` stores (its resume record, label and values).
+    pub fn exit(&self, e: ExitId) -> TraceExit {
+        self.cache.exit(e).0
+    }
+
+    /// Number of exits (guards, and an `exit` terminator).
     pub fn exits(&self) -> usize {
-        self.unit.exits.len()
+        self.cache.exits_of(self.trace).len()
     }
 
-    /// Runs the trace from `args` (one value per parameter) until it
-    /// leaves; objects are numbered from `*allocations` on. `fuel`, when
-    /// the run has a limit, is `(steps left, the limit)`; code compiled
-    /// with fuel checks takes one step per loop iteration from it.
-    pub fn run(
-        &self,
-        args: &[Value],
-        allocations: &mut u64,
-        max_depth: usize,
-        fuel: Option<(&mut u64, u64)>,
-    ) -> TraceEnd {
-        let mut ctx = self.unit.context(max_depth);
-        ctx.allocations = *allocations;
-        if let Some((left, limit)) = &fuel {
-            (ctx.fuel, ctx.fuel_limit) = (**left, *limit);
-        }
-        let end = self.run_in(args, &mut ctx);
-        *allocations = ctx.allocations;
-        if let Some((left, _)) = fuel {
-            *left = ctx.fuel;
-        }
-        end
-    }
-
-    fn run_in(&self, args: &[Value], ctx: &mut Ctx) -> TraceEnd {
-        let most = self.unit.exits.iter().map(|e| e.values.len()).max().unwrap_or(0);
-        ctx.exit_buffer(most);
-        let words: Vec<Word> = args.iter().map(|v| ctx.word(v.clone())).collect();
-        let code = self.unit.call(&words, ctx);
-        if let Some(kind) = ctx.error.take() {
-            return TraceEnd::Error(RuntimeError { kind, at: self.unit.location(ctx) });
-        }
-        if let Some(v) = ctx.output.take() {
-            return TraceEnd::Printed(v);
-        }
-        let exit = &self.unit.exits[(code - 1) as usize];
-        let stored = ctx.exit_values(exit.values.len());
-        let key = exit.key.and_then(|k| Some((exit.values[k], ctx.value(stored[k]).ok()?)));
-        let values =
-            exit.values.iter().zip(stored).filter_map(|(&id, &w)| ctx.value(w).ok().map(|v| (id, v))).collect();
-        TraceEnd::Exit {
-            resume: exit.resume,
-            label: exit.label,
-            values,
-            exit: (code - 1) as usize,
-            key,
-            guard: exit.guard,
-        }
+    /// Runs the trace from `args` until it leaves ([`TraceCache::run`]).
+    pub fn run(&self, args: &[Value], allocations: &mut u64, max_depth: usize) -> TraceEnd {
+        self.cache.run(self.trace, args, allocations, max_depth, None)
     }
 }

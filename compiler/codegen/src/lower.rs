@@ -45,6 +45,7 @@ use flowc_lang::ast::Operator;
 use flowc_lang::ops::{Form, Op};
 use flowc_lang::Value;
 
+use crate::runtime::offsets;
 use crate::small::Small;
 use crate::word::{self, Word, ONE, STOP, ZERO};
 
@@ -69,6 +70,56 @@ pub struct Env<'a> {
     /// loop header), stopping with `fuel_exhausted` at 0 — so a runaway
     /// loop under `--fuel` ends in compiled code too.
     pub fuel: bool,
+    /// Traces only: the link slots of their exits ([`ExitSlots`]), and the
+    /// traces a `jump_trace` may name, by name (each with its parameter
+    /// count). `None` outside a trace cache.
+    pub links: Option<Links<'a>>,
+}
+
+/// What a trace links to: the slots of its exits and the other traces.
+pub struct Links<'a> {
+    pub slots: &'a mut ExitSlots,
+    pub traces: &'a HashMap<flowc_lang::Symbol, (FuncId, usize)>,
+    /// The cache-wide number of the function's first exit: exit `k` of
+    /// `Env::exits` is exit `first_exit + k` of the cache, whose number
+    /// plus one it returns.
+    pub first_exit: usize,
+}
+
+/// One exit's link: `target`, when not 0, is the address of code (a
+/// bridge, compiled with the exit's values as its parameters, in the
+/// tail-call convention) the exit continues in instead of returning;
+/// `count` counts the failures that went there (the others return to
+/// the caller, which counts them). Generated code reads and writes both.
+#[repr(C)]
+#[derive(Default)]
+pub struct ExitSlot {
+    pub target: std::cell::Cell<u64>,
+    pub count: std::cell::Cell<u64>,
+}
+
+/// The [`ExitSlot`]s of every exit of a trace cache, by exit number, in
+/// chunks that never move (code holds their addresses).
+#[derive(Default)]
+pub struct ExitSlots {
+    chunks: Vec<Box<[ExitSlot; ExitSlots::CHUNK]>>,
+}
+
+impl ExitSlots {
+    const CHUNK: usize = 256;
+
+    /// The slot of exit `n`, made if needed.
+    pub fn slot(&mut self, n: usize) -> &ExitSlot {
+        while self.chunks.len() <= n / Self::CHUNK {
+            self.chunks.push(Box::new(std::array::from_fn(|_| ExitSlot::default())));
+        }
+        &self.chunks[n / Self::CHUNK][n % Self::CHUNK]
+    }
+
+    /// The slot of exit `n`, if made.
+    pub fn get(&self, n: usize) -> Option<&ExitSlot> {
+        self.chunks.get(n / Self::CHUNK).map(|c| &c[n % Self::CHUNK])
+    }
 }
 
 /// The source sites of a unit's runtime calls, numbered: the code stores a
@@ -117,7 +168,8 @@ impl Constants<'_> {
 
 /// How a compiled trace leaves at a guard: it stores `values` (the values
 /// its resume record refers to) into the context's exit buffer, in order,
-/// and returns the exit's number plus one.
+/// and returns the exit's number plus one — or, when the exit's link slot
+/// holds code, continues there with `values` as its arguments.
 #[derive(Clone, Debug)]
 pub struct TraceExit {
     pub resume: flowc_ir::ResumeId,
@@ -128,6 +180,8 @@ pub struct TraceExit {
     pub key: Option<usize>,
     /// A failing guard, not the `exit` that ends a bridge.
     pub guard: bool,
+    /// The IR block of the guard or `exit`.
+    pub block: BlockId,
 }
 
 /// The signature of a generated function with `n` parameters.
@@ -138,6 +192,24 @@ pub fn signature(module: &dyn cranelift_module::Module, n: usize) -> Signature {
     }
     sig.returns.push(AbiParam::new(types::I64));
     sig
+}
+
+/// The signature of a trace with `n` parameters: the tail-call convention,
+/// so that traces can continue in one another (`jump_trace`, linked exits)
+/// without growing the stack.
+pub fn trace_signature(module: &dyn cranelift_module::Module, n: usize) -> Signature {
+    let mut sig = signature(module, n);
+    sig.call_conv = cranelift_codegen::isa::CallConv::Tail;
+    sig
+}
+
+/// The signature `f` is compiled with.
+pub fn signature_of(module: &dyn cranelift_module::Module, f: &Function) -> Signature {
+    if f.kind == flowc_ir::FunctionKind::Trace {
+        trace_signature(module, f.params.len())
+    } else {
+        signature(module, f.params.len())
+    }
 }
 
 struct Lowerer<'a, 'b> {
@@ -163,7 +235,9 @@ struct Lowerer<'a, 'b> {
     /// resume record and leave to different labels). Both copies of a guard
     /// leave by one exit, so failures are counted and bridges attached per
     /// guard.
-    exit_numbers: HashMap<(flowc_ir::ResumeId, flowc_lang::Symbol, Option<ValueId>, bool), usize>,
+    exit_numbers: HashMap<(BlockId, flowc_ir::ResumeId, flowc_lang::Symbol, Option<ValueId>, bool), usize>,
+    /// The IR block being lowered.
+    current: BlockId,
     refs: HashMap<String, FuncRef>,
     ctx: ClValue,
     stop: cranelift_codegen::ir::Block,
@@ -187,7 +261,7 @@ struct Lowerer<'a, 'b> {
 
 /// Lowers IR function `f` into `ctx.func`.
 pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, fbctx: &mut FunctionBuilderContext) {
-    ctx.func.signature = signature(&*env.module, f.params.len());
+    ctx.func.signature = signature_of(&*env.module, f);
     let mut b = FunctionBuilder::new(&mut ctx.func, fbctx);
     let mut blocks = HashMap::new();
     // Reverse postorder: a block's dominators, which define what its
@@ -255,7 +329,12 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         }
     }
     let uses = count_uses(f);
-    let headers = cfg.retreating_targets();
+    let mut headers = cfg.retreating_targets();
+    if f.kind == flowc_ir::FunctionKind::Trace && ix_block(f.entry) < headers.len() {
+        // Traces continue in one another (linked exits, `jump_trace`): a
+        // cycle through several traces passes their entries.
+        headers[ix_block(f.entry)] = true;
+    }
     let loops = flowc_ir::loops::LoopForest::with(f, &cfg, &flowc_ir::cfg::DomTree::new(f, &cfg));
     let mut l = Lowerer {
         b,
@@ -268,6 +347,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         exit_points,
         conts: HashMap::new(),
         exit_numbers: HashMap::new(),
+        current: f.entry,
         refs: HashMap::new(),
         ctx: ctx_value,
         stop,
@@ -328,10 +408,15 @@ fn ix(v: ValueId) -> usize {
     v.into_raw().into_u32() as usize
 }
 
+fn ix_block(b: BlockId) -> usize {
+    b.into_raw().into_u32() as usize
+}
+
 /// The exit of resume record `resume`: the distinct values it refers to,
 /// then `key` (a guarded value) if it is not among them.
 fn exit_record(
     f: &Function,
+    block: BlockId,
     resume: flowc_ir::ResumeId,
     label: flowc_lang::Symbol,
     key: Option<ValueId>,
@@ -352,7 +437,7 @@ fn exit_record(
             values.len() - 1
         }
     });
-    TraceExit { resume, label, values, key, guard }
+    TraceExit { resume, label, values, key, guard, block }
 }
 
 /// How many times each value is used.
@@ -406,7 +491,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if let Some(site) = self.site {
             // Where an error the call raises happened.
             let k = self.konst(site as i64);
-            self.b.ins().store(MemFlagsData::trusted(), k, self.ctx, 24);
+            self.b.ins().store(MemFlagsData::trusted(), k, self.ctx, offsets::SITE);
         }
         let r = self.rt(name);
         let mut all = vec![self.ctx];
@@ -482,6 +567,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     fn block(&mut self, blk: BlockId) {
+        self.current = blk;
         let cb = self.blocks[&blk];
         self.b.switch_to_block(cb);
         let params = self.b.block_params(cb).to_vec();
@@ -496,7 +582,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.set_value(v, params[k]);
             }
         }
-        if self.env.fuel && self.headers[blk.into_raw().into_u32() as usize] {
+        if self.env.fuel && self.headers[ix_block(blk)] {
             self.count_fuel(blk);
         }
         let fused = fused_compare(self.f, blk, &self.uses);
@@ -721,11 +807,30 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let want = if matches!(kind, GuardKind::Class(..)) { ONE } else { ZERO };
                 self.b.ins().icmp_imm_s(IntCC::Equal, r, want as i64)
             }
+            GuardKind::Int(_, lo, hi) => {
+                // Tagged integers compare like the integers; a word of
+                // another kind fails the tag test (an unbound one raises
+                // its error on the way out).
+                let tagged = self.b.ins().band_imm_s(o, word::INT_TAG as i64);
+                let mut holds = self.b.ins().icmp_imm_s(IntCC::NotEqual, tagged, 0);
+                if let Some(w) = word::small(*lo) {
+                    let above = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, o, w as i64);
+                    holds = self.b.ins().band(holds, above);
+                }
+                if let Some(w) = word::small(*hi) {
+                    let below = self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, o, w as i64);
+                    holds = self.b.ins().band(holds, below);
+                }
+                holds
+            }
         };
         let exit = self.cold_block();
         let cont = self.b.create_block();
         self.b.ins().brif(holds, cont, &[], exit, &[]);
         self.b.switch_to_block(exit);
+        if matches!(kind, GuardKind::Int(..)) {
+            self.fail_if_unbound(o);
+        }
         let key = match kind {
             GuardKind::Value(Operand::Value(v), _) => Some(*v),
             _ => None,
@@ -740,31 +845,74 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     fn leave(&mut self, resume: flowc_ir::ResumeId, label: flowc_lang::Symbol, key: Option<ValueId>, guard: bool) {
         // Both copies of a guard leave by one exit: the second stores the
         // same values in the same order and returns the same number.
-        let n = match self.exit_numbers.get(&(resume, label, key, guard)) {
+        let at = (self.current, resume, label, key, guard);
+        let n = match self.exit_numbers.get(&at) {
             Some(&n) => n,
             None => {
                 let n = self.env.exits.len();
-                self.exit_numbers.insert((resume, label, key, guard), n);
-                self.env.exits.push(exit_record(self.f, resume, label, key, guard));
+                self.exit_numbers.insert(at, n);
+                self.env.exits.push(exit_record(self.f, self.current, resume, label, key, guard));
                 n
             }
         };
-        let buf = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, 16);
-        for (k, v) in self.env.exits[n].values.clone().iter().enumerate() {
-            let w = self.operand(&Operand::Value(*v));
+        let words: Vec<ClValue> =
+            self.env.exits[n].values.clone().iter().map(|v| self.operand(&Operand::Value(*v))).collect();
+        let number = self.env.links.as_ref().map_or(n, |l| l.first_exit + n);
+        if let Some(links) = &mut self.env.links {
+            // A linked exit continues in its bridge, counting the failure.
+            let slot = links.slots.slot(number) as *const ExitSlot as i64;
+            let flags = MemFlagsData::trusted();
+            let addr = self.konst(slot);
+            let target = self.b.ins().load(types::I64, flags, addr, std::mem::offset_of!(ExitSlot, target) as i32);
+            let (link, out) = (self.cold_block(), self.cold_block());
+            self.b.ins().brif(target, link, &[], out, &[]);
+            self.b.switch_to_block(link);
+            let at = std::mem::offset_of!(ExitSlot, count) as i32;
+            let count = self.b.ins().load(types::I64, flags, addr, at);
+            let count = self.b.ins().iadd_imm_s(count, 1);
+            self.b.ins().store(flags, count, addr, at);
+            let sig = trace_signature(&*self.env.module, words.len());
+            let sig = self.b.import_signature(sig);
+            let mut args = words.clone();
+            args.push(self.ctx);
+            self.b.ins().return_call_indirect(sig, target, &args);
+            self.b.switch_to_block(out);
+        }
+        let buf = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, offsets::EXIT_VALUES);
+        for (k, &w) in words.iter().enumerate() {
             self.b.ins().store(MemFlagsData::trusted(), w, buf, (8 * k) as i32);
         }
-        let code = self.konst(n as i64 + 1);
+        let code = self.konst(number as i64 + 1);
         self.b.ins().return_(&[code]);
+    }
+
+    /// `jump_trace target(args)`: a tail call of the trace.
+    fn jump_trace(&mut self, target: flowc_lang::Symbol, args: &[Operand]) {
+        let found = self.env.links.as_ref().and_then(|l| l.traces.get(&target)).copied();
+        let Some((id, n)) = found.filter(|&(_, n)| n == args.len()) else {
+            // Checked before lowering (`TraceCache::compile`); unreachable.
+            let index = self.env.traps.len() as i64;
+            let msg = format!("internal: jump to an unknown trace {target}");
+            self.env.traps.push(flowc_lang::interp::ErrorKind::User(flowc_lang::Symbol::intern(&msg)));
+            let k = self.konst(index);
+            self.call_rt("flowc_rt_trap", &[k]);
+            self.b.ins().jump(self.stop, &[]);
+            return;
+        };
+        debug_assert_eq!(n, args.len());
+        let fref = self.env.module.declare_func_in_func(id, self.b.func);
+        let mut vals: Vec<ClValue> = args.iter().map(|a| self.operand(a)).collect();
+        vals.push(self.ctx);
+        self.b.ins().return_call(fref, &vals);
     }
 
     /// One step of fuel at loop header `blk`: at 0 the run stops with
     /// `fuel_exhausted`, raised at the header's first statement.
     fn count_fuel(&mut self, blk: BlockId) {
         let flags = MemFlagsData::trusted();
-        let fuel = self.b.ins().load(types::I64, flags, self.ctx, 32);
+        let fuel = self.b.ins().load(types::I64, flags, self.ctx, offsets::FUEL);
         let left = self.b.ins().iadd_imm_s(fuel, -1);
-        self.b.ins().store(flags, left, self.ctx, 32);
+        self.b.ins().store(flags, left, self.ctx, offsets::FUEL);
         let (go, out) = (self.b.create_block(), self.cold_block());
         self.b.ins().brif(left, go, &[], out, &[]);
         self.b.switch_to_block(out);
@@ -785,8 +933,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// A call with the depth check of the interpreter (`max_depth` frames).
     fn call(&mut self, func: flowc_lang::Symbol, args: &[ClValue]) -> ClValue {
         let flags = MemFlagsData::trusted();
-        let depth = self.b.ins().load(types::I64, flags, self.ctx, 0);
-        let max = self.b.ins().load(types::I64, flags, self.ctx, 8);
+        let depth = self.b.ins().load(types::I64, flags, self.ctx, offsets::DEPTH);
+        let max = self.b.ins().load(types::I64, flags, self.ctx, offsets::MAX_DEPTH);
         let next = self.b.ins().iadd_imm_s(depth, 1);
         let over = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, next, max);
         let overflow = self.cold_block();
@@ -796,14 +944,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.call_rt("flowc_rt_stack_overflow", &[]);
         self.b.ins().jump(self.stop, &[]);
         self.b.switch_to_block(go);
-        self.b.ins().store(flags, next, self.ctx, 0);
+        self.b.ins().store(flags, next, self.ctx, offsets::DEPTH);
         let (id, _) = self.env.funcs[&func];
         let fref = self.env.module.declare_func_in_func(id, self.b.func);
         let mut all = args.to_vec();
         all.push(self.ctx);
         let call = self.b.ins().call(fref, &all);
         let r = self.b.inst_results(call)[0];
-        self.b.ins().store(flags, depth, self.ctx, 0);
+        self.b.ins().store(flags, depth, self.ctx, offsets::DEPTH);
         self.check_stop(r);
         r
     }
@@ -1136,6 +1284,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.b.ins().return_(&[v]);
             }
             Terminator::Exit { resume, label } => self.leave(resume, label, None, false),
+            Terminator::JumpTrace { target, args } => self.jump_trace(target, &args),
             Terminator::Trap(t) => {
                 let index = self.env.traps.len() as i64;
                 self.env.traps.push(t.error_kind());

@@ -42,8 +42,11 @@ fn both_copies_of_a_guard_leave_by_one_exit() {
             .iter()
             .map(|env| {
                 let args: Vec<_> = parse_env(env).unwrap().into_iter().map(|(_, v)| v).collect();
-                match trace.run(&args, &mut 0, 1000, None) {
-                    TraceEnd::Exit { resume, exit, guard, .. } => Some((resume.into_raw().into_u32(), exit, guard)),
+                match trace.run(&args, &mut 0, 1000) {
+                    TraceEnd::Exit { exit, .. } => {
+                        let e = trace.exit(exit);
+                        Some((e.resume.into_raw().into_u32(), exit, e.guard))
+                    }
                     _ => None,
                 }
             })

@@ -76,12 +76,12 @@ pub fn lower_graph(
     let index = Labels::new(blocks);
     // Reachable AST blocks, in reverse postorder from the entry.
     let entry_index = index.get(entry_label).expect("the entry label names a block");
-    let rpo = reverse_postorder(blocks, &index, entry_index);
+    let rpo = reverse_postorder(blocks, &index, entry_index, signatures);
     let mut reachable = bitvec![0; blocks.len()];
     for &i in &rpo {
         reachable.set(i, true);
     }
-    let entry_has_preds = rpo.iter().any(|&i| blocks[i].term.successors().contains(&entry_label));
+    let entry_has_preds = rpo.iter().any(|&i| edges(&blocks[i].term, signatures).any(|l| l == entry_label));
 
     // IR blocks: one per reachable AST block (file order), one trap block per
     // missing label; the AST entry is the IR entry unless it has predecessors.
@@ -105,7 +105,7 @@ pub fn lower_graph(
     let mut traps: SymbolMap<BlockId> = SymbolMap::default();
     let mut trap_blocks = Vec::new();
     for &i in &rpo {
-        for l in blocks[i].term.successors() {
+        for l in edges(&blocks[i].term, signatures) {
             if index.get(l).is_none() && !traps.contains_key(&l) {
                 let t = builder.block(None);
                 builder.terminate(t, Terminator::Trap(Trap::UnknownLabel(l)));
@@ -131,7 +131,7 @@ pub fn lower_graph(
     }
     for &i in &rpo {
         let from = ir_of[i].expect("reachable");
-        for l in blocks[i].term.successors() {
+        for l in edges(&blocks[i].term, signatures) {
             add_edge(from, targets.get(l));
         }
     }
@@ -256,7 +256,27 @@ fn first_use_order(blocks: &[&ast::Block], rpo: &[usize]) -> SymbolMap<usize> {
     order
 }
 
-fn reverse_postorder(blocks: &[&ast::Block], index: &Labels, entry: usize) -> Vec<usize> {
+/// Whether `t` is a call that fails before it jumps anywhere (an unknown
+/// function, or the wrong number of arguments): lowered to a trap.
+fn call_fails(t: &ast::Terminator, signatures: &[(Symbol, usize)]) -> bool {
+    match t {
+        ast::Terminator::Call { func, args, .. } => !signatures.iter().any(|(f, n)| f == func && *n == args.len()),
+        _ => false,
+    }
+}
+
+/// The labels `t` may jump to as lowered: none for a call that fails.
+fn edges<'t>(t: &'t ast::Terminator, signatures: &[(Symbol, usize)]) -> impl Iterator<Item = Symbol> + 't {
+    let fails = call_fails(t, signatures);
+    t.successors().into_iter().filter(move |_| !fails)
+}
+
+fn reverse_postorder(
+    blocks: &[&ast::Block],
+    index: &Labels,
+    entry: usize,
+    signatures: &[(Symbol, usize)],
+) -> Vec<usize> {
     let mut visited = bitvec![0; blocks.len()];
     let mut post = Vec::with_capacity(blocks.len());
     // The `k`-th successor label of block `i` that exists, if any.
@@ -266,7 +286,7 @@ fn reverse_postorder(blocks: &[&ast::Block], index: &Labels, entry: usize) -> Ve
             (ast::Terminator::Jump(l) | ast::Terminator::Promote { label: l, .. }, 0) => l,
             (ast::Terminator::If { then_label, .. } | ast::Terminator::IfClass { then_label, .. }, 0) => then_label,
             (ast::Terminator::If { else_label, .. } | ast::Terminator::IfClass { else_label, .. }, 1) => else_label,
-            (ast::Terminator::Call { next, .. }, 0) => next,
+            (ast::Terminator::Call { next, .. }, 0) if !call_fails(t, signatures) => next,
             _ => return None,
         };
         Some(index.get(*l))

@@ -96,8 +96,6 @@ fn missing_labels_functions_and_arities_become_traps() {
                 trap unknown_function(three)
             b4:
                 trap unknown_label(gone)
-            b5:
-                trap unknown_label(nowhere)
             }
 
             function two(v0:a, v1:b) {
@@ -205,6 +203,35 @@ fn promote_is_a_jump_and_unknown_operations_keep_their_name() {
                 v1:y = missing_op frob(v0, 1)
                 v2:z = missing_op add(v1)
                 print v2
+            }
+        "#]],
+    );
+}
+
+/// A call that always fails (an unknown function, the wrong number of
+/// arguments) is a trap, not an edge to its continuation: lowered from a
+/// label whose only other predecessor is such a call, the label keeps its
+/// block (no fresh entry), and its variables are parameters.
+#[test]
+fn a_failing_call_is_no_edge_to_its_continuation() {
+    check(
+        "entry again()\n\nfunction one(x):\n    s:\n        return x\n\nagain:\n    k = k - 1\n    if k goto call_it else goto done\n\
+         call_it:\n    r = call nosuch(k) then again\ndone:\n    r = call one(1, 2) then again\n",
+        "again",
+        expect![[r#"
+            main again(v0:k) {
+            b0 again:
+                v1:k = sub v0, 1
+                branch v1, b1, b2
+            b1 call_it:
+                trap unknown_function(nosuch)
+            b2 done:
+                trap argument_count(one, 1, 2)
+            }
+
+            function one(v0:x) {
+            b0 s:
+                return v0
             }
         "#]],
     );

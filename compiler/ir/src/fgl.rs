@@ -297,7 +297,9 @@ impl<'f> Converter<'f> {
                 Trap::ReturnOutsideFunction => ast::Terminator::Return(Arg::Const(Value::Int(0))),
                 Trap::Unreachable => ast::Terminator::Error(sym("unreachable")),
             },
-            Terminator::Exit { .. } => return Err("trace exits only occur in traces".into()),
+            Terminator::Exit { .. } | Terminator::JumpTrace { .. } => {
+                return Err("trace exits only occur in traces".into())
+            }
         })
     }
 }

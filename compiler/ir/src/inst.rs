@@ -55,6 +55,10 @@ pub enum GuardKind {
     Class(Operand, Symbol),
     /// Fails if the operand is an object of the class (`if_class` not taken).
     NotClass(Operand, Symbol),
+    /// Fails unless the operand is an integer in `lo..=hi`: what a trace
+    /// assumes of an input it was specialized for (the JIT's speculation
+    /// on loop counters, checked on entry).
+    Int(Operand, i64, i64),
 }
 
 impl GuardKind {
@@ -64,7 +68,8 @@ impl GuardKind {
             | GuardKind::False(o)
             | GuardKind::Value(o, _)
             | GuardKind::Class(o, _)
-            | GuardKind::NotClass(o, _) => o,
+            | GuardKind::NotClass(o, _)
+            | GuardKind::Int(o, _, _) => o,
         }
     }
 
@@ -74,7 +79,22 @@ impl GuardKind {
             | GuardKind::False(o)
             | GuardKind::Value(o, _)
             | GuardKind::Class(o, _)
-            | GuardKind::NotClass(o, _) => o,
+            | GuardKind::NotClass(o, _)
+            | GuardKind::Int(o, _, _) => o,
+        }
+    }
+
+    /// Whether the guard passes for `v` (an unbound operand is an error
+    /// before any guard is decided).
+    pub fn holds(&self, v: &Value) -> bool {
+        let is = |class: Symbol| matches!(v, Value::Object(o) if o.class == class);
+        match self {
+            GuardKind::True(_) => v.is_truthy(),
+            GuardKind::False(_) => !v.is_truthy(),
+            GuardKind::Value(_, c) => v == c,
+            GuardKind::Class(_, class) => is(*class),
+            GuardKind::NotClass(_, class) => !is(*class),
+            GuardKind::Int(_, lo, hi) => matches!(v, Value::Int(n) if (*lo..=*hi).contains(n)),
         }
     }
 }
@@ -368,6 +388,14 @@ pub enum Terminator {
         resume: ResumeId,
         label: Symbol,
     },
+    /// Traces only: continue in trace `target` (of the same module or code
+    /// cache), passing `args` as its parameters, never to come back: how a
+    /// bridge, or a trace that reached another loop, enters compiled code
+    /// without going through the interpreter.
+    JumpTrace {
+        target: Symbol,
+        args: Args,
+    },
 }
 
 impl Terminator {
@@ -388,7 +416,11 @@ impl Terminator {
             Terminator::Branch { then_block, else_block, .. } | Terminator::IfClass { then_block, else_block, .. } => {
                 Successors { blocks: [*then_block, *else_block], len: 2 }
             }
-            Terminator::Print(_) | Terminator::Return(_) | Terminator::Trap(_) | Terminator::Exit { .. } => {
+            Terminator::Print(_)
+            | Terminator::Return(_)
+            | Terminator::Trap(_)
+            | Terminator::Exit { .. }
+            | Terminator::JumpTrace { .. } => {
                 Successors { blocks: [BlockId::from_raw(la_arena::RawIdx::from_u32(0)); 2], len: 0 }
             }
         }
@@ -400,30 +432,34 @@ impl Terminator {
             Terminator::Branch { then_block, else_block, .. } | Terminator::IfClass { then_block, else_block, .. } => {
                 vec![then_block, else_block]
             }
-            Terminator::Print(_) | Terminator::Return(_) | Terminator::Trap(_) | Terminator::Exit { .. } => vec![],
+            Terminator::Print(_)
+            | Terminator::Return(_)
+            | Terminator::Trap(_)
+            | Terminator::Exit { .. }
+            | Terminator::JumpTrace { .. } => vec![],
         }
     }
 
-    /// The operand (a terminator reads at most one).
-    pub fn operands(&self) -> std::option::IntoIter<&Operand> {
+    /// The operands, in order (one, except a jump to a trace's arguments).
+    pub fn operands(&self) -> std::slice::Iter<'_, Operand> {
         match self {
             Terminator::Branch { cond: o, .. }
             | Terminator::IfClass { obj: o, .. }
             | Terminator::Print(o)
-            | Terminator::Return(o) => Some(o),
-            Terminator::Jump(_) | Terminator::Trap(_) | Terminator::Exit { .. } => None,
+            | Terminator::Return(o) => std::slice::from_ref(o).iter(),
+            Terminator::JumpTrace { args, .. } => args.iter(),
+            Terminator::Jump(_) | Terminator::Trap(_) | Terminator::Exit { .. } => [].iter(),
         }
-        .into_iter()
     }
 
-    pub fn operands_mut(&mut self) -> std::option::IntoIter<&mut Operand> {
+    pub fn operands_mut(&mut self) -> std::slice::IterMut<'_, Operand> {
         match self {
             Terminator::Branch { cond: o, .. }
             | Terminator::IfClass { obj: o, .. }
             | Terminator::Print(o)
-            | Terminator::Return(o) => Some(o),
-            Terminator::Jump(_) | Terminator::Trap(_) | Terminator::Exit { .. } => None,
+            | Terminator::Return(o) => std::slice::from_mut(o).iter_mut(),
+            Terminator::JumpTrace { args, .. } => args.iter_mut(),
+            Terminator::Jump(_) | Terminator::Trap(_) | Terminator::Exit { .. } => [].iter_mut(),
         }
-        .into_iter()
     }
 }

@@ -22,7 +22,7 @@ use flowc_lang::value::Object;
 use flowc_lang::{Symbol, Value};
 
 use crate::function::{BlockId, Function, FunctionKind, InstId, Module};
-use crate::inst::{GuardKind, InstKind, Operand, Terminator};
+use crate::inst::{InstKind, Operand, Terminator};
 use crate::print;
 use crate::resume::ResumeId;
 
@@ -52,6 +52,9 @@ pub enum Exit {
     /// A guard failed: its resume record and label, and the values bound
     /// at that point (what the record's operands refer to).
     GuardFailed { resume: ResumeId, label: Symbol, values: Vec<(crate::ValueId, Value)> },
+    /// A trace ended by jumping to trace `target` with `args` (the caller
+    /// holds the traces and goes on there).
+    JumpedTo { target: Symbol, args: Vec<Value> },
 }
 
 /// Runs the module's main function with the environment `env` (parameters
@@ -79,7 +82,7 @@ pub fn run(module: &Module, env: &[(Symbol, Value)], config: &Config) -> Result<
     match m.execute(main, args)? {
         Exit::Printed(value) => Ok(Outcome { value, steps: m.steps, allocations: m.allocations }),
         Exit::Returned(_) => Err(internal("main returned")),
-        Exit::GuardFailed { .. } => Err(internal("a guard failed outside a trace")),
+        Exit::GuardFailed { .. } | Exit::JumpedTo { .. } => Err(internal("a trace exit outside a trace")),
     }
 }
 
@@ -249,14 +252,7 @@ impl<'m> Machine<'m> {
                     }
                     InstKind::Guard { kind, resume, label } => {
                         let v = self.read(&frame, kind.operand(), index)?;
-                        let holds = match kind {
-                            GuardKind::True(_) => v.is_truthy(),
-                            GuardKind::False(_) => !v.is_truthy(),
-                            GuardKind::Value(_, c) => v == *c,
-                            GuardKind::Class(_, class) => matches!(&v, Value::Object(o) if o.class == *class),
-                            GuardKind::NotClass(_, class) => !matches!(&v, Value::Object(o) if o.class == *class),
-                        };
-                        if !holds {
+                        if !kind.holds(&v) {
                             return Ok(Exit::GuardFailed {
                                 resume: *resume,
                                 label: *label,
@@ -317,6 +313,13 @@ impl<'m> Machine<'m> {
                 Terminator::Trap(t) => return Err(self.error(&frame, t.error_kind(), n)),
                 Terminator::Exit { resume, label } => {
                     return Ok(Exit::GuardFailed { resume: *resume, label: *label, values: bound_values(&frame) });
+                }
+                Terminator::JumpTrace { target, args } => {
+                    let mut values = Vec::with_capacity(args.len());
+                    for a in args {
+                        values.push(self.read(&frame, a, n)?);
+                    }
+                    return Ok(Exit::JumpedTo { target: *target, args: values });
                 }
             };
             self.enter(&mut frame, next);

@@ -11,7 +11,7 @@ use flowc_lang::ast::Operator;
 use flowc_lang::ops::{Form, Op};
 use flowc_lang::syntax::diag::{ParseError, RawError};
 use flowc_lang::syntax::lex::{lex_line, Line, Tok};
-use flowc_lang::Symbol;
+use flowc_lang::{Symbol, Value};
 
 use crate::function::{BlockData, BlockId, Function, FunctionKind, InstData, Module, ValueData, ValueDef, ValueId};
 use crate::inst::{Args, GuardKind, InstKind, Operand, PhiInputs, Terminator, Trap};
@@ -378,7 +378,7 @@ impl Parser {
                     InstKind::Op { op: Operator::Unknown(name), form: Form::Generic, args }
                 }
             }
-            "guard_true" | "guard_false" | "guard_value" | "guard_class" | "guard_not_class" => {
+            "guard_true" | "guard_false" | "guard_value" | "guard_class" | "guard_not_class" | "guard_int" => {
                 let o = self.operand(line)?;
                 line.punct(",")?;
                 let kind = match word.as_str() {
@@ -388,6 +388,21 @@ impl Parser {
                         let c = line.constant()?;
                         line.punct(",")?;
                         GuardKind::Value(o, c)
+                    }
+                    "guard_int" => {
+                        let bound = |line: &mut Line| {
+                            let pos = line.pos();
+                            match line.constant()? {
+                                Value::Int(n) => {
+                                    line.punct(",")?;
+                                    Ok(n)
+                                }
+                                _ => Err(RawError::new(pos, "expected an integer bound")),
+                            }
+                        };
+                        let lo = bound(line)?;
+                        let hi = bound(line)?;
+                        GuardKind::Int(o, lo, hi)
                     }
                     _ => {
                         let class = line.name("a class name")?;
@@ -496,6 +511,14 @@ impl Parser {
                 let resume = self.resume_ref(line)?;
                 line.keyword("to")?;
                 Terminator::Exit { resume, label: line.name("a label")? }
+            }
+            "jump_trace" => {
+                line.bump();
+                let target = line.name("a trace name")?;
+                line.punct("(")?;
+                let args = Args::from_vec(self.operand_list(line, ")")?);
+                line.punct(")")?;
+                Terminator::JumpTrace { target, args }
             }
             "trap" => {
                 line.bump();

@@ -255,6 +255,11 @@ pub fn inst(out: &mut String, f: &Function, i: InstId) {
                     out.push_str(", ");
                     name(out, *class);
                 }
+                GuardKind::Int(o, lo, hi) => {
+                    out.push_str("guard_int ");
+                    operand(out, o);
+                    write!(out, ", {lo}, {hi}").unwrap();
+                }
             }
             write!(out, ", {} else ", resume_ref(*resume)).unwrap();
             name(out, *label);
@@ -315,6 +320,13 @@ pub fn terminator(out: &mut String, t: &Terminator) {
         Terminator::Exit { resume, label } => {
             write!(out, "exit {} to ", resume_ref(*resume)).unwrap();
             name(out, *label);
+        }
+        Terminator::JumpTrace { target, args } => {
+            out.push_str("jump_trace ");
+            name(out, *target);
+            out.push('(');
+            operands(out, args);
+            out.push(')');
         }
     }
 }

@@ -15,8 +15,9 @@ use std::rc::Rc;
 
 use crate::word::{self, Word, ONE, STOP, ZERO};
 
-/// The state of one run of generated code. The first five fields are
-/// read and written by generated code at fixed offsets.
+/// The state of one run of generated code. The fields generated code
+/// reads and writes are at the offsets [`offsets`] gives (computed here,
+/// read by the code generator).
 #[repr(C)]
 pub struct Ctx {
     /// Current call depth (offset 0).
@@ -47,6 +48,18 @@ pub struct Ctx {
     immutable: Rc<[(Symbol, Symbol)]>,
     /// Errors the generated code raises by index (`trap` terminators).
     pub traps: Rc<[ErrorKind]>,
+}
+
+/// Byte offsets of the [`Ctx`] fields generated code reads and writes.
+pub mod offsets {
+    use super::Ctx;
+    use std::mem::offset_of;
+
+    pub const DEPTH: i32 = offset_of!(Ctx, depth) as i32;
+    pub const MAX_DEPTH: i32 = offset_of!(Ctx, max_depth) as i32;
+    pub const EXIT_VALUES: i32 = offset_of!(Ctx, exit_values) as i32;
+    pub const SITE: i32 = offset_of!(Ctx, site) as i32;
+    pub const FUEL: i32 = offset_of!(Ctx, fuel) as i32;
 }
 
 impl Ctx {

@@ -38,29 +38,39 @@ pub enum Recorded {
 #[derive(Debug)]
 pub enum TraceError {
     Runtime(RuntimeError),
-    /// No jump back to the anchor within `limit` operations. Recording
-    /// is execution, so the program has run up to `state`, where an
-    /// interpreter can carry on.
+    /// No stop within `limit` operations. Recording is execution, so the
+    /// program has run up to `state`, where an interpreter can carry on.
     TooLong {
         limit: usize,
         state: Suspended,
     },
 }
 
-/// Where recording stopped before the trace closed: the frames from the
-/// main graph inwards, the innermost about to run block `label`.
+/// Where recording stopped: the frames from the recording's base frame
+/// inwards, the innermost about to run block `label`.
 #[derive(Debug)]
 pub struct Suspended {
     pub frames: Vec<ResumeFrame>,
     pub label: Symbol,
 }
 
-/// How recording a path (a bridge) ended.
+/// What the recorder does on arriving at a label of its base frame
+/// ([`record_path`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    Continue,
+    Stop,
+}
+
+/// How recording a path ended.
 #[derive(Debug)]
 pub enum Path {
-    /// Control reached `label` of the main graph, one of the stops,
-    /// with environment `env`.
-    Reached { trace: Trace, env: Env, label: Symbol },
+    /// Recording stopped on arriving at `label` in the base frame (the
+    /// caller said so): the trace, and the base frame there.
+    Stopped { trace: Trace, frame: ResumeFrame, label: Symbol },
+    /// The base frame is about to run block `label`, which returns from
+    /// it: a trace cannot follow (its caller is not recorded).
+    Returns { trace: Trace, frame: ResumeFrame, label: Symbol },
     /// The program printed (and stopped) first.
     Printed(Value),
 }
@@ -187,11 +197,34 @@ impl<'p> TraceFrame<'p> {
     fn block(&self, label: Symbol) -> Option<&'p Block> {
         self.blocks.iter().copied().find(|b| b.label == label)
     }
+
+    fn of(program: &'p Program, f: &ResumeFrame) -> Result<TraceFrame<'p>, TraceError> {
+        let blocks = match f.function {
+            None => program.main_blocks().collect(),
+            Some(name) => match program.function(name) {
+                Some(func) => func.blocks.iter().collect(),
+                None => {
+                    let kind = ErrorKind::UnknownFunction(name);
+                    return Err(TraceError::Runtime(RuntimeError { kind, at: None }));
+                }
+            },
+        };
+        Ok(TraceFrame { function: f.function, blocks, env: f.env.iter().cloned().collect(), call: f.call })
+    }
+
+    fn resume_frame(&self) -> ResumeFrame {
+        ResumeFrame {
+            function: self.function,
+            env: self.env.iter().map(|(k, v)| (*k, v.clone())).collect(),
+            call: self.call,
+        }
+    }
 }
 
 /// Traces `program` from main-graph label `anchor` with environment `env`,
 /// following calls (their operations are recorded between `enter` and
-/// `leave`). The loop closes only at a jump to `anchor` in the main graph.
+/// `leave`). The loop closes only at a jump to `anchor` in the main graph
+/// (the series' `do_trace`).
 pub fn record(
     program: &Program,
     anchor: Symbol,
@@ -199,33 +232,47 @@ pub fn record(
     heap: &mut Heap,
     limit: usize,
 ) -> Result<Recorded, TraceError> {
-    Ok(match record_path(program, anchor, env, heap, limit, &|l| l == anchor)? {
-        Path::Reached { trace, env, .. } => Recorded::Loop { trace, env },
+    let start = [ResumeFrame { function: None, env: env.into_iter().collect(), call: None }];
+    let mut at = |l: Symbol, _: &Env| if l == anchor { Arrival::Stop } else { Arrival::Continue };
+    Ok(match record_path(program, &start, anchor, heap, limit, &mut at)? {
+        Path::Stopped { trace, frame, .. } => Recorded::Loop { trace, env: frame.env.into_iter().collect() },
         Path::Printed(v) => Recorded::Printed(v),
+        Path::Returns { .. } => unreachable!("the main graph's frame does not stop before returning"),
     })
 }
 
-/// Traces from main-graph label `from` until control jumps, in the main
-/// graph, to a label for which `stop` holds (a loop's anchor, or for a
-/// bridge any label with a trace).
+/// Traces from `start` (frames from the base inwards; the innermost about
+/// to run block `label`), following calls, until control arrives in the
+/// base frame at a label for which `at` says stop, or the base frame is
+/// about to return (a function frame; the main graph's `return` is an
+/// error). `at` sees each label the base frame jumps to, with
+/// the base frame's environment, before its block runs.
 pub fn record_path(
     program: &Program,
-    from: Symbol,
-    env: Env,
+    start: &[ResumeFrame],
+    label: Symbol,
     heap: &mut Heap,
     limit: usize,
-    stop: &dyn Fn(Symbol) -> bool,
+    at: &mut dyn FnMut(Symbol, &Env) -> Arrival,
 ) -> Result<Path, TraceError> {
     let immutable = |c: Symbol, f: Symbol| program.immutable_fields(c).any(|x| x == f);
     let unknown = |l: Symbol| TraceError::Runtime(RuntimeError { kind: ErrorKind::UnknownLabel(l), at: None });
-    let main = TraceFrame { function: None, blocks: program.main_blocks().collect(), env, call: None };
-    let mut block = main.block(from).ok_or_else(|| unknown(from))?;
-    let mut frames = vec![main];
+    let mut frames = Vec::with_capacity(start.len());
+    for f in start {
+        frames.push(TraceFrame::of(program, f)?);
+    }
+    let innermost = frames.last().ok_or_else(|| unknown(label))?;
+    let mut block = innermost.block(label).ok_or_else(|| unknown(label))?;
     let mut ops = Vec::new();
     let mut sites = Vec::new();
+    let trace = |ops, sites| Trace { anchor: label, ops, sites };
     loop {
         if ops.len() > limit {
             return Err(TraceError::TooLong { limit, state: suspend(&frames, block.label) });
+        }
+        if frames.len() == 1 && frames[0].function.is_some() && matches!(block.term, Terminator::Return(_)) {
+            let frame = frames[0].resume_frame();
+            return Ok(Path::Returns { trace: trace(ops, sites), frame, label: block.label });
         }
         let depth = frames.len();
         let frame = frames.last_mut().expect("a frame");
@@ -307,11 +354,12 @@ pub fn record_path(
                 continue;
             }
             Terminator::Return(a) => {
+                // Only inner frames return here (see the check above), or
+                // the main graph, which cannot.
+                let v = resolve(a, env).map_err(|k| error(k, fun, block, n))?;
                 if depth == 1 {
-                    let _ = resolve(a, env).map_err(|k| error(k, fun, block, n))?;
                     return Err(error(ErrorKind::ReturnOutsideFunction, fun, block, n));
                 }
-                let v = resolve(a, env).map_err(|k| error(k, fun, block, n))?;
                 ops.push(TraceOp::Leave { value: a.clone() });
                 frames.pop();
                 let caller = frames.last_mut().expect("a caller");
@@ -323,9 +371,9 @@ pub fn record_path(
         // The guard or `leave` of the terminator, if any.
         sites.resize(ops.len(), site(fun, block, n));
         let frame = frames.last().expect("a frame");
-        if frames.len() == 1 && stop(next) {
-            let env = frames.pop().expect("the main frame").env;
-            return Ok(Path::Reached { trace: Trace { anchor: from, ops, sites }, env, label: next });
+        if frames.len() == 1 && at(next, &frame.env) == Arrival::Stop {
+            let frame = frames[0].resume_frame();
+            return Ok(Path::Stopped { trace: trace(ops, sites), frame, label: next });
         }
         block = frame.block(next).ok_or_else(|| error(ErrorKind::UnknownLabel(next), fun, block, n))?;
     }
@@ -333,13 +381,5 @@ pub fn record_path(
 
 /// The interpreter's view of the tracer's frames.
 fn suspend(frames: &[TraceFrame], label: Symbol) -> Suspended {
-    let frames = frames
-        .iter()
-        .map(|f| ResumeFrame {
-            function: f.function,
-            env: f.env.iter().map(|(k, v)| (*k, v.clone())).collect(),
-            call: f.call,
-        })
-        .collect();
-    Suspended { frames, label }
+    Suspended { frames: frames.iter().map(TraceFrame::resume_frame).collect(), label }
 }

@@ -1,90 +1,79 @@
 //! The SSA route for traces (`--optimizer ssa`): a recorded trace becomes
 //! IR ([`crate::to_ir`]), is optimized ([`crate::opt`]) and runs — here on
-//! the IR interpreter, in the JIT as native code — until a guard fails;
-//! then the interpreter resumes from the guard's record ([`crate::resume`]).
+//! the IR interpreter or as native code on its own, in the JIT as part of
+//! a code cache — until a guard fails; then the interpreter resumes from
+//! the guard's record ([`crate::resume`]).
 
 use std::collections::HashMap;
 
 use flowc_ir::interp::{run_trace, Exit};
-use flowc_ir::{Function, Module};
-use flowc_lang::ast::Item;
+use flowc_ir::{Function, FunctionKind, Module};
 use flowc_lang::interp::{Config, ErrorKind, RuntimeError};
 use flowc_lang::{Env, Program, Symbol, Value};
 
 use crate::record::Heap;
 use crate::resume;
 
-/// The program's hints and functions (lowered to IR, without the main
-/// graph), which traces run and fold calls of `pure` functions with.
-pub fn hints(program: &Program) -> Module {
-    let lowered = program.default_entry().and_then(|e| flowc_frontend::lower(program, e).ok());
-    let mut m = match lowered {
-        Some(m) => m,
-        None => {
-            let mut m = Module::default();
-            for item in &program.items {
-                match item {
-                    Item::Pure(f) => m.pure.push(*f),
-                    Item::Immutable(c, fs) => m.immutable.push((*c, fs.clone())),
-                    _ => {}
-                }
-            }
-            return m;
-        }
-    };
-    m.functions.retain(|f| f.kind == flowc_ir::FunctionKind::Function);
-    m
+/// What traces need of a lowered program: its functions (which traces
+/// call, and the optimizer runs to fold `pure` calls) and its hints,
+/// without the main graph.
+pub fn hints(module: &Module) -> Module {
+    Module {
+        functions: module.functions.iter().filter(|f| f.kind == FunctionKind::Function).cloned().collect(),
+        pure: module.pure.clone(),
+        immutable: module.immutable.clone(),
+    }
 }
 
-/// Runs trace function `f` from `start` (the environment it was recorded
-/// from, whose variables are its parameters) until a guard fails, then
-/// interprets to the end. Returns the printed value.
-pub fn execute(
-    program: &Program,
-    f: &Function,
-    start: Env,
-    heap: &mut Heap,
-    config: &Config,
-) -> Result<Value, RuntimeError> {
-    let module = hints(program);
-    let args: Vec<Value> = f
-        .params
+/// The arguments of trace `f` from `start`, the environment it was
+/// recorded from (its parameters are variables of it).
+fn arguments(f: &Function, start: &Env) -> Vec<Value> {
+    f.params
         .iter()
         .map(|&p| {
             let name = f.values[p].name.expect("trace parameters are named");
             start.get(&name).cloned().expect("the trace starts where it was recorded")
         })
-        .collect();
-    match run_trace(&module, f, args, &mut heap.allocations, config)? {
+        .collect()
+}
+
+/// Runs trace function `f` from `start` until a guard fails, then
+/// interprets to the end. Returns the printed value.
+pub fn execute(
+    program: &Program,
+    hints: &Module,
+    f: &Function,
+    start: Env,
+    heap: &mut Heap,
+    config: &Config,
+) -> Result<Value, RuntimeError> {
+    match run_trace(hints, f, arguments(f, &start), &mut heap.allocations, config)? {
         Exit::GuardFailed { resume, label, values } => {
             let values: HashMap<_, _> = values.into_iter().collect();
             let frames = resume::frames(&f.resumes[resume], &values, heap);
             resume::continue_interpreting(program, &frames, label, heap, config)
         }
         Exit::Printed(v) | Exit::Returned(v) => Ok(v),
+        Exit::JumpedTo { target, .. } => Err(internal(&format!("a loop trace jumped to trace {target}"))),
     }
 }
 
 /// Like [`execute`], with the trace compiled to machine code.
 pub fn execute_native(
     program: &Program,
+    hints: &Module,
     f: &Function,
     start: Env,
     heap: &mut Heap,
     config: &Config,
 ) -> Result<Value, RuntimeError> {
-    let module = hints(program);
-    let compiled = flowc_codegen::CompiledTrace::compile(f, &module).map_err(|e| internal(&e))?;
-    let args: Vec<Value> = compiled
-        .params()
-        .iter()
-        .map(|name| start.get(name).cloned().expect("the trace starts where it was recorded"))
-        .collect();
-    match compiled.run(&args, &mut heap.allocations, config.max_depth, None) {
-        flowc_codegen::TraceEnd::Exit { resume, label, values, .. } => {
-            let values: HashMap<_, _> = values.into_iter().collect();
-            let frames = resume::frames(&f.resumes[resume], &values, heap);
-            resume::continue_interpreting(program, &frames, label, heap, config)
+    let compiled = flowc_codegen::CompiledTrace::compile(f, hints).map_err(|e| internal(&e))?;
+    match compiled.run(&arguments(f, &start), &mut heap.allocations, config.max_depth) {
+        flowc_codegen::TraceEnd::Exit { exit, values } => {
+            let exit = compiled.exit(exit);
+            let values: HashMap<_, _> = exit.values.iter().zip(values).filter_map(|(id, v)| Some((*id, v?))).collect();
+            let frames = resume::frames(&f.resumes[exit.resume], &values, heap);
+            resume::continue_interpreting(program, &frames, exit.label, heap, config)
         }
         flowc_codegen::TraceEnd::Error(e) => Err(e),
         flowc_codegen::TraceEnd::Printed(v) => Ok(v),

@@ -10,6 +10,7 @@ use flowc_ir::{Function, GuardKind, InstKind, Operand, ResumeData, ResumeValue, 
 use flowc_lang::ast::Operator;
 use flowc_lang::syntax::term::{Style, Term};
 use flowc_lang::Symbol;
+use flowc_lang::Value;
 
 fn name(f: &Function, v: ValueId) -> Term {
     let n = v.into_raw().into_u32();
@@ -103,6 +104,9 @@ pub fn terms(f: &Function) -> Vec<Term> {
                     GuardKind::Value(o, c) => ("guard_value", vec![operand(f, o), Term::value(c)]),
                     GuardKind::Class(o, c) => ("guard_class", vec![operand(f, o), Term::sym(*c)]),
                     GuardKind::NotClass(o, c) => ("guard_not_class", vec![operand(f, o), Term::sym(*c)]),
+                    GuardKind::Int(o, lo, hi) => {
+                        ("guard_int", vec![operand(f, o), Term::value(&Value::Int(*lo)), Term::value(&Value::Int(*hi))])
+                    }
                 };
                 a.push(resume(f, &f.resumes[*r]));
                 a.push(Term::sym(*label));

@@ -1,20 +1,31 @@
-//! A recorded trace as SSA IR (DESIGN.md "Traces"): one loop whose
-//! loop-carried variables are phis, so nothing like Part 3's "superfluous
-//! assignments" is needed before `loop`.
+//! A recorded trace as SSA IR (DESIGN.md "Traces").
 //!
-//! Shape: block `b0` (the preheader) holds nothing but the `unbound` values
-//! of variables the trace creates; it jumps to `b1`, the loop, which holds
-//! one phi per variable the main frame writes, the trace's operations in
-//! order, and a jump back to itself. Parameters are the variables of the
-//! environment the trace starts with, in its order.
+//! A trace starts from a [`Start`] — its parameters, and the frames
+//! (base frame first) whose variables it starts with: parameters,
+//! constants, or objects a parent trace never allocated (which the trace
+//! allocates first, in the order resuming would) — and ends as its
+//! [`End`] says:
+//! - [`End::Loop`]: one loop whose loop-carried variables are phis, so
+//!   nothing like Part 3's "superfluous assignments" is needed before
+//!   `loop`. Block `b0` (the preheader) holds the start's allocations and
+//!   the `unbound` values of variables the trace creates; it jumps to
+//!   `b1`, the loop, which holds one phi per variable the base frame
+//!   writes, the trace's operations in order, and a jump back to itself;
+//! - [`End::Exit`]: straight-line code in one block, leaving for the
+//!   interpreter at a label with the frames as they are;
+//! - [`End::Jump`]: straight-line code ending in `jump_trace`, which
+//!   continues in another trace with base-frame variables as its
+//!   arguments.
 //!
-//! Guards carry resume data: for each frame from the main graph inwards,
-//! its variables in the interpreter's order (the start environment, then
-//! new variables in the order the trace first writes them; a variable not
-//! yet written in the first iteration is unbound there and is not
-//! restored) and, for callers, the pending call. Calls the trace followed
-//! leave no call instruction: their operations are inlined, in a frame of
-//! their own.
+//! Guards carry resume data: for each frame from the base inwards, its
+//! variables in the interpreter's order (the start's, then new variables
+//! in the order the trace first writes them; a variable not yet written
+//! in the first iteration is unbound there and is not restored) and, for
+//! callers, the pending call. Calls the trace followed leave no call
+//! instruction: their operations are inlined, in a frame of their own —
+//! except calls of `pure` functions, which stay calls (their recorded
+//! operations are skipped): the optimizer folds them when their arguments
+//! are constants, and nothing inside them needs guarding.
 
 use indexmap::IndexMap;
 
@@ -23,9 +34,117 @@ use flowc_ir::{
     Terminator, ValueId,
 };
 use flowc_lang::ast::{Arg, Operator};
-use flowc_lang::{Env, Program, Symbol};
+use flowc_lang::{Program, Symbol, Value};
 
 use crate::trace::{Check, Trace, TraceOp};
+
+/// A start value of a variable or field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StartValue {
+    /// The trace's parameter at this position.
+    Param(usize),
+    Const(Value),
+    /// The start's object at this position ([`Start::objects`]).
+    Object(usize),
+}
+
+/// One frame a trace starts in.
+#[derive(Clone, Debug)]
+pub struct StartFrame {
+    pub function: Option<Symbol>,
+    pub env: Vec<(Symbol, StartValue)>,
+    /// For every frame but the innermost: its pending call.
+    pub call: Option<(Symbol, Symbol)>,
+}
+
+/// An object the trace allocates before its first operation (a parent
+/// trace kept it virtual).
+#[derive(Clone, Debug)]
+pub struct StartObject {
+    pub class: Symbol,
+    pub fields: Vec<(Symbol, StartValue)>,
+}
+
+/// What a trace starts from.
+#[derive(Clone, Debug)]
+pub struct Start {
+    /// The parameters' names (for printing).
+    pub params: Vec<Symbol>,
+    /// The frames, base first; the innermost runs the trace's first block.
+    pub frames: Vec<StartFrame>,
+    pub objects: Vec<StartObject>,
+    /// Variables of the innermost frame the trace is specialized to: it
+    /// starts by guarding each has its value (a bridge of a failing
+    /// `guard_value`, for the value that failed it).
+    pub promoted: Vec<(Symbol, Value)>,
+}
+
+impl Start {
+    /// A trace that starts in one frame (of `function`, `None` for the main
+    /// graph) whose variables `vars`, in order, are its parameters.
+    pub fn frame(function: Option<Symbol>, vars: &[Symbol]) -> Start {
+        let env = vars.iter().enumerate().map(|(k, v)| (*v, StartValue::Param(k))).collect();
+        Start {
+            params: vars.to_vec(),
+            frames: vec![StartFrame { function, env, call: None }],
+            objects: Vec::new(),
+            promoted: Vec::new(),
+        }
+    }
+
+    /// A trace that starts where exit `record` of trace `parent` leaves,
+    /// with the exit's `values` (in order: what the code stores there) as
+    /// its parameters.
+    pub fn exit(parent: &Function, record: &ResumeData, values: &[ValueId]) -> Start {
+        let value = |rv: &ResumeValue| match rv {
+            ResumeValue::Operand(Operand::Const(c)) => StartValue::Const(c.clone()),
+            ResumeValue::Operand(Operand::Value(v)) => StartValue::Param(
+                values.iter().position(|x| x == v).expect("an exit stores the values its record uses"),
+            ),
+            ResumeValue::Virtual(k) => StartValue::Object(*k as usize),
+        };
+        let frames = record
+            .frames
+            .iter()
+            .map(|f| StartFrame {
+                function: f.function,
+                env: f.env.iter().map(|(n, rv)| (*n, value(rv))).collect(),
+                call: f.call,
+            })
+            .collect();
+        let objects = record
+            .virtuals
+            .iter()
+            .map(|o| StartObject { class: o.class, fields: o.fields.iter().map(|(n, rv)| (*n, value(rv))).collect() })
+            .collect();
+        // A parameter is named after the first variable it is the value of,
+        // else after the parent's value.
+        let params = values
+            .iter()
+            .map(|v| {
+                let named = record
+                    .frames
+                    .iter()
+                    .flat_map(|f| &f.env)
+                    .find(|(_, rv)| matches!(rv, ResumeValue::Operand(Operand::Value(x)) if x == v));
+                named.map(|(n, _)| *n).or(parent.values[*v].name).unwrap_or_else(|| Symbol::intern("v"))
+            })
+            .collect();
+        Start { params, frames, objects, promoted: Vec::new() }
+    }
+}
+
+/// How a trace ends.
+#[derive(Clone, Debug)]
+pub enum End {
+    /// Back to its start: a loop (single-frame starts only).
+    Loop,
+    /// Leaving for the interpreter at this label of the innermost frame.
+    Exit(Symbol),
+    /// Continuing in trace `target`, whose parameters are these variables
+    /// of the base frame (every one bound there).
+    Jump { target: Symbol, params: Vec<Symbol> },
+}
 
 /// One frame's variables while converting.
 struct Frame {
@@ -47,165 +166,183 @@ impl Frame {
     }
 }
 
-/// Variables the main frame writes, in the order of their first write.
-fn main_writes(trace: &Trace) -> Vec<Symbol> {
+/// Variables the base frame writes, in the order of their first write.
+fn base_writes(trace: &Trace) -> Vec<Symbol> {
     let mut depth = 0usize;
     let mut out: Vec<Symbol> = Vec::new();
     for op in &trace.ops {
         let dst = match op {
-            TraceOp::Enter { .. } => {
+            TraceOp::Enter { dst, .. } => {
                 depth += 1;
-                None
+                // The result lands in the caller.
+                (depth == 1).then_some(*dst)
             }
             TraceOp::Leave { .. } => {
                 depth -= 1;
-                // The result lands in the caller.
                 None
             }
             TraceOp::Op1 { dst, .. }
             | TraceOp::Op2 { dst, .. }
             | TraceOp::New { dst, .. }
-            | TraceOp::Get { dst, .. } => Some(*dst),
+            | TraceOp::Get { dst, .. } => (depth == 0).then_some(*dst),
             TraceOp::Set { .. } | TraceOp::Guard { .. } => None,
         };
-        if let Some(d) = dst.filter(|_| depth == 0) {
+        if let Some(d) = dst {
             if !out.contains(&d) {
                 out.push(d);
             }
         }
     }
-    // Results of calls made from the main frame are main-frame writes too.
-    let mut depth = 0usize;
-    for op in &trace.ops {
-        match op {
-            TraceOp::Enter { dst, .. } => {
-                if depth == 0 && !out.contains(dst) {
-                    out.push(*dst);
-                }
-                depth += 1;
-            }
-            TraceOp::Leave { .. } => depth -= 1,
-            _ => {}
-        }
-    }
     out
 }
 
-/// Converts `trace` of `program`, recorded from an environment with the
-/// variables `start` (in order), into a trace function. Calls of `pure`
-/// functions stay calls (their recorded operations are skipped): the
-/// optimizer folds them when their arguments are constants, and nothing
-/// inside them needs guarding.
-pub fn to_ir(program: &Program, trace: &Trace, start: &Env) -> Function {
-    let mut b = Builder::new(FunctionKind::Trace, trace.anchor);
-    let pre = b.entry();
-    let body = b.block(Some(trace.anchor));
-    let mut main = Frame { function: None, vars: IndexMap::new(), call: None };
-    for (name, _) in start {
-        let p = b.param(Some(*name));
-        main.write(*name, Operand::Value(p));
+/// Converts `trace` of `program`, recorded from `start`, into trace
+/// function `name` ending as `end` says.
+pub fn convert(program: &Program, name: Symbol, trace: &Trace, start: &Start, end: &End) -> Function {
+    let mut b = Builder::new(FunctionKind::Trace, name);
+    let entry = b.entry();
+    let params: Vec<ValueId> = start.params.iter().map(|n| b.param(Some(*n))).collect();
+    let objects = allocate(&mut b, entry, start, &params);
+    let value = |v: &StartValue| match v {
+        StartValue::Param(k) => Operand::Value(params[*k]),
+        StartValue::Const(c) => Operand::Const(c.clone()),
+        StartValue::Object(k) => Operand::Value(objects[*k]),
+    };
+    let mut frames: Vec<Frame> = start
+        .frames
+        .iter()
+        .map(|f| Frame {
+            function: f.function,
+            vars: f.env.iter().map(|(n, v)| (*n, value(v))).collect(),
+            call: f.call,
+        })
+        .collect();
+    for (var, value) in &start.promoted {
+        let top = frames.len() - 1;
+        let kind = GuardKind::Value(frames[top].read(&Arg::Var(*var)), value.clone());
+        let resume = b.resume(snapshot(&frames));
+        b.inst(entry, InstKind::Guard { kind, resume, label: trace.anchor }, None);
     }
+    let body = match end {
+        End::Loop => {
+            assert_eq!(frames.len(), 1, "loops start in one frame");
+            b.block(Some(trace.anchor))
+        }
+        _ => entry,
+    };
     // Loop-carried variables get phis; new ones start unbound.
     let mut phis: Vec<(Symbol, ValueId)> = Vec::new();
-    for var in main_writes(trace) {
-        let entry = match main.vars.get(&var) {
-            Some(o) => o.clone(),
-            None => Operand::Value(b.inst(pre, InstKind::Unbound(var), Some(var)).expect("unbound has a result")),
+    if matches!(end, End::Loop) {
+        for var in base_writes(trace) {
+            let initial = match frames[0].vars.get(&var) {
+                Some(o) => o.clone(),
+                None => Operand::Value(b.inst(entry, InstKind::Unbound(var), Some(var)).expect("unbound has a result")),
+            };
+            let phi = b.phi(body, vec![(entry, initial)], Some(var));
+            frames[0].write(var, Operand::Value(phi));
+            phis.push((var, phi));
+        }
+        b.terminate(entry, Terminator::Jump(body));
+    }
+    let mut skipping = 0usize;
+    for (k, op) in trace.ops.iter().enumerate() {
+        let before = b.func.blocks[body].insts.len();
+        match op {
+            _ if skipping > 0 => match op {
+                TraceOp::Enter { .. } => skipping += 1,
+                TraceOp::Leave { .. } => skipping -= 1,
+                _ => {}
+            },
+            TraceOp::Enter { dst, func, args, .. } if program.is_pure(*func) => {
+                let top = frames.len() - 1;
+                let args = args.iter().map(|a| frames[top].read(a)).collect();
+                let v = b.inst(body, InstKind::Call { func: *func, args }, Some(*dst)).unwrap();
+                frames[top].write(*dst, Operand::Value(v));
+                skipping = 1;
+            }
+            _ => emit(program, &mut b, body, &mut frames, op),
+        }
+        if let Some(&site) = trace.sites.get(k) {
+            for n in before..b.func.blocks[body].insts.len() {
+                let i = b.func.blocks[body].insts[n];
+                b.func.sites.set_inst(i, site);
+            }
+        }
+    }
+    match end {
+        End::Loop => {
+            for (var, phi) in phis {
+                let back = frames[0].vars[&var].clone();
+                let flowc_ir::ValueDef::Inst(i) = b.func.values[phi].def else { unreachable!("phis are instructions") };
+                if let InstKind::Phi(inputs) = &mut b.func.insts[i].kind {
+                    inputs.push((body, back));
+                }
+            }
+            b.terminate(body, Terminator::Jump(body));
+        }
+        End::Exit(label) => {
+            let resume = b.resume(snapshot(&frames));
+            b.terminate(body, Terminator::Exit { resume, label: *label });
+        }
+        End::Jump { target, params } => {
+            let args = params.iter().map(|p| frames[0].read(&Arg::Var(*p))).collect();
+            b.terminate(body, Terminator::JumpTrace { target: *target, args });
+        }
+    }
+    b.finish()
+}
+
+/// Allocates the start's objects in `block`, in the order resuming the
+/// same record would (first reference, walking frames then fields), so
+/// objects get the numbers they would have got in the interpreter.
+fn allocate(b: &mut Builder, block: BlockId, start: &Start, params: &[ValueId]) -> Vec<ValueId> {
+    let mut made: Vec<Option<ValueId>> = vec![None; start.objects.len()];
+    let mut sets: Vec<(ValueId, Symbol, StartValue)> = Vec::new();
+    fn make(
+        k: usize,
+        b: &mut Builder,
+        block: BlockId,
+        start: &Start,
+        made: &mut Vec<Option<ValueId>>,
+        sets: &mut Vec<(ValueId, Symbol, StartValue)>,
+    ) {
+        if made[k].is_some() {
+            return;
+        }
+        let v = b.inst(block, InstKind::New(start.objects[k].class), None).expect("new has a result");
+        made[k] = Some(v);
+        for (field, fv) in &start.objects[k].fields {
+            if let StartValue::Object(j) = fv {
+                make(*j, b, block, start, made, sets);
+            }
+            sets.push((v, *field, fv.clone()));
+        }
+    }
+    for f in &start.frames {
+        for (_, v) in &f.env {
+            if let StartValue::Object(k) = v {
+                make(*k, b, block, start, &mut made, &mut sets);
+            }
+        }
+    }
+    let made: Vec<ValueId> = made
+        .into_iter()
+        .enumerate()
+        .map(|(k, v)| match v {
+            Some(v) => v,
+            // An object only another unreferenced object refers to.
+            None => b.inst(block, InstKind::New(start.objects[k].class), None).expect("new has a result"),
+        })
+        .collect();
+    for (obj, field, fv) in sets {
+        let value = match fv {
+            StartValue::Param(k) => Operand::Value(params[k]),
+            StartValue::Const(c) => Operand::Const(c),
+            StartValue::Object(j) => Operand::Value(made[j]),
         };
-        let phi = b.phi(body, vec![(pre, entry)], Some(var));
-        main.write(var, Operand::Value(phi));
-        phis.push((var, phi));
+        b.inst(block, InstKind::Set { obj: Operand::Value(obj), field, value }, None);
     }
-    b.terminate(pre, Terminator::Jump(body));
-    let mut frames = vec![main];
-    let mut skipping = 0usize;
-    for (k, op) in trace.ops.iter().enumerate() {
-        let before = b.func.blocks[body].insts.len();
-        match op {
-            _ if skipping > 0 => match op {
-                TraceOp::Enter { .. } => skipping += 1,
-                TraceOp::Leave { .. } => skipping -= 1,
-                _ => {}
-            },
-            TraceOp::Enter { dst, func, args, .. } if program.is_pure(*func) => {
-                let top = frames.len() - 1;
-                let args = args.iter().map(|a| frames[top].read(a)).collect();
-                let v = b.inst(body, InstKind::Call { func: *func, args }, Some(*dst)).unwrap();
-                frames[top].write(*dst, Operand::Value(v));
-                skipping = 1;
-            }
-            _ => emit(program, &mut b, body, &mut frames, op),
-        }
-        if let Some(&site) = trace.sites.get(k) {
-            for n in before..b.func.blocks[body].insts.len() {
-                let i = b.func.blocks[body].insts[n];
-                b.func.sites.set_inst(i, site);
-            }
-        }
-    }
-    let main = &frames[0];
-    for (var, phi) in phis {
-        let end = main.vars[&var].clone();
-        let ValueDefInst(i) = def_inst(&b, phi);
-        if let InstKind::Phi(inputs) = &mut b.func.insts[i].kind {
-            inputs.push((body, end));
-        }
-    }
-    b.terminate(body, Terminator::Jump(body));
-    b.finish()
-}
-
-/// Converts a bridge — `trace`, recorded from the environment `start`
-/// (its variables become the parameters) until control reached main-graph
-/// label `end` — into straight-line trace code: one block with the
-/// operations and guards, ending with an exit to `end` whose record holds
-/// the main frame's variables.
-pub fn bridge(program: &Program, trace: &Trace, start: &Env, end: Symbol) -> Function {
-    let mut b = Builder::new(FunctionKind::Trace, trace.anchor);
-    let body = b.entry();
-    let mut main = Frame { function: None, vars: IndexMap::new(), call: None };
-    for (name, _) in start {
-        let p = b.param(Some(*name));
-        main.write(*name, Operand::Value(p));
-    }
-    let mut frames = vec![main];
-    let mut skipping = 0usize;
-    for (k, op) in trace.ops.iter().enumerate() {
-        let before = b.func.blocks[body].insts.len();
-        match op {
-            _ if skipping > 0 => match op {
-                TraceOp::Enter { .. } => skipping += 1,
-                TraceOp::Leave { .. } => skipping -= 1,
-                _ => {}
-            },
-            TraceOp::Enter { dst, func, args, .. } if program.is_pure(*func) => {
-                let top = frames.len() - 1;
-                let args = args.iter().map(|a| frames[top].read(a)).collect();
-                let v = b.inst(body, InstKind::Call { func: *func, args }, Some(*dst)).unwrap();
-                frames[top].write(*dst, Operand::Value(v));
-                skipping = 1;
-            }
-            _ => emit(program, &mut b, body, &mut frames, op),
-        }
-        if let Some(&site) = trace.sites.get(k) {
-            for n in before..b.func.blocks[body].insts.len() {
-                let i = b.func.blocks[body].insts[n];
-                b.func.sites.set_inst(i, site);
-            }
-        }
-    }
-    let resume = b.resume(snapshot(&frames));
-    b.terminate(body, Terminator::Exit { resume, label: end });
-    b.finish()
-}
-
-struct ValueDefInst(flowc_ir::InstId);
-
-fn def_inst(b: &Builder, v: ValueId) -> ValueDefInst {
-    match b.func.values[v].def {
-        flowc_ir::ValueDef::Inst(i) => ValueDefInst(i),
-        _ => unreachable!("phis are instructions"),
-    }
+    made
 }
 
 fn emit(program: &Program, b: &mut Builder, body: BlockId, frames: &mut Vec<Frame>, op: &TraceOp) {
@@ -278,4 +415,11 @@ fn snapshot(frames: &[Frame]) -> ResumeData {
         })
         .collect();
     ResumeData { frames, virtuals: Vec::new() }
+}
+
+/// The series' conversion: `trace`, recorded from main-graph environment
+/// `start` (whose variables, in order, become the parameters), as a loop.
+pub fn to_ir(program: &Program, trace: &Trace, start: &flowc_lang::Env) -> Function {
+    let vars: Vec<Symbol> = start.keys().copied().collect();
+    convert(program, trace.anchor, trace, &Start::frame(None, &vars), &End::Loop)
 }

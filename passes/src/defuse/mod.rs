@@ -218,6 +218,13 @@ fn visit_uses(f: &Function, mut visit: impl FnMut(ValueId, Use)) {
                     }
                 }
             }
+            Terminator::JumpTrace { args, .. } => {
+                for o in args {
+                    if let Operand::Value(v) = o {
+                        visit(*v, Use::Term { block });
+                    }
+                }
+            }
             Terminator::Jump(_) | Terminator::Trap(_) => {}
         }
     }

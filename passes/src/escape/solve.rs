@@ -84,6 +84,14 @@ impl Escape {
                     }
                     continue;
                 }
+                Terminator::JumpTrace { target, args } => {
+                    for o in args {
+                        if let Some(v) = tracked(o) {
+                            c.escapes.push((v, Reason::Passed(*target)));
+                        }
+                    }
+                    continue;
+                }
                 Terminator::Jump(_) | Terminator::IfClass { .. } | Terminator::Trap(_) => continue,
             };
             if let Some(v) = tracked(o) {

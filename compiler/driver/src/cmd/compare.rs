@@ -66,8 +66,15 @@ pub fn main(args: Args) -> Result<(), Failure> {
         }),
     ));
     results.push(("native", show(crate::cmd::run::native(&program, label, &env, &config)?)));
-    let mut jit = flowc_trace::jit::Jit::new(&program, args.jit.options());
-    results.push(("jit", show(jit.run(label, &env, &config))));
+    let empty = Module::default();
+    let mut jit = flowc_trace::jit::Jit::new(&program, lowered.as_ref().unwrap_or(&empty), args.jit.options());
+    results.push((
+        "jit",
+        show(match &lowered {
+            Ok(_) => jit.run(label, &env, &config),
+            Err(kind) => Err(RuntimeError { kind: kind.clone(), at: None }),
+        }),
+    ));
     if let Some(static_env) = &static_env {
         let residual = pe::specialize(&program, label, static_env, 100_000).map_err(Failure::input)?;
         let out = residual.program(&program);

@@ -77,13 +77,17 @@ pub fn main(args: Args) -> Result<(), Failure> {
             Err(kind) => Err(interp::RuntimeError { kind, at: None }),
         },
         Engine::Native => native(&program, label, &env, &config)?,
-        Engine::Jit => {
-            let (result, stats) = flowc_trace::jit::run(&program, label, &env, &config, args.jit.options());
-            if args.stats {
-                eprintln!("{stats}");
+        Engine::Jit => match flowc_frontend::lower(&program, label) {
+            Ok(module) => {
+                let (result, stats) =
+                    flowc_trace::jit::run(&program, &module, label, &env, &config, args.jit.options());
+                if args.stats {
+                    eprintln!("{stats}");
+                }
+                result
             }
-            result
-        }
+            Err(kind) => Err(interp::RuntimeError { kind, at: None }),
+        },
     };
     let elapsed = started.elapsed();
     match result {

@@ -77,7 +77,8 @@ fn render(t: &Trace, format: Format, layout: Layout) -> String {
 }
 
 /// Counts of a series-form trace: operations, guards, resume bytes (a
-/// 16-byte header per guard's list and 8 bytes per entry).
+/// 16-byte header per guard's list and 8 bytes per entry). The whole trace
+/// is one iteration.
 fn blog_stats(t: &Trace) -> TraceStats {
     let mut s = TraceStats::default();
     for op in &t.ops {
@@ -89,15 +90,18 @@ fn blog_stats(t: &Trace) -> TraceStats {
             _ => s.operations += 1,
         }
     }
+    (s.loop_operations, s.loop_guards) = (s.operations, s.guards);
     s
 }
 
 fn report(what: &str, s: &TraceStats) {
     eprintln!(
-        "{what:<10} {:>6} operations {:>5} guards {:>8.1} resume bytes per guard",
+        "{what:<10} {:>6} operations {:>5} guards {:>8.1} resume bytes per guard, per iteration {} operations {} guards",
         s.operations,
         s.guards,
-        s.bytes_per_guard()
+        s.bytes_per_guard(),
+        s.loop_operations,
+        s.loop_guards
     );
 }
 
@@ -108,12 +112,16 @@ fn check(f: &flowc_ir::Function, after: &str) -> Result<(), Failure> {
     })
 }
 
-/// Whether the optimizer may remove allocations: only when the program
-/// cannot observe allocation numbers.
-fn may_remove_allocations(program: &Program, entry: flowc_lang::Symbol) -> bool {
+/// The program lowered from `entry` (its functions and hints for the
+/// trace optimizer), and whether the optimizer may remove allocations:
+/// only when the program cannot observe allocation numbers.
+fn lowered(program: &Program, entry: flowc_lang::Symbol) -> (flowc_ir::Module, bool) {
     match flowc_frontend::lower(program, entry) {
-        Ok(m) => !flowc_passes::observe::allocations_observable(&m),
-        Err(_) => false,
+        Ok(m) => {
+            let removable = !flowc_passes::observe::allocations_observable(&m);
+            (ssa::hints(&m), removable)
+        }
+        Err(_) => (flowc_ir::Module::default(), false),
     }
 }
 
@@ -142,7 +150,8 @@ pub fn main(args: Args) -> Result<(), Failure> {
             if args.stats {
                 report("trace IR", &TraceStats::of(&f));
             }
-            opt::optimize(&mut f, &ssa::hints(&program), may_remove_allocations(&program, label));
+            let (hints, removable) = lowered(&program, label);
+            opt::optimize(&mut f, &hints, removable);
             check(&f, "optimization")?;
             if args.stats {
                 report("ssa", &TraceStats::of(&f));
@@ -152,7 +161,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
                 (Format::Prolog, Layout::Lines) => println!("opttrace\n{}", terms::lines(&f)),
                 (Format::Readable, _) => print!("opttrace\n{}", flowc_ir::print::function(&f)),
             }
-            ssa::execute(&program, &f, env, &mut heap, &config).map_err(Failure::input)?
+            ssa::execute(&program, &hints, &f, env, &mut heap, &config).map_err(Failure::input)?
         }
         Optimizer::Blog | Optimizer::None => {
             if trace.crosses_calls() {

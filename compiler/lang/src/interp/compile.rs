@@ -49,10 +49,30 @@ pub enum CStmt {
 #[derive(Clone, Debug)]
 pub enum CTerm {
     Jump(Target),
-    If { cond: Slot, then_t: Target, else_t: Target },
+    /// `promote var then target`: a jump for the interpreter; its variable
+    /// is what the JIT reads at a hot spot ([`super::hot`]).
+    Promote {
+        var: Slot,
+        target: Target,
+    },
+    If {
+        cond: Slot,
+        then_t: Target,
+        else_t: Target,
+    },
     Print(Operand),
-    IfClass { obj: Operand, class: Symbol, then_t: Target, else_t: Target },
-    Call { dst: Slot, func: Result<u32, Symbol>, args: Vec<Operand>, next: Target },
+    IfClass {
+        obj: Operand,
+        class: Symbol,
+        then_t: Target,
+        else_t: Target,
+    },
+    Call {
+        dst: Slot,
+        func: Result<u32, Symbol>,
+        args: Vec<Operand>,
+        next: Target,
+    },
     Return(Operand),
     Error(Symbol),
 }
@@ -182,10 +202,7 @@ fn resolve_graph(
             .collect();
         let term = match &b.term {
             Terminator::Jump(l) => CTerm::Jump(target(*l)),
-            Terminator::Promote { var, label } => {
-                slots.get(*var);
-                CTerm::Jump(target(*label))
-            }
+            Terminator::Promote { var, label } => CTerm::Promote { var: slots.get(*var), target: target(*label) },
             Terminator::If { cond, then_label, else_label } => {
                 CTerm::If { cond: slots.get(*cond), then_t: target(*then_label), else_t: target(*else_label) }
             }

@@ -8,11 +8,15 @@
 
 pub mod compile;
 pub mod error;
+pub mod hot;
+pub mod live;
 pub mod run;
 
 pub use compile::Compiled;
 pub use error::{ErrorKind, Location, RuntimeError};
-pub use run::{run, Config, Frame, HotCounter, Machine, Outcome, ResumeFrame, Step};
+pub use hot::{Green, Key, KeyState, Profiler};
+pub use live::Liveness;
+pub use run::{run, Config, Frame, Machine, Outcome, ResumeFrame, Step};
 
 #[cfg(test)]
 mod tests;

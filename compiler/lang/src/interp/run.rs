@@ -12,6 +12,7 @@ use std::rc::Rc;
 
 use super::compile::{CStmt, CTerm, Compiled, Graph, OpRef, Operand, Slot, Target};
 use super::error::{ErrorKind, Location, RuntimeError};
+use super::hot::{Key, Profiler};
 use crate::ast::Program;
 use crate::env::Env;
 use crate::symbol::Symbol;
@@ -54,6 +55,7 @@ impl Outcome {
 }
 
 /// One activation of a flow graph.
+#[derive(Debug)]
 pub struct Frame {
     pub graph: u32,
     pub slots: Vec<Option<Value>>,
@@ -78,6 +80,19 @@ impl Frame {
         *s = Some(v);
     }
 
+    /// The value of `slot`, if bound.
+    pub fn get(&self, slot: Slot) -> Option<&Value> {
+        self.slots.get(slot as usize).and_then(|v| v.as_ref())
+    }
+
+    /// The ordered environment of this frame, as pairs.
+    pub fn pairs(&self, graph: &Graph) -> Vec<(Symbol, Value)> {
+        self.order
+            .iter()
+            .map(|&s| (graph.slot_names[s as usize], self.slots[s as usize].clone().expect("ordered slot is bound")))
+            .collect()
+    }
+
     /// The ordered environment of this frame.
     pub fn env(&self, graph: &Graph) -> Env {
         self.order
@@ -87,71 +102,22 @@ impl Frame {
     }
 }
 
-/// Counts jumps to chosen blocks of the main graph (the JIT's profiler):
-/// when a counted block is entered with no call pending, its count goes up;
-/// at `threshold`, or at once for blocks marked `enter`, the interpreter
-/// stops and reports the block as hot ([`Step::Hot`]).
-#[derive(Clone, Debug)]
-pub struct HotCounter {
-    counted: Vec<bool>,
-    counts: Vec<u32>,
-    threshold: u32,
-    enter: Vec<bool>,
-}
-
-impl HotCounter {
-    /// Counts the main-graph blocks labelled `labels`.
-    pub fn new(compiled: &Compiled, labels: &[Symbol], threshold: u32) -> HotCounter {
-        let main = &compiled.graphs[0];
-        let mut counted = vec![false; main.blocks.len()];
-        for l in labels {
-            if let Some(&b) = main.labels.get(l) {
-                counted[b as usize] = true;
-            }
-        }
-        let n = counted.len();
-        HotCounter { counted, counts: vec![0; n], threshold, enter: vec![false; n] }
-    }
-
-    /// From now on, report `label` as soon as it is reached (it has a trace).
-    pub fn enter_at_once(&mut self, compiled: &Compiled, label: Symbol) {
-        if let Some(&b) = compiled.graphs[0].labels.get(&label) {
-            self.enter[b as usize] = true;
-        }
-    }
-
-    /// Stops counting `label` (it cannot be traced).
-    pub fn forget(&mut self, compiled: &Compiled, label: Symbol) {
-        if let Some(&b) = compiled.graphs[0].labels.get(&label) {
-            self.counted[b as usize] = false;
-        }
-    }
-
-    #[inline]
-    fn hit(&mut self, b: u32) -> bool {
-        let b = b as usize;
-        if !self.counted[b] {
-            return false;
-        }
-        self.counts[b] += 1;
-        self.enter[b] || self.counts[b] >= self.threshold
-    }
-}
-
-/// What a run with a [`HotCounter`] came to.
+/// What a run with a [`Profiler`] came to.
 #[derive(Debug)]
 pub enum Step {
     Done(Outcome),
-    /// The interpreter reached a hot main-graph block with no call pending.
+    /// The interpreter reached a key the profiler stops at: the frames
+    /// (the innermost, running the key's graph, last), about to run `block`.
     Hot {
-        label: Symbol,
-        env: Env,
+        key: Key,
+        stack: Vec<Frame>,
+        block: u32,
     },
 }
 
 enum Exit {
     Printed(Value),
-    Hot { label: Symbol, env: Env },
+    Hot { key: Key, stack: Vec<Frame>, block: u32 },
 }
 
 /// One frame to resume ([`Machine::resume`]).
@@ -196,7 +162,7 @@ pub struct Machine<'a> {
     allocations: u64,
     /// The frame that executed `print_and_stop`, kept for inspection.
     last_frame: Option<Frame>,
-    hot: Option<HotCounter>,
+    hot: Option<Profiler>,
 }
 
 impl<'a> Machine<'a> {
@@ -213,13 +179,22 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// Profiles jumps with `counter` (see [`HotCounter`]).
-    pub fn set_hot(&mut self, counter: HotCounter) {
-        self.hot = Some(counter);
+    /// Stops at the keys `profiler` says are hot ([`Machine::run_hot`]).
+    pub fn set_profiler(&mut self, profiler: Profiler) {
+        self.hot = Some(profiler);
     }
 
-    pub fn hot_mut(&mut self) -> Option<&mut HotCounter> {
+    pub fn profiler(&self) -> Option<&Profiler> {
+        self.hot.as_ref()
+    }
+
+    pub fn profiler_mut(&mut self) -> Option<&mut Profiler> {
         self.hot.as_mut()
+    }
+
+    /// The resolved program the machine runs.
+    pub fn compiled(&self) -> &'a Compiled {
+        self.compiled
     }
 
     /// Allocations so far.
@@ -259,10 +234,41 @@ impl<'a> Machine<'a> {
         Ok(self.step(exit))
     }
 
+    /// Runs `stack` (non-empty; the innermost frame last) from `block` of
+    /// the innermost frame's graph, stopping at hot keys.
+    pub fn continue_hot(&mut self, stack: Vec<Frame>, block: u32) -> Result<Step, RuntimeError> {
+        let exit = self.execute(stack, block)?;
+        Ok(self.step(exit))
+    }
+
+    /// Replaces the innermost frame of `stack` with the frames `frames`
+    /// describe (from the outermost, which runs the same graph as the frame
+    /// it replaces and returns where that one would, inwards); returns the
+    /// block of `label` in the new innermost frame's graph. How compiled
+    /// code that ran the innermost frame hands it back.
+    pub fn replace_top(
+        &self,
+        stack: &mut Vec<Frame>,
+        frames: &[ResumeFrame],
+        label: Symbol,
+    ) -> Result<u32, RuntimeError> {
+        let fail = |kind| RuntimeError { kind, at: None };
+        let old = stack.pop().ok_or(fail(ErrorKind::UnknownLabel(label)))?;
+        let (mut new, block) = self.resume_stack(frames, label)?;
+        if let Some(first) = new.first_mut() {
+            if first.graph != old.graph {
+                return Err(fail(ErrorKind::UnknownLabel(label)));
+            }
+            first.ret = old.ret;
+        }
+        stack.extend(new);
+        Ok(block)
+    }
+
     fn step(&self, exit: Exit) -> Step {
         match exit {
             Exit::Printed(value) => Step::Done(Outcome { value, steps: self.steps, allocations: self.allocations }),
-            Exit::Hot { label, env } => Step::Hot { label, env },
+            Exit::Hot { key, stack, block } => Step::Hot { key, stack, block },
         }
     }
 
@@ -273,7 +279,7 @@ impl<'a> Machine<'a> {
         self.hot = hot;
         match exit? {
             Exit::Printed(value) => Ok(Outcome { value, steps: self.steps, allocations: self.allocations }),
-            Exit::Hot { label, .. } => unreachable!("block {label:?} reported hot without a counter"),
+            Exit::Hot { key, .. } => unreachable!("key {key:?} reported hot without a profiler"),
         }
     }
 
@@ -404,9 +410,12 @@ impl<'a> Machine<'a> {
                     Target::Block(b) => {
                         pc.block = *b;
                         if let Some(hot) = &mut self.hot {
-                            if pc.graph == 0 && stack.is_empty() && hot.hit(*b) {
-                                let label = graph.blocks[*b as usize].label;
-                                return Ok(Exit::Hot { label, env: frame.env(graph) });
+                            if hot.watches(pc.graph, *b) {
+                                let key = hot.key(pc.graph, *b, &frame.slots);
+                                if hot.arrive(&key) {
+                                    stack.push(frame);
+                                    return Ok(Exit::Hot { key, stack, block: *b });
+                                }
                             }
                         }
                     }
@@ -477,7 +486,7 @@ impl<'a> Machine<'a> {
                 fail!(ErrorKind::FuelExhausted { fuel: self.fuel }, n);
             }
             match &b.term {
-                CTerm::Jump(t) => goto!(t, n),
+                CTerm::Jump(t) | CTerm::Promote { target: t, .. } => goto!(t, n),
                 CTerm::If { cond, then_t, else_t } => {
                     let truthy = match &frame.slots[*cond as usize] {
                         Some(v) => v.is_truthy(),

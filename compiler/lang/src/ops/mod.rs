@@ -302,6 +302,11 @@ pub enum OpError {
 }
 
 impl Op {
+    /// Whether it compares its two operands, giving 1 or 0.
+    pub fn is_comparison(self) -> bool {
+        matches!(self, Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge)
+    }
+
     pub const ALL: [Op; 15] = [
         Op::Same,
         Op::Add,

@@ -1,0 +1,1019 @@
+//! The tracing JIT (`flowc run --engine jit`), built the way PyPy's and
+//! LuaJIT's are.
+//!
+//! **Hot spots.** The reference interpreter runs the program with a
+//! [`Profiler`] watching labels — the `can_enter_jit` labels, or when a
+//! program declares none, the loop headers of every flow graph
+//! ([`flowc_ir::loops`] on the lowered program). A hot spot is a watched
+//! label plus the values of the variables promoted on entry to it (its
+//! [`Key`]: PyPy's green key), so the dispatch label of an interpreter
+//! written in the language is as many hot spots as the interpreted
+//! program has positions. Arrivals are counted per key.
+//!
+//! **Loops.** At a key's threshold the tracer records from it
+//! ([`crate::record`]). Recording closes the loop when it arrives at the
+//! same key — arriving at the label with other promoted values goes on, so
+//! a dispatch loop unrolls into the interpreted program's own loop — or
+//! stops at a key whose code it can jump into (the trace then ends with a
+//! `jump_trace` there: an *entry* trace). A trace takes the variables
+//! live at its label ([`Liveness`]): a variable that is dead there cannot
+//! be read before it is written again, so it need not be carried. The
+//! trace becomes IR ([`crate::to_ir`]), gets its speculation checks
+//! ([`speculate`]), is optimized ([`crate::opt`]: peeled, objects kept
+//! virtual round the loop) and compiled into the run's [`TraceCache`].
+//!
+//! **Bridges.** Every exit of compiled code (a guard, or an `exit` at the
+//! end of a trace) counts the times it returns to the driver; at
+//! `bridge_threshold` it gets a bridge: a trace recorded from the exit's
+//! state (its parameters are the values the exit stores, its start the
+//! exit's resume record, virtual objects included) until it arrives at a
+//! key whose code it can jump into. The exit is then linked to it in
+//! machine code ([`TraceCache::link`]): from then on it never returns to
+//! the driver, and the bridge's end jumps straight into the other code. A
+//! bridge that cannot get anywhere compiled ends by leaving for the
+//! interpreter, and that exit can get a bridge in turn. A failing
+//! `guard_value` gets a bridge specialized to the value that failed it
+//! (its first operation guards that value), whose own guard gets the next
+//! value's bridge. A speculation check that fails often gets a loop trace
+//! of the same loop that assumes nothing (a retrace).
+//!
+//! **Never slower than the interpreter.** A key whose recordings keep
+//! aborting (too long, or leaving their function) is ignored after
+//! `max_aborts`; bridges per trace and traces in all are bounded. The
+//! interpreter stops only at keys that are hot or have code.
+//!
+//! **State handed over.** Entering code needs the live variables it was
+//! recorded with (bound, and those it saw unbound still unbound);
+//! otherwise the interpreter goes on, and at the next threshold a variant
+//! for the other shape is recorded. Leaving code rebuilds the frames from
+//! the exit's resume record ([`crate::resume`]) on top of the frames the
+//! code did not run ([`Machine::replace_top`]).
+//!
+//! **Errors** raised in compiled code name their place like the
+//! interpreter's: the tracer records each operation's source site.
+//!
+//! **Fuel.** Under `--fuel`, traces are compiled with fuel checks: the
+//! interpreter counts statements, compiled code one step per loop
+//! iteration and per trace entered, both against the same limit — so a
+//! runaway loop stops with `fuel_exhausted` in compiled code too, though
+//! later (in statements) than the interpreter alone would.
+
+mod log;
+mod speculate;
+mod stats;
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use flowc_codegen::{ExitId, TraceCache, TraceEnd, TraceId};
+use flowc_ir::{Function, FunctionKind, Module, Operand, ResumeValue, ValueId};
+use flowc_lang::interp::compile::{Graph, Slot};
+use flowc_lang::interp::{
+    Compiled, Config, Frame, Key, KeyState, Liveness, Machine, Outcome, Profiler, ResumeFrame, RuntimeError, Step,
+};
+use flowc_lang::{Env, Program, Symbol, Value};
+
+use crate::record::{record_path, Arrival, Heap, Path, TraceError};
+use crate::to_ir::{self, End, Start};
+use crate::{opt, resume, ssa};
+
+pub use stats::{ExitReport, Stats, TraceReport};
+
+/// Tuning of the JIT.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Arrivals at a hot spot before it is traced.
+    pub threshold: u32,
+    /// Returns of an exit to the driver before it gets a bridge.
+    pub bridge_threshold: u32,
+    /// Failures of a loop trace's speculation check before the loop is
+    /// traced again assuming nothing (each costs an entry for nothing).
+    pub retrace_threshold: u32,
+    /// Most operations a recording may take before it is abandoned.
+    pub trace_limit: usize,
+    /// Most bridges attached to the exits of one piece of code.
+    pub max_bridges: usize,
+    /// Aborted recordings at a hot spot before the JIT gives up on it.
+    pub max_aborts: u32,
+    /// Most pieces of code (traces and bridges) in all.
+    pub max_traces: usize,
+    /// Most traces per hot spot (for different sets of variables).
+    pub max_variants: usize,
+    /// Called with every trace and bridge after conversion
+    /// (`"conversion"`) and after optimization (`"optimization"`); tests
+    /// run the IR checker here.
+    pub inspect: Option<fn(&Function, &str)>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            threshold: 50,
+            bridge_threshold: 20,
+            retrace_threshold: 3,
+            trace_limit: 100_000,
+            max_bridges: 64,
+            max_aborts: 3,
+            max_traces: 2_000,
+            max_variants: 4,
+            inspect: None,
+        }
+    }
+}
+
+/// What a piece of compiled code is.
+#[derive(Clone, Debug)]
+enum Kind {
+    /// A loop trace of a hot spot.
+    Loop,
+    /// From a hot spot into the code of another.
+    Entry,
+    /// From an exit of other code.
+    Bridge,
+}
+
+/// A piece of compiled code.
+struct Code {
+    kind: Kind,
+    /// The optimized trace IR (its resume records rebuild frames on exits).
+    function: Function,
+    /// The flow graph its base frame runs (0: the main graph).
+    graph: u32,
+    /// What the interpreter hands over when entering it: its base frame's
+    /// variables, in order (loop and entry traces) ...
+    params: Vec<Symbol>,
+    /// ... and the variables live there that must be unbound.
+    unbound: Vec<Symbol>,
+    /// The label it starts at.
+    anchor: Symbol,
+    /// Where it starts, for reports.
+    start: String,
+    entries: u64,
+    recorded_ops: usize,
+    compile_time: Duration,
+    /// Bridges attached to its exits.
+    bridges: usize,
+}
+
+#[derive(Default)]
+struct ExitState {
+    to_driver: u64,
+    bridge: Option<TraceId>,
+    /// No bridge will be made (recording failed, or the budget is spent).
+    refused: bool,
+}
+
+#[derive(Default)]
+struct KeyCode {
+    /// Its loop and entry traces, for different sets of variables.
+    variants: Vec<TraceId>,
+    aborts: u32,
+    /// Its loop traces assume nothing (a speculating one was refused).
+    generic: bool,
+    ignored: bool,
+}
+
+/// The JIT for one program.
+pub struct Jit<'p> {
+    program: &'p Program,
+    hints: Module,
+    remove_allocations: bool,
+    /// Watched labels: the flow graph (a function, or `None` for the main
+    /// graph) and the label.
+    watched: Vec<(Option<Symbol>, Symbol)>,
+    options: Options,
+    cache: Option<TraceCache>,
+    /// Whether the code counts fuel (compiled for a run with `--fuel`).
+    fuel_checks: bool,
+    /// During a run with `--fuel`: steps left for compiled code, and the
+    /// limit.
+    fuel: Option<(u64, u64)>,
+    /// Every piece of code, by trace id.
+    codes: Vec<Code>,
+    keys: HashMap<Key, KeyCode>,
+    exits: HashMap<ExitId, ExitState>,
+    names: HashSet<Symbol>,
+    stats: Stats,
+    log: Option<log::Log>,
+}
+
+/// What one run needs besides the JIT: the resolved program, per-graph
+/// liveness, per-code slots, the allocation counter.
+struct Run<'c> {
+    compiled: &'c Compiled,
+    liveness: Vec<Option<Liveness>>,
+    /// Per code: the slots of its parameters, then of its unbound
+    /// variables, in its base graph.
+    slots: Vec<Option<Box<[Option<Slot>]>>>,
+    heap: Heap,
+    config: &'c Config,
+}
+
+/// Where a run goes on.
+enum Next {
+    /// The interpreter runs the stack from this block of its top frame.
+    Interpret(u32),
+    /// Into this code, with the stack's top frame.
+    Enter(TraceId),
+    Printed(Value),
+}
+
+/// The labels the JIT watches: `can_enter_jit` labels (of the main graph,
+/// else of the functions that have them), or the loop headers of every
+/// flow graph of `module` (the program lowered once by the caller).
+pub fn watched_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>, Symbol)> {
+    let declared: Vec<Symbol> = program.can_enter_jit_labels().collect();
+    if !declared.is_empty() {
+        let mut out = Vec::new();
+        for l in declared {
+            if program.main_blocks().any(|b| b.label == l) {
+                out.push((None, l));
+            } else {
+                out.extend(
+                    program.functions().filter(|f| f.blocks.iter().any(|b| b.label == l)).map(|f| (Some(f.name), l)),
+                );
+            }
+        }
+        return out;
+    }
+    let mut out = Vec::new();
+    for f in &module.functions {
+        let graph = match f.kind {
+            FunctionKind::Main => None,
+            FunctionKind::Function => Some(f.name),
+            FunctionKind::Trace => continue,
+        };
+        let loops = flowc_ir::loops::LoopForest::new(f);
+        for h in loops.headers() {
+            if let Some(label) = f.blocks[h].name {
+                if !out.contains(&(graph, label)) {
+                    out.push((graph, label));
+                }
+            }
+        }
+    }
+    out
+}
+
+impl<'p> Jit<'p> {
+    /// A JIT for `program`, given the program lowered once (`module`: its
+    /// functions, loop headers and hints).
+    pub fn new(program: &'p Program, module: &Module, options: Options) -> Jit<'p> {
+        Jit {
+            program,
+            hints: ssa::hints(module),
+            remove_allocations: !flowc_passes::observe::allocations_observable(module),
+            watched: watched_labels(program, module),
+            options,
+            cache: None,
+            fuel_checks: false,
+            fuel: None,
+            codes: Vec::new(),
+            keys: HashMap::new(),
+            exits: HashMap::new(),
+            names: HashSet::new(),
+            stats: Stats::default(),
+            log: std::env::var_os("FLOWC_JIT_LOG")
+                .and_then(|path| std::fs::File::create(path).ok())
+                .map(|f| log::Log::new(Box::new(std::io::BufWriter::new(f)))),
+        }
+    }
+
+    /// Writes the JIT log to `out` (instead of `FLOWC_JIT_LOG`'s file).
+    pub fn set_log(&mut self, out: Box<dyn std::io::Write>) {
+        self.log = Some(log::Log::new(out));
+    }
+
+    /// What the JIT did so far, per piece of code too.
+    pub fn stats(&self) -> Stats {
+        let mut s = self.stats.clone();
+        let Some(cache) = &self.cache else { return s };
+        s.bridged = 0;
+        for (k, code) in self.codes.iter().enumerate() {
+            let mut exits = Vec::new();
+            for (index, e) in cache.exits_of(TraceId(k as u32)).into_iter().enumerate() {
+                let linked = cache.linked_failures(e);
+                s.bridged += linked;
+                let state = self.exits.get(&e);
+                let to_driver = state.map_or(0, |s| s.to_driver);
+                if to_driver + linked == 0 {
+                    continue;
+                }
+                let (exit, _) = cache.exit(e);
+                exits.push(ExitReport {
+                    index,
+                    label: exit.label.to_string(),
+                    to_driver,
+                    linked,
+                    bridge: state.and_then(|s| s.bridge).map(|b| self.codes[b.0 as usize].function.name.to_string()),
+                });
+            }
+            s.per_trace.push(TraceReport {
+                name: code.function.name.to_string(),
+                kind: match code.kind {
+                    Kind::Loop => "loop",
+                    Kind::Entry => "entry",
+                    Kind::Bridge => "bridge",
+                },
+                start: code.start.clone(),
+                recorded_ops: code.recorded_ops,
+                optimized_ops: instructions(&code.function),
+                entries: code.entries,
+                compile_time: code.compile_time,
+                exits,
+            });
+        }
+        s
+    }
+
+    /// The compiled loop and entry traces with the labels they start at,
+    /// in the order they were made.
+    pub fn traces(&self) -> Vec<(Symbol, &Function)> {
+        self.codes.iter().filter(|c| !matches!(c.kind, Kind::Bridge)).map(|c| (c.anchor, &c.function)).collect()
+    }
+
+    /// The compiled bridges, in the order they were made.
+    pub fn bridges(&self) -> Vec<&Function> {
+        self.codes.iter().filter(|c| matches!(c.kind, Kind::Bridge)).map(|c| &c.function).collect()
+    }
+
+    /// Runs the program from main-graph `entry` with `env`. The outcome's
+    /// steps count the interpreted statements only.
+    pub fn run(&mut self, entry: Symbol, env: &[(Symbol, Value)], config: &Config) -> Result<Outcome, RuntimeError> {
+        if config.fuel.is_some() && !self.fuel_checks {
+            // Code made without fuel checks could loop forever: start over.
+            self.reset();
+            self.fuel_checks = true;
+        }
+        let program = self.program;
+        let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
+        let compiled = Compiled::new(program, &names);
+        let mut machine = Machine::new(program, &compiled, config);
+        machine.set_profiler(self.profiler(&compiled));
+        let mut run = Run {
+            compiled: &compiled,
+            liveness: vec![None; compiled.graphs.len()],
+            slots: Vec::new(),
+            heap: Heap::default(),
+            config,
+        };
+        let result = self.drive(&mut machine, &mut run, entry, env);
+        if let Some(p) = machine.profiler() {
+            self.stats.keys = p.keys().count();
+            self.stats.arrivals = p.keys().map(|(_, n, _)| n as u64).sum();
+        }
+        if self.log.is_some() {
+            let summary = self.stats().to_string();
+            if let Some(log) = &mut self.log {
+                log.text(&summary);
+            }
+        }
+        result
+    }
+
+    /// Drops every piece of code.
+    fn reset(&mut self) {
+        self.cache = None;
+        self.codes.clear();
+        self.keys.clear();
+        self.exits.clear();
+        self.names.clear();
+    }
+
+    /// A profiler for `compiled` watching the JIT's labels, knowing which
+    /// keys have code and which are ignored.
+    fn profiler(&self, compiled: &Compiled) -> Profiler {
+        let mut labels = Vec::new();
+        for (function, label) in &self.watched {
+            let graph = match function {
+                None => Some(0),
+                Some(f) => compiled.functions.get(f).copied(),
+            };
+            if let Some(g) = graph {
+                if let Some(&b) = compiled.graphs[g as usize].labels.get(label) {
+                    labels.push((g, b));
+                }
+            }
+        }
+        let mut p = Profiler::new(compiled, &labels, self.options.threshold);
+        for (key, kc) in &self.keys {
+            if kc.ignored {
+                p.set(key, KeyState::Ignored);
+            } else if !kc.variants.is_empty() {
+                p.set(key, KeyState::Enter);
+            }
+        }
+        p
+    }
+
+    fn drive(
+        &mut self,
+        machine: &mut Machine,
+        run: &mut Run,
+        entry: Symbol,
+        env: &[(Symbol, Value)],
+    ) -> Result<Outcome, RuntimeError> {
+        let mut step = machine.run_hot(entry, env)?;
+        loop {
+            let (key, mut stack, block) = match step {
+                Step::Done(outcome) => return Ok(outcome),
+                Step::Hot { key, stack, block } => (key, stack, block),
+            };
+            run.heap.allocations = machine.allocations();
+            // Compiled code takes one step per loop iteration from what the
+            // interpreter left; the interpreter is charged what it took.
+            self.fuel = run.config.fuel.map(|limit| (limit.saturating_sub(machine.steps()).max(1), limit));
+            let before = self.fuel.map_or(0, |(left, _)| left);
+            let next = self.hot(machine, run, &key, &mut stack, block);
+            if let Some((left, _)) = self.fuel.take() {
+                machine.charge(before - left);
+            }
+            match next? {
+                Next::Printed(value) => {
+                    return Ok(Outcome { value, steps: machine.steps(), allocations: run.heap.allocations });
+                }
+                Next::Interpret(block) => {
+                    machine.set_allocations(run.heap.allocations);
+                    step = machine.continue_hot(stack, block)?;
+                }
+                Next::Enter(_) => unreachable!("hot runs code until the interpreter takes over"),
+            }
+        }
+    }
+
+    /// The interpreter stopped at `key` (the top frame of `stack` about to
+    /// run `block`): runs its code, or records some, for as long as one
+    /// piece of code leads to another.
+    fn hot(
+        &mut self,
+        machine: &mut Machine,
+        run: &mut Run,
+        key: &Key,
+        stack: &mut Vec<Frame>,
+        block: u32,
+    ) -> Result<Next, RuntimeError> {
+        let mut next = self.at_key(machine, run, key, stack, block)?;
+        while let Next::Enter(code) = next {
+            next = self.execute(machine, run, code, stack)?;
+        }
+        Ok(next)
+    }
+
+    /// What to do at `key`: enter a trace of it that takes the top frame's
+    /// variables, else record one.
+    fn at_key(
+        &mut self,
+        machine: &mut Machine,
+        run: &mut Run,
+        key: &Key,
+        stack: &mut Vec<Frame>,
+        block: u32,
+    ) -> Result<Next, RuntimeError> {
+        let top = stack.last().expect("a frame");
+        if let Some(kc) = self.keys.get(key) {
+            let variants = kc.variants.clone();
+            if let Some(&code) = variants.iter().find(|&&c| self.admits_frame(run, c, top)) {
+                return Ok(Next::Enter(code));
+            }
+            if !variants.is_empty() {
+                // No trace takes these variables: count on, and record one
+                // for them at the threshold (or give up on the key).
+                let state =
+                    if variants.len() >= self.options.max_variants { KeyState::Ignored } else { KeyState::Counting };
+                if let Some(p) = machine.profiler_mut() {
+                    p.set(key, state);
+                }
+                if machine.profiler().is_some_and(|p| p.count(key) < self.options.threshold) {
+                    return Ok(Next::Interpret(block));
+                }
+            }
+        }
+        if self.codes.len() >= self.options.max_traces {
+            if let Some(p) = machine.profiler_mut() {
+                p.set(key, KeyState::Ignored);
+            }
+            return Ok(Next::Interpret(block));
+        }
+        self.record_loop(machine, run, key, stack, block)
+    }
+
+    /// Whether the top frame `top` has what code `code` takes.
+    fn admits_frame(&self, run: &mut Run, code: TraceId, top: &Frame) -> bool {
+        let c = &self.codes[code.0 as usize];
+        if c.graph != top.graph {
+            return false;
+        }
+        let k = code.0 as usize;
+        if run.slots.len() <= k {
+            run.slots.resize(k + 1, None);
+        }
+        let graph = &run.compiled.graphs[c.graph as usize];
+        let slots = run.slots[k].get_or_insert_with(|| {
+            c.params.iter().chain(&c.unbound).map(|n| graph.slot_of(*n)).collect::<Vec<_>>().into_boxed_slice()
+        });
+        let (params, unbound) = slots.split_at(c.params.len());
+        params.iter().all(|s| s.is_some_and(|s| top.get(s).is_some()))
+            && unbound.iter().all(|s| s.is_none_or(|s| top.get(s).is_none()))
+    }
+
+    /// Whether environment `env` (of a frame of code `code`'s graph) has
+    /// what `code` takes.
+    fn admits_env(&self, code: TraceId, env: &Env) -> bool {
+        let c = &self.codes[code.0 as usize];
+        c.params.iter().all(|p| env.contains_key(p)) && c.unbound.iter().all(|u| !env.contains_key(u))
+    }
+
+    /// Runs code `code` from the top frame of `stack`, until it leaves.
+    fn execute(
+        &mut self,
+        machine: &mut Machine,
+        run: &mut Run,
+        code: TraceId,
+        stack: &mut Vec<Frame>,
+    ) -> Result<Next, RuntimeError> {
+        let top = stack.last().expect("a frame");
+        let graph = &run.compiled.graphs[top.graph as usize];
+        let c = &mut self.codes[code.0 as usize];
+        let args: Vec<Value> =
+            c.params.iter().map(|p| graph.slot_of(*p).and_then(|s| top.get(s)).cloned().expect("admitted")).collect();
+        c.entries += 1;
+        self.stats.entries += 1;
+        let cache = self.cache.as_ref().expect("code exists, so does its cache");
+        let fuel = self.fuel.as_mut().map(|(left, limit)| (left, *limit));
+        let end = cache.run(code, &args, &mut run.heap.allocations, run.config.max_depth, fuel);
+        match end {
+            TraceEnd::Error(e) => Err(e),
+            TraceEnd::Printed(v) => Ok(Next::Printed(v)),
+            TraceEnd::Exit { exit, values } => self.exit(machine, run, exit, values, stack),
+        }
+    }
+
+    /// Code left by `exit` with `values`: a bridge if the exit is hot,
+    /// else the interpreter.
+    fn exit(
+        &mut self,
+        machine: &mut Machine,
+        run: &mut Run,
+        exit: ExitId,
+        values: Vec<Option<Value>>,
+        stack: &mut Vec<Frame>,
+    ) -> Result<Next, RuntimeError> {
+        self.stats.guard_failures += 1;
+        let cache = self.cache.as_ref().expect("code exists");
+        let (texit, parent) = cache.exit(exit);
+        let map: HashMap<ValueId, Value> =
+            texit.values.iter().zip(&values).filter_map(|(id, v)| Some((*id, v.clone()?))).collect();
+        let record = &self.codes[parent.0 as usize].function.resumes[texit.resume];
+        let frames = resume::frames(record, &map, &mut run.heap);
+        let p = &self.codes[parent.0 as usize];
+        let check = is_check(p, &texit);
+        let threshold = if check { self.options.retrace_threshold } else { self.options.bridge_threshold };
+        let state = self.exits.entry(exit).or_default();
+        state.to_driver += 1;
+        let hot = state.bridge.is_none() && !state.refused && state.to_driver >= threshold.max(1) as u64;
+        if !hot {
+            let block = machine.replace_top(stack, &frames, texit.label)?;
+            return Ok(Next::Interpret(block));
+        }
+        self.record_bridge(machine, run, exit, parent, &values, frames, stack)
+    }
+
+    /// The liveness of graph `g`.
+    fn liveness<'r>(run: &'r mut Run, g: u32) -> &'r Liveness {
+        run.liveness[g as usize].get_or_insert_with(|| Liveness::of(&run.compiled.graphs[g as usize]))
+    }
+
+    /// A name for new code, from `base`: `base`, else `base.2`, `base.3`...
+    fn fresh_name(&mut self, base: Symbol) -> Symbol {
+        let mut name = base;
+        let mut k = 1;
+        while self.names.contains(&name) {
+            k += 1;
+            name = Symbol::intern(&format!("{base}.{k}"));
+        }
+        self.names.insert(name);
+        name
+    }
+
+    /// Records a loop at `key` from the top frame of `stack` (about to run
+    /// `block`), compiles it, and says where the run goes on: recording
+    /// runs the program, so the stack's top frame is where it left it.
+    fn record_loop(
+        &mut self,
+        machine: &mut Machine,
+        run: &mut Run,
+        key: &Key,
+        stack: &mut Vec<Frame>,
+        block: u32,
+    ) -> Result<Next, RuntimeError> {
+        let top = stack.last().expect("a frame");
+        let g = top.graph;
+        let graph: &Graph = &run.compiled.graphs[g as usize];
+        let label = graph.blocks[block as usize].label;
+        let live = Self::liveness(run, g).live_at(block);
+        let graph: &Graph = &run.compiled.graphs[g as usize];
+        let top = stack.last().expect("a frame");
+        let pairs = top.pairs(graph);
+        let is_live = |n: &Symbol| graph.slot_of(*n).is_some_and(|s| live.contains(&s));
+        let params: Vec<Symbol> = pairs.iter().map(|(n, _)| *n).filter(is_live).collect();
+        let args: Vec<Value> = pairs.iter().filter(|(n, _)| is_live(n)).map(|(_, v)| v.clone()).collect();
+        let unbound: Vec<Symbol> =
+            live.iter().filter(|&&s| top.get(s).is_none()).map(|&s| graph.slot_names[s as usize]).collect();
+        let frame = ResumeFrame { function: graph.name, env: pairs, call: None };
+        self.log(format_args!("record loop at {}", describe(key, run.compiled)));
+        let started = Instant::now();
+        let profiler = machine.profiler().expect("the JIT runs with a profiler");
+        let mut target = None;
+        let this = &*self;
+        let mut at = |l: Symbol, env: &Env| match stop_key(profiler, graph, g, l, env) {
+            Some(k) if k == *key => {
+                target = None;
+                Arrival::Stop
+            }
+            Some(k) => match this.linkable(&k, env) {
+                Some(code) => {
+                    target = Some(code);
+                    Arrival::Stop
+                }
+                None => Arrival::Continue,
+            },
+            None => Arrival::Continue,
+        };
+        let recorded = record_path(this.program, &[frame], label, &mut run.heap, this.options.trace_limit, &mut at);
+        self.stats.record_time += started.elapsed();
+        let (trace, frame, end_label) = match recorded {
+            Ok(Path::Stopped { trace, frame, label }) => (trace, frame, label),
+            Ok(Path::Printed(v)) => return Ok(Next::Printed(v)),
+            Ok(Path::Returns { frame, label, .. }) => {
+                self.abort(machine, key, &describe(key, run.compiled), "the loop returns from its function");
+                let block = machine.replace_top(stack, &[frame], label)?;
+                return Ok(Next::Interpret(block));
+            }
+            Err(TraceError::Runtime(e)) => return Err(e),
+            Err(TraceError::TooLong { limit, state }) => {
+                let why = format!("no loop closed within {limit} operations");
+                self.abort(machine, key, &describe(key, run.compiled), &why);
+                let block = machine.replace_top(stack, &state.frames, state.label)?;
+                return Ok(Next::Interpret(block));
+            }
+        };
+        // The program is at `end_label` now.
+        let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
+        let end = match target {
+            None => End::Loop,
+            Some(t) => End::Jump {
+                target: self.codes[t.0 as usize].function.name,
+                params: self.codes[t.0 as usize].params.clone(),
+            },
+        };
+        let start = Start::frame(graph.name, &params);
+        let name = self.fresh_name(label);
+        let mut function = to_ir::convert(self.program, name, &trace, &start, &end);
+        if matches!(end, End::Loop) && !self.keys.get(key).is_some_and(|k| k.generic) {
+            speculate::speculate(&mut function, &args, label, graph.name);
+        }
+        let compiled = self.compile(&mut function, trace.ops.len(), describe(key, run.compiled));
+        let Some((code, time)) = compiled else {
+            self.abort(machine, key, &describe(key, run.compiled), "the code generator refused the trace");
+            return Ok(Next::Interpret(block));
+        };
+        let c = &mut self.codes[code.0 as usize];
+        c.kind = if target.is_some() { Kind::Entry } else { Kind::Loop };
+        c.anchor = label;
+        c.graph = g;
+        c.params = params;
+        c.unbound = unbound;
+        c.compile_time = time;
+        match c.kind {
+            Kind::Loop => self.stats.traces += 1,
+            _ => self.stats.entry_traces += 1,
+        }
+        self.keys.entry(key.clone()).or_default().variants.push(code);
+        if let Some(p) = machine.profiler_mut() {
+            p.set(key, KeyState::Enter);
+        }
+        // Go on in the new loop, or in the code the entry trace reached.
+        let go = target.unwrap_or(code);
+        if self.admits_frame(run, go, stack.last().expect("a frame")) {
+            Ok(Next::Enter(go))
+        } else {
+            Ok(Next::Interpret(block))
+        }
+    }
+
+    /// The code at `key` that environment `env` can enter, if any.
+    fn linkable(&self, key: &Key, env: &Env) -> Option<TraceId> {
+        let kc = self.keys.get(key)?;
+        kc.variants.iter().copied().find(|&c| self.admits_env(c, env))
+    }
+
+    /// A recording at `key` failed: count it, and give up on the key after
+    /// `max_aborts`.
+    fn abort(&mut self, machine: &mut Machine, key: &Key, what: &str, why: &str) {
+        self.stats.aborted += 1;
+        let kc = self.keys.entry(key.clone()).or_default();
+        kc.aborts += 1;
+        let give_up = kc.aborts >= self.options.max_aborts && kc.variants.is_empty();
+        let state = if give_up {
+            kc.ignored = true;
+            self.stats.ignored += 1;
+            KeyState::Ignored
+        } else if kc.variants.is_empty() {
+            KeyState::Counting
+        } else {
+            KeyState::Enter
+        };
+        if let Some(p) = machine.profiler_mut() {
+            p.set(key, state);
+        }
+        let (n, most) = (self.keys[key].aborts, self.options.max_aborts);
+        self.log(format_args!("abort at {what}: {why} ({n} of {most})"));
+        if give_up {
+            self.log(format_args!("hot spot given up: {what}"));
+        }
+    }
+
+    /// Records a bridge from exit `exit` of code `parent`, whose state the
+    /// frames `frames` are (the exit stored `values`), compiles it and
+    /// links the exit to it.
+    #[allow(clippy::too_many_arguments)]
+    fn record_bridge(
+        &mut self,
+        machine: &mut Machine,
+        run: &mut Run,
+        exit: ExitId,
+        parent: TraceId,
+        values: &[Option<Value>],
+        frames: Vec<ResumeFrame>,
+        stack: &mut Vec<Frame>,
+    ) -> Result<Next, RuntimeError> {
+        let cache = self.cache.as_ref().expect("code exists");
+        let (texit, _) = cache.exit(exit);
+        let index = cache.exits_of(parent).iter().position(|e| *e == exit).unwrap_or(0);
+        let p = &self.codes[parent.0 as usize];
+        let budget = p.bridges < self.options.max_bridges && self.codes.len() < self.options.max_traces;
+        // An exit whose state a bridge cannot start from (an unbound value
+        // the trace stores, which resuming drops) gets none.
+        if !budget || values.iter().any(Option::is_none) {
+            self.exits.entry(exit).or_default().refused = true;
+            let block = machine.replace_top(stack, &frames, texit.label)?;
+            return Ok(Next::Interpret(block));
+        }
+        let record = p.function.resumes[texit.resume].clone();
+        let mut start = Start::exit(&p.function, &record, &texit.values);
+        // A speculation check of a loop trace (its preheader's guards):
+        // the bridge is the same loop, assuming nothing.
+        let retrace = is_check(p, &texit);
+        let (base_graph, parent_name) = (p.graph, p.function.name);
+        let parent_key = self.key_of_code(parent);
+        // A failing guard_value: the bridge is for the value that failed it.
+        if let (Some(k), Some(innermost)) = (texit.key, record.frames.last()) {
+            let tested = texit.values[k];
+            let var = innermost
+                .env
+                .iter()
+                .find(|(_, rv)| matches!(rv, ResumeValue::Operand(Operand::Value(x)) if *x == tested));
+            if let Some((var, _)) = var {
+                start.promoted.push((*var, values[k].clone().expect("checked above")));
+            }
+        }
+        self.log(format_args!("record bridge from exit {index} of {parent_name} (to {})", texit.label));
+        let graph = &run.compiled.graphs[base_graph as usize];
+        let profiler = machine.profiler().expect("the JIT runs with a profiler");
+        let single = frames.len() == 1;
+        let start_env: Env = frames[0].env.iter().cloned().collect();
+        // Where the bridge starts, if that is a hot spot: arriving there
+        // again makes it a loop (a retrace), else it is a key like others.
+        let start_key = if single { stop_key(profiler, graph, base_graph, texit.label, &start_env) } else { None };
+        let mut target = None;
+        let mut closes = false;
+        let mut seen: Vec<Key> = start_key.iter().cloned().collect();
+        let this = &*self;
+        let mut at = |l: Symbol, env: &Env| {
+            let Some(k) = stop_key(profiler, graph, base_graph, l, env) else { return Arrival::Continue };
+            if retrace && Some(&k) == start_key.as_ref() {
+                closes = true;
+                return Arrival::Stop;
+            }
+            if let Some(code) = this.linkable(&k, env) {
+                target = Some(code);
+                return Arrival::Stop;
+            }
+            if seen.contains(&k) {
+                // The bridge loops by itself: leave it to the interpreter,
+                // which will trace that hot spot.
+                return Arrival::Stop;
+            }
+            seen.push(k);
+            Arrival::Continue
+        };
+        let started = Instant::now();
+        // An exit at a hot spot whose code takes its state: an empty bridge.
+        let immediate = start_key
+            .as_ref()
+            .and_then(|k| this.linkable(k, &start_env))
+            .filter(|_| !retrace && start.promoted.is_empty());
+        let recorded = match immediate {
+            Some(code) => {
+                target = Some(code);
+                let trace = crate::trace::Trace { anchor: texit.label, ops: Vec::new(), sites: Vec::new() };
+                Ok(Path::Stopped { trace, frame: frames[0].clone(), label: texit.label })
+            }
+            None => record_path(this.program, &frames, texit.label, &mut run.heap, this.options.trace_limit, &mut at),
+        };
+        self.stats.record_time += started.elapsed();
+        let (trace, frame, end_label) = match recorded {
+            Ok(Path::Stopped { trace, frame, label }) => (trace, frame, label),
+            Ok(Path::Returns { trace, frame, label }) => (trace, frame, label),
+            Ok(Path::Printed(v)) => {
+                self.exits.entry(exit).or_default().refused = true;
+                return Ok(Next::Printed(v));
+            }
+            Err(TraceError::Runtime(e)) => return Err(e),
+            Err(TraceError::TooLong { limit, state }) => {
+                self.stats.aborted += 1;
+                self.log(format_args!("abort bridge: no compiled code reached within {limit} operations"));
+                self.exits.entry(exit).or_default().refused = true;
+                let block = machine.replace_top(stack, &state.frames, state.label)?;
+                return Ok(Next::Interpret(block));
+            }
+        };
+        let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
+        let end = if closes {
+            End::Loop
+        } else {
+            match target {
+                Some(t) => End::Jump {
+                    target: self.codes[t.0 as usize].function.name,
+                    params: self.codes[t.0 as usize].params.clone(),
+                },
+                None => End::Exit(end_label),
+            }
+        };
+        let name = self.fresh_name(texit.label);
+        let mut function = to_ir::convert(self.program, name, &trace, &start, &end);
+        let what = format!("exit {index} (to {}) of {parent_name}", texit.label);
+        let Some((code, time)) = self.compile(&mut function, trace.ops.len(), what) else {
+            self.stats.aborted += 1;
+            self.exits.entry(exit).or_default().refused = true;
+            return Ok(Next::Interpret(block));
+        };
+        self.cache.as_ref().expect("code exists").link(exit, code).expect("a bridge takes its exit's values");
+        let c = &mut self.codes[code.0 as usize];
+        c.kind = if closes { Kind::Loop } else { Kind::Bridge };
+        c.anchor = texit.label;
+        c.graph = base_graph;
+        c.compile_time = time;
+        self.codes[parent.0 as usize].bridges += 1;
+        self.exits.entry(exit).or_default().bridge = Some(code);
+        if closes {
+            self.stats.traces += 1;
+            self.stats.retraces += 1;
+            if let Some(k) = &parent_key {
+                // The loop that assumes nothing goes first: the interpreter
+                // and bridges enter it without failing the other's checks.
+                let kc = self.keys.entry(k.clone()).or_default();
+                kc.generic = true;
+                let (params, unbound) =
+                    (self.codes[parent.0 as usize].params.clone(), self.codes[parent.0 as usize].unbound.clone());
+                if params.len() == self.codes[code.0 as usize].function.params.len() {
+                    let c = &mut self.codes[code.0 as usize];
+                    (c.params, c.unbound) = (params, unbound);
+                    kc.variants.insert(0, code);
+                }
+            }
+        } else {
+            self.stats.bridges += 1;
+        }
+        // The recording ran the program to `end_label`: on into the code it
+        // reached, else the interpreter.
+        match target {
+            Some(t) if !closes && self.admits_frame(run, t, stack.last().expect("a frame")) => Ok(Next::Enter(t)),
+            _ => Ok(Next::Interpret(block)),
+        }
+    }
+
+    /// The key a loop or entry trace starts at.
+    fn key_of_code(&self, code: TraceId) -> Option<Key> {
+        self.keys.iter().find(|(_, kc)| kc.variants.contains(&code)).map(|(k, _)| k.clone())
+    }
+
+    /// Converts, optimizes and compiles `function` (recorded from
+    /// `recorded` operations, starting at `start`); registers it.
+    fn compile(&mut self, function: &mut Function, recorded: usize, start: String) -> Option<(TraceId, Duration)> {
+        let started = Instant::now();
+        if let Some(inspect) = self.options.inspect {
+            inspect(function, "conversion");
+        }
+        opt::optimize(function, &self.hints, self.remove_allocations);
+        self.stats.optimize_time += started.elapsed();
+        if let Some(inspect) = self.options.inspect {
+            inspect(function, "optimization");
+        }
+        if self.cache.is_none() {
+            let options = flowc_codegen::Options { fuel: self.fuel_checks };
+            self.cache = TraceCache::new(&self.hints, options).ok();
+        }
+        let compiled = self.cache.as_ref()?.compile(function);
+        let time = started.elapsed();
+        self.stats.compile_time += time;
+        let id = match compiled {
+            Ok(id) => id,
+            Err(e) => {
+                self.log(format_args!("code generation failed for {}: {e}", function.name));
+                return None;
+            }
+        };
+        debug_assert_eq!(id.0 as usize, self.codes.len());
+        self.stats.recorded_ops += recorded;
+        self.stats.optimized_ops += instructions(function);
+        self.log(format_args!(
+            "compiled {} from {start}: {recorded} operations recorded, {} after optimization",
+            function.name,
+            instructions(function)
+        ));
+        self.codes.push(Code {
+            kind: Kind::Bridge,
+            function: function.clone(),
+            graph: 0,
+            params: Vec::new(),
+            unbound: Vec::new(),
+            anchor: Symbol::intern("?"),
+            start,
+            entries: 0,
+            recorded_ops: recorded,
+            compile_time: time,
+            bridges: 0,
+        });
+        Some((id, time))
+    }
+
+    fn log(&mut self, text: std::fmt::Arguments) {
+        if let Some(log) = &mut self.log {
+            log.event(text);
+        }
+    }
+}
+
+/// The key of arriving at `label` of graph `g` with environment `env`, if
+/// the label is watched.
+fn stop_key(profiler: &Profiler, graph: &Graph, g: u32, label: Symbol, env: &Env) -> Option<Key> {
+    let &b = graph.labels.get(&label)?;
+    if !profiler.watches(g, b) {
+        return None;
+    }
+    Some(profiler.key_with(g, b, |s| env.get(&graph.slot_names[s as usize]).cloned()))
+}
+
+/// Whether `exit` of `code` is one of a loop trace's speculation checks
+/// (the guards of its preheader).
+fn is_check(code: &Code, exit: &flowc_codegen::lower::TraceExit) -> bool {
+    matches!(code.kind, Kind::Loop) && exit.guard && exit.block == code.function.entry
+}
+
+/// A key as people read it: `dispatch[pc=2]`, `f:loop`.
+fn describe(key: &Key, compiled: &Compiled) -> String {
+    let graph = &compiled.graphs[key.graph as usize];
+    let mut s = String::new();
+    if let Some(f) = graph.name {
+        s.push_str(&format!("{f}:"));
+    }
+    s.push_str(graph.blocks[key.block as usize].label.as_str());
+    let chain = graph.promote_chain(key.block);
+    if !key.greens.is_empty() {
+        let parts: Vec<String> = chain
+            .iter()
+            .zip(&key.greens)
+            .map(|(slot, g)| {
+                let v = match &g.0 {
+                    None => "unbound".to_string(),
+                    Some(Value::List(items)) if items.len() > 4 => format!("<list of {}>", items.len()),
+                    Some(v) => v.to_print_string(),
+                };
+                format!("{}={v}", graph.slot_names[*slot as usize])
+            })
+            .collect();
+        s.push_str(&format!("[{}]", parts.join(",")));
+    }
+    s
+}
+
+/// Instructions of a function, phis included.
+fn instructions(f: &Function) -> usize {
+    f.layout.iter().map(|&b| f.blocks[b].phis.len() + f.blocks[b].insts.len()).sum()
+}
+
+/// Runs `program` (lowered once as `module`) under the JIT; returns the
+/// outcome and the stats.
+pub fn run(
+    program: &Program,
+    module: &Module,
+    entry: Symbol,
+    env: &[(Symbol, Value)],
+    config: &Config,
+    options: Options,
+) -> (Result<Outcome, RuntimeError>, Stats) {
+    let mut jit = Jit::new(program, module, options);
+    let result = jit.run(entry, env, config);
+    (result, jit.stats())
+}

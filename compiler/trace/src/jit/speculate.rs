@@ -1,0 +1,100 @@
+//! What a loop trace assumes of its inputs: the integers its loop compares
+//! (a counter, its bound) and the steps of those counters keep the sign
+//! (and the 32-bit size) they had when it was recorded. With that, the
+//! optimizer's loop ranges make a counter that steps towards a guard a
+//! word, free of overflow and tag checks. Integers the loop only computes
+//! with (an accumulator) are not assumed anything: their sign says nothing
+//! about the loop.
+//!
+//! The assumptions are `guard_int` checks in the trace's preheader, so
+//! they hold however the trace is entered — from the interpreter, or by
+//! a bridge jumping into it. A check that fails often gets, as its
+//! bridge, a trace of the same loop that assumes nothing (a retrace).
+
+use std::collections::{HashMap, HashSet};
+
+use flowc_ir::{Function, GuardKind, InstData, InstKind, Operand, ResumeData, ResumeFrame, ResumeValue, ValueId};
+use flowc_lang::ast::Operator;
+use flowc_lang::ops::range::SMALL_PARAM;
+use flowc_lang::{Symbol, Value};
+
+/// Adds the entry checks to loop trace `f` (as [`crate::to_ir`] makes it,
+/// not yet optimized), whose parameters had the values `args` when it was
+/// recorded; the checks leave for the interpreter at `anchor` in the base
+/// frame (of `function`) with the parameters. Returns how many it added.
+pub fn speculate(f: &mut Function, args: &[Value], anchor: Symbol, function: Option<Symbol>) -> usize {
+    let (min, max) = (SMALL_PARAM.0 as i64, SMALL_PARAM.1 as i64);
+    // Parameters the loop compares: directly (a bound), or through the
+    // phi they start (a counter); a variable the loop overwrites before
+    // reading says nothing.
+    let mut phi_of: HashMap<ValueId, ValueId> = f.params.iter().map(|&p| (p, p)).collect();
+    for (_, i) in f.all_insts() {
+        if let (InstKind::Phi(inputs), Some(r)) = (&f.insts[i].kind, f.insts[i].result) {
+            for (_, o) in inputs {
+                if let Operand::Value(p) = o {
+                    if f.params.contains(p) {
+                        phi_of.insert(r, *p);
+                    }
+                }
+            }
+        }
+    }
+    // Compared values (phis and parameters), then the parameters that step
+    // a compared phi (operands of the arithmetic that makes its next value).
+    let mut compared: HashSet<ValueId> = HashSet::new();
+    for (_, i) in f.all_insts() {
+        let InstKind::Op { op: Operator::Known(op), args, .. } = &f.insts[i].kind else { continue };
+        if op.is_comparison() {
+            compared.extend(args.iter().filter_map(|a| a.as_value()));
+        }
+    }
+    let mut computed: HashSet<ValueId> = compared.iter().filter_map(|v| phi_of.get(v)).copied().collect();
+    for (_, i) in f.all_insts() {
+        let (InstKind::Phi(inputs), Some(r)) = (&f.insts[i].kind, f.insts[i].result) else { continue };
+        if !compared.contains(&r) {
+            continue;
+        }
+        for (_, o) in inputs {
+            let Some(def) = o.as_value().and_then(|v| match f.values[v].def {
+                flowc_ir::ValueDef::Inst(d) => Some(d),
+                _ => None,
+            }) else {
+                continue;
+            };
+            if let InstKind::Op { op: Operator::Known(_), args, .. } = &f.insts[def].kind {
+                computed.extend(args.iter().filter_map(|a| a.as_value()).filter_map(|v| phi_of.get(&v)));
+            }
+        }
+    }
+    let checks: Vec<(ValueId, i64, i64)> = f
+        .params
+        .iter()
+        .zip(args)
+        .filter(|(p, _)| computed.contains(p))
+        .filter_map(|(&p, v)| match v {
+            Value::Int(v) if (min..=max).contains(v) => Some(match *v {
+                v if v > 0 => (p, 1, max),
+                0 => (p, 0, max),
+                _ => (p, min, -1),
+            }),
+            _ => None,
+        })
+        .collect();
+    if checks.is_empty() {
+        return 0;
+    }
+    let env = f
+        .params
+        .iter()
+        .map(|&p| (f.values[p].name.expect("trace parameters are named"), ResumeValue::Operand(Operand::Value(p))))
+        .collect();
+    let resume =
+        f.resumes.alloc(ResumeData { frames: vec![ResumeFrame { function, env, call: None }], virtuals: vec![] });
+    let entry = f.entry;
+    for (k, &(p, lo, hi)) in checks.iter().enumerate() {
+        let kind = GuardKind::Int(Operand::Value(p), lo, hi);
+        let g = f.insts.alloc(InstData { kind: InstKind::Guard { kind, resume, label: anchor }, result: None });
+        f.blocks[entry].insts.insert(k, g);
+    }
+    checks.len()
+}

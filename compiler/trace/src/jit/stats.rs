@@ -1,0 +1,127 @@
+//! What the JIT did during a run (`flowc run --engine jit --stats`): the
+//! totals, and a line per piece of compiled code with how often it was
+//! entered and how often each of its exits was taken.
+
+use std::time::Duration;
+
+/// How one exit of a piece of code fared.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExitReport {
+    /// The exit's number in its code, in the order the code made them.
+    pub index: usize,
+    /// Where it resumes (the guard's label, or the label a trace leaves to).
+    pub label: String,
+    /// Times it returned to the JIT's driver (interpreter or bridge
+    /// recording).
+    pub to_driver: u64,
+    /// Times it continued in its bridge, in machine code.
+    pub linked: u64,
+    /// The bridge attached to it, by name.
+    pub bridge: Option<String>,
+}
+
+/// One piece of compiled code.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TraceReport {
+    /// The code's name in the IR (`dispatch`, `fetch.2`).
+    pub name: String,
+    /// `loop`, `entry` (from a key into another key's code) or `bridge`.
+    pub kind: &'static str,
+    /// The hot spot it starts at (`dispatch[pc=2]`), or for a bridge the
+    /// exit it starts from (`exit 3 of dispatch`).
+    pub start: String,
+    pub recorded_ops: usize,
+    pub optimized_ops: usize,
+    /// Times the driver entered it from the interpreter.
+    pub entries: u64,
+    pub compile_time: Duration,
+    /// Its exits that were taken at least once.
+    pub exits: Vec<ExitReport>,
+}
+
+/// What the JIT did during one run.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Loop traces compiled (retraces included).
+    pub traces: usize,
+    /// Traces that start at a hot spot and end by jumping into the code
+    /// of another.
+    pub entry_traces: usize,
+    /// Bridges compiled.
+    pub bridges: usize,
+    /// Loop traces made for inputs a speculating loop trace refused (the
+    /// bridge of its entry check).
+    pub retraces: usize,
+    /// Recordings abandoned (too long, leaving their function) or traces
+    /// the code generator refused.
+    pub aborted: usize,
+    /// Hot spots the JIT gave up on (their traces kept aborting).
+    pub ignored: usize,
+    /// Times compiled code was entered from the interpreter.
+    pub entries: u64,
+    /// Exits that returned to the driver.
+    pub guard_failures: u64,
+    /// Exits that continued in a bridge without leaving machine code.
+    pub bridged: u64,
+    /// Operations recorded, over all traces and bridges.
+    pub recorded_ops: usize,
+    /// Instructions left after optimization, over all traces and bridges.
+    pub optimized_ops: usize,
+    /// Time spent recording.
+    pub record_time: Duration,
+    /// Time spent converting, optimizing and compiling traces.
+    pub compile_time: Duration,
+    /// Of that, time spent converting to IR and optimizing (the rest is
+    /// code generation).
+    pub optimize_time: Duration,
+    /// Hot spots counted, and how many arrivals they saw in all.
+    pub keys: usize,
+    pub arrivals: u64,
+    /// Per piece of compiled code, in the order they were compiled.
+    pub per_trace: Vec<TraceReport>,
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+impl std::fmt::Display for Stats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "traces:          {} ({} retraced)", self.traces, self.retraces)?;
+        writeln!(f, "entry traces:    {}", self.entry_traces)?;
+        writeln!(f, "bridges:         {}", self.bridges)?;
+        writeln!(f, "aborted:         {} ({} hot spots given up)", self.aborted, self.ignored)?;
+        writeln!(f, "hot spots:       {} ({} arrivals counted)", self.keys, self.arrivals)?;
+        writeln!(f, "entries:         {}", self.entries)?;
+        writeln!(
+            f,
+            "guard failures:  {} ({} to the driver, {} into linked bridges)",
+            self.guard_failures + self.bridged,
+            self.guard_failures,
+            self.bridged
+        )?;
+        writeln!(f, "operations:      {} recorded, {} after optimization", self.recorded_ops, self.optimized_ops)?;
+        writeln!(f, "record time:     {:.3} ms", ms(self.record_time))?;
+        write!(f, "compile time:    {:.3} ms ({:.3} ms optimizing)", ms(self.compile_time), ms(self.optimize_time))?;
+        for t in &self.per_trace {
+            write!(
+                f,
+                "\n  {} {} from {}: {} ops ({} recorded), {} entries, compiled in {:.3} ms",
+                t.kind,
+                t.name,
+                t.start,
+                t.optimized_ops,
+                t.recorded_ops,
+                t.entries,
+                ms(t.compile_time)
+            )?;
+            for e in &t.exits {
+                write!(f, "\n    exit {} to {}: {} to the driver, {} linked", e.index, e.label, e.to_driver, e.linked)?;
+                if let Some(b) = &e.bridge {
+                    write!(f, " (bridge {b})")?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

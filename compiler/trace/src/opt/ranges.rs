@@ -1,0 +1,148 @@
+//! Kinds and ranges of a loop's phis, before the optimizer walks the loop:
+//! the body (straight-line code between guards) is run abstractly —
+//! operations by the op table's transfer functions, guards narrowing what
+//! they test as the walk does ([`super::walk`]) — and each phi joins its
+//! entry fact with what the back edge brings, until nothing changes. Phis
+//! that keep growing are widened as propagate's are ([`Widening`]), so
+//! this ends (were it not to within its rounds, every phi would come out
+//! as any value). Phis of anything but integers come out as any value.
+//!
+//! So a counter that starts positive (the loop's entry guards say so) and
+//! leaves the loop at 0 is known to be a word, and so is the arithmetic on
+//! it.
+
+use flowc_ir::{BlockId, Function, GuardKind, InstId, InstKind, Operand, ValueDef, ValueId};
+use flowc_lang::ast::Operator;
+use flowc_lang::ops::range::Interval;
+use flowc_lang::ops::Op;
+use flowc_lang::Value;
+use flowc_passes::edit::ix;
+use flowc_passes::lattice::{self, Info, Kinds, Widening};
+
+/// The facts of phis `phis` of loop block `body` (each with the fact of
+/// its entry input), given `known`, the facts of values defined before
+/// the loop. A phi's back-edge input is its input from `body`.
+pub fn phi_ranges(f: &Function, body: BlockId, known: &[Info], phis: &[(ValueId, Info)]) -> Vec<(ValueId, Info)> {
+    let mut info = known.to_vec();
+    info.resize(f.values.len(), Info::bottom());
+    let of = |info: &[Info], o: &Operand| match o {
+        Operand::Const(c) => Info::of_const(c),
+        Operand::Value(v) => info.get(ix(*v)).cloned().filter(|i| !i.is_bottom()).unwrap_or_else(Info::value),
+    };
+    let back = |v: ValueId| -> Option<Operand> {
+        let ValueDef::Inst(i) = f.values[v].def else { return None };
+        let InstKind::Phi(inputs) = &f.insts[i].kind else { return None };
+        inputs.iter().find(|(p, _)| *p == body).map(|(_, o)| o.clone())
+    };
+    let phis: Vec<(ValueId, Info, Operand)> =
+        phis.iter().filter_map(|(v, entry)| Some((*v, entry.clone(), back(*v)?))).collect();
+    let widening = Widening::of(f);
+    let mut current: Vec<Info> = phis.iter().map(|(_, entry, _)| entry.clone()).collect();
+    let mut changes = vec![0u8; phis.len()];
+    let mut settled = false;
+    for _ in 0..16 {
+        for ((phi, _, _), i) in phis.iter().zip(&current) {
+            info[ix(*phi)] = i.clone();
+        }
+        for &i in &f.blocks[body].insts {
+            abstract_step(f, &mut info, i, &of);
+        }
+        let mut changed = false;
+        for (k, (_, entry, back)) in phis.iter().enumerate() {
+            let joined = entry.join(&of(&info, back));
+            if joined == current[k] {
+                continue;
+            }
+            changed = true;
+            changes[k] = changes[k].saturating_add(1);
+            current[k] = widening.step(changes[k], &current[k], joined);
+        }
+        if !changed {
+            settled = true;
+            break;
+        }
+    }
+    // Unsettled (not seen in practice): no claim at all.
+    phis.iter()
+        .zip(current)
+        .map(|((phi, _, _), i)| (*phi, if settled && i.kinds == Kinds::INT { i } else { Info::value() }))
+        .collect()
+}
+
+/// One instruction of [`phi_ranges`]' abstract run of a loop body.
+fn abstract_step(f: &Function, info: &mut [Info], i: InstId, of: &impl Fn(&[Info], &Operand) -> Info) {
+    let data = &f.insts[i];
+    match &data.kind {
+        InstKind::Op { op: Operator::Known(op), args, .. } if op.arity() == args.len() => {
+            let infos: Vec<Info> = args.iter().map(|a| of(info, a)).collect();
+            if let Some(v) = data.result {
+                info[ix(v)] = lattice::transfer(*op, &infos);
+            }
+        }
+        InstKind::Guard { kind, .. } => {
+            let Operand::Value(v) = kind.operand() else { return };
+            let v = *v;
+            info[ix(v)] = when_guarded(of(info, &Operand::Value(v)), kind);
+            if let GuardKind::True(_) | GuardKind::False(_) = kind {
+                if let Some((op, x, k, mirrored)) = compared_with_constant(f, v) {
+                    let holds = matches!(kind, GuardKind::True(_));
+                    info[ix(x)] = lattice::when_compared(of(info, &Operand::Value(x)), op, k, mirrored, holds);
+                }
+            }
+        }
+        _ => {
+            if let Some(v) = data.result {
+                info[ix(v)] = Info::value();
+            }
+        }
+    }
+}
+
+/// What passing guard `kind` teaches about its operand, known as `info`.
+pub fn when_guarded(info: Info, kind: &GuardKind) -> Info {
+    match kind {
+        GuardKind::True(_) => lattice::when_truth(info, true),
+        GuardKind::False(_) => lattice::when_truth(info, false),
+        GuardKind::Value(_, c) => Info::of_const(c),
+        GuardKind::Class(_, c) => Info::object(*c, info.alloc),
+        GuardKind::NotClass(..) => info,
+        GuardKind::Int(_, lo, hi) => {
+            let r = Interval::new(*lo as i128, *hi as i128);
+            if info.kinds.has(Kinds::INT) {
+                Info::int(info.range.intersect(r))
+            } else {
+                Info::int(r)
+            }
+        }
+    }
+}
+
+/// Whether guard `kind` is known to pass for an operand known as `info`.
+pub fn known_to_pass(kind: &GuardKind, info: &Info) -> bool {
+    match kind {
+        GuardKind::True(_) => info.truth() == Some(true),
+        GuardKind::False(_) => info.truth() == Some(false),
+        GuardKind::Value(_, c) => info.constant.as_ref() == Some(c),
+        GuardKind::Class(_, c) => info.is_class(*c) == Some(true),
+        GuardKind::NotClass(_, c) => info.is_class(*c) == Some(false),
+        GuardKind::Int(_, lo, hi) => {
+            info.kinds == Kinds::INT && info.range.lo() >= *lo as i128 && info.range.hi() <= *hi as i128
+        }
+    }
+}
+
+/// `c`'s definition when it compares a value with an integer constant:
+/// the comparison, the value, the constant, and whether the constant is
+/// on the left (what a guard on `c` teaches about the value).
+pub fn compared_with_constant(f: &Function, c: ValueId) -> Option<(Op, ValueId, i128, bool)> {
+    let ValueDef::Inst(ci) = f.values[c].def else { return None };
+    let InstKind::Op { op: Operator::Known(op), args, .. } = &f.insts[ci].kind else { return None };
+    if !op.is_comparison() {
+        return None;
+    }
+    match args.as_slice() {
+        [Operand::Value(x), Operand::Const(Value::Int(k))] => Some((*op, *x, *k as i128, false)),
+        [Operand::Const(Value::Int(k)), Operand::Value(x)] => Some((*op, *x, *k as i128, true)),
+        _ => None,
+    }
+}

@@ -1,0 +1,99 @@
+//! Allocation removal: a `new` becomes a virtual object whose fields are
+//! tracked through `set` and `get` ([`super::walk`]); it is materialized
+//! (a `new` and its fields' `set`s, right where it is needed) only where
+//! it escapes — any use the walk cannot follow — and in the resume data
+//! of guards, where it stays virtual and is rebuilt only if the guard
+//! fails ([`flowc_ir::VirtualObject`]). Only done when the program cannot
+//! observe allocation numbers ([`flowc_passes::observe`]).
+
+use flowc_ir::{InstKind, Operand, ResumeData, ResumeId, ResumeValue, ValueId, VirtualObject};
+use flowc_lang::Symbol;
+use flowc_passes::edit::ix;
+use flowc_passes::lattice::Info;
+
+use super::walk::Opt;
+
+/// An object the walk has not allocated: its class and fields so far, in
+/// the order they were first set.
+#[derive(Clone, Debug)]
+pub(super) struct Virtual {
+    pub class: Symbol,
+    pub fields: Vec<(Symbol, Operand)>,
+}
+
+impl Virtual {
+    pub fn field(&self, name: Symbol) -> Option<&Operand> {
+        self.fields.iter().find(|(f, _)| *f == name).map(|(_, o)| o)
+    }
+}
+
+impl Opt<'_> {
+    /// Makes virtual object `v` real here: `new` and its fields' `set`s.
+    pub fn materialize(&mut self, v: ValueId) -> Operand {
+        let Some(virt) = self.virtuals[ix(v)].take() else { return Operand::Value(v) };
+        let (i, nv) = self.make(InstKind::New(virt.class), self.f.values[v].name);
+        let nv = nv.unwrap();
+        self.out.push(i);
+        self.info[ix(nv)] = Info::object(virt.class, None);
+        self.subst[ix(v)] = Some(Operand::Value(nv));
+        for (field, value) in virt.fields {
+            let value = self.real(&value);
+            let (s, _) = self.make(InstKind::Set { obj: Operand::Value(nv), field, value }, None);
+            self.out.push(s);
+        }
+        Operand::Value(nv)
+    }
+
+    /// The operand, resolved, with a virtual object materialized.
+    pub fn real(&mut self, o: &Operand) -> Operand {
+        let o = self.resolve(o);
+        match self.virtual_of(&o) {
+            Some(v) => self.materialize(v),
+            None => o,
+        }
+    }
+
+    /// Resume record `r` with current operands, virtual objects kept
+    /// virtual. A record may already hold virtual objects (a bridge's
+    /// exit, a copied record): they keep their numbers, their fields'
+    /// operands are brought up to date, and objects virtual in this walk
+    /// are numbered after them.
+    pub fn snapshot(&mut self, r: ResumeId) -> ResumeData {
+        let mut record = self.f.resumes[r].clone();
+        let mut virtuals: Vec<(Option<ValueId>, VirtualObject)> =
+            std::mem::take(&mut record.virtuals).into_iter().map(|v| (None, v)).collect();
+        for k in 0..virtuals.len() {
+            let mut fields = std::mem::take(&mut virtuals[k].1.fields);
+            for (_, rv) in fields.iter_mut() {
+                if let ResumeValue::Operand(o) = rv {
+                    *rv = self.resume_value(o, &mut virtuals);
+                }
+            }
+            virtuals[k].1.fields = fields;
+        }
+        for frame in &mut record.frames {
+            for (_, rv) in frame.env.iter_mut() {
+                if let ResumeValue::Operand(o) = rv {
+                    *rv = self.resume_value(o, &mut virtuals);
+                }
+            }
+        }
+        record.virtuals = virtuals.into_iter().map(|(_, v)| v).collect();
+        record
+    }
+
+    fn resume_value(&self, o: &Operand, virtuals: &mut Vec<(Option<ValueId>, VirtualObject)>) -> ResumeValue {
+        let o = self.resolve(o);
+        let Some(v) = self.virtual_of(&o) else { return ResumeValue::Operand(o) };
+        if let Some(k) = virtuals.iter().position(|(x, _)| *x == Some(v)) {
+            return ResumeValue::Virtual(k as u32);
+        }
+        let k = virtuals.len();
+        let virt = self.virtuals[ix(v)].as_ref().unwrap();
+        virtuals.push((Some(v), VirtualObject { class: virt.class, fields: Vec::new() }));
+        let fields: Vec<(Symbol, ResumeValue)> =
+            virt.fields.iter().map(|(f, x)| (*f, self.resume_value(x, virtuals))).collect();
+        virtuals[k].1.fields = fields;
+        ResumeValue::Virtual(k as u32)
+    }
+}

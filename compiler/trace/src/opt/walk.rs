@@ -1,0 +1,335 @@
+//! The forward walk over a trace's blocks, in order: it knows facts about
+//! values (the lattice of `propagate`, [`flowc_passes::lattice`]) and
+//! rewrites each instruction as it goes.
+//!
+//! - operations with known operands fold (the op table's `eval`); others
+//!   take the cheapest form their operands allow; a repeated pure
+//!   operation reuses the first one (CSE) — also across blocks, since each
+//!   block of a trace dominates the ones after it;
+//! - guards teach: after `guard_value x, c` uses of `x` become `c`; after
+//!   `guard_false x`, `x` is 0; after `guard_true c` with `c = lt x, 10`,
+//!   `x` is below 10; after `guard_class`, the class is known; after
+//!   `guard_int`, the range. A guard whose outcome is already known is
+//!   dropped;
+//! - allocations become virtual objects ([`super::virtuals`]) when the
+//!   program cannot observe allocation numbers;
+//! - calls of `pure` functions with constant arguments are run.
+//!
+//! Every kept instruction gets its operands rewritten in order; the
+//! substitutions are position-dependent (a guard's facts hold only after
+//! it), so none is applied to the whole trace.
+
+use std::collections::HashMap;
+
+use flowc_ir::{
+    Args, BlockId, Function, GuardKind, InstData, InstId, InstKind, Module, Operand, ResumeId, ValueData, ValueDef,
+    ValueId,
+};
+use flowc_lang::ast::Operator;
+use flowc_lang::ops::Form;
+use flowc_lang::{Symbol, Value};
+use flowc_passes::edit::ix;
+use flowc_passes::lattice::{self, Info, Kinds};
+
+use super::ranges::{compared_with_constant, known_to_pass, when_guarded};
+use super::virtuals::Virtual;
+
+pub(super) struct Opt<'a> {
+    pub f: &'a mut Function,
+    pub hints: &'a Module,
+    pub remove_allocations: bool,
+    pub info: Vec<Info>,
+    pub subst: Vec<Option<Operand>>,
+    pub virtuals: Vec<Option<Virtual>>,
+    cse: HashMap<(Operator, Form, Args), ValueId>,
+    /// The instructions kept for the block being walked, in order.
+    pub out: Vec<InstId>,
+}
+
+impl<'a> Opt<'a> {
+    pub fn new(f: &'a mut Function, hints: &'a Module, remove_allocations: bool) -> Opt<'a> {
+        let n = f.values.len();
+        let mut info = vec![Info::bottom(); n];
+        for &p in &f.params {
+            info[ix(p)] = Info::value();
+        }
+        for (_, i) in f.all_insts() {
+            if let (InstKind::Unbound(_), Some(v)) = (&f.insts[i].kind, f.insts[i].result) {
+                info[ix(v)] = Info::of_kinds(Kinds::UNBOUND);
+            }
+        }
+        Opt {
+            f,
+            hints,
+            remove_allocations,
+            info,
+            subst: vec![None; n],
+            virtuals: (0..n).map(|_| None).collect(),
+            cse: Default::default(),
+            out: Vec::new(),
+        }
+    }
+
+    pub fn grow(&mut self) {
+        let n = self.f.values.len();
+        self.info.resize(n, Info::bottom());
+        self.subst.resize(n, None);
+        self.virtuals.resize_with(n, || None);
+    }
+
+    pub fn resolve(&self, o: &Operand) -> Operand {
+        let mut o = o.clone();
+        while let Operand::Value(v) = o {
+            match self.subst.get(ix(v)).and_then(|s| s.clone()) {
+                Some(next) => o = next,
+                None => break,
+            }
+        }
+        o
+    }
+
+    pub fn info_of(&self, o: &Operand) -> Info {
+        match o {
+            Operand::Const(c) => Info::of_const(c),
+            Operand::Value(v) if self.virtuals[ix(*v)].is_some() => {
+                Info::object(self.virtuals[ix(*v)].as_ref().unwrap().class, None)
+            }
+            Operand::Value(v) => {
+                let i = &self.info[ix(*v)];
+                if i.is_bottom() {
+                    Info::value()
+                } else {
+                    i.clone()
+                }
+            }
+        }
+    }
+
+    pub fn virtual_of(&self, o: &Operand) -> Option<ValueId> {
+        match o {
+            Operand::Value(v) if self.virtuals[ix(*v)].is_some() => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// A new instruction, not yet placed.
+    pub fn make(&mut self, kind: InstKind, name: Option<Symbol>) -> (InstId, Option<ValueId>) {
+        let has = kind.has_result();
+        let i = self.f.insts.alloc(InstData { kind, result: None });
+        let v = has.then(|| self.f.values.alloc(ValueData { def: ValueDef::Inst(i), name }));
+        self.f.insts[i].result = v;
+        self.grow();
+        (i, v)
+    }
+
+    /// A value no instruction defines, standing for a virtual object.
+    pub fn placeholder(&mut self, name: Option<Symbol>) -> ValueId {
+        let v = self.f.values.alloc(ValueData { def: ValueDef::Detached, name });
+        self.grow();
+        v
+    }
+
+    /// Walks `block`'s instructions (not its phis) into `out`.
+    pub fn run(&mut self, block: BlockId) {
+        let insts = self.f.blocks[block].insts.clone();
+        for i in insts {
+            self.inst(i);
+        }
+    }
+
+    /// Makes the walked instructions `block`'s.
+    pub fn install(&mut self, block: BlockId) {
+        self.f.blocks[block].insts = std::mem::take(&mut self.out).into();
+    }
+
+    fn keep(&mut self, i: InstId, kind: InstKind) {
+        self.f.insts[i].kind = kind;
+        self.out.push(i);
+    }
+
+    fn inst(&mut self, i: InstId) {
+        let kind = self.f.insts[i].kind.clone();
+        let result = self.f.insts[i].result;
+        match kind {
+            InstKind::Op { op: Operator::Known(op), args, .. } if op.arity() == args.len() => {
+                let args: Args = args.iter().map(|a| self.real(a)).collect();
+                let infos: Vec<Info> = args.iter().map(|a| self.info_of(a)).collect();
+                let out = lattice::transfer(op, &infos);
+                let v = result.expect("ops have results");
+                if let (Some(c), true) = (&out.constant, args.iter().all(|a| matches!(a, Operand::Const(_)))) {
+                    self.subst[ix(v)] = Some(Operand::Const(c.clone()));
+                    return;
+                }
+                let form = lattice::best_form(op, &infos);
+                let key = (Operator::Known(op), form, args.clone());
+                if let Some(&prev) = self.cse.get(&key) {
+                    self.subst[ix(v)] = Some(Operand::Value(prev));
+                    return;
+                }
+                self.cse.insert(key, v);
+                self.info[ix(v)] = out;
+                self.keep(i, InstKind::Op { op: Operator::Known(op), form, args });
+            }
+            InstKind::Op { op, form, args } => {
+                let args = args.iter().map(|a| self.real(a)).collect();
+                self.keep(i, InstKind::Op { op, form, args });
+            }
+            InstKind::CheckBound(o) => {
+                let o = self.resolve(&o);
+                let v = result.expect("check_bound has a result");
+                if self.virtual_of(&o).is_some() || !self.info_of(&o).may_be_unbound() {
+                    self.subst[ix(v)] = Some(o);
+                    return;
+                }
+                self.info[ix(v)] = self.info_of(&o).bound();
+                self.keep(i, InstKind::CheckBound(o));
+            }
+            InstKind::New(class) => {
+                let v = result.expect("new has a result");
+                if self.remove_allocations {
+                    self.virtuals[ix(v)] = Some(Virtual { class, fields: Vec::new() });
+                } else {
+                    self.info[ix(v)] = Info::object(class, Some(i));
+                    self.keep(i, InstKind::New(class));
+                }
+            }
+            InstKind::Set { obj, field, value } => {
+                let obj = self.resolve(&obj);
+                let value = self.resolve(&value);
+                if let Some(ov) = self.virtual_of(&obj) {
+                    let virt = self.virtuals[ix(ov)].as_mut().unwrap();
+                    let immutable = self.hints.is_immutable(virt.class, field);
+                    match virt.fields.iter_mut().find(|(f, _)| *f == field) {
+                        // Setting an immutable field twice fails: leave it to run time.
+                        Some(_) if immutable => {}
+                        Some(slot) => {
+                            slot.1 = value;
+                            return;
+                        }
+                        None => {
+                            virt.fields.push((field, value));
+                            return;
+                        }
+                    }
+                }
+                let obj = self.real(&obj);
+                let value = self.real(&value);
+                self.keep(i, InstKind::Set { obj, field, value });
+            }
+            InstKind::Get { obj, field } => {
+                let obj = self.resolve(&obj);
+                let v = result.expect("get has a result");
+                // An immutable field of a known object (promoted) is fixed.
+                if let Operand::Const(Value::Object(o)) = &obj {
+                    if self.hints.is_immutable(o.class, field) {
+                        if let Some(x) = o.get(field) {
+                            self.subst[ix(v)] = Some(Operand::Const(x));
+                            return;
+                        }
+                    }
+                }
+                if let Some(ov) = self.virtual_of(&obj) {
+                    let virt = self.virtuals[ix(ov)].as_ref().unwrap();
+                    if let Some((_, x)) = virt.fields.iter().find(|(f, _)| *f == field) {
+                        self.subst[ix(v)] = Some(x.clone());
+                        return;
+                    }
+                }
+                let obj = self.real(&obj);
+                self.info[ix(v)] = Info::value();
+                self.keep(i, InstKind::Get { obj, field });
+            }
+            InstKind::Guard { kind, resume, label } => self.guard(i, kind, resume, label),
+            InstKind::Call { func, args } => {
+                let args: Args = args.iter().map(|a| self.real(a)).collect();
+                let v = result.expect("calls have results");
+                if let Some(c) = self.fold_call(func, &args) {
+                    self.subst[ix(v)] = Some(Operand::Const(c));
+                    return;
+                }
+                self.info[ix(v)] = Info::value();
+                self.keep(i, InstKind::Call { func, args });
+            }
+            InstKind::Phi(_) | InstKind::Unbound(_) => self.out.push(i),
+        }
+    }
+
+    /// The result of a `pure` function called with constant arguments, if
+    /// running it returns a constant.
+    fn fold_call(&self, func: Symbol, args: &[Operand]) -> Option<Value> {
+        if !self.hints.is_pure(func) {
+            return None;
+        }
+        let consts: Vec<Value> = args.iter().map(|a| a.as_const().cloned()).collect::<Option<_>>()?;
+        let config = flowc_lang::interp::Config { fuel: Some(100_000), max_depth: 10_000 };
+        match flowc_ir::interp::call(self.hints, func, &consts, &config) {
+            Ok(flowc_ir::interp::Exit::Returned(v)) if v.is_constant() => Some(v),
+            _ => None,
+        }
+    }
+
+    fn guard(&mut self, i: InstId, kind: GuardKind, resume: ResumeId, label: Symbol) {
+        let o = self.resolve(kind.operand());
+        // Guards on virtual objects are decided by their class.
+        if let Some(v) = self.virtual_of(&o) {
+            let class = self.virtuals[ix(v)].as_ref().unwrap().class;
+            let holds = match &kind {
+                GuardKind::True(_) => true,
+                GuardKind::Class(_, c) => *c == class,
+                GuardKind::NotClass(_, c) => *c != class,
+                GuardKind::False(_) | GuardKind::Value(..) | GuardKind::Int(..) => false,
+            };
+            if holds {
+                return;
+            }
+        }
+        if self.holds(&kind, &o) {
+            return;
+        }
+        let o = self.real(&o);
+        let mut kind = kind;
+        *kind.operand_mut() = o.clone();
+        let record = self.snapshot(resume);
+        self.f.resumes[resume] = record;
+        self.keep(i, InstKind::Guard { kind: kind.clone(), resume, label });
+        self.learn(&kind, &o);
+    }
+
+    /// Whether guard `kind` on `o` is known to hold.
+    pub fn holds(&self, kind: &GuardKind, o: &Operand) -> bool {
+        match o {
+            Operand::Const(c) => kind.holds(c),
+            _ => known_to_pass(kind, &self.info_of(o)),
+        }
+    }
+
+    /// What passing the guard teaches about later uses.
+    fn learn(&mut self, kind: &GuardKind, o: &Operand) {
+        let Operand::Value(v) = o else { return };
+        let v = *v;
+        let learned = when_guarded(self.info_of(o), kind);
+        // A promoted object is a constant too, though the lattice keeps
+        // only its class.
+        let constant = match kind {
+            GuardKind::Value(_, c) => Some(c.clone()),
+            _ => learned.constant.clone(),
+        };
+        if let Some(c) = constant {
+            self.subst[ix(v)] = Some(Operand::Const(c));
+        }
+        self.info[ix(v)] = learned;
+        if let GuardKind::True(_) | GuardKind::False(_) = kind {
+            self.learn_comparison(v, matches!(kind, GuardKind::True(_)));
+        }
+    }
+
+    /// After a guard on `c = cmp x, k`, narrows `x`.
+    fn learn_comparison(&mut self, c: ValueId, holds: bool) {
+        let Some((op, x, k, mirrored)) = compared_with_constant(self.f, c) else { return };
+        let narrowed = lattice::when_compared(self.info_of(&Operand::Value(x)), op, k, mirrored, holds);
+        if let Some(c) = &narrowed.constant {
+            self.subst[ix(x)] = Some(Operand::Const(c.clone()));
+        }
+        self.info[ix(x)] = narrowed;
+    }
+}
