@@ -139,6 +139,17 @@ pub fn define_entry(
     version: Option<(FuncId, &[usize])>,
     name: &str,
 ) -> Result<FuncId, String> {
+    define_entry_of(module, target.params.len(), id, version, name)
+}
+
+/// [`define_entry`] for a target with `arity` parameters.
+pub fn define_entry_of(
+    module: &mut dyn Module,
+    arity: usize,
+    id: FuncId,
+    version: Option<(FuncId, &[usize])>,
+    name: &str,
+) -> Result<FuncId, String> {
     let mut ctx = module.make_context();
     let mut fbctx = FunctionBuilderContext::new();
     let mut sig = module.make_signature();
@@ -154,7 +165,7 @@ pub fn define_entry(
         b.switch_to_block(block);
         let (args, c) = (b.block_params(block)[0], b.block_params(block)[1]);
         let mut values = Vec::new();
-        for k in 0..target.params.len() {
+        for k in 0..arity {
             values.push(b.ins().load(types::I64, MemFlagsData::trusted(), args, (8 * k) as i32));
         }
         values.push(c);

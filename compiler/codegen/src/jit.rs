@@ -231,6 +231,18 @@ impl Native {
     }
 }
 
+/// The state a run of compiled code starts from and hands back: the
+/// allocation counter, the call depth limit and the depth of the frames
+/// below (the interpreter's), and under `--fuel` the steps left and the
+/// limit.
+#[derive(Clone, Debug)]
+pub struct Run {
+    pub allocations: u64,
+    pub max_depth: usize,
+    pub depth: usize,
+    pub fuel: Option<(u64, u64)>,
+}
+
 /// A trace compiled into a [`TraceCache`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TraceId(pub u32);
@@ -251,6 +263,14 @@ pub enum TraceEnd {
     Error(RuntimeError),
     /// The program printed (a trace does not print; kept for completeness).
     Printed(Value),
+}
+
+/// How a call of a compiled function ended ([`TraceCache::call`]).
+pub enum CallEnd {
+    Returned(Value),
+    /// The program printed (and so ended) inside the call.
+    Printed(Value),
+    Error(RuntimeError),
 }
 
 /// Instructions' worth of JIT memory a trace cache reserves for its traces
@@ -297,6 +317,8 @@ struct CacheInner {
     traps: Vec<ErrorKind>,
     /// `traps` as the runs' contexts share it (remade when traps are added).
     shared_traps: Rc<[ErrorKind]>,
+    /// Entry wrappers of the program's functions, made when first called.
+    function_entries: HashMap<Symbol, *const u8>,
     immutable: Rc<[(Symbol, Symbol)]>,
     sites: SiteTable,
     /// The most values an exit stores.
@@ -342,6 +364,7 @@ impl TraceCache {
             slots: ExitSlots::default(),
             pool,
             shared_traps: traps.clone().into(),
+            function_entries: HashMap::new(),
             traps,
             immutable: immutable.into(),
             sites,
@@ -437,42 +460,17 @@ impl TraceCache {
     }
 
     /// Runs trace `t` from `args` (one value per parameter) until it
-    /// leaves; objects are numbered from `*allocations` on. `fuel`, when
-    /// the run has a limit, is `(steps left, the limit)`; code compiled
-    /// with fuel checks takes one step per loop iteration (and per trace
-    /// entered) from it.
-    pub fn run(
-        &self,
-        t: TraceId,
-        args: &[Value],
-        allocations: &mut u64,
-        max_depth: usize,
-        fuel: Option<(&mut u64, u64)>,
-    ) -> TraceEnd {
-        let (code, n, widest, traps, immutable) = {
+    /// leaves, in `run`: objects are numbered on from its count, and code
+    /// compiled with fuel checks takes one step per loop iteration (and
+    /// per trace entered) from its fuel.
+    pub fn run(&self, t: TraceId, args: &[Value], run: &mut Run) -> TraceEnd {
+        let (code, n) = {
             let inner = self.inner.borrow();
             let entry = &inner.entries[t.0 as usize];
-            (entry.code, entry.params.len(), inner.widest_exit, inner.shared_traps.clone(), inner.immutable.clone())
+            (entry.code, entry.params.len())
         };
         assert_eq!(args.len(), n, "one value per parameter");
-        let mut ctx = Ctx::new(max_depth as u64, immutable, traps);
-        ctx.allocations = *allocations;
-        if let Some((left, limit)) = &fuel {
-            (ctx.fuel, ctx.fuel_limit) = (**left, *limit);
-        }
-        ctx.exit_buffer(widest);
-        let words: Vec<Word> = args.iter().map(|v| ctx.word(v.clone())).collect();
-        // SAFETY: `code` is an entry wrapper compiled by `compile` with the
-        // signature `extern "C" fn(*const u64, *mut Ctx) -> u64`; it reads
-        // exactly `n` words from `words` (checked above) and hands `ctx`,
-        // a unique reference for the whole call, to the code and the
-        // runtime. The code lives as long as the cache, which `self` keeps.
-        let entry: extern "C" fn(*const Word, *mut Ctx) -> Word = unsafe { std::mem::transmute(code) };
-        let code = entry(words.as_ptr(), &mut ctx);
-        *allocations = ctx.allocations;
-        if let Some((left, _)) = fuel {
-            *left = ctx.fuel;
-        }
+        let (mut ctx, word) = self.enter(code, args, run);
         if let Some(kind) = ctx.error.take() {
             let at = self.location(&ctx);
             return TraceEnd::Error(RuntimeError { kind, at });
@@ -480,10 +478,86 @@ impl TraceCache {
         if let Some(v) = ctx.output.take() {
             return TraceEnd::Printed(v);
         }
-        let exit = ExitId((code - 1) as u32);
+        let exit = ExitId((word - 1) as u32);
         let count = self.inner.borrow().exits[exit.0 as usize].0.values.len();
         let values = ctx.exit_values(count).iter().map(|&w| ctx.value(w).ok()).collect();
         TraceEnd::Exit { exit, values }
+    }
+
+    /// Calls the program's function `name` (compiled with the cache) with
+    /// `args`, in a run ([`Run`]) whose interpreter has `run.depth` frames
+    /// below the callee's.
+    pub fn call(&self, name: Symbol, args: &[Value], run: &mut Run) -> CallEnd {
+        let code = match self.function_entry(name, args.len()) {
+            Ok(code) => code,
+            Err(e) => {
+                let kind = ErrorKind::User(Symbol::intern(&format!("internal: calling {name}: {e}")));
+                return CallEnd::Error(RuntimeError { kind, at: None });
+            }
+        };
+        let (mut ctx, word) = self.enter(code, args, run);
+        if let Some(kind) = ctx.error.take() {
+            let at = self.location(&ctx);
+            return CallEnd::Error(RuntimeError { kind, at });
+        }
+        if let Some(v) = ctx.output.take() {
+            return CallEnd::Printed(v);
+        }
+        match ctx.value(word) {
+            Ok(v) => CallEnd::Returned(v),
+            Err(kind) => CallEnd::Error(RuntimeError { kind, at: None }),
+        }
+    }
+
+    /// The entry wrapper of function `name` with `arity` parameters, made
+    /// on first use.
+    fn function_entry(&self, name: Symbol, arity: usize) -> Result<*const u8, String> {
+        let mut guard = self.inner.borrow_mut();
+        let inner = &mut *guard;
+        if let Some(&code) = inner.function_entries.get(&name) {
+            return Ok(code);
+        }
+        let &(id, n) = inner.funcs.get(&name).ok_or("no such function")?;
+        if n != arity {
+            return Err(format!("it takes {n} arguments, not {arity}"));
+        }
+        let k = inner.function_entries.len();
+        let entry = define::define_entry_of(&mut *inner.jit, n, id, None, &format!("flowc_call_{k}"))?;
+        inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
+        let code = inner.jit.get_finalized_function(entry);
+        inner.function_entries.insert(name, code);
+        Ok(code)
+    }
+
+    /// Calls entry wrapper `code` with `args` in a new context for `run`;
+    /// the context afterwards, and the word the code returned.
+    fn enter(&self, code: *const u8, args: &[Value], run: &mut Run) -> (Ctx, Word) {
+        let (widest, traps, immutable) = {
+            let inner = self.inner.borrow();
+            (inner.widest_exit, inner.shared_traps.clone(), inner.immutable.clone())
+        };
+        let mut ctx = Ctx::new(run.max_depth as u64, immutable, traps);
+        ctx.allocations = run.allocations;
+        ctx.depth = run.depth as u64;
+        if let Some((left, limit)) = run.fuel {
+            (ctx.fuel, ctx.fuel_limit) = (left, limit);
+        }
+        ctx.exit_buffer(widest);
+        let words: Vec<Word> = args.iter().map(|v| ctx.word(v.clone())).collect();
+        // SAFETY: `code` is an entry wrapper compiled by `compile` or
+        // `function_entry` with the signature `extern "C" fn(*const u64,
+        // *mut Ctx) -> u64`; it reads as many words from `words` as its
+        // target has parameters (the callers check `args` has that many)
+        // and hands `ctx`, a unique reference for the whole call, to the
+        // code and the runtime. The code lives as long as the cache, which
+        // `self` keeps.
+        let entry: extern "C" fn(*const Word, *mut Ctx) -> Word = unsafe { std::mem::transmute(code) };
+        let word = entry(words.as_ptr(), &mut ctx);
+        run.allocations = ctx.allocations;
+        if let Some((left, _)) = &mut run.fuel {
+            *left = ctx.fuel;
+        }
+        (ctx, word)
     }
 
     /// Where the failing runtime call of a run came from.
@@ -534,6 +608,9 @@ impl CompiledTrace {
 
     /// Runs the trace from `args` until it leaves ([`TraceCache::run`]).
     pub fn run(&self, args: &[Value], allocations: &mut u64, max_depth: usize) -> TraceEnd {
-        self.cache.run(self.trace, args, allocations, max_depth, None)
+        let mut run = Run { allocations: *allocations, max_depth, depth: 0, fuel: None };
+        let end = self.cache.run(self.trace, args, &mut run);
+        *allocations = run.allocations;
+        end
     }
 }

@@ -20,7 +20,7 @@ pub mod small;
 pub use flowc_runtime::{runtime, word};
 
 pub use define::Options;
-pub use jit::{CompiledTrace, ExitId, Native, TraceCache, TraceEnd, TraceId};
+pub use jit::{CallEnd, CompiledTrace, ExitId, Native, Run, TraceCache, TraceEnd, TraceId};
 
 /// Runs `f` on a thread with a stack big enough for the deepest recursion
 /// the language allows (generated code keeps its frames on the machine

@@ -49,6 +49,7 @@
 //! the copies (`x = y`) that SSA construction otherwise removes.
 
 pub mod builder;
+pub mod calls;
 pub mod cfg;
 pub mod dot;
 pub mod fgl;

@@ -143,7 +143,7 @@ pub fn exec(
             }
             o.set(*field, v);
         }
-        TraceOp::Guard { .. } | TraceOp::Enter { .. } | TraceOp::Leave { .. } => {
+        TraceOp::Guard { .. } | TraceOp::Enter { .. } | TraceOp::Leave { .. } | TraceOp::Call { .. } => {
             unreachable!("control operations are not executed by exec")
         }
     }
@@ -234,19 +234,24 @@ pub fn record(
 ) -> Result<Recorded, TraceError> {
     let start = [ResumeFrame { function: None, env: env.into_iter().collect(), call: None }];
     let mut at = |l: Symbol, _: &Env| if l == anchor { Arrival::Stop } else { Arrival::Continue };
-    Ok(match record_path(program, &start, anchor, heap, limit, &mut at)? {
+    Ok(match record_path(program, &start, anchor, heap, limit, &mut at, &mut |_, _, _| None)? {
         Path::Stopped { trace, frame, .. } => Recorded::Loop { trace, env: frame.env.into_iter().collect() },
         Path::Printed(v) => Recorded::Printed(v),
         Path::Returns { .. } => unreachable!("the main graph's frame does not stop before returning"),
     })
 }
 
+/// Runs a call the tracer does not follow: `Some` of its result, or
+/// `None` to follow it ([`record_path`]).
+pub type Residual<'a> = dyn FnMut(Symbol, &[Value], &mut Heap) -> Option<Result<Value, RuntimeError>> + 'a;
+
 /// Traces from `start` (frames from the base inwards; the innermost about
 /// to run block `label`), following calls, until control arrives in the
 /// base frame at a label for which `at` says stop, or the base frame is
 /// about to return (a function frame; the main graph's `return` is an
 /// error). `at` sees each label the base frame jumps to, with
-/// the base frame's environment, before its block runs.
+/// the base frame's environment, before its block runs. A call for which
+/// `residual` gives a result is recorded as a `call` instead of followed.
 pub fn record_path(
     program: &Program,
     start: &[ResumeFrame],
@@ -254,6 +259,7 @@ pub fn record_path(
     heap: &mut Heap,
     limit: usize,
     at: &mut dyn FnMut(Symbol, &Env) -> Arrival,
+    residual: &mut Residual,
 ) -> Result<Path, TraceError> {
     let immutable = |c: Symbol, f: Symbol| program.immutable_fields(c).any(|x| x == f);
     let unknown = |l: Symbol| TraceError::Runtime(RuntimeError { kind: ErrorKind::UnknownLabel(l), at: None });
@@ -337,21 +343,29 @@ pub fn record_path(
                 for a in args {
                     values.push(resolve(a, env).map_err(|k| error(k, fun, block, n))?);
                 }
-                if depth >= 10_000 {
-                    return Err(error(ErrorKind::StackOverflow { depth: 10_000 }, fun, block, n));
+                if let Some(result) = residual(*func, &values, heap) {
+                    let v = result.map_err(TraceError::Runtime)?;
+                    ops.push(TraceOp::Call { dst: *dst, func: *func, args: args.clone() });
+                    env::write(&mut frame.env, *dst, v);
+                    sites.push(site(fun, block, n));
+                    *next
+                } else {
+                    if depth >= 10_000 {
+                        return Err(error(ErrorKind::StackOverflow { depth: 10_000 }, fun, block, n));
+                    }
+                    let callee_env: Env = callee.params.iter().copied().zip(values).collect();
+                    ops.push(TraceOp::Enter { dst: *dst, func: *func, args: args.clone(), next: *next });
+                    sites.push(site(fun, block, n));
+                    frame.call = Some((*dst, *next));
+                    frames.push(TraceFrame {
+                        function: Some(*func),
+                        blocks: callee.blocks.iter().collect(),
+                        env: callee_env,
+                        call: None,
+                    });
+                    block = &callee.blocks[0];
+                    continue;
                 }
-                let callee_env: Env = callee.params.iter().copied().zip(values).collect();
-                ops.push(TraceOp::Enter { dst: *dst, func: *func, args: args.clone(), next: *next });
-                sites.push(site(fun, block, n));
-                frame.call = Some((*dst, *next));
-                frames.push(TraceFrame {
-                    function: Some(*func),
-                    blocks: callee.blocks.iter().collect(),
-                    env: callee_env,
-                    call: None,
-                });
-                block = &callee.blocks[0];
-                continue;
             }
             Terminator::Return(a) => {
                 // Only inner frames return here (see the check above), or

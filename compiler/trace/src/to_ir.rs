@@ -25,7 +25,8 @@
 //! instruction: their operations are inlined, in a frame of their own —
 //! except calls of `pure` functions, which stay calls (their recorded
 //! operations are skipped): the optimizer folds them when their arguments
-//! are constants, and nothing inside them needs guarding.
+//! are constants, and nothing inside them needs guarding; and calls the
+//! tracer did not follow (recorded as `call`), which stay calls too.
 
 use indexmap::IndexMap;
 
@@ -184,7 +185,8 @@ fn base_writes(trace: &Trace) -> Vec<Symbol> {
             TraceOp::Op1 { dst, .. }
             | TraceOp::Op2 { dst, .. }
             | TraceOp::New { dst, .. }
-            | TraceOp::Get { dst, .. } => (depth == 0).then_some(*dst),
+            | TraceOp::Get { dst, .. }
+            | TraceOp::Call { dst, .. } => (depth == 0).then_some(*dst),
             TraceOp::Set { .. } | TraceOp::Guard { .. } => None,
         };
         if let Some(d) = dst {
@@ -393,6 +395,11 @@ fn emit(program: &Program, b: &mut Builder, body: BlockId, frames: &mut Vec<Fram
             let params = &program.function(*func).expect("the tracer found the function").params;
             let vars = params.iter().copied().zip(values).collect();
             frames.push(Frame { function: Some(*func), vars, call: None });
+        }
+        TraceOp::Call { dst, func, args } => {
+            let args = args.iter().map(|a| frames[top].read(a)).collect();
+            let v = b.inst(body, InstKind::Call { func: *func, args }, Some(*dst)).expect("calls have results");
+            frames[top].write(*dst, Operand::Value(v));
         }
         TraceOp::Leave { value } => {
             let v = frames[top].read(value);

@@ -72,6 +72,13 @@ pub enum TraceOp {
     Leave {
         value: Arg,
     },
+    /// A call the trace does not follow (of a recursive function): run as
+    /// a call, its value goes to `dst`.
+    Call {
+        dst: Symbol,
+        func: Symbol,
+        args: Vec<Arg>,
+    },
 }
 
 /// A recorded (or optimized) trace: its operations, then `loop`.
@@ -104,6 +111,9 @@ impl TraceOp {
                 ("enter", vec![s(dst), s(func), Term::list(args.iter().map(arg_term).collect()), s(next)])
             }
             TraceOp::Leave { value } => ("leave", vec![arg_term(value)]),
+            TraceOp::Call { dst, func, args } => {
+                ("call", vec![s(dst), s(func), Term::list(args.iter().map(arg_term).collect())])
+            }
             TraceOp::Guard { check, resume, label } => {
                 let (name, mut args) = match check {
                     Check::True(v) => ("guard_true", vec![s(v)]),
@@ -130,7 +140,7 @@ impl Trace {
     /// Whether the trace follows calls (the series' optimizer and trace
     /// runner work on one flat environment and cannot).
     pub fn crosses_calls(&self) -> bool {
-        self.ops.iter().any(|op| matches!(op, TraceOp::Enter { .. } | TraceOp::Leave { .. }))
+        self.ops.iter().any(|op| matches!(op, TraceOp::Enter { .. } | TraceOp::Leave { .. } | TraceOp::Call { .. }))
     }
 
     /// The nested term: each operation holds the rest, the last one `loop`.
@@ -178,7 +188,7 @@ pub fn readable(t: &Trace) -> String {
                 Some(Stmt::Set { obj: obj.clone(), field: *field, value: value.clone() })
             }
             TraceOp::Guard { .. } => None,
-            TraceOp::Enter { .. } | TraceOp::Leave { .. } => {
+            TraceOp::Enter { .. } | TraceOp::Leave { .. } | TraceOp::Call { .. } => {
                 op.head_term().write(&mut out, Style::Write);
                 out.push('\n');
                 continue;

@@ -40,13 +40,17 @@ impl Hash for Green {
 
 /// A hot spot: block `block` of flow graph `graph` (0 is the main graph,
 /// `k + 1` the `k`-th function, as in [`Compiled`]) with the values of its
-/// green variables, in promote-chain order.
+/// green variables, in promote-chain order — or, with `block` [`CALL`], a
+/// call of function `graph` (its frame is new: nothing ran in it yet).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Key {
     pub graph: u32,
     pub block: u32,
     pub greens: SmallVec<[Green; 2]>,
 }
+
+/// The `block` of a [`Key`] that stands for calls of its function.
+pub const CALL: u32 = u32::MAX;
 
 /// What the profiler does when the interpreter reaches a key.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -71,22 +75,36 @@ struct Entry {
 pub struct Profiler {
     /// Per graph, per block: its green slots when the block is watched.
     watched: Vec<Vec<Option<Box<[Slot]>>>>,
+    /// Per graph: whether its calls are watched.
+    calls: Vec<bool>,
     keys: HashMap<Key, Entry>,
     threshold: u32,
 }
 
 impl Profiler {
-    /// Watches `labels` (per graph, block indices of `compiled`); a key
-    /// gets hot at its `threshold`-th arrival.
+    /// Watches `labels` (per graph, block indices of `compiled`, or
+    /// [`CALL`] for the graph's calls); a key gets hot at its
+    /// `threshold`-th arrival.
     pub fn new(compiled: &Compiled, labels: &[(u32, u32)], threshold: u32) -> Profiler {
         let mut watched: Vec<Vec<Option<Box<[Slot]>>>> =
             compiled.graphs.iter().map(|g| vec![None; g.blocks.len()]).collect();
+        let mut calls = vec![false; compiled.graphs.len()];
         for &(g, b) in labels {
-            if let Some(slot) = watched.get_mut(g as usize).and_then(|blocks| blocks.get_mut(b as usize)) {
+            if b == CALL {
+                if let Some(c) = calls.get_mut(g as usize) {
+                    *c = true;
+                }
+            } else if let Some(slot) = watched.get_mut(g as usize).and_then(|blocks| blocks.get_mut(b as usize)) {
                 *slot = Some(compiled.graphs[g as usize].promote_chain(b).into_boxed_slice());
             }
         }
-        Profiler { watched, keys: HashMap::new(), threshold: threshold.max(1) }
+        Profiler { watched, calls, keys: HashMap::new(), threshold: threshold.max(1) }
+    }
+
+    /// Whether calls of graph `graph` are watched.
+    #[inline]
+    pub fn watches_calls(&self, graph: u32) -> bool {
+        self.calls.get(graph as usize).copied().unwrap_or(false)
     }
 
     /// Whether block `block` of graph `graph` is watched.

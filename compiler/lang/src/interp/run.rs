@@ -117,7 +117,13 @@ pub enum Step {
 
 enum Exit {
     Printed(Value),
-    Hot { key: Key, stack: Vec<Frame>, block: u32 },
+    Hot {
+        key: Key,
+        stack: Vec<Frame>,
+        block: u32,
+    },
+    /// The bottom frame, a function's ([`Machine::call`]), returned.
+    Returned(Value),
 }
 
 /// One frame to resume ([`Machine::resume`]).
@@ -269,6 +275,53 @@ impl<'a> Machine<'a> {
         match exit {
             Exit::Printed(value) => Step::Done(Outcome { value, steps: self.steps, allocations: self.allocations }),
             Exit::Hot { key, stack, block } => Step::Hot { key, stack, block },
+            Exit::Returned(_) => unreachable!("only a call of a function on its own returns"),
+        }
+    }
+
+    /// Calls function `graph` (of the resolved program) with `args`, on its
+    /// own (no caller frame, no profiler): its return value. How the
+    /// tracer runs a call it does not follow.
+    pub fn call(&mut self, graph: u32, args: &[Value]) -> Result<Value, RuntimeError> {
+        let fail = |kind| RuntimeError { kind, at: None };
+        let g = self
+            .compiled
+            .graphs
+            .get(graph as usize)
+            .filter(|_| graph != 0)
+            .ok_or(fail(ErrorKind::UnknownLabel(Symbol::intern("?"))))?;
+        if args.len() != g.params {
+            let func = g.name.expect("functions have names");
+            return Err(fail(ErrorKind::ArgumentCount { func, expected: g.params, got: args.len() }));
+        }
+        let mut frame = Frame::new(g, graph);
+        for (k, v) in args.iter().enumerate() {
+            frame.write(k as Slot, v.clone());
+        }
+        let hot = self.hot.take();
+        let exit = self.execute(vec![frame], 0);
+        self.hot = hot;
+        match exit? {
+            Exit::Returned(v) => Ok(v),
+            Exit::Printed(v) => {
+                Err(fail(ErrorKind::User(Symbol::intern(&format!("internal: a call printed {}", v.to_print_string())))))
+            }
+            Exit::Hot { .. } => unreachable!("no profiler during a call"),
+        }
+    }
+
+    /// Ends the call the innermost frame of `stack` runs, as its `return`
+    /// would, with `value` (computed elsewhere: compiled code ran it);
+    /// returns the block the caller continues at.
+    pub fn finish_call(&self, stack: &mut Vec<Frame>, value: Value) -> Result<u32, RuntimeError> {
+        let frame = stack.pop().expect("a frame");
+        let fail = |kind| RuntimeError { kind, at: None };
+        let (dst, next, _) = frame.ret.ok_or(fail(ErrorKind::ReturnOutsideFunction))?;
+        let caller = stack.last_mut().ok_or(fail(ErrorKind::ReturnOutsideFunction))?;
+        caller.write(dst, value);
+        match next {
+            Target::Block(b) => Ok(b),
+            Target::Missing(l) => Err(fail(ErrorKind::UnknownLabel(l))),
         }
     }
 
@@ -280,6 +333,7 @@ impl<'a> Machine<'a> {
         match exit? {
             Exit::Printed(value) => Ok(Outcome { value, steps: self.steps, allocations: self.allocations }),
             Exit::Hot { key, .. } => unreachable!("key {key:?} reported hot without a profiler"),
+            Exit::Returned(_) => Err(RuntimeError { kind: ErrorKind::ReturnOutsideFunction, at: None }),
         }
     }
 
@@ -533,11 +587,23 @@ impl<'a> Machine<'a> {
                     stack.push(std::mem::replace(&mut frame, new));
                     graph = callee;
                     pc = Pc { graph: f, block: 0, stmt: 0 };
+                    if let Some(hot) = &mut self.hot {
+                        if hot.watches_calls(f) {
+                            let key = Key { graph: f, block: super::hot::CALL, greens: Default::default() };
+                            if hot.arrive(&key) {
+                                stack.push(frame);
+                                return Ok(Exit::Hot { key, stack, block: 0 });
+                            }
+                        }
+                    }
                     continue;
                 }
                 CTerm::Return(a) => {
                     let v = read!(a, n);
                     let Some((dst, next, caller_block)) = frame.ret else {
+                        if frame.graph != 0 && stack.is_empty() {
+                            return Ok(Exit::Returned(v));
+                        }
                         fail!(ErrorKind::ReturnOutsideFunction, n);
                     };
                     frame = stack.pop().expect("a function frame has a caller");

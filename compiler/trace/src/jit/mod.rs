@@ -69,7 +69,7 @@ use flowc_codegen::{ExitId, TraceCache, TraceEnd, TraceId};
 use flowc_ir::{Function, FunctionKind, Module, Operand, ResumeValue, ValueId};
 use flowc_lang::interp::compile::{Graph, Slot};
 use flowc_lang::interp::{
-    Compiled, Config, Frame, Key, KeyState, Liveness, Machine, Outcome, Profiler, ResumeFrame, RuntimeError, Step,
+    Compiled, Config, Frame, Key, KeyState, Liveness, Machine, Outcome, Profiler, ResumeFrame, RuntimeError, Step, CALL,
 };
 use flowc_lang::{Env, Program, Symbol, Value};
 
@@ -181,6 +181,9 @@ pub struct Jit<'p> {
     /// Watched labels: the flow graph (a function, or `None` for the main
     /// graph) and the label.
     watched: Vec<(Option<Symbol>, Symbol)>,
+    /// Recursive functions ([`flowc_ir::calls`]): traces call them rather
+    /// than follow them, and their hot calls run compiled functions.
+    recursive: HashSet<Symbol>,
     options: Options,
     cache: Option<TraceCache>,
     /// Whether the code counts fuel (compiled for a run with `--fuel`).
@@ -264,6 +267,7 @@ impl<'p> Jit<'p> {
             hints: ssa::hints(module),
             remove_allocations: !flowc_passes::observe::allocations_observable(module),
             watched: watched_labels(program, module),
+            recursive: flowc_ir::calls::CallGraph::new(module).recursive().into_iter().collect(),
             options,
             cache: None,
             fuel_checks: false,
@@ -395,6 +399,11 @@ impl<'p> Jit<'p> {
                 }
             }
         }
+        for f in &self.recursive {
+            if let Some(&g) = compiled.functions.get(f) {
+                labels.push((g, CALL));
+            }
+        }
         let mut p = Profiler::new(compiled, &labels, self.options.threshold);
         for (key, kc) in &self.keys {
             if kc.ignored {
@@ -469,6 +478,9 @@ impl<'p> Jit<'p> {
         stack: &mut Vec<Frame>,
         block: u32,
     ) -> Result<Next, RuntimeError> {
+        if key.block == CALL {
+            return self.call_compiled(machine, run, key, stack);
+        }
         let top = stack.last().expect("a frame");
         if let Some(kc) = self.keys.get(key) {
             let variants = kc.variants.clone();
@@ -539,12 +551,69 @@ impl<'p> Jit<'p> {
         c.entries += 1;
         self.stats.entries += 1;
         let cache = self.cache.as_ref().expect("code exists, so does its cache");
-        let fuel = self.fuel.as_mut().map(|(left, limit)| (left, *limit));
-        let end = cache.run(code, &args, &mut run.heap.allocations, run.config.max_depth, fuel);
+        let mut r = self.code_run(run, stack.len() - 1);
+        let end = cache.run(code, &args, &mut r);
+        self.code_ran(run, r);
         match end {
             TraceEnd::Error(e) => Err(e),
             TraceEnd::Printed(v) => Ok(Next::Printed(v)),
             TraceEnd::Exit { exit, values } => self.exit(machine, run, exit, values, stack),
+        }
+    }
+
+    /// The state compiled code starts from when the interpreter has `depth`
+    /// frames below the one it runs.
+    fn code_run(&self, run: &Run, depth: usize) -> flowc_codegen::Run {
+        flowc_codegen::Run {
+            allocations: run.heap.allocations,
+            max_depth: run.config.max_depth,
+            depth,
+            fuel: self.fuel,
+        }
+    }
+
+    /// Takes back what compiled code counted.
+    fn code_ran(&mut self, run: &mut Run, r: flowc_codegen::Run) {
+        run.heap.allocations = r.allocations;
+        self.fuel = r.fuel;
+    }
+
+    /// A call of a recursive function whose calls are hot: the compiled
+    /// function runs it, and the caller goes on with its value.
+    fn call_compiled(
+        &mut self,
+        machine: &mut Machine,
+        run: &mut Run,
+        key: &Key,
+        stack: &mut Vec<Frame>,
+    ) -> Result<Next, RuntimeError> {
+        let top = stack.last().expect("the callee's frame");
+        let graph = &run.compiled.graphs[top.graph as usize];
+        let name = graph.name.expect("a function");
+        let args: Vec<Value> =
+            (0..graph.params as u32).map(|s| top.get(s).cloned().expect("parameters are bound")).collect();
+        if self.cache.is_none() {
+            let options = flowc_codegen::Options { fuel: self.fuel_checks };
+            self.cache = TraceCache::new(&self.hints, options).ok();
+        }
+        let Some(cache) = &self.cache else {
+            // No compiled code to call: the interpreter runs the calls.
+            if let Some(p) = machine.profiler_mut() {
+                p.set(key, KeyState::Ignored);
+            }
+            return Ok(Next::Interpret(0));
+        };
+        if let Some(p) = machine.profiler_mut() {
+            p.set(key, KeyState::Enter);
+        }
+        self.stats.calls += 1;
+        let mut r = self.code_run(run, stack.len() - 1);
+        let end = cache.call(name, &args, &mut r);
+        self.code_ran(run, r);
+        match end {
+            flowc_codegen::CallEnd::Returned(v) => Ok(Next::Interpret(machine.finish_call(stack, v)?)),
+            flowc_codegen::CallEnd::Printed(v) => Ok(Next::Printed(v)),
+            flowc_codegen::CallEnd::Error(e) => Err(e),
         }
     }
 
@@ -639,7 +708,11 @@ impl<'p> Jit<'p> {
             },
             None => Arrival::Continue,
         };
-        let recorded = record_path(this.program, &[frame], label, &mut run.heap, this.options.trace_limit, &mut at);
+        let recorded = {
+            let mut residual = residual_calls(this, run.compiled, run.config);
+            let limit = this.options.trace_limit;
+            record_path(this.program, &[frame], label, &mut run.heap, limit, &mut at, &mut residual)
+        };
         self.stats.record_time += started.elapsed();
         let (trace, frame, end_label) = match recorded {
             Ok(Path::Stopped { trace, frame, label }) => (trace, frame, label),
@@ -819,7 +892,11 @@ impl<'p> Jit<'p> {
                 let trace = crate::trace::Trace { anchor: texit.label, ops: Vec::new(), sites: Vec::new() };
                 Ok(Path::Stopped { trace, frame: frames[0].clone(), label: texit.label })
             }
-            None => record_path(this.program, &frames, texit.label, &mut run.heap, this.options.trace_limit, &mut at),
+            None => {
+                let mut residual = residual_calls(this, run.compiled, run.config);
+                let limit = this.options.trace_limit;
+                record_path(this.program, &frames, texit.label, &mut run.heap, limit, &mut at, &mut residual)
+            }
         };
         self.stats.record_time += started.elapsed();
         let (trace, frame, end_label) = match recorded {
@@ -952,6 +1029,28 @@ impl<'p> Jit<'p> {
         if let Some(log) = &mut self.log {
             log.event(text);
         }
+    }
+}
+
+/// How the tracer runs the calls it does not follow — of recursive
+/// functions (following one would unroll the recursion into the trace)
+/// and of `pure` ones (the trace calls them, or folds them): on the
+/// interpreter, numbering objects on from `heap`.
+fn residual_calls<'a>(
+    jit: &'a Jit,
+    compiled: &'a Compiled,
+    config: &'a Config,
+) -> impl FnMut(Symbol, &[Value], &mut Heap) -> Option<Result<Value, RuntimeError>> + 'a {
+    move |func, args, heap| {
+        if !jit.recursive.contains(&func) && !jit.hints.is_pure(func) {
+            return None;
+        }
+        let &graph = compiled.functions.get(&func)?;
+        let mut m = Machine::new(jit.program, compiled, config);
+        m.set_allocations(heap.allocations);
+        let result = m.call(graph, args);
+        heap.allocations = m.allocations();
+        Some(result)
     }
 }
 

@@ -59,6 +59,8 @@ pub struct Stats {
     pub ignored: usize,
     /// Times compiled code was entered from the interpreter.
     pub entries: u64,
+    /// Calls of recursive functions run by their compiled code.
+    pub calls: u64,
     /// Exits that returned to the driver.
     pub guard_failures: u64,
     /// Exits that continued in a bridge without leaving machine code.
@@ -92,7 +94,7 @@ impl std::fmt::Display for Stats {
         writeln!(f, "bridges:         {}", self.bridges)?;
         writeln!(f, "aborted:         {} ({} hot spots given up)", self.aborted, self.ignored)?;
         writeln!(f, "hot spots:       {} ({} arrivals counted)", self.keys, self.arrivals)?;
-        writeln!(f, "entries:         {}", self.entries)?;
+        writeln!(f, "entries:         {} ({} compiled calls)", self.entries, self.calls)?;
         writeln!(
             f,
             "guard failures:  {} ({} to the driver, {} into linked bridges)",

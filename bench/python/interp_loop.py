@@ -1,0 +1,36 @@
+"""The dispatch-loop interpreter of examples/interp_loop.fg, written the same
+way in Python: an accumulator machine over a list of atom-coded instructions
+that counts n down, adding each value into acc.
+
+    pypy3 bench/python/interp_loop.py N    prints N*(N+1)/2, then the seconds taken
+"""
+import sys
+import time
+
+
+def run(code, n):
+    pc, acc = 0, 0
+    while True:
+        op = code[pc]
+        pc += 1
+        if op == "add":
+            acc = acc + n
+        elif op == "dec":
+            n = n - 1
+        elif op == "jnz":
+            target = code[pc]
+            pc += 1
+            if n != 0:
+                pc = target
+        elif op == "halt":
+            return acc
+        else:
+            raise ValueError("unknown_instruction")
+
+
+n = int(sys.argv[1])
+started = time.perf_counter()
+result = run(["add", "dec", "jnz", 0, "halt"], n)
+elapsed = time.perf_counter() - started
+print(result)
+print("%.6f" % elapsed, file=sys.stderr)
