@@ -233,14 +233,15 @@ impl Native {
 
 /// The state a run of compiled code starts from and hands back: the
 /// allocation counter, the call depth limit and the depth of the frames
-/// below (the interpreter's), and under `--fuel` the steps left and the
-/// limit.
-#[derive(Clone, Debug)]
+/// below (the interpreter's), under `--fuel` the steps left and the limit;
+/// and, handed back, the loop iterations the traces ran.
+#[derive(Clone, Debug, Default)]
 pub struct Run {
     pub allocations: u64,
     pub max_depth: usize,
     pub depth: usize,
     pub fuel: Option<(u64, u64)>,
+    pub iterations: u64,
 }
 
 /// A trace compiled into a [`TraceCache`].
@@ -319,6 +320,10 @@ struct CacheInner {
     shared_traps: Rc<[ErrorKind]>,
     /// Entry wrappers of the program's functions, made when first called.
     function_entries: HashMap<Symbol, *const u8>,
+    /// The context of the last run, kept for the next (a run is entered
+    /// and left often: building a context each time cost more than the
+    /// code it ran).
+    spare: Option<Ctx>,
     immutable: Rc<[(Symbol, Symbol)]>,
     sites: SiteTable,
     /// The most values an exit stores.
@@ -365,6 +370,7 @@ impl TraceCache {
             pool,
             shared_traps: traps.clone().into(),
             function_entries: HashMap::new(),
+            spare: None,
             traps,
             immutable: immutable.into(),
             sites,
@@ -471,17 +477,19 @@ impl TraceCache {
         };
         assert_eq!(args.len(), n, "one value per parameter");
         let (mut ctx, word) = self.enter(code, args, run);
-        if let Some(kind) = ctx.error.take() {
+        let end = if let Some(kind) = ctx.error.take() {
             let at = self.location(&ctx);
-            return TraceEnd::Error(RuntimeError { kind, at });
-        }
-        if let Some(v) = ctx.output.take() {
-            return TraceEnd::Printed(v);
-        }
-        let exit = ExitId((word - 1) as u32);
-        let count = self.inner.borrow().exits[exit.0 as usize].0.values.len();
-        let values = ctx.exit_values(count).iter().map(|&w| ctx.value(w).ok()).collect();
-        TraceEnd::Exit { exit, values }
+            TraceEnd::Error(RuntimeError { kind, at })
+        } else if let Some(v) = ctx.output.take() {
+            TraceEnd::Printed(v)
+        } else {
+            let exit = ExitId((word - 1) as u32);
+            let count = self.inner.borrow().exits[exit.0 as usize].0.values.len();
+            let values = ctx.exit_values(count).iter().map(|&w| ctx.value(w).ok()).collect();
+            TraceEnd::Exit { exit, values }
+        };
+        self.inner.borrow_mut().spare = Some(ctx);
+        end
     }
 
     /// Calls the program's function `name` (compiled with the cache) with
@@ -496,17 +504,19 @@ impl TraceCache {
             }
         };
         let (mut ctx, word) = self.enter(code, args, run);
-        if let Some(kind) = ctx.error.take() {
+        let end = if let Some(kind) = ctx.error.take() {
             let at = self.location(&ctx);
-            return CallEnd::Error(RuntimeError { kind, at });
-        }
-        if let Some(v) = ctx.output.take() {
-            return CallEnd::Printed(v);
-        }
-        match ctx.value(word) {
-            Ok(v) => CallEnd::Returned(v),
-            Err(kind) => CallEnd::Error(RuntimeError { kind, at: None }),
-        }
+            CallEnd::Error(RuntimeError { kind, at })
+        } else if let Some(v) = ctx.output.take() {
+            CallEnd::Printed(v)
+        } else {
+            match ctx.value(word) {
+                Ok(v) => CallEnd::Returned(v),
+                Err(kind) => CallEnd::Error(RuntimeError { kind, at: None }),
+            }
+        };
+        self.inner.borrow_mut().spare = Some(ctx);
+        end
     }
 
     /// The entry wrapper of function `name` with `arity` parameters, made
@@ -532,18 +542,27 @@ impl TraceCache {
     /// Calls entry wrapper `code` with `args` in a new context for `run`;
     /// the context afterwards, and the word the code returned.
     fn enter(&self, code: *const u8, args: &[Value], run: &mut Run) -> (Ctx, Word) {
-        let (widest, traps, immutable) = {
-            let inner = self.inner.borrow();
-            (inner.widest_exit, inner.shared_traps.clone(), inner.immutable.clone())
+        let mut ctx = {
+            let mut inner = self.inner.borrow_mut();
+            match inner.spare.take() {
+                // Traps are added as traces are compiled: a kept context
+                // must know them all.
+                Some(mut ctx) if Rc::ptr_eq(&ctx.traps, &inner.shared_traps) => {
+                    ctx.reset();
+                    ctx.max_depth = run.max_depth as u64;
+                    ctx
+                }
+                _ => Ctx::new(run.max_depth as u64, inner.immutable.clone(), inner.shared_traps.clone()),
+            }
         };
-        let mut ctx = Ctx::new(run.max_depth as u64, immutable, traps);
+        let widest = self.inner.borrow().widest_exit;
         ctx.allocations = run.allocations;
         ctx.depth = run.depth as u64;
         if let Some((left, limit)) = run.fuel {
             (ctx.fuel, ctx.fuel_limit) = (left, limit);
         }
         ctx.exit_buffer(widest);
-        let words: Vec<Word> = args.iter().map(|v| ctx.word(v.clone())).collect();
+        let words: smallvec::SmallVec<[Word; 16]> = args.iter().map(|v| ctx.word(v.clone())).collect();
         // SAFETY: `code` is an entry wrapper compiled by `compile` or
         // `function_entry` with the signature `extern "C" fn(*const u64,
         // *mut Ctx) -> u64`; it reads as many words from `words` as its
@@ -554,6 +573,7 @@ impl TraceCache {
         let entry: extern "C" fn(*const Word, *mut Ctx) -> Word = unsafe { std::mem::transmute(code) };
         let word = entry(words.as_ptr(), &mut ctx);
         run.allocations = ctx.allocations;
+        run.iterations = ctx.iterations;
         if let Some((left, _)) = &mut run.fuel {
             *left = ctx.fuel;
         }
@@ -608,7 +628,7 @@ impl CompiledTrace {
 
     /// Runs the trace from `args` until it leaves ([`TraceCache::run`]).
     pub fn run(&self, args: &[Value], allocations: &mut u64, max_depth: usize) -> TraceEnd {
-        let mut run = Run { allocations: *allocations, max_depth, depth: 0, fuel: None };
+        let mut run = Run { allocations: *allocations, max_depth, ..Run::default() };
         let end = self.cache.run(self.trace, args, &mut run);
         *allocations = run.allocations;
         end

@@ -257,6 +257,9 @@ struct Lowerer<'a, 'b> {
     /// The natural loops, for placing innermost loop bodies after their
     /// header.
     loops: flowc_ir::loops::LoopForest,
+    /// Traces: the loop iterations run so far (loaded from the context on
+    /// entry, one more at every loop header, stored back on the way out).
+    iterations: Option<Variable>,
 }
 
 /// Lowers IR function `f` into `ctx.func`.
@@ -291,6 +294,12 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     b.switch_to_block(entry);
     let params = b.block_params(entry).to_vec();
     let ctx_value = params[f.params.len()];
+    let iterations = (f.kind == flowc_ir::FunctionKind::Trace).then(|| {
+        let var = b.declare_var(types::I64);
+        let n = b.ins().load(types::I64, MemFlagsData::trusted(), ctx_value, offsets::ITERATIONS);
+        b.def_var(var, n);
+        var
+    });
     let mut values = HashMap::new();
     let vars = optimistic.as_ref().map(|_| f.values.iter().map(|_| b.declare_var(types::I64)).collect::<Vec<_>>());
     for (k, &p) in f.params.iter().enumerate() {
@@ -357,8 +366,10 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         conds: HashMap::new(),
         headers,
         loops,
+        iterations,
     };
     l.b.switch_to_block(stop);
+    l.store_iterations();
     let zero = l.b.ins().iconst(types::I64, STOP as i64);
     l.b.ins().return_(&[zero]);
     if let Some((small, blocks)) = optimistic {
@@ -584,6 +595,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         if self.env.fuel && self.headers[ix_block(blk)] {
             self.count_fuel(blk);
+        }
+        if let Some(var) = self.iterations.filter(|_| self.headers[ix_block(blk)] && blk != self.f.entry) {
+            let n = self.b.use_var(var);
+            let n = self.b.ins().iadd_imm_s(n, 1);
+            self.b.def_var(var, n);
         }
         let fused = fused_compare(self.f, blk, &self.uses);
         for &i in &self.f.blocks[blk].insts {
@@ -875,9 +891,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             let sig = self.b.import_signature(sig);
             let mut args = words.clone();
             args.push(self.ctx);
+            self.store_iterations();
             self.b.ins().return_call_indirect(sig, target, &args);
             self.b.switch_to_block(out);
         }
+        self.store_iterations();
         let buf = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, offsets::EXIT_VALUES);
         for (k, &w) in words.iter().enumerate() {
             self.b.ins().store(MemFlagsData::trusted(), w, buf, (8 * k) as i32);
@@ -903,7 +921,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let fref = self.env.module.declare_func_in_func(id, self.b.func);
         let mut vals: Vec<ClValue> = args.iter().map(|a| self.operand(a)).collect();
         vals.push(self.ctx);
+        self.store_iterations();
         self.b.ins().return_call(fref, &vals);
+    }
+
+    /// A trace leaving (by returning or continuing elsewhere): the loop
+    /// iterations it ran go back to the context.
+    fn store_iterations(&mut self) {
+        if let Some(var) = self.iterations {
+            let n = self.b.use_var(var);
+            self.b.ins().store(MemFlagsData::trusted(), n, self.ctx, offsets::ITERATIONS);
+        }
     }
 
     /// One step of fuel at loop header `blk`: at 0 the run stops with

@@ -37,6 +37,10 @@ pub struct Ctx {
     pub fuel: u64,
     /// The `--fuel` the run started with, for the error message.
     pub fuel_limit: u64,
+    /// Loop iterations compiled traces ran (each trace adds what it ran
+    /// when it leaves): how the JIT tells code that pays from code that
+    /// is left as soon as it is entered.
+    pub iterations: u64,
     /// Boxed so their addresses stay put while the vector grows: words
     /// point at them.
     #[allow(clippy::vec_box)]
@@ -60,6 +64,7 @@ pub mod offsets {
     pub const EXIT_VALUES: i32 = offset_of!(Ctx, exit_values) as i32;
     pub const SITE: i32 = offset_of!(Ctx, site) as i32;
     pub const FUEL: i32 = offset_of!(Ctx, fuel) as i32;
+    pub const ITERATIONS: i32 = offset_of!(Ctx, iterations) as i32;
 }
 
 impl Ctx {
@@ -73,6 +78,7 @@ impl Ctx {
             site: u64::MAX,
             fuel: u64::MAX,
             fuel_limit: u64::MAX,
+            iterations: 0,
             exit: Vec::new(),
             heap: Vec::new(),
             allocations: 0,
@@ -81,6 +87,20 @@ impl Ctx {
             immutable: immutable.into(),
             traps: traps.into(),
         }
+    }
+
+    /// Makes the context ready for another run of the same code: what the
+    /// last run boxed is dropped, its error and output cleared; the exit
+    /// buffer is kept.
+    pub fn reset(&mut self) {
+        self.heap.clear();
+        self.error = None;
+        self.output = None;
+        self.site = u64::MAX;
+        self.depth = 0;
+        self.fuel = u64::MAX;
+        self.fuel_limit = u64::MAX;
+        self.iterations = 0;
     }
 
     /// Makes room for `n` exit values and points `exit_values` at it.

@@ -7,12 +7,18 @@
 //! iteration had not written yet) are left out, as they were not in the
 //! interpreter's environment either. Virtual objects are allocated when
 //! the guard fails, with their fields, in record order.
+//!
+//! The JIT leaves compiled code often, so it decodes each exit's record
+//! once per run into a [`Plan`]: names resolved to the interpreter's
+//! slots and labels to blocks, operands to positions among the values the
+//! exit stores. Leaving is then a walk over the plan.
 
 use std::collections::HashMap;
 use std::rc::Rc;
 
 use flowc_ir::{Operand, ResumeData, ResumeValue, ValueId};
-use flowc_lang::interp::{Compiled, Config, Machine, ResumeFrame, RuntimeError};
+use flowc_lang::interp::compile::{Slot, Target};
+use flowc_lang::interp::{Compiled, Config, Machine, ResumeFrame, RuntimeError, SlotFrame};
 use flowc_lang::value::Object;
 use flowc_lang::{Program, Symbol, Value};
 
@@ -80,4 +86,120 @@ pub fn continue_interpreting(
     let out = m.resume(frames, label)?;
     heap.allocations = out.allocations;
     Ok(out.value)
+}
+
+/// Where a variable's or field's value comes from when an exit is taken.
+#[derive(Clone, Debug)]
+enum Source {
+    /// The exit's stored value at this position.
+    Stored(usize),
+    Const(Value),
+    /// The record's virtual object at this position.
+    Object(usize),
+}
+
+#[derive(Clone, Debug)]
+struct PlanFrame {
+    graph: u32,
+    vars: Vec<(Slot, Source)>,
+    call: Option<(Slot, Target)>,
+}
+
+/// An exit's resume record decoded for the interpreter of one run.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    frames: Vec<PlanFrame>,
+    objects: Vec<(Symbol, Vec<(Symbol, Source)>)>,
+    /// The innermost frame's block where the interpreter goes on.
+    pub block: u32,
+}
+
+impl Plan {
+    /// The plan of `record` for an exit that stores the values `stored`
+    /// (in order) and resumes at `label`; `None` if a name or label does
+    /// not resolve in `compiled` (then the slow path says why).
+    pub fn new(record: &ResumeData, stored: &[ValueId], label: Symbol, compiled: &Compiled) -> Option<Plan> {
+        let source = |rv: &ResumeValue| -> Option<Source> {
+            Some(match rv {
+                ResumeValue::Operand(Operand::Const(c)) => Source::Const(c.clone()),
+                ResumeValue::Operand(Operand::Value(v)) => Source::Stored(stored.iter().position(|x| x == v)?),
+                ResumeValue::Virtual(k) => Source::Object(*k as usize),
+            })
+        };
+        let mut frames = Vec::with_capacity(record.frames.len());
+        for f in &record.frames {
+            let graph = match f.function {
+                None => 0,
+                Some(name) => *compiled.functions.get(&name)?,
+            };
+            let g = &compiled.graphs[graph as usize];
+            let mut vars = Vec::with_capacity(f.env.len());
+            for (name, rv) in &f.env {
+                vars.push((g.slot_of(*name)?, source(rv)?));
+            }
+            let call = match f.call {
+                None => None,
+                Some((dst, next)) => {
+                    let target = g.labels.get(&next).map_or(Target::Missing(next), |&b| Target::Block(b));
+                    Some((g.slot_of(dst)?, target))
+                }
+            };
+            frames.push(PlanFrame { graph, vars, call });
+        }
+        let mut objects = Vec::with_capacity(record.virtuals.len());
+        for o in &record.virtuals {
+            let fields = o.fields.iter().map(|(f, rv)| Some((*f, source(rv)?))).collect::<Option<Vec<_>>>()?;
+            objects.push((o.class, fields));
+        }
+        let innermost = frames.last()?;
+        let block = *compiled.graphs[innermost.graph as usize].labels.get(&label)?;
+        Some(Plan { frames, objects, block })
+    }
+
+    /// The frames the exit leaves, from the values it stored (`None` for
+    /// an unbound one); virtual objects are allocated as [`frames`] does.
+    pub fn frames(&self, stored: &[Option<Value>], heap: &mut Heap) -> Vec<SlotFrame> {
+        let mut made: Vec<Option<Value>> = vec![None; self.objects.len()];
+        self.frames
+            .iter()
+            .map(|f| {
+                let mut vars = Vec::with_capacity(f.vars.len());
+                for (slot, src) in &f.vars {
+                    if let Some(v) = self.value(src, stored, &mut made, heap) {
+                        vars.push((*slot, v));
+                    }
+                }
+                SlotFrame { graph: f.graph, vars, call: f.call }
+            })
+            .collect()
+    }
+
+    fn value(
+        &self,
+        src: &Source,
+        stored: &[Option<Value>],
+        made: &mut Vec<Option<Value>>,
+        heap: &mut Heap,
+    ) -> Option<Value> {
+        match src {
+            Source::Stored(k) => stored.get(*k).cloned().flatten(),
+            Source::Const(c) => Some(c.clone()),
+            Source::Object(k) => {
+                if let Some(v) = &made[*k] {
+                    return Some(v.clone());
+                }
+                let (class, fields) = &self.objects[*k];
+                heap.allocations += 1;
+                let obj = Rc::new(Object::new(heap.allocations, *class));
+                let value = Value::Object(obj.clone());
+                made[*k] = Some(value.clone());
+                for (field, fv) in fields {
+                    if let Some(x) = self.value(fv, stored, made, heap) {
+                        obj.set(*field, x);
+                    }
+                }
+                Some(value)
+            }
+        }
+    }
 }

@@ -16,7 +16,7 @@ pub use compile::Compiled;
 pub use error::{ErrorKind, Location, RuntimeError};
 pub use hot::{Green, Key, KeyState, Profiler, CALL};
 pub use live::Liveness;
-pub use run::{run, Config, Frame, Machine, Outcome, ResumeFrame, Step};
+pub use run::{run, Config, Frame, Machine, Outcome, ResumeFrame, SlotFrame, Step};
 
 #[cfg(test)]
 mod tests;

@@ -126,6 +126,19 @@ enum Exit {
     Returned(Value),
 }
 
+/// A frame to rebuild with its variables resolved to slots
+/// ([`Machine::replace_top_with`]): what compiled code hands back when it
+/// has resolved names once, ahead of time.
+#[derive(Clone, Debug)]
+pub struct SlotFrame {
+    pub graph: u32,
+    /// Its variables, in environment order.
+    pub vars: Vec<(Slot, Value)>,
+    /// For every frame but the innermost: the slot the callee's result
+    /// goes to, and where the frame continues when the callee returns.
+    pub call: Option<(Slot, Target)>,
+}
+
 /// One frame to resume ([`Machine::resume`]).
 #[derive(Clone, Debug)]
 pub struct ResumeFrame {
@@ -269,6 +282,34 @@ impl<'a> Machine<'a> {
         }
         stack.extend(new);
         Ok(block)
+    }
+
+    /// [`Machine::replace_top`] with frames already resolved to slots.
+    pub fn replace_top_with(&self, stack: &mut Vec<Frame>, frames: Vec<SlotFrame>) {
+        let mut old = stack.pop().expect("a frame to replace");
+        let mut ret = old.ret;
+        for (k, spec) in frames.into_iter().enumerate() {
+            let mut frame = if k == 0 && spec.graph == old.graph {
+                // The frame the code ran, cleared: its vectors are reused.
+                old.slots.iter_mut().for_each(|s| *s = None);
+                old.order.clear();
+                std::mem::replace(&mut old, Frame { graph: 0, slots: Vec::new(), order: Vec::new(), ret: None })
+            } else {
+                Frame::new(&self.compiled.graphs[spec.graph as usize], spec.graph)
+            };
+            for (slot, v) in spec.vars {
+                frame.write(slot, v);
+            }
+            frame.ret = ret;
+            ret = spec.call.map(|(slot, target)| {
+                let block = match target {
+                    Target::Block(b) => b,
+                    Target::Missing(_) => 0,
+                };
+                (slot, target, block)
+            });
+            stack.push(frame);
+        }
     }
 
     fn step(&self, exit: Exit) -> Step {

@@ -91,7 +91,8 @@ pub struct Options {
     pub retrace_threshold: u32,
     /// Most operations a recording may take before it is abandoned.
     pub trace_limit: usize,
-    /// Most bridges attached to the exits of one piece of code.
+    /// Most bridges in one tree (a loop or entry trace, its bridges, their
+    /// bridges...).
     pub max_bridges: usize,
     /// Aborted recordings at a hot spot before the JIT gives up on it.
     pub max_aborts: u32,
@@ -99,6 +100,10 @@ pub struct Options {
     pub max_traces: usize,
     /// Most traces per hot spot (for different sets of variables).
     pub max_variants: usize,
+    /// Most values a `guard_value` gets bridges for (a chain of bridges,
+    /// one per value): a promoted variable that keeps taking new values
+    /// is left to the interpreter.
+    pub max_values: u32,
     /// Called with every trace and bridge after conversion
     /// (`"conversion"`) and after optimization (`"optimization"`); tests
     /// run the IR checker here.
@@ -116,6 +121,7 @@ impl Default for Options {
             max_aborts: 3,
             max_traces: 2_000,
             max_variants: 4,
+            max_values: 8,
             inspect: None,
         }
     }
@@ -149,14 +155,27 @@ struct Code {
     /// Where it starts, for reports.
     start: String,
     entries: u64,
+    /// Loop iterations run from its entries.
+    iterations: u64,
     recorded_ops: usize,
     compile_time: Duration,
-    /// Bridges attached to its exits.
+    /// The loop or entry trace whose tree it belongs to (itself, for
+    /// those): bridges of bridges count against the tree's budget.
+    root: TraceId,
+    /// Bridges in its tree (kept on the root).
     bridges: usize,
+    /// For a bridge of a `guard_value`: its place in the chain of such
+    /// bridges for one variable (1 for the first); 0 for other code.
+    values: u32,
 }
 
-#[derive(Default)]
+/// What the JIT knows of an exit.
 struct ExitState {
+    /// What it stores, and the code it belongs to.
+    exit: flowc_codegen::lower::TraceExit,
+    parent: TraceId,
+    /// One of a loop trace's speculation checks.
+    check: bool,
     to_driver: u64,
     bridge: Option<TraceId>,
     /// No bridge will be made (recording failed, or the budget is spent).
@@ -194,7 +213,8 @@ pub struct Jit<'p> {
     /// Every piece of code, by trace id.
     codes: Vec<Code>,
     keys: HashMap<Key, KeyCode>,
-    exits: HashMap<ExitId, ExitState>,
+    /// Per exit of the cache, by number.
+    exits: Vec<Option<ExitState>>,
     names: HashSet<Symbol>,
     stats: Stats,
     log: Option<log::Log>,
@@ -208,6 +228,9 @@ struct Run<'c> {
     /// Per code: the slots of its parameters, then of its unbound
     /// variables, in its base graph.
     slots: Vec<Option<Box<[Option<Slot>]>>>,
+    /// Per exit: its resume record decoded for this run (`None` inside
+    /// when it does not resolve: the slow path then says why).
+    plans: Vec<Option<Option<resume::Plan>>>,
     heap: Heap,
     config: &'c Config,
 }
@@ -274,7 +297,7 @@ impl<'p> Jit<'p> {
             fuel: None,
             codes: Vec::new(),
             keys: HashMap::new(),
-            exits: HashMap::new(),
+            exits: Vec::new(),
             names: HashSet::new(),
             stats: Stats::default(),
             log: std::env::var_os("FLOWC_JIT_LOG")
@@ -298,7 +321,7 @@ impl<'p> Jit<'p> {
             for (index, e) in cache.exits_of(TraceId(k as u32)).into_iter().enumerate() {
                 let linked = cache.linked_failures(e);
                 s.bridged += linked;
-                let state = self.exits.get(&e);
+                let state = self.exits.get(e.0 as usize).and_then(Option::as_ref);
                 let to_driver = state.map_or(0, |s| s.to_driver);
                 if to_driver + linked == 0 {
                     continue;
@@ -323,6 +346,7 @@ impl<'p> Jit<'p> {
                 recorded_ops: code.recorded_ops,
                 optimized_ops: instructions(&code.function),
                 entries: code.entries,
+                iterations: code.iterations,
                 compile_time: code.compile_time,
                 exits,
             });
@@ -358,6 +382,7 @@ impl<'p> Jit<'p> {
             compiled: &compiled,
             liveness: vec![None; compiled.graphs.len()],
             slots: Vec::new(),
+            plans: Vec::new(),
             heap: Heap::default(),
             config,
         };
@@ -483,15 +508,14 @@ impl<'p> Jit<'p> {
         }
         let top = stack.last().expect("a frame");
         if let Some(kc) = self.keys.get(key) {
-            let variants = kc.variants.clone();
-            if let Some(&code) = variants.iter().find(|&&c| self.admits_frame(run, c, top)) {
+            if let Some(code) = kc.variants.iter().copied().find(|&c| self.admits_frame(run, c, top)) {
                 return Ok(Next::Enter(code));
             }
-            if !variants.is_empty() {
+            let variants = kc.variants.len();
+            if variants > 0 {
                 // No trace takes these variables: count on, and record one
                 // for them at the threshold (or give up on the key).
-                let state =
-                    if variants.len() >= self.options.max_variants { KeyState::Ignored } else { KeyState::Counting };
+                let state = if variants >= self.options.max_variants { KeyState::Ignored } else { KeyState::Counting };
                 if let Some(p) = machine.profiler_mut() {
                     p.set(key, state);
                 }
@@ -553,7 +577,8 @@ impl<'p> Jit<'p> {
         let cache = self.cache.as_ref().expect("code exists, so does its cache");
         let mut r = self.code_run(run, stack.len() - 1);
         let end = cache.run(code, &args, &mut r);
-        self.code_ran(run, r);
+        self.code_ran(run, &r);
+        self.paid(machine, code, r.iterations);
         match end {
             TraceEnd::Error(e) => Err(e),
             TraceEnd::Printed(v) => Ok(Next::Printed(v)),
@@ -569,11 +594,12 @@ impl<'p> Jit<'p> {
             max_depth: run.config.max_depth,
             depth,
             fuel: self.fuel,
+            iterations: 0,
         }
     }
 
     /// Takes back what compiled code counted.
-    fn code_ran(&mut self, run: &mut Run, r: flowc_codegen::Run) {
+    fn code_ran(&mut self, run: &mut Run, r: &flowc_codegen::Run) {
         run.heap.allocations = r.allocations;
         self.fuel = r.fuel;
     }
@@ -609,12 +635,53 @@ impl<'p> Jit<'p> {
         self.stats.calls += 1;
         let mut r = self.code_run(run, stack.len() - 1);
         let end = cache.call(name, &args, &mut r);
-        self.code_ran(run, r);
+        self.code_ran(run, &r);
         match end {
             flowc_codegen::CallEnd::Returned(v) => Ok(Next::Interpret(machine.finish_call(stack, v)?)),
             flowc_codegen::CallEnd::Printed(v) => Ok(Next::Printed(v)),
             flowc_codegen::CallEnd::Error(e) => Err(e),
         }
+    }
+
+    /// Counts what an entry into code `code` from the interpreter ran
+    /// (`iterations` of loops); gives up the code's hot spot when, over
+    /// many entries, it ran less than one iteration per entry — left for
+    /// the interpreter about as soon as it is entered, it costs more in
+    /// transitions than it saves.
+    fn paid(&mut self, machine: &mut Machine, code: TraceId, iterations: u64) {
+        const ENTRIES: u64 = 1000;
+        let c = &mut self.codes[code.0 as usize];
+        c.iterations += iterations;
+        if c.entries < ENTRIES || !c.entries.is_multiple_of(ENTRIES) || c.iterations >= c.entries {
+            return;
+        }
+        let (name, entries, iterations) = (c.function.name, c.entries, c.iterations);
+        let Some(key) = self.key_of_code(code) else { return };
+        let kc = self.keys.get_mut(&key).expect("code of a key");
+        if kc.ignored {
+            return;
+        }
+        kc.ignored = true;
+        self.stats.ignored += 1;
+        if let Some(p) = machine.profiler_mut() {
+            p.set(&key, KeyState::Ignored);
+        }
+        self.log(format_args!("hot spot given up: {name} does not pay ({iterations} iterations in {entries} entries)"));
+    }
+
+    /// What the JIT knows of exit `exit` (made on first use).
+    fn exit_state(&mut self, exit: ExitId) -> &mut ExitState {
+        let k = exit.0 as usize;
+        if self.exits.len() <= k {
+            self.exits.resize_with(k + 1, || None);
+        }
+        let cache = self.cache.as_ref().expect("an exit has code");
+        let codes = &self.codes;
+        self.exits[k].get_or_insert_with(|| {
+            let (exit, parent) = cache.exit(exit);
+            let check = is_check(&codes[parent.0 as usize], &exit);
+            ExitState { exit, parent, check, to_driver: 0, bridge: None, refused: false }
+        })
     }
 
     /// Code left by `exit` with `values`: a bridge if the exit is hot,
@@ -628,20 +695,33 @@ impl<'p> Jit<'p> {
         stack: &mut Vec<Frame>,
     ) -> Result<Next, RuntimeError> {
         self.stats.guard_failures += 1;
-        let cache = self.cache.as_ref().expect("code exists");
-        let (texit, parent) = cache.exit(exit);
-        let map: HashMap<ValueId, Value> =
-            texit.values.iter().zip(&values).filter_map(|(id, v)| Some((*id, v.clone()?))).collect();
-        let record = &self.codes[parent.0 as usize].function.resumes[texit.resume];
-        let frames = resume::frames(record, &map, &mut run.heap);
-        let p = &self.codes[parent.0 as usize];
-        let check = is_check(p, &texit);
-        let threshold = if check { self.options.retrace_threshold } else { self.options.bridge_threshold };
-        let state = self.exits.entry(exit).or_default();
+        let (retrace, bridge) = (self.options.retrace_threshold, self.options.bridge_threshold);
+        let state = self.exit_state(exit);
         state.to_driver += 1;
+        let threshold = if state.check { retrace } else { bridge };
         let hot = state.bridge.is_none() && !state.refused && state.to_driver >= threshold.max(1) as u64;
+        let (parent, resume, label) = (state.parent, state.exit.resume, state.exit.label);
+        let record = &self.codes[parent.0 as usize].function.resumes[resume];
         if !hot {
-            let block = machine.replace_top(stack, &frames, texit.label)?;
+            // The usual way out: the record decoded once per run.
+            let k = exit.0 as usize;
+            if run.plans.len() <= k {
+                run.plans.resize_with(k + 1, || None);
+            }
+            let stored = &self.exits[k].as_ref().expect("made above").exit.values;
+            let plan = run.plans[k].get_or_insert_with(|| resume::Plan::new(record, stored, label, run.compiled));
+            if let Some(plan) = plan {
+                let frames = plan.frames(&values, &mut run.heap);
+                machine.replace_top_with(stack, frames);
+                return Ok(Next::Interpret(plan.block));
+            }
+        }
+        let stored = &self.exits[exit.0 as usize].as_ref().expect("made above").exit.values;
+        let map: HashMap<ValueId, Value> =
+            stored.iter().zip(&values).filter_map(|(id, v)| Some((*id, v.clone()?))).collect();
+        let frames = resume::frames(record, &map, &mut run.heap);
+        if !hot {
+            let block = machine.replace_top(stack, &frames, label)?;
             return Ok(Next::Interpret(block));
         }
         self.record_bridge(machine, run, exit, parent, &values, frames, stack)
@@ -824,11 +904,13 @@ impl<'p> Jit<'p> {
         let (texit, _) = cache.exit(exit);
         let index = cache.exits_of(parent).iter().position(|e| *e == exit).unwrap_or(0);
         let p = &self.codes[parent.0 as usize];
-        let budget = p.bridges < self.options.max_bridges && self.codes.len() < self.options.max_traces;
+        let root = p.root;
+        let budget = self.codes[root.0 as usize].bridges < self.options.max_bridges
+            && self.codes.len() < self.options.max_traces;
         // An exit whose state a bridge cannot start from (an unbound value
         // the trace stores, which resuming drops) gets none.
         if !budget || values.iter().any(Option::is_none) {
-            self.exits.entry(exit).or_default().refused = true;
+            self.exit_state(exit).refused = true;
             let block = machine.replace_top(stack, &frames, texit.label)?;
             return Ok(Next::Interpret(block));
         }
@@ -839,7 +921,14 @@ impl<'p> Jit<'p> {
         let retrace = is_check(p, &texit);
         let (base_graph, parent_name) = (p.graph, p.function.name);
         let parent_key = self.key_of_code(parent);
-        // A failing guard_value: the bridge is for the value that failed it.
+        // A failing guard_value: the bridge is for the value that failed it,
+        // the next in a chain that stops at `max_values`.
+        let values_depth = if texit.key.is_some() { p.values + 1 } else { 0 };
+        if values_depth > self.options.max_values {
+            self.exit_state(exit).refused = true;
+            let block = machine.replace_top(stack, &frames, texit.label)?;
+            return Ok(Next::Interpret(block));
+        }
         if let (Some(k), Some(innermost)) = (texit.key, record.frames.last()) {
             let tested = texit.values[k];
             let var = innermost
@@ -901,16 +990,23 @@ impl<'p> Jit<'p> {
         self.stats.record_time += started.elapsed();
         let (trace, frame, end_label) = match recorded {
             Ok(Path::Stopped { trace, frame, label }) => (trace, frame, label),
+            Ok(Path::Returns { trace, frame, label }) if trace.ops.is_empty() && label == texit.label => {
+                // Nothing to record (the exit's block returns): the exit
+                // stays one.
+                self.exit_state(exit).refused = true;
+                let block = machine.replace_top(stack, &[frame], label)?;
+                return Ok(Next::Interpret(block));
+            }
             Ok(Path::Returns { trace, frame, label }) => (trace, frame, label),
             Ok(Path::Printed(v)) => {
-                self.exits.entry(exit).or_default().refused = true;
+                self.exit_state(exit).refused = true;
                 return Ok(Next::Printed(v));
             }
             Err(TraceError::Runtime(e)) => return Err(e),
             Err(TraceError::TooLong { limit, state }) => {
                 self.stats.aborted += 1;
                 self.log(format_args!("abort bridge: no compiled code reached within {limit} operations"));
-                self.exits.entry(exit).or_default().refused = true;
+                self.exit_state(exit).refused = true;
                 let block = machine.replace_top(stack, &state.frames, state.label)?;
                 return Ok(Next::Interpret(block));
             }
@@ -932,7 +1028,7 @@ impl<'p> Jit<'p> {
         let what = format!("exit {index} (to {}) of {parent_name}", texit.label);
         let Some((code, time)) = self.compile(&mut function, trace.ops.len(), what) else {
             self.stats.aborted += 1;
-            self.exits.entry(exit).or_default().refused = true;
+            self.exit_state(exit).refused = true;
             return Ok(Next::Interpret(block));
         };
         self.cache.as_ref().expect("code exists").link(exit, code).expect("a bridge takes its exit's values");
@@ -941,8 +1037,10 @@ impl<'p> Jit<'p> {
         c.anchor = texit.label;
         c.graph = base_graph;
         c.compile_time = time;
-        self.codes[parent.0 as usize].bridges += 1;
-        self.exits.entry(exit).or_default().bridge = Some(code);
+        self.codes[code.0 as usize].root = root;
+        self.codes[code.0 as usize].values = values_depth;
+        self.codes[root.0 as usize].bridges += 1;
+        self.exit_state(exit).bridge = Some(code);
         if closes {
             self.stats.traces += 1;
             self.stats.retraces += 1;
@@ -1018,9 +1116,12 @@ impl<'p> Jit<'p> {
             anchor: Symbol::intern("?"),
             start,
             entries: 0,
+            iterations: 0,
             recorded_ops: recorded,
             compile_time: time,
+            root: id,
             bridges: 0,
+            values: 0,
         });
         Some((id, time))
     }

@@ -34,6 +34,8 @@ pub struct TraceReport {
     pub optimized_ops: usize,
     /// Times the driver entered it from the interpreter.
     pub entries: u64,
+    /// Loop iterations run from those entries.
+    pub iterations: u64,
     pub compile_time: Duration,
     /// Its exits that were taken at least once.
     pub exits: Vec<ExitReport>,
@@ -108,13 +110,14 @@ impl std::fmt::Display for Stats {
         for t in &self.per_trace {
             write!(
                 f,
-                "\n  {} {} from {}: {} ops ({} recorded), {} entries, compiled in {:.3} ms",
+                "\n  {} {} from {}: {} ops ({} recorded), {} entries, {} iterations, compiled in {:.3} ms",
                 t.kind,
                 t.name,
                 t.start,
                 t.optimized_ops,
                 t.recorded_ops,
                 t.entries,
+                t.iterations,
                 ms(t.compile_time)
             )?;
             for e in &t.exits {
