@@ -1,13 +1,19 @@
 //! Which values of a phi-web hold the web's *current* object — the one its
-//! most recent `new` allocated — at each point. Unbox keeps one SSA
-//! variable per field for the current object, so every `get`/`set` of the
-//! web must go through a value that holds it.
+//! most recent `new` allocated — and which its *previous* one — the one
+//! current before that `new` — at each point. Unbox keeps one SSA
+//! variable per field for each of the two, so every `set` of the web must
+//! go through a value holding the current object, and every `get` through
+//! one holding the current or the previous object. The previous object
+//! cannot change any more: only the current one is written, and a fresh
+//! object is never an older one. (So an object replaced by a new one every
+//! iteration, the new one's fields computed from the old one's, unboxes.)
 //!
 //! Forward data flow over the [`View`], greatest fixpoint (unvisited
 //! predecessors count as "all values"): after a `new` only its result holds
-//! the current object; at a block entry a value holds it if it did at the
-//! end of every predecessor (a phi of the block itself is overwritten, so it
-//! holds it only if each of its inputs held it at the end of that input's
+//! the current object and what held the current one holds the previous;
+//! at a block entry a value holds one if it did at the end of every
+//! predecessor (a phi of the block itself is overwritten, so it holds it
+//! only if each of its inputs held it at the end of that input's
 //! predecessor). Values are the web's members by their index in
 //! [`Web::values`](crate::escape::Web).
 //!
@@ -32,12 +38,6 @@ impl Bits {
         Bits(vec![0; n.div_ceil(64)])
     }
 
-    fn single(n: usize, i: usize) -> Bits {
-        let mut b = Bits::empty(n);
-        b.insert(i);
-        b
-    }
-
     fn insert(&mut self, i: usize) {
         self.0[i / 64] |= 1 << (i % 64);
     }
@@ -57,17 +57,43 @@ impl Bits {
     }
 }
 
-/// The result: the set at each reachable block's entry.
+/// The members holding the current and the previous object.
+#[derive(Clone, PartialEq, Eq)]
+struct Holders {
+    current: Bits,
+    previous: Bits,
+}
+
+impl Holders {
+    fn empty(n: usize) -> Holders {
+        Holders { current: Bits::empty(n), previous: Bits::empty(n) }
+    }
+
+    fn intersect(&mut self, o: &Holders) {
+        self.current.intersect(&o.current);
+        self.previous.intersect(&o.previous);
+    }
+
+    /// After a `new` whose result is member `m` (if it is one).
+    fn allocated(&mut self, n: usize, m: Option<usize>) {
+        self.previous = std::mem::replace(&mut self.current, Bits::empty(n));
+        if let Some(m) = m {
+            self.current.insert(m);
+        }
+    }
+}
+
+/// The result: the holders at each reachable block's entry.
 pub struct Currency {
     index: HashMap<ValueId, usize>,
-    ins: HashMap<BlockId, Bits>,
+    ins: HashMap<BlockId, Holders>,
     size: usize,
 }
 
-/// Tracks the set through one block.
+/// Tracks the holders through one block.
 pub struct Cursor<'a> {
     c: &'a Currency,
-    cur: Bits,
+    cur: Holders,
 }
 
 impl Currency {
@@ -91,11 +117,10 @@ impl Currency {
         };
         let index: HashMap<ValueId, usize> = values.iter().enumerate().map(|(i, &v)| (v, i)).collect();
         let member = |i: InstId| f.insts[i].result.and_then(|v| index.get(&v).copied());
-        let mut last_new: HashMap<BlockId, usize> = HashMap::new();
+        // Each block's `new`s, in order.
+        let mut block_news: HashMap<BlockId, Vec<Option<usize>>> = HashMap::new();
         for &(b, i) in news {
-            if let Some(m) = member(i) {
-                last_new.insert(b, m);
-            }
+            block_news.entry(b).or_default().push(member(i));
         }
         let mut block_phis: HashMap<BlockId, Vec<(usize, InstId)>> = HashMap::new();
         for &(b, i) in phis {
@@ -103,16 +128,16 @@ impl Currency {
                 block_phis.entry(b).or_default().push((m, i));
             }
         }
-        let mut ins: HashMap<BlockId, Bits> = HashMap::new();
-        let mut outs: HashMap<BlockId, Bits> = HashMap::new();
+        let mut ins: HashMap<BlockId, Holders> = HashMap::new();
+        let mut outs: HashMap<BlockId, Holders> = HashMap::new();
         loop {
             let mut changed = false;
             for &b in view.rpo.iter().filter(|&&b| in_region(b)) {
                 let preds = view.preds(b);
                 let mut set = if preds.is_empty() {
-                    Bits::empty(size)
+                    Holders::empty(size)
                 } else {
-                    let mut meet: Option<Bits> = None;
+                    let mut meet: Option<Holders> = None;
                     for &p in preds {
                         let empty;
                         let o = if in_region(p) {
@@ -122,7 +147,7 @@ impl Currency {
                             }
                         } else {
                             // No `new` of the web reaches `p`.
-                            empty = Bits::empty(size);
+                            empty = Holders::empty(size);
                             &empty
                         };
                         match &mut meet {
@@ -133,30 +158,36 @@ impl Currency {
                     // Reverse postorder visits some predecessor first.
                     let Some(mut set) = meet else { continue };
                     for &(m, phi) in block_phis.get(&b).map_or(&[][..], |v| v) {
-                        set.remove(m);
+                        set.current.remove(m);
+                        set.previous.remove(m);
                         let InstKind::Phi(inputs) = &f.insts[phi].kind else { continue };
-                        let holds = preds.iter().all(|p| match outs.get(p) {
-                            None => in_region(*p),
-                            Some(o) => inputs
-                                .iter()
-                                .find(|(q, _)| q == p)
-                                .and_then(|(_, x)| x.as_value())
-                                .and_then(|u| index.get(&u))
-                                .is_some_and(|&u| o.contains(u)),
-                        });
-                        if holds {
-                            set.insert(m);
+                        let holds = |which: fn(&Holders) -> &Bits| {
+                            preds.iter().all(|p| match outs.get(p) {
+                                None => in_region(*p),
+                                Some(o) => inputs
+                                    .iter()
+                                    .find(|(q, _)| q == p)
+                                    .and_then(|(_, x)| x.as_value())
+                                    .and_then(|u| index.get(&u))
+                                    .is_some_and(|&u| which(o).contains(u)),
+                            })
+                        };
+                        if holds(|h| &h.current) {
+                            set.current.insert(m);
+                        }
+                        if holds(|h| &h.previous) {
+                            set.previous.insert(m);
                         }
                     }
                     set
                 };
-                let out = match last_new.get(&b) {
-                    Some(&m) => Bits::single(size, m),
-                    None => set.clone(),
-                };
+                let mut out = set.clone();
+                for &m in block_news.get(&b).map_or(&[][..], |v| v) {
+                    out.allocated(size, m);
+                }
                 if ins.get(&b) != Some(&set) {
                     changed = true;
-                    ins.insert(b, std::mem::replace(&mut set, Bits::empty(0)));
+                    ins.insert(b, std::mem::replace(&mut set, Holders::empty(0)));
                 }
                 outs.insert(b, out);
             }
@@ -167,22 +198,23 @@ impl Currency {
         Currency { index, ins, size }
     }
 
-    /// The set at the entry of `b` (empty for blocks never reached).
+    /// The holders at the entry of `b` (none for blocks never reached).
     pub fn cursor(&self, b: BlockId) -> Cursor<'_> {
-        Cursor { c: self, cur: self.ins.get(&b).cloned().unwrap_or_else(|| Bits::empty(self.size)) }
+        Cursor { c: self, cur: self.ins.get(&b).cloned().unwrap_or_else(|| Holders::empty(self.size)) }
     }
 }
 
 impl Cursor<'_> {
     /// After a `new` of the web with result `v`.
     pub fn allocated(&mut self, v: ValueId) {
-        self.cur = Bits::empty(self.c.size);
-        if let Some(&m) = self.c.index.get(&v) {
-            self.cur.insert(m);
-        }
+        self.cur.allocated(self.c.size, self.c.index.get(&v).copied());
     }
 
     pub fn is_current(&self, v: ValueId) -> bool {
-        self.c.index.get(&v).is_some_and(|&m| self.cur.contains(m))
+        self.c.index.get(&v).is_some_and(|&m| self.cur.current.contains(m))
+    }
+
+    pub fn is_previous(&self, v: ValueId) -> bool {
+        self.c.index.get(&v).is_some_and(|&m| self.cur.previous.contains(m))
     }
 }

@@ -54,6 +54,20 @@ pub struct Plan {
     pub prune: bool,
 }
 
+/// Calls `each` with every reachable block of `events` (grouped by block,
+/// in order) and its events.
+fn for_each_block(events: &[(BlockId, InstId)], view: &View, mut each: impl FnMut(BlockId, &[(BlockId, InstId)])) {
+    let mut at = 0;
+    while at < events.len() {
+        let b = events[at].0;
+        let end = at + events[at..].iter().take_while(|(x, _)| *x == b).count();
+        if view.is_reachable(b) {
+            each(b, &events[at..end]);
+        }
+        at = end;
+    }
+}
+
 /// The plan for `web`, or `None` if it cannot be unboxed exactly.
 /// `base` is the function's graph (no test decided).
 pub fn plan(
@@ -93,6 +107,30 @@ pub fn plan(
             _ => {}
         }
     }
+    // The previous object's fields (variables `nf + k`): what the current
+    // object's were at each `new`.
+    let nf = fields.len();
+    if currency.is_some() {
+        for_each_block(&acc.events, view, |b, group| {
+            if !group.iter().any(|&(_, i)| matches!(f.insts[i].kind, InstKind::New(_))) {
+                return;
+            }
+            let mut local: Vec<Option<FVal>> = vec![None; nf];
+            for &(_, i) in group {
+                match &f.insts[i].kind {
+                    InstKind::New(_) => {
+                        for (k, l) in local.iter_mut().enumerate() {
+                            let was = l.take().unwrap_or_else(|| ssa.read_entry(k, b));
+                            ssa.write_end(b, nf + k, was);
+                            *l = Some(FVal::Unset);
+                        }
+                    }
+                    InstKind::Set { field, value, .. } => local[field_index(*field)] = Some(FVal::Op(value.clone())),
+                    _ => {}
+                }
+            }
+        });
+    }
     let mut reads: Vec<(ValueId, FVal)> = Vec::new();
     let mut before_immutable_sets: Vec<FVal> = Vec::new();
     let mut at = 0;
@@ -105,6 +143,7 @@ pub fn plan(
             continue;
         }
         let mut local: Vec<Option<FVal>> = vec![None; fields.len()];
+        let mut previous: Vec<Option<FVal>> = vec![None; fields.len()];
         let mut cursor = currency.as_ref().map(|c| c.cursor(b));
         let current = |cursor: &Option<super::current::Cursor>, obj: &Operand| match (cursor, obj.as_value()) {
             (None, _) => true,
@@ -115,17 +154,27 @@ pub fn plan(
             let data = &f.insts[i];
             match &data.kind {
                 InstKind::New(_) => {
-                    local.iter_mut().for_each(|l| *l = Some(FVal::Unset));
+                    for (k, l) in local.iter_mut().enumerate() {
+                        previous[k] = Some(l.take().unwrap_or_else(|| ssa.read_entry(k, b)));
+                        *l = Some(FVal::Unset);
+                    }
                     if let (Some(c), Some(v)) = (&mut cursor, data.result) {
                         c.allocated(v);
                     }
                 }
                 InstKind::Get { obj, field } => {
-                    if !current(&cursor, obj) {
-                        return None;
-                    }
                     let k = field_index(*field);
-                    let v = local[k].clone().unwrap_or_else(|| ssa.read_entry(k, b));
+                    let is_previous = match (&cursor, obj.as_value()) {
+                        (Some(c), Some(o)) => c.is_previous(o),
+                        _ => false,
+                    };
+                    let v = if current(&cursor, obj) {
+                        local[k].clone().unwrap_or_else(|| ssa.read_entry(k, b))
+                    } else if is_previous {
+                        previous[k].clone().unwrap_or_else(|| ssa.read_entry(nf + k, b))
+                    } else {
+                        return None;
+                    };
                     reads.push((data.result?, v));
                 }
                 InstKind::Set { obj, field, value } => {
@@ -199,7 +248,7 @@ pub fn plan(
             inputs.push((*p, operand(v)?));
         }
         debug_assert_eq!(number[j], phis.len());
-        phis.push(NewPhi { block: phi.block, field: fields[phi.field], inputs });
+        phis.push(NewPhi { block: phi.block, field: fields[phi.field % nf], inputs });
     }
     let reads = reads.iter().map(|(r, v)| Some((*r, operand(v)?))).collect::<Option<Vec<_>>>()?;
     let mut removed = Vec::new();
