@@ -5,7 +5,7 @@
 //!   dispatch label, and absent (the JIT watches the loop headers it
 //!   finds): the Part 4 bytecode interpreter, the dispatch-loop
 //!   interpreter of examples/interp_loop.fg, and a stack machine whose
-//!   operand stack is a chain of objects (bench/programs/stack_machine.fg);
+//!   operand stack is a chain of objects (examples/stack_machine.fg);
 //! - every example.
 //!
 //! Targets, per row:
@@ -136,7 +136,7 @@ fn cases() -> Vec<Case> {
         ),
         c(
             "stack hint:jump",
-            "bench/programs/stack_machine.fg",
+            "examples/stack_machine.fg",
             "run",
             stack,
             300_000,
@@ -145,22 +145,14 @@ fn cases() -> Vec<Case> {
         ),
         c(
             "stack hint:dispatch",
-            "bench/programs/stack_machine.fg",
+            "examples/stack_machine.fg",
             "run",
             stack,
             300_000,
             Hint::At("dispatch"),
             Some("stack_machine"),
         ),
-        c(
-            "stack no hint",
-            "bench/programs/stack_machine.fg",
-            "run",
-            stack,
-            300_000,
-            Hint::Absent,
-            Some("stack_machine"),
-        ),
+        c("stack no hint", "examples/stack_machine.fg", "run", stack, 300_000, Hint::Absent, Some("stack_machine")),
         c("bytecode.pl", "examples/bytecode.pl", "bytecode_loop", part4, 400_000, Hint::AsWritten, None),
         c("points.pl", "examples/points.pl", "start", "[n/{n}]", 4_000_000, Hint::AsWritten, None),
         c("fib.fg", "examples/fib.fg", "main", "[n/{n}]", 30, Hint::AsWritten, None),

@@ -1,4 +1,4 @@
--- The stack machine of bench/programs/stack_machine.fg, written the same
+-- The stack machine of examples/stack_machine.fg, written the same
 -- way in Lua: its operand stack is a chain of cells {head, tail}, every
 -- push allocates one. The bytecode sums n, n-1, ..., 1.
 --   luajit bench/lua/stack_machine.lua N   prints N*(N+1)/2, then the seconds taken

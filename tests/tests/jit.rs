@@ -147,3 +147,41 @@ fn traces_leave_their_optimistic_copy_where_arithmetic_grows() {
     assert!(wrong.is_empty(), "the JIT differs from the interpreter for {wrong:?}");
     assert_eq!(results.len(), 5);
 }
+
+/// `program` with its `can_enter_jit` hints replaced by one on `label`, or
+/// removed when `label` is `None` (the JIT then watches loop headers).
+fn with_hint(program: &flowc_lang::Program, label: Option<flowc_lang::Symbol>) -> flowc_lang::Program {
+    use flowc_lang::ast::Item;
+    let mut p = program.clone();
+    p.items.retain(|i| !matches!(i, Item::CanEnterJit(_)));
+    p.items.extend(label.map(Item::CanEnterJit));
+    p
+}
+
+/// Where users put the hint — on any label, or nowhere — changes how fast
+/// the JIT is, never what a program prints: every corpus program, and
+/// generated programs, with the hint removed and on each main-graph label
+/// in turn.
+#[test]
+fn jit_matches_reference_wherever_the_hint_is() {
+    let count: u64 = gen::seed_count(25);
+    let compared = flowc_codegen::with_stack(move || {
+        let mut compared = 0;
+        for (name, program) in corpus::with_generated(count) {
+            let (label, env) = engines::start(&program);
+            let expected = engines::reference(&program, label, &env);
+            if expected == Outcome::Error("fuel_exhausted".into()) {
+                continue;
+            }
+            let hints = std::iter::once(None).chain(program.main_blocks().map(|b| Some(b.label)));
+            for hint in hints.take(8) {
+                let p = with_hint(&program, hint);
+                let got = engines::jit(&p, label, &env, eager(2));
+                assert_eq!(got, expected, "{name} with the hint on {hint:?}");
+                compared += 1;
+            }
+        }
+        compared
+    });
+    assert!(compared > 300, "only {compared} runs compared");
+}

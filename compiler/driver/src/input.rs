@@ -99,6 +99,11 @@ pub struct JitArgs {
     /// JIT: failures of a guard before it gets a bridge.
     #[arg(long, default_value_t = flowc_trace::jit::Options::default().bridge_threshold)]
     pub bridge_threshold: u32,
+    /// JIT: write a log of what the JIT does (traces, bridges, aborts and
+    /// why, and per trace its entries and exits) to FILE (`-` for standard
+    /// error); also set by the environment variable FLOWC_JIT_LOG.
+    #[arg(long, value_name = "FILE")]
+    pub jit_log: Option<String>,
 }
 
 impl JitArgs {
@@ -108,5 +113,24 @@ impl JitArgs {
             bridge_threshold: self.bridge_threshold,
             ..Default::default()
         }
+    }
+
+    /// A JIT for `program` lowered as `module`, with these options and log.
+    pub fn jit<'p>(
+        &self,
+        program: &'p Program,
+        module: &flowc_ir::Module,
+    ) -> Result<flowc_trace::jit::Jit<'p>, Failure> {
+        let mut jit = flowc_trace::jit::Jit::new(program, module, self.options());
+        match self.jit_log.as_deref() {
+            None => {}
+            Some("-") => jit.set_log(Box::new(std::io::stderr())),
+            Some(path) => {
+                let file = std::fs::File::create(path)
+                    .map_err(|e| Failure::input(format!("cannot write the JIT log to {path}: {e}")))?;
+                jit.set_log(Box::new(std::io::BufWriter::new(file)));
+            }
+        }
+        Ok(jit)
     }
 }

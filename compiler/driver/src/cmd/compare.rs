@@ -67,7 +67,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
     ));
     results.push(("native", show(crate::cmd::run::native(&program, label, &env, &config)?)));
     let empty = Module::default();
-    let mut jit = flowc_trace::jit::Jit::new(&program, lowered.as_ref().unwrap_or(&empty), args.jit.options());
+    let mut jit = args.jit.jit(&program, lowered.as_ref().unwrap_or(&empty))?;
     results.push((
         "jit",
         show(match &lowered {

@@ -79,10 +79,10 @@ pub fn main(args: Args) -> Result<(), Failure> {
         Engine::Native => native(&program, label, &env, &config)?,
         Engine::Jit => match flowc_frontend::lower(&program, label) {
             Ok(module) => {
-                let (result, stats) =
-                    flowc_trace::jit::run(&program, &module, label, &env, &config, args.jit.options());
+                let mut jit = args.jit.jit(&program, &module)?;
+                let result = jit.run(label, &env, &config);
                 if args.stats {
-                    eprintln!("{stats}");
+                    eprintln!("{}", jit.stats());
                 }
                 result
             }

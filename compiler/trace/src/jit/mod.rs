@@ -77,7 +77,7 @@ use crate::record::{record_path, Arrival, Heap, Path, TraceError};
 use crate::to_ir::{self, End, Start};
 use crate::{opt, resume, ssa};
 
-pub use stats::{ExitReport, Stats, TraceReport};
+pub use stats::{ExitReport, KeyReport, Stats, TraceReport};
 
 /// Tuning of the JIT.
 #[derive(Clone, Debug)]
@@ -390,9 +390,24 @@ impl<'p> Jit<'p> {
         if let Some(p) = machine.profiler() {
             self.stats.keys = p.keys().count();
             self.stats.arrivals = p.keys().map(|(_, n, _)| n as u64).sum();
+            let mut keys: Vec<KeyReport> = p
+                .keys()
+                .map(|(k, n, state)| KeyReport {
+                    key: describe(k, &compiled),
+                    arrivals: n,
+                    state: match state {
+                        KeyState::Counting => "counting",
+                        KeyState::Enter => "compiled",
+                        KeyState::Ignored => "given up",
+                    },
+                })
+                .collect();
+            keys.sort_by(|a, b| b.arrivals.cmp(&a.arrivals).then_with(|| a.key.cmp(&b.key)));
+            self.stats.per_key = keys;
         }
         if self.log.is_some() {
-            let summary = self.stats().to_string();
+            let stats = self.stats();
+            let summary = format!("{stats}\nevery hot spot:\n{}", stats.keys_text());
             if let Some(log) = &mut self.log {
                 log.text(&summary);
             }
@@ -1174,6 +1189,9 @@ fn is_check(code: &Code, exit: &flowc_codegen::lower::TraceExit) -> bool {
 /// A key as people read it: `dispatch[pc=2]`, `f:loop`.
 fn describe(key: &Key, compiled: &Compiled) -> String {
     let graph = &compiled.graphs[key.graph as usize];
+    if key.block == CALL {
+        return format!("calls of {}", graph.name.map_or("?".into(), |n| n.to_string()));
+    }
     let mut s = String::new();
     if let Some(f) = graph.name {
         s.push_str(&format!("{f}:"));

@@ -41,6 +41,16 @@ pub struct TraceReport {
     pub exits: Vec<ExitReport>,
 }
 
+/// One hot spot: where it is, how many arrivals the interpreter counted
+/// there (since it last started counting), and what it does now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyReport {
+    pub key: String,
+    pub arrivals: u32,
+    /// `counting`, `compiled` (entered at once) or `given up`.
+    pub state: &'static str,
+}
+
 /// What the JIT did during one run.
 #[derive(Clone, Debug, Default)]
 pub struct Stats {
@@ -83,10 +93,22 @@ pub struct Stats {
     pub arrivals: u64,
     /// Per piece of compiled code, in the order they were compiled.
     pub per_trace: Vec<TraceReport>,
+    /// Per hot spot, most arrivals first (then by name).
+    pub per_key: Vec<KeyReport>,
 }
+
+/// Hot spots `Display` lists (the log lists them all).
+const KEYS_SHOWN: usize = 10;
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
+}
+
+impl Stats {
+    /// Every hot spot, a line each.
+    pub fn keys_text(&self) -> String {
+        self.per_key.iter().map(|k| format!("  {} {}: {} arrivals\n", k.state, k.key, k.arrivals)).collect()
+    }
 }
 
 impl std::fmt::Display for Stats {
@@ -125,6 +147,15 @@ impl std::fmt::Display for Stats {
                 if let Some(b) = &e.bridge {
                     write!(f, " (bridge {b})")?;
                 }
+            }
+        }
+        if !self.per_key.is_empty() {
+            write!(f, "\nhot spots by arrivals:")?;
+            for k in self.per_key.iter().take(KEYS_SHOWN) {
+                write!(f, "\n  {} {}: {} arrivals", k.state, k.key, k.arrivals)?;
+            }
+            if self.per_key.len() > KEYS_SHOWN {
+                write!(f, "\n  ... and {} more (the JIT log lists them all)", self.per_key.len() - KEYS_SHOWN)?;
             }
         }
         Ok(())
