@@ -89,7 +89,9 @@ pub struct Options {
     /// Failures of a loop trace's speculation check before the loop is
     /// traced again assuming nothing (each costs an entry for nothing).
     pub retrace_threshold: u32,
-    /// Most operations a recording may take before it is abandoned.
+    /// Most operations a recording may take before it is abandoned
+    /// (checked as each block starts: recording stops where the
+    /// interpreter can take over).
     pub trace_limit: usize,
     /// Most bridges in one tree (a loop or entry trace, its bridges, their
     /// bridges...).

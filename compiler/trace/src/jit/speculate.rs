@@ -1,5 +1,6 @@
 //! What a loop trace assumes of its inputs: the integers its loop compares
-//! (a counter, its bound) and the steps of those counters keep the sign
+//! (a counter, its bound; a counter tested for 0) and the steps of those
+//! counters keep the sign
 //! (and the 32-bit size) they had when it was recorded. With that, the
 //! optimizer's loop ranges make a counter that steps towards a guard a
 //! word, free of overflow and tag checks. Integers the loop only computes
@@ -16,6 +17,7 @@ use std::collections::{HashMap, HashSet};
 use flowc_ir::{Function, GuardKind, InstData, InstKind, Operand, ResumeData, ResumeFrame, ResumeValue, ValueId};
 use flowc_lang::ast::Operator;
 use flowc_lang::ops::range::SMALL_PARAM;
+use flowc_lang::ops::Op;
 use flowc_lang::{Symbol, Value};
 
 /// Adds the entry checks to loop trace `f` (as [`crate::to_ir`] makes it,
@@ -39,30 +41,53 @@ pub fn speculate(f: &mut Function, args: &[Value], anchor: Symbol, function: Opt
             }
         }
     }
-    // Compared values (phis and parameters), then the parameters that step
-    // a compared phi (operands of the arithmetic that makes its next value).
-    let mut compared: HashSet<ValueId> = HashSet::new();
+    // Compared values (a truth test compares with 0).
+    let mut compared: Vec<ValueId> = Vec::new();
     for (_, i) in f.all_insts() {
-        let InstKind::Op { op: Operator::Known(op), args, .. } = &f.insts[i].kind else { continue };
-        if op.is_comparison() {
-            compared.extend(args.iter().filter_map(|a| a.as_value()));
+        match &f.insts[i].kind {
+            InstKind::Op { op: Operator::Known(op), args, .. } if op.is_comparison() => {
+                compared.extend(args.iter().filter_map(|a| a.as_value()))
+            }
+            InstKind::Guard { kind: GuardKind::True(o) | GuardKind::False(o), .. } => compared.extend(o.as_value()),
+            _ => {}
         }
     }
-    let mut computed: HashSet<ValueId> = compared.iter().filter_map(|v| phi_of.get(v)).copied().collect();
-    for (_, i) in f.all_insts() {
-        let (InstKind::Phi(inputs), Some(r)) = (&f.insts[i].kind, f.insts[i].result) else { continue };
-        if !compared.contains(&r) {
-            continue;
+    // The operands of the arithmetic that defines `v`, if it is some.
+    let operands = |v: ValueId| -> Vec<ValueId> {
+        match f.values[v].def {
+            flowc_ir::ValueDef::Inst(d) => match &f.insts[d].kind {
+                InstKind::Op { op: Operator::Known(op), args, .. }
+                    if matches!(op, Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Neg) =>
+                {
+                    args.iter().filter_map(|a| a.as_value()).collect()
+                }
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
         }
-        for (_, o) in inputs {
-            let Some(def) = o.as_value().and_then(|v| match f.values[v].def {
-                flowc_ir::ValueDef::Inst(d) => Some(d),
-                _ => None,
-            }) else {
-                continue;
-            };
-            if let InstKind::Op { op: Operator::Known(_), args, .. } = &f.insts[def].kind {
-                computed.extend(args.iter().filter_map(|a| a.as_value()).filter_map(|v| phi_of.get(&v)));
+    };
+    // The parameters behind them: a compared parameter or loop-carried
+    // variable (the phi it starts), the operands of the arithmetic a
+    // compared value comes from (a counter tested after its step), and the
+    // operands of the arithmetic that makes a compared phi's next value
+    // (the step).
+    let mut computed: HashSet<ValueId> = HashSet::new();
+    let note = |v: ValueId, computed: &mut HashSet<ValueId>| {
+        if let Some(p) = phi_of.get(&v) {
+            computed.insert(*p);
+        }
+    };
+    for &c in &compared {
+        note(c, &mut computed);
+        for o in operands(c) {
+            note(o, &mut computed);
+        }
+        let flowc_ir::ValueDef::Inst(d) = f.values[c].def else { continue };
+        if let InstKind::Phi(inputs) = &f.insts[d].kind {
+            for (_, o) in inputs {
+                for x in o.as_value().map(operands).unwrap_or_default() {
+                    note(x, &mut computed);
+                }
             }
         }
     }

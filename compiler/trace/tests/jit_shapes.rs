@@ -1,0 +1,265 @@
+//! The JIT on the shapes programs take (examples/ and tests/corpus/shapes/):
+//! hot spots keyed by promoted values, traces that jump into other traces,
+//! objects kept virtual round loops, recursive functions, loops inside
+//! functions, bridges of guards in inlined frames, and the hot spots the
+//! JIT gives up on. Each run also checks the output against the
+//! interpreter's, and the IR checker runs on every trace and bridge.
+
+use expect_test::expect;
+use flowc_lang::interp::Config;
+use flowc_lang::syntax::prolog::parse_env;
+use flowc_lang::{syntax, Program, Symbol, Value};
+use flowc_trace::jit::{Jit, Options, Stats};
+
+fn check_ir(f: &flowc_ir::Function, after: &str) {
+    if let Err(vs) = flowc_ir_checker::check(f) {
+        let list: Vec<String> = vs.iter().map(|v| v.to_string()).collect();
+        panic!("trace IR invalid after {after}:\n{}\n{}", list.join("\n"), flowc_ir::print::function(f));
+    }
+}
+
+fn checked() -> Options {
+    Options { inspect: Some(check_ir), ..Options::default() }
+}
+
+fn source(path: &str) -> String {
+    std::fs::read_to_string(format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+/// Where the `can_enter_jit` hint goes.
+#[derive(Copy, Clone, Debug)]
+enum Hint {
+    AsWritten,
+    At(&'static str),
+    Absent,
+}
+
+/// The program at `path` with its `can_enter_jit` hints as `hint` says.
+fn program(path: &str, hint: Hint) -> Program {
+    use flowc_lang::ast::Item;
+    let mut p = syntax::parse(path, &source(path)).unwrap();
+    let label = match hint {
+        Hint::AsWritten => return p,
+        Hint::At(l) => Some(Item::CanEnterJit(Symbol::intern(l))),
+        Hint::Absent => None,
+    };
+    p.items.retain(|i| !matches!(i, Item::CanEnterJit(_)));
+    p.items.extend(label);
+    p
+}
+
+/// What a JIT run showed.
+struct Run {
+    output: String,
+    allocations: u64,
+    traces: Vec<String>,
+    stats: Stats,
+    log: String,
+}
+
+/// Runs the program at `path` (its hint as `hint` says) from `entry` with
+/// `env` (list syntax; `None`: the entry fact's) under the JIT and under
+/// the interpreter, which must agree.
+fn run(path: &str, hint: Hint, entry: &str, env: Option<&str>, options: Options) -> Run {
+    flowc_codegen::with_stack(|| {
+        let program = &program(path, hint);
+        let entry = Symbol::intern(entry);
+        let env: Vec<(Symbol, Value)> = match env {
+            Some(text) => parse_env(text).unwrap(),
+            None => program.entry_env(entry).unwrap().to_vec(),
+        };
+        let expected = flowc_lang::interp::run(program, entry, &env, &Config::default()).unwrap().output();
+        let module = flowc_frontend::lower(program, entry).unwrap();
+        let mut jit = Jit::new(program, &module, options);
+        let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        jit.set_log(Box::new(Shared(log.clone())));
+        let outcome = jit.run(entry, &env, &Config::default()).unwrap();
+        assert_eq!(outcome.output(), expected, "the JIT prints what the interpreter prints");
+        let log = String::from_utf8(log.borrow().clone()).unwrap();
+        Run {
+            output: outcome.output(),
+            allocations: outcome.allocations,
+            traces: jit.traces().iter().map(|(_, f)| flowc_ir::print::function(f)).collect(),
+            stats: jit.stats(),
+            log,
+        }
+    })
+}
+
+/// A log sink the test can read after the JIT is done with it.
+struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+impl std::io::Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The loop block of a trace's text (from its second block named after the
+/// anchor to the resume records).
+fn loop_part(trace: &str) -> &str {
+    let start = trace.match_indices("\nb2 ").next().map_or(0, |(k, _)| k);
+    let end = trace.find("\nresume ").unwrap_or(trace.len());
+    &trace[start..end]
+}
+
+const INTERP_LOOP: &str = "examples/interp_loop.fg";
+const INTERP_ENV: &str = "[code/[add, dec, jnz, 0, halt], pc/0, n/5000, acc/0]";
+
+/// PyPy's pattern: the hint on the dispatch label, the pc promoted there.
+/// The hot spots are the label with each pc; recording from one goes on
+/// through the others and closes where the interpreted program loops, so
+/// one trace runs the whole interpreted loop; the bytecode reads and
+/// dispatch tests are done once, in the peeled first iteration.
+#[test]
+fn a_dispatch_loop_unrolls_into_the_interpreted_programs_loop() {
+    let r = run(INTERP_LOOP, Hint::AsWritten, "dispatch", Some(INTERP_ENV), checked());
+    assert_eq!(r.output, "12502500\n");
+    assert_eq!((r.stats.traces, r.stats.bridges, r.stats.entries), (1, 0, 1), "{}", r.stats);
+    assert!(r.stats.per_key.iter().any(|k| k.key == "dispatch[pc=1]" && k.state == "compiled"), "{}", r.stats);
+    expect![[r#"
+
+        b2 dispatch:
+            v37:n = phi [b1: v21, b2: v45]
+            v40:acc = phi [b1: v32, b2: v56]
+            v45:n = sub.word v37, 1
+            guard_true v45, r18 else dispatch
+            v56:acc = add.int v40, v45
+            jump b2"#]]
+    .assert_eq(loop_part(&r.traces[0]));
+}
+
+/// The same interpreter with the hint on its backward jump, and with no
+/// hint (the JIT watches `dispatch`, the loop header it finds): each gets
+/// one trace of the interpreted loop whose loop block does the program's
+/// arithmetic and nothing of the dispatch (the trace anchored at the jump
+/// keeps one guard on the jump target, read once).
+#[test]
+fn the_dispatch_loop_is_traced_alike_wherever_the_hint_is() {
+    let reference = run(INTERP_LOOP, Hint::AsWritten, "dispatch", Some(INTERP_ENV), checked());
+    for hint in [Hint::At("jump"), Hint::Absent] {
+        let r = run(INTERP_LOOP, hint, "dispatch", Some(INTERP_ENV), checked());
+        assert_eq!((r.stats.traces, r.stats.bridges), (1, 0), "hint {hint:?}: {}", r.stats);
+        let ops = |t: &str| loop_part(t).lines().filter(|l| l.contains(" = ") && !l.contains("phi")).count();
+        assert_eq!(ops(&r.traces[0]), ops(&reference.traces[0]), "hint {hint:?}:\n{}", r.traces[0]);
+        let body = loop_part(&r.traces[0]);
+        assert!(!body.contains("readlist") && !body.contains(" eq "), "hint {hint:?}:\n{body}");
+        let t = &r.stats.per_trace[0];
+        assert!(t.iterations > 1000 * t.entries, "hint {hint:?}: {}", r.stats);
+    }
+}
+
+/// Without a hint both of gcd.fg's loops are watched; the inner one gets
+/// hot first. The bridge of its exit runs round the outer loop and jumps
+/// back into it: from then on the run stays in machine code.
+#[test]
+fn a_bridge_jumps_back_into_compiled_code() {
+    let r = run("examples/gcd.fg", Hint::Absent, "start", Some("[n/2000]"), checked());
+    assert_eq!((r.stats.traces, r.stats.bridges), (1, 1), "{}", r.stats);
+    assert!(r.stats.bridged > 50 * r.stats.guard_failures, "{}", r.stats);
+}
+
+/// With bridges slow to come, the outer loop gets hot too; recording from
+/// it stops where it reaches the inner loop's code: an entry trace, which
+/// jumps into it.
+#[test]
+fn a_recording_that_reaches_compiled_code_jumps_into_it() {
+    let options = Options { bridge_threshold: 1000, ..checked() };
+    let r = run("examples/gcd.fg", Hint::Absent, "start", Some("[n/2000]"), options);
+    assert_eq!(r.stats.entry_traces, 1, "{}", r.stats);
+    let entry = r.traces.iter().find(|t| t.starts_with("trace outer")).expect("a trace from outer");
+    assert!(entry.contains("jump_trace inner("), "{entry}");
+}
+
+/// Objects that flow round the loop stay virtual: the point of points.pl
+/// and the stack machine's operand cells are allocated only before the
+/// loop gets hot — as many at twice the size.
+#[test]
+fn objects_carried_round_loops_stay_virtual() {
+    let code = "[pushn, push, 0, over, add, swap, push, 1, sub, dup, jz, 15, swap, jmp, 3, pop, halt]";
+    for (path, entry, env) in
+        [("examples/points.pl", "start", "[n/N]"), ("examples/stack_machine.fg", "run", "[code/CODE, n/N]")]
+    {
+        let at = |n: u64| {
+            let env = env.replace('N', &n.to_string()).replace("CODE", code);
+            run(path, Hint::AsWritten, entry, Some(&env), checked()).allocations
+        };
+        let (small, large) = (at(1000), at(2000));
+        assert_eq!(small, large, "{entry}: {small} allocations for 1000 iterations, {large} for 2000");
+        assert!(small < 1000, "{entry}: {small}");
+    }
+}
+
+/// fib.fg has no loop: its recursive function's calls are the hot spot,
+/// and once hot they run the function compiled.
+#[test]
+fn a_recursive_function_runs_compiled() {
+    let r = run("examples/fib.fg", Hint::AsWritten, "main", Some("[n/20]"), checked());
+    assert_eq!(r.output, "6765\n");
+    assert_eq!(r.stats.traces, 0, "{}", r.stats);
+    assert!(r.stats.calls >= 1, "{}", r.stats);
+    assert!(r.stats.per_key.iter().any(|k| k.key == "calls of fib" && k.state == "compiled"), "{}", r.stats);
+}
+
+/// A loop inside a function is a hot spot of the function's flow graph;
+/// its trace starts and ends in the function's frame.
+#[test]
+fn loops_inside_functions_are_traced() {
+    let r = run("tests/corpus/shapes/function_loop.fg", Hint::AsWritten, "start", None, checked());
+    assert_eq!(r.stats.traces, 1, "{}", r.stats);
+    let t = &r.stats.per_trace[0];
+    assert_eq!((t.start.as_str(), t.entries), ("sum:head", 3), "{}", r.stats);
+    assert!(t.iterations > 2900, "{}", r.stats);
+}
+
+/// The guard that alternates is in the frame of a function the trace
+/// inlined: it gets a bridge too, which starts in that frame.
+#[test]
+fn guards_in_inlined_frames_get_bridges() {
+    let r = run("tests/corpus/shapes/inlined_branch.fg", Hint::AsWritten, "start", None, checked());
+    assert_eq!(r.stats.bridges, 1, "{}", r.stats);
+    assert!(r.stats.bridged > 400 && r.stats.guard_failures < 30, "{}", r.stats);
+}
+
+/// A promoted variable that never repeats a value: the loop's trace fails
+/// its guard_value at once, bridges stop at `max_values`, and the hot spot
+/// whose code runs no iteration is given up — the interpreter runs the
+/// rest.
+#[test]
+fn a_hot_spot_whose_trace_does_not_pay_is_given_up() {
+    let r = run("tests/corpus/shapes/megamorphic.fg", Hint::AsWritten, "loop", None, checked());
+    assert_eq!(r.stats.ignored, 1, "{}", r.stats);
+    assert_eq!(r.stats.bridges, Options::default().max_values as usize, "{}", r.stats);
+    assert!(r.log.contains("hot spot given up: loop does not pay"), "{}", r.log);
+}
+
+/// A loop whose iteration is longer than the trace limit: every recording
+/// aborts, and after `max_aborts` the hot spot is given up.
+#[test]
+fn a_hot_spot_whose_recordings_abort_is_given_up() {
+    let options = Options { trace_limit: 1, ..checked() };
+    let r = run("examples/points.pl", Hint::AsWritten, "start", Some("[n/1000]"), options);
+    assert_eq!((r.stats.traces, r.stats.aborted, r.stats.ignored), (0, 3, 1), "{}", r.stats);
+    assert!(r.log.contains("abort at loop: no loop closed within 1 operations (3 of 3)"), "{}", r.log);
+    assert!(r.log.contains("hot spot given up: loop"), "{}", r.log);
+}
+
+/// The log: an event a line (after the time), then the stats and every
+/// hot spot.
+#[test]
+fn the_log_tells_what_the_jit_did() {
+    let env = "[code/[add, dec, jnz, 0, halt], pc/0, n/100, acc/0]";
+    let r = run(INTERP_LOOP, Hint::AsWritten, "dispatch", Some(env), checked());
+    let events: Vec<&str> =
+        r.log.lines().filter(|l| l.starts_with('[')).map(|l| &l[l.find(']').unwrap() + 2..]).collect();
+    expect![[r#"
+        record loop at dispatch[pc=1]
+        compiled dispatch from dispatch[pc=1]: 27 operations recorded, 32 after optimization"#]]
+    .assert_eq(&events.join("\n"));
+    assert!(r.log.contains("every hot spot:\n  compiled dispatch[pc=1]: 50 arrivals\n"), "{}", r.log);
+}
