@@ -56,11 +56,11 @@ pub fn speculate(f: &mut Function, args: &[Value], anchor: Symbol, function: Opt
     let operands = |v: ValueId| -> Vec<ValueId> {
         match f.values[v].def {
             flowc_ir::ValueDef::Inst(d) => match &f.insts[d].kind {
-                InstKind::Op { op: Operator::Known(op), args, .. }
-                    if matches!(op, Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Neg) =>
-                {
-                    args.iter().filter_map(|a| a.as_value()).collect()
-                }
+                InstKind::Op {
+                    op: Operator::Known(Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Neg),
+                    args,
+                    ..
+                } => args.iter().filter_map(|a| a.as_value()).collect(),
                 _ => Vec::new(),
             },
             _ => Vec::new(),
