@@ -301,7 +301,7 @@ fn guard_exit_cost() {
         (secs, runs.into_iter().next().unwrap().stats)
     };
     let (linked, _) = best(Options::default());
-    let (exiting, stats) = best(Options { bridge_threshold: u32::MAX, ..Options::default() });
+    let (exiting, stats) = best(Options { bridge_threshold: u32::MAX, judge_after: u64::MAX, ..Options::default() });
     let exits = stats.guard_failures.max(1) as f64;
     println!();
     println!(

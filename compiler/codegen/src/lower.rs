@@ -518,6 +518,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// `op` on one or two words in the runtime (any values; the slow path
     /// of every inline operation); leaves to the stop block if it fails.
     fn runtime_op(&mut self, op: Op, args: &[ClValue]) -> ClValue {
+        if op == Op::ReadList {
+            // List reads have an entry of their own, with a fast path.
+            let r = self.call_rt("flowc_rt_readlist", &[args[0], args[1]]);
+            self.check_stop(r);
+            return r;
+        }
         let code = self.konst(op as i64);
         let n = self.konst(args.len() as i64);
         let b = if args.len() > 1 { args[1] } else { n };

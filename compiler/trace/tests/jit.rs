@@ -97,6 +97,7 @@ fn a_guard_that_fails_often_gets_a_bridge() {
         trace loop(v0:i, v1:s) {
         b0:
             guard_int v0, 1, 2147483647, r2 else loop
+            guard_int v1, -4611686018427387904, 4611686018427387903, r2 else loop
             v4:m = unbound m
             jump b1
         b1 loop:
@@ -104,7 +105,7 @@ fn a_guard_that_fails_often_gets_a_bridge() {
             guard_true v8, r0 else done
             v9:m = mod.word v0, 2
             guard_true v9, r1 else even
-            v10:s = add v1, v0
+            v10:s = add.int v1, v0
             v11:i = add.word v0, 1
             jump b2
         b2 loop:

@@ -259,7 +259,7 @@ fn the_log_tells_what_the_jit_did() {
         r.log.lines().filter(|l| l.starts_with('[')).map(|l| &l[l.find(']').unwrap() + 2..]).collect();
     expect![[r#"
         record loop at dispatch[pc=1]
-        compiled dispatch from dispatch[pc=1]: 27 operations recorded, 32 after optimization"#]]
+        compiled dispatch from dispatch[pc=1]: 27 operations recorded, 34 after optimization"#]]
     .assert_eq(&events.join("\n"));
     assert!(r.log.contains("every hot spot:\n  compiled dispatch[pc=1]: 50 arrivals\n"), "{}", r.log);
 }

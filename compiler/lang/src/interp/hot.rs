@@ -13,7 +13,7 @@
 //! since a green list is usually the interpreted program itself.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use smallvec::SmallVec;
 
@@ -69,6 +69,55 @@ struct Entry {
     state: KeyState,
 }
 
+/// The hasher of the key table: the interpreter looks a key up at every
+/// arrival at a watched label, and keys are a few small integers (rustc's
+/// "Fx" mix: multiply and rotate per word; SipHash cost more than the
+/// arrival itself).
+#[derive(Default, Clone, Copy)]
+pub struct KeyHasher(u64);
+
+/// A map keyed by [`Key`]s, hashed with [`KeyHasher`].
+pub type KeyMap<V> = HashMap<Key, V, BuildHasherDefault<KeyHasher>>;
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(n as u64);
+    }
+
+    #[inline]
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(n as u64);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    #[inline]
+    fn write_i64(&mut self, n: i64) {
+        self.write_u64(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// The labels a JIT watches, and the count and state of every key seen
 /// there.
 #[derive(Clone, Debug)]
@@ -77,7 +126,7 @@ pub struct Profiler {
     watched: Vec<Vec<Option<Box<[Slot]>>>>,
     /// Per graph: whether its calls are watched.
     calls: Vec<bool>,
-    keys: HashMap<Key, Entry>,
+    keys: KeyMap<Entry>,
     threshold: u32,
 }
 
@@ -98,7 +147,7 @@ impl Profiler {
                 *slot = Some(compiled.graphs[g as usize].promote_chain(b).into_boxed_slice());
             }
         }
-        Profiler { watched, calls, keys: HashMap::new(), threshold: threshold.max(1) }
+        Profiler { watched, calls, keys: HashMap::default(), threshold: threshold.max(1) }
     }
 
     /// Whether calls of graph `graph` are watched.

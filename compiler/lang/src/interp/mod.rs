@@ -14,7 +14,7 @@ pub mod run;
 
 pub use compile::Compiled;
 pub use error::{ErrorKind, Location, RuntimeError};
-pub use hot::{Green, Key, KeyState, Profiler, CALL};
+pub use hot::{Green, Key, KeyMap, KeyState, Profiler, CALL};
 pub use live::Liveness;
 pub use run::{run, Config, Frame, Machine, Outcome, ResumeFrame, SlotFrame, Step};
 

@@ -38,9 +38,14 @@
 //! of the same loop that assumes nothing (a retrace).
 //!
 //! **Never slower than the interpreter.** A key whose recordings keep
-//! aborting (too long, or leaving their function) is ignored after
-//! `max_aborts`; bridges per trace and traces in all are bounded. The
-//! interpreter stops only at keys that are hot or have code.
+//! aborting (too long, or leaving their function) is given up after
+//! `max_aborts`. Traces count the loop iterations they run; a key whose
+//! code runs less than one iteration per entry from the interpreter
+//! (judged every `judge_after` entries) is given up too: left about as
+//! soon as it is entered, the code costs more in transitions than it
+//! saves. Bridges per tree, values per `guard_value` chain and traces in
+//! all are bounded. The interpreter stops only at keys that are hot or
+//! have code.
 //!
 //! **State handed over.** Entering code needs the live variables it was
 //! recorded with (bound, and those it saw unbound still unbound);
@@ -69,7 +74,8 @@ use flowc_codegen::{ExitId, TraceCache, TraceEnd, TraceId};
 use flowc_ir::{Function, FunctionKind, Module, Operand, ResumeValue, ValueId};
 use flowc_lang::interp::compile::{Graph, Slot};
 use flowc_lang::interp::{
-    Compiled, Config, Frame, Key, KeyState, Liveness, Machine, Outcome, Profiler, ResumeFrame, RuntimeError, Step, CALL,
+    Compiled, Config, Frame, Key, KeyMap, KeyState, Liveness, Machine, Outcome, Profiler, ResumeFrame, RuntimeError,
+    Step, CALL,
 };
 use flowc_lang::{Env, Program, Symbol, Value};
 
@@ -102,6 +108,9 @@ pub struct Options {
     pub max_traces: usize,
     /// Most traces per hot spot (for different sets of variables).
     pub max_variants: usize,
+    /// Entries from the interpreter after which (and every as many again)
+    /// the JIT judges whether code pays ([`Jit`]'s docs); `u64::MAX` never.
+    pub judge_after: u64,
     /// Most values a `guard_value` gets bridges for (a chain of bridges,
     /// one per value): a promoted variable that keeps taking new values
     /// is left to the interpreter.
@@ -124,6 +133,7 @@ impl Default for Options {
             max_traces: 2_000,
             max_variants: 4,
             max_values: 8,
+            judge_after: 1000,
             inspect: None,
         }
     }
@@ -214,7 +224,7 @@ pub struct Jit<'p> {
     fuel: Option<(u64, u64)>,
     /// Every piece of code, by trace id.
     codes: Vec<Code>,
-    keys: HashMap<Key, KeyCode>,
+    keys: KeyMap<KeyCode>,
     /// Per exit of the cache, by number.
     exits: Vec<Option<ExitState>>,
     names: HashSet<Symbol>,
@@ -298,7 +308,7 @@ impl<'p> Jit<'p> {
             fuel_checks: false,
             fuel: None,
             codes: Vec::new(),
-            keys: HashMap::new(),
+            keys: KeyMap::default(),
             exits: Vec::new(),
             names: HashSet::new(),
             stats: Stats::default(),
@@ -666,10 +676,10 @@ impl<'p> Jit<'p> {
     /// the interpreter about as soon as it is entered, it costs more in
     /// transitions than it saves.
     fn paid(&mut self, machine: &mut Machine, code: TraceId, iterations: u64) {
-        const ENTRIES: u64 = 1000;
+        let every = self.options.judge_after.max(1);
         let c = &mut self.codes[code.0 as usize];
         c.iterations += iterations;
-        if c.entries < ENTRIES || !c.entries.is_multiple_of(ENTRIES) || c.iterations >= c.entries {
+        if c.entries < every || !c.entries.is_multiple_of(every) || c.iterations >= c.entries {
             return;
         }
         let (name, entries, iterations) = (c.function.name, c.entries, c.iterations);

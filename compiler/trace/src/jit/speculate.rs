@@ -1,11 +1,11 @@
 //! What a loop trace assumes of its inputs: the integers its loop compares
 //! (a counter, its bound; a counter tested for 0) and the steps of those
-//! counters keep the sign
-//! (and the 32-bit size) they had when it was recorded. With that, the
-//! optimizer's loop ranges make a counter that steps towards a guard a
-//! word, free of overflow and tag checks. Integers the loop only computes
-//! with (an accumulator) are not assumed anything: their sign says nothing
-//! about the loop.
+//! counters keep the sign (and the 32-bit size) they had when it was
+//! recorded. With that, the optimizer's loop ranges make a counter that
+//! steps towards a guard a word, free of overflow and tag checks. Other
+//! integers the loop computes with (an accumulator) are assumed only to be
+//! machine integers — their sign says nothing about the loop — which
+//! spares their tag tests.
 //!
 //! The assumptions are `guard_int` checks in the trace's preheader, so
 //! they hold however the trace is entered — from the interpreter, or by
@@ -91,17 +91,29 @@ pub fn speculate(f: &mut Function, args: &[Value], anchor: Symbol, function: Opt
             }
         }
     }
+    // The other parameters the loop computes with (through the phi they
+    // start, or as they are) are assumed to stay machine integers: no tag
+    // tests on them, whatever their sign.
+    let mut arithmetic: HashSet<ValueId> = HashSet::new();
+    for (_, i) in f.all_insts() {
+        if let InstKind::Op { op: Operator::Known(op), args, .. } = &f.insts[i].kind {
+            if op.is_comparison() || matches!(op, Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Neg) {
+                arithmetic.extend(args.iter().filter_map(|a| a.as_value()).filter_map(|v| phi_of.get(&v)));
+            }
+        }
+    }
+    let (word_min, word_max) = (-(1i64 << 62), (1i64 << 62) - 1);
     let checks: Vec<(ValueId, i64, i64)> = f
         .params
         .iter()
         .zip(args)
-        .filter(|(p, _)| computed.contains(p))
         .filter_map(|(&p, v)| match v {
-            Value::Int(v) if (min..=max).contains(v) => Some(match *v {
+            Value::Int(v) if computed.contains(&p) && (min..=max).contains(v) => Some(match *v {
                 v if v > 0 => (p, 1, max),
                 0 => (p, 0, max),
                 _ => (p, min, -1),
             }),
+            Value::Int(_) if arithmetic.contains(&p) => Some((p, word_min, word_max)),
             _ => None,
         })
         .collect();
