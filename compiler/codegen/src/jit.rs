@@ -298,6 +298,7 @@ pub struct TraceCache {
 /// A compiled trace's entry (a wrapper that loads its arguments from an
 /// array and calls it) and parameters.
 struct Entry {
+    /// The entry wrapper.
     code: *const u8,
     func: cranelift_module::FuncId,
     params: Vec<Symbol>,
@@ -380,9 +381,9 @@ impl TraceCache {
         Ok(TraceCache { inner: Rc::new(RefCell::new(inner)) })
     }
 
-    /// Compiles trace (or bridge) `f` into the cache. Its name must be new
-    /// to the cache, and every trace its `jump_trace`s name must be
-    /// compiled already, with as many parameters as they pass.
+    /// Compiles trace `f` into the cache. Its name must be new to the
+    /// cache, and every trace its `jump_trace`s name must be compiled
+    /// already, with as many parameters as they pass.
     pub fn compile(&self, f: &Function) -> Result<TraceId, String> {
         let mut guard = self.inner.borrow_mut();
         let inner = &mut *guard;
@@ -414,12 +415,14 @@ impl TraceCache {
             links: Some(crate::lower::Links { slots: &mut inner.slots, traces: &inner.names, first_exit }),
         };
         define::define_function(&mut env, f, ids[0])?;
-        let entry = define::define_entry(&mut *inner.jit, f, ids[0], None, &format!("flowc_entry_{}", t.0))?;
+        // The wrapper passes the context; the run stores the arguments.
+        let entry = define::define_entry_of(&mut *inner.jit, 0, ids[0], None, &format!("flowc_entry_{}", t.0))?;
         inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
         let code = inner.jit.get_finalized_function(entry);
         inner.widest_exit = inner.widest_exit.max(exits.iter().map(|e| e.values.len()).max().unwrap_or(0));
         inner.exits.extend(exits.into_iter().map(|e| (e, t)));
         inner.shared_traps = inner.traps.clone().into();
+        inner.widest_exit = inner.widest_exit.max(f.params.len());
         inner.names.insert(f.name, (ids[0], f.params.len()));
         inner.entries.push(Entry { code, func: ids[0], params: define::params(f) });
         Ok(t)
@@ -476,7 +479,7 @@ impl TraceCache {
             (entry.code, entry.params.len())
         };
         assert_eq!(args.len(), n, "one value per parameter");
-        let (mut ctx, word) = self.enter(code, args, run);
+        let (mut ctx, word) = self.enter(code, args, true, run);
         let end = if let Some(kind) = ctx.error.take() {
             let at = self.location(&ctx);
             TraceEnd::Error(RuntimeError { kind, at })
@@ -503,7 +506,7 @@ impl TraceCache {
                 return CallEnd::Error(RuntimeError { kind, at: None });
             }
         };
-        let (mut ctx, word) = self.enter(code, args, run);
+        let (mut ctx, word) = self.enter(code, args, false, run);
         let end = if let Some(kind) = ctx.error.take() {
             let at = self.location(&ctx);
             CallEnd::Error(RuntimeError { kind, at })
@@ -539,9 +542,10 @@ impl TraceCache {
         Ok(code)
     }
 
-    /// Calls entry wrapper `code` with `args` in a new context for `run`;
+    /// Calls entry wrapper `code` with `args` in a context for `run` — a
+    /// trace's in the exit buffer (`buffered`), a function's in an array;
     /// the context afterwards, and the word the code returned.
-    fn enter(&self, code: *const u8, args: &[Value], run: &mut Run) -> (Ctx, Word) {
+    fn enter(&self, code: *const u8, args: &[Value], buffered: bool, run: &mut Run) -> (Ctx, Word) {
         let mut ctx = {
             let mut inner = self.inner.borrow_mut();
             match inner.spare.take() {
@@ -561,8 +565,11 @@ impl TraceCache {
         if let Some((left, limit)) = run.fuel {
             (ctx.fuel, ctx.fuel_limit) = (left, limit);
         }
-        ctx.exit_buffer(widest);
+        ctx.exit_buffer(widest.max(args.len()));
         let words: smallvec::SmallVec<[Word; 16]> = args.iter().map(|v| ctx.word(v.clone())).collect();
+        if buffered {
+            ctx.set_exit_values(&words);
+        }
         // SAFETY: `code` is an entry wrapper compiled by `compile` or
         // `function_entry` with the signature `extern "C" fn(*const u64,
         // *mut Ctx) -> u64`; it reads as many words from `words` as its

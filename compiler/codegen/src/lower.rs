@@ -86,9 +86,9 @@ pub struct Links<'a> {
     pub first_exit: usize,
 }
 
-/// One exit's link: `target`, when not 0, is the address of code (a
-/// bridge, compiled with the exit's values as its parameters, in the
-/// tail-call convention) the exit continues in instead of returning;
+/// One exit's link: `target`, when not 0, is the address of a bridge
+/// ([`trace_signature`]: its parameters are the values the exit stores in
+/// the exit buffer) the exit continues in instead of returning;
 /// `count` counts the failures that went there (the others return to
 /// the caller, which counts them). Generated code reads and writes both.
 #[repr(C)]
@@ -194,11 +194,15 @@ pub fn signature(module: &dyn cranelift_module::Module, n: usize) -> Signature {
     sig
 }
 
-/// The signature of a trace with `n` parameters: the tail-call convention,
-/// so that traces can continue in one another (`jump_trace`, linked exits)
-/// without growing the stack.
-pub fn trace_signature(module: &dyn cranelift_module::Module, n: usize) -> Signature {
-    let mut sig = signature(module, n);
+/// The signature of a trace: the tail-call convention, so that traces can
+/// continue in one another (`jump_trace`, linked exits) without growing
+/// the stack, and only the context as argument: a trace finds its
+/// parameters in the context's exit buffer, where whoever enters it —
+/// an exit linked to it, a `jump_trace`, the entry wrapper — stores them.
+/// (A tail call with every value as an argument cost the register
+/// allocator more than the rest of a trace.)
+pub fn trace_signature(module: &dyn cranelift_module::Module) -> Signature {
+    let mut sig = signature(module, 0);
     sig.call_conv = cranelift_codegen::isa::CallConv::Tail;
     sig
 }
@@ -206,7 +210,7 @@ pub fn trace_signature(module: &dyn cranelift_module::Module, n: usize) -> Signa
 /// The signature `f` is compiled with.
 pub fn signature_of(module: &dyn cranelift_module::Module, f: &Function) -> Signature {
     if f.kind == flowc_ir::FunctionKind::Trace {
-        trace_signature(module, f.params.len())
+        trace_signature(module)
     } else {
         signature(module, f.params.len())
     }
@@ -260,11 +264,17 @@ struct Lowerer<'a, 'b> {
     /// Traces: the loop iterations run so far (loaded from the context on
     /// entry, one more at every loop header, stored back on the way out).
     iterations: Option<Variable>,
+    /// Traces: the block every exit ends in, made on first use: given the
+    /// exit's link slot and its number, it continues in the slot's bridge,
+    /// or returns the number. (One per function: a tail call in every exit
+    /// cost the register allocator more than the rest of a trace.)
+    leave: Option<cranelift_codegen::ir::Block>,
 }
 
 /// Lowers IR function `f` into `ctx.func`.
 pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, fbctx: &mut FunctionBuilderContext) {
     ctx.func.signature = signature_of(&*env.module, f);
+    let from_buffer = f.kind == flowc_ir::FunctionKind::Trace;
     let mut b = FunctionBuilder::new(&mut ctx.func, fbctx);
     let mut blocks = HashMap::new();
     // Reverse postorder: a block's dominators, which define what its
@@ -292,8 +302,17 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     let stop = b.create_block();
     b.set_cold_block(stop);
     b.switch_to_block(entry);
-    let params = b.block_params(entry).to_vec();
-    let ctx_value = params[f.params.len()];
+    let (params, ctx_value) = if from_buffer {
+        let ctx_value = b.block_params(entry)[0];
+        let buf = b.ins().load(types::I64, MemFlagsData::trusted(), ctx_value, offsets::EXIT_VALUES);
+        let params: Vec<ClValue> = (0..f.params.len())
+            .map(|k| b.ins().load(types::I64, MemFlagsData::trusted(), buf, (8 * k) as i32))
+            .collect();
+        (params, ctx_value)
+    } else {
+        let all = b.block_params(entry).to_vec();
+        (all[..f.params.len()].to_vec(), all[f.params.len()])
+    };
     let iterations = (f.kind == flowc_ir::FunctionKind::Trace).then(|| {
         let var = b.declare_var(types::I64);
         let n = b.ins().load(types::I64, MemFlagsData::trusted(), ctx_value, offsets::ITERATIONS);
@@ -367,6 +386,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         headers,
         loops,
         iterations,
+        leave: None,
     };
     l.b.switch_to_block(stop);
     l.store_iterations();
@@ -385,6 +405,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     for &blk in order {
         l.block(blk);
     }
+    l.finish_leave();
     l.b.seal_all_blocks();
     let config = l.env.module.target_config();
     l.b.finalize(config);
@@ -880,33 +901,56 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let words: Vec<ClValue> =
             self.env.exits[n].values.clone().iter().map(|v| self.operand(&Operand::Value(*v))).collect();
         let number = self.env.links.as_ref().map_or(n, |l| l.first_exit + n);
-        if let Some(links) = &mut self.env.links {
-            // A linked exit continues in its bridge, counting the failure.
-            let slot = links.slots.slot(number) as *const ExitSlot as i64;
-            let flags = MemFlagsData::trusted();
-            let addr = self.konst(slot);
-            let target = self.b.ins().load(types::I64, flags, addr, std::mem::offset_of!(ExitSlot, target) as i32);
-            let (link, out) = (self.cold_block(), self.cold_block());
-            self.b.ins().brif(target, link, &[], out, &[]);
-            self.b.switch_to_block(link);
-            let at = std::mem::offset_of!(ExitSlot, count) as i32;
-            let count = self.b.ins().load(types::I64, flags, addr, at);
-            let count = self.b.ins().iadd_imm_s(count, 1);
-            self.b.ins().store(flags, count, addr, at);
-            let sig = trace_signature(&*self.env.module, words.len());
-            let sig = self.b.import_signature(sig);
-            let mut args = words.clone();
-            args.push(self.ctx);
-            self.store_iterations();
-            self.b.ins().return_call_indirect(sig, target, &args);
-            self.b.switch_to_block(out);
-        }
-        self.store_iterations();
         let buf = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, offsets::EXIT_VALUES);
         for (k, &w) in words.iter().enumerate() {
             self.b.ins().store(MemFlagsData::trusted(), w, buf, (8 * k) as i32);
         }
+        self.store_iterations();
         let code = self.konst(number as i64 + 1);
+        let Some(links) = &mut self.env.links else {
+            self.b.ins().return_(&[code]);
+            return;
+        };
+        let slot = links.slots.slot(number) as *const ExitSlot as i64;
+        let addr = self.konst(slot);
+        let leave = self.leave_block();
+        self.b.ins().jump(leave, &[BlockArg::Value(addr), BlockArg::Value(code)]);
+    }
+
+    /// The shared end of a trace's exits ([`Lowerer::leave`]): a linked
+    /// exit continues in its bridge (which reads the values the exit just
+    /// stored), counting the failure; an exit without a link returns its
+    /// number.
+    fn leave_block(&mut self) -> cranelift_codegen::ir::Block {
+        if let Some(b) = self.leave {
+            return b;
+        }
+        let leave = self.cold_block();
+        self.b.append_block_param(leave, types::I64);
+        self.b.append_block_param(leave, types::I64);
+        self.leave = Some(leave);
+        leave
+    }
+
+    /// Fills the shared end of the exits, if some exit jumps there (after
+    /// every other block: a block is filled before the next one starts).
+    fn finish_leave(&mut self) {
+        let Some(leave) = self.leave else { return };
+        let (addr, code) = (self.b.block_params(leave)[0], self.b.block_params(leave)[1]);
+        self.b.switch_to_block(leave);
+        let flags = MemFlagsData::trusted();
+        let target = self.b.ins().load(types::I64, flags, addr, std::mem::offset_of!(ExitSlot, target) as i32);
+        let (link, out) = (self.cold_block(), self.cold_block());
+        self.b.ins().brif(target, link, &[], out, &[]);
+        self.b.switch_to_block(link);
+        let at = std::mem::offset_of!(ExitSlot, count) as i32;
+        let count = self.b.ins().load(types::I64, flags, addr, at);
+        let count = self.b.ins().iadd_imm_s(count, 1);
+        self.b.ins().store(flags, count, addr, at);
+        let sig = trace_signature(&*self.env.module);
+        let sig = self.b.import_signature(sig);
+        self.b.ins().return_call_indirect(sig, target, &[self.ctx]);
+        self.b.switch_to_block(out);
         self.b.ins().return_(&[code]);
     }
 
@@ -925,10 +969,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         };
         debug_assert_eq!(n, args.len());
         let fref = self.env.module.declare_func_in_func(id, self.b.func);
-        let mut vals: Vec<ClValue> = args.iter().map(|a| self.operand(a)).collect();
-        vals.push(self.ctx);
+        let vals: Vec<ClValue> = args.iter().map(|a| self.operand(a)).collect();
+        let buf = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, offsets::EXIT_VALUES);
+        for (k, &w) in vals.iter().enumerate() {
+            self.b.ins().store(MemFlagsData::trusted(), w, buf, (8 * k) as i32);
+        }
         self.store_iterations();
-        self.b.ins().return_call(fref, &vals);
+        self.b.ins().return_call(fref, &[self.ctx]);
     }
 
     /// A trace leaving (by returning or continuing elsewhere): the loop

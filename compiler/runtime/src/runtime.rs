@@ -111,6 +111,12 @@ impl Ctx {
         self.exit_values = self.exit.as_mut_ptr();
     }
 
+    /// Stores `words` at the start of the exit buffer (which must hold as
+    /// many): a trace's arguments, where the trace reads its parameters.
+    pub fn set_exit_values(&mut self, words: &[Word]) {
+        self.exit[..words.len()].copy_from_slice(words);
+    }
+
     /// The exit values a trace stored.
     pub fn exit_values(&self, n: usize) -> &[u64] {
         &self.exit[..n]
