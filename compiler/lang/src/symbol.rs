@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{OnceLock, RwLock};
 
 /// An interned string: its index in the interner, plus one.
@@ -21,6 +22,10 @@ struct Interner {
     names: Vec<&'static str>,
     ids: HashMap<&'static str, u32>,
 }
+
+/// How many symbols have been handed out, readable without the lock (the
+/// runtime checks indices from generated code on every field access).
+static COUNT: AtomicU32 = AtomicU32::new(0);
 
 fn interner() -> &'static RwLock<Interner> {
     static INTERNER: OnceLock<RwLock<Interner>> = OnceLock::new();
@@ -42,6 +47,7 @@ impl Symbol {
         let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
         table.names.push(leaked);
         table.ids.insert(leaked, id);
+        COUNT.store(id + 1, Ordering::Release);
         Symbol::at(id)
     }
 
@@ -62,15 +68,14 @@ impl Symbol {
 
     /// How many symbols have been interned (they are numbered from 0).
     pub fn count() -> u32 {
-        interner().read().expect("interner poisoned").names.len() as u32
+        COUNT.load(Ordering::Acquire)
     }
 
     /// The symbol with raw index `i`, which must come from
     /// [`Symbol::index`] in this process (generated code stores symbols as
     /// indices). Panics otherwise: that would be a compiler bug.
     pub fn from_index(i: u32) -> Symbol {
-        let len = interner().read().expect("interner poisoned").names.len() as u32;
-        assert!(i < len, "symbol index {i} was never handed out");
+        assert!(i < Symbol::count(), "symbol index {i} was never handed out");
         Symbol::at(i)
     }
 }
