@@ -180,9 +180,27 @@ pub struct TraceExit {
     pub key: Option<usize>,
     /// A failing guard, not the `exit` that ends a bridge.
     pub guard: bool,
+    /// A failing `guard_int`: one of the assumptions a loop trace checks
+    /// on entry (the JIT retraces the loop when they fail often).
+    pub check: bool,
     /// The IR block of the guard or `exit`.
     pub block: BlockId,
 }
+
+/// How a trace leaves at an exit.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+enum Leaving {
+    /// A guard fails.
+    Guard,
+    /// A speculation check (`guard_int`) fails.
+    Check,
+    /// The `exit` that ends a bridge.
+    End,
+}
+
+/// What makes two exits of a trace one: the block, the record, the label,
+/// the guarded value, and how the trace leaves.
+type ExitAt = (BlockId, flowc_ir::ResumeId, flowc_lang::Symbol, Option<ValueId>, Leaving);
 
 /// The signature of a generated function with `n` parameters.
 pub fn signature(module: &dyn cranelift_module::Module, n: usize) -> Signature {
@@ -239,7 +257,7 @@ struct Lowerer<'a, 'b> {
     /// resume record and leave to different labels). Both copies of a guard
     /// leave by one exit, so failures are counted and bridges attached per
     /// guard.
-    exit_numbers: HashMap<(BlockId, flowc_ir::ResumeId, flowc_lang::Symbol, Option<ValueId>, bool), usize>,
+    exit_numbers: HashMap<ExitAt, usize>,
     /// The IR block being lowered.
     current: BlockId,
     refs: HashMap<String, FuncRef>,
@@ -453,6 +471,7 @@ fn exit_record(
     label: flowc_lang::Symbol,
     key: Option<ValueId>,
     guard: bool,
+    check: bool,
 ) -> TraceExit {
     let mut values: Vec<ValueId> = Vec::new();
     for op in f.resumes[resume].operands() {
@@ -469,7 +488,7 @@ fn exit_record(
             values.len() - 1
         }
     });
-    TraceExit { resume, label, values, key, guard, block }
+    TraceExit { resume, label, values, key, guard, check, block }
 }
 
 /// How many times each value is used.
@@ -878,23 +897,29 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             GuardKind::Value(Operand::Value(v), _) => Some(*v),
             _ => None,
         };
-        self.leave(resume, label, key, true);
+        self.leave(
+            resume,
+            label,
+            key,
+            if matches!(kind, GuardKind::Int(..)) { Leaving::Check } else { Leaving::Guard },
+        );
         self.b.switch_to_block(cont);
     }
 
     /// Leaves the trace: stores the values resume record `resume` refers
     /// to (and `key`, a guarded value) in the exit buffer and returns the
     /// exit's number (from 1).
-    fn leave(&mut self, resume: flowc_ir::ResumeId, label: flowc_lang::Symbol, key: Option<ValueId>, guard: bool) {
+    fn leave(&mut self, resume: flowc_ir::ResumeId, label: flowc_lang::Symbol, key: Option<ValueId>, how: Leaving) {
         // Both copies of a guard leave by one exit: the second stores the
         // same values in the same order and returns the same number.
-        let at = (self.current, resume, label, key, guard);
+        let at = (self.current, resume, label, key, how);
         let n = match self.exit_numbers.get(&at) {
             Some(&n) => n,
             None => {
                 let n = self.env.exits.len();
                 self.exit_numbers.insert(at, n);
-                self.env.exits.push(exit_record(self.f, self.current, resume, label, key, guard));
+                let (guard, check) = (how != Leaving::End, how == Leaving::Check);
+                self.env.exits.push(exit_record(self.f, self.current, resume, label, key, guard, check));
                 n
             }
         };
@@ -1364,7 +1389,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let v = self.operand(&o);
                 self.b.ins().return_(&[v]);
             }
-            Terminator::Exit { resume, label } => self.leave(resume, label, None, false),
+            Terminator::Exit { resume, label } => self.leave(resume, label, None, Leaving::End),
             Terminator::JumpTrace { target, args } => self.jump_trace(target, &args),
             Terminator::Trap(t) => {
                 let index = self.env.traps.len() as i64;

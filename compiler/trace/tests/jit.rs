@@ -107,17 +107,7 @@ fn a_guard_that_fails_often_gets_a_bridge() {
             guard_true v9, r1 else even
             v10:s = add.int v1, v0
             v11:i = add.word v0, 1
-            jump b2
-        b2 loop:
-            v14:s = phi [b1: v10, b2: v18]
-            v15:i = phi [b1: v11, b2: v19]
-            v16:c = lt.word v15, 1000
-            guard_true v16, r3 else done
-            v17:m = mod.word v15, 2
-            guard_true v17, r4 else even
-            v18:s = add.int v14, v15
-            v19:i = add.word v15, 1
-            jump b2
+            jump_trace 'loop.body'(v10, v11)
         resume r0 {
             frame [i = v0, s = v1, c = v8, m = v4]
         }
@@ -127,11 +117,25 @@ fn a_guard_that_fails_often_gets_a_bridge() {
         resume r2 {
             frame [i = v0, s = v1]
         }
-        resume r3 {
-            frame [i = v15, s = v14, c = v16, m = 1]
         }
-        resume r4 {
-            frame [i = v15, s = v14, c = 1, m = v17]
+        trace 'loop.body'(v0:s, v1:i) {
+        b0:
+            jump b1
+        b1 loop:
+            v2:s = phi [b0: v0, b1: v6]
+            v3:i = phi [b0: v1, b1: v7]
+            v4:c = lt.word v3, 1000
+            guard_true v4, r0 else done
+            v5:m = mod.word v3, 2
+            guard_true v5, r1 else even
+            v6:s = add.int v2, v3
+            v7:i = add.word v3, 1
+            jump b1
+        resume r0 {
+            frame [i = v3, s = v2, c = v4, m = 1]
+        }
+        resume r1 {
+            frame [i = v3, s = v2, c = 1, m = v5]
         }
         }
     "#]]
@@ -141,7 +145,25 @@ fn a_guard_that_fails_often_gets_a_bridge() {
         b0:
             v3:s = sub v1, 1
             v4:i = add v0, 1
-            jump_trace loop(v4, v3)
+            guard_int v4, 1, 2147483647, r0 else loop
+            guard_int v3, -4611686018427387904, 4611686018427387903, r0 else loop
+            v5:m = unbound m
+            v6:c = lt.word v4, 1000
+            guard_true v6, r2 else done
+            v7:m = mod.word v4, 2
+            guard_true v7, r3 else even
+            v8:s = add.int v3, v4
+            v9:i = add.word v4, 1
+            jump_trace 'loop.body'(v8, v9)
+        resume r0 {
+            frame [i = v4, s = v3]
+        }
+        resume r2 {
+            frame [i = v4, s = v3, c = v6, m = v5]
+        }
+        resume r3 {
+            frame [i = v4, s = v3, c = 1, m = v7]
+        }
         }
     "#]]
     .assert_eq(&bridges);
@@ -156,6 +178,10 @@ fn a_guard_that_fails_often_gets_a_bridge() {
 /// fails for the three values it was not recorded with; each gets its own
 /// bridge, specialized to its value (its first operation guards it), and
 /// each bridge's guard gets the next value's bridge: a chain, as in PyPy.
+/// The guard is in the loop trace twice — in its preamble (whose exit gets
+/// one bridge before the loop is reached) and in its loop (whose exit gets
+/// the chain) — and each bridge ends with a copy of the preamble, whose
+/// guard_value leads on along the chain.
 const PROMOTED: &str = "\
 entry loop(i = 0, s = 0)
 
@@ -178,7 +204,7 @@ fn guard_value_dispatches_to_one_bridge_per_value() {
     let run = run_jit("t", PROMOTED, options(3, 5));
     let (bridges, stats) = (run.bridges, run.stats);
     assert!(run.agrees);
-    assert_eq!((stats.traces, stats.bridges), (1, 3), "{stats}");
+    assert_eq!((stats.traces, stats.bridges), (1, 4), "{stats}");
     // Each bridge starts after the guard and runs for one value of k only,
     // so k is a constant in it.
     expect![[r#"
@@ -187,9 +213,27 @@ fn guard_value_dispatches_to_one_bridge_per_value() {
             guard_value v2, 2, r0 else add
             v3:s = add v1, 2
             v4:i = add v0, 1
-            jump_trace loop(v4, v3)
+            guard_int v4, 1, 2147483647, r1 else loop
+            guard_int v3, -4611686018427387904, 4611686018427387903, r1 else loop
+            v5:k = unbound k
+            v6:c = lt.word v4, 2000
+            guard_true v6, r3 else done
+            v7:k = mod.word v4, 4
+            guard_value v7, 3, r4 else add
+            v8:s = add.int v3, 3
+            v9:i = add.word v4, 1
+            jump_trace 'loop.body'(v8, v9)
         resume r0 {
             frame [i = v0, s = v1, c = 1, k = v2]
+        }
+        resume r1 {
+            frame [i = v4, s = v3]
+        }
+        resume r3 {
+            frame [i = v4, s = v3, c = v6, k = v5]
+        }
+        resume r4 {
+            frame [i = v4, s = v3, c = 1, k = v7]
         }
         }
         trace 'add.2'(v0:i, v1:s, v2:k) {
@@ -197,9 +241,27 @@ fn guard_value_dispatches_to_one_bridge_per_value() {
             guard_value v2, 0, r0 else add
             v3:s = add v1, 0
             v4:i = add v0, 1
-            jump_trace loop(v4, v3)
+            guard_int v4, 1, 2147483647, r1 else loop
+            guard_int v3, -4611686018427387904, 4611686018427387903, r1 else loop
+            v5:k = unbound k
+            v6:c = lt.word v4, 2000
+            guard_true v6, r3 else done
+            v7:k = mod.word v4, 4
+            guard_value v7, 3, r4 else add
+            v8:s = add.int v3, 3
+            v9:i = add.word v4, 1
+            jump_trace 'loop.body'(v8, v9)
         resume r0 {
             frame [i = v0, s = v1, c = 1, k = v2]
+        }
+        resume r1 {
+            frame [i = v4, s = v3]
+        }
+        resume r3 {
+            frame [i = v4, s = v3, c = v6, k = v5]
+        }
+        resume r4 {
+            frame [i = v4, s = v3, c = 1, k = v7]
         }
         }
         trace 'add.3'(v0:i, v1:s, v2:k) {
@@ -207,16 +269,63 @@ fn guard_value_dispatches_to_one_bridge_per_value() {
             guard_value v2, 1, r0 else add
             v3:s = add v1, 1
             v4:i = add v0, 1
-            jump_trace loop(v4, v3)
+            guard_int v4, 1, 2147483647, r1 else loop
+            guard_int v3, -4611686018427387904, 4611686018427387903, r1 else loop
+            v5:k = unbound k
+            v6:c = lt.word v4, 2000
+            guard_true v6, r3 else done
+            v7:k = mod.word v4, 4
+            guard_value v7, 3, r4 else add
+            v8:s = add.int v3, 3
+            v9:i = add.word v4, 1
+            jump_trace 'loop.body'(v8, v9)
         resume r0 {
             frame [i = v0, s = v1, c = 1, k = v2]
+        }
+        resume r1 {
+            frame [i = v4, s = v3]
+        }
+        resume r3 {
+            frame [i = v4, s = v3, c = v6, k = v5]
+        }
+        resume r4 {
+            frame [i = v4, s = v3, c = 1, k = v7]
+        }
+        }
+        trace 'add.4'(v0:i, v1:s, v2:k) {
+        b0:
+            guard_value v2, 2, r0 else add
+            v3:s = add v1, 2
+            v4:i = add v0, 1
+            guard_int v4, 1, 2147483647, r1 else loop
+            guard_int v3, -4611686018427387904, 4611686018427387903, r1 else loop
+            v5:k = unbound k
+            v6:c = lt.word v4, 2000
+            guard_true v6, r3 else done
+            v7:k = mod.word v4, 4
+            guard_value v7, 3, r4 else add
+            v8:s = add.int v3, 3
+            v9:i = add.word v4, 1
+            jump_trace 'loop.body'(v8, v9)
+        resume r0 {
+            frame [i = v0, s = v1, c = 1, k = v2]
+        }
+        resume r1 {
+            frame [i = v4, s = v3]
+        }
+        resume r3 {
+            frame [i = v4, s = v3, c = v6, k = v5]
+        }
+        resume r4 {
+            frame [i = v4, s = v3, c = 1, k = v7]
         }
         }
     "#]]
     .assert_eq(&bridges.join(""));
-    // Once the chain is built, every value stays in machine code.
+    // Once the chain is built, every value stays in machine code: the
+    // driver saw the bridge threshold's failures per bridge, and a few more.
     assert!(stats.bridged > 1000, "{stats}");
-    assert!(stats.guard_failures < 25, "{stats}");
+    assert!(stats.guard_failures <= 5 * stats.bridges as u64 + 10, "{stats}");
 }
 
 /// Under `--fuel`, compiled traces count one step per loop iteration, so a

@@ -2,7 +2,9 @@
 //! the manner of PyPy's `PYPYLOG=jit-summary` and LuaJIT's `-jv`: one line
 //! per event — a recording started, a trace or bridge compiled, a
 //! recording aborted and why, a hot spot given up — and at the end the
-//! [`super::Stats`], per piece of code.
+//! [`super::Stats`], per piece of code. After each "compiled" line comes
+//! the code's optimized IR, indented (PyPy's `jit-log-opt`), so the log
+//! alone shows what a trace does.
 //!
 //! Lines start with the milliseconds since the JIT started, so the log
 //! shows where the time goes; everything after the time is deterministic.
@@ -25,6 +27,13 @@ impl Log {
     pub fn event(&mut self, text: std::fmt::Arguments) {
         let t = self.started.elapsed().as_secs_f64() * 1e3;
         let _ = writeln!(self.out, "[{t:10.3}] {text}");
+    }
+
+    /// Writes a block of text indented by four spaces (a trace's IR).
+    pub fn indented(&mut self, text: &str) {
+        for line in text.lines() {
+            let _ = writeln!(self.out, "    {line}");
+        }
     }
 
     /// Writes a block of text (the summary) as it is.

@@ -148,6 +148,9 @@ enum Kind {
     Entry,
     /// From an exit of other code.
     Bridge,
+    /// The loop of a loop trace split in two ([`crate::preamble`]): the
+    /// loop trace is its preamble, which jumps here.
+    Body,
 }
 
 /// A piece of compiled code.
@@ -179,6 +182,9 @@ struct Code {
     /// For a bridge of a `guard_value`: its place in the chain of such
     /// bridges for one variable (1 for the first); 0 for other code.
     values: u32,
+    /// For a loop trace split in two: its loop. Code that jumps to the
+    /// loop trace gets its preamble inlined and jumps here.
+    body: Option<TraceId>,
 }
 
 /// What the JIT knows of an exit.
@@ -227,7 +233,8 @@ pub struct Jit<'p> {
     keys: KeyMap<KeyCode>,
     /// Per exit of the cache, by number.
     exits: Vec<Option<ExitState>>,
-    names: HashSet<Symbol>,
+    /// Every piece of code by name (what `jump_trace` names).
+    names: HashMap<Symbol, Option<TraceId>>,
     stats: Stats,
     log: Option<log::Log>,
 }
@@ -310,7 +317,7 @@ impl<'p> Jit<'p> {
             codes: Vec::new(),
             keys: KeyMap::default(),
             exits: Vec::new(),
-            names: HashSet::new(),
+            names: HashMap::new(),
             stats: Stats::default(),
             log: std::env::var_os("FLOWC_JIT_LOG")
                 .and_then(|path| std::fs::File::create(path).ok())
@@ -328,7 +335,16 @@ impl<'p> Jit<'p> {
         let mut s = self.stats.clone();
         let Some(cache) = &self.cache else { return s };
         s.bridged = 0;
+        // A loop's report follows its preamble's.
+        let mut order: Vec<usize> = Vec::with_capacity(self.codes.len());
         for (k, code) in self.codes.iter().enumerate() {
+            if !matches!(code.kind, Kind::Body) {
+                order.push(k);
+                order.extend(code.body.map(|b| b.0 as usize));
+            }
+        }
+        for k in order {
+            let code = &self.codes[k];
             let mut exits = Vec::new();
             for (index, e) in cache.exits_of(TraceId(k as u32)).into_iter().enumerate() {
                 let linked = cache.linked_failures(e);
@@ -353,6 +369,7 @@ impl<'p> Jit<'p> {
                     Kind::Loop => "loop",
                     Kind::Entry => "entry",
                     Kind::Bridge => "bridge",
+                    Kind::Body => "loop body",
                 },
                 start: code.start.clone(),
                 recorded_ops: code.recorded_ops,
@@ -367,9 +384,17 @@ impl<'p> Jit<'p> {
     }
 
     /// The compiled loop and entry traces with the labels they start at,
-    /// in the order they were made.
+    /// in the order they were made; a loop trace split in two is its
+    /// preamble followed by its loop.
     pub fn traces(&self) -> Vec<(Symbol, &Function)> {
-        self.codes.iter().filter(|c| !matches!(c.kind, Kind::Bridge)).map(|c| (c.anchor, &c.function)).collect()
+        let mut out = Vec::new();
+        for c in self.codes.iter().filter(|c| matches!(c.kind, Kind::Loop | Kind::Entry)) {
+            out.push((c.anchor, &c.function));
+            if let Some(b) = c.body {
+                out.push((c.anchor, &self.codes[b.0 as usize].function));
+            }
+        }
+        out
     }
 
     /// The compiled bridges, in the order they were made.
@@ -703,10 +728,9 @@ impl<'p> Jit<'p> {
             self.exits.resize_with(k + 1, || None);
         }
         let cache = self.cache.as_ref().expect("an exit has code");
-        let codes = &self.codes;
         self.exits[k].get_or_insert_with(|| {
             let (exit, parent) = cache.exit(exit);
-            let check = is_check(&codes[parent.0 as usize], &exit);
+            let check = is_check(&exit);
             ExitState { exit, parent, check, to_driver: 0, bridge: None, refused: false }
         })
     }
@@ -761,13 +785,19 @@ impl<'p> Jit<'p> {
 
     /// A name for new code, from `base`: `base`, else `base.2`, `base.3`...
     fn fresh_name(&mut self, base: Symbol) -> Symbol {
+        let name = self.free_name(base);
+        self.names.insert(name, None);
+        name
+    }
+
+    /// The name [`Jit::fresh_name`] would give, not taken yet.
+    fn free_name(&self, base: Symbol) -> Symbol {
         let mut name = base;
         let mut k = 1;
-        while self.names.contains(&name) {
+        while self.names.contains_key(&name) {
             k += 1;
             name = Symbol::intern(&format!("{base}.{k}"));
         }
-        self.names.insert(name);
         name
     }
 
@@ -864,6 +894,8 @@ impl<'p> Jit<'p> {
         c.params = params;
         c.unbound = unbound;
         c.compile_time = time;
+        self.adopt_body(code);
+        let c = &self.codes[code.0 as usize];
         match c.kind {
             Kind::Loop => self.stats.traces += 1,
             _ => self.stats.entry_traces += 1,
@@ -945,9 +977,8 @@ impl<'p> Jit<'p> {
         let mut start = Start::exit(&p.function, &record, &texit.values);
         // A speculation check of a loop trace (its preheader's guards):
         // the bridge is the same loop, assuming nothing.
-        let retrace = is_check(p, &texit);
+        let retrace = is_check(&texit);
         let (base_graph, parent_name) = (p.graph, p.function.name);
-        let parent_key = self.key_of_code(parent);
         // A failing guard_value: the bridge is for the value that failed it,
         // the next in a chain that stops at `max_values`.
         let values_depth = if texit.key.is_some() { p.values + 1 } else { 0 };
@@ -1067,18 +1098,20 @@ impl<'p> Jit<'p> {
         self.codes[code.0 as usize].root = root;
         self.codes[code.0 as usize].values = values_depth;
         self.codes[root.0 as usize].bridges += 1;
+        self.adopt_body(code);
         self.exit_state(exit).bridge = Some(code);
         if closes {
             self.stats.traces += 1;
             self.stats.retraces += 1;
-            if let Some(k) = &parent_key {
+            if let Some(k) = &start_key {
                 // The loop that assumes nothing goes first: the interpreter
-                // and bridges enter it without failing the other's checks.
+                // and bridges enter it without failing the other's checks
+                // — if it takes the variables a loop trace of the key takes.
                 let kc = self.keys.entry(k.clone()).or_default();
                 kc.generic = true;
-                let (params, unbound) =
-                    (self.codes[parent.0 as usize].params.clone(), self.codes[parent.0 as usize].unbound.clone());
-                if params.len() == self.codes[code.0 as usize].function.params.len() {
+                let names = &start.params;
+                let model = kc.variants.iter().map(|v| &self.codes[v.0 as usize]).find(|c| c.params == *names);
+                if let Some((params, unbound)) = model.map(|c| (c.params.clone(), c.unbound.clone())) {
                     let c = &mut self.codes[code.0 as usize];
                     (c.params, c.unbound) = (params, unbound);
                     kc.variants.insert(0, code);
@@ -1102,10 +1135,25 @@ impl<'p> Jit<'p> {
 
     /// Converts, optimizes and compiles `function` (recorded from
     /// `recorded` operations, starting at `start`); registers it.
+    ///
+    /// Code that ends by jumping to a loop trace split in two gets the
+    /// loop trace's preamble inlined first, and jumps into its loop; a loop
+    /// trace is split in two after optimization ([`crate::preamble`]),
+    /// its loop compiled first as code of its own.
     fn compile(&mut self, function: &mut Function, recorded: usize, start: String) -> Option<(TraceId, Duration)> {
         let started = Instant::now();
         if let Some(inspect) = self.options.inspect {
             inspect(function, "conversion");
+        }
+        if let Some(target) = jumps_to(function) {
+            if let Some(&Some(t)) = self.names.get(&target) {
+                if self.codes[t.0 as usize].body.is_some() {
+                    crate::preamble::inline(function, &self.codes[t.0 as usize].function);
+                    if let Some(inspect) = self.options.inspect {
+                        inspect(function, "inlining the preamble");
+                    }
+                }
+            }
         }
         opt::optimize(function, &self.hints, self.remove_allocations);
         self.stats.optimize_time += started.elapsed();
@@ -1115,6 +1163,28 @@ impl<'p> Jit<'p> {
         if self.cache.is_none() {
             let options = flowc_codegen::Options { fuel: self.fuel_checks };
             self.cache = TraceCache::new(&self.hints, options).ok();
+        }
+        let body_name = self.free_name(Symbol::intern(&format!("{}.body", function.name)));
+        let mut body = None;
+        if let Some(split) = crate::preamble::split(function, body_name) {
+            self.names.insert(body_name, None);
+            if let Some(inspect) = self.options.inspect {
+                inspect(&split.preamble, "splitting (the preamble)");
+                inspect(&split.body, "splitting (the loop)");
+            }
+            let compiling = Instant::now();
+            match self.cache.as_ref()?.compile(&split.body) {
+                Ok(id) => {
+                    debug_assert_eq!(id.0 as usize, self.codes.len());
+                    self.names.insert(body_name, Some(id));
+                    let mut code = Code::new(Kind::Body, split.body, start.clone(), 0);
+                    code.compile_time = compiling.elapsed();
+                    self.codes.push(code);
+                    *function = split.preamble;
+                    body = Some(id);
+                }
+                Err(e) => self.log(format_args!("code generation failed for {body_name}: {e}")),
+            }
         }
         let compiled = self.cache.as_ref()?.compile(function);
         let time = started.elapsed();
@@ -1127,16 +1197,52 @@ impl<'p> Jit<'p> {
             }
         };
         debug_assert_eq!(id.0 as usize, self.codes.len());
+        let body_ops = body.map_or(0, |b| instructions(&self.codes[b.0 as usize].function));
         self.stats.recorded_ops += recorded;
-        self.stats.optimized_ops += instructions(function);
+        self.stats.optimized_ops += instructions(function) + body_ops;
         self.log(format_args!(
             "compiled {} from {start}: {recorded} operations recorded, {} after optimization",
             function.name,
-            instructions(function)
+            instructions(function) + body_ops
         ));
-        self.codes.push(Code {
-            kind: Kind::Bridge,
-            function: function.clone(),
+        if let Some(log) = &mut self.log {
+            log.indented(&flowc_ir::print::function(function));
+            if let Some(b) = body {
+                log.indented(&flowc_ir::print::function(&self.codes[b.0 as usize].function));
+            }
+        }
+        self.names.insert(function.name, Some(id));
+        let mut code = Code::new(Kind::Bridge, function.clone(), start, recorded);
+        code.compile_time = time;
+        code.root = id;
+        code.body = body;
+        self.codes.push(code);
+        Some((id, time))
+    }
+
+    /// Gives the loop of code `code`, if it was split in two, the graph,
+    /// anchor and tree of its preamble.
+    fn adopt_body(&mut self, code: TraceId) {
+        let c = &self.codes[code.0 as usize];
+        let Some(b) = c.body else { return };
+        let (graph, anchor, root) = (c.graph, c.anchor, c.root);
+        let body = &mut self.codes[b.0 as usize];
+        (body.graph, body.anchor, body.root) = (graph, anchor, root);
+    }
+
+    fn log(&mut self, text: std::fmt::Arguments) {
+        if let Some(log) = &mut self.log {
+            log.event(text);
+        }
+    }
+}
+
+impl Code {
+    /// Code of `kind` made from `function`, not yet entered.
+    fn new(kind: Kind, function: Function, start: String, recorded_ops: usize) -> Code {
+        Code {
+            kind,
+            function,
             graph: 0,
             params: Vec::new(),
             unbound: Vec::new(),
@@ -1144,19 +1250,21 @@ impl<'p> Jit<'p> {
             start,
             entries: 0,
             iterations: 0,
-            recorded_ops: recorded,
-            compile_time: time,
-            root: id,
+            recorded_ops,
+            compile_time: Duration::ZERO,
+            root: TraceId(0),
             bridges: 0,
             values: 0,
-        });
-        Some((id, time))
-    }
-
-    fn log(&mut self, text: std::fmt::Arguments) {
-        if let Some(log) = &mut self.log {
-            log.event(text);
+            body: None,
         }
+    }
+}
+
+/// The trace `f` ends by jumping to, if it does.
+fn jumps_to(f: &Function) -> Option<Symbol> {
+    match &f.blocks[*f.layout.last()?].term {
+        flowc_ir::Terminator::JumpTrace { target, .. } => Some(*target),
+        _ => None,
     }
 }
 
@@ -1192,10 +1300,10 @@ fn stop_key(profiler: &Profiler, graph: &Graph, g: u32, label: Symbol, env: &Env
     Some(profiler.key_with(g, b, |s| env.get(&graph.slot_names[s as usize]).cloned()))
 }
 
-/// Whether `exit` of `code` is one of a loop trace's speculation checks
-/// (the guards of its preheader).
-fn is_check(code: &Code, exit: &flowc_codegen::lower::TraceExit) -> bool {
-    matches!(code.kind, Kind::Loop) && exit.guard && exit.block == code.function.entry
+/// Whether `exit` is one of a loop trace's speculation checks (in its
+/// preamble, or in a copy of it inlined into a bridge).
+fn is_check(exit: &flowc_codegen::lower::TraceExit) -> bool {
+    exit.check
 }
 
 /// A key as people read it: `dispatch[pc=2]`, `f:loop`.

@@ -17,10 +17,10 @@
 //! ([`super::state`]), because the loop's phis no longer mix them with
 //! objects from before the trace.
 
-use std::collections::HashMap;
-
-use flowc_ir::{BlockId, Function, InstData, InstKind, Operand, PhiInputs, Terminator, ValueData, ValueDef, ValueId};
+use flowc_ir::{BlockId, Function, InstData, InstId, InstKind, PhiInputs, Terminator, ValueDef};
 use flowc_passes::edit::Substitution;
+
+use crate::copy::Copier;
 
 /// Loops whose body is longer than this are not peeled (the code would
 /// double): they are optimized as one loop.
@@ -43,58 +43,28 @@ pub fn peel(f: &mut Function, body: BlockId) -> Option<BlockId> {
     });
     f.layout.push(copy);
     // Values of the body as they are in the copy: phis become the copy's
-    // phis, results become the copies' results.
-    let mut map: HashMap<ValueId, ValueId> = HashMap::new();
+    // phis, results become the copies' results; values from outside the
+    // body stay as they are.
+    let src = f.clone();
+    let mut copier = Copier::new();
     let phis = f.blocks[body].phis.clone();
-    let mut new_phis = Vec::with_capacity(phis.len());
-    for &p in &phis {
-        let r = f.insts[p].result.expect("phis have results");
-        let inst = f.insts.alloc(InstData { kind: InstKind::Phi(PhiInputs::new()), result: None });
-        let v = f.values.alloc(ValueData { def: ValueDef::Inst(inst), name: f.values[r].name });
-        f.insts[inst].result = Some(v);
-        map.insert(r, v);
-        new_phis.push(inst);
-    }
-    let insts = f.blocks[body].insts.clone();
-    let mut copies = Vec::with_capacity(insts.len());
-    for &i in &insts {
-        let mut kind = f.insts[i].kind.clone();
-        let result = f.insts[i].result.map(|r| {
-            let v = f.values.alloc(ValueData { def: ValueDef::Detached, name: f.values[r].name });
-            map.insert(r, v);
-            v
-        });
-        let fix = |o: &mut Operand| {
-            if let Operand::Value(v) = o {
-                if let Some(&m) = map.get(v) {
-                    *v = m;
-                }
-            }
-        };
-        kind.operands_mut().for_each(fix);
-        if let InstKind::Guard { resume, .. } = &mut kind {
-            let mut record = f.resumes[*resume].clone();
-            record.operands_mut().for_each(fix);
-            *resume = f.resumes.alloc(record);
-        }
-        let c = f.insts.alloc(InstData { kind, result });
-        if let Some(v) = result {
-            f.values[v].def = ValueDef::Inst(c);
-        }
-        if let Some(site) = f.sites.inst(i) {
-            f.sites.set_inst(c, site);
-        }
-        copies.push(c);
-    }
+    let new_phis: Vec<InstId> = phis
+        .iter()
+        .map(|&p| {
+            let r = f.insts[p].result.expect("phis have results");
+            let inst = f.insts.alloc(InstData { kind: InstKind::Phi(PhiInputs::new()), result: None });
+            let v = copier.fresh(&src, f, r, ValueDef::Inst(inst));
+            f.insts[inst].result = Some(v);
+            inst
+        })
+        .collect();
+    let copies: Vec<InstId> = src.blocks[body].insts.iter().map(|&i| copier.inst(&src, f, i)).collect();
     // The copy's phis: the variable's value at the end of the first
     // iteration, then its value at the end of the copy.
     for (&p, &q) in phis.iter().zip(&new_phis) {
         let InstKind::Phi(inputs) = &f.insts[p].kind else { unreachable!("phis") };
         let back = inputs.iter().find(|(b, _)| *b == body).map(|(_, o)| o.clone()).expect("a back edge");
-        let mapped = match &back {
-            Operand::Value(v) => Operand::Value(*map.get(v).unwrap_or(v)),
-            c => c.clone(),
-        };
+        let mapped = copier.operand(&back);
         f.insts[q].kind = InstKind::Phi(PhiInputs::from_iter([(body, back), (copy, mapped)]));
     }
     f.blocks[copy].phis = new_phis.into();
