@@ -1,7 +1,5 @@
 //! Copying trace instructions, within one function or from one into
-//! another: loop peeling copies the loop body ([`crate::opt`]), the JIT
-//! splits a loop trace into its preamble and its loop and inlines the
-//! preamble into the bridges that jump to the loop ([`crate::preamble`]).
+//! another (loop peeling copies the loop body, [`crate::opt`]).
 //!
 //! A [`Copier`] maps the source's values to operands of the destination.
 //! Each copied instruction gets a fresh result (mapped from then on), a
@@ -10,11 +8,11 @@
 //! original's source site. Values the map does not hold stay as they are:
 //! right within one function (a value defined outside the copied code),
 //! so a copy into another function must first map every value the copied
-//! code reads but does not define ([`free_values`]).
+//! code reads but does not define.
 
 use std::collections::HashMap;
 
-use flowc_ir::{BlockId, Function, InstData, InstId, InstKind, Operand, ValueData, ValueDef, ValueId};
+use flowc_ir::{Function, InstData, InstId, InstKind, Operand, ValueData, ValueDef, ValueId};
 
 /// Maps the values of a source function while its instructions are copied.
 pub struct Copier {
@@ -80,39 +78,4 @@ impl Default for Copier {
     fn default() -> Copier {
         Copier::new()
     }
-}
-
-/// The values block `b` of `f` reads (phi inputs from other blocks,
-/// instruction operands, its guards' resume records, its terminator) but
-/// does not define, in the order of first use.
-pub fn free_values(f: &Function, b: BlockId) -> Vec<ValueId> {
-    let block = &f.blocks[b];
-    let defined: std::collections::HashSet<ValueId> =
-        block.phis.iter().chain(&block.insts).filter_map(|&i| f.insts[i].result).collect();
-    let mut seen: std::collections::HashSet<ValueId> = std::collections::HashSet::new();
-    let mut out: Vec<ValueId> = Vec::new();
-    let mut note = |o: &Operand| {
-        if let Operand::Value(v) = o {
-            if !defined.contains(v) && seen.insert(*v) {
-                out.push(*v);
-            }
-        }
-    };
-    for &p in &block.phis {
-        if let InstKind::Phi(inputs) = &f.insts[p].kind {
-            inputs.iter().filter(|(from, _)| *from != b).for_each(|(_, o)| note(o));
-        }
-    }
-    for &i in &block.insts {
-        let kind = &f.insts[i].kind;
-        kind.operands().for_each(&mut note);
-        if let InstKind::Guard { resume, .. } = kind {
-            f.resumes[*resume].operands().for_each(&mut note);
-        }
-    }
-    block.term.operands().for_each(&mut note);
-    if let flowc_ir::Terminator::Exit { resume, .. } = &block.term {
-        f.resumes[*resume].operands().for_each(&mut note);
-    }
-    out
 }

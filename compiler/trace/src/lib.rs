@@ -16,9 +16,7 @@
 //!   allocation removal with virtual objects, shared resume records);
 //! - [`ssa`] and [`resume`]: running trace IR and leaving it at a failing
 //!   guard;
-//! - [`preamble`]: a loop trace split into its preamble and its loop, and
-//!   the preamble inlined into bridges that jump to the loop ([`copy`]
-//!   copies instructions for it and for loop peeling);
+//! - [`copy`]: copying trace instructions (loop peeling);
 //! - [`jit`]: the tracing JIT — hot loop headers traced, optimized,
 //!   compiled and entered from the interpreter.
 
@@ -26,7 +24,6 @@ pub mod blog;
 pub mod copy;
 pub mod jit;
 pub mod opt;
-pub mod preamble;
 pub mod record;
 pub mod resume;
 pub mod run;

@@ -140,6 +140,11 @@ impl Start {
 pub enum End {
     /// Back to its start: a loop (single-frame starts only).
     Loop,
+    /// A loop that carries only these variables of its frame, those live
+    /// at its head (the JIT's): the others the trace writes start every
+    /// iteration unbound, so their values from one iteration never tie
+    /// the next.
+    LiveLoop(Vec<Symbol>),
     /// Leaving for the interpreter at this label of the innermost frame.
     Exit(Symbol),
     /// Continuing in trace `target`, whose parameters are these variables
@@ -225,17 +230,26 @@ pub fn convert(program: &Program, name: Symbol, trace: &Trace, start: &Start, en
         let resume = b.resume(snapshot(&frames));
         b.inst(entry, InstKind::Guard { kind, resume, label: trace.anchor }, None);
     }
-    let body = match end {
-        End::Loop => {
+    let looping = match end {
+        End::Loop => Some(None),
+        End::LiveLoop(live) => Some(Some(live.as_slice())),
+        _ => None,
+    };
+    let body = match looping {
+        Some(_) => {
             assert_eq!(frames.len(), 1, "loops start in one frame");
             b.block(Some(trace.anchor))
         }
-        _ => entry,
+        None => entry,
     };
     // Loop-carried variables get phis; new ones start unbound.
     let mut phis: Vec<(Symbol, ValueId)> = Vec::new();
-    if matches!(end, End::Loop) {
+    if let Some(live) = looping {
         for var in base_writes(trace) {
+            if live.is_some_and(|l| !l.contains(&var)) {
+                frames[0].vars.shift_remove(&var);
+                continue;
+            }
             let initial = match frames[0].vars.get(&var) {
                 Some(o) => o.clone(),
                 None => Operand::Value(b.inst(entry, InstKind::Unbound(var), Some(var)).expect("unbound has a result")),
@@ -272,7 +286,7 @@ pub fn convert(program: &Program, name: Symbol, trace: &Trace, start: &Start, en
         }
     }
     match end {
-        End::Loop => {
+        End::Loop | End::LiveLoop(_) => {
             for (var, phi) in phis {
                 let back = frames[0].vars[&var].clone();
                 let flowc_ir::ValueDef::Inst(i) = b.func.values[phi].def else { unreachable!("phis are instructions") };

@@ -17,10 +17,16 @@
 //! stops at a key whose code it can jump into (the trace then ends with a
 //! `jump_trace` there: an *entry* trace). A trace takes the variables
 //! live at its label ([`Liveness`]): a variable that is dead there cannot
-//! be read before it is written again, so it need not be carried. The
-//! trace becomes IR ([`crate::to_ir`]), gets its speculation checks
-//! ([`speculate`]), is optimized ([`crate::opt`]: peeled, objects kept
-//! virtual round the loop) and compiled into the run's [`TraceCache`].
+//! be read before it is written again, so it need not be carried. A loop
+//! becomes two pieces of code, as in PyPy: its *preamble* — its
+//! speculation checks ([`speculate`]) and its first iteration, from the
+//! interpreter's variables — which jumps into the *loop*, the same trace
+//! converted from the state the preamble ends in ([`opt::LoopEntry`]:
+//! objects the first iteration made are virtual there, their fields the
+//! loop's parameters, and what is known of the values are facts the loop
+//! assumes). The loop is optimized ([`crate::opt`]: peeled once more,
+//! objects kept virtual round it, only the variables live at its head
+//! carried) and both are compiled into the run's [`TraceCache`].
 //!
 //! **Bridges.** Every exit of compiled code (a guard, or an `exit` at the
 //! end of a trace) counts the times it returns to the driver; at
@@ -29,7 +35,10 @@
 //! exit's resume record, virtual objects included) until it arrives at a
 //! key whose code it can jump into. The exit is then linked to it in
 //! machine code ([`TraceCache::link`]): from then on it never returns to
-//! the driver, and the bridge's end jumps straight into the other code. A
+//! the driver, and the bridge's end jumps straight into the other code —
+//! into a loop itself when its state fits the loop's entry (objects still
+//! virtual, facts known or checked on the way by *restart* guards, whose
+//! own bridges go to the preamble), else into the loop's preamble. A
 //! bridge that cannot get anywhere compiled ends by leaving for the
 //! interpreter, and that exit can get a bridge in turn. A failing
 //! `guard_value` gets a bridge specialized to the value that failed it
@@ -182,9 +191,14 @@ struct Code {
     /// For a bridge of a `guard_value`: its place in the chain of such
     /// bridges for one variable (1 for the first); 0 for other code.
     values: u32,
-    /// For a loop trace split in two: its loop. Code that jumps to the
-    /// loop trace gets its preamble inlined and jumps here.
+    /// For a loop's preamble: the loop, and what it expects at its head.
+    /// Code that jumps to the preamble jumps into the loop instead when
+    /// its state matches.
     body: Option<TraceId>,
+    entry: Option<opt::LoopEntry>,
+    /// The records of the guards that check a loop's facts before
+    /// jumping into it: failing one leaves at the loop's head.
+    restarts: Vec<flowc_ir::ResumeId>,
 }
 
 /// What the JIT knows of an exit.
@@ -728,9 +742,10 @@ impl<'p> Jit<'p> {
             self.exits.resize_with(k + 1, || None);
         }
         let cache = self.cache.as_ref().expect("an exit has code");
+        let codes = &self.codes;
         self.exits[k].get_or_insert_with(|| {
             let (exit, parent) = cache.exit(exit);
-            let check = is_check(&exit);
+            let check = is_check(&codes[parent.0 as usize], &exit);
             ExitState { exit, parent, check, to_driver: 0, bridge: None, refused: false }
         })
     }
@@ -869,20 +884,23 @@ impl<'p> Jit<'p> {
         };
         // The program is at `end_label` now.
         let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
-        let end = match target {
-            None => End::Loop,
-            Some(t) => End::Jump {
-                target: self.codes[t.0 as usize].function.name,
-                params: self.codes[t.0 as usize].params.clone(),
-            },
-        };
         let start = Start::frame(graph.name, &params);
         let name = self.fresh_name(label);
-        let mut function = to_ir::convert(self.program, name, &trace, &start, &end);
-        if matches!(end, End::Loop) && !self.keys.get(key).is_some_and(|k| k.generic) {
-            speculate::speculate(&mut function, &args, label, graph.name);
-        }
-        let compiled = self.compile(&mut function, trace.ops.len(), describe(key, run.compiled));
+        let what = describe(key, run.compiled);
+        let compiled = match target {
+            None => {
+                let speculating = !self.keys.get(key).is_some_and(|k| k.generic);
+                let args = speculating.then_some(args.as_slice());
+                let live: Vec<Symbol> = params.iter().chain(&unbound).copied().collect();
+                self.compile_loop(name, &trace, &start, &params, &live, args, graph.name, what)
+            }
+            Some(t) => {
+                let c = &self.codes[t.0 as usize];
+                let end = End::Jump { target: c.function.name, params: c.params.clone() };
+                let mut function = to_ir::convert(self.program, name, &trace, &start, &end);
+                self.compile_straight(&mut function, trace.ops.len(), what, false)
+            }
+        };
         let Some((code, time)) = compiled else {
             self.abort(machine, key, &describe(key, run.compiled), "the code generator refused the trace");
             return Ok(Next::Interpret(block));
@@ -977,7 +995,10 @@ impl<'p> Jit<'p> {
         let mut start = Start::exit(&p.function, &record, &texit.values);
         // A speculation check of a loop trace (its preheader's guards):
         // the bridge is the same loop, assuming nothing.
-        let retrace = is_check(&texit);
+        let retrace = is_check(p, &texit);
+        // A guard checking a loop's fact on the way into it: the state does
+        // not fit the loop, so the bridge goes to its preamble.
+        let restart = p.restarts.contains(&texit.resume);
         let (base_graph, parent_name) = (p.graph, p.function.name);
         // A failing guard_value: the bridge is for the value that failed it,
         // the next in a chain that stops at `max_values`.
@@ -1070,21 +1091,31 @@ impl<'p> Jit<'p> {
             }
         };
         let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
-        let end = if closes {
-            End::Loop
+        let name = self.fresh_name(texit.label);
+        let what = format!("exit {index} (to {}) of {parent_name}", texit.label);
+        let compiled = if closes {
+            let names: Vec<Symbol> = start.frames[0].env.iter().map(|(n, _)| *n).collect();
+            let function = start.frames[0].function;
+            let graph = &run.compiled.graphs[base_graph as usize];
+            let live = match graph.labels.get(&texit.label) {
+                Some(&b) => Self::liveness(run, base_graph).live_at(b),
+                None => Vec::new(),
+            };
+            let graph = &run.compiled.graphs[base_graph as usize];
+            let live: Vec<Symbol> = live.iter().map(|&s| graph.slot_names[s as usize]).collect();
+            self.compile_loop(name, &trace, &start, &names, &live, None, function, what)
         } else {
-            match target {
+            let end = match target {
                 Some(t) => End::Jump {
                     target: self.codes[t.0 as usize].function.name,
                     params: self.codes[t.0 as usize].params.clone(),
                 },
                 None => End::Exit(end_label),
-            }
+            };
+            let mut function = to_ir::convert(self.program, name, &trace, &start, &end);
+            self.compile_straight(&mut function, trace.ops.len(), what, restart)
         };
-        let name = self.fresh_name(texit.label);
-        let mut function = to_ir::convert(self.program, name, &trace, &start, &end);
-        let what = format!("exit {index} (to {}) of {parent_name}", texit.label);
-        let Some((code, time)) = self.compile(&mut function, trace.ops.len(), what) else {
+        let Some((code, time)) = compiled else {
             self.stats.aborted += 1;
             self.exit_state(exit).refused = true;
             return Ok(Next::Interpret(block));
@@ -1133,58 +1164,116 @@ impl<'p> Jit<'p> {
         self.keys.iter().find(|(_, kc)| kc.variants.contains(&code)).map(|(k, _)| k.clone())
     }
 
-    /// Converts, optimizes and compiles `function` (recorded from
-    /// `recorded` operations, starting at `start`); registers it.
-    ///
-    /// Code that ends by jumping to a loop trace split in two gets the
-    /// loop trace's preamble inlined first, and jumps into its loop; a loop
-    /// trace is split in two after optimization ([`crate::preamble`]),
-    /// its loop compiled first as code of its own.
-    fn compile(&mut self, function: &mut Function, recorded: usize, start: String) -> Option<(TraceId, Duration)> {
+    /// Optimizes and compiles straight trace `function` (a bridge or an
+    /// entry trace, recorded from `recorded` operations, starting at
+    /// `start`); registers it. When it ends by jumping to a loop's
+    /// preamble, it jumps into the loop instead if its state matches the
+    /// loop's entry — unless `plain` (the trace leaves a restart guard of
+    /// that entry: the state is known not to match).
+    fn compile_straight(
+        &mut self,
+        function: &mut Function,
+        recorded: usize,
+        start: String,
+        plain: bool,
+    ) -> Option<(TraceId, Duration)> {
         let started = Instant::now();
-        if let Some(inspect) = self.options.inspect {
-            inspect(function, "conversion");
-        }
-        if let Some(target) = jumps_to(function) {
-            if let Some(&Some(t)) = self.names.get(&target) {
-                if self.codes[t.0 as usize].body.is_some() {
-                    crate::preamble::inline(function, &self.codes[t.0 as usize].function);
-                    if let Some(inspect) = self.options.inspect {
-                        inspect(function, "inlining the preamble");
-                    }
-                }
-            }
-        }
-        opt::optimize(function, &self.hints, self.remove_allocations);
+        self.inspect(function, "conversion");
+        let target = jumps_to(function).and_then(|t| self.names.get(&t).copied().flatten());
+        let into = target.filter(|_| !plain).and_then(|t| {
+            let c = &self.codes[t.0 as usize];
+            Some((c.entry.clone()?, self.codes[c.body?.0 as usize].function.name))
+        });
+        let jump = match &into {
+            Some((entry, body)) => opt::Jump::Enters { entry, body: *body },
+            None => opt::Jump::Plain,
+        };
+        let options = opt::Options { jump, ..opt::Options::new(self.remove_allocations) };
+        let optimized = opt::optimize_trace(function, &self.hints, &options);
         self.stats.optimize_time += started.elapsed();
+        self.inspect(function, "optimization");
+        let id = self.compile_one(function, Kind::Bridge, &start, recorded, started)?;
+        self.codes[id.0 as usize].restarts = optimized.restarts;
+        Some((id, started.elapsed()))
+    }
+
+    /// Compiles a loop recorded as `trace` from `start`, the head's
+    /// variables `names` (of `function`'s frame, at label `anchor`; with
+    /// the variables live there but unbound, `live`), as two pieces of
+    /// code ([`opt::LoopEntry`]): the preamble, named `name`, whose first
+    /// checks are those speculation finds for the values `args` (none
+    /// when `None`), and the loop, which the preamble jumps into.
+    /// Registers both; returns the preamble.
+    #[allow(clippy::too_many_arguments)]
+    fn compile_loop(
+        &mut self,
+        name: Symbol,
+        trace: &crate::trace::Trace,
+        start: &Start,
+        names: &[Symbol],
+        live: &[Symbol],
+        args: Option<&[Value]>,
+        function: Option<Symbol>,
+        what: String,
+    ) -> Option<(TraceId, Duration)> {
+        let started = Instant::now();
+        let anchor = trace.anchor;
+        let body = self.fresh_name(Symbol::intern(&format!("{name}.body")));
+        let looping = End::LiveLoop(live.to_vec());
+        let checks = match args {
+            Some(args) => speculate::checks(&to_ir::convert(self.program, name, trace, start, &looping), args),
+            None => Vec::new(),
+        };
+        let mut preamble =
+            to_ir::convert(self.program, name, trace, start, &End::Jump { target: body, params: names.to_vec() });
+        speculate::insert(&mut preamble, &checks, anchor, function);
+        self.inspect(&preamble, "conversion");
+        // The loop keeps assuming what the preamble speculates on.
+        let assumed: Vec<(Symbol, i64, i64)> = checks.iter().map(|&(k, lo, hi)| (start.params[k], lo, hi)).collect();
+        let jump = opt::Jump::Defines { anchor, function, names, assumed: &assumed };
+        let options = opt::Options { jump, ..opt::Options::new(self.remove_allocations) };
+        let optimized = opt::optimize_trace(&mut preamble, &self.hints, &options);
+        self.inspect(&preamble, "optimization");
+        let entry = optimized.entry?;
+        let mut looped = to_ir::convert(self.program, body, trace, &entry.start(), &looping);
+        self.inspect(&looped, "conversion");
+        // The loop is peeled too: its first iteration, which code jumping
+        // into it runs once, computes what the rest of its iterations
+        // reuse (loop-invariant reads and checks).
+        let facts = entry.infos();
+        let options = opt::Options { facts: &facts, ..opt::Options::new(self.remove_allocations) };
+        opt::optimize_trace(&mut looped, &self.hints, &options);
+        self.stats.optimize_time += started.elapsed();
+        self.inspect(&looped, "optimization");
+        let body_id = self.compile_one(&looped, Kind::Body, &what, 0, started)?;
+        let id = self.compile_one(&preamble, Kind::Loop, &what, trace.ops.len(), Instant::now())?;
+        let c = &mut self.codes[id.0 as usize];
+        c.body = Some(body_id);
+        c.entry = Some(entry);
+        Some((id, started.elapsed()))
+    }
+
+    /// Runs the IR checker hook on `f`.
+    fn inspect(&self, f: &Function, after: &str) {
         if let Some(inspect) = self.options.inspect {
-            inspect(function, "optimization");
+            inspect(f, after);
         }
+    }
+
+    /// Compiles optimized trace `function` (recorded from `recorded`
+    /// operations, starting at `start`, work begun at `started`) into the
+    /// cache; registers it as code of `kind`.
+    fn compile_one(
+        &mut self,
+        function: &Function,
+        kind: Kind,
+        start: &str,
+        recorded: usize,
+        started: Instant,
+    ) -> Option<TraceId> {
         if self.cache.is_none() {
             let options = flowc_codegen::Options { fuel: self.fuel_checks };
             self.cache = TraceCache::new(&self.hints, options).ok();
-        }
-        let body_name = self.free_name(Symbol::intern(&format!("{}.body", function.name)));
-        let mut body = None;
-        if let Some(split) = crate::preamble::split(function, body_name) {
-            self.names.insert(body_name, None);
-            if let Some(inspect) = self.options.inspect {
-                inspect(&split.preamble, "splitting (the preamble)");
-                inspect(&split.body, "splitting (the loop)");
-            }
-            let compiling = Instant::now();
-            match self.cache.as_ref()?.compile(&split.body) {
-                Ok(id) => {
-                    debug_assert_eq!(id.0 as usize, self.codes.len());
-                    self.names.insert(body_name, Some(id));
-                    let mut code = Code::new(Kind::Body, split.body, start.clone(), 0);
-                    code.compile_time = compiling.elapsed();
-                    self.codes.push(code);
-                    *function = split.preamble;
-                    body = Some(id);
-                }
-                Err(e) => self.log(format_args!("code generation failed for {body_name}: {e}")),
-            }
         }
         let compiled = self.cache.as_ref()?.compile(function);
         let time = started.elapsed();
@@ -1197,27 +1286,22 @@ impl<'p> Jit<'p> {
             }
         };
         debug_assert_eq!(id.0 as usize, self.codes.len());
-        let body_ops = body.map_or(0, |b| instructions(&self.codes[b.0 as usize].function));
         self.stats.recorded_ops += recorded;
-        self.stats.optimized_ops += instructions(function) + body_ops;
+        self.stats.optimized_ops += instructions(function);
         self.log(format_args!(
             "compiled {} from {start}: {recorded} operations recorded, {} after optimization",
             function.name,
-            instructions(function) + body_ops
+            instructions(function)
         ));
         if let Some(log) = &mut self.log {
             log.indented(&flowc_ir::print::function(function));
-            if let Some(b) = body {
-                log.indented(&flowc_ir::print::function(&self.codes[b.0 as usize].function));
-            }
         }
         self.names.insert(function.name, Some(id));
-        let mut code = Code::new(Kind::Bridge, function.clone(), start, recorded);
+        let mut code = Code::new(kind, function.clone(), start.to_string(), recorded);
         code.compile_time = time;
         code.root = id;
-        code.body = body;
         self.codes.push(code);
-        Some((id, time))
+        Some(id)
     }
 
     /// Gives the loop of code `code`, if it was split in two, the graph,
@@ -1256,6 +1340,8 @@ impl Code {
             bridges: 0,
             values: 0,
             body: None,
+            entry: None,
+            restarts: Vec::new(),
         }
     }
 }
@@ -1300,10 +1386,10 @@ fn stop_key(profiler: &Profiler, graph: &Graph, g: u32, label: Symbol, env: &Env
     Some(profiler.key_with(g, b, |s| env.get(&graph.slot_names[s as usize]).cloned()))
 }
 
-/// Whether `exit` is one of a loop trace's speculation checks (in its
-/// preamble, or in a copy of it inlined into a bridge).
-fn is_check(exit: &flowc_codegen::lower::TraceExit) -> bool {
-    exit.check
+/// Whether `exit` of `code` is one of a loop preamble's speculation
+/// checks.
+fn is_check(code: &Code, exit: &flowc_codegen::lower::TraceExit) -> bool {
+    matches!(code.kind, Kind::Loop) && exit.check
 }
 
 /// A key as people read it: `dispatch[pc=2]`, `f:loop`.

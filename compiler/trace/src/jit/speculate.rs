@@ -7,10 +7,12 @@
 //! machine integers — their sign says nothing about the loop — which
 //! spares their tag tests.
 //!
-//! The assumptions are `guard_int` checks in the trace's preheader, so
-//! they hold however the trace is entered — from the interpreter, or by
-//! a bridge jumping into it. A check that fails often gets, as its
-//! bridge, a trace of the same loop that assumes nothing (a retrace).
+//! The assumptions are `guard_int` checks at the start of the loop's
+//! preamble, which the interpreter enters; the loop itself assumes them
+//! as facts of its entry state ([`crate::opt::LoopEntry`]), which code
+//! jumping into the loop checks in turn. A check of the preamble that
+//! fails often gets, as its bridge, a trace of the same loop that assumes
+//! nothing (a retrace).
 
 use std::collections::{HashMap, HashSet};
 
@@ -20,11 +22,13 @@ use flowc_lang::ops::range::SMALL_PARAM;
 use flowc_lang::ops::Op;
 use flowc_lang::{Symbol, Value};
 
-/// Adds the entry checks to loop trace `f` (as [`crate::to_ir`] makes it,
-/// not yet optimized), whose parameters had the values `args` when it was
-/// recorded; the checks leave for the interpreter at `anchor` in the base
-/// frame (of `function`) with the parameters. Returns how many it added.
-pub fn speculate(f: &mut Function, args: &[Value], anchor: Symbol, function: Option<Symbol>) -> usize {
+/// A check: the parameter at this position is an integer in this range.
+pub type Check = (usize, i64, i64);
+
+/// The entry checks loop trace `f` (as [`crate::to_ir`] makes it, not yet
+/// optimized) gets, when its parameters had the values `args` when it was
+/// recorded.
+pub fn checks(f: &Function, args: &[Value]) -> Vec<Check> {
     let (min, max) = (SMALL_PARAM.0 as i64, SMALL_PARAM.1 as i64);
     // Parameters the loop compares: directly (a bound), or through the
     // phi they start (a counter); a variable the loop overwrites before
@@ -103,22 +107,28 @@ pub fn speculate(f: &mut Function, args: &[Value], anchor: Symbol, function: Opt
         }
     }
     let (word_min, word_max) = (-(1i64 << 62), (1i64 << 62) - 1);
-    let checks: Vec<(ValueId, i64, i64)> = f
-        .params
+    f.params
         .iter()
         .zip(args)
-        .filter_map(|(&p, v)| match v {
-            Value::Int(v) if computed.contains(&p) && (min..=max).contains(v) => Some(match *v {
-                v if v > 0 => (p, 1, max),
-                0 => (p, 0, max),
-                _ => (p, min, -1),
+        .enumerate()
+        .filter_map(|(k, (p, v))| match v {
+            Value::Int(v) if computed.contains(p) && (min..=max).contains(v) => Some(match *v {
+                v if v > 0 => (k, 1, max),
+                0 => (k, 0, max),
+                _ => (k, min, -1),
             }),
-            Value::Int(_) if arithmetic.contains(&p) => Some((p, word_min, word_max)),
+            Value::Int(_) if arithmetic.contains(p) => Some((k, word_min, word_max)),
             _ => None,
         })
-        .collect();
+        .collect()
+}
+
+/// Adds `checks` to the start of `f`'s entry block: guards that leave for
+/// the interpreter at `anchor` in the base frame (of `function`) with the
+/// parameters.
+pub fn insert(f: &mut Function, checks: &[Check], anchor: Symbol, function: Option<Symbol>) {
     if checks.is_empty() {
-        return 0;
+        return;
     }
     let env = f
         .params
@@ -129,9 +139,8 @@ pub fn speculate(f: &mut Function, args: &[Value], anchor: Symbol, function: Opt
         f.resumes.alloc(ResumeData { frames: vec![ResumeFrame { function, env, call: None }], virtuals: vec![] });
     let entry = f.entry;
     for (k, &(p, lo, hi)) in checks.iter().enumerate() {
-        let kind = GuardKind::Int(Operand::Value(p), lo, hi);
+        let kind = GuardKind::Int(Operand::Value(f.params[p]), lo, hi);
         let g = f.insts.alloc(InstData { kind: InstKind::Guard { kind, resume, label: anchor }, result: None });
         f.blocks[entry].insts.insert(k, g);
     }
-    checks.len()
 }

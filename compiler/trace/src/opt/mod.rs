@@ -12,11 +12,16 @@
 //!   other phis get kinds and ranges first ([`ranges`]).
 //! - A straight trace (a bridge, or a trace that ends by jumping into
 //!   another) is walked once; objects still virtual at its exit stay
-//!   virtual in the exit's record, and are materialized for a jump.
+//!   virtual in the exit's record. What its final `jump_trace` passes is
+//!   as [`Jump`] says: real values, or — at the end of a loop's preamble
+//!   and of code jumping to that preamble — the loop's entry state
+//!   ([`entry`]), so that objects stay virtual into the loop.
 //!
 //! Facts about the trace's inputs come from guards in `b0` (the JIT puts
-//! `guard_int` there for what it speculates on, [`crate::jit`]).
+//! `guard_int` there for what it speculates on, [`crate::jit`]) and from
+//! the facts the caller gives its parameters (a loop's entry facts).
 
+mod entry;
 mod finish;
 mod peel;
 mod ranges;
@@ -25,9 +30,11 @@ mod stats;
 mod virtuals;
 mod walk;
 
-use flowc_ir::{BlockId, Function, Module, Terminator};
+use flowc_ir::{BlockId, Function, Module, ResumeId, Terminator};
 use flowc_lang::Symbol;
+use flowc_passes::lattice::Info;
 
+pub use entry::{Fact, LoopEntry, ObjectShape, Shape};
 pub use peel::MAX_PEELED;
 pub use stats::TraceStats;
 
@@ -38,36 +45,97 @@ fn loop_block(f: &Function) -> Option<BlockId> {
     f.layout.iter().copied().find(|&b| f.blocks[b].term == Terminator::Jump(b))
 }
 
+/// How a trace is optimized.
+#[derive(Clone, Copy, Debug)]
+pub struct Options<'a> {
+    /// Whether objects may be virtual (the program cannot observe
+    /// allocation numbers).
+    pub remove_allocations: bool,
+    /// What is known of the trace's parameters, in order (any bound
+    /// value where missing).
+    pub facts: &'a [Info],
+    /// Whether a loop is peeled (its first iteration made straight code
+    /// before it); a loop the JIT enters from its own preamble is not.
+    pub peel: bool,
+    /// What the `jump_trace` that ends a straight trace passes.
+    pub jump: Jump<'a>,
+}
+
+impl Options<'_> {
+    /// Peeled loops, real values passed by jumps.
+    pub fn new(remove_allocations: bool) -> Options<'static> {
+        Options { remove_allocations, facts: &[], peel: true, jump: Jump::Plain }
+    }
+}
+
+/// What the `jump_trace` that ends a straight trace passes.
+#[derive(Clone, Copy, Debug)]
+pub enum Jump<'a> {
+    /// Real values: virtual objects are materialized.
+    Plain,
+    /// The trace is the preamble of a loop whose head has the variables
+    /// `names` (the jump's arguments, in order), at label `anchor` of
+    /// `function`'s frame: the jump passes the loop's entry state, which
+    /// [`Optimized::entry`] describes; the loop assumes the variables of
+    /// `assumed` are integers in those ranges.
+    Defines { anchor: Symbol, function: Option<Symbol>, names: &'a [Symbol], assumed: &'a [(Symbol, i64, i64)] },
+    /// The jump goes to the preamble of a loop with entry `entry`: it goes
+    /// into the loop, trace `body`, instead when the state matches.
+    Enters { entry: &'a LoopEntry, body: Symbol },
+}
+
+/// What optimizing a trace found out.
+#[derive(Clone, Debug, Default)]
+pub struct Optimized {
+    /// For [`Jump::Defines`]: the loop's entry state.
+    pub entry: Option<LoopEntry>,
+    /// For [`Jump::Enters`]: whether the trace jumps into the loop; for
+    /// it and [`Jump::Defines`], the records of the guards that check the
+    /// loop's facts on the way (they leave at the loop's head).
+    pub entered: bool,
+    pub restarts: Vec<ResumeId>,
+}
+
 /// Optimizes trace `f`; `hints` holds the program's functions and its
 /// `pure` and `immutable` declarations; `remove_allocations` allows
 /// virtual objects.
 pub fn optimize(f: &mut Function, hints: &Module, remove_allocations: bool) {
-    match loop_block(f) {
-        Some(body) if f.layout.len() == 2 && f.layout[1] == body => optimize_loop(f, hints, remove_allocations, body),
+    optimize_trace(f, hints, &Options::new(remove_allocations));
+}
+
+/// [`optimize`] as `options` say.
+pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Optimized {
+    let out = match loop_block(f) {
+        Some(body) if f.layout.len() == 2 && f.layout[1] == body => {
+            optimize_loop(f, hints, options, body);
+            Optimized::default()
+        }
         None if f.layout.len() == 1
             && matches!(f.blocks[f.entry].term, Terminator::Exit { .. } | Terminator::JumpTrace { .. }) =>
         {
-            optimize_straight(f, hints, remove_allocations)
+            optimize_straight(f, hints, options)
         }
-        _ => return,
-    }
+        _ => return Optimized::default(),
+    };
     let mut module =
         Module { pure: hints.pure.clone(), immutable: hints.immutable.clone(), functions: vec![f.clone()] };
     flowc_passes::dce::function(&mut module, 0);
     *f = module.functions.pop().expect("the trace");
+    out
 }
 
-fn optimize_loop(f: &mut Function, hints: &Module, remove_allocations: bool, body: BlockId) {
+fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: BlockId) {
     let original = f.clone();
     // Variables carried round the loop as real objects, after a mismatch.
     let mut real: Vec<Symbol> = Vec::new();
     loop {
         let mut g = original.clone();
-        let (chain, lp) = match peel::peel(&mut g, body) {
+        let peeled = if options.peel { peel::peel(&mut g, body) } else { None };
+        let (chain, lp) = match peeled {
             Some(copy) => (vec![g.entry, body], copy),
             None => (vec![g.entry], body),
         };
-        let mut o = Opt::new(&mut g, hints, remove_allocations);
+        let mut o = Opt::new(&mut g, hints, options.remove_allocations, options.facts);
         let pred = *chain.last().expect("a preheader");
         for &b in &chain {
             o.run(b);
@@ -100,10 +168,11 @@ fn optimize_loop(f: &mut Function, hints: &Module, remove_allocations: bool, bod
     }
 }
 
-fn optimize_straight(f: &mut Function, hints: &Module, remove_allocations: bool) {
+fn optimize_straight(f: &mut Function, hints: &Module, options: &Options) -> Optimized {
     let b = f.entry;
-    let mut o = Opt::new(f, hints, remove_allocations);
+    let mut o = Opt::new(f, hints, options.remove_allocations, options.facts);
     o.run(b);
+    let mut out = Optimized::default();
     match o.f.blocks[b].term.clone() {
         Terminator::Exit { resume, .. } => {
             // Objects still virtual at the exit stay virtual in its record.
@@ -111,11 +180,34 @@ fn optimize_straight(f: &mut Function, hints: &Module, remove_allocations: bool)
             o.f.resumes[resume] = record;
         }
         Terminator::JumpTrace { target, args } => {
-            let args = args.iter().map(|a| o.real(a)).collect();
-            o.f.blocks[b].term = Terminator::JumpTrace { target, args };
+            let (target, args) = match options.jump {
+                Jump::Plain => (target, args.iter().map(|a| o.real(a)).collect()),
+                Jump::Defines { anchor, function, names, assumed } => {
+                    let vars: Vec<(Symbol, flowc_ir::Operand)> =
+                        names.iter().copied().zip(args.iter().cloned()).collect();
+                    match o.define_entry(anchor, function, &vars, assumed) {
+                        Some((entry, args, restarts)) => {
+                            out.entry = Some(entry);
+                            out.restarts = restarts;
+                            (target, args)
+                        }
+                        None => (target, args.iter().map(|a| o.real(a)).collect()),
+                    }
+                }
+                Jump::Enters { entry, body } => match o.enter_loop_at(entry, &args) {
+                    Some((inputs, restarts)) => {
+                        out.entered = true;
+                        out.restarts = restarts;
+                        (body, inputs)
+                    }
+                    None => (target, args.iter().map(|a| o.real(a)).collect()),
+                },
+            };
+            o.f.blocks[b].term = Terminator::JumpTrace { target, args: args.into() };
         }
         _ => {}
     }
     o.install(b);
     o.share_records();
+    out
 }

@@ -9,7 +9,7 @@
 use flowc_ir::{InstKind, Operand, ResumeData, ResumeId, ResumeValue, ValueId, VirtualObject};
 use flowc_lang::Symbol;
 use flowc_passes::edit::ix;
-use flowc_passes::lattice::Info;
+use flowc_passes::lattice::{Info, Kinds};
 
 use super::walk::Opt;
 
@@ -57,7 +57,9 @@ impl Opt<'_> {
     /// virtual. A record may already hold virtual objects (a bridge's
     /// exit, a copied record): they keep their numbers, their fields'
     /// operands are brought up to date, and objects virtual in this walk
-    /// are numbered after them.
+    /// are numbered after them. A variable known to be unbound is left
+    /// out: resuming would not bind it anyway, and an exit that stores
+    /// no unbound value can get a bridge.
     pub fn snapshot(&mut self, r: ResumeId) -> ResumeData {
         let mut record = self.f.resumes[r].clone();
         let mut virtuals: Vec<(Option<ValueId>, VirtualObject)> =
@@ -72,6 +74,10 @@ impl Opt<'_> {
             virtuals[k].1.fields = fields;
         }
         for frame in &mut record.frames {
+            frame.env.retain(|(_, rv)| match rv {
+                ResumeValue::Operand(o) => self.info_of(&self.resolve(o)).kinds != Kinds::UNBOUND,
+                ResumeValue::Virtual(_) => true,
+            });
             for (_, rv) in frame.env.iter_mut() {
                 if let ResumeValue::Operand(o) = rv {
                     *rv = self.resume_value(o, &mut virtuals);

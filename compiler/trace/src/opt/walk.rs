@@ -47,11 +47,13 @@ pub(super) struct Opt<'a> {
 }
 
 impl<'a> Opt<'a> {
-    pub fn new(f: &'a mut Function, hints: &'a Module, remove_allocations: bool) -> Opt<'a> {
+    /// A walk over `f` whose parameters are known as `facts` (in order;
+    /// any bound value where missing).
+    pub fn new(f: &'a mut Function, hints: &'a Module, remove_allocations: bool, facts: &[Info]) -> Opt<'a> {
         let n = f.values.len();
         let mut info = vec![Info::bottom(); n];
-        for &p in &f.params {
-            info[ix(p)] = Info::value();
+        for (k, &p) in f.params.iter().enumerate() {
+            info[ix(p)] = facts.get(k).cloned().unwrap_or_else(Info::value);
         }
         for (_, i) in f.all_insts() {
             if let (InstKind::Unbound(_), Some(v)) = (&f.insts[i].kind, f.insts[i].result) {
@@ -147,7 +149,8 @@ impl<'a> Opt<'a> {
         self.out.push(i);
     }
 
-    fn inst(&mut self, i: InstId) {
+    /// Walks instruction `i` (not yet placed): kept in `out`, or not.
+    pub fn inst(&mut self, i: InstId) {
         let kind = self.f.insts[i].kind.clone();
         let result = self.f.insts[i].result;
         match kind {
