@@ -298,7 +298,7 @@ pub struct TraceCache {
 /// A compiled trace's entry (a wrapper that loads its arguments from an
 /// array and calls it) and parameters.
 struct Entry {
-    /// The entry wrapper.
+    /// The trace's code (entered through the cache's `trace_entry`).
     code: *const u8,
     func: cranelift_module::FuncId,
     params: Vec<Symbol>,
@@ -311,6 +311,9 @@ struct CacheInner {
     /// Every trace compiled, by name, for `jump_trace`.
     names: HashMap<Symbol, (cranelift_module::FuncId, usize)>,
     entries: Vec<Entry>,
+    /// The wrapper every trace is entered through
+    /// ([`define::define_trace_entry`]).
+    trace_entry: *const u8,
     /// Every exit, by [`ExitId`], with the trace it belongs to.
     exits: Vec<(TraceExit, TraceId)>,
     slots: ExitSlots,
@@ -357,7 +360,9 @@ impl TraceCache {
             };
             define::define_function(&mut env, f, ids[k])?;
         }
+        let trace_entry = define::define_trace_entry(&mut *jit, "flowc_trace_entry")?;
         jit.finalize_definitions().map_err(|e| e.to_string())?;
+        let trace_entry = jit.get_finalized_function(trace_entry);
         let immutable: Vec<(Symbol, Symbol)> =
             hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
         let inner = CacheInner {
@@ -366,6 +371,7 @@ impl TraceCache {
             funcs,
             names: HashMap::new(),
             entries: Vec::new(),
+            trace_entry,
             exits: Vec::new(),
             slots: ExitSlots::default(),
             pool,
@@ -385,47 +391,83 @@ impl TraceCache {
     /// cache, and every trace its `jump_trace`s name must be compiled
     /// already, with as many parameters as they pass.
     pub fn compile(&self, f: &Function) -> Result<TraceId, String> {
+        Ok(self.compile_all(&[f])?[0])
+    }
+
+    /// Compiles traces `fs` into the cache together (their code is made
+    /// executable at once), in order: each may jump to those before it.
+    /// Nothing is compiled when a name is taken or a jump goes nowhere;
+    /// when the code generator fails on one, those before it are compiled
+    /// (the cache's [`TraceCache::len`] says how many traces it holds).
+    pub fn compile_all(&self, fs: &[&Function]) -> Result<Vec<TraceId>, String> {
         let mut guard = self.inner.borrow_mut();
         let inner = &mut *guard;
-        if inner.names.contains_key(&f.name) {
-            return Err(format!("a trace named {} is compiled already", f.name));
-        }
-        for &b in &f.layout {
-            if let flowc_ir::Terminator::JumpTrace { target, args } = &f.blocks[b].term {
-                match inner.names.get(target) {
-                    Some(&(_, n)) if n == args.len() => {}
-                    Some(&(_, n)) => return Err(format!("{target} takes {n} arguments, not {}", args.len())),
-                    None => return Err(format!("no trace named {target} is compiled")),
+        let mut arity: HashMap<Symbol, usize> = HashMap::new();
+        for f in fs {
+            if inner.names.contains_key(&f.name) || arity.contains_key(&f.name) {
+                return Err(format!("a trace named {} is compiled already", f.name));
+            }
+            for &b in &f.layout {
+                if let flowc_ir::Terminator::JumpTrace { target, args } = &f.blocks[b].term {
+                    match inner.names.get(target).map(|&(_, n)| n).or_else(|| arity.get(target).copied()) {
+                        Some(n) if n == args.len() => {}
+                        Some(n) => return Err(format!("{target} takes {n} arguments, not {}", args.len())),
+                        None => return Err(format!("no trace named {target} is compiled")),
+                    }
                 }
             }
+            arity.insert(f.name, f.params.len());
         }
-        let t = TraceId(inner.entries.len() as u32);
-        let (ids, _) = define::declare_functions(&mut *inner.jit, &[f], &format!("t{}_", t.0))?;
-        let mut exits = Vec::new();
-        let first_exit = inner.exits.len();
-        let mut env = crate::lower::Env {
-            module: &mut *inner.jit,
-            funcs: &inner.funcs,
-            runtime: &inner.runtime,
-            constants: Constants::Boxed(&mut inner.pool),
-            traps: &mut inner.traps,
-            exits: &mut exits,
-            sites: &mut inner.sites,
-            fuel: inner.options.fuel,
-            links: Some(crate::lower::Links { slots: &mut inner.slots, traces: &inner.names, first_exit }),
-        };
-        define::define_function(&mut env, f, ids[0])?;
-        // The wrapper passes the context; the run stores the arguments.
-        let entry = define::define_entry_of(&mut *inner.jit, 0, ids[0], None, &format!("flowc_entry_{}", t.0))?;
+        let mut made = Vec::with_capacity(fs.len());
+        let mut failed = None;
+        for f in fs {
+            let t = TraceId((inner.entries.len() + made.len()) as u32);
+            let (ids, _) = define::declare_functions(&mut *inner.jit, &[*f], &format!("t{}_", t.0))?;
+            let mut exits = Vec::new();
+            let first_exit = inner.exits.len();
+            let mut env = crate::lower::Env {
+                module: &mut *inner.jit,
+                funcs: &inner.funcs,
+                runtime: &inner.runtime,
+                constants: Constants::Boxed(&mut inner.pool),
+                traps: &mut inner.traps,
+                exits: &mut exits,
+                sites: &mut inner.sites,
+                fuel: inner.options.fuel,
+                links: Some(crate::lower::Links { slots: &mut inner.slots, traces: &inner.names, first_exit }),
+            };
+            if let Err(e) = define::define_function(&mut env, f, ids[0]) {
+                failed = Some(e);
+                break;
+            }
+            inner.widest_exit = inner.widest_exit.max(exits.iter().map(|e| e.values.len()).max().unwrap_or(0));
+            inner.exits.extend(exits.into_iter().map(|e| (e, t)));
+            inner.widest_exit = inner.widest_exit.max(f.params.len());
+            inner.names.insert(f.name, (ids[0], f.params.len()));
+            made.push((t, ids[0], define::params(f)));
+        }
         inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
-        let code = inner.jit.get_finalized_function(entry);
-        inner.widest_exit = inner.widest_exit.max(exits.iter().map(|e| e.values.len()).max().unwrap_or(0));
-        inner.exits.extend(exits.into_iter().map(|e| (e, t)));
         inner.shared_traps = inner.traps.clone().into();
-        inner.widest_exit = inner.widest_exit.max(f.params.len());
-        inner.names.insert(f.name, (ids[0], f.params.len()));
-        inner.entries.push(Entry { code, func: ids[0], params: define::params(f) });
-        Ok(t)
+        let mut out = Vec::with_capacity(made.len());
+        for (t, id, params) in made {
+            let code = inner.jit.get_finalized_function(id);
+            inner.entries.push(Entry { code, func: id, params });
+            out.push(t);
+        }
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+
+    /// How many traces the cache holds (they are numbered from 0).
+    pub fn len(&self) -> usize {
+        self.inner.borrow().entries.len()
+    }
+
+    /// Whether the cache holds no trace.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// The parameters of trace `t`, by name, in order.
@@ -473,13 +515,13 @@ impl TraceCache {
     /// compiled with fuel checks takes one step per loop iteration (and
     /// per trace entered) from its fuel.
     pub fn run(&self, t: TraceId, args: &[Value], run: &mut Run) -> TraceEnd {
-        let (code, n) = {
+        let (wrapper, code, n) = {
             let inner = self.inner.borrow();
             let entry = &inner.entries[t.0 as usize];
-            (entry.code, entry.params.len())
+            (inner.trace_entry, entry.code, entry.params.len())
         };
         assert_eq!(args.len(), n, "one value per parameter");
-        let (mut ctx, word) = self.enter(code, args, true, run);
+        let (mut ctx, word) = self.enter(wrapper, Entering::Trace(code), args, run);
         let end = if let Some(kind) = ctx.error.take() {
             let at = self.location(&ctx);
             TraceEnd::Error(RuntimeError { kind, at })
@@ -506,7 +548,7 @@ impl TraceCache {
                 return CallEnd::Error(RuntimeError { kind, at: None });
             }
         };
-        let (mut ctx, word) = self.enter(code, args, false, run);
+        let (mut ctx, word) = self.enter(code, Entering::Function, args, run);
         let end = if let Some(kind) = ctx.error.take() {
             let at = self.location(&ctx);
             CallEnd::Error(RuntimeError { kind, at })
@@ -545,7 +587,7 @@ impl TraceCache {
     /// Calls entry wrapper `code` with `args` in a context for `run` — a
     /// trace's in the exit buffer (`buffered`), a function's in an array;
     /// the context afterwards, and the word the code returned.
-    fn enter(&self, code: *const u8, args: &[Value], buffered: bool, run: &mut Run) -> (Ctx, Word) {
+    fn enter(&self, wrapper: *const u8, entering: Entering, args: &[Value], run: &mut Run) -> (Ctx, Word) {
         let mut ctx = {
             let mut inner = self.inner.borrow_mut();
             match inner.spare.take() {
@@ -567,18 +609,26 @@ impl TraceCache {
         }
         ctx.exit_buffer(widest.max(args.len()));
         let words: smallvec::SmallVec<[Word; 16]> = args.iter().map(|v| ctx.word(v.clone())).collect();
-        if buffered {
-            ctx.set_exit_values(&words);
-        }
-        // SAFETY: `code` is an entry wrapper compiled by `compile` or
-        // `function_entry` with the signature `extern "C" fn(*const u64,
-        // *mut Ctx) -> u64`; it reads as many words from `words` as its
-        // target has parameters (the callers check `args` has that many)
-        // and hands `ctx`, a unique reference for the whole call, to the
-        // code and the runtime. The code lives as long as the cache, which
+        let first = match entering {
+            // A trace finds its arguments in the exit buffer.
+            Entering::Trace(code) => {
+                ctx.set_exit_values(&words);
+                code as Word
+            }
+            Entering::Function => words.as_ptr() as Word,
+        };
+        // SAFETY: `wrapper` is an entry wrapper compiled by the cache with
+        // the signature `extern "C" fn(u64, *mut Ctx) -> u64`: the trace
+        // wrapper, whose first argument is the address of a trace the
+        // cache compiled (it reads its arguments from the exit buffer,
+        // which holds one word per parameter — the callers check `args`
+        // has that many), or a function's wrapper, whose first argument
+        // points at `words` (one per parameter, checked by the caller). It
+        // hands `ctx`, a unique reference for the whole call, to the code
+        // and the runtime. The code lives as long as the cache, which
         // `self` keeps.
-        let entry: extern "C" fn(*const Word, *mut Ctx) -> Word = unsafe { std::mem::transmute(code) };
-        let word = entry(words.as_ptr(), &mut ctx);
+        let entry: extern "C" fn(Word, *mut Ctx) -> Word = unsafe { std::mem::transmute(wrapper) };
+        let word = entry(first, &mut ctx);
         run.allocations = ctx.allocations;
         run.iterations = ctx.iterations;
         if let Some((left, _)) = &mut run.fuel {
@@ -599,6 +649,15 @@ impl TraceCache {
             text: String::new(),
         })
     }
+}
+
+/// What [`TraceCache::enter`] enters.
+#[derive(Clone, Copy)]
+enum Entering {
+    /// The trace at this address, through the cache's trace wrapper.
+    Trace(*const u8),
+    /// A function, through its own wrapper.
+    Function,
 }
 
 /// A trace compiled on its own (with the functions it calls), to run it

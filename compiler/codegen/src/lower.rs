@@ -312,7 +312,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     };
     blocks.extend(make_blocks(&mut b));
     let small = Small::of(f);
-    let exit_points = optimistic_exits(f, &small);
+    let exit_points = optimistic_exits(f, &small, &cfg);
     let assumed = if exit_points.is_empty() { Vec::new() } else { Small::assumed_params(f) };
     let optimistic = (!exit_points.is_empty()).then(|| (Small::optimistic(f, &assumed), make_blocks(&mut b)));
     let entry = b.create_block();
@@ -440,9 +440,16 @@ const OPTIMISTIC_MAX_INSTS: usize = 4000;
 /// integer, the runtime computes the result and execution goes on in the
 /// generic copy, right after that operation. So loop-carried integers that
 /// could in principle grow (a running total) cost what machine integers
-/// cost until they really do.
-fn optimistic_exits(f: &Function, small: &Small) -> std::collections::HashSet<flowc_ir::InstId> {
-    if f.insts.len() > OPTIMISTIC_MAX_INSTS {
+/// cost until they really do. A trace without a loop (a bridge, a loop's
+/// preamble) runs each operation once per entry: its copy would cost more
+/// to compile than it saves, and it gets none.
+fn optimistic_exits(
+    f: &Function,
+    small: &Small,
+    cfg: &flowc_ir::cfg::Cfg,
+) -> std::collections::HashSet<flowc_ir::InstId> {
+    let straight = f.kind == flowc_ir::FunctionKind::Trace && !cfg.retreating_targets().contains(&true);
+    if f.insts.len() > OPTIMISTIC_MAX_INSTS || straight {
         return Default::default();
     }
     f.all_insts()

@@ -119,34 +119,20 @@ fn a_guard_that_fails_often_gets_a_bridge() {
         b0:
             jump b1
         b1 loop:
-            v4:c = lt.word v0, 1000
+            v2:s = phi [b0: v1, b1: v6]
+            v3:i = phi [b0: v0, b1: v7]
+            v4:c = lt.word v3, 1000
             guard_true v4, r0 else done
-            v5:m = mod.word v0, 2
+            v5:m = mod.word v3, 2
             guard_true v5, r1 else even
-            v6:s = add.int v1, v0
-            v7:i = add.word v0, 1
-            jump b2
-        b2 loop:
-            v8:s = phi [b1: v6, b2: v12]
-            v9:i = phi [b1: v7, b2: v13]
-            v10:c = lt.word v9, 1000
-            guard_true v10, r2 else done
-            v11:m = mod.word v9, 2
-            guard_true v11, r3 else even
-            v12:s = add.int v8, v9
-            v13:i = add.word v9, 1
-            jump b2
+            v6:s = add.int v2, v3
+            v7:i = add.word v3, 1
+            jump b1
         resume r0 {
-            frame [i = v0, s = v1, c = v4]
+            frame [i = v3, s = v2, c = v4]
         }
         resume r1 {
-            frame [i = v0, s = v1, c = 1, m = v5]
-        }
-        resume r2 {
-            frame [i = v9, s = v8, c = v10]
-        }
-        resume r3 {
-            frame [i = v9, s = v8, c = 1, m = v11]
+            frame [i = v3, s = v2, c = 1, m = v5]
         }
         }
     "#]]
@@ -163,24 +149,13 @@ fn a_guard_that_fails_often_gets_a_bridge() {
             frame [i = v4, s = v3]
         }
         }
-        trace 'even.2'(v0:i, v1:s, v2:m) {
-        b0:
-            v3:s = sub v1, 1
-            v4:i = add v0, 1
-            guard_int v4, 1, 2147483647, r0 else loop
-            guard_int v3, -4611686018427387904, 4611686018427388902, r0 else loop
-            jump_trace 'loop.body'(v4, v3)
-        resume r0 {
-            frame [i = v4, s = v3]
-        }
-        }
     "#]]
     .assert_eq(&bridges);
-    // The guard is in the loop's peeled iteration and in the loop: a
-    // bridge for each.
-    assert_eq!((stats.traces, stats.bridges), (1, 2));
-    // After the bridges, even iterations no longer leave machine code: the
-    // guard continues in a bridge, which jumps back into the loop.
+    // The loop is not peeled (its iterations share no work): the guard
+    // fails in the loop, and gets one bridge.
+    assert_eq!((stats.traces, stats.bridges), (1, 1));
+    // After the bridge, even iterations no longer leave machine code: the
+    // guard continues in the bridge, which jumps back into the loop.
     assert!(stats.bridged > 400, "{stats}");
     assert!(stats.guard_failures <= 5 * stats.bridges as u64 + 2, "{stats}");
 }
@@ -189,10 +164,9 @@ fn a_guard_that_fails_often_gets_a_bridge() {
 /// fails for the three values it was not recorded with; each gets its own
 /// bridge, specialized to its value (its first operation guards it), and
 /// each bridge's guard gets the next value's bridge: a chain, as in PyPy.
-/// The guard is in three places — the preamble's iteration, the loop's
-/// peeled first iteration and the loop itself — and each place gets the
-/// bridges of the values that fail it there; every bridge jumps back into
-/// the loop.
+/// The guard is in two places — the preamble's iteration and the loop —
+/// and each place gets the bridges of the values that fail it there;
+/// every bridge jumps back into the loop.
 const PROMOTED: &str = "\
 entry loop(i = 0, s = 0)
 
@@ -215,9 +189,10 @@ fn guard_value_dispatches_to_one_bridge_per_value() {
     let run = run_jit("t", PROMOTED, options(3, 5));
     let (bridges, stats) = (run.bridges, run.stats);
     assert!(run.agrees);
-    // One value's bridge per place the guard is in — the preamble's first
-    // iteration, the loop's peeled one, the loop — and the chains.
-    assert_eq!((stats.traces, stats.bridges), (1, 5), "{stats}");
+    // One value's bridge per place the guard is in — the preamble's
+    // iteration and the loop (not peeled: its iterations share no work) —
+    // and the chain.
+    assert_eq!((stats.traces, stats.bridges), (1, 4), "{stats}");
     // Each bridge starts after the guard and runs for one value of k only,
     // so k is a constant in it.
     expect![[r#"
@@ -238,8 +213,8 @@ fn guard_value_dispatches_to_one_bridge_per_value() {
         }
         trace 'add.2'(v0:i, v1:s, v2:k) {
         b0:
-            guard_value v2, 1, r0 else add
-            v3:s = add v1, 1
+            guard_value v2, 0, r0 else add
+            v3:s = add v1, 0
             v4:i = add v0, 1
             guard_int v4, 1, 2147483647, r1 else loop
             guard_int v3, -4611686018427387904, 4611686018427387906, r1 else loop
@@ -253,8 +228,8 @@ fn guard_value_dispatches_to_one_bridge_per_value() {
         }
         trace 'add.3'(v0:i, v1:s, v2:k) {
         b0:
-            guard_value v2, 0, r0 else add
-            v3:s = add v1, 0
+            guard_value v2, 1, r0 else add
+            v3:s = add v1, 1
             v4:i = add v0, 1
             guard_int v4, 1, 2147483647, r1 else loop
             guard_int v3, -4611686018427387904, 4611686018427387906, r1 else loop
@@ -270,21 +245,6 @@ fn guard_value_dispatches_to_one_bridge_per_value() {
         b0:
             guard_value v2, 2, r0 else add
             v3:s = add v1, 2
-            v4:i = add v0, 1
-            guard_int v4, 1, 2147483647, r1 else loop
-            guard_int v3, -4611686018427387904, 4611686018427387906, r1 else loop
-            jump_trace 'loop.body'(v4, v3)
-        resume r0 {
-            frame [i = v0, s = v1, c = 1, k = v2]
-        }
-        resume r1 {
-            frame [i = v4, s = v3]
-        }
-        }
-        trace 'add.5'(v0:i, v1:s, v2:k) {
-        b0:
-            guard_value v2, 1, r0 else add
-            v3:s = add v1, 1
             v4:i = add v0, 1
             guard_int v4, 1, 2147483647, r1 else loop
             guard_int v3, -4611686018427387904, 4611686018427387906, r1 else loop

@@ -24,9 +24,9 @@
 //! converted from the state the preamble ends in ([`opt::LoopEntry`]:
 //! objects the first iteration made are virtual there, their fields the
 //! loop's parameters, and what is known of the values are facts the loop
-//! assumes). The loop is optimized ([`crate::opt`]: peeled once more,
-//! objects kept virtual round it, only the variables live at its head
-//! carried) and both are compiled into the run's [`TraceCache`].
+//! assumes). The loop is optimized ([`crate::opt`]: peeled once more if
+//! that makes it shorter, objects kept virtual round it, only the
+//! variables live at its head carried) and both are compiled into the run's [`TraceCache`].
 //!
 //! **Bridges.** Every exit of compiled code (a guard, or an `exit` at the
 //! end of a trace) counts the times it returns to the driver; at
@@ -1192,7 +1192,7 @@ impl<'p> Jit<'p> {
         let optimized = opt::optimize_trace(function, &self.hints, &options);
         self.stats.optimize_time += started.elapsed();
         self.inspect(function, "optimization");
-        let id = self.compile_one(function, Kind::Bridge, &start, recorded, started)?;
+        let id = self.compile_pieces(&[(function, Kind::Bridge, recorded)], &start, started)?[0];
         self.codes[id.0 as usize].restarts = optimized.restarts;
         Some((id, started.elapsed()))
     }
@@ -1237,16 +1237,18 @@ impl<'p> Jit<'p> {
         let entry = optimized.entry?;
         let mut looped = to_ir::convert(self.program, body, trace, &entry.start(), &looping);
         self.inspect(&looped, "conversion");
-        // The loop is peeled too: its first iteration, which code jumping
-        // into it runs once, computes what the rest of its iterations
-        // reuse (loop-invariant reads and checks).
+        // The loop is peeled too where that pays: its first iteration,
+        // which code jumping into it runs once, computes what the rest of
+        // its iterations reuse (loop-invariant reads and checks).
         let facts = entry.infos();
-        let options = opt::Options { facts: &facts, ..opt::Options::new(self.remove_allocations) };
+        let peel = opt::Peel::WhenItPays;
+        let options = opt::Options { facts: &facts, peel, ..opt::Options::new(self.remove_allocations) };
         opt::optimize_trace(&mut looped, &self.hints, &options);
         self.stats.optimize_time += started.elapsed();
         self.inspect(&looped, "optimization");
-        let body_id = self.compile_one(&looped, Kind::Body, &what, 0, started)?;
-        let id = self.compile_one(&preamble, Kind::Loop, &what, trace.ops.len(), Instant::now())?;
+        let pieces = [(&looped, Kind::Body, 0), (&preamble, Kind::Loop, trace.ops.len())];
+        let ids = self.compile_pieces(&pieces, &what, started)?;
+        let (body_id, id) = (ids[0], ids[1]);
         let c = &mut self.codes[id.0 as usize];
         c.body = Some(body_id);
         c.entry = Some(entry);
@@ -1260,48 +1262,56 @@ impl<'p> Jit<'p> {
         }
     }
 
-    /// Compiles optimized trace `function` (recorded from `recorded`
-    /// operations, starting at `start`, work begun at `started`) into the
-    /// cache; registers it as code of `kind`.
-    fn compile_one(
+    /// Compiles optimized traces `pieces` (each with its kind and the
+    /// operations it was recorded from; starting at `start`, work begun
+    /// at `started`) into the cache together, in order (each may jump to
+    /// those before it); registers them.
+    fn compile_pieces(
         &mut self,
-        function: &Function,
-        kind: Kind,
+        pieces: &[(&Function, Kind, usize)],
         start: &str,
-        recorded: usize,
         started: Instant,
-    ) -> Option<TraceId> {
+    ) -> Option<Vec<TraceId>> {
         if self.cache.is_none() {
             let options = flowc_codegen::Options { fuel: self.fuel_checks };
             self.cache = TraceCache::new(&self.hints, options).ok();
         }
-        let compiled = self.cache.as_ref()?.compile(function);
+        let functions: Vec<&Function> = pieces.iter().map(|(f, _, _)| *f).collect();
+        let compiled = self.cache.as_ref()?.compile_all(&functions);
         let time = started.elapsed();
         self.stats.compile_time += time;
-        let id = match compiled {
-            Ok(id) => id,
+        let ids = match compiled {
+            Ok(ids) => ids,
             Err(e) => {
-                self.log(format_args!("code generation failed for {}: {e}", function.name));
+                let names: Vec<String> = functions.iter().map(|f| f.name.to_string()).collect();
+                self.log(format_args!("code generation failed for {}: {e}", names.join(", ")));
+                // What did compile is never entered; it keeps its number.
+                let cache = self.cache.as_ref()?;
+                for (f, kind, _) in &pieces[..cache.len() - self.codes.len()] {
+                    self.codes.push(Code::new(kind.clone(), (*f).clone(), start.to_string(), 0));
+                }
                 return None;
             }
         };
-        debug_assert_eq!(id.0 as usize, self.codes.len());
-        self.stats.recorded_ops += recorded;
-        self.stats.optimized_ops += instructions(function);
-        self.log(format_args!(
-            "compiled {} from {start}: {recorded} operations recorded, {} after optimization",
-            function.name,
-            instructions(function)
-        ));
-        if let Some(log) = &mut self.log {
-            log.indented(&flowc_ir::print::function(function));
+        for (&id, (function, kind, recorded)) in ids.iter().zip(pieces) {
+            debug_assert_eq!(id.0 as usize, self.codes.len());
+            self.stats.recorded_ops += recorded;
+            self.stats.optimized_ops += instructions(function);
+            self.log(format_args!(
+                "compiled {} from {start}: {recorded} operations recorded, {} after optimization",
+                function.name,
+                instructions(function)
+            ));
+            if let Some(log) = &mut self.log {
+                log.indented(&flowc_ir::print::function(function));
+            }
+            self.names.insert(function.name, Some(id));
+            let mut code = Code::new(kind.clone(), (*function).clone(), start.to_string(), *recorded);
+            code.compile_time = time / ids.len() as u32;
+            code.root = id;
+            self.codes.push(code);
         }
-        self.names.insert(function.name, Some(id));
-        let mut code = Code::new(kind, function.clone(), start.to_string(), recorded);
-        code.compile_time = time;
-        code.root = id;
-        self.codes.push(code);
-        Some(id)
+        Some(ids)
     }
 
     /// Gives the loop of code `code`, if it was split in two, the graph,

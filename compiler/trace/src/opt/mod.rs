@@ -55,8 +55,8 @@ pub struct Options<'a> {
     /// value where missing).
     pub facts: &'a [Info],
     /// Whether a loop is peeled (its first iteration made straight code
-    /// before it); a loop the JIT enters from its own preamble is not.
-    pub peel: bool,
+    /// before it).
+    pub peel: Peel,
     /// What the `jump_trace` that ends a straight trace passes.
     pub jump: Jump<'a>,
 }
@@ -64,8 +64,20 @@ pub struct Options<'a> {
 impl Options<'_> {
     /// Peeled loops, real values passed by jumps.
     pub fn new(remove_allocations: bool) -> Options<'static> {
-        Options { remove_allocations, facts: &[], peel: true, jump: Jump::Plain }
+        Options { remove_allocations, facts: &[], peel: Peel::Always, jump: Jump::Plain }
     }
+}
+
+/// Whether a loop is peeled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Peel {
+    Always,
+    Never,
+    /// When the loop comes out shorter for it (its first iteration did
+    /// work the others reuse): the code it costs is not compiled for
+    /// nothing. The JIT's loops, which their preamble enters after a first
+    /// iteration of its own, are peeled so.
+    WhenItPays,
 }
 
 /// What the `jump_trace` that ends a straight trace passes.
@@ -107,6 +119,18 @@ pub fn optimize(f: &mut Function, hints: &Module, remove_allocations: bool) {
 pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Optimized {
     let out = match loop_block(f) {
         Some(body) if f.layout.len() == 2 && f.layout[1] == body => {
+            if options.peel == Peel::WhenItPays {
+                let original = f.clone();
+                optimize_trace(f, hints, &Options { peel: Peel::Never, ..*options });
+                if has_invariant(f) {
+                    let mut peeled = original;
+                    optimize_trace(&mut peeled, hints, &Options { peel: Peel::Always, ..*options });
+                    if loop_length(&peeled) < loop_length(f) {
+                        *f = peeled;
+                    }
+                }
+                return Optimized::default();
+            }
             optimize_loop(f, hints, options, body);
             Optimized::default()
         }
@@ -124,13 +148,31 @@ pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Op
     out
 }
 
+/// The instructions (not phis) of `f`'s loop block.
+fn loop_length(f: &Function) -> usize {
+    loop_block(f).map_or(0, |b| f.blocks[b].insts.len())
+}
+
+/// Whether an instruction of `f`'s loop reads only values from before the
+/// loop (and constants): work a peeled first iteration would do once.
+fn has_invariant(f: &Function) -> bool {
+    let Some(body) = loop_block(f) else { return false };
+    let block = &f.blocks[body];
+    let inside: std::collections::HashSet<flowc_ir::ValueId> =
+        block.phis.iter().chain(&block.insts).filter_map(|&i| f.insts[i].result).collect();
+    block.insts.iter().any(|&i| {
+        let kind = &f.insts[i].kind;
+        kind.operands().next().is_some() && kind.operands().all(|o| o.as_value().is_none_or(|v| !inside.contains(&v)))
+    })
+}
+
 fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: BlockId) {
     let original = f.clone();
     // Variables carried round the loop as real objects, after a mismatch.
     let mut real: Vec<Symbol> = Vec::new();
     loop {
         let mut g = original.clone();
-        let peeled = if options.peel { peel::peel(&mut g, body) } else { None };
+        let peeled = if options.peel == Peel::Always { peel::peel(&mut g, body) } else { None };
         let (chain, lp) = match peeled {
             Some(copy) => (vec![g.entry, body], copy),
             None => (vec![g.entry], body),
