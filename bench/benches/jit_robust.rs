@@ -10,7 +10,9 @@
 //! - the programs of tests/corpus/shapes in the shapes nobody tuned for: a
 //!   position object replaced on both sides of an `if`, an object passed
 //!   to a function every iteration, a branch inside a called function, a
-//!   loop inside a function.
+//!   loop inside a function, a counter object updated in place, a linked
+//!   list walked by a loop, a loop dispatching on the classes of objects
+//!   it follows.
 //!
 //! Targets, per row:
 //! - `÷ jit` (interpreter time over JIT time, recording and compiling
@@ -193,6 +195,33 @@ fn cases() -> Vec<Case> {
             "start",
             "[k/3, n/{n}]",
             5_000_000,
+            Hint::AsWritten,
+            None,
+        ),
+        c(
+            "shapes/counter_object",
+            "tests/corpus/shapes/counter_object.fg",
+            "start",
+            "[n/{n}]",
+            6_000_000,
+            Hint::AsWritten,
+            None,
+        ),
+        c(
+            "shapes/list_walk",
+            "tests/corpus/shapes/list_walk.fg",
+            "start",
+            "[n/1000, k/{n}]",
+            20_000,
+            Hint::AsWritten,
+            None,
+        ),
+        c(
+            "shapes/class_dispatch",
+            "tests/corpus/shapes/class_dispatch.fg",
+            "start",
+            "[n/{n}]",
+            6_000_000,
             Hint::AsWritten,
             None,
         ),
