@@ -148,7 +148,7 @@ impl Info {
             Value::Big(_) => Info::of_kinds(Kinds::INT),
             Value::Atom(_) => Info::of_kinds(Kinds::ATOM),
             Value::List(items) => Info { len: Interval::point(items.len() as i128), ..Info::of_kinds(Kinds::LIST) },
-            Value::Object(o) => Info { class: Some(o.class), ..Info::of_kinds(Kinds::OBJECT) },
+            Value::Object(o) => Info { class: Some(o.class()), ..Info::of_kinds(Kinds::OBJECT) },
         };
         if !matches!(v, Value::Object(_)) {
             info.constant = Some(v.clone());

@@ -115,7 +115,7 @@ pub fn traced(
     optimize: impl Fn(&flowc_trace::trace::Trace) -> flowc_trace::trace::Trace,
 ) -> Result<Outcome, String> {
     use flowc_trace::record::{record, Heap, Recorded, TraceError};
-    let mut heap = Heap::default();
+    let mut heap = Heap::new(p);
     let recorded = match record(p, label, flowc_lang::env::from_pairs(env), &mut heap, 200_000) {
         Ok(r) => r,
         Err(TraceError::Runtime(e)) => return Ok(Outcome::Error(e.kind.term())),
@@ -157,7 +157,7 @@ pub fn traced_ssa_on(
     native: bool,
 ) -> Outcome {
     use flowc_trace::record::{record, Heap, Recorded, TraceError};
-    let mut heap = Heap::default();
+    let mut heap = Heap::new(p);
     let start = flowc_lang::env::from_pairs(env);
     let recorded = match record(p, label, start, &mut heap, 200_000) {
         Ok(r) => r,

@@ -10,12 +10,13 @@ use std::rc::Rc;
 use cranelift_jit::{ArenaMemoryProvider, JITBuilder, JITModule};
 
 use flowc_ir::{Function, FunctionKind, Module};
+use flowc_lang::heap::{Layout, Root};
 use flowc_lang::interp::{ErrorKind, Outcome, RuntimeError};
 use flowc_lang::{Symbol, Value};
 
 use crate::define::{self, isa, Options, Version};
 use crate::lower::{Constants, ExitSlots, SiteTable, TraceExit};
-use crate::runtime::{self, Ctx};
+use crate::runtime::{self, Activation, Ctx};
 use crate::word::{self, Word};
 
 /// A JIT builder for code of about `insts` IR instructions, with the
@@ -92,11 +93,11 @@ struct Unit {
     _owner: Rc<dyn std::any::Any>,
     entry: *const u8,
     params: Vec<Symbol>,
-    /// Constants the code points at (lists, big integers), boxed so their
-    /// addresses are stable.
-    #[allow(clippy::vec_box)]
-    _pool: Vec<Box<Value>>,
+    /// Constants the code points at (lists, big integers), kept alive.
+    _pool: Vec<Root>,
     traps: Rc<[ErrorKind]>,
+    /// The slots of the objects the code makes.
+    layout: &'static Layout,
     immutable: Rc<[(Symbol, Symbol)]>,
     sites: SiteTable,
 }
@@ -109,12 +110,13 @@ impl Unit {
         entry: usize,
         version: Option<Version>,
         hints: &Module,
+        layout: &'static Layout,
         options: Options,
     ) -> Result<Unit, String> {
         // Two versions of each function may be compiled (see `Version`).
         let mut jit = Code::new(builder(2 * size(functions), false)?);
         let mut pool = Vec::new();
-        let defined = define::define(&mut *jit, functions, entry, version, Constants::Boxed(&mut pool), options)?;
+        let defined = define::define(&mut *jit, functions, entry, version, Constants::Rooted(&mut pool), options)?;
         jit.finalize_definitions().map_err(|e| e.to_string())?;
         let code = jit.get_finalized_function(defined.entry);
         let immutable: Vec<(Symbol, Symbol)> =
@@ -127,6 +129,7 @@ impl Unit {
             traps: defined.traps.into(),
             immutable: immutable.into(),
             sites: defined.sites,
+            layout,
         })
     }
 
@@ -144,7 +147,7 @@ impl Unit {
     }
 
     fn context(&self, max_depth: usize) -> Ctx {
-        Ctx::new(max_depth as u64, self.immutable.clone(), self.traps.clone())
+        Ctx::new(max_depth as u64, self.layout, self.immutable.clone(), self.traps.clone())
     }
 
     /// Calls the entry with `args` (one word per parameter).
@@ -172,7 +175,7 @@ impl Native {
         let functions: Vec<&Function> = m.functions.iter().filter(|f| f.kind != FunctionKind::Trace).collect();
         let main =
             functions.iter().position(|f| f.kind == FunctionKind::Main).ok_or("the module has no main function")?;
-        Ok(Native { unit: Unit::compile(&functions, main, None, m, Options::default())? })
+        Ok(Native { unit: Unit::compile(&functions, main, None, m, m.layout(), Options::default())? })
     }
 
     /// Compiles both versions of a program (`flowc_passes::versions`): the
@@ -188,7 +191,10 @@ impl Native {
         let main =
             functions.iter().position(|f| f.kind == FunctionKind::Main).ok_or("the module has no main function")?;
         let version = words.map(|(w, small)| define::version(functions[main], w, small)).transpose()?;
-        Ok(Native { unit: Unit::compile(&functions, main, version, m, options)? })
+        // One layout for both versions (each lays out what it keeps).
+        let fields = m.layout().fields().iter().chain(words.map_or(&[][..], |(w, _)| w.layout().fields()));
+        let layout = Layout::of(fields.copied());
+        Ok(Native { unit: Unit::compile(&functions, main, version, m, layout, options)? })
     }
 
     /// Runs the program with environment `env` (parameters by name;
@@ -211,16 +217,22 @@ impl Native {
         if let Some(fuel) = config.fuel {
             (ctx.fuel, ctx.fuel_limit) = (fuel.max(1), fuel);
         }
+        let roots: Vec<Option<Root>> = self
+            .unit
+            .params
+            .iter()
+            .map(|name| env.iter().find(|(k, _)| k == name).map(|(_, v)| Root::new(v)))
+            .collect();
         let args: Vec<Word> = self
             .unit
             .params
             .iter()
-            .map(|name| match env.iter().find(|(k, _)| k == name) {
-                Some((_, v)) => ctx.word(v.clone()),
-                None => word::unbound(*name),
-            })
+            .zip(&roots)
+            .map(|(name, root)| root.as_ref().map_or(word::unbound(*name), Root::word))
             .collect();
+        let activation = Activation::enter();
         self.unit.call(&args, &mut ctx);
+        drop(activation);
         if let Some(kind) = ctx.error.take() {
             return Err(RuntimeError { kind, at: self.unit.location(&ctx) });
         }
@@ -317,8 +329,9 @@ struct CacheInner {
     /// Every exit, by [`ExitId`], with the trace it belongs to.
     exits: Vec<(TraceExit, TraceId)>,
     slots: ExitSlots,
-    #[allow(clippy::vec_box)]
-    pool: Vec<Box<Value>>,
+    pool: Vec<Root>,
+    /// The slots of objects: the program's, shared with the interpreter.
+    layout: &'static Layout,
     traps: Vec<ErrorKind>,
     /// `traps` as the runs' contexts share it (remade when traps are added).
     shared_traps: Rc<[ErrorKind]>,
@@ -338,7 +351,7 @@ struct CacheInner {
 impl TraceCache {
     /// A cache for the traces of a program with `hints` (its functions and
     /// `immutable` declarations); compiles the functions.
-    pub fn new(hints: &Module, options: Options) -> Result<TraceCache, String> {
+    pub fn new(hints: &Module, layout: &'static Layout, options: Options) -> Result<TraceCache, String> {
         // The functions, and room for the traces and bridges to come.
         let functions: Vec<&Function> = hints.functions.iter().filter(|g| g.kind == FunctionKind::Function).collect();
         let mut jit = Code::new(builder(size(&functions) + TRACE_ROOM, true)?);
@@ -351,7 +364,7 @@ impl TraceCache {
                 module: &mut *jit,
                 funcs: &funcs,
                 runtime: &runtime,
-                constants: Constants::Boxed(&mut pool),
+                constants: Constants::Rooted(&mut pool),
                 traps: &mut traps,
                 exits: &mut exits,
                 sites: &mut sites,
@@ -375,6 +388,7 @@ impl TraceCache {
             exits: Vec::new(),
             slots: ExitSlots::default(),
             pool,
+            layout,
             shared_traps: traps.clone().into(),
             function_entries: HashMap::new(),
             spare: None,
@@ -429,7 +443,7 @@ impl TraceCache {
                 module: &mut *inner.jit,
                 funcs: &inner.funcs,
                 runtime: &inner.runtime,
-                constants: Constants::Boxed(&mut inner.pool),
+                constants: Constants::Rooted(&mut inner.pool),
                 traps: &mut inner.traps,
                 exits: &mut exits,
                 sites: &mut inner.sites,
@@ -598,7 +612,7 @@ impl TraceCache {
                     ctx.max_depth = run.max_depth as u64;
                     ctx
                 }
-                _ => Ctx::new(run.max_depth as u64, inner.immutable.clone(), inner.shared_traps.clone()),
+                _ => Ctx::new(run.max_depth as u64, inner.layout, inner.immutable.clone(), inner.shared_traps.clone()),
             }
         };
         let widest = self.inner.borrow().widest_exit;
@@ -628,7 +642,9 @@ impl TraceCache {
         // and the runtime. The code lives as long as the cache, which
         // `self` keeps.
         let entry: extern "C" fn(Word, *mut Ctx) -> Word = unsafe { std::mem::transmute(wrapper) };
+        let activation = Activation::enter();
         let word = entry(first, &mut ctx);
+        drop(activation);
         run.allocations = ctx.allocations;
         run.iterations = ctx.iterations;
         if let Some((left, _)) = &mut run.fuel {
@@ -669,9 +685,9 @@ pub struct CompiledTrace {
 
 impl CompiledTrace {
     /// Compiles trace `f`; `hints` supplies the functions its calls name
-    /// and the `immutable` declarations.
-    pub fn compile(f: &Function, hints: &Module) -> Result<CompiledTrace, String> {
-        let cache = TraceCache::new(hints, Options::default())?;
+    /// and the `immutable` declarations, `layout` the slots of objects.
+    pub fn compile(f: &Function, hints: &Module, layout: &'static Layout) -> Result<CompiledTrace, String> {
+        let cache = TraceCache::new(hints, layout, Options::default())?;
         let trace = cache.compile(f)?;
         Ok(CompiledTrace { cache, trace })
     }

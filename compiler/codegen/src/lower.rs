@@ -47,7 +47,7 @@ use flowc_lang::Value;
 
 use crate::runtime::offsets;
 use crate::small::Small;
-use crate::word::{self, Word, ONE, STOP, ZERO};
+use crate::word::{self, ONE, STOP, ZERO};
 
 /// What lowering needs from the module being built.
 pub struct Env<'a> {
@@ -147,10 +147,9 @@ impl SiteTable {
 
 /// Constants that do not fit a word.
 pub enum Constants<'a> {
-    /// In memory: boxed values kept alive by the caller (boxed so their
-    /// addresses are stable); code holds their addresses.
-    #[allow(clippy::vec_box)]
-    Boxed(&'a mut Vec<Box<Value>>),
+    /// In memory: cells of the heap the caller keeps pinned while the code
+    /// lives; code holds their words.
+    Rooted(&'a mut Vec<flowc_lang::heap::Root>),
     /// In an object file: constant `k` is word `k` of the data object
     /// `table`, which the runtime fills when the executable starts.
     Table { values: &'a mut Vec<Value>, table: cranelift_module::DataId },
@@ -160,7 +159,7 @@ impl Constants<'_> {
     /// The same place, for one more function.
     pub fn reborrow(&mut self) -> Constants<'_> {
         match self {
-            Constants::Boxed(pool) => Constants::Boxed(pool),
+            Constants::Rooted(pool) => Constants::Rooted(pool),
             Constants::Table { values, table } => Constants::Table { values, table: *table },
         }
     }
@@ -606,10 +605,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     return self.konst(w as i64);
                 }
                 match &mut self.env.constants {
-                    Constants::Boxed(pool) => {
-                        let boxed = Box::new(c.clone());
-                        let w = &*boxed as *const Value as Word;
-                        pool.push(boxed);
+                    Constants::Rooted(pool) => {
+                        let root = flowc_lang::heap::Root::new(c);
+                        let w = root.word();
+                        pool.push(root);
                         self.konst(w as i64)
                     }
                     Constants::Table { values, table } => {

@@ -71,6 +71,10 @@ pub fn object(
     for t in &defined.traps {
         traps.extend(encode_trap(t).ok_or_else(|| format!("a trap raising {t} cannot be written"))?);
     }
+    // The slots of objects: both versions' fields (see `Native::compile_versions`).
+    let field_names = m.layout().fields().iter().chain(words.map_or(&[][..], |(w, _)| w.layout().fields()));
+    let layout = flowc_lang::heap::Layout::of(field_names.copied());
+    let layout_fields: Vec<u64> = layout.fields().iter().map(|f| f.index() as u64).collect();
     let immutable: Vec<u64> = m
         .immutable
         .iter()
@@ -100,12 +104,13 @@ pub fn object(
     let env_id = blob(&mut obj, "flowc_default_env", c_string(env_text))?;
     let site_lines: String = defined.sites.sites.iter().map(|s| describe(*s).replace('\n', " ") + "\n").collect();
     let sites_id = blob(&mut obj, "flowc_sites", c_string(site_lines))?;
+    let fields_id = blob(&mut obj, "flowc_fields", words(&layout_fields))?;
 
     // The program description, with the layout of `start::Program`.
     let program = obj.declare_data("flowc_program", Linkage::Local, false, false).map_err(|e| e.to_string())?;
     let mut d = DataDescription::new();
     d.set_align(8);
-    let mut fields = vec![0u64; 16];
+    let mut fields = vec![0u64; 18];
     fields[2] = values.len() as u64;
     fields[5] = count as u64;
     fields[7] = params.len() as u64;
@@ -113,6 +118,7 @@ pub fn object(
     fields[11] = (immutable.len() / 2) as u64;
     fields[13] = max_depth as u64;
     fields[14] = flowc_runtime::start::ABI;
+    fields[17] = layout_fields.len() as u64;
     d.define(words(&fields).into_boxed_slice());
     let entry = obj.declare_func_in_data(defined.entry, &mut d);
     d.write_function_addr(0, entry);
@@ -125,6 +131,7 @@ pub fn object(
         (80, immutable_id),
         (96, env_id),
         (120, sites_id),
+        (128, fields_id),
     ] {
         let gv = obj.declare_data_in_data(id, &mut d);
         d.write_data_addr(offset, gv, 0);

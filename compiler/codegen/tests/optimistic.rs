@@ -35,7 +35,7 @@ resume r1 {
 fn both_copies_of_a_guard_leave_by_one_exit() {
     let exits = flowc_codegen::with_stack(|| {
         let module = flowc_ir::parse::module("trace", TRACE).unwrap();
-        let trace = CompiledTrace::compile(&module.functions[0], &module).unwrap();
+        let trace = CompiledTrace::compile(&module.functions[0], &module, module.layout()).unwrap();
         // A small `s` runs the optimistic copy, a bignum the generic one;
         // both fail the guard on `m` at i = 2 (even) after one odd round.
         let runs: Vec<_> = ["[i/1, s/0, c/1, m/1]", "[i/1, s/1180591620717411303424, c/1, m/1]"]

@@ -2,6 +2,7 @@
 
 use la_arena::{Arena, Idx};
 
+use flowc_lang::heap::Layout;
 use flowc_lang::Symbol;
 
 use crate::inst::{InstKind, Operand, Terminator};
@@ -336,5 +337,21 @@ impl Module {
 
     pub fn is_immutable(&self, class: Symbol, field: Symbol) -> bool {
         self.immutable.iter().any(|(c, fs)| *c == class && fs.contains(&field))
+    }
+
+    /// The slots of the objects this module's code makes: a slot for every
+    /// field it reads, writes or declares immutable. (Code that shares
+    /// objects with another engine — a trace with the interpreter — lays
+    /// them out from the program instead, [`Layout::of_program`].)
+    pub fn layout(&self) -> &'static Layout {
+        let mut fields: Vec<Symbol> = self.immutable.iter().flat_map(|(_, fs)| fs.iter().copied()).collect();
+        for f in &self.functions {
+            for (_, i) in f.all_insts() {
+                if let InstKind::Get { field, .. } | InstKind::Set { field, .. } = &f.insts[i].kind {
+                    fields.push(*field);
+                }
+            }
+        }
+        Layout::of(fields)
     }
 }

@@ -87,7 +87,7 @@ impl GuardKind {
     /// Whether the guard passes for `v` (an unbound operand is an error
     /// before any guard is decided).
     pub fn holds(&self, v: &Value) -> bool {
-        let is = |class: Symbol| matches!(v, Value::Object(o) if o.class == class);
+        let is = |class: Symbol| flowc_lang::interp::objects::is_class(v, class);
         match self {
             GuardKind::True(_) => v.is_truthy(),
             GuardKind::False(_) => !v.is_truthy(),

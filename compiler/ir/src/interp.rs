@@ -11,14 +11,13 @@
 //! Phis of a block read their inputs for the incoming edge all before any of
 //! them is written (parallel copy semantics).
 
-use std::rc::Rc;
-
 use smallvec::SmallVec;
 
 use flowc_lang::ast::Operator;
+use flowc_lang::heap::Layout;
+use flowc_lang::interp::objects;
 use flowc_lang::interp::{Config, ErrorKind, Location, Outcome, RuntimeError};
 use flowc_lang::ops::{range, Form, Op};
-use flowc_lang::value::Object;
 use flowc_lang::{Symbol, Value};
 
 use crate::function::{BlockId, Function, FunctionKind, InstId, Module};
@@ -63,6 +62,7 @@ pub fn run(module: &Module, env: &[(Symbol, Value)], config: &Config) -> Result<
     let main = module.main().ok_or_else(|| internal("the module has no main function"))?;
     let mut m = Machine {
         module,
+        layout: module.layout(),
         fuel: config.fuel.unwrap_or(u64::MAX),
         max_depth: config.max_depth,
         steps: 0,
@@ -97,8 +97,15 @@ pub fn run_trace(
     allocations: &mut u64,
     config: &Config,
 ) -> Result<Exit, RuntimeError> {
+    // The trace's objects have slots for the fields it names too.
+    let fields = trace.all_insts().filter_map(|(_, i)| match &trace.insts[i].kind {
+        InstKind::Get { field, .. } | InstKind::Set { field, .. } => Some(*field),
+        _ => None,
+    });
+    let layout = Layout::of(module.layout().fields().iter().copied().chain(fields));
     let mut m = Machine {
         module,
+        layout,
         fuel: config.fuel.unwrap_or(u64::MAX),
         max_depth: config.max_depth,
         steps: 0,
@@ -119,6 +126,7 @@ pub fn call(module: &Module, name: Symbol, args: &[Value], config: &Config) -> R
     }
     let mut m = Machine {
         module,
+        layout: module.layout(),
         fuel: config.fuel.unwrap_or(u64::MAX),
         max_depth: config.max_depth,
         steps: 0,
@@ -133,6 +141,8 @@ fn internal(msg: &str) -> RuntimeError {
 
 struct Machine<'m> {
     module: &'m Module,
+    /// The slots of the objects `new` makes.
+    layout: &'static Layout,
     fuel: u64,
     max_depth: usize,
     steps: u64,
@@ -198,34 +208,19 @@ impl<'m> Machine<'m> {
                     InstKind::Unbound(var) => Some(Rt::Unbound(*var)),
                     InstKind::New(class) => {
                         self.allocations += 1;
-                        Some(Rt::Val(Value::Object(Rc::new(Object::new(self.allocations, *class)))))
+                        Some(Rt::Val(objects::new_object(self.allocations, *class, self.layout)))
                     }
                     InstKind::Get { obj, field } => {
                         let o = self.read(&frame, obj, index)?;
-                        let Value::Object(o) = o else {
-                            let kind = ErrorKind::Type { what: "get", expected: "an object", got: o };
-                            return Err(self.error(&frame, kind, index));
-                        };
-                        match o.get(*field) {
-                            Some(v) => Some(Rt::Val(v)),
-                            None => {
-                                let kind = ErrorKind::UnsetField { class: o.class, field: *field };
-                                return Err(self.error(&frame, kind, index));
-                            }
-                        }
+                        let v = objects::get(&o, *field).map_err(|k| self.error(&frame, k, index))?;
+                        Some(Rt::Val(v))
                     }
                     InstKind::Set { obj, field, value } => {
                         let o = self.read(&frame, obj, index)?;
                         let v = self.read(&frame, value, index)?;
-                        let Value::Object(o) = o else {
-                            let kind = ErrorKind::Type { what: "set", expected: "an object", got: o };
-                            return Err(self.error(&frame, kind, index));
-                        };
-                        if self.module.is_immutable(o.class, *field) && o.get(*field).is_some() {
-                            let kind = ErrorKind::ImmutableField { class: o.class, field: *field };
-                            return Err(self.error(&frame, kind, index));
-                        }
-                        o.set(*field, v);
+                        let module = self.module;
+                        objects::set(&o, *field, v, |c, f| module.is_immutable(c, f))
+                            .map_err(|k| self.error(&frame, k, index))?;
                         None
                     }
                     InstKind::Call { func: name, args } => {
@@ -287,7 +282,7 @@ impl<'m> Machine<'m> {
                 }
                 Terminator::IfClass { obj, class, then_block, else_block } => {
                     let v = self.read(&frame, obj, n)?;
-                    if matches!(&v, Value::Object(o) if o.class == *class) {
+                    if objects::is_class(&v, *class) {
                         *then_block
                     } else {
                         *else_block

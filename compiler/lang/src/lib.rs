@@ -3,6 +3,7 @@
 //!
 //! - [`symbol`]: interned names and atoms;
 //! - [`value`]: runtime values and their printed forms;
+//! - [`heap`]: where objects live for every engine, and the collector;
 //! - [`ops`]: the operation table every engine shares;
 //! - [`ast`]: the syntax tree both syntaxes parse to;
 //! - [`mod@env`]: the ordered environment;
@@ -12,6 +13,7 @@
 
 pub mod ast;
 pub mod env;
+pub mod heap;
 pub mod interp;
 pub mod ops;
 pub mod pe;

@@ -6,17 +6,18 @@
 //! | integer | [`Value::Int`] when it fits an `i64`, else [`Value::Big`] — never a `Big` that would fit (one canonical form, so `==` is structural) |
 //! | atom | [`Value::Atom`], an interned [`Symbol`] |
 //! | list | [`Value::List`], shared and immutable |
-//! | object | [`Value::Object`], shared and mutable, compared by identity |
+//! | object | [`Value::Object`], a handle to a cell of the heap ([`crate::heap`]), shared and mutable, compared by identity |
 //!
-//! A `Value` is 16 bytes and cheap to clone (a copy or a reference-count bump).
+//! A `Value` is 16 bytes and cheap to clone (a copy, a reference-count
+//! bump, or a pin).
 
-use std::cell::RefCell;
 use std::fmt::{self, Write as _};
 use std::rc::Rc;
 
 use num_bigint::BigInt;
 use num_traits::ToPrimitive;
 
+pub use crate::heap::Obj;
 use crate::symbol::Symbol;
 
 /// A value of the language.
@@ -26,41 +27,9 @@ pub enum Value {
     Big(Rc<BigInt>),
     Atom(Symbol),
     List(Rc<Vec<Value>>),
-    Object(Rc<Object>),
-}
-
-/// A mutable record: a class atom and fields set so far, in the order they were
-/// first set. `id` counts allocations from 1 within one run and is what
-/// printing shows (`<point#3>`).
-pub struct Object {
-    pub id: u64,
-    pub class: Symbol,
-    pub fields: RefCell<Vec<(Symbol, Value)>>,
-}
-
-impl Object {
-    pub fn new(id: u64, class: Symbol) -> Object {
-        Object { id, class, fields: RefCell::new(Vec::new()) }
-    }
-
-    pub fn get(&self, field: Symbol) -> Option<Value> {
-        self.fields.borrow().iter().find(|(f, _)| *f == field).map(|(_, v)| v.clone())
-    }
-
-    /// Sets `field`; returns whether it was set before.
-    pub fn set(&self, field: Symbol, value: Value) -> bool {
-        let mut fields = self.fields.borrow_mut();
-        match fields.iter_mut().find(|(f, _)| *f == field) {
-            Some(slot) => {
-                slot.1 = value;
-                true
-            }
-            None => {
-                fields.push((field, value));
-                false
-            }
-        }
-    }
+    /// An object: its class, its allocation number (counted from 1 within
+    /// a run, what printing shows: `<point#3>`) and its fields.
+    Object(Obj),
 }
 
 impl Value {
@@ -143,7 +112,7 @@ impl Value {
                 }
                 out.push(']');
             }
-            Value::Object(o) => write!(out, "<{}#{}>", o.class, o.id).unwrap(),
+            Value::Object(o) => write!(out, "<{}#{}>", o.class(), o.id()).unwrap(),
         }
     }
 
@@ -163,7 +132,7 @@ impl PartialEq for Value {
             (Value::Big(a), Value::Big(b)) => a == b,
             (Value::Atom(a), Value::Atom(b)) => a == b,
             (Value::List(a), Value::List(b)) => Rc::ptr_eq(a, b) || a == b,
-            (Value::Object(a), Value::Object(b)) => Rc::ptr_eq(a, b),
+            (Value::Object(a), Value::Object(b)) => a == b,
             _ => false,
         }
     }
@@ -178,7 +147,7 @@ impl std::hash::Hash for Value {
             Value::Big(b) => b.hash(state),
             Value::Atom(a) => a.hash(state),
             Value::List(items) => items.hash(state),
-            Value::Object(o) => (Rc::as_ptr(o) as usize).hash(state),
+            Value::Object(o) => o.hash(state),
         }
     }
 }

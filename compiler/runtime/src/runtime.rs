@@ -3,13 +3,12 @@
 //! [`Word`]; [`STOP`] means the program stopped (an error was recorded, or
 //! it printed), and generated code then returns [`STOP`] up the call chain.
 //!
-//! Boxed values (big integers, lists, objects) live in the context's heap
-//! until the run ends; words point at them. (A collector is future work:
-//! a run keeps what it allocates.)
+//! Objects, big integers and lists live in the heap ([`flowc_lang::heap`]);
+//! words point at their cells.
 
-use flowc_lang::interp::ErrorKind;
+use flowc_lang::heap::{self, Layout};
+use flowc_lang::interp::{objects, ErrorKind};
 use flowc_lang::ops::Op;
-use flowc_lang::value::Object;
 use flowc_lang::{Symbol, Value};
 use std::rc::Rc;
 
@@ -41,11 +40,9 @@ pub struct Ctx {
     /// when it leaves): how the JIT tells code that pays from code that
     /// is left as soon as it is entered.
     pub iterations: u64,
-    /// Boxed so their addresses stay put while the vector grows: words
-    /// point at them.
-    #[allow(clippy::vec_box)]
-    heap: Vec<Box<Value>>,
     exit: Vec<u64>,
+    /// The slots of the objects the code makes.
+    pub layout: &'static Layout,
     pub allocations: u64,
     pub error: Option<ErrorKind>,
     pub output: Option<Value>,
@@ -70,7 +67,12 @@ pub mod offsets {
 impl Ctx {
     /// A context for code whose `immutable` fields and `trap` errors are
     /// given (shared with the code, not copied per run).
-    pub fn new(max_depth: u64, immutable: impl Into<Rc<[(Symbol, Symbol)]>>, traps: impl Into<Rc<[ErrorKind]>>) -> Ctx {
+    pub fn new(
+        max_depth: u64,
+        layout: &'static Layout,
+        immutable: impl Into<Rc<[(Symbol, Symbol)]>>,
+        traps: impl Into<Rc<[ErrorKind]>>,
+    ) -> Ctx {
         Ctx {
             depth: 0,
             max_depth,
@@ -80,7 +82,7 @@ impl Ctx {
             fuel_limit: u64::MAX,
             iterations: 0,
             exit: Vec::new(),
-            heap: Vec::new(),
+            layout,
             allocations: 0,
             error: None,
             output: None,
@@ -89,11 +91,9 @@ impl Ctx {
         }
     }
 
-    /// Makes the context ready for another run of the same code: what the
-    /// last run boxed is dropped, its error and output cleared; the exit
-    /// buffer is kept.
+    /// Makes the context ready for another run of the same code: its
+    /// error and output cleared; the exit buffer is kept.
     pub fn reset(&mut self) {
-        self.heap.clear();
         self.error = None;
         self.output = None;
         self.site = u64::MAX;
@@ -122,32 +122,14 @@ impl Ctx {
         &self.exit[..n]
     }
 
-    /// The word for `v`, boxing it if needed.
+    /// The word for `v`, boxing it in the heap if needed.
     pub fn word(&mut self, v: Value) -> Word {
-        if let Some(w) = word::immediate(&v) {
-            return w;
-        }
-        let b = Box::new(v);
-        let w = &*b as *const Value as Word;
-        self.heap.push(b);
-        w
+        heap::to_word(&v)
     }
 
     /// The value of a word; unbound words are `Err`.
     pub fn value(&self, w: Word) -> Result<Value, ErrorKind> {
-        if word::is_int(w) {
-            Ok(Value::Int(word::untag_int(w)))
-        } else if w & word::TAG_MASK == word::ATOM_TAG {
-            Ok(Value::Atom(word::symbol(w)))
-        } else if word::is_unbound(w) {
-            Err(ErrorKind::Unbound(word::symbol(w)))
-        } else {
-            // SAFETY: a pointer word is only ever made by `Ctx::word` (or
-            // by the compiler's constant pool, which outlives every run):
-            // it points at a live boxed `Value` this context (or the pool)
-            // owns, and nothing frees it while the run goes on.
-            Ok(unsafe { (*(w as *const Value)).clone() })
-        }
+        heap::to_value(w).map_err(ErrorKind::Unbound)
     }
 
     fn fail(&mut self, e: ErrorKind) -> Word {
@@ -160,9 +142,23 @@ impl Ctx {
     fn read(&mut self, w: Word) -> Result<Value, Word> {
         self.value(w).map_err(|e| self.fail(e))
     }
+}
 
-    fn is_immutable(&self, class: Symbol, field: Symbol) -> bool {
-        self.immutable.contains(&(class, field))
+/// Compiled code running: until its frames can be walked for roots, no
+/// collection starts while it runs (what it allocates is collected once
+/// it has returned).
+pub struct Activation(());
+
+impl Activation {
+    pub fn enter() -> Activation {
+        heap::with(|h| h.pause());
+        Activation(())
+    }
+}
+
+impl Drop for Activation {
+    fn drop(&mut self) {
+        heap::with(|h| h.resume());
     }
 }
 
@@ -216,10 +212,10 @@ pub unsafe extern "C" fn flowc_rt_op(ctx: *mut Ctx, op: u64, nargs: u64, a: Word
 #[no_mangle]
 pub unsafe extern "C" fn flowc_rt_readlist(ctx: *mut Ctx, list: Word, index: Word) -> Word {
     let fast = if word::is_pointer(list) && word::is_int(index) {
-        // SAFETY: a pointer word points at a live boxed `Value` the context
-        // or the constant pool owns (see `Ctx::value`).
-        match unsafe { &*(list as *const Value) } {
-            Value::List(items) => {
+        let c = list as heap::cell::Cell;
+        // SAFETY: a pointer word points at a live cell of the heap.
+        match unsafe { heap::cell::kind(c) == heap::cell::BOXED_KIND }.then(|| unsafe { heap::cell::boxed(c) }) {
+            Some(Value::List(items)) => {
                 usize::try_from(word::untag_int(index)).ok().and_then(|i| items.get(i)).and_then(word::immediate)
             }
             _ => None,
@@ -289,8 +285,8 @@ pub unsafe extern "C" fn flowc_rt_truth(ctx: *mut Ctx, a: Word) -> Word {
 pub unsafe extern "C" fn flowc_rt_new(ctx: *mut Ctx, class: u64) -> Word {
     let ctx = ctx!(ctx);
     ctx.allocations += 1;
-    let obj = Object::new(ctx.allocations, Symbol::from_index(class as u32));
-    ctx.word(Value::Object(Rc::new(obj)))
+    let obj = objects::new_object(ctx.allocations, Symbol::from_index(class as u32), ctx.layout);
+    ctx.word(obj)
 }
 
 ///
@@ -304,12 +300,9 @@ pub unsafe extern "C" fn flowc_rt_get(ctx: *mut Ctx, obj: Word, field: u64) -> W
         Ok(v) => v,
         Err(w) => return w,
     };
-    let Value::Object(o) = o else {
-        return ctx.fail(ErrorKind::Type { what: "get", expected: "an object", got: o });
-    };
-    match o.get(field) {
-        Some(v) => ctx.word(v),
-        None => ctx.fail(ErrorKind::UnsetField { class: o.class, field }),
+    match objects::get(&o, field) {
+        Ok(v) => ctx.word(v),
+        Err(e) => ctx.fail(e),
     }
 }
 
@@ -329,14 +322,11 @@ pub unsafe extern "C" fn flowc_rt_set(ctx: *mut Ctx, obj: Word, field: u64, valu
         Ok(v) => v,
         Err(w) => return w,
     };
-    let Value::Object(o) = o else {
-        return ctx.fail(ErrorKind::Type { what: "set", expected: "an object", got: o });
-    };
-    if ctx.is_immutable(o.class, field) && o.get(field).is_some() {
-        return ctx.fail(ErrorKind::ImmutableField { class: o.class, field });
+    let immutable = ctx.immutable.clone();
+    match objects::set(&o, field, v, |c, f| immutable.contains(&(c, f))) {
+        Ok(()) => ONE,
+        Err(e) => ctx.fail(e),
     }
-    o.set(field, v);
-    ONE
 }
 
 /// `if_class`: ONE when the word is an object of `class`, else ZERO; a
@@ -349,7 +339,7 @@ pub unsafe extern "C" fn flowc_rt_is_class(ctx: *mut Ctx, obj: Word, class: u64)
     let ctx = ctx!(ctx);
     let class = Symbol::from_index(class as u32);
     match ctx.read(obj) {
-        Ok(Value::Object(o)) if o.class == class => ONE,
+        Ok(v) if objects::is_class(&v, class) => ONE,
         Ok(_) => ZERO,
         Err(w) => w,
     }

@@ -7,14 +7,16 @@
 //! numbers in the code, so the executable must number its symbols as the
 //! compiler did), the constants that are not immediate words (written as
 //! an environment list, filled into a table the code reads), the errors
-//! `trap` raises, the immutable fields, the entry's parameters and the
-//! program's default environment.
+//! `trap` raises, the immutable fields, the fields objects have slots for
+//! (their layout), the entry's parameters and the program's default
+//! environment.
 //!
 //! Usage of a built executable: `OUT [--env ENV]`; it prints what the
 //! program prints, or the runtime error (exit status 1).
 
 use std::ffi::{c_char, CStr};
 
+use flowc_lang::heap::{Layout, Root};
 use flowc_lang::interp::{ErrorKind, RuntimeError};
 use flowc_lang::syntax::prolog::parse_env;
 use flowc_lang::{Symbol, Value};
@@ -26,7 +28,7 @@ use crate::word::{self, Word};
 /// [`Ctx`]'s first fields and of [`Program`], and the `flowc_rt_*`
 /// signatures. Bump it with any change to them; an executable linked with
 /// a runtime of another version refuses to run instead of crashing.
-pub const ABI: u64 = 4;
+pub const ABI: u64 = 5;
 
 /// The description of a built program (see the module docs); the code
 /// generator writes it with this layout.
@@ -60,6 +62,9 @@ pub struct Program {
     /// The places of runtime calls, one line each (as errors print them),
     /// numbered as the code stores them in the context; NUL-terminated.
     pub sites: *const c_char,
+    /// `field_count` field names (symbol numbers): the slots of objects.
+    pub fields: *const u64,
+    pub field_count: u64,
 }
 
 /// The four words that describe an error `trap` raises, if it is one a
@@ -197,34 +202,46 @@ fn start(program: &Program, args: &[String]) -> Result<Value, Failure> {
     let constants = parse_env(unsafe { text(program.constants) })
         .map_err(|e| Failure::Usage(format!("internal: unreadable constants: {e}")))?;
     // SAFETY: the code generator writes these arrays with these lengths.
-    let (traps, immutable, params) = unsafe {
+    let (traps, immutable, params, fields) = unsafe {
         (
             words(program.traps, 4 * program.trap_count),
             words(program.immutable, 2 * program.immutable_count),
             words(program.params, program.param_count),
+            words(program.fields, program.field_count),
         )
     };
+    let layout = Layout::of(fields.iter().map(|&f| Symbol::from_index(f as u32)));
     let traps: Vec<ErrorKind> = traps.chunks(4).map(|w| decode_trap([w[0], w[1], w[2], w[3]])).collect();
     let immutable: Vec<(Symbol, Symbol)> =
         immutable.chunks(2).map(|w| (Symbol::from_index(w[0] as u32), Symbol::from_index(w[1] as u32))).collect();
-    let mut ctx = Ctx::new(program.max_depth, immutable, traps);
+    let mut ctx = Ctx::new(program.max_depth, layout, immutable, traps);
+    // The constants and arguments, kept alive (pinned) for the whole run.
+    let mut roots: Vec<Root> = Vec::new();
     for (k, (_, v)) in constants.into_iter().enumerate().take(program.pool_len as usize) {
-        let w = ctx.word(v);
+        let root = Root::new(&v);
         // SAFETY: the table has `pool_len` words; code reads it only after
-        // this loop, and the boxed values live as long as `ctx`.
-        unsafe { *program.pool.add(k) = w };
+        // this loop.
+        unsafe { *program.pool.add(k) = root.word() };
+        roots.push(root);
     }
     let args: Vec<Word> = params
         .iter()
         .map(|&p| {
             let name = Symbol::from_index(p as u32);
             match env.iter().find(|(k, _)| *k == name) {
-                Some((_, v)) => ctx.word(v.clone()),
+                Some((_, v)) => {
+                    let root = Root::new(v);
+                    let w = root.word();
+                    roots.push(root);
+                    w
+                }
                 None => word::unbound(name),
             }
         })
         .collect();
+    let heap = crate::runtime::Activation::enter();
     (program.entry)(args.as_ptr(), &mut ctx);
+    drop(heap);
     if let Some(kind) = ctx.error.take() {
         let e = RuntimeError { kind, at: None };
         // SAFETY: the code generator writes the site lines NUL-terminated.

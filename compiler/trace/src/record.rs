@@ -14,12 +14,11 @@
 //! numbered by a counter shared with the run that follows ([`Heap`]), so
 //! they print as they would under the interpreter alone.
 
-use std::rc::Rc;
-
 use flowc_lang::ast::{Arg, Block, Program, Stmt, Terminator};
+use flowc_lang::heap::Layout;
+use flowc_lang::interp::objects;
 use flowc_lang::interp::{ErrorKind, Location, ResumeFrame, RuntimeError};
 use flowc_lang::syntax::readable_print::{stmt_to_string, terminator_to_string};
-use flowc_lang::value::Object;
 use flowc_lang::{env, Env, Symbol, Value};
 
 use flowc_ir::Site;
@@ -86,10 +85,19 @@ impl std::fmt::Display for TraceError {
     }
 }
 
-/// The allocation counter shared by tracing, running traces and resuming.
-#[derive(Default, Debug, Clone, Copy)]
+/// What tracing, running traces and resuming share to make objects: the
+/// allocation counter and the slots of the program's objects.
+#[derive(Debug, Clone, Copy)]
 pub struct Heap {
     pub allocations: u64,
+    pub layout: &'static Layout,
+}
+
+impl Heap {
+    /// Objects of `program`, numbered from 1.
+    pub fn new(program: &Program) -> Heap {
+        Heap { allocations: 0, layout: Layout::of_program(program) }
+    }
 }
 
 /// Reads an operand (`resolve/3`).
@@ -122,26 +130,16 @@ pub fn exec(
         }
         TraceOp::New { dst, class } => {
             heap.allocations += 1;
-            env::write(env, *dst, Value::Object(Rc::new(Object::new(heap.allocations, *class))));
+            env::write(env, *dst, objects::new_object(heap.allocations, *class, heap.layout));
         }
         TraceOp::Get { dst, obj, field } => {
             let o = resolve(obj, env)?;
-            let Value::Object(o) = o else {
-                return Err(ErrorKind::Type { what: "get", expected: "an object", got: o });
-            };
-            let v = o.get(*field).ok_or(ErrorKind::UnsetField { class: o.class, field: *field })?;
-            env::write(env, *dst, v);
+            env::write(env, *dst, objects::get(&o, *field)?);
         }
         TraceOp::Set { obj, field, value } => {
             let o = resolve(obj, env)?;
             let v = resolve(value, env)?;
-            let Value::Object(o) = o else {
-                return Err(ErrorKind::Type { what: "set", expected: "an object", got: o });
-            };
-            if immutable(o.class, *field) && o.get(*field).is_some() {
-                return Err(ErrorKind::ImmutableField { class: o.class, field: *field });
-            }
-            o.set(*field, v);
+            objects::set(&o, *field, v, immutable)?;
         }
         TraceOp::Guard { .. } | TraceOp::Enter { .. } | TraceOp::Leave { .. } | TraceOp::Call { .. } => {
             unreachable!("control operations are not executed by exec")
@@ -317,7 +315,7 @@ pub fn record_path(
             }
             Terminator::IfClass { obj, class, then_label, else_label } => {
                 let v = resolve(obj, env).map_err(|k| error(k, fun, block, n))?;
-                let is = matches!(&v, Value::Object(o) if o.class == *class);
+                let is = objects::is_class(&v, *class);
                 let (resume_at, next) = if is { (*else_label, *then_label) } else { (*then_label, *else_label) };
                 ops.push(TraceOp::Guard {
                     check: Check::Class(obj.clone(), *class, is),

@@ -14,12 +14,11 @@
 //! exit stores. Leaving is then a walk over the plan.
 
 use std::collections::HashMap;
-use std::rc::Rc;
 
 use flowc_ir::{Operand, ResumeData, ResumeValue, ValueId};
 use flowc_lang::interp::compile::{Slot, Target};
+use flowc_lang::interp::objects;
 use flowc_lang::interp::{Compiled, Config, Machine, ResumeFrame, RuntimeError, SlotFrame};
-use flowc_lang::value::Object;
 use flowc_lang::{Program, Symbol, Value};
 
 use crate::record::Heap;
@@ -57,12 +56,12 @@ fn value_of(
             }
             let virt = &record.virtuals[i];
             heap.allocations += 1;
-            let obj = Rc::new(Object::new(heap.allocations, virt.class));
-            let value = Value::Object(obj.clone());
+            let value = objects::new_object(heap.allocations, virt.class, heap.layout);
             virtuals[i] = Some(value.clone());
             for (field, fv) in &virt.fields {
                 if let Some(x) = value_of(fv, record, values, virtuals, heap) {
-                    obj.set(*field, x);
+                    // A fresh object: no immutable field is set yet.
+                    objects::set(&value, *field, x, |_, _| false).ok()?;
                 }
             }
             Some(value)
@@ -190,12 +189,12 @@ impl Plan {
                 }
                 let (class, fields) = &self.objects[*k];
                 heap.allocations += 1;
-                let obj = Rc::new(Object::new(heap.allocations, *class));
-                let value = Value::Object(obj.clone());
+                let value = objects::new_object(heap.allocations, *class, heap.layout);
                 made[*k] = Some(value.clone());
                 for (field, fv) in fields {
                     if let Some(x) = self.value(fv, stored, made, heap) {
-                        obj.set(*field, x);
+                        // A fresh object: no immutable field is set yet.
+                        objects::set(&value, *field, x, |_, _| false).ok()?;
                     }
                 }
                 Some(value)

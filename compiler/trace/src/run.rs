@@ -57,7 +57,7 @@ pub fn run(
                 }
                 Check::Class(a, class, expected) => {
                     let val = crate::record::resolve(a, &env).map_err(fail)?;
-                    matches!(&val, Value::Object(o) if o.class == *class) == *expected
+                    flowc_lang::interp::objects::is_class(&val, *class) == *expected
                 }
             };
             if !holds {

@@ -67,7 +67,7 @@ pub fn execute_native(
     heap: &mut Heap,
     config: &Config,
 ) -> Result<Value, RuntimeError> {
-    let compiled = flowc_codegen::CompiledTrace::compile(f, hints).map_err(|e| internal(&e))?;
+    let compiled = flowc_codegen::CompiledTrace::compile(f, hints, heap.layout).map_err(|e| internal(&e))?;
     match compiled.run(&arguments(f, &start), &mut heap.allocations, config.max_depth) {
         flowc_codegen::TraceEnd::Exit { exit, values } => {
             let exit = compiled.exit(exit);

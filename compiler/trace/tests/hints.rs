@@ -2,10 +2,8 @@
 //! immutable fields of a promoted object fold, calls of pure functions with
 //! constant arguments fold — and removes allocations that do not escape.
 
-use std::rc::Rc;
-
 use expect_test::{expect, Expect};
-use flowc_lang::value::Object;
+use flowc_lang::heap::{Layout, Obj};
 use flowc_lang::{env, syntax, Symbol, Value};
 use flowc_trace::record::{record, Heap, Recorded};
 use flowc_trace::{opt, ssa, to_ir};
@@ -15,7 +13,7 @@ use flowc_trace::{opt, ssa, to_ir};
 fn check(src: &str, label: &str, start: Vec<(&str, Value)>, remove_allocations: bool, expected: Expect) -> String {
     let program = syntax::parse("test", src).unwrap();
     let start: Vec<(Symbol, Value)> = start.into_iter().map(|(k, v)| (Symbol::intern(k), v)).collect();
-    let mut heap = Heap { allocations: 10 };
+    let mut heap = Heap { allocations: 10, ..Heap::new(&program) };
     let Recorded::Loop { trace, env } =
         record(&program, Symbol::intern(label), env::from_pairs(&start), &mut heap, 10_000).unwrap()
     else {
@@ -38,9 +36,10 @@ fn check(src: &str, label: &str, start: Vec<(&str, Value)>, remove_allocations: 
 fn promoted_object_immutable_fields_fold() {
     let src = "immutable config(step, limit)\n\nloop:\n    promote cfg then body\nbody:\n    s = cfg.step\n    l = cfg.limit\n    \
                i = i + s\n    c = i < l\n    if c goto loop else goto done\ndone:\n    print_and_stop(i)\n";
-    let cfg = Rc::new(Object::new(1, Symbol::intern("config")));
-    cfg.set(Symbol::intern("step"), Value::Int(3));
-    cfg.set(Symbol::intern("limit"), Value::Int(30));
+    let layout = Layout::of_program(&syntax::parse("test", src).unwrap());
+    let cfg = Obj::new(1, Symbol::intern("config"), layout);
+    cfg.set(Symbol::intern("step"), Value::Int(3)).unwrap();
+    cfg.set(Symbol::intern("limit"), Value::Int(30)).unwrap();
     let out = check(
         src,
         "loop",

@@ -129,7 +129,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
     let program = input::load(&args.file)?;
     let (label, env) = input::start(&program, Some(&args.entry), args.env.as_deref())?;
     let config = Config { fuel: args.fuel, ..Config::default() };
-    let mut heap = Heap::default();
+    let mut heap = Heap::new(&program);
     let recorded =
         record::record(&program, label, env::from_pairs(&env), &mut heap, 1_000_000).map_err(Failure::input)?;
     let (trace, env) = match recorded {

@@ -11,6 +11,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::ast::{self, Arg, Operator, Program, Stmt, Terminator};
+use crate::heap::Layout;
 use crate::ops::Op;
 use crate::symbol::Symbol;
 use crate::value::Value;
@@ -108,6 +109,8 @@ pub struct Compiled {
     pub functions: HashMap<Symbol, u32>,
     /// `(class, field)` pairs declared by `immutable/2`.
     pub immutable: HashSet<(Symbol, Symbol)>,
+    /// The slots of the program's objects.
+    pub layout: &'static Layout,
 }
 
 impl Compiled {
@@ -131,7 +134,7 @@ impl Compiled {
             let blocks: Vec<&ast::Block> = f.blocks.iter().collect();
             graphs.push(resolve_graph(Some(f.name), &f.params, &[], &blocks, &functions));
         }
-        Compiled { graphs, functions, immutable }
+        Compiled { graphs, functions, immutable, layout: Layout::of_program(program) }
     }
 }
 

@@ -33,7 +33,7 @@ impl Hash for Green {
             Some(Value::Big(b)) => (2u8, b).hash(state),
             Some(Value::Atom(a)) => (3u8, a).hash(state),
             Some(Value::List(items)) => (4u8, items.len()).hash(state),
-            Some(Value::Object(o)) => (5u8, o.id).hash(state),
+            Some(Value::Object(o)) => (5u8, o.id()).hash(state),
         }
     }
 }

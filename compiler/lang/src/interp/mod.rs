@@ -10,6 +10,7 @@ pub mod compile;
 pub mod error;
 pub mod hot;
 pub mod live;
+pub mod objects;
 pub mod run;
 
 pub use compile::Compiled;

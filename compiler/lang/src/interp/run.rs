@@ -8,8 +8,6 @@
 //! first-write list are exactly the ordered environment, at the cost of one
 //! branch per write.
 
-use std::rc::Rc;
-
 use super::compile::{CStmt, CTerm, Compiled, Graph, OpRef, Operand, Slot, Target};
 use super::error::{ErrorKind, Location, RuntimeError};
 use super::hot::{Key, Profiler};
@@ -17,7 +15,9 @@ use crate::ast::Program;
 use crate::env::Env;
 use crate::symbol::Symbol;
 use crate::syntax::readable_print::{stmt_to_string, terminator_to_string};
-use crate::value::{Object, Value};
+use crate::value::Value;
+
+use super::objects;
 
 /// Limits for one run.
 #[derive(Clone, Debug)]
@@ -551,28 +551,22 @@ impl<'a> Machine<'a> {
                     }
                     CStmt::New { dst, class } => {
                         self.allocations += 1;
-                        frame.write(*dst, Value::Object(Rc::new(Object::new(self.allocations, *class))));
+                        frame.write(*dst, objects::new_object(self.allocations, *class, compiled.layout));
                     }
                     CStmt::Get { dst, obj, field } => {
                         let o = read!(obj, i);
-                        let Value::Object(o) = o else {
-                            fail!(ErrorKind::Type { what: "get", expected: "an object", got: o }, i)
-                        };
-                        match o.get(*field) {
-                            Some(v) => frame.write(*dst, v),
-                            None => fail!(ErrorKind::UnsetField { class: o.class, field: *field }, i),
+                        match objects::get(&o, *field) {
+                            Ok(v) => frame.write(*dst, v),
+                            Err(e) => fail!(e, i),
                         }
                     }
                     CStmt::Set { obj, field, value } => {
                         let o = read!(obj, i);
                         let v = read!(value, i);
-                        let Value::Object(o) = o else {
-                            fail!(ErrorKind::Type { what: "set", expected: "an object", got: o }, i)
-                        };
-                        if compiled.immutable.contains(&(o.class, *field)) && o.get(*field).is_some() {
-                            fail!(ErrorKind::ImmutableField { class: o.class, field: *field }, i);
+                        let immutable = |c, f| compiled.immutable.contains(&(c, f));
+                        if let Err(e) = objects::set(&o, *field, v, immutable) {
+                            fail!(e, i);
                         }
-                        o.set(*field, v);
                     }
                 }
             }
@@ -596,7 +590,7 @@ impl<'a> Machine<'a> {
                 }
                 CTerm::IfClass { obj, class, then_t, else_t } => {
                     let o = read!(obj, n);
-                    let is = matches!(&o, Value::Object(o) if o.class == *class);
+                    let is = objects::is_class(&o, *class);
                     goto!(if is { then_t } else { else_t }, n);
                 }
                 CTerm::Call { dst, func, args, next } => {

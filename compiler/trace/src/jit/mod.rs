@@ -228,6 +228,9 @@ struct KeyCode {
 pub struct Jit<'p> {
     program: &'p Program,
     hints: Module,
+    /// The slots of the program's objects (which the interpreter and
+    /// compiled code share).
+    layout: &'static flowc_lang::heap::Layout,
     remove_allocations: bool,
     /// Watched labels: the flow graph (a function, or `None` for the main
     /// graph) and the label.
@@ -321,6 +324,7 @@ impl<'p> Jit<'p> {
         Jit {
             program,
             hints: ssa::hints(module),
+            layout: flowc_lang::heap::Layout::of_program(program),
             remove_allocations: !flowc_passes::observe::allocations_observable(module),
             watched: watched_labels(program, module),
             recursive: flowc_ir::calls::CallGraph::new(module).recursive().into_iter().collect(),
@@ -434,7 +438,7 @@ impl<'p> Jit<'p> {
             liveness: vec![None; compiled.graphs.len()],
             slots: Vec::new(),
             plans: Vec::new(),
-            heap: Heap::default(),
+            heap: Heap::new(program),
             config,
         };
         let result = self.drive(&mut machine, &mut run, entry, env);
@@ -686,7 +690,7 @@ impl<'p> Jit<'p> {
             (0..graph.params as u32).map(|s| top.get(s).cloned().expect("parameters are bound")).collect();
         if self.cache.is_none() {
             let options = flowc_codegen::Options { fuel: self.fuel_checks };
-            self.cache = TraceCache::new(&self.hints, options).ok();
+            self.cache = TraceCache::new(&self.hints, self.layout, options).ok();
         }
         let Some(cache) = &self.cache else {
             // No compiled code to call: the interpreter runs the calls.
@@ -1274,7 +1278,7 @@ impl<'p> Jit<'p> {
     ) -> Option<Vec<TraceId>> {
         if self.cache.is_none() {
             let options = flowc_codegen::Options { fuel: self.fuel_checks };
-            self.cache = TraceCache::new(&self.hints, options).ok();
+            self.cache = TraceCache::new(&self.hints, self.layout, options).ok();
         }
         let functions: Vec<&Function> = pieces.iter().map(|(f, _, _)| *f).collect();
         let compiled = self.cache.as_ref()?.compile_all(&functions);

@@ -224,7 +224,7 @@ impl<'a> Opt<'a> {
                 let v = result.expect("get has a result");
                 // An immutable field of a known object (promoted) is fixed.
                 if let Operand::Const(Value::Object(o)) = &obj {
-                    if self.hints.is_immutable(o.class, field) {
+                    if self.hints.is_immutable(o.class(), field) {
                         if let Some(x) = o.get(field) {
                             self.subst[ix(v)] = Some(Operand::Const(x));
                             return;

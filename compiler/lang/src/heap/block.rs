@@ -1,0 +1,116 @@
+//! Blocks: the memory cells are carved from.
+//!
+//! A block is [`BLOCK_BYTES`] bytes aligned to its size, so the block of
+//! any cell is its address with the low bits cleared. It starts with a
+//! [`BlockHeader`]; its cells, all of one size (its *class*, in words),
+//! follow. A cell too large for a size class gets a block of its own
+//! (a *large* block, as many bytes as it needs, one cell).
+
+use std::alloc::{alloc_zeroed, dealloc, Layout as AllocLayout};
+
+use super::cell::Cell;
+
+pub const BLOCK_BYTES: usize = 1 << 16;
+/// Bytes before a block's first cell.
+pub const BLOCK_HEADER_BYTES: usize = 64;
+/// The largest size class, in words; larger cells get large blocks.
+pub const MAX_WORDS: usize = 256;
+
+/// What the collector keeps at the start of every block.
+#[repr(C)]
+pub struct BlockHeader {
+    /// The size of the block's cells, in words.
+    pub cell_words: usize,
+    /// How many cells the block has.
+    pub cells: usize,
+    /// Cells marked in the collection under way.
+    pub live: usize,
+    /// Cells with pins (handles held by Rust code): where the collector
+    /// looks for pinned roots.
+    pub pinned: usize,
+    /// The block's size in bytes ([`BLOCK_BYTES`], more for large blocks).
+    pub bytes: usize,
+}
+
+const _: () = assert!(std::mem::size_of::<BlockHeader>() <= BLOCK_HEADER_BYTES);
+
+/// A block's address.
+pub type Block = *mut BlockHeader;
+
+/// The block of cell `c`.
+#[inline]
+pub fn block_of(c: Cell) -> Block {
+    ((c as usize) & !(BLOCK_BYTES - 1)) as Block
+}
+
+/// Allocates a zeroed block for cells of `cell_words` words (a large block
+/// of one cell when that is more than [`MAX_WORDS`]). `None` when memory
+/// is exhausted.
+pub fn new_block(cell_words: usize) -> Option<Block> {
+    let bytes = if cell_words > MAX_WORDS {
+        (BLOCK_HEADER_BYTES + cell_words * 8).next_multiple_of(BLOCK_BYTES)
+    } else {
+        BLOCK_BYTES
+    };
+    let layout = AllocLayout::from_size_align(bytes, BLOCK_BYTES).ok()?;
+    // SAFETY: the layout has a non-zero size.
+    let b = unsafe { alloc_zeroed(layout) } as Block;
+    if b.is_null() {
+        return None;
+    }
+    let cells = if cell_words > MAX_WORDS { 1 } else { (BLOCK_BYTES - BLOCK_HEADER_BYTES) / (cell_words * 8) };
+    // SAFETY: `b` is a fresh allocation large enough for the header.
+    unsafe { b.write(BlockHeader { cell_words, cells, live: 0, pinned: 0, bytes }) };
+    Some(b)
+}
+
+/// Gives a standard block to cells of another size: zeroes it and sets its
+/// header.
+///
+/// # Safety
+/// `b` is a standard block none of whose cells is in use.
+pub unsafe fn reuse_block(b: Block, cell_words: usize) {
+    debug_assert!(cell_words <= MAX_WORDS);
+    // SAFETY: the caller's contract; the block is BLOCK_BYTES long.
+    unsafe {
+        std::ptr::write_bytes(b as *mut u8, 0, BLOCK_BYTES);
+        b.write(BlockHeader {
+            cell_words,
+            cells: (BLOCK_BYTES - BLOCK_HEADER_BYTES) / (cell_words * 8),
+            live: 0,
+            pinned: 0,
+            bytes: BLOCK_BYTES,
+        });
+    }
+}
+
+/// Returns block `b` to the allocator.
+///
+/// # Safety
+/// `b` was made by [`new_block`] and none of its cells is in use.
+pub unsafe fn free_block(b: Block) {
+    // SAFETY: the caller's contract: the size and alignment it was made with.
+    unsafe {
+        let bytes = (*b).bytes;
+        dealloc(b as *mut u8, AllocLayout::from_size_align_unchecked(bytes, BLOCK_BYTES));
+    }
+}
+
+/// The `k`-th cell of block `b`.
+///
+/// # Safety
+/// `b` is a live block and `k < cells`.
+#[inline]
+pub unsafe fn cell(b: Block, k: usize) -> Cell {
+    // SAFETY: the caller's contract.
+    unsafe { (b as *mut u8).add(BLOCK_HEADER_BYTES + k * (*b).cell_words * 8) as Cell }
+}
+
+/// The address just past block `b`'s last cell.
+///
+/// # Safety
+/// `b` is a live block.
+pub unsafe fn cells_end(b: Block) -> usize {
+    // SAFETY: the caller's contract.
+    unsafe { b as usize + BLOCK_HEADER_BYTES + (*b).cells * (*b).cell_words * 8 }
+}

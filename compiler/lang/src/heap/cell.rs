@@ -1,0 +1,121 @@
+//! The format of a heap cell, which compiled code reads and writes too
+//! (the offsets here are what the code generator uses).
+//!
+//! Every cell starts with a *meta* word:
+//!
+//! | bits | meaning |
+//! |---|---|
+//! | 0–7 | kind: [`FREE`], [`OBJECT`] or [`BOXED`] |
+//! | 8 | the collector's mark |
+//! | 32–63 | pins: how many handles Rust code holds ([`super::Obj`]) |
+//!
+//! An object cell (`HEADER_WORDS + fields` words):
+//!
+//! | offset | contents |
+//! |---|---|
+//! | [`META`] 0 | meta |
+//! | [`LAYOUT`] 8 | `&'static Layout` of its program |
+//! | [`CLASS`] 16 | class: symbol number (`u32`) |
+//! | [`ID`] 24 | allocation number, what `<point#3>` prints |
+//! | [`SLOTS`] 32 | one word per field of the layout; [`UNSET`] when not set |
+//!
+//! A boxed cell ([`BOXED_WORDS`] words) holds a [`Value`] that is not a
+//! word of its own — a big integer, a list, an integer of 63 bits or more —
+//! at offset [`BOXED`]; the collector drops it when the cell dies. Lists
+//! are built from constants only, so a boxed value never refers to an
+//! object: boxed cells are leaves of the object graph.
+
+use crate::value::Value;
+
+use super::layout::Layout;
+use super::word::Word;
+
+pub const META: usize = 0;
+pub const LAYOUT: usize = 8;
+pub const CLASS: usize = 16;
+pub const ID: usize = 24;
+pub const SLOTS: usize = 32;
+pub const BOXED: usize = 8;
+
+/// Words of an object cell before its slots.
+pub const HEADER_WORDS: usize = SLOTS / 8;
+/// Words of a boxed cell.
+pub const BOXED_WORDS: usize = 1 + std::mem::size_of::<Value>() / 8;
+
+pub const KIND_MASK: u64 = 0xff;
+pub const FREE: u64 = 0;
+pub const OBJECT: u64 = 1;
+pub const BOXED_KIND: u64 = 2;
+pub const MARK: u64 = 1 << 8;
+/// One pin, in the meta word.
+pub const PIN: u64 = 1 << 32;
+
+/// The word of a field that was never set.
+pub const UNSET: Word = 0;
+
+const _: () = assert!(std::mem::size_of::<Value>() == 16, "a boxed cell holds a Value in two words");
+
+/// A cell's address.
+pub type Cell = *mut u64;
+
+/// # Safety
+/// `c` is a cell of a live heap.
+#[inline]
+pub unsafe fn meta(c: Cell) -> u64 {
+    // SAFETY: the caller's contract.
+    unsafe { *c }
+}
+
+/// # Safety
+/// `c` is a cell of a live heap.
+#[inline]
+pub unsafe fn set_meta(c: Cell, m: u64) {
+    // SAFETY: the caller's contract.
+    unsafe { *c = m }
+}
+
+/// # Safety
+/// `c` is a cell of a live heap.
+#[inline]
+pub unsafe fn kind(c: Cell) -> u64 {
+    // SAFETY: the caller's contract.
+    unsafe { meta(c) & KIND_MASK }
+}
+
+/// The word at byte offset `offset` of cell `c`.
+///
+/// # Safety
+/// `c` is a cell of a live heap at least `offset + 8` bytes long.
+#[inline]
+pub unsafe fn word_at(c: Cell, offset: usize) -> Word {
+    // SAFETY: the caller's contract.
+    unsafe { *c.add(offset / 8) }
+}
+
+/// # Safety
+/// As [`word_at`].
+#[inline]
+pub unsafe fn set_word_at(c: Cell, offset: usize, w: Word) {
+    // SAFETY: the caller's contract.
+    unsafe { *c.add(offset / 8) = w }
+}
+
+/// The layout of object cell `c`.
+///
+/// # Safety
+/// `c` is a live object cell.
+#[inline]
+pub unsafe fn layout(c: Cell) -> &'static Layout {
+    // SAFETY: object cells store a `&'static Layout` at LAYOUT.
+    unsafe { &*(word_at(c, LAYOUT) as *const Layout) }
+}
+
+/// The boxed value of boxed cell `c`.
+///
+/// # Safety
+/// `c` is a live boxed cell.
+#[inline]
+pub unsafe fn boxed<'a>(c: Cell) -> &'a Value {
+    // SAFETY: boxed cells hold an initialized Value at BOXED.
+    unsafe { &*(c.add(BOXED / 8) as *const Value) }
+}

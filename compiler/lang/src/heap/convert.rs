@@ -1,0 +1,59 @@
+//! Values and words: how a [`Value`] is held in an object's slot or by
+//! compiled code, and back.
+
+use crate::symbol::Symbol;
+use crate::value::Value;
+
+use super::cell::{self, Cell, BOXED, BOXED_KIND, BOXED_WORDS, OBJECT};
+use super::obj::Obj;
+use super::word::{self, Word};
+
+/// The word of `v`: inline for integers of 63 bits and atoms, the cell's
+/// pointer for objects, else a new boxed cell (which may collect).
+pub fn to_word(v: &Value) -> Word {
+    if let Some(w) = word::immediate(v) {
+        return w;
+    }
+    if let Value::Object(o) = v {
+        return o.word();
+    }
+    debug_assert!(!contains_object(v), "lists hold constants only");
+    let c = super::with(|h| h.alloc(BOXED_WORDS));
+    // SAFETY: a fresh cell of BOXED_WORDS words.
+    unsafe {
+        (c.add(BOXED / 8) as *mut Value).write(v.clone());
+        cell::set_meta(c, BOXED_KIND);
+    }
+    c as Word
+}
+
+/// The value of word `w`; an unbound word gives its variable's name.
+pub fn to_value(w: Word) -> Result<Value, Symbol> {
+    if word::is_int(w) {
+        return Ok(Value::Int(word::untag_int(w)));
+    }
+    match w & word::TAG_MASK {
+        word::ATOM_TAG => Ok(Value::Atom(word::symbol(w))),
+        word::UNBOUND_TAG => Err(word::symbol(w)),
+        _ => {
+            let c = w as Cell;
+            // SAFETY: a pointer word points at a live cell: the heap's
+            // invariant, which compiled code and slots keep.
+            unsafe {
+                if cell::kind(c) == OBJECT {
+                    Ok(Value::Object(Obj::from_word(w)))
+                } else {
+                    Ok(cell::boxed(c).clone())
+                }
+            }
+        }
+    }
+}
+
+fn contains_object(v: &Value) -> bool {
+    match v {
+        Value::Object(_) => true,
+        Value::List(items) => items.iter().any(contains_object),
+        _ => false,
+    }
+}

@@ -1,0 +1,209 @@
+//! [`Obj`]: a handle to an object cell, as Rust code holds one.
+
+use std::hash::{Hash, Hasher};
+use std::ptr::NonNull;
+
+use crate::symbol::Symbol;
+use crate::value::Value;
+
+use super::block;
+use super::cell::{self, Cell, CLASS, ID, LAYOUT, OBJECT, PIN, SLOTS, UNSET};
+use super::layout::Layout;
+use super::word::Word;
+
+/// A handle to an object: its cell, pinned while the handle lives (the
+/// collector keeps pinned cells, and what they refer to). Cloning pins
+/// again; handles compare by identity.
+pub struct Obj(NonNull<u64>);
+
+/// An object has no slot for this field (its layout is another program's):
+/// an internal error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NoSlot(pub Symbol);
+
+impl Obj {
+    /// A new object of `class`, numbered `id`, with the slots of `layout`,
+    /// none set.
+    pub fn new(id: u64, class: Symbol, layout: &'static Layout) -> Obj {
+        let words = layout.words();
+        let c = super::with(|h| h.alloc(words));
+        // SAFETY: a fresh cell of `words` words, written whole here.
+        unsafe {
+            cell::set_word_at(c, LAYOUT, layout as *const Layout as Word);
+            cell::set_word_at(c, CLASS, class.index() as Word);
+            cell::set_word_at(c, ID, id);
+            for k in 0..layout.fields().len() {
+                cell::set_word_at(c, SLOTS + 8 * k, UNSET);
+            }
+            cell::set_meta(c, OBJECT);
+            pin(c);
+            Obj(NonNull::new_unchecked(c))
+        }
+    }
+
+    /// The handle of the object cell word `w` points at.
+    ///
+    /// # Safety
+    /// `w` points at a live object cell of this thread's heap.
+    pub unsafe fn from_word(w: Word) -> Obj {
+        let c = w as Cell;
+        // SAFETY: the caller's contract.
+        unsafe {
+            debug_assert_eq!(cell::kind(c), OBJECT);
+            pin(c);
+            Obj(NonNull::new_unchecked(c))
+        }
+    }
+
+    fn cell(&self) -> Cell {
+        self.0.as_ptr()
+    }
+
+    /// The word that points at the object.
+    pub fn word(&self) -> Word {
+        self.cell() as Word
+    }
+
+    pub fn class(&self) -> Symbol {
+        // SAFETY: a pinned object cell is live.
+        Symbol::from_index(unsafe { cell::word_at(self.cell(), CLASS) } as u32)
+    }
+
+    /// The allocation number (what printing shows).
+    pub fn id(&self) -> u64 {
+        // SAFETY: as in `class`.
+        unsafe { cell::word_at(self.cell(), ID) }
+    }
+
+    pub fn layout(&self) -> &'static Layout {
+        // SAFETY: as in `class`.
+        unsafe { cell::layout(self.cell()) }
+    }
+
+    /// The word in `field`'s slot ([`UNSET`] if not set), if the object has
+    /// one.
+    pub fn slot_word(&self, field: Symbol) -> Option<Word> {
+        let k = self.layout().slot(field)?;
+        // SAFETY: slot `k` of a live object cell of this layout.
+        Some(unsafe { cell::word_at(self.cell(), SLOTS + 8 * k) })
+    }
+
+    /// The value of `field`, if set.
+    pub fn get(&self, field: Symbol) -> Option<Value> {
+        let w = self.slot_word(field).filter(|&w| w != UNSET)?;
+        super::to_value(w).ok()
+    }
+
+    /// Whether `field` is set.
+    pub fn is_set(&self, field: Symbol) -> bool {
+        self.slot_word(field).is_some_and(|w| w != UNSET)
+    }
+
+    /// Sets `field`; returns whether it was set before.
+    pub fn set(&self, field: Symbol, value: Value) -> Result<bool, NoSlot> {
+        let k = self.layout().slot(field).ok_or(NoSlot(field))?;
+        // Boxing may allocate (and collect): this handle keeps the object.
+        let w = super::to_word(&value);
+        // SAFETY: slot `k` of a live object cell of this layout.
+        unsafe {
+            let at = SLOTS + 8 * k;
+            let was = cell::word_at(self.cell(), at) != UNSET;
+            cell::set_word_at(self.cell(), at, w);
+            Ok(was)
+        }
+    }
+}
+
+/// A word held by Rust code outside the interpreters — a constant of
+/// compiled code — which keeps its cell (if it points at one) alive.
+pub struct Root(Word);
+
+impl Root {
+    /// The word of `v` (boxing it if needed), pinned.
+    pub fn new(v: &Value) -> Root {
+        let w = super::to_word(v);
+        if super::word::is_pointer(w) {
+            // SAFETY: a fresh word's cell is live; nothing ran since.
+            unsafe { pin(w as Cell) };
+        }
+        Root(w)
+    }
+
+    pub fn word(&self) -> Word {
+        self.0
+    }
+}
+
+impl Drop for Root {
+    fn drop(&mut self) {
+        if super::word::is_pointer(self.0) {
+            // SAFETY: a pinned cell is live; this root's pin is released.
+            unsafe { unpin(self.0 as Cell) };
+        }
+    }
+}
+
+/// Pins cell `c` once more.
+///
+/// # Safety
+/// `c` is a live cell.
+unsafe fn pin(c: Cell) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let m = cell::meta(c);
+        if m < PIN {
+            (*block::block_of(c)).pinned += 1;
+        }
+        cell::set_meta(c, m + PIN);
+    }
+}
+
+impl Clone for Obj {
+    fn clone(&self) -> Obj {
+        // SAFETY: a pinned cell is live.
+        unsafe { pin(self.cell()) };
+        Obj(self.0)
+    }
+}
+
+/// Releases one pin of cell `c`.
+///
+/// # Safety
+/// `c` is a live cell with a pin this call releases.
+unsafe fn unpin(c: Cell) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let m = cell::meta(c) - PIN;
+        cell::set_meta(c, m);
+        if m < PIN {
+            (*block::block_of(c)).pinned -= 1;
+        }
+    }
+}
+
+impl Drop for Obj {
+    fn drop(&mut self) {
+        // SAFETY: a pinned cell is live; this handle's pin is released.
+        unsafe { unpin(self.cell()) };
+    }
+}
+
+impl PartialEq for Obj {
+    fn eq(&self, other: &Obj) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl Eq for Obj {}
+
+impl Hash for Obj {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (self.cell() as usize).hash(state)
+    }
+}
+
+impl std::fmt::Debug for Obj {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "<{}#{}>", self.class(), self.id())
+    }
+}

@@ -1,0 +1,120 @@
+use super::word::Word;
+use super::*;
+use crate::symbol::Symbol;
+use crate::value::Value;
+
+fn s(x: &str) -> Symbol {
+    Symbol::intern(x)
+}
+
+fn layout() -> &'static Layout {
+    Layout::of([s("next"), s("value")])
+}
+
+/// A chain of `n` cells, each `next` pointing at the one before; only the
+/// handle of the last is kept.
+fn chain(n: u64) -> Obj {
+    let mut last: Option<Obj> = None;
+    for k in 0..n {
+        let o = Obj::new(k + 1, s("cell"), layout());
+        o.set(s("value"), Value::Int(k as i64)).unwrap();
+        if let Some(prev) = last.take() {
+            o.set(s("next"), Value::Object(prev)).unwrap();
+        }
+        last = Some(o);
+    }
+    last.expect("n > 0")
+}
+
+fn length(o: &Obj) -> u64 {
+    let mut n = 1;
+    let mut cur = o.clone();
+    while let Some(Value::Object(next)) = cur.get(s("next")) {
+        n += 1;
+        cur = next;
+    }
+    n
+}
+
+#[test]
+fn what_a_pinned_object_reaches_survives_and_the_rest_is_freed() {
+    let head = chain(10_000);
+    collect();
+    let live = stats().live_bytes;
+    assert!(live >= 10_000 * (layout().words() as u64 * 8), "{live}");
+    assert_eq!(length(&head), 10_000);
+    assert_eq!(head.get(s("value")), Some(Value::Int(9_999)));
+    drop(head);
+    collect();
+    assert_eq!(stats().live_bytes, 0);
+}
+
+#[test]
+fn boxed_values_in_fields_survive_with_their_object() {
+    let big = Value::from_big(num_bigint::BigInt::from(i64::MAX) * 1000);
+    let list = Value::list(vec![Value::Int(1), Value::atom("a")]);
+    let o = Obj::new(1, s("box"), layout());
+    o.set(s("value"), big.clone()).unwrap();
+    o.set(s("next"), list.clone()).unwrap();
+    for _ in 0..3 {
+        chain(1000);
+        collect();
+    }
+    assert_eq!(o.get(s("value")), Some(big));
+    assert_eq!(o.get(s("next")), Some(list));
+    assert!(o.is_set(s("next")));
+}
+
+#[test]
+fn memory_is_reused_when_objects_die_young() {
+    for _ in 0..200 {
+        chain(1000);
+    }
+    let first = stats().peak_bytes;
+    for _ in 0..2000 {
+        chain(1000);
+    }
+    let s = stats();
+    assert!(s.collections > 10, "{s:?}");
+    assert_eq!(s.peak_bytes, first, "the heap does not grow: {s:?}");
+}
+
+#[test]
+fn stress_mode_collects_at_every_allocation_and_verifies() {
+    with(|h| h.set_stress(true));
+    let before = stats().collections;
+    let head = chain(100);
+    assert!(stats().collections - before >= 100);
+    assert_eq!(length(&head), 100);
+    with(|h| h.set_stress(false));
+}
+
+#[test]
+fn a_roots_hook_keeps_what_it_marks() {
+    unsafe fn roots(data: *mut (), m: &mut Marker) {
+        // SAFETY: the test's word points at a live object.
+        unsafe { m.mark_word(*(data as *const Word)) };
+    }
+    let mut word: Word = chain(50).word();
+    // The handle is gone; only the hook knows the word.
+    let old = with(|h| h.set_roots(Some((roots, &mut word as *mut Word as *mut ()))));
+    collect();
+    with(|h| h.set_roots(old));
+    // SAFETY: the hook kept the chain.
+    let head = unsafe { Obj::from_word(word) };
+    assert_eq!(length(&head), 50);
+    with(|h| assert_eq!(h.verify(), Ok(())));
+}
+
+#[test]
+fn unset_fields_and_identity() {
+    let a = Obj::new(7, s("point"), layout());
+    let b = a.clone();
+    assert_eq!(a, b);
+    assert_ne!(a, Obj::new(8, s("point"), layout()));
+    assert_eq!(a.get(s("value")), None);
+    assert_eq!(a.set(s("value"), Value::Int(1)), Ok(false));
+    assert_eq!(a.set(s("value"), Value::Int(2)), Ok(true));
+    assert_eq!(a.set(s("nope"), Value::Int(2)), Err(NoSlot(s("nope"))));
+    assert_eq!((a.class(), a.id()), (s("point"), 7));
+}

@@ -1,0 +1,50 @@
+//! The object statements — `new`, `get`, `set` and the class test of
+//! `if_class` — as every engine runs them in Rust: the reference
+//! interpreter, the IR interpreter, the tracer and the runtime of compiled
+//! code. One home for what they do and the errors they raise
+//! (LANGUAGE.md §6); compiled code's inline fast paths fall back here.
+
+use crate::heap::{Layout, Obj};
+use crate::symbol::Symbol;
+use crate::value::Value;
+
+use super::error::ErrorKind;
+
+/// `new class`: object number `id`, with the slots of `layout`.
+pub fn new_object(id: u64, class: Symbol, layout: &'static Layout) -> Value {
+    Value::Object(Obj::new(id, class, layout))
+}
+
+/// `get obj.field`.
+pub fn get(obj: &Value, field: Symbol) -> Result<Value, ErrorKind> {
+    let Value::Object(o) = obj else {
+        return Err(ErrorKind::Type { what: "get", expected: "an object", got: obj.clone() });
+    };
+    o.get(field).ok_or(ErrorKind::UnsetField { class: o.class(), field })
+}
+
+/// `set obj.field = value`, where `immutable(class, field)` says whether
+/// the program declares the field immutable (set once).
+pub fn set(
+    obj: &Value,
+    field: Symbol,
+    value: Value,
+    immutable: impl Fn(Symbol, Symbol) -> bool,
+) -> Result<(), ErrorKind> {
+    let Value::Object(o) = obj else {
+        return Err(ErrorKind::Type { what: "set", expected: "an object", got: obj.clone() });
+    };
+    if immutable(o.class(), field) && o.is_set(field) {
+        return Err(ErrorKind::ImmutableField { class: o.class(), field });
+    }
+    o.set(field, value).map(|_| ()).map_err(|e| {
+        // The object's layout is another program's: cannot happen when
+        // every engine lays out a program's objects from the program.
+        ErrorKind::User(Symbol::intern(&format!("internal_no_slot_for_{}", e.0)))
+    })
+}
+
+/// Whether `v` is an object of `class` (`if_class`, `guard_class`).
+pub fn is_class(v: &Value, class: Symbol) -> bool {
+    matches!(v, Value::Object(o) if o.class() == class)
+}
