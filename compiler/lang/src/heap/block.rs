@@ -25,8 +25,9 @@ pub struct BlockHeader {
     pub cells: usize,
     /// Cells marked in the collection under way.
     pub live: usize,
-    /// Cells with pins (handles held by Rust code): where the collector
-    /// looks for pinned roots.
+    /// Whether a cell of the block may have pins (handles held by Rust
+    /// code): set when a cell is first pinned, cleared by a collection
+    /// that finds none — where the collector looks for pinned roots.
     pub pinned: usize,
     /// The block's size in bytes ([`BLOCK_BYTES`], more for large blocks).
     pub bytes: usize,

@@ -92,13 +92,16 @@ impl Heap {
                 if (*b).pinned == 0 {
                     continue;
                 }
+                let mut pinned = 0;
                 for k in 0..(*b).cells {
                     let c = block::cell(b, k);
                     let m = cell::meta(c);
                     if m & KIND_MASK != FREE && m >= PIN {
                         marker.mark(c);
+                        pinned = 1;
                     }
                 }
+                (*b).pinned = pinned;
             }
             if let Some((roots, data)) = self.roots {
                 roots(data, &mut marker);

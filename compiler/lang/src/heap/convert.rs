@@ -4,12 +4,13 @@
 use crate::symbol::Symbol;
 use crate::value::Value;
 
-use super::cell::{self, Cell, BOXED, BOXED_KIND, BOXED_WORDS, OBJECT};
+use super::cell::{self, Cell, BOXED, BOXED_KIND, BOXED_WORDS};
 use super::obj::Obj;
 use super::word::{self, Word};
 
 /// The word of `v`: inline for integers of 63 bits and atoms, the cell's
 /// pointer for objects, else a new boxed cell (which may collect).
+#[inline]
 pub fn to_word(v: &Value) -> Word {
     if let Some(w) = word::immediate(v) {
         return w;
@@ -28,6 +29,7 @@ pub fn to_word(v: &Value) -> Word {
 }
 
 /// The value of word `w`; an unbound word gives its variable's name.
+#[inline(always)]
 pub fn to_value(w: Word) -> Result<Value, Symbol> {
     if word::is_int(w) {
         return Ok(Value::Int(word::untag_int(w)));
@@ -40,10 +42,9 @@ pub fn to_value(w: Word) -> Result<Value, Symbol> {
             // SAFETY: a pointer word points at a live cell: the heap's
             // invariant, which compiled code and slots keep.
             unsafe {
-                if cell::kind(c) == OBJECT {
-                    Ok(Value::Object(Obj::from_word(w)))
-                } else {
-                    Ok(cell::boxed(c).clone())
+                match Obj::pin_object(c) {
+                    Some(o) => Ok(Value::Object(o)),
+                    None => Ok(cell::boxed(c).clone()),
                 }
             }
         }

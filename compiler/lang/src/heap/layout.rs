@@ -69,6 +69,7 @@ impl Layout {
     }
 
     /// The slot of `field`, if objects of this layout have one.
+    #[inline(always)]
     pub fn slot(&self, field: Symbol) -> Option<usize> {
         self.fields.iter().position(|f| *f == field)
     }

@@ -55,6 +55,27 @@ impl Obj {
         }
     }
 
+    /// A handle to cell `c` if it is an object (reading its meta word
+    /// once).
+    ///
+    /// # Safety
+    /// `c` is a live cell.
+    #[inline(always)]
+    pub(super) unsafe fn pin_object(c: Cell) -> Option<Obj> {
+        // SAFETY: the caller's contract.
+        unsafe {
+            let m = cell::meta(c);
+            if m & cell::KIND_MASK != OBJECT {
+                return None;
+            }
+            if m < PIN {
+                (*block::block_of(c)).pinned = 1;
+            }
+            cell::set_meta(c, m + PIN);
+            Some(Obj(NonNull::new_unchecked(c)))
+        }
+    }
+
     fn cell(&self) -> Cell {
         self.0.as_ptr()
     }
@@ -64,6 +85,7 @@ impl Obj {
         self.cell() as Word
     }
 
+    #[inline]
     pub fn class(&self) -> Symbol {
         // SAFETY: a pinned object cell is live.
         Symbol::from_index(unsafe { cell::word_at(self.cell(), CLASS) } as u32)
@@ -75,6 +97,7 @@ impl Obj {
         unsafe { cell::word_at(self.cell(), ID) }
     }
 
+    #[inline(always)]
     pub fn layout(&self) -> &'static Layout {
         // SAFETY: as in `class`.
         unsafe { cell::layout(self.cell()) }
@@ -82,24 +105,53 @@ impl Obj {
 
     /// The word in `field`'s slot ([`UNSET`] if not set), if the object has
     /// one.
+    #[inline(always)]
     pub fn slot_word(&self, field: Symbol) -> Option<Word> {
         let k = self.layout().slot(field)?;
         // SAFETY: slot `k` of a live object cell of this layout.
         Some(unsafe { cell::word_at(self.cell(), SLOTS + 8 * k) })
     }
 
+    /// The value of `field`, if set, where the object's layout is likely
+    /// `layout`, in which the field is at `slot`: one read when it is.
+    #[inline]
+    pub fn get_at(&self, layout: &'static Layout, slot: u32, field: Symbol) -> Option<Value> {
+        // SAFETY: a pinned object cell is live; when its layout is `layout`
+        // it has slot `slot`.
+        let w = unsafe {
+            if cell::word_at(self.cell(), LAYOUT) != layout as *const Layout as Word {
+                return self.get(field);
+            }
+            cell::word_at(self.cell(), SLOTS + 8 * slot as usize)
+        };
+        if w == UNSET {
+            return None;
+        }
+        super::to_value(w).ok()
+    }
+
+    /// Whether the object's class is `class`.
+    #[inline]
+    pub fn is_class(&self, class: Symbol) -> bool {
+        // SAFETY: a pinned object cell is live.
+        unsafe { cell::word_at(self.cell(), CLASS) == class.index() as Word }
+    }
+
     /// The value of `field`, if set.
+    #[inline(always)]
     pub fn get(&self, field: Symbol) -> Option<Value> {
         let w = self.slot_word(field).filter(|&w| w != UNSET)?;
         super::to_value(w).ok()
     }
 
     /// Whether `field` is set.
+    #[inline]
     pub fn is_set(&self, field: Symbol) -> bool {
         self.slot_word(field).is_some_and(|w| w != UNSET)
     }
 
     /// Sets `field`; returns whether it was set before.
+    #[inline]
     pub fn set(&self, field: Symbol, value: Value) -> Result<bool, NoSlot> {
         let k = self.layout().slot(field).ok_or(NoSlot(field))?;
         // Boxing may allocate (and collect): this handle keeps the object.
@@ -152,7 +204,9 @@ unsafe fn pin(c: Cell) {
     unsafe {
         let m = cell::meta(c);
         if m < PIN {
-            (*block::block_of(c)).pinned += 1;
+            // A store, not a count: pinning and unpinning cells of one
+            // block must not wait on each other.
+            (*block::block_of(c)).pinned = 1;
         }
         cell::set_meta(c, m + PIN);
     }
@@ -172,13 +226,7 @@ impl Clone for Obj {
 /// `c` is a live cell with a pin this call releases.
 unsafe fn unpin(c: Cell) {
     // SAFETY: the caller's contract.
-    unsafe {
-        let m = cell::meta(c) - PIN;
-        cell::set_meta(c, m);
-        if m < PIN {
-            (*block::block_of(c)).pinned -= 1;
-        }
-    }
+    unsafe { cell::set_meta(c, cell::meta(c) - PIN) }
 }
 
 impl Drop for Obj {

@@ -40,11 +40,34 @@ pub enum OpRef {
 
 #[derive(Clone, Debug)]
 pub enum CStmt {
-    Op1 { dst: Slot, op: OpRef, arg: Operand },
-    Op2 { dst: Slot, op: OpRef, lhs: Operand, rhs: Operand },
-    New { dst: Slot, class: Symbol },
-    Get { dst: Slot, obj: Operand, field: Symbol },
-    Set { obj: Operand, field: Symbol, value: Operand },
+    Op1 {
+        dst: Slot,
+        op: OpRef,
+        arg: Operand,
+    },
+    Op2 {
+        dst: Slot,
+        op: OpRef,
+        lhs: Operand,
+        rhs: Operand,
+    },
+    New {
+        dst: Slot,
+        class: Symbol,
+    },
+    /// `slot`: the field's slot in the program's layout ([`Compiled::layout`]).
+    Get {
+        dst: Slot,
+        obj: Operand,
+        field: Symbol,
+        slot: u32,
+    },
+    Set {
+        obj: Operand,
+        field: Symbol,
+        value: Operand,
+        slot: u32,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -128,13 +151,14 @@ impl Compiled {
             .collect();
         let functions: HashMap<Symbol, u32> =
             program.functions().enumerate().map(|(i, f)| (f.name, i as u32 + 1)).collect();
+        let layout = Layout::of_program(program);
         let main_blocks: Vec<&ast::Block> = program.main_blocks().collect();
-        let mut graphs = vec![resolve_graph(None, &[], extra_main_vars, &main_blocks, &functions)];
+        let mut graphs = vec![resolve_graph(None, &[], extra_main_vars, &main_blocks, &functions, layout)];
         for f in program.functions() {
             let blocks: Vec<&ast::Block> = f.blocks.iter().collect();
-            graphs.push(resolve_graph(Some(f.name), &f.params, &[], &blocks, &functions));
+            graphs.push(resolve_graph(Some(f.name), &f.params, &[], &blocks, &functions, layout));
         }
-        Compiled { graphs, functions, immutable, layout: Layout::of_program(program) }
+        Compiled { graphs, functions, immutable, layout }
     }
 }
 
@@ -166,12 +190,19 @@ fn op_ref(op: Operator, arity: usize) -> OpRef {
     }
 }
 
+/// The slot of `field` in `layout`, which has a slot for every field the
+/// program names.
+fn field_slot(layout: &Layout, field: Symbol) -> u32 {
+    layout.slot(field).expect("the program's layout has its fields") as u32
+}
+
 fn resolve_graph(
     name: Option<Symbol>,
     params: &[Symbol],
     extra: &[Symbol],
     blocks: &[&ast::Block],
     functions: &HashMap<Symbol, u32>,
+    layout: &Layout,
 ) -> Graph {
     let mut slots = Slots { names: Vec::new(), index: HashMap::new() };
     for p in params.iter().chain(extra) {
@@ -196,10 +227,11 @@ fn resolve_graph(
                 Stmt::New { dst, class } => CStmt::New { dst: slots.get(*dst), class: *class },
                 Stmt::Get { dst, obj, field } => {
                     let obj = slots.operand(obj);
-                    CStmt::Get { dst: slots.get(*dst), obj, field: *field }
+                    CStmt::Get { dst: slots.get(*dst), obj, field: *field, slot: field_slot(layout, *field) }
                 }
                 Stmt::Set { obj, field, value } => {
-                    CStmt::Set { obj: slots.operand(obj), field: *field, value: slots.operand(value) }
+                    let slot = field_slot(layout, *field);
+                    CStmt::Set { obj: slots.operand(obj), field: *field, value: slots.operand(value), slot }
                 }
             })
             .collect();

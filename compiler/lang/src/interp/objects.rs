@@ -16,11 +16,38 @@ pub fn new_object(id: u64, class: Symbol, layout: &'static Layout) -> Value {
 }
 
 /// `get obj.field`.
+#[inline]
 pub fn get(obj: &Value, field: Symbol) -> Result<Value, ErrorKind> {
-    let Value::Object(o) = obj else {
-        return Err(ErrorKind::Type { what: "get", expected: "an object", got: obj.clone() });
-    };
-    o.get(field).ok_or(ErrorKind::UnsetField { class: o.class(), field })
+    try_get(obj, field).ok_or_else(|| get_error(obj, field))
+}
+
+/// `get obj.field` when it succeeds (the interpreters' fast path: a small
+/// result, [`get_error`] says why when there is none).
+#[inline(always)]
+pub fn try_get(obj: &Value, field: Symbol) -> Option<Value> {
+    match obj {
+        Value::Object(o) => o.get(field),
+        _ => None,
+    }
+}
+
+/// [`try_get`] where the program's `layout` puts `field` at `slot` (the
+/// interpreter resolves that once).
+#[inline]
+pub fn try_get_at(obj: &Value, field: Symbol, layout: &'static Layout, slot: u32) -> Option<Value> {
+    match obj {
+        Value::Object(o) => o.get_at(layout, slot, field),
+        _ => None,
+    }
+}
+
+/// Why `get obj.field` fails.
+#[cold]
+pub fn get_error(obj: &Value, field: Symbol) -> ErrorKind {
+    match obj {
+        Value::Object(o) => ErrorKind::UnsetField { class: o.class(), field },
+        _ => ErrorKind::Type { what: "get", expected: "an object", got: obj.clone() },
+    }
 }
 
 /// `set obj.field = value`, where `immutable(class, field)` says whether
@@ -46,5 +73,5 @@ pub fn set(
 
 /// Whether `v` is an object of `class` (`if_class`, `guard_class`).
 pub fn is_class(v: &Value, class: Symbol) -> bool {
-    matches!(v, Value::Object(o) if o.class() == class)
+    matches!(v, Value::Object(o) if o.is_class(class))
 }

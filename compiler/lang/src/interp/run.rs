@@ -74,10 +74,16 @@ impl Frame {
     #[inline(always)]
     fn write(&mut self, slot: Slot, v: Value) {
         let s = &mut self.slots[slot as usize];
-        if s.is_none() {
-            self.order.push(slot);
+        match s {
+            // Replaced in place: the old value is dropped after the new one
+            // is written, so the new one need not wait in a temporary
+            // (which cost a stalled copy per statement).
+            Some(old) => drop(std::mem::replace(old, v)),
+            None => {
+                self.order.push(slot);
+                *s = Some(v);
+            }
         }
-        *s = Some(v);
     }
 
     /// The value of `slot`, if bound.
@@ -499,6 +505,19 @@ impl<'a> Machine<'a> {
                 }
             };
         }
+        // A read without a copy, for operands used in place (an object
+        // read from: cloning would pin it for nothing).
+        macro_rules! borrow {
+            ($operand:expr, $stmt:expr) => {
+                match $operand {
+                    Operand::Slot(s) => match &frame.slots[*s as usize] {
+                        Some(v) => v,
+                        None => fail!(ErrorKind::Unbound(graph.slot_names[*s as usize]), $stmt),
+                    },
+                    Operand::Const(c) => c,
+                }
+            };
+        }
         macro_rules! goto {
             ($target:expr, $stmt:expr) => {
                 match $target {
@@ -553,18 +572,18 @@ impl<'a> Machine<'a> {
                         self.allocations += 1;
                         frame.write(*dst, objects::new_object(self.allocations, *class, compiled.layout));
                     }
-                    CStmt::Get { dst, obj, field } => {
-                        let o = read!(obj, i);
-                        match objects::get(&o, *field) {
-                            Ok(v) => frame.write(*dst, v),
-                            Err(e) => fail!(e, i),
+                    CStmt::Get { dst, obj, field, slot } => {
+                        let o = borrow!(obj, i);
+                        match objects::try_get_at(o, *field, compiled.layout, *slot) {
+                            Some(v) => frame.write(*dst, v),
+                            None => fail!(objects::get_error(o, *field), i),
                         }
                     }
-                    CStmt::Set { obj, field, value } => {
-                        let o = read!(obj, i);
+                    CStmt::Set { obj, field, value, .. } => {
+                        let o = borrow!(obj, i);
                         let v = read!(value, i);
                         let immutable = |c, f| compiled.immutable.contains(&(c, f));
-                        if let Err(e) = objects::set(&o, *field, v, immutable) {
+                        if let Err(e) = objects::set(o, *field, v, immutable) {
                             fail!(e, i);
                         }
                     }
@@ -589,8 +608,7 @@ impl<'a> Machine<'a> {
                     return Ok(Exit::Printed(v));
                 }
                 CTerm::IfClass { obj, class, then_t, else_t } => {
-                    let o = read!(obj, n);
-                    let is = objects::is_class(&o, *class);
+                    let is = objects::is_class(borrow!(obj, n), *class);
                     goto!(if is { then_t } else { else_t }, n);
                 }
                 CTerm::Call { dst, func, args, next } => {
