@@ -32,6 +32,8 @@ pub struct Defined {
     pub traps: Vec<ErrorKind>,
     /// The sites of runtime calls.
     pub sites: SiteTable,
+    /// The safepoints of each function defined.
+    pub safepoints: Vec<(FuncId, Safepoints)>,
 }
 
 /// How code is generated.
@@ -95,8 +97,13 @@ pub fn declare_functions(
     Ok((ids, funcs))
 }
 
-/// Lowers `f` into `env`'s module and defines it as `id`; its traps and
-/// exits are appended to `env`'s.
+/// A function's safepoints: for each call in it, the offset of its return
+/// address in the function's code and the offsets from the stack pointer
+/// at the call of the words that may point into the heap.
+pub type Safepoints = Vec<(u32, Vec<u32>)>;
+
+/// Lowers `f` into `env`'s module and defines it as `id`; its traps,
+/// exits and safepoints are appended to `env`'s.
 pub fn define_function(env: &mut Env, f: &Function, id: FuncId) -> Result<(), String> {
     let mut ctx = env.module.make_context();
     let mut fbctx = FunctionBuilderContext::new();
@@ -104,6 +111,15 @@ pub fn define_function(env: &mut Env, f: &Function, id: FuncId) -> Result<(), St
     lower::lower(env, f, &mut ctx, &mut fbctx);
     ctx.set_disasm(disasm);
     env.module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
+    if let Some(code) = ctx.compiled_code() {
+        let points = code
+            .buffer
+            .user_stack_maps()
+            .iter()
+            .map(|(offset, _, map)| (*offset, map.entries().map(|(_, slot)| slot).collect()))
+            .collect();
+        env.safepoints.push((id, points));
+    }
     if let Some(text) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()).filter(|_| disasm) {
         eprintln!("; {}\n{text}", f.name);
     }
@@ -267,6 +283,7 @@ pub fn define(
     let rt = declare_runtime(module)?;
     let (ids, funcs) = declare_functions(module, functions, "f")?;
     let (mut traps, mut exits, mut sites) = (Vec::new(), Vec::new(), SiteTable::default());
+    let mut safepoints = Vec::new();
     for (k, f) in functions.iter().enumerate() {
         // Whole programs have no trace exits (traces go to a `TraceCache`).
         let exits = &mut exits;
@@ -282,6 +299,7 @@ pub fn define(
             sites,
             fuel,
             links: None,
+            safepoints: &mut safepoints,
         };
         define_function(&mut env, f, ids[k])?;
     }
@@ -301,6 +319,7 @@ pub fn define(
                 sites,
                 fuel,
                 links: None,
+                safepoints: &mut safepoints,
             };
             define_function(&mut env, v.function, wids[0])?;
             Some((wids[0], v.small.as_slice()))
@@ -308,7 +327,7 @@ pub fn define(
         None => None,
     };
     let entry_id = define_entry(module, target, ids[entry], version, "flowc_entry")?;
-    Ok(Defined { entry: entry_id, params: params(target), traps, sites })
+    Ok(Defined { entry: entry_id, params: params(target), traps, sites, safepoints })
 }
 
 /// The host machine's instruction set, optimizing for speed.
@@ -316,22 +335,22 @@ pub fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
     isa_with(false)
 }
 
-/// [`isa`] for traces, which continue in one another by tail calls
-/// (Cranelift's tail calls need frame pointers).
+/// [`isa`] for traces (the same: every function keeps frame pointers).
 pub fn trace_isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
-    make_isa(false, true)
+    isa_with(false)
 }
 
 /// [`isa`], position-independent when `pic` (object files).
 pub fn isa_with(pic: bool) -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
-    make_isa(pic, false)
+    make_isa(pic)
 }
 
-fn make_isa(pic: bool, frame_pointers: bool) -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
+fn make_isa(pic: bool) -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
     let mut flags = settings::builder();
-    if frame_pointers {
-        flags.set("preserve_frame_pointers", "true").map_err(|e| e.to_string())?;
-    }
+    // Every function keeps its frame pointer: traces continue in one
+    // another by tail calls (which need them), and the collector walks
+    // compiled frames through them ([`flowc_runtime::frames`]).
+    flags.set("preserve_frame_pointers", "true").map_err(|e| e.to_string())?;
     flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
     flags.set("is_pic", if pic { "true" } else { "false" }).map_err(|e| e.to_string())?;
     // Cranelift's IR verifier runs in debug builds (and so in tests) only.

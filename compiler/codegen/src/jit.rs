@@ -18,6 +18,7 @@ use crate::define::{self, isa, Options, Version};
 use crate::lower::{Constants, ExitSlots, SiteTable, TraceExit};
 use crate::runtime::{self, Activation, Ctx};
 use crate::word::{self, Word};
+use flowc_runtime::frames::StackMaps;
 
 /// A JIT builder for code of about `insts` IR instructions, with the
 /// runtime's symbols.
@@ -100,6 +101,9 @@ struct Unit {
     layout: &'static Layout,
     immutable: Rc<[(Symbol, Symbol)]>,
     sites: SiteTable,
+    /// The code's safepoints, for the collector (boxed: contexts point at
+    /// it).
+    stack_maps: Box<StackMaps>,
 }
 
 impl Unit {
@@ -119,6 +123,10 @@ impl Unit {
         let defined = define::define(&mut *jit, functions, entry, version, Constants::Rooted(&mut pool), options)?;
         jit.finalize_definitions().map_err(|e| e.to_string())?;
         let code = jit.get_finalized_function(defined.entry);
+        let mut stack_maps = Box::<StackMaps>::default();
+        for (id, points) in defined.safepoints {
+            stack_maps.add(jit.get_finalized_function(id) as usize, points);
+        }
         let immutable: Vec<(Symbol, Symbol)> =
             hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
         Ok(Unit {
@@ -130,6 +138,7 @@ impl Unit {
             immutable: immutable.into(),
             sites: defined.sites,
             layout,
+            stack_maps,
         })
     }
 
@@ -147,7 +156,9 @@ impl Unit {
     }
 
     fn context(&self, max_depth: usize) -> Ctx {
-        Ctx::new(max_depth as u64, self.layout, self.immutable.clone(), self.traps.clone())
+        let mut ctx = Ctx::new(max_depth as u64, self.layout, self.immutable.clone(), self.traps.clone());
+        ctx.stack_maps = &*self.stack_maps;
+        ctx
     }
 
     /// Calls the entry with `args` (one word per parameter).
@@ -230,7 +241,8 @@ impl Native {
             .zip(&roots)
             .map(|(name, root)| root.as_ref().map_or(word::unbound(*name), Root::word))
             .collect();
-        let activation = Activation::enter();
+        // SAFETY: `ctx` lives, unmoved, until the activation ends.
+        let activation = unsafe { Activation::enter(&mut ctx) };
         self.unit.call(&args, &mut ctx);
         drop(activation);
         if let Some(kind) = ctx.error.take() {
@@ -332,6 +344,9 @@ struct CacheInner {
     pool: Vec<Root>,
     /// The slots of objects: the program's, shared with the interpreter.
     layout: &'static Layout,
+    /// The safepoints of the functions and traces compiled so far (boxed:
+    /// contexts point at it).
+    stack_maps: Box<StackMaps>,
     traps: Vec<ErrorKind>,
     /// `traps` as the runs' contexts share it (remade when traps are added).
     shared_traps: Rc<[ErrorKind]>,
@@ -358,6 +373,7 @@ impl TraceCache {
         let runtime = define::declare_runtime(&mut *jit)?;
         let (ids, funcs) = define::declare_functions(&mut *jit, &functions, "f")?;
         let (mut pool, mut traps, mut sites) = (Vec::new(), Vec::new(), SiteTable::default());
+        let mut safepoints = Vec::new();
         for (k, f) in functions.iter().enumerate() {
             let mut exits = Vec::new();
             let mut env = crate::lower::Env {
@@ -370,12 +386,17 @@ impl TraceCache {
                 sites: &mut sites,
                 fuel: options.fuel,
                 links: None,
+                safepoints: &mut safepoints,
             };
             define::define_function(&mut env, f, ids[k])?;
         }
         let trace_entry = define::define_trace_entry(&mut *jit, "flowc_trace_entry")?;
         jit.finalize_definitions().map_err(|e| e.to_string())?;
         let trace_entry = jit.get_finalized_function(trace_entry);
+        let mut stack_maps = Box::<StackMaps>::default();
+        for (id, points) in safepoints {
+            stack_maps.add(jit.get_finalized_function(id) as usize, points);
+        }
         let immutable: Vec<(Symbol, Symbol)> =
             hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
         let inner = CacheInner {
@@ -389,6 +410,7 @@ impl TraceCache {
             slots: ExitSlots::default(),
             pool,
             layout,
+            stack_maps,
             shared_traps: traps.clone().into(),
             function_entries: HashMap::new(),
             spare: None,
@@ -434,6 +456,7 @@ impl TraceCache {
         }
         let mut made = Vec::with_capacity(fs.len());
         let mut failed = None;
+        let mut safepoints = Vec::new();
         for f in fs {
             let t = TraceId((inner.entries.len() + made.len()) as u32);
             let (ids, _) = define::declare_functions(&mut *inner.jit, &[*f], &format!("t{}_", t.0))?;
@@ -449,6 +472,7 @@ impl TraceCache {
                 sites: &mut inner.sites,
                 fuel: inner.options.fuel,
                 links: Some(crate::lower::Links { slots: &mut inner.slots, traces: &inner.names, first_exit }),
+                safepoints: &mut safepoints,
             };
             if let Err(e) = define::define_function(&mut env, f, ids[0]) {
                 failed = Some(e);
@@ -461,6 +485,10 @@ impl TraceCache {
             made.push((t, ids[0], define::params(f)));
         }
         inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
+        for (id, points) in safepoints {
+            let base = inner.jit.get_finalized_function(id) as usize;
+            inner.stack_maps.add(base, points);
+        }
         inner.shared_traps = inner.traps.clone().into();
         let mut out = Vec::with_capacity(made.len());
         for (t, id, params) in made {
@@ -612,7 +640,16 @@ impl TraceCache {
                     ctx.max_depth = run.max_depth as u64;
                     ctx
                 }
-                _ => Ctx::new(run.max_depth as u64, inner.layout, inner.immutable.clone(), inner.shared_traps.clone()),
+                _ => {
+                    let mut ctx = Ctx::new(
+                        run.max_depth as u64,
+                        inner.layout,
+                        inner.immutable.clone(),
+                        inner.shared_traps.clone(),
+                    );
+                    ctx.stack_maps = &*inner.stack_maps;
+                    ctx
+                }
             }
         };
         let widest = self.inner.borrow().widest_exit;
@@ -642,7 +679,8 @@ impl TraceCache {
         // and the runtime. The code lives as long as the cache, which
         // `self` keeps.
         let entry: extern "C" fn(Word, *mut Ctx) -> Word = unsafe { std::mem::transmute(wrapper) };
-        let activation = Activation::enter();
+        // SAFETY: `ctx` lives, unmoved, until the activation ends.
+        let activation = unsafe { Activation::enter(&mut ctx) };
         let word = entry(first, &mut ctx);
         drop(activation);
         run.allocations = ctx.allocations;

@@ -74,6 +74,8 @@ pub struct Env<'a> {
     /// traces a `jump_trace` may name, by name (each with its parameter
     /// count). `None` outside a trace cache.
     pub links: Option<Links<'a>>,
+    /// The safepoints of every function defined ([`crate::define::Safepoints`]).
+    pub safepoints: &'a mut Vec<(FuncId, crate::define::Safepoints)>,
 }
 
 /// What a trace links to: the slots of its exits and the other traces.
@@ -337,11 +339,27 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         var
     });
     let mut values = HashMap::new();
-    let vars = optimistic.as_ref().map(|_| f.values.iter().map(|_| b.declare_var(types::I64)).collect::<Vec<_>>());
+    let vars = optimistic.as_ref().map(|_| {
+        f.values
+            .iter()
+            .map(|(v, _)| {
+                let var = b.declare_var(types::I64);
+                // Words that may point into the heap are kept where the
+                // collector finds them across calls.
+                if !small.operand(&Operand::Value(v)) {
+                    b.declare_var_needs_stack_map(var);
+                }
+                var
+            })
+            .collect::<Vec<_>>()
+    });
     for (k, &p) in f.params.iter().enumerate() {
         match &vars {
             Some(vars) => b.def_var(vars[ix(p)], params[k]),
             None => {
+                if !small.operand(&Operand::Value(p)) {
+                    b.declare_value_needs_stack_map(params[k]);
+                }
                 values.insert(p, params[k]);
             }
         }
@@ -550,6 +568,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             let k = self.konst(site as i64);
             self.b.ins().store(MemFlagsData::trusted(), k, self.ctx, offsets::SITE);
         }
+        // Where a collection during the call starts walking frames.
+        let fp = self.b.ins().get_frame_pointer(types::I64);
+        let sp = self.b.ins().get_stack_pointer(types::I64);
+        self.b.ins().store(MemFlagsData::trusted(), fp, self.ctx, offsets::LAST_FP);
+        self.b.ins().store(MemFlagsData::trusted(), sp, self.ctx, offsets::LAST_SP);
         let r = self.rt(name);
         let mut all = vec![self.ctx];
         all.extend_from_slice(args);
@@ -681,6 +704,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         match &self.vars {
             Some(vars) => self.b.def_var(vars[ix(r)], v),
             None => {
+                // A word that may point into the heap: kept in a stack slot
+                // across calls, where the collector finds it.
+                if !self.small.operand(&Operand::Value(r)) {
+                    self.b.declare_value_needs_stack_map(v);
+                }
                 self.values.insert(r, v);
             }
         }

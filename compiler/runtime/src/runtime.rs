@@ -12,6 +12,7 @@ use flowc_lang::ops::Op;
 use flowc_lang::{Symbol, Value};
 use std::rc::Rc;
 
+use crate::frames::StackMaps;
 use crate::word::{self, Word, ONE, STOP, ZERO};
 
 /// The state of one run of generated code. The fields generated code
@@ -40,6 +41,15 @@ pub struct Ctx {
     /// when it leaves): how the JIT tells code that pays from code that
     /// is left as soon as it is entered.
     pub iterations: u64,
+    /// The frame pointer and stack pointer of the compiled frame that made
+    /// the runtime call in progress, stored before every runtime call:
+    /// where a collection starts walking compiled frames for roots
+    /// ([`crate::frames`]).
+    pub last_fp: u64,
+    pub last_sp: u64,
+    /// The safepoints of the code running (null: frames cannot be walked,
+    /// and no collection starts while it runs).
+    pub stack_maps: *const StackMaps,
     exit: Vec<u64>,
     /// The slots of the objects the code makes.
     pub layout: &'static Layout,
@@ -62,6 +72,8 @@ pub mod offsets {
     pub const SITE: i32 = offset_of!(Ctx, site) as i32;
     pub const FUEL: i32 = offset_of!(Ctx, fuel) as i32;
     pub const ITERATIONS: i32 = offset_of!(Ctx, iterations) as i32;
+    pub const LAST_FP: i32 = offset_of!(Ctx, last_fp) as i32;
+    pub const LAST_SP: i32 = offset_of!(Ctx, last_sp) as i32;
 }
 
 impl Ctx {
@@ -81,6 +93,9 @@ impl Ctx {
             fuel: u64::MAX,
             fuel_limit: u64::MAX,
             iterations: 0,
+            last_fp: 0,
+            last_sp: 0,
+            stack_maps: std::ptr::null(),
             exit: Vec::new(),
             layout,
             allocations: 0,
@@ -101,6 +116,8 @@ impl Ctx {
         self.fuel = u64::MAX;
         self.fuel_limit = u64::MAX;
         self.iterations = 0;
+        self.last_fp = 0;
+        self.last_sp = 0;
     }
 
     /// Makes room for `n` exit values and points `exit_values` at it.
@@ -144,21 +161,55 @@ impl Ctx {
     }
 }
 
-/// Compiled code running: until its frames can be walked for roots, no
-/// collection starts while it runs (what it allocates is collected once
-/// it has returned).
-pub struct Activation(());
+/// Compiled code running with context `ctx`: while it does, a collection
+/// marks what its frames hold ([`crate::frames`]). Code whose safepoints
+/// are not known (no stack maps) runs with collection paused instead.
+pub struct Activation {
+    previous: Option<(heap::RootsFn, *mut ())>,
+    paused: bool,
+}
 
 impl Activation {
-    pub fn enter() -> Activation {
-        heap::with(|h| h.pause());
-        Activation(())
+    /// # Safety
+    /// `ctx` is the context the code runs with, and lives (unmoved) until
+    /// the activation is dropped.
+    pub unsafe fn enter(ctx: *mut Ctx) -> Activation {
+        // SAFETY: the caller's contract.
+        let walkable = unsafe { !(*ctx).stack_maps.is_null() };
+        if walkable {
+            let previous = heap::with(|h| h.set_roots(Some((mark_compiled_frames, ctx as *mut ()))));
+            Activation { previous, paused: false }
+        } else {
+            heap::with(|h| h.pause());
+            Activation { previous: None, paused: true }
+        }
     }
 }
 
 impl Drop for Activation {
     fn drop(&mut self) {
-        heap::with(|h| h.resume());
+        if self.paused {
+            heap::with(|h| h.resume());
+        } else {
+            let previous = self.previous.take();
+            heap::with(|h| h.set_roots(previous));
+        }
+    }
+}
+
+/// The roots hook of a running activation: its compiled frames.
+///
+/// # Safety
+/// `data` is the context of an activation in progress, called (by the
+/// heap) from a runtime call compiled code made after storing its frame
+/// and stack pointers.
+unsafe fn mark_compiled_frames(data: *mut (), marker: &mut heap::Marker) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let ctx = &*(data as *const Ctx);
+        if ctx.last_sp != 0 {
+            crate::frames::mark_frames(&*ctx.stack_maps, ctx.last_fp as usize, ctx.last_sp as usize, marker);
+        }
     }
 }
 

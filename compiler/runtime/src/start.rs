@@ -239,9 +239,10 @@ fn start(program: &Program, args: &[String]) -> Result<Value, Failure> {
             }
         })
         .collect();
-    let heap = crate::runtime::Activation::enter();
+    // SAFETY: `ctx` lives, unmoved, until the activation ends.
+    let activation = unsafe { crate::runtime::Activation::enter(&mut ctx) };
     (program.entry)(args.as_ptr(), &mut ctx);
-    drop(heap);
+    drop(activation);
     if let Some(kind) = ctx.error.take() {
         let e = RuntimeError { kind, at: None };
         // SAFETY: the code generator writes the site lines NUL-terminated.

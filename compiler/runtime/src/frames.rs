@@ -1,0 +1,81 @@
+//! The roots compiled code holds: its frames, found through the stack maps
+//! Cranelift makes (user stack maps), and walked when the heap collects
+//! while compiled code runs.
+//!
+//! Every value of compiled code that may point into the heap is declared
+//! to Cranelift as needing a stack map: at every call (a *safepoint*) the
+//! live ones are spilled to stack slots, and the function's stack maps say
+//! which slots, as offsets from the stack pointer at the call. The code
+//! generator registers each function's maps here with their return
+//! addresses ([`StackMaps::add`]).
+//!
+//! Before every call into the runtime (which may allocate, and so
+//! collect), compiled code stores its frame pointer and stack pointer into
+//! the context ([`crate::runtime::Ctx::last_fp`]). From there the walk
+//! goes outwards ([`mark_frames`]): the return address of a frame's
+//! safepoint is the word just below its stack pointer; the next frame out
+//! has its frame pointer and return address saved at this frame's frame
+//! pointer (all compiled code keeps frame pointers), and its stack pointer
+//! at the call was just above them. The walk stops at the first return
+//! address that is not a registered safepoint: the entry wrapper, whose
+//! caller is Rust.
+
+use flowc_lang::heap::Marker;
+
+/// The safepoints of compiled code, by return address.
+#[derive(Default, Debug)]
+pub struct StackMaps {
+    /// (return address, offsets from the stack pointer of the words that
+    /// may point into the heap), sorted by address.
+    safepoints: Vec<(usize, Box<[u32]>)>,
+}
+
+impl StackMaps {
+    /// Registers the safepoints of a function whose code starts at
+    /// `base`: (offset of the return address in the function, stack slot
+    /// offsets).
+    pub fn add(&mut self, base: usize, safepoints: impl IntoIterator<Item = (u32, Vec<u32>)>) {
+        for (offset, slots) in safepoints {
+            self.safepoints.push((base + offset as usize, slots.into_boxed_slice()));
+        }
+        self.safepoints.sort_unstable_by_key(|(pc, _)| *pc);
+    }
+
+    /// The slots of the safepoint returning to `pc`, if it is one.
+    pub fn lookup(&self, pc: usize) -> Option<&[u32]> {
+        self.safepoints.binary_search_by_key(&pc, |(p, _)| *p).ok().map(|k| &*self.safepoints[k].1)
+    }
+
+    pub fn len(&self) -> usize {
+        self.safepoints.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.safepoints.is_empty()
+    }
+}
+
+/// Marks the words compiled code's frames hold, from the innermost frame,
+/// stopped at a safepoint with frame pointer `fp` and stack pointer `sp`.
+///
+/// # Safety
+/// `fp` and `sp` are what the innermost compiled frame stored before the
+/// runtime call in progress, and that frame and the ones out from it are
+/// compiled code whose safepoints `maps` has (up to the entry wrapper).
+pub unsafe fn mark_frames(maps: &StackMaps, mut fp: usize, mut sp: usize, marker: &mut Marker) {
+    loop {
+        // SAFETY: the caller's contract: `sp` is a frame's stack pointer at
+        // a call, below which the call pushed its return address.
+        let pc = unsafe { *((sp - 8) as *const usize) };
+        let Some(slots) = maps.lookup(pc) else { return };
+        for &offset in slots {
+            // SAFETY: the stack map says a word lives there across the call.
+            unsafe { marker.mark_word(*((sp + offset as usize) as *const u64)) };
+        }
+        // SAFETY: compiled frames keep frame pointers: the caller's frame
+        // pointer and return address are saved at `fp`.
+        let caller_fp = unsafe { *(fp as *const usize) };
+        sp = fp + 16;
+        fp = caller_fp;
+    }
+}
