@@ -278,6 +278,7 @@ pub fn define(
     entry: usize,
     version: Option<Version>,
     mut constants: Constants,
+    objects: &lower::ObjectInfo,
     options: Options,
 ) -> Result<Defined, String> {
     let rt = declare_runtime(module)?;
@@ -300,6 +301,7 @@ pub fn define(
             fuel,
             links: None,
             safepoints: &mut safepoints,
+            objects,
         };
         define_function(&mut env, f, ids[k])?;
     }
@@ -320,6 +322,7 @@ pub fn define(
                 fuel,
                 links: None,
                 safepoints: &mut safepoints,
+                objects,
             };
             define_function(&mut env, v.function, wids[0])?;
             Some((wids[0], v.small.as_slice()))

@@ -15,7 +15,7 @@ use flowc_lang::interp::{ErrorKind, Outcome, RuntimeError};
 use flowc_lang::{Symbol, Value};
 
 use crate::define::{self, isa, Options, Version};
-use crate::lower::{Constants, ExitSlots, SiteTable, TraceExit};
+use crate::lower::{Constants, ExitSlots, ObjectInfo, SiteTable, TraceExit};
 use crate::runtime::{self, Activation, Ctx};
 use crate::word::{self, Word};
 use flowc_runtime::frames::StackMaps;
@@ -120,7 +120,9 @@ impl Unit {
         // Two versions of each function may be compiled (see `Version`).
         let mut jit = Code::new(builder(2 * size(functions), false)?);
         let mut pool = Vec::new();
-        let defined = define::define(&mut *jit, functions, entry, version, Constants::Rooted(&mut pool), options)?;
+        let objects = ObjectInfo::new(layout, &hints.immutable, true);
+        let constants = Constants::Rooted(&mut pool);
+        let defined = define::define(&mut *jit, functions, entry, version, constants, &objects, options)?;
         jit.finalize_definitions().map_err(|e| e.to_string())?;
         let code = jit.get_finalized_function(defined.entry);
         let mut stack_maps = Box::<StackMaps>::default();
@@ -344,6 +346,7 @@ struct CacheInner {
     pool: Vec<Root>,
     /// The slots of objects: the program's, shared with the interpreter.
     layout: &'static Layout,
+    objects: ObjectInfo,
     /// The safepoints of the functions and traces compiled so far (boxed:
     /// contexts point at it).
     stack_maps: Box<StackMaps>,
@@ -374,6 +377,7 @@ impl TraceCache {
         let (ids, funcs) = define::declare_functions(&mut *jit, &functions, "f")?;
         let (mut pool, mut traps, mut sites) = (Vec::new(), Vec::new(), SiteTable::default());
         let mut safepoints = Vec::new();
+        let objects = ObjectInfo::new(layout, &hints.immutable, true);
         for (k, f) in functions.iter().enumerate() {
             let mut exits = Vec::new();
             let mut env = crate::lower::Env {
@@ -387,6 +391,7 @@ impl TraceCache {
                 fuel: options.fuel,
                 links: None,
                 safepoints: &mut safepoints,
+                objects: &objects,
             };
             define::define_function(&mut env, f, ids[k])?;
         }
@@ -410,6 +415,7 @@ impl TraceCache {
             slots: ExitSlots::default(),
             pool,
             layout,
+            objects,
             stack_maps,
             shared_traps: traps.clone().into(),
             function_entries: HashMap::new(),
@@ -473,6 +479,7 @@ impl TraceCache {
                 fuel: inner.options.fuel,
                 links: Some(crate::lower::Links { slots: &mut inner.slots, traces: &inner.names, first_exit }),
                 safepoints: &mut safepoints,
+                objects: &inner.objects,
             };
             if let Err(e) = define::define_function(&mut env, f, ids[0]) {
                 failed = Some(e);

@@ -39,8 +39,13 @@ pub fn object(
     let mut values: Vec<Value> = Vec::new();
     let version = words.map(|(w, small)| define::version(functions[main], w, small)).transpose()?;
     let constants = Constants::Table { values: &mut values, table: pool };
+    // The slots of objects: both versions' fields (see `Native::compile_versions`).
+    let field_names = m.layout().fields().iter().chain(words.map_or(&[][..], |(w, _)| w.layout().fields()));
+    let layout = flowc_lang::heap::Layout::of(field_names.copied());
+    let objects = crate::lower::ObjectInfo::new(layout, &m.immutable, false);
     // Built executables take no --fuel: no fuel checks.
-    let defined = define::define(&mut obj, &functions, main, version, constants, define::Options::default())?;
+    let options = define::Options::default();
+    let defined = define::define(&mut obj, &functions, main, version, constants, &objects, options)?;
 
     // The constant table, filled at start-up.
     let mut desc = DataDescription::new();
@@ -71,9 +76,6 @@ pub fn object(
     for t in &defined.traps {
         traps.extend(encode_trap(t).ok_or_else(|| format!("a trap raising {t} cannot be written"))?);
     }
-    // The slots of objects: both versions' fields (see `Native::compile_versions`).
-    let field_names = m.layout().fields().iter().chain(words.map_or(&[][..], |(w, _)| w.layout().fields()));
-    let layout = flowc_lang::heap::Layout::of(field_names.copied());
     let layout_fields: Vec<u64> = layout.fields().iter().map(|f| f.index() as u64).collect();
     let immutable: Vec<u64> = m
         .immutable

@@ -50,9 +50,13 @@ pub struct Ctx {
     /// The safepoints of the code running (null: frames cannot be walked,
     /// and no collection starts while it runs).
     pub stack_maps: *const StackMaps,
+    /// This thread's heap, where compiled code allocates inline (its runs,
+    /// [`heap::run_offset`]).
+    pub heap: *mut heap::Heap,
     exit: Vec<u64>,
     /// The slots of the objects the code makes.
     pub layout: &'static Layout,
+    /// Objects made so far in the run: the last one's number.
     pub allocations: u64,
     pub error: Option<ErrorKind>,
     pub output: Option<Value>,
@@ -74,6 +78,9 @@ pub mod offsets {
     pub const ITERATIONS: i32 = offset_of!(Ctx, iterations) as i32;
     pub const LAST_FP: i32 = offset_of!(Ctx, last_fp) as i32;
     pub const LAST_SP: i32 = offset_of!(Ctx, last_sp) as i32;
+    pub const HEAP: i32 = offset_of!(Ctx, heap) as i32;
+    pub const LAYOUT: i32 = offset_of!(Ctx, layout) as i32;
+    pub const ALLOCATIONS: i32 = offset_of!(Ctx, allocations) as i32;
 }
 
 impl Ctx {
@@ -96,6 +103,7 @@ impl Ctx {
             last_fp: 0,
             last_sp: 0,
             stack_maps: std::ptr::null(),
+            heap: heap::current(),
             exit: Vec::new(),
             layout,
             allocations: 0,
@@ -351,10 +359,14 @@ pub unsafe extern "C" fn flowc_rt_get(ctx: *mut Ctx, obj: Word, field: u64) -> W
         Ok(v) => v,
         Err(w) => return w,
     };
-    match objects::get(&o, field) {
-        Ok(v) => ctx.word(v),
-        Err(e) => ctx.fail(e),
+    // The slot holds the value's word: returned as it is.
+    if let Some(w) = match &o {
+        Value::Object(ob) => ob.slot_word(field).filter(|&w| w != heap::cell::UNSET),
+        _ => None,
+    } {
+        return w;
     }
+    ctx.fail(objects::get_error(&o, field))
 }
 
 /// `set`: ONE, or a stop on error.
@@ -369,13 +381,15 @@ pub unsafe extern "C" fn flowc_rt_set(ctx: *mut Ctx, obj: Word, field: u64, valu
         Ok(v) => v,
         Err(w) => return w,
     };
-    let v = match ctx.read(value) {
-        Ok(v) => v,
-        Err(w) => return w,
-    };
+    if let Err(e) = ctx.value(value) {
+        return ctx.fail(e);
+    }
     let immutable = ctx.immutable.clone();
-    match objects::set(&o, field, v, |c, f| immutable.contains(&(c, f))) {
-        Ok(()) => ONE,
+    let written = objects::settable(&o, field, |c, f| immutable.contains(&(c, f)))
+        // The value's word goes into the slot as it is (no boxing again).
+        .and_then(|ob| ob.set_word(field, value).map_err(objects::no_slot));
+    match written {
+        Ok(_) => ONE,
         Err(e) => ctx.fail(e),
     }
 }

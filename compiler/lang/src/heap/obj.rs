@@ -153,9 +153,15 @@ impl Obj {
     /// Sets `field`; returns whether it was set before.
     #[inline]
     pub fn set(&self, field: Symbol, value: Value) -> Result<bool, NoSlot> {
-        let k = self.layout().slot(field).ok_or(NoSlot(field))?;
         // Boxing may allocate (and collect): this handle keeps the object.
-        let w = super::to_word(&value);
+        self.set_word(field, super::to_word(&value))
+    }
+
+    /// Sets `field` to word `w` (which must be a value's word: not unbound,
+    /// a pointer only to a live cell); returns whether it was set before.
+    #[inline]
+    pub fn set_word(&self, field: Symbol, w: Word) -> Result<bool, NoSlot> {
+        let k = self.layout().slot(field).ok_or(NoSlot(field))?;
         // SAFETY: slot `k` of a live object cell of this layout.
         unsafe {
             let at = SLOTS + 8 * k;

@@ -4,7 +4,7 @@
 //! code. One home for what they do and the errors they raise
 //! (LANGUAGE.md §6); compiled code's inline fast paths fall back here.
 
-use crate::heap::{Layout, Obj};
+use crate::heap::{Layout, NoSlot, Obj};
 use crate::symbol::Symbol;
 use crate::value::Value;
 
@@ -58,17 +58,26 @@ pub fn set(
     value: Value,
     immutable: impl Fn(Symbol, Symbol) -> bool,
 ) -> Result<(), ErrorKind> {
+    let o = settable(obj, field, immutable)?;
+    o.set(field, value).map(|_| ()).map_err(no_slot)
+}
+
+/// The object `set obj.field = ...` writes to, or why it cannot (not an
+/// object, an immutable field already set).
+pub fn settable(obj: &Value, field: Symbol, immutable: impl Fn(Symbol, Symbol) -> bool) -> Result<&Obj, ErrorKind> {
     let Value::Object(o) = obj else {
         return Err(ErrorKind::Type { what: "set", expected: "an object", got: obj.clone() });
     };
     if immutable(o.class(), field) && o.is_set(field) {
         return Err(ErrorKind::ImmutableField { class: o.class(), field });
     }
-    o.set(field, value).map(|_| ()).map_err(|e| {
-        // The object's layout is another program's: cannot happen when
-        // every engine lays out a program's objects from the program.
-        ErrorKind::User(Symbol::intern(&format!("internal_no_slot_for_{}", e.0)))
-    })
+    Ok(o)
+}
+
+/// The error of an object whose layout is another program's: cannot
+/// happen when every engine lays out a program's objects from the program.
+pub fn no_slot(e: NoSlot) -> ErrorKind {
+    ErrorKind::User(Symbol::intern(&format!("internal_no_slot_for_{}", e.0)))
 }
 
 /// Whether `v` is an object of `class` (`if_class`, `guard_class`).

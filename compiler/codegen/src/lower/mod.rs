@@ -46,8 +46,11 @@ use flowc_lang::ops::{Form, Op};
 use flowc_lang::Value;
 
 use crate::runtime::offsets;
+
+mod objects;
 use crate::small::Small;
 use crate::word::{self, ONE, STOP, ZERO};
+pub use objects::ObjectInfo;
 
 /// What lowering needs from the module being built.
 pub struct Env<'a> {
@@ -76,6 +79,8 @@ pub struct Env<'a> {
     pub links: Option<Links<'a>>,
     /// The safepoints of every function defined ([`crate::define::Safepoints`]).
     pub safepoints: &'a mut Vec<(FuncId, crate::define::Safepoints)>,
+    /// The layout of the objects the code meets.
+    pub objects: &'a ObjectInfo,
 }
 
 /// What a trace links to: the slots of its exits and the other traces.
@@ -823,23 +828,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.define(i, v);
             }
             InstKind::New(class) => {
-                let c = self.konst(class.index() as i64);
-                let r = self.call_rt("flowc_rt_new", &[c]);
+                let r = self.new_object(class);
                 self.define(i, r);
             }
             InstKind::Get { obj, field } => {
                 let o = self.operand(&obj);
-                let fld = self.konst(field.index() as i64);
-                let r = self.call_rt("flowc_rt_get", &[o, fld]);
-                self.check_stop(r);
+                let r = self.get_field(o, field);
                 self.define(i, r);
             }
             InstKind::Set { obj, field, value } => {
                 let o = self.operand(&obj);
-                let fld = self.konst(field.index() as i64);
                 let v = self.operand(&value);
-                let r = self.call_rt("flowc_rt_set", &[o, fld, v]);
-                self.check_stop(r);
+                self.set_field(o, field, v);
             }
             InstKind::Call { func, args } => {
                 let args: Vec<ClValue> = args.iter().map(|a| self.operand(a)).collect();
@@ -896,12 +896,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     self.b.ins().icmp_imm_s(IntCC::Equal, r, ONE as i64)
                 }
             },
-            GuardKind::Class(_, class) | GuardKind::NotClass(_, class) => {
-                let c = self.konst(class.index() as i64);
-                let r = self.call_rt("flowc_rt_is_class", &[o, c]);
-                self.check_stop(r);
-                let want = if matches!(kind, GuardKind::Class(..)) { ONE } else { ZERO };
-                self.b.ins().icmp_imm_s(IntCC::Equal, r, want as i64)
+            GuardKind::Class(_, class) => self.is_class(o, *class),
+            GuardKind::NotClass(_, class) => {
+                let is = self.is_class(o, *class);
+                self.b.ins().bxor_imm_u(is, 1)
             }
             GuardKind::Int(_, lo, hi) => {
                 // Tagged integers compare like the integers; a word of
@@ -1408,10 +1406,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             Terminator::IfClass { obj, class, then_block, else_block } => {
                 let o = self.operand(&obj);
-                let c = self.konst(class.index() as i64);
-                let r = self.call_rt("flowc_rt_is_class", &[o, c]);
-                self.check_stop(r);
-                let is = self.b.ins().icmp_imm_s(IntCC::Equal, r, ONE as i64);
+                let is = self.is_class(o, class);
                 self.branch(blk, is, then_block, else_block);
             }
             Terminator::Print(o) => {

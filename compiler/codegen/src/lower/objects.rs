@@ -1,0 +1,226 @@
+//! Objects in compiled code: `new`, `get`, `set` and the class tests of
+//! `if_class` and `guard_class`, inline on the heap's cells
+//! ([`flowc_lang::heap::cell`]), with a runtime call as the slow path.
+//!
+//! - `get obj.f`: when `obj` points at an object cell of the code's layout
+//!   and the field is set, one load at the field's slot; otherwise the
+//!   runtime reads it (or raises the error: not an object, unset field).
+//! - `set obj.f = v`: the same checks, then one store — unless the field
+//!   is immutable for some class and already set, or `v` is unbound: the
+//!   runtime decides.
+//! - `new C`: the allocation bumps the pointer of the size class's run
+//!   ([`flowc_lang::heap::Run`]) and writes the header and unset slots;
+//!   when the run is used up, the runtime allocates (and may collect).
+//! - class tests: a pointer to an object cell whose class word is `C`; an
+//!   unbound operand goes to the runtime, which raises its error.
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, Block, BlockArg, InstBuilder, MemFlagsData, Value as ClValue};
+
+use flowc_lang::heap::block::MAX_WORDS;
+use flowc_lang::heap::cell::{self, OBJECT, UNSET};
+use flowc_lang::heap::{run_offset, Layout};
+use flowc_lang::Symbol;
+
+use super::Lowerer;
+use crate::runtime::offsets;
+use crate::word;
+
+/// What compiled code knows of the objects it meets.
+#[derive(Clone, Debug)]
+pub struct ObjectInfo {
+    /// Their layout: every object a piece of code meets is laid out by
+    /// the program it was compiled from.
+    pub layout: &'static Layout,
+    /// Whether the layout's address can be a constant of the code (in
+    /// memory), else it is read from the context (object files).
+    pub embed_layout: bool,
+    /// Fields declared immutable for some class.
+    pub immutable: Vec<Symbol>,
+}
+
+impl ObjectInfo {
+    /// Objects of `layout` with the `immutable` declarations of a module.
+    pub fn new(layout: &'static Layout, immutable: &[(Symbol, Vec<Symbol>)], embed_layout: bool) -> ObjectInfo {
+        let mut fields: Vec<Symbol> = immutable.iter().flat_map(|(_, fs)| fs.iter().copied()).collect();
+        fields.sort_unstable();
+        fields.dedup();
+        ObjectInfo { layout, embed_layout, immutable: fields }
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// A block that takes one word: where the fast and slow paths meet.
+    fn join_block(&mut self) -> Block {
+        let join = self.b.create_block();
+        self.b.append_block_param(join, types::I64);
+        join
+    }
+
+    /// Branches to `yes` when word `w` points at an object cell of the
+    /// code's layout, else to `no`.
+    fn if_object_of_layout(&mut self, w: ClValue, yes: Block, no: Block) {
+        let flags = MemFlagsData::trusted();
+        let tag = self.b.ins().band_imm_s(w, word::TAG_MASK as i64);
+        let pointer_tag = self.b.ins().icmp_imm_s(IntCC::Equal, tag, 0);
+        let non_zero = self.b.ins().icmp_imm_s(IntCC::NotEqual, w, 0);
+        let pointer = self.b.ins().band(pointer_tag, non_zero);
+        let is_cell = self.b.create_block();
+        self.b.ins().brif(pointer, is_cell, &[], no, &[]);
+        self.b.switch_to_block(is_cell);
+        let meta = self.b.ins().load(types::I64, flags, w, cell::META as i32);
+        let kind = self.b.ins().band_imm_s(meta, cell::KIND_MASK as i64);
+        let object = self.b.ins().icmp_imm_s(IntCC::Equal, kind, OBJECT as i64);
+        let laid_out = self.b.ins().load(types::I64, flags, w, cell::LAYOUT as i32);
+        let expected = self.layout_word();
+        let same = self.b.ins().icmp(IntCC::Equal, laid_out, expected);
+        let both = self.b.ins().band(object, same);
+        self.b.ins().brif(both, yes, &[], no, &[]);
+    }
+
+    /// The address of the code's layout, as a word.
+    fn layout_word(&mut self) -> ClValue {
+        let objects = self.env.objects;
+        if objects.embed_layout {
+            self.konst(objects.layout as *const Layout as i64)
+        } else {
+            self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, offsets::LAYOUT)
+        }
+    }
+
+    /// The byte offset of `field`'s slot, if the layout has one.
+    fn slot_offset(&self, field: Symbol) -> Option<i32> {
+        let k = self.env.objects.layout.slot(field)?;
+        Some((cell::SLOTS + 8 * k) as i32)
+    }
+
+    /// `get obj.field`.
+    pub(super) fn get_field(&mut self, obj: ClValue, field: Symbol) -> ClValue {
+        let join = self.join_block();
+        let slow = self.cold_block();
+        if let Some(offset) = self.slot_offset(field) {
+            let fast = self.b.create_block();
+            self.if_object_of_layout(obj, fast, slow);
+            self.b.switch_to_block(fast);
+            let v = self.b.ins().load(types::I64, MemFlagsData::trusted(), obj, offset);
+            let set = self.b.ins().icmp_imm_s(IntCC::NotEqual, v, UNSET as i64);
+            self.b.ins().brif(set, join, &[BlockArg::Value(v)], slow, &[]);
+        } else {
+            self.b.ins().jump(slow, &[]);
+        }
+        self.b.switch_to_block(slow);
+        let fld = self.konst(field.index() as i64);
+        let r = self.call_rt("flowc_rt_get", &[obj, fld]);
+        self.check_stop(r);
+        self.b.ins().jump(join, &[BlockArg::Value(r)]);
+        self.b.switch_to_block(join);
+        self.b.block_params(join)[0]
+    }
+
+    /// `set obj.field = value`.
+    pub(super) fn set_field(&mut self, obj: ClValue, field: Symbol, value: ClValue) {
+        let flags = MemFlagsData::trusted();
+        let done = self.b.create_block();
+        let slow = self.cold_block();
+        if let Some(offset) = self.slot_offset(field) {
+            let checked = self.b.create_block();
+            self.if_object_of_layout(obj, checked, slow);
+            self.b.switch_to_block(checked);
+            // An unbound value raises its error in the runtime.
+            let tag = self.b.ins().band_imm_s(value, word::TAG_MASK as i64);
+            let mut ok = self.b.ins().icmp_imm_s(IntCC::NotEqual, tag, word::UNBOUND_TAG as i64);
+            if self.env.objects.immutable.contains(&field) {
+                // Set once for some class: the runtime checks a second set.
+                let old = self.b.ins().load(types::I64, flags, obj, offset);
+                let unset = self.b.ins().icmp_imm_s(IntCC::Equal, old, UNSET as i64);
+                ok = self.b.ins().band(ok, unset);
+            }
+            let store = self.b.create_block();
+            self.b.ins().brif(ok, store, &[], slow, &[]);
+            self.b.switch_to_block(store);
+            self.b.ins().store(flags, value, obj, offset);
+            self.b.ins().jump(done, &[]);
+        } else {
+            self.b.ins().jump(slow, &[]);
+        }
+        self.b.switch_to_block(slow);
+        let fld = self.konst(field.index() as i64);
+        let r = self.call_rt("flowc_rt_set", &[obj, fld, value]);
+        self.check_stop(r);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+    }
+
+    /// `new class`.
+    pub(super) fn new_object(&mut self, class: Symbol) -> ClValue {
+        let flags = MemFlagsData::trusted();
+        let layout = self.env.objects.layout;
+        let words = layout.words();
+        let join = self.join_block();
+        let slow = self.cold_block();
+        if words <= MAX_WORDS {
+            let heap = self.b.ins().load(types::I64, flags, self.ctx, offsets::HEAP);
+            let run = run_offset(words) as i32;
+            let ptr = self.b.ins().load(types::I64, flags, heap, run);
+            let limit = self.b.ins().load(types::I64, flags, heap, run + 8);
+            let end = self.b.ins().iadd_imm_s(ptr, (words * 8) as i64);
+            let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, limit);
+            let fast = self.b.create_block();
+            self.b.ins().brif(fits, fast, &[], slow, &[]);
+            self.b.switch_to_block(fast);
+            self.b.ins().store(flags, end, heap, run);
+            let n = self.b.ins().load(types::I64, flags, self.ctx, offsets::ALLOCATIONS);
+            let id = self.b.ins().iadd_imm_s(n, 1);
+            self.b.ins().store(flags, id, self.ctx, offsets::ALLOCATIONS);
+            let kind = self.konst(OBJECT as i64);
+            self.b.ins().store(flags, kind, ptr, cell::META as i32);
+            let laid_out = self.layout_word();
+            self.b.ins().store(flags, laid_out, ptr, cell::LAYOUT as i32);
+            let c = self.konst(class.index() as i64);
+            self.b.ins().store(flags, c, ptr, cell::CLASS as i32);
+            self.b.ins().store(flags, id, ptr, cell::ID as i32);
+            let unset = self.konst(UNSET as i64);
+            for k in 0..layout.fields().len() {
+                self.b.ins().store(flags, unset, ptr, (cell::SLOTS + 8 * k) as i32);
+            }
+            self.b.ins().jump(join, &[BlockArg::Value(ptr)]);
+        } else {
+            self.b.ins().jump(slow, &[]);
+        }
+        self.b.switch_to_block(slow);
+        let c = self.konst(class.index() as i64);
+        let r = self.call_rt("flowc_rt_new", &[c]);
+        self.b.ins().jump(join, &[BlockArg::Value(r)]);
+        self.b.switch_to_block(join);
+        self.b.block_params(join)[0]
+    }
+
+    /// Whether word `obj` is an object of `class`, as a condition; an
+    /// unbound word leaves for the runtime, which raises its error.
+    pub(super) fn is_class(&mut self, obj: ClValue, class: Symbol) -> ClValue {
+        let flags = MemFlagsData::trusted();
+        let join = self.b.create_block();
+        self.b.append_block_param(join, types::I8);
+        let is_cell = self.b.create_block();
+        let other = self.b.create_block();
+        let tag = self.b.ins().band_imm_s(obj, word::TAG_MASK as i64);
+        let pointer_tag = self.b.ins().icmp_imm_s(IntCC::Equal, tag, 0);
+        let non_zero = self.b.ins().icmp_imm_s(IntCC::NotEqual, obj, 0);
+        let pointer = self.b.ins().band(pointer_tag, non_zero);
+        self.b.ins().brif(pointer, is_cell, &[], other, &[]);
+        self.b.switch_to_block(is_cell);
+        let meta = self.b.ins().load(types::I64, flags, obj, cell::META as i32);
+        let kind = self.b.ins().band_imm_s(meta, cell::KIND_MASK as i64);
+        let object = self.b.ins().icmp_imm_s(IntCC::Equal, kind, OBJECT as i64);
+        let c = self.b.ins().uload32(flags, obj, cell::CLASS as i32);
+        let same = self.b.ins().icmp_imm_s(IntCC::Equal, c, class.index() as i64);
+        let is = self.b.ins().band(object, same);
+        self.b.ins().jump(join, &[BlockArg::Value(is)]);
+        self.b.switch_to_block(other);
+        self.fail_if_unbound(obj);
+        let no = self.b.ins().iconst(types::I8, 0);
+        self.b.ins().jump(join, &[BlockArg::Value(no)]);
+        self.b.switch_to_block(join);
+        self.b.block_params(join)[0]
+    }
+}
