@@ -107,12 +107,39 @@ pub fn object(
     let site_lines: String = defined.sites.sites.iter().map(|s| describe(*s).replace('\n', " ") + "\n").collect();
     let sites_id = blob(&mut obj, "flowc_sites", c_string(site_lines))?;
     let fields_id = blob(&mut obj, "flowc_fields", words(&layout_fields))?;
+    // The safepoints, for the collector: per function its address and its
+    // safepoints' range in `flowc_safepoints` (each: the return address's
+    // offset, the number of slots, the slots' offsets from the stack
+    // pointer).
+    let mut points: Vec<u64> = Vec::new();
+    let mut functions_desc = DataDescription::new();
+    functions_desc.set_align(8);
+    let mut function_words: Vec<u64> = Vec::new();
+    let mut relocations = Vec::new();
+    for (id, safepoints) in &defined.safepoints {
+        relocations.push((function_words.len() * 8, *id));
+        function_words.extend([0, points.len() as u64, safepoints.len() as u64]);
+        for (offset, slots) in safepoints {
+            points.extend([*offset as u64, slots.len() as u64]);
+            points.extend(slots.iter().map(|&o| o as u64));
+        }
+    }
+    let safepoint_count = defined.safepoints.len();
+    functions_desc.define(words(&function_words).into_boxed_slice());
+    for (offset, id) in relocations {
+        let f = obj.declare_func_in_data(id, &mut functions_desc);
+        functions_desc.write_function_addr(offset as u32, f);
+    }
+    let functions_id =
+        obj.declare_data("flowc_safepoint_functions", Linkage::Local, false, false).map_err(|e| e.to_string())?;
+    obj.define_data(functions_id, &functions_desc).map_err(|e| e.to_string())?;
+    let points_id = blob(&mut obj, "flowc_safepoints", words(&points))?;
 
     // The program description, with the layout of `start::Program`.
     let program = obj.declare_data("flowc_program", Linkage::Local, false, false).map_err(|e| e.to_string())?;
     let mut d = DataDescription::new();
     d.set_align(8);
-    let mut fields = vec![0u64; 18];
+    let mut fields = vec![0u64; 21];
     fields[2] = values.len() as u64;
     fields[5] = count as u64;
     fields[7] = params.len() as u64;
@@ -121,6 +148,7 @@ pub fn object(
     fields[13] = max_depth as u64;
     fields[14] = flowc_runtime::start::ABI;
     fields[17] = layout_fields.len() as u64;
+    fields[19] = safepoint_count as u64;
     d.define(words(&fields).into_boxed_slice());
     let entry = obj.declare_func_in_data(defined.entry, &mut d);
     d.write_function_addr(0, entry);
@@ -134,6 +162,8 @@ pub fn object(
         (96, env_id),
         (120, sites_id),
         (128, fields_id),
+        (144, functions_id),
+        (160, points_id),
     ] {
         let gv = obj.declare_data_in_data(id, &mut d);
         d.write_data_addr(offset, gv, 0);

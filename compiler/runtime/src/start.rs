@@ -21,6 +21,7 @@ use flowc_lang::interp::{ErrorKind, RuntimeError};
 use flowc_lang::syntax::prolog::parse_env;
 use flowc_lang::{Symbol, Value};
 
+use crate::frames::StackMaps;
 use crate::runtime::Ctx;
 use crate::word::{self, Word};
 
@@ -28,7 +29,7 @@ use crate::word::{self, Word};
 /// [`Ctx`]'s first fields and of [`Program`], and the `flowc_rt_*`
 /// signatures. Bump it with any change to them; an executable linked with
 /// a runtime of another version refuses to run instead of crashing.
-pub const ABI: u64 = 5;
+pub const ABI: u64 = 6;
 
 /// The description of a built program (see the module docs); the code
 /// generator writes it with this layout.
@@ -65,6 +66,13 @@ pub struct Program {
     /// `field_count` field names (symbol numbers): the slots of objects.
     pub fields: *const u64,
     pub field_count: u64,
+    /// `function_count` triples (address, first word in `safepoints`,
+    /// number of safepoints): the compiled functions' safepoints.
+    pub safepoint_functions: *const u64,
+    pub function_count: u64,
+    /// Per safepoint: its return address's offset in the function, the
+    /// number of slots, the slots' offsets from the stack pointer.
+    pub safepoints: *const u64,
 }
 
 /// The four words that describe an error `trap` raises, if it is one a
@@ -168,6 +176,31 @@ unsafe fn words(p: *const u64, n: u64) -> &'static [u64] {
     unsafe { std::slice::from_raw_parts(p, n as usize) }
 }
 
+/// The stack maps of the executable's code.
+///
+/// # Safety
+/// `program`'s safepoint tables are as the code generator writes them.
+unsafe fn read_safepoints(program: &Program) -> StackMaps {
+    let mut maps = StackMaps::default();
+    // SAFETY: the caller's contract.
+    let functions = unsafe { words(program.safepoint_functions, 3 * program.function_count) };
+    for f in functions.chunks(3) {
+        let (address, mut at, count) = (f[0] as usize, f[1] as usize, f[2]);
+        let mut points = Vec::with_capacity(count as usize);
+        for _ in 0..count {
+            // SAFETY: the caller's contract: each safepoint is two words
+            // and its slots.
+            let (offset, n) = unsafe { (*program.safepoints.add(at), *program.safepoints.add(at + 1)) };
+            // SAFETY: as above.
+            let slots = unsafe { words(program.safepoints.add(at + 2), n) };
+            points.push((offset as u32, slots.iter().map(|&s| s as u32).collect()));
+            at += 2 + n as usize;
+        }
+        maps.add(address, points);
+    }
+    maps
+}
+
 fn start(program: &Program, args: &[String]) -> Result<Value, Failure> {
     if program.abi != ABI {
         let msg = format!(
@@ -211,10 +244,15 @@ fn start(program: &Program, args: &[String]) -> Result<Value, Failure> {
         )
     };
     let layout = Layout::of(fields.iter().map(|&f| Symbol::from_index(f as u32)));
+    // SAFETY: the code generator writes the safepoint tables as documented
+    // on `Program`: `function_count` triples whose ranges lie within
+    // `safepoints`.
+    let stack_maps = unsafe { read_safepoints(program) };
     let traps: Vec<ErrorKind> = traps.chunks(4).map(|w| decode_trap([w[0], w[1], w[2], w[3]])).collect();
     let immutable: Vec<(Symbol, Symbol)> =
         immutable.chunks(2).map(|w| (Symbol::from_index(w[0] as u32), Symbol::from_index(w[1] as u32))).collect();
     let mut ctx = Ctx::new(program.max_depth, layout, immutable, traps);
+    ctx.stack_maps = &stack_maps;
     // The constants and arguments, kept alive (pinned) for the whole run.
     let mut roots: Vec<Root> = Vec::new();
     for (k, (_, v)) in constants.into_iter().enumerate().take(program.pool_len as usize) {
