@@ -6,7 +6,7 @@ use flowc_tests::gen::{generate, GenConfig};
 /// A generated program of about `statements` statements (and terminators),
 /// with a few functions, and its exact statement count.
 pub fn program(statements: usize) -> (Program, usize) {
-    let cfg = GenConfig { size: statements, functions: 3, errors: false, odd_names: false };
+    let cfg = GenConfig { size: statements, functions: 3, errors: false, odd_names: false, alloc: false };
     let p = generate(2026, &cfg);
     let n = statement_count(&p);
     (p, n)

@@ -185,12 +185,13 @@ fn small_leaf_calls_are_inlined() {
         expect![[r#"
             main main(v0:n) {
             b0 main:
+                v2 = check_bound v0
                 jump b3
             b3 s:
-                v2:r = add v0, 3
+                v3:r = add v0, 3
                 jump b2
             b2:
-                print v2
+                print v3
             }
 
             function add3(v0:a) {

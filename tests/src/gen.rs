@@ -8,8 +8,12 @@
 //! [`GenConfig::errors`] the generator also writes operations that may fail
 //! (type errors, division by zero, unset and immutable fields, unbound
 //! variables, unknown labels, operations and functions, wrong argument
-//! counts), so differential tests compare error kinds too. Everything is
-//! a pure function of the seed and the configuration.
+//! counts), so differential tests compare error kinds too. With
+//! [`GenConfig::alloc`] programs allocate heavily, for the collector: objects
+//! made in loops (and live across the loops' guards, so traces' resume data
+//! holds them), a linked list grown and shrunk and summed by loops and by a
+//! recursive function, objects passed to functions and returned from them.
+//! Everything is a pure function of the seed and the configuration.
 
 use flowc_lang::ast::*;
 use flowc_lang::ops::Op;
@@ -27,11 +31,13 @@ pub struct GenConfig {
     pub errors: bool,
     /// Use names that need quoting or look like keywords.
     pub odd_names: bool,
+    /// Allocate heavily (see the module docs).
+    pub alloc: bool,
 }
 
 impl Default for GenConfig {
     fn default() -> GenConfig {
-        GenConfig { size: 40, functions: 2, errors: false, odd_names: false }
+        GenConfig { size: 40, functions: 2, errors: false, odd_names: false, alloc: false }
     }
 }
 
@@ -45,7 +51,20 @@ pub fn seed_count(default: u64) -> u64 {
 
 pub fn config_for(seed: u64) -> GenConfig {
     let mut rng = Rng::new(seed.wrapping_mul(31).wrapping_add(7));
-    GenConfig { size: 5 + rng.below(60), functions: rng.below(4), errors: rng.chance(25), odd_names: rng.chance(20) }
+    GenConfig {
+        size: 5 + rng.below(60),
+        functions: rng.below(4),
+        errors: rng.chance(25),
+        odd_names: rng.chance(20),
+        alloc: false,
+    }
+}
+
+/// An allocation-heavy program: [`config_for`]'s configuration with
+/// [`GenConfig::alloc`].
+pub fn alloc_program(seed: u64) -> Program {
+    let cfg = config_for(seed);
+    generate(seed, &GenConfig { alloc: true, size: cfg.size.max(30), ..cfg })
 }
 
 /// Generates a program with the configuration [`config_for`] draws.
@@ -61,8 +80,16 @@ const ODD_INTS: [&str; INT_VARS] = ["if", "x y", "Goto", "_t", "naïve", "it's"]
 
 /// Generates one program.
 pub fn generate(seed: u64, cfg: &GenConfig) -> Program {
-    let mut g =
-        Gen { rng: Rng::new(seed), cfg: cfg.clone(), blocks: Vec::new(), cur: None, labels: 0, func: None, emitted: 0 };
+    let mut g = Gen {
+        rng: Rng::new(seed),
+        cfg: cfg.clone(),
+        blocks: Vec::new(),
+        cur: None,
+        labels: 0,
+        func: None,
+        emitted: 0,
+        allocated: false,
+    };
     let mut items = Vec::new();
     let inputs: Vec<(Symbol, Value)> = (0..2).map(|i| (g.int(i), Value::Int(g.rng.range(-20, 40)))).collect();
     items.push(Item::Entry(Entry { label: Symbol::intern("start"), env: Some(inputs) }));
@@ -81,11 +108,32 @@ pub fn generate(seed: u64, cfg: &GenConfig) -> Program {
     for name in pure {
         items.push(Item::Pure(name));
     }
+    if cfg.alloc {
+        items.extend(helpers().into_iter().map(Item::Function));
+    }
     g.func = None;
     g.start(Symbol::intern("start"));
     g.init(2);
     let size = cfg.size;
-    g.body(size, 0);
+    if cfg.alloc {
+        // The whole body in a loop: what it allocates becomes garbage
+        // (or grows the list) round after round.
+        let k = Symbol::intern("rounds");
+        let rounds = g.rng.range(10, 40);
+        g.emit(Stmt::Op1 { dst: k, op: Operator::Known(Op::Same), arg: int(rounds) });
+        let (h, b, x) = (g.label("round"), g.label("work"), g.label("done"));
+        g.close(Terminator::Jump(h));
+        g.start(h);
+        g.close(Terminator::If { cond: k, then_label: b, else_label: x });
+        g.start(b);
+        g.alloc_op(size, 0);
+        g.body(size, 0);
+        g.emit(Stmt::Op2 { dst: k, op: Operator::Known(Op::Sub), lhs: var(k), rhs: int(1) });
+        g.close(Terminator::Jump(h));
+        g.start(x);
+    } else {
+        g.body(size, 0);
+    }
     let (obj, which) = (g.rng.chance(10), g.rng.below(INT_VARS));
     let last = if obj { g.obj(which % OBJ_VARS) } else { g.int(which) };
     g.close(Terminator::PrintAndStop(Arg::Var(last)));
@@ -111,6 +159,9 @@ struct Gen {
     func: Option<usize>,
     /// Statements and terminators emitted so far (budgets count these).
     emitted: usize,
+    /// Whether the function being generated allocates (then it is not
+    /// declared pure: its allocations are numbered).
+    allocated: bool,
 }
 
 fn var(s: Symbol) -> Arg {
@@ -209,6 +260,9 @@ impl Gen {
             for o in 0..OBJ_VARS {
                 self.new_object(o);
             }
+            if self.cfg.alloc {
+                self.emit(Stmt::New { dst: Symbol::intern(CHAIN), class: Symbol::intern("nil") });
+            }
         }
     }
 
@@ -231,6 +285,10 @@ impl Gen {
         let target = self.emitted + budget;
         while self.emitted < target {
             let left = target - self.emitted;
+            if self.cfg.alloc && self.rng.chance(25) {
+                self.alloc_op(left, depth);
+                continue;
+            }
             match self.rng.below(100) {
                 0..=54 => self.assignment(),
                 55..=64 => self.diamond(left, depth),
@@ -329,7 +387,7 @@ impl Gen {
     /// k = n; goto H; H: if k goto B else goto X; B: ...; k = k - 1; goto H; X:
     fn counted_loop(&mut self, budget: usize, depth: usize) {
         let k = self.counter(depth);
-        let n = self.rng.range(0, 4);
+        let n = if self.cfg.alloc { self.rng.range(1, 12) } else { self.rng.range(0, 4) };
         self.emit(Stmt::Op1 { dst: k, op: Operator::Known(Op::Same), arg: int(n) });
         let (h, b, x) = (self.label("head"), self.label("body"), self.label("exit"));
         self.close(Terminator::Jump(h));
@@ -381,6 +439,91 @@ impl Gen {
         self.start(e);
         self.close(Terminator::Jump(j));
         self.start(j);
+    }
+
+    /// One of the allocation-heavy operations: a list cell pushed (inline
+    /// or by `push`), the list popped, summed by a loop or by `total`, an
+    /// object boxed by `box` and read by `unbox`, an object made in a loop
+    /// and read after a branch.
+    fn alloc_op(&mut self, budget: usize, depth: usize) {
+        let chain = Symbol::intern(CHAIN);
+        // Pushes most (the list grows), pops least.
+        let k = if self.func.is_none() { [0, 0, 0, 1, 1, 2, 3, 4, 5, 5, 6, 6][self.rng.below(12)] } else { 5 };
+        match k {
+            0 => {
+                let cell = Symbol::intern("cell");
+                self.emit(Stmt::New { dst: cell, class: Symbol::intern("cell") });
+                let head = self.int_operand();
+                self.emit(Stmt::Set { obj: var(cell), field: Symbol::intern("head"), value: head });
+                self.emit(Stmt::Set { obj: var(cell), field: Symbol::intern("next"), value: var(chain) });
+                self.emit(Stmt::Op1 { dst: chain, op: Operator::Known(Op::Same), arg: var(cell) });
+            }
+            1 => {
+                let next = self.label("pushed");
+                let args = vec![var(chain), self.int_operand()];
+                self.close(Terminator::Call { dst: chain, func: Symbol::intern("push"), args, next });
+                self.start(next);
+            }
+            2 => {
+                let (p, j) = (self.label("pop"), self.label("popped"));
+                let class = Symbol::intern("cell");
+                self.close(Terminator::IfClass { obj: var(chain), class, then_label: p, else_label: j });
+                self.start(p);
+                self.emit(Stmt::Get { dst: chain, obj: var(chain), field: Symbol::intern("next") });
+                self.close(Terminator::Jump(j));
+                self.start(j);
+            }
+            3 => {
+                // w = chain; H: if w is cell goto B else goto X;
+                // B: h = w.head; x = (x + h) % p; w = w.next; goto H; X:
+                let (w, h, dst) = (Symbol::intern("w"), Symbol::intern("h"), self.rand_int_var());
+                self.emit(Stmt::Op1 { dst: w, op: Operator::Known(Op::Same), arg: var(chain) });
+                let (head, body, exit) = (self.label("walk"), self.label("step"), self.label("walked"));
+                self.close(Terminator::Jump(head));
+                self.start(head);
+                let class = Symbol::intern("cell");
+                self.close(Terminator::IfClass { obj: var(w), class, then_label: body, else_label: exit });
+                self.start(body);
+                self.emit(Stmt::Get { dst: h, obj: var(w), field: Symbol::intern("head") });
+                self.emit(Stmt::Op2 { dst, op: Operator::Known(Op::Add), lhs: var(dst), rhs: var(h) });
+                self.emit(Stmt::Op2 { dst, op: Operator::Known(Op::Mod), lhs: var(dst), rhs: int(1_000_003) });
+                self.emit(Stmt::Get { dst: w, obj: var(w), field: Symbol::intern("next") });
+                self.close(Terminator::Jump(head));
+                self.start(exit);
+            }
+            4 => {
+                let dst = self.rand_int_var();
+                let next = self.label("summed");
+                self.close(Terminator::Call { dst, func: Symbol::intern("total"), args: vec![var(chain)], next });
+                self.start(next);
+            }
+            5 => {
+                let b = Symbol::intern("b");
+                let (boxed, read) = (self.label("boxed"), self.label("unboxed"));
+                let v = self.int_operand();
+                self.close(Terminator::Call { dst: b, func: Symbol::intern("box"), args: vec![v], next: boxed });
+                self.start(boxed);
+                let dst = self.rand_int_var();
+                let args = vec![var(b), self.int_operand()];
+                self.close(Terminator::Call { dst, func: Symbol::intern("unbox"), args, next: read });
+                self.start(read);
+                self.allocated = true;
+            }
+            _ => {
+                // An object made here, a branch, then read: in a loop its
+                // trace's guards hold it virtual in their resume data.
+                let t = Symbol::intern("t");
+                self.emit(Stmt::New { dst: t, class: Symbol::intern("c1") });
+                for f in FIELDS {
+                    let value = self.int_operand();
+                    self.emit(Stmt::Set { obj: var(t), field: Symbol::intern(f), value });
+                }
+                self.diamond(budget, depth);
+                let dst = self.rand_int_var();
+                let field = self.pick_name(&FIELDS);
+                self.emit(Stmt::Get { dst, obj: var(t), field });
+            }
+        }
     }
 
     fn call(&mut self) {
@@ -440,10 +583,69 @@ impl Gen {
         let result = self.int_operand();
         self.close(Terminator::Return(result));
         let blocks = std::mem::take(&mut self.blocks);
-        // `pure` is a promise: never made for functions that may fail.
-        let pure = self.rng.chance(50) && !self.cfg.errors;
+        // `pure` is a promise: never made for functions that may fail, nor
+        // for those that allocate (their allocations are numbered).
+        let pure = self.rng.chance(50) && !self.cfg.errors && !self.allocated;
+        self.allocated = false;
         (Function { name, params: vec![n, p], blocks }, pure)
     }
+}
+
+/// The list the allocation-heavy operations grow and walk.
+const CHAIN: &str = "chain";
+
+/// The functions allocation-heavy programs call: `box(v)` returns a new
+/// `c1` object, `unbox(b, k)` reads one, `push(l, v)` returns a new list
+/// cell, `total(l)` sums a list recursively.
+fn helpers() -> Vec<Function> {
+    let text = "\
+function box(v):
+    s:
+        b = new c1
+        b.f0 = v
+        w = v + 1
+        b.f1 = w
+        u = v * 2
+        b.f2 = u
+        return b
+function unbox(b, k):
+    s:
+        r = b.f1
+        r = r + k
+        r = r % 1000003
+        return r
+function push(l, v):
+    s:
+        c = new cell
+        c.head = v
+        c.next = l
+        return c
+function total(l):
+    s:
+        if l is cell goto rec else goto base
+    rec:
+        h = l.head
+        t = l.next
+        r = call total(t) then add
+    add:
+        r = h + r
+        r = r % 1000003
+        return r
+    base:
+        return 0
+entry s
+s:
+    print_and_stop(0)
+";
+    let program = flowc_lang::syntax::parse("helpers", text).expect("the helpers parse");
+    program
+        .items
+        .into_iter()
+        .filter_map(|item| match item {
+            Item::Function(f) => Some(f),
+            _ => None,
+        })
+        .collect()
 }
 
 /// A big integer constant: 10^18 times `k`, beyond `i64` for k >= 10.

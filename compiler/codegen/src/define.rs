@@ -112,11 +112,21 @@ pub fn define_function(env: &mut Env, f: &Function, id: FuncId) -> Result<(), St
     ctx.set_disasm(disasm);
     env.module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
     if let Some(code) = ctx.compiled_code() {
+        // Every call is a safepoint, those with no word to keep too: the
+        // walk goes through a frame only at a return address it knows.
+        // Both lists are in code order.
+        let mut maps = code.buffer.user_stack_maps().iter().peekable();
         let points = code
             .buffer
-            .user_stack_maps()
-            .iter()
-            .map(|(offset, _, map)| (*offset, map.entries().map(|(_, slot)| slot).collect()))
+            .call_sites()
+            .map(|site| {
+                while maps.next_if(|(offset, _, _)| *offset < site.ret_addr).is_some() {}
+                let slots = match maps.next_if(|(offset, _, _)| *offset == site.ret_addr) {
+                    Some((_, _, map)) => map.entries().map(|(_, slot)| slot).collect(),
+                    None => Vec::new(),
+                };
+                (site.ret_addr, slots)
+            })
             .collect();
         env.safepoints.push((id, points));
     }

@@ -666,7 +666,12 @@ impl TraceCache {
             (ctx.fuel, ctx.fuel_limit) = (left, limit);
         }
         ctx.exit_buffer(widest.max(args.len()));
+        // No collection while the arguments are boxed: a word boxed first
+        // is held by nothing the collector sees until the code reads it
+        // (which it does before anything allocates).
+        flowc_lang::heap::with(|h| h.pause());
         let words: smallvec::SmallVec<[Word; 16]> = args.iter().map(|v| ctx.word(v.clone())).collect();
+        flowc_lang::heap::with(|h| h.resume());
         let first = match entering {
             // A trace finds its arguments in the exit buffer.
             Entering::Trace(code) => {

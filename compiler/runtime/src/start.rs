@@ -11,8 +11,9 @@
 //! (their layout), the entry's parameters and the program's default
 //! environment.
 //!
-//! Usage of a built executable: `OUT [--env ENV]`; it prints what the
-//! program prints, or the runtime error (exit status 1).
+//! Usage of a built executable: `OUT [--env ENV] [--stats]`; it prints
+//! what the program prints, or the runtime error (exit status 1);
+//! `--stats` adds what the heap did, to stderr.
 
 use std::ffi::{c_char, CStr};
 
@@ -126,7 +127,7 @@ pub unsafe extern "C" fn flowc_rt_main(argc: i32, argv: *const *const c_char, pr
                 0
             }
             Err(Failure::Usage(msg)) => {
-                eprintln!("{name}: {msg}\nusage: {name} [--env '[x/10,y/20]']");
+                eprintln!("{name}: {msg}\nusage: {name} [--env '[x/10,y/20]'] [--stats]");
                 2
             }
             Err(Failure::Runtime(e)) => {
@@ -223,11 +224,20 @@ fn start(program: &Program, args: &[String]) -> Result<Value, Failure> {
         // SAFETY: the next name starts after this one's NUL.
         p = unsafe { p.add(name.to_bytes().len() + 1) };
     }
-    let env_text = match args {
-        [] => None,
-        [flag, value] if flag == "--env" => Some(value.as_str()),
-        _ => return Err(Failure::Usage(format!("unexpected arguments: {}", args.join(" ")))),
-    };
+    let mut env_text = None;
+    let mut stats = false;
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--stats" => stats = true,
+            "--env" if env_text.is_none() => match rest.next() {
+                Some(value) => env_text = Some(value.as_str()),
+                None => return Err(Failure::Usage("--env needs a value".to_owned())),
+            },
+            _ => return Err(Failure::Usage(format!("unexpected arguments: {}", args.join(" ")))),
+        }
+    }
+    let heap_before = flowc_lang::heap::stats();
     // SAFETY: the code generator writes NUL-terminated environment lists.
     let default_env = unsafe { text(program.default_env) };
     let env = parse_env(env_text.unwrap_or(default_env)).map_err(|e| Failure::Usage(e.to_string()))?;
@@ -281,6 +291,9 @@ fn start(program: &Program, args: &[String]) -> Result<Value, Failure> {
     let activation = unsafe { crate::runtime::Activation::enter(&mut ctx) };
     (program.entry)(args.as_ptr(), &mut ctx);
     drop(activation);
+    if stats {
+        eprintln!("{}", flowc_lang::heap::stats().since(&heap_before));
+    }
     if let Some(kind) = ctx.error.take() {
         let e = RuntimeError { kind, at: None };
         // SAFETY: the code generator writes the site lines NUL-terminated.

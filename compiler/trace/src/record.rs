@@ -39,10 +39,52 @@ pub enum TraceError {
     Runtime(RuntimeError),
     /// No stop within `limit` operations. Recording is execution, so the
     /// program has run up to `state`, where an interpreter can carry on.
+    /// `biggest`: the called function whose frames recorded the most
+    /// operations (PyPy's `find_biggest_function`), if calls were
+    /// followed: a trace that calls it rather than follow it may close.
     TooLong {
         limit: usize,
         state: Suspended,
+        biggest: Option<Symbol>,
     },
+    /// A called function's frame arrived at one of its labels `limit`
+    /// times: its loop would unroll into the trace (a loop of its own,
+    /// better called than followed). `state` as for `TooLong`.
+    Unrolls {
+        function: Symbol,
+        label: Symbol,
+        limit: u32,
+        state: Suspended,
+    },
+}
+
+impl TraceError {
+    /// For a recording stopped by its limits: where the program is, and
+    /// the function better called than followed.
+    pub fn suspended(self) -> (Suspended, Option<Symbol>) {
+        match self {
+            TraceError::TooLong { state, biggest, .. } => (state, biggest),
+            TraceError::Unrolls { state, function, .. } => (state, Some(function)),
+            TraceError::Runtime(e) => panic!("not a stopped recording: {e}"),
+        }
+    }
+}
+
+/// How far recording goes.
+#[derive(Copy, Clone, Debug)]
+pub struct Limits {
+    /// Most operations.
+    pub ops: usize,
+    /// Most arrivals at one label of one called function's frame.
+    pub unroll: u32,
+}
+
+impl Limits {
+    /// `ops` operations, loops in called functions unrolled without limit
+    /// (the series' tracer).
+    pub fn ops(ops: usize) -> Limits {
+        Limits { ops, unroll: u32::MAX }
+    }
 }
 
 /// Where recording stopped: the frames from the recording's base frame
@@ -80,6 +122,9 @@ impl std::fmt::Display for TraceError {
             TraceError::Runtime(e) => write!(f, "{e}"),
             TraceError::TooLong { limit, .. } => {
                 write!(f, "the loop did not close within {limit} traced operations")
+            }
+            TraceError::Unrolls { function, label, limit, .. } => {
+                write!(f, "the loop at {function}:{label} ran {limit} iterations in one call")
             }
         }
     }
@@ -189,6 +234,9 @@ struct TraceFrame<'p> {
     /// When this frame is waiting for a callee: the result variable and
     /// the label to continue at.
     call: Option<(Symbol, Symbol)>,
+    /// Arrivals at each label of the frame's blocks while recording (kept
+    /// for called functions' frames only).
+    arrivals: Vec<(Symbol, u32)>,
 }
 
 impl<'p> TraceFrame<'p> {
@@ -207,7 +255,13 @@ impl<'p> TraceFrame<'p> {
                 }
             },
         };
-        Ok(TraceFrame { function: f.function, blocks, env: f.env.iter().cloned().collect(), call: f.call })
+        Ok(TraceFrame {
+            function: f.function,
+            blocks,
+            env: f.env.iter().cloned().collect(),
+            call: f.call,
+            arrivals: Vec::new(),
+        })
     }
 
     fn resume_frame(&self) -> ResumeFrame {
@@ -232,7 +286,7 @@ pub fn record(
 ) -> Result<Recorded, TraceError> {
     let start = [ResumeFrame { function: None, env: env.into_iter().collect(), call: None }];
     let mut at = |l: Symbol, _: &Env| if l == anchor { Arrival::Stop } else { Arrival::Continue };
-    Ok(match record_path(program, &start, anchor, heap, limit, &mut at, &mut |_, _, _| None)? {
+    Ok(match record_path(program, &start, anchor, heap, Limits::ops(limit), &mut at, &mut |_, _, _| None)? {
         Path::Stopped { trace, frame, .. } => Recorded::Loop { trace, env: frame.env.into_iter().collect() },
         Path::Printed(v) => Recorded::Printed(v),
         Path::Returns { .. } => unreachable!("the main graph's frame does not stop before returning"),
@@ -250,12 +304,13 @@ pub type Residual<'a> = dyn FnMut(Symbol, &[Value], &mut Heap) -> Option<Result<
 /// error). `at` sees each label the base frame jumps to, with
 /// the base frame's environment, before its block runs. A call for which
 /// `residual` gives a result is recorded as a `call` instead of followed.
+/// Recording stops with an error past `limits`.
 pub fn record_path(
     program: &Program,
     start: &[ResumeFrame],
     label: Symbol,
     heap: &mut Heap,
-    limit: usize,
+    limits: Limits,
     at: &mut dyn FnMut(Symbol, &Env) -> Arrival,
     residual: &mut Residual,
 ) -> Result<Path, TraceError> {
@@ -270,9 +325,13 @@ pub fn record_path(
     let mut ops = Vec::new();
     let mut sites = Vec::new();
     let trace = |ops, sites| Trace { anchor: label, ops, sites };
+    // Operations recorded in the frames of each called function.
+    let mut per_function: Vec<(Symbol, usize)> = Vec::new();
+    let limit = limits.ops;
     loop {
         if ops.len() > limit {
-            return Err(TraceError::TooLong { limit, state: suspend(&frames, block.label) });
+            let biggest = per_function.iter().max_by_key(|(_, n)| *n).map(|(f, _)| *f);
+            return Err(TraceError::TooLong { limit, state: suspend(&frames, block.label), biggest });
         }
         if frames.len() == 1 && frames[0].function.is_some() && matches!(block.term, Terminator::Return(_)) {
             let frame = frames[0].resume_frame();
@@ -288,6 +347,12 @@ pub fn record_path(
             sites.push(site(fun, block, i));
         }
         let n = block.body.len();
+        if let (true, Some(f)) = (depth > 1, fun) {
+            match per_function.iter_mut().find(|(g, _)| *g == f) {
+                Some((_, count)) => *count += n + 1,
+                None => per_function.push((f, n + 1)),
+            }
+        }
         let env = &frame.env;
         let next = match &block.term {
             Terminator::Jump(l) => *l,
@@ -360,6 +425,7 @@ pub fn record_path(
                         blocks: callee.blocks.iter().collect(),
                         env: callee_env,
                         call: None,
+                        arrivals: Vec::new(),
                     });
                     block = &callee.blocks[0];
                     continue;
@@ -382,6 +448,25 @@ pub fn record_path(
         };
         // The guard or `leave` of the terminator, if any.
         sites.resize(ops.len(), site(fun, block, n));
+        let depth = frames.len();
+        let frame = frames.last_mut().expect("a frame");
+        if depth > 1 && limits.unroll != u32::MAX {
+            let count = match frame.arrivals.iter_mut().find(|(l, _)| *l == next) {
+                Some((_, n)) => {
+                    *n += 1;
+                    *n
+                }
+                None => {
+                    frame.arrivals.push((next, 1));
+                    1
+                }
+            };
+            if count >= limits.unroll {
+                let function = frame.function.expect("a called function's frame");
+                let state = suspend(&frames, next);
+                return Err(TraceError::Unrolls { function, label: next, limit: limits.unroll, state });
+            }
+        }
         let frame = frames.last().expect("a frame");
         if frames.len() == 1 && at(next, &frame.env) == Arrival::Stop {
             let frame = frames[0].resume_frame();

@@ -275,3 +275,19 @@ fn the_log_tells_what_the_jit_did() {
     .assert_eq(&events.join("\n"));
     assert!(r.log.contains("every hot spot:\n  compiled dispatch[pc=1]: 50 arrivals\n"), "{}", r.log);
 }
+
+/// An outer loop calling functions whose own loops run a thousand times a
+/// call: recordings of the outer loop stop following those functions (a
+/// loop of a called function past `unroll_limit` iterations in one call)
+/// and call them instead, so the outer trace stays short; the inner loops
+/// have their own traces.
+#[test]
+fn inner_loops_of_called_functions_are_called_not_unrolled() {
+    let r = run("tests/corpus/shapes/list_sum.fg", Hint::Absent, "start", Some("[n/1000, reps/200]"), checked());
+    assert_eq!(r.output, "99900000\n");
+    assert_eq!(r.stats.not_followed, 2, "{}", r.stats);
+    assert!(r.log.contains("calls of build are not followed from now on"), "{}", r.log);
+    assert!(r.log.contains("the loop at build:loop ran 16 iterations in one call"), "{}", r.log);
+    let longest = r.stats.per_trace.iter().map(|t| t.recorded_ops).max().unwrap();
+    assert!(longest < 100, "a trace of {longest} operations:\n{}", r.stats);
+}

@@ -15,8 +15,11 @@ use flowc_ir::{BlockId, Function, InstData, InstId, InstKind, Operand, Terminato
 
 use crate::edit::{self, Substitution};
 
-/// Inlines `call` (an instruction of `f` calling `callee`).
-pub fn inline_call(f: &mut Function, call: InstId, callee: &Function) {
+/// Inlines `call` (an instruction of `f` calling `callee`). Arguments for
+/// which `may_be_unbound` holds are checked first (`check_bound`, at the
+/// call's site): the call raised `key_not_found` for them, and the
+/// callee's body may not read them.
+pub fn inline_call(f: &mut Function, call: InstId, callee: &Function, may_be_unbound: impl Fn(&Operand) -> bool) {
     let Some(block) = f.layout.iter().copied().find(|&b| f.blocks[b].insts.contains(&call)) else { return };
     let InstKind::Call { args, .. } = f.insts[call].kind.clone() else { return };
     if args.len() != callee.params.len() {
@@ -27,6 +30,14 @@ pub fn inline_call(f: &mut Function, call: InstId, callee: &Function) {
     let pos = f.blocks[block].insts.iter().position(|&i| i == call).unwrap();
     let after: flowc_ir::InstList<4> = f.blocks[block].insts.drain(pos + 1..).collect();
     f.blocks[block].insts.pop();
+    let site = f.sites.inst(call);
+    for a in args.iter().filter(|a| may_be_unbound(a)) {
+        edit::append(f, block, InstKind::CheckBound(a.clone()), None);
+        let check = *f.blocks[block].insts.last().expect("the check just appended");
+        if let Some(site) = site {
+            f.sites.set_inst(check, site);
+        }
+    }
     let cont = edit::new_block(f, None, block);
     f.blocks[cont].insts = after;
     f.blocks[cont].term = std::mem::replace(&mut f.blocks[block].term, Terminator::Jump(cont));

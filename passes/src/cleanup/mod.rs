@@ -18,7 +18,8 @@
 //! - calls of `pure` functions with constant arguments are replaced by
 //!   their result; reads of immutable fields of known allocations by the
 //!   stored operand;
-//! - calls marked by propagate are inlined ([`inline`]).
+//! - calls marked by propagate are inlined ([`inline`]), after a
+//!   `check_bound` of each argument that may be unbound (the call raised it).
 //!
 //! Afterwards the analysis results are stale and are dropped.
 
@@ -39,7 +40,8 @@ pub fn run(module: &mut Module, cx: &mut Context) {
         for call in inlines {
             let InstKind::Call { func, .. } = &module.functions[i].insts[call].kind else { continue };
             let Some(callee) = module.function(*func).cloned() else { continue };
-            inline::inline_call(&mut module.functions[i], call, &callee);
+            let may_be_unbound = |o: &Operand| o.as_value().is_some_and(|v| p.info(v).may_be_unbound());
+            inline::inline_call(&mut module.functions[i], call, &callee, may_be_unbound);
         }
         *cx.facts(i) = Default::default();
     }

@@ -70,6 +70,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
     let (program, label, env) = args.start.load()?;
     let config = Config { fuel: args.fuel, ..Config::default() };
     let started = Instant::now();
+    let heap_before = flowc_lang::heap::stats();
     let result = match args.engine {
         Engine::Interp => interp::run(&program, label, &env, &config),
         Engine::Ir => match flowc_frontend::lower(&program, label) {
@@ -101,6 +102,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
                     outcome.allocations,
                     elapsed.as_secs_f64() * 1e3
                 );
+                eprintln!("{}", flowc_lang::heap::stats().since(&heap_before));
             }
             Ok(())
         }

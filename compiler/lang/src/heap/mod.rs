@@ -96,6 +96,23 @@ impl HeapStats {
     }
 }
 
+/// `heap: 3 collections, 1.2 MB allocated, peak 2.0 MB, 0.4 ms collecting`
+/// (peak: the blocks the heap held at most, which is what the heap adds
+/// to the process's memory).
+impl std::fmt::Display for HeapStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mb = |b: u64| b as f64 / (1024.0 * 1024.0);
+        write!(
+            f,
+            "heap: {} collections, {:.1} MB allocated, peak {:.1} MB, {:.3} ms collecting",
+            self.collections,
+            mb(self.bytes_allocated),
+            mb(self.peak_bytes),
+            self.gc_time.as_secs_f64() * 1e3
+        )
+    }
+}
+
 /// Free runs and blocks of one size class.
 #[derive(Default)]
 struct Class {
@@ -167,7 +184,7 @@ pub fn collect() {
 
 /// What this thread's heap did so far.
 pub fn stats() -> HeapStats {
-    with(|h| h.stats)
+    with(|h| h.stats())
 }
 
 impl Heap {
@@ -196,8 +213,11 @@ impl Heap {
         self.runs = [Run::default(); MAX_WORDS + 1];
     }
 
+    /// What the heap did so far; bytes allocated count the cells bumped
+    /// through, not the rest of the runs they were bumped from.
     pub fn stats(&self) -> HeapStats {
-        self.stats
+        let unused: usize = self.runs.iter().map(|r| r.limit - r.ptr).sum();
+        HeapStats { bytes_allocated: self.stats.bytes_allocated - unused as u64, ..self.stats }
     }
 
     /// No collection until as many [`Heap::resume`]s.

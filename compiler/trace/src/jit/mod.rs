@@ -108,6 +108,10 @@ pub struct Options {
     /// (checked as each block starts: recording stops where the
     /// interpreter can take over).
     pub trace_limit: usize,
+    /// Most iterations of a loop in a called function a recording
+    /// follows in one call: past it the function is called rather than
+    /// followed (its loop has its own trace).
+    pub unroll_limit: u32,
     /// Most bridges in one tree (a loop or entry trace, its bridges, their
     /// bridges...).
     pub max_bridges: usize,
@@ -136,7 +140,8 @@ impl Default for Options {
             threshold: 50,
             bridge_threshold: 20,
             retrace_threshold: 3,
-            trace_limit: 100_000,
+            trace_limit: 10_000,
+            unroll_limit: 16,
             max_bridges: 64,
             max_aborts: 3,
             max_traces: 2_000,
@@ -238,6 +243,11 @@ pub struct Jit<'p> {
     /// Recursive functions ([`flowc_ir::calls`]): traces call them rather
     /// than follow them, and their hot calls run compiled functions.
     recursive: HashSet<Symbol>,
+    /// Functions whose calls traces stopped following: a recording that
+    /// did not close within `trace_limit` spent most of its operations in
+    /// one of them (an inner loop unrolled into the outer one). Traces call
+    /// them as they call recursive ones.
+    not_followed: HashSet<Symbol>,
     options: Options,
     cache: Option<TraceCache>,
     /// Whether the code counts fuel (compiled for a run with `--fuel`).
@@ -328,6 +338,7 @@ impl<'p> Jit<'p> {
             remove_allocations: !flowc_passes::observe::allocations_observable(module),
             watched: watched_labels(program, module),
             recursive: flowc_ir::calls::CallGraph::new(module).recursive().into_iter().collect(),
+            not_followed: HashSet::new(),
             options,
             cache: None,
             fuel_checks: false,
@@ -866,8 +877,7 @@ impl<'p> Jit<'p> {
         };
         let recorded = {
             let mut residual = residual_calls(this, run.compiled, run.config);
-            let limit = this.options.trace_limit;
-            record_path(this.program, &[frame], label, &mut run.heap, limit, &mut at, &mut residual)
+            record_path(this.program, &[frame], label, &mut run.heap, this.limits(), &mut at, &mut residual)
         };
         self.stats.record_time += started.elapsed();
         let (trace, frame, end_label) = match recorded {
@@ -879,9 +889,28 @@ impl<'p> Jit<'p> {
                 return Ok(Next::Interpret(block));
             }
             Err(TraceError::Runtime(e)) => return Err(e),
-            Err(TraceError::TooLong { limit, state }) => {
-                let why = format!("no loop closed within {limit} operations");
-                self.abort(machine, key, &describe(key, run.compiled), &why);
+            Err(e @ (TraceError::TooLong { .. } | TraceError::Unrolls { .. })) => {
+                let why = match &e {
+                    TraceError::TooLong { limit, .. } => format!("no loop closed within {limit} operations"),
+                    _ => e.to_string(),
+                };
+                let (state, biggest) = e.suspended();
+                if self.stop_following(biggest) {
+                    // Not an abort that counts: the next recording calls
+                    // the function and may close.
+                    self.stats.aborted += 1;
+                    self.log(format_args!("abort at {}: {why}", describe(key, run.compiled)));
+                    if let Some(p) = machine.profiler_mut() {
+                        let state = if self.keys.get(key).is_some_and(|k| !k.variants.is_empty()) {
+                            KeyState::Enter
+                        } else {
+                            KeyState::Counting
+                        };
+                        p.set(key, state);
+                    }
+                } else {
+                    self.abort(machine, key, &describe(key, run.compiled), &why);
+                }
                 let block = machine.replace_top(stack, &state.frames, state.label)?;
                 return Ok(Next::Interpret(block));
             }
@@ -943,6 +972,22 @@ impl<'p> Jit<'p> {
 
     /// A recording at `key` failed: count it, and give up on the key after
     /// `max_aborts`.
+    fn limits(&self) -> crate::record::Limits {
+        crate::record::Limits { ops: self.options.trace_limit, unroll: self.options.unroll_limit }
+    }
+
+    /// After a recording too long: traces call `biggest`, the function it
+    /// spent most operations in, from now on. Whether that is new.
+    fn stop_following(&mut self, biggest: Option<Symbol>) -> bool {
+        let Some(f) = biggest else { return false };
+        if self.recursive.contains(&f) || !self.not_followed.insert(f) {
+            return false;
+        }
+        self.stats.not_followed += 1;
+        self.log(format_args!("calls of {f} are not followed from now on: traces call it"));
+        true
+    }
+
     fn abort(&mut self, machine: &mut Machine, key: &Key, what: &str, why: &str) {
         self.stats.aborted += 1;
         let kc = self.keys.entry(key.clone()).or_default();
@@ -1066,8 +1111,7 @@ impl<'p> Jit<'p> {
             }
             None => {
                 let mut residual = residual_calls(this, run.compiled, run.config);
-                let limit = this.options.trace_limit;
-                record_path(this.program, &frames, texit.label, &mut run.heap, limit, &mut at, &mut residual)
+                record_path(this.program, &frames, texit.label, &mut run.heap, this.limits(), &mut at, &mut residual)
             }
         };
         self.stats.record_time += started.elapsed();
@@ -1086,10 +1130,15 @@ impl<'p> Jit<'p> {
                 return Ok(Next::Printed(v));
             }
             Err(TraceError::Runtime(e)) => return Err(e),
-            Err(TraceError::TooLong { limit, state }) => {
+            Err(e @ (TraceError::TooLong { .. } | TraceError::Unrolls { .. })) => {
                 self.stats.aborted += 1;
-                self.log(format_args!("abort bridge: no compiled code reached within {limit} operations"));
-                self.exit_state(exit).refused = true;
+                self.log(format_args!("abort bridge: {e}"));
+                let (state, biggest) = e.suspended();
+                // Calling the function instead, the next try may get
+                // somewhere; else the exit stays one.
+                if !self.stop_following(biggest) {
+                    self.exit_state(exit).refused = true;
+                }
                 let block = machine.replace_top(stack, &state.frames, state.label)?;
                 return Ok(Next::Interpret(block));
             }
@@ -1369,7 +1418,8 @@ fn jumps_to(f: &Function) -> Option<Symbol> {
 }
 
 /// How the tracer runs the calls it does not follow — of recursive
-/// functions (following one would unroll the recursion into the trace)
+/// functions (following one would unroll the recursion into the trace),
+/// of functions recordings got too long in ([`Jit::stop_following`]),
 /// and of `pure` ones (the trace calls them, or folds them): on the
 /// interpreter, numbering objects on from `heap`.
 fn residual_calls<'a>(
@@ -1378,7 +1428,7 @@ fn residual_calls<'a>(
     config: &'a Config,
 ) -> impl FnMut(Symbol, &[Value], &mut Heap) -> Option<Result<Value, RuntimeError>> + 'a {
     move |func, args, heap| {
-        if !jit.recursive.contains(&func) && !jit.hints.is_pure(func) {
+        if !jit.recursive.contains(&func) && !jit.not_followed.contains(&func) && !jit.hints.is_pure(func) {
             return None;
         }
         let &graph = compiled.functions.get(&func)?;

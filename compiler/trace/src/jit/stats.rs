@@ -69,6 +69,9 @@ pub struct Stats {
     pub aborted: usize,
     /// Hot spots the JIT gave up on (their traces kept aborting).
     pub ignored: usize,
+    /// Functions traces call rather than follow, because recordings got
+    /// too long in them.
+    pub not_followed: usize,
     /// Times compiled code was entered from the interpreter.
     pub entries: u64,
     /// Calls of recursive functions run by their compiled code.
@@ -116,7 +119,11 @@ impl std::fmt::Display for Stats {
         writeln!(f, "traces:          {} ({} retraced)", self.traces, self.retraces)?;
         writeln!(f, "entry traces:    {}", self.entry_traces)?;
         writeln!(f, "bridges:         {}", self.bridges)?;
-        writeln!(f, "aborted:         {} ({} hot spots given up)", self.aborted, self.ignored)?;
+        writeln!(
+            f,
+            "aborted:         {} ({} hot spots given up, {} functions called rather than followed)",
+            self.aborted, self.ignored, self.not_followed
+        )?;
         writeln!(f, "hot spots:       {} ({} arrivals counted)", self.keys, self.arrivals)?;
         writeln!(f, "entries:         {} ({} compiled calls)", self.entries, self.calls)?;
         writeln!(

@@ -5,6 +5,12 @@
 //! of guards, where it stays virtual and is rebuilt only if the guard
 //! fails ([`flowc_ir::VirtualObject`]). Only done when the program cannot
 //! observe allocation numbers ([`flowc_passes::observe`]).
+//!
+//! A guard's record holds at most [`MAX_RESUME_VIRTUALS`] virtual objects:
+//! beyond, they are materialized before the guard. Every exit describes
+//! its virtual objects field by field, so a trace building a long linked
+//! structure (a list of a thousand cells, each guard seeing all the cells
+//! so far) would otherwise grow quadratically in code.
 
 use flowc_ir::{InstKind, Operand, ResumeData, ResumeId, ResumeValue, ValueId, VirtualObject};
 use flowc_lang::Symbol;
@@ -27,7 +33,56 @@ impl Virtual {
     }
 }
 
+/// The most virtual objects a guard's resume record holds.
+pub const MAX_RESUME_VIRTUALS: usize = 64;
+
 impl Opt<'_> {
+    /// Materializes the virtual objects record `r` would hold if they are
+    /// more than [`MAX_RESUME_VIRTUALS`].
+    pub fn bound_virtuals(&mut self, r: ResumeId) {
+        let record = &self.f.resumes[r];
+        let mut operands: Vec<Operand> = Vec::new();
+        for frame in &record.frames {
+            operands.extend(frame.env.iter().filter_map(|(_, rv)| match rv {
+                ResumeValue::Operand(o) => Some(o.clone()),
+                ResumeValue::Virtual(_) => None,
+            }));
+        }
+        for v in &record.virtuals {
+            operands.extend(v.fields.iter().filter_map(|(_, rv)| match rv {
+                ResumeValue::Operand(o) => Some(o.clone()),
+                ResumeValue::Virtual(_) => None,
+            }));
+        }
+        let mut seen = Vec::new();
+        for o in &operands {
+            self.reachable_virtuals(o, &mut seen);
+        }
+        if seen.len() > MAX_RESUME_VIRTUALS {
+            for o in &operands {
+                self.real(o);
+            }
+        }
+    }
+
+    /// Adds the virtual objects reachable from `o` to `seen`, stopping
+    /// past [`MAX_RESUME_VIRTUALS`].
+    fn reachable_virtuals(&self, o: &Operand, seen: &mut Vec<ValueId>) {
+        if seen.len() > MAX_RESUME_VIRTUALS {
+            return;
+        }
+        let o = self.resolve(o);
+        let Some(v) = self.virtual_of(&o) else { return };
+        if seen.contains(&v) {
+            return;
+        }
+        seen.push(v);
+        let virt = self.virtuals[ix(v)].as_ref().expect("a virtual object");
+        for (_, x) in &virt.fields {
+            self.reachable_virtuals(x, seen);
+        }
+    }
+
     /// Makes virtual object `v` real here: `new` and its fields' `set`s.
     pub fn materialize(&mut self, v: ValueId) -> Operand {
         let Some(virt) = self.virtuals[ix(v)].take() else { return Operand::Value(v) };
