@@ -8,10 +8,6 @@
 
 use flowc_bench::scale::{program, time_best, SIZES};
 
-// The allocator the flowc binary uses too: the compiler allocates many small
-// vectors, where glibc's malloc degrades as the heap grows.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use flowc_lang::Symbol;
 
 /// Rounds over all sizes: each size's time is its best over the rounds, so

@@ -18,10 +18,6 @@
 //! JIT times include recording and compiling; AOT times exclude compiling.
 //! `FLOWC_BENCH_SCALE` multiplies `a`.
 
-// The allocator the flowc binary uses.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use std::hint::black_box;
 use std::path::Path;
 use std::process::Command;

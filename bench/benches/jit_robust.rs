@@ -35,10 +35,6 @@
 //! `FLOWC_BENCH_SCALE` multiplies the sizes; `FLOWC_BENCH_ONLY=name`
 //! runs the rows whose name contains it.
 
-// The allocator the flowc binary uses.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;

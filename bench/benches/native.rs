@@ -10,10 +10,6 @@
 //! and at most 2 times slower than Rust. Native times exclude compilation
 //! (ahead of time); `FLOWC_BENCH_SCALE` multiplies the loop counts.
 
-// The allocator the flowc binary uses.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use std::hint::black_box;
 
 use flowc_bench::{compile_native, load, median_secs};

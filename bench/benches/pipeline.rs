@@ -13,9 +13,6 @@ use flowc_bench::scale::{program, SIZES};
 use flowc_lang::Symbol;
 use flowc_passes::{Context, PIPELINE};
 
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// Per-pass seconds of one compilation (front end first), best of `runs`.
 fn measure(p: &flowc_lang::Program, runs: usize) -> Vec<f64> {
     let mut best = vec![f64::INFINITY; PIPELINE.len() + 1];

@@ -4,8 +4,6 @@
 //!
 //!     frontend_reps SIZE REPS [check]
 
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() {
     let size: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
     let reps: usize = std::env::args().nth(2).and_then(|s| s.parse().ok()).unwrap_or(3);

@@ -5,9 +5,6 @@
 //!
 //!     jit_exits [N]
 
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use flowc_lang::interp::Config;
 use flowc_lang::{syntax, Symbol};
 use flowc_trace::jit::{self, Options};

@@ -4,9 +4,6 @@
 //!
 //!     jit_reps [REPS] [A]
 
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use flowc_lang::interp::Config;
 use flowc_trace::jit::{Jit, Options};
 

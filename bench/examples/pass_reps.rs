@@ -6,9 +6,6 @@
 //!
 //!     pass_reps SIZE REPS [PASS]    (PASS: normalize by default)
 
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() {
     let mut args = std::env::args().skip(1);
     let size: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1_000_000);

@@ -6,9 +6,6 @@
 //!
 //!     pipeline_runs SIZE RUNS
 
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// Minor page faults of this process so far.
 fn minor_faults() -> u64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();

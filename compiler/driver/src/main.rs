@@ -9,12 +9,6 @@ mod input;
 
 use std::process::ExitCode;
 
-// The compiler allocates many small vectors (operands, phi inputs, block
-// lists); mimalloc keeps that fast as the heap grows, where glibc's malloc
-// degrades. The benchmarks use it too.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]

@@ -292,7 +292,7 @@ fn start(program: &Program, args: &[String]) -> Result<Value, Failure> {
     (program.entry)(args.as_ptr(), &mut ctx);
     drop(activation);
     if stats {
-        eprintln!("{}", flowc_lang::heap::stats().since(&heap_before));
+        eprintln!("{}", flowc_lang::heap::report(&flowc_lang::heap::stats().since(&heap_before)));
     }
     if let Some(kind) = ctx.error.take() {
         let e = RuntimeError { kind, at: None };

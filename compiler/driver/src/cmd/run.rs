@@ -102,7 +102,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
                     outcome.allocations,
                     elapsed.as_secs_f64() * 1e3
                 );
-                eprintln!("{}", flowc_lang::heap::stats().since(&heap_before));
+                eprintln!("{}", flowc_lang::heap::report(&flowc_lang::heap::stats().since(&heap_before)));
             }
             Ok(())
         }

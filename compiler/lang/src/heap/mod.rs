@@ -113,6 +113,24 @@ impl std::fmt::Display for HeapStats {
     }
 }
 
+/// The most memory the process has held (its peak resident set), where
+/// the system tells (Linux: `VmHWM` in `/proc/self/status`).
+pub fn process_peak_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// [`HeapStats`]' line and the process's peak memory, as `--stats`
+/// prints them.
+pub fn report(stats: &HeapStats) -> String {
+    match process_peak_bytes() {
+        Some(b) => format!("{stats}; process peak {:.1} MB", b as f64 / (1024.0 * 1024.0)),
+        None => stats.to_string(),
+    }
+}
+
 /// Free runs and blocks of one size class.
 #[derive(Default)]
 struct Class {
