@@ -8,7 +8,12 @@ use flowc_trace::jit::Options;
 /// The first disagreement on generated program `seed`, if any: the engine
 /// and both outcomes. Call on a thread with a big stack.
 pub fn disagreement(seed: u64) -> Option<String> {
-    let p = gen::program(seed);
+    disagreement_on(&gen::program(seed))
+}
+
+/// [`disagreement`] on program `p`.
+pub fn disagreement_on(p: &flowc_lang::Program) -> Option<String> {
+    let p = p.clone();
     let (label, env) = engines::start(&p);
     let expected = engines::reference(&p, label, &env);
     if expected == Outcome::Error("fuel_exhausted".into()) {

@@ -1,5 +1,5 @@
 //! `flowc-fuzz checker [--from S] [--inputs N]`,
-//! `flowc-fuzz engines [--from S] [--seeds N]` (see the library docs) and
+//! `flowc-fuzz engines [--from S] [--seeds N] [--alloc] [--stress]` (see the library docs) and
 //! `flowc-fuzz show SEED` (the generated program, to run with flowc).
 //! Exit status 1 when something failed; the failing seeds are printed (and
 //! the checker's panicking inputs written to fuzz/crashes/).
@@ -25,13 +25,25 @@ enum Command {
         inputs: u64,
     },
     /// Print generated program SEED (to reproduce a failure with flowc).
-    Show { seed: u64 },
+    Show {
+        seed: u64,
+        /// The allocation-heavy program of the seed.
+        #[arg(long)]
+        alloc: bool,
+    },
     /// Generated programs on every engine.
     Engines {
         #[arg(long, default_value_t = 0)]
         from: u64,
         #[arg(long, default_value_t = 10_000)]
         seeds: u64,
+        /// Allocation-heavy programs (`gen::alloc_program`).
+        #[arg(long)]
+        alloc: bool,
+        /// Collect at every allocation, verifying the heap (as
+        /// FLOWC_GC_STRESS=1 does).
+        #[arg(long)]
+        stress: bool,
     },
 }
 
@@ -60,17 +72,21 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         }
-        Command::Show { seed } => {
-            let p = flowc_tests::gen::program(seed);
+        Command::Show { seed, alloc } => {
+            let p = if alloc { flowc_tests::gen::alloc_program(seed) } else { flowc_tests::gen::program(seed) };
             print!("{}", flowc_lang::syntax::print(flowc_lang::syntax::Syntax::Readable, &p));
             ExitCode::SUCCESS
         }
-        Command::Engines { from, seeds } => {
+        Command::Engines { from, seeds, alloc, stress } => {
             let failures = flowc_codegen::with_stack(move || {
+                if stress {
+                    flowc_lang::heap::with(|h| h.set_stress(true));
+                }
                 let mut failures = 0;
                 for seed in from..from + seeds {
+                    let p = if alloc { flowc_tests::gen::alloc_program(seed) } else { flowc_tests::gen::program(seed) };
                     // A panic is a finding too: name its seed and go on.
-                    let found = std::panic::catch_unwind(|| flowc_fuzz::engines::disagreement(seed))
+                    let found = std::panic::catch_unwind(|| flowc_fuzz::engines::disagreement_on(&p))
                         .unwrap_or_else(|_| Some("an engine panicked".to_owned()));
                     if let Some(d) = found {
                         println!("seed {seed}: {d}");
