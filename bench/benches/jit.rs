@@ -18,9 +18,9 @@
 //! JIT times include recording and compiling; AOT times exclude compiling.
 //! `FLOWC_BENCH_SCALE` multiplies `a`.
 
+use flowc_bench::peers::script_secs;
 use std::hint::black_box;
 use std::path::Path;
-use std::process::Command;
 
 use flowc_bench::{compile_native, load, median_secs};
 use flowc_lang::interp::Config;
@@ -30,23 +30,6 @@ use flowc_trace::jit::{Jit, Options, Stats};
 
 const SQUARE: &str = "[mov_a_r0, mov_a_r1, mov_r0_a, decr_a, mov_a_r0, mov_r2_a, add_r1_to_a, mov_a_r2, mov_r0_a, \
                       jump_if_a, 2, mov_r2_a, return_a]";
-
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-}
-
-/// Runs a script that prints its result and, on stderr, its seconds; the
-/// best of three runs, if the interpreter is installed.
-fn script(program: &str, file: &str, a: i64, expected: &str) -> Option<f64> {
-    let mut best: Option<f64> = None;
-    for _ in 0..3 {
-        let out = Command::new(program).arg(root().join(file)).arg(a.to_string()).output().ok()?;
-        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), expected, "{program} prints a different result");
-        let secs: f64 = String::from_utf8_lossy(&out.stderr).trim().parse().ok()?;
-        best = Some(best.map_or(secs, |b| b.min(secs)));
-    }
-    best
-}
 
 fn row(name: &str, secs: Option<f64>, jit: f64, note: &str) {
     match secs {
@@ -99,8 +82,8 @@ fn main() {
             black_box(specialized.run(&dynamic, config.max_depth).unwrap());
         });
 
-        let t_lua = script("luajit", "bench/lua/bytecode.lua", a, &expected);
-        let t_pypy = script("pypy3", "bench/python/bytecode.py", a, &expected);
+        let t_lua = script_secs("luajit", "bench/lua/bytecode.lua", a, &expected);
+        let t_pypy = script_secs("pypy3", "bench/python/bytecode.py", a, &expected);
 
         println!("the square program on a = {a} ({} bytecodes)", 8 * a + 5);
         println!("{:<12} {:>10} {:>12}   target", "engine", "ms", "÷ jit");

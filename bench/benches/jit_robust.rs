@@ -35,8 +35,7 @@
 //! `FLOWC_BENCH_SCALE` multiplies the sizes; `FLOWC_BENCH_ONLY=name`
 //! runs the rows whose name contains it.
 
-use std::path::Path;
-use std::process::Command;
+use flowc_bench::peers::{cell, root, script_secs};
 use std::time::Instant;
 
 use flowc_lang::interp::{self, Config, Outcome};
@@ -47,10 +46,6 @@ use flowc_trace::jit::{self, Options};
 const SQUARE: &str = "[mov_a_r0, mov_a_r1, mov_r0_a, decr_a, mov_a_r0, mov_r2_a, add_r1_to_a, mov_a_r2, mov_r0_a, \
                       jump_if_a, 2, mov_r2_a, return_a]";
 const STACK_CODE: &str = "[pushn, push, 0, over, add, swap, push, 1, sub, dup, jz, 15, swap, jmp, 3, pop, halt]";
-
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-}
 
 /// Where the `can_enter_jit` hint goes.
 #[derive(Copy, Clone, PartialEq)]
@@ -261,23 +256,6 @@ fn run_jit(program: &Program, entry: Symbol, env: &[(Symbol, flowc_lang::Value)]
     JitRun { secs: started.elapsed().as_secs_f64(), outcome: outcome.expect("runs"), stats }
 }
 
-/// Runs a script (`luajit FILE N`) that prints its result and, on stderr,
-/// its seconds; the best of three runs, if the interpreter is installed.
-fn peer(interpreter: &str, file: &str, n: i64, expected: &str) -> Option<f64> {
-    let mut best: Option<f64> = None;
-    for _ in 0..3 {
-        let out = Command::new(interpreter).arg(root().join(file)).arg(n.to_string()).output().ok()?;
-        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), expected, "{interpreter} {file} prints another result");
-        let secs: f64 = String::from_utf8_lossy(&out.stderr).trim().parse().ok()?;
-        best = Some(best.map_or(secs, |b| b.min(secs)));
-    }
-    best
-}
-
-fn cell(x: Option<f64>) -> String {
-    x.map_or_else(|| "-".to_string(), |x| format!("{x:.2}"))
-}
-
 fn main() {
     let scale: i64 = std::env::var("FLOWC_BENCH_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
     let only = std::env::var("FLOWC_BENCH_ONLY").ok();
@@ -321,8 +299,8 @@ fn main() {
             let result = expected.value.to_print_string();
             let (lua, pypy) = match case.family {
                 Some(f) => (
-                    peer("luajit", &format!("bench/lua/{f}.lua"), n, &result).map(|t| t / t_jit),
-                    peer("pypy3", &format!("bench/python/{f}.py"), n, &result).map(|t| t / t_jit),
+                    script_secs("luajit", &format!("bench/lua/{f}.lua"), n, &result).map(|t| t / t_jit),
+                    script_secs("pypy3", &format!("bench/python/{f}.py"), n, &result).map(|t| t / t_jit),
                 ),
                 None => (None, None),
             };

@@ -29,13 +29,10 @@
 //! `FLOWC_BENCH_SCALE` divides n (10^7) by itself, for a quick look;
 //! `FLOWC_BENCH_ONLY=name` runs the programs whose name contains it.
 
-use std::path::{Path, PathBuf};
+use flowc_bench::peers::{cell, root, script_secs};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
-
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-}
 
 struct Case {
     name: &'static str,
@@ -113,28 +110,11 @@ fn measure(command: &mut Command) -> Measured {
     Measured { output: String::from_utf8_lossy(&out.stdout).trim().to_owned(), secs, peak_mb, heap }
 }
 
-/// A script's seconds (printed on stderr), best of three, if its
-/// interpreter is installed.
-fn peer(interpreter: &str, file: &str, n: i64, expected: &str) -> Option<f64> {
-    let mut best: Option<f64> = None;
-    for _ in 0..3 {
-        let out = Command::new(interpreter).arg(root().join(file)).arg(n.to_string()).output().ok()?;
-        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), expected, "{interpreter} {file} prints another result");
-        let secs: f64 = String::from_utf8_lossy(&out.stderr).trim().parse().ok()?;
-        best = Some(best.map_or(secs, |b| b.min(secs)));
-    }
-    best
-}
-
 fn env_text(case: &Case, n: i64) -> String {
     case.env
         .replace("{n}", &n.to_string())
         .replace("{n/1000}", &(n / 1000).to_string())
         .replace("{n/10}", &(n / 10).to_string())
-}
-
-fn cell(x: Option<f64>) -> String {
-    x.map_or_else(|| "-".to_string(), |x| format!("{x:.2}"))
 }
 
 fn main() {
@@ -173,8 +153,8 @@ fn main() {
         let interp = rows[0].1.secs;
         let jit = rows[2].1.secs;
         let peer_n = if case.name == "stack_machine" { n / 10 } else { n };
-        let lua = case.lua.and_then(|f| peer("luajit", f, peer_n, &expected)).map(|t| t / jit);
-        let pypy = case.python.and_then(|f| peer("pypy3", f, peer_n, &expected)).map(|t| t / jit);
+        let lua = case.lua.and_then(|f| script_secs("luajit", f, peer_n, &expected)).map(|t| t / jit);
+        let pypy = case.python.and_then(|f| script_secs("pypy3", f, peer_n, &expected)).map(|t| t / jit);
         for (k, (engine, m)) in rows.iter().enumerate() {
             assert_eq!(m.output, expected, "{} on {engine} prints another result", case.name);
             let ratio = if k == 0 { "".to_string() } else { format!("{:.2}", interp / m.secs) };
