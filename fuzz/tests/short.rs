@@ -20,3 +20,17 @@ fn the_engines_agree_on_generated_programs() {
     });
     assert!(disagreements.is_empty(), "{disagreements:?}");
 }
+
+#[test]
+fn the_engines_agree_on_allocation_heavy_programs_when_collecting_at_every_allocation() {
+    let disagreements: Vec<String> = flowc_codegen::with_stack(|| {
+        flowc_lang::heap::with(|h| h.set_stress(true));
+        (0..20)
+            .filter_map(|seed| {
+                let p = flowc_tests::gen::alloc_program(seed);
+                flowc_fuzz::engines::disagreement_on(&p).map(|d| format!("{seed}: {d}"))
+            })
+            .collect()
+    });
+    assert!(disagreements.is_empty(), "{disagreements:?}");
+}

@@ -28,11 +28,16 @@ pub fn start(p: &Program) -> (Symbol, Vec<(Symbol, Value)>) {
     (label, p.entry_env(label).unwrap_or_default().to_vec())
 }
 
-pub fn reference(p: &Program, label: Symbol, env: &[(Symbol, Value)]) -> Outcome {
-    match interp::run(p, label, env, &config()) {
+/// The outcome of a run, as differential tests compare it.
+pub fn outcome(r: Result<interp::Outcome, interp::RuntimeError>) -> Outcome {
+    match r {
         Ok(o) => Outcome::Output(o.output()),
         Err(e) => Outcome::Error(e.kind.term()),
     }
+}
+
+pub fn reference(p: &Program, label: Symbol, env: &[(Symbol, Value)]) -> Outcome {
+    outcome(interp::run(p, label, env, &config()))
 }
 
 /// Lowers with the front end and checks the result with the IR checker.
@@ -51,10 +56,7 @@ pub fn verify(module: &Module, after: &str) {
 }
 
 pub fn ir(module: &Module, env: &[(Symbol, Value)]) -> Outcome {
-    match flowc_ir::interp::run(module, env, &config()) {
-        Ok(o) => Outcome::Output(o.output()),
-        Err(e) => Outcome::Error(e.kind.term()),
-    }
+    outcome(flowc_ir::interp::run(module, env, &config()))
 }
 
 /// The module converted back to a program (out of SSA) and run by the
@@ -199,10 +201,7 @@ pub fn allocations_observable(p: &Program) -> bool {
 /// thread with a big stack ([`flowc_codegen::with_stack`]).
 pub fn native(versions: &Versions, env: &[(Symbol, Value)]) -> Outcome {
     let native = compile(versions);
-    match native.run(env, config().max_depth) {
-        Ok(o) => Outcome::Output(o.output()),
-        Err(e) => Outcome::Error(e.kind.term()),
-    }
+    outcome(native.run(env, config().max_depth))
 }
 
 /// Both versions compiled together, the entry choosing by its arguments.
@@ -235,10 +234,7 @@ pub fn jit_run(
 /// Runs the program under the tracing JIT with `options`. Call on a thread
 /// with a big stack ([`flowc_codegen::with_stack`]).
 pub fn jit(p: &Program, label: Symbol, env: &[(Symbol, Value)], options: flowc_trace::jit::Options) -> Outcome {
-    match jit_run(p, label, env, &config(), options).0 {
-        Ok(o) => Outcome::Output(o.output()),
-        Err(e) => Outcome::Error(e.kind.term()),
-    }
+    outcome(jit_run(p, label, env, &config(), options).0)
 }
 
 /// The reference interpreter's error message (kind and place), if the run

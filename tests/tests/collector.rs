@@ -103,18 +103,14 @@ fn compiled_code_frees_what_it_drops() {
             let before = heap::stats();
             // No fuel: the run is longer than differential runs are.
             let config = flowc_lang::interp::Config::default();
-            let outcome = |r: Result<flowc_lang::interp::Outcome, flowc_lang::interp::RuntimeError>| match r {
-                Ok(o) => Outcome::Output(o.output()),
-                Err(e) => Outcome::Error(e.kind.term()),
-            };
             let output = match engine {
-                "interp" => outcome(flowc_lang::interp::run(&p, label, &env, &config)),
+                "interp" => engines::outcome(flowc_lang::interp::run(&p, label, &env, &config)),
                 "native" => {
                     let module = flowc_frontend::lower(&p, label).unwrap();
                     let versions = flowc_passes::versions::optimize_versions(module, &Default::default());
                     engines::native(&versions, &env)
                 }
-                _ => outcome(engines::jit_run(&p, label, &env, &config, Options::default()).0),
+                _ => engines::outcome(engines::jit_run(&p, label, &env, &config, Options::default()).0),
             };
             (output, heap::stats().since(&before))
         });

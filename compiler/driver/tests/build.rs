@@ -93,3 +93,30 @@ fn built_programs_report_errors_where_the_interpreter_does() {
     let o = run(&exe, &["--env", "[x/"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// Built executables collect: under FLOWC_GC_STRESS (a collection at
+/// every allocation, the heap verified after each) they print what the
+/// interpreter prints, and `--stats` reports the collections.
+#[test]
+fn built_programs_collect() {
+    let files = [
+        "tests/corpus/shapes/list_sum.fg",
+        "tests/corpus/shapes/alloc_escape.fg",
+        "tests/corpus/gc/list_across_recursion.fg",
+        "tests/corpus/gc/boxed_arguments.fg",
+        "examples/stack_machine.fg",
+        "examples/linked_list.fg",
+    ];
+    for file in files {
+        let exe = build(file, &[]);
+        let got = Command::new(&exe).env("FLOWC_GC_STRESS", "1").output().unwrap();
+        assert!(got.status.success(), "{file}: {}", text(&got.stderr));
+        assert_eq!(text(&got.stdout), text(&flowc(&["run", file]).stdout), "{file}");
+    }
+    let exe = build("tests/corpus/shapes/list_sum.fg", &[]);
+    let o = run(&exe, &["--env", "[n/1000, reps/100]", "--stats"]);
+    assert_eq!(text(&o.stdout), "49950000\n");
+    let stats = text(&o.stderr);
+    let collections: u64 = stats.strip_prefix("heap: ").and_then(|s| s.split(' ').next()).unwrap().parse().unwrap();
+    assert!(collections > 0, "{stats}");
+}

@@ -64,3 +64,25 @@ fn run_with_the_jit_reports_its_work() {
         assert!(stats.contains(line), "{stats}");
     }
 }
+
+/// The collections `--stats` reports in its heap line.
+fn collections(stats: &str) -> u64 {
+    let line = stats.lines().find(|l| l.starts_with("heap: ")).unwrap_or_else(|| panic!("no heap line:\n{stats}"));
+    line["heap: ".len()..].split(' ').next().unwrap().parse().unwrap()
+}
+
+/// `--stats` says what the heap did on every engine: a program dropping
+/// 100 lists of 1000 cells collects, and the process's peak is told.
+#[test]
+fn run_stats_report_the_heap() {
+    for engine in ["interp", "ir", "native", "jit"] {
+        let args =
+            ["run", "tests/corpus/shapes/list_sum.fg", "--env", "[n/1000, reps/100]", "--stats", "--engine", engine];
+        let o = flowc(&args);
+        assert!(o.status.success(), "{engine}");
+        assert_eq!(text(&o.stdout), "49950000\n", "{engine}");
+        let stats = text(&o.stderr);
+        assert!(collections(&stats) > 0, "{engine}: {stats}");
+        assert!(stats.contains("MB allocated, peak ") && stats.contains("; process peak "), "{engine}: {stats}");
+    }
+}

@@ -34,10 +34,11 @@ enum Hint {
     Absent,
 }
 
-/// The program at `path` with its `can_enter_jit` hints as `hint` says.
-fn program(path: &str, hint: Hint) -> Program {
+/// The program `text` (from `path`) with its `can_enter_jit` hints as
+/// `hint` says.
+fn program(path: &str, text: &str, hint: Hint) -> Program {
     use flowc_lang::ast::Item;
-    let mut p = syntax::parse(path, &source(path)).unwrap();
+    let mut p = syntax::parse(path, text).unwrap();
     let label = match hint {
         Hint::AsWritten => return p,
         Hint::At(l) => Some(Item::CanEnterJit(Symbol::intern(l))),
@@ -61,8 +62,13 @@ struct Run {
 /// `env` (list syntax; `None`: the entry fact's) under the JIT and under
 /// the interpreter, which must agree.
 fn run(path: &str, hint: Hint, entry: &str, env: Option<&str>, options: Options) -> Run {
+    run_text(path, &source(path), hint, entry, env, options)
+}
+
+/// [`run`] on program `text` (named `path`).
+fn run_text(path: &str, text: &str, hint: Hint, entry: &str, env: Option<&str>, options: Options) -> Run {
     flowc_codegen::with_stack(|| {
-        let program = &program(path, hint);
+        let program = &program(path, text, hint);
         let entry = Symbol::intern(entry);
         let env: Vec<(Symbol, Value)> = match env {
             Some(text) => parse_env(text).unwrap(),
@@ -290,4 +296,30 @@ fn inner_loops_of_called_functions_are_called_not_unrolled() {
     assert!(r.log.contains("the loop at build:loop ran 16 iterations in one call"), "{}", r.log);
     let longest = r.stats.per_trace.iter().map(|t| t.recorded_ops).max().unwrap();
     assert!(longest < 100, "a trace of {longest} operations:\n{}", r.stats);
+}
+
+/// A loop body building a list of `cells` cells, then a branch: the
+/// guard's resume record would hold every cell still virtual.
+fn list_then_branch(cells: usize) -> String {
+    let mut text = String::from("entry start(n = 100)\nstart:\n    t = 0\n    goto head\nhead:\n");
+    text.push_str("    if n goto body else goto done\nbody:\n    l = new nil\n");
+    for i in 0..cells {
+        text.push_str(&format!("    c{i} = new cell\n    c{i}.head = {i}\n    c{i}.next = l\n    l = c{i}\n"));
+    }
+    text.push_str("    if t goto odd else goto even\nodd:\n    t = 0\n    goto sum\neven:\n    t = 1\n    goto sum\n");
+    text.push_str("sum:\n    h = l.head\n    n = n - 1\n    goto head\ndone:\n    print_and_stop(h)\n");
+    text
+}
+
+/// A guard's resume record holds at most 64 virtual objects (every exit
+/// describes its objects field by field): past that, the objects are made
+/// before the guard. Below it they stay virtual.
+#[test]
+fn guards_hold_a_bounded_number_of_virtual_objects() {
+    let news = |cells: usize| {
+        let r = run_text("list.fg", &list_then_branch(cells), Hint::Absent, "start", None, checked());
+        r.traces.iter().map(|t| t.matches("= new cell").count()).sum::<usize>()
+    };
+    assert_eq!(news(40), 0);
+    assert_eq!(news(80), 80);
 }

@@ -895,22 +895,10 @@ impl<'p> Jit<'p> {
                     _ => e.to_string(),
                 };
                 let (state, biggest) = e.suspended();
-                if self.stop_following(biggest) {
-                    // Not an abort that counts: the next recording calls
-                    // the function and may close.
-                    self.stats.aborted += 1;
-                    self.log(format_args!("abort at {}: {why}", describe(key, run.compiled)));
-                    if let Some(p) = machine.profiler_mut() {
-                        let state = if self.keys.get(key).is_some_and(|k| !k.variants.is_empty()) {
-                            KeyState::Enter
-                        } else {
-                            KeyState::Counting
-                        };
-                        p.set(key, state);
-                    }
-                } else {
-                    self.abort(machine, key, &describe(key, run.compiled), &why);
-                }
+                // Not an abort that counts when the next recording calls a
+                // function it followed: it may close then.
+                let counts = !self.stop_following(biggest);
+                self.abort_if(machine, key, &describe(key, run.compiled), &why, counts);
                 let block = machine.replace_top(stack, &state.frames, state.label)?;
                 return Ok(Next::Interpret(block));
             }
@@ -989,10 +977,16 @@ impl<'p> Jit<'p> {
     }
 
     fn abort(&mut self, machine: &mut Machine, key: &Key, what: &str, why: &str) {
+        self.abort_if(machine, key, what, why, true);
+    }
+
+    /// A recording from `key` abandoned; counted against `max_aborts`
+    /// when `counts` (the hot spot is given up at the limit).
+    fn abort_if(&mut self, machine: &mut Machine, key: &Key, what: &str, why: &str, counts: bool) {
         self.stats.aborted += 1;
         let kc = self.keys.entry(key.clone()).or_default();
-        kc.aborts += 1;
-        let give_up = kc.aborts >= self.options.max_aborts && kc.variants.is_empty();
+        kc.aborts += counts as u32;
+        let give_up = counts && kc.aborts >= self.options.max_aborts && kc.variants.is_empty();
         let state = if give_up {
             kc.ignored = true;
             self.stats.ignored += 1;
@@ -1005,8 +999,12 @@ impl<'p> Jit<'p> {
         if let Some(p) = machine.profiler_mut() {
             p.set(key, state);
         }
-        let (n, most) = (self.keys[key].aborts, self.options.max_aborts);
-        self.log(format_args!("abort at {what}: {why} ({n} of {most})"));
+        if counts {
+            let (n, most) = (self.keys[key].aborts, self.options.max_aborts);
+            self.log(format_args!("abort at {what}: {why} ({n} of {most})"));
+        } else {
+            self.log(format_args!("abort at {what}: {why}"));
+        }
         if give_up {
             self.log(format_args!("hot spot given up: {what}"));
         }
