@@ -241,6 +241,9 @@ macro_rules! ctx {
 pub unsafe extern "C" fn flowc_rt_op(ctx: *mut Ctx, op: u64, nargs: u64, a: Word, b: Word) -> Word {
     let ctx = ctx!(ctx);
     let op = Op::ALL[op as usize];
+    if let Some(w) = heap::num::op_words(op, nargs, a, b) {
+        return w;
+    }
     let x = match ctx.read(a) {
         Ok(v) => v,
         Err(w) => return w,

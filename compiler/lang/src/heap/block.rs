@@ -65,23 +65,21 @@ pub fn new_block(cell_words: usize) -> Option<Block> {
     Some(b)
 }
 
-/// Gives a standard block to cells of another size: zeroes it and sets its
-/// header.
+/// Gives a standard block to cells of another size: sets its header and
+/// clears the meta word of each of its new cells (all a free cell needs:
+/// whoever allocates a cell writes the rest).
 ///
 /// # Safety
 /// `b` is a standard block none of whose cells is in use.
 pub unsafe fn reuse_block(b: Block, cell_words: usize) {
     debug_assert!(cell_words <= MAX_WORDS);
+    let cells = (BLOCK_BYTES - BLOCK_HEADER_BYTES) / (cell_words * 8);
     // SAFETY: the caller's contract; the block is BLOCK_BYTES long.
     unsafe {
-        std::ptr::write_bytes(b as *mut u8, 0, BLOCK_BYTES);
-        b.write(BlockHeader {
-            cell_words,
-            cells: (BLOCK_BYTES - BLOCK_HEADER_BYTES) / (cell_words * 8),
-            live: 0,
-            pinned: 0,
-            bytes: BLOCK_BYTES,
-        });
+        b.write(BlockHeader { cell_words, cells, live: 0, pinned: 0, bytes: BLOCK_BYTES });
+        for k in 0..cells {
+            *cell(b, k) = 0;
+        }
     }
 }
 

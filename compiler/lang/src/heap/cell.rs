@@ -5,8 +5,9 @@
 //!
 //! | bits | meaning |
 //! |---|---|
-//! | 0–7 | kind: [`FREE`], [`OBJECT`] or [`BOXED`] |
+//! | 0–7 | kind: [`FREE`], [`OBJECT`], [`BOXED_KIND`] or [`super::num::LIMBS`] |
 //! | 8 | the collector's mark |
+//! | 16–24 | a limb cell's count and sign ([`super::num`]) |
 //! | 32–63 | pins: how many handles Rust code holds ([`super::Obj`]) |
 //!
 //! An object cell (`HEADER_WORDS + fields` words):
@@ -19,8 +20,11 @@
 //! | [`ID`] 24 | allocation number, what `<point#3>` prints |
 //! | [`SLOTS`] 32 | one word per field of the layout; [`UNSET`] when not set |
 //!
+//! A limb cell holds an integer beyond 63 bits of up to
+//! [`super::num::MAX_LIMBS`] 64-bit limbs inline ([`super::num`]).
+//!
 //! A boxed cell ([`BOXED_WORDS`] words) holds a [`Value`] that is not a
-//! word of its own — a big integer, a list, an integer of 63 bits or more —
+//! word of its own — a list, or an integer of more limbs —
 //! at offset [`BOXED`]; the collector drops it when the cell dies. Lists
 //! are built from constants only, so a boxed value never refers to an
 //! object: boxed cells are leaves of the object graph.

@@ -5,19 +5,35 @@ use crate::symbol::Symbol;
 use crate::value::Value;
 
 use super::cell::{self, Cell, BOXED, BOXED_KIND, BOXED_WORDS};
+use super::num::{Num, LIMBS};
 use super::obj::Obj;
 use super::word::{self, Word};
 
 /// The word of `v`: inline for integers of 63 bits and atoms, the cell's
-/// pointer for objects, else a new boxed cell (which may collect).
+/// pointer for objects, a new limb cell for integers of up to
+/// [`super::num::MAX_LIMBS`] limbs, else a new boxed cell (new cells may
+/// collect).
 #[inline]
 pub fn to_word(v: &Value) -> Word {
     if let Some(w) = word::immediate(v) {
         return w;
     }
-    if let Value::Object(o) = v {
-        return o.word();
+    match v {
+        Value::Object(o) => return o.word(),
+        Value::Int(i) => return Num::from_i64(*i).to_word(),
+        Value::Big(b) => {
+            if let Some(n) = Num::of_bigint(b) {
+                return n.to_word();
+            }
+        }
+        _ => {}
     }
+    box_value(v)
+}
+
+/// A new boxed cell holding `v` (a list, or an integer past
+/// [`super::num::MAX_LIMBS`] limbs).
+pub(super) fn box_value(v: &Value) -> Word {
     debug_assert!(!contains_object(v), "lists hold constants only");
     let c = super::with(|h| h.alloc(BOXED_WORDS));
     // SAFETY: a fresh cell of BOXED_WORDS words.
@@ -44,6 +60,7 @@ pub fn to_value(w: Word) -> Result<Value, Symbol> {
             unsafe {
                 match Obj::pin_object(c) {
                     Some(o) => Ok(Value::Object(o)),
+                    None if cell::kind(c) == LIMBS => Ok(Num::of_cell(c).to_value()),
                     None => Ok(cell::boxed(c).clone()),
                 }
             }

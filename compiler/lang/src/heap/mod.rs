@@ -41,6 +41,7 @@ pub mod cell;
 mod collect;
 mod convert;
 pub mod layout;
+pub mod num;
 mod obj;
 mod verify;
 pub mod word;

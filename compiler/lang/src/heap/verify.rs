@@ -44,6 +44,7 @@ impl Heap {
                                 return Err(format!("boxed cell {c:p} holds an object"));
                             }
                         }
+                        super::num::LIMBS => super::num::check_cell(c, (*b).cell_words)?,
                         kind => return Err(format!("cell {c:p} has kind {kind}")),
                     }
                 }
