@@ -62,6 +62,7 @@ impl Failure {
 }
 
 fn main() -> ExitCode {
+    flowc_runtime::init_process();
     restore_sigpipe();
     let cli = Cli::parse();
     // Every command runs on a thread with a big stack: generated code and

@@ -108,6 +108,7 @@ fn decode_trap(w: [u64; 4]) -> ErrorKind {
 /// [`Program`] the code generator wrote into the same executable.
 #[no_mangle]
 pub unsafe extern "C" fn flowc_rt_main(argc: i32, argv: *const *const c_char, program: *const Program) -> i32 {
+    crate::init_process();
     // SAFETY: the caller passes the C runtime's arguments.
     let args: Vec<String> = (0..argc.max(0) as usize)
         .map(|k| unsafe { CStr::from_ptr(*argv.add(k)) }.to_string_lossy().into_owned())

@@ -5,8 +5,12 @@
 //! [`BlockHeader`]; its cells, all of one size (its *class*, in words),
 //! follow. A cell too large for a size class gets a block of its own
 //! (a *large* block, as many bytes as it needs, one cell).
-
-use std::alloc::{alloc_zeroed, dealloc, Layout as AllocLayout};
+//!
+//! Blocks come from the operating system ([`os`]: `mmap`, and `munmap`
+//! when given back), not from the allocator: a block given back no longer
+//! counts in the process's resident memory, and blocks do not fragment the
+//! allocator's pages (through mimalloc, 64 KiB-aligned blocks freed and
+//! taken again left the process at twice the heap's peak).
 
 use super::cell::Cell;
 
@@ -53,12 +57,7 @@ pub fn new_block(cell_words: usize) -> Option<Block> {
     } else {
         BLOCK_BYTES
     };
-    let layout = AllocLayout::from_size_align(bytes, BLOCK_BYTES).ok()?;
-    // SAFETY: the layout has a non-zero size.
-    let b = unsafe { alloc_zeroed(layout) } as Block;
-    if b.is_null() {
-        return None;
-    }
+    let b = os::alloc_zeroed(bytes)? as Block;
     let cells = if cell_words > MAX_WORDS { 1 } else { (BLOCK_BYTES - BLOCK_HEADER_BYTES) / (cell_words * 8) };
     // SAFETY: `b` is a fresh allocation large enough for the header.
     unsafe { b.write(BlockHeader { cell_words, cells, live: 0, pinned: 0, bytes }) };
@@ -88,11 +87,8 @@ pub unsafe fn reuse_block(b: Block, cell_words: usize) {
 /// # Safety
 /// `b` was made by [`new_block`] and none of its cells is in use.
 pub unsafe fn free_block(b: Block) {
-    // SAFETY: the caller's contract: the size and alignment it was made with.
-    unsafe {
-        let bytes = (*b).bytes;
-        dealloc(b as *mut u8, AllocLayout::from_size_align_unchecked(bytes, BLOCK_BYTES));
-    }
+    // SAFETY: the caller's contract: made by `new_block`, this size.
+    unsafe { os::free(b as *mut u8, (*b).bytes) }
 }
 
 /// The `k`-th cell of block `b`.
@@ -112,4 +108,70 @@ pub unsafe fn cell(b: Block, k: usize) -> Cell {
 pub unsafe fn cells_end(b: Block) -> usize {
     // SAFETY: the caller's contract.
     unsafe { b as usize + BLOCK_HEADER_BYTES + (*b).cells * (*b).cell_words * 8 }
+}
+
+/// Memory for blocks: zeroed, aligned to [`BLOCK_BYTES`].
+mod os {
+    use super::BLOCK_BYTES;
+
+    /// `bytes` (a multiple of [`BLOCK_BYTES`]) of zeroed memory aligned to
+    /// `BLOCK_BYTES`: a mapping of `bytes + BLOCK_BYTES`, trimmed.
+    #[cfg(unix)]
+    pub fn alloc_zeroed(bytes: usize) -> Option<*mut u8> {
+        let len = bytes + BLOCK_BYTES;
+        // SAFETY: an anonymous private mapping; no memory of ours is involved.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return None;
+        }
+        let start = p as usize;
+        let aligned = start.next_multiple_of(BLOCK_BYTES);
+        let head = aligned - start;
+        let tail = len - head - bytes;
+        // SAFETY: both ranges are parts of the mapping just made, outside
+        // the block kept.
+        unsafe {
+            if head > 0 {
+                libc::munmap(p, head);
+            }
+            if tail > 0 {
+                libc::munmap((aligned + bytes) as *mut libc::c_void, tail);
+            }
+        }
+        Some(aligned as *mut u8)
+    }
+
+    /// # Safety
+    /// `p` was returned by [`alloc_zeroed`] for `bytes` bytes, and nothing
+    /// in it is used again.
+    #[cfg(unix)]
+    pub unsafe fn free(p: *mut u8, bytes: usize) {
+        // SAFETY: the caller's contract: exactly a mapping of ours.
+        unsafe { libc::munmap(p as *mut libc::c_void, bytes) };
+    }
+
+    #[cfg(not(unix))]
+    pub fn alloc_zeroed(bytes: usize) -> Option<*mut u8> {
+        let layout = std::alloc::Layout::from_size_align(bytes, BLOCK_BYTES).ok()?;
+        // SAFETY: the layout has a non-zero size.
+        let p = unsafe { std::alloc::alloc_zeroed(layout) };
+        (!p.is_null()).then_some(p)
+    }
+
+    /// # Safety
+    /// As the Unix version.
+    #[cfg(not(unix))]
+    pub unsafe fn free(p: *mut u8, bytes: usize) {
+        // SAFETY: the caller's contract: the size and alignment it was made with.
+        unsafe { std::alloc::dealloc(p, std::alloc::Layout::from_size_align_unchecked(bytes, BLOCK_BYTES)) }
+    }
 }
