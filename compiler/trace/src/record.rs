@@ -286,7 +286,7 @@ pub fn record(
 ) -> Result<Recorded, TraceError> {
     let start = [ResumeFrame { function: None, env: env.into_iter().collect(), call: None }];
     let mut at = |l: Symbol, _: &Env| if l == anchor { Arrival::Stop } else { Arrival::Continue };
-    Ok(match record_path(program, &start, anchor, heap, Limits::ops(limit), &mut at, &mut |_, _, _| None)? {
+    Ok(match record_path(program, &start, anchor, heap, Limits::ops(limit), &mut at, &mut |_, _, _, _| None)? {
         Path::Stopped { trace, frame, .. } => Recorded::Loop { trace, env: frame.env.into_iter().collect() },
         Path::Printed(v) => Recorded::Printed(v),
         Path::Returns { .. } => unreachable!("the main graph's frame does not stop before returning"),
@@ -294,8 +294,9 @@ pub fn record(
 }
 
 /// Runs a call the tracer does not follow: `Some` of its result, or
-/// `None` to follow it ([`record_path`]).
-pub type Residual<'a> = dyn FnMut(Symbol, &[Value], &mut Heap) -> Option<Result<Value, RuntimeError>> + 'a;
+/// `None` to follow it ([`record_path`]). Its arguments: the function,
+/// how many calls of it the recording is inside already, the arguments.
+pub type Residual<'a> = dyn FnMut(Symbol, usize, &[Value], &mut Heap) -> Option<Result<Value, RuntimeError>> + 'a;
 
 /// Traces from `start` (frames from the base inwards; the innermost about
 /// to run block `label`), following calls, until control arrives in the
@@ -338,7 +339,8 @@ pub fn record_path(
             return Ok(Path::Returns { trace: trace(ops, sites), frame, label: block.label });
         }
         let depth = frames.len();
-        let frame = frames.last_mut().expect("a frame");
+        let (outer, innermost) = frames.split_at_mut(depth - 1);
+        let frame = &mut innermost[0];
         let fun = frame.function;
         for (i, s) in block.body.iter().enumerate() {
             let op = op_of(s);
@@ -406,7 +408,8 @@ pub fn record_path(
                 for a in args {
                     values.push(resolve(a, env).map_err(|k| error(k, fun, block, n))?);
                 }
-                if let Some(result) = residual(*func, &values, heap) {
+                let open = outer.iter().chain([&*frame]).filter(|f| f.function == Some(*func)).count();
+                if let Some(result) = residual(*func, open, &values, heap) {
                     let v = result.map_err(TraceError::Runtime)?;
                     ops.push(TraceOp::Call { dst: *dst, func: *func, args: args.clone() });
                     env::write(&mut frame.env, *dst, v);

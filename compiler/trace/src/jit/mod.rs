@@ -112,6 +112,10 @@ pub struct Options {
     /// follows in one call: past it the function is called rather than
     /// followed (its loop has its own trace).
     pub unroll_limit: u32,
+    /// Calls of a recursive function a recording follows inside one
+    /// another (PyPy's `max_unroll_recursion`): the next is called. An
+    /// object passed down a short recursion stays virtual.
+    pub recursion_unroll: usize,
     /// Most bridges in one tree (a loop or entry trace, its bridges, their
     /// bridges...).
     pub max_bridges: usize,
@@ -142,6 +146,7 @@ impl Default for Options {
             retrace_threshold: 3,
             trace_limit: 10_000,
             unroll_limit: 16,
+            recursion_unroll: 2,
             max_bridges: 64,
             max_aborts: 3,
             max_traces: 2_000,
@@ -1416,7 +1421,8 @@ fn jumps_to(f: &Function) -> Option<Symbol> {
 }
 
 /// How the tracer runs the calls it does not follow — of recursive
-/// functions (following one would unroll the recursion into the trace),
+/// functions already [`Options::recursion_unroll`] calls deep in the
+/// recording (following more would unroll the recursion into the trace),
 /// of functions recordings got too long in ([`Jit::stop_following`]),
 /// and of `pure` ones (the trace calls them, or folds them): on the
 /// interpreter, numbering objects on from `heap`.
@@ -1424,9 +1430,10 @@ fn residual_calls<'a>(
     jit: &'a Jit,
     compiled: &'a Compiled,
     config: &'a Config,
-) -> impl FnMut(Symbol, &[Value], &mut Heap) -> Option<Result<Value, RuntimeError>> + 'a {
-    move |func, args, heap| {
-        if !jit.recursive.contains(&func) && !jit.not_followed.contains(&func) && !jit.hints.is_pure(func) {
+) -> impl FnMut(Symbol, usize, &[Value], &mut Heap) -> Option<Result<Value, RuntimeError>> + 'a {
+    move |func, open, args, heap| {
+        let deep = jit.recursive.contains(&func) && open >= jit.options.recursion_unroll;
+        if !deep && !jit.not_followed.contains(&func) && !jit.hints.is_pure(func) {
             return None;
         }
         let &graph = compiled.functions.get(&func)?;
