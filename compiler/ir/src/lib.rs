@@ -56,6 +56,7 @@ pub mod fgl;
 pub mod function;
 pub mod inst;
 pub mod interp;
+pub mod liveness;
 pub mod loops;
 pub mod parse;
 pub mod print;

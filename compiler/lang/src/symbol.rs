@@ -62,6 +62,7 @@ impl Symbol {
     }
 
     /// The raw index; stable for the life of the process only.
+    #[inline]
     pub fn index(self) -> u32 {
         self.0.get() - 1
     }

@@ -251,6 +251,11 @@ struct Lowerer<'a, 'b> {
     /// optimistic one in the middle of blocks, and Cranelift's SSA builder
     /// makes the merges.
     vars: Option<Vec<Variable>>,
+    /// With an optimistic copy: which variables hold words the collector
+    /// must find (declared for stack maps), and the function's liveness,
+    /// for the hand-over at exit points ([`Lowerer::hand_over`]).
+    mapped: Vec<bool>,
+    liveness: Option<flowc_ir::liveness::Liveness>,
     /// Lowering the optimistic copy (else the generic one, or the only one).
     optimistic: bool,
     /// The instructions where the optimistic copy may leave for the generic
@@ -344,6 +349,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         var
     });
     let mut values = HashMap::new();
+    let mut mapped = vec![false; f.values.len()];
     let vars = optimistic.as_ref().map(|_| {
         f.values
             .iter()
@@ -353,11 +359,13 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
                 // collector finds them across calls.
                 if !small.operand(&Operand::Value(v)) {
                     b.declare_var_needs_stack_map(var);
+                    mapped[ix(v)] = true;
                 }
                 var
             })
             .collect::<Vec<_>>()
     });
+    let liveness = optimistic.as_ref().map(|_| flowc_ir::liveness::Liveness::new(f, &cfg));
     for (k, &p) in f.params.iter().enumerate() {
         match &vars {
             Some(vars) => b.def_var(vars[ix(p)], params[k]),
@@ -411,6 +419,8 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         blocks,
         values,
         vars,
+        mapped,
+        liveness,
         optimistic: false,
         exit_points,
         conts: HashMap::new(),
@@ -748,6 +758,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             None => self.b.ins().jump(fast, &[]),
         };
         self.b.switch_to_block(slow);
+        self.hand_over(i);
         let r = self.runtime_op(op, &[a, b]);
         self.define(i, r);
         let cont = self.cont(i);
@@ -755,6 +766,27 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.b.switch_to_block(fast);
         let r = self.small_op(op, a, b, Some(slow), divisor);
         self.define(i, r);
+    }
+
+    /// Leaving the optimistic copy at exit point `i`, before the runtime
+    /// call: every stack-mapped value live after `i` is copied into a new
+    /// definition of its variable, which the generic copy goes on with.
+    /// The call is a safepoint, and Cranelift spills a value live across
+    /// one at its definition and reloads it at every use: without the
+    /// copies the optimistic copy's loop values — live across this cold
+    /// call — were stored and reloaded on every iteration of its hot path.
+    fn hand_over(&mut self, i: flowc_ir::InstId) {
+        let (Some(vars), Some(liveness)) = (&self.vars, &self.liveness) else { return };
+        let result = self.f.insts[i].result;
+        let live = liveness.live_after(self.f, self.current, i);
+        for k in live.iter_ones() {
+            if !self.mapped[k] || result.is_some_and(|r| ix(r) == k) {
+                continue;
+            }
+            let x = self.b.use_var(vars[k]);
+            let copy = self.b.ins().iadd_imm_s(x, 0);
+            self.b.def_var(vars[k], copy);
+        }
     }
 
     /// Makes `site` the current one (for the runtime calls that follow).

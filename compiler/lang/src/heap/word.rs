@@ -29,6 +29,7 @@ pub const ZERO: Word = 1;
 pub const ONE: Word = 3;
 
 /// Integers that fit a word inline: 63 bits.
+#[inline]
 pub fn small(n: i64) -> Option<Word> {
     if (-(1i64 << 62)..(1i64 << 62)).contains(&n) {
         Some(((n << 1) | 1) as Word)
@@ -37,36 +38,44 @@ pub fn small(n: i64) -> Option<Word> {
     }
 }
 
+#[inline]
 pub fn is_int(w: Word) -> bool {
     w & 1 == 1
 }
 
+#[inline]
 pub fn untag_int(w: Word) -> i64 {
     (w as i64) >> 1
 }
 
+#[inline]
 pub fn atom(s: Symbol) -> Word {
     ((s.index() as Word) << 3) | ATOM_TAG
 }
 
+#[inline]
 pub fn unbound(s: Symbol) -> Word {
     ((s.index() as Word) << 3) | UNBOUND_TAG
 }
 
+#[inline]
 pub fn is_unbound(w: Word) -> bool {
     w & TAG_MASK == UNBOUND_TAG
 }
 
+#[inline]
 pub fn is_pointer(w: Word) -> bool {
     w != STOP && w & TAG_MASK == 0
 }
 
 /// The symbol of an atom or unbound word.
+#[inline]
 pub fn symbol(w: Word) -> Symbol {
     Symbol::from_index((w >> 3) as u32)
 }
 
 /// The word of a value that needs no boxing, if it has one.
+#[inline]
 pub fn immediate(v: &Value) -> Option<Word> {
     match v {
         Value::Int(i) => small(*i),

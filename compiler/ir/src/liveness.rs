@@ -1,0 +1,177 @@
+//! Liveness: which values a block's end still needs, and from there which
+//! values are live after any instruction.
+//!
+//! A use is an operand of an instruction or terminator, or a value a
+//! guard's or terminator's resume record keeps; a phi's input for
+//! predecessor `P` is a use at the end of `P`, and a phi's result is
+//! defined at the start of its block. [`Liveness::new`] solves the usual
+//! backward equations over the reachable blocks, one bit set per block
+//! (the live-out set); [`Liveness::live_after`] walks one block back to an
+//! instruction.
+//!
+//! The code generator asks it where a runtime call in code that assumed
+//! small integers hands over to the generic code: the values live there
+//! are copied before the call, so the fast path's own values are not live
+//! across a safepoint (which would have them spilled on every iteration).
+
+use bitvec::vec::BitVec;
+
+use crate::cfg::Cfg;
+use crate::function::{BlockId, Function, InstId, ValueId};
+use crate::inst::{InstKind, Operand};
+
+fn bix(b: BlockId) -> usize {
+    b.into_raw().into_u32() as usize
+}
+
+fn vix(v: ValueId) -> usize {
+    v.into_raw().into_u32() as usize
+}
+
+/// The live-out set of every reachable block.
+pub struct Liveness {
+    live_out: Vec<BitVec>,
+    values: usize,
+}
+
+impl Liveness {
+    pub fn new(f: &Function, cfg: &Cfg) -> Liveness {
+        let values = f.values.len();
+        let blocks = f.blocks.len();
+        let mut live_in = vec![BitVec::repeat(false, values); blocks];
+        let mut live_out = vec![BitVec::repeat(false, values); blocks];
+        let mut changed = true;
+        while changed {
+            changed = false;
+            // Postorder: successors first, so most blocks settle in one sweep.
+            for &b in cfg.rpo.iter().rev() {
+                let mut out = BitVec::repeat(false, values);
+                for &s in cfg.succs(b) {
+                    out |= &live_in[bix(s)];
+                    for &p in &f.blocks[s].phis {
+                        if let Some(r) = f.insts[p].result {
+                            out.set(vix(r), false);
+                        }
+                    }
+                    for &p in &f.blocks[s].phis {
+                        if let InstKind::Phi(inputs) = &f.insts[p].kind {
+                            for (from, o) in inputs {
+                                if *from == b {
+                                    use_of(&mut out, o);
+                                }
+                            }
+                        }
+                    }
+                }
+                let mut live = out.clone();
+                walk_back(f, b, None, &mut live);
+                for &p in &f.blocks[b].phis {
+                    if let Some(r) = f.insts[p].result {
+                        live.set(vix(r), false);
+                    }
+                }
+                if live != live_in[bix(b)] {
+                    live_in[bix(b)] = live;
+                    changed = true;
+                }
+                live_out[bix(b)] = out;
+            }
+        }
+        Liveness { live_out, values }
+    }
+
+    /// The values live right after instruction `i` (not a phi) of block
+    /// `b`: needed by what follows it in `b` or by `b`'s successors. `i`'s
+    /// own result is included when it is used later.
+    pub fn live_after(&self, f: &Function, b: BlockId, i: InstId) -> BitVec {
+        let mut live = match self.live_out.get(bix(b)) {
+            Some(out) => out.clone(),
+            None => BitVec::repeat(false, self.values),
+        };
+        walk_back(f, b, Some(i), &mut live);
+        live
+    }
+}
+
+fn use_of(live: &mut BitVec, o: &Operand) {
+    if let Operand::Value(v) = o {
+        live.set(vix(*v), true);
+    }
+}
+
+/// Takes `live` (live at the end of `b`) back over `b`'s terminator and
+/// instructions — all of them, or down to just after `stop`.
+fn walk_back(f: &Function, b: BlockId, stop: Option<InstId>, live: &mut BitVec) {
+    let data = &f.blocks[b];
+    data.term.operands().for_each(|o| use_of(live, o));
+    if let Some(r) = data.term.resume() {
+        f.resumes[r].operands().for_each(|o| use_of(live, o));
+    }
+    for &i in data.insts.iter().rev() {
+        if Some(i) == stop {
+            return;
+        }
+        let inst = &f.insts[i];
+        if let Some(r) = inst.result {
+            live.set(vix(r), false);
+        }
+        inst.kind.operands().for_each(|o| use_of(live, o));
+        if let InstKind::Guard { resume, .. } = &inst.kind {
+            f.resumes[*resume].operands().for_each(|o| use_of(live, o));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(f: &Function, set: &BitVec) -> Vec<String> {
+        let mut out: Vec<String> = f
+            .values
+            .iter()
+            .filter(|(v, _)| set[vix(*v)])
+            .map(|(v, d)| format!("v{}:{}", vix(v), d.name.map(|n| n.to_string()).unwrap_or_default()))
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn live_after_sees_later_uses_loop_carried_values_and_phi_inputs() {
+        let f = crate::parse::function(
+            "t.ir",
+            "main start(v0:n) {
+b0 start:
+    jump b1
+b1 loop:
+    v1:i = phi [b0: 0, b2: v6]
+    v4:t = phi [b0: 0, b2: v5]
+    v3:c = lt v1, v0
+    branch v3, b2, b3
+b2 body:
+    v5:t = add v1, v4
+    v6:i = add v1, 1
+    jump b1
+b3 done:
+    print v4
+}
+",
+        )
+        .unwrap();
+        let cfg = Cfg::new(&f);
+        let l = Liveness::new(&f, &cfg);
+        let b2 = f.layout[2];
+        let [add_t, add_i] = [f.blocks[b2].insts[0], f.blocks[b2].insts[1]];
+        // After t = i + t: i is still read (i + 1), n goes round the loop,
+        // the new t reaches the phi; the old t is dead.
+        let after_t = names(&f, &l.live_after(&f, b2, add_t));
+        expect_test::expect![[r#"["v0:n", "v1:i", "v5:t"]"#]].assert_eq(&format!("{after_t:?}"));
+        let after_i = names(&f, &l.live_after(&f, b2, add_i));
+        expect_test::expect![[r#"["v0:n", "v5:t", "v6:i"]"#]].assert_eq(&format!("{after_i:?}"));
+        // At the loop's test, the old t is live (printed on the way out).
+        let b1 = f.layout[1];
+        let test = names(&f, &l.live_after(&f, b1, f.blocks[b1].insts[0]));
+        expect_test::expect![[r#"["v0:n", "v1:i", "v3:c", "v4:t"]"#]].assert_eq(&format!("{test:?}"));
+    }
+}
