@@ -37,3 +37,14 @@ pub fn init_process() {
         libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
     }
 }
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    #[test]
+    fn the_process_runs_without_transparent_huge_pages() {
+        super::init_process();
+        // SAFETY: PR_GET_THP_DISABLE reads the process's flag; no pointers.
+        let disabled = unsafe { libc::prctl(libc::PR_GET_THP_DISABLE, 0, 0, 0, 0) };
+        assert_eq!(disabled, 1);
+    }
+}

@@ -221,6 +221,23 @@ fn a_recursive_function_runs_compiled() {
     assert!(r.stats.per_key.iter().any(|k| k.key == "calls of fib" && k.state == "compiled"), "{}", r.stats);
 }
 
+/// An object passed down a short recursion (`area(r, 1)` calls
+/// `area(r, 0)`): the recording follows the recursive calls up to
+/// `recursion_unroll` deep, so the object stays virtual; not following
+/// them, the trace calls `area` and the object is made every iteration.
+#[test]
+fn an_object_passed_down_a_short_recursion_stays_virtual() {
+    let at = |n: u64, unroll: usize| {
+        let options = Options { recursion_unroll: unroll, ..checked() };
+        run("tests/corpus/shapes/alloc_escape.fg", Hint::AsWritten, "start", Some(&format!("[n/{n}]")), options)
+            .allocations
+    };
+    let (small, large) = (at(1000, 2), at(2000, 2));
+    assert_eq!(small, large, "{small} allocations for 1000 iterations, {large} for 2000");
+    assert!(small < 100, "{small}");
+    assert!(at(1000, 0) >= 900, "called, not followed, the object escapes into the call");
+}
+
 /// A loop inside a function is a hot spot of the function's flow graph;
 /// its trace starts and ends in the function's frame.
 #[test]

@@ -1424,15 +1424,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     return;
                 }
                 // Unbound values fail when tested; small integers are tested inline.
-                let tag = self.b.ins().band_imm_s(c, word::TAG_MASK as i64);
-                let unbound = self.b.ins().icmp_imm_s(IntCC::Equal, tag, word::UNBOUND_TAG as i64);
-                let fail = self.cold_block();
-                let test = self.b.create_block();
-                self.b.ins().brif(unbound, fail, &[], test, &[]);
-                self.b.switch_to_block(fail);
-                self.call_rt("flowc_rt_check_bound", &[c]);
-                self.b.ins().jump(self.stop, &[]);
-                self.b.switch_to_block(test);
+                self.fail_if_unbound(c);
                 let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, c, ZERO as i64);
                 self.branch(blk, truthy, then_block, else_block);
             }

@@ -27,8 +27,10 @@
 //! pointers and compiled code keeps its pointers across a collection —
 //! which is why the collector is mark and sweep rather than a copying
 //! nursery (see DESIGN.md "Memory"). A collection starts when the runs
-//! handed out since the last one add up to the live size (at least
-//! [`MIN_THRESHOLD`]): the heap stays within about twice what is live.
+//! handed out since the last one — and the digits of the big integers
+//! boxed since, which live outside the heap — add up to the live size (at
+//! least [`MIN_THRESHOLD`]): the heap stays within about twice what is
+//! live.
 //!
 //! **Stress** ([`stress`]; `FLOWC_GC_STRESS=1`): every allocation takes
 //! the slow path and collects, and the heap is verified after each

@@ -360,12 +360,11 @@ fn div_wide(hi: u64, lo: u64, d: u64) -> (u64, u64) {
 /// The word of the integer with sign `neg` and magnitude `m`.
 #[inline]
 fn limb_word(neg: bool, m: u64) -> Word {
-    let fits = if neg { m <= 1 << 62 } else { m < 1 << 62 };
-    if fits {
-        let i = if neg { (m as i64).wrapping_neg() } else { m as i64 };
-        return ((i << 1) | 1) as Word;
+    let i = if neg { 0i64.checked_sub_unsigned(m) } else { i64::try_from(m).ok() };
+    match i.and_then(word::small) {
+        Some(w) => w,
+        None => Num::from_limbs(neg, &[m]).to_word(),
     }
-    Num::from_limbs(neg, &[m]).to_word()
 }
 
 /// The fast path of operation `op` on words `a` (and `b` for two-operand
@@ -373,12 +372,15 @@ fn limb_word(neg: bool, m: u64) -> Word {
 /// result's word, or `None` when the generic path must run.
 #[inline]
 pub fn op_words(op: Op, nargs: u64, a: Word, b: Word) -> Option<Word> {
+    use Op::*;
+    // Operations on other kinds (`same`, `readlist`, `len`) return before
+    // their operands are read as numbers.
+    if !matches!(op, Add | Sub | Mul | Div | Mod | Neg | Eq | Ne | Lt | Le | Gt | Ge) {
+        return None;
+    }
     let x = Num::of_word(a)?;
     if nargs == 1 {
-        return match op {
-            Op::Neg => Some(x.negated().to_word()),
-            _ => None,
-        };
+        return (op == Neg).then(|| x.negated().to_word());
     }
     let y = Num::of_word(b)?;
     let truth = |t: bool| if t { word::ONE } else { word::ZERO };

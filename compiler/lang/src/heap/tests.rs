@@ -118,3 +118,18 @@ fn unset_fields_and_identity() {
     assert_eq!(a.set(s("nope"), Value::Int(2)), Err(NoSlot(s("nope"))));
     assert_eq!((a.class(), a.id()), (s("point"), 7));
 }
+
+/// Boxed big integers are small cells holding large digit vectors: their
+/// digits count towards collections, which would not start from the cells
+/// alone (2000 cells are far below the threshold).
+#[test]
+fn the_digits_of_boxed_big_integers_bring_collections_on() {
+    let before = stats().collections;
+    let big = num_bigint::BigInt::from(1) << 100_000u32;
+    for k in 0..2000u32 {
+        to_word(&Value::from_big(&big + k));
+    }
+    let ran = stats().collections - before;
+    // 2000 numbers of 12.5 KB: about 25 MB, a collection per 2 MB.
+    assert!(ran >= 5, "{ran} collections");
+}
