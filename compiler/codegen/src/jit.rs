@@ -126,9 +126,8 @@ impl Unit {
         jit.finalize_definitions().map_err(|e| e.to_string())?;
         let code = jit.get_finalized_function(defined.entry);
         let mut stack_maps = Box::<StackMaps>::default();
-        for (id, points) in defined.safepoints {
-            stack_maps.add(jit.get_finalized_function(id) as usize, points);
-        }
+        stack_maps
+            .add(defined.safepoints.into_iter().map(|(id, points)| (jit.get_finalized_function(id) as usize, points)));
         let immutable: Vec<(Symbol, Symbol)> =
             hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
         Ok(Unit {
@@ -399,9 +398,7 @@ impl TraceCache {
         jit.finalize_definitions().map_err(|e| e.to_string())?;
         let trace_entry = jit.get_finalized_function(trace_entry);
         let mut stack_maps = Box::<StackMaps>::default();
-        for (id, points) in safepoints {
-            stack_maps.add(jit.get_finalized_function(id) as usize, points);
-        }
+        stack_maps.add(safepoints.into_iter().map(|(id, points)| (jit.get_finalized_function(id) as usize, points)));
         let immutable: Vec<(Symbol, Symbol)> =
             hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
         let inner = CacheInner {
@@ -492,10 +489,10 @@ impl TraceCache {
             made.push((t, ids[0], define::params(f)));
         }
         inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
-        for (id, points) in safepoints {
-            let base = inner.jit.get_finalized_function(id) as usize;
-            inner.stack_maps.add(base, points);
-        }
+        let jit = &inner.jit;
+        inner
+            .stack_maps
+            .add(safepoints.into_iter().map(|(id, points)| (jit.get_finalized_function(id) as usize, points)));
         inner.shared_traps = inner.traps.clone().into();
         let mut out = Vec::with_capacity(made.len());
         for (t, id, params) in made {

@@ -89,20 +89,17 @@ pub fn run(module: &Module, env: &[(Symbol, Value)], config: &Config) -> Result<
 /// Runs trace `trace` (a function of kind `trace`, usually not in
 /// `module`, which supplies the program's hints) with the values of its
 /// parameters, until a guard fails: `Ok(Exit::GuardFailed)`. Objects are
-/// numbered from `*allocations` on, and the count is written back.
+/// laid out by `layout` — the program's, which the interpreter that goes
+/// on after the trace uses too — and numbered from `*allocations` on; the
+/// count is written back.
 pub fn run_trace(
     module: &Module,
     trace: &Function,
     args: Vec<Value>,
+    layout: &'static Layout,
     allocations: &mut u64,
     config: &Config,
 ) -> Result<Exit, RuntimeError> {
-    // The trace's objects have slots for the fields it names too.
-    let fields = trace.all_insts().filter_map(|(_, i)| match &trace.insts[i].kind {
-        InstKind::Get { field, .. } | InstKind::Set { field, .. } => Some(*field),
-        _ => None,
-    });
-    let layout = Layout::of(module.layout().fields().iter().copied().chain(fields));
     let mut m = Machine {
         module,
         layout,

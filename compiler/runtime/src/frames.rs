@@ -31,12 +31,14 @@ pub struct StackMaps {
 }
 
 impl StackMaps {
-    /// Registers the safepoints of a function whose code starts at
-    /// `base`: (offset of the return address in the function, stack slot
-    /// offsets).
-    pub fn add(&mut self, base: usize, safepoints: impl IntoIterator<Item = (u32, Vec<u32>)>) {
-        for (offset, slots) in safepoints {
-            self.safepoints.push((base + offset as usize, slots.into_boxed_slice()));
+    /// Registers the safepoints of functions: for each, the address its
+    /// code starts at and its safepoints (offset of the return address in
+    /// the function, stack slot offsets). One sort for all of them.
+    pub fn add(&mut self, functions: impl IntoIterator<Item = (usize, Vec<(u32, Vec<u32>)>)>) {
+        for (base, safepoints) in functions {
+            for (offset, slots) in safepoints {
+                self.safepoints.push((base + offset as usize, slots.into_boxed_slice()));
+            }
         }
         self.safepoints.sort_unstable_by_key(|(pc, _)| *pc);
     }
@@ -45,18 +47,13 @@ impl StackMaps {
     pub fn lookup(&self, pc: usize) -> Option<&[u32]> {
         self.safepoints.binary_search_by_key(&pc, |(p, _)| *p).ok().map(|k| &*self.safepoints[k].1)
     }
-
-    pub fn len(&self) -> usize {
-        self.safepoints.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.safepoints.is_empty()
-    }
 }
 
 /// Marks the words compiled code's frames hold, from the innermost frame,
 /// stopped at a safepoint with frame pointer `fp` and stack pointer `sp`.
+/// x86-64 frames: the return address just below a call's stack pointer,
+/// the caller's frame pointer and return address at `fp` (other targets
+/// run compiled code with collection paused, see `Activation::enter`).
 ///
 /// # Safety
 /// `fp` and `sp` are what the innermost compiled frame stored before the

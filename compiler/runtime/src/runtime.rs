@@ -182,8 +182,10 @@ impl Activation {
     /// `ctx` is the context the code runs with, and lives (unmoved) until
     /// the activation is dropped.
     pub unsafe fn enter(ctx: *mut Ctx) -> Activation {
-        // SAFETY: the caller's contract.
-        let walkable = unsafe { !(*ctx).stack_maps.is_null() };
+        // SAFETY: the caller's contract. The frame walk knows x86-64's
+        // frames only (the return address below the stack pointer at a
+        // call); elsewhere compiled code runs with collection paused.
+        let walkable = cfg!(target_arch = "x86_64") && unsafe { !(*ctx).stack_maps.is_null() };
         if walkable {
             let previous = heap::with(|h| h.set_roots(Some((mark_compiled_frames, ctx as *mut ()))));
             Activation { previous, paused: false }
@@ -384,10 +386,10 @@ pub unsafe extern "C" fn flowc_rt_set(ctx: *mut Ctx, obj: Word, field: u64, valu
         Ok(v) => v,
         Err(w) => return w,
     };
-    if let Err(e) = ctx.value(value) {
-        return ctx.fail(e);
+    if word::is_unbound(value) {
+        return ctx.fail(ErrorKind::Unbound(word::symbol(value)));
     }
-    let immutable = ctx.immutable.clone();
+    let immutable = &ctx.immutable;
     let written = objects::settable(&o, field, |c, f| immutable.contains(&(c, f)))
         // The value's word goes into the slot as it is (no boxing again).
         .and_then(|ob| ob.set_word(field, value).map_err(objects::no_slot));

@@ -186,6 +186,7 @@ unsafe fn read_safepoints(program: &Program) -> StackMaps {
     let mut maps = StackMaps::default();
     // SAFETY: the caller's contract.
     let functions = unsafe { words(program.safepoint_functions, 3 * program.function_count) };
+    let mut all = Vec::with_capacity(functions.len() / 3);
     for f in functions.chunks(3) {
         let (address, mut at, count) = (f[0] as usize, f[1] as usize, f[2]);
         let mut points = Vec::with_capacity(count as usize);
@@ -198,8 +199,9 @@ unsafe fn read_safepoints(program: &Program) -> StackMaps {
             points.push((offset as u32, slots.iter().map(|&s| s as u32).collect()));
             at += 2 + n as usize;
         }
-        maps.add(address, points);
+        all.push((address, points));
     }
+    maps.add(all);
     maps
 }
 

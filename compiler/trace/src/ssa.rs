@@ -47,7 +47,7 @@ pub fn execute(
     heap: &mut Heap,
     config: &Config,
 ) -> Result<Value, RuntimeError> {
-    match run_trace(hints, f, arguments(f, &start), &mut heap.allocations, config)? {
+    match run_trace(hints, f, arguments(f, &start), heap.layout, &mut heap.allocations, config)? {
         Exit::GuardFailed { resume, label, values } => {
             let values: HashMap<_, _> = values.into_iter().collect();
             let frames = resume::frames(&f.resumes[resume], &values, heap);

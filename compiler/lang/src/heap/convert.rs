@@ -36,21 +36,21 @@ pub fn to_word(v: &Value) -> Word {
 pub(super) fn box_value(v: &Value) -> Word {
     debug_assert!(!contains_object(v), "lists hold constants only");
     // A big integer's digits live outside the heap, and a boxed cell is
-    // small whatever it holds: they count towards the next collection, or
-    // a loop making numbers of thousands of bits would hold tens of
-    // megabytes of dead digits between collections. (A list's cell shares
-    // the program's constant: nothing new to count.)
+    // small whatever it holds: new digits count towards the next
+    // collection, or a loop making numbers of thousands of bits would hold
+    // tens of megabytes of dead digits between collections. (Shared ones —
+    // a constant, a value boxed again — are not new; nor is a list's,
+    // which is the program's constant.)
     let external = match v {
-        Value::Big(b) => (b.bits() / 8) as usize + std::mem::size_of::<num_bigint::BigInt>(),
+        Value::Big(b) if std::rc::Rc::strong_count(b) == 1 => {
+            (b.bits() / 8) as usize + std::mem::size_of::<num_bigint::BigInt>()
+        }
         _ => 0,
     };
     let c = super::with(|h| {
         h.handed_out += external;
-        if h.handed_out >= h.threshold {
-            h.alloc_slow(BOXED_WORDS)
-        } else {
-            h.alloc(BOXED_WORDS)
-        }
+        h.collect_if_due();
+        h.alloc(BOXED_WORDS)
     });
     // SAFETY: a fresh cell of BOXED_WORDS words.
     unsafe {

@@ -271,13 +271,19 @@ impl Heap {
         self.alloc_slow(words)
     }
 
-    /// The slow path of allocation, also what compiled code calls when its
-    /// inline bump fails.
-    pub fn alloc_slow(&mut self, words: usize) -> Cell {
-        let words = words.max(1);
+    /// Collects if the heap is due (see the module's docs), unless
+    /// collection is paused or under way.
+    fn collect_if_due(&mut self) {
         if !self.collecting && self.paused == 0 && (self.stress || self.handed_out >= self.threshold) {
             self.collect();
         }
+    }
+
+    /// The slow path of allocation: when a run is used up (inline bumps in
+    /// compiled code go to the runtime's `flowc_rt_new`, which comes here).
+    fn alloc_slow(&mut self, words: usize) -> Cell {
+        let words = words.max(1);
+        self.collect_if_due();
         if words > MAX_WORDS {
             return self.alloc_large(words);
         }

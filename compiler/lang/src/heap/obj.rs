@@ -157,6 +157,19 @@ impl Obj {
         self.set_word(field, super::to_word(&value))
     }
 
+    /// Sets `field` to `value` where the object's layout is likely
+    /// `layout`, in which the field is at `slot`: one store when it is.
+    #[inline]
+    pub fn set_at(&self, layout: &'static Layout, slot: u32, field: Symbol, value: &Value) -> Result<(), NoSlot> {
+        if !std::ptr::eq(self.layout(), layout) {
+            return self.set_word(field, super::to_word(value)).map(|_| ());
+        }
+        let w = super::to_word(value);
+        // SAFETY: slot `slot` of a live object cell of `layout`.
+        unsafe { cell::set_word_at(self.cell(), SLOTS + 8 * slot as usize, w) };
+        Ok(())
+    }
+
     /// Sets `field` to word `w` (which must be a value's word: not unbound,
     /// a pointer only to a live cell); returns whether it was set before.
     #[inline]

@@ -579,11 +579,13 @@ impl<'a> Machine<'a> {
                             None => fail!(objects::get_error(o, *field), i),
                         }
                     }
-                    CStmt::Set { obj, field, value, .. } => {
+                    CStmt::Set { obj, field, value, slot } => {
                         let o = borrow!(obj, i);
-                        let v = read!(value, i);
+                        let v = borrow!(value, i);
                         let immutable = |c, f| compiled.immutable.contains(&(c, f));
-                        if let Err(e) = objects::set(o, *field, v, immutable) {
+                        let set = objects::settable(o, *field, immutable)
+                            .and_then(|o| o.set_at(compiled.layout, *slot, *field, v).map_err(objects::no_slot));
+                        if let Err(e) = set {
                             fail!(e, i);
                         }
                     }
