@@ -58,7 +58,7 @@ fn runtime_arity(name: &str) -> usize {
     match name {
         "flowc_rt_op" | "flowc_rt_missing_op" => 4,
         "flowc_rt_set" => 3,
-        "flowc_rt_get" | "flowc_rt_is_class" | "flowc_rt_readlist" => 2,
+        "flowc_rt_get" | "flowc_rt_readlist" => 2,
         "flowc_rt_stack_overflow" | "flowc_rt_out_of_fuel" => 0,
         _ => 1,
     }
@@ -345,11 +345,6 @@ pub fn define(
 
 /// The host machine's instruction set, optimizing for speed.
 pub fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
-    isa_with(false)
-}
-
-/// [`isa`] for traces (the same: every function keeps frame pointers).
-pub fn trace_isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
     isa_with(false)
 }
 

@@ -31,12 +31,11 @@ use flowc_runtime::frames::StackMaps;
 /// (see [`crate::with_stack`]) mapped in between made such a call
 /// unencodable. The region is 512 bytes per instruction plus 4 MiB, at most
 /// 1 GiB; code that does not fit is a compile error, not a crash.
-fn builder(insts: usize, traces: bool) -> Result<JITBuilder, String> {
+fn builder(insts: usize) -> Result<JITBuilder, String> {
     const MIB: usize = 1 << 20;
     let reserve = insts.saturating_mul(512).saturating_add(4 * MIB).min(1024 * MIB);
     let memory = ArenaMemoryProvider::new_with_size(reserve).map_err(|e| format!("reserving JIT memory: {e}"))?;
-    let isa = if traces { define::trace_isa()? } else { isa()? };
-    let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+    let mut builder = JITBuilder::with_isa(isa()?, cranelift_module::default_libcall_names());
     builder.memory_provider(Box::new(memory));
     for (name, ptr) in runtime::symbols() {
         builder.symbol(name, ptr);
@@ -118,7 +117,7 @@ impl Unit {
         options: Options,
     ) -> Result<Unit, String> {
         // Two versions of each function may be compiled (see `Version`).
-        let mut jit = Code::new(builder(2 * size(functions), false)?);
+        let mut jit = Code::new(builder(2 * size(functions))?);
         let mut pool = Vec::new();
         let objects = ObjectInfo::new(layout, &hints.immutable, true);
         let constants = Constants::Rooted(&mut pool);
@@ -371,7 +370,7 @@ impl TraceCache {
     pub fn new(hints: &Module, layout: &'static Layout, options: Options) -> Result<TraceCache, String> {
         // The functions, and room for the traces and bridges to come.
         let functions: Vec<&Function> = hints.functions.iter().filter(|g| g.kind == FunctionKind::Function).collect();
-        let mut jit = Code::new(builder(size(&functions) + TRACE_ROOM, true)?);
+        let mut jit = Code::new(builder(size(&functions) + TRACE_ROOM)?);
         let runtime = define::declare_runtime(&mut *jit)?;
         let (ids, funcs) = define::declare_functions(&mut *jit, &functions, "f")?;
         let (mut pool, mut traps, mut sites) = (Vec::new(), Vec::new(), SiteTable::default());

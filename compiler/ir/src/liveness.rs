@@ -64,7 +64,7 @@ impl Liveness {
                     }
                 }
                 let mut live = out.clone();
-                walk_back(f, b, None, &mut live);
+                walk_back(f, b, &mut live, |_, _| true);
                 for &p in &f.blocks[b].phis {
                     if let Some(r) = f.insts[p].result {
                         live.set(vix(r), false);
@@ -84,12 +84,27 @@ impl Liveness {
     /// `b`: needed by what follows it in `b` or by `b`'s successors. `i`'s
     /// own result is included when it is used later.
     pub fn live_after(&self, f: &Function, b: BlockId, i: InstId) -> BitVec {
+        let mut found = None;
+        self.live_after_each(f, b, |k, live| {
+            if k != i {
+                return true;
+            }
+            found = Some(live.clone());
+            false
+        });
+        found.unwrap_or_else(|| BitVec::repeat(false, self.values))
+    }
+
+    /// Walks block `b` back from its end, calling `at(i, live)` with the
+    /// values live right after each instruction `i` (not the phis), last
+    /// first, until `at` returns false: one walk for every instruction of
+    /// a block that asks.
+    pub fn live_after_each(&self, f: &Function, b: BlockId, at: impl FnMut(InstId, &BitVec) -> bool) {
         let mut live = match self.live_out.get(bix(b)) {
             Some(out) => out.clone(),
             None => BitVec::repeat(false, self.values),
         };
-        walk_back(f, b, Some(i), &mut live);
-        live
+        walk_back(f, b, &mut live, at);
     }
 }
 
@@ -100,15 +115,16 @@ fn use_of(live: &mut BitVec, o: &Operand) {
 }
 
 /// Takes `live` (live at the end of `b`) back over `b`'s terminator and
-/// instructions — all of them, or down to just after `stop`.
-fn walk_back(f: &Function, b: BlockId, stop: Option<InstId>, live: &mut BitVec) {
+/// instructions, showing `at` the set after each instruction, until `at`
+/// returns false.
+fn walk_back(f: &Function, b: BlockId, live: &mut BitVec, mut at: impl FnMut(InstId, &BitVec) -> bool) {
     let data = &f.blocks[b];
     data.term.operands().for_each(|o| use_of(live, o));
     if let Some(r) = data.term.resume() {
         f.resumes[r].operands().for_each(|o| use_of(live, o));
     }
     for &i in data.insts.iter().rev() {
-        if Some(i) == stop {
+        if !at(i, live) {
             return;
         }
         let inst = &f.insts[i];

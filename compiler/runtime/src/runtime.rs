@@ -13,7 +13,7 @@ use flowc_lang::{Symbol, Value};
 use std::rc::Rc;
 
 use crate::frames::StackMaps;
-use crate::word::{self, Word, ONE, STOP, ZERO};
+use crate::word::{self, Word, ONE, STOP};
 
 /// The state of one run of generated code. The fields generated code
 /// reads and writes are at the offsets [`offsets`] gives (computed here,
@@ -323,25 +323,8 @@ pub unsafe extern "C" fn flowc_rt_check_bound(ctx: *mut Ctx, a: Word) -> Word {
     }
 }
 
-/// Truth for `branch`: ONE or ZERO, or a stop for an unbound value.
-///
-/// # Safety
-/// `ctx` must be the context pointer of a running `Native::run`.
-#[no_mangle]
-pub unsafe extern "C" fn flowc_rt_truth(ctx: *mut Ctx, a: Word) -> Word {
-    let ctx = ctx!(ctx);
-    match ctx.read(a) {
-        Ok(v) => {
-            if v.is_truthy() {
-                ONE
-            } else {
-                ZERO
-            }
-        }
-        Err(w) => w,
-    }
-}
-
+/// `new`: a fresh object of `class`, numbered on from the run's count (the
+/// slow path of compiled code's inline allocation).
 ///
 /// # Safety
 /// `ctx` must be the context pointer of a running `Native::run`.
@@ -399,22 +382,6 @@ pub unsafe extern "C" fn flowc_rt_set(ctx: *mut Ctx, obj: Word, field: u64, valu
     }
 }
 
-/// `if_class`: ONE when the word is an object of `class`, else ZERO; a
-/// stop when unbound.
-///
-/// # Safety
-/// `ctx` must be the context pointer of a running `Native::run`.
-#[no_mangle]
-pub unsafe extern "C" fn flowc_rt_is_class(ctx: *mut Ctx, obj: Word, class: u64) -> Word {
-    let ctx = ctx!(ctx);
-    let class = Symbol::from_index(class as u32);
-    match ctx.read(obj) {
-        Ok(v) if objects::is_class(&v, class) => ONE,
-        Ok(_) => ZERO,
-        Err(w) => w,
-    }
-}
-
 /// `print`: records the output; always stops the program.
 ///
 /// # Safety
@@ -468,11 +435,9 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("flowc_rt_missing_op", flowc_rt_missing_op as *const u8),
         ("flowc_rt_readlist", flowc_rt_readlist as *const u8),
         ("flowc_rt_check_bound", flowc_rt_check_bound as *const u8),
-        ("flowc_rt_truth", flowc_rt_truth as *const u8),
         ("flowc_rt_new", flowc_rt_new as *const u8),
         ("flowc_rt_get", flowc_rt_get as *const u8),
         ("flowc_rt_set", flowc_rt_set as *const u8),
-        ("flowc_rt_is_class", flowc_rt_is_class as *const u8),
         ("flowc_rt_print", flowc_rt_print as *const u8),
         ("flowc_rt_trap", flowc_rt_trap as *const u8),
         ("flowc_rt_stack_overflow", flowc_rt_stack_overflow as *const u8),

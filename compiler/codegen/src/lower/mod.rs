@@ -256,6 +256,9 @@ struct Lowerer<'a, 'b> {
     /// for the hand-over at exit points ([`Lowerer::hand_over`]).
     mapped: Vec<bool>,
     liveness: Option<flowc_ir::liveness::Liveness>,
+    /// The stack-mapped values live after each exit point (but its own
+    /// result) of the blocks handed over from so far: one walk per block.
+    live_at: HashMap<flowc_ir::InstId, Vec<usize>>,
     /// Lowering the optimistic copy (else the generic one, or the only one).
     optimistic: bool,
     /// The instructions where the optimistic copy may leave for the generic
@@ -421,6 +424,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         vars,
         mapped,
         liveness,
+        live_at: HashMap::new(),
         optimistic: false,
         exit_points,
         conts: HashMap::new(),
@@ -777,12 +781,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// call — were stored and reloaded on every iteration of its hot path.
     fn hand_over(&mut self, i: flowc_ir::InstId) {
         let (Some(vars), Some(liveness)) = (&self.vars, &self.liveness) else { return };
-        let result = self.f.insts[i].result;
-        let live = liveness.live_after(self.f, self.current, i);
-        for k in live.iter_ones() {
-            if !self.mapped[k] || result.is_some_and(|r| ix(r) == k) {
-                continue;
-            }
+        if !self.live_at.contains_key(&i) {
+            let (f, exit_points, mapped, live_at) = (self.f, &self.exit_points, &self.mapped, &mut self.live_at);
+            liveness.live_after_each(f, self.current, |k, live| {
+                if exit_points.contains(&k) {
+                    let result = f.insts[k].result.map(ix);
+                    live_at.insert(k, live.iter_ones().filter(|&v| mapped[v] && Some(v) != result).collect());
+                }
+                true
+            });
+        }
+        for &k in &self.live_at[&i] {
             let x = self.b.use_var(vars[k]);
             let copy = self.b.ins().iadd_imm_s(x, 0);
             self.b.def_var(vars[k], copy);
@@ -850,10 +859,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.define(i, r);
             }
             InstKind::CheckBound(o) => {
+                // Inline: a tag test, the runtime only on the cold failure
+                // path (a call on the way would be a safepoint in every
+                // loop an inlined call sits in).
                 let v = self.operand(&o);
-                let r = self.call_rt("flowc_rt_check_bound", &[v]);
-                self.check_stop(r);
-                self.define(i, r);
+                self.fail_if_unbound(v);
+                self.define(i, v);
             }
             InstKind::Unbound(var) => {
                 let v = self.konst(word::unbound(var) as i64);

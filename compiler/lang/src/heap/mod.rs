@@ -32,7 +32,7 @@
 //! least [`MIN_THRESHOLD`]): the heap stays within about twice what is
 //! live.
 //!
-//! **Stress** ([`stress`]; `FLOWC_GC_STRESS=1`): every allocation takes
+//! **Stress** (`FLOWC_GC_STRESS=1`): every allocation takes
 //! the slow path and collects, and the heap is verified after each
 //! collection ([`verify`]).
 //!
@@ -191,11 +191,6 @@ pub fn with<R>(f: impl FnOnce(&mut Heap) -> R) -> R {
 /// the context of its run).
 pub fn current() -> *mut Heap {
     HEAP.with(|h| h.get())
-}
-
-/// Whether this thread's heap collects at every allocation.
-pub fn stress() -> bool {
-    with(|h| h.stress)
 }
 
 /// Collects now.

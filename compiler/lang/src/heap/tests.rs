@@ -51,7 +51,8 @@ fn what_a_pinned_object_reaches_survives_and_the_rest_is_freed() {
 
 #[test]
 fn boxed_values_in_fields_survive_with_their_object() {
-    let big = Value::from_big(num_bigint::BigInt::from(i64::MAX) * 1000);
+    // Past four limbs: a boxed `BigInt`, not a limb cell.
+    let big = Value::from_big(num_bigint::BigInt::from(1) << 300u32);
     let list = Value::list(vec![Value::Int(1), Value::atom("a")]);
     let o = Obj::new(1, s("box"), layout());
     o.set(s("value"), big.clone()).unwrap();
@@ -132,4 +133,25 @@ fn the_digits_of_boxed_big_integers_bring_collections_on() {
     let ran = stats().collections - before;
     // 2000 numbers of 12.5 KB: about 25 MB, a collection per 2 MB.
     assert!(ran >= 5, "{ran} collections");
+}
+
+/// An object wider than the largest size class gets a block of its own,
+/// kept while pinned and given back once dead.
+#[test]
+fn large_objects_get_blocks_of_their_own() {
+    let fields: Vec<Symbol> = (0..300).map(|k| s(&format!("f{k}"))).collect();
+    let wide = Layout::of(fields.iter().copied());
+    assert!(wide.words() > block::MAX_WORDS);
+    collect();
+    let before = stats().live_bytes;
+    let o = Obj::new(1, s("wide"), wide);
+    o.set(fields[299], Value::Int(7)).unwrap();
+    chain(1000);
+    collect();
+    with(|h| h.verify()).unwrap();
+    assert_eq!(o.get(fields[299]), Some(Value::Int(7)));
+    assert!(stats().live_bytes >= before + 8 * wide.words() as u64);
+    drop(o);
+    collect();
+    assert_eq!(stats().live_bytes, before);
 }

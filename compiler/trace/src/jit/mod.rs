@@ -367,6 +367,7 @@ impl<'p> Jit<'p> {
     /// What the JIT did so far, per piece of code too.
     pub fn stats(&self) -> Stats {
         let mut s = self.stats.clone();
+        s.not_followed = self.not_followed.len();
         let Some(cache) = &self.cache else { return s };
         s.bridged = 0;
         // A loop's report follows its preamble's.
@@ -963,8 +964,7 @@ impl<'p> Jit<'p> {
         kc.variants.iter().copied().find(|&c| self.admits_env(c, env))
     }
 
-    /// A recording at `key` failed: count it, and give up on the key after
-    /// `max_aborts`.
+    /// The limits of a recording.
     fn limits(&self) -> crate::record::Limits {
         crate::record::Limits { ops: self.options.trace_limit, unroll: self.options.unroll_limit }
     }
@@ -976,11 +976,12 @@ impl<'p> Jit<'p> {
         if self.recursive.contains(&f) || !self.not_followed.insert(f) {
             return false;
         }
-        self.stats.not_followed += 1;
         self.log(format_args!("calls of {f} are not followed from now on: traces call it"));
         true
     }
 
+    /// A recording at `key` failed: count it, and give up on the key after
+    /// `max_aborts`.
     fn abort(&mut self, machine: &mut Machine, key: &Key, what: &str, why: &str) {
         self.abort_if(machine, key, what, why, true);
     }

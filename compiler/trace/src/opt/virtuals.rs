@@ -39,7 +39,7 @@ pub const MAX_RESUME_VIRTUALS: usize = 64;
 impl Opt<'_> {
     /// Materializes the virtual objects record `r` would hold if they are
     /// more than [`MAX_RESUME_VIRTUALS`].
-    pub fn bound_virtuals(&mut self, r: ResumeId) {
+    fn bound_virtuals(&mut self, r: ResumeId) {
         let record = &self.f.resumes[r];
         let mut operands: Vec<Operand> = Vec::new();
         for frame in &record.frames {
@@ -114,8 +114,11 @@ impl Opt<'_> {
     /// operands are brought up to date, and objects virtual in this walk
     /// are numbered after them. A variable known to be unbound is left
     /// out: resuming would not bind it anyway, and an exit that stores
-    /// no unbound value can get a bridge.
+    /// no unbound value can get a bridge. Past [`MAX_RESUME_VIRTUALS`] the
+    /// objects are materialized first, for every record (guards' and
+    /// exits').
     pub fn snapshot(&mut self, r: ResumeId) -> ResumeData {
+        self.bound_virtuals(r);
         let mut record = self.f.resumes[r].clone();
         let mut virtuals: Vec<(Option<ValueId>, VirtualObject)> =
             std::mem::take(&mut record.virtuals).into_iter().map(|v| (None, v)).collect();

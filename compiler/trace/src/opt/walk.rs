@@ -292,7 +292,6 @@ impl<'a> Opt<'a> {
         let o = self.real(&o);
         let mut kind = kind;
         *kind.operand_mut() = o.clone();
-        self.bound_virtuals(resume);
         let record = self.snapshot(resume);
         self.f.resumes[resume] = record;
         self.keep(i, InstKind::Guard { kind: kind.clone(), resume, label });
