@@ -5,7 +5,7 @@
 //! |---|---|
 //! | integer | [`Value::Int`] when it fits an `i64`, else [`Value::Big`] — never a `Big` that would fit (one canonical form, so `==` is structural) |
 //! | atom | [`Value::Atom`], an interned [`Symbol`] |
-//! | list | [`Value::List`], shared and immutable |
+//! | list | [`Value::List`], shared and immutable, with a table of its elements' words ([`List`]) |
 //! | object | [`Value::Object`], a handle to a cell of the heap ([`crate::heap`]), shared and mutable, compared by identity |
 //!
 //! A `Value` is 16 bytes and cheap to clone (a copy, a reference-count
@@ -26,7 +26,7 @@ pub enum Value {
     Int(i64),
     Big(Rc<BigInt>),
     Atom(Symbol),
-    List(Rc<Vec<Value>>),
+    List(Rc<List>),
     /// An object: its class, its allocation number (counted from 1 within
     /// a run, what printing shows: `<point#3>`) and its fields.
     Object(Obj),
@@ -46,7 +46,7 @@ impl Value {
     }
 
     pub fn list(items: Vec<Value>) -> Value {
-        Value::List(Rc::new(items))
+        Value::List(Rc::new(List::new(items)))
     }
 
     /// Truth in `if` (LANGUAGE.md §1): only the integer 0 is false.
@@ -121,6 +121,51 @@ impl Value {
         let mut s = String::new();
         self.write_print(&mut s);
         s
+    }
+}
+
+/// The elements of a list value, and what compiled code reads of them:
+/// `words`, `[len, w0, w1, ...]`, where `wi` is element `i`'s word when it
+/// is immediate (an integer of 63 bits or an atom, [`crate::heap::word`])
+/// and [`crate::heap::word::STOP`] when it is not (a list, a big integer:
+/// the runtime reads those). Compiled code reads an element with two
+/// loads; the table lives as long as the list, which a heap cell holding
+/// the list keeps alive ([`crate::heap::cell::ITEMS`]).
+pub struct List {
+    items: Vec<Value>,
+    words: Box<[crate::heap::word::Word]>,
+}
+
+impl List {
+    pub fn new(items: Vec<Value>) -> List {
+        let words = std::iter::once(items.len() as u64)
+            .chain(items.iter().map(|v| crate::heap::word::immediate(v).unwrap_or(crate::heap::word::STOP)))
+            .collect();
+        List { items, words }
+    }
+
+    /// The table of words, `[len, w0, w1, ...]`.
+    pub fn words(&self) -> *const crate::heap::word::Word {
+        self.words.as_ptr()
+    }
+}
+
+impl std::ops::Deref for List {
+    type Target = [Value];
+    fn deref(&self) -> &[Value] {
+        &self.items
+    }
+}
+
+impl PartialEq for List {
+    fn eq(&self, other: &List) -> bool {
+        self.items == other.items
+    }
+}
+
+impl std::hash::Hash for List {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.items.hash(state)
     }
 }
 
@@ -201,6 +246,18 @@ pub fn write_atom(out: &mut String, name: &str, quoted: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lists_word_table_holds_its_length_and_immediate_elements() {
+        use crate::heap::word;
+        let big = Value::from_big(BigInt::from(1u8) << 62);
+        let items = vec![Value::Int(-5), Value::atom("a"), Value::list(vec![]), big, Value::Int((1 << 62) - 1)];
+        let Value::List(l) = Value::list(items) else { unreachable!() };
+        // SAFETY: the table has 1 + len words while `l` lives.
+        let table = unsafe { std::slice::from_raw_parts(l.words(), 1 + l.len()) };
+        let small = word::small((1 << 62) - 1).unwrap();
+        assert_eq!(table, [5, word::small(-5).unwrap(), word::atom(Symbol::intern("a")), 0, 0, small]);
+    }
 
     #[test]
     fn prints_like_swi_print() {

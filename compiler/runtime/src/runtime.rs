@@ -265,35 +265,6 @@ pub unsafe extern "C" fn flowc_rt_op(ctx: *mut Ctx, op: u64, nargs: u64, a: Word
     }
 }
 
-/// `readlist` (`l[i]`): the list's element, read in place — an integer or
-/// atom element becomes its word without a copy of the element. Every
-/// other case (an element that must be boxed, an index out of range, a
-/// list or index of another kind, an unbound operand) takes the op table's
-/// path, which also raises the errors.
-///
-/// # Safety
-/// `ctx` must be the context pointer of a running `Native::run`.
-#[no_mangle]
-pub unsafe extern "C" fn flowc_rt_readlist(ctx: *mut Ctx, list: Word, index: Word) -> Word {
-    let fast = if word::is_pointer(list) && word::is_int(index) {
-        let c = list as heap::cell::Cell;
-        // SAFETY: a pointer word points at a live cell of the heap.
-        match unsafe { heap::cell::kind(c) == heap::cell::BOXED_KIND }.then(|| unsafe { heap::cell::boxed(c) }) {
-            Some(Value::List(items)) => {
-                usize::try_from(word::untag_int(index)).ok().and_then(|i| items.get(i)).and_then(word::immediate)
-            }
-            _ => None,
-        }
-    } else {
-        None
-    };
-    match fast {
-        Some(w) => w,
-        // SAFETY: as this function's own contract.
-        None => unsafe { flowc_rt_op(ctx, Op::ReadList as u64, 2, list, index) },
-    }
-}
-
 /// An operation the op table does not have: its operands are read (an
 /// unbound one fails first), then `missing_op`.
 ///
@@ -433,7 +404,6 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
     vec![
         ("flowc_rt_op", flowc_rt_op as *const u8),
         ("flowc_rt_missing_op", flowc_rt_missing_op as *const u8),
-        ("flowc_rt_readlist", flowc_rt_readlist as *const u8),
         ("flowc_rt_check_bound", flowc_rt_check_bound as *const u8),
         ("flowc_rt_new", flowc_rt_new as *const u8),
         ("flowc_rt_get", flowc_rt_get as *const u8),

@@ -8,7 +8,8 @@
 //! (in 32 bits when both operands fit) and comparisons run inline on tagged
 //! words when both operands are small integers, with overflow checks; a
 //! comparison that only feeds its block's branch becomes a compare-and-
-//! branch. Everything else, and every slow path, calls the runtime.
+//! branch. List reads of immediate elements run inline too ([`lists`]).
+//! Everything else, and every slow path, calls the runtime.
 //!
 //! Optimistic copy: a function or trace whose arithmetic is not all known
 //! to stay small is lowered twice in one Cranelift function. The
@@ -47,6 +48,7 @@ use flowc_lang::Value;
 
 use crate::runtime::offsets;
 
+mod lists;
 mod objects;
 use crate::small::Small;
 use crate::word::{self, ONE, STOP, ZERO};
@@ -606,12 +608,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// `op` on one or two words in the runtime (any values; the slow path
     /// of every inline operation); leaves to the stop block if it fails.
     fn runtime_op(&mut self, op: Op, args: &[ClValue]) -> ClValue {
-        if op == Op::ReadList {
-            // List reads have an entry of their own, with a fast path.
-            let r = self.call_rt("flowc_rt_readlist", &[args[0], args[1]]);
-            self.check_stop(r);
-            return r;
-        }
         let code = self.konst(op as i64);
         let n = self.konst(args.len() as i64);
         let b = if args.len() > 1 { args[1] } else { n };
@@ -1161,6 +1157,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.b.switch_to_block(fast);
             let result = self.small_op(op, a, b, Some(slow), divisor);
             self.b.ins().jump(join, &[BlockArg::Value(result)]);
+        } else if op == Op::ReadList {
+            self.b.set_cold_block(slow);
+            let element = self.read_list_inline(args[0], args[1], known[1], slow);
+            self.b.ins().jump(join, &[BlockArg::Value(element)]);
         } else {
             self.b.ins().jump(slow, &[]);
         }

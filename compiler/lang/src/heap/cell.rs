@@ -27,7 +27,16 @@
 //! word of its own — a list, or an integer of more limbs —
 //! at offset [`BOXED`]; the collector drops it when the cell dies. Lists
 //! are built from constants only, so a boxed value never refers to an
-//! object: boxed cells are leaves of the object graph.
+//! object: boxed cells are leaves of the object graph. At [`ITEMS`], a
+//! list's cell holds the address of the list's word table
+//! ([`crate::value::List`]), which compiled code reads elements from;
+//! other boxed cells hold 0 there.
+//!
+//! | offset | contents |
+//! |---|---|
+//! | [`META`] 0 | meta |
+//! | [`BOXED`] 8 | the [`Value`], two words |
+//! | [`ITEMS`] 24 | a list's `[len, w0, w1, ...]`, or 0 |
 
 use crate::value::Value;
 
@@ -40,11 +49,12 @@ pub const CLASS: usize = 16;
 pub const ID: usize = 24;
 pub const SLOTS: usize = 32;
 pub const BOXED: usize = 8;
+pub const ITEMS: usize = 24;
 
 /// Words of an object cell before its slots.
 pub const HEADER_WORDS: usize = SLOTS / 8;
 /// Words of a boxed cell.
-pub const BOXED_WORDS: usize = 1 + std::mem::size_of::<Value>() / 8;
+pub const BOXED_WORDS: usize = 2 + std::mem::size_of::<Value>() / 8;
 
 pub const KIND_MASK: u64 = 0xff;
 pub const FREE: u64 = 0;
@@ -58,6 +68,7 @@ pub const PIN: u64 = 1 << 32;
 pub const UNSET: Word = 0;
 
 const _: () = assert!(std::mem::size_of::<Value>() == 16, "a boxed cell holds a Value in two words");
+const _: () = assert!(ITEMS == BOXED + std::mem::size_of::<Value>() && ITEMS / 8 + 1 == BOXED_WORDS);
 
 /// A cell's address.
 pub type Cell = *mut u64;

@@ -4,7 +4,7 @@
 use crate::symbol::Symbol;
 use crate::value::Value;
 
-use super::cell::{self, Cell, BOXED, BOXED_KIND, BOXED_WORDS};
+use super::cell::{self, Cell, BOXED, BOXED_KIND, BOXED_WORDS, ITEMS};
 use super::num::{Num, LIMBS};
 use super::obj::Obj;
 use super::word::{self, Word};
@@ -55,6 +55,11 @@ pub(super) fn box_value(v: &Value) -> Word {
     // SAFETY: a fresh cell of BOXED_WORDS words.
     unsafe {
         (c.add(BOXED / 8) as *mut Value).write(v.clone());
+        let items = match v {
+            Value::List(l) => l.words() as Word,
+            _ => 0,
+        };
+        cell::set_word_at(c, ITEMS, items);
         cell::set_meta(c, BOXED_KIND);
     }
     c as Word

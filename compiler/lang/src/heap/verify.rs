@@ -40,8 +40,13 @@ impl Heap {
                         FREE => {}
                         OBJECT => check_object(c, (*b).cell_words, &known)?,
                         BOXED_KIND => {
-                            if matches!(cell::boxed(c), Value::Object(_)) {
-                                return Err(format!("boxed cell {c:p} holds an object"));
+                            let items = match cell::boxed(c) {
+                                Value::Object(_) => return Err(format!("boxed cell {c:p} holds an object")),
+                                Value::List(l) => l.words() as u64,
+                                _ => 0,
+                            };
+                            if cell::word_at(c, cell::ITEMS) != items {
+                                return Err(format!("boxed cell {c:p} has a wrong element table"));
                             }
                         }
                         super::num::LIMBS => super::num::check_cell(c, (*b).cell_words)?,

@@ -1,0 +1,74 @@
+//! List reads in compiled code: `l[i]` inline when `l` is a list whose
+//! element `i` is an immediate word (an integer of 63 bits or an atom).
+//!
+//! A list's heap cell holds the address of the list's word table,
+//! `[len, w0, w1, ...]`, at [`cell::ITEMS`] ([`flowc_lang::value::List`]);
+//! an element that is not immediate has the word 0 there. The inline path
+//! tests that `l` points at a boxed cell with a table and that `i` is a
+//! small integer in range, and loads the element: five loads and compares
+//! instead of a runtime call, which would also be a safepoint that the
+//! loop's values are spilled around. Every other case — an element that
+//! must be boxed, an index out of range, an operand of another kind —
+//! goes to the runtime, which reads it or raises the error.
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, Block, InstBuilder, MemFlagsData, Value as ClValue};
+
+use flowc_lang::heap::cell::{self, BOXED_KIND};
+
+use super::Lowerer;
+use crate::word;
+
+impl Lowerer<'_, '_> {
+    /// The element of `list` at `index` when it can be read inline (the
+    /// current block then continues with it), else a jump to `slow`.
+    /// `index_small`: the index is known to be a small integer.
+    pub(super) fn read_list_inline(
+        &mut self,
+        list: ClValue,
+        index: ClValue,
+        index_small: bool,
+        slow: Block,
+    ) -> ClValue {
+        let flags = MemFlagsData::trusted();
+        let tag = self.b.ins().band_imm_s(list, word::TAG_MASK as i64);
+        let pointer_tag = self.b.ins().icmp_imm_s(IntCC::Equal, tag, 0);
+        let non_zero = self.b.ins().icmp_imm_s(IntCC::NotEqual, list, 0);
+        let mut go = self.b.ins().band(pointer_tag, non_zero);
+        if !index_small {
+            let int = self.b.ins().band_imm_s(index, word::INT_TAG as i64);
+            go = self.b.ins().band(go, int);
+        }
+        let is_cell = self.b.create_block();
+        self.b.ins().brif(go, is_cell, &[], slow, &[]);
+
+        self.b.switch_to_block(is_cell);
+        let meta = self.b.ins().load(types::I64, flags, list, cell::META as i32);
+        let kind = self.b.ins().band_imm_s(meta, cell::KIND_MASK as i64);
+        let boxed = self.b.ins().icmp_imm_s(IntCC::Equal, kind, BOXED_KIND as i64);
+        let is_boxed = self.b.create_block();
+        self.b.ins().brif(boxed, is_boxed, &[], slow, &[]);
+
+        self.b.switch_to_block(is_boxed);
+        let table = self.b.ins().load(types::I64, flags, list, cell::ITEMS as i32);
+        let has_table = self.b.create_block();
+        self.b.ins().brif(table, has_table, &[], slow, &[]);
+
+        self.b.switch_to_block(has_table);
+        let len = self.b.ins().load(types::I64, flags, table, 0);
+        let i = self.b.ins().sshr_imm_u(index, 1);
+        // Unsigned: a negative index is out of range too.
+        let in_range = self.b.ins().icmp(IntCC::UnsignedLessThan, i, len);
+        let read = self.b.create_block();
+        self.b.ins().brif(in_range, read, &[], slow, &[]);
+
+        self.b.switch_to_block(read);
+        let offset = self.b.ins().ishl_imm_u(i, 3);
+        let at = self.b.ins().iadd(table, offset);
+        let w = self.b.ins().load(types::I64, flags, at, 8);
+        let immediate = self.b.create_block();
+        self.b.ins().brif(w, immediate, &[], slow, &[]);
+        self.b.switch_to_block(immediate);
+        w
+    }
+}
