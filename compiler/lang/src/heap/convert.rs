@@ -89,6 +89,16 @@ pub fn to_value(w: Word) -> Result<Value, Symbol> {
     }
 }
 
+/// The object word `w` points at, pinned; `None` for any other word.
+#[inline(always)]
+pub fn to_object(w: Word) -> Option<Obj> {
+    if !word::is_pointer(w) {
+        return None;
+    }
+    // SAFETY: a pointer word points at a live cell (as in `to_value`).
+    unsafe { Obj::pin_object(w as Cell) }
+}
+
 fn contains_object(v: &Value) -> bool {
     match v {
         Value::Object(_) => true,

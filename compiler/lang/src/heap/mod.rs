@@ -52,7 +52,7 @@ use std::cell::UnsafeCell;
 use std::time::Duration;
 
 pub use collect::{Marker, RootsFn};
-pub use convert::{to_value, to_word};
+pub use convert::{to_object, to_value, to_word};
 pub use layout::Layout;
 pub use obj::{NoSlot, Obj, Root};
 

@@ -112,22 +112,20 @@ impl Obj {
         Some(unsafe { cell::word_at(self.cell(), SLOTS + 8 * k) })
     }
 
-    /// The value of `field`, if set, where the object's layout is likely
+    /// The word of `field`, if set, where the object's layout is likely
     /// `layout`, in which the field is at `slot`: one read when it is.
     #[inline]
-    pub fn get_at(&self, layout: &'static Layout, slot: u32, field: Symbol) -> Option<Value> {
+    pub fn get_word_at(&self, layout: &'static Layout, slot: u32, field: Symbol) -> Option<Word> {
         // SAFETY: a pinned object cell is live; when its layout is `layout`
         // it has slot `slot`.
         let w = unsafe {
-            if cell::word_at(self.cell(), LAYOUT) != layout as *const Layout as Word {
-                return self.get(field);
+            if cell::word_at(self.cell(), LAYOUT) == layout as *const Layout as Word {
+                cell::word_at(self.cell(), SLOTS + 8 * slot as usize)
+            } else {
+                self.slot_word(field)?
             }
-            cell::word_at(self.cell(), SLOTS + 8 * slot as usize)
         };
-        if w == UNSET {
-            return None;
-        }
-        super::to_value(w).ok()
+        (w != UNSET).then_some(w)
     }
 
     /// Whether the object's class is `class`.

@@ -4,6 +4,7 @@
 //! code. One home for what they do and the errors they raise
 //! (LANGUAGE.md §6); compiled code's inline fast paths fall back here.
 
+use crate::heap::word::Word;
 use crate::heap::{Layout, NoSlot, Obj};
 use crate::symbol::Symbol;
 use crate::value::Value;
@@ -34,9 +35,9 @@ pub fn try_get(obj: &Value, field: Symbol) -> Option<Value> {
 /// [`try_get`] where the program's `layout` puts `field` at `slot` (the
 /// interpreter resolves that once).
 #[inline]
-pub fn try_get_at(obj: &Value, field: Symbol, layout: &'static Layout, slot: u32) -> Option<Value> {
+pub fn try_get_at(obj: &Value, field: Symbol, layout: &'static Layout, slot: u32) -> Option<Word> {
     match obj {
-        Value::Object(o) => o.get_at(layout, slot, field),
+        Value::Object(o) => o.get_word_at(layout, slot, field),
         _ => None,
     }
 }

@@ -13,6 +13,10 @@ use super::error::{ErrorKind, Location, RuntimeError};
 use super::hot::{Key, Profiler};
 use crate::ast::Program;
 use crate::env::Env;
+use crate::heap::{
+    self,
+    word::{self, Word},
+};
 use crate::symbol::Symbol;
 use crate::syntax::readable_print::{stmt_to_string, terminator_to_string};
 use crate::value::Value;
@@ -84,6 +88,29 @@ impl Frame {
                 *s = Some(v);
             }
         }
+    }
+
+    /// Writes the value of `w`, a word read from a field (never unbound).
+    /// Integers and objects are written straight into the slot: a value
+    /// built in a temporary by several paths is copied with a load that
+    /// waits for the temporary's partial stores (a stalled copy per read).
+    #[inline(always)]
+    fn write_word(&mut self, slot: Slot, w: Word) {
+        let s = &mut self.slots[slot as usize];
+        let old = s.take();
+        if old.is_none() {
+            self.order.push(slot);
+        }
+        if word::is_int(w) {
+            *s = Some(Value::Int(word::untag_int(w)));
+        } else if let Some(o) = heap::to_object(w) {
+            *s = Some(Value::Object(o));
+        } else {
+            let v = heap::to_value(w);
+            debug_assert!(v.is_ok(), "fields hold bound words");
+            *s = v.ok();
+        }
+        drop(old);
     }
 
     /// The value of `slot`, if bound.
@@ -547,6 +574,15 @@ impl<'a> Machine<'a> {
                 }
                 match s {
                     CStmt::Op2 { dst, op, lhs, rhs } => {
+                        // Integers of 64 bits: no copies, no call.
+                        if let OpRef::Op(o) = op {
+                            if let (Value::Int(x), Value::Int(y)) = (borrow!(lhs, i), borrow!(rhs, i)) {
+                                if let Some(r) = o.eval_ints(*x, *y) {
+                                    frame.write(*dst, Value::Int(r));
+                                    continue;
+                                }
+                            }
+                        }
                         let (x, y) = (read!(lhs, i), read!(rhs, i));
                         let r = match op {
                             OpRef::Op(op) => op.eval2(&x, &y),
@@ -575,7 +611,7 @@ impl<'a> Machine<'a> {
                     CStmt::Get { dst, obj, field, slot } => {
                         let o = borrow!(obj, i);
                         match objects::try_get_at(o, *field, compiled.layout, *slot) {
-                            Some(v) => frame.write(*dst, v),
+                            Some(w) => frame.write_word(*dst, w),
                             None => fail!(objects::get_error(o, *field), i),
                         }
                     }

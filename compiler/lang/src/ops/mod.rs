@@ -405,6 +405,28 @@ impl Op {
         }
     }
 
+    /// A two-operand operation on two `i64`s, when its result is an `i64`
+    /// too: `None` on overflow, a zero divisor, or an operation that does
+    /// not take integers. The interpreters' fast path, before [`Op::eval2`].
+    #[inline]
+    pub fn eval_ints(self, x: i64, y: i64) -> Option<i64> {
+        match self {
+            Op::Add => x.checked_add(y),
+            Op::Sub => x.checked_sub(y),
+            Op::Mul => x.checked_mul(y),
+            // Only MIN / -1 overflows; checked_div catches it (and 0).
+            Op::Div => x.checked_div(y).map(|_| Integer::div_floor(&x, &y)),
+            Op::Mod => x.checked_rem(y).map(|_| Integer::mod_floor(&x, &y)),
+            Op::Lt => Some((x < y) as i64),
+            Op::Le => Some((x <= y) as i64),
+            Op::Gt => Some((x > y) as i64),
+            Op::Ge => Some((x >= y) as i64),
+            Op::Eq => Some((x == y) as i64),
+            Op::Ne => Some((x != y) as i64),
+            _ => None,
+        }
+    }
+
     fn type_error(self, got: &Value) -> OpError {
         OpError::Type { op: self, expected: self.info().operands, got: got.clone() }
     }
@@ -430,18 +452,7 @@ impl Op {
     fn arith(self, a: &Value, b: &Value) -> Result<Value, OpError> {
         self.check_ints(a, b)?;
         if let (Value::Int(x), Value::Int(y)) = (a, b) {
-            let (x, y) = (*x, *y);
-            let fast = match self {
-                Op::Add => x.checked_add(y),
-                Op::Sub => x.checked_sub(y),
-                Op::Mul => x.checked_mul(y),
-                Op::Div | Op::Mod if y == 0 => return Err(OpError::DivByZero { op: self }),
-                // Only MIN / -1 overflows; checked_div catches it.
-                Op::Div => x.checked_div(y).map(|_| Integer::div_floor(&x, &y)),
-                Op::Mod => x.checked_rem(y).map(|_| Integer::mod_floor(&x, &y)),
-                _ => unreachable!(),
-            };
-            if let Some(r) = fast {
+            if let Some(r) = self.eval_ints(*x, *y) {
                 return Ok(Value::Int(r));
             }
         }
@@ -465,6 +476,25 @@ mod tests {
 
     fn int(i: i64) -> Value {
         Value::Int(i)
+    }
+
+    #[test]
+    fn the_integer_fast_path_agrees_with_eval2() {
+        let edges = [i64::MIN, i64::MIN + 1, -7, -1, 0, 1, 3, 7, i64::MAX - 1, i64::MAX];
+        for op in Op::ALL.iter().copied().filter(|op| op.arity() == 2) {
+            for x in edges {
+                for y in edges {
+                    if let Some(r) = op.eval_ints(x, y) {
+                        assert_eq!(op.eval2(&int(x), &int(y)), Ok(int(r)), "{op:?} {x} {y}");
+                    } else if op != Op::ReadList && (op, x, y) != (Op::Mod, i64::MIN, -1) {
+                        // Only overflow and zero divisors leave the fast path
+                        // (and MIN % -1, whose remainder overflows in Rust).
+                        let slow = op.eval2(&int(x), &int(y));
+                        assert!(!matches!(slow, Ok(Value::Int(_))), "{op:?} {x} {y}: {slow:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
