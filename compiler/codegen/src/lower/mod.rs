@@ -1142,6 +1142,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// `op` on any operands: inline on small integers (`known` says which
     /// operands need no tag test), the runtime otherwise.
     fn op(&mut self, op: Op, args: &[ClValue], known: [bool; 2], divisor: Option<i64>) -> ClValue {
+        if inline_word(op) && known == [true, true] && !small_op_can_fail(op, divisor) {
+            // No slow path at all: a runtime call, even one never reached,
+            // is a safepoint that the values live across it are spilled
+            // around (at every definition and use).
+            return self.small_op(op, args[0], args[1], None, divisor);
+        }
         let join = self.b.create_block();
         self.b.append_block_param(join, types::I64);
         let slow = self.b.create_block();
@@ -1194,8 +1200,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
                 r
             }
-            Op::Mod if divisor.is_some() => self.mod_by_constant(a, b, divisor.unwrap_or(1), slow),
-            Op::Div | Op::Mod => self.floor_div_mod(op, a, b, slow),
+            // A positive constant divisor: no zero to divide by, and the
+            // quotient is no bigger than the dividend: no slow path.
+            Op::Mod if divisor.is_some() => self.mod_by_constant(a, b, divisor.unwrap_or(1)),
+            Op::Div | Op::Mod => self.floor_div_mod(op, a, b, slow.filter(|_| divisor.is_none())),
             _ => {
                 let c = self.b.ins().icmp(int_cc(op), a, b);
                 let one = self.konst(ONE as i64);
@@ -1317,13 +1325,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// `a mod k` — in one 32-bit remainder by a constant (which Cranelift
     /// turns into a multiply), with no untagging or retagging on the way;
     /// other values take the general path.
-    fn mod_by_constant(
-        &mut self,
-        a: ClValue,
-        b: ClValue,
-        k: i64,
-        slow: Option<cranelift_codegen::ir::Block>,
-    ) -> ClValue {
+    fn mod_by_constant(&mut self, a: ClValue, b: ClValue, k: i64) -> ClValue {
         let (quick, general, out) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
         self.b.append_block_param(out, types::I64);
         // The word 2a + 1 is below 2^32 exactly when 0 <= a < 2^31.
@@ -1336,7 +1338,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let word = self.b.ins().uextend(types::I64, word);
         self.b.ins().jump(out, &[BlockArg::Value(word)]);
         self.b.switch_to_block(general);
-        let word = self.floor_div_mod(Op::Mod, a, b, slow);
+        let word = self.floor_div_mod(Op::Mod, a, b, None);
         self.b.ins().jump(out, &[BlockArg::Value(word)]);
         self.b.switch_to_block(out);
         self.b.block_params(out)[0]
@@ -1469,6 +1471,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 /// Operations with an inline path on small integers.
 fn inline_word(op: Op) -> bool {
     matches!(op, Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne)
+}
+
+/// Whether `small_op` on two small integers can need the slow path: an
+/// overflow, a zero divisor (none when the divisor is a positive constant),
+/// a quotient that is not small.
+fn small_op_can_fail(op: Op, divisor: Option<i64>) -> bool {
+    match op {
+        Op::Add | Op::Sub | Op::Mul => true,
+        Op::Div | Op::Mod => divisor.is_none(),
+        _ => false,
+    }
 }
 
 fn is_comparison(op: Op) -> bool {
