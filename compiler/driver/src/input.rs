@@ -4,7 +4,7 @@
 
 use std::io::Read;
 
-use flowc_lang::syntax::prolog::parse_env;
+use flowc_lang::syntax::prolog::parse_env_of;
 use flowc_lang::{syntax, Program, Symbol, Value};
 
 use crate::Failure;
@@ -33,9 +33,10 @@ pub fn load(file: &str) -> Result<Program, Failure> {
 /// (not `flowc_lang::Env`, the interpreter's map).
 pub type StartEnv = Vec<(Symbol, Value)>;
 
-/// Parses an `--env`/`--static` list like `[x/10,y/20]`.
-pub fn env(text: &str) -> Result<StartEnv, Failure> {
-    parse_env(text).map_err(Failure::usage)
+/// Parses the list `[x/10,y/20]` given to `option` (`--env`, `--static`);
+/// an error names the option.
+pub fn env(option: &str, text: &str) -> Result<StartEnv, Failure> {
+    parse_env_of(option, text).map_err(Failure::usage)
 }
 
 /// The start label and environment: `--entry` or the first `entry` fact (or
@@ -46,7 +47,7 @@ pub fn start(program: &Program, entry: Option<&str>, env_text: Option<&str>) -> 
         None => program.default_entry().ok_or_else(|| Failure::input("the program has no blocks to run"))?,
     };
     let env = match env_text {
-        Some(t) => env(t)?,
+        Some(t) => env("--env", t)?,
         None => program.entry_env(label).map(<[_]>::to_vec).unwrap_or_default(),
     };
     Ok((label, env))

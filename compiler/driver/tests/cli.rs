@@ -383,6 +383,14 @@ fn usage_errors_exit_2() {
           |       ^
     "#]]
     .assert_eq(&stderr(&o));
+    let o = flowc(&["pe", "examples/gcd.fg", "--entry", "start", "--static", "[y/"], None);
+    assert_eq!(o.status.code(), Some(2));
+    expect![[r#"
+        flowc: --static:1:4: parse error: expected a term, found end of input
+        1 | [y/
+          |    ^
+    "#]]
+    .assert_eq(&stderr(&o));
     let o = flowc(&["run", "examples/power.pl", "--frobnicate"], None);
     assert_eq!(o.status.code(), Some(2));
     let o = flowc(&["run", "examples/power.pl", "--engine", "warp"], None);

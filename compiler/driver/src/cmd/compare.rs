@@ -44,7 +44,7 @@ fn show(result: Result<interp::Outcome, RuntimeError>) -> String {
 
 pub fn main(args: Args) -> Result<(), Failure> {
     let (program, label, mut env) = args.start.load()?;
-    let static_env = args.static_env.as_deref().map(input::env).transpose()?;
+    let static_env = args.static_env.as_deref().map(|t| input::env("--static", t)).transpose()?;
     for (k, v) in static_env.iter().flatten() {
         match env.iter_mut().find(|(n, _)| n == k) {
             Some((_, old)) if args.start.env.is_some() && old != v => {

@@ -40,7 +40,7 @@ pub struct Args {
 
 pub fn main(args: Args) -> Result<(), Failure> {
     let program = input::load(&args.file)?;
-    let static_env = input::env(&args.static_env)?;
+    let static_env = input::env("--static", &args.static_env)?;
     let entry = Symbol::intern(&args.entry);
     let residual = pe::specialize(&program, entry, &static_env, args.max_blocks).map_err(Failure::input)?;
     let out = residual.program(&program);

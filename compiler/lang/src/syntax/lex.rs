@@ -254,22 +254,36 @@ impl<'a> Line<'a> {
                 self.punct("]")?;
                 Ok(Value::list(items))
             }
+            // A name inside a list: the Prolog habit of bare atoms.
+            Some(Tok::Ident(s)) => Err(RawError::new(
+                self.pos(),
+                format!("expected a constant (integer, :atom or list), found `{s}`: atoms are written `:{s}`"),
+            )),
             _ => Err(self.error("a constant (integer, :atom or list)")),
         }
     }
 
     pub fn arg(&mut self) -> Result<Arg, RawError> {
         if self.at_name() {
-            Ok(Arg::Var(self.name("a variable")?))
-        } else {
-            Ok(Arg::Const(self.constant().map_err(|_| self.error("a variable or a constant"))?))
+            return Ok(Arg::Var(self.name("a variable")?));
+        }
+        let start = self.at;
+        match self.constant() {
+            Ok(v) => Ok(Arg::Const(v)),
+            // Inside a list, the list's own error says more.
+            Err(e) if self.at > start => Err(e),
+            Err(_) => Err(self.error("a variable or a constant")),
         }
     }
 
     pub fn done(&self) -> Result<(), RawError> {
         match self.peek() {
             None => Ok(()),
-            Some(t) => Err(RawError::new(self.pos(), format!("unexpected {} at the end of the line", describe(t)))),
+            Some(Tok::Punct(p)) if crate::ops::Op::from_infix(p).is_some() => Err(RawError::new(
+                self.pos(),
+                format!("unexpected `{p}`: a statement has one operator at most (compute the rest in statements of its own)"),
+            )),
+            Some(t) => Err(RawError::new(self.pos(), format!("unexpected {} after the end of the statement", describe(t)))),
         }
     }
 }
@@ -281,5 +295,29 @@ pub fn describe(t: &Tok) -> String {
         Tok::Atom(s) => format!("atom `:{s}`"),
         Tok::Int(v) => format!("`{v}`"),
         Tok::Punct(p) => format!("`{p}`"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    fn error(src: &str) -> String {
+        match crate::syntax::parse("t", src) {
+            Ok(_) => String::new(),
+            Err(e) => format!("{}:{}: {}", e.line, e.column, e.message),
+        }
+    }
+
+    #[test]
+    fn errors_say_what_the_readable_syntax_wants() {
+        assert_eq!(
+            error("start:\n    x = 1 + 2 + 3\n"),
+            "2:15: unexpected `+`: a statement has one operator at most (compute the rest in statements of its own)"
+        );
+        assert_eq!(
+            error("start:\n    print_and_stop([:a, b])\n"),
+            "2:25: expected a constant (integer, :atom or list), found `b`: atoms are written `:b`"
+        );
+        assert_eq!(error("start:\n    goto a b\n"), "2:12: unexpected `b` after the end of the statement");
+        assert_eq!(error("start:\n    x = \n"), "2:9: expected a variable or a constant, found end of line");
     }
 }

@@ -50,10 +50,13 @@ pub fn detect(src: &str) -> Syntax {
 
 /// Parses `src` in the syntax its content shows.
 pub fn parse(file: &str, src: &str) -> Result<Program, ParseError> {
-    parse_as(detect(src), file, src)
+    parse_as(detect(src.strip_prefix('\u{feff}').unwrap_or(src)), file, src)
 }
 
+/// A UTF-8 byte-order mark (which some editors write, and nobody sees) is
+/// skipped.
 pub fn parse_as(syntax: Syntax, file: &str, src: &str) -> Result<Program, ParseError> {
+    let src = src.strip_prefix('\u{feff}').unwrap_or(src);
     match syntax {
         Syntax::Prolog => prolog::parse(file, src),
         Syntax::Readable => readable::parse(file, src),

@@ -30,12 +30,19 @@ fn parse_raw(src: &str) -> Result<Program, RawError> {
         validator.item(&item, clause.pos)?;
         program.items.push(item);
     }
+    validator.finish()?;
     Ok(program)
 }
 
 /// Parses an environment list `[x/10, y/foo]` (the `--env` syntax).
 pub fn parse_env(src: &str) -> Result<Vec<(Symbol, Value)>, ParseError> {
-    Reader::new(src).whole_term().and_then(|t| env(&t)).map_err(|e| e.locate("--env", src))
+    parse_env_of("--env", src)
+}
+
+/// [`parse_env`] for the command-line option `option` (`--static`, ...),
+/// which errors name as their place.
+pub fn parse_env_of(option: &str, src: &str) -> Result<Vec<(Symbol, Value)>, ParseError> {
+    Reader::new(src).whole_term().and_then(|t| env(&t)).map_err(|e| e.locate(option, src))
 }
 
 fn err(t: &Term, msg: impl Into<String>) -> RawError {

@@ -58,6 +58,7 @@ impl Parser {
         }
         self.finish_block()?;
         self.finish_function(offset)?;
+        self.validator.finish()?;
         Ok(self.program)
     }
 
