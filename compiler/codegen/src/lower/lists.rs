@@ -36,7 +36,8 @@ impl Lowerer<'_, '_> {
         let non_zero = self.b.ins().icmp_imm_s(IntCC::NotEqual, list, 0);
         let mut go = self.b.ins().band(pointer_tag, non_zero);
         if !index_small {
-            let int = self.b.ins().band_imm_s(index, word::INT_TAG as i64);
+            let tag = self.b.ins().band_imm_s(index, word::INT_TAG as i64);
+            let int = self.b.ins().icmp_imm_s(IntCC::NotEqual, tag, 0);
             go = self.b.ins().band(go, int);
         }
         let is_cell = self.b.create_block();
