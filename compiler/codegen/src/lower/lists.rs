@@ -31,10 +31,7 @@ impl Lowerer<'_, '_> {
         slow: Block,
     ) -> ClValue {
         let flags = MemFlagsData::trusted();
-        let tag = self.b.ins().band_imm_s(list, word::TAG_MASK as i64);
-        let pointer_tag = self.b.ins().icmp_imm_s(IntCC::Equal, tag, 0);
-        let non_zero = self.b.ins().icmp_imm_s(IntCC::NotEqual, list, 0);
-        let mut go = self.b.ins().band(pointer_tag, non_zero);
+        let mut go = self.is_pointer(list);
         if !index_small {
             let tag = self.b.ins().band_imm_s(index, word::INT_TAG as i64);
             let int = self.b.ins().icmp_imm_s(IntCC::NotEqual, tag, 0);
@@ -44,9 +41,7 @@ impl Lowerer<'_, '_> {
         self.b.ins().brif(go, is_cell, &[], slow, &[]);
 
         self.b.switch_to_block(is_cell);
-        let meta = self.b.ins().load(types::I64, flags, list, cell::META as i32);
-        let kind = self.b.ins().band_imm_s(meta, cell::KIND_MASK as i64);
-        let boxed = self.b.ins().icmp_imm_s(IntCC::Equal, kind, BOXED_KIND as i64);
+        let boxed = self.cell_is(list, BOXED_KIND);
         let is_boxed = self.b.create_block();
         self.b.ins().brif(boxed, is_boxed, &[], slow, &[]);
 

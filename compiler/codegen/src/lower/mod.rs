@@ -890,6 +890,24 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
     }
 
+    /// Whether word `w` points at a heap cell (tag 0, not the stop word),
+    /// as a condition.
+    fn is_pointer(&mut self, w: ClValue) -> ClValue {
+        let tag = self.b.ins().band_imm_s(w, word::TAG_MASK as i64);
+        let pointer_tag = self.b.ins().icmp_imm_s(IntCC::Equal, tag, 0);
+        let non_zero = self.b.ins().icmp_imm_s(IntCC::NotEqual, w, 0);
+        self.b.ins().band(pointer_tag, non_zero)
+    }
+
+    /// Whether cell `c` (a pointer word) is of `kind`
+    /// ([`flowc_lang::heap::cell`]), as a condition.
+    fn cell_is(&mut self, c: ClValue, kind: u64) -> ClValue {
+        use flowc_lang::heap::cell;
+        let meta = self.b.ins().load(types::I64, MemFlagsData::trusted(), c, cell::META as i32);
+        let k = self.b.ins().band_imm_s(meta, cell::KIND_MASK as i64);
+        self.b.ins().icmp_imm_s(IntCC::Equal, k, kind as i64)
+    }
+
     /// Stops (raising `key_not_found`) if `v` is an unbound word.
     fn fail_if_unbound(&mut self, v: ClValue) {
         let tag = self.b.ins().band_imm_s(v, word::TAG_MASK as i64);

@@ -60,18 +60,12 @@ impl Lowerer<'_, '_> {
     /// Branches to `yes` when word `w` points at an object cell of the
     /// code's layout, else to `no`.
     fn if_object_of_layout(&mut self, w: ClValue, yes: Block, no: Block) {
-        let flags = MemFlagsData::trusted();
-        let tag = self.b.ins().band_imm_s(w, word::TAG_MASK as i64);
-        let pointer_tag = self.b.ins().icmp_imm_s(IntCC::Equal, tag, 0);
-        let non_zero = self.b.ins().icmp_imm_s(IntCC::NotEqual, w, 0);
-        let pointer = self.b.ins().band(pointer_tag, non_zero);
+        let pointer = self.is_pointer(w);
         let is_cell = self.b.create_block();
         self.b.ins().brif(pointer, is_cell, &[], no, &[]);
         self.b.switch_to_block(is_cell);
-        let meta = self.b.ins().load(types::I64, flags, w, cell::META as i32);
-        let kind = self.b.ins().band_imm_s(meta, cell::KIND_MASK as i64);
-        let object = self.b.ins().icmp_imm_s(IntCC::Equal, kind, OBJECT as i64);
-        let laid_out = self.b.ins().load(types::I64, flags, w, cell::LAYOUT as i32);
+        let object = self.cell_is(w, OBJECT);
+        let laid_out = self.b.ins().load(types::I64, MemFlagsData::trusted(), w, cell::LAYOUT as i32);
         let expected = self.layout_word();
         let same = self.b.ins().icmp(IntCC::Equal, laid_out, expected);
         let both = self.b.ins().band(object, same);
@@ -198,21 +192,15 @@ impl Lowerer<'_, '_> {
     /// Whether word `obj` is an object of `class`, as a condition; an
     /// unbound word leaves for the runtime, which raises its error.
     pub(super) fn is_class(&mut self, obj: ClValue, class: Symbol) -> ClValue {
-        let flags = MemFlagsData::trusted();
         let join = self.b.create_block();
         self.b.append_block_param(join, types::I8);
         let is_cell = self.b.create_block();
         let other = self.b.create_block();
-        let tag = self.b.ins().band_imm_s(obj, word::TAG_MASK as i64);
-        let pointer_tag = self.b.ins().icmp_imm_s(IntCC::Equal, tag, 0);
-        let non_zero = self.b.ins().icmp_imm_s(IntCC::NotEqual, obj, 0);
-        let pointer = self.b.ins().band(pointer_tag, non_zero);
+        let pointer = self.is_pointer(obj);
         self.b.ins().brif(pointer, is_cell, &[], other, &[]);
         self.b.switch_to_block(is_cell);
-        let meta = self.b.ins().load(types::I64, flags, obj, cell::META as i32);
-        let kind = self.b.ins().band_imm_s(meta, cell::KIND_MASK as i64);
-        let object = self.b.ins().icmp_imm_s(IntCC::Equal, kind, OBJECT as i64);
-        let c = self.b.ins().uload32(flags, obj, cell::CLASS as i32);
+        let object = self.cell_is(obj, OBJECT);
+        let c = self.b.ins().uload32(MemFlagsData::trusted(), obj, cell::CLASS as i32);
         let same = self.b.ins().icmp_imm_s(IntCC::Equal, c, class.index() as i64);
         let is = self.b.ins().band(object, same);
         self.b.ins().jump(join, &[BlockArg::Value(is)]);

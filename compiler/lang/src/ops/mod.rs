@@ -414,9 +414,11 @@ impl Op {
             Op::Add => x.checked_add(y),
             Op::Sub => x.checked_sub(y),
             Op::Mul => x.checked_mul(y),
-            // Only MIN / -1 overflows; checked_div catches it (and 0).
-            Op::Div => x.checked_div(y).map(|_| Integer::div_floor(&x, &y)),
-            Op::Mod => x.checked_rem(y).map(|_| Integer::mod_floor(&x, &y)),
+            // A zero divisor, and MIN / -1 (whose quotient overflows, and
+            // whose remainder Rust computes by the same overflowing division).
+            Op::Div | Op::Mod if y == 0 || (x == i64::MIN && y == -1) => None,
+            Op::Div => Some(Integer::div_floor(&x, &y)),
+            Op::Mod => Some(Integer::mod_floor(&x, &y)),
             Op::Lt => Some((x < y) as i64),
             Op::Le => Some((x <= y) as i64),
             Op::Gt => Some((x > y) as i64),
