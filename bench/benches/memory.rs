@@ -87,8 +87,9 @@ fn parse_stats(stderr: &str, wall: f64) -> (f64, f64, String) {
     let secs = stderr
         .lines()
         .find(|l| l.starts_with("stats: engine"))
-        .and_then(|l| l.rsplit(", ").next())
-        .and_then(|ms| ms.trim_end_matches(" ms").parse::<f64>().ok())
+        .and_then(|l| l.split("allocations, ").nth(1))
+        .and_then(|rest| rest.split(" ms").next())
+        .and_then(|ms| ms.parse::<f64>().ok())
         .map_or(wall, |ms| ms / 1e3);
     let heap = stderr.lines().find(|l| l.starts_with("heap:")).unwrap_or("").to_owned();
     let peak = heap

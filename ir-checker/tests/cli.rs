@@ -37,6 +37,12 @@ fn valid_file_exits_0() {
     let path = file("valid.ir", common::FIB);
     let out = ir_check(&[&path], "");
     assert_eq!(out.status.code(), Some(0));
+    expect![[r#"
+        ir-check: 1 file valid (2 functions, 4 blocks, 7 instructions)
+    "#]]
+    .assert_eq(&stderr(&out, &path));
+    let out = ir_check(&["-q", &path], "");
+    assert_eq!(out.status.code(), Some(0));
     assert_eq!(stderr(&out, &path), "");
 }
 
@@ -80,7 +86,7 @@ fn bad_usage_exits_2() {
     let out = ir_check(&[], "");
     assert_eq!(out.status.code(), Some(2));
     expect![[r#"
-        usage: ir-check FILE...   (FILE `-` reads standard input)
+        usage: ir-check [-q] FILE...   (FILE `-` reads standard input; -q: nothing on success)
     "#]]
     .assert_eq(&String::from_utf8_lossy(&out.stderr));
     assert_eq!(ir_check(&["--frobnicate"], "").status.code(), Some(2));

@@ -11,7 +11,7 @@ use cranelift_jit::{ArenaMemoryProvider, JITBuilder, JITModule};
 
 use flowc_ir::{Function, FunctionKind, Module};
 use flowc_lang::heap::{Layout, Root};
-use flowc_lang::interp::{ErrorKind, Outcome, RuntimeError};
+use flowc_lang::interp::{Counts, ErrorKind, Outcome, RuntimeError};
 use flowc_lang::{Symbol, Value};
 
 use crate::define::{self, isa, Options, Version};
@@ -224,6 +224,17 @@ impl Native {
         env: &[(Symbol, Value)],
         config: &flowc_lang::interp::Config,
     ) -> Result<Outcome, RuntimeError> {
+        self.run_counted(env, config).0
+    }
+
+    /// [`Native::run_with`], also returning what the run did when it ends
+    /// in an error: the allocations, and the loop iterations counted
+    /// under `--fuel` (compiled code counts nothing else).
+    pub fn run_counted(
+        &self,
+        env: &[(Symbol, Value)],
+        config: &flowc_lang::interp::Config,
+    ) -> (Result<Outcome, RuntimeError>, Counts) {
         let mut ctx = self.unit.context(config.max_depth);
         if let Some(fuel) = config.fuel {
             (ctx.fuel, ctx.fuel_limit) = (fuel.max(1), fuel);
@@ -245,13 +256,18 @@ impl Native {
         let activation = unsafe { Activation::enter(&mut ctx) };
         self.unit.call(&args, &mut ctx);
         drop(activation);
+        let counts = Counts {
+            steps: if config.fuel.is_some() { ctx.fuel_limit.saturating_sub(ctx.fuel) } else { 0 },
+            allocations: ctx.allocations,
+        };
         if let Some(kind) = ctx.error.take() {
-            return Err(RuntimeError { kind, at: self.unit.location(&ctx) });
+            return (Err(RuntimeError { kind, at: self.unit.location(&ctx) }), counts);
         }
-        match ctx.output.take() {
-            Some(value) => Ok(Outcome { value, steps: 0, allocations: ctx.allocations }),
+        let result = match ctx.output.take() {
+            Some(value) => Ok(Outcome { value, steps: counts.steps, allocations: ctx.allocations }),
             None => Err(RuntimeError { kind: ErrorKind::ReturnOutsideFunction, at: None }),
-        }
+        };
+        (result, counts)
     }
 }
 

@@ -4,6 +4,7 @@
 
 use std::io::Read;
 
+use flowc_lang::interp::{Compiled, ErrorKind, Liveness, RuntimeError};
 use flowc_lang::syntax::prolog::parse_env_of;
 use flowc_lang::{syntax, Program, Symbol, Value};
 
@@ -51,6 +52,51 @@ pub fn start(program: &Program, entry: Option<&str>, env_text: Option<&str>) -> 
         None => program.entry_env(label).map(<[_]>::to_vec).unwrap_or_default(),
     };
     Ok((label, env))
+}
+
+/// The failure for a run from `label` with `env` that ended in `e`. When
+/// `e` is a variable the start label reads before writing it, and the
+/// environment does not give it, a note names every variable the label
+/// needs (a label without its own `entry` fact starts with an empty
+/// environment unless `--env` gives one).
+pub fn run_failure(program: &Program, label: Symbol, env: &StartEnv, e: RuntimeError) -> Failure {
+    let needed = match e.kind {
+        ErrorKind::Unbound(v) => needed_at(program, label, env).filter(|needed| needed.contains(&v)),
+        _ => None,
+    };
+    let Some(needed) = needed else { return Failure::input(e) };
+    let names: Vec<String> = needed.iter().map(|v| format!("`{v}`")).collect();
+    let example: Vec<String> = needed.iter().map(|v| format!("{v}/0")).collect();
+    let given = if env.is_empty() {
+        "the start environment is empty".to_string()
+    } else {
+        let given: Vec<String> = env.iter().map(|(k, _)| format!("`{k}`")).collect();
+        format!("the start environment gives {}", given.join(", "))
+    };
+    Failure::input(format!(
+        "{e}\n  note: label `{label}` reads {} before writing {}; {given}: give {} with --env, e.g. --env '[{}]'",
+        names.join(", "),
+        if needed.len() == 1 { "it" } else { "them" },
+        if needed.len() == 1 { "it" } else { "them" },
+        example.join(",")
+    ))
+}
+
+/// The variables main-graph label `label` may read before writing them
+/// that `env` does not give, in the graph's variable order; `None` when the
+/// label is not in the main graph.
+fn needed_at(program: &Program, label: Symbol, env: &StartEnv) -> Option<Vec<Symbol>> {
+    let compiled = Compiled::new(program, &[]);
+    let main = compiled.graphs.first()?;
+    let &block = main.labels.get(&label)?;
+    let live = Liveness::of(main);
+    Some(
+        live.live_at(block)
+            .into_iter()
+            .map(|slot| main.slot_names[slot as usize])
+            .filter(|v| !env.iter().any(|(k, _)| k == v))
+            .collect(),
+    )
 }
 
 /// FILE and `--entry`: the program and the label its main graph starts at.

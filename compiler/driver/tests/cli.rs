@@ -75,7 +75,8 @@ fn reads_standard_input() {
     let o = flowc(&["run", "-"], Some(&src));
     assert_eq!(stdout(&o), "10000000000\n");
     let o = flowc(&["fmt", "-", "--syntax", "readable"], Some(&src));
-    assert!(stdout(&o).starts_with("power:\n    res = 1\n"), "{}", stdout(&o));
+    assert!(stdout(&o).starts_with("# Part 1: x to the power y.\n"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("\npower:\n    res = 1\n"), "{}", stdout(&o));
 }
 
 /// Runs an error-corpus program and checks status 1, empty stdout, and stderr.
@@ -96,6 +97,7 @@ fn unbound_variable() {
         expect![[r#"
             flowc: runtime error: unbound variable `y` [key_not_found(y)]
               at block `power`, terminator: if y goto power_rec else goto power_done
+              note: label `power` reads `y` before writing it; the start environment gives `x`: give it with --env, e.g. --env '[y/0]'
         "#]],
     );
 }
@@ -480,7 +482,8 @@ fn ir_engine_runs_programs() {
         &["--engine", "ir"],
         expect![[r#"
             flowc: runtime error: unbound variable `y` [key_not_found(y)]
-              at block `power`, terminator: branch v0, b1, b2
+              at block `power`, terminator: if y goto power_rec else goto power_done
+              note: label `power` reads `y` before writing it; the start environment gives `x`: give it with --env, e.g. --env '[y/0]'
         "#]],
     );
 }
@@ -544,4 +547,166 @@ fn build_describes_env_as_the_executables_default() {
     assert!(build.contains("The environment the executable runs with when given none"), "{build}");
     let run = stdout(&flowc(&["run", "--help"], None));
     assert!(run.contains("The start environment"), "{run}");
+}
+
+/// `--stats` reports a run that ends in an error too, and under `native`
+/// says that compiled code counts no statements and how long compiling took.
+#[test]
+fn stats_report_runs_that_fail_and_native_compile_time() {
+    for engine in ["interp", "ir", "native", "jit"] {
+        let o = flowc(&["run", "--engine", engine, "--stats", "tests/corpus/errors/negative_index.fg"], None);
+        assert_eq!(o.status.code(), Some(1), "{engine}");
+        let err = stderr(&o);
+        let line = err.lines().find(|l| l.starts_with("stats: engine")).unwrap_or_else(|| panic!("{engine}: {err}"));
+        assert!(line.ends_with(", ended in an error"), "{engine}: {line}");
+        assert!(err.contains("heap: "), "{engine}: {err}");
+        assert!(err.contains("[index_out_of_range]"), "{engine}: {err}");
+    }
+    let o = flowc(&["run", "--engine", "interp", "--stats", "tests/corpus/errors/negative_index.fg"], None);
+    assert!(stderr(&o).contains("stats: engine interp, 1 steps, "), "{}", stderr(&o));
+    let o = flowc(&["run", "--engine", "native", "--stats", "examples/power.pl"], None);
+    let err = stderr(&o);
+    assert!(err.contains("statements not counted by compiled code"), "{err}");
+    assert!(err.contains(" ms compiling, "), "{err}");
+    assert!(!err.contains("0 steps"), "{err}");
+    let o = flowc(&["run", "--engine", "native", "--fuel", "1000", "--stats", "examples/power.pl"], None);
+    assert!(stderr(&o).contains("stats: engine native, 10 loop iterations"), "{}", stderr(&o));
+}
+
+/// `flowc fmt` keeps comments: own-line ones where they stand, those at
+/// the end of a line on a line of their own before it, in both syntaxes;
+/// converting there and back gives the same text.
+#[test]
+fn fmt_keeps_comments() {
+    let src = "# header\nentry main(n = 3)  # the start\n\n# the loop\nmain:\n    # count down\n    c = n > 0  # test\n    if c goto more else goto out\nmore:\n    n = n - 1\n    # back\n    goto main\n\nfunction f(x):\n    # its entry\n    s:\n        return x\nout:\n    print_and_stop(n)\n# the end\n";
+    let prolog = stdout(&flowc(&["fmt", "-"], Some(src)));
+    expect![[r#"
+        % header
+        % the start
+        entry(main, [n/3]).
+
+        % the loop
+        block(main,
+                    % count down
+                    % test
+                    op2(c, gt, var(n), const(0),
+                    if(c, more, out))).
+
+        block(more, op2(n, sub, var(n), const(1),
+                    % back
+                    jump(main))).
+
+        function(f, [x], [
+            % its entry
+            block(s, return(var(x)))
+        ]).
+
+        block(out, print_and_stop(var(n))).
+        % the end
+    "#]]
+    .assert_eq(&prolog);
+    let readable = stdout(&flowc(&["fmt", "-", "--syntax", "readable"], Some(&prolog)));
+    expect![[r#"
+        # header
+        # the start
+        entry main(n = 3)
+
+        # the loop
+        main:
+            # count down
+            # test
+            c = n > 0
+            if c goto more else goto out
+
+        more:
+            n = n - 1
+            # back
+            goto main
+
+        function f(x):
+            # its entry
+            s:
+                return x
+
+        out:
+            print_and_stop(n)
+        # the end
+    "#]]
+    .assert_eq(&readable);
+    assert_eq!(stdout(&flowc(&["fmt", "-"], Some(&readable))), prolog);
+    assert_eq!(stdout(&flowc(&["fmt", "-", "--syntax", "readable"], Some(&readable))), readable);
+    // `/* */` comments become comment lines.
+    let block = stdout(&flowc(&["fmt", "-"], Some("/* one\n two */\nblock(a, print_and_stop(const(1))).\n")));
+    assert_eq!(block, "% one\n% two\nblock(a, print_and_stop(const(1))).\n");
+}
+
+/// `--verify-each` says on stderr what it checked when all is well, and
+/// nothing with `-q`.
+#[test]
+fn verify_each_says_what_it_checked() {
+    let o = flowc(&["opt", "examples/power.pl", "--verify-each"], None);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        stderr(&o).starts_with(
+            "flowc opt: the IR checker accepted the module after the front end and each of the 8 passes ("
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let o = flowc(&["opt", "examples/power.pl", "--verify-each", "-q"], None);
+    assert_eq!(stderr(&o), "");
+}
+
+/// `flowc trace` says when no loop closed; from a label without an
+/// environment it names the variables the label needs.
+#[test]
+fn trace_explains_no_loop_and_missing_variables() {
+    let o = flowc(&["trace", "examples/power.pl", "--entry", "power"], None);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o), "10000000000\n");
+    assert!(stderr(&o).contains("no loop closed"), "{}", stderr(&o));
+    let o = flowc(&["trace", "tests/corpus/shapes/function_loop.fg", "--entry", "again"], None);
+    assert_eq!(o.status.code(), Some(1));
+    expect![[r#"
+        flowc: runtime error: unbound variable `k` [key_not_found(k)]
+          at block `again`, terminator: if k goto call_it else goto done
+          note: label `again` reads `total`, `k`, `n` before writing them; the start environment is empty: give them with --env, e.g. --env '[total/0,k/0,n/0]'
+    "#]]
+    .assert_eq(&stderr(&o));
+}
+
+/// `flowc trace --format readable` writes calls in the readable syntax's
+/// words, not as Prolog terms.
+#[test]
+fn readable_traces_have_no_prolog_terms() {
+    let o = flowc(
+        &[
+            "trace",
+            "tests/corpus/shapes/function_loop.fg",
+            "--entry",
+            "again",
+            "--env",
+            "[total/0,k/3,n/4]",
+            "--format",
+            "readable",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("enter r = call sum(n) then add\n"), "{out}");
+    assert!(out.contains("leave return t\n"), "{out}");
+    assert!(!out.contains("enter(") && !out.contains("leave(") && !out.contains("var("), "{out}");
+}
+
+/// The IR engine reports errors at the source statement, as the
+/// interpreter does (also a jump to a missing label).
+#[test]
+fn ir_engine_errors_name_source_statements() {
+    for file in ["tests/corpus/errors/unknown_label.fg", "tests/corpus/errors/negative_index.fg"] {
+        let interp = flowc(&["run", file], None);
+        let ir = flowc(&["run", "--engine", "ir", file], None);
+        assert_eq!(stderr(&ir), stderr(&interp), "{file}");
+        assert!(!stderr(&ir).contains("block `b"), "{}", stderr(&ir));
+    }
 }

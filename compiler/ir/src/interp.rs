@@ -16,7 +16,7 @@ use smallvec::SmallVec;
 use flowc_lang::ast::Operator;
 use flowc_lang::heap::Layout;
 use flowc_lang::interp::objects;
-use flowc_lang::interp::{Config, ErrorKind, Location, Outcome, RuntimeError};
+use flowc_lang::interp::{Config, Counts, ErrorKind, Location, Outcome, RuntimeError};
 use flowc_lang::ops::{range, Form, Op};
 use flowc_lang::{Symbol, Value};
 
@@ -36,6 +36,8 @@ struct Frame<'m> {
     func: &'m Function,
     values: Vec<Option<Rt>>,
     block: BlockId,
+    /// The block control came from into `block`, if any.
+    from: Option<BlockId>,
     /// Where the caller continues: its block, the index after the call, and
     /// the call instruction.
     ret: Option<(BlockId, usize, InstId)>,
@@ -59,7 +61,18 @@ pub enum Exit {
 /// Runs the module's main function with the environment `env` (parameters
 /// are matched by name; missing ones are unbound).
 pub fn run(module: &Module, env: &[(Symbol, Value)], config: &Config) -> Result<Outcome, RuntimeError> {
-    let main = module.main().ok_or_else(|| internal("the module has no main function"))?;
+    run_counted(module, env, config).0
+}
+
+/// [`run`], also returning what the run did when it ends in an error.
+pub fn run_counted(
+    module: &Module,
+    env: &[(Symbol, Value)],
+    config: &Config,
+) -> (Result<Outcome, RuntimeError>, Counts) {
+    let Some(main) = module.main() else {
+        return (Err(internal("the module has no main function")), Counts::default());
+    };
     let mut m = Machine {
         module,
         layout: module.layout(),
@@ -79,11 +92,13 @@ pub fn run(module: &Module, env: &[(Symbol, Value)], config: &Config) -> Result<
             }
         })
         .collect();
-    match m.execute(main, args)? {
-        Exit::Printed(value) => Ok(Outcome { value, steps: m.steps, allocations: m.allocations }),
-        Exit::Returned(_) => Err(internal("main returned")),
-        Exit::GuardFailed { .. } | Exit::JumpedTo { .. } => Err(internal("a trace exit outside a trace")),
-    }
+    let result = match m.execute(main, args) {
+        Ok(Exit::Printed(value)) => Ok(Outcome { value, steps: m.steps, allocations: m.allocations }),
+        Ok(Exit::Returned(_)) => Err(internal("main returned")),
+        Ok(Exit::GuardFailed { .. } | Exit::JumpedTo { .. }) => Err(internal("a trace exit outside a trace")),
+        Err(e) => Err(e),
+    };
+    (result, Counts { steps: m.steps, allocations: m.allocations })
 }
 
 /// Runs trace `trace` (a function of kind `trace`, usually not in
@@ -132,6 +147,18 @@ pub fn call(module: &Module, name: Symbol, args: &[Value], config: &Config) -> R
     m.execute(func, args.iter().cloned().map(Rt::Val).collect())
 }
 
+/// The place of source site `site`, its text left for the caller to take
+/// from the program ([`Location::with_text`]).
+fn site_location(site: crate::Site) -> Location {
+    Location {
+        function: site.function,
+        block: site.block,
+        statement: site.statement as usize,
+        is_terminator: site.is_terminator,
+        text: String::new(),
+    }
+}
+
 fn internal(msg: &str) -> RuntimeError {
     RuntimeError { kind: ErrorKind::User(Symbol::intern(&format!("internal: {msg}"))), at: None }
 }
@@ -147,11 +174,20 @@ struct Machine<'m> {
 }
 
 impl<'m> Machine<'m> {
+    /// An error at instruction `index` of the frame's block (or at its
+    /// terminator): at the source statement the instruction comes from
+    /// when the front end recorded one (its text left for the caller to
+    /// take from the program, [`Location::with_text`]), else at the IR
+    /// instruction itself.
     fn error(&self, frame: &Frame, kind: ErrorKind, index: usize) -> RuntimeError {
         let f = frame.func;
         let data = &f.blocks[frame.block];
         let insts = BlockInsts::of(f, frame.block);
         let is_terminator = index >= insts.len();
+        let site = if is_terminator { f.sites.term(frame.block) } else { f.sites.inst(insts.at(index)) };
+        if let Some(site) = site {
+            return RuntimeError { kind, at: Some(site_location(site)) };
+        }
         let text = if is_terminator {
             print::terminator_to_string(&data.term)
         } else {
@@ -302,7 +338,15 @@ impl<'m> Machine<'m> {
                     start = resume_at;
                     continue;
                 }
-                Terminator::Trap(t) => return Err(self.error(&frame, t.error_kind(), n)),
+                Terminator::Trap(t) => {
+                    // The front end's one trap block per missing label has no
+                    // place of its own: the error is at the jump into it.
+                    let site = frame.from.filter(|_| f.sites.term(frame.block).is_none()).and_then(|b| f.sites.term(b));
+                    if let Some(site) = site {
+                        return Err(RuntimeError { kind: t.error_kind(), at: Some(site_location(site)) });
+                    }
+                    return Err(self.error(&frame, t.error_kind(), n));
+                }
                 Terminator::Exit { resume, label } => {
                     return Ok(Exit::GuardFailed { resume: *resume, label: *label, values: bound_values(&frame) });
                 }
@@ -340,6 +384,7 @@ impl<'m> Machine<'m> {
                 frame.values[dst.into_raw().into_u32() as usize] = v;
             }
         }
+        frame.from = Some(frame.block);
         frame.block = next;
     }
 
@@ -395,7 +440,7 @@ fn new_frame<'m>(func: &'m Function, args: Vec<Rt>) -> Frame<'m> {
     for (&p, a) in func.params.iter().zip(args) {
         values[p.into_raw().into_u32() as usize] = Some(a);
     }
-    Frame { func, values, block: func.entry, ret: None }
+    Frame { func, values, block: func.entry, from: None, ret: None }
 }
 
 fn bound_values(frame: &Frame) -> Vec<(crate::ValueId, Value)> {

@@ -172,8 +172,8 @@ impl Trace {
 
 /// The trace in the readable syntax: one operation per line.
 pub fn readable(t: &Trace) -> String {
-    use flowc_lang::ast::Stmt;
-    use flowc_lang::syntax::readable_print::{arg, constant, name, stmt};
+    use flowc_lang::ast::{Stmt, Terminator};
+    use flowc_lang::syntax::readable_print::{arg, constant, name, stmt, terminator};
     let mut out = String::new();
     for op in &t.ops {
         out.push_str("  ");
@@ -188,9 +188,28 @@ pub fn readable(t: &Trace) -> String {
                 Some(Stmt::Set { obj: obj.clone(), field: *field, value: value.clone() })
             }
             TraceOp::Guard { .. } => None,
-            TraceOp::Enter { .. } | TraceOp::Leave { .. } | TraceOp::Call { .. } => {
-                op.head_term().write(&mut out, Style::Write);
+            // Calls in the readable syntax's words: a followed call is the
+            // `call` terminator the trace went through, its frame's end the
+            // `return` it reached.
+            TraceOp::Enter { dst, func, args, next } => {
+                out.push_str("enter ");
+                let call = Terminator::Call { dst: *dst, func: *func, args: args.clone(), next: *next };
+                terminator(&mut out, &call);
                 out.push('\n');
+                continue;
+            }
+            TraceOp::Leave { value } => {
+                out.push_str("leave ");
+                terminator(&mut out, &Terminator::Return(value.clone()));
+                out.push('\n');
+                continue;
+            }
+            TraceOp::Call { dst, func, args } => {
+                let mut call = String::new();
+                let next = Symbol::intern("_");
+                terminator(&mut call, &Terminator::Call { dst: *dst, func: *func, args: args.clone(), next });
+                out.push_str(call.trim_end_matches(" then _"));
+                out.push_str(" (not followed)\n");
                 continue;
             }
         };

@@ -8,17 +8,28 @@
 //!   files print `ir-check: FILE: <error>`.
 //! - Exit status: 0 if every file is valid, 1 if any file is invalid or
 //!   unreadable, 2 on bad usage (no files, unknown option).
+//! - When every file is valid, one line on stderr says what was checked
+//!   (files, functions, blocks, instructions); `-q` / `--quiet` silences it.
 //! - `-h` / `--help` prints the usage on stdout and exits 0; `--` ends the
 //!   options. Nothing panics: write errors on stderr are ignored.
 
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: ir-check FILE...   (FILE `-` reads standard input)";
+const USAGE: &str = "usage: ir-check [-q] FILE...   (FILE `-` reads standard input; -q: nothing on success)";
+
+/// What the valid files held.
+#[derive(Default)]
+struct Checked {
+    functions: usize,
+    blocks: usize,
+    insts: usize,
+}
 
 fn main() -> ExitCode {
     let mut files = Vec::new();
     let mut options_done = false;
+    let mut quiet = false;
     for arg in std::env::args_os().skip(1) {
         let arg = arg.to_string_lossy().into_owned();
         if !options_done && arg == "--" {
@@ -26,6 +37,8 @@ fn main() -> ExitCode {
         } else if !options_done && (arg == "-h" || arg == "--help") {
             let _ = writeln!(std::io::stdout(), "{USAGE}");
             return ExitCode::SUCCESS;
+        } else if !options_done && (arg == "-q" || arg == "--quiet") {
+            quiet = true;
         } else if !options_done && arg.starts_with('-') && arg != "-" {
             say(&format!("ir-check: unknown option `{arg}`\n{USAGE}"));
             return ExitCode::from(2);
@@ -38,10 +51,21 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let mut ok = true;
+    let mut checked = Checked::default();
     for file in &files {
-        ok &= check_file(file);
+        ok &= check_file(file, &mut checked);
     }
     if ok {
+        if !quiet {
+            let n = files.len();
+            say(&format!(
+                "ir-check: {n} file{} valid ({} functions, {} blocks, {} instructions)",
+                if n == 1 { "" } else { "s" },
+                checked.functions,
+                checked.blocks,
+                checked.insts
+            ));
+        }
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -49,7 +73,7 @@ fn main() -> ExitCode {
 }
 
 /// Checks one file; reports on stderr and returns whether it is valid.
-fn check_file(file: &str) -> bool {
+fn check_file(file: &str, checked: &mut Checked) -> bool {
     let text = match read(file) {
         Ok(text) => text,
         Err(e) => {
@@ -65,7 +89,15 @@ fn check_file(file: &str) -> bool {
         }
     };
     match flowc_ir_checker::check_module(&module) {
-        Ok(()) => true,
+        Ok(()) => {
+            checked.functions += module.functions.len();
+            for f in &module.functions {
+                checked.blocks += f.layout.len();
+                checked.insts +=
+                    f.layout.iter().map(|&b| f.blocks[b].phis.len() + f.blocks[b].insts.len()).sum::<usize>();
+            }
+            true
+        }
         Err(violations) => {
             for v in violations {
                 say(&format!("{file}: {v}"));

@@ -1,4 +1,5 @@
-//! `flowc fmt FILE [--syntax prolog|readable]`: print a program in either syntax.
+//! `flowc fmt FILE [--syntax prolog|readable]`: print a program in either
+//! syntax, with its comments.
 
 use flowc_lang::syntax::{self, Syntax};
 
@@ -29,7 +30,9 @@ impl From<SyntaxArg> for Syntax {
 }
 
 pub fn main(args: Args) -> Result<(), Failure> {
-    let program = input::load(&args.file)?;
-    print!("{}", syntax::print(args.syntax.into(), &program));
+    let src = input::read_source(&args.file)?;
+    let name = if args.file == "-" { "<stdin>" } else { &args.file };
+    let (program, comments) = syntax::parse_with_comments(name, &src).map_err(Failure::input)?;
+    print!("{}", syntax::print_with_comments(args.syntax.into(), &program, &comments));
     Ok(())
 }

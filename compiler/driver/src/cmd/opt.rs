@@ -26,9 +26,13 @@ pub struct Args {
     /// Print per-pass block, phi and instruction counts and times to stderr.
     #[arg(long)]
     stats: bool,
-    /// Run the IR checker after every pass.
+    /// Run the IR checker after the front end and every pass (and say so
+    /// on stderr when all is well).
     #[arg(long)]
     verify_each: bool,
+    /// Say nothing on success (of --verify-each).
+    #[arg(long, short)]
+    quiet: bool,
     /// Optimize the version native code runs when the main graph's integer
     /// parameters are small: assume they are 32-bit integers.
     #[arg(long)]
@@ -106,6 +110,14 @@ pub fn main(args: Args) -> Result<(), Failure> {
     flowc_passes::optimize(&mut module, &mut cx, &mut observe);
     if let Some(f) = failure {
         return Err(f);
+    }
+    if args.verify_each && !args.quiet {
+        let (b, _, i) = counts(&module);
+        eprintln!(
+            "flowc opt: the IR checker accepted the module after the front end and each of the {} passes ({} functions, {b} blocks, {i} instructions at the end)",
+            PIPELINE.len(),
+            module.functions.len()
+        );
     }
     if args.dump_after.is_some() {
         return Ok(());

@@ -1,8 +1,8 @@
 //! `flowc run FILE [--entry L] [--env ENV] [--engine E] [--fuel N] [--stats]`.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use flowc_lang::interp::{self, Config};
+use flowc_lang::interp::{self, Config, Counts};
 
 use crate::{input, Failure};
 
@@ -54,16 +54,31 @@ pub fn native(
     env: &[(flowc_lang::Symbol, flowc_lang::Value)],
     config: &Config,
 ) -> Result<Result<interp::Outcome, interp::RuntimeError>, Failure> {
+    Ok(native_counted(program, label, env, config)?.0)
+}
+
+/// [`native`], also returning what the run did and how long compiling took.
+fn native_counted(
+    program: &flowc_lang::Program,
+    label: flowc_lang::Symbol,
+    env: &[(flowc_lang::Symbol, flowc_lang::Value)],
+    config: &Config,
+) -> Result<(Result<interp::Outcome, interp::RuntimeError>, Counts, Duration), Failure> {
+    let started = Instant::now();
     let module = match flowc_frontend::lower(program, label) {
         Ok(m) => m,
-        Err(kind) => return Ok(Err(interp::RuntimeError { kind, at: None })),
+        Err(kind) => {
+            return Ok((Err(interp::RuntimeError { kind, at: None }), Counts::default(), started.elapsed()));
+        }
     };
     let versions = flowc_passes::versions::optimize_versions(module, &flowc_passes::context::Options::default());
     // Under --fuel the code counts it (one step per loop iteration).
     let options = flowc_codegen::Options { fuel: config.fuel.is_some() };
     let native = flowc_codegen::Native::compile_versions(&versions.generic, versions.small_version(), options)
         .map_err(|e| Failure::input(format!("code generation failed: {e}")))?;
-    Ok(native.run_with(env, config))
+    let compiled = started.elapsed();
+    let (result, counts) = native.run_counted(env, config);
+    Ok((result, counts, compiled))
 }
 
 pub fn main(args: Args) -> Result<(), Failure> {
@@ -71,13 +86,20 @@ pub fn main(args: Args) -> Result<(), Failure> {
     let config = Config { fuel: args.fuel, ..Config::default() };
     let started = Instant::now();
     let heap_before = flowc_lang::heap::stats();
-    let result = match args.engine {
-        Engine::Interp => interp::run(&program, label, &env, &config),
+    // The compile time of the native engine (the JIT's is in its stats).
+    let mut compile_time = None;
+    let lower_failed = |kind| (Err(interp::RuntimeError { kind, at: None }), Counts::default());
+    let (result, counts) = match args.engine {
+        Engine::Interp => interp::run_counted(&program, label, &env, &config),
         Engine::Ir => match flowc_frontend::lower(&program, label) {
-            Ok(module) => flowc_ir::interp::run(&module, &env, &config),
-            Err(kind) => Err(interp::RuntimeError { kind, at: None }),
+            Ok(module) => flowc_ir::interp::run_counted(&module, &env, &config),
+            Err(kind) => lower_failed(kind),
         },
-        Engine::Native => native(&program, label, &env, &config)?,
+        Engine::Native => {
+            let (result, counts, compiled) = native_counted(&program, label, &env, &config)?;
+            compile_time = Some(compiled);
+            (result, counts)
+        }
         Engine::Jit => match flowc_frontend::lower(&program, label) {
             Ok(module) => {
                 let mut jit = args.jit.jit(&program, &module)?;
@@ -85,31 +107,52 @@ pub fn main(args: Args) -> Result<(), Failure> {
                 if args.stats {
                     eprintln!("{}", jit.stats());
                 }
-                result
+                (result, jit.counts())
             }
-            Err(kind) => Err(interp::RuntimeError { kind, at: None }),
+            Err(kind) => lower_failed(kind),
         },
     };
     let elapsed = started.elapsed();
+    if let Ok(outcome) = &result {
+        print!("{}", outcome.output());
+    }
+    if args.stats {
+        eprintln!("{}", stats_line(args.engine, args.fuel.is_some(), result.is_ok(), counts, elapsed, compile_time));
+        eprintln!("{}", flowc_lang::heap::report(&flowc_lang::heap::stats().since(&heap_before)));
+    }
     match result {
-        Ok(outcome) => {
-            print!("{}", outcome.output());
-            if args.stats {
-                eprintln!(
-                    "stats: engine {}, {} steps, {} allocations, {:.3} ms",
-                    args.engine.name(),
-                    outcome.steps,
-                    outcome.allocations,
-                    elapsed.as_secs_f64() * 1e3
-                );
-                eprintln!("{}", flowc_lang::heap::report(&flowc_lang::heap::stats().since(&heap_before)));
-            }
-            Ok(())
-        }
+        Ok(_) => Ok(()),
         Err(mut e) => {
             // Compiled code knows where an error happened, not the text.
             e.at = e.at.map(|at| if at.text.is_empty() { at.with_text(&program) } else { at });
-            Err(Failure::input(e))
+            Err(input::run_failure(&program, label, &env, e))
         }
     }
+}
+
+/// The `--stats` summary of a run, also of one that ended in an error.
+/// Compiled code counts no statements: under `native` the line says so
+/// (or, under `--fuel`, gives the loop iterations it counted instead) and
+/// gives the compile time.
+fn stats_line(
+    engine: Engine,
+    fuel: bool,
+    ok: bool,
+    counts: Counts,
+    elapsed: Duration,
+    compile_time: Option<Duration>,
+) -> String {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let steps = match engine {
+        Engine::Native if fuel => format!("{} loop iterations", counts.steps),
+        Engine::Native => "statements not counted by compiled code".to_string(),
+        Engine::Jit => format!("{} steps interpreted", counts.steps),
+        Engine::Interp | Engine::Ir => format!("{} steps", counts.steps),
+    };
+    let time = match compile_time {
+        Some(c) => format!("{:.3} ms ({:.3} ms compiling, {:.3} ms running)", ms(elapsed), ms(c), ms(elapsed - c)),
+        None => format!("{:.3} ms", ms(elapsed)),
+    };
+    let end = if ok { "" } else { ", ended in an error" };
+    format!("stats: engine {}, {steps}, {} allocations, {time}{end}", engine.name(), counts.allocations)
 }

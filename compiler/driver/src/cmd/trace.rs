@@ -130,11 +130,17 @@ pub fn main(args: Args) -> Result<(), Failure> {
     let (label, env) = input::start(&program, Some(&args.entry), args.env.as_deref())?;
     let config = Config { fuel: args.fuel, ..Config::default() };
     let mut heap = Heap::new(&program);
-    let recorded =
-        record::record(&program, label, env::from_pairs(&env), &mut heap, 1_000_000).map_err(Failure::input)?;
+    let recorded = match record::record(&program, label, env::from_pairs(&env), &mut heap, 1_000_000) {
+        Ok(recorded) => recorded,
+        Err(record::TraceError::Runtime(e)) => return Err(input::run_failure(&program, label, &env, e)),
+        Err(e) => return Err(Failure::input(e)),
+    };
     let (trace, env) = match recorded {
         Recorded::Printed(v) => {
             println!("{}", v.to_print_string());
+            eprintln!(
+                "flowc trace: no loop closed: the program ended before it came back to `{label}` (nothing was traced)"
+            );
             return Ok(());
         }
         Recorded::Loop { trace, env } => (trace, env),

@@ -17,7 +17,7 @@ pub use compile::Compiled;
 pub use error::{ErrorKind, Location, RuntimeError};
 pub use hot::{Green, Key, KeyMap, KeyState, Profiler, CALL};
 pub use live::Liveness;
-pub use run::{run, Config, Frame, Machine, Outcome, ResumeFrame, SlotFrame, Step};
+pub use run::{run, run_counted, Config, Counts, Frame, Machine, Outcome, ResumeFrame, SlotFrame, Step};
 
 #[cfg(test)]
 mod tests;

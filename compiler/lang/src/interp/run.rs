@@ -199,9 +199,31 @@ pub fn run(
     env: &[(Symbol, Value)],
     config: &Config,
 ) -> Result<Outcome, RuntimeError> {
+    run_counted(program, entry, env, config).0
+}
+
+/// What a run did, whether it ended in a value or an error (`--stats`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Statements and terminators executed (by compiled code: loop
+    /// iterations, and only under `--fuel`).
+    pub steps: u64,
+    /// Objects allocated.
+    pub allocations: u64,
+}
+
+/// [`run`], also returning what the run did when it ends in an error.
+pub fn run_counted(
+    program: &Program,
+    entry: Symbol,
+    env: &[(Symbol, Value)],
+    config: &Config,
+) -> (Result<Outcome, RuntimeError>, Counts) {
     let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
     let compiled = Compiled::new(program, &names);
-    Machine::new(program, &compiled, config).run(entry, env)
+    let mut machine = Machine::new(program, &compiled, config);
+    let result = machine.run(entry, env);
+    (result, Counts { steps: machine.steps, allocations: machine.allocations })
 }
 
 /// The interpreter state over one compiled program.

@@ -46,7 +46,17 @@ const PUNCT: &[&str] = &[
 
 /// Tokens of one line with their byte offsets in the file.
 pub fn lex_line(line: &str, base: usize) -> Result<Vec<(Tok, usize)>, RawError> {
+    Ok(lex_line_commented(line, base)?.0)
+}
+
+/// The tokens of a line with their offsets, and where in the line a `#`
+/// comment starts.
+pub type LexedLine = (Vec<(Tok, usize)>, Option<usize>);
+
+/// [`lex_line`], also returning where in `line` a `#` comment starts.
+pub fn lex_line_commented(line: &str, base: usize) -> Result<LexedLine, RawError> {
     let mut toks: Vec<(Tok, usize)> = Vec::new();
+    let mut comment = None;
     let b = line.as_bytes();
     let mut i = 0;
     let ident_end = |mut j: usize| {
@@ -61,6 +71,7 @@ pub fn lex_line(line: &str, base: usize) -> Result<Vec<(Tok, usize)>, RawError> 
         if c == b' ' || c == b'\t' || c == b'\r' {
             i += 1;
         } else if c == b'#' {
+            comment = Some(i);
             break;
         } else if c.is_ascii_alphabetic() || c == b'_' {
             let j = ident_end(i);
@@ -96,7 +107,7 @@ pub fn lex_line(line: &str, base: usize) -> Result<Vec<(Tok, usize)>, RawError> 
             return Err(RawError::new(start, format!("unexpected character `{ch}`")));
         }
     }
-    Ok(toks)
+    Ok((toks, comment))
 }
 
 /// Whether a `-` touching a digit at `i` is a sign: when no operand ends

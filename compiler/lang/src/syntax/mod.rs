@@ -8,6 +8,7 @@
 //! The content of a file decides its syntax ([`detect`]), not its name.
 
 mod check;
+pub mod comments;
 pub mod diag;
 pub mod lex;
 pub mod prolog;
@@ -16,6 +17,7 @@ pub mod readable_print;
 pub mod term;
 
 use crate::ast::Program;
+pub use comments::Comments;
 pub use diag::ParseError;
 
 /// The two syntaxes.
@@ -60,6 +62,24 @@ pub fn parse_as(syntax: Syntax, file: &str, src: &str) -> Result<Program, ParseE
     match syntax {
         Syntax::Prolog => prolog::parse(file, src),
         Syntax::Readable => readable::parse(file, src),
+    }
+}
+
+/// [`parse_as`] in the syntax `src` shows, keeping its comments (for
+/// `flowc fmt`).
+pub fn parse_with_comments(file: &str, src: &str) -> Result<(Program, Comments), ParseError> {
+    let src = src.strip_prefix('\u{feff}').unwrap_or(src);
+    match detect(src) {
+        Syntax::Prolog => prolog::parse_with_comments(file, src),
+        Syntax::Readable => readable::parse_with_comments(file, src),
+    }
+}
+
+/// [`print`] with the comments of the source.
+pub fn print_with_comments(syntax: Syntax, program: &Program, comments: &Comments) -> String {
+    match syntax {
+        Syntax::Prolog => prolog::print_with_comments(program, comments),
+        Syntax::Readable => readable_print::print_with_comments(program, comments),
     }
 }
 

@@ -10,6 +10,7 @@
 //! ```
 
 use super::check::Validator;
+use super::comments::{prolog_comment_lines, Comments, Cursor, Place};
 use super::diag::{ParseError, RawError};
 use super::term::{Reader, Style, Term, TermKind};
 use crate::ast::*;
@@ -18,21 +19,77 @@ use crate::value::{write_atom, Value};
 
 /// Parses a whole file in the Prolog syntax.
 pub fn parse(file: &str, src: &str) -> Result<Program, ParseError> {
+    Ok(parse_with_comments(file, src)?.0)
+}
+
+/// [`parse`], keeping the file's comments.
+pub fn parse_with_comments(file: &str, src: &str) -> Result<(Program, Comments), ParseError> {
     parse_raw(src).map_err(|e| e.locate(file, src))
 }
 
-fn parse_raw(src: &str) -> Result<Program, RawError> {
+fn parse_raw(src: &str) -> Result<(Program, Comments), RawError> {
     let mut reader = Reader::new(src);
     let mut program = Program::default();
+    let mut comments = Comments::default();
     let mut validator = Validator::default();
     while let Some(clause) = reader.next_clause()? {
         let item = item(&clause)?;
         validator.item(&item, clause.pos)?;
+        let places = statement_places(&clause, program.items.len());
+        for (start, end) in reader.take_comments() {
+            let at = places.iter().find(|(pos, _)| *pos > start).map_or(Place::item(program.items.len()), |p| p.1);
+            let at = if start < clause.pos { Place::item(program.items.len()) } else { at };
+            for line in prolog_comment_lines(&src[start..end]) {
+                comments.push(at, line);
+            }
+        }
         program.items.push(item);
     }
+    for (start, end) in reader.take_comments() {
+        for line in prolog_comment_lines(&src[start..end]) {
+            comments.push(Place::item(program.items.len()), line);
+        }
+    }
     validator.finish()?;
-    Ok(program)
+    Ok((program, comments))
 }
+
+/// The source positions of the blocks (of a function), statements and
+/// terminators of clause `item`, in order, each with its place: where a
+/// comment inside the clause is anchored (before the first of them that
+/// starts after it).
+fn statement_places(clause: &Term, item: usize) -> Vec<(usize, Place)> {
+    let mut places = Vec::new();
+    let walk = |places: &mut Vec<(usize, Place)>, block: usize, mut t: &Term| {
+        let mut k = 0;
+        loop {
+            places.push((t.pos, Place::stmt(item, block, k)));
+            match &t.kind {
+                TermKind::Compound(f, a) if STATEMENTS.contains(&f.as_str()) && a.len() > 1 => {
+                    t = &a[a.len() - 1];
+                    k += 1;
+                }
+                _ => break,
+            }
+        }
+    };
+    if let Some([_, code]) = args(clause, "block", 2) {
+        walk(&mut places, 0, code);
+    } else if let Some([_, _, blocks]) = args(clause, "function", 3) {
+        if let TermKind::List(bs) = &blocks.kind {
+            for (i, b) in bs.iter().enumerate() {
+                if let Some([_, code]) = args(b, "block", 2) {
+                    places.push((b.pos, Place::block(item, i)));
+                    walk(&mut places, i, code);
+                }
+            }
+        }
+    }
+    places
+}
+
+/// The functors of statements, whose last argument is the rest of the block.
+const STATEMENTS: &[&str] = &["op1", "op2", "new", "get", "set"];
 
 /// Parses an environment list `[x/10, y/foo]` (the `--env` syntax).
 pub fn parse_env(src: &str) -> Result<Vec<(Symbol, Value)>, ParseError> {
@@ -232,7 +289,13 @@ fn not_code(t: &Term) -> RawError {
 
 /// Prints a program in the Prolog syntax; [`parse`] reads it back to the same AST.
 pub fn print(program: &Program) -> String {
+    print_with_comments(program, &Comments::default())
+}
+
+/// [`print`] with `comments` written back at their places (as `%` lines).
+pub fn print_with_comments(program: &Program, comments: &Comments) -> String {
     let mut out = String::new();
+    let mut cursor = Cursor::new(comments, '%');
     let mut prev_was_directive = false;
     for (i, item) in program.items.iter().enumerate() {
         let directive = !matches!(item, Item::Block(_) | Item::Function(_));
@@ -240,9 +303,17 @@ pub fn print(program: &Program) -> String {
             out.push('\n');
         }
         prev_was_directive = directive;
-        print_item(&mut out, item);
+        cursor.before(&mut out, Place::item(i), "");
+        print_item(&mut out, item, &mut Placed { cursor: &mut cursor, item: i });
     }
+    cursor.rest(&mut out);
     out
+}
+
+/// The comments to write inside item `item`.
+struct Placed<'a, 'c> {
+    cursor: &'a mut Cursor<'c>,
+    item: usize,
 }
 
 fn atom(out: &mut String, s: Symbol) {
@@ -266,10 +337,10 @@ pub fn write_env(out: &mut String, env: &[(Symbol, Value)]) {
     Term::list(items).write(out, Style::Listing);
 }
 
-fn print_item(out: &mut String, item: &Item) {
+fn print_item(out: &mut String, item: &Item, placed: &mut Placed) {
     match item {
         Item::Block(b) => {
-            print_block(out, b, "");
+            print_block_commented(out, b, "", Some((placed, 0)));
             out.push_str(".\n");
         }
         Item::Function(f) => {
@@ -279,7 +350,7 @@ fn print_item(out: &mut String, item: &Item) {
             atom_list(out, &f.params);
             out.push_str(", [\n");
             for (i, b) in f.blocks.iter().enumerate() {
-                print_block(out, b, "    ");
+                print_block_commented(out, b, "    ", Some((placed, i)));
                 out.push_str(if i + 1 < f.blocks.len() { ",\n" } else { "\n" });
             }
             out.push_str("]).\n");
@@ -315,17 +386,47 @@ fn print_item(out: &mut String, item: &Item) {
 
 /// Writes `block(Label, Code)` with one statement per line.
 pub fn print_block(out: &mut String, b: &Block, indent: &str) {
+    print_block_commented(out, b, indent, None);
+}
+
+/// [`print_block`], writing the comments of block `index` of `placed`'s
+/// item before its statements (the label's go before `block(`).
+fn print_block_commented(out: &mut String, b: &Block, indent: &str, mut placed: Option<(&mut Placed, usize)>) {
+    if let Some((p, index)) = &mut placed {
+        p.cursor.before(out, Place::block(p.item, *index), indent);
+    }
     let start = out.len();
     out.push_str(indent);
     out.push_str("block(");
     atom(out, b.label);
     out.push_str(", ");
     let width = out[start..].chars().count();
-    for stmt in &b.body {
+    let pad: String = " ".repeat(width);
+    let mut comments_at = |out: &mut String, k: usize| {
+        if let Some((p, index)) = &mut placed {
+            let mut text = String::new();
+            p.cursor.before(&mut text, Place::stmt(p.item, *index, k), &pad);
+            if !text.is_empty() {
+                // The comments take lines of their own, the code goes on
+                // under them at the block's column.
+                if !out.ends_with(&pad) {
+                    out.truncate(out.trim_end_matches(' ').len());
+                    out.push('\n');
+                    out.push_str(&pad);
+                }
+                let trimmed = text.trim_start_matches(' ');
+                out.push_str(trimmed);
+                out.push_str(&pad);
+            }
+        }
+    };
+    for (k, stmt) in b.body.iter().enumerate() {
+        comments_at(out, k);
         write_stmt_head(out, stmt);
         out.push_str(",\n");
-        out.extend(std::iter::repeat_n(' ', width));
+        out.push_str(&pad);
     }
+    comments_at(out, b.body.len());
     write_terminator(out, &b.term);
     out.extend(std::iter::repeat_n(')', b.body.len() + 1));
 }

@@ -16,8 +16,9 @@
 //! identifiers, or are keywords, are quoted: `'my var'`.
 
 use super::check::Validator;
+use super::comments::{Comments, Place};
 use super::diag::{ParseError, RawError};
-use super::lex::{lex_line, Line, Tok};
+use super::lex::{lex_line_commented, Line, Tok};
 use crate::ast::*;
 use crate::ops::{Op, Readable};
 use crate::symbol::Symbol;
@@ -30,6 +31,12 @@ enum Parsed {
 
 /// Parses a whole file in the readable syntax.
 pub fn parse(file: &str, src: &str) -> Result<Program, ParseError> {
+    Ok(parse_with_comments(file, src)?.0)
+}
+
+/// [`parse`], keeping the file's comments, each anchored at the code that
+/// follows it (or that it ends the line of).
+pub fn parse_with_comments(file: &str, src: &str) -> Result<(Program, Comments), ParseError> {
     Parser::default().run(src).map_err(|e| e.locate(file, src))
 }
 
@@ -41,14 +48,21 @@ struct Parser {
     function: Option<(Function, usize)>,
     /// The block being read, its label offset, and its terminator once seen.
     block: Option<(Symbol, usize, Vec<Stmt>, Option<Terminator>)>,
+    comments: Comments,
+    /// Comment lines read and not anchored yet: they go before the next
+    /// line of code.
+    pending: Vec<String>,
 }
 
 impl Parser {
-    fn run(mut self, src: &str) -> Result<Program, RawError> {
+    fn run(mut self, src: &str) -> Result<(Program, Comments), RawError> {
         let mut offset = 0;
         for raw_line in src.split_inclusive('\n') {
             let line_text = raw_line.trim_end_matches(['\n', '\r']);
-            let toks = lex_line(line_text, offset)?;
+            let (toks, comment) = lex_line_commented(line_text, offset)?;
+            if let Some(at) = comment {
+                self.pending.push(line_text[at + 1..].to_owned());
+            }
             if !toks.is_empty() {
                 let indented = line_text.starts_with([' ', '\t']);
                 let line = Line { toks: &toks, at: 0, end: offset + line_text.len() };
@@ -59,7 +73,15 @@ impl Parser {
         self.finish_block()?;
         self.finish_function(offset)?;
         self.validator.finish()?;
-        Ok(self.program)
+        self.anchor(Place::item(self.program.items.len()));
+        Ok((self.program, self.comments))
+    }
+
+    /// Anchors the pending comment lines at `at`.
+    fn anchor(&mut self, at: Place) {
+        for text in self.pending.drain(..) {
+            self.comments.push(at, &text);
+        }
     }
 
     fn line(&mut self, mut line: Line, indented: bool) -> Result<(), RawError> {
@@ -68,6 +90,7 @@ impl Parser {
         if !indented {
             self.finish_block()?;
             self.finish_function(start)?;
+            self.anchor(Place::item(self.program.items.len()));
             if is_label {
                 let label = line.name("a label")?;
                 self.block = Some((label, start, Vec::new(), None));
@@ -77,9 +100,15 @@ impl Parser {
         }
         if is_label && self.function.is_some() {
             self.finish_block()?;
+            let index = self.function.as_ref().map_or(0, |(f, _)| f.blocks.len());
+            self.anchor(Place::block(self.program.items.len(), index));
             let label = line.name("a label")?;
             self.block = Some((label, start, Vec::new(), None));
             return Ok(());
+        }
+        let (item, index) = (self.program.items.len(), self.function.as_ref().map_or(0, |(f, _)| f.blocks.len()));
+        if let Some((_, _, body, _)) = &self.block {
+            self.anchor(Place::stmt(item, index, body.len()));
         }
         let Some((label, _, body, term)) = &mut self.block else {
             return Err(RawError::new(start, "statement outside a block: write a label line `name:` first"));

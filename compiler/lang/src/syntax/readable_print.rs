@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use super::comments::{Comments, Cursor, Place};
 use super::lex::KEYWORDS;
 use super::readable::readable_form;
 use crate::ast::*;
@@ -12,7 +13,13 @@ use crate::value::Value;
 
 /// Prints a whole program.
 pub fn print(program: &Program) -> String {
+    print_with_comments(program, &Comments::default())
+}
+
+/// [`print`] with `comments` written back at their places (as `#` lines).
+pub fn print_with_comments(program: &Program, comments: &Comments) -> String {
     let mut out = String::new();
+    let mut cursor = Cursor::new(comments, '#');
     let mut prev_was_directive = false;
     for (i, item) in program.items.iter().enumerate() {
         let directive = !matches!(item, Item::Block(_) | Item::Function(_));
@@ -20,18 +27,19 @@ pub fn print(program: &Program) -> String {
             out.push('\n');
         }
         prev_was_directive = directive;
+        cursor.before(&mut out, Place::item(i), "");
         match item {
-            Item::Block(b) => print_block(&mut out, b, ""),
+            Item::Block(b) => print_block_commented(&mut out, b, "", Some((&mut cursor, i, 0))),
             Item::Function(f) => {
                 out.push_str("function ");
                 name(&mut out, f.name);
                 names(&mut out, &f.params);
                 out.push_str(":\n");
-                for (i, b) in f.blocks.iter().enumerate() {
-                    if i > 0 {
+                for (k, b) in f.blocks.iter().enumerate() {
+                    if k > 0 {
                         out.push('\n');
                     }
-                    print_block(&mut out, b, "    ");
+                    print_block_commented(&mut out, b, "    ", Some((&mut cursor, i, k)));
                 }
             }
             Item::Entry(e) => {
@@ -69,22 +77,39 @@ pub fn print(program: &Program) -> String {
             }
         }
     }
+    cursor.rest(&mut out);
     out
 }
 
 /// Prints one block: its label line at `indent`, statements four deeper.
 pub fn print_block(out: &mut String, b: &Block, indent: &str) {
+    print_block_commented(out, b, indent, None);
+}
+
+/// [`print_block`] with the comments of block `index` of item `item`.
+fn print_block_commented(out: &mut String, b: &Block, indent: &str, mut at: Option<(&mut Cursor, usize, usize)>) {
+    let inner = format!("{indent}    ");
+    let mut comments = |out: &mut String, place: fn(usize, usize) -> Place, ind: &str| {
+        if let Some((cursor, item, index)) = &mut at {
+            cursor.before(out, place(*item, *index), ind);
+        }
+    };
+    comments(out, Place::block, indent);
     out.push_str(indent);
     name(out, b.label);
     out.push_str(":\n");
-    for s in &b.body {
-        out.push_str(indent);
-        out.push_str("    ");
+    for (k, s) in b.body.iter().enumerate() {
+        if let Some((cursor, item, index)) = &mut at {
+            cursor.before(out, Place::stmt(*item, *index, k), &inner);
+        }
+        out.push_str(&inner);
         stmt(out, s);
         out.push('\n');
     }
-    out.push_str(indent);
-    out.push_str("    ");
+    if let Some((cursor, item, index)) = &mut at {
+        cursor.before(out, Place::stmt(*item, *index, b.body.len()), &inner);
+    }
+    out.push_str(&inner);
     terminator(out, &b.term);
     out.push('\n');
 }

@@ -178,6 +178,8 @@ const SYMBOL_CHARS: &str = "#$&*+-./:<=>?@^~\\";
 struct Lexer<'a> {
     src: &'a str,
     pos: usize,
+    /// The byte ranges of the comments skipped so far (for `flowc fmt`).
+    comments: Vec<(usize, usize)>,
 }
 
 impl<'a> Lexer<'a> {
@@ -191,10 +193,15 @@ impl<'a> Lexer<'a> {
             if let Some(c) = rest.chars().next().filter(|c| c.is_whitespace()) {
                 self.pos += c.len_utf8();
             } else if rest.starts_with('%') {
-                self.pos += rest.find('\n').unwrap_or(rest.len());
+                let len = rest.find('\n').unwrap_or(rest.len());
+                self.comments.push((self.pos, self.pos + len));
+                self.pos += len;
             } else if let Some(body) = rest.strip_prefix("/*") {
                 match body.find("*/") {
-                    Some(i) => self.pos += i + 4,
+                    Some(i) => {
+                        self.comments.push((self.pos, self.pos + i + 4));
+                        self.pos += i + 4;
+                    }
                     None => return Err(RawError::new(self.pos, "unterminated `/*` comment")),
                 }
             } else {
@@ -314,7 +321,12 @@ pub struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     pub fn new(src: &'a str) -> Reader<'a> {
-        Reader { lexer: Lexer { src, pos: 0 }, peeked: None }
+        Reader { lexer: Lexer { src, pos: 0, comments: Vec::new() }, peeked: None }
+    }
+
+    /// The byte ranges of the comments read since the last call.
+    pub fn take_comments(&mut self) -> Vec<(usize, usize)> {
+        std::mem::take(&mut self.lexer.comments)
     }
 
     fn peek(&mut self) -> Result<&(Tok, usize), RawError> {

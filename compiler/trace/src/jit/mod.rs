@@ -83,8 +83,8 @@ use flowc_codegen::{ExitId, TraceCache, TraceEnd, TraceId};
 use flowc_ir::{Function, FunctionKind, Module, Operand, ResumeValue, ValueId};
 use flowc_lang::interp::compile::{Graph, Slot};
 use flowc_lang::interp::{
-    Compiled, Config, Frame, Key, KeyMap, KeyState, Liveness, Machine, Outcome, Profiler, ResumeFrame, RuntimeError,
-    Step, CALL,
+    Compiled, Config, Counts, Frame, Key, KeyMap, KeyState, Liveness, Machine, Outcome, Profiler, ResumeFrame,
+    RuntimeError, Step, CALL,
 };
 use flowc_lang::{Env, Program, Symbol, Value};
 
@@ -268,6 +268,8 @@ pub struct Jit<'p> {
     /// Every piece of code by name (what `jump_trace` names).
     names: HashMap<Symbol, Option<TraceId>>,
     stats: Stats,
+    /// What the last run did ([`Jit::counts`]).
+    counts: Counts,
     log: Option<log::Log>,
 }
 
@@ -353,6 +355,7 @@ impl<'p> Jit<'p> {
             exits: Vec::new(),
             names: HashMap::new(),
             stats: Stats::default(),
+            counts: Counts::default(),
             log: std::env::var_os("FLOWC_JIT_LOG")
                 .and_then(|path| std::fs::File::create(path).ok())
                 .map(|f| log::Log::new(Box::new(std::io::BufWriter::new(f)))),
@@ -362,6 +365,13 @@ impl<'p> Jit<'p> {
     /// Writes the JIT log to `out` (instead of `FLOWC_JIT_LOG`'s file).
     pub fn set_log(&mut self, out: Box<dyn std::io::Write>) {
         self.log = Some(log::Log::new(out));
+    }
+
+    /// What the last run did, also when it ended in an error: statements
+    /// interpreted (and loop iterations of compiled code under `--fuel`),
+    /// objects allocated.
+    pub fn counts(&self) -> Counts {
+        self.counts
     }
 
     /// What the JIT did so far, per piece of code too.
@@ -459,6 +469,7 @@ impl<'p> Jit<'p> {
             config,
         };
         let result = self.drive(&mut machine, &mut run, entry, env);
+        self.counts = Counts { steps: machine.steps(), allocations: machine.allocations().max(run.heap.allocations) };
         if let Some(p) = machine.profiler() {
             self.stats.keys = p.keys().count();
             self.stats.arrivals = p.keys().map(|(_, n, _)| n as u64).sum();
