@@ -84,10 +84,12 @@ struct Measured {
 }
 
 fn parse_stats(stderr: &str, wall: f64) -> (f64, f64, String) {
+    // `flowc run`: "stats: engine E, …, N allocations, T ms …"; a built
+    // executable: "stats: T ms, …".
     let secs = stderr
         .lines()
-        .find(|l| l.starts_with("stats: engine"))
-        .and_then(|l| l.split("allocations, ").nth(1))
+        .find(|l| l.starts_with("stats: "))
+        .and_then(|l| l.split("allocations, ").nth(1).or_else(|| l.strip_prefix("stats: ")))
         .and_then(|rest| rest.split(" ms").next())
         .and_then(|ms| ms.parse::<f64>().ok())
         .map_or(wall, |ms| ms / 1e3);

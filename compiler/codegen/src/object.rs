@@ -22,13 +22,16 @@ use crate::lower::Constants;
 /// if given, the small version of its main function (see
 /// [`crate::Native::compile_versions`]);
 /// `default_env` is what the executable runs with when given no `--env`;
-/// `describe` renders a source site as error messages show it.
+/// `describe` renders a source site as error messages show it; with
+/// `fuel`, the code counts loop iterations so that the executable can take
+/// `--fuel` (it costs a memory update per iteration).
 pub fn object(
     m: &Module,
     words: Option<(&Module, &[Symbol])>,
     default_env: &[(Symbol, Value)],
     max_depth: usize,
     describe: &dyn Fn(Site) -> String,
+    fuel: bool,
 ) -> Result<Vec<u8>, String> {
     let functions: Vec<&Function> = m.functions.iter().filter(|f| f.kind != FunctionKind::Trace).collect();
     let main = functions.iter().position(|f| f.kind == FunctionKind::Main).ok_or("the module has no main function")?;
@@ -43,8 +46,7 @@ pub fn object(
     let field_names = m.layout().fields().iter().chain(words.map_or(&[][..], |(w, _)| w.layout().fields()));
     let layout = flowc_lang::heap::Layout::of(field_names.copied());
     let objects = crate::lower::ObjectInfo::new(layout, &m.immutable, false);
-    // Built executables take no --fuel: no fuel checks.
-    let options = define::Options::default();
+    let options = define::Options { fuel };
     let defined = define::define(&mut obj, &functions, main, version, constants, &objects, options)?;
 
     // The constant table, filled at start-up.
@@ -139,7 +141,7 @@ pub fn object(
     let program = obj.declare_data("flowc_program", Linkage::Local, false, false).map_err(|e| e.to_string())?;
     let mut d = DataDescription::new();
     d.set_align(8);
-    let mut fields = vec![0u64; 21];
+    let mut fields = vec![0u64; 22];
     fields[2] = values.len() as u64;
     fields[5] = count as u64;
     fields[7] = params.len() as u64;
@@ -149,6 +151,7 @@ pub fn object(
     fields[14] = flowc_runtime::start::ABI;
     fields[17] = layout_fields.len() as u64;
     fields[19] = safepoint_count as u64;
+    fields[21] = u64::from(fuel);
     d.define(words(&fields).into_boxed_slice());
     let entry = obj.declare_func_in_data(defined.entry, &mut d);
     d.write_function_addr(0, entry);

@@ -11,9 +11,11 @@
 //! (their layout), the entry's parameters and the program's default
 //! environment.
 //!
-//! Usage of a built executable: `OUT [--env ENV] [--stats]`; it prints
-//! what the program prints, or the runtime error (exit status 1);
-//! `--stats` adds what the heap did, to stderr.
+//! Usage of a built executable: `OUT [--env ENV] [--fuel N] [--stats]`
+//! (also `--env=ENV`, `--fuel=N`; `-h`/`--help` prints the usage); it
+//! prints what the program prints, or the runtime error (exit status 1;
+//! bad usage 2); `--stats` adds the run's time, allocations and what the
+//! heap did, to stderr.
 
 use std::ffi::{c_char, CStr};
 
@@ -30,7 +32,7 @@ use crate::word::{self, Word};
 /// [`Ctx`]'s first fields and of [`Program`], and the `flowc_rt_*`
 /// signatures. Bump it with any change to them; an executable linked with
 /// a runtime of another version refuses to run instead of crashing.
-pub const ABI: u64 = 6;
+pub const ABI: u64 = 7;
 
 /// The description of a built program (see the module docs); the code
 /// generator writes it with this layout.
@@ -74,6 +76,9 @@ pub struct Program {
     /// Per safepoint: its return address's offset in the function, the
     /// number of slots, the slots' offsets from the stack pointer.
     pub safepoints: *const u64,
+    /// Whether the code counts fuel at loop headers (`flowc build
+    /// --fuel-checks`): 1 or 0. Without it the executable refuses `--fuel`.
+    pub fuel_checks: u64,
 }
 
 /// The four words that describe an error `trap` raises, if it is one a
@@ -127,8 +132,12 @@ pub unsafe extern "C" fn flowc_rt_main(argc: i32, argv: *const *const c_char, pr
                 println!("{}", value.to_print_string());
                 0
             }
+            Err(Failure::Help) => {
+                print!("{}", usage(&name, program));
+                0
+            }
             Err(Failure::Usage(msg)) => {
-                eprintln!("{name}: {msg}\nusage: {name} [--env '[x/10,y/20]'] [--stats]");
+                eprint!("{name}: {msg}\n{}", usage(&name, program));
                 2
             }
             Err(Failure::Runtime(e)) => {
@@ -150,7 +159,28 @@ pub unsafe extern "C" fn flowc_rt_main(argc: i32, argv: *const *const c_char, pr
     }
 }
 
+/// The usage text of executable `name`.
+fn usage(name: &str, program: &Program) -> String {
+    // SAFETY: the code generator writes a NUL-terminated environment list.
+    let default_env = unsafe { text(program.default_env) };
+    let fuel = if program.fuel_checks != 0 {
+        "stop with an error after N loop iterations"
+    } else {
+        "(only in executables built with `flowc build --fuel-checks`)"
+    };
+    format!(
+        "usage: {name} [--env ENV] [--fuel N] [--stats]\n\
+         Runs the program (compiled by flowc) and prints what it prints.\n\
+         \x20 --env ENV   the start environment (default {default_env})\n\
+         \x20 --fuel N    {fuel}\n\
+         \x20 --stats     print the run's time, allocations and heap to stderr\n\
+         \x20 -h, --help  print this text\n"
+    )
+}
+
 enum Failure {
+    /// `--help`: the usage on stdout, success.
+    Help,
     Usage(String),
     Runtime(RuntimeError),
     /// A runtime error and the place it happened, as printed.
@@ -205,6 +235,48 @@ unsafe fn read_safepoints(program: &Program) -> StackMaps {
     maps
 }
 
+/// The command line of a built executable.
+#[derive(Default)]
+struct Options {
+    env: Option<String>,
+    fuel: Option<u64>,
+    stats: bool,
+}
+
+impl Options {
+    /// Reads `--env ENV`, `--env=ENV`, `--fuel N`, `--fuel=N`, `--stats`
+    /// and `-h`/`--help`, each at most once.
+    fn parse(args: &[String]) -> Result<Options, Failure> {
+        let mut o = Options::default();
+        let mut rest = args.iter();
+        while let Some(arg) = rest.next() {
+            let (flag, inline) = match arg.split_once('=') {
+                Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_owned())),
+                _ => (arg.as_str(), None),
+            };
+            let mut value = |what: &str| match inline.clone().or_else(|| rest.next().cloned()) {
+                Some(v) => Ok(v),
+                None => Err(Failure::Usage(format!("{flag} needs {what}"))),
+            };
+            match flag {
+                "-h" | "--help" => return Err(Failure::Help),
+                "--stats" if inline.is_none() => o.stats = true,
+                "--env" if o.env.is_none() => o.env = Some(value("an environment, e.g. '[x/10,y/20]'")?),
+                "--fuel" if o.fuel.is_none() => {
+                    let v = value("a number of loop iterations")?;
+                    let n = v.parse().map_err(|_| Failure::Usage(format!("--fuel needs a number, got `{v}`")))?;
+                    o.fuel = Some(n);
+                }
+                "--env" | "--fuel" | "--stats" => {
+                    return Err(Failure::Usage(format!("{flag} given twice or with a value it does not take")))
+                }
+                _ => return Err(Failure::Usage(format!("unexpected argument: {arg}"))),
+            }
+        }
+        Ok(o)
+    }
+}
+
 fn start(program: &Program, args: &[String]) -> Result<Value, Failure> {
     if program.abi != ABI {
         let msg = format!(
@@ -227,19 +299,15 @@ fn start(program: &Program, args: &[String]) -> Result<Value, Failure> {
         // SAFETY: the next name starts after this one's NUL.
         p = unsafe { p.add(name.to_bytes().len() + 1) };
     }
-    let mut env_text = None;
-    let mut stats = false;
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        match arg.as_str() {
-            "--stats" => stats = true,
-            "--env" if env_text.is_none() => match rest.next() {
-                Some(value) => env_text = Some(value.as_str()),
-                None => return Err(Failure::Usage("--env needs a value".to_owned())),
-            },
-            _ => return Err(Failure::Usage(format!("unexpected arguments: {}", args.join(" ")))),
-        }
+    let options = Options::parse(args)?;
+    if options.fuel.is_some() && program.fuel_checks == 0 {
+        return Err(Failure::Usage(
+            "--fuel: this executable was built without fuel checks (build it with `flowc build --fuel-checks`)"
+                .to_owned(),
+        ));
     }
+    let (env_text, stats) = (options.env.as_deref(), options.stats);
+    let started = std::time::Instant::now();
     let heap_before = flowc_lang::heap::stats();
     // SAFETY: the code generator writes NUL-terminated environment lists.
     let default_env = unsafe { text(program.default_env) };
@@ -266,6 +334,9 @@ fn start(program: &Program, args: &[String]) -> Result<Value, Failure> {
         immutable.chunks(2).map(|w| (Symbol::from_index(w[0] as u32), Symbol::from_index(w[1] as u32))).collect();
     let mut ctx = Ctx::new(program.max_depth, layout, immutable, traps);
     ctx.stack_maps = &stack_maps;
+    if let Some(fuel) = options.fuel {
+        (ctx.fuel, ctx.fuel_limit) = (fuel.max(1), fuel);
+    }
     // The constants and arguments, kept alive (pinned) for the whole run.
     let mut roots: Vec<Root> = Vec::new();
     for (k, (_, v)) in constants.into_iter().enumerate().take(program.pool_len as usize) {
@@ -295,6 +366,16 @@ fn start(program: &Program, args: &[String]) -> Result<Value, Failure> {
     (program.entry)(args.as_ptr(), &mut ctx);
     drop(activation);
     if stats {
+        let iterations = match options.fuel {
+            Some(fuel) => format!(", {} loop iterations", fuel.saturating_sub(ctx.fuel)),
+            None => String::new(),
+        };
+        let end = if ctx.error.is_some() { ", ended in an error" } else { "" };
+        eprintln!(
+            "stats: {:.3} ms, {} allocations{iterations}{end}",
+            started.elapsed().as_secs_f64() * 1e3,
+            ctx.allocations
+        );
         eprintln!("{}", flowc_lang::heap::report(&flowc_lang::heap::stats().since(&heap_before)));
     }
     if let Some(kind) = ctx.error.take() {

@@ -1,9 +1,11 @@
 //! `flowc build FILE [--entry L] [--env ENV] -o OUT`: compiles the program
 //! ahead of time (front end, the eight passes, Cranelift) into an object
-//! file and links it with the runtime (`libflowc_runtime.a`, which cargo
-//! builds next to the `flowc` binary; `FLOWC_RUNTIME` names another) using
-//! the system C compiler (`cc`, or `$CC`). The executable runs with the
-//! entry's environment, or `OUT --env '[n/100]'`.
+//! file and links it with the runtime (`libflowc_runtime.a`, which flowc
+//! carries inside, see build.rs; `FLOWC_RUNTIME` names another) using the
+//! system C compiler (`cc`, or `$CC`), keeping only the runtime code the
+//! program reaches and stripping symbols (`--keep-symbols` keeps them).
+//! The executable runs with the entry's environment, or `OUT --env
+//! '[n/100]'`; `OUT --help` tells the rest.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,14 +25,33 @@ pub struct Args {
     /// Also keep the object file (OUT.o).
     #[arg(long)]
     keep_object: bool,
+    /// Count loop iterations in the code, so that the executable takes
+    /// `--fuel N` (costs a memory update per iteration).
+    #[arg(long)]
+    fuel_checks: bool,
+    /// Keep the executable's symbols (for debuggers and profilers); by
+    /// default they are stripped.
+    #[arg(long)]
+    keep_symbols: bool,
 }
 
-/// The runtime library to link: `$FLOWC_RUNTIME`, else the newest of the
-/// ones cargo built next to this executable (`cargo build`) and in its
-/// `deps/` directory (`cargo test --workspace` builds it only there).
-fn runtime_library() -> Result<PathBuf, Failure> {
+/// The runtime library flowc carries inside (empty when its build script
+/// could not build it).
+const EMBEDDED_RUNTIME: &[u8] = include_bytes!(env!("FLOWC_RUNTIME_ARCHIVE"));
+
+/// The runtime library to link, and whether it is a temporary copy to
+/// remove afterwards: `$FLOWC_RUNTIME`, else the one flowc carries
+/// (written to a temporary file), else the newest of those cargo built
+/// next to this executable.
+fn runtime_library() -> Result<(PathBuf, bool), Failure> {
     if let Some(p) = std::env::var_os("FLOWC_RUNTIME") {
-        return Ok(PathBuf::from(p));
+        return Ok((PathBuf::from(p), false));
+    }
+    if !EMBEDDED_RUNTIME.is_empty() {
+        let path = std::env::temp_dir().join(format!("flowc-runtime-{}.a", std::process::id()));
+        std::fs::write(&path, EMBEDDED_RUNTIME)
+            .map_err(|e| Failure::input(format!("cannot write the runtime library to {}: {e}", path.display())))?;
+        return Ok((path, true));
     }
     let exe = std::env::current_exe().map_err(Failure::input)?;
     let dir = exe.parent().unwrap_or(Path::new("."));
@@ -45,10 +66,10 @@ fn runtime_library() -> Result<PathBuf, Failure> {
         .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
         .max();
     if let Some((_, path)) = newest {
-        return Ok(path);
+        return Ok((path, false));
     }
     Err(Failure::input(format!(
-        "cannot find libflowc_runtime.a next to {} (build the workspace with cargo build, or set FLOWC_RUNTIME)",
+        "this flowc was built without its runtime library and cannot find libflowc_runtime.a next to {} (set FLOWC_RUNTIME)",
         exe.display()
     )))
 }
@@ -73,25 +94,34 @@ pub fn main(args: Args) -> Result<(), Failure> {
         &env,
         Config::default().max_depth,
         &describe,
+        args.fuel_checks,
     )
     .map_err(|e| Failure::input(format!("code generation failed: {e}")))?;
     let mut object = args.output.clone().into_os_string();
     object.push(".o");
     let object = PathBuf::from(object);
     std::fs::write(&object, bytes).map_err(|e| Failure::input(format!("{}: {e}", object.display())))?;
-    let library = runtime_library()?;
+    let (library, temporary) = runtime_library()?;
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
     let linked = Command::new(&cc)
         .arg(&object)
         .arg(&library)
         .arg("-o")
         .arg(&args.output)
+        // Only the runtime code the program reaches (the archive has one
+        // section per function), and no symbols unless asked for.
+        .arg("-Wl,--gc-sections")
+        .args((!args.keep_symbols).then_some("-s"))
         .args(["-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl", "-lc"])
         .output()
-        .map_err(|e| Failure::input(format!("cannot run the linker `{cc}`: {e}")))?;
+        .map_err(|e| Failure::input(format!("cannot run the linker `{cc}`: {e}")));
     if !args.keep_object {
         let _ = std::fs::remove_file(&object);
     }
+    if temporary {
+        let _ = std::fs::remove_file(&library);
+    }
+    let linked = linked?;
     if !linked.status.success() {
         return Err(Failure::input(format!("linking failed:\n{}", String::from_utf8_lossy(&linked.stderr))));
     }
