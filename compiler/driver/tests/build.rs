@@ -15,10 +15,13 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Builds `file` into a fresh directory; returns the executable.
+/// Builds `file` into a directory of its own under cargo's temporary
+/// directory for tests (named for the test and the arguments, so that runs
+/// overwrite rather than pile up); returns the executable.
 fn build(file: &str, extra: &[&str]) -> PathBuf {
-    let name = format!("{}{}", file, extra.join("")).replace(['/', '[', ']', ','], "_");
-    let dir = std::env::temp_dir().join(format!("flowc-build-{}-{name}", std::process::id()));
+    let test = std::thread::current().name().unwrap_or("test").replace("::", "_");
+    let name = format!("{test}-{file}{}", extra.join("")).replace(['/', '[', ']', ','], "_");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("built").join(name);
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("program");
     let mut args = vec!["build", file, "-o", out.to_str().unwrap()];
@@ -172,7 +175,7 @@ fn built_executables_take_the_usual_options() {
 /// workspace (as `cargo install` leaves one) still builds executables.
 #[test]
 fn a_copied_flowc_builds_executables() {
-    let dir = std::env::temp_dir().join(format!("flowc-copied-{}", std::process::id()));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("copied-flowc");
     std::fs::create_dir_all(&dir).unwrap();
     let copy = dir.join("flowc");
     std::fs::copy(env!("CARGO_BIN_EXE_flowc"), &copy).unwrap();
