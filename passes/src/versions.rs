@@ -70,7 +70,9 @@ pub fn integer_params(m: &Module) -> Vec<Symbol> {
 /// Optimizes `lowered` (front-end output) into its versions, with
 /// `options` for both.
 pub fn optimize_versions(lowered: Module, options: &Options) -> Versions {
-    let params = integer_params(&lowered);
+    // A huge main function gets one version (`flowc_ir::HUGE_INSTS`).
+    let huge = lowered.main().is_some_and(|f| f.is_huge());
+    let params = if huge { Vec::new() } else { integer_params(&lowered) };
     let small = (!params.is_empty()).then(|| {
         let mut m = lowered.clone();
         let options = Options { small_params: params.clone(), ..options.clone() };

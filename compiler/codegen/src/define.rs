@@ -110,7 +110,11 @@ pub fn define_function(env: &mut Env, f: &Function, id: FuncId) -> Result<(), St
     let disasm = std::env::var_os("FLOWC_DISASM").is_some();
     lower::lower(env, f, &mut ctx, &mut fbctx);
     ctx.set_disasm(disasm);
-    env.module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
+    if f.is_huge() {
+        define_cheaply(&mut *env.module, id, &mut ctx)?;
+    } else {
+        env.module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
+    }
     if let Some(code) = ctx.compiled_code() {
         // Every call is a safepoint, those with no word to keep too: the
         // walk goes through a frame only at a return address it knows.
@@ -137,6 +141,35 @@ pub fn define_function(env: &mut Env, f: &Function, id: FuncId) -> Result<(), St
         write_code(std::path::Path::new(&dir), f.name, code.code_buffer());
     }
     Ok(())
+}
+
+/// Compiles `ctx.func` with Cranelift's cheapest settings (no mid-end
+/// optimizations, the single-pass register allocator) and defines it in
+/// `module` as `id`: the module's own ISA would optimize. For huge
+/// functions ([`flowc_ir::HUGE_INSTS`]), where Cranelift's optimizations
+/// and backtracking allocator cost far more time and memory (superlinear
+/// in the function's size) than they save.
+fn define_cheaply(module: &mut dyn Module, id: FuncId, ctx: &mut cranelift_codegen::Context) -> Result<(), String> {
+    let isa = cheap_isa(module.isa().flags().is_pic())?;
+    let mut plane = cranelift_codegen::control::ControlPlane::default();
+    ctx.compile(&*isa, &mut plane).map_err(|e| format!("{:?}", e.inner))?;
+    let code = ctx.compiled_code().ok_or("no compiled code")?;
+    let alignment =
+        (code.buffer.alignment as u64).max(isa.function_alignment().minimum as u64).max(isa.symbol_alignment());
+    let relocs: Vec<cranelift_module::ModuleReloc> =
+        code.buffer.relocs().iter().map(|r| cranelift_module::ModuleReloc::from_mach_reloc(r, &ctx.func, id)).collect();
+    let bytes = code.code_buffer().to_vec();
+    module.define_function_bytes(id, alignment, &bytes, &relocs).map_err(|e| format!("{e:?}"))
+}
+
+/// The ISA of [`define_cheaply`], made once per process.
+fn cheap_isa(pic: bool) -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
+    static ISAS: std::sync::OnceLock<[Result<cranelift_codegen::isa::OwnedTargetIsa, String>; 2]> =
+        std::sync::OnceLock::new();
+    let isas = ISAS.get_or_init(|| {
+        [false, true].map(|pic| make_isa_with(pic, &[("opt_level", "none"), ("regalloc_algorithm", "single_pass")]))
+    });
+    isas[usize::from(pic)].clone()
 }
 
 /// Writes the final machine code of a function to `dir/NAME-K.bin` (`K`
@@ -354,12 +387,19 @@ pub fn isa_with(pic: bool) -> Result<cranelift_codegen::isa::OwnedTargetIsa, Str
 }
 
 fn make_isa(pic: bool) -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
+    make_isa_with(pic, &[("opt_level", "speed")])
+}
+
+/// The host ISA with the settings every function needs and `settings`.
+fn make_isa_with(pic: bool, settings: &[(&str, &str)]) -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
     let mut flags = settings::builder();
+    for (name, value) in settings {
+        flags.set(name, value).map_err(|e| e.to_string())?;
+    }
     // Every function keeps its frame pointer: traces continue in one
     // another by tail calls (which need them), and the collector walks
     // compiled frames through them ([`flowc_runtime::frames`]).
     flags.set("preserve_frame_pointers", "true").map_err(|e| e.to_string())?;
-    flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
     flags.set("is_pic", if pic { "true" } else { "false" }).map_err(|e| e.to_string())?;
     // Cranelift's IR verifier runs in debug builds (and so in tests) only.
     let verify = if cfg!(debug_assertions) { "true" } else { "false" };

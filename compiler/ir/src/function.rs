@@ -164,6 +164,21 @@ impl Sites {
     }
 }
 
+/// Functions with more instructions than this are *huge*: generated or
+/// machine-written straight-line code, where the time goes into code that
+/// runs once. Compilers treat them cheaply: one version (no copy
+/// specialized to small parameters, `flowc_passes::versions`), no
+/// optimistic copy, Cranelift's fastest settings (`flowc_codegen`). Below
+/// it, loops dominate and get the best code.
+pub const HUGE_INSTS: usize = 4000;
+
+impl Function {
+    /// Whether the function is huge ([`HUGE_INSTS`]).
+    pub fn is_huge(&self) -> bool {
+        self.insts.len() > HUGE_INSTS
+    }
+}
+
 /// How many blocks and instructions a function is expected to hold
 /// ([`Function::with_capacity`]); a hint, never a limit.
 #[derive(Copy, Clone, Debug, Default)]

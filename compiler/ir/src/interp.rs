@@ -75,7 +75,7 @@ pub fn run_counted(
     };
     let mut m = Machine {
         module,
-        layout: module.layout(),
+        layout: std::cell::OnceCell::from(module.layout()),
         fuel: config.fuel.unwrap_or(u64::MAX),
         max_depth: config.max_depth,
         steps: 0,
@@ -117,7 +117,7 @@ pub fn run_trace(
 ) -> Result<Exit, RuntimeError> {
     let mut m = Machine {
         module,
-        layout,
+        layout: std::cell::OnceCell::from(layout),
         fuel: config.fuel.unwrap_or(u64::MAX),
         max_depth: config.max_depth,
         steps: 0,
@@ -138,7 +138,7 @@ pub fn call(module: &Module, name: Symbol, args: &[Value], config: &Config) -> R
     }
     let mut m = Machine {
         module,
-        layout: module.layout(),
+        layout: std::cell::OnceCell::new(),
         fuel: config.fuel.unwrap_or(u64::MAX),
         max_depth: config.max_depth,
         steps: 0,
@@ -165,8 +165,9 @@ fn internal(msg: &str) -> RuntimeError {
 
 struct Machine<'m> {
     module: &'m Module,
-    /// The slots of the objects `new` makes.
-    layout: &'static Layout,
+    /// The slots of the objects `new` makes; found on the first `new` when
+    /// a call folds at compile time (finding it walks the whole module).
+    layout: std::cell::OnceCell<&'static Layout>,
     fuel: u64,
     max_depth: usize,
     steps: u64,
@@ -241,7 +242,11 @@ impl<'m> Machine<'m> {
                     InstKind::Unbound(var) => Some(Rt::Unbound(*var)),
                     InstKind::New(class) => {
                         self.allocations += 1;
-                        Some(Rt::Val(objects::new_object(self.allocations, *class, self.layout)))
+                        Some(Rt::Val(objects::new_object(
+                            self.allocations,
+                            *class,
+                            self.layout.get_or_init(|| self.module.layout()),
+                        )))
                     }
                     InstKind::Get { obj, field } => {
                         let o = self.read(&frame, obj, index)?;

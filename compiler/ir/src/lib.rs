@@ -67,7 +67,7 @@ pub mod subst;
 pub use builder::Builder;
 pub use function::{
     BlockData, BlockId, Capacity, Function, FunctionKind, InstData, InstId, InstList, Module, Site, Sites, ValueData,
-    ValueDef, ValueId,
+    ValueDef, ValueId, HUGE_INSTS,
 };
 pub use inst::{Args, GuardKind, InstKind, Operand, PhiInputs, Successors, Terminator, Trap};
 pub use resume::{ResumeData, ResumeFrame, ResumeId, ResumeValue, VirtualObject};

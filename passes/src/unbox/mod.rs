@@ -27,7 +27,9 @@
 //! that may print an object ([`crate::observe`]): objects print with their
 //! allocation number, which removing allocations would change. For the
 //! same reason traces are left alone: after a trace exits, the interpreter
-//! goes on and may print objects allocated later.
+//! goes on and may print objects allocated later. Huge functions
+//! (`flowc_ir::HUGE_INSTS`) are left alone too: the field SSA's work grows
+//! with the square of their size.
 //!
 //! Nested objects: a web stored into another web is unboxed in a later
 //! round, once the outer one is gone and the inner one is used directly.
@@ -66,6 +68,14 @@ pub fn run(module: &mut Module, cx: &mut Context) {
             continue;
         }
         let first = cx.facts(i).escape.take().unwrap_or_else(|| Escape::analyze(f));
+        // Huge functions (`flowc_ir::HUGE_INSTS`) keep their allocations:
+        // the field SSA walks back from each read of each candidate's field
+        // across the blocks between it and the allocation, which grows with
+        // the square of such a function's size.
+        if f.is_huge() {
+            cx.facts(i).escape = Some(first);
+            continue;
+        }
         let (escape, cfg_changed) = unbox_function(f, first, &is_immutable);
         let facts = cx.facts(i);
         facts.escape = Some(escape);

@@ -22,7 +22,7 @@
 //! and checked on entry (else the generic copy runs). IR values then live
 //! in Cranelift variables, which the SSA builder merges where the copies
 //! meet. A guard lowered in both copies leaves by one exit number.
-//! Functions above `OPTIMISTIC_MAX_INSTS` instructions get one copy.
+//! Huge functions (`flowc_ir::HUGE_INSTS`) get one copy.
 //!
 //! Traces: a guard branches to an exit stub that stores the values its
 //! resume record needs in the context's exit buffer and returns the exit's
@@ -467,10 +467,6 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     l.b.finalize(config);
 }
 
-/// Functions up to this many instructions get an optimistic copy (its
-/// variables cost Cranelift's SSA builder memory per variable and block).
-const OPTIMISTIC_MAX_INSTS: usize = 4000;
-
 /// The exit points of `f`'s optimistic copy (none: no copy). A function
 /// or trace gets one when some of its arithmetic is not known to stay small: the optimistic copy assumes it
 /// does — no tag tests on its results, no merges with bignum results — and
@@ -487,7 +483,9 @@ fn optimistic_exits(
     cfg: &flowc_ir::cfg::Cfg,
 ) -> std::collections::HashSet<flowc_ir::InstId> {
     let straight = f.kind == flowc_ir::FunctionKind::Trace && !cfg.retreating_targets().contains(&true);
-    if f.insts.len() > OPTIMISTIC_MAX_INSTS || straight {
+    // Huge functions get none: the copy's variables cost Cranelift's SSA
+    // builder memory per variable and block.
+    if f.is_huge() || straight {
         return Default::default();
     }
     f.all_insts()

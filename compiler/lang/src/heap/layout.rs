@@ -32,8 +32,11 @@ impl Layout {
     /// The layout with slots for `fields` (in any order, repeats allowed).
     pub fn of(fields: impl IntoIterator<Item = Symbol>) -> &'static Layout {
         let mut names: Vec<Symbol> = fields.into_iter().collect();
-        names.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+        // Distinct symbols first (cheap, by number; a program names each
+        // field many times), then in name order.
+        names.sort_unstable_by_key(|s| s.index());
         names.dedup();
+        names.sort_by(|a, b| a.as_str().cmp(b.as_str()));
         static LAYOUTS: OnceLock<Mutex<HashMap<Vec<Symbol>, &'static Layout>>> = OnceLock::new();
         let mut table = LAYOUTS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
         if let Some(&l) = table.get(&names) {

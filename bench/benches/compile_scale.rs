@@ -1,0 +1,94 @@
+//! Native compilation of large programs, end to end (issue 18 part 1):
+//! generated programs of 10^3..10^6 statements (`flowc_bench::scale`,
+//! most of them in one flow graph) are written to disk and run by the
+//! release `flowc` binary with `run --engine native --fuel N --stats`
+//! (parsing, the front end, the eight passes, Cranelift, and a short run),
+//! one process each, so that its peak memory is the process's.
+//!
+//!     cargo build --release -p flowc && cargo bench -p flowc-bench --bench compile_scale
+//!
+//! Per size: statements, compile time (what `--stats` reports as
+//! compiling), statements per second, process peak memory and bytes per
+//! statement, and time per statement relative to 10^4 (the baseline,
+//! measured in the same run). Targets: at least 200,000 statements per
+//! second, at most 1 KB of peak memory per statement, and time per
+//! statement at 10^6 within 2x of 10^4. `FLOWC_BENCH_MAX` caps the sizes
+//! (e.g. 100000 for a quick run).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use flowc_bench::scale::{program, SIZES};
+
+fn flowc() -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let exe = root.join("target/release/flowc");
+    assert!(exe.exists(), "build the release binary first: cargo build --release -p flowc");
+    exe
+}
+
+/// One measurement: compile seconds and process peak MB.
+fn measure(exe: &PathBuf, file: &PathBuf) -> (f64, f64) {
+    let out = Command::new(exe)
+        .args(["run", "--engine", "native", "--fuel", "100000", "--stats"])
+        .arg(file)
+        .output()
+        .expect("flowc runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() || stderr.contains("[fuel_exhausted]"), "{stderr}");
+    let stats = stderr.lines().find(|l| l.starts_with("stats: engine native")).unwrap_or_else(|| panic!("{stderr}"));
+    let compile_ms: f64 = stats
+        .split(" ms compiling")
+        .next()
+        .and_then(|s| s.rsplit('(').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{stats}"));
+    let peak: f64 = stderr
+        .rsplit("process peak ")
+        .next()
+        .and_then(|s| s.split(" MB").next())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(f64::NAN);
+    (compile_ms / 1e3, peak)
+}
+
+fn main() {
+    let exe = flowc();
+    let max: usize = std::env::var("FLOWC_BENCH_MAX").ok().and_then(|v| v.parse().ok()).unwrap_or(usize::MAX);
+    let dir = std::env::temp_dir().join(format!("flowc-compile-scale-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    println!(
+        "{:>10} {:>11} {:>12} {:>9} {:>10} {:>12}",
+        "stmts", "compile s", "stmts/s", "peak MB", "B/stmt", "t/stmt ÷10^4"
+    );
+    let mut baseline = None;
+    let mut met = true;
+    for &size in SIZES.iter().filter(|&&s| s <= max) {
+        let (p, n) = program(size);
+        let file = dir.join(format!("scale-{size}.fg"));
+        std::fs::write(&file, flowc_lang::syntax::print(flowc_lang::syntax::Syntax::Readable, &p)).unwrap();
+        drop(p);
+        // Best of three (one for the largest, which takes seconds).
+        let runs = if size >= 1_000_000 { 1 } else { 3 };
+        let (mut secs, mut peak) = (f64::INFINITY, 0.0f64);
+        for _ in 0..runs {
+            let (s, m) = measure(&exe, &file);
+            secs = secs.min(s);
+            peak = peak.max(m);
+        }
+        let per_stmt = secs / n as f64;
+        if size == 10_000 {
+            baseline = Some(per_stmt);
+        }
+        let relative = baseline.map_or(f64::NAN, |b| per_stmt / b);
+        let rate = n as f64 / secs;
+        let bytes = peak * 1e6 / n as f64;
+        println!("{n:>10} {secs:>11.3} {rate:>12.0} {peak:>9.1} {bytes:>10.0} {relative:>12.2}");
+        if size >= 10_000 {
+            met &= rate >= 200_000.0 && bytes <= 1000.0 && (relative.is_nan() || relative <= 2.0);
+        }
+        let _ = std::fs::remove_file(&file);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    println!("targets (>= 200000 stmts/s, <= 1000 B/stmt, t/stmt within 2x of 10^4): {}", if met { "met" } else { "NOT met" });
+}
