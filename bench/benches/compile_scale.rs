@@ -90,5 +90,8 @@ fn main() {
         let _ = std::fs::remove_file(&file);
     }
     std::fs::remove_dir_all(&dir).ok();
-    println!("targets (>= 200000 stmts/s, <= 1000 B/stmt, t/stmt within 2x of 10^4): {}", if met { "met" } else { "NOT met" });
+    println!(
+        "targets (>= 200000 stmts/s, <= 1000 B/stmt, t/stmt within 2x of 10^4): {}",
+        if met { "met" } else { "NOT met" }
+    );
 }

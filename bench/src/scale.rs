@@ -1,6 +1,6 @@
 //! Generated programs of a given size, for the scaling benchmarks.
 
-use flowc_lang::ast::{Item, Program};
+use flowc_lang::ast::Program;
 use flowc_tests::gen::{generate, GenConfig};
 
 /// A generated program of about `statements` statements (and terminators),
@@ -14,14 +14,7 @@ pub fn program(statements: usize) -> (Program, usize) {
 
 /// Statements plus terminators over the main graph and all functions.
 pub fn statement_count(p: &Program) -> usize {
-    p.items
-        .iter()
-        .map(|i| match i {
-            Item::Block(b) => b.body.len() + 1,
-            Item::Function(f) => f.blocks.iter().map(|b| b.body.len() + 1).sum(),
-            _ => 0,
-        })
-        .sum()
+    p.statement_count()
 }
 
 /// The sizes the scaling benchmarks run: 10^3 to 10^6.

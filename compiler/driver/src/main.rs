@@ -6,6 +6,7 @@
 
 mod cmd;
 mod input;
+mod progress;
 
 use std::process::ExitCode;
 

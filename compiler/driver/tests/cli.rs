@@ -710,3 +710,18 @@ fn ir_engine_errors_name_source_statements() {
         assert!(!stderr(&ir).contains("block `b"), "{}", stderr(&ir));
     }
 }
+
+/// Compiling a large program shows progress on a terminal only: piped,
+/// stderr stays empty. (Huge functions are compiled cheaply, so this is
+/// quick even in a debug build.)
+#[test]
+fn large_compilations_are_quiet_when_piped() {
+    let mut program = String::from("start:\n    x = 0\n");
+    for k in 0..60_000 {
+        program.push_str(if k % 2 == 0 { "    x = x + 1\n" } else { "    x = x - 2\n" });
+    }
+    program.push_str("    print_and_stop(x)\n");
+    let o = flowc(&["run", "--engine", "native", "-"], Some(&program));
+    assert_eq!(stdout(&o), "-30000\n", "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+}

@@ -188,6 +188,18 @@ impl Terminator {
 
 impl Program {
     /// Blocks of the main flow graph, in file order.
+    /// Statements and terminators over the main graph and every function.
+    pub fn statement_count(&self) -> usize {
+        self.items
+            .iter()
+            .map(|i| match i {
+                Item::Block(b) => b.body.len() + 1,
+                Item::Function(f) => f.blocks.iter().map(|b| b.body.len() + 1).sum(),
+                _ => 0,
+            })
+            .sum()
+    }
+
     pub fn main_blocks(&self) -> impl Iterator<Item = &Block> {
         self.items.iter().filter_map(|i| match i {
             Item::Block(b) => Some(b),

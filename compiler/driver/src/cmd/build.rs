@@ -12,6 +12,7 @@ use std::process::Command;
 
 use flowc_lang::interp::Config;
 
+use crate::progress::Progress;
 use crate::{input, Failure};
 
 #[derive(clap::Args)]
@@ -76,8 +77,12 @@ fn runtime_library() -> Result<(PathBuf, bool), Failure> {
 
 pub fn main(args: Args) -> Result<(), Failure> {
     let (program, label, env) = args.start.load()?;
+    let progress = Progress::for_program(&program);
+    progress.phase("front end");
     let module = flowc_frontend::lower(&program, label).map_err(|kind| Failure::input(format!("{kind}")))?;
+    progress.phase("the eight passes");
     let versions = flowc_passes::versions::optimize_versions(module, &flowc_passes::context::Options::default());
+    progress.phase("code generation");
     let describe = |site: flowc_ir::Site| {
         let at = flowc_lang::interp::Location {
             function: site.function,
@@ -101,6 +106,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
     object.push(".o");
     let object = PathBuf::from(object);
     std::fs::write(&object, bytes).map_err(|e| Failure::input(format!("{}: {e}", object.display())))?;
+    progress.phase("linking");
     let (library, temporary) = runtime_library()?;
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
     let linked = Command::new(&cc)

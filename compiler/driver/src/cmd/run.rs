@@ -4,6 +4,7 @@ use std::time::{Duration, Instant};
 
 use flowc_lang::interp::{self, Config, Counts};
 
+use crate::progress::Progress;
 use crate::{input, Failure};
 
 #[derive(clap::Args)]
@@ -65,17 +66,22 @@ fn native_counted(
     config: &Config,
 ) -> Result<(Result<interp::Outcome, interp::RuntimeError>, Counts, Duration), Failure> {
     let started = Instant::now();
+    let progress = Progress::for_program(program);
+    progress.phase("front end");
     let module = match flowc_frontend::lower(program, label) {
         Ok(m) => m,
         Err(kind) => {
             return Ok((Err(interp::RuntimeError { kind, at: None }), Counts::default(), started.elapsed()));
         }
     };
+    progress.phase("the eight passes");
     let versions = flowc_passes::versions::optimize_versions(module, &flowc_passes::context::Options::default());
     // Under --fuel the code counts it (one step per loop iteration).
+    progress.phase("code generation");
     let options = flowc_codegen::Options { fuel: config.fuel.is_some() };
     let native = flowc_codegen::Native::compile_versions(&versions.generic, versions.small_version(), options)
         .map_err(|e| Failure::input(format!("code generation failed: {e}")))?;
+    drop(progress);
     let compiled = started.elapsed();
     let (result, counts) = native.run_counted(env, config);
     Ok((result, counts, compiled))
