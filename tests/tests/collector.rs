@@ -121,3 +121,37 @@ fn compiled_code_frees_what_it_drops() {
         assert!(stats.peak_bytes < 4 << 20, "{engine}: {stats}");
     }
 }
+
+/// Huge functions (`flowc_ir::HUGE_INSTS`) take another road through code
+/// generation — one version, no optimistic copy, no unboxing, Cranelift's
+/// cheapest settings with its single-pass register allocator — whose
+/// safepoints and stack maps must be as exact: generated programs with a
+/// huge main function (of some 30,000 instructions) agree with the
+/// reference interpreter, collecting at every allocation.
+#[test]
+fn huge_functions_compile_cheaply_and_collect_exactly() {
+    let seeds = gen::seed_count(3);
+    let (compared, collections) = flowc_codegen::with_stack(move || {
+        let (mut compared, mut collections) = (0, 0);
+        for seed in 0..seeds {
+            let cfg = gen::GenConfig { size: 20_000, functions: 3, errors: false, odd_names: false, alloc: false };
+            let p = gen::generate(seed, &cfg);
+            let (label, env) = engines::start(&p);
+            let expected = engines::reference(&p, label, &env);
+            assert!(matches!(expected, Outcome::Output(_)), "seed {seed}: {expected:?}");
+            let module = flowc_frontend::lower(&p, label).unwrap();
+            let versions = flowc_passes::versions::optimize_versions(module, &Default::default());
+            assert!(versions.generic.main().unwrap().is_huge(), "seed {seed}: main is not huge");
+            assert!(versions.small.is_none(), "seed {seed}: a huge main got a second version");
+            let before = heap::stats().collections;
+            set_stress(true);
+            assert_eq!(engines::native(&versions, &env), expected, "seed {seed}");
+            set_stress(false);
+            collections += heap::stats().collections - before;
+            compared += 1;
+        }
+        (compared, collections)
+    });
+    assert_eq!(compared, seeds);
+    assert!(collections > 0, "the programs allocated nothing");
+}
