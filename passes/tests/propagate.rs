@@ -203,6 +203,90 @@ fn small_leaf_calls_are_inlined() {
     );
 }
 
+/// Several calls in one block, each using the one before, and a callee
+/// with two returns (a phi where they meet): a block's calls are inlined
+/// last to first and the results replaced once at the end.
+#[test]
+fn chained_calls_in_one_block_are_all_inlined() {
+    check(
+        r#"function clamp(a):
+    s:
+        c = a > 10
+        if c goto hi else goto lo
+    hi:
+        return 10
+    lo:
+        r = a + 1
+        return r
+
+entry main(n = 4)
+
+main:
+    x = call clamp(n) then k1
+k1:
+    y = call clamp(x) then k2
+k2:
+    z = y + x
+    w = call clamp(z) then k3
+k3:
+    print_and_stop(w)
+"#,
+        "cleanup",
+        expect![[r#"
+            main main(v0:n) {
+            b0 main:
+                v11 = check_bound v0
+                jump b13
+            b13 s:
+                v12:c = gt v0, 10
+                branch v12, b14, b15
+            b14 hi:
+                jump b12
+            b15 lo:
+                v13:r = add v0, 1
+                jump b12
+            b12:
+                v14:x = phi [b14: 10, b15: v13]
+                jump b9
+            b9 s:
+                v8:c = gt v14, 10
+                branch v8, b10, b11
+            b10 hi:
+                jump b8
+            b11 lo:
+                v9:r = add v14, 1
+                jump b8
+            b8:
+                v10:y = phi [b10: 10, b11: v9]
+                v3:z = add v14, v10
+                jump b5
+            b5 s:
+                v5:c = gt v3, 10
+                branch v5, b6, b7
+            b6 hi:
+                jump b4
+            b7 lo:
+                v6:r = add v3, 1
+                jump b4
+            b4:
+                v7:w = phi [b6: 10, b7: v6]
+                print v7
+            }
+
+            function clamp(v0:a) {
+            b0 s:
+                v1:c = gt v0, 10
+                branch v1, b1, b2
+            b1 hi:
+                return 10
+            b2 lo:
+                v2:r = add.int v0, 1
+                return v2
+            }
+        "#]],
+    );
+}
+
 #[test]
 fn immutable_fields_of_known_objects_are_forwarded() {
     check(

@@ -15,19 +15,32 @@ use flowc_ir::{BlockId, Function, InstData, InstId, InstKind, Operand, Terminato
 
 use crate::edit::{self, Substitution};
 
-/// Inlines `call` (an instruction of `f` calling `callee`). Arguments for
-/// which `may_be_unbound` holds are checked first (`check_bound`, at the
-/// call's site): the call raised `key_not_found` for them, and the
-/// callee's body may not read them.
-pub fn inline_call(f: &mut Function, call: InstId, callee: &Function, may_be_unbound: impl Fn(&Operand) -> bool) {
-    let Some(block) = f.layout.iter().copied().find(|&b| f.blocks[b].insts.contains(&call)) else { return };
+/// Inlines `call` (an instruction of `f`'s block `block` calling
+/// `callee`). Arguments for which `may_be_unbound` holds are checked first
+/// (`check_bound`, at the call's site): the call raised `key_not_found` for
+/// them, and the callee's body may not read them.
+///
+/// The call's result is replaced through `subst`, which the caller applies
+/// once after all its inlines: each inline then costs its callee's size,
+/// not the caller's (a caller with thousands of calls to inline was
+/// quadratic). Inlining moves the instructions after the call into a new
+/// block, so the caller inlines a block's calls from the last to the
+/// first: the earlier ones stay in `block`.
+pub fn inline_call(
+    f: &mut Function,
+    block: BlockId,
+    call: InstId,
+    callee: &Function,
+    subst: &mut Substitution,
+    may_be_unbound: impl Fn(&Operand) -> bool,
+) {
     let InstKind::Call { args, .. } = f.insts[call].kind.clone() else { return };
     if args.len() != callee.params.len() {
         return;
     }
     // Split: the continuation gets the instructions after the call and the
     // terminator.
-    let pos = f.blocks[block].insts.iter().position(|&i| i == call).unwrap();
+    let Some(pos) = f.blocks[block].insts.iter().position(|&i| i == call) else { return };
     let after: flowc_ir::InstList<4> = f.blocks[block].insts.drain(pos + 1..).collect();
     f.blocks[block].insts.pop();
     let site = f.sites.inst(call);
@@ -129,8 +142,6 @@ pub fn inline_call(f: &mut Function, call: InstId, callee: &Function, may_be_unb
             }
         };
         f.values[result].def = ValueDef::Detached;
-        let mut subst = Substitution::new(f);
         subst.set(result, replacement);
-        subst.apply(f);
     }
 }

@@ -37,18 +37,22 @@ pub fn run(module: &mut Module, cx: &mut Context) {
     for i in 0..module.functions.len() {
         let Some(p) = cx.facts(i).propagation.take() else { continue };
         let inlines = rewrite(&mut module.functions[i], &p);
-        for call in inlines {
+        let mut subst = Substitution::new(&module.functions[i]);
+        // Last to first (see `inline_call`).
+        for &(block, call) in inlines.iter().rev() {
             let InstKind::Call { func, .. } = &module.functions[i].insts[call].kind else { continue };
             let Some(callee) = module.function(*func).cloned() else { continue };
             let may_be_unbound = |o: &Operand| o.as_value().is_some_and(|v| p.info(v).may_be_unbound());
-            inline::inline_call(&mut module.functions[i], call, &callee, may_be_unbound);
+            inline::inline_call(&mut module.functions[i], block, call, &callee, &mut subst, may_be_unbound);
         }
+        subst.apply(&mut module.functions[i]);
         *cx.facts(i) = Default::default();
     }
 }
 
-/// Everything but inlining; returns the calls still to inline.
-fn rewrite(f: &mut Function, p: &Propagation) -> Vec<InstId> {
+/// Everything but inlining; returns the calls still to inline with their
+/// blocks, in layout order.
+fn rewrite(f: &mut Function, p: &Propagation) -> Vec<(BlockId, InstId)> {
     let mut subst = Substitution::new(f);
     let mut dead: Vec<InstId> = Vec::new();
     {
@@ -157,11 +161,15 @@ fn rewrite(f: &mut Function, p: &Propagation) -> Vec<InstId> {
     }
     edit::unlink_everywhere(f, |i| is_dead[ix(i)]);
     subst.apply(f);
-    let mut linked = vec![false; f.insts.len()];
-    for (_, i) in f.all_insts() {
-        linked[ix(i)] = true;
+    let mut inline = vec![false; f.insts.len()];
+    for &c in &p.inline {
+        inline[ix(c)] = true;
     }
-    p.inline.iter().copied().filter(|&c| linked[ix(c)]).collect()
+    let mut calls = Vec::new();
+    for &b in &f.layout {
+        calls.extend(f.blocks[b].insts.iter().filter(|&&i| inline[ix(i)]).map(|&i| (b, i)));
+    }
+    calls
 }
 
 /// Deletes unreached blocks and the edges propagate never took.
