@@ -8,13 +8,8 @@ use flowc_tests::gen::{generate, GenConfig};
 pub fn program(statements: usize) -> (Program, usize) {
     let cfg = GenConfig { size: statements, functions: 3, errors: false, odd_names: false, alloc: false };
     let p = generate(2026, &cfg);
-    let n = statement_count(&p);
+    let n = p.statement_count();
     (p, n)
-}
-
-/// Statements plus terminators over the main graph and all functions.
-pub fn statement_count(p: &Program) -> usize {
-    p.statement_count()
 }
 
 /// The sizes the scaling benchmarks run: 10^3 to 10^6.

@@ -6,15 +6,7 @@ fn main() {
         let t = Instant::now();
         let p = flowc_tests::gen::generate(7, &cfg);
         let tg = t.elapsed();
-        let stmts: usize = p
-            .items
-            .iter()
-            .map(|i| match i {
-                flowc_lang::ast::Item::Block(b) => b.body.len() + 1,
-                flowc_lang::ast::Item::Function(f) => f.blocks.iter().map(|b| b.body.len() + 1).sum(),
-                _ => 0,
-            })
-            .sum();
+        let stmts = p.statement_count();
         let t = Instant::now();
         let m = flowc_frontend::lower(&p, flowc_lang::Symbol::intern("start")).unwrap();
         let tl = t.elapsed();

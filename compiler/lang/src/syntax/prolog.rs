@@ -37,8 +37,10 @@ fn parse_raw(src: &str) -> Result<(Program, Comments), RawError> {
         validator.item(&item, clause.pos)?;
         let places = statement_places(&clause, program.items.len());
         for (start, end) in reader.take_comments() {
-            let at = places.iter().find(|(pos, _)| *pos > start).map_or(Place::item(program.items.len()), |p| p.1);
-            let at = if start < clause.pos { Place::item(program.items.len()) } else { at };
+            // Before the clause, or inside it before the first statement
+            // that starts after the comment (else before the clause too).
+            let inside = places.iter().find(|(pos, _)| start > clause.pos && *pos > start);
+            let at = inside.map_or(Place::item(program.items.len()), |p| p.1);
             for line in prolog_comment_lines(&src[start..end]) {
                 comments.push(at, line);
             }

@@ -89,26 +89,23 @@ pub fn print_block(out: &mut String, b: &Block, indent: &str) {
 /// [`print_block`] with the comments of block `index` of item `item`.
 fn print_block_commented(out: &mut String, b: &Block, indent: &str, mut at: Option<(&mut Cursor, usize, usize)>) {
     let inner = format!("{indent}    ");
-    let mut comments = |out: &mut String, place: fn(usize, usize) -> Place, ind: &str| {
+    // The comments before the label (stmt `None`) or statement `stmt`.
+    let mut comments = |out: &mut String, stmt: Option<usize>, indent: &str| {
         if let Some((cursor, item, index)) = &mut at {
-            cursor.before(out, place(*item, *index), ind);
+            cursor.before(out, Place { item: *item, block: Some(*index), stmt }, indent);
         }
     };
-    comments(out, Place::block, indent);
+    comments(out, None, indent);
     out.push_str(indent);
     name(out, b.label);
     out.push_str(":\n");
     for (k, s) in b.body.iter().enumerate() {
-        if let Some((cursor, item, index)) = &mut at {
-            cursor.before(out, Place::stmt(*item, *index, k), &inner);
-        }
+        comments(out, Some(k), &inner);
         out.push_str(&inner);
         stmt(out, s);
         out.push('\n');
     }
-    if let Some((cursor, item, index)) = &mut at {
-        cursor.before(out, Place::stmt(*item, *index, b.body.len()), &inner);
-    }
+    comments(out, Some(b.body.len()), &inner);
     out.push_str(&inner);
     terminator(out, &b.term);
     out.push('\n');
