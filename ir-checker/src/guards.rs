@@ -12,6 +12,10 @@
 //!   dominates the guard's position (strictly earlier in the same block);
 //!   for an `exit`, available at the end of its block.
 //!   As for other uses, dominance is not required in unreachable blocks.
+//! - [`Rule::ResumeShape`]: a record has at least one frame (there is
+//!   something to resume); every frame but the innermost has a pending
+//!   call (its callee is the next frame), and the innermost has none (it
+//!   continues at the guard's label).
 //!
 //! A record shared by several guards is checked at each of them.
 
@@ -67,6 +71,21 @@ fn check_record(
         return messages;
     }
     let data = &f.resumes[resume];
+    let last = data.frames.len().saturating_sub(1);
+    if data.frames.is_empty() {
+        messages.push((Rule::ResumeShape, format!("{r} has no frames: there is nothing to resume")));
+    }
+    for (k, frame) in data.frames.iter().enumerate() {
+        match (k == last, frame.call.is_some()) {
+            (false, false) => messages
+                .push((Rule::ResumeShape, format!("frame {k} of {r} has no pending call, but an inner frame follows"))),
+            (true, true) => messages.push((
+                Rule::ResumeShape,
+                format!("the innermost frame of {r} has a pending call, but no frame for the callee follows"),
+            )),
+            _ => {}
+        }
+    }
     let values = data
         .frames
         .iter()

@@ -28,6 +28,8 @@
 //! | `call-target` | calls name a function (kind `function`) of the module | `calls` |
 //! | `call-arity` | calls pass as many arguments as the callee has parameters | `calls` |
 //! | `unique-function` | function names (kind `function`) are unique | `calls` |
+//! | `op-form` | (j) operations of the op table, in forms they have, constant operands admitted by the form | `forms` |
+//! | `resume-shape` | (i) resume records have frames, a pending call in each but the innermost | `guards` |
 //!
 //! "One terminator per block, last" holds by construction (`BlockData::term`).
 //! Blocks unreachable from the entry are checked like the others, except
@@ -44,6 +46,7 @@
 mod calls;
 mod context;
 mod definitions;
+mod forms;
 mod guards;
 mod linking;
 mod phis;
@@ -119,6 +122,7 @@ fn check_function(f: &Function, module: Option<&Module>) -> Vec<Violation> {
         phis::check_inst(&mut c, &cfg, &mut marks, l, kind);
         uses::check_inst(&mut c, &flow, &mut marks, l, kind);
         guards::check_inst(&mut c, &flow, l, kind);
+        forms::check_inst(&mut c, l, kind);
         if let Some(m) = module {
             calls::check_inst(&mut c, m, l, kind);
         }

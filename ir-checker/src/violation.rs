@@ -52,11 +52,16 @@ pub enum Rule {
     CallArity,
     /// Function names (kind `function`) are unique in a module.
     UniqueFunction,
+    /// An operation is one of the op table in a form it has, and constant
+    /// operands meet what the form promises.
+    OpForm,
+    /// A resume record has frames, pending calls in all but the innermost.
+    ResumeShape,
 }
 
 impl Rule {
     /// Every rule, in declaration order.
-    pub const ALL: [Rule; 14] = [
+    pub const ALL: [Rule; 16] = [
         Rule::SingleDef,
         Rule::UseDominated,
         Rule::UndefinedValue,
@@ -71,6 +76,8 @@ impl Rule {
         Rule::CallTarget,
         Rule::CallArity,
         Rule::UniqueFunction,
+        Rule::OpForm,
+        Rule::ResumeShape,
     ];
 
     /// The short kebab-case name.
@@ -90,6 +97,8 @@ impl Rule {
             Rule::CallTarget => "call-target",
             Rule::CallArity => "call-arity",
             Rule::UniqueFunction => "unique-function",
+            Rule::OpForm => "op-form",
+            Rule::ResumeShape => "resume-shape",
         }
     }
 }

@@ -17,7 +17,7 @@ use flowc_lang::ast::Operator;
 use flowc_lang::heap::Layout;
 use flowc_lang::interp::objects;
 use flowc_lang::interp::{Config, Counts, ErrorKind, Location, Outcome, RuntimeError};
-use flowc_lang::ops::{range, Form, Op};
+use flowc_lang::ops::{Form, Op};
 use flowc_lang::{Symbol, Value};
 
 use crate::function::{BlockId, Function, FunctionKind, InstId, Module};
@@ -460,35 +460,12 @@ fn bound_values(frame: &Frame) -> Vec<(crate::ValueId, Value)> {
         .collect()
 }
 
-/// Checks the promise a specialized form makes about its operands.
+/// Checks the promise a specialized form makes about its operands
+/// ([`Op::form_admits`]).
 fn check_form(op: Op, form: Form, args: &[Value]) -> Result<(), ErrorKind> {
-    let broken = || ErrorKind::User(Symbol::intern(&format!("broken_form({}{})", op.name(), form.suffix())));
-    match form {
-        Form::Generic => Ok(()),
-        Form::Int => {
-            let ok = match op {
-                Op::ReadList => matches!(args, [Value::List(_), Value::Int(_) | Value::Big(_)]),
-                Op::Len => matches!(args, [Value::List(_)]),
-                _ => args.iter().all(Value::is_int),
-            };
-            if ok {
-                Ok(())
-            } else {
-                Err(broken())
-            }
-        }
-        Form::Word => {
-            let ok = match (op, args) {
-                (Op::ReadList, [Value::List(l), Value::Int(i)]) => *i >= 0 && (*i as usize) < l.len(),
-                (Op::Len, [Value::List(_)]) => true,
-                (_, args) if args.iter().all(range::is_word) => op.eval(args).is_ok_and(|r| range::is_word(&r)),
-                _ => false,
-            };
-            if ok {
-                Ok(())
-            } else {
-                Err(broken())
-            }
-        }
+    if form == Form::Generic || op.form_admits(form, args) {
+        Ok(())
+    } else {
+        Err(ErrorKind::User(Symbol::intern(&format!("broken_form({}{})", op.name(), form.suffix()))))
     }
 }

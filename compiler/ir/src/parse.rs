@@ -3,7 +3,13 @@
 //! Numbers missing from the text become detached placeholders in the arenas.
 //!
 //! The parser checks syntax only; whether the IR is valid is the checker's
-//! question (flowc-ir-checker), so invalid-but-well-formed IR parses.
+//! question (flowc-ir-checker), so invalid-but-well-formed IR parses — and
+//! parses as written, never repaired: a phi written after an ordinary
+//! instruction stays among the ordinary instructions, a reference to a
+//! resume record the text does not define stays a reference outside the
+//! arena, and operation forms are taken as written. The parser rejects only
+//! what the data structure cannot represent (an operation with the wrong
+//! number of operands for its name, a value defined twice).
 
 use la_arena::Arena;
 
@@ -46,6 +52,8 @@ struct Open {
     func: Function,
     /// Line offset of the function header, for errors at its end.
     pos: usize,
+    /// The resume records the text defines so far.
+    defined_resumes: std::collections::HashSet<u32>,
 }
 
 #[derive(Default)]
@@ -112,12 +120,20 @@ impl Parser {
         la_arena::Idx::from_raw(la_arena::RawIdx::from_u32(n))
     }
 
-    fn resume(&mut self, n: u32) -> ResumeId {
-        let resumes = &mut self.func().resumes;
+    /// The record `rN` defined by `resume rN {`: records up to `N` exist
+    /// afterwards (numbers the text skips are empty records, which the
+    /// checker rejects when used). A reference alone creates nothing.
+    fn define_resume(&mut self, n: u32, pos: usize) -> Result<ResumeId, RawError> {
+        let open = self.open.as_mut().expect("inside a function");
+        if !open.defined_resumes.insert(n) {
+            return Err(RawError::new(pos, format!("r{n} is defined twice")));
+        }
+        let id = la_arena::Idx::from_raw(la_arena::RawIdx::from_u32(n));
+        let resumes = &mut open.func.resumes;
         while resumes.len() <= n as usize {
             resumes.alloc(ResumeData::default());
         }
-        la_arena::Idx::from_raw(la_arena::RawIdx::from_u32(n))
+        Ok(id)
     }
 
     fn line(&mut self, state: State, mut line: Line) -> Result<State, RawError> {
@@ -173,13 +189,14 @@ impl Parser {
                 if line.is_keyword("resume") {
                     line.bump();
                     let Some(n) = numbered(line.peek(), 'r') else { return Err(line.error("a resume number like r0")) };
+                    let pos = line.pos();
                     line.bump();
                     line.punct("{")?;
                     line.done()?;
                     if let Some((b, false)) = block {
                         return Err(RawError::new(line.toks[0].1, format!("block b{} has no terminator", raw(b))));
                     }
-                    return Ok(State::Resume(self.resume(n)));
+                    return Ok(State::Resume(self.define_resume(n, pos)?));
                 }
                 let Some((b, false)) = block else {
                     return Err(RawError::new(line.pos(), "expected a block header `bN label:`, `resume rN {` or `}`"));
@@ -242,7 +259,7 @@ impl Parser {
             insts: Default::default(),
             term: placeholder(),
         });
-        self.open = Some(Open { func, pos: start });
+        self.open = Some(Open { func, pos: start, defined_resumes: Default::default() });
         line.punct("(")?;
         while !line.is_punct(")") {
             if !self.func().params.is_empty() {
@@ -312,7 +329,7 @@ impl Parser {
     fn resume_ref(&mut self, line: &mut Line) -> Result<ResumeId, RawError> {
         let Some(n) = numbered(line.peek(), 'r') else { return Err(line.error("a resume record like r0")) };
         line.bump();
-        Ok(self.resume(n))
+        Ok(la_arena::Idx::from_raw(la_arena::RawIdx::from_u32(n)))
     }
 
     /// One instruction or terminator line of block `b`; returns whether it
@@ -453,7 +470,9 @@ impl Parser {
             f.values[v].def = ValueDef::Inst(i);
         }
         let data = &mut f.blocks[b];
-        if matches!(f.insts[i].kind, InstKind::Phi(_)) {
+        // Phis written before every ordinary instruction are the block's
+        // phis; a phi written later stays where it is (the checker says so).
+        if matches!(f.insts[i].kind, InstKind::Phi(_)) && data.insts.is_empty() {
             data.phis.push(i);
         } else {
             data.insts.push(i);

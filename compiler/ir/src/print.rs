@@ -103,7 +103,9 @@ pub fn function(f: &Function) -> String {
         .collect();
     used.sort_by_key(|r| r.into_raw().into_u32());
     used.dedup();
-    for r in used {
+    // A reference outside the arena (invalid IR, which the checker prints
+    // too) has no record to print.
+    for r in used.into_iter().filter(|r| (r.into_raw().into_u32() as usize) < f.resumes.len()) {
         resume(&mut out, r, &f.resumes[r]);
     }
     out.push_str("}\n");

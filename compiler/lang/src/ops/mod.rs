@@ -405,6 +405,47 @@ impl Op {
         }
     }
 
+    /// Whether `v` may be operand `k` of this operation in `form`: what the
+    /// form promises of each operand on its own. `Generic` admits anything;
+    /// `Int` admits the operand kinds the operation takes (integers; for
+    /// `readlist` a list and an integer); `Word` admits only words
+    /// ([`range::is_word`]) where integers are taken (for `readlist` a
+    /// non-negative word index). The IR checker applies it to constant
+    /// operands.
+    pub fn form_admits_operand(self, form: Form, k: usize, v: &Value) -> bool {
+        let integer = |v: &Value| match form {
+            Form::Word => range::is_word(v),
+            _ => v.is_int(),
+        };
+        match (form, self, k) {
+            (Form::Generic, _, _) => true,
+            (_, Op::ReadList, 0) | (_, Op::Len, 0) => matches!(v, Value::List(_)),
+            (Form::Word, Op::ReadList, 1) => matches!(v, Value::Int(i) if *i >= 0) && range::is_word(v),
+            (_, Op::Same | Op::Eq | Op::Ne, _) => true,
+            _ => integer(v),
+        }
+    }
+
+    /// Whether `args` meet every promise `form` makes: each operand
+    /// admitted ([`Op::form_admits_operand`]), and for `Word` an operation
+    /// that cannot fail or overflow — its result is a word, the index is
+    /// inside the list, the divisor is not zero. What the IR interpreter
+    /// checks at run time and the IR checker of all-constant operands.
+    pub fn form_admits(self, form: Form, args: &[Value]) -> bool {
+        if args.len() != self.arity() || !self.info().forms.contains(&form) {
+            return false;
+        }
+        if !args.iter().enumerate().all(|(k, v)| self.form_admits_operand(form, k, v)) {
+            return false;
+        }
+        match (form, self, args) {
+            (Form::Word, Op::ReadList, [Value::List(l), Value::Int(i)]) => (*i as usize) < l.len(),
+            (Form::Word, Op::Len, _) => true,
+            (Form::Word, _, args) => self.eval(args).is_ok_and(|r| range::is_word(&r)),
+            _ => true,
+        }
+    }
+
     /// A two-operand operation on two `i64`s, when its result is an `i64`
     /// too: `None` on overflow, a zero divisor, or an operation that does
     /// not take integers. The interpreters' fast path, before [`Op::eval2`].
