@@ -5,6 +5,10 @@
 //!   optimized) are damaged by random edits ([`mutate`]) and fed to the IR
 //!   parser and checker, which must answer — parse error, violations or
 //!   valid — and never panic.
+//! - [`kill`]: the checker's kill rate — structured mutants
+//!   ([`mutants`]), one class per invariant, of the IR the front end, every
+//!   pass and the JIT make, each built to break its invariant; every class
+//!   must be rejected with its rule, every time.
 //! - [`engines`]: generated programs run on every engine (reference
 //!   interpreter, IR interpreter, native code, the JIT at eager thresholds,
 //!   the partial evaluator), which must agree.
@@ -14,4 +18,6 @@
 
 pub mod checker;
 pub mod engines;
+pub mod kill;
+pub mod mutants;
 pub mod mutate;

@@ -1,4 +1,5 @@
 //! `flowc-fuzz checker [--from S] [--inputs N]`,
+//! `flowc-fuzz kill [--from S] [--mutants N]` (the checker's kill rate per mutation class),
 //! `flowc-fuzz engines [--from S] [--seeds N] [--alloc] [--stress]` (see the library docs) and
 //! `flowc-fuzz show SEED` (the generated program, to run with flowc).
 //! Exit status 1 when something failed; the failing seeds are printed (and
@@ -23,6 +24,18 @@ enum Command {
         from: u64,
         #[arg(long, default_value_t = 100_000)]
         inputs: u64,
+    },
+    /// Structured mutants of valid IR, one class per invariant: the
+    /// checker's kill rate per class.
+    Kill {
+        #[arg(long, default_value_t = 0)]
+        from: u64,
+        #[arg(long, default_value_t = 100_000)]
+        mutants: u64,
+        /// Print every survivor (mutant not rejected as expected), not
+        /// only the first of each class.
+        #[arg(long)]
+        all: bool,
     },
     /// Print generated program SEED (to reproduce a failure with flowc).
     Show {
@@ -67,6 +80,31 @@ fn main() -> ExitCode {
                 println!("panic on seed {seed}: {}", path.display());
             }
             if report.panics.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Command::Kill { from, mutants, all } => {
+            let report = flowc_codegen::with_stack(move || flowc_fuzz::kill::run(from, mutants));
+            print!("{}", report.table());
+            let mut shown = std::collections::HashSet::new();
+            for s in &report.survivors {
+                if all || shown.insert(s.class) {
+                    println!(
+                        "\nsurvivor: {} on seed {} ({}); the checker said:\n{}\n{}",
+                        s.class.name(),
+                        s.seed,
+                        s.origin,
+                        s.said,
+                        s.text
+                    );
+                }
+            }
+            for (seed, class, origin) in &report.panics {
+                println!("panic: {} on seed {seed} ({origin})", class.name());
+            }
+            if report.all_killed() {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE

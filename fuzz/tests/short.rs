@@ -12,6 +12,25 @@ fn the_checker_answers_every_damaged_text() {
 }
 
 #[test]
+fn every_mutant_class_is_killed() {
+    let report = flowc_codegen::with_stack(|| flowc_fuzz::kill::run(0, 20_000));
+    let survivors: Vec<String> = report
+        .survivors
+        .iter()
+        .take(3)
+        .map(|s| format!("{} (seed {}): {}\n{}", s.class.name(), s.seed, s.said, s.text))
+        .collect();
+    assert!(report.all_killed(), "{}\n{}\npanics: {:?}", report.table(), survivors.join("\n"), report.panics);
+    // Every class was tried in earnest, on every kind of subject.
+    for c in flowc_fuzz::mutants::Class::ALL {
+        assert!(report.classes[&c].made >= 100, "few {} mutants:\n{}", c.name(), report.table());
+    }
+    for origin in ["front end", "after a pass", "trace", "bridge"] {
+        assert!(report.subjects.get(origin).is_some_and(|n| *n > 0), "no {origin} subject:\n{}", report.table());
+    }
+}
+
+#[test]
 fn the_engines_agree_on_generated_programs() {
     let disagreements: Vec<String> = flowc_codegen::with_stack(|| {
         (10_000..10_100)

@@ -39,10 +39,10 @@
 //!    frame; every frame but the innermost has a pending call, the
 //!    innermost none.
 //! 10. An operation is one of the op table with its arity (other counts are
-//!    `missing_op`, which is generic and names no known operation of that
-//!    arity), in a form the operation has; constant operands are ones the
-//!    form admits, and all-constant operands meet the form's whole promise
-//!    (a `.word` operation cannot fail or overflow).
+//!     `missing_op`, which is generic and names no known operation of that
+//!     arity), in a form the operation has; constant operands are ones the
+//!     form admits, and all-constant operands meet the form's whole promise
+//!     (a `.word` operation cannot fail or overflow).
 //!
 //! The text format ([`mod@parse`]) reads IR exactly as written and repairs
 //! nothing, so every invariant above can be broken in a text and is the
