@@ -725,3 +725,46 @@ fn large_compilations_are_quiet_when_piped() {
     assert_eq!(stdout(&o), "-30000\n", "{}", stderr(&o));
     assert_eq!(stderr(&o), "");
 }
+
+/// Deep nesting and long lines (issue 15): rejected with a short, placed
+/// error, never a stack overflow or a message as long as the input.
+#[test]
+fn deep_nesting_and_long_lines_get_short_errors() {
+    let fails_with = |args: &[&str], src: &str, want: &str| {
+        let o = flowc(args, Some(src));
+        let err = stderr(&o);
+        let cmd = args[0];
+        // Input errors exit 1, a bad `--env` is a usage error (2).
+        assert!(matches!(o.status.code(), Some(1 | 2)), "{cmd}: {:?} {}", o.status, &err[..err.len().min(500)]);
+        assert!(err.contains(want), "{cmd}: {}", &err[..err.len().min(500)]);
+        assert!(err.len() < 1000, "{cmd}: a {}-byte message", err.len());
+    };
+    // 1.5 million nested lists, in both syntaxes and in `--env`.
+    let n = 1_500_000;
+    let lists = format!("{}{}", "[".repeat(n), "]".repeat(n));
+    let prolog = format!("block(start, op1(x, same, const({lists}), print_and_stop(var(x)))).\n");
+    fails_with(&["fmt", "-"], &prolog, "<stdin>:1:10033: parse error: lists nested more than 10000 deep");
+    let readable = format!("start:\n    x = {lists}\n    print_and_stop(x)\n");
+    fails_with(&["run", "-"], &readable, "<stdin>:2:10009: parse error: lists nested more than 10000 deep");
+    let env = format!("[x/{}{}]", "[".repeat(20_000), "]".repeat(20_000));
+    fails_with(&["run", "examples/power.pl", "--env", &env], "", "lists nested more than 10000 deep");
+    // A block of more statements than the Prolog syntax nests.
+    let chain = "op1(x, same, const(1), ".repeat(100_001);
+    let deep = format!("block(start, {chain}print_and_stop(var(x)){}).\n", ")".repeat(100_001));
+    fails_with(&["fmt", "-"], &deep, "terms nested more than 100000 deep");
+    // The readable syntax has no such limit, so printing that block as
+    // Prolog is refused rather than written unreadable.
+    let big = format!("start:\n{}    print_and_stop(x)\n", "    x = 1\n".repeat(100_001));
+    fails_with(&["fmt", "--syntax", "prolog", "-"], &big, "block start has too many statements for the Prolog syntax");
+    let o = flowc(&["fmt", "--syntax", "prolog", "-"], Some(&big.replace(&"    x = 1\n".repeat(2), "")));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let printed = stdout(&o);
+    let back = flowc(&["run", "-"], Some(&printed));
+    assert_eq!(stdout(&back), "1\n", "{}", &stderr(&back)[..stderr(&back).len().min(500)]);
+    // A 7 MB line: the excerpt is cut around the column.
+    let long = format!("start:\n    x = {} + !\n", "a".repeat(7_000_000));
+    fails_with(&["run", "-"], &long, "<stdin>:2:7000012: parse error: unexpected character `!`\n2 | ...aaa");
+    // A 7 MB integer is refused at once rather than converted for a minute.
+    let long = format!("block(start, op1(x, same, const({}), print_and_stop(var(x)))).\n", "1".repeat(7_000_000));
+    fails_with(&["run", "-"], &long, "an integer literal of 7000000 digits: at most 10000 are supported");
+}

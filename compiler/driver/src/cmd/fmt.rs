@@ -33,6 +33,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
     let src = input::read_source(&args.file)?;
     let name = if args.file == "-" { "<stdin>" } else { &args.file };
     let (program, comments) = syntax::parse_with_comments(name, &src).map_err(Failure::input)?;
+    syntax::printable(args.syntax.into(), &program).map_err(|e| Failure::input(format!("{name}: {e}")))?;
     print!("{}", syntax::print_with_comments(args.syntax.into(), &program, &comments));
     Ok(())
 }

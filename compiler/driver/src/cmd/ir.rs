@@ -40,6 +40,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
         }
         Emit::Fgl => {
             let program = fgl::module_to_program(&module).map_err(Failure::input)?;
+            flowc_lang::syntax::printable(args.syntax.into(), &program).map_err(Failure::input)?;
             print!("{}", flowc_lang::syntax::print(args.syntax.into(), &program));
         }
     }

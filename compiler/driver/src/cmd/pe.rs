@@ -48,6 +48,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
         print!("{}", optimize(&out, residual.entry, args.format.into())?);
         return Ok(());
     }
+    syntax::printable(args.format.into(), &out).map_err(Failure::input)?;
     match Syntax::from(args.format) {
         Syntax::Prolog => print!("{}", listing(&program, &residual)),
         Syntax::Readable => print!("{}", syntax::print(Syntax::Readable, &out)),
@@ -88,5 +89,6 @@ fn optimize(program: &Program, entry: Symbol, syntax: Syntax) -> Result<String, 
     let mut cx = Context::new(&module);
     flowc_passes::optimize(&mut module, &mut cx, |_, _, _| {});
     let out = flowc_ir::fgl::module_to_program(&module).map_err(Failure::input)?;
+    syntax::printable(syntax, &out).map_err(Failure::input)?;
     Ok(syntax::print(syntax, &out))
 }

@@ -2,7 +2,7 @@
 //! IR text format: names, quoted names, `:atoms`, integers and punctuation,
 //! one line at a time, with byte offsets for error messages.
 
-use super::diag::RawError;
+use super::diag::{clip, RawError};
 use crate::ast::Arg;
 use crate::symbol::Symbol;
 use crate::value::Value;
@@ -81,7 +81,7 @@ pub fn lex_line_commented(line: &str, base: usize) -> Result<LexedLine, RawError
             || (c == b'-' && b.get(i + 1).is_some_and(u8::is_ascii_digit) && is_sign(&toks, b, i))
         {
             let j = i + 1 + line[i + 1..].find(|ch: char| !ch.is_ascii_digit()).unwrap_or(line.len() - i - 1);
-            let n: num_bigint::BigInt = line[i..j].parse().map_err(|_| RawError::new(start, "malformed number"))?;
+            let n = parse_int(&line[i..j], start)?;
             if b.get(j).is_some_and(|ch| ch.is_ascii_alphabetic() || *ch == b'_') {
                 return Err(RawError::new(base + j, "unexpected letter after a number"));
             }
@@ -243,6 +243,12 @@ impl<'a> Line<'a> {
     }
 
     pub fn constant(&mut self) -> Result<Value, RawError> {
+        self.constant_in(0)
+    }
+
+    /// A constant inside `depth` open lists (at most
+    /// [`super::term::MAX_LIST_DEPTH`]).
+    fn constant_in(&mut self, depth: usize) -> Result<Value, RawError> {
         match self.peek() {
             Some(Tok::Int(v)) => {
                 self.at += 1;
@@ -253,13 +259,17 @@ impl<'a> Line<'a> {
                 Ok(Value::atom(s))
             }
             Some(Tok::Punct("[")) => {
+                if depth == super::term::MAX_LIST_DEPTH {
+                    let max = super::term::MAX_LIST_DEPTH;
+                    return Err(RawError::new(self.pos(), format!("lists nested more than {max} deep")));
+                }
                 self.at += 1;
                 let mut items = Vec::new();
                 if !self.is_punct("]") {
-                    items.push(self.constant()?);
+                    items.push(self.constant_in(depth + 1)?);
                     while self.is_punct(",") {
                         self.at += 1;
-                        items.push(self.constant()?);
+                        items.push(self.constant_in(depth + 1)?);
                     }
                 }
                 self.punct("]")?;
@@ -299,12 +309,31 @@ impl<'a> Line<'a> {
     }
 }
 
+/// The most digits an integer literal may have. Decimal-to-binary
+/// conversion of a big integer takes time quadratic in its digits (a 7 MB
+/// literal took 38 s); no program needs a literal this long, and a
+/// computed bignum has no such limit.
+pub const MAX_INT_DIGITS: usize = 10_000;
+
+/// An integer literal (an optional `-`, then digits) starting at `start`,
+/// in both syntaxes and the IR text.
+pub fn parse_int(text: &str, start: usize) -> Result<num_bigint::BigInt, RawError> {
+    let digits = text.trim_start_matches('-').len();
+    if digits > MAX_INT_DIGITS {
+        return Err(RawError::new(
+            start,
+            format!("an integer literal of {digits} digits: at most {MAX_INT_DIGITS} are supported"),
+        ));
+    }
+    text.parse().map_err(|_| RawError::new(start, "malformed number"))
+}
+
 pub fn describe(t: &Tok) -> String {
     match t {
-        Tok::Ident(s) => format!("`{s}`"),
-        Tok::Quoted(s) => format!("'{s}'"),
-        Tok::Atom(s) => format!("atom `:{s}`"),
-        Tok::Int(v) => format!("`{v}`"),
+        Tok::Ident(s) => format!("`{}`", clip(s)),
+        Tok::Quoted(s) => format!("'{}'", clip(s)),
+        Tok::Atom(s) => format!("atom `:{}`", clip(s)),
+        Tok::Int(v) => format!("`{}`", clip(v)),
         Tok::Punct(p) => format!("`{p}`"),
     }
 }

@@ -16,7 +16,8 @@ pub mod readable;
 pub mod readable_print;
 pub mod term;
 
-use crate::ast::Program;
+use crate::ast::{Item, Program};
+use crate::Symbol;
 pub use comments::Comments;
 pub use diag::ParseError;
 
@@ -80,6 +81,36 @@ pub fn print_with_comments(syntax: Syntax, program: &Program, comments: &Comment
     match syntax {
         Syntax::Prolog => prolog::print_with_comments(program, comments),
         Syntax::Readable => readable_print::print_with_comments(program, comments),
+    }
+}
+
+/// Whether `program` can be printed in `syntax` as text flowc reads back:
+/// in the Prolog syntax a block's statements nest one level each, and the
+/// reader takes at most [`term::MAX_TERM_DEPTH`] levels. An error names the
+/// block.
+pub fn printable(syntax: Syntax, program: &Program) -> Result<(), String> {
+    if syntax == Syntax::Readable {
+        return Ok(());
+    }
+    // `block(L, ...)` or `function(F, Ps, [block(L, ...)])`, then one level
+    // per statement and the terminator with its argument.
+    let deepest = |b: &crate::ast::Block, around: usize| (around + b.body.len() + 2, b.label);
+    let mut worst = None;
+    for item in &program.items {
+        let found: Vec<(usize, Symbol)> = match item {
+            Item::Block(b) => vec![deepest(b, 1)],
+            Item::Function(f) => f.blocks.iter().map(|b| deepest(b, 3)).collect(),
+            _ => Vec::new(),
+        };
+        worst = found.into_iter().chain(worst).max_by_key(|(d, _)| *d);
+    }
+    match worst {
+        Some((depth, label)) if depth > term::MAX_TERM_DEPTH => Err(format!(
+            "block {label} has too many statements for the Prolog syntax: its terms would nest {depth} deep, and \
+             flowc reads at most {} levels (keep the program in the readable syntax, or split the block)",
+            term::MAX_TERM_DEPTH
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -13,7 +13,7 @@
 
 use num_bigint::BigInt;
 
-use super::diag::RawError;
+use super::diag::{clip, RawError};
 use crate::symbol::Symbol;
 use crate::value::{write_atom, Value};
 
@@ -82,9 +82,9 @@ impl Term {
     /// A short description for error messages.
     pub fn describe(&self) -> String {
         match &self.kind {
-            TermKind::Atom(a) => format!("atom `{a}`"),
-            TermKind::Int(v) => format!("integer {v}"),
-            TermKind::Compound(f, args) => format!("term {f}/{}", args.len()),
+            TermKind::Atom(a) => format!("atom `{}`", clip(a)),
+            TermKind::Int(v) => format!("integer {}", clip(v)),
+            TermKind::Compound(f, args) => format!("term {}/{}", clip(f), args.len()),
             TermKind::List(_) => "a list".to_owned(),
         }
     }
@@ -234,7 +234,7 @@ impl<'a> Lexer<'a> {
             if self.peek_char().is_some_and(|c| c.is_alphabetic()) {
                 return Err(RawError::new(self.pos, "unexpected letter after a number"));
             }
-            Tok::Int(digits.parse().map_err(|_| RawError::new(start, "malformed number"))?)
+            Tok::Int(super::lex::parse_int(&digits, start)?)
         } else if c == '\'' {
             self.pos += 1;
             Tok::Quoted(self.quoted(start)?)
@@ -313,15 +313,58 @@ impl<'a> Lexer<'a> {
     }
 }
 
+/// How deeply terms may nest (compound terms, lists, parentheses). A
+/// block's statements nest one level each in the Prolog syntax, so this is
+/// also about the most statements one block can have in it (the readable
+/// syntax has no such limit). The reader, and what consumes its terms
+/// (conversion, printing, freeing), recurse once per level on the driver's
+/// 1 GiB stack: a debug build needs up to 6 KB a level, so 100,000 levels
+/// stay well inside it. Deeper input is rejected with an error saying so,
+/// never a stack overflow, and `flowc` refuses to print Prolog this reader
+/// would refuse ([`super::printable`]).
+pub const MAX_TERM_DEPTH: usize = 100_000;
+
+/// How deeply lists may nest in a constant, in every syntax: list values
+/// are walked recursively everywhere (printing, comparing, freeing), also
+/// on threads with ordinary stacks.
+pub const MAX_LIST_DEPTH: usize = 10_000;
+
 /// Reads `.`-terminated clauses one at a time.
 pub struct Reader<'a> {
     lexer: Lexer<'a>,
     peeked: Option<(Tok, usize)>,
+    /// Open compound terms, lists and parentheses; open lists.
+    depth: usize,
+    list_depth: usize,
 }
 
 impl<'a> Reader<'a> {
     pub fn new(src: &'a str) -> Reader<'a> {
-        Reader { lexer: Lexer { src, pos: 0, comments: Vec::new() }, peeked: None }
+        Reader { lexer: Lexer { src, pos: 0, comments: Vec::new() }, peeked: None, depth: 0, list_depth: 0 }
+    }
+
+    /// Enters one more level of nesting (a list if `list`) at `pos`.
+    fn enter(&mut self, pos: usize, list: bool) -> Result<(), RawError> {
+        self.depth += 1;
+        self.list_depth += list as usize;
+        if self.list_depth > MAX_LIST_DEPTH {
+            return Err(RawError::new(pos, format!("lists nested more than {MAX_LIST_DEPTH} deep")));
+        }
+        if self.depth > MAX_TERM_DEPTH {
+            return Err(RawError::new(
+                pos,
+                format!(
+                    "terms nested more than {MAX_TERM_DEPTH} deep (in the Prolog syntax each statement of a \
+                     block nests in the one before: split the block, or write the program in the readable syntax)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn leave(&mut self, list: bool) {
+        self.depth -= 1;
+        self.list_depth -= list as usize;
     }
 
     /// The byte ranges of the comments read since the last call.
@@ -401,18 +444,21 @@ impl<'a> Reader<'a> {
                 // stands right after the name token here.
                 if self.lexer.src[self.lexer.pos..].starts_with('(') {
                     self.bump()?; // the `(`
+                    self.enter(pos, false)?;
                     let mut args = vec![self.term()?];
                     while self.peek()?.0 == Tok::Comma {
                         self.bump()?;
                         args.push(self.term()?);
                     }
                     self.expect(Tok::Close, "`,` or `)`")?;
+                    self.leave(false);
                     TermKind::Compound(Symbol::intern(&s), args)
                 } else {
                     TermKind::Atom(Symbol::intern(&s))
                 }
             }
             Tok::OpenList => {
+                self.enter(pos, true)?;
                 let mut items = Vec::new();
                 if self.peek()?.0 != Tok::CloseList {
                     items.push(self.term()?);
@@ -429,11 +475,14 @@ impl<'a> Reader<'a> {
                     }
                     t => return Err(RawError::new(p, format!("expected `,` or `]`, found {}", describe(&t)))),
                 }
+                self.leave(true);
                 TermKind::List(items)
             }
             Tok::Open => {
+                self.enter(pos, false)?;
                 let t = self.term()?;
                 self.expect(Tok::Close, "`)`")?;
+                self.leave(false);
                 return Ok(t);
             }
             Tok::Var(v) => {
@@ -452,10 +501,10 @@ impl<'a> Reader<'a> {
 
 fn describe(tok: &Tok) -> String {
     match tok {
-        Tok::Name(s) | Tok::Symbolic(s) => format!("`{s}`"),
-        Tok::Quoted(s) => format!("'{s}'"),
-        Tok::Int(i) => format!("`{i}`"),
-        Tok::Var(v) => format!("variable `{v}`"),
+        Tok::Name(s) | Tok::Symbolic(s) => format!("`{}`", clip(s)),
+        Tok::Quoted(s) => format!("'{}'", clip(s)),
+        Tok::Int(i) => format!("`{}`", clip(i)),
+        Tok::Var(v) => format!("variable `{}`", clip(v)),
         Tok::Open => "`(`".into(),
         Tok::Close => "`)`".into(),
         Tok::OpenList => "`[`".into(),
