@@ -9,6 +9,8 @@
 //!   ([`mutants`]), one class per invariant, of the IR the front end, every
 //!   pass and the JIT make, each built to break its invariant; every class
 //!   must be rejected with its rule, every time.
+//! - [`targets`]: the bodies of the coverage-guided cargo-fuzz targets
+//!   (`fuzz/libfuzzer`), whose regression inputs `cargo test` replays.
 //! - [`engines`]: generated programs run on every engine (reference
 //!   interpreter, IR interpreter, native code, the JIT at eager thresholds,
 //!   the partial evaluator), which must agree.
@@ -21,3 +23,4 @@ pub mod engines;
 pub mod kill;
 pub mod mutants;
 pub mod mutate;
+pub mod targets;

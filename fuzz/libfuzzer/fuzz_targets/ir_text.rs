@@ -1,0 +1,8 @@
+//! `cargo fuzz run --fuzz-dir fuzz/libfuzzer -s none ir_text`: see
+//! `flowc_fuzz::targets::ir_text`.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let data = data.to_vec();
+    flowc_codegen::with_stack(move || flowc_fuzz::targets::ir_text(&data));
+});

@@ -1,0 +1,113 @@
+//! The bodies of the coverage-guided fuzz targets (`fuzz/libfuzzer`, run
+//! with `cargo fuzz`), kept here so that `cargo test` replays their
+//! regression inputs (`fuzz/regressions/<target>/`) without libFuzzer.
+//! Each takes the fuzzer's bytes and panics on a finding.
+//!
+//! - [`ir_text`]: bytes as IR text into the parser and the checker. They
+//!   must answer without panicking; a module the checker accepts must print
+//!   back to a text that parses to the same module (the text format repairs
+//!   nothing and loses nothing), and must survive every pass and the IR
+//!   interpreter with the checker still accepting it.
+//! - [`mutant`]: bytes choose a generated program, a subject of its IR and a
+//!   mutation class ([`crate::mutants`]); the checker must reject the
+//!   mutant with the class's rule.
+//! - [`program`]: bytes choose a generated program (plain or
+//!   allocation-heavy), which every engine must run to the same outcome
+//!   ([`crate::engines`]).
+//!
+//! The JIT and native code run on the caller's thread: call from a thread
+//! with a big stack (`flowc_codegen::with_stack`), as the targets do.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use flowc_tests::rng::Rng;
+
+use crate::mutants::{judge, mutate, Class};
+
+/// The first 8 bytes as a little-endian number (zero-padded), and the rest.
+fn seed(data: &[u8]) -> (u64, &[u8]) {
+    let mut b = [0u8; 8];
+    let n = data.len().min(8);
+    b[..n].copy_from_slice(&data[..n]);
+    (u64::from_le_bytes(b), &data[n..])
+}
+
+/// IR text into the parser and checker; see the module docs.
+pub fn ir_text(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(module) = flowc_ir::parse::module("fuzz.ir", text) else { return };
+    match flowc_ir_checker::check_module(&module) {
+        Err(vs) => vs.iter().for_each(|v| drop(v.to_string())),
+        Ok(()) => valid_module(module),
+    }
+}
+
+/// What every valid module must survive: printing and parsing back, every
+/// pass with the checker after each, and the IR interpreter before and
+/// after the passes giving the same outcome. (Traces are checked and
+/// printed only: they run inside the JIT, with the interpreter to resume.)
+fn valid_module(mut module: flowc_ir::Module) {
+    let printed = flowc_ir::print::module(&module);
+    let back = flowc_ir::parse::module("printed.ir", &printed)
+        .unwrap_or_else(|e| panic!("a valid module prints to a text that does not parse: {e}\n{printed}"));
+    assert_eq!(flowc_ir::print::module(&back), printed, "printing is not the identity");
+    if module.functions.iter().any(|f| f.kind == flowc_ir::FunctionKind::Trace) || module.main().is_none() {
+        return;
+    }
+    let config = flowc_lang::interp::Config { fuel: Some(100_000), ..Default::default() };
+    let outcome = |m: &flowc_ir::Module| match flowc_ir::interp::run(m, &[], &config) {
+        Ok(o) => Ok(o.output()),
+        Err(e) => Err(e.kind.term()),
+    };
+    let before = outcome(&module);
+    let mut cx = flowc_passes::Context::new(&module);
+    flowc_passes::optimize(&mut module, &mut cx, |pass, m, _| {
+        if let Err(vs) = flowc_ir_checker::check_module(m) {
+            let list: Vec<String> = vs.iter().map(|v| v.to_string()).collect();
+            panic!("the IR is invalid after {}:\n{}\n{printed}", pass.name, list.join("\n"));
+        }
+    });
+    let after = outcome(&module);
+    let exhausted = |o: &Result<String, String>| o.as_ref().is_err_and(|e| e == "fuel_exhausted");
+    if !exhausted(&before) && !exhausted(&after) {
+        assert_eq!(before, after, "the passes changed the outcome of\n{printed}");
+    }
+}
+
+/// A structured mutant the checker must reject; see the module docs.
+pub fn mutant(data: &[u8]) {
+    let (s, rest) = seed(data);
+    let program_seed = s % 100_000;
+    let subjects = crate::kill::subjects(program_seed);
+    if subjects.is_empty() {
+        return;
+    }
+    let (choice, rest) = seed(rest);
+    let subject = &subjects[(choice % subjects.len() as u64) as usize];
+    let class = Class::ALL[((choice >> 32) % Class::ALL.len() as u64) as usize];
+    let (r, _) = seed(rest);
+    let mut rng = Rng::new(r);
+    let made = catch_unwind(AssertUnwindSafe(|| mutate(class, subject, &mut rng)))
+        .unwrap_or_else(|_| panic!("mutation {} panicked on program {program_seed}", class.name()));
+    if let Some(m) = made {
+        if let Err(said) = judge(&m, class.expected()) {
+            panic!("a {} mutant of program {program_seed} ({}) survived: {said}", class.name(), subject.origin);
+        }
+    }
+}
+
+/// A generated program every engine must agree on; see the module docs.
+pub fn program(data: &[u8]) {
+    let (s, _) = seed(data);
+    let p = if s & 1 == 0 { flowc_tests::gen::program(s >> 1) } else { flowc_tests::gen::alloc_program(s >> 1) };
+    if let Some(d) = crate::engines::disagreement_on(&p) {
+        panic!(
+            "engines disagree on generated program {} ({}): {d}",
+            s >> 1,
+            if s & 1 == 0 { "plain" } else { "alloc" }
+        );
+    }
+}
+
+/// The targets by name, for replaying inputs.
+pub const TARGETS: [(&str, fn(&[u8])); 3] = [("ir_text", ir_text), ("mutant", mutant), ("program", program)];
