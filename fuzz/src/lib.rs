@@ -9,6 +9,10 @@
 //!   ([`mutants`]), one class per invariant, of the IR the front end, every
 //!   pass and the JIT make, each built to break its invariant; every class
 //!   must be rejected with its rule, every time.
+//! - [`valid`]: arbitrary valid IR ([`irgen`]: irreducible loops, critical
+//!   edges, unreachable blocks, phi cycles, every operation form, calls,
+//!   objects) through the checker, every pass, the IR interpreter and native
+//!   code, which must agree.
 //! - [`targets`]: the bodies of the coverage-guided cargo-fuzz targets
 //!   (`fuzz/libfuzzer`), whose regression inputs `cargo test` replays.
 //! - [`engines`]: generated programs run on every engine (reference
@@ -20,7 +24,9 @@
 
 pub mod checker;
 pub mod engines;
+pub mod irgen;
 pub mod kill;
 pub mod mutants;
 pub mod mutate;
 pub mod targets;
+pub mod valid;

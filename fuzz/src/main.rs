@@ -37,6 +37,17 @@ enum Command {
         #[arg(long)]
         all: bool,
     },
+    /// Arbitrary valid IR modules through the checker, every pass, the IR
+    /// interpreter and native code.
+    Valid {
+        #[arg(long, default_value_t = 0)]
+        from: u64,
+        #[arg(long, default_value_t = 10_000)]
+        modules: u64,
+        /// Print the module of this seed instead.
+        #[arg(long)]
+        show: Option<u64>,
+    },
     /// Print generated program SEED (to reproduce a failure with flowc).
     Show {
         seed: u64,
@@ -105,6 +116,39 @@ fn main() -> ExitCode {
                 println!("panic: {} on seed {seed} ({origin})", class.name());
             }
             if report.all_killed() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Command::Valid { from, modules, show } => {
+            if let Some(seed) = show {
+                let g = flowc_fuzz::irgen::module(seed);
+                println!("# env: {:?}", g.env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>());
+                print!("{}", flowc_ir::print::module(&g.module));
+                return ExitCode::SUCCESS;
+            }
+            let (failures, outcomes) = flowc_codegen::with_stack(move || {
+                let mut failures = 0;
+                let mut outcomes = std::collections::BTreeMap::<String, u64>::new();
+                for seed in from..from + modules {
+                    match flowc_fuzz::valid::run(seed) {
+                        Err(p) => {
+                            println!("seed {seed}: {p}");
+                            failures += 1;
+                        }
+                        Ok(Ok(_)) => *outcomes.entry("printed".to_owned()).or_default() += 1,
+                        Ok(Err(e)) => {
+                            let kind = e.split('(').next().unwrap_or_default().to_owned();
+                            *outcomes.entry(kind).or_default() += 1
+                        }
+                    }
+                }
+                (failures, outcomes)
+            });
+            let seen: Vec<String> = outcomes.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            println!("{modules} modules, {failures} problems; outcomes: {}", seen.join(", "));
+            if failures == 0 {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE

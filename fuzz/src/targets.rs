@@ -15,8 +15,10 @@
 //!   allocation-heavy), which every engine must run to the same outcome
 //!   ([`crate::engines`]).
 //!
-//! The JIT and native code run on the caller's thread: call from a thread
-//! with a big stack (`flowc_codegen::with_stack`), as the targets do.
+//! The JIT and native code run on the caller's thread: call `ir_text` and
+//! `program` from a thread with a big stack (`flowc_codegen::with_stack`),
+//! as their targets do; `mutant` runs its (small, generated) programs on
+//! the fuzzer's own thread, where its cache of subjects lives.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -74,11 +76,25 @@ fn valid_module(mut module: flowc_ir::Module) {
     }
 }
 
-/// A structured mutant the checker must reject; see the module docs.
+/// How many generated programs the `mutant` target draws its subjects
+/// from: few enough that their IR (lowering, eight passes, a JIT run each)
+/// is made once per process and cached, so the fuzzer spends its time on
+/// mutations rather than on compiling.
+pub const MUTANT_PROGRAMS: u64 = 512;
+
+thread_local! {
+    static SUBJECTS: std::cell::RefCell<std::collections::HashMap<u64, std::rc::Rc<Vec<crate::mutants::Subject>>>> =
+        Default::default();
+}
+
+/// A structured mutant the checker must reject; see the module docs. Runs
+/// on the caller's thread (the subjects are cached per thread).
 pub fn mutant(data: &[u8]) {
     let (s, rest) = seed(data);
-    let program_seed = s % 100_000;
-    let subjects = crate::kill::subjects(program_seed);
+    let program_seed = s % MUTANT_PROGRAMS;
+    let subjects = SUBJECTS.with(|c| {
+        c.borrow_mut().entry(program_seed).or_insert_with(|| std::rc::Rc::new(crate::kill::subjects(program_seed))).clone()
+    });
     if subjects.is_empty() {
         return;
     }
@@ -109,5 +125,8 @@ pub fn program(data: &[u8]) {
     }
 }
 
+/// A target's body.
+pub type Target = fn(&[u8]);
+
 /// The targets by name, for replaying inputs.
-pub const TARGETS: [(&str, fn(&[u8])); 3] = [("ir_text", ir_text), ("mutant", mutant), ("program", program)];
+pub const TARGETS: [(&str, Target); 3] = [("ir_text", ir_text), ("mutant", mutant), ("program", program)];

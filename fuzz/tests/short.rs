@@ -53,3 +53,22 @@ fn the_engines_agree_on_allocation_heavy_programs_when_collecting_at_every_alloc
     });
     assert!(disagreements.is_empty(), "{disagreements:?}");
 }
+
+#[test]
+fn generated_valid_ir_survives_every_consumer() {
+    let (problems, printed) = flowc_codegen::with_stack(|| {
+        let mut problems = Vec::new();
+        let mut printed = 0;
+        for seed in 0..300 {
+            match flowc_fuzz::valid::run(seed) {
+                Err(p) => problems.push(format!("{seed}: {p}")),
+                Ok(Ok(_)) => printed += 1,
+                Ok(Err(_)) => {}
+            }
+        }
+        (problems, printed)
+    });
+    assert!(problems.is_empty(), "{problems:?}");
+    // The modules run, not only fail early: many print their result.
+    assert!(printed > 100, "{printed} of 300 printed");
+}

@@ -108,10 +108,28 @@ pub fn inline_call(
             f.sites.set_inst(ni, site);
         }
     }
-    // Terminators: returns jump to the continuation.
+    // Terminators: returns jump to the continuation. `return x` read `x`:
+    // if it may be unbound, the copy checks it (`check_bound`) and returns
+    // the checked value, or the caller would go on with an unbound value
+    // where the call raised `key_not_found`.
+    let bound = crate::defuse::surely_bound(callee);
+    let may_be_unbound_in_callee =
+        |o: &Operand| o.as_value().is_some_and(|v| !bound.get(crate::edit::ix(v)).is_some_and(|b| *b));
     let mut returns: Vec<(BlockId, Operand)> = Vec::new();
     for &cb in &callee.layout {
         let nb = blocks[&cb];
+        let checked = match &callee.blocks[cb].term {
+            Terminator::Return(o) if may_be_unbound_in_callee(o) => {
+                let v =
+                    edit::append(f, nb, InstKind::CheckBound(map_operand(o)), None).expect("check_bound has a result");
+                if let Some(site) = callee.sites.term(cb) {
+                    let check = *f.blocks[nb].insts.last().expect("the check just appended");
+                    f.sites.set_inst(check, site);
+                }
+                Some(Operand::Value(v))
+            }
+            _ => None,
+        };
         let mut term = callee.blocks[cb].term.clone();
         for o in term.operands_mut() {
             *o = map_operand(o);
@@ -120,7 +138,7 @@ pub fn inline_call(
             *t = blocks[t];
         }
         if let Terminator::Return(o) = &term {
-            returns.push((nb, o.clone()));
+            returns.push((nb, checked.unwrap_or_else(|| o.clone())));
             term = Terminator::Jump(cont);
         }
         f.blocks[nb].term = term;

@@ -92,7 +92,11 @@ fn rewrite(f: &mut Function, p: &Propagation) -> Vec<(BlockId, InstId)> {
                     InstKind::Op { op: Operator::Known(op), args, .. } if op.arity() == args.len() => {
                         let form = lattice::best_form(*op, &infos);
                         forms.push((i, form));
-                        let total = op.info().failures.is_empty() || form == flowc_lang::ops::Form::Word;
+                        // Replaced by its constant only if it cannot fail:
+                        // no failure of its own, and no operand that may be
+                        // unbound (reading one raises `key_not_found`).
+                        let total = (op.info().failures.is_empty() && !infos.iter().any(Info::may_be_unbound))
+                            || form == flowc_lang::ops::Form::Word;
                         if let (Some(c), true) = (result.as_ref().and_then(|r| r.constant.clone()), total) {
                             subst.set(data.result.unwrap(), Operand::Const(c));
                             dead.push(i);

@@ -879,7 +879,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.set_field(o, field, v);
             }
             InstKind::Call { func, args } => {
-                let args: Vec<ClValue> = args.iter().map(|a| self.operand(a)).collect();
+                let args: Vec<ClValue> = args
+                    .iter()
+                    .map(|a| {
+                        let v = self.operand(a);
+                        self.check_use(a, v);
+                        v
+                    })
+                    .collect();
                 let r = self.call(func, &args);
                 self.define(i, r);
             }
@@ -904,6 +911,30 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let meta = self.b.ins().load(types::I64, MemFlagsData::trusted(), c, cell::META as i32);
         let k = self.b.ins().band_imm_s(meta, cell::KIND_MASK as i64);
         self.b.ins().icmp_imm_s(IntCC::Equal, k, kind as i64)
+    }
+
+    /// Whether operand `o` may be unbound at run time: a phi (of inputs
+    /// that may be), an `unbound` result, a parameter of the main graph or a
+    /// trace. Constants, results of other instructions (which yield bound
+    /// values or fail) and a function's parameters (callers pass bound
+    /// values) are bound by their definition.
+    fn may_be_unbound(&self, o: &Operand) -> bool {
+        let Some(v) = o.as_value() else { return false };
+        match self.f.values[v].def {
+            flowc_ir::ValueDef::Param(_) => self.f.kind != flowc_ir::FunctionKind::Function,
+            flowc_ir::ValueDef::Inst(i) => matches!(self.f.insts[i].kind, InstKind::Phi(_) | InstKind::Unbound(_)),
+            flowc_ir::ValueDef::Detached => true,
+        }
+    }
+
+    /// The use of operand `o` (lowered to `v`) where nothing else tests
+    /// it — call arguments, returned and printed values (class tests and
+    /// stores raise on their own): raises `key_not_found` if it may be unbound and is (the IR's
+    /// rule that every use but a phi input reads the value).
+    fn check_use(&mut self, o: &Operand, v: ClValue) {
+        if self.may_be_unbound(o) && !self.small.operand(o) {
+            self.fail_if_unbound(v);
+        }
     }
 
     /// Stops (raising `key_not_found`) if `v` is an unbound word.
@@ -1464,11 +1495,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             Terminator::Print(o) => {
                 let v = self.operand(&o);
+                self.check_use(&o, v);
                 self.call_rt("flowc_rt_print", &[v]);
                 self.b.ins().jump(self.stop, &[]);
             }
             Terminator::Return(o) => {
                 let v = self.operand(&o);
+                self.check_use(&o, v);
                 self.b.ins().return_(&[v]);
             }
             Terminator::Exit { resume, label } => self.leave(resume, label, None, Leaving::End),
