@@ -36,6 +36,15 @@
 //!
 //! Calls go from a function to functions after it in the module, so there
 //! is no recursion and every call returns.
+//!
+//! # Traces
+//!
+//! [`trace`] makes a trace: a loop (an entry block jumping to a header
+//! whose phis carry values around) or a bridge (straight-line code ending
+//! in `exit`), with guards of every kind, each with resume data — one or
+//! two frames (the outer with a pending call), environments naming
+//! available values, constants and virtual objects whose fields name
+//! values and other virtual objects. A fuel guard ends every loop.
 
 use flowc_ir::cfg::{Cfg, DomTree};
 use flowc_ir::{Args, BlockId, Builder, Function, FunctionKind, InstKind, Module, Operand, Terminator, Trap, ValueId};
@@ -81,6 +90,22 @@ pub fn module(seed: u64) -> Generated {
     }
     let env = (0..sigs[0].1).map(|k| (Symbol::intern(&format!("x{k}")), Value::Int(rng.range(-20, 40)))).collect();
     Generated { module: Module { pure: Vec::new(), immutable: Vec::new(), functions }, env }
+}
+
+/// A generated trace, the arguments it starts from, and the module that
+/// gives it a layout of objects.
+pub struct GeneratedTrace {
+    pub trace: Function,
+    pub args: Vec<Value>,
+}
+
+/// The trace of `seed`.
+pub fn trace(seed: u64) -> GeneratedTrace {
+    let mut rng = Rng::new(seed ^ 0x7ACE_u64);
+    let params = rng.below(4);
+    let args = (0..params).map(|_| Value::Int(rng.range(-20, 40))).collect();
+    let g = FnGen::new(&mut rng, FunctionKind::Trace, (Symbol::intern("generated"), params), &[]);
+    GeneratedTrace { trace: g.trace(), args }
 }
 
 struct FnGen<'r> {
@@ -265,6 +290,113 @@ impl<'r> FnGen<'r> {
             self.set_phi_inputs(v, inputs);
         }
         self.b.finish()
+    }
+
+    /// A loop trace or a bridge (see the module docs).
+    fn trace(mut self) -> Function {
+        let entry = self.b.entry();
+        let mut avail = self.b.func.params.clone();
+        self.body(entry, &mut avail);
+        self.guards(entry, &avail);
+        if self.rng.chance(30) {
+            // A bridge: straight on to an exit.
+            let r = self.resume(&avail);
+            let label = Symbol::intern("out");
+            self.b.terminate(entry, Terminator::Exit { resume: r, label });
+            return self.b.finish();
+        }
+        let header = self.b.block(Some(Symbol::intern("loop")));
+        self.b.terminate(entry, Terminator::Jump(header));
+        let fuel = self.b.phi(header, Vec::new(), Some(Symbol::intern("fuel")));
+        self.set_ty(fuel, Ty::Int(Interval::FULL));
+        let mut inside = avail.clone();
+        let mut phis = Vec::new();
+        for _ in 0..self.rng.below(4) {
+            let t = self.random_ty();
+            let v = self.b.phi(header, Vec::new(), None);
+            self.set_ty(v, t.clone());
+            phis.push((v, t));
+            inside.push(v);
+        }
+        let next = self.b.inst(
+            header,
+            InstKind::Op {
+                op: Operator::Known(Op::Sub),
+                form: Form::Int,
+                args: [fuel.into(), Operand::int(1)].into_iter().collect(),
+            },
+            Some(Symbol::intern("fuel")),
+        );
+        let next = next.unwrap();
+        self.set_ty(next, Ty::Int(Interval::FULL));
+        let ok = self.b.op(header, Op::Gt, vec![next.into(), Operand::int(0)], None);
+        self.set_ty(ok, Ty::Int(Interval::BOOL));
+        inside.push(next);
+        let r = self.resume(&inside);
+        self.b.inst(
+            header,
+            InstKind::Guard { kind: flowc_ir::GuardKind::True(ok.into()), resume: r, label: Symbol::intern("done") },
+            None,
+        );
+        self.body(header, &mut inside);
+        self.guards(header, &inside);
+        self.b.terminate(header, Terminator::Jump(header));
+        self.set_phi_inputs(fuel, vec![(entry, Operand::int(25)), (header, Operand::Value(next))]);
+        for (v, t) in phis {
+            let from_entry = self.operand(&avail, &t);
+            let around = self.operand(&inside, &t);
+            self.set_phi_inputs(v, vec![(entry, from_entry), (header, around)]);
+        }
+        self.b.finish()
+    }
+
+    /// Zero to three guards of random kinds at the end of `blk`.
+    fn guards(&mut self, blk: BlockId, avail: &[ValueId]) {
+        use flowc_ir::GuardKind;
+        for _ in 0..self.rng.below(4) {
+            let o = self.operand(avail, &Ty::Any);
+            let kind = match self.rng.below(6) {
+                0 => GuardKind::True(o),
+                1 => GuardKind::False(o),
+                2 => GuardKind::Value(o, Value::Int(self.rng.range(-3, 3))),
+                3 => GuardKind::Class(o, Symbol::intern(CLASSES[self.rng.below(2)])),
+                4 => GuardKind::NotClass(o, Symbol::intern(CLASSES[self.rng.below(2)])),
+                _ => {
+                    let lo = self.rng.range(-50, 10);
+                    GuardKind::Int(o, lo, lo + self.rng.range(0, 60))
+                }
+            };
+            let resume = self.resume(avail);
+            let label = Symbol::intern(&format!("l{}", self.rng.below(3)));
+            self.b.inst(blk, InstKind::Guard { kind, resume, label }, None);
+        }
+    }
+
+    /// A resume record over `avail`: one or two frames, virtual objects.
+    fn resume(&mut self, avail: &[ValueId]) -> flowc_ir::ResumeId {
+        use flowc_ir::{ResumeData, ResumeFrame, ResumeValue, VirtualObject};
+        let virtuals = self.rng.below(3);
+        let value = |g: &mut Self| -> ResumeValue {
+            if virtuals > 0 && g.rng.chance(20) {
+                ResumeValue::Virtual(g.rng.below(virtuals) as u32)
+            } else {
+                ResumeValue::Operand(g.operand(avail, &Ty::Any))
+            }
+        };
+        let frames = 1 + self.rng.below(2);
+        let mut data = ResumeData::default();
+        for k in 0..frames {
+            let env = (0..self.rng.below(4)).map(|n| (Symbol::intern(&format!("x{n}")), value(self))).collect();
+            let call = (k + 1 < frames).then(|| (Symbol::intern("r"), Symbol::intern("after")));
+            let function = (k > 0).then(|| Symbol::intern("callee"));
+            data.frames.push(ResumeFrame { function, env, call });
+        }
+        for _ in 0..virtuals {
+            let class = Symbol::intern(CLASSES[self.rng.below(2)]);
+            let fields = (0..self.rng.below(3)).map(|n| (Symbol::intern(FIELDS[n]), value(self))).collect();
+            data.virtuals.push(VirtualObject { class, fields });
+        }
+        self.b.resume(data)
     }
 
     fn set_phi_inputs(&mut self, v: ValueId, inputs: Vec<(BlockId, Operand)>) {

@@ -47,6 +47,10 @@ enum Command {
         /// Print the module of this seed instead.
         #[arg(long)]
         show: Option<u64>,
+        /// Generated traces (guards, resume data, virtual objects) instead
+        /// of modules: checker, text format, IR interpreter and native code.
+        #[arg(long)]
+        traces: bool,
     },
     /// Print generated program SEED (to reproduce a failure with flowc).
     Show {
@@ -121,7 +125,35 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         }
-        Command::Valid { from, modules, show } => {
+        Command::Valid { from, modules, show, traces } => {
+            if let (Some(seed), true) = (show, traces) {
+                let g = flowc_fuzz::irgen::trace(seed);
+                println!("# args: {:?}", g.args.iter().map(|v| v.to_string()).collect::<Vec<_>>());
+                print!("{}", flowc_ir::print::function(&g.trace));
+                return ExitCode::SUCCESS;
+            }
+            if traces {
+                let (failures, guards) = flowc_codegen::with_stack(move || {
+                    let mut failures = 0;
+                    let mut ends = std::collections::BTreeMap::<String, u64>::new();
+                    for seed in from..from + modules {
+                        match flowc_fuzz::valid::run_trace(seed) {
+                            Err(p) => {
+                                println!("trace {seed}: {p}");
+                                failures += 1;
+                            }
+                            Ok(Ok((_, label, _))) => *ends.entry(format!("left to {label}")).or_default() += 1,
+                            Ok(Err(e)) => {
+                                *ends.entry(e.split('(').next().unwrap_or_default().to_owned()).or_default() += 1
+                            }
+                        }
+                    }
+                    (failures, ends)
+                });
+                let seen: Vec<String> = guards.iter().map(|(k, n)| format!("{n} {k}")).collect();
+                println!("{modules} traces, {failures} problems; ends: {}", seen.join(", "));
+                return if failures == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+            }
             if let Some(seed) = show {
                 let g = flowc_fuzz::irgen::module(seed);
                 println!("# env: {:?}", g.env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>());

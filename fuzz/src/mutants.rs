@@ -251,10 +251,7 @@ pub fn mutate(c: Class, s: &Subject, rng: &mut Rng) -> Option<Mutant> {
         Class::UseNotDominated => use_not_dominated(f, rng),
         Class::PhiInputUnavailable => phi_input_unavailable(f, rng),
         Class::UndefinedValue => undefined_value(f, rng),
-        Class::DanglingValue => {
-            let v = outside_value(f, rng);
-            replace_some_operand(f, rng, Operand::Value(v))
-        }
+        Class::DanglingValue => replace_some_operand(f, rng, |f, rng| Operand::Value(outside_value(f, rng))),
         Class::DefinedTwice => defined_twice(f, rng),
         Class::ParamRedefined => {
             let p = pick(rng, &f.params).copied();
@@ -393,14 +390,23 @@ fn set_use(f: &mut Function, site: UseSite, to: Operand) {
     }
 }
 
-/// Replaces one operand (instruction or terminator) by `to`; inserts an
-/// instruction using it when the function has no operand at all.
-fn replace_some_operand(f: &mut Function, rng: &mut Rng, to: Operand) -> bool {
+/// Replaces one operand (instruction or terminator) by the one `to`
+/// makes; when the function has no operand at all, inserts a `check_bound`
+/// to hold it first (so `to` sees the values the insertion made: an id
+/// "outside the arena" is outside it after the insertion, not the new
+/// instruction's own result).
+fn replace_some_operand(f: &mut Function, rng: &mut Rng, to: impl FnOnce(&mut Function, &mut Rng) -> Operand) -> bool {
     let sites = use_sites(f);
-    match pick(rng, &sites) {
-        Some(&site) => set_use(f, site, to),
-        None => drop(insert_inst(f, rng, InstKind::CheckBound(to), true)),
-    }
+    let site = match pick(rng, &sites) {
+        Some(&site) => site,
+        None => {
+            let i = insert_inst(f, rng, InstKind::CheckBound(Operand::int(0)), true);
+            let block = *f.layout.iter().find(|&&b| f.blocks[b].insts.contains(&i)).expect("just inserted");
+            UseSite::Inst { block, pos: 0, inst: i, k: 0 }
+        }
+    };
+    let o = to(f, rng);
+    set_use(f, site, o);
     true
 }
 
@@ -486,8 +492,7 @@ fn undefined_value(f: &mut Function, rng: &mut Rng) -> bool {
 }
 
 fn undefined_value_fresh(f: &mut Function, rng: &mut Rng) -> bool {
-    let v = detached_value(f);
-    replace_some_operand(f, rng, Operand::Value(v))
+    replace_some_operand(f, rng, |f, _| Operand::Value(detached_value(f)))
 }
 
 fn defined_twice(f: &mut Function, rng: &mut Rng) -> bool {

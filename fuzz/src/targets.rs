@@ -93,7 +93,10 @@ pub fn mutant(data: &[u8]) {
     let (s, rest) = seed(data);
     let program_seed = s % MUTANT_PROGRAMS;
     let subjects = SUBJECTS.with(|c| {
-        c.borrow_mut().entry(program_seed).or_insert_with(|| std::rc::Rc::new(crate::kill::subjects(program_seed))).clone()
+        c.borrow_mut()
+            .entry(program_seed)
+            .or_insert_with(|| std::rc::Rc::new(crate::kill::subjects(program_seed)))
+            .clone()
     });
     if subjects.is_empty() {
         return;

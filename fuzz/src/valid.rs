@@ -93,3 +93,75 @@ fn check(module: &Module, env: &[(Symbol, Value)]) -> Result<Result<String, Stri
     differs("native code after the passes", &native(&optimized)?)?;
     Ok(expected)
 }
+
+/// How a generated trace ended: the resume record and label it left by,
+/// with the values its record names (printed), or the error's term.
+pub type TraceOutcome = Result<(u32, String, Vec<String>), String>;
+
+/// The outcome of generated trace `seed` (see [`crate::irgen::trace`]),
+/// once the checker accepted it, it printed back identically, and the IR
+/// interpreter and native code left it the same way; what went wrong
+/// otherwise.
+pub fn run_trace(seed: u64) -> Result<TraceOutcome, String> {
+    let g = irgen::trace(seed);
+    catch_unwind(AssertUnwindSafe(|| check_trace(&g.trace, &g.args))).unwrap_or_else(|e| {
+        let msg = e
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        Err(format!("panic: {msg}"))
+    })
+}
+
+fn check_trace(trace: &flowc_ir::Function, args: &[Value]) -> Result<TraceOutcome, String> {
+    flowc_ir_checker::check(trace).map_err(|vs| {
+        let list: Vec<String> = vs.iter().map(|v| v.to_string()).collect();
+        format!("invalid after generation (a generator bug):\n{}", list.join("\n"))
+    })?;
+    let module = Module { functions: vec![trace.clone()], ..Module::default() };
+    let printed = flowc_ir::print::module(&module);
+    let back = flowc_ir::parse::module("trace.ir", &printed).map_err(|e| format!("does not parse back: {e}"))?;
+    if flowc_ir::print::module(&back) != printed {
+        return Err("printing is not the identity".to_owned());
+    }
+    let layout = module.layout();
+    let hints = Module::default();
+    let config = Config::default();
+    // The values a record names, as printed.
+    let named = |resume: flowc_ir::ResumeId, value_of: &dyn Fn(flowc_ir::ValueId) -> Option<Value>| -> Vec<String> {
+        trace.resumes[resume]
+            .operands()
+            .map(|o| match o {
+                flowc_ir::Operand::Value(v) => value_of(*v).map_or("unbound".to_owned(), |x| x.to_print_string()),
+                flowc_ir::Operand::Const(c) => c.to_print_string(),
+            })
+            .collect()
+    };
+    let mut allocations = 0;
+    let interpreted: TraceOutcome =
+        match flowc_ir::interp::run_trace(&hints, trace, args.to_vec(), layout, &mut allocations, &config) {
+            Ok(flowc_ir::interp::Exit::GuardFailed { resume, label, values }) => {
+                let of = |v: flowc_ir::ValueId| values.iter().find(|(id, _)| *id == v).map(|(_, x)| x.clone());
+                Ok((resume.into_raw().into_u32(), label.to_string(), named(resume, &of)))
+            }
+            Ok(other) => return Err(format!("the IR interpreter left the trace by {other:?}")),
+            Err(e) => Err(e.kind.term()),
+        };
+    let code = flowc_codegen::CompiledTrace::compile(trace, &hints, layout)
+        .map_err(|e| format!("code generation failed: {e}"))?;
+    let mut allocations = 0;
+    let native: TraceOutcome = match code.run(args, &mut allocations, config.max_depth) {
+        flowc_codegen::TraceEnd::Exit { exit, values } => {
+            let e = code.exit(exit);
+            let of = |v: flowc_ir::ValueId| e.values.iter().position(|x| *x == v).and_then(|k| values[k].clone());
+            Ok((e.resume.into_raw().into_u32(), e.label.to_string(), named(e.resume, &of)))
+        }
+        flowc_codegen::TraceEnd::Error(e) => Err(e.kind.term()),
+        flowc_codegen::TraceEnd::Printed(v) => return Err(format!("native code printed {v} in a trace")),
+    };
+    if native != interpreted {
+        return Err(format!("native code: {native:?}, the IR interpreter: {interpreted:?}"));
+    }
+    Ok(interpreted)
+}

@@ -72,3 +72,22 @@ fn generated_valid_ir_survives_every_consumer() {
     // The modules run, not only fail early: many print their result.
     assert!(printed > 100, "{printed} of 300 printed");
 }
+
+#[test]
+fn generated_traces_leave_alike_interpreted_and_compiled() {
+    let (problems, left) = flowc_codegen::with_stack(|| {
+        let mut problems = Vec::new();
+        let mut left = 0;
+        for seed in 0..300 {
+            match flowc_fuzz::valid::run_trace(seed) {
+                Err(p) => problems.push(format!("{seed}: {p}")),
+                Ok(Ok(_)) => left += 1,
+                Ok(Err(_)) => {}
+            }
+        }
+        (problems, left)
+    });
+    assert!(problems.is_empty(), "{problems:?}");
+    // Most leave by a guard or an exit rather than an error.
+    assert!(left > 200, "{left} of 300 left by a guard or an exit");
+}
