@@ -128,3 +128,18 @@ fn word_forms_that_could_fail_or_overflow() {
         "#]],
     );
 }
+
+/// An optimized trace keeps few of its values and records: a short text
+/// may name big numbers, and must parse back (the kill-rate run found a
+/// printed trace the parser refused as "number too large").
+#[test]
+fn sparse_numbers_in_a_short_text_parse_back() {
+    let text =
+        "trace t(v0:x) {\nb0:\n    v967 = add v0, 1\n    exit r162 to out\nresume r162 {\n    frame [x = v967]\n}\n}\n";
+    let m = parse(text);
+    assert_eq!(flowc_ir::print::module(&m), text);
+    assert_eq!(render(&m), "ok");
+    // Numbers far beyond any text's size are still refused, not allocated.
+    let err = flowc_ir::parse::module("t.ir", &text.replace("v967", "v4000000000")).unwrap_err().to_string();
+    assert!(err.contains("number too large for this text"), "{err}");
+}

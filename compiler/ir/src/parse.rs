@@ -25,7 +25,7 @@ use crate::resume::{ResumeData, ResumeFrame, ResumeId, ResumeValue, VirtualObjec
 
 /// Parses a module.
 pub fn module(file: &str, src: &str) -> Result<Module, ParseError> {
-    let max_number = u32::try_from(src.len()).unwrap_or(u32::MAX).saturating_mul(2).saturating_add(64);
+    let max_number = u32::try_from(src.len()).unwrap_or(u32::MAX).saturating_mul(16).max(MIN_MAX_NUMBER);
     Parser { max_number, ..Parser::default() }.run(src).map_err(|e| e.locate(file, src))
 }
 
@@ -37,6 +37,10 @@ pub fn function(file: &str, src: &str) -> Result<Function, ParseError> {
     }
     Ok(m.functions.pop().unwrap())
 }
+
+/// Numbers up to this are always accepted, whatever the text's size
+/// (placeholders up to it cost a few megabytes at most).
+pub const MIN_MAX_NUMBER: u32 = 1 << 20;
 
 enum State {
     Top,
@@ -60,9 +64,12 @@ struct Open {
 struct Parser {
     module: Module,
     open: Option<Open>,
-    /// The largest `vN`/`bN`/`rN` number accepted: a text cannot define more
-    /// entities than it has bytes, so bigger numbers are typos or attacks
-    /// that would otherwise make the parser fill arenas up to N.
+    /// The largest `vN`/`bN`/`rN` number accepted. Numbers may be sparse
+    /// (an optimized function keeps few of its values, a trace few of its
+    /// resume records), so a short text may name big numbers; but a number
+    /// makes the parser fill the arena up to it, so one far beyond the
+    /// text's size is refused ("number too large") rather than allocated:
+    /// up to 16 per byte of text, and always up to [`MIN_MAX_NUMBER`].
     max_number: u32,
 }
 
