@@ -5,7 +5,7 @@
 # script runs with OUT set (see README "Fuzzing"), using -s none when no
 # sanitizer is asked for.
 cd "${FLOWC_DIR:-$SRC/flowc}"
-targets="ir_text mutant program"
+targets="ir_text mutant valid_ir program"
 sanitizer_flag=()
 if [ "${SANITIZER:-none}" = "none" ]; then
   sanitizer_flag=(-s none)

@@ -46,13 +46,13 @@
 //! available values, constants and virtual objects whose fields name
 //! values and other virtual objects. A fuel guard ends every loop.
 
+use crate::choices::Choices;
 use flowc_ir::cfg::{Cfg, DomTree};
 use flowc_ir::{Args, BlockId, Builder, Function, FunctionKind, InstKind, Module, Operand, Terminator, Trap, ValueId};
 use flowc_lang::ast::Operator;
 use flowc_lang::ops::range::{self, Interval};
 use flowc_lang::ops::{Form, Op};
 use flowc_lang::{Symbol, Value};
-use flowc_tests::rng::Rng;
 
 /// What the generator knows of a value.
 #[derive(Clone, Debug)]
@@ -76,7 +76,15 @@ pub struct Generated {
 
 /// The module of `seed`.
 pub fn module(seed: u64) -> Generated {
-    let mut rng = Rng::new(seed ^ 0x5EED_0F1A_u64);
+    module_from(&mut Choices::seeded(seed ^ 0x5EED_0F1A_u64))
+}
+
+/// The module the fuzzer's bytes describe.
+pub fn module_from_bytes(data: &[u8]) -> Generated {
+    module_from(&mut Choices::bytes(data))
+}
+
+fn module_from(rng: &mut Choices) -> Generated {
     let helpers = rng.below(3);
     // Signatures first, so calls know their callees.
     let mut sigs: Vec<(Symbol, usize)> = vec![(Symbol::intern("main"), rng.below(3))];
@@ -86,7 +94,7 @@ pub fn module(seed: u64) -> Generated {
     let mut functions = Vec::new();
     for k in 0..sigs.len() {
         let kind = if k == 0 { FunctionKind::Main } else { FunctionKind::Function };
-        functions.push(FnGen::new(&mut rng, kind, sigs[k], &sigs[k + 1..]).run());
+        functions.push(FnGen::new(rng, kind, sigs[k], &sigs[k + 1..]).run());
     }
     let env = (0..sigs[0].1).map(|k| (Symbol::intern(&format!("x{k}")), Value::Int(rng.range(-20, 40)))).collect();
     Generated { module: Module { pure: Vec::new(), immutable: Vec::new(), functions }, env }
@@ -101,15 +109,23 @@ pub struct GeneratedTrace {
 
 /// The trace of `seed`.
 pub fn trace(seed: u64) -> GeneratedTrace {
-    let mut rng = Rng::new(seed ^ 0x7ACE_u64);
+    trace_from(&mut Choices::seeded(seed ^ 0x7ACE_u64))
+}
+
+/// The trace the fuzzer's bytes describe.
+pub fn trace_from_bytes(data: &[u8]) -> GeneratedTrace {
+    trace_from(&mut Choices::bytes(data))
+}
+
+fn trace_from(rng: &mut Choices) -> GeneratedTrace {
     let params = rng.below(4);
     let args = (0..params).map(|_| Value::Int(rng.range(-20, 40))).collect();
-    let g = FnGen::new(&mut rng, FunctionKind::Trace, (Symbol::intern("generated"), params), &[]);
+    let g = FnGen::new(rng, FunctionKind::Trace, (Symbol::intern("generated"), params), &[]);
     GeneratedTrace { trace: g.trace(), args }
 }
 
-struct FnGen<'r> {
-    rng: &'r mut Rng,
+struct FnGen<'r, 'c> {
+    rng: &'r mut Choices<'c>,
     b: Builder,
     kind: FunctionKind,
     callees: Vec<(Symbol, usize)>,
@@ -127,8 +143,13 @@ enum Shape {
     Trap,
 }
 
-impl<'r> FnGen<'r> {
-    fn new(rng: &'r mut Rng, kind: FunctionKind, (name, params): (Symbol, usize), callees: &[(Symbol, usize)]) -> Self {
+impl<'r, 'c> FnGen<'r, 'c> {
+    fn new(
+        rng: &'r mut Choices<'c>,
+        kind: FunctionKind,
+        (name, params): (Symbol, usize),
+        callees: &[(Symbol, usize)],
+    ) -> Self {
         let mut g = FnGen { rng, b: Builder::new(kind, name), kind, callees: callees.to_vec(), types: Vec::new() };
         for k in 0..params {
             let v = g.b.param(Some(Symbol::intern(&format!("x{k}"))));
@@ -414,7 +435,7 @@ impl<'r> FnGen<'r> {
 
     fn shape(&mut self, n: usize) -> Shape {
         // Targets are heads 1.. (never the entry).
-        let target = |rng: &mut Rng| if n == 1 { 0 } else { 1 + rng.below(n - 1) };
+        let target = |rng: &mut Choices| if n == 1 { 0 } else { 1 + rng.below(n - 1) };
         if n == 1 {
             return if self.rng.chance(10) { Shape::Trap } else { Shape::Exit };
         }

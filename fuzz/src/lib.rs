@@ -23,6 +23,7 @@
 //! reproduces it.
 
 pub mod checker;
+pub mod choices;
 pub mod engines;
 pub mod irgen;
 pub mod kill;

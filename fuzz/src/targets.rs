@@ -11,6 +11,11 @@
 //! - [`mutant`]: bytes choose a generated program, a subject of its IR and a
 //!   mutation class ([`crate::mutants`]); the checker must reject the
 //!   mutant with the class's rule.
+//! - [`valid_ir`]: the bytes drive the valid-IR generator
+//!   ([`crate::irgen`], decision by decision through `arbitrary`): a
+//!   module that must pass the checker, every pass and native code with
+//!   one outcome ([`crate::valid`]), or (first byte odd) a trace that the
+//!   IR interpreter and native code must leave alike.
 //! - [`program`]: bytes choose a generated program (plain or
 //!   allocation-heavy), which every engine must run to the same outcome
 //!   ([`crate::engines`]).
@@ -115,6 +120,16 @@ pub fn mutant(data: &[u8]) {
     }
 }
 
+/// Generated valid IR every consumer must agree on; see the module docs.
+pub fn valid_ir(data: &[u8]) {
+    let Some((&first, rest)) = data.split_first() else { return };
+    let problem =
+        if first & 1 == 0 { crate::valid::run_bytes(rest).err() } else { crate::valid::run_trace_bytes(rest).err() };
+    if let Some(p) = problem {
+        panic!("generated {}: {p}", if first & 1 == 0 { "module" } else { "trace" });
+    }
+}
+
 /// A generated program every engine must agree on; see the module docs.
 pub fn program(data: &[u8]) {
     let (s, _) = seed(data);
@@ -132,4 +147,5 @@ pub fn program(data: &[u8]) {
 pub type Target = fn(&[u8]);
 
 /// The targets by name, for replaying inputs.
-pub const TARGETS: [(&str, Target); 3] = [("ir_text", ir_text), ("mutant", mutant), ("program", program)];
+pub const TARGETS: [(&str, Target); 4] =
+    [("ir_text", ir_text), ("mutant", mutant), ("valid_ir", valid_ir), ("program", program)];

@@ -22,7 +22,15 @@ pub fn problem(seed: u64) -> Option<String> {
 /// The outcome of generated module `seed` (output, or the error's term),
 /// once every consumer agreed on it; what went wrong otherwise.
 pub fn run(seed: u64) -> Result<Result<String, String>, String> {
-    let g = irgen::module(seed);
+    run_generated(irgen::module(seed))
+}
+
+/// [`run`] on the module the fuzzer's bytes describe.
+pub fn run_bytes(data: &[u8]) -> Result<Result<String, String>, String> {
+    run_generated(irgen::module_from_bytes(data))
+}
+
+fn run_generated(g: irgen::Generated) -> Result<Result<String, String>, String> {
     catch_unwind(AssertUnwindSafe(|| check(&g.module, &g.env))).unwrap_or_else(|e| {
         let msg = e
             .downcast_ref::<String>()
@@ -103,7 +111,15 @@ pub type TraceOutcome = Result<(u32, String, Vec<String>), String>;
 /// interpreter and native code left it the same way; what went wrong
 /// otherwise.
 pub fn run_trace(seed: u64) -> Result<TraceOutcome, String> {
-    let g = irgen::trace(seed);
+    run_generated_trace(irgen::trace(seed))
+}
+
+/// [`run_trace`] on the trace the fuzzer's bytes describe.
+pub fn run_trace_bytes(data: &[u8]) -> Result<TraceOutcome, String> {
+    run_generated_trace(irgen::trace_from_bytes(data))
+}
+
+fn run_generated_trace(g: irgen::GeneratedTrace) -> Result<TraceOutcome, String> {
     catch_unwind(AssertUnwindSafe(|| check_trace(&g.trace, &g.args))).unwrap_or_else(|e| {
         let msg = e
             .downcast_ref::<String>()
