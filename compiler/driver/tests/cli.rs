@@ -768,3 +768,30 @@ fn deep_nesting_and_long_lines_get_short_errors() {
     let long = format!("block(start, op1(x, same, const({}), print_and_stop(var(x)))).\n", "1".repeat(7_000_000));
     fails_with(&["run", "-"], &long, "an integer literal of 7000000 digits: at most 10000 are supported");
 }
+
+/// `flowc ir|opt FILE --emit fgl` prints a program that runs as is: with
+/// the entry's start environment and the `can_enter_jit` hints (issue 16),
+/// in both syntaxes, for every example.
+#[test]
+fn emitted_flow_graphs_run_as_is() {
+    let dir = workspace_root().join("examples");
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert!(files.len() >= 9);
+    for path in files {
+        let file = path.to_str().unwrap();
+        let expected = flowc(&["run", file], None);
+        assert_eq!(expected.status.code(), Some(0), "{file}");
+        for cmd in ["ir", "opt"] {
+            for syntax in ["prolog", "readable"] {
+                let emitted = flowc(&[cmd, file, "--emit", "fgl", "--syntax", syntax], None);
+                assert_eq!(emitted.status.code(), Some(0), "{cmd} {file}: {}", stderr(&emitted));
+                let text = stdout(&emitted);
+                let hinted = std::fs::read_to_string(&path).unwrap().contains("can_enter_jit");
+                assert_eq!(text.contains("can_enter_jit"), hinted, "{cmd} {file} --syntax {syntax}:\n{text}");
+                let run = flowc(&["run", "-"], Some(&text));
+                assert_eq!(stdout(&run), stdout(&expected), "{cmd} {file} --syntax {syntax}: {}", stderr(&run));
+            }
+        }
+    }
+}

@@ -58,6 +58,27 @@ pub fn module_to_program(m: &Module) -> Result<Program, String> {
     Ok(Program { items: head })
 }
 
+/// [`module_to_program`] for a module lowered from `source` at `label`,
+/// carrying over what the module does not hold: the start environment
+/// `source` gives `label` (so the converted program runs as is, with the
+/// same input) and the `can_enter_jit` hints on labels the converted main
+/// graph still has. What `flowc opt --emit fgl` prints.
+pub fn module_to_program_from(m: &Module, source: &Program, label: Symbol) -> Result<Program, String> {
+    let mut program = module_to_program(m)?;
+    let env = source.entry_env(label).map(<[_]>::to_vec);
+    let labels: HashSet<Symbol> = program.main_blocks().map(|b| b.label).collect();
+    let hints: Vec<Item> =
+        source.can_enter_jit_labels().filter(|l| labels.contains(l)).map(Item::CanEnterJit).collect();
+    for item in &mut program.items {
+        if let Item::Entry(e) = item {
+            e.env = env.clone();
+        }
+    }
+    let at = program.items.iter().position(|i| !matches!(i, Item::Entry(_))).unwrap_or(program.items.len());
+    program.items.splice(at..at, hints);
+    Ok(program)
+}
+
 fn sym(s: &str) -> Symbol {
     Symbol::intern(s)
 }

@@ -126,9 +126,9 @@ pub fn main(args: Args) -> Result<(), Failure> {
         Emit::Ir => print!("{}", print::module(&module)),
         Emit::Dot => module.functions.iter().for_each(|f| print!("{}", dot::function(f))),
         Emit::Fgl => {
-            let program = fgl::module_to_program(&module).map_err(Failure::input)?;
-            flowc_lang::syntax::printable(args.syntax.into(), &program).map_err(Failure::input)?;
-            print!("{}", flowc_lang::syntax::print(args.syntax.into(), &program));
+            let converted = fgl::module_to_program_from(&module, &program, label).map_err(Failure::input)?;
+            flowc_lang::syntax::printable(args.syntax.into(), &converted).map_err(Failure::input)?;
+            print!("{}", flowc_lang::syntax::print(args.syntax.into(), &converted));
         }
     }
     Ok(())

@@ -88,7 +88,7 @@ fn optimize(program: &Program, entry: Symbol, syntax: Syntax) -> Result<String, 
     let mut module = flowc_frontend::lower(program, entry).map_err(|e| Failure::input(format!("cannot lower: {e}")))?;
     let mut cx = Context::new(&module);
     flowc_passes::optimize(&mut module, &mut cx, |_, _, _| {});
-    let out = flowc_ir::fgl::module_to_program(&module).map_err(Failure::input)?;
+    let out = flowc_ir::fgl::module_to_program_from(&module, program, entry).map_err(Failure::input)?;
     syntax::printable(syntax, &out).map_err(Failure::input)?;
     Ok(syntax::print(syntax, &out))
 }
