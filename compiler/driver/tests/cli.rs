@@ -795,3 +795,110 @@ fn emitted_flow_graphs_run_as_is() {
         }
     }
 }
+
+/// `--print-changed`: the front end's IR, then each pass that changed it
+/// as a diff, one line for each that did not (issue 16).
+#[test]
+fn print_changed_shows_diffs_of_the_passes_that_changed_the_ir() {
+    let o = flowc(&["opt", "examples/gcd.fg", "--print-changed"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    expect![[r#"
+        == front end ==
+        main start(v0:n) {
+        b0 start:
+            jump b1
+        b1 outer:
+            v1:i = phi [b0: 1, b5: v11]
+            v4:total = phi [b0: 0, b5: v9]
+            v3:more = le v1, v0
+            branch v3, b2, b6
+        b2 pair:
+            v5:a = mul v1, 7
+            jump b3
+        b3 inner:
+            v6:b = phi [b2: 360, b4: v13]
+            v8:a = phi [b2: v5, b4: v14]
+            branch v6, b4, b5
+        b4 step:
+            v13:t = mod v8, v6
+            v14:a = check_bound v6
+            jump b3
+        b5 found:
+            v9:total = add v4, v8
+            v11:i = add v1, 1
+            jump b1
+        b6 done:
+            print v4
+        }
+        == after normalize: no change ==
+        == after propagate: no change ==
+        == after cleanup (changed) ==
+        --- before cleanup
+        +++ after cleanup
+        @@ -7,19 +7,18 @@
+             v3:more = le v1, v0
+             branch v3, b2, b6
+         b2 pair:
+        -    v5:a = mul v1, 7
+        +    v5:a = mul.int v1, 7
+             jump b3
+         b3 inner:
+             v6:b = phi [b2: 360, b4: v13]
+        -    v8:a = phi [b2: v5, b4: v14]
+        +    v8:a = phi [b2: v5, b4: v6]
+             branch v6, b4, b5
+         b4 step:
+        -    v13:t = mod v8, v6
+        -    v14:a = check_bound v6
+        +    v13:t = mod.int v8, v6
+             jump b3
+         b5 found:
+        -    v9:total = add v4, v8
+        -    v11:i = add v1, 1
+        +    v9:total = add.int v4, v8
+        +    v11:i = add.int v1, 1
+             jump b1
+         b6 done:
+             print v4
+        == after loops: no change ==
+        == after escape: no change ==
+        == after unbox: no change ==
+        == after def-use: no change ==
+        == after dce: no change ==
+    "#]]
+    .assert_eq(&stdout(&o));
+}
+
+/// `--dump-before` and `--dump-after` take lists; with `--emit dot` every
+/// dump is Graphviz, one graph per function and step, headers as comments.
+#[test]
+fn dumps_take_lists_of_passes_and_print_graphs() {
+    let headers = |args: &[&str]| -> String {
+        let o = flowc(args, None);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        stdout(&o)
+            .lines()
+            .filter(|l| l.starts_with("==") || l.starts_with("//") || l.starts_with("digraph"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    expect![[r#"
+        == before normalize ==
+        == after cleanup ==
+        == before dce =="#]]
+    .assert_eq(&headers(&["opt", "examples/fib.fg", "--dump-before", "normalize,dce", "--dump-after", "cleanup"]));
+    expect![[r#"
+        // == after normalize ==
+        digraph "main" {
+        digraph "fib" {
+        // == after dce ==
+        digraph "main" {
+        digraph "fib" {"#]]
+    .assert_eq(&headers(&["opt", "examples/fib.fg", "--dump-after", "normalize,dce", "--emit", "dot"]));
+    let o = flowc(&["opt", "examples/fib.fg", "--dump-after", "normalize,nosuch"], None);
+    assert_eq!(o.status.code(), Some(2));
+    expect![[r#"
+        flowc: --dump-after: no pass `nosuch` (all, normalize, propagate, cleanup, loops, escape, unbox, def-use, dce)
+    "#]]
+    .assert_eq(&stderr(&o));
+}

@@ -1,6 +1,13 @@
-//! `flowc opt FILE [--entry L] [--dump-after all|PASS] [--emit ir|dot|fgl]
+//! `flowc opt FILE [--entry L] [--dump-before all|PASS,…]
+//! [--dump-after all|PASS,…] [--print-changed] [--emit ir|dot|fgl]
 //! [--syntax prolog|readable] [--stats] [--verify-each] [--small-params]`:
 //! the program through the eight passes.
+//!
+//! Dumps print the module before or after the named passes, as IR text
+//! (with what the pass's analyses found) or, with `--emit dot`, as one
+//! Graphviz graph per function and step. `--print-changed` prints the front
+//! end's IR, then each pass that changed it as a unified diff against the
+//! step before, and one line for each pass that changed nothing.
 
 use std::time::Instant;
 
@@ -14,10 +21,16 @@ use crate::{input, Failure};
 pub struct Args {
     #[command(flatten)]
     source: input::Source,
-    /// Print the IR after every pass (`all`) or after one pass, with what analyses found.
-    #[arg(long, value_name = "all|PASS")]
-    dump_after: Option<String>,
-    /// What to print at the end (without --dump-after).
+    /// Print the IR after these passes (`all`, or names separated by commas), with what analyses found.
+    #[arg(long, value_name = "all|PASS,…", value_delimiter = ',')]
+    dump_after: Vec<String>,
+    /// Print the IR before these passes (`all`, or names separated by commas).
+    #[arg(long, value_name = "all|PASS,…", value_delimiter = ',')]
+    dump_before: Vec<String>,
+    /// Print the front end's IR, then only the passes that changed it, as diffs.
+    #[arg(long)]
+    print_changed: bool,
+    /// What to print at the end (without dumps), and how dumps print (ir or dot).
     #[arg(long, value_enum, default_value = "ir")]
     emit: Emit,
     /// The syntax of `--emit fgl`.
@@ -59,12 +72,29 @@ fn verify(m: &Module, after: &str) -> Result<(), Failure> {
 
 pub fn main(args: Args) -> Result<(), Failure> {
     let (program, label) = args.source.load()?;
-    if let Some(d) = &args.dump_after {
-        if d != "all" && !PIPELINE.iter().any(|p| p.name == d) {
-            let names: Vec<&str> = PIPELINE.iter().map(|p| p.name).collect();
-            return Err(Failure::usage(format!("--dump-after: no pass `{d}` (all, {})", names.join(", "))));
+    for (option, list) in [("--dump-after", &args.dump_after), ("--dump-before", &args.dump_before)] {
+        for d in list {
+            if d != "all" && !PIPELINE.iter().any(|p| p.name == d) {
+                let names: Vec<&str> = PIPELINE.iter().map(|p| p.name).collect();
+                return Err(Failure::usage(format!("{option}: no pass `{d}` (all, {})", names.join(", "))));
+            }
         }
     }
+    if args.print_changed && matches!(args.emit, Emit::Fgl) {
+        return Err(Failure::usage("--print-changed prints IR (or, with --emit dot, graphs), not --emit fgl"));
+    }
+    let named = |list: &[String], pass: &str| list.iter().any(|d| d == "all" || d == pass);
+    // Step headers; in Graphviz output, comments between the graphs.
+    let header = |text: String| match args.emit {
+        Emit::Dot => println!("// == {text} =="),
+        _ => println!("== {text} =="),
+    };
+    let dumping = !args.dump_after.is_empty() || !args.dump_before.is_empty() || args.print_changed;
+    // A step as dumps print it.
+    let render = |m: &Module| match args.emit {
+        Emit::Dot => m.functions.iter().map(dot::function).collect::<String>(),
+        _ => print::module(m),
+    };
     let started = Instant::now();
     let mut module = flowc_frontend::lower(&program, label)
         .map_err(|e| Failure::input(format!("cannot lower from `{label}`: {e}")))?;
@@ -86,6 +116,20 @@ pub fn main(args: Args) -> Result<(), Failure> {
     }
     let mut cx = Context::with_options(&module, options);
     let mut failure = None;
+    // The step before the pass running: what `--dump-before` and
+    // `--print-changed` print and compare against.
+    let mut previous = if args.print_changed || !args.dump_before.is_empty() { render(&module) } else { String::new() };
+    if args.print_changed {
+        header("front end".to_owned());
+        print!("{previous}");
+    }
+    let mut next_pass = 0;
+    if let Some(first) = PIPELINE.first() {
+        if named(&args.dump_before, first.name) {
+            header(format!("before {}", first.name));
+            print!("{previous}");
+        }
+    }
     let mut last = Instant::now();
     let mut observe = |pass: &Pass, m: &Module, cx: &Context| {
         let took = last.elapsed();
@@ -98,13 +142,37 @@ pub fn main(args: Args) -> Result<(), Failure> {
                 failure = Some(f);
             }
         }
-        if args.dump_after.as_deref().is_some_and(|d| d == "all" || d == pass.name) {
-            println!("== after {} ==", pass.name);
-            print!("{}", print::module(m));
-            if let Some(annotate) = pass.annotate {
+        let now = if args.print_changed || !args.dump_before.is_empty() { render(m) } else { String::new() };
+        if args.print_changed {
+            if now == previous {
+                header(format!("after {}: no change", pass.name));
+            } else if matches!(args.emit, Emit::Dot) {
+                // A diff of graphs is no graph: the changed step whole.
+                header(format!("after {} (changed)", pass.name));
+                print!("{now}");
+            } else {
+                header(format!("after {} (changed)", pass.name));
+                let diff = similar::TextDiff::from_lines(&previous, &now);
+                let before = format!("before {}", pass.name);
+                let after = format!("after {}", pass.name);
+                print!("{}", diff.unified_diff().context_radius(3).header(&before, &after));
+            }
+        }
+        if named(&args.dump_after, pass.name) {
+            header(format!("after {}", pass.name));
+            print!("{}", render(m));
+            if let (Some(annotate), false) = (pass.annotate, matches!(args.emit, Emit::Dot)) {
                 print!("{}", annotate(m, cx));
             }
         }
+        next_pass += 1;
+        if let Some(next) = PIPELINE.get(next_pass) {
+            if named(&args.dump_before, next.name) {
+                header(format!("before {}", next.name));
+                print!("{now}");
+            }
+        }
+        previous = now;
         last = Instant::now();
     };
     flowc_passes::optimize(&mut module, &mut cx, &mut observe);
@@ -119,7 +187,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
             module.functions.len()
         );
     }
-    if args.dump_after.is_some() {
+    if dumping {
         return Ok(());
     }
     match args.emit {
