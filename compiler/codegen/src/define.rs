@@ -32,8 +32,8 @@ pub struct Defined {
     pub traps: Vec<ErrorKind>,
     /// The sites of runtime calls.
     pub sites: SiteTable,
-    /// The safepoints of each function defined.
-    pub safepoints: Vec<(FuncId, Safepoints)>,
+    /// Each function defined: its code's size and safepoints.
+    pub safepoints: Vec<DefinedCode>,
 }
 
 /// How code is generated.
@@ -102,6 +102,15 @@ pub fn declare_functions(
 /// at the call of the words that may point into the heap.
 pub type Safepoints = Vec<(u32, Vec<u32>)>;
 
+/// A function as defined in a module: its id, the IR function's name, the
+/// size of its machine code in bytes, and its safepoints.
+pub struct DefinedCode {
+    pub id: FuncId,
+    pub name: flowc_lang::Symbol,
+    pub size: u32,
+    pub safepoints: Safepoints,
+}
+
 /// Lowers `f` into `env`'s module and defines it as `id`; its traps,
 /// exits and safepoints are appended to `env`'s.
 pub fn define_function(env: &mut Env, f: &Function, id: FuncId) -> Result<(), String> {
@@ -109,7 +118,6 @@ pub fn define_function(env: &mut Env, f: &Function, id: FuncId) -> Result<(), St
     let mut fbctx = FunctionBuilderContext::new();
     let disasm = std::env::var_os("FLOWC_DISASM").is_some();
     lower::lower(env, f, &mut ctx, &mut fbctx);
-    ctx.set_disasm(disasm);
     if f.is_huge() {
         define_cheaply(&mut *env.module, id, &mut ctx)?;
     } else {
@@ -132,10 +140,13 @@ pub fn define_function(env: &mut Env, f: &Function, id: FuncId) -> Result<(), St
                 (site.ret_addr, slots)
             })
             .collect();
-        env.safepoints.push((id, points));
+        let size = code.code_buffer().len() as u32;
+        env.safepoints.push(DefinedCode { id, name: f.name, size, safepoints: points });
     }
-    if let Some(text) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()).filter(|_| disasm) {
-        eprintln!("; {}\n{text}", f.name);
+    if let Some(code) = ctx.compiled_code().filter(|_| disasm) {
+        // The final code, after block layout and branch resolution (the
+        // address is not known before the module is finalized).
+        eprint!("{}", crate::disasm::listing(&[(f.name, 0, code.code_buffer())]));
     }
     if let (Some(dir), Some(code)) = (std::env::var_os("FLOWC_CODE_DIR"), ctx.compiled_code()) {
         write_code(std::path::Path::new(&dir), f.name, code.code_buffer());
@@ -174,10 +185,8 @@ fn cheap_isa(pic: bool) -> Result<cranelift_codegen::isa::OwnedTargetIsa, String
 
 /// Writes the final machine code of a function to `dir/NAME-K.bin` (`K`
 /// counts the functions compiled so far in this process), for
-/// `objdump -D -b binary -m i386:x86-64`: unlike `FLOWC_DISASM`'s listing,
-/// which Cranelift prints before it lays out blocks and drops jumps to the
-/// next block, this is the code that runs. A debugging aid: failures to
-/// write are reported and ignored.
+/// `objdump -D -b binary -m i386:x86-64` (the bytes `FLOWC_DISASM` decodes).
+/// A debugging aid: failures to write are reported and ignored.
 fn write_code(dir: &std::path::Path, name: Symbol, code: &[u8]) {
     static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let k = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

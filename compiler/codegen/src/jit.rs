@@ -103,6 +103,9 @@ struct Unit {
     /// The code's safepoints, for the collector (boxed: contexts point at
     /// it).
     stack_maps: Box<StackMaps>,
+    /// Each compiled function's IR name, address and code size, in the
+    /// order they were defined.
+    code: Vec<(Symbol, usize, usize)>,
 }
 
 impl Unit {
@@ -126,7 +129,12 @@ impl Unit {
         let code = jit.get_finalized_function(defined.entry);
         let mut stack_maps = Box::<StackMaps>::default();
         stack_maps
-            .add(defined.safepoints.into_iter().map(|(id, points)| (jit.get_finalized_function(id) as usize, points)));
+            .add(defined.safepoints.iter().map(|d| (jit.get_finalized_function(d.id) as usize, d.safepoints.clone())));
+        let code_listing = defined
+            .safepoints
+            .iter()
+            .map(|d| (d.name, jit.get_finalized_function(d.id) as usize, d.size as usize))
+            .collect();
         let immutable: Vec<(Symbol, Symbol)> =
             hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
         Ok(Unit {
@@ -139,6 +147,7 @@ impl Unit {
             sites: defined.sites,
             layout,
             stack_maps,
+            code: code_listing,
         })
     }
 
@@ -187,6 +196,31 @@ impl Native {
         let main =
             functions.iter().position(|f| f.kind == FunctionKind::Main).ok_or("the module has no main function")?;
         Ok(Native { unit: Unit::compile(&functions, main, None, m, m.layout(), Options::default())? })
+    }
+
+    /// The final machine code of each compiled function, in the order they
+    /// were defined (a function's small version after the others): its IR
+    /// name, address and bytes.
+    pub fn code(&self) -> Vec<(Symbol, u64, &[u8])> {
+        self.unit
+            .code
+            .iter()
+            .map(|&(name, address, size)| {
+                // SAFETY: `address` is where the JIT module placed the
+                // function (`get_finalized_function`) and `size` the length
+                // of the code Cranelift emitted for it; finalized code is
+                // mapped readable and executable, and stays mapped while the
+                // module (owned by `self.unit`) lives, which the returned
+                // slices' lifetime (`&self`) ensures. Nothing writes to it.
+                let bytes = unsafe { std::slice::from_raw_parts(address as *const u8, size) };
+                (name, address as u64, bytes)
+            })
+            .collect()
+    }
+
+    /// Bytes of machine code over all compiled functions.
+    pub fn code_size(&self) -> usize {
+        self.unit.code.iter().map(|&(_, _, size)| size).sum()
     }
 
     /// Compiles both versions of a program (`flowc_passes::versions`): the
@@ -413,7 +447,7 @@ impl TraceCache {
         jit.finalize_definitions().map_err(|e| e.to_string())?;
         let trace_entry = jit.get_finalized_function(trace_entry);
         let mut stack_maps = Box::<StackMaps>::default();
-        stack_maps.add(safepoints.into_iter().map(|(id, points)| (jit.get_finalized_function(id) as usize, points)));
+        stack_maps.add(safepoints.into_iter().map(|d| (jit.get_finalized_function(d.id) as usize, d.safepoints)));
         let immutable: Vec<(Symbol, Symbol)> =
             hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
         let inner = CacheInner {
@@ -505,9 +539,7 @@ impl TraceCache {
         }
         inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
         let jit = &inner.jit;
-        inner
-            .stack_maps
-            .add(safepoints.into_iter().map(|(id, points)| (jit.get_finalized_function(id) as usize, points)));
+        inner.stack_maps.add(safepoints.into_iter().map(|d| (jit.get_finalized_function(d.id) as usize, d.safepoints)));
         inner.shared_traps = inner.traps.clone().into();
         let mut out = Vec::with_capacity(made.len());
         for (t, id, params) in made {

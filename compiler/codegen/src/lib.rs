@@ -12,6 +12,7 @@
 //! - [`object`]: object files for executables (`flowc build`).
 
 pub mod define;
+pub mod disasm;
 pub mod jit;
 pub mod lower;
 pub mod object;

@@ -118,7 +118,8 @@ pub fn object(
     functions_desc.set_align(8);
     let mut function_words: Vec<u64> = Vec::new();
     let mut relocations = Vec::new();
-    for (id, safepoints) in &defined.safepoints {
+    for d in &defined.safepoints {
+        let (id, safepoints) = (&d.id, &d.safepoints);
         relocations.push((function_words.len() * 8, *id));
         function_words.extend([0, points.len() as u64, safepoints.len() as u64]);
         for (offset, slots) in safepoints {

@@ -902,3 +902,20 @@ fn dumps_take_lists_of_passes_and_print_graphs() {
     "#]]
     .assert_eq(&stderr(&o));
 }
+
+/// `flowc opt --disasm`: each compiled function's final machine code,
+/// decoded, with offsets (issue 16).
+#[test]
+fn disasm_prints_the_final_machine_code() {
+    let o = flowc(&["opt", "examples/fib.fg", "--disasm"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    let headers: Vec<&str> = text.lines().filter(|l| l.starts_with("; function")).collect();
+    assert_eq!(headers.len(), 2, "{text}");
+    assert!(headers[0].starts_with("; function main: ") && headers[1].starts_with("; function fib: "), "{text}");
+    // Every function starts at offset 0 and returns somewhere.
+    assert!(text.contains("\n       0:  "), "{text}");
+    if cfg!(target_arch = "x86_64") {
+        assert!(text.lines().any(|l| l.ends_with(" ret")), "{text}");
+    }
+}

@@ -79,8 +79,8 @@ pub struct Env<'a> {
     /// traces a `jump_trace` may name, by name (each with its parameter
     /// count). `None` outside a trace cache.
     pub links: Option<Links<'a>>,
-    /// The safepoints of every function defined ([`crate::define::Safepoints`]).
-    pub safepoints: &'a mut Vec<(FuncId, crate::define::Safepoints)>,
+    /// Every function defined: size and safepoints ([`crate::define::DefinedCode`]).
+    pub safepoints: &'a mut Vec<crate::define::DefinedCode>,
     /// The layout of the objects the code meets.
     pub objects: &'a ObjectInfo,
 }

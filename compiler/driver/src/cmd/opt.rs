@@ -1,5 +1,5 @@
 //! `flowc opt FILE [--entry L] [--dump-before all|PASS,…]
-//! [--dump-after all|PASS,…] [--print-changed] [--emit ir|dot|fgl]
+//! [--dump-after all|PASS,…] [--print-changed] [--disasm] [--emit ir|dot|fgl]
 //! [--syntax prolog|readable] [--stats] [--verify-each] [--small-params]`:
 //! the program through the eight passes.
 //!
@@ -30,6 +30,10 @@ pub struct Args {
     /// Print the front end's IR, then only the passes that changed it, as diffs.
     #[arg(long)]
     print_changed: bool,
+    /// Compile the optimized module and print its final machine code,
+    /// disassembled, with offsets and sizes (instead of --emit).
+    #[arg(long)]
+    disasm: bool,
     /// What to print at the end (without dumps), and how dumps print (ir or dot).
     #[arg(long, value_enum, default_value = "ir")]
     emit: Emit,
@@ -188,6 +192,12 @@ pub fn main(args: Args) -> Result<(), Failure> {
         );
     }
     if dumping {
+        return Ok(());
+    }
+    if args.disasm {
+        let native =
+            flowc_codegen::Native::compile(&module).map_err(|e| Failure::input(format!("cannot compile: {e}")))?;
+        print!("{}", flowc_codegen::disasm::listing(&native.code()));
         return Ok(());
     }
     match args.emit {
