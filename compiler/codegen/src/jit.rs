@@ -411,6 +411,8 @@ struct CacheInner {
     sites: SiteTable,
     /// The most values an exit stores.
     widest_exit: usize,
+    /// Bytes of machine code of the traces and bridges compiled.
+    code_size: usize,
     options: Options,
 }
 
@@ -470,6 +472,7 @@ impl TraceCache {
             immutable: immutable.into(),
             sites,
             widest_exit: 0,
+            code_size: 0,
             options,
         };
         Ok(TraceCache { inner: Rc::new(RefCell::new(inner)) })
@@ -538,6 +541,7 @@ impl TraceCache {
             made.push((t, ids[0], define::params(f)));
         }
         inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
+        inner.code_size += safepoints.iter().map(|d| d.size as usize).sum::<usize>();
         let jit = &inner.jit;
         inner.stack_maps.add(safepoints.into_iter().map(|d| (jit.get_finalized_function(d.id) as usize, d.safepoints)));
         inner.shared_traps = inner.traps.clone().into();
@@ -551,6 +555,12 @@ impl TraceCache {
             Some(e) => Err(e),
             None => Ok(out),
         }
+    }
+
+    /// Bytes of machine code of the traces and bridges compiled so far
+    /// (the functions the cache was made with not counted).
+    pub fn code_size(&self) -> usize {
+        self.inner.borrow().code_size
     }
 
     /// How many traces the cache holds (they are numbered from 0).

@@ -24,6 +24,21 @@ fn compare_runs_every_engine_and_shows_both_loops() {
     assert_eq!(results, ["interp     2970", "ir         2970", "native     2970", "jit        2970"]);
     assert!(out.contains("== native: the loop at b1 (outer) after the eight passes (small n)\nb1 outer:\n"), "{out}");
     assert!(out.contains("== jit: the trace at outer, optimized\ntrace outer("), "{out}");
+    // What each engine cost (times vary; the rows and columns do not).
+    let table: Vec<&str> = out.lines().skip(5).take(5).collect();
+    assert!(table[0].starts_with("engine") && table[0].ends_with("run      compile  machine code"), "{out}");
+    assert!(table[3].starts_with("native ") && table[3].ends_with(" bytes"), "{out}");
+    assert!(table[4].starts_with("jit ") && table[4].contains(" bytes (1 trace, "), "{out}");
+}
+
+#[test]
+fn compare_puts_the_loop_beside_the_trace() {
+    let o = flowc(&["compare", "examples/gcd.fg", "--threshold", "5", "--side-by-side"]);
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{out}{}", text(&o.stderr));
+    let first = out.lines().find(|l| l.starts_with("== native: the loop")).expect("the loop's header");
+    assert!(first.ends_with(" | == jit: the trace at outer, optimized"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("b1 outer:") && l.contains(" | trace outer(")), "{out}");
 }
 
 #[test]
@@ -36,6 +51,8 @@ fn compare_with_static_adds_the_partial_evaluator() {
         out.starts_with("interp     256\nir         256\nnative     256\njit        256\npe+native  256\n"),
         "{out}"
     );
+    // The residual program's loop is shown too.
+    assert!(out.contains("\n== pe+native: "), "{out}");
 }
 
 #[test]

@@ -3,9 +3,12 @@
 //! interpreter, the IR interpreter, native code compiled ahead of time, the
 //! tracing JIT, and with `--static` the partial evaluator's residual program
 //! compiled to native code — prints each result, and fails (exit 1) if any
-//! two differ. Then it shows the two routes' code for the hot loop, one
-//! after the other: the AOT loop after the eight passes, then the JIT's
-//! optimized trace and its bridges.
+//! two differ. Then a table of what each engine cost: run time, compile
+//! time and bytes of machine code. Then the routes' code for the hot loop:
+//! the AOT loop after the eight passes beside the JIT's optimized trace
+//! (side by side when the terminal is wide enough, or with
+//! `--side-by-side`; else one after the other), the JIT's bridges, and with
+//! `--static` the residual program's loop.
 //!
 //! `--static` variables join the environment of the other engines,
 //! replacing an entry fact's value (giving a variable different values in
@@ -16,6 +19,7 @@ use flowc_ir::loops::LoopForest;
 use flowc_ir::{Function, FunctionKind, Module};
 use flowc_lang::interp::{self, Config, RuntimeError};
 use flowc_lang::{pe, Symbol, Value};
+use std::time::Instant;
 
 use crate::{input, Failure};
 
@@ -32,6 +36,18 @@ pub struct Args {
     fuel: Option<u64>,
     #[command(flatten)]
     jit: input::JitArgs,
+    /// Show the AOT loop and the trace side by side whatever the terminal's
+    /// width (by default: when stdout is a terminal wide enough).
+    #[arg(long)]
+    side_by_side: bool,
+}
+
+/// What one engine cost.
+#[derive(Default)]
+struct Cost {
+    run: Option<std::time::Duration>,
+    compile: Option<std::time::Duration>,
+    code: Option<String>,
 }
 
 /// What an engine printed, or the error it stopped with.
@@ -55,39 +71,69 @@ pub fn main(args: Args) -> Result<(), Failure> {
         }
     }
     let config = Config { fuel: args.fuel, ..Config::default() };
-    let mut results: Vec<(&str, String)> = Vec::new();
-    results.push(("interp", show(interp::run(&program, label, &env, &config))));
+    let mut results: Vec<(&str, String, Cost)> = Vec::new();
+    let timed = |f: &mut dyn FnMut() -> Result<interp::Outcome, RuntimeError>| {
+        let started = Instant::now();
+        let r = f();
+        (show(r), Cost { run: Some(started.elapsed()), ..Cost::default() })
+    };
+    let (r, c) = timed(&mut || interp::run(&program, label, &env, &config));
+    results.push(("interp", r, c));
     let lowered = flowc_frontend::lower(&program, label);
-    results.push((
-        "ir",
-        show(match &lowered {
-            Ok(m) => flowc_ir::interp::run(m, &env, &config),
-            Err(kind) => Err(RuntimeError { kind: kind.clone(), at: None }),
-        }),
-    ));
-    results.push(("native", show(crate::cmd::run::native(&program, label, &env, &config)?)));
+    let (r, c) = timed(&mut || match &lowered {
+        Ok(m) => flowc_ir::interp::run(m, &env, &config),
+        Err(kind) => Err(RuntimeError { kind: kind.clone(), at: None }),
+    });
+    results.push(("ir", r, c));
+    let native = crate::cmd::run::native_counted(&program, label, &env, &config)?;
+    let cost = |n: &crate::cmd::run::NativeRun| Cost {
+        run: Some(n.run),
+        compile: Some(n.compile),
+        code: Some(format!("{} bytes", n.code_size)),
+    };
+    results.push(("native", show(native.result.clone()), cost(&native)));
     let empty = Module::default();
     let mut jit = args.jit.jit(&program, lowered.as_ref().unwrap_or(&empty))?;
-    results.push((
-        "jit",
-        show(match &lowered {
-            Ok(_) => jit.run(label, &env, &config),
-            Err(kind) => Err(RuntimeError { kind: kind.clone(), at: None }),
-        }),
-    ));
+    let started = Instant::now();
+    let jit_result = show(match &lowered {
+        Ok(_) => jit.run(label, &env, &config),
+        Err(kind) => Err(RuntimeError { kind: kind.clone(), at: None }),
+    });
+    let stats = jit.stats();
+    let jit_cost = Cost {
+        run: Some(started.elapsed().saturating_sub(stats.compile_time)),
+        compile: Some(stats.compile_time),
+        code: Some(format!(
+            "{} bytes ({}, {})",
+            stats.code_size,
+            plural(stats.traces + stats.entry_traces, "trace"),
+            plural(stats.bridges, "bridge")
+        )),
+    };
+    results.push(("jit", jit_result, jit_cost));
+    let mut residual_program = None;
     if let Some(static_env) = &static_env {
         let residual = pe::specialize(&program, label, static_env, 100_000).map_err(Failure::input)?;
         let out = residual.program(&program);
         let dynamic: Vec<(Symbol, Value)> =
             env.iter().filter(|(k, _)| !static_env.iter().any(|(s, _)| s == k)).cloned().collect();
-        results.push(("pe+native", show(crate::cmd::run::native(&out, residual.entry, &dynamic, &config)?)));
+        let run = crate::cmd::run::native_counted(&out, residual.entry, &dynamic, &config)?;
+        results.push(("pe+native", show(run.result.clone()), cost(&run)));
+        residual_program = Some((out, residual.entry, dynamic));
     }
-    for (engine, result) in &results {
+    for (engine, result, _) in &results {
         println!("{engine:<10} {result}");
     }
-    let agree = results.iter().all(|(_, r)| *r == results[0].1);
+    let agree = results.iter().all(|(_, r, _)| *r == results[0].1);
     println!();
-    print!("{}", hot_loops(label, lowered.ok(), &env, &jit));
+    print!("{}", cost_table(&results));
+    println!();
+    let width = if args.side_by_side { Some(usize::MAX) } else { terminal_width() };
+    print!("{}", hot_loops(label, lowered.ok(), &env, &jit, width));
+    if let Some((out, entry, dynamic)) = residual_program {
+        let module = flowc_frontend::lower(&out, entry).ok();
+        print!("{}", aot_loop("pe+native", entry, module, &dynamic, None).0);
+    }
     if agree {
         Ok(())
     } else {
@@ -95,45 +141,132 @@ pub fn main(args: Args) -> Result<(), Failure> {
     }
 }
 
-/// The AOT code of the hot loop after the eight passes, then the JIT's
-/// traces and bridges.
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// Per engine: run time, compile time, machine code.
+fn cost_table(results: &[(&str, String, Cost)]) -> String {
+    let ms = |d: Option<std::time::Duration>| d.map_or(String::new(), |d| format!("{:.3} ms", d.as_secs_f64() * 1e3));
+    let mut out = format!("{:<10} {:>12} {:>12}  {}\n", "engine", "run", "compile", "machine code");
+    for (engine, _, c) in results {
+        let code = c.code.clone().unwrap_or_default();
+        out.push_str(format!("{engine:<10} {:>12} {:>12}  {code}", ms(c.run), ms(c.compile)).trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The width of the terminal stdout is, if it is one.
+fn terminal_width() -> Option<usize> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    if let Some(cols) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
+        return Some(cols);
+    }
+    // SAFETY: TIOCGWINSZ writes one `winsize` into the struct it is given,
+    // which lives on this stack frame for the call; stdout's descriptor is
+    // open (it is the terminal just tested).
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) };
+    (r == 0 && ws.ws_col > 0).then_some(ws.ws_col as usize)
+}
+
+/// Two texts in columns, `left` padded to its widest line; `None` if
+/// they do not fit in `width`.
+fn side_by_side(left: &str, right: &str, width: usize) -> Option<String> {
+    let l: Vec<&str> = left.lines().collect();
+    let r: Vec<&str> = right.lines().collect();
+    let lw = l.iter().map(|s| s.chars().count()).max().unwrap_or(0);
+    let rw = r.iter().map(|s| s.chars().count()).max().unwrap_or(0);
+    if lw + 3 + rw > width {
+        return None;
+    }
+    let mut out = String::new();
+    for k in 0..l.len().max(r.len()) {
+        let a = l.get(k).copied().unwrap_or("");
+        let b = r.get(k).copied().unwrap_or("");
+        let pad = lw - a.chars().count();
+        out.push_str(format!("{a}{} | {b}", " ".repeat(pad)).trim_end());
+        out.push('\n');
+    }
+    Some(out)
+}
+
+/// The AOT code of `module`'s hot loop after the eight passes (the loop at
+/// `anchor` if there is one), as `engine` runs it: a header line and the
+/// loop's blocks, or a line saying why there is none.
+fn aot_loop(
+    engine: &str,
+    label: Symbol,
+    module: Option<Module>,
+    env: &[(Symbol, flowc_lang::Value)],
+    anchor: Option<Symbol>,
+) -> (String, String) {
+    let Some(module) = module else { return (format!("== {engine}: cannot lower from {label}\n"), String::new()) };
+    // The version native code runs for this environment.
+    let versions = flowc_passes::versions::optimize_versions(module, &Default::default());
+    let (module, version) = match versions.small {
+        Some((small, params))
+            if params.iter().all(|p| env.iter().any(|(k, v)| k == p && flowc_lang::ops::range::is_small_param(v))) =>
+        {
+            let names: Vec<&str> = params.iter().map(|p| p.as_str()).collect();
+            (small, format!(" (small {})", names.join(", ")))
+        }
+        _ => (versions.generic, String::new()),
+    };
+    let main = module.functions.iter().find(|f| f.kind == FunctionKind::Main).expect("a main graph");
+    match hot_loop(main, anchor) {
+        Some((header, blocks)) => (
+            format!("== {engine}: the loop at {header} after the eight passes{version}\n"),
+            flowc_ir::print::blocks(main, &blocks),
+        ),
+        None => (format!("== {engine}: the main graph has no loop\n"), String::new()),
+    }
+}
+
+/// The AOT code of the hot loop beside (if `width` allows) or before the
+/// JIT's traces, then the bridges.
 fn hot_loops(
     label: Symbol,
     lowered: Option<Module>,
     env: &[(Symbol, flowc_lang::Value)],
     jit: &flowc_trace::jit::Jit,
+    width: Option<usize>,
 ) -> String {
     let mut out = String::new();
     let traces = jit.traces();
-    match lowered {
-        Some(module) => {
-            // The version native code runs for this environment.
-            let versions = flowc_passes::versions::optimize_versions(module, &Default::default());
-            let (module, version) = match versions.small {
-                Some((small, params))
-                    if params
-                        .iter()
-                        .all(|p| env.iter().any(|(k, v)| k == p && flowc_lang::ops::range::is_small_param(v))) =>
-                {
-                    let names: Vec<&str> = params.iter().map(|p| p.as_str()).collect();
-                    (small, format!(" (small {})", names.join(", ")))
+    let anchor = traces.first().map(|(l, _)| *l);
+    let (aot_header, aot) = aot_loop("native", label, lowered, env, anchor);
+    let mut traces = traces.into_iter();
+    let first = traces.next();
+    let beside = match (&first, width) {
+        (Some((anchor, f)), Some(width)) => {
+            let left = format!("{aot_header}{aot}");
+            let right = format!("== jit: the trace at {anchor}, optimized\n{}", flowc_ir::print::function(f));
+            side_by_side(&left, &right, width)
+        }
+        _ => None,
+    };
+    match beside {
+        Some(text) => out.push_str(&text),
+        None => {
+            out.push_str(&aot_header);
+            out.push_str(&aot);
+            match &first {
+                Some((anchor, f)) => {
+                    out.push_str(&format!("== jit: the trace at {anchor}, optimized\n"));
+                    out.push_str(&flowc_ir::print::function(f));
                 }
-                _ => (versions.generic, String::new()),
-            };
-            let main = module.functions.iter().find(|f| f.kind == FunctionKind::Main).expect("a main graph");
-            let anchor = traces.first().map(|(l, _)| *l);
-            match hot_loop(main, anchor) {
-                Some((header, blocks)) => {
-                    out.push_str(&format!("== native: the loop at {header} after the eight passes{version}\n"));
-                    out.push_str(&flowc_ir::print::blocks(main, &blocks));
-                }
-                None => out.push_str("== native: the main graph has no loop\n"),
+                None => out.push_str("== jit: no loop got hot\n"),
             }
         }
-        None => out.push_str(&format!("== native: cannot lower from {label}\n")),
-    }
-    if traces.is_empty() {
-        out.push_str("== jit: no loop got hot\n");
     }
     for (anchor, f) in traces {
         out.push_str(&format!("== jit: the trace at {anchor}, optimized\n"));
@@ -141,7 +274,7 @@ fn hot_loops(
     }
     let bridges = jit.bridges();
     if !bridges.is_empty() {
-        out.push_str(&format!("== jit: {} bridges\n", bridges.len()));
+        out.push_str(&format!("== jit: {}\n", plural(bridges.len(), "bridge")));
         for f in bridges {
             out.push_str(&flowc_ir::print::function(f));
         }

@@ -48,30 +48,37 @@ impl Engine {
     }
 }
 
-/// Lowers, optimizes with the eight passes, compiles and runs.
-pub fn native(
-    program: &flowc_lang::Program,
-    label: flowc_lang::Symbol,
-    env: &[(flowc_lang::Symbol, flowc_lang::Value)],
-    config: &Config,
-) -> Result<Result<interp::Outcome, interp::RuntimeError>, Failure> {
-    Ok(native_counted(program, label, env, config)?.0)
+/// A run of native code: the outcome, what the run did, how long
+/// compiling (front end, passes, code generation) and running took, and
+/// the bytes of machine code.
+pub struct NativeRun {
+    pub result: Result<interp::Outcome, interp::RuntimeError>,
+    pub counts: Counts,
+    pub compile: Duration,
+    pub run: Duration,
+    pub code_size: usize,
 }
 
-/// [`native`], also returning what the run did and how long compiling took.
-fn native_counted(
+/// [`native`], also returning what the run did and cost ([`NativeRun`]).
+pub fn native_counted(
     program: &flowc_lang::Program,
     label: flowc_lang::Symbol,
     env: &[(flowc_lang::Symbol, flowc_lang::Value)],
     config: &Config,
-) -> Result<(Result<interp::Outcome, interp::RuntimeError>, Counts, Duration), Failure> {
+) -> Result<NativeRun, Failure> {
     let started = Instant::now();
     let progress = Progress::for_program(program);
     progress.phase("front end");
     let module = match flowc_frontend::lower(program, label) {
         Ok(m) => m,
         Err(kind) => {
-            return Ok((Err(interp::RuntimeError { kind, at: None }), Counts::default(), started.elapsed()));
+            return Ok(NativeRun {
+                result: Err(interp::RuntimeError { kind, at: None }),
+                counts: Counts::default(),
+                compile: started.elapsed(),
+                run: Duration::ZERO,
+                code_size: 0,
+            });
         }
     };
     progress.phase("the eight passes");
@@ -82,9 +89,10 @@ fn native_counted(
     let native = flowc_codegen::Native::compile_versions(&versions.generic, versions.small_version(), options)
         .map_err(|e| Failure::input(format!("code generation failed: {e}")))?;
     drop(progress);
-    let compiled = started.elapsed();
+    let compile = started.elapsed();
+    let ran = Instant::now();
     let (result, counts) = native.run_counted(env, config);
-    Ok((result, counts, compiled))
+    Ok(NativeRun { result, counts, compile, run: ran.elapsed(), code_size: native.code_size() })
 }
 
 pub fn main(args: Args) -> Result<(), Failure> {
@@ -102,9 +110,9 @@ pub fn main(args: Args) -> Result<(), Failure> {
             Err(kind) => lower_failed(kind),
         },
         Engine::Native => {
-            let (result, counts, compiled) = native_counted(&program, label, &env, &config)?;
-            compile_time = Some(compiled);
-            (result, counts)
+            let run = native_counted(&program, label, &env, &config)?;
+            compile_time = Some(run.compile);
+            (run.result, run.counts)
         }
         Engine::Jit => match flowc_frontend::lower(&program, label) {
             Ok(module) => {

@@ -379,6 +379,7 @@ impl<'p> Jit<'p> {
         let mut s = self.stats.clone();
         s.not_followed = self.not_followed.len();
         let Some(cache) = &self.cache else { return s };
+        s.code_size = cache.code_size();
         s.bridged = 0;
         // A loop's report follows its preamble's.
         let mut order: Vec<usize> = Vec::with_capacity(self.codes.len());

@@ -88,6 +88,8 @@ pub struct Stats {
     pub record_time: Duration,
     /// Time spent converting, optimizing and compiling traces.
     pub compile_time: Duration,
+    /// Bytes of machine code of the traces and bridges.
+    pub code_size: usize,
     /// Of that, time spent converting to IR and optimizing (the rest is
     /// code generation).
     pub optimize_time: Duration,
