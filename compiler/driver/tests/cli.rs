@@ -919,3 +919,23 @@ fn disasm_prints_the_final_machine_code() {
         assert!(text.lines().any(|l| l.ends_with(" ret")), "{text}");
     }
 }
+
+/// `flowc trace --dot FILE` draws the trace IR, converted and optimized;
+/// stdout stays the series' output (issue 16).
+#[test]
+fn trace_draws_its_ir_as_graphviz() {
+    let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("trace-power.dot");
+    let plain = flowc(&["trace", "examples/power.pl", "--entry", "power_rec", "--env", "[res/1,x/10,y/20]"], None);
+    let p = path.to_str().unwrap();
+    let o =
+        flowc(&["trace", "examples/power.pl", "--entry", "power_rec", "--env", "[res/1,x/10,y/20]", "--dot", p], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), stdout(&plain));
+    let dot = std::fs::read_to_string(&path).unwrap();
+    let graphs: Vec<&str> = dot.lines().filter(|l| l.starts_with("digraph") || l.starts_with("//")).collect();
+    assert_eq!(graphs.len(), 4, "{dot}");
+    assert_eq!(graphs[0], "// == the trace IR, converted ==");
+    assert_eq!(graphs[2], "// == optimized ==");
+    let o = flowc(&["trace", "examples/power.pl", "--entry", "power_rec", "--optimizer", "blog", "--dot", p], None);
+    assert_eq!(o.status.code(), Some(2));
+}

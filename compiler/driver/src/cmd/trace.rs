@@ -1,5 +1,5 @@
 //! `flowc trace FILE --entry L --env ENV [--optimizer ssa|blog|none]
-//! [--format prolog|readable] [--layout nested|lines] [--stats]`: the
+//! [--format prolog|readable] [--layout nested|lines] [--stats] [--dot FILE]`: the
 //! series' `do_trace`: trace from L until the loop closes, print the trace
 //! and the optimized trace, run it, resume the interpreter when a guard
 //! fails, and print the program's output.
@@ -44,6 +44,10 @@ pub struct Args {
     /// Bound on interpreted statements while running the trace and after.
     #[arg(long)]
     fuel: Option<u64>,
+    /// Also write the trace IR as Graphviz to FILE (`--optimizer ssa`):
+    /// one graph as converted, one as optimized.
+    #[arg(long, value_name = "FILE")]
+    dot: Option<std::path::PathBuf>,
 }
 
 #[derive(Copy, Clone, clap::ValueEnum)]
@@ -153,12 +157,21 @@ pub fn main(args: Args) -> Result<(), Failure> {
         Optimizer::Ssa => {
             let mut f = to_ir::to_ir(&program, &trace, &env);
             check(&f, "conversion")?;
+            let converted_dot = args.dot.as_ref().map(|_| flowc_ir::dot::function(&f));
             if args.stats {
                 report("trace IR", &TraceStats::of(&f));
             }
             let (hints, removable) = lowered(&program, label);
             opt::optimize(&mut f, &hints, removable);
             check(&f, "optimization")?;
+            if let (Some(path), Some(converted)) = (&args.dot, converted_dot) {
+                let text = format!(
+                    "// == the trace IR, converted ==\n{converted}// == optimized ==\n{}",
+                    flowc_ir::dot::function(&f)
+                );
+                std::fs::write(path, text)
+                    .map_err(|e| Failure::input(format!("cannot write {}: {e}", path.display())))?;
+            }
             if args.stats {
                 report("ssa", &TraceStats::of(&f));
             }
@@ -170,6 +183,9 @@ pub fn main(args: Args) -> Result<(), Failure> {
             ssa::execute(&program, &hints, &f, env, &mut heap, &config).map_err(Failure::input)?
         }
         Optimizer::Blog | Optimizer::None => {
+            if args.dot.is_some() {
+                return Err(Failure::usage("--dot draws the trace IR, which only --optimizer ssa makes"));
+            }
             if trace.crosses_calls() {
                 return Err(Failure::input(
                     "the trace follows calls, which the series' trace optimizer and runner cannot (use --optimizer ssa)",
