@@ -1,4 +1,4 @@
-//! flowc-ir-checker: the standalone IR invariant checker (DESIGN.md "The IR",
+//! flowc-ir-checker: the standalone IR invariant checker (docs/architecture.md "The IR",
 //! the invariants listed in `flowc_ir`'s crate docs).
 //!
 //! [`check`] checks one function, [`check_module`] every function of a

@@ -1,5 +1,5 @@
 //! flowc-passes: the eight single-run optimization passes, in the manner of
-//! Factor's compiler (../shared/reference/factor-new-optimizer.txt), on the
+//! Factor's compiler (Slava Pestov, "New optimizer", the Factor blog, 2008), on the
 //! SSA IR of flowc-ir.
 //!
 //! | # | pass | reads | writes / guarantees |

@@ -1,5 +1,5 @@
 //! Object identity is observable: an object prints as `<Class#N>` where N
-//! counts every allocation of the run (LANGUAGE.md §5). Removing any
+//! counts every allocation of the run (docs/language.md §5). Removing any
 //! allocation renumbers the objects allocated after it, so unboxing is only
 //! exact when no object can ever be printed. This module answers that for a
 //! whole module, conservatively.

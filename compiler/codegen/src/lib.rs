@@ -1,4 +1,4 @@
-//! flowc-codegen: native code from the IR with Cranelift (DESIGN.md "Code
+//! flowc-codegen: native code from the IR with Cranelift (docs/architecture.md "Code
 //! generation"), for functions compiled ahead of time and for traces.
 //!
 //! - [`word`] and [`runtime`] (from the flowc-runtime crate, which built

@@ -1,4 +1,4 @@
-//! `flowc`: the command line of the framework (DESIGN.md "Command line").
+//! `flowc`: the command line of the framework (docs/architecture.md "Command line").
 //!
 //! Program output goes to stdout, diagnostics to stderr. Exit status: 0 on
 //! success, 1 on a program or input error, 2 on bad usage (clap's own

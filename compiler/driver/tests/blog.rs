@@ -1,7 +1,7 @@
 //! The series' printed outputs, reproduced byte for byte by the real
 //! binary: Part 1's residual program, Part 2's traces, Part 3's optimizer,
 //! Part 4's traces of the bytecode interpreter and its residual labels.
-//! The expected texts are copied from the posts (../shared/reference).
+//! The expected texts are copied from the posts of the series (docs/language.md names them).
 
 use std::process::Command;
 

@@ -1,5 +1,5 @@
 //! flowc-ir: the SSA intermediate representation shared by functions and
-//! traces (DESIGN.md "The IR").
+//! traces (docs/architecture.md "The IR").
 //!
 //! # Data structures
 //!

@@ -1,4 +1,4 @@
-//! The abstract syntax shared by both concrete syntaxes (LANGUAGE.md §2, §3).
+//! The abstract syntax shared by both concrete syntaxes (docs/language.md §2, §3).
 //!
 //! A [`Program`] is the ordered list of a file's items; both printers walk it
 //! in order, so converting between syntaxes and back is the identity

@@ -1,4 +1,4 @@
-//! The ordered environment of LANGUAGE.md §4: an `IndexMap` from variable to
+//! The ordered environment of docs/language.md §4: an `IndexMap` from variable to
 //! value, where writing an existing variable replaces it in place and a new
 //! one is appended — the order of the series' Prolog lists, which resume
 //! data, partial-evaluator cache keys and printed traces make visible.

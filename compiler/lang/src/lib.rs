@@ -1,5 +1,5 @@
 //! flowc-lang: the flow-graph language of C. F. Bolz's series "Comparing
-//! Partial Evaluation and Tracing" (LANGUAGE.md).
+//! Partial Evaluation and Tracing" (docs/language.md).
 //!
 //! - [`symbol`]: interned names and atoms;
 //! - [`value`]: runtime values and their printed forms;

@@ -1,4 +1,4 @@
-//! Runtime values of the flow-graph language (LANGUAGE.md §1) and their
+//! Runtime values of the flow-graph language (docs/language.md §1) and their
 //! printed forms (§5).
 //!
 //! | value | representation |
@@ -49,7 +49,7 @@ impl Value {
         Value::List(Rc::new(List::new(items)))
     }
 
-    /// Truth in `if` (LANGUAGE.md §1): only the integer 0 is false.
+    /// Truth in `if` (docs/language.md §1): only the integer 0 is false.
     pub fn is_truthy(&self) -> bool {
         !matches!(self, Value::Int(0))
     }

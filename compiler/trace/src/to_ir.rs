@@ -1,4 +1,4 @@
-//! A recorded trace as SSA IR (DESIGN.md "Traces").
+//! A recorded trace as SSA IR (docs/architecture.md "Traces").
 //!
 //! A trace starts from a [`Start`] — its parameters, and the frames
 //! (base frame first) whose variables it starts with: parameters,

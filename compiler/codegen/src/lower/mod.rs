@@ -1,4 +1,4 @@
-//! IR functions to Cranelift IR (DESIGN.md "Code generation").
+//! IR functions to Cranelift IR (docs/architecture.md "Code generation").
 //!
 //! Every IR block becomes a Cranelift block whose parameters are the IR
 //! block's phis; edges pass the phi inputs. Every function takes its

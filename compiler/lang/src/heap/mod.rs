@@ -26,7 +26,7 @@
 //! cells into runs for allocation. Cells do not move, so handles are plain
 //! pointers and compiled code keeps its pointers across a collection —
 //! which is why the collector is mark and sweep rather than a copying
-//! nursery (see DESIGN.md "Memory"). A collection starts when the runs
+//! nursery (see docs/architecture.md "Memory"). A collection starts when the runs
 //! handed out since the last one — and the digits of the big integers
 //! boxed since, which live outside the heap — add up to the live size (at
 //! least [`MIN_THRESHOLD`]): the heap stays within about twice what is

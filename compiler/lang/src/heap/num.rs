@@ -212,7 +212,7 @@ impl Num {
         r
     }
 
-    /// Floored division (LANGUAGE.md: `//` rounds toward negative
+    /// Floored division (docs/language.md §2: `//` rounds toward negative
     /// infinity) by a divisor of one limb; `None` for other divisors (zero
     /// included).
     pub fn div_floor(&self, divisor: &Num) -> Option<Num> {

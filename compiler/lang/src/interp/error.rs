@@ -1,4 +1,4 @@
-//! Run-time errors (LANGUAGE.md §6): what went wrong ([`ErrorKind`]) and
+//! Run-time errors (docs/language.md §6): what went wrong ([`ErrorKind`]) and
 //! where ([`Location`]: function, block, statement).
 //!
 //! Every kind has a Prolog-term name ([`ErrorKind::term`]) — `key_not_found(x)`

@@ -1,5 +1,5 @@
 //! The reference interpreter: the series' `interp` (Part 1) extended with
-//! objects and functions (LANGUAGE.md §4–§6).
+//! objects and functions (docs/language.md §4–§6).
 //!
 //! [`compile`] resolves names to slots and labels to block indices once;
 //! [`fn@run`] executes. Semantics follow the Prolog code of the series: an

@@ -2,7 +2,7 @@
 //! `if_class` — as every engine runs them in Rust: the reference
 //! interpreter, the IR interpreter, the tracer and the runtime of compiled
 //! code. One home for what they do and the errors they raise
-//! (LANGUAGE.md §6); compiled code's inline fast paths fall back here.
+//! (docs/language.md §6); compiled code's inline fast paths fall back here.
 
 use crate::heap::word::Word;
 use crate::heap::{Layout, NoSlot, Obj};

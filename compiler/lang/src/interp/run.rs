@@ -2,7 +2,7 @@
 //!
 //! State: a stack of [`Frame`]s, each with its flow graph, a slot vector
 //! (`None` = unbound) and the order in which its variables were first
-//! written. That order is the series' environment order (LANGUAGE.md §4:
+//! written. That order is the series' environment order (docs/language.md §4:
 //! writing an existing variable replaces it in place, a new one is
 //! appended); the interpreter never removes variables, so slots plus a
 //! first-write list are exactly the ordered environment, at the cost of one

@@ -1,4 +1,4 @@
-//! The operation table (LANGUAGE.md §2): one entry per operation, read by
+//! The operation table (docs/language.md §2): one entry per operation, read by
 //! every engine — the reference interpreter, the partial evaluator, the
 //! tracer, the optimizers and the code generator.
 //!

@@ -1,4 +1,4 @@
-//! The canonical Prolog-term syntax (LANGUAGE.md §2): reading a file of
+//! The canonical Prolog-term syntax (docs/language.md §2): reading a file of
 //! facts into a [`Program`] and printing a program back.
 //!
 //! The printer lays a block out the way the series does, one statement per

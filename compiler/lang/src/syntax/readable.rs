@@ -1,4 +1,4 @@
-//! The readable syntax (LANGUAGE.md §3), the pseudo-code of the series:
+//! The readable syntax (docs/language.md §3), the pseudo-code of the series:
 //!
 //! ```text
 //! entry power(x = 10, y = 20)

@@ -1,5 +1,5 @@
 //! The SSA trace optimizer (`--optimizer ssa`, and the JIT's): one
-//! forward walk over a trace's blocks (DESIGN.md "Traces"), then the
+//! forward walk over a trace's blocks (docs/architecture.md "Traces"), then the
 //! shared `dce` pass.
 //!
 //! - A loop trace (a preheader `b0` and a loop `b1`, as
