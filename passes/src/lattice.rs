@@ -318,7 +318,7 @@ pub fn transfer(op: Op, args: &[Info]) -> Info {
     let ints = |k: usize| args[k].kinds.has(Kinds::INT);
     match op {
         Op::Same => args[0].clone(),
-        Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Neg => {
+        op if op.takes_integers() => {
             if !(0..args.len()).all(ints) {
                 return Info::bottom();
             }
@@ -362,6 +362,7 @@ pub fn transfer(op: Op, args: &[Info]) -> Info {
             }
             Info::int(args[0].len.intersect(Interval::NON_NEGATIVE))
         }
+        _ => unreachable!("every operation taking integers is matched above"),
     }
 }
 
@@ -386,7 +387,7 @@ pub fn best_form(op: Op, args: &[Info]) -> Form {
             index.fits_word() && !len.is_empty() && index.lo() >= 0 && index.hi() < len.lo()
         }
         Op::Len => true,
-        Op::Lt | Op::Le | Op::Gt | Op::Ge => args.iter().all(|a| a.range.fits_word()),
+        op if op.is_ordering() => args.iter().all(|a| a.range.fits_word()),
         _ => range::cannot_overflow(op, &args.iter().map(|a| a.range).collect::<SmallVec<[Interval; 2]>>()),
     };
     if word && forms.contains(&Form::Word) {
@@ -416,8 +417,8 @@ pub fn when_truth(info: Info, truth: bool) -> Info {
 /// `info` (of `x`) once `x OP k` (or `k OP x` when `mirrored`) came out
 /// `holds`.
 pub fn when_compared(info: Info, op: Op, k: i128, mirrored: bool, holds: bool) -> Info {
-    let op = if mirrored { mirror(op) } else { op };
-    match if holds { Some(op) } else { negate(op) } {
+    let op = if mirrored { op.mirrored() } else { op };
+    match if holds { Some(op) } else { op.negated() } {
         Some(op) => narrow(info, op, k),
         None => info,
     }
@@ -430,8 +431,8 @@ pub fn when_compared_range(info: Info, op: Op, other: Interval, mirrored: bool, 
     if let Some(k) = other.as_point() {
         return when_compared(info, op, k, mirrored, holds);
     }
-    let op = if mirrored { mirror(op) } else { op };
-    let bound = match if holds { Some(op) } else { negate(op) } {
+    let op = if mirrored { op.mirrored() } else { op };
+    let bound = match if holds { Some(op) } else { op.negated() } {
         Some(op @ (Op::Lt | Op::Le)) => (op, other.hi()),
         Some(op @ (Op::Gt | Op::Ge)) => (op, other.lo()),
         _ => return info,
@@ -509,33 +510,9 @@ pub fn render(out: &mut String, lines: impl Iterator<Item = (String, Info)>) {
     }
 }
 
-/// `k OP x` as `x OP' k`.
-fn mirror(op: Op) -> Op {
-    match op {
-        Op::Lt => Op::Gt,
-        Op::Le => Op::Ge,
-        Op::Gt => Op::Lt,
-        Op::Ge => Op::Le,
-        op => op,
-    }
-}
-
-/// The comparison that holds when `op` is false.
-fn negate(op: Op) -> Option<Op> {
-    Some(match op {
-        Op::Lt => Op::Ge,
-        Op::Le => Op::Gt,
-        Op::Gt => Op::Le,
-        Op::Ge => Op::Lt,
-        Op::Eq => Op::Ne,
-        Op::Ne => Op::Eq,
-        _ => return None,
-    })
-}
-
 /// `info` knowing that `x OP k` holds.
 fn narrow(info: Info, op: Op, k: i128) -> Info {
-    let ordered = matches!(op, Op::Lt | Op::Le | Op::Gt | Op::Ge);
+    let ordered = op.is_ordering();
     // An ordered comparison that succeeded had an integer operand.
     let info =
         if ordered { Info { kinds: info.kinds.without(Kinds::VALUE.without(Kinds::INT)), ..info } } else { info };

@@ -21,7 +21,6 @@
 
 use flowc_ir::{FunctionKind, InstKind, Module, Operand};
 use flowc_lang::ast::Operator;
-use flowc_lang::ops::Op;
 use flowc_lang::Symbol;
 
 use crate::context::Options;
@@ -51,8 +50,7 @@ pub fn integer_params(m: &Module) -> Vec<Symbol> {
     let mut read = vec![false; main.params.len()];
     for (_, i) in main.all_insts() {
         let InstKind::Op { op: Operator::Known(op), args, .. } = &main.insts[i].kind else { continue };
-        let integer =
-            matches!(op, Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Neg | Op::Lt | Op::Le | Op::Gt | Op::Ge);
+        let integer = op.takes_integers();
         if !integer {
             continue;
         }

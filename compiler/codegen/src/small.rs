@@ -57,9 +57,7 @@ impl Small {
         for (_, i) in f.all_insts() {
             let kind = &f.insts[i].kind;
             let reads_numbers = match kind {
-                InstKind::Op { op: Operator::Known(op), .. } => {
-                    Small::speculates(kind) || matches!(op, Op::Lt | Op::Le | Op::Gt | Op::Ge)
-                }
+                InstKind::Op { op: Operator::Known(op), .. } => Small::speculates(kind) || op.is_ordering(),
                 InstKind::Phi(_) => true,
                 _ => false,
             };
@@ -134,7 +132,7 @@ impl Small {
     fn result_is_small(&self, kind: &InstKind) -> bool {
         match kind {
             InstKind::Op { op: Operator::Known(op), args, form } if op.arity() == args.len() => match op {
-                Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne | Op::Len => true,
+                op if op.is_comparison() || *op == Op::Len => true,
                 Op::Same => self.operand(&args[0]),
                 Op::Mod => *form == Form::Word || self.operand(&args[1]),
                 Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Neg => *form == Form::Word,

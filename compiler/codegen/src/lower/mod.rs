@@ -566,7 +566,7 @@ fn fused_compare(f: &Function, blk: BlockId, uses: &HashMap<ValueId, u32>) -> Op
     let Terminator::Branch { cond: Operand::Value(c), .. } = &f.blocks[blk].term else { return None };
     let &last = f.blocks[blk].insts.last()?;
     let InstKind::Op { op: Operator::Known(op), args, .. } = &f.insts[last].kind else { return None };
-    let compare = matches!(op, Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne);
+    let compare = op.is_comparison();
     (compare && args.len() == 2 && f.insts[last].result == Some(*c) && uses.get(c) == Some(&1)).then_some(last)
 }
 
@@ -1519,7 +1519,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
 /// Operations with an inline path on small integers.
 fn inline_word(op: Op) -> bool {
-    matches!(op, Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne)
+    (op.takes_integers() && op != Op::Neg) || op.is_comparison()
 }
 
 /// Whether `small_op` on two small integers can need the slow path: an
@@ -1534,7 +1534,7 @@ fn small_op_can_fail(op: Op, divisor: Option<i64>) -> bool {
 }
 
 fn is_comparison(op: Op) -> bool {
-    matches!(op, Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne)
+    op.is_comparison()
 }
 
 /// The signed condition of a comparison on small-integer words (the tag

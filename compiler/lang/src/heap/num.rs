@@ -375,7 +375,7 @@ pub fn op_words(op: Op, nargs: u64, a: Word, b: Word) -> Option<Word> {
     use Op::*;
     // Operations on other kinds (`same`, `readlist`, `len`) return before
     // their operands are read as numbers.
-    if !matches!(op, Add | Sub | Mul | Div | Mod | Neg | Eq | Ne | Lt | Le | Gt | Ge) {
+    if !(op.takes_integers() || matches!(op, Eq | Ne)) {
         return None;
     }
     let x = Num::of_word(a)?;

@@ -304,7 +304,43 @@ pub enum OpError {
 impl Op {
     /// Whether it compares its two operands, giving 1 or 0.
     pub fn is_comparison(self) -> bool {
-        matches!(self, Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge)
+        matches!(self, Op::Eq | Op::Ne) || self.is_ordering()
+    }
+
+    /// Whether it orders two integers (`lt le gt ge`).
+    pub fn is_ordering(self) -> bool {
+        matches!(self, Op::Lt | Op::Le | Op::Gt | Op::Ge)
+    }
+
+    /// Whether its operands must be integers: arithmetic and orderings (its
+    /// `Int` form then proves them all; `readlist` and `len` take lists).
+    pub fn takes_integers(self) -> bool {
+        matches!(self, Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Neg) || self.is_ordering()
+    }
+
+    /// The ordering that compares the operands swapped: `k OP x` is
+    /// `x OP.mirrored() k`. Other operations are their own mirror.
+    pub fn mirrored(self) -> Op {
+        match self {
+            Op::Lt => Op::Gt,
+            Op::Le => Op::Ge,
+            Op::Gt => Op::Lt,
+            Op::Ge => Op::Le,
+            op => op,
+        }
+    }
+
+    /// The comparison that holds exactly when this one gives 0, if any.
+    pub fn negated(self) -> Option<Op> {
+        Some(match self {
+            Op::Lt => Op::Ge,
+            Op::Le => Op::Gt,
+            Op::Gt => Op::Le,
+            Op::Ge => Op::Lt,
+            Op::Eq => Op::Ne,
+            Op::Ne => Op::Eq,
+            _ => return None,
+        })
     }
 
     pub const ALL: [Op; 15] = [
@@ -372,7 +408,7 @@ impl Op {
             Op::Eq => Ok(Value::Int((a == b) as i64)),
             Op::Ne => Ok(Value::Int((a != b) as i64)),
             Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod => self.arith(a, b),
-            Op::Lt | Op::Le | Op::Gt | Op::Ge => {
+            op if op.is_ordering() => {
                 let ord = self.compare(a, b)?;
                 let r = match self {
                     Op::Lt => ord == Ordering::Less,

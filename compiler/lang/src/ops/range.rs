@@ -224,7 +224,7 @@ pub fn transfer(op: Op, args: &[Interval]) -> Interval {
         }
         (Op::Mod, [_, b]) if b.lo() > 0 => Interval::new(0, add_bound(b.hi(), -1)),
         (Op::Mod, [_, b]) if b.hi() < 0 => Interval::new(add_bound(b.lo(), 1), 0),
-        (Op::Lt | Op::Le | Op::Gt | Op::Ge, [a, b]) => match compare(op, *a, *b) {
+        (op, [a, b]) if op.is_ordering() => match compare(op, *a, *b) {
             Some(r) => Interval::point(r as i128),
             None => Interval::BOOL,
         },
