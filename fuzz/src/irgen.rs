@@ -223,9 +223,8 @@ impl<'r, 'c> FnGen<'r, 'c> {
                 Some(d) if cfg.is_reachable(blk) => end_avail[d.into_raw().into_u32() as usize].clone().unwrap(),
                 _ => params.clone(),
             };
-            let head = heads.iter().position(|&h| h == blk);
             let preds = cfg.preds(blk).to_vec();
-            if let Some(k) = head {
+            if heads.contains(&blk) {
                 // The fuel: a constant at the entry, a phi elsewhere.
                 let fuel = if blk == entry {
                     let v = self.b.op(blk, Op::Same, vec![Operand::int(60)], Some(Symbol::intern("fuel")));
@@ -237,30 +236,13 @@ impl<'r, 'c> FnGen<'r, 'c> {
                     fuel_phis.push((blk, v));
                     v
                 };
-                let _ = k;
                 if !preds.is_empty() && blk != entry {
-                    for _ in 0..self.rng.below(3) {
-                        let t = self.random_ty();
-                        let v = self.b.phi(blk, Vec::new(), None);
-                        self.set_ty(v, t.clone());
-                        phis.push((blk, v, t));
-                        avail.push(v);
-                    }
+                    let made = self.typed_phis(blk);
+                    avail.extend(made.iter().map(|(v, _)| *v));
+                    phis.extend(made.into_iter().map(|(v, t)| (blk, v, t)));
                 }
                 let form = if self.rng.chance(50) { Form::Int } else { Form::Generic };
-                let next = self.b.inst(
-                    blk,
-                    InstKind::Op {
-                        op: Operator::Known(Op::Sub),
-                        form,
-                        args: [fuel.into(), Operand::int(1)].into_iter().collect(),
-                    },
-                    Some(Symbol::intern("fuel")),
-                );
-                let next = next.unwrap();
-                self.set_ty(next, Ty::Int(Interval::FULL));
-                let ok = self.b.op(blk, Op::Gt, [next.into(), Operand::int(0)], None);
-                self.set_ty(ok, Ty::Int(Interval::BOOL));
+                let (next, ok) = self.spend_fuel(blk, fuel, form);
                 fuel_after[ix] = Some(next);
                 avail.push(next);
                 self.body(blk, &mut avail);
@@ -331,27 +313,9 @@ impl<'r, 'c> FnGen<'r, 'c> {
         let fuel = self.b.phi(header, Vec::new(), Some(Symbol::intern("fuel")));
         self.set_ty(fuel, Ty::Int(Interval::FULL));
         let mut inside = avail.clone();
-        let mut phis = Vec::new();
-        for _ in 0..self.rng.below(4) {
-            let t = self.random_ty();
-            let v = self.b.phi(header, Vec::new(), None);
-            self.set_ty(v, t.clone());
-            phis.push((v, t));
-            inside.push(v);
-        }
-        let next = self.b.inst(
-            header,
-            InstKind::Op {
-                op: Operator::Known(Op::Sub),
-                form: Form::Int,
-                args: [fuel.into(), Operand::int(1)].into_iter().collect(),
-            },
-            Some(Symbol::intern("fuel")),
-        );
-        let next = next.unwrap();
-        self.set_ty(next, Ty::Int(Interval::FULL));
-        let ok = self.b.op(header, Op::Gt, vec![next.into(), Operand::int(0)], None);
-        self.set_ty(ok, Ty::Int(Interval::BOOL));
+        let phis = self.typed_phis(header);
+        inside.extend(phis.iter().map(|(v, _)| *v));
+        let (next, ok) = self.spend_fuel(header, fuel, Form::Int);
         inside.push(next);
         let r = self.resume(&inside);
         self.b.inst(
@@ -369,6 +333,32 @@ impl<'r, 'c> FnGen<'r, 'c> {
             self.set_phi_inputs(v, vec![(entry, from_entry), (header, around)]);
         }
         self.b.finish()
+    }
+
+    /// Zero to two (in a trace, three) phis of random declared types at the
+    /// start of `blk`; their inputs are filled once every block is made.
+    fn typed_phis(&mut self, blk: BlockId) -> Vec<(ValueId, Ty)> {
+        let most = if self.kind == FunctionKind::Trace { 4 } else { 3 };
+        (0..self.rng.below(most))
+            .map(|_| {
+                let t = self.random_ty();
+                let v = self.b.phi(blk, Vec::new(), None);
+                self.set_ty(v, t.clone());
+                (v, t)
+            })
+            .collect()
+    }
+
+    /// `next = sub fuel, 1` (in `form`) and `ok = gt next, 0` appended to
+    /// `blk`: the fuel after this block, and whether any is left.
+    fn spend_fuel(&mut self, blk: BlockId, fuel: ValueId, form: Form) -> (ValueId, ValueId) {
+        let args = [fuel.into(), Operand::int(1)].into_iter().collect();
+        let kind = InstKind::Op { op: Operator::Known(Op::Sub), form, args };
+        let next = self.b.inst(blk, kind, Some(Symbol::intern("fuel"))).expect("an operation has a result");
+        self.set_ty(next, Ty::Int(Interval::FULL));
+        let ok = self.b.op(blk, Op::Gt, vec![next.into(), Operand::int(0)], None);
+        self.set_ty(ok, Ty::Int(Interval::BOOL));
+        (next, ok)
     }
 
     /// Zero to three guards of random kinds at the end of `blk`.

@@ -8,6 +8,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use flowc_tests::engines::Outcome;
 
 #[derive(Parser)]
 #[command(about = "Fuzz the IR checker and the engines")]
@@ -75,6 +76,32 @@ enum Command {
     },
 }
 
+/// Runs `run` on seeds `from..from + n` (on a thread with a big stack),
+/// prints each problem and then how many runs ended which way (`kind`).
+fn tally<T>(what: &str, from: u64, n: u64, run: fn(u64) -> Result<T, String>, kind: fn(&T) -> String) -> ExitCode {
+    let (failures, kinds) = flowc_codegen::with_stack(move || {
+        let mut failures = 0;
+        let mut kinds = std::collections::BTreeMap::<String, u64>::new();
+        for seed in from..from + n {
+            match run(seed) {
+                Err(p) => {
+                    println!("seed {seed}: {p}");
+                    failures += 1;
+                }
+                Ok(end) => *kinds.entry(kind(&end)).or_default() += 1,
+            }
+        }
+        (failures, kinds)
+    });
+    let seen: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    println!("{n} {what}, {failures} problems; ends: {}", seen.join(", "));
+    if failures == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Checker { from, inputs } => {
@@ -133,26 +160,10 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             if traces {
-                let (failures, guards) = flowc_codegen::with_stack(move || {
-                    let mut failures = 0;
-                    let mut ends = std::collections::BTreeMap::<String, u64>::new();
-                    for seed in from..from + modules {
-                        match flowc_fuzz::valid::run_trace(seed) {
-                            Err(p) => {
-                                println!("trace {seed}: {p}");
-                                failures += 1;
-                            }
-                            Ok(Ok((_, label, _))) => *ends.entry(format!("left to {label}")).or_default() += 1,
-                            Ok(Err(e)) => {
-                                *ends.entry(e.split('(').next().unwrap_or_default().to_owned()).or_default() += 1
-                            }
-                        }
-                    }
-                    (failures, ends)
+                return tally("traces", from, modules, flowc_fuzz::valid::run_trace, |end| match end {
+                    Ok((_, label, _)) => format!("left to {label}"),
+                    Err(e) => e.split('(').next().unwrap_or_default().to_owned(),
                 });
-                let seen: Vec<String> = guards.iter().map(|(k, n)| format!("{n} {k}")).collect();
-                println!("{modules} traces, {failures} problems; ends: {}", seen.join(", "));
-                return if failures == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE };
             }
             if let Some(seed) = show {
                 let g = flowc_fuzz::irgen::module(seed);
@@ -160,31 +171,10 @@ fn main() -> ExitCode {
                 print!("{}", flowc_ir::print::module(&g.module));
                 return ExitCode::SUCCESS;
             }
-            let (failures, outcomes) = flowc_codegen::with_stack(move || {
-                let mut failures = 0;
-                let mut outcomes = std::collections::BTreeMap::<String, u64>::new();
-                for seed in from..from + modules {
-                    match flowc_fuzz::valid::run(seed) {
-                        Err(p) => {
-                            println!("seed {seed}: {p}");
-                            failures += 1;
-                        }
-                        Ok(Ok(_)) => *outcomes.entry("printed".to_owned()).or_default() += 1,
-                        Ok(Err(e)) => {
-                            let kind = e.split('(').next().unwrap_or_default().to_owned();
-                            *outcomes.entry(kind).or_default() += 1
-                        }
-                    }
-                }
-                (failures, outcomes)
-            });
-            let seen: Vec<String> = outcomes.iter().map(|(k, n)| format!("{n} {k}")).collect();
-            println!("{modules} modules, {failures} problems; outcomes: {}", seen.join(", "));
-            if failures == 0 {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            }
+            tally("modules", from, modules, flowc_fuzz::valid::run, |outcome| match outcome {
+                Outcome::Output(_) => "printed".to_owned(),
+                Outcome::Error(e) => e.split('(').next().unwrap_or_default().to_owned(),
+            })
         }
         Command::Show { seed, alloc } => {
             let p = if alloc { flowc_tests::gen::alloc_program(seed) } else { flowc_tests::gen::program(seed) };

@@ -9,8 +9,9 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use flowc_ir::Module;
-use flowc_lang::interp::{Config, Outcome, RuntimeError};
+use flowc_lang::interp::Config;
 use flowc_lang::{Symbol, Value};
+use flowc_tests::engines::{self, Outcome};
 
 use crate::irgen;
 
@@ -19,19 +20,23 @@ pub fn problem(seed: u64) -> Option<String> {
     run(seed).err()
 }
 
-/// The outcome of generated module `seed` (output, or the error's term),
-/// once every consumer agreed on it; what went wrong otherwise.
-pub fn run(seed: u64) -> Result<Result<String, String>, String> {
-    run_generated(irgen::module(seed))
+/// The outcome of generated module `seed` (its output, or its error's
+/// term), once every consumer agreed on it; what went wrong otherwise.
+pub fn run(seed: u64) -> Result<Outcome, String> {
+    let g = irgen::module(seed);
+    caught(|| check(&g.module, &g.env))
 }
 
 /// [`run`] on the module the fuzzer's bytes describe.
-pub fn run_bytes(data: &[u8]) -> Result<Result<String, String>, String> {
-    run_generated(irgen::module_from_bytes(data))
+pub fn run_bytes(data: &[u8]) -> Result<Outcome, String> {
+    let g = irgen::module_from_bytes(data);
+    caught(|| check(&g.module, &g.env))
 }
 
-fn run_generated(g: irgen::Generated) -> Result<Result<String, String>, String> {
-    catch_unwind(AssertUnwindSafe(|| check(&g.module, &g.env))).unwrap_or_else(|e| {
+/// `f`'s answer, with a panic turned into an error naming it: the checks
+/// below panic (through `flowc_tests::engines`) where they find a problem.
+fn caught<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|e| {
         let msg = e
             .downcast_ref::<String>()
             .cloned()
@@ -41,64 +46,48 @@ fn run_generated(g: irgen::Generated) -> Result<Result<String, String>, String> 
     })
 }
 
-fn outcome(r: Result<Outcome, RuntimeError>) -> Result<String, String> {
-    match r {
-        Ok(o) => Ok(o.output()),
-        Err(e) => Err(e.kind.term()),
+/// Prints `m` and parses it back: the text must parse and print the same.
+pub fn round_trip(m: &Module) -> Result<(), String> {
+    let printed = flowc_ir::print::module(m);
+    let back = flowc_ir::parse::module("printed.ir", &printed).map_err(|e| format!("does not parse back: {e}"))?;
+    if flowc_ir::print::module(&back) != printed {
+        return Err(format!("printing is not the identity:\n{printed}"));
     }
+    Ok(())
 }
 
-fn verify(m: &Module, after: &str) -> Result<(), String> {
-    flowc_ir_checker::check_module(m).map_err(|vs| {
+/// The checker's verdict on a generated function, as an error naming a
+/// generator bug.
+fn generated_valid(checked: Result<(), Vec<flowc_ir_checker::Violation>>) -> Result<(), String> {
+    checked.map_err(|vs| {
         let list: Vec<String> = vs.iter().map(|v| v.to_string()).collect();
-        format!("invalid after {after}:\n{}", list.join("\n"))
+        format!("invalid after generation (a generator bug):\n{}", list.join("\n"))
     })
 }
 
-fn check(module: &Module, env: &[(Symbol, Value)]) -> Result<Result<String, String>, String> {
-    verify(module, "generation (a generator bug)")?;
-    let printed = flowc_ir::print::module(module);
-    let back = flowc_ir::parse::module("generated.ir", &printed).map_err(|e| format!("does not parse back: {e}"))?;
-    if flowc_ir::print::module(&back) != printed {
-        return Err("printing is not the identity".to_owned());
+fn check(module: &Module, env: &[(Symbol, Value)]) -> Result<Outcome, String> {
+    generated_valid(flowc_ir_checker::check_module(module))?;
+    round_trip(module)?;
+    let expected = engines::ir(module, env);
+    if expected == Outcome::Error("fuel_exhausted".into()) {
+        // Longer than the differential runs' fuel (calls multiply the
+        // generated fuel loops): nothing to compare.
+        return Ok(expected);
     }
-    let config = Config::default();
-    let ir = |m: &Module| outcome(flowc_ir::interp::run(m, env, &config));
-    let native = |m: &Module| -> Result<Result<String, String>, String> {
-        let code = flowc_codegen::Native::compile(m).map_err(|e| format!("code generation failed: {e}"))?;
-        Ok(outcome(code.run(env, config.max_depth)))
-    };
-    let expected = ir(module);
-    let differs = |what: &str, got: &Result<String, String>| -> Result<(), String> {
-        if *got == expected {
+    let differs = |what: &str, got: Outcome| -> Result<(), String> {
+        if got == expected {
             Ok(())
         } else {
             Err(format!("{what}: {got:?}, the IR interpreter before the passes: {expected:?}"))
         }
     };
-    differs("native code before the passes", &native(module)?)?;
-    let mut optimized = module.clone();
-    let mut cx = flowc_passes::Context::new(&optimized);
-    // The checker after every pass, and the first pass after which the IR
-    // interpreter's outcome changes, to name the culprit.
-    let mut broken = None;
-    flowc_passes::optimize(&mut optimized, &mut cx, |pass, m, _| {
-        if broken.is_none() {
-            broken = verify(m, pass.name).err();
-        }
-        if broken.is_none() {
-            let got = ir(m);
-            if got != expected {
-                broken =
-                    Some(format!("the IR interpreter after {}: {got:?}, before the passes: {expected:?}", pass.name));
-            }
-        }
-    });
-    if let Some(b) = broken {
-        return Err(b);
-    }
-    differs("the IR interpreter after the passes", &ir(&optimized))?;
-    differs("native code after the passes", &native(&optimized)?)?;
+    let code = flowc_codegen::Native::compile(module).map_err(|e| format!("code generation failed: {e}"))?;
+    differs("native code before the passes", engines::outcome(code.run(env, engines::config().max_depth)))?;
+    // Both versions through the passes, the checker after each pass and
+    // the IR interpreter too (it panics naming the first pass that breaks
+    // the IR or changes the outcome); then native code of both.
+    let versions = engines::optimize_versions_checked(module.clone(), env, &expected, "generated module");
+    differs("native code after the passes", engines::native(&versions, env))?;
     Ok(expected)
 }
 
@@ -111,36 +100,20 @@ pub type TraceOutcome = Result<(u32, String, Vec<String>), String>;
 /// interpreter and native code left it the same way; what went wrong
 /// otherwise.
 pub fn run_trace(seed: u64) -> Result<TraceOutcome, String> {
-    run_generated_trace(irgen::trace(seed))
+    let g = irgen::trace(seed);
+    caught(|| check_trace(&g.trace, &g.args))
 }
 
 /// [`run_trace`] on the trace the fuzzer's bytes describe.
 pub fn run_trace_bytes(data: &[u8]) -> Result<TraceOutcome, String> {
-    run_generated_trace(irgen::trace_from_bytes(data))
-}
-
-fn run_generated_trace(g: irgen::GeneratedTrace) -> Result<TraceOutcome, String> {
-    catch_unwind(AssertUnwindSafe(|| check_trace(&g.trace, &g.args))).unwrap_or_else(|e| {
-        let msg = e
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default();
-        Err(format!("panic: {msg}"))
-    })
+    let g = irgen::trace_from_bytes(data);
+    caught(|| check_trace(&g.trace, &g.args))
 }
 
 fn check_trace(trace: &flowc_ir::Function, args: &[Value]) -> Result<TraceOutcome, String> {
-    flowc_ir_checker::check(trace).map_err(|vs| {
-        let list: Vec<String> = vs.iter().map(|v| v.to_string()).collect();
-        format!("invalid after generation (a generator bug):\n{}", list.join("\n"))
-    })?;
+    generated_valid(flowc_ir_checker::check(trace))?;
     let module = Module { functions: vec![trace.clone()], ..Module::default() };
-    let printed = flowc_ir::print::module(&module);
-    let back = flowc_ir::parse::module("trace.ir", &printed).map_err(|e| format!("does not parse back: {e}"))?;
-    if flowc_ir::print::module(&back) != printed {
-        return Err("printing is not the identity".to_owned());
-    }
+    round_trip(&module)?;
     let layout = module.layout();
     let hints = Module::default();
     let config = Config::default();

@@ -54,20 +54,26 @@ fn the_engines_agree_on_allocation_heavy_programs_when_collecting_at_every_alloc
     assert!(disagreements.is_empty(), "{disagreements:?}");
 }
 
-#[test]
-fn generated_valid_ir_survives_every_consumer() {
-    let (problems, printed) = flowc_codegen::with_stack(|| {
+/// Runs `run` on seeds 0..300 (on a big stack): the problems found, and
+/// how many runs ended the way `wanted` says.
+fn over_seeds<T>(run: fn(u64) -> Result<T, String>, wanted: fn(&T) -> bool) -> (Vec<String>, usize) {
+    flowc_codegen::with_stack(|| {
         let mut problems = Vec::new();
-        let mut printed = 0;
+        let mut count = 0;
         for seed in 0..300 {
-            match flowc_fuzz::valid::run(seed) {
+            match run(seed) {
                 Err(p) => problems.push(format!("{seed}: {p}")),
-                Ok(Ok(_)) => printed += 1,
-                Ok(Err(_)) => {}
+                Ok(end) => count += wanted(&end) as usize,
             }
         }
-        (problems, printed)
-    });
+        (problems, count)
+    })
+}
+
+#[test]
+fn generated_valid_ir_survives_every_consumer() {
+    let (problems, printed) =
+        over_seeds(flowc_fuzz::valid::run, |o| matches!(o, flowc_tests::engines::Outcome::Output(_)));
     assert!(problems.is_empty(), "{problems:?}");
     // The modules run, not only fail early: many print their result.
     assert!(printed > 100, "{printed} of 300 printed");
@@ -75,18 +81,7 @@ fn generated_valid_ir_survives_every_consumer() {
 
 #[test]
 fn generated_traces_leave_alike_interpreted_and_compiled() {
-    let (problems, left) = flowc_codegen::with_stack(|| {
-        let mut problems = Vec::new();
-        let mut left = 0;
-        for seed in 0..300 {
-            match flowc_fuzz::valid::run_trace(seed) {
-                Err(p) => problems.push(format!("{seed}: {p}")),
-                Ok(Ok(_)) => left += 1,
-                Ok(Err(_)) => {}
-            }
-        }
-        (problems, left)
-    });
+    let (problems, left) = over_seeds(flowc_fuzz::valid::run_trace, |end| end.is_ok());
     assert!(problems.is_empty(), "{problems:?}");
     // Most leave by a guard or an exit rather than an error.
     assert!(left > 200, "{left} of 300 left by a guard or an exit");
