@@ -59,6 +59,7 @@
 //! reference interpreter would. `check_bound` is that use on its own, for
 //! the copies (`x = y`) that SSA construction otherwise removes.
 
+pub mod bound;
 pub mod builder;
 pub mod calls;
 pub mod cfg;
@@ -70,6 +71,7 @@ pub mod interp;
 pub mod liveness;
 pub mod loops;
 pub mod parse;
+pub mod phi_users;
 pub mod print;
 pub mod resume;
 pub mod rows;

@@ -21,20 +21,19 @@
 //!   one flat array indexed by raw value number (compressed rows).
 //!
 //! Other passes call [`DefUse::compute`] directly when they need uses and
-//! the context has none. [`surely_bound`] (in `bound`) finds which values
-//! can never be unbound, from the function alone; [`PhiUsers`] lists the
-//! phis that use each value.
-
-mod bound;
-mod phi_users;
+//! the context has none. [`surely_bound`] (`flowc_ir::bound`) finds which
+//! values can never be unbound, from the function alone; [`PhiUsers`]
+//! (`flowc_ir::phi_users`) lists the phis that use each value. Both are
+//! analyses of the IR alone and live in flowc-ir, where code generation uses
+//! them too; they are re-exported here.
 
 use flowc_ir::{BlockId, Function, InstId, InstKind, Module, Operand, ResumeId, Terminator, ValueId};
 
 use crate::edit::ix;
 use crate::Context;
 
-pub use bound::{bound_by_definition, surely_bound, BoundQuery};
-pub use phi_users::PhiUsers;
+pub use flowc_ir::bound::{bound_by_definition, surely_bound, BoundQuery};
+pub use flowc_ir::phi_users::PhiUsers;
 
 /// Where a value is defined.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

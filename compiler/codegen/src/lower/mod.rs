@@ -285,6 +285,9 @@ struct Lowerer<'a, 'b> {
     site: Option<u64>,
     /// Values certainly small integers: their tag tests are left out.
     small: Small,
+    /// Values that can never be unbound ([`flowc_ir::bound::surely_bound`],
+    /// by raw value index): uses of them need no `key_not_found` test.
+    bound: bitvec::vec::BitVec,
     /// Comparisons of small integers computed inline: the machine
     /// condition behind the result word, which guards and branches on the
     /// result test directly instead of testing the word.
@@ -438,6 +441,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         uses,
         site: None,
         small,
+        bound: flowc_ir::bound::surely_bound(f),
         conds: HashMap::new(),
         headers,
         loops,
@@ -913,18 +917,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.b.ins().icmp_imm_s(IntCC::Equal, k, kind as i64)
     }
 
-    /// Whether operand `o` may be unbound at run time: a phi (of inputs
-    /// that may be), an `unbound` result, a parameter of the main graph or a
-    /// trace. Constants, results of other instructions (which yield bound
-    /// values or fail) and a function's parameters (callers pass bound
-    /// values) are bound by their definition.
+    /// Whether operand `o` may be unbound at run time
+    /// ([`flowc_ir::bound::surely_bound`]: a phi some unbound value may
+    /// reach, an `unbound` result, a parameter of the main graph or a trace).
     fn may_be_unbound(&self, o: &Operand) -> bool {
-        let Some(v) = o.as_value() else { return false };
-        match self.f.values[v].def {
-            flowc_ir::ValueDef::Param(_) => self.f.kind != flowc_ir::FunctionKind::Function,
-            flowc_ir::ValueDef::Inst(i) => matches!(self.f.insts[i].kind, InstKind::Phi(_) | InstKind::Unbound(_)),
-            flowc_ir::ValueDef::Detached => true,
-        }
+        o.as_value().is_some_and(|v| !self.bound.get(v.into_raw().into_u32() as usize).is_some_and(|b| *b))
     }
 
     /// The use of operand `o` (lowered to `v`) where nothing else tests

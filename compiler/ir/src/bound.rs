@@ -14,11 +14,13 @@
 
 use bitvec::vec::BitVec;
 
-use flowc_ir::{Function, FunctionKind, InstId, InstKind, Operand, ValueDef, ValueId};
+use crate::phi_users::PhiUsers;
+use crate::{Function, FunctionKind, InstId, InstKind, Operand, ValueDef, ValueId};
 
-use super::PhiUsers;
-
-use crate::edit::ix;
+/// The raw index of a value.
+fn ix(v: ValueId) -> usize {
+    v.into_raw().into_u32() as usize
+}
 
 /// Bit `ix(v)` is set iff value `v` of `f` is surely bound. Needs only the
 /// function: the worklist follows phi-to-phi edges ([`PhiUsers`]), so
@@ -202,7 +204,7 @@ enum Local<'f> {
     Bound,
     MaybeUnbound,
     /// A phi: bound if its inputs are.
-    Phi(&'f flowc_ir::PhiInputs),
+    Phi(&'f crate::PhiInputs),
 }
 
 fn local(f: &Function, v: ValueId) -> Local<'_> {
@@ -226,10 +228,10 @@ mod tests {
 
     /// The surely bound values of the first function of `text`.
     fn bound_values(text: &str) -> Vec<String> {
-        let m = flowc_ir::parse::module("test", text).unwrap();
+        let m = crate::parse::module("test", text).unwrap();
         let f = &m.functions[0];
         let bound = surely_bound(f);
-        f.values.iter().map(|(v, _)| v).filter(|v| bound[ix(*v)]).map(flowc_ir::print::value_ref).collect()
+        f.values.iter().map(|(v, _)| v).filter(|v| bound[ix(*v)]).map(crate::print::value_ref).collect()
     }
 
     #[test]
@@ -243,13 +245,13 @@ mod tests {
                     jump b4\nb4 out:\n    v5:m = phi [b3: v4]\n    print v5\n}\n";
         assert_eq!(bound_values(text), ["v1", "v3", "v6"]);
         // One question at a time gives the same answers, in any order.
-        let m = flowc_ir::parse::module("test", text).unwrap();
+        let m = crate::parse::module("test", text).unwrap();
         let f = &m.functions[0];
         let mut query = BoundQuery::new(f);
         let mut asked: Vec<String> = Vec::new();
         for (v, _) in f.values.iter().collect::<Vec<_>>().into_iter().rev() {
             if query.is_bound(f, v) {
-                asked.push(flowc_ir::print::value_ref(v));
+                asked.push(crate::print::value_ref(v));
             }
         }
         asked.reverse();
@@ -261,7 +263,7 @@ mod tests {
         let text = "main start(v0:n) {\nb0 start:\n    jump b1\nb1 loop:\n    v1:i = phi [b0: 0, b2: v3]\n    \
                     v2:m = phi [b0: v0, b2: v2]\n    v4:c = lt v1, 10\n    branch v4, b2, b3\nb2 body:\n    \
                     v3:i = add v1, 1\n    jump b1\nb3 done:\n    print v2\n}\n";
-        let m = flowc_ir::parse::module("test", text).unwrap();
+        let m = crate::parse::module("test", text).unwrap();
         let f = &m.functions[0];
         let mut query = BoundQuery::new(f);
         query.budget = 1;

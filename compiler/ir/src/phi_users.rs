@@ -1,14 +1,14 @@
-//! The phis that use each value, as compressed rows
-//! ([`flowc_ir::rows::Rows`]). Cheaper than a whole [`DefUse`]
-//! table where only phi-to-phi edges matter: the trivial-phi cascade of
-//! `normalize` and [`surely_bound`](super::surely_bound).
-//!
-//! [`DefUse`]: super::DefUse
+//! The phis that use each value, as compressed rows ([`crate::rows::Rows`]).
+//! Cheaper than a whole def-use table (flowc-passes' `DefUse`) where only
+//! phi-to-phi edges matter: the trivial-phi cascade of `normalize` and
+//! [`surely_bound`](crate::bound::surely_bound).
 
-use flowc_ir::rows::Rows;
-use flowc_ir::{Function, InstId, InstKind, Operand, ValueId};
+use crate::rows::Rows;
+use crate::{Function, InstId, InstKind, Operand, ValueId};
 
-use crate::edit::ix;
+fn ix(v: ValueId) -> usize {
+    v.into_raw().into_u32() as usize
+}
 
 /// The users among some phis of each value, by raw value index.
 pub struct PhiUsers {
@@ -20,7 +20,7 @@ impl PhiUsers {
     pub fn new(f: &Function, phis: &[InstId]) -> PhiUsers {
         let n = f.values.len();
         let inputs = phis.iter().flat_map(move |&phi| {
-            let inputs: &[(flowc_ir::BlockId, Operand)] = match &f.insts[phi].kind {
+            let inputs: &[(crate::BlockId, Operand)] = match &f.insts[phi].kind {
                 InstKind::Phi(inputs) => inputs,
                 _ => &[],
             };
