@@ -33,7 +33,7 @@ pub struct Ssa {
     /// Current definitions per block, 8 bytes each: most of the front
     /// end's memory on large graphs is these, since a read memoizes its
     /// answer in every block of the single-predecessor chain it walked.
-    defs: Vec<Vec<(Symbol, Def)>>,
+    defs: Vec<BlockDefs>,
     /// The constants definitions name.
     consts: Vec<Operand>,
     sealed: Vec<bool>,
@@ -51,6 +51,49 @@ pub struct Ssa {
     work: Vec<InstId>,
     /// The single-predecessor chain a read walked, kept between calls.
     walked: Vec<BlockId>,
+}
+
+/// A block's current definitions: a short list searched in order, most
+/// blocks define a few variables; past [`BlockDefs::INDEXED`] entries a hash
+/// index joins it, so that straight-line code defining thousands of
+/// variables in one block does not make every read and write linear (a
+/// 100,000-statement block with 75,000 variables took 0.77 s to lower).
+#[derive(Clone, Default)]
+struct BlockDefs {
+    list: Vec<(Symbol, Def)>,
+    index: Option<std::collections::HashMap<Symbol, u32>>,
+}
+
+impl BlockDefs {
+    const INDEXED: usize = 32;
+
+    fn position(&self, var: Symbol) -> Option<usize> {
+        match &self.index {
+            Some(index) => index.get(&var).map(|&k| k as usize),
+            None => self.list.iter().position(|(v, _)| *v == var),
+        }
+    }
+
+    fn get(&self, var: Symbol) -> Option<Def> {
+        self.position(var).map(|k| self.list[k].1)
+    }
+
+    fn set(&mut self, var: Symbol, def: Def) {
+        if let Some(k) = self.position(var) {
+            self.list[k].1 = def;
+            return;
+        }
+        self.list.push((var, def));
+        match &mut self.index {
+            Some(index) => {
+                index.insert(var, (self.list.len() - 1) as u32);
+            }
+            None if self.list.len() > Self::INDEXED => {
+                self.index = Some(self.list.iter().enumerate().map(|(k, (v, _))| (*v, k as u32)).collect());
+            }
+            None => {}
+        }
+    }
 }
 
 fn ix<T>(id: la_arena::Idx<T>) -> usize {
@@ -106,7 +149,7 @@ impl Ssa {
         Ssa {
             builder,
             preds,
-            defs: vec![Vec::new(); blocks],
+            defs: vec![BlockDefs::default(); blocks],
             consts: Vec::new(),
             sealed: vec![false; blocks],
             incomplete: vec![Vec::new(); blocks],
@@ -152,15 +195,11 @@ impl Ssa {
     }
 
     fn write_def(&mut self, var: Symbol, block: BlockId, def: Def) {
-        let defs = slot(&mut self.defs, ix(block));
-        match defs.iter_mut().find(|(v, _)| *v == var) {
-            Some(slot) => slot.1 = def,
-            None => defs.push((var, def)),
-        }
+        slot(&mut self.defs, ix(block)).set(var, def);
     }
 
     fn local(&self, var: Symbol, block: BlockId) -> Option<Def> {
-        self.defs.get(ix(block))?.iter().find(|(v, _)| *v == var).map(|&(_, d)| d)
+        self.defs.get(ix(block))?.get(var)
     }
 
     /// The current value of `var` at the end of the filled part of `block`.

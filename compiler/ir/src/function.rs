@@ -168,7 +168,8 @@ impl Sites {
 /// machine-written straight-line code, where the time goes into code that
 /// runs once. Compilers treat them cheaply: one version (no copy
 /// specialized to small parameters, `flowc_passes::versions`), no
-/// optimistic copy, Cranelift's fastest settings (`flowc_codegen`). Below
+/// optimistic copy, Cranelift's fastest settings and object operations as
+/// runtime calls without inline paths (`flowc_codegen`). Below
 /// it, loops dominate and get the best code.
 pub const HUGE_INSTS: usize = 4000;
 
