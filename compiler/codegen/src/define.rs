@@ -103,12 +103,14 @@ pub fn declare_functions(
 pub type Safepoints = Vec<(u32, Vec<u32>)>;
 
 /// A function as defined in a module: its id, the IR function's name, the
-/// size of its machine code in bytes, and its safepoints.
+/// size of its machine code in bytes, its safepoints, and which IR
+/// instruction each stretch of its code came from.
 pub struct DefinedCode {
     pub id: FuncId,
     pub name: flowc_lang::Symbol,
     pub size: u32,
     pub safepoints: Safepoints,
+    pub places: Vec<crate::code_map::PlaceRange>,
 }
 
 /// Lowers `f` into `env`'s module and defines it as `id`; its traps,
@@ -141,7 +143,8 @@ pub fn define_function(env: &mut Env, f: &Function, id: FuncId) -> Result<(), St
             })
             .collect();
         let size = code.code_buffer().len() as u32;
-        env.safepoints.push(DefinedCode { id, name: f.name, size, safepoints: points });
+        let places = crate::code_map::places(code);
+        env.safepoints.push(DefinedCode { id, name: f.name, size, safepoints: points, places });
     }
     if let Some(code) = ctx.compiled_code().filter(|_| disasm) {
         // The final code, after block layout and branch resolution (the

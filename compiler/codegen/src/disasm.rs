@@ -21,9 +21,8 @@ pub fn listing(functions: &[(flowc_lang::Symbol, u64, &[u8])]) -> String {
         if cfg!(target_arch = "x86_64") {
             function(&mut out, code);
         } else {
-            for chunk in code.chunks(16) {
-                let hex: Vec<String> = chunk.iter().map(|b| format!("{b:02x}")).collect();
-                writeln!(out, "    {}", hex.join(" ")).unwrap();
+            for l in instructions(code) {
+                writeln!(out, "    {}", l.bytes).unwrap();
             }
         }
         out.push('\n');
@@ -31,7 +30,28 @@ pub fn listing(functions: &[(flowc_lang::Symbol, u64, &[u8])]) -> String {
     out
 }
 
-fn function(out: &mut String, code: &[u8]) {
+/// One decoded instruction: its offset in the function, length, bytes
+/// (hex) and text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Line {
+    pub offset: u32,
+    pub len: u32,
+    pub bytes: String,
+    pub text: String,
+}
+
+/// The instructions of one function's code, in order (x86-64; elsewhere,
+/// 16 bytes per line with no text).
+pub fn instructions(code: &[u8]) -> Vec<Line> {
+    let mut lines = Vec::new();
+    let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" ");
+    if !cfg!(target_arch = "x86_64") {
+        for (k, chunk) in code.chunks(16).enumerate() {
+            let offset = 16 * k as u32;
+            lines.push(Line { offset, len: chunk.len() as u32, bytes: hex(chunk), text: String::new() });
+        }
+        return lines;
+    }
     // Offsets as addresses: intra-function branch targets read as offsets.
     let mut decoder = Decoder::with_ip(64, code, 0, DecoderOptions::NONE);
     let mut formatter = IntelFormatter::new();
@@ -41,14 +61,20 @@ fn function(out: &mut String, code: &[u8]) {
     options.set_hex_suffix("");
     options.set_branch_leading_zeros(false);
     options.set_leading_zeros(false);
-    let mut text = String::new();
     let mut inst = Instruction::default();
     while decoder.can_decode() {
         decoder.decode_out(&mut inst);
-        text.clear();
+        let mut text = String::new();
         formatter.format(&inst, &mut text);
         let start = inst.ip() as usize;
-        let bytes: Vec<String> = code[start..start + inst.len()].iter().map(|b| format!("{b:02x}")).collect();
-        writeln!(out, "  {start:6x}:  {:<30} {text}", bytes.join(" ")).unwrap();
+        let bytes = hex(&code[start..start + inst.len()]);
+        lines.push(Line { offset: start as u32, len: inst.len() as u32, bytes, text });
+    }
+    lines
+}
+
+fn function(out: &mut String, code: &[u8]) {
+    for l in instructions(code) {
+        writeln!(out, "  {:6x}:  {:<30} {}", l.offset, l.bytes, l.text).unwrap();
     }
 }

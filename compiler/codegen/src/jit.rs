@@ -14,6 +14,7 @@ use flowc_lang::heap::{Layout, Root};
 use flowc_lang::interp::{Counts, ErrorKind, Outcome, RuntimeError};
 use flowc_lang::{Symbol, Value};
 
+use crate::code_map::{FunctionCode, PlaceRange};
 use crate::define::{self, isa, Options, Version};
 use crate::lower::{Constants, ExitSlots, ObjectInfo, SiteTable, TraceExit};
 use crate::runtime::{self, Activation, Ctx};
@@ -103,9 +104,9 @@ struct Unit {
     /// The code's safepoints, for the collector (boxed: contexts point at
     /// it).
     stack_maps: Box<StackMaps>,
-    /// Each compiled function's IR name, address and code size, in the
-    /// order they were defined.
-    code: Vec<(Symbol, usize, usize)>,
+    /// Each compiled function's IR name, address, code size and places,
+    /// in the order they were defined.
+    code: Vec<(Symbol, usize, usize, Vec<PlaceRange>)>,
 }
 
 impl Unit {
@@ -133,7 +134,7 @@ impl Unit {
         let code_listing = defined
             .safepoints
             .iter()
-            .map(|d| (d.name, jit.get_finalized_function(d.id) as usize, d.size as usize))
+            .map(|d| (d.name, jit.get_finalized_function(d.id) as usize, d.size as usize, d.places.clone()))
             .collect();
         let immutable: Vec<(Symbol, Symbol)> =
             hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
@@ -205,7 +206,7 @@ impl Native {
         self.unit
             .code
             .iter()
-            .map(|&(name, address, size)| {
+            .map(|&(name, address, size, _)| {
                 // SAFETY: `address` is where the JIT module placed the
                 // function (`get_finalized_function`) and `size` the length
                 // of the code Cranelift emitted for it; finalized code is
@@ -218,9 +219,24 @@ impl Native {
             .collect()
     }
 
+    /// [`Native::code`] with, for each function, which IR instruction
+    /// each stretch of its code came from ([`crate::code_map`]).
+    pub fn functions(&self) -> Vec<FunctionCode> {
+        self.code()
+            .into_iter()
+            .zip(&self.unit.code)
+            .map(|((name, address, bytes), (_, _, _, places))| FunctionCode {
+                name,
+                address,
+                bytes: bytes.to_vec(),
+                places: places.clone(),
+            })
+            .collect()
+    }
+
     /// Bytes of machine code over all compiled functions.
     pub fn code_size(&self) -> usize {
-        self.unit.code.iter().map(|&(_, _, size)| size).sum()
+        self.unit.code.iter().map(|(_, _, size, _)| size).sum()
     }
 
     /// Compiles both versions of a program (`flowc_passes::versions`): the
@@ -376,6 +392,10 @@ struct Entry {
     code: *const u8,
     func: cranelift_module::FuncId,
     params: Vec<Symbol>,
+    /// The trace's name, its code's size and places ([`crate::code_map`]).
+    name: Symbol,
+    size: usize,
+    places: Vec<PlaceRange>,
 }
 
 struct CacheInner {
@@ -538,23 +558,40 @@ impl TraceCache {
             inner.exits.extend(exits.into_iter().map(|e| (e, t)));
             inner.widest_exit = inner.widest_exit.max(f.params.len());
             inner.names.insert(f.name, (ids[0], f.params.len()));
-            made.push((t, ids[0], define::params(f)));
+            made.push((t, ids[0], define::params(f), f.name));
         }
         inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
         inner.code_size += safepoints.iter().map(|d| d.size as usize).sum::<usize>();
+        let mut sizes: HashMap<cranelift_module::FuncId, (usize, Vec<PlaceRange>)> =
+            safepoints.iter().map(|d| (d.id, (d.size as usize, d.places.clone()))).collect();
         let jit = &inner.jit;
         inner.stack_maps.add(safepoints.into_iter().map(|d| (jit.get_finalized_function(d.id) as usize, d.safepoints)));
         inner.shared_traps = inner.traps.clone().into();
         let mut out = Vec::with_capacity(made.len());
-        for (t, id, params) in made {
+        for (t, id, params, name) in made {
             let code = inner.jit.get_finalized_function(id);
-            inner.entries.push(Entry { code, func: id, params });
+            let (size, places) = sizes.remove(&id).unwrap_or_default();
+            inner.entries.push(Entry { code, func: id, params, name, size, places });
             out.push(t);
         }
         match failed {
             Some(e) => Err(e),
             None => Ok(out),
         }
+    }
+
+    /// The final machine code of trace `t`, with the places of its
+    /// ranges ([`crate::code_map`]).
+    pub fn code(&self, t: TraceId) -> FunctionCode {
+        let inner = self.inner.borrow();
+        let e = &inner.entries[t.0 as usize];
+        // SAFETY: `e.code` is where the JIT module placed the trace's
+        // finalized code and `e.size` the length Cranelift emitted for it;
+        // the code stays mapped, readable and unchanged (link slots live
+        // in data, not in code) while the cache's module lives, which the
+        // borrow of `inner` ensures for the copy made here.
+        let bytes = unsafe { std::slice::from_raw_parts(e.code, e.size) }.to_vec();
+        FunctionCode { name: e.name, address: e.code as u64, bytes, places: e.places.clone() }
     }
 
     /// Bytes of machine code of the traces and bridges compiled so far

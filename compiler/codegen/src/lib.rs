@@ -11,6 +11,7 @@
 //! - [`jit`]: compiling a module in memory and running it;
 //! - [`object`]: object files for executables (`flowc build`).
 
+pub mod code_map;
 pub mod define;
 pub mod disasm;
 pub mod jit;
@@ -20,6 +21,7 @@ pub mod small;
 
 pub use flowc_runtime::{runtime, word};
 
+pub use code_map::{FunctionCode, IrPlace, PlaceRange};
 pub use define::Options;
 pub use jit::{CallEnd, CompiledTrace, ExitId, Native, Run, TraceCache, TraceEnd, TraceId};
 

@@ -64,6 +64,7 @@ pub mod builder;
 pub mod calls;
 pub mod cfg;
 pub mod dot;
+pub mod draw;
 pub mod fgl;
 pub mod function;
 pub mod inst;

@@ -46,6 +46,7 @@ use flowc_lang::ast::Operator;
 use flowc_lang::ops::{Form, Op};
 use flowc_lang::Value;
 
+use crate::code_map::IrPlace;
 use crate::runtime::offsets;
 
 mod lists;
@@ -673,6 +674,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.current = blk;
         let cb = self.blocks[&blk];
         self.b.switch_to_block(cb);
+        // The block's own code (fuel, iteration counts) belongs to no
+        // instruction (crate::code_map).
+        self.b.set_srcloc(cranelift_codegen::ir::SourceLoc::default());
         let params = self.b.block_params(cb).to_vec();
         if self.vars.is_some() {
             // A comparison's condition is reused only inside its own
@@ -702,10 +706,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         match fused {
             Some(i) => {
                 self.at(self.f.sites.inst(i));
+                self.b.set_srcloc(IrPlace::Inst(i).srcloc());
                 self.compare_and_branch(blk, i)
             }
             None => {
                 self.at(self.f.sites.term(blk));
+                self.b.set_srcloc(IrPlace::Term(blk).srcloc());
                 self.terminator(blk)
             }
         }
@@ -803,6 +809,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     fn inst(&mut self, i: flowc_ir::InstId) {
         self.at(self.f.sites.inst(i));
+        self.b.set_srcloc(IrPlace::Inst(i).srcloc());
         let kind = self.f.insts[i].kind.clone();
         match kind {
             InstKind::Op { op: Operator::Known(op), args, form } if op.arity() == args.len() => {

@@ -18,6 +18,48 @@ pub fn print(program: &Program) -> String {
 
 /// [`print`] with `comments` written back at their places (as `#` lines).
 pub fn print_with_comments(program: &Program, comments: &Comments) -> String {
+    print_mapped(program, comments, None)
+}
+
+/// Where a statement or terminator is in the printed program: its
+/// function (`None` for the main graph), block, 1-based statement number
+/// (one past the last statement is the terminator, as in
+/// `flowc_ir::Site`; 0 is the label's line) and 1-based line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StmtLine {
+    pub function: Option<Symbol>,
+    pub block: Symbol,
+    pub statement: u32,
+    pub line: u32,
+}
+
+/// Counts the lines of a text as it grows, without rescanning it.
+#[derive(Default)]
+struct LineCounter {
+    scanned: usize,
+    lines: u32,
+}
+
+impl LineCounter {
+    /// The 1-based number of the line `out` ends on.
+    fn line(&mut self, out: &str) -> u32 {
+        self.lines += out[self.scanned..].bytes().filter(|&b| b == b'\n').count() as u32;
+        self.scanned = out.len();
+        self.lines + 1
+    }
+}
+
+/// The lines of a block's statements, recorded as it prints.
+struct Recorder<'r> {
+    lines: &'r mut Vec<StmtLine>,
+    counter: &'r mut LineCounter,
+    function: Option<Symbol>,
+}
+
+/// [`print_with_comments`], also recording in `lines` (if given) the line
+/// of every statement and terminator.
+pub fn print_mapped(program: &Program, comments: &Comments, mut lines: Option<&mut Vec<StmtLine>>) -> String {
+    let mut counter = LineCounter::default();
     let mut out = String::new();
     let mut cursor = Cursor::new(comments, '#');
     let mut prev_was_directive = false;
@@ -29,7 +71,10 @@ pub fn print_with_comments(program: &Program, comments: &Comments) -> String {
         prev_was_directive = directive;
         cursor.before(&mut out, Place::item(i), "");
         match item {
-            Item::Block(b) => print_block_commented(&mut out, b, "", Some((&mut cursor, i, 0))),
+            Item::Block(b) => {
+                let rec = lines.as_deref_mut().map(|lines| Recorder { lines, counter: &mut counter, function: None });
+                print_block_commented(&mut out, b, "", Some((&mut cursor, i, 0)), rec)
+            }
             Item::Function(f) => {
                 out.push_str("function ");
                 name(&mut out, f.name);
@@ -39,7 +84,12 @@ pub fn print_with_comments(program: &Program, comments: &Comments) -> String {
                     if k > 0 {
                         out.push('\n');
                     }
-                    print_block_commented(&mut out, b, "    ", Some((&mut cursor, i, k)));
+                    let rec = lines.as_deref_mut().map(|lines| Recorder {
+                        lines,
+                        counter: &mut counter,
+                        function: Some(f.name),
+                    });
+                    print_block_commented(&mut out, b, "    ", Some((&mut cursor, i, k)), rec);
                 }
             }
             Item::Entry(e) => {
@@ -83,11 +133,17 @@ pub fn print_with_comments(program: &Program, comments: &Comments) -> String {
 
 /// Prints one block: its label line at `indent`, statements four deeper.
 pub fn print_block(out: &mut String, b: &Block, indent: &str) {
-    print_block_commented(out, b, indent, None);
+    print_block_commented(out, b, indent, None, None);
 }
 
 /// [`print_block`] with the comments of block `index` of item `item`.
-fn print_block_commented(out: &mut String, b: &Block, indent: &str, mut at: Option<(&mut Cursor, usize, usize)>) {
+fn print_block_commented(
+    out: &mut String,
+    b: &Block,
+    indent: &str,
+    mut at: Option<(&mut Cursor, usize, usize)>,
+    mut rec: Option<Recorder>,
+) {
     let inner = format!("{indent}    ");
     // The comments before the label (stmt `None`) or statement `stmt`.
     let mut comments = |out: &mut String, stmt: Option<usize>, indent: &str| {
@@ -95,17 +151,26 @@ fn print_block_commented(out: &mut String, b: &Block, indent: &str, mut at: Opti
             cursor.before(out, Place { item: *item, block: Some(*index), stmt }, indent);
         }
     };
+    let mut record = |out: &String, statement: usize| {
+        if let Some(r) = &mut rec {
+            let line = r.counter.line(out);
+            r.lines.push(StmtLine { function: r.function, block: b.label, statement: statement as u32, line });
+        }
+    };
     comments(out, None, indent);
+    record(out, 0);
     out.push_str(indent);
     name(out, b.label);
     out.push_str(":\n");
     for (k, s) in b.body.iter().enumerate() {
         comments(out, Some(k), &inner);
+        record(out, k + 1);
         out.push_str(&inner);
         stmt(out, s);
         out.push('\n');
     }
     comments(out, Some(b.body.len()), &inner);
+    record(out, b.body.len() + 1);
     out.push_str(&inner);
     terminator(out, &b.term);
     out.push('\n');
@@ -335,4 +400,36 @@ pub fn terminator_to_string(t: &Terminator) -> String {
     let mut out = String::new();
     terminator(&mut out, t);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mapped_lines_name_the_statements_printed_there() {
+        let src = "# a comment\nentry start(n = 3)\n\nstart:\n    # before i\n    i = 0\n    goto loop\nloop:\n    i = i + 1\n    if i goto done else goto loop\ndone:\n    print_and_stop(i)\n\nfunction f(x):\n    top:\n        y = x * 2\n        return y\n";
+        let (program, comments) = crate::syntax::parse_with_comments("t.fg", src).unwrap();
+        let mut lines = Vec::new();
+        let text = print_mapped(&program, &comments, Some(&mut lines));
+        assert_eq!(text, print_with_comments(&program, &comments));
+        let at = |l: &StmtLine| text.lines().nth(l.line as usize - 1).unwrap().trim().to_owned();
+        let shown: Vec<String> = lines
+            .iter()
+            .map(|l| format!("{}:{}:{} {}", l.function.map_or("main", |f| f.as_str()), l.block, l.statement, at(l)))
+            .collect();
+        expect_test::expect![[r#"
+            main:start:0 start:
+            main:start:1 i = 0
+            main:start:2 goto loop
+            main:loop:0 loop:
+            main:loop:1 i = i + 1
+            main:loop:2 if i goto done else goto loop
+            main:done:0 done:
+            main:done:1 print_and_stop(i)
+            f:top:0 top:
+            f:top:1 y = x * 2
+            f:top:2 return y"#]]
+        .assert_eq(&shown.join("\n"));
+    }
 }

@@ -75,6 +75,9 @@
 mod log;
 mod speculate;
 mod stats;
+mod view;
+
+pub use view::{CodeView, ExitView};
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -170,6 +173,18 @@ enum Kind {
     /// The loop of a loop trace split in two ([`crate::preamble`]): the
     /// loop trace is its preamble, which jumps here.
     Body,
+}
+
+impl Kind {
+    /// How reports name it.
+    fn name(&self) -> &'static str {
+        match self {
+            Kind::Loop => "loop",
+            Kind::Entry => "entry",
+            Kind::Bridge => "bridge",
+            Kind::Body => "loop body",
+        }
+    }
 }
 
 /// A piece of compiled code.
@@ -411,12 +426,7 @@ impl<'p> Jit<'p> {
             }
             s.per_trace.push(TraceReport {
                 name: code.function.name.to_string(),
-                kind: match code.kind {
-                    Kind::Loop => "loop",
-                    Kind::Entry => "entry",
-                    Kind::Bridge => "bridge",
-                    Kind::Body => "loop body",
-                },
+                kind: code.kind.name(),
                 start: code.start.clone(),
                 recorded_ops: code.recorded_ops,
                 optimized_ops: instructions(&code.function),
