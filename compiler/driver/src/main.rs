@@ -40,6 +40,9 @@ enum Command {
     /// Run on every engine, fail if any result differs, show the AOT hot
     /// loop and the JIT trace.
     Compare(cmd::compare::Args),
+    /// Write one HTML page showing the source, the IR after every pass,
+    /// the CFGs, the machine code, the JIT's traces, linked to each other.
+    Explore(cmd::explore::Args),
     /// Compile ahead of time to a native executable.
     Build(cmd::build::Args),
 }
@@ -104,6 +107,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Pe(args) => cmd::pe::main(args),
         Command::Trace(args) => cmd::trace::main(args),
         Command::Compare(args) => cmd::compare::main(args),
+        Command::Explore(args) => cmd::explore::main(args),
         Command::Build(args) => cmd::build::main(args),
     }
 }

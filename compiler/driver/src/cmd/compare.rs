@@ -44,10 +44,12 @@ pub struct Args {
 
 /// What one engine cost.
 #[derive(Default)]
-struct Cost {
-    run: Option<std::time::Duration>,
-    compile: Option<std::time::Duration>,
-    code: Option<String>,
+pub struct Cost {
+    pub run: Option<std::time::Duration>,
+    pub compile: Option<std::time::Duration>,
+    /// Machine code, as the table says it.
+    pub code: Option<String>,
+    pub code_bytes: Option<usize>,
 }
 
 /// What an engine printed, or the error it stopped with.
@@ -58,45 +60,81 @@ fn show(result: Result<interp::Outcome, RuntimeError>) -> String {
     }
 }
 
-pub fn main(args: Args) -> Result<(), Failure> {
-    let (program, label, mut env) = args.start.load()?;
-    let static_env = args.static_env.as_deref().map(|t| input::env("--static", t)).transpose()?;
+/// Every engine's run of one program: what each printed and cost, the
+/// JIT as the run left it, and the program lowered once.
+pub struct Runs<'p> {
+    pub results: Vec<(&'static str, String, Cost)>,
+    pub jit: flowc_trace::jit::Jit<'p>,
+    pub lowered: Option<Module>,
+    /// With `--static`: the residual program, its entry and environment.
+    pub residual: Option<(flowc_lang::Program, Symbol, Vec<(Symbol, Value)>)>,
+}
+
+impl Runs<'_> {
+    /// Whether every engine printed the same.
+    pub fn agree(&self) -> bool {
+        self.results.iter().all(|(_, r, _)| *r == self.results[0].1)
+    }
+}
+
+/// The environment of a comparison: `--env` (or the entry fact's) with
+/// the `--static` variables joined in, and the static ones apart.
+#[allow(clippy::type_complexity)]
+pub fn environments(
+    start: &input::Start,
+    static_text: Option<&str>,
+    mut env: Vec<(Symbol, Value)>,
+) -> Result<(Vec<(Symbol, Value)>, Option<Vec<(Symbol, Value)>>), Failure> {
+    let static_env = static_text.map(|t| input::env("--static", t)).transpose()?;
     for (k, v) in static_env.iter().flatten() {
         match env.iter_mut().find(|(n, _)| n == k) {
-            Some((_, old)) if args.start.env.is_some() && old != v => {
+            Some((_, old)) if start.env.is_some() && old != v => {
                 return Err(Failure::usage(format!("{k} has different values in --env and --static")));
             }
             Some((_, old)) => *old = v.clone(),
             None => env.push((*k, v.clone())),
         }
     }
-    let config = Config { fuel: args.fuel, ..Config::default() };
+    Ok((env, static_env))
+}
+
+/// Runs `program` from `label` with `env` on every engine (and with
+/// `static_env`, the residual program compiled to native code).
+pub fn run_all<'p>(
+    program: &'p flowc_lang::Program,
+    label: Symbol,
+    env: &[(Symbol, Value)],
+    static_env: Option<&[(Symbol, Value)]>,
+    config: &Config,
+    jit_args: &input::JitArgs,
+) -> Result<Runs<'p>, Failure> {
     let mut results: Vec<(&str, String, Cost)> = Vec::new();
     let timed = |f: &mut dyn FnMut() -> Result<interp::Outcome, RuntimeError>| {
         let started = Instant::now();
         let r = f();
         (show(r), Cost { run: Some(started.elapsed()), ..Cost::default() })
     };
-    let (r, c) = timed(&mut || interp::run(&program, label, &env, &config));
+    let (r, c) = timed(&mut || interp::run(program, label, env, config));
     results.push(("interp", r, c));
-    let lowered = flowc_frontend::lower(&program, label);
+    let lowered = flowc_frontend::lower(program, label);
     let (r, c) = timed(&mut || match &lowered {
-        Ok(m) => flowc_ir::interp::run(m, &env, &config),
+        Ok(m) => flowc_ir::interp::run(m, env, config),
         Err(kind) => Err(RuntimeError { kind: kind.clone(), at: None }),
     });
     results.push(("ir", r, c));
-    let native = crate::cmd::run::native_counted(&program, label, &env, &config)?;
+    let native = crate::cmd::run::native_counted(program, label, env, config)?;
     let cost = |n: &crate::cmd::run::NativeRun| Cost {
         run: Some(n.run),
         compile: Some(n.compile),
         code: Some(format!("{} bytes", n.code_size)),
+        code_bytes: Some(n.code_size),
     };
     results.push(("native", show(native.result.clone()), cost(&native)));
     let empty = Module::default();
-    let mut jit = args.jit.jit(&program, lowered.as_ref().unwrap_or(&empty))?;
+    let mut jit = jit_args.jit(program, lowered.as_ref().unwrap_or(&empty))?;
     let started = Instant::now();
     let jit_result = show(match &lowered {
-        Ok(_) => jit.run(label, &env, &config),
+        Ok(_) => jit.run(label, env, config),
         Err(kind) => Err(RuntimeError { kind: kind.clone(), at: None }),
     });
     let stats = jit.stats();
@@ -109,39 +147,49 @@ pub fn main(args: Args) -> Result<(), Failure> {
             plural(stats.traces + stats.entry_traces, "trace"),
             plural(stats.bridges, "bridge")
         )),
+        code_bytes: Some(stats.code_size),
     };
     results.push(("jit", jit_result, jit_cost));
     let mut residual_program = None;
-    if let Some(static_env) = &static_env {
-        let residual = pe::specialize(&program, label, static_env, 100_000).map_err(Failure::input)?;
-        let out = residual.program(&program);
+    if let Some(static_env) = static_env {
+        let residual = pe::specialize(program, label, static_env, 100_000).map_err(Failure::input)?;
+        let out = residual.program(program);
         let dynamic: Vec<(Symbol, Value)> =
             env.iter().filter(|(k, _)| !static_env.iter().any(|(s, _)| s == k)).cloned().collect();
-        let run = crate::cmd::run::native_counted(&out, residual.entry, &dynamic, &config)?;
+        let run = crate::cmd::run::native_counted(&out, residual.entry, &dynamic, config)?;
         results.push(("pe+native", show(run.result.clone()), cost(&run)));
         residual_program = Some((out, residual.entry, dynamic));
     }
-    for (engine, result, _) in &results {
+    Ok(Runs { results, jit, lowered: lowered.ok(), residual: residual_program })
+}
+
+pub fn main(args: Args) -> Result<(), Failure> {
+    let (program, label, env) = args.start.load()?;
+    let (env, static_env) = environments(&args.start, args.static_env.as_deref(), env)?;
+    let config = Config { fuel: args.fuel, ..Config::default() };
+    let runs = run_all(&program, label, &env, static_env.as_deref(), &config, &args.jit)?;
+    for (engine, result, _) in &runs.results {
         println!("{engine:<10} {result}");
     }
-    let agree = results.iter().all(|(_, r, _)| *r == results[0].1);
     println!();
-    print!("{}", cost_table(&results));
+    print!("{}", cost_table(&runs.results));
     println!();
     let width = if args.side_by_side { Some(usize::MAX) } else { terminal_width() };
-    print!("{}", hot_loops(label, lowered.ok(), &env, &jit, width));
-    if let Some((out, entry, dynamic)) = residual_program {
-        let module = flowc_frontend::lower(&out, entry).ok();
-        print!("{}", aot_loop("pe+native", entry, module, &dynamic, None).0);
+    print!("{}", hot_loops(label, runs.lowered.clone(), &env, &runs.jit, width));
+    if let Some((out, entry, dynamic)) = &runs.residual {
+        let module = flowc_frontend::lower(out, *entry).ok();
+        print!("{}", aot_loop("pe+native", *entry, module, dynamic, None).0);
     }
-    if agree {
+    println!();
+    println!("For every pass, the CFGs, the machine code and the links between them: flowc explore FILE -o page.html");
+    if runs.agree() {
         Ok(())
     } else {
         Err(Failure::input("the engines disagree"))
     }
 }
 
-fn plural(n: usize, word: &str) -> String {
+pub fn plural(n: usize, word: &str) -> String {
     if n == 1 {
         format!("1 {word}")
     } else {
@@ -150,7 +198,7 @@ fn plural(n: usize, word: &str) -> String {
 }
 
 /// Per engine: run time, compile time, machine code.
-fn cost_table(results: &[(&str, String, Cost)]) -> String {
+fn cost_table(results: &[(&'static str, String, Cost)]) -> String {
     let ms = |d: Option<std::time::Duration>| d.map_or(String::new(), |d| format!("{:.3} ms", d.as_secs_f64() * 1e3));
     let mut out = format!("{:<10} {:>12} {:>12}  {}\n", "engine", "run", "compile", "machine code");
     for (engine, _, c) in results {
@@ -202,7 +250,7 @@ fn side_by_side(left: &str, right: &str, width: usize) -> Option<String> {
 /// The AOT code of `module`'s hot loop after the eight passes (the loop at
 /// `anchor` if there is one), as `engine` runs it: a header line and the
 /// loop's blocks, or a line saying why there is none.
-fn aot_loop(
+pub fn aot_loop(
     engine: &str,
     label: Symbol,
     module: Option<Module>,
@@ -284,7 +332,7 @@ fn hot_loops(
 
 /// The loop whose header comes from label `anchor`, else the innermost
 /// (deepest, then first) loop: its header's name and its blocks.
-fn hot_loop(f: &Function, anchor: Option<Symbol>) -> Option<(String, Vec<flowc_ir::BlockId>)> {
+pub fn hot_loop(f: &Function, anchor: Option<Symbol>) -> Option<(String, Vec<flowc_ir::BlockId>)> {
     let forest = LoopForest::new(f);
     let loops: Vec<_> = forest.loops().map(|l| forest.get(l)).collect();
     let chosen = loops

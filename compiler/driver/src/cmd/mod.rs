@@ -2,6 +2,7 @@
 
 pub mod build;
 pub mod compare;
+pub mod explore;
 pub mod fmt;
 pub mod ir;
 pub mod opt;
