@@ -36,7 +36,11 @@ impl IrPlace {
         }
         let bits = loc.bits();
         let index = RawIdx::from_u32(bits / 2);
-        Some(if bits % 2 == 0 { IrPlace::Inst(Idx::from_raw(index)) } else { IrPlace::Term(Idx::from_raw(index)) })
+        Some(if bits.is_multiple_of(2) {
+            IrPlace::Inst(Idx::from_raw(index))
+        } else {
+            IrPlace::Term(Idx::from_raw(index))
+        })
     }
 }
 

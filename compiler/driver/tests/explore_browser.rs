@@ -87,11 +87,12 @@ fn probe(tab: &Tab, js_find: &str) -> Option<Point> {
 /// A real click (mouse moved, pressed and released) on the element
 /// `selector` finds.
 fn click(tab: &Tab, selector: &str) {
-    let at = probe(tab, &format!("document.querySelector({selector:?})")).unwrap_or_else(|| panic!("nothing matches {selector}"));
+    let at = probe(tab, &format!("document.querySelector({selector:?})"))
+        .unwrap_or_else(|| panic!("nothing matches {selector}"));
     tab.click_point(at).unwrap();
 }
 
-fn open<'b>(browser: &'b Browser, html: &Path) -> std::sync::Arc<Tab> {
+fn open(browser: &Browser, html: &Path) -> std::sync::Arc<Tab> {
     let tab = browser.new_tab().unwrap();
     tab.set_default_timeout(Duration::from_secs(30));
     tab.navigate_to(&format!("file://{}", html.display())).unwrap();
@@ -129,7 +130,10 @@ fn browser() -> Browser {
 fn hover_links(tab: &Tab, example: &str, find: &str, to: &[&str]) {
     let at = probe(tab, find).unwrap_or_else(|| panic!("{example}: no line to hover ({find})"));
     tab.move_mouse_to_point(at).unwrap();
-    assert!(eval(tab, "document.querySelector('[data-probe]').classList.contains('hl')") == "true", "{example}: the hovered line is not lit");
+    assert!(
+        eval(tab, "document.querySelector('[data-probe]').classList.contains('hl')") == "true",
+        "{example}: the hovered line is not lit"
+    );
     for panel in to {
         assert!(count(tab, &format!("{panel} .hl")) > 0, "{example}: hovering {find} lit nothing in {panel}");
     }
@@ -181,16 +185,27 @@ fn explorer_pages_render_and_link_in_chromium() {
 
         // The front end's step, and the CFG view.
         click(&tab, "#steps button[data-step='0']");
-        assert!(eval(&tab, "document.getElementById('ir-title').textContent").contains("from the front end"), "{example}");
+        assert!(
+            eval(&tab, "document.getElementById('ir-title').textContent").contains("from the front end"),
+            "{example}"
+        );
         click(&tab, "#views button[data-view='cfg']");
         if example == "stack_machine.fg" {
             // More blocks than --max-blocks: not drawn, with a note.
             assert_eq!(count(&tab, "#ir svg.cfg"), 0, "{example}: drawn despite --max-blocks");
-            assert!(eval(&tab, "document.getElementById('ir-notes').textContent").contains("--max-blocks"), "{example}");
+            assert!(
+                eval(&tab, "document.getElementById('ir-notes').textContent").contains("--max-blocks"),
+                "{example}"
+            );
         } else {
             assert!(count(&tab, "#ir svg.cfg g.block") >= 1, "{example}: CFG");
             assert!(count(&tab, "#ir svg.cfg text[data-k]") >= 1, "{example}: CFG lines carry links");
-            hover_links(&tab, example, "document.querySelector('#ir svg.cfg text[data-k~=\"t0\"], #ir svg.cfg text[data-k]')", &["#ir"]);
+            hover_links(
+                &tab,
+                example,
+                "document.querySelector('#ir svg.cfg text[data-k~=\"t0\"], #ir svg.cfg text[data-k]')",
+                &["#ir"],
+            );
         }
 
         // A step that changed something has a diff.
@@ -234,7 +249,10 @@ fn explorer_pages_render_and_link_in_chromium() {
         // The function filter.
         click(&tab, "#filter");
         tab.type_str("zzz").unwrap();
-        assert!(eval(&tab, "document.getElementById('function').textContent").contains("no function matches"), "{example}");
+        assert!(
+            eval(&tab, "document.getElementById('function').textContent").contains("no function matches"),
+            "{example}"
+        );
         no_errors(&tab, example);
         tab.evaluate("window.scrollTo(0, 0)", false).unwrap();
         screenshot(&tab, example);
@@ -251,7 +269,8 @@ fn a_program_with_functions_shows_each() {
     let names: Vec<&str> = names.split(' ').collect();
     assert!(names.len() >= 2, "fib.fg has a main graph and a function: {names:?}");
     // Filtering to one function shows its IR and its machine code.
-    let other = names.iter().find(|n| !eval(&tab, "document.getElementById('ir-title').textContent").contains(*n)).unwrap();
+    let other =
+        names.iter().find(|n| !eval(&tab, "document.getElementById('ir-title').textContent").contains(*n)).unwrap();
     click(&tab, "#filter");
     tab.type_str(other).unwrap();
     let title = eval(&tab, "document.getElementById('ir-title').textContent");

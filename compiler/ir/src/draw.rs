@@ -16,8 +16,8 @@
 //! **Drawing.** A block is a box listing its header, instructions and
 //! terminator; loop blocks are tinted by depth, loop headers outlined,
 //! *cold* blocks (every path from them ends in a trap: error paths) grey.
-//! Forward edges leave the bottom of a block (`then` from the left half,
-//! `else` from the right) and enter the top of their target; back edges
+//! Forward edges leave the bottom of a block (a branch's toward the side
+//! their targets lie on) and enter the top of their target; back edges
 //! leave and enter on the right side, dashed. Elements carry data
 //! attributes for pages that script them: `data-block` on a block's
 //! group, `data-inst` (instruction arena index) and `data-term` (block
@@ -111,10 +111,7 @@ fn lines(f: &Function, b: BlockId) -> Vec<Line> {
     if shown < insts.len() {
         out.push(Line { text: format!("… {} more", insts.len() - shown), attr: String::new() });
     }
-    out.push(Line {
-        text: cut(terminator_to_string(&f.blocks[b].term)),
-        attr: format!(" data-term=\"{}\"", raw(b)),
-    });
+    out.push(Line { text: cut(terminator_to_string(&f.blocks[b].term)), attr: format!(" data-term=\"{}\"", raw(b)) });
     out
 }
 
@@ -222,7 +219,8 @@ pub fn svg(f: &Function) -> String {
     let mut down: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
     for e in &drawn {
         for pair in e.chain.windows(2) {
-            let (a, b) = if nodes[pair[0]].layer < nodes[pair[1]].layer { (pair[0], pair[1]) } else { (pair[1], pair[0]) };
+            let (a, b) =
+                if nodes[pair[0]].layer < nodes[pair[1]].layer { (pair[0], pair[1]) } else { (pair[1], pair[0]) };
             down[a].push(b);
             up[b].push(a);
         }
@@ -245,7 +243,8 @@ pub fn svg(f: &Function) -> String {
     index(&rows, &mut pos);
     for sweep in 0..8 {
         let downward = sweep % 2 == 0;
-        let range: Vec<usize> = if downward { (1..layers).collect() } else { (0..layers.saturating_sub(1)).rev().collect() };
+        let range: Vec<usize> =
+            if downward { (1..layers).collect() } else { (0..layers.saturating_sub(1)).rev().collect() };
         for l in range {
             let neighbours = if downward { &up } else { &down };
             let mut keyed: Vec<(f64, usize)> = rows[l]
@@ -348,10 +347,12 @@ pub fn svg(f: &Function) -> String {
                 prev = p;
             }
         } else {
+            // A branch's two edges leave from the side their targets lie
+            // on (the first node along each edge), so they do not cross.
+            let toward = nodes[e.chain[1]].x - s.x;
             let dx = match e.kind {
-                "then" => -s.w / 4.0,
-                "else" => s.w / 4.0,
-                _ => 0.0,
+                "jump" => 0.0,
+                _ => toward.clamp(-s.w / 4.0, s.w / 4.0),
             };
             let start = (s.x + dx, s.y + s.h);
             let end = (t.x, t.y);
@@ -405,8 +406,14 @@ pub fn svg(f: &Function) -> String {
         for (k, l) in node.lines.iter().enumerate() {
             let ty = y0 + PAD + LINE_H * (k as f64 + 0.8);
             let cls = if k == 0 { "line head" } else { "line" };
-            writeln!(out, "<text class=\"{cls}\"{} x=\"{:.1}\" y=\"{ty:.1}\">{}</text>", l.attr, x0 + PAD, escape(&l.text))
-                .unwrap();
+            writeln!(
+                out,
+                "<text class=\"{cls}\"{} x=\"{:.1}\" y=\"{ty:.1}\">{}</text>",
+                l.attr,
+                x0 + PAD,
+                escape(&l.text)
+            )
+            .unwrap();
         }
         out.push_str("</g>\n");
     }

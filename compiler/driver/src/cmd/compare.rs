@@ -67,8 +67,11 @@ pub struct Runs<'p> {
     pub jit: flowc_trace::jit::Jit<'p>,
     pub lowered: Option<Module>,
     /// With `--static`: the residual program, its entry and environment.
-    pub residual: Option<(flowc_lang::Program, Symbol, Vec<(Symbol, Value)>)>,
+    pub residual: Option<Residual>,
 }
+
+/// A residual program, its entry and its (dynamic) environment.
+pub type Residual = (flowc_lang::Program, Symbol, Vec<(Symbol, Value)>);
 
 impl Runs<'_> {
     /// Whether every engine printed the same.
@@ -79,12 +82,11 @@ impl Runs<'_> {
 
 /// The environment of a comparison: `--env` (or the entry fact's) with
 /// the `--static` variables joined in, and the static ones apart.
-#[allow(clippy::type_complexity)]
 pub fn environments(
     start: &input::Start,
     static_text: Option<&str>,
-    mut env: Vec<(Symbol, Value)>,
-) -> Result<(Vec<(Symbol, Value)>, Option<Vec<(Symbol, Value)>>), Failure> {
+    mut env: input::StartEnv,
+) -> Result<(input::StartEnv, Option<input::StartEnv>), Failure> {
     let static_env = static_text.map(|t| input::env("--static", t)).transpose()?;
     for (k, v) in static_env.iter().flatten() {
         match env.iter_mut().find(|(n, _)| n == k) {

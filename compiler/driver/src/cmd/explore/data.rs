@@ -87,7 +87,12 @@ fn ir_lines(f: &Function, lines: &LineMap, limits: &Limits, notes: &mut Vec<Stri
         let block_src = f.blocks[b].name.and_then(|n| lines.get(&(function, n, 0)).copied()).unwrap_or(0);
         keys.push((format!("b{}", b.into_raw().into_u32()), block_src));
         for i in f.block_insts(b) {
-            keys.push((key(IrPlace::Inst(i)), src(f.sites.inst(i))));
+            // A phi is no statement: it shows where its block starts.
+            let line = match src(f.sites.inst(i)) {
+                0 if f.blocks[b].phis.contains(&i) => block_src,
+                line => line,
+            };
+            keys.push((key(IrPlace::Inst(i)), line));
         }
         keys.push((key(IrPlace::Term(b)), src(f.sites.term(b))));
     }
@@ -329,7 +334,10 @@ pub fn collect(input: &Input, runs: &Runs, limits: &Limits) -> Json {
             ("header", Json::from(header)),
             ("blocks", Json::from(blocks.iter().map(|b| b.into_raw().into_u32()).collect::<Vec<_>>())),
             ("trace", Json::from(chosen)),
-            ("note", Json::from(if chosen.is_none() { Some("no loop got hot: the JIT compiled nothing") } else { None })),
+            (
+                "note",
+                Json::from(if chosen.is_none() { Some("no loop got hot: the JIT compiled nothing") } else { None }),
+            ),
         ]),
         None => Json::Obj(vec![
             ("function", Json::Null),
@@ -354,7 +362,8 @@ pub fn collect(input: &Input, runs: &Runs, limits: &Limits) -> Json {
         })
         .collect();
     let env: Vec<String> = input.env.iter().map(|(k, v)| format!("{k}/{}", v.to_print_string())).collect();
-    let written = if input.written.trim_start_matches('\u{feff}') == text { Json::Null } else { Json::from(input.written) };
+    let written =
+        if input.written.trim_start_matches('\u{feff}') == text { Json::Null } else { Json::from(input.written) };
     Json::Obj(vec![
         ("title", Json::from(input.name)),
         ("entry", Json::from(input.label.as_str())),

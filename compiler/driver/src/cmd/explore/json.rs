@@ -132,9 +132,6 @@ mod tests {
         ]);
         let mut out = String::new();
         v.write(&mut out);
-        assert_eq!(
-            out,
-            r#"{"a":"\u003c/script\u003e\u003c!-- \"x\" \\ \n\u0001","b":[-3,1.500,null,true]}"#
-        );
+        assert_eq!(out, r#"{"a":"\u003c/script\u003e\u003c!-- \"x\" \\ \n\u0001","b":[-3,1.500,null,true]}"#);
     }
 }

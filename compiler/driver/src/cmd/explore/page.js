@@ -67,6 +67,25 @@
   const mainName = D.hot && D.hot.function;
   state.fn = names.includes(mainName) ? mainName : names[0] || null;
 
+  // The view is kept in the address (`#step=2&fn=main&view=cfg`), so a
+  // link or a reload shows the same.
+  function readHash() {
+    const h = new URLSearchParams(location.hash.slice(1));
+    const step = D.steps.findIndex((s) => s.name === h.get("step"));
+    if (step >= 0) state.step = step;
+    if (names.includes(h.get("fn"))) state.fn = h.get("fn");
+    if (["ir", "diff", "cfg"].includes(h.get("view"))) state.view = h.get("view");
+  }
+  function writeHash() {
+    const step = D.steps[state.step];
+    const h = new URLSearchParams();
+    if (step) h.set("step", step.name);
+    if (state.fn) h.set("fn", state.fn);
+    h.set("view", state.view);
+    history.replaceState(null, "", "#" + h.toString());
+  }
+  readHash();
+
   function renderFunctionList() {
     const sel = $("function");
     const filter = $("filter").value.trim().toLowerCase();
@@ -208,6 +227,7 @@
   }
 
   function renderMain() {
+    writeHash();
     const f = currentFunction();
     const step = D.steps[state.step];
     const ir = $("ir");
