@@ -167,23 +167,38 @@ impl Unit {
 
     fn context(&self, max_depth: usize) -> Ctx {
         let mut ctx = Ctx::new(max_depth as u64, self.layout, self.immutable.clone(), self.traps.clone());
-        ctx.stack_maps = &*self.stack_maps;
+        // SAFETY: the maps are those of every function of this unit, the
+        // only code the context runs, and live (boxed, unmoved) as long as
+        // the unit; contexts do not outlive the run that made them.
+        unsafe { ctx.set_stack_maps(&self.stack_maps) };
         ctx
     }
 
     /// Calls the entry with `args` (one word per parameter).
     fn call(&self, args: &[Word], ctx: &mut Ctx) -> Word {
         assert_eq!(args.len(), self.params.len(), "one word per parameter");
-        // SAFETY: `entry` was compiled by `Unit::compile` with the signature
-        // `extern "C" fn(*const u64, *mut Ctx) -> u64`; it reads exactly
-        // `params.len()` words from `args`, which holds that many (checked
-        // above), and hands `ctx` to the runtime, which requires a live,
-        // otherwise unborrowed context: `ctx` is a unique reference for the
-        // whole call. The code stays alive as long as `self`.
-        let entry: extern "C" fn(*const Word, *mut Ctx) -> Word = unsafe { std::mem::transmute(self.entry) };
-        entry(args.as_ptr(), ctx)
+        // SAFETY (the type): `entry` was compiled by `Unit::compile` with
+        // the signature `extern "C" fn(*const u64, *mut Ctx) -> u64`. It is
+        // typed `unsafe`: generated code trusts its arguments.
+        let entry: EntryFn = unsafe { std::mem::transmute::<*const u8, EntryFn>(self.entry) };
+        // SAFETY (the call): it reads exactly `params.len()` words from
+        // `args`, which holds that many (checked above), and hands `ctx`
+        // to the runtime, which requires a live, otherwise unborrowed
+        // context: `ctx` is a unique reference for the whole call. The
+        // code stays alive as long as `self`.
+        unsafe { entry(args.as_ptr(), ctx) }
     }
 }
+
+/// The type of a module's entry wrapper (`define::define`): the
+/// arguments as an array of words, and the run's context. `unsafe`:
+/// generated code trusts both.
+type EntryFn = unsafe extern "C" fn(*const Word, *mut Ctx) -> Word;
+
+/// The type of a trace cache's wrappers (`define::define_trace_entry`,
+/// and functions' entries): a trace's address or a pointer to the
+/// arguments, and the run's context.
+type WrapperFn = unsafe extern "C" fn(Word, *mut Ctx) -> Word;
 
 /// A whole module compiled ahead of time.
 pub struct Native {
@@ -670,7 +685,9 @@ impl TraceCache {
         } else {
             let exit = ExitId((word - 1) as u32);
             let count = self.inner.borrow().exits[exit.0 as usize].0.values.len();
-            let values = ctx.exit_values(count).iter().map(|&w| ctx.value(w).ok()).collect();
+            // SAFETY: the trace stored these words for its exit just now,
+            // and no collection ran since it returned.
+            let values = ctx.exit_values(count).iter().map(|&w| unsafe { ctx.value(w) }.ok()).collect();
             TraceEnd::Exit { exit, values }
         };
         self.inner.borrow_mut().spare = Some(ctx);
@@ -695,7 +712,9 @@ impl TraceCache {
         } else if let Some(v) = ctx.output.take() {
             CallEnd::Printed(v)
         } else {
-            match ctx.value(word) {
+            // SAFETY: `word` is what the compiled function returned just now,
+            // and no collection ran since.
+            match unsafe { ctx.value(word) } {
                 Ok(v) => CallEnd::Returned(v),
                 Err(kind) => CallEnd::Error(RuntimeError { kind, at: None }),
             }
@@ -745,7 +764,11 @@ impl TraceCache {
                         inner.immutable.clone(),
                         inner.shared_traps.clone(),
                     );
-                    ctx.stack_maps = &*inner.stack_maps;
+                    // SAFETY: the maps cover every function and trace of
+                    // the cache (the code its contexts run) and live
+                    // (boxed) as long as the cache, which keeps its
+                    // contexts.
+                    unsafe { ctx.set_stack_maps(&inner.stack_maps) };
                     ctx
                 }
             }
@@ -781,10 +804,11 @@ impl TraceCache {
         // hands `ctx`, a unique reference for the whole call, to the code
         // and the runtime. The code lives as long as the cache, which
         // `self` keeps.
-        let entry: extern "C" fn(Word, *mut Ctx) -> Word = unsafe { std::mem::transmute(wrapper) };
+        let entry: WrapperFn = unsafe { std::mem::transmute::<*const u8, WrapperFn>(wrapper) };
         // SAFETY: `ctx` lives, unmoved, until the activation ends.
         let activation = unsafe { Activation::enter(&mut ctx) };
-        let word = entry(first, &mut ctx);
+        // SAFETY: the arguments are what the wrapper expects (above).
+        let word = unsafe { entry(first, &mut ctx) };
         drop(activation);
         run.allocations = ctx.allocations;
         run.iterations = ctx.iterations;

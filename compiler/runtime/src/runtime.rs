@@ -25,8 +25,9 @@ pub struct Ctx {
     /// Maximum call depth (offset 8).
     pub max_depth: u64,
     /// Where a compiled trace leaving at a guard stores the values its
-    /// resume record needs (offset 16); see [`Ctx::exit_buffer`].
-    pub exit_values: *mut u64,
+    /// resume record needs (offset 16); see [`Ctx::exit_buffer`]. Private:
+    /// only this module points it (at `exit`), and generated code reads it.
+    exit_values: *mut u64,
     /// The source site (an index into the code's site table) of the
     /// runtime call in progress, stored by generated code before calls
     /// that can fail (offset 24); `u64::MAX` for none.
@@ -48,11 +49,12 @@ pub struct Ctx {
     pub last_fp: u64,
     pub last_sp: u64,
     /// The safepoints of the code running (null: frames cannot be walked,
-    /// and no collection starts while it runs).
-    pub stack_maps: *const StackMaps,
+    /// and no collection starts while it runs); set by
+    /// [`Ctx::set_stack_maps`].
+    stack_maps: *const StackMaps,
     /// This thread's heap, where compiled code allocates inline (its runs,
-    /// [`heap::run_offset`]).
-    pub heap: *mut heap::Heap,
+    /// [`heap::run_offset`]); generated code reads it.
+    heap: *mut heap::Heap,
     exit: Vec<u64>,
     /// The slots of the objects the code makes.
     pub layout: &'static Layout,
@@ -152,8 +154,24 @@ impl Ctx {
         heap::to_word(&v)
     }
 
+    /// Gives the collector the safepoints of the code this context runs,
+    /// so that it can walk compiled frames for roots.
+    ///
+    /// # Safety
+    /// `maps` describes every piece of compiled code that runs with this
+    /// context, and outlives every run of it (the collector reads it
+    /// during runs).
+    pub unsafe fn set_stack_maps(&mut self, maps: &StackMaps) {
+        self.stack_maps = maps;
+    }
+
     /// The value of a word; unbound words are `Err`.
-    pub fn value(&self, w: Word) -> Result<Value, ErrorKind> {
+    ///
+    /// # Safety
+    /// `w` is a word of this run: an argument or result of compiled code,
+    /// a value it stored for an exit, or a slot of a live object — an
+    /// immediate or a pointer to a live cell (`heap::to_value`).
+    pub unsafe fn value(&self, w: Word) -> Result<Value, ErrorKind> {
         heap::to_value(w).map_err(ErrorKind::Unbound)
     }
 
@@ -164,7 +182,11 @@ impl Ctx {
         STOP
     }
 
-    fn read(&mut self, w: Word) -> Result<Value, Word> {
+    /// [`Ctx::value`], recording an unbound word's error.
+    ///
+    /// # Safety
+    /// As for [`Ctx::value`].
+    unsafe fn read(&mut self, w: Word) -> Result<Value, Word> {
         self.value(w).map_err(|e| self.fail(e))
     }
 }

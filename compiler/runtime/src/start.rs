@@ -38,8 +38,9 @@ pub const ABI: u64 = 7;
 /// generator writes it with this layout.
 #[repr(C)]
 pub struct Program {
-    /// `flowc_entry(args, ctx)`: loads the parameters from `args`, runs.
-    pub entry: extern "C" fn(*const Word, *mut Ctx) -> Word,
+    /// `flowc_entry(args, ctx)`: loads the parameters from `args`, runs
+    /// (`unsafe`: generated code trusts its arguments).
+    pub entry: unsafe extern "C" fn(*const Word, *mut Ctx) -> Word,
     /// The constant table the code reads, `pool_len` words.
     pub pool: *mut Word,
     pub pool_len: u64,
@@ -333,7 +334,9 @@ fn start(program: &Program, args: &[String]) -> Result<Value, Failure> {
     let immutable: Vec<(Symbol, Symbol)> =
         immutable.chunks(2).map(|w| (Symbol::from_index(w[0] as u32), Symbol::from_index(w[1] as u32))).collect();
     let mut ctx = Ctx::new(program.max_depth, layout, immutable, traps);
-    ctx.stack_maps = &stack_maps;
+    // SAFETY: the program's safepoints, read from its tables; they live
+    // until this function returns, after the run.
+    unsafe { ctx.set_stack_maps(&stack_maps) };
     if let Some(fuel) = options.fuel {
         (ctx.fuel, ctx.fuel_limit) = (fuel.max(1), fuel);
     }
@@ -363,7 +366,11 @@ fn start(program: &Program, args: &[String]) -> Result<Value, Failure> {
         .collect();
     // SAFETY: `ctx` lives, unmoved, until the activation ends.
     let activation = unsafe { crate::runtime::Activation::enter(&mut ctx) };
-    (program.entry)(args.as_ptr(), &mut ctx);
+    // SAFETY: `args` holds one word per parameter of the entry (the
+    // program's parameter table, which the code generator wrote with the
+    // entry), each an immediate or a rooted cell; `ctx` is the run's
+    // context, unique for the call.
+    unsafe { (program.entry)(args.as_ptr(), &mut ctx) };
     drop(activation);
     if stats {
         let iterations = match options.fuel {

@@ -66,8 +66,15 @@ pub(super) fn box_value(v: &Value) -> Word {
 }
 
 /// The value of word `w`; an unbound word gives its variable's name.
+///
+/// # Safety
+/// `w` is a word of this thread's heap: an immediate (integer, atom,
+/// unbound), or a pointer to a live cell — a word compiled code or the
+/// runtime made, or read from a live object's slot, and kept alive since
+/// (rooted, or no collection in between). Any other `u64` may be
+/// dereferenced.
 #[inline(always)]
-pub fn to_value(w: Word) -> Result<Value, Symbol> {
+pub unsafe fn to_value(w: Word) -> Result<Value, Symbol> {
     if word::is_int(w) {
         return Ok(Value::Int(word::untag_int(w)));
     }
@@ -90,8 +97,11 @@ pub fn to_value(w: Word) -> Result<Value, Symbol> {
 }
 
 /// The object word `w` points at, pinned; `None` for any other word.
+///
+/// # Safety
+/// As for [`to_value`]: `w` is an immediate or points at a live cell.
 #[inline(always)]
-pub fn to_object(w: Word) -> Option<Obj> {
+pub unsafe fn to_object(w: Word) -> Option<Obj> {
     if !word::is_pointer(w) {
         return None;
     }

@@ -139,7 +139,9 @@ impl Obj {
     #[inline(always)]
     pub fn get(&self, field: Symbol) -> Option<Value> {
         let w = self.slot_word(field).filter(|&w| w != UNSET)?;
-        super::to_value(w).ok()
+        // SAFETY: the slot of a pinned (live) object holds an immediate or
+        // a pointer to a live cell: the collector traces object slots.
+        unsafe { super::to_value(w).ok() }
     }
 
     /// Whether `field` is set.

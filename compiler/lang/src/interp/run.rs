@@ -94,8 +94,12 @@ impl Frame {
     /// Integers and objects are written straight into the slot: a value
     /// built in a temporary by several paths is copied with a load that
     /// waits for the temporary's partial stores (a stalled copy per read).
+    ///
+    /// # Safety
+    /// `w` was just read from a live object's slot (so it is an immediate
+    /// or points at a live cell: `heap::to_value`'s contract).
     #[inline(always)]
-    fn write_word(&mut self, slot: Slot, w: Word) {
+    unsafe fn write_word(&mut self, slot: Slot, w: Word) {
         let s = &mut self.slots[slot as usize];
         let old = s.take();
         if old.is_none() {
@@ -103,10 +107,11 @@ impl Frame {
         }
         if word::is_int(w) {
             *s = Some(Value::Int(word::untag_int(w)));
-        } else if let Some(o) = heap::to_object(w) {
+        } else if let Some(o) = unsafe { heap::to_object(w) } {
+            // (SAFETY of both reads: this function's contract.)
             *s = Some(Value::Object(o));
         } else {
-            let v = heap::to_value(w);
+            let v = unsafe { heap::to_value(w) };
             debug_assert!(v.is_ok(), "fields hold bound words");
             *s = v.ok();
         }
@@ -633,7 +638,8 @@ impl<'a> Machine<'a> {
                     CStmt::Get { dst, obj, field, slot } => {
                         let o = borrow!(obj, i);
                         match objects::try_get_at(o, *field, compiled.layout, *slot) {
-                            Some(w) => frame.write_word(*dst, w),
+                            // SAFETY: `w` is the word of a live object's slot.
+                            Some(w) => unsafe { frame.write_word(*dst, w) },
                             None => fail!(objects::get_error(o, *field), i),
                         }
                     }
