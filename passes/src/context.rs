@@ -30,6 +30,19 @@ impl Default for Options {
     }
 }
 
+/// A result one pass hands on to later passes: a field of
+/// [`FunctionFacts`] (present for every function) or of [`Context`]. The
+/// pipeline table says which each pass reads and writes
+/// ([`crate::Pass`]), checked in debug builds.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Fact {
+    Propagation,
+    Loops,
+    Escape,
+    DefUse,
+    AllocationsObservable,
+}
+
 /// Analysis results of one function.
 #[derive(Default)]
 pub struct FunctionFacts {
@@ -61,6 +74,21 @@ impl Context {
             options,
             functions: module.functions.iter().map(|_| FunctionFacts::default()).collect(),
             allocations_observable: None,
+        }
+    }
+
+    /// Whether `fact` is known: for a per-function fact, known for every
+    /// function of `module`.
+    pub fn has(&self, module: &Module, fact: Fact) -> bool {
+        let each = |known: fn(&FunctionFacts) -> bool| {
+            (0..module.functions.len()).all(|i| self.functions.get(i).is_some_and(known))
+        };
+        match fact {
+            Fact::Propagation => each(|f| f.propagation.is_some()),
+            Fact::Loops => each(|f| f.loops.is_some()),
+            Fact::Escape => each(|f| f.escape.is_some()),
+            Fact::DefUse => each(|f| f.defuse.is_some()),
+            Fact::AllocationsObservable => self.allocations_observable.is_some(),
         }
     }
 

@@ -5,13 +5,17 @@
 //! | # | pass | reads | writes / guarantees |
 //! |---|---|---|---|
 //! | 1 | [`normalize`] | front-end IR | no jump-only blocks (except the ones splitting critical edges), no unreachable blocks, no critical edges, entry without predecessors, canonical operand order |
-//! | 2 | [`propagate`] | — | optimistic SCCP fused with kinds, integer ranges (with widening), list lengths, object classes, pure calls with constant arguments run, immutable fields of known objects; executable edges. Annotates only |
-//! | 3 | [`cleanup`] | propagate | constants substituted, dead branches and blocks deleted, one-input phis collapsed, generic operations specialized, pure calls folded, small calls inlined |
-//! | 4 | [`loops`] | — | dominator tree, natural loops, loop nesting forest, loop headers |
-//! | 5 | [`escape`] | loops | which allocations never escape |
-//! | 6 | [`unbox`] | escape | scalar replacement of non-escaping objects |
-//! | 7 | [`defuse`] | — | definition and uses of every value |
-//! | 8 | [`dce`] | def-use | optimistic dead-code elimination |
+//! | 2 | [`propagate`] | — | optimistic SCCP fused with kinds, integer ranges (with widening), list lengths, object classes, pure calls with constant arguments run, immutable fields of known objects; executable edges. Annotates only (writes `Propagation`) |
+//! | 3 | [`cleanup`] | `Propagation` | constants substituted, dead branches and blocks deleted, one-input phis collapsed, generic operations specialized, pure calls folded, small calls inlined |
+//! | 4 | [`loops`] | — | the loop forest (`Loops`: `flowc_ir::loops`, the one loop analysis codegen, the JIT and the explorer use too); for `--dump-after` |
+//! | 5 | [`escape`] | — | which allocations never escape (`Escape`) |
+//! | 6 | [`unbox`] | `Escape` | scalar replacement of non-escaping objects; whether allocations are observable (`AllocationsObservable`) |
+//! | 7 | [`defuse`] | — | definition and uses of every value (`DefUse`) |
+//! | 8 | [`dce`] | `DefUse`, `AllocationsObservable` | optimistic dead-code elimination |
+//!
+//! The reads and writes are the table's ([`Pass::reads`], [`Pass::writes`]):
+//! in debug builds [`optimize`] checks that what a pass reads is known
+//! before it runs and what it writes is known after.
 //!
 //! The pipeline is the table [`PIPELINE`]; each pass runs exactly once per
 //! compilation and none loops over the others, so dumping or checking after
@@ -40,7 +44,7 @@ pub mod versions;
 
 use flowc_ir::Module;
 
-pub use context::{Context, FunctionFacts};
+pub use context::{Context, Fact, FunctionFacts};
 
 /// One pass of the pipeline.
 pub struct Pass {
@@ -50,18 +54,40 @@ pub struct Pass {
     /// What the pass found, for `--dump-after` (analysis passes), printed
     /// after the IR.
     pub annotate: Option<fn(&Module, &Context) -> String>,
+    /// The results of earlier passes it uses.
+    pub reads: &'static [Fact],
+    /// The results it hands on.
+    pub writes: &'static [Fact],
 }
 
 /// The eight passes, in order.
 pub static PIPELINE: [Pass; 8] = [
-    Pass { name: "normalize", run: normalize::run, annotate: None },
-    Pass { name: "propagate", run: propagate::run, annotate: Some(propagate::annotate) },
-    Pass { name: "cleanup", run: cleanup::run, annotate: None },
-    Pass { name: "loops", run: loops::run, annotate: Some(loops::annotate) },
-    Pass { name: "escape", run: escape::run, annotate: Some(escape::annotate) },
-    Pass { name: "unbox", run: unbox::run, annotate: None },
-    Pass { name: "def-use", run: defuse::run, annotate: Some(defuse::annotate) },
-    Pass { name: "dce", run: dce::run, annotate: None },
+    Pass { name: "normalize", run: normalize::run, annotate: None, reads: &[], writes: &[] },
+    Pass {
+        name: "propagate",
+        run: propagate::run,
+        annotate: Some(propagate::annotate),
+        reads: &[],
+        writes: &[Fact::Propagation],
+    },
+    Pass { name: "cleanup", run: cleanup::run, annotate: None, reads: &[Fact::Propagation], writes: &[] },
+    Pass { name: "loops", run: loops::run, annotate: Some(loops::annotate), reads: &[], writes: &[Fact::Loops] },
+    Pass { name: "escape", run: escape::run, annotate: Some(escape::annotate), reads: &[], writes: &[Fact::Escape] },
+    Pass {
+        name: "unbox",
+        run: unbox::run,
+        annotate: None,
+        reads: &[Fact::Escape],
+        writes: &[Fact::AllocationsObservable],
+    },
+    Pass { name: "def-use", run: defuse::run, annotate: Some(defuse::annotate), reads: &[], writes: &[Fact::DefUse] },
+    Pass {
+        name: "dce",
+        run: dce::run,
+        annotate: None,
+        reads: &[Fact::DefUse, Fact::AllocationsObservable],
+        writes: &[],
+    },
 ];
 
 /// The pass called `name`.
@@ -73,7 +99,38 @@ pub fn pass(name: &str) -> Option<&'static Pass> {
 /// pass (to dump it, check it, run it, time it).
 pub fn optimize(module: &mut Module, cx: &mut Context, mut after: impl FnMut(&Pass, &Module, &Context)) {
     for pass in &PIPELINE {
+        for &fact in pass.reads {
+            debug_assert!(cx.has(module, fact), "{} reads {fact:?}, which no earlier pass left", pass.name);
+        }
         (pass.run)(module, cx);
+        for &fact in pass.writes {
+            debug_assert!(cx.has(module, fact), "{} writes {fact:?} but left it unknown", pass.name);
+        }
         after(pass, module, cx);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pass_reads_only_what_an_earlier_pass_writes() {
+        for (k, pass) in PIPELINE.iter().enumerate() {
+            for fact in pass.reads {
+                let writer = PIPELINE[..k].iter().find(|p| p.writes.contains(fact));
+                assert!(writer.is_some(), "{} reads {fact:?}, which no earlier pass writes", pass.name);
+            }
+        }
+        // Every result is read by a later pass, except the loop forest,
+        // which is for `--dump-after loops` (the code generator, the JIT
+        // and the explorer compute `flowc_ir::loops` themselves, on the
+        // final IR).
+        for (k, pass) in PIPELINE.iter().enumerate() {
+            for fact in pass.writes {
+                let read = PIPELINE[k + 1..].iter().any(|p| p.reads.contains(fact));
+                assert_eq!(read, *fact != Fact::Loops, "{} writes {fact:?}", pass.name);
+            }
+        }
     }
 }
