@@ -396,15 +396,7 @@ impl<'p> Jit<'p> {
         let Some(cache) = &self.cache else { return s };
         s.code_size = cache.code_size();
         s.bridged = 0;
-        // A loop's report follows its preamble's.
-        let mut order: Vec<usize> = Vec::with_capacity(self.codes.len());
-        for (k, code) in self.codes.iter().enumerate() {
-            if !matches!(code.kind, Kind::Body) {
-                order.push(k);
-                order.extend(code.body.map(|b| b.0 as usize));
-            }
-        }
-        for k in order {
+        for k in self.report_order() {
             let code = &self.codes[k];
             let mut exits = Vec::new();
             for (index, e) in cache.exits_of(TraceId(k as u32)).into_iter().enumerate() {
@@ -437,6 +429,19 @@ impl<'p> Jit<'p> {
             });
         }
         s
+    }
+
+    /// The codes in the order reports show them: as made, except that a
+    /// loop's body follows its preamble.
+    fn report_order(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = Vec::with_capacity(self.codes.len());
+        for (k, code) in self.codes.iter().enumerate() {
+            if !matches!(code.kind, Kind::Body) {
+                order.push(k);
+                order.extend(code.body.map(|b| b.0 as usize));
+            }
+        }
+        order
     }
 
     /// The compiled loop and entry traces with the labels they start at,

@@ -43,13 +43,14 @@ pub struct ExitView {
 }
 
 impl Jit<'_> {
-    /// Every piece of code compiled so far, in the order made.
+    /// Every piece of code compiled so far, in the order made, except
+    /// that a loop's body follows its preamble (as in the stats).
     pub fn views(&self) -> Vec<CodeView<'_>> {
         let Some(cache) = &self.cache else { return Vec::new() };
-        self.codes
-            .iter()
-            .enumerate()
-            .map(|(k, code)| {
+        self.report_order()
+            .into_iter()
+            .map(|k| {
+                let code = &self.codes[k];
                 let t = TraceId(k as u32);
                 let exits = cache
                     .exits_of(t)
