@@ -25,7 +25,7 @@
 
 use std::fmt::Write as _;
 
-use crate::cfg::Cfg;
+use crate::cfg::{Cfg, DomTree};
 use crate::function::{BlockId, Function};
 use crate::inst::Terminator;
 use crate::loops::LoopForest;
@@ -146,7 +146,7 @@ fn cold_blocks(f: &Function, cfg: &Cfg) -> Vec<bool> {
 /// The CFG of `f` as an SVG document fragment (`<svg …>…</svg>`).
 pub fn svg(f: &Function) -> String {
     let cfg = Cfg::new(f);
-    let loops = LoopForest::new(f);
+    let loops = LoopForest::with(f, &cfg, &DomTree::new(f, &cfg));
     let cold = cold_blocks(f, &cfg);
     let ix = |b: BlockId| b.into_raw().into_u32() as usize;
 

@@ -23,10 +23,12 @@ use std::time::Instant;
 
 use crate::{input, Failure};
 
+/// The options of the commands that run a program on every engine
+/// (`compare`, `explore`).
 #[derive(clap::Args)]
-pub struct Args {
+pub struct EngineArgs {
     #[command(flatten)]
-    start: input::Start,
+    pub start: input::Start,
     /// Also partially evaluate with these variables static, then compile
     /// the residual program to native code.
     #[arg(long = "static", value_name = "ENV")]
@@ -36,6 +38,25 @@ pub struct Args {
     fuel: Option<u64>,
     #[command(flatten)]
     jit: input::JitArgs,
+}
+
+impl EngineArgs {
+    /// Runs `program` (the one FILE names) on every engine, from the start
+    /// label and environment the options give: the label, the environment
+    /// (`--static` variables joined in), and the runs.
+    pub fn run<'p>(&self, program: &'p flowc_lang::Program) -> Result<(Symbol, input::StartEnv, Runs<'p>), Failure> {
+        let (label, env) = input::start(program, self.start.source.entry.as_deref(), self.start.env.as_deref())?;
+        let (env, static_env) = environments(&self.start, self.static_env.as_deref(), env)?;
+        let config = Config { fuel: self.fuel, ..Config::default() };
+        let runs = run_all(program, label, &env, static_env.as_deref(), &config, &self.jit)?;
+        Ok((label, env, runs))
+    }
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    engines: EngineArgs,
     /// Show the AOT loop and the trace side by side whatever the terminal's
     /// width (by default: when stdout is a terminal wide enough).
     #[arg(long)]
@@ -82,7 +103,7 @@ impl Runs<'_> {
 
 /// The environment of a comparison: `--env` (or the entry fact's) with
 /// the `--static` variables joined in, and the static ones apart.
-pub fn environments(
+fn environments(
     start: &input::Start,
     static_text: Option<&str>,
     mut env: input::StartEnv,
@@ -102,7 +123,7 @@ pub fn environments(
 
 /// Runs `program` from `label` with `env` on every engine (and with
 /// `static_env`, the residual program compiled to native code).
-pub fn run_all<'p>(
+fn run_all<'p>(
     program: &'p flowc_lang::Program,
     label: Symbol,
     env: &[(Symbol, Value)],
@@ -166,10 +187,8 @@ pub fn run_all<'p>(
 }
 
 pub fn main(args: Args) -> Result<(), Failure> {
-    let (program, label, env) = args.start.load()?;
-    let (env, static_env) = environments(&args.start, args.static_env.as_deref(), env)?;
-    let config = Config { fuel: args.fuel, ..Config::default() };
-    let runs = run_all(&program, label, &env, static_env.as_deref(), &config, &args.jit)?;
+    let program = input::load(&args.engines.start.source.file)?;
+    let (label, env, runs) = args.engines.run(&program)?;
     for (engine, result, _) in &runs.results {
         println!("{engine:<10} {result}");
     }
@@ -191,7 +210,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
     }
 }
 
-pub fn plural(n: usize, word: &str) -> String {
+fn plural(n: usize, word: &str) -> String {
     if n == 1 {
         format!("1 {word}")
     } else {
@@ -252,7 +271,7 @@ fn side_by_side(left: &str, right: &str, width: usize) -> Option<String> {
 /// The AOT code of `module`'s hot loop after the eight passes (the loop at
 /// `anchor` if there is one), as `engine` runs it: a header line and the
 /// loop's blocks, or a line saying why there is none.
-pub fn aot_loop(
+fn aot_loop(
     engine: &str,
     label: Symbol,
     module: Option<Module>,

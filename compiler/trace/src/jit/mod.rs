@@ -399,21 +399,17 @@ impl<'p> Jit<'p> {
         for k in self.report_order() {
             let code = &self.codes[k];
             let mut exits = Vec::new();
-            for (index, e) in cache.exits_of(TraceId(k as u32)).into_iter().enumerate() {
-                let linked = cache.linked_failures(e);
-                s.bridged += linked;
-                let state = self.exits.get(e.0 as usize).and_then(Option::as_ref);
-                let to_driver = state.map_or(0, |s| s.to_driver);
-                if to_driver + linked == 0 {
+            for (index, e) in self.exit_views(cache, TraceId(k as u32)).into_iter().enumerate() {
+                s.bridged += e.linked;
+                if e.to_driver + e.linked == 0 {
                     continue;
                 }
-                let (exit, _) = cache.exit(e);
                 exits.push(ExitReport {
                     index,
-                    label: exit.label.to_string(),
-                    to_driver,
-                    linked,
-                    bridge: state.and_then(|s| s.bridge).map(|b| self.codes[b.0 as usize].function.name.to_string()),
+                    label: e.label.to_string(),
+                    to_driver: e.to_driver,
+                    linked: e.linked,
+                    bridge: e.bridge.map(|b| b.to_string()),
                 });
             }
             s.per_trace.push(TraceReport {

@@ -3,7 +3,7 @@
 //! code and the places of that code, and each exit with the times it was
 //! taken.
 
-use flowc_codegen::{FunctionCode, TraceId};
+use flowc_codegen::{FunctionCode, TraceCache, TraceId};
 use flowc_ir::{BlockId, Function, ResumeId};
 use flowc_lang::Symbol;
 
@@ -43,6 +43,28 @@ pub struct ExitView {
 }
 
 impl Jit<'_> {
+    /// The exits of code `t`, in the order the code made them, with the
+    /// times each was taken (what the stats report too).
+    pub(super) fn exit_views(&self, cache: &TraceCache, t: TraceId) -> Vec<ExitView> {
+        cache
+            .exits_of(t)
+            .into_iter()
+            .map(|e| {
+                let (exit, _) = cache.exit(e);
+                let state = self.exits.get(e.0 as usize).and_then(Option::as_ref);
+                ExitView {
+                    resume: exit.resume,
+                    block: exit.block,
+                    guard: exit.guard,
+                    label: exit.label,
+                    to_driver: state.map_or(0, |s| s.to_driver),
+                    linked: cache.linked_failures(e),
+                    bridge: state.and_then(|s| s.bridge).map(|b| self.codes[b.0 as usize].function.name),
+                }
+            })
+            .collect()
+    }
+
     /// Every piece of code compiled so far, in the order made, except
     /// that a loop's body follows its preamble (as in the stats).
     pub fn views(&self) -> Vec<CodeView<'_>> {
@@ -52,23 +74,7 @@ impl Jit<'_> {
             .map(|k| {
                 let code = &self.codes[k];
                 let t = TraceId(k as u32);
-                let exits = cache
-                    .exits_of(t)
-                    .into_iter()
-                    .map(|e| {
-                        let (exit, _) = cache.exit(e);
-                        let state = self.exits.get(e.0 as usize).and_then(Option::as_ref);
-                        ExitView {
-                            resume: exit.resume,
-                            block: exit.block,
-                            guard: exit.guard,
-                            label: exit.label,
-                            to_driver: state.map_or(0, |s| s.to_driver),
-                            linked: cache.linked_failures(e),
-                            bridge: state.and_then(|s| s.bridge).map(|b| self.codes[b.0 as usize].function.name),
-                        }
-                    })
-                    .collect();
+                let exits = self.exit_views(cache, t);
                 CodeView {
                     kind: code.kind.name(),
                     anchor: code.anchor,

@@ -71,9 +71,9 @@ fn key(place: IrPlace) -> String {
     }
 }
 
-/// The lines of `f` as printed, each with its key and source line.
-fn ir_lines(f: &Function, lines: &LineMap, limits: &Limits, notes: &mut Vec<String>) -> Json {
-    let text = flowc_ir::print::function(f);
+/// The lines of `f` as printed (`text`), each with its key and source
+/// line.
+fn ir_lines(f: &Function, text: &str, lines: &LineMap, limits: &Limits, notes: &mut Vec<String>) -> Json {
     let printed: Vec<&str> = text.lines().collect();
     let src = |site: Option<flowc_ir::Site>| -> u32 {
         site.and_then(|s| lines.get(&(s.function, s.block, s.statement)).copied()).unwrap_or(0)
@@ -83,9 +83,12 @@ fn ir_lines(f: &Function, lines: &LineMap, limits: &Limits, notes: &mut Vec<Stri
     // resume records and the closing brace.
     let function = (f.kind == flowc_ir::FunctionKind::Function).then_some(f.name);
     let mut keys: Vec<(String, u32)> = vec![(String::new(), 0)];
+    // The instruction of each line that shows one (checked in debug builds).
+    let mut shown: Vec<Option<flowc_ir::InstId>> = vec![None];
     for &b in &f.layout {
         let block_src = f.blocks[b].name.and_then(|n| lines.get(&(function, n, 0)).copied()).unwrap_or(0);
         keys.push((format!("b{}", b.into_raw().into_u32()), block_src));
+        shown.push(None);
         for i in f.block_insts(b) {
             // A phi is no statement: it shows where its block starts.
             let line = match src(f.sites.inst(i)) {
@@ -93,8 +96,10 @@ fn ir_lines(f: &Function, lines: &LineMap, limits: &Limits, notes: &mut Vec<Stri
                 line => line,
             };
             keys.push((key(IrPlace::Inst(i)), line));
+            shown.push(Some(i));
         }
         keys.push((key(IrPlace::Term(b)), src(f.sites.term(b))));
+        shown.push(None);
     }
     let mut out = Vec::new();
     for (k, line) in printed.iter().enumerate() {
@@ -108,16 +113,21 @@ fn ir_lines(f: &Function, lines: &LineMap, limits: &Limits, notes: &mut Vec<Stri
             break;
         }
         let (key, src) = keys.get(k).cloned().unwrap_or_default();
+        debug_assert!(
+            shown.get(k).copied().flatten().is_none_or(|i| line.trim() == flowc_ir::print::inst_to_string(f, i)),
+            "the keys follow print::function's order: {line} is not {key}"
+        );
         out.push(Json::Arr(vec![Json::from(*line), Json::from(key), Json::from(src)]));
     }
     Json::Arr(out)
 }
 
-/// `f` as one step shows it; `before` is the same function in the step
-/// before (for the diff).
-fn function(f: &Function, before: Option<&Function>, lines: &LineMap, limits: &Limits) -> (Json, bool) {
+/// `f` as one step shows it, whether it changed, and its text; `before` is
+/// the text of the same function in the step before (for the diff).
+fn function(f: &Function, before: Option<&str>, lines: &LineMap, limits: &Limits) -> (Json, bool, String) {
     let mut notes = Vec::new();
-    let ir = ir_lines(f, lines, limits, &mut notes);
+    let now = flowc_ir::print::function(f);
+    let ir = ir_lines(f, &now, lines, limits, &mut notes);
     let svg = if f.layout.len() <= limits.max_blocks {
         Json::from(flowc_ir::draw::svg(f))
     } else {
@@ -129,11 +139,10 @@ fn function(f: &Function, before: Option<&Function>, lines: &LineMap, limits: &L
         ));
         Json::Null
     };
-    let now = flowc_ir::print::function(f);
-    let (diff, changed) = match before.map(flowc_ir::print::function) {
+    let (diff, changed) = match before {
         Some(then) if then == now => (Json::Null, false),
         Some(then) => {
-            let diff = similar::TextDiff::from_lines(&then, &now);
+            let diff = similar::TextDiff::from_lines(then, &now);
             let mut out = Vec::new();
             for group in diff.grouped_ops(3) {
                 if let Some(first) = group.first() {
@@ -164,7 +173,7 @@ fn function(f: &Function, before: Option<&Function>, lines: &LineMap, limits: &L
         ("diff", diff),
         ("notes", Json::from(notes)),
     ]);
-    (json, changed)
+    (json, changed, now)
 }
 
 /// The front end's module and the module after each pass, with the time
@@ -236,26 +245,28 @@ pub fn collect(input: &Input, runs: &Runs, limits: &Limits) -> Json {
     let mut last: Option<Module> = None;
     if let Some(lowered) = &runs.lowered {
         let all = steps(lowered.clone());
-        let mut previous: Option<&Module> = None;
+        // The texts of the previous step's functions, by name (each
+        // function is printed once per step).
+        let mut previous: Option<HashMap<Symbol, String>> = None;
         for (name, m, took) in &all {
-            let mut changed = false;
-            let functions: Vec<Json> = m
-                .functions
-                .iter()
-                .map(|f| {
-                    let before = previous.and_then(|p| p.functions.iter().find(|g| g.name == f.name));
-                    let (json, c) = function(f, before, &lines, limits);
-                    changed |= c || previous.is_some_and(|p| p.functions.len() != m.functions.len());
-                    json
-                })
-                .collect();
+            // A step that removes a function changed the module.
+            let mut changed = previous.as_ref().is_none_or(|p| p.len() != m.functions.len());
+            let mut texts = HashMap::new();
+            let mut functions = Vec::with_capacity(m.functions.len());
+            for f in &m.functions {
+                let before = previous.as_ref().and_then(|texts| texts.get(&f.name)).map(String::as_str);
+                let (json, c, text) = function(f, before, &lines, limits);
+                changed |= c;
+                texts.insert(f.name, text);
+                functions.push(json);
+            }
             step_json.push(Json::Obj(vec![
                 ("name", Json::from(*name)),
                 ("ms", Json::Num(*took)),
                 ("changed", Json::from(changed)),
                 ("functions", Json::Arr(functions)),
             ]));
-            previous = Some(m);
+            previous = Some(texts);
         }
         last = all.into_iter().last().map(|(_, m, _)| m);
     } else {
@@ -282,16 +293,21 @@ pub fn collect(input: &Input, runs: &Runs, limits: &Limits) -> Json {
     }
     let mut traces = Vec::new();
     for v in views.iter().take(limits.max_traces) {
-        let (f, _) = function(v.function, None, &lines, limits);
+        let (f, _, _) = function(v.function, None, &lines, limits);
+        // Guards by resume record: an exit is a guard's, else a block's `exit`.
+        let guards: HashMap<flowc_ir::ResumeId, flowc_ir::InstId> = v
+            .function
+            .all_insts()
+            .filter_map(|(_, i)| match &v.function.insts[i].kind {
+                InstKind::Guard { resume, .. } => Some((*resume, i)),
+                _ => None,
+            })
+            .collect();
         let exits: Vec<Json> = v
             .exits
             .iter()
             .map(|e| {
-                let guard = v.function.all_insts().find_map(|(_, i)| match &v.function.insts[i].kind {
-                    InstKind::Guard { resume, .. } if *resume == e.resume => Some(i),
-                    _ => None,
-                });
-                let place = match guard {
+                let place = match guards.get(&e.resume).copied() {
                     Some(i) => IrPlace::Inst(i),
                     None => IrPlace::Term(e.block),
                 };

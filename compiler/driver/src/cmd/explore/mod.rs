@@ -21,24 +21,13 @@ mod json;
 
 use std::path::PathBuf;
 
-use flowc_lang::interp::Config;
-
 use crate::cmd::compare;
 use crate::{input, Failure};
 
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    start: input::Start,
-    /// Also partially evaluate with these variables static and compile
-    /// the residual program (its result and cost join the engines').
-    #[arg(long = "static", value_name = "ENV")]
-    static_env: Option<String>,
-    /// Stop interpreting engines after N statements.
-    #[arg(long)]
-    fuel: Option<u64>,
-    #[command(flatten)]
-    jit: input::JitArgs,
+    engines: compare::EngineArgs,
     /// Draw the CFGs of functions with at most N blocks.
     #[arg(long, value_name = "N", default_value_t = data::Limits::default().max_blocks)]
     max_blocks: usize,
@@ -75,13 +64,11 @@ fn page(title: &str, data: &str) -> String {
 }
 
 pub fn main(args: Args) -> Result<(), Failure> {
-    let written = input::read_source(&args.start.source.file)?;
-    let name = if args.start.source.file == "-" { "<stdin>" } else { args.start.source.file.as_str() };
+    let file = &args.engines.start.source.file;
+    let written = input::read_source(file)?;
+    let name = if file == "-" { "<stdin>" } else { file.as_str() };
     let (program, comments) = flowc_lang::syntax::parse_with_comments(name, &written).map_err(Failure::input)?;
-    let (label, env) = input::start(&program, args.start.source.entry.as_deref(), args.start.env.as_deref())?;
-    let (env, static_env) = compare::environments(&args.start, args.static_env.as_deref(), env)?;
-    let config = Config { fuel: args.fuel, ..Config::default() };
-    let runs = compare::run_all(&program, label, &env, static_env.as_deref(), &config, &args.jit)?;
+    let (label, env, runs) = args.engines.run(&program)?;
     let limits = data::Limits { max_blocks: args.max_blocks, ..data::Limits::default() };
     let input = data::Input { name, written: &written, program: &program, comments: &comments, label, env: &env };
     let json = data::collect(&input, &runs, &limits);
