@@ -22,6 +22,12 @@ fn ix(v: ValueId) -> usize {
     v.into_raw().into_u32() as usize
 }
 
+/// Whether operand `o` may be unbound, by `bound` ([`surely_bound`] of
+/// its function): a value whose bit is not set (constants are bound).
+pub fn may_be_unbound(bound: &BitVec, o: &Operand) -> bool {
+    o.as_value().is_some_and(|v| !bound.get(ix(v)).is_some_and(|b| *b))
+}
+
 /// Bit `ix(v)` is set iff value `v` of `f` is surely bound. Needs only the
 /// function: the worklist follows phi-to-phi edges ([`PhiUsers`]), so
 /// callers without a def-use table (normalize) do not build one.
@@ -61,10 +67,7 @@ pub fn surely_bound(f: &Function) -> BitVec {
     };
     for &phi in &phis {
         let InstKind::Phi(inputs) = &f.insts[phi].kind else { continue };
-        let unbound_input = inputs.iter().any(|(_, o)| match o {
-            Operand::Value(v) => !bound.get(ix(*v)).is_some_and(|b| *b),
-            Operand::Const(_) => false,
-        });
+        let unbound_input = inputs.iter().any(|(_, o)| may_be_unbound(&bound, o));
         if unbound_input {
             knock(phi, &mut bound, &mut work);
         }

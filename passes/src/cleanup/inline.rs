@@ -16,7 +16,9 @@ use flowc_ir::{BlockId, Function, InstData, InstId, InstKind, Operand, Terminato
 use crate::edit::{self, Substitution};
 
 /// Inlines `call` (an instruction of `f`'s block `block` calling
-/// `callee`). Arguments for which `may_be_unbound` holds are checked first
+/// `callee`, whose surely-bound values are `callee_bound`:
+/// [`flowc_ir::bound::surely_bound`], computed once per callee by the
+/// caller). Arguments for which `may_be_unbound` holds are checked first
 /// (`check_bound`, at the call's site): the call raised `key_not_found` for
 /// them, and the callee's body may not read them.
 ///
@@ -31,6 +33,7 @@ pub fn inline_call(
     block: BlockId,
     call: InstId,
     callee: &Function,
+    callee_bound: &bitvec::vec::BitVec,
     subst: &mut Substitution,
     may_be_unbound: impl Fn(&Operand) -> bool,
 ) {
@@ -112,9 +115,7 @@ pub fn inline_call(
     // if it may be unbound, the copy checks it (`check_bound`) and returns
     // the checked value, or the caller would go on with an unbound value
     // where the call raised `key_not_found`.
-    let bound = crate::defuse::surely_bound(callee);
-    let may_be_unbound_in_callee =
-        |o: &Operand| o.as_value().is_some_and(|v| !bound.get(crate::edit::ix(v)).is_some_and(|b| *b));
+    let may_be_unbound_in_callee = |o: &Operand| flowc_ir::bound::may_be_unbound(callee_bound, o);
     let mut returns: Vec<(BlockId, Operand)> = Vec::new();
     for &cb in &callee.layout {
         let nb = blocks[&cb];

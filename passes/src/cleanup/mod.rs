@@ -25,8 +25,12 @@
 
 pub mod inline;
 
+use std::collections::HashMap;
+
+use bitvec::vec::BitVec;
 use flowc_ir::{BlockId, Function, InstId, InstKind, Module, Operand, Terminator, Trap};
 use flowc_lang::ast::Operator;
+use flowc_lang::Symbol;
 
 use crate::edit::{self, ix, Substitution};
 use crate::lattice::{self, Info};
@@ -34,6 +38,10 @@ use crate::propagate::Propagation;
 use crate::Context;
 
 pub fn run(module: &mut Module, cx: &mut Context) {
+    // Each callee inlined, copied once (the module is edited while it is
+    // read) with its surely-bound values, by name; dropped when the callee
+    // itself is rewritten.
+    let mut callees: HashMap<Symbol, Option<(Function, BitVec)>> = HashMap::new();
     for i in 0..module.functions.len() {
         let Some(p) = cx.facts(i).propagation.take() else { continue };
         let inlines = rewrite(&mut module.functions[i], &p);
@@ -41,12 +49,18 @@ pub fn run(module: &mut Module, cx: &mut Context) {
         // Last to first (see `inline_call`).
         for &(block, call) in inlines.iter().rev() {
             let InstKind::Call { func, .. } = &module.functions[i].insts[call].kind else { continue };
-            let Some(callee) = module.function(*func).cloned() else { continue };
+            let func = *func;
+            let entry = callees.entry(func).or_insert_with(|| {
+                module.function(func).map(|callee| (callee.clone(), flowc_ir::bound::surely_bound(callee)))
+            });
+            let Some((callee, bound)) = entry.as_ref() else { continue };
             let may_be_unbound = |o: &Operand| o.as_value().is_some_and(|v| p.info(v).may_be_unbound());
-            inline::inline_call(&mut module.functions[i], block, call, &callee, &mut subst, may_be_unbound);
+            inline::inline_call(&mut module.functions[i], block, call, callee, bound, &mut subst, may_be_unbound);
         }
         subst.apply(&mut module.functions[i]);
         *cx.facts(i) = Default::default();
+        // Function `i` changed: its copy is stale.
+        callees.remove(&module.functions[i].name);
     }
 }
 

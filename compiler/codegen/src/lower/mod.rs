@@ -928,7 +928,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// ([`flowc_ir::bound::surely_bound`]: a phi some unbound value may
     /// reach, an `unbound` result, a parameter of the main graph or a trace).
     fn may_be_unbound(&self, o: &Operand) -> bool {
-        o.as_value().is_some_and(|v| !self.bound.get(v.into_raw().into_u32() as usize).is_some_and(|b| *b))
+        flowc_ir::bound::may_be_unbound(&self.bound, o)
     }
 
     /// The use of operand `o` (lowered to `v`) where nothing else tests
