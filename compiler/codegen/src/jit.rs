@@ -129,13 +129,14 @@ impl Unit {
         jit.finalize_definitions().map_err(|e| e.to_string())?;
         let code = jit.get_finalized_function(defined.entry);
         let mut stack_maps = Box::<StackMaps>::default();
-        stack_maps
-            .add(defined.safepoints.iter().map(|d| (jit.get_finalized_function(d.id) as usize, d.safepoints.clone())));
-        let code_listing = defined
-            .safepoints
-            .iter()
-            .map(|d| (d.name, jit.get_finalized_function(d.id) as usize, d.size as usize, d.places.clone()))
-            .collect();
+        let mut points = Vec::with_capacity(defined.safepoints.len());
+        let mut code_listing = Vec::with_capacity(defined.safepoints.len());
+        for d in defined.safepoints {
+            let address = jit.get_finalized_function(d.id) as usize;
+            code_listing.push((d.name, address, d.size as usize, d.places));
+            points.push((address, d.safepoints));
+        }
+        stack_maps.add(points);
         let immutable: Vec<(Symbol, Symbol)> =
             hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
         Ok(Unit {

@@ -913,9 +913,10 @@ fn disasm_prints_the_final_machine_code() {
     let headers: Vec<&str> = text.lines().filter(|l| l.starts_with("; function")).collect();
     assert_eq!(headers.len(), 2, "{text}");
     assert!(headers[0].starts_with("; function main: ") && headers[1].starts_with("; function fib: "), "{text}");
-    // Every function starts at offset 0 and returns somewhere.
-    assert!(text.contains("\n       0:  "), "{text}");
+    // Every function starts at offset 0 and returns somewhere (decoded on
+    // x86-64 only; elsewhere the bytes are listed).
     if cfg!(target_arch = "x86_64") {
+        assert!(text.contains("\n       0:  "), "{text}");
         assert!(text.lines().any(|l| l.ends_with(" ret")), "{text}");
     }
 }

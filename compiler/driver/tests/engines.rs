@@ -52,7 +52,7 @@ fn compare_with_static_adds_the_partial_evaluator() {
         "{out}"
     );
     // The residual program's loop is shown too.
-    assert!(out.contains("\n== pe+native: "), "{out}");
+    assert!(out.contains("\n== pe+native: the loop at "), "{out}");
 }
 
 #[test]

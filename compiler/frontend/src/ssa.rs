@@ -61,7 +61,9 @@ pub struct Ssa {
 #[derive(Clone, Default)]
 struct BlockDefs {
     list: Vec<(Symbol, Def)>,
-    index: Option<std::collections::HashMap<Symbol, u32>>,
+    /// Boxed: most blocks never get one, and an inline map would triple
+    /// the size of every block's entry.
+    index: Option<Box<std::collections::HashMap<Symbol, u32>>>,
 }
 
 impl BlockDefs {
@@ -89,7 +91,7 @@ impl BlockDefs {
                 index.insert(var, (self.list.len() - 1) as u32);
             }
             None if self.list.len() > Self::INDEXED => {
-                self.index = Some(self.list.iter().enumerate().map(|(k, (v, _))| (*v, k as u32)).collect());
+                self.index = Some(Box::new(self.list.iter().enumerate().map(|(k, (v, _))| (*v, k as u32)).collect()));
             }
             None => {}
         }

@@ -3,6 +3,5 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let data = data.to_vec();
-    flowc_codegen::with_stack(move || flowc_fuzz::targets::valid_ir(&data));
+    flowc_codegen::with_stack(|| flowc_fuzz::targets::valid_ir(data));
 });

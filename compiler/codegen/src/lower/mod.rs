@@ -820,7 +820,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     _ => None,
                 };
                 let args: Vec<ClValue> = args.iter().map(|a| self.operand(a)).collect();
-                if is_comparison(op) && (form == Form::Word || known == [true, true]) {
+                if op.is_comparison() && (form == Form::Word || known == [true, true]) {
                     // Small integers compare as words, and a comparison
                     // cannot fail: no slow path.
                     let c = self.b.ins().icmp(int_cc(op), args[0], args[1]);
@@ -1535,10 +1535,6 @@ fn small_op_can_fail(op: Op, divisor: Option<i64>) -> bool {
         Op::Div | Op::Mod => divisor.is_none(),
         _ => false,
     }
-}
-
-fn is_comparison(op: Op) -> bool {
-    op.is_comparison()
 }
 
 /// The signed condition of a comparison on small-integer words (the tag

@@ -146,7 +146,9 @@ pub fn main(args: Args) -> Result<(), Failure> {
                 failure = Some(f);
             }
         }
-        let now = if args.print_changed || !args.dump_before.is_empty() { render(m) } else { String::new() };
+        let dump_now = named(&args.dump_after, pass.name);
+        let now =
+            if args.print_changed || !args.dump_before.is_empty() || dump_now { render(m) } else { String::new() };
         if args.print_changed {
             if now == previous {
                 header(format!("after {}: no change", pass.name));
@@ -162,9 +164,9 @@ pub fn main(args: Args) -> Result<(), Failure> {
                 print!("{}", diff.unified_diff().context_radius(3).header(&before, &after));
             }
         }
-        if named(&args.dump_after, pass.name) {
+        if dump_now {
             header(format!("after {}", pass.name));
-            print!("{}", render(m));
+            print!("{now}");
             if let (Some(annotate), false) = (pass.annotate, matches!(args.emit, Emit::Dot)) {
                 print!("{}", annotate(m, cx));
             }
