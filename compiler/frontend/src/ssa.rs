@@ -63,6 +63,7 @@ struct BlockDefs {
     list: Vec<(Symbol, Def)>,
     /// Boxed: most blocks never get one, and an inline map would triple
     /// the size of every block's entry.
+    #[allow(clippy::box_collection)]
     index: Option<Box<std::collections::HashMap<Symbol, u32>>>,
 }
 
