@@ -101,5 +101,17 @@ fn run_stats_report_the_heap() {
         let stats = text(&o.stderr);
         assert!(collections(&stats) > 0, "{engine}: {stats}");
         assert!(stats.contains("MB allocated, peak ") && stats.contains("; process peak "), "{engine}: {stats}");
+        // Native code says what its compile time went to.
+        let phases = stats.lines().find(|l| l.starts_with("compiling: "));
+        match engine {
+            "native" => {
+                let phases = phases.unwrap_or_else(|| panic!("no phases:\n{stats}"));
+                for phase in ["front end ", ", the eight passes ", ", code generation "] {
+                    assert!(phases.contains(phase), "{phases}");
+                }
+                assert!(phases.ends_with(" ms"), "{phases}");
+            }
+            _ => assert!(phases.is_none(), "{engine}: {stats}"),
+        }
     }
 }

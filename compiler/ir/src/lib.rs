@@ -69,6 +69,7 @@ pub mod fgl;
 pub mod function;
 pub mod inst;
 pub mod interp;
+pub mod live_ranges;
 pub mod liveness;
 pub mod loops;
 pub mod parse;

@@ -80,6 +80,11 @@ impl Liveness {
         Liveness { live_out, values }
     }
 
+    /// The values live at the end of `b` (empty if `b` is unreachable).
+    pub fn live_out(&self, b: BlockId) -> Option<&BitVec> {
+        self.live_out.get(bix(b))
+    }
+
     /// The values live right after instruction `i` (not a phi) of block
     /// `b`: needed by what follows it in `b` or by `b`'s successors. `i`'s
     /// own result is included when it is used later.

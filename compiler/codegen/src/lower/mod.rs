@@ -51,6 +51,7 @@ use crate::runtime::offsets;
 
 mod lists;
 mod objects;
+mod roots;
 use crate::small::Small;
 use crate::word::{self, ONE, STOP, ZERO};
 pub use objects::ObjectInfo;
@@ -307,6 +308,25 @@ struct Lowerer<'a, 'b> {
     /// or returns the number. (One per function: a tail call in every exit
     /// cost the register allocator more than the rest of a trace.)
     leave: Option<cranelift_codegen::ir::Block>,
+    /// Huge functions: the collector's roots, found on the IR instead of
+    /// by Cranelift's safepoint spiller ([`roots`]), and where in the
+    /// current block the calls being made are.
+    roots: Option<roots::Roots>,
+    at: roots::At,
+    /// The frame and stack pointers are stored on entry and after calls
+    /// (functions), not before every runtime call (traces).
+    frame_stored: bool,
+}
+
+/// Stores the frame and stack pointer into the context: where a collection
+/// during a runtime call starts walking frames (`flowc_runtime::frames`).
+/// Cranelift keeps a function's stack pointer fixed between its prologue
+/// and epilogue (outgoing arguments have their area in the frame).
+fn store_frame(b: &mut FunctionBuilder, ctx: ClValue) {
+    let fp = b.ins().get_frame_pointer(types::I64);
+    let sp = b.ins().get_stack_pointer(types::I64);
+    b.ins().store(MemFlagsData::trusted(), fp, ctx, offsets::LAST_FP);
+    b.ins().store(MemFlagsData::trusted(), sp, ctx, offsets::LAST_SP);
 }
 
 /// Lowers IR function `f` into `ctx.func`.
@@ -351,6 +371,15 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         let all = b.block_params(entry).to_vec();
         (all[..f.params.len()].to_vec(), all[f.params.len()])
     };
+    // Functions keep one frame and stack pointer from entry to return:
+    // they tell a collection during any runtime call where to start
+    // walking frames, stored on entry and again after each call of a
+    // function (which stored its own). A trace's frame can be replaced
+    // by a tail call, so traces store them before every runtime call.
+    let frame_stored = !from_buffer;
+    if frame_stored {
+        store_frame(&mut b, ctx_value);
+    }
     let iterations = (f.kind == flowc_ir::FunctionKind::Trace).then(|| {
         let var = b.declare_var(types::I64);
         let n = b.ins().load(types::I64, MemFlagsData::trusted(), ctx_value, offsets::ITERATIONS);
@@ -375,12 +404,19 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
             .collect::<Vec<_>>()
     });
     let liveness = optimistic.as_ref().map(|_| flowc_ir::liveness::Liveness::new(f, &cfg));
+    let roots = (optimistic.is_none() && f.is_huge())
+        .then(|| roots::Roots::new(f, &cfg, |v| !small.operand(&Operand::Value(v)), b.func));
     for (k, &p) in f.params.iter().enumerate() {
         match &vars {
             Some(vars) => b.def_var(vars[ix(p)], params[k]),
             None => {
-                if !small.operand(&Operand::Value(p)) {
-                    b.declare_value_needs_stack_map(params[k]);
+                match roots.as_ref().map(|r| r.home(p)) {
+                    Some(Some((area, offset))) => {
+                        b.ins().stack_store(types::I64, params[k], area, offset);
+                    }
+                    Some(None) => {}
+                    None if !small.operand(&Operand::Value(p)) => b.declare_value_needs_stack_map(params[k]),
+                    None => {}
                 }
                 values.insert(p, params[k]);
             }
@@ -448,6 +484,9 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         loops,
         iterations,
         leave: None,
+        roots,
+        at: roots::At::Start,
+        frame_stored,
     };
     l.b.switch_to_block(stop);
     l.store_iterations();
@@ -592,16 +631,33 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             let k = self.konst(site as i64);
             self.b.ins().store(MemFlagsData::trusted(), k, self.ctx, offsets::SITE);
         }
-        // Where a collection during the call starts walking frames.
-        let fp = self.b.ins().get_frame_pointer(types::I64);
-        let sp = self.b.ins().get_stack_pointer(types::I64);
-        self.b.ins().store(MemFlagsData::trusted(), fp, self.ctx, offsets::LAST_FP);
-        self.b.ins().store(MemFlagsData::trusted(), sp, self.ctx, offsets::LAST_SP);
+        if !self.frame_stored {
+            store_frame(&mut self.b, self.ctx);
+        }
         let r = self.rt(name);
         let mut all = vec![self.ctx];
         all.extend_from_slice(args);
         let call = self.b.ins().call(r, &all);
+        self.safepoint(call);
         self.b.inst_results(call)[0]
+    }
+
+    /// Whether the block being lowered is in a huge function and in no
+    /// loop: it runs at most once per call, so its operations call the
+    /// runtime without inline paths (compiled code that is small and quick
+    /// to compile; only loops pay back the inline paths' size).
+    fn runs_once(&self) -> bool {
+        self.roots.is_some() && self.loops.loop_of(self.current).is_none()
+    }
+
+    /// Gives call `call` the stack map of the place being lowered, in a
+    /// huge function ([`roots`]; elsewhere Cranelift's spiller makes it).
+    fn safepoint(&mut self, call: cranelift_codegen::ir::Inst) {
+        if let Some(roots) = &self.roots {
+            for entry in roots.entries(self.f, self.current, self.at) {
+                self.b.func.dfg.append_user_stack_map_entry(call, entry);
+            }
+        }
     }
 
     fn konst(&mut self, w: i64) -> ClValue {
@@ -624,8 +680,20 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// the hot path runs straight through.
     fn cold_block(&mut self) -> cranelift_codegen::ir::Block {
         let blk = self.b.create_block();
-        self.b.set_cold_block(blk);
+        self.mark_cold(blk);
         blk
+    }
+
+    /// Has Cranelift place `blk` after the others — except in a huge
+    /// function: its register allocator (the single-pass one) walks the
+    /// blocks backwards and holds every value used in a block it has seen
+    /// but defined in one it has not, so slow paths gathered at the end
+    /// kept thousands of values live across the whole function (at
+    /// 10^6 statements the allocator took most of the compile time).
+    fn mark_cold(&mut self, blk: cranelift_codegen::ir::Block) {
+        if self.roots.is_none() {
+            self.b.set_cold_block(blk);
+        }
     }
 
     /// Leaves to the stop block if `v` is the stop word, else continues.
@@ -689,6 +757,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.set_value(v, params[k]);
             }
         }
+        self.at = roots::At::Start;
         if self.env.fuel && self.headers[ix_block(blk)] {
             self.count_fuel(blk);
         }
@@ -698,18 +767,21 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.b.def_var(var, n);
         }
         let fused = fused_compare(self.f, blk, &self.uses);
-        for &i in &self.f.blocks[blk].insts {
+        for (k, &i) in self.f.blocks[blk].insts.iter().enumerate() {
+            self.at = roots::At::Inst(k);
             if Some(i) != fused {
                 self.inst(i);
             }
         }
         match fused {
             Some(i) => {
+                // (`at` is still the compare's: it is the last instruction.)
                 self.at(self.f.sites.inst(i));
                 self.b.set_srcloc(IrPlace::Inst(i).srcloc());
                 self.compare_and_branch(blk, i)
             }
             None => {
+                self.at = roots::At::Term;
                 self.at(self.f.sites.term(blk));
                 self.b.set_srcloc(IrPlace::Term(blk).srcloc());
                 self.terminator(blk)
@@ -729,8 +801,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             None => {
                 // A word that may point into the heap: kept in a stack slot
                 // across calls, where the collector finds it.
-                if !self.small.operand(&Operand::Value(r)) {
-                    self.b.declare_value_needs_stack_map(v);
+                match self.roots.as_ref().map(|roots| roots.home(r)) {
+                    Some(Some((area, offset))) => {
+                        self.b.ins().stack_store(types::I64, v, area, offset);
+                    }
+                    Some(None) => {}
+                    None if !self.small.operand(&Operand::Value(r)) => self.b.declare_value_needs_stack_map(v),
+                    None => {}
                 }
                 self.values.insert(r, v);
             }
@@ -1178,8 +1255,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut all = args.to_vec();
         all.push(self.ctx);
         let call = self.b.ins().call(fref, &all);
+        self.safepoint(call);
         let r = self.b.inst_results(call)[0];
         self.b.ins().store(flags, depth, self.ctx, offsets::DEPTH);
+        if self.frame_stored {
+            store_frame(&mut self.b, self.ctx);
+        }
         self.check_stop(r);
         r
     }
@@ -1199,12 +1280,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             // around (at every definition and use).
             return self.small_op(op, args[0], args[1], None, divisor);
         }
+        if self.runs_once() {
+            return self.runtime_op(op, args);
+        }
         let join = self.b.create_block();
         self.b.append_block_param(join, types::I64);
         let slow = self.b.create_block();
         if inline_word(op) {
             // Off the straight line only when there is an inline path.
-            self.b.set_cold_block(slow);
+            self.mark_cold(slow);
             let (a, b) = (args[0], args[1]);
             let fast = self.b.create_block();
             match self.fast_operands(op, a, b, known) {
@@ -1215,7 +1299,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             let result = self.small_op(op, a, b, Some(slow), divisor);
             self.b.ins().jump(join, &[BlockArg::Value(result)]);
         } else if op == Op::ReadList {
-            self.b.set_cold_block(slow);
+            self.mark_cold(slow);
             let element = self.read_list_inline(args[0], args[1], known[1], slow);
             self.b.ins().jump(join, &[BlockArg::Value(element)]);
         } else {
@@ -1338,6 +1422,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.branch(blk, c, then_block, else_block);
             return;
         };
+        if self.runs_once() {
+            let r = self.runtime_op(op, &[a, b]);
+            let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, ZERO as i64);
+            self.branch(blk, truthy, then_block, else_block);
+            return;
+        }
         let fast = self.b.create_block();
         let slow = self.cold_block();
         self.b.ins().brif(both, fast, &[], slow, &[]);
@@ -1361,8 +1451,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let targs = self.edge_args(blk, then_block);
         let eargs = self.edge_args(blk, else_block);
         let (then_cb, else_cb) = (self.blocks[&then_block], self.blocks[&else_block]);
-        let in_loop = |b: BlockId| self.loops.innermost_header(b) == Some(blk);
-        if in_loop(blk) && in_loop(then_block) && !in_loop(else_block) {
+        let this_loop = self.loops.loop_of(blk).filter(|&l| self.loops.header(l) == blk);
+        let in_loop = |b: BlockId| this_loop.is_some_and(|l| self.loops.contains(l, b));
+        if in_loop(then_block) && !in_loop(else_block) {
             let falsy = self.b.ins().icmp_imm_s(IntCC::Equal, truthy, 0);
             self.b.ins().brif(falsy, else_cb, &eargs, then_cb, &targs);
         } else {

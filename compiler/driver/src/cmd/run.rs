@@ -57,6 +57,9 @@ pub struct NativeRun {
     pub compile: Duration,
     pub run: Duration,
     pub code_size: usize,
+    /// Each phase of compiling and the time it took
+    /// ([`crate::progress::Progress::finish`]).
+    pub phases: Vec<(&'static str, Duration)>,
 }
 
 /// [`native`], also returning what the run did and cost ([`NativeRun`]).
@@ -78,6 +81,7 @@ pub fn native_counted(
                 compile: started.elapsed(),
                 run: Duration::ZERO,
                 code_size: 0,
+                phases: progress.finish(),
             });
         }
     };
@@ -88,11 +92,11 @@ pub fn native_counted(
     let options = flowc_codegen::Options { fuel: config.fuel.is_some() };
     let native = flowc_codegen::Native::compile_versions(&versions.generic, versions.small_version(), options)
         .map_err(|e| Failure::input(format!("code generation failed: {e}")))?;
-    drop(progress);
+    let phases = progress.finish();
     let compile = started.elapsed();
     let ran = Instant::now();
     let (result, counts) = native.run_counted(env, config);
-    Ok(NativeRun { result, counts, compile, run: ran.elapsed(), code_size: native.code_size() })
+    Ok(NativeRun { result, counts, compile, run: ran.elapsed(), code_size: native.code_size(), phases })
 }
 
 pub fn main(args: Args) -> Result<(), Failure> {
@@ -102,6 +106,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
     let heap_before = flowc_lang::heap::stats();
     // The compile time of the native engine (the JIT's is in its stats).
     let mut compile_time = None;
+    let mut phases = Vec::new();
     let lower_failed = |kind| (Err(interp::RuntimeError { kind, at: None }), Counts::default());
     let (result, counts) = match args.engine {
         Engine::Interp => interp::run_counted(&program, label, &env, &config),
@@ -112,6 +117,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
         Engine::Native => {
             let run = native_counted(&program, label, &env, &config)?;
             compile_time = Some(run.compile);
+            phases = run.phases;
             (run.result, run.counts)
         }
         Engine::Jit => match flowc_frontend::lower(&program, label) {
@@ -133,6 +139,9 @@ pub fn main(args: Args) -> Result<(), Failure> {
     if args.stats {
         eprintln!("{}", stats_line(args.engine, args.fuel.is_some(), result.is_ok(), counts, elapsed, compile_time));
         eprintln!("{}", flowc_lang::heap::report(&flowc_lang::heap::stats().since(&heap_before)));
+        if !phases.is_empty() {
+            eprintln!("compiling: {}", crate::progress::describe(&phases));
+        }
     }
     match result {
         Ok(_) => Ok(()),
