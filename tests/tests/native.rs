@@ -209,3 +209,44 @@ fn the_optimistic_copy_leaves_for_the_generic_one_where_arithmetic_grows() {
     assert!(outcome("[x/3, n/100]").len() > 50, "3^100 is a bignum: {}", outcome("[x/3, n/100]"));
     assert!(outcome("[x/a, n/3]").contains("Error"), "{}", outcome("[x/a, n/3]"));
 }
+
+/// Huge functions (`flowc_ir::HUGE_INSTS`) test the context's stop flag
+/// once per block instead of after every runtime call (the runtime does
+/// nothing once the program stopped): generated programs with a huge main
+/// function and operations that fail stop with the interpreter's first
+/// error, at its place, or print what it prints.
+#[test]
+fn huge_functions_stop_at_the_first_error() {
+    let wanted = gen::seed_count(8);
+    let (compared, errors) = flowc_codegen::with_stack(move || {
+        let (mut compared, mut errors) = (0, 0);
+        // Seeds whose main stays huge after the passes (code after an
+        // error that always happens is removed).
+        for seed in 0..wanted * 5 {
+            let cfg = gen::GenConfig { size: 20_000, functions: 3, errors: true, odd_names: false, alloc: false };
+            let p = gen::generate(1000 + seed, &cfg);
+            let (label, env) = engines::start(&p);
+            let module = flowc_frontend::lower(&p, label).unwrap();
+            let versions = flowc_passes::versions::optimize_versions(module, &Default::default());
+            if !versions.generic.main().unwrap().is_huge() {
+                continue;
+            }
+            let expected = engines::reference(&p, label, &env);
+            assert_eq!(engines::native(&versions, &env), expected, "seed {seed}");
+            if let Some(message) = engines::reference_error(&p, label, &env) {
+                if !message.contains("fuel_exhausted") {
+                    let got = engines::native_error(&p, &versions, &env);
+                    assert_eq!(got.as_deref(), Some(message.as_str()), "seed {seed}");
+                    errors += 1;
+                }
+            }
+            compared += 1;
+            if compared == wanted {
+                break;
+            }
+        }
+        (compared, errors)
+    });
+    assert_eq!(compared, wanted, "too few huge programs");
+    assert!(errors * 2 >= wanted, "only {errors} of {wanted} programs failed");
+}

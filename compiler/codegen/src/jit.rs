@@ -156,7 +156,7 @@ impl Unit {
     /// Where the failing runtime call of a run came from (without the
     /// statement's text: see `Location::with_text`).
     fn location(&self, ctx: &Ctx) -> Option<flowc_lang::interp::Location> {
-        let site = self.sites.get(ctx.site)?;
+        let site = self.sites.get(ctx.error_site)?;
         Some(flowc_lang::interp::Location {
             function: site.function,
             block: site.block,
@@ -822,7 +822,7 @@ impl TraceCache {
     /// Where the failing runtime call of a run came from.
     fn location(&self, ctx: &Ctx) -> Option<flowc_lang::interp::Location> {
         let inner = self.inner.borrow();
-        let site = inner.sites.get(ctx.site)?;
+        let site = inner.sites.get(ctx.error_site)?;
         Some(flowc_lang::interp::Location {
             function: site.function,
             block: site.block,

@@ -30,8 +30,11 @@ pub struct Ctx {
     exit_values: *mut u64,
     /// The source site (an index into the code's site table) of the
     /// runtime call in progress, stored by generated code before calls
-    /// that can fail (offset 24); `u64::MAX` for none.
+    /// that can fail; `u64::MAX` for none.
     pub site: u64,
+    /// The site of the call that recorded [`Ctx::error`] (code may go on
+    /// storing sites for calls after the stop: see [`Ctx::stopped`]).
+    pub error_site: u64,
     /// Steps left before the run is out of fuel (offset 32): code compiled
     /// with fuel checks takes one per loop iteration and stops at 0.
     /// `u64::MAX` when unlimited.
@@ -43,7 +46,8 @@ pub struct Ctx {
     /// is left as soon as it is entered.
     pub iterations: u64,
     /// The frame pointer and stack pointer of the compiled frame that made
-    /// the runtime call in progress, stored before every runtime call:
+    /// the runtime call in progress, stored by functions on entry and
+    /// after each call they make, by traces before every runtime call:
     /// where a collection starts walking compiled frames for roots
     /// ([`crate::frames`]).
     pub last_fp: u64,
@@ -62,6 +66,13 @@ pub struct Ctx {
     pub allocations: u64,
     pub error: Option<ErrorKind>,
     pub output: Option<Value>,
+    /// Nonzero once the program stopped (an error was recorded, or it
+    /// printed). From then on every runtime function returns [`STOP`] at
+    /// once and does nothing, so the straight-line code of a huge
+    /// function may make several calls and test this once, at the end of
+    /// its block, instead of testing each call's result (what it
+    /// computes after the stop is never used).
+    pub stopped: u64,
     immutable: Rc<[(Symbol, Symbol)]>,
     /// Errors the generated code raises by index (`trap` terminators).
     pub traps: Rc<[ErrorKind]>,
@@ -78,6 +89,7 @@ pub mod offsets {
     pub const SITE: i32 = offset_of!(Ctx, site) as i32;
     pub const FUEL: i32 = offset_of!(Ctx, fuel) as i32;
     pub const ITERATIONS: i32 = offset_of!(Ctx, iterations) as i32;
+    pub const STOPPED: i32 = offset_of!(Ctx, stopped) as i32;
     pub const LAST_FP: i32 = offset_of!(Ctx, last_fp) as i32;
     pub const LAST_SP: i32 = offset_of!(Ctx, last_sp) as i32;
     pub const HEAP: i32 = offset_of!(Ctx, heap) as i32;
@@ -99,6 +111,7 @@ impl Ctx {
             max_depth,
             exit_values: std::ptr::null_mut(),
             site: u64::MAX,
+            error_site: u64::MAX,
             fuel: u64::MAX,
             fuel_limit: u64::MAX,
             iterations: 0,
@@ -111,6 +124,7 @@ impl Ctx {
             allocations: 0,
             error: None,
             output: None,
+            stopped: 0,
             immutable: immutable.into(),
             traps: traps.into(),
         }
@@ -121,7 +135,9 @@ impl Ctx {
     pub fn reset(&mut self) {
         self.error = None;
         self.output = None;
+        self.stopped = 0;
         self.site = u64::MAX;
+        self.error_site = u64::MAX;
         self.depth = 0;
         self.fuel = u64::MAX;
         self.fuel_limit = u64::MAX;
@@ -178,7 +194,9 @@ impl Ctx {
     fn fail(&mut self, e: ErrorKind) -> Word {
         if self.error.is_none() {
             self.error = Some(e);
+            self.error_site = self.site;
         }
+        self.stopped = 1;
         STOP
     }
 
@@ -264,6 +282,9 @@ macro_rules! ctx {
 #[no_mangle]
 pub unsafe extern "C" fn flowc_rt_op(ctx: *mut Ctx, op: u64, nargs: u64, a: Word, b: Word) -> Word {
     let ctx = ctx!(ctx);
+    if ctx.stopped != 0 {
+        return STOP;
+    }
     let op = Op::ALL[op as usize];
     if let Some(w) = heap::num::op_words(op, nargs, a, b) {
         return w;
@@ -295,6 +316,9 @@ pub unsafe extern "C" fn flowc_rt_op(ctx: *mut Ctx, op: u64, nargs: u64, a: Word
 #[no_mangle]
 pub unsafe extern "C" fn flowc_rt_missing_op(ctx: *mut Ctx, name: u64, nargs: u64, a: Word, b: Word) -> Word {
     let ctx = ctx!(ctx);
+    if ctx.stopped != 0 {
+        return STOP;
+    }
     for w in [a, b].into_iter().take(nargs as usize) {
         if let Err(stop) = ctx.read(w) {
             return stop;
@@ -310,6 +334,9 @@ pub unsafe extern "C" fn flowc_rt_missing_op(ctx: *mut Ctx, name: u64, nargs: u6
 #[no_mangle]
 pub unsafe extern "C" fn flowc_rt_check_bound(ctx: *mut Ctx, a: Word) -> Word {
     let ctx = ctx!(ctx);
+    if ctx.stopped != 0 {
+        return STOP;
+    }
     match ctx.read(a) {
         Ok(_) => a,
         Err(w) => w,
@@ -324,6 +351,9 @@ pub unsafe extern "C" fn flowc_rt_check_bound(ctx: *mut Ctx, a: Word) -> Word {
 #[no_mangle]
 pub unsafe extern "C" fn flowc_rt_new(ctx: *mut Ctx, class: u64) -> Word {
     let ctx = ctx!(ctx);
+    if ctx.stopped != 0 {
+        return STOP;
+    }
     ctx.allocations += 1;
     let obj = objects::new_object(ctx.allocations, Symbol::from_index(class as u32), ctx.layout);
     ctx.word(obj)
@@ -335,6 +365,9 @@ pub unsafe extern "C" fn flowc_rt_new(ctx: *mut Ctx, class: u64) -> Word {
 #[no_mangle]
 pub unsafe extern "C" fn flowc_rt_get(ctx: *mut Ctx, obj: Word, field: u64) -> Word {
     let ctx = ctx!(ctx);
+    if ctx.stopped != 0 {
+        return STOP;
+    }
     let field = Symbol::from_index(field as u32);
     let o = match ctx.read(obj) {
         Ok(v) => v,
@@ -357,6 +390,9 @@ pub unsafe extern "C" fn flowc_rt_get(ctx: *mut Ctx, obj: Word, field: u64) -> W
 #[no_mangle]
 pub unsafe extern "C" fn flowc_rt_set(ctx: *mut Ctx, obj: Word, field: u64, value: Word) -> Word {
     let ctx = ctx!(ctx);
+    if ctx.stopped != 0 {
+        return STOP;
+    }
     let field = Symbol::from_index(field as u32);
     let o = match ctx.read(obj) {
         Ok(v) => v,
@@ -382,9 +418,13 @@ pub unsafe extern "C" fn flowc_rt_set(ctx: *mut Ctx, obj: Word, field: u64, valu
 #[no_mangle]
 pub unsafe extern "C" fn flowc_rt_print(ctx: *mut Ctx, a: Word) -> Word {
     let ctx = ctx!(ctx);
+    if ctx.stopped != 0 {
+        return STOP;
+    }
     if let Ok(v) = ctx.read(a) {
         ctx.output = Some(v);
     }
+    ctx.stopped = 1;
     STOP
 }
 
@@ -395,6 +435,9 @@ pub unsafe extern "C" fn flowc_rt_print(ctx: *mut Ctx, a: Word) -> Word {
 #[no_mangle]
 pub unsafe extern "C" fn flowc_rt_trap(ctx: *mut Ctx, index: u64) -> Word {
     let ctx = ctx!(ctx);
+    if ctx.stopped != 0 {
+        return STOP;
+    }
     let e = ctx.traps[index as usize].clone();
     ctx.fail(e)
 }
@@ -406,6 +449,9 @@ pub unsafe extern "C" fn flowc_rt_trap(ctx: *mut Ctx, index: u64) -> Word {
 #[no_mangle]
 pub unsafe extern "C" fn flowc_rt_stack_overflow(ctx: *mut Ctx) -> Word {
     let ctx = ctx!(ctx);
+    if ctx.stopped != 0 {
+        return STOP;
+    }
     let depth = ctx.max_depth as usize;
     ctx.fail(ErrorKind::StackOverflow { depth })
 }
@@ -417,6 +463,9 @@ pub unsafe extern "C" fn flowc_rt_stack_overflow(ctx: *mut Ctx) -> Word {
 #[no_mangle]
 pub unsafe extern "C" fn flowc_rt_out_of_fuel(ctx: *mut Ctx) -> Word {
     let ctx = ctx!(ctx);
+    if ctx.stopped != 0 {
+        return STOP;
+    }
     let fuel = ctx.fuel_limit;
     ctx.fail(ErrorKind::FuelExhausted { fuel })
 }

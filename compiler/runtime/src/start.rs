@@ -389,7 +389,7 @@ fn start(program: &Program, args: &[String]) -> Result<Value, Failure> {
         let e = RuntimeError { kind, at: None };
         // SAFETY: the code generator writes the site lines NUL-terminated.
         let sites = unsafe { text(program.sites) };
-        return Err(match usize::try_from(ctx.site).ok().and_then(|k| sites.lines().nth(k)) {
+        return Err(match usize::try_from(ctx.error_site).ok().and_then(|k| sites.lines().nth(k)) {
             Some(at) => Failure::At(e, at.to_owned()),
             None => Failure::Runtime(e),
         });

@@ -316,6 +316,11 @@ struct Lowerer<'a, 'b> {
     /// The frame and stack pointers are stored on entry and after calls
     /// (functions), not before every runtime call (traces).
     frame_stored: bool,
+    /// Lowering the instructions of a block of a huge function: runtime
+    /// calls' stops are tested once, by [`Lowerer::flush_stop`]; and
+    /// whether a call since the last test needs one.
+    defer_stop: bool,
+    stop_pending: bool,
 }
 
 /// Stores the frame and stack pointer into the context: where a collection
@@ -487,6 +492,8 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         roots,
         at: roots::At::Start,
         frame_stored,
+        defer_stop: false,
+        stop_pending: false,
     };
     l.b.switch_to_block(stop);
     l.store_iterations();
@@ -697,10 +704,35 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     /// Leaves to the stop block if `v` is the stop word, else continues.
+    /// (In a huge function, only notes that the block must test the
+    /// context's stop flag before it ends: see [`Lowerer::flush_stop`].)
     fn check_stop(&mut self, v: ClValue) {
+        if self.defer_stop {
+            self.stop_pending = true;
+            return;
+        }
         let cont = self.b.create_block();
         self.b.ins().brif(v, cont, &[], self.stop, &[]);
         self.b.switch_to_block(cont);
+    }
+
+    /// Leaves to the stop block if a call since the last test stopped the
+    /// program. Huge functions do not test each runtime call's result:
+    /// after a stop the runtime does nothing and returns the stop word
+    /// (`Ctx::stopped`); their inline code only computes (objects go
+    /// through the runtime; an inline list read first checks for a
+    /// non-zero pointer, and the stop word is zero), and the one test
+    /// before the block's terminator, or before a call of a function,
+    /// leaves before anything computed after the stop is used. One
+    /// Cranelift block per IR block instead of one per call: the register
+    /// allocator's cost is per block.
+    fn flush_stop(&mut self) {
+        if std::mem::take(&mut self.stop_pending) {
+            let stopped = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, offsets::STOPPED);
+            let cont = self.b.create_block();
+            self.b.ins().brif(stopped, self.stop, &[], cont, &[]);
+            self.b.switch_to_block(cont);
+        }
     }
 
     fn operand(&mut self, o: &Operand) -> ClValue {
@@ -758,6 +790,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
         self.at = roots::At::Start;
+        self.defer_stop = false;
         if self.env.fuel && self.headers[ix_block(blk)] {
             self.count_fuel(blk);
         }
@@ -767,12 +800,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.b.def_var(var, n);
         }
         let fused = fused_compare(self.f, blk, &self.uses);
+        self.defer_stop = self.roots.is_some();
         for (k, &i) in self.f.blocks[blk].insts.iter().enumerate() {
             self.at = roots::At::Inst(k);
             if Some(i) != fused {
                 self.inst(i);
             }
         }
+        self.flush_stop();
+        self.defer_stop = false;
         match fused {
             Some(i) => {
                 // (`at` is still the compare's: it is the last instruction.)
@@ -1237,6 +1273,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     /// A call with the depth check of the interpreter (`max_depth` frames).
     fn call(&mut self, func: flowc_lang::Symbol, args: &[ClValue]) -> ClValue {
+        // Not with arguments computed after a stop.
+        self.flush_stop();
         let flags = MemFlagsData::trusted();
         let depth = self.b.ins().load(types::I64, flags, self.ctx, offsets::DEPTH);
         let max = self.b.ins().load(types::I64, flags, self.ctx, offsets::MAX_DEPTH);
