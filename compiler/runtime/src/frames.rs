@@ -9,9 +9,13 @@
 //! generator registers each function's maps here with their return
 //! addresses ([`StackMaps::add`]).
 //!
-//! Before every call into the runtime (which may allocate, and so
-//! collect), compiled code stores its frame pointer and stack pointer into
-//! the context ([`crate::runtime::Ctx::last_fp`]). From there the walk
+//! Compiled code keeps the frame pointer and stack pointer of the frame
+//! making runtime calls (which may allocate, and so collect) in the
+//! context ([`crate::runtime::Ctx::last_fp`]): functions store them on
+//! entry and after each call they make (a function's stack pointer does
+//! not move between its prologue and epilogue), traces before every
+//! runtime call. In huge functions the stack maps come from the code
+//! generator's own liveness of the IR rather than Cranelift's spiller. From there the walk
 //! goes outwards ([`mark_frames`]): the return address of a frame's
 //! safepoint is the word just below its stack pointer; the next frame out
 //! has its frame pointer and return address saved at this frame's frame

@@ -22,7 +22,20 @@
 //! and checked on entry (else the generic copy runs). IR values then live
 //! in Cranelift variables, which the SSA builder merges where the copies
 //! meet. A guard lowered in both copies leaves by one exit number.
-//! Huge functions (`flowc_ir::HUGE_INSTS`) get one copy.
+//! Huge functions (`flowc_ir::HUGE_INSTS`) get one copy, and are lowered
+//! for compile time: no inline paths outside loops
+//! ([`Lowerer::runs_once`]), one stop test per block
+//! ([`Lowerer::flush_stop`]), GC roots found on the IR ([`roots`]), no
+//! cold blocks (see [`Lowerer::mark_cold`]).
+//!
+//! Block order: Cranelift lowers blocks in the reverse postorder of a
+//! search that takes a branch's first target first, which puts that
+//! target's region after the other's. Every loop header therefore
+//! branches to its exit first and its body second ([`Lowerer::branch`]):
+//! the body follows its header, and the rest of the function follows the
+//! loop, instead of the rest of the function coming between a loop's
+//! header and its body (which made values of outer loops live across
+//! everything that followed, for the register allocator).
 //!
 //! Traces: a guard branches to an exit stub that stores the values its
 //! resume record needs in the context's exit buffer and returns the exit's
@@ -30,7 +43,10 @@
 //!
 //! Errors: before a runtime call that can fail, the code stores the source
 //! site of the instruction (numbered in a [`SiteTable`]) in the context, so
-//! an error names its statement like the interpreter's.
+//! an error names its statement like the interpreter's (the runtime keeps
+//! the site of the first error). Functions store their frame and stack
+//! pointers in the context on entry and after each call (traces before
+//! every runtime call), where a collection starts walking frames.
 
 use std::collections::HashMap;
 
@@ -1480,11 +1496,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     /// Ends `blk` with a branch on `truthy` to its successors `then_block`
     /// and `else_block`. Cranelift places a branch's second target right
-    /// after it, so at the header of an innermost loop whose body starts
-    /// at `then_block` (and not at `else_block`) the test is inverted and
-    /// the body comes second: the hottest loops run straight into their
-    /// body instead of jumping over their exit every iteration. (Cranelift
-    /// folds the inversion of a comparison into the comparison.)
+    /// after it, so at the header of a loop whose body starts at
+    /// `then_block` (and not at `else_block`) the test is inverted and the
+    /// body comes second: loops run straight into their body instead of
+    /// jumping over their exit every iteration, and the block order keeps
+    /// each loop together (see the module docs). (Cranelift folds the
+    /// inversion of a comparison into the comparison.)
     fn branch(&mut self, blk: BlockId, truthy: ClValue, then_block: BlockId, else_block: BlockId) {
         let targs = self.edge_args(blk, then_block);
         let eargs = self.edge_args(blk, else_block);
