@@ -1,0 +1,272 @@
+//! Integer fast paths: operations on small integers run inline on their
+//! tagged words (`n` is stored as `2n + 1`), with overflow and zero
+//! checks leaving for the runtime, which computes any operands; `%` by a
+//! positive constant and floored `//` and `%` have their own sequences.
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, BlockArg, InstBuilder, Value as ClValue};
+
+use flowc_ir::Operand;
+use flowc_lang::ops::Op;
+
+use super::Lowerer;
+use crate::word::{self, ONE, ZERO};
+
+impl Lowerer<'_, '_> {
+    /// An operation: inline on small integers where it pays, else the runtime.
+    /// Which of the first two operands are certainly small integers.
+    pub(super) fn known_small(&self, args: &[Operand]) -> [bool; 2] {
+        [0, 1].map(|k| args.get(k).is_some_and(|o| self.small.operand(o)))
+    }
+
+    /// `op` on any operands: inline on small integers (`known` says which
+    /// operands need no tag test), the runtime otherwise.
+    pub(super) fn op(&mut self, op: Op, args: &[ClValue], known: [bool; 2], divisor: Option<i64>) -> ClValue {
+        if inline_word(op) && known == [true, true] && !small_op_can_fail(op, divisor) {
+            // No slow path at all: a runtime call, even one never reached,
+            // is a safepoint that the values live across it are spilled
+            // around (at every definition and use).
+            return self.small_op(op, args[0], args[1], None, divisor);
+        }
+        if self.runs_once() {
+            return self.runtime_op(op, args);
+        }
+        let join = self.b.create_block();
+        self.b.append_block_param(join, types::I64);
+        let slow = self.b.create_block();
+        if inline_word(op) {
+            // Off the straight line only when there is an inline path.
+            self.mark_cold(slow);
+            let (a, b) = (args[0], args[1]);
+            let fast = self.b.create_block();
+            match self.fast_operands(op, a, b, known) {
+                Some(both) => self.b.ins().brif(both, fast, &[], slow, &[]),
+                None => self.b.ins().jump(fast, &[]),
+            };
+            self.b.switch_to_block(fast);
+            let result = self.small_op(op, a, b, Some(slow), divisor);
+            self.b.ins().jump(join, &[BlockArg::Value(result)]);
+        } else if op == Op::ReadList {
+            self.mark_cold(slow);
+            let element = self.read_list_inline(args[0], args[1], known[1], slow);
+            self.b.ins().jump(join, &[BlockArg::Value(element)]);
+        } else {
+            self.b.ins().jump(slow, &[]);
+        }
+        self.b.switch_to_block(slow);
+        let r = self.runtime_op(op, args);
+        self.b.ins().jump(join, &[BlockArg::Value(r)]);
+        self.b.switch_to_block(join);
+        self.b.block_params(join)[0]
+    }
+
+    /// `op` on two small-integer words. With `slow`, an overflow (or a zero
+    /// divisor, or a quotient that is not small) jumps there; without (the
+    /// `Word` form), the optimizer proved none can happen, so no tag,
+    /// overflow or zero check remains. `divisor` is `b`'s value when it is
+    /// a constant in `1..2^30`.
+    pub(super) fn small_op(
+        &mut self,
+        op: Op,
+        a: ClValue,
+        b: ClValue,
+        slow: Option<cranelift_codegen::ir::Block>,
+        divisor: Option<i64>,
+    ) -> ClValue {
+        match op {
+            Op::Add | Op::Sub | Op::Mul => {
+                let (r, overflow) = self.arith(op, a, b, slow.is_some());
+                if let (Some(slow), Some(overflow)) = (slow, overflow) {
+                    let ok = self.b.create_block();
+                    self.b.ins().brif(overflow, slow, &[], ok, &[]);
+                    self.b.switch_to_block(ok);
+                }
+                r
+            }
+            // A positive constant divisor: no zero to divide by, and the
+            // quotient is no bigger than the dividend: no slow path.
+            Op::Mod if divisor.is_some() => self.mod_by_constant(a, b, divisor.unwrap_or(1)),
+            Op::Div | Op::Mod => self.floor_div_mod(op, a, b, slow.filter(|_| divisor.is_none())),
+            _ => {
+                let c = self.b.ins().icmp(int_cc(op), a, b);
+                let one = self.konst(ONE as i64);
+                let zero = self.konst(ZERO as i64);
+                self.b.ins().select(c, one, zero)
+            }
+        }
+    }
+
+    /// `a + b`, `a - b` or `a * b` on small-integer words (`n` is stored
+    /// as `2n + 1`, so `b - 1` is `2y`): the result's word and, when
+    /// `checked`, whether it overflowed.
+    pub(super) fn arith(&mut self, op: Op, a: ClValue, b: ClValue, checked: bool) -> (ClValue, Option<ClValue>) {
+        let b1 = self.b.ins().iadd_imm_s(b, -1);
+        match (op, checked) {
+            (Op::Add, true) => {
+                let (r, of) = self.b.ins().sadd_overflow(a, b1);
+                (r, Some(of))
+            }
+            (Op::Add, false) => (self.b.ins().iadd(a, b1), None),
+            (Op::Sub, true) => {
+                let (r, of) = self.b.ins().ssub_overflow(a, b1);
+                (r, Some(of))
+            }
+            (Op::Sub, false) => (self.b.ins().isub(a, b1), None),
+            (_, checked) => {
+                let x = self.b.ins().sshr_imm_s(a, 1);
+                let (p, of) = if checked {
+                    let (p, of) = self.b.ins().smul_overflow(x, b1);
+                    (p, Some(of))
+                } else {
+                    (self.b.ins().imul(x, b1), None)
+                };
+                (self.b.ins().iadd_imm_s(p, 1), of)
+            }
+        }
+    }
+
+    /// Whether `a` and `b` take the inline path of `op`: two small
+    /// integers, or for `==`/`!=` two immediate words (integers and atoms
+    /// are equal exactly when their words are).
+    /// Operands `known` to be small integers need no test; `None` when
+    /// both are known.
+    pub(super) fn fast_operands(&mut self, op: Op, a: ClValue, b: ClValue, known: [bool; 2]) -> Option<ClValue> {
+        let unknown: Vec<ClValue> = [a, b].into_iter().zip(known).filter(|(_, k)| !k).map(|(w, _)| w).collect();
+        if unknown.is_empty() {
+            return None;
+        }
+        if matches!(op, Op::Eq | Op::Ne) {
+            // Pointers (0 tag) and unbound words (6) take the slow path.
+            let immediate = |l: &mut Self, w: ClValue| {
+                let t = l.b.ins().band_imm_s(w, word::TAG_MASK as i64);
+                let not_ptr = l.b.ins().icmp_imm_s(IntCC::NotEqual, t, 0);
+                let not_unbound = l.b.ins().icmp_imm_s(IntCC::NotEqual, t, word::UNBOUND_TAG as i64);
+                l.b.ins().band(not_ptr, not_unbound)
+            };
+            let tests: Vec<ClValue> = unknown.into_iter().map(|w| immediate(self, w)).collect();
+            Some(tests.into_iter().reduce(|x, y| self.b.ins().band(x, y)).expect("one operand is unknown"))
+        } else {
+            let words = unknown.into_iter().reduce(|x, y| self.b.ins().band(x, y)).expect("one operand is unknown");
+            Some(self.b.ins().band_imm_s(words, 1))
+        }
+    }
+
+    /// `a % k` for a small-integer word `a` and a constant `k` in `1..2^30`
+    /// (the word `b`). When `a` is in `0..2^31` the tagged words work
+    /// directly — `(2a + 1) mod 2k` is `2(a mod k) + 1`, the word of
+    /// `a mod k` — in one 32-bit remainder by a constant (which Cranelift
+    /// turns into a multiply), with no untagging or retagging on the way;
+    /// other values take the general path.
+    pub(super) fn mod_by_constant(&mut self, a: ClValue, b: ClValue, k: i64) -> ClValue {
+        let (quick, general, out) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        self.b.append_block_param(out, types::I64);
+        // The word 2a + 1 is below 2^32 exactly when 0 <= a < 2^31.
+        let small = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, a, 1 << 32);
+        self.b.ins().brif(small, quick, &[], general, &[]);
+        self.b.switch_to_block(quick);
+        let a32 = self.b.ins().ireduce(types::I32, a);
+        let k2 = self.b.ins().iconst(types::I32, 2 * k);
+        let word = self.b.ins().urem(a32, k2);
+        let word = self.b.ins().uextend(types::I64, word);
+        self.b.ins().jump(out, &[BlockArg::Value(word)]);
+        self.b.switch_to_block(general);
+        let word = self.floor_div_mod(Op::Mod, a, b, None);
+        self.b.ins().jump(out, &[BlockArg::Value(word)]);
+        self.b.switch_to_block(out);
+        self.b.block_params(out)[0]
+    }
+
+    /// Floored division or modulo of two small-integer words `a`, `b`;
+    /// division by zero and a quotient that does not fit a small integer
+    /// take `slow` (the runtime raises the error or makes a bignum).
+    pub(super) fn floor_div_mod(
+        &mut self,
+        op: Op,
+        a: ClValue,
+        b: ClValue,
+        slow: Option<cranelift_codegen::ir::Block>,
+    ) -> ClValue {
+        let x = self.b.ins().sshr_imm_s(a, 1);
+        let y = self.b.ins().sshr_imm_s(b, 1);
+        if let Some(slow) = slow {
+            let nonzero = self.b.create_block();
+            self.b.ins().brif(y, nonzero, &[], slow, &[]);
+            self.b.switch_to_block(nonzero);
+        }
+        // Non-negative operands below 2^32 (the common case) divide in 32
+        // bits, several times faster than a 64-bit division (as LLVM's
+        // "bypass slow division" does); no floor adjustment is needed.
+        let both = self.b.ins().bor(x, y);
+        let high = self.b.ins().ushr_imm_s(both, 32);
+        let narrow = self.b.create_block();
+        let wide = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.append_block_param(done, types::I64);
+        self.b.ins().brif(high, wide, &[], narrow, &[]);
+        self.b.switch_to_block(narrow);
+        let x32 = self.b.ins().ireduce(types::I32, x);
+        let y32 = self.b.ins().ireduce(types::I32, y);
+        let r32 = if op == Op::Mod { self.b.ins().urem(x32, y32) } else { self.b.ins().udiv(x32, y32) };
+        let r64 = self.b.ins().uextend(types::I64, r32);
+        self.b.ins().jump(done, &[BlockArg::Value(r64)]);
+        self.b.switch_to_block(wide);
+        // Both are 63-bit, so the machine division cannot overflow.
+        let r = self.b.ins().srem(x, y);
+        // Truncation rounds toward zero; floor differs when the remainder is
+        // not zero and the operands' signs differ.
+        let r_nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, 0);
+        let signs = self.b.ins().bxor(x, y);
+        let differ = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, signs, 0);
+        let adjust = self.b.ins().band(r_nonzero, differ);
+        let wide_result = if op == Op::Mod {
+            let ry = self.b.ins().iadd(r, y);
+            self.b.ins().select(adjust, ry, r)
+        } else {
+            let q = self.b.ins().sdiv(x, y);
+            let q1 = self.b.ins().iadd_imm_s(q, -1);
+            self.b.ins().select(adjust, q1, q)
+        };
+        self.b.ins().jump(done, &[BlockArg::Value(wide_result)]);
+        self.b.switch_to_block(done);
+        let result = self.b.block_params(done)[0];
+        let doubled = self.b.ins().ishl_imm_s(result, 1);
+        if let (Op::Div, Some(slow)) = (op, slow) {
+            // Only -2^62 / -1 leaves the small integers.
+            let back = self.b.ins().sshr_imm_s(doubled, 1);
+            let fits = self.b.ins().icmp(IntCC::Equal, back, result);
+            let ok = self.b.create_block();
+            self.b.ins().brif(fits, ok, &[], slow, &[]);
+            self.b.switch_to_block(ok);
+        }
+        self.b.ins().bor_imm_s(doubled, 1)
+    }
+}
+
+/// Operations with an inline path on small integers.
+pub(super) fn inline_word(op: Op) -> bool {
+    (op.takes_integers() && op != Op::Neg) || op.is_comparison()
+}
+
+/// Whether `small_op` on two small integers can need the slow path: an
+/// overflow, a zero divisor (none when the divisor is a positive constant),
+/// a quotient that is not small.
+pub(super) fn small_op_can_fail(op: Op, divisor: Option<i64>) -> bool {
+    match op {
+        Op::Add | Op::Sub | Op::Mul => true,
+        Op::Div | Op::Mod => divisor.is_none(),
+        _ => false,
+    }
+}
+
+/// The signed condition of a comparison on small-integer words (the tag
+/// preserves order).
+pub(super) fn int_cc(op: Op) -> IntCC {
+    match op {
+        Op::Lt => IntCC::SignedLessThan,
+        Op::Le => IntCC::SignedLessThanOrEqual,
+        Op::Gt => IntCC::SignedGreaterThan,
+        Op::Ge => IntCC::SignedGreaterThanOrEqual,
+        Op::Eq => IntCC::Equal,
+        _ => IntCC::NotEqual,
+    }
+}
