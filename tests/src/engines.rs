@@ -200,18 +200,19 @@ pub fn allocations_observable(p: &Program) -> bool {
 /// Compiles the optimized module to native code and runs it. Call on a
 /// thread with a big stack ([`flowc_codegen::with_stack`]).
 pub fn native(versions: &Versions, env: &[(Symbol, Value)]) -> Outcome {
-    let native = compile(versions);
+    native_with(versions, env, flowc_codegen::Options::default())
+}
+
+/// [`native`], with code generated under `options`.
+pub fn native_with(versions: &Versions, env: &[(Symbol, Value)], options: flowc_codegen::Options) -> Outcome {
+    let native = compile(versions, options);
     outcome(native.run(env, config().max_depth))
 }
 
 /// Both versions compiled together, the entry choosing by its arguments.
-fn compile(versions: &Versions) -> flowc_codegen::Native {
-    flowc_codegen::Native::compile_versions(
-        &versions.generic,
-        versions.small_version(),
-        flowc_codegen::Options::default(),
-    )
-    .unwrap_or_else(|e| panic!("code generation failed: {e}"))
+fn compile(versions: &Versions, options: flowc_codegen::Options) -> flowc_codegen::Native {
+    flowc_codegen::Native::compile_versions(&versions.generic, versions.small_version(), options)
+        .unwrap_or_else(|e| panic!("code generation failed: {e}"))
 }
 
 /// Runs the program under the tracing JIT with `options` (lowering it
@@ -246,7 +247,17 @@ pub fn reference_error(p: &Program, label: Symbol, env: &[(Symbol, Value)]) -> O
 /// Native code's error message, its place's text taken from `p`, if the
 /// run fails. Call on a thread with a big stack.
 pub fn native_error(p: &Program, versions: &Versions, env: &[(Symbol, Value)]) -> Option<String> {
-    let native = compile(versions);
+    native_error_with(p, versions, env, flowc_codegen::Options::default())
+}
+
+/// [`native_error`], with code generated under `options`.
+pub fn native_error_with(
+    p: &Program,
+    versions: &Versions,
+    env: &[(Symbol, Value)],
+    options: flowc_codegen::Options,
+) -> Option<String> {
+    let native = compile(versions, options);
     native.run(env, config().max_depth).err().map(|mut e| {
         e.at = e.at.map(|at| at.with_text(p));
         e.to_string()

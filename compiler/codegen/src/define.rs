@@ -42,6 +42,10 @@ pub struct Options {
     /// Count fuel at loop headers ([`crate::lower::Env::fuel`]); off by
     /// default, since it costs a memory update per iteration.
     pub fuel: bool,
+    /// Split every function but traces into regions of at most this many
+    /// instructions ([`crate::lower::frame`]), not only huge ones at
+    /// [`REGION_INSTS`]: the split lowering tried on every program (tests).
+    pub split: Option<usize>,
 }
 
 /// A version of the entry function optimized assuming the parameters at
@@ -113,48 +117,97 @@ pub struct DefinedCode {
     pub places: Vec<crate::code_map::PlaceRange>,
 }
 
+/// How many instructions a region of a split function holds at most
+/// ([`flowc_ir::regions`]): a few thousand keep Cranelift's structures per
+/// function small and its work per instruction flat.
+pub const REGION_INSTS: usize = 2000;
+
 /// Lowers `f` into `env`'s module and defines it as `id`; its traps,
-/// exits and safepoints are appended to `env`'s.
+/// exits and safepoints are appended to `env`'s. A huge function other
+/// than a trace is split into regions ([`crate::lower::frame`]).
 pub fn define_function(env: &mut Env, f: &Function, id: FuncId) -> Result<(), String> {
     let mut ctx = env.module.make_context();
     let mut fbctx = FunctionBuilderContext::new();
-    let disasm = std::env::var_os("FLOWC_DISASM").is_some();
+    if f.kind != FunctionKind::Trace && (f.is_huge() || env.split.is_some()) {
+        let max = env.split.unwrap_or(REGION_INSTS);
+        return define_split(env, f, id, max, &mut ctx, &mut fbctx);
+    }
     lower::lower(env, f, &mut ctx, &mut fbctx);
     if f.is_huge() {
         define_cheaply(&mut *env.module, id, &mut ctx)?;
     } else {
         env.module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
     }
-    if let Some(code) = ctx.compiled_code() {
-        // Every call is a safepoint, those with no word to keep too: the
-        // walk goes through a frame only at a return address it knows.
-        // Both lists are in code order.
-        let mut maps = code.buffer.user_stack_maps().iter().peekable();
-        let points = code
-            .buffer
-            .call_sites()
-            .map(|site| {
-                while maps.next_if(|(offset, _, _)| *offset < site.ret_addr).is_some() {}
-                let slots = match maps.next_if(|(offset, _, _)| *offset == site.ret_addr) {
-                    Some((_, _, map)) => map.entries().map(|(_, slot)| slot).collect(),
-                    None => Vec::new(),
-                };
-                (site.ret_addr, slots)
-            })
-            .collect();
-        let size = code.code_buffer().len() as u32;
-        let places = crate::code_map::places(code);
-        env.safepoints.push(DefinedCode { id, name: f.name, size, safepoints: points, places });
+    record(env, f.name, id, &ctx);
+    Ok(())
+}
+
+/// Defines `f` as `id`, split into regions of at most `max` instructions:
+/// each region a function of its own, compiled cheaply one after the
+/// other (so that only one region's Cranelift structures exist at a
+/// time), and `id` the driver that calls the first.
+fn define_split(
+    env: &mut Env,
+    f: &Function,
+    id: FuncId,
+    max: usize,
+    ctx: &mut cranelift_codegen::Context,
+    fbctx: &mut FunctionBuilderContext,
+) -> Result<(), String> {
+    let facts = lower::Facts::new(f);
+    let regions = flowc_ir::regions::Regions::new(f, &facts.cfg, &facts.loops, max);
+    let frame =
+        lower::frame::Frame::new(f, &facts.cfg, &regions, |v| !facts.small.operand(&flowc_ir::Operand::Value(v)));
+    let sig = lower::frame::region_signature(&*env.module);
+    let funcs = (0..regions.len())
+        .map(|_| env.module.declare_anonymous_function(&sig).map_err(|e| e.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let split = lower::frame::Split { regions, frame, funcs };
+    for (k, &region) in split.funcs.iter().enumerate() {
+        env.module.clear_context(ctx);
+        lower::lower_region(env, f, &facts, &split, k, ctx, fbctx);
+        define_cheaply(&mut *env.module, region, ctx)?;
+        record(env, f.name, region, ctx);
     }
-    if let Some(code) = ctx.compiled_code().filter(|_| disasm) {
+    env.module.clear_context(ctx);
+    lower::frame::lower_driver(env, f, &split, ctx, fbctx);
+    define_cheaply(&mut *env.module, id, ctx)?;
+    record(env, f.name, id, ctx);
+    Ok(())
+}
+
+/// Records what was compiled into `ctx` as `id` (function `name`): its
+/// size, safepoints and code map; prints or writes its code when asked
+/// (`FLOWC_DISASM`, `FLOWC_CODE_DIR`).
+fn record(env: &mut Env, name: Symbol, id: FuncId, ctx: &cranelift_codegen::Context) {
+    let Some(code) = ctx.compiled_code() else { return };
+    // Every call is a safepoint, those with no word to keep too: the
+    // walk goes through a frame only at a return address it knows.
+    // Both lists are in code order.
+    let mut maps = code.buffer.user_stack_maps().iter().peekable();
+    let points = code
+        .buffer
+        .call_sites()
+        .map(|site| {
+            while maps.next_if(|(offset, _, _)| *offset < site.ret_addr).is_some() {}
+            let slots = match maps.next_if(|(offset, _, _)| *offset == site.ret_addr) {
+                Some((_, _, map)) => map.entries().map(|(_, slot)| slot).collect(),
+                None => Vec::new(),
+            };
+            (site.ret_addr, slots)
+        })
+        .collect();
+    let size = code.code_buffer().len() as u32;
+    let places = crate::code_map::places(code);
+    env.safepoints.push(DefinedCode { id, name, size, safepoints: points, places });
+    if std::env::var_os("FLOWC_DISASM").is_some() {
         // The final code, after block layout and branch resolution (the
         // address is not known before the module is finalized).
-        eprint!("{}", crate::disasm::listing(&[(f.name, 0, code.code_buffer())]));
+        eprint!("{}", crate::disasm::listing(&[(name, 0, code.code_buffer())]));
     }
-    if let (Some(dir), Some(code)) = (std::env::var_os("FLOWC_CODE_DIR"), ctx.compiled_code()) {
-        write_code(std::path::Path::new(&dir), f.name, code.code_buffer());
+    if let Some(dir) = std::env::var_os("FLOWC_CODE_DIR") {
+        write_code(std::path::Path::new(&dir), name, code.code_buffer());
     }
-    Ok(())
 }
 
 /// Compiles `ctx.func` with Cranelift's cheapest settings (no mid-end
@@ -354,6 +407,7 @@ pub fn define(
             exits,
             sites,
             fuel,
+            split: options.split,
             links: None,
             safepoints: &mut safepoints,
             objects,
@@ -375,6 +429,7 @@ pub fn define(
                 exits,
                 sites,
                 fuel,
+                split: options.split,
                 links: None,
                 safepoints: &mut safepoints,
                 objects,

@@ -46,7 +46,7 @@ pub fn object(
     let field_names = m.layout().fields().iter().chain(words.map_or(&[][..], |(w, _)| w.layout().fields()));
     let layout = flowc_lang::heap::Layout::of(field_names.copied());
     let objects = crate::lower::ObjectInfo::new(layout, &m.immutable, false);
-    let options = define::Options { fuel };
+    let options = define::Options { fuel, ..Default::default() };
     let defined = define::define(&mut obj, &functions, main, version, constants, &objects, options)?;
 
     // The constant table, filled at start-up.

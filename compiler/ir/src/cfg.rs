@@ -229,7 +229,7 @@ impl DomTree {
 }
 
 /// The nearest common dominator of two reverse-postorder numbers.
-fn intersect(doms: &[u32], mut a: u32, mut b: u32) -> u32 {
+pub(crate) fn intersect(doms: &[u32], mut a: u32, mut b: u32) -> u32 {
     while a != b {
         while a > b {
             a = doms[a as usize];

@@ -75,6 +75,7 @@ pub mod loops;
 pub mod parse;
 pub mod phi_users;
 pub mod print;
+pub mod regions;
 pub mod resume;
 pub mod rows;
 pub mod subst;

@@ -23,10 +23,11 @@
 //! in Cranelift variables, which the SSA builder merges where the copies
 //! meet. A guard lowered in both copies leaves by one exit number.
 //! Huge functions (`flowc_ir::HUGE_INSTS`) get one copy, and are lowered
-//! for compile time: no inline paths outside loops
-//! ([`Lowerer::runs_once`]), one stop test per block
-//! ([`Lowerer::flush_stop`]), GC roots found on the IR ([`roots`]), no
-//! cold blocks (see [`Lowerer::mark_cold`]).
+//! for compile time: cut into regions compiled as functions of their own
+//! ([`frame`]: values that cross regions, and every value the collector
+//! must see, live in words of a frame their driver holds), no inline paths
+//! outside loops ([`Lowerer::runs_once`]), one stop test per block
+//! ([`Lowerer::flush_stop`]), no cold blocks (see [`Lowerer::mark_cold`]).
 //!
 //! Block order: Cranelift lowers blocks in the reverse postorder of a
 //! search that takes a branch's first target first, which puts that
@@ -65,10 +66,10 @@ use flowc_lang::Value;
 use crate::code_map::IrPlace;
 use crate::runtime::offsets;
 
+pub mod frame;
 mod ints;
 mod lists;
 mod objects;
-mod roots;
 use crate::small::Small;
 use crate::word::{self, ONE, STOP, ZERO};
 use ints::{inline_word, int_cc};
@@ -95,6 +96,9 @@ pub struct Env<'a> {
     /// loop header), stopping with `fuel_exhausted` at 0 — so a runaway
     /// loop under `--fuel` ends in compiled code too.
     pub fuel: bool,
+    /// Split every function but traces into regions of this many
+    /// instructions at most (`crate::define::Options::split`).
+    pub split: Option<usize>,
     /// Traces only: the link slots of their exits ([`ExitSlots`]), and the
     /// traces a `jump_trace` may name, by name (each with its parameter
     /// count). `None` outside a trace cache.
@@ -299,25 +303,26 @@ struct Lowerer<'a, 'b> {
     refs: HashMap<String, FuncRef>,
     ctx: ClValue,
     stop: cranelift_codegen::ir::Block,
-    /// Uses of each value (operands, phi inputs, terminators, resume data).
-    uses: HashMap<ValueId, u32>,
+    /// Uses of each value (by raw index: operands, phi inputs,
+    /// terminators, resume data).
+    uses: &'b [u32],
     /// The site index of the instruction being lowered, if it has one.
     site: Option<u64>,
     /// Values certainly small integers: their tag tests are left out.
-    small: Small,
+    small: &'b Small,
     /// Values that can never be unbound ([`flowc_ir::bound::surely_bound`],
     /// by raw value index): uses of them need no `key_not_found` test.
-    bound: bitvec::vec::BitVec,
+    bound: &'b bitvec::vec::BitVec,
     /// Comparisons of small integers computed inline: the machine
     /// condition behind the result word, which guards and branches on the
     /// result test directly instead of testing the word.
     conds: HashMap<ValueId, ClValue>,
     /// Blocks a retreating edge enters (every cycle passes one): where fuel
     /// is counted.
-    headers: Vec<bool>,
+    headers: &'b [bool],
     /// The natural loops, for placing innermost loop bodies after their
     /// header.
-    loops: flowc_ir::loops::LoopForest,
+    loops: &'b flowc_ir::loops::LoopForest,
     /// Traces: the loop iterations run so far (loaded from the context on
     /// entry, one more at every loop header, stored back on the way out).
     iterations: Option<Variable>,
@@ -326,11 +331,10 @@ struct Lowerer<'a, 'b> {
     /// or returns the number. (One per function: a tail call in every exit
     /// cost the register allocator more than the rest of a trace.)
     leave: Option<cranelift_codegen::ir::Block>,
-    /// Huge functions: the collector's roots, found on the IR instead of
-    /// by Cranelift's safepoint spiller ([`roots`]), and where in the
-    /// current block the calls being made are.
-    roots: Option<roots::Roots>,
-    at: roots::At,
+    /// A huge function: lowered for compile time (see the module docs).
+    huge: bool,
+    /// Lowering one region of a split huge function ([`frame`]).
+    split: Option<Region<'b>>,
     /// The frame and stack pointers are stored on entry and after calls
     /// (functions), not before every runtime call (traces).
     frame_stored: bool,
@@ -339,6 +343,52 @@ struct Lowerer<'a, 'b> {
     /// whether a call since the last test needs one.
     defer_stop: bool,
     stop_pending: bool,
+}
+
+/// What lowering reads of an IR function, computed once per function: the
+/// regions of a split function share it.
+pub struct Facts {
+    pub cfg: flowc_ir::cfg::Cfg,
+    pub small: Small,
+    bound: bitvec::vec::BitVec,
+    uses: Vec<u32>,
+    headers: Vec<bool>,
+    pub loops: flowc_ir::loops::LoopForest,
+}
+
+impl Facts {
+    pub fn new(f: &Function) -> Facts {
+        let cfg = flowc_ir::cfg::Cfg::new(f);
+        let mut headers = cfg.retreating_targets();
+        if f.kind == flowc_ir::FunctionKind::Trace && ix_block(f.entry) < headers.len() {
+            // Traces continue in one another (linked exits, `jump_trace`): a
+            // cycle through several traces passes their entries.
+            headers[ix_block(f.entry)] = true;
+        }
+        let loops = flowc_ir::loops::LoopForest::with(f, &cfg, &flowc_ir::cfg::DomTree::new(f, &cfg));
+        Facts { small: Small::of(f), bound: flowc_ir::bound::surely_bound(f), uses: count_uses(f), headers, loops, cfg }
+    }
+}
+
+/// Lowering one region of a split function: where the region is, its
+/// frame, and what is pending.
+struct Region<'b> {
+    split: &'b frame::Split,
+    /// The region's number.
+    index: usize,
+    /// The frame's address (the region's second parameter).
+    base: ClValue,
+    /// The piece being lowered.
+    piece: usize,
+    /// The Cranelift block of each entry that starts mid-block, by piece.
+    entry_blocks: HashMap<usize, cranelift_codegen::ir::Block>,
+    /// The words read from the frame in the block part being lowered.
+    loaded: HashMap<ValueId, ClValue>,
+    /// Edges into other regions made by the terminator being lowered: the
+    /// edge's block, the piece it enters, and the phi inputs it carries.
+    pending: Vec<(cranelift_codegen::ir::Block, usize, Vec<ClValue>)>,
+    /// The other regions' functions, as declared in this one.
+    refs: HashMap<usize, FuncRef>,
 }
 
 /// Stores the frame and stack pointer into the context: where a collection
@@ -352,16 +402,16 @@ fn store_frame(b: &mut FunctionBuilder, ctx: ClValue) {
     b.ins().store(MemFlagsData::trusted(), sp, ctx, offsets::LAST_SP);
 }
 
-/// Lowers IR function `f` into `ctx.func`.
+/// Lowers IR function `f` into `ctx.func` (whole: see [`lower_region`]
+/// for the regions of a split function).
 pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, fbctx: &mut FunctionBuilderContext) {
+    let facts = Facts::new(f);
     ctx.func.signature = signature_of(&*env.module, f);
     let from_buffer = f.kind == flowc_ir::FunctionKind::Trace;
     let mut b = FunctionBuilder::new(&mut ctx.func, fbctx);
-    let mut blocks = HashMap::new();
     // Reverse postorder: a block's dominators, which define what its
     // instructions and its edges' phi inputs use, come first.
-    let cfg = flowc_ir::cfg::Cfg::new(f);
-    let order = &cfg.rpo;
+    let order = &facts.cfg.rpo;
     let make_blocks = |b: &mut FunctionBuilder| -> HashMap<BlockId, cranelift_codegen::ir::Block> {
         let mut blocks = HashMap::new();
         for &blk in order {
@@ -373,15 +423,12 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         }
         blocks
     };
-    blocks.extend(make_blocks(&mut b));
-    let small = Small::of(f);
-    let exit_points = optimistic_exits(f, &small, &cfg);
+    let blocks = make_blocks(&mut b);
+    let exit_points = optimistic_exits(f, &facts.small, &facts.cfg);
     let assumed = if exit_points.is_empty() { Vec::new() } else { Small::assumed_params(f) };
     let optimistic = (!exit_points.is_empty()).then(|| (Small::optimistic(f, &assumed), make_blocks(&mut b)));
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
-    let stop = b.create_block();
-    b.set_cold_block(stop);
     b.switch_to_block(entry);
     let (params, ctx_value) = if from_buffer {
         let ctx_value = b.block_params(entry)[0];
@@ -409,6 +456,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         b.def_var(var, n);
         var
     });
+    let small = &facts.small;
     let mut values = HashMap::new();
     let mut mapped = vec![false; f.values.len()];
     let vars = optimistic.as_ref().map(|_| {
@@ -426,20 +474,13 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
             })
             .collect::<Vec<_>>()
     });
-    let liveness = optimistic.as_ref().map(|_| flowc_ir::liveness::Liveness::new(f, &cfg));
-    let roots = (optimistic.is_none() && f.is_huge())
-        .then(|| roots::Roots::new(f, &cfg, |v| !small.operand(&Operand::Value(v)), b.func));
+    let liveness = optimistic.as_ref().map(|_| flowc_ir::liveness::Liveness::new(f, &facts.cfg));
     for (k, &p) in f.params.iter().enumerate() {
         match &vars {
             Some(vars) => b.def_var(vars[ix(p)], params[k]),
             None => {
-                match roots.as_ref().map(|r| r.home(p)) {
-                    Some(Some((area, offset))) => {
-                        b.ins().stack_store(types::I64, params[k], area, offset);
-                    }
-                    Some(None) => {}
-                    None if !small.operand(&Operand::Value(p)) => b.declare_value_needs_stack_map(params[k]),
-                    None => {}
+                if !small.operand(&Operand::Value(p)) {
+                    b.declare_value_needs_stack_map(params[k]);
                 }
                 values.insert(p, params[k]);
             }
@@ -472,52 +513,21 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
             b.ins().jump(blocks[&f.entry], &[]);
         }
     }
-    let uses = count_uses(f);
-    let mut headers = cfg.retreating_targets();
-    if f.kind == flowc_ir::FunctionKind::Trace && ix_block(f.entry) < headers.len() {
-        // Traces continue in one another (linked exits, `jump_trace`): a
-        // cycle through several traces passes their entries.
-        headers[ix_block(f.entry)] = true;
-    }
-    let loops = flowc_ir::loops::LoopForest::with(f, &cfg, &flowc_ir::cfg::DomTree::new(f, &cfg));
-    let mut l = Lowerer {
-        b,
-        env,
-        f,
-        blocks,
-        values,
-        vars,
-        mapped,
-        liveness,
-        live_at: HashMap::new(),
-        optimistic: false,
-        exit_points,
-        conts: HashMap::new(),
-        exit_numbers: HashMap::new(),
-        current: f.entry,
-        refs: HashMap::new(),
-        ctx: ctx_value,
-        stop,
-        uses,
-        site: None,
-        small,
-        bound: flowc_ir::bound::surely_bound(f),
-        conds: HashMap::new(),
-        headers,
-        loops,
-        iterations,
-        leave: None,
-        roots,
-        at: roots::At::Start,
-        frame_stored,
-        defer_stop: false,
-        stop_pending: false,
+    let (optimistic_small, optimistic_blocks) = match optimistic {
+        Some((small, blocks)) => (Some(small), Some(blocks)),
+        None => (None, None),
     };
-    l.b.switch_to_block(stop);
-    l.store_iterations();
-    let zero = l.b.ins().iconst(types::I64, STOP as i64);
-    l.b.ins().return_(&[zero]);
-    if let Some((small, blocks)) = optimistic {
+    let mut l = Lowerer::new(b, env, f, &facts, blocks, ctx_value, None);
+    l.values = values;
+    l.vars = vars;
+    l.mapped = mapped;
+    l.liveness = liveness;
+    l.exit_points = exit_points;
+    l.iterations = iterations;
+    l.frame_stored = frame_stored;
+    l.huge = f.is_huge() && l.vars.is_none();
+    l.finish_stop();
+    if let (Some(small), Some(blocks)) = (&optimistic_small, optimistic_blocks) {
         // The optimistic copy first, then the generic one it leaves to.
         let generic = (std::mem::replace(&mut l.small, small), std::mem::replace(&mut l.blocks, blocks));
         l.optimistic = true;
@@ -534,6 +544,165 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     l.b.seal_all_blocks();
     let config = l.env.module.target_config();
     l.b.finalize(config);
+}
+
+/// Lowers region `index` of split function `f` into `ctx.func`
+/// ([`frame`]): a function of the context, the frame's address and the
+/// number of the entry to start at, which goes to that entry (the phis of
+/// an entry's block read their words) and lowers the region's pieces;
+/// edges into other regions store the phi inputs they carry in their
+/// phis' words and continue in that region by a tail call.
+pub fn lower_region(
+    env: &mut Env,
+    f: &Function,
+    facts: &Facts,
+    split: &frame::Split,
+    index: usize,
+    ctx: &mut cranelift_codegen::Context,
+    fbctx: &mut FunctionBuilderContext,
+) {
+    let regions = &split.regions;
+    ctx.func.signature = frame::region_signature(&*env.module);
+    let mut b = FunctionBuilder::new(&mut ctx.func, fbctx);
+    let mut blocks = HashMap::new();
+    for p in regions.members(index) {
+        let piece = regions.piece(p);
+        if piece.start == 0 {
+            let cb = b.create_block();
+            for _ in &f.blocks[piece.block].phis {
+                b.append_block_param(cb, types::I64);
+            }
+            blocks.insert(piece.block, cb);
+        }
+    }
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let (ctx_value, base, number) = (b.block_params(entry)[0], b.block_params(entry)[1], b.block_params(entry)[2]);
+    store_frame(&mut b, ctx_value);
+    // One stub per entry (a block's phis read their words), chosen by the
+    // entry's number.
+    let entries: Vec<usize> = regions.entries(index).collect();
+    let stubs: Vec<_> = entries.iter().map(|_| b.create_block()).collect();
+    if let [only] = stubs[..] {
+        b.ins().jump(only, &[]);
+    } else {
+        let calls: Vec<_> = stubs.iter().map(|&s| b.func.dfg.block_call(s, &[])).collect();
+        let table = b.create_jump_table(cranelift_codegen::ir::JumpTableData::new(calls[0], &calls));
+        let number = b.ins().ireduce(types::I32, number);
+        b.ins().br_table(number, table);
+    }
+    let mut entry_blocks = HashMap::new();
+    for (&p, &stub) in entries.iter().zip(&stubs) {
+        let piece = regions.piece(p);
+        b.switch_to_block(stub);
+        if piece.start == 0 {
+            let target = blocks[&piece.block];
+            let args: Vec<BlockArg> = f.blocks[piece.block]
+                .phis
+                .iter()
+                .map(|&phi| {
+                    let word = f.insts[phi].result.and_then(|v| split.frame.offset(v));
+                    BlockArg::Value(match word {
+                        Some(offset) => b.ins().load(types::I64, MemFlagsData::trusted(), base, offset),
+                        None => b.ins().iconst(types::I64, 0),
+                    })
+                })
+                .collect();
+            b.ins().jump(target, &args);
+        } else {
+            // A piece entered mid-block starts in its stub.
+            entry_blocks.insert(p, stub);
+        }
+    }
+    let region = Region {
+        split,
+        index,
+        base,
+        piece: 0,
+        entry_blocks,
+        loaded: HashMap::new(),
+        pending: Vec::new(),
+        refs: HashMap::new(),
+    };
+    let mut l = Lowerer::new(b, env, f, facts, blocks, ctx_value, Some(region));
+    l.huge = true;
+    l.finish_stop();
+    // The region's pieces, block by block: a block's pieces in one region
+    // are consecutive.
+    let members: Vec<usize> = regions.members(index).collect();
+    let mut k = 0;
+    while k < members.len() {
+        let blk = regions.piece(members[k]).block;
+        let mut end = k + 1;
+        while end < members.len() && regions.piece(members[end]).block == blk {
+            end += 1;
+        }
+        let (from, to) = (regions.piece(members[k]), regions.piece(members[end - 1]));
+        l.part(blk, members[k], from.start as usize, to.end as usize, to.last);
+        k = end;
+    }
+    l.b.seal_all_blocks();
+    let config = l.env.module.target_config();
+    l.b.finalize(config);
+}
+
+impl<'a, 'b> Lowerer<'a, 'b> {
+    /// A lowerer of `f` into `b`, whose IR blocks start at `blocks`.
+    fn new(
+        mut b: FunctionBuilder<'b>,
+        env: &'b mut Env<'a>,
+        f: &'b Function,
+        facts: &'b Facts,
+        blocks: HashMap<BlockId, cranelift_codegen::ir::Block>,
+        ctx: ClValue,
+        split: Option<Region<'b>>,
+    ) -> Lowerer<'a, 'b> {
+        let stop = b.create_block();
+        b.set_cold_block(stop);
+        Lowerer {
+            b,
+            env,
+            f,
+            blocks,
+            values: HashMap::new(),
+            vars: None,
+            mapped: Vec::new(),
+            liveness: None,
+            live_at: HashMap::new(),
+            optimistic: false,
+            exit_points: Default::default(),
+            conts: HashMap::new(),
+            exit_numbers: HashMap::new(),
+            current: f.entry,
+            refs: HashMap::new(),
+            ctx,
+            stop,
+            uses: &facts.uses,
+            site: None,
+            small: &facts.small,
+            bound: &facts.bound,
+            conds: HashMap::new(),
+            headers: &facts.headers,
+            loops: &facts.loops,
+            iterations: None,
+            leave: None,
+            huge: false,
+            split,
+            frame_stored: true,
+            defer_stop: false,
+            stop_pending: false,
+        }
+    }
+
+    /// Fills the stop block: the run stopped (an error or `print`), the
+    /// stop word goes back to the caller.
+    fn finish_stop(&mut self) {
+        self.b.switch_to_block(self.stop);
+        self.store_iterations();
+        let zero = self.konst(STOP as i64);
+        self.b.ins().return_(&[zero]);
+    }
 }
 
 /// The exit points of `f`'s optimistic copy (none: no copy). A function
@@ -603,12 +772,12 @@ fn exit_record(
     TraceExit { resume, label, values, key, guard, check, block }
 }
 
-/// How many times each value is used.
-fn count_uses(f: &Function) -> HashMap<ValueId, u32> {
-    let mut uses: HashMap<ValueId, u32> = HashMap::new();
+/// How many times each value is used, by raw index.
+fn count_uses(f: &Function) -> Vec<u32> {
+    let mut uses = vec![0u32; f.values.len()];
     let mut count = |o: &Operand| {
         if let Operand::Value(v) = o {
-            *uses.entry(*v).or_insert(0) += 1;
+            uses[ix(*v)] += 1;
         }
     };
     for &b in &f.layout {
@@ -631,12 +800,12 @@ fn count_uses(f: &Function) -> HashMap<ValueId, u32> {
 /// The comparison a block's branch tests, when it is the block's last
 /// instruction and nothing else uses its result: it is emitted as a
 /// compare-and-branch, without materializing the truth value.
-fn fused_compare(f: &Function, blk: BlockId, uses: &HashMap<ValueId, u32>) -> Option<flowc_ir::InstId> {
+fn fused_compare(f: &Function, blk: BlockId, uses: &[u32]) -> Option<flowc_ir::InstId> {
     let Terminator::Branch { cond: Operand::Value(c), .. } = &f.blocks[blk].term else { return None };
     let &last = f.blocks[blk].insts.last()?;
     let InstKind::Op { op: Operator::Known(op), args, .. } = &f.insts[last].kind else { return None };
     let compare = op.is_comparison();
-    (compare && args.len() == 2 && f.insts[last].result == Some(*c) && uses.get(c) == Some(&1)).then_some(last)
+    (compare && args.len() == 2 && f.insts[last].result == Some(*c) && uses.get(ix(*c)) == Some(&1)).then_some(last)
 }
 
 impl<'a, 'b> Lowerer<'a, 'b> {
@@ -663,7 +832,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut all = vec![self.ctx];
         all.extend_from_slice(args);
         let call = self.b.ins().call(r, &all);
-        self.safepoint(call);
         self.b.inst_results(call)[0]
     }
 
@@ -672,17 +840,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// runtime without inline paths (compiled code that is small and quick
     /// to compile; only loops pay back the inline paths' size).
     fn runs_once(&self) -> bool {
-        self.roots.is_some() && self.loops.loop_of(self.current).is_none()
-    }
-
-    /// Gives call `call` the stack map of the place being lowered, in a
-    /// huge function ([`roots`]; elsewhere Cranelift's spiller makes it).
-    fn safepoint(&mut self, call: cranelift_codegen::ir::Inst) {
-        if let Some(roots) = &self.roots {
-            for entry in roots.entries(self.f, self.current, self.at) {
-                self.b.func.dfg.append_user_stack_map_entry(call, entry);
-            }
-        }
+        self.huge && self.loops.loop_of(self.current).is_none()
     }
 
     fn konst(&mut self, w: i64) -> ClValue {
@@ -716,7 +874,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// kept thousands of values live across the whole function (at
     /// 10^6 statements the allocator took most of the compile time).
     fn mark_cold(&mut self, blk: cranelift_codegen::ir::Block) {
-        if self.roots.is_none() {
+        if !self.huge {
             self.b.set_cold_block(blk);
         }
     }
@@ -757,6 +915,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         match o {
             Operand::Value(v) => match &self.vars {
                 Some(vars) => self.b.use_var(vars[ix(*v)]),
+                None if !self.direct(*v) => self.read_word(*v),
                 None => self.values[v],
             },
             Operand::Const(c) => {
@@ -788,8 +947,74 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
     }
 
+    /// Lowers block `blk` whole.
     fn block(&mut self, blk: BlockId) {
+        self.part(blk, 0, 0, self.f.blocks[blk].insts.len(), true);
+    }
+
+    /// Lowers instructions `start..end` of block `blk`, from its start
+    /// (phis) when `start` is 0 and through its terminator when `last`;
+    /// `piece` is the region piece holding instruction `start` (split
+    /// functions; 0 elsewhere). A part that stops before the block's end
+    /// continues in the region of the next piece.
+    fn part(&mut self, blk: BlockId, piece: usize, start: usize, end: usize, last: bool) {
         self.current = blk;
+        if let Some(r) = &mut self.split {
+            r.piece = piece;
+            r.loaded.clear();
+        }
+        if start > 0 {
+            let cb =
+                self.split.as_ref().map(|r| r.entry_blocks[&piece]).expect("a part starts mid-block only in a region");
+            self.b.switch_to_block(cb);
+        } else {
+            self.block_start(blk);
+        }
+        let fused = if last { fused_compare(self.f, blk, self.uses) } else { None };
+        self.defer_stop = self.huge;
+        for k in start..end {
+            let i = self.f.blocks[blk].insts[k];
+            if let Some(r) = &mut self.split {
+                let at = r.split.regions.piece_at(blk, k);
+                if at != r.piece {
+                    r.piece = at;
+                }
+            }
+            if Some(i) != fused {
+                self.inst(i);
+            }
+        }
+        self.flush_stop();
+        self.defer_stop = false;
+        if !last {
+            let next = self
+                .split
+                .as_ref()
+                .map(|r| r.split.regions.piece_at(blk, end))
+                .expect("a part ends mid-block only in a region");
+            self.enter_region(next);
+            return;
+        }
+        if let Some(r) = &mut self.split {
+            r.piece = r.split.regions.last_piece(blk);
+        }
+        match fused {
+            Some(i) => {
+                self.at(self.f.sites.inst(i));
+                self.b.set_srcloc(IrPlace::Inst(i).srcloc());
+                self.compare_and_branch(blk, i)
+            }
+            None => {
+                self.at(self.f.sites.term(blk));
+                self.b.set_srcloc(IrPlace::Term(blk).srcloc());
+                self.terminator(blk)
+            }
+        }
+        self.fill_edges();
+    }
+
+    /// The start of block `blk`: its phis, fuel and iteration counts.
+    fn block_start(&mut self, blk: BlockId) {
         let cb = self.blocks[&blk];
         self.b.switch_to_block(cb);
         // The block's own code (fuel, iteration counts) belongs to no
@@ -807,7 +1032,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.set_value(v, params[k]);
             }
         }
-        self.at = roots::At::Start;
         self.defer_stop = false;
         if self.env.fuel && self.headers[ix_block(blk)] {
             self.count_fuel(blk);
@@ -817,29 +1041,68 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             let n = self.b.ins().iadd_imm_s(n, 1);
             self.b.def_var(var, n);
         }
-        let fused = fused_compare(self.f, blk, &self.uses);
-        self.defer_stop = self.roots.is_some();
-        for (k, &i) in self.f.blocks[blk].insts.iter().enumerate() {
-            self.at = roots::At::Inst(k);
-            if Some(i) != fused {
-                self.inst(i);
+    }
+
+    /// Continues in the region of piece `p` (an entry of it): a tail call
+    /// of its function with the number of the entry.
+    fn enter_region(&mut self, p: usize) {
+        let r = self.split.as_mut().expect("only regions enter regions");
+        let region = r.split.regions.piece(p).region as usize;
+        let number = r.split.regions.entry_number(p).expect("a piece entered from another region is an entry");
+        let fref = match r.refs.get(&region) {
+            Some(&fref) => fref,
+            None => {
+                let fref = self.env.module.declare_func_in_func(r.split.funcs[region], self.b.func);
+                r.refs.insert(region, fref);
+                fref
+            }
+        };
+        let base = r.base;
+        let number = self.konst(number as i64);
+        self.b.ins().return_call(fref, &[self.ctx, base, number]);
+    }
+
+    /// The Cranelift block and arguments of the edge from `from` to `to`:
+    /// `to`'s block with the phi inputs, or, into another region, a block
+    /// that stores them in their phis' words and continues there (filled
+    /// once the terminator is done: [`Lowerer::fill_edges`]).
+    fn target(&mut self, from: BlockId, to: BlockId) -> (cranelift_codegen::ir::Block, Vec<BlockArg>) {
+        let args = self.edge_args(from, to);
+        let elsewhere = self.split.as_ref().and_then(|r| {
+            let p = r.split.regions.first_piece(to).expect("a successor of a reachable block is reachable");
+            (r.split.regions.piece(p).region as usize != r.index).then_some(p)
+        });
+        match elsewhere {
+            None => (self.blocks[&to], args),
+            Some(p) => {
+                let edge = self.b.create_block();
+                let values = args
+                    .iter()
+                    .map(|a| match a {
+                        BlockArg::Value(v) => *v,
+                        _ => unreachable!("phi inputs are values"),
+                    })
+                    .collect();
+                self.split.as_mut().expect("in a region").pending.push((edge, p, values));
+                (edge, Vec::new())
             }
         }
-        self.flush_stop();
-        self.defer_stop = false;
-        match fused {
-            Some(i) => {
-                // (`at` is still the compare's: it is the last instruction.)
-                self.at(self.f.sites.inst(i));
-                self.b.set_srcloc(IrPlace::Inst(i).srcloc());
-                self.compare_and_branch(blk, i)
+    }
+
+    /// Fills the edges into other regions the last terminator made.
+    fn fill_edges(&mut self) {
+        let Some(r) = &mut self.split else { return };
+        let pending = std::mem::take(&mut r.pending);
+        let (split, base) = (r.split, r.base);
+        for (edge, p, values) in pending {
+            self.b.switch_to_block(edge);
+            let to = split.regions.piece(p).block;
+            for (&phi, &v) in self.f.blocks[to].phis.iter().zip(&values) {
+                if let Some(offset) = self.f.insts[phi].result.and_then(|r| split.frame.offset(r)) {
+                    self.b.ins().store(MemFlagsData::trusted(), v, base, offset);
+                }
             }
-            None => {
-                self.at = roots::At::Term;
-                self.at(self.f.sites.term(blk));
-                self.b.set_srcloc(IrPlace::Term(blk).srcloc());
-                self.terminator(blk)
-            }
+            self.enter_region(p);
         }
     }
 
@@ -853,19 +1116,47 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         match &self.vars {
             Some(vars) => self.b.def_var(vars[ix(r)], v),
             None => {
-                // A word that may point into the heap: kept in a stack slot
-                // across calls, where the collector finds it.
-                match self.roots.as_ref().map(|roots| roots.home(r)) {
-                    Some(Some((area, offset))) => {
-                        self.b.ins().stack_store(types::I64, v, area, offset);
+                match &self.split {
+                    // A region: the value's word, if it has one (read
+                    // elsewhere, or seen by the collector).
+                    Some(region) => {
+                        if let Some(offset) = region.split.frame.offset(r) {
+                            self.b.ins().store(MemFlagsData::trusted(), v, region.base, offset);
+                        }
                     }
-                    Some(None) => {}
+                    // A word that may point into the heap: kept where the
+                    // collector finds it across calls.
                     None if !self.small.operand(&Operand::Value(r)) => self.b.declare_value_needs_stack_map(v),
                     None => {}
                 }
                 self.values.insert(r, v);
             }
         }
+    }
+
+    /// Whether value `v` is used directly where code is being lowered:
+    /// always, but in a region where its definition does not dominate the
+    /// piece being lowered ([`flowc_ir::regions::Regions::direct`]).
+    fn direct(&self, v: ValueId) -> bool {
+        self.split.as_ref().is_none_or(|r| r.split.regions.direct(v, r.piece))
+    }
+
+    /// Value `v` read from its word of the frame (once per block part).
+    fn read_word(&mut self, v: ValueId) -> ClValue {
+        let r = self.split.as_mut().expect("values come from the frame only in regions");
+        if let Some(&w) = r.loaded.get(&v) {
+            return w;
+        }
+        let offset = r.split.frame.offset(v).expect("a value used indirectly has a word");
+        let w = self.b.ins().load(types::I64, MemFlagsData::trusted(), r.base, offset);
+        r.loaded.insert(v, w);
+        w
+    }
+
+    /// The machine condition a comparison of small integers left for `v`,
+    /// if it is known here.
+    fn cond(&self, v: ValueId) -> Option<ClValue> {
+        self.conds.get(&v).copied().filter(|_| self.direct(v))
     }
 
     /// The generic copy's block that goes on after exit point `i`.
@@ -1059,7 +1350,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// ([`flowc_ir::bound::surely_bound`]: a phi some unbound value may
     /// reach, an `unbound` result, a parameter of the main graph or a trace).
     fn may_be_unbound(&self, o: &Operand) -> bool {
-        flowc_ir::bound::may_be_unbound(&self.bound, o)
+        flowc_ir::bound::may_be_unbound(self.bound, o)
     }
 
     /// The use of operand `o` (lowered to `v`) where nothing else tests
@@ -1092,8 +1383,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let o = self.operand(kind.operand());
         let holds = match kind {
             GuardKind::True(x) | GuardKind::False(x) => {
-                let truth = match x.as_value().and_then(|v| self.conds.get(&v)) {
-                    Some(&c) => c,
+                let truth = match x.as_value().and_then(|v| self.cond(v)) {
+                    Some(c) => c,
                     None => {
                         if !self.small.operand(x) {
                             self.fail_if_unbound(o);
@@ -1311,7 +1602,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut all = args.to_vec();
         all.push(self.ctx);
         let call = self.b.ins().call(fref, &all);
-        self.safepoint(call);
         let r = self.b.inst_results(call)[0];
         self.b.ins().store(flags, depth, self.ctx, offsets::DEPTH);
         if self.frame_stored {
@@ -1367,9 +1657,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// each loop together (see the module docs). (Cranelift folds the
     /// inversion of a comparison into the comparison.)
     fn branch(&mut self, blk: BlockId, truthy: ClValue, then_block: BlockId, else_block: BlockId) {
-        let targs = self.edge_args(blk, then_block);
-        let eargs = self.edge_args(blk, else_block);
-        let (then_cb, else_cb) = (self.blocks[&then_block], self.blocks[&else_block]);
+        let (then_cb, targs) = self.target(blk, then_block);
+        let (else_cb, eargs) = self.target(blk, else_block);
         let this_loop = self.loops.loop_of(blk).filter(|&l| self.loops.header(l) == blk);
         let in_loop = |b: BlockId| this_loop.is_some_and(|l| self.loops.contains(l, b));
         if in_loop(then_block) && !in_loop(else_block) {
@@ -1399,12 +1688,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     fn terminator(&mut self, blk: BlockId) {
         match self.f.blocks[blk].term.clone() {
             Terminator::Jump(t) => {
-                let args = self.edge_args(blk, t);
-                self.b.ins().jump(self.blocks[&t], &args);
+                let (target, args) = self.target(blk, t);
+                self.b.ins().jump(target, &args);
             }
             Terminator::Branch { cond, then_block, else_block } => {
                 let c = self.operand(&cond);
-                let known = cond.as_value().and_then(|v| self.conds.get(&v)).copied();
+                let known = cond.as_value().and_then(|v| self.cond(v));
                 if known.is_some() || self.small.operand(&cond) {
                     let truthy = match known {
                         Some(truthy) => truthy,

@@ -89,7 +89,7 @@ pub fn native_counted(
     let versions = flowc_passes::versions::optimize_versions(module, &flowc_passes::context::Options::default());
     // Under --fuel the code counts it (one step per loop iteration).
     progress.phase("code generation");
-    let options = flowc_codegen::Options { fuel: config.fuel.is_some() };
+    let options = flowc_codegen::Options { fuel: config.fuel.is_some(), ..Default::default() };
     let native = flowc_codegen::Native::compile_versions(&versions.generic, versions.small_version(), options)
         .map_err(|e| Failure::input(format!("code generation failed: {e}")))?;
     let phases = progress.finish();

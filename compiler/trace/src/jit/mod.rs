@@ -729,7 +729,7 @@ impl<'p> Jit<'p> {
         let args: Vec<Value> =
             (0..graph.params as u32).map(|s| top.get(s).cloned().expect("parameters are bound")).collect();
         if self.cache.is_none() {
-            let options = flowc_codegen::Options { fuel: self.fuel_checks };
+            let options = flowc_codegen::Options { fuel: self.fuel_checks, ..Default::default() };
             self.cache = TraceCache::new(&self.hints, self.layout, options).ok();
         }
         let Some(cache) = &self.cache else {
@@ -1353,7 +1353,7 @@ impl<'p> Jit<'p> {
         started: Instant,
     ) -> Option<Vec<TraceId>> {
         if self.cache.is_none() {
-            let options = flowc_codegen::Options { fuel: self.fuel_checks };
+            let options = flowc_codegen::Options { fuel: self.fuel_checks, ..Default::default() };
             self.cache = TraceCache::new(&self.hints, self.layout, options).ok();
         }
         let functions: Vec<&Function> = pieces.iter().map(|(f, _, _)| *f).collect();

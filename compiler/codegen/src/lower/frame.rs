@@ -1,0 +1,313 @@
+//! Split huge functions: the shared frame of their regions, and the
+//! driver that holds it.
+//!
+//! A huge function (`flowc_ir::HUGE_INSTS`) is cut into regions
+//! ([`flowc_ir::regions`]), each compiled as a Cranelift function of its
+//! own, so that Cranelift's memory and time per function stay bounded (on
+//! one function of 10^5 statements its structures took 180 MB, the IR 30).
+//! The function itself becomes a small *driver*: it makes the frame, a
+//! stack area of words, stores its parameters there and calls the region
+//! of the entry; regions continue in one another by tail calls
+//! ([`region_signature`]: the context, the frame's address and the number
+//! of the entry to start at), the last one returns the function's result
+//! to the driver, which returns it.
+//!
+//! Values live in Cranelift values within a region, where their
+//! definition dominates their use in the region's own graph
+//! ([`Regions::direct`]); any other use reads the value's word of the
+//! frame. Words go to:
+//! - the values used somewhere not directly: parameters, values used in
+//!   another region or past a re-entry of their own, and the phis of
+//!   blocks entered from another region (the edge stores the phi's input
+//!   in the phi's word before its tail call; the region's entry reads it);
+//! - every value that may point into the heap: the frame is the
+//!   collector's only view of them. The driver's call lists every word of
+//!   the frame as a root (the regions' calls list none): a word holds zero
+//!   (the driver clears the frame), or a value stored at its definition.
+//!   Words of dead values keep their last value alive until overwritten,
+//!   which bounds what is kept by the frame's size.
+//!
+//! Words are shared by values never live at once, as a register
+//! allocator would share registers: blocks in reverse postorder,
+//! instructions in order, a definition takes a word that no value live
+//! there holds ([`flowc_ir::live_ranges`], sparse). In SSA form two values
+//! that interfere are live at the later one's definition, where its
+//! dominating partner already has its word, so a word is never
+//! overwritten while its value is live: where a value is used, its word
+//! holds it. A phi's word, stored at the end of a predecessor in another
+//! region, is no word of a value live into the phi's block.
+
+use bitvec::vec::BitVec;
+use cranelift_codegen::ir::{types, AbiParam, InstBuilder, Signature, StackSlotData, StackSlotKind, UserStackMapEntry};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_module::FuncId;
+
+use flowc_ir::cfg::Cfg;
+use flowc_ir::live_ranges::LiveRanges;
+use flowc_ir::regions::Regions;
+use flowc_ir::{Function, InstKind, Operand, ValueId};
+
+use super::{signature_of, Env};
+
+const NONE: u32 = u32::MAX;
+
+fn vix(v: ValueId) -> usize {
+    v.into_raw().into_u32() as usize
+}
+
+/// The regions of a split function and its frame.
+pub struct Split {
+    pub regions: Regions,
+    pub frame: Frame,
+    /// The function of each region, by region.
+    pub funcs: Vec<FuncId>,
+}
+
+/// The words of the frame of a split function.
+pub struct Frame {
+    /// Each value's word (by raw index; `NONE`: it has none).
+    word: Vec<u32>,
+    /// How many words the frame has.
+    pub words: u32,
+}
+
+impl Frame {
+    /// The frame of `f` cut into `regions`; `pointer` says which values
+    /// may point into the heap.
+    pub fn new(f: &Function, cfg: &Cfg, regions: &Regions, pointer: impl Fn(ValueId) -> bool) -> Frame {
+        let shared = shared_values(f, cfg, regions);
+        let tracked = |v: ValueId| shared[vix(v)] || pointer(v);
+        let live = LiveRanges::new(f, cfg, tracked);
+        let values = f.values.len();
+        let mut word = vec![NONE; values];
+        // Scratch, reused block after block: what is live (a sparse set),
+        // the words in use, and per instruction whether its result is
+        // used and which operands die there.
+        let mut live_now = SparseSet::new(values);
+        let mut in_use: Vec<bool> = Vec::new();
+        let mut dies: Vec<Vec<ValueId>> = Vec::new();
+        let mut result_used: Vec<bool> = Vec::new();
+        let take = |in_use: &mut Vec<bool>| -> u32 {
+            let k = in_use.iter().position(|used| !used).unwrap_or_else(|| {
+                in_use.push(false);
+                in_use.len() - 1
+            });
+            in_use[k] = true;
+            k as u32
+        };
+        for &b in &cfg.rpo {
+            let data = &f.blocks[b];
+            let n = data.insts.len();
+            // Back over the block: which results are used, which operands
+            // die where.
+            live_now.clear();
+            for &v in live.live_out(b) {
+                live_now.insert(vix(v));
+            }
+            for v in term_uses(f, b).filter(|v| tracked(*v)) {
+                live_now.insert(vix(v));
+            }
+            dies.resize_with(n, Vec::new);
+            result_used.resize(n, false);
+            for k in (0..n).rev() {
+                let i = data.insts[k];
+                result_used[k] = false;
+                if let Some(r) = f.insts[i].result {
+                    result_used[k] = live_now.contains(vix(r));
+                    live_now.remove(vix(r));
+                }
+                dies[k].clear();
+                for v in inst_uses(f, i).filter(|v| tracked(*v)) {
+                    if !live_now.contains(vix(v)) {
+                        live_now.insert(vix(v));
+                        dies[k].push(v);
+                    }
+                }
+            }
+            // Forward: words for the definitions. (`live_now` holds what
+            // is live after the phis.)
+            in_use.iter_mut().for_each(|u| *u = false);
+            for v in live.live_in(b) {
+                if word[vix(*v)] != NONE {
+                    in_use[word[vix(*v)] as usize] = true;
+                }
+            }
+            let params = if b == f.entry { &f.params[..] } else { &[] };
+            let phis = data.phis.iter().filter_map(|&p| f.insts[p].result);
+            for r in params.iter().copied().chain(phis) {
+                if tracked(r) && live_now.contains(vix(r)) {
+                    word[vix(r)] = take(&mut in_use);
+                }
+            }
+            for k in 0..n {
+                if let Some(r) = f.insts[data.insts[k]].result.filter(|&r| result_used[k] && tracked(r)) {
+                    word[vix(r)] = take(&mut in_use);
+                }
+                for v in &dies[k] {
+                    if word[vix(*v)] != NONE {
+                        in_use[word[vix(*v)] as usize] = false;
+                    }
+                }
+            }
+        }
+        let words = word.iter().filter(|&&w| w != NONE).map(|&w| w + 1).max().unwrap_or(0);
+        Frame { word, words }
+    }
+
+    /// The byte offset of `v`'s word in the frame, if it has one.
+    pub fn offset(&self, v: ValueId) -> Option<i32> {
+        let w = *self.word.get(vix(v))?;
+        (w != NONE).then_some(8 * w as i32)
+    }
+}
+
+/// The operands of instruction `i` (and of its resume record).
+fn inst_uses(f: &Function, i: flowc_ir::InstId) -> impl Iterator<Item = ValueId> + '_ {
+    let inst = &f.insts[i];
+    let resume = match &inst.kind {
+        InstKind::Guard { resume, .. } => Some(*resume),
+        _ => None,
+    };
+    inst.kind.operands().chain(resume.into_iter().flat_map(|r| f.resumes[r].operands())).filter_map(Operand::as_value)
+}
+
+/// The operands of block `b`'s terminator (and of its resume record).
+fn term_uses(f: &Function, b: flowc_ir::BlockId) -> impl Iterator<Item = ValueId> + '_ {
+    let term = &f.blocks[b].term;
+    term.operands().chain(term.resume().into_iter().flat_map(|r| f.resumes[r].operands())).filter_map(Operand::as_value)
+}
+
+/// The values some use of which is not direct ([`Regions::direct`]), the
+/// parameters, and the phis of blocks entered from another region.
+fn shared_values(f: &Function, cfg: &Cfg, regions: &Regions) -> BitVec {
+    let mut shared: BitVec = BitVec::repeat(false, f.values.len());
+    for &p in &f.params {
+        shared.set(vix(p), true);
+    }
+    for &b in &cfg.rpo {
+        let data = &f.blocks[b];
+        let first = regions.first_piece(b).expect("a reachable block");
+        if regions.entry_number(first).is_some() {
+            for r in data.phis.iter().filter_map(|&p| f.insts[p].result) {
+                shared.set(vix(r), true);
+            }
+        }
+        for (k, &i) in data.insts.iter().enumerate() {
+            let at = regions.piece_at(b, k);
+            for v in inst_uses(f, i) {
+                if !regions.direct(v, at) {
+                    shared.set(vix(v), true);
+                }
+            }
+        }
+        let last = regions.last_piece(b);
+        for v in term_uses(f, b) {
+            if !regions.direct(v, last) {
+                shared.set(vix(v), true);
+            }
+        }
+        for &s in cfg.succs(b) {
+            for &phi in &f.blocks[s].phis {
+                let InstKind::Phi(inputs) = &f.insts[phi].kind else { continue };
+                for (_, o) in inputs.iter().filter(|(p, _)| *p == b) {
+                    if let Some(v) = o.as_value().filter(|&v| !regions.direct(v, last)) {
+                        shared.set(vix(v), true);
+                    }
+                }
+            }
+        }
+    }
+    shared
+}
+
+/// A set of small integers with constant-time insert, remove and clear
+/// (Briggs and Torczon's sparse set).
+struct SparseSet {
+    dense: Vec<u32>,
+    sparse: Vec<u32>,
+}
+
+impl SparseSet {
+    fn new(n: usize) -> SparseSet {
+        SparseSet { dense: Vec::new(), sparse: vec![0; n] }
+    }
+    fn contains(&self, x: usize) -> bool {
+        let k = self.sparse[x] as usize;
+        k < self.dense.len() && self.dense[k] as usize == x
+    }
+    fn insert(&mut self, x: usize) {
+        if !self.contains(x) {
+            self.sparse[x] = self.dense.len() as u32;
+            self.dense.push(x as u32);
+        }
+    }
+    fn remove(&mut self, x: usize) {
+        if self.contains(x) {
+            let k = self.sparse[x] as usize;
+            let last = *self.dense.last().expect("contains an element");
+            self.dense[k] = last;
+            self.sparse[last as usize] = k as u32;
+            self.dense.pop();
+        }
+    }
+    fn clear(&mut self) {
+        self.dense.clear();
+    }
+}
+
+/// The signature of a region: the context, the frame's address and the
+/// number of the entry to start at, in the tail-call convention (regions
+/// continue in one another without growing the stack).
+pub fn region_signature(module: &dyn cranelift_module::Module) -> Signature {
+    let mut sig = module.make_signature();
+    for _ in 0..3 {
+        sig.params.push(AbiParam::new(types::I64));
+    }
+    sig.returns.push(AbiParam::new(types::I64));
+    sig.call_conv = cranelift_codegen::isa::CallConv::Tail;
+    sig
+}
+
+/// Lowers the driver of split function `f` into `ctx.func`: it clears the
+/// frame, stores the parameters in their words, and calls the region of
+/// the entry, whose call lists every word of the frame as a root.
+pub fn lower_driver(
+    env: &mut Env,
+    f: &Function,
+    split: &Split,
+    ctx: &mut cranelift_codegen::Context,
+    fbctx: &mut FunctionBuilderContext,
+) {
+    ctx.func.signature = signature_of(&*env.module, f);
+    let mut b = FunctionBuilder::new(&mut ctx.func, fbctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let all = b.block_params(entry).to_vec();
+    let (params, context) = (&all[..f.params.len()], all[f.params.len()]);
+    let words = split.frame.words.max(1);
+    let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8 * words, 3));
+    let zero = b.ins().iconst(types::I64, 0);
+    for w in 0..words {
+        b.ins().stack_store(types::I64, zero, slot, 8 * w as i32);
+    }
+    for (&p, &value) in f.params.iter().zip(params) {
+        if let Some(offset) = split.frame.offset(p) {
+            b.ins().stack_store(types::I64, value, slot, offset);
+        }
+    }
+    let base = b.ins().stack_addr(types::I64, slot, 0);
+    let start = split.regions.first_piece(f.entry).expect("the entry is reachable");
+    let region = split.regions.piece(start).region as usize;
+    let number = split.regions.entry_number(start).expect("the entry enters its region");
+    let number = b.ins().iconst(types::I64, number as i64);
+    let callee = env.module.declare_func_in_func(split.funcs[region], b.func);
+    let call = b.ins().call(callee, &[context, base, number]);
+    for w in 0..split.frame.words {
+        b.func.dfg.append_user_stack_map_entry(call, UserStackMapEntry { ty: types::I64, slot, offset: 8 * w });
+    }
+    let result = b.inst_results(call)[0];
+    b.ins().return_(&[result]);
+    b.seal_all_blocks();
+    b.finalize(env.module.target_config());
+}

@@ -1,0 +1,100 @@
+//! Split functions (`flowc_codegen`, `lower/frame.rs`): a huge function is
+//! compiled as regions that continue in one another by tail calls, values
+//! crossing regions (and every value the collector must see) kept in a
+//! frame. Forcing the split on every function, with regions of 1, 2 and 5
+//! instructions, puts region boundaries everywhere — inside loops, between
+//! a definition and its uses, on edges into phis, in the middle of blocks —
+//! and native code must still agree with the reference interpreter, its
+//! errors and their places included, with the collector running at every
+//! allocation.
+
+use flowc_lang::heap;
+use flowc_tests::engines::{self, Outcome};
+use flowc_tests::{corpus, gen};
+
+fn split(max: usize) -> flowc_codegen::Options {
+    flowc_codegen::Options { split: Some(max), ..Default::default() }
+}
+
+const SIZES: [usize; 3] = [1, 2, 5];
+
+#[test]
+fn split_code_matches_reference_on_the_corpus_and_generated_programs() {
+    let count = gen::seed_count(150);
+    let compared = flowc_codegen::with_stack(move || {
+        let mut compared = 0;
+        for (name, p) in corpus::with_generated(count) {
+            let (label, env) = engines::start(&p);
+            let expected = engines::reference(&p, label, &env);
+            if expected == Outcome::Error("fuel_exhausted".into()) {
+                continue;
+            }
+            let versions = engines::optimize_versions_checked(engines::lower(&p, label), &env, &expected, &name);
+            for max in SIZES {
+                assert_eq!(engines::native_with(&versions, &env, split(max)), expected, "{name}, regions of {max}");
+            }
+            // The split happened: each function's code is its driver and
+            // a function per region (at least one).
+            let functions = versions.generic.functions.len();
+            let native = flowc_codegen::Native::compile_versions(&versions.generic, None, split(1)).unwrap();
+            assert!(native.code().len() >= 2 * functions, "{name}: {} codes", native.code().len());
+            compared += 1;
+        }
+        compared
+    });
+    assert!(compared > 100, "only {compared} programs compared");
+}
+
+#[test]
+fn split_code_errors_name_the_interpreters_place() {
+    let count = gen::seed_count(150);
+    let compared = flowc_codegen::with_stack(move || {
+        let mut compared = 0;
+        for (name, p) in corpus::with_generated(count) {
+            let (label, env) = engines::start(&p);
+            let Some(expected) = engines::reference_error(&p, label, &env) else { continue };
+            if expected.contains("fuel_exhausted") {
+                continue;
+            }
+            let outcome = engines::reference(&p, label, &env);
+            let versions = engines::optimize_versions_checked(engines::lower(&p, label), &env, &outcome, &name);
+            for max in SIZES {
+                let got = engines::native_error_with(&p, &versions, &env, split(max));
+                assert_eq!(got.as_deref(), Some(expected.as_str()), "{name}, regions of {max}");
+            }
+            compared += 1;
+        }
+        compared
+    });
+    assert!(compared > 30, "only {compared} errors compared");
+}
+
+/// Allocation-heavy programs with a collection at every allocation: the
+/// frame is the collector's view of a split function's values, so an
+/// object held only across a region boundary, or only in a register of a
+/// region, must survive.
+#[test]
+fn split_code_keeps_its_objects_when_collecting_at_every_allocation() {
+    let count = gen::seed_count(40);
+    let collections = flowc_codegen::with_stack(move || {
+        let before = heap::stats().collections;
+        for seed in 0..count {
+            let p = gen::alloc_program(seed);
+            let (label, env) = engines::start(&p);
+            let expected = engines::reference(&p, label, &env);
+            if expected == Outcome::Error("fuel_exhausted".into()) {
+                continue;
+            }
+            let name = format!("alloc seed {seed}");
+            let versions = engines::optimize_versions_checked(engines::lower(&p, label), &env, &expected, &name);
+            heap::with(|h| h.set_stress(true));
+            for max in SIZES {
+                let got = engines::native_with(&versions, &env, split(max));
+                assert_eq!(got, expected, "{name}, regions of {max}");
+            }
+            heap::with(|h| h.set_stress(false));
+        }
+        heap::stats().collections - before
+    });
+    assert!(collections > 1000, "only {collections} collections");
+}
