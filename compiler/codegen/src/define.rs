@@ -118,9 +118,16 @@ pub struct DefinedCode {
 }
 
 /// How many instructions a region of a split function holds at most
-/// ([`flowc_ir::regions`]): a few thousand keep Cranelift's structures per
-/// function small and its work per instruction flat.
-pub const REGION_INSTS: usize = 2000;
+/// ([`flowc_ir::regions`]): Cranelift's structures for one region (a few
+/// MB at 2,000 instructions) are what compiling a huge function holds
+/// beyond the IR, and smaller regions cost no more time (measured from 250
+/// to 4,000: the same within noise).
+pub const REGION_INSTS: usize = 500;
+
+/// How big a loop nest may be and still stay whole in one region: a loop
+/// cut by a region boundary leaves and re-enters a function every
+/// iteration, and reads values from the frame instead of registers.
+pub const REGION_LOOP_INSTS: usize = flowc_ir::HUGE_INSTS;
 
 /// Lowers `f` into `env`'s module and defines it as `id`; its traps,
 /// exits and safepoints are appended to `env`'s. A huge function other
@@ -129,8 +136,8 @@ pub fn define_function(env: &mut Env, f: &Function, id: FuncId) -> Result<(), St
     let mut ctx = env.module.make_context();
     let mut fbctx = FunctionBuilderContext::new();
     if f.kind != FunctionKind::Trace && (f.is_huge() || env.split.is_some()) {
-        let max = env.split.unwrap_or(REGION_INSTS);
-        return define_split(env, f, id, max, &mut ctx, &mut fbctx);
+        let (max, max_loop) = env.split.map_or((REGION_INSTS, REGION_LOOP_INSTS), |n| (n, n));
+        return define_split(env, f, id, (max, max_loop), &mut ctx, &mut fbctx);
     }
     lower::lower(env, f, &mut ctx, &mut fbctx);
     if f.is_huge() {
@@ -142,7 +149,8 @@ pub fn define_function(env: &mut Env, f: &Function, id: FuncId) -> Result<(), St
     Ok(())
 }
 
-/// Defines `f` as `id`, split into regions of at most `max` instructions:
+/// Defines `f` as `id`, split into regions of at most `max` instructions
+/// (loop nests of up to `max_loop` whole):
 /// each region a function of its own, compiled cheaply one after the
 /// other (so that only one region's Cranelift structures exist at a
 /// time), and `id` the driver that calls the first.
@@ -150,12 +158,12 @@ fn define_split(
     env: &mut Env,
     f: &Function,
     id: FuncId,
-    max: usize,
+    (max, max_loop): (usize, usize),
     ctx: &mut cranelift_codegen::Context,
     fbctx: &mut FunctionBuilderContext,
 ) -> Result<(), String> {
     let facts = lower::Facts::new(f);
-    let regions = flowc_ir::regions::Regions::new(f, &facts.cfg, &facts.loops, max);
+    let regions = flowc_ir::regions::Regions::new(f, &facts.cfg, &facts.loops, max, max_loop);
     let frame =
         lower::frame::Frame::new(f, &facts.cfg, &regions, |v| !facts.small.operand(&flowc_ir::Operand::Value(v)));
     let sig = lower::frame::region_signature(&*env.module);

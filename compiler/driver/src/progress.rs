@@ -47,6 +47,7 @@ impl Progress {
     /// The phase now under way.
     pub fn phase(&self, what: &'static str) {
         self.end_phase();
+        flowc_runtime::release_freed_memory();
         self.times.borrow_mut().1 = Some((what, Instant::now()));
         if let Some(bar) = &self.bar {
             bar.set_message(what);

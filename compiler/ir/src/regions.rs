@@ -12,12 +12,13 @@
 //!   last pieces of its predecessors. A block's terminator belongs to its
 //!   last piece, its phis to its first.
 //! - *Regions* are sets of pieces of at most `max` instructions (a piece
-//!   counts its phis, instructions and one for the terminator) — or one
-//!   piece of up to `max` instructions, and then more. They are filled in
-//!   reverse postorder with whole outermost loop nests (a loop stays in
-//!   one function, and its values in registers) or single blocks outside
-//!   loops; a loop nest too big for one region is cut piece by piece like
-//!   straight-line code.
+//!   counts its phis, instructions and one for the terminator), filled in
+//!   reverse postorder with single blocks outside loops and whole
+//!   outermost loop nests: a nest of up to `max_loop` instructions stays
+//!   in one region, alone if it does not fit beside others (so a loop
+//!   stays in one function, its values in registers); a bigger nest is cut
+//!   piece by piece like straight-line code. (A region of a single piece
+//!   may exceed `max` by the piece's phis and terminator.)
 //! - An *entry* of a region is a piece with a predecessor in another
 //!   region, or the function's entry. Control enters a region only at its
 //!   entries; each gets a number (its index among the region's entries,
@@ -83,10 +84,12 @@ pub struct Regions {
 }
 
 impl Regions {
-    /// Cuts `f` into pieces and regions of at most `max` instructions
-    /// (`max >= 1`).
-    pub fn new(f: &Function, cfg: &Cfg, loops: &LoopForest, max: usize) -> Regions {
-        let max = max.clamp(1, u32::MAX as usize / 2) as u32;
+    /// Cuts `f` into pieces of at most `max` instructions and regions of
+    /// at most `max`, or one loop nest of up to `max_loop` (see the module
+    /// docs; `max >= 1`).
+    pub fn new(f: &Function, cfg: &Cfg, loops: &LoopForest, max: usize, max_loop: usize) -> Regions {
+        let max = max.clamp(1, u32::MAX as usize / 4) as u32;
+        let max_loop = (max_loop as u64).clamp(max as u64, u32::MAX as u64 / 4) as u32;
         let mut pieces = Vec::new();
         let mut first = vec![NONE; f.blocks.len()];
         let mut last = vec![NONE; f.blocks.len()];
@@ -137,7 +140,8 @@ impl Regions {
         let block_pieces = |b: BlockId, _: &[Piece]| first[bix(b)] as usize..last[bix(b)] as usize + 1;
         for g in &groups {
             let whole: u32 = g.iter().flat_map(|&b| block_pieces(b, &pieces)).map(|p| size(&pieces[p])).sum();
-            if whole <= max {
+            let nest = g.len() > 1 || loops.loop_of(g[0]).is_some();
+            if whole <= max || (nest && whole <= max_loop) {
                 if filled > 0 && filled + whole > max {
                     regions += 1;
                     filled = 0;

@@ -9,12 +9,13 @@ use flowc_ir::loops::LoopForest;
 use flowc_ir::regions::Regions;
 use flowc_ir::Function;
 
-/// The regions of `f` cut at `max`: per region its pieces (`block[start..end]`,
-/// `*` for an entry, with its number) in order.
-fn describe(f: &Function, max: usize) -> String {
+/// The regions of `f` cut at `max` (loop nests at `max_loop`): per
+/// region its pieces (`block[start..end]`, `*` for an entry, with its
+/// number) in order.
+fn describe(f: &Function, max: usize, max_loop: usize) -> String {
     let cfg = Cfg::new(f);
     let loops = LoopForest::new(f);
-    let r = Regions::new(f, &cfg, &loops, max);
+    let r = Regions::new(f, &cfg, &loops, max, max_loop);
     let mut out = String::new();
     for k in 0..r.len() {
         let pieces: Vec<String> = r
@@ -48,7 +49,7 @@ fn a_long_block_is_cut_into_pieces_and_a_loop_stays_whole() {
         region 1: b1[0..1]*0 b2[0..1]
         region 2: b3[0..2]*0
     "#]]
-    .assert_eq(&describe(f, 5));
+    .assert_eq(&describe(f, 5, 5));
     // One instruction per piece: the loop no longer fits and is cut like
     // straight-line code; b0 and b3 are cut into pieces, each region
     // entered where the previous one stops.
@@ -61,7 +62,18 @@ fn a_long_block_is_cut_into_pieces_and_a_loop_stays_whole() {
         region 5: b3[0..1]*0
         region 6: b3[1..2]*0
     "#]]
-    .assert_eq(&describe(f, 1));
+    .assert_eq(&describe(f, 1, 1));
+    // Loop nests of up to five kept whole: the loop gets a region of its
+    // own; straight-line code is cut as before.
+    expect![[r#"
+        region 0: b0[0..1]*0
+        region 1: b0[1..2]*0
+        region 2: b0[2..3]*0
+        region 3: b1[0..1]*0 b2[0..1]
+        region 4: b3[0..1]*0
+        region 5: b3[1..2]*0
+    "#]]
+    .assert_eq(&describe(f, 1, 5));
 }
 
 #[test]
@@ -69,7 +81,7 @@ fn values_are_direct_only_where_their_piece_dominates_in_the_region() {
     let m = flowc_ir::parse::module("test", LOOP).unwrap();
     let f = &m.functions[0];
     let cfg = Cfg::new(f);
-    let r = Regions::new(f, &cfg, &LoopForest::new(f), 5);
+    let r = Regions::new(f, &cfg, &LoopForest::new(f), 5, 5);
     let value = |name: &str| f.values.iter().find(|(v, _)| flowc_ir::print::value_ref(*v) == name).unwrap().0;
     let block = |name: &str| f.blocks.iter().find(|(b, _)| flowc_ir::print::block_ref(*b) == name).unwrap().0;
     let (b1, b2, b3) = (block("b1"), block("b2"), block("b3"));
@@ -128,8 +140,8 @@ fn region_dominance_matches_reachability_on_generated_programs() {
             let cfg = Cfg::new(f);
             let dom = DomTree::new(f, &cfg);
             let loops = LoopForest::new(f);
-            for max in [1, 3, 8, 40] {
-                let r = Regions::new(f, &cfg, &loops, max);
+            for (max, max_loop) in [(1, 1), (3, 3), (3, 12), (8, 8), (8, 40), (40, 40)] {
+                let r = Regions::new(f, &cfg, &loops, max, max_loop);
                 let pieces: Vec<usize> = (0..r.len()).flat_map(|k| r.members(k).collect::<Vec<_>>()).collect();
                 for &a in &pieces {
                     for &b in &pieces {
@@ -156,7 +168,8 @@ fn region_dominance_matches_reachability_on_generated_programs() {
                         };
                         assert_eq!(r.entry_number(p).is_some(), from_outside, "seed {seed}, max {max}, piece {p}");
                     }
-                    // Size: at most `max`, or a single piece.
+                    // Size: at most `max`, or a single piece, or one loop
+                    // nest of at most `max_loop`.
                     let size: usize = r
                         .members(k)
                         .map(|p| {
@@ -165,7 +178,21 @@ fn region_dominance_matches_reachability_on_generated_programs() {
                             phis + (piece.end - piece.start) as usize + usize::from(piece.last)
                         })
                         .sum();
-                    assert!(size <= max || r.members(k).count() == 1, "seed {seed}, max {max}, region {k}");
+                    let one_nest = {
+                        let mut tops = r.members(k).map(|p| {
+                            let mut l = loops.loop_of(r.piece(p).block);
+                            while let Some(parent) = l.and_then(|l| loops.parent(l)) {
+                                l = Some(parent);
+                            }
+                            l
+                        });
+                        let first = tops.next().flatten();
+                        first.is_some() && tops.all(|t| t == first)
+                    };
+                    assert!(
+                        size <= max || r.members(k).count() == 1 || (one_nest && size <= max_loop),
+                        "seed {seed}, max {max}, max_loop {max_loop}, region {k}"
+                    );
                 }
                 checked += 1;
             }
