@@ -78,8 +78,9 @@ impl Propagation {
 pub fn run(module: &mut Module, cx: &mut Context) {
     let fuel = cx.options.fold_fuel;
     let limit = cx.options.inline_limit;
+    let by_name = module.function_index();
     for i in 0..module.functions.len() {
-        let p = analyze(module, i, fuel, limit, &cx.options.small_params);
+        let p = analyze(module, &by_name, i, fuel, limit, &cx.options.small_params);
         cx.facts(i).propagation = Some(p);
     }
 }
@@ -319,7 +320,14 @@ impl Sweep {
     }
 }
 
-fn analyze(module: &Module, index: usize, fuel: u64, inline_limit: usize, small_params: &[Symbol]) -> Propagation {
+fn analyze(
+    module: &Module,
+    by_name: &HashMap<Symbol, usize>,
+    index: usize,
+    fuel: u64,
+    inline_limit: usize,
+    small_params: &[Symbol],
+) -> Propagation {
     let f = &module.functions[index];
     let param_infos: Vec<Info> = f
         .params
@@ -371,7 +379,7 @@ fn analyze(module: &Module, index: usize, fuel: u64, inline_limit: usize, small_
     folded_calls.sort_by_key(|(i, _)| ix(*i));
     let mut field_reads: Vec<(InstId, Operand)> = a.field_reads.into_iter().collect();
     field_reads.sort_by_key(|(i, _)| ix(*i));
-    let inline = inline_candidates(module, f, &a.executable, &folded_calls, inline_limit);
+    let inline = inline_candidates(module, by_name, f, &a.executable, &folded_calls, inline_limit);
     Propagation { refiner: a.refiner, info: a.info, executable: a.executable, edges, folded_calls, field_reads, inline }
 }
 
@@ -588,6 +596,7 @@ impl<'m> Analysis<'m> {
 /// Executable calls of small leaf functions that were not folded.
 fn inline_candidates(
     module: &Module,
+    by_name: &HashMap<Symbol, usize>,
     f: &Function,
     executable: &[bool],
     folded: &[(InstId, Value)],
@@ -599,7 +608,7 @@ fn inline_candidates(
             continue;
         }
         let InstKind::Call { func, .. } = &f.insts[i].kind else { continue };
-        let Some(callee) = module.function(*func) else { continue };
+        let Some(callee) = by_name.get(func).map(|&k| &module.functions[k]) else { continue };
         if callee.name == f.name && f.kind == FunctionKind::Function {
             continue;
         }

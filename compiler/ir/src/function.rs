@@ -339,8 +339,18 @@ pub struct Module {
 }
 
 impl Module {
+    /// Function `name` (of kind `function`). A search of the list: code
+    /// that looks up many names makes a [`Module::function_index`] once.
     pub fn function(&self, name: Symbol) -> Option<&Function> {
         self.functions.iter().find(|f| f.name == name && f.kind == FunctionKind::Function)
+    }
+
+    /// The positions in `functions` of the functions (kind `function`),
+    /// by name. (Every call looking its callee up in the list made
+    /// optimizing 8,000 functions that call one another quadratic.)
+    pub fn function_index(&self) -> std::collections::HashMap<Symbol, usize> {
+        let functions = self.functions.iter().enumerate();
+        functions.filter(|(_, f)| f.kind == FunctionKind::Function).map(|(k, f)| (f.name, k)).rev().collect()
     }
 
     pub fn main(&self) -> Option<&Function> {

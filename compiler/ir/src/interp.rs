@@ -78,6 +78,7 @@ pub fn run_counted(
         layout: std::cell::OnceCell::from(module.layout()),
         fuel: config.fuel.unwrap_or(u64::MAX),
         max_depth: config.max_depth,
+        functions: std::cell::OnceCell::new(),
         steps: 0,
         allocations: 0,
     };
@@ -120,6 +121,7 @@ pub fn run_trace(
         layout: std::cell::OnceCell::from(layout),
         fuel: config.fuel.unwrap_or(u64::MAX),
         max_depth: config.max_depth,
+        functions: std::cell::OnceCell::new(),
         steps: 0,
         allocations: *allocations,
     };
@@ -141,6 +143,7 @@ pub fn call(module: &Module, name: Symbol, args: &[Value], config: &Config) -> R
         layout: std::cell::OnceCell::new(),
         fuel: config.fuel.unwrap_or(u64::MAX),
         max_depth: config.max_depth,
+        functions: std::cell::OnceCell::new(),
         steps: 0,
         allocations: 0,
     };
@@ -170,11 +173,20 @@ struct Machine<'m> {
     layout: std::cell::OnceCell<&'static Layout>,
     fuel: u64,
     max_depth: usize,
+    /// The module's functions by name, made on the first call.
+    functions: std::cell::OnceCell<std::collections::HashMap<Symbol, usize>>,
     steps: u64,
     allocations: u64,
 }
 
 impl<'m> Machine<'m> {
+    /// Function `name` of the module.
+    fn function(&self, name: Symbol) -> Option<&'m Function> {
+        let module = self.module;
+        let k = *self.functions.get_or_init(|| module.function_index()).get(&name)?;
+        Some(&module.functions[k])
+    }
+
     /// An error at instruction `index` of the frame's block (or at its
     /// terminator): at the source statement the instruction comes from
     /// when the front end recorded one (its text left for the caller to
@@ -263,7 +275,7 @@ impl<'m> Machine<'m> {
                     }
                     InstKind::Call { func: name, args } => {
                         let vals = self.read_all(&frame, args, index)?;
-                        let Some(callee) = self.module.function(*name) else {
+                        let Some(callee) = self.function(*name) else {
                             return Err(self.error(&frame, ErrorKind::UnknownFunction(*name), index));
                         };
                         if callee.params.len() != vals.len() {

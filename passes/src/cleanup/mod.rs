@@ -42,6 +42,7 @@ pub fn run(module: &mut Module, cx: &mut Context) {
     // read) with its surely-bound values, by name; dropped when the callee
     // itself is rewritten.
     let mut callees: HashMap<Symbol, Option<(Function, BitVec)>> = HashMap::new();
+    let by_name = module.function_index();
     for i in 0..module.functions.len() {
         let Some(p) = cx.facts(i).propagation.take() else { continue };
         let inlines = rewrite(&mut module.functions[i], &p);
@@ -51,7 +52,8 @@ pub fn run(module: &mut Module, cx: &mut Context) {
             let InstKind::Call { func, .. } = &module.functions[i].insts[call].kind else { continue };
             let func = *func;
             let entry = callees.entry(func).or_insert_with(|| {
-                module.function(func).map(|callee| (callee.clone(), flowc_ir::bound::surely_bound(callee)))
+                let callee = by_name.get(&func).map(|&k| &module.functions[k]);
+                callee.map(|callee| (callee.clone(), flowc_ir::bound::surely_bound(callee)))
             });
             let Some((callee, bound)) = entry.as_ref() else { continue };
             let may_be_unbound = |o: &Operand| o.as_value().is_some_and(|v| p.info(v).may_be_unbound());
