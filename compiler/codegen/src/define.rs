@@ -19,6 +19,7 @@ use flowc_ir::{Function, FunctionKind, Module as IrModule};
 use flowc_lang::interp::ErrorKind;
 use flowc_lang::Symbol;
 
+use crate::compile::{self, Compiler, Tier};
 use crate::lower::{self, signature, Constants, Env, SiteTable};
 use crate::runtime;
 
@@ -118,48 +119,47 @@ pub struct DefinedCode {
 }
 
 /// How many instructions a region of a split function holds at most
-/// ([`flowc_ir::regions`]): Cranelift's structures for one region (a few
-/// MB at 2,000 instructions) are what compiling a huge function holds
-/// beyond the IR, and smaller regions cost no more time (measured from 250
-/// to 4,000: the same within noise).
-pub const REGION_INSTS: usize = 500;
+/// ([`flowc_ir::regions`]): Cranelift's structures for the regions on
+/// their way ([`compile::IN_FLIGHT`]) are what compiling a huge function
+/// holds beyond the IR (some 6 MB for a region of 2,000 instructions),
+/// and smaller regions cost no more time (from 250 to 4,000 instructions:
+/// the same within noise).
+pub const REGION_INSTS: usize = 250;
 
 /// How big a loop nest may be and still stay whole in one region: a loop
 /// cut by a region boundary leaves and re-enters a function every
-/// iteration, and reads values from the frame instead of registers.
-pub const REGION_LOOP_INSTS: usize = flowc_ir::HUGE_INSTS;
+/// iteration, and reads values from the frame instead of registers. (At
+/// 4,000 instructions, regions holding such nests raised the peak of
+/// compiling 10^5 statements from 81 to 99 MB.)
+pub const REGION_LOOP_INSTS: usize = 1000;
 
-/// Lowers `f` into `env`'s module and defines it as `id`; its traps,
-/// exits and safepoints are appended to `env`'s. A huge function other
-/// than a trace is split into regions ([`crate::lower::frame`]).
+/// Lowers `f` into `env`'s module and has it compiled and defined as `id`
+/// (through `env.compiler`: call [`compile::finish`] once all are
+/// submitted); its traps, exits and safepoints are appended to `env`'s. A
+/// huge function other than a trace is split into regions
+/// ([`crate::lower::frame`]).
 pub fn define_function(env: &mut Env, f: &Function, id: FuncId) -> Result<(), String> {
-    let mut ctx = env.module.make_context();
     let mut fbctx = FunctionBuilderContext::new();
     if f.kind != FunctionKind::Trace && (f.is_huge() || env.split.is_some()) {
         let (max, max_loop) = env.split.map_or((REGION_INSTS, REGION_LOOP_INSTS), |n| (n, n));
-        return define_split(env, f, id, (max, max_loop), &mut ctx, &mut fbctx);
+        return define_split(env, f, id, (max, max_loop), &mut fbctx);
     }
+    let mut ctx = env.compiler.context(&*env.module);
     lower::lower(env, f, &mut ctx, &mut fbctx);
-    if f.is_huge() || std::env::var_os("FLOWC_CHEAP").is_some() {
-        define_cheaply(&mut *env.module, id, &mut ctx)?;
-    } else {
-        env.module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
-    }
-    record(env, f.name, id, &ctx);
-    Ok(())
+    let tier = if f.is_huge() { Tier::Cheap } else { Tier::Optimized };
+    compile::submit(env, id, f.name, ctx, tier)
 }
 
 /// Defines `f` as `id`, split into regions of at most `max` instructions
-/// (loop nests of up to `max_loop` whole):
-/// each region a function of its own, compiled cheaply one after the
-/// other (so that only one region's Cranelift structures exist at a
-/// time), and `id` the driver that calls the first.
+/// (loop nests of up to `max_loop` whole): each region a function of its
+/// own, compiled cheaply (a region at a time on each core, so that the
+/// Cranelift structures of only a few exist at once), and `id` the driver
+/// that calls the first.
 fn define_split(
     env: &mut Env,
     f: &Function,
     id: FuncId,
     (max, max_loop): (usize, usize),
-    ctx: &mut cranelift_codegen::Context,
     fbctx: &mut FunctionBuilderContext,
 ) -> Result<(), String> {
     let facts = lower::Facts::new(f);
@@ -172,23 +172,20 @@ fn define_split(
         .collect::<Result<Vec<_>, _>>()?;
     let split = lower::frame::Split { regions, frame, funcs };
     for (k, &region) in split.funcs.iter().enumerate() {
-        env.module.clear_context(ctx);
-        lower::lower_region(env, f, &facts, &split, k, ctx, fbctx);
-        define_cheaply(&mut *env.module, region, ctx)?;
-        record(env, f.name, region, ctx);
+        let mut ctx = env.compiler.context(&*env.module);
+        lower::lower_region(env, f, &facts, &split, k, &mut ctx, fbctx);
+        compile::submit(env, region, f.name, ctx, Tier::Cheap)?;
     }
-    env.module.clear_context(ctx);
-    lower::frame::lower_driver(env, f, &split, ctx, fbctx);
-    define_cheaply(&mut *env.module, id, ctx)?;
-    record(env, f.name, id, ctx);
-    Ok(())
+    let mut ctx = env.compiler.context(&*env.module);
+    lower::frame::lower_driver(env, f, &split, &mut ctx, fbctx);
+    compile::submit(env, id, f.name, ctx, Tier::Cheap)
 }
 
-/// Records what was compiled into `ctx` as `id` (function `name`): its
-/// size, safepoints and code map; prints or writes its code when asked
+/// What was compiled into `ctx` as `id` (function `name`): its size,
+/// safepoints and code map. Prints or writes its code when asked
 /// (`FLOWC_DISASM`, `FLOWC_CODE_DIR`).
-fn record(env: &mut Env, name: Symbol, id: FuncId, ctx: &cranelift_codegen::Context) {
-    let Some(code) = ctx.compiled_code() else { return };
+pub(crate) fn describe(name: Symbol, id: FuncId, ctx: &cranelift_codegen::Context) -> DefinedCode {
+    let code = ctx.compiled_code().expect("a compiled function");
     // Every call is a safepoint, those with no word to keep too: the
     // walk goes through a frame only at a return address it knows.
     // Both lists are in code order.
@@ -207,7 +204,6 @@ fn record(env: &mut Env, name: Symbol, id: FuncId, ctx: &cranelift_codegen::Cont
         .collect();
     let size = code.code_buffer().len() as u32;
     let places = crate::code_map::places(code);
-    env.safepoints.push(DefinedCode { id, name, size, safepoints: points, places });
     if std::env::var_os("FLOWC_DISASM").is_some() {
         // The final code, after block layout and branch resolution (the
         // address is not known before the module is finalized).
@@ -216,35 +212,7 @@ fn record(env: &mut Env, name: Symbol, id: FuncId, ctx: &cranelift_codegen::Cont
     if let Some(dir) = std::env::var_os("FLOWC_CODE_DIR") {
         write_code(std::path::Path::new(&dir), name, code.code_buffer());
     }
-}
-
-/// Compiles `ctx.func` with Cranelift's cheapest settings (no mid-end
-/// optimizations, the single-pass register allocator) and defines it in
-/// `module` as `id`: the module's own ISA would optimize. For huge
-/// functions ([`flowc_ir::HUGE_INSTS`]), where Cranelift's optimizations
-/// and backtracking allocator cost far more time and memory (superlinear
-/// in the function's size) than they save.
-fn define_cheaply(module: &mut dyn Module, id: FuncId, ctx: &mut cranelift_codegen::Context) -> Result<(), String> {
-    let isa = cheap_isa(module.isa().flags().is_pic())?;
-    let mut plane = cranelift_codegen::control::ControlPlane::default();
-    ctx.compile(&*isa, &mut plane).map_err(|e| format!("{:?}", e.inner))?;
-    let code = ctx.compiled_code().ok_or("no compiled code")?;
-    let alignment =
-        (code.buffer.alignment as u64).max(isa.function_alignment().minimum as u64).max(isa.symbol_alignment());
-    let relocs: Vec<cranelift_module::ModuleReloc> =
-        code.buffer.relocs().iter().map(|r| cranelift_module::ModuleReloc::from_mach_reloc(r, &ctx.func, id)).collect();
-    let bytes = code.code_buffer().to_vec();
-    module.define_function_bytes(id, alignment, &bytes, &relocs).map_err(|e| format!("{e:?}"))
-}
-
-/// The ISA of [`define_cheaply`], made once per process.
-fn cheap_isa(pic: bool) -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
-    static ISAS: std::sync::OnceLock<[Result<cranelift_codegen::isa::OwnedTargetIsa, String>; 2]> =
-        std::sync::OnceLock::new();
-    let isas = ISAS.get_or_init(|| {
-        [false, true].map(|pic| make_isa_with(pic, &[("opt_level", "none"), ("regalloc_algorithm", "single_pass")]))
-    });
-    isas[usize::from(pic)].clone()
+    DefinedCode { id, name, size, safepoints: points, places }
 }
 
 /// Writes the final machine code of a function to `dir/NAME-K.bin` (`K`
@@ -401,6 +369,7 @@ pub fn define(
     let (ids, funcs) = declare_functions(module, functions, "f")?;
     let (mut traps, mut exits, mut sites) = (Vec::new(), Vec::new(), SiteTable::default());
     let mut safepoints = Vec::new();
+    let mut compiler = Compiler::parallel();
     for (k, f) in functions.iter().enumerate() {
         // Whole programs have no trace exits (traces go to a `TraceCache`).
         let exits = &mut exits;
@@ -419,8 +388,12 @@ pub fn define(
             links: None,
             safepoints: &mut safepoints,
             objects,
+            compiler: &mut compiler,
         };
         define_function(&mut env, f, ids[k])?;
+        if k + 1 == functions.len() && version.is_none() {
+            compile::finish(&mut env)?;
+        }
     }
     let target = functions[entry];
     let version = match &version {
@@ -441,8 +414,10 @@ pub fn define(
                 links: None,
                 safepoints: &mut safepoints,
                 objects,
+                compiler: &mut compiler,
             };
             define_function(&mut env, v.function, wids[0])?;
+            compile::finish(&mut env)?;
             Some((wids[0], v.small.as_slice()))
         }
         None => None,
@@ -466,7 +441,10 @@ fn make_isa(pic: bool) -> Result<cranelift_codegen::isa::OwnedTargetIsa, String>
 }
 
 /// The host ISA with the settings every function needs and `settings`.
-fn make_isa_with(pic: bool, settings: &[(&str, &str)]) -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
+pub(crate) fn make_isa_with(
+    pic: bool,
+    settings: &[(&str, &str)],
+) -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
     let mut flags = settings::builder();
     for (name, value) in settings {
         flags.set(name, value).map_err(|e| e.to_string())?;

@@ -464,6 +464,7 @@ impl TraceCache {
         let (mut pool, mut traps, mut sites) = (Vec::new(), Vec::new(), SiteTable::default());
         let mut safepoints = Vec::new();
         let objects = ObjectInfo::new(layout, &hints.immutable, true);
+        let mut compiler = crate::compile::Compiler::parallel();
         for (k, f) in functions.iter().enumerate() {
             let mut exits = Vec::new();
             let mut env = crate::lower::Env {
@@ -479,8 +480,12 @@ impl TraceCache {
                 links: None,
                 safepoints: &mut safepoints,
                 objects: &objects,
+                compiler: &mut compiler,
             };
             define::define_function(&mut env, f, ids[k])?;
+            if k + 1 == functions.len() {
+                crate::compile::finish(&mut env)?;
+            }
         }
         let trace_entry = define::define_trace_entry(&mut *jit, "flowc_trace_entry")?;
         jit.finalize_definitions().map_err(|e| e.to_string())?;
@@ -549,6 +554,8 @@ impl TraceCache {
         let mut made = Vec::with_capacity(fs.len());
         let mut failed = None;
         let mut safepoints = Vec::new();
+        // Traces are compiled as they come: what counts is latency.
+        let mut compiler = crate::compile::Compiler::serial();
         for f in fs {
             let t = TraceId((inner.entries.len() + made.len()) as u32);
             let (ids, _) = define::declare_functions(&mut *inner.jit, &[*f], &format!("t{}_", t.0))?;
@@ -567,6 +574,7 @@ impl TraceCache {
                 links: Some(crate::lower::Links { slots: &mut inner.slots, traces: &inner.names, first_exit }),
                 safepoints: &mut safepoints,
                 objects: &inner.objects,
+                compiler: &mut compiler,
             };
             if let Err(e) = define::define_function(&mut env, f, ids[0]) {
                 failed = Some(e);

@@ -8,10 +8,13 @@
 //!   optimistic copy of a function assumes;
 //! - [`lower`]: IR to Cranelift IR (with the optimistic copy);
 //! - [`define`]: declaring and defining functions in a Cranelift module;
+//! - [`compile`]: compiling lowered functions on a second core while the
+//!   next are lowered;
 //! - [`jit`]: compiling a module in memory and running it;
 //! - [`object`]: object files for executables (`flowc build`).
 
 pub mod code_map;
+pub mod compile;
 pub mod define;
 pub mod disasm;
 pub mod jit;

@@ -107,6 +107,8 @@ pub struct Env<'a> {
     pub safepoints: &'a mut Vec<crate::define::DefinedCode>,
     /// The layout of the objects the code meets.
     pub objects: &'a ObjectInfo,
+    /// Where lowered functions are compiled and defined.
+    pub compiler: &'a mut crate::compile::Compiler,
 }
 
 /// What a trace links to: the slots of its exits and the other traces.

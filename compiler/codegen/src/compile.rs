@@ -1,0 +1,207 @@
+//! Compiling lowered functions into a module, on two cores.
+//!
+//! Code generation is two steps per function: lowering the IR to
+//! Cranelift IR ([`crate::lower`]), which reads and writes the module (its
+//! declarations, constants on the heap, sites, traps), and compiling that
+//! to machine code ([`cranelift_codegen::Context::compile`]), which needs
+//! nothing but the function and an ISA. So a [`Compiler`] hands each
+//! lowered function to a worker thread and goes on lowering the next
+//! while the worker compiles; finished functions come back in the order
+//! they were sent and are defined in the module then, so the module, the
+//! safepoints and everything printed are the same as one thread makes.
+//! At most [`IN_FLIGHT`] functions are on their way at once, which bounds
+//! the memory held (a split huge function's regions are compiled one
+//! after another, not all at once).
+//!
+//! One core, or a [`Compiler::serial`] (the JIT's trace compilations,
+//! where latency is what counts): each function is compiled and defined
+//! as it comes.
+
+use std::collections::VecDeque;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+
+use cranelift_codegen::control::ControlPlane;
+use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::Context;
+use cranelift_module::{FuncId, Module};
+use flowc_lang::Symbol;
+
+use crate::define;
+use crate::lower::Env;
+
+/// How many lowered functions may wait for the worker or be compiled by
+/// it at once.
+pub const IN_FLIGHT: usize = 1;
+
+/// How a function is compiled.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Tier {
+    /// Cranelift's optimizations and backtracking register allocator.
+    Optimized,
+    /// Its cheapest settings: no mid-end optimizations, the single-pass
+    /// register allocator (huge functions, whose size makes the others
+    /// cost more time and memory than they save).
+    Cheap,
+}
+
+/// A function on its way: lowered, to be compiled with an ISA.
+struct Job {
+    ctx: Box<Context>,
+    isa: OwnedTargetIsa,
+}
+
+/// The worker thread and its queues.
+struct Worker {
+    jobs: Option<SyncSender<Job>>,
+    done: Receiver<(Box<Context>, Result<(), String>)>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Compiles lowered functions and defines them in a module, in order (see
+/// the module docs).
+pub struct Compiler {
+    worker: Option<Worker>,
+    /// The functions sent to the worker and not yet defined, oldest
+    /// first: id and IR name.
+    waiting: VecDeque<(FuncId, Symbol)>,
+    /// Contexts given back, to lower the next functions into.
+    spare: Vec<Box<Context>>,
+}
+
+impl Compiler {
+    /// A compiler that compiles each function as it is submitted.
+    pub fn serial() -> Compiler {
+        Compiler { worker: None, waiting: VecDeque::new(), spare: Vec::new() }
+    }
+
+    /// A compiler with a worker thread when the machine has more than one
+    /// core (else [`Compiler::serial`]).
+    pub fn parallel() -> Compiler {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if cores < 2 {
+            return Compiler::serial();
+        }
+        let (jobs, inbox) = sync_channel::<Job>(IN_FLIGHT);
+        let (outbox, done) = sync_channel(IN_FLIGHT + 1);
+        let thread = std::thread::Builder::new()
+            .name("flowc-codegen".into())
+            // Cranelift's passes recurse little, but a function of 4,000
+            // IR instructions is big; the stack is only reserved.
+            .stack_size(64 << 20)
+            .spawn(move || {
+                for Job { mut ctx, isa } in inbox {
+                    let result = ctx
+                        .compile(&*isa, &mut ControlPlane::default())
+                        .map(|_| ())
+                        .map_err(|e| format!("{:?}", e.inner));
+                    if outbox.send((ctx, result)).is_err() {
+                        break;
+                    }
+                }
+            });
+        match thread {
+            Ok(thread) => Compiler {
+                worker: Some(Worker { jobs: Some(jobs), done, thread: Some(thread) }),
+                waiting: VecDeque::new(),
+                spare: Vec::new(),
+            },
+            Err(_) => Compiler::serial(),
+        }
+    }
+
+    /// A context to lower a function into.
+    pub fn context(&mut self, module: &dyn Module) -> Box<Context> {
+        match self.spare.pop() {
+            Some(ctx) => ctx,
+            None => Box::new(module.make_context()),
+        }
+    }
+}
+
+impl Drop for Compiler {
+    fn drop(&mut self) {
+        if let Some(worker) = &mut self.worker {
+            // Closing the queue ends the worker's loop.
+            worker.jobs.take();
+            if let Some(thread) = worker.thread.take() {
+                let _ = thread.join();
+            }
+        }
+    }
+}
+
+/// Compiles function `name`, lowered into `ctx` and declared as `id`, at
+/// `tier`, and defines it in `env`'s module — now, or when the worker has
+/// compiled it (then before this returns if too many are on their way).
+pub fn submit(env: &mut Env, id: FuncId, name: Symbol, ctx: Box<Context>, tier: Tier) -> Result<(), String> {
+    let isa = isa_of(&*env.module, tier)?;
+    let Some(worker) = &env.compiler.worker else {
+        let mut ctx = ctx;
+        let result = ctx.compile(&*isa, &mut ControlPlane::default()).map(|_| ()).map_err(|e| format!("{:?}", e.inner));
+        return define_compiled(env, id, name, ctx, result);
+    };
+    let jobs = worker.jobs.as_ref().expect("the queue is open while the compiler lives");
+    jobs.send(Job { ctx, isa }).map_err(|_| "the code generator's worker stopped".to_string())?;
+    env.compiler.waiting.push_back((id, name));
+    while env.compiler.waiting.len() > IN_FLIGHT {
+        define_next(env)?;
+    }
+    Ok(())
+}
+
+/// Defines every function still on its way.
+pub fn finish(env: &mut Env) -> Result<(), String> {
+    while !env.compiler.waiting.is_empty() {
+        define_next(env)?;
+    }
+    Ok(())
+}
+
+/// Waits for the oldest function on its way and defines it.
+fn define_next(env: &mut Env) -> Result<(), String> {
+    let (id, name) = env.compiler.waiting.pop_front().expect("a function on its way");
+    let worker = env.compiler.worker.as_ref().expect("only the worker's functions wait");
+    let (ctx, result) = worker.done.recv().map_err(|_| "the code generator's worker stopped".to_string())?;
+    define_compiled(env, id, name, ctx, result)
+}
+
+/// Defines the function compiled into `ctx` as `id` and records it.
+fn define_compiled(
+    env: &mut Env,
+    id: FuncId,
+    name: Symbol,
+    mut ctx: Box<Context>,
+    result: Result<(), String>,
+) -> Result<(), String> {
+    result?;
+    let module = &mut *env.module;
+    let code = ctx.compiled_code().ok_or("no compiled code")?;
+    let isa = module.isa();
+    let alignment =
+        (code.buffer.alignment as u64).max(isa.function_alignment().minimum as u64).max(isa.symbol_alignment());
+    let relocs: Vec<cranelift_module::ModuleReloc> =
+        code.buffer.relocs().iter().map(|r| cranelift_module::ModuleReloc::from_mach_reloc(r, &ctx.func, id)).collect();
+    module.define_function_bytes(id, alignment, code.code_buffer(), &relocs).map_err(|e| format!("{e:?}"))?;
+    env.safepoints.push(define::describe(name, id, &ctx));
+    module.clear_context(&mut ctx);
+    env.compiler.spare.push(ctx);
+    Ok(())
+}
+
+/// The ISA a function of `module` is compiled with at `tier` (made once
+/// per process and kind).
+fn isa_of(module: &dyn Module, tier: Tier) -> Result<OwnedTargetIsa, String> {
+    static ISAS: std::sync::OnceLock<[Result<OwnedTargetIsa, String>; 4]> = std::sync::OnceLock::new();
+    let isas = ISAS.get_or_init(|| {
+        let optimized = [("opt_level", "speed")];
+        let cheap = [("opt_level", "none"), ("regalloc_algorithm", "single_pass")];
+        [
+            define::make_isa_with(false, &optimized),
+            define::make_isa_with(true, &optimized),
+            define::make_isa_with(false, &cheap),
+            define::make_isa_with(true, &cheap),
+        ]
+    });
+    let pic = usize::from(module.isa().flags().is_pic());
+    isas[pic + if tier == Tier::Cheap { 2 } else { 0 }].clone()
+}
