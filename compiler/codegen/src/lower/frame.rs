@@ -67,6 +67,11 @@ pub struct Split {
 pub struct Frame {
     /// Each value's word (by raw index; `NONE`: it has none).
     word: Vec<u32>,
+    /// Which values are stored in their word where they are defined: all
+    /// but the phis of entries that are neither read elsewhere nor seen by
+    /// the collector (their word carries only what edges from other
+    /// regions pass in, which those edges store themselves).
+    stored: BitVec,
     /// How many words the frame has.
     pub words: u32,
 }
@@ -75,8 +80,9 @@ impl Frame {
     /// The frame of `f` cut into `regions`; `pointer` says which values
     /// may point into the heap.
     pub fn new(f: &Function, cfg: &Cfg, regions: &Regions, pointer: impl Fn(ValueId) -> bool) -> Frame {
-        let shared = shared_values(f, cfg, regions);
-        let tracked = |v: ValueId| shared[vix(v)] || pointer(v);
+        let (read, entry_phis) = shared_values(f, cfg, regions);
+        let tracked = |v: ValueId| read[vix(v)] || entry_phis[vix(v)] || pointer(v);
+        let mut stored: BitVec = BitVec::repeat(false, f.values.len());
         let live = LiveRanges::new(f, cfg, tracked);
         let values = f.values.len();
         let mut word = vec![NONE; values];
@@ -150,14 +156,25 @@ impl Frame {
                 }
             }
         }
+        for (k, &w) in word.iter().enumerate() {
+            if w != NONE {
+                let v = ValueId::from_raw(la_arena::RawIdx::from_u32(k as u32));
+                stored.set(k, read[k] || pointer(v));
+            }
+        }
         let words = word.iter().filter(|&&w| w != NONE).map(|&w| w + 1).max().unwrap_or(0);
-        Frame { word, words }
+        Frame { word, stored, words }
     }
 
     /// The byte offset of `v`'s word in the frame, if it has one.
     pub fn offset(&self, v: ValueId) -> Option<i32> {
         let w = *self.word.get(vix(v))?;
         (w != NONE).then_some(8 * w as i32)
+    }
+
+    /// The byte offset of `v`'s word if its definition stores it there.
+    pub fn stored_at(&self, v: ValueId) -> Option<i32> {
+        self.offset(v).filter(|_| self.stored[vix(v)])
     }
 }
 
@@ -177,10 +194,12 @@ fn term_uses(f: &Function, b: flowc_ir::BlockId) -> impl Iterator<Item = ValueId
     term.operands().chain(term.resume().into_iter().flat_map(|r| f.resumes[r].operands())).filter_map(Operand::as_value)
 }
 
-/// The values some use of which is not direct ([`Regions::direct`]), the
-/// parameters, and the phis of blocks entered from another region.
-fn shared_values(f: &Function, cfg: &Cfg, regions: &Regions) -> BitVec {
+/// The values read from the frame — the parameters and the values some
+/// use of which is not direct ([`Regions::direct`]) — and the phis of
+/// blocks entered from another region.
+fn shared_values(f: &Function, cfg: &Cfg, regions: &Regions) -> (BitVec, BitVec) {
     let mut shared: BitVec = BitVec::repeat(false, f.values.len());
+    let mut entry_phis: BitVec = BitVec::repeat(false, f.values.len());
     for &p in &f.params {
         shared.set(vix(p), true);
     }
@@ -189,7 +208,7 @@ fn shared_values(f: &Function, cfg: &Cfg, regions: &Regions) -> BitVec {
         let first = regions.first_piece(b).expect("a reachable block");
         if regions.entry_number(first).is_some() {
             for r in data.phis.iter().filter_map(|&p| f.insts[p].result) {
-                shared.set(vix(r), true);
+                entry_phis.set(vix(r), true);
             }
         }
         for (k, &i) in data.insts.iter().enumerate() {
@@ -217,7 +236,7 @@ fn shared_values(f: &Function, cfg: &Cfg, regions: &Regions) -> BitVec {
             }
         }
     }
-    shared
+    (shared, entry_phis)
 }
 
 /// A set of small integers with constant-time insert, remove and clear

@@ -1125,7 +1125,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     // A region: the value's word, if it has one (read
                     // elsewhere, or seen by the collector).
                     Some(region) => {
-                        if let Some(offset) = region.split.frame.offset(r) {
+                        if let Some(offset) = region.split.frame.stored_at(r) {
                             self.b.ins().store(MemFlagsData::trusted(), v, region.base, offset);
                         }
                     }
