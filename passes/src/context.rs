@@ -18,6 +18,11 @@ pub struct Options {
     pub fold_fuel: u64,
     /// Largest callee (in instructions) cleanup inlines.
     pub inline_limit: usize,
+    /// Calls of functions that call others are inlined only where the
+    /// frames they make stay under this depth (call depth limits of runs
+    /// are far above: 100,000 by default), so that inlining never changes
+    /// where a run exceeds its limit ([`flowc_ir::calls::CallGraph::inlines_exactly`]).
+    pub inline_depth: usize,
     /// Parameters of the main function propagate assumes to be 32-bit
     /// integers ([`flowc_lang::ops::range::SMALL_PARAM`]): the small
     /// version of [`crate::versions`], which code runs only when they are.
@@ -26,7 +31,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Options {
-        Options { fold_fuel: 100_000, inline_limit: 24, small_params: Vec::new() }
+        Options { fold_fuel: 100_000, inline_limit: 24, inline_depth: 10_000, small_params: Vec::new() }
     }
 }
 
@@ -41,6 +46,7 @@ pub enum Fact {
     Escape,
     DefUse,
     AllocationsObservable,
+    CallGraph,
 }
 
 /// Analysis results of one function.
@@ -62,6 +68,10 @@ pub struct Context {
     /// for the current IR. Unbox computes it and only removes allocations
     /// when it is false, which keeps it false; dce takes it.
     pub allocations_observable: Option<bool>,
+    /// The module's call graph, with the call depths inlining keeps
+    /// ([`flowc_ir::calls`]): propagate makes it, cleanup (which changes
+    /// the calls) takes it.
+    pub call_graph: Option<flowc_ir::calls::CallGraph>,
 }
 
 impl Context {
@@ -74,6 +84,7 @@ impl Context {
             options,
             functions: module.functions.iter().map(|_| FunctionFacts::default()).collect(),
             allocations_observable: None,
+            call_graph: None,
         }
     }
 
@@ -89,6 +100,7 @@ impl Context {
             Fact::Escape => each(|f| f.escape.is_some()),
             Fact::DefUse => each(|f| f.defuse.is_some()),
             Fact::AllocationsObservable => self.allocations_observable.is_some(),
+            Fact::CallGraph => self.call_graph.is_some(),
         }
     }
 

@@ -68,9 +68,15 @@ pub static PIPELINE: [Pass; 8] = [
         run: propagate::run,
         annotate: Some(propagate::annotate),
         reads: &[],
-        writes: &[Fact::Propagation],
+        writes: &[Fact::Propagation, Fact::CallGraph],
     },
-    Pass { name: "cleanup", run: cleanup::run, annotate: None, reads: &[Fact::Propagation], writes: &[] },
+    Pass {
+        name: "cleanup",
+        run: cleanup::run,
+        annotate: None,
+        reads: &[Fact::Propagation, Fact::CallGraph],
+        writes: &[],
+    },
     Pass { name: "loops", run: loops::run, annotate: Some(loops::annotate), reads: &[], writes: &[Fact::Loops] },
     Pass { name: "escape", run: escape::run, annotate: Some(escape::annotate), reads: &[], writes: &[Fact::Escape] },
     Pass {

@@ -77,12 +77,17 @@ impl Propagation {
 
 pub fn run(module: &mut Module, cx: &mut Context) {
     let fuel = cx.options.fold_fuel;
-    let limit = cx.options.inline_limit;
-    let by_name = module.function_index();
+    let inlining = Inlining {
+        by_name: module.function_index(),
+        graph: flowc_ir::calls::CallGraph::new(module),
+        limit: cx.options.inline_limit,
+        depth: cx.options.inline_depth,
+    };
     for i in 0..module.functions.len() {
-        let p = analyze(module, &by_name, i, fuel, limit, &cx.options.small_params);
+        let p = analyze(module, &inlining, i, fuel, &cx.options.small_params);
         cx.facts(i).propagation = Some(p);
     }
+    cx.call_graph = Some(inlining.graph);
 }
 
 /// Branch conditions that refine operands, shared with cleanup.
@@ -320,14 +325,15 @@ impl Sweep {
     }
 }
 
-fn analyze(
-    module: &Module,
-    by_name: &HashMap<Symbol, usize>,
-    index: usize,
-    fuel: u64,
-    inline_limit: usize,
-    small_params: &[Symbol],
-) -> Propagation {
+/// What deciding which calls to inline reads.
+struct Inlining {
+    by_name: HashMap<Symbol, usize>,
+    graph: flowc_ir::calls::CallGraph,
+    limit: usize,
+    depth: usize,
+}
+
+fn analyze(module: &Module, inlining: &Inlining, index: usize, fuel: u64, small_params: &[Symbol]) -> Propagation {
     let f = &module.functions[index];
     let param_infos: Vec<Info> = f
         .params
@@ -379,7 +385,7 @@ fn analyze(
     folded_calls.sort_by_key(|(i, _)| ix(*i));
     let mut field_reads: Vec<(InstId, Operand)> = a.field_reads.into_iter().collect();
     field_reads.sort_by_key(|(i, _)| ix(*i));
-    let inline = inline_candidates(module, by_name, f, &a.executable, &folded_calls, inline_limit);
+    let inline = inline_candidates(module, inlining, index, &a.executable, &folded_calls);
     Propagation { refiner: a.refiner, info: a.info, executable: a.executable, edges, folded_calls, field_reads, inline }
 }
 
@@ -593,29 +599,30 @@ impl<'m> Analysis<'m> {
     }
 }
 
-/// Executable calls of small leaf functions that were not folded.
+/// Executable calls, not folded, of small functions that are leaves or
+/// whose frames stay within the inlining depth here
+/// ([`crate::context::Options::inline_depth`]).
 fn inline_candidates(
     module: &Module,
-    by_name: &HashMap<Symbol, usize>,
-    f: &Function,
+    inlining: &Inlining,
+    index: usize,
     executable: &[bool],
     folded: &[(InstId, Value)],
-    limit: usize,
 ) -> Vec<InstId> {
+    let f = &module.functions[index];
     let mut out = Vec::new();
     for (b, i) in f.all_insts() {
         if !executable[ix(b)] || folded.binary_search_by_key(&ix(i), |(x, _)| ix(*x)).is_ok() {
             continue;
         }
         let InstKind::Call { func, .. } = &f.insts[i].kind else { continue };
-        let Some(callee) = by_name.get(func).map(|&k| &module.functions[k]) else { continue };
+        let Some(callee) = inlining.by_name.get(func).map(|&k| &module.functions[k]) else { continue };
         if callee.name == f.name && f.kind == FunctionKind::Function {
             continue;
         }
-        let size: usize =
-            callee.layout.iter().map(|&cb| callee.blocks[cb].insts.len() + callee.blocks[cb].phis.len() + 1).sum();
         let leaf = callee.all_insts().all(|(_, ci)| !matches!(callee.insts[ci].kind, InstKind::Call { .. }));
-        if leaf && size <= limit {
+        let exact = leaf || inlining.graph.inlines_exactly(index, callee.name, inlining.depth);
+        if exact && inline_size(callee) <= inlining.limit {
             out.push(i);
         }
     }
@@ -651,4 +658,10 @@ pub fn annotate(module: &Module, cx: &Context) -> String {
         }
     }
     out
+}
+
+/// The size cleanup measures a callee by: its instructions, phis and
+/// terminators.
+pub fn inline_size(callee: &Function) -> usize {
+    callee.layout.iter().map(|&cb| callee.blocks[cb].insts.len() + callee.blocks[cb].phis.len() + 1).sum()
 }

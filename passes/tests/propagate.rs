@@ -243,7 +243,7 @@ k3:
             b14 hi:
                 jump b12
             b15 lo:
-                v13:r = add v0, 1
+                v13:r = add.int v0, 1
                 jump b12
             b12:
                 v14:x = phi [b14: 10, b15: v13]
@@ -254,7 +254,7 @@ k3:
             b10 hi:
                 jump b8
             b11 lo:
-                v9:r = add v14, 1
+                v9:r = add.int v14, 1
                 jump b8
             b8:
                 v10:y = phi [b10: 10, b11: v9]
@@ -266,7 +266,7 @@ k3:
             b6 hi:
                 jump b4
             b7 lo:
-                v6:r = add v3, 1
+                v6:r = add.int v3, 1
                 jump b4
             b4:
                 v7:w = phi [b6: 10, b7: v6]
@@ -335,6 +335,166 @@ fn widening_keeps_bounds_from_constants() {
                 jump b1
             b3 done:
                 print v4
+            }
+        "#]],
+    );
+}
+
+#[test]
+fn small_callers_of_small_functions_are_inlined_bottom_up() {
+    // `twice` calls `inc`: not a leaf, but main runs at depth 0 and the
+    // two frames it makes stay far below any call depth limit, so `twice`
+    // is inlined — cleaned first, with `inc` already inlined into it.
+    check(
+        r#"function inc(a):
+    s:
+        r = a + 1
+        return r
+
+function twice(b):
+    s:
+        x = call inc(b) then k
+    k:
+        y = call inc(x) then l
+    l:
+        return y
+
+entry main(n = 4)
+
+main:
+    z = call twice(n) then done
+done:
+    print_and_stop(z)
+"#,
+        "cleanup",
+        expect![[r#"
+            main main(v0:n) {
+            b0 main:
+                v2 = check_bound v0
+                jump b3
+            b3 s:
+                jump b4
+            b4 s:
+                v3:r = add v0, 1
+                jump b5
+            b5:
+                jump b6
+            b6 s:
+                v4:r = add v3, 1
+                jump b7
+            b7:
+                jump b2
+            b2:
+                print v4
+            }
+
+            function inc(v0:a) {
+            b0 s:
+                v1:r = add v0, 1
+                return v1
+            }
+
+            function twice(v0:b) {
+            b0 s:
+                jump b6
+            b6 s:
+                v4:r = add v0, 1
+                jump b5
+            b5:
+                jump b4
+            b4 s:
+                v3:r = add v4, 1
+                jump b3
+            b3:
+                return v3
+            }
+        "#]],
+    );
+}
+
+#[test]
+fn recursive_functions_keep_their_callers_frames() {
+    // `down` is recursive: its depth is unbounded, so `step`, which calls
+    // the leaf `dec`, is not inlined into it (each `step` frame counts
+    // toward the depth limit `down` can reach); the leaf `dec` is inlined
+    // into `step`, and `step` into main (depth 0, a bounded chain), but
+    // `down` nowhere.
+    check(
+        r#"function dec(a):
+    s:
+        r = a - 1
+        return r
+
+function step(b):
+    s:
+        x = call dec(b) then k
+    k:
+        return x
+
+function down(n):
+    s:
+        if n goto more else goto done
+    more:
+        m = call step(n) then k
+    k:
+        r = call down(m) then l
+    l:
+        return r
+    done:
+        return 0
+
+entry main(n = 4)
+
+main:
+    z = call step(n) then k
+k:
+    w = call down(z) then done
+done:
+    print_and_stop(w)
+"#,
+        "cleanup",
+        expect![[r#"
+            main main(v0:n) {
+            b0 main:
+                v3 = check_bound v0
+                jump b4
+            b4 s:
+                jump b5
+            b5 s:
+                v4:r = sub v0, 1
+                jump b6
+            b6:
+                jump b3
+            b3:
+                v2:w = call down(v4)
+                print v2
+            }
+
+            function dec(v0:a) {
+            b0 s:
+                v1:r = sub v0, 1
+                return v1
+            }
+
+            function step(v0:b) {
+            b0 s:
+                jump b3
+            b3 s:
+                v2:r = sub v0, 1
+                jump b2
+            b2:
+                return v2
+            }
+
+            function down(v0:n) {
+            b0 s:
+                branch v0, b1, b4
+            b1 more:
+                v1:m = call step(v0)
+                v2:r = call down(v1)
+                return v2
+            b4 done:
+                return 0
             }
         "#]],
     );

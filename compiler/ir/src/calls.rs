@@ -6,8 +6,18 @@
 //!
 //! Readers: the JIT (a recursive function is not inlined into traces but
 //! called, and gets compiled as a whole when its calls get hot), cleanup
-//! (it inlines only callees that are not recursive) and `flowc explore`.
-//! Calls of names that are not functions of the module are left out.
+//! (it inlines callees bottom-up, only those that are not recursive:
+//! [`CallGraph::inlines_exactly`]) and `flowc explore`. Calls of names that
+//! are not functions of the module are left out.
+//!
+//! Call depths: a call deeper than the run's limit raises
+//! `stack_overflow`, so inlining a call removes a frame an error could
+//! count. Where no recursion leads, depths are bounded by the graph: a
+//! function's *depth* is the longest chain of calls from the main graph
+//! to its frame (its deepest frame, if it is called from several places),
+//! its *height* the longest chain of frames it makes below it, itself
+//! included. Both are unbounded (`None`) where recursion is involved: the
+//! depth of what recursion calls, the height of what reaches recursion.
 
 use petgraph::graph::{DiGraph, NodeIndex};
 
@@ -26,6 +36,12 @@ pub struct CallGraph {
     /// Per node: its strongly connected component, numbered so that a
     /// component comes after every component it calls (callees first).
     component: Vec<usize>,
+    /// Per node: its depth and height (see the module docs).
+    depth: Vec<Option<usize>>,
+    height: Vec<Option<usize>>,
+    /// The node of each function of the module, by position (traces have
+    /// none).
+    node_of: Vec<Option<NodeIndex>>,
 }
 
 impl CallGraph {
@@ -66,7 +82,81 @@ impl CallGraph {
                 recursive[n.index()] = scc.len() > 1 || graph.contains_edge(n, n);
             }
         }
-        CallGraph { graph, functions: by_name, recursive, component }
+        // Callees first: heights; callers first: depths.
+        let mut order: Vec<NodeIndex> = graph.node_indices().collect();
+        order.sort_by_key(|n| (component[n.index()], n.index()));
+        let mut height: Vec<Option<usize>> = vec![None; graph.node_count()];
+        for &n in &order {
+            if recursive[n.index()] {
+                continue;
+            }
+            let below = graph.neighbors(n).map(|m| height[m.index()]).try_fold(0, |h, m| m.map(|m| h.max(m)));
+            height[n.index()] = below.map(|h| h + 1);
+        }
+        let mut depth: Vec<Option<usize>> = vec![None; graph.node_count()];
+        for (k, f) in functions.iter().enumerate() {
+            if f.kind == FunctionKind::Main {
+                depth[nodes[k].index()] = Some(0);
+            }
+        }
+        let mut reached = vec![false; graph.node_count()];
+        for &n in order.iter().rev() {
+            let from = graph.neighbors_directed(n, petgraph::Direction::Incoming);
+            let callers: Vec<NodeIndex> = from.collect();
+            reached[n.index()] |= recursive[n.index()] || callers.iter().any(|c| reached[c.index()]);
+            if reached[n.index()] {
+                depth[n.index()] = None;
+            } else if !callers.is_empty() {
+                depth[n.index()] = callers.iter().try_fold(0, |d, c| depth[c.index()].map(|dc| d.max(dc + 1)));
+            }
+        }
+        let mut node_of = Vec::with_capacity(module.functions.len());
+        let mut next = nodes.iter();
+        for f in &module.functions {
+            node_of.push(if f.kind == FunctionKind::Trace { None } else { next.next().copied() });
+        }
+        CallGraph { graph, functions: by_name, recursive, component, depth, height, node_of }
+    }
+
+    /// The deepest frame function number `k` of the module can have when
+    /// no recursion leads to it (the main graph's is 0); `None`: unbounded,
+    /// or never called.
+    pub fn depth(&self, k: usize) -> Option<usize> {
+        let n = (*self.node_of.get(k)?)?;
+        self.depth[n.index()]
+    }
+
+    /// The longest chain of frames function `name` makes, itself included,
+    /// when it reaches no recursion (a leaf: 1).
+    pub fn height(&self, name: Symbol) -> Option<usize> {
+        self.height[self.node(name)?.index()]
+    }
+
+    /// Whether a call of `callee` in function number `k` of the module can
+    /// be inlined without changing where a run exceeds its call depth: the
+    /// callee is not recursive, and the frames the call makes — its height
+    /// below the caller's deepest frame — stay under `limit` frames, a
+    /// depth no run reaches without recursion. (A leaf callee's frame is
+    /// one; cleanup inlines leaves anywhere, see `flowc_passes::cleanup`.)
+    pub fn inlines_exactly(&self, k: usize, callee: Symbol, limit: usize) -> bool {
+        match (self.depth(k), self.height(callee)) {
+            (Some(d), Some(h)) => d + h < limit,
+            _ => false,
+        }
+    }
+
+    /// The positions in the module of its functions (not traces) in an
+    /// order where every function comes after the ones it calls, except
+    /// within a recursive cycle (bottom-up).
+    pub fn bottom_up_positions(&self) -> Vec<usize> {
+        let mut at: Vec<(usize, usize, usize)> = self
+            .node_of
+            .iter()
+            .enumerate()
+            .filter_map(|(k, n)| n.map(|n| (self.component[n.index()], n.index(), k)))
+            .collect();
+        at.sort_unstable();
+        at.into_iter().map(|(_, _, k)| k).collect()
     }
 
     fn node(&self, name: Symbol) -> Option<NodeIndex> {

@@ -5,9 +5,12 @@
 //! entry takes the call's place; every `return x` becomes a jump to the
 //! continuation, where a phi merges the returned operands (or, with one
 //! return, the operand replaces the call's result). Parameters are
-//! replaced by the arguments. The callee is a leaf (propagate only marks
-//! calls of functions that call nothing), so no frame is lost that a
-//! stack-depth error could observe.
+//! replaced by the arguments. The call's frame (and those the callee's
+//! own inlined calls made) no longer counts toward the run's call depth:
+//! propagate marks calls of functions that call others only where those
+//! frames stay far below any depth limit; a leaf's one frame may be the
+//! one that would have exceeded it, in a recursion that reaches its limit
+//! exactly at the leaf's call.
 
 use std::collections::HashMap;
 

@@ -1,6 +1,6 @@
 //! Pass `cleanup`: turns what `propagate` learned into rewrites (Factor's
-//! cleanup pass). Reads: the [`Propagation`] of each function. Writes and
-//! guarantees:
+//! cleanup pass). Reads: the [`Propagation`] of each function and the
+//! call graph. Writes and guarantees:
 //!
 //! - blocks propagate never reached are deleted; a `branch`/`if_class`
 //!   with one executable edge becomes a `jump` (after a `check_bound` when
@@ -19,7 +19,13 @@
 //!   their result; reads of immutable fields of known allocations by the
 //!   stored operand;
 //! - calls marked by propagate are inlined ([`inline`]), after a
-//!   `check_bound` of each argument that may be unbound (the call raised it).
+//!   `check_bound` of each argument that may be unbound (the call raised it):
+//!   small leaves anywhere, small functions that call others where their
+//!   frames stay within the inlining depth (so no run exceeds its call
+//!   depth elsewhere than before: [`flowc_ir::calls::CallGraph::inlines_exactly`]),
+//!   never a recursive one. Functions are cleaned bottom-up (callees first,
+//!   [`flowc_ir::calls::CallGraph::bottom_up_positions`]), so a callee is
+//!   inlined with its own small callees inlined, if it is still small.
 //!
 //! Afterwards the analysis results are stale and are dropped.
 
@@ -43,7 +49,18 @@ pub fn run(module: &mut Module, cx: &mut Context) {
     // itself is rewritten.
     let mut callees: HashMap<Symbol, Option<(Function, BitVec)>> = HashMap::new();
     let by_name = module.function_index();
-    for i in 0..module.functions.len() {
+    // Callees before their callers (bottom-up), so that a callee is inlined
+    // as cleanup left it, with its own small callees inlined; traces last.
+    let graph = cx.call_graph.take();
+    let mut order = graph.as_ref().map_or_else(Vec::new, |g| g.bottom_up_positions());
+    let listed: BitVec = {
+        let mut listed = BitVec::repeat(false, module.functions.len());
+        order.iter().for_each(|&k| listed.set(k, true));
+        listed
+    };
+    order.extend((0..module.functions.len()).filter(|&k| !listed[k]));
+    let limit = cx.options.inline_limit;
+    for i in order {
         let Some(p) = cx.facts(i).propagation.take() else { continue };
         let inlines = rewrite(&mut module.functions[i], &p);
         let mut subst = Substitution::new(&module.functions[i]);
@@ -52,8 +69,11 @@ pub fn run(module: &mut Module, cx: &mut Context) {
             let InstKind::Call { func, .. } = &module.functions[i].insts[call].kind else { continue };
             let func = *func;
             let entry = callees.entry(func).or_insert_with(|| {
+                // Measured again as it is now: its own inlining may have
+                // made it bigger than propagate saw.
                 let callee = by_name.get(&func).map(|&k| &module.functions[k]);
-                callee.map(|callee| (callee.clone(), flowc_ir::bound::surely_bound(callee)))
+                let small = callee.filter(|c| crate::propagate::inline_size(c) <= limit);
+                small.map(|callee| (callee.clone(), flowc_ir::bound::surely_bound(callee)))
             });
             let Some((callee, bound)) = entry.as_ref() else { continue };
             let may_be_unbound = |o: &Operand| o.as_value().is_some_and(|v| p.info(v).may_be_unbound());
