@@ -173,8 +173,8 @@ pub fn traced_ssa_on(
             check_trace(&f, "conversion");
             optimize(p, &mut f);
             check_trace(&f, "optimization");
-            let run = if native { flowc_trace::ssa::execute_native } else { flowc_trace::ssa::execute };
-            let hints = flowc_trace::ssa::hints(&lower(p, label));
+            let run = if native { flowc_trace::run_ir::execute_native } else { flowc_trace::run_ir::execute };
+            let hints = flowc_trace::run_ir::hints(&lower(p, label));
             match run(p, &hints, &f, env, &mut heap, &config()) {
                 Ok(v) => Outcome::Output(format!("{}\n", v.to_print_string())),
                 Err(e) => Outcome::Error(e.kind.term()),

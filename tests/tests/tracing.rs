@@ -31,7 +31,7 @@ fn check_all_labels(name: &str, p: &flowc_lang::Program) -> usize {
         let got = engines::traced_ssa(p, b.label, &env, |_, _| {});
         assert_eq!(got, expected, "{name} from {} (trace IR)", b.label);
         let remove = !engines::allocations_observable(p);
-        let hints = flowc_trace::ssa::hints(&engines::lower(p, b.label));
+        let hints = flowc_trace::run_ir::hints(&engines::lower(p, b.label));
         let got = engines::traced_ssa(p, b.label, &env, |_, f| flowc_trace::opt::optimize(f, &hints, remove));
         assert_eq!(got, expected, "{name} from {} (optimized trace IR)", b.label);
         let got = engines::traced_ssa_on(p, b.label, &env, |_, f| flowc_trace::opt::optimize(f, &hints, remove), true);

@@ -1,5 +1,5 @@
 //! Declaring and defining a set of IR functions in a Cranelift module —
-//! in memory for the JIT ([`crate::jit`]) or in an object file for built
+//! in memory ([`crate::in_memory`]: AOT modules and the JIT's traces) or in an object file for built
 //! executables ([`crate::object`]) — with the runtime's functions as
 //! imports and an entry wrapper `flowc_entry(args, ctx)` that loads the
 //! entry function's arguments from an array and calls it — or, given a
@@ -361,67 +361,44 @@ pub fn define(
     functions: &[&Function],
     entry: usize,
     version: Option<Version>,
-    mut constants: Constants,
+    constants: Constants,
     objects: &lower::ObjectInfo,
     options: Options,
 ) -> Result<Defined, String> {
     let rt = declare_runtime(module)?;
     let (ids, funcs) = declare_functions(module, functions, "f")?;
-    let (mut traps, mut exits, mut sites) = (Vec::new(), Vec::new(), SiteTable::default());
-    let mut safepoints = Vec::new();
-    let mut compiler = Compiler::parallel();
-    for (k, f) in functions.iter().enumerate() {
-        // Whole programs have no trace exits (traces go to a `TraceCache`).
-        let exits = &mut exits;
-        let constants = constants.reborrow();
-        let (traps, sites, fuel) = (&mut traps, &mut sites, options.fuel);
-        let mut env = Env {
-            module: &mut *module,
-            funcs: &funcs,
-            runtime: &rt,
-            constants,
-            traps,
-            exits,
-            sites,
-            fuel,
-            split: options.split,
-            links: None,
-            safepoints: &mut safepoints,
-            objects,
-            compiler: &mut compiler,
-        };
-        define_function(&mut env, f, ids[k])?;
-        if k + 1 == functions.len() && version.is_none() {
-            compile::finish(&mut env)?;
-        }
-    }
-    let target = functions[entry];
-    let version = match &version {
-        Some(v) => {
-            let (wids, _) = declare_functions(module, &[v.function], "w")?;
-            let (traps, sites, fuel) = (&mut traps, &mut sites, options.fuel);
-            let exits = &mut exits;
-            let mut env = Env {
-                module: &mut *module,
-                funcs: &funcs,
-                runtime: &rt,
-                constants,
-                traps,
-                exits,
-                sites,
-                fuel,
-                split: options.split,
-                links: None,
-                safepoints: &mut safepoints,
-                objects,
-                compiler: &mut compiler,
-            };
-            define_function(&mut env, v.function, wids[0])?;
-            compile::finish(&mut env)?;
-            Some((wids[0], v.small.as_slice()))
-        }
+    let small = match &version {
+        Some(v) => Some(declare_functions(module, &[v.function], "w")?.0[0]),
         None => None,
     };
+    let (mut traps, mut sites, mut safepoints) = (Vec::new(), SiteTable::default(), Vec::new());
+    // Whole programs have no trace exits (traces go to a `TraceCache`).
+    let mut exits = Vec::new();
+    let mut compiler = Compiler::parallel();
+    let mut env = Env {
+        module: &mut *module,
+        funcs: &funcs,
+        runtime: &rt,
+        constants,
+        traps: &mut traps,
+        exits: &mut exits,
+        sites: &mut sites,
+        fuel: options.fuel,
+        split: options.split,
+        links: None,
+        safepoints: &mut safepoints,
+        objects,
+        compiler: &mut compiler,
+    };
+    for (k, f) in functions.iter().enumerate() {
+        define_function(&mut env, f, ids[k])?;
+    }
+    if let (Some(v), Some(id)) = (&version, small) {
+        define_function(&mut env, v.function, id)?;
+    }
+    compile::finish(&mut env)?;
+    let target = functions[entry];
+    let version = version.as_ref().zip(small).map(|(v, id)| (id, v.small.as_slice()));
     let entry_id = define_entry(module, target, ids[entry], version, "flowc_entry")?;
     Ok(Defined { entry: entry_id, params: params(target), traps, sites, safepoints })
 }

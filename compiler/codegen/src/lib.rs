@@ -10,14 +10,15 @@
 //! - [`define`]: declaring and defining functions in a Cranelift module;
 //! - [`compile`]: compiling lowered functions on a second core while the
 //!   next are lowered;
-//! - [`jit`]: compiling a module in memory and running it;
+//! - [`in_memory`]: compiling a module or traces into memory and running
+//!   them (`Native`, `TraceCache`);
 //! - [`object`]: object files for executables (`flowc build`).
 
 pub mod code_map;
 pub mod compile;
 pub mod define;
 pub mod disasm;
-pub mod jit;
+pub mod in_memory;
 pub mod lower;
 pub mod object;
 pub mod small;
@@ -26,7 +27,7 @@ pub use flowc_runtime::{runtime, word};
 
 pub use code_map::{FunctionCode, IrPlace, PlaceRange};
 pub use define::Options;
-pub use jit::{CallEnd, CompiledTrace, ExitId, Native, Run, TraceCache, TraceEnd, TraceId};
+pub use in_memory::{CallEnd, CompiledTrace, ExitId, Native, Run, TraceCache, TraceEnd, TraceId};
 
 /// Runs `f` on a thread with a stack big enough for the deepest recursion
 /// the language allows (generated code keeps its frames on the machine

@@ -103,6 +103,21 @@ pub struct Site {
     pub is_terminator: bool,
 }
 
+impl Site {
+    /// Where the site is, as an error names it, the statement's text left
+    /// for the caller to take from the program
+    /// ([`flowc_lang::interp::Location::with_text`]).
+    pub fn location(&self) -> flowc_lang::interp::Location {
+        flowc_lang::interp::Location {
+            function: self.function,
+            block: self.block,
+            statement: self.statement as usize,
+            is_terminator: self.is_terminator,
+            text: String::new(),
+        }
+    }
+}
+
 /// The source sites of a function's instructions and terminators: debug
 /// information. It does not take part in the IR's meaning, so it is not
 /// printed and two functions that differ only in sites are equal. The front

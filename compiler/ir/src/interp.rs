@@ -150,18 +150,6 @@ pub fn call(module: &Module, name: Symbol, args: &[Value], config: &Config) -> R
     m.execute(func, args.iter().cloned().map(Rt::Val).collect())
 }
 
-/// The place of source site `site`, its text left for the caller to take
-/// from the program ([`Location::with_text`]).
-fn site_location(site: crate::Site) -> Location {
-    Location {
-        function: site.function,
-        block: site.block,
-        statement: site.statement as usize,
-        is_terminator: site.is_terminator,
-        text: String::new(),
-    }
-}
-
 fn internal(msg: &str) -> RuntimeError {
     RuntimeError { kind: ErrorKind::User(Symbol::intern(&format!("internal: {msg}"))), at: None }
 }
@@ -199,7 +187,7 @@ impl<'m> Machine<'m> {
         let is_terminator = index >= insts.len();
         let site = if is_terminator { f.sites.term(frame.block) } else { f.sites.inst(insts.at(index)) };
         if let Some(site) = site {
-            return RuntimeError { kind, at: Some(site_location(site)) };
+            return RuntimeError { kind, at: Some(site.location()) };
         }
         let text = if is_terminator {
             print::terminator_to_string(&data.term)
@@ -360,7 +348,7 @@ impl<'m> Machine<'m> {
                     // place of its own: the error is at the jump into it.
                     let site = frame.from.filter(|_| f.sites.term(frame.block).is_none()).and_then(|b| f.sites.term(b));
                     if let Some(site) = site {
-                        return Err(RuntimeError { kind: t.error_kind(), at: Some(site_location(site)) });
+                        return Err(RuntimeError { kind: t.error_kind(), at: Some(site.location()) });
                     }
                     return Err(self.error(&frame, t.error_kind(), n));
                 }

@@ -14,7 +14,7 @@
 //!   variables, guards with resume data;
 //! - [`opt`]: the SSA trace optimizer (folding, guard implication, CSE,
 //!   allocation removal with virtual objects, shared resume records);
-//! - [`ssa`] and [`resume`]: running trace IR and leaving it at a failing
+//! - [`run_ir`] and [`resume`]: running trace IR and leaving it at a failing
 //!   guard;
 //! - [`copy`]: copying trace instructions (loop peeling);
 //! - [`jit`]: the tracing JIT — hot loop headers traced, optimized,
@@ -27,7 +27,7 @@ pub mod opt;
 pub mod record;
 pub mod resume;
 pub mod run;
-pub mod ssa;
+pub mod run_ir;
 pub mod terms;
 pub mod to_ir;
 pub mod trace;

@@ -6,7 +6,7 @@ use expect_test::{expect, Expect};
 use flowc_lang::heap::{Layout, Obj};
 use flowc_lang::{env, syntax, Symbol, Value};
 use flowc_trace::record::{record, Heap, Recorded};
-use flowc_trace::{opt, ssa, to_ir};
+use flowc_trace::{opt, run_ir, to_ir};
 
 /// Records from `label` with `start`, optimizes, checks, snapshots the trace
 /// IR, runs it and returns what the program prints.
@@ -22,14 +22,14 @@ fn check(src: &str, label: &str, start: Vec<(&str, Value)>, remove_allocations: 
     let mut f = to_ir::to_ir(&program, &trace, &env);
     flowc_ir_checker::check(&f).unwrap();
     let lowered = flowc_frontend::lower(&program, Symbol::intern(label)).unwrap();
-    let hints = ssa::hints(&lowered);
+    let hints = run_ir::hints(&lowered);
     opt::optimize(&mut f, &hints, remove_allocations);
     if let Err(vs) = flowc_ir_checker::check(&f) {
         panic!("{vs:?}");
     }
     expected.assert_eq(&flowc_ir::print::function(&f));
     let config = flowc_lang::interp::Config::default();
-    ssa::execute(&program, &hints, &f, env, &mut heap, &config).unwrap().to_print_string()
+    run_ir::execute(&program, &hints, &f, env, &mut heap, &config).unwrap().to_print_string()
 }
 
 #[test]

@@ -178,6 +178,12 @@ impl SiteTable {
     pub fn get(&self, n: u64) -> Option<flowc_ir::Site> {
         self.sites.get(usize::try_from(n).ok()?).copied()
     }
+
+    /// Where the site numbered `n` is in the source, as an error names it
+    /// (without the statement's text: see `Location::with_text`).
+    pub fn location(&self, n: u64) -> Option<flowc_lang::interp::Location> {
+        self.get(n).map(|site| site.location())
+    }
 }
 
 /// Constants that do not fit a word.
@@ -188,16 +194,6 @@ pub enum Constants<'a> {
     /// In an object file: constant `k` is word `k` of the data object
     /// `table`, which the runtime fills when the executable starts.
     Table { values: &'a mut Vec<Value>, table: cranelift_module::DataId },
-}
-
-impl Constants<'_> {
-    /// The same place, for one more function.
-    pub fn reborrow(&mut self) -> Constants<'_> {
-        match self {
-            Constants::Rooted(pool) => Constants::Rooted(pool),
-            Constants::Table { values, table } => Constants::Table { values, table: *table },
-        }
-    }
 }
 
 /// How a compiled trace leaves at a guard: it stores `values` (the values

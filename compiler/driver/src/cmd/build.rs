@@ -83,16 +83,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
     progress.phase("the eight passes");
     let versions = flowc_passes::versions::optimize_versions(module, &flowc_passes::context::Options::default());
     progress.phase("code generation");
-    let describe = |site: flowc_ir::Site| {
-        let at = flowc_lang::interp::Location {
-            function: site.function,
-            block: site.block,
-            statement: site.statement as usize,
-            is_terminator: site.is_terminator,
-            text: String::new(),
-        };
-        at.with_text(&program).to_string()
-    };
+    let describe = |site: flowc_ir::Site| site.location().with_text(&program).to_string();
     let bytes = flowc_codegen::object::object(
         &versions.generic,
         versions.small_version(),

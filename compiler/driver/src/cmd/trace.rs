@@ -14,7 +14,7 @@ use flowc_lang::{env, Program};
 use flowc_trace::opt::{self, TraceStats};
 use flowc_trace::record::{self, Heap, Recorded};
 use flowc_trace::trace::{Trace, TraceOp};
-use flowc_trace::{blog, run, ssa, terms, to_ir};
+use flowc_trace::{blog, run, run_ir, terms, to_ir};
 
 use crate::{input, Failure};
 
@@ -123,7 +123,7 @@ fn lowered(program: &Program, entry: flowc_lang::Symbol) -> (flowc_ir::Module, b
     match flowc_frontend::lower(program, entry) {
         Ok(m) => {
             let removable = !flowc_passes::observe::allocations_observable(&m);
-            (ssa::hints(&m), removable)
+            (run_ir::hints(&m), removable)
         }
         Err(_) => (flowc_ir::Module::default(), false),
     }
@@ -180,7 +180,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
                 (Format::Prolog, Layout::Lines) => println!("opttrace\n{}", terms::lines(&f)),
                 (Format::Readable, _) => print!("opttrace\n{}", flowc_ir::print::function(&f)),
             }
-            ssa::execute(&program, &hints, &f, env, &mut heap, &config).map_err(Failure::input)?
+            run_ir::execute(&program, &hints, &f, env, &mut heap, &config).map_err(Failure::input)?
         }
         Optimizer::Blog | Optimizer::None => {
             if args.dot.is_some() {

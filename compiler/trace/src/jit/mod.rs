@@ -93,7 +93,7 @@ use flowc_lang::{Env, Program, Symbol, Value};
 
 use crate::record::{record_path, Arrival, Heap, Path, TraceError};
 use crate::to_ir::{self, End, Start};
-use crate::{opt, resume, ssa};
+use crate::{opt, resume, run_ir};
 
 pub use stats::{ExitReport, KeyReport, Stats, TraceReport};
 
@@ -355,7 +355,7 @@ impl<'p> Jit<'p> {
     pub fn new(program: &'p Program, module: &Module, options: Options) -> Jit<'p> {
         Jit {
             program,
-            hints: ssa::hints(module),
+            hints: run_ir::hints(module),
             layout: flowc_lang::heap::Layout::of_program(program),
             remove_allocations: !flowc_passes::observe::allocations_observable(module),
             watched: watched_labels(program, module),

@@ -156,14 +156,7 @@ impl Unit {
     /// Where the failing runtime call of a run came from (without the
     /// statement's text: see `Location::with_text`).
     fn location(&self, ctx: &Ctx) -> Option<flowc_lang::interp::Location> {
-        let site = self.sites.get(ctx.error_site)?;
-        Some(flowc_lang::interp::Location {
-            function: site.function,
-            block: site.block,
-            statement: site.statement as usize,
-            is_terminator: site.is_terminator,
-            text: String::new(),
-        })
+        self.sites.location(ctx.error_site)
     }
 
     fn context(&self, max_depth: usize) -> Ctx {
@@ -831,15 +824,7 @@ impl TraceCache {
 
     /// Where the failing runtime call of a run came from.
     fn location(&self, ctx: &Ctx) -> Option<flowc_lang::interp::Location> {
-        let inner = self.inner.borrow();
-        let site = inner.sites.get(ctx.error_site)?;
-        Some(flowc_lang::interp::Location {
-            function: site.function,
-            block: site.block,
-            statement: site.statement as usize,
-            is_terminator: site.is_terminator,
-            text: String::new(),
-        })
+        self.inner.borrow().sites.location(ctx.error_site)
     }
 }
 
