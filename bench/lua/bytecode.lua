@@ -28,9 +28,5 @@ end
 
 local square = {"mov_a_r0", "mov_a_r1", "mov_r0_a", "decr_a", "mov_a_r0", "mov_r2_a",
   "add_r1_to_a", "mov_a_r2", "mov_r0_a", "jump_if_a", 2, "mov_r2_a", "return_a"}
-local a = tonumber(arg[1])
-local started = os.clock()
-local result = run(square, a)
-local elapsed = os.clock() - started
-print(string.format("%.0f", result))
-io.stderr:write(string.format("%.6f\n", elapsed))
+local harness = dofile((arg[0]:match("^(.*[/\\])") or "") .. "harness.lua")
+harness(function(a) return run(square, a) end)

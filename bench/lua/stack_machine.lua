@@ -40,9 +40,5 @@ local function run(code, n)
 end
 
 local code = {"pushn", "push", 0, "over", "add", "swap", "push", 1, "sub", "dup", "jz", 15, "swap", "jmp", 3, "pop", "halt"}
-local n = tonumber(arg[1])
-local started = os.clock()
-local result = run(code, n)
-local elapsed = os.clock() - started
-print(string.format("%.0f", result))
-io.stderr:write(string.format("%.6f\n", elapsed))
+local harness = dofile((arg[0]:match("^(.*[/\\])") or "") .. "harness.lua")
+harness(function(n) return run(code, n) end)

@@ -1,8 +1,7 @@
 # tests/corpus/shapes/alloc_escape.fg in Python: a loop allocating a
 # short-lived object it passes to a recursive function.
 #   pypy3 bench/python/alloc_escape.py N   prints the result, then the seconds taken
-import sys
-import time
+import harness
 
 
 class Rect:
@@ -25,9 +24,4 @@ def run(n):
     return t
 
 
-n = int(sys.argv[1])
-started = time.perf_counter()
-result = run(n)
-elapsed = time.perf_counter() - started
-print(result)
-print("%.6f" % elapsed, file=sys.stderr)
+harness.main(run)

@@ -1,8 +1,7 @@
 # bench/programs/bignum_loop.fg in Python: arithmetic on integers beyond
 # 64 bits, two temporaries per iteration.
 #   pypy3 bench/python/bignum_loop.py N   prints the result, then the seconds taken
-import sys
-import time
+import harness
 
 
 def run(n):
@@ -15,9 +14,4 @@ def run(n):
     return t
 
 
-n = int(sys.argv[1])
-started = time.perf_counter()
-result = run(n)
-elapsed = time.perf_counter() - started
-print(result)
-print("%.6f" % elapsed, file=sys.stderr)
+harness.main(run)

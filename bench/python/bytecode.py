@@ -1,11 +1,11 @@
-"""The Part 4 bytecode interpreter (bench/programs/bytecode_traced.pl),
+"""The Part 4 bytecode interpreter (examples/bytecode_traced.pl),
 written the same way in Python: a dispatch loop over a list of opcodes with a
 chain of comparisons, registers r0, r1, r2 and the accumulator a.
 
     pypy3 bench/python/bytecode.py A    prints A*A, then the seconds taken
 """
-import sys
-import time
+import harness
+
 
 
 def run(bytecode, a):
@@ -47,9 +47,4 @@ def run(bytecode, a):
 SQUARE = ["mov_a_r0", "mov_a_r1", "mov_r0_a", "decr_a", "mov_a_r0", "mov_r2_a",
           "add_r1_to_a", "mov_a_r2", "mov_r0_a", "jump_if_a", 2, "mov_r2_a", "return_a"]
 
-a = int(sys.argv[1])
-started = time.perf_counter()
-result = run(SQUARE, a)
-elapsed = time.perf_counter() - started
-print(result)
-print("%.6f" % elapsed, file=sys.stderr)
+harness.main(lambda a: run(SQUARE, a))

@@ -4,8 +4,8 @@ that counts n down, adding each value into acc.
 
     pypy3 bench/python/interp_loop.py N    prints N*(N+1)/2, then the seconds taken
 """
-import sys
-import time
+import harness
+
 
 
 def run(code, n):
@@ -28,9 +28,4 @@ def run(code, n):
             raise ValueError("unknown_instruction")
 
 
-n = int(sys.argv[1])
-started = time.perf_counter()
-result = run(["add", "dec", "jnz", 0, "halt"], n)
-elapsed = time.perf_counter() - started
-print(result)
-print("%.6f" % elapsed, file=sys.stderr)
+harness.main(lambda n: run(["add", "dec", "jnz", 0, "halt"], n))

@@ -1,8 +1,7 @@
 # tests/corpus/shapes/list_sum.fg in Python: a linked list of k cells
 # built by one function and summed by another, n / k times.
 #   pypy3 bench/python/list_sum.py N   prints the result, then the seconds taken
-import sys
-import time
+import harness
 
 K = 1000
 
@@ -39,9 +38,4 @@ def run(n):
     return acc
 
 
-n = int(sys.argv[1])
-started = time.perf_counter()
-result = run(n)
-elapsed = time.perf_counter() - started
-print(result)
-print("%.6f" % elapsed, file=sys.stderr)
+harness.main(run)

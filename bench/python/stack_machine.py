@@ -4,8 +4,8 @@ allocates one. The bytecode sums n, n-1, ..., 1.
 
     pypy3 bench/python/stack_machine.py N    prints N*(N+1)/2, then the seconds taken
 """
-import sys
-import time
+import harness
+
 
 
 class Cell(object):
@@ -68,9 +68,4 @@ def run(code, n):
 
 
 CODE = ["pushn", "push", 0, "over", "add", "swap", "push", 1, "sub", "dup", "jz", 15, "swap", "jmp", 3, "pop", "halt"]
-n = int(sys.argv[1])
-started = time.perf_counter()
-result = run(CODE, n)
-elapsed = time.perf_counter() - started
-print(result)
-print("%.6f" % elapsed, file=sys.stderr)
+harness.main(lambda n: run(CODE, n))

@@ -20,7 +20,7 @@ use flowc_lang::{syntax, Program, Symbol, Value};
 /// One program with its start label and environment.
 pub struct Workload {
     pub name: &'static str,
-    /// Path under `bench/programs/`.
+    /// Path relative to `bench/programs/`.
     pub file: &'static str,
     pub entry: &'static str,
     /// The environment in the series' list syntax (also handed to Prolog).
@@ -37,7 +37,8 @@ pub fn workloads(scale: u32) -> Vec<Workload> {
         Workload { name: "gcd", file: "gcd.pl", entry: "start", env: format!("[n/{}]", 200 * scale) },
         Workload {
             name: "bytecode",
-            file: "bytecode.pl",
+            // The Part 4 interpreter as the series writes it (one copy, in examples/).
+            file: "../../examples/bytecode.pl",
             entry: "bytecode_loop",
             env: format!("[bytecode/{SQUARE}, pc/0, a/{}, r0/0, r1/0, r2/0]", 400 * scale),
         },
