@@ -68,5 +68,5 @@ pub fn all() -> Vec<CorpusProgram> {
 /// `0..seeds` (named `seed N`): what the cross-engine tests run.
 pub fn with_generated(seeds: u64) -> Vec<(String, Program)> {
     let corpus = all().into_iter().map(|p| (p.name(), p.program));
-    corpus.chain((0..seeds).map(|seed| (format!("seed {seed}"), crate::gen::program(seed)))).collect()
+    corpus.chain(crate::gen::programs(seeds)).collect()
 }

@@ -28,6 +28,67 @@ pub fn start(p: &Program) -> (Symbol, Vec<(Symbol, Value)>) {
     (label, p.entry_env(label).unwrap_or_default().to_vec())
 }
 
+/// A program ready for a differential run: where it starts, its
+/// environment, and what the reference interpreter makes of it.
+pub struct Case {
+    pub name: String,
+    pub program: Program,
+    pub label: Symbol,
+    pub env: Vec<(Symbol, Value)>,
+    pub expected: Outcome,
+}
+
+impl Case {
+    /// Whether the reference run ends within the differential fuel. (The
+    /// engines count fuel differently, so runs that exhaust it are not
+    /// compared.)
+    pub fn finishes(&self) -> bool {
+        self.expected != Outcome::Error("fuel_exhausted".into())
+    }
+
+    /// The reference interpreter's error message (kind and place), if the
+    /// run fails.
+    pub fn error(&self) -> Option<String> {
+        reference_error(&self.program, self.label, &self.env)
+    }
+
+    /// The program lowered from its start, checked.
+    pub fn lowered(&self) -> Module {
+        lower(&self.program, self.label)
+    }
+
+    /// Both versions, optimized with the checker and the IR interpreter
+    /// after every pass ([`optimize_versions_checked`]).
+    pub fn versions(&self) -> Versions {
+        optimize_versions_checked(self.lowered(), &self.env, &self.expected, &self.name)
+    }
+}
+
+/// The cases of `programs` (named), each started from its default entry.
+pub fn cases(programs: impl IntoIterator<Item = (String, Program)>) -> impl Iterator<Item = Case> {
+    programs.into_iter().map(|(name, program)| {
+        let (label, env) = start(&program);
+        let expected = reference(&program, label, &env);
+        Case { name, program, label, env, expected }
+    })
+}
+
+/// Every corpus program started from each label of its main graph, with
+/// its default environment (from other labels other variables are free:
+/// missing ones are unbound), named `PATH from LABEL`.
+pub fn corpus_cases_from_every_label() -> impl Iterator<Item = Case> {
+    crate::corpus::all().into_iter().flat_map(|p| {
+        let (_, env) = start(&p.program);
+        let labels: Vec<Symbol> = p.program.main_blocks().map(|b| b.label).collect();
+        let name = p.name();
+        labels.into_iter().map(move |label| {
+            let expected = reference(&p.program, label, &env);
+            let (program, env) = (p.program.clone(), env.clone());
+            Case { name: format!("{name} from {label}"), program, label, env, expected }
+        })
+    })
+}
+
 /// The outcome of a run, as differential tests compare it.
 pub fn outcome(r: Result<interp::Outcome, interp::RuntimeError>) -> Outcome {
     match r {
@@ -173,9 +234,8 @@ pub fn traced_ssa_on(
             check_trace(&f, "conversion");
             optimize(p, &mut f);
             check_trace(&f, "optimization");
-            let run = if native { flowc_trace::run_ir::execute_native } else { flowc_trace::run_ir::execute };
             let hints = flowc_trace::run_ir::hints(&lower(p, label));
-            match run(p, &hints, &f, env, &mut heap, &config()) {
+            match flowc_trace::run_ir::execute(p, &hints, &f, env, &mut heap, &config(), native) {
                 Ok(v) => Outcome::Output(format!("{}\n", v.to_print_string())),
                 Err(e) => Outcome::Error(e.kind.term()),
             }

@@ -60,6 +60,16 @@ pub fn config_for(seed: u64) -> GenConfig {
     }
 }
 
+/// Generated programs `0..count`, named `seed N`.
+pub fn programs(count: u64) -> Vec<(String, Program)> {
+    (0..count).map(|seed| (format!("seed {seed}"), program(seed))).collect()
+}
+
+/// Allocation-heavy generated programs `0..count`, named `alloc seed N`.
+pub fn alloc_programs(count: u64) -> Vec<(String, Program)> {
+    (0..count).map(|seed| (format!("alloc seed {seed}"), alloc_program(seed))).collect()
+}
+
 /// An allocation-heavy program: [`config_for`]'s configuration with
 /// [`GenConfig::alloc`].
 pub fn alloc_program(seed: u64) -> Program {

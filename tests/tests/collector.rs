@@ -20,9 +20,11 @@ fn set_stress(on: bool) {
     heap::with(|h| h.set_stress(on));
 }
 
-/// Runs `p` on every engine (the reference interpreter too) and compares
-/// each with `expected`. Returns the collections the runs made.
-fn every_engine(name: &str, p: &Program, label: Symbol, env: &[(Symbol, Value)], expected: &Outcome) -> u64 {
+/// Runs `case` on every engine (the reference interpreter too) and
+/// compares each with what it expects. Returns the collections the runs
+/// made.
+fn every_engine(case: &engines::Case) -> u64 {
+    let (name, p, label, env, expected) = (&case.name, &case.program, case.label, &case.env, &case.expected);
     let before = heap::stats().collections;
     assert_eq!(&engines::reference(p, label, env), expected, "{name}: interp");
     if let Ok(module) = flowc_frontend::lower(p, label) {
@@ -39,10 +41,10 @@ fn every_engine(name: &str, p: &Program, label: Symbol, env: &[(Symbol, Value)],
 /// The programs the stress tests run: the corpus, then `alloc` allocation-
 /// heavy generated programs and `plain` ordinary ones.
 fn programs(alloc: u64, plain: u64) -> Vec<(String, Program)> {
-    let corpus = corpus::all().into_iter().map(|p| (p.name(), p.program));
-    let allocating = (0..alloc).map(|seed| (format!("alloc seed {seed}"), gen::alloc_program(seed)));
-    let ordinary = (0..plain).map(|seed| (format!("seed {seed}"), gen::program(seed)));
-    corpus.chain(allocating).chain(ordinary).collect()
+    let mut programs = corpus::with_generated(0);
+    programs.extend(gen::alloc_programs(alloc));
+    programs.extend(gen::programs(plain));
+    programs
 }
 
 #[test]
@@ -50,14 +52,9 @@ fn every_engine_agrees_when_collecting_at_every_allocation() {
     let count = gen::seed_count(60);
     let (compared, collections) = flowc_codegen::with_stack(move || {
         let (mut compared, mut collections) = (0, 0);
-        for (name, p) in programs(count, count / 3) {
-            let (label, env) = engines::start(&p);
-            let expected = engines::reference(&p, label, &env);
-            if expected == Outcome::Error("fuel_exhausted".into()) {
-                continue;
-            }
+        for case in engines::cases(programs(count, count / 3)).filter(|c| c.finishes()) {
             set_stress(true);
-            collections += every_engine(&name, &p, label, &env, &expected);
+            collections += every_engine(&case);
             set_stress(false);
             compared += 1;
         }
@@ -72,15 +69,9 @@ fn every_engine_agrees_on_allocation_heavy_programs() {
     let count = gen::seed_count(150);
     let allocations = flowc_codegen::with_stack(move || {
         let mut allocations = 0;
-        for seed in 0..count {
-            let p = gen::alloc_program(seed);
-            let (label, env) = engines::start(&p);
-            let expected = engines::reference(&p, label, &env);
-            if expected == Outcome::Error("fuel_exhausted".into()) {
-                continue;
-            }
+        for case in engines::cases(gen::alloc_programs(count)).filter(|c| c.finishes()) {
             let before = heap::stats().bytes_allocated;
-            every_engine(&format!("alloc seed {seed}"), &p, label, &env, &expected);
+            every_engine(&case);
             allocations += heap::stats().bytes_allocated - before;
         }
         allocations

@@ -2,7 +2,7 @@
 //! that print what the originals print.
 
 use flowc_ir::{parse, print, InstKind, Operand};
-use flowc_tests::engines::{self, Outcome};
+use flowc_tests::engines;
 use flowc_tests::{corpus, gen};
 
 fn round_trip(name: &str, text: &str) {
@@ -55,19 +55,7 @@ fn no_trivial_phis_remain() {
 
 #[test]
 fn out_of_ssa_programs_print_what_the_originals_print() {
-    for p in corpus::all() {
-        let (label, env) = engines::start(&p.program);
-        let expected = engines::reference(&p.program, label, &env);
-        if expected == Outcome::Error("fuel_exhausted".into()) {
-            continue;
-        }
-        let m = engines::lower(&p.program, label);
-        assert_eq!(engines::via_fgl(&m, &env), expected, "{}", p.name());
-    }
-    for seed in 0..300 {
-        let p = gen::program(seed);
-        let (label, env) = engines::start(&p);
-        let m = engines::lower(&p, label);
-        assert_eq!(engines::via_fgl(&m, &env), engines::reference(&p, label, &env), "seed {seed}");
+    for case in engines::cases(corpus::with_generated(300)).filter(|c| c.finishes()) {
+        assert_eq!(engines::via_fgl(&case.lowered(), &case.env), case.expected, "{}", case.name);
     }
 }

@@ -3,7 +3,7 @@
 //! programs, with thresholds low enough that nearly every loop is traced,
 //! guards fail and bridges get attached.
 
-use flowc_tests::engines::{self, Outcome};
+use flowc_tests::engines;
 use flowc_tests::{corpus, gen};
 use flowc_trace::jit::Options;
 
@@ -24,23 +24,16 @@ fn check(f: &flowc_ir::Function, after: &str) {
 fn jit_matches_reference_on_the_corpus() {
     let (compared, traced, bridges) = flowc_codegen::with_stack(move || {
         let (mut compared, mut traced, mut bridges) = (0, 0, 0);
-        for (path, program) in corpus::all().into_iter().map(|p| (p.name(), p.program)) {
-            for b in program.main_blocks() {
-                let (_, env) = engines::start(&program);
-                let expected = engines::reference(&program, b.label, &env);
-                if expected == Outcome::Error("fuel_exhausted".into()) {
-                    continue;
-                }
-                for threshold in [1, 2, 7] {
-                    let got = engines::jit(&program, b.label, &env, eager(threshold));
-                    assert_eq!(got, expected, "{path} from {} with threshold {threshold}", b.label);
-                    compared += 1;
-                }
-                let config = engines::config();
-                let (_, stats) = engines::jit_run(&program, b.label, &env, &config, eager(1));
-                traced += stats.traces;
-                bridges += stats.bridges;
+        for case in engines::corpus_cases_from_every_label().filter(|c| c.finishes()) {
+            let (p, label, env) = (&case.program, case.label, &case.env);
+            for threshold in [1, 2, 7] {
+                let got = engines::jit(p, label, env, eager(threshold));
+                assert_eq!(got, case.expected, "{} with threshold {threshold}", case.name);
+                compared += 1;
             }
+            let (_, stats) = engines::jit_run(p, label, env, &engines::config(), eager(1));
+            traced += stats.traces;
+            bridges += stats.bridges;
         }
         (compared, traced, bridges)
     });
@@ -54,21 +47,13 @@ fn jit_matches_reference_on_generated_programs() {
     let count: u64 = gen::seed_count(500);
     let (traced, bridges) = flowc_codegen::with_stack(move || {
         let (mut traced, mut bridges) = (0, 0);
-        for seed in 0..count {
-            let p = gen::program(seed);
-            let (label, env) = engines::start(&p);
-            let expected = engines::reference(&p, label, &env);
-            if expected == Outcome::Error("fuel_exhausted".into()) {
-                continue;
-            }
+        for case in engines::cases(gen::programs(count)).filter(|c| c.finishes()) {
+            let (p, label, env) = (&case.program, case.label, &case.env);
             for threshold in [1, 3] {
-                assert_eq!(
-                    engines::jit(&p, label, &env, eager(threshold)),
-                    expected,
-                    "seed {seed}, threshold {threshold}"
-                );
+                let got = engines::jit(p, label, env, eager(threshold));
+                assert_eq!(got, case.expected, "{}, threshold {threshold}", case.name);
             }
-            let (_, stats) = engines::jit_run(&p, label, &env, &engines::config(), eager(1));
+            let (_, stats) = engines::jit_run(p, label, env, &engines::config(), eager(1));
             traced += stats.traces;
             bridges += stats.bridges;
         }
@@ -84,17 +69,12 @@ fn jit_matches_reference_on_generated_programs() {
 fn jit_errors_name_the_interpreters_place() {
     let count: u64 = gen::seed_count(500);
     let compared = flowc_codegen::with_stack(move || {
-        let programs = corpus::with_generated(count);
         let mut compared = 0;
-        for (name, program) in &programs {
-            let (label, env) = engines::start(program);
-            let Some(expected) = engines::reference_error(program, label, &env) else { continue };
-            if expected.contains("fuel_exhausted") {
-                continue;
-            }
+        for case in engines::cases(corpus::with_generated(count)).filter(|c| c.finishes()) {
+            let Some(expected) = case.error() else { continue };
             for threshold in [1, 3] {
-                let got = engines::jit_error(program, label, &env, eager(threshold));
-                assert_eq!(got.as_deref(), Some(expected.as_str()), "{name}, threshold {threshold}");
+                let got = engines::jit_error(&case.program, case.label, &case.env, eager(threshold));
+                assert_eq!(got.as_deref(), Some(expected.as_str()), "{}, threshold {threshold}", case.name);
             }
             compared += 1;
         }
@@ -167,17 +147,12 @@ fn jit_matches_reference_wherever_the_hint_is() {
     let count: u64 = gen::seed_count(25);
     let compared = flowc_codegen::with_stack(move || {
         let mut compared = 0;
-        for (name, program) in corpus::with_generated(count) {
-            let (label, env) = engines::start(&program);
-            let expected = engines::reference(&program, label, &env);
-            if expected == Outcome::Error("fuel_exhausted".into()) {
-                continue;
-            }
-            let hints = std::iter::once(None).chain(program.main_blocks().map(|b| Some(b.label)));
+        for case in engines::cases(corpus::with_generated(count)).filter(|c| c.finishes()) {
+            let hints = std::iter::once(None).chain(case.program.main_blocks().map(|b| Some(b.label)));
             for hint in hints.take(8) {
-                let p = with_hint(&program, hint);
-                let got = engines::jit(&p, label, &env, eager(2));
-                assert_eq!(got, expected, "{name} with the hint on {hint:?}");
+                let p = with_hint(&case.program, hint);
+                let got = engines::jit(&p, case.label, &case.env, eager(2));
+                assert_eq!(got, case.expected, "{} with the hint on {hint:?}", case.name);
                 compared += 1;
             }
         }

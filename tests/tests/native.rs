@@ -2,25 +2,16 @@
 //! interpreter: same output or same error kind, over the corpus and
 //! hundreds of generated programs.
 
-use flowc_tests::engines::{self, Outcome};
+use flowc_tests::engines;
 use flowc_tests::{corpus, gen};
 
 #[test]
 fn native_matches_reference_on_the_corpus() {
     let compared = flowc_codegen::with_stack(move || {
         let mut compared = 0;
-        for (path, program) in corpus::all().into_iter().map(|p| (p.name(), p.program)) {
-            for b in program.main_blocks() {
-                let (_, env) = engines::start(&program);
-                let expected = engines::reference(&program, b.label, &env);
-                if expected == Outcome::Error("fuel_exhausted".into()) {
-                    continue;
-                }
-                let versions =
-                    engines::optimize_versions_checked(engines::lower(&program, b.label), &env, &expected, &path);
-                assert_eq!(engines::native(&versions, &env), expected, "{path} from {}", b.label);
-                compared += 1;
-            }
+        for case in engines::corpus_cases_from_every_label().filter(|c| c.finishes()) {
+            assert_eq!(engines::native(&case.versions(), &case.env), case.expected, "{}", case.name);
+            compared += 1;
         }
         compared
     });
@@ -31,13 +22,8 @@ fn native_matches_reference_on_the_corpus() {
 fn native_matches_reference_on_generated_programs() {
     let count: u64 = gen::seed_count(500);
     flowc_codegen::with_stack(move || {
-        for seed in 0..count {
-            let p = gen::program(seed);
-            let (label, env) = engines::start(&p);
-            let expected = engines::reference(&p, label, &env);
-            let name = format!("seed {seed}");
-            let versions = engines::optimize_versions_checked(engines::lower(&p, label), &env, &expected, &name);
-            assert_eq!(engines::native(&versions, &env), expected, "seed {seed}");
+        for case in engines::cases(gen::programs(count)) {
+            assert_eq!(engines::native(&case.versions(), &case.env), case.expected, "{}", case.name);
         }
     });
 }
@@ -49,22 +35,11 @@ fn native_matches_reference_on_generated_programs() {
 fn native_errors_name_the_interpreters_place() {
     let count: u64 = gen::seed_count(500);
     let compared = flowc_codegen::with_stack(move || {
-        let programs = corpus::with_generated(count);
         let mut compared = 0;
-        for (name, program) in &programs {
-            let (label, env) = engines::start(program);
-            let Some(expected) = engines::reference_error(program, label, &env) else { continue };
-            if expected.contains("fuel_exhausted") {
-                continue;
-            }
-            let versions = engines::optimize_versions_checked(
-                engines::lower(program, label),
-                &env,
-                &engines::reference(program, label, &env),
-                name,
-            );
-            let got = engines::native_error(program, &versions, &env);
-            assert_eq!(got.as_deref(), Some(expected.as_str()), "{name}");
+        for case in engines::cases(corpus::with_generated(count)).filter(|c| c.finishes()) {
+            let Some(expected) = case.error() else { continue };
+            let got = engines::native_error(&case.program, &case.versions(), &case.env);
+            assert_eq!(got.as_deref(), Some(expected.as_str()), "{}", case.name);
             compared += 1;
         }
         compared

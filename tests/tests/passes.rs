@@ -3,28 +3,20 @@
 //! what the reference interpreter prints (or raises the same error), over
 //! the whole corpus and hundreds of generated programs.
 
-use flowc_tests::engines::{self, Outcome};
+use flowc_tests::engines;
 use flowc_tests::{corpus, gen};
 
 #[test]
 fn pipeline_preserves_the_corpus() {
-    for p in corpus::all() {
-        let (label, env) = engines::start(&p.program);
-        let expected = engines::reference(&p.program, label, &env);
-        if expected == Outcome::Error("fuel_exhausted".into()) {
-            continue;
-        }
-        engines::optimize_checked(engines::lower(&p.program, label), &env, &expected, &p.name());
+    for case in engines::cases(corpus::with_generated(0)).filter(|c| c.finishes()) {
+        engines::optimize_checked(case.lowered(), &case.env, &case.expected, &case.name);
     }
 }
 
 #[test]
 fn pipeline_preserves_generated_programs() {
     let count: u64 = gen::seed_count(500);
-    for seed in 0..count {
-        let p = gen::program(seed);
-        let (label, env) = engines::start(&p);
-        let expected = engines::reference(&p, label, &env);
-        engines::optimize_checked(engines::lower(&p, label), &env, &expected, &format!("seed {seed}"));
+    for case in engines::cases(gen::programs(count)) {
+        engines::optimize_checked(case.lowered(), &case.env, &case.expected, &case.name);
     }
 }

@@ -9,7 +9,7 @@
 //! allocation.
 
 use flowc_lang::heap;
-use flowc_tests::engines::{self, Outcome};
+use flowc_tests::engines;
 use flowc_tests::{corpus, gen};
 
 fn split(max: usize) -> flowc_codegen::Options {
@@ -23,21 +23,17 @@ fn split_code_matches_reference_on_the_corpus_and_generated_programs() {
     let count = gen::seed_count(150);
     let compared = flowc_codegen::with_stack(move || {
         let mut compared = 0;
-        for (name, p) in corpus::with_generated(count) {
-            let (label, env) = engines::start(&p);
-            let expected = engines::reference(&p, label, &env);
-            if expected == Outcome::Error("fuel_exhausted".into()) {
-                continue;
-            }
-            let versions = engines::optimize_versions_checked(engines::lower(&p, label), &env, &expected, &name);
+        for case in engines::cases(corpus::with_generated(count)).filter(|c| c.finishes()) {
+            let versions = case.versions();
             for max in SIZES {
-                assert_eq!(engines::native_with(&versions, &env, split(max)), expected, "{name}, regions of {max}");
+                let got = engines::native_with(&versions, &case.env, split(max));
+                assert_eq!(got, case.expected, "{}, regions of {max}", case.name);
             }
             // The split happened: each function's code is its driver and
             // a function per region (at least one).
             let functions = versions.generic.functions.len();
             let native = flowc_codegen::Native::compile_versions(&versions.generic, None, split(1)).unwrap();
-            assert!(native.code().len() >= 2 * functions, "{name}: {} codes", native.code().len());
+            assert!(native.code().len() >= 2 * functions, "{}: {} codes", case.name, native.code().len());
             compared += 1;
         }
         compared
@@ -50,17 +46,12 @@ fn split_code_errors_name_the_interpreters_place() {
     let count = gen::seed_count(150);
     let compared = flowc_codegen::with_stack(move || {
         let mut compared = 0;
-        for (name, p) in corpus::with_generated(count) {
-            let (label, env) = engines::start(&p);
-            let Some(expected) = engines::reference_error(&p, label, &env) else { continue };
-            if expected.contains("fuel_exhausted") {
-                continue;
-            }
-            let outcome = engines::reference(&p, label, &env);
-            let versions = engines::optimize_versions_checked(engines::lower(&p, label), &env, &outcome, &name);
+        for case in engines::cases(corpus::with_generated(count)).filter(|c| c.finishes()) {
+            let Some(expected) = case.error() else { continue };
+            let versions = case.versions();
             for max in SIZES {
-                let got = engines::native_error_with(&p, &versions, &env, split(max));
-                assert_eq!(got.as_deref(), Some(expected.as_str()), "{name}, regions of {max}");
+                let got = engines::native_error_with(&case.program, &versions, &case.env, split(max));
+                assert_eq!(got.as_deref(), Some(expected.as_str()), "{}, regions of {max}", case.name);
             }
             compared += 1;
         }
@@ -78,19 +69,12 @@ fn split_code_keeps_its_objects_when_collecting_at_every_allocation() {
     let count = gen::seed_count(40);
     let collections = flowc_codegen::with_stack(move || {
         let before = heap::stats().collections;
-        for seed in 0..count {
-            let p = gen::alloc_program(seed);
-            let (label, env) = engines::start(&p);
-            let expected = engines::reference(&p, label, &env);
-            if expected == Outcome::Error("fuel_exhausted".into()) {
-                continue;
-            }
-            let name = format!("alloc seed {seed}");
-            let versions = engines::optimize_versions_checked(engines::lower(&p, label), &env, &expected, &name);
+        for case in engines::cases(gen::alloc_programs(count)).filter(|c| c.finishes()) {
+            let versions = case.versions();
             heap::with(|h| h.set_stress(true));
             for max in SIZES {
-                let got = engines::native_with(&versions, &env, split(max));
-                assert_eq!(got, expected, "{name}, regions of {max}");
+                let got = engines::native_with(&versions, &case.env, split(max));
+                assert_eq!(got, case.expected, "{}, regions of {max}", case.name);
             }
             heap::with(|h| h.set_stress(false));
         }

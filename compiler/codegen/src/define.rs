@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData};
+use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Linkage, Module};
@@ -248,14 +248,8 @@ pub fn define_entry(
 /// what it returns. One wrapper serves every trace and bridge, so none
 /// costs a function of its own to compile.
 pub fn define_trace_entry(module: &mut dyn Module, name: &str) -> Result<FuncId, String> {
-    let mut ctx = module.make_context();
+    let (entry_id, mut ctx) = declare_wrapper(module, name)?;
     let mut fbctx = FunctionBuilderContext::new();
-    let mut sig = module.make_signature();
-    sig.params.push(AbiParam::new(types::I64));
-    sig.params.push(AbiParam::new(types::I64));
-    sig.returns.push(AbiParam::new(types::I64));
-    let entry_id = module.declare_function(name, Linkage::Export, &sig).map_err(|e| e.to_string())?;
-    ctx.func.signature = sig;
     let trace_sig = lower::trace_signature(module);
     {
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fbctx);
@@ -274,6 +268,16 @@ pub fn define_trace_entry(module: &mut dyn Module, name: &str) -> Result<FuncId,
     Ok(entry_id)
 }
 
+/// Declares the exported wrapper `name(word, ctx) -> word` (both entry
+/// wrappers' signature) and makes a context for its body.
+fn declare_wrapper(module: &mut dyn Module, name: &str) -> Result<(FuncId, cranelift_codegen::Context), String> {
+    let sig = signature(&*module, 1);
+    let id = module.declare_function(name, Linkage::Export, &sig).map_err(|e| e.to_string())?;
+    let mut ctx = module.make_context();
+    ctx.func.signature = sig;
+    Ok((id, ctx))
+}
+
 /// [`define_entry`] for a target with `arity` parameters.
 pub fn define_entry_of(
     module: &mut dyn Module,
@@ -282,14 +286,8 @@ pub fn define_entry_of(
     version: Option<(FuncId, &[usize])>,
     name: &str,
 ) -> Result<FuncId, String> {
-    let mut ctx = module.make_context();
+    let (entry_id, mut ctx) = declare_wrapper(module, name)?;
     let mut fbctx = FunctionBuilderContext::new();
-    let mut sig = module.make_signature();
-    sig.params.push(AbiParam::new(types::I64));
-    sig.params.push(AbiParam::new(types::I64));
-    sig.returns.push(AbiParam::new(types::I64));
-    let entry_id = module.declare_function(name, Linkage::Export, &sig).map_err(|e| e.to_string())?;
-    ctx.func.signature = sig;
     {
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fbctx);
         let block = b.create_block();

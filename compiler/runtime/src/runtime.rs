@@ -207,6 +207,17 @@ impl Ctx {
     unsafe fn read(&mut self, w: Word) -> Result<Value, Word> {
         self.value(w).map_err(|e| self.fail(e))
     }
+
+    /// The object word `obj` and field number `field` of a `get` or `set`
+    /// (the field's symbol index), an unbound word's error recorded.
+    ///
+    /// # Safety
+    /// As for [`Ctx::value`], for `obj`.
+    unsafe fn object_field(&mut self, obj: Word, field: u64) -> Result<(Value, Symbol), Word> {
+        // SAFETY: the caller's contract.
+        let o = unsafe { self.read(obj) }?;
+        Ok((o, Symbol::from_index(field as u32)))
+    }
 }
 
 /// Compiled code running with context `ctx`: while it does, a collection
@@ -368,9 +379,8 @@ pub unsafe extern "C" fn flowc_rt_get(ctx: *mut Ctx, obj: Word, field: u64) -> W
     if ctx.stopped != 0 {
         return STOP;
     }
-    let field = Symbol::from_index(field as u32);
-    let o = match ctx.read(obj) {
-        Ok(v) => v,
+    let (o, field) = match ctx.object_field(obj, field) {
+        Ok(of) => of,
         Err(w) => return w,
     };
     // The slot holds the value's word: returned as it is.
@@ -393,9 +403,8 @@ pub unsafe extern "C" fn flowc_rt_set(ctx: *mut Ctx, obj: Word, field: u64, valu
     if ctx.stopped != 0 {
         return STOP;
     }
-    let field = Symbol::from_index(field as u32);
-    let o = match ctx.read(obj) {
-        Ok(v) => v,
+    let (o, field) = match ctx.object_field(obj, field) {
+        Ok(of) => of,
         Err(w) => return w,
     };
     if word::is_unbound(value) {

@@ -38,7 +38,8 @@ fn arguments(f: &Function, start: &Env) -> Vec<Value> {
 }
 
 /// Runs trace function `f` from `start` until a guard fails, then
-/// interprets to the end. Returns the printed value.
+/// interprets to the end. Returns the printed value. The trace runs on
+/// the IR interpreter, or compiled to machine code when `native`.
 pub fn execute(
     program: &Program,
     hints: &Module,
@@ -46,38 +47,29 @@ pub fn execute(
     start: Env,
     heap: &mut Heap,
     config: &Config,
+    native: bool,
 ) -> Result<Value, RuntimeError> {
-    match run_trace(hints, f, arguments(f, &start), heap.layout, &mut heap.allocations, config)? {
-        Exit::GuardFailed { resume, label, values } => {
-            let values: HashMap<_, _> = values.into_iter().collect();
-            let frames = resume::frames(&f.resumes[resume], &values, heap);
-            resume::continue_interpreting(program, &frames, label, heap, config)
+    let args = arguments(f, &start);
+    let (resume, label, values): (_, _, HashMap<_, _>) = if native {
+        let compiled = flowc_codegen::CompiledTrace::compile(f, hints, heap.layout).map_err(|e| internal(&e))?;
+        match compiled.run(&args, &mut heap.allocations, config.max_depth) {
+            flowc_codegen::TraceEnd::Exit { exit, values } => {
+                let exit = compiled.exit(exit);
+                let values = exit.values.iter().zip(values).filter_map(|(id, v)| Some((*id, v?))).collect();
+                (exit.resume, exit.label, values)
+            }
+            flowc_codegen::TraceEnd::Error(e) => return Err(e),
+            flowc_codegen::TraceEnd::Printed(v) => return Ok(v),
         }
-        Exit::Printed(v) | Exit::Returned(v) => Ok(v),
-        Exit::JumpedTo { target, .. } => Err(internal(&format!("a loop trace jumped to trace {target}"))),
-    }
-}
-
-/// Like [`execute`], with the trace compiled to machine code.
-pub fn execute_native(
-    program: &Program,
-    hints: &Module,
-    f: &Function,
-    start: Env,
-    heap: &mut Heap,
-    config: &Config,
-) -> Result<Value, RuntimeError> {
-    let compiled = flowc_codegen::CompiledTrace::compile(f, hints, heap.layout).map_err(|e| internal(&e))?;
-    match compiled.run(&arguments(f, &start), &mut heap.allocations, config.max_depth) {
-        flowc_codegen::TraceEnd::Exit { exit, values } => {
-            let exit = compiled.exit(exit);
-            let values: HashMap<_, _> = exit.values.iter().zip(values).filter_map(|(id, v)| Some((*id, v?))).collect();
-            let frames = resume::frames(&f.resumes[exit.resume], &values, heap);
-            resume::continue_interpreting(program, &frames, exit.label, heap, config)
+    } else {
+        match run_trace(hints, f, args, heap.layout, &mut heap.allocations, config)? {
+            Exit::GuardFailed { resume, label, values } => (resume, label, values.into_iter().collect()),
+            Exit::Printed(v) | Exit::Returned(v) => return Ok(v),
+            Exit::JumpedTo { target, .. } => return Err(internal(&format!("a loop trace jumped to trace {target}"))),
         }
-        flowc_codegen::TraceEnd::Error(e) => Err(e),
-        flowc_codegen::TraceEnd::Printed(v) => Ok(v),
-    }
+    };
+    let frames = resume::frames(&f.resumes[resume], &values, heap);
+    resume::continue_interpreting(program, &frames, label, heap, config)
 }
 
 /// A trace that cannot run (an internal error, reported like a runtime one).

@@ -29,7 +29,7 @@ fn check(src: &str, label: &str, start: Vec<(&str, Value)>, remove_allocations: 
     }
     expected.assert_eq(&flowc_ir::print::function(&f));
     let config = flowc_lang::interp::Config::default();
-    run_ir::execute(&program, &hints, &f, env, &mut heap, &config).unwrap().to_print_string()
+    run_ir::execute(&program, &hints, &f, env, &mut heap, &config, false).unwrap().to_print_string()
 }
 
 #[test]

@@ -180,7 +180,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
                 (Format::Prolog, Layout::Lines) => println!("opttrace\n{}", terms::lines(&f)),
                 (Format::Readable, _) => print!("opttrace\n{}", flowc_ir::print::function(&f)),
             }
-            run_ir::execute(&program, &hints, &f, env, &mut heap, &config).map_err(Failure::input)?
+            run_ir::execute(&program, &hints, &f, env, &mut heap, &config, false).map_err(Failure::input)?
         }
         Optimizer::Blog | Optimizer::None => {
             if args.dot.is_some() {
