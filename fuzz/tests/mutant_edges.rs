@@ -11,7 +11,15 @@ use flowc_tests::rng::Rng;
 /// instruction's own result, which the checker rightly accepted).
 #[test]
 fn a_dangling_value_in_a_function_without_operands_dangles() {
-    let module = flowc_ir::parse::module("t.ir", "main m() {\nb0:\n    trap error(no)\n}\n").unwrap();
+    let module = flowc_ir::parse::module(
+        "t.ir",
+        r#"main m() {
+b0:
+    trap error(no)
+}
+"#,
+    )
+    .unwrap();
     flowc_ir_checker::check_module(&module).unwrap();
     let subject = Subject { module, origin: "written".to_owned(), focus: Some(0) };
     for seed in 0..200 {

@@ -85,7 +85,7 @@ b4 stop:
 #[test]
 fn an_inlined_return_of_an_unbound_value_still_raises() {
     raises_key_not_found_everywhere(
-        "main main() {
+        r#"main main() {
 b0:
     v0 = call f()
     print 1
@@ -96,7 +96,7 @@ b0:
     v0 = unbound u
     return v0
 }
-",
+"#,
     );
 }
 
@@ -105,9 +105,39 @@ b0:
 #[test]
 fn native_code_tests_call_arguments_returns_and_prints() {
     for text in [
-        "main main() {\nb0:\n    v0 = unbound u\n    v1 = call f(v0)\n    print 1\n}\n\nfunction f(v0) {\nb0:\n    return 2\n}\n",
-        "main main() {\nb0:\n    v0 = unbound u\n    print v0\n}\n",
-        "main main() {\nb0:\n    v0 = call f()\n    print 1\n}\n\nfunction f() {\nb0:\n    v0 = unbound u\n    jump b1\nb1:\n    v1 = phi [b0: v0]\n    return v1\n}\n",
+        r#"main main() {
+b0:
+    v0 = unbound u
+    v1 = call f(v0)
+    print 1
+}
+
+function f(v0) {
+b0:
+    return 2
+}
+"#,
+        r#"main main() {
+b0:
+    v0 = unbound u
+    print v0
+}
+"#,
+        r#"main main() {
+b0:
+    v0 = call f()
+    print 1
+}
+
+function f() {
+b0:
+    v0 = unbound u
+    jump b1
+b1:
+    v1 = phi [b0: v0]
+    return v1
+}
+"#,
     ] {
         raises_key_not_found_everywhere(text);
     }

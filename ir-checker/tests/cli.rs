@@ -62,7 +62,14 @@ fn invalid_file_exits_1_with_the_violation() {
 fn stdin_and_parse_errors() {
     let out = ir_check(&["-"], common::OBJECTS);
     assert_eq!(out.status.code(), Some(0));
-    let out = ir_check(&["-"], "main m() {\nb0:\n    jump\n}\n");
+    let out = ir_check(
+        &["-"],
+        r#"main m() {
+b0:
+    jump
+}
+"#,
+    );
     assert_eq!(out.status.code(), Some(1));
     expect![[r#"
         -:3:9: parse error: expected a block like b2, found end of line

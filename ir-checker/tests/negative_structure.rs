@@ -346,7 +346,14 @@ fn call_with_wrong_argument_count() {
 
 #[test]
 fn function_defined_twice() {
-    let twice = format!("{FIB}\nfunction fib(v0:n) {{\nb0:\n    return v0\n}}\n");
+    let twice = format!(
+        r#"{FIB}
+function fib(v0:n) {{
+b0:
+    return v0
+}}
+"#
+    );
     expect![[r#"
         function fib: [unique-function] a function named fib is already defined earlier in the module
     "#]]
@@ -356,7 +363,18 @@ fn function_defined_twice() {
 /// The example in `flowc_ir::print`'s docs uses values it never defines.
 #[test]
 fn values_no_instruction_defines_are_undefined() {
-    let doc = "main power(v0:y, v1:x) {\nb0 power:\n    branch v0, b1, b2\nb1 power_rec:\n    v2:res = phi [b0: 1, b1: v4]\n    v4:res = mul v2, v1\n    v5:y = sub v3, 1\n    branch v5, b1, b2\nb2 power_done:\n    print v6\n}\n";
+    let doc = r#"main power(v0:y, v1:x) {
+b0 power:
+    branch v0, b1, b2
+b1 power_rec:
+    v2:res = phi [b0: 1, b1: v4]
+    v4:res = mul v2, v1
+    v5:y = sub v3, 1
+    branch v5, b1, b2
+b2 power_done:
+    print v6
+}
+"#;
     expect![[r#"
         function power, block b1, instruction `v5:y = sub v3, 1`: [undefined-value] v3 is used here but no parameter or linked instruction defines it
         function power, block b2, terminator `print v6`: [undefined-value] v6 is used here but no parameter or linked instruction defines it

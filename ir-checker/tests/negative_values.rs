@@ -198,7 +198,11 @@ fn use_of_unlinked_instruction_result() {
 fn unreachable_uses_need_no_dominance_but_must_be_defined() {
     // b3 is unreachable: using v6 (defined in b2, which does not dominate
     // b3) is fine there, using an undefined value is not.
-    let dead = "    return v6\nb3 dead:\n    v7 = add v6, 1\n    return v7\n}";
+    let dead = r#"    return v6
+b3 dead:
+    v7 = add v6, 1
+    return v7
+}"#;
     let text = common::edit(FIB, "    return v6\n}", dead);
     check_edit(
         &text,

@@ -121,7 +121,10 @@ fn word_forms_that_could_fail_or_overflow() {
     check_edit(
         POWER,
         "v5:y = sub v3, 1",
-        "v5:y = sub v3, 1\n    v7 = div.word 7, 0\n    v8 = readlist.word [1, 2], 2\n    v9 = readlist.int [1, 2], 2",
+        r#"v5:y = sub v3, 1
+    v7 = div.word 7, 0
+    v8 = readlist.word [1, 2], 2
+    v9 = readlist.int [1, 2], 2"#,
         expect![[r#"
             function power, block b1, instruction `v7 = div.word 7, 0`: [op-form] `div.word` of these constants fails or overflows, which the form promises it cannot
             function power, block b1, instruction `v8 = readlist.word [1, 2], 2`: [op-form] `readlist.word` of these constants fails or overflows, which the form promises it cannot
@@ -134,8 +137,15 @@ fn word_forms_that_could_fail_or_overflow() {
 /// printed trace the parser refused as "number too large").
 #[test]
 fn sparse_numbers_in_a_short_text_parse_back() {
-    let text =
-        "trace t(v0:x) {\nb0:\n    v967 = add v0, 1\n    exit r162 to out\nresume r162 {\n    frame [x = v967]\n}\n}\n";
+    let text = r#"trace t(v0:x) {
+b0:
+    v967 = add v0, 1
+    exit r162 to out
+resume r162 {
+    frame [x = v967]
+}
+}
+"#;
     let m = parse(text);
     assert_eq!(flowc_ir::print::module(&m), text);
     assert_eq!(render(&m), "ok");

@@ -22,8 +22,23 @@ fn loop_carried_values_that_only_feed_themselves_disappear() {
     // `a` and `b` swap every iteration but nothing reads them: their phis
     // and copies form a cycle no effect reaches. Only `i` stays.
     check(
-        "entry start(n = 3)\nstart:\n    a = 1\n    b = 2\n    i = n\n    goto loop\nloop:\n    if i goto body else goto done\n\
-         body:\n    t = a\n    a = b\n    b = t\n    i = i - 1\n    goto loop\ndone:\n    print_and_stop(i)\n",
+        r#"entry start(n = 3)
+start:
+    a = 1
+    b = 2
+    i = n
+    goto loop
+loop:
+    if i goto body else goto done
+body:
+    t = a
+    a = b
+    b = t
+    i = i - 1
+    goto loop
+done:
+    print_and_stop(i)
+"#,
         expect![[r#"
             main start(v0:n) {
             b0 start:
@@ -48,8 +63,19 @@ fn a_dead_generic_counter_stays_because_it_may_raise_a_type_error() {
     // dce knows (cleanup proves the kinds and writes `add.int` — see the
     // next test). It keeps its phi alive.
     check(
-        "entry start(n = 3)\nstart:\n    x = 0\n    goto loop\nloop:\n    if n goto body else goto done\n\
-         body:\n    x = x + 1\n    n = n - 1\n    goto loop\ndone:\n    print_and_stop(n)\n",
+        r#"entry start(n = 3)
+start:
+    x = 0
+    goto loop
+loop:
+    if n goto body else goto done
+body:
+    x = x + 1
+    n = n - 1
+    goto loop
+done:
+    print_and_stop(n)
+"#,
         expect![[r#"
             main start(v0:n) {
             b0 start:
@@ -74,10 +100,23 @@ fn a_dead_specialized_counter_disappears_with_its_phi() {
     // The same loop as cleanup leaves it: `add.int` cannot fail (kinds
     // proven, overflow goes to big integers), so the cycle v2 <-> v4 is dead.
     // `sub` stays generic: it feeds the branch anyway.
-    let ir =
-        "main start(v0:n) {\nb0:\n    jump b1\nb1:\n    v1 = phi [b0: v0, b3: v5]\n    v2 = phi [b0: 0, b3: v4]\n    \
-              branch v1, b2, b4\nb2:\n    v4 = add.int v2, 1\n    v5 = sub v1, 1\n    jump b3\nb3:\n    jump b1\n\
-              b4:\n    print v1\n}\n";
+    let ir = r#"main start(v0:n) {
+b0:
+    jump b1
+b1:
+    v1 = phi [b0: v0, b3: v5]
+    v2 = phi [b0: 0, b3: v4]
+    branch v1, b2, b4
+b2:
+    v4 = add.int v2, 1
+    v5 = sub v1, 1
+    jump b3
+b3:
+    jump b1
+b4:
+    print v1
+}
+"#;
     let out = support::run_ir_with(ir, &[(Symbol::intern("n"), Value::Int(3))], DCE_ONLY);
     expect![[r#"
         main start(v0:n) {
@@ -102,8 +141,16 @@ fn a_dead_allocation_disappears_with_its_stores() {
     // `q.x = n` reads a parameter of the main graph, which may be unbound
     // (the store would raise key_not_found): it stays, and keeps `q`.
     check(
-        "entry start(n = 3)\nstart:\n    m = n + 1\n    p = new point\n    p.x = m\n    p.y = 7\n    q = new point\n    \
-         q.x = n\n    print_and_stop(m)\n",
+        r#"entry start(n = 3)
+start:
+    m = n + 1
+    p = new point
+    p.x = m
+    p.y = 7
+    q = new point
+    q.x = n
+    print_and_stop(m)
+"#,
         expect![[r#"
             main start(v0:n) {
             b0 start:
@@ -122,8 +169,17 @@ fn stores_that_others_can_see_or_that_may_fail_stay() {
     // would fail): `q` and its stores stay. `r.x = u` reads a variable that
     // may be unbound: it stays (and keeps `r`).
     check(
-        "entry start(n = 3)\nimmutable cell(x)\nstart:\n    p = new point\n    p.x = n\n    q = new cell\n    q.x = 1\n    \
-         r = new point\n    r.x = u\n    print_and_stop(p)\n",
+        r#"entry start(n = 3)
+immutable cell(x)
+start:
+    p = new point
+    p.x = n
+    q = new cell
+    q.x = 1
+    r = new point
+    r.x = u
+    print_and_stop(p)
+"#,
         expect![[r#"
             immutable cell(x)
 
@@ -146,10 +202,29 @@ fn a_dead_call_of_a_pure_function_disappears_and_an_impure_one_stays() {
     // `a` goes. `b` calls a function not declared pure: it stays. `c`
     // passes `n`, which may be unbound (reading it would fail): it stays.
     check(
-        "entry main(n = 4)\npure sq\n\nfunction sq(k):\n    s:\n        r = k * k\n        return r\n\n\
-         function noisy(k):\n    s:\n        r = k + 1\n        return r\n\n\
-         main:\n    m = n + 1\n    a = call sq(m) then m2\nm2:\n    b = call noisy(m) then m3\nm3:\n    \
-         c = call sq(n) then m4\nm4:\n    print_and_stop(m)\n",
+        r#"entry main(n = 4)
+pure sq
+
+function sq(k):
+    s:
+        r = k * k
+        return r
+
+function noisy(k):
+    s:
+        r = k + 1
+        return r
+
+main:
+    m = n + 1
+    a = call sq(m) then m2
+m2:
+    b = call noisy(m) then m3
+m3:
+    c = call sq(n) then m4
+m4:
+    print_and_stop(m)
+"#,
         expect![[r#"
             pure sq
 
@@ -180,7 +255,12 @@ fn a_dead_call_of_a_pure_function_disappears_and_an_impure_one_stays() {
 fn a_dead_add_that_raises_a_type_error_stays() {
     // `bad` is never used, but computing it fails: the program must still
     // raise type_error (the differential run after every pass checks it).
-    let src = "entry start(n = 3)\nstart:\n    a = :atom\n    bad = a + 1\n    print_and_stop(n)\n";
+    let src = r#"entry start(n = 3)
+start:
+    a = :atom
+    bad = a + 1
+    print_and_stop(n)
+"#;
     check(
         src,
         expect![[r#"
@@ -198,8 +278,15 @@ fn a_dead_add_that_raises_a_type_error_stays() {
 #[test]
 fn prints_and_error_traps_stay() {
     check(
-        "entry start(n = 3)\nstart:\n    x = n * 2\n    if n goto fail else goto show\nfail:\n    error(:no)\nshow:\n    \
-         print_and_stop(x)\n",
+        r#"entry start(n = 3)
+start:
+    x = n * 2
+    if n goto fail else goto show
+fail:
+    error(:no)
+show:
+    print_and_stop(x)
+"#,
         expect![[r#"
             main start(v0:n) {
             b0 start:
@@ -218,10 +305,27 @@ fn prints_and_error_traps_stay() {
 fn values_only_resume_data_needs_stay_in_traces() {
     // v3 is read by nobody but the resume record of the guard: it stays.
     // v4 is read by nobody at all: it goes.
-    let ir = "main m(v0:n) {\nb0:\n    print v0\n}\n\n\
-              trace loop(v0:i, v1:acc) {\nb0:\n    jump b1\nb1:\n    v2 = phi [b0: v0, b1: v5]\n    v6 = phi [b0: v1, b1: v3]\n    \
-              v3 = add.word v6, 1\n    v4 = mul.word v2, 2\n    v5 = sub.word v2, 1\n    guard_true v5, r0 else l0\n    jump b1\n\
-              resume r0 {\n    frame [i = v5, acc = v3]\n}\n}\n";
+    let ir = r#"main m(v0:n) {
+b0:
+    print v0
+}
+
+trace loop(v0:i, v1:acc) {
+b0:
+    jump b1
+b1:
+    v2 = phi [b0: v0, b1: v5]
+    v6 = phi [b0: v1, b1: v3]
+    v3 = add.word v6, 1
+    v4 = mul.word v2, 2
+    v5 = sub.word v2, 1
+    guard_true v5, r0 else l0
+    jump b1
+resume r0 {
+    frame [i = v5, acc = v3]
+}
+}
+"#;
     let out = support::run_ir_with(ir, &[(Symbol::intern("n"), Value::Int(1))], DCE_ONLY);
     expect![[r#"
         main m(v0:n) {

@@ -5,9 +5,17 @@ mod support;
 use expect_test::expect;
 use flowc_passes::defuse::{Def, DefUse, Use};
 
-const POWER: &str = "entry power(x = 10, y = 3)\npower:\n    res = 1\n    if y goto power_rec else goto power_done\n\
-                     power_rec:\n    res = res * x\n    y = y - 1\n    if y goto power_rec else goto power_done\n\
-                     power_done:\n    print_and_stop(res)\n";
+const POWER: &str = r#"entry power(x = 10, y = 3)
+power:
+    res = 1
+    if y goto power_rec else goto power_done
+power_rec:
+    res = res * x
+    y = y - 1
+    if y goto power_rec else goto power_done
+power_done:
+    print_and_stop(res)
+"#;
 
 #[test]
 fn listing_of_a_small_loop() {
@@ -47,7 +55,13 @@ fn listing_of_a_small_loop() {
 
 #[test]
 fn listing_names_stores_and_unused_values() {
-    let src = "entry start(n = 2)\nstart:\n    p = new point\n    p.x = n\n    q = n + 1\n    print_and_stop(n)\n";
+    let src = r#"entry start(n = 2)
+start:
+    p = new point
+    p.x = n
+    q = n + 1
+    print_and_stop(n)
+"#;
     expect![[r#"
         main start(v0:n) {
         b0 start:

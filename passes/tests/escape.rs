@@ -9,12 +9,28 @@ fn check(src: &str, expected: Expect) {
     expected.assert_eq(&support::dump_with(src, &["normalize", "loops", "escape"]));
 }
 
-const POINTS: &str = "entry start(n = 5)\n\
-    start:\n    sum = 0\n    i = 0\n    goto loop\n\
-    loop:\n    c = i < n\n    if c goto body else goto done\n\
-    body:\n    p = new point\n    p.x = i\n    twice = i * 2\n    p.y = twice\n    a = p.x\n    b = p.y\n    \
-    s = a + b\n    sum = sum + s\n    i = i + 1\n    goto loop\n\
-    done:\n    print_and_stop(sum)\n";
+const POINTS: &str = r#"entry start(n = 5)
+start:
+    sum = 0
+    i = 0
+    goto loop
+loop:
+    c = i < n
+    if c goto body else goto done
+body:
+    p = new point
+    p.x = i
+    twice = i * 2
+    p.y = twice
+    a = p.x
+    b = p.y
+    s = a + b
+    sum = sum + s
+    i = i + 1
+    goto loop
+done:
+    print_and_stop(sum)
+"#;
 
 #[test]
 fn point_in_a_loop_does_not_escape() {
@@ -51,7 +67,11 @@ fn point_in_a_loop_does_not_escape() {
 #[test]
 fn printed_object_escapes() {
     check(
-        "start:\n    p = new point\n    p.x = 1\n    print_and_stop(p)\n",
+        r#"start:
+    p = new point
+    p.x = 1
+    print_and_stop(p)
+"#,
         expect![[r#"
             main start() {
             b0 start:
@@ -67,9 +87,17 @@ fn printed_object_escapes() {
 #[test]
 fn call_argument_escapes() {
     check(
-        "function getx(o):\n    s:\n        r = o.x\n        return r\n\
-         start:\n    p = new point\n    p.x = 1\n    r = call getx(p) then k\n\
-         k:\n    print_and_stop(r)\n",
+        r#"function getx(o):
+    s:
+        r = o.x
+        return r
+start:
+    p = new point
+    p.x = 1
+    r = call getx(p) then k
+k:
+    print_and_stop(r)
+"#,
         expect![[r#"
             main start() {
             b0 start:
@@ -93,10 +121,19 @@ fn call_argument_escapes() {
 #[test]
 fn returned_object_escapes_and_callee_objects_are_separate() {
     check(
-        "function make(v):\n    s:\n        o = new point\n        o.x = v\n        t = new tmp\n        t.y = v\n        \
-         return o\n\
-         start:\n    p = call make(3) then k\n\
-         k:\n    x = p.x\n    print_and_stop(x)\n",
+        r#"function make(v):
+    s:
+        o = new point
+        o.x = v
+        t = new tmp
+        t.y = v
+        return o
+start:
+    p = call make(3) then k
+k:
+    x = p.x
+    print_and_stop(x)
+"#,
         expect![[r#"
             main start() {
             b0 start:
@@ -122,10 +159,18 @@ fn returned_object_escapes_and_callee_objects_are_separate() {
 #[test]
 fn stored_into_an_escaping_object_escapes() {
     check(
-        "function id(o):\n    s:\n        return 0\n\
-         start:\n    box = new box\n    p = new point\n    p.x = 1\n    box.v = p\n    \
-         r = call id(box) then k\n\
-         k:\n    print_and_stop(r)\n",
+        r#"function id(o):
+    s:
+        return 0
+start:
+    box = new box
+    p = new point
+    p.x = 1
+    box.v = p
+    r = call id(box) then k
+k:
+    print_and_stop(r)
+"#,
         expect![[r#"
             main start() {
             b0 start:
@@ -150,9 +195,17 @@ fn stored_into_an_escaping_object_escapes() {
 #[test]
 fn stored_into_a_non_allocation_escapes() {
     check(
-        "function put(o):\n    s:\n        p = new point\n        o.v = p\n        return 0\n\
-         start:\n    box = new box\n    r = call put(box) then k\n\
-         k:\n    print_and_stop(r)\n",
+        r#"function put(o):
+    s:
+        p = new point
+        o.v = p
+        return 0
+start:
+    box = new box
+    r = call put(box) then k
+k:
+    print_and_stop(r)
+"#,
         expect![[r#"
             main start() {
             b0 start:
@@ -178,14 +231,28 @@ fn merging_with_an_escaping_value_escapes() {
     // Two points merged at a phi form one web; the web escapes through the
     // call in one branch. A point merged with an integer escapes too.
     check(
-        "entry start(c = 1)\n\
-         function id(o):\n    s:\n        return 0\n\
-         start:\n    if c goto a else goto b\n\
-         a:\n    p = new point\n    q = 7\n    goto j\n\
-         b:\n    p = new point\n    q = new point\n    r = call id(p) then j\n\
-         j:\n    p.x = 1\n    if q is point goto yes else goto no\n\
-         yes:\n    print_and_stop(1)\n\
-         no:\n    print_and_stop(0)\n",
+        r#"entry start(c = 1)
+function id(o):
+    s:
+        return 0
+start:
+    if c goto a else goto b
+a:
+    p = new point
+    q = 7
+    goto j
+b:
+    p = new point
+    q = new point
+    r = call id(p) then j
+j:
+    p.x = 1
+    if q is point goto yes else goto no
+yes:
+    print_and_stop(1)
+no:
+    print_and_stop(0)
+"#,
         expect![[r#"
             main start(v0:c) {
             b0 start:
@@ -222,11 +289,20 @@ fn merging_with_an_escaping_value_escapes() {
 #[test]
 fn phi_of_two_classes_escapes() {
     check(
-        "entry start(c = 1)\n\
-         start:\n    if c goto a else goto b\n\
-         a:\n    p = new point\n    goto j\n\
-         b:\n    p = new pair\n    goto j\n\
-         j:\n    p.x = 1\n    x = p.x\n    print_and_stop(x)\n",
+        r#"entry start(c = 1)
+start:
+    if c goto a else goto b
+a:
+    p = new point
+    goto j
+b:
+    p = new pair
+    goto j
+j:
+    p.x = 1
+    x = p.x
+    print_and_stop(x)
+"#,
         expect![[r#"
             main start(v0:c) {
             b0 start:
@@ -251,7 +327,12 @@ fn phi_of_two_classes_escapes() {
 #[test]
 fn comparison_escapes() {
     check(
-        "start:\n    p = new point\n    q = new point\n    c = p == q\n    print_and_stop(c)\n",
+        r#"start:
+    p = new point
+    q = new point
+    c = p == q
+    print_and_stop(c)
+"#,
         expect![[r#"
             main start() {
             b0 start:
@@ -268,8 +349,15 @@ fn comparison_escapes() {
 #[test]
 fn nested_objects_do_not_escape() {
     check(
-        "start:\n    inner = new point\n    inner.x = 5\n    outer = new box\n    outer.v = inner\n    \
-         got = outer.v\n    x = got.x\n    print_and_stop(x)\n",
+        r#"start:
+    inner = new point
+    inner.x = 5
+    outer = new box
+    outer.v = inner
+    got = outer.v
+    x = got.x
+    print_and_stop(x)
+"#,
         expect![[r#"
             main start() {
             b0 start:
@@ -289,8 +377,17 @@ fn nested_objects_do_not_escape() {
 #[test]
 fn nested_object_read_back_and_printed_escapes() {
     check(
-        "start:\n    inner = new point\n    inner.x = 5\n    outer = new box\n    outer.v = inner\n    \
-         deep = new box\n    deep.v = outer\n    o = deep.v\n    got = o.v\n    print_and_stop(got)\n",
+        r#"start:
+    inner = new point
+    inner.x = 5
+    outer = new box
+    outer.v = inner
+    deep = new box
+    deep.v = outer
+    o = deep.v
+    got = o.v
+    print_and_stop(got)
+"#,
         expect![[r#"
             main start() {
             b0 start:
@@ -312,13 +409,28 @@ fn nested_object_read_back_and_printed_escapes() {
 #[test]
 fn if_class_and_same_class_loop_phi_do_not_escape() {
     check(
-        "entry start(n = 3)\n\
-         start:\n    p = new point\n    p.x = 0\n    goto loop\n\
-         loop:\n    if n goto body else goto done\n\
-         body:\n    t = p.x\n    p = new point\n    t = t + n\n    p.x = t\n    n = n - 1\n    goto loop\n\
-         done:\n    if p is point goto yes else goto no\n\
-         yes:\n    x = p.x\n    print_and_stop(x)\n\
-         no:\n    print_and_stop(0)\n",
+        r#"entry start(n = 3)
+start:
+    p = new point
+    p.x = 0
+    goto loop
+loop:
+    if n goto body else goto done
+body:
+    t = p.x
+    p = new point
+    t = t + n
+    p.x = t
+    n = n - 1
+    goto loop
+done:
+    if p is point goto yes else goto no
+yes:
+    x = p.x
+    print_and_stop(x)
+no:
+    print_and_stop(0)
+"#,
         expect![[r#"
             main start(v0:n) {
             b0 start:

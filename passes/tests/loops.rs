@@ -12,14 +12,28 @@ fn check(src: &str, expected: Expect) {
 #[test]
 fn nested_loops_have_depths_and_parents() {
     check(
-        "entry outer(n = 3)\n\
-         outer:\n    total = 0\n    i = n\n    goto ohead\n\
-         ohead:\n    if i goto obody else goto done\n\
-         obody:\n    j = i\n    goto ihead\n\
-         ihead:\n    if j goto ibody else goto onext\n\
-         ibody:\n    total = total + j\n    j = j - 1\n    goto ihead\n\
-         onext:\n    i = i - 1\n    goto ohead\n\
-         done:\n    print_and_stop(total)\n",
+        r#"entry outer(n = 3)
+outer:
+    total = 0
+    i = n
+    goto ohead
+ohead:
+    if i goto obody else goto done
+obody:
+    j = i
+    goto ihead
+ihead:
+    if j goto ibody else goto onext
+ibody:
+    total = total + j
+    j = j - 1
+    goto ihead
+onext:
+    i = i - 1
+    goto ohead
+done:
+    print_and_stop(total)
+"#,
         expect![[r#"
             main outer(v0:n) {
             b0 outer:
@@ -55,13 +69,25 @@ fn nested_loops_have_depths_and_parents() {
 #[test]
 fn two_back_edges_make_one_loop() {
     check(
-        "entry start(n = 10)\n\
-         start:\n    s = 0\n    goto head\n\
-         head:\n    if n goto body else goto done\n\
-         body:\n    n = n - 1\n    c = n % 2\n    if c goto odd else goto even\n\
-         odd:\n    s = s + 1\n    goto head\n\
-         even:\n    s = s + 2\n    goto head\n\
-         done:\n    print_and_stop(s)\n",
+        r#"entry start(n = 10)
+start:
+    s = 0
+    goto head
+head:
+    if n goto body else goto done
+body:
+    n = n - 1
+    c = n % 2
+    if c goto odd else goto even
+odd:
+    s = s + 1
+    goto head
+even:
+    s = s + 2
+    goto head
+done:
+    print_and_stop(s)
+"#,
         expect![[r#"
             main start(v0:n) {
             b0 start:
@@ -93,11 +119,18 @@ fn irreducible_cycle_has_no_natural_loop() {
     // The cycle a <-> b is entered at both a and b: neither dominates the
     // other, so there is no back edge.
     check(
-        "entry start(x = 1, n = 5)\n\
-         start:\n    if x goto a else goto b\n\
-         a:\n    n = n - 1\n    if n goto b else goto done\n\
-         b:\n    n = n - 1\n    if n goto a else goto done\n\
-         done:\n    print_and_stop(n)\n",
+        r#"entry start(x = 1, n = 5)
+start:
+    if x goto a else goto b
+a:
+    n = n - 1
+    if n goto b else goto done
+b:
+    n = n - 1
+    if n goto a else goto done
+done:
+    print_and_stop(n)
+"#,
         expect![[r#"
             main start(v0:x, v1:n) {
             b0 start:
@@ -134,12 +167,22 @@ fn irreducible_cycle_has_no_natural_loop() {
 #[test]
 fn natural_loop_inside_an_irreducible_region() {
     check(
-        "entry start(x = 0, n = 7)\n\
-         start:\n    if x goto a else goto b\n\
-         a:\n    n = n - 1\n    goto b\n\
-         b:\n    n = n - 1\n    c = n > 3\n    if c goto b else goto back\n\
-         back:\n    d = n > 0\n    if d goto a else goto done\n\
-         done:\n    print_and_stop(n)\n",
+        r#"entry start(x = 0, n = 7)
+start:
+    if x goto a else goto b
+a:
+    n = n - 1
+    goto b
+b:
+    n = n - 1
+    c = n > 3
+    if c goto b else goto back
+back:
+    d = n > 0
+    if d goto a else goto done
+done:
+    print_and_stop(n)
+"#,
         expect![[r#"
             main start(v0:x, v1:n) {
             b0 start:
@@ -175,11 +218,18 @@ fn natural_loop_inside_an_irreducible_region() {
 #[test]
 fn function_without_loops() {
     check(
-        "entry start(x = 4)\n\
-         start:\n    if x goto big else goto small\n\
-         big:\n    y = x * 2\n    goto done\n\
-         small:\n    y = 0\n    goto done\n\
-         done:\n    print_and_stop(y)\n",
+        r#"entry start(x = 4)
+start:
+    if x goto big else goto small
+big:
+    y = x * 2
+    goto done
+small:
+    y = 0
+    goto done
+done:
+    print_and_stop(y)
+"#,
         expect![[r#"
             main start(v0:x) {
             b0 start:
@@ -201,10 +251,18 @@ fn function_without_loops() {
 #[test]
 fn loops_in_functions_and_self_loops() {
     check(
-        "entry start(n = 4)\n\
-         function count(k):\n    top:\n        k = k - 1\n        if k goto top else goto out\n    out:\n        return k\n\
-         start:\n    r = call count(n) then show\n\
-         show:\n    print_and_stop(r)\n",
+        r#"entry start(n = 4)
+function count(k):
+    top:
+        k = k - 1
+        if k goto top else goto out
+    out:
+        return k
+start:
+    r = call count(n) then show
+show:
+    print_and_stop(r)
+"#,
         expect![[r#"
             main start(v0:n) {
             b0 start:

@@ -92,7 +92,19 @@ fn check_normal_form(f: &Function) -> Result<(), String> {
 #[test]
 fn jump_chains_collapse_into_straight_lines() {
     check(
-        "entry start(n = 3)\nstart:\n    goto a\na:\n    goto b\nb:\n    x = n + 1\n    goto c\nc:\n    goto d\nd:\n    print_and_stop(x)\n",
+        r#"entry start(n = 3)
+start:
+    goto a
+a:
+    goto b
+b:
+    x = n + 1
+    goto c
+c:
+    goto d
+d:
+    print_and_stop(x)
+"#,
         expect![[r#"
             main start(v0:n) {
             b0 start:
@@ -109,8 +121,19 @@ fn jump_only_blocks_between_a_branch_and_a_join_are_bypassed_or_kept_as_splitter
     // successor) goes away; `skip` sits on the critical edge start -> join
     // and stays as its splitter.
     check(
-        "entry start(n = 3)\nstart:\n    if n goto work else goto skip\nwork:\n    x = n * 2\n    goto also\n\
-         also:\n    goto join\nskip:\n    goto join\njoin:\n    print_and_stop(n)\n",
+        r#"entry start(n = 3)
+start:
+    if n goto work else goto skip
+work:
+    x = n * 2
+    goto also
+also:
+    goto join
+skip:
+    goto join
+join:
+    print_and_stop(n)
+"#,
         expect![[r#"
             main start(v0:n) {
             b0 start:
@@ -130,8 +153,17 @@ fn jump_only_blocks_between_a_branch_and_a_join_are_bypassed_or_kept_as_splitter
 #[test]
 fn loop_exit_to_a_join_gets_its_critical_edge_split() {
     check(
-        "entry power(x = 10, y = 3)\npower:\n    res = 1\n    if y goto power_rec else goto power_done\npower_rec:\n    \
-         res = res * x\n    y = y - 1\n    if y goto power_rec else goto power_done\npower_done:\n    print_and_stop(res)\n",
+        r#"entry power(x = 10, y = 3)
+power:
+    res = 1
+    if y goto power_rec else goto power_done
+power_rec:
+    res = res * x
+    y = y - 1
+    if y goto power_rec else goto power_done
+power_done:
+    print_and_stop(res)
+"#,
         expect![[r#"
             main power(v0:y, v1:x) {
             b0 power:
@@ -161,7 +193,13 @@ fn loop_exit_to_a_join_gets_its_critical_edge_split() {
 #[test]
 fn entry_that_is_a_loop_header_stays_first() {
     check(
-        "entry start(i = 3)\nstart:\n    i = i - 1\n    if i goto start else goto done\ndone:\n    print_and_stop(i)\n",
+        r#"entry start(i = 3)
+start:
+    i = i - 1
+    if i goto start else goto done
+done:
+    print_and_stop(i)
+"#,
         expect![[r#"
             main start(v0:i) {
             b0:
@@ -186,9 +224,22 @@ fn constants_go_right_and_lower_values_first_in_commutative_operations() {
     // `x * b` and `t = k + x` one operand is computed, hence bound, so the
     // order cannot matter and they are sorted.
     check(
-        "entry start(a = 2, b = 5, y = 7)\nstart:\n    x = 1 + y\n    d = 1 - y\n    e = 3 == y\n    k = a - b\n    \
-         m = b * a\n    n = x * b\n    s = x + k\n    t = k + x\n    u = t + s\n    w = u + m\n    r = w + e\n    \
-         z = r + n\n    print_and_stop(z)\n",
+        r#"entry start(a = 2, b = 5, y = 7)
+start:
+    x = 1 + y
+    d = 1 - y
+    e = 3 == y
+    k = a - b
+    m = b * a
+    n = x * b
+    s = x + k
+    t = k + x
+    u = t + s
+    w = u + m
+    r = w + e
+    z = r + n
+    print_and_stop(z)
+"#,
         expect![[r#"
             main start(v0:y, v1:a, v2:b) {
             b0 start:
@@ -213,7 +264,15 @@ fn constants_go_right_and_lower_values_first_in_commutative_operations() {
 #[test]
 fn branch_to_one_block_twice_still_reads_its_operand() {
     check(
-        "entry start(c = 1)\nstart:\n    if c goto a else goto a\na:\n    k = 0\n    if k goto b else goto b\nb:\n    print_and_stop(c)\n",
+        r#"entry start(c = 1)
+start:
+    if c goto a else goto a
+a:
+    k = 0
+    if k goto b else goto b
+b:
+    print_and_stop(c)
+"#,
         expect![[r#"
             main start(v0:c) {
             b0 start:
@@ -229,7 +288,12 @@ fn branch_to_one_block_twice_on_an_unbound_variable_still_raises() {
     // `c` is not in the environment: the branch raises key_not_found(c)
     // before and after (checked by the differential run after the pass).
     check(
-        "entry start()\nstart:\n    if c goto a else goto a\na:\n    print_and_stop(1)\n",
+        r#"entry start()
+start:
+    if c goto a else goto a
+a:
+    print_and_stop(1)
+"#,
         expect![[r#"
         main start(v0:c) {
         b0 start:
@@ -243,7 +307,13 @@ fn branch_to_one_block_twice_on_an_unbound_variable_still_raises() {
 #[test]
 fn if_class_to_one_block_twice_becomes_a_check_and_a_jump() {
     check(
-        "entry start()\nstart:\n    p = new point\n    if p is point goto a else goto a\na:\n    print_and_stop(1)\n",
+        r#"entry start()
+start:
+    p = new point
+    if p is point goto a else goto a
+a:
+    print_and_stop(1)
+"#,
         expect![[r#"
             main start() {
             b0 start:
@@ -258,8 +328,20 @@ fn if_class_to_one_block_twice_becomes_a_check_and_a_jump() {
 fn unreachable_blocks_are_removed_with_their_phi_inputs() {
     // b2 is unreachable: the phi of b3 loses its input from b2 and, left
     // with one, is replaced by it; b1 and b3 then merge into a line.
-    let ir = "main m(v0:n) {\nb0:\n    jump b1\nb1:\n    v1 = add v0, 1\n    jump b3\nb2:\n    v2 = mul v0, 2\n    jump b3\n\
-              b3:\n    v3 = phi [b1: v1, b2: v2]\n    print v3\n}\n";
+    let ir = r#"main m(v0:n) {
+b0:
+    jump b1
+b1:
+    v1 = add v0, 1
+    jump b3
+b2:
+    v2 = mul v0, 2
+    jump b3
+b3:
+    v3 = phi [b1: v1, b2: v2]
+    print v3
+}
+"#;
     let n = flowc_lang::Symbol::intern("n");
     let out = support::run_ir_until(ir, &[(n, flowc_lang::Value::Int(4))], "normalize");
     expect![[r#"
@@ -279,8 +361,23 @@ fn a_jump_only_block_shared_by_two_branches_becomes_two_splitters() {
     // b3 only jumps to the join b5 and both its predecessors branch: it is
     // kept as the splitter of b1's edge, b2's edge gets a new one, and b5's
     // phi input from b3 is duplicated for both.
-    let ir = "main m(v0:n, v1:k) {\nb0:\n    branch v0, b1, b2\nb1:\n    branch v1, b3, b4\nb2:\n    branch v1, b3, b4\n\
-              b3:\n    jump b5\nb4:\n    v2 = add v0, 1\n    jump b5\nb5:\n    v3 = phi [b3: 7, b4: v2]\n    print v3\n}\n";
+    let ir = r#"main m(v0:n, v1:k) {
+b0:
+    branch v0, b1, b2
+b1:
+    branch v1, b3, b4
+b2:
+    branch v1, b3, b4
+b3:
+    jump b5
+b4:
+    v2 = add v0, 1
+    jump b5
+b5:
+    v3 = phi [b3: 7, b4: v2]
+    print v3
+}
+"#;
     let (n, k) = (flowc_lang::Symbol::intern("n"), flowc_lang::Symbol::intern("k"));
     for (nv, kv) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
         let env = [(n, flowc_lang::Value::Int(nv)), (k, flowc_lang::Value::Int(kv))];
@@ -318,7 +415,17 @@ fn a_jump_only_block_shared_by_two_branches_becomes_two_splitters() {
 
 #[test]
 fn cycles_of_jump_only_blocks_keep_one_block_jumping_to_itself() {
-    let ir = "main m(v0:n) {\nb0:\n    branch v0, b1, b3\nb1:\n    jump b2\nb2:\n    jump b1\nb3:\n    print v0\n}\n";
+    let ir = r#"main m(v0:n) {
+b0:
+    branch v0, b1, b3
+b1:
+    jump b2
+b2:
+    jump b1
+b3:
+    print v0
+}
+"#;
     let n = flowc_lang::Symbol::intern("n");
     let out = support::run_ir_until(ir, &[(n, flowc_lang::Value::Int(0))], "normalize");
     expect![[r#"

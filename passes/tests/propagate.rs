@@ -12,9 +12,24 @@ fn check(src: &str, last: &str, expected: Expect) {
 #[test]
 fn loop_where_x_stays_zero_prints_the_constant() {
     check(
-        "start:\n    x = 0\n    i = 10\n    goto loop\nloop:\n    if i goto body else goto done\nbody:\n    \
-         c = x > 0\n    if c goto inc else goto next\ninc:\n    x = x + 1\n    goto next\nnext:\n    i = i - 1\n    \
-         goto loop\ndone:\n    print_and_stop(x)\n",
+        r#"start:
+    x = 0
+    i = 10
+    goto loop
+loop:
+    if i goto body else goto done
+body:
+    c = x > 0
+    if c goto inc else goto next
+inc:
+    x = x + 1
+    goto next
+next:
+    i = i - 1
+    goto loop
+done:
+    print_and_stop(x)
+"#,
         "dce",
         expect![[r#"
             main start() {
@@ -41,8 +56,20 @@ fn loop_where_x_stays_zero_prints_the_constant() {
 fn phi_of_equal_constants_folds_through() {
     // Factor's `[ 2 2 + ] [ 4 ] if 4 *`.
     check(
-        "entry start(c = 1)\n\nstart:\n    if c goto a else goto b\na:\n    t = 2 + 2\n    goto j\nb:\n    t = 4\n    \
-         goto j\nj:\n    r = t * 4\n    print_and_stop(r)\n",
+        r#"entry start(c = 1)
+
+start:
+    if c goto a else goto b
+a:
+    t = 2 + 2
+    goto j
+b:
+    t = 4
+    goto j
+j:
+    r = t * 4
+    print_and_stop(r)
+"#,
         "cleanup",
         expect![[r#"
             main start(v0:c) {
@@ -62,9 +89,24 @@ fn phi_of_equal_constants_folds_through() {
 #[test]
 fn ranges_prove_bounds_overflow_and_comparisons() {
     check(
-        "start:\n    l = [3, 1, 4, 1, 5]\n    i = 0\n    s = 0\n    goto loop\nloop:\n    c = i < 5\n    \
-         if c goto body else goto done\nbody:\n    x = l[i]\n    small = i < 10\n    s = s + small\n    s = s + x\n    \
-         i = i + 1\n    goto loop\ndone:\n    print_and_stop(s)\n",
+        r#"start:
+    l = [3, 1, 4, 1, 5]
+    i = 0
+    s = 0
+    goto loop
+loop:
+    c = i < 5
+    if c goto body else goto done
+body:
+    x = l[i]
+    small = i < 10
+    s = s + small
+    s = s + x
+    i = i + 1
+    goto loop
+done:
+    print_and_stop(s)
+"#,
         "cleanup",
         expect![[r#"
             main start() {
@@ -91,8 +133,18 @@ fn ranges_prove_bounds_overflow_and_comparisons() {
 #[test]
 fn pure_call_with_constant_arguments_is_replaced_by_its_result() {
     check(
-        "pure square\n\nfunction square(n):\n    s:\n        r = n * n\n        return r\n\nmain:\n    \
-         r = call square(7) then k\nk:\n    print_and_stop(r)\n",
+        r#"pure square
+
+function square(n):
+    s:
+        r = n * n
+        return r
+
+main:
+    r = call square(7) then k
+k:
+    print_and_stop(r)
+"#,
         "cleanup",
         expect![[r#"
             pure square
@@ -114,8 +166,19 @@ fn pure_call_with_constant_arguments_is_replaced_by_its_result() {
 #[test]
 fn propagate_annotates_without_rewriting() {
     check(
-        "entry start(n = 3)\n\nstart:\n    a = n + 1\n    b = :atom\n    l = [1, 2]\n    k = len(l)\n    \
-         if a goto yes else goto no\nyes:\n    print_and_stop(k)\nno:\n    print_and_stop(b)\n",
+        r#"entry start(n = 3)
+
+start:
+    a = n + 1
+    b = :atom
+    l = [1, 2]
+    k = len(l)
+    if a goto yes else goto no
+yes:
+    print_and_stop(k)
+no:
+    print_and_stop(b)
+"#,
         "propagate",
         expect![[r#"
             main start(v0:n) {
@@ -139,8 +202,16 @@ fn propagate_annotates_without_rewriting() {
 #[test]
 fn branch_on_a_variable_proves_it_zero_on_the_else_side() {
     check(
-        "entry start(n = 0)\n\nstart:\n    if n goto yes else goto no\nyes:\n    print_and_stop(n)\nno:\n    \
-         m = n + 5\n    print_and_stop(m)\n",
+        r#"entry start(n = 0)
+
+start:
+    if n goto yes else goto no
+yes:
+    print_and_stop(n)
+no:
+    m = n + 5
+    print_and_stop(m)
+"#,
         "cleanup",
         expect![[r#"
             main start(v0:n) {
@@ -159,8 +230,16 @@ fn branch_on_a_variable_proves_it_zero_on_the_else_side() {
 fn unbound_tests_keep_their_check() {
     // `y` is not in the environment: the branch must still raise key_not_found.
     check(
-        "entry start(x = 1)\n\nstart:\n    c = 1\n    if c goto a else goto b\na:\n    if y goto b else goto b\nb:\n    \
-         print_and_stop(x)\n",
+        r#"entry start(x = 1)
+
+start:
+    c = 1
+    if c goto a else goto b
+a:
+    if y goto b else goto b
+b:
+    print_and_stop(x)
+"#,
         "cleanup",
         expect![[r#"
             main start(v0:y, v1:x) {
@@ -179,8 +258,18 @@ fn unbound_tests_keep_their_check() {
 #[test]
 fn small_leaf_calls_are_inlined() {
     check(
-        "function add3(a):\n    s:\n        r = a + 3\n        return r\n\nentry main(n = 4)\n\nmain:\n    \
-         r = call add3(n) then k\nk:\n    print_and_stop(r)\n",
+        r#"function add3(a):
+    s:
+        r = a + 3
+        return r
+
+entry main(n = 4)
+
+main:
+    r = call add3(n) then k
+k:
+    print_and_stop(r)
+"#,
         "cleanup",
         expect![[r#"
             main main(v0:n) {
@@ -290,8 +379,20 @@ k3:
 #[test]
 fn immutable_fields_of_known_objects_are_forwarded() {
     check(
-        "immutable point(x, y)\nentry start(a = 5)\n\nstart:\n    p = new point\n    p.x = a\n    p.y = 2\n    \
-         goto next\nnext:\n    v = p.x\n    w = p.y\n    s = v + w\n    print_and_stop(s)\n",
+        r#"immutable point(x, y)
+entry start(a = 5)
+
+start:
+    p = new point
+    p.x = a
+    p.y = 2
+    goto next
+next:
+    v = p.x
+    w = p.y
+    s = v + w
+    print_and_stop(s)
+"#,
         "cleanup",
         expect![[r#"
             immutable point(x, y)
@@ -314,9 +415,26 @@ fn immutable_fields_of_known_objects_are_forwarded() {
 #[test]
 fn widening_keeps_bounds_from_constants() {
     check(
-        "entry start(n = 10)\n\nstart:\n    a = 0\n    b = 1\n    i = 0\n    goto loop\nloop:\n    c = i < n\n    \
-         if c goto step else goto done\nstep:\n    t = a + b\n    t = t % 1000000007\n    a = b\n    b = t\n    \
-         i = i + 1\n    goto loop\ndone:\n    print_and_stop(a)\n",
+        r#"entry start(n = 10)
+
+start:
+    a = 0
+    b = 1
+    i = 0
+    goto loop
+loop:
+    c = i < n
+    if c goto step else goto done
+step:
+    t = a + b
+    t = t % 1000000007
+    a = b
+    b = t
+    i = i + 1
+    goto loop
+done:
+    print_and_stop(a)
+"#,
         "cleanup",
         expect![[r#"
             main start(v0:n) {

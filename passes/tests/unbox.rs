@@ -23,12 +23,28 @@ fn has_new(src: &str) -> bool {
 
 #[test]
 fn point_per_iteration_needs_no_allocation() {
-    let src = "entry start(n = 50)\n\
-        start:\n    sum = 0\n    i = 0\n    goto loop\n\
-        loop:\n    c = i < n\n    if c goto body else goto done\n\
-        body:\n    p = new point\n    p.x = i\n    twice = i * 2\n    p.y = twice\n    a = p.x\n    b = p.y\n    \
-        s = a + b\n    sum = sum + s\n    i = i + 1\n    goto loop\n\
-        done:\n    print_and_stop(sum)\n";
+    let src = r#"entry start(n = 50)
+start:
+    sum = 0
+    i = 0
+    goto loop
+loop:
+    c = i < n
+    if c goto body else goto done
+body:
+    p = new point
+    p.x = i
+    twice = i * 2
+    p.y = twice
+    a = p.x
+    b = p.y
+    s = a + b
+    sum = sum + s
+    i = i + 1
+    goto loop
+done:
+    print_and_stop(sum)
+"#;
     let allocations = check(
         src,
         expect![[r#"
@@ -57,11 +73,21 @@ fn point_per_iteration_needs_no_allocation() {
 
 #[test]
 fn points_merged_at_a_phi_are_unboxed() {
-    let src = "entry start(c = 1)\n\
-        start:\n    if c goto a else goto b\n\
-        a:\n    p = new point\n    p.x = 10\n    goto j\n\
-        b:\n    p = new point\n    p.x = 20\n    goto j\n\
-        j:\n    x = p.x\n    print_and_stop(x)\n";
+    let src = r#"entry start(c = 1)
+start:
+    if c goto a else goto b
+a:
+    p = new point
+    p.x = 10
+    goto j
+b:
+    p = new point
+    p.x = 20
+    goto j
+j:
+    x = p.x
+    print_and_stop(x)
+"#;
     assert_eq!(
         check(
             src,
@@ -85,13 +111,28 @@ fn points_merged_at_a_phi_are_unboxed() {
 
 #[test]
 fn loop_carried_object_and_if_class_are_unboxed() {
-    let src = "entry start(n = 4)\n\
-        start:\n    p = new point\n    p.x = 0\n    goto loop\n\
-        loop:\n    if n goto body else goto done\n\
-        body:\n    t = p.x\n    p = new point\n    t = t + n\n    p.x = t\n    n = n - 1\n    goto loop\n\
-        done:\n    if p is point goto yes else goto no\n\
-        yes:\n    x = p.x\n    print_and_stop(x)\n\
-        no:\n    print_and_stop(0)\n";
+    let src = r#"entry start(n = 4)
+start:
+    p = new point
+    p.x = 0
+    goto loop
+loop:
+    if n goto body else goto done
+body:
+    t = p.x
+    p = new point
+    t = t + n
+    p.x = t
+    n = n - 1
+    goto loop
+done:
+    if p is point goto yes else goto no
+yes:
+    x = p.x
+    print_and_stop(x)
+no:
+    print_and_stop(0)
+"#;
     assert_eq!(
         check(
             src,
@@ -120,9 +161,19 @@ fn loop_carried_object_and_if_class_are_unboxed() {
 
 #[test]
 fn nested_objects_are_unboxed() {
-    let src = "entry start(n = 3)\n\
-        start:\n    inner = new point\n    inner.x = n\n    outer = new box\n    outer.v = inner\n    \
-        deep = new box\n    deep.v = outer\n    o = deep.v\n    got = o.v\n    x = got.x\n    print_and_stop(x)\n";
+    let src = r#"entry start(n = 3)
+start:
+    inner = new point
+    inner.x = n
+    outer = new box
+    outer.v = inner
+    deep = new box
+    deep.v = outer
+    o = deep.v
+    got = o.v
+    x = got.x
+    print_and_stop(x)
+"#;
     assert_eq!(
         check(
             src,
@@ -140,10 +191,21 @@ fn nested_objects_are_unboxed() {
 
 #[test]
 fn escaping_objects_are_left_alone() {
-    let src = "function getx(o):\n    s:\n        r = o.x\n        return r\n\
-        start:\n    p = new point\n    p.x = 7\n    q = new point\n    q.x = 8\n    a = q.x\n    \
-        r = call getx(p) then k\n\
-        k:\n    s = r + a\n    print_and_stop(s)\n";
+    let src = r#"function getx(o):
+    s:
+        r = o.x
+        return r
+start:
+    p = new point
+    p.x = 7
+    q = new point
+    q.x = 8
+    a = q.x
+    r = call getx(p) then k
+k:
+    s = r + a
+    print_and_stop(s)
+"#;
     assert_eq!(
         check(
             src,
@@ -170,10 +232,17 @@ fn escaping_objects_are_left_alone() {
 
 #[test]
 fn possibly_unset_field_is_left_alone_and_still_fails() {
-    let src = "entry start(c = 0)\n\
-        start:\n    p = new point\n    if c goto a else goto j\n\
-        a:\n    p.x = 1\n    goto j\n\
-        j:\n    x = p.x\n    print_and_stop(x)\n";
+    let src = r#"entry start(c = 0)
+start:
+    p = new point
+    if c goto a else goto j
+a:
+    p.x = 1
+    goto j
+j:
+    x = p.x
+    print_and_stop(x)
+"#;
     let run = support::run_with(src, UNBOX);
     assert_eq!(support::reference(&run.program), "error unset_field(point, x)");
     check(
@@ -198,8 +267,14 @@ fn possibly_unset_field_is_left_alone_and_still_fails() {
 
 #[test]
 fn immutable_field_set_twice_is_left_alone_and_still_fails() {
-    let src = "immutable point(x)\n\
-        start:\n    p = new point\n    p.x = 1\n    p.x = 2\n    x = p.x\n    print_and_stop(x)\n";
+    let src = r#"immutable point(x)
+start:
+    p = new point
+    p.x = 1
+    p.x = 2
+    x = p.x
+    print_and_stop(x)
+"#;
     let run = support::run_with(src, UNBOX);
     assert_eq!(support::reference(&run.program), "error immutable_field(point, x)");
     check(
@@ -221,12 +296,23 @@ fn immutable_field_set_twice_is_left_alone_and_still_fails() {
 
 #[test]
 fn immutable_field_set_once_per_object_is_unboxed() {
-    let src = "entry start(n = 3)\n\
-        immutable point(x)\n\
-        start:\n    s = 0\n    goto loop\n\
-        loop:\n    if n goto body else goto done\n\
-        body:\n    p = new point\n    p.x = n\n    v = p.x\n    s = s + v\n    n = n - 1\n    goto loop\n\
-        done:\n    print_and_stop(s)\n";
+    let src = r#"entry start(n = 3)
+immutable point(x)
+start:
+    s = 0
+    goto loop
+loop:
+    if n goto body else goto done
+body:
+    p = new point
+    p.x = n
+    v = p.x
+    s = s + v
+    n = n - 1
+    goto loop
+done:
+    print_and_stop(s)
+"#;
     assert_eq!(
         check(
             src,
@@ -258,11 +344,25 @@ fn reads_of_the_previous_object_of_the_web_are_unboxed() {
     // `p.x` reads the object of the previous iteration after `q` was
     // allocated: the previous object can no longer change, so its fields
     // are what the current object's were at `new`.
-    let src = "entry start(n = 3)\n\
-        start:\n    p = new point\n    p.x = 0\n    goto loop\n\
-        loop:\n    if n goto body else goto done\n\
-        body:\n    q = new point\n    t = p.x\n    t = t + n\n    q.x = t\n    p = q\n    n = n - 1\n    goto loop\n\
-        done:\n    x = p.x\n    print_and_stop(x)\n";
+    let src = r#"entry start(n = 3)
+start:
+    p = new point
+    p.x = 0
+    goto loop
+loop:
+    if n goto body else goto done
+body:
+    q = new point
+    t = p.x
+    t = t + n
+    q.x = t
+    p = q
+    n = n - 1
+    goto loop
+done:
+    x = p.x
+    print_and_stop(x)
+"#;
     assert!(!has_new(src));
     check(
         src,
@@ -289,14 +389,44 @@ fn reads_of_the_previous_object_of_the_web_are_unboxed() {
 /// set from the old one's on both sides of an `if`: no allocation is left.
 #[test]
 fn an_object_replaced_every_iteration_with_fields_set_on_both_branches_is_unboxed() {
-    let src = "entry start(n = 10)\n\
-        start:\n    p = new pos\n    p.x = 0\n    p.y = 0\n    i = 0\n    goto loop\n\
-        loop:\n    c = i < n\n    if c goto body else goto done\n\
-        body:\n    q = new pos\n    m = i % 2\n    if m goto right else goto up\n\
-        right:\n    x = p.x\n    x1 = x + 1\n    q.x = x1\n    y = p.y\n    q.y = y\n    goto next\n\
-        up:\n    x = p.x\n    q.x = x\n    y = p.y\n    y1 = y + 1\n    q.y = y1\n    goto next\n\
-        next:\n    p = q\n    i = i + 1\n    goto loop\n\
-        done:\n    x = p.x\n    y = p.y\n    r = x + y\n    print_and_stop(r)\n";
+    let src = r#"entry start(n = 10)
+start:
+    p = new pos
+    p.x = 0
+    p.y = 0
+    i = 0
+    goto loop
+loop:
+    c = i < n
+    if c goto body else goto done
+body:
+    q = new pos
+    m = i % 2
+    if m goto right else goto up
+right:
+    x = p.x
+    x1 = x + 1
+    q.x = x1
+    y = p.y
+    q.y = y
+    goto next
+up:
+    x = p.x
+    q.x = x
+    y = p.y
+    y1 = y + 1
+    q.y = y1
+    goto next
+next:
+    p = q
+    i = i + 1
+    goto loop
+done:
+    x = p.x
+    y = p.y
+    r = x + y
+    print_and_stop(r)
+"#;
     assert_eq!(
         check(
             src,
@@ -338,11 +468,25 @@ fn an_object_replaced_every_iteration_with_fields_set_on_both_branches_is_unboxe
 /// followed (the previous object would change): left alone.
 #[test]
 fn a_write_to_the_previous_object_of_the_web_is_left_alone() {
-    let src = "entry start(n = 3)\n\
-        start:\n    p = new point\n    p.x = 0\n    goto loop\n\
-        loop:\n    if n goto body else goto done\n\
-        body:\n    q = new point\n    t = p.x\n    q.x = t\n    p.x = n\n    p = q\n    n = n - 1\n    goto loop\n\
-        done:\n    x = p.x\n    print_and_stop(x)\n";
+    let src = r#"entry start(n = 3)
+start:
+    p = new point
+    p.x = 0
+    goto loop
+loop:
+    if n goto body else goto done
+body:
+    q = new point
+    t = p.x
+    q.x = t
+    p.x = n
+    p = q
+    n = n - 1
+    goto loop
+done:
+    x = p.x
+    print_and_stop(x)
+"#;
     assert!(has_new(src));
 }
 
@@ -350,17 +494,36 @@ fn a_write_to_the_previous_object_of_the_web_is_left_alone() {
 /// one) is left alone.
 #[test]
 fn an_object_two_generations_back_is_left_alone() {
-    let src = "entry start(n = 3)\n\
-        start:\n    p = new point\n    p.x = 0\n    o = p\n    goto loop\n\
-        loop:\n    if n goto body else goto done\n\
-        body:\n    q = new point\n    t = o.x\n    q.x = t\n    o = p\n    p = q\n    n = n - 1\n    goto loop\n\
-        done:\n    x = o.x\n    print_and_stop(x)\n";
+    let src = r#"entry start(n = 3)
+start:
+    p = new point
+    p.x = 0
+    o = p
+    goto loop
+loop:
+    if n goto body else goto done
+body:
+    q = new point
+    t = o.x
+    q.x = t
+    o = p
+    p = q
+    n = n - 1
+    goto loop
+done:
+    x = o.x
+    print_and_stop(x)
+"#;
     assert!(has_new(src));
 }
 
 #[test]
 fn stored_unbound_value_is_still_checked() {
-    let src = "start:\n    p = new point\n    p.x = y\n    print_and_stop(1)\n";
+    let src = r#"start:
+    p = new point
+    p.x = y
+    print_and_stop(1)
+"#;
     let run = support::run_with(src, UNBOX);
     assert_eq!(support::reference(&run.program), "error key_not_found(y)");
     assert_eq!(
@@ -381,7 +544,12 @@ fn stored_unbound_value_is_still_checked() {
 #[test]
 fn nothing_is_unboxed_when_an_object_is_printed() {
     // `q` prints as `<point#2>`: removing `p` would renumber it.
-    let src = "start:\n    p = new point\n    p.x = 1\n    q = new point\n    print_and_stop(q)\n";
+    let src = r#"start:
+    p = new point
+    p.x = 1
+    q = new point
+    print_and_stop(q)
+"#;
     let run = support::run_with(src, UNBOX);
     assert_eq!(support::reference(&run.program), "<point#2>\n");
     assert_eq!(
@@ -412,10 +580,19 @@ fn examples_points_runs_without_allocations() {
 fn if_class_of_another_class_takes_the_else_branch() {
     // The test becomes a jump to `no`; `yes` is no longer reachable and
     // goes, and so does the phi input of `out` from it.
-    let src = "start:\n    p = new point\n    p.x = 4\n    if p is pair goto yes else goto no\n\
-        yes:\n    r = 1\n    goto out\n\
-        no:\n    r = p.x\n    goto out\n\
-        out:\n    print_and_stop(r)\n";
+    let src = r#"start:
+    p = new point
+    p.x = 4
+    if p is pair goto yes else goto no
+yes:
+    r = 1
+    goto out
+no:
+    r = p.x
+    goto out
+out:
+    print_and_stop(r)
+"#;
     assert_eq!(
         check(
             src,

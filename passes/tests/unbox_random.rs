@@ -163,7 +163,13 @@ fn program(seed: u64) -> String {
     if g.below(2) == 0 {
         g.out.push_str("immutable a(f)\n");
     }
-    g.out.push_str("function touch(o):\n    s:\n        o.g = 1\n        return 0\n");
+    g.out.push_str(
+        r#"function touch(o):
+    s:
+        o.g = 1
+        return 0
+"#,
+    );
     g.open("start");
     for (k, i) in INTS.iter().enumerate() {
         g.line(&format!("{i} = {k}"));

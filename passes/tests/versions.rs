@@ -9,17 +9,45 @@ use expect_test::expect;
 use flowc_lang::Symbol;
 use flowc_passes::context::Options;
 
-const NESTED: &str = "entry start(n = 30)\n\nstart:\n    total = 0\n    i = 0\n    goto outer\nouter:\n    \
-                      c = i < n\n    if c goto row else goto done\nrow:\n    j = 0\n    goto inner\ninner:\n    \
-                      d = j < n\n    if d goto body else goto next\nbody:\n    total = total + i\n    \
-                      total = total + j\n    j = j + 1\n    goto inner\nnext:\n    i = i + 1\n    goto outer\n\
-                      done:\n    print_and_stop(total)\n";
+const NESTED: &str = r#"entry start(n = 30)
+
+start:
+    total = 0
+    i = 0
+    goto outer
+outer:
+    c = i < n
+    if c goto row else goto done
+row:
+    j = 0
+    goto inner
+inner:
+    d = j < n
+    if d goto body else goto next
+body:
+    total = total + i
+    total = total + j
+    j = j + 1
+    goto inner
+next:
+    i = i + 1
+    goto outer
+done:
+    print_and_stop(total)
+"#;
 
 #[test]
 fn integer_params_are_those_arithmetic_reads() {
     let (_, lowered) = support::lower(NESTED);
     assert_eq!(flowc_passes::versions::integer_params(&lowered), [Symbol::intern("n")]);
-    let (_, lowered) = support::lower("entry start(l = [1], n = 2)\n\nstart:\n    x = l[0]\n    print_and_stop(n)\n");
+    let (_, lowered) = support::lower(
+        r#"entry start(l = [1], n = 2)
+
+start:
+    x = l[0]
+    print_and_stop(n)
+"#,
+    );
     assert!(flowc_passes::versions::integer_params(&lowered).is_empty());
 }
 

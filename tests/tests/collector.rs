@@ -157,7 +157,18 @@ fn huge_functions_compile_cheaply_and_collect_exactly() {
 #[test]
 fn a_huge_recursive_function_keeps_its_objects_across_calls() {
     let objects = 2000;
-    let mut text = String::from("entry main(n = 40)\n\nfunction big(n):\n    start:\n        more = n > 0\n        if more goto go else goto base\n    base:\n        return 0\n    go:\n");
+    let mut text = String::from(
+        r#"entry main(n = 40)
+
+function big(n):
+    start:
+        more = n > 0
+        if more goto go else goto base
+    base:
+        return 0
+    go:
+"#,
+    );
     // Objects made one after another, each read a little later, so few
     // are live at once; one made first lives across the recursive call.
     text.push_str("        keep = new box\n        keep.v = n\n");
@@ -167,15 +178,37 @@ fn a_huge_recursive_function_keeps_its_objects_across_calls() {
             text.push_str(&format!("        w{k} = o{}.v\n", k - 2));
         }
     }
-    text.push_str("        m = n - 1\n        r = call big(m) then back\n    back:\n");
+    text.push_str(
+        r#"        m = n - 1
+        r = call big(m) then back
+    back:
+"#,
+    );
     for k in 0..objects / 4 {
-        text.push_str(&format!("        p{k} = new box\n        p{k}.v = r\n        q{k} = p{k}.v\n"));
+        text.push_str(&format!(
+            r#"        p{k} = new box
+        p{k}.v = r
+        q{k} = p{k}.v
+"#
+        ));
     }
     text.push_str(&format!(
-        "        last = o{}.v\n        kept = keep.v\n        s = r + kept\n        s = s + last\n        return s\n\n",
+        r#"        last = o{}.v
+        kept = keep.v
+        s = r + kept
+        s = s + last
+        return s
+
+"#,
         objects - 1
     ));
-    text.push_str("main:\n    r = call big(n) then show\nshow:\n    print_and_stop(r)\n");
+    text.push_str(
+        r#"main:
+    r = call big(n) then show
+show:
+    print_and_stop(r)
+"#,
+    );
     let collections = flowc_codegen::with_stack(move || {
         let p = flowc_lang::syntax::parse("huge_recursive.fg", &text).unwrap();
         let (label, env) = engines::start(&p);

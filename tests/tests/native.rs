@@ -55,9 +55,23 @@ fn native_errors_name_the_interpreters_place() {
 fn versions_choose_by_their_parameters() {
     let outcomes = flowc_codegen::with_stack(|| {
         use flowc_lang::{Symbol, Value};
-        let source = "entry start(n = 5)\n\nstart:\n    i = 0\n    s = 0\n    goto loop\nloop:\n    c = i < n\n    \
-                      if c goto body else goto done\nbody:\n    s = s + i\n    i = i + 1\n    d = i < 10\n    \
-                      if d goto loop else goto done\ndone:\n    print_and_stop(s)\n";
+        let source = r#"entry start(n = 5)
+
+start:
+    i = 0
+    s = 0
+    goto loop
+loop:
+    c = i < n
+    if c goto body else goto done
+body:
+    s = s + i
+    i = i + 1
+    d = i < 10
+    if d goto loop else goto done
+done:
+    print_and_stop(s)
+"#;
         let program = flowc_lang::syntax::parse("versions.fg", source).unwrap();
         let (label, n) = (Symbol::intern("start"), Symbol::intern("n"));
         let lowered = engines::lower(&program, label);
@@ -108,10 +122,24 @@ fn versions_choose_by_their_parameters() {
 fn mod_by_constants_matches_the_interpreter_at_the_edges() {
     let results = flowc_codegen::with_stack(|| {
         use flowc_lang::{Symbol, Value};
-        let source = "entry start(x = 5)\n\nstart:\n    a = x % 7\n    b = x % 1073741823\n    \
-                      c = x % 1073741824\n    d = x % 1\n    e = x % -7\n    t = a * 10000000000\n    \
-                      t = t + b\n    t = t * 10000000000\n    t = t + c\n    t = t * 100\n    t = t + d\n    \
-                      t = t * 100\n    t = t + e\n    print_and_stop(t)\n";
+        let source = r#"entry start(x = 5)
+
+start:
+    a = x % 7
+    b = x % 1073741823
+    c = x % 1073741824
+    d = x % 1
+    e = x % -7
+    t = a * 10000000000
+    t = t + b
+    t = t * 10000000000
+    t = t + c
+    t = t * 100
+    t = t + d
+    t = t * 100
+    t = t + e
+    print_and_stop(t)
+"#;
         let program = flowc_lang::syntax::parse("mod.fg", source).unwrap();
         let (label, x) = (Symbol::intern("start"), Symbol::intern("x"));
         let lowered = engines::lower(&program, label);

@@ -7,8 +7,7 @@ use flowc_lang::syntax::prolog::parse_env;
 
 /// The loop trace of tracing `s = s + i` over odd and even `i` (the
 /// `add.int` may overflow: an exit point of the optimistic copy).
-const TRACE: &str = "\
-trace loop(v0:i, v1:s, v2:c, v3:m) {
+const TRACE: &str = r#"trace loop(v0:i, v1:s, v2:c, v3:m) {
 b0:
     jump b1
 b1 loop:
@@ -29,7 +28,7 @@ resume r1 {
     frame [i = v7, s = v6, c = 1, m = v9]
 }
 }
-";
+"#;
 
 #[test]
 fn both_copies_of_a_guard_leave_by_one_exit() {

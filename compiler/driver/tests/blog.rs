@@ -236,7 +236,10 @@ fn part4_meta_trace_from_the_taken_jump() {
         "--layout",
         "lines",
     ]);
-    let elided = "  ...\n  lots of operations ommitted\n  ...\n";
+    let elided = r#"  ...
+  lots of operations ommitted
+  ...
+"#;
     let (head, rest) = PART4_META.split_once(elided).unwrap();
     let (tail, after) = rest.split_once("\nopttrace\n").unwrap();
     assert!(out.starts_with(head), "{out}");
@@ -250,14 +253,15 @@ fn part1_residual_power_program() {
     let out = flowc(&["pe", "examples/power.pl", "--entry", "power", "--static", "[y/5]", "--format", "prolog"]);
     assert_eq!(
         out,
-        "block(power_done1, print_and_stop(var(res))).\n\
-         block(power_rec5, op2(res, mul, var(res), var(x), jump(power_done1))).\n\
-         block(power_rec4, op2(res, mul, var(res), var(x), jump(power_rec5))).\n\
-         block(power_rec3, op2(res, mul, var(res), var(x), jump(power_rec4))).\n\
-         block(power_rec2, op2(res, mul, var(res), var(x), jump(power_rec3))).\n\
-         block(power_rec1, op2(res, mul, const(1), var(x), jump(power_rec2))).\n\
-         block(power1, jump(power_rec1)).\n\
-         entry(power1).\n"
+        r#"block(power_done1, print_and_stop(var(res))).
+block(power_rec5, op2(res, mul, var(res), var(x), jump(power_done1))).
+block(power_rec4, op2(res, mul, var(res), var(x), jump(power_rec5))).
+block(power_rec3, op2(res, mul, var(res), var(x), jump(power_rec4))).
+block(power_rec2, op2(res, mul, var(res), var(x), jump(power_rec3))).
+block(power_rec1, op2(res, mul, const(1), var(x), jump(power_rec2))).
+block(power1, jump(power_rec1)).
+entry(power1).
+"#
     );
 }
 

@@ -76,7 +76,16 @@ fn reads_standard_input() {
     assert_eq!(stdout(&o), "10000000000\n");
     let o = flowc(&["fmt", "-", "--syntax", "readable"], Some(&src));
     assert!(stdout(&o).starts_with("# Part 1: x to the power y.\n"), "{}", stdout(&o));
-    assert!(stdout(&o).contains("\npower:\n    res = 1\n"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains(
+            r#"
+power:
+    res = 1
+"#
+        ),
+        "{}",
+        stdout(&o)
+    );
 }
 
 /// Runs an error-corpus program and checks status 1, empty stdout, and stderr.
@@ -331,7 +340,10 @@ fn parse_errors_show_the_place() {
         "#]],
     );
     parse_fails(
-        "start:\n    x = 1 +\n    print_and_stop(x)\n",
+        r#"start:
+    x = 1 +
+    print_and_stop(x)
+"#,
         expect![[r#"
             flowc: <stdin>:2:12: parse error: expected a variable or a constant, found end of line
             2 |     x = 1 +
@@ -339,7 +351,13 @@ fn parse_errors_show_the_place() {
         "#]],
     );
     parse_fails(
-        "start:\n    x = 1\nloop:\n    goto start\nstart:\n    goto loop\n",
+        r#"start:
+    x = 1
+loop:
+    goto start
+start:
+    goto loop
+"#,
         expect![[r#"
             flowc: <stdin>:1:1: parse error: block `start` has no terminator (goto, if, print_and_stop, promote, call, return, error)
             1 | start:
@@ -432,7 +450,10 @@ fn damaged_corpus_files_never_crash_flowc() {
                 let code = o.status.code();
                 assert!(
                     matches!(code, Some(0 | 1)),
-                    "{} {args:?} exited {code:?}:\n{}\n--- input:\n{text}",
+                    r#"{} {args:?} exited {code:?}:
+{}
+--- input:
+{text}"#,
                     p.name(),
                     stderr(&o)
                 );
@@ -578,7 +599,27 @@ fn stats_report_runs_that_fail_and_native_compile_time() {
 /// converting there and back gives the same text.
 #[test]
 fn fmt_keeps_comments() {
-    let src = "# header\nentry main(n = 3)  # the start\n\n# the loop\nmain:\n    # count down\n    c = n > 0  # test\n    if c goto more else goto out\nmore:\n    n = n - 1\n    # back\n    goto main\n\nfunction f(x):\n    # its entry\n    s:\n        return x\nout:\n    print_and_stop(n)\n# the end\n";
+    let src = r#"# header
+entry main(n = 3)  # the start
+
+# the loop
+main:
+    # count down
+    c = n > 0  # test
+    if c goto more else goto out
+more:
+    n = n - 1
+    # back
+    goto main
+
+function f(x):
+    # its entry
+    s:
+        return x
+out:
+    print_and_stop(n)
+# the end
+"#;
     let prolog = stdout(&flowc(&["fmt", "-"], Some(src)));
     expect![[r#"
         % header
@@ -636,8 +677,22 @@ fn fmt_keeps_comments() {
     assert_eq!(stdout(&flowc(&["fmt", "-"], Some(&readable))), prolog);
     assert_eq!(stdout(&flowc(&["fmt", "-", "--syntax", "readable"], Some(&readable))), readable);
     // `/* */` comments become comment lines.
-    let block = stdout(&flowc(&["fmt", "-"], Some("/* one\n two */\nblock(a, print_and_stop(const(1))).\n")));
-    assert_eq!(block, "% one\n% two\nblock(a, print_and_stop(const(1))).\n");
+    let block = stdout(&flowc(
+        &["fmt", "-"],
+        Some(
+            r#"/* one
+ two */
+block(a, print_and_stop(const(1))).
+"#,
+        ),
+    ));
+    assert_eq!(
+        block,
+        r#"% one
+% two
+block(a, print_and_stop(const(1))).
+"#
+    );
 }
 
 /// `--verify-each` says on stderr what it checked when all is well, and
@@ -744,7 +799,12 @@ fn deep_nesting_and_long_lines_get_short_errors() {
     let lists = format!("{}{}", "[".repeat(n), "]".repeat(n));
     let prolog = format!("block(start, op1(x, same, const({lists}), print_and_stop(var(x)))).\n");
     fails_with(&["fmt", "-"], &prolog, "<stdin>:1:10033: parse error: lists nested more than 10000 deep");
-    let readable = format!("start:\n    x = {lists}\n    print_and_stop(x)\n");
+    let readable = format!(
+        r#"start:
+    x = {lists}
+    print_and_stop(x)
+"#
+    );
     fails_with(&["run", "-"], &readable, "<stdin>:2:10009: parse error: lists nested more than 10000 deep");
     let env = format!("[x/{}{}]", "[".repeat(20_000), "]".repeat(20_000));
     fails_with(&["run", "examples/power.pl", "--env", &env], "", "lists nested more than 10000 deep");

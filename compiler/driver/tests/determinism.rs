@@ -29,7 +29,10 @@ fn ir_dumps_are_byte_identical_across_runs() {
             assert_eq!(first.0, second.0, "flowc {args:?}: exit status differs");
             assert!(
                 first.1 == second.1,
-                "flowc {args:?}: output differs between runs:\n{}\n---\n{}",
+                r#"flowc {args:?}: output differs between runs:
+{}
+---
+{}"#,
                 String::from_utf8_lossy(&first.1),
                 String::from_utf8_lossy(&second.1)
             );

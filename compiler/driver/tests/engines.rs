@@ -48,7 +48,14 @@ fn compare_with_static_adds_the_partial_evaluator() {
     let out = text(&o.stdout);
     assert!(o.status.success(), "{out}{}", text(&o.stderr));
     assert!(
-        out.starts_with("interp     256\nir         256\nnative     256\njit        256\npe+native  256\n"),
+        out.starts_with(
+            r#"interp     256
+ir         256
+native     256
+jit        256
+pe+native  256
+"#
+        ),
         "{out}"
     );
     // The residual program's loop is shown too.

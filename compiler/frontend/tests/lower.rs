@@ -12,8 +12,16 @@ fn check(src: &str, entry: &str, expected: Expect) {
 #[test]
 fn power_loop_gets_phis_and_free_variables_become_parameters() {
     check(
-        "power:\n    res = 1\n    if y goto power_rec else goto power_done\npower_rec:\n    res = res * x\n    y = y - 1\n    \
-         if y goto power_rec else goto power_done\npower_done:\n    print_and_stop(res)\n",
+        r#"power:
+    res = 1
+    if y goto power_rec else goto power_done
+power_rec:
+    res = res * x
+    y = y - 1
+    if y goto power_rec else goto power_done
+power_done:
+    print_and_stop(res)
+"#,
         "power",
         expect![[r#"
             main power(v0:y, v1:x) {
@@ -36,7 +44,13 @@ fn power_loop_gets_phis_and_free_variables_become_parameters() {
 #[test]
 fn parameters_in_first_use_order_and_copies_of_them_checked() {
     check(
-        "start:\n    a = b\n    c = a + d\n    e = 5\n    f = e\n    print_and_stop(c)\n",
+        r#"start:
+    a = b
+    c = a + d
+    e = 5
+    f = e
+    print_and_stop(c)
+"#,
         "start",
         expect![[r#"
             main start(v0:b, v1:d) {
@@ -52,8 +66,20 @@ fn parameters_in_first_use_order_and_copies_of_them_checked() {
 #[test]
 fn function_reading_an_unassigned_variable_gets_an_unbound_value() {
     check(
-        "function f(p):\n    s:\n        if p goto a else goto b\n    a:\n        x = 1\n        goto b\n    b:\n        return x\n\n\
-         main:\n    r = call f(0) then k\nk:\n    print_and_stop(r)\n",
+        r#"function f(p):
+    s:
+        if p goto a else goto b
+    a:
+        x = 1
+        goto b
+    b:
+        return x
+
+main:
+    r = call f(0) then k
+k:
+    print_and_stop(r)
+"#,
         "main",
         expect![[r#"
             main main() {
@@ -81,8 +107,19 @@ fn function_reading_an_unassigned_variable_gets_an_unbound_value() {
 #[test]
 fn missing_labels_functions_and_arities_become_traps() {
     check(
-        "function two(a, b):\n    s:\n        return a\n\nstart:\n    if c goto one else goto other\none:\n    \
-         r = call two(1) then nowhere\nother:\n    if c goto gone else goto more\nmore:\n    r = call three(1) then gone\n",
+        r#"function two(a, b):
+    s:
+        return a
+
+start:
+    if c goto one else goto other
+one:
+    r = call two(1) then nowhere
+other:
+    if c goto gone else goto more
+more:
+    r = call three(1) then gone
+"#,
         "start",
         expect![[r#"
             main start(v0:c) {
@@ -109,7 +146,12 @@ fn missing_labels_functions_and_arities_become_traps() {
 #[test]
 fn entry_with_predecessors_gets_a_fresh_entry_block() {
     check(
-        "loop:\n    i = i - 1\n    if i goto loop else goto done\ndone:\n    print_and_stop(i)\n",
+        r#"loop:
+    i = i - 1
+    if i goto loop else goto done
+done:
+    print_and_stop(i)
+"#,
         "loop",
         expect![[r#"
             main loop(v0:i) {
@@ -129,7 +171,12 @@ fn entry_with_predecessors_gets_a_fresh_entry_block() {
 #[test]
 fn unreachable_blocks_are_not_lowered() {
     check(
-        "start:\n    print_and_stop(1)\ndead:\n    x = y + 1\n    goto start\n",
+        r#"start:
+    print_and_stop(1)
+dead:
+    x = y + 1
+    goto start
+"#,
         "start",
         expect![[r#"
             main start() {
@@ -143,8 +190,19 @@ fn unreachable_blocks_are_not_lowered() {
 #[test]
 fn irreducible_loop_is_lowered_with_phis_in_both_entries() {
     check(
-        "start:\n    x = 0\n    if c goto a else goto b\na:\n    x = x + 1\n    goto b\nb:\n    x = x * 2\n    \
-         t = x < 100\n    if t goto a else goto done\ndone:\n    print_and_stop(x)\n",
+        r#"start:
+    x = 0
+    if c goto a else goto b
+a:
+    x = x + 1
+    goto b
+b:
+    x = x * 2
+    t = x < 100
+    if t goto a else goto done
+done:
+    print_and_stop(x)
+"#,
         "start",
         expect![[r#"
             main start(v0:c) {
@@ -169,8 +227,18 @@ fn irreducible_loop_is_lowered_with_phis_in_both_entries() {
 #[test]
 fn objects_and_class_tests() {
     check(
-        "immutable point(x)\n\nstart:\n    p = new point\n    p.x = 3\n    if p is point goto yes else goto no\n\
-         yes:\n    v = p.x\n    print_and_stop(v)\nno:\n    error(:impossible)\n",
+        r#"immutable point(x)
+
+start:
+    p = new point
+    p.x = 3
+    if p is point goto yes else goto no
+yes:
+    v = p.x
+    print_and_stop(v)
+no:
+    error(:impossible)
+"#,
         "start",
         expect![[r#"
             immutable point(x)
@@ -215,8 +283,20 @@ fn promote_is_a_jump_and_unknown_operations_keep_their_name() {
 #[test]
 fn a_failing_call_is_no_edge_to_its_continuation() {
     check(
-        "entry again()\n\nfunction one(x):\n    s:\n        return x\n\nagain:\n    k = k - 1\n    if k goto call_it else goto done\n\
-         call_it:\n    r = call nosuch(k) then again\ndone:\n    r = call one(1, 2) then again\n",
+        r#"entry again()
+
+function one(x):
+    s:
+        return x
+
+again:
+    k = k - 1
+    if k goto call_it else goto done
+call_it:
+    r = call nosuch(k) then again
+done:
+    r = call one(1, 2) then again
+"#,
         "again",
         expect![[r#"
             main again(v0:k) {

@@ -94,9 +94,20 @@ fn sparse_liveness_agrees_with_the_dense_one_on_the_corpus_and_generated_program
 fn only_wanted_values_are_tracked() {
     let m = flowc_ir::parse::module(
         "t.ir",
-        "main start(v0:n) {\nb0 start:\n    jump b1\nb1 loop:\n    v1:i = phi [b0: 0, b2: v2]\n    \
-         v3:c = lt v1, v0\n    branch v3, b2, b3\nb2 body:\n    v2:i = add v1, 1\n    jump b1\nb3 done:\n    \
-         print v1\n}\n",
+        r#"main start(v0:n) {
+b0 start:
+    jump b1
+b1 loop:
+    v1:i = phi [b0: 0, b2: v2]
+    v3:c = lt v1, v0
+    branch v3, b2, b3
+b2 body:
+    v2:i = add v1, 1
+    jump b1
+b3 done:
+    print v1
+}
+"#,
     )
     .unwrap();
     let f = &m.functions[0];

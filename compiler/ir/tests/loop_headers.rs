@@ -34,11 +34,29 @@ fn headers_of(text: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
 fn a_single_loop_followed_by_another_is_innermost() {
     // b1's exit leads to the loop at b4, which reverse postorder places
     // between b1 and b1's latch b2.
-    let text = "main start(v0:n) {\nb0 start:\n    jump b1\nb1 first:\n    \
-                v1:i = phi [b0: 0, b2: v2]\n    v3:c = lt v1, v0\n    branch v3, b2, b3\n\
-                b2 body:\n    v2:i = add v1, 1\n    jump b1\nb3 between:\n    jump b4\nb4 second:\n    \
-                v4:j = phi [b3: 0, b5: v5]\n    v6:d = lt v4, v0\n    branch v6, b5, b6\n\
-                b5 body2:\n    v5:j = add v4, 1\n    jump b4\nb6 end:\n    print v4\n}\n";
+    let text = r#"main start(v0:n) {
+b0 start:
+    jump b1
+b1 first:
+    v1:i = phi [b0: 0, b2: v2]
+    v3:c = lt v1, v0
+    branch v3, b2, b3
+b2 body:
+    v2:i = add v1, 1
+    jump b1
+b3 between:
+    jump b4
+b4 second:
+    v4:j = phi [b3: 0, b5: v5]
+    v6:d = lt v4, v0
+    branch v6, b5, b6
+b5 body2:
+    v5:j = add v4, 1
+    jump b4
+b6 end:
+    print v4
+}
+"#;
     let (headers, innermost, blocks) = headers_of(text);
     assert_eq!(headers, ["b1", "b4"]);
     assert_eq!(innermost, ["b1", "b4"]);
@@ -50,13 +68,39 @@ fn the_inner_of_two_nested_loops_is_innermost_and_a_sibling_loop_too() {
     // Euclid's nested loops (b1 outer, b3 inner), then a second loop
     // (b7) after the first: b3 and b7 contain no other header. (In
     // reverse postorder b7 sits between b1 and its latch b5.)
-    let text = "main start(v0:n) {\nb0 start:\n    jump b1\nb1 outer:\n    \
-                v1:i = phi [b0: 1, b5: v11]\n    v3:more = le v1, v0\n    branch v3, b2, b6\n\
-                b2 pair:\n    v5:a = mul v1, 7\n    jump b3\nb3 inner:\n    \
-                v6:b = phi [b2: 360, b4: v13]\n    v8:a = phi [b2: v5, b4: v6]\n    branch v6, b4, b5\n\
-                b4 step:\n    v13:t = mod v8, v6\n    jump b3\nb5 found:\n    v11:i = add v1, 1\n    jump b1\n\
-                b6 done:\n    jump b7\nb7 again:\n    v20:k = phi [b6: 0, b8: v21]\n    v22:c = lt v20, v0\n    \
-                branch v22, b8, b9\nb8 step2:\n    v21:k = add v20, 1\n    jump b7\nb9 end:\n    print v20\n}\n";
+    let text = r#"main start(v0:n) {
+b0 start:
+    jump b1
+b1 outer:
+    v1:i = phi [b0: 1, b5: v11]
+    v3:more = le v1, v0
+    branch v3, b2, b6
+b2 pair:
+    v5:a = mul v1, 7
+    jump b3
+b3 inner:
+    v6:b = phi [b2: 360, b4: v13]
+    v8:a = phi [b2: v5, b4: v6]
+    branch v6, b4, b5
+b4 step:
+    v13:t = mod v8, v6
+    jump b3
+b5 found:
+    v11:i = add v1, 1
+    jump b1
+b6 done:
+    jump b7
+b7 again:
+    v20:k = phi [b6: 0, b8: v21]
+    v22:c = lt v20, v0
+    branch v22, b8, b9
+b8 step2:
+    v21:k = add v20, 1
+    jump b7
+b9 end:
+    print v20
+}
+"#;
     let (headers, innermost, blocks) = headers_of(text);
     assert_eq!(headers, ["b1", "b3", "b7"]);
     assert_eq!(innermost, ["b3", "b7"]);

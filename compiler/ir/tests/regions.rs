@@ -31,10 +31,25 @@ fn describe(f: &Function, max: usize, max_loop: usize) -> String {
     out
 }
 
-const LOOP: &str = "main start(v0:n) {\nb0 start:\n    v1:a = add v0, 1\n    v2:b = add v1, 2\n    \
-                    v3:c = add v2, 3\n    jump b1\nb1 head:\n    v4:i = phi [b0: 0, b2: v5]\n    \
-                    v6:t = lt v4, v0\n    branch v6, b2, b3\nb2 body:\n    v5:i = add v4, 1\n    jump b1\n\
-                    b3 done:\n    v7:s = add v4, v3\n    v8:u = add v7, v1\n    print v8\n}\n";
+const LOOP: &str = r#"main start(v0:n) {
+b0 start:
+    v1:a = add v0, 1
+    v2:b = add v1, 2
+    v3:c = add v2, 3
+    jump b1
+b1 head:
+    v4:i = phi [b0: 0, b2: v5]
+    v6:t = lt v4, v0
+    branch v6, b2, b3
+b2 body:
+    v5:i = add v4, 1
+    jump b1
+b3 done:
+    v7:s = add v4, v3
+    v8:u = add v7, v1
+    print v8
+}
+"#;
 
 #[test]
 fn a_long_block_is_cut_into_pieces_and_a_loop_stays_whole() {

@@ -245,7 +245,15 @@ mod tests {
     /// would be `x11` too: generated names never repeat.
     #[test]
     fn generated_labels_are_distinct() {
-        let src = "x:\n    c = i < 12\n    if c goto step else goto x1\nstep:\n    i = i + 1\n    goto x\nx1:\n    print_and_stop(i)\n";
+        let src = r#"x:
+    c = i < 12
+    if c goto step else goto x1
+step:
+    i = i + 1
+    goto x
+x1:
+    print_and_stop(i)
+"#;
         let p = syntax::parse("t", src).unwrap();
         let r = specialize(&p, Symbol::intern("x"), &[(Symbol::intern("i"), Value::Int(0))], 1000).unwrap();
         let mut labels: Vec<Symbol> = r.blocks.iter().map(|b| b.label).collect();

@@ -34,8 +34,19 @@ fn check(src: &str, label: &str, start: Vec<(&str, Value)>, remove_allocations: 
 
 #[test]
 fn promoted_object_immutable_fields_fold() {
-    let src = "immutable config(step, limit)\n\nloop:\n    promote cfg then body\nbody:\n    s = cfg.step\n    l = cfg.limit\n    \
-               i = i + s\n    c = i < l\n    if c goto loop else goto done\ndone:\n    print_and_stop(i)\n";
+    let src = r#"immutable config(step, limit)
+
+loop:
+    promote cfg then body
+body:
+    s = cfg.step
+    l = cfg.limit
+    i = i + s
+    c = i < l
+    if c goto loop else goto done
+done:
+    print_and_stop(i)
+"#;
     let layout = Layout::of_program(&syntax::parse("test", src).unwrap());
     let cfg = Obj::new(1, Symbol::intern("config"), layout);
     cfg.set(Symbol::intern("step"), Value::Int(3)).unwrap();
@@ -78,9 +89,24 @@ fn promoted_object_immutable_fields_fold() {
 
 #[test]
 fn pure_calls_with_constant_arguments_fold() {
-    let src = "pure scale\n\nfunction scale(k):\n    s:\n        r = k * 10\n        return r\n\nloop:\n    \
-               promote k then body\nbody:\n    d = call scale(k) then add\nadd:\n    i = i + d\n    c = i < 100\n    \
-               if c goto loop else goto done\ndone:\n    print_and_stop(i)\n";
+    let src = r#"pure scale
+
+function scale(k):
+    s:
+        r = k * 10
+        return r
+
+loop:
+    promote k then body
+body:
+    d = call scale(k) then add
+add:
+    i = i + d
+    c = i < 100
+    if c goto loop else goto done
+done:
+    print_and_stop(i)
+"#;
     let out = check(
         src,
         "loop",
@@ -119,8 +145,20 @@ fn pure_calls_with_constant_arguments_fold() {
 
 #[test]
 fn allocations_that_do_not_escape_are_removed() {
-    let src = "loop:\n    p = new point\n    p.x = i\n    p.y = 2\n    a = p.x\n    b = p.y\n    s = a * b\n    \
-               t = t + s\n    i = i + 1\n    c = i < 10\n    if c goto loop else goto done\ndone:\n    print_and_stop(t)\n";
+    let src = r#"loop:
+    p = new point
+    p.x = i
+    p.y = 2
+    a = p.x
+    b = p.y
+    s = a * b
+    t = t + s
+    i = i + 1
+    c = i < 10
+    if c goto loop else goto done
+done:
+    print_and_stop(t)
+"#;
     let out = check(
         src,
         "loop",

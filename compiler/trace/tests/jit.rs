@@ -20,8 +20,7 @@ fn options(threshold: u32, bridge_threshold: u32) -> Options {
 
 /// Odd and even iterations take different paths: the `if m` guard of the
 /// loop trace fails every other iteration until it gets a bridge.
-const ALTERNATING: &str = "\
-entry loop(i = 0, s = 0)
+const ALTERNATING: &str = r#"entry loop(i = 0, s = 0)
 
 loop:
     c = i < 1000
@@ -40,7 +39,7 @@ next:
     goto loop
 done:
     print_and_stop(s)
-";
+"#;
 
 fn start(program: &flowc_lang::Program) -> (Symbol, Vec<(Symbol, Value)>) {
     let label = program.default_entry().unwrap();
@@ -167,8 +166,7 @@ fn a_guard_that_fails_often_gets_a_bridge() {
 /// The guard is in two places — the preamble's iteration and the loop —
 /// and each place gets the bridges of the values that fail it there;
 /// every bridge jumps back into the loop.
-const PROMOTED: &str = "\
-entry loop(i = 0, s = 0)
+const PROMOTED: &str = r#"entry loop(i = 0, s = 0)
 
 loop:
     c = i < 2000
@@ -182,7 +180,7 @@ add:
     goto loop
 done:
     print_and_stop(s)
-";
+"#;
 
 #[test]
 fn guard_value_dispatches_to_one_bridge_per_value() {
@@ -303,8 +301,7 @@ fn fuel_bounds_compiled_loops() {
 /// negative values: the check fails, and after `retrace_threshold`
 /// failures the check's bridge is the same loop traced again, assuming
 /// nothing, which the interpreter enters directly from then on.
-const SIGNS: &str = "\
-entry start(total = 0, round = 0)
+const SIGNS: &str = r#"entry start(total = 0, round = 0)
 
 start:
     x = 100
@@ -328,7 +325,7 @@ flip:
     goto inner
 done:
     print_and_stop(total)
-";
+"#;
 
 #[test]
 fn speculation_on_signs_is_checked_on_entry() {

@@ -318,13 +318,48 @@ fn inner_loops_of_called_functions_are_called_not_unrolled() {
 /// A loop body building a list of `cells` cells, then a branch: the
 /// guard's resume record would hold every cell still virtual.
 fn list_then_branch(cells: usize) -> String {
-    let mut text = String::from("entry start(n = 100)\nstart:\n    t = 0\n    goto head\nhead:\n");
-    text.push_str("    if n goto body else goto done\nbody:\n    l = new nil\n");
+    let mut text = String::from(
+        r#"entry start(n = 100)
+start:
+    t = 0
+    goto head
+head:
+"#,
+    );
+    text.push_str(
+        r#"    if n goto body else goto done
+body:
+    l = new nil
+"#,
+    );
     for i in 0..cells {
-        text.push_str(&format!("    c{i} = new cell\n    c{i}.head = {i}\n    c{i}.next = l\n    l = c{i}\n"));
+        text.push_str(&format!(
+            r#"    c{i} = new cell
+    c{i}.head = {i}
+    c{i}.next = l
+    l = c{i}
+"#
+        ));
     }
-    text.push_str("    if t goto odd else goto even\nodd:\n    t = 0\n    goto sum\neven:\n    t = 1\n    goto sum\n");
-    text.push_str("sum:\n    h = l.head\n    n = n - 1\n    goto head\ndone:\n    print_and_stop(h)\n");
+    text.push_str(
+        r#"    if t goto odd else goto even
+odd:
+    t = 0
+    goto sum
+even:
+    t = 1
+    goto sum
+"#,
+    );
+    text.push_str(
+        r#"sum:
+    h = l.head
+    n = n - 1
+    goto head
+done:
+    print_and_stop(h)
+"#,
+    );
     text
 }
 

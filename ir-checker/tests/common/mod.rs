@@ -14,8 +14,7 @@ use expect_test::Expect;
 use flowc_ir::{Function, Module};
 
 /// `y` to the power `x` with a loop (the print.rs example, made valid).
-pub const POWER: &str = "\
-main power(v0:y, v1:x) {
+pub const POWER: &str = r#"main power(v0:y, v1:x) {
 b0 power:
     branch v0, b1, b2
 b1 power_rec:
@@ -28,11 +27,10 @@ b2 power_done:
     v6:res = phi [b0: 1, b1: v4]
     print v6
 }
-";
+"#;
 
 /// A main graph calling a recursive, pure function.
-pub const FIB: &str = "\
-pure fib
+pub const FIB: &str = r#"pure fib
 
 main start(v0:n) {
 b0 start:
@@ -54,11 +52,10 @@ b2 rec:
     v6 = add v3, v5
     return v6
 }
-";
+"#;
 
 /// Objects, lists, a loop, class tests, unbound variables and traps.
-pub const OBJECTS: &str = "\
-immutable point(x, y)
+pub const OBJECTS: &str = r#"immutable point(x, y)
 
 main objects(v0:xs) {
 b0 objects:
@@ -89,12 +86,11 @@ b5 other:
     v13 = same v12
     trap error(oops)
 }
-";
+"#;
 
 /// A trace: one loop with guards, resume records with an inlined call frame
 /// and a virtual object.
-pub const TRACE: &str = "\
-trace loop(v0:i, v1:acc) {
+pub const TRACE: &str = r#"trace loop(v0:i, v1:acc) {
 b0 loop_entry:
     jump b1
 b1 loop:
@@ -118,11 +114,10 @@ resume r1 {
     virtual @0 point [x = v2, y = :none]
 }
 }
-";
+"#;
 
 /// A bridge: straight-line trace code that ends by leaving to a label.
-pub const BRIDGE: &str = "\
-trace bridge(v0:i, v1:acc) {
+pub const BRIDGE: &str = r#"trace bridge(v0:i, v1:acc) {
 b0 bridge:
     v2:i = add.int v0, 1
     v3 = lt v2, 100
@@ -135,7 +130,7 @@ resume r1 {
     frame [i = v2, acc = v1]
 }
 }
-";
+"#;
 
 pub const VALID: [(&str, &str); 5] =
     [("power", POWER), ("fib", FIB), ("objects", OBJECTS), ("trace", TRACE), ("bridge", BRIDGE)];

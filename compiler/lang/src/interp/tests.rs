@@ -21,7 +21,13 @@ fn power_prints_bignums() {
 
 #[test]
 fn only_integer_zero_is_false() {
-    let src = "start:\n    if v goto yes else goto no\nyes:\n    print_and_stop(:yes)\nno:\n    print_and_stop(:no)\n";
+    let src = r#"start:
+    if v goto yes else goto no
+yes:
+    print_and_stop(:yes)
+no:
+    print_and_stop(:no)
+"#;
     assert_eq!(eval(src, &[("v", Value::Int(0))]).unwrap(), "no\n");
     assert_eq!(eval(src, &[("v", Value::Int(-1))]).unwrap(), "yes\n");
     assert_eq!(eval(src, &[("v", Value::atom("false"))]).unwrap(), "yes\n");
@@ -30,43 +36,102 @@ fn only_integer_zero_is_false() {
 
 #[test]
 fn objects_have_identity_and_print_with_allocation_number() {
-    let src = "start:\n    a = new point\n    b = new point\n    a.x = 1\n    b.x = 1\n    same = a == b\n    self = a == a\n    \
-               c = self - same\n    if c goto show else goto bad\nshow:\n    print_and_stop(b)\nbad:\n    error(:identity)\n";
+    let src = r#"start:
+    a = new point
+    b = new point
+    a.x = 1
+    b.x = 1
+    same = a == b
+    self = a == a
+    c = self - same
+    if c goto show else goto bad
+show:
+    print_and_stop(b)
+bad:
+    error(:identity)
+"#;
     assert_eq!(eval(src, &[]).unwrap(), "<point#2>\n");
 }
 
 #[test]
 fn if_class_tests_objects_only() {
-    let src =
-        "start:\n    if o is point goto yes else goto no\nyes:\n    print_and_stop(1)\nno:\n    print_and_stop(0)\n";
+    let src = r#"start:
+    if o is point goto yes else goto no
+yes:
+    print_and_stop(1)
+no:
+    print_and_stop(0)
+"#;
     assert_eq!(eval(src, &[("o", Value::Int(3))]).unwrap(), "0\n");
-    let src2 = "start:\n    o = new point\n    if o is point goto yes else goto no\nyes:\n    print_and_stop(1)\nno:\n    print_and_stop(0)\n";
+    let src2 = r#"start:
+    o = new point
+    if o is point goto yes else goto no
+yes:
+    print_and_stop(1)
+no:
+    print_and_stop(0)
+"#;
     assert_eq!(eval(src2, &[]).unwrap(), "1\n");
 }
 
 #[test]
 fn promote_is_a_jump() {
-    let src = "start:\n    promote x then next\nnext:\n    y = x + 1\n    print_and_stop(y)\n";
+    let src = r#"start:
+    promote x then next
+next:
+    y = x + 1
+    print_and_stop(y)
+"#;
     assert_eq!(eval(src, &[("x", Value::Int(41))]).unwrap(), "42\n");
 }
 
 #[test]
 fn functions_have_their_own_environment() {
-    let src = "function f(a):\n    s:\n        x = a * 2\n        return x\n\nmain:\n    x = 5\n    r = call f(x) then k\nk:\n    s = r + x\n    print_and_stop(s)\n";
+    let src = r#"function f(a):
+    s:
+        x = a * 2
+        return x
+
+main:
+    x = 5
+    r = call f(x) then k
+k:
+    s = r + x
+    print_and_stop(s)
+"#;
     assert_eq!(eval(src, &[]).unwrap(), "15\n");
-    let leak = "function f(a):\n    s:\n        return y\n\nmain:\n    y = 5\n    r = call f(y) then k\nk:\n    print_and_stop(r)\n";
+    let leak = r#"function f(a):
+    s:
+        return y
+
+main:
+    y = 5
+    r = call f(y) then k
+k:
+    print_and_stop(r)
+"#;
     assert_eq!(eval(leak, &[]), Err(ErrorKind::Unbound(Symbol::intern("y"))));
 }
 
 #[test]
 fn lists_print_without_spaces_and_atoms_quoted() {
-    let src = "start:\n    l = [:a, [:'B c', 2], -3]\n    x = l[1]\n    print_and_stop(l)\n";
+    let src = r#"start:
+    l = [:a, [:'B c', 2], -3]
+    x = l[1]
+    print_and_stop(l)
+"#;
     assert_eq!(eval(src, &[]).unwrap(), "[a,['B c',2],-3]\n");
 }
 
 #[test]
 fn environment_order_is_first_write_order() {
-    let src = "start:\n    b = 1\n    a = 2\n    b = 3\n    c = a\n    print_and_stop(c)\n";
+    let src = r#"start:
+    b = 1
+    a = 2
+    b = 3
+    c = a
+    print_and_stop(c)
+"#;
     let p = syntax::parse("t", src).unwrap();
     let env = [(Symbol::intern("z"), Value::Int(0))];
     let compiled = Compiled::new(&p, &[Symbol::intern("z")]);
@@ -79,7 +144,12 @@ fn environment_order_is_first_write_order() {
 
 #[test]
 fn fuel_counts_statements_and_terminators() {
-    let src = "start:\n    x = 1\n    goto next\nnext:\n    print_and_stop(x)\n";
+    let src = r#"start:
+    x = 1
+    goto next
+next:
+    print_and_stop(x)
+"#;
     let p = syntax::parse("t", src).unwrap();
     let ok = run(&p, Symbol::intern("start"), &[], &Config { fuel: Some(3), ..Config::default() }).unwrap();
     assert_eq!(ok.steps, 3);

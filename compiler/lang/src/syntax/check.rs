@@ -89,13 +89,22 @@ mod tests {
 
     #[test]
     fn hints_must_name_what_the_file_has() {
-        let readable = "start:\n    print_and_stop(1)\npure nonexistent\n";
+        let readable = r#"start:
+    print_and_stop(1)
+pure nonexistent
+"#;
         assert_eq!(error(readable), "3:1: `pure` names `nonexistent`, which is not a function of this file");
         let prolog = "block(start, print_and_stop(const(1))).\ncan_enter_jit(nope).\n";
         assert_eq!(error(prolog), "2:1: `can_enter_jit` names `nope`, which is not a label of this file");
         // Declared before what they name, and a label inside a function.
-        let fine =
-            "pure f\ncan_enter_jit loop\nfunction f(x):\n    loop:\n        return x\nstart:\n    print_and_stop(1)\n";
+        let fine = r#"pure f
+can_enter_jit loop
+function f(x):
+    loop:
+        return x
+start:
+    print_and_stop(1)
+"#;
         assert_eq!(error(fine), "");
     }
 
@@ -105,6 +114,14 @@ mod tests {
         assert_eq!(error(src), "");
         let prolog = "\u{feff}block(start, print_and_stop(const(1))).\n";
         assert_eq!(error(prolog), "");
-        assert_eq!(error("\u{feff}start:\n    x = \n"), error("start:\n    x = \n"), "columns as without the mark");
+        assert_eq!(
+            error("\u{feff}start:\n    x = \n"),
+            error(
+                r#"start:
+    x = 
+"#
+            ),
+            "columns as without the mark"
+        );
     }
 }

@@ -350,14 +350,36 @@ mod tests {
     #[test]
     fn errors_say_what_the_readable_syntax_wants() {
         assert_eq!(
-            error("start:\n    x = 1 + 2 + 3\n"),
+            error(
+                r#"start:
+    x = 1 + 2 + 3
+"#
+            ),
             "2:15: unexpected `+`: a statement has one operator at most (compute the rest in statements of its own)"
         );
         assert_eq!(
-            error("start:\n    print_and_stop([:a, b])\n"),
+            error(
+                r#"start:
+    print_and_stop([:a, b])
+"#
+            ),
             "2:25: expected a constant (integer, :atom or list), found `b`: atoms are written `:b`"
         );
-        assert_eq!(error("start:\n    goto a b\n"), "2:12: unexpected `b` after the end of the statement");
-        assert_eq!(error("start:\n    x = \n"), "2:9: expected a variable or a constant, found end of line");
+        assert_eq!(
+            error(
+                r#"start:
+    goto a b
+"#
+            ),
+            "2:12: unexpected `b` after the end of the statement"
+        );
+        assert_eq!(
+            error(
+                r#"start:
+    x = 
+"#
+            ),
+            "2:9: expected a variable or a constant, found end of line"
+        );
     }
 }
