@@ -66,14 +66,22 @@ use flowc_lang::Value;
 use crate::code_map::IrPlace;
 use crate::runtime::offsets;
 
+mod exits;
 pub mod frame;
 mod ints;
 mod lists;
 mod objects;
+mod optimistic;
+mod region;
 use crate::small::Small;
 use crate::word::{self, ONE, STOP, ZERO};
+use exits::{ExitAt, Leaving};
+pub use exits::{ExitSlot, ExitSlots, Links, TraceExit};
 use ints::{inline_word, int_cc};
 pub use objects::ObjectInfo;
+use optimistic::optimistic_exits;
+pub use region::lower_region;
+use region::Region;
 
 /// What lowering needs from the module being built.
 pub struct Env<'a> {
@@ -109,52 +117,6 @@ pub struct Env<'a> {
     pub objects: &'a ObjectInfo,
     /// Where lowered functions are compiled and defined.
     pub compiler: &'a mut crate::compile::Compiler,
-}
-
-/// What a trace links to: the slots of its exits and the other traces.
-pub struct Links<'a> {
-    pub slots: &'a mut ExitSlots,
-    pub traces: &'a HashMap<flowc_lang::Symbol, (FuncId, usize)>,
-    /// The cache-wide number of the function's first exit: exit `k` of
-    /// `Env::exits` is exit `first_exit + k` of the cache, whose number
-    /// plus one it returns.
-    pub first_exit: usize,
-}
-
-/// One exit's link: `target`, when not 0, is the address of a bridge
-/// ([`trace_signature`]: its parameters are the values the exit stores in
-/// the exit buffer) the exit continues in instead of returning;
-/// `count` counts the failures that went there (the others return to
-/// the caller, which counts them). Generated code reads and writes both.
-#[repr(C)]
-#[derive(Default)]
-pub struct ExitSlot {
-    pub target: std::cell::Cell<u64>,
-    pub count: std::cell::Cell<u64>,
-}
-
-/// The [`ExitSlot`]s of every exit of a trace cache, by exit number, in
-/// chunks that never move (code holds their addresses).
-#[derive(Default)]
-pub struct ExitSlots {
-    chunks: Vec<Box<[ExitSlot; ExitSlots::CHUNK]>>,
-}
-
-impl ExitSlots {
-    const CHUNK: usize = 256;
-
-    /// The slot of exit `n`, made if needed.
-    pub fn slot(&mut self, n: usize) -> &ExitSlot {
-        while self.chunks.len() <= n / Self::CHUNK {
-            self.chunks.push(Box::new(std::array::from_fn(|_| ExitSlot::default())));
-        }
-        &self.chunks[n / Self::CHUNK][n % Self::CHUNK]
-    }
-
-    /// The slot of exit `n`, if made.
-    pub fn get(&self, n: usize) -> Option<&ExitSlot> {
-        self.chunks.get(n / Self::CHUNK).map(|c| &c[n % Self::CHUNK])
-    }
 }
 
 /// The source sites of a unit's runtime calls, numbered: the code stores a
@@ -195,42 +157,6 @@ pub enum Constants<'a> {
     /// `table`, which the runtime fills when the executable starts.
     Table { values: &'a mut Vec<Value>, table: cranelift_module::DataId },
 }
-
-/// How a compiled trace leaves at a guard: it stores `values` (the values
-/// its resume record refers to) into the context's exit buffer, in order,
-/// and returns the exit's number plus one — or, when the exit's link slot
-/// holds code, continues there with `values` as its arguments.
-#[derive(Clone, Debug)]
-pub struct TraceExit {
-    pub resume: flowc_ir::ResumeId,
-    pub label: flowc_lang::Symbol,
-    pub values: Vec<ValueId>,
-    /// For a `guard_value` on a value: its index in `values` (the value
-    /// seen, by which bridges are chosen).
-    pub key: Option<usize>,
-    /// A failing guard, not the `exit` that ends a bridge.
-    pub guard: bool,
-    /// A failing `guard_int`: one of the assumptions a loop trace checks
-    /// on entry (the JIT retraces the loop when they fail often).
-    pub check: bool,
-    /// The IR block of the guard or `exit`.
-    pub block: BlockId,
-}
-
-/// How a trace leaves at an exit.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-enum Leaving {
-    /// A guard fails.
-    Guard,
-    /// A speculation check (`guard_int`) fails.
-    Check,
-    /// The `exit` that ends a bridge.
-    End,
-}
-
-/// What makes two exits of a trace one: the block, the record, the label,
-/// the guarded value, and how the trace leaves.
-type ExitAt = (BlockId, flowc_ir::ResumeId, flowc_lang::Symbol, Option<ValueId>, Leaving);
 
 /// The signature of a generated function with `n` parameters.
 pub fn signature(module: &dyn cranelift_module::Module, n: usize) -> Signature {
@@ -366,27 +292,6 @@ impl Facts {
         let loops = flowc_ir::loops::LoopForest::with(f, &cfg, &flowc_ir::cfg::DomTree::new(f, &cfg));
         Facts { small: Small::of(f), bound: flowc_ir::bound::surely_bound(f), uses: count_uses(f), headers, loops, cfg }
     }
-}
-
-/// Lowering one region of a split function: where the region is, its
-/// frame, and what is pending.
-struct Region<'b> {
-    split: &'b frame::Split,
-    /// The region's number.
-    index: usize,
-    /// The frame's address (the region's second parameter).
-    base: ClValue,
-    /// The piece being lowered.
-    piece: usize,
-    /// The Cranelift block of each entry that starts mid-block, by piece.
-    entry_blocks: HashMap<usize, cranelift_codegen::ir::Block>,
-    /// The words read from the frame in the block part being lowered.
-    loaded: HashMap<ValueId, ClValue>,
-    /// Edges into other regions made by the terminator being lowered: the
-    /// edge's block, the piece it enters, and the phi inputs it carries.
-    pending: Vec<(cranelift_codegen::ir::Block, usize, Vec<ClValue>)>,
-    /// The other regions' functions, as declared in this one.
-    refs: HashMap<usize, FuncRef>,
 }
 
 /// Stores the frame and stack pointer into the context: where a collection
@@ -544,107 +449,6 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     l.b.finalize(config);
 }
 
-/// Lowers region `index` of split function `f` into `ctx.func`
-/// ([`frame`]): a function of the context, the frame's address and the
-/// number of the entry to start at, which goes to that entry (the phis of
-/// an entry's block read their words) and lowers the region's pieces;
-/// edges into other regions store the phi inputs they carry in their
-/// phis' words and continue in that region by a tail call.
-pub fn lower_region(
-    env: &mut Env,
-    f: &Function,
-    facts: &Facts,
-    split: &frame::Split,
-    index: usize,
-    ctx: &mut cranelift_codegen::Context,
-    fbctx: &mut FunctionBuilderContext,
-) {
-    let regions = &split.regions;
-    ctx.func.signature = frame::region_signature(&*env.module);
-    let mut b = FunctionBuilder::new(&mut ctx.func, fbctx);
-    let mut blocks = HashMap::new();
-    for p in regions.members(index) {
-        let piece = regions.piece(p);
-        if piece.start == 0 {
-            let cb = b.create_block();
-            for _ in &f.blocks[piece.block].phis {
-                b.append_block_param(cb, types::I64);
-            }
-            blocks.insert(piece.block, cb);
-        }
-    }
-    let entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    let (ctx_value, base, number) = (b.block_params(entry)[0], b.block_params(entry)[1], b.block_params(entry)[2]);
-    store_frame(&mut b, ctx_value);
-    // One stub per entry (a block's phis read their words), chosen by the
-    // entry's number.
-    let entries: Vec<usize> = regions.entries(index).collect();
-    let stubs: Vec<_> = entries.iter().map(|_| b.create_block()).collect();
-    if let [only] = stubs[..] {
-        b.ins().jump(only, &[]);
-    } else {
-        let calls: Vec<_> = stubs.iter().map(|&s| b.func.dfg.block_call(s, &[])).collect();
-        let table = b.create_jump_table(cranelift_codegen::ir::JumpTableData::new(calls[0], &calls));
-        let number = b.ins().ireduce(types::I32, number);
-        b.ins().br_table(number, table);
-    }
-    let mut entry_blocks = HashMap::new();
-    for (&p, &stub) in entries.iter().zip(&stubs) {
-        let piece = regions.piece(p);
-        b.switch_to_block(stub);
-        if piece.start == 0 {
-            let target = blocks[&piece.block];
-            let args: Vec<BlockArg> = f.blocks[piece.block]
-                .phis
-                .iter()
-                .map(|&phi| {
-                    let word = f.insts[phi].result.and_then(|v| split.frame.offset(v));
-                    BlockArg::Value(match word {
-                        Some(offset) => b.ins().load(types::I64, MemFlagsData::trusted(), base, offset),
-                        None => b.ins().iconst(types::I64, 0),
-                    })
-                })
-                .collect();
-            b.ins().jump(target, &args);
-        } else {
-            // A piece entered mid-block starts in its stub.
-            entry_blocks.insert(p, stub);
-        }
-    }
-    let region = Region {
-        split,
-        index,
-        base,
-        piece: 0,
-        entry_blocks,
-        loaded: HashMap::new(),
-        pending: Vec::new(),
-        refs: HashMap::new(),
-    };
-    let mut l = Lowerer::new(b, env, f, facts, blocks, ctx_value, Some(region));
-    l.huge = true;
-    l.finish_stop();
-    // The region's pieces, block by block: a block's pieces in one region
-    // are consecutive.
-    let members: Vec<usize> = regions.members(index).collect();
-    let mut k = 0;
-    while k < members.len() {
-        let blk = regions.piece(members[k]).block;
-        let mut end = k + 1;
-        while end < members.len() && regions.piece(members[end]).block == blk {
-            end += 1;
-        }
-        let (from, to) = (regions.piece(members[k]), regions.piece(members[end - 1]));
-        l.part(blk, members[k], from.start as usize, to.end as usize, to.last);
-        k = end;
-    }
-    l.b.seal_all_blocks();
-    let config = l.env.module.target_config();
-    l.b.finalize(config);
-}
-
 impl<'a, 'b> Lowerer<'a, 'b> {
     /// A lowerer of `f` into `b`, whose IR blocks start at `blocks`.
     fn new(
@@ -703,74 +507,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 }
 
-/// The exit points of `f`'s optimistic copy (none: no copy). A function
-/// or trace with a loop gets one when some of its arithmetic is not known
-/// to stay small: the optimistic copy assumes it does — no tag tests on
-/// its results, no merges with bignum results — and where an operation
-/// overflows, or finds an operand that is not a small integer, the
-/// runtime computes the result and execution goes on in the generic copy,
-/// right after that operation. So loop-carried integers that could in
-/// principle grow (a running total) cost what machine integers cost until
-/// they really do. Code without a loop (a bridge, a loop's preamble, a
-/// function without loops) runs each operation once per entry: its copy
-/// would cost more to compile than it saves, and it gets none (recursive
-/// Fibonacci, n = 32: 16.5 ms with the copy, 15.5 ms without; 8,000 small
-/// functions compile in 1.07 s instead of 1.56 s).
-fn optimistic_exits(
-    f: &Function,
-    small: &Small,
-    cfg: &flowc_ir::cfg::Cfg,
-) -> std::collections::HashSet<flowc_ir::InstId> {
-    let straight = !cfg.retreating_targets().contains(&true);
-    // Huge functions get none: the copy's variables cost Cranelift's SSA
-    // builder memory per variable and block.
-    if f.is_huge() || straight {
-        return Default::default();
-    }
-    f.all_insts()
-        .map(|(_, i)| i)
-        .filter(|&i| {
-            let data = &f.insts[i];
-            Small::speculates(&data.kind) && data.result.is_some_and(|r| !small.operand(&Operand::Value(r)))
-        })
-        .collect()
-}
-
 fn ix(v: ValueId) -> usize {
     v.into_raw().into_u32() as usize
 }
 
 fn ix_block(b: BlockId) -> usize {
     b.into_raw().into_u32() as usize
-}
-
-/// The exit of resume record `resume`: the distinct values it refers to,
-/// then `key` (a guarded value) if it is not among them.
-fn exit_record(
-    f: &Function,
-    block: BlockId,
-    resume: flowc_ir::ResumeId,
-    label: flowc_lang::Symbol,
-    key: Option<ValueId>,
-    guard: bool,
-    check: bool,
-) -> TraceExit {
-    let mut values: Vec<ValueId> = Vec::new();
-    for op in f.resumes[resume].operands() {
-        if let Operand::Value(v) = op {
-            if !values.contains(v) {
-                values.push(*v);
-            }
-        }
-    }
-    let key = key.map(|k| match values.iter().position(|v| *v == k) {
-        Some(i) => i,
-        None => {
-            values.push(k);
-            values.len() - 1
-        }
-    });
-    TraceExit { resume, label, values, key, guard, check, block }
 }
 
 /// How many times each value is used, by raw index.
@@ -1044,69 +786,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
     }
 
-    /// Continues in the region of piece `p` (an entry of it): a tail call
-    /// of its function with the number of the entry.
-    fn enter_region(&mut self, p: usize) {
-        let r = self.split.as_mut().expect("only regions enter regions");
-        let region = r.split.regions.piece(p).region as usize;
-        let number = r.split.regions.entry_number(p).expect("a piece entered from another region is an entry");
-        let fref = match r.refs.get(&region) {
-            Some(&fref) => fref,
-            None => {
-                let fref = self.env.module.declare_func_in_func(r.split.funcs[region], self.b.func);
-                r.refs.insert(region, fref);
-                fref
-            }
-        };
-        let base = r.base;
-        let number = self.konst(number as i64);
-        self.b.ins().return_call(fref, &[self.ctx, base, number]);
-    }
-
-    /// The Cranelift block and arguments of the edge from `from` to `to`:
-    /// `to`'s block with the phi inputs, or, into another region, a block
-    /// that stores them in their phis' words and continues there (filled
-    /// once the terminator is done: [`Lowerer::fill_edges`]).
-    fn target(&mut self, from: BlockId, to: BlockId) -> (cranelift_codegen::ir::Block, Vec<BlockArg>) {
-        let args = self.edge_args(from, to);
-        let elsewhere = self.split.as_ref().and_then(|r| {
-            let p = r.split.regions.first_piece(to).expect("a successor of a reachable block is reachable");
-            (r.split.regions.piece(p).region as usize != r.index).then_some(p)
-        });
-        match elsewhere {
-            None => (self.blocks[&to], args),
-            Some(p) => {
-                let edge = self.b.create_block();
-                let values = args
-                    .iter()
-                    .map(|a| match a {
-                        BlockArg::Value(v) => *v,
-                        _ => unreachable!("phi inputs are values"),
-                    })
-                    .collect();
-                self.split.as_mut().expect("in a region").pending.push((edge, p, values));
-                (edge, Vec::new())
-            }
-        }
-    }
-
-    /// Fills the edges into other regions the last terminator made.
-    fn fill_edges(&mut self) {
-        let Some(r) = &mut self.split else { return };
-        let pending = std::mem::take(&mut r.pending);
-        let (split, base) = (r.split, r.base);
-        for (edge, p, values) in pending {
-            self.b.switch_to_block(edge);
-            let to = split.regions.piece(p).block;
-            for (&phi, &v) in self.f.blocks[to].phis.iter().zip(&values) {
-                if let Some(offset) = self.f.insts[phi].result.and_then(|r| split.frame.offset(r)) {
-                    self.b.ins().store(MemFlagsData::trusted(), v, base, offset);
-                }
-            }
-            self.enter_region(p);
-        }
-    }
-
     fn define(&mut self, i: flowc_ir::InstId, v: ClValue) {
         if let Some(r) = self.f.insts[i].result {
             self.set_value(r, v);
@@ -1135,94 +814,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
     }
 
-    /// Whether value `v` is used directly where code is being lowered:
-    /// always, but in a region where its definition does not dominate the
-    /// piece being lowered ([`flowc_ir::regions::Regions::direct`]).
-    fn direct(&self, v: ValueId) -> bool {
-        self.split.as_ref().is_none_or(|r| r.split.regions.direct(v, r.piece))
-    }
-
-    /// Value `v` read from its word of the frame (once per block part).
-    fn read_word(&mut self, v: ValueId) -> ClValue {
-        let r = self.split.as_mut().expect("values come from the frame only in regions");
-        if let Some(&w) = r.loaded.get(&v) {
-            return w;
-        }
-        let offset = r.split.frame.offset(v).expect("a value used indirectly has a word");
-        let w = self.b.ins().load(types::I64, MemFlagsData::trusted(), r.base, offset);
-        r.loaded.insert(v, w);
-        w
-    }
-
     /// The machine condition a comparison of small integers left for `v`,
     /// if it is known here.
     fn cond(&self, v: ValueId) -> Option<ClValue> {
         self.conds.get(&v).copied().filter(|_| self.direct(v))
-    }
-
-    /// The generic copy's block that goes on after exit point `i`.
-    fn cont(&mut self, i: flowc_ir::InstId) -> cranelift_codegen::ir::Block {
-        if let Some(&c) = self.conts.get(&i) {
-            return c;
-        }
-        let c = self.b.create_block();
-        self.conts.insert(i, c);
-        c
-    }
-
-    /// Exit point `i` (`op` on `a` and `b`) in the optimistic copy: small
-    /// integers take the inline path and stay in this copy; anything else
-    /// — an operand that is not a small integer, an overflow, a zero
-    /// divisor — calls the runtime and goes on in the generic copy.
-    fn speculate(
-        &mut self,
-        i: flowc_ir::InstId,
-        op: Op,
-        a: ClValue,
-        b: ClValue,
-        known: [bool; 2],
-        divisor: Option<i64>,
-    ) {
-        let (fast, slow) = (self.b.create_block(), self.cold_block());
-        match self.fast_operands(op, a, b, known) {
-            Some(both) => self.b.ins().brif(both, fast, &[], slow, &[]),
-            None => self.b.ins().jump(fast, &[]),
-        };
-        self.b.switch_to_block(slow);
-        self.hand_over(i);
-        let r = self.runtime_op(op, &[a, b]);
-        self.define(i, r);
-        let cont = self.cont(i);
-        self.b.ins().jump(cont, &[]);
-        self.b.switch_to_block(fast);
-        let r = self.small_op(op, a, b, Some(slow), divisor);
-        self.define(i, r);
-    }
-
-    /// Leaving the optimistic copy at exit point `i`, before the runtime
-    /// call: every stack-mapped value live after `i` is copied into a new
-    /// definition of its variable, which the generic copy goes on with.
-    /// The call is a safepoint, and Cranelift spills a value live across
-    /// one at its definition and reloads it at every use: without the
-    /// copies the optimistic copy's loop values — live across this cold
-    /// call — were stored and reloaded on every iteration of its hot path.
-    fn hand_over(&mut self, i: flowc_ir::InstId) {
-        let (Some(vars), Some(liveness)) = (&self.vars, &self.liveness) else { return };
-        if !self.live_at.contains_key(&i) {
-            let (f, exit_points, mapped, live_at) = (self.f, &self.exit_points, &self.mapped, &mut self.live_at);
-            liveness.live_after_each(f, self.current, |k, live| {
-                if exit_points.contains(&k) {
-                    let result = f.insts[k].result.map(ix);
-                    live_at.insert(k, live.iter_ones().filter(|&v| mapped[v] && Some(v) != result).collect());
-                }
-                true
-            });
-        }
-        for &k in &self.live_at[&i] {
-            let x = self.b.use_var(vars[k]);
-            let copy = self.b.ins().iadd_imm_s(x, 0);
-            self.b.def_var(vars[k], copy);
-        }
     }
 
     /// Makes `site` the current one (for the runtime calls that follow).
@@ -1375,186 +970,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.call_rt("flowc_rt_check_bound", &[v]);
         self.b.ins().jump(self.stop, &[]);
         self.b.switch_to_block(go);
-    }
-
-    /// A guard: continue when it holds, else store the exit values and
-    /// return the exit's number.
-    fn guard(&mut self, kind: &flowc_ir::GuardKind, resume: flowc_ir::ResumeId, label: flowc_lang::Symbol) {
-        use flowc_ir::GuardKind;
-        let o = self.operand(kind.operand());
-        let holds = match kind {
-            GuardKind::True(x) | GuardKind::False(x) => {
-                let truth = match x.as_value().and_then(|v| self.cond(v)) {
-                    Some(c) => c,
-                    None => {
-                        if !self.small.operand(x) {
-                            self.fail_if_unbound(o);
-                        }
-                        self.b.ins().icmp_imm_s(IntCC::NotEqual, o, ZERO as i64)
-                    }
-                };
-                match kind {
-                    GuardKind::True(_) => truth,
-                    _ => self.b.ins().icmp_imm_s(IntCC::Equal, truth, 0),
-                }
-            }
-            GuardKind::Value(_, c) => match word::immediate(c) {
-                Some(w) => {
-                    self.fail_if_unbound(o);
-                    self.b.ins().icmp_imm_s(IntCC::Equal, o, w as i64)
-                }
-                None => {
-                    let c = self.operand(&Operand::Const(c.clone()));
-                    let r = self.runtime_op(Op::Eq, &[o, c]);
-                    self.b.ins().icmp_imm_s(IntCC::Equal, r, ONE as i64)
-                }
-            },
-            GuardKind::Class(_, class) => self.is_class(o, *class),
-            GuardKind::NotClass(_, class) => {
-                let is = self.is_class(o, *class);
-                self.b.ins().bxor_imm_u(is, 1)
-            }
-            GuardKind::Int(_, lo, hi) => {
-                // Tagged integers compare like the integers; a word of
-                // another kind fails the tag test (an unbound one raises
-                // its error on the way out).
-                let tagged = self.b.ins().band_imm_s(o, word::INT_TAG as i64);
-                let mut holds = self.b.ins().icmp_imm_s(IntCC::NotEqual, tagged, 0);
-                if let Some(w) = word::small(*lo) {
-                    let above = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, o, w as i64);
-                    holds = self.b.ins().band(holds, above);
-                }
-                if let Some(w) = word::small(*hi) {
-                    let below = self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, o, w as i64);
-                    holds = self.b.ins().band(holds, below);
-                }
-                holds
-            }
-        };
-        let exit = self.cold_block();
-        let cont = self.b.create_block();
-        self.b.ins().brif(holds, cont, &[], exit, &[]);
-        self.b.switch_to_block(exit);
-        if matches!(kind, GuardKind::Int(..)) {
-            self.fail_if_unbound(o);
-        }
-        let key = match kind {
-            GuardKind::Value(Operand::Value(v), _) => Some(*v),
-            _ => None,
-        };
-        self.leave(
-            resume,
-            label,
-            key,
-            if matches!(kind, GuardKind::Int(..)) { Leaving::Check } else { Leaving::Guard },
-        );
-        self.b.switch_to_block(cont);
-    }
-
-    /// Leaves the trace: stores the values resume record `resume` refers
-    /// to (and `key`, a guarded value) in the exit buffer and returns the
-    /// exit's number (from 1).
-    fn leave(&mut self, resume: flowc_ir::ResumeId, label: flowc_lang::Symbol, key: Option<ValueId>, how: Leaving) {
-        // Both copies of a guard leave by one exit: the second stores the
-        // same values in the same order and returns the same number.
-        let at = (self.current, resume, label, key, how);
-        let n = match self.exit_numbers.get(&at) {
-            Some(&n) => n,
-            None => {
-                let n = self.env.exits.len();
-                self.exit_numbers.insert(at, n);
-                let (guard, check) = (how != Leaving::End, how == Leaving::Check);
-                self.env.exits.push(exit_record(self.f, self.current, resume, label, key, guard, check));
-                n
-            }
-        };
-        let words: Vec<ClValue> =
-            self.env.exits[n].values.clone().iter().map(|v| self.operand(&Operand::Value(*v))).collect();
-        let number = self.env.links.as_ref().map_or(n, |l| l.first_exit + n);
-        let buf = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, offsets::EXIT_VALUES);
-        for (k, &w) in words.iter().enumerate() {
-            self.b.ins().store(MemFlagsData::trusted(), w, buf, (8 * k) as i32);
-        }
-        self.store_iterations();
-        let code = self.konst(number as i64 + 1);
-        let Some(links) = &mut self.env.links else {
-            self.b.ins().return_(&[code]);
-            return;
-        };
-        let slot = links.slots.slot(number) as *const ExitSlot as i64;
-        let addr = self.konst(slot);
-        let leave = self.leave_block();
-        self.b.ins().jump(leave, &[BlockArg::Value(addr), BlockArg::Value(code)]);
-    }
-
-    /// The shared end of a trace's exits ([`Lowerer::leave`]): a linked
-    /// exit continues in its bridge (which reads the values the exit just
-    /// stored), counting the failure; an exit without a link returns its
-    /// number.
-    fn leave_block(&mut self) -> cranelift_codegen::ir::Block {
-        if let Some(b) = self.leave {
-            return b;
-        }
-        let leave = self.cold_block();
-        self.b.append_block_param(leave, types::I64);
-        self.b.append_block_param(leave, types::I64);
-        self.leave = Some(leave);
-        leave
-    }
-
-    /// Fills the shared end of the exits, if some exit jumps there (after
-    /// every other block: a block is filled before the next one starts).
-    fn finish_leave(&mut self) {
-        let Some(leave) = self.leave else { return };
-        let (addr, code) = (self.b.block_params(leave)[0], self.b.block_params(leave)[1]);
-        self.b.switch_to_block(leave);
-        let flags = MemFlagsData::trusted();
-        let target = self.b.ins().load(types::I64, flags, addr, std::mem::offset_of!(ExitSlot, target) as i32);
-        let (link, out) = (self.cold_block(), self.cold_block());
-        self.b.ins().brif(target, link, &[], out, &[]);
-        self.b.switch_to_block(link);
-        let at = std::mem::offset_of!(ExitSlot, count) as i32;
-        let count = self.b.ins().load(types::I64, flags, addr, at);
-        let count = self.b.ins().iadd_imm_s(count, 1);
-        self.b.ins().store(flags, count, addr, at);
-        let sig = trace_signature(&*self.env.module);
-        let sig = self.b.import_signature(sig);
-        self.b.ins().return_call_indirect(sig, target, &[self.ctx]);
-        self.b.switch_to_block(out);
-        self.b.ins().return_(&[code]);
-    }
-
-    /// `jump_trace target(args)`: a tail call of the trace.
-    fn jump_trace(&mut self, target: flowc_lang::Symbol, args: &[Operand]) {
-        let found = self.env.links.as_ref().and_then(|l| l.traces.get(&target)).copied();
-        let Some((id, n)) = found.filter(|&(_, n)| n == args.len()) else {
-            // Checked before lowering (`TraceCache::compile`); unreachable.
-            let index = self.env.traps.len() as i64;
-            let msg = format!("internal: jump to an unknown trace {target}");
-            self.env.traps.push(flowc_lang::interp::ErrorKind::User(flowc_lang::Symbol::intern(&msg)));
-            let k = self.konst(index);
-            self.call_rt("flowc_rt_trap", &[k]);
-            self.b.ins().jump(self.stop, &[]);
-            return;
-        };
-        debug_assert_eq!(n, args.len());
-        let fref = self.env.module.declare_func_in_func(id, self.b.func);
-        let vals: Vec<ClValue> = args.iter().map(|a| self.operand(a)).collect();
-        let buf = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, offsets::EXIT_VALUES);
-        for (k, &w) in vals.iter().enumerate() {
-            self.b.ins().store(MemFlagsData::trusted(), w, buf, (8 * k) as i32);
-        }
-        self.store_iterations();
-        self.b.ins().return_call(fref, &[self.ctx]);
-    }
-
-    /// A trace leaving (by returning or continuing elsewhere): the loop
-    /// iterations it ran go back to the context.
-    fn store_iterations(&mut self) {
-        if let Some(var) = self.iterations {
-            let n = self.b.use_var(var);
-            self.b.ins().store(MemFlagsData::trusted(), n, self.ctx, offsets::ITERATIONS);
-        }
     }
 
     /// One step of fuel at loop header `blk`: at 0 the run stops with

@@ -1,0 +1,317 @@
+//! Traces: guards and exits. A guard branches to an exit stub that stores
+//! the values its resume record needs in the context's exit buffer and
+//! returns the exit's number, or, when the exit's link slot holds a
+//! bridge, continues there; a bridge's `exit` terminator does the same,
+//! and `jump_trace` continues in another trace by a tail call.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value as ClValue};
+
+use cranelift_module::FuncId;
+use flowc_ir::{BlockId, Function, Operand, ValueId};
+use flowc_lang::ops::Op;
+
+use super::{trace_signature, Lowerer};
+use crate::runtime::offsets;
+use crate::word::{self, ONE, ZERO};
+
+/// What a trace links to: the slots of its exits and the other traces.
+pub struct Links<'a> {
+    pub slots: &'a mut ExitSlots,
+    pub traces: &'a HashMap<flowc_lang::Symbol, (FuncId, usize)>,
+    /// The cache-wide number of the function's first exit: exit `k` of
+    /// `Env::exits` is exit `first_exit + k` of the cache, whose number
+    /// plus one it returns.
+    pub first_exit: usize,
+}
+
+/// One exit's link: `target`, when not 0, is the address of a bridge
+/// ([`trace_signature`]: its parameters are the values the exit stores in
+/// the exit buffer) the exit continues in instead of returning;
+/// `count` counts the failures that went there (the others return to
+/// the caller, which counts them). Generated code reads and writes both.
+#[repr(C)]
+#[derive(Default)]
+pub struct ExitSlot {
+    pub target: std::cell::Cell<u64>,
+    pub count: std::cell::Cell<u64>,
+}
+
+/// The [`ExitSlot`]s of every exit of a trace cache, by exit number, in
+/// chunks that never move (code holds their addresses).
+#[derive(Default)]
+pub struct ExitSlots {
+    chunks: Vec<Box<[ExitSlot; ExitSlots::CHUNK]>>,
+}
+
+impl ExitSlots {
+    const CHUNK: usize = 256;
+
+    /// The slot of exit `n`, made if needed.
+    pub fn slot(&mut self, n: usize) -> &ExitSlot {
+        while self.chunks.len() <= n / Self::CHUNK {
+            self.chunks.push(Box::new(std::array::from_fn(|_| ExitSlot::default())));
+        }
+        &self.chunks[n / Self::CHUNK][n % Self::CHUNK]
+    }
+
+    /// The slot of exit `n`, if made.
+    pub fn get(&self, n: usize) -> Option<&ExitSlot> {
+        self.chunks.get(n / Self::CHUNK).map(|c| &c[n % Self::CHUNK])
+    }
+}
+
+/// How a compiled trace leaves at a guard: it stores `values` (the values
+/// its resume record refers to) into the context's exit buffer, in order,
+/// and returns the exit's number plus one — or, when the exit's link slot
+/// holds code, continues there with `values` as its arguments.
+#[derive(Clone, Debug)]
+pub struct TraceExit {
+    pub resume: flowc_ir::ResumeId,
+    pub label: flowc_lang::Symbol,
+    pub values: Vec<ValueId>,
+    /// For a `guard_value` on a value: its index in `values` (the value
+    /// seen, by which bridges are chosen).
+    pub key: Option<usize>,
+    /// A failing guard, not the `exit` that ends a bridge.
+    pub guard: bool,
+    /// A failing `guard_int`: one of the assumptions a loop trace checks
+    /// on entry (the JIT retraces the loop when they fail often).
+    pub check: bool,
+    /// The IR block of the guard or `exit`.
+    pub block: BlockId,
+}
+
+/// How a trace leaves at an exit.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Leaving {
+    /// A guard fails.
+    Guard,
+    /// A speculation check (`guard_int`) fails.
+    Check,
+    /// The `exit` that ends a bridge.
+    End,
+}
+
+/// What makes two exits of a trace one: the block, the record, the label,
+/// the guarded value, and how the trace leaves.
+pub(super) type ExitAt = (BlockId, flowc_ir::ResumeId, flowc_lang::Symbol, Option<ValueId>, Leaving);
+
+/// The exit of resume record `resume`: the distinct values it refers to,
+/// then `key` (a guarded value) if it is not among them.
+fn exit_record(
+    f: &Function,
+    block: BlockId,
+    resume: flowc_ir::ResumeId,
+    label: flowc_lang::Symbol,
+    key: Option<ValueId>,
+    guard: bool,
+    check: bool,
+) -> TraceExit {
+    let mut values: Vec<ValueId> = Vec::new();
+    for op in f.resumes[resume].operands() {
+        if let Operand::Value(v) = op {
+            if !values.contains(v) {
+                values.push(*v);
+            }
+        }
+    }
+    let key = key.map(|k| match values.iter().position(|v| *v == k) {
+        Some(i) => i,
+        None => {
+            values.push(k);
+            values.len() - 1
+        }
+    });
+    TraceExit { resume, label, values, key, guard, check, block }
+}
+
+impl Lowerer<'_, '_> {
+    /// A guard: continue when it holds, else store the exit values and
+    /// return the exit's number.
+    pub(super) fn guard(&mut self, kind: &flowc_ir::GuardKind, resume: flowc_ir::ResumeId, label: flowc_lang::Symbol) {
+        use flowc_ir::GuardKind;
+        let o = self.operand(kind.operand());
+        let holds = match kind {
+            GuardKind::True(x) | GuardKind::False(x) => {
+                let truth = match x.as_value().and_then(|v| self.cond(v)) {
+                    Some(c) => c,
+                    None => {
+                        if !self.small.operand(x) {
+                            self.fail_if_unbound(o);
+                        }
+                        self.b.ins().icmp_imm_s(IntCC::NotEqual, o, ZERO as i64)
+                    }
+                };
+                match kind {
+                    GuardKind::True(_) => truth,
+                    _ => self.b.ins().icmp_imm_s(IntCC::Equal, truth, 0),
+                }
+            }
+            GuardKind::Value(_, c) => match word::immediate(c) {
+                Some(w) => {
+                    self.fail_if_unbound(o);
+                    self.b.ins().icmp_imm_s(IntCC::Equal, o, w as i64)
+                }
+                None => {
+                    let c = self.operand(&Operand::Const(c.clone()));
+                    let r = self.runtime_op(Op::Eq, &[o, c]);
+                    self.b.ins().icmp_imm_s(IntCC::Equal, r, ONE as i64)
+                }
+            },
+            GuardKind::Class(_, class) => self.is_class(o, *class),
+            GuardKind::NotClass(_, class) => {
+                let is = self.is_class(o, *class);
+                self.b.ins().bxor_imm_u(is, 1)
+            }
+            GuardKind::Int(_, lo, hi) => {
+                // Tagged integers compare like the integers; a word of
+                // another kind fails the tag test (an unbound one raises
+                // its error on the way out).
+                let tagged = self.b.ins().band_imm_s(o, word::INT_TAG as i64);
+                let mut holds = self.b.ins().icmp_imm_s(IntCC::NotEqual, tagged, 0);
+                if let Some(w) = word::small(*lo) {
+                    let above = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, o, w as i64);
+                    holds = self.b.ins().band(holds, above);
+                }
+                if let Some(w) = word::small(*hi) {
+                    let below = self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, o, w as i64);
+                    holds = self.b.ins().band(holds, below);
+                }
+                holds
+            }
+        };
+        let exit = self.cold_block();
+        let cont = self.b.create_block();
+        self.b.ins().brif(holds, cont, &[], exit, &[]);
+        self.b.switch_to_block(exit);
+        if matches!(kind, GuardKind::Int(..)) {
+            self.fail_if_unbound(o);
+        }
+        let key = match kind {
+            GuardKind::Value(Operand::Value(v), _) => Some(*v),
+            _ => None,
+        };
+        self.leave(
+            resume,
+            label,
+            key,
+            if matches!(kind, GuardKind::Int(..)) { Leaving::Check } else { Leaving::Guard },
+        );
+        self.b.switch_to_block(cont);
+    }
+
+    /// Leaves the trace: stores the values resume record `resume` refers
+    /// to (and `key`, a guarded value) in the exit buffer and returns the
+    /// exit's number (from 1).
+    pub(super) fn leave(
+        &mut self,
+        resume: flowc_ir::ResumeId,
+        label: flowc_lang::Symbol,
+        key: Option<ValueId>,
+        how: Leaving,
+    ) {
+        // Both copies of a guard leave by one exit: the second stores the
+        // same values in the same order and returns the same number.
+        let at = (self.current, resume, label, key, how);
+        let n = match self.exit_numbers.get(&at) {
+            Some(&n) => n,
+            None => {
+                let n = self.env.exits.len();
+                self.exit_numbers.insert(at, n);
+                let (guard, check) = (how != Leaving::End, how == Leaving::Check);
+                self.env.exits.push(exit_record(self.f, self.current, resume, label, key, guard, check));
+                n
+            }
+        };
+        let words: Vec<ClValue> =
+            self.env.exits[n].values.clone().iter().map(|v| self.operand(&Operand::Value(*v))).collect();
+        let number = self.env.links.as_ref().map_or(n, |l| l.first_exit + n);
+        let buf = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, offsets::EXIT_VALUES);
+        for (k, &w) in words.iter().enumerate() {
+            self.b.ins().store(MemFlagsData::trusted(), w, buf, (8 * k) as i32);
+        }
+        self.store_iterations();
+        let code = self.konst(number as i64 + 1);
+        let Some(links) = &mut self.env.links else {
+            self.b.ins().return_(&[code]);
+            return;
+        };
+        let slot = links.slots.slot(number) as *const ExitSlot as i64;
+        let addr = self.konst(slot);
+        let leave = self.leave_block();
+        self.b.ins().jump(leave, &[BlockArg::Value(addr), BlockArg::Value(code)]);
+    }
+
+    /// The shared end of a trace's exits ([`Lowerer::leave`]): a linked
+    /// exit continues in its bridge (which reads the values the exit just
+    /// stored), counting the failure; an exit without a link returns its
+    /// number.
+    pub(super) fn leave_block(&mut self) -> cranelift_codegen::ir::Block {
+        if let Some(b) = self.leave {
+            return b;
+        }
+        let leave = self.cold_block();
+        self.b.append_block_param(leave, types::I64);
+        self.b.append_block_param(leave, types::I64);
+        self.leave = Some(leave);
+        leave
+    }
+
+    /// Fills the shared end of the exits, if some exit jumps there (after
+    /// every other block: a block is filled before the next one starts).
+    pub(super) fn finish_leave(&mut self) {
+        let Some(leave) = self.leave else { return };
+        let (addr, code) = (self.b.block_params(leave)[0], self.b.block_params(leave)[1]);
+        self.b.switch_to_block(leave);
+        let flags = MemFlagsData::trusted();
+        let target = self.b.ins().load(types::I64, flags, addr, std::mem::offset_of!(ExitSlot, target) as i32);
+        let (link, out) = (self.cold_block(), self.cold_block());
+        self.b.ins().brif(target, link, &[], out, &[]);
+        self.b.switch_to_block(link);
+        let at = std::mem::offset_of!(ExitSlot, count) as i32;
+        let count = self.b.ins().load(types::I64, flags, addr, at);
+        let count = self.b.ins().iadd_imm_s(count, 1);
+        self.b.ins().store(flags, count, addr, at);
+        let sig = trace_signature(&*self.env.module);
+        let sig = self.b.import_signature(sig);
+        self.b.ins().return_call_indirect(sig, target, &[self.ctx]);
+        self.b.switch_to_block(out);
+        self.b.ins().return_(&[code]);
+    }
+
+    /// `jump_trace target(args)`: a tail call of the trace.
+    pub(super) fn jump_trace(&mut self, target: flowc_lang::Symbol, args: &[Operand]) {
+        let found = self.env.links.as_ref().and_then(|l| l.traces.get(&target)).copied();
+        let Some((id, n)) = found.filter(|&(_, n)| n == args.len()) else {
+            // Checked before lowering (`TraceCache::compile`); unreachable.
+            let index = self.env.traps.len() as i64;
+            let msg = format!("internal: jump to an unknown trace {target}");
+            self.env.traps.push(flowc_lang::interp::ErrorKind::User(flowc_lang::Symbol::intern(&msg)));
+            let k = self.konst(index);
+            self.call_rt("flowc_rt_trap", &[k]);
+            self.b.ins().jump(self.stop, &[]);
+            return;
+        };
+        debug_assert_eq!(n, args.len());
+        let fref = self.env.module.declare_func_in_func(id, self.b.func);
+        let vals: Vec<ClValue> = args.iter().map(|a| self.operand(a)).collect();
+        let buf = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, offsets::EXIT_VALUES);
+        for (k, &w) in vals.iter().enumerate() {
+            self.b.ins().store(MemFlagsData::trusted(), w, buf, (8 * k) as i32);
+        }
+        self.store_iterations();
+        self.b.ins().return_call(fref, &[self.ctx]);
+    }
+
+    /// A trace leaving (by returning or continuing elsewhere): the loop
+    /// iterations it ran go back to the context.
+    pub(super) fn store_iterations(&mut self) {
+        if let Some(var) = self.iterations {
+            let n = self.b.use_var(var);
+            self.b.ins().store(MemFlagsData::trusted(), n, self.ctx, offsets::ITERATIONS);
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! Lowering one region of a split huge function ([`super::frame`]): the
+//! region's entry (a stub per entry, chosen by the entry's number), its
+//! pieces block by block, values read from the frame where their
+//! definition does not dominate the use in the region, and edges into
+//! other regions, which store the phi inputs they carry and continue there
+//! by a tail call.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::{types, BlockArg, FuncRef, InstBuilder, MemFlagsData, Value as ClValue};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_module::Module as _;
+
+use flowc_ir::{BlockId, Function, ValueId};
+
+use super::{frame, store_frame, Env, Facts, Lowerer};
+
+/// Lowering one region of a split function: where the region is, its
+/// frame, and what is pending.
+pub(super) struct Region<'b> {
+    pub(super) split: &'b frame::Split,
+    /// The region's number.
+    pub(super) index: usize,
+    /// The frame's address (the region's second parameter).
+    pub(super) base: ClValue,
+    /// The piece being lowered.
+    pub(super) piece: usize,
+    /// The Cranelift block of each entry that starts mid-block, by piece.
+    pub(super) entry_blocks: HashMap<usize, cranelift_codegen::ir::Block>,
+    /// The words read from the frame in the block part being lowered.
+    pub(super) loaded: HashMap<ValueId, ClValue>,
+    /// Edges into other regions made by the terminator being lowered: the
+    /// edge's block, the piece it enters, and the phi inputs it carries.
+    pub(super) pending: Vec<(cranelift_codegen::ir::Block, usize, Vec<ClValue>)>,
+    /// The other regions' functions, as declared in this one.
+    pub(super) refs: HashMap<usize, FuncRef>,
+}
+
+/// Lowers region `index` of split function `f` into `ctx.func`
+/// ([`frame`]): a function of the context, the frame's address and the
+/// number of the entry to start at, which goes to that entry (the phis of
+/// an entry's block read their words) and lowers the region's pieces;
+/// edges into other regions store the phi inputs they carry in their
+/// phis' words and continue in that region by a tail call.
+pub fn lower_region(
+    env: &mut Env,
+    f: &Function,
+    facts: &Facts,
+    split: &frame::Split,
+    index: usize,
+    ctx: &mut cranelift_codegen::Context,
+    fbctx: &mut FunctionBuilderContext,
+) {
+    let regions = &split.regions;
+    ctx.func.signature = frame::region_signature(&*env.module);
+    let mut b = FunctionBuilder::new(&mut ctx.func, fbctx);
+    let mut blocks = HashMap::new();
+    for p in regions.members(index) {
+        let piece = regions.piece(p);
+        if piece.start == 0 {
+            let cb = b.create_block();
+            for _ in &f.blocks[piece.block].phis {
+                b.append_block_param(cb, types::I64);
+            }
+            blocks.insert(piece.block, cb);
+        }
+    }
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let (ctx_value, base, number) = (b.block_params(entry)[0], b.block_params(entry)[1], b.block_params(entry)[2]);
+    store_frame(&mut b, ctx_value);
+    // One stub per entry (a block's phis read their words), chosen by the
+    // entry's number.
+    let entries: Vec<usize> = regions.entries(index).collect();
+    let stubs: Vec<_> = entries.iter().map(|_| b.create_block()).collect();
+    if let [only] = stubs[..] {
+        b.ins().jump(only, &[]);
+    } else {
+        let calls: Vec<_> = stubs.iter().map(|&s| b.func.dfg.block_call(s, &[])).collect();
+        let table = b.create_jump_table(cranelift_codegen::ir::JumpTableData::new(calls[0], &calls));
+        let number = b.ins().ireduce(types::I32, number);
+        b.ins().br_table(number, table);
+    }
+    let mut entry_blocks = HashMap::new();
+    for (&p, &stub) in entries.iter().zip(&stubs) {
+        let piece = regions.piece(p);
+        b.switch_to_block(stub);
+        if piece.start == 0 {
+            let target = blocks[&piece.block];
+            let args: Vec<BlockArg> = f.blocks[piece.block]
+                .phis
+                .iter()
+                .map(|&phi| {
+                    let word = f.insts[phi].result.and_then(|v| split.frame.offset(v));
+                    BlockArg::Value(match word {
+                        Some(offset) => b.ins().load(types::I64, MemFlagsData::trusted(), base, offset),
+                        None => b.ins().iconst(types::I64, 0),
+                    })
+                })
+                .collect();
+            b.ins().jump(target, &args);
+        } else {
+            // A piece entered mid-block starts in its stub.
+            entry_blocks.insert(p, stub);
+        }
+    }
+    let region = Region {
+        split,
+        index,
+        base,
+        piece: 0,
+        entry_blocks,
+        loaded: HashMap::new(),
+        pending: Vec::new(),
+        refs: HashMap::new(),
+    };
+    let mut l = Lowerer::new(b, env, f, facts, blocks, ctx_value, Some(region));
+    l.huge = true;
+    l.finish_stop();
+    // The region's pieces, block by block: a block's pieces in one region
+    // are consecutive.
+    let members: Vec<usize> = regions.members(index).collect();
+    let mut k = 0;
+    while k < members.len() {
+        let blk = regions.piece(members[k]).block;
+        let mut end = k + 1;
+        while end < members.len() && regions.piece(members[end]).block == blk {
+            end += 1;
+        }
+        let (from, to) = (regions.piece(members[k]), regions.piece(members[end - 1]));
+        l.part(blk, members[k], from.start as usize, to.end as usize, to.last);
+        k = end;
+    }
+    l.b.seal_all_blocks();
+    let config = l.env.module.target_config();
+    l.b.finalize(config);
+}
+
+impl Lowerer<'_, '_> {
+    /// Continues in the region of piece `p` (an entry of it): a tail call
+    /// of its function with the number of the entry.
+    pub(super) fn enter_region(&mut self, p: usize) {
+        let r = self.split.as_mut().expect("only regions enter regions");
+        let region = r.split.regions.piece(p).region as usize;
+        let number = r.split.regions.entry_number(p).expect("a piece entered from another region is an entry");
+        let fref = match r.refs.get(&region) {
+            Some(&fref) => fref,
+            None => {
+                let fref = self.env.module.declare_func_in_func(r.split.funcs[region], self.b.func);
+                r.refs.insert(region, fref);
+                fref
+            }
+        };
+        let base = r.base;
+        let number = self.konst(number as i64);
+        self.b.ins().return_call(fref, &[self.ctx, base, number]);
+    }
+
+    /// The Cranelift block and arguments of the edge from `from` to `to`:
+    /// `to`'s block with the phi inputs, or, into another region, a block
+    /// that stores them in their phis' words and continues there (filled
+    /// once the terminator is done: [`Lowerer::fill_edges`]).
+    pub(super) fn target(&mut self, from: BlockId, to: BlockId) -> (cranelift_codegen::ir::Block, Vec<BlockArg>) {
+        let args = self.edge_args(from, to);
+        let elsewhere = self.split.as_ref().and_then(|r| {
+            let p = r.split.regions.first_piece(to).expect("a successor of a reachable block is reachable");
+            (r.split.regions.piece(p).region as usize != r.index).then_some(p)
+        });
+        match elsewhere {
+            None => (self.blocks[&to], args),
+            Some(p) => {
+                let edge = self.b.create_block();
+                let values = args
+                    .iter()
+                    .map(|a| match a {
+                        BlockArg::Value(v) => *v,
+                        _ => unreachable!("phi inputs are values"),
+                    })
+                    .collect();
+                self.split.as_mut().expect("in a region").pending.push((edge, p, values));
+                (edge, Vec::new())
+            }
+        }
+    }
+
+    /// Fills the edges into other regions the last terminator made.
+    pub(super) fn fill_edges(&mut self) {
+        let Some(r) = &mut self.split else { return };
+        let pending = std::mem::take(&mut r.pending);
+        let (split, base) = (r.split, r.base);
+        for (edge, p, values) in pending {
+            self.b.switch_to_block(edge);
+            let to = split.regions.piece(p).block;
+            for (&phi, &v) in self.f.blocks[to].phis.iter().zip(&values) {
+                if let Some(offset) = self.f.insts[phi].result.and_then(|r| split.frame.offset(r)) {
+                    self.b.ins().store(MemFlagsData::trusted(), v, base, offset);
+                }
+            }
+            self.enter_region(p);
+        }
+    }
+
+    /// Whether value `v` is used directly where code is being lowered:
+    /// always, but in a region where its definition does not dominate the
+    /// piece being lowered ([`flowc_ir::regions::Regions::direct`]).
+    pub(super) fn direct(&self, v: ValueId) -> bool {
+        self.split.as_ref().is_none_or(|r| r.split.regions.direct(v, r.piece))
+    }
+
+    /// Value `v` read from its word of the frame (once per block part).
+    pub(super) fn read_word(&mut self, v: ValueId) -> ClValue {
+        let r = self.split.as_mut().expect("values come from the frame only in regions");
+        if let Some(&w) = r.loaded.get(&v) {
+            return w;
+        }
+        let offset = r.split.frame.offset(v).expect("a value used indirectly has a word");
+        let w = self.b.ins().load(types::I64, MemFlagsData::trusted(), r.base, offset);
+        r.loaded.insert(v, w);
+        w
+    }
+}
