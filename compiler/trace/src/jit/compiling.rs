@@ -1,0 +1,173 @@
+//! Compiling what was recorded: a straight trace (a bridge, a preamble), a
+//! loop in two pieces (its preamble and its body, when the optimizer split
+//! it), the checks of the IR after each step, and the code records the JIT
+//! keeps.
+
+use super::*;
+
+impl<'p> Jit<'p> {
+    /// The key a loop or entry trace starts at.
+    pub(super) fn key_of_code(&self, code: TraceId) -> Option<Key> {
+        self.keys.iter().find(|(_, kc)| kc.variants.contains(&code)).map(|(k, _)| k.clone())
+    }
+
+    /// Optimizes and compiles straight trace `function` (a bridge or an
+    /// entry trace, recorded from `recorded` operations, starting at
+    /// `start`); registers it. When it ends by jumping to a loop's
+    /// preamble, it jumps into the loop instead if its state matches the
+    /// loop's entry — unless `plain` (the trace leaves a restart guard of
+    /// that entry: the state is known not to match).
+    pub(super) fn compile_straight(
+        &mut self,
+        function: &mut Function,
+        recorded: usize,
+        start: String,
+        plain: bool,
+    ) -> Option<(TraceId, Duration)> {
+        let started = Instant::now();
+        self.inspect(function, "conversion");
+        let target = jumps_to(function).and_then(|t| self.names.get(&t).copied().flatten());
+        let into = target.filter(|_| !plain).and_then(|t| {
+            let c = &self.codes[t.0 as usize];
+            Some((c.entry.clone()?, self.codes[c.body?.0 as usize].function.name))
+        });
+        let jump = match &into {
+            Some((entry, body)) => opt::Jump::Enters { entry, body: *body },
+            None => opt::Jump::Plain,
+        };
+        let options = opt::Options { jump, ..opt::Options::new(self.remove_allocations) };
+        let optimized = opt::optimize_trace(function, &self.hints, &options);
+        self.stats.optimize_time += started.elapsed();
+        self.inspect(function, "optimization");
+        let id = self.compile_pieces(&[(function, Kind::Bridge, recorded)], &start, started)?[0];
+        self.codes[id.0 as usize].restarts = optimized.restarts;
+        Some((id, started.elapsed()))
+    }
+
+    /// Compiles a loop recorded as `trace` from `start`, the head's
+    /// variables `names` (of `function`'s frame, at label `anchor`; with
+    /// the variables live there but unbound, `live`), as two pieces of
+    /// code ([`opt::LoopEntry`]): the preamble, named `name`, whose first
+    /// checks are those speculation finds for the values `args` (none
+    /// when `None`), and the loop, which the preamble jumps into.
+    /// Registers both; returns the preamble.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn compile_loop(
+        &mut self,
+        name: Symbol,
+        trace: &crate::trace::Trace,
+        start: &Start,
+        names: &[Symbol],
+        live: &[Symbol],
+        args: Option<&[Value]>,
+        function: Option<Symbol>,
+        what: String,
+    ) -> Option<(TraceId, Duration)> {
+        let started = Instant::now();
+        let anchor = trace.anchor;
+        let body = self.fresh_name(Symbol::intern(&format!("{name}.body")));
+        let looping = End::LiveLoop(live.to_vec());
+        let checks = match args {
+            Some(args) => speculate::checks(&to_ir::convert(self.program, name, trace, start, &looping), args),
+            None => Vec::new(),
+        };
+        let mut preamble =
+            to_ir::convert(self.program, name, trace, start, &End::Jump { target: body, params: names.to_vec() });
+        speculate::insert(&mut preamble, &checks, anchor, function);
+        self.inspect(&preamble, "conversion");
+        // The loop keeps assuming what the preamble speculates on.
+        let assumed: Vec<(Symbol, i64, i64)> = checks.iter().map(|&(k, lo, hi)| (start.params[k], lo, hi)).collect();
+        let jump = opt::Jump::Defines { anchor, function, names, assumed: &assumed };
+        let options = opt::Options { jump, ..opt::Options::new(self.remove_allocations) };
+        let optimized = opt::optimize_trace(&mut preamble, &self.hints, &options);
+        self.inspect(&preamble, "optimization");
+        let entry = optimized.entry?;
+        let mut looped = to_ir::convert(self.program, body, trace, &entry.start(), &looping);
+        self.inspect(&looped, "conversion");
+        // The loop is peeled too where that pays: its first iteration,
+        // which code jumping into it runs once, computes what the rest of
+        // its iterations reuse (loop-invariant reads and checks).
+        let facts = entry.infos();
+        let peel = opt::Peel::WhenItPays;
+        let options = opt::Options { facts: &facts, peel, ..opt::Options::new(self.remove_allocations) };
+        opt::optimize_trace(&mut looped, &self.hints, &options);
+        self.stats.optimize_time += started.elapsed();
+        self.inspect(&looped, "optimization");
+        let pieces = [(&looped, Kind::Body, 0), (&preamble, Kind::Loop, trace.ops.len())];
+        let ids = self.compile_pieces(&pieces, &what, started)?;
+        let (body_id, id) = (ids[0], ids[1]);
+        let c = &mut self.codes[id.0 as usize];
+        c.body = Some(body_id);
+        c.entry = Some(entry);
+        Some((id, started.elapsed()))
+    }
+
+    /// Runs the IR checker hook on `f`.
+    pub(super) fn inspect(&self, f: &Function, after: &str) {
+        if let Some(inspect) = self.options.inspect {
+            inspect(f, after);
+        }
+    }
+
+    /// Compiles optimized traces `pieces` (each with its kind and the
+    /// operations it was recorded from; starting at `start`, work begun
+    /// at `started`) into the cache together, in order (each may jump to
+    /// those before it); registers them.
+    pub(super) fn compile_pieces(
+        &mut self,
+        pieces: &[(&Function, Kind, usize)],
+        start: &str,
+        started: Instant,
+    ) -> Option<Vec<TraceId>> {
+        if self.cache.is_none() {
+            let options = flowc_codegen::Options { fuel: self.fuel_checks, ..Default::default() };
+            self.cache = TraceCache::new(&self.hints, self.layout, options).ok();
+        }
+        let functions: Vec<&Function> = pieces.iter().map(|(f, _, _)| *f).collect();
+        let compiled = self.cache.as_ref()?.compile_all(&functions);
+        let time = started.elapsed();
+        self.stats.compile_time += time;
+        let ids = match compiled {
+            Ok(ids) => ids,
+            Err(e) => {
+                let names: Vec<String> = functions.iter().map(|f| f.name.to_string()).collect();
+                self.log(format_args!("code generation failed for {}: {e}", names.join(", ")));
+                // What did compile is never entered; it keeps its number.
+                let cache = self.cache.as_ref()?;
+                for (f, kind, _) in &pieces[..cache.len() - self.codes.len()] {
+                    self.codes.push(Code::new(kind.clone(), (*f).clone(), start.to_string(), 0));
+                }
+                return None;
+            }
+        };
+        for (&id, (function, kind, recorded)) in ids.iter().zip(pieces) {
+            debug_assert_eq!(id.0 as usize, self.codes.len());
+            self.stats.recorded_ops += recorded;
+            self.stats.optimized_ops += instructions(function);
+            self.log(format_args!(
+                "compiled {} from {start}: {recorded} operations recorded, {} after optimization",
+                function.name,
+                instructions(function)
+            ));
+            if let Some(log) = &mut self.log {
+                log.indented(&flowc_ir::print::function(function));
+            }
+            self.names.insert(function.name, Some(id));
+            let mut code = Code::new(kind.clone(), (*function).clone(), start.to_string(), *recorded);
+            code.compile_time = time / ids.len() as u32;
+            code.root = id;
+            self.codes.push(code);
+        }
+        Some(ids)
+    }
+
+    /// Gives the loop of code `code`, if it was split in two, the graph,
+    /// anchor and tree of its preamble.
+    pub(super) fn adopt_body(&mut self, code: TraceId) {
+        let c = &self.codes[code.0 as usize];
+        let Some(b) = c.body else { return };
+        let (graph, anchor, root) = (c.graph, c.anchor, c.root);
+        let body = &mut self.codes[b.0 as usize];
+        (body.graph, body.anchor, body.root) = (graph, anchor, root);
+    }
+}

@@ -1,0 +1,386 @@
+//! Recording: a loop trace from a hot key (until the path closes, fails or
+//! grows too long), and a bridge from a guard that fails often; the limits
+//! and the aborts that blacklist a key.
+
+use super::*;
+
+impl<'p> Jit<'p> {
+    /// Records a loop at `key` from the top frame of `stack` (about to run
+    /// `block`), compiles it, and says where the run goes on: recording
+    /// runs the program, so the stack's top frame is where it left it.
+    pub(super) fn record_loop(
+        &mut self,
+        machine: &mut Machine,
+        run: &mut Run,
+        key: &Key,
+        stack: &mut Vec<Frame>,
+        block: u32,
+    ) -> Result<Next, RuntimeError> {
+        let top = stack.last().expect("a frame");
+        let g = top.graph;
+        let graph: &Graph = &run.compiled.graphs[g as usize];
+        let label = graph.blocks[block as usize].label;
+        let live = Self::liveness(run, g).live_at(block);
+        let graph: &Graph = &run.compiled.graphs[g as usize];
+        let top = stack.last().expect("a frame");
+        let pairs = top.pairs(graph);
+        let is_live = |n: &Symbol| graph.slot_of(*n).is_some_and(|s| live.contains(&s));
+        let params: Vec<Symbol> = pairs.iter().map(|(n, _)| *n).filter(is_live).collect();
+        let args: Vec<Value> = pairs.iter().filter(|(n, _)| is_live(n)).map(|(_, v)| v.clone()).collect();
+        let unbound: Vec<Symbol> =
+            live.iter().filter(|&&s| top.get(s).is_none()).map(|&s| graph.slot_names[s as usize]).collect();
+        let frame = ResumeFrame { function: graph.name, env: pairs, call: None };
+        self.log(format_args!("record loop at {}", describe(key, run.compiled)));
+        let started = Instant::now();
+        let profiler = machine.profiler().expect("the JIT runs with a profiler");
+        let mut target = None;
+        let this = &*self;
+        let mut at = |l: Symbol, env: &Env| match stop_key(profiler, graph, g, l, env) {
+            Some(k) if k == *key => {
+                target = None;
+                Arrival::Stop
+            }
+            Some(k) => match this.linkable(&k, env) {
+                Some(code) => {
+                    target = Some(code);
+                    Arrival::Stop
+                }
+                None => Arrival::Continue,
+            },
+            None => Arrival::Continue,
+        };
+        let recorded = {
+            let mut residual = residual_calls(this, run.compiled, run.config);
+            record_path(this.program, &[frame], label, &mut run.heap, this.limits(), &mut at, &mut residual)
+        };
+        self.stats.record_time += started.elapsed();
+        let (trace, frame, end_label) = match recorded {
+            Ok(Path::Stopped { trace, frame, label }) => (trace, frame, label),
+            Ok(Path::Printed(v)) => return Ok(Next::Printed(v)),
+            Ok(Path::Returns { frame, label, .. }) => {
+                self.abort(machine, key, &describe(key, run.compiled), "the loop returns from its function");
+                let block = machine.replace_top(stack, &[frame], label)?;
+                return Ok(Next::Interpret(block));
+            }
+            Err(TraceError::Runtime(e)) => return Err(e),
+            Err(e @ (TraceError::TooLong { .. } | TraceError::Unrolls { .. })) => {
+                let why = match &e {
+                    TraceError::TooLong { limit, .. } => format!("no loop closed within {limit} operations"),
+                    _ => e.to_string(),
+                };
+                let (state, biggest) = e.suspended();
+                // Not an abort that counts when the next recording calls a
+                // function it followed: it may close then.
+                let counts = !self.stop_following(biggest);
+                self.abort_if(machine, key, &describe(key, run.compiled), &why, counts);
+                let block = machine.replace_top(stack, &state.frames, state.label)?;
+                return Ok(Next::Interpret(block));
+            }
+        };
+        // The program is at `end_label` now.
+        let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
+        let start = Start::frame(graph.name, &params);
+        let name = self.fresh_name(label);
+        let what = describe(key, run.compiled);
+        let compiled = match target {
+            None => {
+                let speculating = !self.keys.get(key).is_some_and(|k| k.generic);
+                let args = speculating.then_some(args.as_slice());
+                let live: Vec<Symbol> = params.iter().chain(&unbound).copied().collect();
+                self.compile_loop(name, &trace, &start, &params, &live, args, graph.name, what)
+            }
+            Some(t) => {
+                let c = &self.codes[t.0 as usize];
+                let end = End::Jump { target: c.function.name, params: c.params.clone() };
+                let mut function = to_ir::convert(self.program, name, &trace, &start, &end);
+                self.compile_straight(&mut function, trace.ops.len(), what, false)
+            }
+        };
+        let Some((code, time)) = compiled else {
+            self.abort(machine, key, &describe(key, run.compiled), "the code generator refused the trace");
+            return Ok(Next::Interpret(block));
+        };
+        let c = &mut self.codes[code.0 as usize];
+        c.kind = if target.is_some() { Kind::Entry } else { Kind::Loop };
+        c.anchor = label;
+        c.graph = g;
+        c.params = params;
+        c.unbound = unbound;
+        c.compile_time = time;
+        self.adopt_body(code);
+        let c = &self.codes[code.0 as usize];
+        match c.kind {
+            Kind::Loop => self.stats.traces += 1,
+            _ => self.stats.entry_traces += 1,
+        }
+        self.keys.entry(key.clone()).or_default().variants.push(code);
+        if let Some(p) = machine.profiler_mut() {
+            p.set(key, KeyState::Enter);
+        }
+        // Go on in the new loop, or in the code the entry trace reached.
+        let go = target.unwrap_or(code);
+        if self.admits_frame(run, go, stack.last().expect("a frame")) {
+            Ok(Next::Enter(go))
+        } else {
+            Ok(Next::Interpret(block))
+        }
+    }
+
+    /// The code at `key` that environment `env` can enter, if any.
+    pub(super) fn linkable(&self, key: &Key, env: &Env) -> Option<TraceId> {
+        let kc = self.keys.get(key)?;
+        kc.variants.iter().copied().find(|&c| self.admits_env(c, env))
+    }
+
+    /// The limits of a recording.
+    pub(super) fn limits(&self) -> crate::record::Limits {
+        crate::record::Limits { ops: self.options.trace_limit, unroll: self.options.unroll_limit }
+    }
+
+    /// After a recording too long: traces call `biggest`, the function it
+    /// spent most operations in, from now on. Whether that is new.
+    pub(super) fn stop_following(&mut self, biggest: Option<Symbol>) -> bool {
+        let Some(f) = biggest else { return false };
+        if self.recursive.contains(&f) || !self.not_followed.insert(f) {
+            return false;
+        }
+        self.log(format_args!("calls of {f} are not followed from now on: traces call it"));
+        true
+    }
+
+    /// A recording at `key` failed: count it, and give up on the key after
+    /// `max_aborts`.
+    pub(super) fn abort(&mut self, machine: &mut Machine, key: &Key, what: &str, why: &str) {
+        self.abort_if(machine, key, what, why, true);
+    }
+
+    /// A recording from `key` abandoned; counted against `max_aborts`
+    /// when `counts` (the hot spot is given up at the limit).
+    pub(super) fn abort_if(&mut self, machine: &mut Machine, key: &Key, what: &str, why: &str, counts: bool) {
+        self.stats.aborted += 1;
+        let kc = self.keys.entry(key.clone()).or_default();
+        kc.aborts += counts as u32;
+        let give_up = counts && kc.aborts >= self.options.max_aborts && kc.variants.is_empty();
+        let state = if give_up {
+            kc.ignored = true;
+            self.stats.ignored += 1;
+            KeyState::Ignored
+        } else if kc.variants.is_empty() {
+            KeyState::Counting
+        } else {
+            KeyState::Enter
+        };
+        if let Some(p) = machine.profiler_mut() {
+            p.set(key, state);
+        }
+        if counts {
+            let (n, most) = (self.keys[key].aborts, self.options.max_aborts);
+            self.log(format_args!("abort at {what}: {why} ({n} of {most})"));
+        } else {
+            self.log(format_args!("abort at {what}: {why}"));
+        }
+        if give_up {
+            self.log(format_args!("hot spot given up: {what}"));
+        }
+    }
+
+    /// Records a bridge from exit `exit` of code `parent`, whose state the
+    /// frames `frames` are (the exit stored `values`), compiles it and
+    /// links the exit to it.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn record_bridge(
+        &mut self,
+        machine: &mut Machine,
+        run: &mut Run,
+        exit: ExitId,
+        parent: TraceId,
+        values: &[Option<Value>],
+        frames: Vec<ResumeFrame>,
+        stack: &mut Vec<Frame>,
+    ) -> Result<Next, RuntimeError> {
+        let cache = self.cache.as_ref().expect("code exists");
+        let (texit, _) = cache.exit(exit);
+        let index = cache.exits_of(parent).iter().position(|e| *e == exit).unwrap_or(0);
+        let p = &self.codes[parent.0 as usize];
+        let root = p.root;
+        let budget = self.codes[root.0 as usize].bridges < self.options.max_bridges
+            && self.codes.len() < self.options.max_traces;
+        // An exit whose state a bridge cannot start from (an unbound value
+        // the trace stores, which resuming drops) gets none.
+        if !budget || values.iter().any(Option::is_none) {
+            self.exit_state(exit).refused = true;
+            let block = machine.replace_top(stack, &frames, texit.label)?;
+            return Ok(Next::Interpret(block));
+        }
+        let record = p.function.resumes[texit.resume].clone();
+        let mut start = Start::exit(&p.function, &record, &texit.values);
+        // A speculation check of a loop trace (its preheader's guards):
+        // the bridge is the same loop, assuming nothing.
+        let retrace = is_check(p, &texit);
+        // A guard checking a loop's fact on the way into it: the state does
+        // not fit the loop, so the bridge goes to its preamble.
+        let restart = p.restarts.contains(&texit.resume);
+        let (base_graph, parent_name) = (p.graph, p.function.name);
+        // A failing guard_value: the bridge is for the value that failed it,
+        // the next in a chain that stops at `max_values`.
+        let values_depth = if texit.key.is_some() { p.values + 1 } else { 0 };
+        if values_depth > self.options.max_values {
+            self.exit_state(exit).refused = true;
+            let block = machine.replace_top(stack, &frames, texit.label)?;
+            return Ok(Next::Interpret(block));
+        }
+        if let (Some(k), Some(innermost)) = (texit.key, record.frames.last()) {
+            let tested = texit.values[k];
+            let var = innermost
+                .env
+                .iter()
+                .find(|(_, rv)| matches!(rv, ResumeValue::Operand(Operand::Value(x)) if *x == tested));
+            if let Some((var, _)) = var {
+                start.promoted.push((*var, values[k].clone().expect("checked above")));
+            }
+        }
+        self.log(format_args!("record bridge from exit {index} of {parent_name} (to {})", texit.label));
+        let graph = &run.compiled.graphs[base_graph as usize];
+        let profiler = machine.profiler().expect("the JIT runs with a profiler");
+        let single = frames.len() == 1;
+        let start_env: Env = frames[0].env.iter().cloned().collect();
+        // Where the bridge starts, if that is a hot spot: arriving there
+        // again makes it a loop (a retrace), else it is a key like others.
+        let start_key = if single { stop_key(profiler, graph, base_graph, texit.label, &start_env) } else { None };
+        let mut target = None;
+        let mut closes = false;
+        let mut seen: Vec<Key> = start_key.iter().cloned().collect();
+        let this = &*self;
+        let mut at = |l: Symbol, env: &Env| {
+            let Some(k) = stop_key(profiler, graph, base_graph, l, env) else { return Arrival::Continue };
+            if retrace && Some(&k) == start_key.as_ref() {
+                closes = true;
+                return Arrival::Stop;
+            }
+            if let Some(code) = this.linkable(&k, env) {
+                target = Some(code);
+                return Arrival::Stop;
+            }
+            if seen.contains(&k) {
+                // The bridge loops by itself: leave it to the interpreter,
+                // which will trace that hot spot.
+                return Arrival::Stop;
+            }
+            seen.push(k);
+            Arrival::Continue
+        };
+        let started = Instant::now();
+        // An exit at a hot spot whose code takes its state: an empty bridge.
+        let immediate = start_key
+            .as_ref()
+            .and_then(|k| this.linkable(k, &start_env))
+            .filter(|_| !retrace && start.promoted.is_empty());
+        let recorded = match immediate {
+            Some(code) => {
+                target = Some(code);
+                let trace = crate::trace::Trace { anchor: texit.label, ops: Vec::new(), sites: Vec::new() };
+                Ok(Path::Stopped { trace, frame: frames[0].clone(), label: texit.label })
+            }
+            None => {
+                let mut residual = residual_calls(this, run.compiled, run.config);
+                record_path(this.program, &frames, texit.label, &mut run.heap, this.limits(), &mut at, &mut residual)
+            }
+        };
+        self.stats.record_time += started.elapsed();
+        let (trace, frame, end_label) = match recorded {
+            Ok(Path::Stopped { trace, frame, label }) => (trace, frame, label),
+            Ok(Path::Returns { trace, frame, label }) if trace.ops.is_empty() && label == texit.label => {
+                // Nothing to record (the exit's block returns): the exit
+                // stays one.
+                self.exit_state(exit).refused = true;
+                let block = machine.replace_top(stack, &[frame], label)?;
+                return Ok(Next::Interpret(block));
+            }
+            Ok(Path::Returns { trace, frame, label }) => (trace, frame, label),
+            Ok(Path::Printed(v)) => {
+                self.exit_state(exit).refused = true;
+                return Ok(Next::Printed(v));
+            }
+            Err(TraceError::Runtime(e)) => return Err(e),
+            Err(e @ (TraceError::TooLong { .. } | TraceError::Unrolls { .. })) => {
+                self.stats.aborted += 1;
+                self.log(format_args!("abort bridge: {e}"));
+                let (state, biggest) = e.suspended();
+                // Calling the function instead, the next try may get
+                // somewhere; else the exit stays one.
+                if !self.stop_following(biggest) {
+                    self.exit_state(exit).refused = true;
+                }
+                let block = machine.replace_top(stack, &state.frames, state.label)?;
+                return Ok(Next::Interpret(block));
+            }
+        };
+        let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
+        let name = self.fresh_name(texit.label);
+        let what = format!("exit {index} (to {}) of {parent_name}", texit.label);
+        let compiled = if closes {
+            let names: Vec<Symbol> = start.frames[0].env.iter().map(|(n, _)| *n).collect();
+            let function = start.frames[0].function;
+            let graph = &run.compiled.graphs[base_graph as usize];
+            let live = match graph.labels.get(&texit.label) {
+                Some(&b) => Self::liveness(run, base_graph).live_at(b),
+                None => Vec::new(),
+            };
+            let graph = &run.compiled.graphs[base_graph as usize];
+            let live: Vec<Symbol> = live.iter().map(|&s| graph.slot_names[s as usize]).collect();
+            self.compile_loop(name, &trace, &start, &names, &live, None, function, what)
+        } else {
+            let end = match target {
+                Some(t) => End::Jump {
+                    target: self.codes[t.0 as usize].function.name,
+                    params: self.codes[t.0 as usize].params.clone(),
+                },
+                None => End::Exit(end_label),
+            };
+            let mut function = to_ir::convert(self.program, name, &trace, &start, &end);
+            self.compile_straight(&mut function, trace.ops.len(), what, restart)
+        };
+        let Some((code, time)) = compiled else {
+            self.stats.aborted += 1;
+            self.exit_state(exit).refused = true;
+            return Ok(Next::Interpret(block));
+        };
+        self.cache.as_ref().expect("code exists").link(exit, code).expect("a bridge takes its exit's values");
+        let c = &mut self.codes[code.0 as usize];
+        c.kind = if closes { Kind::Loop } else { Kind::Bridge };
+        c.anchor = texit.label;
+        c.graph = base_graph;
+        c.compile_time = time;
+        self.codes[code.0 as usize].root = root;
+        self.codes[code.0 as usize].values = values_depth;
+        self.codes[root.0 as usize].bridges += 1;
+        self.adopt_body(code);
+        self.exit_state(exit).bridge = Some(code);
+        if closes {
+            self.stats.traces += 1;
+            self.stats.retraces += 1;
+            if let Some(k) = &start_key {
+                // The loop that assumes nothing goes first: the interpreter
+                // and bridges enter it without failing the other's checks
+                // — if it takes the variables a loop trace of the key takes.
+                let kc = self.keys.entry(k.clone()).or_default();
+                kc.generic = true;
+                let names = &start.params;
+                let model = kc.variants.iter().map(|v| &self.codes[v.0 as usize]).find(|c| c.params == *names);
+                if let Some((params, unbound)) = model.map(|c| (c.params.clone(), c.unbound.clone())) {
+                    let c = &mut self.codes[code.0 as usize];
+                    (c.params, c.unbound) = (params, unbound);
+                    kc.variants.insert(0, code);
+                }
+            }
+        } else {
+            self.stats.bridges += 1;
+        }
+        // The recording ran the program to `end_label`: on into the code it
+        // reached, else the interpreter.
+        match target {
+            Some(t) if !closes && self.admits_frame(run, t, stack.last().expect("a frame")) => Ok(Next::Enter(t)),
+            _ => Ok(Next::Interpret(block)),
+        }
+    }
+}
