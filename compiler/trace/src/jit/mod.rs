@@ -71,6 +71,12 @@
 //! iteration and per trace entered, both against the same limit — so a
 //! runaway loop stops with `fuel_exhausted` in compiled code too, though
 //! later (in statements) than the interpreter alone would.
+//!
+//! **Where things are.** This module drives the interpreter and enters
+//! code; [`recording`] records loops and bridges (and aborts),
+//! [`compiling`] compiles what was recorded, [`speculate`] decides what a
+//! loop speculates on, [`stats`] and [`view`] report what the JIT made,
+//! [`log`] writes `--jit-log`.
 
 mod compiling;
 mod log;
