@@ -73,10 +73,10 @@
 //! later (in statements) than the interpreter alone would.
 //!
 //! **Where things are.** This module drives the interpreter and enters
-//! code; [`recording`] records loops and bridges (and aborts),
-//! [`compiling`] compiles what was recorded, [`speculate`] decides what a
-//! loop speculates on, [`stats`] and [`view`] report what the JIT made,
-//! [`log`] writes `--jit-log`.
+//! code; `recording.rs` records loops and bridges (and aborts),
+//! `compiling.rs` compiles what was recorded, `speculate.rs` decides what
+//! a loop speculates on, `stats.rs` and `view.rs` report what the JIT
+//! made, `log.rs` writes `--jit-log`.
 
 mod compiling;
 mod log;
