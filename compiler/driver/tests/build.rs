@@ -180,12 +180,24 @@ fn a_copied_flowc_builds_executables() {
     let copy = dir.join("flowc");
     std::fs::copy(env!("CARGO_BIN_EXE_flowc"), &copy).unwrap();
     std::fs::copy(workspace_root().join("examples/power.pl"), dir.join("power.pl")).unwrap();
-    let o = Command::new(&copy)
-        .args(["build", "power.pl", "-o", "pw"])
-        .current_dir(&dir)
-        .env_remove("FLOWC_RUNTIME")
-        .output()
-        .unwrap();
+    // Another test's child process, forked while the copy was open for
+    // writing, may hold it open for an instant ("text file busy" until
+    // that child execs): try again.
+    let mut tries = 0;
+    let o = loop {
+        let attempt = Command::new(&copy)
+            .args(["build", "power.pl", "-o", "pw"])
+            .current_dir(&dir)
+            .env_remove("FLOWC_RUNTIME")
+            .output();
+        match attempt {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => break other.unwrap(),
+        }
+    };
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert_eq!(text(&run(&dir.join("pw"), &[]).stdout), "10000000000\n");
     std::fs::remove_dir_all(&dir).unwrap();

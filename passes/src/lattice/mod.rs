@@ -24,6 +24,9 @@ use flowc_lang::ops::{Form, Op};
 use flowc_lang::{Symbol, Value};
 use smallvec::SmallVec;
 
+mod widening;
+pub use widening::Widening;
+
 /// A set of value kinds.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Kinds(pub u8);
@@ -440,66 +443,6 @@ pub fn when_compared_range(info: Info, op: Op, other: Interval, mirrored: bool, 
     match bound {
         (_, k) if k == range::NEG_INF || k == range::POS_INF => info,
         (op, k) => narrow(info, op, k),
-    }
-}
-
-/// How a phi's info is widened as it keeps changing — the schedule
-/// propagate and the trace optimizer share. A phi's first changes are
-/// taken as they are; then a growing bound jumps to the next *threshold*
-/// (the function's integer constants `c` with `c - 1` and `c + 1`, so a
-/// counter compared with a constant keeps that bound); then only to the
-/// word bounds (a value that stays a machine word keeps its unchecked
-/// arithmetic); then to infinity. So each phi changes a bounded number of
-/// times and an analysis using it stays linear.
-pub struct Widening {
-    thresholds: Vec<i128>,
-}
-
-impl Widening {
-    /// Changes taken as they are.
-    const EXACT: u8 = 2;
-    /// Then changes widened to the thresholds.
-    const TO_CONSTANTS: u8 = 4;
-    const WORD_BOUNDS: [i128; 2] = [range::WORD_MIN, range::WORD_MAX];
-
-    /// The thresholds of a function whose integer constants are `constants`.
-    pub fn new(constants: impl IntoIterator<Item = i64>) -> Widening {
-        // Constants repeat a lot: deduplicate them before tripling them.
-        let mut constants: Vec<i64> = constants.into_iter().collect();
-        constants.sort_unstable();
-        constants.dedup();
-        let mut thresholds: Vec<i128> = Widening::WORD_BOUNDS.to_vec();
-        for c in constants {
-            let c = c as i128;
-            thresholds.extend([c - 1, c, c + 1]);
-        }
-        thresholds.sort_unstable();
-        thresholds.dedup();
-        Widening { thresholds }
-    }
-
-    /// The thresholds of `f`: from the integer constants among the
-    /// operands of its linked code.
-    pub fn of(f: &flowc_ir::Function) -> Widening {
-        let insts = f.all_insts().flat_map(|(_, i)| f.insts[i].kind.operands());
-        let terms = f.layout.iter().flat_map(|&b| f.blocks[b].term.operands());
-        Widening::new(insts.chain(terms).filter_map(|o| match o {
-            flowc_ir::Operand::Const(Value::Int(c)) => Some(*c),
-            _ => None,
-        }))
-    }
-
-    /// The info of a phi that was `old` and now gets `new`, for the
-    /// `changes`-th time (counting from 1).
-    pub fn step(&self, changes: u8, old: &Info, new: Info) -> Info {
-        let words = Widening::EXACT + Widening::TO_CONSTANTS;
-        let thresholds: &[i128] = match changes {
-            c if c <= Widening::EXACT => return new,
-            c if c <= words => &self.thresholds,
-            c if c <= words + Widening::WORD_BOUNDS.len() as u8 => &Widening::WORD_BOUNDS,
-            _ => &[],
-        };
-        old.widen(&old.join(&new), thresholds)
     }
 }
 

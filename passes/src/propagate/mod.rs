@@ -29,7 +29,6 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use flowc_ir::cfg::{Cfg, DomTree};
 use flowc_ir::interp::{self as ir_interp, Exit};
 use flowc_ir::rows::Rows;
 use flowc_ir::{BlockId, Function, FunctionKind, InstId, InstKind, Module, Operand, Terminator, ValueDef, ValueId};
@@ -41,6 +40,9 @@ use crate::edit::ix;
 use crate::lattice::{self, Info, Kinds, Widening};
 use crate::Context;
 use flowc_lang::ops::range::{self, Interval};
+
+mod refine;
+pub use refine::Refiner;
 
 /// What propagation learned about one function.
 pub struct Propagation {
@@ -88,151 +90,6 @@ pub fn run(module: &mut Module, cx: &mut Context) {
         cx.facts(i).propagation = Some(p);
     }
     cx.call_graph = Some(inlining.graph);
-}
-
-/// Branch conditions that refine operands, shared with cleanup.
-pub struct Refiner {
-    pub cfg: Cfg,
-    pub dom: DomTree,
-    def_block: Vec<Option<BlockId>>,
-    /// The ranges of the parameters (fixed before the analysis starts, so
-    /// a comparison with a parameter refines soundly: `i < n` bounds `i`
-    /// by `n`'s upper bound).
-    params: Vec<(ValueId, Interval)>,
-    /// Per value: whether some gate (below) names it; only those are
-    /// refined.
-    tested: Vec<bool>,
-    /// Per block (raw index) entered from a single predecessor's two-way
-    /// test: the raw indices of the values that test can refine (the
-    /// condition and its comparison's operands, or the `if_class` object
-    /// on its `then` side); [`NO_VALUE`] elsewhere. Refinement skips the
-    /// other blocks without looking at their predecessor.
-    gates: Vec<[u32; 3]>,
-}
-
-const NO_VALUE: u32 = u32::MAX;
-
-/// How far up the dominator tree refinement looks (keeps it linear).
-const REFINE_DEPTH: usize = 6;
-
-impl Refiner {
-    /// The refiner of `f`, whose parameters have the infos `params`, from
-    /// the defining blocks found by [`Sweep`].
-    fn new(f: &Function, params: &[Info], def_block: Vec<Option<BlockId>>) -> Refiner {
-        let cfg = Cfg::new(f);
-        let dom = DomTree::new(f, &cfg);
-        let params = f
-            .params
-            .iter()
-            .zip(params)
-            .filter(|(_, info)| info.kinds == Kinds::INT && info.range != Interval::FULL)
-            .map(|(&p, info)| (p, info.range))
-            .collect();
-        let mut gates = vec![[NO_VALUE; 3]; f.blocks.len()];
-        for &b in &f.layout {
-            let [p] = cfg.preds(b) else { continue };
-            gates[ix(b)] = match &f.blocks[*p].term {
-                Terminator::Branch { cond: Operand::Value(c), then_block, else_block } if then_block != else_block => {
-                    let mut gate = [ix(*c) as u32, NO_VALUE, NO_VALUE];
-                    if let ValueDef::Inst(ci) = f.values[*c].def {
-                        // A comparison `x OP y` also refines its operands.
-                        if let InstKind::Op { op: Operator::Known(_), args, .. } = &f.insts[ci].kind {
-                            if let [x, y] = args.as_slice() {
-                                let raw = |o: &Operand| o.as_value().map_or(NO_VALUE, |v| ix(v) as u32);
-                                gate[1..].copy_from_slice(&[raw(x), raw(y)]);
-                            }
-                        }
-                    }
-                    gate
-                }
-                Terminator::IfClass { obj: Operand::Value(o), then_block, else_block, .. }
-                    if then_block != else_block && b == *then_block =>
-                {
-                    [ix(*o) as u32, NO_VALUE, NO_VALUE]
-                }
-                _ => continue,
-            };
-        }
-        let mut tested = vec![false; f.values.len()];
-        for &v in gates.iter().flatten().filter(|&&v| v != NO_VALUE) {
-            if let Some(t) = tested.get_mut(v as usize) {
-                *t = true;
-            }
-        }
-        Refiner { cfg, dom, def_block, params, tested, gates }
-    }
-
-    /// Whether some branch tests `v`: only then can [`Refiner::refine`]
-    /// narrow it.
-    pub fn is_tested(&self, v: ValueId) -> bool {
-        self.tested.get(ix(v)).copied().unwrap_or(false)
-    }
-
-    /// `base` (the info of `v`) narrowed by the branches that dominate `at`.
-    pub fn refine(&self, f: &Function, v: ValueId, base: Info, at: BlockId) -> Info {
-        if !self.is_tested(v) {
-            return base;
-        }
-        let mut info = base;
-        let mut b = at;
-        let def = self.def_block.get(ix(v)).copied().flatten();
-        let key = ix(v) as u32;
-        for _ in 0..REFINE_DEPTH {
-            if def == Some(b) {
-                break;
-            }
-            if self.gates[ix(b)].contains(&key) {
-                info = constrain(f, v, info, self.cfg.preds(b)[0], b, &self.params);
-            }
-            match self.dom.idom(b) {
-                Some(d) => b = d,
-                None => break,
-            }
-        }
-        info
-    }
-}
-
-/// What reaching `to` from `from` says about `v` (`params`: the ranges of
-/// parameters known before the analysis).
-fn constrain(f: &Function, v: ValueId, info: Info, from: BlockId, to: BlockId, params: &[(ValueId, Interval)]) -> Info {
-    {
-        match &f.blocks[from].term {
-            Terminator::Branch { cond: Operand::Value(c), then_block, else_block } if then_block != else_block => {
-                let taken = to == *then_block;
-                if *c == v {
-                    return lattice::when_truth(info, taken);
-                }
-                let ValueDef::Inst(ci) = f.values[*c].def else { return info };
-                let InstKind::Op { op: Operator::Known(op), args, .. } = &f.insts[ci].kind else { return info };
-                let param = |p: &ValueId| params.iter().find(|(q, _)| q == p).map(|(_, r)| *r);
-                let (other, mirrored) = match args.as_slice() {
-                    [Operand::Value(x), Operand::Const(Value::Int(k))] if *x == v => {
-                        (Interval::point(*k as i128), false)
-                    }
-                    [Operand::Const(Value::Int(k)), Operand::Value(x)] if *x == v => {
-                        (Interval::point(*k as i128), true)
-                    }
-                    [Operand::Value(x), Operand::Value(p)] if *x == v && *p != v => match param(p) {
-                        Some(r) => (r, false),
-                        None => return info,
-                    },
-                    [Operand::Value(p), Operand::Value(x)] if *x == v && *p != v => match param(p) {
-                        Some(r) => (r, true),
-                        None => return info,
-                    },
-                    _ => return info,
-                };
-                lattice::when_compared_range(info, *op, other, mirrored, taken)
-            }
-            Terminator::IfClass { obj: Operand::Value(o), class, then_block, else_block }
-                if *o == v && to == *then_block && then_block != else_block =>
-            {
-                Info::object(*class, info.alloc)
-            }
-            _ => info,
-        }
-    }
 }
 
 /// Who uses a value: an instruction of a block, or a block's terminator.
