@@ -16,23 +16,7 @@
 use flowc_ir::{BlockId, Function, InstId, ResumeId, ValueId};
 
 use crate::violation::{At, Rule, Violation};
-
-/// The arena index of an id.
-pub(crate) fn ix_block(b: BlockId) -> usize {
-    b.into_raw().into_u32() as usize
-}
-
-pub(crate) fn ix_inst(i: InstId) -> usize {
-    i.into_raw().into_u32() as usize
-}
-
-pub(crate) fn ix_value(v: ValueId) -> usize {
-    v.into_raw().into_u32() as usize
-}
-
-pub(crate) fn ix_resume(r: ResumeId) -> usize {
-    r.into_raw().into_u32() as usize
-}
+use flowc_ir::ix;
 
 /// One occurrence of an instruction in a block of the layout (the first one,
 /// if it is linked more than once).
@@ -88,24 +72,24 @@ impl<'f> Checker<'f> {
     }
 
     pub fn has_block(&self, b: BlockId) -> bool {
-        ix_block(b) < self.f.blocks.len()
+        ix(b) < self.f.blocks.len()
     }
 
     pub fn has_inst(&self, i: InstId) -> bool {
-        ix_inst(i) < self.f.insts.len()
+        ix(i) < self.f.insts.len()
     }
 
     pub fn has_value(&self, v: ValueId) -> bool {
-        ix_value(v) < self.f.values.len()
+        ix(v) < self.f.values.len()
     }
 
     pub fn has_resume(&self, r: ResumeId) -> bool {
-        ix_resume(r) < self.f.resumes.len()
+        ix(r) < self.f.resumes.len()
     }
 
     /// Layout position of a block of the cleaned layout.
     pub fn layout_pos(&self, b: BlockId) -> Option<u32> {
-        self.block_pos.get(ix_block(b)).copied().flatten()
+        self.block_pos.get(ix(b)).copied().flatten()
     }
 
     pub fn in_layout(&self, b: BlockId) -> bool {
@@ -115,37 +99,37 @@ impl<'f> Checker<'f> {
     /// Appends `b` to the cleaned layout (caller checked it is new and in
     /// the arena).
     pub fn push_layout(&mut self, b: BlockId) {
-        self.block_pos[ix_block(b)] = Some(self.layout.len() as u32);
+        self.block_pos[ix(b)] = Some(self.layout.len() as u32);
         self.layout.push(b);
     }
 
     pub fn set_block_len(&mut self, b: BlockId, len: u32) {
-        if let Some(slot) = self.block_len.get_mut(ix_block(b)) {
+        if let Some(slot) = self.block_len.get_mut(ix(b)) {
             *slot = len;
         }
     }
 
     /// The terminator's position in `b`.
     pub fn term_pos(&self, b: BlockId) -> u32 {
-        self.block_len.get(ix_block(b)).copied().unwrap_or(0)
+        self.block_len.get(ix(b)).copied().unwrap_or(0)
     }
 
     pub fn inst_site(&self, i: InstId) -> Option<(BlockId, u32)> {
-        self.inst_linked.get(ix_inst(i)).copied().flatten()
+        self.inst_linked.get(ix(i)).copied().flatten()
     }
 
     pub fn set_inst_site(&mut self, i: InstId, b: BlockId, pos: u32) {
-        if let Some(slot) = self.inst_linked.get_mut(ix_inst(i)) {
+        if let Some(slot) = self.inst_linked.get_mut(ix(i)) {
             *slot = Some((b, pos));
         }
     }
 
     pub fn value_site(&self, v: ValueId) -> Option<Site> {
-        self.value_site.get(ix_value(v)).copied().flatten()
+        self.value_site.get(ix(v)).copied().flatten()
     }
 
     pub fn set_value_site(&mut self, v: ValueId, site: Site) {
-        if let Some(slot) = self.value_site.get_mut(ix_value(v)) {
+        if let Some(slot) = self.value_site.get_mut(ix(v)) {
             *slot = Some(site);
         }
     }
@@ -153,7 +137,7 @@ impl<'f> Checker<'f> {
     /// The instruction as printed; never panics, whatever its ids.
     pub fn inst_text(&self, i: InstId) -> String {
         if !self.has_inst(i) {
-            return format!("#{} (no such instruction)", ix_inst(i));
+            return format!("#{} (no such instruction)", ix(i));
         }
         let data = &self.f.insts[i];
         match data.result {
@@ -223,12 +207,12 @@ impl BlockMarks {
     }
 
     pub fn contains(&self, b: BlockId) -> bool {
-        self.stamp.get(ix_block(b)) == Some(&self.generation)
+        self.stamp.get(ix(b)) == Some(&self.generation)
     }
 
     /// Adds `b`; false if it was already in the set or is outside the arena.
     pub fn insert(&mut self, b: BlockId) -> bool {
-        match self.stamp.get_mut(ix_block(b)) {
+        match self.stamp.get_mut(ix(b)) {
             Some(s) if *s != self.generation => {
                 *s = self.generation;
                 true

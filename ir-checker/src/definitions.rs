@@ -20,8 +20,9 @@
 use flowc_ir::print::{block_ref, value_ref};
 use flowc_ir::{InstId, ValueDef};
 
-use crate::context::{ix_inst, Checker, Site};
+use crate::context::{Checker, Site};
 use crate::violation::{At, Rule};
+use flowc_ir::ix;
 
 /// How a value's `ValueDef` record reads, for messages.
 fn describe(c: &Checker, def: ValueDef) -> String {
@@ -34,7 +35,7 @@ fn describe(c: &Checker, def: ValueDef) -> String {
 
 fn describe_inst(c: &Checker, i: InstId) -> String {
     if !c.has_inst(i) {
-        return format!("the result of instruction #{}, which does not exist", ix_inst(i));
+        return format!("the result of instruction #{}, which does not exist", ix(i));
     }
     match c.inst_site(i) {
         Some((b, _)) => format!("the result of `{}` in {}", c.inst_text(i), block_ref(b)),

@@ -17,8 +17,9 @@
 use flowc_ir::cfg::Cfg;
 use flowc_ir::print::block_ref;
 
-use crate::context::{ix_inst, Checker, Linked};
+use crate::context::{Checker, Linked};
 use crate::violation::Rule;
+use flowc_ir::ix;
 
 /// Cleans the layout and records every linked instruction.
 pub(crate) fn check_layout(c: &mut Checker) {
@@ -43,7 +44,7 @@ pub(crate) fn check_layout(c: &mut Checker) {
                 let p = pos;
                 pos += 1;
                 if !c.has_inst(i) {
-                    let msg = format!("the block lists instruction #{}, which does not exist", ix_inst(i));
+                    let msg = format!("the block lists instruction #{}, which does not exist", ix(i));
                     c.report(Some(b), p, None, Rule::DanglingRef, msg);
                 } else if let Some((first, _)) = c.inst_site(i) {
                     let msg = if first == b {

@@ -9,10 +9,8 @@ use la_arena::{Idx, RawIdx};
 use flowc_ir::{BlockData, BlockId, Function, InstId, InstKind, Terminator, Trap, ValueDef, ValueId};
 use flowc_lang::Symbol;
 
-/// The raw arena index of an id.
-pub fn ix<T>(id: Idx<T>) -> usize {
-    id.into_raw().into_u32() as usize
-}
+/// The raw arena index of an id (flowc-ir's one helper).
+pub use flowc_ir::ix;
 
 /// The id with raw index `i`.
 pub fn id<T>(i: usize) -> Idx<T> {

@@ -5,6 +5,7 @@
 mod support;
 
 use expect_test::{expect, Expect};
+use flowc_ir::ix;
 use flowc_ir::{BlockId, Function, InstKind, Operand, Terminator};
 use flowc_lang::ast::Operator;
 use flowc_passes::defuse::surely_bound;
@@ -16,10 +17,6 @@ fn check(src: &str, expected: Expect) {
     for f in &run.module.functions {
         check_normal_form(f).unwrap_or_else(|e| panic!("{e}\n{dump}"));
     }
-}
-
-fn ix(b: BlockId) -> usize {
-    b.into_raw().into_u32() as usize
 }
 
 /// The guarantees of `normalize` (its module docs, normal forms 1–7).

@@ -30,6 +30,7 @@ use flowc_lang::ops::{Form, Op};
 use flowc_lang::Value;
 
 use crate::word;
+use flowc_ir::ix;
 
 /// Per value (by raw index): certainly a small integer.
 pub struct Small(Vec<bool>);
@@ -143,10 +144,6 @@ impl Small {
             _ => false,
         }
     }
-}
-
-fn ix(v: flowc_ir::ValueId) -> usize {
-    v.into_raw().into_u32() as usize
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use flowc_lang::symbol::SymbolMap;
 use flowc_lang::Symbol;
 
 use crate::ssa::{EntryValue, Ssa};
+use flowc_ir::ix;
 
 /// Variables read by a terminator (`promote` reads nothing: it is a jump).
 fn term_reads(t: &ast::Terminator) -> Vec<Symbol> {
@@ -116,7 +117,7 @@ pub fn lower_graph(
     }
     let targets = Targets { index: &index, ir_of: &ir_of, traps: &traps };
     let n = builder.func.blocks.len();
-    let raw = |b: BlockId| b.into_raw().into_u32() as usize;
+    let raw = ix::<flowc_ir::BlockData>;
     // Predecessors in the IR, distinct, in the order edges are met.
     let mut preds: Vec<Vec<BlockId>> = vec![Vec::new(); n];
     let mut add_edge = |from: BlockId, to: BlockId| {

@@ -16,6 +16,7 @@
 //! path compression) and applied to every operand
 //! in [`Ssa::finish`].
 
+use flowc_ir::ix;
 use flowc_ir::subst::Substitution;
 use flowc_ir::{BlockId, Builder, Capacity, Function, InstId, InstKind, Operand, PhiInputs, ValueDef, ValueId};
 use flowc_lang::Symbol;
@@ -97,10 +98,6 @@ impl BlockDefs {
             None => {}
         }
     }
-}
-
-fn ix<T>(id: la_arena::Idx<T>) -> usize {
-    id.into_raw().into_u32() as usize
 }
 
 /// `v[i]`, growing `v` with defaults as needed.

@@ -14,13 +14,9 @@
 
 use bitvec::vec::BitVec;
 
+use crate::ix;
 use crate::phi_users::PhiUsers;
 use crate::{Function, FunctionKind, InstId, InstKind, Operand, ValueDef, ValueId};
-
-/// The raw index of a value.
-fn ix(v: ValueId) -> usize {
-    v.into_raw().into_u32() as usize
-}
 
 /// Whether operand `o` may be unbound, by `bound` ([`surely_bound`] of
 /// its function): a value whose bit is not set (constants are bound).

@@ -16,11 +16,8 @@
 //! dominance queries in constant time.
 
 use crate::function::{BlockId, Function};
+use crate::ix;
 use crate::rows::Rows;
-
-fn ix(b: BlockId) -> usize {
-    b.into_raw().into_u32() as usize
-}
 
 const NONE: u32 = u32::MAX;
 

@@ -6,6 +6,7 @@ use flowc_lang::heap::Layout;
 use flowc_lang::Symbol;
 
 use crate::inst::{InstKind, Operand, Terminator};
+use crate::ix;
 use crate::resume::ResumeData;
 
 pub type BlockId = Idx<BlockData>;
@@ -137,22 +138,17 @@ impl PartialEq for Sites {
 }
 impl Eq for Sites {}
 
-/// The raw index of an arena id.
-fn raw<T>(i: Idx<T>) -> usize {
-    i.into_raw().into_u32() as usize
-}
-
 impl Sites {
     pub fn with_capacity(insts: usize, blocks: usize) -> Sites {
         Sites { insts: Vec::with_capacity(insts), terms: Vec::with_capacity(blocks) }
     }
 
     pub fn inst(&self, i: InstId) -> Option<Site> {
-        self.insts.get(raw(i)).copied().flatten()
+        self.insts.get(ix(i)).copied().flatten()
     }
 
     pub fn set_inst(&mut self, i: InstId, site: Site) {
-        let k = raw(i);
+        let k = ix(i);
         if self.insts.len() <= k {
             self.insts.resize(k + 1, None);
         }
@@ -160,7 +156,7 @@ impl Sites {
     }
 
     pub fn term(&self, b: BlockId) -> Option<Site> {
-        self.terms.get(raw(b)).copied().flatten()
+        self.terms.get(ix(b)).copied().flatten()
     }
 
     /// Block `to` gets the terminator of block `from`: the site goes along.
@@ -171,7 +167,7 @@ impl Sites {
     }
 
     pub fn set_term(&mut self, b: BlockId, site: Site) {
-        let k = raw(b);
+        let k = ix(b);
         if self.terms.len() <= k {
             self.terms.resize(k + 1, None);
         }
@@ -271,19 +267,18 @@ impl Function {
     /// the function; used to give parameters the first numbers.
     pub fn reorder_values(&mut self, first: &[ValueId]) {
         let n = self.values.len();
-        let raw = |v: ValueId| v.into_raw().into_u32() as usize;
         let mut order: Vec<ValueId> = first.to_vec();
         let mut placed = vec![false; n];
         for &v in first {
-            placed[raw(v)] = true;
+            placed[ix(v)] = true;
         }
-        order.extend(self.values.iter().map(|(v, _)| v).filter(|&v| !placed[raw(v)]));
+        order.extend(self.values.iter().map(|(v, _)| v).filter(|&v| !placed[ix(v)]));
         let mut new_index = vec![0u32; n];
         let mut arena = Arena::with_capacity(n);
         for &v in &order {
-            new_index[raw(v)] = arena.alloc(self.values[v].clone()).into_raw().into_u32();
+            new_index[ix(v)] = arena.alloc(self.values[v].clone()).into_raw().into_u32();
         }
-        let map = |v: ValueId| -> ValueId { Idx::from_raw(la_arena::RawIdx::from_u32(new_index[raw(v)])) };
+        let map = |v: ValueId| -> ValueId { Idx::from_raw(la_arena::RawIdx::from_u32(new_index[ix(v)])) };
         self.values = arena;
         for p in &mut self.params {
             *p = map(*p);

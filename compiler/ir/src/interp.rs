@@ -22,6 +22,7 @@ use flowc_lang::{Symbol, Value};
 
 use crate::function::{BlockId, Function, FunctionKind, InstId, Module};
 use crate::inst::{InstKind, Operand, Terminator};
+use crate::ix;
 use crate::print;
 use crate::resume::ResumeId;
 
@@ -296,7 +297,7 @@ impl<'m> Machine<'m> {
                     }
                 };
                 if let (Some(v), Some(dst)) = (result, data.result) {
-                    frame.values[dst.into_raw().into_u32() as usize] = Some(v);
+                    frame.values[ix(dst)] = Some(v);
                 }
                 index += 1;
             }
@@ -338,7 +339,7 @@ impl<'m> Machine<'m> {
                     frame = stack.pop().expect("a returning frame has a caller");
                     frame.block = block;
                     if let Some(dst) = frame.func.insts[call].result {
-                        frame.values[dst.into_raw().into_u32() as usize] = Some(Rt::Val(v));
+                        frame.values[ix(dst)] = Some(Rt::Val(v));
                     }
                     start = resume_at;
                     continue;
@@ -378,7 +379,7 @@ impl<'m> Machine<'m> {
                 let input = inputs.iter().find(|(b, _)| *b == from).map(|(_, o)| o);
                 let v = match input {
                     Some(Operand::Const(c)) => Some(Rt::Val(c.clone())),
-                    Some(Operand::Value(v)) => frame.values[v.into_raw().into_u32() as usize].clone(),
+                    Some(Operand::Value(v)) => frame.values[ix(*v)].clone(),
                     None => None,
                 };
                 moves.push((f.insts[phi].result, v));
@@ -386,7 +387,7 @@ impl<'m> Machine<'m> {
         }
         for (dst, v) in moves {
             if let Some(dst) = dst {
-                frame.values[dst.into_raw().into_u32() as usize] = v;
+                frame.values[ix(dst)] = v;
             }
         }
         frame.from = Some(frame.block);
@@ -396,7 +397,7 @@ impl<'m> Machine<'m> {
     fn read(&self, frame: &Frame, o: &Operand, index: usize) -> Result<Value, RuntimeError> {
         match o {
             Operand::Const(c) => Ok(c.clone()),
-            Operand::Value(v) => match &frame.values[v.into_raw().into_u32() as usize] {
+            Operand::Value(v) => match &frame.values[ix(*v)] {
                 Some(Rt::Val(x)) => Ok(x.clone()),
                 Some(Rt::Unbound(name)) => Err(self.error(frame, ErrorKind::Unbound(*name), index)),
                 None => {
@@ -443,7 +444,7 @@ impl<'f> BlockInsts<'f> {
 fn new_frame<'m>(func: &'m Function, args: Vec<Rt>) -> Frame<'m> {
     let mut values = vec![None; func.values.len()];
     for (&p, a) in func.params.iter().zip(args) {
-        values[p.into_raw().into_u32() as usize] = Some(a);
+        values[ix(p)] = Some(a);
     }
     Frame { func, values, block: func.entry, from: None, ret: None }
 }
@@ -453,7 +454,7 @@ fn bound_values(frame: &Frame) -> Vec<(crate::ValueId, Value)> {
         .func
         .values
         .iter()
-        .filter_map(|(id, _)| match &frame.values[id.into_raw().into_u32() as usize] {
+        .filter_map(|(id, _)| match &frame.values[ix(id)] {
             Some(Rt::Val(v)) => Some((id, v.clone())),
             _ => None,
         })

@@ -81,6 +81,14 @@ pub mod rows;
 pub mod subst;
 
 pub use builder::Builder;
+
+/// The position of arena id `id` in its arena: the index of the dense side
+/// tables analyses keep (a `Vec` with an entry per id; sparse ones are
+/// la-arena's `ArenaMap`). One home for what every analysis needs.
+#[inline]
+pub fn ix<T>(id: la_arena::Idx<T>) -> usize {
+    id.into_raw().into_u32() as usize
+}
 pub use function::{
     BlockData, BlockId, Capacity, Function, FunctionKind, InstData, InstId, InstList, Module, Site, Sites, ValueData,
     ValueDef, ValueId, HUGE_INSTS,

@@ -22,14 +22,7 @@
 use crate::cfg::Cfg;
 use crate::function::{BlockId, Function, ValueId};
 use crate::inst::InstKind;
-
-fn bix(b: BlockId) -> usize {
-    b.into_raw().into_u32() as usize
-}
-
-fn vix(v: ValueId) -> usize {
-    v.into_raw().into_u32() as usize
-}
+use crate::ix;
 
 /// Each reachable block's live-in and live-out values (of those wanted).
 pub struct LiveRanges {
@@ -51,12 +44,12 @@ impl LiveRanges {
         let blocks = f.blocks.len();
         let mut def_block: Vec<u32> = vec![u32::MAX; f.values.len()];
         for &p in &f.params {
-            def_block[vix(p)] = bix(f.entry) as u32;
+            def_block[ix(p)] = ix(f.entry) as u32;
         }
         let mut uses: Vec<Use> = Vec::new();
         let use_in = |uses: &mut Vec<Use>, v: ValueId, b: BlockId, at_end: bool| {
             if wanted(v) {
-                uses.push(Use { value: vix(v) as u32, block: bix(b) as u32, at_end });
+                uses.push(Use { value: ix(v) as u32, block: ix(b) as u32, at_end });
             }
         };
         for &b in &cfg.rpo {
@@ -64,7 +57,7 @@ impl LiveRanges {
             for &i in data.phis.iter().chain(&data.insts) {
                 let inst = &f.insts[i];
                 if let Some(r) = inst.result {
-                    def_block[vix(r)] = bix(b) as u32;
+                    def_block[ix(r)] = ix(b) as u32;
                 }
                 match &inst.kind {
                     InstKind::Phi(inputs) => {
@@ -126,7 +119,7 @@ impl LiveRanges {
             }
             while let Some(b) = work.pop() {
                 for &pred in cfg.preds(b) {
-                    let p = bix(pred);
+                    let p = ix(pred);
                     if !cfg.is_reachable(pred) {
                         continue;
                     }
@@ -147,17 +140,17 @@ impl LiveRanges {
 
     /// The tracked values live at the start of `b` (not its phis).
     pub fn live_in(&self, b: BlockId) -> &[ValueId] {
-        self.live_in.get(bix(b)).map_or(&[], |v| v)
+        self.live_in.get(ix(b)).map_or(&[], |v| v)
     }
 
     /// The tracked values live at the end of `b` (its successors' phi
     /// inputs from `b` included).
     pub fn live_out(&self, b: BlockId) -> &[ValueId] {
-        self.live_out.get(bix(b)).map_or(&[], |v| v)
+        self.live_out.get(ix(b)).map_or(&[], |v| v)
     }
 
     /// Whether `v` is live at the end of `b`.
     pub fn is_live_out(&self, b: BlockId, v: ValueId) -> bool {
-        self.live_out(b).binary_search_by_key(&vix(v), |w| vix(*w)).is_ok()
+        self.live_out(b).binary_search_by_key(&ix(v), |w| ix(*w)).is_ok()
     }
 }

@@ -17,16 +17,9 @@
 use bitvec::vec::BitVec;
 
 use crate::cfg::Cfg;
-use crate::function::{BlockId, Function, InstId, ValueId};
+use crate::function::{BlockId, Function, InstId};
 use crate::inst::{InstKind, Operand};
-
-fn bix(b: BlockId) -> usize {
-    b.into_raw().into_u32() as usize
-}
-
-fn vix(v: ValueId) -> usize {
-    v.into_raw().into_u32() as usize
-}
+use crate::ix;
 
 /// The live-out set of every reachable block.
 pub struct Liveness {
@@ -47,10 +40,10 @@ impl Liveness {
             for &b in cfg.rpo.iter().rev() {
                 let mut out = BitVec::repeat(false, values);
                 for &s in cfg.succs(b) {
-                    out |= &live_in[bix(s)];
+                    out |= &live_in[ix(s)];
                     for &p in &f.blocks[s].phis {
                         if let Some(r) = f.insts[p].result {
-                            out.set(vix(r), false);
+                            out.set(ix(r), false);
                         }
                     }
                     for &p in &f.blocks[s].phis {
@@ -67,14 +60,14 @@ impl Liveness {
                 walk_back(f, b, &mut live, |_, _| true);
                 for &p in &f.blocks[b].phis {
                     if let Some(r) = f.insts[p].result {
-                        live.set(vix(r), false);
+                        live.set(ix(r), false);
                     }
                 }
-                if live != live_in[bix(b)] {
-                    live_in[bix(b)] = live;
+                if live != live_in[ix(b)] {
+                    live_in[ix(b)] = live;
                     changed = true;
                 }
-                live_out[bix(b)] = out;
+                live_out[ix(b)] = out;
             }
         }
         Liveness { live_out, values }
@@ -82,7 +75,7 @@ impl Liveness {
 
     /// The values live at the end of `b` (empty if `b` is unreachable).
     pub fn live_out(&self, b: BlockId) -> Option<&BitVec> {
-        self.live_out.get(bix(b))
+        self.live_out.get(ix(b))
     }
 
     /// The values live right after instruction `i` (not a phi) of block
@@ -105,7 +98,7 @@ impl Liveness {
     /// first, until `at` returns false: one walk for every instruction of
     /// a block that asks.
     pub fn live_after_each(&self, f: &Function, b: BlockId, at: impl FnMut(InstId, &BitVec) -> bool) {
-        let mut live = match self.live_out.get(bix(b)) {
+        let mut live = match self.live_out.get(ix(b)) {
             Some(out) => out.clone(),
             None => BitVec::repeat(false, self.values),
         };
@@ -115,7 +108,7 @@ impl Liveness {
 
 fn use_of(live: &mut BitVec, o: &Operand) {
     if let Operand::Value(v) = o {
-        live.set(vix(*v), true);
+        live.set(ix(*v), true);
     }
 }
 
@@ -134,7 +127,7 @@ fn walk_back(f: &Function, b: BlockId, live: &mut BitVec, mut at: impl FnMut(Ins
         }
         let inst = &f.insts[i];
         if let Some(r) = inst.result {
-            live.set(vix(r), false);
+            live.set(ix(r), false);
         }
         inst.kind.operands().for_each(|o| use_of(live, o));
         if let InstKind::Guard { resume, .. } = &inst.kind {
@@ -151,8 +144,8 @@ mod tests {
         let mut out: Vec<String> = f
             .values
             .iter()
-            .filter(|(v, _)| set[vix(*v)])
-            .map(|(v, d)| format!("v{}:{}", vix(v), d.name.map(|n| n.to_string()).unwrap_or_default()))
+            .filter(|(v, _)| set[ix(*v)])
+            .map(|(v, d)| format!("v{}:{}", ix(v), d.name.map(|n| n.to_string()).unwrap_or_default()))
             .collect();
         out.sort();
         out

@@ -21,10 +21,8 @@
 
 use crate::cfg::{Cfg, DomTree};
 use crate::function::{BlockId, Function};
-
-fn ix(b: BlockId) -> usize {
-    b.into_raw().into_u32() as usize
-}
+use crate::ix;
+use la_arena::ArenaMap;
 
 /// The index of a loop in its [`LoopForest`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -49,10 +47,10 @@ pub struct Loop {
 #[derive(Clone, Debug, Default)]
 pub struct LoopForest {
     loops: Vec<Loop>,
-    /// Innermost loop of each block, by raw block index.
-    innermost: Vec<Option<LoopId>>,
-    /// Immediate dominator of each reachable block, by raw block index.
-    idom: Vec<Option<BlockId>>,
+    /// Innermost loop of each block, by block.
+    innermost: ArenaMap<BlockId, LoopId>,
+    /// Immediate dominator of each reachable block, by block.
+    idom: ArenaMap<BlockId, BlockId>,
 }
 
 impl LoopForest {
@@ -67,9 +65,11 @@ impl LoopForest {
     /// have them already.
     pub fn with(f: &Function, cfg: &Cfg, dom: &DomTree) -> LoopForest {
         let n = f.blocks.len();
-        let mut idom = vec![None; n];
+        let mut idom = ArenaMap::with_capacity(n);
         for &b in &cfg.rpo {
-            idom[ix(b)] = dom.idom(b);
+            if let Some(d) = dom.idom(b) {
+                idom.insert(b, d);
+            }
         }
         // Layout position of each block, for sorting.
         let mut pos = vec![usize::MAX; n];
@@ -113,15 +113,15 @@ impl LoopForest {
         // Nesting: larger loops first, so smaller (inner) ones overwrite.
         let mut by_size: Vec<usize> = (0..loops.len()).collect();
         by_size.sort_unstable_by_key(|&l| (std::cmp::Reverse(loops[l].blocks.len()), pos[ix(loops[l].header)]));
-        let mut innermost: Vec<Option<LoopId>> = vec![None; n];
+        let mut innermost: ArenaMap<BlockId, LoopId> = ArenaMap::with_capacity(n);
         for &l in &by_size {
             // The header's innermost loop so far is the smallest loop
             // strictly containing this one.
-            let parent = innermost[ix(loops[l].header)];
+            let parent = innermost.get(loops[l].header).copied();
             loops[l].parent = parent;
             loops[l].depth = parent.map_or(1, |p| loops[p.0 as usize].depth + 1);
             for &b in &loops[l].blocks {
-                innermost[ix(b)] = Some(LoopId(l as u32));
+                innermost.insert(b, LoopId(l as u32));
             }
         }
         for l in 0..loops.len() {
@@ -166,7 +166,7 @@ impl LoopForest {
 
     /// The innermost loop containing `b`.
     pub fn loop_of(&self, b: BlockId) -> Option<LoopId> {
-        self.innermost.get(ix(b)).copied().flatten()
+        self.innermost.get(b).copied()
     }
 
     /// How many loops contain `b` (0 outside loops).
@@ -221,7 +221,7 @@ impl LoopForest {
     /// The immediate dominator of a reachable block (`None` for the entry
     /// and unreachable blocks).
     pub fn idom(&self, b: BlockId) -> Option<BlockId> {
-        self.idom.get(ix(b)).copied().flatten()
+        self.idom.get(b).copied()
     }
 }
 

@@ -3,12 +3,9 @@
 //! phi-to-phi edges matter: the trivial-phi cascade of `normalize` and
 //! [`surely_bound`](crate::bound::surely_bound).
 
+use crate::ix;
 use crate::rows::Rows;
 use crate::{Function, InstId, InstKind, Operand, ValueId};
-
-fn ix(v: ValueId) -> usize {
-    v.into_raw().into_u32() as usize
-}
 
 /// The users among some phis of each value, by raw value index.
 pub struct PhiUsers {

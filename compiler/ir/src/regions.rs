@@ -41,13 +41,10 @@
 
 use crate::cfg::Cfg;
 use crate::function::{BlockId, Function, ValueId};
+use crate::ix;
 use crate::loops::LoopForest;
 
 const NONE: u32 = u32::MAX;
-
-fn bix(b: BlockId) -> usize {
-    b.into_raw().into_u32() as usize
-}
 
 /// A run of instructions of one block (see the module docs).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -94,14 +91,14 @@ impl Regions {
         let mut first = vec![NONE; f.blocks.len()];
         let mut last = vec![NONE; f.blocks.len()];
         for &b in &cfg.rpo {
-            first[bix(b)] = pieces.len() as u32;
+            first[ix(b)] = pieces.len() as u32;
             let n = f.blocks[b].insts.len() as u32;
             let mut start = 0;
             loop {
                 let end = (start + max).min(n);
                 pieces.push(Piece { block: b, start, end, last: end == n, region: NONE });
                 if end == n {
-                    last[bix(b)] = pieces.len() as u32 - 1;
+                    last[ix(b)] = pieces.len() as u32 - 1;
                     break;
                 }
                 start = end;
@@ -137,7 +134,7 @@ impl Regions {
         }
         let mut regions: u32 = 0;
         let mut filled: u32 = 0;
-        let block_pieces = |b: BlockId, _: &[Piece]| first[bix(b)] as usize..last[bix(b)] as usize + 1;
+        let block_pieces = |b: BlockId, _: &[Piece]| first[ix(b)] as usize..last[ix(b)] as usize + 1;
         for g in &groups {
             let whole: u32 = g.iter().flat_map(|&b| block_pieces(b, &pieces)).map(|p| size(&pieces[p])).sum();
             let nest = g.len() > 1 || loops.loop_of(g[0]).is_some();
@@ -201,15 +198,15 @@ impl Regions {
         r.def_piece = vec![NONE; f.values.len()];
         for &b in &cfg.rpo {
             let data = &f.blocks[b];
-            let first = r.first[bix(b)];
+            let first = r.first[ix(b)];
             for &phi in &data.phis {
                 if let Some(v) = f.insts[phi].result {
-                    r.def_piece[v.into_raw().into_u32() as usize] = first;
+                    r.def_piece[ix(v)] = first;
                 }
             }
             for (k, &i) in data.insts.iter().enumerate() {
                 if let Some(v) = f.insts[i].result {
-                    r.def_piece[v.into_raw().into_u32() as usize] = first + k as u32 / r.max;
+                    r.def_piece[ix(v)] = first + k as u32 / r.max;
                 }
             }
         }
@@ -247,7 +244,7 @@ impl Regions {
 
     /// The first piece of block `b` (`None`: unreachable).
     pub fn first_piece(&self, b: BlockId) -> Option<usize> {
-        let p = *self.first.get(bix(b))?;
+        let p = *self.first.get(ix(b))?;
         (p != NONE).then_some(p as usize)
     }
 
@@ -256,19 +253,19 @@ impl Regions {
     pub fn piece_at(&self, b: BlockId, k: usize) -> usize {
         // (The terminator of a block of exactly `n * max` instructions is
         // in its last piece, not one past it.)
-        (self.first[bix(b)] as usize + k / self.max as usize).min(self.last[bix(b)] as usize)
+        (self.first[ix(b)] as usize + k / self.max as usize).min(self.last[ix(b)] as usize)
     }
 
     /// The last piece of block `b` (its terminator's, and where its
     /// successors' phi inputs are used). `b` must be reachable.
     pub fn last_piece(&self, b: BlockId) -> usize {
-        self.last[bix(b)] as usize
+        self.last[ix(b)] as usize
     }
 
     /// The piece defining `v` (`None`: a parameter or a value not defined
     /// in a reachable block).
     pub fn def_piece(&self, v: ValueId) -> Option<usize> {
-        let p = *self.def_piece.get(v.into_raw().into_u32() as usize)?;
+        let p = *self.def_piece.get(ix(v))?;
         (p != NONE).then_some(p as usize)
     }
 

@@ -15,11 +15,7 @@ use bitvec::vec::BitVec;
 
 use crate::function::{Function, ValueId};
 use crate::inst::Operand;
-
-#[inline]
-fn ix(v: ValueId) -> usize {
-    v.into_raw().into_u32() as usize
-}
+use crate::ix;
 
 /// A batch of "replace value v by operand o".
 #[derive(Clone, Debug, Default)]

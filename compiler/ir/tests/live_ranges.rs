@@ -7,13 +7,10 @@
 use std::collections::BTreeSet;
 
 use flowc_ir::cfg::Cfg;
+use flowc_ir::ix;
 use flowc_ir::live_ranges::LiveRanges;
 use flowc_ir::liveness::Liveness;
 use flowc_ir::{BlockId, Function, InstKind, Operand, ValueId};
-
-fn vix(v: ValueId) -> usize {
-    v.into_raw().into_u32() as usize
-}
 
 /// The values live at the start of `b` (after its phis), from its live-out
 /// set: the dense analysis's answer, walked back by hand.
@@ -21,7 +18,7 @@ fn live_in_from(f: &Function, b: BlockId, out: &BTreeSet<usize>) -> BTreeSet<usi
     let mut live = out.clone();
     let uses = |live: &mut BTreeSet<usize>, o: &Operand| {
         if let Some(v) = o.as_value() {
-            live.insert(vix(v));
+            live.insert(ix(v));
         }
     };
     let data = &f.blocks[b];
@@ -31,7 +28,7 @@ fn live_in_from(f: &Function, b: BlockId, out: &BTreeSet<usize>) -> BTreeSet<usi
     }
     for &i in data.insts.iter().rev() {
         if let Some(r) = f.insts[i].result {
-            live.remove(&vix(r));
+            live.remove(&ix(r));
         }
         f.insts[i].kind.operands().for_each(|o| uses(&mut live, o));
         if let InstKind::Guard { resume, .. } = &f.insts[i].kind {
@@ -40,13 +37,13 @@ fn live_in_from(f: &Function, b: BlockId, out: &BTreeSet<usize>) -> BTreeSet<usi
     }
     for &p in &data.phis {
         if let Some(r) = f.insts[p].result {
-            live.remove(&vix(r));
+            live.remove(&ix(r));
         }
     }
     if b == f.entry {
         // Parameters are defined at the entry's start.
         for &p in &f.params {
-            live.remove(&vix(p));
+            live.remove(&ix(p));
         }
     }
     live
@@ -58,13 +55,13 @@ fn agree(name: &str, f: &Function) {
     let sparse = LiveRanges::new(f, &cfg, |_| true);
     for &b in &cfg.rpo {
         let out: BTreeSet<usize> = dense.live_out(b).unwrap().iter_ones().collect();
-        let sparse_out: Vec<usize> = sparse.live_out(b).iter().map(|v| vix(*v)).collect();
+        let sparse_out: Vec<usize> = sparse.live_out(b).iter().map(|v| ix(*v)).collect();
         assert!(sparse_out.windows(2).all(|w| w[0] < w[1]), "{name}: {}: live-out not sorted", f.name);
         assert_eq!(sparse_out, out.iter().copied().collect::<Vec<_>>(), "{name}: {}: live-out of {b:?}", f.name);
         for &v in sparse.live_out(b) {
             assert!(sparse.is_live_out(b, v));
         }
-        let sparse_in: Vec<usize> = sparse.live_in(b).iter().map(|v| vix(*v)).collect();
+        let sparse_in: Vec<usize> = sparse.live_in(b).iter().map(|v| ix(*v)).collect();
         let expected: Vec<usize> = live_in_from(f, b, &out).into_iter().collect();
         assert_eq!(sparse_in, expected, "{name}: {}: live-in of {b:?}", f.name);
     }
@@ -113,8 +110,8 @@ b3 done:
     let f = &m.functions[0];
     let cfg = Cfg::new(f);
     // Only the loop bound n (v0): live around the whole loop, not after it.
-    let sparse = LiveRanges::new(f, &cfg, |v| vix(v) == 0);
-    let names = |vs: &[ValueId]| vs.iter().map(|v| format!("v{}", vix(*v))).collect::<Vec<_>>();
+    let sparse = LiveRanges::new(f, &cfg, |v| ix(v) == 0);
+    let names = |vs: &[ValueId]| vs.iter().map(|v| format!("v{}", ix(*v))).collect::<Vec<_>>();
     let [b0, b1, b2, b3] = [f.layout[0], f.layout[1], f.layout[2], f.layout[3]];
     assert_eq!(names(sparse.live_out(b0)), ["v0"]);
     assert_eq!(names(sparse.live_in(b1)), ["v0"]);

@@ -48,12 +48,9 @@ use flowc_ir::regions::Regions;
 use flowc_ir::{Function, InstKind, Operand, ValueId};
 
 use super::{signature_of, Env};
+use flowc_ir::ix;
 
 const NONE: u32 = u32::MAX;
-
-fn vix(v: ValueId) -> usize {
-    v.into_raw().into_u32() as usize
-}
 
 /// The regions of a split function and its frame.
 pub struct Split {
@@ -81,7 +78,7 @@ impl Frame {
     /// may point into the heap.
     pub fn new(f: &Function, cfg: &Cfg, regions: &Regions, pointer: impl Fn(ValueId) -> bool) -> Frame {
         let (read, entry_phis) = shared_values(f, cfg, regions);
-        let tracked = |v: ValueId| read[vix(v)] || entry_phis[vix(v)] || pointer(v);
+        let tracked = |v: ValueId| read[ix(v)] || entry_phis[ix(v)] || pointer(v);
         let mut stored: BitVec = BitVec::repeat(false, f.values.len());
         let live = LiveRanges::new(f, cfg, tracked);
         let values = f.values.len();
@@ -108,10 +105,10 @@ impl Frame {
             // die where.
             live_now.clear();
             for &v in live.live_out(b) {
-                live_now.insert(vix(v));
+                live_now.insert(ix(v));
             }
             for v in term_uses(f, b).filter(|v| tracked(*v)) {
-                live_now.insert(vix(v));
+                live_now.insert(ix(v));
             }
             dies.resize_with(n, Vec::new);
             result_used.resize(n, false);
@@ -119,13 +116,13 @@ impl Frame {
                 let i = data.insts[k];
                 result_used[k] = false;
                 if let Some(r) = f.insts[i].result {
-                    result_used[k] = live_now.contains(vix(r));
-                    live_now.remove(vix(r));
+                    result_used[k] = live_now.contains(ix(r));
+                    live_now.remove(ix(r));
                 }
                 dies[k].clear();
                 for v in inst_uses(f, i).filter(|v| tracked(*v)) {
-                    if !live_now.contains(vix(v)) {
-                        live_now.insert(vix(v));
+                    if !live_now.contains(ix(v)) {
+                        live_now.insert(ix(v));
                         dies[k].push(v);
                     }
                 }
@@ -134,24 +131,24 @@ impl Frame {
             // is live after the phis.)
             in_use.iter_mut().for_each(|u| *u = false);
             for v in live.live_in(b) {
-                if word[vix(*v)] != NONE {
-                    in_use[word[vix(*v)] as usize] = true;
+                if word[ix(*v)] != NONE {
+                    in_use[word[ix(*v)] as usize] = true;
                 }
             }
             let params = if b == f.entry { &f.params[..] } else { &[] };
             let phis = data.phis.iter().filter_map(|&p| f.insts[p].result);
             for r in params.iter().copied().chain(phis) {
-                if tracked(r) && live_now.contains(vix(r)) {
-                    word[vix(r)] = take(&mut in_use);
+                if tracked(r) && live_now.contains(ix(r)) {
+                    word[ix(r)] = take(&mut in_use);
                 }
             }
             for k in 0..n {
                 if let Some(r) = f.insts[data.insts[k]].result.filter(|&r| result_used[k] && tracked(r)) {
-                    word[vix(r)] = take(&mut in_use);
+                    word[ix(r)] = take(&mut in_use);
                 }
                 for v in &dies[k] {
-                    if word[vix(*v)] != NONE {
-                        in_use[word[vix(*v)] as usize] = false;
+                    if word[ix(*v)] != NONE {
+                        in_use[word[ix(*v)] as usize] = false;
                     }
                 }
             }
@@ -168,13 +165,13 @@ impl Frame {
 
     /// The byte offset of `v`'s word in the frame, if it has one.
     pub fn offset(&self, v: ValueId) -> Option<i32> {
-        let w = *self.word.get(vix(v))?;
+        let w = *self.word.get(ix(v))?;
         (w != NONE).then_some(8 * w as i32)
     }
 
     /// The byte offset of `v`'s word if its definition stores it there.
     pub fn stored_at(&self, v: ValueId) -> Option<i32> {
-        self.offset(v).filter(|_| self.stored[vix(v)])
+        self.offset(v).filter(|_| self.stored[ix(v)])
     }
 }
 
@@ -201,28 +198,28 @@ fn shared_values(f: &Function, cfg: &Cfg, regions: &Regions) -> (BitVec, BitVec)
     let mut shared: BitVec = BitVec::repeat(false, f.values.len());
     let mut entry_phis: BitVec = BitVec::repeat(false, f.values.len());
     for &p in &f.params {
-        shared.set(vix(p), true);
+        shared.set(ix(p), true);
     }
     for &b in &cfg.rpo {
         let data = &f.blocks[b];
         let first = regions.first_piece(b).expect("a reachable block");
         if regions.entry_number(first).is_some() {
             for r in data.phis.iter().filter_map(|&p| f.insts[p].result) {
-                entry_phis.set(vix(r), true);
+                entry_phis.set(ix(r), true);
             }
         }
         for (k, &i) in data.insts.iter().enumerate() {
             let at = regions.piece_at(b, k);
             for v in inst_uses(f, i) {
                 if !regions.direct(v, at) {
-                    shared.set(vix(v), true);
+                    shared.set(ix(v), true);
                 }
             }
         }
         let last = regions.last_piece(b);
         for v in term_uses(f, b) {
             if !regions.direct(v, last) {
-                shared.set(vix(v), true);
+                shared.set(ix(v), true);
             }
         }
         for &s in cfg.succs(b) {
@@ -230,7 +227,7 @@ fn shared_values(f: &Function, cfg: &Cfg, regions: &Regions) -> (BitVec, BitVec)
                 let InstKind::Phi(inputs) = &f.insts[phi].kind else { continue };
                 for (_, o) in inputs.iter().filter(|(p, _)| *p == b) {
                     if let Some(v) = o.as_value().filter(|&v| !regions.direct(v, last)) {
-                        shared.set(vix(v), true);
+                        shared.set(ix(v), true);
                     }
                 }
             }

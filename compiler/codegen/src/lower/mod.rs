@@ -57,6 +57,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_module::{FuncId, Module as _};
+use la_arena::ArenaMap;
 
 use flowc_ir::{BlockId, Function, InstKind, Operand, Terminator, ValueId};
 use flowc_lang::ast::Operator;
@@ -77,6 +78,7 @@ use crate::small::Small;
 use crate::word::{self, ONE, STOP, ZERO};
 use exits::{ExitAt, Leaving};
 pub use exits::{ExitSlot, ExitSlots, Links, TraceExit};
+use flowc_ir::ix;
 use ints::{inline_word, int_cc};
 pub use objects::ObjectInfo;
 use optimistic::optimistic_exits;
@@ -190,12 +192,15 @@ pub fn signature_of(module: &dyn cranelift_module::Module, f: &Function) -> Sign
     }
 }
 
+/// The Cranelift block each IR block starts at.
+type Blocks = ArenaMap<BlockId, cranelift_codegen::ir::Block>;
+
 struct Lowerer<'a, 'b> {
     b: FunctionBuilder<'b>,
     env: &'b mut Env<'a>,
     f: &'b Function,
-    blocks: HashMap<BlockId, cranelift_codegen::ir::Block>,
-    values: HashMap<ValueId, ClValue>,
+    blocks: Blocks,
+    values: ArenaMap<ValueId, ClValue>,
     /// With an optimistic copy, IR values live in Cranelift variables (one
     /// per value) instead of `values`: the generic copy is entered from the
     /// optimistic one in the middle of blocks, and Cranelift's SSA builder
@@ -240,7 +245,7 @@ struct Lowerer<'a, 'b> {
     /// Comparisons of small integers computed inline: the machine
     /// condition behind the result word, which guards and branches on the
     /// result test directly instead of testing the word.
-    conds: HashMap<ValueId, ClValue>,
+    conds: ArenaMap<ValueId, ClValue>,
     /// Blocks a retreating edge enters (every cycle passes one): where fuel
     /// is counted.
     headers: &'b [bool],
@@ -284,10 +289,10 @@ impl Facts {
     pub fn new(f: &Function) -> Facts {
         let cfg = flowc_ir::cfg::Cfg::new(f);
         let mut headers = cfg.retreating_targets();
-        if f.kind == flowc_ir::FunctionKind::Trace && ix_block(f.entry) < headers.len() {
+        if f.kind == flowc_ir::FunctionKind::Trace && ix(f.entry) < headers.len() {
             // Traces continue in one another (linked exits, `jump_trace`): a
             // cycle through several traces passes their entries.
-            headers[ix_block(f.entry)] = true;
+            headers[ix(f.entry)] = true;
         }
         let loops = flowc_ir::loops::LoopForest::with(f, &cfg, &flowc_ir::cfg::DomTree::new(f, &cfg));
         Facts { small: Small::of(f), bound: flowc_ir::bound::surely_bound(f), uses: count_uses(f), headers, loops, cfg }
@@ -315,8 +320,8 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     // Reverse postorder: a block's dominators, which define what its
     // instructions and its edges' phi inputs use, come first.
     let order = &facts.cfg.rpo;
-    let make_blocks = |b: &mut FunctionBuilder| -> HashMap<BlockId, cranelift_codegen::ir::Block> {
-        let mut blocks = HashMap::new();
+    let make_blocks = |b: &mut FunctionBuilder| -> Blocks {
+        let mut blocks = Blocks::default();
         for &blk in order {
             let cb = b.create_block();
             for _ in &f.blocks[blk].phis {
@@ -360,7 +365,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         var
     });
     let small = &facts.small;
-    let mut values = HashMap::new();
+    let mut values = ArenaMap::default();
     let mut mapped = vec![false; f.values.len()];
     let vars = optimistic.as_ref().map(|_| {
         f.values
@@ -405,15 +410,15 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
             match all {
                 Some(words) => {
                     let tag = b.ins().band_imm_s(words, word::INT_TAG as i64);
-                    b.ins().brif(tag, optimistic_blocks[&f.entry], &[], blocks[&f.entry], &[]);
+                    b.ins().brif(tag, optimistic_blocks[f.entry], &[], blocks[f.entry], &[]);
                 }
                 None => {
-                    b.ins().jump(optimistic_blocks[&f.entry], &[]);
+                    b.ins().jump(optimistic_blocks[f.entry], &[]);
                 }
             }
         }
         None => {
-            b.ins().jump(blocks[&f.entry], &[]);
+            b.ins().jump(blocks[f.entry], &[]);
         }
     }
     let (optimistic_small, optimistic_blocks) = match optimistic {
@@ -456,7 +461,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         env: &'b mut Env<'a>,
         f: &'b Function,
         facts: &'b Facts,
-        blocks: HashMap<BlockId, cranelift_codegen::ir::Block>,
+        blocks: Blocks,
         ctx: ClValue,
         split: Option<Region<'b>>,
     ) -> Lowerer<'a, 'b> {
@@ -467,7 +472,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             env,
             f,
             blocks,
-            values: HashMap::new(),
+            values: ArenaMap::default(),
             vars: None,
             mapped: Vec::new(),
             liveness: None,
@@ -484,7 +489,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             site: None,
             small: &facts.small,
             bound: &facts.bound,
-            conds: HashMap::new(),
+            conds: ArenaMap::default(),
             headers: &facts.headers,
             loops: &facts.loops,
             iterations: None,
@@ -505,14 +510,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let zero = self.konst(STOP as i64);
         self.b.ins().return_(&[zero]);
     }
-}
-
-fn ix(v: ValueId) -> usize {
-    v.into_raw().into_u32() as usize
-}
-
-fn ix_block(b: BlockId) -> usize {
-    b.into_raw().into_u32() as usize
 }
 
 /// How many times each value is used, by raw index.
@@ -659,7 +656,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Operand::Value(v) => match &self.vars {
                 Some(vars) => self.b.use_var(vars[ix(*v)]),
                 None if !self.direct(*v) => self.read_word(*v),
-                None => self.values[v],
+                None => self.values[*v],
             },
             Operand::Const(c) => {
                 if let Some(w) = word::immediate(c) {
@@ -758,7 +755,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     /// The start of block `blk`: its phis, fuel and iteration counts.
     fn block_start(&mut self, blk: BlockId) {
-        let cb = self.blocks[&blk];
+        let cb = self.blocks[blk];
         self.b.switch_to_block(cb);
         // The block's own code (fuel, iteration counts) belongs to no
         // instruction (crate::code_map).
@@ -776,10 +773,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
         self.defer_stop = false;
-        if self.env.fuel && self.headers[ix_block(blk)] {
+        if self.env.fuel && self.headers[ix(blk)] {
             self.count_fuel(blk);
         }
-        if let Some(var) = self.iterations.filter(|_| self.headers[ix_block(blk)] && blk != self.f.entry) {
+        if let Some(var) = self.iterations.filter(|_| self.headers[ix(blk)] && blk != self.f.entry) {
             let n = self.b.use_var(var);
             let n = self.b.ins().iadd_imm_s(n, 1);
             self.b.def_var(var, n);
@@ -817,7 +814,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// The machine condition a comparison of small integers left for `v`,
     /// if it is known here.
     fn cond(&self, v: ValueId) -> Option<ClValue> {
-        self.conds.get(&v).copied().filter(|_| self.direct(v))
+        self.conds.get(v).copied().filter(|_| self.direct(v))
     }
 
     /// Makes `site` the current one (for the runtime calls that follow).
