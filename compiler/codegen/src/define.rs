@@ -372,7 +372,9 @@ pub fn define(
     let (mut traps, mut sites, mut safepoints) = (Vec::new(), SiteTable::default(), Vec::new());
     // Whole programs have no trace exits (traces go to a `TraceCache`).
     let mut exits = Vec::new();
-    let mut compiler = Compiler::parallel();
+    let insts =
+        functions.iter().map(|f| f.insts.len()).sum::<usize>() + version.as_ref().map_or(0, |v| v.function.insts.len());
+    let mut compiler = Compiler::for_work(insts);
     let mut env = Env {
         module: &mut *module,
         funcs: &funcs,

@@ -457,7 +457,7 @@ impl TraceCache {
         let (mut pool, mut traps, mut sites) = (Vec::new(), Vec::new(), SiteTable::default());
         let mut safepoints = Vec::new();
         let objects = ObjectInfo::new(layout, &hints.immutable, true);
-        let mut compiler = crate::compile::Compiler::parallel();
+        let mut compiler = crate::compile::Compiler::for_work(size(&functions));
         for (k, f) in functions.iter().enumerate() {
             let mut exits = Vec::new();
             let mut env = crate::lower::Env {

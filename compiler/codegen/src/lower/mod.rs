@@ -57,7 +57,6 @@ use cranelift_codegen::ir::{
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_module::{FuncId, Module as _};
-use la_arena::ArenaMap;
 
 use flowc_ir::{BlockId, Function, InstKind, Operand, Terminator, ValueId};
 use flowc_lang::ast::Operator;
@@ -192,15 +191,18 @@ pub fn signature_of(module: &dyn cranelift_module::Module, f: &Function) -> Sign
     }
 }
 
-/// The Cranelift block each IR block starts at.
-type Blocks = ArenaMap<BlockId, cranelift_codegen::ir::Block>;
+/// The Cranelift block each IR block starts at. (Maps of a lowering are
+/// hash maps, not arena maps: a region of a split function holds a few of
+/// the function's blocks and values, and an arena map's size is the
+/// largest id it holds — per region, the whole function's.)
+type Blocks = HashMap<BlockId, cranelift_codegen::ir::Block>;
 
 struct Lowerer<'a, 'b> {
     b: FunctionBuilder<'b>,
     env: &'b mut Env<'a>,
     f: &'b Function,
     blocks: Blocks,
-    values: ArenaMap<ValueId, ClValue>,
+    values: HashMap<ValueId, ClValue>,
     /// With an optimistic copy, IR values live in Cranelift variables (one
     /// per value) instead of `values`: the generic copy is entered from the
     /// optimistic one in the middle of blocks, and Cranelift's SSA builder
@@ -245,7 +247,7 @@ struct Lowerer<'a, 'b> {
     /// Comparisons of small integers computed inline: the machine
     /// condition behind the result word, which guards and branches on the
     /// result test directly instead of testing the word.
-    conds: ArenaMap<ValueId, ClValue>,
+    conds: HashMap<ValueId, ClValue>,
     /// Blocks a retreating edge enters (every cycle passes one): where fuel
     /// is counted.
     headers: &'b [bool],
@@ -365,7 +367,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         var
     });
     let small = &facts.small;
-    let mut values = ArenaMap::default();
+    let mut values = HashMap::new();
     let mut mapped = vec![false; f.values.len()];
     let vars = optimistic.as_ref().map(|_| {
         f.values
@@ -410,15 +412,15 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
             match all {
                 Some(words) => {
                     let tag = b.ins().band_imm_s(words, word::INT_TAG as i64);
-                    b.ins().brif(tag, optimistic_blocks[f.entry], &[], blocks[f.entry], &[]);
+                    b.ins().brif(tag, optimistic_blocks[&f.entry], &[], blocks[&f.entry], &[]);
                 }
                 None => {
-                    b.ins().jump(optimistic_blocks[f.entry], &[]);
+                    b.ins().jump(optimistic_blocks[&f.entry], &[]);
                 }
             }
         }
         None => {
-            b.ins().jump(blocks[f.entry], &[]);
+            b.ins().jump(blocks[&f.entry], &[]);
         }
     }
     let (optimistic_small, optimistic_blocks) = match optimistic {
@@ -472,7 +474,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             env,
             f,
             blocks,
-            values: ArenaMap::default(),
+            values: HashMap::new(),
             vars: None,
             mapped: Vec::new(),
             liveness: None,
@@ -489,7 +491,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             site: None,
             small: &facts.small,
             bound: &facts.bound,
-            conds: ArenaMap::default(),
+            conds: HashMap::new(),
             headers: &facts.headers,
             loops: &facts.loops,
             iterations: None,
@@ -656,7 +658,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Operand::Value(v) => match &self.vars {
                 Some(vars) => self.b.use_var(vars[ix(*v)]),
                 None if !self.direct(*v) => self.read_word(*v),
-                None => self.values[*v],
+                None => self.values[v],
             },
             Operand::Const(c) => {
                 if let Some(w) = word::immediate(c) {
@@ -755,7 +757,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     /// The start of block `blk`: its phis, fuel and iteration counts.
     fn block_start(&mut self, blk: BlockId) {
-        let cb = self.blocks[blk];
+        let cb = self.blocks[&blk];
         self.b.switch_to_block(cb);
         // The block's own code (fuel, iteration counts) belongs to no
         // instruction (crate::code_map).
@@ -814,7 +816,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// The machine condition a comparison of small integers left for `v`,
     /// if it is known here.
     fn cond(&self, v: ValueId) -> Option<ClValue> {
-        self.conds.get(v).copied().filter(|_| self.direct(v))
+        self.conds.get(&v).copied().filter(|_| self.direct(v))
     }
 
     /// Makes `site` the current one (for the runtime calls that follow).

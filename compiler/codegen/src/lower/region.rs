@@ -28,7 +28,7 @@ pub(super) struct Region<'b> {
     /// The Cranelift block of each entry that starts mid-block, by piece.
     pub(super) entry_blocks: HashMap<usize, cranelift_codegen::ir::Block>,
     /// The words read from the frame in the block part being lowered.
-    pub(super) loaded: la_arena::ArenaMap<ValueId, ClValue>,
+    pub(super) loaded: HashMap<ValueId, ClValue>,
     /// Edges into other regions made by the terminator being lowered: the
     /// edge's block, the piece it enters, and the phi inputs it carries.
     pub(super) pending: Vec<(cranelift_codegen::ir::Block, usize, Vec<ClValue>)>,
@@ -87,7 +87,7 @@ pub fn lower_region(
         let piece = regions.piece(p);
         b.switch_to_block(stub);
         if piece.start == 0 {
-            let target = blocks[piece.block];
+            let target = blocks[&piece.block];
             let args: Vec<BlockArg> = f.blocks[piece.block]
                 .phis
                 .iter()
@@ -111,7 +111,7 @@ pub fn lower_region(
         base,
         piece: 0,
         entry_blocks,
-        loaded: la_arena::ArenaMap::default(),
+        loaded: HashMap::new(),
         pending: Vec::new(),
         refs: HashMap::new(),
     };
@@ -168,7 +168,7 @@ impl Lowerer<'_, '_> {
             (r.split.regions.piece(p).region as usize != r.index).then_some(p)
         });
         match elsewhere {
-            None => (self.blocks[to], args),
+            None => (self.blocks[&to], args),
             Some(p) => {
                 let edge = self.b.create_block();
                 let values = args
@@ -211,7 +211,7 @@ impl Lowerer<'_, '_> {
     /// Value `v` read from its word of the frame (once per block part).
     pub(super) fn read_word(&mut self, v: ValueId) -> ClValue {
         let r = self.split.as_mut().expect("values come from the frame only in regions");
-        if let Some(&w) = r.loaded.get(v) {
+        if let Some(&w) = r.loaded.get(&v) {
             return w;
         }
         let offset = r.split.frame.offset(v).expect("a value used indirectly has a word");
