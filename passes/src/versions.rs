@@ -21,7 +21,8 @@
 
 use flowc_ir::{FunctionKind, InstKind, Module, Operand};
 use flowc_lang::ast::Operator;
-use flowc_lang::Symbol;
+use flowc_lang::ops::range::is_small_param;
+use flowc_lang::{Symbol, Value};
 
 use crate::context::Options;
 use crate::{optimize, Context};
@@ -68,18 +69,42 @@ pub fn integer_params(m: &Module) -> Vec<Symbol> {
 /// Optimizes `lowered` (front-end output) into its versions, with
 /// `options` for both.
 pub fn optimize_versions(lowered: Module, options: &Options) -> Versions {
-    // A huge main function gets one version (`flowc_ir::HUGE_INSTS`).
+    let params = versioned_params(&lowered);
+    let small = (!params.is_empty()).then(|| (optimized(lowered.clone(), options, &params), params));
+    Versions { generic: optimized(lowered, options, &[]), small }
+}
+
+/// Optimizes `lowered` into the one version a run with environment `env`
+/// takes (the small one when `env` binds each parameter it assumes to an
+/// integer in range, as the generated code's entry test decides), and the
+/// parameters that version assumes (none: the generic one). For a run
+/// that knows its input before compiling (`flowc run --engine native`,
+/// `flowc compare`): the other version would never be called, and
+/// optimizing and compiling it is half of the work for a big main graph.
+pub fn optimize_for(lowered: Module, options: &Options, env: &[(Symbol, Value)]) -> (Module, Vec<Symbol>) {
+    let params = versioned_params(&lowered);
+    let takes_small = !params.is_empty()
+        && params.iter().all(|p| env.iter().find(|(k, _)| k == p).is_some_and(|(_, v)| is_small_param(v)));
+    let params = if takes_small { params } else { Vec::new() };
+    (optimized(lowered, options, &params), params)
+}
+
+/// The parameters the small version assumes: main's integer parameters,
+/// none for a huge main function (which gets one version,
+/// `flowc_ir::HUGE_INSTS`).
+fn versioned_params(lowered: &Module) -> Vec<Symbol> {
     let huge = lowered.main().is_some_and(|f| f.is_huge());
-    let params = if huge { Vec::new() } else { integer_params(&lowered) };
-    let small = (!params.is_empty()).then(|| {
-        let mut m = lowered.clone();
-        let options = Options { small_params: params.clone(), ..options.clone() };
-        let mut cx = Context::with_options(&m, options);
-        optimize(&mut m, &mut cx, |_, _, _| {});
-        (m, params)
-    });
-    let mut generic = lowered;
-    let mut cx = Context::with_options(&generic, options.clone());
-    optimize(&mut generic, &mut cx, |_, _, _| {});
-    Versions { generic, small }
+    if huge {
+        Vec::new()
+    } else {
+        integer_params(lowered)
+    }
+}
+
+/// `m` optimized with `options`, assuming `small` are small integers.
+fn optimized(mut m: Module, options: &Options, small: &[Symbol]) -> Module {
+    let options = Options { small_params: small.to_vec(), ..options.clone() };
+    let mut cx = Context::with_options(&m, options);
+    optimize(&mut m, &mut cx, |_, _, _| {});
+    m
 }

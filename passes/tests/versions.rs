@@ -85,3 +85,25 @@ fn counters_bounded_by_a_word_parameter_are_words() {
     "#]]
     .assert_eq(&flowc_ir::print::module(&run.module));
 }
+
+#[test]
+fn a_run_that_knows_its_environment_optimizes_the_version_it_takes() {
+    let n = Symbol::intern("n");
+    let take = |env: &[(Symbol, flowc_lang::Value)]| {
+        let (_, lowered) = support::lower(NESTED);
+        let generic = flowc_passes::versions::optimize_versions(lowered.clone(), &Options::default());
+        let (module, small) = flowc_passes::versions::optimize_for(lowered, &Options::default(), env);
+        // The very module optimize_versions makes for that version.
+        let same = match &generic.small {
+            Some((m, _)) if !small.is_empty() => flowc_ir::print::module(m),
+            _ => flowc_ir::print::module(&generic.generic),
+        };
+        assert_eq!(flowc_ir::print::module(&module), same);
+        small
+    };
+    assert_eq!(take(&[(n, flowc_lang::Value::Int(30))]), [n]);
+    // Out of the 32-bit range, not an integer, or unbound: the generic one.
+    assert!(take(&[(n, flowc_lang::Value::Int(1 << 40))]).is_empty());
+    assert!(take(&[(n, flowc_lang::Value::Atom(Symbol::intern("a")))]).is_empty());
+    assert!(take(&[]).is_empty());
+}

@@ -165,7 +165,7 @@ fn define_split(
     let facts = lower::Facts::new(f);
     let regions = flowc_ir::regions::Regions::new(f, &facts.cfg, &facts.loops, max, max_loop);
     let frame =
-        lower::frame::Frame::new(f, &facts.cfg, &regions, |v| !facts.small.operand(&flowc_ir::Operand::Value(v)));
+        lower::frame::Frame::new(f, &facts.cfg, Some(&regions), |v| !facts.small.operand(&flowc_ir::Operand::Value(v)));
     let sig = lower::frame::region_signature(&*env.module);
     let funcs = (0..regions.len())
         .map(|_| env.module.declare_anonymous_function(&sig).map_err(|e| e.to_string()))

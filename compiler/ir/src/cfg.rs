@@ -123,6 +123,45 @@ impl Cfg {
         }
         targets
     }
+    /// Per block (raw index): whether it lies on a cycle of reachable
+    /// blocks — a strongly connected component of more than one block, or
+    /// a block that jumps to itself: the blocks that may run more than
+    /// once per entry of the function (natural loops, and irreducible
+    /// cycles, which have no natural loop). Kosaraju's algorithm: the
+    /// reverse postorder lists blocks by decreasing finish time of a
+    /// depth-first search, and a search along predecessors from each block
+    /// in that order, through blocks no earlier one took, takes exactly its
+    /// component.
+    pub fn on_cycle(&self) -> Vec<bool> {
+        let n = self.succ.len();
+        let mut component = vec![NONE; n];
+        let mut size: Vec<u32> = Vec::new();
+        let mut stack = Vec::new();
+        for &root in &self.rpo {
+            if component[ix(root)] != NONE {
+                continue;
+            }
+            let id = size.len() as u32;
+            component[ix(root)] = id;
+            stack.push(root);
+            let mut members = 0;
+            while let Some(b) = stack.pop() {
+                members += 1;
+                for &p in self.preds(b) {
+                    if self.is_reachable(p) && component[ix(p)] == NONE {
+                        component[ix(p)] = id;
+                        stack.push(p);
+                    }
+                }
+            }
+            size.push(members);
+        }
+        let mut cyclic = vec![false; n];
+        for &b in &self.rpo {
+            cyclic[ix(b)] = size[component[ix(b)] as usize] > 1 || self.succs(b).contains(&b);
+        }
+        cyclic
+    }
 }
 
 /// The dominator tree of the reachable blocks, with preorder/postorder

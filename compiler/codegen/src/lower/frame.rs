@@ -74,10 +74,14 @@ pub struct Frame {
 }
 
 impl Frame {
-    /// The frame of `f` cut into `regions`; `pointer` says which values
-    /// may point into the heap.
-    pub fn new(f: &Function, cfg: &Cfg, regions: &Regions, pointer: impl Fn(ValueId) -> bool) -> Frame {
-        let (read, entry_phis) = shared_values(f, cfg, regions);
+    /// The frame of `f` cut into `regions` (`None`: a function compiled
+    /// whole, whose words hold only what the collector must see);
+    /// `pointer` says which values may point into the heap.
+    pub fn new(f: &Function, cfg: &Cfg, regions: Option<&Regions>, pointer: impl Fn(ValueId) -> bool) -> Frame {
+        let (read, entry_phis) = match regions {
+            Some(regions) => shared_values(f, cfg, regions),
+            None => (BitVec::repeat(false, f.values.len()), BitVec::repeat(false, f.values.len())),
+        };
         let tracked = |v: ValueId| read[ix(v)] || entry_phis[ix(v)] || pointer(v);
         let mut stored: BitVec = BitVec::repeat(false, f.values.len());
         let live = LiveRanges::new(f, cfg, tracked);
@@ -268,6 +272,61 @@ impl SparseSet {
     }
     fn clear(&mut self) {
         self.dense.clear();
+    }
+}
+
+/// The roots of a function compiled whole: a frame in its own stack
+/// frame whose words keep the values that may point into the heap, one
+/// word per value live at once ([`Frame`] without regions). A value's
+/// definition stores it in its word; uses read the Cranelift value. The
+/// function clears the words on entry and every call it makes lists every
+/// word in its stack map, so what a word holds — zero, a value live now,
+/// or one dead but not yet overwritten — stays alive while the function
+/// runs: the collector never frees what a word points to, and a copy of
+/// the code that knows a value is small need not store it (the optimistic
+/// copy). The collector does not move objects, so the registers holding
+/// a value stay valid across a collection and the value is never
+/// reloaded from its word (Cranelift's own safepoint spiller reloads a
+/// value at every use after a safepoint, for collectors that move: it
+/// made four instructions in five of a big function loads and their
+/// addresses).
+pub struct Roots {
+    frame: Frame,
+    slot: cranelift_codegen::ir::StackSlot,
+}
+
+impl Roots {
+    /// The roots of `f` (none when no value may point into the heap),
+    /// cleared at the current position of `b` (the entry).
+    pub fn new(b: &mut FunctionBuilder, f: &Function, cfg: &Cfg, small: &crate::small::Small) -> Option<Roots> {
+        let frame = Frame::new(f, cfg, None, |v| !small.operand(&Operand::Value(v)));
+        if frame.words == 0 {
+            return None;
+        }
+        let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8 * frame.words, 3));
+        let zero = b.ins().iconst(types::I64, 0);
+        for w in 0..frame.words {
+            b.ins().stack_store(types::I64, zero, slot, 8 * w as i32);
+        }
+        Some(Roots { frame, slot })
+    }
+
+    /// Stores `value`, the Cranelift value of `v`, in `v`'s word if it has
+    /// one.
+    pub fn store(&self, b: &mut FunctionBuilder, v: ValueId, value: cranelift_codegen::ir::Value) {
+        if let Some(offset) = self.frame.offset(v) {
+            b.ins().stack_store(types::I64, value, self.slot, offset);
+        }
+    }
+
+    /// Lists every word in the stack map of `call`.
+    pub fn map(&self, func: &mut cranelift_codegen::ir::Function, call: cranelift_codegen::ir::Inst) {
+        for w in 0..self.frame.words {
+            func.dfg.append_user_stack_map_entry(
+                call,
+                UserStackMapEntry { ty: types::I64, slot: self.slot, offset: 8 * w },
+            );
+        }
     }
 }
 

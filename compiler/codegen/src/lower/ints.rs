@@ -24,8 +24,8 @@ impl Lowerer<'_, '_> {
     pub(super) fn op(&mut self, op: Op, args: &[ClValue], known: [bool; 2], divisor: Option<i64>) -> ClValue {
         if inline_word(op) && known == [true, true] && !small_op_can_fail(op, divisor) {
             // No slow path at all: a runtime call, even one never reached,
-            // is a safepoint that the values live across it are spilled
-            // around (at every definition and use).
+            // is a call the register allocator keeps the values live
+            // across it safe from (callee-saved registers, or spills).
             return self.small_op(op, args[0], args[1], None, divisor);
         }
         if self.runs_once() {

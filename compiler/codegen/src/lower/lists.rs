@@ -6,8 +6,8 @@
 //! an element that is not immediate has the word 0 there. The inline path
 //! tests that `l` points at a boxed cell with a table and that `i` is a
 //! small integer in range, and loads the element: five loads and compares
-//! instead of a runtime call, which would also be a safepoint that the
-//! loop's values are spilled around. Every other case — an element that
+//! instead of a runtime call, which the loop's values would have to be
+//! kept safe across (callee-saved registers, or spills). Every other case — an element that
 //! must be boxed, an index out of range, an operand of another kind —
 //! goes to the runtime, which reads it or raises the error.
 

@@ -28,6 +28,12 @@
 //! must see, live in words of a frame their driver holds), no inline paths
 //! outside loops ([`Lowerer::runs_once`]), one stop test per block
 //! ([`Lowerer::flush_stop`]), no cold blocks (see [`Lowerer::mark_cold`]).
+//! The main graph's blocks on no cycle, which run once per run, are
+//! lowered like a huge function's outside loops.
+//!
+//! Roots: a function compiled whole stores each value that may point into
+//! the heap in a word of a frame of its own when it is defined, and every
+//! call lists those words in its stack map ([`frame::Roots`]).
 //!
 //! Block order: Cranelift lowers blocks in the reverse postorder of a
 //! search that takes a branch's first target first, which puts that
@@ -78,6 +84,7 @@ use crate::word::{self, ONE, STOP, ZERO};
 use exits::{ExitAt, Leaving};
 pub use exits::{ExitSlot, ExitSlots, Links, TraceExit};
 use flowc_ir::ix;
+use frame::Roots;
 use ints::{inline_word, int_cc};
 pub use objects::ObjectInfo;
 use optimistic::optimistic_exits;
@@ -208,14 +215,9 @@ struct Lowerer<'a, 'b> {
     /// optimistic one in the middle of blocks, and Cranelift's SSA builder
     /// makes the merges.
     vars: Option<Vec<Variable>>,
-    /// With an optimistic copy: which variables hold words the collector
-    /// must find (declared for stack maps), and the function's liveness,
-    /// for the hand-over at exit points ([`Lowerer::hand_over`]).
-    mapped: Vec<bool>,
-    liveness: Option<flowc_ir::liveness::Liveness>,
-    /// The stack-mapped values live after each exit point (but its own
-    /// result) of the blocks handed over from so far: one walk per block.
-    live_at: HashMap<flowc_ir::InstId, Vec<usize>>,
+    /// A function compiled whole: the words where the values that may
+    /// point into the heap are kept for the collector ([`Roots`]).
+    roots: Option<Roots>,
     /// Lowering the optimistic copy (else the generic one, or the only one).
     optimistic: bool,
     /// The instructions where the optimistic copy may leave for the generic
@@ -251,6 +253,8 @@ struct Lowerer<'a, 'b> {
     /// Blocks a retreating edge enters (every cycle passes one): where fuel
     /// is counted.
     headers: &'b [bool],
+    /// Blocks on a cycle, by raw index ([`Lowerer::runs_once`]).
+    cyclic: &'b [bool],
     /// The natural loops, for placing innermost loop bodies after their
     /// header.
     loops: &'b flowc_ir::loops::LoopForest,
@@ -284,6 +288,8 @@ pub struct Facts {
     bound: bitvec::vec::BitVec,
     uses: Vec<u32>,
     headers: Vec<bool>,
+    /// Blocks on a cycle ([`flowc_ir::cfg::Cfg::on_cycle`]), by raw index.
+    cyclic: Vec<bool>,
     pub loops: flowc_ir::loops::LoopForest,
 }
 
@@ -297,7 +303,16 @@ impl Facts {
             headers[ix(f.entry)] = true;
         }
         let loops = flowc_ir::loops::LoopForest::with(f, &cfg, &flowc_ir::cfg::DomTree::new(f, &cfg));
-        Facts { small: Small::of(f), bound: flowc_ir::bound::surely_bound(f), uses: count_uses(f), headers, loops, cfg }
+        let cyclic = cfg.on_cycle();
+        Facts {
+            small: Small::of(f),
+            bound: flowc_ir::bound::surely_bound(f),
+            uses: count_uses(f),
+            headers,
+            cyclic,
+            loops,
+            cfg,
+        }
     }
 }
 
@@ -367,31 +382,16 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         var
     });
     let small = &facts.small;
+    let roots = Roots::new(&mut b, f, &facts.cfg, small);
     let mut values = HashMap::new();
-    let mut mapped = vec![false; f.values.len()];
-    let vars = optimistic.as_ref().map(|_| {
-        f.values
-            .iter()
-            .map(|(v, _)| {
-                let var = b.declare_var(types::I64);
-                // Words that may point into the heap are kept where the
-                // collector finds them across calls.
-                if !small.operand(&Operand::Value(v)) {
-                    b.declare_var_needs_stack_map(var);
-                    mapped[ix(v)] = true;
-                }
-                var
-            })
-            .collect::<Vec<_>>()
-    });
-    let liveness = optimistic.as_ref().map(|_| flowc_ir::liveness::Liveness::new(f, &facts.cfg));
+    let vars = optimistic.as_ref().map(|_| f.values.iter().map(|_| b.declare_var(types::I64)).collect::<Vec<_>>());
     for (k, &p) in f.params.iter().enumerate() {
+        if let Some(roots) = &roots {
+            roots.store(&mut b, p, params[k]);
+        }
         match &vars {
             Some(vars) => b.def_var(vars[ix(p)], params[k]),
             None => {
-                if !small.operand(&Operand::Value(p)) {
-                    b.declare_value_needs_stack_map(params[k]);
-                }
                 values.insert(p, params[k]);
             }
         }
@@ -430,8 +430,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     let mut l = Lowerer::new(b, env, f, &facts, blocks, ctx_value, None);
     l.values = values;
     l.vars = vars;
-    l.mapped = mapped;
-    l.liveness = liveness;
+    l.roots = roots;
     l.exit_points = exit_points;
     l.iterations = iterations;
     l.frame_stored = frame_stored;
@@ -476,9 +475,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             blocks,
             values: HashMap::new(),
             vars: None,
-            mapped: Vec::new(),
-            liveness: None,
-            live_at: HashMap::new(),
+            roots: None,
             optimistic: false,
             exit_points: Default::default(),
             conts: HashMap::new(),
@@ -493,6 +490,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             bound: &facts.bound,
             conds: HashMap::new(),
             headers: &facts.headers,
+            cyclic: &facts.cyclic,
             loops: &facts.loops,
             iterations: None,
             leave: None,
@@ -574,15 +572,30 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut all = vec![self.ctx];
         all.extend_from_slice(args);
         let call = self.b.ins().call(r, &all);
+        self.map_roots(call);
         self.b.inst_results(call)[0]
     }
 
-    /// Whether the block being lowered is in a huge function and in no
-    /// loop: it runs at most once per call, so its operations call the
-    /// runtime without inline paths (compiled code that is small and quick
-    /// to compile; only loops pay back the inline paths' size).
+    /// Whether the block being lowered is cold: on no cycle, in a huge
+    /// function or in the main graph. It runs at most once per call —
+    /// once per run in the main graph — so its operations call the
+    /// runtime without inline paths, object operations included, and its
+    /// runtime calls' stops are tested once per block
+    /// ([`Lowerer::flush_stop`]): compiled code that is small and quick to
+    /// compile, as only loops pay back the inline paths' size. (The
+    /// generated program of 10^3 statements of `compile_scale`: main's
+    /// Cranelift IR 12,300 instructions with inline paths everywhere,
+    /// 10,200 without them off cycles.)
     fn runs_once(&self) -> bool {
-        self.huge && self.loops.loop_of(self.current).is_none()
+        (self.huge || self.f.kind == flowc_ir::FunctionKind::Main) && !self.cyclic[ix(self.current)]
+    }
+
+    /// Lists the words of the function's [`Roots`] in the stack map of
+    /// `call` (every call is a safepoint).
+    fn map_roots(&mut self, call: cranelift_codegen::ir::Inst) {
+        if let Some(roots) = &self.roots {
+            roots.map(self.b.func, call);
+        }
     }
 
     fn konst(&mut self, w: i64) -> ClValue {
@@ -713,7 +726,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.block_start(blk);
         }
         let fused = if last { fused_compare(self.f, blk, self.uses) } else { None };
-        self.defer_stop = self.huge;
+        self.defer_stop = self.huge || self.runs_once();
         for k in start..end {
             let i = self.f.blocks[blk].insts[k];
             if let Some(r) = &mut self.split {
@@ -792,21 +805,20 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     fn set_value(&mut self, r: ValueId, v: ClValue) {
+        // A word the collector reads, unless this copy knows the value is
+        // a small integer (the optimistic copy's assumption).
+        if let Some(roots) = self.roots.as_ref().filter(|_| !self.small.operand(&Operand::Value(r))) {
+            roots.store(&mut self.b, r, v);
+        }
         match &self.vars {
             Some(vars) => self.b.def_var(vars[ix(r)], v),
             None => {
-                match &self.split {
-                    // A region: the value's word, if it has one (read
-                    // elsewhere, or seen by the collector).
-                    Some(region) => {
-                        if let Some(offset) = region.split.frame.stored_at(r) {
-                            self.b.ins().store(MemFlagsData::trusted(), v, region.base, offset);
-                        }
+                // A region: the value's word, if it has one (read
+                // elsewhere, or seen by the collector).
+                if let Some(region) = &self.split {
+                    if let Some(offset) = region.split.frame.stored_at(r) {
+                        self.b.ins().store(MemFlagsData::trusted(), v, region.base, offset);
                     }
-                    // A word that may point into the heap: kept where the
-                    // collector finds it across calls.
-                    None if !self.small.operand(&Operand::Value(r)) => self.b.declare_value_needs_stack_map(v),
-                    None => {}
                 }
                 self.values.insert(r, v);
             }
@@ -1017,6 +1029,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut all = args.to_vec();
         all.push(self.ctx);
         let call = self.b.ins().call(fref, &all);
+        self.map_roots(call);
         let r = self.b.inst_results(call)[0];
         self.b.ins().store(flags, depth, self.ctx, offsets::DEPTH);
         if self.frame_stored {

@@ -8,7 +8,7 @@ use cranelift_codegen::ir::{InstBuilder, Value as ClValue};
 use flowc_ir::{Function, Operand};
 use flowc_lang::ops::Op;
 
-use super::{ix, Lowerer};
+use super::Lowerer;
 use crate::small::Small;
 
 /// The exit points of `f`'s optimistic copy (none: no copy). A function
@@ -64,8 +64,13 @@ impl Lowerer<'_, '_> {
             None => self.b.ins().jump(fast, &[]),
         };
         self.b.switch_to_block(slow);
-        self.hand_over(i);
         let r = self.runtime_op(op, &[a, b]);
+        // The one result of this copy that may not be small: its word
+        // holds it for the collector (this copy stores only what it does
+        // not assume small).
+        if let (Some(roots), Some(v)) = (&self.roots, self.f.insts[i].result) {
+            roots.store(&mut self.b, v, r);
+        }
         self.define(i, r);
         let cont = self.cont(i);
         self.b.ins().jump(cont, &[]);
@@ -82,31 +87,5 @@ impl Lowerer<'_, '_> {
         let c = self.b.create_block();
         self.conts.insert(i, c);
         c
-    }
-
-    /// Leaving the optimistic copy at exit point `i`, before the runtime
-    /// call: every stack-mapped value live after `i` is copied into a new
-    /// definition of its variable, which the generic copy goes on with.
-    /// The call is a safepoint, and Cranelift spills a value live across
-    /// one at its definition and reloads it at every use: without the
-    /// copies the optimistic copy's loop values — live across this cold
-    /// call — were stored and reloaded on every iteration of its hot path.
-    pub(super) fn hand_over(&mut self, i: flowc_ir::InstId) {
-        let (Some(vars), Some(liveness)) = (&self.vars, &self.liveness) else { return };
-        if !self.live_at.contains_key(&i) {
-            let (f, exit_points, mapped, live_at) = (self.f, &self.exit_points, &self.mapped, &mut self.live_at);
-            liveness.live_after_each(f, self.current, |k, live| {
-                if exit_points.contains(&k) {
-                    let result = f.insts[k].result.map(ix);
-                    live_at.insert(k, live.iter_ones().filter(|&v| mapped[v] && Some(v) != result).collect());
-                }
-                true
-            });
-        }
-        for &k in &self.live_at[&i] {
-            let x = self.b.use_var(vars[k]);
-            let copy = self.b.ins().iadd_imm_s(x, 0);
-            self.b.def_var(vars[k], copy);
-        }
     }
 }

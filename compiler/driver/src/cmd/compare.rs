@@ -280,15 +280,12 @@ fn aot_loop(
 ) -> (String, String) {
     let Some(module) = module else { return (format!("== {engine}: cannot lower from {label}\n"), String::new()) };
     // The version native code runs for this environment.
-    let versions = flowc_passes::versions::optimize_versions(module, &Default::default());
-    let (module, version) = match versions.small {
-        Some((small, params))
-            if params.iter().all(|p| env.iter().any(|(k, v)| k == p && flowc_lang::ops::range::is_small_param(v))) =>
-        {
-            let names: Vec<&str> = params.iter().map(|p| p.as_str()).collect();
-            (small, format!(" (small {})", names.join(", ")))
-        }
-        _ => (versions.generic, String::new()),
+    let (module, small) = flowc_passes::versions::optimize_for(module, &Default::default(), env);
+    let version = if small.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<&str> = small.iter().map(|p| p.as_str()).collect();
+        format!(" (small {})", names.join(", "))
     };
     let main = module.functions.iter().find(|f| f.kind == FunctionKind::Main).expect("a main graph");
     match hot_loop(main, anchor) {

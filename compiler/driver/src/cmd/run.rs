@@ -86,11 +86,13 @@ pub fn native_counted(
         }
     };
     progress.phase("the eight passes");
-    let versions = flowc_passes::versions::optimize_versions(module, &flowc_passes::context::Options::default());
+    // Only the version this environment runs (a built executable, which
+    // takes its environment when it runs, has both).
+    let (module, _) = flowc_passes::versions::optimize_for(module, &flowc_passes::context::Options::default(), env);
     // Under --fuel the code counts it (one step per loop iteration).
     progress.phase("code generation");
     let options = flowc_codegen::Options { fuel: config.fuel.is_some(), ..Default::default() };
-    let native = flowc_codegen::Native::compile_versions(&versions.generic, versions.small_version(), options)
+    let native = flowc_codegen::Native::compile_versions(&module, None, options)
         .map_err(|e| Failure::input(format!("code generation failed: {e}")))?;
     let phases = progress.finish();
     let compile = started.elapsed();
