@@ -213,6 +213,35 @@ fn the_optimistic_copy_leaves_for_the_generic_one_where_arithmetic_grows() {
     assert!(outcome("[x/a, n/3]").contains("Error"), "{}", outcome("[x/a, n/3]"));
 }
 
+#[test]
+fn loops_enter_the_optimistic_copy_only_with_the_small_values_it_assumes() {
+    let results = flowc_codegen::with_stack(|| {
+        use flowc_lang::syntax::prolog::parse_env;
+        use flowc_lang::Symbol;
+        let program = corpus::program("tests/corpus/loop_entry.fg");
+        let label = Symbol::intern("start");
+        let lowered = engines::lower(&program, label);
+        // Small throughout; y = s * s past 62 bits (3^20 squared); s a
+        // bignum in the first loop already; x an atom.
+        let envs = ["[x/3, n/4]", "[x/3, n/19]", "[x/1099511627776, n/3]", "[x/a, n/3]"];
+        envs.iter()
+            .map(|text| {
+                let env = parse_env(text).unwrap();
+                let expected = engines::reference(&program, label, &env);
+                let versions = engines::optimize_versions_checked(lowered.clone(), &env, &expected, "loop_entry.fg");
+                (*text, expected.clone(), engines::native(&versions, &env) == expected)
+            })
+            .collect::<Vec<_>>()
+    });
+    let wrong: Vec<&str> = results.iter().filter(|(_, _, same)| !same).map(|(e, _, _)| *e).collect();
+    assert!(wrong.is_empty(), "native differs from the interpreter for {wrong:?}");
+    let outcome = |env: &str| format!("{:?}", results.iter().find(|(e, _, _)| *e == env).unwrap().1);
+    // 19 * 3^40 (about 2.3 * 10^20) does not fit in 64 bits: the run
+    // really meets a bignum.
+    let digits = outcome("[x/3, n/19]").chars().filter(|c| c.is_ascii_digit()).count();
+    assert!(digits > 19, "{}", outcome("[x/3, n/19]"));
+}
+
 /// Huge functions (`flowc_ir::HUGE_INSTS`) test the context's stop flag
 /// once per block instead of after every runtime call (the runtime does
 /// nothing once the program stopped): generated programs with a huge main

@@ -9,10 +9,9 @@
 //! (the live-out set); [`Liveness::live_after`] walks one block back to an
 //! instruction.
 //!
-//! The code generator asks it where a runtime call in code that assumed
-//! small integers hands over to the generic code: the values live there
-//! are copied before the call, so the fast path's own values are not live
-//! across a safepoint (which would have them spilled on every iteration).
+//! Dense (a bit set of every value per block): the reference the sparse
+//! [`crate::live_ranges`], which the code generator uses, is tested
+//! against.
 
 use bitvec::vec::BitVec;
 

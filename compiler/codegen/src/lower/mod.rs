@@ -11,17 +11,20 @@
 //! branch. List reads of immediate elements run inline too ([`lists`]).
 //! Everything else, and every slow path, calls the runtime.
 //!
-//! Optimistic copy: a function or trace whose arithmetic is not all known
-//! to stay small is lowered twice in one Cranelift function. The
-//! optimistic copy, entered first, assumes every `add`, `sub`, `mul`, `//`
-//! and `%` result is a small integer ([`Small::optimistic`]), so values
-//! those results flow into need no tag tests; where an operation finds an
-//! operand that is not a small integer, or overflows, the runtime computes
-//! it and execution continues in the generic copy right after that
-//! operation. The parameters it reads as numbers are assumed small too,
-//! and checked on entry (else the generic copy runs). IR values then live
-//! in Cranelift variables, which the SSA builder merges where the copies
-//! meet. A guard lowered in both copies leaves by one exit number.
+//! Optimistic copy: the blocks on cycles of a function or trace whose
+//! loops' arithmetic is not all known to stay small are lowered twice in
+//! one Cranelift function ([`optimistic`]). The optimistic copy assumes
+//! every `add`, `sub`, `mul`, `//` and `%` result is a small integer
+//! ([`Small::optimistic`]), so values those results flow into need no tag
+//! tests; where an operation finds an operand that is not a small
+//! integer, or overflows, the runtime computes it and execution continues
+//! in the generic copy right after that operation. The parameters it
+//! reads as numbers are assumed small too. The function starts in the
+//! generic copy, which enters the optimistic one where an edge enters a
+//! cycle, when the values live there that it assumes small are (else the
+//! loop runs in the generic copy). IR values then live in Cranelift
+//! variables, which the SSA builder merges where the copies meet. A guard
+//! lowered in both copies leaves by one exit number.
 //! Huge functions (`flowc_ir::HUGE_INSTS`) get one copy, and are lowered
 //! for compile time: cut into regions compiled as functions of their own
 //! ([`frame`]: values that cross regions, and every value the collector
@@ -87,7 +90,7 @@ use flowc_ir::ix;
 use frame::Roots;
 use ints::{inline_word, int_cc};
 pub use objects::ObjectInfo;
-use optimistic::optimistic_exits;
+use optimistic::{optimistic_exits, LoopEntries};
 pub use region::lower_region;
 use region::Region;
 
@@ -220,6 +223,8 @@ struct Lowerer<'a, 'b> {
     roots: Option<Roots>,
     /// Lowering the optimistic copy (else the generic one, or the only one).
     optimistic: bool,
+    /// With an optimistic copy: where the generic copy enters it.
+    loop_entries: Option<LoopEntries>,
     /// The instructions where the optimistic copy may leave for the generic
     /// one: arithmetic it assumes small that the generic copy does not.
     exit_points: std::collections::HashSet<flowc_ir::InstId>,
@@ -349,9 +354,21 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         blocks
     };
     let blocks = make_blocks(&mut b);
-    let exit_points = optimistic_exits(f, &facts.small, &facts.cfg);
+    let exit_points = optimistic_exits(f, &facts.small, &facts.cyclic);
     let assumed = if exit_points.is_empty() { Vec::new() } else { Small::assumed_params(f) };
-    let optimistic = (!exit_points.is_empty()).then(|| (Small::optimistic(f, &assumed), make_blocks(&mut b)));
+    // The optimistic copy's blocks: its own for the blocks on cycles, the
+    // generic copy's for the others.
+    let optimistic = (!exit_points.is_empty()).then(|| {
+        let mut copy = blocks.clone();
+        for &blk in order.iter().filter(|blk| facts.cyclic[ix(**blk)]) {
+            let cb = b.create_block();
+            for _ in &f.blocks[blk].phis {
+                b.append_block_param(cb, types::I64);
+            }
+            copy.insert(blk, cb);
+        }
+        (Small::optimistic(f, &assumed), copy)
+    });
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
@@ -396,33 +413,10 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
             }
         }
     }
-    match &optimistic {
-        Some((_, optimistic_blocks)) => {
-            // The optimistic copy when the parameters it assumes small are.
-            let mut all = None;
-            for (&p, &w) in f.params.iter().zip(&params) {
-                if !assumed.contains(&p) {
-                    continue;
-                }
-                all = Some(match all {
-                    None => w,
-                    Some(a) => b.ins().band(a, w),
-                });
-            }
-            match all {
-                Some(words) => {
-                    let tag = b.ins().band_imm_s(words, word::INT_TAG as i64);
-                    b.ins().brif(tag, optimistic_blocks[&f.entry], &[], blocks[&f.entry], &[]);
-                }
-                None => {
-                    b.ins().jump(optimistic_blocks[&f.entry], &[]);
-                }
-            }
-        }
-        None => {
-            b.ins().jump(blocks[&f.entry], &[]);
-        }
-    }
+    // The entry has no predecessors, so it is on no cycle: the function
+    // starts in the generic copy, which enters the optimistic one at its
+    // loops ([`Lowerer::loop_entry`]).
+    b.ins().jump(blocks[&f.entry], &[]);
     let (optimistic_small, optimistic_blocks) = match optimistic {
         Some((small, blocks)) => (Some(small), Some(blocks)),
         None => (None, None),
@@ -437,10 +431,13 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     l.huge = f.is_huge() && l.vars.is_none();
     l.finish_stop();
     if let (Some(small), Some(blocks)) = (&optimistic_small, optimistic_blocks) {
-        // The optimistic copy first, then the generic one it leaves to.
+        // The optimistic copy of the blocks on cycles first, then the
+        // generic copy, which enters it at loop entries and which it
+        // leaves to.
+        l.loop_entries = Some(LoopEntries::new(f, &facts.cfg, &facts.small, small, blocks.clone()));
         let generic = (std::mem::replace(&mut l.small, small), std::mem::replace(&mut l.blocks, blocks));
         l.optimistic = true;
-        for &blk in order {
+        for &blk in order.iter().filter(|blk| facts.cyclic[ix(**blk)]) {
             l.block(blk);
         }
         l.optimistic = false;
@@ -449,6 +446,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
     for &blk in order {
         l.block(blk);
     }
+    l.fill_loop_entries();
     l.finish_leave();
     l.b.seal_all_blocks();
     let config = l.env.module.target_config();
@@ -477,6 +475,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             vars: None,
             roots: None,
             optimistic: false,
+            loop_entries: None,
             exit_points: Default::default(),
             conts: HashMap::new(),
             exit_numbers: HashMap::new(),

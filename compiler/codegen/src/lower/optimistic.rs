@@ -1,47 +1,90 @@
 //! The optimistic copy of a function or trace with a loop (see the module
 //! docs of [`super`]): which instructions may leave it (its exit points),
-//! how an exit point leaves for the generic copy, and the hand-over of the
-//! values that stay live there.
+//! how an exit point leaves for the generic copy, and where the generic
+//! copy enters it (its loop entries).
 
-use cranelift_codegen::ir::{InstBuilder, Value as ClValue};
+use cranelift_codegen::ir::{types, Block, InstBuilder, Value as ClValue};
 
-use flowc_ir::{Function, Operand};
+use flowc_ir::live_ranges::LiveRanges;
+use flowc_ir::{BlockId, Function, Operand, ValueId};
 use flowc_lang::ops::Op;
 
-use super::Lowerer;
+use super::{ix, Blocks, Lowerer};
 use crate::small::Small;
+use crate::word;
 
 /// The exit points of `f`'s optimistic copy (none: no copy). A function
-/// or trace with a loop gets one when some of its arithmetic is not known
-/// to stay small: the optimistic copy assumes it does — no tag tests on
+/// or trace with a loop gets one when some of the arithmetic of its
+/// blocks on cycles (`cyclic`, by raw index) is not known to stay small:
+/// the optimistic copy of those blocks assumes it does — no tag tests on
 /// its results, no merges with bignum results — and where an operation
 /// overflows, or finds an operand that is not a small integer, the
 /// runtime computes the result and execution goes on in the generic copy,
 /// right after that operation. So loop-carried integers that could in
 /// principle grow (a running total) cost what machine integers cost until
-/// they really do. Code without a loop (a bridge, a loop's preamble, a
-/// function without loops) runs each operation once per entry: its copy
-/// would cost more to compile than it saves, and it gets none (recursive
-/// Fibonacci, n = 32: 16.5 ms with the copy, 15.5 ms without; 8,000 small
-/// functions compile in 1.07 s instead of 1.56 s).
+/// they really do. Code on no cycle (a bridge, a loop's preamble, a
+/// function without loops, the code around the loops) runs each
+/// operation once per entry: its copy would cost more to compile than it
+/// saves, and it has none (recursive Fibonacci, n = 32: 16.5 ms with a
+/// copy, 15.5 ms without; 8,000 small functions compile in 1.07 s
+/// instead of 1.56 s; the main graph of `compile_scale`'s 10^3
+/// statements, half of it on cycles, in 23.5 ms instead of 27 with a copy
+/// of all of it).
 pub(super) fn optimistic_exits(
     f: &Function,
     small: &Small,
-    cfg: &flowc_ir::cfg::Cfg,
+    cyclic: &[bool],
 ) -> std::collections::HashSet<flowc_ir::InstId> {
-    let straight = !cfg.retreating_targets().contains(&true);
     // Huge functions get none: the copy's variables cost Cranelift's SSA
     // builder memory per variable and block.
-    if f.is_huge() || straight {
+    if f.is_huge() {
         return Default::default();
     }
     f.all_insts()
-        .map(|(_, i)| i)
-        .filter(|&i| {
+        .filter(|&(b, i)| {
             let data = &f.insts[i];
-            Small::speculates(&data.kind) && data.result.is_some_and(|r| !small.operand(&Operand::Value(r)))
+            cyclic[ix(b)]
+                && Small::speculates(&data.kind)
+                && data.result.is_some_and(|r| !small.operand(&Operand::Value(r)))
         })
+        .map(|(_, i)| i)
         .collect()
+}
+
+/// Where the generic copy enters the optimistic one: every edge from a
+/// block on no cycle into a block on a cycle goes through an entry test
+/// of its target, which continues in the optimistic copy when every value
+/// live into the target that the optimistic copy takes to be small — and
+/// every such phi input the edge carries — is a small integer, and in the
+/// generic copy otherwise. (Entries are where the optimistic copy's
+/// assumptions about values from outside its blocks are checked: the
+/// parameters, and results of arithmetic outside loops.)
+pub(super) struct LoopEntries {
+    /// The values whose smallness the entries test (those the optimistic
+    /// copy takes to be small and the generic one does not), live into
+    /// each block.
+    tested: LiveRanges,
+    tested_phis: bitvec::vec::BitVec,
+    /// The optimistic copy's block of each IR block.
+    optimistic: Blocks,
+    /// The entry test of each block entered so far, in order.
+    tests: Vec<(BlockId, Block)>,
+}
+
+impl LoopEntries {
+    pub(super) fn new(
+        f: &Function,
+        cfg: &flowc_ir::cfg::Cfg,
+        generic: &Small,
+        optimistic_small: &Small,
+        optimistic: Blocks,
+    ) -> LoopEntries {
+        let is_tested =
+            |v: ValueId| optimistic_small.operand(&Operand::Value(v)) && !generic.operand(&Operand::Value(v));
+        let tested_phis =
+            (0..f.values.len()).map(|k| is_tested(ValueId::from_raw(la_arena::RawIdx::from_u32(k as u32)))).collect();
+        LoopEntries { tested: LiveRanges::new(f, cfg, is_tested), tested_phis, optimistic, tests: Vec::new() }
+    }
 }
 
 impl Lowerer<'_, '_> {
@@ -87,5 +130,54 @@ impl Lowerer<'_, '_> {
         let c = self.b.create_block();
         self.conts.insert(i, c);
         c
+    }
+
+    /// The block an edge from `from` to `to` of the generic copy goes to
+    /// instead of `to`'s own: `to`'s entry test ([`LoopEntries`]) when
+    /// the edge enters a cycle from outside; `None` otherwise.
+    pub(super) fn loop_entry(&mut self, from: BlockId, to: BlockId) -> Option<Block> {
+        if self.optimistic || self.cyclic[ix(from)] || !self.cyclic[ix(to)] {
+            return None;
+        }
+        let entries = self.loop_entries.as_mut()?;
+        if let Some(&(_, test)) = entries.tests.iter().find(|(b, _)| *b == to) {
+            return Some(test);
+        }
+        let test = self.b.create_block();
+        for _ in &self.f.blocks[to].phis {
+            self.b.append_block_param(test, types::I64);
+        }
+        entries.tests.push((to, test));
+        Some(test)
+    }
+
+    /// Fills the entry tests made while lowering the generic copy.
+    pub(super) fn fill_loop_entries(&mut self) {
+        let Some(entries) = self.loop_entries.take() else { return };
+        for &(to, test) in &entries.tests {
+            self.b.switch_to_block(test);
+            let params = self.b.block_params(test).to_vec();
+            let vars = self.vars.as_ref().expect("an optimistic copy keeps values in variables");
+            let mut words: Vec<ClValue> =
+                entries.tested.live_in(to).iter().map(|&v| self.b.use_var(vars[ix(v)])).collect();
+            for (k, &phi) in self.f.blocks[to].phis.iter().enumerate() {
+                if self.f.insts[phi].result.is_some_and(|r| entries.tested_phis[ix(r)]) {
+                    words.push(params[k]);
+                }
+            }
+            let args: Vec<cranelift_codegen::ir::BlockArg> =
+                params.iter().map(|&p| cranelift_codegen::ir::BlockArg::Value(p)).collect();
+            let all = words.into_iter().reduce(|a, w| self.b.ins().band(a, w));
+            match all {
+                Some(all) => {
+                    // Small integers, and only they, have the tag bit set.
+                    let tag = self.b.ins().band_imm_s(all, word::INT_TAG as i64);
+                    self.b.ins().brif(tag, entries.optimistic[&to], &args, self.blocks[&to], &args);
+                }
+                None => {
+                    self.b.ins().jump(entries.optimistic[&to], &args);
+                }
+            }
+        }
     }
 }

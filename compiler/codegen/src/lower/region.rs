@@ -168,7 +168,7 @@ impl Lowerer<'_, '_> {
             (r.split.regions.piece(p).region as usize != r.index).then_some(p)
         });
         match elsewhere {
-            None => (self.blocks[&to], args),
+            None => (self.loop_entry(from, to).unwrap_or(self.blocks[&to]), args),
             Some(p) => {
                 let edge = self.b.create_block();
                 let values = args
