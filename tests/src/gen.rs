@@ -65,6 +65,16 @@ pub fn programs(count: u64) -> Vec<(String, Program)> {
     (0..count).map(|seed| (format!("seed {seed}"), program(seed))).collect()
 }
 
+/// The modules the front end makes of generated programs `0..count` from
+/// their entries (those it lowers), with their seeds.
+pub fn lowered(count: u64) -> impl Iterator<Item = (u64, flowc_ir::Module)> {
+    (0..count).filter_map(|seed| {
+        let p = program(seed);
+        let (label, _) = crate::engines::start(&p);
+        flowc_frontend::lower(&p, label).ok().map(|m| (seed, m))
+    })
+}
+
 /// Allocation-heavy generated programs `0..count`, named `alloc seed N`.
 pub fn alloc_programs(count: u64) -> Vec<(String, Program)> {
     (0..count).map(|seed| (format!("alloc seed {seed}"), alloc_program(seed))).collect()

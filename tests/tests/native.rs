@@ -174,6 +174,34 @@ start:
     assert_eq!(results.len(), 14);
 }
 
+/// Runs tests/corpus/`file` natively (both versions, checked after every
+/// pass) and on the reference interpreter under each environment of
+/// `envs`: the environment, the reference's outcome, and whether native
+/// code's is the same.
+fn native_against_reference(file: &str, envs: &[&'static str]) -> Vec<(&'static str, engines::Outcome, bool)> {
+    let results = flowc_codegen::with_stack({
+        let (file, envs) = (file.to_string(), envs.to_vec());
+        move || {
+            use flowc_lang::syntax::prolog::parse_env;
+            let program = corpus::program(&format!("tests/corpus/{file}"));
+            let label = flowc_lang::Symbol::intern("start");
+            let lowered = engines::lower(&program, label);
+            envs.iter()
+                .map(|text| {
+                    let env = parse_env(text).unwrap();
+                    let expected = engines::reference(&program, label, &env);
+                    let versions = engines::optimize_versions_checked(lowered.clone(), &env, &expected, &file);
+                    let same = engines::native(&versions, &env) == expected;
+                    (*text, expected, same)
+                })
+                .collect::<Vec<_>>()
+        }
+    });
+    let wrong: Vec<&str> = results.iter().filter(|(_, _, same)| !same).map(|(e, _, _)| *e).collect();
+    assert!(wrong.is_empty(), "{file}: native differs from the interpreter for {wrong:?}");
+    results
+}
+
 /// The optimistic copy of a function assumes its arithmetic stays small
 /// and leaves for the generic copy where it does not: a product that
 /// overflows mid-loop and goes on as a bignum, a bignum or an atom
@@ -181,13 +209,9 @@ start:
 /// gives what the interpreter gives, under both versions.
 #[test]
 fn the_optimistic_copy_leaves_for_the_generic_one_where_arithmetic_grows() {
-    let results = flowc_codegen::with_stack(|| {
-        use flowc_lang::syntax::prolog::parse_env;
-        use flowc_lang::Symbol;
-        let program = corpus::program("tests/corpus/grow.fg");
-        let label = Symbol::intern("start");
-        let lowered = engines::lower(&program, label);
-        let envs = [
+    let results = native_against_reference(
+        "grow.fg",
+        &[
             "[x/3, n/10]",
             "[x/3, n/100]",
             "[x/-3, n/100]",
@@ -195,46 +219,25 @@ fn the_optimistic_copy_leaves_for_the_generic_one_where_arithmetic_grows() {
             "[x/1180591620717411303424, n/3]",
             "[x/a, n/3]",
             "[x/3, n/0]",
-        ];
-        envs.iter()
-            .map(|text| {
-                let env = parse_env(text).unwrap();
-                let expected = engines::reference(&program, label, &env);
-                let versions = engines::optimize_versions_checked(lowered.clone(), &env, &expected, "grow.fg");
-                (*text, expected.clone(), engines::native(&versions, &env) == expected)
-            })
-            .collect::<Vec<_>>()
-    });
-    let wrong: Vec<&str> = results.iter().filter(|(_, _, same)| !same).map(|(e, _, _)| *e).collect();
-    assert!(wrong.is_empty(), "native differs from the interpreter for {wrong:?}");
+        ],
+    );
     // The runs really overflow, meet a bignum and fail on an atom.
     let outcome = |env: &str| format!("{:?}", results.iter().find(|(e, _, _)| *e == env).unwrap().1);
     assert!(outcome("[x/3, n/100]").len() > 50, "3^100 is a bignum: {}", outcome("[x/3, n/100]"));
     assert!(outcome("[x/a, n/3]").contains("Error"), "{}", outcome("[x/a, n/3]"));
 }
 
+/// The optimistic copy covers the loops, entered where the values live
+/// there that it assumes small are: a value computed between two loops
+/// that is not small keeps the second loop in the generic copy.
 #[test]
 fn loops_enter_the_optimistic_copy_only_with_the_small_values_it_assumes() {
-    let results = flowc_codegen::with_stack(|| {
-        use flowc_lang::syntax::prolog::parse_env;
-        use flowc_lang::Symbol;
-        let program = corpus::program("tests/corpus/loop_entry.fg");
-        let label = Symbol::intern("start");
-        let lowered = engines::lower(&program, label);
-        // Small throughout; y = s * s past 62 bits (3^20 squared); s a
-        // bignum in the first loop already; x an atom.
-        let envs = ["[x/3, n/4]", "[x/3, n/19]", "[x/1099511627776, n/3]", "[x/a, n/3]"];
-        envs.iter()
-            .map(|text| {
-                let env = parse_env(text).unwrap();
-                let expected = engines::reference(&program, label, &env);
-                let versions = engines::optimize_versions_checked(lowered.clone(), &env, &expected, "loop_entry.fg");
-                (*text, expected.clone(), engines::native(&versions, &env) == expected)
-            })
-            .collect::<Vec<_>>()
-    });
-    let wrong: Vec<&str> = results.iter().filter(|(_, _, same)| !same).map(|(e, _, _)| *e).collect();
-    assert!(wrong.is_empty(), "native differs from the interpreter for {wrong:?}");
+    // Small throughout; y = s * s past 62 bits (3^20 squared); s a bignum
+    // in the first loop already; x an atom.
+    let results = native_against_reference(
+        "loop_entry.fg",
+        &["[x/3, n/4]", "[x/3, n/19]", "[x/1099511627776, n/3]", "[x/a, n/3]"],
+    );
     let outcome = |env: &str| format!("{:?}", results.iter().find(|(e, _, _)| *e == env).unwrap().1);
     // 19 * 3^40 (about 2.3 * 10^20) does not fit in 64 bits: the run
     // really meets a bignum.

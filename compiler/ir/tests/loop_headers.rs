@@ -149,10 +149,7 @@ b5 end:
 
 #[test]
 fn blocks_on_a_cycle_are_those_that_reach_themselves_on_generated_programs() {
-    for seed in 0..flowc_tests::gen::seed_count(40) {
-        let p = flowc_tests::gen::program(seed);
-        let (label, _) = flowc_tests::engines::start(&p);
-        let Ok(m) = flowc_frontend::lower(&p, label) else { continue };
+    for (seed, m) in flowc_tests::gen::lowered(flowc_tests::gen::seed_count(40)) {
         for f in &m.functions {
             let cfg = Cfg::new(f);
             let cyclic = cfg.on_cycle();
