@@ -20,8 +20,9 @@
 //!   another region or past a re-entry of their own, and the phis of
 //!   blocks entered from another region (the edge stores the phi's input
 //!   in the phi's word before its tail call; the region's entry reads it);
-//! - every value that may point into the heap: the frame is the
-//!   collector's only view of them. The driver's call lists every word of
+//! - every value that may point into the heap and is live across an
+//!   instruction (where calls happen): the frame is the collector's only
+//!   view of them. The driver's call lists every word of
 //!   the frame as a root (the regions' calls list none): a word holds zero
 //!   (the driver clears the frame), or a value stored at its definition.
 //!   Words of dead values keep their last value alive until overwritten,
@@ -85,6 +86,12 @@ impl Frame {
         let tracked = |v: ValueId| read[ix(v)] || entry_phis[ix(v)] || pointer(v);
         let mut stored: BitVec = BitVec::repeat(false, f.values.len());
         let live = LiveRanges::new(f, cfg, tracked);
+        // A value the collector must see needs a word only if a call may
+        // happen while it is live: calls happen inside instructions, so
+        // only if it lives across one (an operand that dies at a call is
+        // the callee's to keep, as in Cranelift's own stack maps).
+        let crosses = crossing(f, cfg, &live, &tracked);
+        let wanted = |v: ValueId| read[ix(v)] || entry_phis[ix(v)] || (pointer(v) && crosses[ix(v)]);
         let values = f.values.len();
         let mut word = vec![NONE; values];
         // Scratch, reused block after block: what is live (a sparse set),
@@ -142,12 +149,12 @@ impl Frame {
             let params = if b == f.entry { &f.params[..] } else { &[] };
             let phis = data.phis.iter().filter_map(|&p| f.insts[p].result);
             for r in params.iter().copied().chain(phis) {
-                if tracked(r) && live_now.contains(ix(r)) {
+                if wanted(r) && live_now.contains(ix(r)) {
                     word[ix(r)] = take(&mut in_use);
                 }
             }
             for k in 0..n {
-                if let Some(r) = f.insts[data.insts[k]].result.filter(|&r| result_used[k] && tracked(r)) {
+                if let Some(r) = f.insts[data.insts[k]].result.filter(|&r| result_used[k] && wanted(r)) {
                     word[ix(r)] = take(&mut in_use);
                 }
                 for v in &dies[k] {
@@ -177,6 +184,51 @@ impl Frame {
     pub fn stored_at(&self, v: ValueId) -> Option<i32> {
         self.offset(v).filter(|_| self.stored[ix(v)])
     }
+}
+
+/// Which `tracked` values (by raw index) are live after some instruction
+/// other than their definition. One walk back over each block counts the
+/// instructions passed: a value crosses one if more were passed between
+/// where it became live (the block's end, or the instruction that reads
+/// it last) and its definition (or the block's start).
+fn crossing(f: &Function, cfg: &Cfg, live: &LiveRanges, tracked: &impl Fn(ValueId) -> bool) -> BitVec {
+    let mut crosses: BitVec = BitVec::repeat(false, f.values.len());
+    let mut live_now = SparseSet::new(f.values.len());
+    // How many instructions had been passed when each live value became live.
+    let mut since = vec![0u32; f.values.len()];
+    for &b in &cfg.rpo {
+        let data = &f.blocks[b];
+        live_now.clear();
+        for v in live.live_out(b).iter().copied().chain(term_uses(f, b).filter(|v| tracked(*v))) {
+            live_now.insert(ix(v));
+            since[ix(v)] = 0;
+        }
+        let mut passed = 0;
+        for &i in data.insts.iter().rev() {
+            if let Some(r) = f.insts[i].result.filter(|r| live_now.contains(ix(*r))) {
+                if passed > since[ix(r)] {
+                    crosses.set(ix(r), true);
+                }
+                live_now.remove(ix(r));
+            }
+            passed += 1;
+            for v in inst_uses(f, i).filter(|v| tracked(*v)) {
+                if live_now.contains(ix(v)) {
+                    // Live after `i`, which reads it.
+                    crosses.set(ix(v), true);
+                } else {
+                    live_now.insert(ix(v));
+                    since[ix(v)] = passed;
+                }
+            }
+        }
+        for &v in &live_now.dense {
+            if passed > since[v as usize] {
+                crosses.set(v as usize, true);
+            }
+        }
+    }
+    crosses
 }
 
 /// The operands of instruction `i` (and of its resume record).
@@ -276,8 +328,9 @@ impl SparseSet {
 }
 
 /// The roots of a function compiled whole: a frame in its own stack
-/// frame whose words keep the values that may point into the heap, one
-/// word per value live at once ([`Frame`] without regions). A value's
+/// frame whose words keep the values that may point into the heap and
+/// live across an instruction, words shared by values never live at once
+/// ([`Frame`] without regions). A value's
 /// definition stores it in its word; uses read the Cranelift value. The
 /// function clears the words on entry and every call it makes lists every
 /// word in its stack map, so what a word holds — zero, a value live now,
