@@ -20,8 +20,10 @@ pub struct Options {
     pub inline_limit: usize,
     /// Calls of functions that call others are inlined only where the
     /// frames they make stay under this depth (call depth limits of runs
-    /// are far above: 100,000 by default), so that inlining never changes
-    /// where a run exceeds its limit ([`flowc_ir::calls::CallGraph::inlines_exactly`]).
+    /// are far above: 100,000 by default), so that inlining them never
+    /// changes where a run exceeds its limit
+    /// ([`flowc_ir::calls::CallGraph::inlines_exactly`]; a leaf's one
+    /// frame may, see `cleanup::inline`).
     pub inline_depth: usize,
     /// Parameters of the main function propagate assumes to be 32-bit
     /// integers ([`flowc_lang::ops::range::SMALL_PARAM`]): the small

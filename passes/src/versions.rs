@@ -83,16 +83,23 @@ pub fn optimize_versions(lowered: Module, options: &Options) -> Versions {
 /// optimizing and compiling it is half of the work for a big main graph.
 pub fn optimize_for(lowered: Module, options: &Options, env: &[(Symbol, Value)]) -> (Module, Vec<Symbol>) {
     let params = versioned_params(&lowered);
-    let takes_small = !params.is_empty()
-        && params.iter().all(|p| env.iter().find(|(k, _)| k == p).is_some_and(|(_, v)| is_small_param(v)));
-    let params = if takes_small { params } else { Vec::new() };
+    let params = if takes_small(&params, env) { params } else { Vec::new() };
     (optimized(lowered, options, &params), params)
+}
+
+/// Whether a run with environment `env` takes the small version assuming
+/// `params` (none: there is none): each is bound, first where `env`
+/// names it twice as the run binds it, to an integer in range — what the
+/// generated code's entry tests.
+pub fn takes_small(params: &[Symbol], env: &[(Symbol, Value)]) -> bool {
+    !params.is_empty()
+        && params.iter().all(|p| env.iter().find(|(k, _)| k == p).is_some_and(|(_, v)| is_small_param(v)))
 }
 
 /// The parameters the small version assumes: main's integer parameters,
 /// none for a huge main function (which gets one version,
 /// `flowc_ir::HUGE_INSTS`).
-fn versioned_params(lowered: &Module) -> Vec<Symbol> {
+pub fn versioned_params(lowered: &Module) -> Vec<Symbol> {
     let huge = lowered.main().is_some_and(|f| f.is_huge());
     if huge {
         Vec::new()

@@ -99,6 +99,8 @@ fn a_run_that_knows_its_environment_optimizes_the_version_it_takes() {
             _ => flowc_ir::print::module(&generic.generic),
         };
         assert_eq!(flowc_ir::print::module(&module), same);
+        // The small version's counters are words; the generic one has none.
+        assert_eq!(flowc_ir::print::module(&module).contains(".word"), !small.is_empty());
         small
     };
     assert_eq!(take(&[(n, flowc_lang::Value::Int(30))]), [n]);

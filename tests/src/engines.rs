@@ -149,13 +149,12 @@ pub fn optimize_checked(mut module: Module, env: &[(Symbol, Value)], expected: &
 /// assumed parameters small integers (the only inputs it is for; the IR
 /// interpreter checks every `Word` form it executes).
 pub fn optimize_versions_checked(lowered: Module, env: &[(Symbol, Value)], expected: &Outcome, name: &str) -> Versions {
-    let params = flowc_passes::versions::integer_params(&lowered);
+    let params = flowc_passes::versions::versioned_params(&lowered);
     let small = (!params.is_empty()).then(|| {
         let mut m = lowered.clone();
         let options = flowc_passes::context::Options { small_params: params.clone(), ..Default::default() };
         let mut cx = flowc_passes::Context::with_options(&m, options);
-        let applies =
-            params.iter().all(|p| env.iter().any(|(k, v)| k == p && flowc_lang::ops::range::is_small_param(v)));
+        let applies = flowc_passes::versions::takes_small(&params, env);
         flowc_passes::optimize(&mut m, &mut cx, |pass, m, _| {
             verify(m, &format!("{} ({name}, small version)", pass.name));
             if applies {

@@ -5,10 +5,11 @@
 //! of itself, directly or through others.
 //!
 //! Readers: the JIT (a recursive function is not inlined into traces but
-//! called, and gets compiled as a whole when its calls get hot), cleanup
-//! (it inlines callees bottom-up, only those that are not recursive:
-//! [`CallGraph::inlines_exactly`]) and `flowc explore`. Calls of names that
-//! are not functions of the module are left out.
+//! called, and gets compiled as a whole when its calls get hot), propagate
+//! (which marks the calls whose inlining keeps every depth:
+//! [`CallGraph::inlines_exactly`]) and cleanup (which inlines callees
+//! bottom-up: [`CallGraph::bottom_up_positions`]). Calls of names that are
+//! not functions of the module are left out.
 //!
 //! Call depths: a call deeper than the run's limit raises
 //! `stack_overflow`, so inlining a call removes a frame an error could
@@ -57,19 +58,17 @@ impl CallGraph {
             .map(|(f, n)| (f.name, *n))
             .collect();
         let node_of = |name: Symbol| by_name.get(&name).copied();
+        // One edge per caller and callee: the caller that last added an
+        // edge to each node.
+        let mut last_caller = vec![usize::MAX; nodes.len()];
         for (k, f) in functions.iter().enumerate() {
-            let mut callees: Vec<NodeIndex> = Vec::new();
             for (_, i) in f.all_insts() {
                 if let InstKind::Call { func, .. } = &f.insts[i].kind {
-                    if let Some(n) = node_of(*func) {
-                        if !callees.contains(&n) {
-                            callees.push(n);
-                        }
+                    if let Some(n) = node_of(*func).filter(|n| last_caller[n.index()] != k) {
+                        last_caller[n.index()] = k;
+                        graph.add_edge(nodes[k], n, ());
                     }
                 }
-            }
-            for n in callees {
-                graph.add_edge(nodes[k], n, ());
             }
         }
         // Tarjan's algorithm lists components callees first.
@@ -171,22 +170,5 @@ impl CallGraph {
     /// The recursive functions, in the module's order.
     pub fn recursive(&self) -> Vec<Symbol> {
         self.graph.node_indices().filter(|n| self.recursive[n.index()]).map(|n| self.graph[n]).collect()
-    }
-
-    /// The functions `name` calls, in the order of their first call.
-    pub fn callees(&self, name: Symbol) -> Vec<Symbol> {
-        let Some(n) = self.node(name) else { return Vec::new() };
-        let mut out: Vec<Symbol> = self.graph.neighbors(n).map(|m| self.graph[m]).collect();
-        // petgraph lists the newest edge first.
-        out.reverse();
-        out
-    }
-
-    /// The functions in an order where every function comes after the
-    /// ones it calls, except within a recursive cycle (bottom-up).
-    pub fn bottom_up(&self) -> Vec<Symbol> {
-        let mut nodes: Vec<NodeIndex> = self.graph.node_indices().collect();
-        nodes.sort_by_key(|n| (self.component[n.index()], n.index()));
-        nodes.into_iter().map(|n| self.graph[n]).collect()
     }
 }

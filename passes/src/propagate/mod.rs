@@ -474,12 +474,11 @@ fn inline_candidates(
         }
         let InstKind::Call { func, .. } = &f.insts[i].kind else { continue };
         let Some(callee) = inlining.by_name.get(func).map(|&k| &module.functions[k]) else { continue };
-        if callee.name == f.name && f.kind == FunctionKind::Function {
+        if callee.name == f.name && f.kind == FunctionKind::Function || inline_size(callee) > inlining.limit {
             continue;
         }
         let leaf = callee.all_insts().all(|(_, ci)| !matches!(callee.insts[ci].kind, InstKind::Call { .. }));
-        let exact = leaf || inlining.graph.inlines_exactly(index, callee.name, inlining.depth);
-        if exact && inline_size(callee) <= inlining.limit {
+        if leaf || inlining.graph.inlines_exactly(index, callee.name, inlining.depth) {
             out.push(i);
         }
     }

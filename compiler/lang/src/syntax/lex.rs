@@ -374,11 +374,8 @@ mod tests {
             "2:12: unexpected `b` after the end of the statement"
         );
         assert_eq!(
-            error(
-                r#"start:
-    x = 
-"#
-            ),
+            // (The statement ends in a space after `=`: column 9.)
+            error("start:\n    x = \n"),
             "2:9: expected a variable or a constant, found end of line"
         );
     }
