@@ -149,7 +149,7 @@ fn huge_functions_compile_cheaply_and_collect_exactly() {
 
 /// A huge function (`flowc_ir::HUGE_INSTS`) keeps its roots in words of
 /// its frame that values share when never live at once
-/// (`flowc_codegen`'s `lower::roots`): a recursive one, each frame making
+/// (`flowc_codegen`'s `lower::frame`): a recursive one, each frame making
 /// objects before and after its recursive call and reading them after,
 /// agrees with the reference interpreter collecting at every allocation —
 /// and its frames stay small enough for deep recursion (one word per

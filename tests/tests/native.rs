@@ -243,6 +243,11 @@ fn loops_enter_the_optimistic_copy_only_with_the_small_values_it_assumes() {
     // really meets a bignum.
     let digits = outcome("[x/3, n/19]").chars().filter(|c| c.is_ascii_digit()).count();
     assert!(digits > 19, "{}", outcome("[x/3, n/19]"));
+    // A loop leaving straight into the next: the first ends in the generic
+    // copy when p outgrows the words (n = 50), with s small or not.
+    let results =
+        native_against_reference("loop_to_loop.fg", &["[x/3, n/4]", "[x/3, n/50]", "[x/1099511627776, n/50]"]);
+    assert_eq!(results.len(), 3);
 }
 
 /// Huge functions (`flowc_ir::HUGE_INSTS`) test the context's stop flag

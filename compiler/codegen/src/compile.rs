@@ -209,11 +209,10 @@ fn define_compiled(
 fn isa_of(module: &dyn Module, tier: Tier) -> Result<OwnedTargetIsa, String> {
     static ISAS: std::sync::OnceLock<[Result<OwnedTargetIsa, String>; 4]> = std::sync::OnceLock::new();
     let isas = ISAS.get_or_init(|| {
-        let optimized = [("opt_level", "speed")];
         let cheap = [("opt_level", "none"), ("regalloc_algorithm", "single_pass")];
         [
-            define::make_isa_with(false, &optimized),
-            define::make_isa_with(true, &optimized),
+            define::isa_with(false),
+            define::isa_with(true),
             define::make_isa_with(false, &cheap),
             define::make_isa_with(true, &cheap),
         ]

@@ -124,15 +124,21 @@ impl Cfg {
         targets
     }
     /// Per block (raw index): whether it lies on a cycle of reachable
-    /// blocks — a strongly connected component of more than one block, or
-    /// a block that jumps to itself: the blocks that may run more than
-    /// once per entry of the function (natural loops, and irreducible
-    /// cycles, which have no natural loop). Kosaraju's algorithm: the
-    /// reverse postorder lists blocks by decreasing finish time of a
-    /// depth-first search, and a search along predecessors from each block
-    /// in that order, through blocks no earlier one took, takes exactly its
-    /// component.
+    /// blocks — the blocks that may run more than once per entry of the
+    /// function (natural loops, and irreducible cycles, which have no
+    /// natural loop). See [`Cfg::cycles`].
     pub fn on_cycle(&self) -> Vec<bool> {
+        self.cycles().into_iter().map(|c| c.is_some()).collect()
+    }
+
+    /// Per block (raw index): the cycle it lies on, if any — its strongly
+    /// connected component when that has more than one block or the block
+    /// jumps to itself, numbered in reverse postorder of the components'
+    /// first blocks. Kosaraju's algorithm: the reverse postorder lists
+    /// blocks by decreasing finish time of a depth-first search, and a
+    /// search along predecessors from each block in that order, through
+    /// blocks no earlier one took, takes exactly its component.
+    pub fn cycles(&self) -> Vec<Option<u32>> {
         let n = self.succ.len();
         let mut component = vec![NONE; n];
         let mut size: Vec<u32> = Vec::new();
@@ -156,11 +162,14 @@ impl Cfg {
             }
             size.push(members);
         }
-        let mut cyclic = vec![false; n];
+        let mut cycles = vec![None; n];
         for &b in &self.rpo {
-            cyclic[ix(b)] = size[component[ix(b)] as usize] > 1 || self.succs(b).contains(&b);
+            let c = component[ix(b)];
+            if size[c as usize] > 1 || self.succs(b).contains(&b) {
+                cycles[ix(b)] = Some(c);
+            }
         }
-        cyclic
+        cycles
     }
 }
 

@@ -1,4 +1,4 @@
-//! Liveness stored sparsely, for huge functions: each reachable block's
+//! Liveness stored sparsely, for functions of any size: each reachable block's
 //! live-in and live-out values as sorted lists, computed value by value.
 //!
 //! [`crate::liveness::Liveness`] keeps one bit set of all values per
@@ -16,7 +16,8 @@
 //! the entry block.
 //!
 //! Only the values `wanted` accepts are tracked (the code generator asks
-//! for those the collector must see); lists hold them in increasing
+//! for those the collector must see, and those its loop entries test);
+//! lists hold them in increasing
 //! order of their index.
 
 use crate::cfg::Cfg;

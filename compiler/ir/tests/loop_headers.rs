@@ -145,6 +145,15 @@ b5 end:
     let m = flowc_ir::parse::module("test", text).unwrap();
     assert_eq!(LoopForest::new(&m.functions[0]).len(), 1, "only b4's self-loop is a natural loop");
     assert_eq!(cyclic_of(text), ["b2", "b3", "b4"]);
+    // Two cycles: b2 and b3 on one, b4 on its own.
+    let f = &m.functions[0];
+    let cycles = Cfg::new(f).cycles();
+    let of = |name: &str| {
+        let b = f.blocks.iter().find(|(b, _)| flowc_ir::print::block_ref(*b) == name).unwrap().0;
+        cycles[flowc_ir::ix(b)]
+    };
+    assert!(of("b2").is_some() && of("b2") == of("b3") && of("b4").is_some() && of("b4") != of("b2"));
+    assert_eq!(of("b0"), None);
 }
 
 #[test]

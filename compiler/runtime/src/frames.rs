@@ -2,20 +2,20 @@
 //! Cranelift makes (user stack maps), and walked when the heap collects
 //! while compiled code runs.
 //!
-//! Every value of compiled code that may point into the heap is declared
-//! to Cranelift as needing a stack map: at every call (a *safepoint*) the
-//! live ones are spilled to stack slots, and the function's stack maps say
-//! which slots, as offsets from the stack pointer at the call. The code
-//! generator registers each function's maps here with their return
-//! addresses ([`StackMaps::add`]).
+//! Every value of compiled code that may point into the heap and lives
+//! across a call is stored in a word of a frame in the stack when it is
+//! defined (the function's own, or in a huge function the one its regions
+//! share), and every call (a *safepoint*) lists those words in its
+//! Cranelift user stack map, as offsets from the stack pointer at the
+//! call. The code generator registers each function's maps here with
+//! their return addresses ([`StackMaps::add`]).
 //!
 //! Compiled code keeps the frame pointer and stack pointer of the frame
 //! making runtime calls (which may allocate, and so collect) in the
 //! context ([`crate::runtime::Ctx::last_fp`]): functions store them on
 //! entry and after each call they make (a function's stack pointer does
 //! not move between its prologue and epilogue), traces before every
-//! runtime call. In huge functions the stack maps come from the code
-//! generator's own liveness of the IR rather than Cranelift's spiller. From there the walk
+//! runtime call. From there the walk
 //! goes outwards ([`mark_frames`]): the return address of a frame's
 //! safepoint is the word just below its stack pointer; the next frame out
 //! has its frame pointer and return address saved at this frame's frame

@@ -214,8 +214,11 @@ fn crossing(f: &Function, cfg: &Cfg, live: &LiveRanges, tracked: &impl Fn(ValueI
             passed += 1;
             for v in inst_uses(f, i).filter(|v| tracked(*v)) {
                 if live_now.contains(ix(v)) {
-                    // Live after `i`, which reads it.
-                    crosses.set(ix(v), true);
+                    // Live after `i`, which reads it (unless `i` reads it
+                    // twice and it became live at `i`).
+                    if since[ix(v)] != passed {
+                        crosses.set(ix(v), true);
+                    }
                 } else {
                     live_now.insert(ix(v));
                     since[ix(v)] = passed;
@@ -342,7 +345,10 @@ impl SparseSet {
 /// reloaded from its word (Cranelift's own safepoint spiller reloads a
 /// value at every use after a safepoint, for collectors that move: it
 /// made four instructions in five of a big function loads and their
-/// addresses).
+/// addresses). A value that dies at an instruction has no word: the
+/// lowering of an instruction reads no IR value after a runtime call
+/// that may collect unless the value lives past the instruction (its
+/// operands go to the call, which keeps them).
 pub struct Roots {
     frame: Frame,
     slot: cranelift_codegen::ir::StackSlot,

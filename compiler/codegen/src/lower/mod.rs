@@ -258,8 +258,10 @@ struct Lowerer<'a, 'b> {
     /// Blocks a retreating edge enters (every cycle passes one): where fuel
     /// is counted.
     headers: &'b [bool],
-    /// Blocks on a cycle, by raw index ([`Lowerer::runs_once`]).
+    /// Blocks on a cycle, by raw index ([`Lowerer::runs_once`]), and the
+    /// cycle of each ([`Lowerer::loop_entry`]).
     cyclic: &'b [bool],
+    cycles: &'b [Option<u32>],
     /// The natural loops, for placing innermost loop bodies after their
     /// header.
     loops: &'b flowc_ir::loops::LoopForest,
@@ -293,7 +295,9 @@ pub struct Facts {
     bound: bitvec::vec::BitVec,
     uses: Vec<u32>,
     headers: Vec<bool>,
-    /// Blocks on a cycle ([`flowc_ir::cfg::Cfg::on_cycle`]), by raw index.
+    /// The cycle each block lies on ([`flowc_ir::cfg::Cfg::cycles`]), by
+    /// raw index, and whether it lies on one.
+    cycles: Vec<Option<u32>>,
     cyclic: Vec<bool>,
     pub loops: flowc_ir::loops::LoopForest,
 }
@@ -308,12 +312,14 @@ impl Facts {
             headers[ix(f.entry)] = true;
         }
         let loops = flowc_ir::loops::LoopForest::with(f, &cfg, &flowc_ir::cfg::DomTree::new(f, &cfg));
-        let cyclic = cfg.on_cycle();
+        let cycles = cfg.cycles();
+        let cyclic = cycles.iter().map(Option::is_some).collect();
         Facts {
             small: Small::of(f),
             bound: flowc_ir::bound::surely_bound(f),
             uses: count_uses(f),
             headers,
+            cycles,
             cyclic,
             loops,
             cfg,
@@ -490,6 +496,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             conds: HashMap::new(),
             headers: &facts.headers,
             cyclic: &facts.cyclic,
+            cycles: &facts.cycles,
             loops: &facts.loops,
             iterations: None,
             leave: None,
@@ -1063,16 +1070,19 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.branch(blk, truthy, then_block, else_block);
             return;
         }
+        // The edges once, before the paths part: their arguments (in a
+        // region, words loaded from the frame) dominate both.
+        let targets = self.targets(blk, then_block, else_block);
         let fast = self.b.create_block();
         let slow = self.cold_block();
         self.b.ins().brif(both, fast, &[], slow, &[]);
         self.b.switch_to_block(fast);
         let c = self.b.ins().icmp(int_cc(op), a, b);
-        self.branch(blk, c, then_block, else_block);
+        self.branch_to(blk, c, (then_block, else_block), &targets);
         self.b.switch_to_block(slow);
         let r = self.runtime_op(op, &[a, b]);
         let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, ZERO as i64);
-        self.branch(blk, truthy, then_block, else_block);
+        self.branch_to(blk, truthy, (then_block, else_block), &targets);
     }
 
     /// Ends `blk` with a branch on `truthy` to its successors `then_block`
@@ -1084,15 +1094,40 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// each loop together (see the module docs). (Cranelift folds the
     /// inversion of a comparison into the comparison.)
     fn branch(&mut self, blk: BlockId, truthy: ClValue, then_block: BlockId, else_block: BlockId) {
-        let (then_cb, targs) = self.target(blk, then_block);
-        let (else_cb, eargs) = self.target(blk, else_block);
+        let targets = self.targets(blk, then_block, else_block);
+        self.branch_to(blk, truthy, (then_block, else_block), &targets);
+    }
+
+    /// The Cranelift blocks and arguments of the edges from `blk` to
+    /// `then_block` and `else_block` ([`Lowerer::target`]).
+    fn targets(
+        &mut self,
+        blk: BlockId,
+        then_block: BlockId,
+        else_block: BlockId,
+    ) -> [(cranelift_codegen::ir::Block, Vec<BlockArg>); 2] {
+        [self.target(blk, then_block), self.target(blk, else_block)]
+    }
+
+    /// [`Lowerer::branch`] along edges whose `targets` are made: a block
+    /// that branches in two places (a comparison's inline and runtime
+    /// paths) makes them once, where both are dominated by what computed
+    /// their arguments.
+    fn branch_to(
+        &mut self,
+        blk: BlockId,
+        truthy: ClValue,
+        (then_block, else_block): (BlockId, BlockId),
+        [(then_cb, targs), (else_cb, eargs)]: &[(cranelift_codegen::ir::Block, Vec<BlockArg>); 2],
+    ) {
+        let (then_cb, else_cb) = (*then_cb, *else_cb);
         let this_loop = self.loops.loop_of(blk).filter(|&l| self.loops.header(l) == blk);
         let in_loop = |b: BlockId| this_loop.is_some_and(|l| self.loops.contains(l, b));
         if in_loop(then_block) && !in_loop(else_block) {
             let falsy = self.b.ins().icmp_imm_s(IntCC::Equal, truthy, 0);
-            self.b.ins().brif(falsy, else_cb, &eargs, then_cb, &targs);
+            self.b.ins().brif(falsy, else_cb, eargs, then_cb, targs);
         } else {
-            self.b.ins().brif(truthy, then_cb, &targs, else_cb, &eargs);
+            self.b.ins().brif(truthy, then_cb, targs, else_cb, eargs);
         }
     }
 

@@ -6,7 +6,7 @@
 use cranelift_codegen::ir::{types, Block, InstBuilder, Value as ClValue};
 
 use flowc_ir::live_ranges::LiveRanges;
-use flowc_ir::{BlockId, Function, Operand, ValueId};
+use flowc_ir::{BlockId, Function, Operand};
 use flowc_lang::ops::Op;
 
 use super::{ix, Blocks, Lowerer};
@@ -51,8 +51,8 @@ pub(super) fn optimistic_exits(
         .collect()
 }
 
-/// Where the generic copy enters the optimistic one: every edge from a
-/// block on no cycle into a block on a cycle goes through an entry test
+/// Where the generic copy enters the optimistic one: every edge into a
+/// block on a cycle from outside that cycle goes through an entry test
 /// of its target, which continues in the optimistic copy when every value
 /// live into the target that the optimistic copy takes to be small — and
 /// every such phi input the edge carries — is a small integer, and in the
@@ -64,7 +64,8 @@ pub(super) struct LoopEntries {
     /// copy takes to be small and the generic one does not), live into
     /// each block.
     tested: LiveRanges,
-    tested_phis: bitvec::vec::BitVec,
+    /// Which values those are, by raw index (the phis' are read here).
+    is_tested: bitvec::vec::BitVec,
     /// The optimistic copy's block of each IR block.
     optimistic: Blocks,
     /// The entry test of each block entered so far, in order.
@@ -79,11 +80,13 @@ impl LoopEntries {
         optimistic_small: &Small,
         optimistic: Blocks,
     ) -> LoopEntries {
-        let is_tested =
-            |v: ValueId| optimistic_small.operand(&Operand::Value(v)) && !generic.operand(&Operand::Value(v));
-        let tested_phis =
-            (0..f.values.len()).map(|k| is_tested(ValueId::from_raw(la_arena::RawIdx::from_u32(k as u32)))).collect();
-        LoopEntries { tested: LiveRanges::new(f, cfg, is_tested), tested_phis, optimistic, tests: Vec::new() }
+        let is_tested: bitvec::vec::BitVec = f
+            .values
+            .iter()
+            .map(|(v, _)| optimistic_small.operand(&Operand::Value(v)) && !generic.operand(&Operand::Value(v)))
+            .collect();
+        let tested = LiveRanges::new(f, cfg, |v| is_tested[ix(v)]);
+        LoopEntries { tested, is_tested, optimistic, tests: Vec::new() }
     }
 }
 
@@ -134,9 +137,11 @@ impl Lowerer<'_, '_> {
 
     /// The block an edge from `from` to `to` of the generic copy goes to
     /// instead of `to`'s own: `to`'s entry test ([`LoopEntries`]) when
-    /// the edge enters a cycle from outside; `None` otherwise.
+    /// the edge enters a cycle from outside it (from no cycle, or from
+    /// another: a loop that leaves straight into the next); `None`
+    /// otherwise.
     pub(super) fn loop_entry(&mut self, from: BlockId, to: BlockId) -> Option<Block> {
-        if self.optimistic || self.cyclic[ix(from)] || !self.cyclic[ix(to)] {
+        if self.optimistic || self.cycles[ix(to)].is_none() || self.cycles[ix(from)] == self.cycles[ix(to)] {
             return None;
         }
         let entries = self.loop_entries.as_mut()?;
@@ -161,7 +166,7 @@ impl Lowerer<'_, '_> {
             let mut words: Vec<ClValue> =
                 entries.tested.live_in(to).iter().map(|&v| self.b.use_var(vars[ix(v)])).collect();
             for (k, &phi) in self.f.blocks[to].phis.iter().enumerate() {
-                if self.f.insts[phi].result.is_some_and(|r| entries.tested_phis[ix(r)]) {
+                if self.f.insts[phi].result.is_some_and(|r| entries.is_tested[ix(r)]) {
                     words.push(params[k]);
                 }
             }
