@@ -191,8 +191,9 @@ type EntryFn = unsafe extern "C" fn(*const Word, *mut Ctx) -> Word;
 
 /// The type of a trace cache's wrappers (`define::define_trace_entry`,
 /// and functions' entries): a trace's address or a pointer to the
-/// arguments, and the run's context.
-type WrapperFn = unsafe extern "C" fn(Word, *mut Ctx) -> Word;
+/// arguments, and the run's context; what the code returned: a trace's
+/// exit number plus one, a function's result word.
+type WrapperFn = unsafe extern "C" fn(u64, *mut Ctx) -> u64;
 
 /// A whole module compiled ahead of time.
 pub struct Native {
@@ -718,7 +719,7 @@ impl TraceCache {
         } else {
             // SAFETY: `word` is what the compiled function returned just now,
             // and no collection ran since.
-            match unsafe { ctx.value(word) } {
+            match unsafe { ctx.value(Word::from_bits(word)) } {
                 Ok(v) => CallEnd::Returned(v),
                 Err(kind) => CallEnd::Error(RuntimeError { kind, at: None }),
             }
@@ -749,8 +750,8 @@ impl TraceCache {
 
     /// Calls entry wrapper `code` with `args` in a context for `run` — a
     /// trace's in the exit buffer (`buffered`), a function's in an array;
-    /// the context afterwards, and the word the code returned.
-    fn enter(&self, wrapper: *const u8, entering: Entering, args: &[Value], run: &mut Run) -> (Ctx, Word) {
+    /// the context afterwards, and what the code returned (see [`WrapperFn`]).
+    fn enter(&self, wrapper: *const u8, entering: Entering, args: &[Value], run: &mut Run) -> (Ctx, u64) {
         let mut ctx = {
             let mut inner = self.inner.borrow_mut();
             match inner.spare.take() {
@@ -794,9 +795,9 @@ impl TraceCache {
             // A trace finds its arguments in the exit buffer.
             Entering::Trace(code) => {
                 ctx.set_exit_values(&words);
-                code as Word
+                code as u64
             }
-            Entering::Function => words.as_ptr() as Word,
+            Entering::Function => words.as_ptr() as u64,
         };
         // SAFETY: `wrapper` is an entry wrapper compiled by the cache with
         // the signature `extern "C" fn(u64, *mut Ctx) -> u64`: the trace

@@ -133,19 +133,19 @@ impl Value {
 /// the list keeps alive ([`crate::heap::cell::ITEMS`]).
 pub struct List {
     items: Vec<Value>,
-    words: Box<[crate::heap::word::Word]>,
+    words: Box<[u64]>,
 }
 
 impl List {
     pub fn new(items: Vec<Value>) -> List {
         let words = std::iter::once(items.len() as u64)
-            .chain(items.iter().map(|v| crate::heap::word::immediate(v).unwrap_or(crate::heap::word::STOP)))
+            .chain(items.iter().map(|v| crate::heap::word::immediate(v).unwrap_or(crate::heap::word::STOP).bits()))
             .collect();
         List { items, words }
     }
 
-    /// The table of words, `[len, w0, w1, ...]`.
-    pub fn words(&self) -> *const crate::heap::word::Word {
+    /// The table of words, `[len, w0, w1, ...]`, as bits.
+    pub fn words(&self) -> *const u64 {
         self.words.as_ptr()
     }
 }
@@ -256,7 +256,8 @@ mod tests {
         // SAFETY: the table has 1 + len words while `l` lives.
         let table = unsafe { std::slice::from_raw_parts(l.words(), 1 + l.len()) };
         let small = word::small((1 << 62) - 1).unwrap();
-        assert_eq!(table, [5, word::small(-5).unwrap(), word::atom(Symbol::intern("a")), 0, 0, small]);
+        let (minus5, a) = (word::small(-5).unwrap(), word::atom(Symbol::intern("a")));
+        assert_eq!(table, [5, minus5.bits(), a.bits(), 0, 0, small.bits()]);
     }
 
     #[test]

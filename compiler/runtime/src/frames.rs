@@ -24,6 +24,7 @@
 //! address that is not a registered safepoint: the entry wrapper, whose
 //! caller is Rust.
 
+use flowc_lang::heap::word::Word;
 use flowc_lang::heap::Marker;
 
 /// The safepoints of compiled code, by return address.
@@ -71,7 +72,7 @@ pub unsafe fn mark_frames(maps: &StackMaps, mut fp: usize, mut sp: usize, marker
         let Some(slots) = maps.lookup(pc) else { return };
         for &offset in slots {
             // SAFETY: the stack map says a word lives there across the call.
-            unsafe { marker.mark_word(*((sp + offset as usize) as *const u64)) };
+            unsafe { marker.mark_word(*((sp + offset as usize) as *const Word)) };
         }
         // SAFETY: compiled frames keep frame pointers: the caller's frame
         // pointer and return address are saved at `fp`.

@@ -27,7 +27,7 @@ pub struct Ctx {
     /// Where a compiled trace leaving at a guard stores the values its
     /// resume record needs (offset 16); see [`Ctx::exit_buffer`]. Private:
     /// only this module points it (at `exit`), and generated code reads it.
-    exit_values: *mut u64,
+    exit_values: *mut Word,
     /// The source site (an index into the code's site table) of the
     /// runtime call in progress, stored by generated code before calls
     /// that can fail; `u64::MAX` for none.
@@ -59,7 +59,7 @@ pub struct Ctx {
     /// This thread's heap, where compiled code allocates inline (its runs,
     /// [`heap::run_offset`]); generated code reads it.
     heap: *mut heap::Heap,
-    exit: Vec<u64>,
+    exit: Vec<Word>,
     /// The slots of the objects the code makes.
     pub layout: &'static Layout,
     /// Objects made so far in the run: the last one's number.
@@ -149,7 +149,7 @@ impl Ctx {
     /// Makes room for `n` exit values and points `exit_values` at it.
     pub fn exit_buffer(&mut self, n: usize) {
         if self.exit.len() < n {
-            self.exit.resize(n, 0);
+            self.exit.resize(n, STOP);
         }
         self.exit_values = self.exit.as_mut_ptr();
     }
@@ -161,7 +161,7 @@ impl Ctx {
     }
 
     /// The exit values a trace stored.
-    pub fn exit_values(&self, n: usize) -> &[u64] {
+    pub fn exit_values(&self, n: usize) -> &[Word] {
         &self.exit[..n]
     }
 

@@ -142,7 +142,7 @@ impl Lowerer<'_, '_> {
                         if !self.small.operand(x) {
                             self.fail_if_unbound(o);
                         }
-                        self.b.ins().icmp_imm_s(IntCC::NotEqual, o, ZERO as i64)
+                        self.b.ins().icmp_imm_s(IntCC::NotEqual, o, ZERO.as_i64())
                     }
                 };
                 match kind {
@@ -153,12 +153,12 @@ impl Lowerer<'_, '_> {
             GuardKind::Value(_, c) => match word::immediate(c) {
                 Some(w) => {
                     self.fail_if_unbound(o);
-                    self.b.ins().icmp_imm_s(IntCC::Equal, o, w as i64)
+                    self.b.ins().icmp_imm_s(IntCC::Equal, o, w.as_i64())
                 }
                 None => {
                     let c = self.operand(&Operand::Const(c.clone()));
                     let r = self.runtime_op(Op::Eq, &[o, c]);
-                    self.b.ins().icmp_imm_s(IntCC::Equal, r, ONE as i64)
+                    self.b.ins().icmp_imm_s(IntCC::Equal, r, ONE.as_i64())
                 }
             },
             GuardKind::Class(_, class) => self.is_class(o, *class),
@@ -173,11 +173,11 @@ impl Lowerer<'_, '_> {
                 let tagged = self.b.ins().band_imm_s(o, word::INT_TAG as i64);
                 let mut holds = self.b.ins().icmp_imm_s(IntCC::NotEqual, tagged, 0);
                 if let Some(w) = word::small(*lo) {
-                    let above = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, o, w as i64);
+                    let above = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, o, w.as_i64());
                     holds = self.b.ins().band(holds, above);
                 }
                 if let Some(w) = word::small(*hi) {
-                    let below = self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, o, w as i64);
+                    let below = self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, o, w.as_i64());
                     holds = self.b.ins().band(holds, below);
                 }
                 holds

@@ -89,8 +89,8 @@ impl Lowerer<'_, '_> {
             Op::Div | Op::Mod => self.floor_div_mod(op, a, b, slow.filter(|_| divisor.is_none())),
             _ => {
                 let c = self.b.ins().icmp(int_cc(op), a, b);
-                let one = self.konst(ONE as i64);
-                let zero = self.konst(ZERO as i64);
+                let one = self.konst(ONE.as_i64());
+                let zero = self.konst(ZERO.as_i64());
                 self.b.ins().select(c, one, zero)
             }
         }

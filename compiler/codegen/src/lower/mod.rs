@@ -513,7 +513,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     fn finish_stop(&mut self) {
         self.b.switch_to_block(self.stop);
         self.store_iterations();
-        let zero = self.konst(STOP as i64);
+        let zero = self.konst(STOP.as_i64());
         self.b.ins().return_(&[zero]);
     }
 }
@@ -681,14 +681,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             },
             Operand::Const(c) => {
                 if let Some(w) = word::immediate(c) {
-                    return self.konst(w as i64);
+                    return self.konst(w.as_i64());
                 }
                 match &mut self.env.constants {
                     Constants::Rooted(pool) => {
                         let root = flowc_lang::heap::Root::new(c);
                         let w = root.word();
                         pool.push(root);
-                        self.konst(w as i64)
+                        self.konst(w.as_i64())
                     }
                     Constants::Table { values, table } => {
                         let k = match values.iter().position(|v| v == c) {
@@ -859,7 +859,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     // Small integers compare as words, and a comparison
                     // cannot fail: no slow path.
                     let c = self.b.ins().icmp(int_cc(op), args[0], args[1]);
-                    let (one, zero) = (self.konst(ONE as i64), self.konst(ZERO as i64));
+                    let (one, zero) = (self.konst(ONE.as_i64()), self.konst(ZERO.as_i64()));
                     let v = self.b.ins().select(c, one, zero);
                     if let Some(r) = self.f.insts[i].result {
                         self.conds.insert(r, c);
@@ -907,7 +907,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.define(i, v);
             }
             InstKind::Unbound(var) => {
-                let v = self.konst(word::unbound(var) as i64);
+                let v = self.konst(word::unbound(var).as_i64());
                 self.define(i, v);
             }
             InstKind::New(class) => {
@@ -1066,7 +1066,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         };
         if self.runs_once() {
             let r = self.runtime_op(op, &[a, b]);
-            let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, ZERO as i64);
+            let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, ZERO.as_i64());
             self.branch(blk, truthy, then_block, else_block);
             return;
         }
@@ -1081,7 +1081,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.branch_to(blk, c, (then_block, else_block), &targets);
         self.b.switch_to_block(slow);
         let r = self.runtime_op(op, &[a, b]);
-        let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, ZERO as i64);
+        let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, ZERO.as_i64());
         self.branch_to(blk, truthy, (then_block, else_block), &targets);
     }
 
@@ -1159,14 +1159,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 if known.is_some() || self.small.operand(&cond) {
                     let truthy = match known {
                         Some(truthy) => truthy,
-                        None => self.b.ins().icmp_imm_s(IntCC::NotEqual, c, ZERO as i64),
+                        None => self.b.ins().icmp_imm_s(IntCC::NotEqual, c, ZERO.as_i64()),
                     };
                     self.branch(blk, truthy, then_block, else_block);
                     return;
                 }
                 // Unbound values fail when tested; small integers are tested inline.
                 self.fail_if_unbound(c);
-                let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, c, ZERO as i64);
+                let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, c, ZERO.as_i64());
                 self.branch(blk, truthy, then_block, else_block);
             }
             Terminator::IfClass { obj, class, then_block, else_block } => {

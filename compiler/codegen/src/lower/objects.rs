@@ -106,7 +106,7 @@ impl Lowerer<'_, '_> {
             self.if_object_of_layout(obj, fast, slow);
             self.b.switch_to_block(fast);
             let v = self.b.ins().load(types::I64, MemFlagsData::trusted(), obj, offset);
-            let set = self.b.ins().icmp_imm_s(IntCC::NotEqual, v, UNSET as i64);
+            let set = self.b.ins().icmp_imm_s(IntCC::NotEqual, v, UNSET.as_i64());
             self.b.ins().brif(set, join, &[BlockArg::Value(v)], slow, &[]);
         } else {
             self.b.ins().jump(slow, &[]);
@@ -135,7 +135,7 @@ impl Lowerer<'_, '_> {
             if self.env.objects.immutable.contains(&field) {
                 // Set once for some class: the runtime checks a second set.
                 let old = self.b.ins().load(types::I64, flags, obj, offset);
-                let unset = self.b.ins().icmp_imm_s(IntCC::Equal, old, UNSET as i64);
+                let unset = self.b.ins().icmp_imm_s(IntCC::Equal, old, UNSET.as_i64());
                 ok = self.b.ins().band(ok, unset);
             }
             let store = self.b.create_block();
@@ -184,7 +184,7 @@ impl Lowerer<'_, '_> {
             let c = self.konst(class.index() as i64);
             self.b.ins().store(flags, c, ptr, cell::CLASS as i32);
             self.b.ins().store(flags, id, ptr, cell::ID as i32);
-            let unset = self.konst(UNSET as i64);
+            let unset = self.konst(UNSET.as_i64());
             for k in 0..layout.fields().len() {
                 self.b.ins().store(flags, unset, ptr, (cell::SLOTS + 8 * k) as i32);
             }

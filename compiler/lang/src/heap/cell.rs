@@ -65,7 +65,7 @@ pub const MARK: u64 = 1 << 8;
 pub const PIN: u64 = 1 << 32;
 
 /// The word of a field that was never set.
-pub const UNSET: Word = 0;
+pub const UNSET: Word = super::word::STOP;
 
 const _: () = assert!(std::mem::size_of::<Value>() == 16, "a boxed cell holds a Value in two words");
 const _: () = assert!(ITEMS == BOXED + std::mem::size_of::<Value>() && ITEMS / 8 + 1 == BOXED_WORDS);
@@ -97,22 +97,42 @@ pub unsafe fn kind(c: Cell) -> u64 {
     unsafe { meta(c) & KIND_MASK }
 }
 
-/// The word at byte offset `offset` of cell `c`.
+/// The raw `u64` at byte offset `offset` of cell `c`: a header word
+/// (layout, class, id, a list's items) or a limb, never a value.
 ///
 /// # Safety
 /// `c` is a cell of a live heap at least `offset + 8` bytes long.
 #[inline]
-pub unsafe fn word_at(c: Cell, offset: usize) -> Word {
+pub unsafe fn raw_at(c: Cell, offset: usize) -> u64 {
     // SAFETY: the caller's contract.
     unsafe { *c.add(offset / 8) }
 }
 
 /// # Safety
-/// As [`word_at`].
+/// As [`raw_at`].
+#[inline]
+pub unsafe fn set_raw_at(c: Cell, offset: usize, w: u64) {
+    // SAFETY: the caller's contract.
+    unsafe { *c.add(offset / 8) = w }
+}
+
+/// The value word at byte offset `offset` of cell `c` (an object's slot).
+///
+/// # Safety
+/// As [`raw_at`], and the offset is a slot, which holds [`UNSET`] or a
+/// word the heap keeps valid.
+#[inline]
+pub unsafe fn word_at(c: Cell, offset: usize) -> Word {
+    // SAFETY: the caller's contract: slots hold words.
+    unsafe { Word::from_bits(raw_at(c, offset)) }
+}
+
+/// # Safety
+/// As [`raw_at`], and the offset is a slot.
 #[inline]
 pub unsafe fn set_word_at(c: Cell, offset: usize, w: Word) {
     // SAFETY: the caller's contract.
-    unsafe { *c.add(offset / 8) = w }
+    unsafe { set_raw_at(c, offset, w.bits()) }
 }
 
 /// The layout of object cell `c`.
@@ -122,7 +142,7 @@ pub unsafe fn set_word_at(c: Cell, offset: usize, w: Word) {
 #[inline]
 pub unsafe fn layout(c: Cell) -> &'static Layout {
     // SAFETY: object cells store a `&'static Layout` at LAYOUT.
-    unsafe { &*(word_at(c, LAYOUT) as *const Layout) }
+    unsafe { &*(raw_at(c, LAYOUT) as *const Layout) }
 }
 
 /// The boxed value of boxed cell `c`.

@@ -24,7 +24,7 @@ impl Marker {
     pub unsafe fn mark_word(&mut self, w: Word) {
         if word::is_pointer(w) {
             // SAFETY: the caller's contract.
-            unsafe { self.mark(w as Cell) }
+            unsafe { self.mark(w.cell()) }
         }
     }
 

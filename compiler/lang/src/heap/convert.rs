@@ -4,7 +4,7 @@
 use crate::symbol::Symbol;
 use crate::value::Value;
 
-use super::cell::{self, Cell, BOXED, BOXED_KIND, BOXED_WORDS, ITEMS};
+use super::cell::{self, BOXED, BOXED_KIND, BOXED_WORDS, ITEMS};
 use super::num::{Num, LIMBS};
 use super::obj::Obj;
 use super::word::{self, Word};
@@ -56,13 +56,14 @@ pub(super) fn box_value(v: &Value) -> Word {
     unsafe {
         (c.add(BOXED / 8) as *mut Value).write(v.clone());
         let items = match v {
-            Value::List(l) => l.words() as Word,
+            Value::List(l) => l.words() as u64,
             _ => 0,
         };
-        cell::set_word_at(c, ITEMS, items);
+        cell::set_raw_at(c, ITEMS, items);
         cell::set_meta(c, BOXED_KIND);
     }
-    c as Word
+    // SAFETY: the cell is live and initialized.
+    unsafe { Word::of_cell(c) }
 }
 
 /// The value of word `w`; an unbound word gives its variable's name.
@@ -78,11 +79,11 @@ pub unsafe fn to_value(w: Word) -> Result<Value, Symbol> {
     if word::is_int(w) {
         return Ok(Value::Int(word::untag_int(w)));
     }
-    match w & word::TAG_MASK {
+    match w.tag() {
         word::ATOM_TAG => Ok(Value::Atom(word::symbol(w))),
         word::UNBOUND_TAG => Err(word::symbol(w)),
         _ => {
-            let c = w as Cell;
+            let c = w.cell();
             // SAFETY: a pointer word points at a live cell: the heap's
             // invariant, which compiled code and slots keep.
             unsafe {
@@ -106,7 +107,7 @@ pub unsafe fn to_object(w: Word) -> Option<Obj> {
         return None;
     }
     // SAFETY: a pointer word points at a live cell (as in `to_value`).
-    unsafe { Obj::pin_object(w as Cell) }
+    unsafe { Obj::pin_object(w.cell()) }
 }
 
 fn contains_object(v: &Value) -> bool {

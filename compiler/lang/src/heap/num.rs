@@ -256,11 +256,12 @@ impl Num {
         // SAFETY: a fresh cell of 1 + len words, written whole here.
         unsafe {
             for (k, &l) in self.limbs().iter().enumerate() {
-                cell::set_word_at(c, 8 * (1 + k), l);
+                cell::set_raw_at(c, 8 * (1 + k), l);
             }
             cell::set_meta(c, LIMBS | ((self.len as u64) << LEN_SHIFT) | (self.neg * NEG));
         }
-        c as Word
+        // SAFETY: the cell was just written whole.
+        unsafe { Word::of_cell(c) }
     }
 
     /// The number in limb cell `c`.
@@ -274,7 +275,7 @@ impl Num {
             let len = ((m >> LEN_SHIFT) & 0xff) as usize;
             let mut n = Num { neg: (m & NEG != 0) as u64, len, mag: [0; SCRATCH] };
             for k in 0..len {
-                n.mag[k] = cell::word_at(c, 8 * (1 + k));
+                n.mag[k] = cell::raw_at(c, 8 * (1 + k));
             }
             n
         }
@@ -288,7 +289,7 @@ impl Num {
             return Some(Num::from_i64(word::untag_int(w)));
         }
         // SAFETY: a pointer word points at a live cell.
-        (word::is_pointer(w) && unsafe { cell::kind(w as Cell) } == LIMBS).then(|| unsafe { Num::of_cell(w as Cell) })
+        (word::is_pointer(w) && unsafe { cell::kind(w.cell()) } == LIMBS).then(|| unsafe { Num::of_cell(w.cell()) })
     }
 }
 
@@ -458,13 +459,13 @@ mod tests {
             assert_eq!(read(w).ok(), Some(value(&b)), "{b}");
             let bits = b.magnitude().bits();
             let is_small = bits < 63 || b == -(BigInt::from(1) << 62u32);
-            let kind = word::is_pointer(w).then(|| unsafe { cell::kind(w as Cell) });
+            let kind = word::is_pointer(w).then(|| unsafe { cell::kind(w.cell()) });
             match kind {
                 None => assert!(is_small && word::is_int(w), "{b} is a tagged word"),
                 Some(k) if bits <= 64 * MAX_LIMBS as u64 => {
                     assert!(!is_small && k == LIMBS, "{b} is a limb cell");
                     // SAFETY: a fresh limb cell in a block of its size.
-                    unsafe { check_cell(w as Cell, 1 + b.magnitude().iter_u64_digits().len()) }.unwrap();
+                    unsafe { check_cell(w.cell(), 1 + b.magnitude().iter_u64_digits().len()) }.unwrap();
                 }
                 Some(k) => assert_eq!(k, cell::BOXED_KIND, "{b} is boxed"),
             }
@@ -480,7 +481,7 @@ mod tests {
         let mut fast = 0;
         for a in &samples {
             let wa = to_word(&value(a));
-            let neg = op_words(Op::Neg, 1, wa, 0);
+            let neg = op_words(Op::Neg, 1, wa, word::STOP);
             if let Some(w) = neg {
                 assert_eq!(read(w).ok(), Some(Op::Neg.eval1(&value(a)).unwrap()), "-{a}");
             } else {
@@ -494,9 +495,9 @@ mod tests {
                         Some(w) => {
                             fast += 1;
                             assert_eq!(read(w).ok(), want.clone().ok(), "{a} {} {b}", op.name());
-                            if word::is_pointer(w) && unsafe { cell::kind(w as Cell) } == LIMBS {
+                            if word::is_pointer(w) && unsafe { cell::kind(w.cell()) } == LIMBS {
                                 // SAFETY: a fresh limb cell.
-                                unsafe { check_cell(w as Cell, MAX_LIMBS + 1) }.unwrap();
+                                unsafe { check_cell(w.cell(), MAX_LIMBS + 1) }.unwrap();
                             }
                         }
                         None => {

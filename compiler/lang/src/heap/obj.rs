@@ -29,9 +29,9 @@ impl Obj {
         let c = super::with(|h| h.alloc(words));
         // SAFETY: a fresh cell of `words` words, written whole here.
         unsafe {
-            cell::set_word_at(c, LAYOUT, layout as *const Layout as Word);
-            cell::set_word_at(c, CLASS, class.index() as Word);
-            cell::set_word_at(c, ID, id);
+            cell::set_raw_at(c, LAYOUT, layout as *const Layout as u64);
+            cell::set_raw_at(c, CLASS, class.index() as u64);
+            cell::set_raw_at(c, ID, id);
             for k in 0..layout.fields().len() {
                 cell::set_word_at(c, SLOTS + 8 * k, UNSET);
             }
@@ -46,7 +46,7 @@ impl Obj {
     /// # Safety
     /// `w` points at a live object cell of this thread's heap.
     pub unsafe fn from_word(w: Word) -> Obj {
-        let c = w as Cell;
+        let c = w.cell();
         // SAFETY: the caller's contract.
         unsafe {
             debug_assert_eq!(cell::kind(c), OBJECT);
@@ -82,19 +82,20 @@ impl Obj {
 
     /// The word that points at the object.
     pub fn word(&self) -> Word {
-        self.cell() as Word
+        // SAFETY: a pinned object's cell is live.
+        unsafe { Word::of_cell(self.cell()) }
     }
 
     #[inline]
     pub fn class(&self) -> Symbol {
         // SAFETY: a pinned object cell is live.
-        Symbol::from_index(unsafe { cell::word_at(self.cell(), CLASS) } as u32)
+        Symbol::from_index(unsafe { cell::raw_at(self.cell(), CLASS) } as u32)
     }
 
     /// The allocation number (what printing shows).
     pub fn id(&self) -> u64 {
         // SAFETY: as in `class`.
-        unsafe { cell::word_at(self.cell(), ID) }
+        unsafe { cell::raw_at(self.cell(), ID) }
     }
 
     #[inline(always)]
@@ -119,7 +120,7 @@ impl Obj {
         // SAFETY: a pinned object cell is live; when its layout is `layout`
         // it has slot `slot`.
         let w = unsafe {
-            if cell::word_at(self.cell(), LAYOUT) == layout as *const Layout as Word {
+            if cell::raw_at(self.cell(), LAYOUT) == layout as *const Layout as u64 {
                 cell::word_at(self.cell(), SLOTS + 8 * slot as usize)
             } else {
                 self.slot_word(field)?
@@ -132,7 +133,7 @@ impl Obj {
     #[inline]
     pub fn is_class(&self, class: Symbol) -> bool {
         // SAFETY: a pinned object cell is live.
-        unsafe { cell::word_at(self.cell(), CLASS) == class.index() as Word }
+        unsafe { cell::raw_at(self.cell(), CLASS) == class.index() as u64 }
     }
 
     /// The value of `field`, if set.
@@ -195,7 +196,7 @@ impl Root {
         let w = super::to_word(v);
         if super::word::is_pointer(w) {
             // SAFETY: a fresh word's cell is live; nothing ran since.
-            unsafe { pin(w as Cell) };
+            unsafe { pin(w.cell()) };
         }
         Root(w)
     }
@@ -209,7 +210,7 @@ impl Drop for Root {
     fn drop(&mut self) {
         if super::word::is_pointer(self.0) {
             // SAFETY: a pinned cell is live; this root's pin is released.
-            unsafe { unpin(self.0 as Cell) };
+            unsafe { unpin(self.0.cell()) };
         }
     }
 }

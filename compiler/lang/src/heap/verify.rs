@@ -45,7 +45,7 @@ impl Heap {
                                 Value::List(l) => l.words() as u64,
                                 _ => 0,
                             };
-                            if cell::word_at(c, cell::ITEMS) != items {
+                            if cell::raw_at(c, cell::ITEMS) != items {
                                 return Err(format!("boxed cell {c:p} has a wrong element table"));
                             }
                         }
@@ -71,7 +71,7 @@ unsafe fn check_object(c: Cell, cell_words: usize, known: &HashSet<usize>) -> Re
         if layout.words() > cell_words {
             return Err(format!("object {c:p} needs {} words, its cell has {cell_words}", layout.words()));
         }
-        let class = cell::word_at(c, cell::CLASS);
+        let class = cell::raw_at(c, cell::CLASS);
         if class >= Symbol::count() as u64 {
             return Err(format!("object {c:p} has class number {class}"));
         }
@@ -87,7 +87,7 @@ unsafe fn check_object(c: Cell, cell_words: usize, known: &HashSet<usize>) -> Re
 
 /// Whether `w` points at the start of a cell in use.
 fn check_pointer(w: Word, known: &HashSet<usize>) -> Result<(), String> {
-    let c = w as Cell;
+    let c = w.cell();
     let b = block::block_of(c);
     if !known.contains(&(b as usize)) {
         return Err(format!("{c:p} is not in the heap"));
