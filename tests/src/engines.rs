@@ -73,6 +73,23 @@ pub fn cases(programs: impl IntoIterator<Item = (String, Program)>) -> impl Iter
     })
 }
 
+/// Calls `check` with each corpus and generated (`seeds`) case whose
+/// reference run fails within the fuel, and the reference interpreter's
+/// message (kind and place), on a thread with a big stack; returns how
+/// many it checked. The tests that an engine's errors name the
+/// interpreter's place run on it.
+pub fn check_error_cases(seeds: u64, check: impl Fn(&Case, &str) + Send) -> usize {
+    flowc_codegen::with_stack(move || {
+        let mut checked = 0;
+        for case in cases(crate::corpus::with_generated(seeds)).filter(Case::finishes) {
+            let Some(expected) = case.error() else { continue };
+            check(&case, &expected);
+            checked += 1;
+        }
+        checked
+    })
+}
+
 /// Every corpus program started from each label of its main graph, with
 /// its default environment (from other labels other variables are free:
 /// missing ones are unbound), named `PATH from LABEL`.

@@ -67,18 +67,11 @@ fn jit_matches_reference_on_generated_programs() {
 /// compiled traces — name the interpreter's place.
 #[test]
 fn jit_errors_name_the_interpreters_place() {
-    let count: u64 = gen::seed_count(500);
-    let compared = flowc_codegen::with_stack(move || {
-        let mut compared = 0;
-        for case in engines::cases(corpus::with_generated(count)).filter(|c| c.finishes()) {
-            let Some(expected) = case.error() else { continue };
-            for threshold in [1, 3] {
-                let got = engines::jit_error(&case.program, case.label, &case.env, eager(threshold));
-                assert_eq!(got.as_deref(), Some(expected.as_str()), "{}, threshold {threshold}", case.name);
-            }
-            compared += 1;
+    let compared = engines::check_error_cases(gen::seed_count(500), |case, expected| {
+        for threshold in [1, 3] {
+            let got = engines::jit_error(&case.program, case.label, &case.env, eager(threshold));
+            assert_eq!(got.as_deref(), Some(expected), "{}, threshold {threshold}", case.name);
         }
-        compared
     });
     assert!(compared > 30, "only {compared} errors compared");
 }

@@ -33,16 +33,9 @@ fn native_matches_reference_on_generated_programs() {
 /// keep it.
 #[test]
 fn native_errors_name_the_interpreters_place() {
-    let count: u64 = gen::seed_count(500);
-    let compared = flowc_codegen::with_stack(move || {
-        let mut compared = 0;
-        for case in engines::cases(corpus::with_generated(count)).filter(|c| c.finishes()) {
-            let Some(expected) = case.error() else { continue };
-            let got = engines::native_error(&case.program, &case.versions(), &case.env);
-            assert_eq!(got.as_deref(), Some(expected.as_str()), "{}", case.name);
-            compared += 1;
-        }
-        compared
+    let compared = engines::check_error_cases(gen::seed_count(500), |case, expected| {
+        let got = engines::native_error(&case.program, &case.versions(), &case.env);
+        assert_eq!(got.as_deref(), Some(expected), "{}", case.name);
     });
     assert!(compared > 30, "only {compared} errors compared");
 }

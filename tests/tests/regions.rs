@@ -43,19 +43,12 @@ fn split_code_matches_reference_on_the_corpus_and_generated_programs() {
 
 #[test]
 fn split_code_errors_name_the_interpreters_place() {
-    let count = gen::seed_count(150);
-    let compared = flowc_codegen::with_stack(move || {
-        let mut compared = 0;
-        for case in engines::cases(corpus::with_generated(count)).filter(|c| c.finishes()) {
-            let Some(expected) = case.error() else { continue };
-            let versions = case.versions();
-            for max in SIZES {
-                let got = engines::native_error_with(&case.program, &versions, &case.env, split(max));
-                assert_eq!(got.as_deref(), Some(expected.as_str()), "{}, regions of {max}", case.name);
-            }
-            compared += 1;
+    let compared = engines::check_error_cases(gen::seed_count(150), |case, expected| {
+        let versions = case.versions();
+        for max in SIZES {
+            let got = engines::native_error_with(&case.program, &versions, &case.env, split(max));
+            assert_eq!(got.as_deref(), Some(expected), "{}, regions of {max}", case.name);
         }
-        compared
     });
     assert!(compared > 30, "only {compared} errors compared");
 }

@@ -8,7 +8,7 @@
 use flowc_ir::Module;
 use flowc_lang::interp::{self, Config};
 use flowc_lang::{syntax, Program, Symbol, Value};
-use flowc_passes::{Context, PIPELINE};
+use flowc_passes::{Context, Pass, PIPELINE};
 
 pub struct Run {
     pub module: Module,
@@ -40,18 +40,27 @@ fn env(p: &Program) -> Vec<(Symbol, Value)> {
 /// The reference interpreter's output (or error term) for the default start.
 pub fn reference(p: &Program) -> String {
     let entry = p.default_entry().unwrap();
-    match interp::run(p, entry, &env(p), &Config { fuel: Some(10_000_000), ..Config::default() }) {
+    reference_from(p, entry, &env(p))
+}
+
+/// The IR interpreter's output (or error term) and allocation count.
+pub fn run_ir(p: &Program, m: &Module) -> (String, u64) {
+    match flowc_ir::interp::run(m, &env(p), &ir_config()) {
+        Ok(o) => (o.output(), o.allocations),
+        Err(e) => (format!("error {}", e.kind.term()), 0),
+    }
+}
+
+/// The IR interpreter's output (or error term) from `env`.
+fn ir_outcome(m: &Module, env: &[(Symbol, Value)]) -> String {
+    match flowc_ir::interp::run(m, env, &ir_config()) {
         Ok(o) => o.output(),
         Err(e) => format!("error {}", e.kind.term()),
     }
 }
 
-/// The IR interpreter's output (or error term) and allocation count.
-pub fn run_ir(p: &Program, m: &Module) -> (String, u64) {
-    match flowc_ir::interp::run(m, &env(p), &Config { fuel: Some(50_000_000), ..Config::default() }) {
-        Ok(o) => (o.output(), o.allocations),
-        Err(e) => (format!("error {}", e.kind.term()), 0),
-    }
+fn ir_config() -> Config {
+    Config { fuel: Some(50_000_000), ..Config::default() }
 }
 
 /// Lowers `src` and runs the pipeline through the pass named `last`,
@@ -83,19 +92,47 @@ pub fn run_until_with(src: &str, last: &str, options: flowc_passes::context::Opt
 }
 
 fn run_lowered_with(program: Program, mut module: Module, last: &str, options: flowc_passes::context::Options) -> Run {
-    assert!(PIPELINE.iter().any(|p| p.name == last), "no pass {last}");
     let expected = reference(&program);
     let mut cx = Context::with_options(&module, options);
-    for pass in &PIPELINE {
-        (pass.run)(&mut module, &mut cx);
-        verify(&module, pass.name);
-        let (got, _) = run_ir(&program, &module);
-        assert_eq!(got, expected, "output changed after {}:\n{}", pass.name, flowc_ir::print::module(&module));
-        if pass.name == last {
-            break;
-        }
-    }
+    let outcome = |m: &Module| run_ir(&program, m).0;
+    run_checked(&mut module, &mut cx, through(last), "", &expected, outcome, |_, _, _| {});
     Run { module, cx, program }
+}
+
+/// The pipeline's passes up to and including `last`.
+fn through(last: &str) -> impl Iterator<Item = &'static Pass> + '_ {
+    let upto = PIPELINE.iter().position(|p| p.name == last).unwrap_or_else(|| panic!("no pass {last}"));
+    PIPELINE[..=upto].iter()
+}
+
+/// The pipeline's passes named in `names`, in pipeline order.
+fn named<'a>(names: &'a [&str]) -> impl Iterator<Item = &'static Pass> + 'a {
+    for name in names {
+        assert!(PIPELINE.iter().any(|p| p.name == *name), "no pass {name}");
+    }
+    PIPELINE.iter().filter(|p| names.contains(&p.name))
+}
+
+/// Runs `passes` on `module`, checking the IR after each and that
+/// `outcome` of it is still `expected`; `after` sees each pass's result.
+/// `what` names the program in failure messages (empty for a snippet).
+fn run_checked<'p>(
+    module: &mut Module,
+    cx: &mut Context,
+    passes: impl Iterator<Item = &'p Pass>,
+    what: &str,
+    expected: &str,
+    outcome: impl Fn(&Module) -> String,
+    mut after: impl FnMut(&Pass, &Module, &Context),
+) {
+    let of = if what.is_empty() { String::new() } else { format!(" ({what})") };
+    for pass in passes {
+        (pass.run)(module, cx);
+        verify(module, &format!("{}{of}", pass.name));
+        let got = outcome(module);
+        assert_eq!(got, expected, "output changed after {}{of}:\n{}", pass.name, flowc_ir::print::module(module));
+        after(pass, module, cx);
+    }
 }
 
 /// The IR after the pipeline through `last`, with that pass's annotations.
@@ -122,24 +159,11 @@ pub fn reference_from(p: &Program, label: Symbol, env: &[(Symbol, Value)]) -> St
 /// interpreter's result with the reference interpreter's after every pass.
 /// `what` names the program in failure messages.
 pub fn run_program_until(p: &Program, label: Symbol, env: &[(Symbol, Value)], last: &str, what: &str) -> Module {
-    assert!(PIPELINE.iter().any(|pass| pass.name == last), "no pass {last}");
     let mut module = flowc_frontend::lower(p, label).expect("lowers");
     verify(&module, &format!("the front end ({what})"));
     let expected = reference_from(p, label, env);
-    let config = Config { fuel: Some(50_000_000), ..Config::default() };
     let mut cx = Context::new(&module);
-    for pass in &PIPELINE {
-        (pass.run)(&mut module, &mut cx);
-        verify(&module, &format!("{} ({what})", pass.name));
-        let got = match flowc_ir::interp::run(&module, env, &config) {
-            Ok(o) => o.output(),
-            Err(e) => format!("error {}", e.kind.term()),
-        };
-        assert_eq!(got, expected, "{what}: output changed after {}:\n{}", pass.name, flowc_ir::print::module(&module));
-        if pass.name == last {
-            break;
-        }
-    }
+    run_checked(&mut module, &mut cx, through(last), what, &expected, |m| ir_outcome(m, env), |_, _, _| {});
     module
 }
 
@@ -149,9 +173,7 @@ pub fn run_program_until(p: &Program, label: Symbol, env: &[(Symbol, Value)], la
 /// input module. For IR no program produces (unreachable blocks,
 /// specialized forms). Returns the IR after `last`.
 pub fn run_ir_until(ir: &str, env: &[(Symbol, Value)], last: &str) -> String {
-    assert!(PIPELINE.iter().any(|pass| pass.name == last), "no pass {last}");
-    let upto = PIPELINE.iter().position(|p| p.name == last).unwrap();
-    let names: Vec<&str> = PIPELINE[..=upto].iter().map(|p| p.name).collect();
+    let names: Vec<&str> = through(last).map(|p| p.name).collect();
     run_ir_with(ir, env, &names)
 }
 
@@ -160,37 +182,20 @@ pub fn run_ir_until(ir: &str, env: &[(Symbol, Value)], last: &str) -> String {
 pub fn run_ir_with(ir: &str, env: &[(Symbol, Value)], passes: &[&str]) -> String {
     let mut module = flowc_ir::parse::module("test", ir).unwrap_or_else(|e| panic!("{e:?}"));
     verify(&module, "parsing");
-    let config = Config { fuel: Some(50_000_000), ..Config::default() };
-    let outcome = |m: &Module| match flowc_ir::interp::run(m, env, &config) {
-        Ok(o) => o.output(),
-        Err(e) => format!("error {}", e.kind.term()),
-    };
-    let expected = outcome(&module);
+    let expected = ir_outcome(&module, env);
     let mut cx = Context::new(&module);
-    for pass in PIPELINE.iter().filter(|p| passes.contains(&p.name)) {
-        (pass.run)(&mut module, &mut cx);
-        verify(&module, pass.name);
-        let got = outcome(&module);
-        assert_eq!(got, expected, "output changed after {}:\n{}", pass.name, flowc_ir::print::module(&module));
-    }
+    run_checked(&mut module, &mut cx, named(passes), "", &expected, |m| ir_outcome(m, env), |_, _, _| {});
     flowc_ir::print::module(&module)
 }
 
 /// Lowers `src` and runs only the named passes (in pipeline order),
 /// checking and running the IR after each.
 pub fn run_with(src: &str, passes: &[&str]) -> Run {
-    for name in passes {
-        assert!(PIPELINE.iter().any(|p| p.name == *name), "no pass {name}");
-    }
     let (program, mut module) = lower(src);
     let expected = reference(&program);
     let mut cx = Context::new(&module);
-    for pass in PIPELINE.iter().filter(|p| passes.contains(&p.name)) {
-        (pass.run)(&mut module, &mut cx);
-        verify(&module, pass.name);
-        let (got, _) = run_ir(&program, &module);
-        assert_eq!(got, expected, "output changed after {}:\n{}", pass.name, flowc_ir::print::module(&module));
-    }
+    let outcome = |m: &Module| run_ir(&program, m).0;
+    run_checked(&mut module, &mut cx, named(passes), "", &expected, outcome, |_, _, _| {});
     Run { module, cx, program }
 }
 
@@ -199,22 +204,16 @@ pub fn run_with(src: &str, passes: &[&str]) -> Run {
 /// last pass's annotations. Unit tests of one pass use it to see that pass
 /// on its own.
 pub fn dump_with(src: &str, passes: &[&str]) -> String {
-    for name in passes {
-        assert!(PIPELINE.iter().any(|p| p.name == *name), "no pass {name}");
-    }
     let (program, mut module) = lower(src);
     let expected = reference(&program);
     let mut cx = Context::new(&module);
     let mut out = String::new();
-    for pass in PIPELINE.iter().filter(|p| passes.contains(&p.name)) {
-        (pass.run)(&mut module, &mut cx);
-        verify(&module, pass.name);
-        let (got, _) = run_ir(&program, &module);
-        assert_eq!(got, expected, "output changed after {}:\n{}", pass.name, flowc_ir::print::module(&module));
-        out = flowc_ir::print::module(&module);
+    let outcome = |m: &Module| run_ir(&program, m).0;
+    run_checked(&mut module, &mut cx, named(passes), "", &expected, outcome, |pass, m, cx| {
+        out = flowc_ir::print::module(m);
         if let Some(annotate) = pass.annotate {
-            out.push_str(&annotate(&module, &cx));
+            out.push_str(&annotate(m, cx));
         }
-    }
+    });
     out
 }
