@@ -9,33 +9,10 @@ fn check(src: &str, expected: Expect) {
     expected.assert_eq(&support::dump_with(src, &["normalize", "loops", "escape"]));
 }
 
-const POINTS: &str = r#"entry start(n = 5)
-start:
-    sum = 0
-    i = 0
-    goto loop
-loop:
-    c = i < n
-    if c goto body else goto done
-body:
-    p = new point
-    p.x = i
-    twice = i * 2
-    p.y = twice
-    a = p.x
-    b = p.y
-    s = a + b
-    sum = sum + s
-    i = i + 1
-    goto loop
-done:
-    print_and_stop(sum)
-"#;
-
 #[test]
 fn point_in_a_loop_does_not_escape() {
     check(
-        POINTS,
+        support::POINTS,
         expect![[r#"
             main start(v0:n) {
             b0 start:

@@ -150,17 +150,7 @@ join:
 #[test]
 fn loop_exit_to_a_join_gets_its_critical_edge_split() {
     check(
-        r#"entry power(x = 10, y = 3)
-power:
-    res = 1
-    if y goto power_rec else goto power_done
-power_rec:
-    res = res * x
-    y = y - 1
-    if y goto power_rec else goto power_done
-power_done:
-    print_and_stop(res)
-"#,
+        support::POWER,
         expect![[r#"
             main power(v0:y, v1:x) {
             b0 power:

@@ -23,28 +23,7 @@ fn has_new(src: &str) -> bool {
 
 #[test]
 fn point_per_iteration_needs_no_allocation() {
-    let src = r#"entry start(n = 50)
-start:
-    sum = 0
-    i = 0
-    goto loop
-loop:
-    c = i < n
-    if c goto body else goto done
-body:
-    p = new point
-    p.x = i
-    twice = i * 2
-    p.y = twice
-    a = p.x
-    b = p.y
-    s = a + b
-    sum = sum + s
-    i = i + 1
-    goto loop
-done:
-    print_and_stop(sum)
-"#;
+    let src = support::POINTS;
     let allocations = check(
         src,
         expect![[r#"

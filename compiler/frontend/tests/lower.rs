@@ -12,16 +12,7 @@ fn check(src: &str, entry: &str, expected: Expect) {
 #[test]
 fn power_loop_gets_phis_and_free_variables_become_parameters() {
     check(
-        r#"power:
-    res = 1
-    if y goto power_rec else goto power_done
-power_rec:
-    res = res * x
-    y = y - 1
-    if y goto power_rec else goto power_done
-power_done:
-    print_and_stop(res)
-"#,
+        include_str!("../../../examples/power.pl"),
         "power",
         expect![[r#"
             main power(v0:y, v1:x) {

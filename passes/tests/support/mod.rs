@@ -10,6 +10,44 @@ use flowc_lang::interp::{self, Config};
 use flowc_lang::{syntax, Program, Symbol, Value};
 use flowc_passes::{Context, Pass, PIPELINE};
 
+/// Part 1's power loop, in the readable syntax.
+pub const POWER: &str = r#"entry power(x = 10, y = 3)
+power:
+    res = 1
+    if y goto power_rec else goto power_done
+power_rec:
+    res = res * x
+    y = y - 1
+    if y goto power_rec else goto power_done
+power_done:
+    print_and_stop(res)
+"#;
+
+/// A point made, written and read in each iteration of a loop: escape
+/// analysis and unboxing remove it.
+pub const POINTS: &str = r#"entry start(n = 5)
+start:
+    sum = 0
+    i = 0
+    goto loop
+loop:
+    c = i < n
+    if c goto body else goto done
+body:
+    p = new point
+    p.x = i
+    twice = i * 2
+    p.y = twice
+    a = p.x
+    b = p.y
+    s = a + b
+    sum = sum + s
+    i = i + 1
+    goto loop
+done:
+    print_and_stop(sum)
+"#;
+
 pub struct Run {
     pub module: Module,
     pub cx: Context,
