@@ -91,12 +91,12 @@ impl LiveRanges {
         }
         uses.sort_unstable();
         uses.dedup();
-        let mut live_in: Vec<Vec<ValueId>> = vec![Vec::new(); blocks];
-        let mut live_out: Vec<Vec<ValueId>> = vec![Vec::new(); blocks];
-        // Per block, the last value marked live-in / live-out there (the
-        // values are walked one at a time, in increasing order).
-        let mut in_mark = vec![u32::MAX; blocks];
-        let mut out_mark = vec![u32::MAX; blocks];
+        let mut marks = Marks {
+            live_in: vec![Vec::new(); blocks],
+            live_out: vec![Vec::new(); blocks],
+            in_mark: vec![u32::MAX; blocks],
+            out_mark: vec![u32::MAX; blocks],
+        };
         let mut work: Vec<BlockId> = Vec::new();
         let ids: Vec<ValueId> = f.values.iter().map(|(v, _)| v).collect();
         let blocks_by_index: Vec<BlockId> = f.blocks.iter().map(|(b, _)| b).collect();
@@ -108,34 +108,19 @@ impl LiveRanges {
                 // this; nothing to track).
                 continue;
             }
-            let (block, b) = (blocks_by_index[u.block as usize], u.block as usize);
-            if u.at_end && out_mark[b] != u.value {
-                out_mark[b] = u.value;
-                live_out[b].push(value);
-            }
-            if b as u32 != def && in_mark[b] != u.value {
-                in_mark[b] = u.value;
-                live_in[b].push(value);
+            let block = blocks_by_index[u.block as usize];
+            if marks.live(u.block as usize, (value, u.value), u.at_end, def) {
                 work.push(block);
             }
             while let Some(b) = work.pop() {
                 for &pred in cfg.preds(b) {
-                    let p = ix(pred);
-                    if !cfg.is_reachable(pred) {
-                        continue;
-                    }
-                    if out_mark[p] != u.value {
-                        out_mark[p] = u.value;
-                        live_out[p].push(value);
-                    }
-                    if p as u32 != def && in_mark[p] != u.value {
-                        in_mark[p] = u.value;
-                        live_in[p].push(value);
+                    if cfg.is_reachable(pred) && marks.live(ix(pred), (value, u.value), true, def) {
                         work.push(pred);
                     }
                 }
             }
         }
+        let Marks { live_in, live_out, .. } = marks;
         LiveRanges { live_in, live_out }
     }
 
@@ -153,5 +138,34 @@ impl LiveRanges {
     /// Whether `v` is live at the end of `b`.
     pub fn is_live_out(&self, b: BlockId, v: ValueId) -> bool {
         self.live_out(b).binary_search_by_key(&ix(v), |w| ix(*w)).is_ok()
+    }
+}
+
+/// The sets being built, and per block the last value marked live-in /
+/// live-out there (values are walked one at a time, in increasing order,
+/// so a mark is a set membership test).
+struct Marks {
+    live_in: Vec<Vec<ValueId>>,
+    live_out: Vec<Vec<ValueId>>,
+    in_mark: Vec<u32>,
+    out_mark: Vec<u32>,
+}
+
+impl Marks {
+    /// Marks `value` (its index `v`, defined in block index `def`) live in
+    /// block index `b`, at its end too if `at_end`: whether it became
+    /// live-in there for the first time, so the walk goes on to its
+    /// predecessors.
+    fn live(&mut self, b: usize, (value, v): (ValueId, u32), at_end: bool, def: u32) -> bool {
+        if at_end && self.out_mark[b] != v {
+            self.out_mark[b] = v;
+            self.live_out[b].push(value);
+        }
+        if b as u32 == def || self.in_mark[b] == v {
+            return false;
+        }
+        self.in_mark[b] = v;
+        self.live_in[b].push(value);
+        true
     }
 }

@@ -230,8 +230,14 @@ pub fn write_atom(out: &mut String, name: &str, quoted: bool) {
         out.push_str(name);
         return;
     }
+    push_quoted(out, name);
+}
+
+/// Writes `s` in single quotes, with `'`, `\`, newline and tab escaped
+/// (Prolog's quoted atoms, and the readable syntax's quoted names).
+pub fn push_quoted(out: &mut String, s: &str) {
     out.push('\'');
-    for c in name.chars() {
+    for c in s.chars() {
         match c {
             '\'' => out.push_str("\\'"),
             '\\' => out.push_str("\\\\"),

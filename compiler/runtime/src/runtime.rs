@@ -209,11 +209,15 @@ impl Ctx {
     }
 
     /// The object word `obj` and field number `field` of a `get` or `set`
-    /// (the field's symbol index), an unbound word's error recorded.
+    /// (the field's symbol index), an unbound word's error recorded; a
+    /// stop if the program already stopped.
     ///
     /// # Safety
     /// As for [`Ctx::value`], for `obj`.
     unsafe fn object_field(&mut self, obj: Word, field: u64) -> Result<(Value, Symbol), Word> {
+        if self.stopped != 0 {
+            return Err(STOP);
+        }
         // SAFETY: the caller's contract.
         let o = unsafe { self.read(obj) }?;
         Ok((o, Symbol::from_index(field as u32)))
@@ -376,9 +380,6 @@ pub unsafe extern "C" fn flowc_rt_new(ctx: *mut Ctx, class: u64) -> Word {
 #[no_mangle]
 pub unsafe extern "C" fn flowc_rt_get(ctx: *mut Ctx, obj: Word, field: u64) -> Word {
     let ctx = ctx!(ctx);
-    if ctx.stopped != 0 {
-        return STOP;
-    }
     let (o, field) = match ctx.object_field(obj, field) {
         Ok(of) => of,
         Err(w) => return w,
@@ -400,9 +401,6 @@ pub unsafe extern "C" fn flowc_rt_get(ctx: *mut Ctx, obj: Word, field: u64) -> W
 #[no_mangle]
 pub unsafe extern "C" fn flowc_rt_set(ctx: *mut Ctx, obj: Word, field: u64, value: Word) -> Word {
     let ctx = ctx!(ctx);
-    if ctx.stopped != 0 {
-        return STOP;
-    }
     let (o, field) = match ctx.object_field(obj, field) {
         Ok(of) => of,
         Err(w) => return w,

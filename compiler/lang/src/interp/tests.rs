@@ -55,23 +55,12 @@ bad:
 
 #[test]
 fn if_class_tests_objects_only() {
-    let src = r#"start:
-    if o is point goto yes else goto no
-yes:
-    print_and_stop(1)
-no:
-    print_and_stop(0)
-"#;
-    assert_eq!(eval(src, &[("o", Value::Int(3))]).unwrap(), "0\n");
-    let src2 = r#"start:
-    o = new point
-    if o is point goto yes else goto no
-yes:
-    print_and_stop(1)
-no:
-    print_and_stop(0)
-"#;
-    assert_eq!(eval(src2, &[]).unwrap(), "1\n");
+    // `o` is the parameter, or an object made first.
+    let test = |setup: &str| {
+        format!("start:\n{setup}    if o is point goto yes else goto no\nyes:\n    print_and_stop(1)\nno:\n    print_and_stop(0)\n")
+    };
+    assert_eq!(eval(&test(""), &[("o", Value::Int(3))]).unwrap(), "0\n");
+    assert_eq!(eval(&test("    o = new point\n"), &[]).unwrap(), "1\n");
 }
 
 #[test]

@@ -89,6 +89,30 @@ impl<'c> Cursor<'c> {
     pub fn rest(&mut self, out: &mut String) {
         self.before(out, Place::item(usize::MAX), "");
     }
+
+    /// Prints `program`'s items in order with `print_item` (given the
+    /// cursor and the item's index, for the comments inside it): a blank
+    /// line between items but not between two directives, the comments
+    /// before each item, and those after the last at the end.
+    pub fn print_items(
+        &mut self,
+        out: &mut String,
+        program: &crate::ast::Program,
+        mut print_item: impl FnMut(&mut String, &mut Cursor<'c>, usize, &crate::ast::Item),
+    ) {
+        use crate::ast::Item;
+        let mut prev_was_directive = false;
+        for (i, item) in program.items.iter().enumerate() {
+            let directive = !matches!(item, Item::Block(_) | Item::Function(_));
+            if i > 0 && !(directive && prev_was_directive) {
+                out.push('\n');
+            }
+            prev_was_directive = directive;
+            self.before(out, Place::item(i), "");
+            print_item(out, self, i, item);
+        }
+        self.rest(out);
+    }
 }
 
 /// The text of a Prolog comment starting at `src[pos..]` (`%` to the end

@@ -297,18 +297,8 @@ pub fn print(program: &Program) -> String {
 /// [`print`] with `comments` written back at their places (as `%` lines).
 pub fn print_with_comments(program: &Program, comments: &Comments) -> String {
     let mut out = String::new();
-    let mut cursor = Cursor::new(comments, '%');
-    let mut prev_was_directive = false;
-    for (i, item) in program.items.iter().enumerate() {
-        let directive = !matches!(item, Item::Block(_) | Item::Function(_));
-        if i > 0 && !(directive && prev_was_directive) {
-            out.push('\n');
-        }
-        prev_was_directive = directive;
-        cursor.before(&mut out, Place::item(i), "");
-        print_item(&mut out, item, &mut Placed { cursor: &mut cursor, item: i });
-    }
-    cursor.rest(&mut out);
+    Cursor::new(comments, '%')
+        .print_items(&mut out, program, |out, cursor, i, item| print_item(out, item, &mut Placed { cursor, item: i }));
     out
 }
 

@@ -61,73 +61,59 @@ struct Recorder<'r> {
 pub fn print_mapped(program: &Program, comments: &Comments, mut lines: Option<&mut Vec<StmtLine>>) -> String {
     let mut counter = LineCounter::default();
     let mut out = String::new();
-    let mut cursor = Cursor::new(comments, '#');
-    let mut prev_was_directive = false;
-    for (i, item) in program.items.iter().enumerate() {
-        let directive = !matches!(item, Item::Block(_) | Item::Function(_));
-        if i > 0 && !(directive && prev_was_directive) {
+    Cursor::new(comments, '#').print_items(&mut out, program, |out, cursor, i, item| match item {
+        Item::Block(b) => {
+            let rec = lines.as_deref_mut().map(|lines| Recorder { lines, counter: &mut counter, function: None });
+            print_block_commented(out, b, "", Some((cursor, i, 0)), rec)
+        }
+        Item::Function(f) => {
+            out.push_str("function ");
+            name(out, f.name);
+            names(out, &f.params);
+            out.push_str(":\n");
+            for (k, b) in f.blocks.iter().enumerate() {
+                if k > 0 {
+                    out.push('\n');
+                }
+                let rec =
+                    lines.as_deref_mut().map(|lines| Recorder { lines, counter: &mut counter, function: Some(f.name) });
+                print_block_commented(out, b, "    ", Some((cursor, i, k)), rec);
+            }
+        }
+        Item::Entry(e) => {
+            out.push_str("entry ");
+            name(out, e.label);
+            if let Some(env) = &e.env {
+                out.push('(');
+                for (i, (k, v)) in env.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    name(out, *k);
+                    out.push_str(" = ");
+                    constant(out, v);
+                }
+                out.push(')');
+            }
             out.push('\n');
         }
-        prev_was_directive = directive;
-        cursor.before(&mut out, Place::item(i), "");
-        match item {
-            Item::Block(b) => {
-                let rec = lines.as_deref_mut().map(|lines| Recorder { lines, counter: &mut counter, function: None });
-                print_block_commented(&mut out, b, "", Some((&mut cursor, i, 0)), rec)
-            }
-            Item::Function(f) => {
-                out.push_str("function ");
-                name(&mut out, f.name);
-                names(&mut out, &f.params);
-                out.push_str(":\n");
-                for (k, b) in f.blocks.iter().enumerate() {
-                    if k > 0 {
-                        out.push('\n');
-                    }
-                    let rec = lines.as_deref_mut().map(|lines| Recorder {
-                        lines,
-                        counter: &mut counter,
-                        function: Some(f.name),
-                    });
-                    print_block_commented(&mut out, b, "    ", Some((&mut cursor, i, k)), rec);
-                }
-            }
-            Item::Entry(e) => {
-                out.push_str("entry ");
-                name(&mut out, e.label);
-                if let Some(env) = &e.env {
-                    out.push('(');
-                    for (i, (k, v)) in env.iter().enumerate() {
-                        if i > 0 {
-                            out.push_str(", ");
-                        }
-                        name(&mut out, *k);
-                        out.push_str(" = ");
-                        constant(&mut out, v);
-                    }
-                    out.push(')');
-                }
-                out.push('\n');
-            }
-            Item::Pure(f) => {
-                out.push_str("pure ");
-                name(&mut out, *f);
-                out.push('\n');
-            }
-            Item::Immutable(c, fields) => {
-                out.push_str("immutable ");
-                name(&mut out, *c);
-                names(&mut out, fields);
-                out.push('\n');
-            }
-            Item::CanEnterJit(l) => {
-                out.push_str("can_enter_jit ");
-                name(&mut out, *l);
-                out.push('\n');
-            }
+        Item::Pure(f) => {
+            out.push_str("pure ");
+            name(out, *f);
+            out.push('\n');
         }
-    }
-    cursor.rest(&mut out);
+        Item::Immutable(c, fields) => {
+            out.push_str("immutable ");
+            name(out, *c);
+            names(out, fields);
+            out.push('\n');
+        }
+        Item::CanEnterJit(l) => {
+            out.push_str("can_enter_jit ");
+            name(out, *l);
+            out.push('\n');
+        }
+    });
     out
 }
 
@@ -184,27 +170,13 @@ fn is_plain_name(s: &str) -> bool {
         && !KEYWORDS.contains(&s)
 }
 
-fn quote(out: &mut String, s: &str) {
-    out.push('\'');
-    for c in s.chars() {
-        match c {
-            '\'' => out.push_str("\\'"),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c => out.push(c),
-        }
-    }
-    out.push('\'');
-}
-
 /// Writes a name (variable, label, class, field, function), quoted if needed.
 pub fn name(out: &mut String, s: Symbol) {
     let s = s.as_str();
     if is_plain_name(s) {
         out.push_str(s);
     } else {
-        quote(out, s);
+        crate::value::push_quoted(out, s);
     }
 }
 
@@ -230,7 +202,7 @@ pub fn constant(out: &mut String, v: &Value) {
             if plain {
                 out.push_str(s);
             } else {
-                quote(out, s);
+                crate::value::push_quoted(out, s);
             }
         }
         Value::List(items) => {
@@ -271,7 +243,7 @@ fn generic(out: &mut String, op: Operator, operands: &[Arg]) {
     if is_plain_name(n) {
         out.push_str(n);
     } else {
-        quote(out, n);
+        crate::value::push_quoted(out, n);
     }
     args(out, operands);
 }
