@@ -386,28 +386,7 @@ fn nested_object_read_back_and_printed_escapes() {
 #[test]
 fn if_class_and_same_class_loop_phi_do_not_escape() {
     check(
-        r#"entry start(n = 3)
-start:
-    p = new point
-    p.x = 0
-    goto loop
-loop:
-    if n goto body else goto done
-body:
-    t = p.x
-    p = new point
-    t = t + n
-    p.x = t
-    n = n - 1
-    goto loop
-done:
-    if p is point goto yes else goto no
-yes:
-    x = p.x
-    print_and_stop(x)
-no:
-    print_and_stop(0)
-"#,
+        support::LOOP_CARRIED_POINT,
         expect![[r#"
             main start(v0:n) {
             b0 start:

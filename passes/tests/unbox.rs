@@ -90,31 +90,9 @@ j:
 
 #[test]
 fn loop_carried_object_and_if_class_are_unboxed() {
-    let src = r#"entry start(n = 4)
-start:
-    p = new point
-    p.x = 0
-    goto loop
-loop:
-    if n goto body else goto done
-body:
-    t = p.x
-    p = new point
-    t = t + n
-    p.x = t
-    n = n - 1
-    goto loop
-done:
-    if p is point goto yes else goto no
-yes:
-    x = p.x
-    print_and_stop(x)
-no:
-    print_and_stop(0)
-"#;
     assert_eq!(
         check(
-            src,
+            support::LOOP_CARRIED_POINT,
             expect![[r#"
                 main start(v0:n) {
                 b0 start:

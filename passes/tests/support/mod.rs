@@ -48,6 +48,31 @@ done:
     print_and_stop(sum)
 "#;
 
+/// A point carried around a loop (each iteration makes a new one from the
+/// last), then tested with `if ... is point`: neither escapes.
+pub const LOOP_CARRIED_POINT: &str = r#"entry start(n = 3)
+start:
+    p = new point
+    p.x = 0
+    goto loop
+loop:
+    if n goto body else goto done
+body:
+    t = p.x
+    p = new point
+    t = t + n
+    p.x = t
+    n = n - 1
+    goto loop
+done:
+    if p is point goto yes else goto no
+yes:
+    x = p.x
+    print_and_stop(x)
+no:
+    print_and_stop(0)
+"#;
+
 pub struct Run {
     pub module: Module,
     pub cx: Context,
