@@ -140,17 +140,10 @@ pub fn generate(seed: u64, cfg: &GenConfig) -> Program {
         // (or grows the list) round after round.
         let k = Symbol::intern("rounds");
         let rounds = g.rng.range(10, 40);
-        g.emit(Stmt::Op1 { dst: k, op: Operator::Known(Op::Same), arg: int(rounds) });
-        let (h, b, x) = (g.label("round"), g.label("work"), g.label("done"));
-        g.close(Terminator::Jump(h));
-        g.start(h);
-        g.close(Terminator::If { cond: k, then_label: b, else_label: x });
-        g.start(b);
-        g.alloc_op(size, 0);
-        g.body(size, 0);
-        g.emit(Stmt::Op2 { dst: k, op: Operator::Known(Op::Sub), lhs: var(k), rhs: int(1) });
-        g.close(Terminator::Jump(h));
-        g.start(x);
+        g.counted(k, rounds, ["round", "work", "done"], |g| {
+            g.alloc_op(size, 0);
+            g.body(size, 0);
+        });
     } else {
         g.body(size, 0);
     }
@@ -408,15 +401,23 @@ impl Gen {
     fn counted_loop(&mut self, budget: usize, depth: usize) {
         let k = self.counter(depth);
         let n = if self.cfg.alloc { self.rng.range(1, 12) } else { self.rng.range(0, 4) };
+        self.counted(k, n, ["head", "body", "exit"], |g| {
+            let inner = (budget / 2).max(1);
+            let n = g.rng.below(inner) + 1;
+            g.body(n, depth + 1);
+        });
+    }
+
+    /// `k = n; goto H; H: if k goto B else goto X; B: body; k = k - 1;
+    /// goto H; X:` (the labels' kinds are `names`); generation goes on in X.
+    fn counted(&mut self, k: Symbol, n: i64, names: [&str; 3], body: impl FnOnce(&mut Gen)) {
         self.emit(Stmt::Op1 { dst: k, op: Operator::Known(Op::Same), arg: int(n) });
-        let (h, b, x) = (self.label("head"), self.label("body"), self.label("exit"));
+        let (h, b, x) = (self.label(names[0]), self.label(names[1]), self.label(names[2]));
         self.close(Terminator::Jump(h));
         self.start(h);
         self.close(Terminator::If { cond: k, then_label: b, else_label: x });
         self.start(b);
-        let inner = (budget / 2).max(1);
-        let n = self.rng.below(inner) + 1;
-        self.body(n, depth + 1);
+        body(self);
         self.emit(Stmt::Op2 { dst: k, op: Operator::Known(Op::Sub), lhs: var(k), rhs: int(1) });
         self.close(Terminator::Jump(h));
         self.start(x);
