@@ -383,18 +383,23 @@ impl Gen {
         self.emit(Stmt::Op2 { dst: c, op: Operator::Known(op), lhs, rhs });
         let (t, e, j) = (self.label("then"), self.label("else"), self.label("join"));
         self.close(Terminator::If { cond: c, then_label: t, else_label: e });
-        let inner = (budget / 3).max(1);
         self.start(t);
-        let n = self.rng.below(inner) + 1;
-        self.body(n, depth);
-        self.close(Terminator::Jump(j));
+        self.arm(budget, depth, j);
         self.start(e);
-        if !self.rng.chance(30) {
-            let n = self.rng.below(inner) + 1;
-            self.body(n, depth);
+        if self.rng.chance(30) {
+            self.close(Terminator::Jump(j));
+        } else {
+            self.arm(budget, depth, j);
         }
-        self.close(Terminator::Jump(j));
         self.start(j);
+    }
+
+    /// The statements of a branch (up to a third of `budget`), then a jump
+    /// to `join`.
+    fn arm(&mut self, budget: usize, depth: usize, join: Symbol) {
+        let n = self.rng.below((budget / 3).max(1)) + 1;
+        self.body(n, depth);
+        self.close(Terminator::Jump(join));
     }
 
     /// k = n; goto H; H: if k goto B else goto X; B: ...; k = k - 1; goto H; X:
@@ -452,11 +457,8 @@ impl Gen {
         let class = self.pick_name(&CLASSES);
         let (t, e, j) = (self.label("is"), self.label("isnt"), self.label("join"));
         self.close(Terminator::IfClass { obj, class, then_label: t, else_label: e });
-        let inner = (budget / 3).max(1);
         self.start(t);
-        let n = self.rng.below(inner) + 1;
-        self.body(n, depth);
-        self.close(Terminator::Jump(j));
+        self.arm(budget, depth, j);
         self.start(e);
         self.close(Terminator::Jump(j));
         self.start(j);
