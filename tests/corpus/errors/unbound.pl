@@ -1,8 +1,8 @@
-% key_not_found: power without its exponent.
-block(power, op1(res, same, const(1),
-             if(y, power_rec, power_done))).
-block(power_rec, op2(res, mul, var(res), var(x),
-                 op2(y, sub, var(y), const(1),
-                 if(y, power_rec, power_done)))).
-block(power_done, print_and_stop(var(res))).
-entry(power, [x/10]).
+% key_not_found: a sum whose total is never set.
+block(start, op1(i, same, const(3), jump(loop))).
+block(loop, if(i, body, done)).
+block(body, op2(total, add, var(total), var(i),
+            op2(i, sub, var(i), const(1),
+            jump(loop)))).
+block(done, print_and_stop(var(total))).
+entry(start, []).
