@@ -161,13 +161,7 @@ impl Num {
         debug_assert!(self.len <= MAX_LIMBS && other.len <= MAX_LIMBS);
         if self.neg == other.neg {
             let mut r = Num { neg: self.neg, len: MAX_LIMBS + 1, mag: [0; SCRATCH] };
-            let mut carry = false;
-            for k in 0..MAX_LIMBS {
-                let (s, c1) = self.mag[k].overflowing_add(other.mag[k]);
-                let (s, c2) = s.overflowing_add(carry as u64);
-                r.mag[k] = s;
-                carry = c1 | c2;
-            }
+            let carry = limbwise(self, other, &mut r, u64::overflowing_add);
             r.mag[MAX_LIMBS] = carry as u64;
             r.normalize();
             return r;
@@ -178,13 +172,7 @@ impl Num {
             Ordering::Less => (other, self),
         };
         let mut r = Num { neg: big.neg, len: MAX_LIMBS, mag: [0; SCRATCH] };
-        let mut borrow = false;
-        for k in 0..MAX_LIMBS {
-            let (s, b1) = big.mag[k].overflowing_sub(small.mag[k]);
-            let (s, b2) = s.overflowing_sub(borrow as u64);
-            r.mag[k] = s;
-            borrow = b1 | b2;
-        }
+        let borrow = limbwise(big, small, &mut r, u64::overflowing_sub);
         debug_assert!(!borrow, "the larger magnitude minus the smaller");
         r.normalize();
         r
@@ -356,6 +344,21 @@ fn div_wide(hi: u64, lo: u64, d: u64) -> (u64, u64) {
         let t = (hi as u128) << 64 | lo as u128;
         ((t / d as u128) as u64, (t % d as u128) as u64)
     }
+}
+
+/// `r`'s first MAX_LIMBS limbs set to `a op b` limb by limb, the carry
+/// (or borrow) of each limb fed into the next through `op` (an
+/// `overflowing_add` or `overflowing_sub`); the carry out of the last.
+#[inline(always)]
+fn limbwise(a: &Num, b: &Num, r: &mut Num, op: fn(u64, u64) -> (u64, bool)) -> bool {
+    let mut carry = false;
+    for k in 0..MAX_LIMBS {
+        let (s, c1) = op(a.mag[k], b.mag[k]);
+        let (s, c2) = op(s, carry as u64);
+        r.mag[k] = s;
+        carry = c1 | c2;
+    }
+    carry
 }
 
 /// The word of the integer with sign `neg` and magnitude `m`.
