@@ -44,7 +44,10 @@ impl Progress {
         Progress { bar: Some(bar), times }
     }
 
-    /// The phase now under way.
+    /// The phase now under way. What the phases before it freed goes
+    /// back to the operating system first
+    /// ([`flowc_runtime::release_freed_memory`]): phase boundaries are
+    /// where a compilation's temporaries die.
     pub fn phase(&self, what: &'static str) {
         self.end_phase();
         flowc_runtime::release_freed_memory();

@@ -98,15 +98,18 @@ impl Frame {
         // the words in use, and per instruction whether its result is
         // used and which operands die there.
         let mut live_now = SparseSet::new(values);
-        let mut in_use: Vec<bool> = Vec::new();
+        // The words in use, a bit each: the lowest free word is found a
+        // machine word (64 of them) at a time, and clearing it per block
+        // costs words / 64.
+        let mut in_use: BitVec = BitVec::new();
         let mut dies: Vec<Vec<ValueId>> = Vec::new();
         let mut result_used: Vec<bool> = Vec::new();
-        let take = |in_use: &mut Vec<bool>| -> u32 {
-            let k = in_use.iter().position(|used| !used).unwrap_or_else(|| {
+        let take = |in_use: &mut BitVec| -> u32 {
+            let k = in_use.first_zero().unwrap_or_else(|| {
                 in_use.push(false);
                 in_use.len() - 1
             });
-            in_use[k] = true;
+            in_use.set(k, true);
             k as u32
         };
         for &b in &cfg.rpo {
@@ -140,10 +143,10 @@ impl Frame {
             }
             // Forward: words for the definitions. (`live_now` holds what
             // is live after the phis.)
-            in_use.iter_mut().for_each(|u| *u = false);
+            in_use.fill(false);
             for v in live.live_in(b) {
                 if word[ix(*v)] != NONE {
-                    in_use[word[ix(*v)] as usize] = true;
+                    in_use.set(word[ix(*v)] as usize, true);
                 }
             }
             let params = if b == f.entry { &f.params[..] } else { &[] };
@@ -159,7 +162,7 @@ impl Frame {
                 }
                 for v in &dies[k] {
                     if word[ix(*v)] != NONE {
-                        in_use[word[ix(*v)] as usize] = false;
+                        in_use.set(word[ix(*v)] as usize, false);
                     }
                 }
             }

@@ -273,7 +273,9 @@ struct Lowerer<'a, 'b> {
     /// or returns the number. (One per function: a tail call in every exit
     /// cost the register allocator more than the rest of a trace.)
     leave: Option<cranelift_codegen::ir::Block>,
-    /// A huge function: lowered for compile time (see the module docs).
+    /// A huge function, or a region of a split one (forced splits in tests
+    /// included, so they run what huge functions run): lowered for compile
+    /// time (see the module docs).
     huge: bool,
     /// Lowering one region of a split huge function ([`frame`]).
     split: Option<Region<'b>>,

@@ -83,14 +83,14 @@ impl Lowerer<'_, '_> {
     }
 
     /// The byte offset of `field`'s slot, if the layout has one.
-    /// `None` also in a huge function (`flowc_ir::HUGE_INSTS`), whose field
-    /// reads and writes all go to the runtime: the inline paths' blocks and
-    /// branches made Cranelift's work on such functions three times longer
-    /// (100,000 statements of objects: 5.8 s and 1.16 GB to compile and run
-    /// natively, 1.9 s and 0.72 GB with runtime calls only); and in code
-    /// that runs once ([`Lowerer::runs_once`]).
+    /// `None` also in a huge function (`flowc_ir::HUGE_INSTS`, or a forced
+    /// split), whose field reads and writes all go to the runtime: the
+    /// inline paths' blocks and branches made Cranelift's work on such
+    /// functions three times longer (100,000 statements of objects: 5.8 s
+    /// and 1.16 GB to compile and run natively, 1.9 s and 0.72 GB with
+    /// runtime calls only); and in code that runs once ([`Lowerer::runs_once`]).
     fn slot_offset(&self, field: Symbol) -> Option<i32> {
-        if self.f.is_huge() || self.runs_once() {
+        if self.huge || self.runs_once() {
             return None;
         }
         let k = self.env.objects.layout.slot(field)?;
@@ -163,7 +163,7 @@ impl Lowerer<'_, '_> {
         let slow = self.cold_block();
         // Inline bump allocation, except in huge functions and code that
         // runs once (see `slot_offset`).
-        if words <= MAX_WORDS && !self.f.is_huge() && !self.runs_once() {
+        if words <= MAX_WORDS && !self.huge && !self.runs_once() {
             let heap = self.b.ins().load(types::I64, flags, self.ctx, offsets::HEAP);
             let run = run_offset(words) as i32;
             let ptr = self.b.ins().load(types::I64, flags, heap, run);
