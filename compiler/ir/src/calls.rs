@@ -34,9 +34,10 @@ pub struct CallGraph {
     functions: std::collections::HashMap<Symbol, NodeIndex>,
     /// Per node: whether it is recursive.
     recursive: Vec<bool>,
-    /// Per node: its strongly connected component, numbered so that a
-    /// component comes after every component it calls (callees first).
-    component: Vec<usize>,
+    /// The nodes callees first: component after component in Tarjan's
+    /// order (a component comes after every component it calls), each
+    /// component's nodes by index, so the order is deterministic.
+    order: Vec<NodeIndex>,
     /// Per node: its depth and height (see the module docs).
     depth: Vec<Option<usize>>,
     height: Vec<Option<usize>>,
@@ -74,16 +75,16 @@ impl CallGraph {
         // Tarjan's algorithm lists components callees first.
         let sccs = petgraph::algo::tarjan_scc(&graph);
         let mut recursive = vec![false; graph.node_count()];
-        let mut component = vec![0; graph.node_count()];
-        for (c, scc) in sccs.iter().enumerate() {
-            for &n in scc {
-                component[n.index()] = c;
+        let mut order = Vec::with_capacity(graph.node_count());
+        for mut scc in sccs {
+            scc.sort_unstable();
+            for &n in &scc {
                 recursive[n.index()] = scc.len() > 1 || graph.contains_edge(n, n);
             }
+            order.extend(scc);
         }
-        // Callees first: heights; callers first: depths.
-        let mut order: Vec<NodeIndex> = graph.node_indices().collect();
-        order.sort_by_key(|n| (component[n.index()], n.index()));
+        // Callees first: heights; callers first: depths, unbounded below
+        // recursion (`None` spreads from callers to callees).
         let mut height: Vec<Option<usize>> = vec![None; graph.node_count()];
         for &n in &order {
             if recursive[n.index()] {
@@ -98,15 +99,12 @@ impl CallGraph {
                 depth[nodes[k].index()] = Some(0);
             }
         }
-        let mut reached = vec![false; graph.node_count()];
         for &n in order.iter().rev() {
-            let from = graph.neighbors_directed(n, petgraph::Direction::Incoming);
-            let callers: Vec<NodeIndex> = from.collect();
-            reached[n.index()] |= recursive[n.index()] || callers.iter().any(|c| reached[c.index()]);
-            if reached[n.index()] {
+            let mut callers = graph.neighbors_directed(n, petgraph::Direction::Incoming).peekable();
+            if recursive[n.index()] {
                 depth[n.index()] = None;
-            } else if !callers.is_empty() {
-                depth[n.index()] = callers.iter().try_fold(0, |d, c| depth[c.index()].map(|dc| d.max(dc + 1)));
+            } else if callers.peek().is_some() {
+                depth[n.index()] = callers.try_fold(0, |d, c| depth[c.index()].map(|dc| d.max(dc + 1)));
             }
         }
         let mut node_of = Vec::with_capacity(module.functions.len());
@@ -114,7 +112,7 @@ impl CallGraph {
         for f in &module.functions {
             node_of.push(if f.kind == FunctionKind::Trace { None } else { next.next().copied() });
         }
-        CallGraph { graph, functions: by_name, recursive, component, depth, height, node_of }
+        CallGraph { graph, functions: by_name, recursive, order, depth, height, node_of }
     }
 
     /// The deepest frame function number `k` of the module can have when
@@ -148,14 +146,13 @@ impl CallGraph {
     /// order where every function comes after the ones it calls, except
     /// within a recursive cycle (bottom-up).
     pub fn bottom_up_positions(&self) -> Vec<usize> {
-        let mut at: Vec<(usize, usize, usize)> = self
-            .node_of
-            .iter()
-            .enumerate()
-            .filter_map(|(k, n)| n.map(|n| (self.component[n.index()], n.index(), k)))
-            .collect();
-        at.sort_unstable();
-        at.into_iter().map(|(_, _, k)| k).collect()
+        let mut position = vec![0; self.graph.node_count()];
+        for (k, n) in self.node_of.iter().enumerate() {
+            if let Some(n) = n {
+                position[n.index()] = k;
+            }
+        }
+        self.order.iter().map(|n| position[n.index()]).collect()
     }
 
     fn node(&self, name: Symbol) -> Option<NodeIndex> {
