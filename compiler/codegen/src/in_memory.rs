@@ -172,7 +172,8 @@ impl Unit {
     fn call(&self, args: &[Word], ctx: &mut Ctx) -> Word {
         assert_eq!(args.len(), self.params.len(), "one word per parameter");
         // SAFETY (the type): `entry` was compiled by `Unit::compile` with
-        // the signature `extern "C" fn(*const u64, *mut Ctx) -> u64`. It is
+        // the signature `extern "C" fn(*const u64, *mut Ctx) -> u64`, the
+        // ABI of `EntryFn` (`Word` is a `repr(transparent)` u64). It is
         // typed `unsafe`: generated code trusts its arguments.
         let entry: EntryFn = unsafe { std::mem::transmute::<*const u8, EntryFn>(self.entry) };
         // SAFETY (the call): it reads exactly `params.len()` words from
@@ -681,14 +682,14 @@ impl TraceCache {
             (inner.trace_entry, entry.code, entry.params.len())
         };
         assert_eq!(args.len(), n, "one value per parameter");
-        let (mut ctx, word) = self.enter(wrapper, Entering::Trace(code), args, run);
+        let (mut ctx, returned) = self.enter(wrapper, Entering::Trace(code), args, run);
         let end = if let Some(kind) = ctx.error.take() {
             let at = self.location(&ctx);
             TraceEnd::Error(RuntimeError { kind, at })
         } else if let Some(v) = ctx.output.take() {
             TraceEnd::Printed(v)
         } else {
-            let exit = ExitId((word - 1) as u32);
+            let exit = ExitId((returned - 1) as u32);
             let count = self.inner.borrow().exits[exit.0 as usize].0.values.len();
             // SAFETY: the trace stored these words for its exit just now,
             // and no collection ran since it returned.
@@ -710,16 +711,16 @@ impl TraceCache {
                 return CallEnd::Error(RuntimeError { kind, at: None });
             }
         };
-        let (mut ctx, word) = self.enter(code, Entering::Function, args, run);
+        let (mut ctx, returned) = self.enter(code, Entering::Function, args, run);
         let end = if let Some(kind) = ctx.error.take() {
             let at = self.location(&ctx);
             CallEnd::Error(RuntimeError { kind, at })
         } else if let Some(v) = ctx.output.take() {
             CallEnd::Printed(v)
         } else {
-            // SAFETY: `word` is what the compiled function returned just now,
-            // and no collection ran since.
-            match unsafe { ctx.value(Word::from_bits(word)) } {
+            // SAFETY: `returned` is the word the compiled function returned
+            // just now, and no collection ran since.
+            match unsafe { ctx.value(Word::from_bits(returned)) } {
                 Ok(v) => CallEnd::Returned(v),
                 Err(kind) => CallEnd::Error(RuntimeError { kind, at: None }),
             }
@@ -813,14 +814,14 @@ impl TraceCache {
         // SAFETY: `ctx` lives, unmoved, until the activation ends.
         let activation = unsafe { Activation::enter(&mut ctx) };
         // SAFETY: the arguments are what the wrapper expects (above).
-        let word = unsafe { entry(first, &mut ctx) };
+        let returned = unsafe { entry(first, &mut ctx) };
         drop(activation);
         run.allocations = ctx.allocations;
         run.iterations = ctx.iterations;
         if let Some((left, _)) = &mut run.fuel {
             *left = ctx.fuel;
         }
-        (ctx, word)
+        (ctx, returned)
     }
 
     /// Where the failing runtime call of a run came from.

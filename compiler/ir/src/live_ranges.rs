@@ -152,10 +152,10 @@ struct Marks {
 }
 
 impl Marks {
-    /// Marks `value` (its index `v`, defined in block index `def`) live in
-    /// block index `b`, at its end too if `at_end`: whether it became
-    /// live-in there for the first time, so the walk goes on to its
-    /// predecessors.
+    /// Marks `value` (its index `v`, defined in block index `def`) live at
+    /// the end of block index `b` if `at_end`, and live into `b` unless `b`
+    /// defines it: whether it became live-in there for the first time, so
+    /// the walk goes on to its predecessors.
     fn live(&mut self, b: usize, (value, v): (ValueId, u32), at_end: bool, def: u32) -> bool {
         if at_end && self.out_mark[b] != v {
             self.out_mark[b] = v;

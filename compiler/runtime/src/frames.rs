@@ -24,7 +24,7 @@
 //! address that is not a registered safepoint: the entry wrapper, whose
 //! caller is Rust.
 
-use flowc_lang::heap::word::Word;
+use crate::word::Word;
 use flowc_lang::heap::Marker;
 
 /// The safepoints of compiled code, by return address.

@@ -293,7 +293,9 @@ macro_rules! ctx {
 /// every operation).
 ///
 /// # Safety
-/// `ctx` must be the context pointer of a running `Native::run`.
+/// `ctx` must be the context pointer of a running `Native::run`. Its word
+/// arguments are words of that run: immediates, or pointers to cells
+/// the run keeps alive (what generated code passes).
 #[no_mangle]
 pub unsafe extern "C" fn flowc_rt_op(ctx: *mut Ctx, op: u64, nargs: u64, a: Word, b: Word) -> Word {
     let ctx = ctx!(ctx);
@@ -301,7 +303,8 @@ pub unsafe extern "C" fn flowc_rt_op(ctx: *mut Ctx, op: u64, nargs: u64, a: Word
         return STOP;
     }
     let op = Op::ALL[op as usize];
-    if let Some(w) = heap::num::op_words(op, nargs, a, b) {
+    // SAFETY: the caller's contract: `a` and `b` are words of the run.
+    if let Some(w) = unsafe { heap::num::op_words(op, nargs, a, b) } {
         return w;
     }
     let x = match ctx.read(a) {
@@ -327,7 +330,9 @@ pub unsafe extern "C" fn flowc_rt_op(ctx: *mut Ctx, op: u64, nargs: u64, a: Word
 /// unbound one fails first), then `missing_op`.
 ///
 /// # Safety
-/// `ctx` must be the context pointer of a running `Native::run`.
+/// `ctx` must be the context pointer of a running `Native::run`. Its word
+/// arguments are words of that run: immediates, or pointers to cells
+/// the run keeps alive (what generated code passes).
 #[no_mangle]
 pub unsafe extern "C" fn flowc_rt_missing_op(ctx: *mut Ctx, name: u64, nargs: u64, a: Word, b: Word) -> Word {
     let ctx = ctx!(ctx);
@@ -345,7 +350,9 @@ pub unsafe extern "C" fn flowc_rt_missing_op(ctx: *mut Ctx, name: u64, nargs: u6
 /// `check_bound`: the word itself, or a stop if it is unbound.
 ///
 /// # Safety
-/// `ctx` must be the context pointer of a running `Native::run`.
+/// `ctx` must be the context pointer of a running `Native::run`. Its word
+/// arguments are words of that run: immediates, or pointers to cells
+/// the run keeps alive (what generated code passes).
 #[no_mangle]
 pub unsafe extern "C" fn flowc_rt_check_bound(ctx: *mut Ctx, a: Word) -> Word {
     let ctx = ctx!(ctx);
@@ -374,9 +381,12 @@ pub unsafe extern "C" fn flowc_rt_new(ctx: *mut Ctx, class: u64) -> Word {
     ctx.word(obj)
 }
 
+/// `get`: the word in the field's slot, or a stop on error.
 ///
 /// # Safety
-/// `ctx` must be the context pointer of a running `Native::run`.
+/// `ctx` must be the context pointer of a running `Native::run`. Its word
+/// arguments are words of that run: immediates, or pointers to cells
+/// the run keeps alive (what generated code passes).
 #[no_mangle]
 pub unsafe extern "C" fn flowc_rt_get(ctx: *mut Ctx, obj: Word, field: u64) -> Word {
     let ctx = ctx!(ctx);
@@ -397,7 +407,9 @@ pub unsafe extern "C" fn flowc_rt_get(ctx: *mut Ctx, obj: Word, field: u64) -> W
 /// `set`: ONE, or a stop on error.
 ///
 /// # Safety
-/// `ctx` must be the context pointer of a running `Native::run`.
+/// `ctx` must be the context pointer of a running `Native::run`. Its word
+/// arguments are words of that run: immediates, or pointers to cells
+/// the run keeps alive (what generated code passes).
 #[no_mangle]
 pub unsafe extern "C" fn flowc_rt_set(ctx: *mut Ctx, obj: Word, field: u64, value: Word) -> Word {
     let ctx = ctx!(ctx);
@@ -411,7 +423,9 @@ pub unsafe extern "C" fn flowc_rt_set(ctx: *mut Ctx, obj: Word, field: u64, valu
     let immutable = &ctx.immutable;
     let written = objects::settable(&o, field, |c, f| immutable.contains(&(c, f)))
         // The value's word goes into the slot as it is (no boxing again).
-        .and_then(|ob| ob.set_word(field, value).map_err(objects::no_slot));
+        // SAFETY: the caller's contract: `value` is a word of the run, and
+        // it is not unbound (tested above).
+        .and_then(|ob| unsafe { ob.set_word(field, value) }.map_err(objects::no_slot));
     match written {
         Ok(_) => ONE,
         Err(e) => ctx.fail(e),
@@ -421,7 +435,9 @@ pub unsafe extern "C" fn flowc_rt_set(ctx: *mut Ctx, obj: Word, field: u64, valu
 /// `print`: records the output; always stops the program.
 ///
 /// # Safety
-/// `ctx` must be the context pointer of a running `Native::run`.
+/// `ctx` must be the context pointer of a running `Native::run`. Its word
+/// arguments are words of that run: immediates, or pointers to cells
+/// the run keeps alive (what generated code passes).
 #[no_mangle]
 pub unsafe extern "C" fn flowc_rt_print(ctx: *mut Ctx, a: Word) -> Word {
     let ctx = ctx!(ctx);

@@ -72,7 +72,7 @@ pub(super) fn box_value(v: &Value) -> Word {
 /// `w` is a word of this thread's heap: an immediate (integer, atom,
 /// unbound), or a pointer to a live cell — a word compiled code or the
 /// runtime made, or read from a live object's slot, and kept alive since
-/// (rooted, or no collection in between). Any other `u64` may be
+/// (rooted, or no collection in between). Any other pointer word may be
 /// dereferenced.
 #[inline(always)]
 pub unsafe fn to_value(w: Word) -> Result<Value, Symbol> {

@@ -271,12 +271,16 @@ impl Num {
 
     /// The number word `w` holds, if it is an integer of 63 bits or a limb
     /// cell.
+    ///
+    /// # Safety
+    /// A pointer word points at a live cell of this thread's heap (as for
+    /// [`super::to_value`]).
     #[inline]
-    pub fn of_word(w: Word) -> Option<Num> {
+    pub unsafe fn of_word(w: Word) -> Option<Num> {
         if word::is_int(w) {
             return Some(Num::from_i64(word::untag_int(w)));
         }
-        // SAFETY: a pointer word points at a live cell.
+        // SAFETY: the caller's contract: a pointer word points at a live cell.
         (word::is_pointer(w) && unsafe { cell::kind(w.cell()) } == LIMBS).then(|| unsafe { Num::of_cell(w.cell()) })
     }
 }
@@ -374,19 +378,24 @@ fn limb_word(neg: bool, m: u64) -> Word {
 /// The fast path of operation `op` on words `a` (and `b` for two-operand
 /// operations) when they are integers of 63 bits or limb cells: the
 /// result's word, or `None` when the generic path must run.
+///
+/// # Safety
+/// As for [`Num::of_word`], for `a` and (with two operands) `b`.
 #[inline]
-pub fn op_words(op: Op, nargs: u64, a: Word, b: Word) -> Option<Word> {
+pub unsafe fn op_words(op: Op, nargs: u64, a: Word, b: Word) -> Option<Word> {
     use Op::*;
     // Operations on other kinds (`same`, `readlist`, `len`) return before
     // their operands are read as numbers.
     if !(op.takes_integers() || matches!(op, Eq | Ne)) {
         return None;
     }
-    let x = Num::of_word(a)?;
+    // SAFETY: the caller's contract.
+    let x = unsafe { Num::of_word(a) }?;
     if nargs == 1 {
         return (op == Neg).then(|| x.negated().to_word());
     }
-    let y = Num::of_word(b)?;
+    // SAFETY: the caller's contract.
+    let y = unsafe { Num::of_word(b) }?;
     let truth = |t: bool| if t { word::ONE } else { word::ZERO };
     let r = match op {
         Op::Add => x.add(&y),
@@ -484,7 +493,8 @@ mod tests {
         let mut fast = 0;
         for a in &samples {
             let wa = to_word(&value(a));
-            let neg = op_words(Op::Neg, 1, wa, word::STOP);
+            // SAFETY: fresh words, no collection since they were made.
+            let neg = unsafe { op_words(Op::Neg, 1, wa, word::STOP) };
             if let Some(w) = neg {
                 assert_eq!(read(w).ok(), Some(Op::Neg.eval1(&value(a)).unwrap()), "-{a}");
             } else {
@@ -494,7 +504,8 @@ mod tests {
                 let wb = to_word(&value(b));
                 for op in ops {
                     let want = op.eval2(&value(a), &value(b));
-                    match op_words(op, 2, wa, wb) {
+                    // SAFETY: as above.
+                    match unsafe { op_words(op, 2, wa, wb) } {
                         Some(w) => {
                             fast += 1;
                             assert_eq!(read(w).ok(), want.clone().ok(), "{a} {} {b}", op.name());

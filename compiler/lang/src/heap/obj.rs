@@ -114,13 +114,15 @@ impl Obj {
     }
 
     /// The word of `field`, if set, where the object's layout is likely
-    /// `layout`, in which the field is at `slot`: one read when it is.
+    /// `layout`, in which the field is at `slot`: one read when it is (and
+    /// `slot` is `field`'s slot there; else the field is looked up).
     #[inline]
     pub fn get_word_at(&self, layout: &'static Layout, slot: u32, field: Symbol) -> Option<Word> {
+        let here = layout.fields().get(slot as usize) == Some(&field);
         // SAFETY: a pinned object cell is live; when its layout is `layout`
-        // it has slot `slot`.
+        // it has `layout`'s slots, `slot` among them (`here`).
         let w = unsafe {
-            if cell::raw_at(self.cell(), LAYOUT) == layout as *const Layout as u64 {
+            if here && cell::raw_at(self.cell(), LAYOUT) == layout as *const Layout as u64 {
                 cell::word_at(self.cell(), SLOTS + 8 * slot as usize)
             } else {
                 self.slot_word(field)?
@@ -155,26 +157,35 @@ impl Obj {
     #[inline]
     pub fn set(&self, field: Symbol, value: Value) -> Result<bool, NoSlot> {
         // Boxing may allocate (and collect): this handle keeps the object.
-        self.set_word(field, super::to_word(&value))
+        let w = super::to_word(&value);
+        // SAFETY: `w` was made just now, nothing collected since.
+        unsafe { self.set_word(field, w) }
     }
 
     /// Sets `field` to `value` where the object's layout is likely
     /// `layout`, in which the field is at `slot`: one store when it is.
     #[inline]
     pub fn set_at(&self, layout: &'static Layout, slot: u32, field: Symbol, value: &Value) -> Result<(), NoSlot> {
-        if !std::ptr::eq(self.layout(), layout) {
-            return self.set_word(field, super::to_word(value)).map(|_| ());
-        }
+        // Boxing may allocate (and collect): this handle keeps the object.
         let w = super::to_word(value);
-        // SAFETY: slot `slot` of a live object cell of `layout`.
+        if !std::ptr::eq(self.layout(), layout) || layout.fields().get(slot as usize) != Some(&field) {
+            // SAFETY: `w` was made just now, nothing collected since.
+            return unsafe { self.set_word(field, w) }.map(|_| ());
+        }
+        // SAFETY: slot `slot` (checked above) of a live object cell of
+        // `layout`; `w` as above.
         unsafe { cell::set_word_at(self.cell(), SLOTS + 8 * slot as usize, w) };
         Ok(())
     }
 
-    /// Sets `field` to word `w` (which must be a value's word: not unbound,
-    /// a pointer only to a live cell); returns whether it was set before.
+    /// Sets `field` to word `w`; returns whether it was set before.
+    ///
+    /// # Safety
+    /// `w` is a value's word: not unbound, and if a pointer, to a live cell
+    /// of this thread's heap (the object's slot keeps it alive from now
+    /// on, but nothing kept it before).
     #[inline]
-    pub fn set_word(&self, field: Symbol, w: Word) -> Result<bool, NoSlot> {
+    pub unsafe fn set_word(&self, field: Symbol, w: Word) -> Result<bool, NoSlot> {
         let k = self.layout().slot(field).ok_or(NoSlot(field))?;
         // SAFETY: slot `k` of a live object cell of this layout.
         unsafe {

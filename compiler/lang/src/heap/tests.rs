@@ -120,6 +120,25 @@ fn unset_fields_and_identity() {
     assert_eq!((a.class(), a.id()), (s("point"), 7));
 }
 
+/// The one-read paths of the interpreters (`get_word_at`, `set_at`) take
+/// a slot guessed from a layout: a slot that is not the field's there, or
+/// one past the layout, falls back to looking the field up, never reads or
+/// writes past the object.
+#[test]
+fn a_wrong_slot_guess_falls_back_to_the_fields_slot() {
+    let o = Obj::new(1, s("cell"), layout());
+    o.set(s("value"), Value::Int(5)).unwrap();
+    let five = word::small(5).unwrap();
+    for slot in [0, 1, 2, 10_000] {
+        assert_eq!(o.get_word_at(layout(), slot, s("value")), Some(five), "slot {slot}");
+    }
+    assert_eq!(o.get_word_at(layout(), 1, s("next")), None, "`next` is not set");
+    o.set_at(layout(), 10_000, s("next"), &Value::Int(6)).unwrap();
+    o.set_at(layout(), 0, s("value"), &Value::Int(7)).unwrap();
+    assert_eq!((o.get(s("next")), o.get(s("value"))), (Some(Value::Int(6)), Some(Value::Int(7))));
+    assert_eq!(o.set_at(layout(), 0, s("nope"), &Value::Int(1)), Err(NoSlot(s("nope"))));
+}
+
 /// Boxed big integers are small cells holding large digit vectors: their
 /// digits count towards collections, which would not start from the cells
 /// alone (2000 cells are far below the threshold).

@@ -76,6 +76,8 @@ unsafe fn check_object(c: Cell, cell_words: usize, known: &HashSet<usize>) -> Re
             return Err(format!("object {c:p} has class number {class}"));
         }
         for k in 0..layout.fields().len() {
+            // Read as a word only to be checked: `check_pointer` follows
+            // no pointer before it has found its cell in the heap.
             let w = cell::word_at(c, SLOTS + 8 * k);
             if w != UNSET && word::is_pointer(w) {
                 check_pointer(w, known).map_err(|e| format!("object {c:p}, field {}: {e}", layout.fields()[k]))?;
