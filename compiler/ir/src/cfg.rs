@@ -123,15 +123,10 @@ impl Cfg {
         }
         targets
     }
-    /// Per block (raw index): whether it lies on a cycle of reachable
-    /// blocks — the blocks that may run more than once per entry of the
-    /// function (natural loops, and irreducible cycles, which have no
-    /// natural loop). See [`Cfg::cycles`].
-    pub fn on_cycle(&self) -> Vec<bool> {
-        self.cycles().into_iter().map(|c| c.is_some()).collect()
-    }
-
-    /// Per block (raw index): the cycle it lies on, if any — its strongly
+    /// Per block (raw index): the cycle it lies on, if any — the blocks
+    /// that may run more than once per entry of the function (natural
+    /// loops, and irreducible cycles, which have no natural loop). A
+    /// block's cycle is its strongly
     /// connected component when that has more than one block or the block
     /// jumps to itself, numbered in reverse postorder of the components'
     /// first blocks. Kosaraju's algorithm: the reverse postorder lists

@@ -107,15 +107,19 @@ b9 end:
     assert_eq!(blocks, ["b3:b3", "b4:b3", "b7:b7", "b8:b7"]);
 }
 
-/// The blocks on a cycle ([`Cfg::on_cycle`]) of the first function of
+/// The blocks on a cycle ([`Cfg::cycles`]) of the first function of
 /// `text`, as sorted names.
 fn cyclic_of(text: &str) -> Vec<String> {
     let m = flowc_ir::parse::module("test", text).unwrap();
     let f = &m.functions[0];
     let cfg = Cfg::new(f);
-    let cyclic = cfg.on_cycle();
-    let mut names: Vec<String> =
-        cfg.rpo.iter().filter(|b| cyclic[flowc_ir::ix(**b)]).map(|b| flowc_ir::print::block_ref(*b)).collect();
+    let cycles = cfg.cycles();
+    let mut names: Vec<String> = cfg
+        .rpo
+        .iter()
+        .filter(|b| cycles[flowc_ir::ix(**b)].is_some())
+        .map(|b| flowc_ir::print::block_ref(*b))
+        .collect();
     names.sort();
     names
 }
@@ -161,7 +165,7 @@ fn blocks_on_a_cycle_are_those_that_reach_themselves_on_generated_programs() {
     for (seed, m) in flowc_tests::gen::lowered(flowc_tests::gen::seed_count(40)) {
         for f in &m.functions {
             let cfg = Cfg::new(f);
-            let cyclic = cfg.on_cycle();
+            let cycles = cfg.cycles();
             for &b in &cfg.rpo {
                 // Brute force: a search from b's successors comes back to b.
                 let mut seen = std::collections::HashSet::new();
@@ -173,7 +177,7 @@ fn blocks_on_a_cycle_are_those_that_reach_themselves_on_generated_programs() {
                         stack.extend_from_slice(cfg.succs(x));
                     }
                 }
-                assert_eq!(cyclic[flowc_ir::ix(b)], back, "seed {seed}, {}", flowc_ir::print::block_ref(b));
+                assert_eq!(cycles[flowc_ir::ix(b)].is_some(), back, "seed {seed}, {}", flowc_ir::print::block_ref(b));
             }
         }
     }

@@ -258,9 +258,8 @@ struct Lowerer<'a, 'b> {
     /// Blocks a retreating edge enters (every cycle passes one): where fuel
     /// is counted.
     headers: &'b [bool],
-    /// Blocks on a cycle, by raw index ([`Lowerer::runs_once`]), and the
-    /// cycle of each ([`Lowerer::loop_entry`]).
-    cyclic: &'b [bool],
+    /// The cycle each block lies on, if any, by raw index
+    /// ([`Lowerer::runs_once`], [`Lowerer::loop_entry`]).
     cycles: &'b [Option<u32>],
     /// The natural loops, for placing innermost loop bodies after their
     /// header.
@@ -298,9 +297,8 @@ pub struct Facts {
     uses: Vec<u32>,
     headers: Vec<bool>,
     /// The cycle each block lies on ([`flowc_ir::cfg::Cfg::cycles`]), by
-    /// raw index, and whether it lies on one.
+    /// raw index.
     cycles: Vec<Option<u32>>,
-    cyclic: Vec<bool>,
     pub loops: flowc_ir::loops::LoopForest,
 }
 
@@ -315,14 +313,12 @@ impl Facts {
         }
         let loops = flowc_ir::loops::LoopForest::with(f, &cfg, &flowc_ir::cfg::DomTree::new(f, &cfg));
         let cycles = cfg.cycles();
-        let cyclic = cycles.iter().map(Option::is_some).collect();
         Facts {
             small: Small::of(f),
             bound: flowc_ir::bound::surely_bound(f),
             uses: count_uses(f),
             headers,
             cycles,
-            cyclic,
             loops,
             cfg,
         }
@@ -362,13 +358,13 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         blocks
     };
     let blocks = make_blocks(&mut b);
-    let exit_points = optimistic_exits(f, &facts.small, &facts.cyclic);
+    let exit_points = optimistic_exits(f, &facts.small, &facts.cycles);
     let assumed = if exit_points.is_empty() { Vec::new() } else { Small::assumed_params(f) };
     // The optimistic copy's blocks: its own for the blocks on cycles, the
     // generic copy's for the others.
     let optimistic = (!exit_points.is_empty()).then(|| {
         let mut copy = blocks.clone();
-        for &blk in order.iter().filter(|blk| facts.cyclic[ix(**blk)]) {
+        for &blk in order.iter().filter(|blk| facts.cycles[ix(**blk)].is_some()) {
             let cb = b.create_block();
             for _ in &f.blocks[blk].phis {
                 b.append_block_param(cb, types::I64);
@@ -445,7 +441,7 @@ pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, 
         l.loop_entries = Some(LoopEntries::new(f, &facts.cfg, &facts.small, small, blocks.clone()));
         let generic = (std::mem::replace(&mut l.small, small), std::mem::replace(&mut l.blocks, blocks));
         l.optimistic = true;
-        for &blk in order.iter().filter(|blk| facts.cyclic[ix(**blk)]) {
+        for &blk in order.iter().filter(|blk| facts.cycles[ix(**blk)].is_some()) {
             l.block(blk);
         }
         l.optimistic = false;
@@ -497,7 +493,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             bound: &facts.bound,
             conds: HashMap::new(),
             headers: &facts.headers,
-            cyclic: &facts.cyclic,
             cycles: &facts.cycles,
             loops: &facts.loops,
             iterations: None,
@@ -595,7 +590,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// Cranelift IR 12,300 instructions with inline paths everywhere,
     /// 10,200 without them off cycles.)
     fn runs_once(&self) -> bool {
-        (self.huge || self.f.kind == flowc_ir::FunctionKind::Main) && !self.cyclic[ix(self.current)]
+        (self.huge || self.f.kind == flowc_ir::FunctionKind::Main) && self.cycles[ix(self.current)].is_none()
     }
 
     /// Lists the words of the function's [`Roots`] in the stack map of

@@ -15,7 +15,7 @@ use crate::word;
 
 /// The exit points of `f`'s optimistic copy (none: no copy). A function
 /// or trace with a loop gets one when some of the arithmetic of its
-/// blocks on cycles (`cyclic`, by raw index) is not known to stay small:
+/// blocks on cycles (`cycles`, by raw index) is not known to stay small:
 /// the optimistic copy of those blocks assumes it does — no tag tests on
 /// its results, no merges with bignum results — and where an operation
 /// overflows, or finds an operand that is not a small integer, the
@@ -33,7 +33,7 @@ use crate::word;
 pub(super) fn optimistic_exits(
     f: &Function,
     small: &Small,
-    cyclic: &[bool],
+    cycles: &[Option<u32>],
 ) -> std::collections::HashSet<flowc_ir::InstId> {
     // Huge functions get none: the copy's variables cost Cranelift's SSA
     // builder memory per variable and block.
@@ -43,7 +43,7 @@ pub(super) fn optimistic_exits(
     f.all_insts()
         .filter(|&(b, i)| {
             let data = &f.insts[i];
-            cyclic[ix(b)]
+            cycles[ix(b)].is_some()
                 && Small::speculates(&data.kind)
                 && data.result.is_some_and(|r| !small.operand(&Operand::Value(r)))
         })
