@@ -39,7 +39,9 @@
 //! region, is no word of a value live into the phi's block.
 
 use bitvec::vec::BitVec;
-use cranelift_codegen::ir::{types, AbiParam, InstBuilder, Signature, StackSlotData, StackSlotKind, UserStackMapEntry};
+use cranelift_codegen::ir::{
+    types, AbiParam, InstBuilder, Signature, StackSlot, StackSlotData, StackSlotKind, UserStackMapEntry,
+};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::FuncId;
 
@@ -365,11 +367,7 @@ impl Roots {
         if frame.words == 0 {
             return None;
         }
-        let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8 * frame.words, 3));
-        let zero = b.ins().iconst(types::I64, 0);
-        for w in 0..frame.words {
-            b.ins().stack_store(types::I64, zero, slot, 8 * w as i32);
-        }
+        let slot = cleared_words(b, frame.words);
         Some(Roots { frame, slot })
     }
 
@@ -383,12 +381,32 @@ impl Roots {
 
     /// Lists every word in the stack map of `call`.
     pub fn map(&self, func: &mut cranelift_codegen::ir::Function, call: cranelift_codegen::ir::Inst) {
-        for w in 0..self.frame.words {
-            func.dfg.append_user_stack_map_entry(
-                call,
-                UserStackMapEntry { ty: types::I64, slot: self.slot, offset: 8 * w },
-            );
-        }
+        map_words(func, call, self.slot, self.frame.words);
+    }
+}
+
+/// A stack slot of `words` words (at least one), cleared at the current
+/// position of `b`: a frame's words, which the collector may read before
+/// anything is stored in them.
+fn cleared_words(b: &mut FunctionBuilder, words: u32) -> StackSlot {
+    let words = words.max(1);
+    let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8 * words, 3));
+    let zero = b.ins().iconst(types::I64, 0);
+    for w in 0..words {
+        b.ins().stack_store(types::I64, zero, slot, 8 * w as i32);
+    }
+    slot
+}
+
+/// Lists the first `words` words of `slot` in the stack map of `call`.
+fn map_words(
+    func: &mut cranelift_codegen::ir::Function,
+    call: cranelift_codegen::ir::Inst,
+    slot: StackSlot,
+    words: u32,
+) {
+    for w in 0..words {
+        func.dfg.append_user_stack_map_entry(call, UserStackMapEntry { ty: types::I64, slot, offset: 8 * w });
     }
 }
 
@@ -422,12 +440,7 @@ pub fn lower_driver(
     b.switch_to_block(entry);
     let all = b.block_params(entry).to_vec();
     let (params, context) = (&all[..f.params.len()], all[f.params.len()]);
-    let words = split.frame.words.max(1);
-    let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8 * words, 3));
-    let zero = b.ins().iconst(types::I64, 0);
-    for w in 0..words {
-        b.ins().stack_store(types::I64, zero, slot, 8 * w as i32);
-    }
+    let slot = cleared_words(&mut b, split.frame.words);
     for (&p, &value) in f.params.iter().zip(params) {
         if let Some(offset) = split.frame.offset(p) {
             b.ins().stack_store(types::I64, value, slot, offset);
@@ -440,9 +453,7 @@ pub fn lower_driver(
     let number = b.ins().iconst(types::I64, number as i64);
     let callee = env.module.declare_func_in_func(split.funcs[region], b.func);
     let call = b.ins().call(callee, &[context, base, number]);
-    for w in 0..split.frame.words {
-        b.func.dfg.append_user_stack_map_entry(call, UserStackMapEntry { ty: types::I64, slot, offset: 8 * w });
-    }
+    map_words(b.func, call, slot, split.frame.words);
     let result = b.inst_results(call)[0];
     b.ins().return_(&[result]);
     b.seal_all_blocks();
