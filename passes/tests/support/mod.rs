@@ -236,18 +236,21 @@ pub fn run_program_until(p: &Program, label: Symbol, env: &[(Symbol, Value)], la
 /// input module. For IR no program produces (unreachable blocks,
 /// specialized forms). Returns the IR after `last`.
 pub fn run_ir_until(ir: &str, env: &[(Symbol, Value)], last: &str) -> String {
-    let names: Vec<&str> = through(last).map(|p| p.name).collect();
-    run_ir_with(ir, env, &names)
+    run_ir_passes(ir, env, through(last))
 }
 
 /// Parses IR text and runs the named passes (in pipeline order), checking
 /// the IR and comparing the IR interpreter's result after each.
 pub fn run_ir_with(ir: &str, env: &[(Symbol, Value)], passes: &[&str]) -> String {
+    run_ir_passes(ir, env, named(passes))
+}
+
+fn run_ir_passes<'p>(ir: &str, env: &[(Symbol, Value)], passes: impl Iterator<Item = &'p Pass>) -> String {
     let mut module = flowc_ir::parse::module("test", ir).unwrap_or_else(|e| panic!("{e:?}"));
     verify(&module, "parsing");
     let expected = ir_outcome(&module, env);
     let mut cx = Context::new(&module);
-    run_checked(&mut module, &mut cx, named(passes), "", &expected, |m| ir_outcome(m, env), |_, _, _| {});
+    run_checked(&mut module, &mut cx, passes, "", &expected, |m| ir_outcome(m, env), |_, _, _| {});
     flowc_ir::print::module(&module)
 }
 
