@@ -94,9 +94,7 @@ fn main() {
         // Beyond the baseline.
         let bytes = (peak - base_peak) * 1048576.0 / n as f64;
         println!("{n:>10} {secs:>11.3} {rate:>12.0} {peak:>9.1} {bytes:>10.0} {relative:>12.2}");
-        if size >= 10_000 {
-            met &= rate >= 200_000.0 && bytes <= 1000.0 && (relative.is_nan() || relative <= 2.0);
-        }
+        met &= rate >= 200_000.0 && bytes <= 1000.0 && (relative.is_nan() || relative <= 2.0);
         let _ = std::fs::remove_file(&file);
     }
     std::fs::remove_dir_all(&dir).ok();

@@ -283,3 +283,31 @@ fn huge_functions_stop_at_the_first_error() {
     assert_eq!(compared, wanted, "too few huge programs");
     assert!(errors * 2 >= wanted, "only {errors} of {wanted} programs failed");
 }
+
+/// The main graph of a program whose loops are counted loops that run a
+/// few times is cold (`flowc_ir::frequency`): it is compiled for compile
+/// time, split into regions, where the same graph with a loop whose count
+/// comes from the environment is hot and compiled whole. Both compute
+/// what the interpreter computes.
+#[test]
+fn a_cold_main_graph_is_split_and_a_hot_one_compiled_whole() {
+    let program = |count: &str| {
+        let body: String = (0..300).map(|k| format!("    x = x + n\n    y = y - x\n    x = x + {k}\n")).collect();
+        format!(
+            "entry start(n = 5)\nstart:\n    x = 0\n    y = 1\n    k = {count}\n    goto head\nhead:\n    if k goto body else goto done\nbody:\n{body}    k = k - 1\n    goto head\ndone:\n    print_and_stop(y)\n"
+        )
+    };
+    let functions = flowc_codegen::with_stack(move || {
+        ["3", "n"].map(|count| {
+            let p = flowc_lang::syntax::parse("cold.fg", &program(count)).unwrap();
+            let (label, env) = engines::start(&p);
+            let module = flowc_frontend::lower(&p, label).unwrap();
+            let versions = flowc_passes::versions::optimize_versions(module, &Default::default());
+            assert_eq!(engines::native(&versions, &env), engines::reference(&p, label, &env), "k = {count}");
+            let native = flowc_codegen::Native::compile(&versions.generic).unwrap();
+            native.code().iter().filter(|(name, _, _)| name.as_str() == "start").count()
+        })
+    });
+    assert!(functions[0] >= 3, "the cold main graph is split into regions and a driver: {functions:?}");
+    assert_eq!(functions[1], 1, "the hot one is compiled whole: {functions:?}");
+}

@@ -66,6 +66,7 @@ pub mod cfg;
 pub mod dot;
 pub mod draw;
 pub mod fgl;
+pub mod frequency;
 pub mod function;
 pub mod inst;
 pub mod interp;

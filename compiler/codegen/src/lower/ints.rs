@@ -28,7 +28,7 @@ impl Lowerer<'_, '_> {
             // across it safe from (callee-saved registers, or spills).
             return self.small_op(op, args[0], args[1], None, divisor);
         }
-        if self.runs_once() {
+        if self.is_cold() {
             return self.runtime_op(op, args);
         }
         let join = self.b.create_block();

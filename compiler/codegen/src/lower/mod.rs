@@ -29,10 +29,13 @@
 //! for compile time: cut into regions compiled as functions of their own
 //! ([`frame`]: values that cross regions, and every value the collector
 //! must see, live in words of a frame their driver holds), no inline paths
-//! outside loops ([`Lowerer::runs_once`]), one stop test per block
+//! outside loops ([`Lowerer::is_cold`]), one stop test per block
 //! ([`Lowerer::flush_stop`]), no cold blocks (see [`Lowerer::mark_cold`]).
-//! The main graph's blocks on no cycle, which run once per run, are
-//! lowered like a huge function's outside loops.
+//! The main graph's cold blocks — on no cycle, or in counted loops that
+//! run at most [`COLD_RUNS`] times per run in all
+//! ([`flowc_ir::frequency`]) — are lowered like a huge function's outside
+//! loops; a main graph with no hot block is compiled like a huge function
+//! ([`crate::define::define_function`]).
 //!
 //! Roots: a function compiled whole stores each value that may point into
 //! the heap in a word of a frame of its own when it is defined, and every
@@ -259,7 +262,7 @@ struct Lowerer<'a, 'b> {
     /// is counted.
     headers: &'b [bool],
     /// The cycle each block lies on, if any, by raw index
-    /// ([`Lowerer::runs_once`], [`Lowerer::loop_entry`]).
+    /// ([`Lowerer::is_cold`], [`Lowerer::loop_entry`]).
     cycles: &'b [Option<u32>],
     /// The natural loops, for placing innermost loop bodies after their
     /// header.
@@ -297,12 +300,27 @@ pub struct Facts {
     uses: Vec<u32>,
     headers: Vec<bool>,
     /// The cycle each block lies on ([`flowc_ir::cfg::Cfg::cycles`]), by
-    /// raw index.
+    /// raw index, if the block is hot: in the main graph, blocks that run
+    /// at most [`COLD_RUNS`] times per run ([`flowc_ir::frequency`]) count
+    /// as on no cycle, and are lowered like code that runs once.
     cycles: Vec<Option<u32>>,
     pub loops: flowc_ir::loops::LoopForest,
 }
 
+/// How many times a block of the main graph may run per run and still be
+/// compiled for compile time rather than speed (no inline paths, no
+/// optimistic copy). An inline path saves a few nanoseconds per run over
+/// a runtime call and costs some 30 Cranelift instructions, about 50 µs
+/// of optimized compiling: it pays back after thousands of runs.
+pub const COLD_RUNS: u32 = 1000;
+
 impl Facts {
+    /// Whether every block of the function is cold: code of the main
+    /// graph that runs at most [`COLD_RUNS`] times per run.
+    pub fn all_cold(&self, f: &Function) -> bool {
+        f.kind == flowc_ir::FunctionKind::Main && self.cycles.iter().all(Option::is_none)
+    }
+
     pub fn new(f: &Function) -> Facts {
         let cfg = flowc_ir::cfg::Cfg::new(f);
         let mut headers = cfg.retreating_targets();
@@ -311,8 +329,17 @@ impl Facts {
             // cycle through several traces passes their entries.
             headers[ix(f.entry)] = true;
         }
-        let loops = flowc_ir::loops::LoopForest::with(f, &cfg, &flowc_ir::cfg::DomTree::new(f, &cfg));
-        let cycles = cfg.cycles();
+        let dom = flowc_ir::cfg::DomTree::new(f, &cfg);
+        let loops = flowc_ir::loops::LoopForest::with(f, &cfg, &dom);
+        let mut cycles = cfg.cycles();
+        if f.kind == flowc_ir::FunctionKind::Main {
+            let runs = flowc_ir::frequency::RunBounds::new(f, &cfg, &dom, &loops);
+            for (b, _) in f.blocks.iter() {
+                if runs.at_most(b).is_some_and(|n| n <= COLD_RUNS) {
+                    cycles[ix(b)] = None;
+                }
+            }
+        }
         Facts {
             small: Small::of(f),
             bound: flowc_ir::bound::surely_bound(f),
@@ -338,8 +365,13 @@ fn store_frame(b: &mut FunctionBuilder, ctx: ClValue) {
 
 /// Lowers IR function `f` into `ctx.func` (whole: see [`lower_region`]
 /// for the regions of a split function).
-pub fn lower(env: &mut Env, f: &Function, ctx: &mut cranelift_codegen::Context, fbctx: &mut FunctionBuilderContext) {
-    let facts = Facts::new(f);
+pub fn lower(
+    env: &mut Env,
+    f: &Function,
+    facts: &Facts,
+    ctx: &mut cranelift_codegen::Context,
+    fbctx: &mut FunctionBuilderContext,
+) {
     ctx.func.signature = signature_of(&*env.module, f);
     let from_buffer = f.kind == flowc_ir::FunctionKind::Trace;
     let mut b = FunctionBuilder::new(&mut ctx.func, fbctx);
@@ -579,17 +611,19 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.b.inst_results(call)[0]
     }
 
-    /// Whether the block being lowered is cold: on no cycle, in a huge
-    /// function or in the main graph. It runs at most once per call —
-    /// once per run in the main graph — so its operations call the
-    /// runtime without inline paths, object operations included, and its
-    /// runtime calls' stops are tested once per block
-    /// ([`Lowerer::flush_stop`]): compiled code that is small and quick to
-    /// compile, as only loops pay back the inline paths' size. (The
-    /// generated program of 10^3 statements of `compile_scale`: main's
-    /// Cranelift IR 12,300 instructions with inline paths everywhere,
-    /// 10,200 without them off cycles.)
-    fn runs_once(&self) -> bool {
+    /// Whether the block being lowered is cold: on no hot cycle
+    /// ([`Facts`]), in a huge function or in the main graph. It runs at
+    /// most once per call, or in the main graph at most [`COLD_RUNS`]
+    /// times per run, so its operations call the runtime without inline
+    /// paths, object operations included, and its runtime calls' stops
+    /// are tested once per block ([`Lowerer::flush_stop`]): compiled code
+    /// that is small and quick to compile, as only hot loops pay back the
+    /// inline paths' size. (The generated program of 10^3 statements of
+    /// `compile_scale`: main's Cranelift IR 12,300 instructions with
+    /// inline paths everywhere, 10,200 without them off cycles, and
+    /// 3,300 without them in its counted loops too, which run 78
+    /// iterations in all.)
+    fn is_cold(&self) -> bool {
         (self.huge || self.f.kind == flowc_ir::FunctionKind::Main) && self.cycles[ix(self.current)].is_none()
     }
 
@@ -729,7 +763,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.block_start(blk);
         }
         let fused = if last { fused_compare(self.f, blk, self.uses) } else { None };
-        self.defer_stop = self.huge || self.runs_once();
+        self.defer_stop = self.huge || self.is_cold();
         for k in start..end {
             let i = self.f.blocks[blk].insts[k];
             if let Some(r) = &mut self.split {
@@ -1061,7 +1095,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.branch(blk, c, then_block, else_block);
             return;
         };
-        if self.runs_once() {
+        if self.is_cold() {
             let r = self.runtime_op(op, &[a, b]);
             let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, ZERO.as_i64());
             self.branch(blk, truthy, then_block, else_block);

@@ -1,0 +1,259 @@
+//! Static execution counts: at most how many times each block runs per
+//! entry of its function, where the control flow bounds it — the static
+//! profile a compiler without a runtime one uses to tell cold code from
+//! hot (the code generator compiles code of the main graph that runs only
+//! a few times per run for compile time, not for speed).
+//!
+//! A block on no cycle runs at most once per entry. A block in natural
+//! loops runs at most the product of their trip bounds: in a reducible
+//! graph every cycle lies in a natural loop whose header it passes, so
+//! within one iteration of its innermost loop a block runs at most once,
+//! and a loop is entered at most once per iteration of its parent. A
+//! function with an irreducible cycle (a retreating edge whose target
+//! does not dominate its source) bounds none of its blocks on cycles.
+//!
+//! A loop's trip bound (how many times its header runs per entry) is
+//! known for counted loops of the shape
+//!
+//! ```text
+//! head:
+//!     k = phi [outside: c, latch: k - 1 (or 0)]
+//!     branch k, body, exit        (body in the loop, exit not)
+//! ```
+//!
+//! where every input from outside the loop is an integer constant
+//! `c >= 0`: `k` takes the values `c, c - 1, ..., 0` at most (only the
+//! integer `0` is false), so the header runs at most `c + 1` times.
+//! Other loops have no bound.
+
+use flowc_lang::ast::Operator;
+use flowc_lang::ops::Op;
+use flowc_lang::Value;
+
+use crate::cfg::{Cfg, DomTree};
+use crate::function::{BlockId, Function, ValueDef, ValueId};
+use crate::inst::{InstKind, Operand, Terminator};
+use crate::ix;
+use crate::loops::{LoopForest, LoopId};
+
+/// At most how many times each block runs per entry of its function.
+pub struct RunBounds {
+    /// By raw block index; `None`: no bound known (or above `u32::MAX`).
+    at_most: Vec<Option<u32>>,
+}
+
+impl RunBounds {
+    /// The bounds of `f`'s blocks, from its control-flow views.
+    pub fn new(f: &Function, cfg: &Cfg, dom: &DomTree, loops: &LoopForest) -> RunBounds {
+        let cycles = cfg.cycles();
+        let irreducible = cfg.rpo.iter().enumerate().any(|(i, &b)| {
+            cfg.succs(b).iter().any(|&s| cfg.rpo_index(s).is_some_and(|k| k as usize <= i) && !dom.dominates(s, b))
+        });
+        let trips: Vec<Option<u32>> = loops.loops().map(|l| trip_bound(f, loops, l)).collect();
+        let at_most = f
+            .blocks
+            .iter()
+            .map(|(b, _)| {
+                if cycles[ix(b)].is_none() {
+                    return Some(1);
+                }
+                if irreducible {
+                    return None;
+                }
+                let mut bound: u32 = 1;
+                let mut l = loops.loop_of(b);
+                while let Some(lp) = l {
+                    bound = bound.checked_mul(trips[lp.0 as usize]?)?;
+                    l = loops.parent(lp);
+                }
+                Some(bound)
+            })
+            .collect();
+        RunBounds { at_most }
+    }
+
+    /// At most how many times `b` runs per entry of the function (`None`:
+    /// no bound known).
+    pub fn at_most(&self, b: BlockId) -> Option<u32> {
+        self.at_most.get(ix(b)).copied().flatten()
+    }
+}
+
+/// How many times the header of loop `l` runs at most per entry of the
+/// loop, when `l` is a counted loop (see the module docs).
+pub fn trip_bound(f: &Function, loops: &LoopForest, l: LoopId) -> Option<u32> {
+    let h = loops.header(l);
+    let Terminator::Branch { cond: Operand::Value(k), then_block, else_block } = &f.blocks[h].term else {
+        return None;
+    };
+    if !loops.contains(l, *then_block) || loops.contains(l, *else_block) {
+        return None;
+    }
+    let ValueDef::Inst(phi) = f.values[*k].def else { return None };
+    let InstKind::Phi(inputs) = &f.insts[phi].kind else { return None };
+    if !f.blocks[h].phis.contains(&phi) {
+        return None;
+    }
+    let mut start: u32 = 0;
+    for (pred, input) in inputs {
+        if loops.contains(l, *pred) {
+            let next_is_smaller = match input {
+                Operand::Const(Value::Int(0)) => true,
+                Operand::Value(v) => decrements(f, *v, *k),
+                Operand::Const(_) => false,
+            };
+            if !next_is_smaller {
+                return None;
+            }
+        } else {
+            match input {
+                Operand::Const(Value::Int(c)) if *c >= 0 => start = start.max(u32::try_from(*c).ok()?),
+                _ => return None,
+            }
+        }
+    }
+    start.checked_add(1)
+}
+
+/// Whether `v` is `k - 1` (`sub k, 1` or `add k, -1` in any form).
+fn decrements(f: &Function, v: ValueId, k: ValueId) -> bool {
+    let ValueDef::Inst(i) = f.values[v].def else { return false };
+    let InstKind::Op { op: Operator::Known(op), args, .. } = &f.insts[i].kind else { return false };
+    let int = |o: &Operand, n: i64| matches!(o, Operand::Const(Value::Int(m)) if *m == n);
+    let is_k = |o: &Operand| *o == Operand::Value(k);
+    match (op, args.as_slice()) {
+        (Op::Sub, [a, b]) => is_k(a) && int(b, 1),
+        (Op::Add, [a, b]) => (is_k(a) && int(b, -1)) || (int(a, -1) && is_k(b)),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bounds(text: &str) -> String {
+        let f = &crate::parse::function("test.ir", text).expect("parses");
+        let cfg = Cfg::new(f);
+        let dom = DomTree::new(f, &cfg);
+        let loops = LoopForest::with(f, &cfg, &dom);
+        let r = RunBounds::new(f, &cfg, &dom, &loops);
+        f.layout
+            .iter()
+            .map(|&b| format!("b{}: {}\n", ix(b), r.at_most(b).map_or("-".to_string(), |n| n.to_string())))
+            .collect()
+    }
+
+    #[test]
+    fn counted_loops_nest_into_products_and_other_loops_have_no_bound() {
+        // An outer loop counting 3 down, an inner one counting 4 down, and
+        // a loop whose counter does not count down.
+        let text = "
+main start(v0:n) {
+b0:
+    jump b1
+b1:
+    v1:k = phi [b0: 3, b5: v2]
+    branch v1, b2, b6
+b2:
+    jump b3
+b3:
+    v3:j = phi [b2: 4, b4: v4]
+    branch v3, b4, b5
+b4:
+    v4:j = sub.word v3, 1
+    jump b3
+b5:
+    v2:k = add v1, -1
+    jump b1
+b6:
+    jump b7
+b7:
+    v5:i = phi [b6: 2, b7: v5]
+    branch v5, b7, b8
+b8:
+    print v0
+}
+";
+        expect_test::expect![[r#"
+            b0: 1
+            b1: 4
+            b2: 4
+            b3: 20
+            b4: 20
+            b5: 4
+            b6: 1
+            b7: -
+            b8: 1
+        "#]]
+        .assert_eq(&bounds(text));
+    }
+
+    #[test]
+    fn a_negative_start_or_a_reversed_branch_bounds_nothing() {
+        let text = "
+main start(v0:n) {
+b0:
+    jump b1
+b1:
+    v1:k = phi [b0: -1, b2: v2]
+    branch v1, b2, b3
+b2:
+    v2:k = sub v1, 1
+    jump b1
+b3:
+    jump b4
+b4:
+    v3:k = phi [b3: 2, b5: v4]
+    branch v3, b6, b5
+b5:
+    v4:k = sub v3, 1
+    jump b4
+b6:
+    print v0
+}
+";
+        expect_test::expect![[r#"
+            b0: 1
+            b1: -
+            b2: -
+            b3: 1
+            b4: -
+            b5: -
+            b6: 1
+        "#]]
+        .assert_eq(&bounds(text));
+    }
+
+    #[test]
+    fn an_irreducible_cycle_bounds_no_block_on_a_cycle() {
+        // b1 and b2 jump to each other and are both entered from b0; b3
+        // is a counted loop.
+        let text = "
+main start(v0:n) {
+b0:
+    branch v0, b1, b2
+b1:
+    branch v0, b2, b3
+b2:
+    jump b1
+b3:
+    jump b4
+b4:
+    v1:k = phi [b3: 2, b4: 0]
+    branch v1, b4, b5
+b5:
+    print v0
+}
+";
+        expect_test::expect![[r#"
+            b0: 1
+            b1: -
+            b2: -
+            b3: 1
+            b4: -
+            b5: 1
+        "#]]
+        .assert_eq(&bounds(text));
+    }
+}
