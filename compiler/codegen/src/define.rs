@@ -183,7 +183,7 @@ fn define_split(
     let split = lower::frame::Split { regions, frame, funcs };
     for (k, &region) in split.funcs.iter().enumerate() {
         let mut ctx = env.compiler.context(&*env.module);
-        lower::lower_region(env, f, &facts, &split, k, &mut ctx, fbctx);
+        lower::lower_region(env, f, facts, &split, k, &mut ctx, fbctx);
         compile::submit(env, region, f.name, ctx, Tier::Cheap)?;
     }
     let mut ctx = env.compiler.context(&*env.module);

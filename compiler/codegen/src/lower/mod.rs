@@ -457,7 +457,7 @@ pub fn lower(
         Some((small, blocks)) => (Some(small), Some(blocks)),
         None => (None, None),
     };
-    let mut l = Lowerer::new(b, env, f, &facts, blocks, ctx_value, None);
+    let mut l = Lowerer::new(b, env, f, facts, blocks, ctx_value, None);
     l.values = values;
     l.vars = vars;
     l.roots = roots;
