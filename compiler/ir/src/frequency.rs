@@ -43,9 +43,9 @@ pub struct RunBounds {
 }
 
 impl RunBounds {
-    /// The bounds of `f`'s blocks, from its control-flow views.
-    pub fn new(f: &Function, cfg: &Cfg, dom: &DomTree, loops: &LoopForest) -> RunBounds {
-        let cycles = cfg.cycles();
+    /// The bounds of `f`'s blocks, from its control-flow views (`cycles`:
+    /// [`Cfg::cycles`], which callers have already).
+    pub fn new(f: &Function, cfg: &Cfg, dom: &DomTree, loops: &LoopForest, cycles: &[Option<u32>]) -> RunBounds {
         let irreducible = cfg.rpo.iter().enumerate().any(|(i, &b)| {
             cfg.succs(b).iter().any(|&s| cfg.rpo_index(s).is_some_and(|k| k as usize <= i) && !dom.dominates(s, b))
         });
@@ -137,7 +137,7 @@ mod tests {
         let cfg = Cfg::new(f);
         let dom = DomTree::new(f, &cfg);
         let loops = LoopForest::with(f, &cfg, &dom);
-        let r = RunBounds::new(f, &cfg, &dom, &loops);
+        let r = RunBounds::new(f, &cfg, &dom, &loops, &cfg.cycles());
         f.layout
             .iter()
             .map(|&b| format!("b{}: {}\n", ix(b), r.at_most(b).map_or("-".to_string(), |n| n.to_string())))
@@ -146,8 +146,9 @@ mod tests {
 
     #[test]
     fn counted_loops_nest_into_products_and_other_loops_have_no_bound() {
-        // An outer loop counting 3 down, an inner one counting 4 down, and
-        // a loop whose counter does not count down.
+        // An outer loop counting 3 down, an inner one counting 4 down, a
+        // loop whose counter does not count down, one whose counter goes
+        // to 0 at once, and one counting down by adding -1 to it.
         let text = "
 main start(v0:n) {
 b0:
@@ -172,6 +173,19 @@ b7:
     v5:i = phi [b6: 2, b7: v5]
     branch v5, b7, b8
 b8:
+    jump b9
+b9:
+    v6:m = phi [b8: 5, b9: 0]
+    branch v6, b9, b10
+b10:
+    jump b11
+b11:
+    v7:q = phi [b10: 2, b12: v8]
+    branch v7, b12, b13
+b12:
+    v8:q = add -1, v7
+    jump b11
+b13:
     print v0
 }
 ";
@@ -185,6 +199,11 @@ b8:
             b6: 1
             b7: -
             b8: 1
+            b9: 6
+            b10: 1
+            b11: 3
+            b12: 3
+            b13: 1
         "#]]
         .assert_eq(&bounds(text));
     }

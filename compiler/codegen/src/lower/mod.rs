@@ -338,7 +338,7 @@ impl Facts {
         let loops = flowc_ir::loops::LoopForest::with(f, &cfg, &dom);
         let mut cycles = cfg.cycles();
         if f.kind == flowc_ir::FunctionKind::Main {
-            let runs = flowc_ir::frequency::RunBounds::new(f, &cfg, &dom, &loops);
+            let runs = flowc_ir::frequency::RunBounds::new(f, &cfg, &dom, &loops, &cycles);
             for (b, _) in f.blocks.iter() {
                 if runs.at_most(b).is_some_and(|n| n <= COLD_RUNS) {
                     cycles[ix(b)] = None;
