@@ -137,19 +137,20 @@ pub const REGION_LOOP_INSTS: usize = 1000;
 /// (through `env.compiler`: call [`compile::finish`] once all are
 /// submitted); its traps, exits and safepoints are appended to `env`'s. A
 /// huge function other than a trace is split into regions
-/// ([`crate::lower::frame`]).
+/// ([`crate::lower::frame`]). `facts` are `f`'s ([`lower::Facts::new`],
+/// with its runs per run of the program where the caller knows them).
 ///
-/// A function whose code is all cold ([`lower::Facts::all_cold`]: a main
-/// graph whose loops, if any, are counted loops that run a few times) is
-/// compiled for compile time too: cheaply, and split when it has more
-/// than [`REGION_INSTS`] instructions. (The main graph of
-/// `compile_scale`'s 10^3 statements: 25 ms and 27 MB of process peak
-/// compiled whole and optimized, 6.0 ms and 17 MB whole and cheaply, 5.1
-/// ms and 15.5 MB split.)
-pub fn define_function(env: &mut Env, f: &Function, id: FuncId) -> Result<(), String> {
+/// A function whose code is all cold ([`lower::Facts::all_cold`]: code
+/// that runs at most [`lower::COLD_RUNS`] times per run, such as a main
+/// graph whose loops, if any, are counted loops that run a few times, and
+/// the functions only it calls) is compiled for compile time too:
+/// cheaply, and split when it has more than [`REGION_INSTS`]
+/// instructions. (The main graph of `compile_scale`'s 10^3 statements:
+/// 25 ms and 27 MB of process peak compiled whole and optimized, 6.0 ms
+/// and 17 MB whole and cheaply, 5.1 ms and 15.5 MB split.)
+pub fn define_function(env: &mut Env, f: &Function, id: FuncId, facts: lower::Facts) -> Result<(), String> {
     let mut fbctx = FunctionBuilderContext::new();
-    let facts = lower::Facts::new(f);
-    let cold = facts.all_cold(f);
+    let cold = facts.all_cold();
     if f.kind != FunctionKind::Trace && (f.is_huge() || env.split.is_some() || (cold && f.insts.len() > REGION_INSTS)) {
         let (max, max_loop) = env.split.map_or((REGION_INSTS, REGION_LOOP_INSTS), |n| (n, n));
         return define_split(env, f, &facts, id, (max, max_loop), &mut fbctx);
@@ -400,11 +401,19 @@ pub fn define(
         objects,
         compiler: &mut compiler,
     };
-    for (k, f) in functions.iter().enumerate() {
-        define_function(&mut env, f, ids[k])?;
-    }
-    if let (Some(v), Some(id)) = (&version, small) {
-        define_function(&mut env, v.function, id)?;
+    // The entry (or its version for small parameters) runs once per run:
+    // the functions it calls a bounded number of times can be cold.
+    let all: Vec<(&Function, FuncId)> =
+        functions.iter().copied().zip(ids.iter().copied()).chain(version.as_ref().map(|v| v.function).zip(small)).collect();
+    let facts: Vec<lower::Facts> = all.iter().map(|(f, _)| lower::Facts::new(f)).collect();
+    let entries: Vec<usize> = std::iter::once(entry).chain(small.map(|_| functions.len())).collect();
+    let runs = flowc_ir::frequency::function_runs(
+        &all.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
+        &facts.iter().map(|x| &x.bounds).collect::<Vec<_>>(),
+        &entries,
+    );
+    for (((f, id), facts), runs) in all.iter().zip(facts).zip(runs) {
+        define_function(&mut env, f, *id, facts.with_runs(f, runs))?;
     }
     compile::finish(&mut env)?;
     let target = functions[entry];

@@ -477,7 +477,7 @@ impl TraceCache {
                 objects: &objects,
                 compiler: &mut compiler,
             };
-            define::define_function(&mut env, f, ids[k])?;
+            define::define_function(&mut env, f, ids[k], crate::lower::Facts::new(f))?;
             if k + 1 == functions.len() {
                 crate::compile::finish(&mut env)?;
             }
@@ -571,7 +571,7 @@ impl TraceCache {
                 objects: &inner.objects,
                 compiler: &mut compiler,
             };
-            if let Err(e) = define::define_function(&mut env, f, ids[0]) {
+            if let Err(e) = define::define_function(&mut env, f, ids[0], crate::lower::Facts::new(f)) {
                 failed = Some(e);
                 break;
             }

@@ -25,13 +25,21 @@
 //! `c >= 0`: `k` takes the values `c, c - 1, ..., 0` at most (only the
 //! integer `0` is false), so the header runs at most `c + 1` times.
 //! Other loops have no bound.
+//!
+//! Across functions ([`function_runs`]): the entry runs once per run of
+//! the program, and a function runs at most the sum, over its call sites,
+//! of the site's block bound times its caller's runs. A function on a
+//! cycle of calls (recursion), or called from one, or from a block with
+//! no bound, has no bound; a function the entry never reaches never
+//! runs.
 
 use flowc_lang::ast::Operator;
 use flowc_lang::ops::Op;
-use flowc_lang::Value;
+use flowc_lang::{Symbol, Value};
+use std::collections::HashMap;
 
 use crate::cfg::{Cfg, DomTree};
-use crate::function::{BlockId, Function, ValueDef, ValueId};
+use crate::function::{BlockId, Function, FunctionKind, ValueDef, ValueId};
 use crate::inst::{InstKind, Operand, Terminator};
 use crate::ix;
 use crate::loops::{LoopForest, LoopId};
@@ -77,6 +85,76 @@ impl RunBounds {
     pub fn at_most(&self, b: BlockId) -> Option<u32> {
         self.at_most.get(ix(b)).copied().flatten()
     }
+}
+
+/// At most how many times each of `functions` runs per run of the
+/// program, which calls each of `entries` (indices into `functions`) once:
+/// see the module docs. `bounds[k]` are the block bounds of
+/// `functions[k]`. Calls go to functions of kind `function` by name.
+/// `None`: no bound known (or above `u32::MAX`).
+pub fn function_runs(functions: &[&Function], bounds: &[&RunBounds], entries: &[usize]) -> Vec<Option<u32>> {
+    let n = functions.len();
+    let by_name: HashMap<Symbol, usize> = functions
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.kind == FunctionKind::Function)
+        .map(|(k, f)| (f.name, k))
+        .collect();
+    // The call sites of each function: callee and the site's bound.
+    let sites: Vec<Vec<(usize, Option<u32>)>> = functions
+        .iter()
+        .zip(bounds)
+        .map(|(f, b)| {
+            f.layout
+                .iter()
+                .flat_map(|&blk| f.blocks[blk].insts.iter().map(move |&i| (blk, i)))
+                .filter_map(|(blk, i)| match &f.insts[i].kind {
+                    InstKind::Call { func, .. } => by_name.get(func).map(|&g| (g, b.at_most(blk))),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect();
+    // The functions the entries reach; the others never run.
+    let mut reached = vec![false; n];
+    let mut stack: Vec<usize> = entries.to_vec();
+    while let Some(k) = stack.pop() {
+        if !std::mem::replace(&mut reached[k], true) {
+            stack.extend(sites[k].iter().map(|&(g, _)| g));
+        }
+    }
+    // Callers before callees (Kahn's order over the reached call graph):
+    // a function is summed up once all its reached callers are. Those
+    // left over lie on or below a cycle of calls.
+    let mut callers = vec![0usize; n];
+    for k in (0..n).filter(|&k| reached[k]) {
+        for &(g, _) in &sites[k] {
+            callers[g] += 1;
+        }
+    }
+    let mut runs: Vec<Option<u32>> = vec![Some(0); n];
+    for &e in entries {
+        runs[e] = runs[e].and_then(|r| r.checked_add(1));
+    }
+    let mut ready: Vec<usize> = (0..n).filter(|&k| reached[k] && callers[k] == 0).collect();
+    let mut done = vec![false; n];
+    while let Some(k) = ready.pop() {
+        done[k] = true;
+        for &(g, site) in &sites[k] {
+            let calls = runs[k].zip(site).and_then(|(r, s)| r.checked_mul(s));
+            runs[g] = runs[g].zip(calls).and_then(|(r, c)| r.checked_add(c));
+            callers[g] -= 1;
+            if callers[g] == 0 {
+                ready.push(g);
+            }
+        }
+    }
+    for k in 0..n {
+        if reached[k] && !done[k] {
+            runs[k] = None;
+        }
+    }
+    runs
 }
 
 /// How many times the header of loop `l` runs at most per entry of the
@@ -274,5 +352,112 @@ b5:
             b5: 1
         "#]]
         .assert_eq(&bounds(text));
+    }
+
+    /// Each function's runs per run of the module's first function, by name.
+    fn runs(text: &str) -> String {
+        let m = crate::parse::module("test.ir", text).expect("parses");
+        let bounds: Vec<RunBounds> = m
+            .functions
+            .iter()
+            .map(|f| {
+                let cfg = Cfg::new(f);
+                let dom = DomTree::new(f, &cfg);
+                let loops = LoopForest::with(f, &cfg, &dom);
+                RunBounds::new(f, &cfg, &dom, &loops, &cfg.cycles())
+            })
+            .collect();
+        let functions: Vec<&Function> = m.functions.iter().collect();
+        let runs = function_runs(&functions, &bounds.iter().collect::<Vec<_>>(), &[0]);
+        functions
+            .iter()
+            .zip(runs)
+            .map(|(f, r)| format!("{}: {}\n", f.name, r.map_or("-".to_string(), |n| n.to_string())))
+            .collect()
+    }
+
+    #[test]
+    fn functions_run_as_often_as_their_call_sites_sum_up_to() {
+        // main calls `twice` in a loop counted down from 4 (5 header runs,
+        // 4 body runs: the body's bound is its header's, 5) and once after
+        // it; `twice` calls `leaf` twice; `hot` is called from a loop with
+        // no bound and calls `below`, which `rec` calls too; `rec` calls
+        // itself; nobody calls `unused`, which calls `leaf`.
+        let text = "
+main start(v0:n) {
+b0:
+    jump b1
+b1:
+    v1:k = phi [b0: 4, b2: v2]
+    branch v1, b2, b3
+b2:
+    v3:x = call twice(v1)
+    v2:k = sub v1, 1
+    jump b1
+b3:
+    v4:y = call twice(v0)
+    v5:z = call rec(v0)
+    jump b4
+b4:
+    v6:i = phi [b3: v0, b5: v7]
+    branch v6, b5, b6
+b5:
+    v8:w = call hot(v6)
+    v7:i = sub v6, 1
+    jump b4
+b6:
+    print v4
+}
+
+function twice(v0:x) {
+b0:
+    v1:a = call leaf(v0)
+    v2:b = call leaf(v1)
+    return v2
+}
+
+function leaf(v0:x) {
+b0:
+    return v0
+}
+
+function hot(v0:x) {
+b0:
+    v1:a = call below(v0)
+    return v1
+}
+
+function rec(v0:x) {
+b0:
+    branch v0, b1, b2
+b1:
+    v1:a = call rec(v0)
+    v2:b = call below(v1)
+    return v2
+b2:
+    return v0
+}
+
+function below(v0:x) {
+b0:
+    return v0
+}
+
+function unused(v0:x) {
+b0:
+    v1:a = call leaf(v0)
+    return v1
+}
+";
+        expect_test::expect![[r#"
+            start: 1
+            twice: 6
+            leaf: 12
+            hot: -
+            rec: -
+            below: -
+            unused: 0
+        "#]]
+        .assert_eq(&runs(text));
     }
 }

@@ -281,6 +281,9 @@ struct Lowerer<'a, 'b> {
     huge: bool,
     /// Lowering one region of a split huge function ([`frame`]).
     split: Option<Region<'b>>,
+    /// The function's runs per run of the program are known
+    /// ([`Facts::with_runs`]): its blocks on no hot cycle are cold.
+    runs_known: bool,
     /// The frame and stack pointers are stored on entry and after calls
     /// (functions), not before every runtime call (traces).
     frame_stored: bool,
@@ -300,14 +303,21 @@ pub struct Facts {
     uses: Vec<u32>,
     headers: Vec<bool>,
     /// The cycle each block lies on ([`flowc_ir::cfg::Cfg::cycles`]), by
-    /// raw index, if the block is hot: in the main graph, blocks that run
-    /// at most [`COLD_RUNS`] times per run ([`flowc_ir::frequency`]) count
-    /// as on no cycle, and are lowered like code that runs once.
+    /// raw index, if the block is hot: in a function whose runs per run
+    /// are known ([`Facts::with_runs`]), blocks that run at most
+    /// [`COLD_RUNS`] times per run count as on no cycle, and are lowered
+    /// like code that runs once.
     cycles: Vec<Option<u32>>,
     pub loops: flowc_ir::loops::LoopForest,
+    /// At most how many times each block runs per call
+    /// ([`flowc_ir::frequency`]).
+    pub bounds: flowc_ir::frequency::RunBounds,
+    /// At most how many times the function runs per run of the program,
+    /// if known ([`Facts::with_runs`]).
+    runs: Option<u32>,
 }
 
-/// How many times a block of the main graph may run per run and still be
+/// How many times a block may run per run of the program and still be
 /// compiled for compile time rather than speed (no inline paths, no
 /// optimistic copy). An inline path saves a few nanoseconds per run over
 /// a runtime call and costs some 30 Cranelift instructions, about 50 µs
@@ -320,12 +330,14 @@ pub struct Facts {
 pub const COLD_RUNS: u32 = 1000;
 
 impl Facts {
-    /// Whether every block of the function is cold: code of the main
-    /// graph that runs at most [`COLD_RUNS`] times per run.
-    pub fn all_cold(&self, f: &Function) -> bool {
-        f.kind == flowc_ir::FunctionKind::Main && self.cycles.iter().all(Option::is_none)
+    /// Whether every block of the function is cold: code that runs at
+    /// most [`COLD_RUNS`] times per run of the program.
+    pub fn all_cold(&self) -> bool {
+        self.runs.is_some() && self.cycles.iter().all(Option::is_none)
     }
 
+    /// The facts of `f`, with its runs per run unknown: only a huge
+    /// function's code outside loops is cold.
     pub fn new(f: &Function) -> Facts {
         let cfg = flowc_ir::cfg::Cfg::new(f);
         let mut headers = cfg.retreating_targets();
@@ -336,15 +348,8 @@ impl Facts {
         }
         let dom = flowc_ir::cfg::DomTree::new(f, &cfg);
         let loops = flowc_ir::loops::LoopForest::with(f, &cfg, &dom);
-        let mut cycles = cfg.cycles();
-        if f.kind == flowc_ir::FunctionKind::Main {
-            let runs = flowc_ir::frequency::RunBounds::new(f, &cfg, &dom, &loops, &cycles);
-            for (b, _) in f.blocks.iter() {
-                if runs.at_most(b).is_some_and(|n| n <= COLD_RUNS) {
-                    cycles[ix(b)] = None;
-                }
-            }
-        }
+        let cycles = cfg.cycles();
+        let bounds = flowc_ir::frequency::RunBounds::new(f, &cfg, &dom, &loops, &cycles);
         Facts {
             small: Small::of(f),
             bound: flowc_ir::bound::surely_bound(f),
@@ -353,7 +358,30 @@ impl Facts {
             cycles,
             loops,
             cfg,
+            bounds,
+            runs: None,
         }
+    }
+
+    /// These facts of `f` for when it runs at most `runs` times per run
+    /// of the program ([`flowc_ir::frequency::function_runs`]; `None`:
+    /// unknown): its blocks that run at most [`COLD_RUNS`] times in all
+    /// are cold.
+    pub fn with_runs(mut self, f: &Function, runs: Option<u32>) -> Facts {
+        self.runs = runs;
+        if let Some(runs) = runs {
+            for (b, _) in f.blocks.iter() {
+                if self.bounds.at_most(b).and_then(|n| n.checked_mul(runs)).is_some_and(|n| n <= COLD_RUNS) {
+                    self.cycles[ix(b)] = None;
+                }
+            }
+        }
+        self
+    }
+
+    /// Whether the function's runs per run of the program are known.
+    pub fn runs_known(&self) -> bool {
+        self.runs.is_some()
     }
 }
 
@@ -531,6 +559,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             conds: HashMap::new(),
             headers: &facts.headers,
             cycles: &facts.cycles,
+            runs_known: facts.runs_known(),
             loops: &facts.loops,
             iterations: None,
             leave: None,
@@ -629,7 +658,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// 3,300 without them in its counted loops too, which run 78
     /// iterations in all.)
     fn is_cold(&self) -> bool {
-        (self.huge || self.f.kind == flowc_ir::FunctionKind::Main) && self.cycles[ix(self.current)].is_none()
+        (self.huge || self.runs_known) && self.cycles[ix(self.current)].is_none()
     }
 
     /// Lists the words of the function's [`Roots`] in the stack map of
