@@ -311,3 +311,30 @@ fn a_cold_main_graph_is_split_and_a_hot_one_compiled_whole() {
     assert!(functions[0] >= 3, "the cold main graph is split into regions and a driver: {functions:?}");
     assert_eq!(functions[1], 1, "the hot one is compiled whole: {functions:?}");
 }
+
+#[test]
+fn a_function_called_a_bounded_number_of_times_is_cold_and_one_called_from_a_hot_loop_is_not() {
+    // `g` is called from a loop counted down from 3 (at most 4 calls per
+    // run: cold, split like a cold main graph) or from `n` (no bound:
+    // compiled whole).
+    let program = |count: &str| {
+        let body: String =
+            (0..300).map(|k| format!("        x = x + a\n        y = y - x\n        x = x + {k}\n")).collect();
+        format!(
+            "entry start(n = 5)\nfunction g(a):\n    g_entry:\n        x = 0\n        y = 1\n{body}        return y\n\nstart:\n    s = 0\n    k = {count}\n    goto head\nhead:\n    if k goto body else goto done\nbody:\n    r = call g(k) then back\nback:\n    s = s + r\n    k = k - 1\n    goto head\ndone:\n    print_and_stop(s)\n"
+        )
+    };
+    let functions = flowc_codegen::with_stack(move || {
+        ["3", "n"].map(|count| {
+            let p = flowc_lang::syntax::parse("cold.fg", &program(count)).unwrap();
+            let (label, env) = engines::start(&p);
+            let module = flowc_frontend::lower(&p, label).unwrap();
+            let versions = flowc_passes::versions::optimize_versions(module, &Default::default());
+            assert_eq!(engines::native(&versions, &env), engines::reference(&p, label, &env), "k = {count}");
+            let native = flowc_codegen::Native::compile(&versions.generic).unwrap();
+            native.code().iter().filter(|(name, _, _)| name.as_str() == "g").count()
+        })
+    });
+    assert!(functions[0] >= 3, "the cold function is split into regions and a driver: {functions:?}");
+    assert_eq!(functions[1], 1, "the hot one is compiled whole: {functions:?}");
+}

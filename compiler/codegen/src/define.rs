@@ -403,8 +403,12 @@ pub fn define(
     };
     // The entry (or its version for small parameters) runs once per run:
     // the functions it calls a bounded number of times can be cold.
-    let all: Vec<(&Function, FuncId)> =
-        functions.iter().copied().zip(ids.iter().copied()).chain(version.as_ref().map(|v| v.function).zip(small)).collect();
+    let all: Vec<(&Function, FuncId)> = functions
+        .iter()
+        .copied()
+        .zip(ids.iter().copied())
+        .chain(version.as_ref().map(|v| v.function).zip(small))
+        .collect();
     let facts: Vec<lower::Facts> = all.iter().map(|(f, _)| lower::Facts::new(f)).collect();
     let entries: Vec<usize> = std::iter::once(entry).chain(small.map(|_| functions.len())).collect();
     let runs = flowc_ir::frequency::function_runs(
