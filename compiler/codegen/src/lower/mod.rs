@@ -31,10 +31,11 @@
 //! must see, live in words of a frame their driver holds), no inline paths
 //! outside loops ([`Lowerer::is_cold`]), one stop test per block
 //! ([`Lowerer::flush_stop`]), no cold blocks (see [`Lowerer::mark_cold`]).
-//! The main graph's cold blocks — on no cycle, or in counted loops that
-//! run at most [`COLD_RUNS`] times per run in all
-//! ([`flowc_ir::frequency`]) — are lowered like a huge function's outside
-//! loops; a main graph with no hot block is compiled like a huge function
+//! In a whole program, blocks that run at most [`COLD_RUNS`] times per run
+//! in all ([`flowc_ir::frequency`]: the main graph's blocks on no cycle or
+//! in counted loops, and those of functions it calls a bounded number of
+//! times) are cold: lowered like a huge function's outside loops; a
+//! function with no hot block is compiled like a huge function
 //! ([`crate::define::define_function`]).
 //!
 //! Roots: a function compiled whole stores each value that may point into
@@ -646,8 +647,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     /// Whether the block being lowered is cold: on no hot cycle
-    /// ([`Facts`]), in a huge function or in the main graph. It runs at
-    /// most once per call, or in the main graph at most [`COLD_RUNS`]
+    /// ([`Facts`]), in a huge function or in one whose runs per run are
+    /// known (the main graph, and functions it calls a bounded number of
+    /// times). It runs at most once per call, or at most [`COLD_RUNS`]
     /// times per run, so its operations call the runtime without inline
     /// paths, object operations included, and its runtime calls' stops
     /// are tested once per block ([`Lowerer::flush_stop`]): compiled code
