@@ -61,8 +61,8 @@ pub struct Version<'f> {
 /// context).
 fn runtime_arity(name: &str) -> usize {
     match name {
-        "flowc_rt_op" | "flowc_rt_missing_op" => 4,
-        "flowc_rt_set" => 3,
+        "flowc_rt_missing_op" => 4,
+        "flowc_rt_op" | "flowc_rt_set" => 3,
         "flowc_rt_get" => 2,
         "flowc_rt_stack_overflow" | "flowc_rt_out_of_fuel" => 0,
         _ => 1,

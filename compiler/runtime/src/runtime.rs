@@ -289,18 +289,32 @@ macro_rules! ctx {
     };
 }
 
+/// What generated code tells [`flowc_rt_op`] in one constant: the
+/// operation (its index in `Op::ALL`), its operand count, and the site an
+/// error is reported at plus one (0: none). One argument instead of three
+/// and a store: the runtime calls of cold code are most of its
+/// instructions, and Cranelift's time and memory grow with them.
+pub fn op_desc(op: usize, nargs: usize, site: Option<u64>) -> u64 {
+    op as u64 | (nargs as u64) << 8 | site.map_or(0, |s| s + 1) << 16
+}
+
 /// An operation of the op table on one or two words (the slow path of
-/// every operation).
+/// every operation), described by `desc` ([`op_desc`]); `b` is ignored
+/// for one operand.
 ///
 /// # Safety
 /// `ctx` must be the context pointer of a running `Native::run`. Its word
 /// arguments are words of that run: immediates, or pointers to cells
 /// the run keeps alive (what generated code passes).
 #[no_mangle]
-pub unsafe extern "C" fn flowc_rt_op(ctx: *mut Ctx, op: u64, nargs: u64, a: Word, b: Word) -> Word {
+pub unsafe extern "C" fn flowc_rt_op(ctx: *mut Ctx, desc: u64, a: Word, b: Word) -> Word {
     let ctx = ctx!(ctx);
     if ctx.stopped != 0 {
         return STOP;
+    }
+    let (op, nargs, site) = (desc & 0xff, (desc >> 8) & 0xff, desc >> 16);
+    if site != 0 {
+        ctx.site = site - 1;
     }
     let op = Op::ALL[op as usize];
     // SAFETY: the caller's contract: `a` and `b` are words of the run.

@@ -630,7 +630,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     fn call_rt(&mut self, name: &'static str, args: &[ClValue]) -> ClValue {
-        if let Some(site) = self.site {
+        self.call_rt_at(name, args, self.site)
+    }
+
+    /// [`Lowerer::call_rt`], storing `site` (if any) as where an error the
+    /// call raises happened.
+    fn call_rt_at(&mut self, name: &'static str, args: &[ClValue], site: Option<u64>) -> ClValue {
+        if let Some(site) = site {
             // Where an error the call raises happened.
             let k = self.konst(site as i64);
             self.b.ins().store(MemFlagsData::trusted(), k, self.ctx, offsets::SITE);
@@ -678,10 +684,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// `op` on one or two words in the runtime (any values; the slow path
     /// of every inline operation); leaves to the stop block if it fails.
     fn runtime_op(&mut self, op: Op, args: &[ClValue]) -> ClValue {
-        let code = self.konst(op as i64);
-        let n = self.konst(args.len() as i64);
-        let b = if args.len() > 1 { args[1] } else { n };
-        let r = self.call_rt("flowc_rt_op", &[code, n, args[0], b]);
+        // The site travels in the description, not through the context.
+        let desc = self.konst(flowc_runtime::runtime::op_desc(op as usize, args.len(), self.site) as i64);
+        let b = if args.len() > 1 { args[1] } else { desc };
+        let r = self.call_rt_at("flowc_rt_op", &[desc, args[0], b], None);
         self.check_stop(r);
         r
     }
@@ -1124,6 +1130,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         };
         let known = self.known_small(&args);
         let (a, b) = (self.operand(&args[0]), self.operand(&args[1]));
+        let inline_only = form == Form::Word || known == [true, true];
+        if self.is_cold() && !inline_only {
+            // No tag test: cold code calls the runtime.
+            let r = self.runtime_op(op, &[a, b]);
+            let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, ZERO.as_i64());
+            self.branch(blk, truthy, then_block, else_block);
+            return;
+        }
         let test = if form == Form::Word { None } else { self.fast_operands(op, a, b, known) };
         let Some(both) = test else {
             // Both operands small integers: one compare and branch.
@@ -1131,12 +1145,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.branch(blk, c, then_block, else_block);
             return;
         };
-        if self.is_cold() {
-            let r = self.runtime_op(op, &[a, b]);
-            let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, ZERO.as_i64());
-            self.branch(blk, truthy, then_block, else_block);
-            return;
-        }
         // The edges once, before the paths part: their arguments (in a
         // region, words loaded from the frame) dominate both.
         let targets = self.targets(blk, then_block, else_block);
