@@ -818,7 +818,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.inst(i);
             }
         }
-        self.flush_stop();
+        // A block that ends in a jump tests for a stop in the jump itself
+        // ([`Lowerer::terminator`]): no block of its own for the rest.
+        let jumps = last && fused.is_none() && matches!(self.f.blocks[blk].term, Terminator::Jump(_));
+        if !jumps {
+            self.flush_stop();
+        }
         self.defer_stop = false;
         if !last {
             let next = self
@@ -1225,8 +1230,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     fn terminator(&mut self, blk: BlockId) {
         match self.f.blocks[blk].term.clone() {
             Terminator::Jump(t) => {
+                // A stop test still pending goes first ([`Lowerer::flush_stop`]),
+                // fused with the jump.
+                let stopped = std::mem::take(&mut self.stop_pending)
+                    .then(|| self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, offsets::STOPPED));
                 let (target, args) = self.target(blk, t);
-                self.b.ins().jump(target, &args);
+                match stopped {
+                    Some(stopped) => self.b.ins().brif(stopped, self.stop, &[], target, &args),
+                    None => self.b.ins().jump(target, &args),
+                };
             }
             Terminator::Branch { cond, then_block, else_block } => {
                 let c = self.operand(&cond);
