@@ -129,7 +129,7 @@ pub fn process_peak_bytes() -> Option<u64> {
 /// prints them.
 pub fn report(stats: &HeapStats) -> String {
     match process_peak_bytes() {
-        Some(b) => format!("{stats}; process peak {:.1} MB", b as f64 / (1024.0 * 1024.0)),
+        Some(b) => format!("{stats}; process peak {:.2} MB", b as f64 / (1024.0 * 1024.0)),
         None => stats.to_string(),
     }
 }
