@@ -284,6 +284,24 @@ fn huge_functions_stop_at_the_first_error() {
     assert!(errors * 2 >= wanted, "only {errors} of {wanted} programs failed");
 }
 
+/// For the program `program(count)` with a loop counted down from 3
+/// (cold) and from `n` (hot): how many compiled functions are named
+/// `name` (regions and their driver, or the function compiled whole).
+/// Both compute what the interpreter computes.
+fn cold_and_hot(program: impl Fn(&str) -> String + Send, name: &'static str) -> [usize; 2] {
+    flowc_codegen::with_stack(move || {
+        ["3", "n"].map(|count| {
+            let p = flowc_lang::syntax::parse("cold.fg", &program(count)).unwrap();
+            let (label, env) = engines::start(&p);
+            let module = flowc_frontend::lower(&p, label).unwrap();
+            let versions = flowc_passes::versions::optimize_versions(module, &Default::default());
+            assert_eq!(engines::native(&versions, &env), engines::reference(&p, label, &env), "k = {count}");
+            let native = flowc_codegen::Native::compile(&versions.generic).unwrap();
+            native.code().iter().filter(|(n, _, _)| n.as_str() == name).count()
+        })
+    })
+}
+
 /// The main graph of a program whose loops are counted loops that run a
 /// few times is cold (`flowc_ir::frequency`): it is compiled for compile
 /// time, split into regions, where the same graph with a loop whose count
@@ -297,17 +315,7 @@ fn a_cold_main_graph_is_split_and_a_hot_one_compiled_whole() {
             "entry start(n = 5)\nstart:\n    x = 0\n    y = 1\n    k = {count}\n    goto head\nhead:\n    if k goto body else goto done\nbody:\n{body}    k = k - 1\n    goto head\ndone:\n    print_and_stop(y)\n"
         )
     };
-    let functions = flowc_codegen::with_stack(move || {
-        ["3", "n"].map(|count| {
-            let p = flowc_lang::syntax::parse("cold.fg", &program(count)).unwrap();
-            let (label, env) = engines::start(&p);
-            let module = flowc_frontend::lower(&p, label).unwrap();
-            let versions = flowc_passes::versions::optimize_versions(module, &Default::default());
-            assert_eq!(engines::native(&versions, &env), engines::reference(&p, label, &env), "k = {count}");
-            let native = flowc_codegen::Native::compile(&versions.generic).unwrap();
-            native.code().iter().filter(|(name, _, _)| name.as_str() == "start").count()
-        })
-    });
+    let functions = cold_and_hot(program, "start");
     assert!(functions[0] >= 3, "the cold main graph is split into regions and a driver: {functions:?}");
     assert_eq!(functions[1], 1, "the hot one is compiled whole: {functions:?}");
 }
@@ -324,17 +332,7 @@ fn a_function_called_a_bounded_number_of_times_is_cold_and_one_called_from_a_hot
             "entry start(n = 5)\nfunction g(a):\n    g_entry:\n        x = 0\n        y = 1\n{body}        return y\n\nstart:\n    s = 0\n    k = {count}\n    goto head\nhead:\n    if k goto body else goto done\nbody:\n    r = call g(k) then back\nback:\n    s = s + r\n    k = k - 1\n    goto head\ndone:\n    print_and_stop(s)\n"
         )
     };
-    let functions = flowc_codegen::with_stack(move || {
-        ["3", "n"].map(|count| {
-            let p = flowc_lang::syntax::parse("cold.fg", &program(count)).unwrap();
-            let (label, env) = engines::start(&p);
-            let module = flowc_frontend::lower(&p, label).unwrap();
-            let versions = flowc_passes::versions::optimize_versions(module, &Default::default());
-            assert_eq!(engines::native(&versions, &env), engines::reference(&p, label, &env), "k = {count}");
-            let native = flowc_codegen::Native::compile(&versions.generic).unwrap();
-            native.code().iter().filter(|(name, _, _)| name.as_str() == "g").count()
-        })
-    });
+    let functions = cold_and_hot(program, "g");
     assert!(functions[0] >= 3, "the cold function is split into regions and a driver: {functions:?}");
     assert_eq!(functions[1], 1, "the hot one is compiled whole: {functions:?}");
 }

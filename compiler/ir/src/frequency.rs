@@ -210,12 +210,17 @@ fn decrements(f: &Function, v: ValueId, k: ValueId) -> bool {
 mod tests {
     use super::*;
 
-    fn bounds(text: &str) -> String {
-        let f = &crate::parse::function("test.ir", text).expect("parses");
+    /// `f`'s block bounds, from control-flow views computed here.
+    fn bounds_of(f: &Function) -> RunBounds {
         let cfg = Cfg::new(f);
         let dom = DomTree::new(f, &cfg);
         let loops = LoopForest::with(f, &cfg, &dom);
-        let r = RunBounds::new(f, &cfg, &dom, &loops, &cfg.cycles());
+        RunBounds::new(f, &cfg, &dom, &loops, &cfg.cycles())
+    }
+
+    fn bounds(text: &str) -> String {
+        let f = &crate::parse::function("test.ir", text).expect("parses");
+        let r = bounds_of(f);
         f.layout
             .iter()
             .map(|&b| format!("b{}: {}\n", ix(b), r.at_most(b).map_or("-".to_string(), |n| n.to_string())))
@@ -357,16 +362,7 @@ b5:
     /// Each function's runs per run of the module's first function, by name.
     fn runs(text: &str) -> String {
         let m = crate::parse::module("test.ir", text).expect("parses");
-        let bounds: Vec<RunBounds> = m
-            .functions
-            .iter()
-            .map(|f| {
-                let cfg = Cfg::new(f);
-                let dom = DomTree::new(f, &cfg);
-                let loops = LoopForest::with(f, &cfg, &dom);
-                RunBounds::new(f, &cfg, &dom, &loops, &cfg.cycles())
-            })
-            .collect();
+        let bounds: Vec<RunBounds> = m.functions.iter().map(bounds_of).collect();
         let functions: Vec<&Function> = m.functions.iter().collect();
         let runs = function_runs(&functions, &bounds.iter().collect::<Vec<_>>(), &[0]);
         functions
