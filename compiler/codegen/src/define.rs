@@ -7,7 +7,7 @@
 //! (`flowc_passes::versions`), calls that one when those arguments are
 //! 32-bit integers.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData};
@@ -71,7 +71,7 @@ fn runtime_arity(name: &str) -> usize {
 
 /// The runtime's functions, declared as imports of `module`.
 pub fn declare_runtime(module: &mut dyn Module) -> Result<HashMap<&'static str, FuncId>, String> {
-    let mut rt: HashMap<&'static str, FuncId> = HashMap::new();
+    let mut rt: HashMap<&'static str, FuncId> = HashMap::default();
     for (name, _) in runtime::symbols() {
         let sig = signature(&*module, runtime_arity(name));
         let id = module.declare_function(name, Linkage::Import, &sig).map_err(|e| e.to_string())?;
@@ -88,7 +88,7 @@ pub fn declare_functions(
     functions: &[&Function],
     prefix: &str,
 ) -> Result<(Vec<FuncId>, HashMap<Symbol, (FuncId, usize)>), String> {
-    let mut funcs: HashMap<Symbol, (FuncId, usize)> = HashMap::new();
+    let mut funcs: HashMap<Symbol, (FuncId, usize)> = HashMap::default();
     let mut ids = Vec::new();
     for (k, f) in functions.iter().enumerate() {
         let sig = lower::signature_of(&*module, f);

@@ -2,8 +2,8 @@
 //! (`flowc run --engine native`), a trace on its own, or the traces and
 //! bridges of a JIT run in one shared [`TraceCache`].
 
+use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::mem::ManuallyDrop;
 use std::rc::Rc;
 
@@ -493,7 +493,7 @@ impl TraceCache {
             jit,
             runtime,
             funcs,
-            names: HashMap::new(),
+            names: HashMap::default(),
             entries: Vec::new(),
             trace_entry,
             exits: Vec::new(),
@@ -503,7 +503,7 @@ impl TraceCache {
             objects,
             stack_maps,
             shared_traps: traps.clone().into(),
-            function_entries: HashMap::new(),
+            function_entries: HashMap::default(),
             spare: None,
             traps,
             immutable: immutable.into(),
@@ -530,7 +530,7 @@ impl TraceCache {
     pub fn compile_all(&self, fs: &[&Function]) -> Result<Vec<TraceId>, String> {
         let mut guard = self.inner.borrow_mut();
         let inner = &mut *guard;
-        let mut arity: HashMap<Symbol, usize> = HashMap::new();
+        let mut arity: HashMap<Symbol, usize> = HashMap::default();
         for f in fs {
             if inner.names.contains_key(&f.name) || arity.contains_key(&f.name) {
                 return Err(format!("a trace named {} is compiled already", f.name));

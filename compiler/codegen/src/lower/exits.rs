@@ -4,7 +4,7 @@
 //! bridge, continues there; a bridge's `exit` terminator does the same,
 //! and `jump_trace` continues in another trace by a tail call.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value as ClValue};

@@ -62,7 +62,7 @@
 //! pointers in the context on entry and after each call (traces before
 //! every runtime call), where a collection starts walking frames.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
@@ -470,7 +470,7 @@ pub fn lower(
     });
     let small = &facts.small;
     let roots = Roots::new(&mut b, f, &facts.cfg, small);
-    let mut values = HashMap::new();
+    let mut values = HashMap::default();
     let vars = optimistic.as_ref().map(|_| f.values.iter().map(|_| b.declare_var(types::I64)).collect::<Vec<_>>());
     for (k, &p) in f.params.iter().enumerate() {
         if let Some(roots) = &roots {
@@ -541,23 +541,23 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             env,
             f,
             blocks,
-            values: HashMap::new(),
+            values: HashMap::default(),
             vars: None,
             roots: None,
             optimistic: false,
             loop_entries: None,
             exit_points: Default::default(),
-            conts: HashMap::new(),
-            exit_numbers: HashMap::new(),
+            conts: HashMap::default(),
+            exit_numbers: HashMap::default(),
             current: f.entry,
-            refs: HashMap::new(),
+            refs: HashMap::default(),
             ctx,
             stop,
             uses: &facts.uses,
             site: None,
             small: &facts.small,
             bound: &facts.bound,
-            conds: HashMap::new(),
+            conds: HashMap::default(),
             headers: &facts.headers,
             cycles: &facts.cycles,
             runs_known: facts.runs_known(),

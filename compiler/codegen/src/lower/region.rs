@@ -5,7 +5,7 @@
 //! other regions, which store the phi inputs they carry and continue there
 //! by a tail call.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use cranelift_codegen::ir::{types, BlockArg, FuncRef, InstBuilder, MemFlagsData, Value as ClValue};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -82,7 +82,7 @@ pub fn lower_region(
         let number = b.ins().ireduce(types::I32, number);
         b.ins().br_table(number, table);
     }
-    let mut entry_blocks = HashMap::new();
+    let mut entry_blocks = HashMap::default();
     for (&p, &stub) in entries.iter().zip(&stubs) {
         let piece = regions.piece(p);
         b.switch_to_block(stub);
@@ -111,9 +111,9 @@ pub fn lower_region(
         base,
         piece: 0,
         entry_blocks,
-        loaded: HashMap::new(),
+        loaded: HashMap::default(),
         pending: Vec::new(),
-        refs: HashMap::new(),
+        refs: HashMap::default(),
     };
     let mut l = Lowerer::new(b, env, f, facts, blocks, ctx_value, Some(region));
     l.huge = true;
