@@ -313,9 +313,9 @@ pub struct Facts {
     /// At most how many times each block runs per call
     /// ([`flowc_ir::frequency`]).
     pub bounds: flowc_ir::frequency::RunBounds,
-    /// At most how many times the function runs per run of the program,
-    /// if known ([`Facts::with_runs`]).
-    runs: Option<u32>,
+    /// Whether the function's runs per run of the program are known
+    /// ([`Facts::with_runs`]): then its blocks off hot cycles are cold.
+    runs_known: bool,
 }
 
 /// How many times a block may run per run of the program and still be
@@ -334,7 +334,7 @@ impl Facts {
     /// Whether every block of the function is cold: code that runs at
     /// most [`COLD_RUNS`] times per run of the program.
     pub fn all_cold(&self) -> bool {
-        self.runs.is_some() && self.cycles.iter().all(Option::is_none)
+        self.runs_known && self.cycles.iter().all(Option::is_none)
     }
 
     /// The facts of `f`, with its runs per run unknown: only a huge
@@ -360,7 +360,7 @@ impl Facts {
             loops,
             cfg,
             bounds,
-            runs: None,
+            runs_known: false,
         }
     }
 
@@ -369,7 +369,7 @@ impl Facts {
     /// unknown): its blocks that run at most [`COLD_RUNS`] times in all
     /// are cold.
     pub fn with_runs(mut self, f: &Function, runs: Option<u32>) -> Facts {
-        self.runs = runs;
+        self.runs_known = runs.is_some();
         if let Some(runs) = runs {
             for (b, _) in f.blocks.iter() {
                 if self.bounds.at_most(b).and_then(|n| n.checked_mul(runs)).is_some_and(|n| n <= COLD_RUNS) {
@@ -378,11 +378,6 @@ impl Facts {
             }
         }
         self
-    }
-
-    /// Whether the function's runs per run of the program are known.
-    pub fn runs_known(&self) -> bool {
-        self.runs.is_some()
     }
 }
 
@@ -560,7 +555,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             conds: HashMap::default(),
             headers: &facts.headers,
             cycles: &facts.cycles,
-            runs_known: facts.runs_known(),
+            runs_known: facts.runs_known,
             loops: &facts.loops,
             iterations: None,
             leave: None,
@@ -737,11 +732,23 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// Cranelift block per IR block instead of one per call: the register
     /// allocator's cost is per block.
     fn flush_stop(&mut self) {
+        if self.stop_pending {
+            let cont = self.b.create_block();
+            self.jump_unless_stopped(cont, &[]);
+            self.b.switch_to_block(cont);
+        }
+    }
+
+    /// Ends the current block in a jump to `target` with `args`, or to the
+    /// stop block if a test is pending ([`Lowerer::flush_stop`]) and the
+    /// program stopped: a block that ends in a jump needs no block of its
+    /// own for the test.
+    fn jump_unless_stopped(&mut self, target: cranelift_codegen::ir::Block, args: &[BlockArg]) {
         if std::mem::take(&mut self.stop_pending) {
             let stopped = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, offsets::STOPPED);
-            let cont = self.b.create_block();
-            self.b.ins().brif(stopped, self.stop, &[], cont, &[]);
-            self.b.switch_to_block(cont);
+            self.b.ins().brif(stopped, self.stop, &[], target, args);
+        } else {
+            self.b.ins().jump(target, args);
         }
     }
 
@@ -819,7 +826,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
         // A block that ends in a jump tests for a stop in the jump itself
-        // ([`Lowerer::terminator`]): no block of its own for the rest.
+        // ([`Lowerer::jump_unless_stopped`]).
         let jumps = last && fused.is_none() && matches!(self.f.blocks[blk].term, Terminator::Jump(_));
         if !jumps {
             self.flush_stop();
@@ -1230,15 +1237,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     fn terminator(&mut self, blk: BlockId) {
         match self.f.blocks[blk].term.clone() {
             Terminator::Jump(t) => {
-                // A stop test still pending goes first ([`Lowerer::flush_stop`]),
-                // fused with the jump.
-                let stopped = std::mem::take(&mut self.stop_pending)
-                    .then(|| self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, offsets::STOPPED));
                 let (target, args) = self.target(blk, t);
-                match stopped {
-                    Some(stopped) => self.b.ins().brif(stopped, self.stop, &[], target, &args),
-                    None => self.b.ins().jump(target, &args),
-                };
+                self.jump_unless_stopped(target, &args);
             }
             Terminator::Branch { cond, then_block, else_block } => {
                 let c = self.operand(&cond);
