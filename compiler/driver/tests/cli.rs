@@ -130,6 +130,31 @@ fn unknown_label() {
     );
 }
 
+/// Compiled code names the statement of an error as the interpreter does:
+/// every program of the error corpus fails with the same message under
+/// `--engine native` (its runtime calls carry their site, cold ones in the
+/// operation's description word). `runaway.fg` never ends without fuel,
+/// and compiled code places fuel at the loop's header
+/// (`fuel_stops_runaway_programs_in_compiled_code`).
+#[test]
+fn native_code_names_each_errors_statement_like_the_interpreter() {
+    let dir = workspace_root().join("tests/corpus/errors");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| format!("tests/corpus/errors/{}", e.unwrap().file_name().to_string_lossy()))
+        .filter(|f| !f.ends_with("runaway.fg"))
+        .collect();
+    files.sort();
+    assert!(files.iter().any(|f| f.ends_with("cold_function_error.fg")), "{files:?}");
+    for file in &files {
+        let interp = flowc(&["run", file], None);
+        let native = flowc(&["run", "--engine", "native", file], None);
+        assert_eq!(interp.status.code(), Some(1), "{file}: {}", stderr(&interp));
+        assert_eq!(native.status.code(), Some(1), "{file}: {}", stderr(&native));
+        assert_eq!(stderr(&native), stderr(&interp), "{file}");
+    }
+}
+
 #[test]
 fn unknown_function() {
     fails(
