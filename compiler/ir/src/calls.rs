@@ -8,7 +8,10 @@
 //! called, and gets compiled as a whole when its calls get hot), propagate
 //! (which marks the calls whose inlining keeps every depth:
 //! [`CallGraph::inlines_exactly`]) and cleanup (which inlines callees
-//! bottom-up: [`CallGraph::bottom_up_positions`]). Calls of names that are
+//! bottom-up: [`CallGraph::bottom_up_positions`]), and the code
+//! generator's static counts of how often functions run
+//! (`crate::frequency::function_runs`, over [`CallGraph::of`] a set of
+//! functions to compile). Calls of names that are
 //! not functions of the module are left out.
 //!
 //! Call depths: a call deeper than the run's limit raises
@@ -22,7 +25,7 @@
 
 use petgraph::graph::{DiGraph, NodeIndex};
 
-use crate::function::{FunctionKind, Module};
+use crate::function::{Function, FunctionKind, Module};
 use crate::inst::InstKind;
 use flowc_lang::Symbol;
 
@@ -42,15 +45,37 @@ pub struct CallGraph {
     depth: Vec<Option<usize>>,
     height: Vec<Option<usize>>,
     /// The node of each function of the module, by position (traces have
-    /// none).
+    /// none), and the position of each node.
     node_of: Vec<Option<NodeIndex>>,
+    position: Vec<usize>,
 }
 
 impl CallGraph {
     /// The call graph of `module`'s main graph and functions (not traces).
     pub fn new(module: &Module) -> CallGraph {
+        let functions: Vec<&Function> = module.functions.iter().filter(|f| f.kind != FunctionKind::Trace).collect();
+        let mut graph = CallGraph::of(&functions);
+        // Positions in the module, where traces have no node.
+        let mut next = graph.node_of.iter().copied();
+        graph.node_of = module
+            .functions
+            .iter()
+            .map(|f| if f.kind == FunctionKind::Trace { None } else { next.next().flatten() })
+            .collect();
+        for (k, n) in graph.node_of.iter().enumerate() {
+            if let Some(n) = n {
+                graph.position[n.index()] = k;
+            }
+        }
+        graph
+    }
+
+    /// The call graph of `functions` (no traces), whose positions in the
+    /// slice stand for them ([`CallGraph::depth`],
+    /// [`CallGraph::bottom_up_positions`]): for code that compiles a set of
+    /// functions that is not a module.
+    pub fn of(functions: &[&Function]) -> CallGraph {
         let mut graph: DiGraph<Symbol, ()> = DiGraph::new();
-        let functions: Vec<_> = module.functions.iter().filter(|f| f.kind != FunctionKind::Trace).collect();
         let nodes: Vec<NodeIndex> = functions.iter().map(|f| graph.add_node(f.name)).collect();
         let by_name: std::collections::HashMap<Symbol, NodeIndex> = functions
             .iter()
@@ -107,12 +132,9 @@ impl CallGraph {
                 depth[n.index()] = callers.try_fold(0, |d, c| depth[c.index()].map(|dc| d.max(dc + 1)));
             }
         }
-        let mut node_of = Vec::with_capacity(module.functions.len());
-        let mut next = nodes.iter();
-        for f in &module.functions {
-            node_of.push(if f.kind == FunctionKind::Trace { None } else { next.next().copied() });
-        }
-        CallGraph { graph, functions: by_name, recursive, order, depth, height, node_of }
+        let position = (0..nodes.len()).collect();
+        let node_of = nodes.into_iter().map(Some).collect();
+        CallGraph { graph, functions: by_name, recursive, order, depth, height, node_of, position }
     }
 
     /// The deepest frame function number `k` of the module can have when
@@ -146,13 +168,7 @@ impl CallGraph {
     /// order where every function comes after the ones it calls, except
     /// within a recursive cycle (bottom-up).
     pub fn bottom_up_positions(&self) -> Vec<usize> {
-        let mut position = vec![0; self.graph.node_count()];
-        for (k, n) in self.node_of.iter().enumerate() {
-            if let Some(n) = n {
-                position[n.index()] = k;
-            }
-        }
-        self.order.iter().map(|n| position[n.index()]).collect()
+        self.order.iter().map(|n| self.position[n.index()]).collect()
     }
 
     fn node(&self, name: Symbol) -> Option<NodeIndex> {
@@ -162,6 +178,17 @@ impl CallGraph {
     /// Whether function `name` can call itself (through any chain).
     pub fn is_recursive(&self, name: Symbol) -> bool {
         self.node(name).is_some_and(|n| self.recursive[n.index()])
+    }
+
+    /// Whether the function at position `k` can call itself (through any
+    /// chain); traces cannot.
+    pub fn is_recursive_at(&self, k: usize) -> bool {
+        self.node_of.get(k).copied().flatten().is_some_and(|n| self.recursive[n.index()])
+    }
+
+    /// The position of function `name` (kind `function`).
+    pub fn position(&self, name: Symbol) -> Option<usize> {
+        Some(self.position[self.node(name)?.index()])
     }
 
     /// The recursive functions, in the module's order.

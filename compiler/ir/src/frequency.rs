@@ -28,18 +28,19 @@
 //!
 //! Across functions ([`function_runs`]): the entry runs once per run of
 //! the program, and a function runs at most the sum, over its call sites,
-//! of the site's block bound times its caller's runs. A function on a
-//! cycle of calls (recursion), or called from one, or from a block with
-//! no bound, has no bound; a function the entry never reaches never
-//! runs.
+//! of the site's block bound times its caller's runs, summed callers
+//! first in the module's call graph ([`crate::calls::CallGraph`]). A
+//! function on a cycle of calls (recursion), or called from one, or from
+//! a block with no bound, has no bound; any other function that nothing
+//! running calls never runs.
 
 use flowc_lang::ast::Operator;
 use flowc_lang::ops::Op;
-use flowc_lang::{Symbol, Value};
-use std::collections::HashMap;
+use flowc_lang::Value;
 
+use crate::calls::CallGraph;
 use crate::cfg::{Cfg, DomTree};
-use crate::function::{BlockId, Function, FunctionKind, ValueDef, ValueId};
+use crate::function::{BlockId, Function, ValueDef, ValueId};
 use crate::inst::{InstKind, Operand, Terminator};
 use crate::ix;
 use crate::loops::{LoopForest, LoopId};
@@ -90,68 +91,30 @@ impl RunBounds {
 /// At most how many times each of `functions` runs per run of the
 /// program, which calls each of `entries` (indices into `functions`) once:
 /// see the module docs. `bounds[k]` are the block bounds of
-/// `functions[k]`. Calls go to functions of kind `function` by name.
-/// `None`: no bound known (or above `u32::MAX`).
+/// `functions[k]`. Calls go to functions of kind `function` by name
+/// ([`CallGraph`]). `None`: no bound known (or above `u32::MAX`).
 pub fn function_runs(functions: &[&Function], bounds: &[&RunBounds], entries: &[usize]) -> Vec<Option<u32>> {
-    let n = functions.len();
-    let by_name: HashMap<Symbol, usize> = functions
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.kind == FunctionKind::Function)
-        .map(|(k, f)| (f.name, k))
-        .collect();
-    // The call sites of each function: callee and the site's bound.
-    let sites: Vec<Vec<(usize, Option<u32>)>> = functions
-        .iter()
-        .zip(bounds)
-        .map(|(f, b)| {
-            f.layout
-                .iter()
-                .flat_map(|&blk| f.blocks[blk].insts.iter().map(move |&i| (blk, i)))
-                .filter_map(|(blk, i)| match &f.insts[i].kind {
-                    InstKind::Call { func, .. } => by_name.get(func).map(|&g| (g, b.at_most(blk))),
-                    _ => None,
-                })
-                .collect()
-        })
-        .collect();
-    // The functions the entries reach; the others never run.
-    let mut reached = vec![false; n];
-    let mut stack: Vec<usize> = entries.to_vec();
-    while let Some(k) = stack.pop() {
-        if !std::mem::replace(&mut reached[k], true) {
-            stack.extend(sites[k].iter().map(|&(g, _)| g));
-        }
-    }
-    // Callers before callees (Kahn's order over the reached call graph):
-    // a function is summed up once all its reached callers are. Those
-    // left over lie on or below a cycle of calls.
-    let mut callers = vec![0usize; n];
-    for k in (0..n).filter(|&k| reached[k]) {
-        for &(g, _) in &sites[k] {
-            callers[g] += 1;
-        }
-    }
-    let mut runs: Vec<Option<u32>> = vec![Some(0); n];
+    let calls = CallGraph::of(functions);
+    let mut runs: Vec<Option<u32>> = vec![Some(0); functions.len()];
     for &e in entries {
         runs[e] = runs[e].and_then(|r| r.checked_add(1));
     }
-    let mut ready: Vec<usize> = (0..n).filter(|&k| reached[k] && callers[k] == 0).collect();
-    let mut done = vec![false; n];
-    while let Some(k) = ready.pop() {
-        done[k] = true;
-        for &(g, site) in &sites[k] {
-            let calls = runs[k].zip(site).and_then(|(r, s)| r.checked_mul(s));
-            runs[g] = runs[g].zip(calls).and_then(|(r, c)| r.checked_add(c));
-            callers[g] -= 1;
-            if callers[g] == 0 {
-                ready.push(g);
-            }
-        }
-    }
-    for k in 0..n {
-        if reached[k] && !done[k] {
+    // Callers first: a function's runs are summed up before it adds to its
+    // callees', except on a cycle of calls, which has no bound (nor has
+    // what it calls: `None` spreads through the sums).
+    for k in calls.bottom_up_positions().into_iter().rev() {
+        if calls.is_recursive_at(k) {
             runs[k] = None;
+        }
+        if runs[k] == Some(0) {
+            continue; // never runs, so neither do its calls
+        }
+        let f = functions[k];
+        for (b, i) in f.all_insts() {
+            let InstKind::Call { func, .. } = &f.insts[i].kind else { continue };
+            let Some(g) = calls.position(*func) else { continue };
+            let called = runs[k].zip(bounds[k].at_most(b)).and_then(|(r, n)| r.checked_mul(n));
+            runs[g] = runs[g].zip(called).and_then(|(r, c)| r.checked_add(c));
         }
     }
     runs
