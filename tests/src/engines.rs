@@ -158,7 +158,24 @@ pub fn optimize_checked(mut module: Module, env: &[(Symbol, Value)], expected: &
         let got = ir(m, env);
         assert_eq!(&got, expected, "{name}: output changed after {}:\n{}", pass.name, flowc_ir::print::module(m));
     });
+    compact_checked(&mut module, env, Some(expected), name);
     module
+}
+
+/// Compacts `module` as the driver does before code generation
+/// ([`flowc_ir::compact`]), checking that the result is valid, holds
+/// exactly what its layout reaches, and (when `expected` is given) still
+/// runs to `expected`.
+pub fn compact_checked(module: &mut Module, env: &[(Symbol, Value)], expected: Option<&Outcome>, name: &str) {
+    module.compact();
+    verify(module, &format!("compaction ({name})"));
+    for f in &module.functions {
+        let linked = f.layout.iter().map(|&b| f.block_insts(b).count()).sum::<usize>();
+        assert_eq!((f.blocks.len(), f.insts.len()), (f.layout.len(), linked), "{name}: {} not compact", f.name);
+    }
+    if let Some(expected) = expected {
+        assert_eq!(&ir(module, env), expected, "{name}: output changed by compaction");
+    }
 }
 
 /// [`optimize_checked`] for both versions: the small version is checked
@@ -179,6 +196,7 @@ pub fn optimize_versions_checked(lowered: Module, env: &[(Symbol, Value)], expec
                 assert_eq!(&got, expected, "{name}: small version: output changed after {}", pass.name);
             }
         });
+        compact_checked(&mut m, env, applies.then_some(expected), &format!("{name}, small version"));
         (m, params)
     });
     Versions { generic: optimize_checked(lowered, env, expected, name), small }

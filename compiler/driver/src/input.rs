@@ -25,9 +25,30 @@ pub fn read_source(file: &str) -> Result<String, Failure> {
 
 /// Reads and parses FILE in the syntax its content shows.
 pub fn load(file: &str) -> Result<Program, Failure> {
-    let src = read_source(file)?;
-    let name = if file == "-" { "<stdin>" } else { file };
-    syntax::parse(name, &src).map_err(Failure::input)
+    SourceText::read(file)?.parse()
+}
+
+/// A program's text and the name errors give it, kept by a command that
+/// frees the syntax tree while it compiles and may need it again to name
+/// an error's statement (`run --engine native`): the text is a fifth of
+/// the tree's size.
+pub struct SourceText {
+    name: String,
+    text: String,
+}
+
+impl SourceText {
+    /// Reads FILE (`-` = standard input).
+    pub fn read(file: &str) -> Result<SourceText, Failure> {
+        let text = read_source(file)?;
+        let name = if file == "-" { "<stdin>" } else { file };
+        Ok(SourceText { name: name.to_string(), text })
+    }
+
+    /// The program, parsed in the syntax its text shows.
+    pub fn parse(&self) -> Result<Program, Failure> {
+        syntax::parse(&self.name, &self.text).map_err(Failure::input)
+    }
 }
 
 /// A start environment: variables and their values, in the order given
@@ -131,9 +152,16 @@ pub struct Start {
 impl Start {
     /// The parsed program, its start label and start environment.
     pub fn load(&self) -> Result<(Program, Symbol, StartEnv), Failure> {
-        let program = load(&self.source.file)?;
-        let (label, env) = start(&program, self.source.entry.as_deref(), self.env.as_deref())?;
+        let (_, program, label, env) = self.load_with_text()?;
         Ok((program, label, env))
+    }
+
+    /// [`Start::load`], and the program's text.
+    pub fn load_with_text(&self) -> Result<(SourceText, Program, Symbol, StartEnv), Failure> {
+        let text = SourceText::read(&self.source.file)?;
+        let program = text.parse()?;
+        let (label, env) = start(&program, self.source.entry.as_deref(), self.env.as_deref())?;
+        Ok((text, program, label, env))
     }
 }
 

@@ -152,6 +152,12 @@ fn native_code_names_each_errors_statement_like_the_interpreter() {
         assert_eq!(interp.status.code(), Some(1), "{file}: {}", stderr(&interp));
         assert_eq!(native.status.code(), Some(1), "{file}: {}", stderr(&native));
         assert_eq!(stderr(&native), stderr(&interp), "{file}");
+        // Native runs free the syntax tree while compiling and parse the
+        // text again for an error's statement: also a text read from
+        // standard input, which cannot be read twice.
+        let source = std::fs::read_to_string(workspace_root().join(file)).unwrap();
+        let piped = flowc(&["run", "--engine", "native", "-"], Some(&source));
+        assert_eq!(stderr(&piped), stderr(&interp), "{file} on standard input");
     }
 }
 

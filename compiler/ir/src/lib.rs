@@ -13,7 +13,9 @@
 //! typed ids [`BlockId`], [`InstId`] and [`ValueId`]. Arenas are append-only:
 //! deleting means unlinking (an instruction from its block's lists, a block
 //! from [`Function::layout`]). Analyses keep their results in side tables
-//! (`ArenaMap`s, bit sets) keyed by these ids.
+//! (`ArenaMap`s, bit sets) keyed by these ids. [`mod@compact`] copies a
+//! function into arenas holding only what its layout reaches, for code
+//! generation.
 //!
 //! A block is: phi instructions, then ordinary instructions, then exactly
 //! one [`Terminator`]. Control-flow edges are derived from terminators
@@ -63,6 +65,7 @@ pub mod bound;
 pub mod builder;
 pub mod calls;
 pub mod cfg;
+pub mod compact;
 pub mod dot;
 pub mod draw;
 pub mod fgl;

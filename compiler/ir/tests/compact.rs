@@ -1,0 +1,107 @@
+//! Compaction (`flowc_ir::compact`): a function lowered by the front end
+//! has unlinked slots in its arenas (the phis SSA construction found
+//! trivial and removed); compacted, it holds only what its layout reaches,
+//! numbered in layout order, and prints the same up to those numbers.
+
+use expect_test::expect;
+use flowc_ir::{Function, Module};
+
+/// The arenas' sizes, and the linked blocks and instructions.
+fn sizes(f: &Function) -> String {
+    let linked: usize = f.layout.iter().map(|&b| f.block_insts(b).count()).sum();
+    format!(
+        "arenas: {} blocks, {} insts, {} values; linked: {} blocks, {} insts\n",
+        f.blocks.len(),
+        f.insts.len(),
+        f.values.len(),
+        f.layout.len(),
+        linked
+    )
+}
+
+fn lowered(src: &str) -> Module {
+    let p = flowc_lang::syntax::parse("test", src).unwrap();
+    let label = p.default_entry().unwrap();
+    flowc_frontend::lower(&p, label).unwrap()
+}
+
+/// A loop reading three variables it never writes: the front end makes a
+/// phi for each at the loop header and removes all three as trivial.
+const LOOP: &str = "entry start(n = 3)
+start:
+    a = 1
+    b = 2
+    i = 0
+    goto head
+head:
+    t = i < n
+    if t goto body else goto done
+body:
+    c = a + b
+    i = i + c
+    goto head
+done:
+    print_and_stop(i)
+";
+
+#[test]
+fn compaction_drops_unlinked_slots_and_renumbers_in_layout_order() {
+    let mut m = lowered(LOOP);
+    let before = format!("{}{}", sizes(&m.functions[0]), flowc_ir::print::function(&m.functions[0]));
+    m.compact();
+    let after = format!("{}{}", sizes(&m.functions[0]), flowc_ir::print::function(&m.functions[0]));
+    expect![[r#"
+        arenas: 4 blocks, 7 insts, 8 values; linked: 4 blocks, 4 insts
+        main start(v0:n) {
+        b0 start:
+            jump b1
+        b1 head:
+            v1:i = phi [b0: 0, b2: v7]
+            v3:t = lt v1, v0
+            branch v3, b2, b3
+        b2 body:
+            v6:c = add 1, 2
+            v7:i = add v1, v6
+            jump b1
+        b3 done:
+            print v1
+        }
+    "#]]
+    .assert_eq(&before);
+    expect![[r#"
+        arenas: 4 blocks, 4 insts, 5 values; linked: 4 blocks, 4 insts
+        main start(v0:n) {
+        b0 start:
+            jump b1
+        b1 head:
+            v1:i = phi [b0: 0, b2: v4]
+            v2:t = lt v1, v0
+            branch v2, b2, b3
+        b2 body:
+            v3:c = add 1, 2
+            v4:i = add v1, v3
+            jump b1
+        b3 done:
+            print v1
+        }
+    "#]]
+    .assert_eq(&after);
+}
+
+#[test]
+fn compaction_keeps_sites_and_is_a_fixed_point() {
+    let mut m = lowered(LOOP);
+    let f = &m.functions[0];
+    let sites = |f: &Function| -> Vec<String> {
+        let mut out: Vec<String> = f.all_insts().map(|(_, i)| format!("{:?}", f.sites.inst(i))).collect();
+        out.extend(f.layout.iter().map(|&b| format!("{:?}", f.sites.term(b))));
+        out
+    };
+    let before = sites(f);
+    m.compact();
+    assert_eq!(sites(&m.functions[0]), before);
+    // Compacting again changes nothing, numbers included.
+    let again = flowc_ir::compact::compact(&m.functions[0]);
+    assert_eq!(flowc_ir::print::function(&again), flowc_ir::print::function(&m.functions[0]));
+    assert_eq!(again, m.functions[0]);
+}
