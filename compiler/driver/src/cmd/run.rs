@@ -149,7 +149,8 @@ pub fn main(args: Args) -> Result<(), Failure> {
             // The passes and the code generator read no syntax tree: it
             // goes before they run, and with it 120 KB of the 1.1 MB a
             // 10^3-statement program took beyond a trivial one. An error
-            // parses the text again to name its statement.
+            // parses the text again to name its statement
+            // ([`input::SourceText`]).
             drop(program);
             let run = lowered.compile_and_run(&env, &config)?;
             compile_time = Some(run.compile);
@@ -196,9 +197,9 @@ pub fn main(args: Args) -> Result<(), Failure> {
     match result {
         Ok(_) => Ok(()),
         Err(mut e) => {
-            let program = match kept {
-                Some(program) => program,
-                None => text.parse()?,
+            // A file changed since it was read names no statement text.
+            let Some(program) = kept.or_else(|| text.reparse()) else {
+                return Err(Failure::input(e));
             };
             // Compiled code knows where an error happened, not the text.
             e.at = e.at.map(|at| if at.text.is_empty() { at.with_text(&program) } else { at });
