@@ -25,8 +25,13 @@ pub fn disagreement_on(p: &flowc_lang::Program) -> Option<String> {
     if let Some(d) = differs("ir", engines::ir(&module, &env)) {
         return Some(d);
     }
-    let versions = flowc_passes::versions::optimize_versions(module.clone(), &Default::default());
+    let mut versions = flowc_passes::versions::optimize_versions(module.clone(), &Default::default());
     if let Some(d) = differs("ir after the passes", engines::ir(&versions.generic, &env)) {
+        return Some(d);
+    }
+    // Compacted, as `run` and `build` compile it.
+    versions.compact();
+    if let Some(d) = differs("ir after compaction", engines::ir(&versions.generic, &env)) {
         return Some(d);
     }
     if let Some(d) = differs("native", engines::native(&versions, &env)) {
