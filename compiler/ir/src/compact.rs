@@ -28,7 +28,7 @@
 
 use la_arena::{Arena, Idx, RawIdx};
 
-use crate::function::{BlockData, BlockId, Function, InstData, InstId, Module, Sites, ValueData, ValueDef, ValueId};
+use crate::function::{BlockData, Function, InstData, Module, Sites, ValueData, ValueDef};
 use crate::inst::{InstKind, Operand};
 use crate::ix;
 
@@ -63,15 +63,15 @@ impl Renumbering {
         Idx::from_raw(RawIdx::from_u32(new))
     }
 
-    /// The old indices in new order.
-    fn order(&self) -> Vec<u32> {
+    /// The old ids in new order.
+    fn order<T>(&self) -> Vec<Idx<T>> {
         let mut order = vec![0; self.next as usize];
         for (old, &new) in self.new.iter().enumerate() {
             if new != Self::NONE {
                 order[new as usize] = old as u32;
             }
         }
-        order
+        order.into_iter().map(|old| Idx::from_raw(RawIdx::from_u32(old))).collect()
     }
 }
 
@@ -117,8 +117,7 @@ pub fn compact(f: &Function) -> Function {
     };
     let mut new_insts: Arena<InstData> = Arena::with_capacity(insts.next as usize);
     let mut sites = Sites::with_capacity(insts.next as usize, blocks.next as usize);
-    for old in insts.order() {
-        let id: InstId = Idx::from_raw(RawIdx::from_u32(old));
+    for id in insts.order::<InstData>() {
         let data = &f.insts[id];
         let mut kind = data.kind.clone();
         kind.operands_mut().for_each(value);
@@ -133,8 +132,7 @@ pub fn compact(f: &Function) -> Function {
         }
     }
     let mut new_blocks: Arena<BlockData> = Arena::with_capacity(blocks.next as usize);
-    for old in blocks.order() {
-        let id: BlockId = Idx::from_raw(RawIdx::from_u32(old));
+    for id in blocks.order::<BlockData>() {
         let data = &f.blocks[id];
         let mut term = data.term.clone();
         term.operands_mut().for_each(value);
@@ -152,8 +150,7 @@ pub fn compact(f: &Function) -> Function {
         }
     }
     let mut new_values: Arena<ValueData> = Arena::with_capacity(values.next as usize);
-    for old in values.order() {
-        let id: ValueId = Idx::from_raw(RawIdx::from_u32(old));
+    for id in values.order::<ValueData>() {
         let data = &f.values[id];
         let def = match data.def {
             ValueDef::Inst(i) if insts.has(ix(i)) => ValueDef::Inst(insts.get(i)),
