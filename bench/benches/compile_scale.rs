@@ -23,62 +23,20 @@
 //! 10^6 within 2x of 10^4. `FLOWC_BENCH_MAX` caps the sizes (e.g. 100000 for a quick
 //! run).
 
-use std::path::PathBuf;
-use std::process::Command;
-
+use flowc_bench::compile_run::{self, paired, TARGET_BYTES, TARGET_RATE};
 use flowc_bench::scale::{program, SIZES};
-
-fn flowc() -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let exe = root.join("target/release/flowc");
-    assert!(exe.exists(), "build the release binary first: cargo build --release -p flowc");
-    exe
-}
-
-/// One measurement: compile seconds and process peak MB (MiB, as `--stats`
-/// prints it).
-fn measure(exe: &PathBuf, file: &PathBuf) -> (f64, f64) {
-    let out = Command::new(exe)
-        .args(["run", "--engine", "native", "--fuel", "100000", "--stats"])
-        .arg(file)
-        .output()
-        .expect("flowc runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() || stderr.contains("[fuel_exhausted]"), "{stderr}");
-    let stats = stderr.lines().find(|l| l.starts_with("stats: engine native")).unwrap_or_else(|| panic!("{stderr}"));
-    let compile_ms: f64 = stats
-        .split(" ms compiling")
-        .next()
-        .and_then(|s| s.rsplit('(').next())
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("{stats}"));
-    let peak: f64 = stderr
-        .rsplit("process peak ")
-        .next()
-        .and_then(|s| s.split(" MB").next())
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(f64::NAN);
-    (compile_ms / 1e3, peak)
-}
 
 /// Runs per size, and of the baseline.
 const RUNS: usize = 5;
 
-/// The median of `xs` (not empty).
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs[xs.len() / 2]
-}
-
 fn main() {
-    let exe = flowc();
+    let exe = compile_run::flowc();
     let max: usize = std::env::var("FLOWC_BENCH_MAX").ok().and_then(|v| v.parse().ok()).unwrap_or(usize::MAX);
     let dir = std::env::temp_dir().join(format!("flowc-compile-scale-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    // The baseline: a ten-statement program.
     let tiny = dir.join("tiny.fg");
-    std::fs::write(&tiny, "entry start(n = 3)\nstart:\n    i = 0\n    goto loop\nloop:\n    t = i < n\n    if t goto body else goto done\nbody:\n    i = i + 1\n    goto loop\ndone:\n    print_and_stop(i)\n").unwrap();
-    let base_peak = median((0..RUNS).map(|_| measure(&exe, &tiny).1).collect());
+    std::fs::write(&tiny, compile_run::TINY).unwrap();
+    let base_peak = compile_run::median((0..RUNS).map(|_| compile_run::measure(&exe, &tiny).1).collect());
     println!(
         "baseline: a ten-statement program peaks at {base_peak:.1} MB (median; each size's runs pair with their own)"
     );
@@ -93,30 +51,18 @@ fn main() {
         let file = dir.join(format!("scale-{size}.fg"));
         std::fs::write(&file, flowc_lang::syntax::print(flowc_lang::syntax::Syntax::Readable, &p)).unwrap();
         drop(p);
-        // The best time and the median peak of RUNS runs (one for the
-        // largest, which takes seconds).
+        // One run for the largest, which takes seconds.
         let runs = if size >= 1_000_000 { 1 } else { RUNS };
-        let mut times = Vec::new();
-        let (mut peaks, mut beyond) = (Vec::new(), Vec::new());
-        for _ in 0..runs {
-            let base = measure(&exe, &tiny).1;
-            let (t, m) = measure(&exe, &file);
-            times.push(t);
-            peaks.push(m);
-            beyond.push(m - base);
-        }
-        let secs = times.into_iter().fold(f64::INFINITY, f64::min);
-        let peak = median(peaks);
-        let per_stmt = secs / n as f64;
+        let m = paired(&exe, &tiny, &file, runs);
+        let per_stmt = m.secs / n as f64;
         if size == 10_000 {
             baseline = Some(per_stmt);
         }
         let relative = baseline.map_or(f64::NAN, |b| per_stmt / b);
-        let rate = n as f64 / secs;
-        // Beyond the baseline.
-        let bytes = median(beyond) * 1048576.0 / n as f64;
-        println!("{n:>10} {secs:>11.3} {rate:>12.0} {peak:>9.1} {bytes:>10.0} {relative:>12.2}");
-        met &= rate >= 200_000.0 && bytes <= 1000.0 && (relative.is_nan() || relative <= 2.0);
+        let rate = n as f64 / m.secs;
+        let bytes = m.beyond_mb * 1048576.0 / n as f64;
+        println!("{n:>10} {:>11.3} {rate:>12.0} {:>9.1} {bytes:>10.0} {relative:>12.2}", m.secs, m.peak_mb);
+        met &= rate >= TARGET_RATE && bytes <= TARGET_BYTES && (relative.is_nan() || relative <= 2.0);
         let _ = std::fs::remove_file(&file);
     }
     std::fs::remove_dir_all(&dir).ok();

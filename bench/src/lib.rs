@@ -8,6 +8,7 @@
 //! - `benches/jit.rs`: the JIT on the Part 4 bytecode interpreter against
 //!   native code, the partial evaluator, LuaJIT and PyPy, and its latency.
 
+pub mod compile_run;
 pub mod peers;
 pub mod scale;
 

@@ -1,0 +1,87 @@
+//! Compiling a program with the release `flowc` binary, one process per
+//! run, and reading what `run --engine native --fuel N --stats` reports:
+//! compile time and the process's peak memory. Shared by the benchmarks
+//! of compile time and memory (`compile_scale`, `compile_shapes`), which
+//! report against the targets of issue 18: at least 200,000 statements per
+//! second, at most 1 KB of peak memory per statement beyond a
+//! ten-statement program.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Statements per second compiled at least.
+pub const TARGET_RATE: f64 = 200_000.0;
+/// Bytes of peak memory per statement beyond the baseline at most.
+pub const TARGET_BYTES: f64 = 1000.0;
+
+/// The baseline: a ten-statement program. What the binary, its libraries
+/// and its allocator's arenas take (some 10 MB) no program changes.
+pub const TINY: &str = "entry start(n = 3)\nstart:\n    i = 0\n    goto loop\nloop:\n    t = i < n\n    if t goto body else goto done\nbody:\n    i = i + 1\n    goto loop\ndone:\n    print_and_stop(i)\n";
+
+/// The release binary (built by the caller first).
+pub fn flowc() -> PathBuf {
+    let exe = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/flowc");
+    assert!(exe.exists(), "build the release binary first: cargo build --release -p flowc");
+    exe
+}
+
+/// One run: compile seconds and process peak MB (MiB, as `--stats` prints
+/// it).
+pub fn measure(exe: &Path, file: &Path) -> (f64, f64) {
+    let out = Command::new(exe)
+        .args(["run", "--engine", "native", "--fuel", "100000", "--stats"])
+        .arg(file)
+        .output()
+        .expect("flowc runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() || stderr.contains("[fuel_exhausted]"), "{stderr}");
+    let stats = stderr.lines().find(|l| l.starts_with("stats: engine native")).unwrap_or_else(|| panic!("{stderr}"));
+    let compile_ms: f64 = stats
+        .split(" ms compiling")
+        .next()
+        .and_then(|s| s.rsplit('(').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{stats}"));
+    let peak: f64 = stderr
+        .rsplit("process peak ")
+        .next()
+        .and_then(|s| s.split(" MB").next())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(f64::NAN);
+    (compile_ms / 1e3, peak)
+}
+
+/// The median of `xs` (not empty).
+pub fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+/// What `runs` runs of compiling `file` took: the best compile time, the
+/// median peak, and the median of the bytes beyond the baseline `tiny`,
+/// each run paired with a run of the baseline just before it. (Peaks vary
+/// by some 0.4 MB from run to run — the binary's pages the kernel maps in
+/// around each fault, which move with where it is loaded — a third of the
+/// budget at 10^3 statements; a baseline measured once does not follow
+/// the page cache's drift either.)
+pub struct Measured {
+    pub secs: f64,
+    pub peak_mb: f64,
+    pub beyond_mb: f64,
+}
+
+pub fn paired(exe: &Path, tiny: &Path, file: &Path, runs: usize) -> Measured {
+    let (mut times, mut peaks, mut beyond) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let base = measure(exe, tiny).1;
+        let (t, m) = measure(exe, file);
+        times.push(t);
+        peaks.push(m);
+        beyond.push(m - base);
+    }
+    Measured {
+        secs: times.into_iter().fold(f64::INFINITY, f64::min),
+        peak_mb: median(peaks),
+        beyond_mb: median(beyond),
+    }
+}
