@@ -59,6 +59,20 @@ pub fn program(path: &str) -> Program {
     read(workspace_root().join(path)).program
 }
 
+/// The programs of the error corpus (`tests/corpus/errors/`) that end in
+/// an error without fuel, as paths relative to the workspace, sorted:
+/// every one but `runaway.fg`, which never stops.
+pub fn failing_programs() -> Vec<String> {
+    let dir = workspace_root().join("tests/corpus/errors");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .expect("the error corpus is readable")
+        .map(|e| format!("tests/corpus/errors/{}", e.expect("a directory entry").file_name().to_string_lossy()))
+        .filter(|f| !f.ends_with("runaway.fg"))
+        .collect();
+    files.sort();
+    files
+}
+
 /// Every corpus program, parsed.
 pub fn all() -> Vec<CorpusProgram> {
     paths().into_iter().map(read).collect()

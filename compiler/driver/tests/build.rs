@@ -65,13 +65,7 @@ fn built_examples_print_what_the_interpreter_prints() {
 
 #[test]
 fn built_programs_report_errors_where_the_interpreter_does() {
-    let dir = workspace_root().join("tests/corpus/errors");
-    let mut files: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| format!("tests/corpus/errors/{}", e.unwrap().file_name().to_string_lossy()))
-        .filter(|f| !f.ends_with("runaway.fg"))
-        .collect();
-    files.sort();
+    let files = flowc_tests::corpus::failing_programs();
     assert!(files.len() > 10);
     for file in &files {
         let exe = build(file, &[]);

@@ -138,13 +138,7 @@ fn unknown_label() {
 /// (`fuel_stops_runaway_programs_in_compiled_code`).
 #[test]
 fn native_code_names_each_errors_statement_like_the_interpreter() {
-    let dir = workspace_root().join("tests/corpus/errors");
-    let mut files: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| format!("tests/corpus/errors/{}", e.unwrap().file_name().to_string_lossy()))
-        .filter(|f| !f.ends_with("runaway.fg"))
-        .collect();
-    files.sort();
+    let files = corpus::failing_programs();
     assert!(files.iter().any(|f| f.ends_with("cold_function_error.fg")), "{files:?}");
     for file in &files {
         let interp = flowc(&["run", file], None);
