@@ -57,19 +57,22 @@ pub fn median(mut xs: Vec<f64>) -> f64 {
     xs[xs.len() / 2]
 }
 
-/// What `runs` runs of compiling `file` took: the best compile time, the
-/// median peak, and the median of the bytes beyond the baseline `tiny`,
-/// each run paired with a run of the baseline just before it. (Peaks vary
-/// by some 0.4 MB from run to run — the binary's pages the kernel maps in
-/// around each fault, which move with where it is loaded — a third of the
-/// budget at 10^3 statements; a baseline measured once does not follow
-/// the page cache's drift either.)
+/// What compiling a program took over several runs ([`paired`]).
 pub struct Measured {
+    /// The best compile time.
     pub secs: f64,
+    /// The median process peak, MB.
     pub peak_mb: f64,
+    /// The median of each run's peak beyond its baseline run's, MB.
     pub beyond_mb: f64,
 }
 
+/// What `runs` runs of compiling `file` took, each run paired with a run
+/// of the baseline `tiny` just before it. (Peaks vary by some 0.4 MB from
+/// run to run — the binary's pages the kernel maps in around each fault,
+/// which move with where it is loaded — a third of the budget at 10^3
+/// statements; a baseline measured once does not follow the page cache's
+/// drift either.)
 pub fn paired(exe: &Path, tiny: &Path, file: &Path, runs: usize) -> Measured {
     let (mut times, mut peaks, mut beyond) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..runs {

@@ -25,7 +25,7 @@ pub fn read_source(file: &str) -> Result<String, Failure> {
 
 /// Reads and parses FILE in the syntax its content shows.
 pub fn load(file: &str) -> Result<Program, Failure> {
-    SourceText::load(file).map(|(_, program)| program)
+    parse_source(file, &read_source(file)?)
 }
 
 /// What a command keeps of a program's text when it frees the syntax tree
@@ -180,7 +180,8 @@ pub struct Start {
 impl Start {
     /// The parsed program, its start label and start environment.
     pub fn load(&self) -> Result<(Program, Symbol, StartEnv), Failure> {
-        let (_, program, label, env) = self.load_with_text()?;
+        let program = load(&self.source.file)?;
+        let (label, env) = self.start(&program)?;
         Ok((program, label, env))
     }
 
@@ -188,8 +189,12 @@ impl Start {
     /// ([`SourceText`]).
     pub fn load_with_text(&self) -> Result<(SourceText, Program, Symbol, StartEnv), Failure> {
         let (text, program) = SourceText::load(&self.source.file)?;
-        let (label, env) = start(&program, self.source.entry.as_deref(), self.env.as_deref())?;
+        let (label, env) = self.start(&program)?;
         Ok((text, program, label, env))
+    }
+
+    fn start(&self, program: &Program) -> Result<(Symbol, StartEnv), Failure> {
+        start(program, self.source.entry.as_deref(), self.env.as_deref())
     }
 }
 

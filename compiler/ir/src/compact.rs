@@ -15,8 +15,8 @@
 //! - instructions in layout order, each block's phis then its
 //!   instructions — the order every sweep visits them;
 //! - values: the parameters in order, then the result of each instruction
-//!   in the new instruction order, then any other value an operand still
-//!   names, detached (a resume record no guard uses any more may name
+//!   in the new instruction order, then any other value a resume record
+//!   still names, detached (a record no guard uses any more may name
 //!   values of removed instructions);
 //! - resume records unchanged in number (guards and exits name them),
 //!   their operands renumbered;
@@ -32,29 +32,35 @@ use crate::function::{BlockData, Function, InstData, Module, Sites, ValueData, V
 use crate::inst::{InstKind, Operand};
 use crate::ix;
 
-/// Old raw index → new raw index, for one arena.
+/// Old raw index → new raw index, for one arena, and the old indices in
+/// the order they were numbered.
 struct Renumbering {
     new: Vec<u32>,
-    next: u32,
+    old: Vec<u32>,
 }
 
 impl Renumbering {
     const NONE: u32 = u32::MAX;
 
     fn new(len: usize) -> Renumbering {
-        Renumbering { new: vec![Self::NONE; len], next: 0 }
+        Renumbering { new: vec![Self::NONE; len], old: Vec::new() }
     }
 
     /// Gives `old` the next number, unless it has one.
     fn assign(&mut self, old: usize) {
         if self.new[old] == Self::NONE {
-            self.new[old] = self.next;
-            self.next += 1;
+            self.new[old] = self.old.len() as u32;
+            self.old.push(old as u32);
         }
     }
 
     fn has(&self, old: usize) -> bool {
         self.new[old] != Self::NONE
+    }
+
+    /// How many are numbered.
+    fn len(&self) -> usize {
+        self.old.len()
     }
 
     fn get<T>(&self, old: Idx<T>) -> Idx<T> {
@@ -64,14 +70,8 @@ impl Renumbering {
     }
 
     /// The old ids in new order.
-    fn order<T>(&self) -> Vec<Idx<T>> {
-        let mut order = vec![0; self.next as usize];
-        for (old, &new) in self.new.iter().enumerate() {
-            if new != Self::NONE {
-                order[new as usize] = old as u32;
-            }
-        }
-        order.into_iter().map(|old| Idx::from_raw(RawIdx::from_u32(old))).collect()
+    fn order<T>(&self) -> impl Iterator<Item = Idx<T>> + '_ {
+        self.old.iter().map(|&old| Idx::from_raw(RawIdx::from_u32(old)))
     }
 }
 
@@ -94,20 +94,15 @@ pub fn compact(f: &Function) -> Function {
             }
         }
     }
-    // Values named by operands but defined nowhere linked (invalid IR).
-    let mut name = |o: &Operand| {
-        if let Operand::Value(v) = o {
-            values.assign(ix(*v));
-        }
-    };
-    for &b in &f.layout {
-        for i in f.block_insts(b) {
-            f.insts[i].kind.operands().for_each(&mut name);
-        }
-        f.blocks[b].term.operands().for_each(&mut name);
-    }
+    // In valid IR every operand of a linked instruction or terminator is
+    // numbered by now; a resume record no guard uses any more may still
+    // name values of removed instructions.
     for (_, r) in f.resumes.iter() {
-        r.operands().for_each(&mut name);
+        for o in r.operands() {
+            if let Operand::Value(v) = o {
+                values.assign(ix(*v));
+            }
+        }
     }
 
     let value = |o: &mut Operand| {
@@ -115,8 +110,8 @@ pub fn compact(f: &Function) -> Function {
             *v = values.get(*v);
         }
     };
-    let mut new_insts: Arena<InstData> = Arena::with_capacity(insts.next as usize);
-    let mut sites = Sites::with_capacity(insts.next as usize, blocks.next as usize);
+    let mut new_insts: Arena<InstData> = Arena::with_capacity(insts.len());
+    let mut sites = Sites::with_capacity(insts.len(), blocks.len());
     for id in insts.order::<InstData>() {
         let data = &f.insts[id];
         let mut kind = data.kind.clone();
@@ -131,7 +126,7 @@ pub fn compact(f: &Function) -> Function {
             sites.set_inst(new, site);
         }
     }
-    let mut new_blocks: Arena<BlockData> = Arena::with_capacity(blocks.next as usize);
+    let mut new_blocks: Arena<BlockData> = Arena::with_capacity(blocks.len());
     for id in blocks.order::<BlockData>() {
         let data = &f.blocks[id];
         let mut term = data.term.clone();
@@ -149,7 +144,7 @@ pub fn compact(f: &Function) -> Function {
             sites.set_term(new, site);
         }
     }
-    let mut new_values: Arena<ValueData> = Arena::with_capacity(values.next as usize);
+    let mut new_values: Arena<ValueData> = Arena::with_capacity(values.len());
     for id in values.order::<ValueData>() {
         let data = &f.values[id];
         let def = match data.def {

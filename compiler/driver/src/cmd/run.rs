@@ -134,7 +134,17 @@ impl Lowered {
 }
 
 pub fn main(args: Args) -> Result<(), Failure> {
-    let (text, program, label, env) = args.start.load_with_text()?;
+    // Only native runs free the syntax tree and may parse the text again.
+    let (text, program, label, env) = match args.engine {
+        Engine::Native => {
+            let (text, program, label, env) = args.start.load_with_text()?;
+            (Some(text), program, label, env)
+        }
+        Engine::Interp | Engine::Ir | Engine::Jit => {
+            let (program, label, env) = args.start.load()?;
+            (None, program, label, env)
+        }
+    };
     let config = Config { fuel: args.fuel, ..Config::default() };
     let started = Instant::now();
     let heap_before = flowc_lang::heap::stats();
@@ -198,7 +208,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
         Ok(_) => Ok(()),
         Err(mut e) => {
             // A file changed since it was read names no statement text.
-            let Some(program) = kept.or_else(|| text.reparse()) else {
+            let Some(program) = kept.or_else(|| text.as_ref().and_then(input::SourceText::reparse)) else {
                 return Err(Failure::input(e));
             };
             // Compiled code knows where an error happened, not the text.
