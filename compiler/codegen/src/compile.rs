@@ -151,6 +151,11 @@ impl Drop for Compiler {
 /// compiled it (then before this returns if too many are on their way).
 pub fn submit(env: &mut Env, id: FuncId, name: Symbol, ctx: Box<Context>, tier: Tier) -> Result<(), String> {
     let isa = isa_of(&*env.module, tier)?;
+    if std::env::var_os("FLOWC_CLIF").is_some() {
+        // A debugging aid: the Cranelift IR as lowered, before Cranelift
+        // optimizes it.
+        eprintln!("; {name} ({tier:?})\n{}", ctx.func.display());
+    }
     let Some(worker) = &env.compiler.worker else {
         let mut ctx = ctx;
         let result = ctx.compile(&*isa, &mut ControlPlane::default()).map(|_| ()).map_err(|e| format!("{:?}", e.inner));

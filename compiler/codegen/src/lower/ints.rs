@@ -2,6 +2,16 @@
 //! tagged words (`n` is stored as `2n + 1`), with overflow and zero
 //! checks leaving for the runtime, which computes any operands; `%` by a
 //! positive constant and floored `//` and `%` have their own sequences.
+//!
+//! `+`, `-`, `*` and comparisons take one branch: their result and
+//! whether it is wrong (a tag test failed, or the operation overflowed)
+//! are computed on whatever words the operands are — arithmetic on
+//! pointers cannot fault — and the branch goes to the slow path or on
+//! with the result. The slow path and the join are the only blocks the
+//! operation adds: the register allocator's work, and much of what
+//! Cranelift allocates, grow with blocks (a hot function of 900
+//! additions: 4,498 Cranelift blocks with a branch for each test, 2,737
+//! with one; the same running time).
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, Value as ClValue};
@@ -34,7 +44,23 @@ impl Lowerer<'_, '_> {
         let join = self.b.create_block();
         self.b.append_block_param(join, types::I64);
         let slow = self.b.create_block();
-        if inline_word(op) {
+        if inline_word(op) && !matches!(op, Op::Div | Op::Mod) {
+            // One branch: the result and whether it is wrong (an operand
+            // not a small integer, or an overflow) are computed on any
+            // words, which cannot fault, and the branch takes the slow
+            // path or passes the result on.
+            self.mark_cold(slow);
+            let (a, b) = (args[0], args[1]);
+            let (result, overflow) = match op {
+                Op::Add | Op::Sub | Op::Mul => self.arith(op, a, b, true),
+                _ => (self.small_op(op, a, b, None, divisor), None),
+            };
+            let wrong_tag = self.fast_operands(op, a, b, known).map(|ok| self.b.ins().icmp_imm_s(IntCC::Equal, ok, 0));
+            match [wrong_tag, overflow].into_iter().flatten().reduce(|x, y| self.b.ins().bor(x, y)) {
+                Some(wrong) => self.b.ins().brif(wrong, slow, &[], join, &[BlockArg::Value(result)]),
+                None => self.b.ins().jump(join, &[BlockArg::Value(result)]),
+            };
+        } else if inline_word(op) {
             // Off the straight line only when there is an inline path.
             self.mark_cold(slow);
             let (a, b) = (args[0], args[1]);
