@@ -339,7 +339,9 @@ impl SparseSet {
 /// frame whose words keep the values that may point into the heap and
 /// live across an instruction, words shared by values never live at once
 /// ([`Frame`] without regions). A value's
-/// definition stores it in its word; uses read the Cranelift value. The
+/// definition stores it in its word — an inline operation only on its
+/// slow path, as what its inline path computes is an immediate word —
+/// and uses read the Cranelift value. The
 /// function clears the words on entry and every call it makes lists every
 /// word in its stack map, so what a word holds — zero, a value live now,
 /// or one dead but not yet overwritten — stays alive while the function

@@ -30,8 +30,18 @@ impl Lowerer<'_, '_> {
     }
 
     /// `op` on any operands: inline on small integers (`known` says which
-    /// operands need no tag test), the runtime otherwise.
-    pub(super) fn op(&mut self, op: Op, args: &[ClValue], known: [bool; 2], divisor: Option<i64>) -> ClValue {
+    /// operands need no tag test), the runtime otherwise. What the runtime
+    /// computes is stored in the root word of `result` (the IR value, if
+    /// it has one and the word): an inline path's result is an immediate
+    /// word, which needs no root, so the hot path stores nothing.
+    pub(super) fn op(
+        &mut self,
+        op: Op,
+        args: &[ClValue],
+        known: [bool; 2],
+        divisor: Option<i64>,
+        result: Option<flowc_ir::ValueId>,
+    ) -> ClValue {
         if inline_word(op) && known == [true, true] && !small_op_can_fail(op, divisor) {
             // No slow path at all: a runtime call, even one never reached,
             // is a call the register allocator keeps the values live
@@ -39,7 +49,11 @@ impl Lowerer<'_, '_> {
             return self.small_op(op, args[0], args[1], None, divisor);
         }
         if self.is_cold() {
-            return self.runtime_op(op, args);
+            let r = self.runtime_op(op, args);
+            if let Some(v) = result {
+                self.store_root(v, r);
+            }
+            return r;
         }
         let join = self.b.create_block();
         self.b.append_block_param(join, types::I64);
@@ -81,6 +95,9 @@ impl Lowerer<'_, '_> {
         }
         self.b.switch_to_block(slow);
         let r = self.runtime_op(op, args);
+        if let Some(v) = result {
+            self.store_root(v, r);
+        }
         self.b.ins().jump(join, &[BlockArg::Value(r)]);
         self.b.switch_to_block(join);
         self.b.block_params(join)[0]

@@ -896,11 +896,22 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     fn set_value(&mut self, r: ValueId, v: ClValue) {
-        // A word the collector reads, unless this copy knows the value is
-        // a small integer (the optimistic copy's assumption).
+        self.store_root(r, v);
+        self.set_value_rooted(r, v);
+    }
+
+    /// Stores `v`, the value of `r`, in `r`'s word of the [`Roots`]: a
+    /// word the collector reads, unless this copy knows the value is a
+    /// small integer (the optimistic copy's assumption).
+    fn store_root(&mut self, r: ValueId, v: ClValue) {
         if let Some(roots) = self.roots.as_ref().filter(|_| !self.small.operand(&Operand::Value(r))) {
             roots.store(&mut self.b, r, v);
         }
+    }
+
+    /// [`Lowerer::set_value`] for a value whose root word, if it needs
+    /// one, holds it already.
+    fn set_value_rooted(&mut self, r: ValueId, v: ClValue) {
         match &self.vars {
             Some(vars) => self.b.def_var(vars[ix(r)], v),
             None => {
@@ -957,12 +968,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     self.speculate(i, op, args[0], args[1], known, divisor);
                     return;
                 }
+                let result = self.f.insts[i].result;
                 let v = if form == Form::Word && inline_word(op) {
                     self.small_op(op, args[0], args[1], None, divisor)
                 } else {
-                    self.op(op, &args, known, divisor)
+                    self.op(op, &args, known, divisor, result)
                 };
-                self.define(i, v);
+                // Rooted: a small integer needs no root, and `op` roots
+                // what the runtime computes.
+                if let Some(r) = result {
+                    self.set_value_rooted(r, v);
+                }
                 if exit_point {
                     // Where the optimistic copy joins this one.
                     let cont = self.cont(i);
