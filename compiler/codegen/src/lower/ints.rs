@@ -65,14 +65,14 @@ impl Lowerer<'_, '_> {
             // path or passes the result on.
             self.mark_cold(slow);
             let (a, b) = (args[0], args[1]);
-            let (result, overflow) = match op {
+            let (word, overflow) = match op {
                 Op::Add | Op::Sub | Op::Mul => self.arith(op, a, b, true),
                 _ => (self.small_op(op, a, b, None, divisor), None),
             };
             let wrong_tag = self.fast_operands(op, a, b, known).map(|ok| self.b.ins().icmp_imm_s(IntCC::Equal, ok, 0));
             match [wrong_tag, overflow].into_iter().flatten().reduce(|x, y| self.b.ins().bor(x, y)) {
-                Some(wrong) => self.b.ins().brif(wrong, slow, &[], join, &[BlockArg::Value(result)]),
-                None => self.b.ins().jump(join, &[BlockArg::Value(result)]),
+                Some(wrong) => self.b.ins().brif(wrong, slow, &[], join, &[BlockArg::Value(word)]),
+                None => self.b.ins().jump(join, &[BlockArg::Value(word)]),
             };
         } else if inline_word(op) {
             // Off the straight line only when there is an inline path.
