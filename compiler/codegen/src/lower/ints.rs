@@ -23,7 +23,6 @@ use super::Lowerer;
 use crate::word::{self, ONE, ZERO};
 
 impl Lowerer<'_, '_> {
-    /// An operation: inline on small integers where it pays, else the runtime.
     /// Which of the first two operands are certainly small integers.
     pub(super) fn known_small(&self, args: &[Operand]) -> [bool; 2] {
         [0, 1].map(|k| args.get(k).is_some_and(|o| self.small.operand(o)))
@@ -46,7 +45,7 @@ impl Lowerer<'_, '_> {
             // No slow path at all: a runtime call, even one never reached,
             // is a call the register allocator keeps the values live
             // across it safe from (callee-saved registers, or spills).
-            return self.small_op(op, args[0], args[1], None, divisor);
+            return self.small_op(op, args[0], args[1], divisor);
         }
         if self.is_cold() {
             let r = self.runtime_op(op, args);
@@ -58,34 +57,14 @@ impl Lowerer<'_, '_> {
         let join = self.b.create_block();
         self.b.append_block_param(join, types::I64);
         let slow = self.b.create_block();
-        if inline_word(op) && !matches!(op, Op::Div | Op::Mod) {
-            // One branch: the result and whether it is wrong (an operand
-            // not a small integer, or an overflow) are computed on any
-            // words, which cannot fault, and the branch takes the slow
-            // path or passes the result on.
+        if inline_word(op) {
+            // Off the straight line only when there is an inline path.
             self.mark_cold(slow);
-            let (a, b) = (args[0], args[1]);
-            let (word, overflow) = match op {
-                Op::Add | Op::Sub | Op::Mul => self.arith(op, a, b, true),
-                _ => (self.small_op(op, a, b, None, divisor), None),
-            };
-            let wrong_tag = self.fast_operands(op, a, b, known).map(|ok| self.b.ins().icmp_imm_s(IntCC::Equal, ok, 0));
-            match [wrong_tag, overflow].into_iter().flatten().reduce(|x, y| self.b.ins().bor(x, y)) {
+            let (word, wrong) = self.inline_checked(op, args[0], args[1], known, divisor, slow);
+            match wrong {
                 Some(wrong) => self.b.ins().brif(wrong, slow, &[], join, &[BlockArg::Value(word)]),
                 None => self.b.ins().jump(join, &[BlockArg::Value(word)]),
             };
-        } else if inline_word(op) {
-            // Off the straight line only when there is an inline path.
-            self.mark_cold(slow);
-            let (a, b) = (args[0], args[1]);
-            let fast = self.b.create_block();
-            match self.fast_operands(op, a, b, known) {
-                Some(both) => self.b.ins().brif(both, fast, &[], slow, &[]),
-                None => self.b.ins().jump(fast, &[]),
-            };
-            self.b.switch_to_block(fast);
-            let result = self.small_op(op, a, b, Some(slow), divisor);
-            self.b.ins().jump(join, &[BlockArg::Value(result)]);
         } else if op == Op::ReadList {
             self.mark_cold(slow);
             let element = self.read_list_inline(args[0], args[1], known[1], slow);
@@ -103,12 +82,60 @@ impl Lowerer<'_, '_> {
         self.b.block_params(join)[0]
     }
 
-    /// `op` on two small-integer words. With `slow`, an overflow (or a zero
-    /// divisor, or a quotient that is not small) jumps there; without (the
-    /// `Word` form), the optimizer proved none can happen, so no tag,
-    /// overflow or zero check remains. `divisor` is `b`'s value when it is
-    /// a constant in `1..2^30`.
-    pub(super) fn small_op(
+    /// `op` on operands that may not be small integers (`known` says which
+    /// are), inline: the result's word if they are, and whether it is wrong
+    /// (an operand not a small integer, or an overflow), for the caller to
+    /// branch on to `slow`. `+`, `-`, `*` and comparisons are computed on
+    /// whatever words the operands are — arithmetic on pointers cannot
+    /// fault — so that one branch decides. `//` and `%` test the operands
+    /// first and branch to `slow` themselves (a machine division faults on
+    /// a zero divisor), and continue in a new block: no wrongness left.
+    pub(super) fn inline_checked(
+        &mut self,
+        op: Op,
+        a: ClValue,
+        b: ClValue,
+        known: [bool; 2],
+        divisor: Option<i64>,
+        slow: cranelift_codegen::ir::Block,
+    ) -> (ClValue, Option<ClValue>) {
+        if matches!(op, Op::Div | Op::Mod) {
+            if let Some(both) = self.fast_operands(op, a, b, known) {
+                let fast = self.b.create_block();
+                self.b.ins().brif(both, fast, &[], slow, &[]);
+                self.b.switch_to_block(fast);
+            }
+            return (self.div_mod(op, a, b, Some(slow), divisor), None);
+        }
+        let (word, overflow) = match op {
+            Op::Add | Op::Sub | Op::Mul => self.arith(op, a, b, true),
+            _ => (self.small_op(op, a, b, divisor), None),
+        };
+        let wrong_tag = self.fast_operands(op, a, b, known).map(|ok| self.b.ins().icmp_imm_s(IntCC::Equal, ok, 0));
+        (word, [wrong_tag, overflow].into_iter().flatten().reduce(|x, y| self.b.ins().bor(x, y)))
+    }
+
+    /// `op` on two small-integer words (the `Word` form: the optimizer
+    /// proved no overflow, zero divisor or quotient that is not small can
+    /// happen, so no tag, overflow or zero check remains). `divisor` is
+    /// `b`'s value when it is a constant in `1..2^30`.
+    pub(super) fn small_op(&mut self, op: Op, a: ClValue, b: ClValue, divisor: Option<i64>) -> ClValue {
+        match op {
+            Op::Add | Op::Sub | Op::Mul => self.arith(op, a, b, false).0,
+            Op::Div | Op::Mod => self.div_mod(op, a, b, None, divisor),
+            _ => {
+                let c = self.b.ins().icmp(int_cc(op), a, b);
+                let one = self.konst(ONE.as_i64());
+                let zero = self.konst(ZERO.as_i64());
+                self.b.ins().select(c, one, zero)
+            }
+        }
+    }
+
+    /// Floored `a // b` or `a % b` on small-integer words; a zero divisor
+    /// or a quotient that is not small jumps to `slow` (with none, the
+    /// optimizer proved neither happens).
+    fn div_mod(
         &mut self,
         op: Op,
         a: ClValue,
@@ -116,26 +143,12 @@ impl Lowerer<'_, '_> {
         slow: Option<cranelift_codegen::ir::Block>,
         divisor: Option<i64>,
     ) -> ClValue {
-        match op {
-            Op::Add | Op::Sub | Op::Mul => {
-                let (r, overflow) = self.arith(op, a, b, slow.is_some());
-                if let (Some(slow), Some(overflow)) = (slow, overflow) {
-                    let ok = self.b.create_block();
-                    self.b.ins().brif(overflow, slow, &[], ok, &[]);
-                    self.b.switch_to_block(ok);
-                }
-                r
-            }
+        match divisor {
             // A positive constant divisor: no zero to divide by, and the
             // quotient is no bigger than the dividend: no slow path.
-            Op::Mod if divisor.is_some() => self.mod_by_constant(a, b, divisor.unwrap_or(1)),
-            Op::Div | Op::Mod => self.floor_div_mod(op, a, b, slow.filter(|_| divisor.is_none())),
-            _ => {
-                let c = self.b.ins().icmp(int_cc(op), a, b);
-                let one = self.konst(ONE.as_i64());
-                let zero = self.konst(ZERO.as_i64());
-                self.b.ins().select(c, one, zero)
-            }
+            Some(k) if op == Op::Mod => self.mod_by_constant(a, b, k),
+            Some(_) => self.floor_div_mod(op, a, b, None),
+            None => self.floor_div_mod(op, a, b, slow),
         }
     }
 

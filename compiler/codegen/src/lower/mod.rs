@@ -970,7 +970,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
                 let result = self.f.insts[i].result;
                 let v = if form == Form::Word && inline_word(op) {
-                    self.small_op(op, args[0], args[1], None, divisor)
+                    self.small_op(op, args[0], args[1], divisor)
                 } else {
                     self.op(op, &args, known, divisor, result)
                 };
