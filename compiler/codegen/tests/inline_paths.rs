@@ -1,0 +1,41 @@
+//! Inline paths in hot code: an integer operation whose operands may not
+//! be small integers takes one branch on its hot path (to its slow path
+//! when an operand is not a small integer or the result overflowed), not
+//! a tag test and an overflow test branching each.
+
+use flowc_codegen::Native;
+
+/// `g` adds its parameter `adds` times to a running total; main calls it
+/// from a loop counted from its parameter, so `g` is hot.
+fn module(adds: usize) -> String {
+    let mut body = String::new();
+    let mut last = 0;
+    for k in 1..=adds {
+        body.push_str(&format!("    v{k}:x = add v{last}, v0\n"));
+        last = k;
+    }
+    format!(
+        "function g(v0:a) {{\nb0 g_entry:\n{body}    return v{last}\n}}\n\
+         main start(v0:n) {{\nb0 start:\n    jump b1\nb1 head:\n    v1:k = phi [b0: v0, b2: v4]\n    \
+         v2:s = phi [b0: 0, b2: v5]\n    branch v1, b2, b3\nb2 body:\n    v3:r = call g(v1)\n    \
+         v4:k = sub v1, 1\n    v5:s = add v2, v3\n    jump b1\nb3 done:\n    print v2\n}}\n"
+    )
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_hot_addition_branches_once_on_its_inline_path() {
+    let adds = 20;
+    let text = module(adds);
+    let branches = flowc_codegen::with_stack(move || {
+        let m = flowc_ir::parse::module("adds", &text).unwrap();
+        let native = Native::compile(&m).unwrap();
+        let (_, _, code) = native.code().into_iter().find(|(name, _, _)| name.as_str() == "g").expect("g is compiled");
+        let lines = flowc_codegen::disasm::instructions(code);
+        lines.iter().filter(|l| l.text.starts_with('j') && !l.text.starts_with("jmp")).count()
+    });
+    // Each addition: one branch to its slow path, and the slow path's
+    // test of the runtime's result for a stop; a few more for the entry.
+    assert!(branches >= 2 * adds, "{branches} conditional branches for {adds} additions");
+    assert!(branches <= 2 * adds + 4, "{branches} conditional branches for {adds} additions");
+}
