@@ -303,6 +303,13 @@ pub fn native_with(versions: &Versions, env: &[(Symbol, Value)], options: flowc_
     outcome(native.run(env, config().max_depth))
 }
 
+/// [`native_with`] for tiered code: also how many functions tiered up.
+pub fn native_tiered(versions: &Versions, env: &[(Symbol, Value)], options: flowc_codegen::Options) -> (Outcome, u32) {
+    let native = compile(versions, options);
+    let got = outcome(native.run(env, config().max_depth));
+    (got, native.tier_ups().0)
+}
+
 /// Both versions compiled together, the entry choosing by its arguments.
 fn compile(versions: &Versions, options: flowc_codegen::Options) -> flowc_codegen::Native {
     flowc_codegen::Native::compile_versions(&versions.generic, versions.small_version(), options)

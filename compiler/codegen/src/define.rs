@@ -35,6 +35,16 @@ pub struct Defined {
     pub sites: SiteTable,
     /// Each function defined: its code's size and safepoints.
     pub safepoints: Vec<DefinedCode>,
+    /// With [`Options::tiering`]: the tiered functions' slots and
+    /// counters, by index in `functions` (the entry's small version
+    /// last); the caller points the slots at the code.
+    pub tiers: Option<crate::tiers::Tables>,
+    /// Each function's id (the entry's small version last), the ids of
+    /// those calls name, and the runtime's: what compiling more code into
+    /// the module needs.
+    pub ids: Vec<FuncId>,
+    pub funcs: HashMap<Symbol, (FuncId, usize)>,
+    pub runtime: HashMap<&'static str, FuncId>,
 }
 
 /// How code is generated.
@@ -47,6 +57,9 @@ pub struct Options {
     /// instructions ([`crate::lower::frame`]), not only huge ones at
     /// [`REGION_INSTS`]: the split lowering tried on every program (tests).
     pub split: Option<usize>,
+    /// Compile functions that may be hot in tiers ([`crate::tiers`]):
+    /// code run in memory only.
+    pub tiering: Option<crate::tiers::Tiering>,
 }
 
 /// A version of the entry function optimized assuming the parameters at
@@ -63,6 +76,7 @@ fn runtime_arity(name: &str) -> usize {
     match name {
         "flowc_rt_missing_op" => 4,
         "flowc_rt_op" | "flowc_rt_set" => 3,
+        "flowc_rt_tier_up" => 2,
         "flowc_rt_get" => 2,
         "flowc_rt_stack_overflow" | "flowc_rt_out_of_fuel" => 0,
         _ => 1,
@@ -172,12 +186,31 @@ pub fn define_function(env: &mut Env, f: &Function, id: FuncId, facts: lower::Fa
             (REGION_INSTS, REGION_LOOP_INSTS)
         };
         let (max, max_loop) = env.split.map_or(sizes, |n| (n, n));
-        return define_split(env, f, &facts, id, (max, max_loop), &mut fbctx);
+        return define_split(env, f, &facts, id, (max, max_loop), None, &mut fbctx);
     }
     let mut ctx = env.compiler.context(&*env.module);
     lower::lower(env, f, &facts, &mut ctx, &mut fbctx);
     let tier = if f.is_huge() || cold { Tier::Cheap } else { Tier::Optimized };
     compile::submit(env, id, f.name, ctx, tier)
+}
+
+/// Defines the tier-0 code of `f`, function `index` of the program
+/// ([`crate::tiers`]): lowered as cold code (`facts` made all cold), split
+/// into regions like a cold function's, with a driver that counts calls
+/// and tiers up.
+pub fn define_tier0(env: &mut Env, f: &Function, id: FuncId, facts: lower::Facts, index: usize) -> Result<(), String> {
+    let mut fbctx = FunctionBuilderContext::new();
+    let facts = facts.all_cold_now();
+    define_split(env, f, &facts, id, (COLD_REGION_INSTS, COLD_REGION_LOOP_INSTS), Some(index), &mut fbctx)
+}
+
+/// Whether `f`, whose facts are `facts`, is compiled in tiers under
+/// `tiering`: a function called by name, not huge (huge functions are
+/// compiled for compile time anyway), big enough, and not all cold.
+pub fn is_tiered(f: &Function, facts: &lower::Facts, tiering: Option<crate::tiers::Tiering>) -> bool {
+    tiering.is_some_and(|t| {
+        f.kind == FunctionKind::Function && !f.is_huge() && f.insts.len() >= t.min_insts && !facts.all_cold()
+    })
 }
 
 /// Defines `f` as `id`, split into regions of at most `max` instructions
@@ -191,6 +224,7 @@ fn define_split(
     facts: &lower::Facts,
     id: FuncId,
     (max, max_loop): (usize, usize),
+    tier: Option<usize>,
     fbctx: &mut FunctionBuilderContext,
 ) -> Result<(), String> {
     let regions = flowc_ir::regions::Regions::new(f, &facts.cfg, &facts.loops, max, max_loop);
@@ -207,7 +241,8 @@ fn define_split(
         compile::submit(env, region, f.name, ctx, Tier::Cheap)?;
     }
     let mut ctx = env.compiler.context(&*env.module);
-    lower::frame::lower_driver(env, f, &split, &mut ctx, fbctx);
+    let tier = tier.map(|k| (env.tiers.expect("tier-0 code has tables").counter(k), k));
+    lower::frame::lower_driver(env, f, &split, tier, &mut ctx, fbctx);
     compile::submit(env, id, f.name, ctx, Tier::Cheap)
 }
 
@@ -400,26 +435,13 @@ pub fn define(
         None => None,
     };
     let (mut traps, mut sites, mut safepoints) = (Vec::new(), SiteTable::default(), Vec::new());
+    let functions_with_version = functions.len() + usize::from(version.is_some());
+    let mut tables = options.tiering.map(|t| crate::tiers::Tables::new(functions_with_version, t.after));
     // Whole programs have no trace exits (traces go to a `TraceCache`).
     let mut exits = Vec::new();
     let insts =
         functions.iter().map(|f| f.insts.len()).sum::<usize>() + version.as_ref().map_or(0, |v| v.function.insts.len());
     let mut compiler = Compiler::for_work(insts);
-    let mut env = Env {
-        module: &mut *module,
-        funcs: &funcs,
-        runtime: &rt,
-        constants,
-        traps: &mut traps,
-        exits: &mut exits,
-        sites: &mut sites,
-        fuel: options.fuel,
-        split: options.split,
-        links: None,
-        safepoints: &mut safepoints,
-        objects,
-        compiler: &mut compiler,
-    };
     // The entry (or its version for small parameters) runs once per run:
     // the functions it calls a bounded number of times can be cold.
     let all: Vec<(&Function, FuncId)> = functions
@@ -435,14 +457,55 @@ pub fn define(
         &facts.iter().map(|x| &x.bounds).collect::<Vec<_>>(),
         &entries,
     );
-    for (((f, id), facts), runs) in all.iter().zip(facts).zip(runs) {
-        define_function(&mut env, f, *id, facts.with_runs(f, runs))?;
+    let facts: Vec<lower::Facts> =
+        all.iter().zip(facts).zip(&runs).map(|((&(f, _), x), r)| x.with_runs(f, *r)).collect();
+    if let Some(tables) = &mut tables {
+        for (k, ((f, _), facts)) in all.iter().zip(&facts).enumerate() {
+            if is_tiered(f, facts, options.tiering) {
+                tables.tiered[k] = Some(runs[k]);
+                tables.index.insert(f.name, k);
+            }
+        }
+    }
+    let mut env = Env {
+        module: &mut *module,
+        funcs: &funcs,
+        runtime: &rt,
+        constants,
+        traps: &mut traps,
+        exits: &mut exits,
+        sites: &mut sites,
+        fuel: options.fuel,
+        split: options.split,
+        links: None,
+        safepoints: &mut safepoints,
+        objects,
+        compiler: &mut compiler,
+        tiers: tables.as_ref(),
+    };
+    for (k, ((f, id), facts)) in all.iter().zip(facts).enumerate() {
+        if env.tiers.is_some_and(|t| t.tiered[k].is_some()) {
+            define_tier0(&mut env, f, *id, facts, k)?;
+        } else {
+            define_function(&mut env, f, *id, facts)?;
+        }
     }
     compile::finish(&mut env)?;
     let target = functions[entry];
     let version = version.as_ref().zip(small).map(|(v, id)| (id, v.small.as_slice()));
     let entry_id = define_entry(module, target, ids[entry], version, "flowc_entry")?;
-    Ok(Defined { entry: entry_id, params: params(target), traps, sites, safepoints })
+    let ids = all.iter().map(|&(_, id)| id).collect();
+    Ok(Defined {
+        entry: entry_id,
+        params: params(target),
+        traps,
+        sites,
+        safepoints,
+        tiers: tables,
+        ids,
+        funcs,
+        runtime: rt,
+    })
 }
 
 /// The host machine's instruction set, optimizing for speed.

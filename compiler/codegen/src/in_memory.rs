@@ -17,7 +17,7 @@ use flowc_lang::{Symbol, Value};
 use crate::code_map::{FunctionCode, PlaceRange};
 use crate::define::{self, isa, Options, Version};
 use crate::lower::{Constants, ExitSlots, ObjectInfo, SiteTable, TraceExit};
-use crate::runtime::{self, Activation, Ctx};
+use crate::runtime::{self, Activation, Ctx, TierUp};
 use crate::word::{self, Word};
 use flowc_runtime::frames::StackMaps;
 
@@ -89,17 +89,28 @@ fn size(functions: &[&Function]) -> usize {
 /// one of them: `entry(args, ctx)` loads that function's arguments from an
 /// array and calls it.
 struct Unit {
-    /// Owns the code (a JIT module, or a trace cache that holds one);
+    /// Owns the code (a JIT module, or the [`Tiers`] that hold one);
     /// dropping the last owner unmaps the code ([`Code`]).
     _owner: Rc<dyn std::any::Any>,
     entry: *const u8,
     params: Vec<Symbol>,
-    /// Constants the code points at (lists, big integers), kept alive.
-    _pool: Vec<Root>,
-    traps: Rc<[ErrorKind]>,
     /// The slots of the objects the code makes.
     layout: &'static Layout,
     immutable: Rc<[(Symbol, Symbol)]>,
+    /// What the code's runs need, which tiering up adds to.
+    grown: Rc<RefCell<Grown>>,
+    /// The compiler of the optimized tier, if the code is tiered.
+    tiers: Option<Rc<Tiers>>,
+}
+
+/// What a unit's code needs while it runs, which grows as functions tier
+/// up ([`Tiers`]).
+struct Grown {
+    /// Constants the code points at (lists, big integers), kept alive.
+    pool: Vec<Root>,
+    /// Errors raised by `trap`, by index, and as contexts share them.
+    traps: Vec<ErrorKind>,
+    shared_traps: Rc<[ErrorKind]>,
     sites: SiteTable,
     /// The code's safepoints, for the collector (boxed: contexts point at
     /// it).
@@ -107,6 +118,103 @@ struct Unit {
     /// Each compiled function's IR name, address, code size and places,
     /// in the order they were defined.
     code: Vec<(Symbol, usize, usize, Vec<PlaceRange>)>,
+    /// Functions compiled optimized while running, and the time it took.
+    tier_ups: u32,
+    tier_up_time: std::time::Duration,
+}
+
+impl Grown {
+    /// Registers the functions just defined in `jit`: their code and
+    /// safepoints.
+    fn add(&mut self, jit: &JITModule, defined: Vec<define::DefinedCode>) {
+        let mut points = Vec::with_capacity(defined.len());
+        for d in defined {
+            let address = jit.get_finalized_function(d.id) as usize;
+            self.code.push((d.name, address, d.size as usize, d.places));
+            points.push((address, d.safepoints));
+        }
+        self.stack_maps.add(points);
+    }
+}
+
+/// The compiler of a tiered unit's optimized tier ([`crate::tiers`]):
+/// what compiling one more function into the unit's JIT module needs.
+/// Generated code reaches it through the context ([`TierUp`]).
+struct Tiers {
+    jit: RefCell<Code>,
+    grown: Rc<RefCell<Grown>>,
+    /// The slots and counters the code uses.
+    tables: crate::tiers::Tables,
+    /// The IR of each tiered function, by index.
+    functions: Vec<Option<Function>>,
+    funcs: HashMap<Symbol, (cranelift_module::FuncId, usize)>,
+    runtime: HashMap<&'static str, cranelift_module::FuncId>,
+    objects: ObjectInfo,
+    options: Options,
+}
+
+impl Tiers {
+    /// Compiles tiered function `k` optimized; returns its code's address.
+    fn compile(&self, k: usize) -> Result<u64, String> {
+        let f = self.functions[k].as_ref().ok_or("not a tiered function")?;
+        let runs = self.tables.tiered[k].ok_or("not a tiered function")?;
+        let mut jit = self.jit.borrow_mut();
+        let mut grown = self.grown.borrow_mut();
+        let grown = &mut *grown;
+        let traps_before = grown.traps.len();
+        let sig = crate::lower::signature_of(&**jit, f);
+        let id = cranelift_module::Module::declare_anonymous_function(&mut **jit, &sig).map_err(|e| e.to_string())?;
+        let (mut exits, mut safepoints) = (Vec::new(), Vec::new());
+        let mut compiler = crate::compile::Compiler::serial();
+        let mut env = crate::lower::Env {
+            module: &mut **jit,
+            funcs: &self.funcs,
+            runtime: &self.runtime,
+            constants: Constants::Rooted(&mut grown.pool),
+            traps: &mut grown.traps,
+            exits: &mut exits,
+            sites: &mut grown.sites,
+            fuel: self.options.fuel,
+            split: self.options.split,
+            links: None,
+            safepoints: &mut safepoints,
+            objects: &self.objects,
+            compiler: &mut compiler,
+            tiers: Some(&self.tables),
+        };
+        define::define_function(&mut env, f, id, crate::lower::Facts::new(f).with_runs(f, runs))?;
+        crate::compile::finish(&mut env)?;
+        jit.finalize_definitions().map_err(|e| e.to_string())?;
+        grown.add(&jit, safepoints);
+        if grown.traps.len() != traps_before {
+            grown.shared_traps = grown.traps.clone().into();
+        }
+        Ok(jit.get_finalized_function(id) as u64)
+    }
+}
+
+impl TierUp for Tiers {
+    fn tier_up(&self, ctx: &mut Ctx, function: u64, entry: u64) -> u64 {
+        let k = function as usize;
+        let (Some(slot), Some(counter)) = (self.tables.slots.get(k), self.tables.counters.get(k)) else { return 0 };
+        // Once compiled (or failed), the counter stays far from zero.
+        counter.set(u64::MAX);
+        if entry != 0 {
+            return 0;
+        }
+        if self.tables.optimized[k].get() {
+            return slot.get();
+        }
+        let start = std::time::Instant::now();
+        let Ok(address) = self.compile(k) else { return 0 };
+        slot.set(address);
+        self.tables.optimized[k].set(true);
+        let mut grown = self.grown.borrow_mut();
+        grown.tier_ups += 1;
+        grown.tier_up_time += start.elapsed();
+        ctx.traps = grown.shared_traps.clone();
+        address
+    }
 }
 
 impl Unit {
@@ -120,51 +228,83 @@ impl Unit {
         layout: &'static Layout,
         options: Options,
     ) -> Result<Unit, String> {
-        // Two versions of each function may be compiled (see `Version`).
-        let mut jit = Code::new(builder(2 * size(functions))?);
+        // Two versions of each function may be compiled (see `Version`),
+        // and tiered ones twice more.
+        let room = if options.tiering.is_some() { 4 } else { 2 };
+        let mut jit = Code::new(builder(room * size(functions))?);
         let mut pool = Vec::new();
         let objects = ObjectInfo::new(layout, &hints.immutable, true);
         let constants = Constants::Rooted(&mut pool);
+        let all: Vec<&Function> = functions.iter().copied().chain(version.as_ref().map(|v| v.function)).collect();
         let defined = define::define(&mut *jit, functions, entry, version, constants, &objects, options)?;
         jit.finalize_definitions().map_err(|e| e.to_string())?;
         let code = jit.get_finalized_function(defined.entry);
-        let mut stack_maps = Box::<StackMaps>::default();
-        let mut points = Vec::with_capacity(defined.safepoints.len());
-        let mut code_listing = Vec::with_capacity(defined.safepoints.len());
-        for d in defined.safepoints {
-            let address = jit.get_finalized_function(d.id) as usize;
-            code_listing.push((d.name, address, d.size as usize, d.places));
-            points.push((address, d.safepoints));
-        }
-        stack_maps.add(points);
         let immutable: Vec<(Symbol, Symbol)> =
             hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
+        let mut grown = Grown {
+            pool,
+            shared_traps: defined.traps.clone().into(),
+            traps: defined.traps,
+            sites: defined.sites,
+            stack_maps: Box::default(),
+            code: Vec::with_capacity(defined.safepoints.len()),
+            tier_ups: 0,
+            tier_up_time: std::time::Duration::ZERO,
+        };
+        grown.add(&jit, defined.safepoints);
+        let grown = Rc::new(RefCell::new(grown));
+        let (owner, tiers): (Rc<dyn std::any::Any>, _) = match defined.tiers {
+            Some(tables) => {
+                let (ids, funcs) = (defined.ids, defined.funcs);
+                for ((slot, tiered), &id) in tables.slots.iter().zip(&tables.tiered).zip(&ids) {
+                    if tiered.is_some() {
+                        slot.set(jit.get_finalized_function(id) as u64);
+                    }
+                }
+                let tiers = Rc::new(Tiers {
+                    functions: all.iter().enumerate().map(|(k, f)| tables.tiered[k].map(|_| (*f).clone())).collect(),
+                    tables,
+                    grown: grown.clone(),
+                    funcs,
+                    runtime: defined.runtime,
+                    objects: objects.clone(),
+                    options,
+                    jit: RefCell::new(jit),
+                });
+                (tiers.clone(), Some(tiers))
+            }
+            None => (Rc::new(jit), None),
+        };
         Ok(Unit {
-            _owner: Rc::new(jit),
+            _owner: owner,
             entry: code,
             params: defined.params,
-            _pool: pool,
-            traps: defined.traps.into(),
             immutable: immutable.into(),
-            sites: defined.sites,
             layout,
-            stack_maps,
-            code: code_listing,
+            grown,
+            tiers,
         })
     }
 
     /// Where the failing runtime call of a run came from (without the
     /// statement's text: see `Location::with_text`).
     fn location(&self, ctx: &Ctx) -> Option<flowc_lang::interp::Location> {
-        self.sites.location(ctx.error_site)
+        self.grown.borrow().sites.location(ctx.error_site)
     }
 
     fn context(&self, max_depth: usize) -> Ctx {
-        let mut ctx = Ctx::new(max_depth as u64, self.layout, self.immutable.clone(), self.traps.clone());
+        let grown = self.grown.borrow();
+        let mut ctx = Ctx::new(max_depth as u64, self.layout, self.immutable.clone(), grown.shared_traps.clone());
         // SAFETY: the maps are those of every function of this unit, the
-        // only code the context runs, and live (boxed, unmoved) as long as
-        // the unit; contexts do not outlive the run that made them.
-        unsafe { ctx.set_stack_maps(&self.stack_maps) };
+        // only code the context runs (tiering up adds to them in place),
+        // and live (boxed, unmoved) as long as the unit; contexts do not
+        // outlive the run that made them.
+        unsafe { ctx.set_stack_maps(&grown.stack_maps) };
+        if let Some(tiers) = &self.tiers {
+            // SAFETY: the unit holds the tiers as long as it lives, and
+            // contexts do not outlive the run that made them.
+            unsafe { ctx.set_tiers(&**tiers) };
+        }
         ctx
     }
 
@@ -211,10 +351,13 @@ impl Native {
     }
 
     /// The final machine code of each compiled function, in the order they
-    /// were defined (a function's small version after the others): its IR
+    /// were defined (a function's small version after the others, tiered
+    /// functions' optimized code, compiled while running, last): its IR
     /// name, address and bytes.
     pub fn code(&self) -> Vec<(Symbol, u64, &[u8])> {
         self.unit
+            .grown
+            .borrow()
             .code
             .iter()
             .map(|&(name, address, size, _)| {
@@ -233,9 +376,10 @@ impl Native {
     /// [`Native::code`] with, for each function, which IR instruction
     /// each stretch of its code came from ([`crate::code_map`]).
     pub fn functions(&self) -> Vec<FunctionCode> {
+        let grown = self.unit.grown.borrow();
         self.code()
             .into_iter()
-            .zip(&self.unit.code)
+            .zip(&grown.code)
             .map(|((name, address, bytes), (_, _, _, places))| FunctionCode {
                 name,
                 address,
@@ -247,7 +391,14 @@ impl Native {
 
     /// Bytes of machine code over all compiled functions.
     pub fn code_size(&self) -> usize {
-        self.unit.code.iter().map(|(_, _, size, _)| size).sum()
+        self.unit.grown.borrow().code.iter().map(|(_, _, size, _)| size).sum()
+    }
+
+    /// How many functions were compiled optimized while running (tiered
+    /// code: [`crate::tiers`]), and the time that took.
+    pub fn tier_ups(&self) -> (u32, std::time::Duration) {
+        let grown = self.unit.grown.borrow();
+        (grown.tier_ups, grown.tier_up_time)
     }
 
     /// Compiles both versions of a program (`flowc_passes::versions`): the
@@ -476,6 +627,7 @@ impl TraceCache {
                 safepoints: &mut safepoints,
                 objects: &objects,
                 compiler: &mut compiler,
+                tiers: None,
             };
             define::define_function(&mut env, f, ids[k], crate::lower::Facts::new(f))?;
             if k + 1 == functions.len() {
@@ -570,6 +722,7 @@ impl TraceCache {
                 safepoints: &mut safepoints,
                 objects: &inner.objects,
                 compiler: &mut compiler,
+                tiers: None,
             };
             if let Err(e) = define::define_function(&mut env, f, ids[0], crate::lower::Facts::new(f)) {
                 failed = Some(e);

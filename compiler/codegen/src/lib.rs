@@ -22,6 +22,7 @@ pub mod in_memory;
 pub mod lower;
 pub mod object;
 pub mod small;
+pub mod tiers;
 
 pub use flowc_runtime::{runtime, word};
 

@@ -76,6 +76,22 @@ pub struct Ctx {
     immutable: Rc<[(Symbol, Symbol)]>,
     /// Errors the generated code raises by index (`trap` terminators).
     pub traps: Rc<[ErrorKind]>,
+    /// What compiles a function's optimized tier when its tier-0 code
+    /// finds it hot ([`flowc_rt_tier_up`]); `None`: code that is not
+    /// tiered. Set by [`Ctx::set_tiers`].
+    tiers: Option<std::ptr::NonNull<dyn TierUp>>,
+}
+
+/// Compiles the optimized tier of functions whose tier-0 code found them
+/// hot (see `flowc_codegen`'s `tiers` module). Generated code reaches it
+/// through [`flowc_rt_tier_up`].
+pub trait TierUp {
+    /// Compiles the optimized tier of function `function` (if it is not
+    /// compiled yet) and returns its entry for `entry`: `0` for the
+    /// function called with its parameters, else the on-stack
+    /// replacement entry numbered `entry` (see the code generator);
+    /// `0` when there is none.
+    fn tier_up(&self, ctx: &mut Ctx, function: u64, entry: u64) -> u64;
 }
 
 /// Byte offsets of the [`Ctx`] fields generated code reads and writes.
@@ -127,7 +143,20 @@ impl Ctx {
             stopped: 0,
             immutable: immutable.into(),
             traps: traps.into(),
+            tiers: None,
         }
+    }
+
+    /// Gives tiered code what compiles its optimized tier
+    /// ([`flowc_rt_tier_up`]).
+    ///
+    /// # Safety
+    /// `tiers` outlives every run of this context.
+    pub unsafe fn set_tiers(&mut self, tiers: &dyn TierUp) {
+        // SAFETY (of later dereferences): the caller keeps `tiers` alive
+        // for every run; the lifetime is erased for the raw pointer only.
+        let tiers: &'static dyn TierUp = unsafe { std::mem::transmute::<&dyn TierUp, &'static dyn TierUp>(tiers) };
+        self.tiers = Some(std::ptr::NonNull::from(tiers));
     }
 
     /// Makes the context ready for another run of the same code: its
@@ -507,6 +536,21 @@ pub unsafe extern "C" fn flowc_rt_out_of_fuel(ctx: *mut Ctx) -> Word {
     ctx.fail(ErrorKind::FuelExhausted { fuel })
 }
 
+/// Tier-0 code found function `function` hot: compiles its optimized
+/// tier, and returns the address of its entry `entry` ([`TierUp`]), or 0
+/// (none: the tier-0 code goes on).
+///
+/// # Safety
+/// `ctx` must be the live context of the run calling it.
+#[no_mangle]
+pub unsafe extern "C" fn flowc_rt_tier_up(ctx: *mut Ctx, function: u64, entry: u64) -> u64 {
+    let ctx = ctx!(ctx);
+    let Some(tiers) = ctx.tiers else { return 0 };
+    // SAFETY: `set_tiers` requires the compiler to outlive the run.
+    let tiers = unsafe { tiers.as_ref() };
+    tiers.tier_up(ctx, function, entry)
+}
+
 /// The runtime's symbols, for the JIT's symbol table.
 pub fn symbols() -> Vec<(&'static str, *const u8)> {
     vec![
@@ -520,5 +564,6 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("flowc_rt_trap", flowc_rt_trap as *const u8),
         ("flowc_rt_stack_overflow", flowc_rt_stack_overflow as *const u8),
         ("flowc_rt_out_of_fuel", flowc_rt_out_of_fuel as *const u8),
+        ("flowc_rt_tier_up", flowc_rt_tier_up as *const u8),
     ]
 }

@@ -400,6 +400,56 @@ fn cleared_words(b: &mut FunctionBuilder, words: u32) -> StackSlot {
     slot
 }
 
+/// The call count of a tier-0 driver (see [`lower_driver`]): counts down
+/// the word at `counter`; at zero, calls `flowc_rt_tier_up` for function
+/// `index` (a safepoint: the frame, holding the parameters, is mapped),
+/// and if that gives code, calls it with the parameters (read back from
+/// the frame) and returns its result. Continues in a new current block.
+fn count_call(
+    env: &mut Env,
+    f: &Function,
+    split: &Split,
+    b: &mut FunctionBuilder,
+    (slot, context): (StackSlot, cranelift_codegen::ir::Value),
+    counter: u64,
+    index: usize,
+) {
+    let flags = cranelift_codegen::ir::MemFlagsData::trusted();
+    let address = b.ins().iconst(types::I64, counter as i64);
+    let left = b.ins().load(types::I64, flags, address, 0);
+    let left = b.ins().iadd_imm_s(left, -1);
+    b.ins().store(flags, left, address, 0);
+    let (hot, optimized, go) = (b.create_block(), b.create_block(), b.create_block());
+    b.set_cold_block(hot);
+    b.set_cold_block(optimized);
+    b.ins().brif(left, go, &[], hot, &[]);
+    b.switch_to_block(hot);
+    super::store_frame(b, context);
+    let tier_up = env.module.declare_func_in_func(env.runtime["flowc_rt_tier_up"], b.func);
+    let function = b.ins().iconst(types::I64, index as i64);
+    let entry = b.ins().iconst(types::I64, 0);
+    let call = b.ins().call(tier_up, &[context, function, entry]);
+    map_words(b.func, call, slot, split.frame.words);
+    let code = b.inst_results(call)[0];
+    b.ins().brif(code, optimized, &[], go, &[]);
+    b.switch_to_block(optimized);
+    let mut args: Vec<_> = f
+        .params
+        .iter()
+        .map(|&p| match split.frame.offset(p) {
+            Some(offset) => b.ins().stack_load(types::I64, types::I64, slot, offset),
+            None => b.ins().iconst(types::I64, 0),
+        })
+        .collect();
+    args.push(context);
+    let sig = b.import_signature(signature_of(&*env.module, f));
+    let call = b.ins().call_indirect(sig, code, &args);
+    map_words(b.func, call, slot, split.frame.words);
+    let result = b.inst_results(call)[0];
+    b.ins().return_(&[result]);
+    b.switch_to_block(go);
+}
+
 /// Lists the first `words` words of `slot` in the stack map of `call`.
 fn map_words(
     func: &mut cranelift_codegen::ir::Function,
@@ -428,10 +478,16 @@ pub fn region_signature(module: &dyn cranelift_module::Module) -> Signature {
 /// Lowers the driver of split function `f` into `ctx.func`: it clears the
 /// frame, stores the parameters in their words, and calls the region of
 /// the entry, whose call lists every word of the frame as a root.
+///
+/// The driver of tier-0 code (`tier`: function `index` of the program,
+/// with its counter at address `counter`; see [`crate::tiers`]) first
+/// counts the call; at zero it has the runtime compile the optimized
+/// tier, and calls that instead if there is one.
 pub fn lower_driver(
     env: &mut Env,
     f: &Function,
     split: &Split,
+    tier: Option<(u64, usize)>,
     ctx: &mut cranelift_codegen::Context,
     fbctx: &mut FunctionBuilderContext,
 ) {
@@ -447,6 +503,9 @@ pub fn lower_driver(
         if let Some(offset) = split.frame.offset(p) {
             b.ins().stack_store(types::I64, value, slot, offset);
         }
+    }
+    if let Some((counter, index)) = tier {
+        count_call(env, f, split, &mut b, (slot, context), counter, index);
     }
     let base = b.ins().stack_addr(types::I64, slot, 0);
     let start = split.regions.first_piece(f.entry).expect("the entry is reachable");

@@ -132,6 +132,9 @@ pub struct Env<'a> {
     pub objects: &'a ObjectInfo,
     /// Where lowered functions are compiled and defined.
     pub compiler: &'a mut crate::compile::Compiler,
+    /// Tiered code's slots and counters ([`crate::tiers`]): calls of a
+    /// tiered function go through its slot. `None`: nothing is tiered.
+    pub tiers: Option<&'a crate::tiers::Tables>,
 }
 
 /// The source sites of a unit's runtime calls, numbered: the code stores a
@@ -362,6 +365,14 @@ impl Facts {
             bounds,
             runs_known: false,
         }
+    }
+
+    /// These facts with every block cold: how tier-0 code is lowered
+    /// ([`crate::tiers`]).
+    pub fn all_cold_now(mut self) -> Facts {
+        self.runs_known = true;
+        self.cycles.iter_mut().for_each(|c| *c = None);
+        self
     }
 
     /// These facts of `f` for when it runs at most `runs` times per run
@@ -1131,11 +1142,23 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.b.ins().jump(self.stop, &[]);
         self.b.switch_to_block(go);
         self.b.ins().store(flags, next, self.ctx, offsets::DEPTH);
-        let (id, _) = self.env.funcs[&func];
-        let fref = self.env.module.declare_func_in_func(id, self.b.func);
         let mut all = args.to_vec();
         all.push(self.ctx);
-        let call = self.b.ins().call(fref, &all);
+        let call = match self.env.tiers.and_then(|t| t.slot_of(func)) {
+            // A tiered function: what its slot holds (`crate::tiers`).
+            Some(slot) => {
+                let sig = signature(&*self.env.module, args.len());
+                let sig = self.b.import_signature(sig);
+                let slot = self.konst(slot as i64);
+                let code = self.b.ins().load(types::I64, MemFlagsData::trusted(), slot, 0);
+                self.b.ins().call_indirect(sig, code, &all)
+            }
+            None => {
+                let (id, _) = self.env.funcs[&func];
+                let fref = self.env.module.declare_func_in_func(id, self.b.func);
+                self.b.ins().call(fref, &all)
+            }
+        };
         self.map_roots(call);
         let r = self.b.inst_results(call)[0];
         self.b.ins().store(flags, depth, self.ctx, offsets::DEPTH);

@@ -57,6 +57,10 @@ pub struct NativeRun {
     pub compile: Duration,
     pub run: Duration,
     pub code_size: usize,
+    /// Functions compiled optimized while running (tiered code,
+    /// `flowc_codegen::tiers`), and the time that took (part of the
+    /// running time).
+    pub tier_ups: (u32, Duration),
     /// Each phase of compiling and the time it took
     /// ([`crate::progress::Progress::finish`]).
     pub phases: Vec<(&'static str, Duration)>,
@@ -106,6 +110,7 @@ impl Lowered {
                     compile: started.elapsed(),
                     run: Duration::ZERO,
                     code_size: 0,
+                    tier_ups: (0, Duration::ZERO),
                     phases: progress.finish(),
                 });
             }
@@ -122,14 +127,22 @@ impl Lowered {
         module.compact();
         progress.phase("code generation");
         // Under --fuel the code counts it (one step per loop iteration).
-        let options = flowc_codegen::Options { fuel: config.fuel.is_some(), ..Default::default() };
+        // Code that may be hot starts cheap and is compiled optimized once
+        // it proves hot (`flowc_codegen::tiers`).
+        let options = flowc_codegen::Options {
+            fuel: config.fuel.is_some(),
+            tiering: Some(flowc_codegen::tiers::Tiering::default()),
+            ..Default::default()
+        };
         let native = flowc_codegen::Native::compile_versions(&module, None, options)
             .map_err(|e| Failure::input(format!("code generation failed: {e}")))?;
         let phases = progress.finish();
         let compile = started.elapsed();
         let ran = Instant::now();
         let (result, counts) = native.run_counted(env, config);
-        Ok(NativeRun { result, counts, compile, run: ran.elapsed(), code_size: native.code_size(), phases })
+        let run = ran.elapsed();
+        let (code_size, tier_ups) = (native.code_size(), native.tier_ups());
+        Ok(NativeRun { result, counts, compile, run, code_size, tier_ups, phases })
     }
 }
 
@@ -151,6 +164,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
     // The compile time of the native engine (the JIT's is in its stats).
     let mut compile_time = None;
     let mut phases = Vec::new();
+    let mut tier_ups = (0, Duration::ZERO);
     let lower_failed = |kind| (Err(interp::RuntimeError { kind, at: None }), Counts::default());
     // The run's result, and the program if the engine kept it.
     let (result, counts, kept) = match args.engine {
@@ -165,6 +179,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
             let run = lowered.compile_and_run(&env, &config)?;
             compile_time = Some(run.compile);
             phases = run.phases;
+            tier_ups = run.tier_ups;
             (run.result, run.counts, None)
         }
         Engine::Interp => {
@@ -202,6 +217,14 @@ pub fn main(args: Args) -> Result<(), Failure> {
         eprintln!("{}", flowc_lang::heap::report(&flowc_lang::heap::stats().since(&heap_before)));
         if !phases.is_empty() {
             eprintln!("compiling: {}", crate::progress::describe(&phases));
+        }
+        if tier_ups.0 > 0 {
+            let (n, time) = tier_ups;
+            let functions = if n == 1 { "function" } else { "functions" };
+            eprintln!(
+                "tiering: {n} {functions} compiled optimized while running, in {:.3} ms (part of the running time)",
+                time.as_secs_f64() * 1e3
+            );
         }
     }
     match result {

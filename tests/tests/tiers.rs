@@ -1,0 +1,72 @@
+//! Tiered code (`flowc_codegen::tiers`): functions that may be hot start
+//! in tier 0 (cold code in regions) and are compiled optimized once they
+//! have run often enough, mid-run. With the thresholds made tiny (every
+//! function tiered, tiering up after 1, 2 or 3 calls), programs switch
+//! tiers at every point a corpus or generated program reaches, and native
+//! code must still agree with the reference interpreter, its errors and
+//! their places included, with the collector running at every allocation.
+
+use flowc_lang::heap;
+use flowc_tests::engines;
+use flowc_tests::{corpus, gen};
+
+fn tiered(after: u32) -> flowc_codegen::Options {
+    let tiering = flowc_codegen::tiers::Tiering { after, min_insts: 0 };
+    flowc_codegen::Options { tiering: Some(tiering), ..Default::default() }
+}
+
+const AFTER: [u32; 3] = [1, 2, 3];
+
+#[test]
+fn tiered_code_matches_reference_on_the_corpus_and_generated_programs() {
+    let count = gen::seed_count(150);
+    let (compared, tiered_up) = flowc_codegen::with_stack(move || {
+        let (mut compared, mut tiered_up) = (0, 0);
+        for case in engines::cases(corpus::with_generated(count)).filter(|c| c.finishes()) {
+            let versions = case.versions();
+            for after in AFTER {
+                let (got, ups) = engines::native_tiered(&versions, &case.env, tiered(after));
+                assert_eq!(got, case.expected, "{}, tiering up after {after}", case.name);
+                tiered_up += ups;
+            }
+            compared += 1;
+        }
+        (compared, tiered_up)
+    });
+    assert!(compared > 100, "only {compared} programs compared");
+    assert!(tiered_up > 100, "only {tiered_up} functions tiered up");
+}
+
+#[test]
+fn tiered_code_errors_name_the_interpreters_place() {
+    let compared = engines::check_error_cases(gen::seed_count(150), |case, expected| {
+        let versions = case.versions();
+        for after in AFTER {
+            let got = engines::native_error_with(&case.program, &versions, &case.env, tiered(after));
+            assert_eq!(got.as_deref(), Some(expected), "{}, tiering up after {after}", case.name);
+        }
+    });
+    assert!(compared > 30, "only {compared} errors compared");
+}
+
+/// Allocation-heavy programs with a collection at every allocation: a
+/// tier-up happens inside a call, with the caller's objects live in its
+/// frame, and compiles constants into the heap.
+#[test]
+fn tiered_code_keeps_its_objects_when_collecting_at_every_allocation() {
+    let count = gen::seed_count(40);
+    let collections = flowc_codegen::with_stack(move || {
+        let before = heap::stats().collections;
+        for case in engines::cases(gen::alloc_programs(count)).filter(|c| c.finishes()) {
+            let versions = case.versions();
+            heap::with(|h| h.set_stress(true));
+            for after in AFTER {
+                let (got, _) = engines::native_tiered(&versions, &case.env, tiered(after));
+                assert_eq!(got, case.expected, "{}, tiering up after {after}", case.name);
+            }
+            heap::with(|h| h.set_stress(false));
+        }
+        heap::stats().collections - before
+    });
+    assert!(collections > 1000, "only {collections} collections");
+}
