@@ -37,6 +37,16 @@ pub fn disagreement_on(p: &flowc_lang::Program) -> Option<String> {
     if let Some(d) = differs("native", engines::native(&versions, &env)) {
         return Some(d);
     }
+    // Tiered, every function tiering up mid-run.
+    for after in [1, 3] {
+        let tiering = flowc_codegen::tiers::Tiering { after, min_insts: 0 };
+        let options = flowc_codegen::Options { tiering: Some(tiering), ..Default::default() };
+        if let Some(d) =
+            differs(&format!("native tiered ({after})"), engines::native_tiered(&versions, &env, options).0)
+        {
+            return Some(d);
+        }
+    }
     for threshold in [1, 2, 5] {
         let options = Options { threshold, bridge_threshold: 1, ..Options::default() };
         if let Some(d) = differs(&format!("jit (threshold {threshold})"), engines::jit(&p, label, &env, options)) {

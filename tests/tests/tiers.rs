@@ -70,3 +70,19 @@ fn tiered_code_keeps_its_objects_when_collecting_at_every_allocation() {
     });
     assert!(collections > 1000, "only {collections} collections");
 }
+
+/// A main loop that runs long enough tiers up in the middle (on-stack
+/// replacement at its header), once, and goes on with every value it had:
+/// the running total, the counter, and an object made before the loop.
+#[test]
+fn a_hot_main_loop_continues_in_the_optimized_tier() {
+    let text = "entry start(n = 50)\nstart:\n    p = new point\n    p.x = 7\n    s = 0\n    i = 0\n    goto head\nhead:\n    t = i < n\n    if t goto body else goto done\nbody:\n    x = p.x\n    s = s + x\n    s = s * 3\n    s = s % 1000003\n    i = i + 1\n    goto head\ndone:\n    print_and_stop(s)\n";
+    let (got, ups, expected) = flowc_codegen::with_stack(move || {
+        let program = flowc_lang::syntax::parse("loop", text).unwrap();
+        let case = engines::cases([("loop".to_string(), program)]).next().unwrap();
+        let (got, ups) = engines::native_tiered(&case.versions(), &case.env, tiered(10));
+        (got, ups, case.expected)
+    });
+    assert_eq!(got, expected);
+    assert_eq!(ups, 1, "the loop tiers up once");
+}

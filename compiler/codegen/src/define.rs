@@ -200,16 +200,52 @@ pub fn define_function(env: &mut Env, f: &Function, id: FuncId, facts: lower::Fa
 /// and tiers up.
 pub fn define_tier0(env: &mut Env, f: &Function, id: FuncId, facts: lower::Facts, index: usize) -> Result<(), String> {
     let mut fbctx = FunctionBuilderContext::new();
+    let headers = facts.hot_headers();
     let facts = facts.all_cold_now();
-    define_split(env, f, &facts, id, (COLD_REGION_INSTS, COLD_REGION_LOOP_INSTS), Some(index), &mut fbctx)
+    define_split(env, f, &facts, id, TIER0_SIZES, Some((index, headers)), &mut fbctx)
+}
+
+/// The region sizes of tier-0 code: a cold function's.
+const TIER0_SIZES: (usize, usize) = (COLD_REGION_INSTS, COLD_REGION_LOOP_INSTS);
+
+/// The regions of `f` (`facts`: as it is lowered) of at most `sizes`
+/// instructions (and loop nests), the blocks `headers` entries, and their
+/// frame.
+fn split_layout(
+    f: &Function,
+    facts: &lower::Facts,
+    (max, max_loop): (usize, usize),
+    headers: &[flowc_ir::BlockId],
+) -> (flowc_ir::regions::Regions, lower::frame::Frame) {
+    let regions = flowc_ir::regions::Regions::with_entries(f, &facts.cfg, &facts.loops, max, max_loop, headers);
+    let frame =
+        lower::frame::Frame::new(f, &facts.cfg, Some(&regions), |v| !facts.small.operand(&flowc_ir::Operand::Value(v)));
+    (regions, frame)
+}
+
+/// Defines `id` as the on-stack replacement entries of tiered function
+/// `f` ([`lower::lower_osr`]), compiled optimized: `facts` are its
+/// optimized tier's (with its runs per run), from which its tier-0 code's
+/// layout ([`define_tier0`]) is worked out again.
+pub fn define_osr(env: &mut Env, f: &Function, id: FuncId, facts: lower::Facts) -> Result<(), String> {
+    let mut fbctx = FunctionBuilderContext::new();
+    let headers = facts.hot_headers();
+    let cold = lower::Facts::new(f).all_cold_now();
+    let (_, frame) = split_layout(f, &cold, TIER0_SIZES, &headers);
+    let mut ctx = env.compiler.context(&*env.module);
+    lower::lower_osr(env, f, &facts, &frame, &headers, &mut ctx, &mut fbctx)?;
+    compile::submit(env, id, f.name, ctx, Tier::Optimized)
 }
 
 /// Whether `f`, whose facts are `facts`, is compiled in tiers under
-/// `tiering`: a function called by name, not huge (huge functions are
-/// compiled for compile time anyway), big enough, and not all cold.
+/// `tiering`: not a trace, not huge (huge functions are compiled for
+/// compile time anyway), big enough, and a function called by name that
+/// is not all cold, or a main graph with hot loops.
 pub fn is_tiered(f: &Function, facts: &lower::Facts, tiering: Option<crate::tiers::Tiering>) -> bool {
     tiering.is_some_and(|t| {
-        f.kind == FunctionKind::Function && !f.is_huge() && f.insts.len() >= t.min_insts && !facts.all_cold()
+        let callable = f.kind == FunctionKind::Function;
+        let hot = !facts.all_cold() && (callable || !facts.hot_headers().is_empty());
+        f.kind != FunctionKind::Trace && !f.is_huge() && f.insts.len() >= t.min_insts && hot
     })
 }
 
@@ -224,25 +260,29 @@ fn define_split(
     facts: &lower::Facts,
     id: FuncId,
     (max, max_loop): (usize, usize),
-    tier: Option<usize>,
+    tier: Option<(usize, Vec<flowc_ir::BlockId>)>,
     fbctx: &mut FunctionBuilderContext,
 ) -> Result<(), String> {
-    let regions = flowc_ir::regions::Regions::new(f, &facts.cfg, &facts.loops, max, max_loop);
-    let frame =
-        lower::frame::Frame::new(f, &facts.cfg, Some(&regions), |v| !facts.small.operand(&flowc_ir::Operand::Value(v)));
+    let headers = tier.as_ref().map_or(&[][..], |(_, headers)| headers.as_slice());
+    let (regions, frame) = split_layout(f, facts, (max, max_loop), headers);
     let sig = lower::frame::region_signature(&*env.module);
     let funcs = (0..regions.len())
         .map(|_| env.module.declare_anonymous_function(&sig).map_err(|e| e.to_string()))
         .collect::<Result<Vec<_>, _>>()?;
-    let split = lower::frame::Split { regions, frame, funcs };
+    let tier = tier.map(|(index, headers)| lower::frame::Tier0 {
+        counter: env.tiers.expect("tier-0 code has tables").counter(index),
+        index,
+        headers,
+    });
+    let split = lower::frame::Split { regions, frame, funcs, tier };
     for (k, &region) in split.funcs.iter().enumerate() {
         let mut ctx = env.compiler.context(&*env.module);
         lower::lower_region(env, f, facts, &split, k, &mut ctx, fbctx);
         compile::submit(env, region, f.name, ctx, Tier::Cheap)?;
     }
     let mut ctx = env.compiler.context(&*env.module);
-    let tier = tier.map(|k| (env.tiers.expect("tier-0 code has tables").counter(k), k));
-    lower::frame::lower_driver(env, f, &split, tier, &mut ctx, fbctx);
+    let driver_tier = split.tier.as_ref().map(|t| (t.counter, t.index));
+    lower::frame::lower_driver(env, f, &split, driver_tier, &mut ctx, fbctx);
     compile::submit(env, id, f.name, ctx, Tier::Cheap)
 }
 

@@ -154,15 +154,20 @@ struct Tiers {
 }
 
 impl Tiers {
-    /// Compiles tiered function `k` optimized; returns its code's address.
-    fn compile(&self, k: usize) -> Result<u64, String> {
+    /// Compiles tiered function `k` optimized: called with its parameters
+    /// (`osr` false), or as its on-stack replacement entries (true);
+    /// returns the code's address.
+    fn compile(&self, k: usize, osr: bool) -> Result<u64, String> {
         let f = self.functions[k].as_ref().ok_or("not a tiered function")?;
         let runs = self.tables.tiered[k].ok_or("not a tiered function")?;
         let mut jit = self.jit.borrow_mut();
         let mut grown = self.grown.borrow_mut();
         let grown = &mut *grown;
         let traps_before = grown.traps.len();
-        let sig = crate::lower::signature_of(&**jit, f);
+        let sig = match osr {
+            true => crate::lower::frame::region_signature(&**jit),
+            false => crate::lower::signature_of(&**jit, f),
+        };
         let id = cranelift_module::Module::declare_anonymous_function(&mut **jit, &sig).map_err(|e| e.to_string())?;
         let (mut exits, mut safepoints) = (Vec::new(), Vec::new());
         let mut compiler = crate::compile::Compiler::serial();
@@ -182,7 +187,11 @@ impl Tiers {
             compiler: &mut compiler,
             tiers: Some(&self.tables),
         };
-        define::define_function(&mut env, f, id, crate::lower::Facts::new(f).with_runs(f, runs))?;
+        let facts = crate::lower::Facts::new(f).with_runs(f, runs);
+        match osr {
+            true => define::define_osr(&mut env, f, id, facts)?,
+            false => define::define_function(&mut env, f, id, facts)?,
+        }
         crate::compile::finish(&mut env)?;
         jit.finalize_definitions().map_err(|e| e.to_string())?;
         grown.add(&jit, safepoints);
@@ -195,20 +204,39 @@ impl Tiers {
 
 impl TierUp for Tiers {
     fn tier_up(&self, ctx: &mut Ctx, function: u64, entry: u64) -> u64 {
+        let t = &self.tables;
         let k = function as usize;
-        let (Some(slot), Some(counter)) = (self.tables.slots.get(k), self.tables.counters.get(k)) else { return 0 };
-        // Once compiled (or failed), the counter stays far from zero.
-        counter.set(u64::MAX);
-        if entry != 0 {
+        if k >= t.slots.len() || t.failed[k].get() {
             return 0;
         }
-        if self.tables.optimized[k].get() {
-            return slot.get();
+        // Counting starts again: tier-0 code still running (other calls,
+        // other loops) comes back here, for code compiled by then.
+        t.counters[k].set(t.after);
+        let osr = entry != 0;
+        let compiled = match osr {
+            true => t.osr[k].get(),
+            false if t.optimized[k].get() => t.slots[k].get(),
+            false => 0,
+        };
+        if compiled != 0 {
+            return compiled;
         }
         let start = std::time::Instant::now();
-        let Ok(address) = self.compile(k) else { return 0 };
-        slot.set(address);
-        self.tables.optimized[k].set(true);
+        let address = match self.compile(k, osr) {
+            Ok(address) => address,
+            Err(_) => {
+                // The tier-0 code is correct, only slower: it stays.
+                t.failed[k].set(true);
+                return 0;
+            }
+        };
+        match osr {
+            true => t.osr[k].set(address),
+            false => {
+                t.slots[k].set(address);
+                t.optimized[k].set(true);
+            }
+        }
         let mut grown = self.grown.borrow_mut();
         grown.tier_ups += 1;
         grown.tier_up_time += start.elapsed();

@@ -73,6 +73,14 @@ pub struct Tables {
     pub counters: Box<[Cell<u64>]>,
     /// Which functions' slots hold their optimized code.
     pub optimized: Box<[Cell<bool>]>,
+    /// Each function's on-stack replacement entries into its optimized
+    /// tier, once compiled (0: not yet).
+    pub osr: Box<[Cell<u64>]>,
+    /// Functions whose optimized tier failed to compile: their tier-0
+    /// code stays.
+    pub failed: Box<[Cell<bool>]>,
+    /// What counters start from.
+    pub after: u64,
     /// For each tiered function, its runs per run of the program
     /// ([`flowc_ir::frequency::function_runs`]), which its optimized tier
     /// is compiled with; `None` for the others.
@@ -88,6 +96,9 @@ impl Tables {
             slots: (0..n).map(|_| Cell::new(0)).collect(),
             counters: (0..n).map(|_| Cell::new(u64::from(after.max(1)))).collect(),
             optimized: (0..n).map(|_| Cell::new(false)).collect(),
+            osr: (0..n).map(|_| Cell::new(0)).collect(),
+            failed: (0..n).map(|_| Cell::new(false)).collect(),
+            after: u64::from(after.max(1)),
             tiered: vec![None; n],
             index: HashMap::default(),
         }

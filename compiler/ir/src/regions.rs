@@ -85,6 +85,22 @@ impl Regions {
     /// at most `max`, or one loop nest of up to `max_loop` (see the module
     /// docs; `max >= 1`).
     pub fn new(f: &Function, cfg: &Cfg, loops: &LoopForest, max: usize, max_loop: usize) -> Regions {
+        Regions::with_entries(f, cfg, loops, max, max_loop, &[])
+    }
+
+    /// [`Regions::new`], with the first pieces of blocks `forced` entries
+    /// of their regions whatever their predecessors: places where control
+    /// may come in from outside the function's own code (tiered code's
+    /// loop headers, where its optimized tier takes over: every value live
+    /// there is then in the frame).
+    pub fn with_entries(
+        f: &Function,
+        cfg: &Cfg,
+        loops: &LoopForest,
+        max: usize,
+        max_loop: usize,
+        forced: &[BlockId],
+    ) -> Regions {
         let max = max.clamp(1, u32::MAX as usize / 4) as u32;
         let max_loop = (max_loop as u64).clamp(max as u64, u32::MAX as u64 / 4) as u32;
         let mut pieces = Vec::new();
@@ -180,9 +196,13 @@ impl Regions {
             def_piece: Vec::new(),
         };
         r.entry_number = vec![NONE; r.pieces.len()];
+        let mut is_forced = vec![false; f.blocks.len()];
+        for &b in forced {
+            is_forced[ix(b)] = true;
+        }
         for p in 0..r.pieces.len() {
             let piece = r.pieces[p];
-            let entered = (piece.start == 0 && piece.block == f.entry)
+            let entered = (piece.start == 0 && (piece.block == f.entry || is_forced[ix(piece.block)]))
                 || r.preds(cfg, p).any(|q| r.pieces[q].region != piece.region);
             if entered {
                 let list = &mut r.entries[piece.region as usize];

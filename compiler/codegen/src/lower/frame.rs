@@ -61,6 +61,17 @@ pub struct Split {
     pub frame: Frame,
     /// The function of each region, by region.
     pub funcs: Vec<FuncId>,
+    /// Tier-0 code ([`crate::tiers`]): what its loop headers count.
+    pub tier: Option<Tier0>,
+}
+
+/// What the tier-0 code of a function counts: its counter's address, its
+/// number in the program, and its hot loop headers, each an entry of its
+/// region whose number among these is its on-stack replacement entry.
+pub struct Tier0 {
+    pub counter: u64,
+    pub index: usize,
+    pub headers: Vec<flowc_ir::BlockId>,
 }
 
 /// The words of the frame of a split function.

@@ -85,6 +85,7 @@ mod ints;
 mod lists;
 mod objects;
 mod optimistic;
+mod osr;
 mod region;
 use crate::small::Small;
 use crate::word::{self, ONE, STOP, ZERO};
@@ -95,6 +96,7 @@ use frame::Roots;
 use ints::{inline_word, int_cc};
 pub use objects::ObjectInfo;
 use optimistic::{optimistic_exits, LoopEntries};
+pub use osr::lower_osr;
 pub use region::lower_region;
 use region::Region;
 
@@ -367,6 +369,13 @@ impl Facts {
         }
     }
 
+    /// The headers of `f`'s hot loops, in reverse postorder: where its
+    /// tier-0 code counts iterations and its optimized tier can take over
+    /// ([`crate::tiers`]).
+    pub fn hot_headers(&self) -> Vec<BlockId> {
+        self.cfg.rpo.iter().copied().filter(|&b| self.headers[ix(b)] && self.cycles[ix(b)].is_some()).collect()
+    }
+
     /// These facts with every block cold: how tier-0 code is lowered
     /// ([`crate::tiers`]).
     pub fn all_cold_now(mut self) -> Facts {
@@ -412,7 +421,23 @@ pub fn lower(
     ctx: &mut cranelift_codegen::Context,
     fbctx: &mut FunctionBuilderContext,
 ) {
-    ctx.func.signature = signature_of(&*env.module, f);
+    lower_with(env, f, facts, None, ctx, fbctx)
+}
+
+/// [`lower`], or with `osr` the function entered only at the loop headers
+/// of its tier-0 code ([`osr`]).
+fn lower_with(
+    env: &mut Env,
+    f: &Function,
+    facts: &Facts,
+    osr: Option<&osr::Osr>,
+    ctx: &mut cranelift_codegen::Context,
+    fbctx: &mut FunctionBuilderContext,
+) {
+    ctx.func.signature = match osr {
+        Some(_) => frame::region_signature(&*env.module),
+        None => signature_of(&*env.module, f),
+    };
     let from_buffer = f.kind == flowc_ir::FunctionKind::Trace;
     let mut b = FunctionBuilder::new(&mut ctx.func, fbctx);
     // Reverse postorder: a block's dominators, which define what its
@@ -448,7 +473,9 @@ pub fn lower(
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
-    let (params, ctx_value) = if from_buffer {
+    let (params, ctx_value) = if osr.is_some() {
+        (Vec::new(), b.block_params(entry)[0])
+    } else if from_buffer {
         let ctx_value = b.block_params(entry)[0];
         let buf = b.ins().load(types::I64, MemFlagsData::trusted(), ctx_value, offsets::EXIT_VALUES);
         let params: Vec<ClValue> = (0..f.params.len())
@@ -477,22 +504,31 @@ pub fn lower(
     let small = &facts.small;
     let roots = Roots::new(&mut b, f, &facts.cfg, small);
     let mut values = HashMap::default();
-    let vars = optimistic.as_ref().map(|_| f.values.iter().map(|_| b.declare_var(types::I64)).collect::<Vec<_>>());
-    for (k, &p) in f.params.iter().enumerate() {
+    // Entered at its loop headers, values come from the tier-0 frame, and
+    // the SSA builder merges them with those of the function's own code.
+    let vars = (optimistic.is_some() || osr.is_some())
+        .then(|| f.values.iter().map(|_| b.declare_var(types::I64)).collect::<Vec<_>>());
+    for (&p, &param) in f.params.iter().zip(&params) {
         if let Some(roots) = &roots {
-            roots.store(&mut b, p, params[k]);
+            roots.store(&mut b, p, param);
         }
         match &vars {
-            Some(vars) => b.def_var(vars[ix(p)], params[k]),
+            Some(vars) => b.def_var(vars[ix(p)], param),
             None => {
-                values.insert(p, params[k]);
+                values.insert(p, param);
             }
         }
     }
     // The entry has no predecessors, so it is on no cycle: the function
     // starts in the generic copy, which enters the optimistic one at its
     // loops ([`Lowerer::loop_entry`]).
-    b.ins().jump(blocks[&f.entry], &[]);
+    let stubs = match osr {
+        None => {
+            b.ins().jump(blocks[&f.entry], &[]);
+            Vec::new()
+        }
+        Some(osr) => osr::dispatch(&mut b, entry, osr),
+    };
     let (optimistic_small, optimistic_blocks) = match optimistic {
         Some((small, blocks)) => (Some(small), Some(blocks)),
         None => (None, None),
@@ -506,11 +542,17 @@ pub fn lower(
     l.frame_stored = frame_stored;
     l.huge = f.is_huge() && l.vars.is_none();
     l.finish_stop();
+    if let (Some(small), Some(blocks)) = (&optimistic_small, &optimistic_blocks) {
+        l.loop_entries = Some(LoopEntries::new(f, &facts.cfg, &facts.small, small, blocks.clone()));
+    }
+    if let Some(osr) = osr {
+        let base = l.b.block_params(entry)[1];
+        l.osr_stubs(osr, base, &stubs);
+    }
     if let (Some(small), Some(blocks)) = (&optimistic_small, optimistic_blocks) {
         // The optimistic copy of the blocks on cycles first, then the
         // generic copy, which enters it at loop entries and which it
         // leaves to.
-        l.loop_entries = Some(LoopEntries::new(f, &facts.cfg, &facts.small, small, blocks.clone()));
         let generic = (std::mem::replace(&mut l.small, small), std::mem::replace(&mut l.blocks, blocks));
         l.optimistic = true;
         for &blk in order.iter().filter(|blk| facts.cycles[ix(**blk)].is_some()) {
@@ -890,6 +932,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
         self.defer_stop = false;
+        // Before fuel: the optimized tier counts this iteration's.
+        self.count_iteration(blk, &params);
         if self.env.fuel && self.headers[ix(blk)] {
             self.count_fuel(blk);
         }

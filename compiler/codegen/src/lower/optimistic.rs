@@ -166,7 +166,17 @@ impl Lowerer<'_, '_> {
     /// another: a loop that leaves straight into the next); `None`
     /// otherwise.
     pub(super) fn loop_entry(&mut self, from: BlockId, to: BlockId) -> Option<Block> {
-        if self.optimistic || self.cycles[ix(to)].is_none() || self.cycles[ix(from)] == self.cycles[ix(to)] {
+        if self.cycles[ix(from)] == self.cycles[ix(to)] {
+            return None;
+        }
+        self.cycle_entry(to)
+    }
+
+    /// `to`'s entry test, for code of the generic copy that comes into
+    /// `to`, on a cycle, from outside it (`None`: no optimistic copy, or
+    /// `to` on no cycle).
+    pub(super) fn cycle_entry(&mut self, to: BlockId) -> Option<Block> {
+        if self.optimistic || self.cycles[ix(to)].is_none() {
             return None;
         }
         let entries = self.loop_entries.as_mut()?;

@@ -220,3 +220,43 @@ impl Lowerer<'_, '_> {
         w
     }
 }
+
+impl Lowerer<'_, '_> {
+    /// At hot loop header `blk` of tier-0 code (its phis `phis`; see
+    /// [`crate::tiers`]): counts the iteration down; at zero, has the
+    /// runtime compile the optimized tier, and if that gives an entry for
+    /// this header, stores the phis in their words (every other value
+    /// live here is in the frame already: the header is an entry of its
+    /// region) and continues there by a tail call, as an edge into another
+    /// region does. Nothing elsewhere.
+    pub(super) fn count_iteration(&mut self, blk: BlockId, phis: &[ClValue]) {
+        let Some(r) = &self.split else { return };
+        let Some(tier) = &r.split.tier else { return };
+        let Some(number) = tier.headers.iter().position(|&h| h == blk) else { return };
+        let (counter, index, base, split) = (tier.counter, tier.index, r.base, r.split);
+        let flags = MemFlagsData::trusted();
+        let address = self.konst(counter as i64);
+        let left = self.b.ins().load(types::I64, flags, address, 0);
+        let left = self.b.ins().iadd_imm_s(left, -1);
+        self.b.ins().store(flags, left, address, 0);
+        let (hot, osr, go) = (self.cold_block(), self.cold_block(), self.b.create_block());
+        self.b.ins().brif(left, go, &[], hot, &[]);
+        self.b.switch_to_block(hot);
+        let tier_up = self.rt("flowc_rt_tier_up");
+        let function = self.konst(index as i64);
+        let entry = self.konst(1 + number as i64);
+        let call = self.b.ins().call(tier_up, &[self.ctx, function, entry]);
+        let code = self.b.inst_results(call)[0];
+        self.b.ins().brif(code, osr, &[], go, &[]);
+        self.b.switch_to_block(osr);
+        for (&phi, &v) in self.f.blocks[blk].phis.iter().zip(phis) {
+            if let Some(offset) = self.f.insts[phi].result.and_then(|r| split.frame.offset(r)) {
+                self.b.ins().store(flags, v, base, offset);
+            }
+        }
+        let sig = self.b.import_signature(frame::region_signature(&*self.env.module));
+        let number = self.konst(number as i64);
+        self.b.ins().return_call_indirect(sig, code, &[self.ctx, base, number]);
+        self.b.switch_to_block(go);
+    }
+}
