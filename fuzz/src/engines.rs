@@ -39,7 +39,7 @@ pub fn disagreement_on(p: &flowc_lang::Program) -> Option<String> {
     }
     // Tiered, every function tiering up mid-run.
     for after in [1, 3] {
-        let tiering = flowc_codegen::tiers::Tiering { after, min_insts: 0 };
+        let tiering = flowc_codegen::tiers::Tiering { after };
         let options = flowc_codegen::Options { tiering: Some(tiering), ..Default::default() };
         if let Some(d) =
             differs(&format!("native tiered ({after})"), engines::native_tiered(&versions, &env, options).0)

@@ -11,7 +11,7 @@ use flowc_tests::engines;
 use flowc_tests::{corpus, gen};
 
 fn tiered(after: u32) -> flowc_codegen::Options {
-    let tiering = flowc_codegen::tiers::Tiering { after, min_insts: 0 };
+    let tiering = flowc_codegen::tiers::Tiering { after };
     flowc_codegen::Options { tiering: Some(tiering), ..Default::default() }
 }
 

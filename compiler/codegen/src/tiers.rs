@@ -38,11 +38,9 @@ use flowc_lang::Symbol;
 /// When functions are tiered ([`crate::define::Options::tiering`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Tiering {
-    /// Calls of a function before it is compiled optimized.
+    /// Calls of a function, and iterations of its hot loops, before it is
+    /// compiled optimized.
     pub after: u32,
-    /// Functions with fewer IR instructions are compiled optimized at once:
-    /// their optimized code costs little to compile.
-    pub min_insts: usize,
 }
 
 /// How many calls a tiered function runs in tier 0 ([`Tiering::after`]):
@@ -50,15 +48,9 @@ pub struct Tiering {
 /// ([`crate::lower::COLD_RUNS`]), for the same reason.
 pub const TIER_UP_AFTER: u32 = crate::lower::COLD_RUNS;
 
-/// The smallest function tiered ([`Tiering::min_insts`]). A function of
-/// 100 instructions compiles optimized in well under a millisecond; below
-/// that, a second compilation and the tier-0 calls cost more than they
-/// save.
-pub const TIERED_INSTS: usize = 100;
-
 impl Default for Tiering {
     fn default() -> Tiering {
-        Tiering { after: TIER_UP_AFTER, min_insts: TIERED_INSTS }
+        Tiering { after: TIER_UP_AFTER }
     }
 }
 
