@@ -224,11 +224,11 @@ impl Lowerer<'_, '_> {
 impl Lowerer<'_, '_> {
     /// At hot loop header `blk` of tier-0 code (its phis `phis`; see
     /// [`crate::tiers`]): counts the iteration down; at zero, has the
-    /// runtime compile the optimized tier, and if that gives an entry for
-    /// this header, stores the phis in their words (every other value
-    /// live here is in the frame already: the header is an entry of its
-    /// region) and continues there by a tail call, as an edge into another
-    /// region does. Nothing elsewhere.
+    /// runtime compile the optimized tier (the phis stored in their words
+    /// first; every other value live here is in the frame already: the
+    /// header is an entry of its region), and if that gives an entry for
+    /// this header, continues there by a tail call, as an edge into
+    /// another region does. Nothing elsewhere.
     pub(super) fn count_iteration(&mut self, blk: BlockId, phis: &[ClValue]) {
         let Some(r) = &self.split else { return };
         let Some(tier) = &r.split.tier else { return };
@@ -242,6 +242,14 @@ impl Lowerer<'_, '_> {
         let (hot, osr, go) = (self.cold_block(), self.cold_block(), self.b.create_block());
         self.b.ins().brif(left, go, &[], hot, &[]);
         self.b.switch_to_block(hot);
+        // The phis in their words: for the optimized tier, and for the
+        // collector, which may run during the call (compiling makes the
+        // constants of the code), and sees what is live across it there.
+        for (&phi, &v) in self.f.blocks[blk].phis.iter().zip(phis) {
+            if let Some(offset) = self.f.insts[phi].result.and_then(|r| split.frame.offset(r)) {
+                self.b.ins().store(flags, v, base, offset);
+            }
+        }
         let tier_up = self.rt("flowc_rt_tier_up");
         let function = self.konst(index as i64);
         let entry = self.konst(1 + number as i64);
@@ -249,11 +257,6 @@ impl Lowerer<'_, '_> {
         let code = self.b.inst_results(call)[0];
         self.b.ins().brif(code, osr, &[], go, &[]);
         self.b.switch_to_block(osr);
-        for (&phi, &v) in self.f.blocks[blk].phis.iter().zip(phis) {
-            if let Some(offset) = self.f.insts[phi].result.and_then(|r| split.frame.offset(r)) {
-                self.b.ins().store(flags, v, base, offset);
-            }
-        }
         let sig = self.b.import_signature(frame::region_signature(&*self.env.module));
         let number = self.konst(number as i64);
         self.b.ins().return_call_indirect(sig, code, &[self.ctx, base, number]);
