@@ -28,11 +28,33 @@ pub fn flowc() -> PathBuf {
 /// One run: compile seconds and process peak MB (MiB, as `--stats` prints
 /// it).
 pub fn measure(exe: &Path, file: &Path) -> (f64, f64) {
-    let out = Command::new(exe)
-        .args(["run", "--engine", "native", "--fuel", "100000", "--stats"])
-        .arg(file)
-        .output()
-        .expect("flowc runs");
+    let r = run(exe, file, None);
+    (r.compile, r.peak)
+}
+
+/// What one `run --engine native --stats` reported.
+pub struct Run {
+    /// Seconds compiling before the run (tiered code's later compiles
+    /// not included), and in all.
+    pub compile: f64,
+    pub total: f64,
+    /// Process peak, MB.
+    pub peak: f64,
+    /// Functions compiled optimized while running (tiered code), and the
+    /// seconds that took.
+    pub tier_ups: u32,
+    pub tier_up: f64,
+}
+
+/// Runs `file` natively under `--fuel 100000 --stats` (`env`: its
+/// `--env`), and reads what it reports.
+pub fn run(exe: &Path, file: &Path, env: Option<&str>) -> Run {
+    let mut command = Command::new(exe);
+    command.args(["run", "--engine", "native", "--fuel", "100000", "--stats"]);
+    if let Some(env) = env {
+        command.arg(format!("--env={env}"));
+    }
+    let out = command.arg(file).output().expect("flowc runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() || stderr.contains("[fuel_exhausted]"), "{stderr}");
     let stats = stderr.lines().find(|l| l.starts_with("stats: engine native")).unwrap_or_else(|| panic!("{stderr}"));
@@ -42,13 +64,29 @@ pub fn measure(exe: &Path, file: &Path) -> (f64, f64) {
         .and_then(|s| s.rsplit('(').next())
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("{stats}"));
+    let total_ms: f64 = stats
+        .split(" ms (")
+        .next()
+        .and_then(|s| s.rsplit(", ").next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{stats}"));
     let peak: f64 = stderr
         .rsplit("process peak ")
         .next()
         .and_then(|s| s.split(" MB").next())
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(f64::NAN);
-    (compile_ms / 1e3, peak)
+    // "tiering: N function(s) compiled optimized while running, in T ms (...)"
+    let (tier_ups, tier_up_ms) = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("tiering: "))
+        .and_then(|l| {
+            let n = l.split(' ').next()?.parse().ok()?;
+            let ms = l.split(", in ").nth(1)?.split(" ms").next()?.parse().ok()?;
+            Some((n, ms))
+        })
+        .unwrap_or((0, 0.0));
+    Run { compile: compile_ms / 1e3, total: total_ms / 1e3, peak, tier_ups, tier_up: tier_up_ms / 1e3 }
 }
 
 /// The median of `xs` (not empty).
