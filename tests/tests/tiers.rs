@@ -10,12 +10,14 @@ use flowc_lang::heap;
 use flowc_tests::engines;
 use flowc_tests::{corpus, gen};
 
-fn tiered(after: u32) -> flowc_codegen::Options {
-    let tiering = flowc_codegen::tiers::Tiering { after };
+fn tiered((after, background): (u32, bool)) -> flowc_codegen::Options {
+    let tiering = flowc_codegen::tiers::Tiering { after, background };
     flowc_codegen::Options { tiering: Some(tiering), ..Default::default() }
 }
 
-const AFTER: [u32; 3] = [1, 2, 3];
+/// Tiering up after so many calls or iterations, compiled at once or in
+/// the background (where the code goes on in tier 0 until it is ready).
+const AFTER: [(u32, bool); 3] = [(1, false), (3, false), (2, true)];
 
 #[test]
 fn tiered_code_matches_reference_on_the_corpus_and_generated_programs() {
@@ -26,7 +28,7 @@ fn tiered_code_matches_reference_on_the_corpus_and_generated_programs() {
             let versions = case.versions();
             for after in AFTER {
                 let (got, ups) = engines::native_tiered(&versions, &case.env, tiered(after));
-                assert_eq!(got, case.expected, "{}, tiering up after {after}", case.name);
+                assert_eq!(got, case.expected, "{}, tiering up after {after:?}", case.name);
                 tiered_up += ups;
             }
             compared += 1;
@@ -43,7 +45,7 @@ fn tiered_code_errors_name_the_interpreters_place() {
         let versions = case.versions();
         for after in AFTER {
             let got = engines::native_error_with(&case.program, &versions, &case.env, tiered(after));
-            assert_eq!(got.as_deref(), Some(expected), "{}, tiering up after {after}", case.name);
+            assert_eq!(got.as_deref(), Some(expected), "{}, tiering up after {after:?}", case.name);
         }
     });
     assert!(compared > 30, "only {compared} errors compared");
@@ -62,7 +64,7 @@ fn tiered_code_keeps_its_objects_when_collecting_at_every_allocation() {
             heap::with(|h| h.set_stress(true));
             for after in AFTER {
                 let (got, _) = engines::native_tiered(&versions, &case.env, tiered(after));
-                assert_eq!(got, case.expected, "{}, tiering up after {after}", case.name);
+                assert_eq!(got, case.expected, "{}, tiering up after {after:?}", case.name);
             }
             heap::with(|h| h.set_stress(false));
         }
@@ -80,9 +82,32 @@ fn a_hot_main_loop_continues_in_the_optimized_tier() {
     let (got, ups, expected) = flowc_codegen::with_stack(move || {
         let program = flowc_lang::syntax::parse("loop", text).unwrap();
         let case = engines::cases([("loop".to_string(), program)]).next().unwrap();
-        let (got, ups) = engines::native_tiered(&case.versions(), &case.env, tiered(10));
+        let (got, ups) = engines::native_tiered(&case.versions(), &case.env, tiered((10, false)));
         (got, ups, case.expected)
     });
     assert_eq!(got, expected);
     assert_eq!(ups, 1, "the loop tiers up once");
+}
+
+/// Compiled in the background, the optimized tier is installed at a later
+/// count once the worker has finished it, while the tier-0 code goes on:
+/// the first runs may end before that; a later one finds it ready.
+#[test]
+fn a_tier_compiled_in_the_background_is_installed_when_ready() {
+    let text = "entry start(n = 3000)\nstart:\n    s = 0\n    i = 0\n    goto head\nhead:\n    t = i < n\n    if t goto body else goto done\nbody:\n    s = s + i\n    s = s % 1000003\n    i = i + 1\n    goto head\ndone:\n    print_and_stop(s)\n";
+    flowc_codegen::with_stack(move || {
+        let program = flowc_lang::syntax::parse("loop", text).unwrap();
+        let case = engines::cases([("loop".to_string(), program)]).next().unwrap();
+        let native =
+            flowc_codegen::Native::compile_versions(&case.versions().generic, None, tiered((100, true))).unwrap();
+        for run in 1..=200 {
+            let got = engines::outcome(native.run(&case.env, 1000));
+            assert_eq!(got, case.expected, "run {run}");
+            if native.tier_ups().0 > 0 {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("the background compilation never got installed");
+    });
 }

@@ -72,12 +72,15 @@ pub struct Compiler {
     waiting: VecDeque<(FuncId, Symbol)>,
     /// Contexts given back, to lower the next functions into.
     spare: Vec<Box<Context>>,
+    /// Dropping the compiler leaves a function in progress to the worker
+    /// instead of waiting for it ([`Compiler::background`]).
+    detach: bool,
 }
 
 impl Compiler {
     /// A compiler that compiles each function as it is submitted.
     pub fn serial() -> Compiler {
-        Compiler { worker: None, waiting: VecDeque::new(), spare: Vec::new() }
+        Compiler { worker: None, waiting: VecDeque::new(), spare: Vec::new(), detach: false }
     }
 
     /// A compiler for functions of `insts` IR instructions in all: with a
@@ -120,9 +123,26 @@ impl Compiler {
                 worker: Some(Worker { jobs: Some(jobs), done, thread: Some(thread) }),
                 waiting: VecDeque::new(),
                 spare: Vec::new(),
+                detach: false,
             },
             Err(_) => Compiler::serial(),
         }
+    }
+
+    /// A compiler whose worker compiles in the background of running code
+    /// (tiered code's optimized tier, [`crate::tiers`]): [`poll`] defines
+    /// what it finished without waiting, and dropping it does not wait
+    /// for a function in progress (the worker owns all it works on).
+    pub fn background() -> Compiler {
+        let mut compiler = Compiler::parallel();
+        compiler.detach = true;
+        compiler
+    }
+
+    /// Whether functions are compiled on a worker thread (else as they are
+    /// submitted).
+    pub fn has_worker(&self) -> bool {
+        self.worker.is_some()
     }
 
     /// A context to lower a function into.
@@ -139,7 +159,7 @@ impl Drop for Compiler {
         if let Some(worker) = &mut self.worker {
             // Closing the queue ends the worker's loop.
             worker.jobs.take();
-            if let Some(thread) = worker.thread.take() {
+            if let Some(thread) = worker.thread.take().filter(|_| !self.detach) {
                 let _ = thread.join();
             }
         }
@@ -174,6 +194,24 @@ pub fn submit(env: &mut Env, id: FuncId, name: Symbol, ctx: Box<Context>, tier: 
 pub fn finish(env: &mut Env) -> Result<(), String> {
     while !env.compiler.waiting.is_empty() {
         define_next(env)?;
+    }
+    Ok(())
+}
+
+/// Defines the functions the worker has finished, oldest first, without
+/// waiting for the others.
+pub fn poll(env: &mut Env) -> Result<(), String> {
+    while !env.compiler.waiting.is_empty() {
+        let worker = env.compiler.worker.as_ref().expect("only the worker's functions wait");
+        let (ctx, result) = match worker.done.try_recv() {
+            Ok(done) => done,
+            Err(std::sync::mpsc::TryRecvError::Empty) => return Ok(()),
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                return Err("the code generator's worker stopped".to_string())
+            }
+        };
+        let (id, name) = env.compiler.waiting.pop_front().expect("a function on its way");
+        define_compiled(env, id, name, ctx, result)?;
     }
     Ok(())
 }

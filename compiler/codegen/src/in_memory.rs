@@ -151,26 +151,27 @@ struct Tiers {
     runtime: HashMap<&'static str, cranelift_module::FuncId>,
     objects: ObjectInfo,
     options: Options,
+    /// Where optimized tiers are compiled: on a worker thread in the
+    /// background of the running code ([`crate::tiers::Tiering::background`]),
+    /// else at once.
+    compiler: RefCell<crate::compile::Compiler>,
+    /// The compilations started and not installed yet: function index and
+    /// whether it is the on-stack replacement entries, by id.
+    pending: RefCell<Vec<(cranelift_module::FuncId, usize, bool)>>,
 }
 
 impl Tiers {
-    /// Compiles tiered function `k` optimized: called with its parameters
-    /// (`osr` false), or as its on-stack replacement entries (true);
-    /// returns the code's address.
-    fn compile(&self, k: usize, osr: bool) -> Result<u64, String> {
-        let f = self.functions[k].as_ref().ok_or("not a tiered function")?;
-        let runs = self.tables.tiered[k].ok_or("not a tiered function")?;
+    /// Runs `work` with an environment for defining code in the unit's
+    /// module; returns what it returned and the functions defined.
+    fn with_env<T>(
+        &self,
+        work: impl FnOnce(&mut crate::lower::Env) -> Result<T, String>,
+    ) -> Result<(T, Vec<define::DefinedCode>), String> {
         let mut jit = self.jit.borrow_mut();
         let mut grown = self.grown.borrow_mut();
         let grown = &mut *grown;
-        let traps_before = grown.traps.len();
-        let sig = match osr {
-            true => crate::lower::frame::region_signature(&**jit),
-            false => crate::lower::signature_of(&**jit, f),
-        };
-        let id = cranelift_module::Module::declare_anonymous_function(&mut **jit, &sig).map_err(|e| e.to_string())?;
+        let mut compiler = self.compiler.borrow_mut();
         let (mut exits, mut safepoints) = (Vec::new(), Vec::new());
-        let mut compiler = crate::compile::Compiler::serial();
         let mut env = crate::lower::Env {
             module: &mut **jit,
             funcs: &self.funcs,
@@ -187,18 +188,84 @@ impl Tiers {
             compiler: &mut compiler,
             tiers: Some(&self.tables),
         };
-        let facts = crate::lower::Facts::new(f).with_runs(f, runs);
-        match osr {
-            true => define::define_osr(&mut env, f, id, facts)?,
-            false => define::define_function(&mut env, f, id, facts)?,
+        let result = work(&mut env)?;
+        Ok((result, safepoints))
+    }
+
+    /// Starts compiling tiered function `k` optimized: called with its
+    /// parameters (`osr` false), or as its on-stack replacement entries
+    /// (true). Lowers it here; Cranelift compiles it on the worker, or at
+    /// once without one ([`Tiers::install`] defines it).
+    fn start(&self, k: usize, osr: bool) -> Result<(), String> {
+        let f = self.functions[k].as_ref().ok_or("not a tiered function")?;
+        let runs = self.tables.tiered[k].ok_or("not a tiered function")?;
+        let (id, defined) = self.with_env(|env| {
+            let sig = match osr {
+                true => crate::lower::frame::region_signature(&*env.module),
+                false => crate::lower::signature_of(&*env.module, f),
+            };
+            let id = env.module.declare_anonymous_function(&sig).map_err(|e| e.to_string())?;
+            let facts = crate::lower::Facts::new(f).with_runs(f, runs);
+            match osr {
+                true => define::define_osr(env, f, id, facts)?,
+                false => define::define_function(env, f, id, facts)?,
+            }
+            Ok(id)
+        })?;
+        self.pending.borrow_mut().push((id, k, osr));
+        self.register(defined)
+    }
+
+    /// Defines what the worker has finished compiling, without waiting.
+    fn install(&self) -> Result<(), String> {
+        if self.pending.borrow().is_empty() {
+            return Ok(());
         }
-        crate::compile::finish(&mut env)?;
+        let ((), defined) = self.with_env(crate::compile::poll)?;
+        self.register(defined)
+    }
+
+    /// Makes the functions just defined runnable: finalizes them,
+    /// registers their safepoints, and points their slots (or on-stack
+    /// replacement entries) at them.
+    fn register(&self, defined: Vec<define::DefinedCode>) -> Result<(), String> {
+        if defined.is_empty() {
+            return Ok(());
+        }
+        let mut jit = self.jit.borrow_mut();
         jit.finalize_definitions().map_err(|e| e.to_string())?;
-        grown.add(&jit, safepoints);
-        if grown.traps.len() != traps_before {
+        let mut grown = self.grown.borrow_mut();
+        let mut pending = self.pending.borrow_mut();
+        let t = &self.tables;
+        for d in &defined {
+            if let Some(at) = pending.iter().position(|&(id, _, _)| id == d.id) {
+                let (id, k, osr) = pending.remove(at);
+                let address = jit.get_finalized_function(id) as u64;
+                match osr {
+                    true => t.osr[k].set(address),
+                    false => {
+                        t.slots[k].set(address);
+                        t.optimized[k].set(true);
+                    }
+                }
+                grown.tier_ups += 1;
+            }
+        }
+        grown.add(&jit, defined);
+        if grown.shared_traps.len() != grown.traps.len() {
             grown.shared_traps = grown.traps.clone().into();
         }
-        Ok(jit.get_finalized_function(id) as u64)
+        Ok(())
+    }
+
+    /// The entry `osr` (see [`Tiers::start`]) of function `k`, if compiled.
+    fn compiled(&self, k: usize, osr: bool) -> u64 {
+        let t = &self.tables;
+        match osr {
+            true => t.osr[k].get(),
+            false if t.optimized[k].get() => t.slots[k].get(),
+            false => 0,
+        }
     }
 }
 
@@ -209,37 +276,36 @@ impl TierUp for Tiers {
         if k >= t.slots.len() || t.failed[k].get() {
             return 0;
         }
-        // Counting starts again: tier-0 code still running (other calls,
-        // other loops) comes back here, for code compiled by then.
-        t.counters[k].set(t.after);
+        let started = std::time::Instant::now();
         let osr = entry != 0;
-        let compiled = match osr {
-            true => t.osr[k].get(),
-            false if t.optimized[k].get() => t.slots[k].get(),
-            false => 0,
-        };
-        if compiled != 0 {
-            return compiled;
+        let mut result = self.install();
+        // One compilation on its way at a time: the worker takes one, and
+        // another would have this thread wait for it. The others start at
+        // a later count.
+        let busy = self.compiler.borrow().has_worker() && !self.pending.borrow().is_empty();
+        if result.is_ok() && self.compiled(k, osr) == 0 && !busy {
+            result = self.start(k, osr);
         }
-        let start = std::time::Instant::now();
-        let address = match self.compile(k, osr) {
-            Ok(address) => address,
+        let address = match result {
+            Ok(()) => self.compiled(k, osr),
             Err(_) => {
-                // The tier-0 code is correct, only slower: it stays.
+                // The tier-0 code is correct, only slower: it stays, for
+                // this function and those whose compilations were on their
+                // way with it.
                 t.failed[k].set(true);
-                return 0;
+                for (_, j, _) in self.pending.borrow_mut().drain(..) {
+                    t.failed[j].set(true);
+                }
+                0
             }
         };
-        match osr {
-            true => t.osr[k].set(address),
-            false => {
-                t.slots[k].set(address);
-                t.optimized[k].set(true);
-            }
-        }
+        // Counting starts again: tier-0 code still running (other calls,
+        // other loops) comes back here for code compiled by then, soon
+        // while its compilation is on its way.
+        let soon = if address == 0 && !t.failed[k].get() { (t.after / 16).max(1) } else { t.after };
+        t.counters[k].set(soon);
         let mut grown = self.grown.borrow_mut();
-        grown.tier_ups += 1;
-        grown.tier_up_time += start.elapsed();
+        grown.tier_up_time += started.elapsed();
         ctx.traps = grown.shared_traps.clone();
         address
     }
@@ -298,6 +364,11 @@ impl Unit {
                     objects: objects.clone(),
                     options,
                     jit: RefCell::new(jit),
+                    compiler: RefCell::new(match options.tiering.is_some_and(|t| t.background) {
+                        true => crate::compile::Compiler::background(),
+                        false => crate::compile::Compiler::serial(),
+                    }),
+                    pending: RefCell::new(Vec::new()),
                 });
                 (tiers.clone(), Some(tiers))
             }

@@ -38,6 +38,13 @@
 //! function with no hot block is compiled like a huge function
 //! ([`crate::define::define_function`]).
 //!
+//! Tiered code ([`crate::tiers`]): tier 0 is lowered like a cold function
+//! split into regions, its hot loop headers entries of their regions that
+//! count iterations ([`Lowerer::count_iteration`]); the optimized tier is
+//! lowered whole, and its on-stack replacement entries ([`osr`]) as the
+//! whole function entered at those headers. Calls of tiered functions go
+//! through their code slots.
+//!
 //! Roots: a function compiled whole stores each value that may point into
 //! the heap in a word of a frame of its own when it is defined, and every
 //! call lists those words in its stack map ([`frame::Roots`]).
