@@ -32,8 +32,10 @@
 //! compiled optimized only once it has run long enough, mid-run. So the
 //! hot shapes, run with their default `n` (5 or 7), compile what the
 //! cold ones do; a second table runs them with `n` = 20,000 and reports
-//! what tiering up then costs, as part of the running time (the fuel
-//! may end the longest: compiling is done by then).
+//! how many functions tiered up mid-run and the time that took on the
+//! running thread (lowering and installing; Cranelift compiles on the
+//! second core), part of the running time (the fuel may end the longest:
+//! compiling is done by then).
 
 use flowc_bench::compile_run::{self, paired, TARGET_BYTES, TARGET_RATE};
 
@@ -67,7 +69,7 @@ fn main() {
     println!("targets (>= 200000 stmts/s, <= 1000 B/stmt) met by {met} of {} shapes", files.len());
     println!();
     println!("hot shapes run long (n = {LONG}): tiering up mid-run");
-    println!("{:<28} {:>10} {:>9} {:>10} {:>9}", "shape", "compile ms", "tier-ups", "tier-up ms", "total ms");
+    println!("{:<28} {:>10} {:>9} {:>10} {:>9}", "shape", "compile ms", "tier-ups", "thread ms", "total ms");
     for file in files.iter().filter(|f| f.to_string_lossy().contains("hot")) {
         let runs: Vec<_> = (0..RUNS).map(|_| compile_run::run(&exe, file, Some(&format!("[n/{LONG}]")))).collect();
         let best = runs.iter().min_by(|a, b| a.total.total_cmp(&b.total)).expect("runs");
