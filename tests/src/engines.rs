@@ -304,9 +304,13 @@ pub fn native_with(versions: &Versions, env: &[(Symbol, Value)], options: flowc_
 }
 
 /// [`native_with`] for tiered code: also how many functions tiered up.
+/// Panics if an optimized tier failed to compile.
 pub fn native_tiered(versions: &Versions, env: &[(Symbol, Value)], options: flowc_codegen::Options) -> (Outcome, u32) {
     let native = compile(versions, options);
     let got = outcome(native.run(env, config().max_depth));
+    // Failing to compile the optimized tier leaves correct tier-0 code,
+    // which the comparisons would not notice.
+    assert_eq!(native.tier_up_failures(), 0, "an optimized tier failed to compile");
     (got, native.tier_ups().0)
 }
 
@@ -359,7 +363,9 @@ pub fn native_error_with(
     options: flowc_codegen::Options,
 ) -> Option<String> {
     let native = compile(versions, options);
-    native.run(env, config().max_depth).err().map(|mut e| {
+    let result = native.run(env, config().max_depth);
+    assert_eq!(native.tier_up_failures(), 0, "an optimized tier failed to compile");
+    result.err().map(|mut e| {
         e.at = e.at.map(|at| at.with_text(p));
         e.to_string()
     })

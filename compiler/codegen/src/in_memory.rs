@@ -121,6 +121,8 @@ struct Grown {
     /// Functions compiled optimized while running, and the time it took.
     tier_ups: u32,
     tier_up_time: std::time::Duration,
+    /// Optimized tiers that failed to compile (their tier-0 code stayed).
+    tier_up_failures: u32,
 }
 
 impl Grown {
@@ -296,6 +298,7 @@ impl TierUp for Tiers {
                 for (_, j, _) in self.pending.borrow_mut().drain(..) {
                     t.failed[j].set(true);
                 }
+                self.grown.borrow_mut().tier_up_failures += 1;
                 0
             }
         };
@@ -344,6 +347,7 @@ impl Unit {
             code: Vec::with_capacity(defined.safepoints.len()),
             tier_ups: 0,
             tier_up_time: std::time::Duration::ZERO,
+            tier_up_failures: 0,
         };
         grown.add(&jit, defined.safepoints);
         let grown = Rc::new(RefCell::new(grown));
@@ -493,8 +497,15 @@ impl Native {
         self.unit.grown.borrow().code.iter().map(|(_, _, size, _)| size).sum()
     }
 
+    /// How many times compiling an optimized tier failed while running
+    /// (the tier-0 code stayed: slower, still correct).
+    pub fn tier_up_failures(&self) -> u32 {
+        self.unit.grown.borrow().tier_up_failures
+    }
+
     /// How many functions were compiled optimized while running (tiered
-    /// code: [`crate::tiers`]), and the time that took.
+    /// code: [`crate::tiers`]), and the time that took on the running
+    /// thread.
     pub fn tier_ups(&self) -> (u32, std::time::Duration) {
         let grown = self.unit.grown.borrow();
         (grown.tier_ups, grown.tier_up_time)

@@ -34,8 +34,9 @@ pub(super) struct Osr<'x> {
 /// Lowers `f` (its `facts` those of the optimized tier) into `ctx.func` as
 /// its on-stack replacement entries into the optimized tier at `headers`
 /// (the hot loop headers of its tier-0 code, whose frame is `frame`; see
-/// the module docs). Fails if a value live at a header has no word of the
-/// frame (then the tier-0 code goes on).
+/// the module docs). Fails if a value live at a header is not in a word
+/// of the frame (then the tier-0 code goes on); the tier-0 layout makes
+/// that impossible, and the tests count such failures.
 pub fn lower_osr(
     env: &mut Env,
     f: &Function,
@@ -47,9 +48,9 @@ pub fn lower_osr(
 ) -> Result<(), String> {
     let live = LiveRanges::new(f, &facts.cfg, |_| true);
     for &h in headers {
-        let missing = live.live_in(h).iter().find(|&&v| frame.offset(v).is_none());
+        let missing = live.live_in(h).iter().find(|&&v| frame.stored_at(v).is_none());
         if let Some(v) = missing {
-            return Err(format!("value {v:?} live at loop header {h:?} has no word of the tier-0 frame"));
+            return Err(format!("value {v:?} live at loop header {h:?} is not kept in the tier-0 frame"));
         }
     }
     super::lower_with(env, f, facts, Some(&Osr { frame, headers, live }), ctx, fbctx);
