@@ -40,8 +40,8 @@ pub struct Run {
     pub total: f64,
     /// Process peak, MB.
     pub peak: f64,
-    /// Functions compiled optimized while running (tiered code), and the
-    /// seconds that took.
+    /// Optimized tiers compiled while running (tiered code), and the
+    /// seconds that took on the running thread.
     pub tier_ups: u32,
     pub tier_up: f64,
 }
@@ -76,7 +76,7 @@ pub fn run(exe: &Path, file: &Path, env: Option<&str>) -> Run {
         .and_then(|s| s.split(" MB").next())
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(f64::NAN);
-    // "tiering: N function(s) compiled optimized while running, in T ms (...)"
+    // "tiering: N optimized tier(s) compiled while running, in T ms of ..."
     let (tier_ups, tier_up_ms) = stderr
         .lines()
         .find_map(|l| l.strip_prefix("tiering: "))

@@ -112,9 +112,11 @@ struct Grown {
     traps: Vec<ErrorKind>,
     shared_traps: Rc<[ErrorKind]>,
     sites: SiteTable,
-    /// The code's safepoints, for the collector (boxed: contexts point at
-    /// it).
-    stack_maps: Box<StackMaps>,
+    /// The code's safepoints, for the collector: allocated once (contexts
+    /// point at it), read and written only through this pointer, since
+    /// running code's contexts keep it while tiering up adds to it (a
+    /// reference would be invalidated by the writes). Freed on drop.
+    stack_maps: *mut StackMaps,
     /// Each compiled function's IR name, address, code size and places,
     /// in the order they were defined.
     code: Vec<(Symbol, usize, usize, Vec<PlaceRange>)>,
@@ -135,7 +137,18 @@ impl Grown {
             self.code.push((d.name, address, d.size as usize, d.places));
             points.push((address, d.safepoints));
         }
-        self.stack_maps.add(points);
+        // SAFETY: `stack_maps` is the live allocation `Grown` owns; no
+        // collection reads it while the code registers more (collections
+        // run inside allocations, not during this).
+        unsafe { (*self.stack_maps).add(points) };
+    }
+}
+
+impl Drop for Grown {
+    fn drop(&mut self) {
+        // SAFETY: made by `Box::into_raw` in `Unit::compile`, freed once,
+        // here; contexts pointing at it do not outlive the unit.
+        drop(unsafe { Box::from_raw(self.stack_maps) });
     }
 }
 
@@ -183,7 +196,9 @@ impl Tiers {
             exits: &mut exits,
             sites: &mut grown.sites,
             fuel: self.options.fuel,
-            split: self.options.split,
+            // Optimized tiers are compiled whole: each is one function,
+            // installed once the worker has it.
+            split: None,
             links: None,
             safepoints: &mut safepoints,
             objects: &self.objects,
@@ -200,6 +215,11 @@ impl Tiers {
     /// once without one ([`Tiers::install`] defines it).
     fn start(&self, k: usize, osr: bool) -> Result<(), String> {
         let f = self.functions[k].as_ref().ok_or("not a tiered function")?;
+        if self.options.tiering.is_some_and(|t| t.background) && !self.compiler.borrow().has_worker() {
+            // The worker starts with the first compilation: code that never
+            // tiers up costs no thread.
+            *self.compiler.borrow_mut() = crate::compile::Compiler::background();
+        }
         let runs = self.tables.tiered[k].ok_or("not a tiered function")?;
         let (id, defined) = self.with_env(|env| {
             let sig = match osr {
@@ -271,6 +291,37 @@ impl Tiers {
     }
 }
 
+impl Tiers {
+    /// [`TierUp::tier_up`] for function `k`: installs what the worker
+    /// finished, starts compiling the entry asked for if it is not on its
+    /// way (one compilation at a time), and returns it if ready.
+    fn tier_up_now(&self, k: usize, osr: bool) -> u64 {
+        let t = &self.tables;
+        let failed = |j: usize| {
+            t.failed[j].set(true);
+            self.grown.borrow_mut().tier_up_failures += 1;
+        };
+        if self.install().is_err() {
+            // What was on its way failed: its functions keep their tier 0.
+            let pending: Vec<_> = self.pending.borrow_mut().drain(..).collect();
+            pending.into_iter().for_each(|(_, j, _)| failed(j));
+        }
+        // One compilation on its way at a time: the worker takes one, and
+        // another would have this thread wait for it. The others start at
+        // a later count.
+        let busy = !self.pending.borrow().is_empty();
+        if !t.failed[k].get() && self.compiled(k, osr) == 0 && !busy && self.start(k, osr).is_err() {
+            self.pending.borrow_mut().retain(|&(_, j, _)| j != k);
+            failed(k);
+        }
+        if t.failed[k].get() {
+            0
+        } else {
+            self.compiled(k, osr)
+        }
+    }
+}
+
 impl TierUp for Tiers {
     fn tier_up(&self, ctx: &mut Ctx, function: u64, entry: u64) -> u64 {
         let t = &self.tables;
@@ -279,29 +330,16 @@ impl TierUp for Tiers {
             return 0;
         }
         let started = std::time::Instant::now();
-        let osr = entry != 0;
-        let mut result = self.install();
-        // One compilation on its way at a time: the worker takes one, and
-        // another would have this thread wait for it. The others start at
-        // a later count.
-        let busy = self.compiler.borrow().has_worker() && !self.pending.borrow().is_empty();
-        if result.is_ok() && self.compiled(k, osr) == 0 && !busy {
-            result = self.start(k, osr);
-        }
-        let address = match result {
-            Ok(()) => self.compiled(k, osr),
-            Err(_) => {
-                // The tier-0 code is correct, only slower: it stays, for
-                // this function and those whose compilations were on their
-                // way with it.
-                t.failed[k].set(true);
-                for (_, j, _) in self.pending.borrow_mut().drain(..) {
-                    t.failed[j].set(true);
-                }
+        // A panic must not unwind into generated code (this is called from
+        // it): it counts as a failure of every function not yet compiled,
+        // whose tier-0 code stays (correct, only slower).
+        let address = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.tier_up_now(k, entry != 0)))
+            .unwrap_or_else(|_| {
+                t.failed.iter().for_each(|f| f.set(true));
+                self.pending.borrow_mut().clear();
                 self.grown.borrow_mut().tier_up_failures += 1;
                 0
-            }
-        };
+            });
         // Counting starts again: tier-0 code still running (other calls,
         // other loops) comes back here for code compiled by then, soon
         // while its compilation is on its way.
@@ -343,7 +381,7 @@ impl Unit {
             shared_traps: defined.traps.clone().into(),
             traps: defined.traps,
             sites: defined.sites,
-            stack_maps: Box::default(),
+            stack_maps: Box::into_raw(Box::<StackMaps>::default()),
             code: Vec::with_capacity(defined.safepoints.len()),
             tier_ups: 0,
             tier_up_time: std::time::Duration::ZERO,
@@ -368,10 +406,7 @@ impl Unit {
                     objects: objects.clone(),
                     options,
                     jit: RefCell::new(jit),
-                    compiler: RefCell::new(match options.tiering.is_some_and(|t| t.background) {
-                        true => crate::compile::Compiler::background(),
-                        false => crate::compile::Compiler::serial(),
-                    }),
+                    compiler: RefCell::new(crate::compile::Compiler::serial()),
                     pending: RefCell::new(Vec::new()),
                 });
                 (tiers.clone(), Some(tiers))
@@ -402,7 +437,7 @@ impl Unit {
         // only code the context runs (tiering up adds to them in place),
         // and live (boxed, unmoved) as long as the unit; contexts do not
         // outlive the run that made them.
-        unsafe { ctx.set_stack_maps(&grown.stack_maps) };
+        unsafe { ctx.set_stack_maps_ptr(grown.stack_maps) };
         if let Some(tiers) = &self.tiers {
             // SAFETY: the unit holds the tiers as long as it lives, and
             // contexts do not outlive the run that made them.
@@ -503,9 +538,10 @@ impl Native {
         self.unit.grown.borrow().tier_up_failures
     }
 
-    /// How many functions were compiled optimized while running (tiered
-    /// code: [`crate::tiers`]), and the time that took on the running
-    /// thread.
+    /// How many optimized tiers were compiled while running (tiered code,
+    /// [`crate::tiers`]: a function's code for calls and its on-stack
+    /// replacement entries count one each), and the time that took on the
+    /// running thread.
     pub fn tier_ups(&self) -> (u32, std::time::Duration) {
         let grown = self.unit.grown.borrow();
         (grown.tier_ups, grown.tier_up_time)

@@ -72,11 +72,12 @@ pub const TIER_UP_AFTER: u32 = crate::lower::COLD_RUNS;
 
 /// [`TIER_UP_AFTER`] when the optimized tier is compiled in the
 /// background: the running thread pays only for lowering, a tenth of the
-/// compile, so it may start earlier. (`compile_shapes`' hot shapes run
-/// long, n = 20,000 to 200,000: 0–4% slower than compiling everything
-/// optimized at the start, against 2–17% tiering up after 1,000; n = 200:
-/// the 21 functions of `functions_hot_loop` compiled in the background
-/// where 1,000 compiles none.)
+/// compile, so it may start earlier. (`compile_shapes`' hot shapes, against
+/// compiling everything optimized at the start: n = 200,000, 0–3% slower
+/// (2–9% tiering up after 1,000); n = 20,000, from 5% faster to 12%
+/// slower (up to 39%); n = 200, 3–5 times faster, though the 21 functions
+/// of `functions_hot_loop` are compiled in the background, where 1,000
+/// compiles none.)
 pub const TIER_UP_AFTER_IN_BACKGROUND: u32 = 200;
 
 impl Default for Tiering {

@@ -210,6 +210,18 @@ impl Ctx {
         self.stack_maps = maps;
     }
 
+    /// [`Ctx::set_stack_maps`] through a raw pointer: for maps that grow
+    /// while the context lives (tiered code adds the safepoints of code it
+    /// compiles while running), written through the same pointer, so that
+    /// no reference's borrow is invalidated by the writes.
+    ///
+    /// # Safety
+    /// As [`Ctx::set_stack_maps`]; nothing writes to the maps while a
+    /// collection reads them.
+    pub unsafe fn set_stack_maps_ptr(&mut self, maps: *const StackMaps) {
+        self.stack_maps = maps;
+    }
+
     /// The value of a word; unbound words are `Err`.
     ///
     /// # Safety

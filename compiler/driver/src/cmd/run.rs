@@ -57,9 +57,9 @@ pub struct NativeRun {
     pub compile: Duration,
     pub run: Duration,
     pub code_size: usize,
-    /// Functions compiled optimized while running (tiered code,
-    /// `flowc_codegen::tiers`), and the time that took (part of the
-    /// running time).
+    /// Optimized tiers compiled while running (tiered code,
+    /// `flowc_codegen::tiers`), and the time that took on the running
+    /// thread (part of the running time).
     pub tier_ups: (u32, Duration),
     /// Each phase of compiling and the time it took
     /// ([`crate::progress::Progress::finish`]).
@@ -220,9 +220,9 @@ pub fn main(args: Args) -> Result<(), Failure> {
         }
         if tier_ups.0 > 0 {
             let (n, time) = tier_ups;
-            let functions = if n == 1 { "function" } else { "functions" };
+            let tiers = if n == 1 { "tier" } else { "tiers" };
             eprintln!(
-                "tiering: {n} {functions} compiled optimized while running, in {:.3} ms (part of the running time)",
+                "tiering: {n} optimized {tiers} compiled while running, in {:.3} ms of the running thread",
                 time.as_secs_f64() * 1e3
             );
         }
