@@ -1060,6 +1060,10 @@ impl TraceCache {
                 Some(mut ctx) if Rc::ptr_eq(&ctx.traps, &inner.shared_traps) => {
                     ctx.reset();
                     ctx.max_depth = run.max_depth as u64;
+                    // SAFETY: as for a new context below. Pointed again at
+                    // every run: traces compiled since wrote to the maps,
+                    // through the cache, which ends the old borrow.
+                    unsafe { ctx.set_stack_maps(&inner.stack_maps) };
                     ctx
                 }
                 _ => {
