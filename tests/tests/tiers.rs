@@ -111,3 +111,25 @@ fn a_tier_compiled_in_the_background_is_installed_when_ready() {
         panic!("the background compilation never got installed");
     });
 }
+
+/// Runs of the same compiled program: the first tiers its loop up by
+/// on-stack replacement, the second compiles main optimized (its second
+/// call), which the entry then calls from its code slot; every run gives
+/// the reference's answer.
+#[test]
+fn later_runs_of_tiered_code_start_in_the_optimized_tier() {
+    let text = "entry start(n = 50)\nstart:\n    s = 0\n    i = 0\n    goto head\nhead:\n    t = i < n\n    if t goto body else goto done\nbody:\n    s = s + i\n    s = s * 7\n    s = s % 1000003\n    i = i + 1\n    goto head\ndone:\n    print_and_stop(s)\n";
+    flowc_codegen::with_stack(move || {
+        let program = flowc_lang::syntax::parse("loop", text).unwrap();
+        let case = engines::cases([("loop".to_string(), program)]).next().unwrap();
+        let native =
+            flowc_codegen::Native::compile_versions(&case.versions().generic, None, tiered((2, false))).unwrap();
+        let mut ups = Vec::new();
+        for run in 1..=5 {
+            let got = engines::outcome(native.run(&case.env, 1000));
+            assert_eq!(got, case.expected, "run {run}");
+            ups.push(native.tier_ups().0);
+        }
+        assert_eq!(ups, [1, 2, 2, 2, 2], "optimized tiers compiled by the end of each run");
+    });
+}

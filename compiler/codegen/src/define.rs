@@ -340,15 +340,17 @@ fn write_code(dir: &std::path::Path, name: Symbol, code: &[u8]) {
 /// Defines the wrapper `name(args, ctx)` that loads `target`'s arguments
 /// from an array of words and calls it (compiled as `id`), or the
 /// specialized version `(id, small positions)` when the arguments at those
-/// positions are 32-bit integers.
+/// positions are 32-bit integers. A function `slot_of` gives a code slot
+/// for is called through it (tiered code, [`crate::tiers`]).
 pub fn define_entry(
     module: &mut dyn Module,
     target: &Function,
     id: FuncId,
     version: Option<(FuncId, &[usize])>,
+    slot_of: &dyn Fn(FuncId) -> Option<u64>,
     name: &str,
 ) -> Result<FuncId, String> {
-    define_entry_of(module, target.params.len(), id, version, name)
+    define_entry_of(module, target.params.len(), id, version, slot_of, name)
 }
 
 /// The one entry wrapper of a cache's traces, `extern "C" fn(target,
@@ -393,6 +395,7 @@ pub fn define_entry_of(
     arity: usize,
     id: FuncId,
     version: Option<(FuncId, &[usize])>,
+    slot_of: &dyn Fn(FuncId) -> Option<u64>,
     name: &str,
 ) -> Result<FuncId, String> {
     let (entry_id, mut ctx) = declare_wrapper(module, name)?;
@@ -409,8 +412,19 @@ pub fn define_entry_of(
         }
         values.push(c);
         let mut call_to = |b: &mut FunctionBuilder, id: FuncId| {
-            let fref = module.declare_func_in_func(id, b.func);
-            let call = b.ins().call(fref, &values);
+            let call = match slot_of(id) {
+                // Tiered: what its slot holds (`crate::tiers`).
+                Some(slot) => {
+                    let sig = b.import_signature(signature(&*module, arity));
+                    let slot = b.ins().iconst(types::I64, slot as i64);
+                    let code = b.ins().load(types::I64, MemFlagsData::trusted(), slot, 0);
+                    b.ins().call_indirect(sig, code, &values)
+                }
+                None => {
+                    let fref = module.declare_func_in_func(id, b.func);
+                    b.ins().call(fref, &values)
+                }
+            };
             let r = b.inst_results(call)[0];
             b.ins().return_(&[r]);
         };
@@ -537,7 +551,14 @@ pub fn define(
     compile::finish(&mut env)?;
     let target = functions[entry];
     let version = version.as_ref().zip(small).map(|(v, id)| (id, v.small.as_slice()));
-    let entry_id = define_entry(module, target, ids[entry], version, "flowc_entry")?;
+    // Through the slots of tiered entries: a later run of the same code
+    // starts in the optimized tier once it is compiled.
+    let slot_of = |id: FuncId| {
+        let tables = tables.as_ref()?;
+        let k = all.iter().position(|&(_, f)| f == id)?;
+        tables.tiered[k].map(|_| tables.slots[k].as_ptr() as u64)
+    };
+    let entry_id = define_entry(module, target, ids[entry], version, &slot_of, "flowc_entry")?;
     let ids = all.iter().map(|&(_, id)| id).collect();
     Ok(Defined {
         entry: entry_id,

@@ -844,7 +844,7 @@ impl TraceCache {
             return Err(format!("it takes {n} arguments, not {arity}"));
         }
         let k = inner.function_entries.len();
-        let entry = define::define_entry_of(&mut *inner.jit, n, id, None, &format!("flowc_call_{k}"))?;
+        let entry = define::define_entry_of(&mut *inner.jit, n, id, None, &|_| None, &format!("flowc_call_{k}"))?;
         inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
         let code = inner.jit.get_finalized_function(entry);
         inner.function_entries.insert(name, code);

@@ -173,9 +173,18 @@ impl Tiers {
         // another would have this thread wait for it. The others start at
         // a later count.
         let busy = !self.pending.borrow().is_empty();
-        if !t.failed[k].get() && self.compiled(k, osr) == 0 && !busy && self.start(k, osr).is_err() {
-            self.pending.borrow_mut().retain(|&(_, j, _)| j != k);
-            failed(k);
+        // A loop that gets hot in tier 0 again, in another call, after its
+        // entries were compiled: the function is called hot, so its calls
+        // too get the optimized tier (a main graph run again among them).
+        let wanted = match osr && self.compiled(k, true) != 0 {
+            true => (!t.optimized[k].get()).then_some(false),
+            false => (self.compiled(k, osr) == 0).then_some(osr),
+        };
+        if let Some(which) = wanted.filter(|_| !t.failed[k].get() && !busy) {
+            if self.start(k, which).is_err() {
+                self.pending.borrow_mut().retain(|&(_, j, _)| j != k);
+                failed(k);
+            }
         }
         if t.failed[k].get() {
             0
