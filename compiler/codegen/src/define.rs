@@ -208,9 +208,10 @@ pub fn define_tier0(env: &mut Env, f: &Function, id: FuncId, facts: lower::Facts
 /// The region sizes of tier-0 code: a cold function's.
 const TIER0_SIZES: (usize, usize) = (COLD_REGION_INSTS, COLD_REGION_LOOP_INSTS);
 
-/// The regions of `f` (`facts`: as it is lowered) of at most `sizes`
-/// instructions (and loop nests), the blocks `headers` entries, and their
-/// frame.
+/// The regions of `f` of at most `sizes` instructions (and loop nests),
+/// the blocks `headers` entries, and their frame. They depend on the
+/// graph and on which values are small integers, not on which blocks are
+/// cold: any `facts` of `f` give the same layout.
 fn split_layout(
     f: &Function,
     facts: &lower::Facts,
@@ -230,8 +231,7 @@ fn split_layout(
 pub fn define_osr(env: &mut Env, f: &Function, id: FuncId, facts: lower::Facts) -> Result<(), String> {
     let mut fbctx = FunctionBuilderContext::new();
     let headers = facts.hot_headers();
-    let cold = lower::Facts::new(f).all_cold_now();
-    let (_, frame) = split_layout(f, &cold, TIER0_SIZES, &headers);
+    let (_, frame) = split_layout(f, &facts, TIER0_SIZES, &headers);
     let mut ctx = env.compiler.context(&*env.module);
     lower::lower_osr(env, f, &facts, &frame, &headers, &mut ctx, &mut fbctx)?;
     compile::submit(env, id, f.name, ctx, Tier::Optimized)
