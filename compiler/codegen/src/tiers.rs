@@ -109,6 +109,9 @@ pub struct Tables {
     /// Functions whose optimized tier failed to compile: their tier-0
     /// code stays.
     pub failed: Box<[Cell<bool>]>,
+    /// Functions a tier-0 loop has left for their on-stack replacement
+    /// entries: a loop that comes back to ask is in another activation.
+    pub osr_entered: Box<[Cell<bool>]>,
     /// What counters start from.
     pub after: u64,
     /// For each tiered function, its runs per run of the program
@@ -128,6 +131,7 @@ impl Tables {
             optimized: (0..n).map(|_| Cell::new(false)).collect(),
             osr: (0..n).map(|_| Cell::new(0)).collect(),
             failed: (0..n).map(|_| Cell::new(false)).collect(),
+            osr_entered: (0..n).map(|_| Cell::new(false)).collect(),
             after: u64::from(after.max(1)),
             tiered: vec![None; n],
             index: HashMap::default(),

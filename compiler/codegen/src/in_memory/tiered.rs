@@ -173,10 +173,11 @@ impl Tiers {
         // another would have this thread wait for it. The others start at
         // a later count.
         let busy = !self.pending.borrow().is_empty();
-        // A loop that gets hot in tier 0 again, in another call, after its
-        // entries were compiled: the function is called hot, so its calls
-        // too get the optimized tier (a main graph run again among them).
-        let wanted = match osr && self.compiled(k, true) != 0 {
+        // A loop that gets hot in tier 0 again after one has entered the
+        // optimized tier (and so left tier 0 for good): another activation,
+        // so the function is called hot, and its calls too get the
+        // optimized tier (a main graph run again among them).
+        let wanted = match osr && t.osr_entered[k].get() {
             true => (!t.optimized[k].get()).then_some(false),
             false => (self.compiled(k, osr) == 0).then_some(osr),
         };
@@ -186,11 +187,11 @@ impl Tiers {
                 failed(k);
             }
         }
-        if t.failed[k].get() {
-            0
-        } else {
-            self.compiled(k, osr)
+        let address = if t.failed[k].get() { 0 } else { self.compiled(k, osr) };
+        if osr && address != 0 {
+            t.osr_entered[k].set(true);
         }
+        address
     }
 }
 
