@@ -15,6 +15,17 @@ fn tiered((after, background): (u32, bool)) -> flowc_codegen::Options {
     flowc_codegen::Options { tiering: Some(tiering), ..Default::default() }
 }
 
+/// The case of program `text` (run from its entry with its defaults).
+fn case_of(text: &str) -> engines::Case {
+    let program = flowc_lang::syntax::parse("test", text).unwrap();
+    engines::cases([("test".to_string(), program)]).next().unwrap()
+}
+
+/// Program `case` compiled (its generic version) under `options`.
+fn compiled(case: &engines::Case, options: flowc_codegen::Options) -> flowc_codegen::Native {
+    flowc_codegen::Native::compile_versions(&case.versions().generic, None, options).unwrap()
+}
+
 /// Tiering up after so many calls or iterations, compiled at once or in
 /// the background (where the code goes on in tier 0 until it is ready).
 const AFTER: [(u32, bool); 3] = [(1, false), (3, false), (2, true)];
@@ -80,8 +91,7 @@ fn tiered_code_keeps_its_objects_when_collecting_at_every_allocation() {
 fn a_hot_main_loop_continues_in_the_optimized_tier() {
     let text = "entry start(n = 50)\nstart:\n    p = new point\n    p.x = 7\n    s = 0\n    i = 0\n    goto head\nhead:\n    t = i < n\n    if t goto body else goto done\nbody:\n    x = p.x\n    s = s + x\n    s = s * 3\n    s = s % 1000003\n    i = i + 1\n    goto head\ndone:\n    print_and_stop(s)\n";
     let (got, ups, expected) = flowc_codegen::with_stack(move || {
-        let program = flowc_lang::syntax::parse("loop", text).unwrap();
-        let case = engines::cases([("loop".to_string(), program)]).next().unwrap();
+        let case = case_of(text);
         let (got, ups) = engines::native_tiered(&case.versions(), &case.env, tiered((10, false)));
         (got, ups, case.expected)
     });
@@ -96,10 +106,8 @@ fn a_hot_main_loop_continues_in_the_optimized_tier() {
 fn a_tier_compiled_in_the_background_is_installed_when_ready() {
     let text = "entry start(n = 3000)\nstart:\n    s = 0\n    i = 0\n    goto head\nhead:\n    t = i < n\n    if t goto body else goto done\nbody:\n    s = s + i\n    s = s % 1000003\n    i = i + 1\n    goto head\ndone:\n    print_and_stop(s)\n";
     flowc_codegen::with_stack(move || {
-        let program = flowc_lang::syntax::parse("loop", text).unwrap();
-        let case = engines::cases([("loop".to_string(), program)]).next().unwrap();
-        let native =
-            flowc_codegen::Native::compile_versions(&case.versions().generic, None, tiered((100, true))).unwrap();
+        let case = case_of(text);
+        let native = compiled(&case, tiered((100, true)));
         for run in 1..=200 {
             let got = engines::outcome(native.run(&case.env, 1000));
             assert_eq!(got, case.expected, "run {run}");
@@ -120,10 +128,8 @@ fn a_tier_compiled_in_the_background_is_installed_when_ready() {
 fn later_runs_of_tiered_code_start_in_the_optimized_tier() {
     let text = "entry start(n = 50)\nstart:\n    s = 0\n    i = 0\n    goto head\nhead:\n    t = i < n\n    if t goto body else goto done\nbody:\n    s = s + i\n    s = s * 7\n    s = s % 1000003\n    i = i + 1\n    goto head\ndone:\n    print_and_stop(s)\n";
     flowc_codegen::with_stack(move || {
-        let program = flowc_lang::syntax::parse("loop", text).unwrap();
-        let case = engines::cases([("loop".to_string(), program)]).next().unwrap();
-        let native =
-            flowc_codegen::Native::compile_versions(&case.versions().generic, None, tiered((2, false))).unwrap();
+        let case = case_of(text);
+        let native = compiled(&case, tiered((2, false)));
         let mut ups = Vec::new();
         for run in 1..=5 {
             let got = engines::outcome(native.run(&case.env, 1000));
@@ -131,5 +137,39 @@ fn later_runs_of_tiered_code_start_in_the_optimized_tier() {
             ups.push(native.tier_ups().0);
         }
         assert_eq!(ups, [1, 2, 2, 2, 2], "optimized tiers compiled by the end of each run");
+    });
+}
+
+/// What tiering is for: a function called from a loop counted from the
+/// input starts as tier 0 (cut into regions: a driver and region code,
+/// where compiled optimized from the start it is one function), runs there
+/// while it is called fewer times than the threshold, and is compiled
+/// optimized, mid-run, once called more. (Main's loop, counted from the
+/// input too, tiers up on its own count.)
+#[test]
+fn a_function_called_from_a_hot_loop_starts_in_tier_0_and_tiers_up_when_called_often() {
+    let mut text = String::from("entry start(n = 3)\nfunction g(a):\n    e:\n");
+    for k in 0..20 {
+        text += &format!("        a = a + {k}\n        a = a % 1000003\n");
+    }
+    text += "        return a\nstart:\n    s = 0\n    k = n\n    goto head\nhead:\n    if k goto body else goto done\nbody:\n    s = call g(s) then back\nback:\n    k = k - 1\n    goto head\ndone:\n    print_and_stop(s)\n";
+    flowc_codegen::with_stack(move || {
+        let case = case_of(&text);
+        let g = flowc_lang::Symbol::intern("g");
+        let codes_of_g =
+            |native: &flowc_codegen::Native| native.code().iter().filter(|(name, _, _)| *name == g).count();
+        assert_eq!(codes_of_g(&compiled(&case, flowc_codegen::Options::default())), 1, "untiered: g compiled whole");
+        let native = compiled(&case, tiered((5, false)));
+        let tier0 = codes_of_g(&native);
+        assert!(tier0 >= 2, "tier 0: a driver and regions, {tier0} codes");
+        // Three calls: below the threshold.
+        assert_eq!(engines::outcome(native.run(&case.env, 1000)), case.expected);
+        assert_eq!(codes_of_g(&native), tier0, "three calls of g stay in tier 0");
+        // Ten calls, on code compiled afresh: g tiers up during the run.
+        let native = compiled(&case, tiered((5, false)));
+        let env = [(flowc_lang::Symbol::intern("n"), flowc_lang::Value::Int(10))];
+        let expected = engines::reference(&case.program, case.label, &env);
+        assert_eq!(engines::outcome(native.run(&env, 1000)), expected);
+        assert_eq!(codes_of_g(&native), tier0 + 1, "g compiled optimized once, mid-run");
     });
 }
