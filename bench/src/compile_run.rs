@@ -58,35 +58,24 @@ pub fn run(exe: &Path, file: &Path, env: Option<&str>) -> Run {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() || stderr.contains("[fuel_exhausted]"), "{stderr}");
     let stats = stderr.lines().find(|l| l.starts_with("stats: engine native")).unwrap_or_else(|| panic!("{stderr}"));
-    let compile_ms: f64 = stats
-        .split(" ms compiling")
-        .next()
-        .and_then(|s| s.rsplit('(').next())
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("{stats}"));
-    let total_ms: f64 = stats
-        .split(" ms (")
-        .next()
-        .and_then(|s| s.rsplit(", ").next())
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("{stats}"));
-    let peak: f64 = stderr
-        .rsplit("process peak ")
-        .next()
-        .and_then(|s| s.split(" MB").next())
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(f64::NAN);
+    // "stats: engine native, ..., T ms (C ms compiling, R ms running)"
+    let compile_ms = number_between(stats, "(", " ms compiling").unwrap_or_else(|| panic!("{stats}"));
+    let total_ms = number_between(stats, ", ", " ms (").unwrap_or_else(|| panic!("{stats}"));
+    // "heap: ...; process peak P MB"
+    let peak = stderr.rsplit("process peak ").next().and_then(|s| number_between(s, "", " MB")).unwrap_or(f64::NAN);
     // "tiering: N optimized tier(s) compiled while running, in T ms of ..."
-    let (tier_ups, tier_up_ms) = stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("tiering: "))
-        .and_then(|l| {
-            let n = l.split(' ').next()?.parse().ok()?;
-            let ms = l.split(", in ").nth(1)?.split(" ms").next()?.parse().ok()?;
-            Some((n, ms))
-        })
-        .unwrap_or((0, 0.0));
+    let tiering = stderr.lines().find_map(|l| l.strip_prefix("tiering: "));
+    let tier_ups = tiering.and_then(|l| l.split(' ').next()?.parse().ok()).unwrap_or(0);
+    let tier_up_ms = tiering.and_then(|l| number_between(l, ", in ", " ms")).unwrap_or(0.0);
     Run { compile: compile_ms / 1e3, total: total_ms / 1e3, peak, tier_ups, tier_up: tier_up_ms / 1e3 }
+}
+
+/// The number in `text` that ends where `end` first occurs and starts
+/// after the last `start` before it (the text's start for "").
+fn number_between(text: &str, start: &str, end: &str) -> Option<f64> {
+    let before = text.split(end).next()?;
+    let number = if start.is_empty() { before } else { before.rsplit(start).next()? };
+    number.trim().parse().ok()
 }
 
 /// The median of `xs` (not empty).
