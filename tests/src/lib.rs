@@ -1,6 +1,7 @@
 //! flowc-tests: the program corpus, the random program generator, and the
 //! cross-engine test suites (in `tests/`).
 
+pub mod bf;
 pub mod corpus;
 pub mod engines;
 pub mod gen;

@@ -48,6 +48,10 @@ pub enum Tier {
     /// register allocator (huge functions, whose size makes the others
     /// cost more time and memory than they save).
     Cheap,
+    /// Traces only: not Cranelift but the baseline compiler
+    /// ([`crate::baseline`]), which emits machine code in one pass; a
+    /// trace it refuses is compiled [`Tier::Cheap`].
+    Baseline,
 }
 
 /// A function on its way: lowered, to be compiled with an ISA.
@@ -261,5 +265,5 @@ fn isa_of(module: &dyn Module, tier: Tier) -> Result<OwnedTargetIsa, String> {
         ]
     });
     let pic = usize::from(module.isa().flags().is_pic());
-    isas[pic + if tier == Tier::Cheap { 2 } else { 0 }].clone()
+    isas[pic + if tier == Tier::Optimized { 0 } else { 2 }].clone()
 }

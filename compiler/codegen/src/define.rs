@@ -190,7 +190,11 @@ pub fn define_function(env: &mut Env, f: &Function, id: FuncId, facts: lower::Fa
     }
     let mut ctx = env.compiler.context(&*env.module);
     lower::lower(env, f, &facts, &mut ctx, &mut fbctx);
-    let tier = if f.is_huge() || cold { Tier::Cheap } else { Tier::Optimized };
+    let tier = match &env.links {
+        Some(links) if f.kind == FunctionKind::Trace => links.tier,
+        _ if f.is_huge() || cold => Tier::Cheap,
+        _ => Tier::Optimized,
+    };
     compile::submit(env, id, f.name, ctx, tier)
 }
 

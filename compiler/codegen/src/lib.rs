@@ -7,6 +7,8 @@
 //! - [`small`]: which values are certainly small integers, and what the
 //!   optimistic copy of a function assumes;
 //! - [`lower`]: IR to Cranelift IR (with the optimistic copy);
+//! - [`baseline`]: traces straight to x86-64 code, for the JIT's first
+//!   tier;
 //! - [`define`]: declaring and defining functions in a Cranelift module;
 //! - [`compile`]: compiling lowered functions on a second core while the
 //!   next are lowered;
@@ -14,6 +16,7 @@
 //!   them (`Native`, `TraceCache`);
 //! - [`object`]: object files for executables (`flowc build`).
 
+pub mod baseline;
 pub mod code_map;
 pub mod compile;
 pub mod define;

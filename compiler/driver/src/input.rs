@@ -83,9 +83,15 @@ fn hash(text: &str) -> u64 {
 /// (not `flowc_lang::Env`, the interpreter's map).
 pub type StartEnv = Vec<(Symbol, Value)>;
 
-/// Parses the list `[x/10,y/20]` given to `option` (`--env`, `--static`);
-/// an error names the option.
+/// Parses the list `[x/10,y/20]` given to `option` (`--env`, `--static`),
+/// or read from file `F` when given as `@F` (an environment too long for a
+/// command line: a program given as a list); an error names the option.
 pub fn env(option: &str, text: &str) -> Result<StartEnv, Failure> {
+    if let Some(file) = text.strip_prefix('@') {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| Failure::input(format!("{option} @{file}: cannot read {file}: {e}")))?;
+        return parse_env_of(option, text.trim()).map_err(Failure::input);
+    }
     parse_env_of(option, text).map_err(Failure::usage)
 }
 

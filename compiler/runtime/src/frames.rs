@@ -32,7 +32,7 @@ use flowc_lang::heap::Marker;
 pub struct StackMaps {
     /// (return address, offsets from the stack pointer of the words that
     /// may point into the heap), sorted by address.
-    safepoints: Vec<(usize, Box<[u32]>)>,
+    safepoints: Vec<(usize, std::sync::Arc<[u32]>)>,
 }
 
 impl StackMaps {
@@ -42,9 +42,18 @@ impl StackMaps {
     pub fn add(&mut self, functions: impl IntoIterator<Item = (usize, Vec<(u32, Vec<u32>)>)>) {
         for (base, safepoints) in functions {
             for (offset, slots) in safepoints {
-                self.safepoints.push((base + offset as usize, slots.into_boxed_slice()));
+                self.safepoints.push((base + offset as usize, slots.into()));
             }
         }
+        self.safepoints.sort_unstable_by_key(|(pc, _)| *pc);
+    }
+
+    /// Registers safepoints that all list the same words: code at `base`
+    /// whose calls return at offsets `returns` (baseline traces, whose
+    /// every value has a word of the frame).
+    pub fn add_shared(&mut self, base: usize, returns: &[u32], slots: &[u32]) {
+        let slots: std::sync::Arc<[u32]> = slots.into();
+        self.safepoints.extend(returns.iter().map(|&r| (base + r as usize, slots.clone())));
         self.safepoints.sort_unstable_by_key(|(pc, _)| *pc);
     }
 

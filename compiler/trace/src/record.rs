@@ -285,7 +285,7 @@ pub fn record(
     limit: usize,
 ) -> Result<Recorded, TraceError> {
     let start = [ResumeFrame { function: None, env: env.into_iter().collect(), call: None }];
-    let mut at = |l: Symbol, _: &Env| if l == anchor { Arrival::Stop } else { Arrival::Continue };
+    let mut at = |l: Symbol, _: &Env, _: usize| if l == anchor { Arrival::Stop } else { Arrival::Continue };
     Ok(match record_path(program, &start, anchor, heap, Limits::ops(limit), &mut at, &mut |_, _, _, _| None)? {
         Path::Stopped { trace, frame, .. } => Recorded::Loop { trace, env: frame.env.into_iter().collect() },
         Path::Printed(v) => Recorded::Printed(v),
@@ -303,7 +303,9 @@ pub type Residual<'a> = dyn FnMut(Symbol, usize, &[Value], &mut Heap) -> Option<
 /// base frame at a label for which `at` says stop, or the base frame is
 /// about to return (a function frame; the main graph's `return` is an
 /// error). `at` sees each label the base frame jumps to, with
-/// the base frame's environment, before its block runs. A call for which
+/// the base frame's environment and the number of operations recorded so
+/// far (where the trace would be cut to start there: [`Trace::split_at`]),
+/// before its block runs. A call for which
 /// `residual` gives a result is recorded as a `call` instead of followed.
 /// Recording stops with an error past `limits`.
 pub fn record_path(
@@ -312,7 +314,7 @@ pub fn record_path(
     label: Symbol,
     heap: &mut Heap,
     limits: Limits,
-    at: &mut dyn FnMut(Symbol, &Env) -> Arrival,
+    at: &mut dyn FnMut(Symbol, &Env, usize) -> Arrival,
     residual: &mut Residual,
 ) -> Result<Path, TraceError> {
     let immutable = |c: Symbol, f: Symbol| program.immutable_fields(c).any(|x| x == f);
@@ -471,7 +473,7 @@ pub fn record_path(
             }
         }
         let frame = frames.last().expect("a frame");
-        if frames.len() == 1 && at(next, &frame.env) == Arrival::Stop {
+        if frames.len() == 1 && at(next, &frame.env, ops.len()) == Arrival::Stop {
             let frame = frames[0].resume_frame();
             return Ok(Path::Stopped { trace: trace(ops, sites), frame, label: next });
         }

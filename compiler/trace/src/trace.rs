@@ -91,6 +91,17 @@ pub struct Trace {
     pub sites: Vec<flowc_ir::Site>,
 }
 
+impl Trace {
+    /// Cuts the trace before operation `at`: the operations before it, and
+    /// those from it on as a trace anchored at `label` (where the base
+    /// frame was when the first of them was recorded).
+    pub fn split_at(mut self, at: usize, label: Symbol) -> (Trace, Trace) {
+        let ops = self.ops.split_off(at);
+        let sites = if self.sites.len() >= at { self.sites.split_off(at) } else { Vec::new() };
+        (self, Trace { anchor: label, ops, sites })
+    }
+}
+
 fn env_term(env: &[(Symbol, Value)]) -> Term {
     Term::list(env.iter().map(|(k, v)| Term::compound("/", vec![Term::sym(*k), Term::value(v)])).collect())
 }

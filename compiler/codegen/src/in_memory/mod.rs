@@ -620,7 +620,7 @@ impl TraceCache {
     /// cache, and every trace its `jump_trace`s name must be compiled
     /// already, with as many parameters as they pass.
     pub fn compile(&self, f: &Function) -> Result<TraceId, String> {
-        Ok(self.compile_all(&[f])?[0])
+        Ok(self.compile_all(&[f], crate::compile::Tier::Optimized)?[0])
     }
 
     /// Compiles traces `fs` into the cache together (their code is made
@@ -628,7 +628,8 @@ impl TraceCache {
     /// Nothing is compiled when a name is taken or a jump goes nowhere;
     /// when the code generator fails on one, those before it are compiled
     /// (the cache's [`TraceCache::len`] says how many traces it holds).
-    pub fn compile_all(&self, fs: &[&Function]) -> Result<Vec<TraceId>, String> {
+    /// `tier` says how ([`crate::lower::Links::tier`]).
+    pub fn compile_all(&self, fs: &[&Function], tier: crate::compile::Tier) -> Result<Vec<TraceId>, String> {
         let mut guard = self.inner.borrow_mut();
         let inner = &mut *guard;
         let mut arity: HashMap<Symbol, usize> = HashMap::default();
@@ -650,6 +651,9 @@ impl TraceCache {
         let mut made = Vec::with_capacity(fs.len());
         let mut failed = None;
         let mut safepoints = Vec::new();
+        // Baseline traces' safepoints: the function, the return offsets,
+        // the words every one lists.
+        let mut shared: Vec<(cranelift_module::FuncId, Vec<u32>, Vec<u32>)> = Vec::new();
         // Traces are compiled as they come: what counts is latency.
         let mut compiler = crate::compile::Compiler::serial();
         for f in fs {
@@ -667,13 +671,30 @@ impl TraceCache {
                 sites: &mut inner.sites,
                 fuel: inner.options.fuel,
                 split: None,
-                links: Some(crate::lower::Links { slots: &mut inner.slots, traces: &inner.names, first_exit }),
+                links: Some(crate::lower::Links { slots: &mut inner.slots, traces: &inner.names, first_exit, tier }),
                 safepoints: &mut safepoints,
                 objects: &inner.objects,
                 compiler: &mut compiler,
                 tiers: None,
             };
-            if let Err(e) = define::define_function(&mut env, f, ids[0], crate::lower::Facts::new(f)) {
+            let facts = crate::lower::Facts::new(f);
+            let baseline = match tier {
+                crate::compile::Tier::Baseline => match crate::baseline::compile(&mut env, f, &facts) {
+                    Ok(code) => Some(code),
+                    Err(_) => {
+                        // Refused: Cranelift compiles it, cheaply.
+                        env.exits.clear();
+                        env.links.as_mut().expect("a trace cache's").tier = crate::compile::Tier::Cheap;
+                        None
+                    }
+                },
+                _ => None,
+            };
+            let defined = match baseline {
+                Some(code) => define_baseline(&mut env, ids[0], f.name, code).map(|maps| shared.push(maps)),
+                None => define::define_function(&mut env, f, ids[0], facts),
+            };
+            if let Err(e) = defined {
                 failed = Some(e);
                 break;
             }
@@ -689,6 +710,9 @@ impl TraceCache {
             safepoints.iter().map(|d| (d.id, (d.size as usize, d.places.clone()))).collect();
         let jit = &inner.jit;
         inner.stack_maps.add(safepoints.into_iter().map(|d| (jit.get_finalized_function(d.id) as usize, d.safepoints)));
+        for (id, returns, slots) in shared {
+            inner.stack_maps.add_shared(jit.get_finalized_function(id) as usize, &returns, &slots);
+        }
         inner.shared_traps = inner.traps.clone().into();
         let mut out = Vec::with_capacity(made.len());
         for (t, id, params, name) in made {
@@ -934,6 +958,37 @@ impl TraceCache {
     fn location(&self, ctx: &Ctx) -> Option<flowc_lang::interp::Location> {
         self.inner.borrow().sites.location(ctx.error_site)
     }
+}
+
+/// Defines `id` as the machine code of a baseline trace
+/// ([`crate::baseline`]) named `name`: its bytes, with its jumps to other
+/// traces relocated; its size goes with the other definitions. Its
+/// safepoints, to register once the code has its address.
+fn define_baseline(
+    env: &mut crate::lower::Env,
+    id: cranelift_module::FuncId,
+    name: Symbol,
+    code: crate::baseline::Compiled,
+) -> Result<(cranelift_module::FuncId, Vec<u32>, Vec<u32>), String> {
+    let relocs: Vec<cranelift_module::ModuleReloc> = code
+        .relocs
+        .iter()
+        .map(|&(offset, target)| cranelift_module::ModuleReloc {
+            offset,
+            kind: cranelift_codegen::binemit::Reloc::Abs8,
+            name: cranelift_module::ModuleRelocTarget::user(0, target.as_u32()),
+            addend: 0,
+        })
+        .collect();
+    env.module.define_function_bytes(id, 16, &code.code, &relocs).map_err(|e| format!("{e:?}"))?;
+    env.safepoints.push(define::DefinedCode {
+        id,
+        name,
+        size: code.code.len() as u32,
+        safepoints: Vec::new(),
+        places: Vec::new(),
+    });
+    Ok((id, code.safepoints, code.slots))
 }
 
 /// What [`TraceCache::enter`] enters.

@@ -12,6 +12,7 @@ use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value as
 use cranelift_module::FuncId;
 use flowc_ir::{BlockId, Function, Operand, ValueId};
 use flowc_lang::ops::Op;
+use flowc_lang::Value;
 
 use super::{trace_signature, Lowerer};
 use crate::runtime::offsets;
@@ -25,6 +26,12 @@ pub struct Links<'a> {
     /// `Env::exits` is exit `first_exit + k` of the cache, whose number
     /// plus one it returns.
     pub first_exit: usize,
+    /// How the trace is compiled: [`crate::compile::Tier::Baseline`] (by
+    /// [`crate::baseline`], else as [`crate::compile::Tier::Cheap`]) or [`crate::compile::Tier::Cheap`]
+    /// (Cranelift's cheapest settings, no optimistic copy of its loop)
+    /// for code just recorded, whose worth is not known yet;
+    /// [`crate::compile::Tier::Optimized`] for code that has proved hot.
+    pub tier: crate::compile::Tier,
 }
 
 /// One exit's link: `target`, when not 0, is the address of a bridge
@@ -86,7 +93,7 @@ pub struct TraceExit {
 
 /// How a trace leaves at an exit.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub(super) enum Leaving {
+pub(crate) enum Leaving {
     /// A guard fails.
     Guard,
     /// A speculation check (`guard_int`) fails.
@@ -97,11 +104,11 @@ pub(super) enum Leaving {
 
 /// What makes two exits of a trace one: the block, the record, the label,
 /// the guarded value, and how the trace leaves.
-pub(super) type ExitAt = (BlockId, flowc_ir::ResumeId, flowc_lang::Symbol, Option<ValueId>, Leaving);
+pub(crate) type ExitAt = (BlockId, flowc_ir::ResumeId, flowc_lang::Symbol, Option<ValueId>, Leaving);
 
 /// The exit of resume record `resume`: the distinct values it refers to,
 /// then `key` (a guarded value) if it is not among them.
-fn exit_record(
+pub(crate) fn exit_record(
     f: &Function,
     block: BlockId,
     resume: flowc_ir::ResumeId,
@@ -156,6 +163,15 @@ impl Lowerer<'_, '_> {
                     self.b.ins().icmp_imm_s(IntCC::Equal, o, w.as_i64())
                 }
                 None => {
+                    if let Value::List(l) = c {
+                        // The same list (boxed for this run or another:
+                        // every box of it points at its one table) holds
+                        // at once; another list is compared by the runtime.
+                        let table = l.words() as i64;
+                        let c = self.operand(&Operand::Const(c.clone()));
+                        let key = kind.operand().as_value();
+                        return self.guard_list(o, c, table, (resume, label, key));
+                    }
                     let c = self.operand(&Operand::Const(c.clone()));
                     let r = self.runtime_op(Op::Eq, &[o, c]);
                     self.b.ins().icmp_imm_s(IntCC::Equal, r, ONE.as_i64())
@@ -200,6 +216,35 @@ impl Lowerer<'_, '_> {
             key,
             if matches!(kind, GuardKind::Int(..)) { Leaving::Check } else { Leaving::Guard },
         );
+        self.b.switch_to_block(cont);
+    }
+
+    /// `guard_value o, c` for a list `c` whose word table is `table`: a
+    /// boxed cell with that table holds at once; anything else is compared
+    /// with `c` by the runtime, and the trace leaves when they differ.
+    fn guard_list(
+        &mut self,
+        o: ClValue,
+        c: ClValue,
+        table: i64,
+        (resume, label, key): (flowc_ir::ResumeId, flowc_lang::Symbol, Option<ValueId>),
+    ) {
+        let flags = MemFlagsData::trusted();
+        let (cell, compare, cont) = (self.b.create_block(), self.cold_block(), self.b.create_block());
+        let pointer = self.is_pointer(o);
+        self.b.ins().brif(pointer, cell, &[], compare, &[]);
+        self.b.switch_to_block(cell);
+        let items = self.b.ins().load(types::I64, flags, o, flowc_lang::heap::cell::ITEMS as i32);
+        let same = self.b.ins().icmp_imm_s(IntCC::Equal, items, table);
+        self.b.ins().brif(same, cont, &[], compare, &[]);
+        self.b.switch_to_block(compare);
+        self.fail_if_unbound(o);
+        let r = self.runtime_op(Op::Eq, &[o, c]);
+        let holds = self.b.ins().icmp_imm_s(IntCC::Equal, r, ONE.as_i64());
+        let exit = self.cold_block();
+        self.b.ins().brif(holds, cont, &[], exit, &[]);
+        self.b.switch_to_block(exit);
+        self.leave(resume, label, key, Leaving::Guard);
         self.b.switch_to_block(cont);
     }
 

@@ -86,7 +86,7 @@ use flowc_lang::Value;
 use crate::code_map::IrPlace;
 use crate::runtime::offsets;
 
-mod exits;
+pub(crate) mod exits;
 pub mod frame;
 mod ints;
 mod lists;
@@ -343,6 +343,17 @@ pub struct Facts {
 pub const COLD_RUNS: u32 = 1000;
 
 impl Facts {
+    /// Whether block `b` is a loop header (a traces' entry too: traces
+    /// continue in one another).
+    pub fn is_header(&self, b: BlockId) -> bool {
+        self.headers[ix(b)]
+    }
+
+    /// Whether operand `o` may be unbound ([`flowc_ir::bound`]).
+    pub fn may_be_unbound(&self, o: &Operand) -> bool {
+        flowc_ir::bound::may_be_unbound(&self.bound, o)
+    }
+
     /// Whether every block of the function is cold: code that runs at
     /// most [`COLD_RUNS`] times per run of the program.
     pub fn all_cold(&self) -> bool {
@@ -462,7 +473,8 @@ fn lower_with(
         blocks
     };
     let blocks = make_blocks(&mut b);
-    let exit_points = optimistic_exits(f, &facts.small, &facts.cycles);
+    let cheap_trace = env.links.as_ref().is_some_and(|l| l.tier != crate::compile::Tier::Optimized);
+    let exit_points = if cheap_trace { Default::default() } else { optimistic_exits(f, &facts.small, &facts.cycles) };
     let assumed = if exit_points.is_empty() { Vec::new() } else { Small::assumed_params(f) };
     // The optimistic copy's blocks: its own for the blocks on cycles, the
     // generic copy's for the others.

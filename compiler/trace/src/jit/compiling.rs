@@ -74,6 +74,7 @@ impl<'p> Jit<'p> {
         let mut preamble =
             to_ir::convert(self.program, name, trace, start, &End::Jump { target: body, params: names.to_vec() });
         speculate::insert(&mut preamble, &checks, anchor, function);
+        speculate::insert_lists(&mut preamble, &speculate::lists(args.unwrap_or(&[])), anchor, function);
         self.inspect(&preamble, "conversion");
         // The loop keeps assuming what the preamble speculates on.
         let assumed: Vec<(Symbol, i64, i64)> = checks.iter().map(|&(k, lo, hi)| (start.params[k], lo, hi)).collect();
@@ -124,7 +125,7 @@ impl<'p> Jit<'p> {
             self.cache = TraceCache::new(&self.hints, self.layout, options).ok();
         }
         let functions: Vec<&Function> = pieces.iter().map(|(f, _, _)| *f).collect();
-        let compiled = self.cache.as_ref()?.compile_all(&functions);
+        let compiled = self.cache.as_ref()?.compile_all(&functions, self.options.tier);
         let time = started.elapsed();
         self.stats.compile_time += time;
         let ids = match compiled {

@@ -143,6 +143,9 @@ pub struct Options {
     /// one per value): a promoted variable that keeps taking new values
     /// is left to the interpreter.
     pub max_values: u32,
+    /// How traces and bridges are compiled when recorded
+    /// ([`flowc_codegen::lower::Links::tier`]).
+    pub tier: flowc_codegen::compile::Tier,
     /// Called with every trace and bridge after conversion
     /// (`"conversion"`) and after optimization (`"optimization"`); tests
     /// run the IR checker here.
@@ -164,6 +167,11 @@ impl Default for Options {
             max_variants: 4,
             max_values: 8,
             judge_after: 1000,
+            tier: match std::env::var("FLOWC_TRACE_TIER").as_deref() {
+                Ok("optimized") => flowc_codegen::compile::Tier::Optimized,
+                Ok("cheap") => flowc_codegen::compile::Tier::Cheap,
+                _ => flowc_codegen::compile::Tier::Baseline,
+            },
             inspect: None,
         }
     }

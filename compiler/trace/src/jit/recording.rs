@@ -8,6 +8,14 @@ impl<'p> Jit<'p> {
     /// Records a loop at `key` from the top frame of `stack` (about to run
     /// `block`), compiles it, and says where the run goes on: recording
     /// runs the program, so the stack's top frame is where it left it.
+    ///
+    /// Inner loops first (PyPy's `cut_trace_from`): a recording that
+    /// arrives a second time at a watched key other than its own has gone
+    /// round a loop inside the one it started in. It is cut there: the
+    /// operations since the first arrival are that inner loop's trace,
+    /// compiled for its key, and the operations before it an entry trace
+    /// of `key` that jumps into it. The outer loop then runs as a bridge
+    /// from the inner loop's exit, recorded when that exit gets hot.
     pub(super) fn record_loop(
         &mut self,
         machine: &mut Machine,
@@ -20,22 +28,20 @@ impl<'p> Jit<'p> {
         let g = top.graph;
         let graph: &Graph = &run.compiled.graphs[g as usize];
         let label = graph.blocks[block as usize].label;
-        let live = Self::liveness(run, g).live_at(block);
+        let (params, args, unbound) = self.loop_start(run, g, block, &top.pairs(&run.compiled.graphs[g as usize]));
         let graph: &Graph = &run.compiled.graphs[g as usize];
         let top = stack.last().expect("a frame");
-        let pairs = top.pairs(graph);
-        let is_live = |n: &Symbol| graph.slot_of(*n).is_some_and(|s| live.contains(&s));
-        let params: Vec<Symbol> = pairs.iter().map(|(n, _)| *n).filter(is_live).collect();
-        let args: Vec<Value> = pairs.iter().filter(|(n, _)| is_live(n)).map(|(_, v)| v.clone()).collect();
-        let unbound: Vec<Symbol> =
-            live.iter().filter(|&&s| top.get(s).is_none()).map(|&s| graph.slot_names[s as usize]).collect();
-        let frame = ResumeFrame { function: graph.name, env: pairs, call: None };
+        let frame = ResumeFrame { function: graph.name, env: top.pairs(graph), call: None };
         self.log(format_args!("record loop at {}", describe(key, run.compiled)));
         let started = Instant::now();
         let profiler = machine.profiler().expect("the JIT runs with a profiler");
         let mut target = None;
+        // Watched keys passed on the way (not `key`, no code): where the
+        // trace was, the base frame's environment there, the label.
+        let mut passed: Vec<(Key, usize, Env, Symbol)> = Vec::new();
+        let mut inner = None;
         let this = &*self;
-        let mut at = |l: Symbol, env: &Env| match stop_key(profiler, graph, g, l, env) {
+        let mut at = |l: Symbol, env: &Env, ops: usize| match stop_key(profiler, graph, g, l, env) {
             Some(k) if k == *key => {
                 target = None;
                 Arrival::Stop
@@ -45,7 +51,16 @@ impl<'p> Jit<'p> {
                     target = Some(code);
                     Arrival::Stop
                 }
-                None => Arrival::Continue,
+                None => match passed.iter().position(|(p, ..)| *p == k) {
+                    Some(i) => {
+                        inner = Some(i);
+                        Arrival::Stop
+                    }
+                    None => {
+                        passed.push((k, ops, env.clone(), l));
+                        Arrival::Continue
+                    }
+                },
             },
             None => Arrival::Continue,
         };
@@ -79,9 +94,24 @@ impl<'p> Jit<'p> {
         };
         // The program is at `end_label` now.
         let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
+        let what = describe(key, run.compiled);
+        let (trace, target) = match inner {
+            None => (trace, target),
+            Some(i) => {
+                // The trace went round a loop inside its own: that loop first.
+                let (k, at, env, l) = passed.swap_remove(i);
+                let (outer, looped) = trace.split_at(at, l);
+                match self.install_inner_loop(machine, run, &k, g, l, &env, looped) {
+                    Some(code) => (outer, Some(code)),
+                    None => {
+                        self.abort(machine, key, &what, "the code generator refused the inner loop");
+                        return Ok(Next::Interpret(block));
+                    }
+                }
+            }
+        };
         let start = Start::frame(graph.name, &params);
         let name = self.fresh_name(label);
-        let what = describe(key, run.compiled);
         let compiled = match target {
             None => {
                 let speculating = !self.keys.get(key).is_some_and(|k| k.generic);
@@ -100,29 +130,98 @@ impl<'p> Jit<'p> {
             self.abort(machine, key, &describe(key, run.compiled), "the code generator refused the trace");
             return Ok(Next::Interpret(block));
         };
-        let c = &mut self.codes[code.0 as usize];
-        c.kind = if target.is_some() { Kind::Entry } else { Kind::Loop };
-        c.anchor = label;
-        c.graph = g;
-        c.params = params;
-        c.unbound = unbound;
-        c.compile_time = time;
-        self.adopt_body(code);
-        let c = &self.codes[code.0 as usize];
-        match c.kind {
-            Kind::Loop => self.stats.traces += 1,
-            _ => self.stats.entry_traces += 1,
-        }
-        self.keys.entry(key.clone()).or_default().variants.push(code);
-        if let Some(p) = machine.profiler_mut() {
-            p.set(key, KeyState::Enter);
-        }
+        let kind = if target.is_some() { Kind::Entry } else { Kind::Loop };
+        self.register(machine, key, code, kind, g, label, params, unbound, time);
         // Go on in the new loop, or in the code the entry trace reached.
         let go = target.unwrap_or(code);
         if self.admits_frame(run, go, stack.last().expect("a frame")) {
             Ok(Next::Enter(go))
         } else {
             Ok(Next::Interpret(block))
+        }
+    }
+
+    /// What a loop trace at `block` of graph `g` starts from, given the
+    /// base frame's variables `pairs` there: its parameters (the variables
+    /// bound and live there), their values, and the variables live there
+    /// but unbound.
+    fn loop_start(
+        &self,
+        run: &mut Run,
+        g: u32,
+        block: u32,
+        pairs: &[(Symbol, Value)],
+    ) -> (Vec<Symbol>, Vec<Value>, Vec<Symbol>) {
+        let live = Self::liveness(run, g).live_at(block);
+        let graph: &Graph = &run.compiled.graphs[g as usize];
+        let is_live = |n: &Symbol| graph.slot_of(*n).is_some_and(|s| live.contains(&s));
+        let params: Vec<Symbol> = pairs.iter().map(|(n, _)| *n).filter(is_live).collect();
+        let args: Vec<Value> = pairs.iter().filter(|(n, _)| is_live(n)).map(|(_, v)| v.clone()).collect();
+        let unbound: Vec<Symbol> =
+            live.iter().map(|&s| graph.slot_names[s as usize]).filter(|n| !pairs.iter().any(|(p, _)| p == n)).collect();
+        (params, args, unbound)
+    }
+
+    /// Compiles `looped`, a loop recorded inside another recording, as the
+    /// loop trace of `key` (label `label` of graph `g`, where the base
+    /// frame's environment was `env`); registers it. Its preamble.
+    #[allow(clippy::too_many_arguments)]
+    fn install_inner_loop(
+        &mut self,
+        machine: &mut Machine,
+        run: &mut Run,
+        key: &Key,
+        g: u32,
+        label: Symbol,
+        env: &Env,
+        looped: crate::trace::Trace,
+    ) -> Option<TraceId> {
+        let block = *run.compiled.graphs[g as usize].labels.get(&label)?;
+        let pairs: Vec<(Symbol, Value)> = env.iter().map(|(k, v)| (*k, v.clone())).collect();
+        let (params, args, unbound) = self.loop_start(run, g, block, &pairs);
+        let function = run.compiled.graphs[g as usize].name;
+        let what = describe(key, run.compiled);
+        self.log(format_args!("inner loop first: {what}, {} operations", looped.ops.len()));
+        let start = Start::frame(function, &params);
+        let name = self.fresh_name(label);
+        let speculating = !self.keys.get(key).is_some_and(|k| k.generic);
+        let live: Vec<Symbol> = params.iter().chain(&unbound).copied().collect();
+        let args = speculating.then_some(args.as_slice());
+        let (code, time) = self.compile_loop(name, &looped, &start, &params, &live, args, function, what)?;
+        self.register(machine, key, code, Kind::Loop, g, label, params, unbound, time);
+        self.stats.inner_first += 1;
+        Some(code)
+    }
+
+    /// Makes `code`, a loop or entry trace just compiled, one of `key`'s.
+    #[allow(clippy::too_many_arguments)]
+    fn register(
+        &mut self,
+        machine: &mut Machine,
+        key: &Key,
+        code: TraceId,
+        kind: Kind,
+        g: u32,
+        label: Symbol,
+        params: Vec<Symbol>,
+        unbound: Vec<Symbol>,
+        time: Duration,
+    ) {
+        let c = &mut self.codes[code.0 as usize];
+        c.kind = kind;
+        c.anchor = label;
+        c.graph = g;
+        c.params = params;
+        c.unbound = unbound;
+        c.compile_time = time;
+        self.adopt_body(code);
+        match self.codes[code.0 as usize].kind {
+            Kind::Loop => self.stats.traces += 1,
+            _ => self.stats.entry_traces += 1,
+        }
+        self.keys.entry(key.clone()).or_default().variants.push(code);
+        if let Some(p) = machine.profiler_mut() {
+            p.set(key, KeyState::Enter);
         }
     }
 
@@ -251,7 +350,7 @@ impl<'p> Jit<'p> {
         let mut closes = false;
         let mut seen: Vec<Key> = start_key.iter().cloned().collect();
         let this = &*self;
-        let mut at = |l: Symbol, env: &Env| {
+        let mut at = |l: Symbol, env: &Env, _: usize| {
             let Some(k) = stop_key(profiler, graph, base_graph, l, env) else { return Arrival::Continue };
             if retrace && Some(&k) == start_key.as_ref() {
                 closes = true;

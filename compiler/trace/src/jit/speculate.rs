@@ -7,6 +7,15 @@
 //! machine integers — their sign says nothing about the loop — which
 //! spares their tag tests.
 //!
+//! Lists are immutable and made only from constants, so a list a trace
+//! starts with is the same list each time it is entered as often as not
+//! (an interpreter's program, the environment's tables): a trace assumes
+//! each list it starts with is the one it was recorded with, by a
+//! `guard_value` that compares identity first. The optimizer then folds
+//! what the trace reads of it (`prog[pc]` at a constant `pc`, `len`), so
+//! an interpreter's dispatch on a list-held program folds away as if the
+//! program were promoted.
+//!
 //! The assumptions are `guard_int` checks at the start of the loop's
 //! preamble, which the interpreter enters; the loop itself assumes them
 //! as facts of its entry state ([`crate::opt::LoopEntry`]), which code
@@ -123,6 +132,44 @@ pub fn checks(f: &Function, args: &[Value]) -> Vec<Check> {
         .collect()
 }
 
+/// The lists among `args` (a trace's parameters' values when it was
+/// recorded), by position: the trace assumes them.
+pub fn lists(args: &[Value]) -> Vec<(usize, Value)> {
+    args.iter().enumerate().filter(|(_, v)| matches!(v, Value::List(_))).map(|(k, v)| (k, v.clone())).collect()
+}
+
+/// Adds to the start of `f`'s entry block a `guard_value` per assumed
+/// list of `lists` (after any guards already there), leaving like the
+/// checks of [`insert`].
+pub fn insert_lists(f: &mut Function, lists: &[(usize, Value)], anchor: Symbol, function: Option<Symbol>) {
+    if lists.is_empty() {
+        return;
+    }
+    let resume = entry_resume(f, function);
+    let entry = f.entry;
+    let at = f.blocks[entry]
+        .insts
+        .iter()
+        .take_while(|&&i| matches!(f.insts[i].kind, InstKind::Guard { kind: GuardKind::Int(..), .. }))
+        .count();
+    for (k, (p, list)) in lists.iter().enumerate() {
+        let kind = GuardKind::Value(Operand::Value(f.params[*p]), list.clone());
+        let g = f.insts.alloc(InstData { kind: InstKind::Guard { kind, resume, label: anchor }, result: None });
+        f.blocks[entry].insts.insert(at + k, g);
+    }
+}
+
+/// A resume record that leaves with `f`'s parameters, in the base frame
+/// (of `function`).
+fn entry_resume(f: &mut Function, function: Option<Symbol>) -> flowc_ir::ResumeId {
+    let env = f
+        .params
+        .iter()
+        .map(|&p| (f.values[p].name.expect("trace parameters are named"), ResumeValue::Operand(Operand::Value(p))))
+        .collect();
+    f.resumes.alloc(ResumeData { frames: vec![ResumeFrame { function, env, call: None }], virtuals: vec![] })
+}
+
 /// Adds `checks` to the start of `f`'s entry block: guards that leave for
 /// the interpreter at `anchor` in the base frame (of `function`) with the
 /// parameters.
@@ -130,13 +177,7 @@ pub fn insert(f: &mut Function, checks: &[Check], anchor: Symbol, function: Opti
     if checks.is_empty() {
         return;
     }
-    let env = f
-        .params
-        .iter()
-        .map(|&p| (f.values[p].name.expect("trace parameters are named"), ResumeValue::Operand(Operand::Value(p))))
-        .collect();
-    let resume =
-        f.resumes.alloc(ResumeData { frames: vec![ResumeFrame { function, env, call: None }], virtuals: vec![] });
+    let resume = entry_resume(f, function);
     let entry = f.entry;
     for (k, &(p, lo, hi)) in checks.iter().enumerate() {
         let kind = GuardKind::Int(Operand::Value(f.params[p]), lo, hi);

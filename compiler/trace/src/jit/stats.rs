@@ -64,6 +64,9 @@ pub struct Stats {
     /// Loop traces made for inputs a speculating loop trace refused (the
     /// bridge of its entry check).
     pub retraces: usize,
+    /// Loop traces of inner loops, cut from a recording that started in an
+    /// outer loop ([`crate::jit`] "Inner loops first").
+    pub inner_first: usize,
     /// Recordings abandoned (too long, leaving their function) or traces
     /// the code generator refused.
     pub aborted: usize,
@@ -118,7 +121,11 @@ impl Stats {
 
 impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "traces:          {} ({} retraced)", self.traces, self.retraces)?;
+        writeln!(
+            f,
+            "traces:          {} ({} retraced, {} inner loops cut from outer recordings)",
+            self.traces, self.retraces, self.inner_first
+        )?;
         writeln!(f, "entry traces:    {}", self.entry_traces)?;
         writeln!(f, "bridges:         {}", self.bridges)?;
         writeln!(

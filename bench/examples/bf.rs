@@ -1,0 +1,36 @@
+//! The Brainfuck programs of the suites (`flowc_tests::bf`), for running
+//! them by hand and under peers:
+//!
+//!     bf text NAME SIZE          the program's text
+//!     bf env tutorial NAME SIZE  the tutorial interpreter's environment
+//!     bf env rle NAME SIZE       the run-length interpreter's environment
+//!     bf expect NAME SIZE        its checksum and instructions run
+//!     bf output NAME SIZE        what it writes
+
+use flowc_tests::bf;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = || -> ! {
+        eprintln!("usage: bf text|expect|output NAME SIZE | bf env tutorial|rle NAME SIZE");
+        std::process::exit(2)
+    };
+    let program = |name: &str, size: &str| {
+        let size: u32 = size.parse().unwrap_or_else(|_| usage());
+        bf::program(name, size).unwrap_or_else(|| {
+            eprintln!("no program {name}: {}", bf::PROGRAMS.join(", "));
+            std::process::exit(2)
+        })
+    };
+    match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["text", name, size] => println!("{}", program(name, size)),
+        ["env", "tutorial", name, size] => println!("{}", bf::tutorial_env(&program(name, size))),
+        ["env", "rle", name, size] => println!("{}", bf::run_length_env(&program(name, size))),
+        ["expect", name, size] => {
+            let (sum, steps) = bf::run(&program(name, size)).expect("a valid program");
+            println!("{sum} {steps}");
+        }
+        ["output", name, size] => print!("{}", bf::output(&program(name, size)).expect("a valid program")),
+        _ => usage(),
+    }
+}

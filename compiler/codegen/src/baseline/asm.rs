@@ -1,0 +1,424 @@
+//! A small x86-64 assembler: the instructions the baseline trace compiler
+//! emits, encoded directly, with labels for jumps.
+//!
+//! Every instruction works on 64-bit registers (REX.W) except the
+//! byte-sized `setcc`; memory operands are a base register and a 32-bit
+//! displacement (shortened to 8 bits when it fits). Jumps take a
+//! [`Label`] and are encoded with 32-bit displacements, patched when the
+//! label is bound ([`Asm::bind`]) or at [`Asm::finish`].
+
+/// A general-purpose register, by its hardware number.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Reg(pub u8);
+
+pub const RAX: Reg = Reg(0);
+pub const RCX: Reg = Reg(1);
+pub const RDX: Reg = Reg(2);
+pub const RBX: Reg = Reg(3);
+pub const RSP: Reg = Reg(4);
+pub const RBP: Reg = Reg(5);
+pub const RSI: Reg = Reg(6);
+pub const RDI: Reg = Reg(7);
+
+/// A two-operand ALU operation (its opcode's `/r` form and its `/digit`
+/// for immediates).
+#[derive(Copy, Clone, Debug)]
+pub enum Alu {
+    Add,
+    Or,
+    And,
+    Sub,
+    Xor,
+    Cmp,
+}
+
+impl Alu {
+    fn opcode(self) -> u8 {
+        match self {
+            Alu::Add => 0x01,
+            Alu::Or => 0x09,
+            Alu::And => 0x21,
+            Alu::Sub => 0x29,
+            Alu::Xor => 0x31,
+            Alu::Cmp => 0x39,
+        }
+    }
+
+    fn digit(self) -> u8 {
+        match self {
+            Alu::Add => 0,
+            Alu::Or => 1,
+            Alu::And => 4,
+            Alu::Sub => 5,
+            Alu::Xor => 6,
+            Alu::Cmp => 7,
+        }
+    }
+}
+
+/// A condition code (the low nibble of `jcc`, `setcc`, `cmovcc`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Cond {
+    Overflow = 0x0,
+    Equal = 0x4,
+    NotEqual = 0x5,
+    Less = 0xc,
+    GreaterEqual = 0xd,
+    LessEqual = 0xe,
+    Greater = 0xf,
+}
+
+/// A place in the code, bound once.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Label(u32);
+
+/// Machine code being written.
+#[derive(Default)]
+pub struct Asm {
+    pub code: Vec<u8>,
+    /// Per label, where it is bound.
+    labels: Vec<Option<u32>>,
+    /// 32-bit displacements to patch: where, and the label they reach.
+    fixups: Vec<(u32, Label)>,
+}
+
+impl Asm {
+    /// Where the next instruction goes.
+    pub fn offset(&self) -> u32 {
+        self.code.len() as u32
+    }
+
+    pub fn label(&mut self) -> Label {
+        self.labels.push(None);
+        Label(self.labels.len() as u32 - 1)
+    }
+
+    /// Binds `l` here.
+    pub fn bind(&mut self, l: Label) {
+        debug_assert!(self.labels[l.0 as usize].is_none(), "a label is bound once");
+        self.labels[l.0 as usize] = Some(self.offset());
+    }
+
+    /// The code, every jump patched; `None` if a label was never bound.
+    pub fn finish(mut self) -> Option<Vec<u8>> {
+        for &(at, l) in &self.fixups {
+            let target = self.labels[l.0 as usize]?;
+            let rel = target as i64 - (at as i64 + 4);
+            self.code[at as usize..at as usize + 4].copy_from_slice(&(rel as i32).to_le_bytes());
+        }
+        Some(self.code)
+    }
+
+    fn byte(&mut self, b: u8) {
+        self.code.push(b);
+    }
+
+    fn u32(&mut self, v: u32) {
+        self.code.extend_from_slice(&v.to_le_bytes());
+    }
+
+    /// REX with W set and the high bits of `reg` (ModRM.reg) and `rm`
+    /// (ModRM.rm or the base).
+    fn rex_w(&mut self, reg: Reg, rm: Reg) {
+        self.byte(0x48 | ((reg.0 >> 3) << 2) | (rm.0 >> 3));
+    }
+
+    /// ModRM (and SIB, displacement) for `reg` and the memory operand
+    /// `[base + disp]`.
+    fn mem(&mut self, reg: u8, base: Reg, disp: i32) {
+        let (r, b) = (reg & 7, base.0 & 7);
+        let short = i8::try_from(disp).is_ok();
+        // [rbp]/[r13] have no form without a displacement: always give one.
+        let md = if short { 0x40 } else { 0x80 };
+        self.byte(md | (r << 3) | b);
+        if b == 4 {
+            // rsp/r12 as base: a SIB byte with no index.
+            self.byte(0x24);
+        }
+        if short {
+            self.byte(disp as i8 as u8);
+        } else {
+            self.u32(disp as u32);
+        }
+    }
+
+    /// `mov dst, [base + disp]`.
+    pub fn load(&mut self, dst: Reg, base: Reg, disp: i32) {
+        self.rex_w(dst, base);
+        self.byte(0x8b);
+        self.mem(dst.0, base, disp);
+    }
+
+    /// `mov dst32, dword [base + disp]` (zero-extended).
+    pub fn load32(&mut self, dst: Reg, base: Reg, disp: i32) {
+        if dst.0 >= 8 || base.0 >= 8 {
+            self.byte(0x40 | ((dst.0 >> 3) << 2) | (base.0 >> 3));
+        }
+        self.byte(0x8b);
+        self.mem(dst.0, base, disp);
+    }
+
+    /// `mov [base + disp], src`.
+    pub fn store(&mut self, base: Reg, disp: i32, src: Reg) {
+        self.rex_w(src, base);
+        self.byte(0x89);
+        self.mem(src.0, base, disp);
+    }
+
+    /// `mov dst, src`.
+    pub fn mov(&mut self, dst: Reg, src: Reg) {
+        self.rex_w(src, dst);
+        self.byte(0x89);
+        self.byte(0xc0 | ((src.0 & 7) << 3) | (dst.0 & 7));
+    }
+
+    /// `mov dst, imm` (the shortest form for the value).
+    pub fn mov_imm(&mut self, dst: Reg, imm: i64) {
+        if let Ok(v) = u32::try_from(imm) {
+            // mov r32, imm32 zero-extends.
+            if dst.0 >= 8 {
+                self.byte(0x41);
+            }
+            self.byte(0xb8 + (dst.0 & 7));
+            self.u32(v);
+        } else if let Ok(v) = i32::try_from(imm) {
+            self.rex_w(Reg(0), dst);
+            self.byte(0xc7);
+            self.byte(0xc0 | (dst.0 & 7));
+            self.u32(v as u32);
+        } else {
+            self.mov_imm64(dst, imm);
+        }
+    }
+
+    /// `movabs dst, imm64`; the immediate's offset in the code (for a
+    /// relocation).
+    pub fn mov_imm64(&mut self, dst: Reg, imm: i64) -> u32 {
+        self.rex_w(Reg(0), dst);
+        self.byte(0xb8 + (dst.0 & 7));
+        let at = self.offset();
+        self.code.extend_from_slice(&imm.to_le_bytes());
+        at
+    }
+
+    /// `op dst, src`.
+    pub fn alu(&mut self, op: Alu, dst: Reg, src: Reg) {
+        self.rex_w(src, dst);
+        self.byte(op.opcode());
+        self.byte(0xc0 | ((src.0 & 7) << 3) | (dst.0 & 7));
+    }
+
+    /// `op dst, imm` (a sign-extended 8- or 32-bit immediate).
+    pub fn alu_imm(&mut self, op: Alu, dst: Reg, imm: i32) {
+        self.rex_w(Reg(0), dst);
+        if let Ok(b) = i8::try_from(imm) {
+            self.byte(0x83);
+            self.byte(0xc0 | (op.digit() << 3) | (dst.0 & 7));
+            self.byte(b as u8);
+        } else {
+            self.byte(0x81);
+            self.byte(0xc0 | (op.digit() << 3) | (dst.0 & 7));
+            self.u32(imm as u32);
+        }
+    }
+
+    /// `op qword [base + disp], imm8`.
+    pub fn alu_mem_imm8(&mut self, op: Alu, base: Reg, disp: i32, imm: i8) {
+        self.rex_w(Reg(0), base);
+        self.byte(0x83);
+        self.mem(op.digit(), base, disp);
+        self.byte(imm as u8);
+    }
+
+    /// `mov [base + index*8 - 8], src`.
+    pub fn store_indexed(&mut self, base: Reg, index: Reg, src: Reg) {
+        self.byte(0x48 | ((src.0 >> 3) << 2) | ((index.0 >> 3) << 1) | (base.0 >> 3));
+        self.byte(0x89);
+        // ModRM: disp8, SIB; SIB: scale 8, index, base.
+        self.byte(0x44 | ((src.0 & 7) << 3));
+        self.byte(0xc0 | ((index.0 & 7) << 3) | (base.0 & 7));
+        self.byte(0xf8);
+    }
+
+    /// `test r, imm` (a sign-extended 32-bit immediate).
+    pub fn test_imm(&mut self, r: Reg, imm: i32) {
+        self.rex_w(Reg(0), r);
+        self.byte(0xf7);
+        self.byte(0xc0 | (r.0 & 7));
+        self.u32(imm as u32);
+    }
+
+    /// `test a, b`.
+    pub fn test(&mut self, a: Reg, b: Reg) {
+        self.rex_w(b, a);
+        self.byte(0x85);
+        self.byte(0xc0 | ((b.0 & 7) << 3) | (a.0 & 7));
+    }
+
+    /// `imul dst, src`.
+    pub fn imul(&mut self, dst: Reg, src: Reg) {
+        self.rex_w(dst, src);
+        self.byte(0x0f);
+        self.byte(0xaf);
+        self.byte(0xc0 | ((dst.0 & 7) << 3) | (src.0 & 7));
+    }
+
+    /// `sar dst, n`.
+    pub fn sar(&mut self, dst: Reg, n: u8) {
+        self.rex_w(Reg(0), dst);
+        self.byte(0xc1);
+        self.byte(0xc0 | (7 << 3) | (dst.0 & 7));
+        self.byte(n);
+    }
+
+    /// `cqo` (rdx:rax := sign-extended rax).
+    pub fn cqo(&mut self) {
+        self.byte(0x48);
+        self.byte(0x99);
+    }
+
+    /// `idiv src` (rax, rdx := rdx:rax / src, rdx:rax % src).
+    pub fn idiv(&mut self, src: Reg) {
+        self.rex_w(Reg(0), src);
+        self.byte(0xf7);
+        self.byte(0xc0 | (7 << 3) | (src.0 & 7));
+    }
+
+    /// `lea dst, [base + disp]`.
+    pub fn lea(&mut self, dst: Reg, base: Reg, disp: i32) {
+        self.rex_w(dst, base);
+        self.byte(0x8d);
+        self.mem(dst.0, base, disp);
+    }
+
+    /// `setcc dst8; movzx dst, dst8`: 1 if `c` holds, else 0.
+    pub fn set(&mut self, c: Cond, dst: Reg) {
+        // A REX prefix makes the low byte of rsi/rdi/... addressable.
+        self.byte(0x40 | (dst.0 >> 3));
+        self.byte(0x0f);
+        self.byte(0x90 | c as u8);
+        self.byte(0xc0 | (dst.0 & 7));
+        self.rex_w(dst, dst);
+        self.byte(0x0f);
+        self.byte(0xb6);
+        self.byte(0xc0 | ((dst.0 & 7) << 3) | (dst.0 & 7));
+    }
+
+    /// `jcc l`.
+    pub fn jcc(&mut self, c: Cond, l: Label) {
+        self.byte(0x0f);
+        self.byte(0x80 | c as u8);
+        self.fixup(l);
+    }
+
+    /// `jmp l`.
+    pub fn jmp(&mut self, l: Label) {
+        self.byte(0xe9);
+        self.fixup(l);
+    }
+
+    fn fixup(&mut self, l: Label) {
+        let at = self.offset();
+        self.fixups.push((at, l));
+        self.u32(0);
+    }
+
+    /// `call r`; the offset of the return address.
+    pub fn call(&mut self, r: Reg) -> u32 {
+        if r.0 >= 8 {
+            self.byte(0x41);
+        }
+        self.byte(0xff);
+        self.byte(0xc0 | (2 << 3) | (r.0 & 7));
+        self.offset()
+    }
+
+    /// `jmp r`.
+    pub fn jmp_reg(&mut self, r: Reg) {
+        if r.0 >= 8 {
+            self.byte(0x41);
+        }
+        self.byte(0xff);
+        self.byte(0xc0 | (4 << 3) | (r.0 & 7));
+    }
+
+    pub fn push(&mut self, r: Reg) {
+        if r.0 >= 8 {
+            self.byte(0x41);
+        }
+        self.byte(0x50 + (r.0 & 7));
+    }
+
+    pub fn pop(&mut self, r: Reg) {
+        if r.0 >= 8 {
+            self.byte(0x41);
+        }
+        self.byte(0x58 + (r.0 & 7));
+    }
+
+    pub fn ret(&mut self) {
+        self.byte(0xc3);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bytes `f` writes, as hex.
+    fn hex(f: impl FnOnce(&mut Asm)) -> String {
+        let mut a = Asm::default();
+        f(&mut a);
+        a.finish().unwrap().iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn encodings_match_the_manual() {
+        // Checked against an assembler (objdump of `as` output).
+        assert_eq!(hex(|a| a.load(RAX, RSP, 8)), "48 8b 44 24 08");
+        assert_eq!(hex(|a| a.load(Reg(10), RBX, 0x200)), "4c 8b 93 00 02 00 00");
+        assert_eq!(hex(|a| a.store(RSP, 16, RCX)), "48 89 4c 24 10");
+        assert_eq!(hex(|a| a.load32(RAX, RAX, 16)), "8b 40 10");
+        assert_eq!(hex(|a| a.store(RBP, 0, RDX)), "48 89 55 00");
+        assert_eq!(hex(|a| a.mov(RDI, RBX)), "48 89 df");
+        assert_eq!(hex(|a| a.mov(Reg(8), RAX)), "49 89 c0");
+        assert_eq!(hex(|a| a.mov_imm(RAX, 1)), "b8 01 00 00 00");
+        assert_eq!(hex(|a| a.mov_imm(RCX, -1)), "48 c7 c1 ff ff ff ff");
+        assert_eq!(hex(|a| a.mov_imm(RDX, 1 << 40)), "48 ba 00 00 00 00 00 01 00 00");
+        assert_eq!(hex(|a| a.alu(Alu::Add, RAX, RCX)), "48 01 c8");
+        assert_eq!(hex(|a| a.alu(Alu::Cmp, Reg(9), RAX)), "49 39 c1");
+        assert_eq!(hex(|a| a.alu_imm(Alu::And, RCX, 7)), "48 83 e1 07");
+        assert_eq!(hex(|a| a.alu_imm(Alu::Cmp, RAX, 1000)), "48 81 f8 e8 03 00 00");
+        assert_eq!(hex(|a| a.alu_mem_imm8(Alu::Add, RBX, 0x38, 1)), "48 83 43 38 01");
+        assert_eq!(hex(|a| a.test(RAX, RAX)), "48 85 c0");
+        assert_eq!(hex(|a| a.test_imm(RCX, 7)), "48 f7 c1 07 00 00 00");
+        assert_eq!(hex(|a| a.store_indexed(RSP, RCX, RAX)), "48 89 44 cc f8");
+        assert_eq!(hex(|a| a.imul(RAX, RCX)), "48 0f af c1");
+        assert_eq!(hex(|a| a.sar(RAX, 1)), "48 c1 f8 01");
+        assert_eq!(hex(|a| a.idiv(RCX)), "48 f7 f9");
+        assert_eq!(hex(|a| a.lea(RCX, RCX, -1)), "48 8d 49 ff");
+        assert_eq!(hex(|a| a.set(Cond::Less, RAX)), "40 0f 9c c0 48 0f b6 c0");
+        assert_eq!(
+            hex(|a| {
+                a.call(RAX);
+            }),
+            "ff d0"
+        );
+        assert_eq!(hex(|a| a.jmp_reg(Reg(11))), "41 ff e3");
+        assert_eq!(hex(|a| a.push(RBX)), "53");
+        assert_eq!(hex(|a| a.pop(RBP)), "5d");
+    }
+
+    #[test]
+    fn jumps_reach_their_labels() {
+        let bytes = hex(|a| {
+            let l = a.label();
+            a.jcc(Cond::Equal, l);
+            a.ret();
+            a.bind(l);
+            a.jmp(l);
+        });
+        // je +1 (over the ret), then jmp -5 (to itself).
+        assert_eq!(bytes, "0f 84 01 00 00 00 c3 e9 fb ff ff ff");
+    }
+}

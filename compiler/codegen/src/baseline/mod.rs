@@ -1,0 +1,905 @@
+//! The baseline trace compiler: trace IR straight to x86-64 machine code,
+//! one instruction at a time, for code the JIT has just recorded and whose
+//! worth is not known yet.
+//!
+//! Cranelift compiles a trace of a few dozen operations in milliseconds
+//! even at its cheapest settings (some 200,000 host instructions per trace
+//! operation, most of it register allocation and instruction selection
+//! over the tens of Cranelift instructions each operation becomes): more
+//! than a short run of the program gains from the trace. This compiler
+//! does what V8's Sparkplug and LuaJIT's assembler do for their first
+//! tier: no IR of its own, no register allocation, one pass.
+//!
+//! **Frame.** Every IR value has a word of the frame (`[rsp + 8k]`), where
+//! its defining instruction stores it and its users load it; `rbx` holds
+//! the context. The frame is zeroed on entry, so every safepoint lists all
+//! of its words for the collector (a word not yet written is 0, which the
+//! collector skips; one written earlier is a value the code computed).
+//! The prologue and epilogue follow Cranelift's `tail` convention (`rdi`
+//! the context, `rbx` callee-saved, frame pointers kept): baseline and
+//! Cranelift traces call, enter and leave one another freely.
+//!
+//! **Operations.** Each has an inline path for its common case — small
+//! integers for arithmetic and comparisons (skipped tests where
+//! [`crate::small`] proves operands small), an object of the program's
+//! layout for `get` and `set` (the object tests skipped for a value
+//! already tested earlier in the trace), an immediate or the same list for
+//! `guard_value` — and a slow path, out of line after the trace, that
+//! calls the runtime with the operands reloaded from their words. Any
+//! operation without an inline path goes to the runtime directly.
+//!
+//! **Exits** store the values their resume record needs in the exit
+//! buffer and go to one shared tail: a linked exit continues in its
+//! bridge (a tail jump), else the code returns the exit's number. Loop
+//! headers count iterations in the context.
+//!
+//! A trace the compiler does not handle — one that calls functions, one
+//! compiled to count fuel, a control flow that is not a chain of blocks
+//! with back edges — is refused ([`compile`] says why), and the caller
+//! compiles it with Cranelift instead.
+
+mod asm;
+
+use rustc_hash::FxHashMap as HashMap;
+
+use flowc_ir::{BlockId, Function, GuardKind, InstKind, Operand, Terminator, ValueId};
+use flowc_lang::ast::Operator;
+use flowc_lang::heap::cell;
+use flowc_lang::ops::{Form, Op};
+use flowc_lang::{Symbol, Value};
+
+use crate::lower::exits::{exit_record, ExitAt, Leaving};
+use crate::lower::{Constants, Env, Facts};
+use crate::runtime::offsets;
+use crate::word::{self, ONE, ZERO};
+use asm::{Alu, Asm, Cond, Label, Reg, RAX, RBP, RBX, RCX, RDI, RDX, RSI, RSP};
+
+/// A trace compiled by the baseline compiler: its code, the places in it
+/// that hold the address of another trace (an 8-byte absolute relocation
+/// each), its safepoints (return-address offsets; every one lists all
+/// `slots`).
+pub struct Compiled {
+    pub code: Vec<u8>,
+    pub relocs: Vec<(u32, cranelift_module::FuncId)>,
+    pub safepoints: Vec<u32>,
+    pub slots: Vec<u32>,
+}
+
+/// Compiles trace `f` (with `facts`) for `env`'s trace cache, or says why
+/// it does not.
+pub fn compile(env: &mut Env, f: &Function, facts: &Facts) -> Result<Compiled, &'static str> {
+    if f.kind != flowc_ir::FunctionKind::Trace {
+        return Err("not a trace");
+    }
+    if env.fuel {
+        return Err("fuel is counted");
+    }
+    if env.links.is_none() {
+        return Err("not in a trace cache");
+    }
+    check_shape(f)?;
+    let runtime: HashMap<&'static str, i64> =
+        crate::runtime::symbols().into_iter().map(|(n, p)| (n, p as i64)).collect();
+    let mut a = Asm::default();
+    let (stop, leave) = (a.label(), a.label());
+    let mut e = Emit {
+        a,
+        env,
+        f,
+        facts,
+        runtime,
+        frame: 0,
+        scratch: 0,
+        stop,
+        leave,
+        blocks: HashMap::default(),
+        cold: Vec::new(),
+        objects: Vec::new(),
+        exit_numbers: HashMap::default(),
+        relocs: Vec::new(),
+        safepoints: Vec::new(),
+        site: None,
+        current: f.entry,
+    };
+    e.run()?;
+    let slots = (0..f.values.len() as u32).map(|k| 8 * k).collect();
+    let Emit { a, relocs, safepoints, .. } = e;
+    let code = a.finish().ok_or("a jump to nowhere")?;
+    Ok(Compiled { code, relocs, safepoints, slots })
+}
+
+/// Whether `f`'s blocks form a chain in layout order: the entry first,
+/// every edge to the next block or back to one at or before its source.
+/// Then code at a later place in the layout runs only after code at every
+/// earlier place has run (since the values it uses were defined), which is
+/// what the inline paths' "tested earlier" facts rest on.
+fn check_shape(f: &Function) -> Result<(), &'static str> {
+    if f.layout.first() != Some(&f.entry) {
+        return Err("the entry is not the first block");
+    }
+    for (k, &b) in f.layout.iter().enumerate() {
+        for s in f.blocks[b].term.successors() {
+            let at = f.layout.iter().position(|&x| x == s).ok_or("an edge to a block not laid out")?;
+            if at != k + 1 && at > k {
+                return Err("a forward edge past the next block");
+            }
+        }
+        for &i in &f.blocks[b].insts {
+            match &f.insts[i].kind {
+                InstKind::Call { .. } => return Err("a call"),
+                InstKind::Op { op: Operator::Known(op), args, .. } if op.arity() != args.len() => {
+                    return Err("an operation with the wrong number of operands")
+                }
+                _ => {}
+            }
+        }
+        match &f.blocks[b].term {
+            Terminator::Jump(_) | Terminator::Exit { .. } | Terminator::JumpTrace { .. } | Terminator::Trap(_) => {}
+            _ => return Err("a terminator traces do not have"),
+        }
+    }
+    Ok(())
+}
+
+/// Where an operand comes from: a word of the frame, or an immediate.
+#[derive(Copy, Clone, Debug)]
+enum Src {
+    Slot(i32),
+    Imm(i64),
+}
+
+/// A runtime call on a slow path.
+#[derive(Clone, Debug)]
+enum Call {
+    /// `flowc_rt_op(ctx, desc, a, b)`.
+    Op { desc: i64, a: Src, b: Src },
+    /// `flowc_rt_get(ctx, obj, field)`.
+    Get { obj: Src, field: i64 },
+    /// `flowc_rt_set(ctx, obj, field, value)`.
+    Set { obj: Src, field: i64, value: Src },
+}
+
+/// Code out of line, after the trace.
+#[derive(Clone, Debug)]
+enum Cold {
+    /// A slow path: the call (at `site`, if any), its result to `result`,
+    /// then back.
+    Slow { at: Label, back: Label, call: Call, site: Option<u64>, result: Option<i32> },
+    /// An unbound word in `value`: the runtime raises `key_not_found`.
+    Unbound { at: Label, value: Src, site: Option<u64> },
+    /// Exit number `exit` (of this trace's exits).
+    Exit { at: Label, exit: usize },
+}
+
+struct Emit<'e, 'a> {
+    a: Asm,
+    env: &'e mut Env<'a>,
+    f: &'e Function,
+    facts: &'e Facts,
+    runtime: HashMap<&'static str, i64>,
+    /// Bytes `sub rsp` reserves.
+    frame: i32,
+    /// The first of the scratch words above the values' (phi moves).
+    scratch: i32,
+    stop: Label,
+    leave: Label,
+    blocks: HashMap<BlockId, Label>,
+    cold: Vec<Cold>,
+    /// Values known to be objects of the layout (tested earlier).
+    objects: Vec<ValueId>,
+    exit_numbers: HashMap<ExitAt, usize>,
+    relocs: Vec<(u32, cranelift_module::FuncId)>,
+    safepoints: Vec<u32>,
+    /// The site of the instruction being compiled, numbered.
+    site: Option<u64>,
+    current: BlockId,
+}
+
+impl Emit<'_, '_> {
+    fn slot(&self, v: ValueId) -> i32 {
+        8 * flowc_ir::ix(v) as i32
+    }
+
+    fn run(&mut self) -> Result<(), &'static str> {
+        for &b in &self.f.layout {
+            let l = self.a.label();
+            self.blocks.insert(b, l);
+        }
+        self.prologue();
+        for &b in &self.f.layout.clone() {
+            self.block(b)?;
+        }
+        self.cold_code();
+        Ok(())
+    }
+
+    /// `push rbp; mov rbp, rsp; push rbx; sub rsp, frame`, the context to
+    /// `rbx`, the frame zeroed, the frame and stack pointer stored for the
+    /// collector, the parameters loaded from the exit buffer.
+    fn prologue(&mut self) {
+        let words = self.f.values.len() as i32;
+        // Scratch words for a parallel copy of the most phis of a block.
+        let phis = self.f.layout.iter().map(|&b| self.f.blocks[b].phis.len()).max().unwrap_or(0) as i32;
+        self.scratch = 8 * words;
+        let all = words + phis;
+        // rsp is 8 mod 16 after the call; push rbp, push rbx: 8 mod 16
+        // again, so the frame is 8 mod 16 for calls to be aligned.
+        self.frame = 8 * all + if all % 2 == 0 { 8 } else { 0 };
+        let a = &mut self.a;
+        a.push(RBP);
+        a.mov(RBP, RSP);
+        a.push(RBX);
+        a.alu_imm(Alu::Sub, RSP, self.frame);
+        a.mov(RBX, RDI);
+        if words > 0 {
+            // A loop of stores: rcx counts the words down.
+            a.alu(Alu::Xor, RAX, RAX);
+            a.mov_imm(RCX, words as i64);
+            let top = a.label();
+            a.bind(top);
+            a.store_indexed(RSP, RCX, RAX);
+            a.alu_imm(Alu::Sub, RCX, 1);
+            a.jcc(Cond::NotEqual, top);
+        }
+        // The stack pointer stays put until the epilogue: the collector
+        // walks from here during any runtime call.
+        a.store(RBX, offsets::LAST_FP, RBP);
+        a.store(RBX, offsets::LAST_SP, RSP);
+        a.load(RCX, RBX, offsets::EXIT_VALUES);
+        for (k, &p) in self.f.params.iter().enumerate() {
+            self.a.load(RAX, RCX, 8 * k as i32);
+            let s = self.slot(p);
+            self.a.store(RSP, s, RAX);
+        }
+    }
+
+    /// Restores `rbx`, `rsp` and `rbp` as they were on entry.
+    fn epilogue(&mut self) {
+        self.a.load(RBX, RBP, -8);
+        self.a.mov(RSP, RBP);
+        self.a.pop(RBP);
+    }
+
+    fn block(&mut self, b: BlockId) -> Result<(), &'static str> {
+        self.current = b;
+        let l = self.blocks[&b];
+        self.a.bind(l);
+        if self.facts.is_header(b) && b != self.f.entry {
+            self.a.alu_mem_imm8(Alu::Add, RBX, offsets::ITERATIONS, 1);
+        }
+        for &i in &self.f.blocks[b].insts.clone() {
+            self.site = self.f.sites.inst(i).map(|s| self.env.sites.number(s));
+            self.inst(i)?;
+        }
+        self.site = self.f.sites.term(b).map(|s| self.env.sites.number(s));
+        self.terminator(b)
+    }
+
+    /// The word of operand `o`: its slot, or an immediate (a constant that
+    /// is not immediate is rooted in the cache's pool).
+    fn src(&mut self, o: &Operand) -> Src {
+        match o {
+            Operand::Value(v) => Src::Slot(self.slot(*v)),
+            Operand::Const(c) => Src::Imm(self.constant(c)),
+        }
+    }
+
+    fn constant(&mut self, c: &Value) -> i64 {
+        if let Some(w) = word::immediate(c) {
+            return w.as_i64();
+        }
+        match &mut self.env.constants {
+            Constants::Rooted(pool) => {
+                let root = flowc_lang::heap::Root::new(c);
+                let w = root.word().as_i64();
+                pool.push(root);
+                w
+            }
+            Constants::Table { .. } => unreachable!("traces run in memory, with rooted constants"),
+        }
+    }
+
+    fn load_src(&mut self, r: Reg, s: Src) {
+        match s {
+            Src::Slot(k) => self.a.load(r, RSP, k),
+            Src::Imm(w) => self.a.mov_imm(r, w),
+        }
+    }
+
+    fn load(&mut self, r: Reg, o: &Operand) {
+        let s = self.src(o);
+        self.load_src(r, s);
+    }
+
+    fn store_result(&mut self, i: flowc_ir::InstId, r: Reg) {
+        if let Some(v) = self.f.insts[i].result {
+            let s = self.slot(v);
+            self.a.store(RSP, s, r);
+        }
+    }
+
+    fn small(&self, o: &Operand) -> bool {
+        self.facts.small.operand(o)
+    }
+
+    /// Jumps to a cold call of the runtime's `key_not_found` if the word
+    /// in `r` (the operand `o`) is unbound.
+    fn fail_if_unbound(&mut self, r: Reg, o: &Operand) {
+        if !self.facts.may_be_unbound(o) || self.small(o) {
+            return;
+        }
+        self.a.mov(RDX, r);
+        self.a.alu_imm(Alu::And, RDX, word::TAG_MASK as i32);
+        self.a.alu_imm(Alu::Cmp, RDX, word::UNBOUND_TAG as i32);
+        let at = self.a.label();
+        self.a.jcc(Cond::Equal, at);
+        let value = self.src(o);
+        self.cold.push(Cold::Unbound { at, value, site: self.site });
+    }
+
+    /// A slow path for `call`, reached by a jump to the label returned,
+    /// whose result goes to `result`'s word; it comes back to `back`.
+    fn slow(&mut self, call: Call, result: Option<ValueId>, back: Label) -> Label {
+        let at = self.a.label();
+        let result = result.map(|v| self.slot(v));
+        self.cold.push(Cold::Slow { at, back, call, site: self.site, result });
+        at
+    }
+
+    fn inst(&mut self, i: flowc_ir::InstId) -> Result<(), &'static str> {
+        let kind = self.f.insts[i].kind.clone();
+        let result = self.f.insts[i].result;
+        match kind {
+            InstKind::Phi(_) => {}
+            InstKind::Op { op: Operator::Known(op), args, form } => self.op(i, op, &args, form),
+            InstKind::Op { op, args, .. } => {
+                // An unknown operation: the runtime raises `missing_op`
+                // through the generic call, with the operands read.
+                let _ = (op, args);
+                return Err("an unknown operation");
+            }
+            InstKind::CheckBound(o) => {
+                self.load(RAX, &o);
+                self.fail_if_unbound(RAX, &o);
+                self.store_result(i, RAX);
+            }
+            InstKind::Unbound(var) => {
+                self.a.mov_imm(RAX, word::unbound(var).as_i64());
+                self.store_result(i, RAX);
+            }
+            InstKind::New(class) => {
+                // The runtime allocates (an inline bump is the optimizing
+                // tier's).
+                let desc = class.index() as i64;
+                self.runtime_call("flowc_rt_new", &[Src::Imm(desc)], None);
+                self.check_stop();
+                self.store_result(i, RAX);
+                if let Some(r) = result {
+                    self.objects.push(r);
+                }
+            }
+            InstKind::Get { obj, field } => self.get(i, &obj, field),
+            InstKind::Set { obj, field, value } => self.set(&obj, field, &value),
+            InstKind::Call { .. } => return Err("a call"),
+            InstKind::Guard { kind, resume, label } => self.guard(&kind, resume, label),
+        }
+        Ok(())
+    }
+
+    /// Calls runtime function `name` with the context and `args` (at most
+    /// three), recording the safepoint; the result in rax.
+    fn runtime_call(&mut self, name: &'static str, args: &[Src], site: Option<u64>) {
+        if let Some(site) = site {
+            self.a.mov_imm(RAX, site as i64);
+            self.a.store(RBX, offsets::SITE, RAX);
+        }
+        self.a.mov(RDI, RBX);
+        for (&r, &s) in [RSI, RDX, RCX].iter().zip(args) {
+            self.load_src(r, s);
+        }
+        self.a.mov_imm64(RAX, self.runtime[name]);
+        let ret = self.a.call(RAX);
+        self.safepoints.push(ret);
+    }
+
+    /// Goes to the stop block if rax is the stop word.
+    fn check_stop(&mut self) {
+        self.a.test(RAX, RAX);
+        self.a.jcc(Cond::Equal, self.stop);
+    }
+
+    fn op(&mut self, i: flowc_ir::InstId, op: Op, args: &[Operand], form: Form) {
+        let result = self.f.insts[i].result;
+        let srcs: Vec<Src> = args.iter().map(|a| self.src(a)).collect();
+        let desc = flowc_runtime::runtime::op_desc(op as usize, args.len(), self.site) as i64;
+        let call = Call::Op { desc, a: srcs[0], b: srcs.get(1).copied().unwrap_or(Src::Imm(desc)) };
+        let known = [0, 1].map(|k| form != Form::Generic || args.get(k).is_some_and(|o| self.small(o)));
+        let back = self.a.label();
+        match op {
+            Op::Same => {
+                self.load_src(RAX, srcs[0]);
+                self.fail_if_unbound(RAX, &args[0]);
+            }
+            Op::Add | Op::Sub | Op::Mul => {
+                let slow = self.slow(call, result, back);
+                self.load_src(RAX, srcs[0]);
+                self.load_src(RCX, srcs[1]);
+                self.int_test(known, slow);
+                self.a.lea(RCX, RCX, -1);
+                match op {
+                    Op::Add => self.a.alu(Alu::Add, RAX, RCX),
+                    Op::Sub => self.a.alu(Alu::Sub, RAX, RCX),
+                    _ => {
+                        self.a.sar(RAX, 1);
+                        self.a.imul(RAX, RCX);
+                    }
+                }
+                if form != Form::Word {
+                    self.a.jcc(Cond::Overflow, slow);
+                }
+                if op == Op::Mul {
+                    self.a.alu_imm(Alu::Or, RAX, 1);
+                }
+            }
+            Op::Lt | Op::Le | Op::Gt | Op::Ge => {
+                let slow = self.slow(call, result, back);
+                self.load_src(RAX, srcs[0]);
+                self.load_src(RCX, srcs[1]);
+                self.int_test(known, slow);
+                self.compare(op);
+            }
+            Op::Eq | Op::Ne => {
+                let slow = self.slow(call, result, back);
+                self.load_src(RAX, srcs[0]);
+                self.load_src(RCX, srcs[1]);
+                // Immediate words (integers, atoms) are equal exactly when
+                // their words are; pointers and unbound words go slow.
+                for (k, r) in [RAX, RCX].into_iter().enumerate() {
+                    if !known[k] {
+                        self.a.mov(RDX, r);
+                        self.a.alu_imm(Alu::And, RDX, word::TAG_MASK as i32);
+                        self.a.jcc(Cond::Equal, slow);
+                        self.a.alu_imm(Alu::Cmp, RDX, word::UNBOUND_TAG as i32);
+                        self.a.jcc(Cond::Equal, slow);
+                    }
+                }
+                self.compare(op);
+            }
+            Op::Mod if matches!(args[1], Operand::Const(Value::Int(k)) if k > 0 && (k as u64).is_power_of_two() && k < 1 << 30) =>
+            {
+                // Floored modulo by 2^m of n (word 2n + 1): the word's low
+                // m + 1 bits, whose lowest is the tag.
+                let Operand::Const(Value::Int(k)) = args[1] else { unreachable!() };
+                let slow = self.slow(call, result, back);
+                self.load_src(RAX, srcs[0]);
+                self.int_test([known[0], true], slow);
+                self.a.alu_imm(Alu::And, RAX, (2 * k - 1) as i32);
+            }
+            Op::Mod | Op::Div if matches!(args[1], Operand::Const(Value::Int(k)) if k > 0 && k < 1 << 30) => {
+                let Operand::Const(Value::Int(k)) = args[1] else { unreachable!() };
+                let slow = self.slow(call, result, back);
+                self.load_src(RAX, srcs[0]);
+                self.int_test([known[0], true], slow);
+                self.a.sar(RAX, 1);
+                self.a.mov_imm(RCX, k);
+                self.a.cqo();
+                self.a.idiv(RCX);
+                // Truncated to floored: a remainder of the divisor's sign
+                // (positive), the quotient one less with it.
+                let done = self.a.label();
+                self.a.test(RDX, RDX);
+                self.a.jcc(Cond::GreaterEqual, done);
+                self.a.alu(Alu::Add, RDX, RCX);
+                self.a.alu_imm(Alu::Sub, RAX, 1);
+                self.a.bind(done);
+                if op == Op::Mod {
+                    self.a.mov(RAX, RDX);
+                }
+                self.a.alu(Alu::Add, RAX, RAX);
+                self.a.alu_imm(Alu::Or, RAX, 1);
+            }
+            _ => {
+                // No inline path: the runtime computes it.
+                let (a, b) = match call {
+                    Call::Op { a, b, .. } => (a, b),
+                    _ => unreachable!(),
+                };
+                self.runtime_call("flowc_rt_op", &[Src::Imm(desc), a, b], None);
+                self.check_stop();
+            }
+        }
+        self.store_result(i, RAX);
+        self.a.bind(back);
+    }
+
+    /// Jumps to `slow` unless rax and rcx (those not `known` small) are
+    /// small integers.
+    fn int_test(&mut self, known: [bool; 2], slow: Label) {
+        match known {
+            [true, true] => {}
+            [false, true] => {
+                self.a.test_imm(RAX, 1);
+                self.a.jcc(Cond::Equal, slow);
+            }
+            [true, false] => {
+                self.a.test_imm(RCX, 1);
+                self.a.jcc(Cond::Equal, slow);
+            }
+            [false, false] => {
+                self.a.mov(RDX, RAX);
+                self.a.alu(Alu::And, RDX, RCX);
+                self.a.test_imm(RDX, 1);
+                self.a.jcc(Cond::Equal, slow);
+            }
+        }
+    }
+
+    /// rax := the word of `rax OP rcx` (1 or 0) for a comparison `op`.
+    fn compare(&mut self, op: Op) {
+        let c = match op {
+            Op::Lt => Cond::Less,
+            Op::Le => Cond::LessEqual,
+            Op::Gt => Cond::Greater,
+            Op::Ge => Cond::GreaterEqual,
+            Op::Eq => Cond::Equal,
+            _ => Cond::NotEqual,
+        };
+        self.a.alu(Alu::Cmp, RAX, RCX);
+        self.a.set(c, RAX);
+        // 0 or 1 as a word: 2n + 1.
+        self.a.alu(Alu::Add, RAX, RAX);
+        self.a.alu_imm(Alu::Or, RAX, ZERO.as_i64() as i32);
+    }
+
+    /// Jumps to `no` unless the word in rax is an object of the layout
+    /// (skipped for a value tested before); the value `o` is then known
+    /// to be one.
+    fn object_test(&mut self, o: &Operand, no: Label) {
+        let known = o.as_value().is_some_and(|v| self.objects.contains(&v));
+        if known {
+            return;
+        }
+        self.a.test_imm(RAX, word::TAG_MASK as i32);
+        self.a.jcc(Cond::NotEqual, no);
+        self.a.test(RAX, RAX);
+        self.a.jcc(Cond::Equal, no);
+        self.a.load(RDX, RAX, cell::META as i32);
+        self.a.alu_imm(Alu::And, RDX, cell::KIND_MASK as i32);
+        self.a.alu_imm(Alu::Cmp, RDX, cell::OBJECT as i32);
+        self.a.jcc(Cond::NotEqual, no);
+        self.a.load(RDX, RAX, cell::LAYOUT as i32);
+        let layout = self.env.objects.layout as *const flowc_lang::heap::Layout as i64;
+        self.a.mov_imm64(RSI, layout);
+        self.a.alu(Alu::Cmp, RDX, RSI);
+        self.a.jcc(Cond::NotEqual, no);
+        if let Some(v) = o.as_value() {
+            self.objects.push(v);
+        }
+    }
+
+    fn slot_offset(&self, field: Symbol) -> Option<i32> {
+        let k = self.env.objects.layout.slot(field)?;
+        Some((cell::SLOTS + 8 * k) as i32)
+    }
+
+    fn get(&mut self, i: flowc_ir::InstId, obj: &Operand, field: Symbol) {
+        let result = self.f.insts[i].result;
+        let o = self.src(obj);
+        let call = Call::Get { obj: o, field: field.index() as i64 };
+        let back = self.a.label();
+        let slow = self.slow(call, result, back);
+        let Some(offset) = self.slot_offset(field) else {
+            self.a.jmp(slow);
+            self.a.bind(back);
+            return;
+        };
+        self.load_src(RAX, o);
+        self.object_test(obj, slow);
+        self.a.load(RAX, RAX, offset);
+        // An unset field (the 0 word) is the runtime's error.
+        self.a.test(RAX, RAX);
+        self.a.jcc(Cond::Equal, slow);
+        self.store_result(i, RAX);
+        self.a.bind(back);
+    }
+
+    fn set(&mut self, obj: &Operand, field: Symbol, value: &Operand) {
+        let (o, v) = (self.src(obj), self.src(value));
+        let call = Call::Set { obj: o, field: field.index() as i64, value: v };
+        let back = self.a.label();
+        let slow = self.slow(call, None, back);
+        let immutable = self.env.objects.immutable.contains(&field);
+        let Some(offset) = self.slot_offset(field).filter(|_| !immutable) else {
+            // A field immutable for some class: the runtime checks a
+            // second set.
+            self.a.jmp(slow);
+            self.a.bind(back);
+            return;
+        };
+        self.load_src(RAX, o);
+        self.object_test(obj, slow);
+        self.load_src(RCX, v);
+        if self.facts.may_be_unbound(value) && !self.small(value) {
+            // An unbound value raises its error in the runtime.
+            self.a.mov(RDX, RCX);
+            self.a.alu_imm(Alu::And, RDX, word::TAG_MASK as i32);
+            self.a.alu_imm(Alu::Cmp, RDX, word::UNBOUND_TAG as i32);
+            self.a.jcc(Cond::Equal, slow);
+        }
+        self.a.store(RAX, offset, RCX);
+        self.a.bind(back);
+    }
+
+    fn guard(&mut self, kind: &GuardKind, resume: flowc_ir::ResumeId, label: Symbol) {
+        let o = kind.operand().clone();
+        let s = self.src(&o);
+        self.load_src(RAX, s);
+        let exit = self.a.label();
+        let key = match kind {
+            GuardKind::Value(Operand::Value(v), _) => Some(*v),
+            _ => None,
+        };
+        let how = if matches!(kind, GuardKind::Int(..)) { Leaving::Check } else { Leaving::Guard };
+        match kind {
+            GuardKind::True(_) | GuardKind::False(_) => {
+                self.fail_if_unbound(RAX, &o);
+                self.a.alu_imm(Alu::Cmp, RAX, ZERO.as_i64() as i32);
+                let fails = if matches!(kind, GuardKind::True(_)) { Cond::Equal } else { Cond::NotEqual };
+                self.a.jcc(fails, exit);
+            }
+            GuardKind::Value(_, c) => match word::immediate(c) {
+                Some(w) => {
+                    self.fail_if_unbound(RAX, &o);
+                    self.a.mov_imm(RCX, w.as_i64());
+                    self.a.alu(Alu::Cmp, RAX, RCX);
+                    self.a.jcc(Cond::NotEqual, exit);
+                }
+                None => {
+                    let cw = self.constant(c);
+                    let holds = self.a.label();
+                    if let Value::List(l) = c {
+                        // The same list holds at once (every box of it
+                        // points at its one table).
+                        let compare = self.a.label();
+                        self.a.test_imm(RAX, word::TAG_MASK as i32);
+                        self.a.jcc(Cond::NotEqual, compare);
+                        self.a.test(RAX, RAX);
+                        self.a.jcc(Cond::Equal, compare);
+                        self.a.load(RCX, RAX, cell::ITEMS as i32);
+                        self.a.mov_imm64(RDX, l.words() as i64);
+                        self.a.alu(Alu::Cmp, RCX, RDX);
+                        self.a.jcc(Cond::Equal, holds);
+                        self.a.bind(compare);
+                    }
+                    self.fail_if_unbound(RAX, &o);
+                    let desc = flowc_runtime::runtime::op_desc(Op::Eq as usize, 2, self.site) as i64;
+                    self.runtime_call("flowc_rt_op", &[Src::Imm(desc), s, Src::Imm(cw)], None);
+                    self.check_stop();
+                    self.a.alu_imm(Alu::Cmp, RAX, ONE.as_i64() as i32);
+                    self.a.jcc(Cond::NotEqual, exit);
+                    self.a.bind(holds);
+                }
+            },
+            GuardKind::Class(_, class) | GuardKind::NotClass(_, class) => {
+                let (is, isnt) = (self.a.label(), self.a.label());
+                let not_pointer = self.a.label();
+                self.a.test_imm(RAX, word::TAG_MASK as i32);
+                self.a.jcc(Cond::NotEqual, not_pointer);
+                self.a.test(RAX, RAX);
+                self.a.jcc(Cond::Equal, not_pointer);
+                self.a.load(RDX, RAX, cell::META as i32);
+                self.a.alu_imm(Alu::And, RDX, cell::KIND_MASK as i32);
+                self.a.alu_imm(Alu::Cmp, RDX, cell::OBJECT as i32);
+                self.a.jcc(Cond::NotEqual, isnt);
+                self.a.load32(RDX, RAX, cell::CLASS as i32);
+                self.a.alu_imm(Alu::Cmp, RDX, class.index() as i32);
+                self.a.jcc(Cond::NotEqual, isnt);
+                self.a.jmp(is);
+                self.a.bind(not_pointer);
+                self.fail_if_unbound(RAX, &o);
+                self.a.jmp(isnt);
+                let positive = matches!(kind, GuardKind::Class(..));
+                let cont = self.a.label();
+                self.a.bind(is);
+                if positive {
+                    // Objects of the program all have its layout.
+                    if let Some(v) = o.as_value() {
+                        self.objects.push(v);
+                    }
+                    self.a.jmp(cont);
+                } else {
+                    self.a.jmp(exit);
+                }
+                self.a.bind(isnt);
+                if positive {
+                    self.a.jmp(exit);
+                } else {
+                    self.a.jmp(cont);
+                }
+                self.a.bind(cont);
+            }
+            GuardKind::Int(_, lo, hi) => {
+                let fails = self.a.label();
+                self.a.test_imm(RAX, word::INT_TAG as i32);
+                self.a.jcc(Cond::Equal, fails);
+                if let Some(w) = word::small(*lo) {
+                    self.a.mov_imm(RCX, w.as_i64());
+                    self.a.alu(Alu::Cmp, RAX, RCX);
+                    self.a.jcc(Cond::Less, exit);
+                }
+                if let Some(w) = word::small(*hi) {
+                    self.a.mov_imm(RCX, w.as_i64());
+                    self.a.alu(Alu::Cmp, RAX, RCX);
+                    self.a.jcc(Cond::Greater, exit);
+                }
+                let cont = self.a.label();
+                self.a.jmp(cont);
+                // Not an integer: an unbound word raises its error.
+                self.a.bind(fails);
+                self.fail_if_unbound(RAX, &o);
+                self.a.jmp(exit);
+                self.a.bind(cont);
+            }
+        }
+        let n = self.exit_number(resume, label, key, how);
+        self.cold.push(Cold::Exit { at: exit, exit: n });
+    }
+
+    /// The number (in this trace) of the exit leaving by `resume` at
+    /// `label`, made on first use (as the Cranelift lowering numbers them).
+    fn exit_number(&mut self, resume: flowc_ir::ResumeId, label: Symbol, key: Option<ValueId>, how: Leaving) -> usize {
+        let at = (self.current, resume, label, key, how);
+        if let Some(&n) = self.exit_numbers.get(&at) {
+            return n;
+        }
+        let n = self.env.exits.len();
+        self.exit_numbers.insert(at, n);
+        let (guard, check) = (how != Leaving::End, how == Leaving::Check);
+        self.env.exits.push(exit_record(self.f, self.current, resume, label, key, guard, check));
+        n
+    }
+
+    fn terminator(&mut self, b: BlockId) -> Result<(), &'static str> {
+        match self.f.blocks[b].term.clone() {
+            Terminator::Jump(t) => {
+                self.phi_moves(b, t);
+                let l = self.blocks[&t];
+                self.a.jmp(l);
+            }
+            Terminator::Exit { resume, label } => {
+                let n = self.exit_number(resume, label, None, Leaving::End);
+                self.exit_code(n);
+            }
+            Terminator::JumpTrace { target, args } => {
+                let links = self.env.links.as_ref().expect("checked");
+                let &(id, n) = links.traces.get(&target).ok_or("a jump to an unknown trace")?;
+                if n != args.len() {
+                    return Err("a jump with the wrong number of arguments");
+                }
+                self.a.load(RCX, RBX, offsets::EXIT_VALUES);
+                for (k, o) in args.iter().enumerate() {
+                    self.load(RAX, o);
+                    self.a.store(RCX, 8 * k as i32, RAX);
+                }
+                let at = self.a.mov_imm64(RAX, 0);
+                self.relocs.push((at, id));
+                self.a.mov(RDI, RBX);
+                self.epilogue();
+                self.a.jmp_reg(RAX);
+            }
+            Terminator::Trap(t) => {
+                let index = self.env.traps.len() as i64;
+                self.env.traps.push(t.error_kind());
+                self.runtime_call("flowc_rt_trap", &[Src::Imm(index)], self.site);
+                self.a.jmp(self.stop);
+            }
+            _ => return Err("a terminator traces do not have"),
+        }
+        Ok(())
+    }
+
+    /// The moves of the phi inputs of `to` along the edge from `from`: in
+    /// two steps, through the scratch words, when one phi reads another
+    /// of the same block (a parallel copy).
+    fn phi_moves(&mut self, from: BlockId, to: BlockId) {
+        let phis = self.f.blocks[to].phis.clone();
+        let mut moves: Vec<(i32, Operand)> = Vec::new();
+        for &phi in &phis {
+            let (InstKind::Phi(inputs), Some(r)) = (&self.f.insts[phi].kind, self.f.insts[phi].result) else {
+                continue;
+            };
+            let o = inputs.iter().find(|(p, _)| *p == from).map(|(_, o)| o.clone()).expect("an input per edge");
+            if o != Operand::Value(r) {
+                moves.push((self.slot(r), o));
+            }
+        }
+        let targets: Vec<i32> = moves.iter().map(|(t, _)| *t).collect();
+        let reads_target =
+            moves.iter().any(|(_, o)| matches!(o, Operand::Value(v) if targets.contains(&self.slot(*v))));
+        if !reads_target {
+            for (t, o) in &moves {
+                self.load(RAX, o);
+                self.a.store(RSP, *t, RAX);
+            }
+            return;
+        }
+        for (k, (_, o)) in moves.iter().enumerate() {
+            self.load(RAX, o);
+            self.a.store(RSP, self.scratch + 8 * k as i32, RAX);
+        }
+        for (k, (t, _)) in moves.iter().enumerate() {
+            self.a.load(RAX, RSP, self.scratch + 8 * k as i32);
+            self.a.store(RSP, *t, RAX);
+        }
+    }
+
+    /// Stores exit `n`'s values in the exit buffer and goes to the shared
+    /// tail with its number and link slot.
+    fn exit_code(&mut self, n: usize) {
+        let values = self.env.exits[n].values.clone();
+        self.a.load(RCX, RBX, offsets::EXIT_VALUES);
+        for (k, v) in values.iter().enumerate() {
+            let s = self.slot(*v);
+            self.a.load(RAX, RSP, s);
+            self.a.store(RCX, 8 * k as i32, RAX);
+        }
+        let links = self.env.links.as_mut().expect("checked");
+        let number = links.first_exit + n;
+        let slot = links.slots.slot(number) as *const crate::lower::ExitSlot as i64;
+        self.a.mov_imm(RAX, number as i64 + 1);
+        self.a.mov_imm64(RDX, slot);
+        self.a.jmp(self.leave);
+    }
+
+    /// The slow paths, exits, the shared tail of exits and the stop block.
+    fn cold_code(&mut self) {
+        let cold = std::mem::take(&mut self.cold);
+        for c in cold {
+            match c {
+                Cold::Slow { at, back, call, site, result } => {
+                    self.a.bind(at);
+                    match call {
+                        Call::Op { desc, a, b } => self.runtime_call("flowc_rt_op", &[Src::Imm(desc), a, b], None),
+                        Call::Get { obj, field } => self.runtime_call("flowc_rt_get", &[obj, Src::Imm(field)], site),
+                        Call::Set { obj, field, value } => {
+                            self.runtime_call("flowc_rt_set", &[obj, Src::Imm(field), value], site)
+                        }
+                    }
+                    self.check_stop();
+                    if let Some(r) = result {
+                        self.a.store(RSP, r, RAX);
+                    }
+                    self.a.jmp(back);
+                }
+                Cold::Unbound { at, value, site } => {
+                    self.a.bind(at);
+                    self.runtime_call("flowc_rt_check_bound", &[value], site);
+                    self.a.jmp(self.stop);
+                }
+                Cold::Exit { at, exit } => {
+                    self.a.bind(at);
+                    self.exit_code(exit);
+                }
+            }
+        }
+        // The shared tail: rax the exit's number plus one, rdx its link
+        // slot. A linked exit counts and continues in its bridge.
+        self.a.bind(self.leave);
+        let unlinked = self.a.label();
+        self.a.load(RCX, RDX, std::mem::offset_of!(crate::lower::ExitSlot, target) as i32);
+        self.a.test(RCX, RCX);
+        self.a.jcc(Cond::Equal, unlinked);
+        self.a.alu_mem_imm8(Alu::Add, RDX, std::mem::offset_of!(crate::lower::ExitSlot, count) as i32, 1);
+        self.a.mov(RDI, RBX);
+        self.epilogue();
+        self.a.jmp_reg(RCX);
+        self.a.bind(unlinked);
+        self.epilogue();
+        self.a.ret();
+        // The run stopped: the stop word back to the caller.
+        self.a.bind(self.stop);
+        self.a.alu(Alu::Xor, RAX, RAX);
+        self.epilogue();
+        self.a.ret();
+    }
+}

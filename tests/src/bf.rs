@@ -1,0 +1,857 @@
+//! Brainfuck programs for the interpreters written in the language: a
+//! small macro assembler that writes them, the programs of the JIT and
+//! native-code suites, the environment an interpreter takes (the program
+//! as a list of character codes, its bracket map, its run-length form)
+//! and a reference evaluator that says what each program computes.
+//!
+//! Real Brainfuck programs are mostly generated, by hand-rolled macros or
+//! by compilers from small languages, and have the shapes that follows:
+//! hundreds of loops, most of them short (`[-]`, `[->+<]`, copies through
+//! a temporary), nested several deep by arithmetic (a multiplication is a
+//! loop of additions, a comparison a loop of decrements), and long
+//! straight runs of `+`, `-`, `<` and `>` between them. [`Asm`] writes
+//! programs that way: cells are addressed by number, the assembler keeps
+//! track of where the pointer is and moves it, and every macro leaves the
+//! temporaries it used at zero, as compiled Brainfuck does.
+//!
+//! The programs ([`program`]): `bottles` (a counting song: long straight
+//! runs and hundreds of loops, a short run), `nest` (loops nested up to
+//! seven deep with `[-]` and `[->+<]` innermost), `fractal` (an escape-time
+//! fractal in signed fixed point: thousands of instructions, hundreds of
+//! loops, a long run) and `primes` (trial division: division loops inside
+//! counting loops). Output is folded into a checksum
+//! ([`checksum_step`]), which is what the interpreters print.
+
+/// A Brainfuck program under construction.
+pub struct Asm {
+    code: String,
+    /// The cell the pointer is on.
+    at: usize,
+    /// Cells in use as temporaries above `fixed`.
+    used: Vec<bool>,
+    /// Cells below this are named by the program; temporaries come after.
+    fixed: usize,
+}
+
+impl Asm {
+    /// An empty program whose first `fixed` cells the caller names.
+    pub fn new(fixed: usize) -> Asm {
+        Asm { code: String::new(), at: 0, used: Vec::new(), fixed }
+    }
+
+    /// The program text.
+    pub fn finish(self) -> String {
+        self.code
+    }
+
+    /// A temporary cell, zero; give it back with [`Asm::free`] at zero.
+    pub fn temp(&mut self) -> usize {
+        let k = match self.used.iter().position(|u| !u) {
+            Some(k) => k,
+            None => {
+                self.used.push(false);
+                self.used.len() - 1
+            }
+        };
+        self.used[k] = true;
+        self.fixed + k
+    }
+
+    /// Gives temporary `t` back (it must be zero).
+    pub fn free(&mut self, t: usize) {
+        self.used[t - self.fixed] = false;
+    }
+
+    /// Moves the pointer to cell `c`.
+    pub fn go(&mut self, c: usize) {
+        let step = if c > self.at { '>' } else { '<' };
+        for _ in 0..c.abs_diff(self.at) {
+            self.code.push(step);
+        }
+        self.at = c;
+    }
+
+    /// Cell `c` += `k` (mod 256), as a run of `+` or `-`.
+    pub fn add(&mut self, c: usize, k: i32) {
+        self.go(c);
+        let k = k.rem_euclid(256);
+        let (ch, n) = if k <= 128 { ('+', k) } else { ('-', 256 - k) };
+        for _ in 0..n {
+            self.code.push(ch);
+        }
+    }
+
+    /// Cell `c` += `k`, by a multiplication loop when `k` is large (the
+    /// `++++++++[>++++++++<-]>+` of hand-written programs).
+    pub fn add_big(&mut self, c: usize, k: i32) {
+        let k = k.rem_euclid(256);
+        if k < 16 {
+            return self.add(c, k);
+        }
+        let f = (k as f64).sqrt() as i32;
+        let t = self.temp();
+        self.add(t, k / f);
+        self.go(t);
+        self.code.push('[');
+        self.add(c, f);
+        self.add(t, -1);
+        self.go(t);
+        self.code.push(']');
+        self.free(t);
+        self.add(c, k % f);
+    }
+
+    /// `[-]` on cell `c`.
+    pub fn zero(&mut self, c: usize) {
+        self.go(c);
+        self.code.push_str("[-]");
+    }
+
+    /// Cell `c` := `k`.
+    pub fn set(&mut self, c: usize, k: i32) {
+        self.zero(c);
+        self.add_big(c, k);
+    }
+
+    /// Writes cell `c`.
+    pub fn out(&mut self, c: usize) {
+        self.go(c);
+        self.code.push('.');
+    }
+
+    /// A loop on cell `c`: `[`, the body, back to `c`, `]`.
+    pub fn while_nz(&mut self, c: usize, body: impl FnOnce(&mut Asm)) {
+        self.go(c);
+        self.code.push('[');
+        body(self);
+        self.go(c);
+        self.code.push(']');
+    }
+
+    /// Empties `src` into each of `dsts`, times its factor (`[->+<]`).
+    pub fn spread(&mut self, src: usize, dsts: &[(usize, i32)]) {
+        self.while_nz(src, |a| {
+            a.add(src, -1);
+            for &(d, k) in dsts {
+                a.add(d, k);
+            }
+        });
+    }
+
+    /// `dst` += `k` * `src`, `src` kept.
+    pub fn add_cell(&mut self, dst: usize, src: usize, k: i32) {
+        let t = self.temp();
+        self.spread(src, &[(dst, k), (t, 1)]);
+        self.spread(t, &[(src, 1)]);
+        self.free(t);
+    }
+
+    /// `dst` := `src`.
+    pub fn copy(&mut self, dst: usize, src: usize) {
+        self.zero(dst);
+        self.add_cell(dst, src, 1);
+    }
+
+    /// Runs `then` once if cell `c` is not zero (`c` kept).
+    pub fn if_nz(&mut self, c: usize, then: impl FnOnce(&mut Asm)) {
+        let t = self.temp();
+        self.add_cell(t, c, 1);
+        self.while_nz(t, |a| {
+            then(a);
+            a.zero(t);
+        });
+        self.free(t);
+    }
+
+    /// `then` if cell `c` is not zero, else `otherwise`.
+    pub fn if_else(&mut self, c: usize, then: impl FnOnce(&mut Asm), otherwise: impl FnOnce(&mut Asm)) {
+        let (t, e) = (self.temp(), self.temp());
+        self.add(e, 1);
+        self.add_cell(t, c, 1);
+        self.while_nz(t, |a| {
+            then(a);
+            a.add(e, -1);
+            a.zero(t);
+        });
+        self.while_nz(e, |a| {
+            otherwise(a);
+            a.add(e, -1);
+        });
+        self.free(e);
+        self.free(t);
+    }
+
+    /// Cell `c` (0 or 1) := 1 - `c`.
+    pub fn flip(&mut self, c: usize) {
+        let t = self.temp();
+        self.spread(c, &[(t, 1)]);
+        self.add(c, 1);
+        self.spread(t, &[(c, -1)]);
+        self.free(t);
+    }
+
+    /// `dst` := 1 if `a` >= `b` else 0 (cells read as 0..255, kept).
+    pub fn ge(&mut self, dst: usize, a: usize, b: usize) {
+        let (ta, tb) = (self.temp(), self.temp());
+        self.set(dst, 1);
+        self.add_cell(ta, a, 1);
+        self.add_cell(tb, b, 1);
+        self.while_nz(tb, |s| {
+            s.if_else(
+                ta,
+                |s| s.add(ta, -1),
+                |s| {
+                    s.zero(dst);
+                    s.zero(tb);
+                    s.add(tb, 1);
+                },
+            );
+            s.add(tb, -1);
+        });
+        self.zero(ta);
+        self.free(tb);
+        self.free(ta);
+    }
+
+    /// `dst` := `a` * `b` (mod 256; `a`, `b` kept, all distinct).
+    pub fn mul(&mut self, dst: usize, a: usize, b: usize) {
+        let t = self.temp();
+        self.zero(dst);
+        self.add_cell(t, a, 1);
+        self.while_nz(t, |s| {
+            s.add(t, -1);
+            s.add_cell(dst, b, 1);
+        });
+        self.free(t);
+    }
+
+    /// `q`, `r` := `n` / `d`, `n` % `d` (`d` not zero; `n`, `d` kept).
+    pub fn divmod(&mut self, q: usize, r: usize, n: usize, d: usize) {
+        let f = self.temp();
+        self.zero(q);
+        self.copy(r, n);
+        self.ge(f, r, d);
+        self.while_nz(f, |s| {
+            s.add_cell(r, d, -1);
+            s.add(q, 1);
+            s.ge(f, r, d);
+        });
+        self.free(f);
+    }
+
+    /// Writes cell `c` (0..99) in decimal, without a leading zero.
+    pub fn out_decimal(&mut self, c: usize) {
+        let (ten, q, r) = (self.temp(), self.temp(), self.temp());
+        self.add(ten, 10);
+        self.divmod(q, r, c, ten);
+        self.zero(ten);
+        self.if_nz(q, |s| {
+            s.add_big(q, 48);
+            s.out(q);
+        });
+        self.zero(q);
+        self.add_big(r, 48);
+        self.out(r);
+        self.zero(r);
+        self.free(r);
+        self.free(q);
+        self.free(ten);
+    }
+
+    /// Writes `text`, changing one cell from character to character (the
+    /// long straight runs of printing programs); leaves it at zero.
+    pub fn out_text(&mut self, text: &str) {
+        let t = self.temp();
+        let mut now = 0i32;
+        for ch in text.bytes() {
+            let ch = ch as i32;
+            if (ch - now).abs() > 20 {
+                self.zero(t);
+                self.add_big(t, ch);
+            } else {
+                self.add(t, ch - now);
+            }
+            self.out(t);
+            now = ch;
+        }
+        self.zero(t);
+        self.free(t);
+    }
+}
+
+/// A signed number in two cells: sign (0 positive, 1 negative) and
+/// magnitude.
+#[derive(Copy, Clone)]
+struct Signed {
+    sign: usize,
+    mag: usize,
+}
+
+impl Asm {
+    /// `r` := `a` + `b` (signed; cells of `r` apart from both).
+    fn signed_add(&mut self, r: Signed, a: Signed, b: Signed) {
+        // same := 1 xor a.sign xor b.sign
+        let same = self.temp();
+        self.add(same, 1);
+        self.if_nz(a.sign, |s| s.flip(same));
+        self.if_nz(b.sign, |s| s.flip(same));
+        self.if_else(
+            same,
+            |s| {
+                s.copy(r.mag, a.mag);
+                s.add_cell(r.mag, b.mag, 1);
+                s.copy(r.sign, a.sign);
+            },
+            |s| {
+                let f = s.temp();
+                s.ge(f, a.mag, b.mag);
+                s.if_else(
+                    f,
+                    |s| {
+                        s.copy(r.mag, a.mag);
+                        s.add_cell(r.mag, b.mag, -1);
+                        s.copy(r.sign, a.sign);
+                    },
+                    |s| {
+                        s.copy(r.mag, b.mag);
+                        s.add_cell(r.mag, a.mag, -1);
+                        s.copy(r.sign, b.sign);
+                    },
+                );
+                s.zero(f);
+                s.free(f);
+            },
+        );
+        self.zero(same);
+        self.free(same);
+        // No negative zero.
+        let z = self.temp();
+        self.add(z, 1);
+        self.if_nz(r.mag, |s| s.zero(z));
+        self.if_nz(z, |s| s.zero(r.sign));
+        self.zero(z);
+        self.free(z);
+    }
+
+    /// `r` := `a` * `b` / `scale` (signed; `scale` a cell).
+    fn signed_mul(&mut self, r: Signed, a: Signed, b: Signed, scale: usize) {
+        let (p, rem) = (self.temp(), self.temp());
+        self.mul(p, a.mag, b.mag);
+        self.divmod(r.mag, rem, p, scale);
+        self.zero(rem);
+        self.zero(p);
+        self.free(rem);
+        self.free(p);
+        self.copy(r.sign, a.sign);
+        self.if_nz(b.sign, |s| s.flip(r.sign));
+        let z = self.temp();
+        self.add(z, 1);
+        self.if_nz(r.mag, |s| s.zero(z));
+        self.if_nz(z, |s| s.zero(r.sign));
+        self.zero(z);
+        self.free(z);
+    }
+}
+
+/// The counting song from `n` (at most 99) bottles down: text in long
+/// straight runs, a number printed in decimal per line (division loops),
+/// a loop per verse.
+pub fn bottles(n: u8) -> String {
+    let mut a = Asm::new(2);
+    let (count, flag) = (0, 1);
+    a.set(count, n as i32);
+    a.while_nz(count, |a| {
+        a.out_decimal(count);
+        a.out_text(" bottles of beer on the wall, ");
+        a.out_decimal(count);
+        a.out_text(" bottles of beer.\nTake one down and pass it around, ");
+        a.add(count, -1);
+        a.copy(flag, count);
+        a.if_else(
+            flag,
+            |a| {
+                a.out_decimal(count);
+                a.out_text(" bottles of beer on the wall.\n\n");
+            },
+            |a| a.out_text("no more bottles of beer on the wall.\n\n"),
+        );
+        a.zero(flag);
+    });
+    a.out_text("No more bottles of beer on the wall, no more bottles of beer.\n");
+    a.finish()
+}
+
+/// Loops nested `levels.len()` deep, level `k` running `levels[k]` times,
+/// the innermost clearing a cell by `[-]` and moving one by `[->+<]` and
+/// back; a character written per outermost iteration.
+pub fn nest(levels: &[u8], inner: u8) -> String {
+    let d = levels.len();
+    let mut a = Asm::new(d + 3);
+    let (x, y, ch) = (d, d + 1, d + 2);
+    fn level(a: &mut Asm, k: usize, levels: &[u8], inner: u8, x: usize, y: usize) {
+        if k == levels.len() {
+            a.add(x, inner as i32);
+            a.spread(x, &[(y, 1)]);
+            a.spread(y, &[(x, 1)]);
+            a.zero(x);
+            return;
+        }
+        a.add_big(k, levels[k] as i32);
+        a.while_nz(k, |a| {
+            level(a, k + 1, levels, inner, x, y);
+            a.add(k, -1);
+        });
+    }
+    a.add_big(ch, 64);
+    a.add_big(0, levels[0] as i32);
+    a.while_nz(0, |a| {
+        level(a, 1, levels, inner, x, y);
+        a.add(ch, 1);
+        a.out(ch);
+        a.add(0, -1);
+    });
+    a.finish()
+}
+
+/// An escape-time fractal (the Mandelbrot set) in signed fixed point of
+/// scale 7, drawn `frames` times: `width` x `height` characters, each the
+/// iterations (at most `iters`) before the point escaped. Every
+/// arithmetic operation is a nest of loops.
+pub fn fractal(width: u8, height: u8, iters: u8, frames: u8) -> String {
+    // Named cells.
+    let names = 24;
+    let mut a = Asm::new(names);
+    let frame = 0;
+    let row = 1;
+    let col = 2;
+    let cx = Signed { sign: 3, mag: 4 };
+    let cy = Signed { sign: 5, mag: 6 };
+    let zx = Signed { sign: 7, mag: 8 };
+    let zy = Signed { sign: 9, mag: 10 };
+    let xx = Signed { sign: 11, mag: 12 };
+    let yy = Signed { sign: 13, mag: 14 };
+    let t1 = Signed { sign: 15, mag: 16 };
+    let t2 = Signed { sign: 17, mag: 18 };
+    let (scale, left, going, ch, limit) = (19, 20, 21, 22, 23);
+    const S: i32 = 7;
+    a.add(scale, S);
+    a.add_big(frame, frames as i32);
+    a.while_nz(frame, |a| {
+        // cy from +S down, one step per row.
+        a.add_big(row, height as i32);
+        a.while_nz(row, |a| {
+            // cy = row - height / 2 (signed), scaled so the picture spans
+            // [-1, 1]: one step per row.
+            a.zero(cy.sign);
+            a.copy(cy.mag, row);
+            let half = a.temp();
+            a.add(half, (height / 2) as i32);
+            let f = a.temp();
+            a.ge(f, cy.mag, half);
+            a.if_else(
+                f,
+                |a| a.add_cell(cy.mag, half, -1),
+                |a| {
+                    // half - row, negative
+                    let m = a.temp();
+                    a.copy(m, half);
+                    a.add_cell(m, cy.mag, -1);
+                    a.copy(cy.mag, m);
+                    a.zero(m);
+                    a.free(m);
+                    a.add(cy.sign, 1);
+                },
+            );
+            a.zero(f);
+            a.free(f);
+            a.zero(half);
+            a.free(half);
+            a.add_big(col, width as i32);
+            a.while_nz(col, |a| {
+                // cx = col - 2S (from -2S + 1 up to width - 2S).
+                a.zero(cx.sign);
+                a.copy(cx.mag, col);
+                let two_s = a.temp();
+                a.add(two_s, 2 * S);
+                let f = a.temp();
+                a.ge(f, cx.mag, two_s);
+                a.if_else(
+                    f,
+                    |a| a.add_cell(cx.mag, two_s, -1),
+                    |a| {
+                        let m = a.temp();
+                        a.copy(m, two_s);
+                        a.add_cell(m, cx.mag, -1);
+                        a.copy(cx.mag, m);
+                        a.zero(m);
+                        a.free(m);
+                        a.add(cx.sign, 1);
+                    },
+                );
+                a.zero(f);
+                a.free(f);
+                a.zero(two_s);
+                a.free(two_s);
+                // z = 0; iterate while going and left.
+                for c in [zx.sign, zx.mag, zy.sign, zy.mag] {
+                    a.zero(c);
+                }
+                a.set(left, iters as i32);
+                a.set(going, 1);
+                a.while_nz(going, |a| {
+                    // xx = zx^2 / S, yy = zy^2 / S
+                    a.signed_mul(xx, zx, zx, scale);
+                    a.signed_mul(yy, zy, zy, scale);
+                    // escaped when xx + yy > 4S: compare 4S - yy with xx.
+                    a.set(limit, 4 * S);
+                    let f = a.temp();
+                    a.ge(f, limit, yy.mag);
+                    a.if_else(
+                        f,
+                        |a| {
+                            a.add_cell(limit, yy.mag, -1);
+                            let g = a.temp();
+                            a.ge(g, limit, xx.mag);
+                            a.if_else(g, |_| {}, |a| a.zero(going));
+                            a.zero(g);
+                            a.free(g);
+                        },
+                        |a| a.zero(going),
+                    );
+                    a.zero(f);
+                    a.free(f);
+                    a.zero(limit);
+                    a.if_nz(going, |a| {
+                        // zy = 2 zx zy / S + cy; zx = xx - yy + cx
+                        a.signed_mul(t1, zx, zy, scale);
+                        let d = a.temp();
+                        a.copy(d, t1.mag);
+                        a.add_cell(t1.mag, d, 1);
+                        a.zero(d);
+                        a.free(d);
+                        a.signed_add(zy, t1, cy);
+                        a.flip(yy.sign);
+                        a.signed_add(t2, xx, yy);
+                        a.signed_add(zx, t2, cx);
+                        // Too far out to square in a cell: escaped.
+                        let lim = a.temp();
+                        a.add(lim, 2 * S);
+                        for m in [zx.mag, zy.mag] {
+                            let f = a.temp();
+                            a.ge(f, lim, m);
+                            a.if_else(f, |_| {}, |a| a.zero(going));
+                            a.zero(f);
+                            a.free(f);
+                        }
+                        a.zero(lim);
+                        a.free(lim);
+                        a.add(left, -1);
+                        a.if_else(left, |_| {}, |a| a.zero(going));
+                    });
+                });
+                // The character: 'A' + iterations left.
+                a.copy(ch, left);
+                a.add_big(ch, 65);
+                a.out(ch);
+                a.zero(left);
+                a.add(col, -1);
+            });
+            a.set(ch, 10);
+            a.out(ch);
+            a.add(row, -1);
+        });
+        a.add(frame, -1);
+    });
+    a.finish()
+}
+
+/// The primes up to `n` (at most 99) by trial division, each written in
+/// decimal: a division loop per candidate divisor, inside the loop over
+/// candidates, `rounds` times over.
+pub fn primes(n: u8, rounds: u8) -> String {
+    let mut a = Asm::new(6);
+    let (round, cand, div, prime, q, r) = (0, 1, 2, 3, 4, 5);
+    a.add_big(round, rounds as i32);
+    a.while_nz(round, |a| {
+        a.set(cand, 2);
+        let more = a.temp();
+        let top = a.temp();
+        a.add_big(top, n as i32);
+        a.ge(more, top, cand);
+        a.while_nz(more, |a| {
+            a.set(prime, 1);
+            a.set(div, 2);
+            // while div * div <= cand and prime
+            let go = a.temp();
+            a.add(go, 1);
+            a.while_nz(go, |a| {
+                let sq = a.temp();
+                a.mul(sq, div, div);
+                a.ge(go, cand, sq);
+                a.zero(sq);
+                a.free(sq);
+                a.if_nz(go, |a| {
+                    a.divmod(q, r, cand, div);
+                    a.zero(q);
+                    a.if_else(r, |_| {}, |a| a.zero(prime));
+                    a.zero(r);
+                    a.add(div, 1);
+                });
+                // stop on a divisor found
+                let np = a.temp();
+                a.add(np, 1);
+                a.if_nz(prime, |a| a.zero(np));
+                a.if_nz(np, |a| a.zero(go));
+                a.zero(np);
+                a.free(np);
+            });
+            a.free(go);
+            a.if_nz(prime, |a| {
+                a.out_decimal(cand);
+                a.out_text(" ");
+            });
+            a.add(cand, 1);
+            a.ge(more, top, cand);
+        });
+        a.zero(top);
+        a.free(top);
+        a.free(more);
+        a.out_text("\n");
+        a.add(round, -1);
+    });
+    a.finish()
+}
+
+/// The program of suite name `name` at size `size` (1 the smallest): the
+/// programs the benchmarks and tests run.
+pub fn program(name: &str, size: u32) -> Option<String> {
+    let s = size.clamp(1, 255) as u8;
+    Some(match name {
+        "bottles" => bottles(s.min(99)),
+        "nest" => nest(&[s, 6, 6, 6, 6], 12),
+        "nest7" => nest(&[s, 4, 4, 4, 4, 4, 4], 10),
+        "fractal" => fractal(24, 13, 12, s),
+        "primes" => primes(99, s),
+        _ => return None,
+    })
+}
+
+/// The suite's program names.
+pub const PROGRAMS: [&str; 5] = ["bottles", "nest", "nest7", "fractal", "primes"];
+
+/// Instructions of `text` that Brainfuck knows, in order.
+pub fn instructions(text: &str) -> Vec<u8> {
+    text.bytes().filter(|b| b"+-<>[].,".contains(b)).collect()
+}
+
+/// For each instruction, the index of its matching bracket (0 for other
+/// instructions); `None` when the brackets do not match.
+pub fn bracket_map(code: &[u8]) -> Option<Vec<usize>> {
+    let mut map = vec![0; code.len()];
+    let mut open = Vec::new();
+    for (k, &c) in code.iter().enumerate() {
+        match c {
+            b'[' => open.push(k),
+            b']' => {
+                let o = open.pop()?;
+                map[o] = k;
+                map[k] = o;
+            }
+            _ => {}
+        }
+    }
+    open.is_empty().then_some(map)
+}
+
+/// The checksum after writing byte `v`: what the interpreters print.
+pub fn checksum_step(sum: i64, v: i64) -> i64 {
+    (sum * 31 + v) % 1_000_000_007
+}
+
+/// Runs `text` on a tape of byte cells grown to the right; the checksum of
+/// what it writes, and the instructions it ran. Reads (`,`) give 0.
+pub fn run(text: &str) -> Option<(i64, u64)> {
+    let code = instructions(text);
+    let map = bracket_map(&code)?;
+    let mut tape = vec![0u8; 1];
+    let (mut p, mut pc, mut sum, mut steps) = (0usize, 0usize, 0i64, 0u64);
+    while pc < code.len() {
+        steps += 1;
+        match code[pc] {
+            b'+' => tape[p] = tape[p].wrapping_add(1),
+            b'-' => tape[p] = tape[p].wrapping_sub(1),
+            b'>' => {
+                p += 1;
+                if p == tape.len() {
+                    tape.push(0);
+                }
+            }
+            b'<' => p = p.checked_sub(1)?,
+            b'.' => sum = checksum_step(sum, tape[p] as i64),
+            b',' => tape[p] = 0,
+            b'[' if tape[p] == 0 => pc = map[pc],
+            b']' if tape[p] != 0 => pc = map[pc],
+            _ => {}
+        }
+        pc += 1;
+    }
+    Some((sum, steps))
+}
+
+/// The output of `text` as text (for looking at a program).
+pub fn output(text: &str) -> Option<String> {
+    let code = instructions(text);
+    let map = bracket_map(&code)?;
+    let mut tape = vec![0u8; 1];
+    let (mut p, mut pc, mut out) = (0usize, 0usize, Vec::new());
+    while pc < code.len() {
+        match code[pc] {
+            b'+' => tape[p] = tape[p].wrapping_add(1),
+            b'-' => tape[p] = tape[p].wrapping_sub(1),
+            b'>' => {
+                p += 1;
+                if p == tape.len() {
+                    tape.push(0);
+                }
+            }
+            b'<' => p = p.checked_sub(1)?,
+            b'.' => out.push(tape[p]),
+            b'[' if tape[p] == 0 => pc = map[pc],
+            b']' if tape[p] != 0 => pc = map[pc],
+            _ => {}
+        }
+        pc += 1;
+    }
+    Some(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// The run-length form of `code` for the second interpreter: pairs
+/// (operation, argument) flattened, where `+`/`-` runs become `add k`,
+/// `<`/`>` runs `move k`, `[-]` becomes `clear`, brackets carry the index
+/// of their partner pair, `.` is `out`. Operations are atoms' names.
+pub fn run_length(code: &[u8]) -> Vec<(&'static str, i64)> {
+    let mut ops: Vec<(&'static str, i64)> = Vec::new();
+    let mut k = 0;
+    let mut open = Vec::new();
+    while k < code.len() {
+        let c = code[k];
+        if code[k..].starts_with(b"[-]") {
+            ops.push(("clear", 0));
+            k += 3;
+            continue;
+        }
+        match c {
+            b'+' | b'-' => {
+                let mut n = 0i64;
+                while k < code.len() && matches!(code[k], b'+' | b'-') {
+                    n += if code[k] == b'+' { 1 } else { -1 };
+                    k += 1;
+                }
+                ops.push(("add", n.rem_euclid(256)));
+                continue;
+            }
+            b'<' | b'>' => {
+                let mut n = 0i64;
+                while k < code.len() && matches!(code[k], b'<' | b'>') {
+                    n += if code[k] == b'>' { 1 } else { -1 };
+                    k += 1;
+                }
+                ops.push(("move", n));
+                continue;
+            }
+            b'[' => {
+                open.push(ops.len());
+                ops.push(("open", 0));
+            }
+            b']' => {
+                let o = open.pop().expect("matched brackets");
+                let here = ops.len();
+                ops[o].1 = here as i64;
+                ops.push(("close", o as i64));
+            }
+            b'.' => ops.push(("out", 0)),
+            _ => ops.push(("nop", 0)),
+        }
+        k += 1;
+    }
+    ops
+}
+
+/// The environment of the tutorial-shaped interpreter: `prog`, the
+/// character codes, and `map`, the bracket map, as the language's lists.
+pub fn tutorial_env(text: &str) -> String {
+    let code = instructions(text);
+    let map = bracket_map(&code).expect("matched brackets");
+    let prog: Vec<String> = code.iter().map(|c| c.to_string()).collect();
+    let map: Vec<String> = map.iter().map(|c| c.to_string()).collect();
+    format!("[prog/[{}],map/[{}]]", prog.join(","), map.join(","))
+}
+
+/// The environment of the run-length interpreter: `ops`, the operations
+/// as atoms, and `args`, their arguments.
+pub fn run_length_env(text: &str) -> String {
+    let ops = run_length(&instructions(text));
+    let names: Vec<&str> = ops.iter().map(|(o, _)| *o).collect();
+    let args: Vec<String> = ops.iter().map(|(_, a)| a.to_string()).collect();
+    format!("[ops/[{}],args/[{}]]", names.join(","), args.join(","))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn macros_compute_what_they_say() {
+        // divmod, mul and ge through a program that prints their results.
+        let mut a = Asm::new(6);
+        a.add_big(0, 200);
+        a.add(1, 7);
+        a.divmod(2, 3, 0, 1);
+        a.out(2);
+        a.out(3);
+        a.mul(4, 1, 3);
+        a.out(4);
+        a.ge(5, 3, 1);
+        a.out(5);
+        a.ge(5, 1, 3);
+        a.out(5);
+        let out = output(&a.finish()).unwrap();
+        assert_eq!(out.as_bytes(), &[28, 4, 28, 0, 1]);
+    }
+
+    #[test]
+    fn bottles_sings() {
+        let out = output(&bottles(3)).unwrap();
+        assert!(out.starts_with("3 bottles of beer on the wall, 3 bottles of beer.\nTake one down"), "{out}");
+        assert!(out
+            .contains("1 bottles of beer on the wall, 1 bottles of beer.\nTake one down and pass it around, no more"));
+        let out = output(&bottles(12)).unwrap();
+        assert!(out.starts_with("12 bottles"), "{out}");
+    }
+
+    #[test]
+    fn fractal_draws_a_fractal() {
+        let out = output(&fractal(24, 13, 12, 1)).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 13);
+        assert!(lines.iter().all(|l| l.len() == 24));
+        // Inside the set the iterations run out ('A'); far out they do not.
+        let middle = lines[6];
+        assert!(middle.contains('A'), "{out}");
+        assert!(lines[0].bytes().any(|b| b > b'C'), "{out}");
+    }
+
+    #[test]
+    fn primes_lists_primes() {
+        let out = output(&primes(30, 1)).unwrap();
+        assert_eq!(out, "2 3 5 7 11 13 17 19 23 29 \n");
+    }
+
+    #[test]
+    fn nest_runs_its_loops() {
+        let (_, steps) = run(&nest(&[2, 3, 3], 5)).unwrap();
+        let (_, more) = run(&nest(&[4, 3, 3], 5)).unwrap();
+        assert!(more > steps * 3 / 2);
+        assert_eq!(output(&nest(&[2, 3], 5)).unwrap(), "AB");
+    }
+}
