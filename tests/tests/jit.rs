@@ -8,9 +8,18 @@ use flowc_tests::{corpus, gen};
 use flowc_trace::jit::Options;
 
 /// Eager settings: trace at the `threshold`-th jump, bridge at the first
-/// failure; the IR checker runs on every trace and bridge.
+/// failure, linked exits checking in every fourth crossing and every
+/// bridge crossed grafted into its loop's tree; the IR checker runs on
+/// every trace, bridge and tree.
 fn eager(threshold: u32) -> Options {
-    Options { threshold, bridge_threshold: 1, inspect: Some(check), ..Options::default() }
+    Options {
+        threshold,
+        bridge_threshold: 1,
+        link_check: Some(4),
+        graft_crossings: 1,
+        inspect: Some(check),
+        ..Options::default()
+    }
 }
 
 fn check(f: &flowc_ir::Function, after: &str) {
@@ -22,8 +31,8 @@ fn check(f: &flowc_ir::Function, after: &str) {
 
 #[test]
 fn jit_matches_reference_on_the_corpus() {
-    let (compared, traced, bridges) = flowc_codegen::with_stack(move || {
-        let (mut compared, mut traced, mut bridges) = (0, 0, 0);
+    let (compared, traced, bridges, trees) = flowc_codegen::with_stack(move || {
+        let (mut compared, mut traced, mut bridges, mut trees) = (0, 0, 0, 0);
         for case in engines::corpus_cases_from_every_label().filter(|c| c.finishes()) {
             let (p, label, env) = (&case.program, case.label, &case.env);
             for threshold in [1, 2, 7] {
@@ -34,12 +43,54 @@ fn jit_matches_reference_on_the_corpus() {
             let (_, stats) = engines::jit_run(p, label, env, &engines::config(), eager(1));
             traced += stats.traces;
             bridges += stats.bridges;
+            trees += stats.trees;
         }
-        (compared, traced, bridges)
+        (compared, traced, bridges, trees)
     });
     assert!(compared > 300, "only {compared} runs compared");
     assert!(traced > 25, "only {traced} traces compiled");
     assert!(bridges > 25, "only {bridges} bridges compiled");
+    assert!(trees > 5, "only {trees} trees compiled");
+}
+
+/// Brainfuck programs of every shape (`flowc_tests::bf`) on the
+/// tutorial-shaped interpreter written in the language, under the JIT as
+/// it ships and eagerly: the checksum the reference says, inner loops
+/// cut from outer recordings, trees grown.
+#[test]
+fn brainfuck_programs_run_under_the_jit() {
+    use flowc_tests::bf;
+    // Eagerly only the small ones: in a debug build the rest take half a
+    // minute each.
+    let programs = [
+        (bf::nest(&[3, 2, 3, 2], 3), true),
+        (bf::nest(&[2, 2, 2, 2, 2, 2], 2), true),
+        (bf::primes(12, 1), false),
+        (bf::bottles(1), false),
+    ];
+    let (inner, trees) = flowc_codegen::with_stack(move || {
+        let path = corpus::workspace_root().join("tests/corpus/interpreters/bf_tutorial.fg");
+        let source = std::fs::read_to_string(&path).expect("the interpreter");
+        let program = flowc_lang::syntax::parse(&path.display().to_string(), &source).expect("it parses");
+        let (mut inner, mut trees) = (0, 0);
+        for (text, eagerly) in &programs {
+            let (sum, _) = bf::run(text).expect("a valid program");
+            let env = flowc_lang::syntax::prolog::parse_env(&bf::tutorial_env(text)).expect("an environment");
+            let label = flowc_lang::Symbol::intern("start");
+            let expected = engines::Outcome::Output(format!("{sum}\n"));
+            let eagerly = eagerly.then(|| eager(3));
+            for options in std::iter::once(Options::default()).chain(eagerly) {
+                let config = flowc_lang::interp::Config { fuel: Some(50_000_000), ..Default::default() };
+                let (outcome, stats) = engines::jit_run(&program, label, &env, &config, options);
+                assert_eq!(engines::outcome(outcome), expected, "{text}");
+                inner += stats.inner_first;
+                trees += stats.trees;
+            }
+        }
+        (inner, trees)
+    });
+    assert!(inner > 0, "no inner loop was cut from an outer recording");
+    assert!(trees > 3, "only {trees} trees compiled");
 }
 
 #[test]

@@ -60,6 +60,10 @@ pub struct Options {
     /// Compile functions that may be hot in tiers ([`crate::tiers`]):
     /// code run in memory only.
     pub tiering: Option<crate::tiers::Tiering>,
+    /// Traces: every how many crossings (a power of two) a linked exit
+    /// checks in with the driver ([`crate::lower::LINK_CHECK`] when
+    /// `None`).
+    pub link_check: Option<u64>,
 }
 
 /// A version of the entry function optimized assuming the parameters at

@@ -18,13 +18,13 @@ use crate::inst::Operand;
 
 pub type ResumeId = la_arena::Idx<ResumeData>;
 
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct ResumeData {
     pub frames: Vec<ResumeFrame>,
     pub virtuals: Vec<VirtualObject>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ResumeFrame {
     /// The function the frame runs, `None` for the main flow graph.
     pub function: Option<Symbol>,
@@ -35,7 +35,7 @@ pub struct ResumeFrame {
     pub call: Option<(Symbol, Symbol)>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ResumeValue {
     Operand(Operand),
     /// Index into [`ResumeData::virtuals`].
@@ -43,7 +43,7 @@ pub enum ResumeValue {
 }
 
 /// An object that exists only in the resume data.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct VirtualObject {
     pub class: Symbol,
     pub fields: Vec<(Symbol, ResumeValue)>,

@@ -131,9 +131,15 @@ impl Value {
 /// the runtime reads those). Compiled code reads an element with two
 /// loads; the table lives as long as the list, which a heap cell holding
 /// the list keeps alive ([`crate::heap::cell::ITEMS`]).
+///
+/// A list is compared and hashed often where it is a constant (in trace
+/// IR, resume records, the optimizers' tables) and can be long (an
+/// interpreter's program): its hash is computed once, and the same list
+/// is equal to itself without a walk.
 pub struct List {
     items: Vec<Value>,
     words: Box<[u64]>,
+    hash: u64,
 }
 
 impl List {
@@ -141,7 +147,12 @@ impl List {
         let words = std::iter::once(items.len() as u64)
             .chain(items.iter().map(|v| crate::heap::word::immediate(v).unwrap_or(crate::heap::word::STOP).bits()))
             .collect();
-        List { items, words }
+        // A hasher with fixed keys: hashes (and so any order derived from
+        // them) are the same from run to run.
+        let mut h = std::hash::DefaultHasher::new();
+        std::hash::Hash::hash(&items, &mut h);
+        let hash = std::hash::Hasher::finish(&h);
+        List { items, words, hash }
     }
 
     /// The table of words, `[len, w0, w1, ...]`, as bits.
@@ -159,13 +170,13 @@ impl std::ops::Deref for List {
 
 impl PartialEq for List {
     fn eq(&self, other: &List) -> bool {
-        self.items == other.items
+        std::ptr::eq(self, other) || (self.hash == other.hash && self.items == other.items)
     }
 }
 
 impl std::hash::Hash for List {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.items.hash(state)
+        state.write_u64(self.hash)
     }
 }
 

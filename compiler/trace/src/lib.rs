@@ -17,6 +17,7 @@
 //! - [`run_ir`] and [`resume`]: running trace IR and leaving it at a failing
 //!   guard;
 //! - [`copy`]: copying trace instructions (loop peeling);
+//! - [`tree`]: a loop and the bridges grown from it as one function;
 //! - [`jit`]: the tracing JIT — hot loop headers traced, optimized,
 //!   compiled and entered from the interpreter.
 
@@ -31,3 +32,4 @@ pub mod run_ir;
 pub mod terms;
 pub mod to_ir;
 pub mod trace;
+pub mod tree;

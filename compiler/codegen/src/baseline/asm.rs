@@ -60,6 +60,7 @@ impl Alu {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Cond {
     Overflow = 0x0,
+    AboveEqual = 0x3,
     Equal = 0x4,
     NotEqual = 0x5,
     Less = 0xc,
@@ -240,6 +241,15 @@ impl Asm {
         self.byte(0xf8);
     }
 
+    /// `mov dst, [base + index*8 + 8]`.
+    pub fn load_indexed(&mut self, dst: Reg, base: Reg, index: Reg) {
+        self.byte(0x48 | ((dst.0 >> 3) << 2) | ((index.0 >> 3) << 1) | (base.0 >> 3));
+        self.byte(0x8b);
+        self.byte(0x44 | ((dst.0 & 7) << 3));
+        self.byte(0xc0 | ((index.0 & 7) << 3) | (base.0 & 7));
+        self.byte(0x08);
+    }
+
     /// `test r, imm` (a sign-extended 32-bit immediate).
     pub fn test_imm(&mut self, r: Reg, imm: i32) {
         self.rex_w(Reg(0), r);
@@ -393,6 +403,7 @@ mod tests {
         assert_eq!(hex(|a| a.test(RAX, RAX)), "48 85 c0");
         assert_eq!(hex(|a| a.test_imm(RCX, 7)), "48 f7 c1 07 00 00 00");
         assert_eq!(hex(|a| a.store_indexed(RSP, RCX, RAX)), "48 89 44 cc f8");
+        assert_eq!(hex(|a| a.load_indexed(RAX, RDX, RCX)), "48 8b 44 ca 08");
         assert_eq!(hex(|a| a.imul(RAX, RCX)), "48 0f af c1");
         assert_eq!(hex(|a| a.sar(RAX, 1)), "48 c1 f8 01");
         assert_eq!(hex(|a| a.idiv(RCX)), "48 f7 f9");

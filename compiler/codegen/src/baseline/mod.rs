@@ -54,13 +54,12 @@ use crate::runtime::offsets;
 use crate::word::{self, ONE, ZERO};
 use asm::{Alu, Asm, Cond, Label, Reg, RAX, RBP, RBX, RCX, RDI, RDX, RSI, RSP};
 
-/// A trace compiled by the baseline compiler: its code, the places in it
-/// that hold the address of another trace (an 8-byte absolute relocation
-/// each), its safepoints (return-address offsets; every one lists all
-/// `slots`).
+/// A trace compiled by the baseline compiler: its code (which refers to
+/// nothing by relocation: runtime functions, link slots and other traces'
+/// code slots are absolute addresses), its safepoints (return-address
+/// offsets; every one lists all `slots`).
 pub struct Compiled {
     pub code: Vec<u8>,
-    pub relocs: Vec<(u32, cranelift_module::FuncId)>,
     pub safepoints: Vec<u32>,
     pub slots: Vec<u32>,
 }
@@ -96,16 +95,15 @@ pub fn compile(env: &mut Env, f: &Function, facts: &Facts) -> Result<Compiled, &
         cold: Vec::new(),
         objects: Vec::new(),
         exit_numbers: HashMap::default(),
-        relocs: Vec::new(),
         safepoints: Vec::new(),
         site: None,
         current: f.entry,
     };
     e.run()?;
     let slots = (0..f.values.len() as u32).map(|k| 8 * k).collect();
-    let Emit { a, relocs, safepoints, .. } = e;
+    let Emit { a, safepoints, .. } = e;
     let code = a.finish().ok_or("a jump to nowhere")?;
-    Ok(Compiled { code, relocs, safepoints, slots })
+    Ok(Compiled { code, safepoints, slots })
 }
 
 /// Whether `f`'s blocks form a chain in layout order: the entry first,
@@ -188,7 +186,6 @@ struct Emit<'e, 'a> {
     /// Values known to be objects of the layout (tested earlier).
     objects: Vec<ValueId>,
     exit_numbers: HashMap<ExitAt, usize>,
-    relocs: Vec<(u32, cranelift_module::FuncId)>,
     safepoints: Vec<u32>,
     /// The site of the instruction being compiled, numbered.
     site: Option<u64>,
@@ -498,6 +495,37 @@ impl Emit<'_, '_> {
                 self.a.alu(Alu::Add, RAX, RAX);
                 self.a.alu_imm(Alu::Or, RAX, 1);
             }
+            Op::ReadList => {
+                // A list's cell points at its table `[len, w0, w1, ...]`,
+                // where an element that is not immediate is 0
+                // (`crate::lower::lists`).
+                let slow = self.slow(call, result, back);
+                self.load_src(RAX, srcs[0]);
+                self.load_src(RCX, srcs[1]);
+                if !known[1] {
+                    self.a.test_imm(RCX, word::INT_TAG as i32);
+                    self.a.jcc(Cond::Equal, slow);
+                }
+                self.a.test_imm(RAX, word::TAG_MASK as i32);
+                self.a.jcc(Cond::NotEqual, slow);
+                self.a.test(RAX, RAX);
+                self.a.jcc(Cond::Equal, slow);
+                self.a.load(RDX, RAX, cell::META as i32);
+                self.a.alu_imm(Alu::And, RDX, cell::KIND_MASK as i32);
+                self.a.alu_imm(Alu::Cmp, RDX, cell::BOXED_KIND as i32);
+                self.a.jcc(Cond::NotEqual, slow);
+                self.a.load(RDX, RAX, cell::ITEMS as i32);
+                self.a.test(RDX, RDX);
+                self.a.jcc(Cond::Equal, slow);
+                self.a.sar(RCX, 1);
+                // Unsigned: a negative index is out of range too.
+                self.a.load(RSI, RDX, 0);
+                self.a.alu(Alu::Cmp, RCX, RSI);
+                self.a.jcc(Cond::AboveEqual, slow);
+                self.a.load_indexed(RAX, RDX, RCX);
+                self.a.test(RAX, RAX);
+                self.a.jcc(Cond::Equal, slow);
+            }
             _ => {
                 // No inline path: the runtime computes it.
                 let (a, b) = match call {
@@ -772,8 +800,8 @@ impl Emit<'_, '_> {
             }
             Terminator::JumpTrace { target, args } => {
                 let links = self.env.links.as_ref().expect("checked");
-                let &(id, n) = links.traces.get(&target).ok_or("a jump to an unknown trace")?;
-                if n != args.len() {
+                let trace = *links.traces.get(&target).ok_or("a jump to an unknown trace")?;
+                if trace.params != args.len() {
                     return Err("a jump with the wrong number of arguments");
                 }
                 self.a.load(RCX, RBX, offsets::EXIT_VALUES);
@@ -781,8 +809,9 @@ impl Emit<'_, '_> {
                     self.load(RAX, o);
                     self.a.store(RCX, 8 * k as i32, RAX);
                 }
-                let at = self.a.mov_imm64(RAX, 0);
-                self.relocs.push((at, id));
+                // The code in the trace's code slot.
+                self.a.mov_imm64(RAX, trace.slot as i64);
+                self.a.load(RAX, RAX, 0);
                 self.a.mov(RDI, RBX);
                 self.epilogue();
                 self.a.jmp_reg(RAX);
@@ -889,7 +918,13 @@ impl Emit<'_, '_> {
         self.a.load(RCX, RDX, std::mem::offset_of!(crate::lower::ExitSlot, target) as i32);
         self.a.test(RCX, RCX);
         self.a.jcc(Cond::Equal, unlinked);
-        self.a.alu_mem_imm8(Alu::Add, RDX, std::mem::offset_of!(crate::lower::ExitSlot, count) as i32, 1);
+        let count = std::mem::offset_of!(crate::lower::ExitSlot, count) as i32;
+        self.a.alu_mem_imm8(Alu::Add, RDX, count, 1);
+        // Every LINK_CHECK-th crossing returns to the driver instead.
+        self.a.load(RSI, RDX, count);
+        let every = self.env.links.as_ref().map_or(crate::lower::LINK_CHECK, |l| l.link_check);
+        self.a.test_imm(RSI, every as i32 - 1);
+        self.a.jcc(Cond::Equal, unlinked);
         self.a.mov(RDI, RBX);
         self.epilogue();
         self.a.jmp_reg(RCX);

@@ -514,7 +514,9 @@ struct CacheInner {
     runtime: HashMap<&'static str, cranelift_module::FuncId>,
     funcs: HashMap<Symbol, (cranelift_module::FuncId, usize)>,
     /// Every trace compiled, by name, for `jump_trace`.
-    names: HashMap<Symbol, (cranelift_module::FuncId, usize)>,
+    names: HashMap<Symbol, crate::lower::TraceRef>,
+    /// Each trace's code slot ([`crate::lower::CodeSlots`]), by number.
+    code_slots: crate::lower::CodeSlots,
     entries: Vec<Entry>,
     /// The wrapper every trace is entered through
     /// ([`define::define_trace_entry`]).
@@ -595,6 +597,7 @@ impl TraceCache {
             runtime,
             funcs,
             names: HashMap::default(),
+            code_slots: Default::default(),
             entries: Vec::new(),
             trace_entry,
             exits: Vec::new(),
@@ -639,7 +642,7 @@ impl TraceCache {
             }
             for &b in &f.layout {
                 if let flowc_ir::Terminator::JumpTrace { target, args } = &f.blocks[b].term {
-                    match inner.names.get(target).map(|&(_, n)| n).or_else(|| arity.get(target).copied()) {
+                    match inner.names.get(target).map(|t| t.params).or_else(|| arity.get(target).copied()) {
                         Some(n) if n == args.len() => {}
                         Some(n) => return Err(format!("{target} takes {n} arguments, not {}", args.len())),
                         None => return Err(format!("no trace named {target} is compiled")),
@@ -671,7 +674,13 @@ impl TraceCache {
                 sites: &mut inner.sites,
                 fuel: inner.options.fuel,
                 split: None,
-                links: Some(crate::lower::Links { slots: &mut inner.slots, traces: &inner.names, first_exit, tier }),
+                links: Some(crate::lower::Links {
+                    slots: &mut inner.slots,
+                    traces: &inner.names,
+                    first_exit,
+                    tier,
+                    link_check: inner.options.link_check.unwrap_or(crate::lower::LINK_CHECK).next_power_of_two(),
+                }),
                 safepoints: &mut safepoints,
                 objects: &inner.objects,
                 compiler: &mut compiler,
@@ -701,7 +710,8 @@ impl TraceCache {
             inner.widest_exit = inner.widest_exit.max(exits.iter().map(|e| e.values.len()).max().unwrap_or(0));
             inner.exits.extend(exits.into_iter().map(|e| (e, t)));
             inner.widest_exit = inner.widest_exit.max(f.params.len());
-            inner.names.insert(f.name, (ids[0], f.params.len()));
+            let slot = inner.code_slots.slot(t.0 as usize) as *const std::cell::Cell<u64>;
+            inner.names.insert(f.name, crate::lower::TraceRef { id: ids[0], params: f.params.len(), slot });
             made.push((t, ids[0], define::params(f), f.name));
         }
         inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
@@ -717,6 +727,7 @@ impl TraceCache {
         let mut out = Vec::with_capacity(made.len());
         for (t, id, params, name) in made {
             let code = inner.jit.get_finalized_function(id);
+            inner.code_slots.slot(t.0 as usize).set(code as u64);
             let (size, places) = sizes.remove(&id).unwrap_or_default();
             inner.entries.push(Entry { code, func: id, params, name, size, places });
             out.push(t);
@@ -792,6 +803,24 @@ impl TraceCache {
         Ok(())
     }
 
+    /// From now on, what jumps to trace `t` (a `jump_trace`, the
+    /// interpreter entering it) runs trace `code` instead, which must take
+    /// the same parameters: an optimized version of it, or a tree it is
+    /// the root of. Code running `t`'s own code finishes it.
+    pub fn install(&self, t: TraceId, code: TraceId) -> Result<(), String> {
+        let mut inner = self.inner.borrow_mut();
+        let (a, b) = (
+            inner.entries.get(t.0 as usize).ok_or("no such trace")?,
+            inner.entries.get(code.0 as usize).ok_or("no such trace")?,
+        );
+        if a.params.len() != b.params.len() {
+            return Err(format!("{} takes {} parameters, {} {}", a.name, a.params.len(), b.name, b.params.len()));
+        }
+        let address = b.code as u64;
+        inner.code_slots.slot(t.0 as usize).set(address);
+        Ok(())
+    }
+
     /// Failures of exit `e` that continued in its link.
     pub fn linked_failures(&self, e: ExitId) -> u64 {
         self.inner.borrow().slots.get(e.0 as usize).map_or(0, |s| s.count.get())
@@ -803,9 +832,10 @@ impl TraceCache {
     /// per trace entered) from its fuel.
     pub fn run(&self, t: TraceId, args: &[Value], run: &mut Run) -> TraceEnd {
         let (wrapper, code, n) = {
-            let inner = self.inner.borrow();
-            let entry = &inner.entries[t.0 as usize];
-            (inner.trace_entry, entry.code, entry.params.len())
+            let mut inner = self.inner.borrow_mut();
+            // The code in the trace's slot (its own, or what replaced it).
+            let code = inner.code_slots.slot(t.0 as usize).get() as *const u8;
+            (inner.trace_entry, code, inner.entries[t.0 as usize].params.len())
         };
         assert_eq!(args.len(), n, "one value per parameter");
         let (mut ctx, returned) = self.enter(wrapper, Entering::Trace(code), args, run);
@@ -961,8 +991,8 @@ impl TraceCache {
 }
 
 /// Defines `id` as the machine code of a baseline trace
-/// ([`crate::baseline`]) named `name`: its bytes, with its jumps to other
-/// traces relocated; its size goes with the other definitions. Its
+/// ([`crate::baseline`]) named `name`; its size goes with the other
+/// definitions. Its
 /// safepoints, to register once the code has its address.
 fn define_baseline(
     env: &mut crate::lower::Env,
@@ -970,17 +1000,7 @@ fn define_baseline(
     name: Symbol,
     code: crate::baseline::Compiled,
 ) -> Result<(cranelift_module::FuncId, Vec<u32>, Vec<u32>), String> {
-    let relocs: Vec<cranelift_module::ModuleReloc> = code
-        .relocs
-        .iter()
-        .map(|&(offset, target)| cranelift_module::ModuleReloc {
-            offset,
-            kind: cranelift_codegen::binemit::Reloc::Abs8,
-            name: cranelift_module::ModuleRelocTarget::user(0, target.as_u32()),
-            addend: 0,
-        })
-        .collect();
-    env.module.define_function_bytes(id, 16, &code.code, &relocs).map_err(|e| format!("{e:?}"))?;
+    env.module.define_function_bytes(id, 16, &code.code, &[]).map_err(|e| format!("{e:?}"))?;
     env.safepoints.push(define::DefinedCode {
         id,
         name,

@@ -21,7 +21,7 @@ use crate::word::{self, ONE, ZERO};
 /// What a trace links to: the slots of its exits and the other traces.
 pub struct Links<'a> {
     pub slots: &'a mut ExitSlots,
-    pub traces: &'a HashMap<flowc_lang::Symbol, (FuncId, usize)>,
+    pub traces: &'a HashMap<flowc_lang::Symbol, TraceRef>,
     /// The cache-wide number of the function's first exit: exit `k` of
     /// `Env::exits` is exit `first_exit + k` of the cache, whose number
     /// plus one it returns.
@@ -32,7 +32,49 @@ pub struct Links<'a> {
     /// for code just recorded, whose worth is not known yet;
     /// [`crate::compile::Tier::Optimized`] for code that has proved hot.
     pub tier: crate::compile::Tier,
+    /// Every how many crossings a linked exit checks in ([`LINK_CHECK`]).
+    pub link_check: u64,
 }
+
+/// A compiled trace as others jump to it: its function, its number of
+/// parameters, and its code slot ([`CodeSlots`]), which a `jump_trace`
+/// reads: the trace's code, or the code that replaced it (an optimized
+/// version, a tree it is the root of).
+#[derive(Copy, Clone, Debug)]
+pub struct TraceRef {
+    pub id: FuncId,
+    pub params: usize,
+    pub slot: *const std::cell::Cell<u64>,
+}
+
+/// The code slots of every trace of a trace cache, by trace number, in
+/// chunks that never move (code holds their addresses). A trace's slot
+/// holds the address of the code that runs when something jumps to the
+/// trace.
+#[derive(Default)]
+pub struct CodeSlots {
+    chunks: Vec<Box<[std::cell::Cell<u64>; CodeSlots::CHUNK]>>,
+}
+
+impl CodeSlots {
+    /// Slots per chunk (a chunk is boxed: its address must not move when
+    /// the list of chunks grows).
+    const CHUNK: usize = 512;
+
+    /// The slot of trace `n`, made if needed.
+    pub fn slot(&mut self, n: usize) -> &std::cell::Cell<u64> {
+        while self.chunks.len() <= n / Self::CHUNK {
+            self.chunks.push(Box::new(std::array::from_fn(|_| std::cell::Cell::new(0))));
+        }
+        &self.chunks[n / Self::CHUNK][n % Self::CHUNK]
+    }
+}
+
+/// Every this many crossings of a linked exit (a power of two), the exit
+/// returns to the driver as if it had no link, with its values: the JIT
+/// sees which links are hot and may make a tree of them
+/// (`flowc_trace::tree`), then continues in the bridge.
+pub const LINK_CHECK: u64 = 1 << 12;
 
 /// One exit's link: `target`, when not 0, is the address of a bridge
 /// ([`trace_signature`]: its parameters are the values the exit stores in
@@ -320,6 +362,12 @@ impl Lowerer<'_, '_> {
         let count = self.b.ins().load(types::I64, flags, addr, at);
         let count = self.b.ins().iadd_imm_s(count, 1);
         self.b.ins().store(flags, count, addr, at);
+        // Every LINK_CHECK-th crossing returns to the driver instead.
+        let every = self.env.links.as_ref().map_or(LINK_CHECK, |l| l.link_check);
+        let check = self.b.ins().band_imm_s(count, every as i64 - 1);
+        let go = self.cold_block();
+        self.b.ins().brif(check, go, &[], out, &[]);
+        self.b.switch_to_block(go);
         let sig = trace_signature(&*self.env.module);
         let sig = self.b.import_signature(sig);
         self.b.ins().return_call_indirect(sig, target, &[self.ctx]);
@@ -327,10 +375,11 @@ impl Lowerer<'_, '_> {
         self.b.ins().return_(&[code]);
     }
 
-    /// `jump_trace target(args)`: a tail call of the trace.
+    /// `jump_trace target(args)`: a tail call of the code in the trace's
+    /// code slot.
     pub(super) fn jump_trace(&mut self, target: flowc_lang::Symbol, args: &[Operand]) {
         let found = self.env.links.as_ref().and_then(|l| l.traces.get(&target)).copied();
-        let Some((id, n)) = found.filter(|&(_, n)| n == args.len()) else {
+        let Some(trace) = found.filter(|t| t.params == args.len()) else {
             // Checked before lowering (`TraceCache::compile`); unreachable.
             let index = self.env.traps.len() as i64;
             let msg = format!("internal: jump to an unknown trace {target}");
@@ -340,15 +389,17 @@ impl Lowerer<'_, '_> {
             self.b.ins().jump(self.stop, &[]);
             return;
         };
-        debug_assert_eq!(n, args.len());
-        let fref = self.env.module.declare_func_in_func(id, self.b.func);
         let vals: Vec<ClValue> = args.iter().map(|a| self.operand(a)).collect();
         let buf = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, offsets::EXIT_VALUES);
         for (k, &w) in vals.iter().enumerate() {
             self.b.ins().store(MemFlagsData::trusted(), w, buf, (8 * k) as i32);
         }
         self.store_iterations();
-        self.b.ins().return_call(fref, &[self.ctx]);
+        let slot = self.konst(trace.slot as i64);
+        let code = self.b.ins().load(types::I64, MemFlagsData::trusted(), slot, 0);
+        let sig = trace_signature(&*self.env.module);
+        let sig = self.b.import_signature(sig);
+        self.b.ins().return_call_indirect(sig, code, &[self.ctx]);
     }
 
     /// A trace leaving (by returning or continuing elsewhere): the loop

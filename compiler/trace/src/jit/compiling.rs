@@ -39,7 +39,8 @@ impl<'p> Jit<'p> {
         let optimized = opt::optimize_trace(function, &self.hints, &options);
         self.stats.optimize_time += started.elapsed();
         self.inspect(function, "optimization");
-        let id = self.compile_pieces(&[(function, Kind::Bridge, recorded)], &start, started)?[0];
+        let tier = self.options.tier;
+        let id = self.compile_pieces(&[(function, Kind::Bridge, recorded)], &start, started, tier)?[0];
         self.codes[id.0 as usize].restarts = optimized.restarts;
         Some((id, started.elapsed()))
     }
@@ -95,7 +96,7 @@ impl<'p> Jit<'p> {
         self.stats.optimize_time += started.elapsed();
         self.inspect(&looped, "optimization");
         let pieces = [(&looped, Kind::Body, 0), (&preamble, Kind::Loop, trace.ops.len())];
-        let ids = self.compile_pieces(&pieces, &what, started)?;
+        let ids = self.compile_pieces(&pieces, &what, started, self.options.tier)?;
         let (body_id, id) = (ids[0], ids[1]);
         let c = &mut self.codes[id.0 as usize];
         c.body = Some(body_id);
@@ -119,13 +120,14 @@ impl<'p> Jit<'p> {
         pieces: &[(&Function, Kind, usize)],
         start: &str,
         started: Instant,
+        tier: flowc_codegen::compile::Tier,
     ) -> Option<Vec<TraceId>> {
         if self.cache.is_none() {
-            let options = flowc_codegen::Options { fuel: self.fuel_checks, ..Default::default() };
+            let options = self.cache_options();
             self.cache = TraceCache::new(&self.hints, self.layout, options).ok();
         }
         let functions: Vec<&Function> = pieces.iter().map(|(f, _, _)| *f).collect();
-        let compiled = self.cache.as_ref()?.compile_all(&functions, self.options.tier);
+        let compiled = self.cache.as_ref()?.compile_all(&functions, tier);
         let time = started.elapsed();
         self.stats.compile_time += time;
         let ids = match compiled {

@@ -83,6 +83,7 @@ mod log;
 mod recording;
 mod speculate;
 mod stats;
+mod trees;
 mod view;
 
 pub use view::{CodeView, ExitView};
@@ -146,6 +147,15 @@ pub struct Options {
     /// How traces and bridges are compiled when recorded
     /// ([`flowc_codegen::lower::Links::tier`]).
     pub tier: flowc_codegen::compile::Tier,
+    /// Whether loops whose bridges are hot are recompiled as trees
+    /// ([`crate::tree`]).
+    pub trees: bool,
+    /// Every how many crossings a linked exit checks in with the driver,
+    /// which may then grow a tree (a power of two; `None`: the code
+    /// generator's [`flowc_codegen::lower::LINK_CHECK`]).
+    pub link_check: Option<u64>,
+    /// Crossings of a link before its bridge is grafted into a tree.
+    pub graft_crossings: u64,
     /// Called with every trace and bridge after conversion
     /// (`"conversion"`) and after optimization (`"optimization"`); tests
     /// run the IR checker here.
@@ -172,6 +182,9 @@ impl Default for Options {
                 Ok("cheap") => flowc_codegen::compile::Tier::Cheap,
                 _ => flowc_codegen::compile::Tier::Baseline,
             },
+            trees: std::env::var_os("FLOWC_NO_TREES").is_none(),
+            link_check: None,
+            graft_crossings: 64,
             inspect: None,
         }
     }
@@ -189,6 +202,9 @@ enum Kind {
     /// The loop of a loop trace split in two ([`crate::preamble`]): the
     /// loop trace is its preamble, which jumps here.
     Body,
+    /// A loop body and the hot bridges grown from it, as one function
+    /// ([`crate::tree`]), compiled optimized; it runs in the body's place.
+    Tree,
 }
 
 impl Kind {
@@ -199,6 +215,7 @@ impl Kind {
             Kind::Entry => "entry",
             Kind::Bridge => "bridge",
             Kind::Body => "loop body",
+            Kind::Tree => "tree",
         }
     }
 }
@@ -299,10 +316,17 @@ pub struct Jit<'p> {
     /// Every piece of code by name (what `jump_trace` names).
     names: HashMap<Symbol, Option<TraceId>>,
     stats: Stats,
+    /// Trees ([`trees`]): per loop body, what was built of its tree; the
+    /// exits of trees and the exits of the pieces they come from.
+    trees: trees::Trees,
     /// What the last run did ([`Jit::counts`]).
     counts: Counts,
     log: Option<log::Log>,
 }
+
+/// Hot spots [`Stats::per_key`] describes when there are more and no log
+/// wants them all.
+const KEYS_DESCRIBED: usize = 100;
 
 /// What one run needs besides the JIT: the resolved program, per-graph
 /// liveness, per-code slots, the allocation counter.
@@ -325,6 +349,10 @@ enum Next {
     Interpret(u32),
     /// Into this code, with the stack's top frame.
     Enter(TraceId),
+    /// Into this code with these values of its parameters (a bridge, from
+    /// the values its exit stored), the stack's top frame the one it runs
+    /// on.
+    EnterWith(TraceId, Vec<Value>),
     Printed(Value),
 }
 
@@ -386,11 +414,17 @@ impl<'p> Jit<'p> {
             exits: Vec::new(),
             names: HashMap::new(),
             stats: Stats::default(),
+            trees: trees::Trees::default(),
             counts: Counts::default(),
             log: std::env::var_os("FLOWC_JIT_LOG")
                 .and_then(|path| std::fs::File::create(path).ok())
                 .map(|f| log::Log::new(Box::new(std::io::BufWriter::new(f)))),
         }
+    }
+
+    /// How the trace cache generates code.
+    fn cache_options(&self) -> flowc_codegen::Options {
+        flowc_codegen::Options { fuel: self.fuel_checks, link_check: self.options.link_check, ..Default::default() }
     }
 
     /// Writes the JIT log to `out` (instead of `FLOWC_JIT_LOG`'s file).
@@ -501,8 +535,19 @@ impl<'p> Jit<'p> {
         if let Some(p) = machine.profiler() {
             self.stats.keys = p.keys().count();
             self.stats.arrivals = p.keys().map(|(_, n, _)| n as u64).sum();
+            // Every hot spot for the log, else those that can be among the
+            // most arrived at (describing twelve thousand keys costs what
+            // a short run does).
+            let mut counts: Vec<u32> = p.keys().map(|(_, n, _)| n).collect();
+            let least = if self.log.is_some() || counts.len() <= KEYS_DESCRIBED {
+                0
+            } else {
+                counts.select_nth_unstable_by(KEYS_DESCRIBED - 1, |a, b| b.cmp(a));
+                counts[KEYS_DESCRIBED - 1]
+            };
             let mut keys: Vec<KeyReport> = p
                 .keys()
+                .filter(|(_, n, _)| *n >= least)
                 .map(|(k, n, state)| KeyReport {
                     key: describe(k, &compiled),
                     arrivals: n,
@@ -533,6 +578,7 @@ impl<'p> Jit<'p> {
         self.keys.clear();
         self.exits.clear();
         self.names.clear();
+        self.trees = trees::Trees::default();
     }
 
     /// A profiler for `compiled` watching the JIT's labels, knowing which
@@ -596,7 +642,7 @@ impl<'p> Jit<'p> {
                     machine.set_allocations(run.heap.allocations);
                     step = machine.continue_hot(stack, block)?;
                 }
-                Next::Enter(_) => unreachable!("hot runs code until the interpreter takes over"),
+                Next::Enter(_) | Next::EnterWith(..) => unreachable!("hot runs code until the interpreter takes over"),
             }
         }
     }
@@ -613,10 +659,13 @@ impl<'p> Jit<'p> {
         block: u32,
     ) -> Result<Next, RuntimeError> {
         let mut next = self.at_key(machine, run, key, stack, block)?;
-        while let Next::Enter(code) = next {
-            next = self.execute(machine, run, code, stack)?;
+        loop {
+            next = match next {
+                Next::Enter(code) => self.execute(machine, run, code, stack)?,
+                Next::EnterWith(code, args) => self.execute_with(machine, run, code, &args, stack)?,
+                other => return Ok(other),
+            }
         }
-        Ok(next)
     }
 
     /// What to do at `key`: enter a trace of it that takes the top frame's
@@ -695,14 +744,28 @@ impl<'p> Jit<'p> {
     ) -> Result<Next, RuntimeError> {
         let top = stack.last().expect("a frame");
         let graph = &run.compiled.graphs[top.graph as usize];
-        let c = &mut self.codes[code.0 as usize];
+        let c = &self.codes[code.0 as usize];
         let args: Vec<Value> =
             c.params.iter().map(|p| graph.slot_of(*p).and_then(|s| top.get(s)).cloned().expect("admitted")).collect();
+        self.execute_with(machine, run, code, &args, stack)
+    }
+
+    /// Runs code `code` from `args` (its parameters' values), the stack's
+    /// top frame the one it runs on, until it leaves.
+    fn execute_with(
+        &mut self,
+        machine: &mut Machine,
+        run: &mut Run,
+        code: TraceId,
+        args: &[Value],
+        stack: &mut Vec<Frame>,
+    ) -> Result<Next, RuntimeError> {
+        let c = &mut self.codes[code.0 as usize];
         c.entries += 1;
         self.stats.entries += 1;
         let cache = self.cache.as_ref().expect("code exists, so does its cache");
         let mut r = self.code_run(run, stack.len() - 1);
-        let end = cache.run(code, &args, &mut r);
+        let end = cache.run(code, args, &mut r);
         self.code_ran(run, &r);
         self.paid(machine, code, r.iterations);
         match end {
@@ -745,7 +808,7 @@ impl<'p> Jit<'p> {
         let args: Vec<Value> =
             (0..graph.params as u32).map(|s| top.get(s).cloned().expect("parameters are bound")).collect();
         if self.cache.is_none() {
-            let options = flowc_codegen::Options { fuel: self.fuel_checks, ..Default::default() };
+            let options = self.cache_options();
             self.cache = TraceCache::new(&self.hints, self.layout, options).ok();
         }
         let Some(cache) = &self.cache else {
@@ -820,6 +883,16 @@ impl<'p> Jit<'p> {
         values: Vec<Option<Value>>,
         stack: &mut Vec<Frame>,
     ) -> Result<Next, RuntimeError> {
+        let linked = self.exit_state(exit).bridge;
+        if let (Some(bridge), true) = (linked, values.iter().all(Option::is_some)) {
+            // A linked exit checking in (every `LINK_CHECK`-th crossing):
+            // its tree may grow, then the run goes on in the bridge.
+            if self.options.trees {
+                self.grow_tree(exit);
+            }
+            let args: Vec<Value> = values.into_iter().map(|v| v.expect("checked")).collect();
+            return Ok(Next::EnterWith(bridge, args));
+        }
         self.stats.guard_failures += 1;
         let (retrace, bridge) = (self.options.retrace_threshold, self.options.bridge_threshold);
         let state = self.exit_state(exit);

@@ -123,6 +123,7 @@ impl<'p> Jit<'p> {
                 let c = &self.codes[t.0 as usize];
                 let end = End::Jump { target: c.function.name, params: c.params.clone() };
                 let mut function = to_ir::convert(self.program, name, &trace, &start, &end);
+                speculate::insert_lists(&mut function, &speculate::lists(&args), label, graph.name);
                 self.compile_straight(&mut function, trace.ops.len(), what, false)
             }
         };

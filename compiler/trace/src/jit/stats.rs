@@ -61,6 +61,10 @@ pub struct Stats {
     pub entry_traces: usize,
     /// Bridges compiled.
     pub bridges: usize,
+    /// Trees compiled ([`crate::tree`]), and the bridges grafted into them
+    /// in all.
+    pub trees: usize,
+    pub grafted: usize,
     /// Loop traces made for inputs a speculating loop trace refused (the
     /// bridge of its entry check).
     pub retraces: usize,
@@ -101,7 +105,9 @@ pub struct Stats {
     pub arrivals: u64,
     /// Per piece of compiled code, in the order they were compiled.
     pub per_trace: Vec<TraceReport>,
-    /// Per hot spot, most arrivals first (then by name).
+    /// Per hot spot, most arrivals first (then by name): every one when
+    /// there are at most a hundred or the JIT logs, else the hundred or so
+    /// most arrived at (all tied with the hundredth).
     pub per_key: Vec<KeyReport>,
 }
 
@@ -128,6 +134,7 @@ impl std::fmt::Display for Stats {
         )?;
         writeln!(f, "entry traces:    {}", self.entry_traces)?;
         writeln!(f, "bridges:         {}", self.bridges)?;
+        writeln!(f, "trees:           {} ({} bridges grafted)", self.trees, self.grafted)?;
         writeln!(
             f,
             "aborted:         {} ({} hot spots given up, {} functions called rather than followed)",

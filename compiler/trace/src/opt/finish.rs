@@ -32,15 +32,25 @@ impl Opt<'_> {
         }
     }
 
-    /// Guards whose records are equal share the first one.
+    /// Guards whose records are equal share the first one (records are
+    /// found by hash: a long trace has hundreds of guards).
     pub fn share_records(&mut self) {
-        let mut kept: Vec<ResumeId> = Vec::new();
+        use std::hash::{Hash, Hasher};
+        let mut kept: std::collections::HashMap<u64, Vec<ResumeId>> = Default::default();
         for b in self.f.layout.clone() {
             for i in self.f.blocks[b].insts.clone() {
-                let InstKind::Guard { kind, resume, label } = self.f.insts[i].kind.clone() else { continue };
-                match kept.iter().find(|&&r| self.f.resumes[r] == self.f.resumes[resume]) {
-                    Some(&same) => self.f.insts[i].kind = InstKind::Guard { kind, resume: same, label },
-                    None => kept.push(resume),
+                let InstKind::Guard { resume, .. } = &self.f.insts[i].kind else { continue };
+                let resume = *resume;
+                let mut h = std::hash::DefaultHasher::new();
+                self.f.resumes[resume].hash(&mut h);
+                let bucket = kept.entry(h.finish()).or_default();
+                match bucket.iter().find(|&&r| self.f.resumes[r] == self.f.resumes[resume]) {
+                    Some(&same) => {
+                        if let InstKind::Guard { resume, .. } = &mut self.f.insts[i].kind {
+                            *resume = same;
+                        }
+                    }
+                    None => bucket.push(resume),
                 }
             }
         }

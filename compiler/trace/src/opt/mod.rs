@@ -141,8 +141,8 @@ pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Op
         }
         _ => return Optimized::default(),
     };
-    let mut module =
-        Module { pure: hints.pure.clone(), immutable: hints.immutable.clone(), functions: vec![f.clone()] };
+    let trace = std::mem::replace(f, Function::new(f.kind, f.name));
+    let mut module = Module { pure: hints.pure.clone(), immutable: hints.immutable.clone(), functions: vec![trace] };
     flowc_passes::dce::function(&mut module, 0);
     *f = module.functions.pop().expect("the trace");
     out
@@ -167,7 +167,7 @@ fn has_invariant(f: &Function) -> bool {
 }
 
 fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: BlockId) {
-    let original = f.clone();
+    let original = std::mem::replace(f, Function::new(f.kind, f.name));
     // Variables carried round the loop as real objects, after a mismatch.
     let mut real: Vec<Symbol> = Vec::new();
     loop {

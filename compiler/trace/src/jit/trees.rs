@@ -1,0 +1,179 @@
+//! Growing trees ([`crate::tree`]): when a linked exit checks in with the
+//! driver (every [`flowc_codegen::lower::LINK_CHECK`]-th crossing), the
+//! loop body its code grew from gets a tree — the body and every bridge
+//! hanging off it (and off those bridges) whose link was crossed at
+//! least `graft_crossings` ([`Options`]) times, up to [`TREE_INSTS`] instructions —
+//! compiled optimized and installed in the body's code slot, so that
+//! whatever jumps to the body runs the tree. The tree's own exits take
+//! over the links of the exits they come from. A link of the tree's own
+//! that gets hot rebuilds it, at most [`TREE_BUILDS`] times.
+
+use super::*;
+use crate::tree::{ExitKey, Tree};
+
+/// Most instructions a tree grows to: past it, bridges stay linked.
+pub(super) const TREE_INSTS: usize = 6_000;
+
+/// Most times one loop's tree is built.
+pub(super) const TREE_BUILDS: u32 = 4;
+
+/// What the JIT knows of trees.
+#[derive(Default)]
+pub(super) struct Trees {
+    /// Per loop body: the trees built of it so far, the last one's code.
+    built: HashMap<TraceId, (u32, TraceId)>,
+    /// Per tree's code: its loop body.
+    root_of: HashMap<TraceId, TraceId>,
+    /// The exit of a piece each exit of a tree comes from, and the other
+    /// way round.
+    origin_of: HashMap<ExitId, ExitId>,
+    aliases: HashMap<ExitId, Vec<ExitId>>,
+}
+
+impl<'p> Jit<'p> {
+    /// The loop body whose tree code `c` belongs to.
+    fn tree_root(&self, c: TraceId) -> Option<TraceId> {
+        let code = &self.codes[c.0 as usize];
+        match code.kind {
+            Kind::Tree => self.trees.root_of.get(&c).copied(),
+            Kind::Body => Some(c),
+            _ => self.codes[code.root.0 as usize].body,
+        }
+    }
+
+    /// Linked exit `exit` checked in: builds (or rebuilds) the tree of its
+    /// loop, if that is still to do.
+    pub(super) fn grow_tree(&mut self, exit: ExitId) {
+        let parent = self.exit_state(exit).parent;
+        let Some(root) = self.tree_root(parent) else { return };
+        match self.trees.built.get(&root) {
+            None => {}
+            // A link of the tree's own (its bridge is not in the tree).
+            Some(&(builds, code)) if builds < TREE_BUILDS && code == parent => {}
+            Some(_) => return,
+        }
+        self.build_tree(root);
+    }
+
+    /// The bridge hanging off exit `e` of a piece, or off an exit of a
+    /// tree that comes from it, and the crossings of their links.
+    fn bridge_of(&mut self, e: ExitId) -> (Option<TraceId>, u64) {
+        let cache = self.cache.as_ref().expect("code exists");
+        let mut crossings = cache.linked_failures(e);
+        let mut bridge = self.exits.get(e.0 as usize).and_then(|s| s.as_ref()).and_then(|s| s.bridge);
+        for &a in self.trees.aliases.get(&e).map(Vec::as_slice).unwrap_or(&[]) {
+            crossings += cache.linked_failures(a);
+            if bridge.is_none() {
+                bridge = self.exits.get(a.0 as usize).and_then(|s| s.as_ref()).and_then(|s| s.bridge);
+            }
+        }
+        (bridge, crossings)
+    }
+
+    /// Builds the tree of loop body `root` and installs it, if some bridge
+    /// is hot enough to graft.
+    fn build_tree(&mut self, root: TraceId) {
+        let started = Instant::now();
+        let base = self.codes[root.0 as usize].function.name;
+        let name = self.fresh_name(Symbol::intern(&format!("{base}.tree")));
+        let mut tree = Tree::new(&self.codes[root.0 as usize].function, name);
+        let mut pieces: Vec<TraceId> = vec![root];
+        let mut size = instructions(&self.codes[root.0 as usize].function);
+        let mut work = vec![0usize];
+        while let Some(p) = work.pop() {
+            let exits = self.cache.as_ref().expect("code exists").exits_of(pieces[p]);
+            for e in exits {
+                let (Some(b), crossings) = self.bridge_of(e) else { continue };
+                let bridge = &self.codes[b.0 as usize];
+                if crossings < self.options.graft_crossings
+                    || !matches!(bridge.kind, Kind::Bridge)
+                    || pieces.contains(&b)
+                {
+                    continue;
+                }
+                let grown = instructions(&bridge.function);
+                if size + grown > TREE_INSTS {
+                    continue;
+                }
+                let texit = self.exit_state(e).exit.clone();
+                let key = ExitKey {
+                    block: texit.block,
+                    resume: texit.resume,
+                    label: texit.label,
+                    key: texit.key.map(|k| texit.values[k]),
+                    guard: texit.guard,
+                    values: texit.values.clone(),
+                };
+                if let Some(np) = tree.graft(p, &key, &self.codes[b.0 as usize].function) {
+                    debug_assert_eq!(np, pieces.len());
+                    pieces.push(b);
+                    work.push(np);
+                    size += grown;
+                }
+            }
+        }
+        let builds = self.trees.built.get(&root).map_or(0, |&(n, _)| n) + 1;
+        if pieces.len() == 1 {
+            return;
+        }
+        self.inspect(&tree.f, "tree");
+        let what = format!("the tree of {base} ({} bridges)", pieces.len() - 1);
+        let tier = flowc_codegen::compile::Tier::Optimized;
+        let Some(ids) = self.compile_pieces(&[(&tree.f, Kind::Tree, 0)], &what, started, tier) else {
+            // Not compiled: the pieces stay as they are, and no other try.
+            self.trees.built.insert(root, (TREE_BUILDS, root));
+            return;
+        };
+        let code = ids[0];
+        let cache = self.cache.as_ref().expect("code exists");
+        if cache.install(root, code).is_err() {
+            self.trees.built.insert(root, (TREE_BUILDS, root));
+            return;
+        }
+        self.trees.built.insert(root, (builds, code));
+        self.trees.root_of.insert(code, root);
+        let (params, graph, anchor, tree_root) = {
+            let r = &self.codes[root.0 as usize];
+            (r.params.clone(), r.graph, r.anchor, r.root)
+        };
+        let c = &mut self.codes[code.0 as usize];
+        (c.params, c.graph, c.anchor, c.root) = (params, graph, anchor, tree_root);
+        self.stats.trees += 1;
+        self.stats.grafted += pieces.len() - 1;
+        self.adopt_exits(code, &tree, &pieces);
+    }
+
+    /// The exits of tree `code` (built as `tree` of `pieces`) take over the
+    /// links of the exits they come from.
+    fn adopt_exits(&mut self, code: TraceId, tree: &Tree, pieces: &[TraceId]) {
+        let exits = self.cache.as_ref().expect("code exists").exits_of(code);
+        for e in exits {
+            let cache = self.cache.as_ref().expect("code exists");
+            let (texit, _) = cache.exit(e);
+            let Some(origin) = tree.origin(texit.block, texit.resume) else { continue };
+            let piece = pieces[origin.piece];
+            let values: Option<Vec<ValueId>> =
+                texit.values.iter().map(|&v| tree.piece_value(origin.piece, v)).collect();
+            let Some(values) = values else { continue };
+            let found = cache.exits_of(piece).into_iter().find(|&o| {
+                let (x, _) = cache.exit(o);
+                x.block == origin.block
+                    && x.resume == origin.resume
+                    && x.label == texit.label
+                    && x.guard == texit.guard
+                    && x.check == texit.check
+                    && x.values == values
+            });
+            let Some(orig) = found else { continue };
+            self.trees.origin_of.insert(e, orig);
+            self.trees.aliases.entry(orig).or_default().push(e);
+            let (bridge, _) = self.bridge_of(orig);
+            if let Some(b) = bridge {
+                let cache = self.cache.as_ref().expect("code exists");
+                if cache.link(e, b).is_ok() {
+                    self.exit_state(e).bridge = Some(b);
+                }
+            }
+        }
+    }
+}
