@@ -72,7 +72,7 @@ pub fn run(exe: &Path, file: &Path, env: Option<&str>) -> Run {
 
 /// The number in `text` that ends where `end` first occurs and starts
 /// after the last `start` before it (the text's start for "").
-fn number_between(text: &str, start: &str, end: &str) -> Option<f64> {
+pub fn number_between(text: &str, start: &str, end: &str) -> Option<f64> {
     let before = text.split(end).next()?;
     let number = if start.is_empty() { before } else { before.rsplit(start).next()? };
     number.trim().parse().ok()

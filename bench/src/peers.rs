@@ -28,3 +28,83 @@ pub fn script_secs(interpreter: &str, file: &str, n: i64, expected: &str) -> Opt
 pub fn cell(x: Option<f64>) -> String {
     x.map_or_else(|| "-".to_string(), |x| format!("{x:.2}"))
 }
+
+/// Runs a peer program (`exe args...`) that prints its result and, on
+/// stderr, its seconds; the best of `runs`, if it runs at all. Panics if
+/// it prints another result than `expected`.
+pub fn program_secs(exe: &str, args: &[&str], expected: &str, runs: usize) -> Option<f64> {
+    let mut best: Option<f64> = None;
+    for _ in 0..runs {
+        let out = Command::new(exe).args(args).output().ok()?;
+        if !out.status.success() {
+            return None;
+        }
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), expected, "{exe} {args:?} prints another result");
+        let secs: f64 = String::from_utf8_lossy(&out.stderr).trim().parse().ok()?;
+        best = Some(best.map_or(secs, |b| b.min(secs)));
+    }
+    best
+}
+
+/// Compiles C file `source` with `gcc -O2` to `exe`; whether it did.
+pub fn gcc(source: &Path, exe: &Path) -> bool {
+    Command::new("gcc").arg("-O2").arg("-o").arg(exe).arg(source).status().is_ok_and(|s| s.success())
+}
+
+/// Brainfuck instructions `code` translated to C, as compilers of BF do:
+/// runs of `+`/`-` and of `<`/`>` folded, `[-]` a store of 0, the rest one
+/// statement each; byte cells, output folded into the suites' checksum
+/// (`flowc_tests::bf::checksum_step`). The program prints the checksum
+/// and, on stderr, the seconds it ran.
+pub fn bf_to_c(code: &[u8]) -> String {
+    let mut body = String::new();
+    let mut depth = 1;
+    let mut k = 0;
+    let indent = |d: usize| "    ".repeat(d);
+    while k < code.len() {
+        if code[k..].starts_with(b"[-]") {
+            body += &format!("{}*p = 0;\n", indent(depth));
+            k += 3;
+            continue;
+        }
+        match code[k] {
+            b'+' | b'-' => {
+                let mut n = 0i64;
+                while k < code.len() && matches!(code[k], b'+' | b'-') {
+                    n += if code[k] == b'+' { 1 } else { -1 };
+                    k += 1;
+                }
+                body += &format!("{}*p += {};\n", indent(depth), n.rem_euclid(256));
+                continue;
+            }
+            b'<' | b'>' => {
+                let mut n = 0i64;
+                while k < code.len() && matches!(code[k], b'<' | b'>') {
+                    n += if code[k] == b'>' { 1 } else { -1 };
+                    k += 1;
+                }
+                body += &format!("{}p += {n};\n", indent(depth));
+                continue;
+            }
+            b'[' => {
+                body += &format!("{}while (*p) {{\n", indent(depth));
+                depth += 1;
+            }
+            b']' => {
+                depth -= 1;
+                body += &format!("{}}}\n", indent(depth));
+            }
+            b'.' => body += &format!("{}sum = (sum * 31 + *p) % 1000000007;\n", indent(depth)),
+            _ => body += &format!("{}*p = 0;\n", indent(depth)),
+        }
+        k += 1;
+    }
+    format!(
+        "#include <stdio.h>\n#include <time.h>\n\nstatic unsigned char tape[1 << 22];\n\n\
+         int main(void) {{\n    struct timespec t0, t1;\n    clock_gettime(CLOCK_MONOTONIC, &t0);\n\
+         \x20   unsigned char *p = tape + (1 << 21);\n    long sum = 0;\n{body}\
+         \x20   clock_gettime(CLOCK_MONOTONIC, &t1);\n    printf(\"%ld\\n\", sum);\n\
+         \x20   fprintf(stderr, \"%.6f\\n\", (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);\n\
+         \x20   return 0;\n}}\n"
+    )
+}

@@ -770,7 +770,8 @@ pub fn run_length(code: &[u8]) -> Vec<(&'static str, i64)> {
                 ops.push(("close", o as i64));
             }
             b'.' => ops.push(("out", 0)),
-            _ => ops.push(("nop", 0)),
+            // `,` (the only instruction left): reads 0.
+            _ => ops.push(("in", 0)),
         }
         k += 1;
     }

@@ -6,3 +6,4 @@ pub mod corpus;
 pub mod engines;
 pub mod gen;
 pub mod rng;
+pub mod stack_vm;

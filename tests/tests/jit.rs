@@ -15,6 +15,7 @@ fn eager(threshold: u32) -> Options {
     Options {
         threshold,
         bridge_threshold: 1,
+        trees: true,
         link_check: Some(4),
         graft_crossings: 1,
         inspect: Some(check),

@@ -375,3 +375,23 @@ fn guards_hold_a_bounded_number_of_virtual_objects() {
     assert_eq!(news(40), 0);
     assert_eq!(news(80), 80);
 }
+
+/// The heap cache: a loop that reads a counter object's field twice, writes
+/// it and reads it back reads it once per iteration; a write to that field
+/// of another object, which may be the same one (here it is), makes the
+/// loop read it again.
+#[test]
+fn field_reads_are_remembered_until_the_field_is_written() {
+    let text = "entry start(n = 300)\n\
+                start:\n    c = new counter\n    c.x = 0\n    h = new holder\n    h.p = c\n    h.q = c\n    goto head\n\
+                head:\n    a = c.x\n    b = c.x\n    s = a + b\n    c.x = s\n    d = c.x\n    d = d % 7\n    c.x = d\n\
+                \x20   n = n - 1\n    if n goto head else goto done\n\
+                done:\n    r = c.x\n    print_and_stop(r)\n";
+    let r = run_text("heap_cache.fg", text, Hint::Absent, "start", None, checked());
+    let gets = |t: &str| t.lines().filter(|l| l.contains(" = get ") && l.ends_with(", x")).count();
+    assert_eq!(gets(loop_part(&r.traces)), 1, "{}", loop_part(&r.traces));
+    let aliased = text.replace("    d = c.x\n", "    q = h.q\n    q.x = 3\n    d = c.x\n");
+    let r = run_text("heap_cache_alias.fg", &aliased, Hint::Absent, "start", None, checked());
+    assert_eq!(r.output, "3\n");
+    assert_eq!(gets(loop_part(&r.traces)), 2, "{}", loop_part(&r.traces));
+}

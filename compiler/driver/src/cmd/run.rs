@@ -199,7 +199,9 @@ pub fn main(args: Args) -> Result<(), Failure> {
                     let mut jit = args.jit.jit(&program, &module)?;
                     let result = jit.run(label, &env, &config);
                     if args.stats {
-                        eprintln!("{}", jit.stats());
+                        let stats = jit.stats();
+                        compile_time = Some(stats.compile_time);
+                        eprintln!("{stats}");
                     }
                     (result, jit.counts())
                 }
@@ -261,7 +263,13 @@ fn stats_line(
         Engine::Interp | Engine::Ir => format!("{} steps", counts.steps),
     };
     let time = match compile_time {
-        Some(c) => format!("{:.3} ms ({:.3} ms compiling, {:.3} ms running)", ms(elapsed), ms(c), ms(elapsed - c)),
+        Some(c) => format!(
+            "{:.3} ms ({:.3} ms compiling, {:.3} ms running; compiling {:.1}% of the run)",
+            ms(elapsed),
+            ms(c),
+            ms(elapsed.saturating_sub(c)),
+            100.0 * c.as_secs_f64() / elapsed.as_secs_f64().max(1e-9)
+        ),
         None => format!("{:.3} ms", ms(elapsed)),
     };
     let end = if ok { "" } else { ", ended in an error" };

@@ -156,6 +156,8 @@ pub struct Options {
     pub link_check: Option<u64>,
     /// Crossings of a link before its bridge is grafted into a tree.
     pub graft_crossings: u64,
+    /// How trees are compiled (environment: `FLOWC_TREE_TIER`).
+    pub tree_tier: flowc_codegen::compile::Tier,
     /// Called with every trace and bridge after conversion
     /// (`"conversion"`) and after optimization (`"optimization"`); tests
     /// run the IR checker here.
@@ -182,9 +184,17 @@ impl Default for Options {
                 Ok("cheap") => flowc_codegen::compile::Tier::Cheap,
                 _ => flowc_codegen::compile::Tier::Baseline,
             },
-            trees: std::env::var_os("FLOWC_NO_TREES").is_none(),
+            // Off unless asked for (`FLOWC_TREES`): compiled by Cranelift
+            // on the JIT's thread, a tree costs more than it saves on the
+            // suite's programs (docs/architecture.md, "Trees").
+            trees: std::env::var_os("FLOWC_TREES").is_some(),
             link_check: None,
             graft_crossings: 64,
+            tree_tier: match std::env::var("FLOWC_TREE_TIER").as_deref() {
+                Ok("baseline") => flowc_codegen::compile::Tier::Baseline,
+                Ok("cheap") => flowc_codegen::compile::Tier::Cheap,
+                _ => flowc_codegen::compile::Tier::Optimized,
+            },
             inspect: None,
         }
     }

@@ -151,7 +151,17 @@ impl std::fmt::Display for Stats {
         )?;
         writeln!(f, "operations:      {} recorded, {} after optimization", self.recorded_ops, self.optimized_ops)?;
         writeln!(f, "record time:     {:.3} ms", ms(self.record_time))?;
-        write!(f, "compile time:    {:.3} ms ({:.3} ms optimizing)", ms(self.compile_time), ms(self.optimize_time))?;
+        let per_op = match self.optimized_ops {
+            0 => 0.0,
+            n => self.compile_time.as_secs_f64() * 1e6 / n as f64,
+        };
+        write!(
+            f,
+            "compile time:    {:.3} ms ({:.3} ms optimizing, {:.3} ms generating code; {per_op:.1} µs per operation)",
+            ms(self.compile_time),
+            ms(self.optimize_time),
+            ms(self.compile_time.saturating_sub(self.optimize_time))
+        )?;
         for t in &self.per_trace {
             write!(
                 f,

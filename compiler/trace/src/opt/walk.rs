@@ -13,7 +13,14 @@
 //!   dropped;
 //! - allocations become virtual objects ([`super::virtuals`]) when the
 //!   program cannot observe allocation numbers;
-//! - calls of `pure` functions with constant arguments are run.
+//! - calls of `pure` functions with constant arguments are run;
+//! - reads of object fields are remembered within a block (the heap
+//!   cache, PyPy's `heap.py`): a second `get` of the same field of the
+//!   same object is the first one's value, a `get` after a `set` is the
+//!   value set. A `set` of a field forgets that field of every object (any
+//!   may be the same one), a call forgets everything, and each block
+//!   starts with nothing known (a loop's block runs again after its
+//!   writes).
 //!
 //! Every kept instruction gets its operands rewritten in order; the
 //! substitutions are position-dependent (a guard's facts hold only after
@@ -42,6 +49,9 @@ pub(super) struct Opt<'a> {
     pub subst: Vec<Option<Operand>>,
     pub virtuals: Vec<Option<Virtual>>,
     cse: HashMap<(Operator, Form, Args), ValueId>,
+    /// What each field of a real object holds, where known (the heap
+    /// cache: see the module docs).
+    heap: HashMap<(ValueId, Symbol), Operand>,
     /// The instructions kept for the block being walked, in order.
     pub out: Vec<InstId>,
 }
@@ -68,6 +78,7 @@ impl<'a> Opt<'a> {
             subst: vec![None; n],
             virtuals: (0..n).map(|_| None).collect(),
             cse: Default::default(),
+            heap: Default::default(),
             out: Vec::new(),
         }
     }
@@ -134,6 +145,7 @@ impl<'a> Opt<'a> {
     /// Walks `block`'s instructions (not its phis) into `out`.
     pub fn run(&mut self, block: BlockId) {
         let insts = self.f.blocks[block].insts.clone();
+        self.heap.clear();
         for i in insts {
             self.inst(i);
         }
@@ -217,6 +229,10 @@ impl<'a> Opt<'a> {
                 }
                 let obj = self.real(&obj);
                 let value = self.real(&value);
+                self.heap.retain(|&(_, f), _| f != field);
+                if let Operand::Value(o) = obj {
+                    self.heap.insert((o, field), value.clone());
+                }
                 self.keep(i, InstKind::Set { obj, field, value });
             }
             InstKind::Get { obj, field } => {
@@ -239,6 +255,13 @@ impl<'a> Opt<'a> {
                     }
                 }
                 let obj = self.real(&obj);
+                if let Operand::Value(o) = obj {
+                    if let Some(x) = self.heap.get(&(o, field)) {
+                        self.subst[ix(v)] = Some(x.clone());
+                        return;
+                    }
+                    self.heap.insert((o, field), Operand::Value(v));
+                }
                 self.info[ix(v)] = Info::value();
                 self.keep(i, InstKind::Get { obj, field });
             }
@@ -246,6 +269,8 @@ impl<'a> Opt<'a> {
             InstKind::Call { func, args } => {
                 let args: Args = args.iter().map(|a| self.real(a)).collect();
                 let v = result.expect("calls have results");
+                // The callee may write any object.
+                self.heap.clear();
                 if let Some(c) = self.fold_call(func, &args) {
                     self.subst[ix(v)] = Some(Operand::Const(c));
                     return;

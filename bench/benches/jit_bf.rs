@@ -1,0 +1,228 @@
+//! The JIT on real interpreters running real-shaped programs (issue 35):
+//! Brainfuck interpreters written in the language running BF programs of
+//! the shapes public ones have (`flowc_tests::bf`: a song with hundreds of
+//! loops, loops nested five and seven deep, a sieve, a Mandelbrot-like
+//! fixed-point fractal), and a stack-machine interpreter running nested
+//! loops (`flowc_tests::stack_vm`):
+//! - `tutorial`: tests/corpus/interpreters/bf_tutorial.fg, in the shape of
+//!   PyPy's BF tutorial (if-chain, bracket map as a list, `promote pc`, no
+//!   `can_enter_jit`, the tape a chain of objects);
+//! - `rle`: tests/corpus/interpreters/bf_rle.fg, run-length operations as
+//!   atoms, tape moves in a called function, `can_enter_jit`;
+//! - `vm`: tests/corpus/interpreters/stack_vm.fg, a stack machine whose
+//!   stack is a chain of objects, no hint.
+//!
+//! Every run is a `flowc run` process of the release binary, timed from
+//! outside (parsing the environment, recording and compiling included);
+//! the interpreter's run is cut off after `FLOWC_BENCH_INTERP_LIMIT`
+//! seconds (default 60; `>N` in the table). Peers, for the tutorial shape:
+//! the same interpreter in C (bench/c, gcc -O2), in Python under PyPy
+//! (bench/python) and in Lua under LuaJIT (bench/lua), timed inside; and
+//! each BF program translated to C (`flowc_bench::peers::bf_to_c`, gcc
+//! -O2). `-` where a peer is not installed or has no version of the row.
+//!
+//! Columns: `÷ jit` the interpreter's time over the JIT's; `C ÷`, `pypy ÷`,
+//! `luajit ÷` the peer's time over the JIT's; `jit ÷ bf2c` the JIT's time
+//! over the translated program's; `compile` the JIT's compile time as a
+//! share of its run; `µs/op` compile time per operation after
+//! optimization; `MB` the process's peak.
+//!
+//! Targets (issue 35): `÷ jit` at least 1 on every row; on rows where the C
+//! interpreter runs 1 s or more, `C ÷` at least 5, `pypy ÷` and `luajit ÷`
+//! at least 10, `jit ÷ bf2c` at most 5, `compile` at most 10%; `µs/op` at
+//! most 10 (median); `MB` at most 64.
+//!
+//!     cargo build --release -p flowc && cargo bench -p flowc-bench --bench jit_bf
+//!
+//! `FLOWC_BENCH_ONLY=text` runs the rows whose name contains it.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use flowc_bench::compile_run::{flowc, median, number_between};
+use flowc_bench::peers::{bf_to_c, cell, gcc, program_secs, root};
+use flowc_tests::{bf, stack_vm};
+
+/// One row: an interpreter and what it runs.
+struct Row {
+    interpreter: &'static str,
+    /// A BF program of the suite and its size, or the stack machine's n.
+    program: &'static str,
+    size: u32,
+}
+
+fn rows() -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (program, size) in
+        [("bottles", 10), ("bottles", 99), ("nest", 1), ("nest7", 1), ("primes", 1), ("primes", 3), ("fractal", 1)]
+    {
+        for interpreter in ["tutorial", "rle"] {
+            rows.push(Row { interpreter, program, size });
+        }
+    }
+    for size in [20, 300, 2000] {
+        rows.push(Row { interpreter: "vm", program: "loops", size });
+    }
+    rows
+}
+
+/// What one JIT run reported.
+struct JitRun {
+    secs: f64,
+    compile: f64,
+    ops: f64,
+    peak: f64,
+}
+
+fn main() {
+    let exe = flowc();
+    let only = std::env::var("FLOWC_BENCH_ONLY").ok();
+    let limit: u64 = std::env::var("FLOWC_BENCH_INTERP_LIMIT").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
+    let dir = root().join("target/bench-bf");
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let c_interp = dir.join("bf_tutorial");
+    let have_c = gcc(&root().join("bench/c/bf_tutorial.c"), &c_interp);
+    println!(
+        "{:<22} {:>9} {:>8} {:>7} {:>7} {:>7} {:>8} {:>9} {:>8} {:>6} {:>5}",
+        "row", "interp s", "jit s", "÷ jit", "C ÷", "pypy ÷", "luajit ÷", "jit÷bf2c", "compile", "µs/op", "MB"
+    );
+    let mut per_op = Vec::new();
+    for row in rows() {
+        let name = format!("{} {} {}", row.interpreter, row.program, row.size);
+        if only.as_deref().is_some_and(|o| !name.contains(o)) {
+            continue;
+        }
+        let (file, env, expected, text) = match row.interpreter {
+            "vm" => ("stack_vm.fg", stack_vm::env(row.size as u64), stack_vm::expected(row.size as u64), None),
+            shape => {
+                let text = bf::program(row.program, row.size).expect("a program of the suite");
+                let (sum, _) = bf::run(&text).expect("a valid program");
+                let env = if shape == "tutorial" { bf::tutorial_env(&text) } else { bf::run_length_env(&text) };
+                let file = if shape == "tutorial" { "bf_tutorial.fg" } else { "bf_rle.fg" };
+                (file, env, sum, Some(text))
+            }
+        };
+        let source = root().join("tests/corpus/interpreters").join(file);
+        let env_file = dir.join(format!("{}-{}-{}.env", row.interpreter, row.program, row.size));
+        std::fs::write(&env_file, &env).expect("the environment written");
+        let expected = expected.to_string();
+        let interp = run_interp(&exe, &source, &env_file, &expected, limit);
+        let jit = run_jit(&exe, &source, &env_file, &expected);
+        // The peers of BF programs.
+        let (mut c, mut pypy, mut luajit, mut bf2c) = (None, None, None, None);
+        if let Some(text) = &text {
+            let bf_file = dir.join(format!("{}-{}.b", row.program, row.size));
+            std::fs::write(&bf_file, text).expect("the program written");
+            let bf_path = bf_file.to_str().expect("a UTF-8 path");
+            if row.interpreter == "tutorial" {
+                if have_c {
+                    c = program_secs(c_interp.to_str().expect("a UTF-8 path"), &[bf_path], &expected, 3);
+                }
+                let py = root().join("bench/python/bf_tutorial.py");
+                pypy = program_secs("pypy3", &[py.to_str().expect("a UTF-8 path"), bf_path], &expected, 1);
+                let lua = root().join("bench/lua/bf_tutorial.lua");
+                luajit = program_secs("luajit", &[lua.to_str().expect("a UTF-8 path"), bf_path], &expected, 1);
+            }
+            let c_file = dir.join(format!("{}-{}.c", row.program, row.size));
+            std::fs::write(&c_file, bf_to_c(&bf::instructions(text))).expect("the translation written");
+            let translated = dir.join(format!("{}-{}.bf2c", row.program, row.size));
+            if gcc(&c_file, &translated) {
+                bf2c = program_secs(translated.to_str().expect("a UTF-8 path"), &[], &expected, 3);
+            }
+        }
+        let ratio = |peer: Option<f64>| peer.map(|p| p / jit.secs);
+        let us_per_op = if jit.ops > 0.0 { jit.compile * 1e6 / jit.ops } else { 0.0 };
+        if jit.ops > 0.0 {
+            per_op.push(us_per_op);
+        }
+        println!(
+            "{:<22} {:>9} {:>8.3} {:>7} {:>7} {:>7} {:>8} {:>9} {:>7.1}% {:>6.1} {:>5.0}",
+            name,
+            interp.map_or(format!(">{limit}"), |t| format!("{t:.3}")),
+            jit.secs,
+            cell(interp.map(|t| t / jit.secs)),
+            cell(ratio(c)),
+            cell(ratio(pypy)),
+            cell(ratio(luajit)),
+            cell(bf2c.map(|t| jit.secs / t)),
+            100.0 * jit.compile / jit.secs,
+            us_per_op,
+            jit.peak,
+        );
+        if let Some(c) = c {
+            println!("{:<22} C interpreter {c:.3} s", "");
+        }
+    }
+    if !per_op.is_empty() {
+        println!("median compile time per operation: {:.1} µs", median(per_op));
+    }
+    println!(
+        "targets: ÷ jit ≥ 1 everywhere; where C runs ≥ 1 s: C ÷ ≥ 5, pypy ÷ and luajit ÷ ≥ 10, jit÷bf2c ≤ 5, \
+         compile ≤ 10%; µs/op ≤ 10 (median); MB ≤ 64"
+    );
+}
+
+/// The interpreter's seconds on `source` with `env_file`, or `None` when
+/// it ran past `limit` seconds (then it is stopped).
+fn run_interp(exe: &Path, source: &Path, env_file: &Path, expected: &str, limit: u64) -> Option<f64> {
+    let started = Instant::now();
+    let mut child = Command::new(exe)
+        .args(["run", "--engine", "interp", "--env"])
+        .arg(format!("@{}", env_file.display()))
+        .arg(source)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("flowc runs");
+    loop {
+        if child.try_wait().expect("the run is watched").is_some() {
+            let secs = started.elapsed().as_secs_f64();
+            let out = child.wait_with_output().expect("its output");
+            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), expected, "the interpreter prints another result");
+            return Some(secs);
+        }
+        if started.elapsed() > Duration::from_secs(limit) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The JIT's run: the median of three for short runs, one for long ones.
+fn run_jit(exe: &Path, source: &Path, env_file: &Path, expected: &str) -> JitRun {
+    let mut runs = vec![jit_once(exe, source, env_file, expected)];
+    if runs[0].secs < 2.0 {
+        runs.push(jit_once(exe, source, env_file, expected));
+        runs.push(jit_once(exe, source, env_file, expected));
+    }
+    runs.sort_by(|a, b| a.secs.total_cmp(&b.secs));
+    let k = runs.len() / 2;
+    runs.swap_remove(k)
+}
+
+fn jit_once(exe: &Path, source: &Path, env_file: &Path, expected: &str) -> JitRun {
+    let started = Instant::now();
+    let out = Command::new(exe)
+        .args(["run", "--engine", "jit", "--stats", "--env"])
+        .arg(format!("@{}", env_file.display()))
+        .arg(source)
+        .output()
+        .expect("flowc runs");
+    let secs = started.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), expected, "the JIT prints another result");
+    // "compile time:    C ms (O ms optimizing, ...)"
+    let compile = stat(&stderr, "compile time:").and_then(|l| number_between(l, "", " ms")).unwrap_or(0.0) / 1e3;
+    // "operations:      R recorded, O after optimization"
+    let ops = stat(&stderr, "operations:").and_then(|l| number_between(l, ", ", " after")).unwrap_or(0.0);
+    let peak = stderr.rsplit("process peak ").next().and_then(|s| number_between(s, "", " MB")).unwrap_or(f64::NAN);
+    JitRun { secs, compile, ops, peak }
+}
+
+/// The rest of the `--stats` line that starts with `name`.
+fn stat<'a>(stderr: &'a str, name: &str) -> Option<&'a str> {
+    stderr.lines().find_map(|l| l.strip_prefix(name)).map(str::trim)
+}
