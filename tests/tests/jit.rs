@@ -7,8 +7,8 @@ use flowc_tests::engines;
 use flowc_tests::{corpus, gen};
 use flowc_trace::jit::Options;
 
-/// Eager settings: trace at the `threshold`-th jump, bridge at the first
-/// failure, linked exits checking in every fourth crossing and every
+/// Eager settings: trace at the `threshold`-th jump (no compile budget),
+/// bridge at the first failure, linked exits checking in every fourth crossing and every
 /// bridge crossed grafted into its loop's tree; the IR checker runs on
 /// every trace, bridge and tree.
 fn eager(threshold: u32) -> Options {
@@ -16,6 +16,7 @@ fn eager(threshold: u32) -> Options {
         threshold,
         bridge_threshold: 1,
         trees: true,
+        compile_allowance: None,
         link_check: Some(4),
         graft_crossings: 1,
         inspect: Some(check),
@@ -204,4 +205,34 @@ fn jit_matches_reference_wherever_the_hint_is() {
         compared
     });
     assert!(compared > 300, "only {compared} runs compared");
+}
+
+/// The compile budget: with no allowance the JIT records only as much as
+/// the run's work pays for, deferring the rest, and prints what it prints
+/// without a budget, which records more and defers nothing.
+#[test]
+fn the_compile_budget_defers_what_the_run_cannot_pay_for() {
+    use flowc_tests::bf;
+    let text = bf::bottles(3);
+    let (sum, _) = bf::run(&text).expect("a valid program");
+    let (budgeted, unbounded) = flowc_codegen::with_stack(move || {
+        let path = corpus::workspace_root().join("tests/corpus/interpreters/bf_tutorial.fg");
+        let source = std::fs::read_to_string(&path).expect("the interpreter");
+        let program = flowc_lang::syntax::parse(&path.display().to_string(), &source).expect("it parses");
+        let env = flowc_lang::syntax::prolog::parse_env(&bf::tutorial_env(&text)).expect("an environment");
+        let label = flowc_lang::Symbol::intern("start");
+        let config = flowc_lang::interp::Config::default();
+        let mut stats = Vec::new();
+        for allowance in [Some(0), None] {
+            let options = Options { compile_allowance: allowance, inspect: Some(check), ..Options::default() };
+            let (outcome, s) = engines::jit_run(&program, label, &env, &config, options);
+            assert_eq!(engines::outcome(outcome), engines::Outcome::Output(format!("{sum}\n")));
+            stats.push(s);
+        }
+        let unbounded = stats.pop().expect("two runs");
+        (stats.pop().expect("two runs"), unbounded)
+    });
+    assert!(budgeted.deferred > 0, "{budgeted}");
+    assert_eq!(unbounded.deferred, 0, "{unbounded}");
+    assert!(budgeted.recorded_ops < unbounded.recorded_ops, "{budgeted}\n{unbounded}");
 }

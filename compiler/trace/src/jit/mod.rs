@@ -56,6 +56,20 @@
 //! all are bounded. The interpreter stops only at keys that are hot or
 //! have code.
 //!
+//! **A compile budget** (`compile_allowance`): compiling is paid for by
+//! the run it serves. The JIT records a trace or bridge only while what it
+//! has recorded so far, at [`COMPILE_STEPS_PER_OP`] interpreted statements
+//! of compile time per recorded operation (what compiling one costs on
+//! this design, measured on the BF interpreters: 11 µs, against 60 ns per
+//! statement interpreted), stays within a [`COMPILE_SHARE`]-th of the
+//! allowance plus the work the run has done (statements interpreted, loop
+//! iterations run compiled, each [`ITERATION_STEPS`] statements) — the ski rental's rule, scaled: spend on
+//! buying a fixed share of what has been spent on renting, so a short run
+//! pays at most that share more than the interpreter would. A hot spot or
+//! exit over budget goes on counting and asks again at its next
+//! threshold. The clock counts work, not time, so the JIT's decisions stay
+//! deterministic.
+//!
 //! **State handed over.** Entering code needs the live variables it was
 //! recorded with (bound, and those it saw unbound still unbound);
 //! otherwise the interpreter goes on, and at the next threshold a variant
@@ -156,6 +170,9 @@ pub struct Options {
     pub link_check: Option<u64>,
     /// Crossings of a link before its bridge is grafted into a tree.
     pub graft_crossings: u64,
+    /// The compile budget's allowance, in interpreted statements (see
+    /// "A compile budget" above); `None`: no budget.
+    pub compile_allowance: Option<u64>,
     /// How trees are compiled (environment: `FLOWC_TREE_TIER`).
     pub tree_tier: flowc_codegen::compile::Tier,
     /// Called with every trace and bridge after conversion
@@ -190,6 +207,7 @@ impl Default for Options {
             trees: std::env::var_os("FLOWC_TREES").is_some(),
             link_check: None,
             graft_crossings: 64,
+            compile_allowance: Some(400_000),
             tree_tier: match std::env::var("FLOWC_TREE_TIER").as_deref() {
                 Ok("baseline") => flowc_codegen::compile::Tier::Baseline,
                 Ok("cheap") => flowc_codegen::compile::Tier::Cheap,
@@ -326,6 +344,9 @@ pub struct Jit<'p> {
     /// Every piece of code by name (what `jump_trace` names).
     names: HashMap<Symbol, Option<TraceId>>,
     stats: Stats,
+    /// Loop iterations compiled code ran, in all (the compile budget's
+    /// clock counts them).
+    iterations: u64,
     /// Trees ([`trees`]): per loop body, what was built of its tree; the
     /// exits of trees and the exits of the pieces they come from.
     trees: trees::Trees,
@@ -333,6 +354,20 @@ pub struct Jit<'p> {
     counts: Counts,
     log: Option<log::Log>,
 }
+
+/// What recording and compiling one operation costs, in statements the
+/// interpreter runs in the same time (see "A compile budget").
+pub const COMPILE_STEPS_PER_OP: u64 = 200;
+
+/// What one loop iteration of compiled code counts for on the compile
+/// budget's clock, in interpreted statements (an iteration of the BF
+/// interpreters' traces runs some 10-40 of them, and code that runs is
+/// what the budget is for).
+pub const ITERATION_STEPS: u64 = 64;
+
+/// The share of the run's work the compile budget spends (one part in
+/// this many).
+pub const COMPILE_SHARE: u64 = 3;
 
 /// Hot spots [`Stats::per_key`] describes when there are more and no log
 /// wants them all.
@@ -424,6 +459,7 @@ impl<'p> Jit<'p> {
             exits: Vec::new(),
             names: HashMap::new(),
             stats: Stats::default(),
+            iterations: 0,
             trees: trees::Trees::default(),
             counts: Counts::default(),
             log: std::env::var_os("FLOWC_JIT_LOG")
@@ -715,6 +751,14 @@ impl<'p> Jit<'p> {
             }
             return Ok(Next::Interpret(block));
         }
+        if !self.affordable(machine) {
+            // Over budget: count again from zero, ask at the threshold.
+            self.stats.deferred += 1;
+            if let Some(p) = machine.profiler_mut() {
+                p.set(key, KeyState::Counting);
+            }
+            return Ok(Next::Interpret(block));
+        }
         self.record_loop(machine, run, key, stack, block)
     }
 
@@ -849,6 +893,7 @@ impl<'p> Jit<'p> {
     /// transitions than it saves.
     fn paid(&mut self, machine: &mut Machine, code: TraceId, iterations: u64) {
         let every = self.options.judge_after.max(1);
+        self.iterations += iterations;
         let c = &mut self.codes[code.0 as usize];
         c.iterations += iterations;
         if c.entries < every || !c.entries.is_multiple_of(every) || c.iterations >= c.entries {
@@ -909,6 +954,12 @@ impl<'p> Jit<'p> {
         state.to_driver += 1;
         let threshold = if state.check { retrace } else { bridge };
         let hot = state.bridge.is_none() && !state.refused && state.to_driver >= threshold.max(1) as u64;
+        let hot = hot && {
+            let affordable = self.affordable(machine);
+            self.stats.deferred += u64::from(!affordable);
+            affordable
+        };
+        let state = self.exit_state(exit);
         let (parent, resume, label) = (state.parent, state.exit.resume, state.exit.label);
         let record = &self.codes[parent.0 as usize].function.resumes[resume];
         if !hot {
@@ -934,6 +985,14 @@ impl<'p> Jit<'p> {
             return Ok(Next::Interpret(block));
         }
         self.record_bridge(machine, run, exit, parent, &values, frames, stack)
+    }
+
+    /// Whether the compile budget allows recording another trace (see
+    /// "A compile budget").
+    fn affordable(&self, machine: &Machine) -> bool {
+        let Some(allowance) = self.options.compile_allowance else { return true };
+        let spent = self.stats.recorded_ops as u64 * COMPILE_STEPS_PER_OP;
+        spent * COMPILE_SHARE <= allowance + machine.steps() + ITERATION_STEPS * self.iterations
     }
 
     /// The liveness of graph `g`.

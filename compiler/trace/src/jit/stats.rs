@@ -76,6 +76,9 @@ pub struct Stats {
     pub aborted: usize,
     /// Hot spots the JIT gave up on (their traces kept aborting).
     pub ignored: usize,
+    /// Times a hot spot or exit was not traced because the compile budget
+    /// was spent ([`crate::jit`], "A compile budget").
+    pub deferred: u64,
     /// Functions traces call rather than follow, because recordings got
     /// too long in them.
     pub not_followed: usize,
@@ -141,6 +144,7 @@ impl std::fmt::Display for Stats {
             self.aborted, self.ignored, self.not_followed
         )?;
         writeln!(f, "hot spots:       {} ({} arrivals counted)", self.keys, self.arrivals)?;
+        writeln!(f, "deferred:        {} (hot spots and exits over the compile budget)", self.deferred)?;
         writeln!(f, "entries:         {} ({} compiled calls)", self.entries, self.calls)?;
         writeln!(
             f,
