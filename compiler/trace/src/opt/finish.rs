@@ -36,12 +36,12 @@ impl Opt<'_> {
     /// found by hash: a long trace has hundreds of guards).
     pub fn share_records(&mut self) {
         use std::hash::{Hash, Hasher};
-        let mut kept: std::collections::HashMap<u64, Vec<ResumeId>> = Default::default();
+        let mut kept: rustc_hash::FxHashMap<u64, Vec<ResumeId>> = Default::default();
         for b in self.f.layout.clone() {
             for i in self.f.blocks[b].insts.clone() {
                 let InstKind::Guard { resume, .. } = &self.f.insts[i].kind else { continue };
                 let resume = *resume;
-                let mut h = std::hash::DefaultHasher::new();
+                let mut h = rustc_hash::FxHasher::default();
                 self.f.resumes[resume].hash(&mut h);
                 let bucket = kept.entry(h.finish()).or_default();
                 match bucket.iter().find(|&&r| self.f.resumes[r] == self.f.resumes[resume]) {

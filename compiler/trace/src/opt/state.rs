@@ -18,7 +18,7 @@
 //! carried as real objects (materialized before the loop and on the back
 //! edge) — each retry makes at least one more variable real, so this ends.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use flowc_ir::{BlockId, InstId, InstKind, Operand, PhiInputs, ValueDef, ValueId};
 use flowc_lang::Symbol;
@@ -91,7 +91,7 @@ impl Opt<'_> {
     pub fn enter_loop(&mut self, body: BlockId, pred: BlockId, real: &[Symbol]) -> Header {
         self.materialize_outside(body);
         let mut h = Header { body, pred, carried: Vec::new(), nodes: Vec::new() };
-        let mut nodes_of: HashMap<ValueId, usize> = HashMap::new();
+        let mut nodes_of: HashMap<ValueId, usize> = HashMap::default();
         let mut removed = Vec::new();
         let phis = self.f.blocks[body].phis.clone();
         for p in phis {

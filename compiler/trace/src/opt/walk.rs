@@ -26,7 +26,7 @@
 //! substitutions are position-dependent (a guard's facts hold only after
 //! it), so none is applied to the whole trace.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use flowc_ir::{
     Args, BlockId, Function, GuardKind, InstData, InstId, InstKind, Module, Operand, ResumeId, ValueData, ValueDef,
