@@ -52,52 +52,31 @@ pub fn gcc(source: &Path, exe: &Path) -> bool {
 }
 
 /// Brainfuck instructions `code` translated to C, as compilers of BF do:
-/// runs of `+`/`-` and of `<`/`>` folded, `[-]` a store of 0, the rest one
-/// statement each; byte cells, output folded into the suites' checksum
-/// (`flowc_tests::bf::checksum_step`). The program prints the checksum
-/// and, on stderr, the seconds it ran.
+/// the run-length form the second interpreter runs
+/// (`flowc_tests::bf::run_length`: runs of `+`/`-` and of `<`/`>` folded,
+/// `[-]` a store of 0), one statement per operation; byte cells, output
+/// folded into the suites' checksum (`flowc_tests::bf::checksum_step`).
+/// The program prints the checksum and, on stderr, the seconds it ran.
 pub fn bf_to_c(code: &[u8]) -> String {
     let mut body = String::new();
     let mut depth = 1;
-    let mut k = 0;
-    let indent = |d: usize| "    ".repeat(d);
-    while k < code.len() {
-        if code[k..].starts_with(b"[-]") {
-            body += &format!("{}*p = 0;\n", indent(depth));
-            k += 3;
-            continue;
+    for (op, arg) in flowc_tests::bf::run_length(code) {
+        if op == "close" {
+            depth -= 1;
         }
-        match code[k] {
-            b'+' | b'-' => {
-                let mut n = 0i64;
-                while k < code.len() && matches!(code[k], b'+' | b'-') {
-                    n += if code[k] == b'+' { 1 } else { -1 };
-                    k += 1;
-                }
-                body += &format!("{}*p += {};\n", indent(depth), n.rem_euclid(256));
-                continue;
-            }
-            b'<' | b'>' => {
-                let mut n = 0i64;
-                while k < code.len() && matches!(code[k], b'<' | b'>') {
-                    n += if code[k] == b'>' { 1 } else { -1 };
-                    k += 1;
-                }
-                body += &format!("{}p += {n};\n", indent(depth));
-                continue;
-            }
-            b'[' => {
-                body += &format!("{}while (*p) {{\n", indent(depth));
-                depth += 1;
-            }
-            b']' => {
-                depth -= 1;
-                body += &format!("{}}}\n", indent(depth));
-            }
-            b'.' => body += &format!("{}sum = (sum * 31 + *p) % 1000000007;\n", indent(depth)),
-            _ => body += &format!("{}*p = 0;\n", indent(depth)),
+        let statement = match op {
+            "add" => format!("*p += {arg};"),
+            "move" => format!("p += {arg};"),
+            "clear" | "in" => "*p = 0;".to_string(),
+            "open" => "while (*p) {".to_string(),
+            "close" => "}".to_string(),
+            "out" => "sum = (sum * 31 + *p) % 1000000007;".to_string(),
+            other => format!("/* {other} */"),
+        };
+        body += &format!("{}{statement}\n", "    ".repeat(depth));
+        if op == "open" {
+            depth += 1;
         }
-        k += 1;
     }
     format!(
         "#include <stdio.h>\n#include <time.h>\n\nstatic unsigned char tape[1 << 22];\n\n\
