@@ -67,6 +67,25 @@ pub enum KeyState {
 struct Entry {
     count: u32,
     state: KeyState,
+    /// Whether the key was arrived at or set (a dense entry exists
+    /// before either).
+    seen: bool,
+}
+
+impl Entry {
+    /// Counts an arrival; whether the interpreter should stop.
+    #[inline]
+    fn arrive(&mut self, threshold: u32) -> bool {
+        self.seen = true;
+        match self.state {
+            KeyState::Enter => true,
+            KeyState::Ignored => false,
+            KeyState::Counting => {
+                self.count += 1;
+                self.count >= threshold
+            }
+        }
+    }
 }
 
 /// The hasher of the key table: the interpreter looks a key up at every
@@ -120,14 +139,36 @@ impl Hasher for KeyHasher {
 
 /// The labels a JIT watches, and the count and state of every key seen
 /// there.
+///
+/// Keys live in one of two stores, always the same one for a given key:
+/// a label whose promote chain is one variable holding a small
+/// non-negative integer (an interpreter's `pc`) counts in a vector indexed
+/// by that integer (an arrival is an index, no key built or hashed);
+/// every other key is in the hash map.
 #[derive(Clone, Debug)]
 pub struct Profiler {
     /// Per graph, per block: its green slots when the block is watched.
-    watched: Vec<Vec<Option<Box<[Slot]>>>>,
+    watched: Vec<Vec<Option<Watched>>>,
     /// Per graph: whether its calls are watched.
     calls: Vec<bool>,
     keys: KeyMap<Entry>,
     threshold: u32,
+}
+
+/// A watched label: its promote chain, and the entries of its dense keys.
+#[derive(Clone, Debug)]
+struct Watched {
+    chain: Box<[Slot]>,
+    dense: Vec<Entry>,
+}
+
+/// Integers from 0 up to this (excluded) are dense keys of a one-green
+/// label; others are hashed.
+const DENSE_KEYS: i64 = 1 << 20;
+
+impl Entry {
+    /// A dense key not arrived at yet.
+    const UNSEEN: Entry = Entry { count: 0, state: KeyState::Counting, seen: false };
 }
 
 impl Profiler {
@@ -135,7 +176,7 @@ impl Profiler {
     /// [`CALL`] for the graph's calls); a key gets hot at its
     /// `threshold`-th arrival.
     pub fn new(compiled: &Compiled, labels: &[(u32, u32)], threshold: u32) -> Profiler {
-        let mut watched: Vec<Vec<Option<Box<[Slot]>>>> =
+        let mut watched: Vec<Vec<Option<Watched>>> =
             compiled.graphs.iter().map(|g| vec![None; g.blocks.len()]).collect();
         let mut calls = vec![false; compiled.graphs.len()];
         for &(g, b) in labels {
@@ -144,7 +185,8 @@ impl Profiler {
                     *c = true;
                 }
             } else if let Some(slot) = watched.get_mut(g as usize).and_then(|blocks| blocks.get_mut(b as usize)) {
-                *slot = Some(compiled.graphs[g as usize].promote_chain(b).into_boxed_slice());
+                let chain = compiled.graphs[g as usize].promote_chain(b).into_boxed_slice();
+                *slot = Some(Watched { chain, dense: Vec::new() });
             }
         }
         Profiler { watched, calls, keys: HashMap::default(), threshold: threshold.max(1) }
@@ -172,33 +214,87 @@ impl Profiler {
     /// value of a slot.
     pub fn key_with(&self, graph: u32, block: u32, read: impl Fn(Slot) -> Option<Value>) -> Key {
         let greens = match self.watched.get(graph as usize).and_then(|g| g.get(block as usize)) {
-            Some(Some(chain)) => chain.iter().map(|&s| Green(read(s))).collect(),
+            Some(Some(w)) => w.chain.iter().map(|&s| Green(read(s))).collect(),
             _ => SmallVec::new(),
         };
         Key { graph, block, greens }
     }
 
+    /// Counts an arrival at watched block `block` of `graph` with
+    /// variables `slots`; the key, when the interpreter should stop there
+    /// (the key is hot or has code). A dense key is counted without
+    /// building its key.
+    #[inline]
+    pub fn arrive_at(&mut self, graph: u32, block: u32, slots: &[Option<Value>]) -> Option<Key> {
+        let threshold = self.threshold;
+        if let Some(Some(w)) = self.watched.get_mut(graph as usize).and_then(|g| g.get_mut(block as usize)) {
+            if let [s] = *w.chain {
+                if let Some(Some(Value::Int(i))) = slots.get(s as usize) {
+                    if (0..DENSE_KEYS).contains(i) {
+                        let k = *i as usize;
+                        if k >= w.dense.len() {
+                            w.dense.resize(k + 1, Entry::UNSEEN);
+                        }
+                        let stop = w.dense[k].arrive(threshold);
+                        return stop.then(|| Key { graph, block, greens: smallvec::smallvec![Green(Some(Value::Int(*i)))] });
+                    }
+                }
+            }
+        }
+        let key = self.key(graph, block, slots);
+        self.arrive(&key).then_some(key)
+    }
+
     /// Counts an arrival at `key`; whether the interpreter should stop
     /// there (the key is hot or has code).
     pub fn arrive(&mut self, key: &Key) -> bool {
-        if let Some(e) = self.keys.get_mut(key) {
-            return match e.state {
-                KeyState::Enter => true,
-                KeyState::Ignored => false,
-                KeyState::Counting => {
-                    e.count += 1;
-                    e.count >= self.threshold
-                }
-            };
+        let threshold = self.threshold;
+        if self.dense(key).is_none() {
+            if let Some(e) = self.keys.get_mut(key) {
+                return e.arrive(threshold);
+            }
         }
-        self.keys.insert(key.clone(), Entry { count: 1, state: KeyState::Counting });
-        self.threshold <= 1
+        self.entry_or_insert(key).arrive(threshold)
+    }
+
+    /// Where dense key `key` is counted, if it is one: its label's dense
+    /// entries and its index.
+    fn dense(&self, key: &Key) -> Option<(&Watched, usize)> {
+        let w = self.watched.get(key.graph as usize)?.get(key.block as usize)?.as_ref()?;
+        match (&*w.chain, &key.greens[..]) {
+            ([_], [Green(Some(Value::Int(i)))]) if (0..DENSE_KEYS).contains(i) => Some((w, *i as usize)),
+            _ => None,
+        }
+    }
+
+    /// The entry of `key`, made unseen if it has none.
+    fn entry_or_insert(&mut self, key: &Key) -> &mut Entry {
+        let Some((_, k)) = self.dense(key) else {
+            if !self.keys.contains_key(key) {
+                self.keys.insert(key.clone(), Entry::UNSEEN);
+            }
+            return self.keys.get_mut(key).expect("an entry just made");
+        };
+        let w = self.watched[key.graph as usize][key.block as usize].as_mut().expect("a watched label");
+        if k >= w.dense.len() {
+            w.dense.resize(k + 1, Entry::UNSEEN);
+        }
+        &mut w.dense[k]
+    }
+
+    /// The entry of `key`, if it was seen.
+    fn entry(&self, key: &Key) -> Option<&Entry> {
+        match self.dense(key) {
+            Some((w, k)) => w.dense.get(k).filter(|e| e.seen),
+            None => self.keys.get(key),
+        }
     }
 
     /// From now on, `key` behaves as `state` says; a key set back to
     /// counting starts from zero.
     pub fn set(&mut self, key: &Key, state: KeyState) {
-        let e = self.keys.entry(key.clone()).or_insert(Entry { count: 0, state });
+        let e = self.entry_or_insert(key);
+        e.seen = true;
         e.state = state;
         if state == KeyState::Counting {
             e.count = 0;
@@ -207,16 +303,114 @@ impl Profiler {
 
     /// What `key` does now ([`KeyState::Counting`] for keys not seen).
     pub fn state(&self, key: &Key) -> KeyState {
-        self.keys.get(key).map_or(KeyState::Counting, |e| e.state)
+        self.entry(key).map_or(KeyState::Counting, |e| e.state)
     }
 
     /// Arrivals counted at `key` (since it was last set back to counting).
     pub fn count(&self, key: &Key) -> u32 {
-        self.keys.get(key).map_or(0, |e| e.count)
+        self.entry(key).map_or(0, |e| e.count)
     }
 
     /// Every key seen, with its count and state, in no particular order.
-    pub fn keys(&self) -> impl Iterator<Item = (&Key, u32, KeyState)> {
-        self.keys.iter().map(|(k, e)| (k, e.count, e.state))
+    pub fn keys(&self) -> impl Iterator<Item = (Key, u32, KeyState)> + '_ {
+        let dense = self.watched.iter().enumerate().flat_map(|(g, blocks)| {
+            blocks.iter().enumerate().filter_map(|(b, w)| Some((b, w.as_ref()?))).flat_map(move |(b, w)| {
+                w.dense.iter().enumerate().filter(|(_, e)| e.seen).map(move |(i, e)| {
+                    let greens = smallvec::smallvec![Green(Some(Value::Int(i as i64)))];
+                    (Key { graph: g as u32, block: b as u32, greens }, e.count, e.state)
+                })
+            })
+        });
+        dense.chain(self.keys.iter().map(|(k, e)| (k.clone(), e.count, e.state)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax;
+    use crate::Symbol;
+
+    /// A dispatch label with one green (`loop`: `pc`) and one with two
+    /// (`pair`: `pc`, `op`).
+    const PROGRAM: &str = "
+loop:
+    promote pc then fetch
+fetch:
+    pc = pc + 1
+    goto pair
+pair:
+    promote pc then second
+second:
+    promote op then again
+again:
+    goto loop
+";
+
+    fn profiler() -> (Compiled, Profiler, Vec<u32>) {
+        let p = syntax::parse("test", PROGRAM).unwrap_or_else(|e| panic!("{e}"));
+        let compiled = Compiled::new(&p, &[]);
+        let main = &compiled.graphs[0];
+        let blocks: Vec<u32> = ["loop", "pair"]
+            .iter()
+            .map(|l| main.labels[&Symbol::intern(l)])
+            .collect();
+        let labels: Vec<(u32, u32)> = blocks.iter().map(|&b| (0, b)).collect();
+        let profiler = Profiler::new(&compiled, &labels, 3);
+        (compiled, profiler, blocks)
+    }
+
+    fn slots(compiled: &Compiled, vars: &[(&str, Value)]) -> Vec<Option<Value>> {
+        let main = &compiled.graphs[0];
+        let mut slots = vec![None; main.slot_names.len()];
+        for (name, v) in vars {
+            slots[main.slot_of(Symbol::intern(name)).expect("a slot") as usize] = Some(v.clone());
+        }
+        slots
+    }
+
+    #[test]
+    fn dense_and_hashed_keys_count_alike() {
+        let (compiled, mut p, blocks) = profiler();
+        let (looped, pair) = (blocks[0], blocks[1]);
+        // `pc` 7 is a dense key, -7 and a big integer are hashed: each
+        // gets hot at its third arrival, and not before.
+        let big = Value::from_big(num_bigint::BigInt::from(1u64 << 62) * 4);
+        for pc in [Value::Int(7), Value::Int(-7), big] {
+            let s = slots(&compiled, &[("pc", pc.clone())]);
+            assert_eq!(p.arrive_at(0, looped, &s), None);
+            assert_eq!(p.arrive_at(0, looped, &s), None);
+            let key = p.arrive_at(0, looped, &s).expect("hot at the threshold");
+            assert_eq!(key, p.key(0, looped, &s));
+            assert_eq!((p.count(&key), p.state(&key)), (3, KeyState::Counting));
+            p.set(&key, KeyState::Ignored);
+            assert_eq!(p.arrive_at(0, looped, &s), None, "an ignored key never stops");
+            p.set(&key, KeyState::Enter);
+            assert!(p.arrive(&key), "a key with code stops at once");
+        }
+        // Two greens: always hashed.
+        let s = slots(&compiled, &[("pc", Value::Int(1)), ("op", Value::Int(2))]);
+        for _ in 0..2 {
+            assert_eq!(p.arrive_at(0, pair, &s), None);
+        }
+        // A key set before any arrival is seen; one never reached is not.
+        let unseen = p.key(0, looped, &slots(&compiled, &[("pc", Value::Int(3))]));
+        assert_eq!((p.count(&unseen), p.state(&unseen)), (0, KeyState::Counting));
+        let set = p.key(0, looped, &slots(&compiled, &[("pc", Value::Int(2))]));
+        p.set(&set, KeyState::Ignored);
+        let mut seen: Vec<(String, u32, KeyState)> =
+            p.keys().map(|(k, n, state)| (format!("{}/{}/{:?}", k.graph, k.block, k.greens), n, state)).collect();
+        seen.sort_by(|a, b| a.0.cmp(&b.0));
+        let expected = [
+            (pair, "[Green(Some(1)), Green(Some(2))]", 2, KeyState::Counting),
+            (looped, "[Green(Some(18446744073709551616))]", 3, KeyState::Enter),
+            (looped, "[Green(Some(-7))]", 3, KeyState::Enter),
+            (looped, "[Green(Some(2))]", 0, KeyState::Ignored),
+            (looped, "[Green(Some(7))]", 3, KeyState::Enter),
+        ];
+        let mut expected: Vec<(String, u32, KeyState)> =
+            expected.iter().map(|&(b, g, n, s)| (format!("0/{b}/{g}"), n, s)).collect();
+        expected.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(seen, expected);
     }
 }

@@ -579,8 +579,7 @@ impl<'a> Machine<'a> {
                         pc.block = *b;
                         if let Some(hot) = &mut self.hot {
                             if hot.watches(pc.graph, *b) {
-                                let key = hot.key(pc.graph, *b, &frame.slots);
-                                if hot.arrive(&key) {
+                                if let Some(key) = hot.arrive_at(pc.graph, *b, &frame.slots) {
                                     stack.push(frame);
                                     return Ok(Exit::Hot { key, stack, block: *b });
                                 }

@@ -19,14 +19,14 @@ impl<'p> Jit<'p> {
     /// that entry: the state is known not to match).
     pub(super) fn compile_straight(
         &mut self,
-        function: &mut Function,
+        mut function: Function,
         recorded: usize,
         start: String,
         plain: bool,
     ) -> Option<(TraceId, Duration)> {
         let started = Instant::now();
-        self.inspect(function, "conversion");
-        let target = jumps_to(function).and_then(|t| self.names.get(&t).copied().flatten());
+        self.inspect(&function, "conversion");
+        let target = jumps_to(&function).and_then(|t| self.names.get(&t).copied().flatten());
         let into = target.filter(|_| !plain).and_then(|t| {
             let c = &self.codes[t.0 as usize];
             Some((c.entry.clone()?, self.codes[c.body?.0 as usize].function.name))
@@ -36,11 +36,11 @@ impl<'p> Jit<'p> {
             None => opt::Jump::Plain,
         };
         let options = opt::Options { jump, ..opt::Options::new(self.remove_allocations) };
-        let optimized = opt::optimize_trace(function, &self.hints, &options);
+        let optimized = opt::optimize_trace(&mut function, &self.hints, &options);
         self.stats.optimize_time += started.elapsed();
-        self.inspect(function, "optimization");
+        self.inspect(&function, "optimization");
         let tier = self.options.tier;
-        let id = self.compile_pieces(&[(function, Kind::Bridge, recorded)], &start, started, tier)?[0];
+        let id = self.compile_pieces(vec![(function, Kind::Bridge, recorded)], &start, started, tier)?[0];
         self.codes[id.0 as usize].restarts = optimized.restarts;
         Some((id, started.elapsed()))
     }
@@ -95,8 +95,8 @@ impl<'p> Jit<'p> {
         opt::optimize_trace(&mut looped, &self.hints, &options);
         self.stats.optimize_time += started.elapsed();
         self.inspect(&looped, "optimization");
-        let pieces = [(&looped, Kind::Body, 0), (&preamble, Kind::Loop, trace.ops.len())];
-        let ids = self.compile_pieces(&pieces, &what, started, self.options.tier)?;
+        let pieces = vec![(looped, Kind::Body, 0), (preamble, Kind::Loop, trace.ops.len())];
+        let ids = self.compile_pieces(pieces, &what, started, self.options.tier)?;
         let (body_id, id) = (ids[0], ids[1]);
         let c = &mut self.codes[id.0 as usize];
         c.body = Some(body_id);
@@ -114,10 +114,10 @@ impl<'p> Jit<'p> {
     /// Compiles optimized traces `pieces` (each with its kind and the
     /// operations it was recorded from; starting at `start`, work begun
     /// at `started`) into the cache together, in order (each may jump to
-    /// those before it); registers them.
+    /// those before it); registers them (their code records keep them).
     pub(super) fn compile_pieces(
         &mut self,
-        pieces: &[(&Function, Kind, usize)],
+        pieces: Vec<(Function, Kind, usize)>,
         start: &str,
         started: Instant,
         tier: flowc_codegen::compile::Tier,
@@ -126,7 +126,7 @@ impl<'p> Jit<'p> {
             let options = self.cache_options();
             self.cache = TraceCache::new(&self.hints, self.layout, options).ok();
         }
-        let functions: Vec<&Function> = pieces.iter().map(|(f, _, _)| *f).collect();
+        let functions: Vec<&Function> = pieces.iter().map(|(f, _, _)| f).collect();
         let compiled = self.cache.as_ref()?.compile_all(&functions, tier);
         let time = started.elapsed();
         self.stats.compile_time += time;
@@ -137,27 +137,29 @@ impl<'p> Jit<'p> {
                 self.log(format_args!("code generation failed for {}: {e}", names.join(", ")));
                 // What did compile is never entered; it keeps its number.
                 let cache = self.cache.as_ref()?;
-                for (f, kind, _) in &pieces[..cache.len() - self.codes.len()] {
-                    self.codes.push(Code::new(kind.clone(), (*f).clone(), start.to_string(), 0));
+                let compiled = cache.len() - self.codes.len();
+                for (f, kind, _) in pieces.into_iter().take(compiled) {
+                    self.codes.push(Code::new(kind, f, start.to_string(), 0));
                 }
                 return None;
             }
         };
+        let n = ids.len() as u32;
         for (&id, (function, kind, recorded)) in ids.iter().zip(pieces) {
             debug_assert_eq!(id.0 as usize, self.codes.len());
             self.stats.recorded_ops += recorded;
-            self.stats.optimized_ops += instructions(function);
+            self.stats.optimized_ops += instructions(&function);
             self.log(format_args!(
                 "compiled {} from {start}: {recorded} operations recorded, {} after optimization",
                 function.name,
-                instructions(function)
+                instructions(&function)
             ));
             if let Some(log) = &mut self.log {
-                log.indented(&flowc_ir::print::function(function));
+                log.indented(&flowc_ir::print::function(&function));
             }
             self.names.insert(function.name, Some(id));
-            let mut code = Code::new(kind.clone(), (*function).clone(), start.to_string(), *recorded);
-            code.compile_time = time / ids.len() as u32;
+            let mut code = Code::new(kind, function, start.to_string(), recorded);
+            code.compile_time = time / n;
             code.root = id;
             self.codes.push(code);
         }

@@ -595,7 +595,7 @@ impl<'p> Jit<'p> {
                 .keys()
                 .filter(|(_, n, _)| *n >= least)
                 .map(|(k, n, state)| KeyReport {
-                    key: describe(k, &compiled),
+                    key: describe(&k, &compiled),
                     arrivals: n,
                     state: match state {
                         KeyState::Counting => "counting",

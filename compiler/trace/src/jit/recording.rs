@@ -124,7 +124,7 @@ impl<'p> Jit<'p> {
                 let end = End::Jump { target: c.function.name, params: c.params.clone() };
                 let mut function = to_ir::convert(self.program, name, &trace, &start, &end);
                 speculate::insert_lists(&mut function, &speculate::lists(&args), label, graph.name);
-                self.compile_straight(&mut function, trace.ops.len(), what, false)
+                self.compile_straight(function, trace.ops.len(), what, false)
             }
         };
         let Some((code, time)) = compiled else {
@@ -437,8 +437,8 @@ impl<'p> Jit<'p> {
                 },
                 None => End::Exit(end_label),
             };
-            let mut function = to_ir::convert(self.program, name, &trace, &start, &end);
-            self.compile_straight(&mut function, trace.ops.len(), what, restart)
+            let function = to_ir::convert(self.program, name, &trace, &start, &end);
+            self.compile_straight(function, trace.ops.len(), what, restart)
         };
         let Some((code, time)) = compiled else {
             self.stats.aborted += 1;
