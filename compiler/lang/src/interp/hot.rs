@@ -236,7 +236,11 @@ impl Profiler {
                             w.dense.resize(k + 1, Entry::UNSEEN);
                         }
                         let stop = w.dense[k].arrive(threshold);
-                        return stop.then(|| Key { graph, block, greens: smallvec::smallvec![Green(Some(Value::Int(*i)))] });
+                        return stop.then(|| Key {
+                            graph,
+                            block,
+                            greens: smallvec::smallvec![Green(Some(Value::Int(*i)))],
+                        });
                     }
                 }
             }
@@ -351,10 +355,7 @@ again:
         let p = syntax::parse("test", PROGRAM).unwrap_or_else(|e| panic!("{e}"));
         let compiled = Compiled::new(&p, &[]);
         let main = &compiled.graphs[0];
-        let blocks: Vec<u32> = ["loop", "pair"]
-            .iter()
-            .map(|l| main.labels[&Symbol::intern(l)])
-            .collect();
+        let blocks: Vec<u32> = ["loop", "pair"].iter().map(|l| main.labels[&Symbol::intern(l)]).collect();
         let labels: Vec<(u32, u32)> = blocks.iter().map(|&b| (0, b)).collect();
         let profiler = Profiler::new(&compiled, &labels, 3);
         (compiled, profiler, blocks)

@@ -75,8 +75,10 @@ pub enum Peel {
     Never,
     /// When the loop comes out shorter for it (its first iteration did
     /// work the others reuse): the code it costs is not compiled for
-    /// nothing. The JIT's loops, which their preamble enters after a first
-    /// iteration of its own, are peeled so.
+    /// nothing. The loop is optimized peeled, and again unpeeled only when
+    /// the peeled loop is no shorter than its first iteration. The JIT's
+    /// loops, which their preamble enters after a first iteration of its
+    /// own, are peeled so.
     WhenItPays,
 }
 
@@ -120,14 +122,13 @@ pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Op
     let out = match loop_block(f) {
         Some(body) if f.layout.len() == 2 && f.layout[1] == body => {
             if options.peel == Peel::WhenItPays {
+                // Peeled first: most loops a JIT records reuse work of
+                // their first iteration, and each is then optimized once.
                 let original = f.clone();
-                optimize_trace(f, hints, &Options { peel: Peel::Never, ..*options });
-                if has_invariant(f) {
-                    let mut peeled = original;
-                    optimize_trace(&mut peeled, hints, &Options { peel: Peel::Always, ..*options });
-                    if loop_length(&peeled) < loop_length(f) {
-                        *f = peeled;
-                    }
+                optimize_trace(f, hints, &Options { peel: Peel::Always, ..*options });
+                if !peeling_paid(f) {
+                    *f = original;
+                    optimize_trace(f, hints, &Options { peel: Peel::Never, ..*options });
                 }
                 return Optimized::default();
             }
@@ -148,22 +149,16 @@ pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Op
     out
 }
 
-/// The instructions (not phis) of `f`'s loop block.
-fn loop_length(f: &Function) -> usize {
-    loop_block(f).map_or(0, |b| f.blocks[b].insts.len())
-}
-
-/// Whether an instruction of `f`'s loop reads only values from before the
-/// loop (and constants): work a peeled first iteration would do once.
-fn has_invariant(f: &Function) -> bool {
-    let Some(body) = loop_block(f) else { return false };
-    let block = &f.blocks[body];
-    let inside: std::collections::HashSet<flowc_ir::ValueId> =
-        block.phis.iter().chain(&block.insts).filter_map(|&i| f.insts[i].result).collect();
-    block.insts.iter().any(|&i| {
-        let kind = &f.insts[i].kind;
-        kind.operands().next().is_some() && kind.operands().all(|o| o.as_value().is_none_or(|v| !inside.contains(&v)))
-    })
+/// Whether peeled loop `f` (optimized) came out shorter than its first
+/// iteration: the iterations reuse work the first one did (a loop-invariant
+/// read or check). A loop too long to peel counts as paid (it was not).
+fn peeling_paid(f: &Function) -> bool {
+    let Some(lp) = loop_block(f) else { return true };
+    let first = f.layout.iter().copied().find(|&b| b != lp && f.blocks[b].term == Terminator::Jump(lp));
+    match first {
+        Some(first) if first != f.entry => f.blocks[lp].insts.len() < f.blocks[first].insts.len(),
+        _ => true,
+    }
 }
 
 fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: BlockId) {
