@@ -163,6 +163,48 @@ fn the_dispatch_loop_is_traced_alike_wherever_the_hint_is() {
     }
 }
 
+/// A loop that reads a field of an object (`WRITE` is blank) or reads and
+/// writes it.
+fn field_loop(write: &str) -> String {
+    let body = r#"entry start(n = 3000)
+start:
+    box = new config
+    box.step = 3
+    s = 0
+    goto head
+head:
+    if n goto body else goto done
+body:
+    k = box.step
+    s = s + k
+    n = n - 1
+WRITE    goto head
+done:
+    print_and_stop(s)
+"#;
+    body.replace("WRITE", write)
+}
+
+/// A loop that reads a field of an object it does not change: the loop is
+/// peeled (its first iteration reads the field, the loop reuses it), where
+/// a loop without such work is not (`jit.rs`,
+/// `a_guard_that_fails_often_gets_a_bridge`); a loop that writes the field
+/// reads it in every iteration.
+#[test]
+fn a_loop_is_peeled_when_its_iterations_reuse_work() {
+    let r = run_text("invariant.fg", &field_loop(""), Hint::Absent, "start", None, checked());
+    assert_eq!(r.output, "9000\n");
+    let body = r.traces.iter().find(|t| t.starts_with("trace '") && t.contains(".body'(")).expect("a loop");
+    assert!(body.contains("\nb2 "), "peeled:\n{body}");
+    let lp = loop_part(&r.traces);
+    assert!(body.contains("get ") && !lp.contains("get "), "the field is read once, before the loop:\n{body}");
+
+    let r = run_text("written.fg", &field_loop("    box.step = k\n"), Hint::Absent, "start", None, checked());
+    assert_eq!(r.output, "9000\n");
+    let lp = loop_part(&r.traces);
+    assert!(lp.contains("get "), "the loop writes the field: it reads it again:\n{}", r.traces.join(""));
+}
+
 /// Without a hint both of gcd.fg's loops are watched; the inner one gets
 /// hot first. The bridge of its exit runs round the outer loop and jumps
 /// back into it: from then on the run stays in machine code.

@@ -162,9 +162,21 @@ struct Watched {
     dense: Vec<Entry>,
 }
 
+impl Watched {
+    /// The entry of dense key `k` (the vector grown to it).
+    #[inline]
+    fn entry(&mut self, k: usize) -> &mut Entry {
+        if k >= self.dense.len() {
+            self.dense.resize(k + 1, Entry::UNSEEN);
+        }
+        &mut self.dense[k]
+    }
+}
+
 /// Integers from 0 up to this (excluded) are dense keys of a one-green
-/// label; others are hashed.
-const DENSE_KEYS: i64 = 1 << 20;
+/// label; others are hashed. A label's vector grows to its largest dense
+/// key reached: at most 64 Ki entries of 8 bytes (512 KB), however sparse.
+const DENSE_KEYS: i64 = 1 << 16;
 
 impl Entry {
     /// A dense key not arrived at yet.
@@ -220,28 +232,20 @@ impl Profiler {
         Key { graph, block, greens }
     }
 
-    /// Counts an arrival at watched block `block` of `graph` with
-    /// variables `slots`; the key, when the interpreter should stop there
-    /// (the key is hot or has code). A dense key is counted without
-    /// building its key.
+    /// Counts an arrival at block `block` of `graph` with variables
+    /// `slots`; the key, when the block is watched and the interpreter
+    /// should stop there (the key is hot or has code). A dense key is
+    /// counted without building its key.
     #[inline]
     pub fn arrive_at(&mut self, graph: u32, block: u32, slots: &[Option<Value>]) -> Option<Key> {
         let threshold = self.threshold;
-        if let Some(Some(w)) = self.watched.get_mut(graph as usize).and_then(|g| g.get_mut(block as usize)) {
-            if let [s] = *w.chain {
-                if let Some(Some(Value::Int(i))) = slots.get(s as usize) {
-                    if (0..DENSE_KEYS).contains(i) {
-                        let k = *i as usize;
-                        if k >= w.dense.len() {
-                            w.dense.resize(k + 1, Entry::UNSEEN);
-                        }
-                        let stop = w.dense[k].arrive(threshold);
-                        return stop.then(|| Key {
-                            graph,
-                            block,
-                            greens: smallvec::smallvec![Green(Some(Value::Int(*i)))],
-                        });
-                    }
+        let w = self.watched.get_mut(graph as usize)?.get_mut(block as usize)?.as_mut()?;
+        if let [s] = *w.chain {
+            if let Some(Some(Value::Int(i))) = slots.get(s as usize) {
+                if (0..DENSE_KEYS).contains(i) {
+                    let stop = w.entry(*i as usize).arrive(threshold);
+                    let greens = smallvec::smallvec![Green(Some(Value::Int(*i)))];
+                    return stop.then_some(Key { graph, block, greens });
                 }
             }
         }
@@ -274,16 +278,9 @@ impl Profiler {
     /// The entry of `key`, made unseen if it has none.
     fn entry_or_insert(&mut self, key: &Key) -> &mut Entry {
         let Some((_, k)) = self.dense(key) else {
-            if !self.keys.contains_key(key) {
-                self.keys.insert(key.clone(), Entry::UNSEEN);
-            }
-            return self.keys.get_mut(key).expect("an entry just made");
+            return self.keys.entry(key.clone()).or_insert(Entry::UNSEEN);
         };
-        let w = self.watched[key.graph as usize][key.block as usize].as_mut().expect("a watched label");
-        if k >= w.dense.len() {
-            w.dense.resize(k + 1, Entry::UNSEEN);
-        }
-        &mut w.dense[k]
+        self.watched[key.graph as usize][key.block as usize].as_mut().expect("a watched label").entry(k)
     }
 
     /// The entry of `key`, if it was seen.
@@ -393,6 +390,11 @@ again:
         let s = slots(&compiled, &[("pc", Value::Int(1)), ("op", Value::Int(2))]);
         for _ in 0..2 {
             assert_eq!(p.arrive_at(0, pair, &s), None);
+        }
+        // A block not watched counts nothing and never stops.
+        let fetch = compiled.graphs[0].labels[&Symbol::intern("fetch")];
+        for _ in 0..5 {
+            assert_eq!(p.arrive_at(0, fetch, &s), None);
         }
         // A key set before any arrival is seen; one never reached is not.
         let unseen = p.key(0, looped, &slots(&compiled, &[("pc", Value::Int(3))]));

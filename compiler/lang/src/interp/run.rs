@@ -578,11 +578,9 @@ impl<'a> Machine<'a> {
                     Target::Block(b) => {
                         pc.block = *b;
                         if let Some(hot) = &mut self.hot {
-                            if hot.watches(pc.graph, *b) {
-                                if let Some(key) = hot.arrive_at(pc.graph, *b, &frame.slots) {
-                                    stack.push(frame);
-                                    return Ok(Exit::Hot { key, stack, block: *b });
-                                }
+                            if let Some(key) = hot.arrive_at(pc.graph, *b, &frame.slots) {
+                                stack.push(frame);
+                                return Ok(Exit::Hot { key, stack, block: *b });
                             }
                         }
                     }

@@ -137,8 +137,8 @@ impl<'p> Jit<'p> {
                 self.log(format_args!("code generation failed for {}: {e}", names.join(", ")));
                 // What did compile is never entered; it keeps its number.
                 let cache = self.cache.as_ref()?;
-                let compiled = cache.len() - self.codes.len();
-                for (f, kind, _) in pieces.into_iter().take(compiled) {
+                let done = cache.len() - self.codes.len();
+                for (f, kind, _) in pieces.into_iter().take(done) {
                     self.codes.push(Code::new(kind, f, start.to_string(), 0));
                 }
                 return None;

@@ -182,7 +182,7 @@ fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: Bloc
         }
         let header = o.enter_loop(lp, pred, &real);
         o.install(pred);
-        o.run(lp);
+        o.run_loop(lp);
         match o.close_loop(header) {
             Ok(()) => {
                 o.install(lp);

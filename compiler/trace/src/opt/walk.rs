@@ -19,8 +19,9 @@
 //!   same object is the first one's value, a `get` after a `set` is the
 //!   value set. A `set` of a field forgets that field of every object (any
 //!   may be the same one), a call forgets everything, and each block
-//!   starts with nothing known (a loop's block runs again after its
-//!   writes).
+//!   starts with nothing known — except a loop's block, which keeps what
+//!   its predecessor (a peeled first iteration) knew of the fields the
+//!   loop never writes, when it calls nothing ([`Opt::run_loop`]).
 //!
 //! Every kept instruction gets its operands rewritten in order; the
 //! substitutions are position-dependent (a guard's facts hold only after
@@ -144,8 +145,35 @@ impl<'a> Opt<'a> {
 
     /// Walks `block`'s instructions (not its phis) into `out`.
     pub fn run(&mut self, block: BlockId) {
-        let insts = self.f.blocks[block].insts.clone();
         self.heap.clear();
+        self.walk(block);
+    }
+
+    /// Walks loop block `lp`, entered from the block walked last: what
+    /// that block read or wrote of fields the loop never writes (and only
+    /// when it calls nothing) still holds in every iteration, so a
+    /// loop-invariant read done in a peeled first iteration is not done
+    /// again in the loop.
+    pub fn run_loop(&mut self, lp: BlockId) {
+        let f = &*self.f;
+        let insts = &f.blocks[lp].insts;
+        if insts.iter().any(|&i| matches!(f.insts[i].kind, InstKind::Call { .. })) {
+            self.heap.clear();
+        } else {
+            let written: Vec<Symbol> = insts
+                .iter()
+                .filter_map(|&i| match &f.insts[i].kind {
+                    InstKind::Set { field, .. } => Some(*field),
+                    _ => None,
+                })
+                .collect();
+            self.heap.retain(|(_, field), _| !written.contains(field));
+        }
+        self.walk(lp);
+    }
+
+    fn walk(&mut self, block: BlockId) {
+        let insts = self.f.blocks[block].insts.clone();
         for i in insts {
             self.inst(i);
         }
