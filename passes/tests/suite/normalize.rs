@@ -2,7 +2,7 @@
 //! on the whole corpus and on generated programs (from every label, so that
 //! unbound parameters take part).
 
-mod support;
+use crate::support;
 
 use expect_test::{expect, Expect};
 use flowc_ir::ix;

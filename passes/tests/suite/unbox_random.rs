@@ -4,7 +4,7 @@
 //! comparisons of objects. After every pass the IR must pass the checker
 //! and behave like the reference interpreter (`support::run_until`).
 
-mod support;
+use crate::support;
 
 use std::fmt::Write as _;
 

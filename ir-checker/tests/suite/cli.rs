@@ -2,7 +2,7 @@
 //! ones (with `FILE: <violation>` lines or the parse error on stderr), 2 on
 //! bad usage; `-` reads standard input.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};

@@ -11,9 +11,7 @@
 //!   renders every violation; the counters assert the inputs really reached
 //!   the checker and really broke invariants.
 
-mod common;
-
-use common::{parse, VALID};
+use crate::common::{parse, VALID};
 use flowc_ir::{BlockData, Function, InstData, InstKind, Operand, ResumeData, Terminator, Trap, ValueData, ValueDef};
 
 /// xorshift64*: small, seeded, deterministic.

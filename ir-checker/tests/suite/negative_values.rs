@@ -5,9 +5,9 @@
 //! number and results where the kind wants them) change the parsed
 //! `Function` directly.
 
-mod common;
+use crate::common;
 
-use common::{check_edit, check_mutation, set_def, set_result, value, BRIDGE, FIB, OBJECTS, POWER, TRACE};
+use crate::common::{check_edit, check_mutation, set_def, set_result, value, BRIDGE, FIB, OBJECTS, POWER, TRACE};
 use expect_test::expect;
 use flowc_ir::ValueDef;
 

@@ -3,7 +3,7 @@
 //! passes the checker and runs with the reference interpreter's output or
 //! error (`support::run_program_until`).
 
-mod support;
+use crate::support;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

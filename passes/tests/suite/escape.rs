@@ -1,7 +1,7 @@
 //! Pass `escape`: which allocations never escape, and why the others do,
 //! after the pipeline through `escape` (checked and run after every pass).
 
-mod support;
+use crate::support;
 
 use expect_test::{expect, Expect};
 

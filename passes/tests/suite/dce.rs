@@ -3,7 +3,7 @@
 //! what stays (effects, possible failures); then the whole pipeline over
 //! the corpus and generated programs.
 
-mod support;
+use crate::support;
 
 use expect_test::{expect, Expect};
 use flowc_lang::{Symbol, Value};

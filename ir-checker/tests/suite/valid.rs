@@ -2,9 +2,7 @@
 //! `check`; the examples are in the printer's canonical form (print of parse
 //! is identity), so they are what passes would dump.
 
-mod common;
-
-use common::{parse, render, VALID};
+use crate::common::{parse, render, VALID};
 
 #[test]
 fn valid_examples_pass() {

@@ -6,7 +6,7 @@
 //! Also checks that the `pure` hints of generated programs that raise no
 //! errors do get used: some dead pure calls disappear.
 
-mod support;
+use crate::support;
 
 use flowc_ir::{InstKind, Module};
 use flowc_lang::ast::Item;

@@ -1,6 +1,6 @@
 //! Pass `def-use`: the listing of a small loop, and the table's API.
 
-mod support;
+use crate::support;
 
 use expect_test::expect;
 use flowc_passes::defuse::{Def, DefUse, Use};

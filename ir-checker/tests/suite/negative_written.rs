@@ -4,9 +4,7 @@
 //! `resume-shape`, and `op-form` for every way an operation can break its
 //! form.
 
-mod common;
-
-use common::{check_edit, parse, render, BRIDGE, POWER, TRACE};
+use crate::common::{check_edit, parse, render, BRIDGE, POWER, TRACE};
 use expect_test::expect;
 
 #[test]

@@ -2,7 +2,7 @@
 //! pipeline through `unbox` (checked and run against the reference
 //! interpreter after every pass).
 
-mod support;
+use crate::support;
 
 use expect_test::{expect, Expect};
 

@@ -5,9 +5,9 @@
 //! `unique-function`. Ids outside their arenas are made by allocating in a
 //! copy of the arena (see `common`), since the parser never produces them.
 
-mod common;
+use crate::common;
 
-use common::{
+use crate::common::{
     block, block_outside, check_edit, check_mutation, inst_outside, nth_inst, resume_outside, value_outside, BRIDGE,
     FIB, OBJECTS, POWER, TRACE,
 };

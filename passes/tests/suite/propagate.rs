@@ -1,7 +1,7 @@
 //! Propagate and cleanup: the behaviours the optimizer must show, as
 //! snapshots of the IR after cleanup (checked and run after every pass).
 
-mod support;
+use crate::support;
 
 use expect_test::{expect, Expect};
 

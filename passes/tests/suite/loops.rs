@@ -1,7 +1,7 @@
 //! Pass `loops`: natural loops, their nesting and depths, after the
 //! pipeline through `loops` (checked and run after every pass).
 
-mod support;
+use crate::support;
 
 use expect_test::{expect, Expect};
 

@@ -3,7 +3,7 @@
 //! one (`j < n`) is a word too and its arithmetic needs no checks. Checked
 //! and run after every pass like every pass test.
 
-mod support;
+use crate::support;
 
 use expect_test::expect;
 use flowc_lang::Symbol;

@@ -1,0 +1,10 @@
+//! The code generator: inline paths, optimistic code, roots.
+//!
+//! The crate's integration tests, one module per subject, built as one
+//! binary: one link instead of one per file, and every module's tests
+//! share the cores. One module: `cargo test -p flowc-codegen --test suite
+//! MODULE::`.
+
+mod inline_paths;
+mod optimistic;
+mod roots;

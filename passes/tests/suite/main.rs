@@ -1,0 +1,19 @@
+//! The eight passes, a module each, and the pipeline over them.
+//!
+//! The crate's integration tests, one module per subject, built as one
+//! binary: one link instead of one per file, and every module's tests
+//! share the cores. One module: `cargo test -p flowc-passes --test suite
+//! MODULE::`.
+
+mod dce;
+mod defuse;
+mod escape;
+mod loops;
+mod normalize;
+mod pipeline;
+mod pipeline_allocations;
+mod propagate;
+mod support;
+mod unbox;
+mod unbox_random;
+mod versions;
