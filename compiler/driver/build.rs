@@ -60,6 +60,9 @@ fn build_runtime(root: &Path, out: &Path) -> Result<PathBuf, String> {
     if release {
         cmd.arg("--release");
     }
+    // No debug information: `strip` would take it out of the archive again,
+    // and making it was a good part of this build's time.
+    cmd.args(["--config", "profile.dev.debug=false", "--config", "profile.release.debug=false"]);
     // What describes flowc's own build (a target directory, clippy as the
     // compiler under `cargo clippy`) must not leak into this one.
     for var in ["CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR", "RUSTC_WORKSPACE_WRAPPER", "CLIPPY_ARGS"] {

@@ -239,19 +239,42 @@ impl Browser {
     /// Moves the mouse to `at` (CSS pixels in the viewport).
     pub fn move_mouse(&mut self, tab: &Tab, at: (f64, f64)) {
         self.mouse(tab, "mouseMoved", at);
+        self.settle(tab);
     }
 
-    /// A real click: the mouse moved to `at`, pressed and released.
+    /// A real click: the mouse moved to `at`, pressed and released; then
+    /// the page settles.
     pub fn click(&mut self, tab: &Tab, at: (f64, f64)) {
         self.mouse(tab, "mouseMoved", at);
         self.mouse(tab, "mousePressed", at);
         self.mouse(tab, "mouseReleased", at);
+        self.settle(tab);
+    }
+
+    /// Waits until the tasks a click queued have run (a `<details>`
+    /// element's `toggle` event, say) and a frame has been drawn.
+    pub fn settle(&mut self, tab: &Tab) {
+        self.eval(tab, "new Promise(r => setTimeout(() => requestAnimationFrame(() => setTimeout(() => r(1), 0)), 0))");
+    }
+
+    /// Waits (up to 10 s) until the script `condition` is true; false if
+    /// it never was.
+    pub fn wait_until(&mut self, tab: &Tab, condition: &str) -> bool {
+        let start = Instant::now();
+        while self.eval(tab, &format!("!!({condition})")) != "true" {
+            if start.elapsed() > Duration::from_secs(10) {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        true
     }
 
     /// Types `text` into the focused element (an `input` event, as typing
     /// gives).
     pub fn type_text(&mut self, tab: &Tab, text: &str) {
         self.run(tab, "Input.insertText", json!({ "text": text }));
+        self.settle(tab);
     }
 
     /// A PNG of the tab's viewport.

@@ -220,7 +220,11 @@ fn explorer_pages_render_and_link_in_chromium() {
         } else {
             assert!(traces >= 1, "{example}: the JIT compiled nothing");
             click(b, &tab, "#jit details.trace summary");
-            assert!(count(b, &tab, "#jit details.trace[open] .ln") > 5, "{example}: the trace's listing");
+            // The listing is drawn when the `toggle` event comes.
+            assert!(
+                b.wait_until(&tab, "document.querySelectorAll('#jit details.trace[open] .ln').length > 5"),
+                "{example}: the trace's listing"
+            );
             assert!(count(b, &tab, "#jit details.trace[open] svg.cfg") == 1, "{example}: the trace's CFG");
             assert!(count(b, &tab, "#jit details.trace[open] .badge") >= 1, "{example}: the trace's exits");
             assert!(
