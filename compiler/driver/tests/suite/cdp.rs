@@ -204,11 +204,7 @@ impl Browser {
         let session = attached["sessionId"].as_str().expect("a session id").to_string();
         let tab = Tab { target, session };
         self.run(&tab, "Page.navigate", json!({ "url": url }));
-        let start = Instant::now();
-        while self.eval(&tab, &format!("!!({ready})")) != "true" {
-            assert!(start.elapsed() < Duration::from_secs(30), "{url}: not ready ({ready}) after 30 s");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        assert!(self.wait_until(&tab, ready, Duration::from_secs(30)), "{url}: not ready ({ready}) after 30 s");
         tab
     }
 
@@ -257,12 +253,12 @@ impl Browser {
         self.eval(tab, "new Promise(r => setTimeout(() => requestAnimationFrame(() => setTimeout(() => r(1), 0)), 0))");
     }
 
-    /// Waits (up to 10 s) until the script `condition` is true; false if
-    /// it never was.
-    pub fn wait_until(&mut self, tab: &Tab, condition: &str) -> bool {
+    /// Waits (up to `limit`) until the script `condition` is true; false
+    /// if it never was.
+    pub fn wait_until(&mut self, tab: &Tab, condition: &str, limit: Duration) -> bool {
         let start = Instant::now();
         while self.eval(tab, &format!("!!({condition})")) != "true" {
-            if start.elapsed() > Duration::from_secs(10) {
+            if start.elapsed() > limit {
                 return false;
             }
             std::thread::sleep(Duration::from_millis(20));

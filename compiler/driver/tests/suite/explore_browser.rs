@@ -11,6 +11,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use crate::cdp::{Browser, Tab};
 
@@ -56,22 +57,15 @@ fn page(example: &str, extra: &[&str]) -> PathBuf {
     html.canonicalize().unwrap()
 }
 
-/// Evaluates `js` in the page; its value as a string (JSON for objects).
-fn eval(b: &mut Browser, tab: &Tab, js: &str) -> String {
-    b.eval(tab, js)
-}
-
 fn count(b: &mut Browser, tab: &Tab, selector: &str) -> usize {
-    eval(b, tab, &format!("document.querySelectorAll({selector:?}).length")).parse().unwrap()
+    b.eval(tab, &format!("document.querySelectorAll({selector:?}).length")).parse().unwrap()
 }
 
 /// Marks with `data-probe` the first element `js_find` (an expression
 /// evaluating to an element or null) returns, scrolled into view; the
 /// middle of it on screen, or `None` if there is no such element.
 fn probe(b: &mut Browser, tab: &Tab, js_find: &str) -> Option<Point> {
-    let at = eval(
-        b,
-        tab,
+    let at = b.eval(tab,
         &format!(
             "(() => {{ const e = {js_find}; for (const old of document.querySelectorAll('[data-probe]')) old.removeAttribute('data-probe'); if (!e) return 'none'; e.setAttribute('data-probe', '1'); e.scrollIntoView({{block: 'center', inline: 'nearest'}}); const r = e.getBoundingClientRect(); return (r.left + Math.min(r.width / 2, 40)) + ',' + (r.top + r.height / 2); }})()"
         ),
@@ -93,7 +87,7 @@ fn open(b: &mut Browser, html: &Path) -> Tab {
 }
 
 fn no_errors(b: &mut Browser, tab: &Tab, example: &str) {
-    assert_eq!(eval(b, tab, "document.body.dataset.error || ''"), "", "{example}: the page reported an error");
+    assert_eq!(b.eval(tab, "document.body.dataset.error || ''"), "", "{example}: the page reported an error");
 }
 
 fn screenshot(b: &mut Browser, tab: &Tab, name: &str) {
@@ -114,7 +108,7 @@ fn hover_links(b: &mut Browser, tab: &Tab, example: &str, find: &str, to: &[&str
     let at = probe(b, tab, find).unwrap_or_else(|| panic!("{example}: no line to hover ({find})"));
     b.move_mouse(tab, at);
     assert!(
-        eval(b, tab, "document.querySelector('[data-probe]').classList.contains('hl')") == "true",
+        b.eval(tab, "document.querySelector('[data-probe]').classList.contains('hl')") == "true",
         "{example}: the hovered line is not lit"
     );
     for panel in to {
@@ -169,7 +163,7 @@ fn explorer_pages_render_and_link_in_chromium() {
         // The front end's step, and the CFG view.
         click(b, &tab, "#steps button[data-step='0']");
         assert!(
-            eval(b, &tab, "document.getElementById('ir-title').textContent").contains("from the front end"),
+            b.eval(&tab, "document.getElementById('ir-title').textContent").contains("from the front end"),
             "{example}"
         );
         click(b, &tab, "#views button[data-view='cfg']");
@@ -177,7 +171,7 @@ fn explorer_pages_render_and_link_in_chromium() {
             // More blocks than --max-blocks: not drawn, with a note.
             assert_eq!(count(b, &tab, "#ir svg.cfg"), 0, "{example}: drawn despite --max-blocks");
             assert!(
-                eval(b, &tab, "document.getElementById('ir-notes').textContent").contains("--max-blocks"),
+                b.eval(&tab, "document.getElementById('ir-notes').textContent").contains("--max-blocks"),
                 "{example}"
             );
         } else {
@@ -193,13 +187,13 @@ fn explorer_pages_render_and_link_in_chromium() {
         }
 
         // A step that changed something has a diff.
-        let changed = eval(b, &tab,
+        let changed = b.eval(&tab,
             "(() => { const b = [...document.querySelectorAll('#steps button[data-step]')].find(b => b.dataset.step !== '0' && !b.classList.contains('unchanged')); if (!b) return 'none'; b.click(); return b.dataset.step; })()",
         );
         assert_ne!(changed, "none", "{example}: no pass changed anything?");
         click(b, &tab, "#views button[data-view='diff']");
         let diff_lines = count(b, &tab, "#ir .ln.add") + count(b, &tab, "#ir .ln.del");
-        let unchanged_note = eval(b, &tab, "document.getElementById('ir').textContent").contains("changed nothing");
+        let unchanged_note = b.eval(&tab, "document.getElementById('ir').textContent").contains("changed nothing");
         assert!(diff_lines > 0 || unchanged_note, "{example}: step {changed} shows no diff");
         // Folded runs of unchanged passes open.
         if count(b, &tab, "#steps button.fold") > 0 {
@@ -213,16 +207,20 @@ fn explorer_pages_render_and_link_in_chromium() {
             // Recursion without a loop: nothing gets hot, and the page says so.
             assert_eq!(traces, 0, "{example}");
             assert!(
-                eval(b, &tab, "document.getElementById('jit').textContent").contains("no loop got hot"),
+                b.eval(&tab, "document.getElementById('jit').textContent").contains("no loop got hot"),
                 "{example}"
             );
-            assert!(eval(b, &tab, "document.getElementById('hot').textContent").contains("no loop"), "{example}");
+            assert!(b.eval(&tab, "document.getElementById('hot').textContent").contains("no loop"), "{example}");
         } else {
             assert!(traces >= 1, "{example}: the JIT compiled nothing");
             click(b, &tab, "#jit details.trace summary");
             // The listing is drawn when the `toggle` event comes.
             assert!(
-                b.wait_until(&tab, "document.querySelectorAll('#jit details.trace[open] .ln').length > 5"),
+                b.wait_until(
+                    &tab,
+                    "document.querySelectorAll('#jit details.trace[open] .ln').length > 5",
+                    Duration::from_secs(10)
+                ),
                 "{example}: the trace's listing"
             );
             assert!(count(b, &tab, "#jit details.trace[open] svg.cfg") == 1, "{example}: the trace's CFG");
@@ -242,11 +240,11 @@ fn explorer_pages_render_and_link_in_chromium() {
         click(b, &tab, "#filter");
         b.type_text(&tab, "zzz");
         assert!(
-            eval(b, &tab, "document.getElementById('function').textContent").contains("no function matches"),
+            b.eval(&tab, "document.getElementById('function').textContent").contains("no function matches"),
             "{example}"
         );
         no_errors(b, &tab, example);
-        eval(b, &tab, "window.scrollTo(0, 0)");
+        b.eval(&tab, "window.scrollTo(0, 0)");
         screenshot(b, &tab, example);
         b.close(tab);
     }
@@ -258,17 +256,17 @@ fn a_program_with_functions_shows_each() {
     let b = &mut b;
     let html = page("fib.fg", &[]);
     let tab = open(b, &html);
-    let names = eval(b, &tab, "[...document.querySelectorAll('#function option')].map(o => o.value).join(' ')");
+    let names = b.eval(&tab, "[...document.querySelectorAll('#function option')].map(o => o.value).join(' ')");
     let names: Vec<&str> = names.split(' ').collect();
     assert!(names.len() >= 2, "fib.fg has a main graph and a function: {names:?}");
     // Filtering to one function shows its IR and its machine code.
     let other =
-        names.iter().find(|n| !eval(b, &tab, "document.getElementById('ir-title').textContent").contains(*n)).unwrap();
+        names.iter().find(|n| !b.eval(&tab, "document.getElementById('ir-title').textContent").contains(*n)).unwrap();
     click(b, &tab, "#filter");
     b.type_text(&tab, other);
-    let title = eval(b, &tab, "document.getElementById('ir-title').textContent");
+    let title = b.eval(&tab, "document.getElementById('ir-title').textContent");
     assert!(title.contains(other), "filtering to {other} shows {title}");
     assert!(count(b, &tab, "#ir .ln") > 1);
-    assert!(eval(b, &tab, "document.getElementById('machine-title').textContent").contains(other));
+    assert!(b.eval(&tab, "document.getElementById('machine-title').textContent").contains(other));
     no_errors(b, &tab, "fib.fg");
 }
