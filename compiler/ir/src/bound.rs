@@ -110,13 +110,18 @@ enum State {
 
 impl BoundQuery {
     pub fn new(f: &Function) -> BoundQuery {
-        BoundQuery {
-            full: None,
-            budget: f.insts.len() / 8 + 64,
-            state: Vec::new(),
-            seen: Vec::new(),
-            stack: Vec::new(),
-        }
+        BoundQuery::with_budget(f.insts.len() / 8 + 64)
+    }
+
+    /// A query that answers `budget` questions by search before it falls
+    /// back to the whole analysis.
+    pub fn with_budget(budget: usize) -> BoundQuery {
+        BoundQuery { full: None, budget, state: Vec::new(), seen: Vec::new(), stack: Vec::new() }
+    }
+
+    /// Whether the budget ran out and the whole analysis answers now.
+    pub fn fell_back(&self) -> bool {
+        self.full.is_some()
     }
 
     pub fn is_bound(&mut self, f: &Function, v: ValueId) -> bool {
@@ -218,57 +223,5 @@ fn local(f: &Function, v: ValueId) -> Local<'_> {
             InstKind::Unbound(_) => Local::MaybeUnbound,
             _ => Local::Bound,
         },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The surely bound values of the first function of `text`.
-    fn bound_values(text: &str) -> Vec<String> {
-        let m = crate::parse::module("test", text).unwrap();
-        let f = &m.functions[0];
-        let bound = surely_bound(f);
-        f.values.iter().map(|(v, _)| v).filter(|v| bound[ix(*v)]).map(crate::print::value_ref).collect()
-    }
-
-    #[test]
-    fn phis_are_bound_unless_an_unbound_value_reaches_them() {
-        // v1 cycles with v3 and is fed only bound values: bound. v4 merges
-        // the main graph's parameter v0 (maybe unbound), and v5 takes v4:
-        // neither is bound. v2 is an `unbound`.
-        let text = "main start(v0:n) {\nb0 start:\n    v2:u = unbound u\n    jump b1\nb1 loop:\n    \
-                    v1:i = phi [b0: 0, b2: v3]\n    v4:m = phi [b0: v0, b2: v4]\n    v6:c = lt v1, 10\n    \
-                    branch v6, b2, b3\nb2 body:\n    v3:i = add v1, 1\n    jump b1\nb3 done:\n    \
-                    jump b4\nb4 out:\n    v5:m = phi [b3: v4]\n    print v5\n}\n";
-        assert_eq!(bound_values(text), ["v1", "v3", "v6"]);
-        // One question at a time gives the same answers, in any order.
-        let m = crate::parse::module("test", text).unwrap();
-        let f = &m.functions[0];
-        let mut query = BoundQuery::new(f);
-        let mut asked: Vec<String> = Vec::new();
-        for (v, _) in f.values.iter().collect::<Vec<_>>().into_iter().rev() {
-            if query.is_bound(f, v) {
-                asked.push(crate::print::value_ref(v));
-            }
-        }
-        asked.reverse();
-        assert_eq!(asked, ["v1", "v3", "v6"]);
-    }
-
-    #[test]
-    fn many_questions_fall_back_to_the_whole_analysis() {
-        let text = "main start(v0:n) {\nb0 start:\n    jump b1\nb1 loop:\n    v1:i = phi [b0: 0, b2: v3]\n    \
-                    v2:m = phi [b0: v0, b2: v2]\n    v4:c = lt v1, 10\n    branch v4, b2, b3\nb2 body:\n    \
-                    v3:i = add v1, 1\n    jump b1\nb3 done:\n    print v2\n}\n";
-        let m = crate::parse::module("test", text).unwrap();
-        let f = &m.functions[0];
-        let mut query = BoundQuery::new(f);
-        query.budget = 1;
-        let answers: Vec<bool> = f.values.iter().map(|(v, _)| query.is_bound(f, v)).collect();
-        assert!(query.full.is_some(), "the budget ran out");
-        let full = surely_bound(f);
-        assert_eq!(answers, f.values.iter().map(|(v, _)| full[ix(v)]).collect::<Vec<_>>());
     }
 }

@@ -1,4 +1,5 @@
-//! The eight passes, a module each, and the pipeline over them.
+//! The eight passes, a module each, the pipeline over them, the pass
+//! table, and the lattice, observability and phi helpers they share.
 //!
 //! The crate's integration tests, one module per subject, built as one
 //! binary: one link instead of one per file, and every module's tests
@@ -8,8 +9,12 @@
 mod dce;
 mod defuse;
 mod escape;
+mod lattice;
 mod loops;
 mod normalize;
+mod observe;
+mod pass_table;
+mod phis;
 mod pipeline;
 mod pipeline_allocations;
 mod propagate;

@@ -1,14 +1,21 @@
-//! The IR's analyses: calls, compaction, dominators, live ranges,
-//! loop headers, regions.
+//! The IR's analyses and helpers: bound values, calls, compaction,
+//! dominators, drawing, block frequencies, live ranges, liveness, loop
+//! headers, regions, rows, substitutions.
 //!
 //! The crate's integration tests, one module per subject, built as one
 //! binary: one link instead of one per file, and every module's tests
 //! share the cores. One module: `cargo test -p flowc-ir --test suite
 //! MODULE::`.
 
+mod bound;
 mod calls;
 mod compact;
 mod dominators;
+mod draw;
+mod frequency;
 mod live_ranges;
+mod liveness;
 mod loop_headers;
 mod regions;
+mod rows;
+mod subst;
