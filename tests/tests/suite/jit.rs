@@ -8,14 +8,16 @@ use flowc_tests::{corpus, gen};
 use flowc_trace::jit::Options;
 
 /// Eager settings: trace at the `threshold`-th jump (no compile budget),
-/// bridge at the first failure, linked exits checking in every fourth crossing and every
-/// bridge crossed grafted into its loop's tree; the IR checker runs on
-/// every trace, bridge and tree.
-fn eager(threshold: u32) -> Options {
+/// bridge at the first failure; with `trees`, linked exits checking in
+/// every fourth crossing and every bridge crossed grafted into its loop's
+/// tree, else bridges of baseline code running in their parent's frame,
+/// linked by a direct jump; the IR checker runs on every trace, bridge
+/// and tree.
+fn eager(threshold: u32, trees: bool) -> Options {
     Options {
         threshold,
         bridge_threshold: 1,
-        trees: true,
+        trees,
         compile_allowance: None,
         link_check: Some(4),
         graft_crossings: 1,
@@ -33,26 +35,32 @@ fn check(f: &flowc_ir::Function, after: &str) {
 
 #[test]
 fn jit_matches_reference_on_the_corpus() {
-    let (compared, traced, bridges, trees) = flowc_codegen::with_stack(move || {
-        let (mut compared, mut traced, mut bridges, mut trees) = (0, 0, 0, 0);
+    let (compared, traced, bridges, trees, direct) = flowc_codegen::with_stack(move || {
+        let (mut compared, mut traced, mut bridges, mut trees, mut direct) = (0, 0, 0, 0, 0);
         for case in engines::corpus_cases_from_every_label().filter(|c| c.finishes()) {
             let (p, label, env) = (&case.program, case.label, &case.env);
-            for threshold in [1, 2, 7] {
-                let got = engines::jit(p, label, env, eager(threshold));
+            for threshold in [1, 7] {
+                let got = engines::jit(p, label, env, eager(threshold, true));
                 assert_eq!(got, case.expected, "{} with threshold {threshold}", case.name);
                 compared += 1;
             }
-            let (_, stats) = engines::jit_run(p, label, env, &engines::config(), eager(1));
+            // Bridges in their parents' frames, linked directly.
+            let (got, stats) = engines::jit_run(p, label, env, &engines::config(), eager(2, false));
+            assert_eq!(engines::outcome(got), case.expected, "{} with threshold 2, no trees", case.name);
+            compared += 1;
+            direct += stats.direct_links();
+            let (_, stats) = engines::jit_run(p, label, env, &engines::config(), eager(1, true));
             traced += stats.traces;
             bridges += stats.bridges;
             trees += stats.trees;
         }
-        (compared, traced, bridges, trees)
+        (compared, traced, bridges, trees, direct)
     });
     assert!(compared > 300, "only {compared} runs compared");
     assert!(traced > 25, "only {traced} traces compiled");
     assert!(bridges > 25, "only {bridges} bridges compiled");
     assert!(trees > 5, "only {trees} trees compiled");
+    assert!(direct > 25, "only {direct} exits linked directly");
 }
 
 /// Brainfuck programs of every shape (`flowc_tests::bf`) on the
@@ -80,7 +88,7 @@ fn brainfuck_programs_run_under_the_jit() {
             let env = flowc_lang::syntax::prolog::parse_env(&bf::tutorial_env(text)).expect("an environment");
             let label = flowc_lang::Symbol::intern("start");
             let expected = engines::Outcome::Output(format!("{sum}\n"));
-            let eagerly = eagerly.then(|| eager(3));
+            let eagerly = eagerly.then(|| eager(3, true));
             for options in std::iter::once(Options::default()).chain(eagerly) {
                 let config = flowc_lang::interp::Config { fuel: Some(50_000_000), ..Default::default() };
                 let (outcome, stats) = engines::jit_run(&program, label, &env, &config, options);
@@ -103,10 +111,10 @@ fn jit_matches_reference_on_generated_programs() {
         for case in engines::cases(gen::programs(count)).filter(|c| c.finishes()) {
             let (p, label, env) = (&case.program, case.label, &case.env);
             for threshold in [1, 3] {
-                let got = engines::jit(p, label, env, eager(threshold));
+                let got = engines::jit(p, label, env, eager(threshold, threshold == 1));
                 assert_eq!(got, case.expected, "{}, threshold {threshold}", case.name);
             }
-            let (_, stats) = engines::jit_run(p, label, env, &engines::config(), eager(1));
+            let (_, stats) = engines::jit_run(p, label, env, &engines::config(), eager(1, true));
             traced += stats.traces;
             bridges += stats.bridges;
         }
@@ -122,7 +130,7 @@ fn jit_matches_reference_on_generated_programs() {
 fn jit_errors_name_the_interpreters_place() {
     let compared = engines::check_error_cases(gen::seed_count(500), |case, expected| {
         for threshold in [1, 3] {
-            let got = engines::jit_error(&case.program, case.label, &case.env, eager(threshold));
+            let got = engines::jit_error(&case.program, case.label, &case.env, eager(threshold, threshold == 1));
             assert_eq!(got.as_deref(), Some(expected), "{}, threshold {threshold}", case.name);
         }
     });
@@ -144,7 +152,7 @@ fn jit_fuzzer_findings_stay_fixed() {
             let p = gen::program(seed);
             let (label, env) = engines::start(&p);
             let expected = engines::reference(&p, label, &env);
-            assert_eq!(engines::jit(&p, label, &env, eager(threshold)), expected, "seed {seed}");
+            assert_eq!(engines::jit(&p, label, &env, eager(threshold, true)), expected, "seed {seed}");
         }
     });
 }
@@ -165,7 +173,7 @@ fn traces_leave_their_optimistic_copy_where_arithmetic_grows() {
             .map(|text| {
                 let env = parse_env(text).unwrap();
                 let expected = engines::reference(&program, label, &env);
-                (*text, engines::jit(&program, label, &env, eager(3)) == expected)
+                (*text, engines::jit(&program, label, &env, eager(3, false)) == expected)
             })
             .collect::<Vec<_>>()
     });
@@ -197,7 +205,7 @@ fn jit_matches_reference_wherever_the_hint_is() {
             let hints = std::iter::once(None).chain(case.program.main_blocks().map(|b| Some(b.label)));
             for hint in hints.take(8) {
                 let p = with_hint(&case.program, hint);
-                let got = engines::jit(&p, case.label, &case.env, eager(2));
+                let got = engines::jit(&p, case.label, &case.env, eager(2, false));
                 assert_eq!(got, case.expected, "{} with the hint on {hint:?}", case.name);
                 compared += 1;
             }

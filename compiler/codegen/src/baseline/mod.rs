@@ -33,9 +33,29 @@
 //! bridge (a tail jump), else the code returns the exit's number. Loop
 //! headers count iterations in the context.
 //!
-//! A trace the compiler does not handle — one that calls functions, one
-//! compiled to count fuel, a control flow that is not a chain of blocks
-//! with back edges — is refused ([`compile`] says why), and the caller
+//! **Bridges in their parent's frame** (as LuaJIT's side traces inherit
+//! their parent's spill slots). A bridge compiled for one exit of a
+//! baseline trace ([`Inherit`]) runs on top of that trace's frame: its
+//! parameters are the words where the parent keeps the exit's values,
+//! and its own values get words below them (`sub rsp`). Its *direct
+//! entry* is what the exit jumps to once linked — the exit's stub reads
+//! the link slot's `direct` word first, before it stores anything — so
+//! a crossing costs a load, a branch and zeroing the bridge's own words.
+//! A `jump_trace` back to the trace at the bottom of the frame (the
+//! *root*: a loop whose guards' bridges come back to it) moves the
+//! arguments into the root's parameter words, pops the bridges' words
+//! and jumps to the root's first block: the loop goes on without leaving
+//! its frame. Every safepoint of a bridge lists its own words and its
+//! parent's ([`Frame`]). The bridge also has a standard entry, which
+//! builds the whole frame from the exit buffer (zeroed, the parameters
+//! in their words), for the driver to enter it as any trace.
+//!
+//! **Fuel**, when counted, is one step at every loop header (a trace's
+//! entry too), as in the Cranelift lowering.
+//!
+//! A trace the compiler does not handle — one that calls functions, a
+//! control flow that is not a chain of blocks with back edges — is
+//! refused ([`compile`] says why), and the caller
 //! compiles it with Cranelift instead.
 
 mod asm;
@@ -57,26 +77,63 @@ use asm::{Alu, Asm, Cond, Label, Reg, RAX, RBP, RBX, RCX, RDI, RDX, RSI, RSP};
 /// A trace compiled by the baseline compiler: its code (which refers to
 /// nothing by relocation: runtime functions, link slots and other traces'
 /// code slots are absolute addresses), its safepoints (return-address
-/// offsets; every one lists all `slots`).
+/// offsets; every one lists all of `frame.slots`).
 pub struct Compiled {
     pub code: Vec<u8>,
     pub safepoints: Vec<u32>,
+    /// The frame the code runs in.
+    pub frame: Frame,
+    /// Offset of the direct entry of a bridge compiled to inherit its
+    /// parent's frame.
+    pub direct: Option<u32>,
+    /// Offset of the code of the first block, which a bridge jumping back
+    /// to the root enters with the parameters in their words.
+    pub body: u32,
+    /// For each exit (of `Env::exits`, in order), the words of the values
+    /// it stores: offsets from the stack pointer.
+    pub exit_words: Vec<Vec<i32>>,
+}
+
+/// A baseline trace's frame as the code running in it sees it: its own
+/// words and, for a bridge, those of every trace below it down to the
+/// root.
+#[derive(Clone, Debug, Default)]
+pub struct Frame {
+    /// Bytes from the stack pointer up to the saved `rbx` (at `rbp - 8`).
+    pub below: i32,
+    /// Offsets from the stack pointer of the words every safepoint lists.
     pub slots: Vec<u32>,
+    /// Bytes from the stack pointer up to the root's stack pointer.
+    pub root_depth: i32,
+    /// The root's parameters' words: offsets from the root's stack pointer.
+    pub root_params: Vec<i32>,
+}
+
+/// What a bridge compiled to run in its parent's frame knows of it.
+pub struct Inherit<'i> {
+    /// The parent's frame.
+    pub parent: &'i Frame,
+    /// The words of the exit's values (offsets from the parent's stack
+    /// pointer), one per parameter of the bridge.
+    pub params: &'i [i32],
+    /// The root, for a `jump_trace` back to it: its name, and the address
+    /// of its first block.
+    pub root: Option<(Symbol, u64)>,
 }
 
 /// Compiles trace `f` (with `facts`) for `env`'s trace cache, or says why
-/// it does not.
-pub fn compile(env: &mut Env, f: &Function, facts: &Facts) -> Result<Compiled, &'static str> {
+/// it does not; a bridge with `inherit` runs in its parent's frame.
+pub fn compile(env: &mut Env, f: &Function, facts: &Facts, inherit: Option<Inherit>) -> Result<Compiled, &'static str> {
     if f.kind != flowc_ir::FunctionKind::Trace {
         return Err("not a trace");
-    }
-    if env.fuel {
-        return Err("fuel is counted");
     }
     if env.links.is_none() {
         return Err("not in a trace cache");
     }
     check_shape(f)?;
+    if inherit.as_ref().is_some_and(|i| i.params.len() != f.params.len()) {
+        return Err("a bridge taking other values than its exit stores");
+    }
     let runtime: HashMap<&'static str, i64> =
         crate::runtime::symbols().into_iter().map(|(n, p)| (n, p as i64)).collect();
     let mut a = Asm::default();
@@ -89,6 +146,12 @@ pub fn compile(env: &mut Env, f: &Function, facts: &Facts) -> Result<Compiled, &
         runtime,
         frame: 0,
         scratch: 0,
+        inherit,
+        inherited: vec![None; f.values.len()],
+        own: Frame::default(),
+        direct: None,
+        body: 0,
+        exit_words: Vec::new(),
         stop,
         leave,
         blocks: HashMap::default(),
@@ -100,10 +163,9 @@ pub fn compile(env: &mut Env, f: &Function, facts: &Facts) -> Result<Compiled, &
         current: f.entry,
     };
     e.run()?;
-    let slots = (0..f.values.len() as u32).map(|k| 8 * k).collect();
-    let Emit { a, safepoints, .. } = e;
+    let Emit { a, safepoints, own: frame, direct, body, exit_words, .. } = e;
     let code = a.finish().ok_or("a jump to nowhere")?;
-    Ok(Compiled { code, safepoints, slots })
+    Ok(Compiled { code, safepoints, frame, direct, body, exit_words })
 }
 
 /// Whether `f`'s blocks form a chain in layout order: the entry first,
@@ -167,6 +229,8 @@ enum Cold {
     Unbound { at: Label, value: Src, site: Option<u64> },
     /// Exit number `exit` (of this trace's exits).
     Exit { at: Label, exit: usize },
+    /// The fuel ran out at a loop header (whose first statement is `site`).
+    OutOfFuel { at: Label, site: Option<u64> },
 }
 
 struct Emit<'e, 'a> {
@@ -179,6 +243,15 @@ struct Emit<'e, 'a> {
     frame: i32,
     /// The first of the scratch words above the values' (phi moves).
     scratch: i32,
+    /// A bridge's parent frame.
+    inherit: Option<Inherit<'e>>,
+    /// By value: the word of a parameter a bridge inherits.
+    inherited: Vec<Option<i32>>,
+    /// The frame this code runs in ([`Compiled::frame`]).
+    own: Frame,
+    direct: Option<u32>,
+    body: u32,
+    exit_words: Vec<Vec<i32>>,
     stop: Label,
     leave: Label,
     blocks: HashMap<BlockId, Label>,
@@ -194,7 +267,8 @@ struct Emit<'e, 'a> {
 
 impl Emit<'_, '_> {
     fn slot(&self, v: ValueId) -> i32 {
-        8 * flowc_ir::ix(v) as i32
+        let k = flowc_ir::ix(v);
+        self.inherited[k].unwrap_or(8 * k as i32)
     }
 
     fn run(&mut self) -> Result<(), &'static str> {
@@ -212,24 +286,85 @@ impl Emit<'_, '_> {
 
     /// `push rbp; mov rbp, rsp; push rbx; sub rsp, frame`, the context to
     /// `rbx`, the frame zeroed, the frame and stack pointer stored for the
-    /// collector, the parameters loaded from the exit buffer.
+    /// collector, the parameters loaded from the exit buffer. A bridge
+    /// that inherits its parent's frame builds all of it this way (its
+    /// standard entry), and has a direct entry after it.
     fn prologue(&mut self) {
         let words = self.f.values.len() as i32;
-        // Scratch words for a parallel copy of the most phis of a block.
+        // Scratch words for a parallel copy of the most phis of a block,
+        // or of the arguments of a jump back to the root.
         let phis = self.f.layout.iter().map(|&b| self.f.blocks[b].phis.len()).max().unwrap_or(0) as i32;
+        let back = self.inherit.as_ref().filter(|i| i.root.is_some()).map_or(0, |i| i.parent.root_params.len());
         self.scratch = 8 * words;
-        let all = words + phis;
-        // rsp is 8 mod 16 after the call; push rbp, push rbx: 8 mod 16
-        // again, so the frame is 8 mod 16 for calls to be aligned.
-        self.frame = 8 * all + if all % 2 == 0 { 8 } else { 0 };
+        let all = words + phis.max(back as i32);
+        let Some((parent, params)) = self.inherit.as_ref().map(|i| (i.parent, i.params)) else {
+            // rsp is 8 mod 16 after the call; push rbp, push rbx: 8 mod 16
+            // again, so the frame is 8 mod 16 for calls to be aligned.
+            self.frame = 8 * all + if all % 2 == 0 { 8 } else { 0 };
+            self.enter(self.frame, words);
+            self.load_params();
+            self.body = self.a.offset();
+            self.own = Frame {
+                below: self.frame,
+                slots: (0..words as u32).map(|k| 8 * k).collect(),
+                root_depth: 0,
+                root_params: self.f.params.iter().map(|&p| self.slot(p)).collect(),
+            };
+            return;
+        };
+        // A bridge's own words keep the stack pointer 16-aligned.
+        self.frame = 8 * (all + all % 2);
+        let own = self.frame;
+        for (&p, &word) in self.f.params.iter().zip(params) {
+            self.inherited[flowc_ir::ix(p)] = Some(own + word);
+        }
+        let mut slots: Vec<u32> = (0..words as u32).map(|k| 8 * k).collect();
+        slots.extend(parent.slots.iter().map(|&s| s + own as u32));
+        self.own = Frame {
+            below: own + parent.below,
+            slots,
+            root_depth: own + parent.root_depth,
+            root_params: parent.root_params.clone(),
+        };
+        // The standard entry: the whole frame, every word of it zeroed.
+        let below = self.own.below;
+        self.enter(below, below / 8);
+        self.load_params();
+        let body = self.a.label();
+        self.a.jmp(body);
+        // The direct entry, from the parent's exit: its frame is in place.
+        self.direct = Some(self.a.offset());
+        self.a.alu_imm(Alu::Sub, RSP, own);
+        self.zero(words);
+        self.a.store(RBX, offsets::LAST_FP, RBP);
+        self.a.store(RBX, offsets::LAST_SP, RSP);
+        self.a.bind(body);
+        self.body = self.a.offset();
+    }
+
+    /// Pushes `rbp` and `rbx`, reserves `frame` bytes, takes the context
+    /// from `rdi`, zeroes the first `words` words and stores the frame
+    /// and stack pointers for the collector.
+    fn enter(&mut self, frame: i32, words: i32) {
         let a = &mut self.a;
         a.push(RBP);
         a.mov(RBP, RSP);
         a.push(RBX);
-        a.alu_imm(Alu::Sub, RSP, self.frame);
+        a.alu_imm(Alu::Sub, RSP, frame);
         a.mov(RBX, RDI);
+        self.zero(words);
+        // The stack pointer stays put until the epilogue (or a bridge's
+        // own words are popped): the collector walks from here during
+        // any runtime call.
+        self.a.store(RBX, offsets::LAST_FP, RBP);
+        self.a.store(RBX, offsets::LAST_SP, RSP);
+    }
+
+    /// Zeroes the first `words` words above the stack pointer.
+    fn zero(&mut self, words: i32) {
         if words > 0 {
             // A loop of stores: rcx counts the words down.
+            let a = &mut self.a;
             a.alu(Alu::Xor, RAX, RAX);
             a.mov_imm(RCX, words as i64);
             let top = a.label();
@@ -238,11 +373,11 @@ impl Emit<'_, '_> {
             a.alu_imm(Alu::Sub, RCX, 1);
             a.jcc(Cond::NotEqual, top);
         }
-        // The stack pointer stays put until the epilogue: the collector
-        // walks from here during any runtime call.
-        a.store(RBX, offsets::LAST_FP, RBP);
-        a.store(RBX, offsets::LAST_SP, RSP);
-        a.load(RCX, RBX, offsets::EXIT_VALUES);
+    }
+
+    /// The parameters from the exit buffer to their words.
+    fn load_params(&mut self) {
+        self.a.load(RCX, RBX, offsets::EXIT_VALUES);
         for (k, &p) in self.f.params.iter().enumerate() {
             self.a.load(RAX, RCX, 8 * k as i32);
             let s = self.slot(p);
@@ -263,6 +398,20 @@ impl Emit<'_, '_> {
         self.a.bind(l);
         if self.facts.is_header(b) && b != self.f.entry {
             self.a.alu_mem_imm8(Alu::Add, RBX, offsets::ITERATIONS, 1);
+        }
+        if self.env.fuel && self.facts.is_header(b) {
+            // One step; at 0 the run stops with `fuel_exhausted`, raised
+            // at the header's first statement.
+            self.a.alu_mem_imm8(Alu::Sub, RBX, offsets::FUEL, 1);
+            let at = self.a.label();
+            self.a.jcc(Cond::Equal, at);
+            let first = self.f.blocks[b].insts.first().copied();
+            let site = first.map_or(self.f.sites.term(b), |i| self.f.sites.inst(i)).or_else(|| {
+                let block = self.f.blocks[b].name?;
+                Some(flowc_ir::Site { function: None, block, statement: 1, is_terminator: false })
+            });
+            let site = site.map(|s| self.env.sites.number(s));
+            self.cold.push(Cold::OutOfFuel { at, site });
         }
         for &i in &self.f.blocks[b].insts.clone() {
             self.site = self.f.sites.inst(i).map(|s| self.env.sites.number(s));
@@ -410,7 +559,9 @@ impl Emit<'_, '_> {
         let srcs: Vec<Src> = args.iter().map(|a| self.src(a)).collect();
         let desc = flowc_runtime::runtime::op_desc(op as usize, args.len(), self.site) as i64;
         let call = Call::Op { desc, a: srcs[0], b: srcs.get(1).copied().unwrap_or(Src::Imm(desc)) };
-        let known = [0, 1].map(|k| form != Form::Generic || args.get(k).is_some_and(|o| self.small(o)));
+        // Known small: proven so ([`crate::small`]), or everything proven
+        // (`.word`). An `.int` operand is an integer, maybe a bignum.
+        let known = [0, 1].map(|k| form == Form::Word || args.get(k).is_some_and(|o| self.small(o)));
         let back = self.a.label();
         match op {
             Op::Same => {
@@ -783,7 +934,9 @@ impl Emit<'_, '_> {
         let n = self.env.exits.len();
         self.exit_numbers.insert(at, n);
         let (guard, check) = (how != Leaving::End, how == Leaving::Check);
-        self.env.exits.push(exit_record(self.f, self.current, resume, label, key, guard, check));
+        let exit = exit_record(self.f, self.current, resume, label, key, guard, check);
+        self.exit_words.push(exit.values.iter().map(|&v| self.slot(v)).collect());
+        self.env.exits.push(exit);
         n
     }
 
@@ -803,6 +956,29 @@ impl Emit<'_, '_> {
                 let trace = *links.traces.get(&target).ok_or("a jump to an unknown trace")?;
                 if trace.params != args.len() {
                     return Err("a jump with the wrong number of arguments");
+                }
+                let root = self.inherit.as_ref().and_then(|i| i.root);
+                if let Some((_, body)) = root.filter(|&(name, _)| name == target) {
+                    // Back into the root, in its frame: the arguments to
+                    // its parameters' words, the bridges' words popped.
+                    let depth = self.own.root_depth;
+                    if self.own.root_params.len() != args.len() {
+                        return Err("a jump back with the wrong number of arguments");
+                    }
+                    let moves: Vec<(i32, Src)> = self
+                        .own
+                        .root_params
+                        .clone()
+                        .iter()
+                        .zip(&args)
+                        .map(|(&p, o)| (depth + p, self.src(o)))
+                        .collect();
+                    self.parallel_moves(&moves);
+                    self.a.alu_imm(Alu::Add, RSP, depth);
+                    self.a.store(RBX, offsets::LAST_SP, RSP);
+                    self.a.mov_imm64(RAX, body as i64);
+                    self.a.jmp_reg(RAX);
+                    return Ok(());
                 }
                 self.a.load(RCX, RBX, offsets::EXIT_VALUES);
                 for (k, o) in args.iter().enumerate() {
@@ -832,51 +1008,63 @@ impl Emit<'_, '_> {
     /// of the same block (a parallel copy).
     fn phi_moves(&mut self, from: BlockId, to: BlockId) {
         let phis = self.f.blocks[to].phis.clone();
-        let mut moves: Vec<(i32, Operand)> = Vec::new();
+        let mut moves: Vec<(i32, Src)> = Vec::new();
         for &phi in &phis {
             let (InstKind::Phi(inputs), Some(r)) = (&self.f.insts[phi].kind, self.f.insts[phi].result) else {
                 continue;
             };
             let o = inputs.iter().find(|(p, _)| *p == from).map(|(_, o)| o.clone()).expect("an input per edge");
             if o != Operand::Value(r) {
-                moves.push((self.slot(r), o));
+                let (t, s) = (self.slot(r), self.src(&o));
+                moves.push((t, s));
             }
         }
-        let targets: Vec<i32> = moves.iter().map(|(t, _)| *t).collect();
-        let reads_target =
-            moves.iter().any(|(_, o)| matches!(o, Operand::Value(v) if targets.contains(&self.slot(*v))));
+        self.parallel_moves(&moves);
+    }
+
+    /// Stores every source of `moves` in its word as if all at once: in
+    /// two steps, through the scratch words, when a source is another's
+    /// target.
+    fn parallel_moves(&mut self, moves: &[(i32, Src)]) {
+        let reads_target = moves.iter().any(|(_, s)| matches!(s, Src::Slot(w) if moves.iter().any(|(t, _)| t == w)));
         if !reads_target {
-            for (t, o) in &moves {
-                self.load(RAX, o);
-                self.a.store(RSP, *t, RAX);
+            for &(t, s) in moves {
+                self.load_src(RAX, s);
+                self.a.store(RSP, t, RAX);
             }
             return;
         }
-        for (k, (_, o)) in moves.iter().enumerate() {
-            self.load(RAX, o);
+        for (k, &(_, s)) in moves.iter().enumerate() {
+            self.load_src(RAX, s);
             self.a.store(RSP, self.scratch + 8 * k as i32, RAX);
         }
-        for (k, (t, _)) in moves.iter().enumerate() {
+        for (k, &(t, _)) in moves.iter().enumerate() {
             self.a.load(RAX, RSP, self.scratch + 8 * k as i32);
-            self.a.store(RSP, *t, RAX);
+            self.a.store(RSP, t, RAX);
         }
     }
 
-    /// Stores exit `n`'s values in the exit buffer and goes to the shared
+    /// Goes to the direct entry of exit `n`'s bridge if it has one, else
+    /// stores the exit's values in the exit buffer and goes to the shared
     /// tail with its number and link slot.
     fn exit_code(&mut self, n: usize) {
-        let values = self.env.exits[n].values.clone();
-        self.a.load(RCX, RBX, offsets::EXIT_VALUES);
-        for (k, v) in values.iter().enumerate() {
-            let s = self.slot(*v);
-            self.a.load(RAX, RSP, s);
-            self.a.store(RCX, 8 * k as i32, RAX);
-        }
         let links = self.env.links.as_mut().expect("checked");
         let number = links.first_exit + n;
         let slot = links.slots.slot(number) as *const crate::lower::ExitSlot as i64;
-        self.a.mov_imm(RAX, number as i64 + 1);
         self.a.mov_imm64(RDX, slot);
+        self.a.load(RCX, RDX, std::mem::offset_of!(crate::lower::ExitSlot, direct) as i32);
+        let stores = self.a.label();
+        self.a.test(RCX, RCX);
+        self.a.jcc(Cond::Equal, stores);
+        self.a.jmp_reg(RCX);
+        self.a.bind(stores);
+        let words = self.exit_words[n].clone();
+        self.a.load(RCX, RBX, offsets::EXIT_VALUES);
+        for (k, &w) in words.iter().enumerate() {
+            self.a.load(RAX, RSP, w);
+            self.a.store(RCX, 8 * k as i32, RAX);
+        }
+        self.a.mov_imm(RAX, number as i64 + 1);
         self.a.jmp(self.leave);
     }
 
@@ -908,6 +1096,11 @@ impl Emit<'_, '_> {
                 Cold::Exit { at, exit } => {
                     self.a.bind(at);
                     self.exit_code(exit);
+                }
+                Cold::OutOfFuel { at, site } => {
+                    self.a.bind(at);
+                    self.runtime_call("flowc_rt_out_of_fuel", &[], site);
+                    self.a.jmp(self.stop);
                 }
             }
         }

@@ -523,6 +523,12 @@ struct CacheInner {
     trace_entry: *const u8,
     /// Every exit, by [`ExitId`], with the trace it belongs to.
     exits: Vec<(TraceExit, TraceId)>,
+    /// By [`ExitId`]: for an exit of baseline code, the words its values
+    /// are in (offsets from its trace's stack pointer).
+    exit_words: Vec<Option<Box<[i32]>>>,
+    /// By [`TraceId`]: how baseline code's frame is laid out (`None` for
+    /// Cranelift's code).
+    frames: Vec<Option<BaselineFrame>>,
     slots: ExitSlots,
     pool: Vec<Root>,
     /// The slots of objects: the program's, shared with the interpreter.
@@ -601,6 +607,8 @@ impl TraceCache {
             entries: Vec::new(),
             trace_entry,
             exits: Vec::new(),
+            exit_words: Vec::new(),
+            frames: Vec::new(),
             slots: ExitSlots::default(),
             pool,
             layout,
@@ -633,6 +641,26 @@ impl TraceCache {
     /// (the cache's [`TraceCache::len`] says how many traces it holds).
     /// `tier` says how ([`crate::lower::Links::tier`]).
     pub fn compile_all(&self, fs: &[&Function], tier: crate::compile::Tier) -> Result<Vec<TraceId>, String> {
+        self.compile_in(fs, tier, None)
+    }
+
+    /// Compiles bridge `f` for exit `from` (`tier` as in
+    /// [`TraceCache::compile_all`]): when both it and the exit's trace are
+    /// baseline code, to run in that trace's frame ([`crate::baseline`]),
+    /// so that once [`TraceCache::link`]ed to `from` (and to no other
+    /// exit) the exit jumps straight into it.
+    pub fn compile_bridge(&self, f: &Function, from: ExitId, tier: crate::compile::Tier) -> Result<TraceId, String> {
+        Ok(self.compile_in(&[f], tier, Some(from))?[0])
+    }
+
+    /// [`TraceCache::compile_all`], the first of `fs` a bridge for exit
+    /// `from` if given.
+    fn compile_in(
+        &self,
+        fs: &[&Function],
+        tier: crate::compile::Tier,
+        from: Option<ExitId>,
+    ) -> Result<Vec<TraceId>, String> {
         let mut guard = self.inner.borrow_mut();
         let inner = &mut *guard;
         let mut arity: HashMap<Symbol, usize> = HashMap::default();
@@ -659,7 +687,18 @@ impl TraceCache {
         let mut shared: Vec<(cranelift_module::FuncId, Vec<u32>, Vec<u32>)> = Vec::new();
         // Traces are compiled as they come: what counts is latency.
         let mut compiler = crate::compile::Compiler::serial();
-        for f in fs {
+        let mut frames = Vec::with_capacity(fs.len());
+        // A bridge in its parent's frame: the parent's frame, the words of
+        // the exit's values, and the root (its name, its first block).
+        let inherit = from.and_then(|e| {
+            let words = inner.exit_words.get(e.0 as usize)?.as_ref()?;
+            let parent = inner.exits[e.0 as usize].1;
+            let frame = inner.frames[parent.0 as usize].as_ref()?;
+            let root = &inner.entries[frame.root.0 as usize];
+            let body = root.code as u64 + inner.frames[frame.root.0 as usize].as_ref()?.body as u64;
+            Some((e, words.clone(), frame.frame.clone(), frame.root, (root.name, body)))
+        });
+        for (k, f) in fs.iter().enumerate() {
             let t = TraceId((inner.entries.len() + made.len()) as u32);
             let (ids, _) = define::declare_functions(&mut *inner.jit, &[*f], &format!("t{}_", t.0))?;
             let mut exits = Vec::new();
@@ -687,8 +726,14 @@ impl TraceCache {
                 tiers: None,
             };
             let facts = crate::lower::Facts::new(f);
+            let inherits = inherit.as_ref().filter(|_| k == 0);
+            let parent = inherits.map(|(_, words, frame, _, root)| crate::baseline::Inherit {
+                parent: frame,
+                params: words,
+                root: Some(*root),
+            });
             let baseline = match tier {
-                crate::compile::Tier::Baseline => match crate::baseline::compile(&mut env, f, &facts) {
+                crate::compile::Tier::Baseline => match crate::baseline::compile(&mut env, f, &facts, parent) {
                     Ok(code) => Some(code),
                     Err(_) => {
                         // Refused: Cranelift compiles it, cheaply.
@@ -699,15 +744,31 @@ impl TraceCache {
                 },
                 _ => None,
             };
+            let mut exit_words = Vec::new();
             let defined = match baseline {
-                Some(code) => define_baseline(&mut env, ids[0], f.name, code).map(|maps| shared.push(maps)),
-                None => define::define_function(&mut env, f, ids[0], facts),
+                Some(mut code) => {
+                    exit_words = std::mem::take(&mut code.exit_words);
+                    frames.push(Some(BaselineFrame {
+                        frame: code.frame.clone(),
+                        root: inherits.map_or(t, |(_, _, _, root, _)| *root),
+                        from: inherits.map(|(e, ..)| *e),
+                        direct: code.direct,
+                        body: code.body,
+                    }));
+                    define_baseline(&mut env, ids[0], f.name, code).map(|maps| shared.push(maps))
+                }
+                None => {
+                    frames.push(None);
+                    define::define_function(&mut env, f, ids[0], facts)
+                }
             };
             if let Err(e) = defined {
+                frames.pop();
                 failed = Some(e);
                 break;
             }
             inner.widest_exit = inner.widest_exit.max(exits.iter().map(|e| e.values.len()).max().unwrap_or(0));
+            inner.exit_words.extend((0..exits.len()).map(|k| exit_words.get(k).map(|w| w.clone().into_boxed_slice())));
             inner.exits.extend(exits.into_iter().map(|e| (e, t)));
             inner.widest_exit = inner.widest_exit.max(f.params.len());
             let slot = inner.code_slots.slot(t.0 as usize) as *const std::cell::Cell<u64>;
@@ -725,6 +786,7 @@ impl TraceCache {
         }
         inner.shared_traps = inner.traps.clone().into();
         let mut out = Vec::with_capacity(made.len());
+        inner.frames.extend(frames);
         for (t, id, params, name) in made {
             let code = inner.jit.get_finalized_function(id);
             inner.code_slots.slot(t.0 as usize).set(code as u64);
@@ -799,6 +861,13 @@ impl TraceCache {
         }
         let address = inner.jit.get_finalized_function(entry.func) as u64;
         let slot = inner.slots.get(e.0 as usize).ok_or("the exit has no slot")?;
+        match inner.frames.get(bridge.0 as usize).and_then(Option::as_ref).filter(|f| f.from.is_some()) {
+            Some(frame) if frame.from != Some(e) => {
+                return Err(format!("{} runs in the frame of another exit's trace", entry.name));
+            }
+            Some(frame) => slot.direct.set(address + frame.direct.expect("an inheriting bridge's") as u64),
+            None => {}
+        }
         slot.target.set(address);
         Ok(())
     }
@@ -821,7 +890,15 @@ impl TraceCache {
         Ok(())
     }
 
-    /// Failures of exit `e` that continued in its link.
+    /// Whether exit `e` jumps straight into its bridge, which runs in the
+    /// frame of `e`'s trace ([`TraceCache::compile_bridge`]): those
+    /// crossings are not counted.
+    pub fn linked_directly(&self, e: ExitId) -> bool {
+        self.inner.borrow().slots.get(e.0 as usize).is_some_and(|s| s.direct.get() != 0)
+    }
+
+    /// Failures of exit `e` that continued in its link (through the
+    /// exit buffer: not those of a direct link).
     pub fn linked_failures(&self, e: ExitId) -> u64 {
         self.inner.borrow().slots.get(e.0 as usize).map_or(0, |s| s.count.get())
     }
@@ -1008,7 +1085,19 @@ fn define_baseline(
         safepoints: Vec::new(),
         places: Vec::new(),
     });
-    Ok((id, code.safepoints, code.slots))
+    Ok((id, code.safepoints, code.frame.slots))
+}
+
+/// How a baseline trace's frame is laid out ([`crate::baseline::Frame`]),
+/// the trace at its bottom, and for a bridge compiled to run in its
+/// parent's frame the exit it was compiled for and its direct entry.
+struct BaselineFrame {
+    frame: crate::baseline::Frame,
+    root: TraceId,
+    from: Option<ExitId>,
+    direct: Option<u32>,
+    /// Offset of the code of the first block.
+    body: u32,
 }
 
 /// What [`TraceCache::enter`] enters.

@@ -81,11 +81,16 @@ pub const LINK_CHECK: u64 = 1 << 12;
 /// the exit buffer) the exit continues in instead of returning;
 /// `count` counts the failures that went there (the others return to
 /// the caller, which counts them). Generated code reads and writes both.
+/// `direct`, when not 0, is where a baseline exit jumps first, storing
+/// nothing: the direct entry of a bridge compiled to run in the frame of
+/// the exit's trace ([`crate::baseline`]'s frame inheritance); such
+/// crossings are not counted.
 #[repr(C)]
 #[derive(Default)]
 pub struct ExitSlot {
     pub target: std::cell::Cell<u64>,
     pub count: std::cell::Cell<u64>,
+    pub direct: std::cell::Cell<u64>,
 }
 
 /// The [`ExitSlot`]s of every exit of a trace cache, by exit number, in

@@ -16,13 +16,17 @@ impl<'p> Jit<'p> {
     /// `start`); registers it. When it ends by jumping to a loop's
     /// preamble, it jumps into the loop instead if its state matches the
     /// loop's entry — unless `plain` (the trace leaves a restart guard of
-    /// that entry: the state is known not to match).
+    /// that entry: the state is known not to match). A bridge of exit
+    /// `from` is compiled to run in the frame of the exit's trace (when
+    /// trees are not grown: they are grown from the crossings of links
+    /// that go through the driver's exit path).
     pub(super) fn compile_straight(
         &mut self,
         mut function: Function,
         recorded: usize,
         start: String,
         plain: bool,
+        from: Option<ExitId>,
     ) -> Option<(TraceId, Duration)> {
         let started = Instant::now();
         self.inspect(&function, "conversion");
@@ -40,7 +44,8 @@ impl<'p> Jit<'p> {
         self.stats.optimize_time += started.elapsed();
         self.inspect(&function, "optimization");
         let tier = self.options.tier;
-        let id = self.compile_pieces(vec![(function, Kind::Bridge, recorded)], &start, started, tier)?[0];
+        let from = from.filter(|_| !self.options.trees);
+        let id = self.compile_pieces(vec![(function, Kind::Bridge, recorded)], &start, started, tier, from)?[0];
         self.codes[id.0 as usize].restarts = optimized.restarts;
         Some((id, started.elapsed()))
     }
@@ -96,7 +101,7 @@ impl<'p> Jit<'p> {
         self.stats.optimize_time += started.elapsed();
         self.inspect(&looped, "optimization");
         let pieces = vec![(looped, Kind::Body, 0), (preamble, Kind::Loop, trace.ops.len())];
-        let ids = self.compile_pieces(pieces, &what, started, self.options.tier)?;
+        let ids = self.compile_pieces(pieces, &what, started, self.options.tier, None)?;
         let (body_id, id) = (ids[0], ids[1]);
         let c = &mut self.codes[id.0 as usize];
         c.body = Some(body_id);
@@ -115,19 +120,26 @@ impl<'p> Jit<'p> {
     /// operations it was recorded from; starting at `start`, work begun
     /// at `started`) into the cache together, in order (each may jump to
     /// those before it); registers them (their code records keep them).
+    /// The one piece of a bridge for exit `from` runs in the frame of the
+    /// exit's trace ([`TraceCache::compile_bridge`]).
     pub(super) fn compile_pieces(
         &mut self,
         pieces: Vec<(Function, Kind, usize)>,
         start: &str,
         started: Instant,
         tier: flowc_codegen::compile::Tier,
+        from: Option<ExitId>,
     ) -> Option<Vec<TraceId>> {
         if self.cache.is_none() {
             let options = self.cache_options();
             self.cache = TraceCache::new(&self.hints, self.layout, options).ok();
         }
         let functions: Vec<&Function> = pieces.iter().map(|(f, _, _)| f).collect();
-        let compiled = self.cache.as_ref()?.compile_all(&functions, tier);
+        let cache = self.cache.as_ref()?;
+        let compiled = match (from, &functions[..]) {
+            (Some(e), [f]) => cache.compile_bridge(f, e, tier).map(|t| vec![t]),
+            _ => cache.compile_all(&functions, tier),
+        };
         let time = started.elapsed();
         self.stats.compile_time += time;
         let ids = match compiled {

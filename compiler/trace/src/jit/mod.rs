@@ -500,7 +500,7 @@ impl<'p> Jit<'p> {
             let mut exits = Vec::new();
             for (index, e) in self.exit_views(cache, TraceId(k as u32)).into_iter().enumerate() {
                 s.bridged += e.linked;
-                if e.to_driver + e.linked == 0 {
+                if e.to_driver + e.linked == 0 && !e.direct {
                     continue;
                 }
                 exits.push(ExitReport {
@@ -508,6 +508,7 @@ impl<'p> Jit<'p> {
                     label: e.label.to_string(),
                     to_driver: e.to_driver,
                     linked: e.linked,
+                    direct: e.direct,
                     bridge: e.bridge.map(|b| b.to_string()),
                 });
             }

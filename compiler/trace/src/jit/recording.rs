@@ -124,7 +124,7 @@ impl<'p> Jit<'p> {
                 let end = End::Jump { target: c.function.name, params: c.params.clone() };
                 let mut function = to_ir::convert(self.program, name, &trace, &start, &end);
                 speculate::insert_lists(&mut function, &speculate::lists(&args), label, graph.name);
-                self.compile_straight(function, trace.ops.len(), what, false)
+                self.compile_straight(function, trace.ops.len(), what, false, None)
             }
         };
         let Some((code, time)) = compiled else {
@@ -438,7 +438,7 @@ impl<'p> Jit<'p> {
                 None => End::Exit(end_label),
             };
             let function = to_ir::convert(self.program, name, &trace, &start, &end);
-            self.compile_straight(function, trace.ops.len(), what, restart)
+            self.compile_straight(function, trace.ops.len(), what, restart, Some(exit))
         };
         let Some((code, time)) = compiled else {
             self.stats.aborted += 1;

@@ -14,10 +14,22 @@ pub struct ExitReport {
     /// Times it returned to the JIT's driver (interpreter or bridge
     /// recording).
     pub to_driver: u64,
-    /// Times it continued in its bridge, in machine code.
+    /// Times it continued in its bridge, in machine code, through the
+    /// exit buffer.
     pub linked: u64,
+    /// Whether it jumps straight into its bridge, which runs in the same
+    /// frame (crossings not counted: the jump is all they cost).
+    pub direct: bool,
     /// The bridge attached to it, by name.
     pub bridge: Option<String>,
+}
+
+impl Stats {
+    /// Exits that jump straight into a bridge running in their code's
+    /// frame (whose crossings are not counted in [`ExitReport::linked`]).
+    pub fn direct_links(&self) -> usize {
+        self.per_trace.iter().flat_map(|t| &t.exits).filter(|e| e.direct).count()
+    }
 }
 
 /// One piece of compiled code.
@@ -148,7 +160,7 @@ impl std::fmt::Display for Stats {
         writeln!(f, "entries:         {} ({} compiled calls)", self.entries, self.calls)?;
         writeln!(
             f,
-            "guard failures:  {} ({} to the driver, {} into linked bridges)",
+            "guard failures:  {} ({} to the driver, {} into bridges linked through the exit buffer)",
             self.guard_failures + self.bridged,
             self.guard_failures,
             self.bridged
@@ -180,7 +192,11 @@ impl std::fmt::Display for Stats {
                 ms(t.compile_time)
             )?;
             for e in &t.exits {
-                write!(f, "\n    exit {} to {}: {} to the driver, {} linked", e.index, e.label, e.to_driver, e.linked)?;
+                write!(f, "\n    exit {} to {}: {} to the driver, ", e.index, e.label, e.to_driver)?;
+                match e.direct {
+                    true => write!(f, "linked directly")?,
+                    false => write!(f, "{} linked", e.linked)?,
+                }
                 if let Some(b) = &e.bridge {
                     write!(f, " (bridge {b})")?;
                 }

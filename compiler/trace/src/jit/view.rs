@@ -38,6 +38,9 @@ pub struct ExitView {
     /// bridge.
     pub to_driver: u64,
     pub linked: u64,
+    /// Whether it jumps straight into its bridge, which runs in this
+    /// code's frame (those crossings are not counted).
+    pub direct: bool,
     /// The bridge attached to it, by name.
     pub bridge: Option<Symbol>,
 }
@@ -59,6 +62,7 @@ impl Jit<'_> {
                     label: exit.label,
                     to_driver: state.map_or(0, |s| s.to_driver),
                     linked: cache.linked_failures(e),
+                    direct: cache.linked_directly(e),
                     bridge: state.and_then(|s| s.bridge).map(|b| self.codes[b.0 as usize].function.name),
                 }
             })

@@ -317,6 +317,7 @@ pub fn collect(input: &Input, runs: &Runs, limits: &Limits) -> Json {
                     ("label", Json::from(e.label.as_str())),
                     ("to_driver", Json::from(e.to_driver)),
                     ("linked", Json::from(e.linked)),
+                    ("direct", Json::from(e.direct)),
                     ("bridge", Json::from(e.bridge.map(|b| b.as_str()))),
                 ])
             })

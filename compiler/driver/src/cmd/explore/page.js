@@ -310,7 +310,9 @@
       badges[e.key] = {
         text,
         zero: n === 0,
-        title: "to " + e.label + ": " + e.to_driver + " to the interpreter, " + e.linked + " into its bridge",
+        title:
+          "to " + e.label + ": " + e.to_driver + " to the interpreter, " +
+          (e.direct ? "then straight into its bridge (not counted)" : e.linked + " into its bridge"),
       };
     }
     return badges;
