@@ -19,6 +19,8 @@ pub const RSP: Reg = Reg(4);
 pub const RBP: Reg = Reg(5);
 pub const RSI: Reg = Reg(6);
 pub const RDI: Reg = Reg(7);
+pub const R8: Reg = Reg(8);
+pub const R9: Reg = Reg(9);
 
 /// A two-operand ALU operation (its opcode's `/r` form and its `/digit`
 /// for immediates).

@@ -53,9 +53,16 @@
 //! **Fuel**, when counted, is one step at every loop header (a trace's
 //! entry too), as in the Cranelift lowering.
 //!
-//! A trace the compiler does not handle — one that calls functions, a
-//! control flow that is not a chain of blocks with back edges — is
-//! refused ([`compile`] says why), and the caller
+//! **Calls** of the program's functions (compiled by Cranelift with the
+//! cache, the system convention: the arguments, then the context, in
+//! registers) count the depth as the interpreter does, and are
+//! safepoints listing every word of the frame; the callee keeps the
+//! frame and stack pointers of its own frame in the context, so they are
+//! stored again after it returns.
+//!
+//! A trace the compiler does not handle — one that calls a function
+//! with more than five arguments, a control flow that is not a chain of
+//! blocks with back edges — is refused ([`compile`] says why), and the caller
 //! compiles it with Cranelift instead.
 
 mod asm;
@@ -72,7 +79,7 @@ use crate::lower::exits::{exit_record, ExitAt, Leaving};
 use crate::lower::{Constants, Env, Facts};
 use crate::runtime::offsets;
 use crate::word::{self, ONE, ZERO};
-use asm::{Alu, Asm, Cond, Label, Reg, RAX, RBP, RBX, RCX, RDI, RDX, RSI, RSP};
+use asm::{Alu, Asm, Cond, Label, Reg, R8, R9, RAX, RBP, RBX, RCX, RDI, RDX, RSI, RSP};
 
 /// A trace compiled by the baseline compiler: its code (which refers to
 /// nothing by relocation: runtime functions, link slots and other traces'
@@ -121,16 +128,26 @@ pub struct Inherit<'i> {
     pub root: Option<(Symbol, u64)>,
 }
 
-/// Compiles trace `f` (with `facts`) for `env`'s trace cache, or says why
-/// it does not; a bridge with `inherit` runs in its parent's frame.
-pub fn compile(env: &mut Env, f: &Function, facts: &Facts, inherit: Option<Inherit>) -> Result<Compiled, &'static str> {
+/// The program's functions a trace may call: their code's addresses.
+pub type Functions = HashMap<Symbol, i64>;
+
+/// Compiles trace `f` (with `facts`) for `env`'s trace cache, whose
+/// functions are at `functions`, or says why it does not; a bridge with
+/// `inherit` runs in its parent's frame.
+pub fn compile(
+    env: &mut Env,
+    f: &Function,
+    facts: &Facts,
+    functions: &Functions,
+    inherit: Option<Inherit>,
+) -> Result<Compiled, &'static str> {
     if f.kind != flowc_ir::FunctionKind::Trace {
         return Err("not a trace");
     }
     if env.links.is_none() {
         return Err("not in a trace cache");
     }
-    check_shape(f)?;
+    check_shape(f, functions)?;
     if inherit.as_ref().is_some_and(|i| i.params.len() != f.params.len()) {
         return Err("a bridge taking other values than its exit stores");
     }
@@ -144,6 +161,7 @@ pub fn compile(env: &mut Env, f: &Function, facts: &Facts, inherit: Option<Inher
         f,
         facts,
         runtime,
+        functions,
         frame: 0,
         scratch: 0,
         inherit,
@@ -173,7 +191,7 @@ pub fn compile(env: &mut Env, f: &Function, facts: &Facts, inherit: Option<Inher
 /// Then code at a later place in the layout runs only after code at every
 /// earlier place has run (since the values it uses were defined), which is
 /// what the inline paths' "tested earlier" facts rest on.
-fn check_shape(f: &Function) -> Result<(), &'static str> {
+fn check_shape(f: &Function, functions: &Functions) -> Result<(), &'static str> {
     if f.layout.first() != Some(&f.entry) {
         return Err("the entry is not the first block");
     }
@@ -186,7 +204,8 @@ fn check_shape(f: &Function) -> Result<(), &'static str> {
         }
         for &i in &f.blocks[b].insts {
             match &f.insts[i].kind {
-                InstKind::Call { .. } => return Err("a call"),
+                InstKind::Call { args, .. } if args.len() > CALL_ARGS => return Err("a call with many arguments"),
+                InstKind::Call { func, .. } if !functions.contains_key(func) => return Err("a call of no function"),
                 InstKind::Op { op: Operator::Known(op), args, .. } if op.arity() != args.len() => {
                     return Err("an operation with the wrong number of operands")
                 }
@@ -200,6 +219,10 @@ fn check_shape(f: &Function) -> Result<(), &'static str> {
     }
     Ok(())
 }
+
+/// Most arguments of a call the compiler makes: with the context, the
+/// system convention's six argument registers.
+const CALL_ARGS: usize = 5;
 
 /// Where an operand comes from: a word of the frame, or an immediate.
 #[derive(Copy, Clone, Debug)]
@@ -231,6 +254,8 @@ enum Cold {
     Exit { at: Label, exit: usize },
     /// The fuel ran out at a loop header (whose first statement is `site`).
     OutOfFuel { at: Label, site: Option<u64> },
+    /// A call at `site` would go deeper than the interpreter may.
+    Overflow { at: Label, site: Option<u64> },
 }
 
 struct Emit<'e, 'a> {
@@ -239,6 +264,7 @@ struct Emit<'e, 'a> {
     f: &'e Function,
     facts: &'e Facts,
     runtime: HashMap<&'static str, i64>,
+    functions: &'e Functions,
     /// Bytes `sub rsp` reserves.
     frame: i32,
     /// The first of the scratch words above the values' (phi moves).
@@ -526,7 +552,7 @@ impl Emit<'_, '_> {
             }
             InstKind::Get { obj, field } => self.get(i, &obj, field),
             InstKind::Set { obj, field, value } => self.set(&obj, field, &value),
-            InstKind::Call { .. } => return Err("a call"),
+            InstKind::Call { func, args } => self.call(i, func, &args),
             InstKind::Guard { kind, resume, label } => self.guard(&kind, resume, label),
         }
         Ok(())
@@ -546,6 +572,38 @@ impl Emit<'_, '_> {
         self.a.mov_imm64(RAX, self.runtime[name]);
         let ret = self.a.call(RAX);
         self.safepoints.push(ret);
+    }
+
+    /// A call of the program's function `func` with `args` (checked
+    /// bound), one frame deeper; its result to `i`'s word.
+    fn call(&mut self, i: flowc_ir::InstId, func: Symbol, args: &[Operand]) {
+        for o in args {
+            self.load(RAX, o);
+            self.fail_if_unbound(RAX, o);
+        }
+        // The interpreter's depth limit.
+        let overflow = self.a.label();
+        self.a.load(RAX, RBX, offsets::DEPTH);
+        self.a.alu_imm(Alu::Add, RAX, 1);
+        self.a.load(RCX, RBX, offsets::MAX_DEPTH);
+        self.a.alu(Alu::Cmp, RAX, RCX);
+        self.a.jcc(Cond::AboveEqual, overflow);
+        self.a.store(RBX, offsets::DEPTH, RAX);
+        self.cold.push(Cold::Overflow { at: overflow, site: self.site });
+        let registers = [RDI, RSI, RDX, RCX, R8, R9];
+        for (o, &r) in args.iter().zip(&registers) {
+            self.load(r, o);
+        }
+        self.a.mov(registers[args.len()], RBX);
+        self.a.mov_imm64(RAX, self.functions[&func]);
+        let ret = self.a.call(RAX);
+        self.safepoints.push(ret);
+        self.a.alu_mem_imm8(Alu::Sub, RBX, offsets::DEPTH, 1);
+        // The callee's frame and stack pointers were the collector's.
+        self.a.store(RBX, offsets::LAST_FP, RBP);
+        self.a.store(RBX, offsets::LAST_SP, RSP);
+        self.check_stop();
+        self.store_result(i, RAX);
     }
 
     /// Goes to the stop block if rax is the stop word.
@@ -1100,6 +1158,11 @@ impl Emit<'_, '_> {
                 Cold::OutOfFuel { at, site } => {
                     self.a.bind(at);
                     self.runtime_call("flowc_rt_out_of_fuel", &[], site);
+                    self.a.jmp(self.stop);
+                }
+                Cold::Overflow { at, site } => {
+                    self.a.bind(at);
+                    self.runtime_call("flowc_rt_stack_overflow", &[], site);
                     self.a.jmp(self.stop);
                 }
             }

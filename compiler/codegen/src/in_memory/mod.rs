@@ -513,6 +513,8 @@ struct CacheInner {
     jit: Code,
     runtime: HashMap<&'static str, cranelift_module::FuncId>,
     funcs: HashMap<Symbol, (cranelift_module::FuncId, usize)>,
+    /// The program's functions' code, for baseline traces to call.
+    function_code: crate::baseline::Functions,
     /// Every trace compiled, by name, for `jump_trace`.
     names: HashMap<Symbol, crate::lower::TraceRef>,
     /// Each trace's code slot ([`crate::lower::CodeSlots`]), by number.
@@ -594,6 +596,8 @@ impl TraceCache {
         let trace_entry = define::define_trace_entry(&mut *jit, "flowc_trace_entry")?;
         jit.finalize_definitions().map_err(|e| e.to_string())?;
         let trace_entry = jit.get_finalized_function(trace_entry);
+        let function_code =
+            funcs.iter().map(|(&name, &(id, _))| (name, jit.get_finalized_function(id) as i64)).collect();
         let mut stack_maps = Box::<StackMaps>::default();
         stack_maps.add(safepoints.into_iter().map(|d| (jit.get_finalized_function(d.id) as usize, d.safepoints)));
         let immutable: Vec<(Symbol, Symbol)> =
@@ -602,6 +606,7 @@ impl TraceCache {
             jit,
             runtime,
             funcs,
+            function_code,
             names: HashMap::default(),
             code_slots: Default::default(),
             entries: Vec::new(),
@@ -733,15 +738,17 @@ impl TraceCache {
                 root: Some(*root),
             });
             let baseline = match tier {
-                crate::compile::Tier::Baseline => match crate::baseline::compile(&mut env, f, &facts, parent) {
-                    Ok(code) => Some(code),
-                    Err(_) => {
-                        // Refused: Cranelift compiles it, cheaply.
-                        env.exits.clear();
-                        env.links.as_mut().expect("a trace cache's").tier = crate::compile::Tier::Cheap;
-                        None
+                crate::compile::Tier::Baseline => {
+                    match crate::baseline::compile(&mut env, f, &facts, &inner.function_code, parent) {
+                        Ok(code) => Some(code),
+                        Err(_) => {
+                            // Refused: Cranelift compiles it, cheaply.
+                            env.exits.clear();
+                            env.links.as_mut().expect("a trace cache's").tier = crate::compile::Tier::Cheap;
+                            None
+                        }
                     }
-                },
+                }
                 _ => None,
             };
             let mut exit_words = Vec::new();
