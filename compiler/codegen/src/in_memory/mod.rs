@@ -513,8 +513,14 @@ struct CacheInner {
     jit: Code,
     runtime: HashMap<&'static str, cranelift_module::FuncId>,
     funcs: HashMap<Symbol, (cranelift_module::FuncId, usize)>,
-    /// The program's functions' code, for baseline traces to call.
+    /// The program's functions' code, for baseline traces to call (empty
+    /// until they are defined).
     function_code: crate::baseline::Functions,
+    /// The program's functions, declared but not yet defined: they are
+    /// compiled (Cranelift's optimizing settings, milliseconds each) only
+    /// when a trace that calls one is compiled or one is called, so a run
+    /// whose traces call nothing never pays for them.
+    undefined: Vec<Function>,
     /// Every trace compiled, by name, for `jump_trace`.
     names: HashMap<Symbol, crate::lower::TraceRef>,
     /// Each trace's code slot ([`crate::lower::CodeSlots`]), by number.
@@ -561,52 +567,25 @@ impl TraceCache {
     /// A cache for the traces of a program with `hints` (its functions and
     /// `immutable` declarations); compiles the functions.
     pub fn new(hints: &Module, layout: &'static Layout, options: Options) -> Result<TraceCache, String> {
-        // The functions, and room for the traces and bridges to come.
+        // The functions (declared now, defined when first needed), and
+        // room for the traces and bridges to come.
         let functions: Vec<&Function> = hints.functions.iter().filter(|g| g.kind == FunctionKind::Function).collect();
         let mut jit = Code::new(builder(size(&functions) + TRACE_ROOM)?);
         let runtime = define::declare_runtime(&mut *jit)?;
-        let (ids, funcs) = define::declare_functions(&mut *jit, &functions, "f")?;
-        let (mut pool, mut traps, mut sites) = (Vec::new(), Vec::new(), SiteTable::default());
-        let mut safepoints = Vec::new();
+        let (_, funcs) = define::declare_functions(&mut *jit, &functions, "f")?;
         let objects = ObjectInfo::new(layout, &hints.immutable, true);
-        let mut compiler = crate::compile::Compiler::for_work(size(&functions));
-        for (k, f) in functions.iter().enumerate() {
-            let mut exits = Vec::new();
-            let mut env = crate::lower::Env {
-                module: &mut *jit,
-                funcs: &funcs,
-                runtime: &runtime,
-                constants: Constants::Rooted(&mut pool),
-                traps: &mut traps,
-                exits: &mut exits,
-                sites: &mut sites,
-                fuel: options.fuel,
-                split: None,
-                links: None,
-                safepoints: &mut safepoints,
-                objects: &objects,
-                compiler: &mut compiler,
-                tiers: None,
-            };
-            define::define_function(&mut env, f, ids[k], crate::lower::Facts::new(f))?;
-            if k + 1 == functions.len() {
-                crate::compile::finish(&mut env)?;
-            }
-        }
         let trace_entry = define::define_trace_entry(&mut *jit, "flowc_trace_entry")?;
         jit.finalize_definitions().map_err(|e| e.to_string())?;
         let trace_entry = jit.get_finalized_function(trace_entry);
-        let function_code =
-            funcs.iter().map(|(&name, &(id, _))| (name, jit.get_finalized_function(id) as i64)).collect();
-        let mut stack_maps = Box::<StackMaps>::default();
-        stack_maps.add(safepoints.into_iter().map(|d| (jit.get_finalized_function(d.id) as usize, d.safepoints)));
+        let stack_maps = Box::<StackMaps>::default();
         let immutable: Vec<(Symbol, Symbol)> =
             hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
         let inner = CacheInner {
             jit,
             runtime,
             funcs,
-            function_code,
+            function_code: Default::default(),
+            undefined: functions.into_iter().cloned().collect(),
             names: HashMap::default(),
             code_slots: Default::default(),
             entries: Vec::new(),
@@ -615,16 +594,16 @@ impl TraceCache {
             exit_words: Vec::new(),
             frames: Vec::new(),
             slots: ExitSlots::default(),
-            pool,
+            pool: Vec::new(),
             layout,
             objects,
             stack_maps,
-            shared_traps: traps.clone().into(),
+            shared_traps: Rc::from(Vec::new()),
             function_entries: HashMap::default(),
             spare: None,
-            traps,
+            traps: Vec::new(),
             immutable: immutable.into(),
-            sites,
+            sites: SiteTable::default(),
             widest_exit: 0,
             code_size: 0,
             options,
@@ -668,6 +647,10 @@ impl TraceCache {
     ) -> Result<Vec<TraceId>, String> {
         let mut guard = self.inner.borrow_mut();
         let inner = &mut *guard;
+        let calls = |f: &Function| f.insts.iter().any(|(_, i)| matches!(i.kind, flowc_ir::InstKind::Call { .. }));
+        if fs.iter().any(|f| calls(f)) {
+            define_functions(inner)?;
+        }
         let mut arity: HashMap<Symbol, usize> = HashMap::default();
         for f in fs {
             if inner.names.contains_key(&f.name) || arity.contains_key(&f.name) {
@@ -981,6 +964,7 @@ impl TraceCache {
         if n != arity {
             return Err(format!("it takes {n} arguments, not {arity}"));
         }
+        define_functions(inner)?;
         let k = inner.function_entries.len();
         let entry = define::define_entry_of(&mut *inner.jit, n, id, None, &|_| None, &format!("flowc_call_{k}"))?;
         inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
@@ -1072,6 +1056,48 @@ impl TraceCache {
     fn location(&self, ctx: &Ctx) -> Option<flowc_lang::interp::Location> {
         self.inner.borrow().sites.location(ctx.error_site)
     }
+}
+
+/// Defines the program's functions, if not yet done: compiled with
+/// Cranelift's optimizing settings, their code made executable and their
+/// safepoints registered.
+fn define_functions(inner: &mut CacheInner) -> Result<(), String> {
+    if inner.undefined.is_empty() {
+        return Ok(());
+    }
+    let functions = std::mem::take(&mut inner.undefined);
+    let mut safepoints = Vec::new();
+    let mut compiler = crate::compile::Compiler::for_work(size(&functions.iter().collect::<Vec<_>>()));
+    for (k, f) in functions.iter().enumerate() {
+        let mut exits = Vec::new();
+        let mut env = crate::lower::Env {
+            module: &mut *inner.jit,
+            funcs: &inner.funcs,
+            runtime: &inner.runtime,
+            constants: Constants::Rooted(&mut inner.pool),
+            traps: &mut inner.traps,
+            exits: &mut exits,
+            sites: &mut inner.sites,
+            fuel: inner.options.fuel,
+            split: None,
+            links: None,
+            safepoints: &mut safepoints,
+            objects: &inner.objects,
+            compiler: &mut compiler,
+            tiers: None,
+        };
+        define::define_function(&mut env, f, inner.funcs[&f.name].0, crate::lower::Facts::new(f))?;
+        if k + 1 == functions.len() {
+            crate::compile::finish(&mut env)?;
+        }
+    }
+    inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
+    let jit = &inner.jit;
+    inner.function_code =
+        inner.funcs.iter().map(|(&name, &(id, _))| (name, jit.get_finalized_function(id) as i64)).collect();
+    inner.stack_maps.add(safepoints.into_iter().map(|d| (jit.get_finalized_function(d.id) as usize, d.safepoints)));
+    inner.shared_traps = inner.traps.clone().into();
+    Ok(())
 }
 
 /// Defines `id` as the machine code of a baseline trace
