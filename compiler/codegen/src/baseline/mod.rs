@@ -252,10 +252,10 @@ enum Cold {
     Unbound { at: Label, value: Src, site: Option<u64> },
     /// Exit number `exit` (of this trace's exits).
     Exit { at: Label, exit: usize },
-    /// The fuel ran out at a loop header (whose first statement is `site`).
-    OutOfFuel { at: Label, site: Option<u64> },
-    /// A call at `site` would go deeper than the interpreter may.
-    Overflow { at: Label, site: Option<u64> },
+    /// An error the runtime's `function` raises at `site`, taking only
+    /// the context: the fuel ran out at a loop header, or a call would go
+    /// deeper than the interpreter may.
+    Raise { at: Label, function: &'static str, site: Option<u64> },
 }
 
 struct Emit<'e, 'a> {
@@ -431,13 +431,8 @@ impl Emit<'_, '_> {
             self.a.alu_mem_imm8(Alu::Sub, RBX, offsets::FUEL, 1);
             let at = self.a.label();
             self.a.jcc(Cond::Equal, at);
-            let first = self.f.blocks[b].insts.first().copied();
-            let site = first.map_or(self.f.sites.term(b), |i| self.f.sites.inst(i)).or_else(|| {
-                let block = self.f.blocks[b].name?;
-                Some(flowc_ir::Site { function: None, block, statement: 1, is_terminator: false })
-            });
-            let site = site.map(|s| self.env.sites.number(s));
-            self.cold.push(Cold::OutOfFuel { at, site });
+            let site = crate::lower::header_site(self.f, b).map(|s| self.env.sites.number(s));
+            self.cold.push(Cold::Raise { at, function: "flowc_rt_out_of_fuel", site });
         }
         for &i in &self.f.blocks[b].insts.clone() {
             self.site = self.f.sites.inst(i).map(|s| self.env.sites.number(s));
@@ -589,7 +584,7 @@ impl Emit<'_, '_> {
         self.a.alu(Alu::Cmp, RAX, RCX);
         self.a.jcc(Cond::AboveEqual, overflow);
         self.a.store(RBX, offsets::DEPTH, RAX);
-        self.cold.push(Cold::Overflow { at: overflow, site: self.site });
+        self.cold.push(Cold::Raise { at: overflow, function: "flowc_rt_stack_overflow", site: self.site });
         let registers = [RDI, RSI, RDX, RCX, R8, R9];
         for (o, &r) in args.iter().zip(&registers) {
             self.load(r, o);
@@ -1155,14 +1150,9 @@ impl Emit<'_, '_> {
                     self.a.bind(at);
                     self.exit_code(exit);
                 }
-                Cold::OutOfFuel { at, site } => {
+                Cold::Raise { at, function, site } => {
                     self.a.bind(at);
-                    self.runtime_call("flowc_rt_out_of_fuel", &[], site);
-                    self.a.jmp(self.stop);
-                }
-                Cold::Overflow { at, site } => {
-                    self.a.bind(at);
-                    self.runtime_call("flowc_rt_stack_overflow", &[], site);
+                    self.runtime_call(function, &[], site);
                     self.a.jmp(self.stop);
                 }
             }

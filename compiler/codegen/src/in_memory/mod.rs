@@ -84,8 +84,8 @@ impl Drop for Code {
 }
 
 /// The instructions and blocks of `functions`, for [`builder`].
-fn size(functions: &[&Function]) -> usize {
-    functions.iter().map(|f| f.insts.len() + f.blocks.len()).sum()
+fn size<'f>(functions: impl IntoIterator<Item = &'f Function>) -> usize {
+    functions.into_iter().map(|f| f.insts.len() + f.blocks.len()).sum()
 }
 
 /// Machine code for a set of IR functions with an entry wrapper around
@@ -169,7 +169,7 @@ impl Unit {
         // Two versions of each function may be compiled (see `Version`),
         // and tiered ones twice more.
         let room = if options.tiering.is_some() { 4 } else { 2 };
-        let mut jit = Code::new(builder(room * size(functions))?);
+        let mut jit = Code::new(builder(room * size(functions.iter().copied()))?);
         let mut pool = Vec::new();
         let objects = ObjectInfo::new(layout, &hints.immutable, true);
         let constants = Constants::Rooted(&mut pool);
@@ -570,7 +570,7 @@ impl TraceCache {
         // The functions (declared now, defined when first needed), and
         // room for the traces and bridges to come.
         let functions: Vec<&Function> = hints.functions.iter().filter(|g| g.kind == FunctionKind::Function).collect();
-        let mut jit = Code::new(builder(size(&functions) + TRACE_ROOM)?);
+        let mut jit = Code::new(builder(size(functions.iter().copied()) + TRACE_ROOM)?);
         let runtime = define::declare_runtime(&mut *jit)?;
         let (_, funcs) = define::declare_functions(&mut *jit, &functions, "f")?;
         let objects = ObjectInfo::new(layout, &hints.immutable, true);
@@ -1067,7 +1067,7 @@ fn define_functions(inner: &mut CacheInner) -> Result<(), String> {
     }
     let functions = std::mem::take(&mut inner.undefined);
     let mut safepoints = Vec::new();
-    let mut compiler = crate::compile::Compiler::for_work(size(&functions.iter().collect::<Vec<_>>()));
+    let mut compiler = crate::compile::Compiler::for_work(size(&functions));
     for (k, f) in functions.iter().enumerate() {
         let mut exits = Vec::new();
         let mut env = crate::lower::Env {

@@ -208,6 +208,18 @@ pub fn trace_signature(module: &dyn cranelift_module::Module) -> Signature {
     sig
 }
 
+/// Where fuel running out at loop header `blk` of `f` is raised: the
+/// header's first statement; a header whose code is all gone (an empty
+/// loop) still names its block.
+pub(crate) fn header_site(f: &Function, blk: BlockId) -> Option<flowc_ir::Site> {
+    let first = f.blocks[blk].insts.first().copied();
+    first.map_or(f.sites.term(blk), |i| f.sites.inst(i)).or_else(|| {
+        let function = (f.kind == flowc_ir::FunctionKind::Function).then_some(f.name);
+        let block = f.blocks[blk].name?;
+        Some(flowc_ir::Site { function, block, statement: 1, is_terminator: false })
+    })
+}
+
 /// The signature `f` is compiled with.
 pub fn signature_of(module: &dyn cranelift_module::Module, f: &Function) -> Signature {
     if f.kind == flowc_ir::FunctionKind::Trace {
@@ -1174,15 +1186,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let (go, out) = (self.b.create_block(), self.cold_block());
         self.b.ins().brif(left, go, &[], out, &[]);
         self.b.switch_to_block(out);
-        // The header's first statement; a header whose code is all gone
-        // (an empty loop) still names its block.
-        let first = self.f.blocks[blk].insts.first().copied();
-        let site = first.map_or(self.f.sites.term(blk), |i| self.f.sites.inst(i)).or_else(|| {
-            let function = (self.f.kind == flowc_ir::FunctionKind::Function).then_some(self.f.name);
-            let block = self.f.blocks[blk].name?;
-            Some(flowc_ir::Site { function, block, statement: 1, is_terminator: false })
-        });
-        self.at(site);
+        self.at(header_site(self.f, blk));
         self.call_rt("flowc_rt_out_of_fuel", &[]);
         self.b.ins().jump(self.stop, &[]);
         self.b.switch_to_block(go);
