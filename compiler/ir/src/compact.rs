@@ -15,11 +15,12 @@
 //! - instructions in layout order, each block's phis then its
 //!   instructions — the order every sweep visits them;
 //! - values: the parameters in order, then the result of each instruction
-//!   in the new instruction order, then any other value a resume record
-//!   still names, detached (a record no guard uses any more may name
-//!   values of removed instructions);
+//!   in the new instruction order, then any other value a used resume
+//!   record still names, detached (none, in valid IR);
 //! - resume records unchanged in number (guards and exits name them),
-//!   their operands renumbered;
+//!   their operands renumbered; a record no guard or exit names any more
+//!   is emptied (a trace's records are most of what it holds, and its
+//!   optimizer removes most of its guards);
 //! - every instruction's and terminator's source site.
 //!
 //! Only numbers change: the compacted function prints the same as the
@@ -31,6 +32,7 @@ use la_arena::{Arena, Idx, RawIdx};
 use crate::function::{BlockData, Function, InstData, Module, Sites, ValueData, ValueDef};
 use crate::inst::{InstKind, Operand};
 use crate::ix;
+use crate::resume::ResumeData;
 
 /// Old raw index → new raw index, for one arena, and the old indices in
 /// the order they were numbered.
@@ -94,11 +96,11 @@ pub fn compact(f: &Function) -> Function {
             }
         }
     }
-    // In valid IR every operand of a linked instruction or terminator is
-    // numbered by now; a resume record no guard uses any more may still
-    // name values of removed instructions.
-    for (_, r) in f.resumes.iter() {
-        for o in r.operands() {
+    // In valid IR every operand of a linked instruction or terminator,
+    // and of a record they name, is numbered by now.
+    let used = f.used_resumes();
+    for &r in &used {
+        for o in f.resumes[r].operands() {
             if let Operand::Value(v) = o {
                 values.assign(ix(*v));
             }
@@ -154,9 +156,16 @@ pub fn compact(f: &Function) -> Function {
         };
         new_values.alloc(ValueData { def, name: data.name });
     }
-    let mut resumes = f.resumes.clone();
-    for (_, r) in resumes.iter_mut() {
-        r.operands_mut().for_each(value);
+    let mut resumes: Arena<ResumeData> = Arena::with_capacity(f.resumes.len());
+    let mut used = used.into_iter().peekable();
+    for (id, r) in f.resumes.iter() {
+        if used.next_if_eq(&id).is_some() {
+            let mut r = r.clone();
+            r.operands_mut().for_each(value);
+            resumes.alloc(r);
+        } else {
+            resumes.alloc(ResumeData::default());
+        }
     }
     Function {
         kind: f.kind,

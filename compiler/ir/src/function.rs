@@ -7,7 +7,7 @@ use flowc_lang::Symbol;
 
 use crate::inst::{InstKind, Operand, Terminator};
 use crate::ix;
-use crate::resume::ResumeData;
+use crate::resume::{ResumeData, ResumeId};
 
 pub type BlockId = Idx<BlockData>;
 pub type InstId = Idx<InstData>;
@@ -253,6 +253,23 @@ impl Function {
     /// All linked instructions, block by block in layout order.
     pub fn all_insts(&self) -> impl Iterator<Item = (BlockId, InstId)> + '_ {
         self.layout.iter().flat_map(move |&b| self.block_insts(b).map(move |i| (b, i)))
+    }
+
+    /// The resume records a linked guard or a terminator names, in
+    /// number order, each once (others may remain in the arena after the
+    /// guards that named them were removed).
+    pub fn used_resumes(&self) -> Vec<ResumeId> {
+        let mut used: Vec<ResumeId> = self
+            .all_insts()
+            .filter_map(|(_, i)| match &self.insts[i].kind {
+                InstKind::Guard { resume, .. } => Some(*resume),
+                _ => None,
+            })
+            .chain(self.layout.iter().filter_map(|&b| self.blocks[b].term.resume()))
+            .collect();
+        used.sort_by_key(|r| r.into_raw().into_u32());
+        used.dedup();
+        used
     }
 
     /// Counts of blocks, phis and non-phi instructions (for `--stats`).

@@ -93,16 +93,7 @@ pub fn function(f: &Function) -> String {
     for &b in &f.layout {
         block(&mut out, f, b);
     }
-    let mut used: Vec<ResumeId> = f
-        .all_insts()
-        .filter_map(|(_, i)| match &f.insts[i].kind {
-            InstKind::Guard { resume, .. } => Some(*resume),
-            _ => None,
-        })
-        .chain(f.layout.iter().filter_map(|&b| f.blocks[b].term.resume()))
-        .collect();
-    used.sort_by_key(|r| r.into_raw().into_u32());
-    used.dedup();
+    let used = f.used_resumes();
     // A reference outside the arena (invalid IR, which the checker prints
     // too) has no record to print.
     for r in used.into_iter().filter(|r| (r.into_raw().into_u32() as usize) < f.resumes.len()) {

@@ -125,7 +125,8 @@ impl ExitSlots {
 pub struct TraceExit {
     pub resume: flowc_ir::ResumeId,
     pub label: flowc_lang::Symbol,
-    pub values: Vec<ValueId>,
+    /// Shared: the JIT keeps a copy of every exit it has seen fail.
+    pub values: std::sync::Arc<[ValueId]>,
     /// For a `guard_value` on a value: its index in `values` (the value
     /// seen, by which bridges are chosen).
     pub key: Option<usize>,
@@ -179,7 +180,7 @@ pub(crate) fn exit_record(
             values.len() - 1
         }
     });
-    TraceExit { resume, label, values, key, guard, check, block }
+    TraceExit { resume, label, values: values.into(), key, guard, check, block }
 }
 
 impl Lowerer<'_, '_> {

@@ -339,8 +339,9 @@ pub struct Jit<'p> {
     /// Every piece of code, by trace id.
     codes: Vec<Code>,
     keys: KeyMap<KeyCode>,
-    /// Per exit of the cache, by number.
-    exits: Vec<Option<ExitState>>,
+    /// Per exit of the cache, by number (boxed: most exits never fail,
+    /// and a trace has one per guard).
+    exits: Vec<Option<Box<ExitState>>>,
     /// Every piece of code by name (what `jump_trace` names).
     names: HashMap<Symbol, Option<TraceId>>,
     /// Per base name, the suffix [`Jit::fresh_name`] gave last.
@@ -385,7 +386,7 @@ struct Run<'c> {
     slots: Vec<Option<Box<[Option<Slot>]>>>,
     /// Per exit: its resume record decoded for this run (`None` inside
     /// when it does not resolve: the slow path then says why).
-    plans: Vec<Option<Option<resume::Plan>>>,
+    plans: Vec<Option<Option<Box<resume::Plan>>>>,
     heap: Heap,
     config: &'c Config,
 }
@@ -929,7 +930,7 @@ impl<'p> Jit<'p> {
         self.exits[k].get_or_insert_with(|| {
             let (exit, parent) = cache.exit(exit);
             let check = is_check(&codes[parent.0 as usize], &exit);
-            ExitState { exit, parent, check, to_driver: 0, bridge: None, refused: false }
+            Box::new(ExitState { exit, parent, check, to_driver: 0, bridge: None, refused: false })
         })
     }
 
@@ -974,7 +975,8 @@ impl<'p> Jit<'p> {
                 run.plans.resize_with(k + 1, || None);
             }
             let stored = &self.exits[k].as_ref().expect("made above").exit.values;
-            let plan = run.plans[k].get_or_insert_with(|| resume::Plan::new(record, stored, label, run.compiled));
+            let plan = run.plans[k]
+                .get_or_insert_with(|| resume::Plan::new(record, stored, label, run.compiled).map(Box::new));
             if let Some(plan) = plan {
                 let frames = plan.frames(&values, &mut run.heap);
                 machine.replace_top_with(stack, frames);

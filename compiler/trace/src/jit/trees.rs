@@ -102,7 +102,7 @@ impl<'p> Jit<'p> {
                     label: texit.label,
                     key: texit.key.map(|k| texit.values[k]),
                     guard: texit.guard,
-                    values: texit.values.clone(),
+                    values: texit.values.to_vec(),
                 };
                 if let Some(np) = tree.graft(p, &key, &self.codes[b.0 as usize].function) {
                     debug_assert_eq!(np, pieces.len());
@@ -162,7 +162,7 @@ impl<'p> Jit<'p> {
                     && x.label == texit.label
                     && x.guard == texit.guard
                     && x.check == texit.check
-                    && x.values == values
+                    && *x.values == *values
             });
             let Some(orig) = found else { continue };
             self.trees.origin_of.insert(e, orig);
