@@ -529,7 +529,8 @@ struct CacheInner {
     /// The wrapper every trace is entered through
     /// ([`define::define_trace_entry`]).
     trace_entry: *const u8,
-    /// Every exit, by [`ExitId`], with the trace it belongs to.
+    /// Every exit, by [`ExitId`], with the trace it belongs to (sorted by
+    /// trace: a trace's exits are added when it is compiled).
     exits: Vec<(TraceExit, TraceId)>,
     /// By [`ExitId`]: for an exit of baseline code, the words its values
     /// are in (offsets from its trace's stack pointer).
@@ -828,7 +829,11 @@ impl TraceCache {
     /// The exits of trace `t`, in the order its code made them.
     pub fn exits_of(&self, t: TraceId) -> Vec<ExitId> {
         let inner = self.inner.borrow();
-        (0..inner.exits.len()).filter(|&k| inner.exits[k].1 == t).map(|k| ExitId(k as u32)).collect()
+        // Traces are numbered in the order they are compiled, and each
+        // adds its exits at the end: the list is sorted by trace.
+        let first = inner.exits.partition_point(|(_, owner)| *owner < t);
+        let end = first + inner.exits[first..].partition_point(|(_, owner)| *owner == t);
+        (first..end).map(|k| ExitId(k as u32)).collect()
     }
 
     /// What exit `e` stores, and the trace it belongs to.

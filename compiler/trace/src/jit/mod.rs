@@ -24,9 +24,9 @@
 //! converted from the state the preamble ends in ([`opt::LoopEntry`]:
 //! objects the first iteration made are virtual there, their fields the
 //! loop's parameters, and what is known of the values are facts the loop
-//! assumes). The loop is optimized ([`crate::opt`]: peeled once more if
-//! that makes it shorter, objects kept virtual round it, only the
-//! variables live at its head carried) and both are compiled into the run's [`TraceCache`].
+//! assumes). The loop is optimized ([`crate::opt`]: peeled again only
+//! where its iterations reuse work of the first, objects kept virtual
+//! round it, only the variables live at its head carried) and both are compiled into the run's [`TraceCache`].
 //!
 //! **Bridges.** Every exit of compiled code (a guard, or an `exit` at the
 //! end of a trace) counts the times it returns to the driver; at

@@ -30,7 +30,7 @@ mod stats;
 mod virtuals;
 mod walk;
 
-use flowc_ir::{BlockId, Function, Module, ResumeId, Terminator};
+use flowc_ir::{BlockId, Function, GuardKind, InstId, InstKind, Module, Operand, ResumeId, Terminator, ValueDef};
 use flowc_lang::Symbol;
 use flowc_passes::lattice::Info;
 
@@ -73,13 +73,12 @@ impl Options<'_> {
 pub enum Peel {
     Always,
     Never,
-    /// When the loop comes out shorter for it (its first iteration did
-    /// work the others reuse): the code it costs is not compiled for
-    /// nothing. The loop is optimized peeled, and again unpeeled only when
-    /// the peeled loop is no shorter than its first iteration. The JIT's
-    /// loops, which their preamble enters after a first iteration of its
-    /// own, are peeled so.
-    WhenItPays,
+    /// When the loop reads a field of, or checks, a value it does not
+    /// change ([`reuses_invariants`]): the first iteration then does that
+    /// once for all. The JIT's loops, whose preamble is their first
+    /// iteration already, are peeled so: peeling every one of them cost
+    /// twice the optimizing and code of each, mostly for nothing.
+    WhenInvariant,
 }
 
 /// What the `jump_trace` that ends a straight trace passes.
@@ -121,18 +120,13 @@ pub fn optimize(f: &mut Function, hints: &Module, remove_allocations: bool) {
 pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Optimized {
     let out = match loop_block(f) {
         Some(body) if f.layout.len() == 2 && f.layout[1] == body => {
-            if options.peel == Peel::WhenItPays {
-                // Peeled first: most loops a JIT records reuse work of
-                // their first iteration, and each is then optimized once.
-                let original = f.clone();
-                optimize_trace(f, hints, &Options { peel: Peel::Always, ..*options });
-                if !peeling_paid(f) {
-                    *f = original;
-                    optimize_trace(f, hints, &Options { peel: Peel::Never, ..*options });
-                }
-                return Optimized::default();
-            }
-            optimize_loop(f, hints, options, body);
+            let peel = match options.peel {
+                Peel::WhenInvariant if reuses_invariants(f, body) => Peel::Always,
+                Peel::WhenInvariant => Peel::Never,
+                peel => peel,
+            };
+            let options = Options { peel, ..*options };
+            optimize_loop(f, hints, &options, body);
             Optimized::default()
         }
         None if f.layout.len() == 1
@@ -149,16 +143,41 @@ pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Op
     out
 }
 
-/// Whether peeled loop `f` (optimized) came out shorter than its first
-/// iteration: the iterations reuse work the first one did (a loop-invariant
-/// read or check). A loop too long to peel counts as paid (it was not).
-fn peeling_paid(f: &Function) -> bool {
-    let Some(lp) = loop_block(f) else { return true };
-    let first = f.layout.iter().copied().find(|&b| b != lp && f.blocks[b].term == Terminator::Jump(lp));
-    match first {
-        Some(first) if first != f.entry => f.blocks[lp].insts.len() < f.blocks[first].insts.len(),
-        _ => true,
-    }
+/// Whether loop `body` of unoptimized trace `f` reads a field of a value
+/// it does not change, and does not write that field or call anything
+/// (which might), or checks the class or value of such a value: what a
+/// peeled first iteration does once for the whole loop.
+fn reuses_invariants(f: &Function, body: BlockId) -> bool {
+    let block = &f.blocks[body];
+    let inside: std::collections::HashSet<InstId> = block.phis.iter().chain(&block.insts).copied().collect();
+    let inside = |i: InstId| inside.contains(&i);
+    // Values the loop does not change: defined before it, or carried by a
+    // phi that takes itself round the loop.
+    let invariant = |o: &Operand| match o {
+        Operand::Const(_) => false,
+        Operand::Value(v) => match f.values[*v].def {
+            ValueDef::Inst(i) if inside(i) => match &f.insts[i].kind {
+                InstKind::Phi(inputs) => inputs.iter().all(|(b, x)| *b != body || *x == Operand::Value(*v)),
+                _ => false,
+            },
+            _ => true,
+        },
+    };
+    let kinds = || block.insts.iter().map(|&i| &f.insts[i].kind);
+    let calls = kinds().any(|k| matches!(k, InstKind::Call { .. }));
+    let written: std::collections::HashSet<Symbol> = kinds()
+        .filter_map(|k| match k {
+            InstKind::Set { field, .. } => Some(*field),
+            _ => None,
+        })
+        .collect();
+    kinds().any(|k| match k {
+        InstKind::Get { obj, field } => invariant(obj) && !calls && !written.contains(field),
+        InstKind::Guard {
+            kind: GuardKind::Class(o, _) | GuardKind::NotClass(o, _) | GuardKind::Value(o, _), ..
+        } => invariant(o),
+        _ => false,
+    })
 }
 
 fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: BlockId) {
