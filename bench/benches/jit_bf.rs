@@ -54,9 +54,18 @@ struct Row {
 
 fn rows() -> Vec<Row> {
     let mut rows = Vec::new();
-    for (program, size) in
-        [("bottles", 10), ("bottles", 99), ("nest", 1), ("nest7", 1), ("primes", 1), ("primes", 3), ("fractal", 1)]
-    {
+    for (program, size) in [
+        ("bottles", 10),
+        ("bottles", 99),
+        ("nest", 1),
+        ("nest7", 1),
+        ("primes", 1),
+        ("primes", 3),
+        ("fractal", 1),
+        // A run of seconds in the C interpreter, where the long-run
+        // targets apply.
+        ("fractal", 5),
+    ] {
         for interpreter in ["tutorial", "rle"] {
             rows.push(Row { interpreter, program, size });
         }
