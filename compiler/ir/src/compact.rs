@@ -17,22 +17,23 @@
 //! - values: the parameters in order, then the result of each instruction
 //!   in the new instruction order, then any other value a used resume
 //!   record still names, detached (none, in valid IR);
-//! - resume records unchanged in number (guards and exits name them),
-//!   their operands renumbered; a record no guard or exit names any more
-//!   is emptied (a trace's records are most of what it holds, and its
-//!   optimizer removes most of its guards);
+//! - resume records: those a linked guard or exit names, in their old
+//!   order, their operands renumbered; the others are dropped (a trace's
+//!   records are most of what it holds, and its optimizer removes most of
+//!   its guards). [`compact_with`] renumbers other references to records
+//!   too;
 //! - every instruction's and terminator's source site.
 //!
 //! Only numbers change: the compacted function prints the same as the
-//! original up to renaming (`v`, `b` numbers), and runs the same.
+//! original up to renaming (`v`, `b`, `r` numbers), and runs the same.
 //! Deterministic: the new numbers depend only on the layout.
 
 use la_arena::{Arena, Idx, RawIdx};
 
 use crate::function::{BlockData, Function, InstData, Module, Sites, ValueData, ValueDef};
-use crate::inst::{InstKind, Operand};
+use crate::inst::{InstKind, Operand, Terminator};
 use crate::ix;
-use crate::resume::ResumeData;
+use crate::resume::{ResumeData, ResumeId};
 
 /// Old raw index → new raw index, for one arena, and the old indices in
 /// the order they were numbered.
@@ -81,6 +82,12 @@ impl Renumbering {
 /// documentation). `f` is valid IR (the checker's invariants hold), as the
 /// passes leave it: every block a terminator or phi names is laid out.
 pub fn compact(f: &Function) -> Function {
+    compact_with(f, &mut Vec::new())
+}
+
+/// [`compact`], renumbering the records `resumes` names as well (those the
+/// compacted function no longer has are dropped from it).
+pub fn compact_with(f: &Function, resumes: &mut Vec<ResumeId>) -> Function {
     let mut blocks = Renumbering::new(f.blocks.len());
     let mut insts = Renumbering::new(f.insts.len());
     let mut values = Renumbering::new(f.values.len());
@@ -98,8 +105,9 @@ pub fn compact(f: &Function) -> Function {
     }
     // In valid IR every operand of a linked instruction or terminator,
     // and of a record they name, is numbered by now.
-    let used = f.used_resumes();
-    for &r in &used {
+    let mut records = Renumbering::new(f.resumes.len());
+    for r in f.used_resumes() {
+        records.assign(ix(r));
         for o in f.resumes[r].operands() {
             if let Operand::Value(v) = o {
                 values.assign(ix(*v));
@@ -118,6 +126,9 @@ pub fn compact(f: &Function) -> Function {
         let data = &f.insts[id];
         let mut kind = data.kind.clone();
         kind.operands_mut().for_each(value);
+        if let InstKind::Guard { resume, .. } = &mut kind {
+            *resume = records.get(*resume);
+        }
         if let InstKind::Phi(inputs) = &mut kind {
             for (pred, _) in inputs.iter_mut() {
                 *pred = blocks.get(*pred);
@@ -133,6 +144,9 @@ pub fn compact(f: &Function) -> Function {
         let data = &f.blocks[id];
         let mut term = data.term.clone();
         term.operands_mut().for_each(value);
+        if let Terminator::Exit { resume, .. } = &mut term {
+            *resume = records.get(*resume);
+        }
         for s in term.successors_mut() {
             *s = blocks.get(*s);
         }
@@ -156,16 +170,15 @@ pub fn compact(f: &Function) -> Function {
         };
         new_values.alloc(ValueData { def, name: data.name });
     }
-    let mut resumes: Arena<ResumeData> = Arena::with_capacity(f.resumes.len());
-    let mut used = used.into_iter().peekable();
-    for (id, r) in f.resumes.iter() {
-        if used.next_if_eq(&id).is_some() {
-            let mut r = r.clone();
-            r.operands_mut().for_each(value);
-            resumes.alloc(r);
-        } else {
-            resumes.alloc(ResumeData::default());
-        }
+    let mut new_resumes: Arena<ResumeData> = Arena::with_capacity(records.len());
+    for id in records.order::<ResumeData>() {
+        let mut r = f.resumes[id].clone();
+        r.operands_mut().for_each(value);
+        new_resumes.alloc(r);
+    }
+    resumes.retain(|&r| records.has(ix(r)));
+    for r in resumes.iter_mut() {
+        *r = records.get(*r);
     }
     Function {
         kind: f.kind,
@@ -176,7 +189,7 @@ pub fn compact(f: &Function) -> Function {
         blocks: new_blocks,
         insts: new_insts,
         values: new_values,
-        resumes,
+        resumes: new_resumes,
         sites,
     }
 }

@@ -105,3 +105,72 @@ fn compaction_keeps_sites_and_is_a_fixed_point() {
     assert_eq!(flowc_ir::print::function(&again), flowc_ir::print::function(&m.functions[0]));
     assert_eq!(again, m.functions[0]);
 }
+
+/// A trace with three guards whose middle one an optimizer removed (its
+/// record, and the value only that record named, stay in the arenas).
+const TRACE: &str = r#"trace loop(v0:i, v1:s) {
+b0:
+    jump b1
+b1 loop:
+    v2:s = phi [b0: v1, b1: v6]
+    v3:i = phi [b0: v0, b1: v7]
+    v4:c = lt.word v3, 1000
+    guard_true v4, r0 else done
+    v5:m = mod.word v3, 2
+    guard_true v5, r1 else even
+    v6:s = add.int v2, v3
+    guard_true v6, r2 else zero
+    v7:i = add.word v3, 1
+    jump b1
+resume r0 {
+    frame [i = v3, s = v2]
+}
+resume r1 {
+    frame [i = v3, s = v2, m = v5]
+}
+resume r2 {
+    frame [i = v3, s = v6]
+}
+}
+"#;
+
+/// Compaction drops the resume records no guard or exit names and
+/// renumbers the others in order, guards and given references alike
+/// (the JIT's restart records): a trace's records are most of what the
+/// JIT keeps of it.
+#[test]
+fn compaction_drops_the_records_no_guard_names() {
+    let mut f = flowc_ir::parse::module("trace", TRACE).unwrap().functions.remove(0);
+    let body = f.layout[1];
+    let middle = f.blocks[body].insts[3];
+    assert!(matches!(f.insts[middle].kind, flowc_ir::InstKind::Guard { .. }));
+    f.blocks[body].insts.retain(|i| *i != middle);
+    let record = |n: u32| flowc_ir::ResumeId::from_raw(la_arena::RawIdx::from_u32(n));
+    let mut restarts = vec![record(1), record(2)];
+    let compacted = flowc_ir::compact::compact_with(&f, &mut restarts);
+    assert_eq!(compacted.resumes.len(), 2, "r1 is dropped");
+    assert_eq!(restarts, vec![record(1)], "r2 is now r1; r1, gone, is dropped from the list");
+    expect![[r#"
+        trace loop(v0:i, v1:s) {
+        b0:
+            jump b1
+        b1 loop:
+            v2:s = phi [b0: v1, b1: v6]
+            v3:i = phi [b0: v0, b1: v7]
+            v4:c = lt.word v3, 1000
+            guard_true v4, r0 else done
+            v5:m = mod.word v3, 2
+            v6:s = add.int v2, v3
+            guard_true v6, r1 else zero
+            v7:i = add.word v3, 1
+            jump b1
+        resume r0 {
+            frame [i = v3, s = v2]
+        }
+        resume r1 {
+            frame [i = v3, s = v6]
+        }
+        }
+    "#]]
+    .assert_eq(&flowc_ir::print::function(&compacted));
+}

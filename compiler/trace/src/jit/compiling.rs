@@ -45,8 +45,8 @@ impl<'p> Jit<'p> {
         self.inspect(&function, "optimization");
         let tier = self.options.tier;
         let from = from.filter(|_| !self.options.trees);
-        let id = self.compile_pieces(vec![(function, Kind::Bridge, recorded)], &start, started, tier, from)?[0];
-        self.codes[id.0 as usize].restarts = optimized.restarts;
+        let pieces = vec![(function, Kind::Bridge, recorded)];
+        let id = self.compile_pieces(pieces, optimized.restarts, &start, started, tier, from)?[0];
         Some((id, started.elapsed()))
     }
 
@@ -104,7 +104,7 @@ impl<'p> Jit<'p> {
         self.stats.optimize_time += started.elapsed();
         self.inspect(&looped, "optimization");
         let pieces = vec![(looped, Kind::Body, 0), (preamble, Kind::Loop, trace.ops.len())];
-        let ids = self.compile_pieces(pieces, &what, started, self.options.tier, None)?;
+        let ids = self.compile_pieces(pieces, Vec::new(), &what, started, self.options.tier, None)?;
         let (body_id, id) = (ids[0], ids[1]);
         let c = &mut self.codes[id.0 as usize];
         c.body = Some(body_id);
@@ -124,10 +124,12 @@ impl<'p> Jit<'p> {
     /// at `started`) into the cache together, in order (each may jump to
     /// those before it); registers them (their code records keep them).
     /// The one piece of a bridge for exit `from` runs in the frame of the
-    /// exit's trace ([`TraceCache::compile_bridge`]).
+    /// exit's trace ([`TraceCache::compile_bridge`]). `restarts` are the
+    /// first piece's restart records ([`opt::Optimized::restarts`]).
     pub(super) fn compile_pieces(
         &mut self,
         pieces: Vec<(Function, Kind, usize)>,
+        mut restarts: Vec<flowc_ir::ResumeId>,
         start: &str,
         started: Instant,
         tier: flowc_codegen::compile::Tier,
@@ -144,8 +146,12 @@ impl<'p> Jit<'p> {
         // removed (tutorial fractal: 200 MB).
         let pieces: Vec<(Function, Kind, usize)> = pieces
             .into_iter()
-            .map(|(f, kind, recorded)| {
-                let f = flowc_ir::compact::compact(&f);
+            .enumerate()
+            .map(|(k, (f, kind, recorded))| {
+                let f = match k {
+                    0 => flowc_ir::compact::compact_with(&f, &mut restarts),
+                    _ => flowc_ir::compact::compact(&f),
+                };
                 self.inspect(&f, "compaction");
                 (f, kind, recorded)
             })
@@ -189,6 +195,7 @@ impl<'p> Jit<'p> {
             let mut code = Code::new(kind, function, start.to_string(), recorded);
             code.compile_time = time / n;
             code.root = id;
+            code.restarts = std::mem::take(&mut restarts);
             self.codes.push(code);
         }
         Some(ids)

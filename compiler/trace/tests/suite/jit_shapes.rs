@@ -137,7 +137,7 @@ fn a_dispatch_loop_unrolls_into_the_interpreted_programs_loop() {
             v2:n = phi [b0: v0, b1: v4]
             v3:acc = phi [b0: v1, b1: v5]
             v4:n = sub.word v2, 1
-            guard_true v4, r7 else dispatch
+            guard_true v4, r0 else dispatch
             v5:acc = add.int v3, v4
             jump b1"#]]
     .assert_eq(loop_part(&r.traces));
