@@ -27,7 +27,7 @@ pub mod object;
 pub mod small;
 pub mod tiers;
 
-pub use flowc_runtime::{runtime, word};
+pub use flowc_runtime::{release_freed_memory, runtime, word};
 
 pub use code_map::{FunctionCode, IrPlace, PlaceRange};
 pub use define::Options;

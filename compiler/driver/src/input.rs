@@ -235,7 +235,17 @@ impl JitArgs {
         program: &'p Program,
         module: &flowc_ir::Module,
     ) -> Result<flowc_trace::jit::Jit<'p>, Failure> {
-        let mut jit = flowc_trace::jit::Jit::new(program, module, self.options());
+        self.jit_with(program, module, self.options())
+    }
+
+    /// [`JitArgs::jit`] with `options` (made from [`JitArgs::options`]).
+    pub fn jit_with<'p>(
+        &self,
+        program: &'p Program,
+        module: &flowc_ir::Module,
+        options: flowc_trace::jit::Options,
+    ) -> Result<flowc_trace::jit::Jit<'p>, Failure> {
+        let mut jit = flowc_trace::jit::Jit::new(program, module, options);
         match self.jit_log.as_deref() {
             None => {}
             Some("-") => jit.set_log(Box::new(std::io::stderr())),

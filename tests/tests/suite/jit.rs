@@ -11,13 +11,16 @@ use flowc_trace::jit::Options;
 /// bridge at the first failure; with `trees`, linked exits checking in
 /// every fourth crossing and every bridge crossed grafted into its loop's
 /// tree, else bridges of baseline code running in their parent's frame,
-/// linked by a direct jump; the IR checker runs on every trace, bridge
-/// and tree.
+/// linked by a direct jump, and only what exits read kept of each trace's
+/// IR; the IR checker runs on every trace, bridge and tree.
 fn eager(threshold: u32, trees: bool) -> Options {
     Options {
         threshold,
         bridge_threshold: 1,
         trees,
+        // As `flowc run` does, without trees: exits and bridges then read
+        // only what is kept of their traces' IR.
+        keep_ir: trees,
         compile_allowance: None,
         link_check: Some(4),
         graft_crossings: 1,

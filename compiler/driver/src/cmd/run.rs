@@ -196,7 +196,12 @@ pub fn main(args: Args) -> Result<(), Failure> {
         Engine::Jit => {
             let (result, counts) = match flowc_frontend::lower(&program, label) {
                 Ok(module) => {
-                    let mut jit = args.jit.jit(&program, &module)?;
+                    // Nothing reads the traces' IR after they are compiled.
+                    let mut jit = args.jit.jit_with(
+                        &program,
+                        &module,
+                        flowc_trace::jit::Options { keep_ir: false, ..args.jit.options() },
+                    )?;
                     let result = jit.run(label, &env, &config);
                     if args.stats {
                         let stats = jit.stats();

@@ -164,6 +164,13 @@ pub struct Options {
     /// Whether loops whose bridges are hot are recompiled as trees
     /// ([`crate::tree`]).
     pub trees: bool,
+    /// Whether each piece of code keeps its whole IR once compiled, for
+    /// [`Jit::traces`], [`Jit::bridges`], [`Jit::views`] and trees. Without
+    /// it only what exits and bridges read stays (its values and resume
+    /// records): a run keeps hundreds of traces, and their instructions
+    /// were a seventh of the memory of a long run. `flowc run` turns it
+    /// off (unless trees are on).
+    pub keep_ir: bool,
     /// Every how many crossings a linked exit checks in with the driver,
     /// which may then grow a tree (a power of two; `None`: the code
     /// generator's [`flowc_codegen::lower::LINK_CHECK`]).
@@ -206,6 +213,7 @@ impl Default for Options {
             // suite's programs (docs/architecture.md, "Trees").
             trees: std::env::var_os("FLOWC_TREES").is_some(),
             link_check: None,
+            keep_ir: true,
             graft_crossings: 64,
             compile_allowance: Some(400_000),
             tree_tier: match std::env::var("FLOWC_TREE_TIER").as_deref() {
@@ -268,6 +276,8 @@ struct Code {
     /// Loop iterations run from its entries.
     iterations: u64,
     recorded_ops: usize,
+    /// Operations after optimization (its IR may be gone: `keep_ir`).
+    optimized_ops: usize,
     compile_time: Duration,
     /// The loop or entry trace whose tree it belongs to (itself, for
     /// those): bridges of bridges count against the tree's budget.
@@ -518,7 +528,7 @@ impl<'p> Jit<'p> {
                 kind: code.kind.name(),
                 start: code.start.clone(),
                 recorded_ops: code.recorded_ops,
-                optimized_ops: instructions(&code.function),
+                optimized_ops: code.optimized_ops,
                 entries: code.entries,
                 iterations: code.iterations,
                 compile_time: code.compile_time,
@@ -1036,7 +1046,6 @@ impl Code {
     fn new(kind: Kind, function: Function, start: String, recorded_ops: usize) -> Code {
         Code {
             kind,
-            function,
             graph: 0,
             params: Vec::new(),
             unbound: Vec::new(),
@@ -1045,6 +1054,7 @@ impl Code {
             entries: 0,
             iterations: 0,
             recorded_ops,
+            optimized_ops: instructions(&function),
             compile_time: Duration::ZERO,
             root: TraceId(0),
             bridges: 0,
@@ -1052,8 +1062,20 @@ impl Code {
             body: None,
             entry: None,
             restarts: Vec::new(),
+            function,
         }
     }
+}
+
+/// `f` without its blocks and instructions: what a compiled trace's exits
+/// and bridges read of it stays (its name, parameters, values and resume
+/// records; see [`Options::keep_ir`]).
+fn without_body(f: Function) -> Function {
+    let mut kept = Function::new(f.kind, f.name);
+    kept.params = f.params;
+    kept.values = f.values;
+    kept.resumes = f.resumes;
+    kept
 }
 
 /// The trace `f` ends by jumping to, if it does.
