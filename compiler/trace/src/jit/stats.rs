@@ -178,6 +178,7 @@ impl std::fmt::Display for Stats {
             ms(self.optimize_time),
             ms(self.compile_time.saturating_sub(self.optimize_time))
         )?;
+        write!(f, "\nmachine code:    {:.1} KB", self.code_size as f64 / 1024.0)?;
         for t in &self.per_trace {
             write!(
                 f,
