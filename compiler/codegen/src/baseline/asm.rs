@@ -83,6 +83,12 @@ pub struct Asm {
     labels: Vec<Option<u32>>,
     /// 32-bit displacements to patch: where, and the label they reach.
     fixups: Vec<(u32, Label)>,
+    /// The last instruction, if it stored a register: where it ended, the
+    /// base, the displacement and the register. A load of that word into
+    /// that register right after it, with no label between, is left out
+    /// (each operation stores its result to its word and the next often
+    /// reads it back at once).
+    stored: Option<(u32, Reg, i32, Reg)>,
 }
 
 impl Asm {
@@ -98,6 +104,8 @@ impl Asm {
 
     /// Binds `l` here.
     pub fn bind(&mut self, l: Label) {
+        // A jump may arrive here with other values in the registers.
+        self.stored = None;
         debug_assert!(self.labels[l.0 as usize].is_none(), "a label is bound once");
         self.labels[l.0 as usize] = Some(self.offset());
     }
@@ -147,6 +155,9 @@ impl Asm {
 
     /// `mov dst, [base + disp]`.
     pub fn load(&mut self, dst: Reg, base: Reg, disp: i32) {
+        if self.stored == Some((self.offset(), base, disp, dst)) {
+            return;
+        }
         self.rex_w(dst, base);
         self.byte(0x8b);
         self.mem(dst.0, base, disp);
@@ -166,6 +177,7 @@ impl Asm {
         self.rex_w(src, base);
         self.byte(0x89);
         self.mem(src.0, base, disp);
+        self.stored = Some((self.offset(), base, disp, src));
     }
 
     /// `mov dst, src`.

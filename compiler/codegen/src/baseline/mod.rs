@@ -913,8 +913,14 @@ impl Emit<'_, '_> {
                 }
             },
             GuardKind::Class(_, class) | GuardKind::NotClass(_, class) => {
-                let (is, isnt) = (self.a.label(), self.a.label());
-                let not_pointer = self.a.label();
+                // Where an object of the class goes and where anything else
+                // does: one of them is the exit, the other falls through.
+                let positive = matches!(kind, GuardKind::Class(..));
+                let cont = self.a.label();
+                let (is, isnt) = if positive { (cont, exit) } else { (exit, cont) };
+                // Not a pointer: unbound is an error (cold), else not one.
+                let unbound = self.facts.may_be_unbound(&o) && !self.small(&o);
+                let not_pointer = if unbound { self.a.label() } else { isnt };
                 self.a.test_imm(RAX, word::TAG_MASK as i32);
                 self.a.jcc(Cond::NotEqual, not_pointer);
                 self.a.test(RAX, RAX);
@@ -925,30 +931,24 @@ impl Emit<'_, '_> {
                 self.a.jcc(Cond::NotEqual, isnt);
                 self.a.load32(RDX, RAX, cell::CLASS as i32);
                 self.a.alu_imm(Alu::Cmp, RDX, class.index() as i32);
-                self.a.jcc(Cond::NotEqual, isnt);
-                self.a.jmp(is);
-                self.a.bind(not_pointer);
-                self.fail_if_unbound(RAX, &o);
-                self.a.jmp(isnt);
-                let positive = matches!(kind, GuardKind::Class(..));
-                let cont = self.a.label();
-                self.a.bind(is);
+                if positive {
+                    self.a.jcc(Cond::NotEqual, isnt);
+                } else {
+                    self.a.jcc(Cond::Equal, is);
+                }
+                if unbound {
+                    self.a.jmp(cont);
+                    self.a.bind(not_pointer);
+                    self.fail_if_unbound(RAX, &o);
+                    self.a.jmp(isnt);
+                }
+                self.a.bind(cont);
                 if positive {
                     // Objects of the program all have its layout.
                     if let Some(v) = o.as_value() {
                         self.objects.push(v);
                     }
-                    self.a.jmp(cont);
-                } else {
-                    self.a.jmp(exit);
                 }
-                self.a.bind(isnt);
-                if positive {
-                    self.a.jmp(exit);
-                } else {
-                    self.a.jmp(cont);
-                }
-                self.a.bind(cont);
             }
             GuardKind::Int(_, lo, hi) => {
                 let fails = self.a.label();

@@ -1116,6 +1116,10 @@ fn define_baseline(
     code: crate::baseline::Compiled,
 ) -> Result<(cranelift_module::FuncId, Vec<u32>, Vec<u32>), String> {
     env.module.define_function_bytes(id, 16, &code.code, &[]).map_err(|e| format!("{e:?}"))?;
+    if std::env::var_os("FLOWC_DISASM").is_some() {
+        // As for Cranelift's code (`define`): the bytes as they will run.
+        eprint!("{}", crate::disasm::listing(&[(name, 0, &code.code)]));
+    }
     env.safepoints.push(define::DefinedCode {
         id,
         name,
