@@ -81,6 +81,8 @@ pub struct Asm {
     pub code: Vec<u8>,
     /// Per label, where it is bound.
     labels: Vec<Option<u32>>,
+    /// Per label, whether a jump to it was written.
+    jumped_to: Vec<bool>,
     /// 32-bit displacements to patch: where, and the label they reach.
     fixups: Vec<(u32, Label)>,
     /// The last instruction, if it stored a register: where it ended, the
@@ -99,7 +101,21 @@ impl Asm {
 
     pub fn label(&mut self) -> Label {
         self.labels.push(None);
+        self.jumped_to.push(false);
         Label(self.labels.len() as u32 - 1)
+    }
+
+    /// Whether a jump to `l` was written.
+    pub fn jumped_to(&self, l: Label) -> bool {
+        self.jumped_to[l.0 as usize]
+    }
+
+    /// Binds `l` here, where the caller knows no jump will ever arrive
+    /// (what the registers hold stays known).
+    pub fn bind_unreached(&mut self, l: Label) {
+        debug_assert!(!self.jumped_to(l), "a label jumped to is reached");
+        debug_assert!(self.labels[l.0 as usize].is_none(), "a label is bound once");
+        self.labels[l.0 as usize] = Some(self.offset());
     }
 
     /// Binds `l` here.
@@ -342,6 +358,7 @@ impl Asm {
     }
 
     fn fixup(&mut self, l: Label) {
+        self.jumped_to[l.0 as usize] = true;
         let at = self.offset();
         self.fixups.push((at, l));
         self.u32(0);

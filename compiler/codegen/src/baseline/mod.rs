@@ -601,6 +601,22 @@ impl Emit<'_, '_> {
         self.store_result(i, RAX);
     }
 
+    /// Binds `back`, where the slow paths of an operation come back: as a
+    /// label no jump reaches when none of them is taken (none will be
+    /// written, [`Emit::cold_code`]), so what the registers hold stays
+    /// known past it.
+    fn bind_back(&mut self, back: Label) {
+        let taken = self
+            .cold
+            .iter()
+            .any(|c| matches!(c, Cold::Slow { at, back: b, .. } if *b == back && self.a.jumped_to(*at)));
+        if taken {
+            self.a.bind(back);
+        } else {
+            self.a.bind_unreached(back);
+        }
+    }
+
     /// Goes to the stop block if rax is the stop word.
     fn check_stop(&mut self) {
         self.a.test(RAX, RAX);
@@ -741,7 +757,7 @@ impl Emit<'_, '_> {
             }
         }
         self.store_result(i, RAX);
-        self.a.bind(back);
+        self.bind_back(back);
     }
 
     /// Jumps to `slow` unless rax and rcx (those not `known` small) are
@@ -822,7 +838,7 @@ impl Emit<'_, '_> {
         let slow = self.slow(call, result, back);
         let Some(offset) = self.slot_offset(field) else {
             self.a.jmp(slow);
-            self.a.bind(back);
+            self.bind_back(back);
             return;
         };
         self.load_src(RAX, o);
@@ -832,7 +848,7 @@ impl Emit<'_, '_> {
         self.a.test(RAX, RAX);
         self.a.jcc(Cond::Equal, slow);
         self.store_result(i, RAX);
-        self.a.bind(back);
+        self.bind_back(back);
     }
 
     fn set(&mut self, obj: &Operand, field: Symbol, value: &Operand) {
@@ -845,7 +861,7 @@ impl Emit<'_, '_> {
             // A field immutable for some class: the runtime checks a
             // second set.
             self.a.jmp(slow);
-            self.a.bind(back);
+            self.bind_back(back);
             return;
         };
         self.load_src(RAX, o);
@@ -859,7 +875,7 @@ impl Emit<'_, '_> {
             self.a.jcc(Cond::Equal, slow);
         }
         self.a.store(RAX, offset, RCX);
-        self.a.bind(back);
+        self.bind_back(back);
     }
 
     fn guard(&mut self, kind: &GuardKind, resume: flowc_ir::ResumeId, label: Symbol) {
@@ -1126,6 +1142,9 @@ impl Emit<'_, '_> {
         let cold = std::mem::take(&mut self.cold);
         for c in cold {
             match c {
+                // A slow path no inline code jumps to (its operands were
+                // proven fit for the inline path) is not written.
+                Cold::Slow { at, .. } if !self.a.jumped_to(at) => {}
                 Cold::Slow { at, back, call, site, result } => {
                     self.a.bind(at);
                     match call {
