@@ -413,6 +413,60 @@ mod tests {
         a.finish().unwrap().iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" ")
     }
 
+    /// A load of the word just stored from the same register is left out,
+    /// unless a label (which a jump may reach) comes between, or the
+    /// register or word differs; a label bound as unreached keeps it out.
+    #[test]
+    fn a_reload_right_after_its_store_is_left_out() {
+        assert_eq!(
+            hex(|a| {
+                a.store(RSP, 16, RAX);
+                a.load(RAX, RSP, 16)
+            }),
+            "48 89 44 24 10"
+        );
+        assert_eq!(
+            hex(|a| {
+                a.store(RSP, 16, RAX);
+                let l = a.label();
+                a.bind(l);
+                a.load(RAX, RSP, 16)
+            }),
+            "48 89 44 24 10 48 8b 44 24 10"
+        );
+        assert_eq!(
+            hex(|a| {
+                a.store(RSP, 16, RAX);
+                a.load(RCX, RSP, 16)
+            }),
+            "48 89 44 24 10 48 8b 4c 24 10"
+        );
+        assert_eq!(
+            hex(|a| {
+                a.store(RSP, 16, RAX);
+                a.load(RAX, RSP, 8)
+            }),
+            "48 89 44 24 10 48 8b 44 24 08"
+        );
+        assert_eq!(
+            hex(|a| {
+                a.store(RSP, 16, RAX);
+                a.mov_imm(RAX, 1);
+                a.load(RAX, RSP, 16)
+            }),
+            "48 89 44 24 10 b8 01 00 00 00 48 8b 44 24 10"
+        );
+        assert_eq!(
+            hex(|a| {
+                a.store(RSP, 16, RAX);
+                let l = a.label();
+                a.bind_unreached(l);
+                a.load(RAX, RSP, 16)
+            }),
+            "48 89 44 24 10"
+        );
+    }
+
     #[test]
     fn encodings_match_the_manual() {
         // Checked against an assembler (objdump of `as` output).

@@ -648,7 +648,8 @@ impl TraceCache {
     ) -> Result<Vec<TraceId>, String> {
         let mut guard = self.inner.borrow_mut();
         let inner = &mut *guard;
-        let calls = |f: &Function| f.insts.iter().any(|(_, i)| matches!(i.kind, flowc_ir::InstKind::Call { .. }));
+        let calls =
+            |f: &Function| f.all_insts().any(|(_, i)| matches!(f.insts[i].kind, flowc_ir::InstKind::Call { .. }));
         if fs.iter().any(|f| calls(f)) {
             define_functions(inner)?;
         }

@@ -187,18 +187,17 @@ impl<'p> Jit<'p> {
         let n = ids.len() as u32;
         for (&id, (function, kind, recorded)) in ids.iter().zip(pieces) {
             debug_assert_eq!(id.0 as usize, self.codes.len());
+            let mut code = Code::new(kind, function, start.to_string(), recorded);
             self.stats.recorded_ops += recorded;
-            self.stats.optimized_ops += instructions(&function);
+            self.stats.optimized_ops += code.optimized_ops;
             self.log(format_args!(
                 "compiled {} from {start}: {recorded} operations recorded, {} after optimization",
-                function.name,
-                instructions(&function)
+                code.function.name, code.optimized_ops
             ));
             if let Some(log) = &mut self.log {
-                log.indented(&flowc_ir::print::function(&function));
+                log.indented(&flowc_ir::print::function(&code.function));
             }
-            self.names.insert(function.name, Some(id));
-            let mut code = Code::new(kind, function, start.to_string(), recorded);
+            self.names.insert(code.function.name, Some(id));
             if !(self.options.keep_ir || self.options.trees) {
                 code.function = without_body(code.function);
             }

@@ -76,6 +76,24 @@ fn run_jit(name: &str, source: &str, options: Options) -> Run {
     })
 }
 
+/// Without `keep_ir` (as `flowc run` runs) a compiled trace keeps only
+/// what its exits and bridges read: the run, its bridges (recorded from
+/// the kept records) and its report are the same, and no trace keeps an
+/// instruction.
+#[test]
+fn traces_without_their_ir_run_and_report_the_same() {
+    let kept = run_jit("t", ALTERNATING, options(3, 5));
+    let dropped = run_jit("t", ALTERNATING, Options { keep_ir: false, ..options(3, 5) });
+    assert!(kept.agrees && dropped.agrees);
+    assert_eq!(dropped.stats.bridges, kept.stats.bridges);
+    assert!(kept.stats.bridges > 0, "{}", kept.stats);
+    let ops = |s: &Stats| s.per_trace.iter().map(|t| (t.name.clone(), t.optimized_ops)).collect::<Vec<_>>();
+    assert_eq!(ops(&dropped.stats), ops(&kept.stats));
+    assert!(ops(&kept.stats).iter().all(|(_, n)| *n > 0), "{}", kept.stats);
+    assert!(kept.traces.iter().any(|t| t.contains("guard_true")));
+    assert!(dropped.traces.iter().chain(&dropped.bridges).all(|t| !t.contains("guard")), "{:?}", dropped.traces);
+}
+
 #[test]
 fn loop_headers_are_hot_without_can_enter_jit() {
     let program = syntax::parse("t", ALTERNATING).unwrap();
