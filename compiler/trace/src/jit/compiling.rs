@@ -73,12 +73,12 @@ impl<'p> Jit<'p> {
         let anchor = trace.anchor;
         let body = self.fresh_name(Symbol::intern(&format!("{name}.body")));
         let looping = End::LiveLoop(live.to_vec());
-        let checks = match args {
-            Some(args) => speculate::checks(&to_ir::convert(self.program, name, trace, start, &looping), args),
-            None => Vec::new(),
-        };
         let mut preamble =
             to_ir::convert(self.program, name, trace, start, &End::Jump { target: body, params: names.to_vec() });
+        let checks = match args {
+            Some(args) => speculate::checks(&preamble, names, args),
+            None => Vec::new(),
+        };
         speculate::insert(&mut preamble, &checks, anchor, function);
         speculate::insert_lists(&mut preamble, &speculate::lists(args.unwrap_or(&[])), anchor, function);
         self.inspect(&preamble, "conversion");

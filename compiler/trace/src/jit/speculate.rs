@@ -34,22 +34,29 @@ use flowc_lang::{Symbol, Value};
 /// A check: the parameter at this position is an integer in this range.
 pub type Check = (usize, i64, i64);
 
-/// The entry checks loop trace `f` (as [`crate::to_ir`] makes it, not yet
-/// optimized) gets, when its parameters had the values `args` when it was
-/// recorded.
-pub fn checks(f: &Function, args: &[Value]) -> Vec<Check> {
+/// The entry checks a loop's preamble `f` gets (one iteration of the loop
+/// as [`crate::to_ir`] makes it, not yet optimized, ending in a
+/// `jump_trace` that passes the head's variables `names` on), when its
+/// parameters had the values `args` when it was recorded.
+///
+/// The iteration is read as the loop it stands for: a parameter is the
+/// head's value of its variable (in the loop, the phi it starts), and the
+/// jump's argument for that variable is the value the next iteration
+/// starts with (the phi's input from the back edge). So one conversion
+/// serves both the checks and the preamble.
+pub fn checks(f: &Function, names: &[Symbol], args: &[Value]) -> Vec<Check> {
     let (min, max) = (SMALL_PARAM.0 as i64, SMALL_PARAM.1 as i64);
-    // Parameters the loop compares: directly (a bound), or through the
-    // phi they start (a counter); a variable the loop overwrites before
-    // reading says nothing.
-    let mut phi_of: HashMap<ValueId, ValueId> = f.params.iter().map(|&p| (p, p)).collect();
-    for (_, i) in f.all_insts() {
-        if let (InstKind::Phi(inputs), Some(r)) = (&f.insts[i].kind, f.insts[i].result) {
-            for (_, o) in inputs {
-                if let Operand::Value(p) = o {
-                    if f.params.contains(p) {
-                        phi_of.insert(r, *p);
-                    }
+    // Parameters the loop compares: directly (a bound, a counter at the
+    // head); a variable the loop overwrites before reading says nothing.
+    let params: HashSet<ValueId> = f.params.iter().copied().collect();
+    // Per parameter, the value its variable has when the iteration ends.
+    let mut next_of: HashMap<ValueId, ValueId> = HashMap::new();
+    for b in f.blocks.values() {
+        if let flowc_ir::Terminator::JumpTrace { args: next, .. } = &b.term {
+            for (name, o) in names.iter().zip(next) {
+                let param = f.params.iter().find(|&&p| f.values[p].name == Some(*name));
+                if let (Some(&p), Some(v)) = (param, o.as_value()) {
+                    next_of.insert(p, v);
                 }
             }
         }
@@ -79,15 +86,14 @@ pub fn checks(f: &Function, args: &[Value]) -> Vec<Check> {
             _ => Vec::new(),
         }
     };
-    // The parameters behind them: a compared parameter or loop-carried
-    // variable (the phi it starts), the operands of the arithmetic a
-    // compared value comes from (a counter tested after its step), and the
-    // operands of the arithmetic that makes a compared phi's next value
-    // (the step).
+    // The parameters behind them: a compared parameter, the operands of
+    // the arithmetic a compared value comes from (a counter tested after
+    // its step), and the operands of the arithmetic that makes a compared
+    // parameter's next value (the step).
     let mut computed: HashSet<ValueId> = HashSet::new();
     let note = |v: ValueId, computed: &mut HashSet<ValueId>| {
-        if let Some(p) = phi_of.get(&v) {
-            computed.insert(*p);
+        if params.contains(&v) {
+            computed.insert(v);
         }
     };
     for &c in &compared {
@@ -95,23 +101,19 @@ pub fn checks(f: &Function, args: &[Value]) -> Vec<Check> {
         for o in operands(c) {
             note(o, &mut computed);
         }
-        let flowc_ir::ValueDef::Inst(d) = f.values[c].def else { continue };
-        if let InstKind::Phi(inputs) = &f.insts[d].kind {
-            for (_, o) in inputs {
-                for x in o.as_value().map(operands).unwrap_or_default() {
-                    note(x, &mut computed);
-                }
+        if let Some(&next) = next_of.get(&c) {
+            for x in operands(next) {
+                note(x, &mut computed);
             }
         }
     }
-    // The other parameters the loop computes with (through the phi they
-    // start, or as they are) are assumed to stay machine integers: no tag
+    // The other parameters the loop computes with are assumed to stay machine integers: no tag
     // tests on them, whatever their sign.
     let mut arithmetic: HashSet<ValueId> = HashSet::new();
     for (_, i) in f.all_insts() {
         if let InstKind::Op { op: Operator::Known(op), args, .. } = &f.insts[i].kind {
             if op.is_comparison() || matches!(op, Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Neg) {
-                arithmetic.extend(args.iter().filter_map(|a| a.as_value()).filter_map(|v| phi_of.get(&v)));
+                arithmetic.extend(args.iter().filter_map(|a| a.as_value()).filter(|v| params.contains(v)));
             }
         }
     }
