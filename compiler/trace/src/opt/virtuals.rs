@@ -12,7 +12,7 @@
 //! structure (a list of a thousand cells, each guard seeing all the cells
 //! so far) would otherwise grow quadratically in code.
 
-use flowc_ir::{InstKind, Operand, ResumeData, ResumeId, ResumeValue, ValueId, VirtualObject};
+use flowc_ir::{InstKind, Operand, ResumeData, ResumeFrame, ResumeId, ResumeValue, ValueId, VirtualObject};
 use flowc_lang::Symbol;
 use flowc_passes::edit::ix;
 use flowc_passes::lattice::{Info, Kinds};
@@ -40,25 +40,14 @@ impl Opt<'_> {
     /// Materializes the virtual objects record `r` would hold if they are
     /// more than [`MAX_RESUME_VIRTUALS`].
     fn bound_virtuals(&mut self, r: ResumeId) {
-        let record = &self.f.resumes[r];
-        let mut operands: Vec<Operand> = Vec::new();
-        for frame in &record.frames {
-            operands.extend(frame.env.iter().filter_map(|(_, rv)| match rv {
-                ResumeValue::Operand(o) => Some(o.clone()),
-                ResumeValue::Virtual(_) => None,
-            }));
-        }
-        for v in &record.virtuals {
-            operands.extend(v.fields.iter().filter_map(|(_, rv)| match rv {
-                ResumeValue::Operand(o) => Some(o.clone()),
-                ResumeValue::Virtual(_) => None,
-            }));
-        }
+        // Counted without copying the record: most records reach no
+        // virtual object at all, and every guard takes a snapshot.
         let mut seen = Vec::new();
-        for o in &operands {
+        for o in self.f.resumes[r].operands() {
             self.reachable_virtuals(o, &mut seen);
         }
         if seen.len() > MAX_RESUME_VIRTUALS {
+            let operands: Vec<Operand> = self.f.resumes[r].operands().cloned().collect();
             for o in &operands {
                 self.real(o);
             }
@@ -119,35 +108,61 @@ impl Opt<'_> {
     /// exits').
     pub fn snapshot(&mut self, r: ResumeId) -> ResumeData {
         self.bound_virtuals(r);
-        let mut record = self.f.resumes[r].clone();
+        let record = &self.f.resumes[r];
         let mut virtuals: Vec<(Option<ValueId>, VirtualObject)> =
-            std::mem::take(&mut record.virtuals).into_iter().map(|v| (None, v)).collect();
-        for k in 0..virtuals.len() {
-            let mut fields = std::mem::take(&mut virtuals[k].1.fields);
-            for (_, rv) in fields.iter_mut() {
-                if let ResumeValue::Operand(o) = rv {
-                    *rv = self.resume_value(o, &mut virtuals);
-                }
-            }
+            record.virtuals.iter().map(|v| (None, VirtualObject { class: v.class, fields: Vec::new() })).collect();
+        for (k, v) in record.virtuals.iter().enumerate() {
+            let fields = v
+                .fields
+                .iter()
+                .map(|(f, rv)| match rv {
+                    ResumeValue::Operand(o) => (*f, self.resume_value(o, &mut virtuals)),
+                    ResumeValue::Virtual(_) => (*f, rv.clone()),
+                })
+                .collect();
             virtuals[k].1.fields = fields;
         }
-        for frame in &mut record.frames {
-            frame.env.retain(|(_, rv)| match rv {
-                ResumeValue::Operand(o) => self.info_of(&self.resolve(o)).kinds != Kinds::UNBOUND,
-                ResumeValue::Virtual(_) => true,
-            });
-            for (_, rv) in frame.env.iter_mut() {
-                if let ResumeValue::Operand(o) = rv {
-                    *rv = self.resume_value(o, &mut virtuals);
-                }
+        // Each variable's operand resolved once: left out when it is
+        // known unbound, else its resume value.
+        let frames = record
+            .frames
+            .iter()
+            .map(|frame| ResumeFrame {
+                function: frame.function,
+                call: frame.call,
+                env: frame
+                    .env
+                    .iter()
+                    .filter_map(|(name, rv)| match rv {
+                        ResumeValue::Operand(o) => {
+                            let o = self.resolve(o);
+                            (!self.is_unbound(&o)).then(|| (*name, self.resolved_resume_value(o, &mut virtuals)))
+                        }
+                        ResumeValue::Virtual(_) => Some((*name, rv.clone())),
+                    })
+                    .collect(),
+            })
+            .collect();
+        ResumeData { frames, virtuals: virtuals.into_iter().map(|(_, v)| v).collect() }
+    }
+
+    /// Whether operand `o` (resolved) is known to be an unbound variable.
+    fn is_unbound(&self, o: &Operand) -> bool {
+        match o {
+            Operand::Const(_) => false,
+            Operand::Value(v) => {
+                let i = &self.info[ix(*v)];
+                self.virtuals[ix(*v)].is_none() && !i.is_bottom() && i.kinds == Kinds::UNBOUND
             }
         }
-        record.virtuals = virtuals.into_iter().map(|(_, v)| v).collect();
-        record
     }
 
     fn resume_value(&self, o: &Operand, virtuals: &mut Vec<(Option<ValueId>, VirtualObject)>) -> ResumeValue {
-        let o = self.resolve(o);
+        self.resolved_resume_value(self.resolve(o), virtuals)
+    }
+
+    /// [`Self::resume_value`] of an operand already resolved.
+    fn resolved_resume_value(&self, o: Operand, virtuals: &mut Vec<(Option<ValueId>, VirtualObject)>) -> ResumeValue {
         let Some(v) = self.virtual_of(&o) else { return ResumeValue::Operand(o) };
         if let Some(k) = virtuals.iter().position(|(x, _)| *x == Some(v)) {
             return ResumeValue::Virtual(k as u32);
