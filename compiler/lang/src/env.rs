@@ -3,12 +3,13 @@
 //! one is appended — the order of the series' Prolog lists, which resume
 //! data, partial-evaluator cache keys and printed traces make visible.
 
-use indexmap::IndexMap;
-
-use crate::symbol::Symbol;
+use crate::symbol::{Symbol, SymbolIndexMap};
 use crate::value::Value;
 
-pub type Env = IndexMap<Symbol, Value>;
+/// Hashed by [`crate::symbol::SymbolHasher`]: the tracer and the trace
+/// executor read and write environments per operation, and SipHash was a
+/// twentieth of the JIT's recording and compiling work.
+pub type Env = SymbolIndexMap<Value>;
 
 /// Builds an environment from ordered pairs (later duplicates replace in place).
 pub fn from_pairs(pairs: &[(Symbol, Value)]) -> Env {

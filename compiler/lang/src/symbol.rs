@@ -124,8 +124,14 @@ impl std::hash::Hasher for SymbolHasher {
     }
 }
 
+/// What builds a [`SymbolHasher`] for a map.
+pub type BuildSymbolHasher = std::hash::BuildHasherDefault<SymbolHasher>;
+
 /// A hash map keyed by symbols.
-pub type SymbolMap<V> = HashMap<Symbol, V, std::hash::BuildHasherDefault<SymbolHasher>>;
+pub type SymbolMap<V> = HashMap<Symbol, V, BuildSymbolHasher>;
+
+/// An insertion-ordered map keyed by symbols.
+pub type SymbolIndexMap<V> = indexmap::IndexMap<Symbol, V, BuildSymbolHasher>;
 
 impl From<&str> for Symbol {
     fn from(s: &str) -> Symbol {

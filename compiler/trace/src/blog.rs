@@ -49,7 +49,7 @@ fn pairs(penv: &Env) -> Vec<(flowc_lang::Symbol, Value)> {
 
 /// Optimizes `trace` with Part 3's algorithm.
 pub fn optimize(trace: &Trace) -> Trace {
-    let mut penv = Env::new();
+    let mut penv = Env::default();
     let mut out = Vec::new();
     for op in &trace.ops {
         match op {

@@ -28,8 +28,6 @@
 //! are constants, and nothing inside them needs guarding; and calls the
 //! tracer did not follow (recorded as `call`), which stay calls too.
 
-use indexmap::IndexMap;
-
 use flowc_ir::{
     BlockId, Builder, Function, FunctionKind, GuardKind, InstKind, Operand, ResumeData, ResumeFrame, ResumeValue,
     Terminator, ValueId,
@@ -155,7 +153,7 @@ pub enum End {
 /// One frame's variables while converting.
 struct Frame {
     function: Option<Symbol>,
-    vars: IndexMap<Symbol, Operand>,
+    vars: flowc_lang::symbol::SymbolIndexMap<Operand>,
     call: Option<(Symbol, Symbol)>,
 }
 
