@@ -23,7 +23,7 @@
 //! fails often gets, as its bridge, a trace of the same loop that assumes
 //! nothing (a retrace).
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use flowc_ir::{Function, GuardKind, InstData, InstKind, Operand, ResumeData, ResumeFrame, ResumeValue, ValueId};
 use flowc_lang::ast::Operator;
@@ -50,12 +50,12 @@ pub fn checks(f: &Function, names: &[Symbol], args: &[Value]) -> Vec<Check> {
     // head); a variable the loop overwrites before reading says nothing.
     let params: HashSet<ValueId> = f.params.iter().copied().collect();
     // Per parameter, the value its variable has when the iteration ends.
-    let mut next_of: HashMap<ValueId, ValueId> = HashMap::new();
+    let param_of: HashMap<Symbol, ValueId> = f.params.iter().filter_map(|&p| Some((f.values[p].name?, p))).collect();
+    let mut next_of: HashMap<ValueId, ValueId> = HashMap::default();
     for b in f.blocks.values() {
         if let flowc_ir::Terminator::JumpTrace { args: next, .. } = &b.term {
             for (name, o) in names.iter().zip(next) {
-                let param = f.params.iter().find(|&&p| f.values[p].name == Some(*name));
-                if let (Some(&p), Some(v)) = (param, o.as_value()) {
+                if let (Some(&p), Some(v)) = (param_of.get(name), o.as_value()) {
                     next_of.insert(p, v);
                 }
             }
@@ -90,7 +90,7 @@ pub fn checks(f: &Function, names: &[Symbol], args: &[Value]) -> Vec<Check> {
     // the arithmetic a compared value comes from (a counter tested after
     // its step), and the operands of the arithmetic that makes a compared
     // parameter's next value (the step).
-    let mut computed: HashSet<ValueId> = HashSet::new();
+    let mut computed: HashSet<ValueId> = HashSet::default();
     let note = |v: ValueId, computed: &mut HashSet<ValueId>| {
         if params.contains(&v) {
             computed.insert(v);
@@ -109,7 +109,7 @@ pub fn checks(f: &Function, names: &[Symbol], args: &[Value]) -> Vec<Check> {
     }
     // The other parameters the loop computes with are assumed to stay machine integers: no tag
     // tests on them, whatever their sign.
-    let mut arithmetic: HashSet<ValueId> = HashSet::new();
+    let mut arithmetic: HashSet<ValueId> = HashSet::default();
     for (_, i) in f.all_insts() {
         if let InstKind::Op { op: Operator::Known(op), args, .. } = &f.insts[i].kind {
             if op.is_comparison() || matches!(op, Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Neg) {

@@ -92,14 +92,16 @@ impl<'a> Opt<'a> {
     }
 
     pub fn resolve(&self, o: &Operand) -> Operand {
-        let mut o = o.clone();
+        // Followed by reference, cloned once: the walk resolves every
+        // operand and every resume value.
+        let mut o = o;
         while let Operand::Value(v) = o {
-            match self.subst.get(ix(v)).and_then(|s| s.clone()) {
-                Some(next) => o = next,
-                None => break,
+            match self.subst.get(ix(*v)) {
+                Some(Some(next)) => o = next,
+                _ => break,
             }
         }
-        o
+        o.clone()
     }
 
     pub fn info_of(&self, o: &Operand) -> Info {
