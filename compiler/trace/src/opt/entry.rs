@@ -226,7 +226,21 @@ impl Opt<'_> {
         }
         let Some(v) = self.virtual_of(&o) else {
             let info = self.info_of(&o);
+            // A variable the iteration does not write keeps its value in
+            // every iteration: what the preamble's guards proved of it
+            // holds in the loop as it is (an interpreter's program
+            // length, compared with each promoted position: the loop's
+            // own comparisons then fold).
+            let invariant =
+                matches!(&o, Operand::Value(p) if self.f.params.contains(p) && self.f.values[*p].name == Some(name));
             let fact = match fact {
+                Some(Fact::Int(lo, hi)) if invariant && info.kinds == Kinds::INT && !info.range.is_empty() => {
+                    let r = info.range.intersect(Interval::new(lo as i128, hi as i128));
+                    match (i64::try_from(r.lo()), i64::try_from(r.hi())) {
+                        (Ok(lo), Ok(hi)) if lo <= hi => Fact::Int(lo, hi),
+                        _ => Fact::Int(lo, hi),
+                    }
+                }
                 // What was assumed of the variable before the first
                 // iteration, or what the iteration made of it: a counter
                 // assumed in [1, n] is in [1, n + 1] (so the loop's ranges

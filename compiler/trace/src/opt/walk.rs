@@ -201,7 +201,13 @@ impl<'a> Opt<'a> {
                 let infos: Vec<Info> = args.iter().map(|a| self.info_of(a)).collect();
                 let out = lattice::transfer(op, &infos);
                 let v = result.expect("ops have results");
-                if let (Some(c), true) = (&out.constant, args.iter().all(|a| matches!(a, Operand::Const(_)))) {
+                // Folded when its operands are constants, or when it is a
+                // comparison of integers whose ranges decide it (which
+                // cannot fail): `pc < n` at a promoted `pc`, with what the
+                // loop's entry proved of `n`.
+                let decided = op.is_comparison() && infos.iter().all(|i| i.kinds == Kinds::INT);
+                if let (Some(c), true) = (&out.constant, decided || args.iter().all(|a| matches!(a, Operand::Const(_))))
+                {
                     self.subst[ix(v)] = Some(Operand::Const(c.clone()));
                     return;
                 }

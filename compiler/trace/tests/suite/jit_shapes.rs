@@ -163,6 +163,52 @@ fn the_dispatch_loop_is_traced_alike_wherever_the_hint_is() {
     }
 }
 
+/// The BF interpreter of the JIT's benchmark: `n = len(prog)` is set once
+/// and never written again, and every instruction tests `pc < n` at its
+/// promoted `pc`. The preamble's tests prove `n` above every position of
+/// the loop, and `n` keeps that fact in the loop (its `LoopEntry` fact): no
+/// test is left there, and the resume records hold the test's outcome as a
+/// constant (`more = 1`). Each BF instruction is its tape work alone.
+#[test]
+fn an_interpreters_position_tests_fold_in_its_loop() {
+    // `+++++++[>+++++++[>+++++++[>+>++<<-]<-]<-]>>>.`: prints 7^3 mod 256.
+    let env = "[prog/[43,43,43,43,43,43,43,91,62,43,43,43,43,43,43,43,91,62,43,43,43,43,43,43,43,91,62,43,62,43,43,60,60,45,93,60,45,93,60,45,93,62,62,62,46],map/[0,0,0,0,0,0,0,40,0,0,0,0,0,0,0,0,37,0,0,0,0,0,0,0,0,34,0,0,0,0,0,0,0,0,25,0,0,16,0,0,7,0,0,0,0]]";
+    let r = run("tests/corpus/interpreters/bf_tutorial.fg", Hint::AsWritten, "start", Some(env), checked());
+    assert_eq!(r.output, "87\n");
+    let lp = loop_part(&r.traces);
+    assert!(!lp.contains(" lt"), "{lp}");
+    expect![[r#"
+
+        b1 dispatch:
+            v3:tape = phi [b0: v1, b1: v15]
+            v4:r = get v3, r
+            guard_class v4, cell, r0 else grow_right
+            v5:v = get v4, v
+            v6:v = add v5, 1
+            v7:v = mod.int v6, 256
+            set v4, v, v7
+            v8:r = get v4, r
+            guard_class v8, cell, r1 else grow_right
+            v9:v = get v8, v
+            v10:v = add v9, 1
+            v11:v = mod.int v10, 256
+            set v8, v, v11
+            v12:v = add.word v11, 1
+            v13:v = mod.word v12, 256
+            set v8, v, v13
+            v14:l = get v8, l
+            guard_class v14, cell, r2 else grow_left
+            v15:l = get v14, l
+            guard_class v15, cell, r3 else grow_left
+            v16:v = get v15, v
+            v17:v = sub v16, 1
+            v18:v = mod.int v17, 256
+            set v15, v, v18
+            guard_true v18, r4 else next
+            jump b1"#]]
+    .assert_eq(lp);
+}
+
 /// A loop that reads a field of an object (`WRITE` is blank) or reads and
 /// writes it.
 fn field_loop(write: &str) -> String {
