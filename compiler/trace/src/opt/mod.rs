@@ -27,6 +27,7 @@ mod peel;
 mod ranges;
 mod state;
 mod stats;
+mod stores;
 mod virtuals;
 mod walk;
 
@@ -136,6 +137,7 @@ pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Op
         }
         _ => return Optimized::default(),
     };
+    stores::remove_dead(f, hints);
     let trace = std::mem::replace(f, Function::new(f.kind, f.name));
     let mut module = Module { pure: hints.pure.clone(), immutable: hints.immutable.clone(), functions: vec![trace] };
     flowc_passes::dce::function(&mut module, 0);

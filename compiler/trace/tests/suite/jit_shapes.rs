@@ -168,7 +168,8 @@ fn the_dispatch_loop_is_traced_alike_wherever_the_hint_is() {
 /// promoted `pc`. The preamble's tests prove `n` above every position of
 /// the loop, and `n` keeps that fact in the loop (its `LoopEntry` fact): no
 /// test is left there, and the resume records hold the test's outcome as a
-/// constant (`more = 1`). Each BF instruction is its tape work alone.
+/// constant (`more = 1`). Each BF instruction is its tape work alone, and
+/// of `++`'s two writes of the cell only the last is left (`stores.rs`).
 #[test]
 fn an_interpreters_position_tests_fold_in_its_loop() {
     // `+++++++[>+++++++[>+++++++[>+>++<<-]<-]<-]>>>.`: prints 7^3 mod 256.
@@ -192,7 +193,6 @@ fn an_interpreters_position_tests_fold_in_its_loop() {
             v9:v = get v8, v
             v10:v = add v9, 1
             v11:v = mod.int v10, 256
-            set v8, v, v11
             v12:v = add.word v11, 1
             v13:v = mod.word v12, 256
             set v8, v, v13
