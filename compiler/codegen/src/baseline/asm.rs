@@ -126,6 +126,20 @@ impl Asm {
         self.labels[l.0 as usize] = Some(self.offset());
     }
 
+    /// Binds `l` here, where every jump arrives with what the last
+    /// instruction stored still in its register (the caller knows): a
+    /// reload of that word right after stays left out.
+    pub fn bind_keeping_store(&mut self, l: Label) {
+        debug_assert!(self.labels[l.0 as usize].is_none(), "a label is bound once");
+        self.labels[l.0 as usize] = Some(self.offset());
+    }
+
+    /// The last instruction, if it stored a register: the base, the
+    /// displacement and the register.
+    pub fn last_store(&self) -> Option<(Reg, i32, Reg)> {
+        self.stored.filter(|s| s.0 == self.offset()).map(|(_, base, disp, reg)| (base, disp, reg))
+    }
+
     /// The code, every jump patched; `None` if a label was never bound.
     pub fn finish(mut self) -> Option<Vec<u8>> {
         for &(at, l) in &self.fixups {

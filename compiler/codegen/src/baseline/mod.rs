@@ -610,10 +610,27 @@ impl Emit<'_, '_> {
             .cold
             .iter()
             .any(|c| matches!(c, Cold::Slow { at, back: b, .. } if *b == back && self.a.jumped_to(*at)));
-        if taken {
-            self.a.bind(back);
-        } else {
+        if !taken {
             self.a.bind_unreached(back);
+            return;
+        }
+        // The inline path ends storing its result from rax; a slow path
+        // stores the runtime's result from rax to the same word and jumps
+        // back with it there: rax holds the word on both.
+        let same = self.a.last_store().is_some_and(|(base, disp, reg)| {
+            base == RSP
+                && reg == RAX
+                && self.cold.iter().all(|c| match c {
+                    Cold::Slow { at, back: b, result, .. } if *b == back && self.a.jumped_to(*at) => {
+                        *result == Some(disp)
+                    }
+                    _ => true,
+                })
+        });
+        if same {
+            self.a.bind_keeping_store(back);
+        } else {
+            self.a.bind(back);
         }
     }
 
