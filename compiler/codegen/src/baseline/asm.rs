@@ -24,7 +24,7 @@ pub const R9: Reg = Reg(9);
 
 /// A two-operand ALU operation (its opcode's `/r` form and its `/digit`
 /// for immediates).
-#[derive(Copy, Clone, Debug)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Alu {
     Add,
     Or,
@@ -86,11 +86,17 @@ pub struct Asm {
     /// 32-bit displacements to patch: where, and the label they reach.
     fixups: Vec<(u32, Label)>,
     /// The last instruction, if it stored a register: where it ended, the
-    /// base, the displacement and the register. A load of that word into
-    /// that register right after it, with no label between, is left out
-    /// (each operation stores its result to its word and the next often
-    /// reads it back at once).
+    /// base, the displacement and the register ([`Asm::last_store`]).
     stored: Option<(u32, Reg, i32, Reg)>,
+    /// Per register, the frame word (`[rsp + disp]`) it is known to hold:
+    /// a load of that word into it is left out. Each operation stores its
+    /// result to its word and the next ones read their operands back, so
+    /// most such loads find the word still in the register. Known from a
+    /// load or store of the word; forgotten when the register is written
+    /// otherwise, when the word is stored from another register, at a
+    /// label a jump may reach, and at a call (the callee clobbers
+    /// registers and the collector may rewrite frame words).
+    holds: [Option<i32>; 16],
 }
 
 impl Asm {
@@ -118,10 +124,22 @@ impl Asm {
         self.labels[l.0 as usize] = Some(self.offset());
     }
 
+    /// Binds `l` here, past every jump to it (none is written later):
+    /// when no jump was written, only the code before falls through to
+    /// it, and what the registers hold stays known.
+    pub fn bind_forward(&mut self, l: Label) {
+        if self.jumped_to(l) {
+            self.bind(l);
+        } else {
+            self.bind_unreached(l);
+        }
+    }
+
     /// Binds `l` here.
     pub fn bind(&mut self, l: Label) {
         // A jump may arrive here with other values in the registers.
         self.stored = None;
+        self.holds = [None; 16];
         debug_assert!(self.labels[l.0 as usize].is_none(), "a label is bound once");
         self.labels[l.0 as usize] = Some(self.offset());
     }
@@ -132,6 +150,31 @@ impl Asm {
     pub fn bind_keeping_store(&mut self, l: Label) {
         debug_assert!(self.labels[l.0 as usize].is_none(), "a label is bound once");
         self.labels[l.0 as usize] = Some(self.offset());
+        // Only that register's word is known on every path.
+        let kept = self.last_store().filter(|&(base, _, _)| base == RSP);
+        self.holds = [None; 16];
+        if let Some((_, disp, reg)) = kept {
+            self.holds[reg.0 as usize] = Some(disp);
+        }
+    }
+
+    /// Register `r` is written with something else than a frame word.
+    fn clobber(&mut self, r: Reg) {
+        if r == RSP {
+            // Every known word is rsp-relative.
+            self.holds = [None; 16];
+        } else {
+            self.holds[r.0 as usize] = None;
+        }
+    }
+
+    /// Word `[rsp + disp]` is written: no other register holds it.
+    fn written(&mut self, disp: i32) {
+        for h in &mut self.holds {
+            if *h == Some(disp) {
+                *h = None;
+            }
+        }
     }
 
     /// The last instruction, if it stored a register: the base, the
@@ -185,12 +228,23 @@ impl Asm {
 
     /// `mov dst, [base + disp]`.
     pub fn load(&mut self, dst: Reg, base: Reg, disp: i32) {
-        if self.stored == Some((self.offset(), base, disp, dst)) {
-            return;
+        if base == RSP {
+            if self.holds[dst.0 as usize] == Some(disp) {
+                return;
+            }
+            // Another register holds the word: a copy, not a load.
+            if let Some(r) = self.holds.iter().position(|&h| h == Some(disp)) {
+                self.mov(dst, Reg(r as u8));
+                return;
+            }
         }
         self.rex_w(dst, base);
         self.byte(0x8b);
         self.mem(dst.0, base, disp);
+        self.clobber(dst);
+        if base == RSP {
+            self.holds[dst.0 as usize] = Some(disp);
+        }
     }
 
     /// `mov dst32, dword [base + disp]` (zero-extended).
@@ -200,6 +254,7 @@ impl Asm {
         }
         self.byte(0x8b);
         self.mem(dst.0, base, disp);
+        self.clobber(dst);
     }
 
     /// `mov [base + disp], src`.
@@ -208,6 +263,10 @@ impl Asm {
         self.byte(0x89);
         self.mem(src.0, base, disp);
         self.stored = Some((self.offset(), base, disp, src));
+        if base == RSP {
+            self.written(disp);
+            self.holds[src.0 as usize] = Some(disp);
+        }
     }
 
     /// `mov dst, src`.
@@ -215,10 +274,14 @@ impl Asm {
         self.rex_w(src, dst);
         self.byte(0x89);
         self.byte(0xc0 | ((src.0 & 7) << 3) | (dst.0 & 7));
+        let held = self.holds[src.0 as usize];
+        self.clobber(dst);
+        self.holds[dst.0 as usize] = held;
     }
 
     /// `mov dst, imm` (the shortest form for the value).
     pub fn mov_imm(&mut self, dst: Reg, imm: i64) {
+        self.clobber(dst);
         if let Ok(v) = u32::try_from(imm) {
             // mov r32, imm32 zero-extends.
             if dst.0 >= 8 {
@@ -239,6 +302,7 @@ impl Asm {
     /// `movabs dst, imm64`; the immediate's offset in the code (for a
     /// relocation).
     pub fn mov_imm64(&mut self, dst: Reg, imm: i64) -> u32 {
+        self.clobber(dst);
         self.rex_w(Reg(0), dst);
         self.byte(0xb8 + (dst.0 & 7));
         let at = self.offset();
@@ -248,6 +312,9 @@ impl Asm {
 
     /// `op dst, src`.
     pub fn alu(&mut self, op: Alu, dst: Reg, src: Reg) {
+        if op != Alu::Cmp {
+            self.clobber(dst);
+        }
         self.rex_w(src, dst);
         self.byte(op.opcode());
         self.byte(0xc0 | ((src.0 & 7) << 3) | (dst.0 & 7));
@@ -255,6 +322,9 @@ impl Asm {
 
     /// `op dst, imm` (a sign-extended 8- or 32-bit immediate).
     pub fn alu_imm(&mut self, op: Alu, dst: Reg, imm: i32) {
+        if op != Alu::Cmp {
+            self.clobber(dst);
+        }
         self.rex_w(Reg(0), dst);
         if let Ok(b) = i8::try_from(imm) {
             self.byte(0x83);
@@ -269,6 +339,9 @@ impl Asm {
 
     /// `op qword [base + disp], imm8`.
     pub fn alu_mem_imm8(&mut self, op: Alu, base: Reg, disp: i32, imm: i8) {
+        if base == RSP && op != Alu::Cmp {
+            self.written(disp);
+        }
         self.rex_w(Reg(0), base);
         self.byte(0x83);
         self.mem(op.digit(), base, disp);
@@ -277,6 +350,8 @@ impl Asm {
 
     /// `mov [base + index*8 - 8], src`.
     pub fn store_indexed(&mut self, base: Reg, index: Reg, src: Reg) {
+        // Any word of the frame, maybe.
+        self.holds = [None; 16];
         self.byte(0x48 | ((src.0 >> 3) << 2) | ((index.0 >> 3) << 1) | (base.0 >> 3));
         self.byte(0x89);
         // ModRM: disp8, SIB; SIB: scale 8, index, base.
@@ -287,6 +362,7 @@ impl Asm {
 
     /// `mov dst, [base + index*8 + 8]`.
     pub fn load_indexed(&mut self, dst: Reg, base: Reg, index: Reg) {
+        self.clobber(dst);
         self.byte(0x48 | ((dst.0 >> 3) << 2) | ((index.0 >> 3) << 1) | (base.0 >> 3));
         self.byte(0x8b);
         self.byte(0x44 | ((dst.0 & 7) << 3));
@@ -311,6 +387,7 @@ impl Asm {
 
     /// `imul dst, src`.
     pub fn imul(&mut self, dst: Reg, src: Reg) {
+        self.clobber(dst);
         self.rex_w(dst, src);
         self.byte(0x0f);
         self.byte(0xaf);
@@ -319,6 +396,7 @@ impl Asm {
 
     /// `sar dst, n`.
     pub fn sar(&mut self, dst: Reg, n: u8) {
+        self.clobber(dst);
         self.rex_w(Reg(0), dst);
         self.byte(0xc1);
         self.byte(0xc0 | (7 << 3) | (dst.0 & 7));
@@ -327,12 +405,15 @@ impl Asm {
 
     /// `cqo` (rdx:rax := sign-extended rax).
     pub fn cqo(&mut self) {
+        self.clobber(RDX);
         self.byte(0x48);
         self.byte(0x99);
     }
 
     /// `idiv src` (rax, rdx := rdx:rax / src, rdx:rax % src).
     pub fn idiv(&mut self, src: Reg) {
+        self.clobber(RAX);
+        self.clobber(RDX);
         self.rex_w(Reg(0), src);
         self.byte(0xf7);
         self.byte(0xc0 | (7 << 3) | (src.0 & 7));
@@ -340,6 +421,7 @@ impl Asm {
 
     /// `lea dst, [base + disp]`.
     pub fn lea(&mut self, dst: Reg, base: Reg, disp: i32) {
+        self.clobber(dst);
         self.rex_w(dst, base);
         self.byte(0x8d);
         self.mem(dst.0, base, disp);
@@ -347,6 +429,7 @@ impl Asm {
 
     /// `setcc dst8; movzx dst, dst8`: 1 if `c` holds, else 0.
     pub fn set(&mut self, c: Cond, dst: Reg) {
+        self.clobber(dst);
         // A REX prefix makes the low byte of rsi/rdi/... addressable.
         self.byte(0x40 | (dst.0 >> 3));
         self.byte(0x0f);
@@ -380,6 +463,7 @@ impl Asm {
 
     /// `call r`; the offset of the return address.
     pub fn call(&mut self, r: Reg) -> u32 {
+        self.holds = [None; 16];
         if r.0 >= 8 {
             self.byte(0x41);
         }
@@ -398,6 +482,7 @@ impl Asm {
     }
 
     pub fn push(&mut self, r: Reg) {
+        self.clobber(RSP);
         if r.0 >= 8 {
             self.byte(0x41);
         }
@@ -405,6 +490,8 @@ impl Asm {
     }
 
     pub fn pop(&mut self, r: Reg) {
+        self.clobber(r);
+        self.clobber(RSP);
         if r.0 >= 8 {
             self.byte(0x41);
         }
@@ -428,8 +515,9 @@ mod tests {
     }
 
     /// A load of the word just stored from the same register is left out,
-    /// unless a label (which a jump may reach) comes between, or the
-    /// register or word differs; a label bound as unreached keeps it out.
+    /// unless a label (which a jump may reach) comes between, or the word
+    /// differs, or the register was written since; a label bound as
+    /// unreached keeps it out.
     #[test]
     fn a_reload_right_after_its_store_is_left_out() {
         assert_eq!(
@@ -447,13 +535,6 @@ mod tests {
                 a.load(RAX, RSP, 16)
             }),
             "48 89 44 24 10 48 8b 44 24 10"
-        );
-        assert_eq!(
-            hex(|a| {
-                a.store(RSP, 16, RAX);
-                a.load(RCX, RSP, 16)
-            }),
-            "48 89 44 24 10 48 8b 4c 24 10"
         );
         assert_eq!(
             hex(|a| {
@@ -478,6 +559,84 @@ mod tests {
                 a.load(RAX, RSP, 16)
             }),
             "48 89 44 24 10"
+        );
+    }
+
+    /// A register keeps the frame word it loaded or stored until it is
+    /// written otherwise, the word is stored from another register, a
+    /// label a jump reaches is bound, or a call is made; a word is only
+    /// ever known rsp-relative, and moving rsp forgets every one.
+    #[test]
+    fn a_register_holds_its_word_until_either_changes() {
+        // Loaded, then read again after a test and a compare: one load.
+        assert_eq!(
+            hex(|a| {
+                a.load(RAX, RSP, 8);
+                a.test(RAX, RAX);
+                a.alu_imm(Alu::Cmp, RAX, 1);
+                a.load(RAX, RSP, 8)
+            }),
+            "48 8b 44 24 08 48 85 c0 48 83 f8 01"
+        );
+        // Written by an add: loaded again.
+        assert_eq!(
+            hex(|a| {
+                a.load(RAX, RSP, 8);
+                a.alu_imm(Alu::Add, RAX, 1);
+                a.load(RAX, RSP, 8)
+            }),
+            "48 8b 44 24 08 48 83 c0 01 48 8b 44 24 08"
+        );
+        // The word stored from another register: rax no longer holds it,
+        // rcx does (rax gets a copy).
+        assert_eq!(
+            hex(|a| {
+                a.load(RAX, RSP, 8);
+                a.store(RSP, 8, RCX);
+                a.load(RAX, RSP, 8);
+                a.load(RCX, RSP, 8)
+            }),
+            "48 8b 44 24 08 48 89 4c 24 08 48 89 c8"
+        );
+        // A word another register holds is copied from it.
+        assert_eq!(
+            hex(|a| {
+                a.store(RSP, 16, RAX);
+                a.load(RCX, RSP, 16)
+            }),
+            "48 89 44 24 10 48 89 c1"
+        );
+        // A copy holds what its source held; a call forgets everything.
+        assert_eq!(
+            hex(|a| {
+                a.load(RAX, RSP, 8);
+                a.mov(RDX, RAX);
+                a.load(RDX, RSP, 8);
+                a.call(RAX);
+                a.load(RDX, RSP, 8)
+            }),
+            "48 8b 44 24 08 48 89 c2 ff d0 48 8b 54 24 08"
+        );
+        // A heap word is not remembered; rsp moving forgets frame words.
+        assert_eq!(
+            hex(|a| {
+                a.load(RAX, RCX, 8);
+                a.load(RAX, RCX, 8);
+                a.load(RDX, RSP, 8);
+                a.push(RBX);
+                a.load(RDX, RSP, 8)
+            }),
+            "48 8b 41 08 48 8b 41 08 48 8b 54 24 08 53 48 8b 54 24 08"
+        );
+        // A label bound past its jumps, none written: still known.
+        assert_eq!(
+            hex(|a| {
+                a.load(RAX, RSP, 8);
+                let l = a.label();
+                a.bind_forward(l);
+                a.load(RAX, RSP, 8)
+            }),
+            "48 8b 44 24 08"
         );
     }
 

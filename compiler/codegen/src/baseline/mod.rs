@@ -975,7 +975,7 @@ impl Emit<'_, '_> {
                     self.fail_if_unbound(RAX, &o);
                     self.a.jmp(isnt);
                 }
-                self.a.bind(cont);
+                self.a.bind_forward(cont);
                 if positive {
                     // Objects of the program all have its layout.
                     if let Some(v) = o.as_value() {
