@@ -204,7 +204,10 @@ fn base_writes(trace: &Trace) -> Vec<Symbol> {
 /// Converts `trace` of `program`, recorded from `start`, into trace
 /// function `name` ending as `end` says.
 pub fn convert(program: &Program, name: Symbol, trace: &Trace, start: &Start, end: &End) -> Function {
-    let mut b = Builder::new(FunctionKind::Trace, name);
+    // About an instruction per recorded operation (and the start's
+    // objects and checks): the arenas are not regrown as the trace fills.
+    let insts = trace.ops.len() + start.params.len() + start.objects.len() * 4 + 8;
+    let mut b = Builder::with_capacity(FunctionKind::Trace, name, flowc_ir::Capacity { blocks: 2, insts });
     let entry = b.entry();
     let params: Vec<ValueId> = start.params.iter().map(|n| b.param(Some(*n))).collect();
     let objects = allocate(&mut b, entry, start, &params);
