@@ -295,6 +295,10 @@ struct Code {
     /// The records of the guards that check a loop's facts before
     /// jumping into it: failing one leaves at the loop's head.
     restarts: Vec<flowc_ir::ResumeId>,
+    /// Parameters (by position) whose value the code checks where it
+    /// starts (an entry trace's pinned values, `speculate::pins`): only a
+    /// frame with those values enters it.
+    pins: Vec<(usize, Value)>,
 }
 
 /// What the JIT knows of an exit.
@@ -795,13 +799,16 @@ impl<'p> Jit<'p> {
         let (params, unbound) = slots.split_at(c.params.len());
         params.iter().all(|s| s.is_some_and(|s| top.get(s).is_some()))
             && unbound.iter().all(|s| s.is_none_or(|s| top.get(s).is_none()))
+            && c.pins.iter().all(|(k, v)| params[*k].is_some_and(|s| top.get(s) == Some(v)))
     }
 
     /// Whether environment `env` (of a frame of code `code`'s graph) has
     /// what `code` takes.
     fn admits_env(&self, code: TraceId, env: &Env) -> bool {
         let c = &self.codes[code.0 as usize];
-        c.params.iter().all(|p| env.contains_key(p)) && c.unbound.iter().all(|u| !env.contains_key(u))
+        c.params.iter().all(|p| env.contains_key(p))
+            && c.unbound.iter().all(|u| !env.contains_key(u))
+            && c.pins.iter().all(|(k, v)| env.get(&c.params[*k]) == Some(v))
     }
 
     /// Runs code `code` from the top frame of `stack`, until it leaves.
@@ -1062,6 +1069,7 @@ impl Code {
             body: None,
             entry: None,
             restarts: Vec::new(),
+            pins: Vec::new(),
             function,
         }
     }

@@ -112,6 +112,7 @@ impl<'p> Jit<'p> {
         };
         let start = Start::frame(graph.name, &params);
         let name = self.fresh_name(label);
+        let mut pins = Vec::new();
         let compiled = match target {
             None => {
                 let speculating = !self.keys.get(key).is_some_and(|k| k.generic);
@@ -123,6 +124,8 @@ impl<'p> Jit<'p> {
                 let c = &self.codes[t.0 as usize];
                 let end = End::Jump { target: c.function.name, params: c.params.clone() };
                 let mut function = to_ir::convert(self.program, name, &trace, &start, &end);
+                pins = speculate::pins(&function, &c.params, &args);
+                speculate::insert(&mut function, &pins, label, graph.name);
                 speculate::insert_lists(&mut function, &speculate::lists(&args), label, graph.name);
                 self.compile_straight(function, trace.ops.len(), what, false, None)
             }
@@ -133,6 +136,7 @@ impl<'p> Jit<'p> {
         };
         let kind = if target.is_some() { Kind::Entry } else { Kind::Loop };
         self.register(machine, key, code, kind, g, label, params, unbound, time);
+        self.codes[code.0 as usize].pins = pins.iter().map(|&(k, v, _)| (k, Value::Int(v))).collect();
         // Go on in the new loop, or in the code the entry trace reached.
         let go = target.unwrap_or(code);
         if self.admits_frame(run, go, stack.last().expect("a frame")) {

@@ -49,18 +49,8 @@ pub fn checks(f: &Function, names: &[Symbol], args: &[Value]) -> Vec<Check> {
     // Parameters the loop compares: directly (a bound, a counter at the
     // head); a variable the loop overwrites before reading says nothing.
     let params: HashSet<ValueId> = f.params.iter().copied().collect();
-    // Per parameter, the value its variable has when the iteration ends.
-    let param_of: HashMap<Symbol, ValueId> = f.params.iter().filter_map(|&p| Some((f.values[p].name?, p))).collect();
-    let mut next_of: HashMap<ValueId, ValueId> = HashMap::default();
-    for b in f.blocks.values() {
-        if let flowc_ir::Terminator::JumpTrace { args: next, .. } = &b.term {
-            for (name, o) in names.iter().zip(next) {
-                if let (Some(&p), Some(v)) = (param_of.get(name), o.as_value()) {
-                    next_of.insert(p, v);
-                }
-            }
-        }
-    }
+    let next_of = next_values(f, names);
+    let pinned = pinned(f, &next_of);
     // Compared values (a truth test compares with 0).
     let mut compared: Vec<ValueId> = Vec::new();
     for (_, i) in f.all_insts() {
@@ -123,12 +113,84 @@ pub fn checks(f: &Function, names: &[Symbol], args: &[Value]) -> Vec<Check> {
         .zip(args)
         .enumerate()
         .filter_map(|(k, (p, v))| match v {
+            Value::Int(v) if pinned.contains(p) && (min..=max).contains(v) => Some((k, *v, *v)),
             Value::Int(v) if computed.contains(p) && (min..=max).contains(v) => Some(match *v {
                 v if v > 0 => (k, 1, max),
                 0 => (k, 0, max),
                 _ => (k, min, -1),
             }),
             Value::Int(_) if arithmetic.contains(p) => Some((k, word_min, word_max)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Per parameter of `f` (a trace ending in a `jump_trace` that passes the
+/// variables `names` on), the value its variable has when the trace ends.
+fn next_values(f: &Function, names: &[Symbol]) -> HashMap<ValueId, ValueId> {
+    let param_of: HashMap<Symbol, ValueId> = f.params.iter().filter_map(|&p| Some((f.values[p].name?, p))).collect();
+    let mut next_of: HashMap<ValueId, ValueId> = HashMap::default();
+    for b in f.blocks.values() {
+        if let flowc_ir::Terminator::JumpTrace { args: next, .. } = &b.term {
+            for (name, o) in names.iter().zip(next) {
+                if let (Some(&p), Some(v)) = (param_of.get(name), o.as_value()) {
+                    next_of.insert(p, v);
+                }
+            }
+        }
+    }
+    next_of
+}
+
+/// The parameters of trace `f` it passes on unchanged (`next_of`,
+/// from [`next_values`]) and compares with several values: an
+/// interpreter's program length against each position it passes (the
+/// positions are promoted, so in compiled code they are constants).
+/// Assumed to keep their value, they are constants in the loop, in its
+/// exits' records and so in the bridges recorded from those, where each
+/// such comparison folds. Only loops pin: a preamble check that fails
+/// often retraces the loop; an entry trace's would get a bridge that
+/// arrives at the same entry again (an entry runs once per outer
+/// iteration, where such a variable may change).
+fn pinned(f: &Function, next_of: &HashMap<ValueId, ValueId>) -> HashSet<ValueId> {
+    let mut compared_with: HashMap<ValueId, Vec<Operand>> = HashMap::default();
+    for (_, i) in f.all_insts() {
+        if let InstKind::Op { op: Operator::Known(op), args, .. } = &f.insts[i].kind {
+            if let (true, [a, b]) = (op.is_comparison(), &args[..]) {
+                for (x, y) in [(a, b), (b, a)] {
+                    if let Some(p) = x.as_value().filter(|p| f.params.contains(p)) {
+                        let seen = compared_with.entry(p).or_default();
+                        if !seen.contains(y) {
+                            seen.push(y.clone());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    compared_with
+        .into_iter()
+        .filter(|(p, others)| next_of.get(p) == Some(p) && others.len() >= 2)
+        .map(|(p, _)| p)
+        .collect()
+}
+
+/// The checks an entry trace `f` (straight code from the interpreter,
+/// ending in a `jump_trace` that passes the variables `names` on) gets,
+/// its parameters having had the values `args` when it was recorded: the
+/// values of its pinned parameters ([`pinned`]). Unlike a loop's, a
+/// failing one cannot retrace (its bridge would arrive at the same entry
+/// again): the JIT enters an entry trace only with those values, and
+/// records another variant for others.
+pub fn pins(f: &Function, names: &[Symbol], args: &[Value]) -> Vec<Check> {
+    let (min, max) = (SMALL_PARAM.0 as i64, SMALL_PARAM.1 as i64);
+    let pinned = pinned(f, &next_values(f, names));
+    f.params
+        .iter()
+        .zip(args)
+        .enumerate()
+        .filter_map(|(k, (p, v))| match v {
+            Value::Int(v) if pinned.contains(p) && (min..=max).contains(v) => Some((k, *v, *v)),
             _ => None,
         })
         .collect()

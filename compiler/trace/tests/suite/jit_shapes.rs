@@ -165,11 +165,13 @@ fn the_dispatch_loop_is_traced_alike_wherever_the_hint_is() {
 
 /// The BF interpreter of the JIT's benchmark: `n = len(prog)` is set once
 /// and never written again, and every instruction tests `pc < n` at its
-/// promoted `pc`. The preamble's tests prove `n` above every position of
-/// the loop, and `n` keeps that fact in the loop (its `LoopEntry` fact): no
-/// test is left there, and the resume records hold the test's outcome as a
-/// constant (`more = 1`). Each BF instruction is its tape work alone, and
-/// of `++`'s two writes of the cell only the last is left (`stores.rs`).
+/// promoted `pc`. A variable a loop passes on unchanged and compares with
+/// several values is pinned: the preamble checks its value, and in the
+/// loop, its records and the bridges recorded from them it is a constant
+/// (the loop takes no `n`). No test is left in the loop or its bridges,
+/// and the records hold the tests' outcome (`more = 1`). Each BF
+/// instruction is its tape work alone, and of `++`'s two writes of the
+/// cell only the last is left (`stores.rs`).
 #[test]
 fn an_interpreters_position_tests_fold_in_its_loop() {
     // `+++++++[>+++++++[>+++++++[>+>++<<-]<-]<-]>>>.`: prints 7^3 mod 256.
@@ -178,35 +180,72 @@ fn an_interpreters_position_tests_fold_in_its_loop() {
     assert_eq!(r.output, "87\n");
     let lp = loop_part(&r.traces);
     assert!(!lp.contains(" lt"), "{lp}");
+    let body = r.traces.iter().find(|t| t.starts_with("trace 'dispatch.body'(")).expect("a loop");
+    assert!(body.starts_with("trace 'dispatch.body'(v0:tape, v1:sum)"), "{body}");
+    assert!(r.stats.bridges > 0, "{}", r.stats);
+    for t in r.traces.iter().filter(|t| !t.starts_with("trace dispatch(")) {
+        assert!(!t.contains(" lt"), "only the preamble tests positions:\n{t}");
+    }
     expect![[r#"
 
         b1 dispatch:
-            v3:tape = phi [b0: v1, b1: v15]
-            v4:r = get v3, r
-            guard_class v4, cell, r0 else grow_right
-            v5:v = get v4, v
-            v6:v = add v5, 1
-            v7:v = mod.int v6, 256
-            set v4, v, v7
-            v8:r = get v4, r
-            guard_class v8, cell, r1 else grow_right
-            v9:v = get v8, v
-            v10:v = add v9, 1
-            v11:v = mod.int v10, 256
-            v12:v = add.word v11, 1
-            v13:v = mod.word v12, 256
-            set v8, v, v13
-            v14:l = get v8, l
-            guard_class v14, cell, r2 else grow_left
-            v15:l = get v14, l
-            guard_class v15, cell, r3 else grow_left
-            v16:v = get v15, v
-            v17:v = sub v16, 1
-            v18:v = mod.int v17, 256
-            set v15, v, v18
-            guard_true v18, r4 else next
+            v2:tape = phi [b0: v0, b1: v14]
+            v3:r = get v2, r
+            guard_class v3, cell, r0 else grow_right
+            v4:v = get v3, v
+            v5:v = add v4, 1
+            v6:v = mod.int v5, 256
+            set v3, v, v6
+            v7:r = get v3, r
+            guard_class v7, cell, r1 else grow_right
+            v8:v = get v7, v
+            v9:v = add v8, 1
+            v10:v = mod.int v9, 256
+            v11:v = add.word v10, 1
+            v12:v = mod.word v11, 256
+            set v7, v, v12
+            v13:l = get v7, l
+            guard_class v13, cell, r2 else grow_left
+            v14:l = get v13, l
+            guard_class v14, cell, r3 else grow_left
+            v15:v = get v14, v
+            v16:v = sub v15, 1
+            v17:v = mod.int v16, 256
+            set v14, v, v17
+            guard_true v17, r4 else next
             jump b1"#]]
     .assert_eq(lp);
+}
+
+/// A variable the loop never writes and compares once (here with a
+/// constant) is not pinned, but it keeps what the preamble proved of it:
+/// `5 < n` is decided in the loop, which assumes `n >= 6`.
+#[test]
+fn a_loop_keeps_what_its_preamble_proved_of_an_unchanged_variable() {
+    let text = r#"entry start(n = 50, m = 3000)
+start:
+    s = 0
+    goto head
+head:
+    if m goto body else goto done
+body:
+    t = 5 < n
+    if t goto add else goto step
+add:
+    s = s + 2
+    goto step
+step:
+    m = m - 1
+    goto head
+done:
+    print_and_stop(s)
+"#;
+    let r = run_text("unchanged.fg", text, Hint::Absent, "start", None, checked());
+    assert_eq!(r.output, "6000\n");
+    let body = r.traces.iter().find(|t| t.starts_with("trace '") && t.contains(".body'(")).expect("a loop");
+    assert!(body.lines().next().is_some_and(|l| l.contains(":n")), "n stays a parameter:\n{body}");
+    let lp = loop_part(&r.traces);
+    assert!(!lp.contains(" lt") && !lp.contains(" gt"), "{}", r.traces.join(""));
 }
 
 /// A loop that reads a field of an object (`WRITE` is blank) or reads and
