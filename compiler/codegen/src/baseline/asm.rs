@@ -100,6 +100,11 @@ pub struct Asm {
 }
 
 impl Asm {
+    /// An assembler with room for `bytes` of code.
+    pub fn with_capacity(bytes: usize) -> Asm {
+        Asm { code: Vec::with_capacity(bytes), ..Asm::default() }
+    }
+
     /// Where the next instruction goes.
     pub fn offset(&self) -> u32 {
         self.code.len() as u32

@@ -151,9 +151,13 @@ pub fn compile(
     if inherit.as_ref().is_some_and(|i| i.params.len() != f.params.len()) {
         return Err("a bridge taking other values than its exit stores");
     }
-    let runtime: HashMap<&'static str, i64> =
-        crate::runtime::symbols().into_iter().map(|(n, p)| (n, p as i64)).collect();
-    let mut a = Asm::default();
+    // The runtime's addresses, found once per process (a map built per
+    // compile hashed every symbol's name each time).
+    static RUNTIME: std::sync::OnceLock<HashMap<&'static str, i64>> = std::sync::OnceLock::new();
+    let runtime = RUNTIME.get_or_init(|| crate::runtime::symbols().into_iter().map(|(n, p)| (n, p as i64)).collect());
+    // Room for the code of a typical operation and its cold paths.
+    let insts = f.layout.iter().map(|&b| f.blocks[b].insts.len()).sum::<usize>();
+    let mut a = Asm::with_capacity(insts * 128 + 512);
     let (stop, leave) = (a.label(), a.label());
     let mut e = Emit {
         a,
@@ -263,7 +267,7 @@ struct Emit<'e, 'a> {
     env: &'e mut Env<'a>,
     f: &'e Function,
     facts: &'e Facts,
-    runtime: HashMap<&'static str, i64>,
+    runtime: &'static HashMap<&'static str, i64>,
     functions: &'e Functions,
     /// Bytes `sub rsp` reserves.
     frame: i32,
