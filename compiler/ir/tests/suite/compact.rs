@@ -174,3 +174,21 @@ fn compaction_drops_the_records_no_guard_names() {
     "#]]
     .assert_eq(&flowc_ir::print::function(&compacted));
 }
+
+/// Compacting a function it may take apart (`compact_owned`, the JIT's
+/// way: it moves what it keeps) gives what copying gives, records and
+/// given references renumbered alike.
+#[test]
+fn compacting_by_moving_gives_what_copying_gives() {
+    let mut f = flowc_ir::parse::module("trace", TRACE).unwrap().functions.remove(0);
+    let body = f.layout[1];
+    let middle = f.blocks[body].insts[3];
+    f.blocks[body].insts.retain(|i| *i != middle);
+    let record = |n: u32| flowc_ir::ResumeId::from_raw(la_arena::RawIdx::from_u32(n));
+    let (mut copied_restarts, mut moved_restarts) = (vec![record(1), record(2)], vec![record(1), record(2)]);
+    let copied = flowc_ir::compact::compact_with(&f, &mut copied_restarts);
+    let moved = flowc_ir::compact::compact_owned(f, &mut moved_restarts);
+    assert_eq!(flowc_ir::print::function(&moved), flowc_ir::print::function(&copied));
+    assert_eq!(moved_restarts, copied_restarts);
+    assert_eq!(moved.resumes.len(), copied.resumes.len());
+}

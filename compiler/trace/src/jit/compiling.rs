@@ -149,8 +149,8 @@ impl<'p> Jit<'p> {
             .enumerate()
             .map(|(k, (f, kind, recorded))| {
                 let f = match k {
-                    0 => flowc_ir::compact::compact_with(&f, &mut restarts),
-                    _ => flowc_ir::compact::compact(&f),
+                    0 => flowc_ir::compact::compact_owned(f, &mut restarts),
+                    _ => flowc_ir::compact::compact_owned(f, &mut Vec::new()),
                 };
                 self.inspect(&f, "compaction");
                 (f, kind, recorded)
