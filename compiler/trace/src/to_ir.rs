@@ -230,6 +230,7 @@ pub fn convert(program: &Program, name: Symbol, trace: &Trace, start: &Start, en
         let kind = GuardKind::Value(frames[top].read(&Arg::Var(*var)), value.clone());
         let resume = b.resume(snapshot(&frames));
         b.inst(entry, InstKind::Guard { kind, resume, label: trace.anchor }, None);
+        frames[top].write(*var, Operand::Const(value.clone()));
     }
     let looping = match end {
         End::Loop => Some(None),
@@ -370,12 +371,20 @@ fn emit(program: &Program, b: &mut Builder, body: BlockId, frames: &mut Vec<Fram
             frames[top].write(*dst, o);
         }
         TraceOp::Op1 { dst, op, arg } => {
-            let args = flowc_ir::Args::from_iter([frames[top].read(arg)]);
-            let v = b.inst(body, InstKind::generic_op(*op, args), Some(*dst)).unwrap();
+            let args = [frames[top].read(arg)];
+            if let Some(c) = folded(op, &args) {
+                frames[top].write(*dst, Operand::Const(c));
+                return;
+            }
+            let v = b.inst(body, InstKind::generic_op(*op, flowc_ir::Args::from_iter(args)), Some(*dst)).unwrap();
             frames[top].write(*dst, Operand::Value(v));
         }
         TraceOp::Op2 { dst, op, lhs, rhs } => {
             let args = [frames[top].read(lhs), frames[top].read(rhs)];
+            if let Some(c) = folded(op, &args) {
+                frames[top].write(*dst, Operand::Const(c));
+                return;
+            }
             let v = b.inst(body, InstKind::generic_op(*op, args), Some(*dst)).unwrap();
             frames[top].write(*dst, Operand::Value(v));
         }
@@ -401,8 +410,16 @@ fn emit(program: &Program, b: &mut Builder, body: BlockId, frames: &mut Vec<Fram
                 Check::Class(a, class, true) => GuardKind::Class(f.read(a), *class),
                 Check::Class(a, class, false) => GuardKind::NotClass(f.read(a), *class),
             };
+            // A guard on a constant the recording passed holds every time.
+            if kind.operand().as_const().is_some_and(|c| kind.holds(c)) {
+                return;
+            }
             let resume = b.resume(snapshot(frames));
             b.inst(body, InstKind::Guard { kind, resume, label: *label }, None);
+            // Past a promotion the variable is that constant.
+            if let Check::Value(v, c) = check {
+                frames[top].write(*v, Operand::Const(c.clone()));
+            }
         }
         TraceOp::Enter { dst, func, args, next } => {
             let values: Vec<Operand> = args.iter().map(|a| frames[top].read(a)).collect();
@@ -424,6 +441,25 @@ fn emit(program: &Program, b: &mut Builder, body: BlockId, frames: &mut Vec<Fram
             caller.write(dst, v);
         }
     }
+}
+
+/// The value of `op` on `args` when they are constants and computing it
+/// here is what running it would do: it succeeds and gives a small
+/// integer or an atom (a list, a big integer or an object made here would
+/// be one shared value, not one per run). A dispatch on a constant program
+/// at a promoted position folds so as it is converted, and the optimizer
+/// is not given the if-chain only to fold it again.
+fn folded(op: &Operator, args: &[Operand]) -> Option<Value> {
+    let Operator::Known(op) = op else { return None };
+    if op.arity() != args.len() {
+        return None;
+    }
+    let value = match args {
+        [a] => op.eval1(a.as_const()?),
+        [a, b] => op.eval2(a.as_const()?, b.as_const()?),
+        _ => return None,
+    };
+    value.ok().filter(|v| matches!(v, Value::Int(_) | Value::Atom(_)))
 }
 
 fn snapshot(frames: &[Frame]) -> ResumeData {

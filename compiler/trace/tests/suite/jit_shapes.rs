@@ -422,7 +422,7 @@ fn the_log_tells_what_the_jit_did() {
     expect![[r#"
         record loop at dispatch[pc=1]
         compiled dispatch.body from dispatch[pc=1]: 0 operations recorded, 5 after optimization
-        compiled dispatch from dispatch[pc=1]: 27 operations recorded, 8 after optimization"#]]
+        compiled dispatch from dispatch[pc=1]: 27 operations recorded, 7 after optimization"#]]
     .assert_eq(&events.join("\n"));
     assert!(r.log.contains("every hot spot:\n  compiled dispatch[pc=1]: 50 arrivals\n"), "{}", r.log);
 }

@@ -6,6 +6,7 @@
 //! share the cores. One module: `cargo test -p flowc-trace --test suite
 //! MODULE::`.
 
+mod conversion;
 mod hints;
 mod jit;
 mod jit_shapes;
