@@ -364,6 +364,8 @@ pub struct Jit<'p> {
     /// Loop iterations compiled code ran, in all (the compile budget's
     /// clock counts them).
     iterations: u64,
+    /// Compiles so far (every sixteenth gives freed memory back).
+    compiles: u64,
     /// Trees ([`trees`]): per loop body, what was built of its tree; the
     /// exits of trees and the exits of the pieces they come from.
     trees: trees::Trees,
@@ -478,6 +480,7 @@ impl<'p> Jit<'p> {
             suffixes: HashMap::new(),
             stats: Stats::default(),
             iterations: 0,
+            compiles: 0,
             trees: trees::Trees::default(),
             counts: Counts::default(),
             log: std::env::var_os("FLOWC_JIT_LOG")
