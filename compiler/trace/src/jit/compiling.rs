@@ -170,7 +170,7 @@ impl<'p> Jit<'p> {
         // next compile faulted them in again (short runs 2-5% slower;
         // tutorial fractal 5's peak 45.7 MB, 47.1 now).
         self.compiles += 1;
-        if self.compiles % 16 == 0 {
+        if self.compiles.is_multiple_of(16) {
             flowc_codegen::release_freed_memory();
         }
         let time = started.elapsed();
