@@ -67,6 +67,20 @@ fn run(path: &str, hint: Hint, entry: &str, env: Option<&str>, options: Options)
 
 /// [`run`] on program `text` (named `path`).
 fn run_text(path: &str, text: &str, hint: Hint, entry: &str, env: Option<&str>, options: Options) -> Run {
+    run_text_with(path, text, hint, entry, env, options, &Config::default())
+}
+
+/// [`run_text`], the JIT running under `config` (fuel, so that a run the
+/// JIT would not end fails instead of hanging).
+fn run_text_with(
+    path: &str,
+    text: &str,
+    hint: Hint,
+    entry: &str,
+    env: Option<&str>,
+    options: Options,
+    config: &Config,
+) -> Run {
     flowc_codegen::with_stack(|| {
         let program = &program(path, text, hint);
         let entry = Symbol::intern(entry);
@@ -79,7 +93,7 @@ fn run_text(path: &str, text: &str, hint: Hint, entry: &str, env: Option<&str>, 
         let mut jit = Jit::new(program, &module, options);
         let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
         jit.set_log(Box::new(Shared(log.clone())));
-        let outcome = jit.run(entry, &env, &Config::default()).unwrap();
+        let outcome = jit.run(entry, &env, config).unwrap();
         assert_eq!(outcome.output(), expected, "the JIT prints what the interpreter prints");
         let log = String::from_utf8(log.borrow().clone()).unwrap();
         Run {
@@ -246,6 +260,45 @@ done:
     assert!(body.lines().next().is_some_and(|l| l.contains(":n")), "n stays a parameter:\n{body}");
     let lp = loop_part(&r.traces);
     assert!(!lp.contains(" lt") && !lp.contains(" gt"), "{}", r.traces.join(""));
+}
+
+/// An entry trace pins a variable it compares twice and passes on to
+/// the loop it jumps into (`g`, here changed by every round of the outer
+/// loop): it is entered only with the value it pinned. Its check failing
+/// would otherwise get a bridge that arrives at the same entry trace
+/// again, and again (a generated program ran so until its fuel ran out).
+#[test]
+fn an_entry_trace_is_entered_only_with_the_values_it_pins() {
+    let text = r#"entry start(r = 40)
+start:
+    g = 100
+    s = 0
+    goto round
+round:
+    a = g < 1000
+    b = g > 5
+    if a goto setup else goto done
+setup:
+    k = 30
+    goto inner
+inner:
+    s = s + g
+    k = k - 1
+    if k goto inner else goto after
+after:
+    g = g - 1
+    r = r - 1
+    if r goto round else goto done
+done:
+    print_and_stop(s)
+"#;
+    let options = Options { threshold: 1, bridge_threshold: 1, ..checked() };
+    let fuel = Config { fuel: Some(1_000_000), ..Config::default() };
+    let r = run_text_with("pinned_entry.fg", text, Hint::Absent, "start", None, options, &fuel);
+    assert_eq!(r.output, "96600\n");
+    let entry = r.traces.iter().find(|t| t.starts_with("trace round(")).expect("an entry trace from round");
+    assert!(entry.contains("guard_int v1, 100, 100,"), "g pinned:\n{entry}");
+    assert!(entry.contains("jump_trace 'inner.body'("), "it jumps into the loop:\n{entry}");
 }
 
 /// A loop that reads a field of an object (`WRITE` is blank) or reads and
