@@ -7,6 +7,14 @@
 //! machine integers — their sign says nothing about the loop — which
 //! spares their tag tests.
 //!
+//! A variable a trace passes on unchanged and compares with several
+//! values (an interpreter's program length, compared with each position
+//! it passes) is assumed to keep its value: pinned ([`pins`], and the
+//! checks of [`checks`] of a single value), it is a constant in the trace,
+//! in its exits' records and so in every bridge recorded from them. An
+//! entry trace is entered only with the values it pins (a failing check
+//! of one cannot retrace: its bridge would arrive at the same entry).
+//!
 //! Lists are immutable and made only from constants, so a list a trace
 //! starts with is the same list each time it is entered as often as not
 //! (an interpreter's program, the environment's tables): a trace assumes
