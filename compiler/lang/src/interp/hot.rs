@@ -167,9 +167,17 @@ impl Watched {
     #[inline]
     fn entry(&mut self, k: usize) -> &mut Entry {
         if k >= self.dense.len() {
-            self.dense.resize(k + 1, Entry::UNSEEN);
+            self.grow(k);
         }
         &mut self.dense[k]
+    }
+
+    /// Grows the dense entries to `k` (out of line: once per new key, and
+    /// the arrival path stays small enough to inline).
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, k: usize) {
+        self.dense.resize(k + 1, Entry::UNSEEN);
     }
 }
 
