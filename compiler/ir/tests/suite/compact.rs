@@ -134,19 +134,28 @@ resume r2 {
 }
 "#;
 
+/// [`TRACE`] with its middle guard unlinked (its record `r1` named by no
+/// guard now), and the records `r1` and `r2` as outside references.
+fn trace_without_its_middle_guard() -> (flowc_ir::Function, Vec<flowc_ir::ResumeId>) {
+    let mut f = flowc_ir::parse::module("trace", TRACE).unwrap().functions.remove(0);
+    let body = f.layout[1];
+    let middle = f.blocks[body].insts[3];
+    assert!(matches!(f.insts[middle].kind, flowc_ir::InstKind::Guard { .. }));
+    f.blocks[body].insts.retain(|i| *i != middle);
+    (f, vec![record(1), record(2)])
+}
+
+fn record(n: u32) -> flowc_ir::ResumeId {
+    flowc_ir::ResumeId::from_raw(la_arena::RawIdx::from_u32(n))
+}
+
 /// Compaction drops the resume records no guard or exit names and
 /// renumbers the others in order, guards and given references alike
 /// (the JIT's restart records): a trace's records are most of what the
 /// JIT keeps of it.
 #[test]
 fn compaction_drops_the_records_no_guard_names() {
-    let mut f = flowc_ir::parse::module("trace", TRACE).unwrap().functions.remove(0);
-    let body = f.layout[1];
-    let middle = f.blocks[body].insts[3];
-    assert!(matches!(f.insts[middle].kind, flowc_ir::InstKind::Guard { .. }));
-    f.blocks[body].insts.retain(|i| *i != middle);
-    let record = |n: u32| flowc_ir::ResumeId::from_raw(la_arena::RawIdx::from_u32(n));
-    let mut restarts = vec![record(1), record(2)];
+    let (f, mut restarts) = trace_without_its_middle_guard();
     let compacted = flowc_ir::compact::compact_with(&f, &mut restarts);
     assert_eq!(compacted.resumes.len(), 2, "r1 is dropped");
     assert_eq!(restarts, vec![record(1)], "r2 is now r1; r1, gone, is dropped from the list");
@@ -180,12 +189,8 @@ fn compaction_drops_the_records_no_guard_names() {
 /// given references renumbered alike.
 #[test]
 fn compacting_by_moving_gives_what_copying_gives() {
-    let mut f = flowc_ir::parse::module("trace", TRACE).unwrap().functions.remove(0);
-    let body = f.layout[1];
-    let middle = f.blocks[body].insts[3];
-    f.blocks[body].insts.retain(|i| *i != middle);
-    let record = |n: u32| flowc_ir::ResumeId::from_raw(la_arena::RawIdx::from_u32(n));
-    let (mut copied_restarts, mut moved_restarts) = (vec![record(1), record(2)], vec![record(1), record(2)]);
+    let (f, mut copied_restarts) = trace_without_its_middle_guard();
+    let mut moved_restarts = copied_restarts.clone();
     let copied = flowc_ir::compact::compact_with(&f, &mut copied_restarts);
     let moved = flowc_ir::compact::compact_owned(f, &mut moved_restarts);
     assert_eq!(flowc_ir::print::function(&moved), flowc_ir::print::function(&copied));

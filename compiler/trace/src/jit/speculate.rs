@@ -120,15 +120,16 @@ pub fn checks(f: &Function, names: &[Symbol], args: &[Value]) -> Vec<Check> {
         .iter()
         .zip(args)
         .enumerate()
-        .filter_map(|(k, (p, v))| match v {
-            Value::Int(v) if pinned.contains(p) && (min..=max).contains(v) => Some((k, *v, *v)),
-            Value::Int(v) if computed.contains(p) && (min..=max).contains(v) => Some(match *v {
-                v if v > 0 => (k, 1, max),
-                0 => (k, 0, max),
-                _ => (k, min, -1),
-            }),
-            Value::Int(_) if arithmetic.contains(p) => Some((k, word_min, word_max)),
-            _ => None,
+        .filter_map(|(k, (p, v))| {
+            pin(&pinned, k, p, v).or(match v {
+                Value::Int(v) if computed.contains(p) && (min..=max).contains(v) => Some(match *v {
+                    v if v > 0 => (k, 1, max),
+                    0 => (k, 0, max),
+                    _ => (k, min, -1),
+                }),
+                Value::Int(_) if arithmetic.contains(p) => Some((k, word_min, word_max)),
+                _ => None,
+            })
         })
         .collect()
 }
@@ -166,7 +167,8 @@ fn pinned(f: &Function, next_of: &HashMap<ValueId, ValueId>) -> HashSet<ValueId>
         if let InstKind::Op { op: Operator::Known(op), args, .. } = &f.insts[i].kind {
             if let (true, [a, b]) = (op.is_comparison(), &args[..]) {
                 for (x, y) in [(a, b), (b, a)] {
-                    if let Some(p) = x.as_value().filter(|p| f.params.contains(p)) {
+                    // Only parameters passed on unchanged can be pinned.
+                    if let Some(p) = x.as_value().filter(|p| next_of.get(p) == Some(p)) {
                         let seen = compared_with.entry(p).or_default();
                         if !seen.contains(y) {
                             seen.push(y.clone());
@@ -176,11 +178,17 @@ fn pinned(f: &Function, next_of: &HashMap<ValueId, ValueId>) -> HashSet<ValueId>
             }
         }
     }
-    compared_with
-        .into_iter()
-        .filter(|(p, others)| next_of.get(p) == Some(p) && others.len() >= 2)
-        .map(|(p, _)| p)
-        .collect()
+    compared_with.into_iter().filter(|(_, others)| others.len() >= 2).map(|(p, _)| p).collect()
+}
+
+/// The check that pins parameter `p` (at position `k`) to `v`, its value
+/// when recorded, if it is [`pinned`] and `v` a small integer.
+fn pin(pinned: &HashSet<ValueId>, k: usize, p: &ValueId, v: &Value) -> Option<Check> {
+    let (min, max) = (SMALL_PARAM.0 as i64, SMALL_PARAM.1 as i64);
+    match v {
+        Value::Int(v) if pinned.contains(p) && (min..=max).contains(v) => Some((k, *v, *v)),
+        _ => None,
+    }
 }
 
 /// The checks an entry trace `f` (straight code from the interpreter,
@@ -191,17 +199,8 @@ fn pinned(f: &Function, next_of: &HashMap<ValueId, ValueId>) -> HashSet<ValueId>
 /// again): the JIT enters an entry trace only with those values, and
 /// records another variant for others.
 pub fn pins(f: &Function, names: &[Symbol], args: &[Value]) -> Vec<Check> {
-    let (min, max) = (SMALL_PARAM.0 as i64, SMALL_PARAM.1 as i64);
     let pinned = pinned(f, &next_values(f, names));
-    f.params
-        .iter()
-        .zip(args)
-        .enumerate()
-        .filter_map(|(k, (p, v))| match v {
-            Value::Int(v) if pinned.contains(p) && (min..=max).contains(v) => Some((k, *v, *v)),
-            _ => None,
-        })
-        .collect()
+    f.params.iter().zip(args).enumerate().filter_map(|(k, (p, v))| pin(&pinned, k, p, v)).collect()
 }
 
 /// The lists among `args` (a trace's parameters' values when it was

@@ -18,37 +18,40 @@
 
 use flowc_ir::{Function, GuardKind, InstId, InstKind, Module, Operand};
 use flowc_lang::Symbol;
+use rustc_hash::FxHashSet;
 
 /// Leaves out the dead stores of `f`'s blocks; `hints` holds the
 /// program's `immutable` declarations.
 pub fn remove_dead(f: &mut Function, hints: &Module) {
     let mutable = |field: Symbol| !hints.immutable.iter().any(|(_, fields)| fields.contains(&field));
     for b in f.layout.clone() {
-        // Objects known to be objects here, and the stores not yet seen.
-        let mut objects: Vec<Operand> = Vec::new();
+        // Objects known to be objects here (a set: a trace of thousands
+        // of operations reads and writes thousands of cells), and the
+        // stores not yet seen (cleared at every guard).
+        let mut objects: FxHashSet<Operand> = FxHashSet::default();
         let mut pending: Vec<(Operand, Symbol, InstId)> = Vec::new();
-        let mut dead: Vec<InstId> = Vec::new();
+        let mut dead: FxHashSet<InstId> = FxHashSet::default();
         for &i in &f.blocks[b].insts {
             match &f.insts[i].kind {
                 InstKind::Set { obj, field, .. } => {
                     if let Some(k) = pending.iter().position(|(o, fl, _)| o == obj && fl == field) {
-                        dead.push(pending.swap_remove(k).2);
+                        dead.insert(pending.swap_remove(k).2);
                     }
                     if objects.contains(obj) && mutable(*field) {
                         pending.push((obj.clone(), *field, i));
                     }
-                    objects.push(obj.clone());
+                    objects.insert(obj.clone());
                 }
                 InstKind::Get { obj, field } => {
                     pending.retain(|(_, fl, _)| fl != field);
-                    objects.push(obj.clone());
+                    objects.insert(obj.clone());
                 }
                 InstKind::New(_) => objects.extend(f.insts[i].result.map(Operand::Value)),
                 InstKind::Op { .. } | InstKind::CheckBound(_) | InstKind::Unbound(_) => {}
                 InstKind::Guard { kind, .. } => {
                     pending.clear();
                     if let GuardKind::Class(o, _) = kind {
-                        objects.push(o.clone());
+                        objects.insert(o.clone());
                     }
                 }
                 InstKind::Phi(_) | InstKind::Call { .. } => pending.clear(),
