@@ -55,6 +55,12 @@ pub enum GuardKind {
     Class(Operand, Symbol),
     /// Fails if the operand is an object of the class (`if_class` not taken).
     NotClass(Operand, Symbol),
+    /// `Class` where the operand is proven to be either an object of the
+    /// class or the integer 0 (a link of a chain: the program's field
+    /// facts, `flowc_passes::propagate::FieldFacts`, say so): fails unless
+    /// the operand is an object of the class, which code checks as the
+    /// operand not being 0.
+    Link(Operand, Symbol),
     /// Fails unless the operand is an integer in `lo..=hi`: what a trace
     /// assumes of an input it was specialized for (the JIT's speculation
     /// on loop counters, checked on entry).
@@ -69,6 +75,7 @@ impl GuardKind {
             | GuardKind::Value(o, _)
             | GuardKind::Class(o, _)
             | GuardKind::NotClass(o, _)
+            | GuardKind::Link(o, _)
             | GuardKind::Int(o, _, _) => o,
         }
     }
@@ -80,6 +87,7 @@ impl GuardKind {
             | GuardKind::Value(o, _)
             | GuardKind::Class(o, _)
             | GuardKind::NotClass(o, _)
+            | GuardKind::Link(o, _)
             | GuardKind::Int(o, _, _) => o,
         }
     }
@@ -92,7 +100,7 @@ impl GuardKind {
             GuardKind::True(_) => v.is_truthy(),
             GuardKind::False(_) => !v.is_truthy(),
             GuardKind::Value(_, c) => v == c,
-            GuardKind::Class(_, class) => is(*class),
+            GuardKind::Class(_, class) | GuardKind::Link(_, class) => is(*class),
             GuardKind::NotClass(_, class) => !is(*class),
             GuardKind::Int(_, lo, hi) => matches!(v, Value::Int(n) if (*lo..=*hi).contains(n)),
         }

@@ -402,7 +402,8 @@ impl Parser {
                     InstKind::Op { op: Operator::Unknown(name), form: Form::Generic, args }
                 }
             }
-            "guard_true" | "guard_false" | "guard_value" | "guard_class" | "guard_not_class" | "guard_int" => {
+            "guard_true" | "guard_false" | "guard_value" | "guard_class" | "guard_not_class" | "guard_link"
+            | "guard_int" => {
                 let o = self.operand(line)?;
                 line.punct(",")?;
                 let kind = match word.as_str() {
@@ -431,10 +432,10 @@ impl Parser {
                     _ => {
                         let class = line.name("a class name")?;
                         line.punct(",")?;
-                        if word == "guard_class" {
-                            GuardKind::Class(o, class)
-                        } else {
-                            GuardKind::NotClass(o, class)
+                        match word.as_str() {
+                            "guard_class" => GuardKind::Class(o, class),
+                            "guard_link" => GuardKind::Link(o, class),
+                            _ => GuardKind::NotClass(o, class),
                         }
                     }
                 };

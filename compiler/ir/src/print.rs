@@ -241,8 +241,12 @@ pub fn inst(out: &mut String, f: &Function, i: InstId) {
                     out.push_str(", ");
                     constant(out, c);
                 }
-                GuardKind::Class(o, class) | GuardKind::NotClass(o, class) => {
-                    let kw = if matches!(kind, GuardKind::Class(..)) { "guard_class " } else { "guard_not_class " };
+                GuardKind::Class(o, class) | GuardKind::NotClass(o, class) | GuardKind::Link(o, class) => {
+                    let kw = match kind {
+                        GuardKind::Class(..) => "guard_class ",
+                        GuardKind::Link(..) => "guard_link ",
+                        _ => "guard_not_class ",
+                    };
                     out.push_str(kw);
                     operand(out, o);
                     out.push_str(", ");

@@ -104,6 +104,7 @@ pub fn terms(f: &Function) -> Vec<Term> {
                     GuardKind::Value(o, c) => ("guard_value", vec![operand(f, o), Term::value(c)]),
                     GuardKind::Class(o, c) => ("guard_class", vec![operand(f, o), Term::sym(*c)]),
                     GuardKind::NotClass(o, c) => ("guard_not_class", vec![operand(f, o), Term::sym(*c)]),
+                    GuardKind::Link(o, c) => ("guard_link", vec![operand(f, o), Term::sym(*c)]),
                     GuardKind::Int(o, lo, hi) => {
                         ("guard_int", vec![operand(f, o), Term::value(&Value::Int(*lo)), Term::value(&Value::Int(*hi))])
                     }

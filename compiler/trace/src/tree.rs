@@ -298,7 +298,9 @@ impl Tree {
         self.f.blocks[b].term = match kind {
             GuardKind::True(x) => Terminator::Branch { cond: x, then_block: cont, else_block: bridge },
             GuardKind::False(x) => Terminator::Branch { cond: x, then_block: bridge, else_block: cont },
-            GuardKind::Class(x, class) => Terminator::IfClass { obj: x, class, then_block: cont, else_block: bridge },
+            GuardKind::Class(x, class) | GuardKind::Link(x, class) => {
+                Terminator::IfClass { obj: x, class, then_block: cont, else_block: bridge }
+            }
             GuardKind::NotClass(x, class) => {
                 Terminator::IfClass { obj: x, class, then_block: bridge, else_block: cont }
             }

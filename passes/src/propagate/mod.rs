@@ -41,7 +41,9 @@ use crate::lattice::{self, Info, Kinds, Widening};
 use crate::Context;
 use flowc_lang::ops::range::{self, Interval};
 
+mod fields;
 mod refine;
+pub use fields::{is_class_or_zero, FieldFacts};
 pub use refine::Refiner;
 
 /// What propagation learned about one function.
@@ -75,6 +77,25 @@ impl Propagation {
     pub fn edge(&self, from: BlockId, to: BlockId) -> bool {
         self.edges.binary_search(&(from, to)).is_ok()
     }
+
+    /// The info of operand `o` of `f` as seen in block `at` (narrowed by
+    /// the branches that lead there).
+    pub fn operand(&self, f: &Function, o: &Operand, at: BlockId) -> Info {
+        operand_info(f, &self.refiner, &self.info, o, at)
+    }
+}
+
+/// The info of operand `o` of `f` in block `at`: its value's info
+/// (`info`, by raw index) refined by the branches that lead there.
+fn operand_info(f: &Function, refiner: &Refiner, info: &[Info], o: &Operand, at: BlockId) -> Info {
+    match o {
+        Operand::Const(c) => Info::of_const(c),
+        Operand::Value(v) => match info.get(ix(*v)) {
+            Some(base) if !base.is_bottom() && refiner.is_tested(*v) => refiner.refine(f, *v, base.clone(), at),
+            Some(base) => base.clone(),
+            None => Info::bottom(),
+        },
+    }
 }
 
 pub fn run(module: &mut Module, cx: &mut Context) {
@@ -85,11 +106,25 @@ pub fn run(module: &mut Module, cx: &mut Context) {
         limit: cx.options.inline_limit,
         depth: cx.options.inline_depth,
     };
-    for i in 0..module.functions.len() {
-        let p = analyze(module, &inlining, i, fuel, &cx.options.small_params);
+    let small_params = &cx.options.small_params;
+    let (fields, analyses) =
+        fields::solve(module, |i, fields| analyze(module, &inlining, i, fuel, small_params, fields));
+    for (i, p) in analyses.into_iter().enumerate() {
         cx.facts(i).propagation = Some(p);
     }
+    cx.fields = Some(fields);
     cx.call_graph = Some(inlining.graph);
+}
+
+/// The field facts of `module` as propagate solves them, for code
+/// compiled from the same program without the pipeline (the JIT's
+/// traces): on a normalized copy, so they are the facts native code gets.
+pub fn field_facts(module: &Module) -> FieldFacts {
+    let mut module = module.clone();
+    let mut cx = Context::new(&module);
+    crate::normalize::run(&mut module, &mut cx);
+    run(&mut module, &mut cx);
+    cx.fields.take().unwrap_or_default()
 }
 
 /// Who uses a value: an instruction of a block, or a block's terminator.
@@ -102,6 +137,8 @@ enum User {
 struct Analysis<'m> {
     module: &'m Module,
     f: &'m Function,
+    /// What the program may store in each field: what a `get` reads.
+    fields: &'m FieldFacts,
     refiner: Refiner,
     info: Vec<Info>,
     changes: Vec<u8>,
@@ -190,7 +227,14 @@ struct Inlining {
     depth: usize,
 }
 
-fn analyze(module: &Module, inlining: &Inlining, index: usize, fuel: u64, small_params: &[Symbol]) -> Propagation {
+fn analyze(
+    module: &Module,
+    inlining: &Inlining,
+    index: usize,
+    fuel: u64,
+    small_params: &[Symbol],
+    fields: &FieldFacts,
+) -> Propagation {
     let f = &module.functions[index];
     let param_infos: Vec<Info> = f
         .params
@@ -207,6 +251,7 @@ fn analyze(module: &Module, inlining: &Inlining, index: usize, fuel: u64, small_
     let mut a = Analysis {
         module,
         f,
+        fields,
         refiner: Refiner::new(f, &param_infos, sweep.def_block),
         info: vec![Info::bottom(); f.values.len()],
         changes: vec![0; f.values.len()],
@@ -312,16 +357,7 @@ impl<'m> Analysis<'m> {
 
     /// The info of an operand as seen in block `at`.
     fn operand(&self, o: &Operand, at: BlockId) -> Info {
-        match o {
-            Operand::Const(c) => Info::of_const(c),
-            Operand::Value(v) => match self.info.get(ix(*v)) {
-                Some(base) if !base.is_bottom() && self.refiner.is_tested(*v) => {
-                    self.refiner.refine(self.f, *v, base.clone(), at)
-                }
-                Some(base) => base.clone(),
-                None => Info::bottom(),
-            },
-        }
+        operand_info(self.f, &self.refiner, &self.info, o, at)
     }
 
     fn set(&mut self, v: ValueId, new: Info, is_phi: bool) {
@@ -390,7 +426,7 @@ impl<'m> Analysis<'m> {
                 }
             }
         }
-        Info::value()
+        self.fields.read(&o, field)
     }
 
     fn call(&mut self, b: BlockId, i: InstId, func: Symbol, args: &[Operand]) -> Info {
@@ -489,6 +525,10 @@ fn inline_candidates(
 /// info of every linked value, folded calls, forwarded fields, inlining.
 pub fn annotate(module: &Module, cx: &Context) -> String {
     let mut out = String::new();
+    if let Some(fields) = cx.fields.as_ref().filter(|f| f.is_unknown() || !f.is_empty()) {
+        out.push_str("; propagate fields:\n");
+        fields.render(&mut out);
+    }
     for (i, f) in module.functions.iter().enumerate() {
         let Some(p) = cx.functions.get(i).and_then(|x| x.propagation.as_ref()) else { continue };
         writeln!(out, "; propagate {} {}:", f.kind.keyword(), f.name).unwrap();

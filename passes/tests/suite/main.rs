@@ -9,6 +9,7 @@
 mod dce;
 mod defuse;
 mod escape;
+mod fields;
 mod lattice;
 mod loops;
 mod normalize;

@@ -987,6 +987,15 @@ impl Emit<'_, '_> {
                     }
                 }
             }
+            GuardKind::Link(..) => {
+                // Proven an object of the class or 0: not 0 is the class,
+                // and an object of the program's layout.
+                self.a.alu_imm(Alu::Cmp, RAX, ZERO.as_i64() as i32);
+                self.a.jcc(Cond::Equal, exit);
+                if let Some(v) = o.as_value() {
+                    self.objects.push(v);
+                }
+            }
             GuardKind::Int(_, lo, hi) => {
                 let fails = self.a.label();
                 self.a.test_imm(RAX, word::INT_TAG as i32);

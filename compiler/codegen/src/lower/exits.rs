@@ -226,6 +226,8 @@ impl Lowerer<'_, '_> {
                 }
             },
             GuardKind::Class(_, class) => self.is_class(o, *class),
+            // Proven an object of the class or 0: not 0 is the class.
+            GuardKind::Link(..) => self.b.ins().icmp_imm_s(IntCC::NotEqual, o, ZERO.as_i64()),
             GuardKind::NotClass(_, class) => {
                 let is = self.is_class(o, *class);
                 self.b.ins().bxor_imm_u(is, 1)

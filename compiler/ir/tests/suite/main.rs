@@ -1,5 +1,5 @@
 //! The IR's analyses and helpers: bound values, calls, compaction,
-//! dominators, drawing, block frequencies, live ranges, liveness, loop
+//! dominators, drawing, block frequencies, guards, live ranges, liveness, loop
 //! headers, regions, rows, substitutions.
 //!
 //! The crate's integration tests, one module per subject, built as one
@@ -13,6 +13,7 @@ mod compact;
 mod dominators;
 mod draw;
 mod frequency;
+mod guards;
 mod live_ranges;
 mod liveness;
 mod loop_headers;

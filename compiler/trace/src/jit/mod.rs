@@ -328,6 +328,9 @@ struct KeyCode {
 pub struct Jit<'p> {
     program: &'p Program,
     hints: Module,
+    /// What the program may store in each field (propagate's facts,
+    /// solved once for the program): what a trace's `get` reads.
+    fields: flowc_passes::propagate::FieldFacts,
     /// The slots of the program's objects (which the interpreter and
     /// compiled code share).
     layout: &'static flowc_lang::heap::Layout,
@@ -464,6 +467,7 @@ impl<'p> Jit<'p> {
         Jit {
             program,
             hints: run_ir::hints(module),
+            fields: flowc_passes::propagate::field_facts(module),
             layout: flowc_lang::heap::Layout::of_program(program),
             remove_allocations: !flowc_passes::observe::allocations_observable(module),
             watched: watched_labels(program, module),

@@ -34,6 +34,7 @@ mod walk;
 use flowc_ir::{BlockId, Function, GuardKind, InstId, InstKind, Module, Operand, ResumeId, Terminator, ValueDef};
 use flowc_lang::Symbol;
 use flowc_passes::lattice::Info;
+use flowc_passes::propagate::FieldFacts;
 
 pub use entry::{Fact, LoopEntry, ObjectShape, Shape};
 pub use peel::MAX_PEELED;
@@ -55,6 +56,9 @@ pub struct Options<'a> {
     /// What is known of the trace's parameters, in order (any bound
     /// value where missing).
     pub facts: &'a [Info],
+    /// What the program may store in each field (propagate's
+    /// [`FieldFacts`]), when known: what a `get` reads.
+    pub fields: Option<&'a FieldFacts>,
     /// Whether a loop is peeled (its first iteration made straight code
     /// before it).
     pub peel: Peel,
@@ -65,7 +69,7 @@ pub struct Options<'a> {
 impl Options<'_> {
     /// Peeled loops, real values passed by jumps.
     pub fn new(remove_allocations: bool) -> Options<'static> {
-        Options { remove_allocations, facts: &[], peel: Peel::Always, jump: Jump::Plain }
+        Options { remove_allocations, facts: &[], fields: None, peel: Peel::Always, jump: Jump::Plain }
     }
 }
 
@@ -176,7 +180,8 @@ fn reuses_invariants(f: &Function, body: BlockId) -> bool {
     kinds().any(|k| match k {
         InstKind::Get { obj, field } => invariant(obj) && !calls && !written.contains(field),
         InstKind::Guard {
-            kind: GuardKind::Class(o, _) | GuardKind::NotClass(o, _) | GuardKind::Value(o, _), ..
+            kind: GuardKind::Class(o, _) | GuardKind::NotClass(o, _) | GuardKind::Link(o, _) | GuardKind::Value(o, _),
+            ..
         } => invariant(o),
         _ => false,
     })
@@ -193,7 +198,7 @@ fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: Bloc
             Some(copy) => (vec![g.entry, body], copy),
             None => (vec![g.entry], body),
         };
-        let mut o = Opt::new(&mut g, hints, options.remove_allocations, options.facts);
+        let mut o = Opt::new(&mut g, hints, options);
         let pred = *chain.last().expect("a preheader");
         for &b in &chain {
             o.run(b);
@@ -228,7 +233,7 @@ fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: Bloc
 
 fn optimize_straight(f: &mut Function, hints: &Module, options: &Options) -> Optimized {
     let b = f.entry;
-    let mut o = Opt::new(f, hints, options.remove_allocations, options.facts);
+    let mut o = Opt::new(f, hints, options);
     o.run(b);
     let mut out = Optimized::default();
     match o.f.blocks[b].term.clone() {

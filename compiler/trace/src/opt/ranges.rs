@@ -104,7 +104,7 @@ pub fn when_guarded(info: Info, kind: &GuardKind) -> Info {
         GuardKind::True(_) => lattice::when_truth(info, true),
         GuardKind::False(_) => lattice::when_truth(info, false),
         GuardKind::Value(_, c) => Info::of_const(c),
-        GuardKind::Class(_, c) => Info::object(*c, info.alloc),
+        GuardKind::Class(_, c) | GuardKind::Link(_, c) => Info::object(*c, info.alloc),
         GuardKind::NotClass(..) => info,
         GuardKind::Int(_, lo, hi) => {
             let r = Interval::new(*lo as i128, *hi as i128);
@@ -123,7 +123,7 @@ pub fn known_to_pass(kind: &GuardKind, info: &Info) -> bool {
         GuardKind::True(_) => info.truth() == Some(true),
         GuardKind::False(_) => info.truth() == Some(false),
         GuardKind::Value(_, c) => info.constant.as_ref() == Some(c),
-        GuardKind::Class(_, c) => info.is_class(*c) == Some(true),
+        GuardKind::Class(_, c) | GuardKind::Link(_, c) => info.is_class(*c) == Some(true),
         GuardKind::NotClass(_, c) => info.is_class(*c) == Some(false),
         GuardKind::Int(_, lo, hi) => {
             info.kinds == Kinds::INT && info.range.lo() >= *lo as i128 && info.range.hi() <= *hi as i128

@@ -50,7 +50,7 @@ pub fn remove_dead(f: &mut Function, hints: &Module) {
                 InstKind::Op { .. } | InstKind::CheckBound(_) | InstKind::Unbound(_) => {}
                 InstKind::Guard { kind, .. } => {
                     pending.clear();
-                    if let GuardKind::Class(o, _) = kind {
+                    if let GuardKind::Class(o, _) | GuardKind::Link(o, _) = kind {
                         objects.insert(o.clone());
                     }
                 }

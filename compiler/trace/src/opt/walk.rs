@@ -38,14 +38,18 @@ use flowc_lang::ops::Form;
 use flowc_lang::{Symbol, Value};
 use flowc_passes::edit::ix;
 use flowc_passes::lattice::{self, Info, Kinds};
+use flowc_passes::propagate::{is_class_or_zero, FieldFacts};
 
 use super::ranges::{compared_with_constant, known_to_pass, when_guarded};
 use super::virtuals::Virtual;
+use super::Options;
 
 pub(super) struct Opt<'a> {
     pub f: &'a mut Function,
     pub hints: &'a Module,
     pub remove_allocations: bool,
+    /// What the program may store in each field, when known.
+    fields: Option<&'a FieldFacts>,
     pub info: Vec<Info>,
     pub subst: Vec<Option<Operand>>,
     pub virtuals: Vec<Option<Virtual>>,
@@ -58,13 +62,13 @@ pub(super) struct Opt<'a> {
 }
 
 impl<'a> Opt<'a> {
-    /// A walk over `f` whose parameters are known as `facts` (in order;
-    /// any bound value where missing).
-    pub fn new(f: &'a mut Function, hints: &'a Module, remove_allocations: bool, facts: &[Info]) -> Opt<'a> {
+    /// A walk over `f` as `options` say: its parameters are known as
+    /// `options.facts` (in order; any bound value where missing).
+    pub fn new(f: &'a mut Function, hints: &'a Module, options: &Options<'a>) -> Opt<'a> {
         let n = f.values.len();
         let mut info = vec![Info::bottom(); n];
         for (k, &p) in f.params.iter().enumerate() {
-            info[ix(p)] = facts.get(k).cloned().unwrap_or_else(Info::value);
+            info[ix(p)] = options.facts.get(k).cloned().unwrap_or_else(Info::value);
         }
         for (_, i) in f.all_insts() {
             if let (InstKind::Unbound(_), Some(v)) = (&f.insts[i].kind, f.insts[i].result) {
@@ -74,7 +78,8 @@ impl<'a> Opt<'a> {
         Opt {
             f,
             hints,
-            remove_allocations,
+            remove_allocations: options.remove_allocations,
+            fields: options.fields,
             info,
             subst: vec![None; n],
             virtuals: (0..n).map(|_| None).collect(),
@@ -298,7 +303,10 @@ impl<'a> Opt<'a> {
                     }
                     self.heap.insert((o, field), Operand::Value(v));
                 }
-                self.info[ix(v)] = Info::value();
+                // What the program may store there (bottom, a field never
+                // set, cannot be read: a recorded read was not).
+                let stored = self.fields.map_or_else(Info::value, |facts| facts.read(&self.info_of(&obj), field));
+                self.info[ix(v)] = if stored.is_bottom() { Info::value() } else { stored };
                 self.keep(i, InstKind::Get { obj, field });
             }
             InstKind::Guard { kind, resume, label } => self.guard(i, kind, resume, label),
@@ -339,7 +347,7 @@ impl<'a> Opt<'a> {
             let class = self.virtuals[ix(v)].as_ref().unwrap().class;
             let holds = match &kind {
                 GuardKind::True(_) => true,
-                GuardKind::Class(_, c) => *c == class,
+                GuardKind::Class(_, c) | GuardKind::Link(_, c) => *c == class,
                 GuardKind::NotClass(_, c) => *c != class,
                 GuardKind::False(_) | GuardKind::Value(..) | GuardKind::Int(..) => false,
             };
@@ -355,7 +363,14 @@ impl<'a> Opt<'a> {
         *kind.operand_mut() = o.clone();
         let record = self.snapshot(resume);
         self.f.resumes[resume] = record;
-        self.keep(i, InstKind::Guard { kind: kind.clone(), resume, label });
+        // The class of a value that is an object of that class or 0 (a
+        // link of a chain, by the field facts) is its truth.
+        let checked = match &kind {
+            GuardKind::Class(_, c) if is_class_or_zero(&self.info_of(&o), *c) => GuardKind::Link(o.clone(), *c),
+            GuardKind::NotClass(_, c) if is_class_or_zero(&self.info_of(&o), *c) => GuardKind::False(o.clone()),
+            _ => kind.clone(),
+        };
+        self.keep(i, InstKind::Guard { kind: checked, resume, label });
         self.learn(&kind, &o);
     }
 

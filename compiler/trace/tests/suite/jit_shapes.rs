@@ -205,26 +205,26 @@ fn an_interpreters_position_tests_fold_in_its_loop() {
         b1 dispatch:
             v2:tape = phi [b0: v0, b1: v14]
             v3:r = get v2, r
-            guard_class v3, cell, r0 else grow_right
+            guard_link v3, cell, r0 else grow_right
             v4:v = get v3, v
-            v5:v = add v4, 1
-            v6:v = mod.int v5, 256
+            v5:v = add.word v4, 1
+            v6:v = mod.word v5, 256
             set v3, v, v6
             v7:r = get v3, r
-            guard_class v7, cell, r1 else grow_right
+            guard_link v7, cell, r1 else grow_right
             v8:v = get v7, v
-            v9:v = add v8, 1
-            v10:v = mod.int v9, 256
+            v9:v = add.word v8, 1
+            v10:v = mod.word v9, 256
             v11:v = add.word v10, 1
             v12:v = mod.word v11, 256
             set v7, v, v12
             v13:l = get v7, l
-            guard_class v13, cell, r2 else grow_left
+            guard_link v13, cell, r2 else grow_left
             v14:l = get v13, l
-            guard_class v14, cell, r3 else grow_left
+            guard_link v14, cell, r3 else grow_left
             v15:v = get v14, v
-            v16:v = sub v15, 1
-            v17:v = mod.int v16, 256
+            v16:v = sub.word v15, 1
+            v17:v = mod.word v16, 256
             set v14, v, v17
             guard_true v17, r4 else next
             jump b1"#]]
