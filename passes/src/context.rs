@@ -74,10 +74,10 @@ pub struct Context {
     /// ([`flowc_ir::calls`]): propagate makes it, cleanup (which changes
     /// the calls) takes it.
     pub call_graph: Option<flowc_ir::calls::CallGraph>,
-    /// What the program may store in each field
-    /// ([`crate::propagate::FieldFacts`]): propagate solves them with its
-    /// analyses; the trace optimizer reads them too.
-    pub fields: Option<crate::propagate::FieldFacts>,
+    /// What the program may store in each field, pass to each function
+    /// and return from it ([`crate::propagate::ProgramFacts`]): propagate
+    /// solves them with its analyses; the trace optimizer reads them too.
+    pub program_facts: Option<crate::propagate::ProgramFacts>,
 }
 
 impl Context {
@@ -91,7 +91,7 @@ impl Context {
             functions: module.functions.iter().map(|_| FunctionFacts::default()).collect(),
             allocations_observable: None,
             call_graph: None,
-            fields: None,
+            program_facts: None,
         }
     }
 

@@ -41,9 +41,9 @@ use crate::lattice::{self, Info, Kinds, Widening};
 use crate::Context;
 use flowc_lang::ops::range::{self, Interval};
 
-mod fields;
+mod program;
 mod refine;
-pub use fields::{is_class_or_zero, FieldFacts};
+pub use program::{is_class_or_zero, ProgramFacts};
 pub use refine::Refiner;
 
 /// What propagation learned about one function.
@@ -107,24 +107,23 @@ pub fn run(module: &mut Module, cx: &mut Context) {
         depth: cx.options.inline_depth,
     };
     let small_params = &cx.options.small_params;
-    let (fields, analyses) =
-        fields::solve(module, |i, fields| analyze(module, &inlining, i, fuel, small_params, fields));
+    let (facts, analyses) = program::solve(module, |i, facts| analyze(module, &inlining, i, fuel, small_params, facts));
     for (i, p) in analyses.into_iter().enumerate() {
         cx.facts(i).propagation = Some(p);
     }
-    cx.fields = Some(fields);
+    cx.program_facts = Some(facts);
     cx.call_graph = Some(inlining.graph);
 }
 
-/// The field facts of `module` as propagate solves them, for code
-/// compiled from the same program without the pipeline (the JIT's
-/// traces): on a normalized copy, so they are the facts native code gets.
-pub fn field_facts(module: &Module) -> FieldFacts {
+/// The facts of `module` as propagate solves them, for code compiled
+/// from the same program without the pipeline (the JIT's traces): on a
+/// normalized copy, so they are the facts native code gets.
+pub fn program_facts(module: &Module) -> ProgramFacts {
     let mut module = module.clone();
     let mut cx = Context::new(&module);
     crate::normalize::run(&mut module, &mut cx);
     run(&mut module, &mut cx);
-    cx.fields.take().unwrap_or_default()
+    cx.program_facts.take().unwrap_or_else(ProgramFacts::unknown)
 }
 
 /// Who uses a value: an instruction of a block, or a block's terminator.
@@ -137,8 +136,9 @@ enum User {
 struct Analysis<'m> {
     module: &'m Module,
     f: &'m Function,
-    /// What the program may store in each field: what a `get` reads.
-    fields: &'m FieldFacts,
+    /// What the program may store in each field, pass to each function
+    /// and return from it: what a `get` reads, a call returns.
+    facts: &'m ProgramFacts,
     refiner: Refiner,
     info: Vec<Info>,
     changes: Vec<u8>,
@@ -233,25 +233,27 @@ fn analyze(
     index: usize,
     fuel: u64,
     small_params: &[Symbol],
-    fields: &FieldFacts,
+    facts: &ProgramFacts,
 ) -> Propagation {
     let f = &module.functions[index];
     let param_infos: Vec<Info> = f
         .params
         .iter()
-        .map(|&p| match f.kind {
+        .enumerate()
+        .map(|(k, &p)| match f.kind {
             FunctionKind::Main if f.values[p].name.is_some_and(|n| small_params.contains(&n)) => {
                 Info::int(Interval::new(range::SMALL_PARAM.0, range::SMALL_PARAM.1))
             }
             FunctionKind::Main => Info::any(),
-            _ => Info::value(),
+            // What the program's calls pass.
+            _ => facts.param(index, k).unwrap_or_else(Info::value),
         })
         .collect();
     let sweep = Sweep::of(module, f);
     let mut a = Analysis {
         module,
         f,
-        fields,
+        facts,
         refiner: Refiner::new(f, &param_infos, sweep.def_block),
         info: vec![Info::bottom(); f.values.len()],
         changes: vec![0; f.values.len()],
@@ -426,17 +428,18 @@ impl<'m> Analysis<'m> {
                 }
             }
         }
-        self.fields.read(&o, field)
+        self.facts.read(&o, field)
     }
 
     fn call(&mut self, b: BlockId, i: InstId, func: Symbol, args: &[Operand]) -> Info {
         // A fold decided on an earlier, more optimistic visit may no longer hold.
         self.folded.remove(&i);
+        let returned = self.facts.returned(func).unwrap_or_else(Info::value);
         if !self.module.is_pure(func) {
-            return Info::value();
+            return returned;
         }
         let Some(consts) = args.iter().map(|o| self.operand(o, b).constant).collect::<Option<Vec<Value>>>() else {
-            return Info::value();
+            return returned;
         };
         let key = (func, consts);
         if !self.memo.contains_key(&key) {
@@ -452,7 +455,7 @@ impl<'m> Analysis<'m> {
                 self.folded.insert(i, v.clone());
                 Info::of_const(v)
             }
-            None => Info::value(),
+            None => returned,
         }
     }
 
@@ -525,9 +528,9 @@ fn inline_candidates(
 /// info of every linked value, folded calls, forwarded fields, inlining.
 pub fn annotate(module: &Module, cx: &Context) -> String {
     let mut out = String::new();
-    if let Some(fields) = cx.fields.as_ref().filter(|f| f.is_unknown() || !f.is_empty()) {
-        out.push_str("; propagate fields:\n");
-        fields.render(&mut out);
+    if let Some(facts) = cx.program_facts.as_ref().filter(|f| f.is_unknown() || !f.is_empty()) {
+        out.push_str("; propagate program:\n");
+        facts.render(module, &mut out);
     }
     for (i, f) in module.functions.iter().enumerate() {
         let Some(p) = cx.functions.get(i).and_then(|x| x.propagation.as_ref()) else { continue };

@@ -121,9 +121,9 @@ done:
 
 #[test]
 fn a_store_into_an_object_of_no_known_class_reaches_every_class() {
-    // `put` does not know its object's class: what it stores (any value:
-    // a function's parameters are not known) may be in `f` of any object,
-    // a `box`'s included.
+    // `put` gets a `box` and a `crate`: it stores into an object of no
+    // known class, so what it stores (an atom or 3) may be in `f` of any
+    // object, a `box`'s included.
     check(
         r#"entry start(n = 2)
 
@@ -135,7 +135,10 @@ function put(o, x):
 start:
     b = new box
     b.f = 7
-    z = call put(b, :seven) then read
+    c = new crate
+    z = call put(b, :seven) then other
+other:
+    z = call put(c, 3) then read
 read:
     r = b.f
     print_and_stop(r)
@@ -146,9 +149,11 @@ read:
             b0 start:
                 v0:b = new box
                 set v0, f, 7
-                v1:z = call put(v0, :seven)
-                v2:r = get v0, f
-                print v2
+                v1:c = new crate
+                v2:z = call put(v0, :seven)
+                v3:z = call put(v1, 3)
+                v4:r = get v0, f
+                print v4
             }
 
             function put(v0:o, v1:x) {
@@ -156,17 +161,109 @@ read:
                 set v0, f, v1
                 return 0
             }
-            ; propagate fields:
-            ;   field *.f: value
+            ; propagate program:
+            ;   field *.f: int|atom [3, 3]
             ;   field box.f: = 7
+            ;   returns put: = 0
             ; propagate main start:
             ;   v0: object class box from new#0
-            ;   v1: value
-            ;   v2: value
-            ;   inline v1:z = call put(v0, :seven)
+            ;   v1: object class crate from new#2
+            ;   v2: = 0
+            ;   v3: = 0
+            ;   v4: int|atom [3, 7]
+            ;   inline v2:z = call put(v0, :seven)
+            ;   inline v3:z = call put(v1, 3)
             ; propagate function put:
-            ;   v0: value
-            ;   v1: value
+            ;   v0: object
+            ;   v1: int|atom [3, 3]
+        "#]],
+    );
+}
+
+#[test]
+fn what_calls_pass_and_return_is_known_in_and_after_them() {
+    // `step` is only ever given a cell and a byte, and returns a cell:
+    // its parameters and its callers know so.
+    check(
+        r#"entry start(n = 3)
+
+function step(c, d):
+    go:
+        v = c.v
+        v = v + d
+        v = v % 256
+        c.v = v
+        return c
+
+start:
+    c = new cell
+    c.v = 0
+    i = n
+    goto loop
+loop:
+    if i goto body else goto done
+body:
+    c = call step(c, 1) then next
+next:
+    c = call step(c, 255) then again
+again:
+    i = i - 1
+    goto loop
+done:
+    r = c.v
+    print_and_stop(r)
+"#,
+        "propagate",
+        expect![[r#"
+            main start(v0:n) {
+            b0 start:
+                v1:c = new cell
+                set v1, v, 0
+                v2:i = check_bound v0
+                jump b1
+            b1 loop:
+                v3:i = phi [b0: v2, b2: v8]
+                v4:c = phi [b0: v1, b2: v7]
+                branch v3, b2, b5
+            b2 body:
+                v6:c = call step(v4, 1)
+                v7:c = call step(v6, 255)
+                v8:i = sub v3, 1
+                jump b1
+            b5 done:
+                v5:r = get v4, v
+                print v5
+            }
+
+            function step(v0:c, v1:d) {
+            b0 go:
+                v2:v = get v0, v
+                v3:v = add v1, v2
+                v4:v = mod v3, 256
+                set v0, v, v4
+                return v0
+            }
+            ; propagate program:
+            ;   field cell.v: int [0, 255]
+            ;   returns step: object class cell
+            ; propagate main start:
+            ;   v0: any
+            ;   v1: object class cell from new#0
+            ;   v2: value
+            ;   v3: value
+            ;   v4: object class cell
+            ;   v6: object class cell
+            ;   v7: object class cell
+            ;   v8: int
+            ;   v5: int [0, 255]
+            ;   inline v6:c = call step(v4, 1)
+            ;   inline v7:c = call step(v6, 255)
+            ; propagate function step:
+            ;   v0: object class cell
+            ;   v1: int [1, 255]
+            ;   v2: int [0, 255]
+            ;   v3: int [1, 510]
+            ;   v4: int [0, 255]
         "#]],
     );
 }
@@ -216,7 +313,7 @@ done:
                 v5:r = get v1, hits
                 print v5
             }
-            ; propagate fields:
+            ; propagate program:
             ;   field counter.hits: int [0, +inf]
             ; propagate main start:
             ;   v0: any

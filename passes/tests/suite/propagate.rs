@@ -156,8 +156,7 @@ k:
 
             function square(v0:n) {
             b0 s:
-                v1:r = mul v0, v0
-                return v1
+                return 49
             }
         "#]],
     );
@@ -347,7 +346,7 @@ k3:
                 jump b8
             b8:
                 v10:y = phi [b10: 10, b11: v9]
-                v3:z = add v14, v10
+                v3:z = add.int v14, v10
                 jump b5
             b5 s:
                 v5:c = gt v3, 10
@@ -585,7 +584,7 @@ done:
                 jump b3
             b3:
                 v2:w = call down(v4)
-                print v2
+                print 0
             }
 
             function dec(v0:a) {
@@ -610,7 +609,7 @@ done:
             b1 more:
                 v1:m = call step(v0)
                 v2:r = call down(v1)
-                return v2
+                return 0
             b4 done:
                 return 0
             }

@@ -195,7 +195,7 @@ impl Default for Options {
             bridge_threshold: 20,
             retrace_threshold: 3,
             trace_limit: 10_000,
-            unroll_limit: 16,
+            unroll_limit: 64,
             recursion_unroll: 2,
             max_bridges: 64,
             max_aborts: 3,
@@ -330,7 +330,7 @@ pub struct Jit<'p> {
     hints: Module,
     /// What the program may store in each field (propagate's facts,
     /// solved once for the program): what a trace's `get` reads.
-    fields: flowc_passes::propagate::FieldFacts,
+    fields: flowc_passes::propagate::ProgramFacts,
     /// The slots of the program's objects (which the interpreter and
     /// compiled code share).
     layout: &'static flowc_lang::heap::Layout,
@@ -467,7 +467,7 @@ impl<'p> Jit<'p> {
         Jit {
             program,
             hints: run_ir::hints(module),
-            fields: flowc_passes::propagate::field_facts(module),
+            fields: flowc_passes::propagate::program_facts(module),
             layout: flowc_lang::heap::Layout::of_program(program),
             remove_allocations: !flowc_passes::observe::allocations_observable(module),
             watched: watched_labels(program, module),

@@ -34,7 +34,7 @@ mod walk;
 use flowc_ir::{BlockId, Function, GuardKind, InstId, InstKind, Module, Operand, ResumeId, Terminator, ValueDef};
 use flowc_lang::Symbol;
 use flowc_passes::lattice::Info;
-use flowc_passes::propagate::FieldFacts;
+use flowc_passes::propagate::ProgramFacts;
 
 pub use entry::{Fact, LoopEntry, ObjectShape, Shape};
 pub use peel::MAX_PEELED;
@@ -57,8 +57,8 @@ pub struct Options<'a> {
     /// value where missing).
     pub facts: &'a [Info],
     /// What the program may store in each field (propagate's
-    /// [`FieldFacts`]), when known: what a `get` reads.
-    pub fields: Option<&'a FieldFacts>,
+    /// [`ProgramFacts`]), when known: what a `get` reads.
+    pub fields: Option<&'a ProgramFacts>,
     /// Whether a loop is peeled (its first iteration made straight code
     /// before it).
     pub peel: Peel,

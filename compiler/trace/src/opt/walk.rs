@@ -38,7 +38,7 @@ use flowc_lang::ops::Form;
 use flowc_lang::{Symbol, Value};
 use flowc_passes::edit::ix;
 use flowc_passes::lattice::{self, Info, Kinds};
-use flowc_passes::propagate::{is_class_or_zero, FieldFacts};
+use flowc_passes::propagate::{is_class_or_zero, ProgramFacts};
 
 use super::ranges::{compared_with_constant, known_to_pass, when_guarded};
 use super::virtuals::Virtual;
@@ -49,7 +49,7 @@ pub(super) struct Opt<'a> {
     pub hints: &'a Module,
     pub remove_allocations: bool,
     /// What the program may store in each field, when known.
-    fields: Option<&'a FieldFacts>,
+    fields: Option<&'a ProgramFacts>,
     pub info: Vec<Info>,
     pub subst: Vec<Option<Operand>>,
     pub virtuals: Vec<Option<Virtual>>,
@@ -59,6 +59,12 @@ pub(super) struct Opt<'a> {
     heap: HashMap<(ValueId, Symbol), Operand>,
     /// The instructions kept for the block being walked, in order.
     pub out: Vec<InstId>,
+    /// Records more than one guard of the trace leaves by (the JIT's
+    /// entry checks share one), as they were before the walk: each guard
+    /// gets a copy resolved where it stands (what a later guard knows,
+    /// such as a value an earlier check pinned, does not hold at an
+    /// earlier one).
+    shared: HashMap<ResumeId, flowc_ir::ResumeData>,
 }
 
 impl<'a> Opt<'a> {
@@ -75,7 +81,15 @@ impl<'a> Opt<'a> {
                 info[ix(v)] = Info::of_kinds(Kinds::UNBOUND);
             }
         }
+        let mut uses: HashMap<ResumeId, u32> = HashMap::default();
+        for (_, i) in f.all_insts() {
+            if let InstKind::Guard { resume, .. } = &f.insts[i].kind {
+                *uses.entry(*resume).or_insert(0) += 1;
+            }
+        }
+        let shared = uses.into_iter().filter(|&(_, n)| n > 1).map(|(r, _)| (r, f.resumes[r].clone())).collect();
         Opt {
+            shared,
             f,
             hints,
             remove_allocations: options.remove_allocations,
@@ -361,6 +375,10 @@ impl<'a> Opt<'a> {
         let o = self.real(&o);
         let mut kind = kind;
         *kind.operand_mut() = o.clone();
+        let resume = match self.shared.get(&resume) {
+            Some(original) => self.f.resumes.alloc(original.clone()),
+            None => resume,
+        };
         let record = self.snapshot(resume);
         self.f.resumes[resume] = record;
         // The class of a value that is an object of that class or 0 (a
