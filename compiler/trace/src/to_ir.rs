@@ -33,6 +33,7 @@ use flowc_ir::{
     Terminator, ValueId,
 };
 use flowc_lang::ast::{Arg, Operator};
+use flowc_lang::ops::{Form, Op};
 use flowc_lang::{Program, Symbol, Value};
 
 use crate::trace::{Check, Trace, TraceOp};
@@ -138,11 +139,16 @@ impl Start {
 pub enum End {
     /// Back to its start: a loop (single-frame starts only).
     Loop,
-    /// A loop that carries only these variables of its frame, those live
-    /// at its head (the JIT's): the others the trace writes start every
-    /// iteration unbound, so their values from one iteration never tie
-    /// the next.
-    LiveLoop(Vec<Symbol>),
+    /// A loop that carries only the variables `live` of its frame, those
+    /// live at its head (the JIT's): the others the trace writes start
+    /// every iteration unbound, so their values from one iteration never
+    /// tie the next. The variables `same` (objects the recorded iteration
+    /// ended with as it started) are assumed to come back to what they
+    /// were: each iteration ends with a guard that the value it made is
+    /// the one it started with (leaving at the head, with the values it
+    /// made, if not), and the next iteration starts with that one — so
+    /// what the loop reads through it is the same every iteration.
+    LiveLoop { live: Vec<Symbol>, same: Vec<Symbol> },
     /// Leaving for the interpreter at this label of the innermost frame.
     Exit(Symbol),
     /// Continuing in trace `target`, whose parameters are these variables
@@ -234,7 +240,7 @@ pub fn convert(program: &Program, name: Symbol, trace: &Trace, start: &Start, en
     }
     let looping = match end {
         End::Loop => Some(None),
-        End::LiveLoop(live) => Some(Some(live.as_slice())),
+        End::LiveLoop { live, .. } => Some(Some(live.as_slice())),
         _ => None,
     };
     let body = match looping {
@@ -288,9 +294,27 @@ pub fn convert(program: &Program, name: Symbol, trace: &Trace, start: &Start, en
         }
     }
     match end {
-        End::Loop | End::LiveLoop(_) => {
+        End::Loop | End::LiveLoop { .. } => {
+            let same: &[Symbol] = match end {
+                End::LiveLoop { same, .. } => same,
+                _ => &[],
+            };
+            let mut checked = None;
             for (var, phi) in phis {
-                let back = frames[0].vars[&var].clone();
+                let mut back = frames[0].vars[&var].clone();
+                if same.contains(&var) && back != Operand::Value(phi) {
+                    // The record of the head as this iteration leaves it.
+                    let resume = *checked.get_or_insert_with(|| b.resume(snapshot(&frames)));
+                    let eq = InstKind::Op {
+                        op: Operator::Known(Op::Eq),
+                        form: Form::Generic,
+                        args: [back, Operand::Value(phi)].into_iter().collect(),
+                    };
+                    let c = b.inst(body, eq, None).expect("ops have results");
+                    let guard = GuardKind::True(Operand::Value(c));
+                    b.inst(body, InstKind::Guard { kind: guard, resume, label: trace.anchor }, None);
+                    back = Operand::Value(phi);
+                }
                 let flowc_ir::ValueDef::Inst(i) = b.func.values[phi].def else { unreachable!("phis are instructions") };
                 if let InstKind::Phi(inputs) = &mut b.func.insts[i].kind {
                     inputs.push((body, back));

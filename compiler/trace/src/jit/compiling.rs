@@ -55,7 +55,10 @@ impl<'p> Jit<'p> {
     /// the variables live there but unbound, `live`), as two pieces of
     /// code ([`opt::LoopEntry`]): the preamble, named `name`, whose first
     /// checks are those speculation finds for the values `args` (none
-    /// when `None`), and the loop, which the preamble jumps into.
+    /// when `None`), and the loop, which the preamble jumps into; the
+    /// loop assumes the objects the recorded iteration ended with as it
+    /// started (`end`: the frame's values where it closed) come back
+    /// every iteration ([`speculate::same_objects`]).
     /// Registers both; returns the preamble.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn compile_loop(
@@ -65,14 +68,16 @@ impl<'p> Jit<'p> {
         start: &Start,
         names: &[Symbol],
         live: &[Symbol],
-        args: Option<&[Value]>,
+        args: Option<(&[Value], &[(Symbol, Value)])>,
         function: Option<Symbol>,
         what: String,
     ) -> Option<(TraceId, Duration)> {
         let started = Instant::now();
         let anchor = trace.anchor;
         let body = self.fresh_name(Symbol::intern(&format!("{name}.body")));
-        let looping = End::LiveLoop(live.to_vec());
+        let same = args.map_or_else(Vec::new, |(args, end)| speculate::same_objects(names, args, end));
+        let looping = End::LiveLoop { live: live.to_vec(), same };
+        let args = args.map(|(args, _)| args);
         let mut preamble =
             to_ir::convert(self.program, name, trace, start, &End::Jump { target: body, params: names.to_vec() });
         let checks = match args {

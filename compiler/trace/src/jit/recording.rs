@@ -40,6 +40,8 @@ impl<'p> Jit<'p> {
         // trace was, the base frame's environment there, the label.
         let mut passed: Vec<(Key, usize, Env, Symbol)> = Vec::new();
         let mut inner = None;
+        // Where the inner loop closed: the base frame's environment.
+        let mut inner_end: Option<Env> = None;
         let this = &*self;
         let mut at = |l: Symbol, env: &Env, ops: usize| match stop_key(profiler, graph, g, l, env) {
             Some(k) if k == *key => {
@@ -54,6 +56,7 @@ impl<'p> Jit<'p> {
                 None => match passed.iter().position(|(p, ..)| *p == k) {
                     Some(i) => {
                         inner = Some(i);
+                        inner_end = Some(env.clone());
                         Arrival::Stop
                     }
                     None => {
@@ -101,7 +104,8 @@ impl<'p> Jit<'p> {
                 // The trace went round a loop inside its own: that loop first.
                 let (k, at, env, l) = passed.swap_remove(i);
                 let (outer, looped) = trace.split_at(at, l);
-                match self.install_inner_loop(machine, run, &k, g, l, &env, looped) {
+                let end = inner_end.take().expect("where the inner loop closed");
+                match self.install_inner_loop(machine, run, &k, g, l, &env, &end, looped) {
                     Some(code) => (outer, Some(code)),
                     None => {
                         self.abort(machine, key, &what, "the code generator refused the inner loop");
@@ -116,7 +120,7 @@ impl<'p> Jit<'p> {
         let compiled = match target {
             None => {
                 let speculating = !self.keys.get(key).is_some_and(|k| k.generic);
-                let args = speculating.then_some(args.as_slice());
+                let args = speculating.then_some((args.as_slice(), frame.env.as_slice()));
                 let live: Vec<Symbol> = params.iter().chain(&unbound).copied().collect();
                 self.compile_loop(name, &trace, &start, &params, &live, args, graph.name, what)
             }
@@ -179,6 +183,7 @@ impl<'p> Jit<'p> {
         g: u32,
         label: Symbol,
         env: &Env,
+        end: &Env,
         looped: crate::trace::Trace,
     ) -> Option<TraceId> {
         let block = *run.compiled.graphs[g as usize].labels.get(&label)?;
@@ -191,7 +196,8 @@ impl<'p> Jit<'p> {
         let name = self.fresh_name(label);
         let speculating = !self.keys.get(key).is_some_and(|k| k.generic);
         let live: Vec<Symbol> = params.iter().chain(&unbound).copied().collect();
-        let args = speculating.then_some(args.as_slice());
+        let end: Vec<(Symbol, Value)> = end.iter().map(|(k, v)| (*k, v.clone())).collect();
+        let args = speculating.then_some((args.as_slice(), end.as_slice()));
         let (code, time) = self.compile_loop(name, &looped, &start, &params, &live, args, function, what)?;
         self.register(machine, key, code, Kind::Loop, g, label, params, unbound, time);
         self.stats.inner_first += 1;

@@ -203,6 +203,22 @@ pub fn pins(f: &Function, names: &[Symbol], args: &[Value]) -> Vec<Check> {
     f.params.iter().zip(args).enumerate().filter_map(|(k, (p, v))| pin(&pinned, k, p, v)).collect()
 }
 
+/// The variables of `names` whose values were the same object when the
+/// recorded iteration started (`args`, in order) and when it closed
+/// (`end`): an interpreter's tape cell in a loop that moves away and back
+/// (`[-<<<<+>>>>]`). The loop assumes they come back every iteration
+/// ([`crate::to_ir::End::LiveLoop`]), so the cells it reaches from them
+/// are found once, before it. A loop whose assumption fails often is
+/// traced again assuming nothing, as for its other checks.
+pub fn same_objects(names: &[Symbol], args: &[Value], end: &[(Symbol, Value)]) -> Vec<Symbol> {
+    names
+        .iter()
+        .zip(args)
+        .filter(|(n, v)| matches!(v, Value::Object(_)) && end.iter().any(|(m, w)| m == *n && w == *v))
+        .map(|(n, _)| *n)
+        .collect()
+}
+
 /// The lists among `args` (a trace's parameters' values when it was
 /// recorded), by position: the trace assumes them.
 pub fn lists(args: &[Value]) -> Vec<(usize, Value)> {

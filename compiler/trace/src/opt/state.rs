@@ -100,6 +100,14 @@ impl Opt<'_> {
             let (entry, back) = (input(&inputs, pred), input(&inputs, body));
             let name = self.f.values[value].name.unwrap_or_else(|| Symbol::intern("v"));
             let entry = self.resolve(&entry);
+            if back == Operand::Value(value) && self.virtual_of(&entry).is_none() {
+                // Passed on unchanged (an object the loop assumes comes
+                // back): the loop reads the value it is entered with, so
+                // what is known of that, fields included, holds in it.
+                self.subst[ix(value)] = Some(entry);
+                removed.push(p);
+                continue;
+            }
             match self.virtual_of(&entry) {
                 Some(object) if !real.contains(&name) => {
                     let n = self.node(&mut h, &mut nodes_of, object, Some(value), name);

@@ -34,13 +34,13 @@ use flowc_ir::{
     ValueId,
 };
 use flowc_lang::ast::Operator;
-use flowc_lang::ops::Form;
+use flowc_lang::ops::{Form, Op};
 use flowc_lang::{Symbol, Value};
 use flowc_passes::edit::ix;
 use flowc_passes::lattice::{self, Info, Kinds};
 use flowc_passes::propagate::{is_class_or_zero, ProgramFacts};
 
-use super::ranges::{compared_with_constant, known_to_pass, when_guarded};
+use super::ranges::{compared_with_constant, known_to_pass, same_objects, when_guarded};
 use super::virtuals::Virtual;
 use super::Options;
 
@@ -224,6 +224,14 @@ impl<'a> Opt<'a> {
                 // comparison of integers whose ranges decide it (which
                 // cannot fail): `pc < n` at a promoted `pc`, with what the
                 // loop's entry proved of `n`.
+                // A bound value equals itself (an object passed round a
+                // loop that assumes it comes back, compared with itself).
+                if let (Op::Eq | Op::Ne, [Operand::Value(x), Operand::Value(y)]) = (op, args.as_slice()) {
+                    if x == y && !infos[0].may_be_unbound() {
+                        self.subst[ix(v)] = Some(Operand::Const(Value::Int(i64::from(op == Op::Eq))));
+                        return;
+                    }
+                }
                 let decided = op.is_comparison() && infos.iter().all(|i| i.kinds == Kinds::INT);
                 if let (Some(c), true) = (&out.constant, decided || args.iter().all(|a| matches!(a, Operand::Const(_))))
                 {
@@ -420,8 +428,21 @@ impl<'a> Opt<'a> {
         }
     }
 
-    /// After a guard on `c = cmp x, k`, narrows `x`.
+    /// After a guard on `c = cmp x, k`, narrows `x`. After one that
+    /// `c = eq x, y` holds of two objects, they are one: the later is
+    /// the earlier (a tape cell reached by moving away and back is the
+    /// cell, whose fields the heap cache knows).
     fn learn_comparison(&mut self, c: ValueId, holds: bool) {
+        if holds {
+            if let Some((x, y)) = same_objects(self.f, c) {
+                let is_object = |v: ValueId| self.info_of(&Operand::Value(v)).kinds == Kinds::OBJECT;
+                if x != y && is_object(x) && is_object(y) {
+                    let (early, late) = if ix(x) < ix(y) { (x, y) } else { (y, x) };
+                    self.subst[ix(late)] = Some(self.resolve(&Operand::Value(early)));
+                }
+                return;
+            }
+        }
         let Some((op, x, k, mirrored)) = compared_with_constant(self.f, c) else { return };
         let narrowed = lattice::when_compared(self.info_of(&Operand::Value(x)), op, k, mirrored, holds);
         if let Some(c) = &narrowed.constant {

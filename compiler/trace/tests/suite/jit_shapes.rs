@@ -185,7 +185,10 @@ fn the_dispatch_loop_is_traced_alike_wherever_the_hint_is() {
 /// (the loop takes no `n`). No test is left in the loop or its bridges,
 /// and the records hold the tests' outcome (`more = 1`). Each BF
 /// instruction is its tape work alone, and of `++`'s two writes of the
-/// cell only the last is left (`stores.rs`).
+/// cell only the last is left (`stores.rs`). The loop `[>+>++<<-]` comes
+/// back to the cell it started at: assumed to every iteration (checked
+/// once, in the peeled first iteration), it finds its two other cells
+/// once, and each iteration is the three cells' arithmetic.
 #[test]
 fn an_interpreters_position_tests_fold_in_its_loop() {
     // `+++++++[>+++++++[>+++++++[>+>++<<-]<-]<-]>>>.`: prints 7^3 mod 256.
@@ -202,32 +205,23 @@ fn an_interpreters_position_tests_fold_in_its_loop() {
     }
     expect![[r#"
 
-        b1 dispatch:
-            v2:tape = phi [b0: v0, b1: v14]
-            v3:r = get v2, r
-            guard_link v3, cell, r0 else grow_right
-            v4:v = get v3, v
-            v5:v = add.word v4, 1
-            v6:v = mod.word v5, 256
-            set v3, v, v6
-            v7:r = get v3, r
-            guard_link v7, cell, r1 else grow_right
-            v8:v = get v7, v
-            v9:v = add.word v8, 1
-            v10:v = mod.word v9, 256
-            v11:v = add.word v10, 1
-            v12:v = mod.word v11, 256
-            set v7, v, v12
-            v13:l = get v7, l
-            guard_link v13, cell, r2 else grow_left
-            v14:l = get v13, l
-            guard_link v14, cell, r3 else grow_left
-            v15:v = get v14, v
-            v16:v = sub.word v15, 1
-            v17:v = mod.word v16, 256
-            set v14, v, v17
-            guard_true v17, r4 else next
-            jump b1"#]]
+        b2 dispatch:
+            v18:v = get v2, v
+            v19:v = add.word v18, 1
+            v20:v = mod.word v19, 256
+            set v2, v, v20
+            v21:v = get v6, v
+            v22:v = add.word v21, 1
+            v23:v = mod.word v22, 256
+            v24:v = add.word v23, 1
+            v25:v = mod.word v24, 256
+            set v6, v, v25
+            v26:v = get v0, v
+            v27:v = sub.word v26, 1
+            v28:v = mod.word v27, 256
+            set v0, v, v28
+            guard_true v28, r6 else next
+            jump b2"#]]
     .assert_eq(lp);
 }
 
@@ -337,6 +331,54 @@ done:
     let r = run_text_with("shared_record.fg", text, Hint::Absent, "start", None, options, &fuel);
     let pinned = r.traces.iter().any(|t| t.contains("guard_int v0, 5, 5,"));
     assert!(pinned, "x pinned at 5:\n{}", r.traces.join("\n"));
+}
+
+/// A loop whose recorded iteration ended at the object it started with
+/// (`cur` goes two links round a cycle of two) assumes it always does:
+/// the loop checks, at its end, that it came back, and reads what it
+/// reaches from `cur` once. Halfway, the cycle is made one of three: the
+/// check fails, the run leaves with the object it did reach, and the
+/// output is the interpreter's.
+#[test]
+fn a_loop_that_assumes_an_object_comes_back_leaves_when_it_does_not() {
+    let text = r#"entry start(n = 300)
+start:
+    a = new node
+    b = new node
+    c = new node
+    a.next = b
+    b.next = a
+    c.next = a
+    a.v = 1
+    b.v = 10
+    c.v = 100
+    cur = a
+    s = 0
+    i = n
+    goto loop
+loop:
+    if i goto body else goto done
+body:
+    p = cur.next
+    w = p.v
+    s = s + w
+    cur = p.next
+    i = i - 1
+    k = i == 150
+    if k goto relink else goto loop
+relink:
+    b.next = c
+    goto loop
+done:
+    print_and_stop(s)
+"#;
+    let options = Options { threshold: 2, bridge_threshold: 2, ..checked() };
+    // The run asserts the interpreter's output.
+    let r = run_text("cycle.fg", text, Hint::Absent, "start", None, options);
+    let body = r.traces.iter().find(|t| t.starts_with("trace 'loop.body'(")).expect("a loop");
+    assert!(body.contains(" = eq "), "the loop checks that cur came back:\n{body}");
+    let lp = loop_part(std::slice::from_ref(body));
+    assert!(!lp.contains("get"), "nothing read through cur in the loop:\n{lp}");
 }
 
 /// A loop that reads a field of an object (`WRITE` is blank) or reads and
