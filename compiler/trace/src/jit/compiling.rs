@@ -5,6 +5,14 @@
 
 use super::*;
 
+/// What a loop's recording saw: the values of the head's variables where
+/// it started (in order) and the frame's where it closed.
+#[derive(Clone, Copy)]
+pub(super) struct Seen<'a> {
+    pub start: &'a [Value],
+    pub end: &'a [(Symbol, Value)],
+}
+
 impl<'p> Jit<'p> {
     /// The key a loop or entry trace starts at.
     pub(super) fn key_of_code(&self, code: TraceId) -> Option<Key> {
@@ -68,16 +76,16 @@ impl<'p> Jit<'p> {
         start: &Start,
         names: &[Symbol],
         live: &[Symbol],
-        args: Option<(&[Value], &[(Symbol, Value)])>,
+        args: Option<Seen>,
         function: Option<Symbol>,
         what: String,
     ) -> Option<(TraceId, Duration)> {
         let started = Instant::now();
         let anchor = trace.anchor;
         let body = self.fresh_name(Symbol::intern(&format!("{name}.body")));
-        let same = args.map_or_else(Vec::new, |(args, end)| speculate::same_objects(names, args, end));
+        let same = args.map_or_else(Vec::new, |s| speculate::same_objects(names, s.start, s.end));
         let looping = End::LiveLoop { live: live.to_vec(), same };
-        let args = args.map(|(args, _)| args);
+        let args = args.map(|s| s.start);
         let mut preamble =
             to_ir::convert(self.program, name, trace, start, &End::Jump { target: body, params: names.to_vec() });
         let checks = match args {

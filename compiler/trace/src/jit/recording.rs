@@ -2,6 +2,7 @@
 //! grows too long), and a bridge from a guard that fails often; the limits
 //! and the aborts that blacklist a key.
 
+use super::compiling::Seen;
 use super::*;
 
 impl<'p> Jit<'p> {
@@ -120,7 +121,7 @@ impl<'p> Jit<'p> {
         let compiled = match target {
             None => {
                 let speculating = !self.keys.get(key).is_some_and(|k| k.generic);
-                let args = speculating.then_some((args.as_slice(), frame.env.as_slice()));
+                let args = speculating.then_some(Seen { start: &args, end: &frame.env });
                 let live: Vec<Symbol> = params.iter().chain(&unbound).copied().collect();
                 self.compile_loop(name, &trace, &start, &params, &live, args, graph.name, what)
             }
@@ -197,7 +198,7 @@ impl<'p> Jit<'p> {
         let speculating = !self.keys.get(key).is_some_and(|k| k.generic);
         let live: Vec<Symbol> = params.iter().chain(&unbound).copied().collect();
         let end: Vec<(Symbol, Value)> = end.iter().map(|(k, v)| (*k, v.clone())).collect();
-        let args = speculating.then_some((args.as_slice(), end.as_slice()));
+        let args = speculating.then_some(Seen { start: &args, end: &end });
         let (code, time) = self.compile_loop(name, &looped, &start, &params, &live, args, function, what)?;
         self.register(machine, key, code, Kind::Loop, g, label, params, unbound, time);
         self.stats.inner_first += 1;
