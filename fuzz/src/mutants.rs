@@ -836,6 +836,12 @@ fn op_form(f: &mut Function, rng: &mut Rng) -> bool {
                 args.push(Operand::int(3));
             }
         }
+        // Equality by words of two integers (neither an atom nor an
+        // object, which alone compare so).
+        _ if matches!(op, Op::Eq | Op::Ne) => {
+            *form = Form::Word;
+            *args = [Operand::int(1), Operand::int(2)].into_iter().collect();
+        }
         // A constant the form does not admit: an atom where integers or a
         // list are taken, in a specialized form.
         _ => {

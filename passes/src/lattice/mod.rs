@@ -376,6 +376,12 @@ pub fn best_form(op: Op, args: &[Info]) -> Form {
         return Form::Generic;
     }
     let only = |k: usize, kinds: Kinds| args[k].kinds.within(kinds);
+    // An object or an atom equals only itself, whatever it is compared
+    // with (bound): equality is of the words (an object's identity).
+    if matches!(op, Op::Eq | Op::Ne) {
+        let by_identity = |a: &Info| a.kinds.within(Kinds::OBJECT.union(Kinds::ATOM));
+        return if args.iter().any(by_identity) { Form::Word } else { Form::Generic };
+    }
     let int_ok = match op {
         Op::ReadList => only(0, Kinds::LIST) && only(1, Kinds::INT),
         Op::Len => only(0, Kinds::LIST),
