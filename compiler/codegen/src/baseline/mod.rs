@@ -610,10 +610,20 @@ impl Emit<'_, '_> {
     /// written, [`Emit::cold_code`]), so what the registers hold stays
     /// known past it.
     fn bind_back(&mut self, back: Label) {
-        let taken = self
-            .cold
-            .iter()
-            .any(|c| matches!(c, Cold::Slow { at, back: b, .. } if *b == back && self.a.jumped_to(*at)));
+        // This operation's slow paths: the last ones made (an earlier
+        // operation's end the search, which stays linear in the trace).
+        let mine = |cold: &[Cold]| -> smallvec::SmallVec<[(Label, Option<i32>); 2]> {
+            cold.iter()
+                .rev()
+                .take_while(|c| !matches!(c, Cold::Slow { back: b, .. } if *b != back))
+                .filter_map(|c| match c {
+                    Cold::Slow { at, result, .. } => Some((*at, *result)),
+                    _ => None,
+                })
+                .collect()
+        };
+        let slow = mine(&self.cold);
+        let taken = slow.iter().any(|&(at, _)| self.a.jumped_to(at));
         if !taken {
             self.a.bind_unreached(back);
             return;
@@ -624,12 +634,7 @@ impl Emit<'_, '_> {
         let same = self.a.last_store().is_some_and(|(base, disp, reg)| {
             base == RSP
                 && reg == RAX
-                && self.cold.iter().all(|c| match c {
-                    Cold::Slow { at, back: b, result, .. } if *b == back && self.a.jumped_to(*at) => {
-                        *result == Some(disp)
-                    }
-                    _ => true,
-                })
+                && slow.iter().all(|&(at, result)| !self.a.jumped_to(at) || result == Some(disp))
         });
         if same {
             self.a.bind_keeping_store(back);
