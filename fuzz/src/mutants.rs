@@ -836,11 +836,12 @@ fn op_form(f: &mut Function, rng: &mut Rng) -> bool {
                 args.push(Operand::int(3));
             }
         }
-        // Equality by words of two integers (neither an atom nor an
-        // object, which alone compare so).
+        // Equality by words of two lists (neither an atom, an object nor
+        // a small integer, which alone compare so).
         _ if matches!(op, Op::Eq | Op::Ne) => {
             *form = Form::Word;
-            *args = [Operand::int(1), Operand::int(2)].into_iter().collect();
+            let list = || Operand::Const(Value::list(vec![Value::Int(1)]));
+            *args = [list(), list()].into_iter().collect();
         }
         // A constant the form does not admit: an atom where integers or a
         // list are taken, in a specialized form.

@@ -376,10 +376,14 @@ pub fn best_form(op: Op, args: &[Info]) -> Form {
         return Form::Generic;
     }
     let only = |k: usize, kinds: Kinds| args[k].kinds.within(kinds);
-    // An object or an atom equals only itself, whatever it is compared
-    // with (bound): equality is of the words (an object's identity).
+    // An object, an atom or a small integer constant equals only itself,
+    // whatever it is compared with (bound): equality is of the words (an
+    // object's identity; an interpreter's opcode against a constant).
     if matches!(op, Op::Eq | Op::Ne) {
-        let by_identity = |a: &Info| a.kinds.within(Kinds::OBJECT.union(Kinds::ATOM));
+        let by_identity = |a: &Info| {
+            a.kinds.within(Kinds::OBJECT.union(Kinds::ATOM))
+                || a.constant.as_ref().is_some_and(|c| matches!(c, Value::Int(_)) && range::is_word(c))
+        };
         return if args.iter().any(by_identity) { Form::Word } else { Form::Generic };
     }
     let int_ok = match op {

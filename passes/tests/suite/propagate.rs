@@ -616,3 +616,38 @@ done:
         "#]],
     );
 }
+
+#[test]
+fn equality_with_an_object_an_atom_or_a_small_constant_compares_words() {
+    // An interpreter's opcode, read from a list of the environment (any
+    // value), against its constants: a small integer equals only itself,
+    // so `.word` compares the words; so does an atom, and an object.
+    check(
+        r#"entry start(ops = [1, 2], i = 0)
+
+start:
+    op = ops[i]
+    a = op == 2
+    b = op != :halt
+    c = new cell
+    d = c == op
+    s = a + b
+    s = s + d
+    print_and_stop(s)
+"#,
+        "cleanup",
+        expect![[r#"
+            main start(v0:ops, v1:i) {
+            b0 start:
+                v2:op = readlist v0, v1
+                v3:a = eq.word v2, 2
+                v4:b = ne.word v2, :halt
+                v5:c = new cell
+                v6:d = eq.word v2, v5
+                v7:s = add.word v3, v4
+                v8:s = add.word v6, v7
+                print v8
+            }
+        "#]],
+    );
+}

@@ -632,9 +632,7 @@ impl Emit<'_, '_> {
         // stores the runtime's result from rax to the same word and jumps
         // back with it there: rax holds the word on both.
         let same = self.a.last_store().is_some_and(|(base, disp, reg)| {
-            base == RSP
-                && reg == RAX
-                && slow.iter().all(|&(at, result)| !self.a.jumped_to(at) || result == Some(disp))
+            base == RSP && reg == RAX && slow.iter().all(|&(at, result)| !self.a.jumped_to(at) || result == Some(disp))
         });
         if same {
             self.a.bind_keeping_store(back);

@@ -335,7 +335,7 @@ fn ssa_meta_trace_keeps_only_the_programs_arithmetic() {
         [
             "op2(a_26,sub.int,var(r0_23),const(1))",
             "op2(a_27,add,var(r2_24),var(r1_4))",
-            "op2(c_28,eq,var(a_26),const(0))"
+            "op2(c_28,eq.word,var(a_26),const(0))"
         ]
     );
     assert_eq!(looped.lines().filter(|l| l.trim().starts_with("guard_")).count(), 1, "{body}");

@@ -202,8 +202,8 @@ pub static OPS: [OpInfo; 15] = [
         commutative: true,
         failures: &[],
         operands: "any values",
-        // `.word`: one operand is an object or an atom, equal only to
-        // itself: the words compare (an object's identity).
+        // `.word`: one operand is an object, an atom or a small integer,
+        // equal only to itself: the words compare (an object's identity).
         forms: &[Form::Generic, Form::Word],
     },
     OpInfo {
@@ -215,8 +215,8 @@ pub static OPS: [OpInfo; 15] = [
         commutative: true,
         failures: &[],
         operands: "any values",
-        // `.word`: one operand is an object or an atom, equal only to
-        // itself: the words compare (an object's identity).
+        // `.word`: one operand is an object, an atom or a small integer,
+        // equal only to itself: the words compare (an object's identity).
         forms: &[Form::Generic, Form::Word],
     },
     OpInfo {
@@ -469,8 +469,8 @@ impl Op {
     /// Whether `args` meet every promise `form` makes: each operand
     /// admitted ([`Op::form_admits_operand`]), and for `Word` an operation
     /// that cannot fail or overflow — its result is a word, the index is
-    /// inside the list, the divisor is not zero, an equality has an atom
-    /// or an object among its operands. What the IR interpreter
+    /// inside the list, the divisor is not zero, an equality has an atom,
+    /// an object or a small integer among its operands. What the IR interpreter
     /// checks at run time and the IR checker of all-constant operands.
     pub fn form_admits(self, form: Form, args: &[Value]) -> bool {
         if args.len() != self.arity() || !self.info().forms.contains(&form) {
@@ -483,7 +483,9 @@ impl Op {
             (Form::Word, Op::ReadList, [Value::List(l), Value::Int(i)]) => (*i as usize) < l.len(),
             (Form::Word, Op::Len, _) => true,
             // Compared by their words: one is equal only to itself.
-            (Form::Word, Op::Eq | Op::Ne, args) => args.iter().any(|v| matches!(v, Value::Atom(_) | Value::Object(_))),
+            (Form::Word, Op::Eq | Op::Ne, args) => {
+                args.iter().any(|v| matches!(v, Value::Atom(_) | Value::Object(_)) || range::is_word(v))
+            }
             (Form::Word, _, args) => self.eval(args).is_ok_and(|r| range::is_word(&r)),
             _ => true,
         }

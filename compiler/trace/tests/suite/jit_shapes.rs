@@ -376,7 +376,7 @@ done:
     // The run asserts the interpreter's output.
     let r = run_text("cycle.fg", text, Hint::Absent, "start", None, options);
     let body = r.traces.iter().find(|t| t.starts_with("trace 'loop.body'(")).expect("a loop");
-    assert!(body.contains(" = eq "), "the loop checks that cur came back:\n{body}");
+    assert!(body.contains(" = eq.word v8, v2"), "the loop checks that cur came back:\n{body}");
     let lp = loop_part(std::slice::from_ref(body));
     assert!(!lp.contains("get"), "nothing read through cur in the loop:\n{lp}");
 }
