@@ -3,7 +3,7 @@
 //! invalidates an earlier result clears it.
 
 use flowc_ir::Module;
-use flowc_lang::Symbol;
+use flowc_lang::{Symbol, Value};
 
 use crate::defuse::DefUse;
 use crate::escape::Escape;
@@ -29,11 +29,24 @@ pub struct Options {
     /// integers ([`flowc_lang::ops::range::SMALL_PARAM`]): the small
     /// version of [`crate::versions`], which code runs only when they are.
     pub small_params: Vec<Symbol>,
+    /// Parameters of the main function and the lists the run is known to
+    /// bind them to (code compiled for one environment: `flowc run
+    /// --engine native`, [`crate::versions::optimize_for`]): propagate
+    /// takes each as that constant, so an interpreter's program and its
+    /// jump table, read with `readlist`, give integers in known ranges
+    /// and indexes proven inside the lists.
+    pub known_lists: Vec<(Symbol, Value)>,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { fold_fuel: 100_000, inline_limit: 24, inline_depth: 10_000, small_params: Vec::new() }
+        Options {
+            fold_fuel: 100_000,
+            inline_limit: 24,
+            inline_depth: 10_000,
+            small_params: Vec::new(),
+            known_lists: Vec::new(),
+        }
     }
 }
 

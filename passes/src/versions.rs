@@ -93,7 +93,22 @@ pub fn optimize_versions(lowered: Module, options: &Options) -> Versions {
 pub fn optimize_for(lowered: Module, options: &Options, env: &[(Symbol, Value)]) -> (Module, Vec<Symbol>) {
     let params = versioned_params(&lowered);
     let params = if takes_small(&params, env) { params } else { Vec::new() };
-    (optimized(lowered, options, &params), params)
+    let options = Options { known_lists: known_lists(&lowered, env), ..options.clone() };
+    (optimized(lowered, &options, &params), params)
+}
+
+/// The main function's parameters that `env` binds to lists (first where
+/// it names one twice, as the run binds it).
+fn known_lists(lowered: &Module, env: &[(Symbol, Value)]) -> Vec<(Symbol, Value)> {
+    let Some(main) = lowered.main() else { return Vec::new() };
+    main.params
+        .iter()
+        .filter_map(|&p| main.values[p].name)
+        .filter_map(|name| match env.iter().find(|(k, _)| *k == name) {
+            Some((_, v @ Value::List(_))) => Some((name, v.clone())),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Whether a run with environment `env` takes the small version assuming

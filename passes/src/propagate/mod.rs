@@ -106,8 +106,8 @@ pub fn run(module: &mut Module, cx: &mut Context) {
         limit: cx.options.inline_limit,
         depth: cx.options.inline_depth,
     };
-    let small_params = &cx.options.small_params;
-    let (facts, analyses) = program::solve(module, |i, facts| analyze(module, &inlining, i, fuel, small_params, facts));
+    let params = Params { small: &cx.options.small_params, lists: &cx.options.known_lists };
+    let (facts, analyses) = program::solve(module, |i, facts| analyze(module, &inlining, i, fuel, &params, facts));
     for (i, p) in analyses.into_iter().enumerate() {
         cx.facts(i).propagation = Some(p);
     }
@@ -219,6 +219,30 @@ impl Sweep {
     }
 }
 
+/// What the main function's parameters are known to be
+/// ([`crate::context::Options`]).
+struct Params<'a> {
+    /// Assumed 32-bit integers.
+    small: &'a [Symbol],
+    /// Bound to these lists.
+    lists: &'a [(Symbol, Value)],
+}
+
+impl Params<'_> {
+    /// The lengths of the known lists.
+    fn lengths(&self) -> impl Iterator<Item = i64> + '_ {
+        self.lists.iter().filter_map(|(_, v)| match v {
+            Value::List(items) => Some(items.len() as i64),
+            _ => None,
+        })
+    }
+
+    fn list(&self, name: Option<Symbol>) -> Option<&Value> {
+        let name = name?;
+        self.lists.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+    }
+}
+
 /// What deciding which calls to inline reads.
 struct Inlining {
     by_name: HashMap<Symbol, usize>,
@@ -232,7 +256,7 @@ fn analyze(
     inlining: &Inlining,
     index: usize,
     fuel: u64,
-    small_params: &[Symbol],
+    known: &Params,
     facts: &ProgramFacts,
 ) -> Propagation {
     let f = &module.functions[index];
@@ -241,8 +265,11 @@ fn analyze(
         .iter()
         .enumerate()
         .map(|(k, &p)| match f.kind {
-            FunctionKind::Main if f.values[p].name.is_some_and(|n| small_params.contains(&n)) => {
+            FunctionKind::Main if f.values[p].name.is_some_and(|n| known.small.contains(&n)) => {
                 Info::int(Interval::new(range::SMALL_PARAM.0, range::SMALL_PARAM.1))
+            }
+            FunctionKind::Main if known.list(f.values[p].name).is_some() => {
+                Info::of_const(known.list(f.values[p].name).expect("a known list"))
             }
             FunctionKind::Main => Info::any(),
             // What the program's calls pass.
@@ -268,7 +295,8 @@ fn analyze(
         field_reads: HashMap::new(),
         memo: HashMap::new(),
         fuel,
-        widening: Widening::new(sweep.constants),
+        // A known list's length bounds the counters that walk it.
+        widening: Widening::new(sweep.constants.into_iter().chain(known.lengths())),
     };
     a.field_sets(&sweep.sets);
     for (&p, info) in f.params.iter().zip(param_infos) {

@@ -5,6 +5,7 @@
 use flowc_ir::cfg::{Cfg, DomTree};
 use flowc_ir::{BlockId, Function, InstKind, Operand, Terminator, ValueDef, ValueId};
 use flowc_lang::ast::Operator;
+use flowc_lang::ops::Op;
 use flowc_lang::Value;
 
 use crate::edit::ix;
@@ -42,13 +43,26 @@ impl Refiner {
     pub(super) fn new(f: &Function, params: &[Info], def_block: Vec<Option<BlockId>>) -> Refiner {
         let cfg = Cfg::new(f);
         let dom = DomTree::new(f, &cfg);
-        let params = f
+        let mut ranges: Vec<(ValueId, Interval)> = f
             .params
             .iter()
             .zip(params)
             .filter(|(_, info)| info.kinds == Kinds::INT && info.range != Interval::FULL)
             .map(|(&p, info)| (p, info.range))
             .collect();
+        // The length of a parameter known to be a constant list is fixed
+        // too: a counter compared with it is bounded by it.
+        for (_, i) in f.all_insts() {
+            if let (InstKind::Op { op: Operator::Known(Op::Len), args, .. }, Some(v)) =
+                (&f.insts[i].kind, f.insts[i].result)
+            {
+                let list = args.first().and_then(|a| a.as_value()).and_then(|a| f.params.iter().position(|&p| p == a));
+                if let Some(Some(Value::List(items))) = list.map(|k| params[k].constant.as_ref()) {
+                    ranges.push((v, Interval::point(items.len() as i128)));
+                }
+            }
+        }
+        let params = ranges;
         let mut gates = vec![[NO_VALUE; 3]; f.blocks.len()];
         for &b in &f.layout {
             let [p] = cfg.preds(b) else { continue };

@@ -109,3 +109,57 @@ fn a_run_that_knows_its_environment_optimizes_the_version_it_takes() {
     assert!(take(&[(n, flowc_lang::Value::Atom(Symbol::intern("a")))]).is_empty());
     assert!(take(&[]).is_empty());
 }
+
+/// A loop over an interpreter's program, a list of the environment.
+const OPS: &str = r#"entry start(ops = [3, 1, 2, 1])
+
+start:
+    n = len(ops)
+    i = 0
+    s = 0
+    goto loop
+loop:
+    more = i < n
+    if more goto body else goto done
+body:
+    op = ops[i]
+    s = s + op
+    i = i + 1
+    goto loop
+done:
+    print_and_stop(s)
+"#;
+
+#[test]
+fn a_run_that_knows_a_list_it_takes_reads_it_as_that_constant() {
+    // Compiled for its environment, the run knows `ops`: its length, and
+    // what reading it inside it gives (no bounds or kind checks), so the
+    // sum of its small items and the index are machine words.
+    let ops = Symbol::intern("ops");
+    let list = flowc_lang::Value::list([3, 1, 2, 1].map(flowc_lang::Value::Int).to_vec());
+    let options = Options { known_lists: vec![(ops, list.clone())], ..Options::default() };
+    let run = support::run_until_with(OPS, "dce", options);
+    expect![[r#"
+        main start(v0:ops) {
+        b0 start:
+            jump b1
+        b1 loop:
+            v2:i = phi [b0: 0, b2: v9]
+            v5:s = phi [b0: 0, b2: v8]
+            v4:more = lt.word v2, 4
+            branch v4, b2, b3
+        b2 body:
+            v7:op = readlist.word [3, 1, 2, 1], v2
+            v8:s = add.int v5, v7
+            v9:i = add.word v2, 1
+            jump b1
+        b3 done:
+            print v5
+        }
+    "#]]
+    .assert_eq(&flowc_ir::print::module(&run.module));
+    // optimize_for takes the lists from the environment.
+    let (_, lowered) = support::lower(OPS);
+    let (module, _) = flowc_passes::versions::optimize_for(lowered, &Options::default(), &[(ops, list)]);
+    assert_eq!(flowc_ir::print::module(&module), flowc_ir::print::module(&run.module));
+}
