@@ -1,0 +1,110 @@
+//! Ahead-of-time code for interpreters (issue 36): the BF interpreters of
+//! the JIT's suite (`jit_bf`) run by native code (`flowc run --engine
+//! native`: the eight passes, code generation for the run's environment,
+//! the run; the whole process timed), against the same interpreter in C
+//! (gcc -O2), in Python (PyPy) and in Lua (LuaJIT), and against the BF
+//! program translated to C, all measured in one run. Columns: `native s`;
+//! `÷ C` native's time over the C interpreter's; `pypy ÷` and `luajit ÷`
+//! the peer's time over native's; `native÷bf2c` native's time over the
+//! translated program's.
+//!
+//! Targets (issue 36): where the C interpreter runs 1 s or more, native
+//! within 2x of it (`÷ C` ≤ 2) and faster than PyPy and LuaJIT (their
+//! columns above 1). The partial evaluator's target (within 3x of bf2c)
+//! is not measured here.
+//!
+//!     cargo build --release -p flowc && cargo bench -p flowc-bench --bench native_bf
+//!
+//! `FLOWC_BENCH_ONLY=text` runs the rows whose name contains it.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use flowc_bench::compile_run::flowc;
+use flowc_bench::peers::{bf_to_c, cell, gcc, program_secs, root};
+use flowc_tests::bf;
+
+fn main() {
+    let exe = flowc();
+    let only = std::env::var("FLOWC_BENCH_ONLY").ok();
+    let dir = root().join("target/bench-bf");
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let c_interp = dir.join("bf_tutorial");
+    let have_c = gcc(&root().join("bench/c/bf_tutorial.c"), &c_interp);
+    println!("{:<22} {:>9} {:>7} {:>7} {:>8} {:>11}", "row", "native s", "÷ C", "pypy ÷", "luajit ÷", "native÷bf2c");
+    for (program, size) in [("primes", 3), ("fractal", 1), ("fractal", 5)] {
+        let text = bf::program(program, size).expect("a program of the suite");
+        let (sum, _) = bf::run(&text).expect("a valid program");
+        let expected = sum.to_string();
+        let bf_file = dir.join(format!("{program}-{size}.b"));
+        std::fs::write(&bf_file, &text).expect("the program written");
+        let bf_path = bf_file.to_str().expect("a UTF-8 path");
+        let c_file = dir.join(format!("{program}-{size}.c"));
+        std::fs::write(&c_file, bf_to_c(&bf::instructions(&text))).expect("the translation written");
+        let translated = dir.join(format!("{program}-{size}.bf2c"));
+        let bf2c = gcc(&c_file, &translated)
+            .then(|| program_secs(translated.to_str().expect("a UTF-8 path"), &[], &expected, 3))
+            .flatten();
+        for interpreter in ["tutorial", "rle"] {
+            let name = format!("{interpreter} {program} {size}");
+            if only.as_deref().is_some_and(|o| !name.contains(o)) {
+                continue;
+            }
+            let (env, file) = if interpreter == "tutorial" {
+                (bf::tutorial_env(&text), "bf_tutorial.fg")
+            } else {
+                (bf::run_length_env(&text), "bf_rle.fg")
+            };
+            let env_file = dir.join(format!("{interpreter}-{program}-{size}.env"));
+            std::fs::write(&env_file, &env).expect("the environment written");
+            let source = root().join("tests/corpus/interpreters").join(file);
+            let native = native_secs(&exe, &source, &env_file, &expected);
+            let (mut c, mut pypy, mut luajit) = (None, None, None);
+            if interpreter == "tutorial" {
+                if have_c {
+                    c = program_secs(c_interp.to_str().expect("a UTF-8 path"), &[bf_path], &expected, 3);
+                }
+                let py = root().join("bench/python/bf_tutorial.py");
+                pypy = program_secs("pypy3", &[py.to_str().expect("a UTF-8 path"), bf_path], &expected, 1);
+                let lua = root().join("bench/lua/bf_tutorial.lua");
+                luajit = program_secs("luajit", &[lua.to_str().expect("a UTF-8 path"), bf_path], &expected, 1);
+            }
+            println!(
+                "{:<22} {:>9.3} {:>7} {:>7} {:>8} {:>11}",
+                name,
+                native,
+                cell(c.map(|c| native / c)),
+                cell(pypy.map(|p| p / native)),
+                cell(luajit.map(|l| l / native)),
+                cell(bf2c.map(|t| native / t)),
+            );
+            if let Some(c) = c {
+                println!("{:<22} C interpreter {c:.3} s", "");
+            }
+        }
+    }
+    println!("targets: where C runs ≥ 1 s: ÷ C ≤ 2, pypy ÷ and luajit ÷ > 1");
+}
+
+/// Native code's seconds on `source` with `env_file`, the whole process
+/// (compiling included): the median of three.
+fn native_secs(exe: &Path, source: &Path, env_file: &Path, expected: &str) -> f64 {
+    let mut runs: Vec<f64> = (0..3)
+        .map(|_| {
+            let started = Instant::now();
+            let out = Command::new(exe)
+                .args(["run", "--engine", "native", "--env"])
+                .arg(format!("@{}", env_file.display()))
+                .arg(source)
+                .output()
+                .expect("flowc runs");
+            let secs = started.elapsed().as_secs_f64();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), expected, "native code prints another result");
+            secs
+        })
+        .collect();
+    runs.sort_by(f64::total_cmp);
+    runs[1]
+}
