@@ -19,6 +19,19 @@
 //! it runs. A jump to a missing label stays a jump to it. Specialization
 //! stops with an error after `max_blocks` residual blocks, since partial
 //! evaluation need not terminate.
+//!
+//! [`Mode::Linear`], a mode beside the series' algorithm, for programs
+//! whose residual would be large (an interpreter specialized to a long
+//! program):
+//! - the cache is keyed by the static variables *live* at the label (read
+//!   on some path from it before being written), and the others leave the
+//!   partial environment there, so a static variable dead at a label (an
+//!   interpreter's last opcode) does not make it more residual blocks;
+//! - a jump whose target is known (a `goto`, `promote`, an `if` on a
+//!   static value) continues in the same residual block, unless the target
+//!   is a loop header of the source program (where the cache must stop
+//!   static loops): an interpreter's dispatch for one instruction becomes
+//!   one residual block, not one per label it passes.
 
 use indexmap::IndexMap;
 
@@ -69,21 +82,52 @@ impl std::fmt::Display for PeError {
     }
 }
 
+/// Which algorithm specializes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// The series': a residual block per label reached and whole partial
+    /// environment.
+    #[default]
+    Series,
+    /// Keys of live variables, known jumps followed (see the module docs).
+    Linear,
+}
+
 /// Specializes the main flow graph of `program` from `label` with the
-/// static (partial) environment `static_env`.
+/// static (partial) environment `static_env`, as the series does.
 pub fn specialize(
     program: &Program,
     label: Symbol,
     static_env: &[(Symbol, Value)],
     max_blocks: usize,
 ) -> Result<Residual, PeError> {
+    specialize_with(program, label, static_env, max_blocks, Mode::Series)
+}
+
+/// [`specialize`] by the algorithm `mode`.
+pub fn specialize_with(
+    program: &Program,
+    label: Symbol,
+    static_env: &[(Symbol, Value)],
+    max_blocks: usize,
+    mode: Mode,
+) -> Result<Residual, PeError> {
     let blocks: SymbolMap<&Block> = program.main_blocks().map(|b| (b.label, b)).collect();
     if !blocks.contains_key(&label) {
         return Err(PeError::UnknownLabel(label));
     }
     let taken: std::collections::HashSet<Symbol> = program.main_blocks().map(|b| b.label).collect();
-    let mut pe =
-        Pe { blocks, cache: IndexMap::new(), counters: SymbolMap::default(), taken, out: Vec::new(), max_blocks };
+    let linear =
+        (mode == Mode::Linear).then(|| Linear { live: live_in(&blocks), headers: loop_headers(&blocks, label) });
+    let mut pe = Pe {
+        blocks,
+        cache: IndexMap::new(),
+        counters: SymbolMap::default(),
+        taken,
+        out: Vec::new(),
+        max_blocks,
+        linear,
+    };
     let entry = pe.do_pe(label, env::from_pairs(static_env))?;
     let cache = pe.cache.into_iter().map(|((l, env), r)| (l, env, r)).collect();
     Ok(Residual { blocks: pe.out, entry, cache })
@@ -99,6 +143,113 @@ struct Pe<'p> {
     taken: std::collections::HashSet<Symbol>,
     out: Vec<Block>,
     max_blocks: usize,
+    /// With [`Mode::Linear`]: what it reads of the source program.
+    linear: Option<Linear>,
+}
+
+/// What [`Mode::Linear`] knows of the source program's main flow graph.
+struct Linear {
+    /// The variables live at each label, sorted.
+    live: SymbolMap<Vec<Symbol>>,
+    /// The labels a back edge jumps to (from a depth-first search from
+    /// the start, then from every label not reached): every cycle passes
+    /// one.
+    headers: std::collections::HashSet<Symbol>,
+}
+
+/// The targets of back edges of `blocks`, searched depth first from
+/// `start`, then from every label not reached, in name order.
+fn loop_headers(blocks: &SymbolMap<&Block>, start: Symbol) -> std::collections::HashSet<Symbol> {
+    let mut labels: Vec<Symbol> = blocks.keys().copied().filter(|&l| l != start).collect();
+    labels.sort_by_key(|l| l.as_str());
+    labels.insert(0, start);
+    // 1: on the search's path, 2: done.
+    let mut state: SymbolMap<u8> = SymbolMap::default();
+    let mut headers = std::collections::HashSet::new();
+    for root in labels {
+        if state.contains_key(&root) {
+            continue;
+        }
+        let mut stack: Vec<(Symbol, Vec<Symbol>)> = vec![(root, blocks[&root].term.successors())];
+        state.insert(root, 1);
+        while let Some((l, succs)) = stack.last_mut() {
+            match succs.pop() {
+                Some(s) if blocks.contains_key(&s) => match state.get(&s) {
+                    Some(1) => {
+                        headers.insert(s);
+                    }
+                    Some(_) => {}
+                    None => {
+                        state.insert(s, 1);
+                        let next = blocks[&s].term.successors();
+                        stack.push((s, next));
+                    }
+                },
+                Some(_) => {}
+                None => {
+                    state.insert(*l, 2);
+                    stack.pop();
+                }
+            }
+        }
+    }
+    headers
+}
+
+/// The variables live at the start of each block of `blocks`: read on some
+/// path from it before being written (a backward fixpoint).
+fn live_in(blocks: &SymbolMap<&Block>) -> SymbolMap<Vec<Symbol>> {
+    use std::collections::BTreeSet;
+    // Per block: what it reads before writing, and what it writes.
+    let mut labels: Vec<Symbol> = blocks.keys().copied().collect();
+    labels.sort_by_key(|l| l.as_str());
+    let local: SymbolMap<(BTreeSet<Symbol>, BTreeSet<Symbol>)> = labels
+        .iter()
+        .map(|l| {
+            let b = blocks[l];
+            let (mut reads, mut writes) = (BTreeSet::new(), BTreeSet::new());
+            let mut read = |v: Symbol, writes: &BTreeSet<Symbol>| {
+                if !writes.contains(&v) {
+                    reads.insert(v);
+                }
+            };
+            for s in &b.body {
+                for a in s.args() {
+                    if let Arg::Var(v) = a {
+                        read(*v, &writes);
+                    }
+                }
+                writes.extend(s.dst());
+            }
+            for v in b.term.uses() {
+                read(v, &writes);
+            }
+            // A call's result is written before its continuation runs.
+            if let Terminator::Call { dst, .. } = &b.term {
+                writes.insert(*dst);
+            }
+            (*l, (reads, writes))
+        })
+        .collect();
+    let mut live: SymbolMap<BTreeSet<Symbol>> = labels.iter().map(|l| (*l, local[l].0.clone())).collect();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for l in labels.iter().rev() {
+            let (reads, writes) = &local[l];
+            let mut now = reads.clone();
+            for s in blocks[l].term.successors() {
+                if let Some(after) = live.get(&s) {
+                    now.extend(after.iter().filter(|v| !writes.contains(v)));
+                }
+            }
+            if now.len() != live[l].len() {
+                live.insert(*l, now);
+                changed = true;
+            }
+        }
+    }
+    live.into_iter().map(|(l, vs)| (l, vs.into_iter().collect())).collect()
 }
 
 /// `presolve`: a known variable becomes its constant.
@@ -129,7 +280,8 @@ impl<'p> Pe<'p> {
         }
     }
 
-    fn do_pe(&mut self, label: Symbol, penv: Env) -> Result<Symbol, PeError> {
+    fn do_pe(&mut self, label: Symbol, mut penv: Env) -> Result<Symbol, PeError> {
+        self.forget_dead(label, &mut penv);
         let key = (label, penv.iter().map(|(k, v)| (*k, v.clone())).collect::<Vec<_>>());
         if let Some(&r) = self.cache.get(&key) {
             return Ok(r);
@@ -148,42 +300,86 @@ impl<'p> Pe<'p> {
         Ok(residual)
     }
 
-    fn pe_code(&mut self, block: &Block, mut penv: Env) -> Result<(Vec<Stmt>, Terminator), PeError> {
-        let mut body = Vec::new();
+    /// With [`Mode::Linear`]: drops the static variables dead at `label`
+    /// (written there before they are read).
+    fn forget_dead(&self, label: Symbol, penv: &mut Env) {
+        if let Some(live) = self.linear.as_ref().and_then(|l| l.live.get(&label)) {
+            penv.retain(|v, _| live.binary_search(v).is_ok());
+        }
+    }
+
+    /// The block at `label` to continue in, within the residual block being
+    /// made, when the mode follows known jumps and it is no loop header.
+    fn follow(&self, label: Symbol) -> Option<&'p Block> {
+        let linear = self.linear.as_ref()?;
+        if linear.headers.contains(&label) {
+            return None;
+        }
+        self.blocks.get(&label).copied()
+    }
+
+    /// Specializes `block`'s statements into `body`.
+    fn pe_stmts(block: &Block, penv: &mut Env, body: &mut Vec<Stmt>) {
         for s in &block.body {
             match s {
                 Stmt::Op1 { dst, op, arg } => {
-                    let a = presolve(arg, &penv);
+                    let a = presolve(arg, &*penv);
                     match fold(*op, &[&a]) {
-                        Some(v) => env::write(&mut penv, *dst, v),
+                        Some(v) => env::write(penv, *dst, v),
                         None => {
-                            env::remove(&mut penv, *dst);
+                            env::remove(penv, *dst);
                             body.push(Stmt::Op1 { dst: *dst, op: *op, arg: a });
                         }
                     }
                 }
                 Stmt::Op2 { dst, op, lhs, rhs } => {
-                    let (a, b) = (presolve(lhs, &penv), presolve(rhs, &penv));
+                    let (a, b) = (presolve(lhs, &*penv), presolve(rhs, &*penv));
                     match fold(*op, &[&a, &b]) {
-                        Some(v) => env::write(&mut penv, *dst, v),
+                        Some(v) => env::write(penv, *dst, v),
                         None => {
-                            env::remove(&mut penv, *dst);
+                            env::remove(penv, *dst);
                             body.push(Stmt::Op2 { dst: *dst, op: *op, lhs: a, rhs: b });
                         }
                     }
                 }
                 Stmt::New { dst, class } => {
-                    env::remove(&mut penv, *dst);
+                    env::remove(penv, *dst);
                     body.push(Stmt::New { dst: *dst, class: *class });
                 }
                 Stmt::Get { dst, obj, field } => {
-                    let obj = presolve(obj, &penv);
-                    env::remove(&mut penv, *dst);
+                    let obj = presolve(obj, &*penv);
+                    env::remove(penv, *dst);
                     body.push(Stmt::Get { dst: *dst, obj, field: *field });
                 }
                 Stmt::Set { obj, field, value } => {
-                    body.push(Stmt::Set { obj: presolve(obj, &penv), field: *field, value: presolve(value, &penv) });
+                    body.push(Stmt::Set { obj: presolve(obj, &*penv), field: *field, value: presolve(value, &*penv) });
                 }
+            }
+        }
+    }
+
+    fn pe_code(&mut self, block: &'p Block, mut penv: Env) -> Result<(Vec<Stmt>, Terminator), PeError> {
+        let mut body = Vec::new();
+        let mut block = block;
+        loop {
+            Self::pe_stmts(block, &mut penv, &mut body);
+            // A known target: followed in this block where the mode does.
+            let known_target = match &block.term {
+                Terminator::Jump(l) | Terminator::Promote { label: l, .. } => Some(*l),
+                Terminator::If { cond, then_label, else_label } => {
+                    penv.get(cond).map(|c| if c.is_truthy() { *then_label } else { *else_label })
+                }
+                // Constants are never objects.
+                Terminator::IfClass { obj, else_label, .. } => known(&presolve(obj, &penv)).map(|_| *else_label),
+                _ => None,
+            };
+            let Some(l) = known_target else { break };
+            match self.follow(l) {
+                Some(next) => {
+                    self.forget_dead(l, &mut penv);
+                    block = next;
+                }
+                None => return Ok((body, Terminator::Jump(self.do_pe(l, penv)?))),
             }
         }
         let term = match &block.term {
@@ -263,6 +459,66 @@ x1:
         assert_eq!(labels.len(), n, "{labels:?}");
         let out = crate::interp::run(&r.program(&p), r.entry, &[], &crate::interp::Config::default()).unwrap();
         assert_eq!(out.value, Value::Int(12));
+    }
+
+    /// A small interpreter specialized to its program (`code` and `pc`
+    /// static, `acc` not): the series' algorithm makes a residual block per
+    /// label reached, keyed by every static variable; the linear mode one
+    /// per position of the program, keyed by what is live at `dispatch`.
+    /// Both residual programs print what the interpreter prints.
+    #[test]
+    fn the_linear_mode_makes_a_block_per_interpreted_instruction() {
+        let src = r#"start:
+    pc = 0
+    acc = x
+    goto dispatch
+dispatch:
+    n = len(code)
+    more = pc < n
+    if more goto fetch else goto done
+fetch:
+    op = code[pc]
+    pc = pc + 1
+    is_add = op == 1
+    if is_add goto add else goto not_add
+not_add:
+    is_dbl = op == 2
+    if is_dbl goto dbl else goto dec
+add:
+    acc = acc + 1
+    goto dispatch
+dbl:
+    acc = acc * 2
+    goto dispatch
+dec:
+    acc = acc - 1
+    goto dispatch
+done:
+    print_and_stop(acc)
+"#;
+        let p = syntax::parse("t", src).unwrap();
+        let code = Value::list([1, 2, 1, 3].map(Value::Int).to_vec());
+        let static_env = [(Symbol::intern("code"), code.clone())];
+        let start = Symbol::intern("start");
+        let run = |r: &Residual| {
+            let env = [(Symbol::intern("x"), Value::Int(5))];
+            crate::interp::run(&r.program(&p), r.entry, &env, &crate::interp::Config::default()).unwrap().value
+        };
+        let series = specialize(&p, start, &static_env, 1000).unwrap();
+        let linear = specialize_with(&p, start, &static_env, 1000, Mode::Linear).unwrap();
+        assert_eq!(run(&series), Value::Int(12));
+        assert_eq!(run(&linear), Value::Int(12));
+        // `start`, then `dispatch` at each position 0..=4 (the last one
+        // reaching `done`); the series' mode passes every label.
+        assert_eq!(linear.blocks.len(), 6, "{:?}", linear.blocks);
+        assert_eq!(series.blocks.len(), 17);
+        let keys: Vec<Vec<&str>> = linear
+            .cache
+            .iter()
+            .filter(|(l, ..)| l.as_str() == "dispatch")
+            .map(|(_, env, _)| env.iter().map(|(k, _)| k.as_str()).collect())
+            .collect();
+        assert_eq!(keys, vec![vec!["code", "pc"]; 5]);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! `flowc pe FILE --entry L --static ENV [--format prolog|readable]
-//! [--optimize] [--max-blocks N]`: Part 1's partial evaluator.
+//! [--optimize] [--max-blocks N] [--linear]`: Part 1's partial
+//! evaluator (`--linear`: [`pe::Mode::Linear`]).
 //!
 //! In Prolog format the residual blocks print one per line as the series'
 //! `listing(block)` shows them, in the order `do_pe` asserts them, followed
@@ -36,13 +37,19 @@ pub struct Args {
     /// Give up after this many residual blocks.
     #[arg(long, default_value_t = 100_000)]
     max_blocks: usize,
+    /// Not the series' algorithm, for large residual programs: key the
+    /// cache by the static variables live at each label, and continue a
+    /// residual block through known jumps except into loop headers.
+    #[arg(long)]
+    linear: bool,
 }
 
 pub fn main(args: Args) -> Result<(), Failure> {
     let program = input::load(&args.file)?;
     let static_env = input::env("--static", &args.static_env)?;
     let entry = Symbol::intern(&args.entry);
-    let residual = pe::specialize(&program, entry, &static_env, args.max_blocks).map_err(Failure::input)?;
+    let mode = if args.linear { pe::Mode::Linear } else { pe::Mode::Series };
+    let residual = pe::specialize_with(&program, entry, &static_env, args.max_blocks, mode).map_err(Failure::input)?;
     let out = residual.program(&program);
     if args.optimize {
         print!("{}", optimize(&out, residual.entry, args.format.into())?);
