@@ -83,7 +83,13 @@ impl<'p> Jit<'p> {
         let started = Instant::now();
         let anchor = trace.anchor;
         let body = self.fresh_name(Symbol::intern(&format!("{name}.body")));
-        let same = args.map_or_else(Vec::new, |s| speculate::same_objects(names, s.start, s.end));
+        // Worth a peeled first iteration only where the loop reaches far
+        // through the objects ([`speculate::SAME_OBJECT_READS`]).
+        let reads = trace.ops.iter().filter(|op| matches!(op, crate::trace::TraceOp::Get { .. })).count();
+        let same = match args {
+            Some(s) if reads >= speculate::SAME_OBJECT_READS => speculate::same_objects(names, s.start, s.end),
+            _ => Vec::new(),
+        };
         let looping = End::LiveLoop { live: live.to_vec(), same };
         let args = args.map(|s| s.start);
         let mut preamble =
