@@ -456,13 +456,22 @@ impl<'m> Analysis<'m> {
                 }
             }
         }
-        self.facts.read(&o, field)
+        if program::uses_facts(self.f) {
+            self.facts.read(&o, field)
+        } else {
+            Info::value()
+        }
     }
 
     fn call(&mut self, b: BlockId, i: InstId, func: Symbol, args: &[Operand]) -> Info {
         // A fold decided on an earlier, more optimistic visit may no longer hold.
         self.folded.remove(&i);
-        let returned = self.facts.returned(func).unwrap_or_else(Info::value);
+        // A huge function takes no results from the facts
+        // ([`program::uses_facts`]).
+        let returned = match self.facts.returned(func) {
+            Some(r) if program::uses_facts(self.f) => r,
+            _ => Info::value(),
+        };
         if !self.module.is_pure(func) {
             return returned;
         }
