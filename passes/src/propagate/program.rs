@@ -40,12 +40,12 @@
 //! fact that changed (read its field, are its function, call it) are
 //! analyzed again; a program without objects or calls takes one round.
 //! After [`MAX_ROUNDS`] the facts are given up (every read, parameter and
-//! result any value) and every function analyzed once more.
+//! result any value) and every function analyzed once more. A huge
+//! function adds to the facts but reads and takes results from none
+//! ([`uses_facts`]), so it is analyzed once.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
-
-use std::collections::HashMap;
 
 use flowc_ir::{Function, FunctionKind, InstKind, Module, Operand, Terminator};
 use flowc_lang::Symbol;
@@ -58,7 +58,7 @@ pub const MAX_ROUNDS: usize = 12;
 
 /// What the program may store in each field, pass to each function and
 /// return from it (see the module docs).
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ProgramFacts {
     /// `(field, class)` → the join of the values stored there; class
     /// `None` for objects of no known class.
@@ -77,7 +77,13 @@ pub struct ProgramFacts {
 impl ProgramFacts {
     /// Nothing known: every read, parameter and result is any value.
     pub fn unknown() -> ProgramFacts {
-        ProgramFacts { unknown: true, ..ProgramFacts::default() }
+        ProgramFacts {
+            stored: BTreeMap::new(),
+            params: Vec::new(),
+            returns: Vec::new(),
+            by_name: HashMap::new(),
+            unknown: true,
+        }
     }
 
     /// Nothing stored, passed or returned anywhere (the optimistic start)
