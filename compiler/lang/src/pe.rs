@@ -37,6 +37,8 @@ use indexmap::IndexMap;
 
 use crate::ast::{Arg, Block, Entry, Item, Operator, Program, Stmt, Terminator};
 use crate::env::{self, Env};
+use crate::interp::compile::Compiled;
+use crate::interp::live::Liveness;
 use crate::symbol::{Symbol, SymbolMap};
 use crate::value::Value;
 
@@ -118,7 +120,7 @@ pub fn specialize_with(
     }
     let taken: std::collections::HashSet<Symbol> = program.main_blocks().map(|b| b.label).collect();
     let linear =
-        (mode == Mode::Linear).then(|| Linear { live: live_in(&blocks), headers: loop_headers(&blocks, label) });
+        (mode == Mode::Linear).then(|| Linear { live: live_in(program), headers: loop_headers(&blocks, label) });
     let mut pe = Pe {
         blocks,
         cache: IndexMap::new(),
@@ -196,60 +198,20 @@ fn loop_headers(blocks: &SymbolMap<&Block>, start: Symbol) -> std::collections::
     headers
 }
 
-/// The variables live at the start of each block of `blocks`: read on some
-/// path from it before being written (a backward fixpoint).
-fn live_in(blocks: &SymbolMap<&Block>) -> SymbolMap<Vec<Symbol>> {
-    use std::collections::BTreeSet;
-    // Per block: what it reads before writing, and what it writes.
-    let mut labels: Vec<Symbol> = blocks.keys().copied().collect();
-    labels.sort_by_key(|l| l.as_str());
-    let local: SymbolMap<(BTreeSet<Symbol>, BTreeSet<Symbol>)> = labels
+/// The variables live at each label of `program`'s main flow graph (the
+/// interpreter's [`Liveness`]), sorted.
+fn live_in(program: &Program) -> SymbolMap<Vec<Symbol>> {
+    let compiled = Compiled::new(program, &[]);
+    let main = &compiled.graphs[0];
+    let live = Liveness::of(main);
+    main.labels
         .iter()
-        .map(|l| {
-            let b = blocks[l];
-            let (mut reads, mut writes) = (BTreeSet::new(), BTreeSet::new());
-            let mut read = |v: Symbol, writes: &BTreeSet<Symbol>| {
-                if !writes.contains(&v) {
-                    reads.insert(v);
-                }
-            };
-            for s in &b.body {
-                for a in s.args() {
-                    if let Arg::Var(v) = a {
-                        read(*v, &writes);
-                    }
-                }
-                writes.extend(s.dst());
-            }
-            for v in b.term.uses() {
-                read(v, &writes);
-            }
-            // A call's result is written before its continuation runs.
-            if let Terminator::Call { dst, .. } = &b.term {
-                writes.insert(*dst);
-            }
-            (*l, (reads, writes))
+        .map(|(&label, &b)| {
+            let mut vars: Vec<Symbol> = live.live_at(b).into_iter().map(|s| main.slot_names[s as usize]).collect();
+            vars.sort();
+            (label, vars)
         })
-        .collect();
-    let mut live: SymbolMap<BTreeSet<Symbol>> = labels.iter().map(|l| (*l, local[l].0.clone())).collect();
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for l in labels.iter().rev() {
-            let (reads, writes) = &local[l];
-            let mut now = reads.clone();
-            for s in blocks[l].term.successors() {
-                if let Some(after) = live.get(&s) {
-                    now.extend(after.iter().filter(|v| !writes.contains(v)));
-                }
-            }
-            if now.len() != live[l].len() {
-                live.insert(*l, now);
-                changed = true;
-            }
-        }
-    }
-    live.into_iter().map(|(l, vs)| (l, vs.into_iter().collect())).collect()
+        .collect()
 }
 
 /// `presolve`: a known variable becomes its constant.

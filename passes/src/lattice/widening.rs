@@ -44,12 +44,13 @@ impl Widening {
     /// The thresholds of `f`: from the integer constants among the
     /// operands of its linked code.
     pub fn of(f: &flowc_ir::Function) -> Widening {
-        let insts = f.all_insts().flat_map(|(_, i)| f.insts[i].kind.operands());
-        let terms = f.layout.iter().flat_map(|&b| f.blocks[b].term.operands());
-        Widening::new(insts.chain(terms).filter_map(|o| match o {
-            flowc_ir::Operand::Const(Value::Int(c)) => Some(*c),
-            _ => None,
-        }))
+        Widening::new(int_constants(f))
+    }
+
+    /// The thresholds of every function of `m` (for facts of the whole
+    /// program, `propagate`'s program facts).
+    pub fn of_module(m: &flowc_ir::Module) -> Widening {
+        Widening::new(m.functions.iter().flat_map(int_constants))
     }
 
     /// The info of a phi that was `old` and now gets `new`, for the
@@ -64,4 +65,14 @@ impl Widening {
         };
         old.widen(&old.join(&new), thresholds)
     }
+}
+
+/// The integer constants among the operands of `f`'s linked code.
+fn int_constants(f: &flowc_ir::Function) -> impl Iterator<Item = i64> + '_ {
+    let insts = f.all_insts().flat_map(|(_, i)| f.insts[i].kind.operands());
+    let terms = f.layout.iter().flat_map(|&b| f.blocks[b].term.operands());
+    insts.chain(terms).filter_map(|o| match o {
+        flowc_ir::Operand::Const(Value::Int(c)) => Some(*c),
+        _ => None,
+    })
 }

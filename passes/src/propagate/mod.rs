@@ -264,16 +264,16 @@ fn analyze(
         .params
         .iter()
         .enumerate()
-        .map(|(k, &p)| match f.kind {
-            FunctionKind::Main if f.values[p].name.is_some_and(|n| known.small.contains(&n)) => {
-                Info::int(Interval::new(range::SMALL_PARAM.0, range::SMALL_PARAM.1))
+        .map(|(k, &p)| {
+            let name = f.values[p].name;
+            match f.kind {
+                FunctionKind::Main if name.is_some_and(|n| known.small.contains(&n)) => {
+                    Info::int(Interval::new(range::SMALL_PARAM.0, range::SMALL_PARAM.1))
+                }
+                FunctionKind::Main => known.list(name).map_or_else(Info::any, Info::of_const),
+                // What the program's calls pass.
+                _ => facts.param(index, k).unwrap_or_else(Info::value),
             }
-            FunctionKind::Main if known.list(f.values[p].name).is_some() => {
-                Info::of_const(known.list(f.values[p].name).expect("a known list"))
-            }
-            FunctionKind::Main => Info::any(),
-            // What the program's calls pass.
-            _ => facts.param(index, k).unwrap_or_else(Info::value),
         })
         .collect();
     let sweep = Sweep::of(module, f);

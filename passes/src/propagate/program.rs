@@ -47,7 +47,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
-use flowc_ir::{Function, FunctionKind, InstKind, Module, Operand, Terminator};
+use flowc_ir::{Function, FunctionKind, InstKind, Module, Terminator};
 use flowc_lang::Symbol;
 
 use super::Propagation;
@@ -365,20 +365,6 @@ impl Widen {
     }
 }
 
-/// The integer constants of every function, for widening the facts.
-fn widening(module: &Module) -> Widening {
-    let mut constants = Vec::new();
-    for f in &module.functions {
-        for (_, i) in f.all_insts() {
-            constants.extend(f.insts[i].kind.operands().filter_map(|o| match o {
-                Operand::Const(flowc_lang::Value::Int(c)) => Some(*c),
-                _ => None,
-            }));
-        }
-    }
-    Widening::new(constants)
-}
-
 /// Solves the facts of `module` (see the module docs): `analyze(i,
 /// facts)` analyzes function `i` with `facts`. Returns the facts and
 /// every function's analysis made with them.
@@ -387,9 +373,12 @@ pub(super) fn solve(
     mut analyze: impl FnMut(usize, &ProgramFacts) -> Propagation,
 ) -> (ProgramFacts, Vec<Propagation>) {
     let n = module.functions.len();
-    let mut facts = ProgramFacts::nothing(module);
+    // Nothing stored, passed or returned: the start, and what each round
+    // collects into.
+    let nothing = ProgramFacts::nothing(module);
+    let mut facts = nothing.clone();
     let depends: Vec<Depends> = module.functions.iter().map(|f| Depends::of(f, &facts.by_name)).collect();
-    let mut widen = Widen { widening: widening(module), changes: BTreeMap::new() };
+    let mut widen = Widen { widening: Widening::of_module(module), changes: BTreeMap::new() };
     let mut results: Vec<Option<Propagation>> = (0..n).map(|_| None).collect();
     let mut found: Vec<Found> = (0..n).map(|_| Found::default()).collect();
     // What the last round changed; `None`: analyze every function.
@@ -405,7 +394,7 @@ pub(super) fn solve(
         if facts.unknown {
             break;
         }
-        let mut next = ProgramFacts::nothing(module);
+        let mut next = nothing.clone();
         for f in &found {
             next.add(f);
         }

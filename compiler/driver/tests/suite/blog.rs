@@ -394,3 +394,30 @@ fn optimized_residual_program_loses_the_jump_only_blocks() {
     assert_eq!(flowc(&["run", file.to_str().unwrap(), "--env", "[a/16,r0/0,r1/0,r2/0]"]), "256\n");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `pe --linear` (not the series' algorithm): Part 4's bytecode
+/// interpreter specialized to the squaring program follows the static
+/// dispatch within each residual block: no block of the if-chain over the
+/// opcode is left (the series' algorithm makes a jump-only block per test
+/// passed), far fewer blocks are made, and the residual program still
+/// squares.
+#[test]
+fn the_linear_mode_follows_the_static_dispatch() {
+    let static_env = format!("[bytecode/{SQUARE},pc/0]");
+    let args = ["pe", "examples/bytecode.pl", "--entry", "bytecode_loop", "--static", &static_env];
+    let series = flowc(&args);
+    let linear = flowc(&[&args[..], &["--linear"]].concat());
+    let blocks = |text: &str| text.lines().filter(|l| l.starts_with("block(")).count();
+    let jump_only = |text: &str| {
+        text.lines().filter(|l| l.starts_with("block(") && l.contains(", jump(") && l.matches('(').count() == 2).count()
+    };
+    assert!(jump_only(&series) > 50, "{series}");
+    assert!(!linear.contains("not_"), "dispatch blocks remain:\n{linear}");
+    assert!(3 * blocks(&linear) < blocks(&series), "{} against {}:\n{linear}", blocks(&linear), blocks(&series));
+    let dir = std::env::temp_dir().join(format!("flowc-pe-linear-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("residual.pl");
+    std::fs::write(&file, &linear).unwrap();
+    assert_eq!(flowc(&["run", file.to_str().unwrap(), "--env", "[a/16,r0/0,r1/0,r2/0]"]), "256\n");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -131,11 +131,8 @@ pub fn known_to_pass(kind: &GuardKind, info: &Info) -> bool {
     }
 }
 
-/// `c`'s definition when it compares a value with an integer constant:
-/// the comparison, the value, the constant, and whether the constant is
-/// on the left (what a guard on `c` teaches about the value).
 /// `c`'s operands when it is `eq x, y` of two values.
-pub fn same_objects(f: &Function, c: ValueId) -> Option<(ValueId, ValueId)> {
+pub fn equated(f: &Function, c: ValueId) -> Option<(ValueId, ValueId)> {
     let ValueDef::Inst(ci) = f.values[c].def else { return None };
     match &f.insts[ci].kind {
         InstKind::Op { op: Operator::Known(Op::Eq), args, .. } => match args.as_slice() {
@@ -146,6 +143,9 @@ pub fn same_objects(f: &Function, c: ValueId) -> Option<(ValueId, ValueId)> {
     }
 }
 
+/// `c`'s definition when it compares a value with an integer constant:
+/// the comparison, the value, the constant, and whether the constant is
+/// on the left (what a guard on `c` teaches about the value).
 pub fn compared_with_constant(f: &Function, c: ValueId) -> Option<(Op, ValueId, i128, bool)> {
     let ValueDef::Inst(ci) = f.values[c].def else { return None };
     let InstKind::Op { op: Operator::Known(op), args, .. } = &f.insts[ci].kind else { return None };

@@ -40,7 +40,7 @@ use flowc_passes::edit::ix;
 use flowc_passes::lattice::{self, Info, Kinds};
 use flowc_passes::propagate::{is_class_or_zero, ProgramFacts};
 
-use super::ranges::{compared_with_constant, known_to_pass, same_objects, when_guarded};
+use super::ranges::{compared_with_constant, equated, known_to_pass, when_guarded};
 use super::virtuals::Virtual;
 use super::Options;
 
@@ -220,10 +220,6 @@ impl<'a> Opt<'a> {
                 let infos: Vec<Info> = args.iter().map(|a| self.info_of(a)).collect();
                 let out = lattice::transfer(op, &infos);
                 let v = result.expect("ops have results");
-                // Folded when its operands are constants, or when it is a
-                // comparison of integers whose ranges decide it (which
-                // cannot fail): `pc < n` at a promoted `pc`, with what the
-                // loop's entry proved of `n`.
                 // A bound value equals itself (an object passed round a
                 // loop that assumes it comes back, compared with itself).
                 if let (Op::Eq | Op::Ne, [Operand::Value(x), Operand::Value(y)]) = (op, args.as_slice()) {
@@ -232,6 +228,10 @@ impl<'a> Opt<'a> {
                         return;
                     }
                 }
+                // Folded when its operands are constants, or when it is a
+                // comparison of integers whose ranges decide it (which
+                // cannot fail): `pc < n` at a promoted `pc`, with what the
+                // loop's entry proved of `n`.
                 let decided = op.is_comparison() && infos.iter().all(|i| i.kinds == Kinds::INT);
                 if let (Some(c), true) = (&out.constant, decided || args.iter().all(|a| matches!(a, Operand::Const(_))))
                 {
@@ -434,7 +434,7 @@ impl<'a> Opt<'a> {
     /// cell, whose fields the heap cache knows).
     fn learn_comparison(&mut self, c: ValueId, holds: bool) {
         if holds {
-            if let Some((x, y)) = same_objects(self.f, c) {
+            if let Some((x, y)) = equated(self.f, c) {
                 let is_object = |v: ValueId| self.info_of(&Operand::Value(v)).kinds == Kinds::OBJECT;
                 if x != y && is_object(x) && is_object(y) {
                     let (early, late) = if ix(x) < ix(y) { (x, y) } else { (y, x) };
