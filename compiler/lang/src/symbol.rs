@@ -52,6 +52,7 @@ impl Symbol {
     }
 
     /// The symbol of interner index `id` (below `u32::MAX`).
+    #[inline]
     fn at(id: u32) -> Symbol {
         Symbol(NonZeroU32::new(id + 1).expect("an index below u32::MAX"))
     }
@@ -68,6 +69,7 @@ impl Symbol {
     }
 
     /// How many symbols have been interned (they are numbered from 0).
+    #[inline]
     pub fn count() -> u32 {
         COUNT.load(Ordering::Acquire)
     }
@@ -75,6 +77,7 @@ impl Symbol {
     /// The symbol with raw index `i`, which must come from
     /// [`Symbol::index`] in this process (generated code stores symbols as
     /// indices). Panics otherwise: that would be a compiler bug.
+    #[inline]
     pub fn from_index(i: u32) -> Symbol {
         assert!(i < Symbol::count(), "symbol index {i} was never handed out");
         Symbol::at(i)

@@ -445,6 +445,14 @@ pub unsafe extern "C" fn flowc_rt_new(ctx: *mut Ctx, class: u64) -> Word {
 #[no_mangle]
 pub unsafe extern "C" fn flowc_rt_get(ctx: *mut Ctx, obj: Word, field: u64) -> Word {
     let ctx = ctx!(ctx);
+    if ctx.stopped == 0 {
+        // An object with the field set: its word, with no handle made
+        // (code lowered without inline paths reads every field here).
+        // SAFETY: the caller's contract: `obj` is a word of the run.
+        if let Some(w) = unsafe { heap::field_word(obj, Symbol::from_index(field as u32)) } {
+            return w;
+        }
+    }
     let (o, field) = match ctx.object_field(obj, field) {
         Ok(of) => of,
         Err(w) => return w,
@@ -468,6 +476,15 @@ pub unsafe extern "C" fn flowc_rt_get(ctx: *mut Ctx, obj: Word, field: u64) -> W
 #[no_mangle]
 pub unsafe extern "C" fn flowc_rt_set(ctx: *mut Ctx, obj: Word, field: u64, value: Word) -> Word {
     let ctx = ctx!(ctx);
+    // A program that makes no field immutable, a bound value: an object
+    // with the field takes the word at once (as `get` reads it).
+    if ctx.stopped == 0 && ctx.immutable.is_empty() && !word::is_unbound(value) {
+        // SAFETY: the caller's contract: `obj` and `value` are words of
+        // the run, `value` not unbound.
+        if unsafe { heap::set_field_word(obj, Symbol::from_index(field as u32), value) } {
+            return ONE;
+        }
+    }
     let (o, field) = match ctx.object_field(obj, field) {
         Ok(of) => of,
         Err(w) => return w,

@@ -664,15 +664,26 @@ impl Emit<'_, '_> {
             Op::Add | Op::Sub | Op::Mul => {
                 let slow = self.slow(call, result, back);
                 self.load_src(RAX, srcs[0]);
-                self.load_src(RCX, srcs[1]);
-                self.int_test(known, slow);
-                self.a.lea(RCX, RCX, -1);
-                match op {
-                    Op::Add => self.a.alu(Alu::Add, RAX, RCX),
-                    Op::Sub => self.a.alu(Alu::Sub, RAX, RCX),
-                    _ => {
-                        self.a.sar(RAX, 1);
-                        self.a.imul(RAX, RCX);
+                // A small constant second operand: its untagged double as
+                // an immediate (the words of n and m add to n + m's plus 1).
+                let imm = match (op, srcs[1]) {
+                    (Op::Add | Op::Sub, Src::Imm(w)) if self.small(&args[1]) => i32::try_from(w - 1).ok(),
+                    _ => None,
+                };
+                if let Some(k) = imm {
+                    self.int_test([known[0], true], slow);
+                    self.a.alu_imm(if op == Op::Add { Alu::Add } else { Alu::Sub }, RAX, k);
+                } else {
+                    self.load_src(RCX, srcs[1]);
+                    self.int_test(known, slow);
+                    self.a.lea(RCX, RCX, -1);
+                    match op {
+                        Op::Add => self.a.alu(Alu::Add, RAX, RCX),
+                        Op::Sub => self.a.alu(Alu::Sub, RAX, RCX),
+                        _ => {
+                            self.a.sar(RAX, 1);
+                            self.a.imul(RAX, RCX);
+                        }
                     }
                 }
                 if form != Form::Word {
@@ -888,9 +899,12 @@ impl Emit<'_, '_> {
             self.bind_back(back);
             return;
         };
+        // The value first: the operation before often left it in rax,
+        // and a copy from there is not a round trip through its word on
+        // the path from its computation to the store.
+        self.load_src(RCX, v);
         self.load_src(RAX, o);
         self.object_test(obj, slow);
-        self.load_src(RCX, v);
         if self.facts.may_be_unbound(value) && !self.small(value) {
             // An unbound value raises its error in the runtime.
             self.a.mov(RDX, RCX);

@@ -54,7 +54,7 @@ use std::time::Duration;
 pub use collect::{Marker, RootsFn};
 pub use convert::{to_object, to_value, to_word};
 pub use layout::Layout;
-pub use obj::{NoSlot, Obj, Root};
+pub use obj::{field_word, set_field_word, NoSlot, Obj, Root};
 
 use block::{Block, MAX_WORDS};
 use cell::Cell;

@@ -197,6 +197,56 @@ impl Obj {
     }
 }
 
+/// The word in `field`'s slot of the object word `w` points at, when `w`
+/// is an object with `field` set: a `get` read without a handle (no pin,
+/// no value made), what the runtime tries before anything else.
+///
+/// # Safety
+/// `w` is an immediate or points at a live cell (as for
+/// [`super::to_value`]).
+#[inline]
+pub unsafe fn field_word(w: Word, field: Symbol) -> Option<Word> {
+    if !super::word::is_pointer(w) {
+        return None;
+    }
+    let c = w.cell();
+    // SAFETY: the caller's contract: a pointer word points at a live cell;
+    // an object cell has its layout's slots.
+    unsafe {
+        if cell::kind(c) != OBJECT {
+            return None;
+        }
+        let k = cell::layout(c).slot(field)?;
+        Some(cell::word_at(c, SLOTS + 8 * k)).filter(|&v| v != UNSET)
+    }
+}
+
+/// Writes `value` to `field`'s slot of the object word `w` points at, when
+/// `w` is an object whose layout has the field; whether it did. The
+/// caller has ruled out everything else a `set` checks (the field
+/// immutable for the object's class, an unbound value).
+///
+/// # Safety
+/// `w` is an immediate or points at a live cell, and `value` is a value's
+/// word: an immediate, or a pointer to a live cell of this thread's heap
+/// (the slot keeps it alive from now on).
+#[inline]
+pub unsafe fn set_field_word(w: Word, field: Symbol, value: Word) -> bool {
+    if !super::word::is_pointer(w) {
+        return false;
+    }
+    let c = w.cell();
+    // SAFETY: as in `field_word`; the caller's contract for `value`.
+    unsafe {
+        if cell::kind(c) != OBJECT {
+            return false;
+        }
+        let Some(k) = cell::layout(c).slot(field) else { return false };
+        cell::set_word_at(c, SLOTS + 8 * k, value);
+        true
+    }
+}
+
 /// A word held by Rust code outside the interpreters — a constant of
 /// compiled code — which keeps its cell (if it points at one) alive.
 pub struct Root(Word);

@@ -139,6 +139,30 @@ fn a_wrong_slot_guess_falls_back_to_the_fields_slot() {
     assert_eq!(o.set_at(layout(), 0, s("nope"), &Value::Int(1)), Err(NoSlot(s("nope"))));
 }
 
+/// The runtime's handle-free field access (`field_word`, `set_field_word`)
+/// reads and writes an object's slot, and declines everything else for
+/// the runtime's checked path: an unset field, a field the layout lacks,
+/// a word that is no object.
+#[test]
+fn field_words_are_read_and_written_only_in_objects_that_have_the_field() {
+    let o = Obj::new(1, s("cell"), layout());
+    let w = o.word();
+    let five = word::small(5).unwrap();
+    // SAFETY: `o` is pinned (live); the words are immediates.
+    unsafe {
+        assert_eq!(field_word(w, s("value")), None, "unset");
+        assert!(set_field_word(w, s("value"), five));
+        assert_eq!(field_word(w, s("value")), Some(five));
+        assert_eq!(o.get(s("value")), Some(Value::Int(5)));
+        assert_eq!(field_word(w, s("nope")), None, "no such slot");
+        assert!(!set_field_word(w, s("nope"), five));
+        for not_object in [five, word::STOP, to_word(&Value::list(vec![Value::Int(1)]))] {
+            assert_eq!(field_word(not_object, s("value")), None, "{not_object:?}");
+            assert!(!set_field_word(not_object, s("value"), five), "{not_object:?}");
+        }
+    }
+}
+
 /// Boxed big integers are small cells holding large digit vectors: their
 /// digits count towards collections, which would not start from the cells
 /// alone (2000 cells are far below the threshold).

@@ -73,6 +73,16 @@ struct Entry {
 }
 
 impl Entry {
+    /// Whether the interpreter stops at the key, as its last arrival
+    /// found (not counting another).
+    fn stops(&self, threshold: u32) -> bool {
+        match self.state {
+            KeyState::Enter => true,
+            KeyState::Ignored => false,
+            KeyState::Counting => self.count >= threshold,
+        }
+    }
+
     /// Counts an arrival; whether the interpreter should stop.
     #[inline]
     fn arrive(&mut self, threshold: u32) -> bool {
@@ -159,6 +169,8 @@ pub struct Profiler {
 #[derive(Clone, Debug)]
 struct Watched {
     chain: Box<[Slot]>,
+    /// The chain's one slot, when it has one (its keys may be dense).
+    single: Option<Slot>,
     dense: Vec<Entry>,
 }
 
@@ -206,7 +218,11 @@ impl Profiler {
                 }
             } else if let Some(slot) = watched.get_mut(g as usize).and_then(|blocks| blocks.get_mut(b as usize)) {
                 let chain = compiled.graphs[g as usize].promote_chain(b).into_boxed_slice();
-                *slot = Some(Watched { chain, dense: Vec::new() });
+                let single = match *chain {
+                    [s] => Some(s),
+                    _ => None,
+                };
+                *slot = Some(Watched { chain, single, dense: Vec::new() });
             }
         }
         Profiler { watched, calls, keys: HashMap::default(), threshold: threshold.max(1) }
@@ -242,18 +258,43 @@ impl Profiler {
 
     /// Counts an arrival at block `block` of `graph` with variables
     /// `slots`; the key, when the block is watched and the interpreter
-    /// should stop there (the key is hot or has code). A dense key is
-    /// counted without building its key.
-    #[inline]
+    /// should stop there (the key is hot or has code). The interpreter
+    /// calls this at every jump, so what most jumps take is inline: the
+    /// test that the block is not watched, and the count of a dense key
+    /// already seen (no key built); the rest is out of line.
+    #[inline(always)]
     pub fn arrive_at(&mut self, graph: u32, block: u32, slots: &[Option<Value>]) -> Option<Key> {
         let threshold = self.threshold;
         let w = self.watched.get_mut(graph as usize)?.get_mut(block as usize)?.as_mut()?;
-        if let [s] = *w.chain {
+        if let Some(s) = w.single {
+            if let Some(Some(Value::Int(i))) = slots.get(s as usize) {
+                if let Some(e) = usize::try_from(*i).ok().and_then(|k| w.dense.get_mut(k)) {
+                    if !e.arrive(threshold) {
+                        return None;
+                    }
+                }
+            }
+        }
+        self.arrive_slow(graph, block, slots)
+    }
+
+    /// [`Profiler::arrive_at`] past its inline path: a dense key without
+    /// an entry yet (counted here), one the inline path counted and found
+    /// stopping (not counted again), or any other key.
+    #[inline(never)]
+    fn arrive_slow(&mut self, graph: u32, block: u32, slots: &[Option<Value>]) -> Option<Key> {
+        let threshold = self.threshold;
+        let w = self.watched.get_mut(graph as usize)?.get_mut(block as usize)?.as_mut()?;
+        if let Some(s) = w.single {
             if let Some(Some(Value::Int(i))) = slots.get(s as usize) {
                 if (0..DENSE_KEYS).contains(i) {
-                    let stop = w.entry(*i as usize).arrive(threshold);
-                    // Built only when stopping (`then`, not `then_some`:
-                    // a key on every arrival cost twice the count).
+                    let k = *i as usize;
+                    let stop = match w.dense.get(k) {
+                        // Counted on the inline path, which only comes
+                        // here for an entry that stops.
+                        Some(e) if e.seen => e.stops(threshold),
+                        _ => w.entry(k).arrive(threshold),
+                    };
                     return stop.then(|| Key {
                         graph,
                         block,

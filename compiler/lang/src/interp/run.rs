@@ -578,13 +578,10 @@ impl<'a> Machine<'a> {
                     Target::Block(b) => {
                         pc.block = *b;
                         if let Some(hot) = &mut self.hot {
-                            // `watches` is inlined: most jumps are to
-                            // labels not watched, and pay only for it.
-                            if hot.watches(pc.graph, *b) {
-                                if let Some(key) = hot.arrive_at(pc.graph, *b, &frame.slots) {
-                                    stack.push(frame);
-                                    return Ok(Exit::Hot { key, stack, block: *b });
-                                }
+                            // Inline up to counting a key seen before.
+                            if let Some(key) = hot.arrive_at(pc.graph, *b, &frame.slots) {
+                                stack.push(frame);
+                                return Ok(Exit::Hot { key, stack, block: *b });
                             }
                         }
                     }

@@ -1,0 +1,70 @@
+//! The baseline trace compiler's code (`flowc_codegen::baseline`): what a
+//! tape cell's `v = (v + 1) % 256` compiles to, one instruction at a time.
+
+use flowc_codegen::compile::Tier;
+use flowc_codegen::{Options, TraceCache};
+
+/// A cell's value incremented modulo 256, as the BF interpreters' traces
+/// do it, proven small (`.word`); then the loop goes on while it is not 0.
+const TRACE: &str = "trace bump(v0:c) {
+b0:
+    guard_class v0, cell, r0 else out
+    jump b1
+b1 loop:
+    v1:v = get v0, v
+    v2:v = add.word v1, 1
+    v3:v = mod.word v2, 256
+    set v0, v, v3
+    guard_true v3, r0 else out
+    jump b1
+resume r0 {
+    frame [c = v0]
+}
+}
+";
+
+/// The disassembled instructions of `TRACE` compiled by the baseline
+/// compiler.
+fn listing() -> Vec<String> {
+    flowc_codegen::with_stack(|| {
+        let module = flowc_ir::parse::module("trace", TRACE).unwrap();
+        let cache = TraceCache::new(&module, module.layout(), Options::default()).unwrap();
+        let id = cache.compile_all(&[&module.functions[0]], Tier::Baseline).unwrap()[0];
+        let code = cache.code(id);
+        flowc_codegen::disasm::instructions(&code.bytes).into_iter().map(|l| l.text).collect()
+    })
+}
+
+/// The instructions of the loop's block: from the iteration count in the
+/// context to the jump back.
+fn loop_block(lines: &[String]) -> Vec<String> {
+    let start = lines.iter().position(|l| l.starts_with("add") && l.contains("qword ptr")).expect("the loop counts");
+    let end = start + lines[start..].iter().position(|l| l.starts_with("jmp")).expect("a jump back");
+    lines[start..=end].iter().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).collect()
+}
+
+/// Adding a small constant is one instruction with the constant's
+/// untagged double as an immediate (the words of n and m add to the word
+/// of n + m plus one), not a load of the constant's word and its untagging.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn adding_a_small_constant_takes_an_immediate() {
+    let body = loop_block(&listing());
+    assert!(body.iter().any(|l| l == "add rax,2"), "{body:#?}");
+    assert!(!body.iter().any(|l| l.starts_with("lea")), "{body:#?}");
+}
+
+/// The value a `set` stores comes from the register the operation before
+/// left it in, not back from the frame word it was just stored to (a
+/// round trip through memory on the path from the computation to the
+/// heap).
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_stored_value_comes_from_its_register() {
+    let body = loop_block(&listing());
+    let and = body.iter().position(|l| l.starts_with("and rax,")).expect("the modulo is a mask");
+    let store = and + body[and..].iter().position(|l| l.starts_with("mov [rax+")).expect("the field is stored");
+    let between = &body[and + 1..store];
+    assert!(between.iter().any(|l| l == "mov rcx,rax"), "{body:#?}");
+    assert!(!between.iter().any(|l| l.starts_with("mov rcx,[")), "{body:#?}");
+}
