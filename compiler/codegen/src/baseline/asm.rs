@@ -21,6 +21,8 @@ pub const RSI: Reg = Reg(6);
 pub const RDI: Reg = Reg(7);
 pub const R8: Reg = Reg(8);
 pub const R9: Reg = Reg(9);
+pub const R10: Reg = Reg(10);
+pub const R11: Reg = Reg(11);
 
 /// A two-operand ALU operation (its opcode's `/r` form and its `/digit`
 /// for immediates).

@@ -28,6 +28,16 @@
 //! calls the runtime with the operands reloaded from their words. Any
 //! operation without an inline path goes to the runtime directly.
 //!
+//! **Loop variables in registers.** The phis of a trace's loop block (up
+//! to four: r8-r11, which nothing else in a loop without calls uses) live
+//! in registers while the loop runs, so a value carried round the loop
+//! (a counter, a cell's value the optimizer carries in a phi) is not a
+//! store and a load, through its frame word, on every iteration's
+//! critical path. Their words are written (*spilled*) wherever code reads
+//! words instead: before every runtime call (whose safepoint lists the
+//! words for the collector, which never moves cells, so the registers are
+//! read back after it unchanged) and on the way out of every exit.
+//!
 //! **Exits** store the values their resume record needs in the exit
 //! buffer and go to one shared tail: a linked exit continues in its
 //! bridge (a tail jump), else the code returns the exit's number. Loop
@@ -79,7 +89,7 @@ use crate::lower::exits::{exit_record, ExitAt, Leaving};
 use crate::lower::{Constants, Env, Facts};
 use crate::runtime::offsets;
 use crate::word::{self, ONE, ZERO};
-use asm::{Alu, Asm, Cond, Label, Reg, R8, R9, RAX, RBP, RBX, RCX, RDI, RDX, RSI, RSP};
+use asm::{Alu, Asm, Cond, Label, Reg, R10, R11, R8, R9, RAX, RBP, RBX, RCX, RDI, RDX, RSI, RSP};
 
 /// A trace compiled by the baseline compiler: its code (which refers to
 /// nothing by relocation: runtime functions, link slots and other traces'
@@ -183,6 +193,9 @@ pub fn compile(
         safepoints: Vec::new(),
         site: None,
         current: f.entry,
+        regs: Vec::new(),
+        to_regs: Vec::new(),
+        in_loop: false,
     };
     e.run()?;
     let Emit { a, safepoints, own: frame, direct, body, exit_words, .. } = e;
@@ -224,16 +237,89 @@ fn check_shape(f: &Function, functions: &Functions) -> Result<(), &'static str> 
     Ok(())
 }
 
+/// The variables of `f`'s loop block (one that jumps to itself) that live
+/// in [`LOOP_REGS`], with their registers: its first phis, when the loop
+/// calls none of the program's functions (a call passes arguments in r8
+/// and r9).
+fn loop_registers(f: &Function) -> Vec<(ValueId, Reg)> {
+    let Some(&lp) = f.layout.iter().find(|&&b| f.blocks[b].term == Terminator::Jump(b)) else {
+        return Vec::new();
+    };
+    if f.blocks[lp].insts.iter().any(|&i| matches!(f.insts[i].kind, InstKind::Call { .. })) {
+        return Vec::new();
+    }
+    f.blocks[lp].phis.iter().filter_map(|&p| f.insts[p].result).zip(LOOP_REGS).collect()
+}
+
+/// The instructions of `f`'s loop block whose result is the back-edge
+/// value of a loop variable in a register (`regs`) and that come at or
+/// after the last use of the variable's current value in the block (its
+/// operands, the records of its guards) — an operation or a field read,
+/// which leave their result in rax — when no other variable's back-edge
+/// value is that variable: their result can go to the register at once,
+/// and the back edge moves nothing into it.
+fn direct_results(f: &Function, regs: &[(ValueId, Reg)]) -> Vec<(flowc_ir::InstId, Reg)> {
+    let Some(&lp) = f.layout.iter().find(|&&b| f.blocks[b].term == Terminator::Jump(b)) else {
+        return Vec::new();
+    };
+    let insts = &f.blocks[lp].insts;
+    let back = |phi: ValueId| -> Option<Operand> {
+        let i = match f.values[phi].def {
+            flowc_ir::ValueDef::Inst(i) => i,
+            _ => return None,
+        };
+        match &f.insts[i].kind {
+            InstKind::Phi(inputs) => inputs.iter().find(|(b, _)| *b == lp).map(|(_, o)| o.clone()),
+            _ => None,
+        }
+    };
+    let mut out = Vec::new();
+    for &(q, r) in regs {
+        let Some(Operand::Value(v)) = back(q) else { continue };
+        let read_by_another = regs.iter().any(|&(p, _)| p != q && back(p) == Some(Operand::Value(q)));
+        let Some(at) = insts.iter().position(|&i| f.insts[i].result == Some(v)) else { continue };
+        if read_by_another || !matches!(f.insts[insts[at]].kind, InstKind::Op { .. } | InstKind::Get { .. }) {
+            continue;
+        }
+        let uses = |i: flowc_ir::InstId| {
+            let kind = &f.insts[i].kind;
+            let record = match kind {
+                InstKind::Guard { resume, .. } => f.resumes[*resume].operands().any(|o| *o == Operand::Value(q)),
+                _ => false,
+            };
+            record || kind.operands().any(|o| *o == Operand::Value(q))
+        };
+        let last = insts.iter().rposition(|&i| uses(i));
+        if last.is_none_or(|l| l <= at) {
+            out.push((insts[at], r));
+        }
+    }
+    out
+}
+
 /// Most arguments of a call the compiler makes: with the context, the
 /// system convention's six argument registers.
 const CALL_ARGS: usize = 5;
 
-/// Where an operand comes from: a word of the frame, or an immediate.
+/// Where an operand comes from: a word of the frame, a register (a loop
+/// variable's), or an immediate.
 #[derive(Copy, Clone, Debug)]
 enum Src {
     Slot(i32),
+    Reg(Reg),
     Imm(i64),
 }
+
+/// Where a phi move goes: a word of the frame, or a loop variable's
+/// register.
+#[derive(Copy, Clone, Debug)]
+enum Dst {
+    Slot(i32),
+    Reg(Reg),
+}
+
+/// The registers loop variables live in (see the module docs).
+const LOOP_REGS: [Reg; 4] = [R8, R9, R10, R11];
 
 /// A runtime call on a slow path.
 #[derive(Clone, Debug)]
@@ -251,15 +337,15 @@ enum Call {
 enum Cold {
     /// A slow path: the call (at `site`, if any), its result to `result`,
     /// then back.
-    Slow { at: Label, back: Label, call: Call, site: Option<u64>, result: Option<i32> },
+    Slow { at: Label, back: Label, call: Call, site: Option<u64>, result: Option<i32>, in_loop: bool },
     /// An unbound word in `value`: the runtime raises `key_not_found`.
-    Unbound { at: Label, value: Src, site: Option<u64> },
+    Unbound { at: Label, value: Src, site: Option<u64>, in_loop: bool },
     /// Exit number `exit` (of this trace's exits).
-    Exit { at: Label, exit: usize },
+    Exit { at: Label, exit: usize, in_loop: bool },
     /// An error the runtime's `function` raises at `site`, taking only
     /// the context: the fuel ran out at a loop header, or a call would go
     /// deeper than the interpreter may.
-    Raise { at: Label, function: &'static str, site: Option<u64> },
+    Raise { at: Label, function: &'static str, site: Option<u64>, in_loop: bool },
 }
 
 struct Emit<'e, 'a> {
@@ -293,6 +379,15 @@ struct Emit<'e, 'a> {
     /// The site of the instruction being compiled, numbered.
     site: Option<u64>,
     current: BlockId,
+    /// The loop block's variables that live in registers, by value.
+    regs: Vec<(ValueId, Reg)>,
+    /// Instructions of the loop block whose result is a variable's next
+    /// value, computed after the last use of its current one: the result
+    /// goes to the variable's register at once ([`direct_results`]).
+    to_regs: Vec<(flowc_ir::InstId, Reg)>,
+    /// Whether code being written runs in the loop block (its variables
+    /// in their registers).
+    in_loop: bool,
 }
 
 impl Emit<'_, '_> {
@@ -306,6 +401,8 @@ impl Emit<'_, '_> {
             let l = self.a.label();
             self.blocks.insert(b, l);
         }
+        self.regs = loop_registers(self.f);
+        self.to_regs = direct_results(self.f, &self.regs);
         self.prologue();
         for &b in &self.f.layout.clone() {
             self.block(b)?;
@@ -424,6 +521,7 @@ impl Emit<'_, '_> {
 
     fn block(&mut self, b: BlockId) -> Result<(), &'static str> {
         self.current = b;
+        self.in_loop = !self.regs.is_empty() && self.f.blocks[b].term == Terminator::Jump(b);
         let l = self.blocks[&b];
         self.a.bind(l);
         if self.facts.is_header(b) && b != self.f.entry {
@@ -436,7 +534,7 @@ impl Emit<'_, '_> {
             let at = self.a.label();
             self.a.jcc(Cond::Equal, at);
             let site = crate::lower::header_site(self.f, b).map(|s| self.env.sites.number(s));
-            self.cold.push(Cold::Raise { at, function: "flowc_rt_out_of_fuel", site });
+            self.cold.push(Cold::Raise { at, function: "flowc_rt_out_of_fuel", site, in_loop: self.in_loop });
         }
         for &i in &self.f.blocks[b].insts.clone() {
             self.site = self.f.sites.inst(i).map(|s| self.env.sites.number(s));
@@ -450,7 +548,10 @@ impl Emit<'_, '_> {
     /// is not immediate is rooted in the cache's pool).
     fn src(&mut self, o: &Operand) -> Src {
         match o {
-            Operand::Value(v) => Src::Slot(self.slot(*v)),
+            Operand::Value(v) => match self.reg(*v) {
+                Some(r) => Src::Reg(r),
+                None => Src::Slot(self.slot(*v)),
+            },
             Operand::Const(c) => Src::Imm(self.constant(c)),
         }
     }
@@ -473,7 +574,51 @@ impl Emit<'_, '_> {
     fn load_src(&mut self, r: Reg, s: Src) {
         match s {
             Src::Slot(k) => self.a.load(r, RSP, k),
+            Src::Reg(q) if q == r => {}
+            Src::Reg(q) => self.a.mov(r, q),
             Src::Imm(w) => self.a.mov_imm(r, w),
+        }
+    }
+
+    /// The register loop variable `v` lives in, where code runs in the
+    /// loop.
+    fn reg(&self, v: ValueId) -> Option<Reg> {
+        if !self.in_loop {
+            return None;
+        }
+        self.regs.iter().find(|&&(x, _)| x == v).map(|&(_, r)| r)
+    }
+
+    /// Copies the result of instruction `i` (in rax, on its inline path as
+    /// on its slow path) to the register of the loop variable whose next
+    /// value it is, if it goes there at once.
+    fn result_to_variable(&mut self, i: flowc_ir::InstId) {
+        if let Some(&(_, r)) = self.to_regs.iter().find(|&&(d, _)| d == i).filter(|_| self.in_loop) {
+            self.a.mov(r, RAX);
+        }
+    }
+
+    /// Writes the loop variables in registers to their words (where code
+    /// runs in the loop).
+    fn spill(&mut self) {
+        if self.in_loop {
+            for k in 0..self.regs.len() {
+                let (v, r) = self.regs[k];
+                let s = self.slot(v);
+                self.a.store(RSP, s, r);
+            }
+        }
+    }
+
+    /// Reads the loop variables back into their registers, after a call
+    /// that may have clobbered them.
+    fn reload(&mut self) {
+        if self.in_loop {
+            for k in 0..self.regs.len() {
+                let (v, r) = self.regs[k];
+                let s = self.slot(v);
+                self.a.load(r, RSP, s);
+            }
         }
     }
 
@@ -505,7 +650,7 @@ impl Emit<'_, '_> {
         let at = self.a.label();
         self.a.jcc(Cond::Equal, at);
         let value = self.src(o);
-        self.cold.push(Cold::Unbound { at, value, site: self.site });
+        self.cold.push(Cold::Unbound { at, value, site: self.site, in_loop: self.in_loop });
     }
 
     /// A slow path for `call`, reached by a jump to the label returned,
@@ -513,7 +658,7 @@ impl Emit<'_, '_> {
     fn slow(&mut self, call: Call, result: Option<ValueId>, back: Label) -> Label {
         let at = self.a.label();
         let result = result.map(|v| self.slot(v));
-        self.cold.push(Cold::Slow { at, back, call, site: self.site, result });
+        self.cold.push(Cold::Slow { at, back, call, site: self.site, result, in_loop: self.in_loop });
         at
     }
 
@@ -522,7 +667,10 @@ impl Emit<'_, '_> {
         let result = self.f.insts[i].result;
         match kind {
             InstKind::Phi(_) => {}
-            InstKind::Op { op: Operator::Known(op), args, form } => self.op(i, op, &args, form),
+            InstKind::Op { op: Operator::Known(op), args, form } => {
+                self.op(i, op, &args, form);
+                self.result_to_variable(i);
+            }
             InstKind::Op { op, args, .. } => {
                 // An unknown operation: the runtime raises `missing_op`
                 // through the generic call, with the operands read.
@@ -549,7 +697,10 @@ impl Emit<'_, '_> {
                     self.objects.push(r);
                 }
             }
-            InstKind::Get { obj, field } => self.get(i, &obj, field),
+            InstKind::Get { obj, field } => {
+                self.get(i, &obj, field);
+                self.result_to_variable(i);
+            }
             InstKind::Set { obj, field, value } => self.set(&obj, field, &value),
             InstKind::Call { func, args } => self.call(i, func, &args),
             InstKind::Guard { kind, resume, label } => self.guard(&kind, resume, label),
@@ -560,6 +711,7 @@ impl Emit<'_, '_> {
     /// Calls runtime function `name` with the context and `args` (at most
     /// three), recording the safepoint; the result in rax.
     fn runtime_call(&mut self, name: &'static str, args: &[Src], site: Option<u64>) {
+        self.spill();
         if let Some(site) = site {
             self.a.mov_imm(RAX, site as i64);
             self.a.store(RBX, offsets::SITE, RAX);
@@ -571,6 +723,7 @@ impl Emit<'_, '_> {
         self.a.mov_imm64(RAX, self.runtime[name]);
         let ret = self.a.call(RAX);
         self.safepoints.push(ret);
+        self.reload();
     }
 
     /// A call of the program's function `func` with `args` (checked
@@ -588,7 +741,8 @@ impl Emit<'_, '_> {
         self.a.alu(Alu::Cmp, RAX, RCX);
         self.a.jcc(Cond::AboveEqual, overflow);
         self.a.store(RBX, offsets::DEPTH, RAX);
-        self.cold.push(Cold::Raise { at: overflow, function: "flowc_rt_stack_overflow", site: self.site });
+        let in_loop = self.in_loop;
+        self.cold.push(Cold::Raise { at: overflow, function: "flowc_rt_stack_overflow", site: self.site, in_loop });
         let registers = [RDI, RSI, RDX, RCX, R8, R9];
         for (o, &r) in args.iter().zip(&registers) {
             self.load(r, o);
@@ -1037,7 +1191,7 @@ impl Emit<'_, '_> {
             }
         }
         let n = self.exit_number(resume, label, key, how);
-        self.cold.push(Cold::Exit { at: exit, exit: n });
+        self.cold.push(Cold::Exit { at: exit, exit: n, in_loop: self.in_loop });
     }
 
     /// The number (in this trace) of the exit leaving by `resume` at
@@ -1124,18 +1278,67 @@ impl Emit<'_, '_> {
     /// of the same block (a parallel copy).
     fn phi_moves(&mut self, from: BlockId, to: BlockId) {
         let phis = self.f.blocks[to].phis.clone();
-        let mut moves: Vec<(i32, Src)> = Vec::new();
+        let mut moves: Vec<(Dst, Src)> = Vec::new();
         for &phi in &phis {
             let (InstKind::Phi(inputs), Some(r)) = (&self.f.insts[phi].kind, self.f.insts[phi].result) else {
                 continue;
             };
             let o = inputs.iter().find(|(p, _)| *p == from).map(|(_, o)| o.clone()).expect("an input per edge");
-            if o != Operand::Value(r) {
-                let (t, s) = (self.slot(r), self.src(&o));
-                moves.push((t, s));
+            // A loop variable in a register gets its value there, on the
+            // way in as on the way round.
+            let in_reg = self.regs.iter().find(|&&(x, _)| x == r).map(|&(_, q)| q);
+            // Already there: computed into the register (`result_to_variable`).
+            let computed = from == to
+                && in_reg.is_some_and(|q| {
+                    self.to_regs.iter().any(|&(d, dq)| dq == q && self.f.insts[d].result == o.as_value())
+                });
+            if computed {
+                continue;
+            }
+            if o != Operand::Value(r) || (in_reg.is_some() && from != to) {
+                let t = match in_reg {
+                    Some(q) => Dst::Reg(q),
+                    None => Dst::Slot(self.slot(r)),
+                };
+                moves.push((t, self.src(&o)));
             }
         }
-        self.parallel_moves(&moves);
+        self.parallel_copy(&moves);
+    }
+
+    /// [`Emit::parallel_moves`] into words or registers.
+    fn parallel_copy(&mut self, moves: &[(Dst, Src)]) {
+        let reads_target = moves.iter().any(|(_, s)| {
+            moves.iter().any(|(t, _)| match (t, s) {
+                (Dst::Slot(t), Src::Slot(w)) => t == w,
+                (Dst::Reg(t), Src::Reg(q)) => t == q,
+                _ => false,
+            })
+        });
+        let store = |e: &mut Self, t: Dst| match t {
+            Dst::Slot(w) => e.a.store(RSP, w, RAX),
+            Dst::Reg(q) => e.a.mov(q, RAX),
+        };
+        if !reads_target {
+            for &(t, s) in moves {
+                match (t, s) {
+                    (Dst::Reg(q), s) => self.load_src(q, s),
+                    (t, s) => {
+                        self.load_src(RAX, s);
+                        store(self, t);
+                    }
+                }
+            }
+            return;
+        }
+        for (k, &(_, s)) in moves.iter().enumerate() {
+            self.load_src(RAX, s);
+            self.a.store(RSP, self.scratch + 8 * k as i32, RAX);
+        }
+        for (k, &(t, _)) in moves.iter().enumerate() {
+            self.a.load(RAX, RSP, self.scratch + 8 * k as i32);
+            store(self, t);
+        }
     }
 
     /// Stores every source of `moves` in its word as if all at once: in
@@ -1192,7 +1395,8 @@ impl Emit<'_, '_> {
                 // A slow path no inline code jumps to (its operands were
                 // proven fit for the inline path) is not written.
                 Cold::Slow { at, .. } if !self.a.jumped_to(at) => {}
-                Cold::Slow { at, back, call, site, result } => {
+                Cold::Slow { at, back, call, site, result, in_loop } => {
+                    self.in_loop = in_loop;
                     self.a.bind(at);
                     match call {
                         Call::Op { desc, a, b } => self.runtime_call("flowc_rt_op", &[Src::Imm(desc), a, b], None),
@@ -1207,22 +1411,29 @@ impl Emit<'_, '_> {
                     }
                     self.a.jmp(back);
                 }
-                Cold::Unbound { at, value, site } => {
+                Cold::Unbound { at, value, site, in_loop } => {
+                    self.in_loop = in_loop;
                     self.a.bind(at);
                     self.runtime_call("flowc_rt_check_bound", &[value], site);
                     self.a.jmp(self.stop);
                 }
-                Cold::Exit { at, exit } => {
+                Cold::Exit { at, exit, in_loop } => {
+                    self.in_loop = in_loop;
                     self.a.bind(at);
+                    // The exit's values from their words (a bridge in
+                    // this frame reads them there too).
+                    self.spill();
                     self.exit_code(exit);
                 }
-                Cold::Raise { at, function, site } => {
+                Cold::Raise { at, function, site, in_loop } => {
+                    self.in_loop = in_loop;
                     self.a.bind(at);
                     self.runtime_call(function, &[], site);
                     self.a.jmp(self.stop);
                 }
             }
         }
+        self.in_loop = false;
         // The shared tail: rax the exit's number plus one, rdx its link
         // slot. A linked exit counts and continues in its bridge.
         self.a.bind(self.leave);

@@ -31,7 +31,9 @@ mod stores;
 mod virtuals;
 mod walk;
 
-use flowc_ir::{BlockId, Function, GuardKind, InstId, InstKind, Module, Operand, ResumeId, Terminator, ValueDef};
+use flowc_ir::{
+    BlockId, Function, GuardKind, InstId, InstKind, Module, Operand, ResumeId, Terminator, ValueDef, ValueId,
+};
 use flowc_lang::Symbol;
 use flowc_passes::lattice::Info;
 use flowc_passes::propagate::ProgramFacts;
@@ -150,9 +152,11 @@ pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Op
 }
 
 /// Whether loop `body` of unoptimized trace `f` reads a field of a value
-/// it does not change, and does not write that field or call anything
-/// (which might), or checks the class or value of such a value: what a
-/// peeled first iteration does once for the whole loop.
+/// it does not change, and calls nothing, or checks the class or value of
+/// such a value: what a peeled first iteration does once for the whole
+/// loop (a field the loop does not write is read there once; one it
+/// writes is carried round the loop in a phi from there,
+/// [`state`]).
 fn reuses_invariants(f: &Function, body: BlockId) -> bool {
     let block = &f.blocks[body];
     let inside: std::collections::HashSet<InstId> = block.phis.iter().chain(&block.insts).copied().collect();
@@ -177,8 +181,12 @@ fn reuses_invariants(f: &Function, body: BlockId) -> bool {
             _ => None,
         })
         .collect();
+    // A field the loop writes of this object only: carried in a phi.
+    let only_of = |obj: &Operand, field: &Symbol| {
+        kinds().all(|k| !matches!(k, InstKind::Set { obj: o, field: f, .. } if f == field && o != obj))
+    };
     kinds().any(|k| match k {
-        InstKind::Get { obj, field } => invariant(obj) && !calls && !written.contains(field),
+        InstKind::Get { obj, field } => invariant(obj) && !calls && (!written.contains(field) || only_of(obj, field)),
         InstKind::Guard {
             kind: GuardKind::Class(o, _) | GuardKind::NotClass(o, _) | GuardKind::Link(o, _) | GuardKind::Value(o, _),
             ..
@@ -189,8 +197,10 @@ fn reuses_invariants(f: &Function, body: BlockId) -> bool {
 
 fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: BlockId) {
     let original = std::mem::replace(f, Function::new(f.kind, f.name));
-    // Variables carried round the loop as real objects, after a mismatch.
+    // Variables carried round the loop as real objects, after a mismatch;
+    // fields not carried, after the back edge did not know them.
     let mut real: Vec<Symbol> = Vec::new();
+    let mut dropped: Vec<(ValueId, Symbol)> = Vec::new();
     loop {
         let mut g = original.clone();
         let peeled = if options.peel == Peel::Always { peel::peel(&mut g, body) } else { None };
@@ -206,9 +216,11 @@ fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: Bloc
                 o.install(b);
             }
         }
-        let header = o.enter_loop(lp, pred, &real);
+        let header = o.enter_loop(lp, pred, &real, &dropped);
         o.install(pred);
-        o.run_loop(lp);
+        let carried: Vec<(ValueId, Symbol, ValueId)> =
+            header.fields.iter().map(|c| (c.obj, c.field, c.value)).collect();
+        o.run_loop(lp, &carried);
         match o.close_loop(header) {
             Ok(()) => {
                 o.install(lp);
@@ -217,7 +229,8 @@ fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: Bloc
                 *f = g;
                 return;
             }
-            Err(vars) => {
+            Err(state::Retry::Fields(lost)) => dropped.extend(lost),
+            Err(state::Retry::Real(vars)) => {
                 let before = real.len();
                 real.extend(vars.into_iter().filter(|v| !real.contains(v)).collect::<Vec<_>>());
                 if real.len() == before {

@@ -35,6 +35,26 @@ pub(super) struct Header {
     pred: BlockId,
     carried: Vec<Carried>,
     nodes: Vec<Node>,
+    /// Fields of objects the loop does not change, carried in phis.
+    pub fields: Vec<CarriedField>,
+}
+
+/// A field of an object the loop does not change, carried round the loop
+/// in a phi (see the module docs).
+pub(super) struct CarriedField {
+    pub obj: ValueId,
+    pub field: Symbol,
+    phi: InstId,
+    pub value: ValueId,
+}
+
+/// Why the loop could not be closed, and what to carry otherwise on the
+/// next try.
+pub(super) enum Retry {
+    /// Variables to carry as real objects.
+    Real(Vec<Symbol>),
+    /// Fields whose value the back edge does not know.
+    Fields(Vec<(ValueId, Symbol)>),
 }
 
 struct Carried {
@@ -88,9 +108,15 @@ impl Opt<'_> {
     /// `pred` (the loop would change them on every round); each phi whose
     /// entry value is virtual becomes a node unless its variable is in
     /// `real`; the other phis get the facts [`phi_ranges`] finds.
-    pub fn enter_loop(&mut self, body: BlockId, pred: BlockId, real: &[Symbol]) -> Header {
+    pub fn enter_loop(
+        &mut self,
+        body: BlockId,
+        pred: BlockId,
+        real: &[Symbol],
+        dropped: &[(ValueId, Symbol)],
+    ) -> Header {
         self.materialize_outside(body);
-        let mut h = Header { body, pred, carried: Vec::new(), nodes: Vec::new() };
+        let mut h = Header { body, pred, carried: Vec::new(), nodes: Vec::new(), fields: Vec::new() };
         let mut nodes_of: HashMap<ValueId, usize> = HashMap::default();
         let mut removed = Vec::new();
         let phis = self.f.blocks[body].phis.clone();
@@ -146,7 +172,55 @@ impl Opt<'_> {
             }
             self.info[ix(v)] = info;
         }
+        self.carry_fields(&mut h, dropped);
         h
+    }
+
+    /// Gives loop `h.body` a phi for each field the heap cache knows at the
+    /// end of the block before it, of an object the loop does not change,
+    /// when the loop calls nothing and every `set` of that field in it is
+    /// of that object (as far as can be told before the walk: the
+    /// object's phi passed on unchanged), but those in `dropped`: the
+    /// field's value on entry, and on the back edge its value at the end
+    /// of an iteration ([`Opt::close_loop`]).
+    fn carry_fields(&mut self, h: &mut Header, dropped: &[(ValueId, Symbol)]) {
+        let block = &self.f.blocks[h.body];
+        // Per field the loop writes, the one object it writes it of.
+        let mut written: Vec<(Symbol, Option<ValueId>)> = Vec::new();
+        for &i in &block.insts {
+            match &self.f.insts[i].kind {
+                InstKind::Set { obj, field, .. } => {
+                    let o = match self.resolve(obj) {
+                        Operand::Value(o) => Some(o),
+                        Operand::Const(_) => None,
+                    };
+                    match written.iter_mut().find(|(f, _)| f == field) {
+                        Some((_, w)) if *w != o => *w = None,
+                        Some(_) => {}
+                        None => written.push((*field, o)),
+                    }
+                }
+                InstKind::Call { .. } => return,
+                _ => {}
+            }
+        }
+        let only = |o: ValueId, f: Symbol| written.iter().any(|&(g, w)| g == f && w == Some(o));
+        let mut known: Vec<((ValueId, Symbol), Operand)> = self
+            .heap
+            .iter()
+            .filter(|((o, f), _)| only(*o, *f) && !dropped.contains(&(*o, *f)))
+            .map(|(k, x)| (*k, x.clone()))
+            .collect();
+        known.sort_by_key(|((o, f), _)| (ix(*o), f.as_str()));
+        for ((obj, field), x) in known {
+            let kind = InstKind::Phi(PhiInputs::from_iter([(h.pred, x)]));
+            let (phi, value) = self.make(kind, Some(field));
+            let value = value.expect("phis have results");
+            self.f.blocks[h.body].phis.push(phi);
+            // Whatever the program stores in the field.
+            self.info[ix(value)] = self.field_info_of(&Operand::Value(obj), field);
+            h.fields.push(CarriedField { obj, field, phi, value });
+        }
     }
 
     /// Materializes the virtual objects that loop `body` refers to other
@@ -229,7 +303,13 @@ impl Opt<'_> {
     /// Closes the loop the walk has just produced (not yet installed): the
     /// back edge's objects must match the head's nodes. On a mismatch,
     /// the variables to carry as real objects instead.
-    pub fn close_loop(&mut self, h: Header) -> Result<(), Vec<Symbol>> {
+    pub fn close_loop(&mut self, h: Header) -> Result<(), Retry> {
+        // A carried field must be known at the end of the loop.
+        let lost: Vec<(ValueId, Symbol)> =
+            h.fields.iter().filter(|c| !self.heap.contains_key(&(c.obj, c.field))).map(|c| (c.obj, c.field)).collect();
+        if !lost.is_empty() {
+            return Err(Retry::Fields(lost));
+        }
         let mut m = Matching::default();
         let mut bad: Vec<Symbol> = Vec::new();
         for c in &h.carried {
@@ -261,7 +341,11 @@ impl Opt<'_> {
         if !bad.is_empty() {
             bad.sort_by_key(|s| s.as_str().to_owned());
             bad.dedup();
-            return Err(bad);
+            return Err(Retry::Real(bad));
+        }
+        for c in &h.fields {
+            let back = self.heap[&(c.obj, c.field)].clone();
+            self.set_input(c.phi, h.body, back);
         }
         // Phis nothing reads any more (their variable is rewritten before
         // any use) go first, so their back-edge objects stay virtual.
@@ -369,5 +453,147 @@ impl Opt<'_> {
                 return used;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{expect, Expect};
+
+    fn check(text: &str, expected: Expect) {
+        let mut m = flowc_ir::parse::module("trace", text).unwrap();
+        let hints = flowc_ir::Module { functions: Vec::new(), ..m.clone() };
+        let f = &mut m.functions[0];
+        super::super::optimize_trace(f, &hints, &super::super::Options::new(true));
+        if let Err(vs) = flowc_ir_checker::check(f) {
+            panic!("{vs:?}\n{}", flowc_ir::print::function(f));
+        }
+        expected.assert_eq(&flowc_ir::print::function(f));
+    }
+
+    /// A counter object the loop reads and writes every iteration: its
+    /// field is carried round the loop in a phi (its value on entry read
+    /// by the peeled first iteration, on the back edge the value just
+    /// stored), so the loop no longer reads it; the store stays.
+    #[test]
+    fn a_field_the_loop_writes_of_one_object_is_carried_in_a_phi() {
+        check(
+            "trace count(v0:c, v1:n) {
+b0:
+    guard_class v0, counter, r0 else out
+    jump b1
+b1 loop:
+    v2:n = phi [b0: v1, b1: v5]
+    guard_true v2, r1 else done
+    v3:x = get v0, x
+    v4:x = add v3, v2
+    set v0, x, v4
+    v5:n = sub v2, 1
+    jump b1
+resume r0 {
+    frame [c = v0, n = v1]
+}
+resume r1 {
+    frame [c = v0, n = v2]
+}
+}
+",
+            expect![[r#"
+                trace count(v0:c, v1:n) {
+                b0:
+                    guard_class v0, counter, r0 else out
+                    jump b1
+                b1 loop:
+                    guard_true v1, r0 else done
+                    v3:x = get v0, x
+                    v4:x = add v3, v1
+                    set v0, x, v4
+                    v5:n = sub v1, 1
+                    jump b2
+                b2 loop:
+                    v6:n = phi [b1: v5, b2: v9]
+                    v10:x = phi [b1: v4, b2: v8]
+                    guard_true v6, r2 else done
+                    v8:x = add v10, v6
+                    set v0, x, v8
+                    v9:n = sub.int v6, 1
+                    jump b2
+                resume r0 {
+                    frame [c = v0, n = v1]
+                }
+                resume r2 {
+                    frame [c = v0, n = v6]
+                }
+                }
+            "#]],
+        );
+    }
+
+    /// The same field of two objects of one class, each written every
+    /// iteration: either may be the other, so a write of one forgets the
+    /// other's, and neither is carried.
+    #[test]
+    fn a_field_written_of_two_objects_of_a_class_is_not_carried() {
+        check(
+            "trace two(v0:a, v1:b, v2:n) {
+b0:
+    guard_class v0, counter, r0 else out
+    guard_class v1, counter, r0 else out
+    jump b1
+b1 loop:
+    v3:n = phi [b0: v2, b1: v9]
+    guard_true v3, r1 else done
+    v4:x = get v0, x
+    v5:x = add v4, 1
+    set v0, x, v5
+    v6:y = get v1, x
+    v7:y = add v6, 1
+    set v1, x, v7
+    v9:n = sub v3, 1
+    jump b1
+resume r0 {
+    frame [a = v0, b = v1, n = v2]
+}
+resume r1 {
+    frame [a = v0, b = v1, n = v3]
+}
+}
+",
+            expect![[r#"
+                trace two(v0:a, v1:b, v2:n) {
+                b0:
+                    guard_class v0, counter, r3 else out
+                    guard_class v1, counter, r3 else out
+                    jump b1
+                b1 loop:
+                    guard_true v2, r3 else done
+                    v4:x = get v0, x
+                    v5:x = add v4, 1
+                    set v0, x, v5
+                    v6:y = get v1, x
+                    v7:y = add v6, 1
+                    set v1, x, v7
+                    v9:n = sub v2, 1
+                    jump b2
+                b2 loop:
+                    v10:n = phi [b1: v9, b2: v15]
+                    guard_true v10, r2 else done
+                    v11:x = get v0, x
+                    v12:x = add v11, 1
+                    set v0, x, v12
+                    v13:y = get v1, x
+                    v14:y = add v13, 1
+                    set v1, x, v14
+                    v15:n = sub.int v10, 1
+                    jump b2
+                resume r2 {
+                    frame [a = v0, b = v1, n = v10]
+                }
+                resume r3 {
+                    frame [a = v0, b = v1, n = v2]
+                }
+                }
+            "#]],
+        );
     }
 }

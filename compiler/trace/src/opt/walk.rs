@@ -56,7 +56,8 @@ pub(super) struct Opt<'a> {
     cse: HashMap<(Operator, Form, Args), ValueId>,
     /// What each field of a real object holds, where known (the heap
     /// cache: see the module docs).
-    heap: HashMap<(ValueId, Symbol), Operand>,
+    pub heap: HashMap<(ValueId, Symbol), Operand>,
+
     /// The instructions kept for the block being walked, in order.
     pub out: Vec<InstId>,
     /// Records more than one guard of the trace leaves by (the JIT's
@@ -99,6 +100,7 @@ impl<'a> Opt<'a> {
             virtuals: (0..n).map(|_| None).collect(),
             cse: Default::default(),
             heap: Default::default(),
+
             out: Vec::new(),
         }
     }
@@ -174,8 +176,10 @@ impl<'a> Opt<'a> {
     /// that block read or wrote of fields the loop never writes (and only
     /// when it calls nothing) still holds in every iteration, so a
     /// loop-invariant read done in a peeled first iteration is not done
-    /// again in the loop.
-    pub fn run_loop(&mut self, lp: BlockId) {
+    /// again in the loop; so do the fields the loop carries in phis,
+    /// `carried` (each object and field with its phi's value: see
+    /// [`super::state`]).
+    pub fn run_loop(&mut self, lp: BlockId, carried: &[(ValueId, Symbol, ValueId)]) {
         let f = &*self.f;
         let insts = &f.blocks[lp].insts;
         if insts.iter().any(|&i| matches!(f.insts[i].kind, InstKind::Call { .. })) {
@@ -190,7 +194,48 @@ impl<'a> Opt<'a> {
                 .collect();
             self.heap.retain(|(_, field), _| !written.contains(field));
         }
+        for &(obj, field, value) in carried {
+            self.heap.insert((obj, field), Operand::Value(value));
+        }
         self.walk(lp);
+    }
+
+    /// What a read of `field` of `obj` gives: what the program may store
+    /// there (bottom, a field never set, cannot be read: a recorded read
+    /// was not), any value without the program's facts.
+    pub fn field_info_of(&self, obj: &Operand, field: Symbol) -> Info {
+        let stored = self.fields.map_or_else(Info::value, |facts| facts.read(&self.info_of(obj), field));
+        if stored.is_bottom() {
+            Info::value()
+        } else {
+            stored
+        }
+    }
+
+    /// Whether objects `a` and `b` are known to be different objects: of
+    /// different classes.
+    fn known_distinct(&self, a: ValueId, b: ValueId) -> bool {
+        let (ia, ib) = (self.info_of(&Operand::Value(a)), self.info_of(&Operand::Value(b)));
+        let objects = ia.kinds == Kinds::OBJECT && ib.kinds == Kinds::OBJECT;
+        objects && matches!((ia.class, ib.class), (Some(x), Some(y)) if x != y)
+    }
+
+    /// A `set` of `field` of object `obj`: what the heap cache knows of
+    /// that field of other objects is forgotten, but of those known to be
+    /// different objects.
+    fn forget_field(&mut self, obj: &Operand, field: Symbol) {
+        let Operand::Value(o) = *obj else {
+            self.heap.retain(|&(_, f), _| f != field);
+            return;
+        };
+        let mut others: Vec<ValueId> =
+            self.heap.keys().filter(|&&(p, f)| f == field && p != o).map(|&(p, _)| p).collect();
+        others.sort_by_key(|&p| ix(p));
+        for p in others {
+            if !self.known_distinct(p, o) {
+                self.heap.remove(&(p, field));
+            }
+        }
     }
 
     fn walk(&mut self, block: BlockId) {
@@ -292,7 +337,7 @@ impl<'a> Opt<'a> {
                 }
                 let obj = self.real(&obj);
                 let value = self.real(&value);
-                self.heap.retain(|&(_, f), _| f != field);
+                self.forget_field(&obj, field);
                 if let Operand::Value(o) = obj {
                     self.heap.insert((o, field), value.clone());
                 }
@@ -325,10 +370,7 @@ impl<'a> Opt<'a> {
                     }
                     self.heap.insert((o, field), Operand::Value(v));
                 }
-                // What the program may store there (bottom, a field never
-                // set, cannot be read: a recorded read was not).
-                let stored = self.fields.map_or_else(Info::value, |facts| facts.read(&self.info_of(&obj), field));
-                self.info[ix(v)] = if stored.is_bottom() { Info::value() } else { stored };
+                self.info[ix(v)] = self.field_info_of(&obj, field);
                 self.keep(i, InstKind::Get { obj, field });
             }
             InstKind::Guard { kind, resume, label } => self.guard(i, kind, resume, label),
@@ -438,7 +480,23 @@ impl<'a> Opt<'a> {
                 let is_object = |v: ValueId| self.info_of(&Operand::Value(v)).kinds == Kinds::OBJECT;
                 if x != y && is_object(x) && is_object(y) {
                     let (early, late) = if ix(x) < ix(y) { (x, y) } else { (y, x) };
-                    self.subst[ix(late)] = Some(self.resolve(&Operand::Value(early)));
+                    let to = self.resolve(&Operand::Value(early));
+                    self.subst[ix(late)] = Some(to.clone());
+                    // What the heap cache knows of the later one is known
+                    // of the earlier (where it knows nothing already).
+                    if let Operand::Value(to) = to {
+                        let mut known: Vec<(Symbol, Operand)> = self
+                            .heap
+                            .iter()
+                            .filter(|((o, _), _)| *o == late)
+                            .map(|((_, f), x)| (*f, x.clone()))
+                            .collect();
+                        known.sort_by_key(|(f, _)| f.as_str());
+                        for (field, x) in known {
+                            self.heap.remove(&(late, field));
+                            self.heap.entry((to, field)).or_insert(x);
+                        }
+                    }
                 }
                 return;
             }
