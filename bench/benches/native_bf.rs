@@ -15,6 +15,10 @@
 //!
 //!     cargo build --release -p flowc && cargo bench -p flowc-bench --bench native_bf
 //!
+//! Then one more dynamic shape, objects holding values of mixed kinds
+//! (tests/corpus/shapes/ledger.fg), against the reference interpreter,
+//! PyPy and LuaJIT (bench/python/ledger.py, bench/lua/ledger.lua).
+//!
 //! `FLOWC_BENCH_ONLY=text` runs the rows whose name contains it.
 
 use std::path::Path;
@@ -22,7 +26,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use flowc_bench::compile_run::flowc;
-use flowc_bench::peers::{bf_to_c, cell, gcc, program_secs, root};
+use flowc_bench::peers::{bf_to_c, cell, gcc, program_secs, root, script_secs};
 use flowc_tests::bf;
 
 fn main() {
@@ -85,6 +89,59 @@ fn main() {
         }
     }
     println!("targets: where C runs ≥ 1 s: ÷ C ≤ 2, pypy ÷ and luajit ÷ > 1");
+    if only.as_deref().is_none_or(|o| "objects of mixed kinds".contains(o)) {
+        mixed_kinds(&exe, &dir);
+    }
+}
+
+/// One more dynamic shape, objects holding values of mixed kinds
+/// (tests/corpus/shapes/ledger.fg: integers, atoms, lists and objects in
+/// one field, told apart by an atom): native code and the JIT against the
+/// reference interpreter, PyPy and LuaJIT running the same program.
+fn mixed_kinds(exe: &Path, dir: &Path) {
+    let rounds = 20_000;
+    let source = root().join("tests/corpus/shapes/ledger.fg");
+    let env_file = dir.join("ledger.env");
+    std::fs::write(&env_file, format!("[size/1000, rounds/{rounds}]")).expect("the environment written");
+    let interp = Command::new(exe)
+        .args(["run", "--engine", "interp", "--env"])
+        .arg(format!("@{}", env_file.display()))
+        .arg(&source)
+        .output()
+        .expect("flowc runs");
+    let expected = String::from_utf8_lossy(&interp.stdout).trim().to_string();
+    println!();
+    println!("{:<22} {:>9} {:>9} {:>9} {:>9}", "objects of mixed kinds", "s", "÷ native", "÷ jit", "");
+    let native = native_secs(exe, &source, &env_file, &expected);
+    let jit = engine_secs(exe, "jit", &source, &env_file, &expected);
+    let interp = engine_secs(exe, "interp", &source, &env_file, &expected);
+    let pypy = script_secs("pypy3", "bench/python/ledger.py", rounds, &expected);
+    let luajit = script_secs("luajit", "bench/lua/ledger.lua", rounds, &expected);
+    let row = |name: &str, secs: Option<f64>| {
+        let Some(t) = secs else { return println!("{name:<22} {:>9}", "-") };
+        println!("{name:<22} {t:>9.3} {:>9} {:>9}", cell(Some(t / native)), cell(Some(t / jit)));
+    };
+    row("flowc native", Some(native));
+    row("flowc jit", Some(jit));
+    row("flowc interp", Some(interp));
+    row("pypy3", pypy);
+    row("luajit", luajit);
+}
+
+/// The seconds of `flowc run --engine ENGINE` on `source` with
+/// `env_file`, the whole process: one run.
+fn engine_secs(exe: &Path, engine: &str, source: &Path, env_file: &Path, expected: &str) -> f64 {
+    let started = Instant::now();
+    let out = Command::new(exe)
+        .args(["run", "--engine", engine, "--env"])
+        .arg(format!("@{}", env_file.display()))
+        .arg(source)
+        .output()
+        .expect("flowc runs");
+    let secs = started.elapsed().as_secs_f64();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), expected, "{engine} prints another result");
+    secs
 }
 
 /// Native code's seconds on `source` with `env_file`, the whole process
