@@ -255,9 +255,10 @@ fn loop_registers(f: &Function) -> Vec<(ValueId, Reg)> {
 /// value of a loop variable in a register (`regs`) and that come at or
 /// after the last use of the variable's current value in the block (its
 /// operands, the records of its guards) — an operation or a field read,
-/// which leave their result in rax — when no other variable's back-edge
-/// value is that variable: their result can go to the register at once,
-/// and the back edge moves nothing into it.
+/// which leave their result in rax — when no other variable of the block
+/// takes that variable, or that result, on the back edge: their result
+/// can go to the register at once, and the back edge moves nothing into
+/// it.
 fn direct_results(f: &Function, regs: &[(ValueId, Reg)]) -> Vec<(flowc_ir::InstId, Reg)> {
     let Some(&lp) = f.layout.iter().find(|&&b| f.blocks[b].term == Terminator::Jump(b)) else {
         return Vec::new();
@@ -273,10 +274,15 @@ fn direct_results(f: &Function, regs: &[(ValueId, Reg)]) -> Vec<(flowc_ir::InstI
             _ => None,
         }
     };
+    let phis: Vec<ValueId> = f.blocks[lp].phis.iter().filter_map(|&p| f.insts[p].result).collect();
     let mut out = Vec::new();
     for &(q, r) in regs {
         let Some(Operand::Value(v)) = back(q) else { continue };
-        let read_by_another = regs.iter().any(|&(p, _)| p != q && back(p) == Some(Operand::Value(q)));
+        // Another variable (in a register or not) that takes this one's
+        // current value on the back edge, or the same next value (the
+        // result goes to one register only).
+        let read_by_another =
+            phis.iter().any(|&p| p != q && matches!(back(p), Some(Operand::Value(x)) if x == q || x == v));
         let Some(at) = insts.iter().position(|&i| f.insts[i].result == Some(v)) else { continue };
         if read_by_another || !matches!(f.insts[insts[at]].kind, InstKind::Op { .. } | InstKind::Get { .. }) {
             continue;

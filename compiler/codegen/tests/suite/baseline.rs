@@ -113,3 +113,75 @@ fn a_loops_variables_live_in_registers() {
         exit.filter(|l| l.starts_with("mov [rsp") && (l.ends_with(",r8") || l.ends_with(",r9"))).collect();
     assert!(spills.len() >= 2, "the exit writes both variables to their words:\n{lines:#?}");
 }
+
+/// Runs trace `text` compiled by the baseline compiler from integers
+/// `args`; the integers its exit stores.
+fn run_baseline(text: &'static str, args: &'static [i64]) -> Vec<i64> {
+    flowc_codegen::with_stack(move || {
+        let module = flowc_ir::parse::module("trace", text).unwrap();
+        let cache = TraceCache::new(&module, module.layout(), Options::default()).unwrap();
+        let id = cache.compile_all(&[&module.functions[0]], Tier::Baseline).unwrap()[0];
+        let args: Vec<flowc_lang::Value> = args.iter().map(|&k| flowc_lang::Value::Int(k)).collect();
+        let mut run = flowc_codegen::Run { allocations: 0, max_depth: 1000, depth: 0, fuel: None, iterations: 0 };
+        match cache.run(id, &args, &mut run) {
+            flowc_codegen::TraceEnd::Exit { values, .. } => values
+                .into_iter()
+                .map(|v| match v {
+                    Some(flowc_lang::Value::Int(k)) => k,
+                    other => panic!("an integer, not {other:?}"),
+                })
+                .collect(),
+            _ => panic!("the trace leaves by its exit"),
+        }
+    })
+}
+
+/// Two loop variables whose next value is one operation's result, each
+/// computed after the last use of its current value: both get it.
+#[test]
+fn two_variables_given_one_result_both_get_it() {
+    const TWO: &str = "trace two(v0:n, v1:a, v2:b) {
+b0:
+    jump b1
+b1 loop:
+    v3:n = phi [b0: v0, b1: v7]
+    v4:a = phi [b0: v1, b1: v6]
+    v5:b = phi [b0: v2, b1: v6]
+    guard_true v3, r0 else out
+    v6:a = add.word v4, v3
+    v7:n = sub.word v3, 1
+    jump b1
+resume r0 {
+    frame [n = v3, a = v4, b = v5]
+}
+}
+";
+    // n = 3: a = 0 + 3 + 2 + 1, and b the last a.
+    assert_eq!(run_baseline(TWO, &[3, 0, 100]), vec![0, 6, 6]);
+}
+
+/// A fifth loop variable (kept in its word) whose next value is another
+/// variable's current one, which that variable's own next value replaces
+/// in its register during the iteration: the fifth gets the current one.
+#[test]
+fn a_variable_in_a_word_reads_the_current_value_of_one_in_a_register() {
+    const FIVE: &str = "trace five(v0:n, v1:a, v2:b, v3:c, v4:prev) {
+b0:
+    jump b1
+b1 loop:
+    v5:n = phi [b0: v0, b1: v11]
+    v6:a = phi [b0: v1, b1: v6]
+    v7:b = phi [b0: v2, b1: v7]
+    v8:c = phi [b0: v3, b1: v8]
+    v9:prev = phi [b0: v4, b1: v5]
+    guard_true v5, r0 else out
+    v11:n = sub.word v5, 1
+    jump b1
+resume r0 {
+    frame [n = v5, a = v6, b = v7, c = v8, prev = v9]
+}
+}
+";
+    // n = 3, 2, 1, 0: prev is the n before the last.
+    assert_eq!(run_baseline(FIVE, &[3, 7, 8, 9, 100]), vec![0, 7, 8, 9, 1]);
+}

@@ -390,9 +390,11 @@ pub const COMPILE_STEPS_PER_OP: u64 = 200;
 /// statements interpreted.
 pub const WARM_COMPILE_STEPS_PER_OP: u64 = 50;
 
-/// The work (statements, as the budget's clock counts them) after which
-/// compiling costs [`WARM_COMPILE_STEPS_PER_OP`]: some 40 ms of
-/// interpretation. Every short run of the suite is over before it (the
+/// The work (statements, as the budget's clock counts them: those
+/// interpreted, and [`ITERATION_STEPS`] per loop iteration run compiled)
+/// after which compiling costs [`WARM_COMPILE_STEPS_PER_OP`]: some 40 ms
+/// of interpretation, less where compiled loops already run (62,500
+/// iterations count as much). Every short run of the suite is over before it (the
 /// budget stays as tight as it was there), and a long run stops deferring
 /// the keys and exits it had held back (tutorial fractal 5: 22.7 million
 /// statements interpreted before, 10.3 million now).
