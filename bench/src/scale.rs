@@ -6,7 +6,8 @@ use flowc_tests::gen::{generate, GenConfig};
 /// A generated program of about `statements` statements (and terminators),
 /// with a few functions, and its exact statement count.
 pub fn program(statements: usize) -> (Program, usize) {
-    let cfg = GenConfig { size: statements, functions: 3, errors: false, odd_names: false, alloc: false };
+    let cfg =
+        GenConfig { size: statements, functions: 3, errors: false, odd_names: false, alloc: false, rotate: false };
     let p = generate(2026, &cfg);
     let n = p.statement_count();
     (p, n)

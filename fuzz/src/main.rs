@@ -1,6 +1,6 @@
 //! `flowc-fuzz checker [--from S] [--inputs N]`,
 //! `flowc-fuzz kill [--from S] [--mutants N]` (the checker's kill rate per mutation class),
-//! `flowc-fuzz engines [--from S] [--seeds N] [--alloc] [--stress]` (see the library docs) and
+//! `flowc-fuzz engines [--from S] [--seeds N] [--alloc | --rotate] [--stress]` (see the library docs) and
 //! `flowc-fuzz show SEED` (the generated program, to run with flowc).
 //! Exit status 1 when something failed; the failing seeds are printed (and
 //! the checker's panicking inputs written to fuzz/crashes/).
@@ -59,6 +59,9 @@ enum Command {
         /// The allocation-heavy program of the seed.
         #[arg(long)]
         alloc: bool,
+        /// The program of the seed whose loop variables rotate.
+        #[arg(long)]
+        rotate: bool,
     },
     /// Generated programs on every engine.
     Engines {
@@ -69,11 +72,27 @@ enum Command {
         /// Allocation-heavy programs (`gen::alloc_program`).
         #[arg(long)]
         alloc: bool,
+        /// Programs whose loop variables take each other's values
+        /// (`gen::rotate_program`).
+        #[arg(long)]
+        rotate: bool,
         /// Collect at every allocation, verifying the heap (as
         /// FLOWC_GC_STRESS=1 does).
         #[arg(long)]
         stress: bool,
     },
+}
+
+/// Generated program `seed`: allocation-heavy, with rotating loop
+/// variables, or plain.
+fn generated(seed: u64, alloc: bool, rotate: bool) -> flowc_lang::ast::Program {
+    if alloc {
+        flowc_tests::gen::alloc_program(seed)
+    } else if rotate {
+        flowc_tests::gen::rotate_program(seed)
+    } else {
+        flowc_tests::gen::program(seed)
+    }
 }
 
 /// Runs `run` on seeds `from..from + n` (on a thread with a big stack),
@@ -176,19 +195,19 @@ fn main() -> ExitCode {
                 Outcome::Error(e) => e.split('(').next().unwrap_or_default().to_owned(),
             })
         }
-        Command::Show { seed, alloc } => {
-            let p = if alloc { flowc_tests::gen::alloc_program(seed) } else { flowc_tests::gen::program(seed) };
+        Command::Show { seed, alloc, rotate } => {
+            let p = generated(seed, alloc, rotate);
             print!("{}", flowc_lang::syntax::print(flowc_lang::syntax::Syntax::Readable, &p));
             ExitCode::SUCCESS
         }
-        Command::Engines { from, seeds, alloc, stress } => {
+        Command::Engines { from, seeds, alloc, rotate, stress } => {
             let failures = flowc_codegen::with_stack(move || {
                 if stress {
                     flowc_lang::heap::with(|h| h.set_stress(true));
                 }
                 let mut failures = 0;
                 for seed in from..from + seeds {
-                    let p = if alloc { flowc_tests::gen::alloc_program(seed) } else { flowc_tests::gen::program(seed) };
+                    let p = generated(seed, alloc, rotate);
                     // A panic is a finding too: name its seed and go on.
                     let found = std::panic::catch_unwind(|| flowc_fuzz::engines::disagreement_on(&p))
                         .unwrap_or_else(|_| Some("an engine panicked".to_owned()));

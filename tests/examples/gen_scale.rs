@@ -2,7 +2,14 @@
 use std::time::Instant;
 fn main() {
     for size in [1_000usize, 10_000, 100_000, 1_000_000] {
-        let cfg = flowc_tests::gen::GenConfig { size, functions: 3, errors: false, odd_names: false, alloc: false };
+        let cfg = flowc_tests::gen::GenConfig {
+            size,
+            functions: 3,
+            errors: false,
+            odd_names: false,
+            alloc: false,
+            rotate: false,
+        };
         let t = Instant::now();
         let p = flowc_tests::gen::generate(7, &cfg);
         let tg = t.elapsed();

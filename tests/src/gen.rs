@@ -33,11 +33,17 @@ pub struct GenConfig {
     pub odd_names: bool,
     /// Allocate heavily (see the module docs).
     pub alloc: bool,
+    /// End every loop body with its integer variables taking each
+    /// other's values: a rotation of some of them, and one copied to
+    /// another (loop variables whose next values are other variables'
+    /// current ones, or one value: what code keeping loop variables in
+    /// registers must get right).
+    pub rotate: bool,
 }
 
 impl Default for GenConfig {
     fn default() -> GenConfig {
-        GenConfig { size: 40, functions: 2, errors: false, odd_names: false, alloc: false }
+        GenConfig { size: 40, functions: 2, errors: false, odd_names: false, alloc: false, rotate: false }
     }
 }
 
@@ -57,6 +63,7 @@ pub fn config_for(seed: u64) -> GenConfig {
         errors: rng.chance(25),
         odd_names: rng.chance(20),
         alloc: false,
+        rotate: false,
     }
 }
 
@@ -90,6 +97,18 @@ pub fn alloc_program(seed: u64) -> Program {
 /// Generates a program with the configuration [`config_for`] draws.
 pub fn program(seed: u64) -> Program {
     generate(seed, &config_for(seed))
+}
+
+/// [`program`] with [`GenConfig::rotate`]: loops whose variables take
+/// each other's values.
+pub fn rotate_program(seed: u64) -> Program {
+    generate(seed, &GenConfig { rotate: true, ..config_for(seed) })
+}
+
+/// Generated programs `0..count` of [`rotate_program`], named
+/// `rotate seed N`.
+pub fn rotate_programs(count: u64) -> Vec<(String, Program)> {
+    (0..count).map(|seed| (format!("rotate seed {seed}"), rotate_program(seed))).collect()
 }
 
 const INT_VARS: usize = 6;
@@ -405,7 +424,14 @@ impl Gen {
     /// k = n; goto H; H: if k goto B else goto X; B: ...; k = k - 1; goto H; X:
     fn counted_loop(&mut self, budget: usize, depth: usize) {
         let k = self.counter(depth);
-        let n = if self.cfg.alloc { self.rng.range(1, 12) } else { self.rng.range(0, 4) };
+        let n = if self.cfg.alloc {
+            self.rng.range(1, 12)
+        } else if self.cfg.rotate {
+            // Enough rounds for compiled loops to run their loop block.
+            self.rng.range(4, 30)
+        } else {
+            self.rng.range(0, 4)
+        };
         self.counted(k, n, ["head", "body", "exit"], |g| {
             let inner = (budget / 2).max(1);
             let n = g.rng.below(inner) + 1;
@@ -423,9 +449,34 @@ impl Gen {
         self.close(Terminator::If { cond: k, then_label: b, else_label: x });
         self.start(b);
         body(self);
+        if self.cfg.rotate {
+            self.rotation();
+        }
         self.emit(Stmt::Op2 { dst: k, op: Operator::Known(Op::Sub), lhs: var(k), rhs: int(1) });
         self.close(Terminator::Jump(h));
         self.start(x);
+    }
+
+    /// Integer variables taking each other's values ([`GenConfig::rotate`]):
+    /// `t = a; a = b; b = c; c = t` over two to all of them, then one
+    /// variable copied to another, and one of them computed anew from two.
+    fn rotation(&mut self) {
+        let same = |dst, arg| Stmt::Op1 { dst, op: Operator::Known(Op::Same), arg };
+        let n = 2 + self.rng.below(INT_VARS - 1);
+        let first = self.rng.below(INT_VARS);
+        let vars: Vec<Symbol> = (0..n).map(|k| self.int((first + k) % INT_VARS)).collect();
+        let t = Symbol::intern("rot");
+        self.emit(same(t, var(vars[0])));
+        for w in vars.windows(2) {
+            self.emit(same(w[0], var(w[1])));
+        }
+        self.emit(same(vars[n - 1], var(t)));
+        let (from, to) = (self.rand_int_var(), self.rand_int_var());
+        self.emit(same(to, var(from)));
+        let dst = self.rand_int_var();
+        let (a, b) = (self.rand_int_var(), self.rand_int_var());
+        self.emit(Stmt::Op2 { dst, op: Operator::Known(Op::Add), lhs: var(a), rhs: var(b) });
+        self.emit(Stmt::Op2 { dst, op: Operator::Known(Op::Mod), lhs: var(dst), rhs: int(1_000_003) });
     }
 
     fn object_op(&mut self) {

@@ -125,7 +125,14 @@ fn huge_functions_compile_cheaply_and_collect_exactly() {
     let (compared, collections) = flowc_codegen::with_stack(move || {
         let (mut compared, mut collections) = (0, 0);
         for seed in 0..seeds {
-            let cfg = gen::GenConfig { size: 20_000, functions: 3, errors: false, odd_names: false, alloc: false };
+            let cfg = gen::GenConfig {
+                size: 20_000,
+                functions: 3,
+                errors: false,
+                odd_names: false,
+                alloc: false,
+                rotate: false,
+            };
             let p = gen::generate(seed, &cfg);
             let (label, env) = engines::start(&p);
             let expected = engines::reference(&p, label, &env);

@@ -127,6 +127,28 @@ fn jit_matches_reference_on_generated_programs() {
     assert!(bridges > 10, "only {bridges} bridges compiled");
 }
 
+/// Generated programs whose loop variables take each other's values
+/// ([`gen::rotate_programs`]): the JIT (whose baseline code keeps loop
+/// variables in registers) agrees with the interpreter.
+#[test]
+fn jit_matches_reference_on_programs_whose_loop_variables_rotate() {
+    let count: u64 = gen::seed_count(200);
+    let traced = flowc_codegen::with_stack(move || {
+        let mut traced = 0;
+        for case in engines::cases(gen::rotate_programs(count)).filter(|c| c.finishes()) {
+            let (p, label, env) = (&case.program, case.label, &case.env);
+            for threshold in [1, 3] {
+                let got = engines::jit(p, label, env, eager(threshold, threshold == 1));
+                assert_eq!(got, case.expected, "{}, threshold {threshold}", case.name);
+            }
+            let (_, stats) = engines::jit_run(p, label, env, &engines::config(), eager(1, true));
+            traced += stats.traces;
+        }
+        traced
+    });
+    assert!(traced > 50, "only {traced} traces compiled");
+}
+
 /// Errors under the JIT — raised by the interpreter, the tracer or
 /// compiled traces — name the interpreter's place.
 #[test]

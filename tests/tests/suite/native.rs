@@ -256,7 +256,14 @@ fn huge_functions_stop_at_the_first_error() {
         // Seeds whose main stays huge after the passes (code after an
         // error that always happens is removed).
         for seed in 0..wanted * 5 {
-            let cfg = gen::GenConfig { size: 20_000, functions: 3, errors: true, odd_names: false, alloc: false };
+            let cfg = gen::GenConfig {
+                size: 20_000,
+                functions: 3,
+                errors: true,
+                odd_names: false,
+                alloc: false,
+                rotate: false,
+            };
             let p = gen::generate(1000 + seed, &cfg);
             let (label, env) = engines::start(&p);
             let module = flowc_frontend::lower(&p, label).unwrap();
