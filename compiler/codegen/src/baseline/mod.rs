@@ -910,6 +910,62 @@ impl Emit<'_, '_> {
                 self.a.alu(Alu::Add, RAX, RAX);
                 self.a.alu_imm(Alu::Or, RAX, 1);
             }
+            Op::Mod | Op::Div => {
+                // Any divisor: small integers both, not 0 (the runtime
+                // raises the error) and, for a quotient, not -1 (the
+                // quotient of the least small integer would not be one).
+                let slow = self.slow(call, result, back);
+                self.load_src(RAX, srcs[0]);
+                self.load_src(RCX, srcs[1]);
+                self.int_test(known, slow);
+                self.a.alu_imm(Alu::Cmp, RCX, ZERO.as_i64() as i32);
+                self.a.jcc(Cond::Equal, slow);
+                if op == Op::Div {
+                    self.a.alu_imm(Alu::Cmp, RCX, -1);
+                    self.a.jcc(Cond::Equal, slow);
+                }
+                self.a.sar(RAX, 1);
+                self.a.sar(RCX, 1);
+                self.a.cqo();
+                self.a.idiv(RCX);
+                // Truncated to floored: a remainder other than 0 whose sign
+                // is not the divisor's moves by the divisor, the quotient
+                // one less with it.
+                let done = self.a.label();
+                self.a.test(RDX, RDX);
+                self.a.jcc(Cond::Equal, done);
+                self.a.mov(RSI, RDX);
+                self.a.alu(Alu::Xor, RSI, RCX);
+                self.a.jcc(Cond::GreaterEqual, done);
+                self.a.alu(Alu::Add, RDX, RCX);
+                self.a.alu_imm(Alu::Sub, RAX, 1);
+                self.a.bind(done);
+                if op == Op::Mod {
+                    self.a.mov(RAX, RDX);
+                }
+                self.a.alu(Alu::Add, RAX, RAX);
+                self.a.alu_imm(Alu::Or, RAX, 1);
+            }
+            Op::Len => {
+                // A list's cell points at its table, whose first word is
+                // the length.
+                let slow = self.slow(call, result, back);
+                self.load_src(RAX, srcs[0]);
+                self.a.test_imm(RAX, word::TAG_MASK as i32);
+                self.a.jcc(Cond::NotEqual, slow);
+                self.a.test(RAX, RAX);
+                self.a.jcc(Cond::Equal, slow);
+                self.a.load(RDX, RAX, cell::META as i32);
+                self.a.alu_imm(Alu::And, RDX, cell::KIND_MASK as i32);
+                self.a.alu_imm(Alu::Cmp, RDX, cell::BOXED_KIND as i32);
+                self.a.jcc(Cond::NotEqual, slow);
+                self.a.load(RDX, RAX, cell::ITEMS as i32);
+                self.a.test(RDX, RDX);
+                self.a.jcc(Cond::Equal, slow);
+                self.a.load(RAX, RDX, 0);
+                self.a.alu(Alu::Add, RAX, RAX);
+                self.a.alu_imm(Alu::Or, RAX, word::INT_TAG as i32);
+            }
             Op::ReadList => {
                 // A list's cell points at its table `[len, w0, w1, ...]`,
                 // where an element that is not immediate is 0

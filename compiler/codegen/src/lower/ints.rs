@@ -69,6 +69,10 @@ impl Lowerer<'_, '_> {
             self.mark_cold(slow);
             let element = self.read_list_inline(args[0], args[1], known[1], slow);
             self.b.ins().jump(join, &[BlockArg::Value(element)]);
+        } else if op == Op::Len {
+            self.mark_cold(slow);
+            let len = self.list_len_inline(args[0], slow);
+            self.b.ins().jump(join, &[BlockArg::Value(len)]);
         } else {
             self.b.ins().jump(slow, &[]);
         }

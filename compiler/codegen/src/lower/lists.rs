@@ -1,5 +1,6 @@
 //! List reads in compiled code: `l[i]` inline when `l` is a list whose
-//! element `i` is an immediate word (an integer of 63 bits or an atom).
+//! element `i` is an immediate word (an integer of 63 bits or an atom),
+//! and `len(l)` inline when `l` is a list.
 //!
 //! A list's heap cell holds the address of the list's word table,
 //! `[len, w0, w1, ...]`, at [`cell::ITEMS`] ([`flowc_lang::value::List`]);
@@ -66,5 +67,31 @@ impl Lowerer<'_, '_> {
         self.b.ins().brif(w, immediate, &[], slow, &[]);
         self.b.switch_to_block(immediate);
         w
+    }
+
+    /// The length of `list`, as a word, when it is a list (the current
+    /// block then continues with it), else a jump to `slow` (the runtime
+    /// raises the error): the table's first word.
+    pub(super) fn list_len_inline(&mut self, list: ClValue, slow: Block) -> ClValue {
+        let flags = MemFlagsData::trusted();
+        let pointer = self.is_pointer(list);
+        let is_cell = self.b.create_block();
+        self.b.ins().brif(pointer, is_cell, &[], slow, &[]);
+
+        self.b.switch_to_block(is_cell);
+        let boxed = self.cell_is(list, BOXED_KIND);
+        let is_boxed = self.b.create_block();
+        self.b.ins().brif(boxed, is_boxed, &[], slow, &[]);
+
+        self.b.switch_to_block(is_boxed);
+        let table = self.b.ins().load(types::I64, flags, list, cell::ITEMS as i32);
+        let has_table = self.b.create_block();
+        self.b.ins().brif(table, has_table, &[], slow, &[]);
+
+        self.b.switch_to_block(has_table);
+        let len = self.b.ins().load(types::I64, flags, table, 0);
+        // The word of n: 2n + 1 (a list's length is far below 2^62).
+        let twice = self.b.ins().iadd(len, len);
+        self.b.ins().bor_imm_u(twice, word::INT_TAG as i64)
     }
 }

@@ -185,3 +185,45 @@ resume r0 {
     // n = 3, 2, 1, 0: prev is the n before the last.
     assert_eq!(run_baseline(FIVE, &[3, 7, 8, 9, 100]), vec![0, 7, 8, 9, 1]);
 }
+
+/// Floored division and its remainder by a divisor only known at run time,
+/// inline: every sign of dividend and divisor, against Rust's truncated
+/// operations floored by hand; a zero divisor and a quotient by -1 go to
+/// the runtime, which gives the same answers or the error.
+#[test]
+fn division_by_a_variable_divisor_floors() {
+    const DIVIDE: &str = "trace divide(v0:a, v1:b) {
+b0:
+    v2:q = div v0, v1
+    v3:r = mod v0, v1
+    exit r0 to out
+resume r0 {
+    frame [q = v2, r = v3]
+}
+}
+";
+    let floored = |a: i64, b: i64| {
+        let (q, r) = (a / b, a % b);
+        if r != 0 && ((r < 0) != (b < 0)) {
+            vec![q - 1, r + b]
+        } else {
+            vec![q, r]
+        }
+    };
+    let cases: &'static [[i64; 2]] = &[
+        [7, 2],
+        [-7, 2],
+        [7, -2],
+        [-7, -2],
+        [6, 3],
+        [-6, 3],
+        [0, -5],
+        [123_456_789, -1000],
+        [5, -1],
+        [-4_611_686_018_427_387_904, 7],
+    ];
+    for &[a, b] in cases {
+        let args: &'static [i64] = Box::leak(Box::new([a, b]));
+        assert_eq!(run_baseline(DIVIDE, args), floored(a, b), "{a} and {b}");
+    }
+}
