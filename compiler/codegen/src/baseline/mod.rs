@@ -324,6 +324,10 @@ enum Dst {
     Reg(Reg),
 }
 
+/// Most words a frame zeroes with a store each (5 bytes of code apiece),
+/// not a loop of stores.
+const UNROLLED_ZEROES: i32 = 32;
+
 /// The registers loop variables live in (see the module docs).
 const LOOP_REGS: [Reg; 4] = [R8, R9, R10, R11];
 
@@ -493,19 +497,28 @@ impl Emit<'_, '_> {
         self.a.store(RBX, offsets::LAST_SP, RSP);
     }
 
-    /// Zeroes the first `words` words above the stack pointer.
+    /// Zeroes the first `words` words above the stack pointer: a store
+    /// each for a few (a bridge's words, zeroed at every crossing into
+    /// it), else a loop of stores.
     fn zero(&mut self, words: i32) {
-        if words > 0 {
-            // A loop of stores: rcx counts the words down.
-            let a = &mut self.a;
-            a.alu(Alu::Xor, RAX, RAX);
-            a.mov_imm(RCX, words as i64);
-            let top = a.label();
-            a.bind(top);
-            a.store_indexed(RSP, RCX, RAX);
-            a.alu_imm(Alu::Sub, RCX, 1);
-            a.jcc(Cond::NotEqual, top);
+        if words <= 0 {
+            return;
         }
+        let a = &mut self.a;
+        a.alu(Alu::Xor, RAX, RAX);
+        if words <= UNROLLED_ZEROES {
+            for k in 0..words {
+                a.store(RSP, 8 * k, RAX);
+            }
+            return;
+        }
+        // rcx counts the words down.
+        a.mov_imm(RCX, words as i64);
+        let top = a.label();
+        a.bind(top);
+        a.store_indexed(RSP, RCX, RAX);
+        a.alu_imm(Alu::Sub, RCX, 1);
+        a.jcc(Cond::NotEqual, top);
     }
 
     /// The parameters from the exit buffer to their words.
