@@ -65,6 +65,7 @@ impl Alu {
 pub enum Cond {
     Overflow = 0x0,
     AboveEqual = 0x3,
+    Above = 0x7,
     Equal = 0x4,
     NotEqual = 0x5,
     Less = 0xc,

@@ -706,11 +706,7 @@ impl Emit<'_, '_> {
                 self.store_result(i, RAX);
             }
             InstKind::New(class) => {
-                // The runtime allocates (an inline bump is the optimizing
-                // tier's).
-                let desc = class.index() as i64;
-                self.runtime_call("flowc_rt_new", &[Src::Imm(desc)], None);
-                self.check_stop();
+                self.new_object(class);
                 self.store_result(i, RAX);
                 if let Some(r) = result {
                     self.objects.push(r);
@@ -725,6 +721,46 @@ impl Emit<'_, '_> {
             InstKind::Guard { kind, resume, label } => self.guard(&kind, resume, label),
         }
         Ok(())
+    }
+
+    /// `new class` into rax: a bump of the heap's run of the layout's
+    /// size when it has room (the object numbered, its header written, its
+    /// fields unset; as native code does it), else the runtime allocates
+    /// (and collects when due).
+    fn new_object(&mut self, class: Symbol) {
+        let layout = self.env.objects.layout;
+        let words = layout.words();
+        let (slow, done) = (self.a.label(), self.a.label());
+        if words <= flowc_lang::heap::block::MAX_WORDS {
+            let run = flowc_lang::heap::run_offset(words) as i32;
+            let a = &mut self.a;
+            a.load(RCX, RBX, offsets::HEAP);
+            a.load(RAX, RCX, run);
+            a.lea(RDX, RAX, (words * 8) as i32);
+            a.load(RSI, RCX, run + 8);
+            a.alu(Alu::Cmp, RDX, RSI);
+            a.jcc(Cond::Above, slow);
+            a.store(RCX, run, RDX);
+            a.load(RDX, RBX, offsets::ALLOCATIONS);
+            a.alu_imm(Alu::Add, RDX, 1);
+            a.store(RBX, offsets::ALLOCATIONS, RDX);
+            a.store(RAX, cell::ID as i32, RDX);
+            a.mov_imm(RSI, cell::OBJECT as i64);
+            a.store(RAX, cell::META as i32, RSI);
+            a.mov_imm64(RSI, layout as *const flowc_lang::heap::Layout as i64);
+            a.store(RAX, cell::LAYOUT as i32, RSI);
+            a.mov_imm(RSI, class.index() as i64);
+            a.store(RAX, cell::CLASS as i32, RSI);
+            a.mov_imm(RSI, cell::UNSET.as_i64());
+            for k in 0..layout.fields().len() {
+                a.store(RAX, (cell::SLOTS + 8 * k) as i32, RSI);
+            }
+            a.jmp(done);
+        }
+        self.a.bind(slow);
+        self.runtime_call("flowc_rt_new", &[Src::Imm(class.index() as i64)], None);
+        self.check_stop();
+        self.a.bind(done);
     }
 
     /// Calls runtime function `name` with the context and `args` (at most

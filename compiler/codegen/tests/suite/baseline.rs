@@ -227,3 +227,28 @@ resume r0 {
         assert_eq!(run_baseline(DIVIDE, args), floored(a, b), "{a} and {b}");
     }
 }
+
+/// `new` is a bump of the heap's run when it has room: no runtime call
+/// before the first object's field is set; the object works as any.
+#[test]
+fn new_objects_are_bumped_inline() {
+    const NEW: &str = "trace make(v0:x) {
+b0:
+    v1:o = new cell
+    set v1, v, v0
+    v2:y = get v1, v
+    exit r0 to out
+resume r0 {
+    frame [y = v2]
+}
+}
+";
+    assert_eq!(run_baseline(NEW, &[42]), vec![42]);
+    let lines: Vec<String> =
+        listing_of(NEW).iter().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).collect();
+    let bump = lines.iter().position(|l| l == "cmp rdx,rsi").expect("a bump's room test");
+    assert!(lines[bump + 1].starts_with("ja "), "{lines:#?}");
+    let first_call = lines.iter().position(|l| l.starts_with("call")).expect("the runtime when out of room");
+    let past_bump = lines[bump..first_call].iter().any(|l| l.starts_with("jmp"));
+    assert!(past_bump, "the inline path jumps over the runtime call:\n{lines:#?}");
+}
