@@ -24,9 +24,11 @@
 //! [`crate::small`] proves operands small), an object of the program's
 //! layout for `get` and `set` (the object tests skipped for a value
 //! already tested earlier in the trace), an immediate or the same list for
-//! `guard_value` — and a slow path, out of line after the trace, that
-//! calls the runtime with the operands reloaded from their words. Any
-//! operation without an inline path goes to the runtime directly.
+//! `guard_value`, a list's table for `len` and `l[i]`, a small divisor of
+//! any value for `//` and `%`, a bump of the heap's run for `new` — and a
+//! slow path, out of line after the trace, that calls the runtime with
+//! the operands reloaded from their words. Any operation without an
+//! inline path goes to the runtime directly.
 //!
 //! **Loop variables in registers.** The phis of a trace's loop block (up
 //! to four: r8-r11, which nothing else in a loop without calls uses) live
