@@ -326,7 +326,8 @@ enum Dst {
     Reg(Reg),
 }
 
-/// Most words a frame zeroes with a store each (5 bytes of code apiece),
+/// Most words a frame zeroes with a store each (5 bytes of code apiece, 8
+/// past the 16th word),
 /// not a loop of stores.
 const UNROLLED_ZEROES: i32 = 32;
 
