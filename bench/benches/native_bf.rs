@@ -103,18 +103,13 @@ fn mixed_kinds(exe: &Path, dir: &Path) {
     let source = root().join("tests/corpus/shapes/ledger.fg");
     let env_file = dir.join("ledger.env");
     std::fs::write(&env_file, format!("[size/1000, rounds/{rounds}]")).expect("the environment written");
-    let interp = Command::new(exe)
-        .args(["run", "--engine", "interp", "--env"])
-        .arg(format!("@{}", env_file.display()))
-        .arg(&source)
-        .output()
-        .expect("flowc runs");
-    let expected = String::from_utf8_lossy(&interp.stdout).trim().to_string();
+    // The reference interpreter's run gives the result the others print.
+    let (interp, printed) = run_engine(exe, "interp", &source, &env_file);
+    let expected = printed.trim().to_string();
     println!();
     println!("{:<22} {:>9} {:>9} {:>9} {:>9}", "objects of mixed kinds", "s", "÷ native", "÷ jit", "");
     let native = native_secs(exe, &source, &env_file, &expected);
     let jit = engine_secs(exe, "jit", &source, &env_file, &expected);
-    let interp = engine_secs(exe, "interp", &source, &env_file, &expected);
     let pypy = script_secs("pypy3", "bench/python/ledger.py", rounds, &expected);
     let luajit = script_secs("luajit", "bench/lua/ledger.lua", rounds, &expected);
     let row = |name: &str, secs: Option<f64>| {
@@ -129,8 +124,9 @@ fn mixed_kinds(exe: &Path, dir: &Path) {
 }
 
 /// The seconds of `flowc run --engine ENGINE` on `source` with
-/// `env_file`, the whole process: one run.
-fn engine_secs(exe: &Path, engine: &str, source: &Path, env_file: &Path, expected: &str) -> f64 {
+/// `env_file`, the whole process, and what it printed: one run, which must
+/// succeed.
+fn run_engine(exe: &Path, engine: &str, source: &Path, env_file: &Path) -> (f64, String) {
     let started = Instant::now();
     let out = Command::new(exe)
         .args(["run", "--engine", engine, "--env"])
@@ -140,28 +136,20 @@ fn engine_secs(exe: &Path, engine: &str, source: &Path, env_file: &Path, expecte
         .expect("flowc runs");
     let secs = started.elapsed().as_secs_f64();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), expected, "{engine} prints another result");
+    (secs, String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// [`run_engine`]'s seconds, the run printing `expected`.
+fn engine_secs(exe: &Path, engine: &str, source: &Path, env_file: &Path, expected: &str) -> f64 {
+    let (secs, printed) = run_engine(exe, engine, source, env_file);
+    assert_eq!(printed.trim(), expected, "{engine} prints another result");
     secs
 }
 
 /// Native code's seconds on `source` with `env_file`, the whole process
 /// (compiling included): the median of three.
 fn native_secs(exe: &Path, source: &Path, env_file: &Path, expected: &str) -> f64 {
-    let mut runs: Vec<f64> = (0..3)
-        .map(|_| {
-            let started = Instant::now();
-            let out = Command::new(exe)
-                .args(["run", "--engine", "native", "--env"])
-                .arg(format!("@{}", env_file.display()))
-                .arg(source)
-                .output()
-                .expect("flowc runs");
-            let secs = started.elapsed().as_secs_f64();
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), expected, "native code prints another result");
-            secs
-        })
-        .collect();
+    let mut runs: Vec<f64> = (0..3).map(|_| engine_secs(exe, "native", source, env_file, expected)).collect();
     runs.sort_by(f64::total_cmp);
     runs[1]
 }

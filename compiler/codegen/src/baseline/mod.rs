@@ -999,21 +999,10 @@ impl Emit<'_, '_> {
                 self.a.alu_imm(Alu::Or, RAX, 1);
             }
             Op::Len => {
-                // A list's cell points at its table, whose first word is
-                // the length.
+                // The table's first word.
                 let slow = self.slow(call, result, back);
                 self.load_src(RAX, srcs[0]);
-                self.a.test_imm(RAX, word::TAG_MASK as i32);
-                self.a.jcc(Cond::NotEqual, slow);
-                self.a.test(RAX, RAX);
-                self.a.jcc(Cond::Equal, slow);
-                self.a.load(RDX, RAX, cell::META as i32);
-                self.a.alu_imm(Alu::And, RDX, cell::KIND_MASK as i32);
-                self.a.alu_imm(Alu::Cmp, RDX, cell::BOXED_KIND as i32);
-                self.a.jcc(Cond::NotEqual, slow);
-                self.a.load(RDX, RAX, cell::ITEMS as i32);
-                self.a.test(RDX, RDX);
-                self.a.jcc(Cond::Equal, slow);
+                self.list_table(slow);
                 self.a.load(RAX, RDX, 0);
                 self.a.alu(Alu::Add, RAX, RAX);
                 self.a.alu_imm(Alu::Or, RAX, word::INT_TAG as i32);
@@ -1029,17 +1018,7 @@ impl Emit<'_, '_> {
                     self.a.test_imm(RCX, word::INT_TAG as i32);
                     self.a.jcc(Cond::Equal, slow);
                 }
-                self.a.test_imm(RAX, word::TAG_MASK as i32);
-                self.a.jcc(Cond::NotEqual, slow);
-                self.a.test(RAX, RAX);
-                self.a.jcc(Cond::Equal, slow);
-                self.a.load(RDX, RAX, cell::META as i32);
-                self.a.alu_imm(Alu::And, RDX, cell::KIND_MASK as i32);
-                self.a.alu_imm(Alu::Cmp, RDX, cell::BOXED_KIND as i32);
-                self.a.jcc(Cond::NotEqual, slow);
-                self.a.load(RDX, RAX, cell::ITEMS as i32);
-                self.a.test(RDX, RDX);
-                self.a.jcc(Cond::Equal, slow);
+                self.list_table(slow);
                 self.a.sar(RCX, 1);
                 // Unsigned: a negative index is out of range too.
                 self.a.load(RSI, RDX, 0);
@@ -1061,6 +1040,24 @@ impl Emit<'_, '_> {
         }
         self.store_result(i, RAX);
         self.bind_back(back);
+    }
+
+    /// rdx := the word table (`[len, w0, w1, ...]`) of the list in rax,
+    /// else a jump to `slow`: a list's cell points at it
+    /// (`crate::lower::lists`).
+    fn list_table(&mut self, slow: Label) {
+        let a = &mut self.a;
+        a.test_imm(RAX, word::TAG_MASK as i32);
+        a.jcc(Cond::NotEqual, slow);
+        a.test(RAX, RAX);
+        a.jcc(Cond::Equal, slow);
+        a.load(RDX, RAX, cell::META as i32);
+        a.alu_imm(Alu::And, RDX, cell::KIND_MASK as i32);
+        a.alu_imm(Alu::Cmp, RDX, cell::BOXED_KIND as i32);
+        a.jcc(Cond::NotEqual, slow);
+        a.load(RDX, RAX, cell::ITEMS as i32);
+        a.test(RDX, RDX);
+        a.jcc(Cond::Equal, slow);
     }
 
     /// Jumps to `slow` unless rax and rcx (those not `known` small) are

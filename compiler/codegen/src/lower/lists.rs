@@ -21,6 +21,31 @@ use super::Lowerer;
 use crate::word;
 
 impl Lowerer<'_, '_> {
+    /// The address of `list`'s word table when `list` is a list (the
+    /// current block then continues with it), else a jump to `slow`;
+    /// `also`, when given, is a further condition for going on, tested in
+    /// the same branch as the pointer's.
+    fn list_table(&mut self, list: ClValue, also: Option<ClValue>, slow: Block) -> ClValue {
+        let mut go = self.is_pointer(list);
+        if let Some(also) = also {
+            go = self.b.ins().band(go, also);
+        }
+        let is_cell = self.b.create_block();
+        self.b.ins().brif(go, is_cell, &[], slow, &[]);
+
+        self.b.switch_to_block(is_cell);
+        let boxed = self.cell_is(list, BOXED_KIND);
+        let is_boxed = self.b.create_block();
+        self.b.ins().brif(boxed, is_boxed, &[], slow, &[]);
+
+        self.b.switch_to_block(is_boxed);
+        let table = self.b.ins().load(types::I64, MemFlagsData::trusted(), list, cell::ITEMS as i32);
+        let has_table = self.b.create_block();
+        self.b.ins().brif(table, has_table, &[], slow, &[]);
+        self.b.switch_to_block(has_table);
+        table
+    }
+
     /// The element of `list` at `index` when it can be read inline (the
     /// current block then continues with it), else a jump to `slow`.
     /// `index_small`: the index is known to be a small integer.
@@ -32,26 +57,11 @@ impl Lowerer<'_, '_> {
         slow: Block,
     ) -> ClValue {
         let flags = MemFlagsData::trusted();
-        let mut go = self.is_pointer(list);
-        if !index_small {
+        let int = (!index_small).then(|| {
             let tag = self.b.ins().band_imm_s(index, word::INT_TAG as i64);
-            let int = self.b.ins().icmp_imm_s(IntCC::NotEqual, tag, 0);
-            go = self.b.ins().band(go, int);
-        }
-        let is_cell = self.b.create_block();
-        self.b.ins().brif(go, is_cell, &[], slow, &[]);
-
-        self.b.switch_to_block(is_cell);
-        let boxed = self.cell_is(list, BOXED_KIND);
-        let is_boxed = self.b.create_block();
-        self.b.ins().brif(boxed, is_boxed, &[], slow, &[]);
-
-        self.b.switch_to_block(is_boxed);
-        let table = self.b.ins().load(types::I64, flags, list, cell::ITEMS as i32);
-        let has_table = self.b.create_block();
-        self.b.ins().brif(table, has_table, &[], slow, &[]);
-
-        self.b.switch_to_block(has_table);
+            self.b.ins().icmp_imm_s(IntCC::NotEqual, tag, 0)
+        });
+        let table = self.list_table(list, int, slow);
         let len = self.b.ins().load(types::I64, flags, table, 0);
         let i = self.b.ins().sshr_imm_u(index, 1);
         // Unsigned: a negative index is out of range too.
@@ -73,23 +83,8 @@ impl Lowerer<'_, '_> {
     /// block then continues with it), else a jump to `slow` (the runtime
     /// raises the error): the table's first word.
     pub(super) fn list_len_inline(&mut self, list: ClValue, slow: Block) -> ClValue {
-        let flags = MemFlagsData::trusted();
-        let pointer = self.is_pointer(list);
-        let is_cell = self.b.create_block();
-        self.b.ins().brif(pointer, is_cell, &[], slow, &[]);
-
-        self.b.switch_to_block(is_cell);
-        let boxed = self.cell_is(list, BOXED_KIND);
-        let is_boxed = self.b.create_block();
-        self.b.ins().brif(boxed, is_boxed, &[], slow, &[]);
-
-        self.b.switch_to_block(is_boxed);
-        let table = self.b.ins().load(types::I64, flags, list, cell::ITEMS as i32);
-        let has_table = self.b.create_block();
-        self.b.ins().brif(table, has_table, &[], slow, &[]);
-
-        self.b.switch_to_block(has_table);
-        let len = self.b.ins().load(types::I64, flags, table, 0);
+        let table = self.list_table(list, None, slow);
+        let len = self.b.ins().load(types::I64, MemFlagsData::trusted(), table, 0);
         // The word of n: 2n + 1 (a list's length is far below 2^62).
         let twice = self.b.ins().iadd(len, len);
         self.b.ins().bor_imm_u(twice, word::INT_TAG as i64)
