@@ -57,7 +57,6 @@ pub(super) struct Opt<'a> {
     /// What each field of a real object holds, where known (the heap
     /// cache: see the module docs).
     pub heap: HashMap<(ValueId, Symbol), Operand>,
-
     /// The instructions kept for the block being walked, in order.
     pub out: Vec<InstId>,
     /// Records more than one guard of the trace leaves by (the JIT's
@@ -100,7 +99,6 @@ impl<'a> Opt<'a> {
             virtuals: (0..n).map(|_| None).collect(),
             cse: Default::default(),
             heap: Default::default(),
-
             out: Vec::new(),
         }
     }
@@ -212,30 +210,23 @@ impl<'a> Opt<'a> {
         }
     }
 
-    /// Whether objects `a` and `b` are known to be different objects: of
-    /// different classes.
-    fn known_distinct(&self, a: ValueId, b: ValueId) -> bool {
-        let (ia, ib) = (self.info_of(&Operand::Value(a)), self.info_of(&Operand::Value(b)));
-        let objects = ia.kinds == Kinds::OBJECT && ib.kinds == Kinds::OBJECT;
-        objects && matches!((ia.class, ib.class), (Some(x), Some(y)) if x != y)
+    /// The class of `o` when it is known to be an object of it.
+    fn object_class(&self, o: &Operand) -> Option<Symbol> {
+        let info = self.info_of(o);
+        info.class.filter(|_| info.kinds == Kinds::OBJECT)
     }
 
     /// A `set` of `field` of object `obj`: what the heap cache knows of
-    /// that field of other objects is forgotten, but of those known to be
-    /// different objects.
+    /// that field of other objects is forgotten, but of objects known to
+    /// be others (of another class).
     fn forget_field(&mut self, obj: &Operand, field: Symbol) {
-        let Operand::Value(o) = *obj else {
-            self.heap.retain(|&(_, f), _| f != field);
-            return;
-        };
-        let mut others: Vec<ValueId> =
-            self.heap.keys().filter(|&&(p, f)| f == field && p != o).map(|&(p, _)| p).collect();
-        others.sort_by_key(|&p| ix(p));
-        for p in others {
-            if !self.known_distinct(p, o) {
-                self.heap.remove(&(p, field));
-            }
-        }
+        let class = self.object_class(obj);
+        let mut heap = std::mem::take(&mut self.heap);
+        heap.retain(|&(p, f), _| {
+            let other_class = || matches!((class, self.object_class(&Operand::Value(p))), (Some(x), Some(y)) if x != y);
+            f != field || Operand::Value(p) == *obj || other_class()
+        });
+        self.heap = heap;
     }
 
     fn walk(&mut self, block: BlockId) {
@@ -485,13 +476,13 @@ impl<'a> Opt<'a> {
                     // What the heap cache knows of the later one is known
                     // of the earlier (where it knows nothing already).
                     if let Operand::Value(to) = to {
-                        let mut known: Vec<(Symbol, Operand)> = self
+                        let known: Vec<(Symbol, Operand)> = self
                             .heap
                             .iter()
                             .filter(|((o, _), _)| *o == late)
                             .map(|((_, f), x)| (*f, x.clone()))
                             .collect();
-                        known.sort_by_key(|(f, _)| f.as_str());
+                        // One entry per field: the order does not matter.
                         for (field, x) in known {
                             self.heap.remove(&(late, field));
                             self.heap.entry((to, field)).or_insert(x);
