@@ -21,7 +21,7 @@ use flowc_lang::Symbol;
 
 use crate::compile::{self, Compiler, Tier};
 use crate::lower::{self, signature, Constants, Env, SiteTable};
-use crate::runtime;
+use crate::runtime::RuntimeFn;
 
 /// What [`define`] produced.
 pub struct Defined {
@@ -44,7 +44,7 @@ pub struct Defined {
     /// the module needs.
     pub ids: Vec<FuncId>,
     pub funcs: HashMap<Symbol, (FuncId, usize)>,
-    pub runtime: HashMap<&'static str, FuncId>,
+    pub runtime: RuntimeImports,
 }
 
 /// How code is generated.
@@ -74,28 +74,26 @@ pub struct Version<'f> {
     pub small: Vec<usize>,
 }
 
-/// The number of word arguments of each runtime function (besides the
-/// context).
-fn runtime_arity(name: &str) -> usize {
-    match name {
-        "flowc_rt_missing_op" => 4,
-        "flowc_rt_op" | "flowc_rt_set" => 3,
-        "flowc_rt_tier_up" => 2,
-        "flowc_rt_get" => 2,
-        "flowc_rt_stack_overflow" | "flowc_rt_out_of_fuel" => 0,
-        _ => 1,
+/// The runtime's functions as imports of one module, by
+/// [`RuntimeFn`].
+#[derive(Clone)]
+pub struct RuntimeImports(Vec<FuncId>);
+
+impl std::ops::Index<RuntimeFn> for RuntimeImports {
+    type Output = FuncId;
+    fn index(&self, f: RuntimeFn) -> &FuncId {
+        &self.0[f as usize]
     }
 }
 
-/// The runtime's functions, declared as imports of `module`.
-pub fn declare_runtime(module: &mut dyn Module) -> Result<HashMap<&'static str, FuncId>, String> {
-    let mut rt: HashMap<&'static str, FuncId> = HashMap::default();
-    for (name, _) in runtime::symbols() {
-        let sig = signature(&*module, runtime_arity(name));
-        let id = module.declare_function(name, Linkage::Import, &sig).map_err(|e| e.to_string())?;
-        rt.insert(name, id);
-    }
-    Ok(rt)
+/// The runtime's functions ([`RuntimeFn::ALL`]), declared as imports of
+/// `module` with their arities.
+pub fn declare_runtime(module: &mut dyn Module) -> Result<RuntimeImports, String> {
+    let ids = RuntimeFn::ALL.iter().map(|f| {
+        let sig = signature(&*module, f.arity());
+        module.declare_function(f.name(), Linkage::Import, &sig).map_err(|e| e.to_string())
+    });
+    Ok(RuntimeImports(ids.collect::<Result<_, _>>()?))
 }
 
 /// Declares `functions` under names starting with `prefix`; returns their

@@ -580,19 +580,94 @@ pub unsafe extern "C" fn flowc_rt_tier_up(ctx: *mut Ctx, function: u64, entry: u
     tiers.tier_up(ctx, function, entry)
 }
 
+/// Declares the runtime's functions, one line each: the variant that
+/// names it in the code generator, the `extern "C"` function, its word
+/// arguments besides the context, and whether it may return [`STOP`] (code
+/// that calls it then checks). The code generator derives from these
+/// lines its imports and their signatures, the JIT's symbol table and
+/// the baseline code's call targets: adding a runtime function is a
+/// function above and a line below.
+macro_rules! runtime_functions {
+    ($($variant:ident = $function:ident($arity:literal) $stops:ident;)*) => {
+        /// A function of the runtime that generated code calls.
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+        pub enum RuntimeFn {
+            $($variant,)*
+        }
+
+        impl RuntimeFn {
+            /// Every runtime function, in the order of the table.
+            pub const ALL: &'static [RuntimeFn] = &[$(RuntimeFn::$variant,)*];
+
+            /// Its symbol (`flowc_rt_op`).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(RuntimeFn::$variant => stringify!($function),)*
+                }
+            }
+
+            /// Its word arguments, the context not counted.
+            pub fn arity(self) -> usize {
+                match self {
+                    $(RuntimeFn::$variant => $arity,)*
+                }
+            }
+
+            /// Whether it may return [`STOP`]: the program stopped, with an
+            /// error recorded or its output printed.
+            pub fn stops(self) -> bool {
+                match self {
+                    $(RuntimeFn::$variant => runtime_functions!(@stops $stops),)*
+                }
+            }
+
+            /// Its address in this process.
+            pub fn address(self) -> *const u8 {
+                match self {
+                    $(RuntimeFn::$variant => $function as *const u8,)*
+                }
+            }
+        }
+    };
+    (@stops stops) => { true };
+    (@stops returns) => { false };
+}
+
+runtime_functions! {
+    Op = flowc_rt_op(3) stops;
+    MissingOp = flowc_rt_missing_op(4) stops;
+    CheckBound = flowc_rt_check_bound(1) stops;
+    New = flowc_rt_new(1) stops;
+    Get = flowc_rt_get(2) stops;
+    Set = flowc_rt_set(3) stops;
+    Print = flowc_rt_print(1) stops;
+    Trap = flowc_rt_trap(1) stops;
+    StackOverflow = flowc_rt_stack_overflow(0) stops;
+    OutOfFuel = flowc_rt_out_of_fuel(0) stops;
+    TierUp = flowc_rt_tier_up(2) returns;
+}
+
 /// The runtime's symbols, for the JIT's symbol table.
-pub fn symbols() -> Vec<(&'static str, *const u8)> {
-    vec![
-        ("flowc_rt_op", flowc_rt_op as *const u8),
-        ("flowc_rt_missing_op", flowc_rt_missing_op as *const u8),
-        ("flowc_rt_check_bound", flowc_rt_check_bound as *const u8),
-        ("flowc_rt_new", flowc_rt_new as *const u8),
-        ("flowc_rt_get", flowc_rt_get as *const u8),
-        ("flowc_rt_set", flowc_rt_set as *const u8),
-        ("flowc_rt_print", flowc_rt_print as *const u8),
-        ("flowc_rt_trap", flowc_rt_trap as *const u8),
-        ("flowc_rt_stack_overflow", flowc_rt_stack_overflow as *const u8),
-        ("flowc_rt_out_of_fuel", flowc_rt_out_of_fuel as *const u8),
-        ("flowc_rt_tier_up", flowc_rt_tier_up as *const u8),
-    ]
+pub fn symbols() -> impl Iterator<Item = (&'static str, *const u8)> {
+    RuntimeFn::ALL.iter().map(|f| (f.name(), f.address()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_runtime_function_has_its_own_symbol_and_address() {
+        let mut names: Vec<&str> = RuntimeFn::ALL.iter().map(|f| f.name()).collect();
+        let mut addresses: Vec<usize> = RuntimeFn::ALL.iter().map(|f| f.address() as usize).collect();
+        names.sort_unstable();
+        names.dedup();
+        addresses.sort_unstable();
+        addresses.dedup();
+        assert_eq!(names.len(), RuntimeFn::ALL.len());
+        assert_eq!(addresses.len(), RuntimeFn::ALL.len());
+        assert!(names.iter().all(|n| n.starts_with("flowc_rt_")), "{names:?}");
+        // Numbered as they are listed: the code generator indexes by it.
+        assert!(RuntimeFn::ALL.iter().enumerate().all(|(k, &f)| f as usize == k));
+    }
 }

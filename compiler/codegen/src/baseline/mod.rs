@@ -89,7 +89,7 @@ use flowc_lang::{Symbol, Value};
 
 use crate::lower::exits::{exit_record, ExitAt, Leaving};
 use crate::lower::{Constants, Env, Facts};
-use crate::runtime::offsets;
+use crate::runtime::{offsets, RuntimeFn};
 use crate::word::{self, ONE, ZERO};
 use asm::{Alu, Asm, Cond, Label, Reg, R10, R11, R8, R9, RAX, RBP, RBX, RCX, RDI, RDX, RSI, RSP};
 
@@ -163,10 +163,6 @@ pub fn compile(
     if inherit.as_ref().is_some_and(|i| i.params.len() != f.params.len()) {
         return Err("a bridge taking other values than its exit stores");
     }
-    // The runtime's addresses, found once per process (a map built per
-    // compile hashed every symbol's name each time).
-    static RUNTIME: std::sync::OnceLock<HashMap<&'static str, i64>> = std::sync::OnceLock::new();
-    let runtime = RUNTIME.get_or_init(|| crate::runtime::symbols().into_iter().map(|(n, p)| (n, p as i64)).collect());
     // Room for the code of a typical operation and its cold paths.
     let insts = f.layout.iter().map(|&b| f.blocks[b].insts.len()).sum::<usize>();
     let mut a = Asm::with_capacity(insts * 128 + 512);
@@ -176,7 +172,6 @@ pub fn compile(
         env,
         f,
         facts,
-        runtime,
         functions,
         frame: 0,
         scratch: 0,
@@ -358,7 +353,7 @@ enum Cold {
     /// An error the runtime's `function` raises at `site`, taking only
     /// the context: the fuel ran out at a loop header, or a call would go
     /// deeper than the interpreter may.
-    Raise { at: Label, function: &'static str, site: Option<u64>, in_loop: bool },
+    Raise { at: Label, function: RuntimeFn, site: Option<u64>, in_loop: bool },
 }
 
 struct Emit<'e, 'a> {
@@ -366,7 +361,6 @@ struct Emit<'e, 'a> {
     env: &'e mut Env<'a>,
     f: &'e Function,
     facts: &'e Facts,
-    runtime: &'static HashMap<&'static str, i64>,
     functions: &'e Functions,
     /// Bytes `sub rsp` reserves.
     frame: i32,
@@ -556,7 +550,7 @@ impl Emit<'_, '_> {
             let at = self.a.label();
             self.a.jcc(Cond::Equal, at);
             let site = crate::lower::header_site(self.f, b).map(|s| self.env.sites.number(s));
-            self.cold.push(Cold::Raise { at, function: "flowc_rt_out_of_fuel", site, in_loop: self.in_loop });
+            self.cold.push(Cold::Raise { at, function: RuntimeFn::OutOfFuel, site, in_loop: self.in_loop });
         }
         for &i in &self.f.blocks[b].insts.clone() {
             self.site = self.f.sites.inst(i).map(|s| self.env.sites.number(s));
@@ -761,14 +755,15 @@ impl Emit<'_, '_> {
             a.jmp(done);
         }
         self.a.bind(slow);
-        self.runtime_call("flowc_rt_new", &[Src::Imm(class.index() as i64)], None);
+        self.runtime_call(RuntimeFn::New, &[Src::Imm(class.index() as i64)], None);
         self.check_stop();
         self.a.bind(done);
     }
 
     /// Calls runtime function `name` with the context and `args` (at most
     /// three), recording the safepoint; the result in rax.
-    fn runtime_call(&mut self, name: &'static str, args: &[Src], site: Option<u64>) {
+    fn runtime_call(&mut self, f: RuntimeFn, args: &[Src], site: Option<u64>) {
+        debug_assert_eq!(args.len(), f.arity(), "{}'s arguments", f.name());
         self.spill();
         if let Some(site) = site {
             self.a.mov_imm(RAX, site as i64);
@@ -778,7 +773,7 @@ impl Emit<'_, '_> {
         for (&r, &s) in [RSI, RDX, RCX].iter().zip(args) {
             self.load_src(r, s);
         }
-        self.a.mov_imm64(RAX, self.runtime[name]);
+        self.a.mov_imm64(RAX, f.address() as i64);
         let ret = self.a.call(RAX);
         self.safepoints.push(ret);
         self.reload();
@@ -800,7 +795,7 @@ impl Emit<'_, '_> {
         self.a.jcc(Cond::AboveEqual, overflow);
         self.a.store(RBX, offsets::DEPTH, RAX);
         let in_loop = self.in_loop;
-        self.cold.push(Cold::Raise { at: overflow, function: "flowc_rt_stack_overflow", site: self.site, in_loop });
+        self.cold.push(Cold::Raise { at: overflow, function: RuntimeFn::StackOverflow, site: self.site, in_loop });
         let registers = [RDI, RSI, RDX, RCX, R8, R9];
         for (o, &r) in args.iter().zip(&registers) {
             self.load(r, o);
@@ -1034,7 +1029,7 @@ impl Emit<'_, '_> {
                     Call::Op { a, b, .. } => (a, b),
                     _ => unreachable!(),
                 };
-                self.runtime_call("flowc_rt_op", &[Src::Imm(desc), a, b], None);
+                self.runtime_call(RuntimeFn::Op, &[Src::Imm(desc), a, b], None);
                 self.check_stop();
             }
         }
@@ -1224,7 +1219,7 @@ impl Emit<'_, '_> {
                     }
                     self.fail_if_unbound(RAX, &o);
                     let desc = flowc_runtime::runtime::op_desc(Op::Eq as usize, 2, self.site) as i64;
-                    self.runtime_call("flowc_rt_op", &[Src::Imm(desc), s, Src::Imm(cw)], None);
+                    self.runtime_call(RuntimeFn::Op, &[Src::Imm(desc), s, Src::Imm(cw)], None);
                     self.check_stop();
                     self.a.alu_imm(Alu::Cmp, RAX, ONE.as_i64() as i32);
                     self.a.jcc(Cond::NotEqual, exit);
@@ -1376,7 +1371,7 @@ impl Emit<'_, '_> {
             Terminator::Trap(t) => {
                 let index = self.env.traps.len() as i64;
                 self.env.traps.push(t.error_kind());
-                self.runtime_call("flowc_rt_trap", &[Src::Imm(index)], self.site);
+                self.runtime_call(RuntimeFn::Trap, &[Src::Imm(index)], self.site);
                 self.a.jmp(self.stop);
             }
             _ => return Err("a terminator traces do not have"),
@@ -1510,10 +1505,10 @@ impl Emit<'_, '_> {
                     self.in_loop = in_loop;
                     self.a.bind(at);
                     match call {
-                        Call::Op { desc, a, b } => self.runtime_call("flowc_rt_op", &[Src::Imm(desc), a, b], None),
-                        Call::Get { obj, field } => self.runtime_call("flowc_rt_get", &[obj, Src::Imm(field)], site),
+                        Call::Op { desc, a, b } => self.runtime_call(RuntimeFn::Op, &[Src::Imm(desc), a, b], None),
+                        Call::Get { obj, field } => self.runtime_call(RuntimeFn::Get, &[obj, Src::Imm(field)], site),
                         Call::Set { obj, field, value } => {
-                            self.runtime_call("flowc_rt_set", &[obj, Src::Imm(field), value], site)
+                            self.runtime_call(RuntimeFn::Set, &[obj, Src::Imm(field), value], site)
                         }
                     }
                     self.check_stop();
@@ -1525,7 +1520,7 @@ impl Emit<'_, '_> {
                 Cold::Unbound { at, value, site, in_loop } => {
                     self.in_loop = in_loop;
                     self.a.bind(at);
-                    self.runtime_call("flowc_rt_check_bound", &[value], site);
+                    self.runtime_call(RuntimeFn::CheckBound, &[value], site);
                     self.a.jmp(self.stop);
                 }
                 Cold::Exit { at, exit, in_loop } => {

@@ -511,7 +511,7 @@ struct Entry {
 
 struct CacheInner {
     jit: Code,
-    runtime: HashMap<&'static str, cranelift_module::FuncId>,
+    runtime: define::RuntimeImports,
     funcs: HashMap<Symbol, (cranelift_module::FuncId, usize)>,
     /// The program's functions' code, for baseline traces to call (empty
     /// until they are defined).

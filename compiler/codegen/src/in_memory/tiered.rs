@@ -26,7 +26,7 @@ pub(super) struct Tiers {
     /// The IR of each tiered function, by index.
     pub(super) functions: Vec<Option<Function>>,
     pub(super) funcs: HashMap<Symbol, (cranelift_module::FuncId, usize)>,
-    pub(super) runtime: HashMap<&'static str, cranelift_module::FuncId>,
+    pub(super) runtime: define::RuntimeImports,
     pub(super) objects: ObjectInfo,
     pub(super) options: Options,
     /// Where optimized tiers are compiled: on a worker thread in the

@@ -15,7 +15,7 @@ use flowc_lang::ops::Op;
 use flowc_lang::Value;
 
 use super::{trace_signature, Lowerer};
-use crate::runtime::offsets;
+use crate::runtime::{offsets, RuntimeFn};
 use crate::word::{self, ONE, ZERO};
 
 /// What a trace links to: the slots of its exits and the other traces.
@@ -393,7 +393,7 @@ impl Lowerer<'_, '_> {
             let msg = format!("internal: jump to an unknown trace {target}");
             self.env.traps.push(flowc_lang::interp::ErrorKind::User(flowc_lang::Symbol::intern(&msg)));
             let k = self.konst(index);
-            self.call_rt("flowc_rt_trap", &[k]);
+            self.call_rt(RuntimeFn::Trap, &[k]);
             self.b.ins().jump(self.stop, &[]);
             return;
         };

@@ -51,6 +51,7 @@ use flowc_ir::regions::Regions;
 use flowc_ir::{Function, InstKind, Operand, ValueId};
 
 use super::{signature_of, Env};
+use crate::runtime::RuntimeFn;
 use flowc_ir::ix;
 
 const NONE: u32 = u32::MAX;
@@ -436,7 +437,7 @@ fn count_call(
     b.ins().brif(left, go, &[], hot, &[]);
     b.switch_to_block(hot);
     super::store_frame(b, context);
-    let tier_up = env.module.declare_func_in_func(env.runtime["flowc_rt_tier_up"], b.func);
+    let tier_up = env.module.declare_func_in_func(env.runtime[RuntimeFn::TierUp], b.func);
     let function = b.ins().iconst(types::I64, index as i64);
     let entry = b.ins().iconst(types::I64, 0);
     let call = b.ins().call(tier_up, &[context, function, entry]);

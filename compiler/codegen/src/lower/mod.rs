@@ -84,7 +84,7 @@ use flowc_lang::ops::{Form, Op};
 use flowc_lang::Value;
 
 use crate::code_map::IrPlace;
-use crate::runtime::offsets;
+use crate::runtime::{offsets, RuntimeFn};
 
 pub(crate) mod exits;
 pub mod frame;
@@ -114,7 +114,7 @@ pub struct Env<'a> {
     /// Declared functions of the IR module, by name.
     pub funcs: &'a HashMap<flowc_lang::Symbol, (FuncId, usize)>,
     /// Declared runtime functions, by name.
-    pub runtime: &'a HashMap<&'static str, FuncId>,
+    pub runtime: &'a crate::define::RuntimeImports,
     /// Where constants that are not immediate words (lists, big integers)
     /// live.
     pub constants: Constants<'a>,
@@ -266,7 +266,8 @@ struct Lowerer<'a, 'b> {
     exit_numbers: HashMap<ExitAt, usize>,
     /// The IR block being lowered.
     current: BlockId,
-    refs: HashMap<String, FuncRef>,
+    /// The runtime functions declared in the function, by [`RuntimeFn`].
+    refs: [Option<FuncRef>; RuntimeFn::ALL.len()],
     ctx: ClValue,
     stop: cranelift_codegen::ir::Block,
     /// Uses of each value (by raw index: operands, phi inputs,
@@ -629,7 +630,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             conts: HashMap::default(),
             exit_numbers: HashMap::default(),
             current: f.entry,
-            refs: HashMap::default(),
+            refs: [None; RuntimeFn::ALL.len()],
             ctx,
             stop,
             uses: &facts.uses,
@@ -698,24 +699,24 @@ fn fused_compare(f: &Function, blk: BlockId, uses: &[u32]) -> Option<flowc_ir::I
 }
 
 impl<'a, 'b> Lowerer<'a, 'b> {
-    fn rt(&mut self, name: &'static str) -> FuncRef {
-        if let Some(r) = self.refs.get(name) {
-            return *r;
+    fn rt(&mut self, f: RuntimeFn) -> FuncRef {
+        if let Some(r) = self.refs[f as usize] {
+            return r;
         }
-        let id = self.env.runtime[name];
-        let r = self.env.module.declare_func_in_func(id, self.b.func);
-        self.refs.insert(name.to_owned(), r);
+        let r = self.env.module.declare_func_in_func(self.env.runtime[f], self.b.func);
+        self.refs[f as usize] = Some(r);
         r
     }
 
-    fn call_rt(&mut self, name: &'static str, args: &[ClValue]) -> ClValue {
-        self.call_rt_at(name, args, self.site)
+    fn call_rt(&mut self, f: RuntimeFn, args: &[ClValue]) -> ClValue {
+        self.call_rt_at(f, args, self.site)
     }
 
     /// [`Lowerer::call_rt`], storing `site` (if any) as where an error the
     /// call raises happened.
-    fn call_rt_at(&mut self, name: &'static str, args: &[ClValue], site: Option<u64>) -> ClValue {
-        if let Some(site) = site {
+    fn call_rt_at(&mut self, f: RuntimeFn, args: &[ClValue], site: Option<u64>) -> ClValue {
+        debug_assert_eq!(args.len(), f.arity(), "{}'s arguments", f.name());
+        if let Some(site) = site.filter(|_| f.stops()) {
             // Where an error the call raises happened.
             let k = self.konst(site as i64);
             self.b.ins().store(MemFlagsData::trusted(), k, self.ctx, offsets::SITE);
@@ -723,7 +724,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if !self.frame_stored {
             store_frame(&mut self.b, self.ctx);
         }
-        let r = self.rt(name);
+        let r = self.rt(f);
         let mut all = vec![self.ctx];
         all.extend_from_slice(args);
         let call = self.b.ins().call(r, &all);
@@ -766,7 +767,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         // The site travels in the description, not through the context.
         let desc = self.konst(flowc_runtime::runtime::op_desc(op as usize, args.len(), self.site) as i64);
         let b = if args.len() > 1 { args[1] } else { desc };
-        let r = self.call_rt_at("flowc_rt_op", &[desc, args[0], b], None);
+        let r = self.call_rt_at(RuntimeFn::Op, &[desc, args[0], b], None);
         self.check_stop(r);
         r
     }
@@ -1081,7 +1082,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     vs.push(n);
                 }
                 let name = self.konst(name);
-                let r = self.call_rt("flowc_rt_missing_op", &[name, n, vs[0], vs[1]]);
+                let r = self.call_rt(RuntimeFn::MissingOp, &[name, n, vs[0], vs[1]]);
                 self.check_stop(r);
                 self.define(i, r);
             }
@@ -1171,7 +1172,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let go = self.b.create_block();
         self.b.ins().brif(unbound, fail, &[], go, &[]);
         self.b.switch_to_block(fail);
-        self.call_rt("flowc_rt_check_bound", &[v]);
+        self.call_rt(RuntimeFn::CheckBound, &[v]);
         self.b.ins().jump(self.stop, &[]);
         self.b.switch_to_block(go);
     }
@@ -1187,7 +1188,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.b.ins().brif(left, go, &[], out, &[]);
         self.b.switch_to_block(out);
         self.at(header_site(self.f, blk));
-        self.call_rt("flowc_rt_out_of_fuel", &[]);
+        self.call_rt(RuntimeFn::OutOfFuel, &[]);
         self.b.ins().jump(self.stop, &[]);
         self.b.switch_to_block(go);
     }
@@ -1205,7 +1206,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let go = self.b.create_block();
         self.b.ins().brif(over, overflow, &[], go, &[]);
         self.b.switch_to_block(overflow);
-        self.call_rt("flowc_rt_stack_overflow", &[]);
+        self.call_rt(RuntimeFn::StackOverflow, &[]);
         self.b.ins().jump(self.stop, &[]);
         self.b.switch_to_block(go);
         self.b.ins().store(flags, next, self.ctx, offsets::DEPTH);
@@ -1370,7 +1371,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Terminator::Print(o) => {
                 let v = self.operand(&o);
                 self.check_use(&o, v);
-                self.call_rt("flowc_rt_print", &[v]);
+                self.call_rt(RuntimeFn::Print, &[v]);
                 self.b.ins().jump(self.stop, &[]);
             }
             Terminator::Return(o) => {
@@ -1384,7 +1385,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let index = self.env.traps.len() as i64;
                 self.env.traps.push(t.error_kind());
                 let k = self.konst(index);
-                self.call_rt("flowc_rt_trap", &[k]);
+                self.call_rt(RuntimeFn::Trap, &[k]);
                 self.b.ins().jump(self.stop, &[]);
             }
         }

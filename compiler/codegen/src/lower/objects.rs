@@ -23,7 +23,7 @@ use flowc_lang::heap::{run_offset, Layout};
 use flowc_lang::Symbol;
 
 use super::Lowerer;
-use crate::runtime::offsets;
+use crate::runtime::{offsets, RuntimeFn};
 use crate::word;
 
 /// What compiled code knows of the objects it meets.
@@ -113,7 +113,7 @@ impl Lowerer<'_, '_> {
         }
         self.b.switch_to_block(slow);
         let fld = self.konst(field.index() as i64);
-        let r = self.call_rt("flowc_rt_get", &[obj, fld]);
+        let r = self.call_rt(RuntimeFn::Get, &[obj, fld]);
         self.check_stop(r);
         self.b.ins().jump(join, &[BlockArg::Value(r)]);
         self.b.switch_to_block(join);
@@ -148,7 +148,7 @@ impl Lowerer<'_, '_> {
         }
         self.b.switch_to_block(slow);
         let fld = self.konst(field.index() as i64);
-        let r = self.call_rt("flowc_rt_set", &[obj, fld, value]);
+        let r = self.call_rt(RuntimeFn::Set, &[obj, fld, value]);
         self.check_stop(r);
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);
@@ -194,7 +194,7 @@ impl Lowerer<'_, '_> {
         }
         self.b.switch_to_block(slow);
         let c = self.konst(class.index() as i64);
-        let r = self.call_rt("flowc_rt_new", &[c]);
+        let r = self.call_rt(RuntimeFn::New, &[c]);
         self.b.ins().jump(join, &[BlockArg::Value(r)]);
         self.b.switch_to_block(join);
         self.b.block_params(join)[0]

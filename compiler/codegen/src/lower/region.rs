@@ -14,6 +14,7 @@ use cranelift_module::Module as _;
 use flowc_ir::{BlockId, Function, ValueId};
 
 use super::{frame, store_frame, Env, Facts, Lowerer};
+use crate::runtime::RuntimeFn;
 
 /// Lowering one region of a split function: where the region is, its
 /// frame, and what is pending.
@@ -250,7 +251,7 @@ impl Lowerer<'_, '_> {
                 self.b.ins().store(flags, v, base, offset);
             }
         }
-        let tier_up = self.rt("flowc_rt_tier_up");
+        let tier_up = self.rt(RuntimeFn::TierUp);
         let function = self.konst(index as i64);
         let entry = self.konst(1 + number as i64);
         let call = self.b.ins().call(tier_up, &[self.ctx, function, entry]);
