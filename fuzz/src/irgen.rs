@@ -541,7 +541,7 @@ impl<'r, 'c> FnGen<'r, 'c> {
     /// A random operation, in the strongest form its operands allow (or a
     /// weaker one), with its result type.
     fn op_inst(&mut self, avail: &[ValueId]) -> (InstKind, Option<Ty>) {
-        let op = *self.rng.pick(&Op::ALL);
+        let op = *self.rng.pick(Op::ALL);
         let wants: Vec<Ty> = match op {
             Op::ReadList => vec![Ty::List(2), Ty::Int(Interval::new(0, 1))],
             Op::Len => vec![Ty::List(2)],

@@ -78,8 +78,8 @@ impl Small {
     pub fn speculates(kind: &InstKind) -> bool {
         matches!(
             kind,
-            InstKind::Op { op: Operator::Known(Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod), args, form }
-                if args.len() == 2 && *form != Form::Word
+            InstKind::Op { op: Operator::Known(op), args, form }
+                if op.is_arithmetic() && args.len() == 2 && *form != Form::Word
         )
     }
 

@@ -84,7 +84,7 @@ use rustc_hash::FxHashMap as HashMap;
 use flowc_ir::{BlockId, Function, GuardKind, InstKind, Operand, Terminator, ValueId};
 use flowc_lang::ast::Operator;
 use flowc_lang::heap::cell;
-use flowc_lang::ops::{Form, Op};
+use flowc_lang::ops::{Condition, Form, Op};
 use flowc_lang::{Symbol, Value};
 
 use crate::lower::exits::{exit_record, ExitAt, Leaving};
@@ -1079,13 +1079,13 @@ impl Emit<'_, '_> {
 
     /// rax := the word of `rax OP rcx` (1 or 0) for a comparison `op`.
     fn compare(&mut self, op: Op) {
-        let c = match op {
-            Op::Lt => Cond::Less,
-            Op::Le => Cond::LessEqual,
-            Op::Gt => Cond::Greater,
-            Op::Ge => Cond::GreaterEqual,
-            Op::Eq => Cond::Equal,
-            _ => Cond::NotEqual,
+        let c = match op.condition().expect("a comparison") {
+            Condition::Less => Cond::Less,
+            Condition::LessEqual => Cond::LessEqual,
+            Condition::Greater => Cond::Greater,
+            Condition::GreaterEqual => Cond::GreaterEqual,
+            Condition::Equal => Cond::Equal,
+            Condition::NotEqual => Cond::NotEqual,
         };
         self.a.alu(Alu::Cmp, RAX, RCX);
         self.a.set(c, RAX);

@@ -17,7 +17,7 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, Value as ClValue};
 
 use flowc_ir::Operand;
-use flowc_lang::ops::Op;
+use flowc_lang::ops::{Condition, Op};
 
 use super::Lowerer;
 use crate::word::{self, ONE, ZERO};
@@ -321,12 +321,12 @@ pub(super) fn small_op_can_fail(op: Op, divisor: Option<i64>) -> bool {
 /// The signed condition of a comparison on small-integer words (the tag
 /// preserves order).
 pub(super) fn int_cc(op: Op) -> IntCC {
-    match op {
-        Op::Lt => IntCC::SignedLessThan,
-        Op::Le => IntCC::SignedLessThanOrEqual,
-        Op::Gt => IntCC::SignedGreaterThan,
-        Op::Ge => IntCC::SignedGreaterThanOrEqual,
-        Op::Eq => IntCC::Equal,
-        _ => IntCC::NotEqual,
+    match op.condition().expect("a comparison") {
+        Condition::Less => IntCC::SignedLessThan,
+        Condition::LessEqual => IntCC::SignedLessThanOrEqual,
+        Condition::Greater => IntCC::SignedGreaterThan,
+        Condition::GreaterEqual => IntCC::SignedGreaterThanOrEqual,
+        Condition::Equal => IntCC::Equal,
+        Condition::NotEqual => IntCC::NotEqual,
     }
 }

@@ -406,13 +406,7 @@ pub unsafe fn op_words(op: Op, nargs: u64, a: Word, b: Word) -> Option<Word> {
             let (neg, r) = x.mod_floor(&y)?;
             return Some(limb_word(neg, r));
         }
-        Op::Eq => return Some(truth(x == y)),
-        Op::Ne => return Some(truth(x != y)),
-        Op::Lt => return Some(truth(x.cmp(&y) == Ordering::Less)),
-        Op::Le => return Some(truth(x.cmp(&y) != Ordering::Greater)),
-        Op::Gt => return Some(truth(x.cmp(&y) == Ordering::Greater)),
-        Op::Ge => return Some(truth(x.cmp(&y) != Ordering::Less)),
-        _ => return None,
+        _ => return Some(truth(op.condition()?.holds(x.cmp(&y)))),
     };
     Some(r.to_word())
 }

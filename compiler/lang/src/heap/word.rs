@@ -24,6 +24,7 @@
 
 use std::fmt;
 
+use crate::ops::range::{WORD_MAX, WORD_MIN};
 use crate::{Symbol, Value};
 
 use super::cell::Cell;
@@ -100,7 +101,7 @@ pub const ONE: Word = Word(3);
 /// Integers that fit a word inline: 63 bits.
 #[inline]
 pub fn small(n: i64) -> Option<Word> {
-    if (-(1i64 << 62)..(1i64 << 62)).contains(&n) {
+    if (WORD_MIN as i64..=WORD_MAX as i64).contains(&n) {
         Some(Word(((n << 1) | 1) as u64))
     } else {
         None

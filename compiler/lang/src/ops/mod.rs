@@ -19,26 +19,6 @@ use num_traits::Zero;
 
 use crate::value::Value;
 
-/// A known operation.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Op {
-    Same,
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Mod,
-    Neg,
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    ReadList,
-    Len,
-}
-
 /// How an operation is written in the readable syntax.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Readable {
@@ -92,6 +72,50 @@ pub enum Failure {
     DivByZero,
 }
 
+/// What kind of operation it is: the column passes and code generators
+/// ask instead of listing operations.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// `same`: its operand.
+    Copy,
+    /// Integer arithmetic (`add sub mul div mod neg`): integers in, an
+    /// integer out, bignums on overflow.
+    Arith,
+    /// An ordering of two integers (`lt le gt ge`): 1 or 0.
+    Ordering,
+    /// Structural equality of any two values (`eq ne`): 1 or 0.
+    Equality,
+    /// A question to a list (`readlist len`).
+    List,
+}
+
+/// The condition a comparison tests of two integers (or, for equality,
+/// of two words): what code generators map to a machine condition.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Condition {
+    Less,
+    LessEqual,
+    Greater,
+    GreaterEqual,
+    Equal,
+    NotEqual,
+}
+
+impl Condition {
+    /// Whether it holds of two operands that compare as `o`.
+    #[inline]
+    pub fn holds(self, o: Ordering) -> bool {
+        match self {
+            Condition::Less => o == Ordering::Less,
+            Condition::LessEqual => o != Ordering::Greater,
+            Condition::Greater => o == Ordering::Greater,
+            Condition::GreaterEqual => o != Ordering::Less,
+            Condition::Equal => o == Ordering::Equal,
+            Condition::NotEqual => o != Ordering::Equal,
+        }
+    }
+}
+
 /// Static facts about one operation.
 #[derive(Debug)]
 pub struct OpInfo {
@@ -100,6 +124,7 @@ pub struct OpInfo {
     pub name: &'static str,
     pub arity: usize,
     pub readable: Readable,
+    pub class: Class,
     /// No effects: the result depends only on the operands.
     pub pure: bool,
     pub commutative: bool,
@@ -110,182 +135,106 @@ pub struct OpInfo {
     /// The specialized forms cleanup may rewrite it to (always including
     /// `Generic`).
     pub forms: &'static [Form],
+    /// The comparison that gives the same result with the operands
+    /// swapped (`k < x` is `x > k`), if it is one.
+    pub mirror: Option<Op>,
+    /// The comparison that gives 1 exactly when this one gives 0, if it
+    /// is one.
+    pub negation: Option<Op>,
+    /// The condition it tests, if it is a comparison.
+    pub condition: Option<Condition>,
 }
 
-use Failure::*;
+/// Declares the operations, one line each: the variant, then the columns
+/// of its [`OpInfo`] in order. Generates [`Op`], [`Op::ALL`] and [`OPS`]:
+/// adding an operation is a line here and its semantics in
+/// [`Op::eval1`] or [`Op::eval2`]; every engine reads the rest from the
+/// table, and code generators call the runtime for an operation they have
+/// no inline path for.
+macro_rules! op_table {
+    ($($variant:ident: $name:literal, $arity:literal, $readable:expr, $class:ident, $pure:ident,
+        $commutative:ident, [$($failure:ident),*], $operands:literal, [$($form:ident),*],
+        $mirror:ident, $negation:ident, $condition:ident;)*) => {
+        /// A known operation.
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Op {
+            $($variant,)*
+        }
 
-/// The table, indexed by `Op as usize`.
-pub static OPS: [OpInfo; 15] = [
-    OpInfo {
-        op: Op::Same,
-        name: "same",
-        arity: 1,
-        readable: Readable::Copy,
-        pure: true,
-        commutative: false,
-        failures: &[],
-        operands: "any value",
-        forms: &[Form::Generic],
-    },
-    OpInfo {
-        op: Op::Add,
-        name: "add",
-        arity: 2,
-        readable: Readable::Infix("+"),
-        pure: true,
-        commutative: true,
-        failures: &[Type],
-        operands: "integers",
-        forms: &[Form::Generic, Form::Int, Form::Word],
-    },
-    OpInfo {
-        op: Op::Sub,
-        name: "sub",
-        arity: 2,
-        readable: Readable::Infix("-"),
-        pure: true,
-        commutative: false,
-        failures: &[Type],
-        operands: "integers",
-        forms: &[Form::Generic, Form::Int, Form::Word],
-    },
-    OpInfo {
-        op: Op::Mul,
-        name: "mul",
-        arity: 2,
-        readable: Readable::Infix("*"),
-        pure: true,
-        commutative: true,
-        failures: &[Type],
-        operands: "integers",
-        forms: &[Form::Generic, Form::Int, Form::Word],
-    },
-    OpInfo {
-        op: Op::Div,
-        name: "div",
-        arity: 2,
-        readable: Readable::Infix("//"),
-        pure: true,
-        commutative: false,
-        failures: &[Type, DivByZero],
-        operands: "integers",
-        forms: &[Form::Generic, Form::Int, Form::Word],
-    },
-    OpInfo {
-        op: Op::Mod,
-        name: "mod",
-        arity: 2,
-        readable: Readable::Infix("%"),
-        pure: true,
-        commutative: false,
-        failures: &[Type, DivByZero],
-        operands: "integers",
-        forms: &[Form::Generic, Form::Int, Form::Word],
-    },
-    OpInfo {
-        op: Op::Neg,
-        name: "neg",
-        arity: 1,
-        readable: Readable::Prefix("-"),
-        pure: true,
-        commutative: false,
-        failures: &[Type],
-        operands: "an integer",
-        forms: &[Form::Generic, Form::Int, Form::Word],
-    },
-    OpInfo {
-        op: Op::Eq,
-        name: "eq",
-        arity: 2,
-        readable: Readable::Infix("=="),
-        pure: true,
-        commutative: true,
-        failures: &[],
-        operands: "any values",
-        // `.word`: one operand is an object, an atom or a small integer,
-        // equal only to itself: the words compare (an object's identity).
-        forms: &[Form::Generic, Form::Word],
-    },
-    OpInfo {
-        op: Op::Ne,
-        name: "ne",
-        arity: 2,
-        readable: Readable::Infix("!="),
-        pure: true,
-        commutative: true,
-        failures: &[],
-        operands: "any values",
-        // `.word`: one operand is an object, an atom or a small integer,
-        // equal only to itself: the words compare (an object's identity).
-        forms: &[Form::Generic, Form::Word],
-    },
-    OpInfo {
-        op: Op::Lt,
-        name: "lt",
-        arity: 2,
-        readable: Readable::Infix("<"),
-        pure: true,
-        commutative: false,
-        failures: &[Type],
-        operands: "integers",
-        forms: &[Form::Generic, Form::Int, Form::Word],
-    },
-    OpInfo {
-        op: Op::Le,
-        name: "le",
-        arity: 2,
-        readable: Readable::Infix("<="),
-        pure: true,
-        commutative: false,
-        failures: &[Type],
-        operands: "integers",
-        forms: &[Form::Generic, Form::Int, Form::Word],
-    },
-    OpInfo {
-        op: Op::Gt,
-        name: "gt",
-        arity: 2,
-        readable: Readable::Infix(">"),
-        pure: true,
-        commutative: false,
-        failures: &[Type],
-        operands: "integers",
-        forms: &[Form::Generic, Form::Int, Form::Word],
-    },
-    OpInfo {
-        op: Op::Ge,
-        name: "ge",
-        arity: 2,
-        readable: Readable::Infix(">="),
-        pure: true,
-        commutative: false,
-        failures: &[Type],
-        operands: "integers",
-        forms: &[Form::Generic, Form::Int, Form::Word],
-    },
-    OpInfo {
-        op: Op::ReadList,
-        name: "readlist",
-        arity: 2,
-        readable: Readable::Index,
-        pure: true,
-        commutative: false,
-        failures: &[Type, Index],
-        operands: "a list and an integer",
-        forms: &[Form::Generic, Form::Int, Form::Word],
-    },
-    OpInfo {
-        op: Op::Len,
-        name: "len",
-        arity: 1,
-        readable: Readable::Call,
-        pure: true,
-        commutative: false,
-        failures: &[Type],
-        operands: "a list",
-        forms: &[Form::Generic, Form::Word],
-    },
-];
+        impl Op {
+            /// Every operation, in the table's order.
+            pub const ALL: &'static [Op] = &[$(Op::$variant,)*];
+
+            /// What kind of operation it is (a match, not a load from
+            /// [`OPS`]: the interpreters' fast paths ask it per operation).
+            #[inline]
+            pub const fn class(self) -> Class {
+                match self {
+                    $(Op::$variant => Class::$class,)*
+                }
+            }
+
+            /// The condition it tests, if it is a comparison (a match, as
+            /// [`Op::class`]).
+            #[inline]
+            pub const fn condition(self) -> Option<Condition> {
+                match self {
+                    $(Op::$variant => op_table!(@condition $condition),)*
+                }
+            }
+        }
+
+        /// The table, indexed by `Op as usize`.
+        pub static OPS: [OpInfo; Op::ALL.len()] = [$(OpInfo {
+            op: Op::$variant,
+            name: $name,
+            arity: $arity,
+            readable: $readable,
+            class: Class::$class,
+            pure: op_table!(@yes $pure),
+            commutative: op_table!(@yes $commutative),
+            failures: &[$(Failure::$failure),*],
+            operands: $operands,
+            forms: &[$(Form::$form),*],
+            mirror: op_table!(@op $mirror),
+            negation: op_table!(@op $negation),
+            condition: op_table!(@condition $condition),
+        },)*];
+    };
+    (@yes pure) => { true };
+    (@yes effects) => { false };
+    (@yes commutative) => { true };
+    (@yes ordered) => { false };
+    (@op none) => { None };
+    (@op $op:ident) => { Some(Op::$op) };
+    (@condition none) => { None };
+    (@condition $c:ident) => { Some(Condition::$c) };
+}
+
+// Columns: name, arity, readable syntax, class, purity, commutativity,
+// failures, operand kinds (for messages), forms, mirror, negation,
+// condition.
+// Equality's `Word` form: one operand is an object, an atom or a small
+// integer, equal only to itself, so the words compare (an object's
+// identity).
+#[rustfmt::skip]
+op_table! {
+    Same: "same", 1, Readable::Copy, Copy, pure, ordered, [], "any value", [Generic], none, none, none;
+    Add: "add", 2, Readable::Infix("+"), Arith, pure, commutative, [Type], "integers", [Generic, Int, Word], none, none, none;
+    Sub: "sub", 2, Readable::Infix("-"), Arith, pure, ordered, [Type], "integers", [Generic, Int, Word], none, none, none;
+    Mul: "mul", 2, Readable::Infix("*"), Arith, pure, commutative, [Type], "integers", [Generic, Int, Word], none, none, none;
+    Div: "div", 2, Readable::Infix("//"), Arith, pure, ordered, [Type, DivByZero], "integers", [Generic, Int, Word], none, none, none;
+    Mod: "mod", 2, Readable::Infix("%"), Arith, pure, ordered, [Type, DivByZero], "integers", [Generic, Int, Word], none, none, none;
+    Neg: "neg", 1, Readable::Prefix("-"), Arith, pure, ordered, [Type], "an integer", [Generic, Int, Word], none, none, none;
+    Eq: "eq", 2, Readable::Infix("=="), Equality, pure, commutative, [], "any values", [Generic, Word], Eq, Ne, Equal;
+    Ne: "ne", 2, Readable::Infix("!="), Equality, pure, commutative, [], "any values", [Generic, Word], Ne, Eq, NotEqual;
+    Lt: "lt", 2, Readable::Infix("<"), Ordering, pure, ordered, [Type], "integers", [Generic, Int, Word], Gt, Ge, Less;
+    Le: "le", 2, Readable::Infix("<="), Ordering, pure, ordered, [Type], "integers", [Generic, Int, Word], Ge, Gt, LessEqual;
+    Gt: "gt", 2, Readable::Infix(">"), Ordering, pure, ordered, [Type], "integers", [Generic, Int, Word], Lt, Le, Greater;
+    Ge: "ge", 2, Readable::Infix(">="), Ordering, pure, ordered, [Type], "integers", [Generic, Int, Word], Le, Lt, GreaterEqual;
+    ReadList: "readlist", 2, Readable::Index, List, pure, ordered, [Type, Index], "a list and an integer", [Generic, Int, Word], none, none, none;
+    Len: "len", 1, Readable::Call, List, pure, ordered, [Type], "a list", [Generic, Word], none, none, none;
+}
 
 /// Why an operation failed. The interpreter adds the location.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -308,62 +257,35 @@ pub enum OpError {
 impl Op {
     /// Whether it compares its two operands, giving 1 or 0.
     pub fn is_comparison(self) -> bool {
-        matches!(self, Op::Eq | Op::Ne) || self.is_ordering()
+        matches!(self.class(), Class::Ordering | Class::Equality)
     }
 
     /// Whether it orders two integers (`lt le gt ge`).
     pub fn is_ordering(self) -> bool {
-        matches!(self, Op::Lt | Op::Le | Op::Gt | Op::Ge)
+        self.class() == Class::Ordering
+    }
+
+    /// Whether it is integer arithmetic (`add sub mul div mod neg`).
+    pub fn is_arithmetic(self) -> bool {
+        self.class() == Class::Arith
     }
 
     /// Whether its operands must be integers: arithmetic and orderings (its
     /// `Int` form then proves them all; `readlist` and `len` take lists).
     pub fn takes_integers(self) -> bool {
-        matches!(self, Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Neg) || self.is_ordering()
+        matches!(self.class(), Class::Arith | Class::Ordering)
     }
 
-    /// The ordering that compares the operands swapped: `k OP x` is
+    /// The comparison that compares the operands swapped: `k OP x` is
     /// `x OP.mirrored() k`. Other operations are their own mirror.
     pub fn mirrored(self) -> Op {
-        match self {
-            Op::Lt => Op::Gt,
-            Op::Le => Op::Ge,
-            Op::Gt => Op::Lt,
-            Op::Ge => Op::Le,
-            op => op,
-        }
+        self.info().mirror.unwrap_or(self)
     }
 
     /// The comparison that holds exactly when this one gives 0, if any.
     pub fn negated(self) -> Option<Op> {
-        Some(match self {
-            Op::Lt => Op::Ge,
-            Op::Le => Op::Gt,
-            Op::Gt => Op::Le,
-            Op::Ge => Op::Lt,
-            Op::Eq => Op::Ne,
-            Op::Ne => Op::Eq,
-            _ => return None,
-        })
+        self.info().negation
     }
-
-    pub const ALL: [Op; 15] = [
-        Op::Same,
-        Op::Add,
-        Op::Sub,
-        Op::Mul,
-        Op::Div,
-        Op::Mod,
-        Op::Neg,
-        Op::Eq,
-        Op::Ne,
-        Op::Lt,
-        Op::Le,
-        Op::Gt,
-        Op::Ge,
-        Op::ReadList,
-        Op::Len,
-    ];
 
     pub fn info(self) -> &'static OpInfo {
         &OPS[self as usize]
@@ -414,13 +336,7 @@ impl Op {
             Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod => self.arith(a, b),
             op if op.is_ordering() => {
                 let ord = self.compare(a, b)?;
-                let r = match self {
-                    Op::Lt => ord == Ordering::Less,
-                    Op::Le => ord != Ordering::Greater,
-                    Op::Gt => ord == Ordering::Greater,
-                    _ => ord != Ordering::Less,
-                };
-                Ok(Value::Int(r as i64))
+                Ok(Value::Int(op.condition().is_some_and(|c| c.holds(ord)) as i64))
             }
             Op::ReadList => match (a, b) {
                 (Value::List(items), Value::Int(i)) => usize::try_from(*i)
@@ -505,13 +421,7 @@ impl Op {
             Op::Div | Op::Mod if y == 0 || (x == i64::MIN && y == -1) => None,
             Op::Div => Some(Integer::div_floor(&x, &y)),
             Op::Mod => Some(Integer::mod_floor(&x, &y)),
-            Op::Lt => Some((x < y) as i64),
-            Op::Le => Some((x <= y) as i64),
-            Op::Gt => Some((x > y) as i64),
-            Op::Ge => Some((x >= y) as i64),
-            Op::Eq => Some((x == y) as i64),
-            Op::Ne => Some((x != y) as i64),
-            _ => None,
+            _ => Some(self.condition()?.holds(x.cmp(&y)) as i64),
         }
     }
 
@@ -590,6 +500,29 @@ mod tests {
         for (i, info) in OPS.iter().enumerate() {
             assert_eq!(info.op as usize, i);
             assert_eq!(Op::from_name(info.name), Some(info.op));
+        }
+    }
+
+    #[test]
+    fn mirrors_and_negations_in_the_table_agree_with_eval() {
+        let values = [int(-3), int(0), int(2), int(2), Value::atom("a")];
+        for op in Op::ALL.iter().copied().filter(|op| op.is_comparison()) {
+            assert!(op.condition().is_some(), "{op:?} tests a condition");
+            for a in &values {
+                for b in &values {
+                    let r = op.eval2(a, b);
+                    // (An error names the operation: only that both fail.)
+                    assert_eq!(op.mirrored().eval2(b, a).ok(), r.clone().ok(), "{op:?} mirrored on {a:?} {b:?}");
+                    let negated = op.negated().expect("a comparison has a negation").eval2(a, b);
+                    match r {
+                        Ok(r) => assert_eq!(negated, Ok(int((r == int(0)) as i64)), "{op:?} negated"),
+                        Err(_) => assert!(negated.is_err()),
+                    }
+                }
+            }
+        }
+        for op in Op::ALL.iter().copied().filter(|op| !op.is_comparison()) {
+            assert_eq!((op.condition(), op.negated()), (None, None), "{op:?}");
         }
     }
 

@@ -35,8 +35,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use flowc_ir::{Function, GuardKind, InstData, InstKind, Operand, ResumeData, ResumeFrame, ResumeValue, ValueId};
 use flowc_lang::ast::Operator;
-use flowc_lang::ops::range::SMALL_PARAM;
-use flowc_lang::ops::Op;
+use flowc_lang::ops::range::{self, SMALL_PARAM};
 use flowc_lang::{Symbol, Value};
 
 /// A check: the parameter at this position is an integer in this range.
@@ -74,11 +73,9 @@ pub fn checks(f: &Function, names: &[Symbol], args: &[Value]) -> Vec<Check> {
     let operands = |v: ValueId| -> Vec<ValueId> {
         match f.values[v].def {
             flowc_ir::ValueDef::Inst(d) => match &f.insts[d].kind {
-                InstKind::Op {
-                    op: Operator::Known(Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Neg),
-                    args,
-                    ..
-                } => args.iter().filter_map(|a| a.as_value()).collect(),
+                InstKind::Op { op: Operator::Known(op), args, .. } if op.is_arithmetic() => {
+                    args.iter().filter_map(|a| a.as_value()).collect()
+                }
                 _ => Vec::new(),
             },
             _ => Vec::new(),
@@ -110,12 +107,12 @@ pub fn checks(f: &Function, names: &[Symbol], args: &[Value]) -> Vec<Check> {
     let mut arithmetic: HashSet<ValueId> = HashSet::default();
     for (_, i) in f.all_insts() {
         if let InstKind::Op { op: Operator::Known(op), args, .. } = &f.insts[i].kind {
-            if op.is_comparison() || matches!(op, Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Neg) {
+            if op.is_comparison() || op.is_arithmetic() {
                 arithmetic.extend(args.iter().filter_map(|a| a.as_value()).filter(|v| params.contains(v)));
             }
         }
     }
-    let (word_min, word_max) = (-(1i64 << 62), (1i64 << 62) - 1);
+    let (word_min, word_max) = (range::WORD_MIN as i64, range::WORD_MAX as i64);
     f.params
         .iter()
         .zip(args)

@@ -85,7 +85,7 @@ pub enum Fact {
     Class(Symbol),
 }
 
-const WORD: (i64, i64) = (-(1 << 62), (1 << 62) - 1);
+const WORD: (i64, i64) = (flowc_lang::ops::range::WORD_MIN as i64, flowc_lang::ops::range::WORD_MAX as i64);
 const SMALL: i64 = 1 << 32;
 
 impl Fact {
