@@ -132,7 +132,7 @@ impl Small {
 
     fn result_is_small(&self, kind: &InstKind) -> bool {
         match kind {
-            InstKind::Op { op: Operator::Known(op), args, form } if op.arity() == args.len() => match op {
+            InstKind::Op { op: Operator::Known(op), args, form } => match op {
                 op if op.is_comparison() || *op == Op::Len => true,
                 Op::Same => self.operand(&args[0]),
                 Op::Mod => *form == Form::Word || self.operand(&args[1]),

@@ -2,7 +2,7 @@
 //! terminators. Used by the front end, the tracer and tests.
 
 use flowc_lang::ast::Operator;
-use flowc_lang::ops::{Form, Op};
+use flowc_lang::ops::Op;
 use flowc_lang::Symbol;
 
 use crate::function::{
@@ -80,9 +80,11 @@ impl Builder {
         v.expect("phis have results")
     }
 
-    /// Appends a known operation in its generic form.
+    /// Appends a known operation in its generic form (given the wrong
+    /// number of operands, an unknown one of its name:
+    /// [`InstKind::generic_op`]).
     pub fn op(&mut self, b: BlockId, op: Op, args: impl Into<Args>, name: Option<Symbol>) -> ValueId {
-        let kind = InstKind::Op { op: Operator::Known(op), form: Form::Generic, args: args.into() };
+        let kind = InstKind::generic_op(Operator::Known(op), args);
         self.inst(b, kind, name).expect("ops have results")
     }
 

@@ -123,8 +123,13 @@ pub enum InstKind {
     /// One input per predecessor block.
     Phi(PhiInputs),
     /// An operation of the op table in a given form; `Operator::Unknown`
-    /// (or a known op with the wrong operand count) fails with
-    /// `missing_op` once its operands have been read.
+    /// fails with `missing_op` once its operands have been read.
+    ///
+    /// Invariant: a known operation has as many operands as its arity.
+    /// [`InstKind::generic_op`] and the IR parser make any other count an
+    /// unknown operation of that name (which fails as the reference
+    /// interpreter fails on it), the checker rejects it, and passes and
+    /// code generators rely on it: none tests the count again.
     Op {
         op: Operator,
         form: Form,
@@ -303,10 +308,10 @@ impl InstKind {
         !matches!(self, InstKind::Set { .. } | InstKind::Guard { .. })
     }
 
-    /// The known operation, if this is an op whose operand count matches.
+    /// The known operation, if this is one.
     pub fn known_op(&self) -> Option<(Op, Form)> {
         match self {
-            InstKind::Op { op: Operator::Known(op), form, args } if op.arity() == args.len() => Some((*op, *form)),
+            InstKind::Op { op: Operator::Known(op), form, .. } => Some((*op, *form)),
             _ => None,
         }
     }
@@ -325,8 +330,8 @@ impl InstKind {
     pub fn can_fail(&self) -> bool {
         match self {
             InstKind::Phi(_) | InstKind::Unbound(_) | InstKind::New(_) => false,
-            InstKind::Op { op: Operator::Known(op), form: Form::Word, args } if op.arity() == args.len() => false,
-            InstKind::Op { op: Operator::Known(op), form: Form::Int, args } if op.arity() == args.len() => {
+            InstKind::Op { op: Operator::Known(_), form: Form::Word, .. } => false,
+            InstKind::Op { op: Operator::Known(op), form: Form::Int, .. } => {
                 op.info().failures.iter().any(|f| *f != flowc_lang::ops::Failure::Type)
             }
             _ => true,

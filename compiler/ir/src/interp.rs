@@ -228,7 +228,7 @@ impl<'m> Machine<'m> {
                     InstKind::Op { op, form, args } => {
                         let vals = self.read_all(&frame, args, index)?;
                         let v = match op {
-                            Operator::Known(op) if op.arity() == vals.len() => {
+                            Operator::Known(op) => {
                                 check_form(*op, *form, &vals).map_err(|k| self.error(&frame, k, index))?;
                                 op.eval(&vals).map_err(|e| self.error(&frame, ErrorKind::from_op(e), index))?
                             }

@@ -125,7 +125,7 @@ fn rewrite(f: &mut Function, p: &Propagation) -> Vec<(BlockId, InstId)> {
                 }
                 let result = data.result.map(|v| p.info(v));
                 match &data.kind {
-                    InstKind::Op { op: Operator::Known(op), args, .. } if op.arity() == args.len() => {
+                    InstKind::Op { op: Operator::Known(op), .. } => {
                         let form = lattice::best_form(*op, &infos);
                         forms.push((i, form));
                         // Replaced by its constant only if it cannot fail:

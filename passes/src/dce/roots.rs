@@ -63,9 +63,7 @@ impl Roots<'_> {
         match kind {
             InstKind::Phi(_) | InstKind::Unbound(_) | InstKind::New(_) => false,
             InstKind::CheckBound(o) => !self.is_bound(o),
-            InstKind::Op { op: Operator::Known(op), form, args } if op.arity() == args.len() => {
-                op_may_fail(*op, *form, args, |o| self.is_bound(o))
-            }
+            InstKind::Op { op: Operator::Known(op), form, args } => op_may_fail(*op, *form, args, |o| self.is_bound(o)),
             _ => kind.can_fail(),
         }
     }

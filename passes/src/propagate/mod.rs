@@ -422,7 +422,7 @@ impl<'m> Analysis<'m> {
                 }
                 return self.set(v, acc, true);
             }
-            InstKind::Op { op: Operator::Known(op), args, .. } if op.arity() == args.len() => match args.as_slice() {
+            InstKind::Op { op: Operator::Known(op), args, .. } => match args.as_slice() {
                 [x] => lattice::transfer(*op, &[self.operand(x, b)]),
                 [x, y] => lattice::transfer(*op, &[self.operand(x, b), self.operand(y, b)]),
                 _ => lattice::transfer(*op, &args.iter().map(|o| self.operand(o, b)).collect::<Vec<Info>>()),

@@ -1030,7 +1030,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.b.set_srcloc(IrPlace::Inst(i).srcloc());
         let kind = self.f.insts[i].kind.clone();
         match kind {
-            InstKind::Op { op: Operator::Known(op), args, form } if op.arity() == args.len() => {
+            InstKind::Op { op: Operator::Known(op), args, form } => {
                 let known = self.known_small(&args);
                 // A positive constant divisor below 2^30 (twice it fits 31 bits).
                 let divisor = match args.get(1) {

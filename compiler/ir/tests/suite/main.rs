@@ -8,6 +8,7 @@
 //! MODULE::`.
 
 mod bound;
+mod builder;
 mod calls;
 mod compact;
 mod dominators;

@@ -73,7 +73,7 @@ pub fn phi_ranges(f: &Function, body: BlockId, known: &[Info], phis: &[(ValueId,
 fn abstract_step(f: &Function, info: &mut [Info], i: InstId, of: &impl Fn(&[Info], &Operand) -> Info) {
     let data = &f.insts[i];
     match &data.kind {
-        InstKind::Op { op: Operator::Known(op), args, .. } if op.arity() == args.len() => {
+        InstKind::Op { op: Operator::Known(op), args, .. } => {
             let infos: Vec<Info> = args.iter().map(|a| of(info, a)).collect();
             if let Some(v) = data.result {
                 info[ix(v)] = lattice::transfer(*op, &infos);

@@ -251,7 +251,7 @@ impl<'a> Opt<'a> {
         let kind = self.f.insts[i].kind.clone();
         let result = self.f.insts[i].result;
         match kind {
-            InstKind::Op { op: Operator::Known(op), args, .. } if op.arity() == args.len() => {
+            InstKind::Op { op: Operator::Known(op), args, .. } => {
                 let args: Args = args.iter().map(|a| self.real(a)).collect();
                 let infos: Vec<Info> = args.iter().map(|a| self.info_of(a)).collect();
                 let out = lattice::transfer(op, &infos);
