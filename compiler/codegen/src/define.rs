@@ -207,7 +207,7 @@ pub fn define_function(env: &mut Env, f: &Function, id: FuncId, facts: lower::Fa
 pub fn define_tier0(env: &mut Env, f: &Function, id: FuncId, facts: lower::Facts, index: usize) -> Result<(), String> {
     let mut fbctx = FunctionBuilderContext::new();
     let headers = facts.hot_headers();
-    let facts = facts.all_cold_now();
+    let facts = facts.every_block_cold();
     define_split(env, f, &facts, id, TIER0_SIZES, Some((index, headers)), &mut fbctx)
 }
 

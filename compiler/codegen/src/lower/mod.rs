@@ -304,7 +304,7 @@ struct Lowerer<'a, 'b> {
     /// A huge function, or a region of a split one (forced splits in tests
     /// included, so they run what huge functions run): lowered for compile
     /// time (see the module docs).
-    huge: bool,
+    for_compile_time: bool,
     /// Lowering one region of a split huge function ([`frame`]).
     split: Option<Region<'b>>,
     /// The function's runs per run of the program are known
@@ -409,7 +409,7 @@ impl Facts {
 
     /// These facts with every block cold: how tier-0 code is lowered
     /// ([`crate::tiers`]).
-    pub fn all_cold_now(mut self) -> Facts {
+    pub fn every_block_cold(mut self) -> Facts {
         self.runs_known = true;
         self.cycles.iter_mut().for_each(|c| *c = None);
         self
@@ -572,7 +572,7 @@ fn lower_with(
     l.exit_points = exit_points;
     l.iterations = iterations;
     l.frame_stored = frame_stored;
-    l.huge = f.is_huge() && l.vars.is_none();
+    l.for_compile_time = f.is_huge() && l.vars.is_none();
     l.finish_stop();
     if let (Some(small), Some(blocks)) = (&optimistic_small, &optimistic_blocks) {
         l.loop_entries = Some(LoopEntries::new(f, &facts.cfg, &facts.small, small, blocks.clone()));
@@ -644,7 +644,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             loops: &facts.loops,
             iterations: None,
             leave: None,
-            huge: false,
+            for_compile_time: false,
             split,
             frame_stored: true,
             defer_stop: false,
@@ -746,7 +746,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// 3,300 without them in its counted loops too, which run 78
     /// iterations in all.)
     fn is_cold(&self) -> bool {
-        (self.huge || self.runs_known) && self.cycles[ix(self.current)].is_none()
+        (self.for_compile_time || self.runs_known) && self.cycles[ix(self.current)].is_none()
     }
 
     /// Lists the words of the function's [`Roots`] in the stack map of
@@ -788,7 +788,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// kept thousands of values live across the whole function (at
     /// 10^6 statements the allocator took most of the compile time).
     fn mark_cold(&mut self, blk: cranelift_codegen::ir::Block) {
-        if !self.huge {
+        if !self.for_compile_time {
             self.b.set_cold_block(blk);
         }
     }
@@ -897,7 +897,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.block_start(blk);
         }
         let fused = if last { fused_compare(self.f, blk, self.uses) } else { None };
-        self.defer_stop = self.huge || self.is_cold();
+        self.defer_stop = self.for_compile_time || self.is_cold();
         for k in start..end {
             let i = self.f.blocks[blk].insts[k];
             if let Some(r) = &mut self.split {

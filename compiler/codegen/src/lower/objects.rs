@@ -90,7 +90,7 @@ impl Lowerer<'_, '_> {
     /// and 1.16 GB to compile and run natively, 1.9 s and 0.72 GB with
     /// runtime calls only); and in cold code ([`Lowerer::is_cold`]).
     fn slot_offset(&self, field: Symbol) -> Option<i32> {
-        if self.huge || self.is_cold() {
+        if self.for_compile_time || self.is_cold() {
             return None;
         }
         let k = self.env.objects.layout.slot(field)?;
@@ -163,7 +163,7 @@ impl Lowerer<'_, '_> {
         let slow = self.cold_block();
         // Inline bump allocation, except in huge functions and code that
         // runs once (see `slot_offset`).
-        if words <= MAX_WORDS && !self.huge && !self.is_cold() {
+        if words <= MAX_WORDS && !self.for_compile_time && !self.is_cold() {
             let heap = self.b.ins().load(types::I64, flags, self.ctx, offsets::HEAP);
             let run = run_offset(words) as i32;
             let ptr = self.b.ins().load(types::I64, flags, heap, run);

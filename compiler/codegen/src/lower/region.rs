@@ -117,7 +117,7 @@ pub fn lower_region(
         refs: HashMap::default(),
     };
     let mut l = Lowerer::new(b, env, f, facts, blocks, ctx_value, Some(region));
-    l.huge = true;
+    l.for_compile_time = true;
     l.finish_stop();
     // The region's pieces, block by block: a block's pieces in one region
     // are consecutive.
