@@ -39,9 +39,11 @@ pub const PARALLEL_INSTS: usize = 20_000;
 /// it at once.
 pub const IN_FLIGHT: usize = 1;
 
-/// How a function is compiled.
+/// Which code generator compiles a function or trace, with which
+/// settings (not a tier of [`crate::tiers`]: tier-0 code and optimized
+/// tiers are each compiled by one of these).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Tier {
+pub enum Codegen {
     /// Cranelift's optimizations and backtracking register allocator.
     Optimized,
     /// Its cheapest settings: no mid-end optimizations, the single-pass
@@ -50,7 +52,7 @@ pub enum Tier {
     Cheap,
     /// Traces only: not Cranelift but the baseline compiler
     /// ([`crate::baseline`]), which emits machine code in one pass; a
-    /// trace it refuses is compiled [`Tier::Cheap`].
+    /// trace it refuses is compiled [`Codegen::Cheap`].
     Baseline,
 }
 
@@ -173,7 +175,7 @@ impl Drop for Compiler {
 /// Compiles function `name`, lowered into `ctx` and declared as `id`, at
 /// `tier`, and defines it in `env`'s module — now, or when the worker has
 /// compiled it (then before this returns if too many are on their way).
-pub fn submit(env: &mut Env, id: FuncId, name: Symbol, ctx: Box<Context>, tier: Tier) -> Result<(), String> {
+pub fn submit(env: &mut Env, id: FuncId, name: Symbol, ctx: Box<Context>, tier: Codegen) -> Result<(), String> {
     let isa = isa_of(&*env.module, tier)?;
     if std::env::var_os("FLOWC_CLIF").is_some() {
         // A debugging aid: the Cranelift IR as lowered, before Cranelift
@@ -253,7 +255,7 @@ fn define_compiled(
 
 /// The ISA a function of `module` is compiled with at `tier` (made once
 /// per process and kind).
-fn isa_of(module: &dyn Module, tier: Tier) -> Result<OwnedTargetIsa, String> {
+fn isa_of(module: &dyn Module, tier: Codegen) -> Result<OwnedTargetIsa, String> {
     static ISAS: std::sync::OnceLock<[Result<OwnedTargetIsa, String>; 4]> = std::sync::OnceLock::new();
     let isas = ISAS.get_or_init(|| {
         let cheap = [("opt_level", "none"), ("regalloc_algorithm", "single_pass")];
@@ -265,5 +267,5 @@ fn isa_of(module: &dyn Module, tier: Tier) -> Result<OwnedTargetIsa, String> {
         ]
     });
     let pic = usize::from(module.isa().flags().is_pic());
-    isas[pic + if tier == Tier::Optimized { 0 } else { 2 }].clone()
+    isas[pic + if tier == Codegen::Optimized { 0 } else { 2 }].clone()
 }

@@ -19,7 +19,7 @@ use flowc_ir::{Function, FunctionKind, Module as IrModule};
 use flowc_lang::interp::ErrorKind;
 use flowc_lang::Symbol;
 
-use crate::compile::{self, Compiler, Tier};
+use crate::compile::{self, Codegen, Compiler};
 use crate::lower::{self, signature, Constants, Env, SiteTable};
 use crate::runtime::RuntimeFn;
 
@@ -194,8 +194,8 @@ pub fn define_function(env: &mut Env, f: &Function, id: FuncId, facts: lower::Fa
     lower::lower(env, f, &facts, &mut ctx, &mut fbctx);
     let tier = match &env.links {
         Some(links) if f.kind == FunctionKind::Trace => links.tier,
-        _ if f.is_huge() || cold => Tier::Cheap,
-        _ => Tier::Optimized,
+        _ if f.is_huge() || cold => Codegen::Cheap,
+        _ => Codegen::Optimized,
     };
     compile::submit(env, id, f.name, ctx, tier)
 }
@@ -240,7 +240,7 @@ pub fn define_osr(env: &mut Env, f: &Function, id: FuncId, facts: lower::Facts) 
     let (_, frame) = split_layout(f, &facts, TIER0_SIZES, &headers);
     let mut ctx = env.compiler.context(&*env.module);
     lower::lower_osr(env, f, &facts, &frame, &headers, &mut ctx, &mut fbctx)?;
-    compile::submit(env, id, f.name, ctx, Tier::Optimized)
+    compile::submit(env, id, f.name, ctx, Codegen::Optimized)
 }
 
 /// Whether `f`, whose facts are `facts`, is compiled in tiers under
@@ -288,12 +288,12 @@ fn define_split(
     for (k, &region) in split.funcs.iter().enumerate() {
         let mut ctx = env.compiler.context(&*env.module);
         lower::lower_region(env, f, facts, &split, k, &mut ctx, fbctx);
-        compile::submit(env, region, f.name, ctx, Tier::Cheap)?;
+        compile::submit(env, region, f.name, ctx, Codegen::Cheap)?;
     }
     let mut ctx = env.compiler.context(&*env.module);
     let driver_tier = split.tier.as_ref().map(|t| (t.counter, t.index));
     lower::frame::lower_driver(env, f, &split, driver_tier, &mut ctx, fbctx);
-    compile::submit(env, id, f.name, ctx, Tier::Cheap)
+    compile::submit(env, id, f.name, ctx, Codegen::Cheap)
 }
 
 /// What was compiled into `ctx` as `id` (function `name`): its size,

@@ -616,7 +616,7 @@ impl TraceCache {
     /// cache, and every trace its `jump_trace`s name must be compiled
     /// already, with as many parameters as they pass.
     pub fn compile(&self, f: &Function) -> Result<TraceId, String> {
-        Ok(self.compile_all(&[f], crate::compile::Tier::Optimized)?[0])
+        Ok(self.compile_all(&[f], crate::compile::Codegen::Optimized)?[0])
     }
 
     /// Compiles traces `fs` into the cache together (their code is made
@@ -625,7 +625,7 @@ impl TraceCache {
     /// when the code generator fails on one, those before it are compiled
     /// (the cache's [`TraceCache::len`] says how many traces it holds).
     /// `tier` says how ([`crate::lower::Links::tier`]).
-    pub fn compile_all(&self, fs: &[&Function], tier: crate::compile::Tier) -> Result<Vec<TraceId>, String> {
+    pub fn compile_all(&self, fs: &[&Function], tier: crate::compile::Codegen) -> Result<Vec<TraceId>, String> {
         self.compile_in(fs, tier, None)
     }
 
@@ -634,7 +634,7 @@ impl TraceCache {
     /// baseline code, to run in that trace's frame ([`crate::baseline`]),
     /// so that once [`TraceCache::link`]ed to `from` (and to no other
     /// exit) the exit jumps straight into it.
-    pub fn compile_bridge(&self, f: &Function, from: ExitId, tier: crate::compile::Tier) -> Result<TraceId, String> {
+    pub fn compile_bridge(&self, f: &Function, from: ExitId, tier: crate::compile::Codegen) -> Result<TraceId, String> {
         Ok(self.compile_in(&[f], tier, Some(from))?[0])
     }
 
@@ -643,7 +643,7 @@ impl TraceCache {
     fn compile_in(
         &self,
         fs: &[&Function],
-        tier: crate::compile::Tier,
+        tier: crate::compile::Codegen,
         from: Option<ExitId>,
     ) -> Result<Vec<TraceId>, String> {
         let mut guard = self.inner.borrow_mut();
@@ -723,13 +723,13 @@ impl TraceCache {
                 root: Some(*root),
             });
             let baseline = match tier {
-                crate::compile::Tier::Baseline => {
+                crate::compile::Codegen::Baseline => {
                     match crate::baseline::compile(&mut env, f, &facts, &inner.function_code, parent) {
                         Ok(code) => Some(code),
                         Err(_) => {
                             // Refused: Cranelift compiles it, cheaply.
                             env.exits.clear();
-                            env.links.as_mut().expect("a trace cache's").tier = crate::compile::Tier::Cheap;
+                            env.links.as_mut().expect("a trace cache's").tier = crate::compile::Codegen::Cheap;
                             None
                         }
                     }

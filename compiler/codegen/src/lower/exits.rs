@@ -26,12 +26,12 @@ pub struct Links<'a> {
     /// `Env::exits` is exit `first_exit + k` of the cache, whose number
     /// plus one it returns.
     pub first_exit: usize,
-    /// How the trace is compiled: [`crate::compile::Tier::Baseline`] (by
-    /// [`crate::baseline`], else as [`crate::compile::Tier::Cheap`]) or [`crate::compile::Tier::Cheap`]
+    /// How the trace is compiled: [`crate::compile::Codegen::Baseline`] (by
+    /// [`crate::baseline`], else as [`crate::compile::Codegen::Cheap`]) or [`crate::compile::Codegen::Cheap`]
     /// (Cranelift's cheapest settings, no optimistic copy of its loop)
     /// for code just recorded, whose worth is not known yet;
-    /// [`crate::compile::Tier::Optimized`] for code that has proved hot.
-    pub tier: crate::compile::Tier,
+    /// [`crate::compile::Codegen::Optimized`] for code that has proved hot.
+    pub tier: crate::compile::Codegen,
     /// Every how many crossings a linked exit checks in ([`LINK_CHECK`]).
     pub link_check: u64,
 }

@@ -486,7 +486,7 @@ fn lower_with(
         blocks
     };
     let blocks = make_blocks(&mut b);
-    let cheap_trace = env.links.as_ref().is_some_and(|l| l.tier != crate::compile::Tier::Optimized);
+    let cheap_trace = env.links.as_ref().is_some_and(|l| l.tier != crate::compile::Codegen::Optimized);
     let exit_points = if cheap_trace { Default::default() } else { optimistic_exits(f, &facts.small, &facts.cycles) };
     let assumed = if exit_points.is_empty() { Vec::new() } else { Small::assumed_params(f) };
     // The optimistic copy's blocks: its own for the blocks on cycles, the

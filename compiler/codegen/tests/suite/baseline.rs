@@ -2,7 +2,7 @@
 //! tape cell's `v = (v + 1) % 256` compiles to, one instruction at a time,
 //! and where a loop's variables live.
 
-use flowc_codegen::compile::Tier;
+use flowc_codegen::compile::Codegen;
 use flowc_codegen::{Options, TraceCache};
 
 /// A cell's value incremented modulo 256, as the BF interpreters' traces
@@ -36,7 +36,7 @@ fn listing_of(text: &'static str) -> Vec<String> {
     flowc_codegen::with_stack(move || {
         let module = flowc_ir::parse::module("trace", text).unwrap();
         let cache = TraceCache::new(&module, module.layout(), Options::default()).unwrap();
-        let id = cache.compile_all(&[&module.functions[0]], Tier::Baseline).unwrap()[0];
+        let id = cache.compile_all(&[&module.functions[0]], Codegen::Baseline).unwrap()[0];
         let code = cache.code(id);
         flowc_codegen::disasm::instructions(&code.bytes).into_iter().map(|l| l.text).collect()
     })
@@ -120,7 +120,7 @@ fn run_baseline(text: &'static str, args: &'static [i64]) -> Vec<i64> {
     flowc_codegen::with_stack(move || {
         let module = flowc_ir::parse::module("trace", text).unwrap();
         let cache = TraceCache::new(&module, module.layout(), Options::default()).unwrap();
-        let id = cache.compile_all(&[&module.functions[0]], Tier::Baseline).unwrap()[0];
+        let id = cache.compile_all(&[&module.functions[0]], Codegen::Baseline).unwrap()[0];
         let args: Vec<flowc_lang::Value> = args.iter().map(|&k| flowc_lang::Value::Int(k)).collect();
         let mut run = flowc_codegen::Run { allocations: 0, max_depth: 1000, depth: 0, fuel: None, iterations: 0 };
         match cache.run(id, &args, &mut run) {

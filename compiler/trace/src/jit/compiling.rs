@@ -156,7 +156,7 @@ impl<'p> Jit<'p> {
         mut restarts: Vec<flowc_ir::ResumeId>,
         start: &str,
         started: Instant,
-        tier: flowc_codegen::compile::Tier,
+        tier: flowc_codegen::compile::Codegen,
         from: Option<ExitId>,
     ) -> Option<Vec<TraceId>> {
         if self.cache.is_none() {

@@ -160,7 +160,7 @@ pub struct Options {
     pub max_values: u32,
     /// How traces and bridges are compiled when recorded
     /// ([`flowc_codegen::lower::Links::tier`]).
-    pub tier: flowc_codegen::compile::Tier,
+    pub tier: flowc_codegen::compile::Codegen,
     /// Whether loops whose bridges are hot are recompiled as trees
     /// ([`crate::tree`]).
     pub trees: bool,
@@ -181,7 +181,7 @@ pub struct Options {
     /// "A compile budget" above); `None`: no budget.
     pub compile_allowance: Option<u64>,
     /// How trees are compiled (environment: `FLOWC_TREE_TIER`).
-    pub tree_tier: flowc_codegen::compile::Tier,
+    pub tree_tier: flowc_codegen::compile::Codegen,
     /// Called with every trace and bridge after conversion
     /// (`"conversion"`) and after optimization (`"optimization"`); tests
     /// run the IR checker here.
@@ -204,9 +204,9 @@ impl Default for Options {
             max_values: 8,
             judge_after: 1000,
             tier: match std::env::var("FLOWC_TRACE_TIER").as_deref() {
-                Ok("optimized") => flowc_codegen::compile::Tier::Optimized,
-                Ok("cheap") => flowc_codegen::compile::Tier::Cheap,
-                _ => flowc_codegen::compile::Tier::Baseline,
+                Ok("optimized") => flowc_codegen::compile::Codegen::Optimized,
+                Ok("cheap") => flowc_codegen::compile::Codegen::Cheap,
+                _ => flowc_codegen::compile::Codegen::Baseline,
             },
             // Off unless asked for (`FLOWC_TREES`): compiled by Cranelift
             // on the JIT's thread, a tree costs more than it saves on the
@@ -217,9 +217,9 @@ impl Default for Options {
             graft_crossings: 64,
             compile_allowance: Some(400_000),
             tree_tier: match std::env::var("FLOWC_TREE_TIER").as_deref() {
-                Ok("baseline") => flowc_codegen::compile::Tier::Baseline,
-                Ok("cheap") => flowc_codegen::compile::Tier::Cheap,
-                _ => flowc_codegen::compile::Tier::Optimized,
+                Ok("baseline") => flowc_codegen::compile::Codegen::Baseline,
+                Ok("cheap") => flowc_codegen::compile::Codegen::Cheap,
+                _ => flowc_codegen::compile::Codegen::Optimized,
             },
             inspect: None,
         }
