@@ -302,9 +302,12 @@ impl Lowerer<'_, '_> {
     }
 }
 
-/// Operations with an inline path on small integers.
+/// Operations with an inline path on small integers: the two-operand
+/// arithmetic `small_op` implements and the comparisons. Named, not derived
+/// from the op table's classes: an operation added to the table has no
+/// inline path until one is written, and takes the runtime's.
 pub(super) fn inline_word(op: Op) -> bool {
-    (op.takes_integers() && op != Op::Neg) || op.is_comparison()
+    matches!(op, Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod) || op.is_comparison()
 }
 
 /// Whether `small_op` on two small integers can need the slow path: an
