@@ -41,7 +41,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use flowc_bench::compile_run::{flowc, median, number_between};
-use flowc_bench::peers::{bf_to_c, cell, gcc, program_secs, root};
+use flowc_bench::peers::{bf_to_c, cell, gcc, program_secs, root, tutorial_peers};
 use flowc_tests::{bf, stack_vm};
 
 /// One row: an interpreter and what it runs.
@@ -125,13 +125,7 @@ fn main() {
             std::fs::write(&bf_file, text).expect("the program written");
             let bf_path = bf_file.to_str().expect("a UTF-8 path");
             if row.interpreter == "tutorial" {
-                if have_c {
-                    c = program_secs(c_interp.to_str().expect("a UTF-8 path"), &[bf_path], &expected, 3);
-                }
-                let py = root().join("bench/python/bf_tutorial.py");
-                pypy = program_secs("pypy3", &[py.to_str().expect("a UTF-8 path"), bf_path], &expected, 1);
-                let lua = root().join("bench/lua/bf_tutorial.lua");
-                luajit = program_secs("luajit", &[lua.to_str().expect("a UTF-8 path"), bf_path], &expected, 1);
+                [c, pypy, luajit] = tutorial_peers(have_c.then_some(c_interp.as_path()), bf_path, &expected);
             }
             let c_file = dir.join(format!("{}-{}.c", row.program, row.size));
             std::fs::write(&c_file, bf_to_c(&bf::instructions(text))).expect("the translation written");

@@ -26,7 +26,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use flowc_bench::compile_run::flowc;
-use flowc_bench::peers::{bf_to_c, cell, gcc, program_secs, root, script_secs};
+use flowc_bench::peers::{bf_to_c, cell, gcc, program_secs, root, script_secs, tutorial_peers};
 use flowc_tests::bf;
 
 fn main() {
@@ -64,16 +64,11 @@ fn main() {
             std::fs::write(&env_file, &env).expect("the environment written");
             let source = root().join("tests/corpus/interpreters").join(file);
             let native = native_secs(&exe, &source, &env_file, &expected);
-            let (mut c, mut pypy, mut luajit) = (None, None, None);
-            if interpreter == "tutorial" {
-                if have_c {
-                    c = program_secs(c_interp.to_str().expect("a UTF-8 path"), &[bf_path], &expected, 3);
-                }
-                let py = root().join("bench/python/bf_tutorial.py");
-                pypy = program_secs("pypy3", &[py.to_str().expect("a UTF-8 path"), bf_path], &expected, 1);
-                let lua = root().join("bench/lua/bf_tutorial.lua");
-                luajit = program_secs("luajit", &[lua.to_str().expect("a UTF-8 path"), bf_path], &expected, 1);
-            }
+            let [c, pypy, luajit] = if interpreter == "tutorial" {
+                tutorial_peers(have_c.then_some(c_interp.as_path()), bf_path, &expected)
+            } else {
+                [None; 3]
+            };
             println!(
                 "{:<22} {:>9.3} {:>7} {:>7} {:>8} {:>11}",
                 name,

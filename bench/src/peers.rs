@@ -46,6 +46,17 @@ pub fn program_secs(exe: &str, args: &[&str], expected: &str, runs: usize) -> Op
     best
 }
 
+/// The tutorial BF interpreter's peers running BF file `bf`, which prints
+/// `expected`: the C interpreter (the executable `c`, if gcc built it; best
+/// of 3), PyPy and LuaJIT (one run each); their seconds, if they ran.
+pub fn tutorial_peers(c: Option<&Path>, bf: &str, expected: &str) -> [Option<f64>; 3] {
+    let path = |p: &Path| p.to_str().expect("a UTF-8 path").to_string();
+    let c = c.and_then(|c| program_secs(&path(c), &[bf], expected, 3));
+    let py = path(&root().join("bench/python/bf_tutorial.py"));
+    let lua = path(&root().join("bench/lua/bf_tutorial.lua"));
+    [c, program_secs("pypy3", &[&py, bf], expected, 1), program_secs("luajit", &[&lua, bf], expected, 1)]
+}
+
 /// Compiles C file `source` with `gcc -O2` to `exe`; whether it did.
 pub fn gcc(source: &Path, exe: &Path) -> bool {
     Command::new("gcc").arg("-O2").arg("-o").arg(exe).arg(source).status().is_ok_and(|s| s.success())

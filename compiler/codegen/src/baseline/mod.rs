@@ -761,6 +761,7 @@ impl Emit<'_, '_> {
     /// three), recording the safepoint; the result in rax.
     fn runtime_call(&mut self, f: RuntimeFn, args: &[Src], site: Option<u64>) {
         debug_assert_eq!(args.len(), f.arity(), "{}'s arguments", f.name());
+        debug_assert!(site.is_none() || f.stops(), "a site for {}, which cannot fail", f.name());
         self.spill();
         if let Some(site) = site {
             self.a.mov_imm(RAX, site as i64);
@@ -938,21 +939,7 @@ impl Emit<'_, '_> {
                 self.int_test([known[0], true], slow);
                 self.a.sar(RAX, 1);
                 self.a.mov_imm(RCX, k);
-                self.a.cqo();
-                self.a.idiv(RCX);
-                // Truncated to floored: a remainder of the divisor's sign
-                // (positive), the quotient one less with it.
-                let done = self.a.label();
-                self.a.test(RDX, RDX);
-                self.a.jcc(Cond::GreaterEqual, done);
-                self.a.alu(Alu::Add, RDX, RCX);
-                self.a.alu_imm(Alu::Sub, RAX, 1);
-                self.a.bind(done);
-                if op == Op::Mod {
-                    self.a.mov(RAX, RDX);
-                }
-                self.a.alu(Alu::Add, RAX, RAX);
-                self.a.alu_imm(Alu::Or, RAX, 1);
+                self.divide_floored(op, true);
             }
             Op::Mod | Op::Div => {
                 // Any divisor: small integers both, not 0 (the runtime
@@ -970,25 +957,7 @@ impl Emit<'_, '_> {
                 }
                 self.a.sar(RAX, 1);
                 self.a.sar(RCX, 1);
-                self.a.cqo();
-                self.a.idiv(RCX);
-                // Truncated to floored: a remainder other than 0 whose sign
-                // is not the divisor's moves by the divisor, the quotient
-                // one less with it.
-                let done = self.a.label();
-                self.a.test(RDX, RDX);
-                self.a.jcc(Cond::Equal, done);
-                self.a.mov(RSI, RDX);
-                self.a.alu(Alu::Xor, RSI, RCX);
-                self.a.jcc(Cond::GreaterEqual, done);
-                self.a.alu(Alu::Add, RDX, RCX);
-                self.a.alu_imm(Alu::Sub, RAX, 1);
-                self.a.bind(done);
-                if op == Op::Mod {
-                    self.a.mov(RAX, RDX);
-                }
-                self.a.alu(Alu::Add, RAX, RAX);
-                self.a.alu_imm(Alu::Or, RAX, 1);
+                self.divide_floored(op, false);
             }
             Op::Len => {
                 // The table's first word.
@@ -1072,6 +1041,36 @@ impl Emit<'_, '_> {
                 self.a.jcc(Cond::Equal, slow);
             }
         }
+    }
+
+    /// rax := the word of the floored quotient (`div`) or remainder (`mod`)
+    /// of the integers in rax and rcx (untagged; rcx not 0, and not -1
+    /// for a quotient), `positive` when rcx is known to be. Clobbers rdx
+    /// and rsi.
+    fn divide_floored(&mut self, op: Op, positive: bool) {
+        self.a.cqo();
+        self.a.idiv(RCX);
+        // Truncated to floored: a remainder other than 0 whose sign is not
+        // the divisor's moves by the divisor, the quotient one less with
+        // it. (A positive divisor: a negative remainder.)
+        let done = self.a.label();
+        self.a.test(RDX, RDX);
+        if positive {
+            self.a.jcc(Cond::GreaterEqual, done);
+        } else {
+            self.a.jcc(Cond::Equal, done);
+            self.a.mov(RSI, RDX);
+            self.a.alu(Alu::Xor, RSI, RCX);
+            self.a.jcc(Cond::GreaterEqual, done);
+        }
+        self.a.alu(Alu::Add, RDX, RCX);
+        self.a.alu_imm(Alu::Sub, RAX, 1);
+        self.a.bind(done);
+        if op == Op::Mod {
+            self.a.mov(RAX, RDX);
+        }
+        self.a.alu(Alu::Add, RAX, RAX);
+        self.a.alu_imm(Alu::Or, RAX, 1);
     }
 
     /// rax := the word of `rax OP rcx` (1 or 0) for a comparison `op`.

@@ -716,7 +716,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// call raises happened.
     fn call_rt_at(&mut self, f: RuntimeFn, args: &[ClValue], site: Option<u64>) -> ClValue {
         debug_assert_eq!(args.len(), f.arity(), "{}'s arguments", f.name());
-        if let Some(site) = site.filter(|_| f.stops()) {
+        debug_assert!(site.is_none() || f.stops(), "a site for {}, which cannot fail", f.name());
+        if let Some(site) = site {
             // Where an error the call raises happened.
             let k = self.konst(site as i64);
             self.b.ins().store(MemFlagsData::trusted(), k, self.ctx, offsets::SITE);

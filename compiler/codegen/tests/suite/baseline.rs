@@ -3,7 +3,8 @@
 //! and where a loop's variables live.
 
 use flowc_codegen::compile::Codegen;
-use flowc_codegen::{Options, TraceCache};
+use flowc_codegen::{Options, TraceCache, TraceEnd, TraceId};
+use flowc_lang::Value;
 
 /// A cell's value incremented modulo 256, as the BF interpreters' traces
 /// do it, proven small (`.word`); then the loop goes on while it is not 0.
@@ -30,15 +31,24 @@ fn listing() -> Vec<String> {
     listing_of(TRACE)
 }
 
+/// Trace `text` (the first function of its module) compiled by the
+/// baseline compiler into a cache of its own, and its number there. (Run
+/// inside [`flowc_codegen::with_stack`].)
+fn compiled(text: &str) -> (TraceCache, TraceId) {
+    let module = flowc_ir::parse::module("trace", text).unwrap();
+    let cache = TraceCache::new(&module, module.layout(), Options::default()).unwrap();
+    let id = cache.compile_all(&[&module.functions[0]], Codegen::Baseline).unwrap()[0];
+    (cache, id)
+}
+
 /// The disassembled instructions of trace `text` compiled by the baseline
-/// compiler.
+/// compiler, their blanks each made one space.
 fn listing_of(text: &'static str) -> Vec<String> {
     flowc_codegen::with_stack(move || {
-        let module = flowc_ir::parse::module("trace", text).unwrap();
-        let cache = TraceCache::new(&module, module.layout(), Options::default()).unwrap();
-        let id = cache.compile_all(&[&module.functions[0]], Codegen::Baseline).unwrap()[0];
+        let (cache, id) = compiled(text);
         let code = cache.code(id);
-        flowc_codegen::disasm::instructions(&code.bytes).into_iter().map(|l| l.text).collect()
+        let lines = flowc_codegen::disasm::instructions(&code.bytes).into_iter();
+        lines.map(|l| l.text.split_whitespace().collect::<Vec<_>>().join(" ")).collect()
     })
 }
 
@@ -47,7 +57,7 @@ fn listing_of(text: &'static str) -> Vec<String> {
 fn loop_block(lines: &[String]) -> Vec<String> {
     let start = lines.iter().position(|l| l.starts_with("add") && l.contains("qword ptr")).expect("the loop counts");
     let end = start + lines[start..].iter().position(|l| l.starts_with("jmp")).expect("a jump back");
-    lines[start..=end].iter().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).collect()
+    lines[start..=end].to_vec()
 }
 
 /// Adding a small constant is one instruction with the constant's
@@ -107,33 +117,37 @@ fn a_loops_variables_live_in_registers() {
     let reads_frame = |l: &&String| l.starts_with("mov r") && l.contains(",[rsp");
     assert!(!body.iter().any(|l| reads_frame(&l)), "{body:#?}");
     assert!(body.iter().any(|l| l == "mov rax,r8"), "{body:#?}");
-    let exit =
-        lines.iter().skip_while(|l| !l.starts_with("jmp")).map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "));
-    let spills: Vec<String> =
+    let exit = lines.iter().skip_while(|l| !l.starts_with("jmp"));
+    let spills: Vec<&String> =
         exit.filter(|l| l.starts_with("mov [rsp") && (l.ends_with(",r8") || l.ends_with(",r9"))).collect();
     assert!(spills.len() >= 2, "the exit writes both variables to their words:\n{lines:#?}");
 }
 
 /// Runs trace `text` compiled by the baseline compiler from integers
-/// `args`; the integers its exit stores.
-fn run_baseline(text: &'static str, args: &'static [i64]) -> Vec<i64> {
+/// `args`; the integers its exit stores, or the error it stopped with (its
+/// term).
+fn try_baseline(text: &'static str, args: &'static [i64]) -> Result<Vec<i64>, String> {
     flowc_codegen::with_stack(move || {
-        let module = flowc_ir::parse::module("trace", text).unwrap();
-        let cache = TraceCache::new(&module, module.layout(), Options::default()).unwrap();
-        let id = cache.compile_all(&[&module.functions[0]], Codegen::Baseline).unwrap()[0];
-        let args: Vec<flowc_lang::Value> = args.iter().map(|&k| flowc_lang::Value::Int(k)).collect();
+        let (cache, id) = compiled(text);
+        let args: Vec<Value> = args.iter().map(|&k| Value::Int(k)).collect();
         let mut run = flowc_codegen::Run { allocations: 0, max_depth: 1000, depth: 0, fuel: None, iterations: 0 };
         match cache.run(id, &args, &mut run) {
-            flowc_codegen::TraceEnd::Exit { values, .. } => values
+            TraceEnd::Exit { values, .. } => Ok(values
                 .into_iter()
                 .map(|v| match v {
-                    Some(flowc_lang::Value::Int(k)) => k,
+                    Some(Value::Int(k)) => k,
                     other => panic!("an integer, not {other:?}"),
                 })
-                .collect(),
-            _ => panic!("the trace leaves by its exit"),
+                .collect()),
+            TraceEnd::Error(e) => Err(e.kind.term()),
+            TraceEnd::Printed(v) => panic!("a trace printed {v:?}"),
         }
     })
+}
+
+/// [`try_baseline`] of a trace that leaves by its exit.
+fn run_baseline(text: &'static str, args: &'static [i64]) -> Vec<i64> {
+    try_baseline(text, args).expect("the trace leaves by its exit")
 }
 
 /// Two loop variables whose next value is one operation's result, each
@@ -226,6 +240,7 @@ resume r0 {
         let args: &'static [i64] = Box::leak(Box::new([a, b]));
         assert_eq!(run_baseline(DIVIDE, args), floored(a, b), "{a} and {b}");
     }
+    assert_eq!(try_baseline(DIVIDE, &[7, 0]), Err("division_by_zero".to_string()));
 }
 
 /// `new` is a bump of the heap's run when it has room: no runtime call
@@ -244,8 +259,7 @@ resume r0 {
 }
 ";
     assert_eq!(run_baseline(NEW, &[42]), vec![42]);
-    let lines: Vec<String> =
-        listing_of(NEW).iter().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).collect();
+    let lines = listing_of(NEW);
     let bump = lines.iter().position(|l| l == "cmp rdx,rsi").expect("a bump's room test");
     assert!(lines[bump + 1].starts_with("ja "), "{lines:#?}");
     let first_call = lines.iter().position(|l| l.starts_with("call")).expect("the runtime when out of room");

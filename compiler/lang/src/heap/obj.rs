@@ -197,15 +197,14 @@ impl Obj {
     }
 }
 
-/// The word in `field`'s slot of the object word `w` points at, when `w`
-/// is an object with `field` set: a `get` read without a handle (no pin,
-/// no value made), what the runtime tries before anything else.
+/// The cell and byte offset of `field`'s slot in the object word `w`
+/// points at, when `w` is an object whose layout has the field.
 ///
 /// # Safety
 /// `w` is an immediate or points at a live cell (as for
 /// [`super::to_value`]).
 #[inline]
-pub unsafe fn field_word(w: Word, field: Symbol) -> Option<Word> {
+unsafe fn slot_of(w: Word, field: Symbol) -> Option<(Cell, usize)> {
     if !super::word::is_pointer(w) {
         return None;
     }
@@ -216,8 +215,23 @@ pub unsafe fn field_word(w: Word, field: Symbol) -> Option<Word> {
         if cell::kind(c) != OBJECT {
             return None;
         }
-        let k = cell::layout(c).slot(field)?;
-        Some(cell::word_at(c, SLOTS + 8 * k)).filter(|&v| v != UNSET)
+        Some((c, SLOTS + 8 * cell::layout(c).slot(field)?))
+    }
+}
+
+/// The word in `field`'s slot of the object word `w` points at, when `w`
+/// is an object with `field` set: a `get` read without a handle (no pin,
+/// no value made), what the runtime tries before anything else.
+///
+/// # Safety
+/// `w` is an immediate or points at a live cell (as for
+/// [`super::to_value`]).
+#[inline]
+pub unsafe fn field_word(w: Word, field: Symbol) -> Option<Word> {
+    // SAFETY: the caller's contract, and `slot_of` gives a slot of the cell.
+    unsafe {
+        let (c, offset) = slot_of(w, field)?;
+        Some(cell::word_at(c, offset)).filter(|&v| v != UNSET)
     }
 }
 
@@ -232,17 +246,11 @@ pub unsafe fn field_word(w: Word, field: Symbol) -> Option<Word> {
 /// (the slot keeps it alive from now on).
 #[inline]
 pub unsafe fn set_field_word(w: Word, field: Symbol, value: Word) -> bool {
-    if !super::word::is_pointer(w) {
-        return false;
-    }
-    let c = w.cell();
-    // SAFETY: as in `field_word`; the caller's contract for `value`.
+    // SAFETY: the caller's contract (for `w` and `value`), and `slot_of`
+    // gives a slot of the cell.
     unsafe {
-        if cell::kind(c) != OBJECT {
-            return false;
-        }
-        let Some(k) = cell::layout(c).slot(field) else { return false };
-        cell::set_word_at(c, SLOTS + 8 * k, value);
+        let Some((c, offset)) = slot_of(w, field) else { return false };
+        cell::set_word_at(c, offset, value);
         true
     }
 }
