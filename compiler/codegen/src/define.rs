@@ -224,9 +224,10 @@ fn split_layout(
     (max, max_loop): (usize, usize),
     headers: &[flowc_ir::BlockId],
 ) -> (flowc_ir::regions::Regions, lower::frame::Frame) {
-    let regions = flowc_ir::regions::Regions::with_entries(f, &facts.cfg, &facts.loops, max, max_loop, headers);
-    let frame =
-        lower::frame::Frame::new(f, &facts.cfg, Some(&regions), |v| !facts.small.operand(&flowc_ir::Operand::Value(v)));
+    let regions = flowc_ir::regions::Regions::with_entries(f, &facts.shape.cfg, &facts.loops, max, max_loop, headers);
+    let frame = lower::frame::Frame::new(f, &facts.shape.cfg, Some(&regions), |v| {
+        !facts.shape.small.operand(&flowc_ir::Operand::Value(v))
+    });
     (regions, frame)
 }
 

@@ -88,7 +88,7 @@ use flowc_lang::ops::{Condition, Form, Op};
 use flowc_lang::{Symbol, Value};
 
 use crate::lower::exits::{exit_record, ExitAt, Leaving};
-use crate::lower::{Constants, Env, Facts};
+use crate::lower::{Constants, Env, Shape};
 use crate::runtime::{offsets, RuntimeFn};
 use crate::word::{self, ONE, ZERO};
 use asm::{Alu, Asm, Cond, Label, Reg, R10, R11, R8, R9, RAX, RBP, RBX, RCX, RDI, RDX, RSI, RSP};
@@ -149,7 +149,7 @@ pub type Functions = HashMap<Symbol, i64>;
 pub fn compile(
     env: &mut Env,
     f: &Function,
-    facts: &Facts,
+    facts: &Shape,
     functions: &Functions,
     inherit: Option<Inherit>,
 ) -> Result<Compiled, &'static str> {
@@ -357,7 +357,7 @@ struct Emit<'e, 'a> {
     a: Asm,
     env: &'e mut Env<'a>,
     f: &'e Function,
-    facts: &'e Facts,
+    facts: &'e Shape,
     functions: &'e Functions,
     /// Bytes `sub rsp` reserves.
     frame: i32,

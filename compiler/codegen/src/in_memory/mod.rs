@@ -21,7 +21,9 @@ use crate::runtime::{self, Activation, Ctx};
 use crate::word::{self, Word};
 use flowc_runtime::frames::StackMaps;
 
+mod code_heap;
 mod tiered;
+pub use code_heap::CodeHeap;
 use tiered::Tiers;
 
 /// A JIT builder for code of about `insts` IR instructions, with the
@@ -501,7 +503,6 @@ pub struct TraceCache {
 struct Entry {
     /// The trace's code (entered through the cache's `trace_entry`).
     code: *const u8,
-    func: cranelift_module::FuncId,
     params: Vec<Symbol>,
     /// The trace's name, its code's size and places ([`crate::code_map`]).
     name: Symbol,
@@ -511,6 +512,9 @@ struct Entry {
 
 struct CacheInner {
     jit: Code,
+    /// Where baseline traces' code goes ([`CodeHeap`]); Cranelift's goes
+    /// in `jit`.
+    code_heap: CodeHeap,
     runtime: define::RuntimeImports,
     funcs: HashMap<Symbol, (cranelift_module::FuncId, usize)>,
     /// The program's functions' code, for baseline traces to call (empty
@@ -583,6 +587,7 @@ impl TraceCache {
             hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
         let inner = CacheInner {
             jit,
+            code_heap: CodeHeap::new(),
             runtime,
             funcs,
             function_code: Default::default(),
@@ -672,9 +677,6 @@ impl TraceCache {
         let mut made = Vec::with_capacity(fs.len());
         let mut failed = None;
         let mut safepoints = Vec::new();
-        // Baseline traces' safepoints: the function, the return offsets,
-        // the words every one lists.
-        let mut shared: Vec<(cranelift_module::FuncId, Vec<u32>, Vec<u32>)> = Vec::new();
         // Traces are compiled as they come: what counts is latency.
         let mut compiler = crate::compile::Compiler::serial();
         let mut frames = Vec::with_capacity(fs.len());
@@ -690,7 +692,6 @@ impl TraceCache {
         });
         for (k, f) in fs.iter().enumerate() {
             let t = TraceId((inner.entries.len() + made.len()) as u32);
-            let (ids, _) = define::declare_functions(&mut *inner.jit, &[*f], &format!("t{}_", t.0))?;
             let mut exits = Vec::new();
             let first_exit = inner.exits.len();
             let mut env = crate::lower::Env {
@@ -715,7 +716,7 @@ impl TraceCache {
                 compiler: &mut compiler,
                 tiers: None,
             };
-            let facts = crate::lower::Facts::new(f);
+            let shape = crate::lower::Shape::new(f);
             let inherits = inherit.as_ref().filter(|_| k == 0);
             let parent = inherits.map(|(_, words, frame, _, root)| crate::baseline::Inherit {
                 parent: frame,
@@ -724,7 +725,7 @@ impl TraceCache {
             });
             let baseline = match tier {
                 crate::compile::Codegen::Baseline => {
-                    match crate::baseline::compile(&mut env, f, &facts, &inner.function_code, parent) {
+                    match crate::baseline::compile(&mut env, f, &shape, &inner.function_code, parent) {
                         Ok(code) => Some(code),
                         Err(_) => {
                             // Refused: Cranelift compiles it, cheaply.
@@ -747,43 +748,57 @@ impl TraceCache {
                         direct: code.direct,
                         body: code.body,
                     }));
-                    define_baseline(&mut env, ids[0], f.name, code).map(|maps| shared.push(maps))
+                    install_baseline(&mut inner.code_heap, &mut inner.stack_maps, t, f.name, code)
+                        .map(|(address, size)| Placed::Installed(address, size))
                 }
                 None => {
                     frames.push(None);
-                    define::define_function(&mut env, f, ids[0], facts)
+                    let facts = crate::lower::Facts::with_shape(shape, f);
+                    define::declare_functions(&mut *env.module, &[*f], &format!("t{}_", t.0))
+                        .and_then(|(ids, _)| define::define_function(&mut env, f, ids[0], facts).map(|()| ids[0]))
+                        .map(Placed::Defined)
                 }
             };
-            if let Err(e) = defined {
-                frames.pop();
-                failed = Some(e);
-                break;
-            }
+            let placed = match defined {
+                Ok(placed) => placed,
+                Err(e) => {
+                    frames.pop();
+                    failed = Some(e);
+                    break;
+                }
+            };
             inner.widest_exit = inner.widest_exit.max(exits.iter().map(|e| e.values.len()).max().unwrap_or(0));
             inner.exit_words.extend((0..exits.len()).map(|k| exit_words.get(k).map(|w| w.clone().into_boxed_slice())));
             inner.exits.extend(exits.into_iter().map(|e| (e, t)));
             inner.widest_exit = inner.widest_exit.max(f.params.len());
             let slot = inner.code_slots.slot(t.0 as usize) as *const std::cell::Cell<u64>;
-            inner.names.insert(f.name, crate::lower::TraceRef { id: ids[0], params: f.params.len(), slot });
-            made.push((t, ids[0], define::params(f), f.name));
+            inner.names.insert(f.name, crate::lower::TraceRef { params: f.params.len(), slot });
+            made.push((t, placed, define::params(f), f.name));
         }
-        inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
+        if made.iter().any(|(_, placed, ..)| matches!(placed, Placed::Defined(_))) {
+            inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
+        }
         inner.code_size += safepoints.iter().map(|d| d.size as usize).sum::<usize>();
         let mut sizes: HashMap<cranelift_module::FuncId, (usize, Vec<PlaceRange>)> =
             safepoints.iter().map(|d| (d.id, (d.size as usize, d.places.clone()))).collect();
         let jit = &inner.jit;
         inner.stack_maps.add(safepoints.into_iter().map(|d| (jit.get_finalized_function(d.id) as usize, d.safepoints)));
-        for (id, returns, slots) in shared {
-            inner.stack_maps.add_shared(jit.get_finalized_function(id) as usize, &returns, &slots);
-        }
         inner.shared_traps = inner.traps.clone().into();
         let mut out = Vec::with_capacity(made.len());
         inner.frames.extend(frames);
-        for (t, id, params, name) in made {
-            let code = inner.jit.get_finalized_function(id);
+        for (t, placed, params, name) in made {
+            let (code, size, places) = match placed {
+                Placed::Installed(code, size) => {
+                    inner.code_size += size;
+                    (code, size, Vec::new())
+                }
+                Placed::Defined(id) => {
+                    let (size, places) = sizes.remove(&id).unwrap_or_default();
+                    (inner.jit.get_finalized_function(id), size, places)
+                }
+            };
             inner.code_slots.slot(t.0 as usize).set(code as u64);
-            let (size, places) = sizes.remove(&id).unwrap_or_default();
-            inner.entries.push(Entry { code, func: id, params, name, size, places });
+            inner.entries.push(Entry { code, params, name, size, places });
             out.push(t);
         }
         match failed {
@@ -855,7 +870,7 @@ impl TraceCache {
                 exit.values.len()
             ));
         }
-        let address = inner.jit.get_finalized_function(entry.func) as u64;
+        let address = entry.code as u64;
         let slot = inner.slots.get(e.0 as usize).ok_or("the exit has no slot")?;
         match inner.frames.get(bridge.0 as usize).and_then(Option::as_ref).filter(|f| f.from.is_some()) {
             Some(frame) if frame.from != Some(e) => {
@@ -1106,29 +1121,29 @@ fn define_functions(inner: &mut CacheInner) -> Result<(), String> {
     Ok(())
 }
 
-/// Defines `id` as the machine code of a baseline trace
-/// ([`crate::baseline`]) named `name`; its size goes with the other
-/// definitions. Its
-/// safepoints, to register once the code has its address.
-fn define_baseline(
-    env: &mut crate::lower::Env,
-    id: cranelift_module::FuncId,
+/// Copies baseline trace `t`'s code (named `name`) into `heap` and
+/// registers its safepoints; returns its address and size.
+fn install_baseline(
+    heap: &mut CodeHeap,
+    stack_maps: &mut StackMaps,
+    t: TraceId,
     name: Symbol,
     code: crate::baseline::Compiled,
-) -> Result<(cranelift_module::FuncId, Vec<u32>, Vec<u32>), String> {
-    env.module.define_function_bytes(id, 16, &code.code, &[]).map_err(|e| format!("{e:?}"))?;
+) -> Result<(*const u8, usize), String> {
+    let address = heap.install(&format!("t{}_{name}", t.0), &code.code)?;
     if std::env::var_os("FLOWC_DISASM").is_some() {
         // As for Cranelift's code (`define`): the bytes as they will run.
         eprint!("{}", crate::disasm::listing(&[(name, 0, &code.code)]));
     }
-    env.safepoints.push(define::DefinedCode {
-        id,
-        name,
-        size: code.code.len() as u32,
-        safepoints: Vec::new(),
-        places: Vec::new(),
-    });
-    Ok((id, code.safepoints, code.frame.slots))
+    stack_maps.add_shared(address as usize, &code.safepoints, &code.frame.slots);
+    Ok((address, code.code.len()))
+}
+
+/// Where a trace's code went: copied into the cache's [`CodeHeap`] (its
+/// address and size), or defined in its Cranelift module, to be finalized.
+enum Placed {
+    Installed(*const u8, usize),
+    Defined(cranelift_module::FuncId),
 }
 
 /// How a baseline trace's frame is laid out ([`crate::baseline::Frame`]),

@@ -9,7 +9,6 @@ use rustc_hash::FxHashMap as HashMap;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value as ClValue};
 
-use cranelift_module::FuncId;
 use flowc_ir::{BlockId, Function, Operand, ValueId};
 use flowc_lang::ops::Op;
 use flowc_lang::Value;
@@ -36,13 +35,12 @@ pub struct Links<'a> {
     pub link_check: u64,
 }
 
-/// A compiled trace as others jump to it: its function, its number of
+/// A compiled trace as others jump to it: its number of
 /// parameters, and its code slot ([`CodeSlots`]), which a `jump_trace`
 /// reads: the trace's code, or the code that replaced it (an optimized
 /// version, a tree it is the root of).
 #[derive(Copy, Clone, Debug)]
 pub struct TraceRef {
-    pub id: FuncId,
     pub params: usize,
     pub slot: *const std::cell::Cell<u64>,
 }

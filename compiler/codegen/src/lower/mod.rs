@@ -320,14 +320,49 @@ struct Lowerer<'a, 'b> {
     stop_pending: bool,
 }
 
-/// What lowering reads of an IR function, computed once per function: the
-/// regions of a split function share it.
-pub struct Facts {
+/// What both code generators read of an IR function, computed in one walk
+/// of its CFG and one of its instructions: the CFG, which operands are
+/// certainly small integers, which values are surely bound, and the loop
+/// headers. Baseline code reads only these ([`crate::baseline`]): the
+/// dominator tree, loop forest and run bounds of [`Facts`] cost it as much
+/// as its own code generation.
+pub struct Shape {
     pub cfg: flowc_ir::cfg::Cfg,
     pub small: Small,
     bound: bitvec::vec::BitVec,
-    uses: Vec<u32>,
     headers: Vec<bool>,
+}
+
+impl Shape {
+    /// The shape of `f`.
+    pub fn new(f: &Function) -> Shape {
+        let cfg = flowc_ir::cfg::Cfg::new(f);
+        let mut headers = cfg.retreating_targets();
+        if f.kind == flowc_ir::FunctionKind::Trace && ix(f.entry) < headers.len() {
+            // Traces continue in one another (linked exits, `jump_trace`): a
+            // cycle through several traces passes their entries.
+            headers[ix(f.entry)] = true;
+        }
+        Shape { small: Small::of(f), bound: flowc_ir::bound::surely_bound(f), headers, cfg }
+    }
+
+    /// Whether block `b` is a loop header (a traces' entry too: traces
+    /// continue in one another).
+    pub fn is_header(&self, b: BlockId) -> bool {
+        self.headers[ix(b)]
+    }
+
+    /// Whether operand `o` may be unbound ([`flowc_ir::bound`]).
+    pub fn may_be_unbound(&self, o: &Operand) -> bool {
+        flowc_ir::bound::may_be_unbound(&self.bound, o)
+    }
+}
+
+/// What lowering to Cranelift reads of an IR function, computed once per
+/// function: the regions of a split function share it.
+pub struct Facts {
+    pub shape: Shape,
+    uses: Vec<u32>,
     /// The cycle each block lies on ([`flowc_ir::cfg::Cfg::cycles`]), by
     /// raw index, if the block is hot: in a function whose runs per run
     /// are known ([`Facts::with_runs`]), blocks that run at most
@@ -356,17 +391,6 @@ pub struct Facts {
 pub const COLD_RUNS: u32 = 1000;
 
 impl Facts {
-    /// Whether block `b` is a loop header (a traces' entry too: traces
-    /// continue in one another).
-    pub fn is_header(&self, b: BlockId) -> bool {
-        self.headers[ix(b)]
-    }
-
-    /// Whether operand `o` may be unbound ([`flowc_ir::bound`]).
-    pub fn may_be_unbound(&self, o: &Operand) -> bool {
-        flowc_ir::bound::may_be_unbound(&self.bound, o)
-    }
-
     /// Whether every block of the function is cold: code that runs at
     /// most [`COLD_RUNS`] times per run of the program.
     pub fn all_cold(&self) -> bool {
@@ -376,35 +400,30 @@ impl Facts {
     /// The facts of `f`, with its runs per run unknown: only a huge
     /// function's code outside loops is cold.
     pub fn new(f: &Function) -> Facts {
-        let cfg = flowc_ir::cfg::Cfg::new(f);
-        let mut headers = cfg.retreating_targets();
-        if f.kind == flowc_ir::FunctionKind::Trace && ix(f.entry) < headers.len() {
-            // Traces continue in one another (linked exits, `jump_trace`): a
-            // cycle through several traces passes their entries.
-            headers[ix(f.entry)] = true;
-        }
-        let dom = flowc_ir::cfg::DomTree::new(f, &cfg);
-        let loops = flowc_ir::loops::LoopForest::with(f, &cfg, &dom);
+        Facts::with_shape(Shape::new(f), f)
+    }
+
+    /// [`Facts::new`], from `f`'s shape computed already.
+    pub fn with_shape(shape: Shape, f: &Function) -> Facts {
+        let cfg = &shape.cfg;
+        let dom = flowc_ir::cfg::DomTree::new(f, cfg);
+        let loops = flowc_ir::loops::LoopForest::with(f, cfg, &dom);
         let cycles = cfg.cycles();
-        let bounds = flowc_ir::frequency::RunBounds::new(f, &cfg, &dom, &loops, &cycles);
-        Facts {
-            small: Small::of(f),
-            bound: flowc_ir::bound::surely_bound(f),
-            uses: count_uses(f),
-            headers,
-            cycles,
-            loops,
-            cfg,
-            bounds,
-            runs_known: false,
-        }
+        let bounds = flowc_ir::frequency::RunBounds::new(f, cfg, &dom, &loops, &cycles);
+        Facts { uses: count_uses(f), cycles, loops, bounds, runs_known: false, shape }
     }
 
     /// The headers of `f`'s hot loops, in reverse postorder: where its
     /// tier-0 code counts iterations and its optimized tier can take over
     /// ([`crate::tiers`]).
     pub fn hot_headers(&self) -> Vec<BlockId> {
-        self.cfg.rpo.iter().copied().filter(|&b| self.headers[ix(b)] && self.cycles[ix(b)].is_some()).collect()
+        self.shape
+            .cfg
+            .rpo
+            .iter()
+            .copied()
+            .filter(|&b| self.shape.headers[ix(b)] && self.cycles[ix(b)].is_some())
+            .collect()
     }
 
     /// These facts with every block cold: how tier-0 code is lowered
@@ -473,7 +492,7 @@ fn lower_with(
     let mut b = FunctionBuilder::new(&mut ctx.func, fbctx);
     // Reverse postorder: a block's dominators, which define what its
     // instructions and its edges' phi inputs use, come first.
-    let order = &facts.cfg.rpo;
+    let order = &facts.shape.cfg.rpo;
     let make_blocks = |b: &mut FunctionBuilder| -> Blocks {
         let mut blocks = Blocks::default();
         for &blk in order {
@@ -487,7 +506,8 @@ fn lower_with(
     };
     let blocks = make_blocks(&mut b);
     let cheap_trace = env.links.as_ref().is_some_and(|l| l.tier != crate::compile::Codegen::Optimized);
-    let exit_points = if cheap_trace { Default::default() } else { optimistic_exits(f, &facts.small, &facts.cycles) };
+    let exit_points =
+        if cheap_trace { Default::default() } else { optimistic_exits(f, &facts.shape.small, &facts.cycles) };
     let assumed = if exit_points.is_empty() { Vec::new() } else { Small::assumed_params(f) };
     // The optimistic copy's blocks: its own for the blocks on cycles, the
     // generic copy's for the others.
@@ -533,8 +553,8 @@ fn lower_with(
         b.def_var(var, n);
         var
     });
-    let small = &facts.small;
-    let roots = Roots::new(&mut b, f, &facts.cfg, small);
+    let small = &facts.shape.small;
+    let roots = Roots::new(&mut b, f, &facts.shape.cfg, small);
     let mut values = HashMap::default();
     // Entered at its loop headers, values come from the tier-0 frame, and
     // the SSA builder merges them with those of the function's own code.
@@ -575,7 +595,7 @@ fn lower_with(
     l.for_compile_time = f.is_huge() && l.vars.is_none();
     l.finish_stop();
     if let (Some(small), Some(blocks)) = (&optimistic_small, &optimistic_blocks) {
-        l.loop_entries = Some(LoopEntries::new(f, &facts.cfg, &facts.small, small, blocks.clone()));
+        l.loop_entries = Some(LoopEntries::new(f, &facts.shape.cfg, &facts.shape.small, small, blocks.clone()));
     }
     if let Some(osr) = osr {
         let base = l.b.block_params(entry)[1];
@@ -635,10 +655,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             stop,
             uses: &facts.uses,
             site: None,
-            small: &facts.small,
-            bound: &facts.bound,
+            small: &facts.shape.small,
+            bound: &facts.shape.bound,
             conds: HashMap::default(),
-            headers: &facts.headers,
+            headers: &facts.shape.headers,
             cycles: &facts.cycles,
             runs_known: facts.runs_known,
             loops: &facts.loops,

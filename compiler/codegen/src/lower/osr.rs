@@ -46,7 +46,7 @@ pub fn lower_osr(
     ctx: &mut cranelift_codegen::Context,
     fbctx: &mut FunctionBuilderContext,
 ) -> Result<(), String> {
-    let live = LiveRanges::new(f, &facts.cfg, |_| true);
+    let live = LiveRanges::new(f, &facts.shape.cfg, |_| true);
     for &h in headers {
         let missing = live.live_in(h).iter().find(|&&v| frame.stored_at(v).is_none());
         if let Some(v) = missing {
