@@ -25,7 +25,10 @@
 //! entered right after it is copied.
 //!
 //! When perf profiles the run (`PERF_BUILDID_DIR` set, as Cranelift's
-//! module checks), each trace is named in `/tmp/perf-<pid>.map`.
+//! module checks), each trace is named in `/tmp/perf-<pid>.map`. perf
+//! reads that file only for anonymous memory, and a file's mapping is not:
+//! while it profiles, each chunk is one anonymous mapping, writable and
+//! executable.
 //!
 //! [`memfd_create`]: https://man7.org/linux/man-pages/man2/memfd_create.2.html
 
@@ -46,8 +49,19 @@ struct Chunk {
 }
 
 impl Chunk {
-    fn new(len: usize) -> Result<Chunk, String> {
+    /// A chunk of `len` bytes, mapped twice (or, for perf, `once`).
+    fn new(len: usize, once: bool) -> Result<Chunk, String> {
         let failed = |what: &str| format!("making executable memory ({what}): {}", std::io::Error::last_os_error());
+        if once {
+            let prot = libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC;
+            let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
+            // SAFETY: a fresh anonymous mapping; the result is checked.
+            let at = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, flags, -1, 0) };
+            if at == libc::MAP_FAILED {
+                return Err(failed("mmap"));
+            }
+            return Ok(Chunk { write: at.cast(), exec: at.cast_const().cast(), len, used: 0 });
+        }
         // SAFETY: plain system calls on a descriptor this function owns;
         // every result is checked before it is used, and the descriptor
         // is closed on every path (the mappings keep the file alive).
@@ -87,12 +101,14 @@ impl Chunk {
 
 impl Drop for Chunk {
     fn drop(&mut self) {
-        // SAFETY: both views were mapped by `Chunk::new` with this length
-        // and are unmapped once, here; the heap's owner guarantees no code
-        // in them runs any more (see the module docs).
+        // SAFETY: both views (or the one) were mapped by `Chunk::new` with
+        // this length and are unmapped once, here; the heap's owner
+        // guarantees no code in them runs any more (see the module docs).
         unsafe {
             libc::munmap(self.write.cast(), self.len);
-            libc::munmap(self.exec.cast_mut().cast(), self.len);
+            if self.exec != self.write.cast_const() {
+                libc::munmap(self.exec.cast_mut().cast(), self.len);
+            }
         }
     }
 }
@@ -124,7 +140,8 @@ impl CodeHeap {
         let at = match fits {
             Some(at) => at,
             None => {
-                self.chunks.push(Chunk::new(code.len().next_multiple_of(CHUNK).max(CHUNK))?);
+                let len = code.len().next_multiple_of(CHUNK).max(CHUNK);
+                self.chunks.push(Chunk::new(len, self.perf_map.is_some())?);
                 0
             }
         };
@@ -169,6 +186,20 @@ mod tests {
         };
         assert_eq!((a, b), (42, 7));
         assert_eq!(heap.size(), 12);
+    }
+
+    #[test]
+    fn a_chunk_mapped_once_for_perf_runs_its_code_too() {
+        let chunk = Chunk::new(CHUNK, true).unwrap();
+        assert_eq!(chunk.write.cast_const(), chunk.exec);
+        let code = [0xb8, 5, 0, 0, 0, 0xc3]; // mov eax, 5; ret
+                                             // SAFETY: the chunk is writable and executable, `CHUNK` bytes
+                                             // long; the function copied takes nothing and returns an i32.
+        let five = unsafe {
+            std::ptr::copy_nonoverlapping(code.as_ptr(), chunk.write, code.len());
+            std::mem::transmute::<*const u8, extern "C" fn() -> i32>(chunk.exec)()
+        };
+        assert_eq!(five, 5);
     }
 
     #[test]
