@@ -153,8 +153,9 @@ impl Hasher for KeyHasher {
 /// Keys live in one of two stores, always the same one for a given key:
 /// a label whose promote chain is one variable holding a small
 /// non-negative integer (an interpreter's `pc`) counts in a vector indexed
-/// by that integer (an arrival is an index, no key built or hashed);
-/// every other key is in the hash map.
+/// by that integer (an arrival is an index, no key built or hashed), and
+/// so does a label with no promote chain (a program without hints: its
+/// one key is index 0); every other key is in the hash map.
 #[derive(Clone, Debug)]
 pub struct Profiler {
     /// Per graph, per block: its green slots when the block is watched.
@@ -175,6 +176,28 @@ struct Watched {
 }
 
 impl Watched {
+    /// The dense key of arriving here with variables `slots`, if it is
+    /// one: 0 for a label without a promote chain, the integer of a
+    /// one-variable chain's variable when it is in `0..DENSE_KEYS`.
+    #[inline(always)]
+    fn dense_index(&self, slots: &[Option<Value>]) -> Option<usize> {
+        match self.single {
+            Some(s) => match slots.get(s as usize) {
+                Some(Some(Value::Int(i))) if (0..DENSE_KEYS).contains(i) => Some(*i as usize),
+                _ => None,
+            },
+            None => self.chain.is_empty().then_some(0),
+        }
+    }
+
+    /// The greens of dense key `k`: none, or the integer `k`.
+    fn greens(&self, k: usize) -> SmallVec<[Green; 2]> {
+        match self.single {
+            Some(_) => smallvec::smallvec![Green(Some(Value::Int(k as i64)))],
+            None => SmallVec::new(),
+        }
+    }
+
     /// The entry of dense key `k` (the vector grown to it).
     #[inline]
     fn entry(&mut self, k: usize) -> &mut Entry {
@@ -266,13 +289,9 @@ impl Profiler {
     pub fn arrive_at(&mut self, graph: u32, block: u32, slots: &[Option<Value>]) -> Option<Key> {
         let threshold = self.threshold;
         let w = self.watched.get_mut(graph as usize)?.get_mut(block as usize)?.as_mut()?;
-        if let Some(s) = w.single {
-            if let Some(Some(Value::Int(i))) = slots.get(s as usize) {
-                if let Some(e) = usize::try_from(*i).ok().and_then(|k| w.dense.get_mut(k)) {
-                    if !e.arrive(threshold) {
-                        return None;
-                    }
-                }
+        if let Some(e) = w.dense_index(slots).and_then(|k| w.dense.get_mut(k)) {
+            if !e.arrive(threshold) {
+                return None;
             }
         }
         self.arrive_slow(graph, block, slots)
@@ -285,23 +304,14 @@ impl Profiler {
     fn arrive_slow(&mut self, graph: u32, block: u32, slots: &[Option<Value>]) -> Option<Key> {
         let threshold = self.threshold;
         let w = self.watched.get_mut(graph as usize)?.get_mut(block as usize)?.as_mut()?;
-        if let Some(s) = w.single {
-            if let Some(Some(Value::Int(i))) = slots.get(s as usize) {
-                if (0..DENSE_KEYS).contains(i) {
-                    let k = *i as usize;
-                    let stop = match w.dense.get(k) {
-                        // Counted on the inline path, which only comes
-                        // here for an entry that stops.
-                        Some(e) if e.seen => e.stops(threshold),
-                        _ => w.entry(k).arrive(threshold),
-                    };
-                    return stop.then(|| Key {
-                        graph,
-                        block,
-                        greens: smallvec::smallvec![Green(Some(Value::Int(*i)))],
-                    });
-                }
-            }
+        if let Some(k) = w.dense_index(slots) {
+            let stop = match w.dense.get(k) {
+                // Counted on the inline path, which only comes here for
+                // an entry that stops.
+                Some(e) if e.seen => e.stops(threshold),
+                _ => w.entry(k).arrive(threshold),
+            };
+            return stop.then(|| Key { graph, block, greens: w.greens(k) });
         }
         let key = self.key(graph, block, slots);
         self.arrive(&key).then_some(key)
@@ -324,6 +334,7 @@ impl Profiler {
     fn dense(&self, key: &Key) -> Option<(&Watched, usize)> {
         let w = self.watched.get(key.graph as usize)?.get(key.block as usize)?.as_ref()?;
         match (&*w.chain, &key.greens[..]) {
+            ([], []) => Some((w, 0)),
             ([_], [Green(Some(Value::Int(i)))]) if (0..DENSE_KEYS).contains(i) => Some((w, *i as usize)),
             _ => None,
         }
@@ -371,8 +382,7 @@ impl Profiler {
         let dense = self.watched.iter().enumerate().flat_map(|(g, blocks)| {
             blocks.iter().enumerate().filter_map(|(b, w)| Some((b, w.as_ref()?))).flat_map(move |(b, w)| {
                 w.dense.iter().enumerate().filter(|(_, e)| e.seen).map(move |(i, e)| {
-                    let greens = smallvec::smallvec![Green(Some(Value::Int(i as i64)))];
-                    (Key { graph: g as u32, block: b as u32, greens }, e.count, e.state)
+                    (Key { graph: g as u32, block: b as u32, greens: w.greens(i) }, e.count, e.state)
                 })
             })
         });
@@ -469,5 +479,30 @@ again:
             expected.iter().map(|&(b, g, n, s)| (format!("0/{b}/{g}"), n, s)).collect();
         expected.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(seen, expected);
+    }
+
+    #[test]
+    fn a_label_without_promotes_has_one_key_counted_in_place() {
+        let p = syntax::parse("test", PROGRAM).unwrap_or_else(|e| panic!("{e}"));
+        let compiled = Compiled::new(&p, &[]);
+        let fetch = compiled.graphs[0].labels[&Symbol::intern("fetch")];
+        let mut p = Profiler::new(&compiled, &[(0, fetch)], 3);
+        // Whatever the variables hold, the label is one key, with no
+        // greens; it is not hashed.
+        let a = slots(&compiled, &[("pc", Value::Int(1))]);
+        let b = slots(&compiled, &[("pc", Value::atom("x"))]);
+        assert_eq!(p.arrive_at(0, fetch, &a), None);
+        assert_eq!(p.arrive_at(0, fetch, &b), None);
+        let key = p.arrive_at(0, fetch, &a).expect("hot at the threshold");
+        assert_eq!(key, Key { graph: 0, block: fetch, greens: SmallVec::new() });
+        assert_eq!(key, p.key(0, fetch, &b));
+        assert!(p.keys.is_empty(), "counted in the label's own entry");
+        assert_eq!((p.count(&key), p.state(&key)), (3, KeyState::Counting));
+        p.set(&key, KeyState::Ignored);
+        assert_eq!(p.arrive_at(0, fetch, &a), None, "an ignored key never stops");
+        p.set(&key, KeyState::Enter);
+        assert!(p.arrive_at(0, fetch, &b).is_some(), "a key with code stops at once");
+        let seen: Vec<(Key, u32, KeyState)> = p.keys().collect();
+        assert_eq!(seen, [(key, 3, KeyState::Enter)]);
     }
 }

@@ -329,8 +329,13 @@ pub struct Jit<'p> {
     program: &'p Program,
     hints: Module,
     /// What the program may store in each field (propagate's facts,
-    /// solved once for the program): what a trace's `get` reads.
-    fields: flowc_passes::propagate::ProgramFacts,
+    /// solved once for the program): what a trace's `get` reads. Solved
+    /// when the first trace is optimized ([`Jit::fields`]), from the
+    /// program as lowered (`lowered`): a run that compiles nothing does
+    /// not pay for it (a quarter of the start of a short run without
+    /// hints, the stack VM of `jit_bf` at 20).
+    fields: std::cell::OnceCell<flowc_passes::propagate::ProgramFacts>,
+    lowered: Module,
     /// The slots of the program's objects (which the interpreter and
     /// compiled code share).
     layout: &'static flowc_lang::heap::Layout,
@@ -494,7 +499,8 @@ impl<'p> Jit<'p> {
         Jit {
             program,
             hints: run_ir::hints(module),
-            fields: flowc_passes::propagate::program_facts(module),
+            fields: std::cell::OnceCell::new(),
+            lowered: module.clone(),
             layout: flowc_lang::heap::Layout::of_program(program),
             remove_allocations: !flowc_passes::observe::allocations_observable(module),
             watched: watched_labels(program, module),
@@ -1043,6 +1049,12 @@ impl<'p> Jit<'p> {
             return Ok(Next::Interpret(block));
         }
         self.record_bridge(machine, run, exit, parent, &values, frames, stack)
+    }
+
+    /// What the program may store in each field (solved at the first
+    /// call).
+    pub(super) fn fields(&self) -> &flowc_passes::propagate::ProgramFacts {
+        self.fields.get_or_init(|| flowc_passes::propagate::program_facts(&self.lowered))
     }
 
     /// Whether the compile budget allows recording another trace (see
