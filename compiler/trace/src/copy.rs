@@ -10,7 +10,7 @@
 //! so a copy into another function must first map every value the copied
 //! code reads but does not define.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use flowc_ir::{Function, InstData, InstId, InstKind, Operand, ValueData, ValueDef, ValueId};
 
@@ -21,7 +21,7 @@ pub struct Copier {
 
 impl Copier {
     pub fn new() -> Copier {
-        Copier { map: HashMap::new() }
+        Copier { map: HashMap::default() }
     }
 
     /// From now on, source value `v` is `o` in the copy.

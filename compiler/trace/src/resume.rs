@@ -13,7 +13,7 @@
 //! slots and labels to blocks, operands to positions among the values the
 //! exit stores. Leaving is then a walk over the plan.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use flowc_ir::{Operand, ResumeData, ResumeValue, ValueId};
 use flowc_lang::interp::compile::{Slot, Target};

@@ -4,7 +4,7 @@
 //! a code cache — until a guard fails; then the interpreter resumes from
 //! the guard's record ([`crate::resume`]).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use flowc_ir::interp::{run_trace, Exit};
 use flowc_ir::{Function, FunctionKind, Module};

@@ -31,7 +31,7 @@
 //! ([`Tree::origin`]): which piece, which block and record there, and the
 //! piece's values behind the tree's.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use flowc_ir::{
     BlockId, Function, GuardKind, InstData, InstId, InstKind, Operand, PhiInputs, ResumeId, Terminator, ValueData,
@@ -134,8 +134,8 @@ impl Tree {
         }
         // The root's values are themselves, but its parameters are the
         // header's phis.
-        let mut values: HashMap<ValueId, Operand> = HashMap::new();
-        let mut back: HashMap<ValueId, ValueId> = HashMap::new();
+        let mut values: HashMap<ValueId, Operand> = HashMap::default();
+        let mut back: HashMap<ValueId, ValueId> = HashMap::default();
         for (v, _) in root.values.iter() {
             values.insert(v, Operand::Value(v));
             back.insert(v, v);
@@ -263,8 +263,8 @@ impl Tree {
         if let Some(site) = bridge.sites.term(src) {
             self.f.sites.set_term(nb, site);
         }
-        let mut values: HashMap<ValueId, Operand> = HashMap::new();
-        let mut back: HashMap<ValueId, ValueId> = HashMap::new();
+        let mut values: HashMap<ValueId, Operand> = HashMap::default();
+        let mut back: HashMap<ValueId, ValueId> = HashMap::default();
         for (v, _) in bridge.values.iter() {
             let o = copier.operand(&Operand::Value(v));
             if let Operand::Value(t) = &o {

@@ -102,7 +102,7 @@ mod view;
 
 pub use view::{CodeView, ExitView};
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::time::{Duration, Instant};
 
 use flowc_codegen::{ExitId, TraceCache, TraceEnd, TraceId};
@@ -505,7 +505,7 @@ impl<'p> Jit<'p> {
             remove_allocations: !flowc_passes::observe::allocations_observable(module),
             watched: watched_labels(program, module),
             recursive: flowc_ir::calls::CallGraph::new(module).recursive().into_iter().collect(),
-            not_followed: HashSet::new(),
+            not_followed: HashSet::default(),
             options,
             cache: None,
             fuel_checks: false,
@@ -513,8 +513,8 @@ impl<'p> Jit<'p> {
             codes: Vec::new(),
             keys: KeyMap::default(),
             exits: Vec::new(),
-            names: HashMap::new(),
-            suffixes: HashMap::new(),
+            names: HashMap::default(),
+            suffixes: HashMap::default(),
             stats: Stats::default(),
             iterations: 0,
             compiles: 0,

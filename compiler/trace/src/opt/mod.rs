@@ -159,7 +159,7 @@ pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Op
 /// [`state`]).
 fn reuses_invariants(f: &Function, body: BlockId) -> bool {
     let block = &f.blocks[body];
-    let inside: std::collections::HashSet<InstId> = block.phis.iter().chain(&block.insts).copied().collect();
+    let inside: rustc_hash::FxHashSet<InstId> = block.phis.iter().chain(&block.insts).copied().collect();
     let inside = |i: InstId| inside.contains(&i);
     // Values the loop does not change: defined before it, or carried by a
     // phi that takes itself round the loop.
@@ -175,7 +175,7 @@ fn reuses_invariants(f: &Function, body: BlockId) -> bool {
     };
     let kinds = || block.insts.iter().map(|&i| &f.insts[i].kind);
     let calls = kinds().any(|k| matches!(k, InstKind::Call { .. }));
-    let written: std::collections::HashSet<Symbol> = kinds()
+    let written: rustc_hash::FxHashSet<Symbol> = kinds()
         .filter_map(|k| match k {
             InstKind::Set { field, .. } => Some(*field),
             _ => None,

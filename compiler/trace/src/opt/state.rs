@@ -227,7 +227,7 @@ impl Opt<'_> {
     /// than through its phis.
     fn materialize_outside(&mut self, body: BlockId) {
         let block = &self.f.blocks[body];
-        let inside: std::collections::HashSet<ValueId> =
+        let inside: rustc_hash::FxHashSet<ValueId> =
             block.phis.iter().chain(&block.insts).filter_map(|&i| self.f.insts[i].result).collect();
         let mut outside: Vec<ValueId> = Vec::new();
         let mut note = |o: &Operand| {
