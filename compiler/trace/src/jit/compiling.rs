@@ -92,14 +92,19 @@ impl<'p> Jit<'p> {
         };
         let looping = End::LiveLoop { live: live.to_vec(), same };
         let args = args.map(|s| s.start);
-        let mut preamble =
-            to_ir::convert(self.program, name, trace, start, &End::Jump { target: body, params: names.to_vec() });
+        let assumed_lists = speculate::assume_lists(start, args.unwrap_or(&[]));
+        let mut preamble = to_ir::convert(
+            self.program,
+            name,
+            trace,
+            &assumed_lists,
+            &End::Jump { target: body, params: names.to_vec() },
+        );
         let checks = match args {
             Some(args) => speculate::checks(&preamble, names, args),
             None => Vec::new(),
         };
         speculate::insert(&mut preamble, &checks, anchor, function);
-        speculate::insert_lists(&mut preamble, &speculate::lists(args.unwrap_or(&[])), anchor, function);
         self.inspect(&preamble, "conversion");
         // The loop keeps assuming what the preamble speculates on.
         let assumed: Vec<(Symbol, i64, i64)> = checks.iter().map(|&(k, lo, hi)| (start.params[k], lo, hi)).collect();

@@ -128,10 +128,10 @@ impl<'p> Jit<'p> {
             Some(t) => {
                 let c = &self.codes[t.0 as usize];
                 let end = End::Jump { target: c.function.name, params: c.params.clone() };
+                let start = speculate::assume_lists(&start, &args);
                 let mut function = to_ir::convert(self.program, name, &trace, &start, &end);
                 pins = speculate::pins(&function, &c.params, &args);
                 speculate::insert(&mut function, &pins, label, graph.name);
-                speculate::insert_lists(&mut function, &speculate::lists(&args), label, graph.name);
                 self.compile_straight(function, trace.ops.len(), what, false, None)
             }
         };
