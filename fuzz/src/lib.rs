@@ -22,6 +22,8 @@
 //! Both are seeded and deterministic: a failure names the seed that
 //! reproduces it.
 
+#![forbid(unsafe_code)]
+
 pub mod checker;
 pub mod choices;
 pub mod engines;

@@ -5,6 +5,8 @@
 //! Exit status 1 when something failed; the failing seeds are printed (and
 //! the checker's panicking inputs written to fuzz/crashes/).
 
+#![forbid(unsafe_code)]
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};

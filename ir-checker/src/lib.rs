@@ -43,6 +43,8 @@
 //! are listed function by function; inside a function, function-level ones
 //! first, then by block in layout order and position in the block.
 
+#![forbid(unsafe_code)]
+
 mod calls;
 mod context;
 mod definitions;

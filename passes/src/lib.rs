@@ -27,6 +27,8 @@
 //! once assuming the main graph's integer parameters are small (loop
 //! versioning; generated code picks the version at entry).
 
+#![forbid(unsafe_code)]
+
 pub mod cleanup;
 pub mod context;
 pub mod dce;

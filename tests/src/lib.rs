@@ -1,6 +1,8 @@
 //! flowc-tests: the program corpus, the random program generator, and the
 //! cross-engine test suites (in `tests/`).
 
+#![forbid(unsafe_code)]
+
 pub mod bf;
 pub mod corpus;
 pub mod engines;

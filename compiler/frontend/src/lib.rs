@@ -28,6 +28,8 @@
 //! - jumps to labels that do not exist go to a block that traps with
 //!   `unknown_label`.
 
+#![forbid(unsafe_code)]
+
 pub mod graph;
 pub mod ssa;
 

@@ -61,6 +61,8 @@
 //! reference interpreter would. `check_bound` is that use on its own, for
 //! the copies (`x = y`) that SSA construction otherwise removes.
 
+#![forbid(unsafe_code)]
+
 pub mod bound;
 pub mod builder;
 pub mod calls;

@@ -153,8 +153,9 @@ impl Ctx {
     /// # Safety
     /// `tiers` outlives every run of this context.
     pub unsafe fn set_tiers(&mut self, tiers: &dyn TierUp) {
-        // SAFETY (of later dereferences): the caller keeps `tiers` alive
-        // for every run; the lifetime is erased for the raw pointer only.
+        // SAFETY: the caller keeps `tiers` alive for every run (the later
+        // dereferences rely on it); the lifetime is erased for the raw
+        // pointer only.
         let tiers: &'static dyn TierUp = unsafe { std::mem::transmute::<&dyn TierUp, &'static dyn TierUp>(tiers) };
         self.tiers = Some(std::ptr::NonNull::from(tiers));
     }

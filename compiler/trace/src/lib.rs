@@ -21,6 +21,8 @@
 //! - [`jit`]: the tracing JIT — hot loop headers traced, optimized,
 //!   compiled and entered from the interpreter.
 
+#![forbid(unsafe_code)]
+
 pub mod blog;
 pub mod copy;
 pub mod jit;

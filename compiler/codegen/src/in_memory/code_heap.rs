@@ -3,9 +3,9 @@
 //!
 //! Cranelift's JIT module makes each compile's memory writable, then
 //! executable: two `mprotect`s, a fresh page-aligned segment per compile,
-//! and the kernel's TLB work with them. A JIT run compiles thousands of
-//! small traces (the tutorial BF fractal: 1,400 compiles, 3,000 `mprotect`s,
-//! about a sixth of its code generation time). Here the memory is mapped
+//! and the kernel's TLB work with them, and a JIT run compiles thousands
+//! of small traces (docs/architecture.md, "The baseline tier", has what
+//! it cost). Here the memory is mapped
 //! twice from one anonymous file ([`memfd_create`]): a writable view the
 //! code is copied into and an executable view it runs from, at the same
 //! offset. No page is ever writable and executable at one address, and

@@ -254,12 +254,12 @@ impl Unit {
     /// Calls the entry with `args` (one word per parameter).
     fn call(&self, args: &[Word], ctx: &mut Ctx) -> Word {
         assert_eq!(args.len(), self.params.len(), "one word per parameter");
-        // SAFETY (the type): `entry` was compiled by `Unit::compile` with
+        // SAFETY: (the type) `entry` was compiled by `Unit::compile` with
         // the signature `extern "C" fn(*const u64, *mut Ctx) -> u64`, the
         // ABI of `EntryFn` (`Word` is a `repr(transparent)` u64). It is
         // typed `unsafe`: generated code trusts its arguments.
         let entry: EntryFn = unsafe { std::mem::transmute::<*const u8, EntryFn>(self.entry) };
-        // SAFETY (the call): it reads exactly `params.len()` words from
+        // SAFETY: (the call) it reads exactly `params.len()` words from
         // `args`, which holds that many (checked above), and hands `ctx`
         // to the runtime, which requires a live, otherwise unborrowed
         // context: `ctx` is a unique reference for the whole call. The

@@ -239,10 +239,11 @@ fn terminal_width() -> Option<usize> {
     if let Some(cols) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
         return Some(cols);
     }
+    // SAFETY: `winsize` is plain integers, for which all zeros is a value.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
     // SAFETY: TIOCGWINSZ writes one `winsize` into the struct it is given,
     // which lives on this stack frame for the call; stdout's descriptor is
     // open (it is the terminal just tested).
-    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
     let r = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) };
     (r == 0 && ws.ws_col > 0).then_some(ws.ws_col as usize)
 }

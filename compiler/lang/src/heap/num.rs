@@ -465,6 +465,7 @@ mod tests {
             assert_eq!(read(w).ok(), Some(value(&b)), "{b}");
             let bits = b.magnitude().bits();
             let is_small = bits < 63 || b == -(BigInt::from(1) << 62u32);
+            // SAFETY: a pointer word `to_word` just made points at a live cell.
             let kind = word::is_pointer(w).then(|| unsafe { cell::kind(w.cell()) });
             match kind {
                 None => assert!(is_small && word::is_int(w), "{b} is a tagged word"),
@@ -503,6 +504,8 @@ mod tests {
                         Some(w) => {
                             fast += 1;
                             assert_eq!(read(w).ok(), want.clone().ok(), "{a} {} {b}", op.name());
+                            // SAFETY: a pointer word `op_words` just made
+                            // points at a live cell.
                             if word::is_pointer(w) && unsafe { cell::kind(w.cell()) } == LIMBS {
                                 // SAFETY: a fresh limb cell.
                                 unsafe { check_cell(w.cell(), MAX_LIMBS + 1) }.unwrap();

@@ -107,10 +107,12 @@ impl Frame {
         }
         if word::is_int(w) {
             *s = Some(Value::Int(word::untag_int(w)));
+        // SAFETY: `w` is a word of the heap or an immediate (this
+        // function's contract).
         } else if let Some(o) = unsafe { heap::to_object(w) } {
-            // (SAFETY of both reads: this function's contract.)
             *s = Some(Value::Object(o));
         } else {
+            // SAFETY: as above.
             let v = unsafe { heap::to_value(w) };
             debug_assert!(v.is_ok(), "fields hold bound words");
             *s = v.ok();

@@ -332,8 +332,7 @@ pub struct Jit<'p> {
     /// solved once for the program): what a trace's `get` reads. Solved
     /// when the first trace is optimized ([`Jit::fields`]), from the
     /// program as lowered (`lowered`): a run that compiles nothing does
-    /// not pay for it (a quarter of the start of a short run without
-    /// hints, the stack VM of `jit_bf` at 20).
+    /// not pay for it.
     fields: std::cell::OnceCell<flowc_passes::propagate::ProgramFacts>,
     lowered: Module,
     /// The slots of the program's objects (which the interpreter and

@@ -233,10 +233,8 @@ pub fn same_objects(names: &[Symbol], args: &[Value], end: &[(Symbol, Value)]) -
 /// ([`Start::promoted`]), so the trace starts with a `guard_value` per
 /// list (after the checks [`insert`] adds) and converts every read of it
 /// as a read of the constant. An interpreter's dispatch on a list-held
-/// program is folded by the conversion, not left for the optimizer (the
-/// tutorial BF fractal's first loop preamble converts to 58 instructions,
-/// 148 when the lists were guarded after conversion; its 1,646
-/// conversions to 90,220, from 206,625; optimizing 82 -> 65 ms).
+/// program is folded by the conversion, not left for the optimizer, which
+/// costs more per instruction (docs/architecture.md, "Lists assumed").
 pub fn assume_lists(start: &Start, args: &[Value]) -> Start {
     let mut start = start.clone();
     for (name, v) in start.params.clone().iter().zip(args) {

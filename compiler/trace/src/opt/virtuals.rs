@@ -128,8 +128,8 @@ impl Opt<'_> {
             .frames
             .iter()
             .map(|frame| {
-                // Sized once (a guard's snapshot is made per guard, and
-                // growing it from empty was a fifth of optimizing).
+                // Sized once: a snapshot is made per guard, the hottest
+                // allocation of optimizing a trace.
                 let mut env = Vec::with_capacity(frame.env.len());
                 env.extend(frame.env.iter().filter_map(|(name, rv)| match rv {
                     ResumeValue::Operand(o) => {
