@@ -137,9 +137,8 @@ pub struct DefinedCode {
 /// How many instructions a region of a split function holds at most
 /// ([`flowc_ir::regions`]): Cranelift's structures for the regions on
 /// their way ([`compile::IN_FLIGHT`]) are what compiling a huge function
-/// holds beyond the IR (some 6 MB for a region of 2,000 instructions),
-/// and smaller regions cost no more time (from 250 to 4,000 instructions:
-/// the same within noise).
+/// holds beyond the IR, and smaller regions cost no more time
+/// (docs/architecture.md, "Thresholds and what set them").
 pub const REGION_INSTS: usize = 250;
 
 /// [`REGION_INSTS`] and [`REGION_LOOP_INSTS`] for a function whose code is
@@ -148,19 +147,14 @@ pub const REGION_INSTS: usize = 250;
 /// like straight-line code, and its regions are smaller. Its largest
 /// region's Cranelift structures are a cost that does not shrink with
 /// the program, and a program this small pays for it out of a budget of
-/// a kilobyte per statement: at the 10^3 statements of `compile_scale`,
-/// the largest region fell from 943 to 622 Cranelift instructions and the
-/// resident peak by some 250 KB (of 1.3 MB beyond a ten-statement
-/// program), for 3–7% more compile time. (A huge function amortizes it;
-/// at 10^4 statements these sizes cost 5% more time for 70 KB.)
+/// a kilobyte per statement (a huge function amortizes it).
 pub const COLD_REGION_INSTS: usize = 125;
 pub const COLD_REGION_LOOP_INSTS: usize = 250;
 
 /// How big a loop nest may be and still stay whole in one region: a loop
 /// cut by a region boundary leaves and re-enters a function every
-/// iteration, and reads values from the frame instead of registers. (At
-/// 4,000 instructions, regions holding such nests raised the peak of
-/// compiling 10^5 statements from 81 to 99 MB.)
+/// iteration, and reads values from the frame instead of registers; a
+/// bigger bound raises the peak memory of compiling huge programs.
 pub const REGION_LOOP_INSTS: usize = 1000;
 
 /// Lowers `f` into `env`'s module and has it compiled and defined as `id`
@@ -175,9 +169,7 @@ pub const REGION_LOOP_INSTS: usize = 1000;
 /// graph whose loops, if any, are counted loops that run a few times, and
 /// the functions only it calls) is compiled for compile time too:
 /// cheaply, and split when it has more than [`REGION_INSTS`]
-/// instructions. (The main graph of `compile_scale`'s 10^3 statements:
-/// 25 ms and 27 MB of process peak compiled whole and optimized, 6.0 ms
-/// and 17 MB whole and cheaply, 5.1 ms and 15.5 MB split.)
+/// instructions.
 pub fn define_function(env: &mut Env, f: &Function, id: FuncId, facts: lower::Facts) -> Result<(), String> {
     let mut fbctx = FunctionBuilderContext::new();
     let cold = facts.all_cold();

@@ -2,8 +2,7 @@
 //! (docs/architecture.md "Code generation").
 //!
 //! Compiling hot code with Cranelift's optimizations and the inline paths
-//! of [`crate::lower`] costs some 2 µs and 1.3 KB of peak memory per
-//! Cranelift instruction, about ten times what the same code costs
+//! of [`crate::lower`] costs about ten times what the same code costs
 //! lowered for compile time (runtime calls, regions, Cranelift's cheap
 //! settings). Static run bounds ([`flowc_ir::frequency`]) tell cold code
 //! from code that may be hot, but not how hot: a function called from a
@@ -72,14 +71,8 @@ pub const TIER_UP_AFTER: u32 = crate::lower::COLD_RUNS;
 
 /// [`TIER_UP_AFTER`] when the optimized tier is compiled in the
 /// background: the running thread pays only for lowering, a tenth of the
-/// compile, so it may start earlier. (`compile_shapes`' hot shapes, against
-/// compiling everything optimized at the start: n = 200,000, 0–3% slower
-/// (2–9% tiering up after 1,000); n = 20,000, from 5% faster to 12%
-/// slower (up to 39%); n = 200, 3–5 times faster, though the 21 functions
-/// of `functions_hot_loop` are compiled in the background, where 1,000
-/// compiles none. The interpreters of `examples/` run long, 1–5% slower;
-/// `stack_machine.fg` at n = 20,000, 31%: tier 0 interprets while its
-/// dispatch loop compiles.)
+/// compile, so it may start earlier (docs/architecture.md, "Thresholds
+/// and what set them").
 pub const TIER_UP_AFTER_IN_BACKGROUND: u32 = 200;
 
 impl Default for Tiering {

@@ -381,13 +381,9 @@ pub struct Facts {
 /// How many times a block may run per run of the program and still be
 /// compiled for compile time rather than speed (no inline paths, no
 /// optimistic copy). An inline path saves a few nanoseconds per run over
-/// a runtime call and costs some 30 Cranelift instructions, about 50 µs
-/// of optimized compiling: it pays back after thousands of runs, if at
-/// all. (A main loop of 200 arithmetic statements counted down from 999
-/// compiles in 1.8 ms and runs in 0.24 ms; from 1000, over the bound, in
-/// 11 ms and 0.24–0.39 ms. Counted down from 99,999 with the bound
-/// raised, it ran in 19.1 ms compiled cheaply and 20.1 ms optimized: the
-/// bound is conservative.)
+/// a runtime call and costs some 30 Cranelift instructions of optimized
+/// compiling: it pays back after thousands of runs, if at all
+/// (docs/architecture.md, "Thresholds and what set them").
 pub const COLD_RUNS: u32 = 1000;
 
 impl Facts {

@@ -17,17 +17,8 @@ use crate::word;
 /// still get an optimistic copy. The copy doubles what its loops cost to
 /// compile, and what it saves is a tag test per operation whose operand
 /// it takes to be small — much in a small loop whose time those tests
-/// are a fair part of, little in a big one. Measured
-/// (`flowc run --engine native --stats`): `bench/programs/nested.fg`, 13
-/// instructions on its cycles, runs in 4.2 ms with the copy and 5.4 ms
-/// without (n = 2,000), `euclid.fg` 9.1 and 9.3 ms; the loop of
-/// `bench/programs/shapes/objects_hot_loop.fg`, 122 instructions, runs in
-/// 78 ms either way (n = 300,000), but compiles in 14.4 ms and 18.5 MB of
-/// process peak with the copy, 8.0 ms and 14.3 MB without; a function
-/// called from a loop, whose own loop of 240 instructions keeps running
-/// totals (60 times `s = s + i`, `t = t * k % 1000003`, `s = s - t`), runs
-/// 200 calls in 50.3 ms with the copy and 51.6 ms without, and compiles
-/// in 22 ms and 24.5 MB with it, 10.7 ms and 15.7 MB without. A trace keeps
+/// are a fair part of, little in a big one (docs/architecture.md,
+/// "Thresholds and what set them", has the measurements). A trace keeps
 /// its copy whatever its size: the JIT compiles only loops that have
 /// proved hot, and traces' values come from guards that know more.
 pub const OPTIMISTIC_COPY_INSTS: usize = 100;
@@ -44,11 +35,7 @@ pub const OPTIMISTIC_COPY_INSTS: usize = 100;
 /// they really do. Code on no cycle (a bridge, a loop's preamble, a
 /// function without loops, the code around the loops) runs each
 /// operation once per entry: its copy would cost more to compile than it
-/// saves, and it has none (recursive Fibonacci, n = 32: 16.5 ms with a
-/// copy, 15.5 ms without; 8,000 small functions compile in 1.07 s
-/// instead of 1.56 s; the main graph of `compile_scale`'s 10^3
-/// statements, half of it on cycles, in 23.5 ms instead of 27 with a copy
-/// of all of it). Nor does a function other than a trace with more than
+/// saves, and it has none. Nor does a function other than a trace with more than
 /// [`OPTIMISTIC_COPY_INSTS`] instructions on cycles.
 pub(super) fn optimistic_exits(
     f: &Function,
