@@ -20,9 +20,16 @@
 //!
 //! Baseline code is position-independent within itself (its jumps are
 //! relative; calls and constants are absolute addresses), so it runs
-//! wherever it is copied. On x86-64, instruction fetch is coherent with
-//! stores to the same physical memory through any mapping: a trace can be
-//! entered right after it is copied.
+//! wherever it is copied. x86-64 processors check stores against fetched
+//! instructions by physical address, and code is entered only after it
+//! was copied, by a jump through its code slot: no bytes are ever written
+//! where code has run, or may have been fetched from.
+//!
+//! Where the system refuses an executable mapping of a memfd (Linux's
+//! `vm.memfd_noexec`, or not Linux), a chunk is one anonymous mapping,
+//! writable and executable, as for perf. The heap has no size limit of
+//! its own: the JIT's bounds on traces bound it. Resident memory counts
+//! the code twice (both views map its pages).
 //!
 //! When perf profiles the run (`PERF_BUILDID_DIR` set, as Cranelift's
 //! module checks), each trace is named in `/tmp/perf-<pid>.map`. perf
@@ -48,20 +55,42 @@ struct Chunk {
     used: usize,
 }
 
+fn failed(what: &str) -> String {
+    format!("making executable memory ({what}): {}", std::io::Error::last_os_error())
+}
+
 impl Chunk {
-    /// A chunk of `len` bytes, mapped twice (or, for perf, `once`).
+    /// A chunk of `len` bytes, mapped twice, or `once` (for perf, and
+    /// where the system refuses executable mappings of a memfd: Linux's
+    /// `vm.memfd_noexec`, other systems).
     fn new(len: usize, once: bool) -> Result<Chunk, String> {
-        let failed = |what: &str| format!("making executable memory ({what}): {}", std::io::Error::last_os_error());
         if once {
-            let prot = libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC;
-            let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
-            // SAFETY: a fresh anonymous mapping; the result is checked.
-            let at = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, flags, -1, 0) };
-            if at == libc::MAP_FAILED {
-                return Err(failed("mmap"));
-            }
-            return Ok(Chunk { write: at.cast(), exec: at.cast_const().cast(), len, used: 0 });
+            return Chunk::once(len);
         }
+        Chunk::twice(len).or_else(|_| Chunk::once(len))
+    }
+
+    /// One anonymous mapping, writable and executable.
+    fn once(len: usize) -> Result<Chunk, String> {
+        let prot = libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC;
+        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
+        // SAFETY: a fresh anonymous mapping; the result is checked.
+        let at = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, flags, -1, 0) };
+        if at == libc::MAP_FAILED {
+            return Err(failed("anonymous mmap"));
+        }
+        Ok(Chunk { write: at.cast(), exec: at.cast_const().cast(), len, used: 0 })
+    }
+
+    /// One memfd mapped writable and, elsewhere, executable.
+    #[cfg(not(target_os = "linux"))]
+    fn twice(_len: usize) -> Result<Chunk, String> {
+        Err("no memfd here".into())
+    }
+
+    /// One memfd mapped writable and, elsewhere, executable.
+    #[cfg(target_os = "linux")]
+    fn twice(len: usize) -> Result<Chunk, String> {
         // SAFETY: plain system calls on a descriptor this function owns;
         // every result is checked before it is used, and the descriptor
         // is closed on every path (the mappings keep the file alive).
@@ -80,12 +109,12 @@ impl Chunk {
             let map = |prot| libc::mmap(std::ptr::null_mut(), len, prot, libc::MAP_SHARED, fd, 0);
             let write = map(libc::PROT_READ | libc::PROT_WRITE);
             if write == libc::MAP_FAILED {
-                return Err(close(failed("mmap")));
+                return Err(close(failed("mmap of the writable view")));
             }
             let exec = map(libc::PROT_READ | libc::PROT_EXEC);
             if exec == libc::MAP_FAILED {
                 libc::munmap(write, len);
-                return Err(close(failed("mmap")));
+                return Err(close(failed("mmap of the executable view")));
             }
             libc::close(fd);
             Ok(Chunk { write: write.cast(), exec: exec.cast_const().cast(), len, used: 0 })

@@ -477,10 +477,11 @@ pub enum CallEnd {
     Error(RuntimeError),
 }
 
-/// Instructions' worth of JIT memory a trace cache reserves for its traces
-/// and bridges: 64 MiB of address space at 512 bytes each, thousands of
-/// traces (each takes whole pages). A trace that does not fit is not
-/// compiled; the interpreter goes on running that path.
+/// Instructions' worth of JIT memory a trace cache reserves for the
+/// traces and bridges Cranelift compiles (those baseline code refuses,
+/// and trees; baseline code goes in the [`CodeHeap`]): 64 MiB of address
+/// space at 512 bytes each. A trace that does not fit is not compiled;
+/// the interpreter goes on running that path.
 const TRACE_ROOM: usize = 1 << 17;
 
 /// One JIT module for all the traces and bridges of a run: the program's
@@ -812,11 +813,12 @@ impl TraceCache {
     pub fn code(&self, t: TraceId) -> FunctionCode {
         let inner = self.inner.borrow();
         let e = &inner.entries[t.0 as usize];
-        // SAFETY: `e.code` is where the JIT module placed the trace's
-        // finalized code and `e.size` the length Cranelift emitted for it;
-        // the code stays mapped, readable and unchanged (link slots live
-        // in data, not in code) while the cache's module lives, which the
-        // borrow of `inner` ensures for the copy made here.
+        // SAFETY: `e.code` is where the trace's code was placed (the code
+        // heap's executable view, or the JIT module's finalized code) and
+        // `e.size` its length; the code stays mapped, readable and
+        // unchanged (link slots live in data, not in code) while the
+        // cache's heap and module live, which the borrow of `inner`
+        // ensures for the copy made here.
         let bytes = unsafe { std::slice::from_raw_parts(e.code, e.size) }.to_vec();
         FunctionCode { name: e.name, address: e.code as u64, bytes, places: e.places.clone() }
     }

@@ -331,10 +331,10 @@ pub struct Jit<'p> {
     /// What the program may store in each field (propagate's facts,
     /// solved once for the program): what a trace's `get` reads. Solved
     /// when the first trace is optimized ([`Jit::fields`]), from the
-    /// program as lowered (`lowered`): a run that compiles nothing does
-    /// not pay for it.
+    /// program as lowered (`lowered`, dropped then): a run that compiles
+    /// nothing does not pay for it.
     fields: std::cell::OnceCell<flowc_passes::propagate::ProgramFacts>,
-    lowered: Module,
+    lowered: std::cell::Cell<Option<Box<Module>>>,
     /// The slots of the program's objects (which the interpreter and
     /// compiled code share).
     layout: &'static flowc_lang::heap::Layout,
@@ -499,7 +499,7 @@ impl<'p> Jit<'p> {
             program,
             hints: run_ir::hints(module),
             fields: std::cell::OnceCell::new(),
-            lowered: module.clone(),
+            lowered: std::cell::Cell::new(Some(Box::new(module.clone()))),
             layout: flowc_lang::heap::Layout::of_program(program),
             remove_allocations: !flowc_passes::observe::allocations_observable(module),
             watched: watched_labels(program, module),
@@ -1053,7 +1053,10 @@ impl<'p> Jit<'p> {
     /// What the program may store in each field (solved at the first
     /// call).
     pub(super) fn fields(&self) -> &flowc_passes::propagate::ProgramFacts {
-        self.fields.get_or_init(|| flowc_passes::propagate::program_facts(&self.lowered))
+        self.fields.get_or_init(|| {
+            let module = self.lowered.take().expect("the program, until its facts are solved");
+            flowc_passes::propagate::program_facts(&module)
+        })
     }
 
     /// Whether the compile budget allows recording another trace (see

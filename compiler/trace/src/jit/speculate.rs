@@ -237,7 +237,7 @@ pub fn same_objects(names: &[Symbol], args: &[Value], end: &[(Symbol, Value)]) -
 /// costs more per instruction (docs/architecture.md, "Lists assumed").
 pub fn assume_lists(start: &Start, args: &[Value]) -> Start {
     let mut start = start.clone();
-    for (name, v) in start.params.clone().iter().zip(args) {
+    for (name, v) in start.params.iter().zip(args) {
         if matches!(v, Value::List(_)) {
             start.promoted.push((*name, v.clone()));
         }
