@@ -19,7 +19,11 @@
 //!
 //! The pipeline is the table [`PIPELINE`]; each pass runs exactly once per
 //! compilation and none loops over the others, so dumping or checking after
-//! any pass is the same code for all of them ([`optimize`]). Passes share
+//! any pass is the same code for all of them ([`optimize`]). A pipeline
+//! of one's choosing — some of these passes, in another order, or a pass
+//! of one's own between two of ours — runs through [`run_passes`], which
+//! checks before each pass that what it reads is known (`flowc opt
+//! --passes`). Passes share
 //! results through a [`Context`]; knowledge about operations (folding,
 //! purity, ranges, specialized forms) comes from the op table in flowc-lang.
 //!
@@ -105,10 +109,57 @@ pub fn pass(name: &str) -> Option<&'static Pass> {
 
 /// Runs the whole pipeline on `module`; `after` sees the module after each
 /// pass (to dump it, check it, run it, time it).
-pub fn optimize(module: &mut Module, cx: &mut Context, mut after: impl FnMut(&Pass, &Module, &Context)) {
-    for pass in &PIPELINE {
-        for &fact in pass.reads {
-            debug_assert!(cx.has(module, fact), "{} reads {fact:?}, which no earlier pass left", pass.name);
+pub fn optimize(module: &mut Module, cx: &mut Context, after: impl FnMut(&Pass, &Module, &Context)) {
+    let passes: Vec<&Pass> = PIPELINE.iter().collect();
+    run_passes(module, cx, &passes, after).expect("each pass of the pipeline reads what the passes before it leave");
+}
+
+/// A pass of a chosen pipeline would read a result no pass before it left
+/// (or one a pass since cleared): [`run_passes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unmet {
+    /// The pass, and the result it reads.
+    pub pass: &'static str,
+    pub fact: Fact,
+}
+
+impl std::fmt::Display for Unmet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let by: Vec<&str> = PIPELINE.iter().filter(|p| p.writes.contains(&self.fact)).map(|p| p.name).collect();
+        write!(f, "`{}` reads {:?}, which no pass before it leaves (`{}` does)", self.pass, self.fact, by.join("`, `"))
+    }
+}
+
+/// The first result one of `passes` reads that no pass before it in the
+/// list writes: what [`run_passes`] would stop at, found before anything
+/// runs (a pass that clears a result it invalidates can still make
+/// `run_passes` stop where this finds nothing).
+pub fn unmet(passes: &[&Pass]) -> Option<Unmet> {
+    let mut known: Vec<Fact> = Vec::new();
+    for pass in passes {
+        if let Some(&fact) = pass.reads.iter().find(|f| !known.contains(f)) {
+            return Some(Unmet { pass: pass.name, fact });
+        }
+        known.extend(pass.writes);
+    }
+    None
+}
+
+/// Runs `passes` on `module`, in order: some of [`PIPELINE`]'s, in any
+/// order, and passes of one's own (a [`Pass`] is a name, a function and
+/// what it reads and writes). Before each pass, every result it reads
+/// must be known ([`Context::has`]); else nothing more runs and the error
+/// names the pass and the result. `after` sees the module after each pass
+/// — where a caller runs the IR checker.
+pub fn run_passes(
+    module: &mut Module,
+    cx: &mut Context,
+    passes: &[&Pass],
+    mut after: impl FnMut(&Pass, &Module, &Context),
+) -> Result<(), Unmet> {
+    for pass in passes {
+        if let Some(&fact) = pass.reads.iter().find(|&&fact| !cx.has(module, fact)) {
+            return Err(Unmet { pass: pass.name, fact });
         }
         (pass.run)(module, cx);
         for &fact in pass.writes {
@@ -116,4 +167,5 @@ pub fn optimize(module: &mut Module, cx: &mut Context, mut after: impl FnMut(&Pa
         }
         after(pass, module, cx);
     }
+    Ok(())
 }

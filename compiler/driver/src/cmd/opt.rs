@@ -1,7 +1,9 @@
-//! `flowc opt FILE [--entry L] [--dump-before all|PASS,…]
+//! `flowc opt FILE [--entry L] [--passes PASS,…] [--dump-before all|PASS,…]
 //! [--dump-after all|PASS,…] [--print-changed] [--disasm] [--emit ir|dot|fgl]
 //! [--syntax prolog|readable] [--stats] [--verify-each] [--small-params]`:
-//! the program through the eight passes.
+//! the program through the eight passes, or through the passes `--passes`
+//! names, in its order (each must find what it reads left by one before
+//! it: `flowc_passes::run_passes`).
 //!
 //! Dumps print the module before or after the named passes, as IR text
 //! (with what the pass's analyses found) or, with `--emit dot`, as one
@@ -14,6 +16,11 @@ use std::time::Instant;
 use flowc_ir::{dot, fgl, print, Module};
 use flowc_passes::{Context, Pass, PIPELINE};
 
+/// The names of the eight passes, for error messages.
+fn pass_names() -> String {
+    PIPELINE.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+}
+
 use crate::cmd::fmt::SyntaxArg;
 use crate::{input, Failure};
 
@@ -21,6 +28,11 @@ use crate::{input, Failure};
 pub struct Args {
     #[command(flatten)]
     source: input::Source,
+    /// Run these passes, in this order, instead of the eight (names
+    /// separated by commas); each must find what it reads left by a pass
+    /// before it.
+    #[arg(long, value_name = "PASS,…", value_delimiter = ',')]
+    passes: Vec<String>,
     /// Print the IR after these passes (`all`, or names separated by commas), with what analyses found.
     #[arg(long, value_name = "all|PASS,…", value_delimiter = ',')]
     dump_after: Vec<String>,
@@ -79,10 +91,23 @@ pub fn main(args: Args) -> Result<(), Failure> {
     for (option, list) in [("--dump-after", &args.dump_after), ("--dump-before", &args.dump_before)] {
         for d in list {
             if d != "all" && !PIPELINE.iter().any(|p| p.name == d) {
-                let names: Vec<&str> = PIPELINE.iter().map(|p| p.name).collect();
-                return Err(Failure::usage(format!("{option}: no pass `{d}` (all, {})", names.join(", "))));
+                return Err(Failure::usage(format!("{option}: no pass `{d}` (all, {})", pass_names())));
             }
         }
+    }
+    let chosen: Vec<&'static Pass> = if args.passes.is_empty() {
+        PIPELINE.iter().collect()
+    } else {
+        let mut chosen = Vec::new();
+        for name in &args.passes {
+            let pass = flowc_passes::pass(name)
+                .ok_or_else(|| Failure::usage(format!("--passes: no pass `{name}` ({})", pass_names())))?;
+            chosen.push(pass);
+        }
+        chosen
+    };
+    if let Some(unmet) = flowc_passes::unmet(&chosen) {
+        return Err(Failure::usage(format!("--passes: {unmet}")));
     }
     if args.print_changed && matches!(args.emit, Emit::Fgl) {
         return Err(Failure::usage("--print-changed prints IR (or, with --emit dot, graphs), not --emit fgl"));
@@ -128,7 +153,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
         print!("{previous}");
     }
     let mut next_pass = 0;
-    if let Some(first) = PIPELINE.first() {
+    if let Some(first) = chosen.first() {
         if named(&args.dump_before, first.name) {
             header(format!("before {}", first.name));
             print!("{previous}");
@@ -172,7 +197,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
             }
         }
         next_pass += 1;
-        if let Some(next) = PIPELINE.get(next_pass) {
+        if let Some(next) = chosen.get(next_pass) {
             if named(&args.dump_before, next.name) {
                 header(format!("before {}", next.name));
                 print!("{now}");
@@ -181,15 +206,16 @@ pub fn main(args: Args) -> Result<(), Failure> {
         previous = now;
         last = Instant::now();
     };
-    flowc_passes::optimize(&mut module, &mut cx, &mut observe);
+    let ran = flowc_passes::run_passes(&mut module, &mut cx, &chosen, &mut observe);
     if let Some(f) = failure {
         return Err(f);
     }
+    ran.map_err(|unmet| Failure::usage(format!("--passes: {unmet}")))?;
     if args.verify_each && !args.quiet {
         let (b, _, i) = counts(&module);
         eprintln!(
             "flowc opt: the IR checker accepted the module after the front end and each of the {} passes ({} functions, {b} blocks, {i} instructions at the end)",
-            PIPELINE.len(),
+            chosen.len(),
             module.functions.len()
         );
     }

@@ -1015,3 +1015,26 @@ fn trace_draws_its_ir_as_graphviz() {
     let o = flowc(&["trace", "examples/power.pl", "--entry", "power_rec", "--optimizer", "blog", "--dot", p], None);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// `--passes` runs the passes it names, in its order, and refuses a pass
+/// that reads what no pass before it leaves, before anything runs.
+#[test]
+fn opt_runs_the_passes_it_is_given() {
+    let o = flowc(&["opt", "examples/fib.fg", "--passes", "normalize,propagate,cleanup", "--verify-each"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("after the front end and each of the 3 passes"), "{}", stderr(&o));
+    let o =
+        flowc(&["opt", "examples/fib.fg", "--passes", "normalize,propagate,cleanup,dce", "--dump-after", "all"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stdout(&o), "");
+    expect![[r#"
+        flowc: --passes: `dce` reads DefUse, which no pass before it leaves (`def-use` does)
+    "#]]
+    .assert_eq(&stderr(&o));
+    let o = flowc(&["opt", "examples/fib.fg", "--passes", "normalize,inline"], None);
+    assert_eq!(o.status.code(), Some(2));
+    expect![[r#"
+        flowc: --passes: no pass `inline` (normalize, propagate, cleanup, loops, escape, unbox, def-use, dce)
+    "#]]
+    .assert_eq(&stderr(&o));
+}
