@@ -10,11 +10,14 @@
 //! does what V8's Sparkplug and LuaJIT's assembler do for their first
 //! tier: no IR of its own, no register allocation, one pass.
 //!
-//! **Frame.** Every IR value has a word of the frame (`[rsp + 8k]`), where
-//! its defining instruction stores it and its users load it; `rbx` holds
-//! the context. The frame is zeroed on entry, so every safepoint lists all
-//! of its words for the collector (a word not yet written is 0, which the
-//! collector skips; one written earlier is a value the code computed).
+//! **Frame.** Every IR value has a word of the frame, where its defining
+//! instruction stores it and its users load it; `rbx` holds the context.
+//! The words of values that may point into the heap come first, and are
+//! zeroed on entry, so every safepoint lists all of them for the
+//! collector (a word not yet written is 0, which the collector skips; one
+//! written earlier is a value the code computed); the words of values
+//! certainly small integers ([`crate::small`]) follow, never zeroed nor
+//! listed: the collector has nothing to find there.
 //! The prologue and epilogue follow Cranelift's `tail` convention (`rdi`
 //! the context, `rbx` callee-saved, frame pointers kept): baseline and
 //! Cranelift traces call, enter and leave one another freely.
@@ -90,6 +93,7 @@ use flowc_lang::{Symbol, Value};
 use crate::lower::exits::{exit_record, ExitAt, Leaving};
 use crate::lower::{Constants, Env, Shape};
 use crate::runtime::{offsets, RuntimeFn};
+use crate::small::Small;
 use crate::word::{self, ONE, ZERO};
 use asm::{Alu, Asm, Cond, Label, Reg, R10, R11, R8, R9, RAX, RBP, RBX, RCX, RDI, RDX, RSI, RSP};
 
@@ -163,6 +167,7 @@ pub fn compile(
     if inherit.as_ref().is_some_and(|i| i.params.len() != f.params.len()) {
         return Err("a bridge taking other values than its exit stores");
     }
+    let (words, scanned) = word_layout(f, &facts.small);
     // Room for the code of a typical operation and its cold paths.
     let insts = f.layout.iter().map(|&b| f.blocks[b].insts.len()).sum::<usize>();
     let mut a = Asm::with_capacity(insts * 128 + 512);
@@ -176,7 +181,8 @@ pub fn compile(
         frame: 0,
         scratch: 0,
         inherit,
-        inherited: vec![None; f.values.len()],
+        words,
+        scanned,
         own: Frame::default(),
         direct: None,
         body: 0,
@@ -318,6 +324,21 @@ enum Dst {
     Reg(Reg),
 }
 
+/// The words of `f`'s values, as offsets from the stack pointer, and how
+/// many come first, those of values that may point into the heap: the
+/// rest hold values `small` proves small integers.
+fn word_layout(f: &Function, small: &Small) -> (Vec<i32>, i32) {
+    let (mut scanned, mut certain): (Vec<ValueId>, Vec<ValueId>) =
+        f.values.iter().map(|(v, _)| v).partition(|&v| !small.operand(&Operand::Value(v)));
+    let first = scanned.len() as i32;
+    scanned.append(&mut certain);
+    let mut words = vec![0; f.values.len()];
+    for (w, v) in scanned.into_iter().enumerate() {
+        words[flowc_ir::ix(v)] = 8 * w as i32;
+    }
+    (words, first)
+}
+
 /// Most words a frame zeroes with a store each (5 bytes of code apiece, 8
 /// past the 16th word),
 /// not a loop of stores.
@@ -365,8 +386,12 @@ struct Emit<'e, 'a> {
     scratch: i32,
     /// A bridge's parent frame.
     inherit: Option<Inherit<'e>>,
-    /// By value: the word of a parameter a bridge inherits.
-    inherited: Vec<Option<i32>>,
+    /// By value: its word (offset from the stack pointer): its own, or for
+    /// a parameter a bridge inherits, its parent's ([`word_layout`]).
+    words: Vec<i32>,
+    /// How many of the frame's own words, the first, may hold pointers
+    /// (zeroed on entry, listed at safepoints).
+    scanned: i32,
     /// The frame this code runs in ([`Compiled::frame`]).
     own: Frame,
     direct: Option<u32>,
@@ -396,8 +421,7 @@ struct Emit<'e, 'a> {
 
 impl Emit<'_, '_> {
     fn slot(&self, v: ValueId) -> i32 {
-        let k = flowc_ir::ix(v);
-        self.inherited[k].unwrap_or(8 * k as i32)
+        self.words[flowc_ir::ix(v)]
     }
 
     fn run(&mut self) -> Result<(), &'static str> {
@@ -432,12 +456,12 @@ impl Emit<'_, '_> {
             // rsp is 8 mod 16 after the call; push rbp, push rbx: 8 mod 16
             // again, so the frame is 8 mod 16 for calls to be aligned.
             self.frame = 8 * all + if all % 2 == 0 { 8 } else { 0 };
-            self.enter(self.frame, words);
+            self.enter(self.frame, self.scanned);
             self.load_params();
             self.body = self.a.offset();
             self.own = Frame {
                 below: self.frame,
-                slots: (0..words as u32).map(|k| 8 * k).collect(),
+                slots: (0..self.scanned as u32).map(|k| 8 * k).collect(),
                 root_depth: 0,
                 root_params: self.f.params.iter().map(|&p| self.slot(p)).collect(),
             };
@@ -447,9 +471,9 @@ impl Emit<'_, '_> {
         self.frame = 8 * (all + all % 2);
         let own = self.frame;
         for (&p, &word) in self.f.params.iter().zip(params) {
-            self.inherited[flowc_ir::ix(p)] = Some(own + word);
+            self.words[flowc_ir::ix(p)] = own + word;
         }
-        let mut slots: Vec<u32> = (0..words as u32).map(|k| 8 * k).collect();
+        let mut slots: Vec<u32> = (0..self.scanned as u32).map(|k| 8 * k).collect();
         slots.extend(parent.slots.iter().map(|&s| s + own as u32));
         self.own = Frame {
             below: own + parent.below,
@@ -466,7 +490,7 @@ impl Emit<'_, '_> {
         // The direct entry, from the parent's exit: its frame is in place.
         self.direct = Some(self.a.offset());
         self.a.alu_imm(Alu::Sub, RSP, own);
-        self.zero(words);
+        self.zero(self.scanned);
         self.a.store(RBX, offsets::LAST_FP, RBP);
         self.a.store(RBX, offsets::LAST_SP, RSP);
         self.a.bind(body);

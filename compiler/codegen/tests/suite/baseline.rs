@@ -123,6 +123,20 @@ fn a_loops_variables_live_in_registers() {
     assert!(spills.len() >= 2, "the exit writes both variables to their words:\n{lines:#?}");
 }
 
+/// On entry only the words of values that may point into the heap are
+/// zeroed (the collector's view, which safepoints list): COUNT's two
+/// parameters and two phis, not the sums of `add.word` and `sub.word`,
+/// certainly small integers.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn only_the_words_that_may_hold_pointers_are_zeroed() {
+    let lines = listing_of(COUNT);
+    let start = lines.iter().position(|l| l == "xor rax,rax").expect("the frame is zeroed");
+    let zeroed: Vec<&String> =
+        lines[start + 1..].iter().take_while(|l| l.starts_with("mov [rsp") && l.ends_with(",rax")).collect();
+    assert_eq!(zeroed.len(), 4, "{lines:#?}");
+}
+
 /// Runs trace `text` compiled by the baseline compiler from integers
 /// `args`; the integers its exit stores, or the error it stopped with (its
 /// term).
