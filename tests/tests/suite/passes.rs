@@ -39,6 +39,12 @@ done:
     print_and_stop(s)
 ";
 
+/// [`DOUBLING`] as the front end lowers it.
+fn doubling() -> flowc_ir::Module {
+    let program = flowc_lang::syntax::parse("doubling", DOUBLING).unwrap_or_else(|e| panic!("{e}"));
+    engines::lower(&program, flowc_lang::Symbol::intern("start"))
+}
+
 /// A pass of one's own: `mul x, 2` becomes `add x, x`.
 fn doubling_as_addition(module: &mut flowc_ir::Module, _: &mut flowc_passes::Context) {
     use flowc_ir::{InstKind, Operand};
@@ -62,8 +68,7 @@ fn doubling_as_addition(module: &mut flowc_ir::Module, _: &mut flowc_passes::Con
 /// checker after each; the program prints what it printed.
 #[test]
 fn a_pass_of_ones_own_runs_between_two_of_ours() {
-    let program = flowc_lang::syntax::parse("doubling", DOUBLING).unwrap_or_else(|e| panic!("{e}"));
-    let lowered = flowc_frontend::lower(&program, flowc_lang::Symbol::intern("start")).expect("lowers");
+    let lowered = doubling();
     let env = [(flowc_lang::Symbol::intern("n"), flowc_lang::Value::Int(10))];
     let expected = engines::ir(&lowered, &env);
     let mine =
@@ -116,8 +121,7 @@ fn a_pass_that_reads_what_no_pass_before_it_leaves_is_refused() {
     );
     let eight: Vec<&flowc_passes::Pass> = flowc_passes::PIPELINE.iter().collect();
     assert_eq!(flowc_passes::unmet(&eight), None);
-    let program = flowc_lang::syntax::parse("doubling", DOUBLING).unwrap_or_else(|e| panic!("{e}"));
-    let mut module = flowc_frontend::lower(&program, flowc_lang::Symbol::intern("start")).expect("lowers");
+    let mut module = doubling();
     let mut cx = flowc_passes::Context::new(&module);
     let mut ran = Vec::new();
     let stopped = flowc_passes::run_passes(&mut module, &mut cx, &[ours("cleanup")], |p, _, _| ran.push(p.name));

@@ -1361,15 +1361,15 @@ impl Emit<'_, '_> {
                     if self.own.root_params.len() != args.len() {
                         return Err("a jump back with the wrong number of arguments");
                     }
-                    let moves: Vec<(i32, Src)> = self
+                    let moves: Vec<(Dst, Src)> = self
                         .own
                         .root_params
                         .clone()
                         .iter()
                         .zip(&args)
-                        .map(|(&p, o)| (depth + p, self.src(o)))
+                        .map(|(&p, o)| (Dst::Slot(depth + p), self.src(o)))
                         .collect();
-                    self.parallel_moves(&moves);
+                    self.parallel_copy(&moves);
                     self.a.alu_imm(Alu::Add, RSP, depth);
                     self.a.store(RBX, offsets::LAST_SP, RSP);
                     self.a.mov_imm64(RAX, body as i64);
@@ -1432,7 +1432,9 @@ impl Emit<'_, '_> {
         self.parallel_copy(&moves);
     }
 
-    /// [`Emit::parallel_moves`] into words or registers.
+    /// Stores every source of `moves` in its word or register as if all at
+    /// once: in two steps, through the scratch words, when a source is
+    /// another's target.
     fn parallel_copy(&mut self, moves: &[(Dst, Src)]) {
         let reads_target = moves.iter().any(|(_, s)| {
             moves.iter().any(|(t, _)| match (t, s) {
@@ -1464,28 +1466,6 @@ impl Emit<'_, '_> {
         for (k, &(t, _)) in moves.iter().enumerate() {
             self.a.load(RAX, RSP, self.scratch + 8 * k as i32);
             store(self, t);
-        }
-    }
-
-    /// Stores every source of `moves` in its word as if all at once: in
-    /// two steps, through the scratch words, when a source is another's
-    /// target.
-    fn parallel_moves(&mut self, moves: &[(i32, Src)]) {
-        let reads_target = moves.iter().any(|(_, s)| matches!(s, Src::Slot(w) if moves.iter().any(|(t, _)| t == w)));
-        if !reads_target {
-            for &(t, s) in moves {
-                self.load_src(RAX, s);
-                self.a.store(RSP, t, RAX);
-            }
-            return;
-        }
-        for (k, &(_, s)) in moves.iter().enumerate() {
-            self.load_src(RAX, s);
-            self.a.store(RSP, self.scratch + 8 * k as i32, RAX);
-        }
-        for (k, &(t, _)) in moves.iter().enumerate() {
-            self.a.load(RAX, RSP, self.scratch + 8 * k as i32);
-            self.a.store(RSP, t, RAX);
         }
     }
 

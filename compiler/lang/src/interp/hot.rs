@@ -182,10 +182,7 @@ impl Watched {
     #[inline(always)]
     fn dense_index(&self, slots: &[Option<Value>]) -> Option<usize> {
         match self.single {
-            Some(s) => match slots.get(s as usize) {
-                Some(Some(Value::Int(i))) if (0..DENSE_KEYS).contains(i) => Some(*i as usize),
-                _ => None,
-            },
+            Some(s) => dense_green(slots.get(s as usize).and_then(Option::as_ref)),
             None => self.chain.is_empty().then_some(0),
         }
     }
@@ -220,6 +217,16 @@ impl Watched {
 /// label; others are hashed. A label's vector grows to its largest dense
 /// key reached: at most 64 Ki entries of 8 bytes (512 KB), however sparse.
 const DENSE_KEYS: i64 = 1 << 16;
+
+/// The index of the dense key of a one-green label whose green holds
+/// `v`, if it is one ([`DENSE_KEYS`]).
+#[inline(always)]
+fn dense_green(v: Option<&Value>) -> Option<usize> {
+    match v {
+        Some(Value::Int(i)) if (0..DENSE_KEYS).contains(i) => Some(*i as usize),
+        _ => None,
+    }
+}
 
 impl Entry {
     /// A dense key not arrived at yet.
@@ -335,7 +342,7 @@ impl Profiler {
         let w = self.watched.get(key.graph as usize)?.get(key.block as usize)?.as_ref()?;
         match (&*w.chain, &key.greens[..]) {
             ([], []) => Some((w, 0)),
-            ([_], [Green(Some(Value::Int(i)))]) if (0..DENSE_KEYS).contains(i) => Some((w, *i as usize)),
+            ([_], [Green(g)]) => dense_green(g.as_ref()).map(|k| (w, k)),
             _ => None,
         }
     }

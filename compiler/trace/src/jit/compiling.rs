@@ -47,7 +47,7 @@ impl<'p> Jit<'p> {
             Some((entry, body)) => opt::Jump::Enters { entry, body: *body },
             None => opt::Jump::Plain,
         };
-        let options = opt::Options { jump, fields: Some(self.fields()), ..opt::Options::new(self.remove_allocations) };
+        let options = opt::Options { jump, fields: Some(&*self.fields), ..opt::Options::new(self.remove_allocations) };
         let optimized = opt::optimize_trace(&mut function, &self.hints, &options);
         self.stats.optimize_time += started.elapsed();
         self.inspect(&function, "optimization");
@@ -109,7 +109,7 @@ impl<'p> Jit<'p> {
         // The loop keeps assuming what the preamble speculates on.
         let assumed: Vec<(Symbol, i64, i64)> = checks.iter().map(|&(k, lo, hi)| (start.params[k], lo, hi)).collect();
         let jump = opt::Jump::Defines { anchor, function, names, assumed: &assumed };
-        let options = opt::Options { jump, fields: Some(self.fields()), ..opt::Options::new(self.remove_allocations) };
+        let options = opt::Options { jump, fields: Some(&*self.fields), ..opt::Options::new(self.remove_allocations) };
         let optimized = opt::optimize_trace(&mut preamble, &self.hints, &options);
         self.inspect(&preamble, "optimization");
         let entry = optimized.entry?;
@@ -126,7 +126,7 @@ impl<'p> Jit<'p> {
         let options = opt::Options {
             facts: &facts,
             peel,
-            fields: Some(self.fields()),
+            fields: Some(&*self.fields),
             ..opt::Options::new(self.remove_allocations)
         };
         opt::optimize_trace(&mut looped, &self.hints, &options);

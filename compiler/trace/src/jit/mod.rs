@@ -113,6 +113,7 @@ use flowc_lang::interp::{
     RuntimeError, Step, CALL,
 };
 use flowc_lang::{Env, Program, Symbol, Value};
+use flowc_passes::propagate::ProgramFacts;
 
 use crate::record::{record_path, Arrival, Heap, Path, TraceError};
 use crate::to_ir::{self, End, Start};
@@ -330,11 +331,10 @@ pub struct Jit<'p> {
     hints: Module,
     /// What the program may store in each field (propagate's facts,
     /// solved once for the program): what a trace's `get` reads. Solved
-    /// when the first trace is optimized ([`Jit::fields`]), from the
-    /// program as lowered (`lowered`, dropped then): a run that compiles
-    /// nothing does not pay for it.
-    fields: std::cell::OnceCell<flowc_passes::propagate::ProgramFacts>,
-    lowered: std::cell::Cell<Option<Box<Module>>>,
+    /// when the first trace is optimized, from a copy of the program as
+    /// lowered, dropped then: a run that compiles nothing does not pay
+    /// for it.
+    fields: std::cell::LazyCell<ProgramFacts, Box<dyn FnOnce() -> ProgramFacts>>,
     /// The slots of the program's objects (which the interpreter and
     /// compiled code share).
     layout: &'static flowc_lang::heap::Layout,
@@ -498,8 +498,10 @@ impl<'p> Jit<'p> {
         Jit {
             program,
             hints: run_ir::hints(module),
-            fields: std::cell::OnceCell::new(),
-            lowered: std::cell::Cell::new(Some(Box::new(module.clone()))),
+            fields: {
+                let module = module.clone();
+                std::cell::LazyCell::new(Box::new(move || flowc_passes::propagate::program_facts(&module)))
+            },
             layout: flowc_lang::heap::Layout::of_program(program),
             remove_allocations: !flowc_passes::observe::allocations_observable(module),
             watched: watched_labels(program, module),
@@ -1048,15 +1050,6 @@ impl<'p> Jit<'p> {
             return Ok(Next::Interpret(block));
         }
         self.record_bridge(machine, run, exit, parent, &values, frames, stack)
-    }
-
-    /// What the program may store in each field (solved at the first
-    /// call).
-    pub(super) fn fields(&self) -> &flowc_passes::propagate::ProgramFacts {
-        self.fields.get_or_init(|| {
-            let module = self.lowered.take().expect("the program, until its facts are solved");
-            flowc_passes::propagate::program_facts(&module)
-        })
     }
 
     /// Whether the compile budget allows recording another trace (see

@@ -271,3 +271,66 @@ pub fn insert(f: &mut Function, checks: &[Check], anchor: Symbol, function: Opti
         f.blocks[entry].insts.insert(k, g);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use flowc_lang::{env, syntax, Symbol, Value};
+
+    use crate::record::{record, Heap, Recorded};
+    use crate::to_ir::{self, End, Start};
+
+    /// A dispatch loop over a program held in a list, its `pc` promoted.
+    const DISPATCH: &str = "dispatch:
+    promote pc then decode
+decode:
+    op = prog[pc]
+    hit = op == 7
+    if hit goto seven else goto other
+seven:
+    s = s + 1
+    goto next
+other:
+    s = s + 2
+    goto next
+next:
+    pc = pc + 1
+    i = i - 1
+    if i goto dispatch else goto done
+done:
+    print_and_stop(s)
+";
+
+    /// A list the trace starts with, assumed: one `guard_value` on it where
+    /// the trace starts, and every read of it converted as a read of the
+    /// constant, so the dispatch on `prog[pc]` is folded before the
+    /// optimizer sees it — not assumed, the reads and tests stay.
+    #[test]
+    fn an_assumed_list_is_read_as_its_constant() {
+        let program = syntax::parse("test", DISPATCH).unwrap_or_else(|e| panic!("{e}"));
+        let prog = Value::list(vec![Value::Int(7), Value::Int(3), Value::Int(7), Value::Int(7)]);
+        let pairs = [("prog", prog), ("pc", Value::Int(0)), ("s", Value::Int(0)), ("i", Value::Int(4))];
+        let start: Vec<(Symbol, Value)> = pairs.into_iter().map(|(n, v)| (Symbol::intern(n), v)).collect();
+        let mut heap = Heap::new(&program);
+        let Recorded::Loop { trace, .. } =
+            record(&program, Symbol::intern("dispatch"), env::from_pairs(&start), &mut heap, 10_000).unwrap()
+        else {
+            panic!("the loop did not close")
+        };
+        let (vars, args): (Vec<Symbol>, Vec<Value>) = start.iter().cloned().unzip();
+        let plain = Start::frame(None, &vars);
+        let assumed = super::assume_lists(&plain, &args);
+        assert_eq!(assumed.promoted.len(), 1, "one list among the start's values");
+        let exit = End::Exit(Symbol::intern("dispatch"));
+        let name = Symbol::intern("t");
+        let convert = |start: &Start| to_ir::convert(&program, name, &trace, start, &exit);
+        let (before, after) = (convert(&plain), convert(&assumed));
+        for f in [&before, &after] {
+            flowc_ir_checker::check(f).unwrap_or_else(|e| panic!("{e:?}"));
+        }
+        let text = |f| flowc_ir::print::function(f);
+        let (before, after) = (text(&before), text(&after));
+        assert!(before.contains("readlist") && before.contains("eq "), "{before}");
+        assert!(!after.contains("readlist") && !after.contains("eq "), "{after}");
+        assert_eq!(after.matches("guard_value v").count(), 2, "the list's and pc's guards: {after}");
+    }
+}
