@@ -107,7 +107,8 @@ pub fn run(module: &mut Module, cx: &mut Context) {
         depth: cx.options.inline_depth,
     };
     let params = Params { small: &cx.options.small_params, lists: &cx.options.known_lists };
-    let (facts, analyses) = program::solve(module, |i, facts| analyze(module, &inlining, i, fuel, &params, facts));
+    let (facts, analyses) =
+        program::solve(module, |i, facts, reads| analyze(module, &inlining, i, fuel, &params, facts, reads));
     for (i, p) in analyses.into_iter().enumerate() {
         cx.facts(i).propagation = Some(p);
     }
@@ -139,6 +140,9 @@ struct Analysis<'m> {
     /// What the program may store in each field, pass to each function
     /// and return from it: what a `get` reads, a call returns.
     facts: &'m ProgramFacts,
+    /// Whether `get`s and calls read `facts`: not for a huge function
+    /// while the facts are solved ([`program::uses_facts`]).
+    reads_facts: bool,
     refiner: Refiner,
     info: Vec<Info>,
     changes: Vec<u8>,
@@ -258,6 +262,7 @@ fn analyze(
     fuel: u64,
     known: &Params,
     facts: &ProgramFacts,
+    reads_facts: bool,
 ) -> Propagation {
     let f = &module.functions[index];
     let param_infos: Vec<Info> = f
@@ -281,6 +286,7 @@ fn analyze(
         module,
         f,
         facts,
+        reads_facts,
         refiner: Refiner::new(f, &param_infos, sweep.def_block),
         info: vec![Info::bottom(); f.values.len()],
         changes: vec![0; f.values.len()],
@@ -456,7 +462,7 @@ impl<'m> Analysis<'m> {
                 }
             }
         }
-        if program::uses_facts(self.f) {
+        if self.reads_facts {
             self.facts.read(&o, field)
         } else {
             Info::value()
@@ -466,10 +472,10 @@ impl<'m> Analysis<'m> {
     fn call(&mut self, b: BlockId, i: InstId, func: Symbol, args: &[Operand]) -> Info {
         // A fold decided on an earlier, more optimistic visit may no longer hold.
         self.folded.remove(&i);
-        // A huge function takes no results from the facts
-        // ([`program::uses_facts`]).
+        // A huge function takes no results from the facts while they are
+        // solved ([`program::uses_facts`]).
         let returned = match self.facts.returned(func) {
-            Some(r) if program::uses_facts(self.f) => r,
+            Some(r) if self.reads_facts => r,
             _ => Info::value(),
         };
         if !self.module.is_pure(func) {

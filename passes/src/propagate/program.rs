@@ -42,7 +42,10 @@
 //! After [`MAX_ROUNDS`] the facts are given up (every read, parameter and
 //! result any value) and every function analyzed once more. A huge
 //! function adds to the facts but reads and takes results from none
-//! ([`uses_facts`]), so it is analyzed once.
+//! while they are solved ([`uses_facts`]), so it is analyzed once per
+//! solve; then, the facts solved, once more reading them. What it
+//! stores that time is within what it stored reading any value
+//! (propagation is monotone), so the facts still cover it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -285,8 +288,9 @@ struct Depends {
 }
 
 /// Whether analyzing `f` takes what its calls return and its `get`s read
-/// from the facts: not for a huge function (`flowc_ir::HUGE_INSTS`),
-/// which is then analyzed once. Where it takes them, the code after a
+/// from the facts while they are solved: not for a huge function
+/// (`flowc_ir::HUGE_INSTS`), which is then analyzed once to solve them
+/// and once more reading the solution. Where it takes them, the code after a
 /// call or a read is reached only once the callee's result or the field's
 /// fact is known, so a main graph of many in a row is analyzed again per
 /// round (a generated program of 10^4 statements: 6 rounds, propagate
@@ -370,7 +374,7 @@ impl Widen {
 /// every function's analysis made with them.
 pub(super) fn solve(
     module: &Module,
-    mut analyze: impl FnMut(usize, &ProgramFacts) -> Propagation,
+    mut analyze: impl FnMut(usize, &ProgramFacts, bool) -> Propagation,
 ) -> (ProgramFacts, Vec<Propagation>) {
     let n = module.functions.len();
     // Nothing stored, passed or returned: the start, and what each round
@@ -386,7 +390,7 @@ pub(super) fn solve(
     for round in 0.. {
         for i in 0..n {
             if changed.as_ref().is_none_or(|c| c.affects(i, &depends[i])) {
-                let p = analyze(i, &facts);
+                let p = analyze(i, &facts, uses_facts(&module.functions[i]));
                 found[i] = Found::of(module, &facts.by_name, i, &p);
                 results[i] = Some(p);
             }
@@ -422,6 +426,14 @@ pub(super) fn solve(
             }
         }
         if c.is_empty() {
+            // Huge functions read the solved facts once: what they store
+            // with those reads is within what they stored reading any
+            // value, so the facts still cover it.
+            for (i, f) in module.functions.iter().enumerate() {
+                if !uses_facts(f) {
+                    results[i] = Some(analyze(i, &facts, true));
+                }
+            }
             break;
         }
         if round + 1 == MAX_ROUNDS {

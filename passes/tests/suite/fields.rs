@@ -355,3 +355,29 @@ start:
         "#]],
     );
 }
+
+/// A huge function (`flowc_ir::HUGE_INSTS`: a partially evaluated
+/// interpreter's residual program is one) adds what it stores to the
+/// facts while they are solved without reading them, then is analyzed
+/// once more reading the solution: its byte field's arithmetic becomes
+/// machine words too.
+#[test]
+fn a_huge_function_reads_the_solved_facts() {
+    // A long straight run (each step a statement on the environment's
+    // `n`, so none folds) before the byte loop.
+    let mut src = String::from("entry start(n = 3)\n\nstart:\n    c = new cell\n    c.v = 0\n    x = n\n");
+    for _ in 0..flowc_ir::HUGE_INSTS {
+        src.push_str("    x = x + 1\n");
+    }
+    src.push_str(
+        "    i = n\n    goto loop\nloop:\n    if i goto bump else goto done\nbump:\n    v = c.v\n    v = v + 1\n    v = v % 256\n    c.v = v\n    i = i - 1\n    goto loop\ndone:\n    r = c.v\n    print_and_stop(r)\n",
+    );
+    let dump = support::dump_until(&src, "cleanup");
+    let body: Vec<&str> = dump.lines().skip_while(|l| !l.ends_with(" bump:")).skip(1).take(4).map(str::trim).collect();
+    expect![[r#"
+        v4007:v = get v1, v
+        v4008:v = add.word v4007, 1
+        v4009:v = mod.word v4008, 256
+        set v1, v, v4009"#]]
+    .assert_eq(&body.join("\n"));
+}
