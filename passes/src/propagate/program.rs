@@ -43,9 +43,10 @@
 //! result any value) and every function analyzed once more. A huge
 //! function adds to the facts but reads and takes results from none
 //! while they are solved ([`uses_facts`]), so it is analyzed once per
-//! solve; then, the facts solved, once more reading them. What it
-//! stores that time is within what it stored reading any value
-//! (propagation is monotone), so the facts still cover it.
+//! solve; then, the facts solved, once more reading them. The facts
+//! still hold: what it stores was gathered reading any value, so they
+//! cover every value it may store whatever the heap holds, and the last
+//! analysis adds nothing to them.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -426,9 +427,10 @@ pub(super) fn solve(
             }
         }
         if c.is_empty() {
-            // Huge functions read the solved facts once: what they store
-            // with those reads is within what they stored reading any
-            // value, so the facts still cover it.
+            // Huge functions read the solved facts once. What they store
+            // was gathered reading any value, so the facts cover every
+            // value they may store whatever the heap holds; this analysis
+            // adds nothing to them.
             for (i, f) in module.functions.iter().enumerate() {
                 if !uses_facts(f) {
                     results[i] = Some(analyze(i, &facts, true));
