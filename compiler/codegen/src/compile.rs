@@ -81,12 +81,15 @@ pub struct Compiler {
     /// Dropping the compiler leaves a function in progress to the worker
     /// instead of waiting for it ([`Compiler::background`]).
     detach: bool,
+    /// The Cranelift IR of each function submitted, as lowered (before
+    /// Cranelift optimizes it), when asked for ([`Compiler::keep_listing`]).
+    listing: Option<String>,
 }
 
 impl Compiler {
     /// A compiler that compiles each function as it is submitted.
     pub fn serial() -> Compiler {
-        Compiler { worker: None, waiting: VecDeque::new(), spare: Vec::new(), detach: false }
+        Compiler { worker: None, waiting: VecDeque::new(), spare: Vec::new(), detach: false, listing: None }
     }
 
     /// A compiler for functions of `insts` IR instructions in all: with a
@@ -130,6 +133,7 @@ impl Compiler {
                 waiting: VecDeque::new(),
                 spare: Vec::new(),
                 detach: false,
+                listing: None,
             },
             Err(_) => Compiler::serial(),
         }
@@ -143,6 +147,19 @@ impl Compiler {
         let mut compiler = Compiler::parallel();
         compiler.detach = true;
         compiler
+    }
+
+    /// Keeps the Cranelift IR of every function submitted from now on, as
+    /// lowered: what [`Compiler::take_listing`] returns.
+    pub fn keep_listing(&mut self) {
+        self.listing.get_or_insert_with(String::new);
+    }
+
+    /// The Cranelift IR kept since [`Compiler::keep_listing`] (empty if it
+    /// was not called): per function a `; NAME (CODEGEN)` line, then its
+    /// text, in the order they were submitted.
+    pub fn take_listing(&mut self) -> String {
+        self.listing.take().unwrap_or_default()
     }
 
     /// Whether functions are compiled on a worker thread (else as they are
@@ -177,6 +194,10 @@ impl Drop for Compiler {
 /// compiled it (then before this returns if too many are on their way).
 pub fn submit(env: &mut Env, id: FuncId, name: Symbol, ctx: Box<Context>, tier: Codegen) -> Result<(), String> {
     let isa = isa_of(&*env.module, tier)?;
+    if let Some(listing) = &mut env.compiler.listing {
+        use std::fmt::Write as _;
+        let _ = write!(listing, "; {name} ({tier:?})\n{}", ctx.func.display());
+    }
     if std::env::var_os("FLOWC_CLIF").is_some() {
         // A debugging aid: the Cranelift IR as lowered, before Cranelift
         // optimizes it.

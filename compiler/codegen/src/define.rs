@@ -35,6 +35,9 @@ pub struct Defined {
     pub sites: SiteTable,
     /// Each function defined: its code's size and safepoints.
     pub safepoints: Vec<DefinedCode>,
+    /// With [`Options::listing`]: the Cranelift IR of every function as
+    /// lowered ([`crate::compile::Compiler::take_listing`]); else empty.
+    pub listing: String,
     /// With [`Options::tiering`]: the tiered functions' slots and
     /// counters, by index in `functions` (the entry's small version
     /// last); the caller points the slots at the code.
@@ -64,6 +67,9 @@ pub struct Options {
     /// checks in with the driver ([`crate::lower::LINK_CHECK`] when
     /// `None`).
     pub link_check: Option<u64>,
+    /// Keep the Cranelift IR of every function as lowered
+    /// ([`Defined::listing`]).
+    pub listing: bool,
 }
 
 /// A version of the entry function optimized assuming the parameters at
@@ -499,6 +505,9 @@ pub fn define(
     let insts =
         functions.iter().map(|f| f.insts.len()).sum::<usize>() + version.as_ref().map_or(0, |v| v.function.insts.len());
     let mut compiler = Compiler::for_work(insts);
+    if options.listing {
+        compiler.keep_listing();
+    }
     // The entry (or its version for small parameters) runs once per run:
     // the functions it calls a bounded number of times can be cold.
     let all: Vec<(&Function, FuncId)> = functions
@@ -565,6 +574,7 @@ pub fn define(
         traps,
         sites,
         safepoints,
+        listing: compiler.take_listing(),
         tiers: tables,
         ids,
         funcs,

@@ -18,6 +18,49 @@ use flowc_runtime::start::encode_trap;
 use crate::define::{self, isa_with};
 use crate::lower::Constants;
 
+/// Module `m`'s functions compiled into a fresh object module, as
+/// [`object`] compiles them.
+struct Program {
+    obj: ObjectModule,
+    defined: define::Defined,
+    /// The constants the code reads from the table `pool`, by index.
+    values: Vec<Value>,
+    pool: DataId,
+    /// The slots of objects.
+    layout: &'static flowc_lang::heap::Layout,
+}
+
+fn define_program(
+    m: &Module,
+    words: Option<(&Module, &[Symbol])>,
+    options: define::Options,
+) -> Result<Program, String> {
+    let functions: Vec<&Function> = m.functions.iter().filter(|f| f.kind != FunctionKind::Trace).collect();
+    let main = functions.iter().position(|f| f.kind == FunctionKind::Main).ok_or("the module has no main function")?;
+    let builder = ObjectBuilder::new(isa_with(true)?, "flowc", cranelift_module::default_libcall_names())
+        .map_err(|e| e.to_string())?;
+    let mut obj = ObjectModule::new(builder);
+    let pool = obj.declare_data("flowc_pool", Linkage::Local, true, false).map_err(|e| e.to_string())?;
+    let mut values: Vec<Value> = Vec::new();
+    let version = words.map(|(w, small)| define::version(functions[main], w, small)).transpose()?;
+    let constants = Constants::Table { values: &mut values, table: pool };
+    // The slots of objects: both versions' fields (see `Native::compile_versions`).
+    let field_names = m.layout().fields().iter().chain(words.map_or(&[][..], |(w, _)| w.layout().fields()));
+    let layout = flowc_lang::heap::Layout::of(field_names.copied());
+    let objects = crate::lower::ObjectInfo::new(layout, &m.immutable, false);
+    let defined = define::define(&mut obj, &functions, main, version, constants, &objects, options)?;
+    Ok(Program { obj, defined, values, pool, layout })
+}
+
+/// The Cranelift IR of module `m`'s functions as `flowc build` lowers
+/// them (whole, optimized tier, constants from a table; before Cranelift
+/// optimizes them): per function a `; NAME (CODEGEN)` line, then its text.
+/// What the filetests' `lower` directive shows.
+pub fn lowered(m: &Module) -> Result<String, String> {
+    let options = define::Options { listing: true, ..Default::default() };
+    Ok(define_program(m, None, options)?.defined.listing)
+}
+
 /// The object file for module `m` (which must have a main function) and,
 /// if given, the small version of its main function (see
 /// [`crate::Native::compile_versions`]);
@@ -33,21 +76,8 @@ pub fn object(
     describe: &dyn Fn(Site) -> String,
     fuel: bool,
 ) -> Result<Vec<u8>, String> {
-    let functions: Vec<&Function> = m.functions.iter().filter(|f| f.kind != FunctionKind::Trace).collect();
-    let main = functions.iter().position(|f| f.kind == FunctionKind::Main).ok_or("the module has no main function")?;
-    let builder = ObjectBuilder::new(isa_with(true)?, "flowc", cranelift_module::default_libcall_names())
-        .map_err(|e| e.to_string())?;
-    let mut obj = ObjectModule::new(builder);
-    let pool = obj.declare_data("flowc_pool", Linkage::Local, true, false).map_err(|e| e.to_string())?;
-    let mut values: Vec<Value> = Vec::new();
-    let version = words.map(|(w, small)| define::version(functions[main], w, small)).transpose()?;
-    let constants = Constants::Table { values: &mut values, table: pool };
-    // The slots of objects: both versions' fields (see `Native::compile_versions`).
-    let field_names = m.layout().fields().iter().chain(words.map_or(&[][..], |(w, _)| w.layout().fields()));
-    let layout = flowc_lang::heap::Layout::of(field_names.copied());
-    let objects = crate::lower::ObjectInfo::new(layout, &m.immutable, false);
     let options = define::Options { fuel, ..Default::default() };
-    let defined = define::define(&mut obj, &functions, main, version, constants, &objects, options)?;
+    let Program { mut obj, defined, values, pool, layout } = define_program(m, words, options)?;
 
     // The constant table, filled at start-up.
     let mut desc = DataDescription::new();

@@ -8,6 +8,7 @@
 
 mod collector;
 mod differential;
+mod filetests;
 mod generator;
 mod ir_format;
 mod jit;
