@@ -130,6 +130,11 @@ impl<'p> Jit<'p> {
             ..opt::Options::new(self.remove_allocations)
         };
         opt::optimize_trace(&mut looped, &self.hints, &options);
+        // Under `--fuel` too: a loop that skips iterations still ends (and
+        // compiled code's fuel is counted per iteration run, [`crate::jit`]).
+        if opt::fast_forward(&mut looped) {
+            self.stats.fast_forwarded += 1;
+        }
         self.stats.optimize_time += started.elapsed();
         self.inspect(&looped, "optimization");
         let pieces = vec![(looped, Kind::Body, 0), (preamble, Kind::Loop, trace.ops.len())];

@@ -83,6 +83,9 @@ pub struct Stats {
     /// Loop traces of inner loops, cut from a recording that started in an
     /// outer loop ([`crate::jit`] "Inner loops first").
     pub inner_first: usize,
+    /// Loops that skip to their last iteration where they are entered
+    /// ([`crate::opt::fast_forward`]).
+    pub fast_forwarded: usize,
     /// Recordings abandoned (too long, leaving their function) or traces
     /// the code generator refused.
     pub aborted: usize,
@@ -144,8 +147,8 @@ impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "traces:          {} ({} retraced, {} inner loops cut from outer recordings)",
-            self.traces, self.retraces, self.inner_first
+            "traces:          {} ({} retraced, {} inner loops cut from outer recordings, {} counted loops run to their end at once)",
+            self.traces, self.retraces, self.inner_first, self.fast_forwarded
         )?;
         writeln!(f, "entry traces:    {}", self.entry_traces)?;
         writeln!(f, "bridges:         {}", self.bridges)?;

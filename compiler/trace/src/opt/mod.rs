@@ -21,6 +21,7 @@
 //! `guard_int` there for what it speculates on, [`crate::jit`]) and from
 //! the facts the caller gives its parameters (a loop's entry facts).
 
+mod counted;
 mod entry;
 mod finish;
 mod peel;
@@ -38,6 +39,7 @@ use flowc_lang::Symbol;
 use flowc_passes::lattice::Info;
 use flowc_passes::propagate::ProgramFacts;
 
+pub use counted::fast_forward;
 pub use entry::{Fact, LoopEntry, ObjectShape, Shape};
 pub use peel::MAX_PEELED;
 pub use stats::TraceStats;

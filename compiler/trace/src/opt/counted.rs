@@ -1,0 +1,408 @@
+//! Counted loops run to their end at once: final values for loops whose
+//! every iteration steps a counter down by one and other cells by
+//! constants, modulo constants (a Brainfeck-style `[->+<]`, a byte
+//! counter in a heap cell), computed where the loop is entered, as a
+//! C compiler's scalar evolution does with induction variables.
+//!
+//! ## The shape
+//! An optimized loop trace ([`super::loop_block`]) whose loop block `L`
+//! holds only:
+//! - *updates* of cells: a cell is a field `f` of an object `o` defined
+//!   before the loop (`x = get o, f; y = add|sub x, k; z = mod y, M;
+//!   set o, f, z`), or a phi of `L` whose input from `L` is
+//!   `mod (add|sub phi, k), M`; the operations of an update in the `.int`
+//!   or the `.word` form (the cells are integers), each cell updated
+//!   once;
+//! - reads of an updated field after its update (what the guard tests);
+//! - as its last instruction, `guard_true t`, `t` the *counter*'s new
+//!   value (or a read of it), whose step is -1 modulo its `M`.
+//!
+//! Each iteration then maps every cell `x` to `(x + k) mod M` (floored,
+//! the language's `mod`), and the loop leaves by its guard after
+//! `n = ((c - 1) mod M) + 1` iterations, `c` the counter where the loop
+//! is entered — whatever integer `c` is: the first iteration leaves
+//! `(c - 1) mod M` in `[0, M)`, and from there it counts down to 0.
+//!
+//! ## The transformation
+//! At the end of the block that enters the loop, `m = n - 1` iterations
+//! are done at once: each cell becomes `(x + k * m) mod M` (equal to
+//! `m` steps of `(x + k) mod M` for `m >= 1`, and a value that the next
+//! step maps where `x` maps for `m = 0`). The loop then runs its last
+//! iteration as compiled and leaves by its own guard, with its own
+//! resume data: nothing the interpreter sees differs.
+//!
+//! Two updated fields of the same name on two objects could be one cell
+//! (the same object twice): then iterations do not compose as above. The
+//! skip is multiplied by `1 - (o1 == o2)` per such pair, so such a loop
+//! skips nothing and runs as it did.
+//!
+//! The operations made take the forms the loop's own have (`.int`: the
+//! cells are integers; `.word`: words, so `x + k * m` is a word too, as
+//! `|k|` and `M` are small); `m` is in `[0, M)`, so `k * m` is a word.
+
+use flowc_ir::{
+    BlockId, Function, GuardKind, InstData, InstId, InstKind, Operand, Terminator, ValueData, ValueDef, ValueId,
+};
+use flowc_lang::ast::Operator;
+use flowc_lang::ops::{Form, Op};
+use flowc_lang::{Symbol, Value};
+
+use rustc_hash::FxHashMap as HashMap;
+
+/// Steps and moduli up to this size: `k * m` and `x + k * m` stay far
+/// inside a machine word.
+const MAX_CONSTANT: i64 = 1 << 16;
+
+/// Loops with more updated cells than this are left alone (the aliasing
+/// checks grow with the square of the cells).
+const MAX_CELLS: usize = 12;
+
+/// Where a cell lives.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Cell {
+    /// A field of an object defined before the loop.
+    Field(ValueId, Symbol),
+    /// A phi of the loop block.
+    Phi(InstId),
+}
+
+/// One cell's update per iteration: `(x + step) mod modulus`.
+#[derive(Clone, Copy, Debug)]
+struct Update {
+    cell: Cell,
+    step: i64,
+    modulus: i64,
+    /// The form of the update's operations (`Int` or `Word`).
+    form: Form,
+    /// The update's mod result, in the loop.
+    new: ValueId,
+}
+
+/// What a value of the loop block is, as far as the shape goes.
+#[derive(Clone, Copy)]
+enum Term {
+    /// The cell's value where the iteration started.
+    Old(Cell),
+    /// The cell's value plus `k`, in a form.
+    Plus(Cell, i64, Form),
+    /// `(cell + k) mod M`, in a form.
+    Stepped(Cell, i64, i64, Form),
+    /// A field read after its update: the updated value.
+    Reread(Cell),
+}
+
+/// Makes loop trace `f`'s counted loop (see the module docs) skip to its
+/// last iteration where it is entered. Returns whether it did; `f` is
+/// unchanged when the loop has another shape.
+pub fn fast_forward(f: &mut Function) -> bool {
+    let Some(lp) = super::loop_block(f) else { return false };
+    let entering: Vec<BlockId> =
+        f.layout.iter().copied().filter(|&b| b != lp && f.blocks[b].term == Terminator::Jump(lp)).collect();
+    let [pre] = entering[..] else { return false };
+    let Some((updates, counter)) = shape(f, lp) else { return false };
+    emit(f, pre, &updates, counter);
+    true
+}
+
+/// The updates of loop block `lp` and which one is the counter, if the
+/// loop has the shape of the module docs.
+fn shape(f: &Function, lp: BlockId) -> Option<(Vec<Update>, usize)> {
+    let block = &f.blocks[lp];
+    let inside = |v: ValueId| matches!(f.values[v].def, ValueDef::Inst(i) if in_block(f, lp, i));
+    let mut terms: HashMap<ValueId, Term> = HashMap::default();
+    for &p in block.phis.iter() {
+        let r = f.insts[p].result?;
+        terms.insert(r, Term::Old(Cell::Phi(p)));
+    }
+    let mut updates: Vec<Update> = Vec::new();
+    let updated = |updates: &[Update], c: Cell| updates.iter().any(|u| u.cell == c);
+    let (&last, body) = block.insts.split_last()?;
+    for &i in body {
+        let r = f.insts[i].result;
+        match &f.insts[i].kind {
+            InstKind::Get { obj: Operand::Value(o), field } if !inside(*o) => {
+                let cell = Cell::Field(*o, *field);
+                let term = if updated(&updates, cell) { Term::Reread(cell) } else { Term::Old(cell) };
+                terms.insert(r?, term);
+            }
+            InstKind::Op {
+                op: Operator::Known(op @ (Op::Add | Op::Sub)),
+                form: form @ (Form::Int | Form::Word),
+                args,
+            } => {
+                let (Operand::Value(x), Operand::Const(Value::Int(k))) = (&args[0], &args[1]) else { return None };
+                let Some(Term::Old(cell)) = terms.get(x).copied() else { return None };
+                let k = if *op == Op::Sub { k.checked_neg()? } else { *k };
+                (k.abs() < MAX_CONSTANT).then_some(())?;
+                terms.insert(r?, Term::Plus(cell, k, *form));
+            }
+            InstKind::Op { op: Operator::Known(Op::Mod), form, args } => {
+                let (Operand::Value(x), Operand::Const(Value::Int(m))) = (&args[0], &args[1]) else { return None };
+                let Some(Term::Plus(cell, k, plus)) = terms.get(x).copied() else { return None };
+                (*m > 1 && *m < MAX_CONSTANT && *form == plus).then_some(())?;
+                let r = r?;
+                terms.insert(r, Term::Stepped(cell, k, *m, plus));
+                if let Cell::Phi(_) = cell {
+                    updates.push(Update { cell, step: k, modulus: *m, form: plus, new: r });
+                }
+            }
+            InstKind::Set { obj: Operand::Value(o), field, value: Operand::Value(v) } => {
+                let cell = Cell::Field(*o, *field);
+                match terms.get(v).copied() {
+                    Some(Term::Stepped(c, k, m, form)) if c == cell && !updated(&updates, cell) => {
+                        updates.push(Update { cell, step: k, modulus: m, form, new: *v })
+                    }
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        }
+    }
+    // Each phi carries its own update round the loop, and nothing else.
+    for &p in block.phis.iter() {
+        let InstKind::Phi(inputs) = &f.insts[p].kind else { return None };
+        let back = inputs.iter().find(|(b, _)| *b == lp).map(|(_, o)| o)?;
+        let u = updates.iter().find(|u| u.cell == Cell::Phi(p))?;
+        (*back == Operand::Value(u.new)).then_some(())?;
+    }
+    (updates.len() <= MAX_CELLS).then_some(())?;
+    // The guard: the counter's new value, truthy to go round again.
+    let InstKind::Guard { kind: GuardKind::True(Operand::Value(t)), .. } = &f.insts[last].kind else { return None };
+    let cell = match terms.get(t).copied()? {
+        Term::Stepped(c, ..) | Term::Reread(c) => c,
+        _ => return None,
+    };
+    let counter = updates.iter().position(|u| u.cell == cell)?;
+    let u = updates[counter];
+    (u.step.rem_euclid(u.modulus) == u.modulus - 1).then_some(())?;
+    Some((updates, counter))
+}
+
+fn in_block(f: &Function, b: BlockId, i: InstId) -> bool {
+    let block = &f.blocks[b];
+    block.phis.iter().chain(block.insts.iter()).any(|&x| x == i)
+}
+
+/// Emits the skip at the end of `pre`, which enters loop `lp`.
+fn emit(f: &mut Function, pre: BlockId, updates: &[Update], counter: usize) {
+    let mut e = Emitter { f, block: pre };
+    // Each cell's value where the loop is entered.
+    let olds: Vec<Operand> = updates
+        .iter()
+        .map(|u| match u.cell {
+            Cell::Field(o, field) => {
+                Operand::Value(e.inst(InstKind::Get { obj: Operand::Value(o), field }).expect("a read"))
+            }
+            Cell::Phi(p) => match &e.f.insts[p].kind {
+                InstKind::Phi(inputs) => {
+                    inputs.iter().find(|(b, _)| *b == pre).map(|(_, o)| o.clone()).expect("an input from the entry")
+                }
+                _ => unreachable!("a phi cell is a phi"),
+            },
+        })
+        .collect();
+    // m = (c - 1) mod M: the iterations before the last.
+    let c = &updates[counter];
+    let less = e.op(Op::Sub, c.form, olds[counter].clone(), int(1));
+    let mut m = e.op(Op::Mod, c.form, less, int(c.modulus));
+    // Nothing skipped where two updated fields may be one cell.
+    for (i, a) in updates.iter().enumerate() {
+        for b in &updates[i + 1..] {
+            if let (Cell::Field(o1, f1), Cell::Field(o2, f2)) = (a.cell, b.cell) {
+                if f1 == f2 && o1 != o2 {
+                    let same = e.op(Op::Eq, Form::Word, Operand::Value(o1), Operand::Value(o2));
+                    let other = e.op(Op::Sub, Form::Word, int(1), same);
+                    m = e.op(Op::Mul, Form::Word, m, other);
+                }
+            }
+        }
+    }
+    for (u, old) in updates.iter().zip(olds) {
+        let by = e.op(Op::Mul, Form::Word, m.clone(), int(u.step));
+        let sum = e.op(Op::Add, u.form, old, by);
+        let new = e.op(Op::Mod, u.form, sum, int(u.modulus));
+        match u.cell {
+            Cell::Field(o, field) => {
+                e.inst(InstKind::Set { obj: Operand::Value(o), field, value: new });
+            }
+            Cell::Phi(p) => {
+                if let InstKind::Phi(inputs) = &mut e.f.insts[p].kind {
+                    for (b, x) in inputs.iter_mut() {
+                        if *b == pre {
+                            *x = new.clone();
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn int(k: i64) -> Operand {
+    Operand::Const(Value::Int(k))
+}
+
+/// Appends instructions to a block, before its terminator.
+struct Emitter<'f> {
+    f: &'f mut Function,
+    block: BlockId,
+}
+
+impl Emitter<'_> {
+    /// Appends `kind`; its result (a fresh value), if it has one.
+    fn inst(&mut self, kind: InstKind) -> Option<ValueId> {
+        let has_result = !matches!(kind, InstKind::Set { .. });
+        let i = self.f.insts.alloc(InstData { kind, result: None });
+        self.f.blocks[self.block].insts.push(i);
+        has_result.then(|| {
+            let v = self.f.values.alloc(ValueData { def: ValueDef::Inst(i), name: None });
+            self.f.insts[i].result = Some(v);
+            v
+        })
+    }
+
+    /// Appends `op` in `form` on `a` and `b`; its result.
+    fn op(&mut self, op: Op, form: Form, a: Operand, b: Operand) -> Operand {
+        let args = [a, b].into_iter().collect();
+        Operand::Value(self.inst(InstKind::Op { op: Operator::Known(op), form, args }).expect("a result"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    /// `[->+++<]` on two cells the trace takes as parameters, as the JIT
+    /// leaves it: the counter's field re-read for the guard.
+    const TRANSFER: &str = "trace 'xfer.body'(v0:c, v1:d) {
+b0:
+    jump b1
+b1 xfer:
+    v2:x = get v0, v
+    v3:x = sub.word v2, 1
+    v4:x = mod.word v3, 256
+    set v0, v, v4
+    v5:y = get v1, v
+    v6:y = add.word v5, 3
+    v7:y = mod.word v6, 256
+    set v1, v, v7
+    v8:z = get v0, v
+    guard_true v8, r0 else moved
+    jump b1
+resume r0 {
+    frame [c = v0, d = v1]
+}
+}
+";
+
+    fn forwarded(text: &str) -> Option<String> {
+        let mut f = flowc_ir::parse::function("test.ir", text).expect("parses");
+        let done = super::fast_forward(&mut f);
+        flowc_ir_checker::check(&f).expect("valid IR");
+        done.then(|| flowc_ir::print::function(&f))
+    }
+
+    #[test]
+    fn a_counted_loop_over_fields_skips_to_its_last_iteration() {
+        // Where the loop is entered: m = (c - 1) mod 256 iterations at
+        // once, none if the two cells are one object; the loop itself as
+        // it was.
+        expect![[r#"
+            trace 'xfer.body'(v0:c, v1:d) {
+            b0:
+                v9 = get v0, v
+                v10 = get v1, v
+                v11 = sub.word v9, 1
+                v12 = mod.word v11, 256
+                v13 = eq.word v0, v1
+                v14 = sub.word 1, v13
+                v15 = mul.word v12, v14
+                v16 = mul.word v15, -1
+                v17 = add.word v9, v16
+                v18 = mod.word v17, 256
+                set v0, v, v18
+                v19 = mul.word v15, 3
+                v20 = add.word v10, v19
+                v21 = mod.word v20, 256
+                set v1, v, v21
+                jump b1
+            b1 xfer:
+                v2:x = get v0, v
+                v3:x = sub.word v2, 1
+                v4:x = mod.word v3, 256
+                set v0, v, v4
+                v5:y = get v1, v
+                v6:y = add.word v5, 3
+                v7:y = mod.word v6, 256
+                set v1, v, v7
+                v8:z = get v0, v
+                guard_true v8, r0 else moved
+                jump b1
+            resume r0 {
+                frame [c = v0, d = v1]
+            }
+            }
+        "#]]
+        .assert_eq(&forwarded(TRANSFER).expect("fast-forwarded"));
+    }
+
+    #[test]
+    fn a_counter_in_a_phi_takes_its_skipped_value_from_the_entry() {
+        let text = "trace 'count.body'(v0:i, v1:s) {
+b0:
+    jump b1
+b1 count:
+    v2:i = phi [b0: v0, b1: v5]
+    v3:s = phi [b0: v1, b1: v7]
+    v4:i = add.int v2, 255
+    v5:i = mod.int v4, 256
+    v6:s = add.int v3, 5
+    v7:s = mod.int v6, 1000
+    guard_true v5, r0 else counted
+    jump b1
+resume r0 {
+    frame [i = v5, s = v7]
+}
+}
+";
+        expect![[r#"
+            trace 'count.body'(v0:i, v1:s) {
+            b0:
+                v8 = sub.int v0, 1
+                v9 = mod.int v8, 256
+                v10 = mul.word v9, 255
+                v11 = add.int v0, v10
+                v12 = mod.int v11, 256
+                v13 = mul.word v9, 5
+                v14 = add.int v1, v13
+                v15 = mod.int v14, 1000
+                jump b1
+            b1 count:
+                v2:i = phi [b0: v12, b1: v5]
+                v3:s = phi [b0: v15, b1: v7]
+                v4:i = add.int v2, 255
+                v5:i = mod.int v4, 256
+                v6:s = add.int v3, 5
+                v7:s = mod.int v6, 1000
+                guard_true v5, r0 else counted
+                jump b1
+            resume r0 {
+                frame [i = v5, s = v7]
+            }
+            }
+        "#]]
+        .assert_eq(&forwarded(text).expect("fast-forwarded"));
+    }
+
+    #[test]
+    fn loops_of_other_shapes_are_left_alone() {
+        // Counting up to 0 modulo 256 is not counting down by one.
+        assert_eq!(forwarded(&TRANSFER.replace("sub.word v2, 1", "add.word v2, 1")), None);
+        // An update of a cell that is not the counter's is tested.
+        assert_eq!(forwarded(&TRANSFER.replace("guard_true v8", "guard_true v7")), None);
+        // A field read that is no update.
+        assert_eq!(forwarded(&TRANSFER.replace("v8:z = get v0, v", "v8:z = get v0, w")), None);
+        // A cell updated twice.
+        assert_eq!(forwarded(&TRANSFER.replace("set v1, v, v7", "set v0, v, v7")), None);
+    }
+}
