@@ -206,21 +206,21 @@ fn an_interpreters_position_tests_fold_in_its_loop() {
     expect![[r#"
 
         b2 dispatch:
-            v18:v = get v2, v
-            v19:v = add.word v18, 1
-            v20:v = mod.word v19, 256
-            set v2, v, v20
-            v21:v = get v6, v
-            v22:v = add.word v21, 1
-            v23:v = mod.word v22, 256
-            v24:v = add.word v23, 1
-            v25:v = mod.word v24, 256
-            set v6, v, v25
-            v26:v = get v0, v
-            v27:v = sub.word v26, 1
-            v28:v = mod.word v27, 256
-            set v0, v, v28
-            guard_true v28, r6 else next
+            v41:v = get v2, v
+            v42:v = add.word v41, 1
+            v43:v = mod.word v42, 256
+            set v2, v, v43
+            v44:v = get v6, v
+            v45:v = add.word v44, 1
+            v46:v = mod.word v45, 256
+            v47:v = add.word v46, 1
+            v48:v = mod.word v47, 256
+            set v6, v, v48
+            v49:v = get v0, v
+            v50:v = sub.word v49, 1
+            v51:v = mod.word v50, 256
+            set v0, v, v51
+            guard_true v51, r6 else next
             jump b2"#]]
     .assert_eq(lp);
 }
