@@ -135,13 +135,18 @@ fn mixed_kinds(exe: &Path, dir: &Path) {
 /// `env_file`, the whole process, and what it printed: one run, which must
 /// succeed.
 fn run_engine(exe: &Path, engine: &str, source: &Path, env_file: &Path) -> (f64, String) {
+    timed(
+        Command::new(exe)
+            .args(["run", "--engine", engine, "--env"])
+            .arg(format!("@{}", env_file.display()))
+            .arg(source),
+    )
+}
+
+/// The seconds `command` took and what it printed; it must succeed.
+fn timed(command: &mut Command) -> (f64, String) {
     let started = Instant::now();
-    let out = Command::new(exe)
-        .args(["run", "--engine", engine, "--env"])
-        .arg(format!("@{}", env_file.display()))
-        .arg(source)
-        .output()
-        .expect("flowc runs");
+    let out = command.output().expect("flowc runs");
     let secs = started.elapsed().as_secs_f64();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     (secs, String::from_utf8_lossy(&out.stdout).into_owned())
@@ -168,20 +173,14 @@ fn native_secs(exe: &Path, source: &Path, env_file: &Path, expected: &str) -> f6
 /// it, which must print `expected`; the two processes timed together,
 /// one run each.
 fn specialized_secs(exe: &Path, source: &Path, env_file: &Path, residual: &Path, expected: &str) -> f64 {
-    let started = Instant::now();
-    let out = Command::new(exe)
-        .args(["pe", "--linear", "--optimize", "--format", "readable", "--entry", "start", "--static"])
-        .arg(format!("@{}", env_file.display()))
-        .arg(source)
-        .output()
-        .expect("flowc runs");
-    let pe = started.elapsed().as_secs_f64();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    std::fs::write(residual, &out.stdout).expect("the residual program written");
-    let started = Instant::now();
-    let out = Command::new(exe).args(["run", "--engine", "native"]).arg(residual).output().expect("flowc runs");
-    let run = started.elapsed().as_secs_f64();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), expected, "the residual program prints another result");
+    let (pe, program) = timed(
+        Command::new(exe)
+            .args(["pe", "--linear", "--optimize", "--format", "readable", "--entry", "start", "--static"])
+            .arg(format!("@{}", env_file.display()))
+            .arg(source),
+    );
+    std::fs::write(residual, program).expect("the residual program written");
+    let (run, printed) = timed(Command::new(exe).args(["run", "--engine", "native"]).arg(residual));
+    assert_eq!(printed.trim(), expected, "the residual program prints another result");
     pe + run
 }
