@@ -4,8 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bf;
-pub mod corpus;
 pub mod engines;
-pub mod gen;
-pub mod rng;
 pub mod stack_vm;
+
+pub use flowc_testkit::{corpus, gen, rng};

@@ -434,8 +434,8 @@ b3:
 
 #[test]
 fn every_corpus_program_from_every_label_is_in_normal_form_afterwards() {
-    for p in flowc_tests::corpus::all() {
-        let (_, env) = flowc_tests::engines::start(&p.program);
+    for p in flowc_testkit::corpus::all() {
+        let (_, env) = flowc_testkit::engines::start(&p.program);
         for b in p.program.main_blocks() {
             if support::reference_from(&p.program, b.label, &env) == "error fuel_exhausted" {
                 continue;
@@ -452,8 +452,8 @@ fn every_corpus_program_from_every_label_is_in_normal_form_afterwards() {
 #[test]
 fn generated_programs_are_in_normal_form_afterwards() {
     for seed in 0..300 {
-        let p = flowc_tests::gen::program(seed);
-        let (label, env) = flowc_tests::engines::start(&p);
+        let p = flowc_testkit::gen::program(seed);
+        let (label, env) = flowc_testkit::engines::start(&p);
         let what = format!("seed {seed}");
         let module = support::run_program_until(&p, label, &env, "normalize", &what);
         for f in &module.functions {

@@ -11,7 +11,7 @@ use crate::support;
 use flowc_ir::{InstKind, Module};
 use flowc_lang::ast::Item;
 use flowc_lang::Program;
-use flowc_tests::{corpus, engines, gen};
+use flowc_testkit::{corpus, engines, gen};
 
 #[test]
 fn the_corpus_from_every_label_survives_the_pipeline() {

@@ -8,7 +8,7 @@ use crate::support;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use flowc_lang::Program;
-use flowc_tests::{corpus, gen};
+use flowc_testkit::{corpus, gen};
 
 /// Runs the pipeline through `dce` unless the reference run does not end
 /// within its fuel (the IR interpreter's fuel differs). Returns the

@@ -7,7 +7,7 @@ use petgraph::graph::DiGraph;
 
 use flowc_ir::cfg::{Cfg, DomTree};
 use flowc_ir::Function;
-use flowc_tests::{corpus, gen};
+use flowc_testkit::{corpus, gen};
 
 fn agree(f: &Function, name: &str) {
     let cfg = Cfg::new(f);

@@ -70,15 +70,15 @@ fn agree(name: &str, f: &Function) {
 #[test]
 fn sparse_liveness_agrees_with_the_dense_one_on_the_corpus_and_generated_programs() {
     let mut checked = 0;
-    for (name, p) in flowc_tests::corpus::with_generated(40) {
+    for (name, p) in flowc_testkit::corpus::with_generated(40) {
         let Some(label) = p.default_entry() else { continue };
         let env = p.entry_env(label).unwrap_or_default().to_vec();
         let Ok(module) = flowc_frontend::lower(&p, label) else { continue };
         for f in &module.functions {
             agree(&name, f);
         }
-        let expected = flowc_tests::engines::reference(&p, label, &env);
-        let optimized = flowc_tests::engines::optimize_checked(module, &env, &expected, &name);
+        let expected = flowc_testkit::engines::reference(&p, label, &env);
+        let optimized = flowc_testkit::engines::optimize_checked(module, &env, &expected, &name);
         for f in &optimized.functions {
             agree(&name, f);
             checked += 1;

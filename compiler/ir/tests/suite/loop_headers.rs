@@ -162,7 +162,7 @@ b5 end:
 
 #[test]
 fn blocks_on_a_cycle_are_those_that_reach_themselves_on_generated_programs() {
-    for (seed, m) in flowc_tests::gen::lowered(flowc_tests::gen::seed_count(40)) {
+    for (seed, m) in flowc_testkit::gen::lowered(flowc_testkit::gen::seed_count(40)) {
         for f in &m.functions {
             let cfg = Cfg::new(f);
             let cycles = cfg.cycles();

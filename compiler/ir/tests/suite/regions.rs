@@ -147,7 +147,7 @@ fn dominates_brute(r: &Regions, cfg: &Cfg, a: usize, b: usize) -> bool {
 #[test]
 fn region_dominance_matches_reachability_on_generated_programs() {
     let mut checked = 0;
-    for (seed, m) in flowc_tests::gen::lowered(flowc_tests::gen::seed_count(40)) {
+    for (seed, m) in flowc_testkit::gen::lowered(flowc_testkit::gen::seed_count(40)) {
         for f in &m.functions {
             let cfg = Cfg::new(f);
             let dom = DomTree::new(f, &cfg);

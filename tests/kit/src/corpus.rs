@@ -19,9 +19,9 @@ impl CorpusProgram {
     }
 }
 
-/// The workspace root (the parent of this crate).
+/// The workspace root (this crate is `tests/kit`).
 pub fn workspace_root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent")
+    Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).expect("tests/kit is two levels down")
 }
 
 /// Paths of all corpus files, sorted.
