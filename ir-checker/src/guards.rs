@@ -1,8 +1,8 @@
 //! Guards, trace exits and their resume data.
 //!
 //! Rules:
-//! - [`Rule::GuardInTrace`] (i): `guard_*` instructions and `exit`
-//!   terminators appear only in functions of kind `trace`.
+//! - [`Rule::GuardInTrace`] (i): `guard_*` and `iterations` instructions
+//!   and `exit` terminators appear only in functions of kind `trace`.
 //! - [`Rule::DanglingRef`] (f): a guard's resume record exists; resume
 //!   values `@k` name a virtual object of the record; resume operands exist
 //!   in the value arena.
@@ -28,6 +28,11 @@ use crate::violation::Rule;
 
 /// The guard rules for one linked instruction.
 pub(crate) fn check_inst(c: &mut Checker, flow: &Flow, l: Linked, kind: &InstKind) {
+    if let (InstKind::Iterations(_), false) = (kind, c.f.kind == FunctionKind::Trace) {
+        let msg = format!("iteration counts are only allowed in traces, not in a {}", c.f.kind.keyword());
+        let at = c.at_inst(l.inst);
+        c.report(Some(l.block), l.pos, at, Rule::GuardInTrace, msg);
+    }
     let InstKind::Guard { resume, .. } = kind else { return };
     let messages = check_record(c, flow, *resume, l.block, l.pos, ("guards", "guard"));
     for (rule, msg) in messages {

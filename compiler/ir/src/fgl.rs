@@ -220,7 +220,9 @@ impl<'f> Converter<'f> {
                     self.out.push(ast::Block { label, body: std::mem::take(&mut body), term });
                     label = next;
                 }
-                InstKind::Guard { .. } => return Err("guards only occur in traces".into()),
+                InstKind::Guard { .. } | InstKind::Iterations(_) => {
+                    return Err("guards and iteration counts only occur in traces".into())
+                }
             }
         }
         let term = self.terminator(b, &mut body)?;

@@ -155,6 +155,12 @@ pub enum InstKind {
         func: Symbol,
         args: Args,
     },
+    /// Traces only: counts the operand (a small non-negative integer) as
+    /// that many more loop iterations run, as if the loop had gone round
+    /// them: the iterations a counted loop skips
+    /// (`flowc_trace::opt::fast_forward`), which the JIT's clock counts as
+    /// work done. No result; nothing else changes.
+    Iterations(Operand),
     /// Traces only: on failure, leave the trace and resume the interpreter
     /// from the record `resume`, the innermost frame at `label`.
     Guard {
@@ -280,7 +286,7 @@ impl InstKind {
         match self {
             InstKind::Phi(inputs) => Operands::Inputs(inputs.iter()),
             InstKind::Op { args, .. } | InstKind::Call { args, .. } => Operands::Args(args.iter()),
-            InstKind::CheckBound(o) => fixed(Some(o), None),
+            InstKind::CheckBound(o) | InstKind::Iterations(o) => fixed(Some(o), None),
             InstKind::Unbound(_) | InstKind::New(_) => fixed(None, None),
             InstKind::Get { obj, .. } => fixed(Some(obj), None),
             InstKind::Set { obj, value, .. } => fixed(Some(obj), Some(value)),
@@ -295,7 +301,7 @@ impl InstKind {
         match self {
             InstKind::Phi(inputs) => OperandsMut::Inputs(inputs.iter_mut()),
             InstKind::Op { args, .. } | InstKind::Call { args, .. } => OperandsMut::Args(args.iter_mut()),
-            InstKind::CheckBound(o) => fixed(Some(o), None),
+            InstKind::CheckBound(o) | InstKind::Iterations(o) => fixed(Some(o), None),
             InstKind::Unbound(_) | InstKind::New(_) => fixed(None, None),
             InstKind::Get { obj, .. } => fixed(Some(obj), None),
             InstKind::Set { obj, value, .. } => fixed(Some(obj), Some(value)),
@@ -305,7 +311,7 @@ impl InstKind {
 
     /// Whether the instruction defines a value.
     pub fn has_result(&self) -> bool {
-        !matches!(self, InstKind::Set { .. } | InstKind::Guard { .. })
+        !matches!(self, InstKind::Set { .. } | InstKind::Guard { .. } | InstKind::Iterations(_))
     }
 
     /// The known operation, if this is one.
@@ -320,7 +326,7 @@ impl InstKind {
     /// (stores, calls of functions not known pure, guards). Failing is
     /// separate: see [`InstKind::can_fail`].
     pub fn has_effect(&self) -> bool {
-        matches!(self, InstKind::Set { .. } | InstKind::Call { .. } | InstKind::Guard { .. })
+        matches!(self, InstKind::Set { .. } | InstKind::Call { .. } | InstKind::Guard { .. } | InstKind::Iterations(_))
     }
 
     /// Whether executing it may raise an error (an unbound operand counts).
@@ -329,7 +335,7 @@ impl InstKind {
     /// overflow is no failure (it goes to bignums).
     pub fn can_fail(&self) -> bool {
         match self {
-            InstKind::Phi(_) | InstKind::Unbound(_) | InstKind::New(_) => false,
+            InstKind::Phi(_) | InstKind::Unbound(_) | InstKind::New(_) | InstKind::Iterations(_) => false,
             InstKind::Op { op: Operator::Known(_), form: Form::Word, .. } => false,
             InstKind::Op { op: Operator::Known(op), form: Form::Int, .. } => {
                 op.info().failures.iter().any(|f| *f != flowc_lang::ops::Failure::Type)

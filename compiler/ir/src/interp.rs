@@ -240,6 +240,11 @@ impl<'m> Machine<'m> {
                         Some(Rt::Val(v))
                     }
                     InstKind::CheckBound(o) => Some(Rt::Val(self.read(&frame, o, index)?)),
+                    // Counts for the JIT's clock only.
+                    InstKind::Iterations(o) => {
+                        self.read(&frame, o, index)?;
+                        None
+                    }
                     InstKind::Unbound(var) => Some(Rt::Unbound(*var)),
                     InstKind::New(class) => {
                         self.allocations += 1;

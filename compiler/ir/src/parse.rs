@@ -377,6 +377,7 @@ impl Parser {
                 InstKind::Phi(PhiInputs::from_vec(inputs))
             }
             "check_bound" => InstKind::CheckBound(self.operand(line)?),
+            "iterations" => InstKind::Iterations(self.operand(line)?),
             "unbound" => InstKind::Unbound(line.name("a variable name")?),
             "new" => InstKind::New(line.name("a class name")?),
             "get" => {

@@ -192,6 +192,10 @@ pub fn inst(out: &mut String, f: &Function, i: InstId) {
                 out.push(')');
             }
         },
+        InstKind::Iterations(o) => {
+            out.push_str("iterations ");
+            operand(out, o);
+        }
         InstKind::CheckBound(o) => {
             out.push_str("check_bound ");
             operand(out, o);

@@ -86,6 +86,7 @@ pub fn terms(f: &Function) -> Vec<Term> {
                 Term::compound(if args.len() == 1 { "op1" } else { "op2" }, a)
             }
             InstKind::CheckBound(o) => Term::compound("check_bound", vec![dst.unwrap(), operand(f, o)]),
+            InstKind::Iterations(o) => Term::compound("iterations", vec![operand(f, o)]),
             InstKind::New(c) => Term::compound("new", vec![dst.unwrap(), Term::sym(*c)]),
             InstKind::Get { obj, field } => {
                 Term::compound("get", vec![dst.unwrap(), operand(f, obj), Term::sym(*field)])

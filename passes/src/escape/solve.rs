@@ -42,7 +42,8 @@ impl Escape {
                     escape_all(&mut c, &mut args.iter(), &|| Reason::UsedBy(Symbol::intern(op.name())))
                 }
                 InstKind::CheckBound(o) => escape_all(&mut c, &mut std::iter::once(o), &|| Reason::CheckBound),
-                InstKind::Unbound(_) | InstKind::New(_) => {}
+                // A count (an integer), in traces only.
+                InstKind::Unbound(_) | InstKind::New(_) | InstKind::Iterations(_) => {}
                 InstKind::Get { obj, field } => {
                     if let (Some(y), Some(r)) = (tracked(obj), data.result) {
                         c.loads.push((r, y, *field));

@@ -439,7 +439,7 @@ impl<'m> Analysis<'m> {
             InstKind::New(class) => Info::object(*class, Some(i)),
             InstKind::Get { obj, field } => self.get(b, i, obj, *field),
             InstKind::Call { func, args } => self.call(b, i, *func, args),
-            InstKind::Set { .. } | InstKind::Guard { .. } => return,
+            InstKind::Set { .. } | InstKind::Guard { .. } | InstKind::Iterations(_) => return,
         };
         self.set(v, info, false);
     }

@@ -737,6 +737,14 @@ impl Emit<'_, '_> {
             InstKind::Set { obj, field, value } => self.set(&obj, field, &value),
             InstKind::Call { func, args } => self.call(i, func, &args),
             InstKind::Guard { kind, resume, label } => self.guard(&kind, resume, label),
+            InstKind::Iterations(o) => {
+                // The count is a small integer: its word is `n << 1 | 1`.
+                self.load(RAX, &o);
+                self.a.sar(RAX, 1);
+                self.a.load(RCX, RBX, offsets::ITERATIONS);
+                self.a.alu(Alu::Add, RCX, RAX);
+                self.a.store(RBX, offsets::ITERATIONS, RCX);
+            }
         }
         Ok(())
     }

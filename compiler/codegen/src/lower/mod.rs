@@ -1143,6 +1143,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             InstKind::Phi(_) => {}
             InstKind::Guard { kind, resume, label } => self.guard(&kind, resume, label),
+            InstKind::Iterations(o) => {
+                // Traces only (the checker sees to it): the count, a small
+                // integer, untagged onto the iterations run.
+                if let Some(var) = self.iterations {
+                    let w = self.operand(&o);
+                    let k = self.b.ins().sshr_imm_s(w, 1);
+                    let n = self.b.use_var(var);
+                    let n = self.b.ins().iadd(n, k);
+                    self.b.def_var(var, n);
+                }
+            }
         }
     }
 

@@ -12,7 +12,9 @@
 //!   set o, f, z`), or a phi of `L` whose input from `L` is
 //!   `mod (add|sub phi, k), M`, or several such steps in a row (the
 //!   moduli equal); the operations of an update in the `.int` or the
-//!   `.word` form (the cells are integers), each cell updated once;
+//!   `.word` form (the cells are integers), each cell updated once; a
+//!   phi's value may be stored in a field too (a carried field), before
+//!   the guard, so that the last iteration writes it;
 //! - reads of an updated field after its update;
 //! - one `guard_true t`, `t` the *counter*'s value where the iteration
 //!   started (`while c { ... }`) or its new value (`do { ... } while c`),
@@ -42,6 +44,10 @@
 //! (the same object twice): then iterations do not compose as above. The
 //! skip is multiplied by `1 - (o1 == o2)` per such pair, so such a loop
 //! skips nothing and runs as it did.
+//!
+//! The skip ends with `iterations m`: the JIT's clock (its compile
+//! budget, [`crate::jit`]) counts compiled loop iterations as the run's
+//! work, and the skipped ones were work done.
 //!
 //! The operations made take the forms the loop's own have (`.int`: the
 //! cells are integers; `.word`: words, so `x + k * m` is a word too, as
@@ -104,10 +110,9 @@ enum Term {
     /// The cell's value plus `k`, in a form; the modulus already taken on
     /// the way, if any (`(x + a) mod M + b` is `x + a + b` modulo `M`).
     Plus(Cell, i64, Form, Option<i64>),
-    /// `(cell + k) mod M`, in a form.
+    /// `(cell + k) mod M`, in a form (a field read after its write is
+    /// what was written).
     Stepped(Cell, i64, i64, Form),
-    /// A field read after its write: the cell's updated value.
-    Reread(Cell),
 }
 
 /// The loop's updates, which one is the counter, and how it is tested.
@@ -120,9 +125,9 @@ struct Shape {
     /// The guard is not the iteration's last instruction: where the loop
     /// leaves, some cells were not written again.
     guard_inside: bool,
-    /// The fields written (the updated fields), with the cell each
-    /// holds.
-    written: Vec<(ValueId, Symbol, Cell)>,
+    /// The fields written: the updated fields, and the fields a phi's
+    /// new value is stored in.
+    written: Vec<(ValueId, Symbol)>,
 }
 
 /// The shape of loop block `lp` (see the module docs), if it has it.
@@ -135,7 +140,8 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
         terms.insert(r, Term::Old(Cell::Phi(p)));
     }
     let mut updates: Vec<Update> = Vec::new();
-    let mut written: Vec<(ValueId, Symbol, Cell)> = Vec::new();
+    // Each field written, and what was written there.
+    let mut written: Vec<(ValueId, Symbol, Term)> = Vec::new();
     let mut guard: Option<(usize, Term)> = None;
     let n = block.insts.len();
     for (at, &i) in block.insts.iter().enumerate() {
@@ -143,7 +149,7 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
         match &f.insts[i].kind {
             InstKind::Get { obj: Operand::Value(o), field } if !inside(*o) => {
                 let term = match written.iter().find(|w| w.0 == *o && w.1 == *field) {
-                    Some(&(_, _, cell)) => Term::Reread(cell),
+                    Some(&(_, _, stored)) => stored,
                     None => Term::Old(Cell::Field(*o, *field)),
                 };
                 terms.insert(r?, term);
@@ -172,7 +178,7 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
                 terms.insert(r?, Term::Stepped(cell, k, *m, weaker(plus, *form)));
             }
             InstKind::Set { obj: Operand::Value(o), field, value: Operand::Value(v) } => {
-                let Some(Term::Stepped(cell, k, m, form)) = terms.get(v).copied() else { return None };
+                let Some(stored @ Term::Stepped(cell, k, m, form)) = terms.get(v).copied() else { return None };
                 if written.iter().any(|w| w.0 == *o && w.1 == *field) {
                     return None;
                 }
@@ -180,18 +186,14 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
                     Cell::Field(co, cf) if co == *o && cf == *field => {
                         updates.push(Update { cell, step: k, modulus: m, form })
                     }
-                    // A phi's new value kept in a field too (a carried
-                    // field: BF's `[-]`) is left alone for now. The JIT's
-                    // compile budget counts compiled loop iterations as
-                    // the run's work (`jit::ITERATION_STEPS`), and skipped
-                    // iterations are not counted: skipping the commonest
-                    // loops took its clock away (tutorial BF fractal 5:
-                    // 11 -> 30 million statements interpreted while keys
-                    // waited, 0.61 -> 0.80 s).
+                    // A phi's value, kept in a field too (a carried field:
+                    // BF's `[-]`), before the guard: the last iteration
+                    // writes it before the loop leaves.
+                    Cell::Phi(_) if guard.is_none() => {}
                     Cell::Phi(_) => return None,
                     Cell::Field(..) => return None,
                 }
-                written.push((*o, *field, cell));
+                written.push((*o, *field, stored));
             }
             InstKind::Guard { kind: GuardKind::True(Operand::Value(t)), .. } if guard.is_none() => {
                 guard = Some((at, terms.get(t).copied()?));
@@ -214,13 +216,19 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
     // The guard: the counter's value, truthy to go round again.
     let (at, tested) = guard?;
     let (cell, tests_old) = match tested {
-        Term::Stepped(c, ..) | Term::Reread(c) => (c, false),
+        Term::Stepped(c, ..) => (c, false),
         Term::Old(c) => (c, true),
         Term::Plus(..) => return None,
     };
     let counter = updates.iter().position(|u| u.cell == cell)?;
     let u = updates[counter];
     (u.step.rem_euclid(u.modulus) == u.modulus - 1).then_some(())?;
+    // The new value tested is the iteration's whole step, not a value
+    // part of the way.
+    if let Term::Stepped(_, k, m, _) = tested {
+        (k == u.step && m == u.modulus).then_some(())?;
+    }
+    let written = written.into_iter().map(|(o, field, _)| (o, field)).collect();
     Some(Shape { updates, counter, tests_old, guard_inside: at + 1 != n, written })
 }
 
@@ -269,8 +277,8 @@ fn emit(f: &mut Function, pre: BlockId, shape: &Shape) {
         m = e.op(Op::Mul, Form::Word, m, runs);
     }
     // Nothing skipped where two written fields may be one.
-    for (i, &(o1, f1, _)) in shape.written.iter().enumerate() {
-        for &(o2, f2, _) in &shape.written[i + 1..] {
+    for (i, &(o1, f1)) in shape.written.iter().enumerate() {
+        for &(o2, f2) in &shape.written[i + 1..] {
             if f1 == f2 && o1 != o2 {
                 let same = e.op(Op::Eq, Form::Word, Operand::Value(o1), Operand::Value(o2));
                 let other = e.op(Op::Sub, Form::Word, int(1), same);
@@ -278,6 +286,8 @@ fn emit(f: &mut Function, pre: BlockId, shape: &Shape) {
             }
         }
     }
+    // The JIT's clock counts the skipped iterations as run.
+    e.inst(InstKind::Iterations(m.clone()));
     // Where the loop may leave before writing every cell again, a cell
     // skipped nothing keeps its value exactly (not reduced modulo M).
     let moved = shape.guard_inside.then(|| e.op(Op::Ne, Form::Word, m.clone(), int(0)));
@@ -321,7 +331,7 @@ struct Emitter<'f> {
 impl Emitter<'_> {
     /// Appends `kind`; its result (a fresh value), if it has one.
     fn inst(&mut self, kind: InstKind) -> Option<ValueId> {
-        let has_result = !matches!(kind, InstKind::Set { .. });
+        let has_result = kind.has_result();
         let i = self.f.insts.alloc(InstData { kind, result: None });
         self.f.blocks[self.block].insts.push(i);
         has_result.then(|| {
@@ -387,6 +397,7 @@ resume r0 {
                 v13 = eq.word v0, v1
                 v14 = sub.word 1, v13
                 v15 = mul.word v12, v14
+                iterations v15
                 v16 = mul.word v15, -1
                 v17 = add.word v9, v16
                 v18 = mod.word v17, 256
@@ -440,6 +451,7 @@ resume r0 {
             b0:
                 v8 = sub.int v0, 1
                 v9 = mod.int v8, 256
+                iterations v9
                 v10 = mul.word v9, 255
                 v11 = add.int v0, v10
                 v12 = mod.int v11, 256
@@ -502,6 +514,7 @@ resume r0 {
                 v16 = eq.word v0, v1
                 v17 = sub.word 1, v16
                 v18 = mul.word v15, v17
+                iterations v18
                 v19 = ne.word v18, 0
                 v20 = mul.word v18, -1
                 v21 = add.int v10, v20
@@ -540,6 +553,57 @@ resume r0 {
     }
 
     #[test]
+    fn a_carried_counter_stored_before_its_guard_is_counted_down_at_once() {
+        // BF's `[-]` as the optimizer leaves it: the cell's value carried
+        // in a phi, stored every iteration before the guard.
+        let text = "trace 'clear.body'(v0:c, v1:x) {
+b0:
+    jump b1
+b1 clear:
+    v2:v = phi [b0: v1, b1: v4]
+    v3:v = sub.word v2, 1
+    v4:v = mod.word v3, 256
+    set v0, v, v4
+    guard_true v4, r0 else next
+    jump b1
+resume r0 {
+    frame [c = v0]
+}
+}
+";
+        expect![[r#"
+            trace 'clear.body'(v0:c, v1:x) {
+            b0:
+                v5 = sub.word v1, 1
+                v6 = mod.word v5, 256
+                iterations v6
+                v7 = mul.word v6, -1
+                v8 = add.word v1, v7
+                v9 = mod.word v8, 256
+                jump b1
+            b1 clear:
+                v2:v = phi [b0: v9, b1: v4]
+                v3:v = sub.word v2, 1
+                v4:v = mod.word v3, 256
+                set v0, v, v4
+                guard_true v4, r0 else next
+                jump b1
+            resume r0 {
+                frame [c = v0]
+            }
+            }
+        "#]]
+        .assert_eq(&forwarded(text).expect("fast-forwarded"));
+        // Stored after the guard, the field would keep what the skipped
+        // iterations did not write.
+        let after = text.replace(
+            "    set v0, v, v4\n    guard_true v4, r0 else next\n",
+            "    guard_true v4, r0 else next\n    set v0, v, v4\n",
+        );
+        assert_eq!(forwarded(&after), None);
+    }
+
+    #[test]
     fn loops_of_other_shapes_are_left_alone() {
         // Counting up to 0 modulo 256 is not counting down by one.
         assert_eq!(forwarded(&TRANSFER.replace("sub.word v2, 1", "add.word v2, 1")), None);
@@ -549,6 +613,13 @@ resume r0 {
         assert_eq!(forwarded(&TRANSFER.replace("v8:z = get v0, v", "v8:z = get v0, w")), None);
         // A cell updated twice.
         assert_eq!(forwarded(&TRANSFER.replace("set v1, v, v7", "set v0, v, v7")), None);
+        // The guard tests a value part of the way through the counter's
+        // step (+1 then -2: the counter steps -1, the guard sees +1).
+        let part = TRANSFER
+            .replace("v3:x = sub.word v2, 1\n    v4:x = mod.word v3, 256", "v3:x = add.word v2, 1\n    v4:x = mod.word v3, 256\n    v9:x = sub.word v4, 2\n    v10:x = mod.word v9, 256")
+            .replace("set v0, v, v4", "set v0, v, v10")
+            .replace("guard_true v8", "guard_true v4");
+        assert_eq!(forwarded(&part), None);
         // Two guards.
         assert_eq!(
             forwarded(

@@ -47,7 +47,7 @@ pub fn remove_dead(f: &mut Function, hints: &Module) {
                     objects.insert(obj.clone());
                 }
                 InstKind::New(_) => objects.extend(f.insts[i].result.map(Operand::Value)),
-                InstKind::Op { .. } | InstKind::CheckBound(_) | InstKind::Unbound(_) => {}
+                InstKind::Op { .. } | InstKind::CheckBound(_) | InstKind::Unbound(_) | InstKind::Iterations(_) => {}
                 InstKind::Guard { kind, .. } => {
                     pending.clear();
                     if let GuardKind::Class(o, _) | GuardKind::Link(o, _) = kind {

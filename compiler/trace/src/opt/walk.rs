@@ -288,6 +288,10 @@ impl<'a> Opt<'a> {
                 let args = args.iter().map(|a| self.real(a)).collect();
                 self.keep(i, InstKind::Op { op, form, args });
             }
+            InstKind::Iterations(o) => {
+                let o = self.real(&o);
+                self.keep(i, InstKind::Iterations(o));
+            }
             InstKind::CheckBound(o) => {
                 let o = self.resolve(&o);
                 let v = result.expect("check_bound has a result");
