@@ -42,8 +42,9 @@
 //! After [`MAX_ROUNDS`] the facts are given up (every read, parameter and
 //! result any value) and every function analyzed once more. A huge
 //! function adds to the facts but reads and takes results from none
-//! while they are solved ([`uses_facts`]), so it is analyzed once per
-//! solve; then, the facts solved, once more reading them. The facts
+//! while they are solved ([`uses_facts`]; what its parameters receive it
+//! does take, a part of what is solved), so it is analyzed once per
+//! solve, and again when its parameters' facts change; then, the facts solved, once more reading them. The facts
 //! still hold: what it stores was gathered reading any value, so they
 //! cover every value it may store whatever the heap holds, and the last
 //! analysis adds nothing to them.

@@ -132,7 +132,7 @@ impl<'p> Jit<'p> {
         opt::optimize_trace(&mut looped, &self.hints, &options);
         // Under `--fuel` too: a loop that skips iterations still ends (and
         // compiled code's fuel is counted per iteration run, [`crate::jit`]).
-        if opt::fast_forward(&mut looped) {
+        if opt::fast_forward(&mut looped, Some(&*self.fields)) {
             self.stats.fast_forwarded += 1;
         }
         self.stats.optimize_time += started.elapsed();

@@ -32,13 +32,20 @@
 //! At the end of the block that enters the loop, `m` iterations are done
 //! at once, `m = (c - 1) mod M` (times `c != 0` when the old value is
 //! tested): each cell becomes `(x + k * m) mod M`, which is `m` steps of
-//! `(x + k) mod M` for `m >= 1`. The loop then runs what is left (one
-//! iteration, or none) as compiled and leaves by its own guard, with its
-//! own resume data: nothing the interpreter sees differs. For `m = 0`
-//! the cell's value reduced modulo `M` is what the next step maps where
-//! `x` maps; where the loop may leave before writing every cell again
-//! (the guard is not last), a cell is given `x + ((x + k*m) mod M - x)
-//! * (m != 0)` instead, `x` itself when nothing was skipped.
+//! `(x + k) mod M` for `m >= 1`; for `m = 0` it keeps `x` exactly
+//! (`x + ((x + k*m) mod M - x) * (m != 0)`: code entering the loop
+//! directly, as bridges do, may bring a value not reduced modulo `M`,
+//! which the guard's resume data could show). The loop then runs what is
+//! left (one iteration, or none) as compiled and leaves by its own guard,
+//! with its own resume data: nothing the interpreter sees differs. A
+//! cell the program facts say holds only integers in `[0, M)` (a BF
+//! tape cell's byte) is its own reduction: its skip is
+//! `(x + k * m) mod M` in the `.word` forms, with no blend. A
+//! field the skip reads is one the loop reads before its guard, or one
+//! read or written before the loop, so it reads nothing the loop would
+//! not (an unset field fails at the loop's read's place); a field a phi's value is kept in is written by the last
+//! iteration before the guard, and no field of that name may be read
+//! before it is written.
 //!
 //! Two written fields of the same name on two objects could be one cell
 //! (the same object twice): then iterations do not compose as above. The
@@ -49,9 +56,11 @@
 //! budget, [`crate::jit`]) counts compiled loop iterations as the run's
 //! work, and the skipped ones were work done.
 //!
-//! The operations made take the forms the loop's own have (`.int`: the
-//! cells are integers; `.word`: words, so `x + k * m` is a word too, as
-//! `|k|` and `M` are small); `m` is in `[0, M)`, so `k * m` is a word.
+//! Otherwise the operations on cells are in the `.int` form (the cells are
+//! integers, as the loop's own `.int` or `.word` operations prove; a sum
+//! may overflow to a big integer as the loop's would not), those on `m`
+//! (in `[0, M)`), its 0/1 factors and `k * m` (`|k|` and `M` below 2^16)
+//! in the `.word` form.
 
 use flowc_ir::{
     BlockId, Function, GuardKind, InstData, InstId, InstKind, Operand, Terminator, ValueData, ValueDef, ValueId,
@@ -59,6 +68,8 @@ use flowc_ir::{
 use flowc_lang::ast::Operator;
 use flowc_lang::ops::{Form, Op};
 use flowc_lang::{Symbol, Value};
+use flowc_passes::lattice::{Info, Kinds};
+use flowc_passes::propagate::ProgramFacts;
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -85,20 +96,19 @@ struct Update {
     cell: Cell,
     step: i64,
     modulus: i64,
-    /// The form of the update's operations (`Int` or `Word`).
-    form: Form,
 }
 
 /// Makes loop trace `f`'s counted loop (see the module docs) skip to its
 /// last iteration where it is entered. Returns whether it did; `f` is
 /// unchanged when the loop has another shape.
-pub fn fast_forward(f: &mut Function) -> bool {
+pub fn fast_forward(f: &mut Function, fields: Option<&ProgramFacts>) -> bool {
     let Some(lp) = super::loop_block(f) else { return false };
     let entering: Vec<BlockId> =
         f.layout.iter().copied().filter(|&b| b != lp && f.blocks[b].term == Terminator::Jump(lp)).collect();
     let [pre] = entering[..] else { return false };
     let Some(shape) = shape(f, lp) else { return false };
-    emit(f, pre, &shape);
+    let reduced: Vec<bool> = shape.updates.iter().map(|u| reduced(u, fields)).collect();
+    emit(f, pre, &shape, &reduced);
     true
 }
 
@@ -107,12 +117,12 @@ pub fn fast_forward(f: &mut Function) -> bool {
 enum Term {
     /// The cell's value where the iteration started.
     Old(Cell),
-    /// The cell's value plus `k`, in a form; the modulus already taken on
-    /// the way, if any (`(x + a) mod M + b` is `x + a + b` modulo `M`).
-    Plus(Cell, i64, Form, Option<i64>),
-    /// `(cell + k) mod M`, in a form (a field read after its write is
-    /// what was written).
-    Stepped(Cell, i64, i64, Form),
+    /// The cell's value plus `k`; the modulus already taken on the way,
+    /// if any (`(x + a) mod M + b` is `x + a + b` modulo `M`).
+    Plus(Cell, i64, Option<i64>),
+    /// `(cell + k) mod M` (a field read after its write is what was
+    /// written).
+    Stepped(Cell, i64, i64),
 }
 
 /// The loop's updates, which one is the counter, and how it is tested.
@@ -122,9 +132,9 @@ struct Shape {
     /// The guard tests the counter's value where the iteration started
     /// (before its update), not its new value.
     tests_old: bool,
-    /// The guard is not the iteration's last instruction: where the loop
-    /// leaves, some cells were not written again.
-    guard_inside: bool,
+    /// Per update of a field, the loop's first read of it (before the
+    /// guard), whose site the skip's read takes.
+    first_read: Vec<Option<InstId>>,
     /// The fields written: the updated fields, and the fields a phi's
     /// new value is stored in.
     written: Vec<(ValueId, Symbol)>,
@@ -133,7 +143,8 @@ struct Shape {
 /// The shape of loop block `lp` (see the module docs), if it has it.
 fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
     let block = &f.blocks[lp];
-    let inside = |v: ValueId| matches!(f.values[v].def, ValueDef::Inst(i) if in_block(f, lp, i));
+    let members: rustc_hash::FxHashSet<InstId> = block.phis.iter().chain(block.insts.iter()).copied().collect();
+    let inside = |v: ValueId| matches!(f.values[v].def, ValueDef::Inst(i) if members.contains(&i));
     let mut terms: HashMap<ValueId, Term> = HashMap::default();
     for &p in block.phis.iter() {
         let r = f.insts[p].result?;
@@ -142,49 +153,73 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
     let mut updates: Vec<Update> = Vec::new();
     // Each field written, and what was written there.
     let mut written: Vec<(ValueId, Symbol, Term)> = Vec::new();
-    let mut guard: Option<(usize, Term)> = None;
-    let n = block.insts.len();
-    for (at, &i) in block.insts.iter().enumerate() {
+    // The fields read or written before the loop, on the straight way to
+    // it (every other block jumps to the next): set where the loop starts.
+    let before: Vec<BlockId> = f.layout.iter().copied().filter(|&b| b != lp).collect();
+    before.iter().all(|&b| matches!(f.blocks[b].term, Terminator::Jump(_))).then_some(())?;
+    let set_before: rustc_hash::FxHashSet<(ValueId, Symbol)> = before
+        .iter()
+        .flat_map(|&b| f.blocks[b].insts.iter())
+        .filter_map(|&i| match &f.insts[i].kind {
+            InstKind::Get { obj: Operand::Value(o), field } | InstKind::Set { obj: Operand::Value(o), field, .. } => {
+                Some((*o, *field))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut guard: Option<Term> = None;
+    // The fields read before they are written, and where each field cell
+    // is first read (its skip reads it with that site).
+    let mut old_reads: Vec<Symbol> = Vec::new();
+    let mut first_read: Vec<(Cell, InstId)> = Vec::new();
+    for &i in block.insts.iter() {
         let r = f.insts[i].result;
         match &f.insts[i].kind {
             InstKind::Get { obj: Operand::Value(o), field } if !inside(*o) => {
                 let term = match written.iter().find(|w| w.0 == *o && w.1 == *field) {
                     Some(&(_, _, stored)) => stored,
-                    None => Term::Old(Cell::Field(*o, *field)),
+                    None => {
+                        let cell = Cell::Field(*o, *field);
+                        old_reads.push(*field);
+                        if !first_read.iter().any(|&(c, _)| c == cell) {
+                            // A cell first read after the guard may never
+                            // be read by the loop: the skip must not read
+                            // it either, unless it is known to be set (it
+                            // may be unset).
+                            (guard.is_none() || set_before.contains(&(*o, *field))).then_some(())?;
+                            first_read.push((cell, i));
+                        }
+                        Term::Old(cell)
+                    }
                 };
                 terms.insert(r?, term);
             }
-            InstKind::Op {
-                op: Operator::Known(op @ (Op::Add | Op::Sub)),
-                form: form @ (Form::Int | Form::Word),
-                args,
-            } => {
+            InstKind::Op { op: Operator::Known(op @ (Op::Add | Op::Sub)), form: Form::Int | Form::Word, args } => {
                 let (Operand::Value(x), Operand::Const(Value::Int(k))) = (&args[0], &args[1]) else { return None };
                 let k = if *op == Op::Sub { k.checked_neg()? } else { *k };
                 let term = match terms.get(x).copied()? {
-                    Term::Old(cell) => Term::Plus(cell, k, *form, None),
-                    Term::Stepped(cell, k0, m, f0) => Term::Plus(cell, k0.checked_add(k)?, weaker(f0, *form), Some(m)),
+                    Term::Old(cell) => Term::Plus(cell, k, None),
+                    Term::Stepped(cell, k0, m) => Term::Plus(cell, k0.checked_add(k)?, Some(m)),
                     _ => return None,
                 };
-                let Term::Plus(_, k, _, _) = term else { unreachable!() };
-                (k.abs() < MAX_CONSTANT).then_some(())?;
+                let Term::Plus(_, k, _) = term else { unreachable!() };
+                (k.unsigned_abs() < MAX_CONSTANT as u64).then_some(())?;
                 terms.insert(r?, term);
             }
-            InstKind::Op { op: Operator::Known(Op::Mod), form, args } => {
+            InstKind::Op { op: Operator::Known(Op::Mod), form: Form::Int | Form::Word, args } => {
                 let (Operand::Value(x), Operand::Const(Value::Int(m))) = (&args[0], &args[1]) else { return None };
-                let Some(Term::Plus(cell, k, plus, before)) = terms.get(x).copied() else { return None };
-                (*m > 1 && *m < MAX_CONSTANT && *form != Form::Generic && before.is_none_or(|b| b == *m))
-                    .then_some(())?;
-                terms.insert(r?, Term::Stepped(cell, k, *m, weaker(plus, *form)));
+                let Some(Term::Plus(cell, k, before)) = terms.get(x).copied() else { return None };
+                (*m > 1 && *m < MAX_CONSTANT && before.is_none_or(|b| b == *m)).then_some(())?;
+                terms.insert(r?, Term::Stepped(cell, k, *m));
             }
             InstKind::Set { obj: Operand::Value(o), field, value: Operand::Value(v) } => {
-                let Some(stored @ Term::Stepped(cell, k, m, form)) = terms.get(v).copied() else { return None };
+                let Some(stored @ Term::Stepped(cell, k, m)) = terms.get(v).copied() else { return None };
                 if written.iter().any(|w| w.0 == *o && w.1 == *field) {
                     return None;
                 }
                 match cell {
                     Cell::Field(co, cf) if co == *o && cf == *field => {
-                        updates.push(Update { cell, step: k, modulus: m, form })
+                        updates.push(Update { cell, step: k, modulus: m })
                     }
                     // A phi's value, kept in a field too (a carried field:
                     // BF's `[-]`), before the guard: the last iteration
@@ -196,7 +231,7 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
                 written.push((*o, *field, stored));
             }
             InstKind::Guard { kind: GuardKind::True(Operand::Value(t)), .. } if guard.is_none() => {
-                guard = Some((at, terms.get(t).copied()?));
+                guard = Some(terms.get(t).copied()?);
             }
             _ => return None,
         }
@@ -206,15 +241,20 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
         let InstKind::Phi(inputs) = &f.insts[p].kind else { return None };
         let Some((_, Operand::Value(back))) = inputs.iter().find(|(b, _)| *b == lp) else { return None };
         match terms.get(back).copied()? {
-            Term::Stepped(cell, k, m, form) if cell == Cell::Phi(p) => {
-                updates.push(Update { cell, step: k, modulus: m, form })
-            }
+            Term::Stepped(cell, k, m) if cell == Cell::Phi(p) => updates.push(Update { cell, step: k, modulus: m }),
             _ => return None,
         }
     }
     (updates.len() <= MAX_CELLS && written.len() <= MAX_CELLS).then_some(())?;
+    // A field a phi's value is stored in is not written by the skip: no
+    // read of a field of that name may see it before the loop writes it.
+    for &(_, field, stored) in &written {
+        if matches!(stored, Term::Stepped(Cell::Phi(_), ..)) && old_reads.contains(&field) {
+            return None;
+        }
+    }
     // The guard: the counter's value, truthy to go round again.
-    let (at, tested) = guard?;
+    let tested = guard?;
     let (cell, tests_old) = match tested {
         Term::Stepped(c, ..) => (c, false),
         Term::Old(c) => (c, true),
@@ -225,38 +265,52 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
     (u.step.rem_euclid(u.modulus) == u.modulus - 1).then_some(())?;
     // The new value tested is the iteration's whole step, not a value
     // part of the way.
-    if let Term::Stepped(_, k, m, _) = tested {
+    if let Term::Stepped(_, k, m) = tested {
         (k == u.step && m == u.modulus).then_some(())?;
     }
     let written = written.into_iter().map(|(o, field, _)| (o, field)).collect();
-    Some(Shape { updates, counter, tests_old, guard_inside: at + 1 != n, written })
-}
-
-/// The form that promises less of the two (`Int` or `Word`): what an
-/// operation standing for both may take.
-fn weaker(a: Form, b: Form) -> Form {
-    if a == Form::Word && b == Form::Word {
-        Form::Word
-    } else {
-        Form::Int
-    }
-}
-
-fn in_block(f: &Function, b: BlockId, i: InstId) -> bool {
-    let block = &f.blocks[b];
-    block.phis.iter().chain(block.insts.iter()).any(|&x| x == i)
+    let first_read = updates
+        .iter()
+        .map(|u| match u.cell {
+            Cell::Field(..) => first_read.iter().find(|&&(c, _)| c == u.cell).map(|&(_, i)| i),
+            Cell::Phi(_) => None,
+        })
+        .collect();
+    Some(Shape { updates, counter, tests_old, written, first_read })
 }
 
 /// Emits the skip at the end of `pre`, which enters loop `lp`.
-fn emit(f: &mut Function, pre: BlockId, shape: &Shape) {
+/// Whether update `u`'s cell holds a value in `[0, M)` wherever the loop
+/// is entered: a field the program facts say holds only such integers.
+fn reduced(u: &Update, fields: Option<&ProgramFacts>) -> bool {
+    match (u.cell, fields) {
+        (Cell::Field(_, field), Some(facts)) => {
+            let info = facts.read(&Info::of_kinds(Kinds::OBJECT), field);
+            info.kinds.within(Kinds::INT) && info.range.lo() >= 0 && info.range.hi() < i128::from(u.modulus)
+        }
+        _ => false,
+    }
+}
+
+/// Emits the skip at the end of `pre`, which enters the loop; `reduced`
+/// says per update whether its cell is known to be in `[0, M)` there.
+fn emit(f: &mut Function, pre: BlockId, shape: &Shape, reduced: &[bool]) {
     let updates = &shape.updates;
     let mut e = Emitter { f, block: pre };
-    // Each cell's value where the loop is entered.
+    // Each cell's value where the loop is entered: a field read where the
+    // loop's first read of it is, as far as an error's place goes (unset,
+    // it fails as the loop's read would).
     let olds: Vec<Operand> = updates
         .iter()
-        .map(|u| match u.cell {
+        .zip(&shape.first_read)
+        .map(|(u, first)| match u.cell {
             Cell::Field(o, field) => {
-                Operand::Value(e.inst(InstKind::Get { obj: Operand::Value(o), field }).expect("a read"))
+                let v = e.inst(InstKind::Get { obj: Operand::Value(o), field }).expect("a read");
+                let ValueDef::Inst(read) = e.f.values[v].def else { unreachable!("a read's value") };
+                if let Some(site) = first.and_then(|i| e.f.sites.inst(i)) {
+                    e.f.sites.set_inst(read, site);
+                }
+                Operand::Value(v)
             }
             Cell::Phi(p) => match &e.f.insts[p].kind {
                 InstKind::Phi(inputs) => {
@@ -270,8 +324,9 @@ fn emit(f: &mut Function, pre: BlockId, shape: &Shape) {
     // guard tests the counter before its update and it is 0 already.
     let c = &updates[shape.counter];
     let old_c = olds[shape.counter].clone();
-    let less = e.op(Op::Sub, c.form, old_c.clone(), int(1));
-    let mut m = e.op(Op::Mod, c.form, less, int(c.modulus));
+    let form = if reduced[shape.counter] { Form::Word } else { Form::Int };
+    let less = e.op(Op::Sub, form, old_c.clone(), int(1));
+    let mut m = e.op(Op::Mod, form, less, int(c.modulus));
     if shape.tests_old {
         let runs = e.op(Op::Ne, Form::Word, old_c, int(0));
         m = e.op(Op::Mul, Form::Word, m, runs);
@@ -288,25 +343,38 @@ fn emit(f: &mut Function, pre: BlockId, shape: &Shape) {
     }
     // The JIT's clock counts the skipped iterations as run.
     e.inst(InstKind::Iterations(m.clone()));
-    // Where the loop may leave before writing every cell again, a cell
-    // skipped nothing keeps its value exactly (not reduced modulo M).
-    let moved = shape.guard_inside.then(|| e.op(Op::Ne, Form::Word, m.clone(), int(0)));
-    for (u, old) in updates.iter().zip(olds) {
+    // A cell that skipped nothing keeps its value exactly, not reduced
+    // modulo M: old + ((old + k*m) mod M - old) * (m != 0) (a cell known
+    // to be in [0, M) is its own reduction).
+    let moved = (!reduced.iter().all(|&r| r)).then(|| e.op(Op::Ne, Form::Word, m.clone(), int(0)));
+    for ((u, old), &reduced) in updates.iter().zip(olds).zip(reduced) {
         let by = e.op(Op::Mul, Form::Word, m.clone(), int(u.step));
-        let sum = e.op(Op::Add, u.form, old.clone(), by);
-        let mut new = e.op(Op::Mod, u.form, sum, int(u.modulus));
-        if let Some(moved) = &moved {
-            // old + (new - old) * moved
-            let change = e.op(Op::Sub, u.form, new, old.clone());
-            let change = e.op(Op::Mul, u.form, change, moved.clone());
-            new = e.op(Op::Add, u.form, old, change);
+        if reduced {
+            let sum = e.op(Op::Add, Form::Word, old, by);
+            let new = e.op(Op::Mod, Form::Word, sum, int(u.modulus));
+            e.write(u.cell, pre, new);
+            continue;
         }
-        match u.cell {
+        let moved = moved.clone().expect("a flag where a cell is not reduced");
+        let sum = e.op(Op::Add, Form::Int, old.clone(), by);
+        let new = e.op(Op::Mod, Form::Int, sum, int(u.modulus));
+        let change = e.op(Op::Sub, Form::Int, new, old.clone());
+        let change = e.op(Op::Mul, Form::Int, change, moved);
+        let new = e.op(Op::Add, Form::Int, old, change);
+        e.write(u.cell, pre, new);
+    }
+}
+
+impl Emitter<'_> {
+    /// Makes `new` cell `cell`'s value where the loop is entered from
+    /// `pre`: stored in its field, or its phi's input from `pre`.
+    fn write(&mut self, cell: Cell, pre: BlockId, new: Operand) {
+        match cell {
             Cell::Field(o, field) => {
-                e.inst(InstKind::Set { obj: Operand::Value(o), field, value: new });
+                self.inst(InstKind::Set { obj: Operand::Value(o), field, value: new });
             }
             Cell::Phi(p) => {
-                if let InstKind::Phi(inputs) = &mut e.f.insts[p].kind {
+                if let InstKind::Phi(inputs) = &mut self.f.insts[p].kind {
                     for (b, x) in inputs.iter_mut() {
                         if *b == pre {
                             *x = new.clone();
@@ -377,7 +445,7 @@ resume r0 {
 
     fn forwarded(text: &str) -> Option<String> {
         let mut f = flowc_ir::parse::function("test.ir", text).expect("parses");
-        let done = super::fast_forward(&mut f);
+        let done = super::fast_forward(&mut f, None);
         flowc_ir_checker::check(&f).expect("valid IR");
         done.then(|| flowc_ir::print::function(&f))
     }
@@ -387,6 +455,69 @@ resume r0 {
         // Where the loop is entered: m = (c - 1) mod 256 iterations at
         // once, none if the two cells are one object; the loop itself as
         // it was.
+        expect![[r#"
+            trace 'xfer.body'(v0:c, v1:d) {
+            b0:
+                v9 = get v0, v
+                v10 = get v1, v
+                v11 = sub.int v9, 1
+                v12 = mod.int v11, 256
+                v13 = eq.word v0, v1
+                v14 = sub.word 1, v13
+                v15 = mul.word v12, v14
+                iterations v15
+                v16 = ne.word v15, 0
+                v17 = mul.word v15, -1
+                v18 = add.int v9, v17
+                v19 = mod.int v18, 256
+                v20 = sub.int v19, v9
+                v21 = mul.int v20, v16
+                v22 = add.int v9, v21
+                set v0, v, v22
+                v23 = mul.word v15, 3
+                v24 = add.int v10, v23
+                v25 = mod.int v24, 256
+                v26 = sub.int v25, v10
+                v27 = mul.int v26, v16
+                v28 = add.int v10, v27
+                set v1, v, v28
+                jump b1
+            b1 xfer:
+                v2:x = get v0, v
+                v3:x = sub.word v2, 1
+                v4:x = mod.word v3, 256
+                set v0, v, v4
+                v5:y = get v1, v
+                v6:y = add.word v5, 3
+                v7:y = mod.word v6, 256
+                set v1, v, v7
+                v8:z = get v0, v
+                guard_true v8, r0 else moved
+                jump b1
+            resume r0 {
+                frame [c = v0, d = v1]
+            }
+            }
+        "#]]
+        .assert_eq(&forwarded(TRANSFER).expect("fast-forwarded"));
+    }
+
+    #[test]
+    fn cells_the_facts_keep_in_range_skip_in_machine_words() {
+        // The program stores only bytes in `v`: the skip is
+        // `(x + k*m) mod 256` in the `.word` forms, no blend.
+        let program = flowc_lang::syntax::parse(
+            "bytes.fg",
+            "entry start(n = 3)\nstart:\n    c = new cell\n    c.v = 0\n    x = n % 256\n    c.v = x\n    print_and_stop(x)\n",
+        )
+        .expect("parses");
+        let module = flowc_frontend::lower(&program, flowc_lang::Symbol::intern("start")).expect("lowers");
+        let facts = flowc_passes::propagate::program_facts(&module);
+        let mut f = flowc_ir::parse::function("test.ir", TRANSFER).expect("parses");
+        assert!(super::fast_forward(&mut f, Some(&facts)));
+        flowc_ir_checker::check(&f).expect("valid IR");
+        let text = flowc_ir::print::function(&f);
+        let skip = &text[..text.find("b1 xfer").expect("the loop")];
         expect![[r#"
             trace 'xfer.body'(v0:c, v1:d) {
             b0:
@@ -407,24 +538,8 @@ resume r0 {
                 v21 = mod.word v20, 256
                 set v1, v, v21
                 jump b1
-            b1 xfer:
-                v2:x = get v0, v
-                v3:x = sub.word v2, 1
-                v4:x = mod.word v3, 256
-                set v0, v, v4
-                v5:y = get v1, v
-                v6:y = add.word v5, 3
-                v7:y = mod.word v6, 256
-                set v1, v, v7
-                v8:z = get v0, v
-                guard_true v8, r0 else moved
-                jump b1
-            resume r0 {
-                frame [c = v0, d = v1]
-            }
-            }
         "#]]
-        .assert_eq(&forwarded(TRANSFER).expect("fast-forwarded"));
+        .assert_eq(skip);
     }
 
     #[test]
@@ -452,16 +567,23 @@ resume r0 {
                 v8 = sub.int v0, 1
                 v9 = mod.int v8, 256
                 iterations v9
-                v10 = mul.word v9, 255
-                v11 = add.int v0, v10
-                v12 = mod.int v11, 256
-                v13 = mul.word v9, 5
-                v14 = add.int v1, v13
-                v15 = mod.int v14, 1000
+                v10 = ne.word v9, 0
+                v11 = mul.word v9, 255
+                v12 = add.int v0, v11
+                v13 = mod.int v12, 256
+                v14 = sub.int v13, v0
+                v15 = mul.int v14, v10
+                v16 = add.int v0, v15
+                v17 = mul.word v9, 5
+                v18 = add.int v1, v17
+                v19 = mod.int v18, 1000
+                v20 = sub.int v19, v1
+                v21 = mul.int v20, v10
+                v22 = add.int v1, v21
                 jump b1
             b1 count:
-                v2:i = phi [b0: v12, b1: v5]
-                v3:s = phi [b0: v15, b1: v7]
+                v2:i = phi [b0: v16, b1: v5]
+                v3:s = phi [b0: v22, b1: v7]
                 v4:i = add.int v2, 255
                 v5:i = mod.int v4, 256
                 v6:s = add.int v3, 5
@@ -478,19 +600,19 @@ resume r0 {
 
     #[test]
     fn a_loop_testing_its_counter_first_skips_nothing_from_zero() {
-        // `while c.v { c.v -= 1; e.v += 2 (in two steps) }`: the skip is
-        // times `c != 0`, and as the guard comes first a cell that skipped
+        // `while c.v { c.v -= 1; e.v += 2 (in two steps) }`, `e.v` read
+        // with `c.v`: the skip is times `c != 0`, and a cell that skipped
         // nothing keeps its value exactly (`x + (new - x) * (m != 0)`).
         let text = "trace 'top.body'(v0:c, v1:e) {
 b0:
     jump b1
 b1 top:
     v2:z = get v0, v
+    v5:y = get v1, v
     guard_true v2, r0 else topped
     v3:x = sub.int v2, 1
     v4:x = mod.int v3, 256
     set v0, v, v4
-    v5:y = get v1, v
     v6:y = add.int v5, 1
     v7:y = mod.int v6, 256
     v8:y = add.word v7, 1
@@ -533,11 +655,11 @@ resume r0 {
                 jump b1
             b1 top:
                 v2:z = get v0, v
+                v5:y = get v1, v
                 guard_true v2, r0 else topped
                 v3:x = sub.int v2, 1
                 v4:x = mod.int v3, 256
                 set v0, v, v4
-                v5:y = get v1, v
                 v6:y = add.int v5, 1
                 v7:y = mod.int v6, 256
                 v8:y = add.word v7, 1
@@ -574,15 +696,19 @@ resume r0 {
         expect![[r#"
             trace 'clear.body'(v0:c, v1:x) {
             b0:
-                v5 = sub.word v1, 1
-                v6 = mod.word v5, 256
+                v5 = sub.int v1, 1
+                v6 = mod.int v5, 256
                 iterations v6
-                v7 = mul.word v6, -1
-                v8 = add.word v1, v7
-                v9 = mod.word v8, 256
+                v7 = ne.word v6, 0
+                v8 = mul.word v6, -1
+                v9 = add.int v1, v8
+                v10 = mod.int v9, 256
+                v11 = sub.int v10, v1
+                v12 = mul.int v11, v7
+                v13 = add.int v1, v12
                 jump b1
             b1 clear:
-                v2:v = phi [b0: v9, b1: v4]
+                v2:v = phi [b0: v13, b1: v4]
                 v3:v = sub.word v2, 1
                 v4:v = mod.word v3, 256
                 set v0, v, v4
@@ -604,6 +730,65 @@ resume r0 {
     }
 
     #[test]
+    fn a_skip_reads_only_what_the_loop_reads_before_its_guard() {
+        // `while c.v { c.v -= 1; e.v += 1 }`: `e.v` is first read after the
+        // guard, so a loop entered with `c.v` = 0 never reads it (it may be
+        // unset): left alone.
+        let text = "trace 'top.body'(v0:c, v1:e) {
+b0:
+    jump b1
+b1 top:
+    v2:z = get v0, v
+    guard_true v2, r0 else topped
+    v3:x = sub.word v2, 1
+    v4:x = mod.word v3, 256
+    set v0, v, v4
+    v5:y = get v1, v
+    v6:y = add.word v5, 1
+    v7:y = mod.word v6, 256
+    set v1, v, v7
+    jump b1
+resume r0 {
+    frame [c = v0, e = v1]
+}
+}
+";
+        assert_eq!(forwarded(text), None);
+        // Known to be set before the loop, it may be read by the skip.
+        let set = text.replace("b0:\n    jump b1", "b0:\n    v8:w = get v1, v\n    jump b1");
+        assert!(forwarded(&set).is_some());
+        // Read before the guard, it is read by the skip too.
+        let before = text
+            .replace("    v5:y = get v1, v\n", "")
+            .replace("    v2:z = get v0, v\n", "    v2:z = get v0, v\n    v5:y = get v1, v\n");
+        assert!(forwarded(&before).is_some());
+    }
+
+    #[test]
+    fn a_field_a_carried_counter_is_kept_in_is_read_by_nothing_else() {
+        // `v0.v` holds the phi's value, which the skip does not write: a
+        // read of a field `v` (of `v1`, which may be `v0`) before the
+        // store would see what the skipped iterations did not store.
+        let text = "trace 'clear.body'(v0:c, v1:d, v2:x) {
+b0:
+    jump b1
+b1 clear:
+    v3:v = phi [b0: v2, b1: v5]
+    v6:w = get v1, v
+    v4:v = sub.word v3, 1
+    v5:v = mod.word v4, 256
+    set v0, v, v5
+    guard_true v5, r0 else next
+    jump b1
+resume r0 {
+    frame [c = v0, w = v6]
+}
+}
+";
+        assert_eq!(forwarded(text), None);
+    }
+
+    #[test]
     fn loops_of_other_shapes_are_left_alone() {
         // Counting up to 0 modulo 256 is not counting down by one.
         assert_eq!(forwarded(&TRANSFER.replace("sub.word v2, 1", "add.word v2, 1")), None);
@@ -620,6 +805,8 @@ resume r0 {
             .replace("set v0, v, v4", "set v0, v, v10")
             .replace("guard_true v8", "guard_true v4");
         assert_eq!(forwarded(&part), None);
+        // A step no machine word can negate.
+        assert_eq!(forwarded(&TRANSFER.replace("add.word v5, 3", "add.int v5, -9223372036854775808")), None);
         // Two guards.
         assert_eq!(
             forwarded(
