@@ -132,13 +132,12 @@ impl<'p> Jit<'p> {
         opt::optimize_trace(&mut looped, &self.hints, &options);
         // Under `--fuel` too: a loop that skips iterations still ends (and
         // compiled code's fuel is counted per iteration run, [`crate::jit`]).
-        if opt::fast_forward(&mut looped, Some(&*self.fields)) {
-            self.stats.fast_forwarded += 1;
-        }
+        let skips = opt::fast_forward(&mut looped, Some(&*self.fields));
         self.stats.optimize_time += started.elapsed();
         self.inspect(&looped, "optimization");
         let pieces = vec![(looped, Kind::Body, 0), (preamble, Kind::Loop, trace.ops.len())];
         let ids = self.compile_pieces(pieces, Vec::new(), &what, started, self.options.tier, None)?;
+        self.stats.fast_forwarded += usize::from(skips);
         let (body_id, id) = (ids[0], ids[1]);
         let c = &mut self.codes[id.0 as usize];
         c.body = Some(body_id);
