@@ -12,6 +12,7 @@ mod filetests;
 mod generator;
 mod ir_format;
 mod jit;
+mod layering;
 mod native;
 mod passes;
 mod pe;
