@@ -99,6 +99,23 @@ fn operand_info(f: &Function, refiner: &Refiner, info: &[Info], o: &Operand, at:
 }
 
 pub fn run(module: &mut Module, cx: &mut Context) {
+    let (facts, analyses, graph) = solve(module, cx, true);
+    for (i, p) in analyses.into_iter().enumerate() {
+        cx.facts(i).propagation = Some(p);
+    }
+    cx.program_facts = Some(facts);
+    cx.call_graph = Some(graph);
+}
+
+/// Solves `module`'s program facts and analyzes each function with them
+/// ([`program::solve`]); `reread_huge`: analyze huge functions once more
+/// reading the solved facts (what the pass uses; the facts alone do not
+/// need it).
+fn solve(
+    module: &Module,
+    cx: &Context,
+    reread_huge: bool,
+) -> (ProgramFacts, Vec<Propagation>, flowc_ir::calls::CallGraph) {
     let fuel = cx.options.fold_fuel;
     let inlining = Inlining {
         by_name: module.function_index(),
@@ -107,13 +124,12 @@ pub fn run(module: &mut Module, cx: &mut Context) {
         depth: cx.options.inline_depth,
     };
     let params = Params { small: &cx.options.small_params, lists: &cx.options.known_lists };
-    let (facts, analyses) =
-        program::solve(module, |i, facts, reads| analyze(module, &inlining, i, fuel, &params, facts, reads));
-    for (i, p) in analyses.into_iter().enumerate() {
-        cx.facts(i).propagation = Some(p);
-    }
-    cx.program_facts = Some(facts);
-    cx.call_graph = Some(inlining.graph);
+    let (facts, analyses) = program::solve(
+        module,
+        |i, facts, reads| analyze(module, &inlining, i, fuel, &params, facts, reads),
+        reread_huge,
+    );
+    (facts, analyses, inlining.graph)
 }
 
 /// The facts of `module` as propagate solves them, for code compiled
@@ -123,8 +139,7 @@ pub fn program_facts(module: &Module) -> ProgramFacts {
     let mut module = module.clone();
     let mut cx = Context::new(&module);
     crate::normalize::run(&mut module, &mut cx);
-    run(&mut module, &mut cx);
-    cx.program_facts.take().unwrap_or_else(ProgramFacts::unknown)
+    solve(&module, &cx, false).0
 }
 
 /// Who uses a value: an instruction of a block, or a block's terminator.

@@ -372,11 +372,16 @@ impl Widen {
 }
 
 /// Solves the facts of `module` (see the module docs): `analyze(i,
-/// facts)` analyzes function `i` with `facts`. Returns the facts and
-/// every function's analysis made with them.
+/// facts, reads)` analyzes function `i` with `facts`, its `get`s and
+/// calls reading them when `reads`. Returns the facts and every
+/// function's analysis made with them; with `reread_huge`, a huge
+/// function's is the one made reading the solved facts (what the pass
+/// rewrites with), else the one made solving them (the facts alone need
+/// no more).
 pub(super) fn solve(
     module: &Module,
     mut analyze: impl FnMut(usize, &ProgramFacts, bool) -> Propagation,
+    reread_huge: bool,
 ) -> (ProgramFacts, Vec<Propagation>) {
     let n = module.functions.len();
     // Nothing stored, passed or returned: the start, and what each round
@@ -433,7 +438,7 @@ pub(super) fn solve(
             // value they may store whatever the heap holds; this analysis
             // adds nothing to them.
             for (i, f) in module.functions.iter().enumerate() {
-                if !uses_facts(f) {
+                if reread_huge && !uses_facts(f) {
                     results[i] = Some(analyze(i, &facts, true));
                 }
             }
