@@ -1,6 +1,6 @@
 //! Counted loops run to their end at once: final values for loops whose
 //! every iteration steps a counter down by one and other cells by
-//! constants, modulo constants (a Brainfeck-style `[->+<]`, a byte
+//! constants, modulo constants (Brainfuck's `[->+<]`, a byte
 //! counter in a heap cell), computed where the loop is entered, as a
 //! C compiler's scalar evolution does with induction variables.
 //!
@@ -32,20 +32,21 @@
 //! At the end of the block that enters the loop, `m` iterations are done
 //! at once, `m = (c - 1) mod M` (times `c != 0` when the old value is
 //! tested): each cell becomes `(x + k * m) mod M`, which is `m` steps of
-//! `(x + k) mod M` for `m >= 1`; for `m = 0` it keeps `x` exactly
-//! (`x + ((x + k*m) mod M - x) * (m != 0)`: code entering the loop
-//! directly, as bridges do, may bring a value not reduced modulo `M`,
-//! which the guard's resume data could show). The loop then runs what is
-//! left (one iteration, or none) as compiled and leaves by its own guard,
-//! with its own resume data: nothing the interpreter sees differs. A
-//! cell the program facts say holds only integers in `[0, M)` (a BF
-//! tape cell's byte) is its own reduction: its skip is
-//! `(x + k * m) mod M` in the `.word` forms, with no blend. A
-//! field the skip reads is one the loop reads before its guard, or one
-//! read or written before the loop, so it reads nothing the loop would
-//! not (an unset field fails at the loop's read's place); a field a phi's value is kept in is written by the last
-//! iteration before the guard, and no field of that name may be read
-//! before it is written.
+//! `(x + k) mod M` for `m >= 1`. The loop then runs what is left (one
+//! iteration, or none) as compiled and leaves by its own guard, with its
+//! own resume data: nothing the interpreter sees differs.
+//! - For `m = 0` a cell keeps `x` exactly, `x + ((x + k*m) mod M - x) *
+//!   (m != 0)`: code entering the loop directly, as bridges do, may bring
+//!   a value not reduced modulo `M`, which the guard's resume data could
+//!   show. A cell the program facts say holds only integers in `[0, M)`
+//!   (a BF tape cell's byte) is its own reduction: its skip is
+//!   `(x + k * m) mod M` in the `.word` forms, with no blend.
+//! - A field the skip reads is one the loop reads before its guard, or
+//!   one read or written before the loop: it reads nothing the loop would
+//!   not (an unset field fails at the place of the loop's read).
+//! - A field a phi's value is kept in is written by the last iteration
+//!   before the guard, and no field of that name may be read before it
+//!   is written.
 //!
 //! Two written fields of the same name on two objects could be one cell
 //! (the same object twice): then iterations do not compose as above. The
@@ -155,9 +156,9 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
     let mut written: Vec<(ValueId, Symbol, Term)> = Vec::new();
     // The fields read or written before the loop, on the straight way to
     // it (every other block jumps to the next): set where the loop starts.
-    let before: Vec<BlockId> = f.layout.iter().copied().filter(|&b| b != lp).collect();
-    before.iter().all(|&b| matches!(f.blocks[b].term, Terminator::Jump(_))).then_some(())?;
-    let set_before: rustc_hash::FxHashSet<(ValueId, Symbol)> = before
+    let straight: Vec<BlockId> = f.layout.iter().copied().filter(|&b| b != lp).collect();
+    straight.iter().all(|&b| matches!(f.blocks[b].term, Terminator::Jump(_))).then_some(())?;
+    let set_before: rustc_hash::FxHashSet<(ValueId, Symbol)> = straight
         .iter()
         .flat_map(|&b| f.blocks[b].insts.iter())
         .filter_map(|&i| match &f.insts[i].kind {
@@ -208,8 +209,8 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
             }
             InstKind::Op { op: Operator::Known(Op::Mod), form: Form::Int | Form::Word, args } => {
                 let (Operand::Value(x), Operand::Const(Value::Int(m))) = (&args[0], &args[1]) else { return None };
-                let Some(Term::Plus(cell, k, before)) = terms.get(x).copied() else { return None };
-                (*m > 1 && *m < MAX_CONSTANT && before.is_none_or(|b| b == *m)).then_some(())?;
+                let Some(Term::Plus(cell, k, taken)) = terms.get(x).copied() else { return None };
+                (*m > 1 && *m < MAX_CONSTANT && taken.is_none_or(|t| t == *m)).then_some(())?;
                 terms.insert(r?, Term::Stepped(cell, k, *m));
             }
             InstKind::Set { obj: Operand::Value(o), field, value: Operand::Value(v) } => {
@@ -279,7 +280,6 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
     Some(Shape { updates, counter, tests_old, written, first_read })
 }
 
-/// Emits the skip at the end of `pre`, which enters loop `lp`.
 /// Whether update `u`'s cell holds a value in `[0, M)` wherever the loop
 /// is entered: a field the program facts say holds only such integers.
 fn reduced(u: &Update, fields: Option<&ProgramFacts>) -> bool {
