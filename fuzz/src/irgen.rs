@@ -361,7 +361,8 @@ impl<'r, 'c> FnGen<'r, 'c> {
         (next, ok)
     }
 
-    /// Zero to three guards of random kinds at the end of `blk`.
+    /// Zero to three guards of random kinds at the end of `blk`, and now
+    /// and then an iteration count.
     fn guards(&mut self, blk: BlockId, avail: &[ValueId]) {
         use flowc_ir::GuardKind;
         for _ in 0..self.rng.below(4) {
@@ -380,6 +381,12 @@ impl<'r, 'c> FnGen<'r, 'c> {
             let resume = self.resume(avail);
             let label = Symbol::intern(&format!("l{}", self.rng.below(3)));
             self.b.inst(blk, InstKind::Guard { kind, resume, label }, None);
+        }
+        // A count of skipped loop iterations, as a counted loop's skip
+        // ends (traces only, as guards).
+        if self.rng.chance(20) {
+            let k = Operand::int(self.rng.range(0, 5));
+            self.b.inst(blk, InstKind::Iterations(k), None);
         }
     }
 

@@ -90,7 +90,8 @@ pub enum Class {
     BlockListedTwice,
     /// An instruction linked a second time.
     InstLinkedTwice,
-    /// A guard or an exit in a function that is not a trace.
+    /// A guard, an iteration count or an exit in a function that is not a
+    /// trace.
     GuardOutsideTrace,
     /// Resume data naming a value not available at the guard.
     ResumeUnavailable,
@@ -744,9 +745,12 @@ fn guard_outside_trace(f: &mut Function, rng: &mut Rng) -> bool {
     let frame = ResumeFrame { function: None, env: Vec::new(), call: None };
     let r = f.resumes.alloc(ResumeData { frames: vec![frame], virtuals: Vec::new() });
     let label = Symbol::intern("l");
-    if rng.chance(50) {
+    if rng.chance(40) {
         let kind = InstKind::Guard { kind: GuardKind::True(Operand::int(1)), resume: r, label };
         insert_inst(f, rng, kind, false);
+    } else if rng.chance(35) {
+        // A trace's count of skipped loop iterations.
+        insert_inst(f, rng, InstKind::Iterations(Operand::int(1)), false);
     } else {
         let &b = rng.pick(&f.layout);
         f.blocks[b].term = Terminator::Exit { resume: r, label };
