@@ -23,7 +23,7 @@
 //! | `dangling-ref` | (f) referenced blocks, instructions, values, resume records and virtuals exist; blocks are in the layout | all |
 //! | `entry-block` | (g) the entry is `layout[0]` and has no predecessors | `linking` |
 //! | `distinct-params` | (h) parameters are distinct values | `definitions` |
-//! | `guard-in-trace` | (i) guards only in traces | `guards` |
+//! | `guard-in-trace` | (i) guards, iteration counts and exits only in traces | `guards` |
 //! | `resume-available` | (i) resume data refers only to values available at the guard | `guards` |
 //! | `call-target` | calls name a function (kind `function`) of the module | `calls` |
 //! | `call-arity` | calls pass as many arguments as the callee has parameters | `calls` |

@@ -42,7 +42,7 @@ pub enum Rule {
     EntryBlock,
     /// Parameters are distinct values.
     DistinctParams,
-    /// Guards appear only in traces.
+    /// Guards, iteration counts and exits appear only in traces.
     GuardInTrace,
     /// A guard's resume data refers only to values available at the guard.
     ResumeAvailable,

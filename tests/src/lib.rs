@@ -1,5 +1,8 @@
-//! flowc-tests: the program corpus, the random program generator, and the
-//! cross-engine test suites (in `tests/`).
+//! flowc-tests: the cross-engine test suites (in `tests/`), the engines
+//! that need a code generator (the tracer, the JIT, native code) added to
+//! flowc-testkit's, and the benchmarks' BF and stack-machine programs.
+//! The corpus and the random program generator are flowc-testkit's,
+//! re-exported here.
 
 #![forbid(unsafe_code)]
 

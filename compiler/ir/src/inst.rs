@@ -323,8 +323,8 @@ impl InstKind {
     }
 
     /// Whether executing it can change or observe state beyond its result
-    /// (stores, calls of functions not known pure, guards). Failing is
-    /// separate: see [`InstKind::can_fail`].
+    /// (stores, calls of functions not known pure, guards, iteration
+    /// counts). Failing is separate: see [`InstKind::can_fail`].
     pub fn has_effect(&self) -> bool {
         matches!(self, InstKind::Set { .. } | InstKind::Call { .. } | InstKind::Guard { .. } | InstKind::Iterations(_))
     }

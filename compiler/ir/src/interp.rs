@@ -240,11 +240,10 @@ impl<'m> Machine<'m> {
                         Some(Rt::Val(v))
                     }
                     InstKind::CheckBound(o) => Some(Rt::Val(self.read(&frame, o, index)?)),
-                    // Counts for the JIT's clock only.
-                    InstKind::Iterations(o) => {
-                        self.read(&frame, o, index)?;
-                        None
-                    }
+                    // Counts for the JIT's clock only: nothing to run (its
+                    // operand is not even read, as compiled code does not
+                    // check it).
+                    InstKind::Iterations(_) => None,
                     InstKind::Unbound(var) => Some(Rt::Unbound(*var)),
                     InstKind::New(class) => {
                         self.allocations += 1;

@@ -36,7 +36,7 @@
 //! 6. The entry block has no predecessors.
 //! 7. Calls pass as many arguments as the callee has parameters.
 //! 8. Parameters are distinct values.
-//! 9. Guards appear only in traces, and their resume data refers only to
+//! 9. Guards and iteration counts appear only in traces, and guards' resume data refers only to
 //!    values available at the guard. A resume record has at least one
 //!    frame; every frame but the innermost has a pending call, the
 //!    innermost none.

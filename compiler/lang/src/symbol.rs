@@ -5,8 +5,11 @@
 //! plus one, as a `NonZeroU32`, so `Option<Symbol>` takes four bytes: names
 //! are optional in many IR and lattice structures. Atoms of the
 //! language are symbols too, which gives Prolog's "atoms compare by identity"
-//! for free. Interning is deterministic for a given order of calls; nothing
-//! prints symbol numbers, so output never depends on interning order.
+//! for free. Interning is deterministic for a given order of calls; no
+//! output of flowc's prints symbol numbers, so it never depends on
+//! interning order. (Compiled code holds them: the Cranelift listing of
+//! `flowc_codegen::object::lowered` shows them, which is why the
+//! filetests' `lower` cases name no symbol.)
 
 use std::collections::HashMap;
 use std::fmt;

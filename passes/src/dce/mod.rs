@@ -14,7 +14,7 @@
 //!
 //! - every terminator's operand (`branch`, `if_class`, `print`, `return`);
 //! - instructions with effects: `set`s, calls of functions not declared
-//!   `pure`, guards (with their resume data);
+//!   `pure`, guards (with their resume data), traces' iteration counts;
 //! - every instruction that may fail, because removing it would change
 //!   which error the program raises (`roots::Roots::may_fail`). This refines
 //!   `InstKind::can_fail` soundly: an operand that is surely bound

@@ -49,7 +49,7 @@ impl Roots<'_> {
             InstKind::New(_) => self.allocations_observable,
             InstKind::Phi(_) | InstKind::Unbound(_) => false,
             InstKind::Set { obj: Operand::Value(a), .. } if dead_allocations.get(ix(*a)).is_some_and(|b| *b) => false,
-            InstKind::Set { .. } | InstKind::Guard { .. } => true,
+            InstKind::Set { .. } | InstKind::Guard { .. } | InstKind::Iterations(_) => true,
             InstKind::Call { func, args } => {
                 let pure = self.pure_arity.get(func) == Some(&args.len());
                 !(pure && args.iter().all(|a| self.is_bound(a)))

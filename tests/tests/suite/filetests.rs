@@ -23,7 +23,12 @@
 //!   cannot run (a pass reading what no pass before it leaves).
 //! - `lower`: the Cranelift IR of every function as `flowc build`
 //!   lowers it, before Cranelift optimizes it
-//!   (`flowc_codegen::object::lowered`).
+//!   (`flowc_codegen::object::lowered`). Code names atoms, fields and
+//!   classes by their symbols' numbers, which follow the order the test
+//!   process interned them in, so a `lower` case names none: the runner
+//!   refuses one that does.
+//!
+//! Files are read with their line ends as `\n`.
 //!
 //! `UPDATE_EXPECT=1 cargo test -p flowc-tests --test suite filetests`
 //! rewrites each file's expected output with what the case gives; read
@@ -45,6 +50,7 @@ struct Case {
 
 impl Case {
     fn parse(path: &Path, text: &str) -> Case {
+        let text = &text.replace("\r\n", "\n");
         let first = text.lines().next().unwrap_or_default();
         let directive = first
             .strip_prefix("# test:")
@@ -53,7 +59,8 @@ impl Case {
             .to_string();
         let (input, expected) = match text.split_once(&format!("\n{EXPECTED}\n")) {
             Some((input, expected)) => (format!("{input}\n"), expected),
-            None => (text.to_string(), ""),
+            None if text.ends_with('\n') => (text.to_string(), ""),
+            None => (format!("{text}\n"), ""),
         };
         let expected = expected
             .lines()
@@ -74,6 +81,14 @@ impl Case {
 /// What the case's directive gives for its input.
 fn run(path: &Path, case: &Case) -> String {
     let name = path.display().to_string();
+    let (command, args) = case.directive.split_once(' ').unwrap_or((&case.directive, ""));
+    // The directive first: a misspelt one is the file's mistake, whatever
+    // its IR.
+    let passes = match (command, args.trim()) {
+        ("check" | "lower", "") => Vec::new(),
+        ("opt", names) if !names.is_empty() => passes_named(&name, names),
+        _ => panic!("{name}: `# test: {}` is not a directive (check, opt PASS,..., lower)", case.directive),
+    };
     let module = match flowc_ir::parse::module(&name, &case.input) {
         Ok(m) => m,
         Err(e) => return format!("parse error: {e}\n"),
@@ -82,27 +97,54 @@ fn run(path: &Path, case: &Case) -> String {
         Ok(()) => "ok\n".to_string(),
         Err(violations) => violations.iter().map(|v| format!("{v}\n")).collect(),
     };
-    let (command, args) = case.directive.split_once(' ').unwrap_or((&case.directive, ""));
     match command {
         "check" => verdict,
         _ if verdict != "ok\n" => format!("the input is not valid IR:\n{verdict}"),
-        "opt" => optimize(module, args),
-        "lower" => flowc_codegen::object::lowered(&module).unwrap_or_else(|e| format!("error: {e}\n")),
-        other => panic!("{name}: unknown directive `{other}` (check, opt PASS,..., lower)"),
+        "opt" => optimize(module, &passes),
+        _ => {
+            assert!(
+                !names_symbols(&module),
+                "{name}: a `lower` case names no atom, field or class (see the module docs)"
+            );
+            flowc_codegen::object::lowered(&module).unwrap_or_else(|e| format!("error: {e}\n"))
+        }
     }
 }
 
-/// The passes `names` (comma-separated) run over `module`, the checker
-/// after each: the IR after the last, or why they cannot run.
-fn optimize(mut module: flowc_ir::Module, names: &str) -> String {
-    let passes: Vec<&Pass> = names
+/// Whether lowering `module` would put a symbol's number in its code: an
+/// atom constant, a field, a class or an unknown operation's name.
+fn names_symbols(module: &flowc_ir::Module) -> bool {
+    use flowc_ir::{InstKind, Operand};
+    let atom = |o: &Operand| matches!(o, Operand::Const(flowc_lang::Value::Atom(_)));
+    module.functions.iter().any(|f| {
+        f.all_insts().any(|(_, i)| {
+            let kind = &f.insts[i].kind;
+            matches!(
+                kind,
+                InstKind::Get { .. }
+                    | InstKind::Set { .. }
+                    | InstKind::New(_)
+                    | InstKind::Op { op: flowc_lang::ast::Operator::Unknown(_), .. }
+            ) || kind.operands().any(atom)
+        }) || f.layout.iter().any(|&b| f.blocks[b].term.operands().any(atom))
+    })
+}
+
+/// The passes named in `names` (comma-separated), for case `name`.
+fn passes_named(name: &str, names: &str) -> Vec<&'static Pass> {
+    names
         .split(',')
         .map(|n| n.trim())
-        .map(|n| PIPELINE.iter().find(|p| p.name == n).unwrap_or_else(|| panic!("no pass is named `{n}`")))
-        .collect();
+        .map(|n| PIPELINE.iter().find(|p| p.name == n).unwrap_or_else(|| panic!("{name}: no pass is named `{n}`")))
+        .collect()
+}
+
+/// `passes` run over `module`, the checker after each: the IR after the
+/// last, or why they cannot run.
+fn optimize(mut module: flowc_ir::Module, passes: &[&Pass]) -> String {
     let mut cx = Context::new(&module);
     let mut invalid = None;
-    let ran = run_passes(&mut module, &mut cx, &passes, |pass, m, _| {
+    let ran = run_passes(&mut module, &mut cx, passes, |pass, m, _| {
         if let (Err(v), None) = (flowc_ir_checker::check_module(m), &invalid) {
             invalid = Some(format!("the checker rejects the IR after `{}`: {v:?}\n", pass.name));
         }

@@ -8,8 +8,9 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// Each crate's folder, and the workspace crates its `[dependencies]`
-/// and its `[dev-dependencies]` may name.
+/// Each library's folder, and the workspace crates its dependencies
+/// (`[dependencies]`, `[build-dependencies]`) and its tests'
+/// (`[dev-dependencies]`) may name.
 const LAYERS: &[(&str, &[&str], &[&str])] = &[
     ("compiler/lang", &[], &[]),
     ("compiler/ir", &["flowc-lang"], &["flowc-frontend", "flowc-testkit"]),
@@ -26,19 +27,63 @@ const LAYERS: &[(&str, &[&str], &[&str])] = &[
     ("tests/kit", &["flowc-lang", "flowc-ir", "flowc-frontend", "flowc-ir-checker", "flowc-passes"], &[]),
 ];
 
-/// The workspace crates (`flowc-…`) a manifest names in `section`.
-fn named(manifest: &str, section: &str) -> BTreeSet<String> {
-    let mut inside = false;
-    let mut out = BTreeSet::new();
-    for line in manifest.lines().map(str::trim) {
+/// The leaves: members nothing of ours depends on but each other, which
+/// may depend on any crate.
+const LEAVES: &[&str] = &["compiler/driver", "tests", "bench", "fuzz"];
+
+/// Which kind of dependency table a manifest's section header opens, if
+/// any: `[dependencies]` and `[build-dependencies]` (and their
+/// target-specific forms) are the library's, `[dev-dependencies]` its
+/// tests'. A table per dependency (`[dependencies.flowc-x]`) names it.
+fn table(header: &str) -> Option<(bool, Option<String>)> {
+    let inner = header.strip_prefix('[')?.strip_suffix(']')?.trim();
+    let parts: Vec<&str> = inner.split('.').map(|p| p.trim().trim_matches('"')).collect();
+    // `target.'cfg(..)'.dependencies` and the like: the kind is the part
+    // after the target.
+    let rest: &[&str] = match parts.as_slice() {
+        ["target", _, rest @ ..] => rest,
+        all => all,
+    };
+    let dev = match rest.first()? {
+        &"dependencies" | &"build-dependencies" => false,
+        &"dev-dependencies" => true,
+        _ => return None,
+    };
+    Some((dev, rest.get(1).map(|name| name.to_string())))
+}
+
+/// The workspace crates (`flowc-…`) a manifest depends on: the library's
+/// (`false`) and its tests' (`true`). A renamed dependency counts by its
+/// package.
+fn named(manifest: &str) -> [BTreeSet<String>; 2] {
+    let mut out = [BTreeSet::new(), BTreeSet::new()];
+    let mut section: Option<(bool, Option<String>)> = None;
+    for line in manifest.lines() {
+        let line = line.split('#').next().unwrap_or_default().trim();
         if line.starts_with('[') {
-            inside = line == section;
-        } else if inside && line.starts_with("flowc") {
-            let name = line.split(['.', ' ', '=']).next().unwrap_or_default();
-            out.insert(name.to_string());
+            section = table(line);
+            if let Some((dev, Some(name))) = &section {
+                out[usize::from(*dev)].insert(name.clone());
+            }
+            continue;
         }
+        let Some((dev, None)) = &section else { continue };
+        let Some((key, value)) = line.split_once('=') else { continue };
+        let key = key.split('.').next().unwrap_or_default().trim().trim_matches('"');
+        let package = value.split("package").nth(1).and_then(|p| p.split('"').nth(1));
+        out[usize::from(*dev)].insert(package.unwrap_or(key).to_string());
+    }
+    for set in &mut out {
+        set.retain(|name| name.starts_with("flowc"));
     }
     out
+}
+
+/// The workspace's members, from the root manifest.
+fn members(root: &Path) -> Vec<String> {
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("the root manifest");
+    let list = manifest.split("members = [").nth(1).and_then(|m| m.split(']').next()).expect("a members list");
+    list.split(',').map(|m| m.trim().trim_matches('"').to_string()).filter(|m| !m.is_empty()).collect()
 }
 
 #[test]
@@ -47,21 +92,34 @@ fn every_crate_depends_only_on_the_layers_below_it() {
     for &(folder, normal, dev) in LAYERS {
         let path = root.join(folder).join("Cargo.toml");
         let manifest = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        for (section, allowed) in [("[dependencies]", normal), ("[dev-dependencies]", dev)] {
+        let [deps, dev_deps] = named(&manifest);
+        for (what, found, allowed) in [("dependencies", deps, normal), ("dev-dependencies", dev_deps, dev)] {
             let allowed: BTreeSet<String> = allowed.iter().map(|s| s.to_string()).collect();
-            let extra: Vec<String> = named(&manifest, section).difference(&allowed).cloned().collect();
-            assert!(extra.is_empty(), "{folder} {section} names {extra:?}, outside its layer {allowed:?}");
+            let extra: Vec<String> = found.difference(&allowed).cloned().collect();
+            assert!(extra.is_empty(), "{folder}'s {what} name {extra:?}, outside its layer {allowed:?}");
         }
     }
 }
 
 #[test]
-fn the_manifest_reader_sees_what_a_manifest_names() {
-    // The check above could pass by reading nothing: it reads this.
-    let text = "[package]\nname = \"x\"\n\n[dependencies]\nflowc-lang.workspace = true\nflowc-ir = { path = \"../ir\" }\nother = \"1\"\n\n[dev-dependencies]\nflowc-tests.workspace = true\n";
-    let deps: Vec<String> = named(text, "[dependencies]").into_iter().collect();
-    assert_eq!(deps, ["flowc-ir", "flowc-lang"]);
-    let dev: Vec<String> = named(text, "[dev-dependencies]").into_iter().collect();
+fn every_member_has_a_layer_or_is_a_leaf() {
+    let root = flowc_tests::corpus::workspace_root();
+    for member in members(root) {
+        let known = LAYERS.iter().any(|&(folder, _, _)| folder == member) || LEAVES.contains(&member.as_str());
+        assert!(known, "workspace member {member} has no row in LAYERS and is no leaf");
+    }
+}
+
+#[test]
+fn the_manifest_reader_sees_every_way_a_manifest_names_a_crate() {
+    // The checks above could pass by reading nothing: they read this.
+    let text = "[package]\nname = \"x\"\n\n[dependencies] # ours\nflowc-lang.workspace = true\nflowc-ir = { path = \"../ir\" }\ncg = { package = \"flowc-codegen\", path = \"../codegen\" }\nother = \"1\"\n\n[dependencies.flowc-trace]\npath = \"../trace\"\n\n[target.'cfg(unix)'.dependencies]\n\"flowc-runtime\" = { path = \"../runtime\" }\n\n[build-dependencies]\nflowc-passes.workspace = true\n\n[dev-dependencies]\nflowc-tests.workspace = true\n";
+    let [deps, dev] = named(text);
+    let deps: Vec<String> = deps.into_iter().collect();
+    assert_eq!(deps, ["flowc-codegen", "flowc-ir", "flowc-lang", "flowc-passes", "flowc-runtime", "flowc-trace"]);
+    let dev: Vec<String> = dev.into_iter().collect();
     assert_eq!(dev, ["flowc-tests"]);
-    assert!(Path::new(&flowc_tests::corpus::workspace_root().join("compiler/lang/Cargo.toml")).exists());
+    let root = flowc_tests::corpus::workspace_root();
+    assert!(members(root).contains(&"compiler/lang".to_string()));
+    assert!(Path::new(&root.join("compiler/lang/Cargo.toml")).exists());
 }

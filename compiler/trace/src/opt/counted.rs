@@ -53,9 +53,9 @@
 //! skip is multiplied by `1 - (o1 == o2)` per such pair, so such a loop
 //! skips nothing and runs as it did.
 //!
-//! The skip ends with `iterations m`: the JIT's clock (its compile
-//! budget, [`crate::jit`]) counts compiled loop iterations as the run's
-//! work, and the skipped ones were work done.
+//! The skip counts `iterations m`: the JIT's clock (its compile budget,
+//! [`crate::jit`]) counts compiled loop iterations as the run's work, and
+//! the skipped ones were work done.
 //!
 //! Otherwise the operations on cells are in the `.int` form (the cells are
 //! integers, as the loop's own `.int` or `.word` operations prove; a sum
@@ -786,6 +786,18 @@ resume r0 {
 }
 ";
         assert_eq!(forwarded(text), None);
+    }
+
+    #[test]
+    fn dead_code_elimination_keeps_the_count() {
+        // `iterations` has no result and cannot fail, but it is an effect
+        // (the JIT's clock): removing dead code keeps it.
+        let mut f = flowc_ir::parse::function("test.ir", TRANSFER).expect("parses");
+        assert!(super::fast_forward(&mut f, None));
+        let mut module = flowc_ir::Module { functions: vec![f], ..Default::default() };
+        flowc_passes::dce::function(&mut module, 0);
+        let text = flowc_ir::print::function(&module.functions[0]);
+        assert!(text.contains("    iterations v15\n"), "{text}");
     }
 
     #[test]
