@@ -194,14 +194,17 @@ impl Drop for Compiler {
 /// compiled it (then before this returns if too many are on their way).
 pub fn submit(env: &mut Env, id: FuncId, name: Symbol, ctx: Box<Context>, tier: Codegen) -> Result<(), String> {
     let isa = isa_of(&*env.module, tier)?;
-    if let Some(listing) = &mut env.compiler.listing {
-        use std::fmt::Write as _;
-        let _ = write!(listing, "; {name} ({tier:?})\n{}", ctx.func.display());
-    }
-    if std::env::var_os("FLOWC_CLIF").is_some() {
-        // A debugging aid: the Cranelift IR as lowered, before Cranelift
-        // optimizes it.
-        eprintln!("; {name} ({tier:?})\n{}", ctx.func.display());
+    // The Cranelift IR as lowered, before Cranelift optimizes it: kept
+    // when asked for, and printed as a debugging aid (`FLOWC_CLIF`).
+    let debug = std::env::var_os("FLOWC_CLIF").is_some();
+    if env.compiler.listing.is_some() || debug {
+        let text = format!("; {name} ({tier:?})\n{}", ctx.func.display());
+        if debug {
+            eprint!("{text}");
+        }
+        if let Some(listing) = &mut env.compiler.listing {
+            listing.push_str(&text);
+        }
     }
     let Some(worker) = &env.compiler.worker else {
         let mut ctx = ctx;

@@ -63,12 +63,11 @@
 //! (in `[0, M)`), its 0/1 factors and `k * m` (`|k|` and `M` below 2^16)
 //! in the `.word` form.
 
-use flowc_ir::{
-    BlockId, Function, GuardKind, InstData, InstId, InstKind, Operand, Terminator, ValueData, ValueDef, ValueId,
-};
+use flowc_ir::{BlockId, Function, GuardKind, InstId, InstKind, Operand, Terminator, ValueDef, ValueId};
 use flowc_lang::ast::Operator;
 use flowc_lang::ops::{Form, Op};
 use flowc_lang::{Symbol, Value};
+use flowc_passes::edit;
 use flowc_passes::lattice::{Info, Kinds};
 use flowc_passes::propagate::ProgramFacts;
 
@@ -154,20 +153,9 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
     let mut updates: Vec<Update> = Vec::new();
     // Each field written, and what was written there.
     let mut written: Vec<(ValueId, Symbol, Term)> = Vec::new();
-    // The fields read or written before the loop, on the straight way to
-    // it (every other block jumps to the next): set where the loop starts.
-    let straight: Vec<BlockId> = f.layout.iter().copied().filter(|&b| b != lp).collect();
-    straight.iter().all(|&b| matches!(f.blocks[b].term, Terminator::Jump(_))).then_some(())?;
-    let set_before: rustc_hash::FxHashSet<(ValueId, Symbol)> = straight
-        .iter()
-        .flat_map(|&b| f.blocks[b].insts.iter())
-        .filter_map(|&i| match &f.insts[i].kind {
-            InstKind::Get { obj: Operand::Value(o), field } | InstKind::Set { obj: Operand::Value(o), field, .. } => {
-                Some((*o, *field))
-            }
-            _ => None,
-        })
-        .collect();
+    // Made when a cell is first read after the guard: the fields read or
+    // written before the loop (set where it starts).
+    let mut set_before: Option<rustc_hash::FxHashSet<(ValueId, Symbol)>> = None;
     let mut guard: Option<Term> = None;
     // The fields read before they are written, and where each field cell
     // is first read (its skip reads it with that site).
@@ -187,7 +175,10 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
                             // be read by the loop: the skip must not read
                             // it either, unless it is known to be set (it
                             // may be unset).
-                            (guard.is_none() || set_before.contains(&(*o, *field))).then_some(())?;
+                            if guard.is_some() {
+                                let set = set_before.get_or_insert_with(|| fields_set_before(f, lp));
+                                set.contains(&(*o, *field)).then_some(())?;
+                            }
                             first_read.push((cell, i));
                         }
                         Term::Old(cell)
@@ -280,6 +271,27 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
     Some(Shape { updates, counter, tests_old, written, first_read })
 }
 
+/// The fields of objects read or written before loop `lp` is entered: on
+/// the straight way to it (every other block jumps to the next, as in a
+/// trace), so set where the loop starts; none when the way is not
+/// straight.
+fn fields_set_before(f: &Function, lp: BlockId) -> rustc_hash::FxHashSet<(ValueId, Symbol)> {
+    let before: Vec<BlockId> = f.layout.iter().copied().filter(|&b| b != lp).collect();
+    if !before.iter().all(|&b| matches!(f.blocks[b].term, Terminator::Jump(_))) {
+        return Default::default();
+    }
+    before
+        .iter()
+        .flat_map(|&b| f.blocks[b].insts.iter())
+        .filter_map(|&i| match &f.insts[i].kind {
+            InstKind::Get { obj: Operand::Value(o), field } | InstKind::Set { obj: Operand::Value(o), field, .. } => {
+                Some((*o, *field))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// Whether update `u`'s cell holds a value in `[0, M)` wherever the loop
 /// is entered: a field the program facts say holds only such integers.
 fn reduced(u: &Update, fields: Option<&ProgramFacts>) -> bool {
@@ -306,7 +318,7 @@ fn emit(f: &mut Function, pre: BlockId, shape: &Shape, reduced: &[bool]) {
         .map(|(u, first)| match u.cell {
             Cell::Field(o, field) => {
                 let v = e.inst(InstKind::Get { obj: Operand::Value(o), field }).expect("a read");
-                let ValueDef::Inst(read) = e.f.values[v].def else { unreachable!("a read's value") };
+                let read = edit::def_inst(e.f, v).expect("a read's instruction");
                 if let Some(site) = first.and_then(|i| e.f.sites.inst(i)) {
                     e.f.sites.set_inst(read, site);
                 }
@@ -399,14 +411,7 @@ struct Emitter<'f> {
 impl Emitter<'_> {
     /// Appends `kind`; its result (a fresh value), if it has one.
     fn inst(&mut self, kind: InstKind) -> Option<ValueId> {
-        let has_result = kind.has_result();
-        let i = self.f.insts.alloc(InstData { kind, result: None });
-        self.f.blocks[self.block].insts.push(i);
-        has_result.then(|| {
-            let v = self.f.values.alloc(ValueData { def: ValueDef::Inst(i), name: None });
-            self.f.insts[i].result = Some(v);
-            v
-        })
+        edit::append(self.f, self.block, kind, None)
     }
 
     /// Appends `op` in `form` on `a` and `b`; its result.
