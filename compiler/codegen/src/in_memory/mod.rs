@@ -273,7 +273,7 @@ impl Unit {
 /// generated code trusts both.
 type EntryFn = unsafe extern "C" fn(*const Word, *mut Ctx) -> Word;
 
-/// The type of a trace cache's wrappers (`define::define_trace_entry`,
+/// The type of a trace cache's wrappers ([`crate::baseline::trace_entry`],
 /// and functions' entries): a trace's address or a pointer to the
 /// arguments, and the run's context; what the code returned: a trace's
 /// exit number plus one, a function's result word.
@@ -532,7 +532,7 @@ struct CacheInner {
     code_slots: crate::lower::CodeSlots,
     entries: Vec<Entry>,
     /// The wrapper every trace is entered through
-    /// ([`define::define_trace_entry`]).
+    /// ([`crate::baseline::trace_entry`]), in the code heap.
     trace_entry: *const u8,
     /// Every exit, by [`ExitId`], with the trace it belongs to (sorted by
     /// trace: a trace's exits are added when it is compiled).
@@ -580,15 +580,14 @@ impl TraceCache {
         let runtime = define::declare_runtime(&mut *jit)?;
         let (_, funcs) = define::declare_functions(&mut *jit, &functions, "f")?;
         let objects = ObjectInfo::new(layout, &hints.immutable, true);
-        let trace_entry = define::define_trace_entry(&mut *jit, "flowc_trace_entry")?;
-        jit.finalize_definitions().map_err(|e| e.to_string())?;
-        let trace_entry = jit.get_finalized_function(trace_entry);
+        let mut code_heap = CodeHeap::new();
+        let trace_entry = code_heap.install("flowc_trace_entry", &crate::baseline::trace_entry())?;
         let stack_maps = Box::<StackMaps>::default();
         let immutable: Vec<(Symbol, Symbol)> =
             hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
         let inner = CacheInner {
             jit,
-            code_heap: CodeHeap::new(),
+            code_heap,
             runtime,
             funcs,
             function_code: Default::default(),

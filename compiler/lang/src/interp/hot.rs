@@ -235,9 +235,22 @@ impl Entry {
 
 impl Profiler {
     /// Watches `labels` (per graph, block indices of `compiled`, or
-    /// [`CALL`] for the graph's calls); a key gets hot at its
-    /// `threshold`-th arrival.
-    pub fn new(compiled: &Compiled, labels: &[(u32, u32)], threshold: u32) -> Profiler {
+    /// [`CALL`] for the graph's calls), marking them in `compiled` (its
+    /// [`CBlock::watched`](super::compile::CBlock::watched) and
+    /// `calls_watched`, which the interpreter tests before it asks the
+    /// profiler); a key gets hot at its `threshold`-th arrival.
+    pub fn new(compiled: &mut Compiled, labels: &[(u32, u32)], threshold: u32) -> Profiler {
+        for &(g, b) in labels {
+            let Some(graph) = compiled.graphs.get_mut(g as usize) else { continue };
+            match b {
+                CALL => graph.calls_watched = true,
+                _ => {
+                    if let Some(block) = graph.blocks.get_mut(b as usize) {
+                        block.watched = true;
+                    }
+                }
+            }
+        }
         let mut watched: Vec<Vec<Option<Watched>>> =
             compiled.graphs.iter().map(|g| vec![None; g.blocks.len()]).collect();
         let mut calls = vec![false; compiled.graphs.len()];
@@ -421,11 +434,11 @@ again:
 
     fn profiler() -> (Compiled, Profiler, Vec<u32>) {
         let p = syntax::parse("test", PROGRAM).unwrap_or_else(|e| panic!("{e}"));
-        let compiled = Compiled::new(&p, &[]);
+        let mut compiled = Compiled::new(&p, &[]);
         let main = &compiled.graphs[0];
         let blocks: Vec<u32> = ["loop", "pair"].iter().map(|l| main.labels[&Symbol::intern(l)]).collect();
         let labels: Vec<(u32, u32)> = blocks.iter().map(|&b| (0, b)).collect();
-        let profiler = Profiler::new(&compiled, &labels, 3);
+        let profiler = Profiler::new(&mut compiled, &labels, 3);
         (compiled, profiler, blocks)
     }
 
@@ -491,9 +504,9 @@ again:
     #[test]
     fn a_label_without_promotes_has_one_key_counted_in_place() {
         let p = syntax::parse("test", PROGRAM).unwrap_or_else(|e| panic!("{e}"));
-        let compiled = Compiled::new(&p, &[]);
+        let mut compiled = Compiled::new(&p, &[]);
         let fetch = compiled.graphs[0].labels[&Symbol::intern("fetch")];
-        let mut p = Profiler::new(&compiled, &[(0, fetch)], 3);
+        let mut p = Profiler::new(&mut compiled, &[(0, fetch)], 3);
         // Whatever the variables hold, the label is one key, with no
         // greens; it is not hashed.
         let a = slots(&compiled, &[("pc", Value::Int(1))]);

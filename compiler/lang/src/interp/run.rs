@@ -540,7 +540,17 @@ impl<'a> Machine<'a> {
 
     /// Runs until `print_and_stop` or an error. `stack` is non-empty; the
     /// last frame runs from block `block`.
-    fn execute(&mut self, mut stack: Vec<Frame>, block: u32) -> Result<Exit, RuntimeError> {
+    fn execute(&mut self, stack: Vec<Frame>, block: u32) -> Result<Exit, RuntimeError> {
+        match self.hot {
+            Some(_) => self.execute_in::<true>(stack, block),
+            None => self.execute_in::<false>(stack, block),
+        }
+    }
+
+    /// [`Machine::execute`], compiled twice: with `HOT` it counts arrivals
+    /// at watched blocks and calls (the JIT's interpreter), without it
+    /// the interpreter's jumps test nothing.
+    fn execute_in<const HOT: bool>(&mut self, mut stack: Vec<Frame>, block: u32) -> Result<Exit, RuntimeError> {
         let compiled = self.compiled;
         let mut frame = stack.pop().expect("a frame to run");
         let mut graph = &compiled.graphs[frame.graph as usize];
@@ -579,11 +589,13 @@ impl<'a> Machine<'a> {
                 match $target {
                     Target::Block(b) => {
                         pc.block = *b;
-                        if let Some(hot) = &mut self.hot {
-                            // Inline up to counting a key seen before.
-                            if let Some(key) = hot.arrive_at(pc.graph, *b, &frame.slots) {
-                                stack.push(frame);
-                                return Ok(Exit::Hot { key, stack, block: *b });
+                        if HOT && graph.blocks[*b as usize].watched {
+                            if let Some(hot) = &mut self.hot {
+                                // Inline up to counting a key seen before.
+                                if let Some(key) = hot.arrive_at(pc.graph, *b, &frame.slots) {
+                                    stack.push(frame);
+                                    return Ok(Exit::Hot { key, stack, block: *b });
+                                }
                             }
                         }
                     }
@@ -706,8 +718,8 @@ impl<'a> Machine<'a> {
                     stack.push(std::mem::replace(&mut frame, new));
                     graph = callee;
                     pc = Pc { graph: f, block: 0, stmt: 0 };
-                    if let Some(hot) = &mut self.hot {
-                        if hot.watches_calls(f) {
+                    if HOT && graph.calls_watched {
+                        if let Some(hot) = &mut self.hot {
                             let key = Key { graph: f, block: super::hot::CALL, greens: Default::default() };
                             if hot.arrive(&key) {
                                 stack.push(frame);

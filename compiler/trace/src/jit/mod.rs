@@ -625,9 +625,10 @@ impl<'p> Jit<'p> {
         }
         let program = self.program;
         let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
-        let compiled = Compiled::new(program, &names);
+        let mut compiled = Compiled::new(program, &names);
+        let profiler = self.profiler(&mut compiled);
         let mut machine = Machine::new(program, &compiled, config);
-        machine.set_profiler(self.profiler(&compiled));
+        machine.set_profiler(profiler);
         let mut run = Run {
             compiled: &compiled,
             liveness: vec![None; compiled.graphs.len()],
@@ -688,9 +689,9 @@ impl<'p> Jit<'p> {
         self.trees = trees::Trees::default();
     }
 
-    /// A profiler for `compiled` watching the JIT's labels, knowing which
-    /// keys have code and which are ignored.
-    fn profiler(&self, compiled: &Compiled) -> Profiler {
+    /// A profiler for `compiled` watching the JIT's labels (marked in
+    /// `compiled`), knowing which keys have code and which are ignored.
+    fn profiler(&self, compiled: &mut Compiled) -> Profiler {
         let mut labels = Vec::new();
         for (function, label) in &self.watched {
             let graph = match function {
