@@ -138,10 +138,7 @@ impl Plan {
             }
             let call = match f.call {
                 None => None,
-                Some((dst, next)) => {
-                    let target = g.labels.get(&next).map_or(Target::Missing(next), |&b| Target::Block(b));
-                    Some((g.slot_of(dst)?, target))
-                }
+                Some((dst, next)) => Some((g.slot_of(dst)?, g.target(next))),
             };
             frames.push(PlanFrame { graph, vars, call });
         }

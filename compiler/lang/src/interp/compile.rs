@@ -28,7 +28,35 @@ pub enum Operand {
 #[derive(Copy, Clone, Debug)]
 pub enum Target {
     Block(u32),
+    /// A block a profiler counts arrivals at ([`CBlock::watched`]): the
+    /// interpreter goes there as to a `Block`, and the JIT's interpreter
+    /// counts the arrival. Only [`Profiler::new`](super::hot::Profiler::new)
+    /// makes these, rewriting the jumps to the blocks it watches, so the
+    /// test of whether a jump is watched is the match on the target the
+    /// jump makes anyway (a test of the block's flag at every jump was 7%
+    /// of the instructions of a BF interpreter's short run).
+    Watched(u32),
     Missing(Symbol),
+}
+
+impl Target {
+    /// The block jumped to, if it exists.
+    #[inline]
+    pub fn block(self) -> Option<u32> {
+        match self {
+            Target::Block(b) | Target::Watched(b) => Some(b),
+            Target::Missing(_) => None,
+        }
+    }
+
+    /// This target, [`Target::Watched`] if its block is one of `graph`'s
+    /// watched blocks.
+    fn marked(self, graph: &[CBlock]) -> Target {
+        match self {
+            Target::Block(b) if graph[b as usize].watched => Target::Watched(b),
+            t => t,
+        }
+    }
 }
 
 /// An operation that may not exist (or has the wrong arity).
@@ -107,12 +135,8 @@ pub struct CBlock {
     pub stmts: Vec<CStmt>,
     pub term: CTerm,
     /// Whether a [`Profiler`](super::hot::Profiler) counts arrivals here
-    /// (set by [`Profiler::new`](super::hot::Profiler::new) only). The
-    /// interpreter tests it at every jump, on the block it is about to
-    /// run, before asking the profiler anything: a jump to a block no one
-    /// watches costs one test, not a look-up in the profiler's tables
-    /// (that look-up was 8% of the instructions of a BF interpreter's
-    /// short run under the JIT).
+    /// (set by [`Graph::watch`] only, which also makes the jumps here
+    /// [`Target::Watched`]).
     pub watched: bool,
 }
 
@@ -132,6 +156,40 @@ pub struct Graph {
 impl Graph {
     pub fn slot_of(&self, name: Symbol) -> Option<Slot> {
         self.slot_names.iter().position(|n| *n == name).map(|i| i as Slot)
+    }
+
+    /// The target of a jump to `label`, as this graph's own jumps there
+    /// are ([`Target::Watched`] where a profiler watches it).
+    pub fn target(&self, label: Symbol) -> Target {
+        self.labels.get(&label).map_or(Target::Missing(label), |&b| Target::Block(b).marked(&self.blocks))
+    }
+
+    /// Marks blocks `blocks` watched, and every jump to them (each
+    /// block's terminator, a call's return target included).
+    pub fn watch(&mut self, blocks: &[u32]) {
+        for &b in blocks {
+            if let Some(block) = self.blocks.get_mut(b as usize) {
+                block.watched = true;
+            }
+        }
+        let marks: Vec<bool> = self.blocks.iter().map(|b| b.watched).collect();
+        let mark = |t: &mut Target| {
+            if let Target::Block(b) = *t {
+                if marks[b as usize] {
+                    *t = Target::Watched(b);
+                }
+            }
+        };
+        for block in &mut self.blocks {
+            match &mut block.term {
+                CTerm::Jump(t) | CTerm::Promote { target: t, .. } | CTerm::Call { next: t, .. } => mark(t),
+                CTerm::If { then_t, else_t, .. } | CTerm::IfClass { then_t, else_t, .. } => {
+                    mark(then_t);
+                    mark(else_t);
+                }
+                CTerm::Print(_) | CTerm::Return(_) | CTerm::Error(_) => {}
+            }
+        }
     }
 }
 

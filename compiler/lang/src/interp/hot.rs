@@ -235,20 +235,18 @@ impl Entry {
 
 impl Profiler {
     /// Watches `labels` (per graph, block indices of `compiled`, or
-    /// [`CALL`] for the graph's calls), marking them in `compiled` (its
-    /// [`CBlock::watched`](super::compile::CBlock::watched) and
-    /// `calls_watched`, which the interpreter tests before it asks the
-    /// profiler); a key gets hot at its `threshold`-th arrival.
+    /// [`CALL`] for the graph's calls), marking them in `compiled`
+    /// ([`Graph::watch`](super::compile::Graph::watch), and the graph's
+    /// `calls_watched`): the interpreter asks the profiler only on jumps
+    /// to a [`Target::Watched`](super::compile::Target::Watched) and calls
+    /// of a watched graph. A key gets hot at its `threshold`-th arrival.
     pub fn new(compiled: &mut Compiled, labels: &[(u32, u32)], threshold: u32) -> Profiler {
-        for &(g, b) in labels {
-            let Some(graph) = compiled.graphs.get_mut(g as usize) else { continue };
-            match b {
-                CALL => graph.calls_watched = true,
-                _ => {
-                    if let Some(block) = graph.blocks.get_mut(b as usize) {
-                        block.watched = true;
-                    }
-                }
+        for (g, graph) in compiled.graphs.iter_mut().enumerate() {
+            let mine = labels.iter().filter(|&&(lg, _)| lg as usize == g);
+            let blocks: Vec<u32> = mine.clone().map(|&(_, b)| b).filter(|&b| b != CALL).collect();
+            graph.calls_watched |= mine.clone().any(|&(_, b)| b == CALL);
+            if !blocks.is_empty() {
+                graph.watch(&blocks);
             }
         }
         let mut watched: Vec<Vec<Option<Watched>>> =
@@ -499,6 +497,65 @@ again:
             expected.iter().map(|&(b, g, n, s)| (format!("0/{b}/{g}"), n, s)).collect();
         expected.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(seen, expected);
+    }
+
+    /// Watching a label makes every jump there a [`Target::Watched`] — a
+    /// `goto`, either side of an `if`, a call's return — and no other;
+    /// the interpreter counts an arrival on each and stops at the key's
+    /// threshold, with the frames about to run the label.
+    #[test]
+    fn every_way_into_a_watched_label_is_counted() {
+        use super::super::compile::{CTerm, Target};
+        use super::super::run::{Config, Machine, Step};
+        let p = syntax::parse(
+            "test",
+            "
+function id(x):
+    s:
+        return x
+start:
+    i = 0
+    goto head
+head:
+    i = i + 1
+    c = i % 2
+    if c goto odd else goto head
+odd:
+    y = call id(i) then head
+",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut compiled = Compiled::new(&p, &[]);
+        let label = |c: &Compiled, l: &str| c.graphs[0].labels[&Symbol::intern(l)];
+        let head = label(&compiled, "head");
+        let profiler = Profiler::new(&mut compiled, &[(0, head)], 4);
+        let watched = |t: &Target| matches!(t, Target::Watched(b) if *b == head);
+        let main = &compiled.graphs[0];
+        let terms: Vec<&CTerm> =
+            ["start", "head", "odd"].iter().map(|l| &main.blocks[label(&compiled, l) as usize].term).collect();
+        assert!(matches!(terms[0], CTerm::Jump(t) if watched(t)), "{:?}", terms[0]);
+        assert!(
+            matches!(terms[1], CTerm::If { then_t: Target::Block(_), else_t, .. } if watched(else_t)),
+            "{:?}",
+            terms[1]
+        );
+        assert!(matches!(terms[2], CTerm::Call { next, .. } if watched(next)), "{:?}", terms[2]);
+        assert!(main.blocks[head as usize].watched && !main.blocks[label(&compiled, "odd") as usize].watched);
+        assert!(matches!(compiled.graphs[0].target(Symbol::intern("head")), Target::Watched(b) if b == head));
+        // Arrivals: the goto from start (i = 0), the return after i = 1,
+        // the else side after i = 2, the return after i = 3: hot.
+        let mut machine = Machine::new(&p, &compiled, &Config::default());
+        machine.set_profiler(profiler);
+        match machine.run_hot(Symbol::intern("start"), &[]) {
+            Ok(Step::Hot { key, block, stack }) => {
+                assert_eq!((key.graph, key.block, block), (0, head, head));
+                let main = &compiled.graphs[0];
+                let i = stack.last().expect("a frame").slots[main.slot_of(Symbol::intern("i")).expect("i") as usize]
+                    .clone();
+                assert_eq!(i, Some(Value::Int(3)));
+            }
+            other => panic!("not hot at the fourth arrival: {other:?}"),
+        }
     }
 
     #[test]

@@ -64,10 +64,7 @@ impl Liveness {
                     set(kill_b, d);
                 }
             }
-            let target = |t: &Target| match t {
-                Target::Block(b) => Some(*b),
-                Target::Missing(_) => None,
-            };
+            let target = |t: &Target| t.block();
             let mut out = Vec::new();
             match &block.term {
                 CTerm::Jump(t) => out.extend(target(t).map(|b| (b, None))),
@@ -175,13 +172,13 @@ impl Graph {
             }
             seen[b] = true;
             b = match &blk.term {
-                CTerm::Promote { var, target: Target::Block(t) } => {
+                CTerm::Promote { var, target: Target::Block(t) | Target::Watched(t) } => {
                     if !out.contains(var) {
                         out.push(*var);
                     }
                     *t as usize
                 }
-                CTerm::Jump(Target::Block(t)) => *t as usize,
+                CTerm::Jump(Target::Block(t) | Target::Watched(t)) => *t as usize,
                 _ => break,
             };
         }

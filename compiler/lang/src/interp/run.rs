@@ -363,13 +363,7 @@ impl<'a> Machine<'a> {
                 frame.write(slot, v);
             }
             frame.ret = ret;
-            ret = spec.call.map(|(slot, target)| {
-                let block = match target {
-                    Target::Block(b) => b,
-                    Target::Missing(_) => 0,
-                };
-                (slot, target, block)
-            });
+            ret = spec.call.map(|(slot, target)| (slot, target, target.block().unwrap_or(0)));
             stack.push(frame);
         }
     }
@@ -423,7 +417,7 @@ impl<'a> Machine<'a> {
         let caller = stack.last_mut().ok_or(fail(ErrorKind::ReturnOutsideFunction))?;
         caller.write(dst, value);
         match next {
-            Target::Block(b) => Ok(b),
+            Target::Block(b) | Target::Watched(b) => Ok(b),
             Target::Missing(l) => Err(fail(ErrorKind::UnknownLabel(l))),
         }
     }
@@ -499,12 +493,8 @@ impl<'a> Machine<'a> {
                 let (dst, next) = caller.call.ok_or(fail(ErrorKind::ReturnOutsideFunction))?;
                 let caller_graph = &compiled.graphs[stack[k - 1].graph as usize];
                 let slot = caller_graph.slot_of(dst).ok_or(fail(ErrorKind::Unbound(dst)))?;
-                let target = caller_graph.labels.get(&next).map_or(Target::Missing(next), |&b| Target::Block(b));
-                let block = match target {
-                    Target::Block(b) => b,
-                    Target::Missing(_) => 0,
-                };
-                frame.ret = Some((slot, target, block));
+                let target = caller_graph.target(next);
+                frame.ret = Some((slot, target, target.block().unwrap_or(0)));
             }
             stack.push(frame);
         }
@@ -587,9 +577,10 @@ impl<'a> Machine<'a> {
         macro_rules! goto {
             ($target:expr, $stmt:expr) => {
                 match $target {
-                    Target::Block(b) => {
+                    Target::Block(b) => pc.block = *b,
+                    Target::Watched(b) => {
                         pc.block = *b;
-                        if HOT && graph.blocks[*b as usize].watched {
+                        if HOT {
                             if let Some(hot) = &mut self.hot {
                                 // Inline up to counting a key seen before.
                                 if let Some(key) = hot.arrive_at(pc.graph, *b, &frame.slots) {
