@@ -161,7 +161,7 @@ enum Tok {
     Name(String),
     Quoted(String),
     Symbolic(String),
-    Int(BigInt),
+    Int(Value),
     Var(String),
     Open,
     Close,
@@ -229,11 +229,16 @@ impl<'a> Lexer<'a> {
             Tok::Var(rest[..n].to_owned())
         } else if c.is_ascii_digit() {
             let n = rest.find(|c: char| !(c.is_ascii_digit() || c == '_')).unwrap_or(rest.len());
-            let digits: String = rest[..n].chars().filter(|&c| c != '_').collect();
+            let written = &rest[..n];
             self.pos += n;
             if self.peek_char().is_some_and(|c| c.is_alphabetic()) {
                 return Err(RawError::new(self.pos, "unexpected letter after a number"));
             }
+            // Digit separators (`1_000`) dropped; a copy only where there are some.
+            let digits = match written.contains('_') {
+                true => std::borrow::Cow::Owned(written.replace('_', "")),
+                false => std::borrow::Cow::Borrowed(written),
+            };
             Tok::Int(super::lex::parse_int(&digits, start)?)
         } else if c == '\'' {
             self.pos += 1;
@@ -432,10 +437,10 @@ impl<'a> Reader<'a> {
     fn primary(&mut self) -> Result<Term, RawError> {
         let (tok, pos) = self.bump()?;
         let kind = match tok {
-            Tok::Int(i) => TermKind::Int(Value::from_big(i)),
+            Tok::Int(v) => TermKind::Int(v),
             Tok::Symbolic(s) if s == "-" && self.lexer.src[pos + 1..].starts_with(|c: char| c.is_ascii_digit()) => {
                 match self.bump()? {
-                    (Tok::Int(i), _) => TermKind::Int(Value::from_big(-i)),
+                    (Tok::Int(v), _) => TermKind::Int(negated(v)),
                     (t, p) => return Err(RawError::new(p, format!("expected digits, found {}", describe(&t)))),
                 }
             }
@@ -496,6 +501,15 @@ impl<'a> Reader<'a> {
             t => return Err(RawError::new(pos, format!("expected a term, found {}", describe(&t)))),
         };
         Ok(Term { kind, pos })
+    }
+}
+
+/// The integer `-v` of integer literal `v` (canonical: `-2^63` is `Int`).
+fn negated(v: Value) -> Value {
+    match v {
+        Value::Int(i) => i.checked_neg().map_or_else(|| Value::from_big(-BigInt::from(i)), Value::Int),
+        Value::Big(b) => Value::from_big(-(*b).clone()),
+        other => other,
     }
 }
 
