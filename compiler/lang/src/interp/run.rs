@@ -613,9 +613,9 @@ impl<'a> Machine<'a> {
                                 }
                             }
                         }
-                        let (x, y) = (read!(lhs, i), read!(rhs, i));
+                        let (x, y) = (borrow!(lhs, i), borrow!(rhs, i));
                         let r = match op {
-                            OpRef::Op(op) => op.eval2(&x, &y),
+                            OpRef::Op(op) => op.eval2(x, y),
                             OpRef::Missing(name) => fail!(ErrorKind::MissingOp(*name), i),
                         };
                         match r {
@@ -624,9 +624,9 @@ impl<'a> Machine<'a> {
                         }
                     }
                     CStmt::Op1 { dst, op, arg } => {
-                        let x = read!(arg, i);
+                        let x = borrow!(arg, i);
                         let r = match op {
-                            OpRef::Op(op) => op.eval1(&x),
+                            OpRef::Op(op) => op.eval1(x),
                             OpRef::Missing(name) => fail!(ErrorKind::MissingOp(*name), i),
                         };
                         match r {

@@ -343,7 +343,7 @@ impl Op {
                     .ok()
                     .and_then(|i| items.get(i))
                     .cloned()
-                    .ok_or(OpError::Index { index: b.clone(), len: items.len() }),
+                    .ok_or_else(|| OpError::Index { index: b.clone(), len: items.len() }),
                 (Value::List(items), Value::Big(_)) => Err(OpError::Index { index: b.clone(), len: items.len() }),
                 (Value::List(_), _) => Err(self.type_error(b)),
                 _ => Err(self.type_error(a)),
