@@ -105,10 +105,13 @@ pub fn median_secs(runs: usize, mut f: impl FnMut()) -> f64 {
 }
 
 /// Lowers `program` from `entry`, runs the eight passes and compiles the
-/// module to native code.
+/// module to native code, as `flowc build` does (both versions,
+/// compacted: [`flowc_passes::versions::pipeline`]).
 pub fn compile_native(program: &Program, entry: Symbol) -> flowc_codegen::Native {
     let module = flowc_frontend::lower(program, entry).expect("the entry exists");
-    let versions = flowc_passes::versions::optimize_versions(module, &flowc_passes::context::Options::default());
+    let options = flowc_passes::context::Options::default();
+    let versions =
+        flowc_passes::versions::pipeline(module, &options, flowc_passes::versions::Wanted::Both, |_, _, _| {});
     flowc_codegen::Native::compile_versions(
         &versions.generic,
         versions.small_version(),

@@ -1,6 +1,7 @@
 //! Fuzzing the engines against each other with generated programs.
 
 use flowc_lang::pe;
+use flowc_passes::versions::{Stage, Version, Wanted};
 use flowc_tests::engines::{self, Outcome};
 use flowc_tests::gen;
 use flowc_trace::jit::Options;
@@ -25,14 +26,23 @@ pub fn disagreement_on(p: &flowc_lang::Program) -> Option<String> {
     if let Some(d) = differs("ir", engines::ir(&module, &env)) {
         return Some(d);
     }
-    let mut versions = flowc_passes::versions::optimize_versions(module.clone(), &Default::default());
-    if let Some(d) = differs("ir after the passes", engines::ir(&versions.generic, &env)) {
-        return Some(d);
-    }
-    // Compacted, as `run` and `build` compile it.
-    versions.compact();
-    if let Some(d) = differs("ir after compaction", engines::ir(&versions.generic, &env)) {
-        return Some(d);
+    // Both versions, compacted, as `build` compiles them; the generic one
+    // run after the last pass and after compaction.
+    let last = flowc_passes::PIPELINE.last().map(|p| p.name);
+    let mut found = None;
+    let versions =
+        flowc_passes::versions::pipeline(module.clone(), &Default::default(), Wanted::Both, |v, stage, m| {
+            let at = match stage {
+                Stage::Pass(pass) if Some(pass.name) == last => "ir after the passes",
+                Stage::Compacted => "ir after compaction",
+                Stage::Pass(_) => return,
+            };
+            if v == Version::Generic && found.is_none() {
+                found = differs(at, engines::ir(m, &env));
+            }
+        });
+    if found.is_some() {
+        return found;
     }
     if let Some(d) = differs("native", engines::native(&versions, &env)) {
         return Some(d);

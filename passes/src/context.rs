@@ -31,7 +31,7 @@ pub struct Options {
     pub small_params: Vec<Symbol>,
     /// Parameters of the main function and the lists the run is known to
     /// bind them to (code compiled for one environment: `flowc run
-    /// --engine native`, [`crate::versions::optimize_for`]): propagate
+    /// --engine native`, [`crate::versions::Wanted::For`]): propagate
     /// takes each as that constant, so an interpreter's program and its
     /// jump table, read with `readlist`, give integers in known ranges
     /// and indexes proven inside the lists.

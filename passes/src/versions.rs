@@ -29,11 +29,16 @@ use crate::{optimize, Context};
 
 /// The versions of one program.
 pub struct Versions {
-    /// Optimized with no assumption.
+    /// Optimized with no assumption — except in the one version made for
+    /// an environment ([`Wanted::For`]) that binds the parameters
+    /// [`Versions::assumed`] names to small integers: then it is the small
+    /// version, the only one that run calls.
     pub generic: Module,
     /// Optimized assuming `params` are 32-bit integers; absent when main
-    /// has no integer parameters.
+    /// has no integer parameters, or only one version was made.
     pub small: Option<(Module, Vec<Symbol>)>,
+    /// The parameters `generic` was optimized assuming small (see there).
+    pub assumed: Vec<Symbol>,
 }
 
 impl Versions {
@@ -75,26 +80,81 @@ pub fn integer_params(m: &Module) -> Vec<Symbol> {
     main.params.iter().zip(read).filter(|(_, r)| *r).filter_map(|(&p, _)| main.values[p].name).collect()
 }
 
-/// Optimizes `lowered` (front-end output) into its versions, with
-/// `options` for both.
-pub fn optimize_versions(lowered: Module, options: &Options) -> Versions {
-    let params = versioned_params(&lowered);
-    let small = (!params.is_empty()).then(|| (optimized(lowered.clone(), options, &params), params));
-    Versions { generic: optimized(lowered, options, &[]), small }
+/// Which versions [`pipeline`] makes.
+#[derive(Clone, Copy, Debug)]
+pub enum Wanted<'e> {
+    /// Both, for code whose entry chooses by its arguments (a built
+    /// executable, which takes its environment when it runs).
+    Both,
+    /// Only the one a run with this environment takes (the small one when
+    /// `env` binds each parameter it assumes to an integer in range, as
+    /// the generated code's entry test decides; the lists `env` binds
+    /// known to the passes): `flowc run`, `flowc compare`, which know
+    /// their input before compiling — the other version would never be
+    /// called, and optimizing and compiling it is half of the work for a
+    /// big main graph.
+    For(&'e [(Symbol, Value)]),
+    /// Only the generic one (the passes' tests).
+    Generic,
 }
 
-/// Optimizes `lowered` into the one version a run with environment `env`
-/// takes (the small one when `env` binds each parameter it assumes to an
-/// integer in range, as the generated code's entry test decides), and the
-/// parameters that version assumes (none: the generic one). For a run
-/// that knows its input before compiling (`flowc run --engine native`,
-/// `flowc compare`): the other version would never be called, and
-/// optimizing and compiling it is half of the work for a big main graph.
-pub fn optimize_for(lowered: Module, options: &Options, env: &[(Symbol, Value)]) -> (Module, Vec<Symbol>) {
+/// Which version a [`pipeline`] hook is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Version {
+    Generic,
+    Small,
+}
+
+/// Where in the [`pipeline`] a hook is called.
+#[derive(Clone, Copy)]
+pub enum Stage<'p> {
+    /// After this pass.
+    Pass(&'p crate::Pass),
+    /// After compaction, the last step: what code generation compiles.
+    Compacted,
+}
+
+/// The one way from the front end's module to what code generation
+/// compiles (`flowc run --engine native`, `flowc build`, `flowc compare`,
+/// the tests, the benchmarks and the fuzzers all take it, so what is
+/// tested is what ships): the eight passes over each version `wanted`,
+/// then compaction ([`flowc_ir::Module::compact`]: the arenas' unlinked
+/// slots go before code generation, the peak of a compilation). `after`
+/// sees each version after every pass and after compaction (the tests
+/// check and run the IR there).
+pub fn pipeline(
+    lowered: Module,
+    options: &Options,
+    wanted: Wanted,
+    mut after: impl FnMut(Version, Stage, &Module),
+) -> Versions {
+    let mut run = |mut m: Module, options: Options, version: Version| {
+        let mut cx = Context::with_options(&m, options);
+        optimize(&mut m, &mut cx, |pass, m, _| after(version, Stage::Pass(pass), m));
+        m.compact();
+        after(version, Stage::Compacted, &m);
+        m
+    };
     let params = versioned_params(&lowered);
-    let params = if takes_small(&params, env) { params } else { Vec::new() };
-    let options = Options { known_lists: known_lists(&lowered, env), ..options.clone() };
-    (optimized(lowered, &options, &params), params)
+    match wanted {
+        Wanted::Both => {
+            let small = (!params.is_empty()).then(|| {
+                let options = Options { small_params: params.clone(), ..options.clone() };
+                (run(lowered.clone(), options, Version::Small), params)
+            });
+            Versions { generic: run(lowered, options.clone(), Version::Generic), small, assumed: Vec::new() }
+        }
+        Wanted::Generic => {
+            Versions { generic: run(lowered, options.clone(), Version::Generic), small: None, assumed: Vec::new() }
+        }
+        Wanted::For(env) => {
+            let assumed = if takes_small(&params, env) { params } else { Vec::new() };
+            let version = if assumed.is_empty() { Version::Generic } else { Version::Small };
+            let options =
+                Options { small_params: assumed.clone(), known_lists: known_lists(&lowered, env), ..options.clone() };
+            Versions { generic: run(lowered, options, version), small: None, assumed }
+        }
+    }
 }
 
 /// The main function's parameters that `env` binds to lists (first where
@@ -130,12 +190,4 @@ pub fn versioned_params(lowered: &Module) -> Vec<Symbol> {
     } else {
         integer_params(lowered)
     }
-}
-
-/// `m` optimized with `options`, assuming `small` are small integers.
-fn optimized(mut m: Module, options: &Options, small: &[Symbol]) -> Module {
-    let options = Options { small_params: small.to_vec(), ..options.clone() };
-    let mut cx = Context::with_options(&m, options);
-    optimize(&mut m, &mut cx, |_, _, _| {});
-    m
 }

@@ -8,6 +8,7 @@ use crate::support;
 use expect_test::expect;
 use flowc_lang::Symbol;
 use flowc_passes::context::Options;
+use flowc_passes::versions::{pipeline, Wanted};
 
 const NESTED: &str = r#"entry start(n = 30)
 
@@ -91,17 +92,19 @@ fn a_run_that_knows_its_environment_optimizes_the_version_it_takes() {
     let n = Symbol::intern("n");
     let take = |env: &[(Symbol, flowc_lang::Value)]| {
         let (_, lowered) = support::lower(NESTED);
-        let generic = flowc_passes::versions::optimize_versions(lowered.clone(), &Options::default());
-        let (module, small) = flowc_passes::versions::optimize_for(lowered, &Options::default(), env);
-        // The very module optimize_versions makes for that version.
-        let same = match &generic.small {
-            Some((m, _)) if !small.is_empty() => flowc_ir::print::module(m),
-            _ => flowc_ir::print::module(&generic.generic),
+        let both = pipeline(lowered.clone(), &Options::default(), Wanted::Both, |_, _, _| {});
+        let one = pipeline(lowered, &Options::default(), Wanted::For(env), |_, _, _| {});
+        assert!(one.small.is_none(), "one version");
+        // The very module the pipeline makes for that version when it
+        // makes both.
+        let same = match &both.small {
+            Some((m, _)) if !one.assumed.is_empty() => flowc_ir::print::module(m),
+            _ => flowc_ir::print::module(&both.generic),
         };
-        assert_eq!(flowc_ir::print::module(&module), same);
+        assert_eq!(flowc_ir::print::module(&one.generic), same);
         // The small version's counters are words; the generic one has none.
-        assert_eq!(flowc_ir::print::module(&module).contains(".word"), !small.is_empty());
-        small
+        assert_eq!(flowc_ir::print::module(&one.generic).contains(".word"), !one.assumed.is_empty());
+        one.assumed
     };
     assert_eq!(take(&[(n, flowc_lang::Value::Int(30))]), [n]);
     // Out of the 32-bit range, not an integer, or unbound: the generic one.
@@ -158,8 +161,12 @@ fn a_run_that_knows_a_list_it_takes_reads_it_as_that_constant() {
         }
     "#]]
     .assert_eq(&flowc_ir::print::module(&run.module));
-    // optimize_for takes the lists from the environment.
+    // The pipeline for a known environment takes the lists from it (and
+    // compacts the result).
     let (_, lowered) = support::lower(OPS);
-    let (module, _) = flowc_passes::versions::optimize_for(lowered, &Options::default(), &[(ops, list)]);
-    assert_eq!(flowc_ir::print::module(&module), flowc_ir::print::module(&run.module));
+    let env = [(ops, list)];
+    let one = pipeline(lowered, &Options::default(), Wanted::For(&env), |_, _, _| {});
+    let mut compacted = run.module.clone();
+    compacted.compact();
+    assert_eq!(flowc_ir::print::module(&one.generic), flowc_ir::print::module(&compacted));
 }

@@ -10,6 +10,7 @@ use flowc_ir::Module;
 use flowc_lang::interp::{self, Config};
 use flowc_lang::{Program, Symbol, Value};
 pub use flowc_passes::versions::Versions;
+use flowc_passes::versions::{Stage, Version, Wanted};
 
 /// What a run printed, or which error it raised.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -136,56 +137,69 @@ pub fn via_fgl(module: &Module, env: &[(Symbol, Value)]) -> Outcome {
 
 /// Runs the eight passes on `module`, checking the IR and running it after
 /// every pass; panics naming the pass where the IR breaks an invariant or
-/// the output differs from `expected`. Returns the optimized module.
-pub fn optimize_checked(mut module: Module, env: &[(Symbol, Value)], expected: &Outcome, name: &str) -> Module {
-    let mut cx = flowc_passes::Context::new(&module);
-    flowc_passes::optimize(&mut module, &mut cx, |pass, m, _| {
-        verify(m, &format!("{} ({name})", pass.name));
-        let got = ir(m, env);
-        assert_eq!(&got, expected, "{name}: output changed after {}:\n{}", pass.name, flowc_ir::print::module(m));
-    });
-    compact_checked(&mut module, env, Some(expected), name);
-    module
+/// the output differs from `expected`. Returns the optimized module,
+/// compacted (and checked compact), as code generation takes it.
+pub fn optimize_checked(module: Module, env: &[(Symbol, Value)], expected: &Outcome, name: &str) -> Module {
+    checked_pipeline(module, Wanted::Generic, env, |_| Some(expected), name).generic
 }
 
-/// Compacts `module` as the driver does before code generation
-/// ([`flowc_ir::compact`]), checking that the result is valid, holds
-/// exactly what its layout reaches, and (when `expected` is given) still
-/// runs to `expected`.
-pub fn compact_checked(module: &mut Module, env: &[(Symbol, Value)], expected: Option<&Outcome>, name: &str) {
-    module.compact();
-    verify(module, &format!("compaction ({name})"));
-    for f in &module.functions {
-        let linked = f.layout.iter().map(|&b| f.block_insts(b).count()).sum::<usize>();
-        assert_eq!((f.blocks.len(), f.insts.len()), (f.layout.len(), linked), "{name}: {} not compact", f.name);
-    }
-    if let Some(expected) = expected {
-        assert_eq!(&ir(module, env), expected, "{name}: output changed by compaction");
-    }
+/// What [`flowc_passes::versions::pipeline`] makes of `lowered` for
+/// `wanted`, checked on the way: every version after every pass and after
+/// compaction is valid IR, compaction leaves it compact, and where
+/// `expect(version)` gives an outcome, the version run on `env` gives it
+/// (panics naming the pass and version otherwise).
+fn checked_pipeline<'e>(
+    lowered: Module,
+    wanted: Wanted,
+    env: &[(Symbol, Value)],
+    expect: impl Fn(Version) -> Option<&'e Outcome>,
+    name: &str,
+) -> Versions {
+    let options = flowc_passes::context::Options::default();
+    flowc_passes::versions::pipeline(lowered, &options, wanted, |version, stage, m| {
+        let version_name = match version {
+            Version::Generic => name.to_string(),
+            Version::Small => format!("{name}, small version"),
+        };
+        let after = match stage {
+            Stage::Pass(pass) => pass.name,
+            Stage::Compacted => "compaction",
+        };
+        verify(m, &format!("{after} ({version_name})"));
+        if let Stage::Compacted = stage {
+            for f in &m.functions {
+                let linked = f.layout.iter().map(|&b| f.block_insts(b).count()).sum::<usize>();
+                assert_eq!(
+                    (f.blocks.len(), f.insts.len()),
+                    (f.layout.len(), linked),
+                    "{version_name}: {} not compact",
+                    f.name
+                );
+            }
+        }
+        if let Some(expected) = expect(version) {
+            let got = ir(m, env);
+            assert_eq!(&got, expected, "{version_name}: output changed after {after}:\n{}", flowc_ir::print::module(m));
+        }
+    })
 }
 
-/// [`optimize_checked`] for both versions: the small version is checked
-/// after every pass too, and run after every pass when `env` gives its
-/// assumed parameters small integers (the only inputs it is for; the IR
-/// interpreter checks every `Word` form it executes).
+/// Both versions of `lowered`, as `flowc build` makes them
+/// ([`flowc_passes::versions::pipeline`]), unchecked.
+pub fn optimize_versions(lowered: Module) -> Versions {
+    flowc_passes::versions::pipeline(lowered, &Default::default(), Wanted::Both, |_, _, _| {})
+}
+
+/// [`optimize_checked`] for both versions, as `flowc build` makes them:
+/// the small version is checked after every pass too, and run after every
+/// pass when `env` gives its assumed parameters small integers (the only
+/// inputs it is for; the IR interpreter checks every `Word` form it
+/// executes).
 pub fn optimize_versions_checked(lowered: Module, env: &[(Symbol, Value)], expected: &Outcome, name: &str) -> Versions {
     let params = flowc_passes::versions::versioned_params(&lowered);
-    let small = (!params.is_empty()).then(|| {
-        let mut m = lowered.clone();
-        let options = flowc_passes::context::Options { small_params: params.clone(), ..Default::default() };
-        let mut cx = flowc_passes::Context::with_options(&m, options);
-        let applies = flowc_passes::versions::takes_small(&params, env);
-        flowc_passes::optimize(&mut m, &mut cx, |pass, m, _| {
-            verify(m, &format!("{} ({name}, small version)", pass.name));
-            if applies {
-                let got = ir(m, env);
-                assert_eq!(&got, expected, "{name}: small version: output changed after {}", pass.name);
-            }
-        });
-        compact_checked(&mut m, env, applies.then_some(expected), &format!("{name}, small version"));
-        (m, params)
-    });
-    Versions { generic: optimize_checked(lowered, env, expected, name), small }
+    let applies = flowc_passes::versions::takes_small(&params, env);
+    let expect = |v: Version| (v == Version::Generic || applies).then_some(expected);
+    checked_pipeline(lowered, Wanted::Both, env, expect, name)
 }
 
 /// Whether the program can observe allocation numbers (then the trace

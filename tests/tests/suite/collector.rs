@@ -29,7 +29,7 @@ fn every_engine(case: &engines::Case) -> u64 {
     assert_eq!(&engines::reference(p, label, env), expected, "{name}: interp");
     if let Ok(module) = flowc_frontend::lower(p, label) {
         assert_eq!(&engines::ir(&module, env), expected, "{name}: ir");
-        let versions = flowc_passes::versions::optimize_versions(module, &Default::default());
+        let versions = flowc_tests::engines::optimize_versions(module);
         assert_eq!(&engines::native(&versions, env), expected, "{name}: native");
     }
     for threshold in [1, 3] {
@@ -98,7 +98,7 @@ fn compiled_code_frees_what_it_drops() {
                 "interp" => engines::outcome(flowc_lang::interp::run(&p, label, &env, &config)),
                 "native" => {
                     let module = flowc_frontend::lower(&p, label).unwrap();
-                    let versions = flowc_passes::versions::optimize_versions(module, &Default::default());
+                    let versions = flowc_tests::engines::optimize_versions(module);
                     engines::native(&versions, &env)
                 }
                 _ => engines::outcome(engines::jit_run(&p, label, &env, &config, Options::default()).0),
@@ -138,7 +138,7 @@ fn huge_functions_compile_cheaply_and_collect_exactly() {
             let expected = engines::reference(&p, label, &env);
             assert!(matches!(expected, Outcome::Output(_)), "seed {seed}: {expected:?}");
             let module = flowc_frontend::lower(&p, label).unwrap();
-            let versions = flowc_passes::versions::optimize_versions(module, &Default::default());
+            let versions = flowc_tests::engines::optimize_versions(module);
             assert!(versions.generic.main().unwrap().is_huge(), "seed {seed}: main is not huge");
             assert!(versions.small.is_none(), "seed {seed}: a huge main got a second version");
             let before = heap::stats().collections;
@@ -223,7 +223,7 @@ show:
         // 40 frames: n + 1999 each.
         assert_eq!(expected, Outcome::Output(format!("{}\n", (1..=40).sum::<i64>() + 40 * 1999)));
         let module = flowc_frontend::lower(&p, label).unwrap();
-        let versions = flowc_passes::versions::optimize_versions(module, &Default::default());
+        let versions = flowc_tests::engines::optimize_versions(module);
         let big = versions.generic.functions.iter().find(|f| f.name.as_str() == "big").unwrap();
         assert!(big.is_huge(), "big is not huge: {} instructions", big.insts.len());
         let before = heap::stats().collections;

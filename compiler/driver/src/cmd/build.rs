@@ -81,9 +81,9 @@ pub fn main(args: Args) -> Result<(), Failure> {
     progress.phase("front end");
     let module = flowc_frontend::lower(&program, label).map_err(|kind| Failure::input(format!("{kind}")))?;
     progress.phase("the eight passes");
-    let mut versions = flowc_passes::versions::optimize_versions(module, &flowc_passes::context::Options::default());
-    // The arenas' unlinked slots go before code generation, the peak.
-    versions.compact();
+    let options = flowc_passes::context::Options::default();
+    let versions =
+        flowc_passes::versions::pipeline(module, &options, flowc_passes::versions::Wanted::Both, |_, _, _| {});
     progress.phase("code generation");
     let describe = |site: flowc_ir::Site| site.location().with_text(&program).to_string();
     let bytes = flowc_codegen::object::object(

@@ -280,15 +280,16 @@ fn aot_loop(
     anchor: Option<Symbol>,
 ) -> (String, String) {
     let Some(module) = module else { return (format!("== {engine}: cannot lower from {label}\n"), String::new()) };
-    // The version native code runs for this environment.
-    let (module, small) = flowc_passes::versions::optimize_for(module, &Default::default(), env);
-    let version = if small.is_empty() {
+    // The version native code runs for this environment, as `run` makes it.
+    let wanted = flowc_passes::versions::Wanted::For(env);
+    let versions = flowc_passes::versions::pipeline(module, &Default::default(), wanted, |_, _, _| {});
+    let version = if versions.assumed.is_empty() {
         String::new()
     } else {
-        let names: Vec<&str> = small.iter().map(|p| p.as_str()).collect();
+        let names: Vec<&str> = versions.assumed.iter().map(|p| p.as_str()).collect();
         format!(" (small {})", names.join(", "))
     };
-    let main = module.functions.iter().find(|f| f.kind == FunctionKind::Main).expect("a main graph");
+    let main = versions.generic.functions.iter().find(|f| f.kind == FunctionKind::Main).expect("a main graph");
     match hot_loop(main, anchor) {
         Some((header, blocks)) => (
             format!("== {engine}: the loop at {header} after the eight passes{version}\n"),

@@ -119,12 +119,8 @@ impl Lowered {
         // Only the version this environment runs (a built executable, which
         // takes its environment when it runs, has both).
         let options = flowc_passes::context::Options::default();
-        let (mut module, _) = flowc_passes::versions::optimize_for(module, &options, env);
-        // The arenas' unlinked slots (half the instructions' slots after
-        // the front end, three quarters after the passes) go before code
-        // generation, the peak of a compilation: 200 KB of the 1.1 MB a
-        // 10^3-statement program took beyond a trivial one.
-        module.compact();
+        let wanted = flowc_passes::versions::Wanted::For(env);
+        let versions = flowc_passes::versions::pipeline(module, &options, wanted, |_, _, _| {});
         progress.phase("code generation");
         // Under --fuel the code counts it (one step per loop iteration).
         // Code that may be hot starts cheap and is compiled optimized once
@@ -134,7 +130,7 @@ impl Lowered {
             tiering: Some(flowc_codegen::tiers::Tiering::default()),
             ..Default::default()
         };
-        let native = flowc_codegen::Native::compile_versions(&module, None, options)
+        let native = flowc_codegen::Native::compile_versions(&versions.generic, versions.small_version(), options)
             .map_err(|e| Failure::input(format!("code generation failed: {e}")))?;
         let phases = progress.finish();
         let compile = started.elapsed();
