@@ -136,16 +136,18 @@ pub fn pipeline(
         m
     };
     let params = versioned_params(&lowered);
+    // The generic version assumes nothing, whatever `options` say.
+    let generic = Options { small_params: Vec::new(), ..options.clone() };
     match wanted {
         Wanted::Both => {
             let small = (!params.is_empty()).then(|| {
                 let options = Options { small_params: params.clone(), ..options.clone() };
                 (run(lowered.clone(), options, Version::Small), params)
             });
-            Versions { generic: run(lowered, options.clone(), Version::Generic), small, assumed: Vec::new() }
+            Versions { generic: run(lowered, generic, Version::Generic), small, assumed: Vec::new() }
         }
         Wanted::Generic => {
-            Versions { generic: run(lowered, options.clone(), Version::Generic), small: None, assumed: Vec::new() }
+            Versions { generic: run(lowered, generic, Version::Generic), small: None, assumed: Vec::new() }
         }
         Wanted::For(env) => {
             let assumed = if takes_small(&params, env) { params } else { Vec::new() };

@@ -358,6 +358,33 @@ pub fn define_entry(
     define_entry_of(module, target.params.len(), id, version, slot_of, name)
 }
 
+/// The one entry wrapper of a cache's traces, `extern "C" fn(target,
+/// ctx) -> word`: calls the trace at address `target` (which finds its
+/// arguments in the context's exit buffer) with the context, and returns
+/// what it returns. One wrapper serves every trace and bridge, so none
+/// costs a function of its own to compile. Hosts other than x86-64 only:
+/// there [`crate::baseline::trace_entry`]'s seven instructions serve.
+pub fn define_trace_entry(module: &mut dyn Module, name: &str) -> Result<FuncId, String> {
+    let (entry_id, mut ctx) = declare_wrapper(module, name)?;
+    let mut fbctx = FunctionBuilderContext::new();
+    let trace_sig = lower::trace_signature(module);
+    {
+        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fbctx);
+        let block = b.create_block();
+        b.append_block_params_for_function_params(block);
+        b.switch_to_block(block);
+        let (target, c) = (b.block_params(block)[0], b.block_params(block)[1]);
+        let sig_ref = b.import_signature(trace_sig);
+        let call = b.ins().call_indirect(sig_ref, target, &[c]);
+        let r = b.inst_results(call)[0];
+        b.ins().return_(&[r]);
+        b.seal_all_blocks();
+        b.finalize(module.target_config());
+    }
+    module.define_function(entry_id, &mut ctx).map_err(|e| format!("{e:?}"))?;
+    Ok(entry_id)
+}
+
 /// Declares the exported wrapper `name(word, ctx) -> word` (the entry
 /// wrappers' signature, as [`crate::baseline::trace_entry`]'s) and makes a context for its body.
 fn declare_wrapper(module: &mut dyn Module, name: &str) -> Result<(FuncId, cranelift_codegen::Context), String> {

@@ -179,6 +179,9 @@ pub fn compile(
     functions: &Functions,
     inherit: Option<Inherit>,
 ) -> Result<Compiled, &'static str> {
+    if !cfg!(target_arch = "x86_64") {
+        return Err("baseline code is x86-64 code");
+    }
     if f.kind != flowc_ir::FunctionKind::Trace {
         return Err("not a trace");
     }

@@ -581,7 +581,15 @@ impl TraceCache {
         let (_, funcs) = define::declare_functions(&mut *jit, &functions, "f")?;
         let objects = ObjectInfo::new(layout, &hints.immutable, true);
         let mut code_heap = CodeHeap::new();
-        let trace_entry = code_heap.install("flowc_trace_entry", &crate::baseline::trace_entry())?;
+        // The baseline compiler's seven instructions on x86-64; elsewhere
+        // (where every trace goes to Cranelift) Cranelift's wrapper.
+        let trace_entry = if cfg!(target_arch = "x86_64") {
+            code_heap.install("flowc_trace_entry", &crate::baseline::trace_entry())?
+        } else {
+            let id = define::define_trace_entry(&mut *jit, "flowc_trace_entry")?;
+            jit.finalize_definitions().map_err(|e| e.to_string())?;
+            jit.get_finalized_function(id)
+        };
         let stack_maps = Box::<StackMaps>::default();
         let immutable: Vec<(Symbol, Symbol)> =
             hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
