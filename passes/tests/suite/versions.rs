@@ -170,3 +170,35 @@ fn a_run_that_knows_a_list_it_takes_reads_it_as_that_constant() {
     compacted.compact();
     assert_eq!(flowc_ir::print::module(&one.generic), flowc_ir::print::module(&compacted));
 }
+
+/// The generic version assumes nothing whatever options the pipeline is
+/// given: code runs it for any input the small one's entry test turns
+/// away. The hook sees each version after every pass and after
+/// compaction, in order.
+#[test]
+fn the_generic_version_assumes_nothing() {
+    use flowc_passes::versions::{Stage, Version};
+    let n = Symbol::intern("n");
+    let (_, lowered) = support::lower(NESTED);
+    let options = Options { small_params: vec![n], ..Options::default() };
+    let mut seen = Vec::new();
+    let both = pipeline(lowered.clone(), &options, Wanted::Both, |version, stage, _| {
+        seen.push((version, matches!(stage, Stage::Compacted)));
+    });
+    assert!(
+        !flowc_ir::print::module(&both.generic).contains(".word"),
+        "the generic version took the options' assumption"
+    );
+    let (small, params) = both.small.as_ref().expect("a small version");
+    assert!(flowc_ir::print::module(small).contains(".word"));
+    assert_eq!(params, &[n]);
+    let generic = pipeline(lowered, &options, Wanted::Generic, |_, _, _| {});
+    assert!(!flowc_ir::print::module(&generic.generic).contains(".word"));
+    // Each version: its passes, then its compaction last.
+    let passes = flowc_passes::PIPELINE.len();
+    for version in [Version::Small, Version::Generic] {
+        let mine: Vec<bool> = seen.iter().filter(|(v, _)| *v == version).map(|(_, c)| *c).collect();
+        assert_eq!(mine.len(), passes + 1, "{version:?}");
+        assert!(mine[..passes].iter().all(|c| !c) && mine[passes], "{version:?}: {mine:?}");
+    }
+}
