@@ -152,9 +152,9 @@ pub type Functions = HashMap<Symbol, i64>;
 /// the `tail` convention (the context in `rdi`, the result in `rax`, the
 /// system convention's callee-saved registers kept), and returns what it
 /// returns. Seven instructions, emitted here rather than by Cranelift:
-/// compiling them was a JIT run's first use of Cranelift, some 350 µs
-/// of a cold start — a tenth of a short run's compile time — for a run
-/// whose traces all compile here. It keeps a frame pointer, so a walk of
+/// compiling them was a JIT run's first use of Cranelift, whose cold
+/// start a short run paid even when all its traces compile here. It
+/// keeps a frame pointer, so a walk of
 /// compiled frames ([`flowc_runtime::frames`]) stops at its return
 /// address, which is no safepoint, as at Cranelift's wrapper.
 pub fn trace_entry() -> Vec<u8> {

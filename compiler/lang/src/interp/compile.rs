@@ -33,8 +33,7 @@ pub enum Target {
     /// counts the arrival. Only [`Profiler::new`](super::hot::Profiler::new)
     /// makes these, rewriting the jumps to the blocks it watches, so the
     /// test of whether a jump is watched is the match on the target the
-    /// jump makes anyway (a test of the block's flag at every jump was 7%
-    /// of the instructions of a BF interpreter's short run).
+    /// jump makes anyway, not a look-up at every jump.
     Watched(u32),
     Missing(Symbol),
 }

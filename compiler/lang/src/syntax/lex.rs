@@ -318,9 +318,9 @@ pub const MAX_INT_DIGITS: usize = 10_000;
 /// An integer literal (an optional `-`, then digits) starting at `start`,
 /// in both syntaxes and the IR text: its canonical value (`Int` when it
 /// fits). Literals of up to 18 digits, which always fit, are read as
-/// machine integers: going through a big integer cost some 1,800
-/// instructions per literal, 7% of a short BF run whose program (an
-/// environment list of 11,000 integers) is read first.
+/// machine integers, not through a big integer: an interpreter's program
+/// given as an environment list is thousands of them, read before the
+/// run starts.
 pub fn parse_int(text: &str, start: usize) -> Result<Value, RawError> {
     let digits = text.strip_prefix('-').unwrap_or(text);
     if digits.len() <= 18 && !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
