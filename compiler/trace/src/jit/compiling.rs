@@ -13,6 +13,15 @@ pub(super) struct Seen<'a> {
     pub end: &'a [(Symbol, Value)],
 }
 
+/// Every how many compiles the JIT gives the memory its compiles freed
+/// back to the system (`flowc_codegen::release_freed_memory`). Never, and
+/// the freed pages of early compiles add to a long run's peak; after every
+/// compile, and the next one faults fresh pages in again (short runs were
+/// slower for it). At this interval a long BF run peaks where it did when
+/// releasing every sixteenth compile, and runs a few percent faster (the
+/// commit that set it has the measurements).
+pub(super) const RELEASE_EVERY: u64 = 256;
+
 impl<'p> Jit<'p> {
     /// The key a loop or entry trace starts at.
     pub(super) fn key_of_code(&self, code: TraceId) -> Option<Key> {
@@ -198,12 +207,9 @@ impl<'p> Jit<'p> {
         // A compile's temporaries (the recording, its conversions, the
         // optimizer's copies) are freed by now; the allocator would keep
         // their pages a while, and a run compiles hundreds of times
-        // between its long-lived data (tutorial fractal: 81 -> 74 MB).
-        // Every sixteenth compile: giving the pages back after each, the
-        // next compile faulted them in again (short runs 2-5% slower;
-        // tutorial fractal 5's peak 45.7 MB, 47.1 now).
+        // between its long-lived data ([`RELEASE_EVERY`]).
         self.compiles += 1;
-        if self.compiles.is_multiple_of(16) {
+        if self.compiles.is_multiple_of(RELEASE_EVERY) {
             flowc_codegen::release_freed_memory();
         }
         let time = started.elapsed();

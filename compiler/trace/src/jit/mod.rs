@@ -371,7 +371,8 @@ pub struct Jit<'p> {
     /// Loop iterations compiled code ran, in all (the compile budget's
     /// clock counts them).
     iterations: u64,
-    /// Compiles so far (every sixteenth gives freed memory back).
+    /// Compiles so far (every [`compiling::RELEASE_EVERY`]-th gives freed
+    /// memory back).
     compiles: u64,
     /// Trees ([`trees`]): per loop body, what was built of its tree; the
     /// exits of trees and the exits of the pieces they come from.
