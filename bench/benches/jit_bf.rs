@@ -41,7 +41,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use flowc_bench::compile_run::{flowc, median, number_between};
-use flowc_bench::peers::{bf_to_c, cell, gcc, program_secs, root, tutorial_peers};
+use flowc_bench::peers::{bf_to_c, cell, gcc, interpreter, program_secs, root, tutorial_peers};
 use flowc_tests::{bf, stack_vm};
 
 /// One row: an interpreter and what it runs.
@@ -104,17 +104,16 @@ fn main() {
         if only.as_deref().is_some_and(|o| !name.contains(o)) {
             continue;
         }
-        let (file, env, expected, text) = match row.interpreter {
-            "vm" => ("stack_vm.fg", stack_vm::env(row.size as u64), stack_vm::expected(row.size as u64), None),
+        let (env, expected, text) = match row.interpreter {
+            "vm" => (stack_vm::env(row.size as u64), stack_vm::expected(row.size as u64), None),
             shape => {
                 let text = bf::program(row.program, row.size).expect("a program of the suite");
                 let (sum, _) = bf::run(&text).expect("a valid program");
                 let env = if shape == "tutorial" { bf::tutorial_env(&text) } else { bf::run_length_env(&text) };
-                let file = if shape == "tutorial" { "bf_tutorial.fg" } else { "bf_rle.fg" };
-                (file, env, sum, Some(text))
+                (env, sum, Some(text))
             }
         };
-        let source = root().join("tests/corpus/interpreters").join(file);
+        let source = interpreter(row.interpreter).expect("an interpreter of the suite");
         let env_file = dir.join(format!("{}-{}-{}.env", row.interpreter, row.program, row.size));
         std::fs::write(&env_file, &env).expect("the environment written");
         let expected = expected.to_string();

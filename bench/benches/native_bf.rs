@@ -64,14 +64,10 @@ fn main() {
             if only.as_deref().is_some_and(|o| !name.contains(o)) {
                 continue;
             }
-            let (env, file) = if interpreter == "tutorial" {
-                (bf::tutorial_env(&text), "bf_tutorial.fg")
-            } else {
-                (bf::run_length_env(&text), "bf_rle.fg")
-            };
+            let env = if interpreter == "tutorial" { bf::tutorial_env(&text) } else { bf::run_length_env(&text) };
             let env_file = dir.join(format!("{interpreter}-{program}-{size}.env"));
             std::fs::write(&env_file, &env).expect("the environment written");
-            let source = root().join("tests/corpus/interpreters").join(file);
+            let source = flowc_bench::peers::interpreter(interpreter).expect("an interpreter of the suite");
             let native = native_secs(&exe, &source, &env_file, &expected);
             let ([c, pypy, luajit], pe) = if interpreter == "tutorial" {
                 let residual = dir.join(format!("{interpreter}-{program}-{size}.residual.fg"));

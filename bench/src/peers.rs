@@ -9,6 +9,19 @@ pub fn root() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
 }
 
+/// The interpreter written in the language that the BF and stack-machine
+/// benchmarks name `tutorial`, `rle` or `vm` (the first word of their
+/// rows and of the environment files they write, `target/bench-bf`).
+pub fn interpreter(name: &str) -> Option<std::path::PathBuf> {
+    let file = match name {
+        "tutorial" => "bf_tutorial.fg",
+        "rle" => "bf_rle.fg",
+        "vm" => "stack_vm.fg",
+        _ => return None,
+    };
+    Some(root().join("tests/corpus/interpreters").join(file))
+}
+
 /// Runs a script (`luajit FILE N`, the file relative to the workspace)
 /// that prints its result and, on stderr, its seconds; the best of three
 /// runs, if `interpreter` is installed. Panics if it prints another result

@@ -18,22 +18,12 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use flowc_bench::compile_run::median;
-use flowc_bench::peers::root;
-
-/// The interpreter program a row's first word names.
-fn interpreter(row: &str) -> Option<&'static str> {
-    match row.split('-').next()? {
-        "tutorial" => Some("bf_tutorial.fg"),
-        "rle" => Some("bf_rle.fg"),
-        "vm" => Some("stack_vm.fg"),
-        _ => None,
-    }
-}
+use flowc_bench::peers::{interpreter, root};
 
 /// Seconds of one run of `exe` on `row`, checking it succeeds.
 fn once(exe: &Path, engine: &str, row: &str) -> Result<f64, String> {
-    let program =
-        root().join("tests/corpus/interpreters").join(interpreter(row).ok_or(format!("{row}: no interpreter"))?);
+    let first = row.split('-').next().unwrap_or(row);
+    let program = interpreter(first).ok_or(format!("{row}: no interpreter named {first}"))?;
     let env = root().join("target/bench-bf").join(format!("{row}.env"));
     if !env.exists() {
         return Err(format!("{}: missing (run the jit_bf benchmark once to write it)", env.display()));
