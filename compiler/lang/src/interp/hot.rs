@@ -159,9 +159,9 @@ impl Hasher for KeyHasher {
 #[derive(Clone, Debug)]
 pub struct Profiler {
     /// Per graph, per block: its green slots when the block is watched.
+    /// (Whether a graph's calls are watched is the graph's own
+    /// `calls_watched`, which the interpreter reads.)
     watched: Vec<Vec<Option<Watched>>>,
-    /// Per graph: whether its calls are watched.
-    calls: Vec<bool>,
     keys: KeyMap<Entry>,
     threshold: u32,
 }
@@ -241,21 +241,13 @@ impl Profiler {
     /// to a [`Target::Watched`](super::compile::Target::Watched) and calls
     /// of a watched graph. A key gets hot at its `threshold`-th arrival.
     pub fn new(compiled: &mut Compiled, labels: &[(u32, u32)], threshold: u32) -> Profiler {
-        for (g, graph) in compiled.graphs.iter_mut().enumerate() {
-            let mine = labels.iter().filter(|&&(lg, _)| lg as usize == g);
-            let blocks: Vec<u32> = mine.clone().map(|&(_, b)| b).filter(|&b| b != CALL).collect();
-            graph.calls_watched |= mine.clone().any(|&(_, b)| b == CALL);
-            if !blocks.is_empty() {
-                graph.watch(&blocks);
-            }
-        }
         let mut watched: Vec<Vec<Option<Watched>>> =
             compiled.graphs.iter().map(|g| vec![None; g.blocks.len()]).collect();
-        let mut calls = vec![false; compiled.graphs.len()];
+        let mut blocks: Vec<Vec<u32>> = vec![Vec::new(); compiled.graphs.len()];
         for &(g, b) in labels {
             if b == CALL {
-                if let Some(c) = calls.get_mut(g as usize) {
-                    *c = true;
+                if let Some(graph) = compiled.graphs.get_mut(g as usize) {
+                    graph.calls_watched = true;
                 }
             } else if let Some(slot) = watched.get_mut(g as usize).and_then(|blocks| blocks.get_mut(b as usize)) {
                 let chain = compiled.graphs[g as usize].promote_chain(b).into_boxed_slice();
@@ -264,15 +256,15 @@ impl Profiler {
                     _ => None,
                 };
                 *slot = Some(Watched { chain, single, dense: Vec::new() });
+                blocks[g as usize].push(b);
             }
         }
-        Profiler { watched, calls, keys: HashMap::default(), threshold: threshold.max(1) }
-    }
-
-    /// Whether calls of graph `graph` are watched.
-    #[inline]
-    pub fn watches_calls(&self, graph: u32) -> bool {
-        self.calls.get(graph as usize).copied().unwrap_or(false)
+        for (graph, blocks) in compiled.graphs.iter_mut().zip(&blocks) {
+            if !blocks.is_empty() {
+                graph.watch(blocks);
+            }
+        }
+        Profiler { watched, keys: HashMap::default(), threshold: threshold.max(1) }
     }
 
     /// Whether block `block` of graph `graph` is watched.
