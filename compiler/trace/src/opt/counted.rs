@@ -38,9 +38,12 @@
 //! - For `m = 0` a cell keeps `x` exactly, `x + ((x + k*m) mod M - x) *
 //!   (m != 0)`: code entering the loop directly, as bridges do, may bring
 //!   a value not reduced modulo `M`, which the guard's resume data could
-//!   show. A cell the program facts say holds only integers in `[0, M)`
-//!   (a BF tape cell's byte) is its own reduction: its skip is
-//!   `(x + k * m) mod M` in the `.word` forms, with no blend.
+//!   show. A cell known to hold an integer in `[0, M)` where the loop is
+//!   entered is its own reduction: its skip is `(x + k * m) mod M` in the
+//!   `.word` forms, with no blend. That is a field the program facts say
+//!   holds only such integers (a BF tape cell's byte), or a phi whose
+//!   entry value the blocks before the loop, run abstractly, keep there
+//!   (a peeled iteration's `(x - 1) mod M`).
 //! - A field the skip reads is one the loop reads before its guard, or
 //!   one read or written before the loop: it reads nothing the loop would
 //!   not (an unset field fails at the place of the loop's read).
@@ -107,7 +110,8 @@ pub fn fast_forward(f: &mut Function, fields: Option<&ProgramFacts>) -> bool {
         f.layout.iter().copied().filter(|&b| b != lp && f.blocks[b].term == Terminator::Jump(lp)).collect();
     let [pre] = entering[..] else { return false };
     let Some(shape) = shape(f, lp) else { return false };
-    let reduced: Vec<bool> = shape.updates.iter().map(|u| reduced(u, fields)).collect();
+    let before = facts_before(f, lp, fields);
+    let reduced: Vec<bool> = shape.updates.iter().map(|u| reduced(f, u, pre, &before, fields)).collect();
     emit(f, pre, &shape, &reduced);
     true
 }
@@ -292,16 +296,60 @@ fn fields_set_before(f: &Function, lp: BlockId) -> rustc_hash::FxHashSet<(ValueI
         .collect()
 }
 
-/// Whether update `u`'s cell holds a value in `[0, M)` wherever the loop
-/// is entered: a field the program facts say holds only such integers.
-fn reduced(u: &Update, fields: Option<&ProgramFacts>) -> bool {
-    match (u.cell, fields) {
-        (Cell::Field(_, field), Some(facts)) => {
-            let info = facts.read(&Info::of_kinds(Kinds::OBJECT), field);
-            info.kinds.within(Kinds::INT) && info.range.lo() >= 0 && info.range.hi() < i128::from(u.modulus)
-        }
-        _ => false,
+/// Whether update `u`'s cell holds a value in `[0, M)` where the loop is
+/// entered from `pre`: a field the program facts say holds only such
+/// integers, or a phi whose input from `pre` is known (`before`) to be one
+/// (the value a peeled iteration left: `(x - 1) mod M`).
+fn reduced(f: &Function, u: &Update, pre: BlockId, before: &[Info], fields: Option<&ProgramFacts>) -> bool {
+    let info = match (u.cell, fields) {
+        (Cell::Field(_, field), Some(facts)) => facts.read(&Info::of_kinds(Kinds::OBJECT), field),
+        (Cell::Field(..), None) => return false,
+        (Cell::Phi(p), _) => match entry_input(f, p, pre) {
+            Some(Operand::Const(c)) => Info::of_const(&c),
+            Some(Operand::Value(v)) => before.get(edit::ix(v)).cloned().unwrap_or_else(Info::value),
+            None => return false,
+        },
+    };
+    !info.is_bottom()
+        && info.kinds.within(Kinds::INT)
+        && info.range.lo() >= 0
+        && info.range.hi() < i128::from(u.modulus)
+}
+
+/// Phi `p`'s input from block `pre`.
+fn entry_input(f: &Function, p: InstId, pre: BlockId) -> Option<Operand> {
+    match &f.insts[p].kind {
+        InstKind::Phi(inputs) => inputs.iter().find(|(b, _)| *b == pre).map(|(_, o)| o.clone()),
+        _ => None,
     }
+}
+
+/// What is known of each value where loop `lp` is entered: the blocks
+/// before it run abstractly in layout order (operations by the op table's
+/// transfer functions, guards narrowing what they test, fields read as
+/// the program facts say), when they are one straight way to it, as a
+/// trace's are; nothing otherwise.
+fn facts_before(f: &Function, lp: BlockId, fields: Option<&ProgramFacts>) -> Vec<Info> {
+    let mut info = vec![Info::bottom(); f.values.len()];
+    let before: Vec<BlockId> = f.layout.iter().copied().filter(|&b| b != lp).collect();
+    if !before.iter().all(|&b| matches!(f.blocks[b].term, Terminator::Jump(_))) {
+        return info;
+    }
+    let of = |info: &[Info], o: &Operand| match o {
+        Operand::Const(c) => Info::of_const(c),
+        Operand::Value(v) => info.get(edit::ix(*v)).cloned().filter(|i| !i.is_bottom()).unwrap_or_else(Info::value),
+    };
+    for &b in &before {
+        for &i in &f.blocks[b].insts {
+            match (&f.insts[i].kind, f.insts[i].result, fields) {
+                (InstKind::Get { obj, field }, Some(r), Some(facts)) => {
+                    info[edit::ix(r)] = facts.read(&of(&info, obj), *field);
+                }
+                _ => super::ranges::abstract_step(f, &mut info, i, &of),
+            }
+        }
+    }
+    info
 }
 
 /// Emits the skip at the end of `pre`, which enters the loop; `reduced`
@@ -453,6 +501,10 @@ resume r0 {
         let done = super::fast_forward(&mut f, None);
         flowc_ir_checker::check(&f).expect("valid IR");
         done.then(|| flowc_ir::print::function(&f))
+    }
+
+    fn forwarded_ok(text: &str) -> String {
+        forwarded(text).expect("fast-forwarded")
     }
 
     #[test]
@@ -732,6 +784,55 @@ resume r0 {
             "    guard_true v4, r0 else next\n    set v0, v, v4\n",
         );
         assert_eq!(forwarded(&after), None);
+    }
+
+    #[test]
+    fn a_carried_counter_known_in_range_where_the_loop_is_entered_skips_in_machine_words() {
+        // `[-]` as the JIT compiles it: the first iteration peeled, so the
+        // phi's entry value is `(x - 1) mod 256`, nonzero past the guard.
+        // The skip needs no blend and no overflow checks.
+        let text = "trace 'clear.body'(v0:c) {
+b0:
+    jump b1
+b1 clear:
+    v1:v = get v0, v
+    v2:v = sub.word v1, 1
+    v3:v = mod.word v2, 256
+    set v0, v, v3
+    guard_true v3, r0 else next
+    jump b2
+b2 clear:
+    v4:v = phi [b1: v3, b2: v6]
+    v5:v = sub.word v4, 1
+    v6:v = mod.word v5, 256
+    set v0, v, v6
+    guard_true v6, r1 else next
+    jump b2
+resume r0 {
+    frame [c = v0]
+}
+resume r1 {
+    frame [c = v0]
+}
+}
+";
+        let forwarded = forwarded(text).expect("fast-forwarded");
+        let skip = &forwarded
+            [forwarded.find("guard_true v3").expect("the peeled guard")..forwarded.find("b2 clear").expect("the loop")];
+        expect![[r#"
+            guard_true v3, r0 else next
+                v7 = sub.word v3, 1
+                v8 = mod.word v7, 256
+                iterations v8
+                v9 = mul.word v8, -1
+                v10 = add.word v3, v9
+                v11 = mod.word v10, 256
+                jump b2
+        "#]]
+        .assert_eq(skip);
+        // Entered with a value not known to be reduced, the skip blends.
+        let unknown = text.replace("    v3:v = mod.word v2, 256\n", "    v3:v = add.word v2, 0\n");
+        assert!(forwarded_ok(&unknown).contains("mul.int"), "{}", forwarded_ok(&unknown));
     }
 
     #[test]

@@ -70,7 +70,7 @@ pub fn phi_ranges(f: &Function, body: BlockId, known: &[Info], phis: &[(ValueId,
 }
 
 /// One instruction of [`phi_ranges`]' abstract run of a loop body.
-fn abstract_step(f: &Function, info: &mut [Info], i: InstId, of: &impl Fn(&[Info], &Operand) -> Info) {
+pub(super) fn abstract_step(f: &Function, info: &mut [Info], i: InstId, of: &impl Fn(&[Info], &Operand) -> Info) {
     let data = &f.insts[i];
     match &data.kind {
         InstKind::Op { op: Operator::Known(op), args, .. } => {
