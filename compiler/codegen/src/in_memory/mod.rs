@@ -4,157 +4,37 @@
 
 use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
-use std::mem::ManuallyDrop;
 use std::rc::Rc;
-
-use cranelift_jit::{ArenaMemoryProvider, JITBuilder, JITModule};
 
 use flowc_ir::{Function, FunctionKind, Module};
 use flowc_lang::heap::{Layout, Root};
 use flowc_lang::interp::{Counts, ErrorKind, Outcome, RuntimeError};
 use flowc_lang::{Symbol, Value};
 
-use crate::code_map::{FunctionCode, PlaceRange};
-use crate::define::{self, isa, Options, Version};
-use crate::lower::{Constants, ExitSlots, ObjectInfo, SiteTable, TraceExit};
-use crate::runtime::{self, Activation, Ctx};
+use crate::code_map::FunctionCode;
+use crate::define::{self, Options, Version};
+use crate::lower::{Constants, ExitSlots, ObjectInfo, TraceExit};
+use crate::runtime::{Activation, Ctx};
 use crate::word::{self, Word};
-use flowc_runtime::frames::StackMaps;
 
 mod code_heap;
 mod tiered;
+mod unit;
 pub use code_heap::CodeHeap;
 use tiered::Tiers;
-
-/// A JIT builder for code of about `insts` IR instructions, with the
-/// runtime's symbols.
-///
-/// All code and data of one module go in one reserved region of address
-/// space ([`ArenaMemoryProvider`]; only what is used is committed). Calls
-/// between a module's functions are PC-relative with 32-bit offsets, so the
-/// functions must lie within 2 GiB of each other: cranelift-jit's default
-/// provider maps each function separately, and another thread's 1 GiB stack
-/// (see [`crate::with_stack`]) mapped in between made such a call
-/// unencodable. The region is 512 bytes per instruction plus 4 MiB, at most
-/// 1 GiB; code that does not fit is a compile error, not a crash.
-fn builder(insts: usize) -> Result<JITBuilder, String> {
-    const MIB: usize = 1 << 20;
-    let reserve = insts.saturating_mul(512).saturating_add(4 * MIB).min(1024 * MIB);
-    let memory = ArenaMemoryProvider::new_with_size(reserve).map_err(|e| format!("reserving JIT memory: {e}"))?;
-    let mut builder = JITBuilder::with_isa(isa()?, cranelift_module::default_libcall_names());
-    builder.memory_provider(Box::new(memory));
-    for (name, ptr) in runtime::symbols() {
-        builder.symbol(name, ptr);
-    }
-    Ok(builder)
-}
-
-/// A JIT module that unmaps its code and data when dropped. cranelift-jit
-/// itself never unmaps finalized code (a stray function pointer would stay
-/// valid); here every pointer into a module's memory is held by a [`Unit`]
-/// together with an `Rc` of the module's owner, so none outlives it. Without
-/// this, every compilation left its mappings behind, and a long run (the
-/// engine fuzzer compiles tens of thousands of programs) reached the
-/// kernel's limit on mappings.
-struct Code(ManuallyDrop<JITModule>);
-
-impl Code {
-    fn new(builder: JITBuilder) -> Code {
-        Code(ManuallyDrop::new(JITModule::new(builder)))
-    }
-}
-
-impl std::ops::Deref for Code {
-    type Target = JITModule;
-    fn deref(&self) -> &JITModule {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for Code {
-    fn deref_mut(&mut self) -> &mut JITModule {
-        &mut self.0
-    }
-}
-
-impl Drop for Code {
-    fn drop(&mut self) {
-        // SAFETY: the module is taken once, here, and never used again; no
-        // pointer into its memory outlives the owner (see the type's docs).
-        unsafe { ManuallyDrop::take(&mut self.0).free_memory() }
-    }
-}
-
-/// The instructions and blocks of `functions`, for [`builder`].
-fn size<'f>(functions: impl IntoIterator<Item = &'f Function>) -> usize {
-    functions.into_iter().map(|f| f.insts.len() + f.blocks.len()).sum()
-}
+use unit::{builder, size, Code, CodeUnit};
 
 /// Machine code for a set of IR functions with an entry wrapper around
 /// one of them: `entry(args, ctx)` loads that function's arguments from an
 /// array and calls it.
 struct Unit {
-    /// Owns the code (a JIT module, or the [`Tiers`] that hold one);
-    /// dropping the last owner unmaps the code ([`Code`]).
-    _owner: Rc<dyn std::any::Any>,
+    /// The code and what its runs need (shared with the tiers, which add
+    /// to it while it runs).
+    unit: Rc<RefCell<CodeUnit>>,
     entry: *const u8,
     params: Vec<Symbol>,
-    /// The slots of the objects the code makes.
-    layout: &'static Layout,
-    immutable: Rc<[(Symbol, Symbol)]>,
-    /// What the code's runs need, which tiering up adds to.
-    grown: Rc<RefCell<Grown>>,
     /// The compiler of the optimized tier, if the code is tiered.
     tiers: Option<Rc<Tiers>>,
-}
-
-/// What a unit's code needs while it runs, which grows as functions tier
-/// up ([`Tiers`]).
-struct Grown {
-    /// Constants the code points at (lists, big integers), kept alive.
-    pool: Vec<Root>,
-    /// Errors raised by `trap`, by index, and as contexts share them.
-    traps: Vec<ErrorKind>,
-    shared_traps: Rc<[ErrorKind]>,
-    sites: SiteTable,
-    /// The code's safepoints, for the collector: allocated once (contexts
-    /// point at it), read and written only through this pointer, since
-    /// running code's contexts keep it while tiering up adds to it (a
-    /// reference would be invalidated by the writes). Freed on drop.
-    stack_maps: *mut StackMaps,
-    /// Each compiled function's IR name, address, code size and places,
-    /// in the order they were defined.
-    code: Vec<(Symbol, usize, usize, Vec<PlaceRange>)>,
-    /// Functions compiled optimized while running, and the time it took.
-    tier_ups: u32,
-    tier_up_time: std::time::Duration,
-    /// Optimized tiers that failed to compile (their tier-0 code stayed).
-    tier_up_failures: u32,
-}
-
-impl Grown {
-    /// Registers the functions just defined in `jit`: their code and
-    /// safepoints.
-    fn add(&mut self, jit: &JITModule, defined: Vec<define::DefinedCode>) {
-        let mut points = Vec::with_capacity(defined.len());
-        for d in defined {
-            let address = jit.get_finalized_function(d.id) as usize;
-            self.code.push((d.name, address, d.size as usize, d.places));
-            points.push((address, d.safepoints));
-        }
-        // SAFETY: `stack_maps` is the live allocation `Grown` owns; no
-        // collection reads it while the code registers more (collections
-        // run inside allocations, not during this).
-        unsafe { (*self.stack_maps).add(points) };
-    }
-}
-
-impl Drop for Grown {
-    fn drop(&mut self) {
-        // SAFETY: made by `Box::into_raw` in `Unit::compile`, freed once,
-        // here; contexts pointing at it do not outlive the unit.
-        drop(unsafe { Box::from_raw(self.stack_maps) });
-    }
 }
 
 impl Unit {
@@ -179,70 +59,43 @@ impl Unit {
         let defined = define::define(&mut *jit, functions, entry, version, constants, &objects, options)?;
         jit.finalize_definitions().map_err(|e| e.to_string())?;
         let code = jit.get_finalized_function(defined.entry);
-        let immutable: Vec<(Symbol, Symbol)> =
-            hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
-        let mut grown = Grown {
-            pool,
-            shared_traps: defined.traps.clone().into(),
-            traps: defined.traps,
-            sites: defined.sites,
-            stack_maps: Box::into_raw(Box::<StackMaps>::default()),
-            code: Vec::with_capacity(defined.safepoints.len()),
-            tier_ups: 0,
-            tier_up_time: std::time::Duration::ZERO,
-            tier_up_failures: 0,
-        };
-        grown.add(&jit, defined.safepoints);
-        let grown = Rc::new(RefCell::new(grown));
-        let (owner, tiers): (Rc<dyn std::any::Any>, _) = match defined.tiers {
-            Some(tables) => {
-                let (ids, funcs) = (defined.ids, defined.funcs);
-                for ((slot, tiered), &id) in tables.slots.iter().zip(&tables.tiered).zip(&ids) {
-                    if tiered.is_some() {
-                        slot.set(jit.get_finalized_function(id) as u64);
-                    }
+        let mut unit = CodeUnit::new(jit, defined.runtime, defined.funcs, layout, hints);
+        (unit.pool, unit.traps, unit.sites) = (pool, defined.traps, defined.sites);
+        unit.register(defined.safepoints);
+        let tiers = defined.tiers.map(|tables| {
+            for ((slot, tiered), &id) in tables.slots.iter().zip(&tables.tiered).zip(&defined.ids) {
+                if tiered.is_some() {
+                    slot.set(unit.jit.get_finalized_function(id) as u64);
                 }
-                let tiers = Rc::new(Tiers {
-                    functions: all.iter().enumerate().map(|(k, f)| tables.tiered[k].map(|_| (*f).clone())).collect(),
-                    tables,
-                    grown: grown.clone(),
-                    funcs,
-                    runtime: defined.runtime,
-                    objects: objects.clone(),
-                    options,
-                    jit: RefCell::new(jit),
-                    compiler: RefCell::new(crate::compile::Compiler::serial()),
-                    pending: RefCell::new(Vec::new()),
-                });
-                (tiers.clone(), Some(tiers))
             }
-            None => (Rc::new(jit), None),
-        };
-        Ok(Unit {
-            _owner: owner,
-            entry: code,
-            params: defined.params,
-            immutable: immutable.into(),
-            layout,
-            grown,
-            tiers,
-        })
+            let functions = all.iter().enumerate().map(|(k, f)| tables.tiered[k].map(|_| (*f).clone())).collect();
+            (tables, functions)
+        });
+        let unit = Rc::new(RefCell::new(unit));
+        let tiers = tiers.map(|(tables, functions)| {
+            Rc::new(Tiers {
+                functions,
+                tables,
+                unit: unit.clone(),
+                objects: objects.clone(),
+                options,
+                compiler: RefCell::new(crate::compile::Compiler::serial()),
+                pending: RefCell::new(Vec::new()),
+                counts: Default::default(),
+            })
+        });
+        Ok(Unit { unit, entry: code, params: defined.params, tiers })
     }
 
     /// Where the failing runtime call of a run came from (without the
     /// statement's text: see `Location::with_text`).
     fn location(&self, ctx: &Ctx) -> Option<flowc_lang::interp::Location> {
-        self.grown.borrow().sites.location(ctx.error_site)
+        self.unit.borrow().location(ctx.error_site)
     }
 
+    /// A context for one run (see [`CodeUnit::context`]).
     fn context(&self, max_depth: usize) -> Ctx {
-        let grown = self.grown.borrow();
-        let mut ctx = Ctx::new(max_depth as u64, self.layout, self.immutable.clone(), grown.shared_traps.clone());
-        // SAFETY: the maps are those of every function of this unit, the
-        // only code the context runs (tiering up adds to them in place),
-        // and live (boxed, unmoved) as long as the unit; contexts do not
-        // outlive the run that made them.
-        unsafe { ctx.set_stack_maps_ptr(grown.stack_maps) };
+        let mut ctx = self.unit.borrow().context(max_depth);
         if let Some(tiers) = &self.tiers {
             // SAFETY: the unit holds the tiers as long as it lives, and
             // contexts do not outlive the run that made them.
@@ -299,19 +152,20 @@ impl Native {
     /// name, address and bytes.
     pub fn code(&self) -> Vec<(Symbol, u64, &[u8])> {
         self.unit
-            .grown
+            .unit
             .borrow()
-            .code
+            .placed()
             .iter()
-            .map(|&(name, address, size, _)| {
-                // SAFETY: `address` is where the JIT module placed the
-                // function (`get_finalized_function`) and `size` the length
-                // of the code Cranelift emitted for it; finalized code is
-                // mapped readable and executable, and stays mapped while the
-                // module (owned by `self.unit`) lives, which the returned
-                // slices' lifetime (`&self`) ensures. Nothing writes to it.
-                let bytes = unsafe { std::slice::from_raw_parts(address as *const u8, size) };
-                (name, address as u64, bytes)
+            .map(|p| {
+                // SAFETY: `p.address` is where the JIT module placed the
+                // function (`get_finalized_function`) and `p.size` the
+                // length of the code Cranelift emitted for it; finalized
+                // code is mapped readable and executable, and stays mapped
+                // while the module (owned by `self.unit`) lives, which the
+                // returned slices' lifetime (`&self`) ensures. Nothing
+                // writes to it.
+                let bytes = unsafe { std::slice::from_raw_parts(p.address as *const u8, p.size) };
+                (p.name, p.address as u64, bytes)
             })
             .collect()
     }
@@ -319,28 +173,28 @@ impl Native {
     /// [`Native::code`] with, for each function, which IR instruction
     /// each stretch of its code came from ([`crate::code_map`]).
     pub fn functions(&self) -> Vec<FunctionCode> {
-        let grown = self.unit.grown.borrow();
+        let unit = self.unit.unit.borrow();
         self.code()
             .into_iter()
-            .zip(&grown.code)
-            .map(|((name, address, bytes), (_, _, _, places))| FunctionCode {
+            .zip(unit.placed())
+            .map(|((name, address, bytes), p)| FunctionCode {
                 name,
                 address,
                 bytes: bytes.to_vec(),
-                places: places.clone(),
+                places: p.places.clone(),
             })
             .collect()
     }
 
     /// Bytes of machine code over all compiled functions.
     pub fn code_size(&self) -> usize {
-        self.unit.grown.borrow().code.iter().map(|(_, _, size, _)| size).sum()
+        self.unit.unit.borrow().placed().iter().map(|p| p.size).sum()
     }
 
     /// How many times compiling an optimized tier failed while running
     /// (the tier-0 code stayed: slower, still correct).
     pub fn tier_up_failures(&self) -> u32 {
-        self.unit.grown.borrow().tier_up_failures
+        self.unit.tiers.as_ref().map_or(0, |t| t.counts.failures.get())
     }
 
     /// How many optimized tiers were compiled while running (tiered code,
@@ -348,8 +202,10 @@ impl Native {
     /// replacement entries count one each), and the time that took on the
     /// running thread.
     pub fn tier_ups(&self) -> (u32, std::time::Duration) {
-        let grown = self.unit.grown.borrow();
-        (grown.tier_ups, grown.tier_up_time)
+        self.unit
+            .tiers
+            .as_ref()
+            .map_or((0, std::time::Duration::ZERO), |t| (t.counts.tier_ups.get(), t.counts.time.get()))
     }
 
     /// Compiles both versions of a program (`flowc_passes::versions`): the
@@ -499,25 +355,22 @@ pub struct TraceCache {
     inner: Rc<RefCell<CacheInner>>,
 }
 
-/// A compiled trace's entry (a wrapper that loads its arguments from an
-/// array and calls it) and parameters.
+/// A compiled trace's code and parameters.
 struct Entry {
     /// The trace's code (entered through the cache's `trace_entry`).
     code: *const u8,
     params: Vec<Symbol>,
-    /// The trace's name, its code's size and places ([`crate::code_map`]).
-    name: Symbol,
-    size: usize,
-    places: Vec<PlaceRange>,
+    /// The trace's record in the unit ([`CodeUnit::placed`]).
+    placed: usize,
 }
 
 struct CacheInner {
-    jit: Code,
+    /// The Cranelift module, with what the code of the traces and of the
+    /// program's functions needs while it runs.
+    unit: CodeUnit,
     /// Where baseline traces' code goes ([`CodeHeap`]); Cranelift's goes
-    /// in `jit`.
+    /// in the unit's module.
     code_heap: CodeHeap,
-    runtime: define::RuntimeImports,
-    funcs: HashMap<Symbol, (cranelift_module::FuncId, usize)>,
     /// The program's functions' code, for baseline traces to call (empty
     /// until they are defined).
     function_code: crate::baseline::Functions,
@@ -544,24 +397,14 @@ struct CacheInner {
     /// Cranelift's code).
     frames: Vec<Option<BaselineFrame>>,
     slots: ExitSlots,
-    pool: Vec<Root>,
-    /// The slots of objects: the program's, shared with the interpreter.
-    layout: &'static Layout,
+    /// The slots of objects (the program's, shared with the interpreter).
     objects: ObjectInfo,
-    /// The safepoints of the functions and traces compiled so far (boxed:
-    /// contexts point at it).
-    stack_maps: Box<StackMaps>,
-    traps: Vec<ErrorKind>,
-    /// `traps` as the runs' contexts share it (remade when traps are added).
-    shared_traps: Rc<[ErrorKind]>,
     /// Entry wrappers of the program's functions, made when first called.
     function_entries: HashMap<Symbol, *const u8>,
     /// The context of the last run, kept for the next (a run is entered
     /// and left often: building a context each time cost more than the
     /// code it ran).
     spare: Option<Ctx>,
-    immutable: Rc<[(Symbol, Symbol)]>,
-    sites: SiteTable,
     /// The most values an exit stores.
     widest_exit: usize,
     /// Bytes of machine code of the traces and bridges compiled.
@@ -590,14 +433,9 @@ impl TraceCache {
             jit.finalize_definitions().map_err(|e| e.to_string())?;
             jit.get_finalized_function(id)
         };
-        let stack_maps = Box::<StackMaps>::default();
-        let immutable: Vec<(Symbol, Symbol)> =
-            hints.immutable.iter().flat_map(|(c, fs)| fs.iter().map(move |f| (*c, *f))).collect();
         let inner = CacheInner {
-            jit,
+            unit: CodeUnit::new(jit, runtime, funcs, layout, hints),
             code_heap,
-            runtime,
-            funcs,
             function_code: Default::default(),
             undefined: functions.into_iter().cloned().collect(),
             names: HashMap::default(),
@@ -608,16 +446,9 @@ impl TraceCache {
             exit_words: Vec::new(),
             frames: Vec::new(),
             slots: ExitSlots::default(),
-            pool: Vec::new(),
-            layout,
             objects,
-            stack_maps,
-            shared_traps: Rc::from(Vec::new()),
             function_entries: HashMap::default(),
             spare: None,
-            traps: Vec::new(),
-            immutable: immutable.into(),
-            sites: SiteTable::default(),
             widest_exit: 0,
             code_size: 0,
             options,
@@ -696,34 +527,22 @@ impl TraceCache {
             let frame = inner.frames[parent.0 as usize].as_ref()?;
             let root = &inner.entries[frame.root.0 as usize];
             let body = root.code as u64 + inner.frames[frame.root.0 as usize].as_ref()?.body as u64;
-            Some((e, words.clone(), frame.frame.clone(), frame.root, (root.name, body)))
+            Some((e, words.clone(), frame.frame.clone(), frame.root, (inner.unit.placed()[root.placed].name, body)))
         });
         for (k, f) in fs.iter().enumerate() {
             let t = TraceId((inner.entries.len() + made.len()) as u32);
             let mut exits = Vec::new();
             let first_exit = inner.exits.len();
-            let mut env = crate::lower::Env {
-                module: &mut *inner.jit,
-                funcs: &inner.funcs,
-                runtime: &inner.runtime,
-                constants: Constants::Rooted(&mut inner.pool),
-                traps: &mut inner.traps,
-                exits: &mut exits,
-                sites: &mut inner.sites,
-                fuel: inner.options.fuel,
-                split: None,
-                links: Some(crate::lower::Links {
-                    slots: &mut inner.slots,
-                    traces: &inner.names,
-                    first_exit,
-                    tier,
-                    link_check: inner.options.link_check.unwrap_or(crate::lower::LINK_CHECK).next_power_of_two(),
-                }),
-                safepoints: &mut safepoints,
-                objects: &inner.objects,
-                compiler: &mut compiler,
-                tiers: None,
-            };
+            let link_check = inner.options.link_check.unwrap_or(crate::lower::LINK_CHECK).next_power_of_two();
+            let mut env =
+                inner.unit.env(&mut exits, &mut safepoints, &inner.objects, &mut compiler, inner.options.fuel);
+            env.links = Some(crate::lower::Links {
+                slots: &mut inner.slots,
+                traces: &inner.names,
+                first_exit,
+                tier,
+                link_check,
+            });
             let shape = crate::lower::Shape::new(f);
             let inherits = inherit.as_ref().filter(|_| k == 0);
             let parent = inherits.map(|(_, words, frame, _, root)| crate::baseline::Inherit {
@@ -756,8 +575,7 @@ impl TraceCache {
                         direct: code.direct,
                         body: code.body,
                     }));
-                    install_baseline(&mut inner.code_heap, &mut inner.stack_maps, t, f.name, code)
-                        .map(|(address, size)| Placed::Installed(address, size))
+                    install_baseline(&mut inner.code_heap, &mut inner.unit, t, f.name, code).map(Placed::Installed)
                 }
                 None => {
                     frames.push(None);
@@ -781,32 +599,28 @@ impl TraceCache {
             inner.widest_exit = inner.widest_exit.max(f.params.len());
             let slot = inner.code_slots.slot(t.0 as usize) as *const std::cell::Cell<u64>;
             inner.names.insert(f.name, crate::lower::TraceRef { params: f.params.len(), slot });
-            made.push((t, placed, define::params(f), f.name));
+            made.push((t, placed, define::params(f)));
         }
         if made.iter().any(|(_, placed, ..)| matches!(placed, Placed::Defined(_))) {
-            inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
+            inner.unit.jit.finalize_definitions().map_err(|e| e.to_string())?;
         }
-        inner.code_size += safepoints.iter().map(|d| d.size as usize).sum::<usize>();
-        let mut sizes: HashMap<cranelift_module::FuncId, (usize, Vec<PlaceRange>)> =
-            safepoints.iter().map(|d| (d.id, (d.size as usize, d.places.clone()))).collect();
-        let jit = &inner.jit;
-        inner.stack_maps.add(safepoints.into_iter().map(|d| (jit.get_finalized_function(d.id) as usize, d.safepoints)));
-        inner.shared_traps = inner.traps.clone().into();
+        // Cranelift's traces are recorded in the unit in the order they
+        // were defined, after those before.
+        let first = inner.unit.placed().len();
+        let defined: Vec<cranelift_module::FuncId> = safepoints.iter().map(|d| d.id).collect();
+        inner.unit.register(safepoints);
         let mut out = Vec::with_capacity(made.len());
         inner.frames.extend(frames);
-        for (t, placed, params, name) in made {
-            let (code, size, places) = match placed {
-                Placed::Installed(code, size) => {
-                    inner.code_size += size;
-                    (code, size, Vec::new())
-                }
-                Placed::Defined(id) => {
-                    let (size, places) = sizes.remove(&id).unwrap_or_default();
-                    (inner.jit.get_finalized_function(id), size, places)
-                }
+        for (t, placed, params) in made {
+            let placed = match placed {
+                Placed::Installed(k) => k,
+                Placed::Defined(id) => first + defined.iter().position(|&d| d == id).expect("a trace defined"),
             };
+            let p = &inner.unit.placed()[placed];
+            let code = p.address as *const u8;
+            inner.code_size += p.size;
             inner.code_slots.slot(t.0 as usize).set(code as u64);
-            inner.entries.push(Entry { code, params, name, size, places });
+            inner.entries.push(Entry { code, params, placed });
             out.push(t);
         }
         match failed {
@@ -819,15 +633,15 @@ impl TraceCache {
     /// ranges ([`crate::code_map`]).
     pub fn code(&self, t: TraceId) -> FunctionCode {
         let inner = self.inner.borrow();
-        let e = &inner.entries[t.0 as usize];
-        // SAFETY: `e.code` is where the trace's code was placed (the code
-        // heap's executable view, or the JIT module's finalized code) and
-        // `e.size` its length; the code stays mapped, readable and
+        let p = &inner.unit.placed()[inner.entries[t.0 as usize].placed];
+        // SAFETY: `p.address` is where the trace's code was placed (the
+        // code heap's executable view, or the JIT module's finalized code)
+        // and `p.size` its length; the code stays mapped, readable and
         // unchanged (link slots live in data, not in code) while the
         // cache's heap and module live, which the borrow of `inner`
         // ensures for the copy made here.
-        let bytes = unsafe { std::slice::from_raw_parts(e.code, e.size) }.to_vec();
-        FunctionCode { name: e.name, address: e.code as u64, bytes, places: e.places.clone() }
+        let bytes = unsafe { std::slice::from_raw_parts(p.address as *const u8, p.size) }.to_vec();
+        FunctionCode { name: p.name, address: p.address as u64, bytes, places: p.places.clone() }
     }
 
     /// Bytes of machine code of the traces and bridges compiled so far
@@ -883,7 +697,8 @@ impl TraceCache {
         let slot = inner.slots.get(e.0 as usize).ok_or("the exit has no slot")?;
         match inner.frames.get(bridge.0 as usize).and_then(Option::as_ref).filter(|f| f.from.is_some()) {
             Some(frame) if frame.from != Some(e) => {
-                return Err(format!("{} runs in the frame of another exit's trace", entry.name));
+                let name = inner.unit.placed()[entry.placed].name;
+                return Err(format!("{name} runs in the frame of another exit's trace"));
             }
             Some(frame) => slot.direct.set(address + frame.direct.expect("an inheriting bridge's") as u64),
             None => {}
@@ -903,7 +718,8 @@ impl TraceCache {
             inner.entries.get(code.0 as usize).ok_or("no such trace")?,
         );
         if a.params.len() != b.params.len() {
-            return Err(format!("{} takes {} parameters, {} {}", a.name, a.params.len(), b.name, b.params.len()));
+            let name = |e: &Entry| inner.unit.placed()[e.placed].name;
+            return Err(format!("{} takes {} parameters, {} {}", name(a), a.params.len(), name(b), b.params.len()));
         }
         let address = b.code as u64;
         inner.code_slots.slot(t.0 as usize).set(address);
@@ -990,15 +806,16 @@ impl TraceCache {
         if let Some(&code) = inner.function_entries.get(&name) {
             return Ok(code);
         }
-        let &(id, n) = inner.funcs.get(&name).ok_or("no such function")?;
+        let &(id, n) = inner.unit.funcs.get(&name).ok_or("no such function")?;
         if n != arity {
             return Err(format!("it takes {n} arguments, not {arity}"));
         }
         define_functions(inner)?;
         let k = inner.function_entries.len();
-        let entry = define::define_entry_of(&mut *inner.jit, n, id, None, &|_| None, &format!("flowc_call_{k}"))?;
-        inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
-        let code = inner.jit.get_finalized_function(entry);
+        let jit = &mut inner.unit.jit;
+        let entry = define::define_entry_of(&mut **jit, n, id, None, &|_| None, &format!("flowc_call_{k}"))?;
+        jit.finalize_definitions().map_err(|e| e.to_string())?;
+        let code = jit.get_finalized_function(entry);
         inner.function_entries.insert(name, code);
         Ok(code)
     }
@@ -1009,32 +826,11 @@ impl TraceCache {
     fn enter(&self, wrapper: *const u8, entering: Entering, args: &[Value], run: &mut Run) -> (Ctx, u64) {
         let mut ctx = {
             let mut inner = self.inner.borrow_mut();
-            match inner.spare.take() {
-                // Traps are added as traces are compiled: a kept context
-                // must know them all.
-                Some(mut ctx) if Rc::ptr_eq(&ctx.traps, &inner.shared_traps) => {
-                    ctx.reset();
-                    ctx.max_depth = run.max_depth as u64;
-                    // SAFETY: as for a new context below. Pointed again at
-                    // every run: traces compiled since wrote to the maps,
-                    // through the cache, which ends the old borrow.
-                    unsafe { ctx.set_stack_maps(&inner.stack_maps) };
-                    ctx
-                }
-                _ => {
-                    let mut ctx = Ctx::new(
-                        run.max_depth as u64,
-                        inner.layout,
-                        inner.immutable.clone(),
-                        inner.shared_traps.clone(),
-                    );
-                    // SAFETY: the maps cover every function and trace of
-                    // the cache (the code its contexts run) and live
-                    // (boxed) as long as the cache, which keeps its
-                    // contexts.
-                    unsafe { ctx.set_stack_maps(&inner.stack_maps) };
-                    ctx
-                }
+            // Traps are added as traces are compiled: a kept context must
+            // know them all, else a new one is made.
+            match inner.spare.take().and_then(|ctx| inner.unit.refresh(ctx, run.max_depth)) {
+                Some(ctx) => ctx,
+                None => inner.unit.context(run.max_depth),
             }
         };
         let widest = self.inner.borrow().widest_exit;
@@ -1084,7 +880,7 @@ impl TraceCache {
 
     /// Where the failing runtime call of a run came from.
     fn location(&self, ctx: &Ctx) -> Option<flowc_lang::interp::Location> {
-        self.inner.borrow().sites.location(ctx.error_site)
+        self.inner.borrow().unit.location(ctx.error_site)
     }
 }
 
@@ -1100,58 +896,42 @@ fn define_functions(inner: &mut CacheInner) -> Result<(), String> {
     let mut compiler = crate::compile::Compiler::for_work(size(&functions));
     for (k, f) in functions.iter().enumerate() {
         let mut exits = Vec::new();
-        let mut env = crate::lower::Env {
-            module: &mut *inner.jit,
-            funcs: &inner.funcs,
-            runtime: &inner.runtime,
-            constants: Constants::Rooted(&mut inner.pool),
-            traps: &mut inner.traps,
-            exits: &mut exits,
-            sites: &mut inner.sites,
-            fuel: inner.options.fuel,
-            split: None,
-            links: None,
-            safepoints: &mut safepoints,
-            objects: &inner.objects,
-            compiler: &mut compiler,
-            tiers: None,
-        };
-        define::define_function(&mut env, f, inner.funcs[&f.name].0, crate::lower::Facts::new(f))?;
+        let mut env = inner.unit.env(&mut exits, &mut safepoints, &inner.objects, &mut compiler, inner.options.fuel);
+        let id = env.funcs[&f.name].0;
+        define::define_function(&mut env, f, id, crate::lower::Facts::new(f))?;
         if k + 1 == functions.len() {
             crate::compile::finish(&mut env)?;
         }
     }
-    inner.jit.finalize_definitions().map_err(|e| e.to_string())?;
-    let jit = &inner.jit;
+    let unit = &mut inner.unit;
+    unit.jit.finalize_definitions().map_err(|e| e.to_string())?;
     inner.function_code =
-        inner.funcs.iter().map(|(&name, &(id, _))| (name, jit.get_finalized_function(id) as i64)).collect();
-    inner.stack_maps.add(safepoints.into_iter().map(|d| (jit.get_finalized_function(d.id) as usize, d.safepoints)));
-    inner.shared_traps = inner.traps.clone().into();
+        unit.funcs.iter().map(|(&name, &(id, _))| (name, unit.jit.get_finalized_function(id) as i64)).collect();
+    unit.register(safepoints);
     Ok(())
 }
 
 /// Copies baseline trace `t`'s code (named `name`) into `heap` and
-/// registers its safepoints; returns its address and size.
+/// registers it in `unit`; returns its record's index there.
 fn install_baseline(
     heap: &mut CodeHeap,
-    stack_maps: &mut StackMaps,
+    unit: &mut CodeUnit,
     t: TraceId,
     name: Symbol,
     code: crate::baseline::Compiled,
-) -> Result<(*const u8, usize), String> {
+) -> Result<usize, String> {
     let address = heap.install(&format!("t{}_{name}", t.0), &code.code)?;
     if std::env::var_os("FLOWC_DISASM").is_some() {
         // As for Cranelift's code (`define`): the bytes as they will run.
         eprint!("{}", crate::disasm::listing(&[(name, 0, &code.code)]));
     }
-    stack_maps.add_shared(address as usize, &code.safepoints, &code.frame.slots);
-    Ok((address, code.code.len()))
+    Ok(unit.register_at(name, address as usize, code.code.len(), &code.safepoints, &code.frame.slots))
 }
 
 /// Where a trace's code went: copied into the cache's [`CodeHeap`] (its
-/// address and size), or defined in its Cranelift module, to be finalized.
+/// record in the unit), or defined in the unit's module, to be finalized.
 enum Placed {
-    Installed(*const u8, usize),
+    Installed(usize),
     Defined(cranelift_module::FuncId),
 }
 

@@ -2,31 +2,26 @@
 //! compiling it into a unit's JIT module while the unit's code runs (on
 //! a worker thread, or at once), and installing it.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use rustc_hash::FxHashMap as HashMap;
-
 use flowc_ir::Function;
-use flowc_lang::Symbol;
 
-use super::{Code, Grown};
+use super::CodeUnit;
 use crate::define::{self, Options};
-use crate::lower::{Constants, ObjectInfo};
+use crate::lower::ObjectInfo;
 use crate::runtime::{Ctx, TierUp};
 
 /// The compiler of a tiered unit's optimized tier ([`crate::tiers`]):
 /// what compiling one more function into the unit's JIT module needs.
 /// Generated code reaches it through the context ([`TierUp`]).
 pub(super) struct Tiers {
-    pub(super) jit: RefCell<Code>,
-    pub(super) grown: Rc<RefCell<Grown>>,
+    /// The unit the optimized tiers are compiled into (its code running).
+    pub(super) unit: Rc<RefCell<CodeUnit>>,
     /// The slots and counters the code uses.
     pub(super) tables: crate::tiers::Tables,
     /// The IR of each tiered function, by index.
     pub(super) functions: Vec<Option<Function>>,
-    pub(super) funcs: HashMap<Symbol, (cranelift_module::FuncId, usize)>,
-    pub(super) runtime: define::RuntimeImports,
     pub(super) objects: ObjectInfo,
     pub(super) options: Options,
     /// Where optimized tiers are compiled: on a worker thread in the
@@ -36,6 +31,17 @@ pub(super) struct Tiers {
     /// The compilations started and not installed yet: function index and
     /// whether it is the on-stack replacement entries, by id.
     pub(super) pending: RefCell<Vec<(cranelift_module::FuncId, usize, bool)>>,
+    pub(super) counts: TierUps,
+}
+
+/// What tiering up did while the code ran.
+#[derive(Default)]
+pub(super) struct TierUps {
+    /// Optimized tiers compiled, and the time it took on the running thread.
+    pub tier_ups: Cell<u32>,
+    pub time: Cell<std::time::Duration>,
+    /// Optimized tiers that failed to compile (their tier-0 code stayed).
+    pub failures: Cell<u32>,
 }
 
 impl Tiers {
@@ -45,29 +51,13 @@ impl Tiers {
         &self,
         work: impl FnOnce(&mut crate::lower::Env) -> Result<T, String>,
     ) -> Result<(T, Vec<define::DefinedCode>), String> {
-        let mut jit = self.jit.borrow_mut();
-        let mut grown = self.grown.borrow_mut();
-        let grown = &mut *grown;
+        let mut unit = self.unit.borrow_mut();
         let mut compiler = self.compiler.borrow_mut();
         let (mut exits, mut safepoints) = (Vec::new(), Vec::new());
-        let mut env = crate::lower::Env {
-            module: &mut **jit,
-            funcs: &self.funcs,
-            runtime: &self.runtime,
-            constants: Constants::Rooted(&mut grown.pool),
-            traps: &mut grown.traps,
-            exits: &mut exits,
-            sites: &mut grown.sites,
-            fuel: self.options.fuel,
-            // Optimized tiers are compiled whole: each is one function,
-            // installed once the worker has it.
-            split: None,
-            links: None,
-            safepoints: &mut safepoints,
-            objects: &self.objects,
-            compiler: &mut compiler,
-            tiers: Some(&self.tables),
-        };
+        let mut env = unit.env(&mut exits, &mut safepoints, &self.objects, &mut compiler, self.options.fuel);
+        // Optimized tiers are compiled whole: each is one function,
+        // installed once the worker has it.
+        env.tiers = Some(&self.tables);
         let result = work(&mut env)?;
         Ok((result, safepoints))
     }
@@ -117,15 +107,14 @@ impl Tiers {
         if defined.is_empty() {
             return Ok(());
         }
-        let mut jit = self.jit.borrow_mut();
-        jit.finalize_definitions().map_err(|e| e.to_string())?;
-        let mut grown = self.grown.borrow_mut();
+        let mut unit = self.unit.borrow_mut();
+        unit.jit.finalize_definitions().map_err(|e| e.to_string())?;
         let mut pending = self.pending.borrow_mut();
         let t = &self.tables;
         for d in &defined {
             if let Some(at) = pending.iter().position(|&(id, _, _)| id == d.id) {
                 let (id, k, osr) = pending.remove(at);
-                let address = jit.get_finalized_function(id) as u64;
+                let address = unit.jit.get_finalized_function(id) as u64;
                 match osr {
                     true => t.osr[k].set(address),
                     false => {
@@ -133,13 +122,10 @@ impl Tiers {
                         t.optimized[k].set(true);
                     }
                 }
-                grown.tier_ups += 1;
+                self.counts.tier_ups.set(self.counts.tier_ups.get() + 1);
             }
         }
-        grown.add(&jit, defined);
-        if grown.shared_traps.len() != grown.traps.len() {
-            grown.shared_traps = grown.traps.clone().into();
-        }
+        unit.register(defined);
         Ok(())
     }
 
@@ -162,7 +148,7 @@ impl Tiers {
         let t = &self.tables;
         let failed = |j: usize| {
             t.failed[j].set(true);
-            self.grown.borrow_mut().tier_up_failures += 1;
+            self.counts.failures.set(self.counts.failures.get() + 1);
         };
         if self.install().is_err() {
             // What was on its way failed: its functions keep their tier 0.
@@ -210,7 +196,7 @@ impl TierUp for Tiers {
             .unwrap_or_else(|_| {
                 t.failed.iter().for_each(|f| f.set(true));
                 self.pending.borrow_mut().clear();
-                self.grown.borrow_mut().tier_up_failures += 1;
+                self.counts.failures.set(self.counts.failures.get() + 1);
                 0
             });
         // Counting starts again: tier-0 code still running (other calls,
@@ -218,9 +204,8 @@ impl TierUp for Tiers {
         // while its compilation is on its way.
         let soon = if address == 0 && !t.failed[k].get() { (t.after / 16).max(1) } else { t.after };
         t.counters[k].set(soon);
-        let mut grown = self.grown.borrow_mut();
-        grown.tier_up_time += started.elapsed();
-        ctx.traps = grown.shared_traps.clone();
+        self.counts.time.set(self.counts.time.get() + started.elapsed());
+        ctx.traps = self.unit.borrow().shared_traps();
         address
     }
 }
