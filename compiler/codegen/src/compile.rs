@@ -29,15 +29,7 @@ use flowc_lang::Symbol;
 use crate::define;
 use crate::lower::Env;
 
-/// Below this many IR instructions in all, functions are compiled on one
-/// thread: a second thread's allocator arenas and stack cost memory that
-/// small programs do not win back in time (10^4 statements compiled in
-/// 34 ms either way; peak 22.9 MB on one thread, 24.1 MB on two).
-pub const PARALLEL_INSTS: usize = 20_000;
-
-/// How many lowered functions may wait for the worker or be compiled by
-/// it at once.
-pub const IN_FLIGHT: usize = 1;
+use crate::plan::policy::{IN_FLIGHT, PARALLEL_INSTS};
 
 /// Which code generator compiles a function or trace, with which
 /// settings (not a tier of [`crate::tiers`]: tier-0 code and optimized

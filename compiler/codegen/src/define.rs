@@ -19,8 +19,9 @@ use flowc_ir::{Function, FunctionKind, Module as IrModule};
 use flowc_lang::interp::ErrorKind;
 use flowc_lang::Symbol;
 
-use crate::compile::{self, Codegen, Compiler};
+use crate::compile::{self, Compiler};
 use crate::lower::{self, signature, Constants, Env, SiteTable};
+use crate::plan::{Plan, Shape};
 use crate::runtime::RuntimeFn;
 
 /// What [`define`] produced.
@@ -58,13 +59,13 @@ pub struct Options {
     pub fuel: bool,
     /// Split every function but traces into regions of at most this many
     /// instructions ([`crate::lower::frame`]), not only huge ones at
-    /// [`REGION_INSTS`]: the split lowering tried on every program (tests).
+    /// [`crate::plan::policy::REGION_INSTS`]: the split lowering tried on every program (tests).
     pub split: Option<usize>,
     /// Compile functions that may be hot in tiers ([`crate::tiers`]):
     /// code run in memory only.
     pub tiering: Option<crate::tiers::Tiering>,
     /// Traces: every how many crossings (a power of two) a linked exit
-    /// checks in with the driver ([`crate::lower::LINK_CHECK`] when
+    /// checks in with the driver ([`crate::plan::policy::LINK_CHECK`] when
     /// `None`).
     pub link_check: Option<u64>,
     /// Keep the Cranelift IR of every function as lowered
@@ -140,88 +141,45 @@ pub struct DefinedCode {
     pub places: Vec<crate::code_map::PlaceRange>,
 }
 
-/// How many instructions a region of a split function holds at most
-/// ([`flowc_ir::regions`]): Cranelift's structures for the regions on
-/// their way ([`compile::IN_FLIGHT`]) are what compiling a huge function
-/// holds beyond the IR, and smaller regions cost no more time
-/// (docs/architecture.md, "Thresholds and what set them").
-pub const REGION_INSTS: usize = 250;
-
-/// [`REGION_INSTS`] and [`REGION_LOOP_INSTS`] for a function whose code is
-/// all cold ([`lower::Facts::all_cold`]) and that is not huge: its loops
-/// run a few times, so a nest of more than this many instructions is cut
-/// like straight-line code, and its regions are smaller. Its largest
-/// region's Cranelift structures are a cost that does not shrink with
-/// the program, and a program this small pays for it out of a budget of
-/// a kilobyte per statement (a huge function amortizes it).
-pub const COLD_REGION_INSTS: usize = 125;
-pub const COLD_REGION_LOOP_INSTS: usize = 250;
-
-/// How big a loop nest may be and still stay whole in one region: a loop
-/// cut by a region boundary leaves and re-enters a function every
-/// iteration, and reads values from the frame instead of registers; a
-/// bigger bound raises the peak memory of compiling huge programs.
-pub const REGION_LOOP_INSTS: usize = 1000;
-
 /// Lowers `f` into `env`'s module and has it compiled and defined as `id`
 /// (through `env.compiler`: call [`compile::finish`] once all are
-/// submitted); its traps, exits and safepoints are appended to `env`'s. A
-/// huge function other than a trace is split into regions
-/// ([`crate::lower::frame`]). `facts` are `f`'s ([`lower::Facts::new`],
-/// with its runs per run of the program where the caller knows them).
-///
-/// A function whose code is all cold ([`lower::Facts::all_cold`]: code
-/// that runs at most [`lower::COLD_RUNS`] times per run, such as a main
-/// graph whose loops, if any, are counted loops that run a few times, and
-/// the functions only it calls) is compiled for compile time too:
-/// cheaply, and split when it has more than [`REGION_INSTS`]
-/// instructions.
+/// submitted); its traps, exits and safepoints are appended to `env`'s.
+/// `facts` are `f`'s ([`lower::Facts::new`], with its runs per run of the
+/// program where the caller knows them). Its [`Plan`] says how: whole or
+/// split into regions ([`crate::lower::frame`]), by which settings.
 pub fn define_function(env: &mut Env, f: &Function, id: FuncId, facts: lower::Facts) -> Result<(), String> {
     let mut fbctx = FunctionBuilderContext::new();
-    let cold = facts.all_cold();
-    if f.kind != FunctionKind::Trace && (f.is_huge() || env.split.is_some() || (cold && f.insts.len() > REGION_INSTS)) {
-        let sizes = if cold && !f.is_huge() {
-            (COLD_REGION_INSTS, COLD_REGION_LOOP_INSTS)
-        } else {
-            (REGION_INSTS, REGION_LOOP_INSTS)
-        };
-        let (max, max_loop) = env.split.map_or(sizes, |n| (n, n));
-        return define_split(env, f, &facts, id, (max, max_loop), None, &mut fbctx);
+    let plan = Plan::of(f, &facts, env.split, env.links.as_ref().map(|l| l.tier));
+    if let Shape::Regions { .. } = plan.shape {
+        return define_split(env, f, &facts, id, &plan, None, &mut fbctx);
     }
     let mut ctx = env.compiler.context(&*env.module);
-    lower::lower(env, f, &facts, &mut ctx, &mut fbctx);
-    let tier = match &env.links {
-        Some(links) if f.kind == FunctionKind::Trace => links.tier,
-        _ if f.is_huge() || cold => Codegen::Cheap,
-        _ => Codegen::Optimized,
-    };
-    compile::submit(env, id, f.name, ctx, tier)
+    lower::lower(env, f, &facts, &plan, &mut ctx, &mut fbctx);
+    compile::submit(env, id, f.name, ctx, plan.codegen)
 }
 
 /// Defines the tier-0 code of `f`, function `index` of the program
-/// ([`crate::tiers`]): lowered as cold code (`facts` made all cold), split
-/// into regions like a cold function's, with a driver that counts calls
-/// and tiers up.
+/// ([`crate::tiers`], [`Plan::tier0`]): lowered as cold code (`facts` made
+/// all cold), split into regions like a cold function's, with a driver
+/// that counts calls and tiers up.
 pub fn define_tier0(env: &mut Env, f: &Function, id: FuncId, facts: lower::Facts, index: usize) -> Result<(), String> {
     let mut fbctx = FunctionBuilderContext::new();
     let headers = facts.hot_headers();
     let facts = facts.every_block_cold();
-    define_split(env, f, &facts, id, TIER0_SIZES, Some((index, headers)), &mut fbctx)
+    define_split(env, f, &facts, id, &Plan::tier0(), Some((index, headers)), &mut fbctx)
 }
 
-/// The region sizes of tier-0 code: a cold function's.
-const TIER0_SIZES: (usize, usize) = (COLD_REGION_INSTS, COLD_REGION_LOOP_INSTS);
-
-/// The regions of `f` of at most `sizes` instructions (and loop nests),
+/// The regions of `f` of at most `shape`'s instructions (and loop nests),
 /// the blocks `headers` entries, and their frame. They depend on the
 /// graph and on which values are small integers, not on which blocks are
 /// cold: any `facts` of `f` give the same layout.
 fn split_layout(
     f: &Function,
     facts: &lower::Facts,
-    (max, max_loop): (usize, usize),
+    shape: Shape,
     headers: &[flowc_ir::BlockId],
 ) -> (flowc_ir::regions::Regions, lower::frame::Frame) {
+    let Shape::Regions { max, max_loop } = shape else { unreachable!("a split plan's shape") };
     let regions = flowc_ir::regions::Regions::with_entries(f, &facts.shape.cfg, &facts.loops, max, max_loop, headers);
     let frame = lower::frame::Frame::new(f, &facts.shape.cfg, Some(&regions), |v| {
         !facts.shape.small.operand(&flowc_ir::Operand::Value(v))
@@ -236,31 +194,15 @@ fn split_layout(
 pub fn define_osr(env: &mut Env, f: &Function, id: FuncId, facts: lower::Facts) -> Result<(), String> {
     let mut fbctx = FunctionBuilderContext::new();
     let headers = facts.hot_headers();
-    let (_, frame) = split_layout(f, &facts, TIER0_SIZES, &headers);
+    let (_, frame) = split_layout(f, &facts, Plan::tier0().shape, &headers);
+    let plan = Plan::of(f, &facts, None, None);
     let mut ctx = env.compiler.context(&*env.module);
-    lower::lower_osr(env, f, &facts, &frame, &headers, &mut ctx, &mut fbctx)?;
-    compile::submit(env, id, f.name, ctx, Codegen::Optimized)
+    lower::lower_osr(env, f, &facts, &plan, &frame, &headers, &mut ctx, &mut fbctx)?;
+    compile::submit(env, id, f.name, ctx, plan.codegen)
 }
 
-/// Whether `f`, whose facts are `facts`, is compiled in tiers under
-/// `tiering`: not a trace, not huge (huge functions are compiled for
-/// compile time anyway), and a function called by name that is not all
-/// cold, or a main graph with hot loops. Small functions are tiered too:
-/// even the smallest costs the optimized pipeline's memory, some 150–400
-/// KB of process peak for a ten-statement main loop (`compile_shapes`'
-/// `big_function_hot_loop`: 1,035 B/stmt with its main compiled optimized
-/// at once, 908 tiered), and tier 0 is cheap for them.
-pub fn is_tiered(f: &Function, facts: &lower::Facts, tiering: Option<crate::tiers::Tiering>) -> bool {
-    tiering.is_some_and(|_| {
-        let callable = f.kind == FunctionKind::Function;
-        let hot = !facts.all_cold() && (callable || !facts.hot_headers().is_empty());
-        f.kind != FunctionKind::Trace && !f.is_huge() && hot
-    })
-}
-
-/// Defines `f` as `id`, split into regions of at most `max` instructions
-/// (loop nests of up to `max_loop` whole): each region a function of its
-/// own, compiled cheaply (a region at a time on each core, so that the
+/// Defines `f` as `id`, split into regions as `plan` says: each region a
+/// function of its own, compiled cheaply (a region at a time on each core, so that the
 /// Cranelift structures of only a few exist at once), and `id` the driver
 /// that calls the first.
 fn define_split(
@@ -268,12 +210,12 @@ fn define_split(
     f: &Function,
     facts: &lower::Facts,
     id: FuncId,
-    (max, max_loop): (usize, usize),
+    plan: &Plan,
     tier: Option<(usize, Vec<flowc_ir::BlockId>)>,
     fbctx: &mut FunctionBuilderContext,
 ) -> Result<(), String> {
     let headers = tier.as_ref().map_or(&[][..], |(_, headers)| headers.as_slice());
-    let (regions, frame) = split_layout(f, facts, (max, max_loop), headers);
+    let (regions, frame) = split_layout(f, facts, plan.shape, headers);
     let sig = lower::frame::region_signature(&*env.module);
     let funcs = (0..regions.len())
         .map(|_| env.module.declare_anonymous_function(&sig).map_err(|e| e.to_string()))
@@ -283,16 +225,16 @@ fn define_split(
         index,
         headers,
     });
-    let split = lower::frame::Split { regions, frame, funcs, tier };
+    let split = lower::frame::Split { regions, frame, funcs, tier, plan: *plan };
     for (k, &region) in split.funcs.iter().enumerate() {
         let mut ctx = env.compiler.context(&*env.module);
         lower::lower_region(env, f, facts, &split, k, &mut ctx, fbctx);
-        compile::submit(env, region, f.name, ctx, Codegen::Cheap)?;
+        compile::submit(env, region, f.name, ctx, plan.codegen)?;
     }
     let mut ctx = env.compiler.context(&*env.module);
     let driver_tier = split.tier.as_ref().map(|t| (t.counter, t.index));
     lower::frame::lower_driver(env, f, &split, driver_tier, &mut ctx, fbctx);
-    compile::submit(env, id, f.name, ctx, Codegen::Cheap)
+    compile::submit(env, id, f.name, ctx, plan.codegen)
 }
 
 /// What was compiled into `ctx` as `id` (function `name`): its size,
@@ -528,7 +470,7 @@ pub fn define(
         all.iter().zip(facts).zip(&runs).map(|((&(f, _), x), r)| x.with_runs(f, *r)).collect();
     if let Some(tables) = &mut tables {
         for (k, ((f, _), facts)) in all.iter().zip(&facts).enumerate() {
-            if is_tiered(f, facts, options.tiering) {
+            if Plan::tiered(f, facts, options.tiering.is_some()) {
                 tables.tiered[k] = Some(runs[k]);
                 tables.index.insert(f.name, k);
             }

@@ -9,6 +9,9 @@
 //! - [`lower`]: IR to Cranelift IR (with the optimistic copy);
 //! - [`baseline`]: traces straight to x86-64 code, for the JIT's first
 //!   tier;
+//! - [`plan`]: what code each function and trace gets (shape, inline
+//!   paths, optimistic copy, Cranelift settings, tiers), and every
+//!   threshold of code generation ([`plan::policy`]);
 //! - [`define`]: declaring and defining functions in a Cranelift module;
 //! - [`compile`]: compiling lowered functions on a second core while the
 //!   next are lowered;
@@ -24,6 +27,7 @@ pub mod disasm;
 pub mod in_memory;
 pub mod lower;
 pub mod object;
+pub mod plan;
 pub mod small;
 pub mod tiers;
 

@@ -58,22 +58,7 @@ pub struct Tiering {
     pub background: bool,
 }
 
-/// How many calls or iterations tiered code runs in tier 0 before its
-/// optimized tier is compiled at once ([`Tiering::after`]): the bound
-/// below which code counts as cold ([`crate::lower::COLD_RUNS`]), for the
-/// same reason. Tier 0 runs some ten times slower than the optimized
-/// tier, which costs about as much to compile as tier 0 spends on each
-/// of its statements in a thousand runs: tiering up then at most doubles
-/// what the code would have cost compiled optimized from the start (the
-/// rent-or-buy bound), and saves all of the compile for code that runs
-/// less.
-pub const TIER_UP_AFTER: u32 = crate::lower::COLD_RUNS;
-
-/// [`TIER_UP_AFTER`] when the optimized tier is compiled in the
-/// background: the running thread pays only for lowering, a tenth of the
-/// compile, so it may start earlier (docs/architecture.md, "Thresholds
-/// and what set them").
-pub const TIER_UP_AFTER_IN_BACKGROUND: u32 = 200;
+pub use crate::plan::policy::{TIER_UP_AFTER, TIER_UP_AFTER_IN_BACKGROUND};
 
 impl Default for Tiering {
     /// Tier up in the background if the machine has a second core, else

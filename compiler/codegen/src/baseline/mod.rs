@@ -1584,7 +1584,7 @@ impl Emit<'_, '_> {
         self.a.alu_mem_imm8(Alu::Add, RDX, count, 1);
         // Every LINK_CHECK-th crossing returns to the driver instead.
         self.a.load(RSI, RDX, count);
-        let every = self.env.links.as_ref().map_or(crate::lower::LINK_CHECK, |l| l.link_check);
+        let every = self.env.links.as_ref().map_or(crate::plan::policy::LINK_CHECK, |l| l.link_check);
         self.a.test_imm(RSI, every as i32 - 1);
         self.a.jcc(Cond::Equal, unlinked);
         self.a.mov(RDI, RBX);

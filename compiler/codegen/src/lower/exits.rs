@@ -68,11 +68,7 @@ impl CodeSlots {
     }
 }
 
-/// Every this many crossings of a linked exit (a power of two), the exit
-/// returns to the driver as if it had no link, with its values: the JIT
-/// sees which links are hot and may make a tree of them
-/// (`flowc_trace::tree`), then continues in the bridge.
-pub const LINK_CHECK: u64 = 1 << 12;
+use crate::plan::policy::LINK_CHECK;
 
 /// One exit's link: `target`, when not 0, is the address of a bridge
 /// ([`trace_signature`]: its parameters are the values the exit stores in

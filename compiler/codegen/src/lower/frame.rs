@@ -64,6 +64,8 @@ pub struct Split {
     pub funcs: Vec<FuncId>,
     /// Tier-0 code ([`crate::tiers`]): what its loop headers count.
     pub tier: Option<Tier0>,
+    /// The split function's plan ([`crate::plan::Shape::Regions`]).
+    pub plan: crate::plan::Plan,
 }
 
 /// What the tier-0 code of a function counts: its counter's address, its

@@ -31,7 +31,7 @@
 //! must see, live in words of a frame their driver holds), no inline paths
 //! outside loops ([`Lowerer::is_cold`]), one stop test per block
 //! ([`Lowerer::flush_stop`]), no cold blocks (see [`Lowerer::mark_cold`]).
-//! In a whole program, blocks that run at most [`COLD_RUNS`] times per run
+//! In a whole program, blocks that run at most [`crate::plan::policy::COLD_RUNS`] times per run
 //! in all ([`flowc_ir::frequency`]: the main graph's blocks on no cycle or
 //! in counted loops, and those of functions it calls a bounded number of
 //! times) are cold: lowered like a huge function's outside loops; a
@@ -84,6 +84,7 @@ use flowc_lang::ops::{Form, Op};
 use flowc_lang::Value;
 
 use crate::code_map::IrPlace;
+use crate::plan::Plan;
 use crate::runtime::{offsets, RuntimeFn};
 
 pub(crate) mod exits;
@@ -96,7 +97,7 @@ mod osr;
 mod region;
 use crate::small::Small;
 use crate::word::{self, ONE, STOP, ZERO};
-pub use exits::{CodeSlots, ExitSlot, ExitSlots, Links, TraceExit, TraceRef, LINK_CHECK};
+pub use exits::{CodeSlots, ExitSlot, ExitSlots, Links, TraceExit, TraceRef};
 use exits::{ExitAt, Leaving};
 use flowc_ir::ix;
 use frame::Roots;
@@ -301,10 +302,9 @@ struct Lowerer<'a, 'b> {
     /// or returns the number. (One per function: a tail call in every exit
     /// cost the register allocator more than the rest of a trace.)
     leave: Option<cranelift_codegen::ir::Block>,
-    /// A huge function, or a region of a split one (forced splits in tests
-    /// included, so they run what huge functions run): lowered for compile
-    /// time (see the module docs).
-    for_compile_time: bool,
+    /// What code the function gets ([`Plan`]): its blocks' inline paths,
+    /// where slow paths go, when stops are tested.
+    plan: Plan,
     /// Lowering one region of a split huge function ([`frame`]).
     split: Option<Region<'b>>,
     /// The function's runs per run of the program are known
@@ -366,7 +366,7 @@ pub struct Facts {
     /// The cycle each block lies on ([`flowc_ir::cfg::Cfg::cycles`]), by
     /// raw index, if the block is hot: in a function whose runs per run
     /// are known ([`Facts::with_runs`]), blocks that run at most
-    /// [`COLD_RUNS`] times per run count as on no cycle, and are lowered
+    /// [`crate::plan::policy::COLD_RUNS`] times per run count as on no cycle, and are lowered
     /// like code that runs once.
     cycles: Vec<Option<u32>>,
     pub loops: flowc_ir::loops::LoopForest,
@@ -378,17 +378,14 @@ pub struct Facts {
     runs_known: bool,
 }
 
-/// How many times a block may run per run of the program and still be
-/// compiled for compile time rather than speed (no inline paths, no
-/// optimistic copy). An inline path saves a few nanoseconds per run over
-/// a runtime call and costs some 30 Cranelift instructions of optimized
-/// compiling: it pays back after thousands of runs, if at all
-/// (docs/architecture.md, "Thresholds and what set them").
-pub const COLD_RUNS: u32 = 1000;
-
 impl Facts {
+    /// Whether block `b` lies on a hot cycle.
+    pub fn on_cycle(&self, b: BlockId) -> bool {
+        self.cycles[ix(b)].is_some()
+    }
+
     /// Whether every block of the function is cold: code that runs at
-    /// most [`COLD_RUNS`] times per run of the program.
+    /// most [`crate::plan::policy::COLD_RUNS`] times per run of the program.
     pub fn all_cold(&self) -> bool {
         self.runs_known && self.cycles.iter().all(Option::is_none)
     }
@@ -432,13 +429,18 @@ impl Facts {
 
     /// These facts of `f` for when it runs at most `runs` times per run
     /// of the program ([`flowc_ir::frequency::function_runs`]; `None`:
-    /// unknown): its blocks that run at most [`COLD_RUNS`] times in all
+    /// unknown): its blocks that run at most [`crate::plan::policy::COLD_RUNS`] times in all
     /// are cold.
     pub fn with_runs(mut self, f: &Function, runs: Option<u32>) -> Facts {
         self.runs_known = runs.is_some();
         if let Some(runs) = runs {
             for (b, _) in f.blocks.iter() {
-                if self.bounds.at_most(b).and_then(|n| n.checked_mul(runs)).is_some_and(|n| n <= COLD_RUNS) {
+                if self
+                    .bounds
+                    .at_most(b)
+                    .and_then(|n| n.checked_mul(runs))
+                    .is_some_and(|n| n <= crate::plan::policy::COLD_RUNS)
+                {
                     self.cycles[ix(b)] = None;
                 }
             }
@@ -464,10 +466,11 @@ pub fn lower(
     env: &mut Env,
     f: &Function,
     facts: &Facts,
+    plan: &Plan,
     ctx: &mut cranelift_codegen::Context,
     fbctx: &mut FunctionBuilderContext,
 ) {
-    lower_with(env, f, facts, None, ctx, fbctx)
+    lower_with(env, f, facts, plan, None, ctx, fbctx)
 }
 
 /// [`lower`], or with `osr` the function entered only at the loop headers
@@ -476,6 +479,7 @@ fn lower_with(
     env: &mut Env,
     f: &Function,
     facts: &Facts,
+    plan: &Plan,
     osr: Option<&osr::Osr>,
     ctx: &mut cranelift_codegen::Context,
     fbctx: &mut FunctionBuilderContext,
@@ -501,9 +505,8 @@ fn lower_with(
         blocks
     };
     let blocks = make_blocks(&mut b);
-    let cheap_trace = env.links.as_ref().is_some_and(|l| l.tier != crate::compile::Codegen::Optimized);
     let exit_points =
-        if cheap_trace { Default::default() } else { optimistic_exits(f, &facts.shape.small, &facts.cycles) };
+        if plan.optimistic { optimistic_exits(f, &facts.shape.small, &facts.cycles) } else { Default::default() };
     let assumed = if exit_points.is_empty() { Vec::new() } else { Small::assumed_params(f) };
     // The optimistic copy's blocks: its own for the blocks on cycles, the
     // generic copy's for the others.
@@ -581,14 +584,13 @@ fn lower_with(
         Some((small, blocks)) => (Some(small), Some(blocks)),
         None => (None, None),
     };
-    let mut l = Lowerer::new(b, env, f, facts, blocks, ctx_value, None);
+    let mut l = Lowerer::new(b, env, f, facts, *plan, blocks, ctx_value, None);
     l.values = values;
     l.vars = vars;
     l.roots = roots;
     l.exit_points = exit_points;
     l.iterations = iterations;
     l.frame_stored = frame_stored;
-    l.for_compile_time = f.is_huge() && l.vars.is_none();
     l.finish_stop();
     if let (Some(small), Some(blocks)) = (&optimistic_small, &optimistic_blocks) {
         l.loop_entries = Some(LoopEntries::new(f, &facts.shape.cfg, &facts.shape.small, small, blocks.clone()));
@@ -621,11 +623,13 @@ fn lower_with(
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     /// A lowerer of `f` into `b`, whose IR blocks start at `blocks`.
+    #[allow(clippy::too_many_arguments)]
     fn new(
         mut b: FunctionBuilder<'b>,
         env: &'b mut Env<'a>,
         f: &'b Function,
         facts: &'b Facts,
+        plan: Plan,
         blocks: Blocks,
         ctx: ClValue,
         split: Option<Region<'b>>,
@@ -660,7 +664,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             loops: &facts.loops,
             iterations: None,
             leave: None,
-            for_compile_time: false,
+            plan,
             split,
             frame_stored: true,
             defer_stop: false,
@@ -752,7 +756,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// Whether the block being lowered is cold: on no hot cycle
     /// ([`Facts`]), in a huge function or in one whose runs per run are
     /// known (the main graph, and functions it calls a bounded number of
-    /// times). It runs at most once per call, or at most [`COLD_RUNS`]
+    /// times). It runs at most once per call, or at most [`crate::plan::policy::COLD_RUNS`]
     /// times per run, so its operations call the runtime without inline
     /// paths, object operations included, and its runtime calls' stops
     /// are tested once per block ([`Lowerer::flush_stop`]): compiled code
@@ -763,7 +767,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// 3,300 without them in its counted loops too, which run 78
     /// iterations in all.)
     fn is_cold(&self) -> bool {
-        (self.for_compile_time || self.runs_known) && self.cycles[ix(self.current)].is_none()
+        self.plan.cold(self.cycles[ix(self.current)].is_some(), self.runs_known)
     }
 
     /// Lists the words of the function's [`Roots`] in the stack map of
@@ -805,7 +809,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// kept thousands of values live across the whole function (at
     /// 10^6 statements the allocator took most of the compile time).
     fn mark_cold(&mut self, blk: cranelift_codegen::ir::Block) {
-        if !self.for_compile_time {
+        if self.plan.slow_paths_last() {
             self.b.set_cold_block(blk);
         }
     }
@@ -914,7 +918,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.block_start(blk);
         }
         let fused = if last { fused_compare(self.f, blk, self.uses) } else { None };
-        self.defer_stop = self.for_compile_time || self.is_cold();
+        self.defer_stop = self.plan.defer_stops(self.is_cold());
         for k in start..end {
             let i = self.f.blocks[blk].insts[k];
             if let Some(r) = &mut self.split {

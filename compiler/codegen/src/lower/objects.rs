@@ -82,15 +82,10 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// The byte offset of `field`'s slot, if the layout has one.
-    /// `None` also in a huge function (`flowc_ir::HUGE_INSTS`, or a forced
-    /// split), whose field reads and writes all go to the runtime: the
-    /// inline paths' blocks and branches made Cranelift's work on such
-    /// functions three times longer (100,000 statements of objects: 5.8 s
-    /// and 1.16 GB to compile and run natively, 1.9 s and 0.72 GB with
-    /// runtime calls only); and in cold code ([`Lowerer::is_cold`]).
+    /// The byte offset of `field`'s slot, if the layout has one and the
+    /// block reads and writes fields in line ([`crate::plan::Plan::inline_objects`]).
     fn slot_offset(&self, field: Symbol) -> Option<i32> {
-        if self.for_compile_time || self.is_cold() {
+        if !self.plan.inline_objects(self.is_cold()) {
             return None;
         }
         let k = self.env.objects.layout.slot(field)?;
@@ -161,9 +156,9 @@ impl Lowerer<'_, '_> {
         let words = layout.words();
         let join = self.join_block();
         let slow = self.cold_block();
-        // Inline bump allocation, except in huge functions and code that
-        // runs once (see `slot_offset`).
-        if words <= MAX_WORDS && !self.for_compile_time && !self.is_cold() {
+        // Inline bump allocation where objects are in line (see
+        // `slot_offset`).
+        if words <= MAX_WORDS && self.plan.inline_objects(self.is_cold()) {
             let heap = self.b.ins().load(types::I64, flags, self.ctx, offsets::HEAP);
             let run = run_offset(words) as i32;
             let ptr = self.b.ins().load(types::I64, flags, heap, run);

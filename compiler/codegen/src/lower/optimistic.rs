@@ -13,16 +13,6 @@ use super::{ix, Blocks, Lowerer};
 use crate::small::Small;
 use crate::word;
 
-/// How many instructions on cycles a function (not a trace) may have and
-/// still get an optimistic copy. The copy doubles what its loops cost to
-/// compile, and what it saves is a tag test per operation whose operand
-/// it takes to be small — much in a small loop whose time those tests
-/// are a fair part of, little in a big one (docs/architecture.md,
-/// "Thresholds and what set them", has the measurements). A trace keeps
-/// its copy whatever its size: the JIT compiles only loops that have
-/// proved hot, and traces' values come from guards that know more.
-pub const OPTIMISTIC_COPY_INSTS: usize = 100;
-
 /// The exit points of `f`'s optimistic copy (none: no copy). A function
 /// or trace with a loop gets one when some of the arithmetic of its
 /// blocks on cycles (`cycles`, by raw index) is not known to stay small:
@@ -35,23 +25,13 @@ pub const OPTIMISTIC_COPY_INSTS: usize = 100;
 /// they really do. Code on no cycle (a bridge, a loop's preamble, a
 /// function without loops, the code around the loops) runs each
 /// operation once per entry: its copy would cost more to compile than it
-/// saves, and it has none. Nor does a function other than a trace with more than
-/// [`OPTIMISTIC_COPY_INSTS`] instructions on cycles.
+/// saves, and it has none. Whether a function or trace may have a copy at
+/// all is its plan's to say ([`crate::plan::Plan::optimistic`]).
 pub(super) fn optimistic_exits(
     f: &Function,
     small: &Small,
     cycles: &[Option<u32>],
 ) -> std::collections::HashSet<flowc_ir::InstId> {
-    // Huge functions get none: the copy's variables cost Cranelift's SSA
-    // builder memory per variable and block.
-    if f.is_huge() {
-        return Default::default();
-    }
-    if f.kind != flowc_ir::FunctionKind::Trace
-        && f.all_insts().filter(|&(b, _)| cycles[ix(b)].is_some()).count() > OPTIMISTIC_COPY_INSTS
-    {
-        return Default::default();
-    }
     f.all_insts()
         .filter(|&(b, i)| {
             let data = &f.insts[i];
@@ -215,7 +195,8 @@ mod tests {
 
     /// The exit points of the optimistic copy of a loop of `adds` additions
     /// to a running total (each `add.int` may leave the small integers),
-    /// in a function of `kind` (`main` or `trace`).
+    /// in a function of `kind` (`main` or `trace`): none when its plan
+    /// gives it no copy.
     fn exits_of_loop(kind: &str, adds: usize) -> usize {
         let mut body = String::new();
         let mut last = 1;
@@ -229,6 +210,9 @@ mod tests {
         );
         let m = flowc_ir::parse::module("test", &text).unwrap();
         let f = &m.functions[0];
+        if !crate::plan::Plan::of(f, &super::super::Facts::new(f), None, None).optimistic {
+            return 0;
+        }
         let cycles = flowc_ir::cfg::Cfg::new(f).cycles();
         optimistic_exits(f, &Small::of(f), &cycles).len()
     }
@@ -236,7 +220,7 @@ mod tests {
     #[test]
     fn only_loops_within_the_budget_get_an_optimistic_copy() {
         // The phi, the comparison and the additions are on the cycle.
-        let within = OPTIMISTIC_COPY_INSTS - 2;
+        let within = crate::plan::policy::OPTIMISTIC_COPY_INSTS - 2;
         assert_eq!(exits_of_loop("main", within), within);
         assert_eq!(exits_of_loop("main", within + 1), 0, "one instruction over the budget: no copy");
         assert_eq!(exits_of_loop("trace", within + 1), within + 1, "a trace keeps its copy");

@@ -37,10 +37,12 @@ pub(super) struct Osr<'x> {
 /// the module docs). Fails if a value live at a header is not in a word
 /// of the frame (then the tier-0 code goes on); the tier-0 layout makes
 /// that impossible, and the tests count such failures.
+#[allow(clippy::too_many_arguments)]
 pub fn lower_osr(
     env: &mut Env,
     f: &Function,
     facts: &Facts,
+    plan: &crate::plan::Plan,
     frame: &Frame,
     headers: &[BlockId],
     ctx: &mut cranelift_codegen::Context,
@@ -53,7 +55,7 @@ pub fn lower_osr(
             return Err(format!("value {v:?} live at loop header {h:?} is not kept in the tier-0 frame"));
         }
     }
-    super::lower_with(env, f, facts, Some(&Osr { frame, headers, live }), ctx, fbctx);
+    super::lower_with(env, f, facts, plan, Some(&Osr { frame, headers, live }), ctx, fbctx);
     Ok(())
 }
 

@@ -116,8 +116,7 @@ pub fn lower_region(
         pending: Vec::new(),
         refs: HashMap::default(),
     };
-    let mut l = Lowerer::new(b, env, f, facts, blocks, ctx_value, Some(region));
-    l.for_compile_time = true;
+    let mut l = Lowerer::new(b, env, f, facts, split.plan, blocks, ctx_value, Some(region));
     l.finish_stop();
     // The region's pieces, block by block: a block's pieces in one region
     // are consecutive.

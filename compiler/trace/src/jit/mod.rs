@@ -174,7 +174,7 @@ pub struct Options {
     pub keep_ir: bool,
     /// Every how many crossings a linked exit checks in with the driver,
     /// which may then grow a tree (a power of two; `None`: the code
-    /// generator's [`flowc_codegen::lower::LINK_CHECK`]).
+    /// generator's [`flowc_codegen::plan::policy::LINK_CHECK`]).
     pub link_check: Option<u64>,
     /// Crossings of a link before its bridge is grafted into a tree.
     pub graft_crossings: u64,
