@@ -26,6 +26,9 @@
 use flowc_bench::compile_run::{self, paired, TARGET_BYTES, TARGET_RATE};
 use flowc_bench::scale::{program, SIZES};
 
+// The process as flowc runs: its allocator, its load-time settings.
+flowc_runtime::process_setup!();
+
 /// Runs per size, and of the baseline.
 const RUNS: usize = 5;
 

@@ -39,6 +39,9 @@
 
 use flowc_bench::compile_run::{self, paired, TARGET_BYTES, TARGET_RATE};
 
+// The process as flowc runs: its allocator, its load-time settings.
+flowc_runtime::process_setup!();
+
 const RUNS: usize = 5;
 /// The `n` the hot shapes run with in the second table.
 const LONG: u32 = 20_000;

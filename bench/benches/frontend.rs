@@ -10,6 +10,9 @@ use flowc_bench::scale::{program, time_best, SIZES};
 
 use flowc_lang::Symbol;
 
+// The process as flowc runs: its allocator, its load-time settings.
+flowc_runtime::process_setup!();
+
 /// Rounds over all sizes: each size's time is its best over the rounds, so
 /// a slow phase of this shared machine (they last seconds) hits every size
 /// alike instead of whichever size it happened to fall on.

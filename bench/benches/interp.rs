@@ -7,6 +7,9 @@ use divan::counter::ItemsCount;
 use divan::Bencher;
 use flowc_bench::workloads;
 
+// The process as flowc runs: its allocator, its load-time settings.
+flowc_runtime::process_setup!();
+
 fn main() {
     divan::main();
 }

@@ -28,6 +28,9 @@ use flowc_lang::syntax::prolog::parse_env;
 use flowc_lang::{pe, Symbol, Value};
 use flowc_trace::jit::{Jit, Options, Stats};
 
+// The process as flowc runs: its allocator, its load-time settings.
+flowc_runtime::process_setup!();
+
 const SQUARE: &str = "[mov_a_r0, mov_a_r1, mov_r0_a, decr_a, mov_a_r0, mov_r2_a, add_r1_to_a, mov_a_r2, mov_r0_a, \
                       jump_if_a, 2, mov_r2_a, return_a]";
 

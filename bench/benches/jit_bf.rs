@@ -44,6 +44,9 @@ use flowc_bench::compile_run::{flowc, median, number_between};
 use flowc_bench::peers::{bf_to_c, cell, gcc, interpreter, program_secs, root, tutorial_peers};
 use flowc_tests::{bf, stack_vm};
 
+// The process as flowc runs: its allocator, its load-time settings.
+flowc_runtime::process_setup!();
+
 /// One row: an interpreter and what it runs.
 struct Row {
     interpreter: &'static str,

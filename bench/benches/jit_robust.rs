@@ -43,6 +43,9 @@ use flowc_lang::syntax::prolog::parse_env;
 use flowc_lang::{syntax, Program, Symbol};
 use flowc_trace::jit::{self, Options};
 
+// The process as flowc runs: its allocator, its load-time settings.
+flowc_runtime::process_setup!();
+
 const SQUARE: &str = "[mov_a_r0, mov_a_r1, mov_r0_a, decr_a, mov_a_r0, mov_r2_a, add_r1_to_a, mov_a_r2, mov_r0_a, \
                       jump_if_a, 2, mov_r2_a, return_a]";
 const STACK_CODE: &str = "[pushn, push, 0, over, add, swap, push, 1, sub, dup, jz, 15, swap, jmp, 3, pop, halt]";

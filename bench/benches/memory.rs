@@ -34,6 +34,9 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
 
+// The process as flowc runs: its allocator, its load-time settings.
+flowc_runtime::process_setup!();
+
 struct Case {
     name: &'static str,
     file: &'static str,

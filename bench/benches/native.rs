@@ -16,6 +16,9 @@ use flowc_bench::{compile_native, load, median_secs};
 use flowc_lang::interp::{self, Config};
 use flowc_lang::Value;
 
+// The process as flowc runs: its allocator, its load-time settings.
+flowc_runtime::process_setup!();
+
 /// Fibonacci numbers modulo 1000000007 (bench/programs/fibmod.fg).
 fn fibmod(n: i64) -> i64 {
     let (mut a, mut b) = (0i64, 1i64);

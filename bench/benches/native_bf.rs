@@ -35,6 +35,9 @@ use flowc_bench::compile_run::flowc;
 use flowc_bench::peers::{bf_to_c, cell, gcc, program_secs, root, script_secs, tutorial_peers};
 use flowc_tests::bf;
 
+// The process as flowc runs: its allocator, its load-time settings.
+flowc_runtime::process_setup!();
+
 fn main() {
     let exe = flowc();
     let only = std::env::var("FLOWC_BENCH_ONLY").ok();

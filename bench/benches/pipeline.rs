@@ -13,6 +13,9 @@ use flowc_bench::scale::{program, SIZES};
 use flowc_lang::Symbol;
 use flowc_passes::{Context, PIPELINE};
 
+// The process as flowc runs: its allocator, its load-time settings.
+flowc_runtime::process_setup!();
+
 /// Per-pass seconds of one compilation (front end first), best of `runs`.
 fn measure(p: &flowc_lang::Program, runs: usize) -> Vec<f64> {
     let mut best = vec![f64::INFINITY; PIPELINE.len() + 1];

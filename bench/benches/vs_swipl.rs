@@ -13,6 +13,9 @@ use std::time::Instant;
 
 use flowc_bench::{programs_dir, workloads};
 
+// The process as flowc runs: its allocator, its load-time settings.
+flowc_runtime::process_setup!();
+
 /// Runs the workload under SWI-Prolog; returns its output and CPU seconds.
 fn swipl(file: &std::path::Path, entry: &str, env: &str) -> Option<(String, f64)> {
     let interp = programs_dir().join("../prolog/interp.pl");

@@ -4,6 +4,8 @@
 //!
 //!     frontend_reps SIZE REPS [check]
 
+// The process as flowc runs: its allocator, its load-time settings.
+flowc_runtime::process_setup!();
 fn main() {
     let size: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
     let reps: usize = std::env::args().nth(2).and_then(|s| s.parse().ok()).unwrap_or(3);

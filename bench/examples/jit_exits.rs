@@ -9,6 +9,9 @@ use flowc_lang::interp::Config;
 use flowc_lang::{syntax, Symbol};
 use flowc_trace::jit::{self, Options};
 
+// The process as flowc runs: its allocator, its load-time settings.
+flowc_runtime::process_setup!();
+
 fn main() {
     let n: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
     let src = format!(

@@ -6,6 +6,8 @@
 //!
 //!     pass_reps SIZE REPS [PASS]    (PASS: normalize by default)
 
+// The process as flowc runs: its allocator, its load-time settings.
+flowc_runtime::process_setup!();
 fn main() {
     let mut args = std::env::args().skip(1);
     let size: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1_000_000);

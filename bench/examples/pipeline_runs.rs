@@ -6,6 +6,8 @@
 //!
 //!     pipeline_runs SIZE RUNS
 
+// The process as flowc runs: its allocator, its load-time settings.
+flowc_runtime::process_setup!();
 /// Minor page faults of this process so far.
 fn minor_faults() -> u64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();

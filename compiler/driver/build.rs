@@ -53,7 +53,8 @@ fn build_runtime(root: &Path, out: &Path) -> Result<PathBuf, String> {
     let target = out.ancestors().nth(4).unwrap_or(out).join("embedded-runtime");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.args(["rustc", "--lib", "--package", "flowc-runtime", "--crate-type", "staticlib", "--manifest-path"])
+    cmd.args(["rustc", "--lib", "--package", "flowc-runtime", "--crate-type", "staticlib", "--features", "executable"])
+        .arg("--manifest-path")
         .arg(root.join("Cargo.toml"))
         .arg("--target-dir")
         .arg(&target);

@@ -12,6 +12,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use flowc_tests::engines::Outcome;
 
+// The process as flowc runs: its allocator, its load-time settings.
+flowc_runtime::process_setup!();
+
 #[derive(Parser)]
 #[command(about = "Fuzz the IR checker and the engines")]
 struct Cli {

@@ -20,6 +20,9 @@ use std::time::Instant;
 use flowc_bench::compile_run::median;
 use flowc_bench::peers::{interpreter, root};
 
+// The process as flowc runs: its allocator, its load-time settings.
+flowc_runtime::process_setup!();
+
 /// Seconds of one run of `exe` on `row`, checking it succeeds.
 fn once(exe: &Path, engine: &str, row: &str) -> Result<f64, String> {
     let first = row.split('-').next().unwrap_or(row);

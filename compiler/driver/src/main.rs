@@ -12,6 +12,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+// The process as flowc runs: its allocator, its load-time settings.
+flowc_runtime::process_setup!();
+
 #[derive(Parser)]
 #[command(
     name = "flowc",

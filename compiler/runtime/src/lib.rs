@@ -14,27 +14,55 @@ pub mod runtime;
 pub mod start;
 pub mod word;
 
-// The allocator of everything that links the runtime: flowc itself, its
-// tests and benchmarks, and the executables `flowc build` makes. The
-// compiler allocates many small vectors (operands, phi inputs, block
-// lists) and big integers allocate their digits: mimalloc keeps both fast
-// where glibc's malloc degrades (a bignum loop in a built executable spent
-// 45% of its time in glibc's malloc and free).
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+/// Makes the binary that invokes it run the way flowc runs: mimalloc its
+/// allocator, and transparent huge pages off from the moment the process
+/// is loaded ([`init_process`]). Invoked by the binaries (flowc, its
+/// benchmarks and fuzzers) and by built executables (the runtime archive
+/// `flowc build` links is built with the `executable` feature, which
+/// invokes it); a library does not choose its users' allocator.
+///
+/// mimalloc: the compiler allocates many small vectors (operands, phi
+/// inputs, block lists) and big integers allocate their digits; mimalloc
+/// keeps both fast where glibc's malloc degrades (a bignum loop in a built
+/// executable spent 45% of its time in glibc's malloc and free).
+///
+/// The load-time setting: the Rust runtime allocates before `main` runs,
+/// and that first allocation touched mimalloc's first arena page under a
+/// transparent huge page — 2 MiB zeroed and resident, some 3.7 MB of the
+/// peak of every run of `flowc` (a ten-statement program peaked at 14.0 MB
+/// with it, 10.3 MB without).
+#[macro_export]
+macro_rules! process_setup {
+    () => {
+        #[global_allocator]
+        static FLOWC_GLOBAL_ALLOCATOR: $crate::MiMalloc = $crate::MiMalloc;
+
+        #[cfg(target_os = "linux")]
+        #[used]
+        #[link_section = ".init_array"]
+        static FLOWC_DISABLE_HUGE_PAGES_AT_LOAD: extern "C" fn() = $crate::disable_huge_pages;
+    };
+}
+
+pub use mimalloc::MiMalloc;
+
+#[cfg(feature = "executable")]
+process_setup!();
 
 /// Sets up the process the way flowc runs: without transparent huge pages.
 /// mimalloc asks for them on its arenas, and a 2 MiB page is resident as
 /// soon as one byte of it is touched — the compiler's many small
 /// allocations then took 45 MB of resident memory for a 14 MB working set
 /// (the memory benchmark's target is 32 MB), and no benchmark ran faster
-/// with them. Called first thing by `flowc` and by built executables; it
-/// also runs when the process is loaded ([`DISABLE_HUGE_PAGES_AT_LOAD`]).
+/// with them. Called first thing by `flowc` and by built executables; the
+/// binaries make the same setting when they are loaded ([`process_setup`]).
 pub fn init_process() {
     disable_huge_pages();
 }
 
-extern "C" fn disable_huge_pages() {
+/// Turns transparent huge pages off for the process ([`init_process`]).
+#[doc(hidden)]
+pub extern "C" fn disable_huge_pages() {
     #[cfg(target_os = "linux")]
     // SAFETY: PR_SET_THP_DISABLE takes no pointers; it sets a flag of the
     // process that later page faults read.
@@ -42,17 +70,6 @@ extern "C" fn disable_huge_pages() {
         libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
     }
 }
-
-/// [`init_process`]'s setting, made when the process is loaded, before
-/// `main`: the Rust runtime allocates before `main` runs, and that first
-/// allocation touched mimalloc's first arena page under a transparent huge
-/// page — 2 MiB zeroed and resident, and some 3.7 MB of the peak of every
-/// run of `flowc` (a ten-statement program peaked at 14.0 MB with it,
-/// 10.3 MB without).
-#[cfg(target_os = "linux")]
-#[used]
-#[link_section = ".init_array"]
-pub static DISABLE_HUGE_PAGES_AT_LOAD: extern "C" fn() = disable_huge_pages;
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
