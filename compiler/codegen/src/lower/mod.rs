@@ -23,8 +23,10 @@
 //! generic copy, which enters the optimistic one where an edge enters a
 //! cycle, when the values live there that it assumes small are (else the
 //! loop runs in the generic copy). IR values then live in Cranelift
-//! variables, which the SSA builder merges where the copies meet. A guard
+//! variables, which the SSA builder merges where the copies meet
+//! ([`home`]: where the lowerer keeps values, one strategy per function). A guard
 //! lowered in both copies leaves by one exit number.
+//! What code each function gets is its plan's to say ([`crate::plan`]).
 //! Huge functions (`flowc_ir::HUGE_INSTS`) get one copy, and are lowered
 //! for compile time: cut into regions compiled as functions of their own
 //! ([`frame`]: values that cross regions, and every value the collector
@@ -89,6 +91,7 @@ use crate::runtime::{offsets, RuntimeFn};
 
 pub(crate) mod exits;
 pub mod frame;
+mod home;
 mod ints;
 mod lists;
 mod objects;
@@ -101,6 +104,7 @@ pub use exits::{CodeSlots, ExitSlot, ExitSlots, Links, TraceExit, TraceRef};
 use exits::{ExitAt, Leaving};
 use flowc_ir::ix;
 use frame::Roots;
+use home::Home;
 use ints::{inline_word, int_cc};
 pub use objects::ObjectInfo;
 use optimistic::{optimistic_exits, LoopEntries};
@@ -241,12 +245,8 @@ struct Lowerer<'a, 'b> {
     env: &'b mut Env<'a>,
     f: &'b Function,
     blocks: Blocks,
-    values: HashMap<ValueId, ClValue>,
-    /// With an optimistic copy, IR values live in Cranelift variables (one
-    /// per value) instead of `values`: the generic copy is entered from the
-    /// optimistic one in the middle of blocks, and Cranelift's SSA builder
-    /// makes the merges.
-    vars: Option<Vec<Variable>>,
+    /// Where each IR value's Cranelift value is ([`Home`]).
+    home: Home,
     /// A function compiled whole: the words where the values that may
     /// point into the heap are kept for the collector ([`Roots`]).
     roots: Option<Roots>,
@@ -554,21 +554,14 @@ fn lower_with(
     });
     let small = &facts.shape.small;
     let roots = Roots::new(&mut b, f, &facts.shape.cfg, small);
-    let mut values = HashMap::default();
-    // Entered at its loop headers, values come from the tier-0 frame, and
-    // the SSA builder merges them with those of the function's own code.
-    let vars = (optimistic.is_some() || osr.is_some())
-        .then(|| f.values.iter().map(|_| b.declare_var(types::I64)).collect::<Vec<_>>());
+    // With an optimistic copy, or entered at its loop headers with values
+    // from the tier-0 frame, an IR value has several definitions.
+    let mut home = Home::new(&mut b, f, optimistic.is_some() || osr.is_some());
     for (&p, &param) in f.params.iter().zip(&params) {
         if let Some(roots) = &roots {
             roots.store(&mut b, p, param);
         }
-        match &vars {
-            Some(vars) => b.def_var(vars[ix(p)], param),
-            None => {
-                values.insert(p, param);
-            }
-        }
+        home.write(&mut b, p, param);
     }
     // The entry has no predecessors, so it is on no cycle: the function
     // starts in the generic copy, which enters the optimistic one at its
@@ -585,8 +578,7 @@ fn lower_with(
         None => (None, None),
     };
     let mut l = Lowerer::new(b, env, f, facts, *plan, blocks, ctx_value, None);
-    l.values = values;
-    l.vars = vars;
+    l.home = home;
     l.roots = roots;
     l.exit_points = exit_points;
     l.iterations = iterations;
@@ -641,8 +633,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             env,
             f,
             blocks,
-            values: HashMap::default(),
-            vars: None,
+            home: Home::Values(HashMap::default()),
             roots: None,
             optimistic: false,
             loop_entries: None,
@@ -860,10 +851,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     fn operand(&mut self, o: &Operand) -> ClValue {
         match o {
-            Operand::Value(v) => match &self.vars {
-                Some(vars) => self.b.use_var(vars[ix(*v)]),
-                None if !self.direct(*v) => self.read_word(*v),
-                None => self.values[v],
+            Operand::Value(v) => match self.home.read(&mut self.b, *v) {
+                Some(x) if self.direct(*v) => x,
+                _ => self.read_word(*v),
             },
             Operand::Const(c) => {
                 if let Some(w) = word::immediate(c) {
@@ -973,7 +963,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         // instruction (crate::code_map).
         self.b.set_srcloc(cranelift_codegen::ir::SourceLoc::default());
         let params = self.b.block_params(cb).to_vec();
-        if self.vars.is_some() {
+        if self.home.merges() {
             // A comparison's condition is reused only inside its own
             // Cranelift block: with two copies, dominance in the IR no
             // longer means dominance in the code.
@@ -1020,19 +1010,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// [`Lowerer::set_value`] for a value whose root word, if it needs
     /// one, holds it already.
     fn set_value_rooted(&mut self, r: ValueId, v: ClValue) {
-        match &self.vars {
-            Some(vars) => self.b.def_var(vars[ix(r)], v),
-            None => {
-                // A region: the value's word, if it has one (read
-                // elsewhere, or seen by the collector).
-                if let Some(region) = &self.split {
-                    if let Some(offset) = region.split.frame.stored_at(r) {
-                        self.b.ins().store(MemFlagsData::trusted(), v, region.base, offset);
-                    }
-                }
-                self.values.insert(r, v);
+        // A region: the value's word too, if it has one (read elsewhere, or
+        // seen by the collector).
+        if let Some(region) = &self.split {
+            if let Some(offset) = region.split.frame.stored_at(r) {
+                self.b.ins().store(MemFlagsData::trusted(), v, region.base, offset);
             }
         }
+        self.home.write(&mut self.b, r, v);
     }
 
     /// The machine condition a comparison of small integers left for `v`,

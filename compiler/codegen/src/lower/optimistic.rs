@@ -164,9 +164,12 @@ impl Lowerer<'_, '_> {
         for &(to, test) in &entries.tests {
             self.b.switch_to_block(test);
             let params = self.b.block_params(test).to_vec();
-            let vars = self.vars.as_ref().expect("an optimistic copy keeps values in variables");
-            let mut words: Vec<ClValue> =
-                entries.tested.live_in(to).iter().map(|&v| self.b.use_var(vars[ix(v)])).collect();
+            let mut words: Vec<ClValue> = entries
+                .tested
+                .live_in(to)
+                .iter()
+                .map(|&v| self.home.read(&mut self.b, v).expect("an optimistic copy keeps values in variables"))
+                .collect();
             for (k, &phi) in self.f.blocks[to].phis.iter().enumerate() {
                 if self.f.insts[phi].result.is_some_and(|r| entries.is_tested[ix(r)]) {
                     words.push(params[k]);
