@@ -231,16 +231,17 @@ impl Plan {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    /// A loop of `adds` additions to a running total, counted down from
-    /// the parameter, in a function of `kind`.
-    fn looping(kind: &str, adds: usize) -> Function {
+    /// A loop of `adds` additions of the parameter to a running total
+    /// (each `add.int` may leave the small integers), in a function of
+    /// `kind` (`main` or `trace`).
+    pub(crate) fn looping(kind: &str, adds: usize) -> Function {
         let mut body = String::new();
         let mut last = 1;
         for k in 0..adds {
-            body.push_str(&format!("    v{}:t = add.int v{last}, 1\n", 10 + k));
+            body.push_str(&format!("    v{}:t = add.int v{last}, v0\n", 10 + k));
             last = 10 + k;
         }
         let text = format!(

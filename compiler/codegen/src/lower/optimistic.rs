@@ -201,18 +201,7 @@ mod tests {
     /// in a function of `kind` (`main` or `trace`): none when its plan
     /// gives it no copy.
     fn exits_of_loop(kind: &str, adds: usize) -> usize {
-        let mut body = String::new();
-        let mut last = 1;
-        for k in 0..adds {
-            body.push_str(&format!("    v{}:t = add.int v{last}, v0\n", 10 + k));
-            last = 10 + k;
-        }
-        let text = format!(
-            "{kind} start(v0:n) {{\nb0 start:\n    jump b1\nb1 loop:\n    v1:t = phi [b0: 1, b2: v{last}]\n    \
-             v2:c = lt v1, v0\n    branch v2, b2, b3\nb2 body:\n{body}    jump b1\nb3 done:\n    print v1\n}}\n"
-        );
-        let m = flowc_ir::parse::module("test", &text).unwrap();
-        let f = &m.functions[0];
+        let f = &crate::plan::tests::looping(kind, adds);
         if !crate::plan::Plan::of(f, &super::super::Facts::new(f), None, None).optimistic {
             return 0;
         }
