@@ -22,7 +22,7 @@ fn main() {
     let root = manifest.join("../..");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     for input in
-        ["compiler/runtime/src", "compiler/runtime/Cargo.toml", "compiler/lang/src", "compiler/lang/Cargo.toml"]
+        ["compiler/runtime/src", "compiler/runtime/Cargo.toml", "compiler/heap/src", "compiler/heap/Cargo.toml"]
     {
         println!("cargo:rerun-if-changed={}", root.join(input).display());
     }

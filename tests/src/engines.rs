@@ -5,6 +5,7 @@
 //! code generator are flowc-testkit's (re-exported here); this adds the
 //! tracer, the JIT and native code.
 
+use flowc_lang::interp::LocationText as _;
 use flowc_lang::interp::{self, Config};
 use flowc_lang::{Program, Symbol, Value};
 pub use flowc_testkit::engines::*;

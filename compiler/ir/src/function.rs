@@ -395,7 +395,7 @@ impl Module {
     /// The slots of the objects this module's code makes: a slot for every
     /// field it reads, writes or declares immutable. (Code that shares
     /// objects with another engine — a trace with the interpreter — lays
-    /// them out from the program instead, [`Layout::of_program`].)
+    /// them out from the program instead, `Program::layout`.)
     pub fn layout(&self) -> &'static Layout {
         let mut fields: Vec<Symbol> = self.immutable.iter().flat_map(|(_, fs)| fs.iter().copied()).collect();
         for f in &self.functions {

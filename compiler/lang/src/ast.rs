@@ -187,7 +187,30 @@ impl Terminator {
 }
 
 impl Program {
-    /// Blocks of the main flow graph, in file order.
+    /// The layout of the program's objects: every field it reads, writes
+    /// or declares immutable.
+    pub fn layout(&self) -> &'static crate::heap::Layout {
+        let mut fields = Vec::new();
+        let mut blocks = Vec::new();
+        for item in &self.items {
+            match item {
+                Item::Block(b) => blocks.push(b),
+                Item::Function(f) => blocks.extend(&f.blocks),
+                Item::Immutable(_, fs) => fields.extend(fs.iter().copied()),
+                _ => {}
+            }
+        }
+        for b in blocks {
+            for s in &b.body {
+                match s {
+                    Stmt::Get { field, .. } | Stmt::Set { field, .. } => fields.push(*field),
+                    _ => {}
+                }
+            }
+        }
+        crate::heap::Layout::of(fields)
+    }
+
     /// Statements and terminators over the main graph and every function.
     pub fn statement_count(&self) -> usize {
         self.items

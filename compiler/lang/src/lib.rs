@@ -13,13 +13,14 @@
 
 pub mod ast;
 pub mod env;
-pub mod heap;
 pub mod interp;
-pub mod ops;
 pub mod pe;
-pub mod symbol;
 pub mod syntax;
-pub mod value;
+
+// Values and the heap they live in, the op table: their own crate
+// (flowc-heap, which the runtime of compiled code links without the
+// language's syntax or interpreter), here under the language's name.
+pub use flowc_heap::{heap, ops, symbol, value};
 
 pub use ast::Program;
 pub use env::Env;

@@ -25,7 +25,7 @@
 //! caller is Rust.
 
 use crate::word::Word;
-use flowc_lang::heap::Marker;
+use flowc_heap::heap::Marker;
 
 /// The safepoints of compiled code, by return address.
 #[derive(Default, Debug)]

@@ -3,13 +3,14 @@
 //! [`Word`]; [`STOP`] means the program stopped (an error was recorded, or
 //! it printed), and generated code then returns [`STOP`] up the call chain.
 //!
-//! Objects, big integers and lists live in the heap ([`flowc_lang::heap`]);
+//! Objects, big integers and lists live in the heap ([`flowc_heap::heap`]);
 //! words point at their cells.
 
-use flowc_lang::heap::{self, Layout};
-use flowc_lang::interp::{objects, ErrorKind};
-use flowc_lang::ops::Op;
-use flowc_lang::{Symbol, Value};
+use flowc_heap::error::ErrorKind;
+use flowc_heap::heap::{self, Layout};
+use flowc_heap::objects;
+use flowc_heap::ops::Op;
+use flowc_heap::{Symbol, Value};
 use std::rc::Rc;
 
 use crate::frames::StackMaps;

@@ -19,10 +19,10 @@
 
 use std::ffi::{c_char, CStr};
 
-use flowc_lang::heap::{Layout, Root};
-use flowc_lang::interp::{ErrorKind, RuntimeError};
-use flowc_lang::syntax::prolog::parse_env;
-use flowc_lang::{Symbol, Value};
+use flowc_heap::error::{ErrorKind, RuntimeError};
+use flowc_heap::heap::{Layout, Root};
+use flowc_heap::text::parse_env;
+use flowc_heap::{Symbol, Value};
 
 use crate::frames::StackMaps;
 use crate::runtime::Ctx;
@@ -309,7 +309,7 @@ fn start(program: &Program, args: &[String]) -> Result<Value, Failure> {
     }
     let (env_text, stats) = (options.env.as_deref(), options.stats);
     let started = std::time::Instant::now();
-    let heap_before = flowc_lang::heap::stats();
+    let heap_before = flowc_heap::heap::stats();
     // SAFETY: the code generator writes NUL-terminated environment lists.
     let default_env = unsafe { text(program.default_env) };
     let env = parse_env(env_text.unwrap_or(default_env)).map_err(|e| Failure::Usage(e.to_string()))?;
@@ -383,7 +383,7 @@ fn start(program: &Program, args: &[String]) -> Result<Value, Failure> {
             started.elapsed().as_secs_f64() * 1e3,
             ctx.allocations
         );
-        eprintln!("{}", flowc_lang::heap::report(&flowc_lang::heap::stats().since(&heap_before)));
+        eprintln!("{}", flowc_heap::heap::report(&flowc_heap::heap::stats().since(&heap_before)));
     }
     if let Some(kind) = ctx.error.take() {
         let e = RuntimeError { kind, at: None };

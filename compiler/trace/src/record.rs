@@ -141,7 +141,7 @@ pub struct Heap {
 impl Heap {
     /// Objects of `program`, numbered from 1.
     pub fn new(program: &Program) -> Heap {
-        Heap { allocations: 0, layout: Layout::of_program(program) }
+        Heap { allocations: 0, layout: program.layout() }
     }
 }
 

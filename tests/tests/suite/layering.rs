@@ -1,9 +1,10 @@
 //! The crates' layering (docs/architecture.md, "Crates"): which of the
 //! workspace's crates each may depend on, read from the manifests. A
 //! dependency outside its row fails here, so the dependency graph stays
-//! the DAG the document describes: the language knows no IR, the IR no
-//! pass, the passes no code generator, and the IR's and the passes' tests
-//! build no code generator.
+//! the DAG the document describes: values and the heap know no program,
+//! the runtime of compiled code no syntax or interpreter of the language,
+//! the language no IR, the IR no pass, the passes no code generator, and
+//! the IR's and the passes' tests build no code generator.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -12,12 +13,13 @@ use std::path::Path;
 /// (`[dependencies]`, `[build-dependencies]`) and its tests'
 /// (`[dev-dependencies]`) may name.
 const LAYERS: &[(&str, &[&str], &[&str])] = &[
-    ("compiler/lang", &[], &[]),
+    ("compiler/heap", &[], &[]),
+    ("compiler/lang", &["flowc-heap"], &[]),
     ("compiler/ir", &["flowc-lang"], &["flowc-frontend", "flowc-testkit"]),
     ("compiler/frontend", &["flowc-lang", "flowc-ir"], &[]),
     ("ir-checker", &["flowc-lang", "flowc-ir"], &[]),
     ("passes", &["flowc-lang", "flowc-ir"], &["flowc-frontend", "flowc-ir-checker", "flowc-testkit"]),
-    ("compiler/runtime", &["flowc-lang"], &[]),
+    ("compiler/runtime", &["flowc-heap"], &[]),
     ("compiler/codegen", &["flowc-lang", "flowc-ir", "flowc-runtime"], &[]),
     (
         "compiler/trace",

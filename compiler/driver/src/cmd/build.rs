@@ -7,6 +7,7 @@
 //! The executable runs with the entry's environment, or `OUT --env
 //! '[n/100]'`; `OUT --help` tells the rest.
 
+use flowc_lang::interp::LocationText as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -1,5 +1,6 @@
 //! `flowc run FILE [--entry L] [--env ENV] [--engine E] [--fuel N] [--stats]`.
 
+use flowc_lang::interp::LocationText as _;
 use std::time::{Duration, Instant};
 
 use flowc_lang::interp::{self, Config, Counts};

@@ -218,7 +218,7 @@ impl Compiled {
             .collect();
         let functions: HashMap<Symbol, u32> =
             program.functions().enumerate().map(|(i, f)| (f.name, i as u32 + 1)).collect();
-        let layout = Layout::of_program(program);
+        let layout = program.layout();
         let main_blocks: Vec<&ast::Block> = program.main_blocks().collect();
         let mut graphs = vec![resolve_graph(None, &[], extra_main_vars, &main_blocks, &functions, layout)];
         for f in program.functions() {

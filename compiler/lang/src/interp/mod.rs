@@ -7,14 +7,16 @@
 //! `if` takes the else branch only for the integer 0; `promote` is a jump.
 
 pub mod compile;
-pub mod error;
 pub mod hot;
 pub mod live;
-pub mod objects;
 pub mod run;
 
 pub use compile::Compiled;
-pub use error::{ErrorKind, Location, RuntimeError};
+pub use flowc_heap::error::{self, ErrorKind, Location, RuntimeError};
+pub use flowc_heap::objects;
+pub use location::LocationText;
+
+mod location;
 pub use hot::{Green, Key, KeyMap, KeyState, Profiler, CALL};
 pub use live::Liveness;
 pub use run::{run, run_counted, Config, Counts, Frame, Machine, Outcome, ResumeFrame, SlotFrame, Step};

@@ -6,6 +6,7 @@ use super::diag::{clip, RawError};
 use crate::ast::Arg;
 use crate::symbol::Symbol;
 use crate::value::Value;
+pub use flowc_heap::text::{parse_int, MAX_INT_DIGITS};
 
 /// Words that cannot be bare names (the printer quotes them).
 pub const KEYWORDS: &[&str] = &[
@@ -307,34 +308,6 @@ impl<'a> Line<'a> {
             Some(t) => Err(RawError::new(self.pos(), format!("unexpected {} after the end of the statement", describe(t)))),
         }
     }
-}
-
-/// The most digits an integer literal may have. Decimal-to-binary
-/// conversion of a big integer takes time quadratic in its digits (a 7 MB
-/// literal took 38 s); no program needs a literal this long, and a
-/// computed bignum has no such limit.
-pub const MAX_INT_DIGITS: usize = 10_000;
-
-/// An integer literal (an optional `-`, then digits) starting at `start`,
-/// in both syntaxes and the IR text: its canonical value (`Int` when it
-/// fits). Literals of up to 18 digits, which always fit, are read as
-/// machine integers, not through a big integer: an interpreter's program
-/// given as an environment list is thousands of them, read before the
-/// run starts.
-pub fn parse_int(text: &str, start: usize) -> Result<Value, RawError> {
-    let digits = text.strip_prefix('-').unwrap_or(text);
-    if digits.len() <= 18 && !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        let n = digits.bytes().fold(0i64, |n, b| n * 10 + i64::from(b - b'0'));
-        return Ok(Value::Int(if digits.len() < text.len() { -n } else { n }));
-    }
-    if digits.len() > MAX_INT_DIGITS {
-        return Err(RawError::new(
-            start,
-            format!("an integer literal of {} digits: at most {MAX_INT_DIGITS} are supported", digits.len()),
-        ));
-    }
-    let big: num_bigint::BigInt = text.parse().map_err(|_| RawError::new(start, "malformed number"))?;
-    Ok(Value::from_big(big))
 }
 
 pub fn describe(t: &Tok) -> String {

@@ -9,17 +9,16 @@
 
 mod check;
 pub mod comments;
-pub mod diag;
 pub mod lex;
 pub mod prolog;
 pub mod readable;
 pub mod readable_print;
-pub mod term;
 
 use crate::ast::{Item, Program};
 use crate::Symbol;
 pub use comments::Comments;
 pub use diag::ParseError;
+pub use flowc_heap::text::{diag, term};
 
 /// The two syntaxes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -16,6 +16,8 @@ use super::term::{Reader, Style, Term, TermKind};
 use crate::ast::*;
 use crate::symbol::Symbol;
 use crate::value::{write_atom, Value};
+use flowc_heap::text::{args, constant, env, err, name, names};
+pub use flowc_heap::text::{parse_env, parse_env_of};
 
 /// Parses a whole file in the Prolog syntax.
 pub fn parse(file: &str, src: &str) -> Result<Program, ParseError> {
@@ -92,61 +94,6 @@ fn statement_places(clause: &Term, item: usize) -> Vec<(usize, Place)> {
 
 /// The functors of statements, whose last argument is the rest of the block.
 const STATEMENTS: &[&str] = &["op1", "op2", "new", "get", "set"];
-
-/// Parses an environment list `[x/10, y/foo]` (the `--env` syntax).
-pub fn parse_env(src: &str) -> Result<Vec<(Symbol, Value)>, ParseError> {
-    parse_env_of("--env", src)
-}
-
-/// [`parse_env`] for the command-line option `option` (`--static`, ...),
-/// which errors name as their place.
-pub fn parse_env_of(option: &str, src: &str) -> Result<Vec<(Symbol, Value)>, ParseError> {
-    Reader::new(src).whole_term().and_then(|t| env(&t)).map_err(|e| e.locate(option, src))
-}
-
-fn err(t: &Term, msg: impl Into<String>) -> RawError {
-    RawError::new(t.pos, msg)
-}
-
-fn args<'t>(t: &'t Term, name: &str, n: usize) -> Option<&'t [Term]> {
-    match &t.kind {
-        TermKind::Compound(f, a) if f.as_str() == name && a.len() == n => Some(a),
-        _ => None,
-    }
-}
-
-fn name(t: &Term, what: &str) -> Result<Symbol, RawError> {
-    match &t.kind {
-        TermKind::Atom(a) => Ok(*a),
-        _ => Err(err(t, format!("expected {what} (an atom), found {}", t.describe()))),
-    }
-}
-
-fn names(t: &Term, what: &str) -> Result<Vec<Symbol>, RawError> {
-    match &t.kind {
-        TermKind::List(items) => items.iter().map(|i| name(i, what)).collect(),
-        _ => Err(err(t, format!("expected a list of {what}s, found {}", t.describe()))),
-    }
-}
-
-fn constant(t: &Term) -> Result<Value, RawError> {
-    t.to_value().ok_or_else(|| {
-        err(t, format!("expected a constant (integer, atom or list of constants), found {}", t.describe()))
-    })
-}
-
-fn env(t: &Term) -> Result<Vec<(Symbol, Value)>, RawError> {
-    let TermKind::List(items) = &t.kind else {
-        return Err(err(t, format!("expected an environment list like [x/10, y/20], found {}", t.describe())));
-    };
-    items
-        .iter()
-        .map(|i| match args(i, "/", 2) {
-            Some([k, v]) => Ok((name(k, "a variable name")?, constant(v)?)),
-            _ => Err(err(i, format!("expected Name/Value, found {}", i.describe()))),
-        })
-        .collect()
-}
 
 fn item(t: &Term) -> Result<Item, RawError> {
     if let Some([l, code]) = args(t, "block", 2) {

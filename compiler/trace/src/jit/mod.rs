@@ -503,7 +503,7 @@ impl<'p> Jit<'p> {
                 let module = module.clone();
                 std::cell::LazyCell::new(Box::new(move || flowc_passes::propagate::program_facts(&module)))
             },
-            layout: flowc_lang::heap::Layout::of_program(program),
+            layout: program.layout(),
             remove_allocations: !flowc_passes::observe::allocations_observable(module),
             watched: watched_labels(program, module),
             recursive: flowc_ir::calls::CallGraph::new(module).recursive().into_iter().collect(),

@@ -3,7 +3,7 @@
 //! constant arguments fold — and removes allocations that do not escape.
 
 use expect_test::{expect, Expect};
-use flowc_lang::heap::{Layout, Obj};
+use flowc_lang::heap::Obj;
 use flowc_lang::{env, syntax, Symbol, Value};
 use flowc_trace::record::{record, Heap, Recorded};
 use flowc_trace::{opt, run_ir, to_ir};
@@ -47,7 +47,7 @@ body:
 done:
     print_and_stop(i)
 "#;
-    let layout = Layout::of_program(&syntax::parse("test", src).unwrap());
+    let layout = syntax::parse("test", src).unwrap().layout();
     let cfg = Obj::new(1, Symbol::intern("config"), layout);
     cfg.set(Symbol::intern("step"), Value::Int(3)).unwrap();
     cfg.set(Symbol::intern("limit"), Value::Int(30)).unwrap();

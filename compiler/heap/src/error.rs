@@ -149,37 +149,6 @@ impl fmt::Display for Location {
     }
 }
 
-impl Location {
-    /// Statement `statement` (1-based; one past the last is the
-    /// terminator) of block `block` of `function` (`None`: the main graph)
-    /// in `program`, with its text; `None` if there is no such statement.
-    pub fn in_program(
-        program: &crate::Program,
-        function: Option<Symbol>,
-        block: Symbol,
-        statement: usize,
-    ) -> Option<Location> {
-        use crate::syntax::readable_print::{stmt_to_string, terminator_to_string};
-        let b = match function {
-            None => program.main_blocks().find(|b| b.label == block)?,
-            Some(f) => program.function(f)?.blocks.iter().find(|b| b.label == block)?,
-        };
-        let is_terminator = statement > b.body.len();
-        let text = match statement.checked_sub(1).and_then(|k| b.body.get(k)) {
-            Some(s) => stmt_to_string(s),
-            None if is_terminator => terminator_to_string(&b.term),
-            None => return None,
-        };
-        Some(Location { function, block, statement, is_terminator, text })
-    }
-
-    /// This place with its statement's text taken from `program` (code
-    /// compiled from IR knows where, not what).
-    pub fn with_text(self, program: &crate::Program) -> Location {
-        Location::in_program(program, self.function, self.block, self.statement).unwrap_or(self)
-    }
-}
-
 /// A run-time error with its place (absent for errors before the first
 /// block, such as an unknown entry label).
 #[derive(Clone, Debug, PartialEq, Eq)]

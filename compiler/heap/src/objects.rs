@@ -9,7 +9,7 @@ use crate::heap::{Layout, NoSlot, Obj};
 use crate::symbol::Symbol;
 use crate::value::Value;
 
-use super::error::ErrorKind;
+use crate::error::ErrorKind;
 
 /// `new class`: object number `id`, with the slots of `layout`.
 pub fn new_object(id: u64, class: Symbol, layout: &'static Layout) -> Value {

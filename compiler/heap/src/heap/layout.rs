@@ -16,7 +16,6 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-use crate::ast::{Item, Program, Stmt};
 use crate::symbol::Symbol;
 
 use super::cell::HEADER_WORDS;
@@ -45,30 +44,6 @@ impl Layout {
         let layout: &'static Layout = Box::leak(Box::new(Layout { fields: names.clone().into_boxed_slice() }));
         table.insert(names, layout);
         layout
-    }
-
-    /// The layout of `program`'s objects: every field it reads, writes or
-    /// declares immutable.
-    pub fn of_program(program: &Program) -> &'static Layout {
-        let mut fields = Vec::new();
-        let mut blocks = Vec::new();
-        for item in &program.items {
-            match item {
-                Item::Block(b) => blocks.push(b),
-                Item::Function(f) => blocks.extend(&f.blocks),
-                Item::Immutable(_, fs) => fields.extend(fs.iter().copied()),
-                _ => {}
-            }
-        }
-        for b in blocks {
-            for s in &b.body {
-                match s {
-                    Stmt::Get { field, .. } | Stmt::Set { field, .. } => fields.push(*field),
-                    _ => {}
-                }
-            }
-        }
-        Layout::of(fields)
     }
 
     /// The slot of `field`, if objects of this layout have one.

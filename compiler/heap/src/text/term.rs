@@ -239,7 +239,7 @@ impl<'a> Lexer<'a> {
                 true => std::borrow::Cow::Owned(written.replace('_', "")),
                 false => std::borrow::Cow::Borrowed(written),
             };
-            Tok::Int(super::lex::parse_int(&digits, start)?)
+            Tok::Int(super::parse_int(&digits, start)?)
         } else if c == '\'' {
             self.pos += 1;
             Tok::Quoted(self.quoted(start)?)
@@ -326,7 +326,7 @@ impl<'a> Lexer<'a> {
 /// 1 GiB stack: a debug build needs up to 6 KB a level, so 100,000 levels
 /// stay well inside it. Deeper input is rejected with an error saying so,
 /// never a stack overflow, and `flowc` refuses to print Prolog this reader
-/// would refuse ([`super::printable`]).
+/// would refuse (flowc-lang's `syntax::printable`).
 pub const MAX_TERM_DEPTH: usize = 100_000;
 
 /// How deeply lists may nest in a constant, in every syntax: list values

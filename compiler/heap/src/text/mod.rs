@@ -1,0 +1,102 @@
+//! The text form of values: the term reader of the Prolog syntax
+//! ([`term`]), its errors ([`diag`]), integer literals, and environment
+//! lists (`[x/10, y/foo]`), which `flowc run --env`, built executables'
+//! `--env` and the constants of built code are written in. The program
+//! syntaxes (flowc-lang's `syntax`) read their terms with it.
+
+pub mod diag;
+pub mod term;
+
+use crate::symbol::Symbol;
+use crate::value::Value;
+use diag::{ParseError, RawError};
+use term::{Reader, Term, TermKind};
+
+/// The most digits an integer literal may have. Decimal-to-binary
+/// conversion of a big integer takes time quadratic in its digits (a 7 MB
+/// literal took 38 s); no program needs a literal this long, and a
+/// computed bignum has no such limit.
+pub const MAX_INT_DIGITS: usize = 10_000;
+
+/// An integer literal (an optional `-`, then digits) starting at `start`,
+/// in both syntaxes and the IR text: its canonical value (`Int` when it
+/// fits). Literals of up to 18 digits, which always fit, are read as
+/// machine integers, not through a big integer: an interpreter's program
+/// given as an environment list is thousands of them, read before the
+/// run starts.
+pub fn parse_int(text: &str, start: usize) -> Result<Value, RawError> {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if digits.len() <= 18 && !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        let n = digits.bytes().fold(0i64, |n, b| n * 10 + i64::from(b - b'0'));
+        return Ok(Value::Int(if digits.len() < text.len() { -n } else { n }));
+    }
+    if digits.len() > MAX_INT_DIGITS {
+        return Err(RawError::new(
+            start,
+            format!("an integer literal of {} digits: at most {MAX_INT_DIGITS} are supported", digits.len()),
+        ));
+    }
+    let big: num_bigint::BigInt = text.parse().map_err(|_| RawError::new(start, "malformed number"))?;
+    Ok(Value::from_big(big))
+}
+
+/// Parses an environment list `[x/10, y/foo]` (the `--env` syntax).
+pub fn parse_env(src: &str) -> Result<Vec<(Symbol, Value)>, ParseError> {
+    parse_env_of("--env", src)
+}
+
+/// [`parse_env`] for the command-line option `option` (`--static`, ...),
+/// which errors name as their place.
+pub fn parse_env_of(option: &str, src: &str) -> Result<Vec<(Symbol, Value)>, ParseError> {
+    Reader::new(src).whole_term().and_then(|t| env(&t)).map_err(|e| e.locate(option, src))
+}
+
+/// An error at term `t`.
+pub fn err(t: &Term, msg: impl Into<String>) -> RawError {
+    RawError::new(t.pos, msg)
+}
+
+/// The arguments of `t` if it is the compound `name` of `n` arguments.
+pub fn args<'t>(t: &'t Term, name: &str, n: usize) -> Option<&'t [Term]> {
+    match &t.kind {
+        TermKind::Compound(f, a) if f.as_str() == name && a.len() == n => Some(a),
+        _ => None,
+    }
+}
+
+/// The atom `t` names (`what` it should be, for the error).
+pub fn name(t: &Term, what: &str) -> Result<Symbol, RawError> {
+    match &t.kind {
+        TermKind::Atom(a) => Ok(*a),
+        _ => Err(err(t, format!("expected {what} (an atom), found {}", t.describe()))),
+    }
+}
+
+/// The atoms of list `t` (`what` each should be, for the error).
+pub fn names(t: &Term, what: &str) -> Result<Vec<Symbol>, RawError> {
+    match &t.kind {
+        TermKind::List(items) => items.iter().map(|i| name(i, what)).collect(),
+        _ => Err(err(t, format!("expected a list of {what}s, found {}", t.describe()))),
+    }
+}
+
+/// The value constant `t` is (an integer, an atom, a list of constants).
+pub fn constant(t: &Term) -> Result<Value, RawError> {
+    t.to_value().ok_or_else(|| {
+        err(t, format!("expected a constant (integer, atom or list of constants), found {}", t.describe()))
+    })
+}
+
+/// The environment list `t` is (`[x/10, y/foo]`).
+pub fn env(t: &Term) -> Result<Vec<(Symbol, Value)>, RawError> {
+    let TermKind::List(items) = &t.kind else {
+        return Err(err(t, format!("expected an environment list like [x/10, y/20], found {}", t.describe())));
+    };
+    items
+        .iter()
+        .map(|i| match args(i, "/", 2) {
+            Some([k, v]) => Ok((name(k, "a variable name")?, constant(v)?)),
+            _ => Err(err(i, format!("expected Name/Value, found {}", i.describe()))),
+        })
+        .collect()
+}
