@@ -74,12 +74,15 @@ impl Small {
     }
 
     /// Whether the optimistic copy speculates on instruction `kind`: an
-    /// arithmetic operation whose result it takes to be small.
+    /// arithmetic operation with an inline path ([`crate::lower::inline_word`])
+    /// whose result it takes to be small. (An operation added to the op
+    /// table has none until one is written: the runtime computes it, in
+    /// both copies.)
     pub fn speculates(kind: &InstKind) -> bool {
         matches!(
             kind,
             InstKind::Op { op: Operator::Known(op), args, form }
-                if op.is_arithmetic() && args.len() == 2 && *form != Form::Word
+                if op.is_arithmetic() && crate::lower::inline_word(*op) && args.len() == 2 && *form != Form::Word
         )
     }
 

@@ -306,7 +306,7 @@ impl Lowerer<'_, '_> {
 /// arithmetic `small_op` implements and the comparisons. Named, not derived
 /// from the op table's classes: an operation added to the table has no
 /// inline path until one is written, and takes the runtime's.
-pub(super) fn inline_word(op: Op) -> bool {
+pub(crate) fn inline_word(op: Op) -> bool {
     matches!(op, Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod) || op.is_comparison()
 }
 
