@@ -27,7 +27,7 @@ use cranelift_module::{FuncId, Module};
 use flowc_lang::Symbol;
 
 use crate::define;
-use crate::lower::Env;
+use crate::lower::Building;
 
 use crate::plan::policy::{IN_FLIGHT, PARALLEL_INSTS};
 
@@ -184,7 +184,7 @@ impl Drop for Compiler {
 /// Compiles function `name`, lowered into `ctx` and declared as `id`, at
 /// `tier`, and defines it in `env`'s module — now, or when the worker has
 /// compiled it (then before this returns if too many are on their way).
-pub fn submit(env: &mut Env, id: FuncId, name: Symbol, ctx: Box<Context>, tier: Codegen) -> Result<(), String> {
+pub fn submit(env: &mut Building, id: FuncId, name: Symbol, ctx: Box<Context>, tier: Codegen) -> Result<(), String> {
     let isa = isa_of(&*env.module, tier)?;
     // The Cranelift IR as lowered, before Cranelift optimizes it: kept
     // when asked for, and printed as a debugging aid (`FLOWC_CLIF`).
@@ -213,7 +213,7 @@ pub fn submit(env: &mut Env, id: FuncId, name: Symbol, ctx: Box<Context>, tier: 
 }
 
 /// Defines every function still on its way.
-pub fn finish(env: &mut Env) -> Result<(), String> {
+pub fn finish(env: &mut Building) -> Result<(), String> {
     while !env.compiler.waiting.is_empty() {
         define_next(env)?;
     }
@@ -222,7 +222,7 @@ pub fn finish(env: &mut Env) -> Result<(), String> {
 
 /// Defines the functions the worker has finished, oldest first, without
 /// waiting for the others.
-pub fn poll(env: &mut Env) -> Result<(), String> {
+pub fn poll(env: &mut Building) -> Result<(), String> {
     while !env.compiler.waiting.is_empty() {
         let worker = env.compiler.worker.as_ref().expect("only the worker's functions wait");
         let (ctx, result) = match worker.done.try_recv() {
@@ -239,7 +239,7 @@ pub fn poll(env: &mut Env) -> Result<(), String> {
 }
 
 /// Waits for the oldest function on its way and defines it.
-fn define_next(env: &mut Env) -> Result<(), String> {
+fn define_next(env: &mut Building) -> Result<(), String> {
     let (id, name) = env.compiler.waiting.pop_front().expect("a function on its way");
     let worker = env.compiler.worker.as_ref().expect("only the worker's functions wait");
     let (ctx, result) = worker.done.recv().map_err(|_| "the code generator's worker stopped".to_string())?;
@@ -248,7 +248,7 @@ fn define_next(env: &mut Env) -> Result<(), String> {
 
 /// Defines the function compiled into `ctx` as `id` and records it.
 fn define_compiled(
-    env: &mut Env,
+    env: &mut Building,
     id: FuncId,
     name: Symbol,
     mut ctx: Box<Context>,

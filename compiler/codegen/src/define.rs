@@ -20,7 +20,7 @@ use flowc_lang::interp::ErrorKind;
 use flowc_lang::Symbol;
 
 use crate::compile::{self, Compiler};
-use crate::lower::{self, signature, Constants, Env, SiteTable};
+use crate::lower::{self, signature, Building, Constants, SiteTable};
 use crate::plan::{Plan, Shape};
 use crate::runtime::RuntimeFn;
 
@@ -54,7 +54,7 @@ pub struct Defined {
 /// How code is generated.
 #[derive(Copy, Clone, Debug, Default)]
 pub struct Options {
-    /// Count fuel at loop headers ([`crate::lower::Env::fuel`]); off by
+    /// Count fuel at loop headers ([`crate::lower::Building::fuel`]); off by
     /// default, since it costs a memory update per iteration.
     pub fuel: bool,
     /// Split every function but traces into regions of at most this many
@@ -147,7 +147,7 @@ pub struct DefinedCode {
 /// `facts` are `f`'s ([`lower::Facts::new`], with its runs per run of the
 /// program where the caller knows them). Its [`Plan`] says how: whole or
 /// split into regions ([`crate::lower::frame`]), by which settings.
-pub fn define_function(env: &mut Env, f: &Function, id: FuncId, facts: lower::Facts) -> Result<(), String> {
+pub fn define_function(env: &mut Building, f: &Function, id: FuncId, facts: lower::Facts) -> Result<(), String> {
     let mut fbctx = FunctionBuilderContext::new();
     let plan = Plan::of(f, &facts, env.split, env.links.as_ref().map(|l| l.tier));
     if let Shape::Regions { .. } = plan.shape {
@@ -162,7 +162,13 @@ pub fn define_function(env: &mut Env, f: &Function, id: FuncId, facts: lower::Fa
 /// ([`crate::tiers`], [`Plan::tier0`]): lowered as cold code (`facts` made
 /// all cold), split into regions like a cold function's, with a driver
 /// that counts calls and tiers up.
-pub fn define_tier0(env: &mut Env, f: &Function, id: FuncId, facts: lower::Facts, index: usize) -> Result<(), String> {
+pub fn define_tier0(
+    env: &mut Building,
+    f: &Function,
+    id: FuncId,
+    facts: lower::Facts,
+    index: usize,
+) -> Result<(), String> {
     let mut fbctx = FunctionBuilderContext::new();
     let headers = facts.hot_headers();
     let facts = facts.every_block_cold();
@@ -191,7 +197,7 @@ fn split_layout(
 /// `f` ([`lower::lower_osr`]), compiled optimized: `facts` are its
 /// optimized tier's (with its runs per run), from which its tier-0 code's
 /// layout ([`define_tier0`]) is worked out again.
-pub fn define_osr(env: &mut Env, f: &Function, id: FuncId, facts: lower::Facts) -> Result<(), String> {
+pub fn define_osr(env: &mut Building, f: &Function, id: FuncId, facts: lower::Facts) -> Result<(), String> {
     let mut fbctx = FunctionBuilderContext::new();
     let headers = facts.hot_headers();
     let (_, frame) = split_layout(f, &facts, Plan::tier0().shape, &headers);
@@ -206,7 +212,7 @@ pub fn define_osr(env: &mut Env, f: &Function, id: FuncId, facts: lower::Facts) 
 /// Cranelift structures of only a few exist at once), and `id` the driver
 /// that calls the first.
 fn define_split(
-    env: &mut Env,
+    env: &mut Building,
     f: &Function,
     facts: &lower::Facts,
     id: FuncId,
@@ -476,7 +482,7 @@ pub fn define(
             }
         }
     }
-    let mut env = Env {
+    let mut env = Building {
         module: &mut *module,
         funcs: &funcs,
         runtime: &rt,

@@ -91,7 +91,7 @@ use flowc_lang::ops::{Condition, Form, Op};
 use flowc_lang::{Symbol, Value};
 
 use crate::lower::exits::{exit_record, ExitAt, Leaving};
-use crate::lower::{Constants, Env, Shape};
+use crate::lower::{Building, Constants, Shape};
 use crate::runtime::{offsets, RuntimeFn};
 use crate::small::Small;
 use crate::word::{self, ONE, ZERO};
@@ -112,7 +112,7 @@ pub struct Compiled {
     /// Offset of the code of the first block, which a bridge jumping back
     /// to the root enters with the parameters in their words.
     pub body: u32,
-    /// For each exit (of `Env::exits`, in order), the words of the values
+    /// For each exit (of `Building::exits`, in order), the words of the values
     /// it stores: offsets from the stack pointer.
     pub exit_words: Vec<Vec<i32>>,
 }
@@ -173,7 +173,7 @@ pub fn trace_entry() -> Vec<u8> {
 /// functions are at `functions`, or says why it does not; a bridge with
 /// `inherit` runs in its parent's frame.
 pub fn compile(
-    env: &mut Env,
+    env: &mut Building,
     f: &Function,
     facts: &Shape,
     functions: &Functions,
@@ -401,7 +401,7 @@ enum Cold {
 
 struct Emit<'e, 'a> {
     a: Asm,
-    env: &'e mut Env<'a>,
+    env: &'e mut Building<'a>,
     f: &'e Function,
     facts: &'e Shape,
     functions: &'e Functions,

@@ -295,7 +295,7 @@ impl Native {
 /// below (the interpreter's), under `--fuel` the steps left and the limit;
 /// and, handed back, the loop iterations the traces ran.
 #[derive(Clone, Debug, Default)]
-pub struct Run {
+pub struct RunState {
     pub allocations: u64,
     pub max_depth: usize,
     pub depth: usize,
@@ -743,7 +743,7 @@ impl TraceCache {
     /// leaves, in `run`: objects are numbered on from its count, and code
     /// compiled with fuel checks takes one step per loop iteration (and
     /// per trace entered) from its fuel.
-    pub fn run(&self, t: TraceId, args: &[Value], run: &mut Run) -> TraceEnd {
+    pub fn run(&self, t: TraceId, args: &[Value], run: &mut RunState) -> TraceEnd {
         let (wrapper, code, n) = {
             let mut inner = self.inner.borrow_mut();
             // The code in the trace's slot (its own, or what replaced it).
@@ -770,9 +770,9 @@ impl TraceCache {
     }
 
     /// Calls the program's function `name` (compiled with the cache) with
-    /// `args`, in a run ([`Run`]) whose interpreter has `run.depth` frames
+    /// `args`, in a run ([`RunState`]) whose interpreter has `run.depth` frames
     /// below the callee's.
-    pub fn call(&self, name: Symbol, args: &[Value], run: &mut Run) -> CallEnd {
+    pub fn call(&self, name: Symbol, args: &[Value], run: &mut RunState) -> CallEnd {
         let code = match self.function_entry(name, args.len()) {
             Ok(code) => code,
             Err(e) => {
@@ -823,7 +823,7 @@ impl TraceCache {
     /// Calls entry wrapper `code` with `args` in a context for `run` — a
     /// trace's in the exit buffer (`buffered`), a function's in an array;
     /// the context afterwards, and what the code returned (see [`WrapperFn`]).
-    fn enter(&self, wrapper: *const u8, entering: Entering, args: &[Value], run: &mut Run) -> (Ctx, u64) {
+    fn enter(&self, wrapper: *const u8, entering: Entering, args: &[Value], run: &mut RunState) -> (Ctx, u64) {
         let mut ctx = {
             let mut inner = self.inner.borrow_mut();
             // Traps are added as traces are compiled: a kept context must
@@ -990,7 +990,7 @@ impl CompiledTrace {
 
     /// Runs the trace from `args` until it leaves ([`TraceCache::run`]).
     pub fn run(&self, args: &[Value], allocations: &mut u64, max_depth: usize) -> TraceEnd {
-        let mut run = Run { allocations: *allocations, max_depth, ..Run::default() };
+        let mut run = RunState { allocations: *allocations, max_depth, ..RunState::default() };
         let end = self.cache.run(self.trace, args, &mut run);
         *allocations = run.allocations;
         end

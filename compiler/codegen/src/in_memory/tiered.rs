@@ -49,7 +49,7 @@ impl Tiers {
     /// module; returns what it returned and the functions defined.
     fn with_env<T>(
         &self,
-        work: impl FnOnce(&mut crate::lower::Env) -> Result<T, String>,
+        work: impl FnOnce(&mut crate::lower::Building) -> Result<T, String>,
     ) -> Result<(T, Vec<define::DefinedCode>), String> {
         let mut unit = self.unit.borrow_mut();
         let mut compiler = self.compiler.borrow_mut();

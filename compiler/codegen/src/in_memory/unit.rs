@@ -173,8 +173,8 @@ impl CodeUnit {
         objects: &'u ObjectInfo,
         compiler: &'u mut crate::compile::Compiler,
         fuel: bool,
-    ) -> crate::lower::Env<'u> {
-        crate::lower::Env {
+    ) -> crate::lower::Building<'u> {
+        crate::lower::Building {
             module: &mut *self.jit,
             funcs: &self.funcs,
             runtime: &self.runtime,

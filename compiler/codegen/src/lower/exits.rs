@@ -22,7 +22,7 @@ pub struct Links<'a> {
     pub slots: &'a mut ExitSlots,
     pub traces: &'a HashMap<flowc_lang::Symbol, TraceRef>,
     /// The cache-wide number of the function's first exit: exit `k` of
-    /// `Env::exits` is exit `first_exit + k` of the cache, whose number
+    /// `Building::exits` is exit `first_exit + k` of the cache, whose number
     /// plus one it returns.
     pub first_exit: usize,
     /// How the trace is compiled: [`crate::compile::Codegen::Baseline`] (by

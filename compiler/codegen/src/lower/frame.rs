@@ -50,7 +50,7 @@ use flowc_ir::live_ranges::LiveRanges;
 use flowc_ir::regions::Regions;
 use flowc_ir::{Function, InstKind, Operand, ValueId};
 
-use super::{signature_of, Env};
+use super::{signature_of, Building};
 use crate::runtime::RuntimeFn;
 use flowc_ir::ix;
 
@@ -420,7 +420,7 @@ fn cleared_words(b: &mut FunctionBuilder, words: u32) -> StackSlot {
 /// and if that gives code, calls it with the parameters (read back from
 /// the frame) and returns its result. Continues in a new current block.
 fn count_call(
-    env: &mut Env,
+    env: &mut Building,
     f: &Function,
     split: &Split,
     b: &mut FunctionBuilder,
@@ -498,7 +498,7 @@ pub fn region_signature(module: &dyn cranelift_module::Module) -> Signature {
 /// counts the call; at zero it has the runtime compile the optimized
 /// tier, and calls that instead if there is one.
 pub fn lower_driver(
-    env: &mut Env,
+    env: &mut Building,
     f: &Function,
     split: &Split,
     tier: Option<(u64, usize)>,

@@ -113,8 +113,9 @@ pub use osr::lower_osr;
 pub use region::lower_region;
 use region::Region;
 
-/// What lowering needs from the module being built.
-pub struct Env<'a> {
+/// What lowering needs from the module being built (a function's code
+/// goes into it; callers name it `env`).
+pub struct Building<'a> {
     /// The module functions are defined in: in memory (JIT) or an object file.
     pub module: &'a mut dyn cranelift_module::Module,
     /// Declared functions of the IR module, by name.
@@ -243,7 +244,7 @@ type Blocks = HashMap<BlockId, cranelift_codegen::ir::Block>;
 
 struct Lowerer<'a, 'b> {
     b: FunctionBuilder<'b>,
-    env: &'b mut Env<'a>,
+    env: &'b mut Building<'a>,
     f: &'b Function,
     blocks: Blocks,
     /// Where each IR value's Cranelift value is ([`Home`]).
@@ -464,7 +465,7 @@ fn store_frame(b: &mut FunctionBuilder, ctx: ClValue) {
 /// Lowers IR function `f` into `ctx.func` (whole: see [`lower_region`]
 /// for the regions of a split function).
 pub fn lower(
-    env: &mut Env,
+    env: &mut Building,
     f: &Function,
     facts: &Facts,
     plan: &Plan,
@@ -477,7 +478,7 @@ pub fn lower(
 /// [`lower`], or with `osr` the function entered only at the loop headers
 /// of its tier-0 code ([`osr`]).
 fn lower_with(
-    env: &mut Env,
+    env: &mut Building,
     f: &Function,
     facts: &Facts,
     plan: &Plan,
@@ -619,7 +620,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     #[allow(clippy::too_many_arguments)]
     fn new(
         mut b: FunctionBuilder<'b>,
-        env: &'b mut Env<'a>,
+        env: &'b mut Building<'a>,
         f: &'b Function,
         facts: &'b Facts,
         plan: Plan,

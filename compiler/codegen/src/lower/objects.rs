@@ -9,7 +9,7 @@
 //!   is immutable for some class and already set, or `v` is unbound: the
 //!   runtime decides.
 //! - `new C`: the allocation bumps the pointer of the size class's run
-//!   ([`flowc_lang::heap::Run`]) and writes the header and unset slots;
+//!   ([`flowc_lang::heap::FreeRun`]) and writes the header and unset slots;
 //!   when the run is used up, the runtime allocates (and may collect).
 //! - class tests: a pointer to an object cell whose class word is `C`; an
 //!   unbound operand goes to the runtime, which raises its error.

@@ -21,7 +21,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use flowc_ir::live_ranges::LiveRanges;
 use flowc_ir::{BlockId, Function};
 
-use super::{frame::Frame, Env, Facts, Lowerer};
+use super::{frame::Frame, Building, Facts, Lowerer};
 
 /// The on-stack replacement entries of an optimized tier: the headers, the
 /// tier-0 frame their values are in, and what is live at each.
@@ -39,7 +39,7 @@ pub(super) struct Osr<'x> {
 /// that impossible, and the tests count such failures.
 #[allow(clippy::too_many_arguments)]
 pub fn lower_osr(
-    env: &mut Env,
+    env: &mut Building,
     f: &Function,
     facts: &Facts,
     plan: &crate::plan::Plan,

@@ -13,7 +13,7 @@ use cranelift_module::Module as _;
 
 use flowc_ir::{BlockId, Function, ValueId};
 
-use super::{frame, store_frame, Env, Facts, Lowerer};
+use super::{frame, store_frame, Building, Facts, Lowerer};
 use crate::runtime::RuntimeFn;
 
 /// Lowering one region of a split function: where the region is, its
@@ -44,7 +44,7 @@ pub(super) struct Region<'b> {
 /// edges into other regions store the phi inputs they carry in their
 /// phis' words and continue in that region by a tail call.
 pub fn lower_region(
-    env: &mut Env,
+    env: &mut Building,
     f: &Function,
     facts: &Facts,
     split: &frame::Split,

@@ -144,7 +144,7 @@ fn try_baseline(text: &'static str, args: &'static [i64]) -> Result<Vec<i64>, St
     flowc_codegen::with_stack(move || {
         let (cache, id) = compiled(text);
         let args: Vec<Value> = args.iter().map(|&k| Value::Int(k)).collect();
-        let mut run = flowc_codegen::Run { allocations: 0, max_depth: 1000, depth: 0, fuel: None, iterations: 0 };
+        let mut run = flowc_codegen::RunState { allocations: 0, max_depth: 1000, depth: 0, fuel: None, iterations: 0 };
         match cache.run(id, &args, &mut run) {
             TraceEnd::Exit { values, .. } => Ok(values
                 .into_iter()

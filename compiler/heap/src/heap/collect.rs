@@ -5,7 +5,7 @@ use std::time::Instant;
 use super::block::{self, Block, BLOCK_BYTES};
 use super::cell::{self, Cell, BOXED_KIND, FREE, KIND_MASK, MARK, OBJECT, PIN, SLOTS};
 use super::word::{self, Word};
-use super::{Heap, Run, MIN_THRESHOLD};
+use super::{FreeRun, Heap, MIN_THRESHOLD};
 
 /// A hook that marks roots outside the heap: called with its data and the
 /// marker during a collection.
@@ -75,7 +75,7 @@ impl Heap {
         // finds them again.
         let unused: usize = self.runs.iter().map(|r| r.limit - r.ptr).sum();
         self.stats.bytes_allocated -= unused as u64;
-        self.runs = [Run::default(); block::MAX_WORDS + 1];
+        self.runs = [FreeRun::default(); block::MAX_WORDS + 1];
         for class in &mut self.classes {
             class.runs.clear();
         }

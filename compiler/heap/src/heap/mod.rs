@@ -67,7 +67,7 @@ pub const MIN_THRESHOLD: usize = 2 << 20;
 /// when that stays within `limit`.
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
-pub struct Run {
+pub struct FreeRun {
     pub ptr: usize,
     pub limit: usize,
 }
@@ -148,7 +148,7 @@ struct Class {
 pub struct Heap {
     /// Per size class (indexed by cell words): the run allocation bumps
     /// through. First, so compiled code finds it at [`run_offset`].
-    pub runs: [Run; MAX_WORDS + 1],
+    pub runs: [FreeRun; MAX_WORDS + 1],
     classes: Vec<Class>,
     /// Large blocks (one cell each).
     large: Vec<Block>,
@@ -171,7 +171,7 @@ pub struct Heap {
 
 /// The byte offset of size class `words`' run in [`Heap`].
 pub const fn run_offset(words: usize) -> usize {
-    std::mem::offset_of!(Heap, runs) + words * std::mem::size_of::<Run>()
+    std::mem::offset_of!(Heap, runs) + words * std::mem::size_of::<FreeRun>()
 }
 
 thread_local! {
@@ -207,7 +207,7 @@ impl Heap {
     fn new() -> Heap {
         let stress = std::env::var_os("FLOWC_GC_STRESS").is_some_and(|v| v != "0" && !v.is_empty());
         Heap {
-            runs: [Run::default(); MAX_WORDS + 1],
+            runs: [FreeRun::default(); MAX_WORDS + 1],
             classes: (0..=MAX_WORDS).map(|_| Class::default()).collect(),
             large: Vec::new(),
             spare: Vec::new(),
@@ -226,7 +226,7 @@ impl Heap {
     /// collection), or not.
     pub fn set_stress(&mut self, on: bool) {
         self.stress = on;
-        self.runs = [Run::default(); MAX_WORDS + 1];
+        self.runs = [FreeRun::default(); MAX_WORDS + 1];
     }
 
     /// What the heap did so far; bytes allocated count the cells bumped
@@ -295,9 +295,9 @@ impl Heap {
                         self.handed_out -= end - rest;
                         self.stats.bytes_allocated -= (end - rest) as u64;
                     }
-                    self.runs[words] = Run::default();
+                    self.runs[words] = FreeRun::default();
                 } else {
-                    self.runs[words] = Run { ptr: rest, limit: end };
+                    self.runs[words] = FreeRun { ptr: rest, limit: end };
                 }
                 return c;
             }

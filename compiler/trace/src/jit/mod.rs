@@ -897,8 +897,8 @@ impl<'p> Jit<'p> {
 
     /// The state compiled code starts from when the interpreter has `depth`
     /// frames below the one it runs.
-    fn code_run(&self, run: &Run, depth: usize) -> flowc_codegen::Run {
-        flowc_codegen::Run {
+    fn code_run(&self, run: &Run, depth: usize) -> flowc_codegen::RunState {
+        flowc_codegen::RunState {
             allocations: run.heap.allocations,
             max_depth: run.config.max_depth,
             depth,
@@ -908,7 +908,7 @@ impl<'p> Jit<'p> {
     }
 
     /// Takes back what compiled code counted.
-    fn code_ran(&mut self, run: &mut Run, r: &flowc_codegen::Run) {
+    fn code_ran(&mut self, run: &mut Run, r: &flowc_codegen::RunState) {
         run.heap.allocations = r.allocations;
         self.fuel = r.fuel;
     }
