@@ -4,7 +4,7 @@
 
 use std::io::Read;
 
-use flowc_lang::interp::{Compiled, ErrorKind, Liveness, RuntimeError};
+use flowc_lang::interp::{ErrorKind, Liveness, Resolved, RuntimeError};
 use flowc_lang::syntax::prolog::parse_env_of;
 use flowc_lang::{syntax, Program, Symbol, Value};
 
@@ -141,7 +141,7 @@ pub fn run_failure(program: &Program, label: Symbol, env: &StartEnv, e: RuntimeE
 /// that `env` does not give, in the graph's variable order; `None` when the
 /// label is not in the main graph.
 fn needed_at(program: &Program, label: Symbol, env: &StartEnv) -> Option<Vec<Symbol>> {
-    let compiled = Compiled::new(program, &[]);
+    let compiled = Resolved::new(program, &[]);
     let main = compiled.graphs.first()?;
     let &block = main.labels.get(&label)?;
     let live = Liveness::of(main);

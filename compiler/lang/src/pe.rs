@@ -37,8 +37,8 @@ use indexmap::IndexMap;
 
 use crate::ast::{Arg, Block, Entry, Item, Operator, Program, Stmt, Terminator};
 use crate::env::{self, Env};
-use crate::interp::compile::Compiled;
 use crate::interp::live::Liveness;
+use crate::interp::resolve::Resolved;
 use crate::symbol::{Symbol, SymbolMap};
 use crate::value::Value;
 
@@ -201,7 +201,7 @@ fn loop_headers(blocks: &SymbolMap<&Block>, start: Symbol) -> std::collections::
 /// The variables live at each label of `program`'s main flow graph (the
 /// interpreter's [`Liveness`]), sorted.
 fn live_in(program: &Program) -> SymbolMap<Vec<Symbol>> {
-    let compiled = Compiled::new(program, &[]);
+    let compiled = Resolved::new(program, &[]);
     let main = &compiled.graphs[0];
     let live = Liveness::of(main);
     main.labels

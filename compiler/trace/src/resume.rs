@@ -16,9 +16,9 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use flowc_ir::{Operand, ResumeData, ResumeValue, ValueId};
-use flowc_lang::interp::compile::{Slot, Target};
 use flowc_lang::interp::objects;
-use flowc_lang::interp::{Compiled, Config, Machine, ResumeFrame, RuntimeError, SlotFrame};
+use flowc_lang::interp::resolve::{Slot, Target};
+use flowc_lang::interp::{Config, Machine, Resolved, ResumeFrame, RuntimeError, SlotFrame};
 use flowc_lang::{Program, Symbol, Value};
 
 use crate::record::Heap;
@@ -79,7 +79,7 @@ pub fn continue_interpreting(
     config: &Config,
 ) -> Result<Value, RuntimeError> {
     let names: Vec<Symbol> = frames.first().map(|f| f.env.iter().map(|(k, _)| *k).collect()).unwrap_or_default();
-    let compiled = Compiled::new(program, &names);
+    let compiled = Resolved::new(program, &names);
     let mut m = Machine::new(program, &compiled, config);
     m.set_allocations(heap.allocations);
     let out = m.resume(frames, label)?;
@@ -117,7 +117,7 @@ impl Plan {
     /// The plan of `record` for an exit that stores the values `stored`
     /// (in order) and resumes at `label`; `None` if a name or label does
     /// not resolve in `compiled` (then the slow path says why).
-    pub fn new(record: &ResumeData, stored: &[ValueId], label: Symbol, compiled: &Compiled) -> Option<Plan> {
+    pub fn new(record: &ResumeData, stored: &[ValueId], label: Symbol, compiled: &Resolved) -> Option<Plan> {
         let source = |rv: &ResumeValue| -> Option<Source> {
             Some(match rv {
                 ResumeValue::Operand(Operand::Const(c)) => Source::Const(c.clone()),

@@ -3,7 +3,7 @@
 //! into the environment, then the reference interpreter continues at the
 //! guard's label).
 
-use flowc_lang::interp::{self, Compiled, Config, ErrorKind, Machine, RuntimeError};
+use flowc_lang::interp::{self, Config, ErrorKind, Machine, Resolved, RuntimeError};
 use flowc_lang::{env, Env, Program, Value};
 
 use crate::record::{exec, Heap};
@@ -82,7 +82,7 @@ pub fn resume_interp(
 ) -> Result<Value, RuntimeError> {
     let pairs: Vec<_> = env.iter().map(|(k, v)| (*k, v.clone())).collect();
     let names: Vec<_> = pairs.iter().map(|(k, _)| *k).collect();
-    let compiled = Compiled::new(program, &names);
+    let compiled = Resolved::new(program, &names);
     let mut m = Machine::new(program, &compiled, config);
     m.set_allocations(heap.allocations);
     let out = m.run(label, &pairs)?;

@@ -17,7 +17,7 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use smallvec::SmallVec;
 
-use super::compile::{Compiled, Slot};
+use super::resolve::{Resolved, Slot};
 use crate::value::Value;
 
 /// The value of a green variable where a key is taken (`None`: unbound,
@@ -236,11 +236,11 @@ impl Entry {
 impl Profiler {
     /// Watches `labels` (per graph, block indices of `compiled`, or
     /// [`CALL`] for the graph's calls), marking them in `compiled`
-    /// ([`Graph::watch`](super::compile::Graph::watch), and the graph's
+    /// ([`Graph::watch`](super::resolve::Graph::watch), and the graph's
     /// `calls_watched`): the interpreter asks the profiler only on jumps
-    /// to a [`Target::Watched`](super::compile::Target::Watched) and calls
+    /// to a [`Target::Watched`](super::resolve::Target::Watched) and calls
     /// of a watched graph. A key gets hot at its `threshold`-th arrival.
-    pub fn new(compiled: &mut Compiled, labels: &[(u32, u32)], threshold: u32) -> Profiler {
+    pub fn new(compiled: &mut Resolved, labels: &[(u32, u32)], threshold: u32) -> Profiler {
         let mut watched: Vec<Vec<Option<Watched>>> =
             compiled.graphs.iter().map(|g| vec![None; g.blocks.len()]).collect();
         let mut blocks: Vec<Vec<u32>> = vec![Vec::new(); compiled.graphs.len()];
@@ -422,9 +422,9 @@ again:
     goto loop
 ";
 
-    fn profiler() -> (Compiled, Profiler, Vec<u32>) {
+    fn profiler() -> (Resolved, Profiler, Vec<u32>) {
         let p = syntax::parse("test", PROGRAM).unwrap_or_else(|e| panic!("{e}"));
-        let mut compiled = Compiled::new(&p, &[]);
+        let mut compiled = Resolved::new(&p, &[]);
         let main = &compiled.graphs[0];
         let blocks: Vec<u32> = ["loop", "pair"].iter().map(|l| main.labels[&Symbol::intern(l)]).collect();
         let labels: Vec<(u32, u32)> = blocks.iter().map(|&b| (0, b)).collect();
@@ -432,7 +432,7 @@ again:
         (compiled, profiler, blocks)
     }
 
-    fn slots(compiled: &Compiled, vars: &[(&str, Value)]) -> Vec<Option<Value>> {
+    fn slots(compiled: &Resolved, vars: &[(&str, Value)]) -> Vec<Option<Value>> {
         let main = &compiled.graphs[0];
         let mut slots = vec![None; main.slot_names.len()];
         for (name, v) in vars {
@@ -497,7 +497,7 @@ again:
     /// threshold, with the frames about to run the label.
     #[test]
     fn every_way_into_a_watched_label_is_counted() {
-        use super::super::compile::{CTerm, Target};
+        use super::super::resolve::{CTerm, Target};
         use super::super::run::{Config, Machine, Step};
         let p = syntax::parse(
             "test",
@@ -517,8 +517,8 @@ odd:
 ",
         )
         .unwrap_or_else(|e| panic!("{e}"));
-        let mut compiled = Compiled::new(&p, &[]);
-        let label = |c: &Compiled, l: &str| c.graphs[0].labels[&Symbol::intern(l)];
+        let mut compiled = Resolved::new(&p, &[]);
+        let label = |c: &Resolved, l: &str| c.graphs[0].labels[&Symbol::intern(l)];
         let head = label(&compiled, "head");
         let profiler = Profiler::new(&mut compiled, &[(0, head)], 4);
         let watched = |t: &Target| matches!(t, Target::Watched(b) if *b == head);
@@ -553,7 +553,7 @@ odd:
     #[test]
     fn a_label_without_promotes_has_one_key_counted_in_place() {
         let p = syntax::parse("test", PROGRAM).unwrap_or_else(|e| panic!("{e}"));
-        let mut compiled = Compiled::new(&p, &[]);
+        let mut compiled = Resolved::new(&p, &[]);
         let fetch = compiled.graphs[0].labels[&Symbol::intern("fetch")];
         let mut p = Profiler::new(&mut compiled, &[(0, fetch)], 3);
         // Whatever the variables hold, the label is one key, with no

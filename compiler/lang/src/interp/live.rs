@@ -13,7 +13,7 @@
 //! per block (words of 64 slots), in reverse order of the blocks until
 //! nothing changes.
 
-use super::compile::{CStmt, CTerm, Graph, Operand, Slot, Target};
+use super::resolve::{CStmt, CTerm, Graph, Operand, Slot, Target};
 
 /// Live variables at the start of every block of one graph.
 #[derive(Clone, Debug)]

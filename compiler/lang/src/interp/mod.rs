@@ -1,20 +1,20 @@
 //! The reference interpreter: the series' `interp` (Part 1) extended with
 //! objects and functions (docs/language.md §4–§6).
 //!
-//! [`compile`] resolves names to slots and labels to block indices once;
+//! [`resolve`] resolves names to slots and labels to block indices once;
 //! [`fn@run`] executes. Semantics follow the Prolog code of the series: an
 //! operation reads its operands, applies the op table, writes its result;
 //! `if` takes the else branch only for the integer 0; `promote` is a jump.
 
-pub mod compile;
 pub mod hot;
 pub mod live;
+pub mod resolve;
 pub mod run;
 
-pub use compile::Compiled;
 pub use flowc_heap::error::{self, ErrorKind, Location, RuntimeError};
 pub use flowc_heap::objects;
 pub use location::LocationText;
+pub use resolve::Resolved;
 
 mod location;
 pub use hot::{Green, Key, KeyMap, KeyState, Profiler, CALL};

@@ -8,9 +8,9 @@
 //! first-write list are exactly the ordered environment, at the cost of one
 //! branch per write.
 
-use super::compile::{CStmt, CTerm, Compiled, Graph, OpRef, Operand, Slot, Target};
 use super::error::{ErrorKind, Location, RuntimeError};
 use super::hot::{Key, Profiler};
+use super::resolve::{CStmt, CTerm, Graph, OpRef, Operand, Resolved, Slot, Target};
 use crate::ast::Program;
 use crate::env::Env;
 use crate::heap::{
@@ -227,7 +227,7 @@ pub fn run_counted(
     config: &Config,
 ) -> (Result<Outcome, RuntimeError>, Counts) {
     let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
-    let compiled = Compiled::new(program, &names);
+    let compiled = Resolved::new(program, &names);
     let mut machine = Machine::new(program, &compiled, config);
     let result = machine.run(entry, env);
     (result, Counts { steps: machine.steps, allocations: machine.allocations })
@@ -236,7 +236,7 @@ pub fn run_counted(
 /// The interpreter state over one compiled program.
 pub struct Machine<'a> {
     program: &'a Program,
-    compiled: &'a Compiled,
+    compiled: &'a Resolved,
     fuel: u64,
     max_depth: usize,
     steps: u64,
@@ -247,7 +247,7 @@ pub struct Machine<'a> {
 }
 
 impl<'a> Machine<'a> {
-    pub fn new(program: &'a Program, compiled: &'a Compiled, config: &Config) -> Machine<'a> {
+    pub fn new(program: &'a Program, compiled: &'a Resolved, config: &Config) -> Machine<'a> {
         Machine {
             program,
             compiled,
@@ -274,7 +274,7 @@ impl<'a> Machine<'a> {
     }
 
     /// The resolved program the machine runs.
-    pub fn compiled(&self) -> &'a Compiled {
+    pub fn compiled(&self) -> &'a Resolved {
         self.compiled
     }
 

@@ -1,7 +1,7 @@
 //! Semantics of the reference interpreter on small programs.
 
 use super::{run, Config, ErrorKind, Machine};
-use crate::interp::compile::Compiled;
+use crate::interp::resolve::Resolved;
 use crate::syntax;
 use crate::{Symbol, Value};
 
@@ -123,7 +123,7 @@ fn environment_order_is_first_write_order() {
 "#;
     let p = syntax::parse("t", src).unwrap();
     let env = [(Symbol::intern("z"), Value::Int(0))];
-    let compiled = Compiled::new(&p, &[Symbol::intern("z")]);
+    let compiled = Resolved::new(&p, &[Symbol::intern("z")]);
     let mut m = Machine::new(&p, &compiled, &Config::default());
     m.run(Symbol::intern("start"), &env).unwrap();
     let frame = m.last_frame().expect("the frame that printed");

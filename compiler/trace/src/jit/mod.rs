@@ -107,9 +107,9 @@ use std::time::{Duration, Instant};
 
 use flowc_codegen::{ExitId, TraceCache, TraceEnd, TraceId};
 use flowc_ir::{Function, FunctionKind, Module, Operand, ResumeValue, ValueId};
-use flowc_lang::interp::compile::{Graph, Slot};
+use flowc_lang::interp::resolve::{Graph, Slot};
 use flowc_lang::interp::{
-    Compiled, Config, Counts, Frame, Key, KeyMap, KeyState, Liveness, Machine, Outcome, Profiler, ResumeFrame,
+    Config, Counts, Frame, Key, KeyMap, KeyState, Liveness, Machine, Outcome, Profiler, Resolved, ResumeFrame,
     RuntimeError, Step, CALL,
 };
 use flowc_lang::{Env, Program, Symbol, Value};
@@ -430,7 +430,7 @@ const KEYS_DESCRIBED: usize = 100;
 /// What one run needs besides the JIT: the resolved program, per-graph
 /// liveness, per-code slots, the allocation counter.
 struct Run<'c> {
-    compiled: &'c Compiled,
+    compiled: &'c Resolved,
     liveness: Vec<Option<Liveness>>,
     /// Per code: the slots of its parameters, then of its unbound
     /// variables, in its base graph.
@@ -626,7 +626,7 @@ impl<'p> Jit<'p> {
         }
         let program = self.program;
         let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
-        let mut compiled = Compiled::new(program, &names);
+        let mut compiled = Resolved::new(program, &names);
         let profiler = self.profiler(&mut compiled);
         let mut machine = Machine::new(program, &compiled, config);
         machine.set_profiler(profiler);
@@ -692,7 +692,7 @@ impl<'p> Jit<'p> {
 
     /// A profiler for `compiled` watching the JIT's labels (marked in
     /// `compiled`), knowing which keys have code and which are ignored.
-    fn profiler(&self, compiled: &mut Compiled) -> Profiler {
+    fn profiler(&self, compiled: &mut Resolved) -> Profiler {
         let mut labels = Vec::new();
         for (function, label) in &self.watched {
             let graph = match function {
@@ -1145,7 +1145,7 @@ fn jumps_to(f: &Function) -> Option<Symbol> {
 /// interpreter, numbering objects on from `heap`.
 fn residual_calls<'a>(
     jit: &'a Jit,
-    compiled: &'a Compiled,
+    compiled: &'a Resolved,
     config: &'a Config,
 ) -> impl FnMut(Symbol, usize, &[Value], &mut Heap) -> Option<Result<Value, RuntimeError>> + 'a {
     move |func, open, args, heap| {
@@ -1179,7 +1179,7 @@ fn is_check(code: &Code, exit: &flowc_codegen::lower::TraceExit) -> bool {
 }
 
 /// A key as people read it: `dispatch[pc=2]`, `f:loop`.
-fn describe(key: &Key, compiled: &Compiled) -> String {
+fn describe(key: &Key, compiled: &Resolved) -> String {
     let graph = &compiled.graphs[key.graph as usize];
     if key.block == CALL {
         return format!("calls of {}", graph.name.map_or("?".into(), |n| n.to_string()));

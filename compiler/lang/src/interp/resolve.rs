@@ -82,7 +82,7 @@ pub enum CStmt {
         dst: Slot,
         class: Symbol,
     },
-    /// `slot`: the field's slot in the program's layout ([`Compiled::layout`]).
+    /// `slot`: the field's slot in the program's layout ([`Resolved::layout`]).
     Get {
         dst: Slot,
         obj: Operand,
@@ -194,7 +194,7 @@ impl Graph {
 
 /// A resolved program.
 #[derive(Clone, Debug)]
-pub struct Compiled {
+pub struct Resolved {
     pub graphs: Vec<Graph>,
     pub functions: HashMap<Symbol, u32>,
     /// `(class, field)` pairs declared by `immutable/2`.
@@ -203,10 +203,10 @@ pub struct Compiled {
     pub layout: &'static Layout,
 }
 
-impl Compiled {
+impl Resolved {
     /// Resolves `program`; `extra_main_vars` (an entry environment's names)
     /// get main-graph slots even if no block mentions them.
-    pub fn new(program: &Program, extra_main_vars: &[Symbol]) -> Compiled {
+    pub fn new(program: &Program, extra_main_vars: &[Symbol]) -> Resolved {
         let immutable: HashSet<(Symbol, Symbol)> = program
             .items
             .iter()
@@ -225,7 +225,7 @@ impl Compiled {
             let blocks: Vec<&ast::Block> = f.blocks.iter().collect();
             graphs.push(resolve_graph(Some(f.name), &f.params, &[], &blocks, &functions, layout));
         }
-        Compiled { graphs, functions, immutable, layout }
+        Resolved { graphs, functions, immutable, layout }
     }
 }
 
