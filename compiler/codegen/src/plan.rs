@@ -219,8 +219,7 @@ impl Plan {
     /// compile time anyway), and a function called by name that is not
     /// all cold, or a main graph with hot loops. Small functions are
     /// tiered too: even the smallest costs the optimized pipeline's
-    /// memory, some 150–400 KB of process peak for a ten-statement main
-    /// loop, and tier 0 is cheap for them.
+    /// memory, and tier 0 is cheap for them.
     pub fn tiered(f: &Function, facts: &Facts, tiering: bool) -> bool {
         tiering && {
             let callable = f.kind == FunctionKind::Function;

@@ -64,7 +64,7 @@ impl StackMaps {
     /// old, and is then in place; else one stable sort merges the two
     /// sorted runs in linear time. (Sorting everything each time made
     /// adding a JIT's thousandth trace cost a sort of every safepoint so
-    /// far: 3% of a long BF run.)
+    /// far.)
     fn sort_from(&mut self, old: usize) {
         let (before, new) = self.safepoints.split_at_mut(old);
         new.sort_unstable_by_key(|(pc, _)| *pc);

@@ -23,14 +23,12 @@ pub mod word;
 ///
 /// mimalloc: the compiler allocates many small vectors (operands, phi
 /// inputs, block lists) and big integers allocate their digits; mimalloc
-/// keeps both fast where glibc's malloc degrades (a bignum loop in a built
-/// executable spent 45% of its time in glibc's malloc and free).
+/// keeps both fast where glibc's malloc degrades.
 ///
 /// The load-time setting: the Rust runtime allocates before `main` runs,
 /// and that first allocation touched mimalloc's first arena page under a
-/// transparent huge page — 2 MiB zeroed and resident, some 3.7 MB of the
-/// peak of every run of `flowc` (a ten-statement program peaked at 14.0 MB
-/// with it, 10.3 MB without).
+/// transparent huge page — 2 MiB zeroed and resident in every run of
+/// `flowc` (docs/architecture.md, "Measurements behind the comments").
 #[macro_export]
 macro_rules! process_setup {
     () => {
@@ -52,9 +50,8 @@ process_setup!();
 /// Sets up the process the way flowc runs: without transparent huge pages.
 /// mimalloc asks for them on its arenas, and a 2 MiB page is resident as
 /// soon as one byte of it is touched — the compiler's many small
-/// allocations then took 45 MB of resident memory for a 14 MB working set
-/// (the memory benchmark's target is 32 MB), and no benchmark ran faster
-/// with them. Called first thing by `flowc` and by built executables; the
+/// allocations then kept three times their working set resident, and no
+/// benchmark ran faster with them. Called first thing by `flowc` and by built executables; the
 /// binaries make the same setting when they are loaded ([`process_setup`]).
 pub fn init_process() {
     disable_huge_pages();

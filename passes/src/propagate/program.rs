@@ -294,9 +294,8 @@ struct Depends {
 /// (`flowc_ir::HUGE_INSTS`), which is then analyzed once to solve them
 /// and once more reading the solution. Where it takes them, the code after a
 /// call or a read is reached only once the callee's result or the field's
-/// fact is known, so a main graph of many in a row is analyzed again per
-/// round (a generated program of 10^4 statements: 6 rounds, propagate
-/// 3 -> 14 ms). What it stores and passes still counts.
+/// fact is known, so a main graph of many in a row would be analyzed
+/// again per round. What it stores and passes still counts.
 pub fn uses_facts(f: &Function) -> bool {
     !f.is_huge()
 }

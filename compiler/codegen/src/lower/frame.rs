@@ -3,8 +3,8 @@
 //!
 //! A huge function (`flowc_ir::HUGE_INSTS`) is cut into regions
 //! ([`flowc_ir::regions`]), each compiled as a Cranelift function of its
-//! own, so that Cranelift's memory and time per function stay bounded (on
-//! one function of 10^5 statements its structures took 180 MB, the IR 30).
+//! own, so that Cranelift's memory and time per function stay bounded
+//! (whole, a function's Cranelift structures are several times its IR).
 //! The function itself becomes a small *driver*: it makes the frame, a
 //! stack area of words, stores its parameters there and calls the region
 //! of the entry; regions continue in one another by tail calls

@@ -13,8 +13,9 @@ use diag::{ParseError, RawError};
 use term::{Reader, Term, TermKind};
 
 /// The most digits an integer literal may have. Decimal-to-binary
-/// conversion of a big integer takes time quadratic in its digits (a 7 MB
-/// literal took 38 s); no program needs a literal this long, and a
+/// conversion of a big integer takes time quadratic in its digits (a
+/// generated literal of megabytes took most of a minute); no program needs
+/// a literal this long, and a
 /// computed bignum has no such limit.
 pub const MAX_INT_DIGITS: usize = 10_000;
 

@@ -128,8 +128,8 @@ impl<'p> Jit<'p> {
         // work of the first ([`opt::Peel::WhenInvariant`]): its preamble
         // is its first iteration already, and what that proved reaches
         // the loop as the facts of its entry. Peeling every loop doubled
-        // its compile cost; without it the BF interpreters' runs got
-        // 5-20% faster (tutorial fractal 1,386 -> 1,102 ms).
+        // its compile cost, and the BF interpreters' runs were slower for
+        // it (docs/architecture.md, "Measurements behind the comments").
         let facts = entry.infos();
         let peel = opt::Peel::WhenInvariant;
         let options = opt::Options {
@@ -185,7 +185,7 @@ impl<'p> Jit<'p> {
         // values by the new numbers): the code records keep each trace's
         // IR for the whole run, and its arenas otherwise hold every
         // operation recorded and every copy peeling made, most of them
-        // removed (tutorial fractal: 200 MB).
+        // removed (hundreds of MB on a long BF run).
         let pieces: Vec<(Function, Kind, usize)> = pieces
             .into_iter()
             .enumerate()

@@ -385,24 +385,21 @@ pub struct Jit<'p> {
 /// What recording and compiling one operation costs, in statements the
 /// interpreter runs in the same time (see "A compile budget"), while the
 /// run is young: its first compiles run the compiler's code for the first
-/// time and fault in fresh memory (on the BF interpreters' short runs a
-/// loop of 33 recorded operations took 120 µs).
+/// time and fault in fresh memory.
 pub const COMPILE_STEPS_PER_OP: u64 = 200;
 
 /// What recording and compiling one operation costs once the run has done
-/// [`WARM_AFTER`] statements of work: the compiler warm, some 0.5 µs per
-/// recorded operation on the BF interpreters' long runs, about 50
-/// statements interpreted.
+/// [`WARM_AFTER`] statements of work: the compiler warm, a quarter of
+/// [`COMPILE_STEPS_PER_OP`] (docs/architecture.md, "Measurements behind
+/// the comments").
 pub const WARM_COMPILE_STEPS_PER_OP: u64 = 50;
 
 /// The work (statements, as the budget's clock counts them: those
 /// interpreted, and [`ITERATION_STEPS`] per loop iteration run compiled)
-/// after which compiling costs [`WARM_COMPILE_STEPS_PER_OP`]: some 40 ms
-/// of interpretation, less where compiled loops already run (62,500
-/// iterations count as much). Every short run of the suite is over before it (the
-/// budget stays as tight as it was there), and a long run stops deferring
-/// the keys and exits it had held back (tutorial fractal 5: 22.7 million
-/// statements interpreted before, 10.3 million now).
+/// after which compiling costs [`WARM_COMPILE_STEPS_PER_OP`]: later than
+/// every short run of the suite ends (the budget stays as tight as it was
+/// there), early enough that a long run stops deferring the keys and
+/// exits it had held back.
 pub const WARM_AFTER: u64 = 4_000_000;
 
 /// What one loop iteration of compiled code counts for on the compile
@@ -1070,8 +1067,7 @@ impl<'p> Jit<'p> {
     /// A name for new code, from `base`: `base`, else `base.2`, `base.3`...
     /// Names are not given back (a reset forgets them all), so the search
     /// for `base`'s next free suffix starts at the last one given: naming
-    /// a label's thousandth trace tries one name, not a thousand (which
-    /// took 3% of a long BF run).
+    /// a label's thousandth trace tries one name, not a thousand.
     fn fresh_name(&mut self, base: Symbol) -> Symbol {
         let k = self.suffixes.entry(base).or_insert(1);
         let named = |k: u32| if k == 1 { base } else { Symbol::intern(&format!("{base}.{k}")) };

@@ -206,10 +206,8 @@ pub fn pins(f: &Function, names: &[Symbol], args: &[Value]) -> Vec<Check> {
 /// objects come back ([`same_objects`]): the assumption makes the loop
 /// peeled (its optimizing and code twice), which pays where an iteration
 /// reaches far through them (the BF fractal's `[-<<<<+>>>>]`: 11 reads,
-/// 8 of them links) and not in short runs of short moves (`[->+<]`: 5).
-/// Measured (hyperfine, tutorial interpreter): 99 bottles, 10 verses
-/// 33.4 ms assuming nothing, 37-39 ms at 8 or 12 reads; fractal 5 1.35 s
-/// assuming nothing, 1.17 s at 12, 1.02 s at 8.
+/// 8 of them links) and not in short runs of short moves (`[->+<]`: 5;
+/// docs/architecture.md, "Measurements behind the comments").
 pub const SAME_OBJECT_READS: usize = 8;
 
 /// The variables of `names` whose values were the same object when the
