@@ -15,8 +15,7 @@ use term::{Reader, Term, TermKind};
 /// The most digits an integer literal may have. Decimal-to-binary
 /// conversion of a big integer takes time quadratic in its digits (a
 /// generated literal of megabytes took most of a minute); no program needs
-/// a literal this long, and a
-/// computed bignum has no such limit.
+/// a literal this long, and a computed bignum has no such limit.
 pub const MAX_INT_DIGITS: usize = 10_000;
 
 /// An integer literal (an optional `-`, then digits) starting at `start`,
