@@ -13,6 +13,7 @@ mod generator;
 mod ir_format;
 mod jit;
 mod layering;
+mod matrix;
 mod native;
 mod passes;
 mod pe;
