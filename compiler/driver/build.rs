@@ -53,8 +53,7 @@ fn build_runtime(root: &Path, out: &Path) -> Result<PathBuf, String> {
     let target = out.ancestors().nth(4).unwrap_or(out).join("embedded-runtime");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.args(["rustc", "--lib", "--package", "flowc-runtime", "--crate-type", "staticlib", "--features", "executable"])
-        .arg("--manifest-path")
+    cmd.args(["rustc", "--lib", "--package", "flowc-runtime", "--crate-type", "staticlib", "--manifest-path"])
         .arg(root.join("Cargo.toml"))
         .arg("--target-dir")
         .arg(&target);
@@ -69,6 +68,9 @@ fn build_runtime(root: &Path, out: &Path) -> Result<PathBuf, String> {
     for var in ["CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR", "RUSTC_WORKSPACE_WRAPPER", "CLIPPY_ARGS"] {
         cmd.env_remove(var);
     }
+    // The archive sets up the process of the executables that link it
+    // (`flowc_runtime::process_setup!`): a cfg of this compile only.
+    cmd.args(["--", "--cfg", "flowc_executable"]);
     let output = cmd.output().map_err(|e| format!("cannot run cargo: {e}"))?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);

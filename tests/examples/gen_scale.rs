@@ -1,5 +1,8 @@
 //! Times generating and lowering large programs: `cargo run --release -p flowc-tests --example gen_scale`.
 use std::time::Instant;
+// The process as flowc runs: its allocator, its load-time settings.
+flowc_runtime::process_setup!();
+
 fn main() {
     for size in [1_000usize, 10_000, 100_000, 1_000_000] {
         let cfg = flowc_tests::gen::GenConfig {

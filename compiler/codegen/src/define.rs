@@ -202,6 +202,7 @@ pub fn define_osr(env: &mut Building, f: &Function, id: FuncId, facts: lower::Fa
     let headers = facts.hot_headers();
     let (_, frame) = split_layout(f, &facts, Plan::tier0().shape, &headers);
     let plan = Plan::of(f, &facts, None, None);
+    debug_assert_eq!(plan.shape, Shape::Whole, "a tiered function is compiled whole");
     let mut ctx = env.compiler.context(&*env.module);
     lower::lower_osr(env, f, &facts, &plan, &frame, &headers, &mut ctx, &mut fbctx)?;
     compile::submit(env, id, f.name, ctx, plan.codegen)

@@ -18,7 +18,7 @@ pub mod word;
 /// allocator, and transparent huge pages off from the moment the process
 /// is loaded ([`init_process`]). Invoked by the binaries (flowc, its
 /// benchmarks and fuzzers) and by built executables (the runtime archive
-/// `flowc build` links is built with the `executable` feature, which
+/// `flowc build` links is compiled with `--cfg flowc_executable`, which
 /// invokes it); a library does not choose its users' allocator.
 ///
 /// mimalloc: the compiler allocates many small vectors (operands, phi
@@ -44,7 +44,12 @@ macro_rules! process_setup {
 
 pub use mimalloc::MiMalloc;
 
-#[cfg(feature = "executable")]
+// The runtime archive of built executables: `flowc`'s build script
+// compiles this crate as a static library with `--cfg flowc_executable`
+// (a cfg of that one compile, not a feature: a feature would be on in
+// `--all-features` builds of the workspace, whose binaries set the process
+// up themselves).
+#[cfg(flowc_executable)]
 process_setup!();
 
 /// Sets up the process the way flowc runs: without transparent huge pages.

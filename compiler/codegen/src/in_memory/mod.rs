@@ -365,6 +365,10 @@ struct Entry {
 }
 
 struct CacheInner {
+    /// The context of the last run, kept for the next (a run is entered
+    /// and left often: building a context each time cost more than the
+    /// code it ran). Before the unit: dropped first.
+    spare: Option<Ctx>,
     /// The Cranelift module, with what the code of the traces and of the
     /// program's functions needs while it runs.
     unit: CodeUnit,
@@ -401,10 +405,6 @@ struct CacheInner {
     objects: ObjectInfo,
     /// Entry wrappers of the program's functions, made when first called.
     function_entries: HashMap<Symbol, *const u8>,
-    /// The context of the last run, kept for the next (a run is entered
-    /// and left often: building a context each time cost more than the
-    /// code it ran).
-    spare: Option<Ctx>,
     /// The most values an exit stores.
     widest_exit: usize,
     /// Bytes of machine code of the traces and bridges compiled.
@@ -434,6 +434,7 @@ impl TraceCache {
             jit.get_finalized_function(id)
         };
         let inner = CacheInner {
+            spare: None,
             unit: CodeUnit::new(jit, runtime, funcs, layout, hints),
             code_heap,
             function_code: Default::default(),
@@ -448,7 +449,6 @@ impl TraceCache {
             slots: ExitSlots::default(),
             objects,
             function_entries: HashMap::default(),
-            spare: None,
             widest_exit: 0,
             code_size: 0,
             options,

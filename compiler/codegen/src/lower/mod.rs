@@ -853,10 +853,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     fn operand(&mut self, o: &Operand) -> ClValue {
         match o {
-            Operand::Value(v) => match self.home.read(&mut self.b, *v) {
-                Some(x) if self.direct(*v) => x,
-                _ => self.read_word(*v),
-            },
+            // A region's value from another region is in its frame word.
+            Operand::Value(v) if !self.direct(*v) => self.read_word(*v),
+            Operand::Value(v) => self.home.read(&mut self.b, *v).expect("a value defined before its use"),
             Operand::Const(c) => {
                 if let Some(w) = word::immediate(c) {
                     return self.konst(w.as_i64());

@@ -48,16 +48,16 @@ pub fn parse_env(src: &str) -> Result<Vec<(Symbol, Value)>, ParseError> {
 /// [`parse_env`] for the command-line option `option` (`--static`, ...),
 /// which errors name as their place.
 pub fn parse_env_of(option: &str, src: &str) -> Result<Vec<(Symbol, Value)>, ParseError> {
-    Reader::new(src).whole_term().and_then(|t| env(&t)).map_err(|e| e.locate(option, src))
+    Reader::new(src).whole_term().and_then(|t| env_list(&t)).map_err(|e| e.locate(option, src))
 }
 
 /// An error at term `t`.
-pub fn err(t: &Term, msg: impl Into<String>) -> RawError {
+pub fn term_error(t: &Term, msg: impl Into<String>) -> RawError {
     RawError::new(t.pos, msg)
 }
 
 /// The arguments of `t` if it is the compound `name` of `n` arguments.
-pub fn args<'t>(t: &'t Term, name: &str, n: usize) -> Option<&'t [Term]> {
+pub fn compound_args<'t>(t: &'t Term, name: &str, n: usize) -> Option<&'t [Term]> {
     match &t.kind {
         TermKind::Compound(f, a) if f.as_str() == name && a.len() == n => Some(a),
         _ => None,
@@ -65,38 +65,38 @@ pub fn args<'t>(t: &'t Term, name: &str, n: usize) -> Option<&'t [Term]> {
 }
 
 /// The atom `t` names (`what` it should be, for the error).
-pub fn name(t: &Term, what: &str) -> Result<Symbol, RawError> {
+pub fn atom_name(t: &Term, what: &str) -> Result<Symbol, RawError> {
     match &t.kind {
         TermKind::Atom(a) => Ok(*a),
-        _ => Err(err(t, format!("expected {what} (an atom), found {}", t.describe()))),
+        _ => Err(term_error(t, format!("expected {what} (an atom), found {}", t.describe()))),
     }
 }
 
 /// The atoms of list `t` (`what` each should be, for the error).
-pub fn names(t: &Term, what: &str) -> Result<Vec<Symbol>, RawError> {
+pub fn atom_names(t: &Term, what: &str) -> Result<Vec<Symbol>, RawError> {
     match &t.kind {
-        TermKind::List(items) => items.iter().map(|i| name(i, what)).collect(),
-        _ => Err(err(t, format!("expected a list of {what}s, found {}", t.describe()))),
+        TermKind::List(items) => items.iter().map(|i| atom_name(i, what)).collect(),
+        _ => Err(term_error(t, format!("expected a list of {what}s, found {}", t.describe()))),
     }
 }
 
 /// The value constant `t` is (an integer, an atom, a list of constants).
-pub fn constant(t: &Term) -> Result<Value, RawError> {
+pub fn term_value(t: &Term) -> Result<Value, RawError> {
     t.to_value().ok_or_else(|| {
-        err(t, format!("expected a constant (integer, atom or list of constants), found {}", t.describe()))
+        term_error(t, format!("expected a constant (integer, atom or list of constants), found {}", t.describe()))
     })
 }
 
 /// The environment list `t` is (`[x/10, y/foo]`).
-pub fn env(t: &Term) -> Result<Vec<(Symbol, Value)>, RawError> {
+pub fn env_list(t: &Term) -> Result<Vec<(Symbol, Value)>, RawError> {
     let TermKind::List(items) = &t.kind else {
-        return Err(err(t, format!("expected an environment list like [x/10, y/20], found {}", t.describe())));
+        return Err(term_error(t, format!("expected an environment list like [x/10, y/20], found {}", t.describe())));
     };
     items
         .iter()
-        .map(|i| match args(i, "/", 2) {
-            Some([k, v]) => Ok((name(k, "a variable name")?, constant(v)?)),
-            _ => Err(err(i, format!("expected Name/Value, found {}", i.describe()))),
+        .map(|i| match compound_args(i, "/", 2) {
+            Some([k, v]) => Ok((atom_name(k, "a variable name")?, term_value(v)?)),
+            _ => Err(term_error(i, format!("expected Name/Value, found {}", i.describe()))),
         })
         .collect()
 }

@@ -39,7 +39,7 @@ impl Hash for Green {
 }
 
 /// A hot spot: block `block` of flow graph `graph` (0 is the main graph,
-/// `k + 1` the `k`-th function, as in [`Compiled`]) with the values of its
+/// `k + 1` the `k`-th function, as in [`Resolved`]) with the values of its
 /// green variables, in promote-chain order — or, with `block` [`CALL`], a
 /// call of function `graph` (its frame is new: nothing ran in it yet).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -1,4 +1,4 @@
-//! The interpreter loop over a [`Compiled`] program.
+//! The interpreter loop over a [`Resolved`] program.
 //!
 //! State: a stack of [`Frame`]s, each with its flow graph, a slot vector
 //! (`None` = unbound) and the order in which its variables were first

@@ -16,7 +16,10 @@ use super::term::{Reader, Style, Term, TermKind};
 use crate::ast::*;
 use crate::symbol::Symbol;
 use crate::value::{write_atom, Value};
-use flowc_heap::text::{args, constant, env, err, name, names};
+use flowc_heap::text::{
+    atom_name as name, atom_names as names, compound_args as args, env_list as env, term_error as err,
+    term_value as constant,
+};
 pub use flowc_heap::text::{parse_env, parse_env_of};
 
 /// Parses a whole file in the Prolog syntax.
