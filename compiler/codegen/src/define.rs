@@ -65,8 +65,8 @@ pub struct Options {
     /// code run in memory only.
     pub tiering: Option<crate::tiers::Tiering>,
     /// Traces: every how many crossings (a power of two) a linked exit
-    /// checks in with the driver ([`crate::plan::policy::LINK_CHECK`] when
-    /// `None`).
+    /// checks in with the driver, which decides what to do with the links
+    /// it sees (the JIT's `LINK_CHECK`); `None`: never.
     pub link_check: Option<u64>,
     /// Keep the Cranelift IR of every function as lowered
     /// ([`Defined::listing`]).

@@ -92,13 +92,6 @@ pub mod policy {
     /// How many lowered functions may wait for the worker or be compiled
     /// by it at once.
     pub const IN_FLIGHT: usize = 1;
-
-    /// Every this many crossings of a linked exit (a power of two: the
-    /// check is a mask), the exit returns to the driver as if it had no
-    /// link, with its values: the JIT sees which links are hot and may
-    /// make a tree of them (`flowc_trace::tree`), then continues in the
-    /// bridge.
-    pub const LINK_CHECK: u64 = 1 << 12;
 }
 
 /// How a function's code is laid out.

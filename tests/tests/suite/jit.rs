@@ -24,7 +24,7 @@ pub(super) fn eager(threshold: u32, trees: bool) -> Options {
         // only what is kept of their traces' IR.
         keep_ir: trees,
         compile_allowance: None,
-        link_check: Some(4),
+        link_check: 4,
         graft_crossings: 1,
         inspect: Some(check),
         ..Options::default()

@@ -1582,11 +1582,12 @@ impl Emit<'_, '_> {
         self.a.jcc(Cond::Equal, unlinked);
         let count = std::mem::offset_of!(crate::lower::ExitSlot, count) as i32;
         self.a.alu_mem_imm8(Alu::Add, RDX, count, 1);
-        // Every LINK_CHECK-th crossing returns to the driver instead.
-        self.a.load(RSI, RDX, count);
-        let every = self.env.links.as_ref().map_or(crate::plan::policy::LINK_CHECK, |l| l.link_check);
-        self.a.test_imm(RSI, every as i32 - 1);
-        self.a.jcc(Cond::Equal, unlinked);
+        // Every `link_check`-th crossing returns to the driver instead.
+        if let Some(every) = self.env.links.as_ref().and_then(|l| l.link_check) {
+            self.a.load(RSI, RDX, count);
+            self.a.test_imm(RSI, every as i32 - 1);
+            self.a.jcc(Cond::Equal, unlinked);
+        }
         self.a.mov(RDI, RBX);
         self.epilogue();
         self.a.jmp_reg(RCX);

@@ -533,7 +533,7 @@ impl TraceCache {
             let t = TraceId((inner.entries.len() + made.len()) as u32);
             let mut exits = Vec::new();
             let first_exit = inner.exits.len();
-            let link_check = inner.options.link_check.unwrap_or(crate::plan::policy::LINK_CHECK).next_power_of_two();
+            let link_check = inner.options.link_check.map(u64::next_power_of_two);
             let mut env =
                 inner.unit.env(&mut exits, &mut safepoints, &inner.objects, &mut compiler, inner.options.fuel);
             env.links = Some(crate::lower::Links {

@@ -31,8 +31,10 @@ pub struct Links<'a> {
     /// for code just recorded, whose worth is not known yet;
     /// [`crate::compile::Codegen::Optimized`] for code that has proved hot.
     pub tier: crate::compile::Codegen,
-    /// Every how many crossings a linked exit checks in ([`LINK_CHECK`]).
-    pub link_check: u64,
+    /// Every how many crossings (a power of two) a linked exit checks in
+    /// with the driver, as the JIT asks (`flowc_trace::jit::LINK_CHECK`);
+    /// `None`: never.
+    pub link_check: Option<u64>,
 }
 
 /// A compiled trace as others jump to it: its number of
@@ -67,8 +69,6 @@ impl CodeSlots {
         &self.chunks[n / Self::CHUNK][n % Self::CHUNK]
     }
 }
-
-use crate::plan::policy::LINK_CHECK;
 
 /// One exit's link: `target`, when not 0, is the address of a bridge
 /// ([`trace_signature`]: its parameters are the values the exit stores in
@@ -364,12 +364,13 @@ impl Lowerer<'_, '_> {
         let count = self.b.ins().load(types::I64, flags, addr, at);
         let count = self.b.ins().iadd_imm_s(count, 1);
         self.b.ins().store(flags, count, addr, at);
-        // Every LINK_CHECK-th crossing returns to the driver instead.
-        let every = self.env.links.as_ref().map_or(LINK_CHECK, |l| l.link_check);
-        let check = self.b.ins().band_imm_s(count, every as i64 - 1);
-        let go = self.cold_block();
-        self.b.ins().brif(check, go, &[], out, &[]);
-        self.b.switch_to_block(go);
+        // Every `link_check`-th crossing returns to the driver instead.
+        if let Some(every) = self.env.links.as_ref().and_then(|l| l.link_check) {
+            let check = self.b.ins().band_imm_s(count, every as i64 - 1);
+            let go = self.cold_block();
+            self.b.ins().brif(check, go, &[], out, &[]);
+            self.b.switch_to_block(go);
+        }
         let sig = trace_signature(&*self.env.module);
         let sig = self.b.import_signature(sig);
         self.b.ins().return_call_indirect(sig, target, &[self.ctx]);

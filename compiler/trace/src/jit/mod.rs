@@ -173,9 +173,8 @@ pub struct Options {
     /// off (unless trees are on).
     pub keep_ir: bool,
     /// Every how many crossings a linked exit checks in with the driver,
-    /// which may then grow a tree (a power of two; `None`: the code
-    /// generator's [`flowc_codegen::plan::policy::LINK_CHECK`]).
-    pub link_check: Option<u64>,
+    /// which may then grow a tree (a power of two; [`LINK_CHECK`]).
+    pub link_check: u64,
     /// Crossings of a link before its bridge is grafted into a tree.
     pub graft_crossings: u64,
     /// The compile budget's allowance, in interpreted statements (see
@@ -213,7 +212,7 @@ impl Default for Options {
             // on the JIT's thread, a tree costs more than it saves on the
             // suite's programs (docs/architecture.md, "Trees").
             trees: std::env::var_os("FLOWC_TREES").is_some(),
-            link_check: None,
+            link_check: LINK_CHECK,
             keep_ir: true,
             graft_crossings: 64,
             compile_allowance: Some(400_000),
@@ -408,6 +407,14 @@ pub const WARM_AFTER: u64 = 4_000_000;
 /// what the budget is for).
 pub const ITERATION_STEPS: u64 = 64;
 
+/// Every this many crossings of a linked exit (a power of two: the code's
+/// check is a mask), the exit returns to the driver as if it had no link,
+/// with its values ([`Options::link_check`]): the JIT sees which links are
+/// hot and may make a tree of them ([`crate::tree`]), then continues in the
+/// bridge. The code generator links exits and counts crossings; when to
+/// check in is the JIT's to say.
+pub const LINK_CHECK: u64 = 1 << 12;
+
 /// The share of the run's work the compile budget spends (one part in
 /// this many).
 pub const COMPILE_SHARE: u64 = 3;
@@ -527,7 +534,11 @@ impl<'p> Jit<'p> {
 
     /// How the trace cache generates code.
     fn cache_options(&self) -> flowc_codegen::Options {
-        flowc_codegen::Options { fuel: self.fuel_checks, link_check: self.options.link_check, ..Default::default() }
+        flowc_codegen::Options {
+            fuel: self.fuel_checks,
+            link_check: Some(self.options.link_check),
+            ..Default::default()
+        }
     }
 
     /// Writes the JIT log to `out` (instead of `FLOWC_JIT_LOG`'s file).
@@ -1003,7 +1014,7 @@ impl<'p> Jit<'p> {
     ) -> Result<Next, RuntimeError> {
         let linked = self.exit_state(exit).bridge;
         if let (Some(bridge), true) = (linked, values.iter().all(Option::is_some)) {
-            // A linked exit checking in (every `LINK_CHECK`-th crossing):
+            // A linked exit checking in (every `link_check`-th crossing):
             // its tree may grow, then the run goes on in the bridge.
             if self.options.trees {
                 self.grow_tree(exit);

@@ -1,5 +1,5 @@
 //! Growing trees ([`crate::tree`]): when a linked exit checks in with the
-//! driver (every [`flowc_codegen::plan::policy::LINK_CHECK`]-th crossing), the
+//! driver (every [`super::LINK_CHECK`]-th crossing), the
 //! loop body its code grew from gets a tree — the body and every bridge
 //! hanging off it (and off those bridges) whose link was crossed at
 //! least `graft_crossings` ([`Options`]) times, up to [`TREE_INSTS`] instructions —
