@@ -280,3 +280,59 @@ resume r0 {
     let past_bump = lines[bump..first_call].iter().any(|l| l.starts_with("jmp"));
     assert!(past_bump, "the inline path jumps over the runtime call:\n{lines:#?}");
 }
+
+/// A loop made of a trace and its bridge: `count` leaves by its exit at
+/// 0, else steps its argument down and leaves by its `exit`, which is
+/// linked to `again`, a bridge that jumps back to `count`.
+const LINKED: &str = "trace count(v0:n) {
+b0:
+    guard_true v0, r0 else out
+    v1:n = sub.int v0, 1
+    exit r1 to next
+resume r0 {
+    frame [n = v0]
+}
+resume r1 {
+    frame [n = v1]
+}
+}
+trace again(v0:n) {
+b0:
+    jump_trace count(v0)
+}
+";
+
+/// Runs `LINKED` from 5,000 with the exit linked, linked exits checking in
+/// every `link_check` crossings: where the run returned (the exit and its
+/// value), and how many crossings went through the link.
+fn linked_run(link_check: Option<u64>) -> (u32, i64, u64) {
+    flowc_codegen::with_stack(move || {
+        let module = flowc_ir::parse::module("linked", LINKED).unwrap();
+        let options = Options { link_check, ..Options::default() };
+        let cache = TraceCache::new(&module, module.layout(), options).unwrap();
+        let ids = cache.compile_all(&[&module.functions[0], &module.functions[1]], Codegen::Baseline).unwrap();
+        let exits = cache.exits_of(ids[0]);
+        let linked = *exits.iter().find(|&&e| !cache.exit(e).0.guard).expect("the exit terminator's exit");
+        cache.link(linked, ids[1]).unwrap();
+        let mut run = flowc_codegen::RunState { allocations: 0, max_depth: 1000, depth: 0, fuel: None, iterations: 0 };
+        match cache.run(ids[0], &[Value::Int(5000)], &mut run) {
+            TraceEnd::Exit { exit, values } => {
+                let Some(Some(Value::Int(n))) = values.first().cloned() else { panic!("an integer, not {values:?}") };
+                (u32::from(exit == linked), n, cache.linked_failures(linked))
+            }
+            _ => panic!("the run leaves by an exit"),
+        }
+    })
+}
+
+/// The code checks a linked exit in with the driver as often as the JIT
+/// asks, and never when it asks for nothing (`Options::link_check`).
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn linked_exits_check_in_as_often_as_asked() {
+    // Every 8th crossing returns by the linked exit, n stepped down 8 times.
+    assert_eq!(linked_run(Some(8)), (1, 4992, 8));
+    // Never (not at the JIT's interval either, 4,096): the loop runs down
+    // to the guard's exit through 5,000 crossings.
+    assert_eq!(linked_run(None), (0, 0, 5000));
+}

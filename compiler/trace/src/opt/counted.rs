@@ -110,7 +110,10 @@ pub fn fast_forward(f: &mut Function, fields: Option<&ProgramFacts>) -> bool {
         f.layout.iter().copied().filter(|&b| b != lp && f.blocks[b].term == Terminator::Jump(lp)).collect();
     let [pre] = entering[..] else { return false };
     let Some(shape) = shape(f, lp) else { return false };
-    let before = facts_before(f, lp, fields);
+    // Only a phi cell's entry value needs the way before the loop run
+    // abstractly (a field's comes from the program facts).
+    let phis = shape.updates.iter().any(|u| matches!(u.cell, Cell::Phi(_)));
+    let before = if phis { facts_before(f, lp, fields) } else { Vec::new() };
     let reduced: Vec<bool> = shape.updates.iter().map(|u| reduced(f, u, pre, &before, fields)).collect();
     emit(f, pre, &shape, &reduced);
     true
