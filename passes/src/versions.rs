@@ -47,15 +47,6 @@ impl Versions {
     pub fn small_version(&self) -> Option<(&Module, &[Symbol])> {
         self.small.as_ref().map(|(m, params)| (m, params.as_slice()))
     }
-
-    /// Compacts both versions for code generation
-    /// ([`flowc_ir::Module::compact`]).
-    pub fn compact(&mut self) {
-        self.generic.compact();
-        if let Some((m, _)) = &mut self.small {
-            m.compact();
-        }
-    }
 }
 
 /// The main function's parameters some arithmetic or ordered comparison of

@@ -66,6 +66,14 @@ impl Case {
     pub fn versions(&self) -> Versions {
         optimize_versions_checked(self.lowered(), &self.env, &self.expected, &self.name)
     }
+
+    /// The one version `flowc run` and `flowc compare` make for the
+    /// case's environment ([`Wanted::For`]: the small version when the
+    /// environment takes it, the lists it binds known to the passes),
+    /// checked and run after every pass as [`Case::versions`] is.
+    pub fn run_version(&self) -> Versions {
+        checked_pipeline(self.lowered(), Wanted::For(&self.env), &self.env, |_| Some(&self.expected), &self.name)
+    }
 }
 
 /// The cases of `programs` (named), each started from its default entry.

@@ -6,12 +6,17 @@
 use flowc_tests::engines;
 use flowc_tests::{corpus, gen};
 
+/// Both versions as `flowc build` makes them, and the one version
+/// `flowc run` makes for the input (lists it binds compiled in as
+/// constants), on every corpus program from every label.
 #[test]
 fn native_matches_reference_on_the_corpus() {
     let compared = flowc_codegen::with_stack(move || {
         let mut compared = 0;
         for case in engines::corpus_cases_from_every_label().filter(|c| c.finishes()) {
             assert_eq!(engines::native(&case.versions(), &case.env), case.expected, "{}", case.name);
+            // As `flowc run` compiles it: one version, made for the input.
+            assert_eq!(engines::native(&case.run_version(), &case.env), case.expected, "{}, run's version", case.name);
             compared += 1;
         }
         compared
