@@ -15,7 +15,7 @@ use flowc_trace::jit::Options;
 /// tree, else bridges of baseline code running in their parent's frame,
 /// linked by a direct jump, and only what exits read kept of each trace's
 /// IR; the IR checker runs on every trace, bridge and tree.
-pub(super) fn eager(threshold: u32, trees: bool) -> Options {
+fn eager(threshold: u32, trees: bool) -> Options {
     Options {
         threshold,
         bridge_threshold: 1,
@@ -108,25 +108,31 @@ fn brainfuck_programs_run_under_the_jit() {
     assert!(trees > 3, "only {trees} trees compiled");
 }
 
-/// Runs each finishing program of `programs(count)` with the JIT at
-/// thresholds 1 (with trees) and 3, checking it against the reference
-/// interpreter; the traces and bridges compiled at threshold 1. (The
+/// Runs each finishing program of `programs(count)` under the JIT
+/// ([`agrees`]); the traces and bridges compiled at threshold 1. (The
 /// programs are made on the JIT's stack: they cannot cross threads.)
 fn jit_agrees_on(programs: fn(u64) -> Vec<(String, Program)>, count: u64) -> (usize, usize) {
     flowc_codegen::with_stack(move || {
         let (mut traced, mut bridges) = (0, 0);
         for case in engines::cases(programs(count)).filter(|c| c.finishes()) {
-            let (p, label, env) = (&case.program, case.label, &case.env);
-            for threshold in [1, 3] {
-                let got = engines::jit(p, label, env, eager(threshold, threshold == 1));
-                assert_eq!(got, case.expected, "{}, threshold {threshold}", case.name);
-            }
-            let (_, stats) = engines::jit_run(p, label, env, &engines::config(), eager(1, true));
-            traced += stats.traces;
-            bridges += stats.bridges;
+            let (t, b) = agrees(&case);
+            traced += t;
+            bridges += b;
         }
         (traced, bridges)
     })
+}
+
+/// Runs `case` (one that finishes) under the JIT at thresholds 1 (with
+/// trees) and 3, checking each against the reference interpreter; the
+/// traces and bridges compiled at threshold 1.
+pub(super) fn agrees(case: &engines::Case) -> (usize, usize) {
+    let (p, label, env) = (&case.program, case.label, &case.env);
+    let (got, stats) = engines::jit_run(p, label, env, &engines::config(), eager(1, true));
+    assert_eq!(engines::outcome(got), case.expected, "{}, threshold 1", case.name);
+    let got = engines::jit(p, label, env, eager(3, false));
+    assert_eq!(got, case.expected, "{}, threshold 3", case.name);
+    (stats.traces, stats.bridges)
 }
 
 /// Generated programs whose loop variables take each other's values
