@@ -302,15 +302,16 @@ b0:
 }
 ";
 
-/// Runs `LINKED` from 5,000 with the exit linked, linked exits checking in
-/// every `link_check` crossings: where the run returned (the exit and its
-/// value), and how many crossings went through the link.
-fn linked_run(link_check: Option<u64>) -> (u32, i64, u64) {
+/// Runs `LINKED`, compiled by `tier`, from 5,000 with the exit linked,
+/// linked exits checking in every `link_check` crossings: where the run
+/// returned (whether by the linked exit, and its value), and how many
+/// crossings went through the link.
+fn linked_run(tier: Codegen, link_check: Option<u64>) -> (bool, i64, u64) {
     flowc_codegen::with_stack(move || {
         let module = flowc_ir::parse::module("linked", LINKED).unwrap();
         let options = Options { link_check, ..Options::default() };
         let cache = TraceCache::new(&module, module.layout(), options).unwrap();
-        let ids = cache.compile_all(&[&module.functions[0], &module.functions[1]], Codegen::Baseline).unwrap();
+        let ids = cache.compile_all(&[&module.functions[0], &module.functions[1]], tier).unwrap();
         let exits = cache.exits_of(ids[0]);
         let linked = *exits.iter().find(|&&e| !cache.exit(e).0.guard).expect("the exit terminator's exit");
         cache.link(linked, ids[1]).unwrap();
@@ -318,7 +319,7 @@ fn linked_run(link_check: Option<u64>) -> (u32, i64, u64) {
         match cache.run(ids[0], &[Value::Int(5000)], &mut run) {
             TraceEnd::Exit { exit, values } => {
                 let Some(Some(Value::Int(n))) = values.first().cloned() else { panic!("an integer, not {values:?}") };
-                (u32::from(exit == linked), n, cache.linked_failures(linked))
+                (exit == linked, n, cache.linked_failures(linked))
             }
             _ => panic!("the run leaves by an exit"),
         }
@@ -326,13 +327,20 @@ fn linked_run(link_check: Option<u64>) -> (u32, i64, u64) {
 }
 
 /// The code checks a linked exit in with the driver as often as the JIT
-/// asks, and never when it asks for nothing (`Options::link_check`).
-#[cfg(target_arch = "x86_64")]
+/// asks (an interval rounded up to a power of two: the code's test is a
+/// mask), and never when it asks for nothing (`Options::link_check`);
+/// baseline code and Cranelift's alike.
 #[test]
 fn linked_exits_check_in_as_often_as_asked() {
-    // Every 8th crossing returns by the linked exit, n stepped down 8 times.
-    assert_eq!(linked_run(Some(8)), (1, 4992, 8));
-    // Never (not at the JIT's interval either, 4,096): the loop runs down
-    // to the guard's exit through 5,000 crossings.
-    assert_eq!(linked_run(None), (0, 0, 5000));
+    let tiers: &[Codegen] =
+        if cfg!(target_arch = "x86_64") { &[Codegen::Baseline, Codegen::Cheap] } else { &[Codegen::Cheap] };
+    for &tier in tiers {
+        // Every 8th crossing returns by the linked exit, n stepped down 8 times.
+        assert_eq!(linked_run(tier, Some(8)), (true, 4992, 8), "{tier:?}");
+        // Asked for every 6th: every 8th.
+        assert_eq!(linked_run(tier, Some(6)), (true, 4992, 8), "{tier:?}");
+        // Never (not at the JIT's interval either, 4,096): the loop runs
+        // down to the guard's exit through 5,000 crossings.
+        assert_eq!(linked_run(tier, None), (false, 0, 5000), "{tier:?}");
+    }
 }
