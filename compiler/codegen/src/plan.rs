@@ -15,9 +15,13 @@
 //! - when its runtime calls' stops are tested ([`Plan::defer_stops`]);
 //! - whether it is **tiered** ([`Plan::tiered`]).
 //!
-//! [`crate::define`] and [`crate::lower`] ask the plan and decide none of
-//! this themselves: changing which code gets inline paths is a change to
-//! this file. Every threshold these decisions read is in [`policy`], with
+//! [`crate::define`] and [`crate::lower`] ask the plan: changing which
+//! code gets inline paths is a change to this file. What the plan reads
+//! of a block comes from the function's facts ([`crate::lower::Facts`]:
+//! which blocks lie on hot cycles, whether the function's runs are known,
+//! every block cold for tier-0 code), and a trace the baseline compiler
+//! refuses is compiled cheaply instead by the trace cache. Every
+//! threshold these decisions read is in [`policy`], with
 //! why it is what it is (docs/architecture.md, "Thresholds and what set
 //! them", has the measurements).
 
@@ -109,7 +113,8 @@ pub enum Shape {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
     pub shape: Shape,
-    /// How Cranelift compiles it (or its regions: always cheaply).
+    /// Which code generator compiles it, with which settings (a split
+    /// function's regions: always Cranelift's cheap ones).
     pub codegen: Codegen,
     /// Lowered for compile time: a huge function, or a split one's
     /// regions (forced splits in tests included, so they run what huge
@@ -166,7 +171,8 @@ impl Plan {
     }
 
     /// The plan of a tiered function's tier-0 code ([`crate::tiers`]):
-    /// split like a cold function, every block cold.
+    /// split like a cold function (every block is cold in the facts
+    /// tier 0 is lowered with: `Facts::every_block_cold`).
     pub fn tier0() -> Plan {
         Plan::regions(policy::COLD_REGION_INSTS, policy::COLD_REGION_LOOP_INSTS)
     }

@@ -55,8 +55,7 @@ impl Tiers {
         let mut compiler = self.compiler.borrow_mut();
         let (mut exits, mut safepoints) = (Vec::new(), Vec::new());
         let mut env = unit.env(&mut exits, &mut safepoints, &self.objects, &mut compiler, self.options.fuel);
-        // Optimized tiers are compiled whole: each is one function,
-        // installed once the worker has it.
+        // Calls of tiered functions go through their code slots.
         env.tiers = Some(&self.tables);
         let result = work(&mut env)?;
         Ok((result, safepoints))

@@ -57,8 +57,9 @@ impl Home {
         }
     }
 
-    /// Whether values are merged by Cranelift's SSA builder (then one IR
-    /// block may be lowered more than once, in different copies).
+    /// Whether values are merged by Cranelift's SSA builder (an IR block
+    /// lowered more than once, in an optimistic copy, or entered from
+    /// several places, at on-stack replacement entries).
     pub fn merges(&self) -> bool {
         matches!(self, Home::Variables(_))
     }

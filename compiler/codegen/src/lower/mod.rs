@@ -38,7 +38,7 @@
 //! in counted loops, and those of functions it calls a bounded number of
 //! times) are cold: lowered like a huge function's outside loops; a
 //! function with no hot block is compiled like a huge function
-//! ([`crate::define::define_function`]).
+//! ([`crate::plan::Plan::of`]).
 //!
 //! Tiered code ([`crate::tiers`]): tier 0 is lowered like a cold function
 //! split into regions, its hot loop headers entries of their regions that
