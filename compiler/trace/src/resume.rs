@@ -79,8 +79,8 @@ pub fn continue_interpreting(
     config: &Config,
 ) -> Result<Value, RuntimeError> {
     let names: Vec<Symbol> = frames.first().map(|f| f.env.iter().map(|(k, _)| *k).collect()).unwrap_or_default();
-    let compiled = Resolved::new(program, &names);
-    let mut m = Machine::new(program, &compiled, config);
+    let resolved = Resolved::new(program, &names);
+    let mut m = Machine::new(program, &resolved, config);
     m.set_allocations(heap.allocations);
     let out = m.resume(frames, label)?;
     heap.allocations = out.allocations;
@@ -117,7 +117,7 @@ impl Plan {
     /// The plan of `record` for an exit that stores the values `stored`
     /// (in order) and resumes at `label`; `None` if a name or label does
     /// not resolve in `compiled` (then the slow path says why).
-    pub fn new(record: &ResumeData, stored: &[ValueId], label: Symbol, compiled: &Resolved) -> Option<Plan> {
+    pub fn new(record: &ResumeData, stored: &[ValueId], label: Symbol, resolved: &Resolved) -> Option<Plan> {
         let source = |rv: &ResumeValue| -> Option<Source> {
             Some(match rv {
                 ResumeValue::Operand(Operand::Const(c)) => Source::Const(c.clone()),
@@ -129,9 +129,9 @@ impl Plan {
         for f in &record.frames {
             let graph = match f.function {
                 None => 0,
-                Some(name) => *compiled.functions.get(&name)?,
+                Some(name) => *resolved.functions.get(&name)?,
             };
-            let g = &compiled.graphs[graph as usize];
+            let g = &resolved.graphs[graph as usize];
             let mut vars = Vec::with_capacity(f.env.len());
             for (name, rv) in &f.env {
                 vars.push((g.slot_of(*name)?, source(rv)?));
@@ -148,7 +148,7 @@ impl Plan {
             objects.push((o.class, fields));
         }
         let innermost = frames.last()?;
-        let block = *compiled.graphs[innermost.graph as usize].labels.get(&label)?;
+        let block = *resolved.graphs[innermost.graph as usize].labels.get(&label)?;
         Some(Plan { frames, objects, block })
     }
 

@@ -240,17 +240,17 @@ impl Profiler {
     /// `calls_watched`): the interpreter asks the profiler only on jumps
     /// to a [`Target::Watched`](super::resolve::Target::Watched) and calls
     /// of a watched graph. A key gets hot at its `threshold`-th arrival.
-    pub fn new(compiled: &mut Resolved, labels: &[(u32, u32)], threshold: u32) -> Profiler {
+    pub fn new(resolved: &mut Resolved, labels: &[(u32, u32)], threshold: u32) -> Profiler {
         let mut watched: Vec<Vec<Option<Watched>>> =
-            compiled.graphs.iter().map(|g| vec![None; g.blocks.len()]).collect();
-        let mut blocks: Vec<Vec<u32>> = vec![Vec::new(); compiled.graphs.len()];
+            resolved.graphs.iter().map(|g| vec![None; g.blocks.len()]).collect();
+        let mut blocks: Vec<Vec<u32>> = vec![Vec::new(); resolved.graphs.len()];
         for &(g, b) in labels {
             if b == CALL {
-                if let Some(graph) = compiled.graphs.get_mut(g as usize) {
+                if let Some(graph) = resolved.graphs.get_mut(g as usize) {
                     graph.calls_watched = true;
                 }
             } else if let Some(slot) = watched.get_mut(g as usize).and_then(|blocks| blocks.get_mut(b as usize)) {
-                let chain = compiled.graphs[g as usize].promote_chain(b).into_boxed_slice();
+                let chain = resolved.graphs[g as usize].promote_chain(b).into_boxed_slice();
                 let single = match *chain {
                     [s] => Some(s),
                     _ => None,
@@ -259,7 +259,7 @@ impl Profiler {
                 blocks[g as usize].push(b);
             }
         }
-        for (graph, blocks) in compiled.graphs.iter_mut().zip(&blocks) {
+        for (graph, blocks) in resolved.graphs.iter_mut().zip(&blocks) {
             if !blocks.is_empty() {
                 graph.watch(blocks);
             }
@@ -424,16 +424,16 @@ again:
 
     fn profiler() -> (Resolved, Profiler, Vec<u32>) {
         let p = syntax::parse("test", PROGRAM).unwrap_or_else(|e| panic!("{e}"));
-        let mut compiled = Resolved::new(&p, &[]);
-        let main = &compiled.graphs[0];
+        let mut resolved = Resolved::new(&p, &[]);
+        let main = &resolved.graphs[0];
         let blocks: Vec<u32> = ["loop", "pair"].iter().map(|l| main.labels[&Symbol::intern(l)]).collect();
         let labels: Vec<(u32, u32)> = blocks.iter().map(|&b| (0, b)).collect();
-        let profiler = Profiler::new(&mut compiled, &labels, 3);
-        (compiled, profiler, blocks)
+        let profiler = Profiler::new(&mut resolved, &labels, 3);
+        (resolved, profiler, blocks)
     }
 
-    fn slots(compiled: &Resolved, vars: &[(&str, Value)]) -> Vec<Option<Value>> {
-        let main = &compiled.graphs[0];
+    fn slots(resolved: &Resolved, vars: &[(&str, Value)]) -> Vec<Option<Value>> {
+        let main = &resolved.graphs[0];
         let mut slots = vec![None; main.slot_names.len()];
         for (name, v) in vars {
             slots[main.slot_of(Symbol::intern(name)).expect("a slot") as usize] = Some(v.clone());
@@ -443,13 +443,13 @@ again:
 
     #[test]
     fn dense_and_hashed_keys_count_alike() {
-        let (compiled, mut p, blocks) = profiler();
+        let (resolved, mut p, blocks) = profiler();
         let (looped, pair) = (blocks[0], blocks[1]);
         // `pc` 7 is a dense key, -7 and a big integer are hashed: each
         // gets hot at its third arrival, and not before.
         let big = Value::from_big(num_bigint::BigInt::from(1u64 << 62) * 4);
         for pc in [Value::Int(7), Value::Int(-7), big] {
-            let s = slots(&compiled, &[("pc", pc.clone())]);
+            let s = slots(&resolved, &[("pc", pc.clone())]);
             assert_eq!(p.arrive_at(0, looped, &s), None);
             assert_eq!(p.arrive_at(0, looped, &s), None);
             let key = p.arrive_at(0, looped, &s).expect("hot at the threshold");
@@ -461,19 +461,19 @@ again:
             assert!(p.arrive(&key), "a key with code stops at once");
         }
         // Two greens: always hashed.
-        let s = slots(&compiled, &[("pc", Value::Int(1)), ("op", Value::Int(2))]);
+        let s = slots(&resolved, &[("pc", Value::Int(1)), ("op", Value::Int(2))]);
         for _ in 0..2 {
             assert_eq!(p.arrive_at(0, pair, &s), None);
         }
         // A block not watched counts nothing and never stops.
-        let fetch = compiled.graphs[0].labels[&Symbol::intern("fetch")];
+        let fetch = resolved.graphs[0].labels[&Symbol::intern("fetch")];
         for _ in 0..5 {
             assert_eq!(p.arrive_at(0, fetch, &s), None);
         }
         // A key set before any arrival is seen; one never reached is not.
-        let unseen = p.key(0, looped, &slots(&compiled, &[("pc", Value::Int(3))]));
+        let unseen = p.key(0, looped, &slots(&resolved, &[("pc", Value::Int(3))]));
         assert_eq!((p.count(&unseen), p.state(&unseen)), (0, KeyState::Counting));
-        let set = p.key(0, looped, &slots(&compiled, &[("pc", Value::Int(2))]));
+        let set = p.key(0, looped, &slots(&resolved, &[("pc", Value::Int(2))]));
         p.set(&set, KeyState::Ignored);
         let mut seen: Vec<(String, u32, KeyState)> =
             p.keys().map(|(k, n, state)| (format!("{}/{}/{:?}", k.graph, k.block, k.greens), n, state)).collect();
@@ -517,14 +517,14 @@ odd:
 ",
         )
         .unwrap_or_else(|e| panic!("{e}"));
-        let mut compiled = Resolved::new(&p, &[]);
+        let mut resolved = Resolved::new(&p, &[]);
         let label = |c: &Resolved, l: &str| c.graphs[0].labels[&Symbol::intern(l)];
-        let head = label(&compiled, "head");
-        let profiler = Profiler::new(&mut compiled, &[(0, head)], 4);
+        let head = label(&resolved, "head");
+        let profiler = Profiler::new(&mut resolved, &[(0, head)], 4);
         let watched = |t: &Target| matches!(t, Target::Watched(b) if *b == head);
-        let main = &compiled.graphs[0];
+        let main = &resolved.graphs[0];
         let terms: Vec<&CTerm> =
-            ["start", "head", "odd"].iter().map(|l| &main.blocks[label(&compiled, l) as usize].term).collect();
+            ["start", "head", "odd"].iter().map(|l| &main.blocks[label(&resolved, l) as usize].term).collect();
         assert!(matches!(terms[0], CTerm::Jump(t) if watched(t)), "{:?}", terms[0]);
         assert!(
             matches!(terms[1], CTerm::If { then_t: Target::Block(_), else_t, .. } if watched(else_t)),
@@ -532,16 +532,16 @@ odd:
             terms[1]
         );
         assert!(matches!(terms[2], CTerm::Call { next, .. } if watched(next)), "{:?}", terms[2]);
-        assert!(main.blocks[head as usize].watched && !main.blocks[label(&compiled, "odd") as usize].watched);
-        assert!(matches!(compiled.graphs[0].target(Symbol::intern("head")), Target::Watched(b) if b == head));
+        assert!(main.blocks[head as usize].watched && !main.blocks[label(&resolved, "odd") as usize].watched);
+        assert!(matches!(resolved.graphs[0].target(Symbol::intern("head")), Target::Watched(b) if b == head));
         // Arrivals: the goto from start (i = 0), the return after i = 1,
         // the else side after i = 2, the return after i = 3: hot.
-        let mut machine = Machine::new(&p, &compiled, &Config::default());
+        let mut machine = Machine::new(&p, &resolved, &Config::default());
         machine.set_profiler(profiler);
         match machine.run_hot(Symbol::intern("start"), &[]) {
             Ok(Step::Hot { key, block, stack }) => {
                 assert_eq!((key.graph, key.block, block), (0, head, head));
-                let main = &compiled.graphs[0];
+                let main = &resolved.graphs[0];
                 let i = stack.last().expect("a frame").slots[main.slot_of(Symbol::intern("i")).expect("i") as usize]
                     .clone();
                 assert_eq!(i, Some(Value::Int(3)));
@@ -553,13 +553,13 @@ odd:
     #[test]
     fn a_label_without_promotes_has_one_key_counted_in_place() {
         let p = syntax::parse("test", PROGRAM).unwrap_or_else(|e| panic!("{e}"));
-        let mut compiled = Resolved::new(&p, &[]);
-        let fetch = compiled.graphs[0].labels[&Symbol::intern("fetch")];
-        let mut p = Profiler::new(&mut compiled, &[(0, fetch)], 3);
+        let mut resolved = Resolved::new(&p, &[]);
+        let fetch = resolved.graphs[0].labels[&Symbol::intern("fetch")];
+        let mut p = Profiler::new(&mut resolved, &[(0, fetch)], 3);
         // Whatever the variables hold, the label is one key, with no
         // greens; it is not hashed.
-        let a = slots(&compiled, &[("pc", Value::Int(1))]);
-        let b = slots(&compiled, &[("pc", Value::atom("x"))]);
+        let a = slots(&resolved, &[("pc", Value::Int(1))]);
+        let b = slots(&resolved, &[("pc", Value::atom("x"))]);
         assert_eq!(p.arrive_at(0, fetch, &a), None);
         assert_eq!(p.arrive_at(0, fetch, &b), None);
         let key = p.arrive_at(0, fetch, &a).expect("hot at the threshold");

@@ -227,16 +227,16 @@ pub fn run_counted(
     config: &Config,
 ) -> (Result<Outcome, RuntimeError>, Counts) {
     let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
-    let compiled = Resolved::new(program, &names);
-    let mut machine = Machine::new(program, &compiled, config);
+    let resolved = Resolved::new(program, &names);
+    let mut machine = Machine::new(program, &resolved, config);
     let result = machine.run(entry, env);
     (result, Counts { steps: machine.steps, allocations: machine.allocations })
 }
 
-/// The interpreter state over one compiled program.
+/// The interpreter state over one resolved program.
 pub struct Machine<'a> {
     program: &'a Program,
-    compiled: &'a Resolved,
+    resolved: &'a Resolved,
     fuel: u64,
     max_depth: usize,
     steps: u64,
@@ -247,10 +247,10 @@ pub struct Machine<'a> {
 }
 
 impl<'a> Machine<'a> {
-    pub fn new(program: &'a Program, compiled: &'a Resolved, config: &Config) -> Machine<'a> {
+    pub fn new(program: &'a Program, resolved: &'a Resolved, config: &Config) -> Machine<'a> {
         Machine {
             program,
-            compiled,
+            resolved,
             fuel: config.fuel.unwrap_or(u64::MAX),
             max_depth: config.max_depth,
             steps: 0,
@@ -274,8 +274,8 @@ impl<'a> Machine<'a> {
     }
 
     /// The resolved program the machine runs.
-    pub fn compiled(&self) -> &'a Resolved {
-        self.compiled
+    pub fn resolved(&self) -> &'a Resolved {
+        self.resolved
     }
 
     /// Allocations so far.
@@ -295,7 +295,7 @@ impl<'a> Machine<'a> {
 
     /// [`Machine::run`] that also stops at hot blocks.
     pub fn run_hot(&mut self, entry: Symbol, env: &[(Symbol, Value)]) -> Result<Step, RuntimeError> {
-        let main = &self.compiled.graphs[0];
+        let main = &self.resolved.graphs[0];
         let Some(&block) = main.labels.get(&entry) else {
             return Err(RuntimeError { kind: ErrorKind::UnknownLabel(entry), at: None });
         };
@@ -357,7 +357,7 @@ impl<'a> Machine<'a> {
                 old.order.clear();
                 std::mem::replace(&mut old, Frame { graph: 0, slots: Vec::new(), order: Vec::new(), ret: None })
             } else {
-                Frame::new(&self.compiled.graphs[spec.graph as usize], spec.graph)
+                Frame::new(&self.resolved.graphs[spec.graph as usize], spec.graph)
             };
             for (slot, v) in spec.vars {
                 frame.write(slot, v);
@@ -382,7 +382,7 @@ impl<'a> Machine<'a> {
     pub fn call(&mut self, graph: u32, args: &[Value]) -> Result<Value, RuntimeError> {
         let fail = |kind| RuntimeError { kind, at: None };
         let g = self
-            .compiled
+            .resolved
             .graphs
             .get(graph as usize)
             .filter(|_| graph != 0)
@@ -448,7 +448,7 @@ impl<'a> Machine<'a> {
 
     /// Runs from main-graph label `entry` with environment `env`.
     pub fn run(&mut self, entry: Symbol, env: &[(Symbol, Value)]) -> Result<Outcome, RuntimeError> {
-        let main = &self.compiled.graphs[0];
+        let main = &self.resolved.graphs[0];
         let Some(&block) = main.labels.get(&entry) else {
             return Err(RuntimeError { kind: ErrorKind::UnknownLabel(entry), at: None });
         };
@@ -473,15 +473,15 @@ impl<'a> Machine<'a> {
 
     /// The interpreter frames `frames` describe, and the block to start at.
     fn resume_stack(&self, frames: &[ResumeFrame], label: Symbol) -> Result<(Vec<Frame>, u32), RuntimeError> {
-        let compiled = self.compiled;
+        let resolved = self.resolved;
         let fail = |kind| RuntimeError { kind, at: None };
         let mut stack: Vec<Frame> = Vec::with_capacity(frames.len());
         for (k, spec) in frames.iter().enumerate() {
             let index = match spec.function {
                 None => 0,
-                Some(f) => *compiled.functions.get(&f).ok_or(fail(ErrorKind::UnknownFunction(f)))?,
+                Some(f) => *resolved.functions.get(&f).ok_or(fail(ErrorKind::UnknownFunction(f)))?,
             };
-            let graph = &compiled.graphs[index as usize];
+            let graph = &resolved.graphs[index as usize];
             let mut frame = Frame::new(graph, index);
             for (name, v) in &spec.env {
                 let slot = graph.slot_of(*name).ok_or(fail(ErrorKind::Unbound(*name)))?;
@@ -491,7 +491,7 @@ impl<'a> Machine<'a> {
                 // This frame's caller is waiting for it to return.
                 let caller = &frames[k - 1];
                 let (dst, next) = caller.call.ok_or(fail(ErrorKind::ReturnOutsideFunction))?;
-                let caller_graph = &compiled.graphs[stack[k - 1].graph as usize];
+                let caller_graph = &resolved.graphs[stack[k - 1].graph as usize];
                 let slot = caller_graph.slot_of(dst).ok_or(fail(ErrorKind::Unbound(dst)))?;
                 let target = caller_graph.target(next);
                 frame.ret = Some((slot, target, target.block().unwrap_or(0)));
@@ -499,7 +499,7 @@ impl<'a> Machine<'a> {
             stack.push(frame);
         }
         let innermost = stack.last().ok_or(fail(ErrorKind::UnknownLabel(label)))?;
-        let graph = &compiled.graphs[innermost.graph as usize];
+        let graph = &resolved.graphs[innermost.graph as usize];
         let Some(&block) = graph.labels.get(&label) else {
             return Err(fail(ErrorKind::UnknownLabel(label)));
         };
@@ -520,7 +520,7 @@ impl<'a> Machine<'a> {
         let is_terminator = pc.stmt >= block.body.len();
         let text = if is_terminator { terminator_to_string(&block.term) } else { stmt_to_string(&block.body[pc.stmt]) };
         Location {
-            function: self.compiled.graphs[pc.graph as usize].name,
+            function: self.resolved.graphs[pc.graph as usize].name,
             block: block.label,
             statement: pc.stmt + 1,
             is_terminator,
@@ -541,9 +541,9 @@ impl<'a> Machine<'a> {
     /// at watched blocks and calls (the JIT's interpreter), without it
     /// the interpreter's jumps test nothing.
     fn execute_in<const HOT: bool>(&mut self, mut stack: Vec<Frame>, block: u32) -> Result<Exit, RuntimeError> {
-        let compiled = self.compiled;
+        let resolved = self.resolved;
         let mut frame = stack.pop().expect("a frame to run");
-        let mut graph = &compiled.graphs[frame.graph as usize];
+        let mut graph = &resolved.graphs[frame.graph as usize];
         let mut pc = Pc { graph: frame.graph, block, stmt: 0 };
         macro_rules! fail {
             ($kind:expr, $stmt:expr) => {
@@ -636,11 +636,11 @@ impl<'a> Machine<'a> {
                     }
                     CStmt::New { dst, class } => {
                         self.allocations += 1;
-                        frame.write(*dst, objects::new_object(self.allocations, *class, compiled.layout));
+                        frame.write(*dst, objects::new_object(self.allocations, *class, resolved.layout));
                     }
                     CStmt::Get { dst, obj, field, slot } => {
                         let o = borrow!(obj, i);
-                        match objects::try_get_at(o, *field, compiled.layout, *slot) {
+                        match objects::try_get_at(o, *field, resolved.layout, *slot) {
                             // SAFETY: `w` is the word of a live object's slot.
                             Some(w) => unsafe { frame.write_word(*dst, w) },
                             None => fail!(objects::get_error(o, *field), i),
@@ -649,9 +649,9 @@ impl<'a> Machine<'a> {
                     CStmt::Set { obj, field, value, slot } => {
                         let o = borrow!(obj, i);
                         let v = borrow!(value, i);
-                        let immutable = |c, f| compiled.immutable.contains(&(c, f));
+                        let immutable = |c, f| resolved.immutable.contains(&(c, f));
                         let set = objects::settable(o, *field, immutable)
-                            .and_then(|o| o.set_at(compiled.layout, *slot, *field, v).map_err(objects::no_slot));
+                            .and_then(|o| o.set_at(resolved.layout, *slot, *field, v).map_err(objects::no_slot));
                         if let Err(e) = set {
                             fail!(e, i);
                         }
@@ -685,7 +685,7 @@ impl<'a> Machine<'a> {
                         Ok(f) => *f,
                         Err(name) => fail!(ErrorKind::UnknownFunction(*name), n),
                     };
-                    let callee = &compiled.graphs[f as usize];
+                    let callee = &resolved.graphs[f as usize];
                     if args.len() != callee.params {
                         fail!(
                             ErrorKind::ArgumentCount {
@@ -729,7 +729,7 @@ impl<'a> Machine<'a> {
                         fail!(ErrorKind::ReturnOutsideFunction, n);
                     };
                     frame = stack.pop().expect("a function frame has a caller");
-                    graph = &compiled.graphs[frame.graph as usize];
+                    graph = &resolved.graphs[frame.graph as usize];
                     frame.write(dst, v);
                     pc.graph = frame.graph;
                     pc.block = caller_block;

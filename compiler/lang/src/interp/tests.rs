@@ -123,11 +123,11 @@ fn environment_order_is_first_write_order() {
 "#;
     let p = syntax::parse("t", src).unwrap();
     let env = [(Symbol::intern("z"), Value::Int(0))];
-    let compiled = Resolved::new(&p, &[Symbol::intern("z")]);
-    let mut m = Machine::new(&p, &compiled, &Config::default());
+    let resolved = Resolved::new(&p, &[Symbol::intern("z")]);
+    let mut m = Machine::new(&p, &resolved, &Config::default());
     m.run(Symbol::intern("start"), &env).unwrap();
     let frame = m.last_frame().expect("the frame that printed");
-    let order: Vec<String> = frame.env(&compiled.graphs[0]).iter().map(|(k, v)| format!("{k}/{v}")).collect();
+    let order: Vec<String> = frame.env(&resolved.graphs[0]).iter().map(|(k, v)| format!("{k}/{v}")).collect();
     assert_eq!(order, ["z/0", "b/3", "a/2", "c/2"]);
 }
 

@@ -434,7 +434,7 @@ const KEYS_DESCRIBED: usize = 100;
 /// What one run needs besides the JIT: the resolved program, per-graph
 /// liveness, per-code slots, the allocation counter.
 struct Run<'c> {
-    compiled: &'c Resolved,
+    resolved: &'c Resolved,
     liveness: Vec<Option<Liveness>>,
     /// Per code: the slots of its parameters, then of its unbound
     /// variables, in its base graph.
@@ -634,13 +634,13 @@ impl<'p> Jit<'p> {
         }
         let program = self.program;
         let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
-        let mut compiled = Resolved::new(program, &names);
-        let profiler = self.profiler(&mut compiled);
-        let mut machine = Machine::new(program, &compiled, config);
+        let mut resolved = Resolved::new(program, &names);
+        let profiler = self.profiler(&mut resolved);
+        let mut machine = Machine::new(program, &resolved, config);
         machine.set_profiler(profiler);
         let mut run = Run {
-            compiled: &compiled,
-            liveness: vec![None; compiled.graphs.len()],
+            resolved: &resolved,
+            liveness: vec![None; resolved.graphs.len()],
             slots: Vec::new(),
             plans: Vec::new(),
             heap: Heap::new(program),
@@ -665,7 +665,7 @@ impl<'p> Jit<'p> {
                 .keys()
                 .filter(|(_, n, _)| *n >= least)
                 .map(|(k, n, state)| KeyReport {
-                    key: describe(&k, &compiled),
+                    key: describe(&k, &resolved),
                     arrivals: n,
                     state: match state {
                         KeyState::Counting => "counting",
@@ -700,25 +700,25 @@ impl<'p> Jit<'p> {
 
     /// A profiler for `compiled` watching the JIT's labels (marked in
     /// `compiled`), knowing which keys have code and which are ignored.
-    fn profiler(&self, compiled: &mut Resolved) -> Profiler {
+    fn profiler(&self, resolved: &mut Resolved) -> Profiler {
         let mut labels = Vec::new();
         for (function, label) in &self.watched {
             let graph = match function {
                 None => Some(0),
-                Some(f) => compiled.functions.get(f).copied(),
+                Some(f) => resolved.functions.get(f).copied(),
             };
             if let Some(g) = graph {
-                if let Some(&b) = compiled.graphs[g as usize].labels.get(label) {
+                if let Some(&b) = resolved.graphs[g as usize].labels.get(label) {
                     labels.push((g, b));
                 }
             }
         }
         for f in &self.recursive {
-            if let Some(&g) = compiled.functions.get(f) {
+            if let Some(&g) = resolved.functions.get(f) {
                 labels.push((g, CALL));
             }
         }
-        let mut p = Profiler::new(compiled, &labels, self.options.threshold);
+        let mut p = Profiler::new(resolved, &labels, self.options.threshold);
         for (key, kc) in &self.keys {
             if kc.ignored {
                 p.set(key, KeyState::Ignored);
@@ -843,7 +843,7 @@ impl<'p> Jit<'p> {
         if run.slots.len() <= k {
             run.slots.resize(k + 1, None);
         }
-        let graph = &run.compiled.graphs[c.graph as usize];
+        let graph = &run.resolved.graphs[c.graph as usize];
         let slots = run.slots[k].get_or_insert_with(|| {
             c.params.iter().chain(&c.unbound).map(|n| graph.slot_of(*n)).collect::<Vec<_>>().into_boxed_slice()
         });
@@ -871,7 +871,7 @@ impl<'p> Jit<'p> {
         stack: &mut Vec<Frame>,
     ) -> Result<Next, RuntimeError> {
         let top = stack.last().expect("a frame");
-        let graph = &run.compiled.graphs[top.graph as usize];
+        let graph = &run.resolved.graphs[top.graph as usize];
         let c = &self.codes[code.0 as usize];
         let args: Vec<Value> =
             c.params.iter().map(|p| graph.slot_of(*p).and_then(|s| top.get(s)).cloned().expect("admitted")).collect();
@@ -931,7 +931,7 @@ impl<'p> Jit<'p> {
         stack: &mut Vec<Frame>,
     ) -> Result<Next, RuntimeError> {
         let top = stack.last().expect("the callee's frame");
-        let graph = &run.compiled.graphs[top.graph as usize];
+        let graph = &run.resolved.graphs[top.graph as usize];
         let name = graph.name.expect("a function");
         let args: Vec<Value> =
             (0..graph.params as u32).map(|s| top.get(s).cloned().expect("parameters are bound")).collect();
@@ -1044,7 +1044,7 @@ impl<'p> Jit<'p> {
             }
             let stored = &self.exits[k].as_ref().expect("made above").exit.values;
             let plan = run.plans[k]
-                .get_or_insert_with(|| resume::Plan::new(record, stored, label, run.compiled).map(Box::new));
+                .get_or_insert_with(|| resume::Plan::new(record, stored, label, run.resolved).map(Box::new));
             if let Some(plan) = plan {
                 let frames = plan.frames(&values, &mut run.heap);
                 machine.replace_top_with(stack, frames);
@@ -1072,7 +1072,7 @@ impl<'p> Jit<'p> {
 
     /// The liveness of graph `g`.
     fn liveness<'r>(run: &'r mut Run, g: u32) -> &'r Liveness {
-        run.liveness[g as usize].get_or_insert_with(|| Liveness::of(&run.compiled.graphs[g as usize]))
+        run.liveness[g as usize].get_or_insert_with(|| Liveness::of(&run.resolved.graphs[g as usize]))
     }
 
     /// A name for new code, from `base`: `base`, else `base.2`, `base.3`...
@@ -1152,7 +1152,7 @@ fn jumps_to(f: &Function) -> Option<Symbol> {
 /// interpreter, numbering objects on from `heap`.
 fn residual_calls<'a>(
     jit: &'a Jit,
-    compiled: &'a Resolved,
+    resolved: &'a Resolved,
     config: &'a Config,
 ) -> impl FnMut(Symbol, usize, &[Value], &mut Heap) -> Option<Result<Value, RuntimeError>> + 'a {
     move |func, open, args, heap| {
@@ -1160,8 +1160,8 @@ fn residual_calls<'a>(
         if !deep && !jit.not_followed.contains(&func) && !jit.hints.is_pure(func) {
             return None;
         }
-        let &graph = compiled.functions.get(&func)?;
-        let mut m = Machine::new(jit.program, compiled, config);
+        let &graph = resolved.functions.get(&func)?;
+        let mut m = Machine::new(jit.program, resolved, config);
         m.set_allocations(heap.allocations);
         let result = m.call(graph, args);
         heap.allocations = m.allocations();
@@ -1186,8 +1186,8 @@ fn is_check(code: &Code, exit: &flowc_codegen::lower::TraceExit) -> bool {
 }
 
 /// A key as people read it: `dispatch[pc=2]`, `f:loop`.
-fn describe(key: &Key, compiled: &Resolved) -> String {
-    let graph = &compiled.graphs[key.graph as usize];
+fn describe(key: &Key, resolved: &Resolved) -> String {
+    let graph = &resolved.graphs[key.graph as usize];
     if key.block == CALL {
         return format!("calls of {}", graph.name.map_or("?".into(), |n| n.to_string()));
     }

@@ -27,13 +27,13 @@ impl<'p> Jit<'p> {
     ) -> Result<Next, RuntimeError> {
         let top = stack.last().expect("a frame");
         let g = top.graph;
-        let graph: &Graph = &run.compiled.graphs[g as usize];
+        let graph: &Graph = &run.resolved.graphs[g as usize];
         let label = graph.blocks[block as usize].label;
-        let (params, args, unbound) = self.loop_start(run, g, block, &top.pairs(&run.compiled.graphs[g as usize]));
-        let graph: &Graph = &run.compiled.graphs[g as usize];
+        let (params, args, unbound) = self.loop_start(run, g, block, &top.pairs(&run.resolved.graphs[g as usize]));
+        let graph: &Graph = &run.resolved.graphs[g as usize];
         let top = stack.last().expect("a frame");
         let frame = ResumeFrame { function: graph.name, env: top.pairs(graph), call: None };
-        self.log(format_args!("record loop at {}", describe(key, run.compiled)));
+        self.log(format_args!("record loop at {}", describe(key, run.resolved)));
         let started = Instant::now();
         let profiler = machine.profiler().expect("the JIT runs with a profiler");
         let mut target = None;
@@ -69,7 +69,7 @@ impl<'p> Jit<'p> {
             None => Arrival::Continue,
         };
         let recorded = {
-            let mut residual = residual_calls(this, run.compiled, run.config);
+            let mut residual = residual_calls(this, run.resolved, run.config);
             record_path(this.program, &[frame], label, &mut run.heap, this.limits(), &mut at, &mut residual)
         };
         self.stats.record_time += started.elapsed();
@@ -77,7 +77,7 @@ impl<'p> Jit<'p> {
             Ok(Path::Stopped { trace, frame, label }) => (trace, frame, label),
             Ok(Path::Printed(v)) => return Ok(Next::Printed(v)),
             Ok(Path::Returns { frame, label, .. }) => {
-                self.abort(machine, key, &describe(key, run.compiled), "the loop returns from its function");
+                self.abort(machine, key, &describe(key, run.resolved), "the loop returns from its function");
                 let block = machine.replace_top(stack, &[frame], label)?;
                 return Ok(Next::Interpret(block));
             }
@@ -91,14 +91,14 @@ impl<'p> Jit<'p> {
                 // Not an abort that counts when the next recording calls a
                 // function it followed: it may close then.
                 let counts = !self.stop_following(biggest);
-                self.abort_if(machine, key, &describe(key, run.compiled), &why, counts);
+                self.abort_if(machine, key, &describe(key, run.resolved), &why, counts);
                 let block = machine.replace_top(stack, &state.frames, state.label)?;
                 return Ok(Next::Interpret(block));
             }
         };
         // The program is at `end_label` now.
         let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
-        let what = describe(key, run.compiled);
+        let what = describe(key, run.resolved);
         let (trace, target) = match inner {
             None => (trace, target),
             Some(i) => {
@@ -118,7 +118,7 @@ impl<'p> Jit<'p> {
         let start = Start::frame(graph.name, &params);
         let name = self.fresh_name(label);
         let mut pins = Vec::new();
-        let compiled = match target {
+        let resolved = match target {
             None => {
                 let speculating = !self.keys.get(key).is_some_and(|k| k.generic);
                 let args = speculating.then_some(Seen { start: &args, end: &frame.env });
@@ -135,8 +135,8 @@ impl<'p> Jit<'p> {
                 self.compile_straight(function, trace.ops.len(), what, false, None)
             }
         };
-        let Some((code, time)) = compiled else {
-            self.abort(machine, key, &describe(key, run.compiled), "the code generator refused the trace");
+        let Some((code, time)) = resolved else {
+            self.abort(machine, key, &describe(key, run.resolved), "the code generator refused the trace");
             return Ok(Next::Interpret(block));
         };
         let kind = if target.is_some() { Kind::Entry } else { Kind::Loop };
@@ -163,7 +163,7 @@ impl<'p> Jit<'p> {
         pairs: &[(Symbol, Value)],
     ) -> (Vec<Symbol>, Vec<Value>, Vec<Symbol>) {
         let live = Self::liveness(run, g).live_at(block);
-        let graph: &Graph = &run.compiled.graphs[g as usize];
+        let graph: &Graph = &run.resolved.graphs[g as usize];
         let is_live = |n: &Symbol| graph.slot_of(*n).is_some_and(|s| live.contains(&s));
         let params: Vec<Symbol> = pairs.iter().map(|(n, _)| *n).filter(is_live).collect();
         let args: Vec<Value> = pairs.iter().filter(|(n, _)| is_live(n)).map(|(_, v)| v.clone()).collect();
@@ -187,11 +187,11 @@ impl<'p> Jit<'p> {
         end: &Env,
         looped: crate::trace::Trace,
     ) -> Option<TraceId> {
-        let block = *run.compiled.graphs[g as usize].labels.get(&label)?;
+        let block = *run.resolved.graphs[g as usize].labels.get(&label)?;
         let pairs: Vec<(Symbol, Value)> = env.iter().map(|(k, v)| (*k, v.clone())).collect();
         let (params, args, unbound) = self.loop_start(run, g, block, &pairs);
-        let function = run.compiled.graphs[g as usize].name;
-        let what = describe(key, run.compiled);
+        let function = run.resolved.graphs[g as usize].name;
+        let what = describe(key, run.resolved);
         self.log(format_args!("inner loop first: {what}, {} operations", looped.ops.len()));
         let start = Start::frame(function, &params);
         let name = self.fresh_name(label);
@@ -351,7 +351,7 @@ impl<'p> Jit<'p> {
             }
         }
         self.log(format_args!("record bridge from exit {index} of {parent_name} (to {})", texit.label));
-        let graph = &run.compiled.graphs[base_graph as usize];
+        let graph = &run.resolved.graphs[base_graph as usize];
         let profiler = machine.profiler().expect("the JIT runs with a profiler");
         let single = frames.len() == 1;
         let start_env: Env = frames[0].env.iter().cloned().collect();
@@ -393,7 +393,7 @@ impl<'p> Jit<'p> {
                 Ok(Path::Stopped { trace, frame: frames[0].clone(), label: texit.label })
             }
             None => {
-                let mut residual = residual_calls(this, run.compiled, run.config);
+                let mut residual = residual_calls(this, run.resolved, run.config);
                 record_path(this.program, &frames, texit.label, &mut run.heap, this.limits(), &mut at, &mut residual)
             }
         };
@@ -429,15 +429,15 @@ impl<'p> Jit<'p> {
         let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
         let name = self.fresh_name(texit.label);
         let what = format!("exit {index} (to {}) of {parent_name}", texit.label);
-        let compiled = if closes {
+        let resolved = if closes {
             let names: Vec<Symbol> = start.frames[0].env.iter().map(|(n, _)| *n).collect();
             let function = start.frames[0].function;
-            let graph = &run.compiled.graphs[base_graph as usize];
+            let graph = &run.resolved.graphs[base_graph as usize];
             let live = match graph.labels.get(&texit.label) {
                 Some(&b) => Self::liveness(run, base_graph).live_at(b),
                 None => Vec::new(),
             };
-            let graph = &run.compiled.graphs[base_graph as usize];
+            let graph = &run.resolved.graphs[base_graph as usize];
             let live: Vec<Symbol> = live.iter().map(|&s| graph.slot_names[s as usize]).collect();
             self.compile_loop(name, &trace, &start, &names, &live, None, function, what)
         } else {
@@ -451,7 +451,7 @@ impl<'p> Jit<'p> {
             let function = to_ir::convert(self.program, name, &trace, &start, &end);
             self.compile_straight(function, trace.ops.len(), what, restart, Some(exit))
         };
-        let Some((code, time)) = compiled else {
+        let Some((code, time)) = resolved else {
             self.stats.aborted += 1;
             self.exit_state(exit).refused = true;
             return Ok(Next::Interpret(block));
