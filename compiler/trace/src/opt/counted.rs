@@ -340,17 +340,13 @@ fn entry_input(f: &Function, p: InstId, pre: BlockId) -> Option<Operand> {
 fn facts_before(f: &Function, lp: BlockId, fields: Option<&ProgramFacts>) -> Vec<Info> {
     let mut info = vec![Info::bottom(); f.values.len()];
     let Some(before) = straight_way(f, lp) else { return info };
-    let of = |info: &[Info], o: &Operand| match o {
-        Operand::Const(c) => Info::of_const(c),
-        Operand::Value(v) => info.get(edit::ix(*v)).cloned().filter(|i| !i.is_bottom()).unwrap_or_else(Info::value),
-    };
     for &b in &before {
         for &i in &f.blocks[b].insts {
             match (&f.insts[i].kind, f.insts[i].result, fields) {
                 (InstKind::Get { obj, field }, Some(r), Some(facts)) => {
-                    info[edit::ix(r)] = facts.read(&of(&info, obj), *field);
+                    info[edit::ix(r)] = facts.read(&super::ranges::operand_info(&info, obj), *field);
                 }
-                _ => super::ranges::abstract_step(f, &mut info, i, &of),
+                _ => super::ranges::abstract_step(f, &mut info, i),
             }
         }
     }
@@ -593,6 +589,55 @@ resume r0 {
                 jump b1
         "#]]
         .assert_eq(skip);
+    }
+
+    #[test]
+    fn a_carried_counter_entered_from_a_field_the_facts_keep_in_range_skips_in_machine_words() {
+        // The phi's entry value is read from a field before the loop: the
+        // program facts bound it (the program stores only bytes in `v`),
+        // so the skip needs no blend; without the facts it blends.
+        let text = "trace 'clear.body'(v0:c) {
+b0:
+    v1:v = get v0, v
+    jump b1
+b1 clear:
+    v2:v = phi [b0: v1, b1: v4]
+    v3:v = sub.word v2, 1
+    v4:v = mod.word v3, 256
+    set v0, v, v4
+    guard_true v4, r0 else next
+    jump b1
+resume r0 {
+    frame [c = v0]
+}
+}
+";
+        let program = flowc_lang::syntax::parse(
+            "bytes.fg",
+            "entry start(n = 3)\nstart:\n    c = new cell\n    c.v = 0\n    x = n % 256\n    c.v = x\n    print_and_stop(x)\n",
+        )
+        .expect("parses");
+        let module = flowc_frontend::lower(&program, flowc_lang::Symbol::intern("start")).expect("lowers");
+        let facts = flowc_passes::propagate::program_facts(&module);
+        let mut f = flowc_ir::parse::function("test.ir", text).expect("parses");
+        assert!(super::fast_forward(&mut f, Some(&facts)));
+        flowc_ir_checker::check(&f).expect("valid IR");
+        let with_facts = flowc_ir::print::function(&f);
+        expect![[r#"
+            trace 'clear.body'(v0:c) {
+            b0:
+                v1:v = get v0, v
+                v5 = sub.word v1, 1
+                v6 = mod.word v5, 256
+                iterations v6
+                v7 = mul.word v6, -1
+                v8 = add.word v1, v7
+                v9 = mod.word v8, 256
+                jump b1
+        "#]]
+        .assert_eq(&with_facts[..with_facts.find("b1 clear").expect("the loop")]);
+        let without = forwarded(text).expect("fast-forwarded");
+        assert!(without.contains("mul.int"), "blends without the facts:\n{without}");
     }
 
     #[test]

@@ -25,10 +25,6 @@ use flowc_passes::lattice::{self, Info, Kinds, Widening};
 pub fn phi_ranges(f: &Function, body: BlockId, known: &[Info], phis: &[(ValueId, Info)]) -> Vec<(ValueId, Info)> {
     let mut info = known.to_vec();
     info.resize(f.values.len(), Info::bottom());
-    let of = |info: &[Info], o: &Operand| match o {
-        Operand::Const(c) => Info::of_const(c),
-        Operand::Value(v) => info.get(ix(*v)).cloned().filter(|i| !i.is_bottom()).unwrap_or_else(Info::value),
-    };
     let back = |v: ValueId| -> Option<Operand> {
         let ValueDef::Inst(i) = f.values[v].def else { return None };
         let InstKind::Phi(inputs) = &f.insts[i].kind else { return None };
@@ -45,11 +41,11 @@ pub fn phi_ranges(f: &Function, body: BlockId, known: &[Info], phis: &[(ValueId,
             info[ix(*phi)] = i.clone();
         }
         for &i in &f.blocks[body].insts {
-            abstract_step(f, &mut info, i, &of);
+            abstract_step(f, &mut info, i);
         }
         let mut changed = false;
         for (k, (_, entry, back)) in phis.iter().enumerate() {
-            let joined = entry.join(&of(&info, back));
+            let joined = entry.join(&operand_info(&info, back));
             if joined == current[k] {
                 continue;
             }
@@ -69,8 +65,21 @@ pub fn phi_ranges(f: &Function, body: BlockId, known: &[Info], phis: &[(ValueId,
         .collect()
 }
 
-/// One instruction of [`phi_ranges`]' abstract run of a loop body.
-pub(super) fn abstract_step(f: &Function, info: &mut [Info], i: InstId, of: &impl Fn(&[Info], &Operand) -> Info) {
+/// What `info` says of operand `o` in an abstract run: a constant's fact,
+/// and for a value its fact so far, or anything when it has none (defined
+/// where the run did not go).
+pub(super) fn operand_info(info: &[Info], o: &Operand) -> Info {
+    match o {
+        Operand::Const(c) => Info::of_const(c),
+        Operand::Value(v) => info.get(ix(*v)).cloned().filter(|i| !i.is_bottom()).unwrap_or_else(Info::value),
+    }
+}
+
+/// One instruction of an abstract run ([`phi_ranges`]' of a loop body,
+/// the counted-loop skip's of the blocks before a loop): its result's fact
+/// by the op table's transfer functions, a guard narrowing what it tests.
+pub(super) fn abstract_step(f: &Function, info: &mut [Info], i: InstId) {
+    let of = operand_info;
     let data = &f.insts[i];
     match &data.kind {
         InstKind::Op { op: Operator::Known(op), args, .. } => {
