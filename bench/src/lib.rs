@@ -109,9 +109,7 @@ pub fn median_secs(runs: usize, mut f: impl FnMut()) -> f64 {
 /// compacted: [`flowc_passes::versions::pipeline`]).
 pub fn compile_native(program: &Program, entry: Symbol) -> flowc_codegen::Native {
     let module = flowc_frontend::lower(program, entry).expect("the entry exists");
-    let options = flowc_passes::context::Options::default();
-    let versions =
-        flowc_passes::versions::pipeline(module, &options, flowc_passes::versions::Wanted::Both, |_, _, _| {});
+    let versions = flowc_tests::engines::optimize_versions(module);
     flowc_codegen::Native::compile_versions(
         &versions.generic,
         versions.small_version(),

@@ -30,17 +30,16 @@ pub fn disagreement_on(p: &flowc_lang::Program) -> Option<String> {
     // run after the last pass and after compaction.
     let last = flowc_passes::PIPELINE.last().map(|p| p.name);
     let mut found = None;
-    let versions =
-        flowc_passes::versions::pipeline(module.clone(), &Default::default(), Wanted::Both, |v, stage, m| {
-            let at = match stage {
-                Stage::Pass(pass) if Some(pass.name) == last => "ir after the passes",
-                Stage::Compacted => "ir after compaction",
-                Stage::Pass(_) => return,
-            };
-            if v == Version::Generic && found.is_none() {
-                found = differs(at, engines::ir(m, &env));
-            }
-        });
+    let versions = flowc_passes::versions::pipeline(module, &Default::default(), Wanted::Both, |v, stage, m| {
+        let at = match stage {
+            Stage::Pass(pass) if Some(pass.name) == last => "ir after the passes",
+            Stage::Compacted => "ir after compaction",
+            Stage::Pass(_) => return,
+        };
+        if v == Version::Generic && found.is_none() {
+            found = differs(at, engines::ir(m, &env));
+        }
+    });
     if found.is_some() {
         return found;
     }
