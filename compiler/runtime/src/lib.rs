@@ -56,9 +56,11 @@ process_setup!();
 /// mimalloc asks for them on its arenas, and a 2 MiB page is resident as
 /// soon as one byte of it is touched — the compiler's many small
 /// allocations then kept three times their working set resident, and no
-/// benchmark ran faster with them. Called first thing by `flowc` and by
-/// built executables; the binaries make the same setting when they are
-/// loaded ([`process_setup`]).
+/// benchmark ran faster with them. The binaries make this setting when
+/// they are loaded ([`process_setup`]; `tests/process_setup.rs` shows
+/// it); `flowc` and built executables also call this first thing, because
+/// a built executable gets the load-time setting only if the linker keeps
+/// the archive's object that holds it.
 pub fn init_process() {
     disable_huge_pages();
 }
