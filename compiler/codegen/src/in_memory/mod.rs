@@ -529,11 +529,11 @@ impl TraceCache {
             let body = root.code as u64 + inner.frames[frame.root.0 as usize].as_ref()?.body as u64;
             Some((e, words.clone(), frame.frame.clone(), frame.root, (inner.unit.placed()[root.placed].name, body)))
         });
+        let link_check = inner.options.link_check.map(u64::next_power_of_two);
         for (k, f) in fs.iter().enumerate() {
             let t = TraceId((inner.entries.len() + made.len()) as u32);
             let mut exits = Vec::new();
             let first_exit = inner.exits.len();
-            let link_check = inner.options.link_check.map(u64::next_power_of_two);
             let mut env =
                 inner.unit.env(&mut exits, &mut safepoints, &inner.objects, &mut compiler, inner.options.fuel);
             env.links = Some(crate::lower::Links {
