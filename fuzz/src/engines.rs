@@ -48,7 +48,7 @@ pub fn disagreement_on(p: &flowc_lang::Program) -> Option<String> {
     }
     // Tiered, every function tiering up mid-run.
     for (after, background) in [(1, false), (3, true)] {
-        let tiering = flowc_codegen::tiers::Tiering { after, background };
+        let tiering = flowc_codegen::tiers::Tiering { after, region_after: after, background };
         let options = flowc_codegen::Options { tiering: Some(tiering), ..Default::default() };
         if let Some(d) =
             differs(&format!("native tiered ({after})"), engines::native_tiered(&versions, &env, options).0)

@@ -43,6 +43,9 @@ pub struct Defined {
     /// counters, by index in `functions` (the entry's small version
     /// last); the caller points the slots at the code.
     pub tiers: Option<crate::tiers::Tables>,
+    /// With [`Options::tiering`]: the functions tiered region by region,
+    /// as their tier-0 code was defined.
+    pub by_region: Vec<RegionTiered>,
     /// Each function's id (the entry's small version last), the ids of
     /// those calls name, and the runtime's: what compiling more code into
     /// the module needs.
@@ -151,7 +154,7 @@ pub fn define_function(env: &mut Building, f: &Function, id: FuncId, facts: lowe
     let mut fbctx = FunctionBuilderContext::new();
     let plan = Plan::of(f, &facts, env.split, env.links.as_ref().map(|l| l.tier));
     if let Shape::Regions { .. } = plan.shape {
-        return define_split(env, f, &facts, id, &plan, None, &mut fbctx);
+        return define_split(env, f, &facts, id, &plan, Counting::Nothing, &mut fbctx).map(drop);
     }
     let mut ctx = env.compiler.context(&*env.module);
     lower::lower(env, f, &facts, &plan, &mut ctx, &mut fbctx);
@@ -172,7 +175,70 @@ pub fn define_tier0(
     let mut fbctx = FunctionBuilderContext::new();
     let headers = facts.hot_headers();
     let facts = facts.every_block_cold();
-    define_split(env, f, &facts, id, &Plan::tier0(), Some((index, headers)), &mut fbctx)
+    define_split(env, f, &facts, id, &Plan::tier0(), Counting::Calls(index, headers), &mut fbctx).map(drop)
+}
+
+/// A function tiered region by region ([`crate::tiers`],
+/// [`Plan::by_region`]) as its tier-0 code was defined: what compiling
+/// the optimized tier of one of its regions needs — its facts, its
+/// regions and frame and their functions, and its regions' slots and
+/// counters.
+pub struct RegionTiered {
+    /// Its index among the functions defined.
+    pub index: usize,
+    pub facts: lower::Facts,
+    pub split: lower::frame::Split,
+    pub tables: crate::tiers::RegionTables,
+}
+
+/// Defines the tier-0 code of `f`, function `index` of the program,
+/// tiered region by region ([`Plan::by_region`]): split as its plan says
+/// (a huge function's regions, lowered for compile time), with its hot
+/// loop headers entries of their regions, and regions that count their
+/// entries and iterations and continue in their optimized tiers.
+pub fn define_by_region(
+    env: &mut Building,
+    f: &Function,
+    id: FuncId,
+    facts: lower::Facts,
+    index: usize,
+) -> Result<RegionTiered, String> {
+    let mut fbctx = FunctionBuilderContext::new();
+    let plan = Plan::of(f, &facts, env.split, None);
+    let headers = facts.hot_headers();
+    let (split, tables) = define_split(env, f, &facts, id, &plan, Counting::Regions(index, headers), &mut fbctx)?;
+    let tables = tables.expect("regions that count have tables");
+    Ok(RegionTiered { index, facts, split, tables })
+}
+
+/// Defines the optimized tier of region `region` of a function tiered
+/// region by region (`tiered`, its IR `f`) as `id`
+/// ([`Plan::region_tier1`]).
+pub fn define_region_tier1(
+    env: &mut Building,
+    f: &Function,
+    tiered: &RegionTiered,
+    region: usize,
+    id: FuncId,
+) -> Result<(), String> {
+    let mut fbctx = FunctionBuilderContext::new();
+    let mut ctx = env.compiler.context(&*env.module);
+    let plan = tiered.split.plan.region_tier1();
+    lower::lower_region(env, f, &tiered.facts, &tiered.split, region, Some(&plan), &mut ctx, &mut fbctx);
+    compile::submit(env, id, f.name, ctx, plan.codegen)
+}
+
+/// What the regions of a split function count ([`crate::tiers`]).
+enum Counting {
+    /// Nothing: code that is not tiered.
+    Nothing,
+    /// Tier-0 code of function `index`, with hot loop headers `headers`:
+    /// its driver counts calls, its headers iterations.
+    Calls(usize, Vec<flowc_ir::BlockId>),
+    /// Tier-0 code of function `index` tiered region by region, with hot
+    /// loop headers `headers`: each region counts its entries and
+    /// iterations.
+    Regions(usize, Vec<flowc_ir::BlockId>),
 }
 
 /// The regions of `f` of at most `shape`'s instructions (and loop nests),
@@ -211,37 +277,52 @@ pub fn define_osr(env: &mut Building, f: &Function, id: FuncId, facts: lower::Fa
 /// Defines `f` as `id`, split into regions as `plan` says: each region a
 /// function of its own, compiled cheaply (a region at a time on each core, so that the
 /// Cranelift structures of only a few exist at once), and `id` the driver
-/// that calls the first.
+/// that calls the first. Returns the split, and the tables of regions
+/// that count ([`Counting::Regions`]).
 fn define_split(
     env: &mut Building,
     f: &Function,
     facts: &lower::Facts,
     id: FuncId,
     plan: &Plan,
-    tier: Option<(usize, Vec<flowc_ir::BlockId>)>,
+    counting: Counting,
     fbctx: &mut FunctionBuilderContext,
-) -> Result<(), String> {
-    let headers = tier.as_ref().map_or(&[][..], |(_, headers)| headers.as_slice());
+) -> Result<(lower::frame::Split, Option<crate::tiers::RegionTables>), String> {
+    let headers = match &counting {
+        Counting::Nothing => &[][..],
+        Counting::Calls(_, headers) | Counting::Regions(_, headers) => headers.as_slice(),
+    };
     let (regions, frame) = split_layout(f, facts, plan.shape, headers);
     let sig = lower::frame::region_signature(&*env.module);
     let funcs = (0..regions.len())
         .map(|_| env.module.declare_anonymous_function(&sig).map_err(|e| e.to_string()))
         .collect::<Result<Vec<_>, _>>()?;
-    let tier = tier.map(|(index, headers)| lower::frame::Tier0 {
-        counter: env.tiers.expect("tier-0 code has tables").counter(index),
-        index,
-        headers,
-    });
-    let split = lower::frame::Split { regions, frame, funcs, tier, plan: *plan };
+    let (mut tier, mut by_region, mut tables) = (None, None, None);
+    match counting {
+        Counting::Nothing => {}
+        Counting::Calls(index, headers) => {
+            let counter = env.tiers.expect("tier-0 code has tables").counter(index);
+            tier = Some(lower::frame::Tier0 { counter, index, headers });
+        }
+        Counting::Regions(index, headers) => {
+            let after = env.tiers.expect("tier-0 code has tables").region_after;
+            let t = crate::tiers::RegionTables::new(regions.len(), after);
+            let (slots, counters) = (t.slots.as_ptr() as u64, t.counters.as_ptr() as u64);
+            by_region = Some(lower::frame::ByRegion { index, slots, counters, headers });
+            tables = Some(t);
+        }
+    }
+    let split = lower::frame::Split { regions, frame, funcs, tier, by_region, plan: *plan };
     for (k, &region) in split.funcs.iter().enumerate() {
         let mut ctx = env.compiler.context(&*env.module);
-        lower::lower_region(env, f, facts, &split, k, &mut ctx, fbctx);
+        lower::lower_region(env, f, facts, &split, k, None, &mut ctx, fbctx);
         compile::submit(env, region, f.name, ctx, plan.codegen)?;
     }
     let mut ctx = env.compiler.context(&*env.module);
     let driver_tier = split.tier.as_ref().map(|t| (t.counter, t.index));
     lower::frame::lower_driver(env, f, &split, driver_tier, &mut ctx, fbctx);
-    compile::submit(env, id, f.name, ctx, plan.codegen)
+    compile::submit(env, id, f.name, ctx, plan.codegen)?;
+    Ok((split, tables))
 }
 
 /// What was compiled into `ctx` as `id` (function `name`): its size,
@@ -449,7 +530,7 @@ pub fn define(
     };
     let (mut traps, mut sites, mut safepoints) = (Vec::new(), SiteTable::default(), Vec::new());
     let functions_with_version = functions.len() + usize::from(version.is_some());
-    let mut tables = options.tiering.map(|t| crate::tiers::Tables::new(functions_with_version, t.after));
+    let mut tables = options.tiering.map(|t| crate::tiers::Tables::new(functions_with_version, t));
     // Whole programs have no trace exits (traces go to a `TraceCache`).
     let mut exits = Vec::new();
     let insts =
@@ -477,7 +558,8 @@ pub fn define(
         all.iter().zip(facts).zip(&runs).map(|((&(f, _), x), r)| x.with_runs(f, *r)).collect();
     if let Some(tables) = &mut tables {
         for (k, ((f, _), facts)) in all.iter().zip(&facts).enumerate() {
-            if Plan::tiered(f, facts, options.tiering.is_some()) {
+            let by_region = Plan::by_region(f, facts, true, options.split.is_some());
+            if !by_region && Plan::tiered(f, facts, true) {
                 tables.tiered[k] = Some(runs[k]);
                 tables.index.insert(f.name, k);
             }
@@ -499,8 +581,11 @@ pub fn define(
         compiler: &mut compiler,
         tiers: tables.as_ref(),
     };
+    let mut by_region = Vec::new();
     for (k, ((f, id), facts)) in all.iter().zip(facts).enumerate() {
-        if env.tiers.is_some_and(|t| t.tiered[k].is_some()) {
+        if Plan::by_region(f, &facts, env.tiers.is_some(), options.split.is_some()) {
+            by_region.push(define_by_region(&mut env, f, *id, facts, k)?);
+        } else if env.tiers.is_some_and(|t| t.tiered[k].is_some()) {
             define_tier0(&mut env, f, *id, facts, k)?;
         } else {
             define_function(&mut env, f, *id, facts)?;
@@ -526,6 +611,7 @@ pub fn define(
         safepoints,
         listing: compiler.take_listing(),
         tiers: tables,
+        by_region,
         ids,
         funcs,
         runtime: rt,

@@ -88,6 +88,21 @@ pub mod policy {
     /// the compile, so it may start earlier.
     pub const TIER_UP_AFTER_IN_BACKGROUND: u32 = 200;
 
+    /// How many entries and hot loop iterations a region of a function
+    /// tiered region by region ([`crate::plan::Plan::by_region`]) runs in
+    /// tier 0 before its optimized tier is compiled, in the background:
+    /// a hundred times [`TIER_UP_AFTER_IN_BACKGROUND`]. A region entered
+    /// or iterated this often may run only a small loop of its up to
+    /// [`REGION_LOOP_INSTS`] instructions, and a huge function has
+    /// hundreds of regions that reach a function's threshold: compiled in
+    /// the order they reach it, one at a time, the hottest came late.
+    pub const REGION_TIER_UP_AFTER_IN_BACKGROUND: u32 = 100 * TIER_UP_AFTER_IN_BACKGROUND;
+
+    /// [`REGION_TIER_UP_AFTER_IN_BACKGROUND`] when the optimized tier is
+    /// compiled at once: a hundred times [`TIER_UP_AFTER`], for the same
+    /// reason.
+    pub const REGION_TIER_UP_AFTER: u32 = 100 * TIER_UP_AFTER;
+
     /// Below this many IR instructions in all, functions are compiled on
     /// one thread: a second thread's allocator arenas and stack cost
     /// memory that small programs do not win back in time.
@@ -211,6 +226,26 @@ impl Plan {
     /// `flush_stop`), rather than after each.
     pub fn defer_stops(&self, cold: bool) -> bool {
         self.for_compile_time || cold
+    }
+
+    /// Whether `f`, with `facts`, is compiled in tiers region by region
+    /// when code is (`tiering`; [`crate::tiers`]): a huge function (or, in
+    /// tests, one whose split is forced: `forced_split`) that is neither a
+    /// trace nor all cold. Its whole optimized tier would cost what
+    /// compiling huge functions for compile time exists to avoid, so each
+    /// region that proves hot is compiled optimized on its own
+    /// ([`Plan::region_tier1`]).
+    pub fn by_region(f: &Function, facts: &Facts, tiering: bool, forced_split: bool) -> bool {
+        tiering && f.kind != FunctionKind::Trace && !facts.all_cold() && (f.is_huge() || forced_split)
+    }
+
+    /// The plan of the optimized tier of one region of a split function
+    /// tiered region by region ([`Plan::by_region`]): the same regions
+    /// (same frame, same entries), compiled for speed — Cranelift's
+    /// optimizing settings, inline paths in hot blocks, slow paths last.
+    /// No optimistic copy: a region's loops are entered from the frame.
+    pub fn region_tier1(&self) -> Plan {
+        Plan { shape: self.shape, codegen: Codegen::Optimized, for_compile_time: false, optimistic: false }
     }
 
     /// Whether `f`, with `facts`, is compiled in tiers when code is

@@ -36,6 +36,23 @@
 //! - A tier-up that fails leaves the tier-0 code in place: it is correct,
 //!   only slower.
 //!
+//! - A huge function is tiered *region by region* instead
+//!   ([`crate::plan::Plan::by_region`]): compiling all of it optimized
+//!   is what lowering it for compile time avoids. Its tier-0 code is its
+//!   regions as huge functions get them (with its hot loop headers made
+//!   entries of their regions); each region has a slot (0 until its
+//!   optimized tier is installed) and a counter ([`RegionTables`]),
+//!   counted down on every entry into the region and at its hot loop
+//!   headers. At zero the region asks the runtime for its optimized tier
+//!   (entry [`REGION_ENTRY`] plus the region's number): the same region
+//!   — same frame, same entries — lowered for speed
+//!   ([`crate::plan::Plan::region_tier1`]) and compiled like a function's
+//!   optimized tier. A region whose slot holds code continues there at
+//!   every entry, and a hot loop header continues there at the header's
+//!   entry: the frame is all either tier needs. The optimized region
+//!   continues in the other regions' tier-0 code, which continues in
+//!   their optimized tier if they have one.
+//!
 //! `flowc build` compiles everything ahead of time (an executable carries
 //! no compiler), and traces are compiled only once hot: neither is tiered.
 //! The tables live as long as the code ([`Tables`]); the compiler that
@@ -53,12 +70,17 @@ pub struct Tiering {
     /// Calls of a function, and iterations of its hot loops, before it is
     /// compiled optimized.
     pub after: u32,
+    /// Entries of a region of a function tiered region by region, and
+    /// iterations of its hot loops, before it is compiled optimized.
+    pub region_after: u32,
     /// Compile the optimized tier on a second core while tier-0 code runs
     /// on (if the machine has one), instead of at once.
     pub background: bool,
 }
 
-pub use crate::plan::policy::{TIER_UP_AFTER, TIER_UP_AFTER_IN_BACKGROUND};
+pub use crate::plan::policy::{
+    REGION_TIER_UP_AFTER, REGION_TIER_UP_AFTER_IN_BACKGROUND, TIER_UP_AFTER, TIER_UP_AFTER_IN_BACKGROUND,
+};
 
 impl Default for Tiering {
     /// Tier up in the background if the machine has a second core, else
@@ -66,8 +88,42 @@ impl Default for Tiering {
     fn default() -> Tiering {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         match cores > 1 {
-            true => Tiering { after: TIER_UP_AFTER_IN_BACKGROUND, background: true },
-            false => Tiering { after: TIER_UP_AFTER, background: false },
+            true => Tiering {
+                after: TIER_UP_AFTER_IN_BACKGROUND,
+                region_after: REGION_TIER_UP_AFTER_IN_BACKGROUND,
+                background: true,
+            },
+            false => Tiering { after: TIER_UP_AFTER, region_after: REGION_TIER_UP_AFTER, background: false },
+        }
+    }
+}
+
+/// The entry number `flowc_rt_tier_up` is given by a region of a function
+/// tiered region by region, plus the region's number (function entries
+/// are 0 for a call and small numbers for loop headers).
+pub const REGION_ENTRY: u64 = 1 << 32;
+
+/// The words the tier-0 code of a function tiered region by region reads
+/// and writes, one per region; boxed, so their addresses, which the code
+/// holds, stay put.
+pub struct RegionTables {
+    /// Each region's optimized tier, once installed (0: not yet).
+    pub slots: Box<[Cell<u64>]>,
+    /// Each region's counter: entries and iterations left before it
+    /// tiers up.
+    pub counters: Box<[Cell<u64>]>,
+    /// Regions whose optimized tier failed to compile: their tier-0 code
+    /// stays.
+    pub failed: Box<[Cell<bool>]>,
+}
+
+impl RegionTables {
+    /// Tables for `n` regions, none optimized, counters at `after`.
+    pub fn new(n: usize, after: u64) -> RegionTables {
+        RegionTables {
+            slots: (0..n).map(|_| Cell::new(0)).collect(),
+            counters: (0..n).map(|_| Cell::new(after)).collect(),
+            failed: (0..n).map(|_| Cell::new(false)).collect(),
         }
     }
 }
@@ -94,6 +150,9 @@ pub struct Tables {
     pub osr_entered: Box<[Cell<bool>]>,
     /// What counters start from.
     pub after: u64,
+    /// What the counters of regions of functions tiered region by region
+    /// start from ([`RegionTables`]).
+    pub region_after: u64,
     /// For each tiered function, its runs per run of the program
     /// ([`flowc_ir::frequency::function_runs`]), which its optimized tier
     /// is compiled with; `None` for the others.
@@ -103,8 +162,10 @@ pub struct Tables {
 }
 
 impl Tables {
-    /// Tables for `n` functions, none tiered yet, counters at `after`.
-    pub fn new(n: usize, after: u32) -> Tables {
+    /// Tables for `n` functions, none tiered yet, counters at `tiering`'s
+    /// thresholds.
+    pub fn new(n: usize, tiering: Tiering) -> Tables {
+        let after = tiering.after;
         Tables {
             slots: (0..n).map(|_| Cell::new(0)).collect(),
             counters: (0..n).map(|_| Cell::new(u64::from(after.max(1)))).collect(),
@@ -113,6 +174,7 @@ impl Tables {
             failed: (0..n).map(|_| Cell::new(false)).collect(),
             osr_entered: (0..n).map(|_| Cell::new(false)).collect(),
             after: u64::from(after.max(1)),
+            region_after: u64::from(tiering.region_after.max(1)),
             tiered: vec![None; n],
             index: HashMap::default(),
         }

@@ -11,7 +11,7 @@ use flowc_tests::engines;
 use flowc_tests::{corpus, gen};
 
 fn tiered((after, background): (u32, bool)) -> flowc_codegen::Options {
-    let tiering = flowc_codegen::tiers::Tiering { after, background };
+    let tiering = flowc_codegen::tiers::Tiering { after, region_after: after, background };
     flowc_codegen::Options { tiering: Some(tiering), ..Default::default() }
 }
 
@@ -171,5 +171,107 @@ fn a_function_called_from_a_hot_loop_starts_in_tier_0_and_tiers_up_when_called_o
         let expected = engines::reference(&case.program, case.label, &env);
         assert_eq!(engines::outcome(native.run(&env, 1000)), expected);
         assert_eq!(codes_of_g(&native), tier0 + 1, "g compiled optimized once, mid-run");
+    });
+}
+
+/// Tiering region by region ([`flowc_codegen::plan::Plan::by_region`]),
+/// which huge functions get, tried on every function: the split forced
+/// into regions of `split` instructions, each region tiering up after
+/// `after` entries or iterations (at once, or in the background).
+fn by_region((after, background): (u32, bool), split: usize) -> flowc_codegen::Options {
+    let tiering = flowc_codegen::tiers::Tiering { after, region_after: after, background };
+    flowc_codegen::Options { tiering: Some(tiering), split: Some(split), ..Default::default() }
+}
+
+/// Thresholds and region sizes: regions of a few instructions, where
+/// every loop crosses regions and every block boundary is an entry, and
+/// bigger ones holding whole loops.
+const BY_REGION: [((u32, bool), usize); 3] = [((1, false), 4), ((3, false), 16), ((2, true), 8)];
+
+#[test]
+fn region_tiered_code_matches_reference_on_the_corpus_and_generated_programs() {
+    let count = gen::seed_count(150);
+    let (compared, tiered_up) = flowc_codegen::with_stack(move || {
+        let (mut compared, mut tiered_up) = (0, 0);
+        for case in engines::cases(corpus::with_generated(count)).filter(|c| c.finishes()) {
+            let versions = case.versions();
+            for (after, split) in BY_REGION {
+                let (got, ups) = engines::native_tiered(&versions, &case.env, by_region(after, split));
+                assert_eq!(got, case.expected, "{}, regions of {split}, tiering up after {after:?}", case.name);
+                tiered_up += ups;
+            }
+            compared += 1;
+        }
+        (compared, tiered_up)
+    });
+    assert!(compared > 100, "only {compared} programs compared");
+    assert!(tiered_up > 300, "only {tiered_up} regions tiered up");
+}
+
+#[test]
+fn region_tiered_code_errors_name_the_interpreters_place() {
+    let compared = engines::check_error_cases(gen::seed_count(150), |case, expected| {
+        let versions = case.versions();
+        for (after, split) in BY_REGION {
+            let got = engines::native_error_with(&case.program, &versions, &case.env, by_region(after, split));
+            assert_eq!(got.as_deref(), Some(expected), "{}, regions of {split}, after {after:?}", case.name);
+        }
+    });
+    assert!(compared > 30, "only {compared} errors compared");
+}
+
+/// A region's optimized tier allocates in line and is entered with the
+/// frame's objects: with a collection at every allocation, every object
+/// live across a region boundary or a tier-up must be in the frame.
+#[test]
+fn region_tiered_code_keeps_its_objects_when_collecting_at_every_allocation() {
+    let count = gen::seed_count(40);
+    let collections = flowc_codegen::with_stack(move || {
+        let before = heap::stats().collections;
+        for case in engines::cases(gen::alloc_programs(count)).filter(|c| c.finishes()) {
+            let versions = case.versions();
+            heap::with(|h| h.set_stress(true));
+            for (after, split) in BY_REGION {
+                let (got, _) = engines::native_tiered(&versions, &case.env, by_region(after, split));
+                assert_eq!(got, case.expected, "{}, regions of {split}, after {after:?}", case.name);
+            }
+            heap::with(|h| h.set_stress(false));
+        }
+        heap::stats().collections - before
+    });
+    assert!(collections > 1000, "only {collections} collections");
+}
+
+/// What tiering region by region is for: a huge main graph (straight-line
+/// code around one small hot loop) is compiled for compile time, cut into
+/// regions; only the region of the hot loop runs often enough to be
+/// compiled optimized, mid-loop, and the run goes on there with every
+/// value it had (the running total, the counter, an object made before).
+#[test]
+fn a_huge_function_compiles_only_its_hot_region_optimized() {
+    let mut text = String::from("entry start(n = 500)\nstart:\n    p = new point\n    p.x = 3\n    a = n\n");
+    for k in 0..(flowc_ir::HUGE_INSTS / 2) {
+        text += &format!("    a = a + {k}\n    a = a % 1000003\n");
+    }
+    text += "    s = 0\n    i = 0\n    goto head\nhead:\n    t = i < n\n    if t goto body else goto done\nbody:\n    x = p.x\n    s = s + x\n    s = s * 3\n    s = s % 1000003\n    i = i + 1\n    goto head\ndone:\n    s = s + a\n    print_and_stop(s)\n";
+    flowc_codegen::with_stack(move || {
+        let case = case_of(&text);
+        let main = case.versions().generic.main().map(|f| (f.name, f.is_huge())).unwrap();
+        assert!(main.1, "main is huge");
+        let codes_of_main =
+            |native: &flowc_codegen::Native| native.code().iter().filter(|(n, _, _)| *n == main.0).count();
+        let tiering = flowc_codegen::tiers::Tiering { after: 10, region_after: 100, background: false };
+        let native = compiled(&case, flowc_codegen::Options { tiering: Some(tiering), ..Default::default() });
+        let regions = codes_of_main(&native) - 1;
+        assert!(regions > 10, "a driver and regions: {regions} regions");
+        // Ten iterations: below the threshold, nothing tiers up.
+        let env = [(flowc_lang::Symbol::intern("n"), flowc_lang::Value::Int(10))];
+        let expected = engines::reference(&case.program, case.label, &env);
+        assert_eq!(engines::outcome(native.run(&env, 1000)), expected);
+        assert_eq!(native.tier_ups().0, 0, "ten iterations stay in tier 0");
+        // Five hundred: the loop's region tiers up, and no other.
+        assert_eq!(engines::outcome(native.run(&case.env, 1000)), case.expected);
+        assert_eq!(native.tier_ups().0, 1, "one region compiled optimized");
+        assert_eq!(codes_of_main(&native), regions + 2, "the optimized region is code of main");
     });
 }

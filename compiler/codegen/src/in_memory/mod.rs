@@ -62,19 +62,29 @@ impl Unit {
         let mut unit = CodeUnit::new(jit, defined.runtime, defined.funcs, layout, hints);
         (unit.pool, unit.traps, unit.sites) = (pool, defined.traps, defined.sites);
         unit.register(defined.safepoints);
+        let mut by_region: Vec<Option<define::RegionTiered>> = all.iter().map(|_| None).collect();
+        for tiered in defined.by_region {
+            let k = tiered.index;
+            by_region[k] = Some(tiered);
+        }
         let tiers = defined.tiers.map(|tables| {
             for ((slot, tiered), &id) in tables.slots.iter().zip(&tables.tiered).zip(&defined.ids) {
                 if tiered.is_some() {
                     slot.set(unit.jit.get_finalized_function(id) as u64);
                 }
             }
-            let functions = all.iter().enumerate().map(|(k, f)| tables.tiered[k].map(|_| (*f).clone())).collect();
+            let functions = all
+                .iter()
+                .enumerate()
+                .map(|(k, f)| (tables.tiered[k].is_some() || by_region[k].is_some()).then(|| (*f).clone()))
+                .collect();
             (tables, functions)
         });
         let unit = Rc::new(RefCell::new(unit));
         let tiers = tiers.map(|(tables, functions)| {
             Rc::new(Tiers {
                 functions,
+                by_region,
                 tables,
                 unit: unit.clone(),
                 objects: objects.clone(),

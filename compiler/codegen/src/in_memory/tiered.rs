@@ -20,8 +20,12 @@ pub(super) struct Tiers {
     pub(super) unit: Rc<RefCell<CodeUnit>>,
     /// The slots and counters the code uses.
     pub(super) tables: crate::tiers::Tables,
-    /// The IR of each tiered function, by index.
+    /// The IR of each tiered function (by function or by region), by
+    /// index.
     pub(super) functions: Vec<Option<Function>>,
+    /// Each function tiered region by region as its tier-0 code was
+    /// defined, by index.
+    pub(super) by_region: Vec<Option<define::RegionTiered>>,
     pub(super) objects: ObjectInfo,
     pub(super) options: Options,
     /// Where optimized tiers are compiled: on a worker thread in the
@@ -29,9 +33,20 @@ pub(super) struct Tiers {
     /// else at once.
     pub(super) compiler: RefCell<crate::compile::Compiler>,
     /// The compilations started and not installed yet: function index and
-    /// whether it is the on-stack replacement entries, by id.
-    pub(super) pending: RefCell<Vec<(cranelift_module::FuncId, usize, bool)>>,
+    /// what of it, by id.
+    pub(super) pending: RefCell<Vec<(cranelift_module::FuncId, usize, Tier1)>>,
     pub(super) counts: TierUps,
+}
+
+/// What of a function an optimized tier is compiled for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Tier1 {
+    /// The function, called with its parameters.
+    Call,
+    /// Its on-stack replacement entries.
+    Osr,
+    /// One region of a function tiered region by region.
+    Region(usize),
 }
 
 /// What tiering up did while the code ran.
@@ -62,31 +77,36 @@ impl Tiers {
     }
 
     /// Starts compiling tiered function `k` optimized: called with its
-    /// parameters (`osr` false), or as its on-stack replacement entries
-    /// (true). Lowers it here; Cranelift compiles it on the worker, or at
-    /// once without one ([`Tiers::install`] defines it).
-    fn start(&self, k: usize, osr: bool) -> Result<(), String> {
+    /// parameters, as its on-stack replacement entries, or one of its
+    /// regions (`what`). Lowers it here; Cranelift compiles it on the
+    /// worker, or at once without one ([`Tiers::install`] defines it).
+    fn start(&self, k: usize, what: Tier1) -> Result<(), String> {
         let f = self.functions[k].as_ref().ok_or("not a tiered function")?;
         if self.options.tiering.is_some_and(|t| t.background) && !self.compiler.borrow().has_worker() {
             // The worker starts with the first compilation: code that never
             // tiers up costs no thread.
             *self.compiler.borrow_mut() = crate::compile::Compiler::background();
         }
-        let runs = self.tables.tiered[k].ok_or("not a tiered function")?;
         let (id, defined) = self.with_env(|env| {
-            let sig = match osr {
-                true => crate::lower::frame::region_signature(&*env.module),
-                false => crate::lower::signature_of(&*env.module, f),
+            let sig = match what {
+                Tier1::Osr | Tier1::Region(_) => crate::lower::frame::region_signature(&*env.module),
+                Tier1::Call => crate::lower::signature_of(&*env.module, f),
             };
             let id = env.module.declare_anonymous_function(&sig).map_err(|e| e.to_string())?;
+            if let Tier1::Region(r) = what {
+                let tiered = self.by_region[k].as_ref().ok_or("not tiered region by region")?;
+                define::define_region_tier1(env, f, tiered, r, id)?;
+                return Ok(id);
+            }
+            let runs = self.tables.tiered[k].ok_or("not a tiered function")?;
             let facts = crate::lower::Facts::new(f).with_runs(f, runs);
-            match osr {
-                true => define::define_osr(env, f, id, facts)?,
-                false => define::define_function(env, f, id, facts)?,
+            match what {
+                Tier1::Osr => define::define_osr(env, f, id, facts)?,
+                _ => define::define_function(env, f, id, facts)?,
             }
             Ok(id)
         })?;
-        self.pending.borrow_mut().push((id, k, osr));
+        self.pending.borrow_mut().push((id, k, what));
         self.register(defined)
     }
 
@@ -112,13 +132,18 @@ impl Tiers {
         let t = &self.tables;
         for d in &defined {
             if let Some(at) = pending.iter().position(|&(id, _, _)| id == d.id) {
-                let (id, k, osr) = pending.remove(at);
+                let (id, k, what) = pending.remove(at);
                 let address = unit.jit.get_finalized_function(id) as u64;
-                match osr {
-                    true => t.osr[k].set(address),
-                    false => {
+                match what {
+                    Tier1::Osr => t.osr[k].set(address),
+                    Tier1::Call => {
                         t.slots[k].set(address);
                         t.optimized[k].set(true);
+                    }
+                    Tier1::Region(r) => {
+                        if let Some(tiered) = &self.by_region[k] {
+                            tiered.tables.slots[r].set(address);
+                        }
                     }
                 }
                 self.counts.tier_ups.set(self.counts.tier_ups.get() + 1);
@@ -128,31 +153,41 @@ impl Tiers {
         Ok(())
     }
 
-    /// The entry `osr` (see [`Tiers::start`]) of function `k`, if compiled.
-    fn compiled(&self, k: usize, osr: bool) -> u64 {
+    /// The code `what` (see [`Tiers::start`]) of function `k`, if compiled.
+    fn compiled(&self, k: usize, what: Tier1) -> u64 {
         let t = &self.tables;
-        match osr {
-            true => t.osr[k].get(),
-            false if t.optimized[k].get() => t.slots[k].get(),
-            false => 0,
+        match what {
+            Tier1::Osr => t.osr[k].get(),
+            Tier1::Call if t.optimized[k].get() => t.slots[k].get(),
+            Tier1::Call => 0,
+            Tier1::Region(r) => self.by_region[k].as_ref().map_or(0, |tiered| tiered.tables.slots[r].get()),
+        }
+    }
+
+    /// Whether `what` of function `k` failed to compile (its tier-0 code
+    /// stays), and marks it so.
+    fn failed(&self, k: usize, what: Tier1) -> &Cell<bool> {
+        match (what, &self.by_region[k]) {
+            (Tier1::Region(r), Some(tiered)) => &tiered.tables.failed[r],
+            _ => &self.tables.failed[k],
         }
     }
 }
 
 impl Tiers {
-    /// [`TierUp::tier_up`] for function `k`: installs what the worker
-    /// finished, starts compiling the entry asked for if it is not on its
-    /// way (one compilation at a time), and returns it if ready.
-    fn tier_up_now(&self, k: usize, osr: bool) -> u64 {
+    /// [`TierUp::tier_up`] for `what` of function `k`: installs what the
+    /// worker finished, starts compiling the code asked for if it is not
+    /// on its way (one compilation at a time), and returns it if ready.
+    fn tier_up_now(&self, k: usize, what: Tier1) -> u64 {
         let t = &self.tables;
-        let failed = |j: usize| {
-            t.failed[j].set(true);
+        let fail = |j: usize, what: Tier1| {
+            self.failed(j, what).set(true);
             self.counts.failures.set(self.counts.failures.get() + 1);
         };
         if self.install().is_err() {
             // What was on its way failed: its functions keep their tier 0.
             let pending: Vec<_> = self.pending.borrow_mut().drain(..).collect();
-            pending.into_iter().for_each(|(_, j, _)| failed(j));
+            pending.into_iter().for_each(|(_, j, what)| fail(j, what));
         }
         // One compilation on its way at a time: the worker takes one, and
         // another would have this thread wait for it. The others start at
@@ -162,18 +197,18 @@ impl Tiers {
         // optimized tier (and so left tier 0 for good): another activation,
         // so the function is called hot, and its calls too get the
         // optimized tier (a main graph run again among them).
-        let wanted = match osr && t.osr_entered[k].get() {
-            true => (!t.optimized[k].get()).then_some(false),
-            false => (self.compiled(k, osr) == 0).then_some(osr),
+        let wanted = match what == Tier1::Osr && t.osr_entered[k].get() {
+            true => (!t.optimized[k].get()).then_some(Tier1::Call),
+            false => (self.compiled(k, what) == 0).then_some(what),
         };
-        if let Some(which) = wanted.filter(|_| !t.failed[k].get() && !busy) {
+        if let Some(which) = wanted.filter(|&which| !self.failed(k, which).get() && !busy) {
             if self.start(k, which).is_err() {
-                self.pending.borrow_mut().retain(|&(_, j, _)| j != k);
-                failed(k);
+                self.pending.borrow_mut().retain(|&(_, j, w)| (j, w) != (k, which));
+                fail(k, which);
             }
         }
-        let address = if t.failed[k].get() { 0 } else { self.compiled(k, osr) };
-        if osr && address != 0 {
+        let address = if self.failed(k, what).get() { 0 } else { self.compiled(k, what) };
+        if what == Tier1::Osr && address != 0 {
             t.osr_entered[k].set(true);
         }
         address
@@ -181,19 +216,35 @@ impl Tiers {
 }
 
 impl TierUp for Tiers {
+    /// `entry`: 0 for a call, a loop header's number plus one for on-stack
+    /// replacement, or [`crate::tiers::REGION_ENTRY`] plus a region's
+    /// number.
     fn tier_up(&self, ctx: &mut Ctx, function: u64, entry: u64) -> u64 {
         let t = &self.tables;
         let k = function as usize;
-        if k >= t.slots.len() || t.failed[k].get() {
+        let what = match entry {
+            0 => Tier1::Call,
+            e if e >= crate::tiers::REGION_ENTRY => Tier1::Region((e - crate::tiers::REGION_ENTRY) as usize),
+            _ => Tier1::Osr,
+        };
+        let known = match (what, self.by_region.get(k)) {
+            (Tier1::Region(r), Some(Some(tiered))) => r < tiered.tables.slots.len(),
+            (Tier1::Region(_), _) => false,
+            _ => k < t.slots.len(),
+        };
+        if !known || self.failed(k, what).get() {
             return 0;
         }
         let started = std::time::Instant::now();
         // A panic must not unwind into generated code (this is called from
         // it): it counts as a failure of every function not yet compiled,
         // whose tier-0 code stays (correct, only slower).
-        let address = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.tier_up_now(k, entry != 0)))
+        let address = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.tier_up_now(k, what)))
             .unwrap_or_else(|_| {
                 t.failed.iter().for_each(|f| f.set(true));
+                for tiered in self.by_region.iter().flatten() {
+                    tiered.tables.failed.iter().for_each(|f| f.set(true));
+                }
                 self.pending.borrow_mut().clear();
                 self.counts.failures.set(self.counts.failures.get() + 1);
                 0
@@ -201,8 +252,12 @@ impl TierUp for Tiers {
         // Counting starts again: tier-0 code still running (other calls,
         // other loops) comes back here for code compiled by then, soon
         // while its compilation is on its way.
-        let soon = if address == 0 && !t.failed[k].get() { (t.after / 16).max(1) } else { t.after };
-        t.counters[k].set(soon);
+        let after = if let Tier1::Region(_) = what { t.region_after } else { t.after };
+        let soon = if address == 0 && !self.failed(k, what).get() { (after / 16).max(1) } else { after };
+        match (what, &self.by_region[k]) {
+            (Tier1::Region(r), Some(tiered)) => tiered.tables.counters[r].set(soon),
+            _ => t.counters[k].set(soon),
+        }
         self.counts.time.set(self.counts.time.get() + started.elapsed());
         ctx.traps = self.unit.borrow().shared_traps();
         address

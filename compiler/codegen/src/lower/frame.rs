@@ -64,6 +64,9 @@ pub struct Split {
     pub funcs: Vec<FuncId>,
     /// Tier-0 code ([`crate::tiers`]): what its loop headers count.
     pub tier: Option<Tier0>,
+    /// Tier-0 code of a function tiered region by region: what its
+    /// regions count, and where they find their optimized tiers.
+    pub by_region: Option<ByRegion>,
     /// The split function's plan ([`crate::plan::Shape::Regions`]).
     pub plan: crate::plan::Plan,
 }
@@ -74,6 +77,18 @@ pub struct Split {
 pub struct Tier0 {
     pub counter: u64,
     pub index: usize,
+    pub headers: Vec<flowc_ir::BlockId>,
+}
+
+/// What the tier-0 code of a function tiered region by region counts
+/// ([`crate::tiers`]): its number in the program, the addresses of its
+/// regions' slots and counters (a word per region, by region:
+/// [`crate::tiers::RegionTables`]), and its hot loop headers, each an
+/// entry of its region.
+pub struct ByRegion {
+    pub index: usize,
+    pub slots: u64,
+    pub counters: u64,
     pub headers: Vec<flowc_ir::BlockId>,
 }
 

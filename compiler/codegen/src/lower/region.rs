@@ -35,6 +35,9 @@ pub(super) struct Region<'b> {
     pub(super) pending: Vec<(cranelift_codegen::ir::Block, usize, Vec<ClValue>)>,
     /// The other regions' functions, as declared in this one.
     pub(super) refs: HashMap<usize, FuncRef>,
+    /// Whether this is the optimized tier of a region of a function
+    /// tiered region by region ([`crate::tiers`]): it counts nothing.
+    pub(super) tier1: bool,
 }
 
 /// Lowers region `index` of split function `f` into `ctx.func`
@@ -43,12 +46,20 @@ pub(super) struct Region<'b> {
 /// an entry's block read their words) and lowers the region's pieces;
 /// edges into other regions store the phi inputs they carry in their
 /// phis' words and continue in that region by a tail call.
+///
+/// `tier1`: the region's optimized tier, lowered with that plan
+/// ([`crate::plan::Plan::region_tier1`]), for a function tiered region by
+/// region; else the code the split's plan says, which, for such a
+/// function, first continues in the region's optimized tier if it is
+/// installed, and counts the entry ([`Lowerer::count_region`]).
+#[allow(clippy::too_many_arguments)]
 pub fn lower_region(
     env: &mut Building,
     f: &Function,
     facts: &Facts,
     split: &frame::Split,
     index: usize,
+    tier1: Option<&crate::plan::Plan>,
     ctx: &mut cranelift_codegen::Context,
     fbctx: &mut FunctionBuilderContext,
 ) {
@@ -71,6 +82,9 @@ pub fn lower_region(
     b.switch_to_block(entry);
     let (ctx_value, base, number) = (b.block_params(entry)[0], b.block_params(entry)[1], b.block_params(entry)[2]);
     store_frame(&mut b, ctx_value);
+    if let Some(by_region) = split.by_region.as_ref().filter(|_| tier1.is_none()) {
+        enter_tier1(env, &mut b, by_region, index, (ctx_value, base, number));
+    }
     // One stub per entry (a block's phis read their words), chosen by the
     // entry's number.
     let entries: Vec<usize> = regions.entries(index).collect();
@@ -115,8 +129,10 @@ pub fn lower_region(
         loaded: HashMap::default(),
         pending: Vec::new(),
         refs: HashMap::default(),
+        tier1: tier1.is_some(),
     };
-    let mut l = Lowerer::new(b, env, f, facts, split.plan, blocks, ctx_value, Some(region));
+    let plan = tier1.copied().unwrap_or(split.plan);
+    let mut l = Lowerer::new(b, env, f, facts, plan, blocks, ctx_value, Some(region));
     l.finish_stop();
     // The region's pieces, block by block: a block's pieces in one region
     // are consecutive.
@@ -135,6 +151,48 @@ pub fn lower_region(
     l.b.seal_all_blocks();
     let config = l.env.module.target_config();
     l.b.finalize(config);
+}
+
+/// The start of a region's tier-0 code in a function tiered region by
+/// region (`by_region`; region `index`, its parameters `(ctx, base,
+/// number)`): continues at the same entry of the region's optimized tier
+/// if its slot holds one; else counts the entry down, and at zero asks the
+/// runtime for the optimized tier and continues there if it is ready.
+/// Every value live at an entry is in the frame, and the collector may
+/// run during the call (compiling makes the constants of the code): the
+/// region has computed nothing yet.
+fn enter_tier1(
+    env: &mut Building,
+    b: &mut FunctionBuilder,
+    by_region: &frame::ByRegion,
+    index: usize,
+    (ctx, base, number): (ClValue, ClValue, ClValue),
+) {
+    let flags = MemFlagsData::trusted();
+    let slot = b.ins().iconst(types::I64, (by_region.slots + 8 * index as u64) as i64);
+    let code = b.ins().load(types::I64, flags, slot, 0);
+    let (hop, count, hot, go) = (b.create_block(), b.create_block(), b.create_block(), b.create_block());
+    b.append_block_param(hop, types::I64);
+    b.set_cold_block(hot);
+    b.ins().brif(code, hop, &[BlockArg::Value(code)], count, &[]);
+    b.switch_to_block(count);
+    let counter = b.ins().iconst(types::I64, (by_region.counters + 8 * index as u64) as i64);
+    let left = b.ins().load(types::I64, flags, counter, 0);
+    let left = b.ins().iadd_imm_s(left, -1);
+    b.ins().store(flags, left, counter, 0);
+    b.ins().brif(left, go, &[], hot, &[]);
+    b.switch_to_block(hot);
+    let tier_up = env.module.declare_func_in_func(env.runtime[RuntimeFn::TierUp], b.func);
+    let function = b.ins().iconst(types::I64, by_region.index as i64);
+    let entry = b.ins().iconst(types::I64, (crate::tiers::REGION_ENTRY + index as u64) as i64);
+    let call = b.ins().call(tier_up, &[ctx, function, entry]);
+    let code = b.inst_results(call)[0];
+    b.ins().brif(code, hop, &[BlockArg::Value(code)], go, &[]);
+    b.switch_to_block(hop);
+    let code = b.block_params(hop)[0];
+    let sig = b.import_signature(frame::region_signature(&*env.module));
+    b.ins().return_call_indirect(sig, code, &[ctx, base, number]);
+    b.switch_to_block(go);
 }
 
 impl Lowerer<'_, '_> {
@@ -231,6 +289,9 @@ impl Lowerer<'_, '_> {
     /// another region does. Nothing elsewhere.
     pub(super) fn count_iteration(&mut self, blk: BlockId, phis: &[ClValue]) {
         let Some(r) = &self.split else { return };
+        if r.split.by_region.is_some() {
+            return self.count_region(blk, phis);
+        }
         let Some(tier) = &r.split.tier else { return };
         let Some(number) = tier.headers.iter().position(|&h| h == blk) else { return };
         let (counter, index, base, split) = (tier.counter, tier.index, r.base, r.split);
@@ -257,6 +318,51 @@ impl Lowerer<'_, '_> {
         let code = self.b.inst_results(call)[0];
         self.b.ins().brif(code, osr, &[], go, &[]);
         self.b.switch_to_block(osr);
+        let sig = self.b.import_signature(frame::region_signature(&*self.env.module));
+        let number = self.konst(number as i64);
+        self.b.ins().return_call_indirect(sig, code, &[self.ctx, base, number]);
+        self.b.switch_to_block(go);
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// At hot loop header `blk` (its phis `phis`) of a region's tier-0
+    /// code in a function tiered region by region ([`crate::tiers`]):
+    /// counts the iteration down with the region's entries; at zero, asks
+    /// the runtime for the region's optimized tier (the phis stored in
+    /// their words first: the header is an entry of its region, so every
+    /// other value live here is in the frame) and, if it is ready,
+    /// continues there at the header's entry. Nothing in the optimized
+    /// tier itself.
+    fn count_region(&mut self, blk: BlockId, phis: &[ClValue]) {
+        let Some(r) = &self.split else { return };
+        let Some(by_region) = r.split.by_region.as_ref().filter(|_| !r.tier1) else { return };
+        if !by_region.headers.contains(&blk) {
+            return;
+        }
+        let (split, base, index) = (r.split, r.base, r.index);
+        let piece = split.regions.first_piece(blk).expect("a hot header is reachable");
+        let number = split.regions.entry_number(piece).expect("a hot header is an entry of its region");
+        let flags = MemFlagsData::trusted();
+        let counter = self.konst((by_region.counters + 8 * index as u64) as i64);
+        let left = self.b.ins().load(types::I64, flags, counter, 0);
+        let left = self.b.ins().iadd_imm_s(left, -1);
+        self.b.ins().store(flags, left, counter, 0);
+        let (hot, hop, go) = (self.cold_block(), self.cold_block(), self.b.create_block());
+        self.b.ins().brif(left, go, &[], hot, &[]);
+        self.b.switch_to_block(hot);
+        for (&phi, &v) in self.f.blocks[blk].phis.iter().zip(phis) {
+            if let Some(offset) = self.f.insts[phi].result.and_then(|r| split.frame.offset(r)) {
+                self.b.ins().store(flags, v, base, offset);
+            }
+        }
+        let tier_up = self.rt(RuntimeFn::TierUp);
+        let function = self.konst(by_region.index as i64);
+        let entry = self.konst((crate::tiers::REGION_ENTRY + index as u64) as i64);
+        let call = self.b.ins().call(tier_up, &[self.ctx, function, entry]);
+        let code = self.b.inst_results(call)[0];
+        self.b.ins().brif(code, hop, &[], go, &[]);
+        self.b.switch_to_block(hop);
         let sig = self.b.import_signature(frame::region_signature(&*self.env.module));
         let number = self.konst(number as i64);
         self.b.ins().return_call_indirect(sig, code, &[self.ctx, base, number]);
