@@ -13,7 +13,8 @@
 //! - whether its loops may get an **optimistic copy**
 //!   ([`Plan::optimistic`]);
 //! - when its runtime calls' stops are tested ([`Plan::defer_stops`]);
-//! - whether it is **tiered** ([`Plan::tiered`]).
+//! - whether it is **tiered**, as a whole ([`Plan::tiered`]) or region by
+//!   region ([`Plan::by_region`], [`Plan::region_tier1`]).
 //!
 //! [`crate::define`] and [`crate::lower`] ask the plan: changing which
 //! code gets inline paths is a change to this file. What the plan reads
