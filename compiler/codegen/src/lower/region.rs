@@ -197,7 +197,9 @@ fn enter_tier1(
 
 impl Lowerer<'_, '_> {
     /// Continues in the region of piece `p` (an entry of it): a tail call
-    /// of its function with the number of the entry.
+    /// of its function with the number of the entry — from a region's
+    /// optimized tier, of the other region's optimized tier if its slot
+    /// holds one (its tier-0 code would only hop there).
     pub(super) fn enter_region(&mut self, p: usize) {
         let r = self.split.as_mut().expect("only regions enter regions");
         let region = r.split.regions.piece(p).region as usize;
@@ -211,7 +213,18 @@ impl Lowerer<'_, '_> {
             }
         };
         let base = r.base;
+        let slots = r.split.by_region.as_ref().filter(|_| r.tier1).map(|t| t.slots);
         let number = self.konst(number as i64);
+        if let Some(slots) = slots {
+            let slot = self.konst((slots + 8 * region as u64) as i64);
+            let code = self.b.ins().load(types::I64, MemFlagsData::trusted(), slot, 0);
+            let (hop, direct) = (self.b.create_block(), self.b.create_block());
+            self.b.ins().brif(code, hop, &[], direct, &[]);
+            self.b.switch_to_block(hop);
+            let sig = self.b.import_signature(frame::region_signature(&*self.env.module));
+            self.b.ins().return_call_indirect(sig, code, &[self.ctx, base, number]);
+            self.b.switch_to_block(direct);
+        }
         self.b.ins().return_call(fref, &[self.ctx, base, number]);
     }
 
