@@ -218,6 +218,12 @@ impl Native {
             .map_or((0, std::time::Duration::ZERO), |t| (t.counts.tier_ups.get(), t.counts.time.get()))
     }
 
+    /// How many of [`Native::tier_ups`] are regions of huge functions
+    /// ([`crate::plan::Plan::by_region`]).
+    pub fn region_tier_ups(&self) -> u32 {
+        self.unit.tiers.as_ref().map_or(0, |t| t.counts.regions.get())
+    }
+
     /// Compiles both versions of a program (`flowc_passes::versions`): the
     /// generic module `m`, and the main function of `words`, optimized
     /// assuming the parameters `small` are 32-bit integers, which runs when

@@ -54,6 +54,8 @@ pub(super) enum Tier1 {
 pub(super) struct TierUps {
     /// Optimized tiers compiled, and the time it took on the running thread.
     pub tier_ups: Cell<u32>,
+    /// How many of them are regions of functions tiered region by region.
+    pub regions: Cell<u32>,
     pub time: Cell<std::time::Duration>,
     /// Optimized tiers that failed to compile (their tier-0 code stayed).
     pub failures: Cell<u32>,
@@ -144,6 +146,7 @@ impl Tiers {
                         if let Some(tiered) = &self.by_region[k] {
                             tiered.tables.slots[r].set(address);
                         }
+                        self.counts.regions.set(self.counts.regions.get() + 1);
                     }
                 }
                 self.counts.tier_ups.set(self.counts.tier_ups.get() + 1);

@@ -62,6 +62,8 @@ pub struct NativeRun {
     /// `flowc_codegen::tiers`), and the time that took on the running
     /// thread (part of the running time).
     pub tier_ups: (u32, Duration),
+    /// How many of those optimized tiers are regions of huge functions.
+    pub region_tier_ups: u32,
     /// Each phase of compiling and the time it took
     /// ([`crate::progress::Progress::finish`]).
     pub phases: Vec<(&'static str, Duration)>,
@@ -112,6 +114,7 @@ impl Lowered {
                     run: Duration::ZERO,
                     code_size: 0,
                     tier_ups: (0, Duration::ZERO),
+                    region_tier_ups: 0,
                     phases: progress.finish(),
                 });
             }
@@ -138,8 +141,8 @@ impl Lowered {
         let ran = Instant::now();
         let (result, counts) = native.run_counted(env, config);
         let run = ran.elapsed();
-        let (code_size, tier_ups) = (native.code_size(), native.tier_ups());
-        Ok(NativeRun { result, counts, compile, run, code_size, tier_ups, phases })
+        let (code_size, tier_ups, region_tier_ups) = (native.code_size(), native.tier_ups(), native.region_tier_ups());
+        Ok(NativeRun { result, counts, compile, run, code_size, tier_ups, region_tier_ups, phases })
     }
 }
 
@@ -162,6 +165,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
     let mut compile_time = None;
     let mut phases = Vec::new();
     let mut tier_ups = (0, Duration::ZERO);
+    let mut region_tier_ups = 0;
     let lower_failed = |kind| (Err(interp::RuntimeError { kind, at: None }), Counts::default());
     // The run's result, and the program if the engine kept it.
     let (result, counts, kept) = match args.engine {
@@ -176,7 +180,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
             let run = lowered.compile_and_run(&env, &config)?;
             compile_time = Some(run.compile);
             phases = run.phases;
-            tier_ups = run.tier_ups;
+            (tier_ups, region_tier_ups) = (run.tier_ups, run.region_tier_ups);
             (run.result, run.counts, None)
         }
         Engine::Interp => {
@@ -225,8 +229,13 @@ pub fn main(args: Args) -> Result<(), Failure> {
         if tier_ups.0 > 0 {
             let (n, time) = tier_ups;
             let tiers = if n == 1 { "tier" } else { "tiers" };
+            let regions = match region_tier_ups {
+                0 => String::new(),
+                r if r == n => " (regions of huge functions)".to_string(),
+                r => format!(" ({r} of them regions of huge functions)"),
+            };
             eprintln!(
-                "tiering: {n} optimized {tiers} compiled while running, in {:.3} ms of the running thread",
+                "tiering: {n} optimized {tiers}{regions} compiled while running, in {:.3} ms of the running thread",
                 time.as_secs_f64() * 1e3
             );
         }
