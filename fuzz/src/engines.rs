@@ -56,6 +56,16 @@ pub fn disagreement_on(p: &flowc_lang::Program) -> Option<String> {
             return Some(d);
         }
     }
+    // Tiered region by region, as huge functions are: every function cut
+    // into small regions, each tiering up mid-run.
+    for (after, split) in [(1, 4), (2, 12)] {
+        let tiering = flowc_codegen::tiers::Tiering { after, region_after: after, background: false };
+        let options = flowc_codegen::Options { tiering: Some(tiering), split: Some(split), ..Default::default() };
+        let got = engines::native_tiered(&versions, &env, options).0;
+        if let Some(d) = differs(&format!("native tiered by region ({after}, regions of {split})"), got) {
+            return Some(d);
+        }
+    }
     for threshold in [1, 2, 5] {
         let options = Options { threshold, bridge_threshold: 1, ..Options::default() };
         if let Some(d) = differs(&format!("jit (threshold {threshold})"), engines::jit(&p, label, &env, options)) {
