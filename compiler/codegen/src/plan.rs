@@ -121,7 +121,8 @@ pub enum Shape {
     Whole,
     /// Regions of at most `max` instructions (loop nests of up to
     /// `max_loop` kept whole), each a function of its own compiled
-    /// cheaply, and a driver that calls the first ([`crate::lower::frame`]).
+    /// cheaply (a region's optimized tier: [`Plan::region_tier1`]), and a
+    /// driver that calls the first ([`crate::lower::frame`]).
     Regions { max: usize, max_loop: usize },
 }
 
@@ -130,11 +131,12 @@ pub enum Shape {
 pub struct Plan {
     pub shape: Shape,
     /// Which code generator compiles it, with which settings (a split
-    /// function's regions: always Cranelift's cheap ones).
+    /// function's regions: Cranelift's cheap ones, but for a region's
+    /// optimized tier).
     pub codegen: Codegen,
     /// Lowered for compile time: a huge function, or a split one's
     /// regions (forced splits in tests included, so they run what huge
-    /// functions run).
+    /// functions run), but for a region's optimized tier.
     pub for_compile_time: bool,
     /// Its loops may get an optimistic copy ([`crate::lower`]'s module
     /// docs; which of its instructions may leave the copy is
@@ -250,8 +252,8 @@ impl Plan {
     }
 
     /// Whether `f`, with `facts`, is compiled in tiers when code is
-    /// (`tiering`): not a trace, not huge (huge functions are compiled for
-    /// compile time anyway), and a function called by name that is not
+    /// (`tiering`): not a trace, not huge (huge functions are tiered
+    /// region by region: [`Plan::by_region`]), and a function called by name that is not
     /// all cold, or a main graph with hot loops. Small functions are
     /// tiered too: even the smallest costs the optimized pipeline's
     /// memory, and tier 0 is cheap for them.

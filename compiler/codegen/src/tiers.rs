@@ -48,10 +48,11 @@
 //!   — same frame, same entries — lowered for speed
 //!   ([`crate::plan::Plan::region_tier1`]) and compiled like a function's
 //!   optimized tier. A region whose slot holds code continues there at
-//!   every entry, and a hot loop header continues there at the header's
-//!   entry: the frame is all either tier needs. The optimized region
-//!   continues in the other regions' tier-0 code, which continues in
-//!   their optimized tier if they have one.
+//!   every entry; a loop running in the region's tier 0 moves over at its
+//!   header, the next time its count there reaches zero (the header is
+//!   an entry: the frame is all either tier needs). The optimized region
+//!   continues in the other regions' optimized tiers where their slots
+//!   hold them, else in their tier-0 code.
 //!
 //! `flowc build` compiles everything ahead of time (an executable carries
 //! no compiler), and traces are compiled only once hot: neither is tiered.

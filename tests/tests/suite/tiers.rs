@@ -177,16 +177,18 @@ fn a_function_called_from_a_hot_loop_starts_in_tier_0_and_tiers_up_when_called_o
 /// Tiering region by region ([`flowc_codegen::plan::Plan::by_region`]),
 /// which huge functions get, tried on every function: the split forced
 /// into regions of `split` instructions, each region tiering up after
-/// `after` entries or iterations (at once, or in the background).
-fn by_region((after, background): (u32, bool), split: usize) -> flowc_codegen::Options {
-    let tiering = flowc_codegen::tiers::Tiering { after, region_after: after, background };
+/// `region_after` entries or iterations (at once, or in the background).
+fn by_region((region_after, background): (u32, bool), split: usize) -> flowc_codegen::Options {
+    let tiering = flowc_codegen::tiers::Tiering { after: 1, region_after, background };
     flowc_codegen::Options { tiering: Some(tiering), split: Some(split), ..Default::default() }
 }
 
 /// Thresholds and region sizes: regions of a few instructions, where
 /// every loop crosses regions and every block boundary is an entry, and
-/// bigger ones holding whole loops.
-const BY_REGION: [((u32, bool), usize); 3] = [((1, false), 4), ((3, false), 16), ((2, true), 8)];
+/// bigger ones holding whole loops; regions tiering up at their first
+/// entry (so their tier-0 code barely runs), and later, from loop headers
+/// mid-loop.
+const BY_REGION: [((u32, bool), usize); 3] = [((1, false), 4), ((7, false), 16), ((2, true), 8)];
 
 #[test]
 fn region_tiered_code_matches_reference_on_the_corpus_and_generated_programs() {
@@ -273,5 +275,37 @@ fn a_huge_function_compiles_only_its_hot_region_optimized() {
         assert_eq!(engines::outcome(native.run(&case.env, 1000)), case.expected);
         assert_eq!((native.tier_ups().0, native.region_tier_ups()), (1, 1), "one region compiled optimized");
         assert_eq!(codes_of_main(&native), regions + 2, "the optimized region is code of main");
+        // A later run enters the optimized region at once: nothing more
+        // is compiled.
+        assert_eq!(engines::outcome(native.run(&case.env, 1000)), case.expected);
+        assert_eq!(native.tier_ups().0, 1, "the second run compiles nothing");
+    });
+}
+
+/// Both kinds of tiering in one program: a huge main graph, tiered
+/// region by region, whose hot loop calls a small function, tiered as a
+/// whole. The loop's region tiers up, and so does the function, called
+/// from both tiers of the region through its code slot.
+#[test]
+fn a_huge_function_tiered_by_region_calls_a_function_tiered_whole() {
+    let mut text = String::from("entry start(n = 400)\nfunction g(a, b):\n    e:\n");
+    // Too big to be inlined.
+    for k in 0..20 {
+        text += &format!("        a = a + b\n        a = a % {}\n", 1000003 + k);
+    }
+    text += "        return a\nstart:\n    a = n\n";
+    for k in 0..(flowc_ir::HUGE_INSTS / 2) {
+        text += &format!("    a = a + {k}\n    a = a % 1000003\n");
+    }
+    text += "    s = 0\n    i = 0\n    goto head\nhead:\n    t = i < n\n    if t goto body else goto done\nbody:\n    s = call g(s, i) then back\nback:\n    i = i + 1\n    goto head\ndone:\n    s = s + a\n    print_and_stop(s)\n";
+    flowc_codegen::with_stack(move || {
+        let case = case_of(&text);
+        let tiering = flowc_codegen::tiers::Tiering { after: 50, region_after: 100, background: false };
+        let native = compiled(&case, flowc_codegen::Options { tiering: Some(tiering), ..Default::default() });
+        assert_eq!(engines::outcome(native.run(&case.env, 1000)), case.expected);
+        assert_eq!(native.tier_up_failures(), 0);
+        let (all, regions) = (native.tier_ups().0, native.region_tier_ups());
+        assert!(regions >= 1, "main's loop region tiered up");
+        assert!(all > regions, "g tiered up too: {all} tiers, {regions} of them regions");
     });
 }

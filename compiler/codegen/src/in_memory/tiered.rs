@@ -168,7 +168,7 @@ impl Tiers {
     }
 
     /// Whether `what` of function `k` failed to compile (its tier-0 code
-    /// stays), and marks it so.
+    /// stays): the flag, to read or to set.
     fn failed(&self, k: usize, what: Tier1) -> &Cell<bool> {
         match (what, &self.by_region[k]) {
             (Tier1::Region(r), Some(tiered)) => &tiered.tables.failed[r],

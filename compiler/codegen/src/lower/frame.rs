@@ -443,11 +443,7 @@ fn count_call(
     counter: u64,
     index: usize,
 ) {
-    let flags = cranelift_codegen::ir::MemFlagsData::trusted();
-    let address = b.ins().iconst(types::I64, counter as i64);
-    let left = b.ins().load(types::I64, flags, address, 0);
-    let left = b.ins().iadd_imm_s(left, -1);
-    b.ins().store(flags, left, address, 0);
+    let left = count_down(b, counter);
     let (hot, optimized, go) = (b.create_block(), b.create_block(), b.create_block());
     b.set_cold_block(hot);
     b.set_cold_block(optimized);
@@ -477,6 +473,17 @@ fn count_call(
     let result = b.inst_results(call)[0];
     b.ins().return_(&[result]);
     b.switch_to_block(go);
+}
+
+/// Counts the word at address `counter` down by one, and gives what is
+/// left (tiered code's counters: [`crate::tiers`]).
+pub(super) fn count_down(b: &mut FunctionBuilder, counter: u64) -> cranelift_codegen::ir::Value {
+    let flags = cranelift_codegen::ir::MemFlagsData::trusted();
+    let address = b.ins().iconst(types::I64, counter as i64);
+    let left = b.ins().load(types::I64, flags, address, 0);
+    let left = b.ins().iadd_imm_s(left, -1);
+    b.ins().store(flags, left, address, 0);
+    left
 }
 
 /// Lists the first `words` words of `slot` in the stack map of `call`.

@@ -45,7 +45,12 @@
 //! count iterations ([`Lowerer::count_iteration`]); the optimized tier is
 //! lowered whole, and its on-stack replacement entries ([`osr`]) as the
 //! whole function entered at those headers. Calls of tiered functions go
-//! through their code slots.
+//! through their code slots. A huge function tiered region by region
+//! ([`crate::plan::Plan::by_region`]) is lowered as huge functions are,
+//! its regions counting their entries and hot loop iterations and
+//! hopping to their optimized tiers ([`region`]); a region's optimized
+//! tier is the same region lowered with the plan
+//! [`crate::plan::Plan::region_tier1`].
 //!
 //! Roots: a function compiled whole stores each value that may point into
 //! the heap in a word of a frame of its own when it is defined, and every

@@ -51,7 +51,8 @@ pub(super) struct Region<'b> {
 /// ([`crate::plan::Plan::region_tier1`]), for a function tiered region by
 /// region; else the code the split's plan says, which, for such a
 /// function, first continues in the region's optimized tier if it is
-/// installed, and counts the entry ([`Lowerer::count_region`]).
+/// installed, and counts the entry (`enter_tier1`); its hot loop headers
+/// count iterations ([`Lowerer::count_iteration`]).
 #[allow(clippy::too_many_arguments)]
 pub fn lower_region(
     env: &mut Building,
@@ -168,18 +169,10 @@ fn enter_tier1(
     index: usize,
     (ctx, base, number): (ClValue, ClValue, ClValue),
 ) {
-    let flags = MemFlagsData::trusted();
-    let slot = b.ins().iconst(types::I64, (by_region.slots + 8 * index as u64) as i64);
-    let code = b.ins().load(types::I64, flags, slot, 0);
-    let (hop, count, hot, go) = (b.create_block(), b.create_block(), b.create_block(), b.create_block());
-    b.append_block_param(hop, types::I64);
+    hop_if_set(env, b, by_region.slots + 8 * index as u64, (ctx, base, number));
+    let (hot, go) = (b.create_block(), b.create_block());
     b.set_cold_block(hot);
-    b.ins().brif(code, hop, &[BlockArg::Value(code)], count, &[]);
-    b.switch_to_block(count);
-    let counter = b.ins().iconst(types::I64, (by_region.counters + 8 * index as u64) as i64);
-    let left = b.ins().load(types::I64, flags, counter, 0);
-    let left = b.ins().iadd_imm_s(left, -1);
-    b.ins().store(flags, left, counter, 0);
+    let left = frame::count_down(b, by_region.counters + 8 * index as u64);
     b.ins().brif(left, go, &[], hot, &[]);
     b.switch_to_block(hot);
     let tier_up = env.module.declare_func_in_func(env.runtime[RuntimeFn::TierUp], b.func);
@@ -187,9 +180,32 @@ fn enter_tier1(
     let entry = b.ins().iconst(types::I64, (crate::tiers::REGION_ENTRY + index as u64) as i64);
     let call = b.ins().call(tier_up, &[ctx, function, entry]);
     let code = b.inst_results(call)[0];
-    b.ins().brif(code, hop, &[BlockArg::Value(code)], go, &[]);
+    tail_call_if(env, b, code, (ctx, base, number));
+    b.ins().jump(go, &[]);
+    b.switch_to_block(go);
+}
+
+/// Continues by a tail call of the region code whose address is in the
+/// word at `slot`, at entry `number`, if the word is not 0; else goes on
+/// in a new current block.
+fn hop_if_set(env: &mut Building, b: &mut FunctionBuilder, slot: u64, args: (ClValue, ClValue, ClValue)) {
+    let slot = b.ins().iconst(types::I64, slot as i64);
+    let code = b.ins().load(types::I64, MemFlagsData::trusted(), slot, 0);
+    tail_call_if(env, b, code, args);
+}
+
+/// Continues by a tail call of the region code at address `code` with
+/// `(ctx, base, number)` if `code` is not 0; else goes on in a new
+/// current block.
+fn tail_call_if(
+    env: &mut Building,
+    b: &mut FunctionBuilder,
+    code: ClValue,
+    (ctx, base, number): (ClValue, ClValue, ClValue),
+) {
+    let (hop, go) = (b.create_block(), b.create_block());
+    b.ins().brif(code, hop, &[], go, &[]);
     b.switch_to_block(hop);
-    let code = b.block_params(hop)[0];
     let sig = b.import_signature(frame::region_signature(&*env.module));
     b.ins().return_call_indirect(sig, code, &[ctx, base, number]);
     b.switch_to_block(go);
@@ -216,14 +232,7 @@ impl Lowerer<'_, '_> {
         let slots = r.split.by_region.as_ref().filter(|_| r.tier1).map(|t| t.slots);
         let number = self.konst(number as i64);
         if let Some(slots) = slots {
-            let slot = self.konst((slots + 8 * region as u64) as i64);
-            let code = self.b.ins().load(types::I64, MemFlagsData::trusted(), slot, 0);
-            let (hop, direct) = (self.b.create_block(), self.b.create_block());
-            self.b.ins().brif(code, hop, &[], direct, &[]);
-            self.b.switch_to_block(hop);
-            let sig = self.b.import_signature(frame::region_signature(&*self.env.module));
-            self.b.ins().return_call_indirect(sig, code, &[self.ctx, base, number]);
-            self.b.switch_to_block(direct);
+            hop_if_set(self.env, &mut self.b, slots + 8 * region as u64, (self.ctx, base, number));
         }
         self.b.ins().return_call(fref, &[self.ctx, base, number]);
     }
@@ -262,13 +271,18 @@ impl Lowerer<'_, '_> {
         let (split, base) = (r.split, r.base);
         for (edge, p, values) in pending {
             self.b.switch_to_block(edge);
-            let to = split.regions.piece(p).block;
-            for (&phi, &v) in self.f.blocks[to].phis.iter().zip(&values) {
-                if let Some(offset) = self.f.insts[phi].result.and_then(|r| split.frame.offset(r)) {
-                    self.b.ins().store(MemFlagsData::trusted(), v, base, offset);
-                }
-            }
+            self.store_phis(split, base, split.regions.piece(p).block, &values);
             self.enter_region(p);
+        }
+    }
+
+    /// Stores `values`, the inputs of block `blk`'s phis, in the phis'
+    /// words of `split`'s frame at `base`.
+    fn store_phis(&mut self, split: &frame::Split, base: ClValue, blk: BlockId, values: &[ClValue]) {
+        for (&phi, &v) in self.f.blocks[blk].phis.iter().zip(values) {
+            if let Some(offset) = self.f.insts[phi].result.and_then(|r| split.frame.offset(r)) {
+                self.b.ins().store(MemFlagsData::trusted(), v, base, offset);
+            }
         }
     }
 
@@ -294,91 +308,48 @@ impl Lowerer<'_, '_> {
 
 impl Lowerer<'_, '_> {
     /// At hot loop header `blk` of tier-0 code (its phis `phis`; see
-    /// [`crate::tiers`]): counts the iteration down; at zero, has the
-    /// runtime compile the optimized tier (the phis stored in their words
-    /// first; every other value live here is in the frame already: the
-    /// header is an entry of its region), and if that gives an entry for
-    /// this header, continues there by a tail call, as an edge into
-    /// another region does. Nothing elsewhere.
+    /// [`crate::tiers`]): counts the iteration down — with the function's
+    /// calls, or, tiered region by region, with the region's entries; at
+    /// zero, asks the runtime for the optimized tier (the phis stored in
+    /// their words first; every other value live here is in the frame
+    /// already: the header is an entry of its region), and if that gives
+    /// code for this header — the function's on-stack replacement entries,
+    /// or the region's optimized tier — continues there by a tail call, as
+    /// an edge into another region does. Nothing elsewhere, nor in a
+    /// region's optimized tier.
     pub(super) fn count_iteration(&mut self, blk: BlockId, phis: &[ClValue]) {
         let Some(r) = &self.split else { return };
-        if r.split.by_region.is_some() {
-            return self.count_region(blk, phis);
-        }
-        let Some(tier) = &r.split.tier else { return };
-        let Some(number) = tier.headers.iter().position(|&h| h == blk) else { return };
-        let (counter, index, base, split) = (tier.counter, tier.index, r.base, r.split);
-        let flags = MemFlagsData::trusted();
-        let address = self.konst(counter as i64);
-        let left = self.b.ins().load(types::I64, flags, address, 0);
-        let left = self.b.ins().iadd_imm_s(left, -1);
-        self.b.ins().store(flags, left, address, 0);
-        let (hot, osr, go) = (self.cold_block(), self.cold_block(), self.b.create_block());
+        // The counter, what to ask for, and the entry number to continue at.
+        let (counter, function, entry, number) = if let Some(t) = &r.split.by_region {
+            if r.tier1 || !t.headers.contains(&blk) {
+                return;
+            }
+            let piece = r.split.regions.first_piece(blk).expect("a hot header is reachable");
+            let number = r.split.regions.entry_number(piece).expect("a hot header is an entry of its region");
+            (t.counters + 8 * r.index as u64, t.index, crate::tiers::REGION_ENTRY + r.index as u64, number)
+        } else if let Some(t) = &r.split.tier {
+            let Some(number) = t.headers.iter().position(|&h| h == blk) else { return };
+            (t.counter, t.index, 1 + number as u64, number)
+        } else {
+            return;
+        };
+        let (split, base) = (r.split, r.base);
+        let (hot, go) = (self.cold_block(), self.b.create_block());
+        let left = frame::count_down(&mut self.b, counter);
         self.b.ins().brif(left, go, &[], hot, &[]);
         self.b.switch_to_block(hot);
         // The phis in their words: for the optimized tier, and for the
         // collector, which may run during the call (compiling makes the
         // constants of the code), and sees what is live across it there.
-        for (&phi, &v) in self.f.blocks[blk].phis.iter().zip(phis) {
-            if let Some(offset) = self.f.insts[phi].result.and_then(|r| split.frame.offset(r)) {
-                self.b.ins().store(flags, v, base, offset);
-            }
-        }
+        self.store_phis(split, base, blk, phis);
         let tier_up = self.rt(RuntimeFn::TierUp);
-        let function = self.konst(index as i64);
-        let entry = self.konst(1 + number as i64);
+        let function = self.konst(function as i64);
+        let entry = self.konst(entry as i64);
         let call = self.b.ins().call(tier_up, &[self.ctx, function, entry]);
         let code = self.b.inst_results(call)[0];
-        self.b.ins().brif(code, osr, &[], go, &[]);
-        self.b.switch_to_block(osr);
-        let sig = self.b.import_signature(frame::region_signature(&*self.env.module));
         let number = self.konst(number as i64);
-        self.b.ins().return_call_indirect(sig, code, &[self.ctx, base, number]);
-        self.b.switch_to_block(go);
-    }
-}
-
-impl Lowerer<'_, '_> {
-    /// At hot loop header `blk` (its phis `phis`) of a region's tier-0
-    /// code in a function tiered region by region ([`crate::tiers`]):
-    /// counts the iteration down with the region's entries; at zero, asks
-    /// the runtime for the region's optimized tier (the phis stored in
-    /// their words first: the header is an entry of its region, so every
-    /// other value live here is in the frame) and, if it is ready,
-    /// continues there at the header's entry. Nothing in the optimized
-    /// tier itself.
-    fn count_region(&mut self, blk: BlockId, phis: &[ClValue]) {
-        let Some(r) = &self.split else { return };
-        let Some(by_region) = r.split.by_region.as_ref().filter(|_| !r.tier1) else { return };
-        if !by_region.headers.contains(&blk) {
-            return;
-        }
-        let (split, base, index) = (r.split, r.base, r.index);
-        let piece = split.regions.first_piece(blk).expect("a hot header is reachable");
-        let number = split.regions.entry_number(piece).expect("a hot header is an entry of its region");
-        let flags = MemFlagsData::trusted();
-        let counter = self.konst((by_region.counters + 8 * index as u64) as i64);
-        let left = self.b.ins().load(types::I64, flags, counter, 0);
-        let left = self.b.ins().iadd_imm_s(left, -1);
-        self.b.ins().store(flags, left, counter, 0);
-        let (hot, hop, go) = (self.cold_block(), self.cold_block(), self.b.create_block());
-        self.b.ins().brif(left, go, &[], hot, &[]);
-        self.b.switch_to_block(hot);
-        for (&phi, &v) in self.f.blocks[blk].phis.iter().zip(phis) {
-            if let Some(offset) = self.f.insts[phi].result.and_then(|r| split.frame.offset(r)) {
-                self.b.ins().store(flags, v, base, offset);
-            }
-        }
-        let tier_up = self.rt(RuntimeFn::TierUp);
-        let function = self.konst(by_region.index as i64);
-        let entry = self.konst((crate::tiers::REGION_ENTRY + index as u64) as i64);
-        let call = self.b.ins().call(tier_up, &[self.ctx, function, entry]);
-        let code = self.b.inst_results(call)[0];
-        self.b.ins().brif(code, hop, &[], go, &[]);
-        self.b.switch_to_block(hop);
-        let sig = self.b.import_signature(frame::region_signature(&*self.env.module));
-        let number = self.konst(number as i64);
-        self.b.ins().return_call_indirect(sig, code, &[self.ctx, base, number]);
+        tail_call_if(self.env, &mut self.b, code, (self.ctx, base, number));
+        self.b.ins().jump(go, &[]);
         self.b.switch_to_block(go);
     }
 }
