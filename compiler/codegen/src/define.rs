@@ -74,6 +74,9 @@ pub struct Options {
     /// Keep the Cranelift IR of every function as lowered
     /// ([`Defined::listing`]).
     pub listing: bool,
+    /// Tests: every optimized tier fails to compile, as one whose
+    /// lowering or compiling errs would; the tier-0 code must run on.
+    pub fail_tier_ups: bool,
 }
 
 /// A version of the entry function optimized assuming the parameters at

@@ -309,3 +309,31 @@ fn a_huge_function_tiered_by_region_calls_a_function_tiered_whole() {
         assert!(all > regions, "g tiered up too: {all} tiers, {regions} of them regions");
     });
 }
+
+/// An optimized tier that fails to compile leaves the tier-0 code running,
+/// correct, and is not asked for again: for a function (its loop's
+/// on-stack replacement) and for a region of a huge function, the run
+/// gives the reference's answer with one failure counted, and a second
+/// run asks for nothing more.
+#[test]
+fn a_tier_that_fails_to_compile_leaves_tier_0_running_and_is_not_asked_for_again() {
+    let small = "entry start(n = 500)\nstart:\n    s = 0\n    i = 0\n    goto head\nhead:\n    t = i < n\n    if t goto body else goto done\nbody:\n    s = s + i\n    s = s % 1000003\n    i = i + 1\n    goto head\ndone:\n    print_and_stop(s)\n";
+    let mut huge = String::from("entry start(n = 500)\nstart:\n    a = n\n");
+    for k in 0..(flowc_ir::HUGE_INSTS / 2) {
+        huge += &format!("    a = a + {k}\n    a = a % 1000003\n");
+    }
+    huge += "    s = 0\n    i = 0\n    goto head\nhead:\n    t = i < n\n    if t goto body else goto done\nbody:\n    s = s + i\n    s = s % 1000003\n    i = i + 1\n    goto head\ndone:\n    s = s + a\n    print_and_stop(s)\n";
+    flowc_codegen::with_stack(move || {
+        for text in [small, huge.as_str()] {
+            let case = case_of(text);
+            let tiering = flowc_codegen::tiers::Tiering { after: 10, region_after: 10, background: false };
+            let options = flowc_codegen::Options { tiering: Some(tiering), fail_tier_ups: true, ..Default::default() };
+            let native = compiled(&case, options);
+            for run in 1..=2 {
+                assert_eq!(engines::outcome(native.run(&case.env, 1000)), case.expected, "run {run}");
+                assert_eq!(native.tier_up_failures(), 1, "one failure, run {run}");
+                assert_eq!(native.tier_ups().0, 0, "nothing installed, run {run}");
+            }
+        }
+    });
+}

@@ -84,6 +84,9 @@ impl Tiers {
     /// worker, or at once without one ([`Tiers::install`] defines it).
     fn start(&self, k: usize, what: Tier1) -> Result<(), String> {
         let f = self.functions[k].as_ref().ok_or("not a tiered function")?;
+        if self.options.fail_tier_ups {
+            return Err("asked to fail (Options::fail_tier_ups)".into());
+        }
         if self.options.tiering.is_some_and(|t| t.background) && !self.compiler.borrow().has_worker() {
             // The worker starts with the first compilation: code that never
             // tiers up costs no thread.
