@@ -1,10 +1,12 @@
 //! Tiered code (`flowc_codegen::tiers`): functions that may be hot start
 //! in tier 0 (cold code in regions) and are compiled optimized once they
-//! have run often enough, mid-run. With the thresholds made tiny (every
-//! function tiered, tiering up after 1, 2 or 3 calls), programs switch
-//! tiers at every point a corpus or generated program reaches, and native
-//! code must still agree with the reference interpreter, its errors and
-//! their places included, with the collector running at every allocation.
+//! have run often enough, mid-run; huge functions do so region by region.
+//! With the thresholds made tiny (every function tiered, tiering up after
+//! 1, 2 or 3 calls; or every function cut into small regions, each
+//! tiering up after 1, 2 or 7 entries), programs switch tiers at every
+//! point a corpus or generated program reaches, and native code must
+//! still agree with the reference interpreter, its errors and their
+//! places included, with the collector running at every allocation.
 
 use flowc_lang::heap;
 use flowc_tests::engines;
@@ -30,33 +32,45 @@ fn compiled(case: &engines::Case, options: flowc_codegen::Options) -> flowc_code
 /// the background (where the code goes on in tier 0 until it is ready).
 const AFTER: [(u32, bool); 3] = [(1, false), (3, false), (2, true)];
 
+/// Every way the tests below tier code, named: whole functions tiering up
+/// after [`AFTER`], and every function tiered region by region
+/// ([`BY_REGION`]); `true` for the latter.
+fn tierings() -> Vec<(String, flowc_codegen::Options, bool)> {
+    let whole = AFTER.into_iter().map(|after| (format!("tiering up after {after:?}"), tiered(after), false));
+    let regions = BY_REGION.into_iter().map(|(after, split)| {
+        (format!("regions of {split}, tiering up after {after:?}"), by_region(after, split), true)
+    });
+    whole.chain(regions).collect()
+}
+
 #[test]
 fn tiered_code_matches_reference_on_the_corpus_and_generated_programs() {
     let count = gen::seed_count(150);
-    let (compared, tiered_up) = flowc_codegen::with_stack(move || {
-        let (mut compared, mut tiered_up) = (0, 0);
+    let (compared, [functions, regions]) = flowc_codegen::with_stack(move || {
+        let (mut compared, mut tiered_up) = (0, [0, 0]);
         for case in engines::cases(corpus::with_generated(count)).filter(|c| c.finishes()) {
             let versions = case.versions();
-            for after in AFTER {
-                let (got, ups) = engines::native_tiered(&versions, &case.env, tiered(after));
-                assert_eq!(got, case.expected, "{}, tiering up after {after:?}", case.name);
-                tiered_up += ups;
+            for (how, options, by_region) in tierings() {
+                let (got, ups) = engines::native_tiered(&versions, &case.env, options);
+                assert_eq!(got, case.expected, "{}, {how}", case.name);
+                tiered_up[usize::from(by_region)] += ups;
             }
             compared += 1;
         }
         (compared, tiered_up)
     });
     assert!(compared > 100, "only {compared} programs compared");
-    assert!(tiered_up > 100, "only {tiered_up} functions tiered up");
+    assert!(functions > 100, "only {functions} functions tiered up");
+    assert!(regions > 300, "only {regions} regions tiered up");
 }
 
 #[test]
 fn tiered_code_errors_name_the_interpreters_place() {
     let compared = engines::check_error_cases(gen::seed_count(150), |case, expected| {
         let versions = case.versions();
-        for after in AFTER {
-            let got = engines::native_error_with(&case.program, &versions, &case.env, tiered(after));
-            assert_eq!(got.as_deref(), Some(expected), "{}, tiering up after {after:?}", case.name);
+        for (how, options, _) in tierings() {
+            let got = engines::native_error_with(&case.program, &versions, &case.env, options);
+            assert_eq!(got.as_deref(), Some(expected), "{}, {how}", case.name);
         }
     });
     assert!(compared > 30, "only {compared} errors compared");
@@ -64,7 +78,9 @@ fn tiered_code_errors_name_the_interpreters_place() {
 
 /// Allocation-heavy programs with a collection at every allocation: a
 /// tier-up happens inside a call, with the caller's objects live in its
-/// frame, and compiles constants into the heap.
+/// frame, and compiles constants into the heap; a region's optimized tier
+/// allocates in line and is entered with the frame's objects, so every
+/// object live across a region boundary or a tier-up must be in the frame.
 #[test]
 fn tiered_code_keeps_its_objects_when_collecting_at_every_allocation() {
     let count = gen::seed_count(40);
@@ -73,9 +89,9 @@ fn tiered_code_keeps_its_objects_when_collecting_at_every_allocation() {
         for case in engines::cases(gen::alloc_programs(count)).filter(|c| c.finishes()) {
             let versions = case.versions();
             heap::with(|h| h.set_stress(true));
-            for after in AFTER {
-                let (got, _) = engines::native_tiered(&versions, &case.env, tiered(after));
-                assert_eq!(got, case.expected, "{}, tiering up after {after:?}", case.name);
+            for (how, options, _) in tierings() {
+                let (got, _) = engines::native_tiered(&versions, &case.env, options);
+                assert_eq!(got, case.expected, "{}, {how}", case.name);
             }
             heap::with(|h| h.set_stress(false));
         }
@@ -189,60 +205,6 @@ fn by_region((region_after, background): (u32, bool), split: usize) -> flowc_cod
 /// entry (so their tier-0 code barely runs), and later, from loop headers
 /// mid-loop.
 const BY_REGION: [((u32, bool), usize); 3] = [((1, false), 4), ((7, false), 16), ((2, true), 8)];
-
-#[test]
-fn region_tiered_code_matches_reference_on_the_corpus_and_generated_programs() {
-    let count = gen::seed_count(150);
-    let (compared, tiered_up) = flowc_codegen::with_stack(move || {
-        let (mut compared, mut tiered_up) = (0, 0);
-        for case in engines::cases(corpus::with_generated(count)).filter(|c| c.finishes()) {
-            let versions = case.versions();
-            for (after, split) in BY_REGION {
-                let (got, ups) = engines::native_tiered(&versions, &case.env, by_region(after, split));
-                assert_eq!(got, case.expected, "{}, regions of {split}, tiering up after {after:?}", case.name);
-                tiered_up += ups;
-            }
-            compared += 1;
-        }
-        (compared, tiered_up)
-    });
-    assert!(compared > 100, "only {compared} programs compared");
-    assert!(tiered_up > 300, "only {tiered_up} regions tiered up");
-}
-
-#[test]
-fn region_tiered_code_errors_name_the_interpreters_place() {
-    let compared = engines::check_error_cases(gen::seed_count(150), |case, expected| {
-        let versions = case.versions();
-        for (after, split) in BY_REGION {
-            let got = engines::native_error_with(&case.program, &versions, &case.env, by_region(after, split));
-            assert_eq!(got.as_deref(), Some(expected), "{}, regions of {split}, after {after:?}", case.name);
-        }
-    });
-    assert!(compared > 30, "only {compared} errors compared");
-}
-
-/// A region's optimized tier allocates in line and is entered with the
-/// frame's objects: with a collection at every allocation, every object
-/// live across a region boundary or a tier-up must be in the frame.
-#[test]
-fn region_tiered_code_keeps_its_objects_when_collecting_at_every_allocation() {
-    let count = gen::seed_count(40);
-    let collections = flowc_codegen::with_stack(move || {
-        let before = heap::stats().collections;
-        for case in engines::cases(gen::alloc_programs(count)).filter(|c| c.finishes()) {
-            let versions = case.versions();
-            heap::with(|h| h.set_stress(true));
-            for (after, split) in BY_REGION {
-                let (got, _) = engines::native_tiered(&versions, &case.env, by_region(after, split));
-                assert_eq!(got, case.expected, "{}, regions of {split}, after {after:?}", case.name);
-            }
-            heap::with(|h| h.set_stress(false));
-        }
-        heap::stats().collections - before
-    });
-    assert!(collections > 1000, "only {collections} collections");
-}
 
 /// What tiering region by region is for: a huge main graph (straight-line
 /// code around one small hot loop) is compiled for compile time, cut into
