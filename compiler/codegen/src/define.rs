@@ -43,9 +43,10 @@ pub struct Defined {
     /// counters, by index in `functions` (the entry's small version
     /// last); the caller points the slots at the code.
     pub tiers: Option<crate::tiers::Tables>,
-    /// With [`Options::tiering`]: the functions tiered region by region,
-    /// as their tier-0 code was defined.
-    pub by_region: Vec<RegionTiered>,
+    /// Each function tiered region by region (with [`Options::tiering`]),
+    /// as its tier-0 code was defined, by index in `functions` (the
+    /// entry's small version last).
+    pub by_region: Vec<Option<RegionTiered>>,
     /// Each function's id (the entry's small version last), the ids of
     /// those calls name, and the runtime's: what compiling more code into
     /// the module needs.
@@ -187,8 +188,6 @@ pub fn define_tier0(
 /// regions and frame and their functions, and its regions' slots and
 /// counters.
 pub struct RegionTiered {
-    /// Its index among the functions defined.
-    pub index: usize,
     pub facts: lower::Facts,
     pub split: lower::frame::Split,
     pub tables: crate::tiers::RegionTables,
@@ -211,7 +210,7 @@ pub fn define_by_region(
     let headers = facts.hot_headers();
     let (split, tables) = define_split(env, f, &facts, id, &plan, Counting::Regions(index, headers), &mut fbctx)?;
     let tables = tables.expect("regions that count have tables");
-    Ok(RegionTiered { index, facts, split, tables })
+    Ok(RegionTiered { facts, split, tables })
 }
 
 /// Defines the optimized tier of region `region` of a function tiered
@@ -559,10 +558,15 @@ pub fn define(
     );
     let facts: Vec<lower::Facts> =
         all.iter().zip(facts).zip(&runs).map(|((&(f, _), x), r)| x.with_runs(f, *r)).collect();
+    // Huge functions tier up region by region, others as a whole.
+    let by_region: Vec<bool> = all
+        .iter()
+        .zip(&facts)
+        .map(|((f, _), x)| Plan::by_region(f, x, tables.is_some(), options.split.is_some()))
+        .collect();
     if let Some(tables) = &mut tables {
         for (k, ((f, _), facts)) in all.iter().zip(&facts).enumerate() {
-            let by_region = Plan::by_region(f, facts, true, options.split.is_some());
-            if !by_region && Plan::tiered(f, facts, true) {
+            if !by_region[k] && Plan::tiered(f, facts, true) {
                 tables.tiered[k] = Some(runs[k]);
                 tables.index.insert(f.name, k);
             }
@@ -584,10 +588,10 @@ pub fn define(
         compiler: &mut compiler,
         tiers: tables.as_ref(),
     };
-    let mut by_region = Vec::new();
+    let mut region_tiered: Vec<Option<RegionTiered>> = all.iter().map(|_| None).collect();
     for (k, ((f, id), facts)) in all.iter().zip(facts).enumerate() {
-        if Plan::by_region(f, &facts, env.tiers.is_some(), options.split.is_some()) {
-            by_region.push(define_by_region(&mut env, f, *id, facts, k)?);
+        if by_region[k] {
+            region_tiered[k] = Some(define_by_region(&mut env, f, *id, facts, k)?);
         } else if env.tiers.is_some_and(|t| t.tiered[k].is_some()) {
             define_tier0(&mut env, f, *id, facts, k)?;
         } else {
@@ -614,7 +618,7 @@ pub fn define(
         safepoints,
         listing: compiler.take_listing(),
         tiers: tables,
-        by_region,
+        by_region: region_tiered,
         ids,
         funcs,
         runtime: rt,

@@ -62,11 +62,7 @@ impl Unit {
         let mut unit = CodeUnit::new(jit, defined.runtime, defined.funcs, layout, hints);
         (unit.pool, unit.traps, unit.sites) = (pool, defined.traps, defined.sites);
         unit.register(defined.safepoints);
-        let mut by_region: Vec<Option<define::RegionTiered>> = all.iter().map(|_| None).collect();
-        for tiered in defined.by_region {
-            let k = tiered.index;
-            by_region[k] = Some(tiered);
-        }
+        let by_region = defined.by_region;
         let tiers = defined.tiers.map(|tables| {
             for ((slot, tiered), &id) in tables.slots.iter().zip(&tables.tiered).zip(&defined.ids) {
                 if tiered.is_some() {
