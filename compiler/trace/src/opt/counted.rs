@@ -313,8 +313,7 @@ fn reduced(f: &Function, u: &Update, pre: BlockId, before: &[Info], fields: Opti
         (Cell::Field(_, field), Some(facts)) => facts.read(&Info::of_kinds(Kinds::OBJECT), field),
         (Cell::Field(..), None) => return false,
         (Cell::Phi(p), _) => match entry_input(f, p, pre) {
-            Some(Operand::Const(c)) => Info::of_const(&c),
-            Some(Operand::Value(v)) => before.get(edit::ix(v)).cloned().unwrap_or_else(Info::value),
+            Some(o) => super::ranges::operand_info(before, &o),
             None => return false,
         },
     };
@@ -468,6 +467,7 @@ impl Emitter<'_> {
 #[cfg(test)]
 mod tests {
     use expect_test::expect;
+    use flowc_passes::propagate::ProgramFacts;
 
     /// `[->+++<]` on two cells the trace takes as parameters, as the JIT
     /// leaves it: the counter's field re-read for the guard.
@@ -493,10 +493,27 @@ resume r0 {
 ";
 
     fn forwarded(text: &str) -> Option<String> {
+        forwarded_with(text, None)
+    }
+
+    /// Trace `text` fast-forwarded with program facts `facts`, checked; its
+    /// text if a loop was skipped.
+    fn forwarded_with(text: &str, facts: Option<&ProgramFacts>) -> Option<String> {
         let mut f = flowc_ir::parse::function("test.ir", text).expect("parses");
-        let done = super::fast_forward(&mut f, None);
+        let done = super::fast_forward(&mut f, facts);
         flowc_ir_checker::check(&f).expect("valid IR");
         done.then(|| flowc_ir::print::function(&f))
+    }
+
+    /// The program facts of a program that stores only bytes in field `v`.
+    fn byte_facts() -> ProgramFacts {
+        let program = flowc_lang::syntax::parse(
+            "bytes.fg",
+            "entry start(n = 3)\nstart:\n    c = new cell\n    c.v = 0\n    x = n % 256\n    c.v = x\n    print_and_stop(x)\n",
+        )
+        .expect("parses");
+        let module = flowc_frontend::lower(&program, flowc_lang::Symbol::intern("start")).expect("lowers");
+        flowc_passes::propagate::program_facts(&module)
     }
 
     #[test]
@@ -555,17 +572,7 @@ resume r0 {
     fn cells_the_facts_keep_in_range_skip_in_machine_words() {
         // The program stores only bytes in `v`: the skip is
         // `(x + k*m) mod 256` in the `.word` forms, no blend.
-        let program = flowc_lang::syntax::parse(
-            "bytes.fg",
-            "entry start(n = 3)\nstart:\n    c = new cell\n    c.v = 0\n    x = n % 256\n    c.v = x\n    print_and_stop(x)\n",
-        )
-        .expect("parses");
-        let module = flowc_frontend::lower(&program, flowc_lang::Symbol::intern("start")).expect("lowers");
-        let facts = flowc_passes::propagate::program_facts(&module);
-        let mut f = flowc_ir::parse::function("test.ir", TRANSFER).expect("parses");
-        assert!(super::fast_forward(&mut f, Some(&facts)));
-        flowc_ir_checker::check(&f).expect("valid IR");
-        let text = flowc_ir::print::function(&f);
+        let text = forwarded_with(TRANSFER, Some(&byte_facts())).expect("fast-forwarded");
         let skip = &text[..text.find("b1 xfer").expect("the loop")];
         expect![[r#"
             trace 'xfer.body'(v0:c, v1:d) {
@@ -612,17 +619,7 @@ resume r0 {
 }
 }
 ";
-        let program = flowc_lang::syntax::parse(
-            "bytes.fg",
-            "entry start(n = 3)\nstart:\n    c = new cell\n    c.v = 0\n    x = n % 256\n    c.v = x\n    print_and_stop(x)\n",
-        )
-        .expect("parses");
-        let module = flowc_frontend::lower(&program, flowc_lang::Symbol::intern("start")).expect("lowers");
-        let facts = flowc_passes::propagate::program_facts(&module);
-        let mut f = flowc_ir::parse::function("test.ir", text).expect("parses");
-        assert!(super::fast_forward(&mut f, Some(&facts)));
-        flowc_ir_checker::check(&f).expect("valid IR");
-        let with_facts = flowc_ir::print::function(&f);
+        let with_facts = forwarded_with(text, Some(&byte_facts())).expect("fast-forwarded");
         expect![[r#"
             trace 'clear.body'(v0:c) {
             b0:
