@@ -141,8 +141,8 @@ pub fn run_failure(program: &Program, label: Symbol, env: &StartEnv, e: RuntimeE
 /// that `env` does not give, in the graph's variable order; `None` when the
 /// label is not in the main graph.
 fn needed_at(program: &Program, label: Symbol, env: &StartEnv) -> Option<Vec<Symbol>> {
-    let compiled = Resolved::new(program, &[]);
-    let main = compiled.graphs.first()?;
+    let resolved = Resolved::new(program, &[]);
+    let main = resolved.graphs.first()?;
     let &block = main.labels.get(&label)?;
     let live = Liveness::of(main);
     Some(

@@ -201,8 +201,8 @@ fn loop_headers(blocks: &SymbolMap<&Block>, start: Symbol) -> std::collections::
 /// The variables live at each label of `program`'s main flow graph (the
 /// interpreter's [`Liveness`]), sorted.
 fn live_in(program: &Program) -> SymbolMap<Vec<Symbol>> {
-    let compiled = Resolved::new(program, &[]);
-    let main = &compiled.graphs[0];
+    let resolved = Resolved::new(program, &[]);
+    let main = &resolved.graphs[0];
     let live = Liveness::of(main);
     main.labels
         .iter()

@@ -116,7 +116,7 @@ pub struct Plan {
 impl Plan {
     /// The plan of `record` for an exit that stores the values `stored`
     /// (in order) and resumes at `label`; `None` if a name or label does
-    /// not resolve in `compiled` (then the slow path says why).
+    /// not resolve in `resolved` (then the slow path says why).
     pub fn new(record: &ResumeData, stored: &[ValueId], label: Symbol, resolved: &Resolved) -> Option<Plan> {
         let source = |rv: &ResumeValue| -> Option<Source> {
             Some(match rv {

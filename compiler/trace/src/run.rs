@@ -82,8 +82,8 @@ pub fn resume_interp(
 ) -> Result<Value, RuntimeError> {
     let pairs: Vec<_> = env.iter().map(|(k, v)| (*k, v.clone())).collect();
     let names: Vec<_> = pairs.iter().map(|(k, _)| *k).collect();
-    let compiled = Resolved::new(program, &names);
-    let mut m = Machine::new(program, &compiled, config);
+    let resolved = Resolved::new(program, &names);
+    let mut m = Machine::new(program, &resolved, config);
     m.set_allocations(heap.allocations);
     let out = m.run(label, &pairs)?;
     heap.allocations = out.allocations;

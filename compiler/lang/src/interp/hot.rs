@@ -234,8 +234,8 @@ impl Entry {
 }
 
 impl Profiler {
-    /// Watches `labels` (per graph, block indices of `compiled`, or
-    /// [`CALL`] for the graph's calls), marking them in `compiled`
+    /// Watches `labels` (per graph, block indices of `resolved`, or
+    /// [`CALL`] for the graph's calls), marking them in `resolved`
     /// ([`Graph::watch`](super::resolve::Graph::watch), and the graph's
     /// `calls_watched`): the interpreter asks the profiler only on jumps
     /// to a [`Target::Watched`](super::resolve::Target::Watched) and calls

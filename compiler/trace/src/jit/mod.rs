@@ -698,8 +698,8 @@ impl<'p> Jit<'p> {
         self.trees = trees::Trees::default();
     }
 
-    /// A profiler for `compiled` watching the JIT's labels (marked in
-    /// `compiled`), knowing which keys have code and which are ignored.
+    /// A profiler for `resolved` watching the JIT's labels (marked in
+    /// `resolved`), knowing which keys have code and which are ignored.
     fn profiler(&self, resolved: &mut Resolved) -> Profiler {
         let mut labels = Vec::new();
         for (function, label) in &self.watched {

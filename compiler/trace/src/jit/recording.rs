@@ -118,7 +118,7 @@ impl<'p> Jit<'p> {
         let start = Start::frame(graph.name, &params);
         let name = self.fresh_name(label);
         let mut pins = Vec::new();
-        let resolved = match target {
+        let compiled = match target {
             None => {
                 let speculating = !self.keys.get(key).is_some_and(|k| k.generic);
                 let args = speculating.then_some(Seen { start: &args, end: &frame.env });
@@ -135,7 +135,7 @@ impl<'p> Jit<'p> {
                 self.compile_straight(function, trace.ops.len(), what, false, None)
             }
         };
-        let Some((code, time)) = resolved else {
+        let Some((code, time)) = compiled else {
             self.abort(machine, key, &describe(key, run.resolved), "the code generator refused the trace");
             return Ok(Next::Interpret(block));
         };
@@ -429,7 +429,7 @@ impl<'p> Jit<'p> {
         let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
         let name = self.fresh_name(texit.label);
         let what = format!("exit {index} (to {}) of {parent_name}", texit.label);
-        let resolved = if closes {
+        let compiled = if closes {
             let names: Vec<Symbol> = start.frames[0].env.iter().map(|(n, _)| *n).collect();
             let function = start.frames[0].function;
             let graph = &run.resolved.graphs[base_graph as usize];
@@ -451,7 +451,7 @@ impl<'p> Jit<'p> {
             let function = to_ir::convert(self.program, name, &trace, &start, &end);
             self.compile_straight(function, trace.ops.len(), what, restart, Some(exit))
         };
-        let Some((code, time)) = resolved else {
+        let Some((code, time)) = compiled else {
             self.stats.aborted += 1;
             self.exit_state(exit).refused = true;
             return Ok(Next::Interpret(block));
