@@ -46,23 +46,21 @@ pub fn disagreement_on(p: &flowc_lang::Program) -> Option<String> {
     if let Some(d) = differs("native", engines::native(&versions, &env)) {
         return Some(d);
     }
-    // Tiered, every function tiering up mid-run.
-    for (after, background) in [(1, false), (3, true)] {
+    // Tiered, every function tiering up mid-run: as a whole (at once and
+    // in the background), and region by region as huge functions are
+    // (every function split into small regions).
+    let tiered = |after, background, split| {
         let tiering = flowc_codegen::tiers::Tiering { after, region_after: after, background };
-        let options = flowc_codegen::Options { tiering: Some(tiering), ..Default::default() };
-        if let Some(d) =
-            differs(&format!("native tiered ({after})"), engines::native_tiered(&versions, &env, options).0)
-        {
-            return Some(d);
-        }
-    }
-    // Tiered region by region, as huge functions are: every function cut
-    // into small regions, each tiering up mid-run.
-    for (after, split) in [(1, 4), (2, 12)] {
-        let tiering = flowc_codegen::tiers::Tiering { after, region_after: after, background: false };
-        let options = flowc_codegen::Options { tiering: Some(tiering), split: Some(split), ..Default::default() };
-        let got = engines::native_tiered(&versions, &env, options).0;
-        if let Some(d) = differs(&format!("native tiered by region ({after}, regions of {split})"), got) {
+        flowc_codegen::Options { tiering: Some(tiering), split, ..Default::default() }
+    };
+    let tierings = [
+        ("native tiered (1)", tiered(1, false, None)),
+        ("native tiered (3)", tiered(3, true, None)),
+        ("native tiered by region (1, regions of 4)", tiered(1, false, Some(4))),
+        ("native tiered by region (2, regions of 12)", tiered(2, false, Some(12))),
+    ];
+    for (how, options) in tierings {
+        if let Some(d) = differs(how, engines::native_tiered(&versions, &env, options).0) {
             return Some(d);
         }
     }
