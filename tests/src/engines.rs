@@ -129,7 +129,7 @@ pub fn native_tiered(versions: &Versions, env: &[(Symbol, Value)], options: flow
     // Failing to compile the optimized tier leaves correct tier-0 code,
     // which the comparisons would not notice.
     assert_eq!(native.tier_up_failures(), 0, "an optimized tier failed to compile");
-    (got, native.tier_ups().0)
+    (got, native.tier_ups().count)
 }
 
 /// Both versions compiled together, the entry choosing by its arguments.

@@ -127,7 +127,7 @@ fn a_tier_compiled_in_the_background_is_installed_when_ready() {
         for run in 1..=200 {
             let got = engines::outcome(native.run(&case.env, 1000));
             assert_eq!(got, case.expected, "run {run}");
-            if native.tier_ups().0 > 0 {
+            if native.tier_ups().count > 0 {
                 return;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
@@ -150,7 +150,7 @@ fn later_runs_of_tiered_code_start_in_the_optimized_tier() {
         for run in 1..=5 {
             let got = engines::outcome(native.run(&case.env, 1000));
             assert_eq!(got, case.expected, "run {run}");
-            ups.push(native.tier_ups().0);
+            ups.push(native.tier_ups().count);
         }
         assert_eq!(ups, [1, 2, 2, 2, 2], "optimized tiers compiled by the end of each run");
     });
@@ -232,15 +232,15 @@ fn a_huge_function_compiles_only_its_hot_region_optimized() {
         let env = [(flowc_lang::Symbol::intern("n"), flowc_lang::Value::Int(10))];
         let expected = engines::reference(&case.program, case.label, &env);
         assert_eq!(engines::outcome(native.run(&env, 1000)), expected);
-        assert_eq!(native.tier_ups().0, 0, "ten iterations stay in tier 0");
+        assert_eq!(native.tier_ups().count, 0, "ten iterations stay in tier 0");
         // Five hundred: the loop's region tiers up, and no other.
         assert_eq!(engines::outcome(native.run(&case.env, 1000)), case.expected);
-        assert_eq!((native.tier_ups().0, native.region_tier_ups()), (1, 1), "one region compiled optimized");
+        assert_eq!((native.tier_ups().count, native.tier_ups().regions), (1, 1), "one region compiled optimized");
         assert_eq!(codes_of_main(&native), regions + 2, "the optimized region is code of main");
         // A later run enters the optimized region at once: nothing more
         // is compiled.
         assert_eq!(engines::outcome(native.run(&case.env, 1000)), case.expected);
-        assert_eq!(native.tier_ups().0, 1, "the second run compiles nothing");
+        assert_eq!(native.tier_ups().count, 1, "the second run compiles nothing");
     });
 }
 
@@ -266,7 +266,7 @@ fn a_huge_function_tiered_by_region_calls_a_function_tiered_whole() {
         let native = compiled(&case, flowc_codegen::Options { tiering: Some(tiering), ..Default::default() });
         assert_eq!(engines::outcome(native.run(&case.env, 1000)), case.expected);
         assert_eq!(native.tier_up_failures(), 0);
-        let (all, regions) = (native.tier_ups().0, native.region_tier_ups());
+        let (all, regions) = (native.tier_ups().count, native.tier_ups().regions);
         assert!(regions >= 1, "main's loop region tiered up");
         assert!(all > regions, "g tiered up too: {all} tiers, {regions} of them regions");
     });
@@ -294,7 +294,7 @@ fn a_tier_that_fails_to_compile_leaves_tier_0_running_and_is_not_asked_for_again
             for run in 1..=2 {
                 assert_eq!(engines::outcome(native.run(&case.env, 1000)), case.expected, "run {run}");
                 assert_eq!(native.tier_up_failures(), 1, "one failure, run {run}");
-                assert_eq!(native.tier_ups().0, 0, "nothing installed, run {run}");
+                assert_eq!(native.tier_ups().count, 0, "nothing installed, run {run}");
             }
         }
     });

@@ -138,6 +138,20 @@ type EntryFn = unsafe extern "C" fn(*const Word, *mut Ctx) -> Word;
 /// exit number plus one, a function's result word.
 type WrapperFn = unsafe extern "C" fn(u64, *mut Ctx) -> u64;
 
+/// What tiering up did while a [`Native`] program ran ([`crate::tiers`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct TierUpStats {
+    /// Optimized tiers compiled: a function's code for calls, its
+    /// on-stack replacement entries, and a region of a huge function
+    /// count one each.
+    pub count: u32,
+    /// How many of them are regions of huge functions
+    /// ([`crate::plan::Plan::by_region`]).
+    pub regions: u32,
+    /// The time they took on the running thread.
+    pub time: std::time::Duration,
+}
+
 /// A whole module compiled ahead of time.
 pub struct Native {
     unit: Unit,
@@ -203,21 +217,13 @@ impl Native {
         self.unit.tiers.as_ref().map_or(0, |t| t.counts.failures.get())
     }
 
-    /// How many optimized tiers were compiled while running (tiered code,
-    /// [`crate::tiers`]: a function's code for calls and its on-stack
-    /// replacement entries count one each), and the time that took on the
-    /// running thread.
-    pub fn tier_ups(&self) -> (u32, std::time::Duration) {
-        self.unit
-            .tiers
-            .as_ref()
-            .map_or((0, std::time::Duration::ZERO), |t| (t.counts.tier_ups.get(), t.counts.time.get()))
-    }
-
-    /// How many of [`Native::tier_ups`] are regions of huge functions
-    /// ([`crate::plan::Plan::by_region`]).
-    pub fn region_tier_ups(&self) -> u32 {
-        self.unit.tiers.as_ref().map_or(0, |t| t.counts.regions.get())
+    /// What tiering up did in the runs so far ([`TierUpStats`]).
+    pub fn tier_ups(&self) -> TierUpStats {
+        self.unit.tiers.as_ref().map_or_else(TierUpStats::default, |t| TierUpStats {
+            count: t.counts.tier_ups.get(),
+            regions: t.counts.regions.get(),
+            time: t.counts.time.get(),
+        })
     }
 
     /// Compiles both versions of a program (`flowc_passes::versions`): the

@@ -61,9 +61,7 @@ pub struct NativeRun {
     /// Optimized tiers compiled while running (tiered code,
     /// `flowc_codegen::tiers`), and the time that took on the running
     /// thread (part of the running time).
-    pub tier_ups: (u32, Duration),
-    /// How many of those optimized tiers are regions of huge functions.
-    pub region_tier_ups: u32,
+    pub tier_ups: flowc_codegen::in_memory::TierUpStats,
     /// Each phase of compiling and the time it took
     /// ([`crate::progress::Progress::finish`]).
     pub phases: Vec<(&'static str, Duration)>,
@@ -113,8 +111,7 @@ impl Lowered {
                     compile: started.elapsed(),
                     run: Duration::ZERO,
                     code_size: 0,
-                    tier_ups: (0, Duration::ZERO),
-                    region_tier_ups: 0,
+                    tier_ups: Default::default(),
                     phases: progress.finish(),
                 });
             }
@@ -141,8 +138,8 @@ impl Lowered {
         let ran = Instant::now();
         let (result, counts) = native.run_counted(env, config);
         let run = ran.elapsed();
-        let (code_size, tier_ups, region_tier_ups) = (native.code_size(), native.tier_ups(), native.region_tier_ups());
-        Ok(NativeRun { result, counts, compile, run, code_size, tier_ups, region_tier_ups, phases })
+        let (code_size, tier_ups) = (native.code_size(), native.tier_ups());
+        Ok(NativeRun { result, counts, compile, run, code_size, tier_ups, phases })
     }
 }
 
@@ -164,8 +161,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
     // The compile time of the native engine (the JIT's is in its stats).
     let mut compile_time = None;
     let mut phases = Vec::new();
-    let mut tier_ups = (0, Duration::ZERO);
-    let mut region_tier_ups = 0;
+    let mut tier_ups = flowc_codegen::in_memory::TierUpStats::default();
     let lower_failed = |kind| (Err(interp::RuntimeError { kind, at: None }), Counts::default());
     // The run's result, and the program if the engine kept it.
     let (result, counts, kept) = match args.engine {
@@ -180,7 +176,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
             let run = lowered.compile_and_run(&env, &config)?;
             compile_time = Some(run.compile);
             phases = run.phases;
-            (tier_ups, region_tier_ups) = (run.tier_ups, run.region_tier_ups);
+            tier_ups = run.tier_ups;
             (run.result, run.counts, None)
         }
         Engine::Interp => {
@@ -226,18 +222,8 @@ pub fn main(args: Args) -> Result<(), Failure> {
         if !phases.is_empty() {
             eprintln!("compiling: {}", crate::progress::describe(&phases));
         }
-        if tier_ups.0 > 0 {
-            let (n, time) = tier_ups;
-            let tiers = if n == 1 { "tier" } else { "tiers" };
-            let regions = match region_tier_ups {
-                0 => String::new(),
-                r if r == n => " (regions of huge functions)".to_string(),
-                r => format!(" ({r} of them regions of huge functions)"),
-            };
-            eprintln!(
-                "tiering: {n} optimized {tiers}{regions} compiled while running, in {:.3} ms of the running thread",
-                time.as_secs_f64() * 1e3
-            );
+        if tier_ups.count > 0 {
+            eprintln!("{}", tiering_line(tier_ups));
         }
     }
     match result {
@@ -285,4 +271,39 @@ fn stats_line(
     };
     let end = if ok { "" } else { ", ended in an error" };
     format!("stats: engine {}, {steps}, {} allocations, {time}{end}", engine.name(), counts.allocations)
+}
+
+/// The `--stats` line of what tiering up did (`tiering: ...`; the
+/// benchmarks read its count and time).
+fn tiering_line(t: flowc_codegen::in_memory::TierUpStats) -> String {
+    let n = t.count;
+    let tiers = if n == 1 { "tier" } else { "tiers" };
+    let regions = match t.regions {
+        0 => String::new(),
+        1 if n == 1 => " (a region of a huge function)".to_string(),
+        r if r == n => " (regions of huge functions)".to_string(),
+        r => format!(" ({r} of them regions of huge functions)"),
+    };
+    let ms = t.time.as_secs_f64() * 1e3;
+    format!("tiering: {n} optimized {tiers}{regions} compiled while running, in {ms:.3} ms of the running thread")
+}
+
+#[cfg(test)]
+mod tests {
+    use flowc_codegen::in_memory::TierUpStats;
+
+    #[test]
+    fn the_tiering_line_says_how_many_tiers_are_regions() {
+        let line = |count, regions| {
+            super::tiering_line(TierUpStats { count, regions, time: std::time::Duration::from_micros(1500) })
+        };
+        let lines = [line(1, 0), line(3, 0), line(1, 1), line(4, 4), line(5, 2)].join("\n");
+        expect_test::expect![[r#"
+            tiering: 1 optimized tier compiled while running, in 1.500 ms of the running thread
+            tiering: 3 optimized tiers compiled while running, in 1.500 ms of the running thread
+            tiering: 1 optimized tier (a region of a huge function) compiled while running, in 1.500 ms of the running thread
+            tiering: 4 optimized tiers (regions of huge functions) compiled while running, in 1.500 ms of the running thread
+            tiering: 5 optimized tiers (2 of them regions of huge functions) compiled while running, in 1.500 ms of the running thread"#]]
+        .assert_eq(&lines);
+    }
 }
