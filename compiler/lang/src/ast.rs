@@ -223,6 +223,7 @@ impl Program {
             .sum()
     }
 
+    /// Blocks of the main flow graph, in file order.
     pub fn main_blocks(&self) -> impl Iterator<Item = &Block> {
         self.items.iter().filter_map(|i| match i {
             Item::Block(b) => Some(b),

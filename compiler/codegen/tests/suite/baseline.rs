@@ -144,7 +144,7 @@ fn try_baseline(text: &'static str, args: &'static [i64]) -> Result<Vec<i64>, St
     flowc_codegen::with_stack(move || {
         let (cache, id) = compiled(text);
         let args: Vec<Value> = args.iter().map(|&k| Value::Int(k)).collect();
-        let mut run = flowc_codegen::RunState { allocations: 0, max_depth: 1000, depth: 0, fuel: None, iterations: 0 };
+        let mut run = flowc_codegen::RunState { max_depth: 1000, ..Default::default() };
         match cache.run(id, &args, &mut run) {
             TraceEnd::Exit { values, .. } => Ok(values
                 .into_iter()
@@ -315,7 +315,7 @@ fn linked_run(tier: Codegen, link_check: Option<u64>) -> (bool, i64, u64) {
         let exits = cache.exits_of(ids[0]);
         let linked = *exits.iter().find(|&&e| !cache.exit(e).0.guard).expect("the exit terminator's exit");
         cache.link(linked, ids[1]).unwrap();
-        let mut run = flowc_codegen::RunState { allocations: 0, max_depth: 1000, depth: 0, fuel: None, iterations: 0 };
+        let mut run = flowc_codegen::RunState { max_depth: 1000, ..Default::default() };
         match cache.run(ids[0], &[Value::Int(5000)], &mut run) {
             TraceEnd::Exit { exit, values } => {
                 let Some(Some(Value::Int(n))) = values.first().cloned() else { panic!("an integer, not {values:?}") };
