@@ -196,7 +196,7 @@ pub fn compile(
     // Room for the code of a typical operation and its cold paths.
     let insts = f.layout.iter().map(|&b| f.blocks[b].insts.len()).sum::<usize>();
     let mut a = Asm::with_capacity(insts * 128 + 512);
-    let (stop, leave) = (a.label(), a.label());
+    let (stop, leave, store_values) = (a.label(), a.label(), a.label());
     let mut e = Emit {
         a,
         env,
@@ -214,6 +214,7 @@ pub fn compile(
         exit_words: Vec::new(),
         stop,
         leave,
+        store_values,
         blocks: HashMap::default(),
         cold: Vec::new(),
         objects: Vec::new(),
@@ -424,6 +425,9 @@ struct Emit<'e, 'a> {
     exit_words: Vec<Vec<i32>>,
     stop: Label,
     leave: Label,
+    /// The tail exits jump to that store their values
+    /// ([`Emit::store_values_tail`]).
+    store_values: Label,
     blocks: HashMap<BlockId, Label>,
     cold: Vec<Cold>,
     /// Values known to be objects of the layout (tested earlier).
@@ -1503,8 +1507,8 @@ impl Emit<'_, '_> {
     }
 
     /// Goes to the direct entry of exit `n`'s bridge if it has one, else
-    /// stores the exit's values in the exit buffer and goes to the shared
-    /// tail with its number and link slot.
+    /// to the tail that stores the exit's values in the exit buffer
+    /// ([`Emit::store_values_tail`]) with its number and link slot.
     fn exit_code(&mut self, n: usize) {
         let links = self.env.links.as_mut().expect("checked");
         let number = links.first_exit + n;
@@ -1516,13 +1520,36 @@ impl Emit<'_, '_> {
         self.a.jcc(Cond::Equal, stores);
         self.a.jmp_reg(RCX);
         self.a.bind(stores);
-        let words = self.exit_words[n].clone();
-        self.a.load(RCX, RBX, offsets::EXIT_VALUES);
-        for (k, &w) in words.iter().enumerate() {
-            self.a.load(RAX, RSP, w);
-            self.a.store(RCX, 8 * k as i32, RAX);
-        }
+        // The values go to the exit buffer in the shared tail, from the
+        // words the slot lists.
         self.a.mov_imm(RAX, number as i64 + 1);
+        self.a.jmp(self.store_values);
+    }
+
+    /// The shared tail of exits that return: rax the exit's number plus
+    /// one, rdx its link slot. Copies the exit's values from the words
+    /// its slot lists ([`crate::lower::ExitSlot::words`]) to the exit
+    /// buffer, then leaves. The words hold every value (the exit stubs
+    /// spill first), so r8 is free.
+    fn store_values_tail(&mut self) {
+        use crate::lower::ExitSlot;
+        use std::mem::offset_of;
+        self.a.bind(self.store_values);
+        self.a.load(RCX, RBX, offsets::EXIT_VALUES);
+        self.a.load(RSI, RDX, offset_of!(ExitSlot, words) as i32);
+        self.a.load(RDI, RDX, offset_of!(ExitSlot, word_count) as i32);
+        self.a.test(RDI, RDI);
+        self.a.jcc(Cond::Equal, self.leave);
+        let top = self.a.label();
+        self.a.bind(top);
+        self.a.load32(R8, RSI, 0);
+        self.a.alu(Alu::Add, R8, RSP);
+        self.a.load(R8, R8, 0);
+        self.a.store(RCX, 0, R8);
+        self.a.alu_imm(Alu::Add, RSI, 4);
+        self.a.alu_imm(Alu::Add, RCX, 8);
+        self.a.alu_imm(Alu::Sub, RDI, 1);
+        self.a.jcc(Cond::NotEqual, top);
         self.a.jmp(self.leave);
     }
 
@@ -1573,6 +1600,9 @@ impl Emit<'_, '_> {
             }
         }
         self.in_loop = false;
+        if self.a.jumped_to(self.store_values) {
+            self.store_values_tail();
+        }
         // The shared tail: rax the exit's number plus one, rdx its link
         // slot. A linked exit counts and continues in its bridge.
         self.a.bind(self.leave);

@@ -612,7 +612,17 @@ impl TraceCache {
                 }
             };
             inner.widest_exit = inner.widest_exit.max(exits.iter().map(|e| e.values.len()).max().unwrap_or(0));
-            inner.exit_words.extend((0..exits.len()).map(|k| exit_words.get(k).map(|w| w.clone().into_boxed_slice())));
+            // A baseline trace's exits copy their values from the words
+            // their slots list (boxed: the code reads them where they are).
+            let mut words = exit_words.into_iter().map(Vec::into_boxed_slice);
+            inner.exit_words.extend((0..exits.len()).map(|_| words.next()));
+            for (k, w) in inner.exit_words[first_exit..].iter().enumerate() {
+                if let Some(w) = w {
+                    let slot = inner.slots.slot(first_exit + k);
+                    slot.words.set(w.as_ptr() as u64);
+                    slot.word_count.set(w.len() as u64);
+                }
+            }
             inner.exits.extend(exits.into_iter().map(|e| (e, t)));
             inner.widest_exit = inner.widest_exit.max(f.params.len());
             let slot = inner.code_slots.slot(t.0 as usize) as *const std::cell::Cell<u64>;

@@ -79,12 +79,20 @@ impl CodeSlots {
 /// nothing: the direct entry of a bridge compiled to run in the frame of
 /// the exit's trace ([`crate::baseline`]'s frame inheritance); such
 /// crossings are not counted.
+/// `words` and `word_count`, set when a baseline trace is installed, are
+/// where the exit's values are in that trace's frame (byte offsets from
+/// its stack pointer, `i32`s, in the order of [`TraceExit::values`]): the
+/// trace's one shared exit tail copies them into the exit buffer from
+/// there, so that an exit stub is a few instructions, not a load and a
+/// store per value.
 #[repr(C)]
 #[derive(Default)]
 pub struct ExitSlot {
     pub target: std::cell::Cell<u64>,
     pub count: std::cell::Cell<u64>,
     pub direct: std::cell::Cell<u64>,
+    pub words: std::cell::Cell<u64>,
+    pub word_count: std::cell::Cell<u64>,
 }
 
 /// The [`ExitSlot`]s of every exit of a trace cache, by exit number, in
