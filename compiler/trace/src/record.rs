@@ -298,6 +298,9 @@ pub fn record(
 /// how many calls of it the recording is inside already, the arguments.
 pub type Residual<'a> = dyn FnMut(Symbol, usize, &[Value], &mut Heap) -> Option<Result<Value, RuntimeError>> + 'a;
 
+/// The operations a recording has room for before it grows.
+const RECORDING_CAPACITY: usize = 256;
+
 /// Traces from `start` (frames from the base inwards; the innermost about
 /// to run block `label`), following calls, until control arrives in the
 /// base frame at a label for which `at` says stop, or the base frame is
@@ -325,8 +328,11 @@ pub fn record_path(
     }
     let innermost = frames.last().ok_or_else(|| unknown(label))?;
     let mut block = innermost.block(label).ok_or_else(|| unknown(label))?;
-    let mut ops = Vec::new();
-    let mut sites = Vec::new();
+    // Sized for a typical recording (a BF interpreter's loops and bridges
+    // record 50-250 operations): growing from empty copied each one
+    // several times.
+    let mut ops = Vec::with_capacity(RECORDING_CAPACITY);
+    let mut sites = Vec::with_capacity(RECORDING_CAPACITY);
     let trace = |ops, sites| Trace { anchor: label, ops, sites };
     // Operations recorded in the frames of each called function.
     let mut per_function: Vec<(Symbol, usize)> = Vec::new();

@@ -80,8 +80,13 @@ pub fn run(module: &mut Module, cx: &mut Context) {
 pub fn function(module: &mut Module, index: usize) {
     let pure_arity = roots::pure_arities(module);
     let f = &module.functions[index];
-    let du = DefUse::compute(f);
     let observable = crate::observe::allocations_observable(module);
+    // The uses are read only to find allocations that are only stored
+    // into ([`roots::Roots::dead_allocations`]): without one, the
+    // definitions do (a trace's allocations are mostly removed before
+    // this runs, and the use table was a fifth of optimizing it).
+    let allocates = f.all_insts().any(|(_, i)| matches!(f.insts[i].kind, InstKind::New(_)));
+    let du = if allocates && !observable { DefUse::compute(f) } else { DefUse::definitions(f) };
     let live = live_insts(module, &pure_arity, f, &du, observable);
     sweep(&mut module.functions[index], &live);
 }

@@ -126,6 +126,29 @@ impl DefUse {
         DefUse { defs, start, uses }
     }
 
+    /// The definitions of `f`'s values only, without their uses (one sweep
+    /// of the instructions, no use table): for a caller that asks
+    /// [`DefUse::def_of`] and nothing else ([`crate::dce::function`] on a
+    /// function with no allocation to remove). Asking it
+    /// [`DefUse::uses_of`] is a bug.
+    pub fn definitions(f: &Function) -> DefUse {
+        let n = f.values.len();
+        let mut defs = vec![Def::None; n];
+        for (k, &p) in f.params.iter().enumerate() {
+            if ix(p) < n {
+                defs[ix(p)] = Def::Param(k as u32);
+            }
+        }
+        for (b, i) in f.all_insts() {
+            if let Some(v) = f.insts[i].result {
+                if ix(v) < n {
+                    defs[ix(v)] = Def::Inst { block: b, inst: i };
+                }
+            }
+        }
+        DefUse { defs, start: Vec::new(), uses: Vec::new() }
+    }
+
     /// How many values the table covers (the function's value count when it
     /// was computed).
     pub fn num_values(&self) -> usize {
@@ -139,6 +162,10 @@ impl DefUse {
 
     /// The uses of `v`, in program order.
     pub fn uses_of(&self, v: ValueId) -> &[Use] {
+        debug_assert!(
+            self.defs.is_empty() || !self.start.is_empty(),
+            "the uses of a table of definitions only (DefUse::definitions)"
+        );
         match (self.start.get(ix(v)), self.start.get(ix(v) + 1)) {
             (Some(&s), Some(&e)) => &self.uses[s as usize..e as usize],
             _ => &[],

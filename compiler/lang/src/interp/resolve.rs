@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 use crate::ast::{self, Arg, Operator, Program, Stmt, Terminator};
 use crate::heap::Layout;
 use crate::ops::Op;
-use crate::symbol::Symbol;
+use crate::symbol::{Symbol, SymbolMap};
 use crate::value::Value;
 
 pub type Slot = u32;
@@ -146,7 +146,7 @@ pub struct Graph {
     pub name: Option<Symbol>,
     pub slot_names: Vec<Symbol>,
     pub blocks: Vec<CBlock>,
-    pub labels: HashMap<Symbol, u32>,
+    pub labels: SymbolMap<u32>,
     pub params: usize,
     /// Whether a profiler counts this graph's calls ([`CBlock::watched`]).
     pub calls_watched: bool,
@@ -275,7 +275,7 @@ fn resolve_graph(
     for p in params.iter().chain(extra) {
         slots.get(*p);
     }
-    let labels: HashMap<Symbol, u32> = blocks.iter().enumerate().map(|(i, b)| (b.label, i as u32)).collect();
+    let labels: SymbolMap<u32> = blocks.iter().enumerate().map(|(i, b)| (b.label, i as u32)).collect();
     let target = |l: Symbol| labels.get(&l).map_or(Target::Missing(l), |&i| Target::Block(i));
     let mut out = Vec::with_capacity(blocks.len());
     for b in blocks {

@@ -40,6 +40,10 @@ impl<'p> Jit<'p> {
         // Watched keys passed on the way (not `key`, no code): where the
         // trace was, the base frame's environment there, the label.
         let mut passed: Vec<(Key, usize, Env, Symbol)> = Vec::new();
+        // Which of `passed` each key is (a dispatch loop passes a key per
+        // instruction it interprets: a scan of `passed` at every arrival
+        // was most of recording's own cost).
+        let mut passed_at: HashMap<Key, usize> = HashMap::default();
         let mut inner = None;
         // Where the inner loop closed: the base frame's environment.
         let mut inner_end: Option<Env> = None;
@@ -54,13 +58,14 @@ impl<'p> Jit<'p> {
                     target = Some(code);
                     Arrival::Stop
                 }
-                None => match passed.iter().position(|(p, ..)| *p == k) {
-                    Some(i) => {
+                None => match passed_at.get(&k) {
+                    Some(&i) => {
                         inner = Some(i);
                         inner_end = Some(env.clone());
                         Arrival::Stop
                     }
                     None => {
+                        passed_at.insert(k.clone(), passed.len());
                         passed.push((k, ops, env.clone(), l));
                         Arrival::Continue
                     }
@@ -360,7 +365,7 @@ impl<'p> Jit<'p> {
         let start_key = if single { stop_key(profiler, graph, base_graph, texit.label, &start_env) } else { None };
         let mut target = None;
         let mut closes = false;
-        let mut seen: Vec<Key> = start_key.iter().cloned().collect();
+        let mut seen: HashSet<Key> = start_key.iter().cloned().collect();
         let this = &*self;
         let mut at = |l: Symbol, env: &Env, _: usize| {
             let Some(k) = stop_key(profiler, graph, base_graph, l, env) else { return Arrival::Continue };
@@ -377,7 +382,7 @@ impl<'p> Jit<'p> {
                 // which will trace that hot spot.
                 return Arrival::Stop;
             }
-            seen.push(k);
+            seen.insert(k);
             Arrival::Continue
         };
         let started = Instant::now();
