@@ -168,8 +168,11 @@ fn pinned(f: &Function, next_of: &HashMap<ValueId, ValueId>) -> HashSet<ValueId>
                 for (x, y) in [(a, b), (b, a)] {
                     // Only parameters passed on unchanged can be pinned.
                     if let Some(p) = x.as_value().filter(|p| next_of.get(p) == Some(p)) {
+                        // Two different operands decide it: more are not
+                        // kept (an interpreter's `pc < n` compares `n`
+                        // with every position a trace passes).
                         let seen = compared_with.entry(p).or_default();
-                        if !seen.contains(y) {
+                        if seen.len() < 2 && !seen.contains(y) {
                             seen.push(y.clone());
                         }
                     }
