@@ -344,3 +344,46 @@ fn linked_exits_check_in_as_often_as_asked() {
         assert_eq!(linked_run(tier, None), (false, 0, 5000), "{tier:?}");
     }
 }
+
+/// Three guards, each leaving with three values: which one leaves decides
+/// the values the exit buffer gets.
+const THREE_EXITS: &str = "trace three(v0:a, v1:b, v2:c) {
+b0:
+    guard_true v0, r0 else first
+    guard_true v1, r1 else second
+    v3:c = add.word v2, 1
+    guard_false v3, r2 else third
+    exit r2 to third
+resume r0 {
+    frame [a = v0, b = v1, c = v2]
+}
+resume r1 {
+    frame [c = v2, b = v1, a = v0]
+}
+resume r2 {
+    frame [b = v1, c = v3, a = v0]
+}
+}
+";
+
+/// An exit stub stores nothing: it jumps to its bridge's direct entry, if
+/// any, else to the trace's one tail that copies the exit's values into
+/// the exit buffer from the words its link slot lists. So the code has a
+/// single store into the buffer (`[rcx]`, in the tail's copy loop), for
+/// any number of exits and values.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn exit_stubs_share_one_tail_that_stores_their_values() {
+    let lines = listing_of(THREE_EXITS);
+    let buffer_stores: Vec<&String> = lines.iter().filter(|l| l.starts_with("mov [rcx")).collect();
+    assert_eq!(buffer_stores.len(), 1, "{lines:#?}");
+}
+
+/// Each exit stores its own values, in its record's order, through the
+/// shared tail.
+#[test]
+fn each_exit_stores_its_own_values_in_order() {
+    assert_eq!(run_baseline(THREE_EXITS, &[0, 7, 8]), vec![0, 7, 8]);
+    assert_eq!(run_baseline(THREE_EXITS, &[5, 0, 8]), vec![8, 0, 5]);
+    assert_eq!(run_baseline(THREE_EXITS, &[5, 7, 8]), vec![7, 9, 5]);
+}
