@@ -5,7 +5,6 @@
 //! code generator are flowc-testkit's (re-exported here); this adds the
 //! tracer, the JIT and native code.
 
-use flowc_lang::interp::LocationText as _;
 use flowc_lang::interp::{self, Config};
 use flowc_lang::{Program, Symbol, Value};
 pub use flowc_testkit::engines::*;
@@ -178,7 +177,7 @@ pub fn native_error_with(
     let result = native.run(env, config().max_depth);
     assert_eq!(native.tier_up_failures(), 0, "an optimized tier failed to compile");
     result.err().map(|mut e| {
-        e.at = e.at.map(|at| at.with_text(p));
+        e.at = e.at.map(|at| p.with_text(at));
         e.to_string()
     })
 }
@@ -192,7 +191,7 @@ pub fn jit_error(
     options: flowc_trace::jit::Options,
 ) -> Option<String> {
     jit_run(p, label, env, &config(), options).0.err().map(|mut e| {
-        e.at = e.at.map(|at| at.with_text(p));
+        e.at = e.at.map(|at| p.with_text(at));
         e.to_string()
     })
 }

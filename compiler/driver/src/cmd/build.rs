@@ -7,7 +7,6 @@
 //! The executable runs with the entry's environment, or `OUT --env
 //! '[n/100]'`; `OUT --help` tells the rest.
 
-use flowc_lang::interp::LocationText as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -86,7 +85,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
     let versions =
         flowc_passes::versions::pipeline(module, &options, flowc_passes::versions::Wanted::Both, |_, _, _| {});
     progress.phase("code generation");
-    let describe = |site: flowc_ir::Site| site.location().with_text(&program).to_string();
+    let describe = |site: flowc_ir::Site| program.with_text(site.location()).to_string();
     let bytes = flowc_codegen::object::object(
         &versions.generic,
         versions.small_version(),

@@ -1,6 +1,5 @@
 //! `flowc run FILE [--entry L] [--env ENV] [--engine E] [--fuel N] [--stats]`.
 
-use flowc_lang::interp::LocationText as _;
 use std::time::{Duration, Instant};
 
 use flowc_lang::interp::{self, Config, Counts};
@@ -234,7 +233,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
                 return Err(Failure::input(e));
             };
             // Compiled code knows where an error happened, not the text.
-            e.at = e.at.map(|at| if at.text.is_empty() { at.with_text(&program) } else { at });
+            e.at = e.at.map(|at| if at.text.is_empty() { program.with_text(at) } else { at });
             Err(input::run_failure(&program, label, &env, e))
         }
     }

@@ -1,6 +1,6 @@
-//! The statement text of an error's place: [`LocationText`], which reads
-//! it from the program (a [`Location`] made by compiled code knows where
-//! it is, not what the statement says).
+//! The statement text of an error's place: [`Program::location`] and
+//! [`Program::with_text`] read it from the program (a [`Location`] made by
+//! compiled code knows where it is, not what the statement says).
 
 use flowc_heap::error::Location;
 use flowc_heap::Symbol;
@@ -8,22 +8,14 @@ use flowc_heap::Symbol;
 use crate::syntax::readable_print::{stmt_to_string, terminator_to_string};
 use crate::Program;
 
-/// Places of errors in a program, with their statements' text.
-pub trait LocationText: Sized {
+impl Program {
     /// Statement `statement` (1-based; one past the last is the
     /// terminator) of block `block` of `function` (`None`: the main graph)
-    /// in `program`, with its text; `None` if there is no such statement.
-    fn in_program(program: &Program, function: Option<Symbol>, block: Symbol, statement: usize) -> Option<Self>;
-
-    /// This place with its statement's text taken from `program`.
-    fn with_text(self, program: &Program) -> Self;
-}
-
-impl LocationText for Location {
-    fn in_program(program: &Program, function: Option<Symbol>, block: Symbol, statement: usize) -> Option<Location> {
+    /// as a place with its text; `None` if there is no such statement.
+    pub fn location(&self, function: Option<Symbol>, block: Symbol, statement: usize) -> Option<Location> {
         let b = match function {
-            None => program.main_blocks().find(|b| b.label == block)?,
-            Some(f) => program.function(f)?.blocks.iter().find(|b| b.label == block)?,
+            None => self.main_blocks().find(|b| b.label == block)?,
+            Some(f) => self.function(f)?.blocks.iter().find(|b| b.label == block)?,
         };
         let is_terminator = statement > b.body.len();
         let text = match statement.checked_sub(1).and_then(|k| b.body.get(k)) {
@@ -34,7 +26,9 @@ impl LocationText for Location {
         Some(Location { function, block, statement, is_terminator, text })
     }
 
-    fn with_text(self, program: &Program) -> Location {
-        Location::in_program(program, self.function, self.block, self.statement).unwrap_or(self)
+    /// Place `at` with its statement's text taken from this program (`at`
+    /// as it is if the program has no such statement).
+    pub fn with_text(&self, at: Location) -> Location {
+        self.location(at.function, at.block, at.statement).unwrap_or(at)
     }
 }

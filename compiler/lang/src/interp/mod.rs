@@ -13,7 +13,6 @@ pub mod run;
 
 pub use flowc_heap::error::{self, ErrorKind, Location, RuntimeError};
 pub use flowc_heap::objects;
-pub use location::LocationText;
 pub use resolve::Resolved;
 
 mod location;
