@@ -81,3 +81,18 @@ fn the_table_answers_definitions_and_uses_in_program_order() {
         assert_eq!(fresh.uses_of(v(k)), du.uses_of(v(k)));
     }
 }
+
+/// The table of definitions only gives every value the definition the
+/// full table does (the dead-code pass uses it on traces with nothing to
+/// allocate).
+#[test]
+fn the_definitions_alone_are_the_full_tables() {
+    let run = support::run_with(support::POWER, &["normalize", "def-use"]);
+    let f = &run.module.functions[0];
+    let v = |k: u32| -> flowc_ir::ValueId { la_arena::Idx::from_raw(la_arena::RawIdx::from_u32(k)) };
+    let (full, definitions) = (DefUse::compute(f), DefUse::definitions(f));
+    assert_eq!(definitions.num_values(), f.values.len());
+    for k in 0..f.values.len() as u32 {
+        assert_eq!(definitions.def_of(v(k)), full.def_of(v(k)));
+    }
+}
