@@ -88,27 +88,15 @@ pub struct DefUse {
 impl DefUse {
     /// Computes the table of `f` (linear in the size of `f`).
     pub fn compute(f: &Function) -> DefUse {
-        let n = f.values.len();
-        let mut defs = vec![Def::None; n];
-        for (k, &p) in f.params.iter().enumerate() {
-            if ix(p) < n {
-                defs[ix(p)] = Def::Param(k as u32);
-            }
-        }
-        // First sweep: definitions and use counts.
+        let DefUse { defs, .. } = DefUse::definitions(f);
+        let n = defs.len();
+        // First sweep: use counts.
         let mut count = vec![0u32; n + 1];
         visit_uses(f, |v, _| {
             if ix(v) < n {
                 count[ix(v)] += 1;
             }
         });
-        for (b, i) in f.all_insts() {
-            if let Some(v) = f.insts[i].result {
-                if ix(v) < n {
-                    defs[ix(v)] = Def::Inst { block: b, inst: i };
-                }
-            }
-        }
         // Prefix sums, then the second sweep fills the rows in order.
         let mut start = vec![0u32; n + 1];
         for k in 0..n {
