@@ -178,6 +178,15 @@ impl Tiers {
             _ => &self.tables.failed[k],
         }
     }
+
+    /// The counter the tier-0 code of `what` of function `k` counts down,
+    /// and what it starts from.
+    fn counter(&self, k: usize, what: Tier1) -> (&Cell<u64>, u64) {
+        match (what, &self.by_region[k]) {
+            (Tier1::Region(r), Some(tiered)) => (&tiered.tables.counters[r], self.tables.region_after),
+            _ => (&self.tables.counters[k], self.tables.after),
+        }
+    }
 }
 
 impl Tiers {
@@ -258,12 +267,8 @@ impl TierUp for Tiers {
         // Counting starts again: tier-0 code still running (other calls,
         // other loops) comes back here for code compiled by then, soon
         // while its compilation is on its way.
-        let after = if let Tier1::Region(_) = what { t.region_after } else { t.after };
-        let soon = if address == 0 && !self.failed(k, what).get() { (after / 16).max(1) } else { after };
-        match (what, &self.by_region[k]) {
-            (Tier1::Region(r), Some(tiered)) => tiered.tables.counters[r].set(soon),
-            _ => t.counters[k].set(soon),
-        }
+        let (counter, after) = self.counter(k, what);
+        counter.set(if address == 0 && !self.failed(k, what).get() { (after / 16).max(1) } else { after });
         self.counts.time.set(self.counts.time.get() + started.elapsed());
         ctx.traps = self.unit.borrow().shared_traps();
         address
