@@ -233,6 +233,28 @@ impl Sweep {
                 }
             }
         }
+        // A `get` that may read what a `set` of an immutable field of its
+        // allocation stored ([`Analysis::get`]) takes that operand's info:
+        // it is a user of the stored value too, so that it is visited
+        // again when that info changes (a phi widened by a later edge).
+        let stored: HashMap<(ValueId, Symbol), ValueId> = sets
+            .iter()
+            .filter_map(|&(i, _, _, new)| match (&f.insts[i].kind, f.insts[new].result) {
+                (InstKind::Set { field, value: Operand::Value(s), .. }, Some(obj)) => Some(((obj, *field), *s)),
+                _ => None,
+            })
+            .collect();
+        if !stored.is_empty() {
+            for &b in &f.layout {
+                for i in f.block_insts(b) {
+                    if let InstKind::Get { obj: Operand::Value(o), field } = &f.insts[i].kind {
+                        if let Some(s) = stored.get(&(*o, *field)) {
+                            uses.push((ix(*s) as u32, User::Inst(b, i)));
+                        }
+                    }
+                }
+            }
+        }
         let users = Rows::group(n, uses.iter().filter(|(v, _)| (*v as usize) < n).map(|&(v, u)| (v as usize, u)));
         Sweep { users, position, def_block, constants, sets }
     }

@@ -408,6 +408,57 @@ next:
     );
 }
 
+/// A forwarded read is a user of what was stored: `seen` widens round the
+/// loop after `last = t.v` was first visited with `seen = 20`, and the read
+/// must widen with it, or `last < 3` folds to false
+/// (`tests/corpus/shapes/forwarded_field.fg`; found by `flowc-fuzz engines
+/// --alloc`).
+#[test]
+fn a_forwarded_read_widens_with_the_stored_value() {
+    let src = include_str!("../../../tests/corpus/shapes/forwarded_field.fg");
+    check(
+        src,
+        "cleanup",
+        expect![[r#"
+        immutable box(v)
+
+        main start(v0:x) {
+        b0 start:
+            jump b1
+        b1 round:
+            v1:rounds = phi [b0: 3, b5: v13]
+            v2:k = phi [b0: 0, b5: v14]
+            v3:x = phi [b0: v0, b5: 20]
+            v6:seen = phi [b0: 20, b5: v1]
+            branch v1, b2, b6
+        b2 work:
+            v4:c = eq v3, 20
+            branch v4, b3, b7
+        b7:
+            jump b5
+        b3 fresh:
+            v5:t = new box
+            set v5, v, v6
+            v8:small = lt.word v6, 3
+            branch v8, b4, b8
+        b8:
+            jump b5
+        b4 mark:
+            v9:k = add.int v2, 1
+            jump b5
+        b5 step:
+            v14:k = phi [b7: v2, b8: v2, b4: v9]
+            v10:u = new box
+            set v10, v, v1
+            v13:rounds = sub.word v1, 1
+            jump b1
+        b6 done:
+            print v2
+        }
+    "#]],
+    );
+}
+
 /// Widening stops at the function's constants: `a` and `b` stay below the
 /// modulus, so the add and the mod need no checks (`.word`); the counter
 /// bounded only by the parameter still may grow into a bignum (`.int`).
