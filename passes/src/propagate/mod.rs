@@ -22,7 +22,8 @@
 //! - A call of a `pure` function with constant arguments is run (with the
 //!   IR interpreter, under fuel); if it returns a constant, that is its
 //!   result. A `get` of an immutable field of a known allocation whose
-//!   only `set` follows the `new` in its block reads the stored operand.
+//!   only `set` follows the `new` in its block reads the stored operand
+//!   (and is visited again whenever that operand's info changes).
 //! - Small leaf functions called from executable code are marked for
 //!   inlining.
 

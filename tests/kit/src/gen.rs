@@ -128,6 +128,7 @@ pub fn generate(seed: u64, cfg: &GenConfig) -> Program {
         func: None,
         emitted: 0,
         allocated: false,
+        callees: Vec::new(),
     };
     let mut items = Vec::new();
     let inputs: Vec<(Symbol, Value)> = (0..2).map(|i| (g.int(i), Value::Int(g.rng.range(-20, 40)))).collect();
@@ -135,17 +136,23 @@ pub fn generate(seed: u64, cfg: &GenConfig) -> Program {
     for class in CLASSES {
         items.push(Item::Immutable(Symbol::intern(class), vec![Symbol::intern("f0")]));
     }
-    let mut pure = Vec::new();
     let mut functions = Vec::new();
+    let mut promised = Vec::new();
     for f in 0..cfg.functions {
-        let (function, is_pure) = g.function(f);
-        if is_pure {
-            pure.push(function.name);
-        }
+        let (function, promise) = g.function(f);
         functions.push(function);
+        promised.push(promise);
     }
-    for name in pure {
-        items.push(Item::Pure(name));
+    // A function allocates if it does, or if a function it calls does
+    // (calls go to later functions only: decided from the last back).
+    let mut allocates = vec![false; functions.len()];
+    for f in (0..functions.len()).rev() {
+        allocates[f] = promised[f].allocates || promised[f].calls.iter().any(|&k| allocates[k]);
+    }
+    for (f, function) in functions.iter().enumerate() {
+        if promised[f].pure && !allocates[f] {
+            items.push(Item::Pure(function.name));
+        }
     }
     if cfg.alloc {
         items.extend(helpers().into_iter().map(Item::Function));
@@ -194,6 +201,18 @@ struct Gen {
     /// Whether the function being generated allocates (then it is not
     /// declared pure: its allocations are numbered).
     allocated: bool,
+    /// The generated functions the function being generated calls.
+    callees: Vec<usize>,
+}
+
+/// What a generated function may be declared: `pure` when the coin said
+/// so and it cannot fail, unless it `allocates` (itself, or through the
+/// helpers) or one of the functions it `calls` does — a folded or dropped
+/// call would skip allocations that number the objects after them.
+struct Promise {
+    pure: bool,
+    allocates: bool,
+    calls: Vec<usize>,
 }
 
 fn var(s: Symbol) -> Arg {
@@ -246,11 +265,25 @@ impl Gen {
 
     fn emit(&mut self, s: Stmt) {
         self.emitted += 1;
+        if matches!(s, Stmt::New { .. }) {
+            self.allocated = true;
+        }
         self.cur.as_mut().expect("an open block").1.push(s);
     }
 
     fn close(&mut self, term: Terminator) {
         self.emitted += 1;
+        if let Terminator::Call { func, .. } = &term {
+            let name = func.as_str();
+            if matches!(name, "box" | "push") {
+                self.allocated = true;
+            }
+            if let Some(k) = name.strip_prefix('f').and_then(|k| k.parse::<usize>().ok()) {
+                if self.func.is_some_and(|f| f != k) {
+                    self.callees.push(k);
+                }
+            }
+        }
         let (label, body) = self.cur.take().expect("an open block");
         self.blocks.push(Block { label, body, term });
     }
@@ -630,7 +663,7 @@ impl Gen {
     }
 
     /// `function fN(n, p)`: recursion on `n` down to 0 plus a random body.
-    fn function(&mut self, index: usize) -> (Function, bool) {
+    fn function(&mut self, index: usize) -> (Function, Promise) {
         self.func = Some(index);
         self.blocks.clear();
         let name = Symbol::intern(&format!("f{index}"));
@@ -658,10 +691,12 @@ impl Gen {
         self.close(Terminator::Return(result));
         let blocks = std::mem::take(&mut self.blocks);
         // `pure` is a promise: never made for functions that may fail, nor
-        // for those that allocate (their allocations are numbered).
-        let pure = self.rng.chance(50) && !self.cfg.errors && !self.allocated;
+        // for those that allocate (their allocations are numbered), which
+        // the caller decides once it knows what the callees do.
+        let pure = self.rng.chance(50) && !self.cfg.errors;
+        let promise = Promise { pure, allocates: self.allocated, calls: std::mem::take(&mut self.callees) };
         self.allocated = false;
-        (Function { name, params: vec![n, p], blocks }, pure)
+        (Function { name, params: vec![n, p], blocks }, promise)
     }
 }
 
