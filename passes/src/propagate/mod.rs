@@ -203,6 +203,20 @@ impl Sweep {
         let mut def_block = vec![None; n];
         let mut constants = Vec::new();
         let mut sets = Vec::new();
+        // `get`s of immutable fields of an allocation: `(block, get, new,
+        // field)`.
+        let mut reads = Vec::new();
+        // The allocation whose immutable field `field` of `obj` is.
+        let fresh = |obj: &Operand, field: Symbol| match obj {
+            Operand::Value(o) => match f.values[*o].def {
+                ValueDef::Inst(new) => {
+                    matches!(f.insts[new].kind, InstKind::New(class) if module.is_immutable(class, field))
+                        .then_some(new)
+                }
+                _ => None,
+            },
+            Operand::Const(_) => None,
+        };
         // Uses, then grouped by the value they use.
         let mut uses: Vec<(u32, User)> = Vec::with_capacity(2 * f.insts.len() + f.layout.len());
         for &b in &f.layout {
@@ -217,12 +231,12 @@ impl Sweep {
                     Operand::Const(Value::Int(k)) => constants.push(*k),
                     Operand::Const(_) => {}
                 });
-                if let InstKind::Set { obj: Operand::Value(o), field, .. } = &data.kind {
-                    if let ValueDef::Inst(new) = f.values[*o].def {
-                        if matches!(f.insts[new].kind, InstKind::New(class) if module.is_immutable(class, *field)) {
-                            sets.push((i, b, pos as u32, new));
-                        }
+                match &data.kind {
+                    InstKind::Set { obj, field, .. } => {
+                        sets.extend(fresh(obj, *field).map(|new| (i, b, pos as u32, new)))
                     }
+                    InstKind::Get { obj, field } => reads.extend(fresh(obj, *field).map(|new| (b, i, new, *field))),
+                    _ => {}
                 }
             }
             let term = &f.blocks[b].term;
@@ -238,21 +252,17 @@ impl Sweep {
         // allocation stored ([`Analysis::get`]) takes that operand's info:
         // it is a user of the stored value too, so that it is visited
         // again when that info changes (a phi widened by a later edge).
-        let stored: HashMap<(ValueId, Symbol), ValueId> = sets
-            .iter()
-            .filter_map(|&(i, _, _, new)| match (&f.insts[i].kind, f.insts[new].result) {
-                (InstKind::Set { field, value: Operand::Value(s), .. }, Some(obj)) => Some(((obj, *field), *s)),
-                _ => None,
-            })
-            .collect();
-        if !stored.is_empty() {
-            for &b in &f.layout {
-                for i in f.block_insts(b) {
-                    if let InstKind::Get { obj: Operand::Value(o), field } = &f.insts[i].kind {
-                        if let Some(s) = stored.get(&(*o, *field)) {
-                            uses.push((ix(*s) as u32, User::Inst(b, i)));
-                        }
-                    }
+        if !reads.is_empty() {
+            let stored: HashMap<(InstId, Symbol), ValueId> = sets
+                .iter()
+                .filter_map(|&(i, _, _, new)| match &f.insts[i].kind {
+                    InstKind::Set { field, value: Operand::Value(s), .. } => Some(((new, *field), *s)),
+                    _ => None,
+                })
+                .collect();
+            for (b, i, new, field) in reads {
+                if let Some(s) = stored.get(&(new, field)) {
+                    uses.push((ix(*s) as u32, User::Inst(b, i)));
                 }
             }
         }
