@@ -15,6 +15,8 @@
 //! recursive function, objects passed to functions and returned from them.
 //! Everything is a pure function of the seed and the configuration.
 
+use std::collections::HashSet;
+
 use flowc_lang::ast::*;
 use flowc_lang::ops::Op;
 use flowc_lang::{Symbol, Value};
@@ -119,44 +121,26 @@ const ODD_INTS: [&str; INT_VARS] = ["if", "x y", "Goto", "_t", "naïve", "it's"]
 
 /// Generates one program.
 pub fn generate(seed: u64, cfg: &GenConfig) -> Program {
-    let mut g = Gen {
-        rng: Rng::new(seed),
-        cfg: cfg.clone(),
-        blocks: Vec::new(),
-        cur: None,
-        labels: 0,
-        func: None,
-        emitted: 0,
-        allocated: false,
-        callees: Vec::new(),
-    };
+    let mut g =
+        Gen { rng: Rng::new(seed), cfg: cfg.clone(), blocks: Vec::new(), cur: None, labels: 0, func: None, emitted: 0 };
     let mut items = Vec::new();
     let inputs: Vec<(Symbol, Value)> = (0..2).map(|i| (g.int(i), Value::Int(g.rng.range(-20, 40)))).collect();
     items.push(Item::Entry(Entry { label: Symbol::intern("start"), env: Some(inputs) }));
     for class in CLASSES {
         items.push(Item::Immutable(Symbol::intern(class), vec![Symbol::intern("f0")]));
     }
-    let mut functions = Vec::new();
-    let mut promised = Vec::new();
-    for f in 0..cfg.functions {
-        let (function, promise) = g.function(f);
-        functions.push(function);
-        promised.push(promise);
-    }
-    // A function allocates if it does, or if a function it calls does
-    // (calls go to later functions only: decided from the last back).
-    let mut allocates = vec![false; functions.len()];
-    for f in (0..functions.len()).rev() {
-        allocates[f] = promised[f].allocates || promised[f].calls.iter().any(|&k| allocates[k]);
-    }
-    for (f, function) in functions.iter().enumerate() {
-        if promised[f].pure && !allocates[f] {
+    let (functions, coins): (Vec<Function>, Vec<bool>) = (0..cfg.functions).map(|f| g.function(f)).unzip();
+    let helpers = if cfg.alloc { helpers() } else { Vec::new() };
+    // `pure` is a promise: never made for a function that allocates, by
+    // itself or through what it calls (a folded or dropped call would skip
+    // allocations that number the objects after them).
+    let allocating = allocating(functions.iter().chain(&helpers));
+    for (function, coin) in functions.iter().zip(coins) {
+        if coin && !allocating.contains(&function.name) {
             items.push(Item::Pure(function.name));
         }
     }
-    if cfg.alloc {
-        items.extend(helpers().into_iter().map(Item::Function));
-    }
+    items.extend(helpers.into_iter().map(Item::Function));
     g.func = None;
     g.start(Symbol::intern("start"));
     g.init(2);
@@ -198,21 +182,25 @@ struct Gen {
     func: Option<usize>,
     /// Statements and terminators emitted so far (budgets count these).
     emitted: usize,
-    /// Whether the function being generated allocates (then it is not
-    /// declared pure: its allocations are numbered).
-    allocated: bool,
-    /// The generated functions the function being generated calls.
-    callees: Vec<usize>,
 }
 
-/// What a generated function may be declared: `pure` when the coin said
-/// so and it cannot fail, unless it `allocates` (itself, or through the
-/// helpers) or one of the functions it `calls` does — a folded or dropped
-/// call would skip allocations that number the objects after them.
-struct Promise {
-    pure: bool,
-    allocates: bool,
-    calls: Vec<usize>,
+/// The functions of `functions` that allocate: that make an object, or
+/// call one that does.
+fn allocating<'a>(functions: impl Iterator<Item = &'a Function> + Clone) -> HashSet<Symbol> {
+    let mut out = HashSet::new();
+    loop {
+        let before = out.len();
+        for f in functions.clone() {
+            let makes = |b: &Block| b.body.iter().any(|s| matches!(s, Stmt::New { .. }));
+            let calls = |b: &Block| matches!(b.term, Terminator::Call { func, .. } if out.contains(&func));
+            if f.blocks.iter().any(|b| makes(b) || calls(b)) {
+                out.insert(f.name);
+            }
+        }
+        if out.len() == before {
+            return out;
+        }
+    }
 }
 
 fn var(s: Symbol) -> Arg {
@@ -265,25 +253,11 @@ impl Gen {
 
     fn emit(&mut self, s: Stmt) {
         self.emitted += 1;
-        if matches!(s, Stmt::New { .. }) {
-            self.allocated = true;
-        }
         self.cur.as_mut().expect("an open block").1.push(s);
     }
 
     fn close(&mut self, term: Terminator) {
         self.emitted += 1;
-        if let Terminator::Call { func, .. } = &term {
-            let name = func.as_str();
-            if matches!(name, "box" | "push") {
-                self.allocated = true;
-            }
-            if let Some(k) = name.strip_prefix('f').and_then(|k| k.parse::<usize>().ok()) {
-                if self.func.is_some_and(|f| f != k) {
-                    self.callees.push(k);
-                }
-            }
-        }
         let (label, body) = self.cur.take().expect("an open block");
         self.blocks.push(Block { label, body, term });
     }
@@ -614,7 +588,6 @@ impl Gen {
                 let args = vec![var(b), self.int_operand()];
                 self.close(Terminator::Call { dst, func: Symbol::intern("unbox"), args, next: read });
                 self.start(read);
-                self.allocated = true;
             }
             _ => {
                 // An object made here, a branch, then read: in a loop its
@@ -663,7 +636,9 @@ impl Gen {
     }
 
     /// `function fN(n, p)`: recursion on `n` down to 0 plus a random body.
-    fn function(&mut self, index: usize) -> (Function, Promise) {
+    /// The function, and whether it may be declared pure (it cannot fail;
+    /// [`generate`] also asks that it not allocate).
+    fn function(&mut self, index: usize) -> (Function, bool) {
         self.func = Some(index);
         self.blocks.clear();
         let name = Symbol::intern(&format!("f{index}"));
@@ -690,13 +665,8 @@ impl Gen {
         let result = self.int_operand();
         self.close(Terminator::Return(result));
         let blocks = std::mem::take(&mut self.blocks);
-        // `pure` is a promise: never made for functions that may fail, nor
-        // for those that allocate (their allocations are numbered), which
-        // the caller decides once it knows what the callees do.
         let pure = self.rng.chance(50) && !self.cfg.errors;
-        let promise = Promise { pure, allocates: self.allocated, calls: std::mem::take(&mut self.callees) };
-        self.allocated = false;
-        (Function { name, params: vec![n, p], blocks }, promise)
+        (Function { name, params: vec![n, p], blocks }, pure)
     }
 }
 
