@@ -16,10 +16,7 @@ pub fn disagreement(seed: u64) -> Option<String> {
 pub fn disagreement_on(p: &flowc_lang::Program) -> Option<String> {
     let p = p.clone();
     let (label, env) = engines::start(&p);
-    let expected = engines::reference(&p, label, &env);
-    if expected == Outcome::Error("fuel_exhausted".into()) {
-        return None;
-    }
+    let expected = engines::reference_with_margin(&p, label, &env)?;
     let differs =
         |engine: &str, got: Outcome| (got != expected).then(|| format!("{engine}: {got:?}, reference: {expected:?}"));
     let module = engines::lower(&p, label);

@@ -77,10 +77,13 @@ pub fn run(module: &mut Module, cx: &mut Context) {
 
 /// Removes the dead instructions of `module.functions[index]` (for callers
 /// outside the pipeline, e.g. the trace optimizer), computing its def-use.
-pub fn function(module: &mut Module, index: usize) {
+/// `observable` says whether the whole program can see allocation numbers
+/// (then no `new` is dead): the caller must answer it, since `module` may
+/// hold only part of the program — a trace that ends in a jump prints
+/// nothing, yet the objects allocated after it may be printed.
+pub fn function(module: &mut Module, index: usize, observable: bool) {
     let pure_arity = roots::pure_arities(module);
     let f = &module.functions[index];
-    let observable = crate::observe::allocations_observable(module);
     // The uses are read only to find allocations that are only stored
     // into ([`roots::Roots::dead_allocations`]): without one, the
     // definitions do (a trace's allocations are mostly removed before

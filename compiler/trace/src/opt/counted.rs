@@ -940,7 +940,7 @@ resume r0 {
         let mut f = flowc_ir::parse::function("test.ir", TRANSFER).expect("parses");
         assert!(super::fast_forward(&mut f, None));
         let mut module = flowc_ir::Module { functions: vec![f], ..Default::default() };
-        flowc_passes::dce::function(&mut module, 0);
+        flowc_passes::dce::function(&mut module, 0, true);
         let text = flowc_ir::print::function(&module.functions[0]);
         assert!(text.contains("    iterations v15\n"), "{text}");
     }

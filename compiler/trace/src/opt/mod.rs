@@ -148,7 +148,7 @@ pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Op
     stores::remove_dead(f, hints);
     let trace = std::mem::replace(f, Function::new(f.kind, f.name));
     let mut module = Module { pure: hints.pure.clone(), immutable: hints.immutable.clone(), functions: vec![trace] };
-    flowc_passes::dce::function(&mut module, 0);
+    flowc_passes::dce::function(&mut module, 0, !options.remove_allocations);
     *f = module.functions.pop().expect("the trace");
     out
 }
