@@ -9,10 +9,12 @@
 //! - [`mod@env`]: the ordered environment;
 //! - [`syntax`]: the Prolog and readable syntaxes (parse and print);
 //! - [`interp`]: the reference interpreter;
+//! - [`index`]: a program's blocks, functions and declarations by name;
 //! - [`pe`]: the partial evaluator of Part 1.
 
 pub mod ast;
 pub mod env;
+pub mod index;
 pub mod interp;
 pub mod pe;
 pub mod syntax;

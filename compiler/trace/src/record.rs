@@ -16,6 +16,7 @@
 
 use flowc_lang::ast::{Arg, Block, Program, Stmt, Terminator};
 use flowc_lang::heap::Layout;
+use flowc_lang::index::ProgramIndex;
 use flowc_lang::interp::objects;
 use flowc_lang::interp::{ErrorKind, Location, ResumeFrame, RuntimeError};
 use flowc_lang::syntax::readable_print::{stmt_to_string, terminator_to_string};
@@ -226,10 +227,10 @@ fn site(function: Option<Symbol>, b: &Block, index: usize) -> Site {
     Site { function, block: b.label, statement: index as u32 + 1, is_terminator: index >= b.body.len() }
 }
 
-/// One activation while tracing.
-struct TraceFrame<'p> {
+/// One activation while tracing: its blocks are found by label in the
+/// program's index.
+struct TraceFrame {
     function: Option<Symbol>,
-    blocks: Vec<&'p Block>,
     env: Env,
     /// When this frame is waiting for a callee: the result variable and
     /// the label to continue at.
@@ -239,25 +240,14 @@ struct TraceFrame<'p> {
     arrivals: Vec<(Symbol, u32)>,
 }
 
-impl<'p> TraceFrame<'p> {
-    fn block(&self, label: Symbol) -> Option<&'p Block> {
-        self.blocks.iter().copied().find(|b| b.label == label)
-    }
-
-    fn of(program: &'p Program, f: &ResumeFrame) -> Result<TraceFrame<'p>, TraceError> {
-        let blocks = match f.function {
-            None => program.main_blocks().collect(),
-            Some(name) => match program.function(name) {
-                Some(func) => func.blocks.iter().collect(),
-                None => {
-                    let kind = ErrorKind::UnknownFunction(name);
-                    return Err(TraceError::Runtime(RuntimeError { kind, at: None }));
-                }
-            },
-        };
+impl TraceFrame {
+    fn of(index: &ProgramIndex, f: &ResumeFrame) -> Result<TraceFrame, TraceError> {
+        if let Some(name) = f.function.filter(|name| index.function(*name).is_none()) {
+            let kind = ErrorKind::UnknownFunction(name);
+            return Err(TraceError::Runtime(RuntimeError { kind, at: None }));
+        }
         Ok(TraceFrame {
             function: f.function,
-            blocks,
             env: f.env.iter().cloned().collect(),
             call: f.call,
             arrivals: Vec::new(),
@@ -286,7 +276,8 @@ pub fn record(
 ) -> Result<Recorded, TraceError> {
     let start = [ResumeFrame { function: None, env: env.into_iter().collect(), call: None }];
     let mut at = |l: Symbol, _: &Env, _: usize| if l == anchor { Arrival::Stop } else { Arrival::Continue };
-    Ok(match record_path(program, &start, anchor, heap, Limits::ops(limit), &mut at, &mut |_, _, _, _| None)? {
+    let index = ProgramIndex::new(program);
+    Ok(match record_path(&index, &start, anchor, heap, Limits::ops(limit), &mut at, &mut |_, _, _, _| None)? {
         Path::Stopped { trace, frame, .. } => Recorded::Loop { trace, env: frame.env.into_iter().collect() },
         Path::Printed(v) => Recorded::Printed(v),
         Path::Returns { .. } => unreachable!("the main graph's frame does not stop before returning"),
@@ -312,7 +303,7 @@ const RECORDING_CAPACITY: usize = 256;
 /// `residual` gives a result is recorded as a `call` instead of followed.
 /// Recording stops with an error past `limits`.
 pub fn record_path(
-    program: &Program,
+    index: &ProgramIndex,
     start: &[ResumeFrame],
     label: Symbol,
     heap: &mut Heap,
@@ -320,14 +311,14 @@ pub fn record_path(
     at: &mut dyn FnMut(Symbol, &Env, usize) -> Arrival,
     residual: &mut Residual,
 ) -> Result<Path, TraceError> {
-    let immutable = |c: Symbol, f: Symbol| program.immutable_fields(c).any(|x| x == f);
+    let immutable = |c: Symbol, f: Symbol| index.is_immutable(c, f);
     let unknown = |l: Symbol| TraceError::Runtime(RuntimeError { kind: ErrorKind::UnknownLabel(l), at: None });
     let mut frames = Vec::with_capacity(start.len());
     for f in start {
-        frames.push(TraceFrame::of(program, f)?);
+        frames.push(TraceFrame::of(index, f)?);
     }
     let innermost = frames.last().ok_or_else(|| unknown(label))?;
-    let mut block = innermost.block(label).ok_or_else(|| unknown(label))?;
+    let mut block = index.block(innermost.function, label).ok_or_else(|| unknown(label))?;
     // Sized for a typical recording (a BF interpreter's loops and bridges
     // record 50-250 operations): growing from empty copied each one
     // several times.
@@ -405,7 +396,7 @@ pub fn record_path(
             }
             Terminator::Error(r) => return Err(error(ErrorKind::User(*r), fun, block, n)),
             Terminator::Call { dst, func, args, next } => {
-                let Some(callee) = program.function(*func) else {
+                let Some(callee) = index.function(*func) else {
                     return Err(error(ErrorKind::UnknownFunction(*func), fun, block, n));
                 };
                 if callee.params.len() != args.len() {
@@ -433,7 +424,6 @@ pub fn record_path(
                     frame.call = Some((*dst, *next));
                     frames.push(TraceFrame {
                         function: Some(*func),
-                        blocks: callee.blocks.iter().collect(),
                         env: callee_env,
                         call: None,
                         arrivals: Vec::new(),
@@ -483,7 +473,7 @@ pub fn record_path(
             let frame = frames[0].resume_frame();
             return Ok(Path::Stopped { trace: trace(ops, sites), frame, label: next });
         }
-        block = frame.block(next).ok_or_else(|| error(ErrorKind::UnknownLabel(next), fun, block, n))?;
+        block = index.block(frame.function, next).ok_or_else(|| error(ErrorKind::UnknownLabel(next), fun, block, n))?;
     }
 }
 

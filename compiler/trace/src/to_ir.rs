@@ -33,6 +33,7 @@ use flowc_ir::{
     Terminator, ValueId,
 };
 use flowc_lang::ast::{Arg, Operator};
+use flowc_lang::index::ProgramIndex;
 use flowc_lang::ops::{Form, Op};
 use flowc_lang::{Program, Symbol, Value};
 
@@ -207,9 +208,9 @@ fn base_writes(trace: &Trace) -> Vec<Symbol> {
     out
 }
 
-/// Converts `trace` of `program`, recorded from `start`, into trace
-/// function `name` ending as `end` says.
-pub fn convert(program: &Program, name: Symbol, trace: &Trace, start: &Start, end: &End) -> Function {
+/// Converts `trace` of the program `index` indexes, recorded from
+/// `start`, into trace function `name` ending as `end` says.
+pub fn convert(index: &ProgramIndex, name: Symbol, trace: &Trace, start: &Start, end: &End) -> Function {
     // About an instruction per recorded operation (and the start's
     // objects and checks): the arenas are not regrown as the trace fills.
     let insts = trace.ops.len() + start.params.len() + start.objects.len() * 4 + 8;
@@ -277,14 +278,14 @@ pub fn convert(program: &Program, name: Symbol, trace: &Trace, start: &Start, en
                 TraceOp::Leave { .. } => skipping -= 1,
                 _ => {}
             },
-            TraceOp::Enter { dst, func, args, .. } if program.is_pure(*func) => {
+            TraceOp::Enter { dst, func, args, .. } if index.is_pure(*func) => {
                 let top = frames.len() - 1;
                 let args = args.iter().map(|a| frames[top].read(a)).collect();
                 let v = b.inst(body, InstKind::Call { func: *func, args }, Some(*dst)).unwrap();
                 frames[top].write(*dst, Operand::Value(v));
                 skipping = 1;
             }
-            _ => emit(program, &mut b, body, &mut frames, op),
+            _ => emit(index, &mut b, body, &mut frames, op),
         }
         if let Some(&site) = trace.sites.get(k) {
             for n in before..b.func.blocks[body].insts.len() {
@@ -387,7 +388,7 @@ fn allocate(b: &mut Builder, block: BlockId, start: &Start, params: &[ValueId]) 
     made
 }
 
-fn emit(program: &Program, b: &mut Builder, body: BlockId, frames: &mut Vec<Frame>, op: &TraceOp) {
+fn emit(index: &ProgramIndex, b: &mut Builder, body: BlockId, frames: &mut Vec<Frame>, op: &TraceOp) {
     let top = frames.len() - 1;
     match op {
         TraceOp::Op1 { dst, op: Operator::Known(flowc_lang::ops::Op::Same), arg } => {
@@ -448,7 +449,7 @@ fn emit(program: &Program, b: &mut Builder, body: BlockId, frames: &mut Vec<Fram
         TraceOp::Enter { dst, func, args, next } => {
             let values: Vec<Operand> = args.iter().map(|a| frames[top].read(a)).collect();
             frames[top].call = Some((*dst, *next));
-            let params = &program.function(*func).expect("the tracer found the function").params;
+            let params = &index.function(*func).expect("the tracer found the function").params;
             let vars = params.iter().copied().zip(values).collect();
             frames.push(Frame { function: Some(*func), vars, call: None });
         }
@@ -503,5 +504,5 @@ fn snapshot(frames: &[Frame]) -> ResumeData {
 /// `start` (whose variables, in order, become the parameters), as a loop.
 pub fn to_ir(program: &Program, trace: &Trace, start: &flowc_lang::Env) -> Function {
     let vars: Vec<Symbol> = start.keys().copied().collect();
-    convert(program, trace.anchor, trace, &Start::frame(None, &vars), &End::Loop)
+    convert(&ProgramIndex::new(program), trace.anchor, trace, &Start::frame(None, &vars), &End::Loop)
 }

@@ -167,12 +167,25 @@ pub(crate) fn exit_record(
     guard: bool,
     check: bool,
 ) -> TraceExit {
+    // Each value once, in first-use order: searched for in the list while
+    // it is short, in a set beyond (a residual program's resume records
+    // carry hundreds of variables, and searching the list for each was a
+    // tenth of a JIT run on one).
+    const SHORT: usize = 16;
     let mut values: Vec<ValueId> = Vec::new();
+    let mut seen: rustc_hash::FxHashSet<ValueId> = rustc_hash::FxHashSet::default();
     for op in f.resumes[resume].operands() {
-        if let Operand::Value(v) = op {
-            if !values.contains(v) {
-                values.push(*v);
+        let Operand::Value(v) = op else { continue };
+        let new = if values.len() < SHORT {
+            !values.contains(v)
+        } else {
+            if seen.is_empty() {
+                seen.extend(values.iter().copied());
             }
+            seen.insert(*v)
+        };
+        if new {
+            values.push(*v);
         }
     }
     let key = key.map(|k| match values.iter().position(|v| *v == k) {

@@ -145,6 +145,8 @@ pub struct Graph {
     /// `None` for the main flow graph.
     pub name: Option<Symbol>,
     pub slot_names: Vec<Symbol>,
+    /// The slot of each variable (the inverse of `slot_names`).
+    slot_index: SymbolMap<Slot>,
     pub blocks: Vec<CBlock>,
     pub labels: SymbolMap<u32>,
     pub params: usize,
@@ -154,7 +156,7 @@ pub struct Graph {
 
 impl Graph {
     pub fn slot_of(&self, name: Symbol) -> Option<Slot> {
-        self.slot_names.iter().position(|n| *n == name).map(|i| i as Slot)
+        self.slot_index.get(&name).copied()
     }
 
     /// The target of a jump to `label`, as this graph's own jumps there
@@ -231,7 +233,7 @@ impl Resolved {
 
 struct Slots {
     names: Vec<Symbol>,
-    index: HashMap<Symbol, Slot>,
+    index: SymbolMap<Slot>,
 }
 
 impl Slots {
@@ -271,7 +273,7 @@ fn resolve_graph(
     functions: &HashMap<Symbol, u32>,
     layout: &Layout,
 ) -> Graph {
-    let mut slots = Slots { names: Vec::new(), index: HashMap::new() };
+    let mut slots = Slots { names: Vec::new(), index: SymbolMap::default() };
     for p in params.iter().chain(extra) {
         slots.get(*p);
     }
@@ -329,5 +331,13 @@ fn resolve_graph(
         };
         out.push(CBlock { label: b.label, stmts, term, watched: false });
     }
-    Graph { name, slot_names: slots.names, blocks: out, labels, params: params.len(), calls_watched: false }
+    Graph {
+        name,
+        slot_names: slots.names,
+        slot_index: slots.index,
+        blocks: out,
+        labels,
+        params: params.len(),
+        calls_watched: false,
+    }
 }

@@ -75,6 +75,16 @@ impl Frame {
         Frame { graph: index, slots: vec![None; graph.slot_names.len()], order: Vec::new(), ret: None }
     }
 
+    /// Unbinds every variable, keeping the vectors: only the slots
+    /// written are visited (a residual program's main graph has tens of
+    /// thousands of slots, and a guard failure rebuilds its frame).
+    fn clear(&mut self) {
+        for &s in &self.order {
+            self.slots[s as usize] = None;
+        }
+        self.order.clear();
+    }
+
     #[inline(always)]
     fn write(&mut self, slot: Slot, v: Value) {
         let s = &mut self.slots[slot as usize];
@@ -310,7 +320,7 @@ impl<'a> Machine<'a> {
 
     /// [`Machine::resume`] that also stops at hot blocks.
     pub fn resume_hot(&mut self, frames: &[ResumeFrame], label: Symbol) -> Result<Step, RuntimeError> {
-        let (stack, block) = self.resume_stack(frames, label)?;
+        let (stack, block) = self.resume_stack(frames, label, None)?;
         let exit = self.execute(stack, block)?;
         Ok(self.step(exit))
     }
@@ -335,12 +345,13 @@ impl<'a> Machine<'a> {
     ) -> Result<u32, RuntimeError> {
         let fail = |kind| RuntimeError { kind, at: None };
         let old = stack.pop().ok_or(fail(ErrorKind::UnknownLabel(label)))?;
-        let (mut new, block) = self.resume_stack(frames, label)?;
+        let (graph, ret) = (old.graph, old.ret);
+        let (mut new, block) = self.resume_stack(frames, label, Some(old))?;
         if let Some(first) = new.first_mut() {
-            if first.graph != old.graph {
+            if first.graph != graph {
                 return Err(fail(ErrorKind::UnknownLabel(label)));
             }
-            first.ret = old.ret;
+            first.ret = ret;
         }
         stack.extend(new);
         Ok(block)
@@ -353,8 +364,7 @@ impl<'a> Machine<'a> {
         for (k, spec) in frames.into_iter().enumerate() {
             let mut frame = if k == 0 && spec.graph == old.graph {
                 // The frame the code ran, cleared: its vectors are reused.
-                old.slots.iter_mut().for_each(|s| *s = None);
-                old.order.clear();
+                old.clear();
                 std::mem::replace(&mut old, Frame { graph: 0, slots: Vec::new(), order: Vec::new(), ret: None })
             } else {
                 Frame::new(&self.resolved.graphs[spec.graph as usize], spec.graph)
@@ -467,12 +477,20 @@ impl<'a> Machine<'a> {
     /// frame continues at `label`. This is how a failing guard of a trace
     /// hands over to the interpreter.
     pub fn resume(&mut self, frames: &[ResumeFrame], label: Symbol) -> Result<Outcome, RuntimeError> {
-        let (stack, block) = self.resume_stack(frames, label)?;
+        let (stack, block) = self.resume_stack(frames, label, None)?;
         self.execute_to_end(stack, block)
     }
 
     /// The interpreter frames `frames` describe, and the block to start at.
-    fn resume_stack(&self, frames: &[ResumeFrame], label: Symbol) -> Result<(Vec<Frame>, u32), RuntimeError> {
+    /// The frames `frames` describe, and the block of `label` in the
+    /// innermost one's graph. `spare`, a frame no longer needed, lends
+    /// its vectors to the outermost frame when it ran the same graph.
+    fn resume_stack(
+        &self,
+        frames: &[ResumeFrame],
+        label: Symbol,
+        mut spare: Option<Frame>,
+    ) -> Result<(Vec<Frame>, u32), RuntimeError> {
         let resolved = self.resolved;
         let fail = |kind| RuntimeError { kind, at: None };
         let mut stack: Vec<Frame> = Vec::with_capacity(frames.len());
@@ -482,7 +500,14 @@ impl<'a> Machine<'a> {
                 Some(f) => *resolved.functions.get(&f).ok_or(fail(ErrorKind::UnknownFunction(f)))?,
             };
             let graph = &resolved.graphs[index as usize];
-            let mut frame = Frame::new(graph, index);
+            let mut frame = match spare.take() {
+                Some(mut old) if k == 0 && old.graph == index => {
+                    old.clear();
+                    old.ret = None;
+                    old
+                }
+                _ => Frame::new(graph, index),
+            };
             for (name, v) in &spec.env {
                 let slot = graph.slot_of(*name).ok_or(fail(ErrorKind::Unbound(*name)))?;
                 frame.write(slot, v.clone());

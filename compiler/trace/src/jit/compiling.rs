@@ -103,7 +103,7 @@ impl<'p> Jit<'p> {
         let args = args.map(|s| s.start);
         let assumed_lists = speculate::assume_lists(start, args.unwrap_or(&[]));
         let mut preamble = to_ir::convert(
-            self.program,
+            &self.index,
             name,
             trace,
             &assumed_lists,
@@ -122,7 +122,7 @@ impl<'p> Jit<'p> {
         let optimized = opt::optimize_trace(&mut preamble, &self.hints, &options);
         self.inspect(&preamble, "optimization");
         let entry = optimized.entry?;
-        let mut looped = to_ir::convert(self.program, body, trace, &entry.start(), &looping);
+        let mut looped = to_ir::convert(&self.index, body, trace, &entry.start(), &looping);
         self.inspect(&looped, "conversion");
         // The loop is peeled again only where its iterations would reuse
         // work of the first ([`opt::Peel::WhenInvariant`]): its preamble

@@ -107,6 +107,7 @@ use std::time::{Duration, Instant};
 
 use flowc_codegen::{ExitId, TraceCache, TraceEnd, TraceId};
 use flowc_ir::{Function, FunctionKind, Module, Operand, ResumeValue, ValueId};
+use flowc_lang::index::ProgramIndex;
 use flowc_lang::interp::resolve::{Graph, Slot};
 use flowc_lang::interp::{
     Config, Counts, Frame, Key, KeyMap, KeyState, Liveness, Machine, Outcome, Profiler, Resolved, ResumeFrame,
@@ -327,6 +328,9 @@ struct KeyCode {
 /// The JIT for one program.
 pub struct Jit<'p> {
     program: &'p Program,
+    /// The program's blocks, functions and declarations by name, for the
+    /// recorder and the conversion to IR.
+    index: ProgramIndex<'p>,
     hints: Module,
     /// What the program may store in each field (propagate's facts,
     /// solved once for the program): what a trace's `get` reads. Solved
@@ -502,6 +506,7 @@ impl<'p> Jit<'p> {
     pub fn new(program: &'p Program, module: &Module, options: Options) -> Jit<'p> {
         Jit {
             program,
+            index: ProgramIndex::new(program),
             hints: run_ir::hints(module),
             fields: {
                 let module = module.clone();

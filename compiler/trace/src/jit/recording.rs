@@ -75,7 +75,7 @@ impl<'p> Jit<'p> {
         };
         let recorded = {
             let mut residual = residual_calls(this, run.resolved, run.config);
-            record_path(this.program, &[frame], label, &mut run.heap, this.limits(), &mut at, &mut residual)
+            record_path(&this.index, &[frame], label, &mut run.heap, this.limits(), &mut at, &mut residual)
         };
         self.stats.record_time += started.elapsed();
         let (trace, frame, end_label) = match recorded {
@@ -134,7 +134,7 @@ impl<'p> Jit<'p> {
                 let c = &self.codes[t.0 as usize];
                 let end = End::Jump { target: c.function.name, params: c.params.clone() };
                 let start = speculate::assume_lists(&start, &args);
-                let mut function = to_ir::convert(self.program, name, &trace, &start, &end);
+                let mut function = to_ir::convert(&self.index, name, &trace, &start, &end);
                 pins = speculate::pins(&function, &c.params, &args);
                 speculate::insert(&mut function, &pins, label, graph.name);
                 self.compile_straight(function, trace.ops.len(), what, false, None)
@@ -399,7 +399,7 @@ impl<'p> Jit<'p> {
             }
             None => {
                 let mut residual = residual_calls(this, run.resolved, run.config);
-                record_path(this.program, &frames, texit.label, &mut run.heap, this.limits(), &mut at, &mut residual)
+                record_path(&this.index, &frames, texit.label, &mut run.heap, this.limits(), &mut at, &mut residual)
             }
         };
         self.stats.record_time += started.elapsed();
@@ -453,7 +453,7 @@ impl<'p> Jit<'p> {
                 },
                 None => End::Exit(end_label),
             };
-            let function = to_ir::convert(self.program, name, &trace, &start, &end);
+            let function = to_ir::convert(&self.index, name, &trace, &start, &end);
             self.compile_straight(function, trace.ops.len(), what, restart, Some(exit))
         };
         let Some((code, time)) = compiled else {

@@ -323,7 +323,8 @@ done:
         assert_eq!(assumed.promoted.len(), 1, "one list among the start's values");
         let exit = End::Exit(Symbol::intern("dispatch"));
         let name = Symbol::intern("t");
-        let convert = |start: &Start| to_ir::convert(&program, name, &trace, start, &exit);
+        let index = flowc_lang::index::ProgramIndex::new(&program);
+        let convert = |start: &Start| to_ir::convert(&index, name, &trace, start, &exit);
         let (before, after) = (convert(&plain), convert(&assumed));
         for f in [&before, &after] {
             flowc_ir_checker::check(f).unwrap_or_else(|e| panic!("{e:?}"));

@@ -1,0 +1,122 @@
+//! A program looked up by name in constant time: blocks by label (per
+//! flow graph), functions by name, `immutable` fields and `pure`
+//! functions.
+//!
+//! [`Program`] keeps its items as parsed, in one list, and answers these
+//! questions by scanning it: fine for a program written by hand, but a
+//! residual program of partial evaluation has tens of thousands of
+//! blocks, and the tracer asks for a block at every step of a recording
+//! and for a field's mutability at every `get` and `set`. Whatever runs
+//! many such lookups builds an index once and asks it.
+
+use std::collections::HashSet;
+
+use crate::ast::{Block, Function, Program};
+use crate::symbol::{Symbol, SymbolMap};
+
+/// The index of one program.
+pub struct ProgramIndex<'p> {
+    program: &'p Program,
+    /// Blocks of the main flow graph, by label.
+    main: SymbolMap<&'p Block>,
+    /// Functions by name, with their blocks by label.
+    functions: SymbolMap<(&'p Function, SymbolMap<&'p Block>)>,
+    immutable: HashSet<(Symbol, Symbol)>,
+    pure: HashSet<Symbol>,
+}
+
+impl<'p> ProgramIndex<'p> {
+    /// Indexes `program`. A name declared twice resolves to its first
+    /// declaration, as the program's own lookups do.
+    pub fn new(program: &'p Program) -> ProgramIndex<'p> {
+        let mut main = SymbolMap::default();
+        for b in program.main_blocks() {
+            main.entry(b.label).or_insert(b);
+        }
+        let mut functions = SymbolMap::default();
+        for f in program.functions() {
+            functions.entry(f.name).or_insert_with(|| {
+                let mut blocks = SymbolMap::default();
+                for b in &f.blocks {
+                    blocks.entry(b.label).or_insert(b);
+                }
+                (f, blocks)
+            });
+        }
+        let mut immutable = HashSet::new();
+        let mut pure = HashSet::new();
+        for item in &program.items {
+            match item {
+                crate::ast::Item::Immutable(class, fields) => immutable.extend(fields.iter().map(|f| (*class, *f))),
+                crate::ast::Item::Pure(f) => _ = pure.insert(*f),
+                _ => {}
+            }
+        }
+        ProgramIndex { program, main, functions, immutable, pure }
+    }
+
+    pub fn program(&self) -> &'p Program {
+        self.program
+    }
+
+    /// The block labelled `label` of the main graph (`function` `None`)
+    /// or of function `function`.
+    pub fn block(&self, function: Option<Symbol>, label: Symbol) -> Option<&'p Block> {
+        match function {
+            None => self.main.get(&label).copied(),
+            Some(f) => self.functions.get(&f).and_then(|(_, blocks)| blocks.get(&label).copied()),
+        }
+    }
+
+    pub fn function(&self, name: Symbol) -> Option<&'p Function> {
+        self.functions.get(&name).map(|(f, _)| *f)
+    }
+
+    /// Whether field `field` of class `class` is declared immutable.
+    pub fn is_immutable(&self, class: Symbol, field: Symbol) -> bool {
+        self.immutable.contains(&(class, field))
+    }
+
+    /// Whether `pure(name)` is declared.
+    pub fn is_pure(&self, name: Symbol) -> bool {
+        self.pure.contains(&name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax;
+
+    #[test]
+    fn the_index_answers_as_the_program_does() {
+        let text = "
+immutable pair(left)
+pure twice
+function twice(x):
+    s:
+        y = x * 2
+        return y
+    other:
+        return 0
+start:
+    a = call twice(3) then done
+done:
+    print_and_stop(a)
+";
+        let p = syntax::parse("test", text).unwrap_or_else(|e| panic!("{e}"));
+        let index = ProgramIndex::new(&p);
+        let s = Symbol::intern;
+        for label in ["start", "done", "s", "nowhere"] {
+            assert_eq!(index.block(None, s(label)).map(|b| b.label), p.block(s(label)).map(|b| b.label), "{label}");
+        }
+        let twice = p.function(s("twice")).expect("declared");
+        assert_eq!(index.function(s("twice")).map(|f| f.name), Some(twice.name));
+        assert_eq!(index.block(Some(s("twice")), s("other")).map(|b| b.label), Some(s("other")));
+        assert!(index.block(Some(s("twice")), s("start")).is_none(), "main's labels are not the function's");
+        assert!(index.block(Some(s("thrice")), s("s")).is_none());
+        assert!(index.is_immutable(s("pair"), s("left")));
+        assert!(!index.is_immutable(s("pair"), s("right")));
+        assert!(index.is_pure(s("twice")) && !index.is_pure(s("start")));
+    }
+}
