@@ -24,7 +24,10 @@
 //! - `function_with_hot_loop`: a function whose own 400-statement loop of
 //!   object operations runs `n` times, called once;
 //! - `generated_2000`: a generated program (`flowc_bench::scale`) of some
-//!   2,000 statements.
+//!   2,000 statements;
+//! - `loops_in_sequence`: 5,000 small loops one after another in the main
+//!   graph (`flowc_bench::scale::loops_in_sequence`, written out at run
+//!   time: 30,000 statements).
 //!
 //! Each line says whether the shape meets both targets. Code that may be
 //! hot (loops counted from the input, functions called from them) is
@@ -55,6 +58,9 @@ fn main() {
     let shapes = flowc_bench::programs_dir().join("shapes");
     let mut files: Vec<_> = std::fs::read_dir(&shapes).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
+    let sequence = dir.join("loops_in_sequence.fg");
+    std::fs::write(&sequence, flowc_bench::scale::loops_in_sequence(5_000)).unwrap();
+    files.push(sequence);
     println!("{:<28} {:>6} {:>10} {:>9} {:>10} {:>7}", "shape", "stmts", "compile ms", "stmts/s", "B/stmt", "targets");
     let mut met = 0;
     for file in &files {

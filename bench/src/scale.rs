@@ -61,3 +61,23 @@ pub fn keep_freed_memory() {
         libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1);
     }
 }
+
+/// A main graph of `loops` small loops one after another, each counted
+/// down from the input `rounds` and calling one function: a shape of
+/// residual programs and of generated code, where every loop header reads
+/// a variable no loop writes. (The front end's SSA construction was
+/// quadratic in the number of loops on it: a chain of trivial phis handed
+/// each link's users on to the next.)
+pub fn loops_in_sequence(loops: usize) -> String {
+    let mut out = String::from(
+        "entry start(rounds = 3)\n\nfunction step(a, b):\n    s:\n        c = a * 31\n        c = c + b\n        c = c % 1000003\n        return c\n\nstart:\n    acc = 1\n    goto b0\n",
+    );
+    for i in 0..loops {
+        out.push_str(&format!(
+            "b{i}:\n    k{i} = rounds\n    goto l{i}\nl{i}:\n    if k{i} goto body{i} else goto b{next}\nbody{i}:\n    t{i} = k{i} + {i}\n    acc = call step(acc, t{i}) then after{i}\nafter{i}:\n    k{i} = k{i} - 1\n    goto l{i}\n",
+            next = i + 1
+        ));
+    }
+    out.push_str(&format!("b{loops}:\n    print_and_stop(acc)\n"));
+    out
+}

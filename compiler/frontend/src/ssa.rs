@@ -336,13 +336,18 @@ impl Ssa {
             let Some(same) = same else { continue };
             self.replaced.set(me, same.clone());
             *slot(&mut self.removed, ix(phi)) = true;
-            let users = std::mem::take(slot(&mut self.phi_users, ix(me)));
+            // Users removed already are dropped, not handed on: a chain of
+            // trivial phis (a variable no loop of a long sequence writes)
+            // would otherwise pass every earlier link's list to the next,
+            // quadratic in the chain's length.
+            let mut users = std::mem::take(slot(&mut self.phi_users, ix(me)));
+            users.retain(|&u| u != phi && !flag(&self.removed, ix(u)));
             if let Operand::Value(s) = same {
                 if self.is_phi(s) {
-                    slot(&mut self.phi_users, ix(s)).extend(users.iter().copied().filter(|&u| u != phi));
+                    slot(&mut self.phi_users, ix(s)).extend(users.iter().copied());
                 }
             }
-            work.extend(users.into_iter().filter(|&u| u != phi));
+            work.extend(users);
         }
         self.work = work;
     }
