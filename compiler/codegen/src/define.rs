@@ -314,7 +314,9 @@ fn define_split(
             tables = Some(t);
         }
     }
-    let split = lower::frame::Split { regions, frame, funcs, tier, by_region, plan: *plan };
+    let counted = tier.as_ref().map(|t| &t.headers[..]).or(by_region.as_ref().map(|t| &t.headers[..])).unwrap_or(&[]);
+    let header_numbers = lower::frame::header_numbers(counted);
+    let split = lower::frame::Split { regions, frame, funcs, tier, by_region, plan: *plan, header_numbers };
     for (k, &region) in split.funcs.iter().enumerate() {
         let mut ctx = env.compiler.context(&*env.module);
         lower::lower_region(env, f, facts, &split, k, None, &mut ctx, fbctx);

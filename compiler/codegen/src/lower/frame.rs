@@ -69,6 +69,28 @@ pub struct Split {
     pub by_region: Option<ByRegion>,
     /// The split function's plan ([`crate::plan::Shape::Regions`]).
     pub plan: crate::plan::Plan,
+    /// [`header_numbers`] of the counted headers.
+    pub header_numbers: rustc_hash::FxHashMap<flowc_ir::BlockId, usize>,
+}
+
+impl Split {
+    /// The number of `blk` among the hot loop headers its tier-0 code
+    /// counts (of [`Split::tier`] or [`Split::by_region`]), if it is one.
+    /// Asked at every block a region lowers: found by hash, since a
+    /// residual program's main graph has thousands of loops.
+    pub fn header_number(&self, blk: flowc_ir::BlockId) -> Option<usize> {
+        self.header_numbers.get(&blk).copied()
+    }
+}
+
+/// The number of each header of `headers`, by header (the first, if one
+/// appears twice).
+pub fn header_numbers(headers: &[flowc_ir::BlockId]) -> rustc_hash::FxHashMap<flowc_ir::BlockId, usize> {
+    let mut numbers = rustc_hash::FxHashMap::default();
+    for (k, &h) in headers.iter().enumerate() {
+        numbers.entry(h).or_insert(k);
+    }
+    numbers
 }
 
 /// What the tier-0 code of a function counts: its counter's address, its

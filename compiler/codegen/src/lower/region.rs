@@ -321,14 +321,14 @@ impl Lowerer<'_, '_> {
         let Some(r) = &self.split else { return };
         // The counter, what to ask for, and the entry number to continue at.
         let (counter, function, entry, number) = if let Some(t) = &r.split.by_region {
-            if r.tier1 || !t.headers.contains(&blk) {
+            if r.tier1 || r.split.header_number(blk).is_none() {
                 return;
             }
             let piece = r.split.regions.first_piece(blk).expect("a hot header is reachable");
             let number = r.split.regions.entry_number(piece).expect("a hot header is an entry of its region");
             (t.counters + 8 * r.index as u64, t.index, crate::tiers::REGION_ENTRY + r.index as u64, number)
         } else if let Some(t) = &r.split.tier {
-            let Some(number) = t.headers.iter().position(|&h| h == blk) else { return };
+            let Some(number) = r.split.header_number(blk) else { return };
             (t.counter, t.index, 1 + number as u64, number)
         } else {
             return;
