@@ -25,10 +25,10 @@ use crate::edit::{self, Substitution};
 /// (`check_bound`, at the call's site): the call raised `key_not_found` for
 /// them, and the callee's body may not read them.
 ///
-/// The call's result is replaced through `subst`, which the caller applies
-/// once after all its inlines: each inline then costs its callee's size,
-/// not the caller's (a caller with thousands of calls to inline was
-/// quadratic). Inlining moves the instructions after the call into a new
+/// The call's result is replaced through `subst`, and the new blocks are
+/// placed through `placements`, which the caller applies once after all
+/// its inlines: each inline then costs its callee's size, not the
+/// caller's (a caller with thousands of calls to inline was quadratic). Inlining moves the instructions after the call into a new
 /// block, so the caller inlines a block's calls from the last to the
 /// first: the earlier ones stay in `block`.
 pub fn inline_call(
@@ -38,6 +38,7 @@ pub fn inline_call(
     callee: &Function,
     callee_bound: &bitvec::vec::BitVec,
     subst: &mut Substitution,
+    placements: &mut edit::Placements,
     may_be_unbound: impl Fn(&Operand) -> bool,
 ) {
     let InstKind::Call { args, .. } = f.insts[call].kind.clone() else { return };
@@ -57,7 +58,7 @@ pub fn inline_call(
             f.sites.set_inst(check, site);
         }
     }
-    let cont = edit::new_block(f, None, block);
+    let cont = placements.new_block(f, None, block);
     f.blocks[cont].insts = after;
     f.blocks[cont].term = std::mem::replace(&mut f.blocks[block].term, Terminator::Jump(cont));
     f.sites.move_term(block, cont);
@@ -68,7 +69,7 @@ pub fn inline_call(
     let mut blocks: HashMap<BlockId, BlockId> = HashMap::new();
     let mut last = block;
     for &cb in &callee.layout {
-        let nb = edit::new_block(f, callee.blocks[cb].name, last);
+        let nb = placements.new_block(f, callee.blocks[cb].name, last);
         blocks.insert(cb, nb);
         last = nb;
     }

@@ -64,6 +64,7 @@ pub fn run(module: &mut Module, cx: &mut Context) {
         let Some(p) = cx.facts(i).propagation.take() else { continue };
         let inlines = rewrite(&mut module.functions[i], &p);
         let mut subst = Substitution::new(&module.functions[i]);
+        let mut placements = edit::Placements::default();
         // Last to first (see `inline_call`).
         for &(block, call) in inlines.iter().rev() {
             let InstKind::Call { func, .. } = &module.functions[i].insts[call].kind else { continue };
@@ -77,8 +78,10 @@ pub fn run(module: &mut Module, cx: &mut Context) {
             });
             let Some((callee, bound)) = entry.as_ref() else { continue };
             let may_be_unbound = |o: &Operand| o.as_value().is_some_and(|v| p.info(v).may_be_unbound());
-            inline::inline_call(&mut module.functions[i], block, call, callee, bound, &mut subst, may_be_unbound);
+            let f = &mut module.functions[i];
+            inline::inline_call(f, block, call, callee, bound, &mut subst, &mut placements, may_be_unbound);
         }
+        placements.apply(&mut module.functions[i]);
         subst.apply(&mut module.functions[i]);
         *cx.facts(i) = Default::default();
         // Function `i` changed: its copy is stale.

@@ -8,6 +8,7 @@
 
 mod dce;
 mod defuse;
+mod edit;
 mod escape;
 mod fields;
 mod lattice;
