@@ -137,7 +137,11 @@ fn solve(
 /// from the same program without the pipeline (the JIT's traces): on a
 /// normalized copy, so they are the facts native code gets.
 pub fn program_facts(module: &Module) -> ProgramFacts {
-    let mut module = module.clone();
+    program_facts_of(module.clone())
+}
+
+/// [`program_facts`] of a module the caller gives up (normalized in place).
+pub fn program_facts_of(mut module: Module) -> ProgramFacts {
     let mut cx = Context::new(&module);
     crate::normalize::run(&mut module, &mut cx);
     solve(&module, &cx, false).0

@@ -28,6 +28,24 @@ impl<'p> Jit<'p> {
         self.keys.iter().find(|(_, kc)| kc.variants.contains(&code)).map(|(k, _)| k.clone())
     }
 
+    /// What the program may store in each field, for optimizing trace
+    /// `f` — only where `f` reads a field, the one thing the facts
+    /// answer: solving them is a propagation over the whole program (a
+    /// fifth of a short run of 2,000 functions that never touch an
+    /// object), paid on the first trace that reads one.
+    fn fields_for(&self, f: &Function) -> Option<&ProgramFacts> {
+        let reads = f.all_insts().any(|(_, i)| matches!(f.insts[i].kind, flowc_ir::InstKind::Get { .. }));
+        reads.then(|| {
+            self.fields.get_or_init(|| {
+                let mut module = self.hints.clone();
+                if let Some((k, main)) = self.main.take() {
+                    module.functions.insert(k.min(module.functions.len()), main);
+                }
+                flowc_passes::propagate::program_facts_of(module)
+            })
+        })
+    }
+
     /// Optimizes and compiles straight trace `function` (a bridge or an
     /// entry trace, recorded from `recorded` operations, starting at
     /// `start`); registers it. When it ends by jumping to a loop's
@@ -56,7 +74,8 @@ impl<'p> Jit<'p> {
             Some((entry, body)) => opt::Jump::Enters { entry, body: *body },
             None => opt::Jump::Plain,
         };
-        let options = opt::Options { jump, fields: Some(&*self.fields), ..opt::Options::new(self.remove_allocations) };
+        let options =
+            opt::Options { jump, fields: self.fields_for(&function), ..opt::Options::new(self.remove_allocations) };
         let optimized = opt::optimize_trace(&mut function, &self.hints, &options);
         self.stats.optimize_time += started.elapsed();
         self.inspect(&function, "optimization");
@@ -118,7 +137,8 @@ impl<'p> Jit<'p> {
         // The loop keeps assuming what the preamble speculates on.
         let assumed: Vec<(Symbol, i64, i64)> = checks.iter().map(|&(k, lo, hi)| (start.params[k], lo, hi)).collect();
         let jump = opt::Jump::Defines { anchor, function, names, assumed: &assumed };
-        let options = opt::Options { jump, fields: Some(&*self.fields), ..opt::Options::new(self.remove_allocations) };
+        let options =
+            opt::Options { jump, fields: self.fields_for(&preamble), ..opt::Options::new(self.remove_allocations) };
         let optimized = opt::optimize_trace(&mut preamble, &self.hints, &options);
         self.inspect(&preamble, "optimization");
         let entry = optimized.entry?;
@@ -135,13 +155,14 @@ impl<'p> Jit<'p> {
         let options = opt::Options {
             facts: &facts,
             peel,
-            fields: Some(&*self.fields),
+            fields: self.fields_for(&looped),
             ..opt::Options::new(self.remove_allocations)
         };
         opt::optimize_trace(&mut looped, &self.hints, &options);
         // Under `--fuel` too: a loop that skips iterations still ends (and
         // compiled code's fuel is counted per iteration run, [`crate::jit`]).
-        let skips = opt::fast_forward(&mut looped, Some(&*self.fields));
+        let fields = self.fields_for(&looped);
+        let skips = opt::fast_forward(&mut looped, fields);
         self.stats.optimize_time += started.elapsed();
         self.inspect(&looped, "optimization");
         let pieces = vec![(looped, Kind::Body, 0), (preamble, Kind::Loop, trace.ops.len())];

@@ -334,10 +334,14 @@ pub struct Jit<'p> {
     hints: Module,
     /// What the program may store in each field (propagate's facts,
     /// solved once for the program): what a trace's `get` reads. Solved
-    /// when the first trace is optimized, from a copy of the program as
-    /// lowered, dropped then: a run that compiles nothing does not pay
-    /// for it.
-    fields: std::cell::LazyCell<ProgramFacts, Box<dyn FnOnce() -> ProgramFacts>>,
+    /// when the first trace that reads a field is optimized
+    /// ([`Jit::fields_for`]), from the program as lowered: `hints`'
+    /// functions and `main`. A run that compiles no such trace does not
+    /// pay for it (a propagation over the whole program).
+    fields: std::cell::OnceCell<ProgramFacts>,
+    /// The lowered main graph, and its place among the module's
+    /// functions, kept for solving `fields` (taken then).
+    main: std::cell::Cell<Option<(usize, Function)>>,
     /// The slots of the program's objects (which the interpreter and
     /// compiled code share).
     layout: &'static flowc_lang::heap::Layout,
@@ -508,10 +512,15 @@ impl<'p> Jit<'p> {
             program,
             index: ProgramIndex::new(program),
             hints: run_ir::hints(module),
-            fields: {
-                let module = module.clone();
-                std::cell::LazyCell::new(Box::new(move || flowc_passes::propagate::program_facts(&module)))
-            },
+            fields: std::cell::OnceCell::new(),
+            main: std::cell::Cell::new(
+                module
+                    .functions
+                    .iter()
+                    .enumerate()
+                    .find(|(_, f)| f.kind == FunctionKind::Main)
+                    .map(|(k, f)| (k, f.clone())),
+            ),
             layout: program.layout(),
             remove_allocations: !flowc_passes::observe::allocations_observable(module),
             watched: watched_labels(program, module),
