@@ -18,6 +18,24 @@ use flowc_ir::{BlockId, Function, InstData, InstId, InstKind, Operand, Terminato
 
 use crate::edit::{self, Substitution};
 
+/// What the inlines of one caller leave to do once after all of them:
+/// the calls' results to replace, the new blocks to place in the layout.
+pub struct Pending {
+    subst: Substitution,
+    placements: edit::Placements,
+}
+
+impl Pending {
+    pub fn new(f: &Function) -> Pending {
+        Pending { subst: Substitution::new(f), placements: edit::Placements::default() }
+    }
+
+    pub fn apply(mut self, f: &mut Function) {
+        self.placements.apply(f);
+        self.subst.apply(f);
+    }
+}
+
 /// Inlines `call` (an instruction of `f`'s block `block` calling
 /// `callee`, whose surely-bound values are `callee_bound`:
 /// [`flowc_ir::bound::surely_bound`], computed once per callee by the
@@ -25,10 +43,10 @@ use crate::edit::{self, Substitution};
 /// (`check_bound`, at the call's site): the call raised `key_not_found` for
 /// them, and the callee's body may not read them.
 ///
-/// The call's result is replaced through `subst`, and the new blocks are
-/// placed through `placements`, which the caller applies once after all
-/// its inlines: each inline then costs its callee's size, not the
-/// caller's (a caller with thousands of calls to inline was quadratic). Inlining moves the instructions after the call into a new
+/// The call's result is replaced, and the new blocks are placed, through
+/// `pending`, which the caller applies once after all its inlines: each
+/// inline then costs its callee's size, not the caller's (a caller with
+/// thousands of calls to inline was quadratic). Inlining moves the instructions after the call into a new
 /// block, so the caller inlines a block's calls from the last to the
 /// first: the earlier ones stay in `block`.
 pub fn inline_call(
@@ -37,10 +55,10 @@ pub fn inline_call(
     call: InstId,
     callee: &Function,
     callee_bound: &bitvec::vec::BitVec,
-    subst: &mut Substitution,
-    placements: &mut edit::Placements,
+    pending: &mut Pending,
     may_be_unbound: impl Fn(&Operand) -> bool,
 ) {
+    let Pending { subst, placements } = pending;
     let InstKind::Call { args, .. } = f.insts[call].kind.clone() else { return };
     if args.len() != callee.params.len() {
         return;

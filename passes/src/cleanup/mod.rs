@@ -63,8 +63,7 @@ pub fn run(module: &mut Module, cx: &mut Context) {
     for i in order {
         let Some(p) = cx.facts(i).propagation.take() else { continue };
         let inlines = rewrite(&mut module.functions[i], &p);
-        let mut subst = Substitution::new(&module.functions[i]);
-        let mut placements = edit::Placements::default();
+        let mut pending = inline::Pending::new(&module.functions[i]);
         // Last to first (see `inline_call`).
         for &(block, call) in inlines.iter().rev() {
             let InstKind::Call { func, .. } = &module.functions[i].insts[call].kind else { continue };
@@ -79,10 +78,9 @@ pub fn run(module: &mut Module, cx: &mut Context) {
             let Some((callee, bound)) = entry.as_ref() else { continue };
             let may_be_unbound = |o: &Operand| o.as_value().is_some_and(|v| p.info(v).may_be_unbound());
             let f = &mut module.functions[i];
-            inline::inline_call(f, block, call, callee, bound, &mut subst, &mut placements, may_be_unbound);
+            inline::inline_call(f, block, call, callee, bound, &mut pending, may_be_unbound);
         }
-        placements.apply(&mut module.functions[i]);
-        subst.apply(&mut module.functions[i]);
+        pending.apply(&mut module.functions[i]);
         *cx.facts(i) = Default::default();
         // Function `i` changed: its copy is stale.
         callees.remove(&module.functions[i].name);
