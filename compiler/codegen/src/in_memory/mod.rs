@@ -396,11 +396,12 @@ struct CacheInner {
     /// The program's functions' code, for baseline traces to call (empty
     /// until they are defined).
     function_code: crate::baseline::Functions,
-    /// The program's functions, declared but not yet defined: they are
-    /// compiled (Cranelift's optimizing settings, milliseconds each) only
-    /// when a trace that calls one is compiled or one is called, so a run
-    /// whose traces call nothing never pays for them.
-    undefined: Vec<Function>,
+    /// The program's functions (the hints, shared with whoever made the
+    /// cache), while declared but not yet defined: they are compiled
+    /// (Cranelift's optimizing settings, milliseconds each) only when a
+    /// trace that calls one is compiled or one is called, so a run whose
+    /// traces call nothing never pays for them.
+    undefined: Option<Rc<Module>>,
     /// Every trace compiled, by name, for `jump_trace`.
     names: HashMap<Symbol, crate::lower::TraceRef>,
     /// Each trace's code slot ([`crate::lower::CodeSlots`]), by number.
@@ -432,8 +433,10 @@ struct CacheInner {
 
 impl TraceCache {
     /// A cache for the traces of a program with `hints` (its functions and
-    /// `immutable` declarations); compiles the functions.
-    pub fn new(hints: &Module, layout: &'static Layout, options: Options) -> Result<TraceCache, String> {
+    /// `immutable` declarations, shared, not copied: a program of
+    /// thousands of functions was copied once more for its cache);
+    /// compiles the functions.
+    pub fn new(hints: Rc<Module>, layout: &'static Layout, options: Options) -> Result<TraceCache, String> {
         // The functions (declared now, defined when first needed), and
         // room for the traces and bridges to come.
         let functions: Vec<&Function> = hints.functions.iter().filter(|g| g.kind == FunctionKind::Function).collect();
@@ -453,10 +456,10 @@ impl TraceCache {
         };
         let inner = CacheInner {
             spare: None,
-            unit: CodeUnit::new(jit, runtime, funcs, layout, hints),
+            unit: CodeUnit::new(jit, runtime, funcs, layout, &hints),
             code_heap,
             function_code: Default::default(),
-            undefined: functions.into_iter().cloned().collect(),
+            undefined: (!functions.is_empty()).then(|| hints.clone()),
             names: HashMap::default(),
             code_slots: Default::default(),
             entries: Vec::new(),
@@ -916,13 +919,11 @@ impl TraceCache {
 /// Cranelift's optimizing settings, their code made executable and their
 /// safepoints registered.
 fn define_functions(inner: &mut CacheInner) -> Result<(), String> {
-    if inner.undefined.is_empty() {
-        return Ok(());
-    }
-    let functions = std::mem::take(&mut inner.undefined);
+    let Some(hints) = inner.undefined.take() else { return Ok(()) };
+    let functions: Vec<&Function> = hints.functions.iter().filter(|g| g.kind == FunctionKind::Function).collect();
     let mut safepoints = Vec::new();
-    let mut compiler = crate::compile::Compiler::for_work(size(&functions));
-    for (k, f) in functions.iter().enumerate() {
+    let mut compiler = crate::compile::Compiler::for_work(size(functions.iter().copied()));
+    for (k, &f) in functions.iter().enumerate() {
         let mut exits = Vec::new();
         let mut env = inner.unit.env(&mut exits, &mut safepoints, &inner.objects, &mut compiler, inner.options.fuel);
         let id = env.funcs[&f.name].0;
@@ -995,7 +996,7 @@ impl CompiledTrace {
     /// Compiles trace `f`; `hints` supplies the functions its calls name
     /// and the `immutable` declarations, `layout` the slots of objects.
     pub fn compile(f: &Function, hints: &Module, layout: &'static Layout) -> Result<CompiledTrace, String> {
-        let cache = TraceCache::new(hints, layout, Options::default())?;
+        let cache = TraceCache::new(Rc::new(hints.clone()), layout, Options::default())?;
         let trace = cache.compile(f)?;
         Ok(CompiledTrace { cache, trace })
     }

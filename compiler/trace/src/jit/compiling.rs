@@ -37,7 +37,7 @@ impl<'p> Jit<'p> {
         let reads = f.all_insts().any(|(_, i)| matches!(f.insts[i].kind, flowc_ir::InstKind::Get { .. }));
         reads.then(|| {
             self.fields.get_or_init(|| {
-                let mut module = self.hints.clone();
+                let mut module = (*self.hints).clone();
                 if let Some((k, main)) = self.main.take() {
                     module.functions.insert(k.min(module.functions.len()), main);
                 }
@@ -200,7 +200,7 @@ impl<'p> Jit<'p> {
     ) -> Option<Vec<TraceId>> {
         if self.cache.is_none() {
             let options = self.cache_options();
-            self.cache = TraceCache::new(&self.hints, self.layout, options).ok();
+            self.cache = TraceCache::new(self.hints.clone(), self.layout, options).ok();
         }
         // Compacted before their code is generated (the exits name their
         // values by the new numbers): the code records keep each trace's

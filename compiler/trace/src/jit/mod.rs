@@ -331,7 +331,9 @@ pub struct Jit<'p> {
     /// The program's blocks, functions and declarations by name, for the
     /// recorder and the conversion to IR.
     index: ProgramIndex<'p>,
-    hints: Module,
+    /// The program's functions and declarations ([`run_ir::hints`]),
+    /// shared with the trace cache.
+    hints: std::rc::Rc<Module>,
     /// What the program may store in each field (propagate's facts,
     /// solved once for the program): what a trace's `get` reads. Solved
     /// when the first trace that reads a field is optimized
@@ -511,7 +513,7 @@ impl<'p> Jit<'p> {
         Jit {
             program,
             index: ProgramIndex::new(program),
-            hints: run_ir::hints(module),
+            hints: std::rc::Rc::new(run_ir::hints(module)),
             fields: std::cell::OnceCell::new(),
             main: std::cell::Cell::new(
                 module
@@ -951,7 +953,7 @@ impl<'p> Jit<'p> {
             (0..graph.params as u32).map(|s| top.get(s).cloned().expect("parameters are bound")).collect();
         if self.cache.is_none() {
             let options = self.cache_options();
-            self.cache = TraceCache::new(&self.hints, self.layout, options).ok();
+            self.cache = TraceCache::new(self.hints.clone(), self.layout, options).ok();
         }
         let Some(cache) = &self.cache else {
             // No compiled code to call: the interpreter runs the calls.
