@@ -23,6 +23,18 @@ use super::Lowerer;
 use crate::word::{self, ONE, ZERO};
 
 impl Lowerer<'_, '_> {
+    /// Whether `op` (on small integers, in any form) is left to the
+    /// runtime where code is being lowered: `//` and `%` in cold code. Their
+    /// inline paths are the biggest of any operation (a remainder by a
+    /// constant is three blocks and a general path), and cold code is
+    /// lowered for compile time — tier 0 of a function whose field reads
+    /// became known small integers took three times the machine code and
+    /// twice the compile time for them (`compile_shapes`'
+    /// `function_with_hot_loop`).
+    pub(super) fn divides_through_runtime(&self, op: Op) -> bool {
+        matches!(op, Op::Div | Op::Mod) && self.is_cold()
+    }
+
     /// Which of the first two operands are certainly small integers.
     pub(super) fn known_small(&self, args: &[Operand]) -> [bool; 2] {
         [0, 1].map(|k| args.get(k).is_some_and(|o| self.small.operand(o)))
@@ -41,7 +53,11 @@ impl Lowerer<'_, '_> {
         divisor: Option<i64>,
         result: Option<flowc_ir::ValueId>,
     ) -> ClValue {
-        if inline_word(op) && known == [true, true] && !small_op_can_fail(op, divisor) {
+        if inline_word(op)
+            && known == [true, true]
+            && !small_op_can_fail(op, divisor)
+            && !self.divides_through_runtime(op)
+        {
             // No slow path at all: a runtime call, even one never reached,
             // is a call the register allocator keeps the values live
             // across it safe from (callee-saved registers, or spills).
