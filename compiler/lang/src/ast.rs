@@ -253,22 +253,6 @@ impl Program {
         self.functions().find(|f| f.name == name)
     }
 
-    /// Whether `pure(name)` is declared.
-    pub fn is_pure(&self, name: Symbol) -> bool {
-        self.items.iter().any(|i| matches!(i, Item::Pure(f) if *f == name))
-    }
-
-    /// Fields declared immutable for `class`.
-    pub fn immutable_fields(&self, class: Symbol) -> impl Iterator<Item = Symbol> + '_ {
-        self.items
-            .iter()
-            .filter_map(move |i| match i {
-                Item::Immutable(c, fields) if *c == class => Some(fields.iter().copied()),
-                _ => None,
-            })
-            .flatten()
-    }
-
     pub fn can_enter_jit_labels(&self) -> impl Iterator<Item = Symbol> + '_ {
         self.items.iter().filter_map(|i| match i {
             Item::CanEnterJit(l) => Some(*l),

@@ -25,7 +25,8 @@ pub fn run(
     heap: &mut Heap,
     config: &Config,
 ) -> Result<TraceRun, RuntimeError> {
-    let immutable = |c, f| program.immutable_fields(c).any(|x| x == f);
+    let index = flowc_lang::index::ProgramIndex::new(program);
+    let immutable = |c, f| index.is_immutable(c, f);
     let fuel = config.fuel.unwrap_or(u64::MAX);
     let mut steps = 0u64;
     let mut iterations = 0u64;
