@@ -46,15 +46,17 @@ impl Liveness {
                 live[b as usize] = true;
                 marked.push(b);
             }
-            let mut work = marked.clone();
-            while let Some(s) = work.pop() {
+            // `marked` is the worklist too: the blocks after `next` are
+            // still to be walked from.
+            let mut next = 0;
+            while let Some(&s) = marked.get(next) {
+                next += 1;
                 for &(p, written) in &facts.preds[s as usize] {
                     if written == Some(v) || live[p as usize] || writes[p as usize] {
                         continue;
                     }
                     live[p as usize] = true;
                     marked.push(p);
-                    work.push(p);
                 }
             }
             // Variables are visited in slot order, so each block's list

@@ -327,9 +327,8 @@ struct KeyCode {
 
 /// The JIT for one program.
 pub struct Jit<'p> {
-    program: &'p Program,
-    /// The program's blocks, functions and declarations by name, for the
-    /// recorder and the conversion to IR.
+    /// The program, and its blocks, functions and declarations by name
+    /// (for the recorder and the conversion to IR).
     index: ProgramIndex<'p>,
     /// The program's functions and declarations ([`run_ir::hints`]),
     /// shared with the trace cache.
@@ -511,7 +510,6 @@ impl<'p> Jit<'p> {
     /// functions, loop headers and hints).
     pub fn new(program: &'p Program, module: &Module, options: Options) -> Jit<'p> {
         Jit {
-            program,
             index: ProgramIndex::new(program),
             hints: std::rc::Rc::new(run_ir::hints(module)),
             fields: std::cell::OnceCell::new(),
@@ -648,7 +646,7 @@ impl<'p> Jit<'p> {
             self.reset();
             self.fuel_checks = true;
         }
-        let program = self.program;
+        let program = self.index.program();
         let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
         let mut resolved = Resolved::new(program, &names);
         let profiler = self.profiler(&mut resolved);
@@ -1177,7 +1175,7 @@ fn residual_calls<'a>(
             return None;
         }
         let &graph = resolved.functions.get(&func)?;
-        let mut m = Machine::new(jit.program, resolved, config);
+        let mut m = Machine::new(jit.index.program(), resolved, config);
         m.set_allocations(heap.allocations);
         let result = m.call(graph, args);
         heap.allocations = m.allocations();
