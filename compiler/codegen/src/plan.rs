@@ -215,6 +215,18 @@ impl Plan {
         !self.for_compile_time && !cold
     }
 
+    /// Whether a block (`cold` as [`Plan::cold`] says) computes `//` and
+    /// `%` of small integers in line, in every form. Not in cold code:
+    /// their inline paths are the biggest of any operation (a remainder by
+    /// a constant is three blocks and a general path), which only hot
+    /// loops pay back — tier 0 of a function whose field reads became
+    /// known small integers took three times the machine code and twice
+    /// the compile time for them (`compile_shapes`'
+    /// `function_with_hot_loop`).
+    pub fn inline_division(&self, cold: bool) -> bool {
+        !cold
+    }
+
     /// Whether slow paths are placed after the hot code. Not in code
     /// lowered for compile time: its register allocator (the single-pass
     /// one) walks the blocks backwards and holds every value used in a

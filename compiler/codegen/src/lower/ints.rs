@@ -24,15 +24,10 @@ use crate::word::{self, ONE, ZERO};
 
 impl Lowerer<'_, '_> {
     /// Whether `op` (on small integers, in any form) is left to the
-    /// runtime where code is being lowered: `//` and `%` in cold code. Their
-    /// inline paths are the biggest of any operation (a remainder by a
-    /// constant is three blocks and a general path), and cold code is
-    /// lowered for compile time — tier 0 of a function whose field reads
-    /// became known small integers took three times the machine code and
-    /// twice the compile time for them (`compile_shapes`'
-    /// `function_with_hot_loop`).
+    /// runtime where code is being lowered: `//` and `%` where the plan
+    /// computes no division in line ([`crate::plan::Plan::inline_division`]).
     pub(super) fn divides_through_runtime(&self, op: Op) -> bool {
-        matches!(op, Op::Div | Op::Mod) && self.is_cold()
+        matches!(op, Op::Div | Op::Mod) && !self.plan.inline_division(self.is_cold())
     }
 
     /// Which of the first two operands are certainly small integers.
