@@ -67,6 +67,11 @@ pub fn disagreement_on(p: &flowc_lang::Program) -> Option<String> {
             return Some(d);
         }
     }
+    // Traces optimized on a second thread, installed as they are done.
+    let options = Options { threshold: 2, bridge_threshold: 1, background: true, ..Options::default() };
+    if let Some(d) = differs("jit (threshold 2, in the background)", engines::jit(&p, label, &env, options)) {
+        return Some(d);
+    }
     for k in 0..=env.len().min(2) {
         let (statics, dynamic) = env.split_at(k);
         if let Ok(r) = pe::specialize(&p, label, statics, 5_000) {

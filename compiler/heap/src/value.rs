@@ -9,10 +9,13 @@
 //! | object | [`Value::Object`], a handle to a cell of the heap ([`crate::heap`]), shared and mutable, compared by identity |
 //!
 //! A `Value` is 16 bytes and cheap to clone (a copy, a reference-count
-//! bump, or a pin).
+//! bump, or a pin). Big integers and lists are shared by atomic counts
+//! (`Arc`): a value that holds no object ([`Value::holds_objects`]) may be
+//! handed to another thread — the JIT optimizes traces on a second core.
+//! Objects may not: a handle pins its cell in this thread's heap.
 
 use std::fmt::{self, Write as _};
-use std::rc::Rc;
+use std::sync::Arc;
 
 use num_bigint::BigInt;
 use num_traits::ToPrimitive;
@@ -24,9 +27,9 @@ use crate::symbol::Symbol;
 #[derive(Clone)]
 pub enum Value {
     Int(i64),
-    Big(Rc<BigInt>),
+    Big(Arc<BigInt>),
     Atom(Symbol),
-    List(Rc<List>),
+    List(Arc<List>),
     /// An object: its class, its allocation number (counted from 1 within
     /// a run, what printing shows: `<point#3>`) and its fields.
     Object(Obj),
@@ -37,7 +40,7 @@ impl Value {
     pub fn from_big(b: BigInt) -> Value {
         match b.to_i64() {
             Some(i) => Value::Int(i),
-            None => Value::Big(Rc::new(b)),
+            None => Value::Big(Arc::new(b)),
         }
     }
 
@@ -46,7 +49,7 @@ impl Value {
     }
 
     pub fn list(items: Vec<Value>) -> Value {
-        Value::List(Rc::new(List::new(items)))
+        Value::List(Arc::new(List::new(items)))
     }
 
     /// Truth in `if` (docs/language.md §1): only the integer 0 is false.
@@ -79,10 +82,17 @@ impl Value {
 
     /// Whether this value can be written as a constant in a program.
     pub fn is_constant(&self) -> bool {
+        !self.holds_objects()
+    }
+
+    /// Whether the value is an object or a list that holds one (at any
+    /// depth; known without a walk). A value that holds none may cross
+    /// threads.
+    pub fn holds_objects(&self) -> bool {
         match self {
-            Value::Object(_) => false,
-            Value::List(items) => items.iter().all(Value::is_constant),
-            _ => true,
+            Value::Object(_) => true,
+            Value::List(l) => l.objects,
+            _ => false,
         }
     }
 
@@ -140,6 +150,8 @@ pub struct List {
     items: Vec<Value>,
     words: Box<[u64]>,
     hash: u64,
+    /// Whether an element is an object or a list that holds one.
+    objects: bool,
 }
 
 impl List {
@@ -152,7 +164,8 @@ impl List {
         let mut h = std::hash::DefaultHasher::new();
         std::hash::Hash::hash(&items, &mut h);
         let hash = std::hash::Hasher::finish(&h);
-        List { items, words, hash }
+        let objects = items.iter().any(Value::holds_objects);
+        List { items, words, hash, objects }
     }
 
     /// The table of words, `[len, w0, w1, ...]`, as bits.
@@ -187,7 +200,7 @@ impl PartialEq for Value {
             (Value::Int(a), Value::Int(b)) => a == b,
             (Value::Big(a), Value::Big(b)) => a == b,
             (Value::Atom(a), Value::Atom(b)) => a == b,
-            (Value::List(a), Value::List(b)) => Rc::ptr_eq(a, b) || a == b,
+            (Value::List(a), Value::List(b)) => Arc::ptr_eq(a, b) || a == b,
             (Value::Object(a), Value::Object(b)) => a == b,
             _ => false,
         }

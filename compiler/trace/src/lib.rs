@@ -21,7 +21,10 @@
 //! - [`jit`]: the tracing JIT — hot loop headers traced, optimized,
 //!   compiled and entered from the interpreter.
 
-#![forbid(unsafe_code)]
+// One exception, in `jit/background.rs`: what crosses to the thread that
+// optimizes in the background is asserted `Send`, having been checked to
+// hold no object handle (the one kind of value bound to its thread).
+#![deny(unsafe_code)]
 
 pub mod blog;
 pub mod copy;

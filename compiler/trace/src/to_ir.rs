@@ -81,6 +81,17 @@ pub struct Start {
 }
 
 impl Start {
+    /// Every value the start names: constants of its frames and objects,
+    /// the promoted values.
+    pub fn values(&self) -> impl Iterator<Item = &Value> {
+        let envs = self.frames.iter().map(|f| &f.env).chain(self.objects.iter().map(|o| &o.fields));
+        let consts = envs.flatten().filter_map(|(_, v)| match v {
+            StartValue::Const(c) => Some(c),
+            _ => None,
+        });
+        consts.chain(self.promoted.iter().map(|(_, v)| v))
+    }
+
     /// A trace that starts in one frame (of `function`, `None` for the main
     /// graph) whose variables `vars`, in order, are its parameters.
     pub fn frame(function: Option<Symbol>, vars: &[Symbol]) -> Start {

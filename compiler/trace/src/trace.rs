@@ -107,6 +107,32 @@ fn env_term(env: &[(Symbol, Value)]) -> Term {
 }
 
 impl TraceOp {
+    /// The values the operation names: its constant operands, a
+    /// promotion's value, a guard's resume values.
+    pub fn values(&self) -> impl Iterator<Item = &Value> {
+        let args: Vec<&Arg> = match self {
+            TraceOp::Op1 { arg, .. } => vec![arg],
+            TraceOp::Op2 { lhs, rhs, .. } => vec![lhs, rhs],
+            TraceOp::New { .. } => Vec::new(),
+            TraceOp::Get { obj, .. } => vec![obj],
+            TraceOp::Set { obj, value, .. } => vec![obj, value],
+            TraceOp::Guard { check: Check::Class(a, ..), .. } => vec![a],
+            TraceOp::Guard { .. } => Vec::new(),
+            TraceOp::Enter { args, .. } | TraceOp::Call { args, .. } => args.iter().collect(),
+            TraceOp::Leave { value } => vec![value],
+        };
+        let (promoted, resume): (Option<&Value>, &[(Symbol, Value)]) = match self {
+            TraceOp::Guard { check: Check::Value(_, v), resume, .. } => (Some(v), resume),
+            TraceOp::Guard { resume, .. } => (None, resume),
+            _ => (None, &[]),
+        };
+        let consts = args.into_iter().filter_map(|a| match a {
+            Arg::Const(c) => Some(c),
+            Arg::Var(_) => None,
+        });
+        consts.chain(promoted).chain(resume.iter().map(|(_, v)| v))
+    }
+
     /// The term's functor and arguments, without the rest of the trace.
     fn parts(&self) -> (&'static str, Vec<Term>) {
         let s = |x: &Symbol| Term::sym(*x);

@@ -2,7 +2,8 @@
 //! same error kind, over the corpus from every label and over generated
 //! programs of their own shapes (the plain generated programs run on
 //! every engine in [`super::matrix`]), with thresholds low enough that
-//! nearly every loop is traced, guards fail and bridges get attached.
+//! nearly every loop is traced, guards fail and bridges get attached —
+//! also with traces optimized on a second thread while the run goes on.
 
 use flowc_lang::ast::Program;
 use flowc_tests::engines;
@@ -40,8 +41,8 @@ fn check(f: &flowc_ir::Function, after: &str) {
 
 #[test]
 fn jit_matches_reference_on_the_corpus() {
-    let (compared, traced, bridges, trees, direct) = flowc_codegen::with_stack(move || {
-        let (mut compared, mut traced, mut bridges, mut trees, mut direct) = (0, 0, 0, 0, 0);
+    let (compared, traced, bridges, trees, direct, jobs) = flowc_codegen::with_stack(move || {
+        let (mut compared, mut traced, mut bridges, mut trees, mut direct, mut jobs) = (0, 0, 0, 0, 0, 0);
         for case in engines::corpus_cases_from_every_label().filter(|c| c.finishes()) {
             let (p, label, env) = (&case.program, case.label, &case.env);
             for threshold in [1, 7] {
@@ -54,14 +55,21 @@ fn jit_matches_reference_on_the_corpus() {
             assert_eq!(engines::outcome(got), case.expected, "{} with threshold 2, no trees", case.name);
             compared += 1;
             direct += stats.direct_links();
+            // Optimized on a second thread, installed when done.
+            let background = Options { background: true, ..eager(2, false) };
+            let (got, stats) = engines::jit_run(p, label, env, &engines::config(), background);
+            assert_eq!(engines::outcome(got), case.expected, "{} optimized in the background", case.name);
+            compared += 1;
+            jobs += stats.background_jobs + stats.dropped_jobs;
             let (_, stats) = engines::jit_run(p, label, env, &engines::config(), eager(1, true));
             traced += stats.traces;
             bridges += stats.bridges;
             trees += stats.trees;
         }
-        (compared, traced, bridges, trees, direct)
+        (compared, traced, bridges, trees, direct, jobs)
     });
     assert!(compared > 300, "only {compared} runs compared");
+    assert!(jobs > 25, "only {jobs} jobs given to the worker");
     assert!(traced > 25, "only {traced} traces compiled");
     assert!(bridges > 25, "only {bridges} bridges compiled");
     assert!(trees > 5, "only {trees} trees compiled");
@@ -70,8 +78,9 @@ fn jit_matches_reference_on_the_corpus() {
 
 /// Brainfuck programs of every shape (`flowc_tests::bf`) on the
 /// tutorial-shaped interpreter written in the language, under the JIT as
-/// it ships and eagerly: the checksum the reference says, inner loops
-/// cut from outer recordings, trees grown.
+/// it ships (optimizing on the running thread, and on a second one) and
+/// eagerly: the checksum the reference says, inner loops cut from outer
+/// recordings, trees grown.
 #[test]
 fn brainfuck_programs_run_under_the_jit() {
     use flowc_tests::bf;
@@ -83,27 +92,30 @@ fn brainfuck_programs_run_under_the_jit() {
         (bf::primes(12, 1), false),
         (bf::bottles(1), false),
     ];
-    let (inner, trees) = flowc_codegen::with_stack(move || {
+    let (inner, trees, jobs) = flowc_codegen::with_stack(move || {
         let path = corpus::workspace_root().join("tests/corpus/interpreters/bf_tutorial.fg");
         let source = std::fs::read_to_string(&path).expect("the interpreter");
         let program = flowc_lang::syntax::parse(&path.display().to_string(), &source).expect("it parses");
-        let (mut inner, mut trees) = (0, 0);
+        let (mut inner, mut trees, mut jobs) = (0, 0, 0);
         for (text, eagerly) in &programs {
             let (sum, _) = bf::run(text).expect("a valid program");
             let env = flowc_lang::syntax::prolog::parse_env(&bf::tutorial_env(text)).expect("an environment");
             let label = flowc_lang::Symbol::intern("start");
             let expected = engines::Outcome::Output(format!("{sum}\n"));
             let eagerly = eagerly.then(|| eager(3, true));
-            for options in std::iter::once(Options::default()).chain(eagerly) {
+            let background = Options { background: true, ..Options::default() };
+            for options in [Options::default(), background].into_iter().chain(eagerly) {
                 let config = flowc_lang::interp::Config { fuel: Some(50_000_000), ..Default::default() };
                 let (outcome, stats) = engines::jit_run(&program, label, &env, &config, options);
                 assert_eq!(engines::outcome(outcome), expected, "{text}");
                 inner += stats.inner_first;
                 trees += stats.trees;
+                jobs += stats.background_jobs + stats.dropped_jobs;
             }
         }
-        (inner, trees)
+        (inner, trees, jobs)
     });
+    assert!(jobs > 0, "nothing was optimized in the background");
     assert!(inner > 0, "no inner loop was cut from an outer recording");
     assert!(trees > 3, "only {trees} trees compiled");
 }

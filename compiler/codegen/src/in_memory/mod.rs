@@ -401,7 +401,7 @@ struct CacheInner {
     /// (Cranelift's optimizing settings, milliseconds each) only when a
     /// trace that calls one is compiled or one is called, so a run whose
     /// traces call nothing never pays for them.
-    undefined: Option<Rc<Module>>,
+    undefined: Option<std::sync::Arc<Module>>,
     /// Every trace compiled, by name, for `jump_trace`.
     names: HashMap<Symbol, crate::lower::TraceRef>,
     /// Each trace's code slot ([`crate::lower::CodeSlots`]), by number.
@@ -436,7 +436,7 @@ impl TraceCache {
     /// `immutable` declarations, shared, not copied: a program of
     /// thousands of functions was copied once more for its cache);
     /// compiles the functions.
-    pub fn new(hints: Rc<Module>, layout: &'static Layout, options: Options) -> Result<TraceCache, String> {
+    pub fn new(hints: std::sync::Arc<Module>, layout: &'static Layout, options: Options) -> Result<TraceCache, String> {
         // The functions (declared now, defined when first needed), and
         // room for the traces and bridges to come.
         let functions: Vec<&Function> = hints.functions.iter().filter(|g| g.kind == FunctionKind::Function).collect();
@@ -996,7 +996,7 @@ impl CompiledTrace {
     /// Compiles trace `f`; `hints` supplies the functions its calls name
     /// and the `immutable` declarations, `layout` the slots of objects.
     pub fn compile(f: &Function, hints: &Module, layout: &'static Layout) -> Result<CompiledTrace, String> {
-        let cache = TraceCache::new(Rc::new(hints.clone()), layout, Options::default())?;
+        let cache = TraceCache::new(std::sync::Arc::new(hints.clone()), layout, Options::default())?;
         let trace = cache.compile(f)?;
         Ok(CompiledTrace { cache, trace })
     }

@@ -36,7 +36,7 @@ fn listing() -> Vec<String> {
 /// inside [`flowc_codegen::with_stack`].)
 fn compiled(text: &str) -> (TraceCache, TraceId) {
     let module = flowc_ir::parse::module("trace", text).unwrap();
-    let cache = TraceCache::new(std::rc::Rc::new(module.clone()), module.layout(), Options::default()).unwrap();
+    let cache = TraceCache::new(std::sync::Arc::new(module.clone()), module.layout(), Options::default()).unwrap();
     let id = cache.compile_all(&[&module.functions[0]], Codegen::Baseline).unwrap()[0];
     (cache, id)
 }
@@ -310,7 +310,7 @@ fn linked_run(tier: Codegen, link_check: Option<u64>) -> (bool, i64, u64) {
     flowc_codegen::with_stack(move || {
         let module = flowc_ir::parse::module("linked", LINKED).unwrap();
         let options = Options { link_check, ..Options::default() };
-        let cache = TraceCache::new(std::rc::Rc::new(module.clone()), module.layout(), options).unwrap();
+        let cache = TraceCache::new(std::sync::Arc::new(module.clone()), module.layout(), options).unwrap();
         let ids = cache.compile_all(&[&module.functions[0], &module.functions[1]], tier).unwrap();
         let exits = cache.exits_of(ids[0]);
         let linked = *exits.iter().find(|&&e| !cache.exit(e).0.guard).expect("the exit terminator's exit");

@@ -192,16 +192,21 @@ pub fn main(args: Args) -> Result<(), Failure> {
         Engine::Jit => {
             let (result, counts) = match flowc_frontend::lower(&program, label) {
                 Ok(module) => {
-                    // Nothing reads the traces' IR after they are compiled.
-                    let mut jit = args.jit.jit_with(
-                        &program,
-                        &module,
-                        flowc_trace::jit::Options { keep_ir: false, ..args.jit.options() },
-                    )?;
+                    // Nothing reads the traces' IR after they are compiled,
+                    // and nothing needs the JIT's decisions to be the same
+                    // from run to run: traces are optimized on a second core
+                    // where there is one (`compare` and `explore`, which show
+                    // what the JIT made, keep them deterministic).
+                    let options = flowc_trace::jit::Options {
+                        keep_ir: false,
+                        background: flowc_trace::jit::second_core(),
+                        ..args.jit.options()
+                    };
+                    let mut jit = args.jit.jit_with(&program, &module, options)?;
                     let result = jit.run(label, &env, &config);
                     if args.stats {
                         let stats = jit.stats();
-                        compile_time = Some(stats.compile_time);
+                        compile_time = Some(stats.compile_time_here());
                         eprintln!("{stats}");
                     }
                     (result, jit.counts())

@@ -8,6 +8,13 @@ fn flowc(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_flowc")).args(args).current_dir(workspace_root()).output().expect("flowc runs")
 }
 
+/// [`flowc`] with environment variables `vars` set.
+fn flowc_env(args: &[&str], vars: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_flowc"));
+    command.args(args).current_dir(workspace_root()).envs(vars.iter().copied());
+    command.output().expect("flowc runs")
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -80,13 +87,35 @@ fn compare_rejects_contradicting_environments() {
 
 #[test]
 fn run_with_the_jit_reports_its_work() {
-    let o = flowc(&["run", "examples/gcd.fg", "--engine", "jit", "--threshold", "5", "--stats"]);
+    // Optimizing on the running thread: what the JIT makes is the same
+    // every run.
+    let o = flowc_env(
+        &["run", "examples/gcd.fg", "--engine", "jit", "--threshold", "5", "--stats"],
+        &[("FLOWC_JIT_BACKGROUND", "0")],
+    );
     assert!(o.status.success());
     assert_eq!(text(&o.stdout), "2970\n");
     let stats = text(&o.stderr);
     for line in ["traces:          1 (", "bridges:", "guard failures:", "compile time:", "loop outer from outer"] {
         assert!(stats.contains(line), "{stats}");
     }
+    assert!(!stats.contains("background:"), "{stats}");
+}
+
+/// With a worker optimizing traces (forced on, as on a machine with a
+/// second core), a long enough run compiles its loops there and says so;
+/// the output is the interpreter's.
+#[test]
+fn run_with_the_jit_optimizes_in_the_background() {
+    let o = flowc_env(
+        &["run", "examples/gcd.fg", "--engine", "jit", "--threshold", "5", "--stats", "--env", "[n/400]"],
+        &[("FLOWC_JIT_BACKGROUND", "1")],
+    );
+    let reference = flowc(&["run", "examples/gcd.fg", "--stats", "--env", "[n/400]"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), text(&reference.stdout));
+    let stats = text(&o.stderr);
+    assert!(stats.contains("\nbackground:      "), "{stats}");
 }
 
 /// The collections `--stats` reports in its heap line.

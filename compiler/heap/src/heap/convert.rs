@@ -42,7 +42,7 @@ pub(super) fn box_value(v: &Value) -> Word {
     // a constant, a value boxed again — are not new; nor is a list's,
     // which is the program's constant.)
     let external = match v {
-        Value::Big(b) if std::rc::Rc::strong_count(b) == 1 => {
+        Value::Big(b) if std::sync::Arc::strong_count(b) == 1 => {
             (b.bits() / 8) as usize + std::mem::size_of::<num_bigint::BigInt>()
         }
         _ => 0,

@@ -144,7 +144,7 @@ impl Num {
     pub fn to_value(&self) -> Value {
         match self.to_i64() {
             Some(i) => Value::Int(i),
-            None => Value::Big(std::rc::Rc::new(self.to_bigint())),
+            None => Value::Big(std::sync::Arc::new(self.to_bigint())),
         }
     }
 
@@ -238,7 +238,7 @@ impl Num {
             return w;
         }
         if self.len > MAX_LIMBS {
-            return super::convert::box_value(&Value::Big(std::rc::Rc::new(self.to_bigint())));
+            return super::convert::box_value(&Value::Big(std::sync::Arc::new(self.to_bigint())));
         }
         let c = super::with(|h| h.alloc(1 + self.len));
         // SAFETY: a fresh cell of 1 + len words, written whole here.

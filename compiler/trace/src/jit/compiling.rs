@@ -1,8 +1,12 @@
 //! Compiling what was recorded: a straight trace (a bridge, a preamble), a
 //! loop in two pieces (its preamble and its body, when the optimizer split
 //! it), the checks of the IR after each step, and the code records the JIT
-//! keeps.
+//! keeps. Each is a job ([`super::optimizing`]), optimized here or on the
+//! worker ([`super::background`]), then compiled and registered here.
 
+use std::sync::Arc;
+
+use super::optimizing::{self, LoopJob, Optimized, Source, StraightJob};
 use super::*;
 
 /// What a loop's recording saw: the values of the head's variables where
@@ -28,88 +32,107 @@ impl<'p> Jit<'p> {
         self.keys.iter().find(|(_, kc)| kc.variants.contains(&code)).map(|(k, _)| k.clone())
     }
 
-    /// What the program may store in each field, for optimizing trace
-    /// `f` — only where `f` reads a field, the one thing the facts
-    /// answer: solving them is a propagation over the whole program (a
-    /// fifth of a short run of 2,000 functions that never touch an
-    /// object), paid on the first trace that reads one.
-    fn fields_for(&self, f: &Function) -> Option<&ProgramFacts> {
-        let reads = f.all_insts().any(|(_, i)| matches!(f.insts[i].kind, flowc_ir::InstKind::Get { .. }));
+    /// What the program may store in each field, for a trace that reads
+    /// one (`reads`) — the one thing the facts answer: solving them is a
+    /// propagation over the whole program (a fifth of a short run of 2,000
+    /// functions that never touch an object), paid on the first trace
+    /// that reads one.
+    pub(super) fn fields_for(&self, reads: bool) -> Option<Arc<ProgramFacts>> {
         reads.then(|| {
-            self.fields.get_or_init(|| {
-                let mut module = (*self.hints).clone();
-                if let Some((k, main)) = self.main.take() {
-                    module.functions.insert(k.min(module.functions.len()), main);
-                }
-                flowc_passes::propagate::program_facts_of(module)
-            })
+            self.fields
+                .get_or_init(|| {
+                    let mut module = (*self.shared.hints).clone();
+                    if let Some((k, main)) = self.main.take() {
+                        module.functions.insert(k.min(module.functions.len()), main);
+                    }
+                    Arc::new(flowc_passes::propagate::program_facts_of(module))
+                })
+                .clone()
         })
+    }
+
+    /// The job of optimizing straight trace `source` (recorded from
+    /// `recorded` operations). When it ends by jumping to a loop's
+    /// preamble (`target`), it jumps into the loop instead if its state
+    /// matches the loop's entry — unless `plain` (the trace leaves a
+    /// restart guard of that entry: the state is known not to match).
+    pub(super) fn straight_job(
+        &self,
+        source: Source,
+        recorded: usize,
+        target: Option<Symbol>,
+        plain: bool,
+    ) -> StraightJob {
+        let target = target.and_then(|t| self.names.get(&t).copied().flatten());
+        let into = target.filter(|_| !plain).and_then(|t| {
+            let c = &self.codes[t.0 as usize];
+            Some((c.entry.clone()?, self.codes[c.body?.0 as usize].function.name))
+        });
+        let reads = match &source {
+            Source::Converted(f) => reads_fields(f),
+            Source::Recorded { trace, .. } => trace_reads_fields(trace),
+        };
+        StraightJob { source, recorded, into, fields: self.fields_for(reads) }
     }
 
     /// Optimizes and compiles straight trace `function` (a bridge or an
     /// entry trace, recorded from `recorded` operations, starting at
-    /// `start`); registers it. When it ends by jumping to a loop's
-    /// preamble, it jumps into the loop instead if its state matches the
-    /// loop's entry — unless `plain` (the trace leaves a restart guard of
-    /// that entry: the state is known not to match). A bridge of exit
-    /// `from` is compiled to run in the frame of the exit's trace (when
-    /// trees are not grown: they are grown from the crossings of links
-    /// that go through the driver's exit path).
+    /// `start`); registers it. `plain` as in [`Jit::straight_job`]. A
+    /// bridge of exit `from` is compiled to run in the frame of the exit's
+    /// trace (when trees are not grown: they are grown from the crossings
+    /// of links that go through the driver's exit path).
     pub(super) fn compile_straight(
         &mut self,
-        mut function: Function,
+        function: Function,
         recorded: usize,
         start: String,
         plain: bool,
         from: Option<ExitId>,
     ) -> Option<(TraceId, Duration)> {
-        let started = Instant::now();
-        self.inspect(&function, "conversion");
-        let target = jumps_to(&function).and_then(|t| self.names.get(&t).copied().flatten());
-        let into = target.filter(|_| !plain).and_then(|t| {
-            let c = &self.codes[t.0 as usize];
-            Some((c.entry.clone()?, self.codes[c.body?.0 as usize].function.name))
-        });
-        let jump = match &into {
-            Some((entry, body)) => opt::Jump::Enters { entry, body: *body },
-            None => opt::Jump::Plain,
-        };
-        let options =
-            opt::Options { jump, fields: self.fields_for(&function), ..opt::Options::new(self.remove_allocations) };
-        let optimized = opt::optimize_trace(&mut function, &self.hints, &options);
-        self.stats.optimize_time += started.elapsed();
-        self.inspect(&function, "optimization");
-        let tier = self.options.tier;
-        let from = from.filter(|_| !self.options.trees);
-        let pieces = vec![(function, Kind::Bridge, recorded)];
-        let id = self.compile_pieces(pieces, optimized.restarts, &start, started, tier, from)?[0];
-        Some((id, started.elapsed()))
+        let target = jumps_to(&function);
+        let job = self.straight_job(Source::Converted(function), recorded, target, plain);
+        let optimized = optimizing::optimize_straight(&self.shared, job);
+        self.finish_straight(optimized, &start, from, false)
     }
 
-    /// Compiles a loop recorded as `trace` from `start`, the head's
-    /// variables `names` (of `function`'s frame, at label `anchor`; with
-    /// the variables live there but unbound, `live`), as two pieces of
-    /// code ([`opt::LoopEntry`]): the preamble, named `name`, whose first
+    /// Compiles optimized straight trace `optimized` (see
+    /// [`Jit::compile_straight`]; `background`: it was optimized on the
+    /// worker); registers it.
+    pub(super) fn finish_straight(
+        &mut self,
+        optimized: Optimized,
+        start: &str,
+        from: Option<ExitId>,
+        background: bool,
+    ) -> Option<(TraceId, Duration)> {
+        self.count_optimizing(&optimized, background);
+        let tier = self.options.tier;
+        let from = from.filter(|_| !self.options.trees);
+        let (time, restarts) = (optimized.time, optimized.restarts);
+        let (ids, time) = self.compile_pieces(optimized.pieces, restarts, start, time, tier, from)?;
+        Some((ids[0], time))
+    }
+
+    /// The job of optimizing a loop recorded as `trace` from `start`, the
+    /// head's variables `names` (of `function`'s frame; with the
+    /// variables live there but unbound, `live`), as two pieces of code
+    /// ([`opt::LoopEntry`]): the preamble, named `name`, whose first
     /// checks are those speculation finds for the values `args` (none
     /// when `None`), and the loop, which the preamble jumps into; the
     /// loop assumes the objects the recorded iteration ended with as it
     /// started (`end`: the frame's values where it closed) come back
     /// every iteration ([`speculate::same_objects`]).
-    /// Registers both; returns the preamble.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn compile_loop(
+    pub(super) fn loop_job(
         &mut self,
         name: Symbol,
-        trace: &crate::trace::Trace,
+        trace: crate::trace::Trace,
         start: &Start,
         names: &[Symbol],
         live: &[Symbol],
         args: Option<Seen>,
         function: Option<Symbol>,
-        what: String,
-    ) -> Option<(TraceId, Duration)> {
-        let started = Instant::now();
-        let anchor = trace.anchor;
+    ) -> LoopJob {
         let body = self.fresh_name(Symbol::intern(&format!("{name}.body")));
         // Worth a peeled first iteration only where the loop reaches far
         // through the objects ([`speculate::SAME_OBJECT_READS`]).
@@ -120,59 +143,62 @@ impl<'p> Jit<'p> {
         };
         let looping = End::LiveLoop { live: live.to_vec(), same };
         let args = args.map(|s| s.start);
-        let assumed_lists = speculate::assume_lists(start, args.unwrap_or(&[]));
-        let mut preamble = to_ir::convert(
-            &self.index,
-            name,
-            trace,
-            &assumed_lists,
-            &End::Jump { target: body, params: names.to_vec() },
-        );
-        let checks = match args {
-            Some(args) => speculate::checks(&preamble, names, args),
-            None => Vec::new(),
-        };
-        speculate::insert(&mut preamble, &checks, anchor, function);
-        self.inspect(&preamble, "conversion");
-        // The loop keeps assuming what the preamble speculates on.
-        let assumed: Vec<(Symbol, i64, i64)> = checks.iter().map(|&(k, lo, hi)| (start.params[k], lo, hi)).collect();
-        let jump = opt::Jump::Defines { anchor, function, names, assumed: &assumed };
-        let options =
-            opt::Options { jump, fields: self.fields_for(&preamble), ..opt::Options::new(self.remove_allocations) };
-        let optimized = opt::optimize_trace(&mut preamble, &self.hints, &options);
-        self.inspect(&preamble, "optimization");
-        let entry = optimized.entry?;
-        let mut looped = to_ir::convert(&self.index, body, trace, &entry.start(), &looping);
-        self.inspect(&looped, "conversion");
-        // The loop is peeled again only where its iterations would reuse
-        // work of the first ([`opt::Peel::WhenInvariant`]): its preamble
-        // is its first iteration already, and what that proved reaches
-        // the loop as the facts of its entry. Peeling every loop doubled
-        // its compile cost, and the BF interpreters' runs were slower for
-        // it (docs/architecture.md, "Measurements behind the comments").
-        let facts = entry.infos();
-        let peel = opt::Peel::WhenInvariant;
-        let options = opt::Options {
-            facts: &facts,
-            peel,
-            fields: self.fields_for(&looped),
-            ..opt::Options::new(self.remove_allocations)
-        };
-        opt::optimize_trace(&mut looped, &self.hints, &options);
-        // Under `--fuel` too: a loop that skips iterations still ends (and
-        // compiled code's fuel is counted per iteration run, [`crate::jit`]).
-        let fields = self.fields_for(&looped);
-        let skips = opt::fast_forward(&mut looped, fields);
-        self.stats.optimize_time += started.elapsed();
-        self.inspect(&looped, "optimization");
-        let pieces = vec![(looped, Kind::Body, 0), (preamble, Kind::Loop, trace.ops.len())];
-        let ids = self.compile_pieces(pieces, Vec::new(), &what, started, self.options.tier, None)?;
+        let start = speculate::assume_lists(start, args.unwrap_or(&[]));
+        // The checks read only integers: an object (which could not cross
+        // to the worker) is given as an atom, which they pass over alike.
+        let args =
+            args.map(|a| a.iter().map(|v| if v.holds_objects() { Value::atom("object") } else { v.clone() }).collect());
+        let fields = self.fields_for(reads > 0);
+        LoopJob { name, body, trace, start, names: names.to_vec(), looping, args, function, fields }
+    }
+
+    /// Compiles a loop (see [`Jit::loop_job`]); registers both pieces;
+    /// returns the preamble.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn compile_loop(
+        &mut self,
+        name: Symbol,
+        trace: crate::trace::Trace,
+        start: &Start,
+        names: &[Symbol],
+        live: &[Symbol],
+        args: Option<Seen>,
+        function: Option<Symbol>,
+        what: String,
+    ) -> Option<(TraceId, Duration)> {
+        let job = self.loop_job(name, trace, start, names, live, args, function);
+        let optimized = optimizing::optimize_loop(&self.shared, job)?;
+        self.finish_loop(optimized, &what, false)
+    }
+
+    /// Compiles optimized loop `optimized` (see [`Jit::compile_loop`];
+    /// `background` as in [`Jit::finish_straight`]); registers both
+    /// pieces; returns the preamble.
+    pub(super) fn finish_loop(
+        &mut self,
+        optimized: Optimized,
+        what: &str,
+        background: bool,
+    ) -> Option<(TraceId, Duration)> {
+        self.count_optimizing(&optimized, background);
+        let Optimized { pieces, restarts, entry, skips, time } = optimized;
+        let (ids, time) = self.compile_pieces(pieces, restarts, what, time, self.options.tier, None)?;
         self.stats.fast_forwarded += usize::from(skips);
         let (body_id, id) = (ids[0], ids[1]);
         let c = &mut self.codes[id.0 as usize];
         c.body = Some(body_id);
-        c.entry = Some(entry);
-        Some((id, started.elapsed()))
+        c.entry = entry;
+        Some((id, time))
+    }
+
+    /// Counts the optimizing of `optimized` (done on the worker when
+    /// `background`).
+    fn count_optimizing(&mut self, optimized: &Optimized, background: bool) {
+        self.stats.optimize_time += optimized.time;
+        if background {
+            self.stats.background_time += optimized.time;
+            self.stats.background_jobs += 1;
+        }
     }
 
     /// Runs the IR checker hook on `f`.
@@ -182,43 +208,29 @@ impl<'p> Jit<'p> {
         }
     }
 
-    /// Compiles optimized traces `pieces` (each with its kind and the
-    /// operations it was recorded from; starting at `start`, work begun
-    /// at `started`) into the cache together, in order (each may jump to
-    /// those before it); registers them (their code records keep them).
-    /// The one piece of a bridge for exit `from` runs in the frame of the
-    /// exit's trace ([`TraceCache::compile_bridge`]). `restarts` are the
-    /// first piece's restart records ([`opt::Optimized::restarts`]).
+    /// Compiles optimized, compacted traces `pieces` (each with its kind
+    /// and the operations it was recorded from; starting at `start`, work
+    /// that took `spent` so far) into the cache together, in order (each
+    /// may jump to those before it); registers them (their code records
+    /// keep them). The one piece of a bridge for exit `from` runs in the
+    /// frame of the exit's trace ([`TraceCache::compile_bridge`]).
+    /// `restarts` are the first piece's restart records
+    /// ([`opt::Optimized::restarts`]). Returns the pieces' ids and the
+    /// compile's whole time.
     pub(super) fn compile_pieces(
         &mut self,
         pieces: Vec<(Function, Kind, usize)>,
         mut restarts: Vec<flowc_ir::ResumeId>,
         start: &str,
-        started: Instant,
+        spent: Duration,
         tier: flowc_codegen::compile::Codegen,
         from: Option<ExitId>,
-    ) -> Option<Vec<TraceId>> {
+    ) -> Option<(Vec<TraceId>, Duration)> {
+        let started = Instant::now();
         if self.cache.is_none() {
             let options = self.cache_options();
-            self.cache = TraceCache::new(self.hints.clone(), self.layout, options).ok();
+            self.cache = TraceCache::new(self.shared.hints.clone(), self.layout, options).ok();
         }
-        // Compacted before their code is generated (the exits name their
-        // values by the new numbers): the code records keep each trace's
-        // IR for the whole run, and its arenas otherwise hold every
-        // operation recorded and every copy peeling made, most of them
-        // removed (hundreds of MB on a long BF run).
-        let pieces: Vec<(Function, Kind, usize)> = pieces
-            .into_iter()
-            .enumerate()
-            .map(|(k, (f, kind, recorded))| {
-                let f = match k {
-                    0 => flowc_ir::compact::compact_owned(f, &mut restarts),
-                    _ => flowc_ir::compact::compact_owned(f, &mut Vec::new()),
-                };
-                self.inspect(&f, "compaction");
-                (f, kind, recorded)
-            })
-            .collect();
         let functions: Vec<&Function> = pieces.iter().map(|(f, _, _)| f).collect();
         let cache = self.cache.as_ref()?;
         let compiled = match (from, &functions[..]) {
@@ -233,7 +245,7 @@ impl<'p> Jit<'p> {
         if self.compiles.is_multiple_of(RELEASE_EVERY) {
             flowc_codegen::release_freed_memory();
         }
-        let time = started.elapsed();
+        let time = spent + started.elapsed();
         self.stats.compile_time += time;
         let ids = match compiled {
             Ok(ids) => ids,
@@ -271,7 +283,7 @@ impl<'p> Jit<'p> {
             code.restarts = std::mem::take(&mut restarts);
             self.codes.push(code);
         }
-        Some(ids)
+        Some((ids, time))
     }
 
     /// Gives the loop of code `code`, if it was split in two, the graph,
@@ -283,4 +295,14 @@ impl<'p> Jit<'p> {
         let body = &mut self.codes[b.0 as usize];
         (body.graph, body.anchor, body.root) = (graph, anchor, root);
     }
+}
+
+/// Whether trace `f` reads a field.
+fn reads_fields(f: &Function) -> bool {
+    f.all_insts().any(|(_, i)| matches!(f.insts[i].kind, flowc_ir::InstKind::Get { .. }))
+}
+
+/// Whether recording `trace` read a field.
+fn trace_reads_fields(trace: &crate::trace::Trace) -> bool {
+    trace.ops.iter().any(|op| matches!(op, crate::trace::TraceOp::Get { .. }))
 }

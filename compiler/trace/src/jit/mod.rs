@@ -86,14 +86,23 @@
 //! runaway loop stops with `fuel_exhausted` in compiled code too, though
 //! later (in statements) than the interpreter alone would.
 //!
+//! **Optimizing on a second core** (`Options::background`, which `flowc
+//! run` turns on where the machine has one): a recording's conversion and
+//! optimization run on a worker thread while the interpreter goes on;
+//! the code is generated and installed at the next hot spot or exit after
+//! the worker is done ([`background`]).
+//!
 //! **Where things are.** This module drives the interpreter and enters
 //! code; `recording.rs` records loops and bridges (and aborts),
-//! `compiling.rs` compiles what was recorded, `speculate.rs` decides what
-//! a loop speculates on, `stats.rs` and `view.rs` report what the JIT
-//! made, `log.rs` writes `--jit-log`.
+//! `optimizing.rs` turns a recording into optimized IR (anywhere),
+//! `compiling.rs` compiles and registers it, `background.rs` runs the
+//! worker, `speculate.rs` decides what a loop speculates on, `stats.rs`
+//! and `view.rs` report what the JIT made, `log.rs` writes `--jit-log`.
 
+mod background;
 mod compiling;
 mod log;
+mod optimizing;
 mod recording;
 mod speculate;
 mod stats;
@@ -187,6 +196,11 @@ pub struct Options {
     /// (`"conversion"`) and after optimization (`"optimization"`); tests
     /// run the IR checker here.
     pub inspect: Option<fn(&Function, &str)>,
+    /// Whether a run optimizes traces on a second thread while it goes on
+    /// interpreting ([`background`]). What the JIT does is the same from
+    /// run to run either way, but not the same with it as without.
+    /// `flowc run` turns it on where the machine has a second core.
+    pub background: bool,
 }
 
 impl Default for Options {
@@ -223,7 +237,20 @@ impl Default for Options {
                 _ => flowc_codegen::compile::Codegen::Optimized,
             },
             inspect: None,
+            background: false,
         }
+    }
+}
+
+/// Whether runs should optimize in the background
+/// ([`Options::background`]): where the machine has a second core, unless
+/// the environment variable `FLOWC_JIT_BACKGROUND` says `0` (or `1`,
+/// forcing it on).
+pub fn second_core() -> bool {
+    match std::env::var("FLOWC_JIT_BACKGROUND").as_deref() {
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2),
     }
 }
 
@@ -327,26 +354,22 @@ struct KeyCode {
 
 /// The JIT for one program.
 pub struct Jit<'p> {
-    /// The program, and its blocks, functions and declarations by name
-    /// (for the recorder and the conversion to IR).
-    index: ProgramIndex<'p>,
-    /// The program's functions and declarations ([`run_ir::hints`]),
-    /// shared with the trace cache.
-    hints: std::rc::Rc<Module>,
+    /// The program, its lowered functions, and what optimizing needs of
+    /// them (shared with the worker that optimizes in the background).
+    shared: std::sync::Arc<background::Shared<'p>>,
     /// What the program may store in each field (propagate's facts,
     /// solved once for the program): what a trace's `get` reads. Solved
     /// when the first trace that reads a field is optimized
     /// ([`Jit::fields_for`]), from the program as lowered: `hints`'
     /// functions and `main`. A run that compiles no such trace does not
     /// pay for it (a propagation over the whole program).
-    fields: std::cell::OnceCell<ProgramFacts>,
+    fields: std::cell::OnceCell<std::sync::Arc<ProgramFacts>>,
     /// The lowered main graph, and its place among the module's
     /// functions, kept for solving `fields` (taken then).
     main: std::cell::Cell<Option<(usize, Function)>>,
     /// The slots of the program's objects (which the interpreter and
     /// compiled code share).
     layout: &'static flowc_lang::heap::Layout,
-    remove_allocations: bool,
     /// Watched labels: the flow graph (a function, or `None` for the main
     /// graph) and the label.
     watched: Vec<(Option<Symbol>, Symbol)>,
@@ -453,6 +476,8 @@ struct Run<'c> {
     plans: Vec<Option<Option<Box<resume::Plan>>>>,
     heap: Heap,
     config: &'c Config,
+    /// The worker optimizing in the background, with `Options::background`.
+    worker: Option<background::Worker>,
 }
 
 /// Where a run goes on.
@@ -509,9 +534,14 @@ impl<'p> Jit<'p> {
     /// A JIT for `program`, given the program lowered once (`module`: its
     /// functions, loop headers and hints).
     pub fn new(program: &'p Program, module: &Module, options: Options) -> Jit<'p> {
-        Jit {
+        let shared = background::Shared {
             index: ProgramIndex::new(program),
-            hints: std::rc::Rc::new(run_ir::hints(module)),
+            hints: std::sync::Arc::new(run_ir::hints(module)),
+            remove_allocations: !flowc_passes::observe::allocations_observable(module),
+            inspect: options.inspect,
+        };
+        Jit {
+            shared: std::sync::Arc::new(shared),
             fields: std::cell::OnceCell::new(),
             main: std::cell::Cell::new(
                 module
@@ -522,7 +552,6 @@ impl<'p> Jit<'p> {
                     .map(|(k, f)| (k, f.clone())),
             ),
             layout: program.layout(),
-            remove_allocations: !flowc_passes::observe::allocations_observable(module),
             watched: watched_labels(program, module),
             recursive: flowc_ir::calls::CallGraph::new(module).recursive().into_iter().collect(),
             not_followed: HashSet::default(),
@@ -646,22 +675,34 @@ impl<'p> Jit<'p> {
             self.reset();
             self.fuel_checks = true;
         }
-        let program = self.index.program();
+        let shared = self.shared.clone();
+        let program = shared.index.program();
         let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
         let mut resolved = Resolved::new(program, &names);
         let profiler = self.profiler(&mut resolved);
         let mut machine = Machine::new(program, &resolved, config);
         machine.set_profiler(profiler);
-        let mut run = Run {
-            resolved: &resolved,
-            liveness: vec![None; resolved.graphs.len()],
-            slots: Vec::new(),
-            plans: Vec::new(),
-            heap: Heap::new(program),
-            config,
-        };
-        let result = self.drive(&mut machine, &mut run, entry, env);
-        self.counts = Counts { steps: machine.steps(), allocations: machine.allocations().max(run.heap.allocations) };
+        let result = std::thread::scope(|scope| {
+            let worker = self.options.background.then(|| background::Worker::spawn(scope, shared.clone()));
+            let mut run = Run {
+                resolved: &resolved,
+                liveness: vec![None; resolved.graphs.len()],
+                slots: Vec::new(),
+                plans: Vec::new(),
+                heap: Heap::new(program),
+                config,
+                worker,
+            };
+            let result = self.drive(&mut machine, &mut run, entry, env);
+            // Jobs not yet due are dropped with the worker (which stops
+            // after its job in hand).
+            if let Some(w) = run.worker.take() {
+                self.stats.dropped_jobs += w.pending_jobs();
+            }
+            (result, run.heap.allocations)
+        });
+        let (result, allocations) = result;
+        self.counts = Counts { steps: machine.steps(), allocations: machine.allocations().max(allocations) };
         if let Some(p) = machine.profiler() {
             self.stats.keys = p.keys().count();
             self.stats.arrivals = p.keys().map(|(_, n, _)| n as u64).sum();
@@ -812,6 +853,20 @@ impl<'p> Jit<'p> {
         if key.block == CALL {
             return self.call_compiled(machine, run, key, stack);
         }
+        self.install_done(machine, run);
+        if let Some(w) = &run.worker {
+            if w.has_key(key) {
+                // Its loop is being optimized: interpreted until it is due.
+                return Ok(Next::Interpret(block));
+            }
+            if w.passed(key) && self.keys.get(key).is_none_or(|kc| kc.variants.is_empty()) {
+                // On the path of code being optimized: counted again.
+                if let Some(p) = machine.profiler_mut() {
+                    p.set(key, KeyState::Counting);
+                }
+                return Ok(Next::Interpret(block));
+            }
+        }
         let top = stack.last().expect("a frame");
         if let Some(kc) = self.keys.get(key) {
             if let Some(code) = kc.variants.iter().copied().find(|&c| self.admits_frame(run, c, top)) {
@@ -836,7 +891,7 @@ impl<'p> Jit<'p> {
             }
             return Ok(Next::Interpret(block));
         }
-        if !self.affordable(machine) {
+        if !self.affordable(machine, run) {
             // Over budget: count again from zero, ask at the threshold.
             self.stats.deferred += 1;
             if let Some(p) = machine.profiler_mut() {
@@ -951,7 +1006,7 @@ impl<'p> Jit<'p> {
             (0..graph.params as u32).map(|s| top.get(s).cloned().expect("parameters are bound")).collect();
         if self.cache.is_none() {
             let options = self.cache_options();
-            self.cache = TraceCache::new(self.hints.clone(), self.layout, options).ok();
+            self.cache = TraceCache::new(self.shared.hints.clone(), self.layout, options).ok();
         }
         let Some(cache) = &self.cache else {
             // No compiled code to call: the interpreter runs the calls.
@@ -1026,6 +1081,7 @@ impl<'p> Jit<'p> {
         values: Vec<Option<Value>>,
         stack: &mut Vec<Frame>,
     ) -> Result<Next, RuntimeError> {
+        self.install_done(machine, run);
         let linked = self.exit_state(exit).bridge;
         if let (Some(bridge), true) = (linked, values.iter().all(Option::is_some)) {
             // A linked exit checking in (every `link_check`-th crossing):
@@ -1042,8 +1098,9 @@ impl<'p> Jit<'p> {
         state.to_driver += 1;
         let threshold = if state.check { retrace } else { bridge };
         let hot = state.bridge.is_none() && !state.refused && state.to_driver >= threshold.max(1) as u64;
+        let hot = hot && !run.worker.as_ref().is_some_and(|w| w.has_exit(exit));
         let hot = hot && {
-            let affordable = self.affordable(machine);
+            let affordable = self.affordable(machine, run);
             self.stats.deferred += u64::from(!affordable);
             affordable
         };
@@ -1078,10 +1135,17 @@ impl<'p> Jit<'p> {
 
     /// Whether the compile budget allows recording another trace (see
     /// "A compile budget").
-    fn affordable(&self, machine: &Machine) -> bool {
+    fn affordable(&self, machine: &Machine, run: &Run) -> bool {
         let Some(allowance) = self.options.compile_allowance else { return true };
-        let work = machine.steps() + ITERATION_STEPS * self.iterations;
-        within_budget(self.stats.recorded_ops as u64, work, allowance)
+        let pending = run.worker.as_ref().map_or(0, |w| w.pending_ops());
+        within_budget((self.stats.recorded_ops + pending) as u64, self.work(machine), allowance)
+    }
+
+    /// The run's work so far: statements interpreted, and loop
+    /// iterations run compiled at [`ITERATION_STEPS`] each (the clock of
+    /// the compile budget and of installing what the worker optimized).
+    fn work(&self, machine: &Machine) -> u64 {
+        machine.steps() + ITERATION_STEPS * self.iterations
     }
 
     /// The liveness of graph `g`.
@@ -1171,11 +1235,11 @@ fn residual_calls<'a>(
 ) -> impl FnMut(Symbol, usize, &[Value], &mut Heap) -> Option<Result<Value, RuntimeError>> + 'a {
     move |func, open, args, heap| {
         let deep = jit.recursive.contains(&func) && open >= jit.options.recursion_unroll;
-        if !deep && !jit.not_followed.contains(&func) && !jit.hints.is_pure(func) {
+        if !deep && !jit.not_followed.contains(&func) && !jit.shared.hints.is_pure(func) {
             return None;
         }
         let &graph = resolved.functions.get(&func)?;
-        let mut m = Machine::new(jit.index.program(), resolved, config);
+        let mut m = Machine::new(jit.shared.index.program(), resolved, config);
         m.set_allocations(heap.allocations);
         let result = m.call(graph, args);
         heap.allocations = m.allocations();

@@ -2,7 +2,9 @@
 //! grows too long), and a bridge from a guard that fails often; the limits
 //! and the aborts that blacklist a key.
 
+use super::background::{Job, Then};
 use super::compiling::Seen;
+use super::optimizing::{self, Source};
 use super::*;
 
 impl<'p> Jit<'p> {
@@ -75,7 +77,7 @@ impl<'p> Jit<'p> {
         };
         let recorded = {
             let mut residual = residual_calls(this, run.resolved, run.config);
-            record_path(&this.index, &[frame], label, &mut run.heap, this.limits(), &mut at, &mut residual)
+            record_path(&this.shared.index, &[frame], label, &mut run.heap, this.limits(), &mut at, &mut residual)
         };
         self.stats.record_time += started.elapsed();
         let (trace, frame, end_label) = match recorded {
@@ -128,13 +130,23 @@ impl<'p> Jit<'p> {
                 let speculating = !self.keys.get(key).is_some_and(|k| k.generic);
                 let args = speculating.then_some(Seen { start: &args, end: &frame.env });
                 let live: Vec<Symbol> = params.iter().chain(&unbound).copied().collect();
-                self.compile_loop(name, &trace, &start, &params, &live, args, graph.name, what)
+                let job = self.loop_job(name, trace, &start, &params, &live, args, graph.name);
+                let passed: Vec<Key> = passed.into_iter().map(|(k, ..)| k).collect();
+                let job = match self.submit(machine, run, Job::Loop(Box::new(job)), what.clone(), passed, || {
+                    Then::Loop { key: key.clone(), g, label, params: params.clone(), unbound: unbound.clone() }
+                }) {
+                    Ok(()) => return Ok(Next::Interpret(block)),
+                    Err(Job::Loop(job)) => *job,
+                    Err(Job::Straight(_)) => unreachable!("the loop's job handed back"),
+                };
+                let optimized = optimizing::optimize_loop(&self.shared, job);
+                optimized.and_then(|o| self.finish_loop(o, &what, false))
             }
             Some(t) => {
                 let c = &self.codes[t.0 as usize];
                 let end = End::Jump { target: c.function.name, params: c.params.clone() };
                 let start = speculate::assume_lists(&start, &args);
-                let mut function = to_ir::convert(&self.index, name, &trace, &start, &end);
+                let mut function = to_ir::convert(&self.shared.index, name, &trace, &start, &end);
                 pins = speculate::pins(&function, &c.params, &args);
                 speculate::insert(&mut function, &pins, label, graph.name);
                 self.compile_straight(function, trace.ops.len(), what, false, None)
@@ -204,7 +216,7 @@ impl<'p> Jit<'p> {
         let live: Vec<Symbol> = params.iter().chain(&unbound).copied().collect();
         let end: Vec<(Symbol, Value)> = end.iter().map(|(k, v)| (*k, v.clone())).collect();
         let args = speculating.then_some(Seen { start: &args, end: &end });
-        let (code, time) = self.compile_loop(name, &looped, &start, &params, &live, args, function, what)?;
+        let (code, time) = self.compile_loop(name, looped, &start, &params, &live, args, function, what)?;
         self.register(machine, key, code, Kind::Loop, g, label, params, unbound, time);
         self.stats.inner_first += 1;
         Some(code)
@@ -212,7 +224,7 @@ impl<'p> Jit<'p> {
 
     /// Makes `code`, a loop or entry trace just compiled, one of `key`'s.
     #[allow(clippy::too_many_arguments)]
-    fn register(
+    pub(super) fn register(
         &mut self,
         machine: &mut Machine,
         key: &Key,
@@ -399,7 +411,15 @@ impl<'p> Jit<'p> {
             }
             None => {
                 let mut residual = residual_calls(this, run.resolved, run.config);
-                record_path(&this.index, &frames, texit.label, &mut run.heap, this.limits(), &mut at, &mut residual)
+                record_path(
+                    &this.shared.index,
+                    &frames,
+                    texit.label,
+                    &mut run.heap,
+                    this.limits(),
+                    &mut at,
+                    &mut residual,
+                )
             }
         };
         self.stats.record_time += started.elapsed();
@@ -434,7 +454,8 @@ impl<'p> Jit<'p> {
         let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
         let name = self.fresh_name(texit.label);
         let what = format!("exit {index} (to {}) of {parent_name}", texit.label);
-        let compiled = if closes {
+        let done = BridgeDone { exit, root, values: values_depth, graph: base_graph, label: texit.label, closes };
+        if closes {
             let names: Vec<Symbol> = start.frames[0].env.iter().map(|(n, _)| *n).collect();
             let function = start.frames[0].function;
             let graph = &run.resolved.graphs[base_graph as usize];
@@ -444,45 +465,18 @@ impl<'p> Jit<'p> {
             };
             let graph = &run.resolved.graphs[base_graph as usize];
             let live: Vec<Symbol> = live.iter().map(|&s| graph.slot_names[s as usize]).collect();
-            self.compile_loop(name, &trace, &start, &names, &live, None, function, what)
-        } else {
-            let end = match target {
-                Some(t) => End::Jump {
-                    target: self.codes[t.0 as usize].function.name,
-                    params: self.codes[t.0 as usize].params.clone(),
-                },
-                None => End::Exit(end_label),
+            let retraced = start.params.clone();
+            let compiled = self.compile_loop(name, trace, &start, &names, &live, None, function, what);
+            let Some(code) = self.bridge_compiled(&done, compiled) else {
+                return Ok(Next::Interpret(block));
             };
-            let function = to_ir::convert(&self.index, name, &trace, &start, &end);
-            self.compile_straight(function, trace.ops.len(), what, restart, Some(exit))
-        };
-        let Some((code, time)) = compiled else {
-            self.stats.aborted += 1;
-            self.exit_state(exit).refused = true;
-            return Ok(Next::Interpret(block));
-        };
-        self.cache.as_ref().expect("code exists").link(exit, code).expect("a bridge takes its exit's values");
-        let c = &mut self.codes[code.0 as usize];
-        c.kind = if closes { Kind::Loop } else { Kind::Bridge };
-        c.anchor = texit.label;
-        c.graph = base_graph;
-        c.compile_time = time;
-        self.codes[code.0 as usize].root = root;
-        self.codes[code.0 as usize].values = values_depth;
-        self.codes[root.0 as usize].bridges += 1;
-        self.adopt_body(code);
-        self.exit_state(exit).bridge = Some(code);
-        if closes {
-            self.stats.traces += 1;
-            self.stats.retraces += 1;
             if let Some(k) = &start_key {
                 // The loop that assumes nothing goes first: the interpreter
                 // and bridges enter it without failing the other's checks
                 // — if it takes the variables a loop trace of the key takes.
                 let kc = self.keys.entry(k.clone()).or_default();
                 kc.generic = true;
-                let names = &start.params;
-                let model = kc.variants.iter().map(|v| &self.codes[v.0 as usize]).find(|c| c.params == *names);
+                let model = kc.variants.iter().map(|v| &self.codes[v.0 as usize]).find(|c| c.params == retraced);
                 if let Some((params, unbound)) = model.map(|c| (c.params.clone(), c.unbound.clone())) {
                     let c = &mut self.codes[code.0 as usize];
                     (c.params, c.unbound) = (params, unbound);
@@ -490,7 +484,32 @@ impl<'p> Jit<'p> {
                 }
             }
         } else {
-            self.stats.bridges += 1;
+            let (end, jumps) = match target {
+                Some(t) => {
+                    let c = &self.codes[t.0 as usize];
+                    (End::Jump { target: c.function.name, params: c.params.clone() }, Some(c.function.name))
+                }
+                None => (End::Exit(end_label), None),
+            };
+            let recorded = trace.ops.len();
+            let source = Source::Recorded { name, trace, start, end };
+            let job = self.straight_job(source, recorded, jumps, restart);
+            let passed: Vec<Key> = seen.into_iter().collect();
+            match self
+                .submit(machine, run, Job::Straight(Box::new(job)), what.clone(), passed, || Then::Bridge(done.clone()))
+            {
+                // Optimized in the background: the exit returns to the
+                // driver until the bridge is due.
+                Ok(()) => {}
+                Err(Job::Straight(job)) => {
+                    let optimized = optimizing::optimize_straight(&self.shared, *job);
+                    let compiled = self.finish_straight(optimized, &what, Some(exit), false);
+                    if self.bridge_compiled(&done, compiled).is_none() {
+                        return Ok(Next::Interpret(block));
+                    }
+                }
+                Err(Job::Loop(_)) => unreachable!("the bridge's job handed back"),
+            }
         }
         // The recording ran the program to `end_label`: on into the code it
         // reached, else the interpreter.
@@ -498,5 +517,53 @@ impl<'p> Jit<'p> {
             Some(t) if !closes && self.admits_frame(run, t, stack.last().expect("a frame")) => Ok(Next::Enter(t)),
             _ => Ok(Next::Interpret(block)),
         }
+    }
+}
+
+/// What a bridge's code becomes once compiled: the bridge of `exit` (of
+/// a tree rooted at `root`, the `values`-th of a `guard_value` chain),
+/// starting at `label` of graph `graph`; a loop if it `closes` (a
+/// retrace).
+#[derive(Clone)]
+pub(super) struct BridgeDone {
+    pub exit: ExitId,
+    pub root: TraceId,
+    pub values: u32,
+    pub graph: u32,
+    pub label: Symbol,
+    pub closes: bool,
+}
+
+impl Jit<'_> {
+    /// Links bridge `compiled` (`None`: it did not compile, and the exit
+    /// gets no other) to its exit and makes it one of its tree's.
+    pub(super) fn bridge_compiled(
+        &mut self,
+        done: &BridgeDone,
+        compiled: Option<(TraceId, Duration)>,
+    ) -> Option<TraceId> {
+        let Some((code, time)) = compiled else {
+            self.stats.aborted += 1;
+            self.exit_state(done.exit).refused = true;
+            return None;
+        };
+        self.cache.as_ref().expect("code exists").link(done.exit, code).expect("a bridge takes its exit's values");
+        let c = &mut self.codes[code.0 as usize];
+        c.kind = if done.closes { Kind::Loop } else { Kind::Bridge };
+        c.anchor = done.label;
+        c.graph = done.graph;
+        c.compile_time = time;
+        c.root = done.root;
+        c.values = done.values;
+        self.codes[done.root.0 as usize].bridges += 1;
+        self.adopt_body(code);
+        self.exit_state(done.exit).bridge = Some(code);
+        if done.closes {
+            self.stats.traces += 1;
+            self.stats.retraces += 1;
+        } else {
+            self.stats.bridges += 1;
+        }
+        Some(code)
     }
 }

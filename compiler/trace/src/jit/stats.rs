@@ -118,6 +118,14 @@ pub struct Stats {
     /// Of that, time spent converting to IR and optimizing (the rest is
     /// code generation).
     pub optimize_time: Duration,
+    /// Of that, time spent optimizing on the worker ([`crate::jit`]'s
+    /// `background`), in so many jobs; jobs dropped at the end of a run,
+    /// not yet due; and the time the running thread waited for the
+    /// worker where a job was due.
+    pub background_time: Duration,
+    pub background_jobs: usize,
+    pub dropped_jobs: usize,
+    pub waited: Duration,
     /// Hot spots counted, and how many arrivals they saw in all.
     pub keys: usize,
     pub arrivals: u64,
@@ -137,6 +145,12 @@ fn ms(d: Duration) -> f64 {
 }
 
 impl Stats {
+    /// The compile time the running thread spent (the rest was spent on
+    /// the worker while it ran on), its waits for the worker included.
+    pub fn compile_time_here(&self) -> Duration {
+        self.compile_time.saturating_sub(self.background_time) + self.waited
+    }
+
     /// Every hot spot, a line each.
     pub fn keys_text(&self) -> String {
         self.per_key.iter().map(|k| format!("  {} {}: {} arrivals\n", k.state, k.key, k.arrivals)).collect()
@@ -181,6 +195,16 @@ impl std::fmt::Display for Stats {
             ms(self.optimize_time),
             ms(self.compile_time.saturating_sub(self.optimize_time))
         )?;
+        if self.background_jobs + self.dropped_jobs > 0 {
+            write!(
+                f,
+                "\nbackground:      {} jobs optimized on the worker in {:.3} ms ({} dropped at the end); {:.3} ms waited for it",
+                self.background_jobs,
+                ms(self.background_time),
+                self.dropped_jobs,
+                ms(self.waited)
+            )?;
+        }
         write!(f, "\nmachine code:    {:.1} KB", self.code_size as f64 / 1024.0)?;
         for t in &self.per_trace {
             write!(

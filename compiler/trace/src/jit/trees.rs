@@ -119,9 +119,9 @@ impl<'p> Jit<'p> {
         self.inspect(&tree.f, "tree");
         let what = format!("the tree of {base} ({} bridges)", pieces.len() - 1);
         let tier = self.options.tree_tier;
-        let Some(ids) =
-            self.compile_pieces(vec![(tree.f.clone(), Kind::Tree, 0)], Vec::new(), &what, started, tier, None)
-        else {
+        let (compacted, _) =
+            super::optimizing::compact_pieces(vec![(tree.f.clone(), Kind::Tree, 0)], Vec::new(), self.options.inspect);
+        let Some((ids, _)) = self.compile_pieces(compacted, Vec::new(), &what, started.elapsed(), tier, None) else {
             // Not compiled: the pieces stay as they are, and no other try.
             self.trees.built.insert(root, (TREE_BUILDS, root));
             return;

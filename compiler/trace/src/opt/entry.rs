@@ -142,6 +142,13 @@ impl Fact {
 }
 
 impl LoopEntry {
+    /// Whether a shape of the entry is a constant object (or a list
+    /// holding one).
+    pub fn holds_objects(&self) -> bool {
+        let shapes = self.vars.iter().chain(self.objects.iter().flat_map(|o| &o.fields));
+        shapes.into_iter().any(|(_, s)| matches!(s, Shape::Const(c) if c.holds_objects()))
+    }
+
     /// Where the loop's trace starts: its head's variables as the shapes
     /// say, the objects allocated first.
     pub fn start(&self) -> Start {

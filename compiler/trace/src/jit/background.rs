@@ -1,0 +1,311 @@
+//! Optimizing on the second core.
+//!
+//! A compile is three steps: recording (on the running thread: it runs
+//! the program), optimizing ([`super::optimizing`]: conversion to IR,
+//! speculation, the optimizer, compaction — about three fifths of the
+//! compile time, and needing only the program and the recording), and
+//! code generation and installing (on the running thread: it writes the
+//! code cache and the JIT's tables). With `Options::background`, a run
+//! has a *worker* thread that optimizes what the running thread records,
+//! while the running thread goes on interpreting.
+//!
+//! **When code arrives.** The worker takes jobs in the order submitted;
+//! at every hot spot and exit the interpreter hands over, the running
+//! thread installs the jobs the worker is done with, in that order. It
+//! never waits for one: a run that ends first drops what is left. So which
+//! code exists when depends on how fast the worker is, and runs differ in
+//! what the JIT did (never in what the program prints). Without a worker
+//! (`FLOWC_JIT_BACKGROUND=0`, one core, the tests but those of the worker)
+//! the JIT's decisions depend on the program alone. A due point on the
+//! work clock would have kept them deterministic, but the clock runs far
+//! faster than the worker once loops run compiled (64 statements per
+//! iteration): on tutorial BF fractal 5 the running thread waited 77 of
+//! the worker's 79 ms.
+//!
+//! **What may cross.** Values are shared by atomic counts, except
+//! objects, whose handles pin cells of the running thread's heap. A job
+//! whose recording names an object (a promoted object, a list holding
+//! one) is optimized on the running thread, at once, as without the
+//! worker. The program and its lowered functions ([`Shared`]) hold only
+//! constants of the program text.
+//!
+//! While a hot spot's loop is being optimized the interpreter stops at
+//! it (its state is `Enter`), so the loop is entered as soon as it is
+//! installed; an exit whose bridge is being optimized goes on returning
+//! to the driver, and records no other.
+
+use std::collections::VecDeque;
+use std::sync::{mpsc, Arc};
+
+use flowc_codegen::ExitId;
+use flowc_ir::{Function, Module};
+use flowc_lang::index::ProgramIndex;
+use flowc_lang::interp::Key;
+use flowc_lang::Symbol;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+use super::optimizing::{self, LoopJob, Optimized, StraightJob};
+
+/// What optimizing needs of the program, shared by the running thread
+/// and the worker.
+pub(super) struct Shared<'p> {
+    /// The program, and its blocks, functions and declarations by name
+    /// (for the recorder and the conversion to IR).
+    pub index: ProgramIndex<'p>,
+    /// The program's functions and declarations ([`crate::run_ir::hints`]),
+    /// shared with the trace cache.
+    pub hints: Arc<Module>,
+    /// Whether objects may be virtual (the program cannot observe
+    /// allocation numbers).
+    pub remove_allocations: bool,
+    /// The JIT's `inspect` hook.
+    pub inspect: Option<fn(&Function, &str)>,
+}
+
+// SAFETY: `Shared` holds the program and its lowered functions, whose
+// values are the constants of the program text: integers, atoms, lists of
+// those — no object, so no handle into a thread's heap. Lists and big
+// integers are shared by atomic counts (`Arc`), and nothing in it has
+// interior mutability; the worker only reads it.
+#[allow(unsafe_code)]
+unsafe impl Send for Shared<'_> {}
+// SAFETY: as for `Send` above.
+#[allow(unsafe_code)]
+unsafe impl Sync for Shared<'_> {}
+
+impl Shared<'_> {
+    /// Runs the `inspect` hook on `f`.
+    pub fn inspect(&self, f: &Function, after: &str) {
+        if let Some(inspect) = self.inspect {
+            inspect(f, after);
+        }
+    }
+}
+
+/// A job for the worker.
+pub(super) enum Job {
+    Loop(Box<LoopJob>),
+    Straight(Box<StraightJob>),
+}
+
+/// A job or its result crossing to the other thread.
+struct Crossing<T>(T);
+
+// SAFETY: a job crosses only when `may_hold_objects` said no (see
+// `Worker::submit`): its values are integers, atoms, big integers and lists
+// of those, shared by atomic counts. Its result is made from the job and
+// the program (the optimizer folds only calls whose result is a constant,
+// never an object), so it holds none either.
+#[allow(unsafe_code)]
+unsafe impl<T> Send for Crossing<T> {}
+
+/// What the JIT does with a job's result once it is installed.
+pub(super) enum Then {
+    /// The loop of hot spot `key`, recorded at `label` of graph `g` with
+    /// these parameters and unbound variables.
+    Loop { key: Key, g: u32, label: Symbol, params: Vec<Symbol>, unbound: Vec<Symbol> },
+    /// The bridge of exit `exit`.
+    Bridge(super::recording::BridgeDone),
+}
+
+/// A job submitted and not yet installed.
+pub(super) struct Pending {
+    /// Operations recorded.
+    pub recorded: usize,
+    /// Where it starts, for reports.
+    pub what: String,
+    pub then: Then,
+    /// The hot spots its recording passed on the way: the interpreter,
+    /// running that path until the code is installed, records none of
+    /// them (each would be the same loop again, rotated, or a piece of
+    /// the bridge).
+    pub passed: Vec<Key>,
+}
+
+/// The worker of one run, and the jobs it was given.
+pub(super) struct Worker {
+    jobs: mpsc::Sender<Crossing<Job>>,
+    done: mpsc::Receiver<Crossing<Option<Optimized>>>,
+    /// In the order submitted (the order the worker does them).
+    pending: VecDeque<Pending>,
+    /// The hot spots and exits whose code is being optimized.
+    keys: HashSet<Key>,
+    exits: HashSet<ExitId>,
+    /// The hot spots pending recordings passed, and by how many.
+    passed: HashMap<Key, u32>,
+    /// Operations recorded by the pending jobs.
+    ops: usize,
+}
+
+impl Worker {
+    /// Starts a worker in `scope`, optimizing with `shared`.
+    pub fn spawn<'scope, 'p: 'scope>(scope: &'scope std::thread::Scope<'scope, '_>, shared: Arc<Shared<'p>>) -> Worker {
+        let (jobs, inbox) = mpsc::channel::<Crossing<Job>>();
+        let (outbox, done) = mpsc::channel();
+        scope.spawn(move || {
+            for Crossing(job) in inbox {
+                let result = match job {
+                    Job::Loop(job) => optimizing::optimize_loop(&shared, *job),
+                    Job::Straight(job) => Some(optimizing::optimize_straight(&shared, *job)),
+                };
+                if outbox.send(Crossing(result)).is_err() {
+                    break;
+                }
+            }
+        });
+        Worker {
+            jobs,
+            done,
+            pending: VecDeque::new(),
+            keys: HashSet::default(),
+            exits: HashSet::default(),
+            passed: HashMap::default(),
+            ops: 0,
+        }
+    }
+
+    /// Gives the worker `job`, unless it may hold objects: then it is
+    /// handed back.
+    pub fn submit(&mut self, job: Job, pending: Pending) -> Result<(), Job> {
+        let objects = match &job {
+            Job::Loop(j) => j.may_hold_objects(),
+            Job::Straight(j) => j.may_hold_objects(),
+        };
+        if objects {
+            return Err(job);
+        }
+        match &pending.then {
+            Then::Loop { key, .. } => {
+                self.keys.insert(key.clone());
+            }
+            Then::Bridge(b) => {
+                self.exits.insert(b.exit);
+            }
+        }
+        for k in &pending.passed {
+            *self.passed.entry(k.clone()).or_default() += 1;
+        }
+        self.jobs.send(Crossing(job)).expect("the compile worker runs as long as the run");
+        self.ops += pending.recorded;
+        self.pending.push_back(pending);
+        Ok(())
+    }
+
+    /// Whether hot spot `key`'s loop is being optimized.
+    pub fn has_key(&self, key: &Key) -> bool {
+        self.keys.contains(key)
+    }
+
+    /// Whether a recording being optimized passed hot spot `key`.
+    pub fn passed(&self, key: &Key) -> bool {
+        self.passed.contains_key(key)
+    }
+
+    /// Whether exit `exit`'s bridge is being optimized.
+    pub fn has_exit(&self, exit: ExitId) -> bool {
+        self.exits.contains(&exit)
+    }
+
+    /// Jobs not yet installed.
+    pub fn pending_jobs(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Operations recorded by the jobs not yet installed.
+    pub fn pending_ops(&self) -> usize {
+        self.ops
+    }
+
+    /// The first job not yet installed, with its result, if the worker is
+    /// done with it.
+    pub fn next_done(&mut self) -> Option<(Pending, Option<Optimized>)> {
+        self.pending.front()?;
+        let Crossing(result) = match self.done.try_recv() {
+            Ok(result) => result,
+            Err(mpsc::TryRecvError::Empty) => return None,
+            Err(mpsc::TryRecvError::Disconnected) => panic!("the compile worker ended before its jobs"),
+        };
+        let pending = self.pending.pop_front().expect("looked at");
+        self.ops -= pending.recorded;
+        match &pending.then {
+            Then::Loop { key, .. } => {
+                self.keys.remove(key);
+            }
+            Then::Bridge(b) => {
+                self.exits.remove(&b.exit);
+            }
+        }
+        for k in &pending.passed {
+            match self.passed.get_mut(k) {
+                Some(n) if *n > 1 => *n -= 1,
+                _ => {
+                    self.passed.remove(k);
+                }
+            }
+        }
+        Some((pending, result))
+    }
+}
+
+impl super::Jit<'_> {
+    /// Gives `job` (of code starting at `what`, to become `then`, whose
+    /// recording passed the hot spots `passed`) to the run's worker; a hot
+    /// spot's loop is entered as soon as it is installed.
+    /// Handed back when the run has no worker or the job may hold
+    /// objects: the caller optimizes it at once.
+    pub(super) fn submit(
+        &mut self,
+        machine: &mut super::Machine,
+        run: &mut super::Run,
+        job: Job,
+        what: String,
+        passed: Vec<Key>,
+        then: impl FnOnce() -> Then,
+    ) -> Result<(), Job> {
+        let Some(worker) = run.worker.as_mut() else { return Err(job) };
+        let recorded = match &job {
+            Job::Loop(j) => j.trace.ops.len(),
+            Job::Straight(j) => j.recorded,
+        };
+        let then = then();
+        let key = match &then {
+            Then::Loop { key, .. } => Some(key.clone()),
+            Then::Bridge(_) => None,
+        };
+        worker.submit(job, Pending { recorded, what, then, passed })?;
+        if let (Some(key), Some(p)) = (key, machine.profiler_mut()) {
+            p.set(&key, super::KeyState::Enter);
+        }
+        self.log(format_args!("optimizing in the background"));
+        Ok(())
+    }
+
+    /// Installs the jobs the worker is done with, in order.
+    pub(super) fn install_done(&mut self, machine: &mut super::Machine, run: &mut super::Run) {
+        loop {
+            let Some(worker) = run.worker.as_mut() else { return };
+            let Some((pending, result)) = worker.next_done() else { return };
+            self.install(machine, pending, result);
+        }
+    }
+
+    /// Installs the result of a job (`None`: the preamble defined no
+    /// entry for its loop).
+    fn install(&mut self, machine: &mut super::Machine, pending: Pending, result: Option<Optimized>) {
+        let Pending { what, then, .. } = pending;
+        match then {
+            Then::Loop { key, g, label, params, unbound } => {
+                let compiled = result.and_then(|o| self.finish_loop(o, &what, true));
+                let Some((code, time)) = compiled else {
+                    self.abort(machine, &key, &what, "the code generator refused the trace");
+                    return;
+                };
+                self.register(machine, &key, code, super::Kind::Loop, g, label, params, unbound, time);
+            }
+            Then::Bridge(done) => {
+                let compiled = result.and_then(|o| self.finish_straight(o, &what, Some(done.exit), true));
+                self.bridge_compiled(&done, compiled);
+            }
+        }
+    }
+}

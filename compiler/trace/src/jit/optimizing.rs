@@ -1,0 +1,198 @@
+//! Optimizing what was recorded: the part of a compile that reads only
+//! the program ([`Shared`]) and the recording, never the interpreter's
+//! heap, the code cache or the JIT's tables — conversion to IR, the
+//! speculation checks, the optimizer, compaction. A [`LoopJob`] or
+//! [`StraightJob`] holds all it needs, so it may run on the second core
+//! ([`super::background`]); what comes out ([`Optimized`]) is compiled
+//! and installed on the running thread ([`super::compiling`]).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use flowc_ir::{Function, ResumeId};
+use flowc_lang::{Symbol, Value};
+use flowc_passes::propagate::ProgramFacts;
+
+use super::background::Shared;
+use super::{speculate, Kind};
+use crate::opt;
+use crate::to_ir::{self, End, Start};
+use crate::trace::Trace;
+
+/// A loop to optimize into its two pieces ([`opt::LoopEntry`]): the
+/// preamble `name`, which checks what speculation found and runs the
+/// first iteration, and the loop `body`.
+pub(super) struct LoopJob {
+    pub name: Symbol,
+    pub body: Symbol,
+    pub trace: Trace,
+    /// Where the preamble starts (the lists among its inputs assumed).
+    pub start: Start,
+    /// The head's variables, in the order the preamble passes them on.
+    pub names: Vec<Symbol>,
+    /// How the loop piece ends ([`End::LiveLoop`]).
+    pub looping: End,
+    /// The values of `names` when the loop was recorded, when speculating
+    /// on them ([`speculate::checks`], which reads only integers).
+    pub args: Option<Vec<Value>>,
+    /// The function whose frame the loop runs in (`None`: the main graph).
+    pub function: Option<Symbol>,
+    /// What the program stores in fields, when the trace reads one.
+    pub fields: Option<Arc<ProgramFacts>>,
+}
+
+/// What a straight trace (a bridge, an entry trace) starts from.
+pub(super) enum Source {
+    /// Converted already (with its entry checks inserted).
+    Converted(Function),
+    /// A recording, to convert: its name, operations, start and end.
+    Recorded { name: Symbol, trace: Trace, start: Start, end: End },
+}
+
+/// A straight trace to optimize.
+pub(super) struct StraightJob {
+    pub source: Source,
+    /// Operations recorded.
+    pub recorded: usize,
+    /// When it ends by jumping to a loop's preamble whose state it may
+    /// fit: the loop's entry and its body ([`opt::Jump::Enters`]).
+    pub into: Option<(opt::LoopEntry, Symbol)>,
+    pub fields: Option<Arc<ProgramFacts>>,
+}
+
+/// Optimized pieces, compacted, ready for the code generator.
+pub(super) struct Optimized {
+    /// In the order they are compiled (each may jump to those before it),
+    /// with their kinds and the operations they were recorded from.
+    pub pieces: Vec<(Function, Kind, usize)>,
+    /// The first piece's restart records ([`opt::Optimized::restarts`]).
+    pub restarts: Vec<ResumeId>,
+    /// A loop's entry state.
+    pub entry: Option<opt::LoopEntry>,
+    /// Whether the loop skips to its last iteration ([`opt::fast_forward`]).
+    pub skips: bool,
+    /// Time it took.
+    pub time: Duration,
+}
+
+impl LoopJob {
+    /// Whether anything in the job may be an object (or a list holding
+    /// one): such a job stays on the running thread.
+    pub fn may_hold_objects(&self) -> bool {
+        trace_holds_objects(&self.trace)
+            || start_holds_objects(&self.start)
+            || self.args.iter().flatten().any(Value::holds_objects)
+    }
+}
+
+impl StraightJob {
+    /// As [`LoopJob::may_hold_objects`]: a trace converted already is
+    /// not searched.
+    pub fn may_hold_objects(&self) -> bool {
+        let source = match &self.source {
+            Source::Converted(_) => true,
+            Source::Recorded { trace, start, .. } => trace_holds_objects(trace) || start_holds_objects(start),
+        };
+        source || self.into.as_ref().is_some_and(|(entry, _)| entry.holds_objects())
+    }
+}
+
+fn trace_holds_objects(trace: &Trace) -> bool {
+    trace.ops.iter().any(|op| op.values().any(Value::holds_objects))
+}
+
+fn start_holds_objects(start: &Start) -> bool {
+    start.values().any(Value::holds_objects)
+}
+
+/// Optimizes loop `job` (see [`LoopJob`]); `None` when the preamble
+/// cannot define an entry for the loop.
+pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> {
+    let started = Instant::now();
+    let LoopJob { name, body, trace, start, names, looping, args, function, fields } = job;
+    let anchor = trace.anchor;
+    let fields = fields.as_deref();
+    let end = End::Jump { target: body, params: names.clone() };
+    let mut preamble = to_ir::convert(&shared.index, name, &trace, &start, &end);
+    let checks = match &args {
+        Some(args) => speculate::checks(&preamble, &names, args),
+        None => Vec::new(),
+    };
+    speculate::insert(&mut preamble, &checks, anchor, function);
+    shared.inspect(&preamble, "conversion");
+    // The loop keeps assuming what the preamble speculates on.
+    let assumed: Vec<(Symbol, i64, i64)> = checks.iter().map(|&(k, lo, hi)| (start.params[k], lo, hi)).collect();
+    let jump = opt::Jump::Defines { anchor, function, names: &names, assumed: &assumed };
+    let options = opt::Options { jump, fields, ..opt::Options::new(shared.remove_allocations) };
+    let optimized = opt::optimize_trace(&mut preamble, &shared.hints, &options);
+    shared.inspect(&preamble, "optimization");
+    let entry = optimized.entry?;
+    let mut looped = to_ir::convert(&shared.index, body, &trace, &entry.start(), &looping);
+    shared.inspect(&looped, "conversion");
+    // The loop is peeled again only where its iterations would reuse
+    // work of the first ([`opt::Peel::WhenInvariant`]): its preamble
+    // is its first iteration already, and what that proved reaches
+    // the loop as the facts of its entry. Peeling every loop doubled
+    // its compile cost, and the BF interpreters' runs were slower for
+    // it (docs/architecture.md, "Measurements behind the comments").
+    let facts = entry.infos();
+    let peel = opt::Peel::WhenInvariant;
+    let options = opt::Options { facts: &facts, peel, fields, ..opt::Options::new(shared.remove_allocations) };
+    opt::optimize_trace(&mut looped, &shared.hints, &options);
+    // Under `--fuel` too: a loop that skips iterations still ends (and
+    // compiled code's fuel is counted per iteration run, [`crate::jit`]).
+    let skips = opt::fast_forward(&mut looped, fields);
+    shared.inspect(&looped, "optimization");
+    let pieces = vec![(looped, Kind::Body, 0), (preamble, Kind::Loop, trace.ops.len())];
+    let (pieces, restarts) = compact_pieces(pieces, Vec::new(), shared.inspect);
+    Some(Optimized { pieces, restarts, entry: Some(entry), skips, time: started.elapsed() })
+}
+
+/// Optimizes straight trace `job` (see [`StraightJob`]).
+pub(super) fn optimize_straight(shared: &Shared, job: StraightJob) -> Optimized {
+    let started = Instant::now();
+    let StraightJob { source, recorded, into, fields } = job;
+    let mut function = match source {
+        Source::Converted(f) => f,
+        Source::Recorded { name, trace, start, end } => to_ir::convert(&shared.index, name, &trace, &start, &end),
+    };
+    shared.inspect(&function, "conversion");
+    let jump = match &into {
+        Some((entry, body)) => opt::Jump::Enters { entry, body: *body },
+        None => opt::Jump::Plain,
+    };
+    let options = opt::Options { jump, fields: fields.as_deref(), ..opt::Options::new(shared.remove_allocations) };
+    let optimized = opt::optimize_trace(&mut function, &shared.hints, &options);
+    shared.inspect(&function, "optimization");
+    let (pieces, restarts) =
+        compact_pieces(vec![(function, Kind::Bridge, recorded)], optimized.restarts, shared.inspect);
+    Optimized { pieces, restarts, entry: None, skips: false, time: started.elapsed() }
+}
+
+/// Compacts optimized traces `pieces` before their code is generated
+/// (the exits name their values by the new numbers; `restarts` are the
+/// first piece's restart records, renumbered with it): the code records
+/// keep each trace's IR for the whole run, and its arenas otherwise hold
+/// every operation recorded and every copy peeling made, most of them
+/// removed (hundreds of MB on a long BF run).
+pub(super) fn compact_pieces(
+    pieces: Vec<(Function, Kind, usize)>,
+    mut restarts: Vec<ResumeId>,
+    inspect: Option<fn(&Function, &str)>,
+) -> (Vec<(Function, Kind, usize)>, Vec<ResumeId>) {
+    let pieces = pieces
+        .into_iter()
+        .enumerate()
+        .map(|(k, (f, kind, recorded))| {
+            let f = match k {
+                0 => flowc_ir::compact::compact_owned(f, &mut restarts),
+                _ => flowc_ir::compact::compact_owned(f, &mut Vec::new()),
+            };
+            if let Some(inspect) = inspect {
+                inspect(&f, "compaction");
+            }
+            (f, kind, recorded)
+        })
+        .collect();
+    (pieces, restarts)
+}
