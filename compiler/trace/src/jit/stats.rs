@@ -119,13 +119,11 @@ pub struct Stats {
     /// code generation).
     pub optimize_time: Duration,
     /// Of that, time spent optimizing on the worker ([`crate::jit`]'s
-    /// `background`), in so many jobs; jobs dropped at the end of a run,
-    /// not yet due; and the time the running thread waited for the
-    /// worker where a job was due.
+    /// `background`), in so many jobs; and jobs dropped at the end of a
+    /// run, not yet installed.
     pub background_time: Duration,
     pub background_jobs: usize,
     pub dropped_jobs: usize,
-    pub waited: Duration,
     /// Hot spots counted, and how many arrivals they saw in all.
     pub keys: usize,
     pub arrivals: u64,
@@ -146,9 +144,9 @@ fn ms(d: Duration) -> f64 {
 
 impl Stats {
     /// The compile time the running thread spent (the rest was spent on
-    /// the worker while it ran on), its waits for the worker included.
+    /// the worker while it ran on).
     pub fn compile_time_here(&self) -> Duration {
-        self.compile_time.saturating_sub(self.background_time) + self.waited
+        self.compile_time.saturating_sub(self.background_time)
     }
 
     /// Every hot spot, a line each.
@@ -198,11 +196,11 @@ impl std::fmt::Display for Stats {
         if self.background_jobs + self.dropped_jobs > 0 {
             write!(
                 f,
-                "\nbackground:      {} jobs optimized on the worker in {:.3} ms ({} dropped at the end); {:.3} ms waited for it",
+                "\nbackground:      {} jobs optimized on the worker in {:.3} ms ({} dropped at the end); {:.3} ms compiling on the running thread",
                 self.background_jobs,
                 ms(self.background_time),
                 self.dropped_jobs,
-                ms(self.waited)
+                ms(self.compile_time_here())
             )?;
         }
         write!(f, "\nmachine code:    {:.1} KB", self.code_size as f64 / 1024.0)?;
