@@ -41,7 +41,7 @@ use flowc_codegen::ExitId;
 use flowc_ir::{Function, Module};
 use flowc_lang::index::ProgramIndex;
 use flowc_lang::interp::Key;
-use flowc_lang::Symbol;
+use flowc_lang::{Symbol, Value};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::optimizing::{self, LoopJob, Optimized, StraightJob};
@@ -104,6 +104,9 @@ pub(super) enum Then {
     /// The loop of hot spot `key`, recorded at `label` of graph `g` with
     /// these parameters and unbound variables.
     Loop { key: Key, g: u32, label: Symbol, params: Vec<Symbol>, unbound: Vec<Symbol> },
+    /// An entry trace of hot spot `key`, as a loop's, entered only with
+    /// the values `pins` of its parameters.
+    Entry { key: Key, g: u32, label: Symbol, params: Vec<Symbol>, unbound: Vec<Symbol>, pins: Vec<(usize, Value)> },
     /// The bridge of exit `exit`.
     Bridge(super::recording::BridgeDone),
 }
@@ -175,7 +178,7 @@ impl Worker {
             return Err(job);
         }
         match &pending.then {
-            Then::Loop { key, .. } => {
+            Then::Loop { key, .. } | Then::Entry { key, .. } => {
                 self.keys.insert(key.clone());
             }
             Then::Bridge(b) => {
@@ -228,7 +231,7 @@ impl Worker {
         let pending = self.pending.pop_front().expect("looked at");
         self.ops -= pending.recorded;
         match &pending.then {
-            Then::Loop { key, .. } => {
+            Then::Loop { key, .. } | Then::Entry { key, .. } => {
                 self.keys.remove(key);
             }
             Then::Bridge(b) => {
@@ -269,7 +272,7 @@ impl super::Jit<'_> {
         };
         let then = then();
         let key = match &then {
-            Then::Loop { key, .. } => Some(key.clone()),
+            Then::Loop { key, .. } | Then::Entry { key, .. } => Some(key.clone()),
             Then::Bridge(_) => None,
         };
         worker.submit(job, Pending { recorded, what, then, passed })?;
@@ -301,6 +304,15 @@ impl super::Jit<'_> {
                     return;
                 };
                 self.register(machine, &key, code, super::Kind::Loop, g, label, params, unbound, time);
+            }
+            Then::Entry { key, g, label, params, unbound, pins } => {
+                let compiled = result.and_then(|o| self.finish_straight(o, &what, None, true));
+                let Some((code, time)) = compiled else {
+                    self.abort(machine, &key, &what, "the code generator refused the trace");
+                    return;
+                };
+                self.register(machine, &key, code, super::Kind::Entry, g, label, params, unbound, time);
+                self.codes[code.0 as usize].pins = pins;
             }
             Then::Bridge(done) => {
                 let compiled = result.and_then(|o| self.finish_straight(o, &what, Some(done.exit), true));

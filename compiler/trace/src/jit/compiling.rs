@@ -69,35 +69,18 @@ impl<'p> Jit<'p> {
             Some((c.entry.clone()?, self.codes[c.body?.0 as usize].function.name))
         });
         let reads = match &source {
-            Source::Converted(f) => reads_fields(f),
+            Source::Converted { function, .. } => reads_fields(function),
             Source::Recorded { trace, .. } => trace_reads_fields(trace),
         };
         StraightJob { source, recorded, into, fields: self.fields_for(reads) }
     }
 
-    /// Optimizes and compiles straight trace `function` (a bridge or an
-    /// entry trace, recorded from `recorded` operations, starting at
-    /// `start`); registers it. `plain` as in [`Jit::straight_job`]. A
-    /// bridge of exit `from` is compiled to run in the frame of the exit's
-    /// trace (when trees are not grown: they are grown from the crossings
-    /// of links that go through the driver's exit path).
-    pub(super) fn compile_straight(
-        &mut self,
-        function: Function,
-        recorded: usize,
-        start: String,
-        plain: bool,
-        from: Option<ExitId>,
-    ) -> Option<(TraceId, Duration)> {
-        let target = jumps_to(&function);
-        let job = self.straight_job(Source::Converted(function), recorded, target, plain);
-        let optimized = optimizing::optimize_straight(&self.shared, job);
-        self.finish_straight(optimized, &start, from, false)
-    }
-
-    /// Compiles optimized straight trace `optimized` (see
-    /// [`Jit::compile_straight`]; `background`: it was optimized on the
-    /// worker); registers it.
+    /// Compiles optimized straight trace `optimized` (a bridge or an entry
+    /// trace, starting at `start`; `background`: it was optimized on the
+    /// worker); registers it. A bridge of exit `from` is compiled to run
+    /// in the frame of the exit's trace (when trees are not grown: they
+    /// are grown from the crossings of links that go through the
+    /// driver's exit path).
     pub(super) fn finish_straight(
         &mut self,
         optimized: Optimized,

@@ -1214,14 +1214,6 @@ fn without_body(f: Function) -> Function {
     kept
 }
 
-/// The trace `f` ends by jumping to, if it does.
-fn jumps_to(f: &Function) -> Option<Symbol> {
-    match &f.blocks[*f.layout.last()?].term {
-        flowc_ir::Terminator::JumpTrace { target, .. } => Some(*target),
-        _ => None,
-    }
-}
-
 /// How the tracer runs the calls it does not follow — of recursive
 /// functions already [`Options::recursion_unroll`] calls deep in the
 /// recording (following more would unroll the recursion into the trace),

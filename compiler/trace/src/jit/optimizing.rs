@@ -43,8 +43,9 @@ pub(super) struct LoopJob {
 
 /// What a straight trace (a bridge, an entry trace) starts from.
 pub(super) enum Source {
-    /// Converted already (with its entry checks inserted).
-    Converted(Function),
+    /// Converted already (with its entry checks inserted); `objects`:
+    /// whether what it was converted from may name an object.
+    Converted { function: Function, objects: bool },
     /// A recording, to convert: its name, operations, start and end.
     Recorded { name: Symbol, trace: Trace, start: Start, end: End },
 }
@@ -86,22 +87,23 @@ impl LoopJob {
 }
 
 impl StraightJob {
-    /// As [`LoopJob::may_hold_objects`]: a trace converted already is
-    /// not searched.
+    /// As [`LoopJob::may_hold_objects`].
     pub fn may_hold_objects(&self) -> bool {
         let source = match &self.source {
-            Source::Converted(_) => true,
+            Source::Converted { objects, .. } => *objects,
             Source::Recorded { trace, start, .. } => trace_holds_objects(trace) || start_holds_objects(start),
         };
         source || self.into.as_ref().is_some_and(|(entry, _)| entry.holds_objects())
     }
 }
 
-fn trace_holds_objects(trace: &Trace) -> bool {
+/// Whether recording `trace` names an object.
+pub(super) fn trace_holds_objects(trace: &Trace) -> bool {
     trace.ops.iter().any(|op| op.values().any(Value::holds_objects))
 }
 
-fn start_holds_objects(start: &Start) -> bool {
+/// Whether `start` names an object.
+pub(super) fn start_holds_objects(start: &Start) -> bool {
     start.values().any(Value::holds_objects)
 }
 
@@ -153,7 +155,7 @@ pub(super) fn optimize_straight(shared: &Shared, job: StraightJob) -> Optimized 
     let started = Instant::now();
     let StraightJob { source, recorded, into, fields } = job;
     let mut function = match source {
-        Source::Converted(f) => f,
+        Source::Converted { function, .. } => function,
         Source::Recorded { name, trace, start, end } => to_ir::convert(&shared.index, name, &trace, &start, &end),
     };
     shared.inspect(&function, "conversion");

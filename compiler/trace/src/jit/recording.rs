@@ -125,13 +125,13 @@ impl<'p> Jit<'p> {
         let start = Start::frame(graph.name, &params);
         let name = self.fresh_name(label);
         let mut pins = Vec::new();
+        let passed: Vec<Key> = passed.into_iter().map(|(k, ..)| k).collect();
         let compiled = match target {
             None => {
                 let speculating = !self.keys.get(key).is_some_and(|k| k.generic);
                 let args = speculating.then_some(Seen { start: &args, end: &frame.env });
                 let live: Vec<Symbol> = params.iter().chain(&unbound).copied().collect();
                 let job = self.loop_job(name, trace, &start, &params, &live, args, graph.name);
-                let passed: Vec<Key> = passed.into_iter().map(|(k, ..)| k).collect();
                 let job = match self.submit(machine, run, Job::Loop(Box::new(job)), what.clone(), passed, || {
                     Then::Loop { key: key.clone(), g, label, params: params.clone(), unbound: unbound.clone() }
                 }) {
@@ -144,12 +144,39 @@ impl<'p> Jit<'p> {
             }
             Some(t) => {
                 let c = &self.codes[t.0 as usize];
-                let end = End::Jump { target: c.function.name, params: c.params.clone() };
+                let (jumps, end) = (c.function.name, End::Jump { target: c.function.name, params: c.params.clone() });
                 let start = speculate::assume_lists(&start, &args);
                 let mut function = to_ir::convert(&self.shared.index, name, &trace, &start, &end);
                 pins = speculate::pins(&function, &c.params, &args);
                 speculate::insert(&mut function, &pins, label, graph.name);
-                self.compile_straight(function, trace.ops.len(), what, false, None)
+                let objects = optimizing::trace_holds_objects(&trace) || optimizing::start_holds_objects(&start);
+                let source = Source::Converted { function, objects };
+                let job = self.straight_job(source, trace.ops.len(), Some(jumps), false);
+                let pinned: Vec<(usize, Value)> = pins.iter().map(|&(k, v, _)| (k, Value::Int(v))).collect();
+                match self.submit(machine, run, Job::Straight(Box::new(job)), what.clone(), passed, || Then::Entry {
+                    key: key.clone(),
+                    g,
+                    label,
+                    params: params.clone(),
+                    unbound: unbound.clone(),
+                    pins: pinned,
+                }) {
+                    // Optimized in the background: on into the code the
+                    // recording reached.
+                    Ok(()) => {
+                        let top = stack.last().expect("a frame");
+                        return Ok(if self.admits_frame(run, t, top) {
+                            Next::Enter(t)
+                        } else {
+                            Next::Interpret(block)
+                        });
+                    }
+                    Err(Job::Straight(job)) => {
+                        let optimized = optimizing::optimize_straight(&self.shared, *job);
+                        self.finish_straight(optimized, &what, None, false)
+                    }
+                    Err(Job::Loop(_)) => unreachable!("the entry trace's job handed back"),
+                }
             }
         };
         let Some((code, time)) = compiled else {
