@@ -127,7 +127,8 @@ pub(super) struct Pending {
 
 /// The worker of one run, and the jobs it was given.
 pub(super) struct Worker {
-    jobs: mpsc::Sender<Crossing<Job>>,
+    /// `None` when no thread could be started.
+    jobs: Option<mpsc::Sender<Crossing<Job>>>,
     done: mpsc::Receiver<Crossing<Option<Optimized>>>,
     /// In the order submitted (the order the worker does them).
     pending: VecDeque<Pending>,
@@ -145,7 +146,12 @@ impl Worker {
     pub fn spawn<'scope, 'p: 'scope>(scope: &'scope std::thread::Scope<'scope, '_>, shared: Arc<Shared<'p>>) -> Worker {
         let (jobs, inbox) = mpsc::channel::<Crossing<Job>>();
         let (outbox, done) = mpsc::channel();
-        scope.spawn(move || {
+        let worker = std::thread::Builder::new()
+            .name("flowc-jit-worker".into())
+            // As much as the running thread's: the optimizer runs here
+            // what it runs there (the stack is only reserved).
+            .stack_size(1 << 30);
+        let spawned = worker.spawn_scoped(scope, move || {
             for Crossing(job) in inbox {
                 let result = match job {
                     Job::Loop(job) => optimizing::optimize_loop(&shared, *job),
@@ -156,6 +162,9 @@ impl Worker {
                 }
             }
         });
+        // No thread to be had: the jobs then go nowhere, and the running
+        // thread optimizes everything itself (`submit` hands them back).
+        let jobs = spawned.ok().map(|_| jobs);
         Worker {
             jobs,
             done,
@@ -174,7 +183,9 @@ impl Worker {
             Job::Loop(j) => j.may_hold_objects(),
             Job::Straight(j) => j.may_hold_objects(),
         };
-        if objects {
+        let Some(jobs) = self.jobs.as_ref().filter(|_| !objects) else { return Err(job) };
+        if let Err(mpsc::SendError(Crossing(job))) = jobs.send(Crossing(job)) {
+            // The worker is gone (it panicked): `next_done` says so.
             return Err(job);
         }
         match &pending.then {
@@ -188,7 +199,6 @@ impl Worker {
         for k in &pending.passed {
             *self.passed.entry(k.clone()).or_default() += 1;
         }
-        self.jobs.send(Crossing(job)).expect("the compile worker runs as long as the run");
         self.ops += pending.recorded;
         self.pending.push_back(pending);
         Ok(())
