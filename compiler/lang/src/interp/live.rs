@@ -206,13 +206,16 @@ impl Graph {
     /// a hot spot at that label.
     pub fn promote_chain(&self, block: u32) -> Vec<Slot> {
         let mut out = Vec::new();
-        let mut seen = vec![false; self.blocks.len()];
+        // The blocks passed (a chain is a few blocks long: a table over
+        // the graph's blocks, made per call, made this quadratic in a
+        // main graph of thousands of loops).
+        let mut seen: Vec<usize> = Vec::new();
         let mut b = block as usize;
         while let Some(blk) = self.blocks.get(b) {
-            if seen[b] || !blk.stmts.is_empty() {
+            if seen.contains(&b) || !blk.stmts.is_empty() {
                 break;
             }
-            seen[b] = true;
+            seen.push(b);
             b = match &blk.term {
                 CTerm::Promote { var, target: Target::Block(t) | Target::Watched(t) } => {
                     if !out.contains(var) {

@@ -512,6 +512,9 @@ pub fn watched_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>
         return out;
     }
     let mut out = Vec::new();
+    // In the order found; a set, not a search of `out`, says which are
+    // in (a main graph of 5,000 loops spent 40 ms searching).
+    let mut seen: HashSet<(Option<Symbol>, Symbol)> = HashSet::default();
     for f in &module.functions {
         let graph = match f.kind {
             FunctionKind::Main => None,
@@ -521,7 +524,7 @@ pub fn watched_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>
         let loops = flowc_ir::loops::LoopForest::new(f);
         for h in loops.headers() {
             if let Some(label) = f.blocks[h].name {
-                if !out.contains(&(graph, label)) {
+                if seen.insert((graph, label)) {
                     out.push((graph, label));
                 }
             }
