@@ -107,30 +107,26 @@ fn env_term(env: &[(Symbol, Value)]) -> Term {
 }
 
 impl TraceOp {
-    /// The values the operation names: its constant operands, a
-    /// promotion's value, a guard's resume values.
-    pub fn values(&self) -> impl Iterator<Item = &Value> {
-        let args: Vec<&Arg> = match self {
-            TraceOp::Op1 { arg, .. } => vec![arg],
-            TraceOp::Op2 { lhs, rhs, .. } => vec![lhs, rhs],
-            TraceOp::New { .. } => Vec::new(),
-            TraceOp::Get { obj, .. } => vec![obj],
-            TraceOp::Set { obj, value, .. } => vec![obj, value],
-            TraceOp::Guard { check: Check::Class(a, ..), .. } => vec![a],
-            TraceOp::Guard { .. } => Vec::new(),
-            TraceOp::Enter { args, .. } | TraceOp::Call { args, .. } => args.iter().collect(),
-            TraceOp::Leave { value } => vec![value],
-        };
-        let (promoted, resume): (Option<&Value>, &[(Symbol, Value)]) = match self {
-            TraceOp::Guard { check: Check::Value(_, v), resume, .. } => (Some(v), resume),
-            TraceOp::Guard { resume, .. } => (None, resume),
-            _ => (None, &[]),
-        };
-        let consts = args.into_iter().filter_map(|a| match a {
-            Arg::Const(c) => Some(c),
-            Arg::Var(_) => None,
-        });
-        consts.chain(promoted).chain(resume.iter().map(|(_, v)| v))
+    /// Whether a value the operation names (a constant operand, a
+    /// promotion's value, a guard's resume value) is an object or a list
+    /// holding one.
+    pub fn holds_objects(&self) -> bool {
+        let arg = |a: &Arg| matches!(a, Arg::Const(c) if c.holds_objects());
+        match self {
+            TraceOp::Op1 { arg: a, .. } | TraceOp::Get { obj: a, .. } | TraceOp::Leave { value: a } => arg(a),
+            TraceOp::Op2 { lhs, rhs, .. } => arg(lhs) || arg(rhs),
+            TraceOp::Set { obj, value, .. } => arg(obj) || arg(value),
+            TraceOp::New { .. } => false,
+            TraceOp::Enter { args, .. } | TraceOp::Call { args, .. } => args.iter().any(arg),
+            TraceOp::Guard { check, resume, .. } => {
+                let checked = match check {
+                    Check::Value(_, v) => v.holds_objects(),
+                    Check::Class(a, ..) => arg(a),
+                    Check::True(_) | Check::False(_) => false,
+                };
+                checked || resume.iter().any(|(_, v)| v.holds_objects())
+            }
+        }
     }
 
     /// The term's functor and arguments, without the rest of the trace.

@@ -12,7 +12,8 @@
 //! **When code arrives.** The worker takes jobs in the order submitted;
 //! at every hot spot and exit the interpreter hands over, the running
 //! thread installs the jobs the worker is done with, in that order. It
-//! never waits for one: a run that ends first drops what is left. So which
+//! never waits for one while the program runs: a run that ends first
+//! drops what is left (and waits only for the job in hand). So which
 //! code exists when depends on how fast the worker is, and runs differ in
 //! what the JIT did (never in what the program prints). Without a worker
 //! (`FLOWC_JIT_BACKGROUND=0`, one core, the tests but those of the worker)
@@ -32,7 +33,11 @@
 //! While a hot spot's loop is being optimized the interpreter stops at
 //! it (its state is `Enter`), so the loop is entered as soon as it is
 //! installed; an exit whose bridge is being optimized goes on returning
-//! to the driver, and records no other.
+//! to the driver, and records no other. A recording that goes round a
+//! loop being optimized is not cut there (the inner loop would be
+//! compiled twice): it is abandoned, without counting against its hot
+//! spot, and made again once the inner loop's code is there. Pending
+//! jobs count against the budget and `max_traces` as compiled ones do.
 
 use std::collections::VecDeque;
 use std::sync::{mpsc, Arc};

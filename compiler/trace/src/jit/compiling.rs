@@ -69,7 +69,7 @@ impl<'p> Jit<'p> {
             Some((c.entry.clone()?, self.codes[c.body?.0 as usize].function.name))
         });
         let reads = match &source {
-            Source::Converted { function, .. } => reads_fields(function),
+            Source::Converted { function, .. } => optimizing::reads_fields(function),
             Source::Recorded { trace, .. } => trace_reads_fields(trace),
         };
         StraightJob { source, recorded, into, fields: self.fields_for(reads) }
@@ -278,11 +278,6 @@ impl<'p> Jit<'p> {
         let body = &mut self.codes[b.0 as usize];
         (body.graph, body.anchor, body.root) = (graph, anchor, root);
     }
-}
-
-/// Whether trace `f` reads a field.
-fn reads_fields(f: &Function) -> bool {
-    f.all_insts().any(|(_, i)| matches!(f.insts[i].kind, flowc_ir::InstKind::Get { .. }))
 }
 
 /// Whether recording `trace` read a field.

@@ -857,9 +857,16 @@ impl<'p> Jit<'p> {
             return self.call_compiled(machine, run, key, stack);
         }
         self.install_done(machine, run);
+        let top = stack.last().expect("a frame");
+        if let Some(kc) = self.keys.get(key) {
+            if let Some(code) = kc.variants.iter().copied().find(|&c| self.admits_frame(run, c, top)) {
+                return Ok(Next::Enter(code));
+            }
+        }
         if let Some(w) = &run.worker {
             if w.has_key(key) {
-                // Its loop is being optimized: interpreted until it is due.
+                // Its code is being optimized: interpreted until it is
+                // installed.
                 return Ok(Next::Interpret(block));
             }
             if w.passed(key) && self.keys.get(key).is_none_or(|kc| kc.variants.is_empty()) {
@@ -870,11 +877,7 @@ impl<'p> Jit<'p> {
                 return Ok(Next::Interpret(block));
             }
         }
-        let top = stack.last().expect("a frame");
         if let Some(kc) = self.keys.get(key) {
-            if let Some(code) = kc.variants.iter().copied().find(|&c| self.admits_frame(run, c, top)) {
-                return Ok(Next::Enter(code));
-            }
             let variants = kc.variants.len();
             if variants > 0 {
                 // No trace takes these variables: count on, and record one
@@ -888,7 +891,7 @@ impl<'p> Jit<'p> {
                 }
             }
         }
-        if self.codes.len() >= self.options.max_traces {
+        if self.codes.len() + Self::pending_codes(run) >= self.options.max_traces {
             if let Some(p) = machine.profiler_mut() {
                 p.set(key, KeyState::Ignored);
             }
@@ -1142,6 +1145,12 @@ impl<'p> Jit<'p> {
         let Some(allowance) = self.options.compile_allowance else { return true };
         let pending = run.worker.as_ref().map_or(0, |w| w.pending_ops());
         within_budget((self.stats.recorded_ops + pending) as u64, self.work(machine), allowance)
+    }
+
+    /// Pieces of code the worker's pending jobs will add (at most two
+    /// each: a loop and its preamble), which count against `max_traces`.
+    fn pending_codes(run: &Run) -> usize {
+        run.worker.as_ref().map_or(0, |w| 2 * w.pending_jobs())
     }
 
     /// The run's work so far: statements interpreted, and loop

@@ -17,7 +17,7 @@ use super::background::Shared;
 use super::{speculate, Kind};
 use crate::opt;
 use crate::to_ir::{self, End, Start};
-use crate::trace::Trace;
+use crate::trace::{Trace, TraceOp};
 
 /// A loop to optimize into its two pieces ([`opt::LoopEntry`]): the
 /// preamble `name`, which checks what speculation found and runs the
@@ -99,7 +99,12 @@ impl StraightJob {
 
 /// Whether recording `trace` names an object.
 pub(super) fn trace_holds_objects(trace: &Trace) -> bool {
-    trace.ops.iter().any(|op| op.values().any(Value::holds_objects))
+    trace.ops.iter().any(TraceOp::holds_objects)
+}
+
+/// Whether trace `f` reads a field.
+pub(super) fn reads_fields(f: &Function) -> bool {
+    f.all_insts().any(|(_, i)| matches!(f.insts[i].kind, flowc_ir::InstKind::Get { .. }))
 }
 
 /// Whether `start` names an object.
@@ -113,7 +118,11 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
     let started = Instant::now();
     let LoopJob { name, body, trace, start, names, looping, args, function, fields } = job;
     let anchor = trace.anchor;
+    // Given to each piece only where it reads a field (the job carries
+    // them when the recording read one; a read inside a `pure` call the
+    // conversion leaves a call).
     let fields = fields.as_deref();
+    let fields_for = |f: &Function| fields.filter(|_| reads_fields(f));
     let end = End::Jump { target: body, params: names.clone() };
     let mut preamble = to_ir::convert(&shared.index, name, &trace, &start, &end);
     let checks = match &args {
@@ -125,7 +134,7 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
     // The loop keeps assuming what the preamble speculates on.
     let assumed: Vec<(Symbol, i64, i64)> = checks.iter().map(|&(k, lo, hi)| (start.params[k], lo, hi)).collect();
     let jump = opt::Jump::Defines { anchor, function, names: &names, assumed: &assumed };
-    let options = opt::Options { jump, fields, ..opt::Options::new(shared.remove_allocations) };
+    let options = opt::Options { jump, fields: fields_for(&preamble), ..opt::Options::new(shared.remove_allocations) };
     let optimized = opt::optimize_trace(&mut preamble, &shared.hints, &options);
     shared.inspect(&preamble, "optimization");
     let entry = optimized.entry?;
@@ -139,11 +148,17 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
     // it (docs/architecture.md, "Measurements behind the comments").
     let facts = entry.infos();
     let peel = opt::Peel::WhenInvariant;
-    let options = opt::Options { facts: &facts, peel, fields, ..opt::Options::new(shared.remove_allocations) };
+    let options = opt::Options {
+        facts: &facts,
+        peel,
+        fields: fields_for(&looped),
+        ..opt::Options::new(shared.remove_allocations)
+    };
     opt::optimize_trace(&mut looped, &shared.hints, &options);
     // Under `--fuel` too: a loop that skips iterations still ends (and
     // compiled code's fuel is counted per iteration run, [`crate::jit`]).
-    let skips = opt::fast_forward(&mut looped, fields);
+    let reads = fields_for(&looped);
+    let skips = opt::fast_forward(&mut looped, reads);
     shared.inspect(&looped, "optimization");
     let pieces = vec![(looped, Kind::Body, 0), (preamble, Kind::Loop, trace.ops.len())];
     let (pieces, restarts) = compact_pieces(pieces, Vec::new(), shared.inspect);
@@ -163,7 +178,8 @@ pub(super) fn optimize_straight(shared: &Shared, job: StraightJob) -> Optimized 
         Some((entry, body)) => opt::Jump::Enters { entry, body: *body },
         None => opt::Jump::Plain,
     };
-    let options = opt::Options { jump, fields: fields.as_deref(), ..opt::Options::new(shared.remove_allocations) };
+    let fields = fields.as_deref().filter(|_| reads_fields(&function));
+    let options = opt::Options { jump, fields, ..opt::Options::new(shared.remove_allocations) };
     let optimized = opt::optimize_trace(&mut function, &shared.hints, &options);
     shared.inspect(&function, "optimization");
     let (pieces, restarts) =

@@ -111,6 +111,12 @@ impl<'p> Jit<'p> {
             Some(i) => {
                 // The trace went round a loop inside its own: that loop first.
                 let (k, at, env, l) = passed.swap_remove(i);
+                if run.worker.as_ref().is_some_and(|w| w.has_key(&k)) {
+                    // That loop's code is on its way: the outer one is
+                    // recorded again once it is there.
+                    self.abort_if(machine, key, &what, "its inner loop is being optimized", false);
+                    return Ok(Next::Interpret(block));
+                }
                 let (outer, looped) = trace.split_at(at, l);
                 let end = inner_end.take().expect("where the inner loop closed");
                 match self.install_inner_loop(machine, run, &k, g, l, &env, &end, looped) {
@@ -149,7 +155,9 @@ impl<'p> Jit<'p> {
                 let mut function = to_ir::convert(&self.shared.index, name, &trace, &start, &end);
                 pins = speculate::pins(&function, &c.params, &args);
                 speculate::insert(&mut function, &pins, label, graph.name);
-                let objects = optimizing::trace_holds_objects(&trace) || optimizing::start_holds_objects(&start);
+                // (Searched only where there is a worker to give it to.)
+                let objects = run.worker.is_some()
+                    && (optimizing::trace_holds_objects(&trace) || optimizing::start_holds_objects(&start));
                 let source = Source::Converted { function, objects };
                 let job = self.straight_job(source, trace.ops.len(), Some(jumps), false);
                 let pinned: Vec<(usize, Value)> = pins.iter().map(|&(k, v, _)| (k, Value::Int(v))).collect();
@@ -359,7 +367,7 @@ impl<'p> Jit<'p> {
         let p = &self.codes[parent.0 as usize];
         let root = p.root;
         let budget = self.codes[root.0 as usize].bridges < self.options.max_bridges
-            && self.codes.len() < self.options.max_traces;
+            && self.codes.len() + Self::pending_codes(run) < self.options.max_traces;
         // An exit whose state a bridge cannot start from (an unbound value
         // the trace stores, which resuming drops) gets none.
         if !budget || values.iter().any(Option::is_none) {
