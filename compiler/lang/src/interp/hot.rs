@@ -377,6 +377,16 @@ impl Profiler {
         }
     }
 
+    /// Sets `key` counting, to stop after `arrivals` more arrivals (at
+    /// least one) instead of the threshold's.
+    pub fn ask_after(&mut self, key: &Key, arrivals: u32) {
+        let threshold = self.threshold;
+        let e = self.entry_or_insert(key);
+        e.seen = true;
+        e.state = KeyState::Counting;
+        e.count = threshold.saturating_sub(arrivals.max(1));
+    }
+
     /// What `key` does now ([`KeyState::Counting`] for keys not seen).
     pub fn state(&self, key: &Key) -> KeyState {
         self.entry(key).map_or(KeyState::Counting, |e| e.state)

@@ -320,7 +320,7 @@ impl<'a> Machine<'a> {
 
     /// [`Machine::resume`] that also stops at hot blocks.
     pub fn resume_hot(&mut self, frames: &[ResumeFrame], label: Symbol) -> Result<Step, RuntimeError> {
-        let (stack, block) = self.resume_stack(frames, label, None)?;
+        let (stack, block) = self.resume_stack(frames, label, None, false)?;
         let exit = self.execute(stack, block)?;
         Ok(self.step(exit))
     }
@@ -343,10 +343,34 @@ impl<'a> Machine<'a> {
         frames: &[ResumeFrame],
         label: Symbol,
     ) -> Result<u32, RuntimeError> {
+        self.replace_top_as(stack, frames, label, false)
+    }
+
+    /// [`Machine::replace_top`] where `frames`' base frame says only what
+    /// changed in the top frame (a recording started from the variables
+    /// live at its label, and those it wrote): the top frame keeps its
+    /// other variables, in their order, as running the statements would
+    /// have left them.
+    pub fn replace_top_keeping(
+        &self,
+        stack: &mut Vec<Frame>,
+        frames: &[ResumeFrame],
+        label: Symbol,
+    ) -> Result<u32, RuntimeError> {
+        self.replace_top_as(stack, frames, label, true)
+    }
+
+    fn replace_top_as(
+        &self,
+        stack: &mut Vec<Frame>,
+        frames: &[ResumeFrame],
+        label: Symbol,
+        keep: bool,
+    ) -> Result<u32, RuntimeError> {
         let fail = |kind| RuntimeError { kind, at: None };
         let old = stack.pop().ok_or(fail(ErrorKind::UnknownLabel(label)))?;
         let (graph, ret) = (old.graph, old.ret);
-        let (mut new, block) = self.resume_stack(frames, label, Some(old))?;
+        let (mut new, block) = self.resume_stack(frames, label, Some(old), keep)?;
         if let Some(first) = new.first_mut() {
             if first.graph != graph {
                 return Err(fail(ErrorKind::UnknownLabel(label)));
@@ -477,7 +501,7 @@ impl<'a> Machine<'a> {
     /// frame continues at `label`. This is how a failing guard of a trace
     /// hands over to the interpreter.
     pub fn resume(&mut self, frames: &[ResumeFrame], label: Symbol) -> Result<Outcome, RuntimeError> {
-        let (stack, block) = self.resume_stack(frames, label, None)?;
+        let (stack, block) = self.resume_stack(frames, label, None, false)?;
         self.execute_to_end(stack, block)
     }
 
@@ -490,6 +514,7 @@ impl<'a> Machine<'a> {
         frames: &[ResumeFrame],
         label: Symbol,
         mut spare: Option<Frame>,
+        keep: bool,
     ) -> Result<(Vec<Frame>, u32), RuntimeError> {
         let resolved = self.resolved;
         let fail = |kind| RuntimeError { kind, at: None };
@@ -502,7 +527,9 @@ impl<'a> Machine<'a> {
             let graph = &resolved.graphs[index as usize];
             let mut frame = match spare.take() {
                 Some(mut old) if k == 0 && old.graph == index => {
-                    old.clear();
+                    if !keep {
+                        old.clear();
+                    }
                     old.ret = None;
                     old
                 }
@@ -764,5 +791,51 @@ impl<'a> Machine<'a> {
                 CTerm::Error(r) => fail!(ErrorKind::User(*r), n),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax;
+
+    /// A recording starts from the variables live at its label and says
+    /// what it changed; the frame it replaces keeps its other variables in
+    /// their order ([`Machine::replace_top_keeping`]), where
+    /// [`Machine::replace_top`] makes the frame anew.
+    #[test]
+    fn replacing_the_top_frame_keeping_its_other_variables() {
+        let text = "start:\n    a = 1\n    b = 2\n    c = 3\n    goto next\nnext:\n    d = 4\n    print_and_stop(a)\n";
+        let p = syntax::parse("test", text).expect("it parses");
+        let resolved = Resolved::new(&p, &[]);
+        let machine = Machine::new(&p, &resolved, &Config::default());
+        let graph = &resolved.graphs[0];
+        let name = Symbol::intern;
+        let frame = || {
+            let mut f = Frame::new(graph, 0);
+            for (n, v) in [("a", 1), ("b", 2), ("c", 3)] {
+                f.write(graph.slot_of(name(n)).expect("a variable"), Value::Int(v));
+            }
+            f
+        };
+        let changed = ResumeFrame {
+            function: None,
+            env: vec![(name("b"), Value::Int(20)), (name("d"), Value::Int(4))],
+            call: None,
+        };
+        let show = |stack: &[Frame]| -> Vec<(String, Value)> {
+            stack[0].pairs(graph).into_iter().map(|(n, v)| (n.to_string(), v)).collect()
+        };
+        let mut stack = vec![frame()];
+        let block = machine.replace_top_keeping(&mut stack, std::slice::from_ref(&changed), name("next")).unwrap();
+        assert_eq!(graph.blocks[block as usize].label, name("next"));
+        let kept: Vec<(String, Value)> =
+            [("a", 1), ("b", 20), ("c", 3), ("d", 4)].iter().map(|(n, v)| (n.to_string(), Value::Int(*v))).collect();
+        assert_eq!(show(&stack), kept);
+        let mut stack = vec![frame()];
+        machine.replace_top(&mut stack, std::slice::from_ref(&changed), name("next")).unwrap();
+        let anew: Vec<(String, Value)> =
+            [("b", 20), ("d", 4)].iter().map(|(n, v)| (n.to_string(), Value::Int(*v))).collect();
+        assert_eq!(show(&stack), anew);
     }
 }

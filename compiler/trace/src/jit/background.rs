@@ -9,11 +9,14 @@
 //! has a *worker* thread that optimizes what the running thread records,
 //! while the running thread goes on interpreting.
 //!
-//! **When code arrives.** The worker takes jobs in the order submitted;
-//! at every hot spot and exit the interpreter hands over, the running
-//! thread installs the jobs the worker is done with, in that order. It
-//! never waits for one while the program runs: a run that ends first
-//! drops what is left (and waits only for the job in hand). So which
+//! **When code arrives.** The worker takes jobs in the order submitted.
+//! The running thread generates and installs a loop's code at the first
+//! arrival at its hot spot after the worker is done with it, and a
+//! bridge at its exit's first return to the driver after that: at once
+//! for code still needed, and never for a loop that ended meanwhile (a
+//! main graph of thousands of short loops in sequence). It never waits
+//! for the worker while the program runs: a run that ends first drops
+//! what is left (and waits only for the job in hand). So which
 //! code exists when depends on how fast the worker is, and runs differ in
 //! what the JIT did (never in what the program prints). Without a worker
 //! (`FLOWC_JIT_BACKGROUND=0`, one core, the tests but those of the worker)
@@ -30,9 +33,10 @@
 //! worker. The program and its lowered functions ([`Shared`]) hold only
 //! constants of the program text.
 //!
-//! While a hot spot's loop is being optimized the interpreter stops at
-//! it (its state is `Enter`), so the loop is entered as soon as it is
-//! installed; an exit whose bridge is being optimized goes on returning
+//! While a hot spot's loop is being optimized the interpreter asks for
+//! it every `threshold` arrivals (its state is `Counting`), so a loop
+//! still running is entered within that many iterations of the worker
+//! being done; an exit whose bridge is being optimized goes on returning
 //! to the driver, and records no other. A recording that goes round a
 //! loop being optimized is not cut there (the inner loop would be
 //! compiled twice): it is abandoned, without counting against its hot
@@ -86,6 +90,10 @@ impl Shared<'_> {
         }
     }
 }
+
+/// The most arrivals between two asks for a hot spot's code
+/// ([`Worker::next_ask`]).
+pub const MOST_ASKS: u32 = 64;
 
 /// A job for the worker.
 pub(super) enum Job {
@@ -142,6 +150,15 @@ pub(super) struct Worker {
     exits: HashSet<ExitId>,
     /// The hot spots pending recordings passed, and by how many.
     passed: HashMap<Key, u32>,
+    /// Per hot spot being optimized: after how many arrivals the
+    /// interpreter asks for its code again ([`Worker::next_ask`]).
+    asks: HashMap<Key, u32>,
+    /// Jobs the worker is done with, by the hot spot or exit whose code
+    /// they are: its code is generated and installed at the hot spot's
+    /// next arrival or the exit's next return to the driver — right away
+    /// for a loop still running, never for one that ended meanwhile.
+    ready_keys: HashMap<Key, (Pending, Option<Optimized>)>,
+    ready_exits: HashMap<ExitId, (Pending, Option<Optimized>)>,
     /// Operations recorded by the pending jobs.
     ops: usize,
 }
@@ -177,6 +194,9 @@ impl Worker {
             keys: HashSet::default(),
             exits: HashSet::default(),
             passed: HashMap::default(),
+            asks: HashMap::default(),
+            ready_keys: HashMap::default(),
+            ready_exits: HashMap::default(),
             ops: 0,
         }
     }
@@ -226,7 +246,7 @@ impl Worker {
 
     /// Jobs not yet installed.
     pub fn pending_jobs(&self) -> usize {
-        self.pending.len()
+        self.pending.len() + self.ready_keys.len() + self.ready_exits.len()
     }
 
     /// Operations recorded by the jobs not yet installed.
@@ -234,25 +254,66 @@ impl Worker {
         self.ops
     }
 
-    /// The first job not yet installed, with its result, if the worker is
-    /// done with it.
-    pub fn next_done(&mut self) -> Option<(Pending, Option<Optimized>)> {
-        self.pending.front()?;
-        let Crossing(result) = match self.done.try_recv() {
-            Ok(result) => result,
-            Err(mpsc::TryRecvError::Empty) => return None,
-            Err(mpsc::TryRecvError::Disconnected) => panic!("the compile worker ended before its jobs"),
-        };
-        let pending = self.pending.pop_front().expect("looked at");
-        self.ops -= pending.recorded;
-        match &pending.then {
-            Then::Loop { key, .. } | Then::Entry { key, .. } => {
-                self.keys.remove(key);
-            }
-            Then::Bridge(b) => {
-                self.exits.remove(&b.exit);
+    /// Takes the results the worker is done with, in order, into the
+    /// ready tables.
+    pub fn collect(&mut self) {
+        while !self.pending.is_empty() {
+            let Crossing(result) = match self.done.try_recv() {
+                Ok(result) => result,
+                Err(mpsc::TryRecvError::Empty) => return,
+                Err(mpsc::TryRecvError::Disconnected) => panic!("the compile worker ended before its jobs"),
+            };
+            let pending = self.pending.pop_front().expect("looked at");
+            match &pending.then {
+                Then::Loop { key, .. } | Then::Entry { key, .. } => {
+                    self.ready_keys.insert(key.clone(), (pending, result));
+                }
+                Then::Bridge(b) => {
+                    self.ready_exits.insert(b.exit, (pending, result));
+                }
             }
         }
+    }
+
+    /// After how many arrivals the interpreter asks again for the code of
+    /// hot spot `key`, being optimized: 1, 2, 4... up to [`MOST_ASKS`],
+    /// doubling at each ask. A loop still running is entered within
+    /// about as many iterations as it ran since it was recorded (the
+    /// worker's time); one that ended costs a few trips through the
+    /// driver. (Stopping at every arrival cost a main graph of thousands
+    /// of short loops a trip per iteration, twice the interpreter's time;
+    /// asking every `threshold` arrivals, tutorial BF fractal 5 twice the
+    /// statements interpreted.)
+    pub fn next_ask(&mut self, key: &Key) -> u32 {
+        let n = self.asks.entry(key.clone()).or_insert(1);
+        *n = (*n * 2).min(MOST_ASKS);
+        *n
+    }
+
+    /// The optimized code of hot spot `key`, if the worker is done with it.
+    pub fn take_key(&mut self, key: &Key) -> Option<(Pending, Option<Optimized>)> {
+        let ready = self.ready_keys.remove(key)?;
+        self.keys.remove(key);
+        self.asks.remove(key);
+        self.taken(&ready.0);
+        Some(ready)
+    }
+
+    /// The optimized bridge of exit `exit`, if the worker is done with it.
+    pub fn take_exit(&mut self, exit: ExitId) -> Option<(Pending, Option<Optimized>)> {
+        let ready = self.ready_exits.remove(&exit)?;
+        self.exits.remove(&exit);
+        self.taken(&ready.0);
+        Some(ready)
+    }
+
+    /// Forgets `pending`, taken to be installed: its operations, and the
+    /// hot spots its recording passed (kept from recording until its code
+    /// is there: released when the worker was done, they recorded the
+    /// same loop again, rotated, before the loop's own hot spot came
+    /// round to install it).
+    fn taken(&mut self, pending: &Pending) {
+        self.ops -= pending.recorded;
         for k in &pending.passed {
             match self.passed.get_mut(k) {
                 Some(n) if *n > 1 => *n -= 1,
@@ -261,14 +322,12 @@ impl Worker {
                 }
             }
         }
-        Some((pending, result))
     }
 }
 
 impl super::Jit<'_> {
     /// Gives `job` (of code starting at `what`, to become `then`, whose
-    /// recording passed the hot spots `passed`) to the run's worker; a hot
-    /// spot's loop is entered as soon as it is installed.
+    /// recording passed the hot spots `passed`) to the run's worker.
     /// Handed back when the run has no worker or the job may hold
     /// objects: the caller optimizes it at once.
     pub(super) fn submit(
@@ -292,24 +351,22 @@ impl super::Jit<'_> {
         };
         worker.submit(job, Pending { recorded, what, then, passed })?;
         if let (Some(key), Some(p)) = (key, machine.profiler_mut()) {
-            p.set(&key, super::KeyState::Enter);
+            p.ask_after(&key, 1);
         }
         self.log(format_args!("optimizing in the background"));
         Ok(())
     }
 
-    /// Installs the jobs the worker is done with, in order.
-    pub(super) fn install_done(&mut self, machine: &mut super::Machine, run: &mut super::Run) {
-        loop {
-            let Some(worker) = run.worker.as_mut() else { return };
-            let Some((pending, result)) = worker.next_done() else { return };
-            self.install(machine, pending, result);
+    /// Takes what the worker is done with ([`Worker::collect`]).
+    pub(super) fn collect_done(run: &mut super::Run) {
+        if let Some(worker) = run.worker.as_mut() {
+            worker.collect();
         }
     }
 
     /// Installs the result of a job (`None`: the preamble defined no
     /// entry for its loop).
-    fn install(&mut self, machine: &mut super::Machine, pending: Pending, result: Option<Optimized>) {
+    pub(super) fn install(&mut self, machine: &mut super::Machine, pending: Pending, result: Option<Optimized>) {
         let Pending { what, then, .. } = pending;
         match then {
             Then::Loop { key, g, label, params, unbound } => {

@@ -856,7 +856,10 @@ impl<'p> Jit<'p> {
         if key.block == CALL {
             return self.call_compiled(machine, run, key, stack);
         }
-        self.install_done(machine, run);
+        Self::collect_done(run);
+        if let Some((pending, result)) = run.worker.as_mut().and_then(|w| w.take_key(key)) {
+            self.install(machine, pending, result);
+        }
         let top = stack.last().expect("a frame");
         if let Some(kc) = self.keys.get(key) {
             if let Some(code) = kc.variants.iter().copied().find(|&c| self.admits_frame(run, c, top)) {
@@ -865,8 +868,12 @@ impl<'p> Jit<'p> {
         }
         if let Some(w) = &run.worker {
             if w.has_key(key) {
-                // Its code is being optimized: interpreted until it is
-                // installed.
+                // Its code is being optimized: interpreted, and asked for
+                // again a little later ([`background::Worker::next_ask`]).
+                let after = run.worker.as_mut().expect("looked at").next_ask(key);
+                if let Some(p) = machine.profiler_mut() {
+                    p.ask_after(key, after);
+                }
                 return Ok(Next::Interpret(block));
             }
             if w.passed(key) && self.keys.get(key).is_none_or(|kc| kc.variants.is_empty()) {
@@ -1087,7 +1094,10 @@ impl<'p> Jit<'p> {
         values: Vec<Option<Value>>,
         stack: &mut Vec<Frame>,
     ) -> Result<Next, RuntimeError> {
-        self.install_done(machine, run);
+        Self::collect_done(run);
+        if let Some((pending, result)) = run.worker.as_mut().and_then(|w| w.take_exit(exit)) {
+            self.install(machine, pending, result);
+        }
         let linked = self.exit_state(exit).bridge;
         if let (Some(bridge), true) = (linked, values.iter().all(Option::is_some)) {
             // A linked exit checking in (every `link_check`-th crossing):

@@ -31,10 +31,15 @@ impl<'p> Jit<'p> {
         let g = top.graph;
         let graph: &Graph = &run.resolved.graphs[g as usize];
         let label = graph.blocks[block as usize].label;
-        let (params, args, unbound) = self.loop_start(run, g, block, &top.pairs(&run.resolved.graphs[g as usize]));
+        let (params, args, unbound) = self.loop_start_at(run, g, block, top);
         let graph: &Graph = &run.resolved.graphs[g as usize];
-        let top = stack.last().expect("a frame");
-        let frame = ResumeFrame { function: graph.name, env: top.pairs(graph), call: None };
+        // The recording starts from the variables live here (a variable
+        // dead here is written before it is read); the frame keeps the
+        // others ([`Machine::replace_top_keeping`]). A main graph of
+        // thousands of loops binds thousands of variables: copying them
+        // all into every recording was most of its recording time.
+        let env: Vec<(Symbol, Value)> = params.iter().copied().zip(args.iter().cloned()).collect();
+        let frame = ResumeFrame { function: graph.name, env, call: None };
         self.log(format_args!("record loop at {}", describe(key, run.resolved)));
         let started = Instant::now();
         let profiler = machine.profiler().expect("the JIT runs with a profiler");
@@ -85,7 +90,7 @@ impl<'p> Jit<'p> {
             Ok(Path::Printed(v)) => return Ok(Next::Printed(v)),
             Ok(Path::Returns { frame, label, .. }) => {
                 self.abort(machine, key, &describe(key, run.resolved), "the loop returns from its function");
-                let block = machine.replace_top(stack, &[frame], label)?;
+                let block = machine.replace_top_keeping(stack, &[frame], label)?;
                 return Ok(Next::Interpret(block));
             }
             Err(TraceError::Runtime(e)) => return Err(e),
@@ -99,12 +104,12 @@ impl<'p> Jit<'p> {
                 // function it followed: it may close then.
                 let counts = !self.stop_following(biggest);
                 self.abort_if(machine, key, &describe(key, run.resolved), &why, counts);
-                let block = machine.replace_top(stack, &state.frames, state.label)?;
+                let block = machine.replace_top_keeping(stack, &state.frames, state.label)?;
                 return Ok(Next::Interpret(block));
             }
         };
         // The program is at `end_label` now.
-        let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
+        let block = machine.replace_top_keeping(stack, std::slice::from_ref(&frame), end_label)?;
         let what = describe(key, run.resolved);
         let (trace, target) = match inner {
             None => (trace, target),
@@ -201,6 +206,26 @@ impl<'p> Jit<'p> {
         } else {
             Ok(Next::Interpret(block))
         }
+    }
+
+    /// [`Jit::loop_start`] from the base frame `top` itself: only its
+    /// variables live at `block` are looked at and copied, in the frame's
+    /// order.
+    fn loop_start_at(&self, run: &mut Run, g: u32, block: u32, top: &Frame) -> (Vec<Symbol>, Vec<Value>, Vec<Symbol>) {
+        let live = Self::liveness(run, g).live_at(block);
+        let graph: &Graph = &run.resolved.graphs[g as usize];
+        let mut is_live = vec![false; graph.slot_names.len()];
+        for &s in &live {
+            is_live[s as usize] = true;
+        }
+        let (mut params, mut args) = (Vec::new(), Vec::new());
+        for &s in top.order.iter().filter(|&&s| is_live[s as usize]) {
+            params.push(graph.slot_names[s as usize]);
+            args.push(top.slots[s as usize].clone().expect("an ordered slot is bound"));
+        }
+        let unbound =
+            live.iter().filter(|&&s| top.slots[s as usize].is_none()).map(|&s| graph.slot_names[s as usize]).collect();
+        (params, args, unbound)
     }
 
     /// What a loop trace at `block` of graph `g` starts from, given the
