@@ -34,9 +34,8 @@
 //! constants of the program text.
 //!
 //! While a hot spot's loop is being optimized the interpreter asks for
-//! it every `threshold` arrivals (its state is `Counting`), so a loop
-//! still running is entered within that many iterations of the worker
-//! being done; an exit whose bridge is being optimized goes on returning
+//! it after 1, 2, 4... arrivals ([`Worker::next_ask`]), so a loop still
+//! running is entered soon after the worker is done; an exit whose bridge is being optimized goes on returning
 //! to the driver, and records no other. A recording that goes round a
 //! loop being optimized is not cut there (the inner loop would be
 //! compiled twice): it is abandoned, without counting against its hot
