@@ -338,6 +338,9 @@ impl super::Jit<'_> {
         passed: Vec<Key>,
         then: impl FnOnce() -> Then,
     ) -> Result<(), Job> {
+        if run.worker.is_none() {
+            run.worker = run.start_worker.map(|start| start());
+        }
         let Some(worker) = run.worker.as_mut() else { return Err(job) };
         let recorded = match &job {
             Job::Loop(j) => j.trace.ops.len(),

@@ -476,8 +476,18 @@ struct Run<'c> {
     plans: Vec<Option<Option<Box<resume::Plan>>>>,
     heap: Heap,
     config: &'c Config,
-    /// The worker optimizing in the background, with `Options::background`.
+    /// The worker optimizing in the background, with `Options::background`
+    /// (started by `start_worker` when the first job comes).
     worker: Option<background::Worker>,
+    start_worker: Option<&'c dyn Fn() -> background::Worker>,
+}
+
+impl Run<'_> {
+    /// Whether jobs may go to a worker (one is running, or would be
+    /// started by the first job).
+    fn may_have_worker(&self) -> bool {
+        self.worker.is_some() || self.start_worker.is_some()
+    }
 }
 
 /// Where a run goes on.
@@ -686,7 +696,9 @@ impl<'p> Jit<'p> {
         let mut machine = Machine::new(program, &resolved, config);
         machine.set_profiler(profiler);
         let result = std::thread::scope(|scope| {
-            let worker = self.options.background.then(|| background::Worker::spawn(scope, shared.clone()));
+            // Started with the first job: a run that compiles nothing
+            // starts no thread.
+            let start = || background::Worker::spawn(scope, shared.clone());
             let mut run = Run {
                 resolved: &resolved,
                 liveness: vec![None; resolved.graphs.len()],
@@ -694,11 +706,12 @@ impl<'p> Jit<'p> {
                 plans: Vec::new(),
                 heap: Heap::new(program),
                 config,
-                worker,
+                worker: None,
+                start_worker: self.options.background.then_some(&start as &dyn Fn() -> background::Worker),
             };
             let result = self.drive(&mut machine, &mut run, entry, env);
-            // Jobs not yet due are dropped with the worker (which stops
-            // after its job in hand).
+            // Jobs not yet installed are dropped with the worker (which
+            // stops after its job in hand).
             if let Some(w) = run.worker.take() {
                 self.stats.dropped_jobs += w.pending_jobs();
             }

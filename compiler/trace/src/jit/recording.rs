@@ -161,7 +161,7 @@ impl<'p> Jit<'p> {
                 pins = speculate::pins(&function, &c.params, &args);
                 speculate::insert(&mut function, &pins, label, graph.name);
                 // (Searched only where there is a worker to give it to.)
-                let objects = run.worker.is_some()
+                let objects = run.may_have_worker()
                     && (optimizing::trace_holds_objects(&trace) || optimizing::start_holds_objects(&start));
                 let source = Source::Converted { function, objects };
                 let job = self.straight_job(source, trace.ops.len(), Some(jumps), false);
