@@ -72,7 +72,7 @@ pub fn lower_graph(
     params: Option<&[Symbol]>,
     blocks: &[&ast::Block],
     entry_label: Symbol,
-    signatures: &[(Symbol, usize)],
+    signatures: &Signatures,
 ) -> Function {
     let index = Labels::new(blocks);
     // Reachable AST blocks, in reverse postorder from the entry.
@@ -260,27 +260,50 @@ fn first_use_order(blocks: &[&ast::Block], rpo: &[usize]) -> SymbolMap<usize> {
     order
 }
 
+/// The program's functions' parameter counts, by name: a name declared
+/// more than once has each declaration's, in order. (A list searched at
+/// every call made lowering a main graph of thousands of calls quadratic:
+/// 2,000 calls of 2,000 functions, 80 million instructions.)
+#[derive(Default)]
+pub struct Signatures(SymbolMap<Vec<usize>>);
+
+impl Signatures {
+    /// The signatures of functions `(name, parameter count)`, in order.
+    pub fn new(functions: impl IntoIterator<Item = (Symbol, usize)>) -> Signatures {
+        let mut map: SymbolMap<Vec<usize>> = SymbolMap::default();
+        for (f, n) in functions {
+            map.entry(f).or_default().push(n);
+        }
+        Signatures(map)
+    }
+
+    /// The parameter count of the first function named `f`.
+    fn first(&self, f: Symbol) -> Option<usize> {
+        self.0.get(&f).map(|ns| ns[0])
+    }
+
+    /// Whether a function named `f` takes `n` arguments.
+    fn accepts(&self, f: Symbol, n: usize) -> bool {
+        self.0.get(&f).is_some_and(|ns| ns.contains(&n))
+    }
+}
+
 /// Whether `t` is a call that fails before it jumps anywhere (an unknown
 /// function, or the wrong number of arguments): lowered to a trap.
-fn call_fails(t: &ast::Terminator, signatures: &[(Symbol, usize)]) -> bool {
+fn call_fails(t: &ast::Terminator, signatures: &Signatures) -> bool {
     match t {
-        ast::Terminator::Call { func, args, .. } => !signatures.iter().any(|(f, n)| f == func && *n == args.len()),
+        ast::Terminator::Call { func, args, .. } => !signatures.accepts(*func, args.len()),
         _ => false,
     }
 }
 
 /// The labels `t` may jump to as lowered: none for a call that fails.
-fn edges<'t>(t: &'t ast::Terminator, signatures: &[(Symbol, usize)]) -> impl Iterator<Item = Symbol> + 't {
+fn edges<'t>(t: &'t ast::Terminator, signatures: &Signatures) -> impl Iterator<Item = Symbol> + 't {
     let fails = call_fails(t, signatures);
     t.successors().into_iter().filter(move |_| !fails)
 }
 
-fn reverse_postorder(
-    blocks: &[&ast::Block],
-    index: &Labels,
-    entry: usize,
-    signatures: &[(Symbol, usize)],
-) -> Vec<usize> {
+fn reverse_postorder(blocks: &[&ast::Block], index: &Labels, entry: usize, signatures: &Signatures) -> Vec<usize> {
     let mut visited = bitvec![0; blocks.len()];
     let mut post = Vec::with_capacity(blocks.len());
     // The `k`-th successor label of block `i` that exists, if any.
@@ -322,7 +345,7 @@ fn fill(
     b: BlockId,
     block: &ast::Block,
     targets: &Targets,
-    signatures: &[(Symbol, usize)],
+    signatures: &Signatures,
     function: Option<Symbol>,
 ) {
     let is_main = function.is_none();
@@ -396,9 +419,9 @@ fn fill(
             then_block: to(then_label),
             else_block: to(else_label),
         },
-        ast::Terminator::Call { dst, func, args, next } => match signatures.iter().find(|(f, _)| f == func) {
+        ast::Terminator::Call { dst, func, args, next } => match signatures.first(*func) {
             None => Terminator::Trap(Trap::UnknownFunction(*func)),
-            Some(&(_, n)) if n != args.len() => {
+            Some(n) if n != args.len() => {
                 Terminator::Trap(Trap::ArgumentCount { func: *func, expected: n, got: args.len() })
             }
             Some(_) => {

@@ -52,7 +52,7 @@ pub fn lower(program: &Program, entry: Symbol) -> Result<Module, ErrorKind> {
             _ => {}
         }
     }
-    let signatures: Vec<(Symbol, usize)> = program.functions().map(|f| (f.name, f.params.len())).collect();
+    let signatures = graph::Signatures::new(program.functions().map(|f| (f.name, f.params.len())));
     module.functions.push(graph::lower_graph(FunctionKind::Main, entry, None, &main_blocks, entry, &signatures));
     for f in program.functions() {
         let blocks: Vec<_> = f.blocks.iter().collect();
