@@ -36,7 +36,11 @@
 //! While a hot spot's loop is being optimized the interpreter asks for
 //! it after 1, 2, 4... arrivals ([`Worker::next_ask`]), so a loop still
 //! running is entered soon after the worker is done; an exit whose bridge is being optimized goes on returning
-//! to the driver, and records no other. A recording that goes round a
+//! to the driver, and records no other. The hot spots a recording
+//! passed are not recorded until its code is installed; one that comes
+//! round to its threshold meanwhile installs the finished code that holds
+//! it back ([`Worker::take_holding`]), so a loop left for good does not
+//! hold them back forever. A recording that goes round a
 //! loop being optimized is not cut there (the inner loop would be
 //! compiled twice): it is abandoned, without counting against its hot
 //! spot, and made again once the inner loop's code is there. Pending
@@ -304,6 +308,21 @@ impl Worker {
         self.exits.remove(&exit);
         self.taken(&ready.0);
         Some(ready)
+    }
+
+    /// The results the worker is done with whose recordings passed hot
+    /// spot `key`, taken. (Their own hot spot or exit has not come round
+    /// since, while `key` has: installed now, they no longer hold `key`
+    /// back — else a loop left for good would hold back forever the hot
+    /// spots its recording passed.)
+    pub fn take_holding(&mut self, key: &Key) -> Vec<(Pending, Option<Optimized>)> {
+        let holds = |p: &Pending| p.passed.contains(key);
+        let keys: Vec<Key> = self.ready_keys.iter().filter(|(_, (p, _))| holds(p)).map(|(k, _)| k.clone()).collect();
+        let exits: Vec<ExitId> = self.ready_exits.iter().filter(|(_, (p, _))| holds(p)).map(|(e, _)| *e).collect();
+        let mut taken: Vec<(Pending, Option<Optimized>)> = Vec::new();
+        taken.extend(keys.iter().filter_map(|k| self.take_key(k)));
+        taken.extend(exits.into_iter().filter_map(|e| self.take_exit(e)));
+        taken
     }
 
     /// Forgets `pending`, taken to be installed: its operations, and the

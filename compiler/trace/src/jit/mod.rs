@@ -879,6 +879,13 @@ impl<'p> Jit<'p> {
                 return Ok(Next::Enter(code));
             }
         }
+        let held = match run.worker.as_mut() {
+            Some(w) if w.passed(key) => w.take_holding(key),
+            _ => Vec::new(),
+        };
+        for (pending, result) in held {
+            self.install(machine, pending, result);
+        }
         if let Some(w) = &run.worker {
             if w.has_key(key) {
                 // Its code is being optimized: interpreted, and asked for

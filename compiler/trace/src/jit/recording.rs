@@ -124,7 +124,17 @@ impl<'p> Jit<'p> {
                 }
                 let (outer, looped) = trace.split_at(at, l);
                 let end = inner_end.take().expect("where the inner loop closed");
-                match self.install_inner_loop(machine, run, &k, g, l, &env, &end, looped) {
+                // The variables there in the frame's order: the recording
+                // started from the live ones only, and the frame (merged
+                // back above) has every variable where the interpreter
+                // would have put it.
+                let top = stack.last().expect("a frame");
+                let names = &run.resolved.graphs[g as usize].slot_names;
+                let place: HashMap<Symbol, usize> =
+                    top.order.iter().enumerate().map(|(k, &s)| (names[s as usize], k)).collect();
+                let mut pairs: Vec<(Symbol, Value)> = env.iter().map(|(n, v)| (*n, v.clone())).collect();
+                pairs.sort_by_key(|(n, _)| place.get(n).copied().unwrap_or(usize::MAX));
+                match self.install_inner_loop(machine, run, &k, g, l, &pairs, &end, looped) {
                     Some(code) => (outer, Some(code)),
                     None => {
                         self.abort(machine, key, &what, "the code generator refused the inner loop");
@@ -251,7 +261,8 @@ impl<'p> Jit<'p> {
 
     /// Compiles `looped`, a loop recorded inside another recording, as the
     /// loop trace of `key` (label `label` of graph `g`, where the base
-    /// frame's environment was `env`); registers it. Its preamble.
+    /// frame's variables were `pairs`, in the frame's order); registers
+    /// it. Its preamble.
     #[allow(clippy::too_many_arguments)]
     fn install_inner_loop(
         &mut self,
@@ -260,13 +271,12 @@ impl<'p> Jit<'p> {
         key: &Key,
         g: u32,
         label: Symbol,
-        env: &Env,
+        pairs: &[(Symbol, Value)],
         end: &Env,
         looped: crate::trace::Trace,
     ) -> Option<TraceId> {
         let block = *run.resolved.graphs[g as usize].labels.get(&label)?;
-        let pairs: Vec<(Symbol, Value)> = env.iter().map(|(k, v)| (*k, v.clone())).collect();
-        let (params, args, unbound) = self.loop_start(run, g, block, &pairs);
+        let (params, args, unbound) = self.loop_start(run, g, block, pairs);
         let function = run.resolved.graphs[g as usize].name;
         let what = describe(key, run.resolved);
         self.log(format_args!("inner loop first: {what}, {} operations", looped.ops.len()));
