@@ -53,7 +53,6 @@ use flowc_codegen::ExitId;
 use flowc_ir::{Function, Module};
 use flowc_lang::index::ProgramIndex;
 use flowc_lang::interp::Key;
-use flowc_lang::{Symbol, Value};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::optimizing::{self, LoopJob, Optimized, StraightJob};
@@ -117,14 +116,20 @@ unsafe impl<T> Send for Crossing<T> {}
 
 /// What the JIT does with a job's result once it is installed.
 pub(super) enum Then {
-    /// The loop of hot spot `key`, recorded at `label` of graph `g` with
-    /// these parameters and unbound variables.
-    Loop { key: Key, g: u32, label: Symbol, params: Vec<Symbol>, unbound: Vec<Symbol> },
-    /// An entry trace of hot spot `key`, as a loop's, entered only with
-    /// the values `pins` of its parameters.
-    Entry { key: Key, g: u32, label: Symbol, params: Vec<Symbol>, unbound: Vec<Symbol>, pins: Vec<(usize, Value)> },
-    /// The bridge of exit `exit`.
+    /// Code of a hot spot: its loop, or an entry trace.
+    Key(super::recording::KeyDone),
+    /// The bridge of an exit.
     Bridge(super::recording::BridgeDone),
+}
+
+impl Then {
+    /// The hot spot whose code it is, if it is one's.
+    fn key(&self) -> Option<&Key> {
+        match self {
+            Then::Key(k) => Some(&k.key),
+            Then::Bridge(_) => None,
+        }
+    }
 }
 
 /// A job submitted and not yet installed.
@@ -213,12 +218,12 @@ impl Worker {
         };
         let Some(jobs) = self.jobs.as_ref().filter(|_| !objects) else { return Err(job) };
         if let Err(mpsc::SendError(Crossing(job))) = jobs.send(Crossing(job)) {
-            // The worker is gone (it panicked): `next_done` says so.
+            // The worker is gone (it panicked): `collect` says so.
             return Err(job);
         }
         match &pending.then {
-            Then::Loop { key, .. } | Then::Entry { key, .. } => {
-                self.keys.insert(key.clone());
+            Then::Key(k) => {
+                self.keys.insert(k.key.clone());
             }
             Then::Bridge(b) => {
                 self.exits.insert(b.exit);
@@ -268,8 +273,8 @@ impl Worker {
             };
             let pending = self.pending.pop_front().expect("looked at");
             match &pending.then {
-                Then::Loop { key, .. } | Then::Entry { key, .. } => {
-                    self.ready_keys.insert(key.clone(), (pending, result));
+                Then::Key(k) => {
+                    self.ready_keys.insert(k.key.clone(), (pending, result));
                 }
                 Then::Bridge(b) => {
                     self.ready_exits.insert(b.exit, (pending, result));
@@ -366,10 +371,7 @@ impl super::Jit<'_> {
             Job::Straight(j) => j.recorded,
         };
         let then = then();
-        let key = match &then {
-            Then::Loop { key, .. } | Then::Entry { key, .. } => Some(key.clone()),
-            Then::Bridge(_) => None,
-        };
+        let key = then.key().cloned();
         worker.submit(job, Pending { recorded, what, then, passed })?;
         if let (Some(key), Some(p)) = (key, machine.profiler_mut()) {
             p.ask_after(&key, 1);
@@ -389,26 +391,16 @@ impl super::Jit<'_> {
     /// entry for its loop).
     pub(super) fn install(&mut self, machine: &mut super::Machine, pending: Pending, result: Option<Optimized>) {
         let Pending { what, then, .. } = pending;
+        let from = match &then {
+            Then::Key(_) => None,
+            Then::Bridge(b) => Some(b.exit),
+        };
+        let compiled = result.and_then(|o| self.finish(o, &what, from, true));
         match then {
-            Then::Loop { key, g, label, params, unbound } => {
-                let compiled = result.and_then(|o| self.finish_loop(o, &what, true));
-                let Some((code, time)) = compiled else {
-                    self.abort(machine, &key, &what, "the code generator refused the trace");
-                    return;
-                };
-                self.register(machine, &key, code, super::Kind::Loop, g, label, params, unbound, time);
-            }
-            Then::Entry { key, g, label, params, unbound, pins } => {
-                let compiled = result.and_then(|o| self.finish_straight(o, &what, None, true));
-                let Some((code, time)) = compiled else {
-                    self.abort(machine, &key, &what, "the code generator refused the trace");
-                    return;
-                };
-                self.register(machine, &key, code, super::Kind::Entry, g, label, params, unbound, time);
-                self.codes[code.0 as usize].pins = pins;
+            Then::Key(done) => {
+                self.key_compiled(machine, done, compiled, &what);
             }
             Then::Bridge(done) => {
-                let compiled = result.and_then(|o| self.finish_straight(o, &what, Some(done.exit), true));
                 self.bridge_compiled(&done, compiled);
             }
         }

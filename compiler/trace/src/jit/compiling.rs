@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use super::background::Job;
 use super::optimizing::{self, LoopJob, Optimized, Source, StraightJob};
 use super::*;
 
@@ -75,27 +76,6 @@ impl<'p> Jit<'p> {
         StraightJob { source, recorded, into, fields: self.fields_for(reads) }
     }
 
-    /// Compiles optimized straight trace `optimized` (a bridge or an entry
-    /// trace, starting at `start`; `background`: it was optimized on the
-    /// worker); registers it. A bridge of exit `from` is compiled to run
-    /// in the frame of the exit's trace (when trees are not grown: they
-    /// are grown from the crossings of links that go through the
-    /// driver's exit path).
-    pub(super) fn finish_straight(
-        &mut self,
-        optimized: Optimized,
-        start: &str,
-        from: Option<ExitId>,
-        background: bool,
-    ) -> Option<(TraceId, Duration)> {
-        self.count_optimizing(&optimized, background);
-        let tier = self.options.tier;
-        let from = from.filter(|_| !self.options.trees);
-        let (time, restarts) = (optimized.time, optimized.restarts);
-        let (ids, time) = self.compile_pieces(optimized.pieces, restarts, start, time, tier, from)?;
-        Some((ids[0], time))
-    }
-
     /// The job of optimizing a loop recorded as `trace` from `start`, the
     /// head's variables `names` (of `function`'s frame; with the
     /// variables live there but unbound, `live`), as two pieces of code
@@ -135,42 +115,45 @@ impl<'p> Jit<'p> {
         LoopJob { name, body, trace, start, names: names.to_vec(), looping, args, function, fields }
     }
 
-    /// Compiles a loop (see [`Jit::loop_job`]); registers both pieces;
-    /// returns the preamble.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn compile_loop(
-        &mut self,
-        name: Symbol,
-        trace: crate::trace::Trace,
-        start: &Start,
-        names: &[Symbol],
-        live: &[Symbol],
-        args: Option<Seen>,
-        function: Option<Symbol>,
-        what: String,
-    ) -> Option<(TraceId, Duration)> {
-        let job = self.loop_job(name, trace, start, names, live, args, function);
-        let optimized = optimizing::optimize_loop(&self.shared, job)?;
-        self.finish_loop(optimized, &what, false)
+    /// Optimizes `job` here, on the running thread.
+    pub(super) fn optimize_here(&self, job: Job) -> Option<Optimized> {
+        match job {
+            Job::Loop(job) => optimizing::optimize_loop(&self.shared, *job),
+            Job::Straight(job) => Some(optimizing::optimize_straight(&self.shared, *job)),
+        }
     }
 
-    /// Compiles optimized loop `optimized` (see [`Jit::compile_loop`];
-    /// `background` as in [`Jit::finish_straight`]); registers both
-    /// pieces; returns the preamble.
-    pub(super) fn finish_loop(
+    /// Optimizes and compiles loop `job` here ([`Jit::loop_job`]);
+    /// registers both pieces; returns the preamble.
+    pub(super) fn compile_loop(&mut self, job: LoopJob, what: &str) -> Option<(TraceId, Duration)> {
+        let optimized = self.optimize_here(Job::Loop(Box::new(job)))?;
+        self.finish(optimized, what, None, false)
+    }
+
+    /// Compiles `optimized` (code starting at `what`; `background`: it
+    /// was optimized on the worker) and registers its pieces: a loop's
+    /// body and preamble, which it returns, or a straight trace. A bridge
+    /// of exit `from` is compiled to run in the frame of the exit's trace
+    /// (when trees are not grown: they are grown from the crossings of
+    /// links that go through the driver's exit path).
+    pub(super) fn finish(
         &mut self,
         optimized: Optimized,
         what: &str,
+        from: Option<ExitId>,
         background: bool,
     ) -> Option<(TraceId, Duration)> {
         self.count_optimizing(&optimized, background);
         let Optimized { pieces, restarts, entry, skips, time } = optimized;
-        let (ids, time) = self.compile_pieces(pieces, restarts, what, time, self.options.tier, None)?;
+        let from = from.filter(|_| !self.options.trees);
+        let (ids, time) = self.compile_pieces(pieces, restarts, what, time, self.options.tier, from)?;
         self.stats.fast_forwarded += usize::from(skips);
-        let (body_id, id) = (ids[0], ids[1]);
-        let c = &mut self.codes[id.0 as usize];
-        c.body = Some(body_id);
-        c.entry = entry;
+        let id = *ids.last()?;
+        if entry.is_some() {
+            let c = &mut self.codes[id.0 as usize];
+            c.body = Some(ids[0]);
+            c.entry = entry;
+        }
         Some((id, time))
     }
 

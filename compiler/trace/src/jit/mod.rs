@@ -197,8 +197,9 @@ pub struct Options {
     /// run the IR checker here.
     pub inspect: Option<fn(&Function, &str)>,
     /// Whether a run optimizes traces on a second thread while it goes on
-    /// interpreting ([`background`]). What the JIT does is the same from
-    /// run to run either way, but not the same with it as without.
+    /// interpreting ([`background`]). Without it, what the JIT does is
+    /// the same from run to run; with it, which code exists when depends
+    /// on how fast the worker is (what the program prints never does).
     /// `flowc run` turns it on where the machine has a second core.
     pub background: bool,
 }
@@ -1174,20 +1175,14 @@ impl<'p> Jit<'p> {
     fn affordable(&self, machine: &Machine, run: &Run) -> bool {
         let Some(allowance) = self.options.compile_allowance else { return true };
         let pending = run.worker.as_ref().map_or(0, |w| w.pending_ops());
-        within_budget((self.stats.recorded_ops + pending) as u64, self.work(machine), allowance)
+        let work = machine.steps() + ITERATION_STEPS * self.iterations;
+        within_budget((self.stats.recorded_ops + pending) as u64, work, allowance)
     }
 
     /// Pieces of code the worker's pending jobs will add (at most two
     /// each: a loop and its preamble), which count against `max_traces`.
     fn pending_codes(run: &Run) -> usize {
         run.worker.as_ref().map_or(0, |w| 2 * w.pending_jobs())
-    }
-
-    /// The run's work so far: statements interpreted, and loop
-    /// iterations run compiled at [`ITERATION_STEPS`] each (the clock of
-    /// the compile budget and of installing what the worker optimized).
-    fn work(&self, machine: &Machine) -> u64 {
-        machine.steps() + ITERATION_STEPS * self.iterations
     }
 
     /// The liveness of graph `g`.

@@ -31,7 +31,8 @@ impl<'p> Jit<'p> {
         let g = top.graph;
         let graph: &Graph = &run.resolved.graphs[g as usize];
         let label = graph.blocks[block as usize].label;
-        let (params, args, unbound) = self.loop_start_at(run, g, block, top);
+        let bound = top.order.iter().map(|&s| (s, top.slots[s as usize].as_ref().expect("an ordered slot is bound")));
+        let (params, args, unbound) = self.loop_start(run, g, block, bound);
         let graph: &Graph = &run.resolved.graphs[g as usize];
         // The recording starts from the variables live here (a variable
         // dead here is written before it is read); the frame keeps the
@@ -147,21 +148,13 @@ impl<'p> Jit<'p> {
         let name = self.fresh_name(label);
         let mut pins = Vec::new();
         let passed: Vec<Key> = passed.into_iter().map(|(k, ..)| k).collect();
-        let compiled = match target {
+        let (job, kind) = match target {
             None => {
                 let speculating = !self.keys.get(key).is_some_and(|k| k.generic);
                 let args = speculating.then_some(Seen { start: &args, end: &frame.env });
                 let live: Vec<Symbol> = params.iter().chain(&unbound).copied().collect();
                 let job = self.loop_job(name, trace, &start, &params, &live, args, graph.name);
-                let job = match self.submit(machine, run, Job::Loop(Box::new(job)), what.clone(), passed, || {
-                    Then::Loop { key: key.clone(), g, label, params: params.clone(), unbound: unbound.clone() }
-                }) {
-                    Ok(()) => return Ok(Next::Interpret(block)),
-                    Err(Job::Loop(job)) => *job,
-                    Err(Job::Straight(_)) => unreachable!("the loop's job handed back"),
-                };
-                let optimized = optimizing::optimize_loop(&self.shared, job);
-                optimized.and_then(|o| self.finish_loop(o, &what, false))
+                (Job::Loop(Box::new(job)), Kind::Loop)
             }
             Some(t) => {
                 let c = &self.codes[t.0 as usize];
@@ -174,88 +167,58 @@ impl<'p> Jit<'p> {
                 let objects = run.may_have_worker()
                     && (optimizing::trace_holds_objects(&trace) || optimizing::start_holds_objects(&start));
                 let source = Source::Converted { function, objects };
-                let job = self.straight_job(source, trace.ops.len(), Some(jumps), false);
-                let pinned: Vec<(usize, Value)> = pins.iter().map(|&(k, v, _)| (k, Value::Int(v))).collect();
-                match self.submit(machine, run, Job::Straight(Box::new(job)), what.clone(), passed, || Then::Entry {
-                    key: key.clone(),
-                    g,
-                    label,
-                    params: params.clone(),
-                    unbound: unbound.clone(),
-                    pins: pinned,
-                }) {
-                    // Optimized in the background: on into the code the
-                    // recording reached.
-                    Ok(()) => {
-                        let top = stack.last().expect("a frame");
-                        return Ok(if self.admits_frame(run, t, top) {
-                            Next::Enter(t)
-                        } else {
-                            Next::Interpret(block)
-                        });
-                    }
-                    Err(Job::Straight(job)) => {
-                        let optimized = optimizing::optimize_straight(&self.shared, *job);
-                        self.finish_straight(optimized, &what, None, false)
-                    }
-                    Err(Job::Loop(_)) => unreachable!("the entry trace's job handed back"),
-                }
+                (Job::Straight(Box::new(self.straight_job(source, trace.ops.len(), Some(jumps), false))), Kind::Entry)
             }
         };
-        let Some((code, time)) = compiled else {
-            self.abort(machine, key, &describe(key, run.resolved), "the code generator refused the trace");
-            return Ok(Next::Interpret(block));
+        let pins = pins.iter().map(|&(k, v, _)| (k, Value::Int(v))).collect();
+        let done = KeyDone { key: key.clone(), kind, g, label, params, unbound, pins };
+        // Go on in the code the entry trace reached, or in the new loop
+        // once compiled here (a loop optimized in the background is
+        // entered once it is there).
+        let go = match self.submit(machine, run, job, what.clone(), passed, || Then::Key(done.clone())) {
+            Ok(()) => target,
+            Err(job) => {
+                let compiled = self.optimize_here(job).and_then(|o| self.finish(o, &what, None, false));
+                let Some(code) = self.key_compiled(machine, done, compiled, &what) else {
+                    return Ok(Next::Interpret(block));
+                };
+                Some(target.unwrap_or(code))
+            }
         };
-        let kind = if target.is_some() { Kind::Entry } else { Kind::Loop };
-        self.register(machine, key, code, kind, g, label, params, unbound, time);
-        self.codes[code.0 as usize].pins = pins.iter().map(|&(k, v, _)| (k, Value::Int(v))).collect();
-        // Go on in the new loop, or in the code the entry trace reached.
-        let go = target.unwrap_or(code);
-        if self.admits_frame(run, go, stack.last().expect("a frame")) {
-            Ok(Next::Enter(go))
-        } else {
-            Ok(Next::Interpret(block))
+        match go {
+            Some(go) if self.admits_frame(run, go, stack.last().expect("a frame")) => Ok(Next::Enter(go)),
+            _ => Ok(Next::Interpret(block)),
         }
-    }
-
-    /// [`Jit::loop_start`] from the base frame `top` itself: only its
-    /// variables live at `block` are looked at and copied, in the frame's
-    /// order.
-    fn loop_start_at(&self, run: &mut Run, g: u32, block: u32, top: &Frame) -> (Vec<Symbol>, Vec<Value>, Vec<Symbol>) {
-        let live = Self::liveness(run, g).live_at(block);
-        let graph: &Graph = &run.resolved.graphs[g as usize];
-        let mut is_live = vec![false; graph.slot_names.len()];
-        for &s in &live {
-            is_live[s as usize] = true;
-        }
-        let (mut params, mut args) = (Vec::new(), Vec::new());
-        for &s in top.order.iter().filter(|&&s| is_live[s as usize]) {
-            params.push(graph.slot_names[s as usize]);
-            args.push(top.slots[s as usize].clone().expect("an ordered slot is bound"));
-        }
-        let unbound =
-            live.iter().filter(|&&s| top.slots[s as usize].is_none()).map(|&s| graph.slot_names[s as usize]).collect();
-        (params, args, unbound)
     }
 
     /// What a loop trace at `block` of graph `g` starts from, given the
-    /// base frame's variables `pairs` there: its parameters (the variables
-    /// bound and live there), their values, and the variables live there
-    /// but unbound.
-    fn loop_start(
+    /// base frame's bound variables there (`bound`: slot and value, in the
+    /// frame's order): its parameters (the variables bound and live
+    /// there), their values, and the variables live there but unbound.
+    /// Only the live values are copied (a main graph of thousands of loops
+    /// binds thousands of variables).
+    fn loop_start<'v>(
         &self,
         run: &mut Run,
         g: u32,
         block: u32,
-        pairs: &[(Symbol, Value)],
+        bound: impl Iterator<Item = (Slot, &'v Value)>,
     ) -> (Vec<Symbol>, Vec<Value>, Vec<Symbol>) {
         let live = Self::liveness(run, g).live_at(block);
-        let graph: &Graph = &run.resolved.graphs[g as usize];
-        let is_live = |n: &Symbol| graph.slot_of(*n).is_some_and(|s| live.contains(&s));
-        let params: Vec<Symbol> = pairs.iter().map(|(n, _)| *n).filter(is_live).collect();
-        let args: Vec<Value> = pairs.iter().filter(|(n, _)| is_live(n)).map(|(_, v)| v.clone()).collect();
-        let unbound: Vec<Symbol> =
-            live.iter().map(|&s| graph.slot_names[s as usize]).filter(|n| !pairs.iter().any(|(p, _)| p == n)).collect();
+        let names = &run.resolved.graphs[g as usize].slot_names;
+        let (mut is_live, mut is_bound) = (vec![false; names.len()], vec![false; names.len()]);
+        for &s in &live {
+            is_live[s as usize] = true;
+        }
+        let (mut params, mut args) = (Vec::new(), Vec::new());
+        for (s, v) in bound {
+            is_bound[s as usize] = true;
+            if is_live[s as usize] {
+                params.push(names[s as usize]);
+                args.push(v.clone());
+            }
+        }
+        let unbound = live.iter().filter(|&&s| !is_bound[s as usize]).map(|&s| names[s as usize]).collect();
         (params, args, unbound)
     }
 
@@ -275,8 +238,11 @@ impl<'p> Jit<'p> {
         end: &Env,
         looped: crate::trace::Trace,
     ) -> Option<TraceId> {
-        let block = *run.resolved.graphs[g as usize].labels.get(&label)?;
-        let (params, args, unbound) = self.loop_start(run, g, block, pairs);
+        let resolved = run.resolved;
+        let graph = &resolved.graphs[g as usize];
+        let block = *graph.labels.get(&label)?;
+        let bound = pairs.iter().filter_map(|(n, v)| Some((graph.slot_of(*n)?, v)));
+        let (params, args, unbound) = self.loop_start(run, g, block, bound);
         let function = run.resolved.graphs[g as usize].name;
         let what = describe(key, run.resolved);
         self.log(format_args!("inner loop first: {what}, {} operations", looped.ops.len()));
@@ -286,7 +252,8 @@ impl<'p> Jit<'p> {
         let live: Vec<Symbol> = params.iter().chain(&unbound).copied().collect();
         let end: Vec<(Symbol, Value)> = end.iter().map(|(k, v)| (*k, v.clone())).collect();
         let args = speculating.then_some(Seen { start: &args, end: &end });
-        let (code, time) = self.compile_loop(name, looped, &start, &params, &live, args, function, what)?;
+        let job = self.loop_job(name, looped, &start, &params, &live, args, function);
+        let (code, time) = self.compile_loop(job, &what)?;
         self.register(machine, key, code, Kind::Loop, g, label, params, unbound, time);
         self.stats.inner_first += 1;
         Some(code)
@@ -536,7 +503,8 @@ impl<'p> Jit<'p> {
             let graph = &run.resolved.graphs[base_graph as usize];
             let live: Vec<Symbol> = live.iter().map(|&s| graph.slot_names[s as usize]).collect();
             let retraced = start.params.clone();
-            let compiled = self.compile_loop(name, trace, &start, &names, &live, None, function, what);
+            let job = self.loop_job(name, trace, &start, &names, &live, None, function);
+            let compiled = self.compile_loop(job, &what);
             let Some(code) = self.bridge_compiled(&done, compiled) else {
                 return Ok(Next::Interpret(block));
             };
@@ -565,20 +533,14 @@ impl<'p> Jit<'p> {
             let source = Source::Recorded { name, trace, start, end };
             let job = self.straight_job(source, recorded, jumps, restart);
             let passed: Vec<Key> = seen.into_iter().collect();
-            match self
-                .submit(machine, run, Job::Straight(Box::new(job)), what.clone(), passed, || Then::Bridge(done.clone()))
-            {
-                // Optimized in the background: the exit returns to the
-                // driver until the bridge is due.
-                Ok(()) => {}
-                Err(Job::Straight(job)) => {
-                    let optimized = optimizing::optimize_straight(&self.shared, *job);
-                    let compiled = self.finish_straight(optimized, &what, Some(exit), false);
-                    if self.bridge_compiled(&done, compiled).is_none() {
-                        return Ok(Next::Interpret(block));
-                    }
+            let job = Job::Straight(Box::new(job));
+            // Optimized in the background, the exit returns to the driver
+            // until the bridge is there.
+            if let Err(job) = self.submit(machine, run, job, what.clone(), passed, || Then::Bridge(done.clone())) {
+                let compiled = self.optimize_here(job).and_then(|o| self.finish(o, &what, Some(exit), false));
+                if self.bridge_compiled(&done, compiled).is_none() {
+                    return Ok(Next::Interpret(block));
                 }
-                Err(Job::Loop(_)) => unreachable!("the bridge's job handed back"),
             }
         }
         // The recording ran the program to `end_label`: on into the code it
@@ -588,6 +550,21 @@ impl<'p> Jit<'p> {
             _ => Ok(Next::Interpret(block)),
         }
     }
+}
+
+/// What code recorded at a hot spot becomes once compiled: one of hot
+/// spot `key`'s, a loop or an entry trace (`kind`), recorded at `label`
+/// of graph `g`, taking the variables `params` (those `unbound` must be
+/// unbound), entered only with the values `pins` of its parameters.
+#[derive(Clone)]
+pub(super) struct KeyDone {
+    pub key: Key,
+    pub kind: Kind,
+    pub g: u32,
+    pub label: Symbol,
+    pub params: Vec<Symbol>,
+    pub unbound: Vec<Symbol>,
+    pub pins: Vec<(usize, Value)>,
 }
 
 /// What a bridge's code becomes once compiled: the bridge of `exit` (of
@@ -605,6 +582,25 @@ pub(super) struct BridgeDone {
 }
 
 impl Jit<'_> {
+    /// Makes `compiled` (code starting at `what`; `None`: it did not
+    /// compile, an abort at its hot spot) one of its hot spot's.
+    pub(super) fn key_compiled(
+        &mut self,
+        machine: &mut Machine,
+        done: KeyDone,
+        compiled: Option<(TraceId, Duration)>,
+        what: &str,
+    ) -> Option<TraceId> {
+        let KeyDone { key, kind, g, label, params, unbound, pins } = done;
+        let Some((code, time)) = compiled else {
+            self.abort(machine, &key, what, "the code generator refused the trace");
+            return None;
+        };
+        self.register(machine, &key, code, kind, g, label, params, unbound, time);
+        self.codes[code.0 as usize].pins = pins;
+        Some(code)
+    }
+
     /// Links bridge `compiled` (`None`: it did not compile, and the exit
     /// gets no other) to its exit and makes it one of its tree's.
     pub(super) fn bridge_compiled(
