@@ -406,3 +406,101 @@ impl super::Jit<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use flowc_codegen::{ExitId, TraceId};
+    use flowc_lang::{Symbol, Value};
+
+    use super::*;
+    use crate::jit::optimizing::Source;
+    use crate::jit::recording::BridgeDone;
+    use crate::record::{record, Heap, Recorded};
+    use crate::to_ir::{End, Start};
+    use crate::trace::{Check, TraceOp};
+
+    const PROGRAM: &str = "start:
+    i = 0
+    goto head
+head:
+    c = i < 10
+    if c goto body else goto done
+body:
+    i = i + 1
+    goto head
+done:
+    print_and_stop(i)
+";
+
+    fn key(block: u32) -> Key {
+        Key { graph: 0, block, greens: Default::default() }
+    }
+
+    /// The bridge of exit `exit`, as a job's result becomes.
+    fn bridge(exit: u32, label: Symbol) -> Then {
+        Then::Bridge(BridgeDone { exit: ExitId(exit), root: TraceId(0), values: 0, graph: 0, label, closes: false })
+    }
+
+    /// The worker's bookkeeping on a real job: a bridge optimized on the
+    /// worker holds back the hot spots its recording passed until it is
+    /// taken — also once the worker is done with it — and a passed hot
+    /// spot coming round takes it. A job that names an object (promoted,
+    /// or in a list) is handed back, never sent.
+    #[test]
+    fn a_job_holds_its_passed_hot_spots_back_until_taken_and_objects_stay_home() {
+        let p = flowc_lang::syntax::parse("test", PROGRAM).expect("it parses");
+        let head = Symbol::intern("head");
+        let module = flowc_frontend::lower(&p, Symbol::intern("start")).expect("it lowers");
+        let env: flowc_lang::Env = [(Symbol::intern("i"), Value::Int(0))].into_iter().collect();
+        let Ok(Recorded::Loop { trace, .. }) = record(&p, head, env, &mut Heap::new(&p), 1000) else {
+            panic!("the loop records")
+        };
+        let shared = Arc::new(Shared {
+            index: ProgramIndex::new(&p),
+            hints: Arc::new(crate::run_ir::hints(&module)),
+            remove_allocations: true,
+            inspect: None,
+        });
+        let start = Start::frame(None, &[Symbol::intern("i")]);
+        let job = |trace: crate::trace::Trace| {
+            let source = Source::Recorded { name: head, trace, start: start.clone(), end: End::Exit(head) };
+            let recorded = 3;
+            Job::Straight(Box::new(StraightJob { source, recorded, into: None, fields: None }))
+        };
+        let pending = |then, passed| Pending { recorded: 3, what: "test".into(), then, passed };
+        std::thread::scope(|scope| {
+            let mut w = Worker::spawn(scope, shared.clone());
+            assert!(w.submit(job(trace.clone()), pending(bridge(3, head), vec![key(1), key(2)])).is_ok());
+            assert!(w.has_exit(ExitId(3)) && w.passed(&key(1)) && w.passed(&key(2)));
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while w.ready_exits.is_empty() {
+                assert!(Instant::now() < deadline, "the worker did not finish a three-operation bridge");
+                w.collect();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            // Done, not taken: still held back, still counted.
+            assert!(w.passed(&key(1)) && w.has_exit(ExitId(3)));
+            assert_eq!((w.pending_jobs(), w.pending_ops()), (1, 3));
+            assert!(w.take_holding(&key(7)).is_empty());
+            let taken = w.take_holding(&key(2));
+            assert_eq!(taken.len(), 1);
+            let optimized = taken[0].1.as_ref().expect("a bridge always optimizes");
+            assert!(!optimized.pieces.is_empty());
+            assert!(!w.passed(&key(1)) && !w.passed(&key(2)) && !w.has_exit(ExitId(3)));
+            assert_eq!((w.pending_jobs(), w.pending_ops()), (0, 0));
+            // Objects never cross: promoted, or inside a list.
+            let layout = p.layout();
+            let object = || Value::Object(flowc_lang::heap::Obj::new(1, Symbol::intern("cell"), layout));
+            for promoted in [object(), Value::list(vec![Value::Int(1), Value::list(vec![object()])])] {
+                let mut t = trace.clone();
+                let check = Check::Value(Symbol::intern("i"), promoted);
+                t.ops.insert(0, TraceOp::Guard { check, resume: Vec::new(), label: head });
+                assert!(w.submit(job(t), pending(bridge(4, head), vec![key(1)])).is_err());
+                assert!(!w.has_exit(ExitId(4)) && !w.passed(&key(1)));
+            }
+            assert_eq!(w.pending_jobs(), 0);
+        });
+    }
+}
