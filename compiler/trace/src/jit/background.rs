@@ -9,7 +9,9 @@
 //! has a *worker* thread that optimizes what the running thread records,
 //! while the running thread goes on interpreting.
 //!
-//! **When code arrives.** The worker takes jobs in the order submitted.
+//! **When code arrives.** The worker starts with the run's second job
+//! (the first is optimized on the running thread meanwhile) and takes
+//! jobs in the order submitted.
 //! The running thread generates and installs a loop's code at the first
 //! arrival at its hot spot after the worker is done with it, and a
 //! bridge at its exit's first return to the driver after that: at once
