@@ -14,6 +14,8 @@
 //!
 //! Every run is a `flowc run` process of the release binary, timed from
 //! outside (parsing the environment, recording and compiling included);
+//! a row whose interpreter runs under 2 s takes nine runs of each engine,
+//! alternated, and their medians;
 //! the interpreter's run is cut off after `FLOWC_BENCH_INTERP_LIMIT`
 //! seconds (default 60; `>N` in the table). Peers, for the tutorial shape:
 //! the same interpreter in C (bench/c, gcc -O2), in Python under PyPy
@@ -125,8 +127,7 @@ fn main() {
         let env_file = dir.join(format!("{}-{}-{}.env", row.interpreter, row.program, row.size));
         std::fs::write(&env_file, &env).expect("the environment written");
         let expected = expected.to_string();
-        let interp = run_interp(&exe, &source, &env_file, &expected, limit);
-        let jit = run_jit(&exe, &source, &env_file, &expected);
+        let (interp, jit) = run_both(&exe, &source, &env_file, &expected, limit);
         // The peers of BF programs.
         let (mut c, mut pypy, mut luajit, mut bf2c) = (None, None, None, None);
         if let Some(text) = &text {
@@ -175,18 +176,35 @@ fn main() {
     );
 }
 
-/// The interpreter's seconds on `source` with `env_file`, or `None` when
-/// it ran past `limit` seconds (then it is stopped): the median of three
-/// for short runs, as the JIT's ([`run_jit`]), so that both sides of a
-/// short row's ratio are measured alike.
-fn run_interp(exe: &Path, source: &Path, env_file: &Path, expected: &str, limit: u64) -> Option<f64> {
-    let mut runs = vec![interp_once(exe, source, env_file, expected, limit)?];
-    if runs[0] < 2.0 {
-        runs.push(interp_once(exe, source, env_file, expected, limit)?);
-        runs.push(interp_once(exe, source, env_file, expected, limit)?);
+/// Runs of a short row (the interpreter under this many seconds) taken
+/// in turn, interpreter and JIT, and their medians: this machine's speed
+/// drifts by a third from minute to minute, and runs of one engine and
+/// then the other measured the drift as much as the engines.
+const SHORT: f64 = 2.0;
+
+/// Alternated runs of each engine on a short row.
+const SHORT_ROUNDS: usize = 9;
+
+/// The interpreter's seconds on `source` with `env_file` (`None` when it
+/// ran past `limit` seconds, then stopped) and the JIT's run: on a short
+/// row the medians of [`SHORT_ROUNDS`] runs each, taken in turn; else one
+/// run of the interpreter and the JIT's [`run_jit`].
+fn run_both(exe: &Path, source: &Path, env_file: &Path, expected: &str, limit: u64) -> (Option<f64>, JitRun) {
+    let first = interp_once(exe, source, env_file, expected, limit);
+    let Some(first) = first.filter(|&t| t < SHORT) else {
+        return (first, run_jit(exe, source, env_file, expected));
+    };
+    let (mut interp, mut jit) = (vec![first], Vec::new());
+    for k in 0..SHORT_ROUNDS {
+        jit.push(jit_once(exe, source, env_file, expected));
+        if k + 1 < SHORT_ROUNDS {
+            interp.push(interp_once(exe, source, env_file, expected, limit).expect("a short run stays short"));
+        }
     }
-    runs.sort_by(f64::total_cmp);
-    Some(runs[runs.len() / 2])
+    interp.sort_by(f64::total_cmp);
+    jit.sort_by(|a, b| a.secs.total_cmp(&b.secs));
+    let k = jit.len() / 2;
+    (Some(interp[interp.len() / 2]), jit.swap_remove(k))
 }
 
 /// One run of the interpreter, timed to its exit: a watchdog thread stops

@@ -218,6 +218,12 @@ pub struct JitArgs {
     /// error); also set by the environment variable FLOWC_JIT_LOG.
     #[arg(long, value_name = "FILE")]
     pub jit_log: Option<String>,
+    /// JIT: statements the interpreter runs alone before the JIT starts
+    /// (`flowc run`; 0 starts it at once; default: a fixed cost plus a
+    /// share per statement of the program, so that a run too short to
+    /// win back the JIT's start never pays for it).
+    #[arg(long, value_name = "STATEMENTS")]
+    pub warmup: Option<u64>,
 }
 
 impl JitArgs {

@@ -190,29 +190,10 @@ pub fn main(args: Args) -> Result<(), Failure> {
             (result, counts, Some(program))
         }
         Engine::Jit => {
-            let (result, counts) = match flowc_frontend::lower(&program, label) {
-                Ok(module) => {
-                    // Nothing reads the traces' IR after they are compiled,
-                    // and nothing needs the JIT's decisions to be the same
-                    // from run to run: traces are optimized on a second core
-                    // where there is one (`compare` and `explore`, which show
-                    // what the JIT made, keep them deterministic).
-                    let options = flowc_trace::jit::Options {
-                        keep_ir: false,
-                        background: flowc_trace::jit::second_core(),
-                        ..args.jit.options()
-                    };
-                    let mut jit = args.jit.jit_with(&program, &module, options)?;
-                    let result = jit.run(label, &env, &config);
-                    if args.stats {
-                        let stats = jit.stats();
-                        compile_time = Some(stats.compile_time_here());
-                        eprintln!("{stats}");
-                    }
-                    (result, jit.counts())
-                }
-                Err(kind) => lower_failed(kind),
-            };
+            let (result, counts, took) = run_jit(&args, &program, label, &env, &config)?;
+            if let Some(took) = took {
+                compile_time = Some(took);
+            }
             (result, counts, Some(program))
         }
     };
@@ -242,6 +223,71 @@ pub fn main(args: Args) -> Result<(), Failure> {
             Err(input::run_failure(&program, label, &env, e))
         }
     }
+}
+
+/// What [`run_jit`] came to: the result, what the run did, and with
+/// `--stats` the compile time it waited for.
+type JitRun = (Result<interp::Outcome, interp::RuntimeError>, Counts, Option<Duration>);
+
+/// `--engine jit`: the interpreter alone for the warm-up (`--warmup`, by
+/// default [`flowc_trace::jit::warmup`]), then — if the run goes on — the
+/// program lowered and the JIT taking over where the interpreter paused
+/// (`flowc_trace::jit`, "Starting late"). The result, what the run did,
+/// and with `--stats` the compile time the run waited for.
+fn run_jit(
+    args: &Args,
+    program: &flowc_lang::Program,
+    label: flowc_lang::Symbol,
+    env: &[(flowc_lang::Symbol, flowc_lang::Value)],
+    config: &Config,
+) -> Result<JitRun, Failure> {
+    let warmup = args.jit.warmup.unwrap_or_else(|| flowc_trace::jit::warmup(program));
+    let names: Vec<flowc_lang::Symbol> = env.iter().map(|(k, _)| *k).collect();
+    let mut paused = None;
+    if warmup > 0 {
+        let resolved = interp::Resolved::new(program, &names);
+        let mut machine = interp::Machine::new(program, &resolved, config);
+        let stage = machine.run_until(label, env, warmup);
+        let counts = Counts { steps: machine.steps(), allocations: machine.allocations() };
+        match stage {
+            Ok(interp::Stage::Paused { stack, block }) => paused = Some((stack, block, counts)),
+            Ok(interp::Stage::Done(outcome)) => {
+                if args.stats {
+                    eprintln!("jit: not started (the run ended within its warm-up of {warmup} statements)");
+                }
+                return Ok((Ok(outcome), counts, args.stats.then_some(Duration::ZERO)));
+            }
+            Err(e) => return Ok((Err(e), counts, args.stats.then_some(Duration::ZERO))),
+        }
+    }
+    let module = match flowc_frontend::lower(program, label) {
+        Ok(module) => module,
+        Err(kind) => {
+            let counts = paused.map_or_else(Counts::default, |(_, _, c)| c);
+            return Ok((Err(interp::RuntimeError { kind, at: None }), counts, None));
+        }
+    };
+    // Nothing reads the traces' IR after they are compiled, and nothing
+    // needs the JIT's decisions to be the same from run to run: traces are
+    // optimized on a second core where there is one (`compare` and
+    // `explore`, which show what the JIT made, keep them deterministic).
+    let options =
+        flowc_trace::jit::Options { keep_ir: false, background: flowc_trace::jit::second_core(), ..args.jit.options() };
+    let mut jit = args.jit.jit_with(program, &module, options)?;
+    let result = match paused {
+        Some((stack, block, counts)) => jit.take_over(&names, stack, block, counts, config),
+        None => jit.run(label, env, config),
+    };
+    let mut took = None;
+    if args.stats {
+        let stats = jit.stats();
+        took = Some(stats.compile_time_here());
+        if warmup > 0 {
+            eprintln!("jit: started after the warm-up of {warmup} statements");
+        }
+        eprintln!("{stats}");
+    }
+    Ok((result, jit.counts(), took))
 }
 
 /// The `--stats` summary of a run, also of one that ended in an error.

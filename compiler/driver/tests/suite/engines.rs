@@ -90,7 +90,7 @@ fn run_with_the_jit_reports_its_work() {
     // Optimizing on the running thread: what the JIT makes is the same
     // every run.
     let o = flowc_env(
-        &["run", "examples/gcd.fg", "--engine", "jit", "--threshold", "5", "--stats"],
+        &["run", "examples/gcd.fg", "--engine", "jit", "--threshold", "5", "--warmup", "0", "--stats"],
         &[("FLOWC_JIT_BACKGROUND", "0")],
     );
     assert!(o.status.success());
@@ -108,7 +108,19 @@ fn run_with_the_jit_reports_its_work() {
 #[test]
 fn run_with_the_jit_optimizes_in_the_background() {
     let o = flowc_env(
-        &["run", "examples/gcd.fg", "--engine", "jit", "--threshold", "5", "--stats", "--env", "[n/400]"],
+        &[
+            "run",
+            "examples/gcd.fg",
+            "--engine",
+            "jit",
+            "--threshold",
+            "5",
+            "--warmup",
+            "0",
+            "--stats",
+            "--env",
+            "[n/400]",
+        ],
         &[("FLOWC_JIT_BACKGROUND", "1")],
     );
     let reference = flowc(&["run", "examples/gcd.fg", "--stats", "--env", "[n/400]"]);
@@ -116,6 +128,64 @@ fn run_with_the_jit_optimizes_in_the_background() {
     assert_eq!(text(&o.stdout), text(&reference.stdout));
     let stats = text(&o.stderr);
     assert!(stats.contains("\nbackground:      "), "{stats}");
+}
+
+/// The statements `--stats` says a run did.
+fn steps(stats: &str) -> u64 {
+    let line = stats.lines().find(|l| l.starts_with("stats: ")).unwrap_or_else(|| panic!("no stats line:\n{stats}"));
+    let words: Vec<&str> = line.split(' ').collect();
+    let at = words.iter().position(|w| w.starts_with("steps")).unwrap_or_else(|| panic!("no steps in {line}"));
+    words[at - 1].parse().unwrap()
+}
+
+/// A run shorter than the JIT's warm-up is the interpreter's: the same
+/// output and statements, and nothing of the JIT built.
+#[test]
+fn run_with_the_jit_leaves_a_short_run_to_the_interpreter() {
+    let o = flowc(&["run", "examples/gcd.fg", "--engine", "jit", "--stats"]);
+    let reference = flowc(&["run", "examples/gcd.fg", "--stats"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), text(&reference.stdout));
+    let stats = text(&o.stderr);
+    assert!(stats.starts_with("jit: not started (the run ended within its warm-up of "), "{stats}");
+    assert!(!stats.contains("traces:"), "{stats}");
+    assert_eq!(steps(&stats), steps(&text(&reference.stderr)));
+}
+
+/// Past its warm-up the interpreter pauses and the JIT takes over: its
+/// loops compiled, the output and the statements counted the same as
+/// the interpreter's alone; fuel that runs out before the warm-up ends
+/// runs out exactly as in the interpreter, and fuel past it still stops
+/// the run.
+#[test]
+fn run_with_the_jit_takes_over_after_its_warmup() {
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "examples/gcd.fg", "--env", "[n/400]", "--stats"];
+        args.extend_from_slice(extra);
+        flowc_env(&args, &[("FLOWC_JIT_BACKGROUND", "0")])
+    };
+    let reference = run(&[]);
+    let o = run(&["--engine", "jit", "--threshold", "5", "--warmup", "2000"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), text(&reference.stdout));
+    let stats = text(&o.stderr);
+    assert!(stats.starts_with("jit: started after the warm-up of 2000 statements\ntraces:          "), "{stats}");
+    assert!(!stats.starts_with("jit: started after the warm-up of 2000 statements\ntraces:          0 "), "{stats}");
+    assert!(steps(&stats) < steps(&text(&reference.stderr)), "compiled code ran some of it:\n{stats}");
+    let interp_out = run(&["--fuel", "1500"]);
+    let jit_out = run(&["--engine", "jit", "--threshold", "5", "--warmup", "2000", "--fuel", "1500"]);
+    assert_eq!(jit_out.status.code(), interp_out.status.code());
+    let error = |o: &std::process::Output| {
+        text(&o.stderr)
+            .lines()
+            .filter(|l| !l.starts_with("stats:") && !l.starts_with("heap:") && !l.starts_with("jit:"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(error(&interp_out).contains("out of fuel after 1500 statements"), "{}", text(&interp_out.stderr));
+    assert_eq!(error(&jit_out), error(&interp_out));
+    let late = run(&["--engine", "jit", "--threshold", "5", "--warmup", "2000", "--fuel", "4000"]);
+    assert!(text(&late.stderr).contains("out of fuel after 4000 statements"), "{}", text(&late.stderr));
 }
 
 /// The collections `--stats` reports in its heap line.

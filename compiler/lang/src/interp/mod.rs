@@ -18,7 +18,7 @@ pub use resolve::Resolved;
 mod location;
 pub use hot::{Green, Key, KeyMap, KeyState, Profiler, CALL};
 pub use live::Liveness;
-pub use run::{run, run_counted, Config, Counts, Frame, Machine, Outcome, ResumeFrame, SlotFrame, Step};
+pub use run::{run, run_counted, Config, Counts, Frame, Machine, Outcome, ResumeFrame, SlotFrame, Stage, Step};
 
 #[cfg(test)]
 mod tests;

@@ -167,6 +167,12 @@ pub enum Step {
 
 enum Exit {
     Printed(Value),
+    /// The run reached its pause ([`Machine::run_until`]): the frames,
+    /// about to run `block` of the innermost.
+    Paused {
+        stack: Vec<Frame>,
+        block: u32,
+    },
     Hot {
         key: Key,
         stack: Vec<Frame>,
@@ -199,6 +205,20 @@ pub struct ResumeFrame {
     /// For every frame but the innermost: its pending call's result
     /// variable and the label to continue at when the call returns.
     pub call: Option<(Symbol, Symbol)>,
+}
+
+/// How [`Machine::run_until`] ended.
+#[derive(Debug)]
+pub enum Stage {
+    Done(Outcome),
+    /// Paused: the frames (the innermost last), about to run `block` of
+    /// the innermost; [`Machine::steps`] and [`Machine::allocations`] say
+    /// what the run did so far. Another machine over the same program and
+    /// environment names (a JIT's) can go on from here.
+    Paused {
+        stack: Vec<Frame>,
+        block: u32,
+    },
 }
 
 /// Where execution stands, for error locations: graph, block, statement index.
@@ -248,6 +268,10 @@ pub struct Machine<'a> {
     program: &'a Program,
     resolved: &'a Resolved,
     fuel: u64,
+    /// The least of `fuel` and the step count a run pauses after
+    /// ([`Machine::run_until`]): what each statement's step is compared
+    /// with, so a pause costs the loop nothing more than the fuel check.
+    limit: u64,
     max_depth: usize,
     steps: u64,
     allocations: u64,
@@ -262,6 +286,7 @@ impl<'a> Machine<'a> {
             program,
             resolved,
             fuel: config.fuel.unwrap_or(u64::MAX),
+            limit: config.fuel.unwrap_or(u64::MAX),
             max_depth: config.max_depth,
             steps: 0,
             allocations: 0,
@@ -407,6 +432,7 @@ impl<'a> Machine<'a> {
             Exit::Printed(value) => Step::Done(Outcome { value, steps: self.steps, allocations: self.allocations }),
             Exit::Hot { key, stack, block } => Step::Hot { key, stack, block },
             Exit::Returned(_) => unreachable!("only a call of a function on its own returns"),
+            Exit::Paused { .. } => unreachable!("only a run until a pause pauses"),
         }
     }
 
@@ -438,6 +464,7 @@ impl<'a> Machine<'a> {
                 Err(fail(ErrorKind::User(Symbol::intern(&format!("internal: a call printed {}", v.to_print_string())))))
             }
             Exit::Hot { .. } => unreachable!("no profiler during a call"),
+            Exit::Paused { .. } => unreachable!("only a run until a pause pauses"),
         }
     }
 
@@ -464,6 +491,7 @@ impl<'a> Machine<'a> {
         match exit? {
             Exit::Printed(value) => Ok(Outcome { value, steps: self.steps, allocations: self.allocations }),
             Exit::Hot { key, .. } => unreachable!("key {key:?} reported hot without a profiler"),
+            Exit::Paused { .. } => unreachable!("only a run until a pause pauses"),
             Exit::Returned(_) => Err(RuntimeError { kind: ErrorKind::ReturnOutsideFunction, at: None }),
         }
     }
@@ -492,6 +520,36 @@ impl<'a> Machine<'a> {
             frame.write(slot, v.clone());
         }
         self.execute_to_end(vec![frame], block)
+    }
+
+    /// [`Machine::run`] that pauses once it has done more than `steps`
+    /// statements, at the start of the next block that has any: a run
+    /// that ends sooner is done as by [`Machine::run`]. How `flowc run`
+    /// leaves short runs to the interpreter alone and hands longer ones
+    /// to the JIT (`flowc_trace::jit`, "Starting late").
+    pub fn run_until(&mut self, entry: Symbol, env: &[(Symbol, Value)], steps: u64) -> Result<Stage, RuntimeError> {
+        let main = &self.resolved.graphs[0];
+        let Some(&block) = main.labels.get(&entry) else {
+            return Err(RuntimeError { kind: ErrorKind::UnknownLabel(entry), at: None });
+        };
+        let mut frame = Frame::new(main, 0);
+        for (k, v) in env {
+            let slot = main.slot_of(*k).expect("entry environment names have slots");
+            frame.write(slot, v.clone());
+        }
+        let hot = self.hot.take();
+        self.limit = self.fuel.min(steps);
+        let exit = self.execute(vec![frame], block);
+        self.limit = self.fuel;
+        self.hot = hot;
+        match exit? {
+            Exit::Printed(value) => {
+                Ok(Stage::Done(Outcome { value, steps: self.steps, allocations: self.allocations }))
+            }
+            Exit::Paused { stack, block } => Ok(Stage::Paused { stack, block }),
+            Exit::Hot { key, .. } => unreachable!("key {key:?} reported hot without a profiler"),
+            Exit::Returned(_) => Err(RuntimeError { kind: ErrorKind::ReturnOutsideFunction, at: None }),
+        }
     }
 
     /// Resumes execution in the middle of a run: `frames` from the
@@ -651,8 +709,17 @@ impl<'a> Machine<'a> {
             let n = b.stmts.len();
             for (i, s) in b.stmts.iter().enumerate() {
                 self.steps += 1;
-                if self.steps > self.fuel {
-                    fail!(ErrorKind::FuelExhausted { fuel: self.fuel }, i);
+                if self.steps > self.limit {
+                    if self.steps > self.fuel {
+                        fail!(ErrorKind::FuelExhausted { fuel: self.fuel }, i);
+                    }
+                    // Past the pause: taken at the start of a block (the
+                    // statement not yet run), else at the next one's.
+                    if i == 0 {
+                        self.steps -= 1;
+                        stack.push(frame);
+                        return Ok(Exit::Paused { stack, block: pc.block });
+                    }
                 }
                 match s {
                     CStmt::Op2 { dst, op, lhs, rhs } => {
@@ -711,7 +778,7 @@ impl<'a> Machine<'a> {
                 }
             }
             self.steps += 1;
-            if self.steps > self.fuel {
+            if self.steps > self.limit && self.steps > self.fuel {
                 fail!(ErrorKind::FuelExhausted { fuel: self.fuel }, n);
             }
             match &b.term {
@@ -837,5 +904,61 @@ mod tests {
         let anew: Vec<(String, Value)> =
             [("b", 20), ("d", 4)].iter().map(|(n, v)| (n.to_string(), Value::Int(*v))).collect();
         assert_eq!(show(&stack), anew);
+    }
+
+    /// A run paused after any number of statements ([`Machine::run_until`])
+    /// stops at the start of a block, having done at least that many and
+    /// less than a block more, inside a called function too; going on from
+    /// there (on another machine, as the JIT does) ends as the run does
+    /// uninterrupted: the same value, statements and allocations. A pause
+    /// past the end is the whole run; fuel below the pause runs out as
+    /// without one.
+    #[test]
+    fn a_run_paused_anywhere_goes_on_to_the_same_end() {
+        let text = "entry start(n = 6)\n\nfunction sq(x):\n    s:\n        y = x * x\n        c = new cell\n        c.v = y\n        return y\n\nstart:\n    acc = 0\n    goto loop\nloop:\n    if n goto body else goto done\nbody:\n    s = call sq(n) then back\nback:\n    acc = acc + s\n    n = n - 1\n    goto loop\ndone:\n    print_and_stop(acc)\n";
+        let p = syntax::parse("test", text).expect("it parses");
+        let env = [(Symbol::intern("n"), Value::Int(6))];
+        let resolved = Resolved::new(&p, &[Symbol::intern("n")]);
+        let whole = Machine::new(&p, &resolved, &Config::default()).run(Symbol::intern("start"), &env).unwrap();
+        assert_eq!(whole.value, Value::Int(91));
+        // A pause comes within the rest of a block and the terminators of
+        // the blocks without statements on the way to the next.
+        let blocks = || resolved.graphs.iter().flat_map(|g| &g.blocks);
+        let longest = blocks().map(|b| b.stmts.len() as u64 + 1).max().unwrap()
+            + blocks().filter(|b| b.stmts.is_empty()).count() as u64;
+        let mut in_function = 0;
+        for pause in 0..whole.steps + 2 {
+            let mut first = Machine::new(&p, &resolved, &Config::default());
+            match first.run_until(Symbol::intern("start"), &env, pause).unwrap() {
+                Stage::Done(o) => {
+                    assert!(pause + longest >= whole.steps, "paused at {pause}: ran to the end");
+                    assert_eq!(
+                        (o.value, o.steps, o.allocations),
+                        (whole.value.clone(), whole.steps, whole.allocations)
+                    );
+                }
+                Stage::Paused { stack, block } => {
+                    let done = first.steps();
+                    assert!(done >= pause && done < pause + longest, "paused at {pause} after {done}");
+                    let graph = &resolved.graphs[stack.last().unwrap().graph as usize];
+                    assert!(!graph.blocks[block as usize].stmts.is_empty(), "a pause starts a block with statements");
+                    in_function += usize::from(stack.len() > 1);
+                    let mut second = Machine::new(&p, &resolved, &Config::default());
+                    second.charge(done);
+                    second.set_allocations(first.allocations());
+                    let Step::Done(o) = second.continue_hot(stack, block).unwrap() else { panic!("no profiler") };
+                    assert_eq!(
+                        (o.value, o.steps, o.allocations),
+                        (whole.value.clone(), whole.steps, whole.allocations)
+                    );
+                }
+            }
+        }
+        assert!(in_function > 0, "some pause falls inside sq");
+        let fuel = Config { fuel: Some(10), ..Config::default() };
+        let short = Machine::new(&p, &resolved, &fuel).run_until(Symbol::intern("start"), &env, 50).unwrap_err();
+        let plain = Machine::new(&p, &resolved, &fuel).run(Symbol::intern("start"), &env).unwrap_err();
+        assert_eq!(short.to_string(), plain.to_string());
+        assert!(matches!(short.kind, ErrorKind::FuelExhausted { fuel: 10 }));
     }
 }

@@ -70,6 +70,20 @@
 //! threshold. The clock counts work, not time, so the JIT's decisions stay
 //! deterministic.
 //!
+//! **Starting late** ([`warmup`], `flowc run --warmup`): the JIT's start
+//! has a cost of its own — lowering the program, building its tables,
+//! counting arrivals, the first compiles running cold code — which a run
+//! of a few milliseconds never wins back. So `flowc run` runs the
+//! interpreter alone until the run has done [`WARMUP_STEPS`] statements
+//! plus [`WARMUP_PER_STATEMENT`] per statement of the program (what the
+//! start costs, measured in statements the interpreter runs in the same
+//! time: the ski rental's rule for the start itself). A run that ends
+//! sooner is the interpreter's, with nothing of the JIT built; a longer
+//! one is paused at the start of a block ([`Machine::run_until`]) and
+//! the JIT takes over there ([`Jit::take_over`]), its clocks and counters
+//! starting then, the statements done counting against the fuel. `Jit::run`
+//! (the library's entry, `compare`, `explore`, the tests) starts at once.
+//!
 //! **State handed over.** Entering code needs the live variables it was
 //! recorded with (bound, and those it saw unbound still unbound);
 //! otherwise the interpreter goes on, and at the next threshold a variant
@@ -448,6 +462,20 @@ pub const ITERATION_STEPS: u64 = 64;
 /// check in is the JIT's to say.
 pub const LINK_CHECK: u64 = 1 << 12;
 
+/// Statements a run does in the interpreter alone before `flowc run`
+/// starts the JIT (see "Starting late"): what the JIT's start costs a
+/// small program, in statements the interpreter runs in the same time.
+pub const WARMUP_STEPS: u64 = 200_000;
+
+/// Statements of warm-up per statement of the program: what lowering the
+/// program and building the JIT's tables for it cost, per statement.
+pub const WARMUP_PER_STATEMENT: u64 = 100;
+
+/// The warm-up of `program` (see "Starting late").
+pub fn warmup(program: &Program) -> u64 {
+    WARMUP_STEPS + WARMUP_PER_STATEMENT * program.statement_count() as u64
+}
+
 /// The share of the run's work the compile budget spends (one part in
 /// this many).
 pub const COMPILE_SHARE: u64 = 3;
@@ -463,6 +491,14 @@ fn within_budget(recorded: u64, work: u64, allowance: u64) -> bool {
 /// Hot spots [`Stats::per_key`] describes when there are more and no log
 /// wants them all.
 const KEYS_DESCRIBED: usize = 100;
+
+/// Where a run of the JIT starts ([`Jit::run`], [`Jit::take_over`]).
+enum Begin<'e> {
+    /// At a label of the main graph, with an environment.
+    Entry(Symbol, &'e [(Symbol, Value)]),
+    /// Where the interpreter paused, after what it did.
+    Paused { stack: Vec<Frame>, block: u32, counts: Counts },
+}
 
 /// What one run needs besides the JIT: the resolved program, per-graph
 /// liveness, per-code slots, the allocation counter.
@@ -684,6 +720,29 @@ impl<'p> Jit<'p> {
     /// Runs the program from main-graph `entry` with `env`. The outcome's
     /// steps count the interpreted statements only.
     pub fn run(&mut self, entry: Symbol, env: &[(Symbol, Value)], config: &Config) -> Result<Outcome, RuntimeError> {
+        let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
+        self.run_from(Begin::Entry(entry, env), &names, config)
+    }
+
+    /// Goes on with a run the interpreter began and paused
+    /// ([`Machine::run_until`], from an environment with the variables
+    /// `names`): the frames `stack`, about to run `block` of the
+    /// innermost, after `counts` (its statements, which count against
+    /// the fuel, and its allocations, which numbering goes on from). See
+    /// "Starting late" above.
+    pub fn take_over(
+        &mut self,
+        names: &[Symbol],
+        stack: Vec<Frame>,
+        block: u32,
+        counts: Counts,
+        config: &Config,
+    ) -> Result<Outcome, RuntimeError> {
+        self.run_from(Begin::Paused { stack, block, counts }, names, config)
+    }
+
+    /// [`Jit::run`] or [`Jit::take_over`].
+    fn run_from(&mut self, begin: Begin, names: &[Symbol], config: &Config) -> Result<Outcome, RuntimeError> {
         if config.fuel.is_some() && !self.fuel_checks {
             // Code made without fuel checks could loop forever: start over.
             self.reset();
@@ -691,8 +750,7 @@ impl<'p> Jit<'p> {
         }
         let shared = self.shared.clone();
         let program = shared.index.program();
-        let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
-        let mut resolved = Resolved::new(program, &names);
+        let mut resolved = Resolved::new(program, names);
         let profiler = self.profiler(&mut resolved);
         let mut machine = Machine::new(program, &resolved, config);
         machine.set_profiler(profiler);
@@ -710,7 +768,7 @@ impl<'p> Jit<'p> {
                 worker: None,
                 start_worker: self.options.background.then_some(&start as &dyn Fn() -> background::Worker),
             };
-            let result = self.drive(&mut machine, &mut run, entry, env);
+            let result = self.drive(&mut machine, &mut run, begin);
             // Jobs not yet installed are dropped with the worker (which
             // stops after its job in hand).
             if let Some(w) = run.worker.take() {
@@ -801,14 +859,15 @@ impl<'p> Jit<'p> {
         p
     }
 
-    fn drive(
-        &mut self,
-        machine: &mut Machine,
-        run: &mut Run,
-        entry: Symbol,
-        env: &[(Symbol, Value)],
-    ) -> Result<Outcome, RuntimeError> {
-        let mut step = machine.run_hot(entry, env)?;
+    fn drive(&mut self, machine: &mut Machine, run: &mut Run, begin: Begin) -> Result<Outcome, RuntimeError> {
+        let mut step = match begin {
+            Begin::Entry(entry, env) => machine.run_hot(entry, env)?,
+            Begin::Paused { stack, block, counts } => {
+                machine.charge(counts.steps);
+                machine.set_allocations(counts.allocations);
+                machine.continue_hot(stack, block)?
+            }
+        };
         loop {
             let (key, mut stack, block) = match step {
                 Step::Done(outcome) => return Ok(outcome),
