@@ -148,6 +148,13 @@ pub(super) struct Pending {
     pub passed: Vec<Key>,
 }
 
+/// Whose code a ready result is: a hot spot's loop, or an exit's bridge.
+#[derive(Clone)]
+enum Holder {
+    Key(Key),
+    Exit(ExitId),
+}
+
 /// The worker of one run, and the jobs it was given.
 pub(super) struct Worker {
     /// `None` when no thread could be started.
@@ -169,6 +176,9 @@ pub(super) struct Worker {
     /// for a loop still running, never for one that ended meanwhile.
     ready_keys: HashMap<Key, (Pending, Option<Optimized>)>,
     ready_exits: HashMap<ExitId, (Pending, Option<Optimized>)>,
+    /// The ready results by the hot spots their recordings passed
+    /// ([`Worker::take_holding`]; a result taken meanwhile is skipped).
+    holding: HashMap<Key, Vec<Holder>>,
     /// Operations recorded by the pending jobs.
     ops: usize,
 }
@@ -207,6 +217,7 @@ impl Worker {
             asks: HashMap::default(),
             ready_keys: HashMap::default(),
             ready_exits: HashMap::default(),
+            holding: HashMap::default(),
             ops: 0,
         }
     }
@@ -274,12 +285,19 @@ impl Worker {
                 Err(mpsc::TryRecvError::Disconnected) => panic!("the compile worker ended before its jobs"),
             };
             let pending = self.pending.pop_front().expect("looked at");
-            match &pending.then {
-                Then::Key(k) => {
-                    self.ready_keys.insert(k.key.clone(), (pending, result));
+            let holder = match &pending.then {
+                Then::Key(k) => Holder::Key(k.key.clone()),
+                Then::Bridge(b) => Holder::Exit(b.exit),
+            };
+            for k in &pending.passed {
+                self.holding.entry(k.clone()).or_default().push(holder.clone());
+            }
+            match holder {
+                Holder::Key(k) => {
+                    self.ready_keys.insert(k, (pending, result));
                 }
-                Then::Bridge(b) => {
-                    self.ready_exits.insert(b.exit, (pending, result));
+                Holder::Exit(e) => {
+                    self.ready_exits.insert(e, (pending, result));
                 }
             }
         }
@@ -323,13 +341,17 @@ impl Worker {
     /// back — else a loop left for good would hold back forever the hot
     /// spots its recording passed.)
     pub fn take_holding(&mut self, key: &Key) -> Vec<(Pending, Option<Optimized>)> {
-        let holds = |p: &Pending| p.passed.contains(key);
-        let keys: Vec<Key> = self.ready_keys.iter().filter(|(_, (p, _))| holds(p)).map(|(k, _)| k.clone()).collect();
-        let exits: Vec<ExitId> = self.ready_exits.iter().filter(|(_, (p, _))| holds(p)).map(|(e, _)| *e).collect();
-        let mut taken: Vec<(Pending, Option<Optimized>)> = Vec::new();
-        taken.extend(keys.iter().filter_map(|k| self.take_key(k)));
-        taken.extend(exits.into_iter().filter_map(|e| self.take_exit(e)));
-        taken
+        let holders = self.holding.remove(key).unwrap_or_default();
+        // A holder may name a result taken since, or a later one of the
+        // same hot spot or exit: only one that passed `key` is taken.
+        let holds = |ready: Option<&(Pending, Option<Optimized>)>| ready.is_some_and(|(p, _)| p.passed.contains(key));
+        holders
+            .into_iter()
+            .filter_map(|h| match h {
+                Holder::Key(k) => holds(self.ready_keys.get(&k)).then(|| self.take_key(&k)).flatten(),
+                Holder::Exit(e) => holds(self.ready_exits.get(&e)).then(|| self.take_exit(e)).flatten(),
+            })
+            .collect()
     }
 
     /// Forgets `pending`, taken to be installed: its operations, and the
