@@ -154,6 +154,32 @@ pub fn jit_run(
     }
 }
 
+/// Runs the program as `flowc run --engine jit` does with `--warmup
+/// warmup`: the interpreter alone for about `warmup` statements, then —
+/// if the run goes on — the JIT with `options` taking over where it
+/// paused. The outcome, and whether the JIT took over. Call on a thread
+/// with a big stack.
+pub fn jit_late(
+    p: &Program,
+    label: Symbol,
+    env: &[(Symbol, Value)],
+    options: flowc_trace::jit::Options,
+    warmup: u64,
+) -> (Outcome, bool) {
+    use flowc_trace::jit::{interpret_first, Jit, Warmup};
+    let config = config();
+    let (stack, block, counts) = match interpret_first(p, label, env, &config, warmup) {
+        Warmup::Done(result, _) => return (outcome(result), false),
+        Warmup::Paused { stack, block, counts } => (stack, block, counts),
+    };
+    let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
+    let result = match flowc_frontend::lower(p, label) {
+        Ok(module) => Jit::new(p, &module, options).take_over(&names, stack, block, counts, &config),
+        Err(kind) => Err(interp::RuntimeError { kind, at: None }),
+    };
+    (outcome(result), true)
+}
+
 /// Runs the program under the tracing JIT with `options`. Call on a thread
 /// with a big stack ([`flowc_codegen::with_stack`]).
 pub fn jit(p: &Program, label: Symbol, env: &[(Symbol, Value)], options: flowc_trace::jit::Options) -> Outcome {

@@ -76,6 +76,32 @@ fn jit_matches_reference_on_the_corpus() {
     assert!(direct > 25, "only {direct} exits linked directly");
 }
 
+/// The JIT taking over a run the interpreter began and paused (`flowc
+/// run`'s late start) agrees with the reference interpreter wherever the
+/// pause falls: after a statement or two, inside a loop or a called
+/// function, with objects in the frames — outputs and errors alike.
+#[test]
+fn jit_taking_over_a_paused_run_matches_reference_on_the_corpus() {
+    let (compared, took_over) = flowc_codegen::with_stack(move || {
+        let (mut compared, mut took_over) = (0, 0);
+        for case in engines::corpus_cases_from_every_label().filter(|c| c.finishes()) {
+            let (p, label, env) = (&case.program, case.label, &case.env);
+            for warmup in [1, 3, 20, 150] {
+                for background in [false, true] {
+                    let options = Options { background, ..eager(2, false) };
+                    let (got, paused) = engines::jit_late(p, label, env, options, warmup);
+                    assert_eq!(got, case.expected, "{} taken over after {warmup} statements", case.name);
+                    compared += 1;
+                    took_over += usize::from(paused);
+                }
+            }
+        }
+        (compared, took_over)
+    });
+    assert!(compared > 300, "only {compared} runs compared");
+    assert!(took_over > 150, "the JIT took over only {took_over} runs");
+}
+
 /// Brainfuck programs of every shape (`flowc_tests::bf`) on the
 /// tutorial-shaped interpreter written in the language, under the JIT as
 /// it ships (optimizing on the running thread, and on a second one) and

@@ -245,19 +245,14 @@ fn run_jit(
     let names: Vec<flowc_lang::Symbol> = env.iter().map(|(k, _)| *k).collect();
     let mut paused = None;
     if warmup > 0 {
-        let resolved = interp::Resolved::new(program, &names);
-        let mut machine = interp::Machine::new(program, &resolved, config);
-        let stage = machine.run_until(label, env, warmup);
-        let counts = Counts { steps: machine.steps(), allocations: machine.allocations() };
-        match stage {
-            Ok(interp::Stage::Paused { stack, block }) => paused = Some((stack, block, counts)),
-            Ok(interp::Stage::Done(outcome)) => {
-                if args.stats {
+        match flowc_trace::jit::interpret_first(program, label, env, config, warmup) {
+            flowc_trace::jit::Warmup::Paused { stack, block, counts } => paused = Some((stack, block, counts)),
+            flowc_trace::jit::Warmup::Done(result, counts) => {
+                if args.stats && result.is_ok() {
                     eprintln!("jit: not started (the run ended within its warm-up of {warmup} statements)");
                 }
-                return Ok((Ok(outcome), counts, args.stats.then_some(Duration::ZERO)));
+                return Ok((result, counts, args.stats.then_some(Duration::ZERO)));
             }
-            Err(e) => return Ok((Err(e), counts, args.stats.then_some(Duration::ZERO))),
         }
     }
     let module = match flowc_frontend::lower(program, label) {

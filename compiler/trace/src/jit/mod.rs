@@ -476,6 +476,37 @@ pub fn warmup(program: &Program) -> u64 {
     WARMUP_STEPS + WARMUP_PER_STATEMENT * program.statement_count() as u64
 }
 
+/// How the interpreter's part of a run that starts the JIT late went
+/// ([`interpret_first`]).
+pub enum Warmup {
+    /// The run ended (or failed) within the warm-up, after `Counts`.
+    Done(Result<Outcome, RuntimeError>, Counts),
+    /// Paused at the start of block `block` of the innermost of `stack`,
+    /// after `counts`: what [`Jit::take_over`] goes on from.
+    Paused { stack: Vec<Frame>, block: u32, counts: Counts },
+}
+
+/// Runs `program` from `entry` with `env` in the interpreter alone for at
+/// most about `steps` statements (see "Starting late").
+pub fn interpret_first(
+    program: &Program,
+    entry: Symbol,
+    env: &[(Symbol, Value)],
+    config: &Config,
+    steps: u64,
+) -> Warmup {
+    let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
+    let resolved = Resolved::new(program, &names);
+    let mut machine = Machine::new(program, &resolved, config);
+    let stage = machine.run_until(entry, env, steps);
+    let counts = Counts { steps: machine.steps(), allocations: machine.allocations() };
+    match stage {
+        Ok(flowc_lang::interp::Stage::Paused { stack, block }) => Warmup::Paused { stack, block, counts },
+        Ok(flowc_lang::interp::Stage::Done(outcome)) => Warmup::Done(Ok(outcome), counts),
+        Err(e) => Warmup::Done(Err(e), counts),
+    }
+}
+
 /// The share of the run's work the compile budget spends (one part in
 /// this many).
 pub const COMPILE_SHARE: u64 = 3;
