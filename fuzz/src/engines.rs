@@ -72,6 +72,16 @@ pub fn disagreement_on(p: &flowc_lang::Program) -> Option<String> {
     if let Some(d) = differs("jit (threshold 2, in the background)", engines::jit(&p, label, &env, options)) {
         return Some(d);
     }
+    // Started late, as `flowc run` does: the interpreter pauses at a
+    // block's start and the JIT takes the frames over.
+    for warmup in [1, 9] {
+        let options = Options { threshold: 2, bridge_threshold: 1, ..Options::default() };
+        if let Some(d) =
+            differs(&format!("jit (after {warmup})"), engines::jit_late(&p, label, &env, options, warmup).0)
+        {
+            return Some(d);
+        }
+    }
     for k in 0..=env.len().min(2) {
         let (statics, dynamic) = env.split_at(k);
         if let Ok(r) = pe::specialize(&p, label, statics, 5_000) {
