@@ -263,6 +263,25 @@ impl JitArgs {
         }
         Ok(jit)
     }
+
+    /// Writes to the JIT log asked for (`--jit-log`, else `FLOWC_JIT_LOG`),
+    /// if any, that the run ended within the warm-up of `warmup`
+    /// statements: no JIT was built, so no log would say anything.
+    pub fn log_not_started(&self, warmup: u64) -> Result<(), Failure> {
+        let text = format!(
+            "the run ended within the JIT's warm-up of {warmup} statements: nothing was traced (--warmup 0 starts the JIT at once)\n"
+        );
+        let path = self.jit_log.clone().or_else(|| std::env::var("FLOWC_JIT_LOG").ok());
+        match path.as_deref() {
+            None => Ok(()),
+            Some("-") => {
+                eprint!("{text}");
+                Ok(())
+            }
+            Some(path) => std::fs::write(path, text)
+                .map_err(|e| Failure::input(format!("cannot write the JIT log to {path}: {e}"))),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -248,6 +248,7 @@ fn run_jit(
         match flowc_trace::jit::interpret_first(program, label, env, config, warmup) {
             flowc_trace::jit::Warmup::Paused { stack, block, counts } => paused = Some((stack, block, counts)),
             flowc_trace::jit::Warmup::Done(result, counts) => {
+                args.jit.log_not_started(warmup)?;
                 if args.stats && result.is_ok() {
                     eprintln!("jit: not started (the run ended within its warm-up of {warmup} statements)");
                 }

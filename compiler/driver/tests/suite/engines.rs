@@ -139,11 +139,17 @@ fn steps(stats: &str) -> u64 {
 }
 
 /// A run shorter than the JIT's warm-up is the interpreter's: the same
-/// output and statements, and nothing of the JIT built.
+/// output and statements, and nothing of the JIT built — which its log,
+/// asked for, says.
 #[test]
 fn run_with_the_jit_leaves_a_short_run_to_the_interpreter() {
-    let o = flowc(&["run", "examples/gcd.fg", "--engine", "jit", "--stats"]);
+    let log = std::env::temp_dir().join(format!("flowc-short-run-{}.log", std::process::id()));
+    let log_arg = log.to_str().expect("a UTF-8 path");
+    let o = flowc(&["run", "examples/gcd.fg", "--engine", "jit", "--stats", "--jit-log", log_arg]);
     let reference = flowc(&["run", "examples/gcd.fg", "--stats"]);
+    let logged = std::fs::read_to_string(&log).expect("the log is written");
+    let _ = std::fs::remove_file(&log);
+    assert!(logged.starts_with("the run ended within the JIT's warm-up of "), "{logged}");
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert_eq!(text(&o.stdout), text(&reference.stdout));
     let stats = text(&o.stderr);
