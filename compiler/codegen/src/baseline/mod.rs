@@ -461,7 +461,8 @@ impl Emit<'_, '_> {
         self.regs = loop_registers(self.f);
         self.to_regs = direct_results(self.f, &self.regs);
         self.prologue();
-        for &b in &self.f.layout.clone() {
+        let f = self.f;
+        for &b in &f.layout {
             self.block(b)?;
         }
         self.cold_code();
@@ -602,7 +603,8 @@ impl Emit<'_, '_> {
             let site = crate::lower::header_site(self.f, b).map(|s| self.env.sites.number(s));
             self.cold.push(Cold::Raise { at, function: RuntimeFn::OutOfFuel, site, in_loop: self.in_loop });
         }
-        for &i in &self.f.blocks[b].insts.clone() {
+        let f = self.f;
+        for &i in &f.blocks[b].insts {
             self.site = self.f.sites.inst(i).map(|s| self.env.sites.number(s));
             self.inst(i)?;
         }
@@ -729,12 +731,12 @@ impl Emit<'_, '_> {
     }
 
     fn inst(&mut self, i: flowc_ir::InstId) -> Result<(), &'static str> {
-        let kind = self.f.insts[i].kind.clone();
-        let result = self.f.insts[i].result;
-        match kind {
+        let f = self.f;
+        let result = f.insts[i].result;
+        match &f.insts[i].kind {
             InstKind::Phi(_) => {}
             InstKind::Op { op: Operator::Known(op), args, form } => {
-                self.op(i, op, &args, form);
+                self.op(i, *op, args, *form);
                 self.result_to_variable(i);
             }
             InstKind::Op { op, args, .. } => {
@@ -744,31 +746,31 @@ impl Emit<'_, '_> {
                 return Err("an unknown operation");
             }
             InstKind::CheckBound(o) => {
-                self.load(RAX, &o);
-                self.fail_if_unbound(RAX, &o);
+                self.load(RAX, o);
+                self.fail_if_unbound(RAX, o);
                 self.store_result(i, RAX);
             }
             InstKind::Unbound(var) => {
-                self.a.mov_imm(RAX, word::unbound(var).as_i64());
+                self.a.mov_imm(RAX, word::unbound(*var).as_i64());
                 self.store_result(i, RAX);
             }
             InstKind::New(class) => {
-                self.new_object(class);
+                self.new_object(*class);
                 self.store_result(i, RAX);
                 if let Some(r) = result {
                     self.objects.push(r);
                 }
             }
             InstKind::Get { obj, field } => {
-                self.get(i, &obj, field);
+                self.get(i, obj, *field);
                 self.result_to_variable(i);
             }
-            InstKind::Set { obj, field, value } => self.set(&obj, field, &value),
-            InstKind::Call { func, args } => self.call(i, func, &args),
-            InstKind::Guard { kind, resume, label } => self.guard(&kind, resume, label),
+            InstKind::Set { obj, field, value } => self.set(obj, *field, value),
+            InstKind::Call { func, args } => self.call(i, *func, args),
+            InstKind::Guard { kind, resume, label } => self.guard(kind, *resume, *label),
             InstKind::Iterations(o) => {
                 // The count is a small integer: its word is `n << 1 | 1`.
-                self.load(RAX, &o);
+                self.load(RAX, o);
                 self.a.sar(RAX, 1);
                 self.a.load(RCX, RBX, offsets::ITERATIONS);
                 self.a.alu(Alu::Add, RCX, RAX);
@@ -1440,9 +1442,10 @@ impl Emit<'_, '_> {
     /// two steps, through the scratch words, when one phi reads another
     /// of the same block (a parallel copy).
     fn phi_moves(&mut self, from: BlockId, to: BlockId) {
-        let phis = self.f.blocks[to].phis.clone();
+        let f = self.f;
+        let phis = &f.blocks[to].phis;
         let mut moves: Vec<(Dst, Src)> = Vec::new();
-        for &phi in &phis {
+        for &phi in phis {
             let (InstKind::Phi(inputs), Some(r)) = (&self.f.insts[phi].kind, self.f.insts[phi].result) else {
                 continue;
             };
