@@ -3,6 +3,7 @@
 //! [`Start`] (those and `--env`) and [`JitArgs`].
 
 use std::io::Read;
+use std::io::Write as _;
 
 use flowc_lang::interp::{ErrorKind, Liveness, Resolved, RuntimeError};
 use flowc_lang::syntax::prolog::parse_env_of;
@@ -251,35 +252,50 @@ impl JitArgs {
         module: &flowc_ir::Module,
         options: flowc_trace::jit::Options,
     ) -> Result<flowc_trace::jit::Jit<'p>, Failure> {
-        let mut jit = flowc_trace::jit::Jit::new(program, module, options);
-        match self.jit_log.as_deref() {
-            None => {}
-            Some("-") => jit.set_log(Box::new(std::io::stderr())),
+        Ok(Self::jit_logging(program, module, options, self.open_log()?))
+    }
+
+    /// The log `--jit-log` asks for, opened (`-`: standard error), if any.
+    pub fn open_log(&self) -> Result<Option<Box<dyn std::io::Write>>, Failure> {
+        Ok(match self.jit_log.as_deref() {
+            None => None,
+            Some("-") => Some(Box::new(std::io::stderr())),
             Some(path) => {
                 let file = std::fs::File::create(path)
                     .map_err(|e| Failure::input(format!("cannot write the JIT log to {path}: {e}")))?;
-                jit.set_log(Box::new(std::io::BufWriter::new(file)));
+                Some(Box::new(std::io::BufWriter::new(file)))
             }
-        }
-        Ok(jit)
+        })
     }
 
-    /// Writes to the JIT log asked for (`--jit-log`, else `FLOWC_JIT_LOG`),
-    /// if any, that the run ended within the warm-up of `warmup`
-    /// statements: no JIT was built, so no log would say anything.
-    pub fn log_not_started(&self, warmup: u64) -> Result<(), Failure> {
-        let text = format!(
-            "the run ended within the JIT's warm-up of {warmup} statements: nothing was traced (--warmup 0 starts the JIT at once)\n"
-        );
-        let path = self.jit_log.clone().or_else(|| std::env::var("FLOWC_JIT_LOG").ok());
-        match path.as_deref() {
-            None => Ok(()),
-            Some("-") => {
-                eprint!("{text}");
-                Ok(())
-            }
-            Some(path) => std::fs::write(path, text)
-                .map_err(|e| Failure::input(format!("cannot write the JIT log to {path}: {e}"))),
+    /// A JIT for `program` lowered as `module` with `options`, logging to
+    /// `log` ([`JitArgs::open_log`]; without one, as `FLOWC_JIT_LOG` says).
+    pub fn jit_logging<'p>(
+        program: &'p Program,
+        module: &flowc_ir::Module,
+        options: flowc_trace::jit::Options,
+        log: Option<Box<dyn std::io::Write>>,
+    ) -> flowc_trace::jit::Jit<'p> {
+        let mut jit = flowc_trace::jit::Jit::new(program, module, options);
+        if let Some(log) = log {
+            jit.set_log(log);
+        }
+        jit
+    }
+
+    /// Writes to `log` (else to the file `FLOWC_JIT_LOG` names, as the JIT
+    /// would, if it can) that the run ended within the warm-up of
+    /// `warmup` statements: no JIT was built, so no log would say anything.
+    pub fn log_not_started(log: Option<Box<dyn std::io::Write>>, warmup: u64) {
+        let log = log.or_else(|| {
+            let path = std::env::var_os("FLOWC_JIT_LOG")?;
+            std::fs::File::create(path).ok().map(|f| Box::new(f) as Box<dyn std::io::Write>)
+        });
+        if let Some(mut log) = log {
+            let _ = writeln!(
+                log,
+                "the run ended within the JIT's warm-up of {warmup} statements: nothing was traced (--warmup 0 starts the JIT at once)"
+            );
         }
     }
 }

@@ -243,12 +243,15 @@ fn run_jit(
 ) -> Result<JitRun, Failure> {
     let warmup = args.jit.warmup.unwrap_or_else(|| flowc_trace::jit::warmup(program));
     let names: Vec<flowc_lang::Symbol> = env.iter().map(|(k, _)| *k).collect();
+    // Opened first: a log that cannot be written fails the run before it
+    // starts, as it did when the JIT started at once.
+    let log = args.jit.open_log()?;
     let mut paused = None;
     if warmup > 0 {
         match flowc_trace::jit::interpret_first(program, label, env, config, warmup) {
             flowc_trace::jit::Warmup::Paused { stack, block, counts } => paused = Some((stack, block, counts)),
             flowc_trace::jit::Warmup::Done(result, counts) => {
-                args.jit.log_not_started(warmup)?;
+                input::JitArgs::log_not_started(log, warmup);
                 if args.stats && result.is_ok() {
                     eprintln!("jit: not started (the run ended within its warm-up of {warmup} statements)");
                 }
@@ -269,7 +272,7 @@ fn run_jit(
     // `explore`, which show what the JIT made, keep them deterministic).
     let options =
         flowc_trace::jit::Options { keep_ir: false, background: flowc_trace::jit::second_core(), ..args.jit.options() };
-    let mut jit = args.jit.jit_with(program, &module, options)?;
+    let mut jit = input::JitArgs::jit_logging(program, &module, options, log);
     let result = match paused {
         Some((stack, block, counts)) => jit.take_over(&names, stack, block, counts, config),
         None => jit.run(label, env, config),

@@ -522,6 +522,25 @@ impl<'a> Machine<'a> {
         self.execute_to_end(vec![frame], block)
     }
 
+    /// Makes frames another machine paused (over the same program and
+    /// environment names, [`Machine::run_until`]) this machine's: each
+    /// pending call returns to the target this machine's resolved program
+    /// has for it (a label the JIT watches is a `Watched` target here, a
+    /// plain one there).
+    pub fn adopt(&self, stack: &mut [Frame]) {
+        for k in 1..stack.len() {
+            let caller = stack[k - 1].graph as usize;
+            if let Some((dst, next, block)) = stack[k].ret {
+                let term = &self.resolved.graphs[caller].blocks[block as usize].term;
+                let next = match term {
+                    CTerm::Call { next, .. } => *next,
+                    _ => next,
+                };
+                stack[k].ret = Some((dst, next, block));
+            }
+        }
+    }
+
     /// [`Machine::run`] that pauses once it has done more than `steps`
     /// statements, at the start of the next block that has any: a run
     /// that ends sooner is done as by [`Machine::run`]. How `flowc run`
@@ -912,7 +931,9 @@ mod tests {
     /// there (on another machine, as the JIT does) ends as the run does
     /// uninterrupted: the same value, statements and allocations. A pause
     /// past the end is the whole run; fuel below the pause runs out as
-    /// without one.
+    /// without one. A machine that watches a label adopts paused frames
+    /// so that their pending calls return to it watched
+    /// ([`Machine::adopt`]).
     #[test]
     fn a_run_paused_anywhere_goes_on_to_the_same_end() {
         let text = "entry start(n = 6)\n\nfunction sq(x):\n    s:\n        y = x * x\n        c = new cell\n        c.v = y\n        return y\n\nstart:\n    acc = 0\n    goto loop\nloop:\n    if n goto body else goto done\nbody:\n    s = call sq(n) then back\nback:\n    acc = acc + s\n    n = n - 1\n    goto loop\ndone:\n    print_and_stop(acc)\n";
@@ -955,6 +976,23 @@ mod tests {
             }
         }
         assert!(in_function > 0, "some pause falls inside sq");
+        // A machine whose resolved program watches `back` (the label the
+        // call returns to) adopts a pause inside sq: its pending call now
+        // returns to the watched label, which the plain machine's did not.
+        let mut watching = Resolved::new(&p, &[Symbol::intern("n")]);
+        let back = watching.graphs[0].labels[&Symbol::intern("back")];
+        let _profiler = super::super::hot::Profiler::new(&mut watching, &[(0, back)], 1000);
+        let first = (0..whole.steps).find_map(|pause| {
+            let mut m = Machine::new(&p, &resolved, &Config::default());
+            match m.run_until(Symbol::intern("start"), &env, pause).unwrap() {
+                Stage::Paused { stack, .. } if stack.len() > 1 => Some(stack),
+                _ => None,
+            }
+        });
+        let mut stack = first.expect("a pause inside sq");
+        assert!(matches!(stack[1].ret, Some((_, Target::Block(b), _)) if b == back));
+        Machine::new(&p, &watching, &Config::default()).adopt(&mut stack);
+        assert!(matches!(stack[1].ret, Some((_, Target::Watched(b), _)) if b == back));
         let fuel = Config { fuel: Some(10), ..Config::default() };
         let short = Machine::new(&p, &resolved, &fuel).run_until(Symbol::intern("start"), &env, 50).unwrap_err();
         let plain = Machine::new(&p, &resolved, &fuel).run(Symbol::intern("start"), &env).unwrap_err();

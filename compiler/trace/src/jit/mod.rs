@@ -425,6 +425,9 @@ pub struct Jit<'p> {
     trees: trees::Trees,
     /// What the last run did ([`Jit::counts`]).
     counts: Counts,
+    /// Statements the interpreter did alone before the JIT took the run
+    /// over ([`Jit::take_over`]): not work of the JIT's clock.
+    work_before: u64,
     log: Option<log::Log>,
 }
 
@@ -654,6 +657,7 @@ impl<'p> Jit<'p> {
             compiles: 0,
             trees: trees::Trees::default(),
             counts: Counts::default(),
+            work_before: 0,
             log: std::env::var_os("FLOWC_JIT_LOG")
                 .and_then(|path| std::fs::File::create(path).ok())
                 .map(|f| log::Log::new(Box::new(std::io::BufWriter::new(f)))),
@@ -778,6 +782,7 @@ impl<'p> Jit<'p> {
 
     /// [`Jit::run`] or [`Jit::take_over`].
     fn run_from(&mut self, begin: Begin, names: &[Symbol], config: &Config) -> Result<Outcome, RuntimeError> {
+        self.work_before = 0;
         if config.fuel.is_some() && !self.fuel_checks {
             // Code made without fuel checks could loop forever: start over.
             self.reset();
@@ -897,9 +902,12 @@ impl<'p> Jit<'p> {
     fn drive(&mut self, machine: &mut Machine, run: &mut Run, begin: Begin) -> Result<Outcome, RuntimeError> {
         let mut step = match begin {
             Begin::Entry(entry, env) => machine.run_hot(entry, env)?,
-            Begin::Paused { stack, block, counts } => {
+            Begin::Paused { mut stack, block, counts } => {
                 machine.charge(counts.steps);
                 machine.set_allocations(counts.allocations);
+                machine.adopt(&mut stack);
+                // The JIT's clock (its compile budget) starts now.
+                self.work_before = counts.steps;
                 machine.continue_hot(stack, block)?
             }
         };
@@ -1269,7 +1277,7 @@ impl<'p> Jit<'p> {
     fn affordable(&self, machine: &Machine, run: &Run) -> bool {
         let Some(allowance) = self.options.compile_allowance else { return true };
         let pending = run.worker.as_ref().map_or(0, |w| w.pending_ops());
-        let work = machine.steps() + ITERATION_STEPS * self.iterations;
+        let work = machine.steps().saturating_sub(self.work_before) + ITERATION_STEPS * self.iterations;
         within_budget((self.stats.recorded_ops + pending) as u64, work, allowance)
     }
 
