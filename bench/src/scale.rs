@@ -81,3 +81,22 @@ pub fn loops_in_sequence(loops: usize) -> String {
     out.push_str(&format!("b{loops}:\n    print_and_stop(acc)\n"));
     out
 }
+
+/// `functions` functions, each running its own loop of 20 rounds, all
+/// called in turn from a main loop that goes round `n` times (an input,
+/// 30 by default): a program whose every loop is short-lived, and much
+/// of whose size is functions.
+pub fn many_functions(functions: usize) -> String {
+    let mut out = String::from("entry start(n = 30)\n");
+    for i in 0..functions {
+        out.push_str(&format!(
+            "\nfunction f{i}(x):\n    s:\n        i = 20\n        acc = x\n        goto l\n    l:\n        if i goto body else goto done\n    body:\n        acc = acc * 3\n        acc = acc + {i}\n        acc = acc % 1000003\n        i = i - 1\n        goto l\n    done:\n        return acc\n"
+        ));
+    }
+    out.push_str("\nstart:\n    r = 0\n    goto outer\nouter:\n    if n goto calls else goto fin\ncalls:\n");
+    for i in 0..functions {
+        out.push_str(&format!("    r = call f{i}(r) then c{next}\nc{next}:\n", next = i + 1));
+    }
+    out.push_str("    n = n - 1\n    goto outer\nfin:\n    print_and_stop(r)\n");
+    out
+}

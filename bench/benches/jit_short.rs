@@ -1,0 +1,111 @@
+//! The JIT on short runs of programs in the shapes users write (issue 35:
+//! "never slower than flowc's interpreter, short runs included"), where
+//! what the JIT costs to start and to compile weighs most:
+//! - every program of `bench/programs/shapes` (runs of a few
+//!   milliseconds: objects in straight-line code and in loops, functions
+//!   called once and from a loop, a big function, a generated program);
+//! - `loops in sequence`: 5,000 loops of 200 rounds one after another in
+//!   the main graph, each calling a function
+//!   (`flowc_bench::scale::loops_in_sequence`);
+//! - `many functions`: 2,000 functions, each with its own 20-round loop,
+//!   called in turn 30 times (`flowc_bench::scale::many_functions`).
+//!
+//! Each row runs the interpreter and `flowc run --engine jit` in turn,
+//! [`ROUNDS`] times each, and takes the medians: this machine's speed
+//! drifts by a third from minute to minute. `÷ jit` is the interpreter's
+//! time over the JIT's (target: at least 1); `jit` says whether the JIT
+//! started at all or the run ended within its warm-up
+//! (`flowc_trace::jit`, "Starting late"), and `÷ at once` is the
+//! interpreter's time over the JIT's started at once (`--warmup 0`), what
+//! the late start is measured against.
+//!
+//!     cargo build --release -p flowc && cargo bench -p flowc-bench --bench jit_short
+//!
+//! `FLOWC_BENCH_ONLY=text` runs the rows whose name contains it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use flowc_bench::compile_run::{flowc, median};
+use flowc_bench::peers::{cell, root};
+use flowc_bench::scale;
+
+// The process as flowc runs: its allocator, its load-time settings.
+flowc_runtime::process_setup!();
+
+/// Runs of each engine per row, alternated.
+const ROUNDS: usize = 9;
+
+/// Seconds of one `flowc run` of `file` with `args`, and what it printed.
+fn once(exe: &Path, args: &[&str], file: &Path) -> (f64, Vec<u8>) {
+    let started = Instant::now();
+    let out = Command::new(exe).arg("run").args(args).arg(file).output().expect("flowc runs");
+    let secs = started.elapsed().as_secs_f64();
+    assert!(out.status.success(), "{} {args:?} failed: {}", file.display(), String::from_utf8_lossy(&out.stderr));
+    (secs, out.stdout)
+}
+
+fn main() {
+    let only = std::env::var("FLOWC_BENCH_ONLY").ok();
+    let exe = flowc();
+    let dir = root().join("target/bench-short");
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let mut rows: Vec<(String, PathBuf)> = Vec::new();
+    let shapes = root().join("bench/programs/shapes");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&shapes)
+        .expect("bench/programs/shapes")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "fg"))
+        .collect();
+    files.sort();
+    for f in files {
+        let name = f.file_stem().expect("a file name").to_string_lossy().replace('_', " ");
+        rows.push((name, f));
+    }
+    for (name, text) in [
+        ("loops in sequence", scale::loops_in_sequence(5_000).replace("rounds = 3", "rounds = 200")),
+        ("many functions", scale::many_functions(2_000)),
+    ] {
+        let file = dir.join(format!("{}.fg", name.replace(' ', "_")));
+        std::fs::write(&file, text).expect("the program written");
+        rows.push((name.to_string(), file));
+    }
+    println!("{:<28} {:>10} {:>9} {:>7} {:>12} {:>10}", "row", "interp ms", "jit ms", "÷ jit", "jit", "÷ at once");
+    for (name, file) in rows {
+        if only.as_deref().is_some_and(|o| !name.contains(o)) {
+            continue;
+        }
+        let sides: [&[&str]; 3] =
+            [&["--engine", "interp"], &["--engine", "jit"], &["--engine", "jit", "--warmup", "0"]];
+        let mut secs: [Vec<f64>; 3] = Default::default();
+        let mut printed: Option<Vec<u8>> = None;
+        for round in 0..ROUNDS {
+            // A different engine first in each round.
+            for k in 0..3 {
+                let side = (k + round) % 3;
+                let (s, out) = once(&exe, sides[side], &file);
+                assert_eq!(
+                    printed.get_or_insert_with(|| out.clone()),
+                    &out,
+                    "{name}: the engines print different results"
+                );
+                secs[side].push(s);
+            }
+        }
+        let stats =
+            Command::new(&exe).args(["run", "--engine", "jit", "--stats"]).arg(&file).output().expect("flowc runs");
+        let started = !String::from_utf8_lossy(&stats.stderr).contains("jit: not started");
+        let [interp, jit, at_once] = secs.map(median);
+        println!(
+            "{:<28} {:>10.2} {:>9.2} {:>7} {:>12} {:>10}",
+            name,
+            interp * 1e3,
+            jit * 1e3,
+            cell(Some(interp / jit)),
+            if started { "started" } else { "not started" },
+            cell(Some(interp / at_once)),
+        );
+    }
+    println!("target: ÷ jit ≥ 1 on every row");
+}
