@@ -168,13 +168,12 @@ pub fn jit_late(
 ) -> (Outcome, bool) {
     use flowc_trace::jit::{interpret_first, Jit, Warmup};
     let config = config();
-    let (stack, block, counts) = match interpret_first(p, label, env, &config, warmup) {
+    let paused = match interpret_first(p, label, env, &config, warmup) {
         Warmup::Done(result, _) => return (outcome(result), false),
-        Warmup::Paused { stack, block, counts } => (stack, block, counts),
+        Warmup::Paused(paused) => paused,
     };
-    let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
     let result = match flowc_frontend::lower(p, label) {
-        Ok(module) => Jit::new(p, &module, options).take_over(&names, stack, block, counts, &config),
+        Ok(module) => Jit::new(p, &module, options).take_over(env, paused, &config),
         Err(kind) => Err(interp::RuntimeError { kind, at: None }),
     };
     (outcome(result), true)

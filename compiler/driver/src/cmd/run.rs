@@ -242,14 +242,13 @@ fn run_jit(
     config: &Config,
 ) -> Result<JitRun, Failure> {
     let warmup = args.jit.warmup.unwrap_or_else(|| flowc_trace::jit::warmup(program));
-    let names: Vec<flowc_lang::Symbol> = env.iter().map(|(k, _)| *k).collect();
     // Opened first: a log that cannot be written fails the run before it
     // starts, as it did when the JIT started at once.
     let log = args.jit.open_log()?;
     let mut paused = None;
     if warmup > 0 {
         match flowc_trace::jit::interpret_first(program, label, env, config, warmup) {
-            flowc_trace::jit::Warmup::Paused { stack, block, counts } => paused = Some((stack, block, counts)),
+            flowc_trace::jit::Warmup::Paused(p) => paused = Some(p),
             flowc_trace::jit::Warmup::Done(result, counts) => {
                 input::JitArgs::log_not_started(log, warmup);
                 if args.stats && result.is_ok() {
@@ -262,7 +261,7 @@ fn run_jit(
     let module = match flowc_frontend::lower(program, label) {
         Ok(module) => module,
         Err(kind) => {
-            let counts = paused.map_or_else(Counts::default, |(_, _, c)| c);
+            let counts = paused.map_or_else(Counts::default, |p| p.counts);
             return Ok((Err(interp::RuntimeError { kind, at: None }), counts, None));
         }
     };
@@ -274,7 +273,7 @@ fn run_jit(
         flowc_trace::jit::Options { keep_ir: false, background: flowc_trace::jit::second_core(), ..args.jit.options() };
     let mut jit = input::JitArgs::jit_logging(program, &module, options, log);
     let result = match paused {
-        Some((stack, block, counts)) => jit.take_over(&names, stack, block, counts, config),
+        Some(p) => jit.take_over(env, p, config),
         None => jit.run(label, env, config),
     };
     let mut took = None;

@@ -328,8 +328,8 @@ impl<'a> Machine<'a> {
         self.steps = self.steps.saturating_add(steps);
     }
 
-    /// [`Machine::run`] that also stops at hot blocks.
-    pub fn run_hot(&mut self, entry: Symbol, env: &[(Symbol, Value)]) -> Result<Step, RuntimeError> {
+    /// The main graph's frame holding `env`, and the block of `entry`.
+    fn entry_frame(&self, entry: Symbol, env: &[(Symbol, Value)]) -> Result<(Frame, u32), RuntimeError> {
         let main = &self.resolved.graphs[0];
         let Some(&block) = main.labels.get(&entry) else {
             return Err(RuntimeError { kind: ErrorKind::UnknownLabel(entry), at: None });
@@ -339,6 +339,12 @@ impl<'a> Machine<'a> {
             let slot = main.slot_of(*k).ok_or(RuntimeError { kind: ErrorKind::Unbound(*k), at: None })?;
             frame.write(slot, v.clone());
         }
+        Ok((frame, block))
+    }
+
+    /// [`Machine::run`] that also stops at hot blocks.
+    pub fn run_hot(&mut self, entry: Symbol, env: &[(Symbol, Value)]) -> Result<Step, RuntimeError> {
+        let (frame, block) = self.entry_frame(entry, env)?;
         let exit = self.execute(vec![frame], block)?;
         Ok(self.step(exit))
     }
@@ -485,10 +491,21 @@ impl<'a> Machine<'a> {
 
     /// Runs `stack` from `block` to the end, ignoring any hot counter.
     fn execute_to_end(&mut self, stack: Vec<Frame>, block: u32) -> Result<Outcome, RuntimeError> {
+        let exit = self.execute_plain(stack, block)?;
+        self.outcome(exit)
+    }
+
+    /// [`Machine::execute`] with no profiler, as the plain interpreter.
+    fn execute_plain(&mut self, stack: Vec<Frame>, block: u32) -> Result<Exit, RuntimeError> {
         let hot = self.hot.take();
         let exit = self.execute(stack, block);
         self.hot = hot;
-        match exit? {
+        exit
+    }
+
+    /// What a run without a profiler came to, once it did not pause.
+    fn outcome(&self, exit: Exit) -> Result<Outcome, RuntimeError> {
+        match exit {
             Exit::Printed(value) => Ok(Outcome { value, steps: self.steps, allocations: self.allocations }),
             Exit::Hot { key, .. } => unreachable!("key {key:?} reported hot without a profiler"),
             Exit::Paused { .. } => unreachable!("only a run until a pause pauses"),
@@ -510,16 +527,10 @@ impl<'a> Machine<'a> {
 
     /// Runs from main-graph label `entry` with environment `env`.
     pub fn run(&mut self, entry: Symbol, env: &[(Symbol, Value)]) -> Result<Outcome, RuntimeError> {
-        let main = &self.resolved.graphs[0];
-        let Some(&block) = main.labels.get(&entry) else {
-            return Err(RuntimeError { kind: ErrorKind::UnknownLabel(entry), at: None });
-        };
-        let mut frame = Frame::new(main, 0);
-        for (k, v) in env {
-            let slot = main.slot_of(*k).expect("entry environment names have slots");
-            frame.write(slot, v.clone());
+        match self.run_until(entry, env, u64::MAX)? {
+            Stage::Done(outcome) => Ok(outcome),
+            Stage::Paused { .. } => unreachable!("no pause before the fuel runs out"),
         }
-        self.execute_to_end(vec![frame], block)
     }
 
     /// Makes frames another machine paused (over the same program and
@@ -547,27 +558,13 @@ impl<'a> Machine<'a> {
     /// leaves short runs to the interpreter alone and hands longer ones
     /// to the JIT (`flowc_trace::jit`, "Starting late").
     pub fn run_until(&mut self, entry: Symbol, env: &[(Symbol, Value)], steps: u64) -> Result<Stage, RuntimeError> {
-        let main = &self.resolved.graphs[0];
-        let Some(&block) = main.labels.get(&entry) else {
-            return Err(RuntimeError { kind: ErrorKind::UnknownLabel(entry), at: None });
-        };
-        let mut frame = Frame::new(main, 0);
-        for (k, v) in env {
-            let slot = main.slot_of(*k).expect("entry environment names have slots");
-            frame.write(slot, v.clone());
-        }
-        let hot = self.hot.take();
+        let (frame, block) = self.entry_frame(entry, env)?;
         self.limit = self.fuel.min(steps);
-        let exit = self.execute(vec![frame], block);
+        let exit = self.execute_plain(vec![frame], block);
         self.limit = self.fuel;
-        self.hot = hot;
         match exit? {
-            Exit::Printed(value) => {
-                Ok(Stage::Done(Outcome { value, steps: self.steps, allocations: self.allocations }))
-            }
             Exit::Paused { stack, block } => Ok(Stage::Paused { stack, block }),
-            Exit::Hot { key, .. } => unreachable!("key {key:?} reported hot without a profiler"),
-            Exit::Returned(_) => Err(RuntimeError { kind: ErrorKind::ReturnOutsideFunction, at: None }),
+            exit => self.outcome(exit).map(Stage::Done),
         }
     }
 

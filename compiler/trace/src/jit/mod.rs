@@ -488,9 +488,18 @@ pub fn warmup(program: &Program) -> u64 {
 pub enum Warmup {
     /// The run ended (or failed) within the warm-up, after `Counts`.
     Done(Result<Outcome, RuntimeError>, Counts),
-    /// Paused at the start of block `block` of the innermost of `stack`,
-    /// after `counts`: what [`Jit::take_over`] goes on from.
-    Paused { stack: Vec<Frame>, block: u32, counts: Counts },
+    /// Paused: what [`Jit::take_over`] goes on from.
+    Paused(Paused),
+}
+
+/// A run the interpreter paused ([`Machine::run_until`]): the frames
+/// `stack` (the innermost last), about to run `block` of the innermost,
+/// after `counts` (statements, which count against the fuel, and
+/// allocations, which numbering goes on from).
+pub struct Paused {
+    pub stack: Vec<Frame>,
+    pub block: u32,
+    pub counts: Counts,
 }
 
 /// Runs `program` from `entry` with `env` in the interpreter alone for at
@@ -508,7 +517,7 @@ pub fn interpret_first(
     let stage = machine.run_until(entry, env, steps);
     let counts = Counts { steps: machine.steps(), allocations: machine.allocations() };
     match stage {
-        Ok(flowc_lang::interp::Stage::Paused { stack, block }) => Warmup::Paused { stack, block, counts },
+        Ok(flowc_lang::interp::Stage::Paused { stack, block }) => Warmup::Paused(Paused { stack, block, counts }),
         Ok(flowc_lang::interp::Stage::Done(outcome)) => Warmup::Done(Ok(outcome), counts),
         Err(e) => Warmup::Done(Err(e), counts),
     }
@@ -535,7 +544,7 @@ enum Begin<'e> {
     /// At a label of the main graph, with an environment.
     Entry(Symbol, &'e [(Symbol, Value)]),
     /// Where the interpreter paused, after what it did.
-    Paused { stack: Vec<Frame>, block: u32, counts: Counts },
+    Paused(Paused),
 }
 
 /// What one run needs besides the JIT: the resolved program, per-graph
@@ -763,21 +772,16 @@ impl<'p> Jit<'p> {
         self.run_from(Begin::Entry(entry, env), &names, config)
     }
 
-    /// Goes on with a run the interpreter began and paused
-    /// ([`Machine::run_until`], from an environment with the variables
-    /// `names`): the frames `stack`, about to run `block` of the
-    /// innermost, after `counts` (its statements, which count against
-    /// the fuel, and its allocations, which numbering goes on from). See
-    /// "Starting late" above.
+    /// Goes on with a run the interpreter began from `env` and `paused`
+    /// ([`interpret_first`]; see "Starting late" above).
     pub fn take_over(
         &mut self,
-        names: &[Symbol],
-        stack: Vec<Frame>,
-        block: u32,
-        counts: Counts,
+        env: &[(Symbol, Value)],
+        paused: Paused,
         config: &Config,
     ) -> Result<Outcome, RuntimeError> {
-        self.run_from(Begin::Paused { stack, block, counts }, names, config)
+        let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
+        self.run_from(Begin::Paused(paused), &names, config)
     }
 
     /// [`Jit::run`] or [`Jit::take_over`].
@@ -902,7 +906,7 @@ impl<'p> Jit<'p> {
     fn drive(&mut self, machine: &mut Machine, run: &mut Run, begin: Begin) -> Result<Outcome, RuntimeError> {
         let mut step = match begin {
             Begin::Entry(entry, env) => machine.run_hot(entry, env)?,
-            Begin::Paused { mut stack, block, counts } => {
+            Begin::Paused(Paused { mut stack, block, counts }) => {
                 machine.charge(counts.steps);
                 machine.set_allocations(counts.allocations);
                 machine.adopt(&mut stack);
