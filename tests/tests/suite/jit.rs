@@ -303,6 +303,45 @@ fn the_compile_budget_defers_what_the_run_cannot_pay_for() {
     assert!(budgeted.recorded_ops < unbounded.recorded_ops, "{budgeted}\n{unbounded}");
 }
 
+/// The compile budget of a run the JIT takes over counts the work done
+/// since: the interpreter's warm-up is no credit. Taken over halfway
+/// through with no allowance, a run defers and records less than the
+/// same run given the warm-up as its allowance (what counting the warm-up
+/// would amount to), and prints the same.
+#[test]
+fn the_compile_budget_of_a_run_taken_over_starts_then() {
+    use flowc_tests::bf;
+    use flowc_trace::jit::{interpret_first, Jit, Warmup};
+    let text = bf::bottles(3);
+    let (sum, _) = bf::run(&text).expect("a valid program");
+    let (own, credited) = flowc_codegen::with_stack(move || {
+        let path = corpus::workspace_root().join("tests/corpus/interpreters/bf_tutorial.fg");
+        let source = std::fs::read_to_string(&path).expect("the interpreter");
+        let program = flowc_lang::syntax::parse(&path.display().to_string(), &source).expect("it parses");
+        let env = flowc_lang::syntax::prolog::parse_env(&bf::tutorial_env(&text)).expect("an environment");
+        let label = flowc_lang::Symbol::intern("start");
+        let config = flowc_lang::interp::Config::default();
+        let module = flowc_frontend::lower(&program, label).expect("it lowers");
+        let whole = flowc_lang::interp::run(&program, label, &env, &config).expect("it runs").steps;
+        let warmup = whole / 2;
+        let mut stats = Vec::new();
+        for allowance in [0, warmup] {
+            let Warmup::Paused(paused) = interpret_first(&program, label, &env, &config, warmup) else {
+                panic!("the run goes on past half of it")
+            };
+            let options = Options { compile_allowance: Some(allowance), inspect: Some(check), ..Options::default() };
+            let mut jit = Jit::new(&program, &module, options);
+            let outcome = jit.take_over(&env, paused, &config).expect("it runs");
+            assert_eq!(outcome.value.to_print_string(), sum.to_string());
+            stats.push(jit.stats());
+        }
+        let credited = stats.pop().expect("two runs");
+        (stats.pop().expect("two runs"), credited)
+    });
+    assert!(own.deferred > credited.deferred, "{own}\n{credited}");
+    assert!(own.recorded_ops < credited.recorded_ops, "{own}\n{credited}");
+}
+
 /// A program of counted loops, as a Brainfuck program's `[->+<]` is one,
 /// written from `seed`: each round sets a counter cell and a second cell
 /// (the same object as the counter in some rounds) to values that may be
