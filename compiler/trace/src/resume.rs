@@ -18,7 +18,7 @@ use rustc_hash::FxHashMap as HashMap;
 use flowc_ir::{Operand, ResumeData, ResumeValue, ValueId};
 use flowc_lang::interp::objects;
 use flowc_lang::interp::resolve::{Slot, Target};
-use flowc_lang::interp::{Config, Machine, Resolved, ResumeFrame, RuntimeError, SlotFrame};
+use flowc_lang::interp::{Config, Frame, Machine, Resolved, ResumeFrame, RuntimeError, SlotFrame};
 use flowc_lang::{Program, Symbol, Value};
 
 use crate::record::Heap;
@@ -168,6 +168,30 @@ impl Plan {
                 SlotFrame { graph: f.graph, vars, call: f.call }
             })
             .collect()
+    }
+
+    /// Puts the frames the exit leaves on `stack` in place of its top
+    /// frame (the one the code ran), from the values it stored. The
+    /// usual exit, back to the frame the code ran with no objects to
+    /// make, binds that frame's variables in place: no frames are built
+    /// on the way (an interpreter's loop run compiled a few iterations
+    /// per entry leaves this way at every entry).
+    pub fn apply(&self, stored: &[Option<Value>], heap: &mut Heap, machine: &Machine, stack: &mut Vec<Frame>) {
+        if let ([f], true) = (&self.frames[..], self.objects.is_empty()) {
+            if stack.last().is_some_and(|top| top.graph == f.graph) {
+                let vars = f.vars.iter().filter_map(|(slot, src)| {
+                    let v = match src {
+                        Source::Stored(k) => stored.get(*k).cloned().flatten(),
+                        Source::Const(c) => Some(c.clone()),
+                        Source::Object(_) => unreachable!("a plan without objects"),
+                    };
+                    Some((*slot, v?))
+                });
+                machine.rebind_top(stack, vars);
+                return;
+            }
+        }
+        machine.replace_top_with(stack, self.frames(stored, heap));
     }
 
     fn value(

@@ -386,7 +386,9 @@ struct CacheInner {
     /// The context of the last run, kept for the next (a run is entered
     /// and left often: building a context each time cost more than the
     /// code it ran). Before the unit: dropped first.
-    spare: Option<Ctx>,
+    /// A context kept from the last run of code (boxed: moving it, some
+    /// forty words, in and out of here cost five copies per entry).
+    spare: Option<Box<Ctx>>,
     /// The Cranelift module, with what the code of the traces and of the
     /// program's functions needs while it runs.
     unit: CodeUnit,
@@ -854,14 +856,14 @@ impl TraceCache {
     /// Calls entry wrapper `code` with `args` in a context for `run` — a
     /// trace's in the exit buffer (`buffered`), a function's in an array;
     /// the context afterwards, and what the code returned (see [`WrapperFn`]).
-    fn enter(&self, wrapper: *const u8, entering: Entering, args: &[Value], run: &mut RunState) -> (Ctx, u64) {
+    fn enter(&self, wrapper: *const u8, entering: Entering, args: &[Value], run: &mut RunState) -> (Box<Ctx>, u64) {
         let mut ctx = {
             let mut inner = self.inner.borrow_mut();
             // Traps are added as traces are compiled: a kept context must
             // know them all, else a new one is made.
             match inner.spare.take().and_then(|ctx| inner.unit.refresh(ctx, run.max_depth)) {
                 Some(ctx) => ctx,
-                None => inner.unit.context(run.max_depth),
+                None => Box::new(inner.unit.context(run.max_depth)),
             }
         };
         let widest = self.inner.borrow().widest_exit;
@@ -897,9 +899,9 @@ impl TraceCache {
         // `self` keeps.
         let entry: WrapperFn = unsafe { std::mem::transmute::<*const u8, WrapperFn>(wrapper) };
         // SAFETY: `ctx` lives, unmoved, until the activation ends.
-        let activation = unsafe { Activation::enter(&mut ctx) };
+        let activation = unsafe { Activation::enter(&mut *ctx) };
         // SAFETY: the arguments are what the wrapper expects (above).
-        let returned = unsafe { entry(first, &mut ctx) };
+        let returned = unsafe { entry(first, &mut *ctx) };
         drop(activation);
         run.allocations = ctx.allocations;
         run.iterations = ctx.iterations;

@@ -252,7 +252,7 @@ impl CodeUnit {
     /// Context `ctx`, made by [`CodeUnit::context`] for an earlier run,
     /// ready for another at most `max_depth` calls deep; `None` if code
     /// added since raised traps it does not know (make a new one).
-    pub fn refresh(&self, mut ctx: Ctx, max_depth: usize) -> Option<Ctx> {
+    pub fn refresh(&self, mut ctx: Box<Ctx>, max_depth: usize) -> Option<Box<Ctx>> {
         if !Rc::ptr_eq(&ctx.traps, &self.shared_traps) {
             return None;
         }

@@ -433,6 +433,17 @@ impl<'a> Machine<'a> {
         }
     }
 
+    /// [`Machine::replace_top_with`] for one frame of the top frame's own
+    /// graph: the top frame, cleared (its vectors kept), is bound to
+    /// `vars` in their order, and returns where it did.
+    pub fn rebind_top(&self, stack: &mut [Frame], vars: impl IntoIterator<Item = (Slot, Value)>) {
+        let top = stack.last_mut().expect("a frame to rebind");
+        top.clear();
+        for (slot, v) in vars {
+            top.write(slot, v);
+        }
+    }
+
     fn step(&self, exit: Exit) -> Step {
         match exit {
             Exit::Printed(value) => Step::Done(Outcome { value, steps: self.steps, allocations: self.allocations }),

@@ -49,10 +49,13 @@
 //! **Never slower than the interpreter.** A key whose recordings keep
 //! aborting (too long, or leaving their function) is given up after
 //! `max_aborts`. Traces count the loop iterations they run; a key whose
-//! code runs less than one iteration per entry from the interpreter
-//! (judged every `judge_after` entries) is given up too: left about as
-//! soon as it is entered, the code costs more in transitions than it
-//! saves. Bridges per tree, values per `guard_value` chain and traces in
+//! code does not pay for its entries from the interpreter (judged every
+//! `judge_after` entries) is given up too: code that runs less than one
+//! iteration per entry, or replaces fewer statements per entry than a
+//! round trip between the interpreter and code costs
+//! ([`TRANSITION_STEPS`]: a loop of five statements in a function, five
+//! rounds per call), costs more in transitions than it saves.
+//! Bridges per tree, values per `guard_value` chain and traces in
 //! all are bounded. The interpreter stops only at keys that are hot or
 //! have code.
 //!
@@ -456,6 +459,28 @@ pub const WARM_AFTER: u64 = 4_000_000;
 /// interpreters' traces runs some 10-40 of them, and code that runs is
 /// what the budget is for).
 pub const ITERATION_STEPS: u64 = 64;
+
+/// What a round trip from the interpreter into code and back costs, in
+/// interpreted statements: taking the frame's values, entering, leaving
+/// by an exit to the interpreter and binding the frame again. Measured
+/// on a function whose five-statement loop runs `k` rounds per call,
+/// called from code the interpreter runs: the JIT lost at k = 10 and won
+/// at k = 14, so a round trip costs some 55-75 statements (about 2,400
+/// instructions, 0.5 µs; docs/architecture.md, "Measurements behind the
+/// comments"). Code entered from the interpreter pays when what it runs
+/// per entry would take the interpreter longer: about its recorded
+/// operations per loop iteration, and once more for the way in.
+pub const TRANSITION_STEPS: u64 = 64;
+
+/// Whether code entered `entries` times from the interpreter, running
+/// `iterations` loop iterations and recorded as `ops` operations per
+/// iteration, paid for its transitions ([`TRANSITION_STEPS`]): at least
+/// an iteration per entry, and more statements replaced than the round
+/// trips cost.
+pub fn entries_pay(entries: u64, iterations: u64, ops: u64) -> bool {
+    iterations >= entries
+        && (iterations.saturating_add(entries)).saturating_mul(ops.max(1)) >= entries.saturating_mul(TRANSITION_STEPS)
+}
 
 /// Every this many crossings of a linked exit (a power of two: the code's
 /// check is a mask), the exit returns to the driver as if it had no link,
@@ -1080,10 +1105,11 @@ impl<'p> Jit<'p> {
         stack: &mut Vec<Frame>,
     ) -> Result<Next, RuntimeError> {
         let top = stack.last().expect("a frame");
-        let graph = &run.resolved.graphs[top.graph as usize];
         let c = &self.codes[code.0 as usize];
+        // The parameters' slots, resolved when the frame was admitted.
+        let slots = run.slots.get(code.0 as usize).and_then(Option::as_deref).expect("admitted");
         let args: Vec<Value> =
-            c.params.iter().map(|p| graph.slot_of(*p).and_then(|s| top.get(s)).cloned().expect("admitted")).collect();
+            slots[..c.params.len()].iter().map(|s| s.and_then(|s| top.get(s)).cloned().expect("admitted")).collect();
         self.execute_with(machine, run, code, &args, stack)
     }
 
@@ -1171,18 +1197,21 @@ impl<'p> Jit<'p> {
 
     /// Counts what an entry into code `code` from the interpreter ran
     /// (`iterations` of loops); gives up the code's hot spot when, over
-    /// many entries, it ran less than one iteration per entry — left for
-    /// the interpreter about as soon as it is entered, it costs more in
-    /// transitions than it saves.
+    /// many entries, they did not pay ([`entries_pay`]) — left for the
+    /// interpreter about as soon as it is entered, or after too little
+    /// work, it costs more in transitions than it saves.
     fn paid(&mut self, machine: &mut Machine, code: TraceId, iterations: u64) {
         let every = self.options.judge_after.max(1);
         self.iterations += iterations;
         let c = &mut self.codes[code.0 as usize];
         c.iterations += iterations;
-        if c.entries < every || !c.entries.is_multiple_of(every) || c.iterations >= c.entries {
+        if c.entries < every
+            || !c.entries.is_multiple_of(every)
+            || entries_pay(c.entries, c.iterations, c.recorded_ops as u64)
+        {
             return;
         }
-        let (name, entries, iterations) = (c.function.name, c.entries, c.iterations);
+        let (name, entries, iterations, ops) = (c.function.name, c.entries, c.iterations, c.recorded_ops);
         let Some(key) = self.key_of_code(code) else { return };
         let kc = self.keys.get_mut(&key).expect("code of a key");
         if kc.ignored {
@@ -1193,7 +1222,9 @@ impl<'p> Jit<'p> {
         if let Some(p) = machine.profiler_mut() {
             p.set(&key, KeyState::Ignored);
         }
-        self.log(format_args!("hot spot given up: {name} does not pay ({iterations} iterations in {entries} entries)"));
+        self.log(format_args!(
+            "hot spot given up: {name} does not pay ({iterations} iterations of {ops} operations in {entries} entries)"
+        ));
     }
 
     /// What the JIT knows of exit `exit` (made on first use).
@@ -1260,8 +1291,7 @@ impl<'p> Jit<'p> {
             let plan = run.plans[k]
                 .get_or_insert_with(|| resume::Plan::new(record, stored, label, run.resolved).map(Box::new));
             if let Some(plan) = plan {
-                let frames = plan.frames(&values, &mut run.heap);
-                machine.replace_top_with(stack, frames);
+                plan.apply(&values, &mut run.heap, machine, stack);
                 return Ok(Next::Interpret(plan.block));
             }
         }

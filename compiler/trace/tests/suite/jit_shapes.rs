@@ -552,6 +552,26 @@ fn a_hot_spot_whose_trace_does_not_pay_is_given_up() {
     assert!(r.log.contains("hot spot given up: loop does not pay"), "{}", r.log);
 }
 
+/// A function's loop entered from the interpreter at every call: six
+/// rounds of five statements per entry save less than the round trip into
+/// code and back costs (`TRANSITION_STEPS`), so its hot spot is given up
+/// though each entry runs several iterations; forty rounds pay, and the
+/// code is kept.
+#[test]
+fn code_whose_entries_save_less_than_their_transitions_is_given_up() {
+    let path = "tests/corpus/shapes/short_loop_calls.fg";
+    let options = || Options { judge_after: 20, ..checked() };
+    let short = run(path, Hint::AsWritten, "start", Some("[n/30,k/6]"), options());
+    assert_eq!((short.stats.traces, short.stats.ignored), (1, 1), "{}", short.stats);
+    let t = &short.stats.per_trace[0];
+    assert!(t.iterations >= t.entries, "runs at least an iteration per entry: {}", short.stats);
+    assert!(short.log.contains("hot spot given up: l does not pay"), "{}", short.log);
+    assert_eq!(t.entries, 20, "given up at its first judgement: {}", short.stats);
+    let long = run(path, Hint::AsWritten, "start", Some("[n/30,k/40]"), options());
+    assert_eq!((long.stats.traces, long.stats.ignored), (1, 0), "{}", long.stats);
+    assert!(long.stats.per_trace[0].entries > 100, "{}", long.stats);
+}
+
 /// A loop whose iteration is longer than the trace limit: every recording
 /// aborts, and after `max_aborts` the hot spot is given up.
 #[test]
