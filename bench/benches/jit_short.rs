@@ -8,7 +8,11 @@
 //!   the main graph, each calling a function
 //!   (`flowc_bench::scale::loops_in_sequence`);
 //! - `many functions`: 2,000 functions, each with its own 20-round loop,
-//!   called in turn 30 times (`flowc_bench::scale::many_functions`).
+//!   called in turn 30 times (`flowc_bench::scale::many_functions`);
+//! - `calls of a K-round loop`: one function whose loop runs K rounds per
+//!   call, called from 2,000 call sites 30 times, for K = 5, 10, 20
+//!   (`flowc_bench::scale::short_loop_calls`): every call a round trip
+//!   between the interpreter and compiled code.
 //!
 //! Each row runs the interpreter and `flowc run --engine jit` in turn,
 //! [`ROUNDS`] times each, and takes the medians: this machine's speed
@@ -63,13 +67,17 @@ fn main() {
         let name = f.file_stem().expect("a file name").to_string_lossy().replace('_', " ");
         rows.push((name, f));
     }
-    for (name, text) in [
-        ("loops in sequence", scale::loops_in_sequence(5_000).replace("rounds = 3", "rounds = 200")),
-        ("many functions", scale::many_functions(2_000)),
-    ] {
+    let mut generated = vec![
+        ("loops in sequence".to_string(), scale::loops_in_sequence(5_000).replace("rounds = 3", "rounds = 200")),
+        ("many functions".to_string(), scale::many_functions(2_000)),
+    ];
+    for rounds in [5, 10, 20] {
+        generated.push((format!("calls of a {rounds}-round loop"), scale::short_loop_calls(rounds, 2_000)));
+    }
+    for (name, text) in generated {
         let file = dir.join(format!("{}.fg", name.replace(' ', "_")));
         std::fs::write(&file, text).expect("the program written");
-        rows.push((name.to_string(), file));
+        rows.push((name, file));
     }
     println!("{:<28} {:>10} {:>9} {:>7} {:>12} {:>10}", "row", "interp ms", "jit ms", "÷ jit", "jit", "÷ at once");
     for (name, file) in rows {

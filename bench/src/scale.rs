@@ -100,3 +100,21 @@ pub fn many_functions(functions: usize) -> String {
     out.push_str("    n = n - 1\n    goto outer\nfin:\n    print_and_stop(r)\n");
     out
 }
+
+/// One function whose loop runs `rounds` rounds per call, called from
+/// `calls` call sites in a row in a main loop that goes round `n` times
+/// (an input, 30 by default): the caller is never hot, so each call
+/// enters the loop's compiled code from the interpreter and leaves it
+/// there, and a round trip between them weighs against the rounds run
+/// compiled (`flowc_trace::jit::TRANSITION_STEPS`).
+pub fn short_loop_calls(rounds: usize, calls: usize) -> String {
+    let mut out = format!(
+        "entry start(n = 30)\n\nfunction f(x):\n    s:\n        i = {rounds}\n        acc = x\n        goto l\n    l:\n        if i goto body else goto done\n    body:\n        acc = acc * 3\n        acc = acc + 1\n        acc = acc % 1000003\n        i = i - 1\n        goto l\n    done:\n        return acc\n"
+    );
+    out.push_str("\nstart:\n    r = 0\n    goto outer\nouter:\n    if n goto calls else goto fin\ncalls:\n");
+    for i in 0..calls {
+        out.push_str(&format!("    r = call f(r) then c{next}\nc{next}:\n", next = i + 1));
+    }
+    out.push_str("    n = n - 1\n    goto outer\nfin:\n    print_and_stop(r)\n");
+    out
+}
