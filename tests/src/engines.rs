@@ -155,10 +155,11 @@ pub fn jit_run(
 }
 
 /// Runs the program as `flowc run --engine jit` does with `--warmup
-/// warmup`: the interpreter alone for about `warmup` statements, then —
-/// if the run goes on — the JIT with `options` taking over where it
-/// paused. The outcome, and whether the JIT took over. Call on a thread
-/// with a big stack.
+/// warmup`: the interpreter alone for about `warmup` statements while
+/// another thread prepares the JIT's start (whatever the program's size:
+/// `flowc run` does so for big programs), then — if the run goes on —
+/// the JIT with `options` taking over where it paused. The outcome, and
+/// whether the JIT took over. Call on a thread with a big stack.
 pub fn jit_late(
     p: &Program,
     label: Symbol,
@@ -166,14 +167,17 @@ pub fn jit_late(
     options: flowc_trace::jit::Options,
     warmup: u64,
 ) -> (Outcome, bool) {
-    use flowc_trace::jit::{interpret_first, Jit, Warmup};
+    use flowc_trace::jit::{interpret_first, Jit, Preparing, Warmup};
     let config = config();
-    let paused = match interpret_first(p, label, env, &config, warmup) {
+    let shared = std::sync::Arc::new(p.clone());
+    let preparing = Preparing::start(shared.clone(), Box::new(move |p| flowc_frontend::lower(p, label)))
+        .expect("a thread to prepare on");
+    let paused = match interpret_first(&shared, label, env, &config, warmup) {
         Warmup::Done(result, _) => return (outcome(result), false),
         Warmup::Paused(paused) => paused,
     };
-    let result = match flowc_frontend::lower(p, label) {
-        Ok(module) => Jit::new(p, &module, options).take_over(env, paused, &config),
+    let result = match preparing.finish() {
+        Ok(prepared) => Jit::prepared(&shared, prepared, options).take_over(env, paused, &config),
         Err(kind) => Err(interp::RuntimeError { kind, at: None }),
     };
     (outcome(result), true)

@@ -252,7 +252,8 @@ impl JitArgs {
         module: &flowc_ir::Module,
         options: flowc_trace::jit::Options,
     ) -> Result<flowc_trace::jit::Jit<'p>, Failure> {
-        Ok(Self::jit_logging(program, module, options, self.open_log()?))
+        let prepared = flowc_trace::jit::Prepared::new(program, module.clone());
+        Ok(Self::jit_logging(program, prepared, options, self.open_log()?))
     }
 
     /// The log `--jit-log` asks for, opened (`-`: standard error), if any.
@@ -268,15 +269,15 @@ impl JitArgs {
         })
     }
 
-    /// A JIT for `program` lowered as `module` with `options`, logging to
-    /// `log` ([`JitArgs::open_log`]; without one, as `FLOWC_JIT_LOG` says).
+    /// A JIT for `program` as `prepared` with `options`, logging to `log`
+    /// ([`JitArgs::open_log`]; without one, as `FLOWC_JIT_LOG` says).
     pub fn jit_logging<'p>(
         program: &'p Program,
-        module: &flowc_ir::Module,
+        prepared: flowc_trace::jit::Prepared,
         options: flowc_trace::jit::Options,
         log: Option<Box<dyn std::io::Write>>,
     ) -> flowc_trace::jit::Jit<'p> {
-        let mut jit = flowc_trace::jit::Jit::new(program, module, options);
+        let mut jit = flowc_trace::jit::Jit::prepared(program, prepared, options);
         if let Some(log) = log {
             jit.set_log(log);
         }

@@ -1,5 +1,6 @@
 //! `flowc run FILE [--entry L] [--env ENV] [--engine E] [--fuel N] [--stats]`.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use flowc_lang::interp::{self, Config, Counts};
@@ -180,16 +181,18 @@ pub fn main(args: Args) -> Result<(), Failure> {
         }
         Engine::Interp => {
             let (result, counts) = interp::run_counted(&program, label, &env, &config);
-            (result, counts, Some(program))
+            (result, counts, Some(Arc::new(program)))
         }
         Engine::Ir => {
             let (result, counts) = match flowc_frontend::lower(&program, label) {
                 Ok(module) => flowc_ir::interp::run_counted(&module, &env, &config),
                 Err(kind) => lower_failed(kind),
             };
-            (result, counts, Some(program))
+            (result, counts, Some(Arc::new(program)))
         }
         Engine::Jit => {
+            // Shared with the thread that prepares the JIT's start.
+            let program = Arc::new(program);
             let (result, counts, took) = run_jit(&args, &program, label, &env, &config)?;
             if let Some(took) = took {
                 compile_time = Some(took);
@@ -215,7 +218,8 @@ pub fn main(args: Args) -> Result<(), Failure> {
         Ok(_) => Ok(()),
         Err(mut e) => {
             // A file changed since it was read names no statement text.
-            let Some(program) = kept.or_else(|| text.as_ref().and_then(input::SourceText::reparse)) else {
+            let Some(program) = kept.or_else(|| text.as_ref().and_then(input::SourceText::reparse).map(Arc::new))
+            else {
                 return Err(Failure::input(e));
             };
             // Compiled code knows where an error happened, not the text.
@@ -236,7 +240,7 @@ type JitRun = (Result<interp::Outcome, interp::RuntimeError>, Counts, Option<Dur
 /// and with `--stats` the compile time the run waited for.
 fn run_jit(
     args: &Args,
-    program: &flowc_lang::Program,
+    program: &Arc<flowc_lang::Program>,
     label: flowc_lang::Symbol,
     env: &[(flowc_lang::Symbol, flowc_lang::Value)],
     config: &Config,
@@ -245,11 +249,20 @@ fn run_jit(
     // Opened first: a log that cannot be written fails the run before it
     // starts, as it did when the JIT started at once.
     let log = args.jit.open_log()?;
+    let lower = move |p: &flowc_lang::Program| flowc_frontend::lower(p, label);
     let mut paused = None;
+    let mut preparing = None;
     if warmup > 0 {
+        // The JIT's start prepared on the other core while the interpreter
+        // runs alone (`flowc_trace::jit::Preparing`).
+        if flowc_trace::jit::prepare_apart(program) {
+            preparing = flowc_trace::jit::Preparing::start(program.clone(), Box::new(lower));
+        }
         match flowc_trace::jit::interpret_first(program, label, env, config, warmup) {
             flowc_trace::jit::Warmup::Paused(p) => paused = Some(p),
             flowc_trace::jit::Warmup::Done(result, counts) => {
+                // Not waited for: the thread finishes on its own.
+                drop(preparing);
                 input::JitArgs::log_not_started(log, warmup);
                 if args.stats && result.is_ok() {
                     eprintln!("jit: not started (the run ended within its warm-up of {warmup} statements)");
@@ -258,8 +271,12 @@ fn run_jit(
             }
         }
     }
-    let module = match flowc_frontend::lower(program, label) {
-        Ok(module) => module,
+    let prepared = match preparing {
+        Some(preparing) => preparing.finish(),
+        None => lower(program).map(|module| flowc_trace::jit::Prepared::new(program, module)),
+    };
+    let prepared = match prepared {
+        Ok(prepared) => prepared,
         Err(kind) => {
             let counts = paused.map_or_else(Counts::default, |p| p.counts);
             return Ok((Err(interp::RuntimeError { kind, at: None }), counts, None));
@@ -271,7 +288,7 @@ fn run_jit(
     // `explore`, which show what the JIT made, keep them deterministic).
     let options =
         flowc_trace::jit::Options { keep_ir: false, background: flowc_trace::jit::second_core(), ..args.jit.options() };
-    let mut jit = input::JitArgs::jit_logging(program, &module, options, log);
+    let mut jit = input::JitArgs::jit_logging(program, prepared, options, log);
     let result = match paused {
         Some(p) => jit.take_over(env, p, config),
         None => jit.run(label, env, config),

@@ -194,6 +194,48 @@ fn run_with_the_jit_takes_over_after_its_warmup() {
     assert!(text(&late.stderr).contains("out of fuel after 4000 statements"), "{}", text(&late.stderr));
 }
 
+/// A program of over a thousand statements is prepared for the JIT on a
+/// thread of its own while the interpreter warms up
+/// (`flowc_trace::jit::prepare_apart`): a run past the warm-up is taken
+/// over with it and compiles loops; a run that ends within the warm-up
+/// does not wait for it. Both print what the interpreter prints.
+#[test]
+fn run_with_the_jit_prepares_a_big_program_while_it_warms_up() {
+    let functions = 120;
+    let mut program = String::from("entry start(n = 20)\n");
+    for i in 0..functions {
+        program.push_str(&format!(
+            "\nfunction f{i}(x):\n    s:\n        i = 12\n        acc = x\n        goto l\n    l:\n        if i goto body else goto done\n    body:\n        acc = acc * 3\n        acc = acc + {i}\n        acc = acc % 1000003\n        i = i - 1\n        goto l\n    done:\n        return acc\n"
+        ));
+    }
+    program.push_str("\nstart:\n    r = 0\n    goto outer\nouter:\n    if n goto c0 else goto fin\n");
+    for i in 0..functions {
+        program.push_str(&format!("c{i}:\n    r = call f{i}(r) then c{}\n", i + 1));
+    }
+    program.push_str(&format!("c{functions}:\n    n = n - 1\n    goto outer\nfin:\n    print_and_stop(r)\n"));
+    let file = std::env::temp_dir().join(format!("flowc-big-jit-{}.fg", std::process::id()));
+    std::fs::write(&file, &program).expect("the program written");
+    let path = file.to_str().expect("a UTF-8 path");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", path, "--stats"];
+        args.extend_from_slice(extra);
+        flowc_env(&args, &[("FLOWC_JIT_BACKGROUND", "0")])
+    };
+    let reference = run(&[]);
+    let late = run(&["--engine", "jit", "--threshold", "5", "--warmup", "20000"]);
+    let short_reference = run(&["--env", "[n/1]"]);
+    let short = run(&["--engine", "jit", "--env", "[n/1]"]);
+    let _ = std::fs::remove_file(&file);
+    assert!(reference.status.success() && late.status.success(), "{}", text(&late.stderr));
+    assert_eq!(text(&late.stdout), text(&reference.stdout));
+    let stats = text(&late.stderr);
+    assert!(stats.starts_with("jit: started after the warm-up of 20000 statements\ntraces:          "), "{stats}");
+    assert!(!stats.starts_with("jit: started after the warm-up of 20000 statements\ntraces:          0 "), "{stats}");
+    assert!(short.status.success(), "{}", text(&short.stderr));
+    assert_eq!(text(&short.stdout), text(&short_reference.stdout));
+    assert!(text(&short.stderr).starts_with("jit: not started"), "{}", text(&short.stderr));
+}
+
 /// The collections `--stats` reports in its heap line.
 fn collections(stats: &str) -> u64 {
     let line = stats.lines().find(|l| l.starts_with("heap: ")).unwrap_or_else(|| panic!("no heap line:\n{stats}"));
