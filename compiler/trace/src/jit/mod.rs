@@ -538,11 +538,14 @@ pub enum Warmup {
 /// A run the interpreter paused ([`Machine::run_until`]): the frames
 /// `stack` (the innermost last), about to run `block` of the innermost,
 /// after `counts` (statements, which count against the fuel, and
-/// allocations, which numbering goes on from).
+/// allocations, which numbering goes on from); `resolved`, the program as
+/// the interpreter ran it, which the JIT goes on with (resolving it again
+/// cost a big program's take-over 2-4 ms).
 pub struct Paused {
     pub stack: Vec<Frame>,
     pub block: u32,
     pub counts: Counts,
+    pub resolved: Resolved,
 }
 
 /// Runs `program` from `entry` with `env` in the interpreter alone for at
@@ -559,8 +562,11 @@ pub fn interpret_first(
     let mut machine = Machine::new(program, &resolved, config);
     let stage = machine.run_until(entry, env, steps);
     let counts = Counts { steps: machine.steps(), allocations: machine.allocations() };
+    drop(machine);
     match stage {
-        Ok(flowc_lang::interp::Stage::Paused { stack, block }) => Warmup::Paused(Paused { stack, block, counts }),
+        Ok(flowc_lang::interp::Stage::Paused { stack, block }) => {
+            Warmup::Paused(Paused { stack, block, counts, resolved })
+        }
         Ok(flowc_lang::interp::Stage::Done(outcome)) => Warmup::Done(Ok(outcome), counts),
         Err(e) => Warmup::Done(Err(e), counts),
     }
@@ -586,8 +592,9 @@ const KEYS_DESCRIBED: usize = 100;
 enum Begin<'e> {
     /// At a label of the main graph, with an environment.
     Entry(Symbol, &'e [(Symbol, Value)]),
-    /// Where the interpreter paused, after what it did.
-    Paused(Paused),
+    /// Where the interpreter paused ([`Paused`], its program taken apart
+    /// from it), after what it did.
+    Paused { stack: Vec<Frame>, block: u32, counts: Counts },
 }
 
 /// What one run needs besides the JIT: the resolved program, per-graph
@@ -812,7 +819,7 @@ impl<'p> Jit<'p> {
     /// steps count the interpreted statements only.
     pub fn run(&mut self, entry: Symbol, env: &[(Symbol, Value)], config: &Config) -> Result<Outcome, RuntimeError> {
         let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
-        self.run_from(Begin::Entry(entry, env), &names, config)
+        self.run_from(Begin::Entry(entry, env), None, &names, config)
     }
 
     /// Goes on with a run the interpreter began from `env` and `paused`
@@ -824,11 +831,20 @@ impl<'p> Jit<'p> {
         config: &Config,
     ) -> Result<Outcome, RuntimeError> {
         let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
-        self.run_from(Begin::Paused(paused), &names, config)
+        let Paused { stack, block, counts, resolved } = paused;
+        self.run_from(Begin::Paused { stack, block, counts }, Some(resolved), &names, config)
     }
 
     /// [`Jit::run`] or [`Jit::take_over`].
-    fn run_from(&mut self, begin: Begin, names: &[Symbol], config: &Config) -> Result<Outcome, RuntimeError> {
+    /// `resolved`: the program as a paused run resolved it (else it is
+    /// resolved here, with `names` the environment's).
+    fn run_from(
+        &mut self,
+        begin: Begin,
+        resolved: Option<Resolved>,
+        names: &[Symbol],
+        config: &Config,
+    ) -> Result<Outcome, RuntimeError> {
         self.work_before = 0;
         if config.fuel.is_some() && !self.fuel_checks {
             // Code made without fuel checks could loop forever: start over.
@@ -837,7 +853,7 @@ impl<'p> Jit<'p> {
         }
         let shared = self.shared.clone();
         let program = shared.index.program();
-        let mut resolved = Resolved::new(program, names);
+        let mut resolved = resolved.unwrap_or_else(|| Resolved::new(program, names));
         let profiler = self.profiler(&mut resolved);
         let mut machine = Machine::new(program, &resolved, config);
         machine.set_profiler(profiler);
@@ -949,7 +965,7 @@ impl<'p> Jit<'p> {
     fn drive(&mut self, machine: &mut Machine, run: &mut Run, begin: Begin) -> Result<Outcome, RuntimeError> {
         let mut step = match begin {
             Begin::Entry(entry, env) => machine.run_hot(entry, env)?,
-            Begin::Paused(Paused { mut stack, block, counts }) => {
+            Begin::Paused { mut stack, block, counts } => {
                 machine.charge(counts.steps);
                 machine.set_allocations(counts.allocations);
                 machine.adopt(&mut stack);
