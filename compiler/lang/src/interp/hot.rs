@@ -70,6 +70,11 @@ struct Entry {
     /// Whether the key was arrived at or set (a dense entry exists
     /// before either).
     seen: bool,
+    /// Thresholds a counting key lets pass before it stops
+    /// ([`Profiler::defer`]).
+    skips: u8,
+    /// Times the key was deferred ([`Profiler::defer`]).
+    deferrals: u8,
 }
 
 impl Entry {
@@ -92,9 +97,21 @@ impl Entry {
             KeyState::Ignored => false,
             KeyState::Counting => {
                 self.count += 1;
-                self.count >= threshold
+                self.count >= threshold && self.stops_now()
             }
         }
+    }
+
+    /// At the threshold: whether the key stops, or lets it pass (one of
+    /// its skips) and counts again from zero.
+    #[cold]
+    fn stops_now(&mut self) -> bool {
+        if self.skips == 0 {
+            return true;
+        }
+        self.skips -= 1;
+        self.count = 0;
+        false
     }
 }
 
@@ -230,7 +247,7 @@ fn dense_green(v: Option<&Value>) -> Option<usize> {
 
 impl Entry {
     /// A dense key not arrived at yet.
-    const UNSEEN: Entry = Entry { count: 0, state: KeyState::Counting, seen: false };
+    const UNSEEN: Entry = Entry { count: 0, state: KeyState::Counting, seen: false, skips: 0, deferrals: 0 };
 }
 
 impl Profiler {
@@ -374,7 +391,25 @@ impl Profiler {
         e.state = state;
         if state == KeyState::Counting {
             e.count = 0;
+            e.skips = 0;
         }
+    }
+
+    /// Sets `key` counting again after it was found hot but not compiled
+    /// (over the JIT's compile budget), to stop after twice as many
+    /// thresholds of arrivals as the last time it was deferred (one, two,
+    /// four... at most 128): a key that keeps arriving earns its compile,
+    /// one that is short-lived stops asking (thousands of short loops
+    /// asked every threshold, and were compiled when they had little left
+    /// to run). Returns how many times the key was deferred.
+    pub fn defer(&mut self, key: &Key) -> u32 {
+        let e = self.entry_or_insert(key);
+        e.seen = true;
+        e.state = KeyState::Counting;
+        e.count = 0;
+        e.skips = (1u16 << e.deferrals.min(7)) as u8 - 1;
+        e.deferrals = e.deferrals.saturating_add(1);
+        u32::from(e.deferrals)
     }
 
     /// Sets `key` counting, to stop after `arrivals` more arrivals (at
@@ -449,6 +484,29 @@ again:
             slots[main.slot_of(Symbol::intern(name)).expect("a slot") as usize] = Some(v.clone());
         }
         slots
+    }
+
+    /// A deferred key stops again after one threshold of arrivals, then
+    /// after two, four...: dense and hashed keys alike; set back to
+    /// counting, it stops at the next threshold again.
+    #[test]
+    fn a_deferred_key_asks_twice_as_late_each_time() {
+        let (resolved, mut p, blocks) = profiler();
+        let looped = blocks[0];
+        let big = Value::from_big(num_bigint::BigInt::from(1u64 << 62) * 4);
+        for pc in [Value::Int(5), big] {
+            let s = slots(&resolved, &[("pc", pc)]);
+            // Arrivals until the key stops (the threshold is 3).
+            let until_stop = |p: &mut Profiler| (1..=1000).find(|_| p.arrive_at(0, looped, &s).is_some());
+            let key = p.key(0, looped, &s);
+            assert_eq!(until_stop(&mut p), Some(3));
+            for (deferrals, wait) in [(1, 3), (2, 6), (3, 12), (4, 24)] {
+                assert_eq!(p.defer(&key), deferrals);
+                assert_eq!(until_stop(&mut p), Some(wait), "after {deferrals} deferrals");
+            }
+            p.set(&key, KeyState::Counting);
+            assert_eq!(until_stop(&mut p), Some(3), "counting again from the threshold");
+        }
     }
 
     #[test]
