@@ -468,9 +468,9 @@ pub const WARM_AFTER: u64 = 4_000_000;
 /// by an exit to the interpreter and binding the frame again. Measured
 /// on a function whose five-statement loop runs `k` rounds per call,
 /// called from code the interpreter runs: the JIT lost at k = 10 and won
-/// at k = 14, so a round trip costs some 55-75 statements (about 2,400
-/// instructions, 0.5 µs; docs/architecture.md, "Measurements behind the
-/// comments"). Code entered from the interpreter pays when what it runs
+/// at k = 14, so a round trip costs some 55-75 statements (0.5 µs;
+/// docs/architecture.md, "Round trips between the interpreter and
+/// code"). Code entered from the interpreter pays when what it runs
 /// per entry would take the interpreter longer: about its recorded
 /// operations per loop iteration, and once more for the way in.
 pub const TRANSITION_STEPS: u64 = 64;
