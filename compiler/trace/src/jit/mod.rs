@@ -213,6 +213,9 @@ pub struct Options {
     /// The compile budget's allowance, in interpreted statements (see
     /// "A compile budget" above); `None`: no budget.
     pub compile_allowance: Option<u64>,
+    /// What the budget lets compiles cost before they have paid back half
+    /// of it ([`UNPAID_GRACE`]; `u64::MAX`: no such bound).
+    pub compile_grace: u64,
     /// How trees are compiled (environment: `FLOWC_TREE_TIER`).
     pub tree_tier: flowc_codegen::compile::Codegen,
     /// Called with every trace and bridge after conversion
@@ -255,6 +258,7 @@ impl Default for Options {
             keep_ir: true,
             graft_crossings: 64,
             compile_allowance: Some(400_000),
+            compile_grace: UNPAID_GRACE,
             tree_tier: match std::env::var("FLOWC_TREE_TIER").as_deref() {
                 Ok("baseline") => flowc_codegen::compile::Codegen::Baseline,
                 Ok("cheap") => flowc_codegen::compile::Codegen::Cheap,
@@ -586,12 +590,38 @@ pub const PIECE_STEPS: u64 = 3_000;
 /// this many).
 pub const COMPILE_SHARE: u64 = 3;
 
+/// What `recorded` operations in `pieces` of code cost to compile, in
+/// interpreted statements, at the prices of a run that has done `work`
+/// statements of work (see "A compile budget").
+fn compile_cost(recorded: u64, pieces: u64, work: u64) -> u64 {
+    let per_op = if work >= WARM_AFTER { WARM_COMPILE_STEPS_PER_OP } else { COMPILE_STEPS_PER_OP };
+    recorded * per_op + pieces * PIECE_STEPS
+}
+
 /// The compile budget's rule (see "A compile budget"): whether `recorded`
 /// operations recorded so far, in `pieces` of code, are within the budget
 /// of a run that has done `work` statements of work, with `allowance`.
 fn within_budget(recorded: u64, pieces: u64, work: u64, allowance: u64) -> bool {
-    let per_op = if work >= WARM_AFTER { WARM_COMPILE_STEPS_PER_OP } else { COMPILE_STEPS_PER_OP };
-    (recorded * per_op + pieces * PIECE_STEPS) * COMPILE_SHARE <= allowance + work
+    compile_cost(recorded, pieces, work) * COMPILE_SHARE <= allowance + work
+}
+
+/// What compiles may cost (at the budget's prices, in interpreted
+/// statements) before they have to have paid back half of it in
+/// statements their code replaced ([`pays_back`]): some 10 ms of
+/// compiles. Where code pays, it pays back far more, and soon: the BF
+/// suite's decisions (worker off) are the same with and without it.
+/// Where a program's loops are short-lived — 2,000 functions each with
+/// a loop of 20 rounds, called 30 times — compiles return a third of
+/// their cost, and the budget, which lets compiles take up to a
+/// [`COMPILE_SHARE`]-th of the run, spent it all on them (288 loops
+/// compiled, 161 with this bound).
+pub const UNPAID_GRACE: u64 = 1_000_000;
+
+/// Whether compiles that cost `spent` (at the budget's prices) have paid
+/// back enough in `returned` statements replaced to go on compiling: up
+/// to `grace`, always; past it, only while they returned half their cost.
+fn pays_back(spent: u64, returned: u64, grace: u64) -> bool {
+    spent <= grace || returned >= spent / 2
 }
 
 /// Hot spots [`Stats::per_key`] describes when there are more and no log
@@ -1362,8 +1392,11 @@ impl<'p> Jit<'p> {
         let Some(allowance) = self.options.compile_allowance else { return true };
         let pending = run.worker.as_ref().map_or(0, |w| w.pending_ops());
         let work = machine.steps().saturating_sub(self.work_before) + self.compiled_work;
-        let pieces = self.codes.len() + Self::pending_codes(run);
-        within_budget((self.stats.recorded_ops + pending) as u64, pieces as u64, work, allowance)
+        let pieces = (self.codes.len() + Self::pending_codes(run)) as u64;
+        let recorded = (self.stats.recorded_ops + pending) as u64;
+        let spent = compile_cost(recorded, pieces, work);
+        pays_back(spent, self.compiled_work, self.options.compile_grace)
+            && within_budget(recorded, pieces, work, allowance)
     }
 
     /// Pieces of code the worker's pending jobs will add (at most two
@@ -1551,6 +1584,18 @@ mod tests {
         assert!(warm_ops >= 4 * cold_ops);
         assert!(within_budget(warm_ops, 0, WARM_AFTER, allowance));
         assert!(!within_budget(warm_ops + 1, 0, WARM_AFTER, allowance));
+    }
+
+    /// Up to the grace compiles go on whatever they returned; past it,
+    /// only while they returned half their cost.
+    #[test]
+    fn compiles_past_the_grace_must_pay_back_half() {
+        let grace = UNPAID_GRACE;
+        assert!(pays_back(grace, 0, grace));
+        assert!(!pays_back(grace + 2, 0, grace));
+        assert!(!pays_back(4 * grace, 2 * grace - 1, grace));
+        assert!(pays_back(4 * grace, 2 * grace, grace));
+        assert!(pays_back(u64::MAX - 1, 0, u64::MAX), "no bound");
     }
 
     /// Each piece of code costs [`PIECE_STEPS`] besides its operations:
