@@ -355,6 +355,9 @@ struct Code {
     /// starts (an entry trace's pinned values, `speculate::pins`): only a
     /// frame with those values enters it.
     pins: Vec<(usize, Value)>,
+    /// For an entry trace, the code it jumps into (whose loop its entries'
+    /// iterations run).
+    into: Option<TraceId>,
 }
 
 /// What the JIT knows of an exit.
@@ -479,14 +482,14 @@ pub const WARM_AFTER: u64 = 4_000_000;
 /// operations per loop iteration, and once more for the way in.
 pub const TRANSITION_STEPS: u64 = 64;
 
-/// Whether code entered `entries` times from the interpreter, running
-/// `iterations` loop iterations and recorded as `ops` operations per
-/// iteration, paid for its transitions ([`TRANSITION_STEPS`]): at least
-/// an iteration per entry, and more statements replaced than the round
-/// trips cost.
-pub fn entries_pay(entries: u64, iterations: u64, ops: u64) -> bool {
-    iterations >= entries
-        && (iterations.saturating_add(entries)).saturating_mul(ops.max(1)) >= entries.saturating_mul(TRANSITION_STEPS)
+/// Whether code entered `entries` times from the interpreter, recorded
+/// as `path` operations from its start and running `iterations` loop
+/// iterations of `per_iteration` operations each, paid for its
+/// transitions ([`TRANSITION_STEPS`]): at least an iteration per entry,
+/// and more statements replaced than the round trips cost.
+pub fn entries_pay(entries: u64, iterations: u64, path: u64, per_iteration: u64) -> bool {
+    let replaced = entries.saturating_mul(path.max(1)).saturating_add(iterations.saturating_mul(per_iteration.max(1)));
+    iterations >= entries && replaced >= entries.saturating_mul(TRANSITION_STEPS)
 }
 
 /// Every this many crossings of a linked exit (a power of two: the code's
@@ -526,9 +529,13 @@ pub fn warmup(program: &Program) -> u64 {
 pub const PREPARE_APART_STATEMENTS: usize = 1_000;
 
 /// Whether `program`'s start is prepared on a thread of its own while
-/// the interpreter warms up ([`Preparing`]).
+/// the interpreter warms up ([`Preparing`]): a big program, on a machine
+/// with a second core (on one, the thread would take the interpreter's
+/// time, and a run that ends within the warm-up would have paid for
+/// nothing).
 pub fn prepare_apart(program: &Program) -> bool {
     program.statement_count() >= PREPARE_APART_STATEMENTS
+        && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
 }
 
 /// How the interpreter's part of a run that starts the JIT late went
@@ -616,6 +623,18 @@ fn within_budget(recorded: u64, pieces: u64, work: u64, allowance: u64) -> bool 
 /// [`COMPILE_SHARE`]-th of the run, spent it all on them (288 loops
 /// compiled, 161 with this bound).
 pub const UNPAID_GRACE: u64 = 1_000_000;
+
+/// The grace grows with the run's work, by one part in this many (a
+/// tenth of the budget's [`COMPILE_SHARE`]): a run whose first compiles
+/// did not pay back still compiles a loop that comes later and stays,
+/// after some thirty times its compile cost in work.
+pub const UNPAID_SHARE: u64 = 10 * COMPILE_SHARE;
+
+/// The grace `grace` of a run that has done `work` statements of work
+/// ([`UNPAID_SHARE`]).
+fn grace_at(grace: u64, work: u64) -> u64 {
+    grace.saturating_add(work / UNPAID_SHARE)
+}
 
 /// Whether compiles that cost `spent` (at the budget's prices) have paid
 /// back enough in `returned` statements replaced to go on compiling: up
@@ -1279,15 +1298,15 @@ impl<'p> Jit<'p> {
     fn paid(&mut self, machine: &mut Machine, code: TraceId, iterations: u64) {
         let every = self.options.judge_after.max(1);
         self.iterations += iterations;
+        // Each iteration replaced about the statements it was recorded
+        // from.
+        let per_iteration = self.iteration_ops(code);
+        self.compiled_work = self.compiled_work.saturating_add(iterations.saturating_mul(per_iteration));
         let c = &mut self.codes[code.0 as usize];
         c.iterations += iterations;
-        // Each iteration replaced about the statements it was recorded
-        // from (those of the code entered: an entry trace's own, where it
-        // went on into a loop).
-        self.compiled_work += iterations * c.recorded_ops.max(1) as u64;
         if c.entries < every
             || !c.entries.is_multiple_of(every)
-            || entries_pay(c.entries, c.iterations, c.recorded_ops as u64)
+            || entries_pay(c.entries, c.iterations, c.recorded_ops as u64, per_iteration)
         {
             return;
         }
@@ -1305,6 +1324,22 @@ impl<'p> Jit<'p> {
         self.log(format_args!(
             "hot spot given up: {name} does not pay ({iterations} iterations of {ops} operations in {entries} entries)"
         ));
+    }
+
+    /// The operations an iteration run from code `code` was recorded from:
+    /// its own per iteration, or for an entry trace those of the loop it
+    /// jumps into (whose body piece records none: its preamble's, the
+    /// root of its tree).
+    fn iteration_ops(&self, code: TraceId) -> u64 {
+        let c = &self.codes[code.0 as usize];
+        let ops = match c.into {
+            Some(t) => {
+                let target = &self.codes[t.0 as usize];
+                target.recorded_ops.max(self.codes[target.root.0 as usize].recorded_ops)
+            }
+            None => c.recorded_ops,
+        };
+        ops.max(1) as u64
     }
 
     /// What the JIT knows of exit `exit` (made on first use).
@@ -1395,7 +1430,7 @@ impl<'p> Jit<'p> {
         let pieces = (self.codes.len() + Self::pending_codes(run)) as u64;
         let recorded = (self.stats.recorded_ops + pending) as u64;
         let spent = compile_cost(recorded, pieces, work);
-        pays_back(spent, self.compiled_work, self.options.compile_grace)
+        pays_back(spent, self.compiled_work, grace_at(self.options.compile_grace, work))
             && within_budget(recorded, pieces, work, allowance)
     }
 
@@ -1455,6 +1490,7 @@ impl Code {
             entry: None,
             restarts: Vec::new(),
             pins: Vec::new(),
+            into: None,
             function,
         }
     }
@@ -1596,6 +1632,28 @@ mod tests {
         assert!(!pays_back(4 * grace, 2 * grace - 1, grace));
         assert!(pays_back(4 * grace, 2 * grace, grace));
         assert!(pays_back(u64::MAX - 1, 0, u64::MAX), "no bound");
+        // The grace grows with the run's work: compiles that never paid
+        // back resume once the run has done thirty times the excess.
+        let spent = grace + 10_000;
+        assert!(!pays_back(spent, 0, grace_at(grace, 0)));
+        assert!(!pays_back(spent, 0, grace_at(grace, UNPAID_SHARE * 10_000 - UNPAID_SHARE)));
+        assert!(pays_back(spent, 0, grace_at(grace, UNPAID_SHARE * 10_000)));
+        assert_eq!(grace_at(u64::MAX, 1 << 40), u64::MAX);
+    }
+
+    /// Code pays for its entries with what its iterations replace: an
+    /// entry trace of four operations into a loop of thirty, ten rounds
+    /// per entry, pays; ten rounds of four operations would not, nor
+    /// less than an iteration per entry, whatever their size.
+    #[test]
+    fn entries_pay_for_what_their_iterations_replace() {
+        assert!(entries_pay(1_000, 10_000, 4, 30));
+        assert!(!entries_pay(1_000, 10_000, 4, 4));
+        assert!(!entries_pay(1_000, 999, 100, 100), "less than an iteration per entry");
+        // The bound itself: 5 + 6 x 10 = 65 statements per entry pay for
+        // the round trip's 64, 3 + 60 do not.
+        assert!(entries_pay(1_000, 6_000, 5, 10));
+        assert!(!entries_pay(1_000, 6_000, 3, 10));
     }
 
     /// Each piece of code costs [`PIECE_STEPS`] besides its operations:

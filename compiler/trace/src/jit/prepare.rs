@@ -65,7 +65,7 @@ impl Prepared {
 /// label: this crate does not depend on the front end).
 pub type Lower = Box<dyn FnOnce(&Program) -> Result<Module, ErrorKind> + Send>;
 
-/// [`Prepared::lower`] running on a thread of its own.
+/// [`Prepared`] made on a thread of its own.
 pub struct Preparing {
     thread: JoinHandle<Crossing<Result<Prepared, ErrorKind>>>,
 }
@@ -77,6 +77,9 @@ impl Preparing {
         let program = Crossing(program);
         let thread = std::thread::Builder::new()
             .name("flowc-prepare".into())
+            // As much as the running thread's: lowering runs here what it
+            // runs there (the stack is only reserved).
+            .stack_size(1 << 30)
             .spawn(move || {
                 let program = program;
                 Crossing(lower(&program.0).map(|module| Prepared::new(&program.0, module)))
@@ -107,4 +110,7 @@ struct Crossing<T>(T);
 // interior mutability: the running thread and the preparing one only
 // read the program (as `background::Shared` is shared with the worker).
 #[allow(unsafe_code)]
-unsafe impl<T> Send for Crossing<T> {}
+unsafe impl Send for Crossing<Arc<Program>> {}
+// SAFETY: as above.
+#[allow(unsafe_code)]
+unsafe impl Send for Crossing<Result<Prepared, ErrorKind>> {}

@@ -171,7 +171,7 @@ impl<'p> Jit<'p> {
             }
         };
         let pins = pins.iter().map(|&(k, v, _)| (k, Value::Int(v))).collect();
-        let done = KeyDone { key: key.clone(), kind, g, label, params, unbound, pins };
+        let done = KeyDone { key: key.clone(), kind, g, label, params, unbound, pins, into: target };
         // Go on in the code the entry trace reached, or in the new loop
         // once compiled here (a loop optimized in the background is
         // entered once it is there).
@@ -565,6 +565,8 @@ pub(super) struct KeyDone {
     pub params: Vec<Symbol>,
     pub unbound: Vec<Symbol>,
     pub pins: Vec<(usize, Value)>,
+    /// For an entry trace, the code it jumps into.
+    pub into: Option<TraceId>,
 }
 
 /// What a bridge's code becomes once compiled: the bridge of `exit` (of
@@ -591,13 +593,15 @@ impl Jit<'_> {
         compiled: Option<(TraceId, Duration)>,
         what: &str,
     ) -> Option<TraceId> {
-        let KeyDone { key, kind, g, label, params, unbound, pins } = done;
+        let KeyDone { key, kind, g, label, params, unbound, pins, into } = done;
         let Some((code, time)) = compiled else {
             self.abort(machine, &key, what, "the code generator refused the trace");
             return None;
         };
         self.register(machine, &key, code, kind, g, label, params, unbound, time);
-        self.codes[code.0 as usize].pins = pins;
+        let c = &mut self.codes[code.0 as usize];
+        c.pins = pins;
+        c.into = into;
         Some(code)
     }
 
