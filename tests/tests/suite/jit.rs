@@ -102,6 +102,32 @@ fn jit_taking_over_a_paused_run_matches_reference_on_the_corpus() {
     assert!(took_over > 150, "the JIT took over only {took_over} runs");
 }
 
+/// A loaded machine may leave the worker behind: with every job held up
+/// (`Options::worker_delay`), the stack VM's dispatch loop is entered
+/// more than a thousand times from the interpreter while its bridges are
+/// still being optimized. It is not judged meanwhile (judged then, it was
+/// given up and the run interpreted to its end): its bridges arrive and
+/// link, and the run prints the interpreter's output.
+#[test]
+fn a_loop_whose_bridges_are_late_is_not_given_up() {
+    use flowc_tests::stack_vm;
+    let (printed, stats) = flowc_codegen::with_stack(move || {
+        let path = corpus::workspace_root().join("tests/corpus/interpreters/stack_vm.fg");
+        let source = std::fs::read_to_string(&path).expect("the interpreter");
+        let program = flowc_lang::syntax::parse(&path.display().to_string(), &source).expect("it parses");
+        let env = flowc_lang::syntax::prolog::parse_env(&stack_vm::env(120)).expect("an environment");
+        let options =
+            Options { background: true, worker_delay: Some(std::time::Duration::from_millis(3)), ..Options::default() };
+        let config = flowc_lang::interp::Config { fuel: Some(50_000_000), ..Default::default() };
+        let (outcome, stats) = engines::jit_run(&program, flowc_lang::Symbol::intern("start"), &env, &config, options);
+        (outcome.map(|o| o.output()).expect("the run ends"), stats)
+    });
+    assert_eq!(printed, format!("{}\n", stack_vm::expected(120)));
+    assert!(stats.entries > 1_000, "entered often enough to be judged: {stats}");
+    assert_eq!(stats.ignored, 0, "{stats}");
+    assert!(stats.bridges > 10 && stats.direct_links() > 0, "{stats}");
+}
+
 /// Brainfuck programs of every shape (`flowc_tests::bf`) on the
 /// tutorial-shaped interpreter written in the language, under the JIT as
 /// it ships (optimizing on the running thread, and on a second one) and

@@ -73,6 +73,8 @@ pub(super) struct Shared<'p> {
     pub remove_allocations: bool,
     /// The JIT's `inspect` hook.
     pub inspect: Option<fn(&Function, &str)>,
+    /// `Options::worker_delay`.
+    pub delay: Option<std::time::Duration>,
 }
 
 // SAFETY: `Shared` holds the program and its lowered functions, whose
@@ -195,6 +197,9 @@ impl Worker {
             .stack_size(1 << 30);
         let spawned = worker.spawn_scoped(scope, move || {
             for Crossing(job) in inbox {
+                if let Some(delay) = shared.delay {
+                    std::thread::sleep(delay);
+                }
                 let result = match job {
                     Job::Loop(job) => optimizing::optimize_loop(&shared, *job),
                     Job::Straight(job) => Some(optimizing::optimize_straight(&shared, *job)),
@@ -266,6 +271,13 @@ impl Worker {
     }
 
     /// Jobs not yet installed.
+    /// Whether jobs are being optimized: code whose bridges are on the
+    /// way is not what it will be, and is not judged meanwhile. (A bridge
+    /// done is installed at its exit's next failure.)
+    pub fn busy(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
     pub fn pending_jobs(&self) -> usize {
         self.pending.len() + self.ready_keys.len() + self.ready_exits.len()
     }
@@ -492,6 +504,7 @@ done:
             hints: Arc::new(crate::run_ir::hints(&module)),
             remove_allocations: true,
             inspect: None,
+            delay: None,
         });
         let start = Start::frame(None, &[Symbol::intern("i")]);
         let job = |trace: crate::trace::Trace| {

@@ -228,6 +228,9 @@ pub struct Options {
     /// on how fast the worker is (what the program prints never does).
     /// `flowc run` turns it on where the machine has a second core.
     pub background: bool,
+    /// How long the worker waits before each job (`None`: not at all): a
+    /// test's stand-in for a loaded machine leaving the worker behind.
+    pub worker_delay: Option<std::time::Duration>,
 }
 
 impl Default for Options {
@@ -266,6 +269,7 @@ impl Default for Options {
             },
             inspect: None,
             background: false,
+            worker_delay: None,
         }
     }
 }
@@ -752,6 +756,7 @@ impl<'p> Jit<'p> {
             hints: std::sync::Arc::new(hints),
             remove_allocations,
             inspect: options.inspect,
+            delay: options.worker_delay,
         };
         Jit {
             shared: std::sync::Arc::new(shared),
@@ -1225,7 +1230,8 @@ impl<'p> Jit<'p> {
         let mut r = self.code_run(run, stack.len() - 1);
         let end = cache.run(code, args, &mut r);
         self.code_ran(run, &r);
-        self.paid(machine, code, r.iterations);
+        let busy = run.worker.as_ref().is_some_and(background::Worker::busy);
+        self.paid(machine, code, r.iterations, busy);
         match end {
             TraceEnd::Error(e) => Err(e),
             TraceEnd::Printed(v) => Ok(Next::Printed(v)),
@@ -1294,8 +1300,11 @@ impl<'p> Jit<'p> {
     /// (`iterations` of loops); gives up the code's hot spot when, over
     /// many entries, they did not pay ([`entries_pay`]) — left for the
     /// interpreter about as soon as it is entered, or after too little
-    /// work, it costs more in transitions than it saves.
-    fn paid(&mut self, machine: &mut Machine, code: TraceId, iterations: u64) {
+    /// work, it costs more in transitions than it saves. Not judged while
+    /// the worker is `busy`: the code's bridges may be on the way (a
+    /// stack VM's dispatch loop, judged while every bridge was still being
+    /// optimized, was given up and the run interpreted).
+    fn paid(&mut self, machine: &mut Machine, code: TraceId, iterations: u64, busy: bool) {
         let every = self.options.judge_after.max(1);
         self.iterations += iterations;
         // Each iteration replaced about the statements it was recorded
@@ -1306,6 +1315,7 @@ impl<'p> Jit<'p> {
         c.iterations += iterations;
         if c.entries < every
             || !c.entries.is_multiple_of(every)
+            || busy
             || entries_pay(c.entries, c.iterations, c.recorded_ops as u64, per_iteration)
         {
             return;
