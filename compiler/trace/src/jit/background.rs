@@ -24,8 +24,8 @@
 //! (`FLOWC_JIT_BACKGROUND=0`, one core, the tests but those of the worker)
 //! the JIT's decisions depend on the program alone. A due point on the
 //! work clock would have kept them deterministic, but the clock runs far
-//! faster than the worker once loops run compiled (64 statements per
-//! iteration): on tutorial BF fractal 5 the running thread waited 77 of
+//! faster than the worker once loops run compiled (each iteration counts
+//! the statements it replaced): on tutorial BF fractal 5 the running thread waited 77 of
 //! the worker's 79 ms.
 //!
 //! **What may cross.** Values are shared by atomic counts, except
