@@ -8,10 +8,10 @@
 //!   the main graph, each calling a function
 //!   (`flowc_bench::scale::loops_in_sequence`);
 //! - `many functions`: 2,000 functions, each with its own 20-round loop,
-//!   called in turn 30 times (`flowc_bench::scale::many_functions`);
+//!   called in turn 30 times (`flowc_tests::loops::many_functions`);
 //! - `calls of a K-round loop`: one function whose loop runs K rounds per
 //!   call, called from 2,000 call sites 30 times, for K = 5, 10, 20
-//!   (`flowc_bench::scale::short_loop_calls`): every call a round trip
+//!   (`flowc_tests::loops::short_loop_calls`): every call a round trip
 //!   between the interpreter and compiled code.
 //!
 //! Each row runs the interpreter and `flowc run --engine jit` in turn,
@@ -34,6 +34,7 @@ use std::time::Instant;
 use flowc_bench::compile_run::{flowc, median};
 use flowc_bench::peers::{cell, root};
 use flowc_bench::scale;
+use flowc_tests::loops;
 
 // The process as flowc runs: its allocator, its load-time settings.
 flowc_runtime::process_setup!();
@@ -69,10 +70,10 @@ fn main() {
     }
     let mut generated = vec![
         ("loops in sequence".to_string(), scale::loops_in_sequence(5_000).replace("rounds = 3", "rounds = 200")),
-        ("many functions".to_string(), scale::many_functions(2_000)),
+        ("many functions".to_string(), loops::many_functions(2_000, 20)),
     ];
     for rounds in [5, 10, 20] {
-        generated.push((format!("calls of a {rounds}-round loop"), scale::short_loop_calls(rounds, 2_000)));
+        generated.push((format!("calls of a {rounds}-round loop"), loops::short_loop_calls(rounds, 2_000)));
     }
     for (name, text) in generated {
         let file = dir.join(format!("{}.fg", name.replace(' ', "_")));

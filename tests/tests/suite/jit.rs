@@ -102,6 +102,34 @@ fn jit_taking_over_a_paused_run_matches_reference_on_the_corpus() {
     assert!(took_over > 150, "the JIT took over only {took_over} runs");
 }
 
+/// Forty functions, each with a loop of 20 rounds called 30 times: each
+/// loop's code has little left to run when it is compiled, and the
+/// compiles return a fraction of their cost. Past the grace the budget
+/// stops paying for more (`Options::compile_grace`): fewer loops are
+/// compiled than without that bound, and the run prints the same.
+#[test]
+fn compiles_that_do_not_pay_back_stop_past_the_grace() {
+    let text = flowc_tests::loops::many_functions(40, 20);
+    let (bounded, unbounded) = flowc_codegen::with_stack(move || {
+        let program = flowc_lang::syntax::parse("functions.fg", &text).expect("it parses");
+        let label = flowc_lang::Symbol::intern("start");
+        let env = program.entry_env(label).expect("an entry").to_vec();
+        let expected = engines::reference(&program, label, &env);
+        let config = flowc_lang::interp::Config::default();
+        let mut stats = Vec::new();
+        for compile_grace in [30_000, u64::MAX] {
+            let options = Options { compile_grace, inspect: Some(check), ..Options::default() };
+            let (outcome, s) = engines::jit_run(&program, label, &env, &config, options);
+            assert_eq!(engines::outcome(outcome), expected);
+            stats.push(s);
+        }
+        let unbounded = stats.pop().expect("two runs");
+        (stats.pop().expect("two runs"), unbounded)
+    });
+    assert!(unbounded.traces > 20, "{unbounded}");
+    assert!(bounded.traces < unbounded.traces / 2, "{bounded}\n{unbounded}");
+}
+
 /// A loaded machine may leave the worker behind: with every job held up
 /// (`Options::worker_delay`), the stack VM's dispatch loop is entered
 /// more than a thousand times from the interpreter while its bridges are
@@ -112,9 +140,7 @@ fn jit_taking_over_a_paused_run_matches_reference_on_the_corpus() {
 fn a_loop_whose_bridges_are_late_is_not_given_up() {
     use flowc_tests::stack_vm;
     let (printed, stats) = flowc_codegen::with_stack(move || {
-        let path = corpus::workspace_root().join("tests/corpus/interpreters/stack_vm.fg");
-        let source = std::fs::read_to_string(&path).expect("the interpreter");
-        let program = flowc_lang::syntax::parse(&path.display().to_string(), &source).expect("it parses");
+        let program = corpus::program("tests/corpus/interpreters/stack_vm.fg");
         let env = flowc_lang::syntax::prolog::parse_env(&stack_vm::env(120)).expect("an environment");
         let options =
             Options { background: true, worker_delay: Some(std::time::Duration::from_millis(3)), ..Options::default() };
@@ -145,9 +171,7 @@ fn brainfuck_programs_run_under_the_jit() {
         (bf::bottles(1), false),
     ];
     let (inner, trees, jobs) = flowc_codegen::with_stack(move || {
-        let path = corpus::workspace_root().join("tests/corpus/interpreters/bf_tutorial.fg");
-        let source = std::fs::read_to_string(&path).expect("the interpreter");
-        let program = flowc_lang::syntax::parse(&path.display().to_string(), &source).expect("it parses");
+        let program = corpus::program("tests/corpus/interpreters/bf_tutorial.fg");
         let (mut inner, mut trees, mut jobs) = (0, 0, 0);
         for (text, eagerly) in &programs {
             let (sum, _) = bf::run(text).expect("a valid program");
@@ -308,9 +332,7 @@ fn the_compile_budget_defers_what_the_run_cannot_pay_for() {
     let text = bf::bottles(3);
     let (sum, _) = bf::run(&text).expect("a valid program");
     let (budgeted, unbounded) = flowc_codegen::with_stack(move || {
-        let path = corpus::workspace_root().join("tests/corpus/interpreters/bf_tutorial.fg");
-        let source = std::fs::read_to_string(&path).expect("the interpreter");
-        let program = flowc_lang::syntax::parse(&path.display().to_string(), &source).expect("it parses");
+        let program = corpus::program("tests/corpus/interpreters/bf_tutorial.fg");
         let env = flowc_lang::syntax::prolog::parse_env(&bf::tutorial_env(&text)).expect("an environment");
         let label = flowc_lang::Symbol::intern("start");
         let config = flowc_lang::interp::Config::default();
@@ -341,9 +363,7 @@ fn the_compile_budget_of_a_run_taken_over_starts_then() {
     let text = bf::bottles(3);
     let (sum, _) = bf::run(&text).expect("a valid program");
     let (own, credited) = flowc_codegen::with_stack(move || {
-        let path = corpus::workspace_root().join("tests/corpus/interpreters/bf_tutorial.fg");
-        let source = std::fs::read_to_string(&path).expect("the interpreter");
-        let program = flowc_lang::syntax::parse(&path.display().to_string(), &source).expect("it parses");
+        let program = corpus::program("tests/corpus/interpreters/bf_tutorial.fg");
         let env = flowc_lang::syntax::prolog::parse_env(&bf::tutorial_env(&text)).expect("an environment");
         let label = flowc_lang::Symbol::intern("start");
         let config = flowc_lang::interp::Config::default();

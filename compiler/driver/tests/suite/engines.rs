@@ -201,18 +201,9 @@ fn run_with_the_jit_takes_over_after_its_warmup() {
 /// does not wait for it. Both print what the interpreter prints.
 #[test]
 fn run_with_the_jit_prepares_a_big_program_while_it_warms_up() {
-    let functions = 120;
-    let mut program = String::from("entry start(n = 20)\n");
-    for i in 0..functions {
-        program.push_str(&format!(
-            "\nfunction f{i}(x):\n    s:\n        i = 12\n        acc = x\n        goto l\n    l:\n        if i goto body else goto done\n    body:\n        acc = acc * 3\n        acc = acc + {i}\n        acc = acc % 1000003\n        i = i - 1\n        goto l\n    done:\n        return acc\n"
-        ));
-    }
-    program.push_str("\nstart:\n    r = 0\n    goto outer\nouter:\n    if n goto c0 else goto fin\n");
-    for i in 0..functions {
-        program.push_str(&format!("c{i}:\n    r = call f{i}(r) then c{}\n", i + 1));
-    }
-    program.push_str(&format!("c{functions}:\n    n = n - 1\n    goto outer\nfin:\n    print_and_stop(r)\n"));
+    let program = flowc_tests::loops::many_functions(120, 12);
+    let parsed = flowc_lang::syntax::parse("big.fg", &program).expect("it parses");
+    assert!(parsed.statement_count() >= flowc_trace::jit::PREPARE_APART_STATEMENTS);
     let file = std::env::temp_dir().join(format!("flowc-big-jit-{}.fg", std::process::id()));
     std::fs::write(&file, &program).expect("the program written");
     let path = file.to_str().expect("a UTF-8 path");

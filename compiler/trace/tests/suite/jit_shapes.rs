@@ -572,32 +572,6 @@ fn code_whose_entries_save_less_than_their_transitions_is_given_up() {
     assert!(long.stats.per_trace[0].entries > 100, "{}", long.stats);
 }
 
-/// Forty functions, each with a loop of 20 rounds called 30 times: each
-/// loop's code has little left to run when it is compiled, and the
-/// compiles return a fraction of their cost. Past the grace the budget
-/// stops paying for more (`Options::compile_grace`): fewer loops are
-/// compiled than without that bound, and the run prints the same.
-#[test]
-fn compiles_that_do_not_pay_back_stop_past_the_grace() {
-    let mut text = String::from("entry start(n = 30)\n");
-    for i in 0..40 {
-        text.push_str(&format!(
-            "\nfunction f{i}(x):\n    s:\n        i = 20\n        acc = x\n        goto l\n    l:\n        if i goto body else goto done\n    body:\n        acc = acc * 3\n        acc = acc + {i}\n        acc = acc % 1000003\n        i = i - 1\n        goto l\n    done:\n        return acc\n"
-        ));
-    }
-    text.push_str("\nstart:\n    r = 0\n    goto outer\nouter:\n    if n goto c0 else goto fin\n");
-    for i in 0..40 {
-        text.push_str(&format!("c{i}:\n    r = call f{i}(r) then c{}\n", i + 1));
-    }
-    text.push_str("c40:\n    n = n - 1\n    goto outer\nfin:\n    print_and_stop(r)\n");
-    let options = |compile_grace| Options { compile_grace, ..checked() };
-    let bounded = run_text("functions.fg", &text, Hint::AsWritten, "start", None, options(30_000));
-    let unbounded = run_text("functions.fg", &text, Hint::AsWritten, "start", None, options(u64::MAX));
-    assert_eq!(bounded.output, unbounded.output);
-    assert!(unbounded.stats.traces > 20, "{}", unbounded.stats);
-    assert!(bounded.stats.traces < unbounded.stats.traces / 2, "{}\n{}", bounded.stats, unbounded.stats);
-}
-
 /// A loop whose iteration is longer than the trace limit: every recording
 /// aborts, and after `max_aborts` the hot spot is given up.
 #[test]

@@ -1,0 +1,73 @@
+//! Programs of many short-lived loops, the shapes where a JIT's compiles
+//! and round trips cost more than they save: functions each with its own
+//! loop of a few rounds, called in turn from a main loop too short to be
+//! hot ([`many_functions`]), and one such function called from many call
+//! sites in a row ([`short_loop_calls`]). The benchmarks run them large
+//! (`jit_short`), the tests small.
+
+/// A function `name(x)` whose loop runs `rounds` rounds of `acc = (acc *
+/// 3 + add) % 1000003` from `acc = x`, and returns `acc`.
+fn loop_function(name: &str, rounds: usize, add: usize) -> String {
+    format!(
+        "\nfunction {name}(x):\n    s:\n        i = {rounds}\n        acc = x\n        goto l\n    l:\n        if i goto body else goto done\n    body:\n        acc = acc * 3\n        acc = acc + {add}\n        acc = acc % 1000003\n        i = i - 1\n        goto l\n    done:\n        return acc\n"
+    )
+}
+
+/// The main graph: `r = 0`, then `n` times (an input, 30 by default) a
+/// call of each of `callees` in turn, each passing `r` on; prints `r`.
+fn called_in_turn(callees: impl IntoIterator<Item = String>) -> String {
+    let mut out =
+        String::from("\nstart:\n    r = 0\n    goto outer\nouter:\n    if n goto calls else goto fin\ncalls:\n");
+    let mut k = 0;
+    for callee in callees {
+        k += 1;
+        out.push_str(&format!("    r = call {callee}(r) then c{k}\nc{k}:\n"));
+    }
+    out.push_str("    n = n - 1\n    goto outer\nfin:\n    print_and_stop(r)\n");
+    out
+}
+
+/// `functions` functions, each running its own loop of `rounds` rounds,
+/// all called in turn from a main loop that goes round `n` times (30 by
+/// default): a program whose every loop is short-lived, and much of
+/// whose size is functions.
+pub fn many_functions(functions: usize, rounds: usize) -> String {
+    let mut out = String::from("entry start(n = 30)\n");
+    for i in 0..functions {
+        out.push_str(&loop_function(&format!("f{i}"), rounds, i));
+    }
+    out + &called_in_turn((0..functions).map(|i| format!("f{i}")))
+}
+
+/// One function whose loop runs `rounds` rounds per call, called from
+/// `calls` call sites in a row in a main loop that goes round `n` times
+/// (30 by default): the caller is never hot, so each call enters the
+/// loop's compiled code from the interpreter and leaves it there, and a
+/// round trip between them weighs against the rounds run compiled
+/// (`flowc_trace::jit::TRANSITION_STEPS`).
+pub fn short_loop_calls(rounds: usize, calls: usize) -> String {
+    let mut out = String::from("entry start(n = 30)\n");
+    out.push_str(&loop_function("f", rounds, 1));
+    out + &called_in_turn((0..calls).map(|_| "f".to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both programs print what their loops compute.
+    #[test]
+    fn the_programs_print_what_their_loops_compute() {
+        let step = |acc: i64, add: i64, rounds: usize| (0..rounds).fold(acc, |a, _| (a * 3 + add) % 1_000_003);
+        let run = |text: &str| {
+            let p = flowc_lang::syntax::parse("loops.fg", text).unwrap_or_else(|e| panic!("{e}"));
+            let label = flowc_lang::Symbol::intern("start");
+            let env = p.entry_env(label).expect("an entry").to_vec();
+            flowc_lang::interp::run(&p, label, &env, &flowc_lang::interp::Config::default()).expect("it runs").output()
+        };
+        let r = (0..30).fold(0, |r, _| (0..3).fold(r, |r, i| step(r, i, 4)));
+        assert_eq!(run(&many_functions(3, 4)), format!("{r}\n"));
+        let r = (0..30).fold(0, |r, _| (0..5).fold(r, |r, _| step(r, 1, 2)));
+        assert_eq!(run(&short_loop_calls(2, 5)), format!("{r}\n"));
+    }
+}
