@@ -177,7 +177,7 @@ pub fn jit_late(
         Warmup::Paused(paused) => paused,
     };
     let result = match preparing.finish() {
-        Ok(prepared) => Jit::prepared(&shared, prepared, options).take_over(env, paused, &config),
+        Ok(prepared) => Jit::prepared(&shared, prepared, options).take_over(paused, &config),
         Err(kind) => Err(interp::RuntimeError { kind, at: None }),
     };
     (outcome(result), true)

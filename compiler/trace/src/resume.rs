@@ -179,14 +179,10 @@ impl Plan {
     pub fn apply(&self, stored: &[Option<Value>], heap: &mut Heap, machine: &Machine, stack: &mut Vec<Frame>) {
         if let ([f], true) = (&self.frames[..], self.objects.is_empty()) {
             if stack.last().is_some_and(|top| top.graph == f.graph) {
-                let vars = f.vars.iter().filter_map(|(slot, src)| {
-                    let v = match src {
-                        Source::Stored(k) => stored.get(*k).cloned().flatten(),
-                        Source::Const(c) => Some(c.clone()),
-                        Source::Object(_) => unreachable!("a plan without objects"),
-                    };
-                    Some((*slot, v?))
-                });
+                // No objects: nothing is made (the vector stays empty).
+                let mut made = Vec::new();
+                let vars =
+                    f.vars.iter().filter_map(|(slot, src)| Some((*slot, self.value(src, stored, &mut made, heap)?)));
                 machine.rebind_top(stack, vars);
                 return;
             }

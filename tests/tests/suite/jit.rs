@@ -377,7 +377,7 @@ fn the_compile_budget_of_a_run_taken_over_starts_then() {
             };
             let options = Options { compile_allowance: Some(allowance), inspect: Some(check), ..Options::default() };
             let mut jit = Jit::new(&program, &module, options);
-            let outcome = jit.take_over(&env, paused, &config).expect("it runs");
+            let outcome = jit.take_over(paused, &config).expect("it runs");
             assert_eq!(outcome.value.to_print_string(), sum.to_string());
             stats.push(jit.stats());
         }

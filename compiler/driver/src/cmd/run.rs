@@ -290,7 +290,7 @@ fn run_jit(
         flowc_trace::jit::Options { keep_ir: false, background: flowc_trace::jit::second_core(), ..args.jit.options() };
     let mut jit = input::JitArgs::jit_logging(program, prepared, options, log);
     let result = match paused {
-        Some(p) => jit.take_over(env, p, config),
+        Some(p) => jit.take_over(p, config),
         None => jit.run(label, env, config),
     };
     let mut took = None;

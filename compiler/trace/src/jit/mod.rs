@@ -434,9 +434,6 @@ pub struct Jit<'p> {
     /// Per base name, the suffix [`Jit::fresh_name`] gave last.
     suffixes: HashMap<Symbol, u32>,
     stats: Stats,
-    /// Loop iterations compiled code ran, in all (the compile budget's
-    /// clock counts them).
-    iterations: u64,
     /// The statements compiled code's loop iterations replaced (the
     /// compile budget's clock counts them).
     compiled_work: u64,
@@ -776,7 +773,6 @@ impl<'p> Jit<'p> {
             names: HashMap::default(),
             suffixes: HashMap::default(),
             stats: Stats::default(),
-            iterations: 0,
             compiled_work: 0,
             compiles: 0,
             trees: trees::Trees::default(),
@@ -884,32 +880,20 @@ impl<'p> Jit<'p> {
     /// steps count the interpreted statements only.
     pub fn run(&mut self, entry: Symbol, env: &[(Symbol, Value)], config: &Config) -> Result<Outcome, RuntimeError> {
         let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
-        self.run_from(Begin::Entry(entry, env), None, &names, config)
+        let resolved = Resolved::new(self.shared.index.program(), &names);
+        self.run_from(Begin::Entry(entry, env), resolved, config)
     }
 
-    /// Goes on with a run the interpreter began from `env` and `paused`
-    /// ([`interpret_first`]; see "Starting late" above).
-    pub fn take_over(
-        &mut self,
-        env: &[(Symbol, Value)],
-        paused: Paused,
-        config: &Config,
-    ) -> Result<Outcome, RuntimeError> {
-        let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
+    /// Goes on with a run the interpreter began and `paused`
+    /// ([`interpret_first`]; see "Starting late" above), with the program
+    /// as it resolved it.
+    pub fn take_over(&mut self, paused: Paused, config: &Config) -> Result<Outcome, RuntimeError> {
         let Paused { stack, block, counts, resolved } = paused;
-        self.run_from(Begin::Paused { stack, block, counts }, Some(resolved), &names, config)
+        self.run_from(Begin::Paused { stack, block, counts }, resolved, config)
     }
 
-    /// [`Jit::run`] or [`Jit::take_over`].
-    /// `resolved`: the program as a paused run resolved it (else it is
-    /// resolved here, with `names` the environment's).
-    fn run_from(
-        &mut self,
-        begin: Begin,
-        resolved: Option<Resolved>,
-        names: &[Symbol],
-        config: &Config,
-    ) -> Result<Outcome, RuntimeError> {
+    /// [`Jit::run`] or [`Jit::take_over`], on the program as `resolved`.
+    fn run_from(&mut self, begin: Begin, mut resolved: Resolved, config: &Config) -> Result<Outcome, RuntimeError> {
         self.work_before = 0;
         if config.fuel.is_some() && !self.fuel_checks {
             // Code made without fuel checks could loop forever: start over.
@@ -918,7 +902,6 @@ impl<'p> Jit<'p> {
         }
         let shared = self.shared.clone();
         let program = shared.index.program();
-        let mut resolved = resolved.unwrap_or_else(|| Resolved::new(program, names));
         let profiler = self.profiler(&mut resolved);
         let mut machine = Machine::new(program, &resolved, config);
         machine.set_profiler(profiler);
@@ -1230,8 +1213,7 @@ impl<'p> Jit<'p> {
         let mut r = self.code_run(run, stack.len() - 1);
         let end = cache.run(code, args, &mut r);
         self.code_ran(run, &r);
-        let busy = run.worker.as_ref().is_some_and(background::Worker::busy);
-        self.paid(machine, code, r.iterations, busy);
+        self.paid(machine, run, code, r.iterations);
         match end {
             TraceEnd::Error(e) => Err(e),
             TraceEnd::Printed(v) => Ok(Next::Printed(v)),
@@ -1301,12 +1283,11 @@ impl<'p> Jit<'p> {
     /// many entries, they did not pay ([`entries_pay`]) — left for the
     /// interpreter about as soon as it is entered, or after too little
     /// work, it costs more in transitions than it saves. Not judged while
-    /// the worker is `busy`: the code's bridges may be on the way (a
+    /// the run's worker is busy: the code's bridges may be on the way (a
     /// stack VM's dispatch loop, judged while every bridge was still being
     /// optimized, was given up and the run interpreted).
-    fn paid(&mut self, machine: &mut Machine, code: TraceId, iterations: u64, busy: bool) {
+    fn paid(&mut self, machine: &mut Machine, run: &Run, code: TraceId, iterations: u64) {
         let every = self.options.judge_after.max(1);
-        self.iterations += iterations;
         // Each iteration replaced about the statements it was recorded
         // from.
         let per_iteration = self.iteration_ops(code);
@@ -1315,8 +1296,8 @@ impl<'p> Jit<'p> {
         c.iterations += iterations;
         if c.entries < every
             || !c.entries.is_multiple_of(every)
-            || busy
             || entries_pay(c.entries, c.iterations, c.recorded_ops as u64, per_iteration)
+            || run.worker.as_ref().is_some_and(background::Worker::busy)
         {
             return;
         }
