@@ -108,5 +108,5 @@ pub fn optimize(trace: &Trace) -> Trace {
     for (k, v) in &penv {
         out.push(TraceOp::Op1 { dst: *k, op: Operator::Known(Op::Same), arg: Arg::Const(v.clone()) });
     }
-    Trace { anchor: trace.anchor, ops: out, sites: Vec::new() }
+    Trace { ops: out, ..Trace::empty(trace.anchor) }
 }

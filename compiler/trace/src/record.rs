@@ -24,7 +24,7 @@ use flowc_lang::{env, Env, Symbol, Value};
 
 use flowc_ir::Site;
 
-use crate::trace::{Check, Trace, TraceOp};
+use crate::trace::{Check, ObjectIds, Trace, TraceOp};
 
 /// How tracing ended.
 #[derive(Debug)]
@@ -324,7 +324,11 @@ pub fn record_path(
     // several times.
     let mut ops = Vec::with_capacity(RECORDING_CAPACITY);
     let mut sites = Vec::with_capacity(RECORDING_CAPACITY);
-    let trace = |ops, sites| Trace { anchor: label, ops, sites };
+    let mut objects = ObjectIds::default();
+    for (k, f) in start.iter().enumerate() {
+        objects.add_start(k as u32, &f.env);
+    }
+    let trace = |ops, sites, objects| Trace { anchor: label, ops, sites, objects };
     // Operations recorded in the frames of each called function.
     let mut per_function: Vec<(Symbol, usize)> = Vec::new();
     let limit = limits.ops;
@@ -335,7 +339,7 @@ pub fn record_path(
         }
         if frames.len() == 1 && frames[0].function.is_some() && matches!(block.term, Terminator::Return(_)) {
             let frame = frames[0].resume_frame();
-            return Ok(Path::Returns { trace: trace(ops, sites), frame, label: block.label });
+            return Ok(Path::Returns { trace: trace(ops, sites, objects), frame, label: block.label });
         }
         let depth = frames.len();
         let (outer, innermost) = frames.split_at_mut(depth - 1);
@@ -344,6 +348,11 @@ pub fn record_path(
         for (i, s) in block.body.iter().enumerate() {
             let op = op_of(s);
             exec(&op, &mut frame.env, heap, &immutable).map_err(|k| error(k, fun, block, i))?;
+            if let TraceOp::Get { dst, .. } | TraceOp::New { dst, .. } = &op {
+                if let Some(Value::Object(o)) = frame.env.get(dst) {
+                    objects.results.push((ops.len() as u32, o.id()));
+                }
+            }
             ops.push(op);
             sites.push(site(fun, block, i));
         }
@@ -383,6 +392,9 @@ pub fn record_path(
                 let v = resolve(obj, env).map_err(|k| error(k, fun, block, n))?;
                 let is = objects::is_class(&v, *class);
                 let (resume_at, next) = if is { (*else_label, *then_label) } else { (*then_label, *else_label) };
+                if is {
+                    objects.passed.push((ops.len() as u32, next));
+                }
                 ops.push(TraceOp::Guard {
                     check: Check::Class(obj.clone(), *class, is),
                     resume: Vec::new(),
@@ -471,7 +483,7 @@ pub fn record_path(
         let frame = frames.last().expect("a frame");
         if frames.len() == 1 && at(next, &frame.env, ops.len()) == Arrival::Stop {
             let frame = frames[0].resume_frame();
-            return Ok(Path::Stopped { trace: trace(ops, sites), frame, label: next });
+            return Ok(Path::Stopped { trace: trace(ops, sites, objects), frame, label: next });
         }
         block = index.block(frame.function, next).ok_or_else(|| error(ErrorKind::UnknownLabel(next), fun, block, n))?;
     }

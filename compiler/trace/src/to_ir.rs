@@ -27,6 +27,21 @@
 //! operations are skipped): the optimizer folds them when their arguments
 //! are constants, and nothing inside them needs guarding; and calls the
 //! tracer did not follow (recorded as `call`), which stay calls too.
+//!
+//! ## Links that come back
+//! A value read from a field and checked to be an object of a class
+//! (`r = tape.r; if r is cell ...`) that the recording found to be an
+//! object the trace already held in another value — the start's, or an
+//! earlier read's or allocation's ([`crate::trace::ObjectIds`]) — is
+//! assumed to be that value: after the class guard, a guard that the two
+//! are the same object (leaving, with the guard's record, at the label
+//! the recording went on to), and from there the trace uses the earlier
+//! value. A doubly linked structure walked out and back (a BF tape's
+//! `>>><<<`, whose cells link both ways) then reads each cell's link
+//! once: the way back is checked by loads that no later operation waits
+//! for, where it was a chain of loads each waiting for the one before
+//! (Brainfuck fractal: a third of the compiled code's time), and what
+//! the trace knows of the earlier value's fields holds for it.
 
 use flowc_ir::{
     BlockId, Builder, Function, FunctionKind, GuardKind, InstKind, Operand, ResumeData, ResumeFrame, ResumeValue,
@@ -37,7 +52,9 @@ use flowc_lang::index::ProgramIndex;
 use flowc_lang::ops::{Form, Op};
 use flowc_lang::{Program, Symbol, Value};
 
-use crate::trace::{Check, Trace, TraceOp};
+use crate::trace::{Check, ObjectIds, Trace, TraceOp};
+
+use rustc_hash::FxHashMap as HashMap;
 
 /// A start value of a variable or field.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -280,6 +297,7 @@ pub fn convert(index: &ProgramIndex, name: Symbol, trace: &Trace, start: &Start,
         }
         b.terminate(entry, Terminator::Jump(body));
     }
+    let mut links = Links::new(&trace.objects, &frames);
     let mut skipping = 0usize;
     for (k, op) in trace.ops.iter().enumerate() {
         let before = b.func.blocks[body].insts.len();
@@ -296,7 +314,10 @@ pub fn convert(index: &ProgramIndex, name: Symbol, trace: &Trace, start: &Start,
                 frames[top].write(*dst, Operand::Value(v));
                 skipping = 1;
             }
-            _ => emit(index, &mut b, body, &mut frames, op),
+            _ => {
+                emit(index, &mut b, body, &mut frames, op);
+                links.after(k, op, &mut b, body, &mut frames);
+            }
         }
         if let Some(&site) = trace.sites.get(k) {
             for n in before..b.func.blocks[body].insts.len() {
@@ -317,14 +338,7 @@ pub fn convert(index: &ProgramIndex, name: Symbol, trace: &Trace, start: &Start,
                 if same.contains(&var) && back != Operand::Value(phi) {
                     // The record of the head as this iteration leaves it.
                     let resume = *checked.get_or_insert_with(|| b.resume(snapshot(&frames)));
-                    let eq = InstKind::Op {
-                        op: Operator::Known(Op::Eq),
-                        form: Form::Generic,
-                        args: [back, Operand::Value(phi)].into_iter().collect(),
-                    };
-                    let c = b.inst(body, eq, None).expect("ops have results");
-                    let guard = GuardKind::True(Operand::Value(c));
-                    b.inst(body, InstKind::Guard { kind: guard, resume, label: trace.anchor }, None);
+                    guard_same(&mut b, body, back, phi, resume, trace.anchor);
                     back = Operand::Value(phi);
                 }
                 let flowc_ir::ValueDef::Inst(i) = b.func.values[phi].def else { unreachable!("phis are instructions") };
@@ -344,6 +358,103 @@ pub fn convert(index: &ProgramIndex, name: Symbol, trace: &Trace, start: &Start,
         }
     }
     b.finish()
+}
+
+/// `eq made, known; guard_true`, leaving with record `resume` at `label`:
+/// the object `made` is the one `known` holds.
+fn guard_same(
+    b: &mut Builder,
+    block: BlockId,
+    made: Operand,
+    known: ValueId,
+    resume: flowc_ir::ResumeId,
+    label: Symbol,
+) {
+    let eq = InstKind::Op {
+        op: Operator::Known(Op::Eq),
+        form: Form::Generic,
+        args: [made, Operand::Value(known)].into_iter().collect(),
+    };
+    let c = b.inst(block, eq, None).expect("ops have results");
+    b.inst(block, InstKind::Guard { kind: GuardKind::True(Operand::Value(c)), resume, label }, None);
+}
+
+/// The link speculation of the conversion (module docs, "Links that come
+/// back"): which value first held each object the recording met.
+struct Links<'t> {
+    seen: &'t ObjectIds,
+    /// Each object, the first value that held it.
+    holder: HashMap<u64, ValueId>,
+    /// Each value known to hold an object, that object.
+    object: HashMap<ValueId, u64>,
+    /// The next entries of `seen.results` and `seen.passed`.
+    result: usize,
+    passed: usize,
+}
+
+impl<'t> Links<'t> {
+    /// Knowing what the start's `frames` (the loop's phis in place) hold.
+    fn new(seen: &'t ObjectIds, frames: &[Frame]) -> Links<'t> {
+        let mut links = Links { seen, holder: HashMap::default(), object: HashMap::default(), result: 0, passed: 0 };
+        for &(k, var, id) in &seen.start {
+            if let Some(Operand::Value(v)) = frames.get(k as usize).and_then(|f| f.vars.get(&var)) {
+                links.note(*v, id);
+            }
+        }
+        links
+    }
+
+    fn note(&mut self, v: ValueId, id: u64) {
+        self.object.insert(v, id);
+        self.holder.entry(id).or_insert(v);
+    }
+
+    /// After operation `k` (`op`) was converted into `block`.
+    fn after(&mut self, k: usize, op: &TraceOp, b: &mut Builder, block: BlockId, frames: &mut [Frame]) {
+        let k = k as u32;
+        let top = frames.len() - 1;
+        if let Some(&id) = at(&self.seen.results, &mut self.result, k) {
+            if let TraceOp::Get { dst, .. } | TraceOp::New { dst, .. } = op {
+                if let Some(Operand::Value(v)) = frames[top].vars.get(dst) {
+                    self.note(*v, id);
+                }
+            }
+        }
+        let Some(&taken) = at(&self.seen.passed, &mut self.passed, k) else { return };
+        let TraceOp::Guard { check: Check::Class(a, _, true), .. } = op else { return };
+        let Operand::Value(made) = frames[top].read(a) else { return };
+        let Some(&known) = self.object.get(&made).and_then(|id| self.holder.get(id)) else { return };
+        if known == made {
+            return;
+        }
+        // The class guard's record: the state the guard saw.
+        let last = b.func.blocks[block].insts.last().copied();
+        let resume = match last.map(|i| &b.func.insts[i].kind) {
+            Some(InstKind::Guard { resume, .. }) => *resume,
+            _ => b.resume(snapshot(frames)),
+        };
+        guard_same(b, block, Operand::Value(made), known, resume, taken);
+        for f in frames.iter_mut() {
+            for v in f.vars.values_mut() {
+                if *v == Operand::Value(made) {
+                    *v = Operand::Value(known);
+                }
+            }
+        }
+    }
+}
+
+/// The entry of `entries` (ascending by index) for index `k`, moving
+/// `next` past it and past those of operations not converted (skipped).
+fn at<'e, T>(entries: &'e [(u32, T)], next: &mut usize, k: u32) -> Option<&'e T> {
+    while entries.get(*next).is_some_and(|(i, _)| *i < k) {
+        *next += 1;
+    }
+    let (i, x) = entries.get(*next)?;
+    (*i == k).then(|| {
+        *next += 1;
+        x
+    })
 }
 
 /// Allocates the start's objects in `block`, in the order resuming the

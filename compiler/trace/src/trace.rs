@@ -89,16 +89,70 @@ pub struct Trace {
     /// The source site of each operation (for error messages); empty when
     /// unknown (an optimized trace).
     pub sites: Vec<flowc_ir::Site>,
+    /// Which objects the recording met (empty when unknown).
+    pub objects: ObjectIds,
+}
+
+/// What a recording saw of objects, by identity ([`flowc_lang::heap`]'s
+/// `Obj::id`; no handle, so a trace can cross threads), for the
+/// conversion's link speculation ([`crate::to_ir`], "Links that come
+/// back"). Indices are into [`Trace::ops`], ascending.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ObjectIds {
+    /// The objects the frames held where the recording started: frame
+    /// (base first), variable, object.
+    pub start: Vec<(u32, Symbol, u64)>,
+    /// The operations whose result was an object (`get`, `new`): index,
+    /// object.
+    pub results: Vec<(u32, u64)>,
+    /// The class guards the recording passed (the value was an object of
+    /// the class): index, and the label the recording went on to.
+    pub passed: Vec<(u32, Symbol)>,
+}
+
+impl ObjectIds {
+    /// Notes the objects `env`, frame `frame`'s variables where the
+    /// recording starts, holds.
+    pub fn add_start(&mut self, frame: u32, env: &[(Symbol, Value)]) {
+        for (name, v) in env {
+            if let Value::Object(o) = v {
+                self.start.push((frame, *name, o.id()));
+            }
+        }
+    }
+
+    /// The part of `self` from operation `at` on, renumbered from 0 (its
+    /// start left empty: the caller knows the frames there); `self` keeps
+    /// the part before.
+    fn split_off(&mut self, at: usize) -> ObjectIds {
+        let at = at as u32;
+        let results = split_indexed(&mut self.results, at);
+        let passed = split_indexed(&mut self.passed, at);
+        ObjectIds { start: Vec::new(), results, passed }
+    }
+}
+
+/// The entries of `v` at index `at` or later, renumbered from `at`.
+fn split_indexed<T>(v: &mut Vec<(u32, T)>, at: u32) -> Vec<(u32, T)> {
+    let from = v.partition_point(|(k, _)| *k < at);
+    v.split_off(from).into_iter().map(|(k, x)| (k - at, x)).collect()
 }
 
 impl Trace {
+    /// An empty trace anchored at `anchor`.
+    pub fn empty(anchor: Symbol) -> Trace {
+        Trace { anchor, ops: Vec::new(), sites: Vec::new(), objects: ObjectIds::default() }
+    }
+
     /// Cuts the trace before operation `at`: the operations before it, and
     /// those from it on as a trace anchored at `label` (where the base
-    /// frame was when the first of them was recorded).
+    /// frame was when the first of them was recorded; what its frames held
+    /// there is not known: [`ObjectIds::start`] is empty).
     pub fn split_at(mut self, at: usize, label: Symbol) -> (Trace, Trace) {
         let ops = self.ops.split_off(at);
         let sites = if self.sites.len() >= at { self.sites.split_off(at) } else { Vec::new() };
-        (self, Trace { anchor: label, ops, sites })
+        let objects = self.objects.split_off(at);
+        (self, Trace { anchor: label, ops, sites, objects })
     }
 }
 

@@ -236,8 +236,9 @@ impl<'p> Jit<'p> {
         label: Symbol,
         pairs: &[(Symbol, Value)],
         end: &Env,
-        looped: crate::trace::Trace,
+        mut looped: crate::trace::Trace,
     ) -> Option<TraceId> {
+        looped.objects.add_start(0, pairs);
         let resolved = run.resolved;
         let graph = &resolved.graphs[g as usize];
         let block = *graph.labels.get(&label)?;
@@ -443,7 +444,7 @@ impl<'p> Jit<'p> {
         let recorded = match immediate {
             Some(code) => {
                 target = Some(code);
-                let trace = crate::trace::Trace { anchor: texit.label, ops: Vec::new(), sites: Vec::new() };
+                let trace = crate::trace::Trace::empty(texit.label);
                 Ok(Path::Stopped { trace, frame: frames[0].clone(), label: texit.label })
             }
             None => {

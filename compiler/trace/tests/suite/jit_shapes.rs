@@ -206,23 +206,60 @@ fn an_interpreters_position_tests_fold_in_its_loop() {
     expect![[r#"
 
         b2 dispatch:
-            v41:v = get v2, v
-            v42:v = add.word v41, 1
-            v43:v = mod.word v42, 256
-            set v2, v, v43
-            v44:v = get v6, v
-            v45:v = add.word v44, 1
-            v46:v = mod.word v45, 256
-            v47:v = add.word v46, 1
-            v48:v = mod.word v47, 256
-            set v6, v, v48
-            v49:v = get v0, v
-            v50:v = sub.word v49, 1
-            v51:v = mod.word v50, 256
-            set v0, v, v51
-            guard_true v51, r6 else next
+            v42:v = get v2, v
+            v43:v = add.word v42, 1
+            v44:v = mod.word v43, 256
+            set v2, v, v44
+            v45:v = get v6, v
+            v46:v = add.word v45, 1
+            v47:v = mod.word v46, 256
+            v48:v = add.word v47, 1
+            v49:v = mod.word v48, 256
+            set v6, v, v49
+            v50:v = get v0, v
+            v51:v = sub.word v50, 1
+            v52:v = mod.word v51, 256
+            set v0, v, v52
+            guard_true v52, r3 else next
             jump b2"#]]
     .assert_eq(lp);
+}
+
+/// A walk out and back over cells linked both ways: the way back reaches
+/// cells the way out passed, which the trace assumes after each link's
+/// class guard (`eq` of the cell read and the one held, `guard_true`
+/// leaving at the label the recording went on to), so the loop's start
+/// cell comes back and the loop, peeled, only counts. Halfway the middle
+/// cell's link is turned: the assumption fails at every walk from then
+/// on, the failing guard gets a bridge, and the output is the
+/// interpreter's.
+#[test]
+fn links_that_come_back_are_assumed_and_checked() {
+    let r = run("tests/corpus/shapes/links_back.fg", Hint::Absent, "start", None, checked());
+    assert_eq!(r.output, "500001500\n");
+    let body = r.traces.iter().find(|t| t.starts_with("trace 'walk.body'(")).expect("the loop");
+    assert!(body.contains("else left2\n"), "the way back checked:\n{body}");
+    assert!(r.log.contains("compiled left2 from exit"), "a bridge where the assumption failed:\n{}", r.log);
+    expect![[r#"
+
+        b2 walk:
+            v20:n = phi [b1: v19, b2: v28]
+            v21:at = eq v20, v4
+            guard_false v21, r2 else turn
+            v22:r = get v1, r
+            guard_link v22, cell, r3 else out2
+            v23 = eq.word v22, v2
+            guard_true v23, r3 else right1
+            v24:v = get v3, v
+            v25:v = add.int v24, 1
+            set v3, v, v25
+            v26:w = get v1, v
+            v27:w = add.int v26, 1
+            set v1, v, v27
+            v28:n = sub.word v20, 1
+            guard_true v28, r4 else done
+            jump b2"#]]
+    .assert_eq(loop_part(&r.traces));
 }
 
 /// A variable the loop never writes and compares once (here with a
