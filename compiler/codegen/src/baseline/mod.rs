@@ -115,6 +115,11 @@ pub struct Compiled {
     /// For each exit (of `Building::exits`, in order), the words of the values
     /// it stores: offsets from the stack pointer.
     pub exit_words: Vec<Vec<i32>>,
+    /// Where the code leaves by each exit (one stub per guard, and the
+    /// end's): the exit's number (as `exit_words`) and the offset of its
+    /// stub, whose first instruction a link into a bridge in this frame
+    /// overwrites with a jump there ([`crate::in_memory::TraceCache::link`]).
+    pub stubs: Vec<(u32, u32)>,
 }
 
 /// A baseline trace's frame as the code running in it sees it: its own
@@ -212,6 +217,7 @@ pub fn compile(
         direct: None,
         body: 0,
         exit_words: Vec::new(),
+        stubs: Vec::new(),
         stop,
         leave,
         store_values,
@@ -227,9 +233,9 @@ pub fn compile(
         in_loop: false,
     };
     e.run()?;
-    let Emit { a, safepoints, own: frame, direct, body, exit_words, .. } = e;
+    let Emit { a, safepoints, own: frame, direct, body, exit_words, stubs, .. } = e;
     let code = a.finish().ok_or("a jump to nowhere")?;
-    Ok(Compiled { code, safepoints, frame, direct, body, exit_words })
+    Ok(Compiled { code, safepoints, frame, direct, body, exit_words, stubs })
 }
 
 /// Whether `f`'s blocks form a chain in layout order: the entry first,
@@ -423,6 +429,7 @@ struct Emit<'e, 'a> {
     direct: Option<u32>,
     body: u32,
     exit_words: Vec<Vec<i32>>,
+    stubs: Vec<(u32, u32)>,
     stop: Label,
     leave: Label,
     /// The tail exits jump to that store their values
@@ -1516,6 +1523,8 @@ impl Emit<'_, '_> {
         let links = self.env.links.as_mut().expect("checked");
         let number = links.first_exit + n;
         let slot = links.slots.slot(number) as *const crate::lower::ExitSlot as i64;
+        // A direct link overwrites this instruction (10 bytes) with a jump.
+        self.stubs.push((n as u32, self.a.offset()));
         self.a.mov_imm64(RDX, slot);
         self.a.load(RCX, RDX, std::mem::offset_of!(crate::lower::ExitSlot, direct) as i32);
         let stores = self.a.label();

@@ -22,8 +22,12 @@
 //! relative; calls and constants are absolute addresses), so it runs
 //! wherever it is copied. x86-64 processors check stores against fetched
 //! instructions by physical address, and code is entered only after it
-//! was copied, by a jump through its code slot: no bytes are ever written
-//! where code has run, or may have been fetched from.
+//! was copied, by a jump through its code slot. The one write where code
+//! has run is a link: an exit stub's first instruction overwritten with a
+//! jump into its bridge ([`CodeHeap::patch_jump`]), done on the thread
+//! that runs the code, between runs of it, so no instruction is being
+//! fetched from those bytes as they change; the processor's physical
+//! address check makes the next fetch see them.
 //!
 //! Where the system refuses an executable mapping of a memfd (Linux's
 //! `vm.memfd_noexec`, or not Linux), a chunk is one anonymous mapping,
@@ -189,6 +193,30 @@ impl CodeHeap {
         Ok(address)
     }
 
+    /// Overwrites the instruction of at least five bytes at `at` (an
+    /// address `install` returned, plus an offset within that code) with
+    /// a jump to `to`; false, writing nothing, when `to` is out of a
+    /// 32-bit displacement's reach or `at` is not in the heap.
+    pub fn patch_jump(&mut self, at: u64, to: u64) -> bool {
+        let Ok(rel) = i32::try_from(to as i64 - (at as i64 + 5)) else { return false };
+        let Some(chunk) = self.chunks.iter().find(|c| (c.exec as u64..c.exec as u64 + c.used as u64).contains(&at))
+        else {
+            return false;
+        };
+        let mut jump = [0xe9u8, 0, 0, 0, 0];
+        jump[1..].copy_from_slice(&rel.to_le_bytes());
+        // SAFETY: `at` lies in the chunk's installed code (checked above),
+        // five bytes of an instruction of that length; the writable view
+        // maps the same bytes at the same offset. No code runs meanwhile
+        // (code runs on this thread only), and the processor sees the
+        // store before it next fetches there (module docs).
+        unsafe {
+            let offset = at as usize - chunk.exec as usize;
+            std::ptr::copy_nonoverlapping(jump.as_ptr(), chunk.write.add(offset), jump.len());
+        }
+        true
+    }
+
     /// Bytes of code installed so far.
     pub fn size(&self) -> usize {
         self.size
@@ -215,6 +243,22 @@ mod tests {
         };
         assert_eq!((a, b), (42, 7));
         assert_eq!(heap.size(), 12);
+    }
+
+    /// Code that has run, patched: its first instruction a jump to other
+    /// code, which runs instead; an address outside the heap is refused.
+    #[test]
+    fn a_patched_instruction_jumps_where_it_was_told() {
+        let mut heap = CodeHeap::new();
+        let first = heap.install("answer", &[0xb8, 42, 0, 0, 0, 0xc3]).unwrap();
+        let second = heap.install("seven", &[0xb8, 7, 0, 0, 0, 0xc3]).unwrap();
+        // SAFETY: as above; after the patch `first` is a jump to `second`.
+        let call = |f: *const u8| unsafe { std::mem::transmute::<*const u8, extern "C" fn() -> i32>(f)() };
+        assert_eq!(call(first), 42);
+        assert!(heap.patch_jump(first as u64, second as u64));
+        assert_eq!((call(first), call(second)), (7, 7));
+        let elsewhere = [0u8; 8];
+        assert!(!heap.patch_jump(elsewhere.as_ptr() as u64, second as u64));
     }
 
     #[test]

@@ -418,6 +418,10 @@ struct CacheInner {
     /// By [`ExitId`]: for an exit of baseline code, the words its values
     /// are in (offsets from its trace's stack pointer).
     exit_words: Vec<Option<Box<[i32]>>>,
+    /// By [`ExitId`]: for an exit of baseline code, the addresses of its
+    /// stubs ([`crate::baseline::Compiled::stubs`]), which a direct link
+    /// makes jumps into the bridge.
+    exit_stubs: Vec<Box<[u64]>>,
     /// By [`TraceId`]: how baseline code's frame is laid out (`None` for
     /// Cranelift's code).
     frames: Vec<Option<BaselineFrame>>,
@@ -468,6 +472,7 @@ impl TraceCache {
             trace_entry,
             exits: Vec::new(),
             exit_words: Vec::new(),
+            exit_stubs: Vec::new(),
             frames: Vec::new(),
             slots: ExitSlots::default(),
             objects,
@@ -591,6 +596,7 @@ impl TraceCache {
             let defined = match baseline {
                 Some(mut code) => {
                     exit_words = std::mem::take(&mut code.exit_words);
+                    let stubs = std::mem::take(&mut code.stubs);
                     frames.push(Some(BaselineFrame {
                         frame: code.frame.clone(),
                         root: inherits.map_or(t, |(_, _, _, root, _)| *root),
@@ -598,7 +604,16 @@ impl TraceCache {
                         direct: code.direct,
                         body: code.body,
                     }));
-                    install_baseline(&mut inner.code_heap, &mut inner.unit, t, f.name, code).map(Placed::Installed)
+                    install_baseline(&mut inner.code_heap, &mut inner.unit, t, f.name, code).map(|(record, at)| {
+                        // The stubs' addresses, by exit.
+                        let mut by_exit = vec![Vec::new(); exits.len()];
+                        for &(n, offset) in &stubs {
+                            by_exit[n as usize].push(at + offset as u64);
+                        }
+                        inner.exit_stubs.resize(first_exit, Box::default());
+                        inner.exit_stubs.extend(by_exit.into_iter().map(Vec::into_boxed_slice));
+                        Placed::Installed(record)
+                    })
                 }
                 None => {
                     frames.push(None);
@@ -669,10 +684,11 @@ impl TraceCache {
         let p = &inner.unit.placed()[inner.entries[t.0 as usize].placed];
         // SAFETY: `p.address` is where the trace's code was placed (the
         // code heap's executable view, or the JIT module's finalized code)
-        // and `p.size` its length; the code stays mapped, readable and
-        // unchanged (link slots live in data, not in code) while the
-        // cache's heap and module live, which the borrow of `inner`
-        // ensures for the copy made here.
+        // and `p.size` its length; the code stays mapped and readable
+        // while the cache's heap and module live, and unchanged but by a
+        // link (which patches an exit stub under a mutable borrow of
+        // `inner`), which the borrow of `inner` ensures for the copy made
+        // here.
         let bytes = unsafe { std::slice::from_raw_parts(p.address as *const u8, p.size) }.to_vec();
         FunctionCode { name: p.name, address: p.address as u64, bytes, places: p.places.clone() }
     }
@@ -716,7 +732,7 @@ impl TraceCache {
     /// From now on, exit `e` continues in trace `bridge`, which must take
     /// the exit's values as its parameters (as many).
     pub fn link(&self, e: ExitId, bridge: TraceId) -> Result<(), String> {
-        let inner = self.inner.borrow();
+        let inner = &mut *self.inner.borrow_mut();
         let (exit, _) = inner.exits.get(e.0 as usize).ok_or("no such exit")?;
         let entry = inner.entries.get(bridge.0 as usize).ok_or("no such trace")?;
         if entry.params.len() != exit.values.len() {
@@ -733,7 +749,15 @@ impl TraceCache {
                 let name = inner.unit.placed()[entry.placed].name;
                 return Err(format!("{name} runs in the frame of another exit's trace"));
             }
-            Some(frame) => slot.direct.set(address + frame.direct.expect("an inheriting bridge's") as u64),
+            Some(frame) => {
+                let direct = address + frame.direct.expect("an inheriting bridge's") as u64;
+                slot.direct.set(direct);
+                // Its stubs jump there: no load of the slot, no indirect
+                // jump (a stub out of reach keeps reading the slot).
+                for &stub in inner.exit_stubs.get(e.0 as usize).map_or(&[][..], |s| &s[..]) {
+                    inner.code_heap.patch_jump(stub, direct);
+                }
+            }
             None => {}
         }
         slot.target.set(address);
@@ -943,20 +967,22 @@ fn define_functions(inner: &mut CacheInner) -> Result<(), String> {
 }
 
 /// Copies baseline trace `t`'s code (named `name`) into `heap` and
-/// registers it in `unit`; returns its record's index there.
+/// registers it in `unit`; returns its record's index there and its
+/// address.
 fn install_baseline(
     heap: &mut CodeHeap,
     unit: &mut CodeUnit,
     t: TraceId,
     name: Symbol,
     code: crate::baseline::Compiled,
-) -> Result<usize, String> {
+) -> Result<(usize, u64), String> {
     let address = heap.install(&format!("t{}_{name}", t.0), &code.code)?;
     if std::env::var_os("FLOWC_DISASM").is_some() {
         // As for Cranelift's code (`define`): the bytes as they will run.
         eprint!("{}", crate::disasm::listing(&[(name, 0, &code.code)]));
     }
-    Ok(unit.register_at(name, address as usize, code.code.len(), &code.safepoints, &code.frame.slots))
+    let record = unit.register_at(name, address as usize, code.code.len(), &code.safepoints, &code.frame.slots);
+    Ok((record, address as u64))
 }
 
 /// Where a trace's code went: copied into the cache's [`CodeHeap`] (its

@@ -387,3 +387,43 @@ fn each_exit_stores_its_own_values_in_order() {
     assert_eq!(run_baseline(THREE_EXITS, &[5, 0, 8]), vec![8, 0, 5]);
     assert_eq!(run_baseline(THREE_EXITS, &[5, 7, 8]), vec![7, 9, 5]);
 }
+
+/// A bridge compiled in its exit's frame (`TraceCache::compile_bridge`):
+/// linking it overwrites the exit's stub with a jump into the bridge
+/// (`jmp rel32`, five bytes: nothing else of the code changes), so a
+/// crossing loads no link slot and jumps through no register; the loop
+/// made of `LINKED`'s trace and that bridge runs down to the guard's
+/// exit, its crossings uncounted.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_direct_link_makes_the_exit_stub_a_jump_into_the_bridge() {
+    flowc_codegen::with_stack(|| {
+        let module = flowc_ir::parse::module("linked", LINKED).unwrap();
+        let cache = TraceCache::new(std::sync::Arc::new(module.clone()), module.layout(), Options::default()).unwrap();
+        let count = cache.compile_all(&[&module.functions[0]], Codegen::Baseline).unwrap()[0];
+        let exits = cache.exits_of(count);
+        let linked = *exits.iter().find(|&&e| !cache.exit(e).0.guard).expect("the exit terminator's exit");
+        let again = cache.compile_bridge(&module.functions[1], linked, Codegen::Baseline).unwrap();
+        let before = cache.code(count);
+        cache.link(linked, again).unwrap();
+        assert!(cache.linked_directly(linked));
+        let after = cache.code(count);
+        let changed: Vec<usize> = (0..before.bytes.len()).filter(|&k| before.bytes[k] != after.bytes[k]).collect();
+        let at = changed[0];
+        assert!(changed.iter().all(|&k| k < at + 5), "{changed:?}");
+        assert_eq!(after.bytes[at], 0xe9, "a jmp rel32");
+        let rel = i32::from_le_bytes(after.bytes[at + 1..at + 5].try_into().unwrap());
+        let target = (after.address + at as u64 + 5).wrapping_add(rel as i64 as u64);
+        let bridge = cache.code(again);
+        assert!((bridge.address..bridge.address + bridge.bytes.len() as u64).contains(&target), "{target:#x}");
+        let mut run = flowc_codegen::RunState { max_depth: 1000, ..Default::default() };
+        match cache.run(count, &[Value::Int(5000)], &mut run) {
+            TraceEnd::Exit { exit, values } => {
+                assert!(exit != linked && cache.exit(exit).0.guard, "left by the guard");
+                assert_eq!(values.first().cloned(), Some(Some(Value::Int(0))));
+            }
+            _ => panic!("the run leaves by an exit"),
+        }
+        assert_eq!(cache.linked_failures(linked), 0);
+    })
+}
