@@ -356,16 +356,13 @@ impl Asm {
         self.byte(imm as u8);
     }
 
-    /// `mov [base + index*8 - 8], src`.
-    pub fn store_indexed(&mut self, base: Reg, index: Reg, src: Reg) {
+    /// `rep stosq`: rcx words of rax from rdi up (rdi and rcx consumed).
+    pub fn rep_stosq(&mut self) {
         // Any word of the frame, maybe.
         self.holds = [None; 16];
-        self.byte(0x48 | ((src.0 >> 3) << 2) | ((index.0 >> 3) << 1) | (base.0 >> 3));
-        self.byte(0x89);
-        // ModRM: disp8, SIB; SIB: scale 8, index, base.
-        self.byte(0x44 | ((src.0 & 7) << 3));
-        self.byte(0xc0 | ((index.0 & 7) << 3) | (base.0 & 7));
-        self.byte(0xf8);
+        self.byte(0xf3);
+        self.byte(0x48);
+        self.byte(0xab);
     }
 
     /// `mov dst, [base + index*8 + 8]`.
@@ -668,7 +665,7 @@ mod tests {
         assert_eq!(hex(|a| a.alu_mem_imm8(Alu::Add, RBX, 0x38, 1)), "48 83 43 38 01");
         assert_eq!(hex(|a| a.test(RAX, RAX)), "48 85 c0");
         assert_eq!(hex(|a| a.test_imm(RCX, 7)), "48 f7 c1 07 00 00 00");
-        assert_eq!(hex(|a| a.store_indexed(RSP, RCX, RAX)), "48 89 44 cc f8");
+        assert_eq!(hex(|a| a.rep_stosq()), "f3 48 ab");
         assert_eq!(hex(|a| a.load_indexed(RAX, RDX, RCX)), "48 8b 44 ca 08");
         assert_eq!(hex(|a| a.imul(RAX, RCX)), "48 0f af c1");
         assert_eq!(hex(|a| a.sar(RAX, 1)), "48 c1 f8 01");

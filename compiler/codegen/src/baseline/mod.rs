@@ -554,7 +554,8 @@ impl Emit<'_, '_> {
 
     /// Zeroes the first `words` words above the stack pointer: a store
     /// each for a few (a bridge's words, zeroed at every crossing into
-    /// it), else a loop of stores.
+    /// it), else `rep stosq` (against a loop of stores, the BF fractal's
+    /// preambles zero up to 200 words at each entry: 2-3% faster runs).
     fn zero(&mut self, words: i32) {
         if words <= 0 {
             return;
@@ -567,13 +568,10 @@ impl Emit<'_, '_> {
             }
             return;
         }
-        // rcx counts the words down.
+        // `rep stosq`, rcx words from rdi (free: the context is in rbx).
         a.mov_imm(RCX, words as i64);
-        let top = a.label();
-        a.bind(top);
-        a.store_indexed(RSP, RCX, RAX);
-        a.alu_imm(Alu::Sub, RCX, 1);
-        a.jcc(Cond::NotEqual, top);
+        a.mov(RDI, RSP);
+        a.rep_stosq();
     }
 
     /// The parameters from the exit buffer to their words.
