@@ -231,6 +231,7 @@ pub fn compile(
         regs: Vec::new(),
         to_regs: Vec::new(),
         in_loop: false,
+        fused: Vec::new(),
     };
     e.run()?;
     let Emit { a, safepoints, own: frame, direct, body, exit_words, stubs, .. } = e;
@@ -356,6 +357,85 @@ enum Dst {
     Reg(Reg),
 }
 
+/// The flags under which comparison `op` of two words of small integers
+/// (or of immediates, for equality) holds, and under which it does not.
+fn conditions(op: Op) -> (Cond, Cond) {
+    match op.condition().expect("a comparison") {
+        Condition::Less => (Cond::Less, Cond::GreaterEqual),
+        Condition::LessEqual => (Cond::LessEqual, Cond::Greater),
+        Condition::Greater => (Cond::Greater, Cond::LessEqual),
+        Condition::GreaterEqual => (Cond::GreaterEqual, Cond::Less),
+        Condition::Equal => (Cond::Equal, Cond::NotEqual),
+        Condition::NotEqual => (Cond::NotEqual, Cond::Equal),
+    }
+}
+
+/// The comparisons of `f` (sorted) whose result only the next instruction
+/// reads: a `guard_true` or `guard_false` on it, whose record may hold it
+/// too when no other record does (`d = i < n; if d ...`, the commonest
+/// loop test, keeps `d` in the guard's record). The comparison then sets
+/// the flags the guard jumps on ([`Emit::fused_compare`]) instead of
+/// making a word of 0 or 1 for the guard to test, and the result's word
+/// is written only where the guard leaves, with the value its failing
+/// implies.
+fn fused_compares(f: &Function) -> Vec<flowc_ir::InstId> {
+    let is_compare = |i: flowc_ir::InstId| {
+        matches!(f.insts[i].kind.known_op(), Some((op, _)) if op.condition().is_some()) && f.insts[i].result.is_some()
+    };
+    // Reads of each compared value: operands, and records that hold it
+    // (the guard or exit they belong to counts once each).
+    let mut reads: HashMap<ValueId, u32> = HashMap::default();
+    let compared: Vec<ValueId> = f
+        .layout
+        .iter()
+        .flat_map(|&b| &f.blocks[b].insts)
+        .filter(|&&i| is_compare(i))
+        .filter_map(|&i| f.insts[i].result)
+        .collect();
+    if compared.is_empty() {
+        return Vec::new();
+    }
+    for &v in &compared {
+        reads.insert(v, 0);
+    }
+    let mut count = |o: &Operand| {
+        if let Operand::Value(v) = o {
+            if let Some(n) = reads.get_mut(v) {
+                *n += 1;
+            }
+        }
+    };
+    for &b in &f.layout {
+        for &i in &f.blocks[b].insts {
+            f.insts[i].kind.operands().for_each(&mut count);
+            if let InstKind::Guard { resume, .. } = &f.insts[i].kind {
+                f.resumes[*resume].operands().for_each(&mut count);
+            }
+        }
+        f.blocks[b].term.operands().for_each(&mut count);
+        if let Terminator::Exit { resume, .. } = &f.blocks[b].term {
+            f.resumes[*resume].operands().for_each(&mut count);
+        }
+    }
+    let mut out = Vec::new();
+    for &b in &f.layout {
+        for pair in f.blocks[b].insts.windows(2) {
+            let (i, g) = (pair[0], pair[1]);
+            let Some(c) = f.insts[i].result.filter(|_| is_compare(i)) else { continue };
+            let InstKind::Guard { kind: GuardKind::True(o) | GuardKind::False(o), resume, .. } = &f.insts[g].kind
+            else {
+                continue;
+            };
+            let held = f.resumes[*resume].operands().any(|x| *x == Operand::Value(c));
+            if *o == Operand::Value(c) && reads[&c] == 1 + held as u32 {
+                out.push(i);
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
 /// The words of `f`'s values, as offsets from the stack pointer, and how
 /// many come first, those of values that may point into the heap: the
 /// rest hold values `small` proves small integers.
@@ -398,8 +478,15 @@ enum Cold {
     Slow { at: Label, back: Label, call: Call, site: Option<u64>, result: Option<i32>, in_loop: bool },
     /// An unbound word in `value`: the runtime raises `key_not_found`.
     Unbound { at: Label, value: Src, site: Option<u64>, in_loop: bool },
-    /// Exit number `exit` (of this trace's exits).
-    Exit { at: Label, exit: usize, in_loop: bool },
+    /// Where a fused comparison's slow path comes back
+    /// ([`Emit::fused_compare`]): rax, the runtime's result, tested; to
+    /// `exit` if the guard fails (`fails`: the flags that say so against
+    /// the word of 0), else on at `then`.
+    Test { at: Label, fails: Cond, exit: Label, then: Label, in_loop: bool },
+    /// Exit number `exit` (of this trace's exits); `set`: a word to write
+    /// first (the value of a comparison fused with its guard, which only
+    /// the guard's exit reads: [`fused_compares`]).
+    Exit { at: Label, exit: usize, in_loop: bool, set: Option<(i32, i64)> },
     /// An error the runtime's `function` raises at `site`, taking only
     /// the context: the fuel ran out at a loop header, or a call would go
     /// deeper than the interpreter may.
@@ -453,6 +540,9 @@ struct Emit<'e, 'a> {
     /// Whether code being written runs in the loop block (its variables
     /// in their registers).
     in_loop: bool,
+    /// The comparisons that may set the flags their guard jumps on
+    /// ([`fused_compares`]).
+    fused: Vec<flowc_ir::InstId>,
 }
 
 impl Emit<'_, '_> {
@@ -467,6 +557,7 @@ impl Emit<'_, '_> {
         }
         self.regs = loop_registers(self.f);
         self.to_regs = direct_results(self.f, &self.regs);
+        self.fused = fused_compares(self.f);
         self.prologue();
         let f = self.f;
         for &b in &f.layout {
@@ -609,9 +700,17 @@ impl Emit<'_, '_> {
             self.cold.push(Cold::Raise { at, function: RuntimeFn::OutOfFuel, site, in_loop: self.in_loop });
         }
         let f = self.f;
-        for &i in &f.blocks[b].insts {
+        let insts = &f.blocks[b].insts;
+        let mut k = 0;
+        while k < insts.len() {
+            let i = insts[k];
             self.site = self.f.sites.inst(i).map(|s| self.env.sites.number(s));
+            if self.fused.binary_search(&i).is_ok() && self.fused_compare(i, insts[k + 1]) {
+                k += 2;
+                continue;
+            }
             self.inst(i)?;
+            k += 1;
         }
         self.site = self.f.sites.term(b).map(|s| self.env.sites.number(s));
         self.terminator(b)
@@ -1143,14 +1242,7 @@ impl Emit<'_, '_> {
 
     /// rax := the word of `rax OP rcx` (1 or 0) for a comparison `op`.
     fn compare(&mut self, op: Op) {
-        let c = match op.condition().expect("a comparison") {
-            Condition::Less => Cond::Less,
-            Condition::LessEqual => Cond::LessEqual,
-            Condition::Greater => Cond::Greater,
-            Condition::GreaterEqual => Cond::GreaterEqual,
-            Condition::Equal => Cond::Equal,
-            Condition::NotEqual => Cond::NotEqual,
-        };
+        let (c, _) = conditions(op);
         self.a.alu(Alu::Cmp, RAX, RCX);
         self.a.set(c, RAX);
         // 0 or 1 as a word: 2n + 1.
@@ -1361,7 +1453,56 @@ impl Emit<'_, '_> {
             }
         }
         let n = self.exit_number(resume, label, key, how);
-        self.cold.push(Cold::Exit { at: exit, exit: n, in_loop: self.in_loop });
+        self.cold.push(Cold::Exit { at: exit, exit: n, in_loop: self.in_loop, set: None });
+    }
+
+    /// Comparison `i` and guard `g` on its result ([`fused_compares`]):
+    /// the comparison of two integers sets the flags the guard jumps on;
+    /// one that is not certainly of two small integers goes to the
+    /// runtime, whose result the guard then tests. The result's word is
+    /// written where the guard leaves (0 for `guard_true`, 1 for
+    /// `guard_false`) and by the slow path. False, writing nothing, for an
+    /// equality that is not of two words known immediate (its inline path
+    /// is the general one's).
+    fn fused_compare(&mut self, i: flowc_ir::InstId, g: flowc_ir::InstId) -> bool {
+        let f = self.f;
+        let (InstKind::Op { op: Operator::Known(op), args, form }, Some(c)) = (&f.insts[i].kind, f.insts[i].result)
+        else {
+            return false;
+        };
+        let InstKind::Guard { kind, resume, label } = &f.insts[g].kind else { return false };
+        let (op, form) = (*op, *form);
+        let known = [0, 1].map(|k| form == Form::Word || self.small(&args[k]));
+        if matches!(op, Op::Eq | Op::Ne) && !(known[0] && known[1]) {
+            return false;
+        }
+        let when_true = matches!(kind, GuardKind::True(_));
+        let srcs: Vec<Src> = args.iter().map(|a| self.src(a)).collect();
+        let desc = flowc_runtime::runtime::op_desc(op as usize, 2, self.site) as i64;
+        let call = Call::Op { desc, a: srcs[0], b: srcs[1] };
+        let (exit, back, cont) = (self.a.label(), self.a.label(), self.a.label());
+        let slow = self.slow(call, Some(c), back);
+        self.load_src(RAX, srcs[0]);
+        self.load_src(RCX, srcs[1]);
+        self.int_test(known, slow);
+        self.a.alu(Alu::Cmp, RAX, RCX);
+        let (holds, fails) = conditions(op);
+        self.a.jcc(if when_true { fails } else { holds }, exit);
+        if self.a.jumped_to(slow) {
+            // The runtime's result (a word of 0 or 1), tested out of line.
+            let fails = if when_true { Cond::Equal } else { Cond::NotEqual };
+            self.cold.push(Cold::Test { at: back, fails, exit, then: cont, in_loop: self.in_loop });
+            self.a.bind(cont);
+        } else {
+            self.a.bind_unreached(back);
+            self.a.bind_unreached(cont);
+        }
+        // What the failing guard implies of the comparison: 0, or 1.
+        let implied = if when_true { ZERO } else { ONE };
+        let n = self.exit_number(*resume, *label, None, Leaving::Guard);
+        let set = Some((self.slot(c), implied.as_i64()));
+        self.cold.push(Cold::Exit { at: exit, exit: n, in_loop: self.in_loop, set });
+        true
     }
 
     /// The number (in this trace) of the exit leaving by `resume` at
@@ -1593,9 +1734,20 @@ impl Emit<'_, '_> {
                     self.runtime_call(RuntimeFn::CheckBound, &[value], site);
                     self.a.jmp(self.stop);
                 }
-                Cold::Exit { at, exit, in_loop } => {
+                Cold::Test { at, fails, exit, then, in_loop } => {
                     self.in_loop = in_loop;
                     self.a.bind(at);
+                    self.a.alu_imm(Alu::Cmp, RAX, ZERO.as_i64() as i32);
+                    self.a.jcc(fails, exit);
+                    self.a.jmp(then);
+                }
+                Cold::Exit { at, exit, in_loop, set } => {
+                    self.in_loop = in_loop;
+                    self.a.bind(at);
+                    if let Some((disp, word)) = set {
+                        self.a.mov_imm(RAX, word);
+                        self.a.store(RSP, disp, RAX);
+                    }
                     // The exit's values from their words (a bridge in
                     // this frame reads them there too).
                     self.spill();

@@ -427,3 +427,55 @@ fn a_direct_link_makes_the_exit_stub_a_jump_into_the_bridge() {
         assert_eq!(cache.linked_failures(linked), 0);
     })
 }
+
+/// `c = n < 10; if c ...`, with `c` in the guard's record: the comparison
+/// sets the flags the guard jumps on (no `setl`, no word of 0 or 1 made
+/// on the way through), and the guard's exit writes what its failing
+/// implies, `c = 0`. An integer too big to be small goes to the runtime,
+/// whose answer the guard tests.
+const BELOW: &str = "trace below(v0:n) {
+b0:
+    v1:c = lt v0, 10
+    guard_true v1, r0 else out
+    v2:m = add v0, 1
+    exit r1 to next
+resume r0 {
+    frame [n = v0, c = v1]
+}
+resume r1 {
+    frame [m = v2]
+}
+}
+";
+
+#[test]
+fn a_comparison_sets_the_flags_its_guard_jumps_on() {
+    assert_eq!(run_baseline(BELOW, &[3]), vec![4]);
+    assert_eq!(run_baseline(BELOW, &[12]), vec![12, 0]);
+    assert_eq!(run_baseline(BELOW, &[-(1 << 62) - 5]), vec![-(1 << 62) - 4]);
+    assert_eq!(run_baseline(BELOW, &[1 << 62]), vec![1 << 62, 0]);
+    // `guard_false` of `n >= 10`: its failing implies `c = 1`.
+    const NOT_ABOVE: &str = "trace not_above(v0:n) {
+b0:
+    v1:c = ge v0, 10
+    guard_false v1, r0 else out
+    v2:m = add v0, 1
+    exit r1 to next
+resume r0 {
+    frame [n = v0, c = v1]
+}
+resume r1 {
+    frame [m = v2]
+}
+}
+";
+    assert_eq!(run_baseline(NOT_ABOVE, &[3]), vec![4]);
+    assert_eq!(run_baseline(NOT_ABOVE, &[12]), vec![12, 1]);
+    assert_eq!(run_baseline(NOT_ABOVE, &[1 << 62]), vec![1 << 62, 1]);
+    if cfg!(target_arch = "x86_64") {
+        for text in [BELOW, NOT_ABOVE] {
+            let lines = listing_of(text);
+            assert!(!lines.iter().any(|l| l.starts_with("set")), "{lines:#?}");
+        }
+    }
+}
