@@ -146,19 +146,28 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
     // the loop as the facts of its entry. Peeling every loop doubled
     // its compile cost, and the BF interpreters' runs were slower for
     // it (docs/architecture.md, "Measurements behind the comments").
+    // A loop that runs to its end at once ([`opt::fast_forward`]) runs one
+    // iteration: it is not peeled, whatever it reuses (a BF `[->>+<<]`
+    // whose cell comes back: most of the fractal's loops, whose peeling
+    // made its compiles a quarter dearer). So the loop is optimized
+    // unpeeled first, and again peeled only if it then does not skip.
     let facts = entry.infos();
-    let peel = opt::Peel::WhenInvariant;
-    let options = opt::Options {
-        facts: &facts,
-        peel,
-        fields: fields_for(&looped),
-        ..opt::Options::new(shared.remove_allocations)
+    let peels = opt::peels_when_invariant(&looped);
+    let converted = peels.then(|| looped.clone());
+    let optimize = |f: &mut Function, peel| {
+        let options =
+            opt::Options { facts: &facts, peel, fields: fields_for(f), ..opt::Options::new(shared.remove_allocations) };
+        opt::optimize_trace(f, &shared.hints, &options);
+        // Under `--fuel` too: a loop that skips iterations still ends (and
+        // compiled code's fuel is counted per iteration run, [`crate::jit`]).
+        let reads = fields_for(f);
+        opt::fast_forward(f, reads)
     };
-    opt::optimize_trace(&mut looped, &shared.hints, &options);
-    // Under `--fuel` too: a loop that skips iterations still ends (and
-    // compiled code's fuel is counted per iteration run, [`crate::jit`]).
-    let reads = fields_for(&looped);
-    let skips = opt::fast_forward(&mut looped, reads);
+    let mut skips = optimize(&mut looped, opt::Peel::Never);
+    if let (false, Some(mut peeled)) = (skips, converted) {
+        skips = optimize(&mut peeled, opt::Peel::Always);
+        looped = peeled;
+    }
     shared.inspect(&looped, "optimization");
     let pieces = vec![(looped, Kind::Body, 0), (preamble, Kind::Loop, trace.ops.len())];
     let (pieces, restarts) = compact_pieces(pieces, Vec::new(), shared.inspect);

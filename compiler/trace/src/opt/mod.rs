@@ -153,6 +153,11 @@ pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Op
     out
 }
 
+/// Whether [`Peel::WhenInvariant`] peels loop trace `f` (unoptimized).
+pub fn peels_when_invariant(f: &Function) -> bool {
+    loop_block(f).is_some_and(|body| f.layout.len() == 2 && f.layout[1] == body && reuses_invariants(f, body))
+}
+
 /// Whether loop `body` of unoptimized trace `f` reads a field of a value
 /// it does not change, and calls nothing, or checks the class or value of
 /// such a value: what a peeled first iteration does once for the whole
