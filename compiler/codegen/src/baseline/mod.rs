@@ -382,25 +382,24 @@ fn fused_compares(f: &Function) -> Vec<flowc_ir::InstId> {
     let is_compare = |i: flowc_ir::InstId| {
         matches!(f.insts[i].kind.known_op(), Some((op, _)) if op.condition().is_some()) && f.insts[i].result.is_some()
     };
-    // Reads of each compared value: operands, and records that hold it
-    // (the guard or exit they belong to counts once each).
-    let mut reads: HashMap<ValueId, u32> = HashMap::default();
-    let compared: Vec<ValueId> = f
-        .layout
-        .iter()
-        .flat_map(|&b| &f.blocks[b].insts)
-        .filter(|&&i| is_compare(i))
-        .filter_map(|&i| f.insts[i].result)
-        .collect();
-    if compared.is_empty() {
-        return Vec::new();
+    // Reads of each compared value (by value index; others stay at
+    // `u32::MAX`): operands, and records that hold it (the guard or exit
+    // they belong to counts once each).
+    let mut reads: Vec<u32> = vec![u32::MAX; f.values.len()];
+    let mut any = false;
+    for &i in f.layout.iter().flat_map(|&b| &f.blocks[b].insts) {
+        if let Some(v) = f.insts[i].result.filter(|_| is_compare(i)) {
+            reads[flowc_ir::ix(v)] = 0;
+            any = true;
+        }
     }
-    for &v in &compared {
-        reads.insert(v, 0);
+    if !any {
+        return Vec::new();
     }
     let mut count = |o: &Operand| {
         if let Operand::Value(v) = o {
-            if let Some(n) = reads.get_mut(v) {
+            let n = &mut reads[flowc_ir::ix(*v)];
+            if *n != u32::MAX {
                 *n += 1;
             }
         }
@@ -427,7 +426,7 @@ fn fused_compares(f: &Function) -> Vec<flowc_ir::InstId> {
                 continue;
             };
             let held = f.resumes[*resume].operands().any(|x| *x == Operand::Value(c));
-            if *o == Operand::Value(c) && reads[&c] == 1 + held as u32 {
+            if *o == Operand::Value(c) && reads[flowc_ir::ix(c)] == 1 + held as u32 {
                 out.push(i);
             }
         }
