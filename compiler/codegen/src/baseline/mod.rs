@@ -398,10 +398,9 @@ fn fused_compares(f: &Function) -> Vec<flowc_ir::InstId> {
     }
     let mut count = |o: &Operand| {
         if let Operand::Value(v) = o {
+            // (Values not compared stay at `u32::MAX`.)
             let n = &mut reads[flowc_ir::ix(*v)];
-            if *n != u32::MAX {
-                *n += 1;
-            }
+            *n = n.saturating_add(1);
         }
     };
     for &b in &f.layout {
