@@ -239,6 +239,19 @@ fn base_writes(trace: &Trace) -> Vec<Symbol> {
 /// Converts `trace` of the program `index` indexes, recorded from
 /// `start`, into trace function `name` ending as `end` says.
 pub fn convert(index: &ProgramIndex, name: Symbol, trace: &Trace, start: &Start, end: &End) -> Function {
+    convert_with_links(index, name, trace, start, end, true).0
+}
+
+/// [`convert`], assuming links come back (module docs) if `links`; and
+/// how many it assumed.
+pub fn convert_with_links(
+    index: &ProgramIndex,
+    name: Symbol,
+    trace: &Trace,
+    start: &Start,
+    end: &End,
+    links: bool,
+) -> (Function, usize) {
     // About an instruction per recorded operation (and the start's
     // objects and checks): the arenas are not regrown as the trace fills.
     let insts = trace.ops.len() + start.params.len() + start.objects.len() * 4 + 8;
@@ -297,7 +310,8 @@ pub fn convert(index: &ProgramIndex, name: Symbol, trace: &Trace, start: &Start,
         }
         b.terminate(entry, Terminator::Jump(body));
     }
-    let mut links = Links::new(&trace.objects, &frames);
+    let none = ObjectIds::default();
+    let mut links = Links::new(if links { &trace.objects } else { &none }, &frames);
     let mut skipping = 0usize;
     for (k, op) in trace.ops.iter().enumerate() {
         let before = b.func.blocks[body].insts.len();
@@ -357,7 +371,7 @@ pub fn convert(index: &ProgramIndex, name: Symbol, trace: &Trace, start: &Start,
             b.terminate(body, Terminator::JumpTrace { target: *target, args });
         }
     }
-    b.finish()
+    (b.finish(), links.assumed)
 }
 
 /// `eq made, known; guard_true`, leaving with record `resume` at `label`:
@@ -390,12 +404,15 @@ struct Links<'t> {
     /// The next entries of `seen.results` and `seen.passed`.
     result: usize,
     passed: usize,
+    /// Links assumed so far.
+    assumed: usize,
 }
 
 impl<'t> Links<'t> {
     /// Knowing what the start's `frames` (the loop's phis in place) hold.
     fn new(seen: &'t ObjectIds, frames: &[Frame]) -> Links<'t> {
-        let mut links = Links { seen, holder: HashMap::default(), object: HashMap::default(), result: 0, passed: 0 };
+        let mut links =
+            Links { seen, holder: HashMap::default(), object: HashMap::default(), result: 0, passed: 0, assumed: 0 };
         for &(k, var, id) in &seen.start {
             if let Some(Operand::Value(v)) = frames.get(k as usize).and_then(|f| f.vars.get(&var)) {
                 links.note(*v, id);
@@ -434,6 +451,7 @@ impl<'t> Links<'t> {
             _ => b.resume(snapshot(frames)),
         };
         guard_same(b, block, Operand::Value(made), known, resume, taken);
+        self.assumed += 1;
         for f in frames.iter_mut() {
             for v in f.vars.values_mut() {
                 if *v == Operand::Value(made) {

@@ -138,7 +138,8 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
     let optimized = opt::optimize_trace(&mut preamble, &shared.hints, &options);
     shared.inspect(&preamble, "optimization");
     let entry = optimized.entry?;
-    let mut looped = to_ir::convert(&shared.index, body, &trace, &entry.start(), &looping);
+    let convert = |links| to_ir::convert_with_links(&shared.index, body, &trace, &entry.start(), &looping, links);
+    let (mut looped, links) = convert(true);
     shared.inspect(&looped, "conversion");
     // The loop is peeled again only where its iterations would reuse
     // work of the first ([`opt::Peel::WhenInvariant`]): its preamble
@@ -151,6 +152,11 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
     // whose cell comes back: most of the fractal's loops, whose peeling
     // made its compiles a quarter dearer). So the loop is optimized
     // unpeeled first, and again peeled only if it then does not skip.
+    // Nor does a loop that does not skip keep links assumed to come back
+    // ([`to_ir`], "Links that come back") in its iterations: one that
+    // stops holding would fail at every pass and leave through a bridge
+    // (`tests/corpus/shapes/links_back.fg`: 1.57x the time of the loop
+    // assuming nothing); it is converted again assuming none.
     let facts = entry.infos();
     let peels = opt::peels_when_invariant(&looped);
     let converted = peels.then(|| looped.clone());
@@ -167,6 +173,13 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
     if let (false, Some(mut peeled)) = (skips, converted) {
         skips = optimize(&mut peeled, opt::Peel::Always);
         looped = peeled;
+    }
+    if !skips && links > 0 {
+        let (mut plain, _) = convert(false);
+        shared.inspect(&plain, "conversion");
+        let peel = if opt::peels_when_invariant(&plain) { opt::Peel::Always } else { opt::Peel::Never };
+        optimize(&mut plain, peel);
+        looped = plain;
     }
     shared.inspect(&looped, "optimization");
     let pieces = vec![(looped, Kind::Body, 0), (preamble, Kind::Loop, trace.ops.len())];
