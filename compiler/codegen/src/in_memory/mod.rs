@@ -498,7 +498,25 @@ impl TraceCache {
     /// (the cache's [`TraceCache::len`] says how many traces it holds).
     /// `tier` says how ([`crate::lower::Links::tier`]).
     pub fn compile_all(&self, fs: &[&Function], tier: crate::compile::Codegen) -> Result<Vec<TraceId>, String> {
-        self.compile_in(fs, tier, None)
+        self.compile_in(fs, Vec::new(), tier, None)
+    }
+
+    /// [`TraceCache::compile_all`] (or, with `from`,
+    /// [`TraceCache::compile_bridge`] of the one trace) given each trace's
+    /// [`crate::lower::Shape`], made ahead, where there is time (the JIT
+    /// makes them on the thread that optimizes): the running thread does
+    /// not make them again.
+    pub fn compile_shaped(
+        &self,
+        fs: &[&Function],
+        shapes: Vec<crate::lower::Shape>,
+        tier: crate::compile::Codegen,
+        from: Option<ExitId>,
+    ) -> Result<Vec<TraceId>, String> {
+        if shapes.len() != fs.len() || (from.is_some() && fs.len() != 1) {
+            return Err("a shape for each trace, and one trace for a bridge".into());
+        }
+        self.compile_in(fs, shapes, tier, from)
     }
 
     /// Compiles bridge `f` for exit `from` (`tier` as in
@@ -507,17 +525,19 @@ impl TraceCache {
     /// so that once [`TraceCache::link`]ed to `from` (and to no other
     /// exit) the exit jumps straight into it.
     pub fn compile_bridge(&self, f: &Function, from: ExitId, tier: crate::compile::Codegen) -> Result<TraceId, String> {
-        Ok(self.compile_in(&[f], tier, Some(from))?[0])
+        Ok(self.compile_in(&[f], Vec::new(), tier, Some(from))?[0])
     }
 
     /// [`TraceCache::compile_all`], the first of `fs` a bridge for exit
-    /// `from` if given.
+    /// `from` if given; `shapes`, if not empty, those of `fs`.
     fn compile_in(
         &self,
         fs: &[&Function],
+        shapes: Vec<crate::lower::Shape>,
         tier: crate::compile::Codegen,
         from: Option<ExitId>,
     ) -> Result<Vec<TraceId>, String> {
+        let mut shapes = shapes.into_iter();
         let mut guard = self.inner.borrow_mut();
         let inner = &mut *guard;
         let calls =
@@ -571,7 +591,7 @@ impl TraceCache {
                 tier,
                 link_check,
             });
-            let shape = crate::lower::Shape::new(f);
+            let shape = shapes.next().unwrap_or_else(|| crate::lower::Shape::new(f));
             let inherits = inherit.as_ref().filter(|_| k == 0);
             let parent = inherits.map(|(_, words, frame, _, root)| crate::baseline::Inherit {
                 parent: frame,

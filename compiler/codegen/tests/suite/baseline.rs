@@ -479,3 +479,34 @@ resume r1 {
         }
     }
 }
+
+/// Traces given their shapes made ahead (`TraceCache::compile_shaped`,
+/// as the JIT makes them on the thread that optimizes) compile to the
+/// same code as traces whose shapes the cache makes; a shape missing is
+/// an error, not a guess.
+#[test]
+fn traces_compile_the_same_from_shapes_made_ahead() {
+    flowc_codegen::with_stack(|| {
+        let module = flowc_ir::parse::module("linked", LINKED).unwrap();
+        let fs = [&module.functions[0], &module.functions[1]];
+        let make =
+            || TraceCache::new(std::sync::Arc::new(module.clone()), module.layout(), Options::default()).unwrap();
+        let (plain, shaped) = (make(), make());
+        let a = plain.compile_all(&fs, Codegen::Baseline).unwrap();
+        let shapes = fs.iter().map(|f| flowc_codegen::lower::Shape::new(f)).collect();
+        let b = shaped.compile_shaped(&fs, shapes, Codegen::Baseline, None).unwrap();
+        let (x, y) = (plain.code(a[0]).bytes, shaped.code(b[0]).bytes);
+        // The code holds absolute addresses (link slots, the runtime): the
+        // lengths and the instructions' kinds agree.
+        assert_eq!(x.len(), y.len());
+        let kinds = |bytes: &[u8]| -> Vec<String> {
+            flowc_codegen::disasm::instructions(bytes)
+                .into_iter()
+                .map(|l| l.text.split(' ').next().unwrap_or("").to_string())
+                .collect()
+        };
+        assert_eq!(kinds(&x), kinds(&y));
+        let err = shaped.compile_shaped(&fs, Vec::new(), Codegen::Baseline, None).unwrap_err();
+        assert!(err.contains("a shape for each trace"), "{err}");
+    })
+}

@@ -144,9 +144,9 @@ impl<'p> Jit<'p> {
         background: bool,
     ) -> Option<(TraceId, Duration)> {
         self.count_optimizing(&optimized, background);
-        let Optimized { pieces, restarts, entry, skips, time } = optimized;
+        let Optimized { pieces, restarts, shapes, entry, skips, time } = optimized;
         let from = from.filter(|_| !self.options.trees);
-        let (ids, time) = self.compile_pieces(pieces, restarts, what, time, self.options.tier, from)?;
+        let (ids, time) = self.compile_pieces(pieces, shapes, restarts, what, time, self.options.tier, from)?;
         self.stats.fast_forwarded += usize::from(skips);
         let id = *ids.last()?;
         if entry.is_some() {
@@ -183,9 +183,11 @@ impl<'p> Jit<'p> {
     /// `restarts` are the first piece's restart records
     /// ([`opt::Optimized::restarts`]). Returns the pieces' ids and the
     /// compile's whole time.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn compile_pieces(
         &mut self,
         pieces: Vec<(Function, Kind, usize)>,
+        shapes: Vec<flowc_codegen::lower::Shape>,
         mut restarts: Vec<flowc_ir::ResumeId>,
         start: &str,
         spent: Duration,
@@ -200,8 +202,9 @@ impl<'p> Jit<'p> {
         let functions: Vec<&Function> = pieces.iter().map(|(f, _, _)| f).collect();
         let cache = self.cache.as_ref()?;
         let compiled = match (from, &functions[..]) {
-            (Some(e), [f]) => cache.compile_bridge(f, e, tier).map(|t| vec![t]),
-            _ => cache.compile_all(&functions, tier),
+            (Some(e), [f]) if shapes.is_empty() => cache.compile_bridge(f, e, tier).map(|t| vec![t]),
+            _ if shapes.is_empty() => cache.compile_all(&functions, tier),
+            _ => cache.compile_shaped(&functions, shapes, tier, from.filter(|_| functions.len() == 1)),
         };
         // A compile's temporaries (the recording, its conversions, the
         // optimizer's copies) are freed by now; the allocator would keep

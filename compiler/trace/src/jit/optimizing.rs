@@ -9,6 +9,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use flowc_codegen::lower::Shape;
 use flowc_ir::{Function, ResumeId};
 use flowc_lang::{Symbol, Value};
 use flowc_passes::propagate::ProgramFacts;
@@ -68,6 +69,9 @@ pub(super) struct Optimized {
     pub pieces: Vec<(Function, Kind, usize)>,
     /// The first piece's restart records ([`opt::Optimized::restarts`]).
     pub restarts: Vec<ResumeId>,
+    /// What code generation reads of each piece beside it, made here so
+    /// that the running thread does not (`TraceCache::compile_shaped`).
+    pub shapes: Vec<Shape>,
     /// A loop's entry state.
     pub entry: Option<opt::LoopEntry>,
     /// Whether the loop skips to its last iteration ([`opt::fast_forward`]).
@@ -184,7 +188,8 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
     shared.inspect(&looped, "optimization");
     let pieces = vec![(looped, Kind::Body, 0), (preamble, Kind::Loop, trace.ops.len())];
     let (pieces, restarts) = compact_pieces(pieces, Vec::new(), shared.inspect);
-    Some(Optimized { pieces, restarts, entry: Some(entry), skips, time: started.elapsed() })
+    let shapes = pieces.iter().map(|(f, ..)| Shape::new(f)).collect();
+    Some(Optimized { pieces, restarts, shapes, entry: Some(entry), skips, time: started.elapsed() })
 }
 
 /// Optimizes straight trace `job` (see [`StraightJob`]).
@@ -206,7 +211,8 @@ pub(super) fn optimize_straight(shared: &Shared, job: StraightJob) -> Optimized 
     shared.inspect(&function, "optimization");
     let (pieces, restarts) =
         compact_pieces(vec![(function, Kind::Bridge, recorded)], optimized.restarts, shared.inspect);
-    Optimized { pieces, restarts, entry: None, skips: false, time: started.elapsed() }
+    let shapes = pieces.iter().map(|(f, ..)| Shape::new(f)).collect();
+    Optimized { pieces, restarts, shapes, entry: None, skips: false, time: started.elapsed() }
 }
 
 /// Compacts optimized traces `pieces` before their code is generated
