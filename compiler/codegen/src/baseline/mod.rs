@@ -90,7 +90,7 @@ use flowc_lang::heap::cell;
 use flowc_lang::ops::{Condition, Form, Op};
 use flowc_lang::{Symbol, Value};
 
-use crate::lower::exits::{exit_record, ExitAt, Leaving};
+use crate::lower::exits::{exit_of_values, exit_record, ExitAt, Leaving};
 use crate::lower::{Building, Constants, Shape};
 use crate::runtime::{offsets, RuntimeFn};
 use crate::small::Small;
@@ -1513,7 +1513,10 @@ impl Emit<'_, '_> {
         let n = self.env.exits.len();
         self.exit_numbers.insert(at, n);
         let (guard, check) = (how != Leaving::End, how == Leaving::Check);
-        let exit = exit_record(self.f, self.current, resume, label, key, guard, check);
+        let exit = match self.facts.record_values(resume) {
+            Some(values) => exit_of_values(values.clone(), self.current, resume, label, key, guard, check),
+            None => exit_record(self.f, self.current, resume, label, key, guard, check),
+        };
         self.exit_words.push(exit.values.iter().map(|&v| self.slot(v)).collect());
         self.env.exits.push(exit);
         n

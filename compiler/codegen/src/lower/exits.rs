@@ -167,6 +167,12 @@ pub(crate) fn exit_record(
     guard: bool,
     check: bool,
 ) -> TraceExit {
+    exit_of_values(record_values(f, resume).into(), block, resume, label, key, guard, check)
+}
+
+/// The distinct values resume record `resume` of `f` refers to, in
+/// first-use order: what an exit by it stores.
+pub(crate) fn record_values(f: &Function, resume: flowc_ir::ResumeId) -> Vec<ValueId> {
     // Each value once, in first-use order: searched for in the list while
     // it is short, in a set beyond (a residual program's resume records
     // carry hundreds of variables, and searching the list for each was a
@@ -188,14 +194,33 @@ pub(crate) fn exit_record(
             values.push(*v);
         }
     }
-    let key = key.map(|k| match values.iter().position(|v| *v == k) {
-        Some(i) => i,
-        None => {
-            values.push(k);
-            values.len() - 1
-        }
-    });
-    TraceExit { resume, label, values: values.into(), key, guard, check, block }
+    values
+}
+
+/// [`exit_record`] of the record's values, made ahead
+/// ([`crate::lower::Shape::record_values`]).
+pub(crate) fn exit_of_values(
+    values: std::sync::Arc<[ValueId]>,
+    block: BlockId,
+    resume: flowc_ir::ResumeId,
+    label: flowc_lang::Symbol,
+    key: Option<ValueId>,
+    guard: bool,
+    check: bool,
+) -> TraceExit {
+    let (values, key) = match key {
+        None => (values, None),
+        Some(k) => match values.iter().position(|v| *v == k) {
+            Some(i) => (values, Some(i)),
+            None => {
+                let mut more = values.to_vec();
+                more.push(k);
+                let i = more.len() - 1;
+                (more.into(), Some(i))
+            }
+        },
+    };
+    TraceExit { resume, label, values, key, guard, check, block }
 }
 
 impl Lowerer<'_, '_> {

@@ -338,6 +338,9 @@ pub struct Shape {
     pub small: Small,
     bound: bitvec::vec::BitVec,
     headers: Vec<bool>,
+    /// By resume record of a trace: the values an exit by it stores
+    /// ([`exits::record_values`]; empty for other functions).
+    records: Vec<std::sync::Arc<[ValueId]>>,
 }
 
 impl Shape {
@@ -350,7 +353,16 @@ impl Shape {
             // cycle through several traces passes their entries.
             headers[ix(f.entry)] = true;
         }
-        Shape { small: Small::of(f), bound: flowc_ir::bound::surely_bound(f), headers, cfg }
+        let records = match f.kind {
+            flowc_ir::FunctionKind::Trace => f.resumes.iter().map(|(r, _)| exits::record_values(f, r).into()).collect(),
+            _ => Vec::new(),
+        };
+        Shape { small: Small::of(f), bound: flowc_ir::bound::surely_bound(f), headers, cfg, records }
+    }
+
+    /// The values an exit by resume record `r` stores, if made ahead.
+    pub(crate) fn record_values(&self, r: flowc_ir::ResumeId) -> Option<&std::sync::Arc<[ValueId]>> {
+        self.records.get(ix(r))
     }
 
     /// Whether block `b` is a loop header (a traces' entry too: traces
