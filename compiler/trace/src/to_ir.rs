@@ -401,6 +401,10 @@ struct Links<'t> {
     holder: HashMap<u64, ValueId>,
     /// Each value known to hold an object, that object.
     object: HashMap<ValueId, u64>,
+    /// The values read from fields (only those are assumed to be another:
+    /// two variables the start gives one object are not assumed to stay
+    /// one).
+    read: rustc_hash::FxHashSet<ValueId>,
     /// The next entries of `seen.results` and `seen.passed`.
     result: usize,
     passed: usize,
@@ -411,8 +415,15 @@ struct Links<'t> {
 impl<'t> Links<'t> {
     /// Knowing what the start's `frames` (the loop's phis in place) hold.
     fn new(seen: &'t ObjectIds, frames: &[Frame]) -> Links<'t> {
-        let mut links =
-            Links { seen, holder: HashMap::default(), object: HashMap::default(), result: 0, passed: 0, assumed: 0 };
+        let mut links = Links {
+            seen,
+            holder: HashMap::default(),
+            object: HashMap::default(),
+            read: Default::default(),
+            result: 0,
+            passed: 0,
+            assumed: 0,
+        };
         for &(k, var, id) in &seen.start {
             if let Some(Operand::Value(v)) = frames.get(k as usize).and_then(|f| f.vars.get(&var)) {
                 links.note(*v, id);
@@ -432,14 +443,20 @@ impl<'t> Links<'t> {
         let top = frames.len() - 1;
         if let Some(&id) = at(&self.seen.results, &mut self.result, k) {
             if let TraceOp::Get { dst, .. } | TraceOp::New { dst, .. } = op {
-                if let Some(Operand::Value(v)) = frames[top].vars.get(dst) {
-                    self.note(*v, id);
+                if let Some(&Operand::Value(v)) = frames[top].vars.get(dst) {
+                    self.note(v, id);
+                    if matches!(op, TraceOp::Get { .. }) {
+                        self.read.insert(v);
+                    }
                 }
             }
         }
         let Some(&taken) = at(&self.seen.passed, &mut self.passed, k) else { return };
         let TraceOp::Guard { check: Check::Class(a, _, true), .. } = op else { return };
         let Operand::Value(made) = frames[top].read(a) else { return };
+        if !self.read.contains(&made) {
+            return;
+        }
         let Some(&known) = self.object.get(&made).and_then(|id| self.holder.get(id)) else { return };
         if known == made {
             return;

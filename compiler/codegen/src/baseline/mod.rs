@@ -11,7 +11,9 @@
 //! tier: no IR of its own, no register allocation, one pass.
 //!
 //! **Frame.** Every IR value has a word of the frame, where its defining
-//! instruction stores it and its users load it; `rbx` holds the context.
+//! instruction stores it and its users load it (but a comparison fused
+//! with its guard, whose word only that guard's exit reads and writes:
+//! [`fused_compares`]); `rbx` holds the context.
 //! The words of values that may point into the heap come first, and are
 //! zeroed on entry, so every safepoint lists all of them for the
 //! collector (a word not yet written is 0, which the collector skips; one
@@ -53,9 +55,10 @@
 //! baseline trace ([`Inherit`]) runs on top of that trace's frame: its
 //! parameters are the words where the parent keeps the exit's values,
 //! and its own values get words below them (`sub rsp`). Its *direct
-//! entry* is what the exit jumps to once linked — the exit's stub reads
-//! the link slot's `direct` word first, before it stores anything — so
-//! a crossing costs a load, a branch and zeroing the bridge's own words.
+//! entry* is what the exit jumps to once linked — the link overwrites
+//! the first instruction of the exit's stubs with a jump there
+//! ([`Compiled::stubs`]) — so a crossing costs a jump and zeroing the
+//! bridge's own words.
 //! A `jump_trace` back to the trace at the bottom of the frame (the
 //! *root*: a loop whose guards' bridges come back to it) moves the
 //! arguments into the root's parameter words, pops the bridges' words
@@ -383,8 +386,9 @@ fn fused_compares(f: &Function) -> Vec<flowc_ir::InstId> {
         matches!(f.insts[i].kind.known_op(), Some((op, _)) if op.condition().is_some()) && f.insts[i].result.is_some()
     };
     // Reads of each compared value (by value index; others stay at
-    // `u32::MAX`): operands, and records that hold it (the guard or exit
-    // they belong to counts once each).
+    // `u32::MAX`): operands (phi inputs too), and each time a record
+    // holds it (a value twice in a record counts twice: it is then not
+    // fused, which is only a missed chance).
     let mut reads: Vec<u32> = vec![u32::MAX; f.values.len()];
     let mut any = false;
     for &i in f.layout.iter().flat_map(|&b| &f.blocks[b].insts) {
@@ -404,7 +408,7 @@ fn fused_compares(f: &Function) -> Vec<flowc_ir::InstId> {
         }
     };
     for &b in &f.layout {
-        for &i in &f.blocks[b].insts {
+        for &i in f.blocks[b].phis.iter().chain(&f.blocks[b].insts) {
             f.insts[i].kind.operands().for_each(&mut count);
             if let InstKind::Guard { resume, .. } = &f.insts[i].kind {
                 f.resumes[*resume].operands().for_each(&mut count);
@@ -450,8 +454,7 @@ fn word_layout(f: &Function, small: &Small) -> (Vec<i32>, i32) {
 }
 
 /// Most words a frame zeroes with a store each (5 bytes of code apiece, 8
-/// past the 16th word),
-/// not a loop of stores.
+/// past the 16th word), not by `rep stosq`.
 const UNROLLED_ZEROES: i32 = 32;
 
 /// The registers loop variables live in (see the module docs).

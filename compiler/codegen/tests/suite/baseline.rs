@@ -510,3 +510,28 @@ fn traces_compile_the_same_from_shapes_made_ahead() {
         assert!(err.contains("a shape for each trace"), "{err}");
     })
 }
+
+/// A comparison whose result is also a loop variable's next value (a phi
+/// input) is not fused: its word must hold it when the back edge moves
+/// it. Here `c` carries the last test round the loop; the guard leaves
+/// at n = 10 with the `c` of the iteration before, 1.
+#[test]
+fn a_comparison_a_phi_takes_is_not_fused() {
+    const CARRIED: &str = "trace carried(v0:n, v1:c) {
+b0:
+    jump b1
+b1 loop:
+    v2:n = phi [b0: v0, b1: v5]
+    v3:c = phi [b0: v1, b1: v4]
+    v4:c = lt v2, 10
+    guard_true v4, r0 else out
+    v5:n = add v2, 1
+    jump b1
+resume r0 {
+    frame [n = v2, c = v3]
+}
+}
+";
+    assert_eq!(run_baseline(CARRIED, &[3, 7]), vec![10, 1]);
+    assert_eq!(run_baseline(CARRIED, &[12, 7]), vec![12, 7]);
+}

@@ -182,7 +182,7 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
         let (mut plain, _) = convert(false);
         shared.inspect(&plain, "conversion");
         let peel = if opt::peels_when_invariant(&plain) { opt::Peel::Always } else { opt::Peel::Never };
-        optimize(&mut plain, peel);
+        skips = optimize(&mut plain, peel);
         looped = plain;
     }
     shared.inspect(&looped, "optimization");
