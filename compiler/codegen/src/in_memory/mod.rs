@@ -505,7 +505,7 @@ impl TraceCache {
     /// [`TraceCache::compile_bridge`] of the one trace) given each trace's
     /// [`crate::lower::Shape`], made ahead, where there is time (the JIT
     /// makes them on the thread that optimizes): the running thread does
-    /// not make them again.
+    /// not make them again. No shapes: the cache makes them.
     pub fn compile_shaped(
         &self,
         fs: &[&Function],
@@ -513,8 +513,8 @@ impl TraceCache {
         tier: crate::compile::Codegen,
         from: Option<ExitId>,
     ) -> Result<Vec<TraceId>, String> {
-        if shapes.len() != fs.len() || (from.is_some() && fs.len() != 1) {
-            return Err("a shape for each trace, and one trace for a bridge".into());
+        if !(shapes.is_empty() || shapes.len() == fs.len()) || (from.is_some() && fs.len() != 1) {
+            return Err("a shape for each trace (or none), and one trace for a bridge".into());
         }
         self.compile_in(fs, shapes, tier, from)
     }

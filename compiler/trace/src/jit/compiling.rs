@@ -201,11 +201,8 @@ impl<'p> Jit<'p> {
         }
         let functions: Vec<&Function> = pieces.iter().map(|(f, _, _)| f).collect();
         let cache = self.cache.as_ref()?;
-        let compiled = match (from, &functions[..]) {
-            (Some(e), [f]) if shapes.is_empty() => cache.compile_bridge(f, e, tier).map(|t| vec![t]),
-            _ if shapes.is_empty() => cache.compile_all(&functions, tier),
-            _ => cache.compile_shaped(&functions, shapes, tier, from.filter(|_| functions.len() == 1)),
-        };
+        let from = from.filter(|_| functions.len() == 1);
+        let compiled = cache.compile_shaped(&functions, shapes, tier, from);
         // A compile's temporaries (the recording, its conversions, the
         // optimizer's copies) are freed by now; the allocator would keep
         // their pages a while, and a run compiles hundreds of times
