@@ -351,6 +351,53 @@ fn the_compile_budget_defers_what_the_run_cannot_pay_for() {
     assert!(budgeted.recorded_ops < unbounded.recorded_ops, "{budgeted}\n{unbounded}");
 }
 
+/// A two-round loop entered once per round of an outer loop whose body
+/// is `work` statements of straight-line arithmetic (`n` rounds): the sum
+/// it prints. (Two rounds, so that its hot spot's 50th arrival is inside
+/// the loop, and the recording from there goes round the loop itself, not
+/// round the outer one.)
+fn loop_among_work(n: u32, work: usize) -> String {
+    let mut text = format!("entry start(n = {n})\nstart:\n    i = 0\n    x = 0\n    goto outer\n");
+    text += "outer:\n    more = i < n\n    if more goto body else goto done\nbody:\n";
+    for k in 0..work {
+        text += &format!("    x = x + {}\n    x = x % 1000003\n", k % 7 + 1);
+    }
+    text += "    j = 2\n    goto small\nsmall:\n    if j goto step else goto after\n";
+    text += "step:\n    j = j - 1\n    x = x + j\n    goto small\n";
+    text += "after:\n    i = i + 1\n    goto outer\ndone:\n    print_and_stop(x)\n";
+    text
+}
+
+/// A loop whose hot spot is arrived at sparsely — two rounds per entry,
+/// entered once per 3,000 statements — is recorded and not compiled: its
+/// code would replace a few statements per entry, not what compiling it
+/// costs (`flowc_trace::jit::promises_payback`). The same loop entered
+/// every few statements is compiled. Both print what the interpreter
+/// prints.
+#[test]
+fn a_loop_arrived_at_sparsely_is_not_compiled() {
+    let (sparse, dense) = flowc_codegen::with_stack(move || {
+        let mut stats = Vec::new();
+        for work in [1_500, 2] {
+            let text = loop_among_work(200, work);
+            let program = flowc_lang::syntax::parse("work.fg", &text).expect("it parses");
+            let label = flowc_lang::Symbol::intern("start");
+            let env = program.entry_env(label).expect("an entry").to_vec();
+            let expected = engines::reference(&program, label, &env);
+            let config = flowc_lang::interp::Config::default();
+            let options = Options { inspect: Some(check), ..Options::default() };
+            let (outcome, s) = engines::jit_run(&program, label, &env, &config, options);
+            assert_eq!(engines::outcome(outcome), expected);
+            stats.push(s);
+        }
+        let dense = stats.pop().expect("two runs");
+        (stats.pop().expect("two runs"), dense)
+    });
+    assert!(sparse.sparse > 0, "{sparse}");
+    assert_eq!(dense.sparse, 0, "{dense}");
+    assert!(dense.traces > 0, "{dense}");
+}
+
 /// The compile budget of a run the JIT takes over counts the work done
 /// since: the interpreter's warm-up is no credit. Taken over halfway
 /// through with no allowance, a run defers and records less than the

@@ -75,6 +75,9 @@ struct Entry {
     skips: u8,
     /// Times the key was deferred ([`Profiler::defer`]).
     deferrals: u8,
+    /// The clock at the first arrival of the count in progress
+    /// ([`Profiler::since`]).
+    since: u64,
 }
 
 impl Entry {
@@ -88,14 +91,18 @@ impl Entry {
         }
     }
 
-    /// Counts an arrival; whether the interpreter should stop.
+    /// Counts an arrival at clock `now`; whether the interpreter should
+    /// stop.
     #[inline]
-    fn arrive(&mut self, threshold: u32) -> bool {
+    fn arrive(&mut self, threshold: u32, now: u64) -> bool {
         self.seen = true;
         match self.state {
             KeyState::Enter => true,
             KeyState::Ignored => false,
             KeyState::Counting => {
+                if self.count == 0 {
+                    self.since = now;
+                }
                 self.count += 1;
                 self.count >= threshold && self.stops_now()
             }
@@ -247,7 +254,7 @@ fn dense_green(v: Option<&Value>) -> Option<usize> {
 
 impl Entry {
     /// A dense key not arrived at yet.
-    const UNSEEN: Entry = Entry { count: 0, state: KeyState::Counting, seen: false, skips: 0, deferrals: 0 };
+    const UNSEEN: Entry = Entry { count: 0, state: KeyState::Counting, seen: false, skips: 0, deferrals: 0, since: 0 };
 }
 
 impl Profiler {
@@ -313,22 +320,22 @@ impl Profiler {
     /// test that the block is not watched, and the count of a dense key
     /// already seen (no key built); the rest is out of line.
     #[inline(always)]
-    pub fn arrive_at(&mut self, graph: u32, block: u32, slots: &[Option<Value>]) -> Option<Key> {
+    pub fn arrive_at(&mut self, graph: u32, block: u32, slots: &[Option<Value>], now: u64) -> Option<Key> {
         let threshold = self.threshold;
         let w = self.watched.get_mut(graph as usize)?.get_mut(block as usize)?.as_mut()?;
         if let Some(e) = w.dense_index(slots).and_then(|k| w.dense.get_mut(k)) {
-            if !e.arrive(threshold) {
+            if !e.arrive(threshold, now) {
                 return None;
             }
         }
-        self.arrive_slow(graph, block, slots)
+        self.arrive_slow(graph, block, slots, now)
     }
 
     /// [`Profiler::arrive_at`] past its inline path: a dense key without
     /// an entry yet (counted here), one the inline path counted and found
     /// stopping (not counted again), or any other key.
     #[inline(never)]
-    fn arrive_slow(&mut self, graph: u32, block: u32, slots: &[Option<Value>]) -> Option<Key> {
+    fn arrive_slow(&mut self, graph: u32, block: u32, slots: &[Option<Value>], now: u64) -> Option<Key> {
         let threshold = self.threshold;
         let w = self.watched.get_mut(graph as usize)?.get_mut(block as usize)?.as_mut()?;
         if let Some(k) = w.dense_index(slots) {
@@ -336,24 +343,24 @@ impl Profiler {
                 // Counted on the inline path, which only comes here for
                 // an entry that stops.
                 Some(e) if e.seen => e.stops(threshold),
-                _ => w.entry(k).arrive(threshold),
+                _ => w.entry(k).arrive(threshold, now),
             };
             return stop.then(|| Key { graph, block, greens: w.greens(k) });
         }
         let key = self.key(graph, block, slots);
-        self.arrive(&key).then_some(key)
+        self.arrive(&key, now).then_some(key)
     }
 
-    /// Counts an arrival at `key`; whether the interpreter should stop
-    /// there (the key is hot or has code).
-    pub fn arrive(&mut self, key: &Key) -> bool {
+    /// Counts an arrival at `key` at clock `now`; whether the interpreter
+    /// should stop there (the key is hot or has code).
+    pub fn arrive(&mut self, key: &Key, now: u64) -> bool {
         let threshold = self.threshold;
         if self.dense(key).is_none() {
             if let Some(e) = self.keys.get_mut(key) {
-                return e.arrive(threshold);
+                return e.arrive(threshold, now);
             }
         }
-        self.entry_or_insert(key).arrive(threshold)
+        self.entry_or_insert(key).arrive(threshold, now)
     }
 
     /// Where dense key `key` is counted, if it is one: its label's dense
@@ -432,6 +439,15 @@ impl Profiler {
         self.entry(key).map_or(0, |e| e.count)
     }
 
+    /// The clock (the `now` of [`Profiler::arrive_at`]: the interpreter's
+    /// statements) at the first of the arrivals [`Profiler::count`] counts:
+    /// with the clock now, how densely the key was arrived at, which says
+    /// how soon a loop there comes round again ([`Profiler::defer`] and its
+    /// skips count from zero again, and so start it again).
+    pub fn since(&self, key: &Key) -> Option<u64> {
+        self.entry(key).filter(|e| e.count > 0).map(|e| e.since)
+    }
+
     /// Every key seen, with its count and state, in no particular order.
     pub fn keys(&self) -> impl Iterator<Item = (Key, u32, KeyState)> + '_ {
         let dense = self.watched.iter().enumerate().flat_map(|(g, blocks)| {
@@ -497,7 +513,7 @@ again:
         for pc in [Value::Int(5), big] {
             let s = slots(&resolved, &[("pc", pc)]);
             // Arrivals until the key stops (the threshold is 3).
-            let until_stop = |p: &mut Profiler| (1..=1000).find(|_| p.arrive_at(0, looped, &s).is_some());
+            let until_stop = |p: &mut Profiler| (1..=1000).find(|_| p.arrive_at(0, looped, &s, 0).is_some());
             let key = p.key(0, looped, &s);
             assert_eq!(until_stop(&mut p), Some(3));
             for (deferrals, wait) in [(1, 3), (2, 6), (3, 12), (4, 24)] {
@@ -509,6 +525,39 @@ again:
         }
     }
 
+    /// A key's count keeps the clock of its first arrival: how densely
+    /// the key is arrived at, from the first counted arrival to the stop;
+    /// counting from zero again (a deferral, one of its skips) starts it
+    /// again.
+    #[test]
+    fn a_count_keeps_the_clock_of_its_first_arrival() {
+        let (resolved, mut p, blocks) = profiler();
+        let looped = blocks[0];
+        let s = slots(&resolved, &[("pc", Value::Int(4))]);
+        let key = p.key(0, looped, &s);
+        assert_eq!(p.since(&key), None, "nothing counted");
+        assert_eq!(p.arrive_at(0, looped, &s, 10), None);
+        assert_eq!(p.since(&key), Some(10));
+        assert_eq!(p.arrive_at(0, looped, &s, 20), None);
+        assert!(p.arrive_at(0, looped, &s, 30).is_some(), "hot at the threshold");
+        assert_eq!(p.since(&key), Some(10));
+        p.defer(&key);
+        assert_eq!(p.since(&key), None, "deferred: counting from zero");
+        for now in [100, 110] {
+            assert_eq!(p.arrive_at(0, looped, &s, now), None);
+        }
+        assert!(p.arrive_at(0, looped, &s, 120).is_some());
+        assert_eq!(p.since(&key), Some(100));
+        // Deferred twice, the key lets one threshold pass: its count
+        // starts again after it.
+        p.defer(&key);
+        for now in [200, 210, 220, 300, 310] {
+            assert_eq!(p.arrive_at(0, looped, &s, now), None);
+        }
+        assert!(p.arrive_at(0, looped, &s, 320).is_some());
+        assert_eq!(p.since(&key), Some(300));
+    }
+
     #[test]
     fn dense_and_hashed_keys_count_alike() {
         let (resolved, mut p, blocks) = profiler();
@@ -518,25 +567,25 @@ again:
         let big = Value::from_big(num_bigint::BigInt::from(1u64 << 62) * 4);
         for pc in [Value::Int(7), Value::Int(-7), big] {
             let s = slots(&resolved, &[("pc", pc.clone())]);
-            assert_eq!(p.arrive_at(0, looped, &s), None);
-            assert_eq!(p.arrive_at(0, looped, &s), None);
-            let key = p.arrive_at(0, looped, &s).expect("hot at the threshold");
+            assert_eq!(p.arrive_at(0, looped, &s, 0), None);
+            assert_eq!(p.arrive_at(0, looped, &s, 0), None);
+            let key = p.arrive_at(0, looped, &s, 0).expect("hot at the threshold");
             assert_eq!(key, p.key(0, looped, &s));
             assert_eq!((p.count(&key), p.state(&key)), (3, KeyState::Counting));
             p.set(&key, KeyState::Ignored);
-            assert_eq!(p.arrive_at(0, looped, &s), None, "an ignored key never stops");
+            assert_eq!(p.arrive_at(0, looped, &s, 0), None, "an ignored key never stops");
             p.set(&key, KeyState::Enter);
-            assert!(p.arrive(&key), "a key with code stops at once");
+            assert!(p.arrive(&key, 0), "a key with code stops at once");
         }
         // Two greens: always hashed.
         let s = slots(&resolved, &[("pc", Value::Int(1)), ("op", Value::Int(2))]);
         for _ in 0..2 {
-            assert_eq!(p.arrive_at(0, pair, &s), None);
+            assert_eq!(p.arrive_at(0, pair, &s, 0), None);
         }
         // A block not watched counts nothing and never stops.
         let fetch = resolved.graphs[0].labels[&Symbol::intern("fetch")];
         for _ in 0..5 {
-            assert_eq!(p.arrive_at(0, fetch, &s), None);
+            assert_eq!(p.arrive_at(0, fetch, &s, 0), None);
         }
         // A key set before any arrival is seen; one never reached is not.
         let unseen = p.key(0, looped, &slots(&resolved, &[("pc", Value::Int(3))]));
@@ -628,17 +677,17 @@ odd:
         // greens; it is not hashed.
         let a = slots(&resolved, &[("pc", Value::Int(1))]);
         let b = slots(&resolved, &[("pc", Value::atom("x"))]);
-        assert_eq!(p.arrive_at(0, fetch, &a), None);
-        assert_eq!(p.arrive_at(0, fetch, &b), None);
-        let key = p.arrive_at(0, fetch, &a).expect("hot at the threshold");
+        assert_eq!(p.arrive_at(0, fetch, &a, 0), None);
+        assert_eq!(p.arrive_at(0, fetch, &b, 0), None);
+        let key = p.arrive_at(0, fetch, &a, 0).expect("hot at the threshold");
         assert_eq!(key, Key { graph: 0, block: fetch, greens: SmallVec::new() });
         assert_eq!(key, p.key(0, fetch, &b));
         assert!(p.keys.is_empty(), "counted in the label's own entry");
         assert_eq!((p.count(&key), p.state(&key)), (3, KeyState::Counting));
         p.set(&key, KeyState::Ignored);
-        assert_eq!(p.arrive_at(0, fetch, &a), None, "an ignored key never stops");
+        assert_eq!(p.arrive_at(0, fetch, &a, 0), None, "an ignored key never stops");
         p.set(&key, KeyState::Enter);
-        assert!(p.arrive_at(0, fetch, &b).is_some(), "a key with code stops at once");
+        assert!(p.arrive_at(0, fetch, &b, 0).is_some(), "a key with code stops at once");
         let seen: Vec<(Key, u32, KeyState)> = p.keys().collect();
         assert_eq!(seen, [(key, 3, KeyState::Enter)]);
     }

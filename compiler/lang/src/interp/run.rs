@@ -720,7 +720,7 @@ impl<'a> Machine<'a> {
                         if HOT {
                             if let Some(hot) = &mut self.hot {
                                 // Inline up to counting a key seen before.
-                                if let Some(key) = hot.arrive_at(pc.graph, *b, &frame.slots) {
+                                if let Some(key) = hot.arrive_at(pc.graph, *b, &frame.slots, self.steps) {
                                     stack.push(frame);
                                     return Ok(Exit::Hot { key, stack, block: *b });
                                 }
@@ -858,7 +858,7 @@ impl<'a> Machine<'a> {
                     if HOT && graph.calls_watched {
                         if let Some(hot) = &mut self.hot {
                             let key = Key { graph: f, block: super::hot::CALL, greens: Default::default() };
-                            if hot.arrive(&key) {
+                            if hot.arrive(&key, self.steps) {
                                 stack.push(frame);
                                 return Ok(Exit::Hot { key, stack, block: 0 });
                             }

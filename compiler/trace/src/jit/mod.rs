@@ -74,8 +74,13 @@
 //! counts again and asks at its next threshold, and after each deferral
 //! twice as late (`Profiler::defer`): one that keeps arriving earns its
 //! compile, a short-lived one stops asking. An exit over budget asks at
-//! its next failure. The clock counts work, not time, so the JIT's
-//! decisions stay deterministic.
+//! its next failure. A loop within budget is compiled only if its hot
+//! spot was arrived at densely enough for its code to pay back
+//! ([`promises_payback`]): the profiler keeps the clock at the first
+//! arrival of each count (`Profiler::since`), and a loop recorded at a
+//! hot spot whose arrivals were spread thin — a small loop entered now
+//! and then — is deferred like one over budget, not compiled. The clock
+//! counts work, not time, so the JIT's decisions stay deterministic.
 //!
 //! **Starting late** ([`warmup`], `flowc run --warmup`): the JIT's start
 //! has a cost of its own — lowering the program, building its tables,
@@ -604,6 +609,24 @@ pub const COMPILE_SHARE: u64 = 3;
 fn compile_cost(recorded: u64, pieces: u64, work: u64) -> u64 {
     let per_op = if work >= WARM_AFTER { WARM_COMPILE_STEPS_PER_OP } else { COMPILE_STEPS_PER_OP };
     recorded * per_op + pieces * PIECE_STEPS
+}
+
+/// Whether a loop recorded as `ops` operations promises to pay back its
+/// compile (see "A compile budget"): its hot spot counted `arrivals`
+/// arrivals over the last `span` statements of a run that has done
+/// `elapsed` statements in all, the budget's allowance included (`work`
+/// on the budget's clock, which sets the compile's price). The run is
+/// taken to go on as long as it has gone (and at least the allowance),
+/// and the hot spot to be arrived at as densely as over its last count,
+/// each arrival an iteration the code runs instead of the interpreter's
+/// `ops` statements. A loop that is all the work over its count promises
+/// the whole run again; a small loop entered now and then (a BF program's
+/// loops of one or two rounds, once per verse of a song) promises a few
+/// thousand statements, not the tens of thousands its compile costs, and
+/// is not compiled until the run is long enough for it to pay.
+pub fn promises_payback(arrivals: u64, span: u64, elapsed: u64, work: u64, ops: u64) -> bool {
+    let future = arrivals.saturating_mul(elapsed) / span.max(1);
+    future.saturating_mul(ops.max(1)) >= compile_cost(ops, 2, work)
 }
 
 /// The compile budget's rule (see "A compile budget"): whether `recorded`
@@ -1425,6 +1448,20 @@ impl<'p> Jit<'p> {
             && within_budget(recorded, pieces, work, allowance)
     }
 
+    /// Whether a loop of `ops` recorded operations, recorded at a hot spot
+    /// whose last count was `density` (arrivals, and the interpreter's
+    /// clock at the first of them) when the clock read `now`, promises to
+    /// pay back its compile ([`promises_payback`]); always, without a
+    /// budget or a count.
+    fn promises(&self, density: Option<(u32, u64)>, now: u64, ops: usize) -> bool {
+        let (Some(allowance), Some((arrivals, since))) = (self.options.compile_allowance, density) else {
+            return true;
+        };
+        let work = now.saturating_sub(self.work_before) + self.compiled_work;
+        let elapsed = now.saturating_add(self.compiled_work).saturating_add(allowance);
+        promises_payback(u64::from(arrivals), now.saturating_sub(since), elapsed, work, ops as u64)
+    }
+
     /// Pieces of code the worker's pending jobs will add (at most two
     /// each: a loop and its preamble), which count against `max_traces`.
     fn pending_codes(run: &Run) -> usize {
@@ -1636,6 +1673,24 @@ mod tests {
     /// entry trace of four operations into a loop of thirty, ten rounds
     /// per entry, pays; ten rounds of four operations would not, nor
     /// less than an iteration per entry, whatever their size.
+    #[test]
+    fn a_loop_promises_what_its_density_and_the_run_say() {
+        // A loop of 150 operations that was all the work of its last 50
+        // arrivals (7,500 statements), in a run 400,000 statements old:
+        // its code would replace the whole run again.
+        assert!(promises_payback(50, 7_500, 400_000, 200_000, 150));
+        // The same loop entered once per verse of a song, its 50 arrivals
+        // spread over 400,000 statements: 50 more arrivals, 7,500
+        // statements replaced, against some 36,000 to compile.
+        assert!(!promises_payback(50, 400_000, 400_000, 200_000, 150));
+        assert_eq!(compile_cost(150, 2, 200_000), 36_000);
+        // Once the run is five times older, the same density promises
+        // more than the compile costs.
+        assert!(promises_payback(50, 400_000, 2_000_000, 1_800_000, 150));
+        // A span of zero (every arrival within one statement) promises.
+        assert!(promises_payback(50, 0, 400_000, 200_000, 5));
+    }
+
     #[test]
     fn entries_pay_for_what_their_iterations_replace() {
         assert!(entries_pay(1_000, 10_000, 4, 30));

@@ -94,6 +94,10 @@ pub struct Stats {
     /// Times a hot spot or exit was not traced because the compile budget
     /// was spent ([`crate::jit`], "A compile budget").
     pub deferred: u64,
+    /// Loops recorded and then not compiled, because their hot spot was
+    /// arrived at too sparsely for their code to pay back its compile
+    /// ([`crate::jit::promises_payback`]).
+    pub sparse: u64,
     /// Functions traces call rather than follow, because recordings got
     /// too long in them.
     pub not_followed: usize,
@@ -171,7 +175,11 @@ impl std::fmt::Display for Stats {
             self.aborted, self.ignored, self.not_followed
         )?;
         writeln!(f, "hot spots:       {} ({} arrivals counted)", self.keys, self.arrivals)?;
-        writeln!(f, "deferred:        {} (hot spots and exits over the compile budget)", self.deferred)?;
+        writeln!(
+            f,
+            "deferred:        {} (hot spots and exits over the compile budget), {} loops too sparse to pay back",
+            self.deferred, self.sparse
+        )?;
         writeln!(f, "entries:         {} ({} compiled calls)", self.entries, self.calls)?;
         writeln!(
             f,
