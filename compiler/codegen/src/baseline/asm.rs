@@ -365,6 +365,24 @@ impl Asm {
         self.byte(0xab);
     }
 
+    /// `xorps xmm0, xmm0`: sixteen zero bytes to store
+    /// ([`Asm::store_xmm0`]). Nothing else in baseline code uses `xmm0`,
+    /// which every calling convention lets a callee change.
+    pub fn zero_xmm0(&mut self) {
+        self.byte(0x0f);
+        self.byte(0x57);
+        self.byte(0xc0);
+    }
+
+    /// `movups [rsp + disp], xmm0`: two words of the frame from `xmm0`.
+    pub fn store_xmm0(&mut self, disp: i32) {
+        self.byte(0x0f);
+        self.byte(0x11);
+        self.mem(0, RSP, disp);
+        self.written(disp);
+        self.written(disp + 8);
+    }
+
     /// `mov dst, [base + index*8 + 8]`.
     pub fn load_indexed(&mut self, dst: Reg, base: Reg, index: Reg) {
         self.clobber(dst);
@@ -666,6 +684,9 @@ mod tests {
         assert_eq!(hex(|a| a.test(RAX, RAX)), "48 85 c0");
         assert_eq!(hex(|a| a.test_imm(RCX, 7)), "48 f7 c1 07 00 00 00");
         assert_eq!(hex(|a| a.rep_stosq()), "f3 48 ab");
+        assert_eq!(hex(|a| a.zero_xmm0()), "0f 57 c0");
+        assert_eq!(hex(|a| a.store_xmm0(0x10)), "0f 11 44 24 10");
+        assert_eq!(hex(|a| a.store_xmm0(0x200)), "0f 11 84 24 00 02 00 00");
         assert_eq!(hex(|a| a.load_indexed(RAX, RDX, RCX)), "48 8b 44 ca 08");
         assert_eq!(hex(|a| a.imul(RAX, RCX)), "48 0f af c1");
         assert_eq!(hex(|a| a.sar(RAX, 1)), "48 c1 f8 01");

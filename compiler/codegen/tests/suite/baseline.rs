@@ -124,17 +124,54 @@ fn a_loops_variables_live_in_registers() {
 }
 
 /// On entry only the words of values that may point into the heap are
-/// zeroed (the collector's view, which safepoints list): COUNT's two
-/// parameters and two phis, not the sums of `add.word` and `sub.word`,
-/// certainly small integers.
+/// zeroed (the collector's view, which safepoints list), and of those not
+/// the parameters', which are loaded before anything reads them: COUNT's
+/// two phis (words 2 and 3), not its two parameters (words 0 and 1) nor
+/// the sums of `add.word` and `sub.word`, certainly small integers.
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn only_the_words_that_may_hold_pointers_are_zeroed() {
     let lines = listing_of(COUNT);
     let start = lines.iter().position(|l| l == "xor rax,rax").expect("the frame is zeroed");
-    let zeroed: Vec<&String> =
-        lines[start + 1..].iter().take_while(|l| l.starts_with("mov [rsp") && l.ends_with(",rax")).collect();
-    assert_eq!(zeroed.len(), 4, "{lines:#?}");
+    let zeroed: Vec<&str> = lines[start + 1..]
+        .iter()
+        .take_while(|l| l.starts_with("mov [rsp") && l.ends_with(",rax"))
+        .map(String::as_str)
+        .collect();
+    assert_eq!(zeroed, ["mov [rsp+0x10],rax", "mov [rsp+0x18],rax"], "{lines:#?}");
+}
+
+/// Seven sums that may be big integers, so their words are scanned and
+/// zeroed on entry: more words than a store of `rax` each zeroes, so two
+/// at a time from `xmm0`, the odd one in a pair with the word before it;
+/// not the parameters' words (0 and 1). The sums come out right.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_wider_frame_is_zeroed_sixteen_bytes_a_store() {
+    const WIDE: &str = "trace wide(v0:a, v1:b) {
+b0:
+    v2:c = add v0, v1
+    v3:c = add v2, v1
+    v4:c = add v3, v1
+    v5:c = add v4, v1
+    v6:c = add v5, v1
+    v7:c = add v6, v1
+    v8:c = add v7, v1
+    exit r0 to out
+resume r0 {
+    frame [c = v8, a = v0]
+}
+}
+";
+    let lines = listing_of(WIDE);
+    let start = lines.iter().position(|l| l == "xorps xmm0,xmm0").expect("the frame is zeroed from xmm0");
+    let zeroed: Vec<&str> =
+        lines[start + 1..].iter().take_while(|l| l.starts_with("movups")).map(String::as_str).collect();
+    let expected =
+        ["movups [rsp+0x10],xmm0", "movups [rsp+0x20],xmm0", "movups [rsp+0x30],xmm0", "movups [rsp+0x38],xmm0"];
+    assert_eq!(zeroed, expected, "{lines:#?}");
+    assert!(!lines.iter().any(|l| l.starts_with("rep")), "{lines:#?}");
+    assert_eq!(run_baseline(WIDE, &[5, 3]), vec![26, 5]);
 }
 
 /// Runs trace `text` compiled by the baseline compiler from integers
