@@ -655,7 +655,9 @@ impl Emit<'_, '_> {
     /// into it), sixteen bytes of `xmm0` a store for more, and `rep stosq`
     /// for a frame past [`UNROLLED_ZEROES`] words, whose start-up costs
     /// less than the stores then. (Against a loop of stores, `rep stosq`
-    /// made the BF fractal's runs 2-3% faster.)
+    /// made the BF fractal's runs 2-3% faster; the stores of `xmm0`,
+    /// against `rep stosq` for up to 96 words, tutorial fractal 20's
+    /// 0.92.)
     fn zero(&mut self, from: i32, words: i32) {
         let n = words - from;
         if n <= 0 {
