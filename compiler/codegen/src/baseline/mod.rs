@@ -15,9 +15,11 @@
 //! with its guard, whose word only that guard's exit reads and writes:
 //! [`fused_compares`]); `rbx` holds the context.
 //! The words of values that may point into the heap come first, and are
-//! zeroed on entry, so every safepoint lists all of them for the
-//! collector (a word not yet written is 0, which the collector skips; one
-//! written earlier is a value the code computed); the words of values
+//! zeroed on entry (but the parameters', which the entry loads from the
+//! exit buffer before anything can read them), so every safepoint lists
+//! all of them for the collector (a word not yet written is 0, which the
+//! collector skips; one written earlier is a value the code computed);
+//! the words of values
 //! certainly small integers ([`crate::small`]) follow, never zeroed nor
 //! listed: the collector has nothing to find there.
 //! The prologue and epilogue follow Cranelift's `tail` convention (`rdi`
@@ -513,7 +515,8 @@ struct Emit<'e, 'a> {
     /// a parameter a bridge inherits, its parent's ([`word_layout`]).
     words: Vec<i32>,
     /// How many of the frame's own words, the first, may hold pointers
-    /// (zeroed on entry, listed at safepoints).
+    /// (zeroed on entry but for the parameters' words, which are loaded
+    /// first; listed at safepoints).
     scanned: i32,
     /// The frame this code runs in ([`Compiled::frame`]).
     own: Frame,

@@ -122,6 +122,10 @@ impl Entry {
     }
 }
 
+/// The `since` of a count [`Profiler::ask_after`] set part-way: it has no
+/// first arrival, so [`Profiler::since`] gives none.
+const NO_CLOCK: u64 = u64::MAX;
+
 /// The hasher of the key table: the interpreter looks a key up at every
 /// arrival at a watched label, and keys are a few small integers (rustc's
 /// "Fx" mix: multiply and rotate per word; SipHash cost more than the
@@ -403,7 +407,8 @@ impl Profiler {
     }
 
     /// Sets `key` counting again after it was found hot but not compiled
-    /// (over the JIT's compile budget), to stop after twice as many
+    /// (over the JIT's compile budget, or its loop arrived at too sparsely
+    /// to pay back), to stop after twice as many
     /// thresholds of arrivals as the last time it was deferred (one, two,
     /// four... at most 128): a key that keeps arriving earns its compile,
     /// one that is short-lived stops asking (thousands of short loops
@@ -427,6 +432,8 @@ impl Profiler {
         e.seen = true;
         e.state = KeyState::Counting;
         e.count = threshold.saturating_sub(arrivals.max(1));
+        // A count that starts part-way has no first arrival: no clock.
+        e.since = NO_CLOCK;
     }
 
     /// What `key` does now ([`KeyState::Counting`] for keys not seen).
@@ -445,7 +452,7 @@ impl Profiler {
     /// how soon a loop there comes round again ([`Profiler::defer`] and its
     /// skips count from zero again, and so start it again).
     pub fn since(&self, key: &Key) -> Option<u64> {
-        self.entry(key).filter(|e| e.count > 0).map(|e| e.since)
+        self.entry(key).filter(|e| e.count > 0 && e.since != NO_CLOCK).map(|e| e.since)
     }
 
     /// Every key seen, with its count and state, in no particular order.
@@ -556,6 +563,15 @@ again:
         }
         assert!(p.arrive_at(0, looped, &s, 320).is_some());
         assert_eq!(p.since(&key), Some(300));
+        // Asked for after one more arrival: a count set part-way, with no
+        // first arrival, has no clock until it starts from zero again.
+        p.ask_after(&key, 1);
+        assert_eq!(p.since(&key), None);
+        assert!(p.arrive_at(0, looped, &s, 400).is_some());
+        assert_eq!(p.since(&key), None);
+        p.defer(&key);
+        assert_eq!(p.arrive_at(0, looped, &s, 500), None);
+        assert_eq!(p.since(&key), Some(500));
     }
 
     #[test]

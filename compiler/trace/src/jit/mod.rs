@@ -390,6 +390,10 @@ struct KeyCode {
     /// Its loop traces assume nothing (a speculating one was refused).
     generic: bool,
     ignored: bool,
+    /// The operations of its loop, recorded and not compiled because the
+    /// key was arrived at too sparsely ([`Jit::promises`]): when the key is
+    /// hot again, the loop is judged by them before it is recorded again.
+    sparse_ops: Option<usize>,
 }
 
 /// The JIT for one program.
@@ -616,7 +620,7 @@ fn compile_cost(recorded: u64, pieces: u64, work: u64) -> u64 {
 /// arrivals over the last `span` statements of a run that has done
 /// `elapsed` statements in all, the budget's allowance included (`work`
 /// on the budget's clock, which sets the compile's price). The run is
-/// taken to go on as long as it has gone (and at least the allowance),
+/// taken to go on as long as it has gone, plus the allowance,
 /// and the hot spot to be arrived at as densely as over its last count,
 /// each arrival an iteration the code runs instead of the interpreter's
 /// `ops` statements. A loop that is all the work over its count promises
@@ -1169,6 +1173,19 @@ impl<'p> Jit<'p> {
                 p.defer(key);
             }
             return Ok(Next::Interpret(block));
+        }
+        if let Some(ops) = self.keys.get(key).and_then(|kc| kc.sparse_ops) {
+            // Its loop was too sparse to compile last time: judged by the
+            // operations it was recorded as then, not recorded again
+            // while it still is.
+            let density = machine.profiler().and_then(|p| Some((p.count(key), p.since(key)?)));
+            if !self.promises(density, machine.steps(), ops) {
+                self.stats.sparse += 1;
+                if let Some(p) = machine.profiler_mut() {
+                    p.defer(key);
+                }
+                return Ok(Next::Interpret(block));
+            }
         }
         self.record_loop(machine, run, key, stack, block)
     }

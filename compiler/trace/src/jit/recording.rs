@@ -127,6 +127,7 @@ impl<'p> Jit<'p> {
             if let Some(p) = machine.profiler_mut() {
                 p.defer(key);
             }
+            self.keys.entry(key.clone()).or_default().sparse_ops = Some(trace.ops.len());
             return Ok(Next::Interpret(block));
         }
         let (trace, target) = match inner {
