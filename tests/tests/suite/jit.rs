@@ -398,6 +398,55 @@ fn a_loop_arrived_at_sparsely_is_not_compiled() {
     assert!(dense.traces > 0, "{dense}");
 }
 
+/// A loop whose code was recorded while `extra` was unbound (it is read
+/// after the loop, on the way the second round takes) is arrived at again
+/// with `extra` bound: its code does not take that frame, and the key
+/// counts from zero and records a second variant at the threshold, which
+/// runs the second round compiled.
+#[test]
+fn a_key_whose_code_takes_other_variables_gets_a_second_variant() {
+    const TWO_ROUNDS: &str = "entry start(n = 3000)
+start:
+    i = 0
+    s = 0
+    round = 1
+    goto loop
+loop:
+    more = i < n
+    if more goto body else goto after
+body:
+    i = i + 1
+    s = s + i
+    s = s % 1000003
+    goto loop
+after:
+    if round goto second else goto done
+second:
+    round = 0
+    extra = 5
+    i = 0
+    goto loop
+done:
+    t = s + extra
+    print_and_stop(t)
+";
+    let stats = flowc_codegen::with_stack(move || {
+        let program = flowc_lang::syntax::parse("two_rounds.fg", TWO_ROUNDS).expect("it parses");
+        let label = flowc_lang::Symbol::intern("start");
+        let env = program.entry_env(label).expect("an entry").to_vec();
+        let expected = engines::reference(&program, label, &env);
+        let config = flowc_lang::interp::Config::default();
+        let options = Options { inspect: Some(check), ..Options::default() };
+        let (outcome, stats) = engines::jit_run(&program, label, &env, &config, options);
+        assert_eq!(engines::outcome(outcome), expected);
+        stats
+    });
+    assert_eq!(stats.traces, 2, "{stats}");
+    // Each round's loop ran compiled, all but its first fifty rounds.
+    let loops: Vec<u64> = stats.per_trace.iter().filter(|t| t.kind == "loop").map(|t| t.iterations).collect();
+    assert!(loops.len() == 2 && loops.iter().all(|&n| n > 2_900), "{stats}");
+}
+
 /// The compile budget of a run the JIT takes over counts the work done
 /// since: the interpreter's warm-up is no credit. Taken over halfway
 /// through with no allowance, a run defers and records less than the

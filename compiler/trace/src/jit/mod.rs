@@ -1148,13 +1148,17 @@ impl<'p> Jit<'p> {
         if let Some(kc) = self.keys.get(key) {
             let variants = kc.variants.len();
             if variants > 0 {
-                // No trace takes these variables: count on, and record one
-                // for them at the threshold (or give up on the key).
-                let state = if variants >= self.options.max_variants { KeyState::Ignored } else { KeyState::Counting };
-                if let Some(p) = machine.profiler_mut() {
-                    p.set(key, state);
+                // No trace takes these variables. Arrived at as a key with
+                // code: count from zero, and record one for them at the
+                // threshold (at once if it has as many as it may have:
+                // give up on the key). Arrived at by the count: now.
+                let p = machine.profiler_mut().expect("the JIT runs with a profiler");
+                if variants >= self.options.max_variants {
+                    p.set(key, KeyState::Ignored);
+                    return Ok(Next::Interpret(block));
                 }
-                if machine.profiler().is_some_and(|p| p.count(key) < self.options.threshold) {
+                if p.state(key) == KeyState::Enter {
+                    p.set(key, KeyState::Counting);
                     return Ok(Next::Interpret(block));
                 }
             }
