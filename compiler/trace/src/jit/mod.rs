@@ -1690,10 +1690,6 @@ mod tests {
         assert_eq!(grace_at(u64::MAX, 1 << 40), u64::MAX);
     }
 
-    /// Code pays for its entries with what its iterations replace: an
-    /// entry trace of four operations into a loop of thirty, ten rounds
-    /// per entry, pays; ten rounds of four operations would not, nor
-    /// less than an iteration per entry, whatever their size.
     #[test]
     fn a_loop_promises_what_its_density_and_the_run_say() {
         // A loop of 150 operations that was all the work of its last 50
@@ -1712,6 +1708,10 @@ mod tests {
         assert!(promises_payback(50, 0, 400_000, 200_000, 5));
     }
 
+    /// Code pays for its entries with what its iterations replace: an
+    /// entry trace of four operations into a loop of thirty, ten rounds
+    /// per entry, pays; ten rounds of four operations would not, nor
+    /// less than an iteration per entry, whatever their size.
     #[test]
     fn entries_pay_for_what_their_iterations_replace() {
         assert!(entries_pay(1_000, 10_000, 4, 30));
