@@ -391,7 +391,7 @@ struct KeyCode {
     generic: bool,
     ignored: bool,
     /// The operations of its loop, recorded and not compiled because the
-    /// key was arrived at too sparsely ([`Jit::promises`]): when the key is
+    /// key was arrived at too sparsely ([`Jit::too_sparse`]): when the key is
     /// hot again, the loop is judged by them before it is recorded again.
     sparse_ops: Option<usize>,
 }
@@ -1182,12 +1182,7 @@ impl<'p> Jit<'p> {
             // Its loop was too sparse to compile last time: judged by the
             // operations it was recorded as then, not recorded again
             // while it still is.
-            let density = machine.profiler().and_then(|p| Some((p.count(key), p.since(key)?)));
-            if !self.promises(density, machine.steps(), ops) {
-                self.stats.sparse += 1;
-                if let Some(p) = machine.profiler_mut() {
-                    p.defer(key);
-                }
+            if self.too_sparse(machine, key, ops, &describe(key, run.resolved)) {
                 return Ok(Next::Interpret(block));
             }
         }
@@ -1469,18 +1464,29 @@ impl<'p> Jit<'p> {
             && within_budget(recorded, pieces, work, allowance)
     }
 
-    /// Whether a loop of `ops` recorded operations, recorded at a hot spot
-    /// whose last count was `density` (arrivals, and the interpreter's
-    /// clock at the first of them) when the clock read `now`, promises to
-    /// pay back its compile ([`promises_payback`]); always, without a
-    /// budget or a count.
-    fn promises(&self, density: Option<(u32, u64)>, now: u64, ops: usize) -> bool {
-        let (Some(allowance), Some((arrivals, since))) = (self.options.compile_allowance, density) else {
-            return true;
-        };
+    /// Whether the loop of `ops` recorded operations at hot spot `key` was
+    /// arrived at too sparsely to pay back its compile
+    /// ([`promises_payback`], by the key's last count and the clock now;
+    /// never without a budget or a count). If so it is counted and logged,
+    /// the key deferred like one over budget, and `ops` kept to judge it
+    /// by when it is hot again.
+    fn too_sparse(&mut self, machine: &mut Machine, key: &Key, ops: usize, what: &str) -> bool {
+        let Some(allowance) = self.options.compile_allowance else { return false };
+        let Some(p) = machine.profiler() else { return false };
+        let (Some(since), arrivals, now) = (p.since(key), p.count(key), machine.steps()) else { return false };
         let work = now.saturating_sub(self.work_before) + self.compiled_work;
         let elapsed = now.saturating_add(self.compiled_work).saturating_add(allowance);
-        promises_payback(u64::from(arrivals), now.saturating_sub(since), elapsed, work, ops as u64)
+        let span = now.saturating_sub(since);
+        if promises_payback(u64::from(arrivals), span, elapsed, work, ops as u64) {
+            return false;
+        }
+        self.stats.sparse += 1;
+        self.log(format_args!("not compiled: {what}, {ops} operations, {arrivals} arrivals in {span} statements"));
+        if let Some(p) = machine.profiler_mut() {
+            p.defer(key);
+        }
+        self.keys.entry(key.clone()).or_default().sparse_ops = Some(ops);
+        true
     }
 
     /// Pieces of code the worker's pending jobs will add (at most two

@@ -44,8 +44,6 @@ impl<'p> Jit<'p> {
         self.log(format_args!("record loop at {}", describe(key, run.resolved)));
         let started = Instant::now();
         let profiler = machine.profiler().expect("the JIT runs with a profiler");
-        // How densely the hot spot was arrived at ([`Jit::promises`]).
-        let (density, now) = (profiler.since(key).map(|since| (profiler.count(key), since)), machine.steps());
         let mut target = None;
         // Watched keys passed on the way (not `key`, no code): where the
         // trace was, the base frame's environment there, the label.
@@ -114,20 +112,8 @@ impl<'p> Jit<'p> {
         // The program is at `end_label` now.
         let block = machine.replace_top_keeping(stack, std::slice::from_ref(&frame), end_label)?;
         let what = describe(key, run.resolved);
-        if inner.is_none() && target.is_none() && !self.promises(density, now, trace.ops.len()) {
-            // A loop arrived at too sparsely to pay back: asked again
-            // later, as a hot spot over budget is.
-            self.stats.sparse += 1;
-            let (arrivals, since) = density.expect("a count, or it promises");
-            self.log(format_args!(
-                "not compiled: {what}, {} operations, {arrivals} arrivals in {} statements",
-                trace.ops.len(),
-                now - since
-            ));
-            if let Some(p) = machine.profiler_mut() {
-                p.defer(key);
-            }
-            self.keys.entry(key.clone()).or_default().sparse_ops = Some(trace.ops.len());
+        // (Recording leaves the profiler's counts and clock as they were.)
+        if inner.is_none() && target.is_none() && self.too_sparse(machine, key, trace.ops.len(), &what) {
             return Ok(Next::Interpret(block));
         }
         let (trace, target) = match inner {

@@ -773,3 +773,80 @@ fn field_reads_are_remembered_until_the_field_is_written() {
     assert_eq!(r.output, "3\n");
     assert_eq!(gets(loop_part(&r.traces)), 2, "{}", loop_part(&r.traces));
 }
+
+/// A two-round loop entered once per round of an outer loop whose body
+/// is `work` statements of straight-line arithmetic (`n` rounds): the sum
+/// it prints. (Two rounds, so that its hot spot's 50th arrival is inside
+/// the loop, and the recording from there goes round the loop itself, not
+/// round the outer one.)
+fn loop_among_work(n: u32, work: usize) -> String {
+    let mut text = format!("entry start(n = {n})\nstart:\n    i = 0\n    x = 0\n    goto outer\n");
+    text += "outer:\n    more = i < n\n    if more goto body else goto done\nbody:\n";
+    for k in 0..work {
+        text += &format!("    x = x + {}\n    x = x % 1000003\n", k % 7 + 1);
+    }
+    text += "    j = 2\n    goto small\nsmall:\n    if j goto step else goto after\n";
+    text += "step:\n    j = j - 1\n    x = x + j\n    goto small\n";
+    text += "after:\n    i = i + 1\n    goto outer\ndone:\n    print_and_stop(x)\n";
+    text
+}
+
+/// A loop whose hot spot is arrived at sparsely — two rounds per entry,
+/// entered once per 3,000 statements — is recorded and not compiled: its
+/// code would replace a few statements per entry, not what compiling it
+/// costs (`flowc_trace::jit::promises_payback`). Hot again, it is judged
+/// by the operations it was recorded as, not recorded again. The same
+/// loop entered every few statements is compiled. Both print what the
+/// interpreter prints.
+#[test]
+fn a_loop_arrived_at_sparsely_is_not_compiled() {
+    let run_with = |work| run_text("work.fg", &loop_among_work(200, work), Hint::Absent, "start", None, checked());
+    let (sparse, dense) = (run_with(1_500), run_with(2));
+    assert!(sparse.stats.sparse > 0, "{}", sparse.stats);
+    assert_eq!(dense.stats.sparse, 0, "{}", dense.stats);
+    assert!(dense.stats.traces > 0, "{}", dense.stats);
+    // Recorded once, judged sparse again without a second recording.
+    let count = |what: &str| sparse.log.lines().filter(|l| l.contains(what)).count();
+    assert_eq!(count("record loop at small"), 1, "{}", sparse.log);
+    assert!(count("not compiled: small") >= 2, "{}", sparse.log);
+    assert_eq!(count("not compiled: ") as u64, sparse.stats.sparse, "{}", sparse.log);
+}
+
+/// A loop whose code was recorded while `extra` was unbound (it is read
+/// after the loop, on the way the second round takes) is arrived at again
+/// with `extra` bound: its code does not take that frame, and the key
+/// counts from zero and records a second variant at the threshold, which
+/// runs the second round compiled.
+#[test]
+fn a_key_whose_code_takes_other_variables_gets_a_second_variant() {
+    const TWO_ROUNDS: &str = "entry start(n = 3000)
+start:
+    i = 0
+    s = 0
+    round = 1
+    goto loop
+loop:
+    more = i < n
+    if more goto body else goto after
+body:
+    i = i + 1
+    s = s + i
+    s = s % 1000003
+    goto loop
+after:
+    if round goto second else goto done
+second:
+    round = 0
+    extra = 5
+    i = 0
+    goto loop
+done:
+    t = s + extra
+    print_and_stop(t)
+";
+    let stats = run_text("two_rounds.fg", TWO_ROUNDS, Hint::Absent, "start", None, checked()).stats;
+    assert_eq!(stats.traces, 2, "{stats}");
+    // Each round's loop ran compiled, all but its first fifty rounds.
+    let loops: Vec<u64> = stats.per_trace.iter().filter(|t| t.kind == "loop").map(|t| t.iterations).collect();
+    assert!(loops.len() == 2 && loops.iter().all(|&n| n > 2_900), "{stats}");
+}
