@@ -340,6 +340,9 @@ struct Code {
     entries: u64,
     /// Loop iterations run from its entries.
     iterations: u64,
+    /// Its entries and iterations when its tree last grew: what it is
+    /// judged by ([`Jit::paid`]) is what it ran since, as it is now.
+    judged_from: (u64, u64),
     recorded_ops: usize,
     /// Operations after optimization (its IR may be gone: `keep_ir`).
     optimized_ops: usize,
@@ -1321,10 +1324,14 @@ impl<'p> Jit<'p> {
     /// (`iterations` of loops); gives up the code's hot spot when, over
     /// many entries, they did not pay ([`entries_pay`]) — left for the
     /// interpreter about as soon as it is entered, or after too little
-    /// work, it costs more in transitions than it saves. Not judged while
-    /// the run's worker is busy: the code's bridges may be on the way (a
-    /// stack VM's dispatch loop, judged while every bridge was still being
-    /// optimized, was given up and the run interpreted).
+    /// work, it costs more in transitions than it saves. Judged by what it
+    /// ran since its tree last grew (a bridge linked), every
+    /// `judge_after` entries of that, and not while the run's worker is
+    /// busy: the code's bridges may be on the way (a stack VM's dispatch
+    /// loop, judged while every bridge was still being optimized, was
+    /// given up and the run interpreted; judged by all its entries, it
+    /// was given up too, on a loaded machine, one run in ten or twenty:
+    /// the entries from before its bridges came outweighed those after).
     fn paid(&mut self, machine: &mut Machine, run: &Run, code: TraceId, iterations: u64) {
         let every = self.options.judge_after.max(1);
         // Each iteration replaced about the statements it was recorded
@@ -1333,14 +1340,15 @@ impl<'p> Jit<'p> {
         self.compiled_work = self.compiled_work.saturating_add(iterations.saturating_mul(per_iteration));
         let c = &mut self.codes[code.0 as usize];
         c.iterations += iterations;
-        if c.entries < every
-            || !c.entries.is_multiple_of(every)
-            || entries_pay(c.entries, c.iterations, c.recorded_ops as u64, per_iteration)
+        let (entries, iterations) = (c.entries - c.judged_from.0, c.iterations - c.judged_from.1);
+        if entries < every
+            || !entries.is_multiple_of(every)
+            || entries_pay(entries, iterations, c.recorded_ops as u64, per_iteration)
             || run.worker.as_ref().is_some_and(background::Worker::busy)
         {
             return;
         }
-        let (name, entries, iterations, ops) = (c.function.name, c.entries, c.iterations, c.recorded_ops);
+        let (name, ops) = (c.function.name, c.recorded_ops);
         let Some(key) = self.key_of_code(code) else { return };
         let kc = self.keys.get_mut(&key).expect("code of a key");
         if kc.ignored {
@@ -1535,6 +1543,7 @@ impl Code {
             start,
             entries: 0,
             iterations: 0,
+            judged_from: (0, 0),
             recorded_ops,
             optimized_ops: instructions(&function),
             compile_time: Duration::ZERO,

@@ -630,7 +630,9 @@ impl Jit<'_> {
         c.compile_time = time;
         c.root = done.root;
         c.values = done.values;
-        self.codes[done.root.0 as usize].bridges += 1;
+        let root = &mut self.codes[done.root.0 as usize];
+        root.bridges += 1;
+        root.judged_from = (root.entries, root.iterations);
         self.adopt_body(code);
         self.exit_state(done.exit).bridge = Some(code);
         if done.closes {
