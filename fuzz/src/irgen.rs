@@ -506,15 +506,11 @@ impl<'r, 'c> FnGen<'r, 'c> {
                     // is an error like any other, now and then.
                     Some(obj) if self.rng.chance(60) => {
                         let value = self.operand(avail, &Ty::Int(Interval::FULL));
-                        (
-                            InstKind::Set { obj, field: Symbol::intern(FIELDS[self.rng.below(FIELDS.len())]), value },
-                            None,
-                        )
+                        (InstKind::set(obj, Symbol::intern(FIELDS[self.rng.below(FIELDS.len())]), value), None)
                     }
-                    Some(obj) => (
-                        InstKind::Get { obj, field: Symbol::intern(FIELDS[self.rng.below(FIELDS.len())]) },
-                        Some(Ty::Any),
-                    ),
+                    Some(obj) => {
+                        (InstKind::get(obj, Symbol::intern(FIELDS[self.rng.below(FIELDS.len())])), Some(Ty::Any))
+                    }
                     None => (InstKind::New(Symbol::intern(CLASSES[self.rng.below(2)])), None),
                 },
                 15 | 16 if !self.callees.is_empty() => {

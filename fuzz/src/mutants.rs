@@ -516,7 +516,7 @@ fn result_on_effect(f: &mut Function, rng: &mut Rng) -> bool {
     match pick(rng, &effects) {
         Some(&i) => f.insts[i].result = Some(v),
         None => {
-            let kind = InstKind::Set { obj: Operand::int(0), field: Symbol::intern("f"), value: Operand::int(1) };
+            let kind = InstKind::set(Operand::int(0), Symbol::intern("f"), Operand::int(1));
             let i = insert_inst(f, rng, kind, false);
             f.insts[i].result = Some(v);
         }

@@ -12,7 +12,9 @@
 //!   ([`flowc_lang::ops::Op::form_admits_operand`]: `add.int :foo, 2` is
 //!   rejected); and when every operand is a constant, they meet the whole
 //!   promise ([`flowc_lang::ops::Op::form_admits`]: `div.word 1, 0` is
-//!   rejected, since a word-form operation cannot fail).
+//!   rejected, since a word-form operation cannot fail); a `get.object`
+//!   or `set.object` of a constant reads an object (a trace's promoted
+//!   one).
 //!
 //! Operands that are values are not judged here: whether a value is an
 //! integer is what range propagation proved when it chose the form, and
@@ -29,8 +31,18 @@ use crate::violation::Rule;
 
 /// The operation rules for one linked instruction.
 pub(crate) fn check_inst(c: &mut Checker, l: Linked, kind: &InstKind) {
-    let InstKind::Op { op, form, args } = kind else { return };
-    if let Some(msg) = problem(op, *form, args) {
+    let msg = match kind {
+        InstKind::Op { op, form, args } => problem(op, *form, args),
+        InstKind::Get { obj: flowc_ir::Operand::Const(v), proven: true, .. }
+        | InstKind::Set { obj: flowc_ir::Operand::Const(v), proven: true, .. }
+            if !matches!(v, Value::Object(_)) =>
+        {
+            let what = if matches!(kind, InstKind::Get { .. }) { "get" } else { "set" };
+            Some(format!("`{what}.object` of the constant {}, which is not an object", v.to_print_string()))
+        }
+        _ => None,
+    };
+    if let Some(msg) = msg {
         let at = c.at_inst(l.inst);
         c.report(Some(l.block), l.pos, at, Rule::OpForm, msg);
     }

@@ -391,13 +391,13 @@ fn fill(
             }
             Stmt::Get { dst, obj, field } => {
                 let obj = operand(ssa, entry, obj);
-                let v = ssa.builder.inst(b, InstKind::Get { obj, field: *field }, Some(*dst)).unwrap();
+                let v = ssa.builder.inst(b, InstKind::get(obj, *field), Some(*dst)).unwrap();
                 ssa.write(*dst, b, Operand::Value(v));
             }
             Stmt::Set { obj, field, value } => {
                 let obj = operand(ssa, entry, obj);
                 let value = operand(ssa, entry, value);
-                ssa.builder.inst(b, InstKind::Set { obj, field: *field, value }, None);
+                ssa.builder.inst(b, InstKind::set(obj, *field, value), None);
             }
         }
         mark_sites(&mut ssa.builder.func, b, before, site(k + 1, false));

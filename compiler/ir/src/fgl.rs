@@ -207,10 +207,10 @@ impl<'f> Converter<'f> {
                 }
                 InstKind::Unbound(_) => {}
                 InstKind::New(class) => body.push(Stmt::New { dst: dst.unwrap(), class: *class }),
-                InstKind::Get { obj, field } => {
+                InstKind::Get { obj, field, .. } => {
                     body.push(Stmt::Get { dst: dst.unwrap(), obj: self.arg(obj), field: *field })
                 }
-                InstKind::Set { obj, field, value } => {
+                InstKind::Set { obj, field, value, .. } => {
                     body.push(Stmt::Set { obj: self.arg(obj), field: *field, value: self.arg(value) })
                 }
                 InstKind::Call { func, args } => {

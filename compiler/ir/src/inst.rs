@@ -130,31 +130,25 @@ pub enum InstKind {
     /// unknown operation of that name (which fails as the reference
     /// interpreter fails on it), the checker rejects it, and passes and
     /// code generators rely on it: none tests the count again.
-    Op {
-        op: Operator,
-        form: Form,
-        args: Args,
-    },
+    Op { op: Operator, form: Form, args: Args },
     /// Raises `key_not_found` if the operand is unbound; else the operand.
     CheckBound(Operand),
     /// The unbound value of a variable no path assigns.
     Unbound(Symbol),
     /// A fresh object of a class.
     New(Symbol),
-    Get {
-        obj: Operand,
-        field: Symbol,
-    },
-    Set {
-        obj: Operand,
-        field: Symbol,
-        value: Operand,
-    },
+    /// Reads `field` of `obj`. `proven` (printed `get.object`): the
+    /// optimizer proved `obj` an object, so code reads the field's slot
+    /// without testing what `obj` is (the field may still be unset: that
+    /// stays a test). Like a `.word` form it states a proof the checker
+    /// cannot redo, so only the optimizer writes it; the IR interpreter
+    /// checks it at run time.
+    Get { obj: Operand, field: Symbol, proven: bool },
+    /// Writes `value` to `field` of `obj`; `proven` (`set.object`) as for
+    /// [`InstKind::Get`].
+    Set { obj: Operand, field: Symbol, value: Operand, proven: bool },
     /// A call of a function of the module, by name.
-    Call {
-        func: Symbol,
-        args: Args,
-    },
+    Call { func: Symbol, args: Args },
     /// Traces only: counts the operand (a small non-negative integer) as
     /// that many more loop iterations run, as if the loop had gone round
     /// them: the iterations a counted loop skips
@@ -163,11 +157,7 @@ pub enum InstKind {
     Iterations(Operand),
     /// Traces only: on failure, leave the trace and resume the interpreter
     /// from the record `resume`, the innermost frame at `label`.
-    Guard {
-        kind: GuardKind,
-        resume: ResumeId,
-        label: Symbol,
-    },
+    Guard { kind: GuardKind, resume: ResumeId, label: Symbol },
 }
 
 /// A terminator's successors ([`Terminator::successors`]): at most two
@@ -265,6 +255,16 @@ impl<'a> Iterator for OperandsMut<'a> {
 }
 
 impl InstKind {
+    /// `get obj, field`, with nothing proven of `obj`.
+    pub fn get(obj: Operand, field: Symbol) -> InstKind {
+        InstKind::Get { obj, field, proven: false }
+    }
+
+    /// `set obj, field, value`, with nothing proven of `obj`.
+    pub fn set(obj: Operand, field: Symbol, value: Operand) -> InstKind {
+        InstKind::Set { obj, field, value, proven: false }
+    }
+
     /// The operation `op` on `args` in its generic form, as the front end
     /// and the trace recorder build it: a known operation given the wrong
     /// number of operands becomes an unknown one of that name (it fails

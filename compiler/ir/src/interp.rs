@@ -253,13 +253,15 @@ impl<'m> Machine<'m> {
                             self.layout.get_or_init(|| self.module.layout()),
                         )))
                     }
-                    InstKind::Get { obj, field } => {
+                    InstKind::Get { obj, field, proven } => {
                         let o = self.read(&frame, obj, index)?;
+                        check_proven_object(*proven, "get", &o).map_err(|k| self.error(&frame, k, index))?;
                         let v = objects::get(&o, *field).map_err(|k| self.error(&frame, k, index))?;
                         Some(Rt::Val(v))
                     }
-                    InstKind::Set { obj, field, value } => {
+                    InstKind::Set { obj, field, value, proven } => {
                         let o = self.read(&frame, obj, index)?;
+                        check_proven_object(*proven, "set", &o).map_err(|k| self.error(&frame, k, index))?;
                         let v = self.read(&frame, value, index)?;
                         let module = self.module;
                         objects::set(&o, *field, v, |c, f| module.is_immutable(c, f))
@@ -463,6 +465,16 @@ fn bound_values(frame: &Frame) -> Vec<(crate::ValueId, Value)> {
             _ => None,
         })
         .collect()
+}
+
+/// Checks the promise of a `get.object` or `set.object` (`what`): its
+/// operand `obj` is an object.
+fn check_proven_object(proven: bool, what: &str, obj: &Value) -> Result<(), ErrorKind> {
+    if !proven || matches!(obj, Value::Object(_)) {
+        Ok(())
+    } else {
+        Err(ErrorKind::User(Symbol::intern(&format!("broken_form({what}.object)"))))
+    }
 }
 
 /// Checks the promise a specialized form makes about its operands

@@ -83,6 +83,19 @@ fn numbered(tok: Option<&Tok>, prefix: char) -> Option<u32> {
     }
 }
 
+/// The `.object` after `get` or `set` (at `pos`): whether the optimizer
+/// proved the operand an object ([`InstKind::Get`]).
+fn object_proof(line: &mut Line, pos: usize) -> Result<bool, RawError> {
+    if !line.is_punct(".") {
+        return Ok(false);
+    }
+    line.bump();
+    match line.bump() {
+        Some(Tok::Ident(s)) if s == "object" => Ok(true),
+        _ => Err(RawError::new(pos, "expected `.object`")),
+    }
+}
+
 impl Parser {
     fn run(mut self, src: &str) -> Result<Module, RawError> {
         let mut state = State::Top;
@@ -380,17 +393,17 @@ impl Parser {
             "iterations" => InstKind::Iterations(self.operand(line)?),
             "unbound" => InstKind::Unbound(line.name("a variable name")?),
             "new" => InstKind::New(line.name("a class name")?),
-            "get" => {
-                let obj = self.operand(line)?;
-                line.punct(",")?;
-                InstKind::Get { obj, field: line.name("a field name")? }
-            }
-            "set" => {
+            "get" | "set" => {
+                let proven = object_proof(line, pos)?;
                 let obj = self.operand(line)?;
                 line.punct(",")?;
                 let field = line.name("a field name")?;
-                line.punct(",")?;
-                InstKind::Set { obj, field, value: self.operand(line)? }
+                if word == "get" {
+                    InstKind::Get { obj, field, proven }
+                } else {
+                    line.punct(",")?;
+                    InstKind::Set { obj, field, value: self.operand(line)?, proven }
+                }
             }
             "call" | "missing_op" => {
                 let name = line.name("a name")?;

@@ -208,14 +208,14 @@ pub fn inst(out: &mut String, f: &Function, i: InstId) {
             out.push_str("new ");
             name(out, *class);
         }
-        InstKind::Get { obj, field } => {
-            out.push_str("get ");
+        InstKind::Get { obj, field, proven } => {
+            out.push_str(if *proven { "get.object " } else { "get " });
             operand(out, obj);
             out.push_str(", ");
             name(out, *field);
         }
-        InstKind::Set { obj, field, value } => {
-            out.push_str("set ");
+        InstKind::Set { obj, field, value, proven } => {
+            out.push_str(if *proven { "set.object " } else { "set " });
             operand(out, obj);
             out.push_str(", ");
             name(out, *field);

@@ -88,10 +88,10 @@ pub fn terms(f: &Function) -> Vec<Term> {
             InstKind::CheckBound(o) => Term::compound("check_bound", vec![dst.unwrap(), operand(f, o)]),
             InstKind::Iterations(o) => Term::compound("iterations", vec![operand(f, o)]),
             InstKind::New(c) => Term::compound("new", vec![dst.unwrap(), Term::sym(*c)]),
-            InstKind::Get { obj, field } => {
+            InstKind::Get { obj, field, .. } => {
                 Term::compound("get", vec![dst.unwrap(), operand(f, obj), Term::sym(*field)])
             }
-            InstKind::Set { obj, field, value } => {
+            InstKind::Set { obj, field, value, .. } => {
                 Term::compound("set", vec![operand(f, obj), Term::sym(*field), operand(f, value)])
             }
             InstKind::Call { func, args } => {

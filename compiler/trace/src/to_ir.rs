@@ -540,7 +540,7 @@ fn allocate(b: &mut Builder, block: BlockId, start: &Start, params: &[ValueId]) 
             StartValue::Const(c) => Operand::Const(c),
             StartValue::Object(j) => Operand::Value(made[j]),
         };
-        b.inst(block, InstKind::Set { obj: Operand::Value(obj), field, value }, None);
+        b.inst(block, InstKind::set(Operand::Value(obj), field, value), None);
     }
     made
 }
@@ -576,12 +576,12 @@ fn emit(index: &ProgramIndex, b: &mut Builder, body: BlockId, frames: &mut Vec<F
         }
         TraceOp::Get { dst, obj, field } => {
             let obj = frames[top].read(obj);
-            let v = b.inst(body, InstKind::Get { obj, field: *field }, Some(*dst)).unwrap();
+            let v = b.inst(body, InstKind::get(obj, *field), Some(*dst)).unwrap();
             frames[top].write(*dst, Operand::Value(v));
         }
         TraceOp::Set { obj, field, value } => {
             let (obj, value) = (frames[top].read(obj), frames[top].read(value));
-            b.inst(body, InstKind::Set { obj, field: *field, value }, None);
+            b.inst(body, InstKind::set(obj, *field, value), None);
         }
         TraceOp::Guard { check, label, .. } => {
             let f = &frames[top];

@@ -151,3 +151,21 @@ resume r162 {
     let err = flowc_ir::parse::module("t.ir", &text.replace("v967", "v4000000000")).unwrap_err().to_string();
     assert!(err.contains("number too large for this text"), "{err}");
 }
+
+#[test]
+fn an_object_proof_of_a_constant() {
+    // A value's proof is the optimizer's to give (`get.object v1, f` is
+    // accepted as written); a constant is never an object.
+    check_edit(
+        POWER,
+        "v5:y = sub v3, 1",
+        r#"v5:y = sub v3, 1
+    v7 = get.object v3, f
+    v8 = get.object 7, f
+    set.object :box, f, v7"#,
+        expect![[r#"
+            function power, block b1, instruction `v8 = get.object 7, f`: [op-form] `get.object` of the constant 7, which is not an object
+            function power, block b1, instruction `set.object :box, f, v7`: [op-form] `set.object` of the constant box, which is not an object
+        "#]],
+    );
+}

@@ -15,6 +15,8 @@
 //! - generic operations take the cheapest form their operands allow
 //!   (`add.int`: no type check; `add.word`: no overflow check;
 //!   `readlist.word`: no bounds check) — see [`crate::lattice::best_form`];
+//!   `get` and `set` of a value proven an object take `.object`: code
+//!   reads and writes its slot without testing what it is;
 //! - calls of `pure` functions with constant arguments are replaced by
 //!   their result; reads of immutable fields of known allocations by the
 //!   stored operand;
@@ -39,7 +41,7 @@ use flowc_lang::ast::Operator;
 use flowc_lang::Symbol;
 
 use crate::edit::{self, ix, Substitution};
-use crate::lattice::{self, Info};
+use crate::lattice::{self, Info, Kinds};
 use crate::propagate::Propagation;
 use crate::Context;
 
@@ -105,6 +107,7 @@ fn rewrite(f: &mut Function, p: &Propagation) -> Vec<(BlockId, InstId)> {
         // the instruction's operand infos where they are used (a phi's
         // input at the end of its predecessor), computed once.
         let mut forms = Vec::new();
+        let mut proven = Vec::new();
         let mut operand_consts = Vec::new();
         let mut term_consts = Vec::new();
         let mut infos: Vec<Info> = Vec::new();
@@ -139,6 +142,9 @@ fn rewrite(f: &mut Function, p: &Propagation) -> Vec<(BlockId, InstId)> {
                             dead.push(i);
                         }
                     }
+                    InstKind::Get { .. } | InstKind::Set { .. } if infos[0].surely(Kinds::OBJECT) => {
+                        proven.push(i);
+                    }
                     InstKind::CheckBound(o) if !infos[0].may_be_unbound() => {
                         // A check_bound without a result (before a trap) stays harmlessly.
                         if let Some(v) = data.result {
@@ -167,6 +173,11 @@ fn rewrite(f: &mut Function, p: &Propagation) -> Vec<(BlockId, InstId)> {
         for (i, form) in forms {
             if let InstKind::Op { form: slot, .. } = &mut f.insts[i].kind {
                 *slot = form;
+            }
+        }
+        for i in proven {
+            if let InstKind::Get { proven, .. } | InstKind::Set { proven, .. } = &mut f.insts[i].kind {
+                *proven = true;
             }
         }
         for (i, k, c) in operand_consts {

@@ -44,12 +44,12 @@ impl Escape {
                 InstKind::CheckBound(o) => escape_all(&mut c, &mut std::iter::once(o), &|| Reason::CheckBound),
                 // A count (an integer), in traces only.
                 InstKind::Unbound(_) | InstKind::New(_) | InstKind::Iterations(_) => {}
-                InstKind::Get { obj, field } => {
+                InstKind::Get { obj, field, .. } => {
                     if let (Some(y), Some(r)) = (tracked(obj), data.result) {
                         c.loads.push((r, y, *field));
                     }
                 }
-                InstKind::Set { obj, field, value } => {
+                InstKind::Set { obj, field, value, .. } => {
                     let Some(x) = tracked(value) else { continue };
                     match obj.as_value().and_then(|o| self.web_of(o)) {
                         Some(w) => {

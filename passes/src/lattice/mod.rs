@@ -173,6 +173,11 @@ impl Info {
         Info { kinds: self.kinds.without(Kinds::UNBOUND), ..self.clone() }
     }
 
+    /// Whether some value reaches here and every one is of `kinds`.
+    pub fn surely(&self, kinds: Kinds) -> bool {
+        !self.kinds.is_empty() && self.kinds.within(kinds)
+    }
+
     pub fn may_be_unbound(&self) -> bool {
         self.kinds.has(Kinds::UNBOUND)
     }

@@ -239,7 +239,7 @@ impl Sweep {
                     InstKind::Set { obj, field, .. } => {
                         sets.extend(fresh(obj, *field).map(|new| (i, b, pos as u32, new)))
                     }
-                    InstKind::Get { obj, field } => reads.extend(fresh(obj, *field).map(|new| (b, i, new, *field))),
+                    InstKind::Get { obj, field, .. } => reads.extend(fresh(obj, *field).map(|new| (b, i, new, *field))),
                     _ => {}
                 }
             }
@@ -489,7 +489,7 @@ impl<'m> Analysis<'m> {
             InstKind::CheckBound(o) => self.operand(o, b).bound(),
             InstKind::Unbound(_) => Info::of_kinds(Kinds::UNBOUND),
             InstKind::New(class) => Info::object(*class, Some(i)),
-            InstKind::Get { obj, field } => self.get(b, i, obj, *field),
+            InstKind::Get { obj, field, .. } => self.get(b, i, obj, *field),
             InstKind::Call { func, args } => self.call(b, i, *func, args),
             InstKind::Set { .. } | InstKind::Guard { .. } | InstKind::Iterations(_) => return,
         };

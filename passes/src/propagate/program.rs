@@ -256,7 +256,7 @@ impl Found {
             }
             for i in f.block_insts(b) {
                 match &f.insts[i].kind {
-                    InstKind::Set { obj, field, value } => out.stores.push(Store {
+                    InstKind::Set { obj, field, value, .. } => out.stores.push(Store {
                         obj: p.operand(f, obj, b),
                         field: *field,
                         value: p.operand(f, value, b),

@@ -162,7 +162,7 @@ pub fn plan(
                         c.allocated(v);
                     }
                 }
-                InstKind::Get { obj, field } => {
+                InstKind::Get { obj, field, .. } => {
                     let k = field_index(*field);
                     let is_previous = match (&cursor, obj.as_value()) {
                         (Some(c), Some(o)) => c.is_previous(o),
@@ -177,7 +177,7 @@ pub fn plan(
                     };
                     reads.push((data.result?, v));
                 }
-                InstKind::Set { obj, field, value } => {
+                InstKind::Set { obj, field, value, .. } => {
                     if !current(&cursor, obj) {
                         return None;
                     }

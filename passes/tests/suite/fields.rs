@@ -98,21 +98,21 @@ done:
             main start(v0:n) {
             b0 start:
                 v1:c = new cell
-                set v1, v, 0
+                set.object v1, v, 0
                 v2:i = check_bound v0
                 jump b1
             b1 loop:
                 v3:i = phi [b0: v2, b2: v9]
                 branch v3, b2, b3
             b2 bump:
-                v6:v = get v1, v
+                v6:v = get.object v1, v
                 v7:v = add.word v6, 250
                 v8:v = mod.word v7, 256
-                set v1, v, v8
+                set.object v1, v, v8
                 v9:i = sub v3, 1
                 jump b1
             b3 done:
-                v5:r = get v1, v
+                v5:r = get.object v1, v
                 print v5
             }
         "#]],
@@ -347,8 +347,8 @@ start:
             main start(v0:n) {
             b0 start:
                 v1:c = new cell
-                set v1, v, v0
-                v2:w = get v1, w
+                set.object v1, v, v0
+                v2:w = get.object v1, w
                 v3:x = add v2, 1
                 print v3
             }
@@ -375,9 +375,9 @@ fn a_huge_function_reads_the_solved_facts() {
     let dump = support::dump_until(&src, "cleanup");
     let body: Vec<&str> = dump.lines().skip_while(|l| !l.ends_with(" bump:")).skip(1).take(4).map(str::trim).collect();
     expect![[r#"
-        v4007:v = get v1, v
+        v4007:v = get.object v1, v
         v4008:v = add.word v4007, 1
         v4009:v = mod.word v4008, 256
-        set v1, v, v4009"#]]
+        set.object v1, v, v4009"#]]
     .assert_eq(&body.join("\n"));
 }

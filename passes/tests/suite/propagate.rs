@@ -399,10 +399,86 @@ next:
             main start(v0:a) {
             b0 start:
                 v1:p = new point
-                set v1, x, v0
-                set v1, y, 2
+                set.object v1, x, v0
+                set.object v1, y, 2
                 v4:s = add v0, 2
                 print v4
+            }
+        "#]],
+    );
+}
+
+/// `get` and `set` take `.object` where propagation proved the operand an
+/// object (a `new`, a class test's yes side, a phi of those), and stay
+/// plain where it may be something else (a parameter, the no side).
+#[test]
+fn reads_and_writes_of_proven_objects_skip_the_object_test() {
+    check(
+        r#"entry start(n = 3)
+
+start:
+    if n goto made else goto number
+made:
+    p = new cell
+    p.v = 0
+    goto begin
+number:
+    p = 5
+    goto begin
+begin:
+    c = new cell
+    c.v = n
+    goto loop
+loop:
+    if p is cell goto known else goto unknown
+known:
+    p.v = 1
+    goto next
+unknown:
+    w = p.v
+    c.v = w
+    goto next
+next:
+    k = c.v
+    n = n - 1
+    if n goto loop else goto done
+done:
+    print_and_stop(k)
+"#,
+        "cleanup",
+        expect![[r#"
+            main start(v0:n) {
+            b0 start:
+                branch v0, b1, b2
+            b1 made:
+                v1:p = new cell
+                set.object v1, v, 0
+                jump b3
+            b2 number:
+                jump b3
+            b3 begin:
+                v12:p = phi [b2: 5, b1: v1]
+                v2:c = new cell
+                set.object v2, v, v0
+                jump b4
+            b4 loop:
+                v10:n = phi [b3: v0, b9: v11]
+                if_class v12, cell, b5, b6
+            b5 known:
+                set.object v12, v, 1
+                jump b7
+            b6 unknown:
+                v5:w = get v12, v
+                set.object v2, v, v5
+                jump b7
+            b7 next:
+                v8:k = get.object v2, v
+                v11:n = sub v10, 1
+                branch v11, b9, b8
+            b9:
+                jump b4
+            b8 done:
+                print v8
             }
         "#]],
     );
@@ -420,42 +496,42 @@ fn a_forwarded_read_widens_with_the_stored_value() {
         src,
         "cleanup",
         expect![[r#"
-        immutable box(v)
+            immutable box(v)
 
-        main start(v0:x) {
-        b0 start:
-            jump b1
-        b1 round:
-            v1:rounds = phi [b0: 3, b5: v13]
-            v2:k = phi [b0: 0, b5: v14]
-            v3:x = phi [b0: v0, b5: 20]
-            v6:seen = phi [b0: 20, b5: v1]
-            branch v1, b2, b6
-        b2 work:
-            v4:c = eq v3, 20
-            branch v4, b3, b7
-        b7:
-            jump b5
-        b3 fresh:
-            v5:t = new box
-            set v5, v, v6
-            v8:small = lt.word v6, 3
-            branch v8, b4, b8
-        b8:
-            jump b5
-        b4 mark:
-            v9:k = add.int v2, 1
-            jump b5
-        b5 step:
-            v14:k = phi [b7: v2, b8: v2, b4: v9]
-            v10:u = new box
-            set v10, v, v1
-            v13:rounds = sub.word v1, 1
-            jump b1
-        b6 done:
-            print v2
-        }
-    "#]],
+            main start(v0:x) {
+            b0 start:
+                jump b1
+            b1 round:
+                v1:rounds = phi [b0: 3, b5: v13]
+                v2:k = phi [b0: 0, b5: v14]
+                v3:x = phi [b0: v0, b5: 20]
+                v6:seen = phi [b0: 20, b5: v1]
+                branch v1, b2, b6
+            b2 work:
+                v4:c = eq v3, 20
+                branch v4, b3, b7
+            b7:
+                jump b5
+            b3 fresh:
+                v5:t = new box
+                set.object v5, v, v6
+                v8:small = lt.word v6, 3
+                branch v8, b4, b8
+            b8:
+                jump b5
+            b4 mark:
+                v9:k = add.int v2, 1
+                jump b5
+            b5 step:
+                v14:k = phi [b7: v2, b8: v2, b4: v9]
+                v10:u = new box
+                set.object v10, v, v1
+                v13:rounds = sub.word v1, 1
+                jump b1
+            b6 done:
+                print v2
+            }
+        "#]],
     );
 }
 

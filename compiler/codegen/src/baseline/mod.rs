@@ -899,11 +899,11 @@ impl Emit<'_, '_> {
                     self.objects.push(r);
                 }
             }
-            InstKind::Get { obj, field } => {
-                self.get(i, obj, *field);
+            InstKind::Get { obj, field, proven } => {
+                self.get(i, obj, *field, *proven);
                 self.result_to_variable(i);
             }
-            InstKind::Set { obj, field, value } => self.set(obj, *field, value),
+            InstKind::Set { obj, field, value, proven } => self.set(obj, *field, value, *proven),
             InstKind::Call { func, args } => self.call(i, *func, args),
             InstKind::Guard { kind, resume, label } => self.guard(kind, *resume, *label),
             InstKind::Iterations(o) => {
@@ -1285,10 +1285,10 @@ impl Emit<'_, '_> {
     }
 
     /// Jumps to `no` unless the word in rax is an object of the layout
-    /// (skipped for a value tested before); the value `o` is then known
-    /// to be one.
-    fn object_test(&mut self, o: &Operand, no: Label) {
-        let known = o.as_value().is_some_and(|v| self.objects.contains(&v));
+    /// (skipped for a value tested before, or `proven` one by the
+    /// optimizer: `get.object`); the value `o` is then known to be one.
+    fn object_test(&mut self, o: &Operand, proven: bool, no: Label) {
+        let known = proven || o.as_value().is_some_and(|v| self.objects.contains(&v));
         if known {
             return;
         }
@@ -1315,7 +1315,7 @@ impl Emit<'_, '_> {
         Some((cell::SLOTS + 8 * k) as i32)
     }
 
-    fn get(&mut self, i: flowc_ir::InstId, obj: &Operand, field: Symbol) {
+    fn get(&mut self, i: flowc_ir::InstId, obj: &Operand, field: Symbol, proven: bool) {
         let result = self.f.insts[i].result;
         let o = self.src(obj);
         let call = Call::Get { obj: o, field: field.index() as i64 };
@@ -1327,7 +1327,7 @@ impl Emit<'_, '_> {
             return;
         };
         self.load_src(RAX, o);
-        self.object_test(obj, slow);
+        self.object_test(obj, proven, slow);
         self.a.load(RAX, RAX, offset);
         // An unset field (the 0 word) is the runtime's error.
         self.a.test(RAX, RAX);
@@ -1336,7 +1336,7 @@ impl Emit<'_, '_> {
         self.bind_back(back);
     }
 
-    fn set(&mut self, obj: &Operand, field: Symbol, value: &Operand) {
+    fn set(&mut self, obj: &Operand, field: Symbol, value: &Operand, proven: bool) {
         let (o, v) = (self.src(obj), self.src(value));
         let call = Call::Set { obj: o, field: field.index() as i64, value: v };
         let back = self.a.label();
@@ -1354,7 +1354,7 @@ impl Emit<'_, '_> {
         // the path from its computation to the store.
         self.load_src(RCX, v);
         self.load_src(RAX, o);
-        self.object_test(obj, slow);
+        self.object_test(obj, proven, slow);
         if self.facts.may_be_unbound(value) && !self.small(value) {
             // An unbound value raises its error in the runtime.
             self.a.mov(RDX, RCX);

@@ -1126,15 +1126,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let r = self.new_object(class);
                 self.define(i, r);
             }
-            InstKind::Get { obj, field } => {
+            InstKind::Get { obj, field, proven } => {
                 let o = self.operand(&obj);
-                let r = self.get_field(o, field);
+                let r = self.get_field(o, field, proven);
                 self.define(i, r);
             }
-            InstKind::Set { obj, field, value } => {
+            InstKind::Set { obj, field, value, proven } => {
                 let o = self.operand(&obj);
                 let v = self.operand(&value);
-                self.set_field(o, field, v);
+                let may_be_unbound = self.may_be_unbound(&value) && !self.small.operand(&value);
+                self.set_field(o, field, v, proven, may_be_unbound);
             }
             InstKind::Call { func, args } => {
                 let args: Vec<ClValue> = args

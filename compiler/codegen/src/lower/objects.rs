@@ -5,9 +5,12 @@
 //! - `get obj.f`: when `obj` points at an object cell of the code's layout
 //!   and the field is set, one load at the field's slot; otherwise the
 //!   runtime reads it (or raises the error: not an object, unset field).
+//!   `get.object` (the optimizer proved `obj` an object, of the one layout
+//!   every object of the program has) tests only that the field is set.
 //! - `set obj.f = v`: the same checks, then one store — unless the field
 //!   is immutable for some class and already set, or `v` is unbound: the
-//!   runtime decides.
+//!   runtime decides. `set.object` skips the test of `obj`, a value
+//!   surely bound the test of `v`.
 //! - `new C`: the allocation bumps the pointer of the size class's run
 //!   ([`flowc_lang::heap::FreeRun`]) and writes the header and unset slots;
 //!   when the run is used up, the runtime allocates (and may collect).
@@ -93,13 +96,15 @@ impl Lowerer<'_, '_> {
     }
 
     /// `get obj.field`.
-    pub(super) fn get_field(&mut self, obj: ClValue, field: Symbol) -> ClValue {
+    pub(super) fn get_field(&mut self, obj: ClValue, field: Symbol, proven: bool) -> ClValue {
         let join = self.join_block();
         let slow = self.cold_block();
         if let Some(offset) = self.slot_offset(field) {
-            let fast = self.b.create_block();
-            self.if_object_of_layout(obj, fast, slow);
-            self.b.switch_to_block(fast);
+            if !proven {
+                let fast = self.b.create_block();
+                self.if_object_of_layout(obj, fast, slow);
+                self.b.switch_to_block(fast);
+            }
             let v = self.b.ins().load(types::I64, MemFlagsData::trusted(), obj, offset);
             let set = self.b.ins().icmp_imm_s(IntCC::NotEqual, v, UNSET.as_i64());
             self.b.ins().brif(set, join, &[BlockArg::Value(v)], slow, &[]);
@@ -115,27 +120,44 @@ impl Lowerer<'_, '_> {
         self.b.block_params(join)[0]
     }
 
-    /// `set obj.field = value`.
-    pub(super) fn set_field(&mut self, obj: ClValue, field: Symbol, value: ClValue) {
+    /// `set obj.field = value`; `proven`: `obj` is an object (`set.object`);
+    /// `may_be_unbound`: `value` may be unbound.
+    pub(super) fn set_field(
+        &mut self,
+        obj: ClValue,
+        field: Symbol,
+        value: ClValue,
+        proven: bool,
+        may_be_unbound: bool,
+    ) {
         let flags = MemFlagsData::trusted();
         let done = self.b.create_block();
         let slow = self.cold_block();
         if let Some(offset) = self.slot_offset(field) {
-            let checked = self.b.create_block();
-            self.if_object_of_layout(obj, checked, slow);
-            self.b.switch_to_block(checked);
+            if !proven {
+                let checked = self.b.create_block();
+                self.if_object_of_layout(obj, checked, slow);
+                self.b.switch_to_block(checked);
+            }
             // An unbound value raises its error in the runtime.
-            let tag = self.b.ins().band_imm_s(value, word::TAG_MASK as i64);
-            let mut ok = self.b.ins().icmp_imm_s(IntCC::NotEqual, tag, word::UNBOUND_TAG as i64);
+            let mut ok = may_be_unbound.then(|| {
+                let tag = self.b.ins().band_imm_s(value, word::TAG_MASK as i64);
+                self.b.ins().icmp_imm_s(IntCC::NotEqual, tag, word::UNBOUND_TAG as i64)
+            });
             if self.env.objects.immutable.contains(&field) {
                 // Set once for some class: the runtime checks a second set.
                 let old = self.b.ins().load(types::I64, flags, obj, offset);
                 let unset = self.b.ins().icmp_imm_s(IntCC::Equal, old, UNSET.as_i64());
-                ok = self.b.ins().band(ok, unset);
+                ok = Some(match ok {
+                    Some(ok) => self.b.ins().band(ok, unset),
+                    None => unset,
+                });
             }
-            let store = self.b.create_block();
-            self.b.ins().brif(ok, store, &[], slow, &[]);
-            self.b.switch_to_block(store);
+            if let Some(ok) = ok {
+                let store = self.b.create_block();
+                self.b.ins().brif(ok, store, &[], slow, &[]);
+                self.b.switch_to_block(store);
+            }
             self.b.ins().store(flags, value, obj, offset);
             self.b.ins().jump(done, &[]);
         } else {

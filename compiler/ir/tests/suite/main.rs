@@ -1,6 +1,6 @@
 //! The IR's analyses and helpers: bound values, calls, compaction,
 //! dominators, drawing, block frequencies, guards, live ranges, liveness, loop
-//! headers, regions, rows, substitutions.
+//! headers, object proofs, regions, rows, substitutions.
 //!
 //! The crate's integration tests, one module per subject, built as one
 //! binary: one link instead of one per file, and every module's tests
@@ -18,6 +18,7 @@ mod guards;
 mod live_ranges;
 mod liveness;
 mod loop_headers;
+mod objects;
 mod regions;
 mod rows;
 mod subst;

@@ -171,7 +171,7 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
     for &i in block.insts.iter() {
         let r = f.insts[i].result;
         match &f.insts[i].kind {
-            InstKind::Get { obj: Operand::Value(o), field } if !inside(*o) => {
+            InstKind::Get { obj: Operand::Value(o), field, .. } if !inside(*o) => {
                 let term = match written.iter().find(|w| w.0 == *o && w.1 == *field) {
                     Some(&(_, _, stored)) => stored,
                     None => {
@@ -211,7 +211,7 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
                 (*m > 1 && *m < MAX_CONSTANT && taken.is_none_or(|t| t == *m)).then_some(())?;
                 terms.insert(r?, Term::Stepped(cell, k, *m));
             }
-            InstKind::Set { obj: Operand::Value(o), field, value: Operand::Value(v) } => {
+            InstKind::Set { obj: Operand::Value(o), field, value: Operand::Value(v), .. } => {
                 let Some(stored @ Term::Stepped(cell, k, m)) = terms.get(v).copied() else { return None };
                 if written.iter().any(|w| w.0 == *o && w.1 == *field) {
                     return None;
@@ -288,9 +288,8 @@ fn fields_set_before(f: &Function, lp: BlockId) -> rustc_hash::FxHashSet<(ValueI
         .iter()
         .flat_map(|&b| f.blocks[b].insts.iter())
         .filter_map(|&i| match &f.insts[i].kind {
-            InstKind::Get { obj: Operand::Value(o), field } | InstKind::Set { obj: Operand::Value(o), field, .. } => {
-                Some((*o, *field))
-            }
+            InstKind::Get { obj: Operand::Value(o), field, .. }
+            | InstKind::Set { obj: Operand::Value(o), field, .. } => Some((*o, *field)),
             _ => None,
         })
         .collect()
@@ -342,7 +341,7 @@ fn facts_before(f: &Function, lp: BlockId, fields: Option<&ProgramFacts>) -> Vec
     for &b in &before {
         for &i in &f.blocks[b].insts {
             match (&f.insts[i].kind, f.insts[i].result, fields) {
-                (InstKind::Get { obj, field }, Some(r), Some(facts)) => {
+                (InstKind::Get { obj, field, .. }, Some(r), Some(facts)) => {
                     info[edit::ix(r)] = facts.read(&super::ranges::operand_info(&info, obj), *field);
                 }
                 _ => super::ranges::abstract_step(f, &mut info, i),
@@ -365,7 +364,7 @@ fn emit(f: &mut Function, pre: BlockId, shape: &Shape, reduced: &[bool]) {
         .zip(&shape.first_read)
         .map(|(u, first)| match u.cell {
             Cell::Field(o, field) => {
-                let v = e.inst(InstKind::Get { obj: Operand::Value(o), field }).expect("a read");
+                let v = e.inst(InstKind::get(Operand::Value(o), field)).expect("a read");
                 let read = edit::def_inst(e.f, v).expect("a read's instruction");
                 if let Some(site) = first.and_then(|i| e.f.sites.inst(i)) {
                     e.f.sites.set_inst(read, site);
@@ -426,7 +425,7 @@ impl Emitter<'_> {
     fn write(&mut self, cell: Cell, pre: BlockId, new: Operand) {
         match cell {
             Cell::Field(o, field) => {
-                self.inst(InstKind::Set { obj: Operand::Value(o), field, value: new });
+                self.inst(InstKind::set(Operand::Value(o), field, new));
             }
             Cell::Phi(p) => {
                 if let InstKind::Phi(inputs) = &mut self.f.insts[p].kind {

@@ -193,7 +193,9 @@ fn reuses_invariants(f: &Function, body: BlockId) -> bool {
         kinds().all(|k| !matches!(k, InstKind::Set { obj: o, field: f, .. } if f == field && o != obj))
     };
     kinds().any(|k| match k {
-        InstKind::Get { obj, field } => invariant(obj) && !calls && (!written.contains(field) || only_of(obj, field)),
+        InstKind::Get { obj, field, .. } => {
+            invariant(obj) && !calls && (!written.contains(field) || only_of(obj, field))
+        }
         InstKind::Guard {
             kind: GuardKind::Class(o, _) | GuardKind::NotClass(o, _) | GuardKind::Link(o, _) | GuardKind::Value(o, _),
             ..

@@ -505,9 +505,9 @@ resume r1 {
                     jump b1
                 b1 loop:
                     guard_true v1, r0 else done
-                    v3:x = get v0, x
+                    v3:x = get.object v0, x
                     v4:x = add v3, v1
-                    set v0, x, v4
+                    set.object v0, x, v4
                     v5:n = sub v1, 1
                     jump b2
                 b2 loop:
@@ -515,7 +515,7 @@ resume r1 {
                     v10:x = phi [b1: v4, b2: v8]
                     guard_true v6, r2 else done
                     v8:x = add v10, v6
-                    set v0, x, v8
+                    set.object v0, x, v8
                     v9:n = sub.int v6, 1
                     jump b2
                 resume r0 {
@@ -567,23 +567,23 @@ resume r1 {
                     jump b1
                 b1 loop:
                     guard_true v2, r3 else done
-                    v4:x = get v0, x
+                    v4:x = get.object v0, x
                     v5:x = add v4, 1
-                    set v0, x, v5
-                    v6:y = get v1, x
+                    set.object v0, x, v5
+                    v6:y = get.object v1, x
                     v7:y = add v6, 1
-                    set v1, x, v7
+                    set.object v1, x, v7
                     v9:n = sub v2, 1
                     jump b2
                 b2 loop:
                     v10:n = phi [b1: v9, b2: v15]
                     guard_true v10, r2 else done
-                    v11:x = get v0, x
+                    v11:x = get.object v0, x
                     v12:x = add v11, 1
-                    set v0, x, v12
-                    v13:y = get v1, x
+                    set.object v0, x, v12
+                    v13:y = get.object v1, x
                     v14:y = add v13, 1
-                    set v1, x, v14
+                    set.object v1, x, v14
                     v15:n = sub.int v10, 1
                     jump b2
                 resume r2 {

@@ -42,7 +42,7 @@ pub fn remove_dead(f: &mut Function, hints: &Module) {
                     }
                     objects.insert(obj.clone());
                 }
-                InstKind::Get { obj, field } => {
+                InstKind::Get { obj, field, .. } => {
                     pending.retain(|(_, fl, _)| fl != field);
                     objects.insert(obj.clone());
                 }

@@ -82,7 +82,7 @@ impl Opt<'_> {
         self.subst[ix(v)] = Some(Operand::Value(nv));
         for (field, value) in virt.fields {
             let value = self.real(&value);
-            let (s, _) = self.make(InstKind::Set { obj: Operand::Value(nv), field, value }, None);
+            let (s, _) = self.make(InstKind::set(Operand::Value(nv), field, value), None);
             self.out.push(s);
         }
         Operand::Value(nv)

@@ -210,6 +210,12 @@ impl<'a> Opt<'a> {
         }
     }
 
+    /// Whether `o` is known to be an object (code then reads and writes
+    /// its fields without testing it: `get.object`).
+    fn is_object(&self, o: &Operand) -> bool {
+        self.info_of(o).surely(Kinds::OBJECT)
+    }
+
     /// The class of `o` when it is known to be an object of it.
     fn object_class(&self, o: &Operand) -> Option<Symbol> {
         let info = self.info_of(o);
@@ -311,7 +317,7 @@ impl<'a> Opt<'a> {
                     self.keep(i, InstKind::New(class));
                 }
             }
-            InstKind::Set { obj, field, value } => {
+            InstKind::Set { obj, field, value, .. } => {
                 let obj = self.resolve(&obj);
                 let value = self.resolve(&value);
                 if let Some(ov) = self.virtual_of(&obj) {
@@ -336,9 +342,10 @@ impl<'a> Opt<'a> {
                 if let Operand::Value(o) = obj {
                     self.heap.insert((o, field), value.clone());
                 }
-                self.keep(i, InstKind::Set { obj, field, value });
+                let proven = self.is_object(&obj);
+                self.keep(i, InstKind::Set { obj, field, value, proven });
             }
-            InstKind::Get { obj, field } => {
+            InstKind::Get { obj, field, .. } => {
                 let obj = self.resolve(&obj);
                 let v = result.expect("get has a result");
                 // An immutable field of a known object (promoted) is fixed.
@@ -366,7 +373,8 @@ impl<'a> Opt<'a> {
                     self.heap.insert((o, field), Operand::Value(v));
                 }
                 self.info[ix(v)] = self.field_info_of(&obj, field);
-                self.keep(i, InstKind::Get { obj, field });
+                let proven = self.is_object(&obj);
+                self.keep(i, InstKind::Get { obj, field, proven });
             }
             InstKind::Guard { kind, resume, label } => self.guard(i, kind, resume, label),
             InstKind::Call { func, args } => {

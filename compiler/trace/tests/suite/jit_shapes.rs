@@ -206,16 +206,16 @@ fn an_interpreters_position_tests_fold_in_its_loop() {
     expect![[r#"
 
         b2 dispatch:
-            v42:v = get v2, v
+            v42:v = get.object v2, v
             v43:v = add.word v42, 1
             v44:v = mod.word v43, 256
-            set v2, v, v44
-            v45:v = get v6, v
+            set.object v2, v, v44
+            v45:v = get.object v6, v
             v46:v = add.word v45, 1
             v47:v = mod.word v46, 256
             v48:v = add.word v47, 1
             v49:v = mod.word v48, 256
-            set v6, v, v49
+            set.object v6, v, v49
             v50:v = get v0, v
             v51:v = sub.word v50, 1
             v52:v = mod.word v51, 256
@@ -250,18 +250,18 @@ fn links_that_come_back_are_assumed_and_checked() {
             guard_false v8, r0 else turn
             v9:r = get v6, r
             guard_link v9, cell, r1 else out2
-            v10:r = get v9, r
+            v10:r = get.object v9, r
             guard_link v10, cell, r2 else count
-            v11:v = get v10, v
+            v11:v = get.object v10, v
             v12:v = add.int v11, 1
-            set v10, v, v12
-            v13:l = get v10, l
+            set.object v10, v, v12
+            v13:l = get.object v10, l
             guard_link v13, cell, r3 else back2
-            v14:l = get v13, l
+            v14:l = get.object v13, l
             guard_link v14, cell, r4 else next
-            v15:w = get v14, v
+            v15:w = get.object v14, v
             v16:w = add.int v15, 1
-            set v14, v, v16
+            set.object v14, v, v16
             v17:n = sub.word v7, 1
             guard_true v17, r5 else done
             jump b1"#]]
@@ -292,10 +292,10 @@ fn a_loop_that_runs_to_its_end_at_once_keeps_its_links() {
             v29:v = sub.word v28, 1
             v30:v = mod.word v29, 256
             set v0, v, v30
-            v31:v = get v6, v
+            v31:v = get.object v6, v
             v32:v = add.word v31, 1
             v33:v = mod.word v32, 256
-            set v6, v, v33
+            set.object v6, v, v33
             v34:v = get v0, v
             guard_true v34, r3 else next
             jump b2"#]]
