@@ -258,6 +258,12 @@ impl DomTree {
         self.entry
     }
 
+    /// `b`'s number in a preorder walk of the tree (`None` if unreachable):
+    /// of two blocks one dominates, the deeper has the larger number.
+    pub fn preorder(&self, b: BlockId) -> Option<u32> {
+        self.order.get(ix(b)).map(|o| o[0]).filter(|&n| n != NONE)
+    }
+
     /// Whether `a` dominates `b` (reflexive). False if either is unreachable.
     pub fn dominates(&self, a: BlockId, b: BlockId) -> bool {
         let get = |x: BlockId| self.order.get(ix(x)).copied().filter(|o| o[0] != NONE);

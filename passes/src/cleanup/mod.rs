@@ -12,6 +12,8 @@
 //!   defining instruction goes if it cannot fail;
 //! - phis left with one input, or with all inputs equal, are collapsed;
 //! - `check_bound` of a value proven bound disappears;
+//! - `if_class x, C` of an `x` proven an object of `C` or 0 becomes
+//!   `branch x` (a test of one word, not of a cell's kind and class);
 //! - generic operations take the cheapest form their operands allow
 //!   (`add.int`: no type check; `add.word`: no overflow check;
 //!   `readlist.word`: no bounds check) — see [`crate::lattice::best_form`];
@@ -108,6 +110,7 @@ fn rewrite(f: &mut Function, p: &Propagation) -> Vec<(BlockId, InstId)> {
         // input at the end of its predecessor), computed once.
         let mut forms = Vec::new();
         let mut proven = Vec::new();
+        let mut truth_tests = Vec::new();
         let mut operand_consts = Vec::new();
         let mut term_consts = Vec::new();
         let mut infos: Vec<Info> = Vec::new();
@@ -161,6 +164,13 @@ fn rewrite(f: &mut Function, p: &Propagation) -> Vec<(BlockId, InstId)> {
                     _ => {}
                 }
             }
+            // A class test of a value that is an object of the class or
+            // 0 tests its truth.
+            if let Terminator::IfClass { obj, class, .. } = &f.blocks[b].term {
+                if crate::propagate::is_class_or_zero(&info_at(obj, b), *class) {
+                    truth_tests.push(b);
+                }
+            }
             // Terminator operands proven constant.
             for (k, o) in f.blocks[b].term.operands().enumerate() {
                 if o.as_value().is_some() {
@@ -173,6 +183,12 @@ fn rewrite(f: &mut Function, p: &Propagation) -> Vec<(BlockId, InstId)> {
         for (i, form) in forms {
             if let InstKind::Op { form: slot, .. } = &mut f.insts[i].kind {
                 *slot = form;
+            }
+        }
+        for b in truth_tests {
+            if let Terminator::IfClass { obj, then_block, else_block, .. } = &f.blocks[b].term {
+                let (cond, then_block, else_block) = (obj.clone(), *then_block, *else_block);
+                f.blocks[b].term = Terminator::Branch { cond, then_block, else_block };
             }
         }
         for i in proven {

@@ -16,6 +16,9 @@
 //!   changing is widened ([`lattice::Widening`]: to the function's
 //!   constants, then to the word bounds, then to infinity), so each phi
 //!   changes a bounded number of times and the analysis stays linear.
+//!   Phis where a retreating edge enters are widened from their third
+//!   change; the others (where branches join) from their eighteenth: a
+//!   join of values a dominating test bounded keeps the bound.
 //! - Operands are refined by the branches that lead to the block using
 //!   them ([`Refiner`]): after `c = lt i, 10; branch c, t, e`, `i` is at
 //!   most 9 in `t`; after `branch x, t, e`, `x` is 0 in `e`.
@@ -184,7 +187,19 @@ struct Analysis<'m> {
     fuel: u64,
     /// How phis are widened (from the function's integer constants).
     widening: Widening,
+    /// Per block (raw index): whether a retreating edge enters it. Every
+    /// cycle passes through one, so widening its phis bounds every
+    /// other's changes; the phis of other blocks (where branches join)
+    /// are widened only after [`MERGE_EXACT`] changes, so a join of
+    /// values a branch bounded keeps the bound.
+    loop_heads: Vec<bool>,
 }
+
+/// Changes a phi of a block no retreating edge enters takes as they are
+/// before its widening starts: the join of an interpreter's dispatch,
+/// whose counter a dominating test bounds, widened at once, would lose
+/// the bound the loop header's phi then never gets back.
+const MERGE_EXACT: u8 = 16;
 
 /// What one sweep over a function's linked code finds, for the analysis
 /// and its [`Refiner`].
@@ -339,6 +354,7 @@ fn analyze(
         f,
         facts,
         reads_facts,
+        loop_heads: Vec::new(),
         refiner: Refiner::new(f, &param_infos, sweep.def_block),
         info: vec![Info::bottom(); f.values.len()],
         changes: vec![0; f.values.len()],
@@ -356,6 +372,7 @@ fn analyze(
         // A known list's length bounds the counters that walk it.
         widening: Widening::new(sweep.constants.into_iter().chain(known.lengths())),
     };
+    a.loop_heads = a.refiner.cfg.retreating_targets();
     a.field_sets(&sweep.sets);
     for (&p, info) in f.params.iter().zip(param_infos) {
         a.info[ix(p)] = info;
@@ -455,7 +472,10 @@ impl<'m> Analysis<'m> {
         }
         let new = if is_phi {
             self.changes[ix(v)] = self.changes[ix(v)].saturating_add(1);
-            self.widening.step(self.changes[ix(v)], old, new)
+            let head = self.refiner.def_block[ix(v)].is_none_or(|b| self.loop_heads[ix(b)]);
+            let changes =
+                if head { self.changes[ix(v)] } else { self.changes[ix(v)].saturating_sub(MERGE_EXACT).max(1) };
+            self.widening.step(changes, old, new)
         } else {
             new
         };

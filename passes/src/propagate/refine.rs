@@ -30,7 +30,16 @@ pub struct Refiner {
     /// on its `then` side); [`NO_VALUE`] elsewhere. Refinement skips the
     /// other blocks without looking at their predecessor.
     gates: Vec<[u32; 3]>,
+    /// Per value (raw index): the blocks whose gate names it, when they
+    /// are few ([`FEW_GATES`]); refinement then looks at those that
+    /// dominate the block, however deep.
+    gated_at: Vec<Vec<BlockId>>,
 }
+
+/// Up to how many gates a value is refined through, at any depth, by
+/// dominance tests; a value more tests name is refined by the gates up to
+/// [`REFINE_DEPTH`] dominators up.
+const FEW_GATES: usize = 16;
 
 const NO_VALUE: u32 = u32::MAX;
 
@@ -89,12 +98,24 @@ impl Refiner {
             };
         }
         let mut tested = vec![false; f.values.len()];
-        for &v in gates.iter().flatten().filter(|&&v| v != NO_VALUE) {
-            if let Some(t) = tested.get_mut(v as usize) {
-                *t = true;
+        let mut gated_at: Vec<Vec<BlockId>> = vec![Vec::new(); f.values.len()];
+        for &b in &f.layout {
+            for &v in gates[ix(b)].iter().filter(|&&v| v != NO_VALUE) {
+                if let Some(t) = tested.get_mut(v as usize) {
+                    *t = true;
+                    let at = &mut gated_at[v as usize];
+                    if !at.contains(&b) {
+                        at.push(b);
+                    }
+                }
             }
         }
-        Refiner { cfg, dom, def_block, params, tested, gates }
+        for at in &mut gated_at {
+            if at.len() > FEW_GATES {
+                *at = Vec::new();
+            }
+        }
+        Refiner { cfg, dom, def_block, params, tested, gates, gated_at }
     }
 
     /// Whether some branch tests `v`: only then can [`Refiner::refine`]
@@ -109,8 +130,23 @@ impl Refiner {
             return base;
         }
         let mut info = base;
-        let mut b = at;
         let def = self.def_block.get(ix(v)).copied().flatten();
+        let few = &self.gated_at[ix(v)];
+        if !few.is_empty() {
+            // The gates that dominate `at`, innermost first (as the walk
+            // below meets them).
+            let mut over: Vec<(u32, BlockId)> = few
+                .iter()
+                .filter(|&&g| Some(g) != def && self.dom.dominates(g, at))
+                .filter_map(|&g| Some((self.dom.preorder(g)?, g)))
+                .collect();
+            over.sort_unstable_by_key(|&(n, _)| std::cmp::Reverse(n));
+            for (_, g) in over {
+                info = constrain(f, v, info, self.cfg.preds(g)[0], g, &self.params);
+            }
+            return info;
+        }
+        let mut b = at;
         let key = ix(v) as u32;
         for _ in 0..REFINE_DEPTH {
             if def == Some(b) {

@@ -484,6 +484,91 @@ done:
     );
 }
 
+/// A class test of a value the program's facts prove an object of the
+/// class or 0 (a link of a chain, 0 at its end) tests the value's truth:
+/// one word compared, not a cell's kind and class.
+#[test]
+fn a_class_test_of_a_link_or_zero_is_a_test_of_truth() {
+    check(
+        r#"entry start(n = 3)
+
+start:
+    head = 0
+    goto build
+build:
+    c = new cell
+    c.next = head
+    head = c
+    n = n - 1
+    if n goto build else goto walk
+walk:
+    count = 0
+    goto step
+step:
+    if head is cell goto follow else goto done
+follow:
+    head = head.next
+    count = count + 1
+    goto step
+done:
+    print_and_stop(count)
+"#,
+        "cleanup",
+        expect![[r#"
+            main start(v0:n) {
+            b0 start:
+                jump b1
+            b1 build:
+                v2:head = phi [b0: 0, b6: v1]
+                v3:n = phi [b0: v0, b6: v4]
+                v1:c = new cell
+                set.object v1, next, v2
+                v4:n = sub v3, 1
+                branch v4, b6, b2
+            b6:
+                jump b1
+            b2 walk:
+                jump b3
+            b3 step:
+                v5:head = phi [b2: v1, b4: v7]
+                v6:count = phi [b2: 0, b4: v8]
+                branch v5, b4, b5
+            b4 follow:
+                v7:head = get.object v5, next
+                v8:count = add.int v6, 1
+                jump b3
+            b5 done:
+                print v6
+            }
+        "#]],
+    );
+}
+
+/// Refinement reaches past any number of tests between the one that
+/// bounds a counter and its use (an interpreter's if-chain over its
+/// opcode, nine deep, below the test of its position), and the join of
+/// the chain's ends is not widened at once: the joined position keeps the
+/// bound, and its increment takes the `.word` form.
+#[test]
+fn a_bound_reaches_the_end_of_a_long_if_chain() {
+    let mut chain = String::new();
+    for k in 0..9 {
+        let yes = if k == 3 { "jump" } else { "next" };
+        chain += &format!("t{k}:\n    hit = op == {k}\n    if hit goto {yes} else goto t{}\n", k + 1);
+    }
+    let src = format!(
+        "entry start(n = 30)\n\nstart:\n    pc = 0\n    goto head\nhead:\n    more = pc < 20\n    \
+         if more goto decode else goto done\ndecode:\n    op = pc % 25\n    goto t0\n{chain}t9:\n    goto next\n\
+         jump:\n    pc = op\n    goto next\nnext:\n    pc = pc + 1\n    goto head\ndone:\n    print_and_stop(pc)\n"
+    );
+    let dump = support::dump_until(&src, "cleanup");
+    let next: Vec<&str> = dump.lines().skip_while(|l| !l.ends_with(" next:")).skip(1).take(2).map(str::trim).collect();
+    expect![[r#"
+        v12:pc = phi [b16: v0, b17: v0, b18: v0, b19: v0, b20: v0, b21: v0, b22: v0, b23: v0, b12: v0, b13: 3]
+        v13:pc = add.word v12, 1"#]]
+    .assert_eq(&next.join("\n"));
+}
+
 /// A forwarded read is a user of what was stored: `seen` widens round the
 /// loop after `last = t.v` was first visited with `seen = 20`, and the read
 /// must widen with it, or `last < 3` folds to false

@@ -39,7 +39,9 @@ impl Lowerer<'_, '_> {
     /// operands need no tag test), the runtime otherwise. What the runtime
     /// computes is stored in the root word of `result` (the IR value, if
     /// it has one and the word): an inline path's result is an immediate
-    /// word, which needs no root, so the hot path stores nothing.
+    /// word, which needs no root, so the hot path stores nothing. `table`:
+    /// the word table of the constant list a `readlist` reads, when code
+    /// may hold its address ([`Lowerer::known_table`]).
     pub(super) fn op(
         &mut self,
         op: Op,
@@ -47,6 +49,7 @@ impl Lowerer<'_, '_> {
         known: [bool; 2],
         divisor: Option<i64>,
         result: Option<flowc_ir::ValueId>,
+        table: Option<super::lists::KnownTable>,
     ) -> ClValue {
         if inline_word(op)
             && known == [true, true]
@@ -78,7 +81,10 @@ impl Lowerer<'_, '_> {
             };
         } else if op == Op::ReadList {
             self.mark_cold(slow);
-            let element = self.read_list_inline(args[0], args[1], known[1], slow);
+            let element = match table {
+                Some(t) => self.read_known_list_inline(t, args[1], known[1], slow),
+                None => self.read_list_inline(args[0], args[1], known[1], slow),
+            };
             self.b.ins().jump(join, &[BlockArg::Value(element)]);
         } else if op == Op::Len {
             self.mark_cold(slow);

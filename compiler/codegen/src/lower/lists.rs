@@ -11,6 +11,15 @@
 //! kept safe across (callee-saved registers, or spills). Every other case — an element that
 //! must be boxed, an index out of range, an operand of another kind —
 //! goes to the runtime, which reads it or raises the error.
+//!
+//! A constant list, in code run in memory, is read through its table
+//! directly ([`KnownTable`]): the list is immutable and the code's root
+//! keeps it alive, so the table's address and length are constants of the
+//! code. The read tests the index against the length and, when some
+//! element is not immediate, the element; `readlist.word` of a list of
+//! immediates (the index proven in range) is one load. An interpreter's
+//! program and jump table are such lists where `flowc run` compiles for
+//! its environment (`known_lists`).
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Block, InstBuilder, MemFlagsData, Value as ClValue};
@@ -20,7 +29,69 @@ use flowc_lang::heap::cell::{self, BOXED_KIND};
 use super::Lowerer;
 use crate::word;
 
+/// The word table of a constant list, as code run in memory reads it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KnownTable {
+    /// The address of `[len, w0, w1, ...]` ([`flowc_lang::value::List::words`]).
+    words: i64,
+    len: i64,
+    /// Whether every element is immediate (no word is
+    /// [`flowc_lang::heap::word::STOP`]).
+    pub immediate: bool,
+}
+
 impl Lowerer<'_, '_> {
+    /// The table of constant list `l`, when code may hold its address: in
+    /// memory, where the code's roots keep the list (and its table) alive;
+    /// not in an object file.
+    pub(super) fn known_table(&self, l: &std::sync::Arc<flowc_lang::value::List>) -> Option<KnownTable> {
+        if !matches!(self.env.constants, super::Constants::Rooted(_)) {
+            return None;
+        }
+        let immediate = l.iter().all(|v| word::immediate(v).is_some());
+        Some(KnownTable { words: l.words() as i64, len: l.len() as i64, immediate })
+    }
+
+    /// Element `index` (a small integer in range) of a list of immediates.
+    pub(super) fn read_known_table(&mut self, t: KnownTable, index: ClValue) -> ClValue {
+        let i = self.b.ins().sshr_imm_u(index, 1);
+        let offset = self.b.ins().ishl_imm_u(i, 3);
+        let base = self.konst(t.words);
+        let at = self.b.ins().iadd(base, offset);
+        self.b.ins().load(types::I64, MemFlagsData::trusted().with_readonly(), at, 8)
+    }
+
+    /// [`Lowerer::read_list_inline`] of a constant list whose table is
+    /// known: the index tested (a small integer when `index_small` does
+    /// not say so, below the length), the element when it may not be
+    /// immediate.
+    pub(super) fn read_known_list_inline(
+        &mut self,
+        t: KnownTable,
+        index: ClValue,
+        index_small: bool,
+        slow: Block,
+    ) -> ClValue {
+        let i = self.b.ins().sshr_imm_u(index, 1);
+        // Unsigned: a negative index is out of range too.
+        let mut go = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, i, t.len);
+        if !index_small {
+            let tag = self.b.ins().band_imm_s(index, word::INT_TAG as i64);
+            let int = self.b.ins().icmp_imm_s(IntCC::NotEqual, tag, 0);
+            go = self.b.ins().band(go, int);
+        }
+        let read = self.b.create_block();
+        self.b.ins().brif(go, read, &[], slow, &[]);
+        self.b.switch_to_block(read);
+        let w = self.read_known_table(t, index);
+        if !t.immediate {
+            let immediate = self.b.create_block();
+            self.b.ins().brif(w, immediate, &[], slow, &[]);
+            self.b.switch_to_block(immediate);
+        }
+        w
+    }
+
     /// The address of `list`'s word table when `list` is a list (the
     /// current block then continues with it), else a jump to `slow`;
     /// `also`, when given, is a further condition for going on, tested in

@@ -1061,7 +1061,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     Some(Operand::Const(Value::Int(k))) if (1..1 << 30).contains(k) => Some(*k),
                     _ => None,
                 };
+                let table = match (op, args.first()) {
+                    (Op::ReadList, Some(Operand::Const(Value::List(l)))) => self.known_table(l),
+                    _ => None,
+                };
                 let args: Vec<ClValue> = args.iter().map(|a| self.operand(a)).collect();
+                if let Some(t) = table.filter(|t| form == Form::Word && t.immediate) {
+                    // In range, and every element a word: one load.
+                    let v = self.read_known_table(t, args[1]);
+                    self.define(i, v);
+                    return;
+                }
                 if op.is_comparison() && (form == Form::Word || known == [true, true]) {
                     // Small integers compare as words, and a comparison
                     // cannot fail: no slow path.
@@ -1083,7 +1093,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let v = if form == Form::Word && inline_word(op) && !self.divides_through_runtime(op) {
                     self.small_op(op, args[0], args[1], divisor)
                 } else {
-                    self.op(op, &args, known, divisor, result)
+                    self.op(op, &args, known, divisor, result, table)
                 };
                 // Rooted: a small integer needs no root, and `op` roots
                 // what the runtime computes.

@@ -1,7 +1,8 @@
 //! Inline paths in hot code: an integer operation whose operands may not
 //! be small integers takes one branch on its hot path (to its slow path
 //! when an operand is not a small integer or the result overflowed), not
-//! a tag test and an overflow test branching each.
+//! a tag test and an overflow test branching each. A constant list is read
+//! through its table, a constant of the code.
 
 use flowc_codegen::Native;
 
@@ -38,4 +39,43 @@ fn a_hot_addition_branches_once_on_its_inline_path() {
     // test of the runtime's result for a stop; a few more for the entry.
     assert!(branches >= 2 * adds, "{branches} conditional branches for {adds} additions");
     assert!(branches <= 2 * adds + 4, "{branches} conditional branches for {adds} additions");
+}
+
+/// `g` reads element `v0` of a constant list in `form` (`""` or
+/// `".word"`) and returns it; main calls it from a loop, so `g` is hot.
+fn list_module(form: &str, list: &str) -> String {
+    format!(
+        "function g(v0:i) {{\nb0 g_entry:\n    v1:x = readlist{form} {list}, v0\n    return v1\n}}\n\
+         main start(v0:n) {{\nb0 start:\n    jump b1\nb1 head:\n    v1:k = phi [b0: v0, b2: v4]\n    \
+         v2:s = phi [b0: 0, b2: v5]\n    branch v1, b2, b3\nb2 body:\n    v6:j = mod v1, 3\n    \
+         v3:r = call g(v6)\n    v4:k = sub v1, 1\n    v5:s = add v2, v3\n    jump b1\nb3 done:\n    print v2\n}}\n"
+    )
+}
+
+/// The conditional branches of `g` in `text`, compiled in memory.
+#[cfg(target_arch = "x86_64")]
+fn branches_of_g(text: String) -> usize {
+    flowc_codegen::with_stack(move || {
+        let m = flowc_ir::parse::module("lists", &text).unwrap();
+        let native = Native::compile(&m).unwrap();
+        let (_, _, code) = native.code().into_iter().find(|(name, _, _)| name.as_str() == "g").expect("g is compiled");
+        let lines = flowc_codegen::disasm::instructions(code);
+        lines.iter().filter(|l| l.text.starts_with('j') && !l.text.starts_with("jmp")).count()
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_constant_lists_table_is_read_directly() {
+    // The list is immutable and the code's root keeps it alive: its table
+    // is a constant of the code. A read proven in range of a list of
+    // immediates is one load, with no branch; an unproven read tests the
+    // index (a small integer, below the length) in one branch, and not
+    // what the list is; a list holding a big integer tests the element too.
+    let word = branches_of_g(list_module(".word", "[10, 20, 30]"));
+    let int = branches_of_g(list_module("", "[10, 20, 30]"));
+    let big = branches_of_g(list_module("", "[10, 20, 100000000000000000000]"));
+    // (The unproven reads' second branch is the slow path's test for a
+    // stop.)
+    assert_eq!((word, int, big), (0, 2, 3));
 }
