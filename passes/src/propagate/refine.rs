@@ -8,6 +8,9 @@ use flowc_lang::ast::Operator;
 use flowc_lang::ops::Op;
 use flowc_lang::Value;
 
+use flowc_ir::rows::Rows;
+use smallvec::SmallVec;
+
 use crate::edit::ix;
 use crate::lattice::{self, Info, Kinds};
 use flowc_lang::ops::range::Interval;
@@ -21,19 +24,16 @@ pub struct Refiner {
     /// a comparison with a parameter refines soundly: `i < n` bounds `i`
     /// by `n`'s upper bound).
     params: Vec<(ValueId, Interval)>,
-    /// Per value: whether some gate (below) names it; only those are
-    /// refined.
-    tested: Vec<bool>,
     /// Per block (raw index) entered from a single predecessor's two-way
     /// test: the raw indices of the values that test can refine (the
     /// condition and its comparison's operands, or the `if_class` object
     /// on its `then` side); [`NO_VALUE`] elsewhere. Refinement skips the
     /// other blocks without looking at their predecessor.
     gates: Vec<[u32; 3]>,
-    /// Per value (raw index): the blocks whose gate names it, when they
-    /// are few ([`FEW_GATES`]); refinement then looks at those that
-    /// dominate the block, however deep.
-    gated_at: Vec<Vec<BlockId>>,
+    /// Per value (raw index): the blocks whose gate names it; only values
+    /// some gate names are refined. When they are few ([`FEW_GATES`]), refinement looks at those that dominate
+    /// the block, however deep.
+    gated_at: Rows<BlockId>,
 }
 
 /// Up to how many gates a value is refined through, at any depth, by
@@ -97,31 +97,23 @@ impl Refiner {
                 _ => continue,
             };
         }
-        let mut tested = vec![false; f.values.len()];
-        let mut gated_at: Vec<Vec<BlockId>> = vec![Vec::new(); f.values.len()];
-        for &b in &f.layout {
-            for &v in gates[ix(b)].iter().filter(|&&v| v != NO_VALUE) {
-                if let Some(t) = tested.get_mut(v as usize) {
-                    *t = true;
-                    let at = &mut gated_at[v as usize];
-                    if !at.contains(&b) {
-                        at.push(b);
-                    }
-                }
-            }
-        }
-        for at in &mut gated_at {
-            if at.len() > FEW_GATES {
-                *at = Vec::new();
-            }
-        }
-        Refiner { cfg, dom, def_block, params, tested, gates, gated_at }
+        let n = f.values.len();
+        // Each value a block's gate names once (a comparison of a value
+        // with itself names it twice).
+        let named = f.layout.iter().flat_map(|&b| {
+            let gate = &gates[ix(b)];
+            (0..3)
+                .filter(move |&k| gate[k] != NO_VALUE && (gate[k] as usize) < n && !gate[..k].contains(&gate[k]))
+                .map(move |k| (gate[k] as usize, b))
+        });
+        let gated_at = Rows::group(n, named);
+        Refiner { cfg, dom, def_block, params, gates, gated_at }
     }
 
     /// Whether some branch tests `v`: only then can [`Refiner::refine`]
     /// narrow it.
     pub fn is_tested(&self, v: ValueId) -> bool {
-        self.tested.get(ix(v)).copied().unwrap_or(false)
+        !self.gated_at.of(ix(v)).is_empty()
     }
 
     /// `base` (the info of `v`) narrowed by the branches that dominate `at`.
@@ -131,11 +123,11 @@ impl Refiner {
         }
         let mut info = base;
         let def = self.def_block.get(ix(v)).copied().flatten();
-        let few = &self.gated_at[ix(v)];
-        if !few.is_empty() {
+        let few = self.gated_at.of(ix(v));
+        if few.len() <= FEW_GATES {
             // The gates that dominate `at`, innermost first (as the walk
             // below meets them).
-            let mut over: Vec<(u32, BlockId)> = few
+            let mut over: SmallVec<[(u32, BlockId); FEW_GATES]> = few
                 .iter()
                 .filter(|&&g| Some(g) != def && self.dom.dominates(g, at))
                 .filter_map(|&g| Some((self.dom.preorder(g)?, g)))

@@ -55,6 +55,11 @@ impl Lowerer<'_, '_> {
     /// Element `index` (a small integer in range) of a list of immediates.
     pub(super) fn read_known_table(&mut self, t: KnownTable, index: ClValue) -> ClValue {
         let i = self.b.ins().sshr_imm_u(index, 1);
+        self.table_word(t, i)
+    }
+
+    /// The word at position `i` (untagged, in range) of table `t`.
+    fn table_word(&mut self, t: KnownTable, i: ClValue) -> ClValue {
         let offset = self.b.ins().ishl_imm_u(i, 3);
         let base = self.konst(t.words);
         let at = self.b.ins().iadd(base, offset);
@@ -83,7 +88,7 @@ impl Lowerer<'_, '_> {
         let read = self.b.create_block();
         self.b.ins().brif(go, read, &[], slow, &[]);
         self.b.switch_to_block(read);
-        let w = self.read_known_table(t, index);
+        let w = self.table_word(t, i);
         if !t.immediate {
             let immediate = self.b.create_block();
             self.b.ins().brif(w, immediate, &[], slow, &[]);

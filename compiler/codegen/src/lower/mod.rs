@@ -1144,7 +1144,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             InstKind::Set { obj, field, value, proven } => {
                 let o = self.operand(&obj);
                 let v = self.operand(&value);
-                let may_be_unbound = self.may_be_unbound(&value) && !self.small.operand(&value);
+                let may_be_unbound = self.may_read_unbound(&value);
                 self.set_field(o, field, v, proven, may_be_unbound);
             }
             InstKind::Call { func, args } => {
@@ -1205,9 +1205,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// stores raise on their own): raises `key_not_found` if it may be unbound and is (the IR's
     /// rule that every use but a phi input reads the value).
     fn check_use(&mut self, o: &Operand, v: ClValue) {
-        if self.may_be_unbound(o) && !self.small.operand(o) {
+        if self.may_read_unbound(o) {
             self.fail_if_unbound(v);
         }
+    }
+
+    /// Whether operand `o` may be unbound where it is read: it may be
+    /// ([`Lowerer::may_be_unbound`]) and is not known a small integer.
+    fn may_read_unbound(&self, o: &Operand) -> bool {
+        self.may_be_unbound(o) && !self.small.operand(o)
     }
 
     /// Stops (raising `key_not_found`) if `v` is an unbound word.

@@ -79,3 +79,22 @@ fn a_constant_lists_table_is_read_directly() {
     // stop.)
     assert_eq!((word, int, big), (0, 2, 3));
 }
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_write_to_a_proven_object_of_a_bound_value_tests_nothing() {
+    // `set.object`: no test of what the object is; a constant is bound:
+    // no test of the value. The unproven write tests the object.
+    let module = |set: &str| {
+        format!(
+            "function g(v0:o) {{\nb0 g_entry:\n    {set} v0, v, 5\n    return 1\n}}\n\
+             main start(v0:n) {{\nb0 start:\n    v1:c = new cell\n    jump b1\nb1 head:\n    \
+             v2:k = phi [b0: v0, b2: v4]\n    branch v2, b2, b3\nb2 body:\n    v3:r = call g(v1)\n    \
+             v4:k = sub v2, 1\n    jump b1\nb3 done:\n    print v2\n}}\n"
+        )
+    };
+    let proven = branches_of_g(module("set.object"));
+    let unproven = branches_of_g(module("set"));
+    assert_eq!(proven, 0);
+    assert!(unproven >= 2, "{unproven} conditional branches for an unproven write");
+}
