@@ -45,6 +45,7 @@ use crate::lattice::{self, Info, Kinds, Widening};
 use crate::Context;
 use flowc_lang::ops::range::{self, Interval};
 
+mod own_fields;
 mod program;
 mod refine;
 pub use program::{is_class_or_zero, ProgramFacts};
@@ -166,6 +167,9 @@ struct Analysis<'m> {
     /// Whether `get`s and calls read `facts`: not for a huge function
     /// while the facts are solved ([`program::uses_facts`]).
     reads_facts: bool,
+    /// Where it does not: the fields only this function writes, whose
+    /// facts it solves itself ([`own_fields`]).
+    own: Option<own_fields::OwnFields>,
     refiner: Refiner,
     info: Vec<Info>,
     changes: Vec<u8>,
@@ -354,6 +358,7 @@ fn analyze(
         f,
         facts,
         reads_facts,
+        own: (!reads_facts).then(|| own_fields::OwnFields::of(module, index)),
         loop_heads: Vec::new(),
         refiner: Refiner::new(f, &param_infos, sweep.def_block),
         info: vec![Info::bottom(); f.values.len()],
@@ -488,6 +493,9 @@ impl<'m> Analysis<'m> {
     fn visit_inst(&mut self, b: BlockId, i: InstId) {
         let f = self.f;
         let data = &f.insts[i];
+        if let InstKind::Set { field, value, .. } = &data.kind {
+            return self.store(b, *field, value);
+        }
         let Some(v) = data.result else { return };
         let info = match &data.kind {
             InstKind::Phi(inputs) => {
@@ -537,7 +545,22 @@ impl<'m> Analysis<'m> {
         if self.reads_facts {
             self.facts.read(&o, field)
         } else {
-            Info::value()
+            self.own.as_ref().and_then(|own| own.read(field)).unwrap_or_else(Info::value)
+        }
+    }
+
+    /// A `set` of `field` to `value` in executable block `b`: joined into
+    /// the field's fact if the function solves it ([`own_fields`]), whose
+    /// `get`s are then visited again.
+    fn store(&mut self, b: BlockId, field: Symbol, value: &Operand) {
+        let Some(own) = self.own.as_mut() else { return };
+        let stored = operand_info(self.f, &self.refiner, &self.info, value, b);
+        let Some(gets) = own.store(field, &stored, &self.widening) else { return };
+        // Visited here: a `get` is no user of the values stored, so the
+        // worklist of changed values would not bring it back.
+        let gets: Vec<(BlockId, InstId)> = gets.iter().copied().filter(|&(gb, _)| self.executable[ix(gb)]).collect();
+        for (gb, g) in gets {
+            self.visit_inst(gb, g);
         }
     }
 

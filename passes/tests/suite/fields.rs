@@ -381,3 +381,68 @@ fn a_huge_function_reads_the_solved_facts() {
         set.object v1, v, v4009"#]]
     .assert_eq(&body.join("\n"));
 }
+
+/// A huge function solves the facts of the fields only it writes in its
+/// own analysis (`propagate::own_fields`), though it reads no program
+/// facts while they are solved: a tape grown leftwards on demand (each
+/// new cell linked to the one it was reached from, `n.r = p`, `p.l = n`)
+/// and walked back with `p = p.r` stores into its links only what it read
+/// from them or made. Its links then hold a cell or 0, so the walk reads
+/// and writes proven objects; before, what it read from a link was any
+/// value, and so was what it stored there.
+#[test]
+fn a_huge_function_solves_the_fields_only_it_writes() {
+    let mut src = String::from(
+        "entry start(n = 3)\n\nstart:\n    p = new cell\n    p.v = 0\n    p.l = 0\n    p.r = 0\n    x = n\n",
+    );
+    for _ in 0..flowc_ir::HUGE_INSTS {
+        src.push_str("    x = x + 1\n");
+    }
+    src.push_str(
+        "    k = n
+    goto left
+left:
+    if k goto move else goto back
+move:
+    q = p.l
+    k = k - 1
+    if q goto moved else goto grow
+grow:
+    q = new cell
+    q.v = 1
+    q.l = 0
+    q.r = p
+    p.l = q
+    goto moved
+moved:
+    p = q
+    goto left
+back:
+    s = 0
+    goto walk
+walk:
+    if p goto bump else goto done
+bump:
+    v = p.v
+    v = v + 1
+    v = v % 256
+    p.v = v
+    s = s + v
+    p = p.r
+    goto walk
+done:
+    print_and_stop(s)
+",
+    );
+    let dump = support::dump_until(&src, "cleanup");
+    let body: Vec<&str> = dump.lines().skip_while(|l| !l.ends_with(" bump:")).skip(1).take(7).map(str::trim).collect();
+    expect![[r#"
+        v4007:v = get.object v4005, v
+        v4008:v = add.word v4007, 1
+        v4009:v = mod.word v4008, 256
+        set.object v4005, v, v4009
+        v4010:s = add.int v4006, v4009
+        v4011:p = get.object v4005, r
+        jump b6"#]]
+    .assert_eq(&body.join("\n"));
+}
