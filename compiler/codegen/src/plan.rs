@@ -215,6 +215,18 @@ impl Plan {
         !self.for_compile_time && !cold
     }
 
+    /// Whether a block reads and writes the fields of objects the
+    /// optimizer proved objects (`get.object`, `set.object`) in line:
+    /// wherever [`Plan::inline_objects`] says, and in the hot loops of
+    /// code lowered for compile time too, where that path is a load and
+    /// a test (a write of a bound value: a store) and no block more than
+    /// the runtime call it saves. A partially evaluated interpreter's
+    /// residual program, one huge function, spent a fifth of its run in
+    /// the runtime's `get`.
+    pub fn inline_proven_fields(&self, cold: bool) -> bool {
+        !cold
+    }
+
     /// Whether a block (`cold` as [`Plan::cold`] says) computes `//` and
     /// `%` of small integers in line, in every form. Not in cold code:
     /// their inline paths are the biggest of any operation (a remainder by

@@ -86,9 +86,11 @@ impl Lowerer<'_, '_> {
     }
 
     /// The byte offset of `field`'s slot, if the layout has one and the
-    /// block reads and writes fields in line ([`crate::plan::Plan::inline_objects`]).
-    fn slot_offset(&self, field: Symbol) -> Option<i32> {
-        if !self.plan.inline_objects(self.is_cold()) {
+    /// block reads and writes fields in line ([`crate::plan::Plan::inline_objects`];
+    /// of an object proven one, `proven`: [`crate::plan::Plan::inline_proven_fields`]).
+    fn slot_offset(&self, field: Symbol, proven: bool) -> Option<i32> {
+        let cold = self.is_cold();
+        if !(self.plan.inline_objects(cold) || proven && self.plan.inline_proven_fields(cold)) {
             return None;
         }
         let k = self.env.objects.layout.slot(field)?;
@@ -99,7 +101,7 @@ impl Lowerer<'_, '_> {
     pub(super) fn get_field(&mut self, obj: ClValue, field: Symbol, proven: bool) -> ClValue {
         let join = self.join_block();
         let slow = self.cold_block();
-        if let Some(offset) = self.slot_offset(field) {
+        if let Some(offset) = self.slot_offset(field, proven) {
             if !proven {
                 let fast = self.b.create_block();
                 self.if_object_of_layout(obj, fast, slow);
@@ -133,12 +135,15 @@ impl Lowerer<'_, '_> {
         let flags = MemFlagsData::trusted();
         let done = self.b.create_block();
         let slow = self.cold_block();
-        if let Some(offset) = self.slot_offset(field) {
+        // Whether anything goes to the runtime's `set`.
+        let mut slow_used = true;
+        if let Some(offset) = self.slot_offset(field, proven) {
             if !proven {
                 let checked = self.b.create_block();
                 self.if_object_of_layout(obj, checked, slow);
                 self.b.switch_to_block(checked);
             }
+            slow_used = !proven;
             // An unbound value raises its error in the runtime.
             let mut ok = may_be_unbound.then(|| {
                 let tag = self.b.ins().band_imm_s(value, word::TAG_MASK as i64);
@@ -157,17 +162,23 @@ impl Lowerer<'_, '_> {
                 let store = self.b.create_block();
                 self.b.ins().brif(ok, store, &[], slow, &[]);
                 self.b.switch_to_block(store);
+                slow_used = true;
             }
             self.b.ins().store(flags, value, obj, offset);
             self.b.ins().jump(done, &[]);
         } else {
             self.b.ins().jump(slow, &[]);
         }
-        self.b.switch_to_block(slow);
-        let fld = self.konst(field.index() as i64);
-        let r = self.call_rt(RuntimeFn::Set, &[obj, fld, value]);
-        self.check_stop(r);
-        self.b.ins().jump(done, &[]);
+        // A proven object's field written with a bound value has no slow
+        // path: its block is left out (never switched to, it is not in
+        // the function).
+        if slow_used {
+            self.b.switch_to_block(slow);
+            let fld = self.konst(field.index() as i64);
+            let r = self.call_rt(RuntimeFn::Set, &[obj, fld, value]);
+            self.check_stop(r);
+            self.b.ins().jump(done, &[]);
+        }
         self.b.switch_to_block(done);
     }
 
