@@ -1,6 +1,6 @@
 //! `flowc-fuzz checker [--from S] [--inputs N]`,
 //! `flowc-fuzz kill [--from S] [--mutants N]` (the checker's kill rate per mutation class),
-//! `flowc-fuzz engines [--from S] [--seeds N] [--alloc | --rotate] [--stress]` (see the library docs) and
+//! `flowc-fuzz engines [--from S] [--seeds N] [--alloc | --rotate] [--stress] [--huge]` (see the library docs) and
 //! `flowc-fuzz show SEED` (the generated program, to run with flowc).
 //! Exit status 1 when something failed; the failing seeds are printed (and
 //! the checker's panicking inputs written to fuzz/crashes/).
@@ -67,6 +67,9 @@ enum Command {
         /// The program of the seed whose loop variables rotate.
         #[arg(long)]
         rotate: bool,
+        /// The program with its main graph made huge (`gen::huge`).
+        #[arg(long)]
+        huge: bool,
     },
     /// Generated programs on every engine.
     Engines {
@@ -85,18 +88,27 @@ enum Command {
         /// FLOWC_GC_STRESS=1 does).
         #[arg(long)]
         stress: bool,
+        /// Programs whose main graph is huge (`gen::huge`): a residual
+        /// program's shape.
+        #[arg(long)]
+        huge: bool,
     },
 }
 
 /// Generated program `seed`: allocation-heavy, with rotating loop
-/// variables, or plain.
-fn generated(seed: u64, alloc: bool, rotate: bool) -> flowc_lang::ast::Program {
-    if alloc {
+/// variables, or plain; its main graph made huge if `huge`.
+fn generated(seed: u64, alloc: bool, rotate: bool, huge: bool) -> flowc_lang::ast::Program {
+    let p = if alloc {
         flowc_tests::gen::alloc_program(seed)
     } else if rotate {
         flowc_tests::gen::rotate_program(seed)
     } else {
         flowc_tests::gen::program(seed)
+    };
+    if huge {
+        flowc_tests::gen::huge(p)
+    } else {
+        p
     }
 }
 
@@ -200,19 +212,19 @@ fn main() -> ExitCode {
                 Outcome::Error(e) => e.split('(').next().unwrap_or_default().to_owned(),
             })
         }
-        Command::Show { seed, alloc, rotate } => {
-            let p = generated(seed, alloc, rotate);
+        Command::Show { seed, alloc, rotate, huge } => {
+            let p = generated(seed, alloc, rotate, huge);
             print!("{}", flowc_lang::syntax::print(flowc_lang::syntax::Syntax::Readable, &p));
             ExitCode::SUCCESS
         }
-        Command::Engines { from, seeds, alloc, rotate, stress } => {
+        Command::Engines { from, seeds, alloc, rotate, stress, huge } => {
             let failures = flowc_codegen::with_stack(move || {
                 if stress {
                     flowc_lang::heap::with(|h| h.set_stress(true));
                 }
                 let mut failures = 0;
                 for seed in from..from + seeds {
-                    let p = generated(seed, alloc, rotate);
+                    let p = generated(seed, alloc, rotate, huge);
                     // A panic is a finding too: name its seed and go on.
                     let found = std::panic::catch_unwind(|| flowc_fuzz::engines::disagreement_on(&p))
                         .unwrap_or_else(|_| Some("an engine panicked".to_owned()));

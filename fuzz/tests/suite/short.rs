@@ -54,6 +54,24 @@ fn the_engines_agree_on_allocation_heavy_programs_when_collecting_at_every_alloc
     assert!(disagreements.is_empty(), "{disagreements:?}");
 }
 
+#[test]
+fn the_engines_agree_on_allocation_heavy_programs_with_huge_main_graphs() {
+    // A residual program's shape (`gen::huge`): the main graph solves the
+    // fields only it writes itself and is lowered for compile time.
+    let disagreements: Vec<String> = flowc_codegen::with_stack(|| {
+        (0..20)
+            .filter_map(|seed| {
+                let p = flowc_tests::gen::huge(flowc_tests::gen::alloc_program(seed));
+                let (label, _) = flowc_tests::engines::start(&p);
+                let main = flowc_tests::engines::lower(&p, label);
+                assert!(main.main().is_some_and(|f| f.is_huge()), "seed {seed}: the main graph is not huge");
+                flowc_fuzz::engines::disagreement_on(&p).map(|d| format!("{seed}: {d}"))
+            })
+            .collect()
+    });
+    assert!(disagreements.is_empty(), "{disagreements:?}");
+}
+
 /// Runs `run` on seeds 0..300 (on a big stack): the problems found, and
 /// how many runs ended the way `wanted` says.
 fn over_seeds<T>(run: fn(u64) -> Result<T, String>, wanted: fn(&T) -> bool) -> (Vec<String>, usize) {

@@ -113,6 +113,41 @@ pub fn rotate_programs(count: u64) -> Vec<(String, Program)> {
     (0..count).map(|seed| (format!("rotate seed {seed}"), rotate_program(seed))).collect()
 }
 
+/// `p` with its main graph huge (`flowc_ir::HUGE_INSTS`), as a partially
+/// evaluated interpreter's residual program is: its entry block first
+/// counts a variable (from the environment's first, else from 1) up past
+/// that many statements, which nothing reads and nothing folds. So
+/// propagate solves the main graph's own fields itself and reads no
+/// program facts there while they are solved, and native code lowers it
+/// for compile time, cut into regions: what `flowc-fuzz engines --huge`
+/// compares across engines.
+pub fn huge(mut p: Program) -> Program {
+    let entry = p.items.iter().find_map(|i| match i {
+        Item::Entry(e) => Some(e.clone()),
+        _ => None,
+    });
+    let label = entry.as_ref().map(|e| e.label);
+    let first = entry.and_then(|e| e.env).and_then(|env| env.first().map(|(k, _)| Arg::Var(*k)));
+    let counter = Symbol::intern("huge_pad");
+    let block = p.items.iter_mut().find_map(|i| match i {
+        Item::Block(b) if label.is_none_or(|l| b.label == l) => Some(b),
+        _ => None,
+    });
+    if let Some(b) = block {
+        let start = first.unwrap_or(Arg::Const(Value::Int(1)));
+        let mut body = vec![Stmt::Op1 { dst: counter, op: Operator::Known(Op::Same), arg: start }];
+        body.extend((0..=flowc_ir::HUGE_INSTS).map(|_| Stmt::Op2 {
+            dst: counter,
+            op: Operator::Known(Op::Add),
+            lhs: Arg::Var(counter),
+            rhs: Arg::Const(Value::Int(1)),
+        }));
+        body.append(&mut b.body);
+        b.body = body;
+    }
+    p
+}
+
 const INT_VARS: usize = 6;
 const OBJ_VARS: usize = 2;
 const CLASSES: [&str; 2] = ["c0", "c1"];
