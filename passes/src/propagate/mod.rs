@@ -553,7 +553,7 @@ impl<'m> Analysis<'m> {
     /// the field's fact if the function solves it ([`own_fields`]), whose
     /// `get`s are then visited again.
     fn store(&mut self, b: BlockId, field: Symbol, value: &Operand) {
-        let Some(own) = self.own.as_mut() else { return };
+        let Some(own) = self.own.as_mut().filter(|own| own.owns(field)) else { return };
         let stored = operand_info(self.f, &self.refiner, &self.info, value, b);
         let Some(gets) = own.store(field, &stored, &self.widening) else { return };
         // Visited here: a `get` is no user of the values stored, so the

@@ -81,14 +81,21 @@ impl OwnFields {
         Some(self.facts.get(&field).map_or_else(Info::bottom, |(info, _)| info.clone()))
     }
 
-    /// Joins `stored`, a value a `set` of `field` stores, into the field's
-    /// fact; when it grew, the `get`s to visit again.
-    pub(super) fn store(&mut self, field: Symbol, stored: &Info, widening: &Widening) -> Option<&[(BlockId, InstId)]> {
+    /// Whether the function solves `field` itself.
+    pub(super) fn owns(&self, field: Symbol) -> bool {
+        self.facts.contains_key(&field)
+    }
+
+    /// Joins `value`, what a `set` of `field` stores, into the field's
+    /// fact (as the program's facts take it: [`super::program::stored`]);
+    /// when it grew, the `get`s to visit again.
+    pub(super) fn store(&mut self, field: Symbol, value: &Info, widening: &Widening) -> Option<&[(BlockId, InstId)]> {
         let (fact, changes) = self.facts.get_mut(&field)?;
-        if stored.is_bottom() {
+        if value.is_bottom() {
             return None;
         }
-        let joined = if fact.is_bottom() { stored.clone() } else { fact.join(stored) };
+        let stored = super::program::stored(value);
+        let joined = if fact.is_bottom() { stored } else { fact.join(&stored) };
         if joined == *fact {
             return None;
         }

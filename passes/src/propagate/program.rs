@@ -44,8 +44,11 @@
 //! function adds to the facts but reads and takes results from none
 //! while they are solved ([`uses_facts`]; what its parameters receive it
 //! does take, a part of what is solved), so it is analyzed once per
-//! solve, and again when its parameters' facts change; then, the facts solved, once more reading them. The facts
-//! still hold: what it stores was gathered reading any value, so they
+//! solve, and again when its parameters' facts change; then, the facts
+//! solved, once more reading them. The fields only it writes it solves
+//! itself, in its own analysis ([`super::own_fields`]). The facts still
+//! hold: what it stores was gathered reading any value of the fields
+//! others write and, of its own, only what its own `set`s store, so they
 //! cover every value it may store whatever the heap holds, and the last
 //! analysis adds nothing to them.
 
@@ -168,8 +171,7 @@ impl ProgramFacts {
                 continue;
             }
             let entry = self.stored.entry((s.field, s.obj.class)).or_insert_with(Info::bottom);
-            // A `set` of an unbound value fails.
-            *entry = entry.join(&local(&s.value).bound());
+            *entry = entry.join(&stored(&s.value));
         }
         for (callee, args) in &found.calls {
             let Some(Some(params)) = self.params.get_mut(*callee) else { continue };
@@ -223,6 +225,12 @@ impl ProgramFacts {
 /// an instruction of one function.
 fn local(info: &Info) -> Info {
     Info { alloc: None, ..info.clone() }
+}
+
+/// What a field holds once a `set` of `value` ran: the value as a fact of
+/// the program ([`local`]), bound (a `set` of an unbound value fails).
+pub(super) fn stored(value: &Info) -> Info {
+    local(value).bound()
 }
 
 /// One `set` an analysis found executable: the class of its object, its
@@ -433,9 +441,10 @@ pub(super) fn solve(
         }
         if c.is_empty() {
             // Huge functions read the solved facts once. What they store
-            // was gathered reading any value, so the facts cover every
-            // value they may store whatever the heap holds; this analysis
-            // adds nothing to them.
+            // was gathered reading any value of the fields others write
+            // (and their own fields as they solved them), so the facts
+            // cover every value they may store whatever the heap holds;
+            // this analysis adds nothing to them.
             for (i, f) in module.functions.iter().enumerate() {
                 if reread_huge && !uses_facts(f) {
                     results[i] = Some(analyze(i, &facts, true));

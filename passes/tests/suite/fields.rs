@@ -446,3 +446,56 @@ done:
         jump b6"#]]
     .assert_eq(&body.join("\n"));
 }
+
+/// A field another function writes is not the huge function's to solve:
+/// there it stays any value while the facts are solved. Here `poke`
+/// writes the links `l` too (an integer), so the walk along `l` reads
+/// what it cannot prove an object, while `v`, which only main writes,
+/// is still a byte.
+#[test]
+fn a_field_another_function_writes_stays_any_value_in_a_huge_function() {
+    let mut src = String::from(
+        "entry start(n = 3)\n\nfunction poke(c):\n    s:\n        c.l = 7\n        return 0\n\nstart:\n    p = new cell\n    p.v = 0\n    p.l = 0\n    x = n\n",
+    );
+    for _ in 0..flowc_ir::HUGE_INSTS {
+        src.push_str("    x = x + 1\n");
+    }
+    src.push_str(
+        "    k = n
+    goto left
+left:
+    if k goto grow else goto walk
+grow:
+    q = new cell
+    q.v = 1
+    q.l = p
+    p = q
+    k = k - 1
+    goto left
+walk:
+    if p goto bump else goto done
+bump:
+    v = p.v
+    z = call poke(p) then poked
+poked:
+    p = p.l
+    goto walk
+done:
+    print_and_stop(x)
+",
+    );
+    let dump = support::dump_until(&src, "cleanup");
+    // The walk's reads, up to where `poke` (inlined) writes the link.
+    let body: Vec<&str> = dump
+        .lines()
+        .skip_while(|l| !l.ends_with(" bump:"))
+        .map(str::trim)
+        .filter(|l| l.contains(" get") || l.starts_with("set"))
+        .take(3)
+        .collect();
+    expect![[r#"
+        v4007:v = get v4005, v
+        set v4005, l, 7
+        v4009:p = get v4005, l"#]]
+    .assert_eq(&body.join("\n"));
+}

@@ -290,6 +290,37 @@ fn huge_functions_stop_at_the_first_error() {
     assert!(errors * 2 >= wanted, "only {errors} of {wanted} programs failed");
 }
 
+/// A huge function's hot loop reads the fields of proven objects in line
+/// (`Plan::inline_proven_fields`) while it tests the context's stop flag
+/// once per block: the link `q = p.r` is unset at the chain's end, and
+/// the runtime's `get` then raises the error and returns the stop word,
+/// 0, for `q`. The read of `q.v` after it in the block first tests the
+/// stop (`Lowerer::flush_stop`): the run stops with the interpreter's
+/// error, at its place, rather than loading from near address 0.
+#[test]
+fn a_huge_functions_loop_stops_before_reading_a_field_of_what_an_unset_link_gave() {
+    let mut source = String::from("entry start(n = 3)\nstart:\n    x = n\n");
+    for _ in 0..=flowc_ir::HUGE_INSTS {
+        source.push_str("    x = x + 1\n");
+    }
+    source.push_str(
+        "    a = new cell\n    a.v = 1\n    b = new cell\n    b.v = 2\n    a.r = b\n    p = a\n    k = x\n    goto loop\n\
+         loop:\n    q = p.r\n    y = q.v\n    k = k + y\n    c = k < 100000\n    if c goto more else goto done\n\
+         more:\n    p = q\n    goto loop\ndone:\n    print_and_stop(k)\n",
+    );
+    let (message, got) = flowc_codegen::with_stack(move || {
+        let p = flowc_lang::syntax::parse("unset_link.fg", &source).unwrap();
+        let (label, env) = engines::start(&p);
+        let module = flowc_frontend::lower(&p, label).unwrap();
+        let versions = flowc_tests::engines::optimize_versions(module);
+        assert!(versions.generic.main().unwrap().is_huge(), "the main graph stays huge");
+        let message = engines::reference_error(&p, label, &env).expect("the interpreter stops with an error");
+        (message, engines::native_error(&p, &versions, &env))
+    });
+    assert!(message.contains("unset_field(cell, r)"), "{message}");
+    assert_eq!(got.as_deref(), Some(message.as_str()));
+}
+
 /// The generic version of `lowered` as the last of the eight passes
 /// leaves it, before the pipeline compacts it.
 fn uncompacted(lowered: flowc_ir::Module) -> flowc_tests::engines::Versions {

@@ -841,8 +841,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// program. Huge functions do not test each runtime call's result:
     /// after a stop the runtime does nothing and returns the stop word
     /// (`Ctx::stopped`); their inline code only computes (objects go
-    /// through the runtime; an inline list read first checks for a
-    /// non-zero pointer, and the stop word is zero), and the one test
+    /// through the runtime, but for the fields of proven objects in hot
+    /// loops, read and written in line after this test; an inline list
+    /// read first checks for a non-zero pointer, and the stop word is
+    /// zero), and the one test
     /// before the block's terminator, or before a call of a function,
     /// leaves before anything computed after the stop is used. One
     /// Cranelift block per IR block instead of one per call: the register

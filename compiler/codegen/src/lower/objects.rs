@@ -97,11 +97,22 @@ impl Lowerer<'_, '_> {
         Some((cell::SLOTS + 8 * k) as i32)
     }
 
+    /// Before a field is read or written in line: where stops are tested
+    /// once per block ([`Lowerer::flush_stop`]), a stop some runtime call
+    /// before it in the block may have left is tested now. After a stop
+    /// the runtime returns the stop word, 0, for an object it was asked
+    /// for (a `get` of an unset link, a `new`), and the access would load
+    /// from or store to near address 0.
+    fn before_inline_access(&mut self) {
+        self.flush_stop();
+    }
+
     /// `get obj.field`.
     pub(super) fn get_field(&mut self, obj: ClValue, field: Symbol, proven: bool) -> ClValue {
         let join = self.join_block();
         let slow = self.cold_block();
         if let Some(offset) = self.slot_offset(field, proven) {
+            self.before_inline_access();
             if !proven {
                 let fast = self.b.create_block();
                 self.if_object_of_layout(obj, fast, slow);
@@ -138,6 +149,7 @@ impl Lowerer<'_, '_> {
         // Whether anything goes to the runtime's `set`.
         let mut slow_used = true;
         if let Some(offset) = self.slot_offset(field, proven) {
+            self.before_inline_access();
             if !proven {
                 let checked = self.b.create_block();
                 self.if_object_of_layout(obj, checked, slow);
