@@ -356,6 +356,25 @@ start:
     );
 }
 
+/// A program whose main graph is huge (`flowc_ir::HUGE_INSTS`): `head`
+/// (the entry fact, functions, the entry label and its first
+/// statements), then a long straight run (each step a statement on the
+/// environment's `n`, so none folds), then `rest`.
+fn huge(head: &str, rest: &str) -> String {
+    let mut src = format!("{head}    x = n\n");
+    for _ in 0..flowc_ir::HUGE_INSTS {
+        src.push_str("    x = x + 1\n");
+    }
+    src.push_str(rest);
+    src
+}
+
+/// The `n` trimmed lines after the label ` bump:` in `dump`.
+fn bump(dump: &str, n: usize) -> String {
+    let lines: Vec<&str> = dump.lines().skip_while(|l| !l.ends_with(" bump:")).skip(1).take(n).map(str::trim).collect();
+    lines.join("\n")
+}
+
 /// A huge function (`flowc_ir::HUGE_INSTS`: a partially evaluated
 /// interpreter's residual program is one) adds what it stores to the
 /// facts while they are solved without reading them, then is analyzed
@@ -363,23 +382,16 @@ start:
 /// machine words too.
 #[test]
 fn a_huge_function_reads_the_solved_facts() {
-    // A long straight run (each step a statement on the environment's
-    // `n`, so none folds) before the byte loop.
-    let mut src = String::from("entry start(n = 3)\n\nstart:\n    c = new cell\n    c.v = 0\n    x = n\n");
-    for _ in 0..flowc_ir::HUGE_INSTS {
-        src.push_str("    x = x + 1\n");
-    }
-    src.push_str(
+    let src = huge(
+        "entry start(n = 3)\n\nstart:\n    c = new cell\n    c.v = 0\n",
         "    i = n\n    goto loop\nloop:\n    if i goto bump else goto done\nbump:\n    v = c.v\n    v = v + 1\n    v = v % 256\n    c.v = v\n    i = i - 1\n    goto loop\ndone:\n    r = c.v\n    print_and_stop(r)\n",
     );
-    let dump = support::dump_until(&src, "cleanup");
-    let body: Vec<&str> = dump.lines().skip_while(|l| !l.ends_with(" bump:")).skip(1).take(4).map(str::trim).collect();
     expect![[r#"
         v4007:v = get.object v1, v
         v4008:v = add.word v4007, 1
         v4009:v = mod.word v4008, 256
         set.object v1, v, v4009"#]]
-    .assert_eq(&body.join("\n"));
+    .assert_eq(&bump(&support::dump_until(&src, "cleanup"), 4));
 }
 
 /// A huge function solves the facts of the fields only it writes in its
@@ -392,13 +404,8 @@ fn a_huge_function_reads_the_solved_facts() {
 /// value, and so was what it stored there.
 #[test]
 fn a_huge_function_solves_the_fields_only_it_writes() {
-    let mut src = String::from(
-        "entry start(n = 3)\n\nstart:\n    p = new cell\n    p.v = 0\n    p.l = 0\n    p.r = 0\n    x = n\n",
-    );
-    for _ in 0..flowc_ir::HUGE_INSTS {
-        src.push_str("    x = x + 1\n");
-    }
-    src.push_str(
+    let src = huge(
+        "entry start(n = 3)\n\nstart:\n    p = new cell\n    p.v = 0\n    p.l = 0\n    p.r = 0\n",
         "    k = n
     goto left
 left:
@@ -434,8 +441,6 @@ done:
     print_and_stop(s)
 ",
     );
-    let dump = support::dump_until(&src, "cleanup");
-    let body: Vec<&str> = dump.lines().skip_while(|l| !l.ends_with(" bump:")).skip(1).take(7).map(str::trim).collect();
     expect![[r#"
         v4007:v = get.object v4005, v
         v4008:v = add.word v4007, 1
@@ -444,23 +449,18 @@ done:
         v4010:s = add.int v4006, v4009
         v4011:p = get.object v4005, r
         jump b6"#]]
-    .assert_eq(&body.join("\n"));
+    .assert_eq(&bump(&support::dump_until(&src, "cleanup"), 7));
 }
 
 /// A field another function writes is not the huge function's to solve:
 /// there it stays any value while the facts are solved. Here `poke`
 /// writes the links `l` too (an integer), so the walk along `l` reads
 /// what it cannot prove an object, while `v`, which only main writes,
-/// is still a byte.
+/// is still a byte: its arithmetic takes the `.word` forms.
 #[test]
 fn a_field_another_function_writes_stays_any_value_in_a_huge_function() {
-    let mut src = String::from(
-        "entry start(n = 3)\n\nfunction poke(c):\n    s:\n        c.l = 7\n        return 0\n\nstart:\n    p = new cell\n    p.v = 0\n    p.l = 0\n    x = n\n",
-    );
-    for _ in 0..flowc_ir::HUGE_INSTS {
-        src.push_str("    x = x + 1\n");
-    }
-    src.push_str(
+    let src = huge(
+        "entry start(n = 3)\n\nfunction poke(c):\n    s:\n        c.l = 7\n        return 0\n\nstart:\n    p = new cell\n    p.v = 0\n    p.l = 0\n",
         "    k = n
     goto left
 left:
@@ -476,6 +476,9 @@ walk:
     if p goto bump else goto done
 bump:
     v = p.v
+    v = v + 1
+    v = v % 256
+    p.v = v
     z = call poke(p) then poked
 poked:
     p = p.l
@@ -484,18 +487,22 @@ done:
     print_and_stop(x)
 ",
     );
+    // The walk's reads and writes, up to where `poke` (inlined) writes
+    // the link.
     let dump = support::dump_until(&src, "cleanup");
-    // The walk's reads, up to where `poke` (inlined) writes the link.
     let body: Vec<&str> = dump
         .lines()
         .skip_while(|l| !l.ends_with(" bump:"))
         .map(str::trim)
-        .filter(|l| l.contains(" get") || l.starts_with("set"))
-        .take(3)
+        .filter(|l| l.contains(" get") || l.contains(".word") || l.starts_with("set"))
+        .take(6)
         .collect();
     expect![[r#"
         v4007:v = get v4005, v
+        v4008:v = add.word v4007, 1
+        v4009:v = mod.word v4008, 256
+        set v4005, v, v4009
         set v4005, l, 7
-        v4009:p = get v4005, l"#]]
+        v4011:p = get v4005, l"#]]
     .assert_eq(&body.join("\n"));
 }
