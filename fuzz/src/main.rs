@@ -88,8 +88,8 @@ enum Command {
         /// FLOWC_GC_STRESS=1 does).
         #[arg(long)]
         stress: bool,
-        /// Programs whose main graph is huge (`gen::huge`): a residual
-        /// program's shape.
+        /// Programs whose main graph is huge where propagate solves the
+        /// program facts (`gen::huge`): a residual program's shape.
         #[arg(long)]
         huge: bool,
     },

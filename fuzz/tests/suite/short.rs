@@ -56,8 +56,8 @@ fn the_engines_agree_on_allocation_heavy_programs_when_collecting_at_every_alloc
 
 #[test]
 fn the_engines_agree_on_allocation_heavy_programs_with_huge_main_graphs() {
-    // A residual program's shape (`gen::huge`): the main graph solves the
-    // fields only it writes itself and is lowered for compile time.
+    // A residual program's shape (`gen::huge`): the main graph, huge as
+    // the front end lowers it, solves the fields only it writes itself.
     let disagreements: Vec<String> = flowc_codegen::with_stack(|| {
         (0..20)
             .filter_map(|seed| {

@@ -113,14 +113,17 @@ pub fn rotate_programs(count: u64) -> Vec<(String, Program)> {
     (0..count).map(|seed| (format!("rotate seed {seed}"), rotate_program(seed))).collect()
 }
 
-/// `p` with its main graph huge (`flowc_ir::HUGE_INSTS`), as a partially
-/// evaluated interpreter's residual program is: its entry block first
-/// counts a variable (from the environment's first, else from 1) up past
-/// that many statements, which nothing reads and nothing folds. So
-/// propagate solves the main graph's own fields itself and reads no
-/// program facts there while they are solved, and native code lowers it
-/// for compile time, cut into regions: what `flowc-fuzz engines --huge`
-/// compares across engines.
+/// `p` with its main graph huge (`flowc_ir::HUGE_INSTS`) where the
+/// program facts are solved, as a partially evaluated interpreter's
+/// residual program is: its entry block first counts a variable (from the
+/// environment's first, else from 1) up past that many statements, which
+/// nothing reads. So propagate solves the main graph's own fields itself
+/// and reads no program facts there while they are solved: what
+/// `flowc-fuzz engines --huge` compares across engines. The count is
+/// folded into one addition by cleanup, so code generation sees the
+/// program at its own size; code lowered for compile time is tried by
+/// `native::huge_functions_stop_at_the_first_error` (generated programs
+/// huge in their own right) and the tests of huge functions' stops.
 pub fn huge(mut p: Program) -> Program {
     let entry = p.items.iter().find_map(|i| match i {
         Item::Entry(e) => Some(e.clone()),
