@@ -96,18 +96,52 @@ use flowc_lang::ops::{Condition, Form, Op};
 use flowc_lang::{Symbol, Value};
 
 use crate::lower::exits::{exit_of_values, exit_record, ExitAt, Leaving};
-use crate::lower::{Building, Constants, Shape};
+use crate::lower::{ExitSlot, ObjectInfo, Shape, SiteTable, TraceExit, TraceRef};
 use crate::runtime::{offsets, RuntimeFn};
 use crate::small::Small;
 use crate::word::{self, ONE, ZERO};
 use asm::{Alu, Asm, Cond, Label, Reg, R10, R11, R8, R9, RAX, RBP, RBX, RCX, RDI, RDX, RSI, RSP};
 
-/// A trace compiled by the baseline compiler: its code (which refers to
-/// nothing by relocation: runtime functions, link slots and other traces'
-/// code slots are absolute addresses), its safepoints (return-address
-/// offsets; every one lists all of `frame.slots`).
+/// What baseline code is generated for: the tables and settings of the
+/// trace cache it will be installed in, as far as the code refers to them.
+/// It needs no code generator state (no Cranelift module), so a worker
+/// thread can generate code for the cache while the running thread runs
+/// ([`crate::in_memory::Apart`]).
+pub struct Target<'a> {
+    /// The objects the code meets.
+    pub objects: &'a ObjectInfo,
+    /// The traces a `jump_trace` may name, by name (parameter count, code
+    /// slot).
+    pub traces: &'a HashMap<Symbol, TraceRef>,
+    /// Where the sites of runtime calls that can fail are numbered.
+    pub sites: &'a mut SiteTable,
+    /// Errors raised by `trap`, by index: `None` away from the running
+    /// thread, where a trace that traps is refused.
+    pub traps: Option<&'a mut Vec<flowc_lang::interp::ErrorKind>>,
+    /// Whether loop headers count fuel.
+    pub fuel: bool,
+    /// Every how many crossings a linked exit checks in with the driver.
+    pub link_check: Option<u64>,
+}
+
+/// A trace compiled by the baseline compiler: its code, its safepoints
+/// (return-address offsets; every one lists all of `frame.slots`), its
+/// exits and their link slots. The code refers to runtime functions, its
+/// link slots and other traces' code slots by absolute address; it refers
+/// to the constants that are not immediate words (lists, big integers)
+/// through `fills`, which installing it fills in (they become cells
+/// of the running thread's heap, pinned while the code lives).
 pub struct Compiled {
     pub code: Vec<u8>,
+    /// The trace's exits, in order: exit `k` is the cache's exit
+    /// `first + k`, where installing the code puts them.
+    pub exits: Vec<TraceExit>,
+    /// Exit `k`'s link slot, which the code holds the address of.
+    pub slots: Vec<Box<ExitSlot>>,
+    /// The constants the code wants the words of, and where: the offset
+    /// of a 64-bit immediate, and the constant's index.
+    pub constants: Vec<Value>,
+    pub fills: Vec<(u32, usize)>,
     pub safepoints: Vec<u32>,
     /// The frame the code runs in.
     pub frame: Frame,
@@ -117,7 +151,7 @@ pub struct Compiled {
     /// Offset of the code of the first block, which a bridge jumping back
     /// to the root enters with the parameters in their words.
     pub body: u32,
-    /// For each exit (of `Building::exits`, in order), the words of the values
+    /// For each exit (of `exits`, in order), the words of the values
     /// it stores: offsets from the stack pointer.
     pub exit_words: Vec<Vec<i32>>,
     /// Where the code leaves by each exit (one stub per guard, and the
@@ -179,11 +213,11 @@ pub fn trace_entry() -> Vec<u8> {
     a.finish().expect("no labels")
 }
 
-/// Compiles trace `f` (with `facts`) for `env`'s trace cache, whose
-/// functions are at `functions`, or says why it does not; a bridge with
-/// `inherit` runs in its parent's frame.
+/// Compiles trace `f` (with `facts`) for the trace cache `env` describes,
+/// whose functions are at `functions`, or says why it does not; a bridge
+/// with `inherit` runs in its parent's frame.
 pub fn compile(
-    env: &mut Building,
+    env: &mut Target,
     f: &Function,
     facts: &Shape,
     functions: &Functions,
@@ -194,9 +228,6 @@ pub fn compile(
     }
     if f.kind != flowc_ir::FunctionKind::Trace {
         return Err("not a trace");
-    }
-    if env.links.is_none() {
-        return Err("not in a trace cache");
     }
     check_shape(f, functions)?;
     if inherit.as_ref().is_some_and(|i| i.params.len() != f.params.len()) {
@@ -230,6 +261,10 @@ pub fn compile(
         cold: Vec::new(),
         objects: Vec::new(),
         exit_numbers: HashMap::default(),
+        exits: Vec::new(),
+        slots: Vec::new(),
+        constants: Vec::new(),
+        fills: Vec::new(),
         safepoints: Vec::new(),
         site: None,
         current: f.entry,
@@ -239,9 +274,9 @@ pub fn compile(
         fused: Vec::new(),
     };
     e.run()?;
-    let Emit { a, safepoints, own: frame, direct, body, exit_words, stubs, .. } = e;
+    let Emit { a, safepoints, own: frame, direct, body, exit_words, stubs, exits, slots, constants, fills, .. } = e;
     let code = a.finish().ok_or("a jump to nowhere")?;
-    Ok(Compiled { code, safepoints, frame, direct, body, exit_words, stubs })
+    Ok(Compiled { code, exits, slots, constants, fills, safepoints, frame, direct, body, exit_words, stubs })
 }
 
 /// Whether `f`'s blocks form a chain in layout order: the entry first,
@@ -346,12 +381,14 @@ fn direct_results(f: &Function, regs: &[(ValueId, Reg)]) -> Vec<(flowc_ir::InstI
 const CALL_ARGS: usize = 5;
 
 /// Where an operand comes from: a word of the frame, a register (a loop
-/// variable's), or an immediate.
+/// variable's), an immediate, or a constant's word, which the code is
+/// given when it is installed (by its index in `Emit::constants`).
 #[derive(Copy, Clone, Debug)]
 enum Src {
     Slot(i32),
     Reg(Reg),
     Imm(i64),
+    Constant(usize),
 }
 
 /// Where a phi move goes: a word of the frame, or a loop variable's
@@ -501,7 +538,7 @@ enum Cold {
 
 struct Emit<'e, 'a> {
     a: Asm,
-    env: &'e mut Building<'a>,
+    env: &'e mut Target<'a>,
     f: &'e Function,
     facts: &'e Shape,
     functions: &'e Functions,
@@ -534,6 +571,16 @@ struct Emit<'e, 'a> {
     /// Values known to be objects of the layout (tested earlier).
     objects: Vec<ValueId>,
     exit_numbers: HashMap<ExitAt, usize>,
+    /// The trace's exits ([`Compiled::exits`]) and their link slots.
+    exits: Vec<TraceExit>,
+    // Boxed: code holds each one's address, which growing the list
+    // must not move.
+    #[allow(clippy::vec_box)]
+    slots: Vec<Box<ExitSlot>>,
+    /// The constants the code wants the words of, and where
+    /// ([`Compiled::fills`]).
+    constants: Vec<Value>,
+    fills: Vec<(u32, usize)>,
     safepoints: Vec<u32>,
     /// The site of the instruction being compiled, numbered.
     site: Option<u64>,
@@ -758,22 +805,19 @@ impl Emit<'_, '_> {
                 Some(r) => Src::Reg(r),
                 None => Src::Slot(self.slot(*v)),
             },
-            Operand::Const(c) => Src::Imm(self.constant(c)),
+            Operand::Const(c) => self.constant(c),
         }
     }
 
-    fn constant(&mut self, c: &Value) -> i64 {
-        if let Some(w) = word::immediate(c) {
-            return w.as_i64();
-        }
-        match &mut self.env.constants {
-            Constants::Rooted(pool) => {
-                let root = flowc_lang::heap::Root::new(c);
-                let w = root.word().as_i64();
-                pool.push(root);
-                w
+    /// Constant `c` as an operand: an immediate word, or one that
+    /// installing the code fills in ([`Compiled::constants`]).
+    fn constant(&mut self, c: &Value) -> Src {
+        match word::immediate(c) {
+            Some(w) => Src::Imm(w.as_i64()),
+            None => {
+                self.constants.push(c.clone());
+                Src::Constant(self.constants.len() - 1)
             }
-            Constants::Table { .. } => unreachable!("traces run in memory, with rooted constants"),
         }
     }
 
@@ -783,6 +827,12 @@ impl Emit<'_, '_> {
             Src::Reg(q) if q == r => {}
             Src::Reg(q) => self.a.mov(r, q),
             Src::Imm(w) => self.a.mov_imm(r, w),
+            Src::Constant(k) => {
+                // Each load of it its own immediate, filled in when the
+                // code is installed.
+                let at = self.a.mov_imm64(r, 0);
+                self.fills.push((at, k));
+            }
         }
     }
 
@@ -1409,7 +1459,7 @@ impl Emit<'_, '_> {
                     }
                     self.fail_if_unbound(RAX, &o);
                     let desc = flowc_runtime::runtime::op_desc(Op::Eq as usize, 2, self.site) as i64;
-                    self.runtime_call(RuntimeFn::Op, &[Src::Imm(desc), s, Src::Imm(cw)], None);
+                    self.runtime_call(RuntimeFn::Op, &[Src::Imm(desc), s, cw], None);
                     self.check_stop();
                     self.a.alu_imm(Alu::Cmp, RAX, ONE.as_i64() as i32);
                     self.a.jcc(Cond::NotEqual, exit);
@@ -1546,7 +1596,7 @@ impl Emit<'_, '_> {
         if let Some(&n) = self.exit_numbers.get(&at) {
             return n;
         }
-        let n = self.env.exits.len();
+        let n = self.exits.len();
         self.exit_numbers.insert(at, n);
         let (guard, check) = (how != Leaving::End, how == Leaving::Check);
         let exit = match self.facts.record_values(resume) {
@@ -1554,7 +1604,8 @@ impl Emit<'_, '_> {
             None => exit_record(self.f, self.current, resume, label, key, guard, check),
         };
         self.exit_words.push(exit.values.iter().map(|&v| self.slot(v)).collect());
-        self.env.exits.push(exit);
+        self.exits.push(exit);
+        self.slots.push(Box::default());
         n
     }
 
@@ -1570,8 +1621,7 @@ impl Emit<'_, '_> {
                 self.exit_code(n);
             }
             Terminator::JumpTrace { target, args } => {
-                let links = self.env.links.as_ref().expect("checked");
-                let trace = *links.traces.get(&target).ok_or("a jump to an unknown trace")?;
+                let trace = *self.env.traces.get(&target).ok_or("a jump to an unknown trace")?;
                 if trace.params != args.len() {
                     return Err("a jump with the wrong number of arguments");
                 }
@@ -1611,8 +1661,9 @@ impl Emit<'_, '_> {
                 self.a.jmp_reg(RAX);
             }
             Terminator::Trap(t) => {
-                let index = self.env.traps.len() as i64;
-                self.env.traps.push(t.error_kind());
+                let traps = self.env.traps.as_mut().ok_or("a trap, away from the running thread")?;
+                let index = traps.len() as i64;
+                traps.push(t.error_kind());
                 self.runtime_call(RuntimeFn::Trap, &[Src::Imm(index)], self.site);
                 self.a.jmp(self.stop);
             }
@@ -1696,9 +1747,7 @@ impl Emit<'_, '_> {
     /// to the tail that stores the exit's values in the exit buffer
     /// ([`Emit::store_values_tail`]) with its number and link slot.
     fn exit_code(&mut self, n: usize) {
-        let links = self.env.links.as_mut().expect("checked");
-        let number = links.first_exit + n;
-        let slot = links.slots.slot(number) as *const crate::lower::ExitSlot as i64;
+        let slot = &*self.slots[n] as *const ExitSlot as i64;
         // A direct link overwrites this instruction (10 bytes) with a jump.
         self.stubs.push((n as u32, self.a.offset()));
         self.a.mov_imm64(RDX, slot);
@@ -1709,8 +1758,8 @@ impl Emit<'_, '_> {
         self.a.jmp_reg(RCX);
         self.a.bind(stores);
         // The values go to the exit buffer in the shared tail, from the
-        // words the slot lists.
-        self.a.mov_imm(RAX, number as i64 + 1);
+        // words the slot lists; the exit's number (plus one) is the slot's.
+        self.a.load(RAX, RDX, std::mem::offset_of!(ExitSlot, number) as i32);
         self.a.jmp(self.store_values);
     }
 
@@ -1812,7 +1861,7 @@ impl Emit<'_, '_> {
         let count = std::mem::offset_of!(crate::lower::ExitSlot, count) as i32;
         self.a.alu_mem_imm8(Alu::Add, RDX, count, 1);
         // Every `link_check`-th crossing returns to the driver instead.
-        if let Some(every) = self.env.links.as_ref().and_then(|l| l.link_check) {
+        if let Some(every) = self.env.link_check {
             self.a.load(RSI, RDX, count);
             self.a.test_imm(RSI, every as i32 - 1);
             self.a.jcc(Cond::Equal, unlinked);

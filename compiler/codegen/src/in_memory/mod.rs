@@ -17,9 +17,11 @@ use crate::lower::{Constants, ExitSlots, ObjectInfo, TraceExit};
 use crate::runtime::{Activation, Ctx};
 use crate::word::{self, Word};
 
+mod apart;
 mod code_heap;
 mod tiered;
 mod unit;
+pub use apart::{Apart, Emitted};
 pub use code_heap::CodeHeap;
 use tiered::Tiers;
 use unit::{builder, size, Code, CodeUnit};
@@ -434,6 +436,9 @@ struct CacheInner {
     widest_exit: usize,
     /// Bytes of machine code of the traces and bridges compiled.
     code_size: usize,
+    /// The sites of code generated away from the running thread
+    /// ([`Apart`]), numbered from [`apart::SITES`] on.
+    apart_sites: std::sync::Arc<std::sync::Mutex<crate::lower::SiteTable>>,
     options: Options,
 }
 
@@ -479,6 +484,7 @@ impl TraceCache {
             function_entries: HashMap::default(),
             widest_exit: 0,
             code_size: 0,
+            apart_sites: std::sync::Arc::new(std::sync::Mutex::new(crate::lower::SiteTable::starting_at(apart::SITES))),
             options,
         };
         Ok(TraceCache { inner: Rc::new(RefCell::new(inner)) })
@@ -569,17 +575,39 @@ impl TraceCache {
         let mut frames = Vec::with_capacity(fs.len());
         // A bridge in its parent's frame: the parent's frame, the words of
         // the exit's values, and the root (its name, its first block).
-        let inherit = from.and_then(|e| {
-            let words = inner.exit_words.get(e.0 as usize)?.as_ref()?;
-            let parent = inner.exits[e.0 as usize].1;
-            let frame = inner.frames[parent.0 as usize].as_ref()?;
-            let root = &inner.entries[frame.root.0 as usize];
-            let body = root.code as u64 + inner.frames[frame.root.0 as usize].as_ref()?.body as u64;
-            Some((e, words.clone(), frame.frame.clone(), frame.root, (inner.unit.placed()[root.placed].name, body)))
-        });
+        let inherit = from.and_then(|e| inherited(inner, e));
         let link_check = inner.options.link_check.map(u64::next_power_of_two);
         for (k, f) in fs.iter().enumerate() {
             let t = TraceId((inner.entries.len() + made.len()) as u32);
+            let shape = shapes.next().unwrap_or_else(|| crate::lower::Shape::new(f));
+            let inherits = inherit.as_ref().filter(|_| k == 0);
+            if tier == crate::compile::Codegen::Baseline {
+                let mut target = crate::baseline::Target {
+                    objects: &inner.objects,
+                    traces: &inner.names,
+                    sites: &mut inner.unit.sites,
+                    traps: Some(&mut inner.unit.traps),
+                    fuel: inner.options.fuel,
+                    link_check,
+                };
+                let parent = inherits.map(Inherited::as_parent);
+                // Refused: Cranelift compiles it, cheaply.
+                if let Ok(code) = crate::baseline::compile(&mut target, f, &shape, &inner.function_code, parent) {
+                    let piece = Piece { name: f.name, params: define::params(f), code, code_slot: None };
+                    match install_piece(inner, t, piece, inherits) {
+                        Ok((record, frame)) => {
+                            frames.push(Some(frame));
+                            made.push((t, Placed::Installed(record), define::params(f)));
+                        }
+                        Err(e) => {
+                            failed = Some(e);
+                            break;
+                        }
+                    }
+                    continue;
+                }
+            }
+            let tier = if tier == crate::compile::Codegen::Baseline { crate::compile::Codegen::Cheap } else { tier };
             let mut exits = Vec::new();
             let first_exit = inner.exits.len();
             let mut env =
@@ -591,60 +619,12 @@ impl TraceCache {
                 tier,
                 link_check,
             });
-            let shape = shapes.next().unwrap_or_else(|| crate::lower::Shape::new(f));
-            let inherits = inherit.as_ref().filter(|_| k == 0);
-            let parent = inherits.map(|(_, words, frame, _, root)| crate::baseline::Inherit {
-                parent: frame,
-                params: words,
-                root: Some(*root),
-            });
-            let baseline = match tier {
-                crate::compile::Codegen::Baseline => {
-                    match crate::baseline::compile(&mut env, f, &shape, &inner.function_code, parent) {
-                        Ok(code) => Some(code),
-                        Err(_) => {
-                            // Refused: Cranelift compiles it, cheaply.
-                            env.exits.clear();
-                            env.links.as_mut().expect("a trace cache's").tier = crate::compile::Codegen::Cheap;
-                            None
-                        }
-                    }
-                }
-                _ => None,
-            };
-            let mut exit_words = Vec::new();
-            let defined = match baseline {
-                Some(mut code) => {
-                    exit_words = std::mem::take(&mut code.exit_words);
-                    let stubs = std::mem::take(&mut code.stubs);
-                    frames.push(Some(BaselineFrame {
-                        frame: code.frame.clone(),
-                        root: inherits.map_or(t, |(_, _, _, root, _)| *root),
-                        from: inherits.map(|(e, ..)| *e),
-                        direct: code.direct,
-                        body: code.body,
-                    }));
-                    install_baseline(&mut inner.code_heap, &mut inner.unit, t, f.name, code).map(|(record, at)| {
-                        // The stubs' addresses, by exit.
-                        let mut by_exit = vec![Vec::new(); exits.len()];
-                        for &(n, offset) in &stubs {
-                            by_exit[n as usize].push(at + offset as u64);
-                        }
-                        inner.exit_stubs.resize(first_exit, Box::default());
-                        inner.exit_stubs.extend(by_exit.into_iter().map(Vec::into_boxed_slice));
-                        Placed::Installed(record)
-                    })
-                }
-                None => {
-                    frames.push(None);
-                    let facts = crate::lower::Facts::with_shape(shape, f);
-                    define::declare_functions(&mut *env.module, &[*f], &format!("t{}_", t.0))
-                        .and_then(|(ids, _)| define::define_function(&mut env, f, ids[0], facts).map(|()| ids[0]))
-                        .map(Placed::Defined)
-                }
-            };
-            let placed = match defined {
-                Ok(placed) => placed,
+            frames.push(None);
+            let facts = crate::lower::Facts::with_shape(shape, f);
+            let defined = define::declare_functions(&mut *env.module, &[*f], &format!("t{}_", t.0))
+                .and_then(|(ids, _)| define::define_function(&mut env, f, ids[0], facts).map(|()| ids[0]));
+            let id = match defined {
+                Ok(id) => id,
                 Err(e) => {
                     frames.pop();
                     failed = Some(e);
@@ -652,22 +632,12 @@ impl TraceCache {
                 }
             };
             inner.widest_exit = inner.widest_exit.max(exits.iter().map(|e| e.values.len()).max().unwrap_or(0));
-            // A baseline trace's exits copy their values from the words
-            // their slots list (boxed: the code reads them where they are).
-            let mut words = exit_words.into_iter().map(Vec::into_boxed_slice);
-            inner.exit_words.extend((0..exits.len()).map(|_| words.next()));
-            for (k, w) in inner.exit_words[first_exit..].iter().enumerate() {
-                if let Some(w) = w {
-                    let slot = inner.slots.slot(first_exit + k);
-                    slot.words.set(w.as_ptr() as u64);
-                    slot.word_count.set(w.len() as u64);
-                }
-            }
+            inner.exit_words.extend((0..exits.len()).map(|_| None));
             inner.exits.extend(exits.into_iter().map(|e| (e, t)));
             inner.widest_exit = inner.widest_exit.max(f.params.len());
             let slot = inner.code_slots.slot(t.0 as usize) as *const std::cell::Cell<u64>;
             inner.names.insert(f.name, crate::lower::TraceRef { params: f.params.len(), slot });
-            made.push((t, placed, define::params(f)));
+            made.push((t, Placed::Defined(id), define::params(f)));
         }
         if made.iter().any(|(_, placed, ..)| matches!(placed, Placed::Defined(_))) {
             inner.unit.jit.finalize_definitions().map_err(|e| e.to_string())?;
@@ -955,10 +925,153 @@ impl TraceCache {
         (ctx, returned)
     }
 
-    /// Where the failing runtime call of a run came from.
+    /// Where the failing runtime call of a run came from (code generated
+    /// away from the running thread numbers its sites in a table of its
+    /// own: [`Apart`]).
     fn location(&self, ctx: &Ctx) -> Option<flowc_lang::interp::Location> {
-        self.inner.borrow().unit.location(ctx.error_site)
+        let inner = self.inner.borrow();
+        inner.unit.location(ctx.error_site).or_else(|| apart::location(&inner.apart_sites, ctx.error_site))
     }
+}
+
+/// A bridge's parent frame, as a bridge compiled to run in it sees it
+/// ([`crate::baseline::Inherit`]): the exit it is compiled for, the words
+/// of the exit's values, the parent's frame, and its root trace (its
+/// number, name and the address of its first block).
+#[derive(Clone)]
+pub(crate) struct Inherited {
+    exit: ExitId,
+    params: Box<[i32]>,
+    frame: crate::baseline::Frame,
+    root: TraceId,
+    root_entry: (Symbol, u64),
+}
+
+impl Inherited {
+    fn as_parent(&self) -> crate::baseline::Inherit<'_> {
+        crate::baseline::Inherit { parent: &self.frame, params: &self.params, root: Some(self.root_entry) }
+    }
+}
+
+/// The frame a bridge of exit `e` runs in, when the exit's trace is
+/// baseline code.
+fn inherited(inner: &CacheInner, e: ExitId) -> Option<Inherited> {
+    let words = inner.exit_words.get(e.0 as usize)?.as_ref()?;
+    let parent = inner.exits.get(e.0 as usize)?.1;
+    let frame = inner.frames.get(parent.0 as usize)?.as_ref()?;
+    let root = &inner.entries[frame.root.0 as usize];
+    let body = root.code as u64 + inner.frames[frame.root.0 as usize].as_ref()?.body as u64;
+    Some(Inherited {
+        exit: e,
+        params: words.clone(),
+        frame: frame.frame.clone(),
+        root: frame.root,
+        root_entry: (inner.unit.placed()[root.placed].name, body),
+    })
+}
+
+/// A trace's baseline code, to install as trace number `t`: its name and
+/// parameters, and the code slot its code was generated to jump through
+/// when something else made it ([`Apart`]; `None`: the cache's own).
+pub(crate) struct Piece {
+    name: Symbol,
+    params: Vec<Symbol>,
+    code: crate::baseline::Compiled,
+    code_slot: Option<Box<std::cell::Cell<u64>>>,
+}
+
+/// Installs baseline code `pieces` made away from the cache ([`Apart`]),
+/// in order, the first a bridge in the frame `inherits` describes if
+/// given; their numbers. When one fails, those before it stay.
+fn install_baseline_batch(
+    inner: &mut CacheInner,
+    pieces: Vec<Piece>,
+    inherits: Option<&Inherited>,
+) -> Result<Vec<TraceId>, String> {
+    let mut out = Vec::with_capacity(pieces.len());
+    for (k, piece) in pieces.into_iter().enumerate() {
+        let t = TraceId(inner.entries.len() as u32);
+        let params = piece.params.clone();
+        let (placed, frame) = install_piece(inner, t, piece, inherits.filter(|_| k == 0))?;
+        inner.frames.push(Some(frame));
+        let p = &inner.unit.placed()[placed];
+        let code = p.address as *const u8;
+        inner.code_size += p.size;
+        inner.code_slots.slot(t.0 as usize).set(code as u64);
+        inner.entries.push(Entry { code, params, placed });
+        out.push(t);
+    }
+    Ok(out)
+}
+
+/// Installs `piece` as trace `t` (a bridge in the frame `inherits`
+/// describes): its constants given their words (cells pinned while the
+/// cache lives), its code copied to the code heap and registered, its
+/// exits numbered on from the cache's (their slots adopted, told their
+/// numbers and words), its name bound to its code slot. Returns its
+/// record in the unit and its frame; the caller sets its code slot and
+/// adds its entry once the batch is placed.
+fn install_piece(
+    inner: &mut CacheInner,
+    t: TraceId,
+    piece: Piece,
+    inherits: Option<&Inherited>,
+) -> Result<(usize, BaselineFrame), String> {
+    let Piece { name, params, mut code, code_slot } = piece;
+    let words: Vec<u64> = code
+        .constants
+        .iter()
+        .map(|c| {
+            let root = Root::new(c);
+            let w = root.word().as_i64() as u64;
+            inner.unit.pool.push(root);
+            w
+        })
+        .collect();
+    for &(at, k) in &code.fills {
+        code.code[at as usize..at as usize + 8].copy_from_slice(&words[k].to_le_bytes());
+    }
+    let exits = std::mem::take(&mut code.exits);
+    let slots = std::mem::take(&mut code.slots);
+    let exit_words = std::mem::take(&mut code.exit_words);
+    let stubs = std::mem::take(&mut code.stubs);
+    let frame = BaselineFrame {
+        frame: code.frame.clone(),
+        root: inherits.map_or(t, |i| i.root),
+        from: inherits.map(|i| i.exit),
+        direct: code.direct,
+        body: code.body,
+    };
+    let (record, at) = install_baseline(&mut inner.code_heap, &mut inner.unit, t, name, code)?;
+    let first_exit = inner.exits.len();
+    // The stubs' addresses, by exit.
+    let mut by_exit = vec![Vec::new(); exits.len()];
+    for &(n, offset) in &stubs {
+        by_exit[n as usize].push(at + offset as u64);
+    }
+    inner.exit_stubs.resize(first_exit, Box::default());
+    inner.exit_stubs.extend(by_exit.into_iter().map(Vec::into_boxed_slice));
+    inner.widest_exit = inner.widest_exit.max(exits.iter().map(|e| e.values.len()).max().unwrap_or(0));
+    inner.widest_exit = inner.widest_exit.max(params.len());
+    // The exits' slots, as the code made them; each told its number and
+    // the words its values are in (boxed: the code reads them there).
+    inner.slots.adopt(first_exit, slots);
+    inner.exit_words.resize(first_exit, None);
+    for (k, w) in exit_words.into_iter().enumerate() {
+        let w = w.into_boxed_slice();
+        let slot = inner.slots.slot(first_exit + k);
+        slot.words.set(w.as_ptr() as u64);
+        slot.word_count.set(w.len() as u64);
+        slot.number.set((first_exit + k + 1) as u64);
+        inner.exit_words.push(Some(w));
+    }
+    inner.exits.extend(exits.into_iter().map(|e| (e, t)));
+    if let Some(slot) = code_slot {
+        inner.code_slots.adopt(t.0 as usize, slot);
+    }
+    let slot = inner.code_slots.slot(t.0 as usize) as *const std::cell::Cell<u64>;
+    inner.names.insert(name, crate::lower::TraceRef { params: params.len(), slot });
+    Ok((record, frame))
 }
 
 /// Defines the program's functions, if not yet done: compiled with

@@ -47,26 +47,34 @@ pub struct TraceRef {
     pub slot: *const std::cell::Cell<u64>,
 }
 
-/// The code slots of every trace of a trace cache, by trace number, in
-/// chunks that never move (code holds their addresses). A trace's slot
+/// The code slots of every trace of a trace cache, by trace number, each
+/// boxed where it never moves (code holds their addresses). A trace's slot
 /// holds the address of the code that runs when something jumps to the
-/// trace.
+/// trace. Code generated away from the cache ([`crate::in_memory::Apart`])
+/// makes its own traces' slots, which the cache adopts when it installs
+/// them ([`CodeSlots::adopt`]).
 #[derive(Default)]
 pub struct CodeSlots {
-    chunks: Vec<Box<[std::cell::Cell<u64>; CodeSlots::CHUNK]>>,
+    // Boxed: code holds each one's address, which growing the list
+    // must not move.
+    #[allow(clippy::vec_box)]
+    slots: Vec<Box<std::cell::Cell<u64>>>,
 }
 
 impl CodeSlots {
-    /// Slots per chunk (a chunk is boxed: its address must not move when
-    /// the list of chunks grows).
-    const CHUNK: usize = 512;
-
     /// The slot of trace `n`, made if needed.
     pub fn slot(&mut self, n: usize) -> &std::cell::Cell<u64> {
-        while self.chunks.len() <= n / Self::CHUNK {
-            self.chunks.push(Box::new(std::array::from_fn(|_| std::cell::Cell::new(0))));
+        while self.slots.len() <= n {
+            self.slots.push(Box::default());
         }
-        &self.chunks[n / Self::CHUNK][n % Self::CHUNK]
+        &self.slots[n]
+    }
+
+    /// Makes `slot` (which code made elsewhere refers to) the slot of
+    /// trace `n`: one made for `n` by a compile that failed goes.
+    pub fn adopt(&mut self, n: usize, slot: Box<std::cell::Cell<u64>>) {
+        self.slot(n);
+        self.slots[n] = slot;
     }
 }
 
@@ -85,6 +93,9 @@ impl CodeSlots {
 /// trace's one shared exit tail copies them into the exit buffer from
 /// there, so that an exit stub is a few instructions, not a load and a
 /// store per value.
+/// `number`, set when baseline code is installed, is the exit's number
+/// plus one, what its trace returns when it leaves by it (its code reads
+/// it here: code generated away from the cache does not know it).
 #[repr(C)]
 #[derive(Default)]
 pub struct ExitSlot {
@@ -93,29 +104,44 @@ pub struct ExitSlot {
     pub direct: std::cell::Cell<u64>,
     pub words: std::cell::Cell<u64>,
     pub word_count: std::cell::Cell<u64>,
+    pub number: std::cell::Cell<u64>,
 }
 
-/// The [`ExitSlot`]s of every exit of a trace cache, by exit number, in
-/// chunks that never move (code holds their addresses).
+/// The [`ExitSlot`]s of every exit of a trace cache, by exit number, each
+/// boxed where it never moves (code holds their addresses). Baseline code
+/// makes its exits' slots as it is generated (anywhere: see
+/// [`crate::in_memory::Apart`]); the cache adopts them when it installs
+/// the code ([`ExitSlots::adopt`]).
 #[derive(Default)]
 pub struct ExitSlots {
-    chunks: Vec<Box<[ExitSlot; ExitSlots::CHUNK]>>,
+    // Boxed: code holds each one's address, which growing the list
+    // must not move.
+    #[allow(clippy::vec_box)]
+    slots: Vec<Box<ExitSlot>>,
 }
 
 impl ExitSlots {
-    const CHUNK: usize = 256;
-
     /// The slot of exit `n`, made if needed.
     pub fn slot(&mut self, n: usize) -> &ExitSlot {
-        while self.chunks.len() <= n / Self::CHUNK {
-            self.chunks.push(Box::new(std::array::from_fn(|_| ExitSlot::default())));
+        while self.slots.len() <= n {
+            self.slots.push(Box::default());
         }
-        &self.chunks[n / Self::CHUNK][n % Self::CHUNK]
+        &self.slots[n]
     }
 
     /// The slot of exit `n`, if made.
     pub fn get(&self, n: usize) -> Option<&ExitSlot> {
-        self.chunks.get(n / Self::CHUNK).map(|c| &c[n % Self::CHUNK])
+        self.slots.get(n).map(|s| &**s)
+    }
+
+    /// Makes `slots` the slots of exits `first`, `first + 1`...: those
+    /// made from `first` on by a compile that failed go.
+    pub fn adopt(&mut self, first: usize, slots: Vec<Box<ExitSlot>>) {
+        while self.slots.len() < first {
+            self.slots.push(Box::default());
+        }
+        self.slots.truncate(first);
+        self.slots.extend(slots);
     }
 }
 

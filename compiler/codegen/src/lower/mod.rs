@@ -159,25 +159,35 @@ pub struct Building<'a> {
 }
 
 /// The source sites of a unit's runtime calls, numbered: the code stores a
-/// site's number in the context before a call that can fail.
+/// site's number in the context before a call that can fail. A table's
+/// numbers start at its `base` (0 but for a table that numbers the sites
+/// of code generated away from the cache's own, [`SiteTable::starting_at`],
+/// so that the two never give the same number).
 #[derive(Clone, Debug, Default)]
 pub struct SiteTable {
     pub sites: Vec<flowc_ir::Site>,
     numbers: HashMap<flowc_ir::Site, u64>,
+    base: u64,
 }
 
 impl SiteTable {
+    /// An empty table whose numbers start at `base`.
+    pub fn starting_at(base: u64) -> SiteTable {
+        SiteTable { base, ..SiteTable::default() }
+    }
+
     /// The number of `site`, adding it if new.
     pub fn number(&mut self, site: flowc_ir::Site) -> u64 {
+        let base = self.base;
         *self.numbers.entry(site).or_insert_with(|| {
             self.sites.push(site);
-            (self.sites.len() - 1) as u64
+            base + (self.sites.len() - 1) as u64
         })
     }
 
     /// The site numbered `n` (what a context's `site` field holds).
     pub fn get(&self, n: u64) -> Option<flowc_ir::Site> {
-        self.sites.get(usize::try_from(n).ok()?).copied()
+        self.sites.get(usize::try_from(n.checked_sub(self.base)?).ok()?).copied()
     }
 
     /// Where the site numbered `n` is in the source, as an error names it

@@ -110,6 +110,10 @@ pub(super) enum Job {
 /// A job or its result crossing to the other thread.
 struct Crossing<T>(T);
 
+/// A job for the worker, and what generating its code needs of the trace
+/// cache, when the worker is to generate it too.
+type Handed = (Job, Option<flowc_codegen::Apart>);
+
 // SAFETY: a job crosses only when `may_hold_objects` said no (see
 // `Worker::submit`): its values are integers, atoms, big integers and lists
 // of those, shared by atomic counts. Its result is made from the job and
@@ -160,7 +164,7 @@ enum Holder {
 /// The worker of one run, and the jobs it was given.
 pub(super) struct Worker {
     /// `None` when no thread could be started.
-    jobs: Option<mpsc::Sender<Crossing<Job>>>,
+    jobs: Option<mpsc::Sender<Crossing<Handed>>>,
     done: mpsc::Receiver<Crossing<Option<Optimized>>>,
     /// In the order submitted (the order the worker does them).
     pending: VecDeque<Pending>,
@@ -188,7 +192,7 @@ pub(super) struct Worker {
 impl Worker {
     /// Starts a worker in `scope`, optimizing with `shared`.
     pub fn spawn<'scope, 'p: 'scope>(scope: &'scope std::thread::Scope<'scope, '_>, shared: Arc<Shared<'p>>) -> Worker {
-        let (jobs, inbox) = mpsc::channel::<Crossing<Job>>();
+        let (jobs, inbox) = mpsc::channel::<Crossing<Handed>>();
         let (outbox, done) = mpsc::channel();
         let worker = std::thread::Builder::new()
             .name("flowc-jit-worker".into())
@@ -196,14 +200,17 @@ impl Worker {
             // what it runs there (the stack is only reserved).
             .stack_size(1 << 30);
         let spawned = worker.spawn_scoped(scope, move || {
-            for Crossing(job) in inbox {
+            for Crossing((job, apart)) in inbox {
                 if let Some(delay) = shared.delay {
                     std::thread::sleep(delay);
                 }
-                let result = match job {
+                let mut result = match job {
                     Job::Loop(job) => optimizing::optimize_loop(&shared, *job),
                     Job::Straight(job) => Some(optimizing::optimize_straight(&shared, *job)),
                 };
+                if let (Some(o), Some(apart)) = (result.as_mut(), apart) {
+                    emit(o, &apart);
+                }
                 if outbox.send(Crossing(result)).is_err() {
                     break;
                 }
@@ -227,15 +234,15 @@ impl Worker {
         }
     }
 
-    /// Gives the worker `job`, unless it may hold objects: then it is
-    /// handed back.
-    pub fn submit(&mut self, job: Job, pending: Pending) -> Result<(), Job> {
+    /// Gives the worker `job` (and, to generate its code too, `apart`),
+    /// unless it may hold objects: then it is handed back.
+    pub fn submit(&mut self, job: Job, apart: Option<flowc_codegen::Apart>, pending: Pending) -> Result<(), Job> {
         let objects = match &job {
             Job::Loop(j) => j.may_hold_objects(),
             Job::Straight(j) => j.may_hold_objects(),
         };
         let Some(jobs) = self.jobs.as_ref().filter(|_| !objects) else { return Err(job) };
-        if let Err(mpsc::SendError(Crossing(job))) = jobs.send(Crossing(job)) {
+        if let Err(mpsc::SendError(Crossing((job, _)))) = jobs.send(Crossing((job, apart))) {
             // The worker is gone (it panicked): `collect` says so.
             return Err(job);
         }
@@ -414,12 +421,49 @@ impl super::Jit<'_> {
         };
         let then = then();
         let key = then.key().cloned();
-        worker.submit(job, Pending { recorded, what, then, passed })?;
+        let apart = self.apart(&job, &then);
+        worker.submit(job, apart, Pending { recorded, what, then, passed })?;
         if let (Some(key), Some(p)) = (key, machine.profiler_mut()) {
             p.ask_after(&key, 1);
         }
         self.log(format_args!("optimizing in the background"));
         Ok(())
+    }
+
+    /// What the worker needs to generate `job`'s code too (code becoming
+    /// `then`), when its code is baseline code and the cache is there
+    /// (see "Code made on the worker").
+    fn apart(&self, job: &Job, then: &Then) -> Option<flowc_codegen::Apart> {
+        if self.options.tier != flowc_codegen::compile::Codegen::Baseline {
+            return None;
+        }
+        let cache = self.cache.as_ref()?;
+        // What its code may jump to: a loop's preamble jumps to its body,
+        // made with it; a straight trace to where its recording ended, or
+        // into that loop's body.
+        let mut targets = Vec::new();
+        if let Job::Straight(j) = job {
+            match &j.source {
+                optimizing::Source::Recorded { end: crate::to_ir::End::Jump { target, .. }, .. } => {
+                    targets.push(*target)
+                }
+                optimizing::Source::Recorded { .. } => {}
+                optimizing::Source::Converted { function, .. } => {
+                    targets.extend(function.layout.iter().filter_map(|&b| match &function.blocks[b].term {
+                        flowc_ir::Terminator::JumpTrace { target, .. } => Some(*target),
+                        _ => None,
+                    }))
+                }
+            }
+            targets.extend(j.into.as_ref().map(|(_, body)| *body));
+        }
+        // A bridge runs in its exit's trace's frame (but where trees are
+        // grown: `Jit::finish`).
+        let from = match then {
+            Then::Bridge(b) if !self.options.trees => Some(b.exit),
+            _ => None,
+        };
+        Some(cache.apart(&targets, from))
     }
 
     /// Takes what the worker is done with ([`Worker::collect`]).
@@ -447,6 +491,16 @@ impl super::Jit<'_> {
             }
         }
     }
+}
+
+/// Generates `optimized`'s baseline code with `apart` (see "Code made on
+/// the worker"); left to the running thread where baseline code refuses
+/// it here.
+fn emit(optimized: &mut Optimized, apart: &flowc_codegen::Apart) {
+    let started = std::time::Instant::now();
+    let functions: Vec<&Function> = optimized.pieces.iter().map(|(f, ..)| f).collect();
+    optimized.emitted = apart.emit(&functions, &optimized.shapes).ok();
+    optimized.emit_time = started.elapsed();
 }
 
 #[cfg(test)]
@@ -515,7 +569,7 @@ done:
         let pending = |then, passed| Pending { recorded: 3, what: "test".into(), then, passed };
         std::thread::scope(|scope| {
             let mut w = Worker::spawn(scope, shared.clone());
-            assert!(w.submit(job(trace.clone()), pending(bridge(3, head), vec![key(1), key(2)])).is_ok());
+            assert!(w.submit(job(trace.clone()), None, pending(bridge(3, head), vec![key(1), key(2)])).is_ok());
             assert!(w.has_exit(ExitId(3)) && w.passed(&key(1)) && w.passed(&key(2)));
             let deadline = Instant::now() + Duration::from_secs(60);
             while w.ready_exits.is_empty() {
@@ -540,7 +594,7 @@ done:
                 let mut t = trace.clone();
                 let check = Check::Value(Symbol::intern("i"), promoted);
                 t.ops.insert(0, TraceOp::Guard { check, resume: Vec::new(), label: head });
-                assert!(w.submit(job(t), pending(bridge(4, head), vec![key(1)])).is_err());
+                assert!(w.submit(job(t), None, pending(bridge(4, head), vec![key(1)])).is_err());
                 assert!(!w.has_exit(ExitId(4)) && !w.passed(&key(1)));
             }
             assert_eq!(w.pending_jobs(), 0);

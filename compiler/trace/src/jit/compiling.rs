@@ -144,9 +144,13 @@ impl<'p> Jit<'p> {
         background: bool,
     ) -> Option<(TraceId, Duration)> {
         self.count_optimizing(&optimized, background);
-        let Optimized { pieces, restarts, shapes, entry, skips, time } = optimized;
+        let Optimized { pieces, restarts, shapes, entry, skips, time, emitted, emit_time } = optimized;
         let from = from.filter(|_| !self.options.trees);
-        let (ids, time) = self.compile_pieces(pieces, shapes, restarts, what, time, self.options.tier, from)?;
+        let how = match emitted {
+            Some(code) => Generate::Made(code),
+            None => Generate::Here { shapes, tier: self.options.tier, from },
+        };
+        let (ids, time) = self.compile_pieces(pieces, how, restarts, what, time + emit_time)?;
         self.stats.fast_forwarded += usize::from(skips);
         let id = *ids.last()?;
         if entry.is_some() {
@@ -162,8 +166,11 @@ impl<'p> Jit<'p> {
     fn count_optimizing(&mut self, optimized: &Optimized, background: bool) {
         self.stats.optimize_time += optimized.time;
         if background {
-            self.stats.background_time += optimized.time;
+            self.stats.background_time += optimized.time + optimized.emit_time;
             self.stats.background_jobs += 1;
+        }
+        if optimized.emitted.is_some() {
+            self.stats.emitted_apart += 1;
         }
     }
 
@@ -177,22 +184,17 @@ impl<'p> Jit<'p> {
     /// Compiles optimized, compacted traces `pieces` (each with its kind
     /// and the operations it was recorded from; starting at `start`, work
     /// that took `spent` so far) into the cache together, in order (each
-    /// may jump to those before it); registers them (their code records
-    /// keep them). The one piece of a bridge for exit `from` runs in the
-    /// frame of the exit's trace ([`TraceCache::compile_bridge`]).
-    /// `restarts` are the first piece's restart records
-    /// ([`opt::Optimized::restarts`]). Returns the pieces' ids and the
-    /// compile's whole time.
-    #[allow(clippy::too_many_arguments)]
+    /// may jump to those before it), as `how` says; registers them (their
+    /// code records keep them). `restarts` are the first piece's restart
+    /// records ([`opt::Optimized::restarts`]). Returns the pieces' ids and
+    /// the compile's whole time.
     pub(super) fn compile_pieces(
         &mut self,
         pieces: Vec<(Function, Kind, usize)>,
-        shapes: Vec<flowc_codegen::lower::Shape>,
+        how: Generate,
         mut restarts: Vec<flowc_ir::ResumeId>,
         start: &str,
         spent: Duration,
-        tier: flowc_codegen::compile::Codegen,
-        from: Option<ExitId>,
     ) -> Option<(Vec<TraceId>, Duration)> {
         let started = Instant::now();
         if self.cache.is_none() {
@@ -201,8 +203,14 @@ impl<'p> Jit<'p> {
         }
         let functions: Vec<&Function> = pieces.iter().map(|(f, _, _)| f).collect();
         let cache = self.cache.as_ref()?;
-        let from = from.filter(|_| functions.len() == 1);
-        let compiled = cache.compile_shaped(&functions, shapes, tier, from);
+        let compiled = match how {
+            Generate::Here { shapes, tier, from } => {
+                let from = from.filter(|_| functions.len() == 1);
+                cache.compile_shaped(&functions, shapes, tier, from)
+            }
+            Generate::Made(code) if code.len() == functions.len() => cache.install_emitted(code),
+            Generate::Made(_) => Err("code for other pieces".to_string()),
+        };
         // A compile's temporaries (the recording, its conversions, the
         // optimizer's copies) are freed by now; the allocator would keep
         // their pages a while, and a run compiles hundreds of times
@@ -261,6 +269,17 @@ impl<'p> Jit<'p> {
         let body = &mut self.codes[b.0 as usize];
         (body.graph, body.anchor, body.root) = (graph, anchor, root);
     }
+}
+
+/// How the code of optimized pieces comes to be ([`Jit::compile_pieces`]).
+pub(super) enum Generate {
+    /// Generated here, from the pieces' `shapes` (or made here when
+    /// none are given), as `tier` says; the one piece of a bridge for
+    /// exit `from` runs in the frame of the exit's trace
+    /// ([`TraceCache::compile_bridge`]).
+    Here { shapes: Vec<flowc_codegen::lower::Shape>, tier: flowc_codegen::compile::Codegen, from: Option<ExitId> },
+    /// Generated on the worker, to install.
+    Made(flowc_codegen::Emitted),
 }
 
 /// Whether recording `trace` read a field.

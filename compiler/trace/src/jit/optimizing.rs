@@ -78,6 +78,11 @@ pub(super) struct Optimized {
     pub skips: bool,
     /// Time it took.
     pub time: Duration,
+    /// The pieces' baseline code, when the worker generated it
+    /// ([`super::background`], "Code made on the worker"), and the time
+    /// that took.
+    pub emitted: Option<flowc_codegen::Emitted>,
+    pub emit_time: Duration,
 }
 
 impl LoopJob {
@@ -189,7 +194,17 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
     let pieces = vec![(looped, Kind::Body, 0), (preamble, Kind::Loop, trace.ops.len())];
     let (pieces, restarts) = compact_pieces(pieces, Vec::new(), shared.inspect);
     let shapes = pieces.iter().map(|(f, ..)| Shape::new(f)).collect();
-    Some(Optimized { pieces, restarts, shapes, entry: Some(entry), skips, time: started.elapsed() })
+    let time = started.elapsed();
+    Some(Optimized {
+        pieces,
+        restarts,
+        shapes,
+        entry: Some(entry),
+        skips,
+        time,
+        emitted: None,
+        emit_time: Duration::ZERO,
+    })
 }
 
 /// Optimizes straight trace `job` (see [`StraightJob`]).
@@ -212,7 +227,8 @@ pub(super) fn optimize_straight(shared: &Shared, job: StraightJob) -> Optimized 
     let (pieces, restarts) =
         compact_pieces(vec![(function, Kind::Bridge, recorded)], optimized.restarts, shared.inspect);
     let shapes = pieces.iter().map(|(f, ..)| Shape::new(f)).collect();
-    Optimized { pieces, restarts, shapes, entry: None, skips: false, time: started.elapsed() }
+    let time = started.elapsed();
+    Optimized { pieces, restarts, shapes, entry: None, skips: false, time, emitted: None, emit_time: Duration::ZERO }
 }
 
 /// Compacts optimized traces `pieces` before their code is generated

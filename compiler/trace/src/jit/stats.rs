@@ -123,10 +123,12 @@ pub struct Stats {
     /// code generation).
     pub optimize_time: Duration,
     /// Of that, time spent optimizing on the worker ([`crate::jit`]'s
-    /// `background`), in so many jobs; and jobs dropped at the end of a
-    /// run, not yet installed.
+    /// `background`), and generating code there, in so many jobs (of
+    /// which so many had their code generated there); and jobs dropped at
+    /// the end of a run, not yet installed.
     pub background_time: Duration,
     pub background_jobs: usize,
+    pub emitted_apart: usize,
     pub dropped_jobs: usize,
     /// Hot spots counted, and how many arrivals they saw in all.
     pub keys: usize,
@@ -204,9 +206,10 @@ impl std::fmt::Display for Stats {
         if self.background_jobs + self.dropped_jobs > 0 {
             write!(
                 f,
-                "\nbackground:      {} jobs optimized on the worker in {:.3} ms ({} dropped at the end); {:.3} ms compiling on the running thread",
+                "\nbackground:      {} jobs optimized on the worker in {:.3} ms ({} with their code generated there, {} dropped at the end); {:.3} ms compiling on the running thread",
                 self.background_jobs,
                 ms(self.background_time),
+                self.emitted_apart,
                 self.dropped_jobs,
                 ms(self.compile_time_here())
             )?;

@@ -1,0 +1,172 @@
+//! Baseline code generated away from the running thread.
+//!
+//! A JIT run optimizes traces on a worker thread while the program runs
+//! on; generating their machine code there too leaves the running thread
+//! only installing it (a copy into the code heap and some bookkeeping).
+//! Code needs of the cache it goes into only what an [`Apart`] carries,
+//! taken on the running thread when the job is handed over:
+//! - the traces it may jump to, with their code slots (which never move);
+//! - for a bridge, the frame of the exit's trace it runs in;
+//! - the objects' layout, whether it counts fuel, how often linked exits
+//!   check in.
+//!
+//! What only the running thread can give, the code does without until it
+//! is installed ([`super::TraceCache::install_emitted`]):
+//! - exits are numbered by the trace; each has a link slot the code makes
+//!   and holds the address of, which the cache adopts and tells the
+//!   exit's number;
+//! - each trace's code slot is made here too, so that the pieces of one
+//!   job jump to one another (a loop's preamble into its body);
+//! - constants that are not immediate words (lists, big integers) become
+//!   cells of the running thread's heap: the code's immediates for them
+//!   are filled in when it is installed;
+//! - sites of runtime calls that can fail are numbered in a table of
+//!   their own, shared with the cache, whose numbers start at [`SITES`];
+//! - a trace that traps, or calls a function of the program, is refused
+//!   here, and compiled on the running thread as before.
+
+use std::cell::Cell;
+use std::sync::{Arc, Mutex};
+
+use rustc_hash::FxHashMap as HashMap;
+
+use flowc_ir::Function;
+use flowc_lang::Symbol;
+
+use super::{inherited, install_baseline_batch, Inherited, Piece, TraceCache, TraceId};
+use crate::lower::{ObjectInfo, Shape, SiteTable, TraceRef};
+use crate::ExitId;
+
+/// The first site number of code generated away from the running thread
+/// (the cache's own numbers stay far below it).
+pub const SITES: u64 = 1 << 40;
+
+/// What generating a job's baseline code needs of the trace cache it
+/// goes into (see the module docs), taken on the running thread.
+pub struct Apart {
+    objects: ObjectInfo,
+    /// The traces the job's code may jump to, by name.
+    traces: HashMap<Symbol, TraceRef>,
+    /// For a bridge of one piece, the frame it runs in.
+    inherit: Option<Inherited>,
+    fuel: bool,
+    link_check: Option<u64>,
+    sites: Arc<Mutex<SiteTable>>,
+}
+
+// SAFETY: the raw pointers an `Apart` holds (the code slots of
+// `traces`) point at boxed slots the cache owns and never frees while it
+// lives; the worker that uses it only takes their addresses (the code
+// reads them when it runs, on the running thread), and a JIT run's
+// worker ends before its cache is dropped. The rest is plain data, and
+// the site table is behind a lock.
+#[allow(unsafe_code)]
+unsafe impl Send for Apart {}
+
+/// A job's baseline code, generated away from the running thread, to
+/// install in order ([`TraceCache::install_emitted`]).
+pub struct Emitted {
+    pieces: Vec<Piece>,
+    inherit: Option<Inherited>,
+}
+
+// SAFETY: the code's constants are values of a job that may hold no
+// object (those jobs stay on the running thread): integers, atoms, big
+// integers and lists of those, shared by atomic counts. Its exits' and
+// code slots are boxes no one else refers to yet but the code itself.
+#[allow(unsafe_code)]
+unsafe impl Send for Emitted {}
+
+impl Emitted {
+    /// How many pieces of code it holds.
+    pub fn len(&self) -> usize {
+        self.pieces.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.pieces.is_empty()
+    }
+}
+
+/// Where site `n` is, if code generated away from the running thread
+/// numbered it in `sites`.
+pub(super) fn location(sites: &Mutex<SiteTable>, n: u64) -> Option<flowc_lang::interp::Location> {
+    if n < SITES {
+        return None;
+    }
+    sites.lock().ok()?.location(n)
+}
+
+impl Apart {
+    /// Generates the baseline code of traces `fs` (each may jump to those
+    /// before it, and to the traces this was made with), whose shapes are
+    /// `shapes`; says why not when baseline code refuses one, or it traps
+    /// or calls a function (the running thread compiles those).
+    pub fn emit(&self, fs: &[&Function], shapes: &[Shape]) -> Result<Emitted, &'static str> {
+        if shapes.len() != fs.len() {
+            return Err("a shape for each trace");
+        }
+        let mut traces = self.traces.clone();
+        let mut sites = self.sites.lock().map_err(|_| "the site table's lock is poisoned")?;
+        let functions = crate::baseline::Functions::default();
+        let mut pieces = Vec::with_capacity(fs.len());
+        for (k, (f, shape)) in fs.iter().zip(shapes).enumerate() {
+            if traces.contains_key(&f.name) {
+                return Err("a trace named as another");
+            }
+            let mut target = crate::baseline::Target {
+                objects: &self.objects,
+                traces: &traces,
+                sites: &mut sites,
+                traps: None,
+                fuel: self.fuel,
+                link_check: self.link_check,
+            };
+            let parent = self.inherit.as_ref().filter(|_| k == 0).map(Inherited::as_parent);
+            let code = crate::baseline::compile(&mut target, f, shape, &functions, parent)?;
+            let code_slot = Box::new(Cell::new(0));
+            traces.insert(f.name, TraceRef { params: f.params.len(), slot: &*code_slot });
+            let params = crate::define::params(f);
+            pieces.push(Piece { name: f.name, params, code, code_slot: Some(code_slot) });
+        }
+        drop(sites);
+        Ok(Emitted { pieces, inherit: self.inherit.clone() })
+    }
+}
+
+impl TraceCache {
+    /// What a worker needs to generate baseline code for this cache
+    /// ([`Apart`]): code that may jump to the traces named `targets`
+    /// (those not compiled are left out: code that jumps to one is
+    /// refused), and for a bridge of exit `from`, of one piece, to run in
+    /// the frame of the exit's trace.
+    pub fn apart(&self, targets: &[Symbol], from: Option<ExitId>) -> Apart {
+        let inner = self.inner.borrow();
+        let traces = targets.iter().filter_map(|t| Some((*t, *inner.names.get(t)?))).collect();
+        Apart {
+            objects: inner.objects.clone(),
+            traces,
+            inherit: from.and_then(|e| inherited(&inner, e)),
+            fuel: inner.options.fuel,
+            link_check: inner.options.link_check.map(u64::next_power_of_two),
+            sites: inner.apart_sites.clone(),
+        }
+    }
+
+    /// Installs code generated away from the running thread ([`Apart`]),
+    /// its pieces in order; their numbers. Nothing is installed when a
+    /// name is taken or a jump goes to no trace of the cache; when
+    /// installing one fails, those before it are.
+    pub fn install_emitted(&self, emitted: Emitted) -> Result<Vec<TraceId>, String> {
+        let mut guard = self.inner.borrow_mut();
+        let inner = &mut *guard;
+        for p in &emitted.pieces {
+            if inner.names.contains_key(&p.name) {
+                return Err(format!("a trace named {} is compiled already", p.name));
+            }
+        }
+        let Emitted { pieces, inherit } = emitted;
+        install_baseline_batch(inner, pieces, inherit.as_ref())
+    }
+}
