@@ -41,8 +41,9 @@ fn check(f: &flowc_ir::Function, after: &str) {
 
 #[test]
 fn jit_matches_reference_on_the_corpus() {
-    let (compared, traced, bridges, trees, direct, jobs) = flowc_codegen::with_stack(move || {
+    let (compared, traced, bridges, trees, direct, jobs, made) = flowc_codegen::with_stack(move || {
         let (mut compared, mut traced, mut bridges, mut trees, mut direct, mut jobs) = (0, 0, 0, 0, 0, 0);
+        let mut made = 0;
         for case in engines::corpus_cases_from_every_label().filter(|c| c.finishes()) {
             let (p, label, env) = (&case.program, case.label, &case.env);
             for threshold in [1, 7] {
@@ -61,15 +62,17 @@ fn jit_matches_reference_on_the_corpus() {
             assert_eq!(engines::outcome(got), case.expected, "{} optimized in the background", case.name);
             compared += 1;
             jobs += stats.background_jobs + stats.dropped_jobs;
+            made += stats.emitted_apart;
             let (_, stats) = engines::jit_run(p, label, env, &engines::config(), eager(1, true));
             traced += stats.traces;
             bridges += stats.bridges;
             trees += stats.trees;
         }
-        (compared, traced, bridges, trees, direct, jobs)
+        (compared, traced, bridges, trees, direct, jobs, made)
     });
     assert!(compared > 300, "only {compared} runs compared");
     assert!(jobs > 25, "only {jobs} jobs given to the worker");
+    assert!(made > 10, "only {made} jobs had their code generated on the worker");
     assert!(traced > 25, "only {traced} traces compiled");
     assert!(bridges > 25, "only {bridges} bridges compiled");
     assert!(trees > 5, "only {trees} trees compiled");
@@ -233,7 +236,8 @@ fn jit_matches_reference_on_programs_whose_loop_variables_rotate() {
 }
 
 /// Errors under the JIT — raised by the interpreter, the tracer or
-/// compiled traces — name the interpreter's place.
+/// compiled traces, also code generated on the worker — name the
+/// interpreter's place.
 #[test]
 fn jit_errors_name_the_interpreters_place() {
     let compared = engines::check_error_cases(gen::seed_count(500), |case, expected| {
@@ -241,8 +245,63 @@ fn jit_errors_name_the_interpreters_place() {
             let got = engines::jit_error(&case.program, case.label, &case.env, eager(threshold, threshold == 1));
             assert_eq!(got.as_deref(), Some(expected), "{}, threshold {threshold}", case.name);
         }
+        let background = Options { background: true, ..eager(2, false) };
+        let got = engines::jit_error(&case.program, case.label, &case.env, background);
+        assert_eq!(got.as_deref(), Some(expected), "{}, optimized in the background", case.name);
     });
     assert!(compared > 30, "only {compared} errors compared");
+}
+
+/// A loop the worker optimized and generated the code of (the run's
+/// second job: the first, a warm-up loop, is optimized on the running
+/// thread) divides by zero in its 100,000th round, long after its code
+/// was installed: the error names the interpreter's place, from the
+/// sites the worker numbered.
+#[test]
+fn an_error_in_code_made_on_the_worker_names_the_interpreters_place() {
+    const PROGRAM: &str = "entry start(n = 100000)
+
+start:
+    i = 0
+    s = 0
+    goto warm
+warm:
+    c = i < 1000
+    if c goto up else goto second
+up:
+    i = i + 1
+    goto warm
+second:
+    j = 0
+    goto head
+head:
+    d = j < n
+    if d goto body else goto done
+body:
+    k = n - j
+    k = k - 1
+    x = 7 // k
+    s = s + x
+    j = j + 1
+    goto head
+done:
+    print_and_stop(s)
+";
+    let (got, expected, stats) = flowc_codegen::with_stack(|| {
+        let p = flowc_lang::syntax::parse("divides.fg", PROGRAM).expect("it parses");
+        let (label, env) = engines::start(&p);
+        let expected = flowc_testkit::engines::reference_error(&p, label, &env);
+        let options = Options { background: true, inspect: Some(check), ..Options::default() };
+        let (result, stats) = engines::jit_run(&p, label, &env, &engines::config(), options);
+        let got = result.err().map(|mut e| {
+            e.at = e.at.map(|at| p.with_text(at));
+            e.to_string()
+        });
+        (got, expected, stats)
+    });
+    assert!(expected.as_deref().is_some_and(|e| e.contains("x = 7 // k")), "{expected:?}");
+    assert_eq!(got, expected);
+    assert!(stats.emitted_apart > 0, "{stats}");
 }
 
 /// Seeds the engine fuzzer (`flowc-fuzz engines`) once failed on, with

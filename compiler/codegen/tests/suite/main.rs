@@ -5,6 +5,7 @@
 //! share the cores. One module: `cargo test -p flowc-codegen --test suite
 //! MODULE::`.
 
+mod apart;
 mod baseline;
 mod inline_paths;
 mod optimistic;

@@ -1,13 +1,28 @@
 //! Optimizing on the second core.
 //!
-//! A compile is three steps: recording (on the running thread: it runs
+//! A compile is four steps: recording (on the running thread: it runs
 //! the program), optimizing ([`super::optimizing`]: conversion to IR,
 //! speculation, the optimizer, compaction — about three fifths of the
-//! compile time, and needing only the program and the recording), and
-//! code generation and installing (on the running thread: it writes the
+//! compile time, and needing only the program and the recording), code
+//! generation, and installing (on the running thread: it writes the
 //! code cache and the JIT's tables). With `Options::background`, a run
 //! has a *worker* thread that optimizes what the running thread records,
-//! while the running thread goes on interpreting.
+//! and generates its code, while the running thread goes on
+//! interpreting.
+//!
+//! **Code made on the worker.** Where traces are baseline code (the
+//! JIT's tier, `Options::tier`) and the cache exists, a job is handed
+//! over with what generating its code needs of the cache
+//! ([`flowc_codegen::Apart`]: the traces its code may jump to — a loop's
+//! preamble jumps to its body, made with it; a straight trace to where
+//! its recording ended, or into that loop's body — and for a bridge the
+//! frame of its exit's trace, which it runs in). The worker generates
+//! the code after optimizing it, and the running thread only installs
+//! it ([`flowc_codegen::TraceCache::install_emitted`]: constants rooted
+//! and filled in, exits numbered, a copy into the code heap). Code the
+//! worker cannot make (a trace that traps or calls a function of the
+//! program, a jump to a trace it was not given) is generated on the
+//! running thread, as is the code of jobs optimized there.
 //!
 //! **When code arrives.** The worker starts with the run's second job
 //! (the first is optimized on the running thread meanwhile) and takes
