@@ -439,6 +439,8 @@ struct CacheInner {
     /// The sites of code generated away from the running thread
     /// ([`Apart`]), numbered from [`apart::SITES`] on.
     apart_sites: std::sync::Arc<std::sync::Mutex<crate::lower::SiteTable>>,
+    /// The words of the lists baseline code holds, by table ([`rooted`]).
+    rooted_lists: HashMap<*const u64, u64>,
     options: Options,
 }
 
@@ -485,6 +487,7 @@ impl TraceCache {
             widest_exit: 0,
             code_size: 0,
             apart_sites: std::sync::Arc::new(std::sync::Mutex::new(crate::lower::SiteTable::starting_at(apart::SITES))),
+            rooted_lists: HashMap::default(),
             options,
         };
         Ok(TraceCache { inner: Rc::new(RefCell::new(inner)) })
@@ -970,6 +973,27 @@ fn inherited(inner: &CacheInner, e: ExitId) -> Option<Inherited> {
     })
 }
 
+/// The word of constant `c` for code of the cache: a cell of the running
+/// thread's heap, pinned while the cache lives. A list is boxed once, by
+/// its table (traces of an interpreter all name the program it runs: a
+/// cell each was some 2,000 cells, and collections, per BF run).
+fn rooted(inner: &mut CacheInner, c: &Value) -> u64 {
+    let table = match c {
+        Value::List(l) => Some(l.words()),
+        _ => None,
+    };
+    if let Some(&w) = table.and_then(|t| inner.rooted_lists.get(&t)) {
+        return w;
+    }
+    let root = Root::new(c);
+    let w = root.word().as_i64() as u64;
+    inner.unit.pool.push(root);
+    if let Some(t) = table {
+        inner.rooted_lists.insert(t, w);
+    }
+    w
+}
+
 /// A trace's baseline code, to install as trace number `t`: its name and
 /// parameters, and the code slot its code was generated to jump through
 /// when something else made it ([`Apart`]; `None`: the cache's own).
@@ -1018,16 +1042,7 @@ fn install_piece(
     inherits: Option<&Inherited>,
 ) -> Result<(usize, BaselineFrame), String> {
     let Piece { name, params, mut code, code_slot } = piece;
-    let words: Vec<u64> = code
-        .constants
-        .iter()
-        .map(|c| {
-            let root = Root::new(c);
-            let w = root.word().as_i64() as u64;
-            inner.unit.pool.push(root);
-            w
-        })
-        .collect();
+    let words: Vec<u64> = code.constants.iter().map(|c| rooted(inner, c)).collect();
     for &(at, k) in &code.fills {
         code.code[at as usize..at as usize + 8].copy_from_slice(&words[k].to_le_bytes());
     }
@@ -1044,13 +1059,20 @@ fn install_piece(
     };
     let (record, at) = install_baseline(&mut inner.code_heap, &mut inner.unit, t, name, code)?;
     let first_exit = inner.exits.len();
-    // The stubs' addresses, by exit.
-    let mut by_exit = vec![Vec::new(); exits.len()];
-    for &(n, offset) in &stubs {
-        by_exit[n as usize].push(at + offset as u64);
+    // The stubs' addresses, by exit (most exits have one stub: each
+    // exit's list is made at its size, not grown and shrunk).
+    let mut counts = vec![0usize; exits.len()];
+    for &(n, _) in &stubs {
+        counts[n as usize] += 1;
     }
     inner.exit_stubs.resize(first_exit, Box::default());
-    inner.exit_stubs.extend(by_exit.into_iter().map(Vec::into_boxed_slice));
+    inner.exit_stubs.extend(counts.iter().map(|&k| vec![0u64; k].into_boxed_slice()));
+    let mut filled = vec![0usize; exits.len()];
+    for &(n, offset) in &stubs {
+        let n = n as usize;
+        inner.exit_stubs[first_exit + n][filled[n]] = at + offset as u64;
+        filled[n] += 1;
+    }
     inner.widest_exit = inner.widest_exit.max(exits.iter().map(|e| e.values.len()).max().unwrap_or(0));
     inner.widest_exit = inner.widest_exit.max(params.len());
     // The exits' slots, as the code made them; each told its number and
