@@ -197,10 +197,7 @@ impl<'p> Jit<'p> {
         spent: Duration,
     ) -> Option<(Vec<TraceId>, Duration)> {
         let started = Instant::now();
-        if self.cache.is_none() {
-            let options = self.cache_options();
-            self.cache = TraceCache::new(self.shared.hints.clone(), self.layout, options).ok();
-        }
+        self.made_cache()?;
         let functions: Vec<&Function> = pieces.iter().map(|(f, _, _)| f).collect();
         let cache = self.cache.as_ref()?;
         let compiled = match how {
@@ -258,6 +255,16 @@ impl<'p> Jit<'p> {
             self.codes.push(code);
         }
         Some((ids, time))
+    }
+
+    /// The run's trace cache, made when first needed (`None` if it
+    /// cannot be).
+    pub(super) fn made_cache(&mut self) -> Option<&TraceCache> {
+        if self.cache.is_none() {
+            let options = self.cache_options();
+            self.cache = TraceCache::new(self.shared.hints.clone(), self.layout, options).ok();
+        }
+        self.cache.as_ref()
     }
 
     /// Gives the loop of code `code`, if it was split in two, the graph,
