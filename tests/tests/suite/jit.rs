@@ -41,9 +41,8 @@ fn check(f: &flowc_ir::Function, after: &str) {
 
 #[test]
 fn jit_matches_reference_on_the_corpus() {
-    let (compared, traced, bridges, trees, direct, jobs, made) = flowc_codegen::with_stack(move || {
+    let (compared, traced, bridges, trees, direct, jobs) = flowc_codegen::with_stack(move || {
         let (mut compared, mut traced, mut bridges, mut trees, mut direct, mut jobs) = (0, 0, 0, 0, 0, 0);
-        let mut made = 0;
         for case in engines::corpus_cases_from_every_label().filter(|c| c.finishes()) {
             let (p, label, env) = (&case.program, case.label, &case.env);
             for threshold in [1, 7] {
@@ -62,17 +61,19 @@ fn jit_matches_reference_on_the_corpus() {
             assert_eq!(engines::outcome(got), case.expected, "{} optimized in the background", case.name);
             compared += 1;
             jobs += stats.background_jobs + stats.dropped_jobs;
-            made += stats.emitted_apart;
             let (_, stats) = engines::jit_run(p, label, env, &engines::config(), eager(1, true));
             traced += stats.traces;
             bridges += stats.bridges;
             trees += stats.trees;
         }
-        (compared, traced, bridges, trees, direct, jobs, made)
+        (compared, traced, bridges, trees, direct, jobs)
     });
     assert!(compared > 300, "only {compared} runs compared");
+    // How many jobs the worker finished (and made the code of) before
+    // their short runs ended depends on the machine: the jobs given are
+    // counted. A run long enough for the worker to finish is
+    // `an_error_in_code_made_on_the_worker_names_the_interpreters_place`.
     assert!(jobs > 25, "only {jobs} jobs given to the worker");
-    assert!(made > 10, "only {made} jobs had their code generated on the worker");
     assert!(traced > 25, "only {traced} traces compiled");
     assert!(bridges > 25, "only {bridges} bridges compiled");
     assert!(trees > 5, "only {trees} trees compiled");
@@ -254,12 +255,14 @@ fn jit_errors_name_the_interpreters_place() {
 
 /// A loop the worker optimized and generated the code of (the run's
 /// second job: the first, a warm-up loop, is optimized on the running
-/// thread) divides by zero in its 100,000th round, long after its code
-/// was installed: the error names the interpreter's place, from the
-/// sites the worker numbered.
+/// thread) divides by zero in its 2,000,000th round, long after its
+/// code was installed (the interpreter alone would take a debug build
+/// seconds to get there, and the worker's two jobs take milliseconds):
+/// the error names the interpreter's place, from the sites the worker
+/// numbered.
 #[test]
 fn an_error_in_code_made_on_the_worker_names_the_interpreters_place() {
-    const PROGRAM: &str = "entry start(n = 100000)
+    const PROGRAM: &str = "entry start(n = 2000000)
 
 start:
     i = 0
@@ -290,9 +293,10 @@ done:
     let (got, expected, stats) = flowc_codegen::with_stack(|| {
         let p = flowc_lang::syntax::parse("divides.fg", PROGRAM).expect("it parses");
         let (label, env) = engines::start(&p);
-        let expected = flowc_testkit::engines::reference_error(&p, label, &env);
+        let config = flowc_lang::interp::Config { fuel: Some(50_000_000), ..Default::default() };
+        let expected = flowc_lang::interp::run(&p, label, &env, &config).err().map(|e| e.to_string());
         let options = Options { background: true, inspect: Some(check), ..Options::default() };
-        let (result, stats) = engines::jit_run(&p, label, &env, &engines::config(), options);
+        let (result, stats) = engines::jit_run(&p, label, &env, &config, options);
         let got = result.err().map(|mut e| {
             e.at = e.at.map(|at| p.with_text(at));
             e.to_string()
