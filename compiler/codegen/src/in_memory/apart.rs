@@ -68,6 +68,9 @@ unsafe impl Send for Apart {}
 pub struct Emitted {
     pieces: Vec<Piece>,
     inherit: Option<Inherited>,
+    /// The site table of the cache it was made for, which names that
+    /// cache (its code holds that cache's slots).
+    sites: Arc<Mutex<SiteTable>>,
 }
 
 // SAFETY: the code's constants are values of a job that may hold no
@@ -95,7 +98,9 @@ pub(super) fn location(sites: &Mutex<SiteTable>, n: u64) -> Option<flowc_lang::i
     if n < SITES {
         return None;
     }
-    sites.lock().ok()?.location(n)
+    // A worker that panicked while numbering left the lock poisoned: the
+    // sites numbered before are still right.
+    sites.lock().unwrap_or_else(|e| e.into_inner()).location(n)
 }
 
 impl Apart {
@@ -108,7 +113,7 @@ impl Apart {
             return Err("a shape for each trace");
         }
         let mut traces = self.traces.clone();
-        let mut sites = self.sites.lock().map_err(|_| "the site table's lock is poisoned")?;
+        let mut sites = self.sites.lock().unwrap_or_else(|e| e.into_inner());
         let functions = crate::baseline::Functions::default();
         let mut pieces = Vec::with_capacity(fs.len());
         for (k, (f, shape)) in fs.iter().zip(shapes).enumerate() {
@@ -123,7 +128,8 @@ impl Apart {
                 fuel: self.fuel,
                 link_check: self.link_check,
             };
-            let parent = self.inherit.as_ref().filter(|_| k == 0).map(Inherited::as_parent);
+            // A bridge is one piece (as on the running thread).
+            let parent = self.inherit.as_ref().filter(|_| k == 0 && fs.len() == 1).map(Inherited::as_parent);
             let code = crate::baseline::compile(&mut target, f, shape, &functions, parent)?;
             let code_slot = Box::new(Cell::new(0));
             traces.insert(f.name, TraceRef { params: f.params.len(), slot: &*code_slot });
@@ -131,7 +137,8 @@ impl Apart {
             pieces.push(Piece { name: f.name, params, code, code_slot: Some(code_slot) });
         }
         drop(sites);
-        Ok(Emitted { pieces, inherit: self.inherit.clone() })
+        let inherit = self.inherit.clone().filter(|_| fs.len() == 1);
+        Ok(Emitted { pieces, inherit, sites: self.sites.clone() })
     }
 }
 
@@ -155,18 +162,22 @@ impl TraceCache {
     }
 
     /// Installs code generated away from the running thread ([`Apart`]),
-    /// its pieces in order; their numbers. Nothing is installed when a
-    /// name is taken or a jump goes to no trace of the cache; when
-    /// installing one fails, those before it are.
+    /// its pieces in order; their numbers. Nothing is installed when the
+    /// code was made for another cache (it jumps through that cache's
+    /// slots) or a name is taken; when installing one fails, those before
+    /// it are.
     pub fn install_emitted(&self, emitted: Emitted) -> Result<Vec<TraceId>, String> {
         let mut guard = self.inner.borrow_mut();
         let inner = &mut *guard;
+        if !Arc::ptr_eq(&emitted.sites, &inner.apart_sites) {
+            return Err("code made for another trace cache".to_string());
+        }
         for p in &emitted.pieces {
             if inner.names.contains_key(&p.name) {
                 return Err(format!("a trace named {} is compiled already", p.name));
             }
         }
-        let Emitted { pieces, inherit } = emitted;
+        let Emitted { pieces, inherit, .. } = emitted;
         install_baseline_batch(inner, pieces, inherit.as_ref())
     }
 }

@@ -59,6 +59,11 @@ pub struct CodeSlots {
     // must not move.
     #[allow(clippy::vec_box)]
     slots: Vec<Box<std::cell::Cell<u64>>>,
+    /// Slots another took the place of ([`CodeSlots::adopt`]): kept, so
+    /// that nothing a failed compile left pointing at one points at
+    /// freed memory.
+    #[allow(clippy::vec_box)]
+    retired: Vec<Box<std::cell::Cell<u64>>>,
 }
 
 impl CodeSlots {
@@ -71,10 +76,11 @@ impl CodeSlots {
     }
 
     /// Makes `slot` (which code made elsewhere refers to) the slot of
-    /// trace `n`: one made for `n` by a compile that failed goes.
+    /// trace `n`, in place of one made for `n` by a compile that failed.
     pub fn adopt(&mut self, n: usize, slot: Box<std::cell::Cell<u64>>) {
         self.slot(n);
-        self.slots[n] = slot;
+        let old = std::mem::replace(&mut self.slots[n], slot);
+        self.retired.push(old);
     }
 }
 
@@ -118,6 +124,10 @@ pub struct ExitSlots {
     // must not move.
     #[allow(clippy::vec_box)]
     slots: Vec<Box<ExitSlot>>,
+    /// Slots others took the place of ([`ExitSlots::adopt`]), kept as
+    /// [`CodeSlots`] keeps its.
+    #[allow(clippy::vec_box)]
+    retired: Vec<Box<ExitSlot>>,
 }
 
 impl ExitSlots {
@@ -134,13 +144,13 @@ impl ExitSlots {
         self.slots.get(n).map(|s| &**s)
     }
 
-    /// Makes `slots` the slots of exits `first`, `first + 1`...: those
-    /// made from `first` on by a compile that failed go.
+    /// Makes `slots` the slots of exits `first`, `first + 1`..., in place
+    /// of those made from `first` on by a compile that failed.
     pub fn adopt(&mut self, first: usize, slots: Vec<Box<ExitSlot>>) {
         while self.slots.len() < first {
             self.slots.push(Box::default());
         }
-        self.slots.truncate(first);
+        self.retired.extend(self.slots.drain(first..));
         self.slots.extend(slots);
     }
 }

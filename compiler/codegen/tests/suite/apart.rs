@@ -151,8 +151,8 @@ b0:
 /// runs in that trace's frame: linked, the exit's stub jumps straight
 /// into it, and its jump back to `count` (given to it by name) makes the
 /// two one loop that counts 5,000 down to the guard's exit, no crossing
-/// counted. A name the cache has, or a jump to a trace it was not given,
-/// is refused.
+/// counted. A name the cache has, a jump to a trace it was not given, or
+/// code made for another cache, is refused.
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn a_bridge_made_on_another_thread_runs_in_its_parents_frame() {
@@ -174,5 +174,11 @@ fn a_bridge_made_on_another_thread_runs_in_its_parents_frame() {
         let twice = emitted_apart(&cache, &module, &[1], &["count"], None);
         let err = cache.install_emitted(twice).unwrap_err();
         assert!(err.contains("a trace named again is compiled already"), "{err}");
+        // Code made for this cache jumps through its slots: another cache
+        // will not take it.
+        let (other, _) = cache_with(&module, 0);
+        let elsewhere = emitted_apart(&cache, &module, &[1], &["count"], None);
+        let err = other.install_emitted(elsewhere).unwrap_err();
+        assert!(err.contains("code made for another trace cache"), "{err}");
     })
 }

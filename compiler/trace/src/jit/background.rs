@@ -11,8 +11,8 @@
 //! interpreting.
 //!
 //! **Code made on the worker.** Where traces are baseline code (the
-//! JIT's tier, `Options::tier`) and the cache exists, a job is handed
-//! over with what generating its code needs of the cache
+//! JIT's tier, `Options::tier`), a job is handed over with what
+//! generating its code needs of the cache (made then if it is not yet)
 //! ([`flowc_codegen::Apart`]: the traces its code may jump to — a loop's
 //! preamble jumps to its body, made with it; a straight trace to where
 //! its recording ended, or into that loop's body — and for a bridge the
@@ -119,6 +119,17 @@ pub const MOST_ASKS: u32 = 64;
 pub(super) enum Job {
     Loop(Box<LoopJob>),
     Straight(Box<StraightJob>),
+}
+
+impl Job {
+    /// Whether anything in the job may be an object: it is then
+    /// optimized on the running thread.
+    fn may_hold_objects(&self) -> bool {
+        match self {
+            Job::Loop(j) => j.may_hold_objects(),
+            Job::Straight(j) => j.may_hold_objects(),
+        }
+    }
 }
 
 /// A job or its result crossing to the other thread.
@@ -251,10 +262,7 @@ impl Worker {
     /// Gives the worker `job` (and, to generate its code too, `apart`),
     /// unless it may hold objects: then it is handed back.
     pub fn submit(&mut self, job: Job, apart: Option<flowc_codegen::Apart>, pending: Pending) -> Result<(), Job> {
-        let objects = match &job {
-            Job::Loop(j) => j.may_hold_objects(),
-            Job::Straight(j) => j.may_hold_objects(),
-        };
+        let objects = job.may_hold_objects();
         let Some(jobs) = self.jobs.as_ref().filter(|_| !objects) else { return Err(job) };
         if let Err(mpsc::SendError(Crossing((job, _)))) = jobs.send(Crossing((job, apart))) {
             // The worker is gone (it panicked): `collect` says so.
@@ -437,7 +445,8 @@ impl super::Jit<'_> {
         };
         let then = then();
         let key = then.key().cloned();
-        let apart = self.apart(&job, &then);
+        // A job that stays here (`Worker::submit`) needs none.
+        let apart = if job.may_hold_objects() { None } else { self.apart(&job, &then) };
         worker.submit(job, apart, Pending { recorded, what, then, passed })?;
         if let (Some(key), Some(p)) = (key, machine.profiler_mut()) {
             p.ask_after(&key, 1);
@@ -447,8 +456,8 @@ impl super::Jit<'_> {
     }
 
     /// What the worker needs to generate `job`'s code too (code becoming
-    /// `then`), when its code is baseline code and the cache is there
-    /// (see "Code made on the worker").
+    /// `then`), when its code is baseline code (see "Code made on the
+    /// worker"); the cache is made if it is not yet.
     fn apart(&mut self, job: &Job, then: &Then) -> Option<flowc_codegen::Apart> {
         if self.options.tier != flowc_codegen::compile::Codegen::Baseline {
             return None;

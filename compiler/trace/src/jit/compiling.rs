@@ -146,9 +146,10 @@ impl<'p> Jit<'p> {
         self.count_optimizing(&optimized, background);
         let Optimized { pieces, restarts, shapes, entry, skips, time, emitted, emit_time } = optimized;
         let from = from.filter(|_| !self.options.trees);
+        let here = Generate::Here { shapes, tier: self.options.tier, from };
         let how = match emitted {
-            Some(code) => Generate::Made(code),
-            None => Generate::Here { shapes, tier: self.options.tier, from },
+            Some(code) => Generate::Made(code, Box::new(here)),
+            None => here,
         };
         let (ids, time) = self.compile_pieces(pieces, how, restarts, what, time + emit_time)?;
         self.stats.fast_forwarded += usize::from(skips);
@@ -200,13 +201,25 @@ impl<'p> Jit<'p> {
         self.made_cache()?;
         let functions: Vec<&Function> = pieces.iter().map(|(f, _, _)| f).collect();
         let cache = self.cache.as_ref()?;
-        let compiled = match how {
+        let here = |how: Generate| match how {
             Generate::Here { shapes, tier, from } => {
                 let from = from.filter(|_| functions.len() == 1);
                 cache.compile_shaped(&functions, shapes, tier, from)
             }
-            Generate::Made(code) if code.len() == functions.len() => cache.install_emitted(code),
-            Generate::Made(_) => Err("code for other pieces".to_string()),
+            Generate::Made(..) => Err("code made on the worker, again".to_string()),
+        };
+        let compiled = match how {
+            // Code the worker made that cannot be installed (nothing of
+            // it was) is generated here.
+            Generate::Made(code, otherwise) => {
+                let before = cache.len();
+                match (code.len() == functions.len()).then(|| cache.install_emitted(code)) {
+                    Some(Ok(ids)) => Ok(ids),
+                    Some(Err(e)) if cache.len() != before => Err(e),
+                    _ => here(*otherwise),
+                }
+            }
+            how => here(how),
         };
         // A compile's temporaries (the recording, its conversions, the
         // optimizer's copies) are freed by now; the allocator would keep
@@ -285,8 +298,8 @@ pub(super) enum Generate {
     /// exit `from` runs in the frame of the exit's trace
     /// ([`TraceCache::compile_bridge`]).
     Here { shapes: Vec<flowc_codegen::lower::Shape>, tier: flowc_codegen::compile::Codegen, from: Option<ExitId> },
-    /// Generated on the worker, to install.
-    Made(flowc_codegen::Emitted),
+    /// Generated on the worker, to install; else as the other says.
+    Made(flowc_codegen::Emitted, Box<Generate>),
 }
 
 /// Whether recording `trace` read a field.
