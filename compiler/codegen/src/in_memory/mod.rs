@@ -638,8 +638,7 @@ impl TraceCache {
             inner.exit_words.extend((0..exits.len()).map(|_| None));
             inner.exits.extend(exits.into_iter().map(|e| (e, t)));
             inner.widest_exit = inner.widest_exit.max(f.params.len());
-            let slot = inner.code_slots.slot(t.0 as usize) as *const std::cell::Cell<u64>;
-            inner.names.insert(f.name, crate::lower::TraceRef { params: f.params.len(), slot });
+            bind_name(inner, f.name, t, f.params.len());
             made.push((t, Placed::Defined(id), define::params(f)));
         }
         if made.iter().any(|(_, placed, ..)| matches!(placed, Placed::Defined(_))) {
@@ -657,11 +656,7 @@ impl TraceCache {
                 Placed::Installed(k) => k,
                 Placed::Defined(id) => first + defined.iter().position(|&d| d == id).expect("a trace defined"),
             };
-            let p = &inner.unit.placed()[placed];
-            let code = p.address as *const u8;
-            inner.code_size += p.size;
-            inner.code_slots.slot(t.0 as usize).set(code as u64);
-            inner.entries.push(Entry { code, params, placed });
+            add_entry(inner, t, placed, params);
             out.push(t);
         }
         match failed {
@@ -1018,14 +1013,27 @@ fn install_baseline_batch(
         let params = piece.params.clone();
         let (placed, frame) = install_piece(inner, t, piece, inherits.filter(|_| k == 0))?;
         inner.frames.push(Some(frame));
-        let p = &inner.unit.placed()[placed];
-        let code = p.address as *const u8;
-        inner.code_size += p.size;
-        inner.code_slots.slot(t.0 as usize).set(code as u64);
-        inner.entries.push(Entry { code, params, placed });
+        add_entry(inner, t, placed, params);
         out.push(t);
     }
     Ok(out)
+}
+
+/// Makes trace `t`, taking `params`, whose code is the unit's record
+/// `placed`, enterable: its code slot holds its code, its entry is added.
+fn add_entry(inner: &mut CacheInner, t: TraceId, placed: usize, params: Vec<Symbol>) {
+    let p = &inner.unit.placed()[placed];
+    let code = p.address as *const u8;
+    inner.code_size += p.size;
+    inner.code_slots.slot(t.0 as usize).set(code as u64);
+    inner.entries.push(Entry { code, params, placed });
+}
+
+/// Binds trace name `name` (of trace `t`, taking `params` parameters) to
+/// `t`'s code slot, for the `jump_trace`s of code compiled after it.
+fn bind_name(inner: &mut CacheInner, name: Symbol, t: TraceId, params: usize) {
+    let slot = inner.code_slots.slot(t.0 as usize) as *const std::cell::Cell<u64>;
+    inner.names.insert(name, crate::lower::TraceRef { params, slot });
 }
 
 /// Installs `piece` as trace `t` (a bridge in the frame `inherits`
@@ -1049,7 +1057,7 @@ fn install_piece(
     let exits = std::mem::take(&mut code.exits);
     let slots = std::mem::take(&mut code.slots);
     let exit_words = std::mem::take(&mut code.exit_words);
-    let stubs = std::mem::take(&mut code.stubs);
+    let mut stubs = std::mem::take(&mut code.stubs);
     let frame = BaselineFrame {
         frame: code.frame.clone(),
         root: inherits.map_or(t, |i| i.root),
@@ -1059,19 +1067,15 @@ fn install_piece(
     };
     let (record, at) = install_baseline(&mut inner.code_heap, &mut inner.unit, t, name, code)?;
     let first_exit = inner.exits.len();
-    // The stubs' addresses, by exit (most exits have one stub: each
-    // exit's list is made at its size, not grown and shrunk).
-    let mut counts = vec![0usize; exits.len()];
-    for &(n, _) in &stubs {
-        counts[n as usize] += 1;
-    }
+    // The stubs' addresses, by exit (each exit's list made at its size:
+    // most exits have one stub).
+    stubs.sort_by_key(|&(n, _)| n);
     inner.exit_stubs.resize(first_exit, Box::default());
-    inner.exit_stubs.extend(counts.iter().map(|&k| vec![0u64; k].into_boxed_slice()));
-    let mut filled = vec![0usize; exits.len()];
-    for &(n, offset) in &stubs {
-        let n = n as usize;
-        inner.exit_stubs[first_exit + n][filled[n]] = at + offset as u64;
-        filled[n] += 1;
+    let mut rest = &stubs[..];
+    for n in 0..exits.len() as u32 {
+        let k = rest.iter().take_while(|&&(m, _)| m == n).count();
+        inner.exit_stubs.push(rest[..k].iter().map(|&(_, offset)| at + offset as u64).collect());
+        rest = &rest[k..];
     }
     inner.widest_exit = inner.widest_exit.max(exits.iter().map(|e| e.values.len()).max().unwrap_or(0));
     inner.widest_exit = inner.widest_exit.max(params.len());
@@ -1091,8 +1095,7 @@ fn install_piece(
     if let Some(slot) = code_slot {
         inner.code_slots.adopt(t.0 as usize, slot);
     }
-    let slot = inner.code_slots.slot(t.0 as usize) as *const std::cell::Cell<u64>;
-    inner.names.insert(name, crate::lower::TraceRef { params: params.len(), slot });
+    bind_name(inner, name, t, params.len());
     Ok((record, frame))
 }
 

@@ -259,11 +259,18 @@ impl Worker {
         }
     }
 
-    /// Gives the worker `job` (and, to generate its code too, `apart`),
-    /// unless it may hold objects: then it is handed back.
-    pub fn submit(&mut self, job: Job, apart: Option<flowc_codegen::Apart>, pending: Pending) -> Result<(), Job> {
+    /// Gives the worker `job` (and, to generate its code too, what
+    /// `apart` makes of it), unless it may hold objects: then it is handed
+    /// back.
+    pub fn submit(
+        &mut self,
+        job: Job,
+        apart: impl FnOnce(&Job) -> Option<flowc_codegen::Apart>,
+        pending: Pending,
+    ) -> Result<(), Job> {
         let objects = job.may_hold_objects();
         let Some(jobs) = self.jobs.as_ref().filter(|_| !objects) else { return Err(job) };
+        let apart = apart(&job);
         if let Err(mpsc::SendError(Crossing((job, _)))) = jobs.send(Crossing((job, apart))) {
             // The worker is gone (it panicked): `collect` says so.
             return Err(job);
@@ -445,9 +452,13 @@ impl super::Jit<'_> {
         };
         let then = then();
         let key = then.key().cloned();
-        // A job that stays here (`Worker::submit`) needs none.
-        let apart = if job.may_hold_objects() { None } else { self.apart(&job, &then) };
-        worker.submit(job, apart, Pending { recorded, what, then, passed })?;
+        // A bridge runs in its exit's trace's frame (but where trees are
+        // grown: `Jit::finish`).
+        let from = match &then {
+            Then::Bridge(b) if !self.options.trees => Some(b.exit),
+            _ => None,
+        };
+        worker.submit(job, |job| self.apart(job, from), Pending { recorded, what, then, passed })?;
         if let (Some(key), Some(p)) = (key, machine.profiler_mut()) {
             p.ask_after(&key, 1);
         }
@@ -455,10 +466,11 @@ impl super::Jit<'_> {
         Ok(())
     }
 
-    /// What the worker needs to generate `job`'s code too (code becoming
-    /// `then`), when its code is baseline code (see "Code made on the
-    /// worker"); the cache is made if it is not yet.
-    fn apart(&mut self, job: &Job, then: &Then) -> Option<flowc_codegen::Apart> {
+    /// What the worker needs to generate `job`'s code too (a bridge of
+    /// exit `from` runs in the frame of the exit's trace), when its code is
+    /// baseline code (see "Code made on the worker"); the cache is made if
+    /// it is not yet.
+    fn apart(&mut self, job: &Job, from: Option<ExitId>) -> Option<flowc_codegen::Apart> {
         if self.options.tier != flowc_codegen::compile::Codegen::Baseline {
             return None;
         }
@@ -481,12 +493,6 @@ impl super::Jit<'_> {
             }
             targets.extend(j.into.as_ref().map(|(_, body)| *body));
         }
-        // A bridge runs in its exit's trace's frame (but where trees are
-        // grown: `Jit::finish`).
-        let from = match then {
-            Then::Bridge(b) if !self.options.trees => Some(b.exit),
-            _ => None,
-        };
         Some(self.made_cache()?.apart(&targets, from))
     }
 
@@ -593,7 +599,7 @@ done:
         let pending = |then, passed| Pending { recorded: 3, what: "test".into(), then, passed };
         std::thread::scope(|scope| {
             let mut w = Worker::spawn(scope, shared.clone());
-            assert!(w.submit(job(trace.clone()), None, pending(bridge(3, head), vec![key(1), key(2)])).is_ok());
+            assert!(w.submit(job(trace.clone()), |_| None, pending(bridge(3, head), vec![key(1), key(2)])).is_ok());
             assert!(w.has_exit(ExitId(3)) && w.passed(&key(1)) && w.passed(&key(2)));
             let deadline = Instant::now() + Duration::from_secs(60);
             while w.ready_exits.is_empty() {
@@ -618,7 +624,7 @@ done:
                 let mut t = trace.clone();
                 let check = Check::Value(Symbol::intern("i"), promoted);
                 t.ops.insert(0, TraceOp::Guard { check, resume: Vec::new(), label: head });
-                assert!(w.submit(job(t), None, pending(bridge(4, head), vec![key(1)])).is_err());
+                assert!(w.submit(job(t), |_| None, pending(bridge(4, head), vec![key(1)])).is_err());
                 assert!(!w.has_exit(ExitId(4)) && !w.passed(&key(1)));
             }
             assert_eq!(w.pending_jobs(), 0);

@@ -146,12 +146,8 @@ impl<'p> Jit<'p> {
         self.count_optimizing(&optimized, background);
         let Optimized { pieces, restarts, shapes, entry, skips, time, emitted, emit_time } = optimized;
         let from = from.filter(|_| !self.options.trees);
-        let here = Generate::Here { shapes, tier: self.options.tier, from };
-        let how = match emitted {
-            Some(code) => Generate::Made(code, Box::new(here)),
-            None => here,
-        };
-        let (ids, time) = self.compile_pieces(pieces, how, restarts, what, time + emit_time)?;
+        let here = Here { shapes, tier: self.options.tier, from };
+        let (ids, time) = self.compile_pieces(pieces, here, emitted, restarts, what, time + emit_time)?;
         self.stats.fast_forwarded += usize::from(skips);
         let id = *ids.last()?;
         if entry.is_some() {
@@ -185,14 +181,16 @@ impl<'p> Jit<'p> {
     /// Compiles optimized, compacted traces `pieces` (each with its kind
     /// and the operations it was recorded from; starting at `start`, work
     /// that took `spent` so far) into the cache together, in order (each
-    /// may jump to those before it), as `how` says; registers them (their
+    /// may jump to those before it): installs `made`, their code made on
+    /// the worker, else generates it as `here` says; registers them (their
     /// code records keep them). `restarts` are the first piece's restart
     /// records ([`opt::Optimized::restarts`]). Returns the pieces' ids and
     /// the compile's whole time.
     pub(super) fn compile_pieces(
         &mut self,
         pieces: Vec<(Function, Kind, usize)>,
-        how: Generate,
+        here: Here,
+        made: Option<flowc_codegen::Emitted>,
         mut restarts: Vec<flowc_ir::ResumeId>,
         start: &str,
         spent: Duration,
@@ -201,25 +199,18 @@ impl<'p> Jit<'p> {
         self.made_cache()?;
         let functions: Vec<&Function> = pieces.iter().map(|(f, _, _)| f).collect();
         let cache = self.cache.as_ref()?;
-        let here = |how: Generate| match how {
-            Generate::Here { shapes, tier, from } => {
+        let before = cache.len();
+        let installed = made.filter(|code| code.len() == functions.len()).map(|code| cache.install_emitted(code));
+        let compiled = match installed {
+            Some(Ok(ids)) => Ok(ids),
+            Some(Err(e)) if cache.len() != before => Err(e),
+            // Code the worker made that cannot be installed (nothing of
+            // it was) is generated here.
+            _ => {
+                let Here { shapes, tier, from } = here;
                 let from = from.filter(|_| functions.len() == 1);
                 cache.compile_shaped(&functions, shapes, tier, from)
             }
-            Generate::Made(..) => Err("code made on the worker, again".to_string()),
-        };
-        let compiled = match how {
-            // Code the worker made that cannot be installed (nothing of
-            // it was) is generated here.
-            Generate::Made(code, otherwise) => {
-                let before = cache.len();
-                match (code.len() == functions.len()).then(|| cache.install_emitted(code)) {
-                    Some(Ok(ids)) => Ok(ids),
-                    Some(Err(e)) if cache.len() != before => Err(e),
-                    _ => here(*otherwise),
-                }
-            }
-            how => here(how),
         };
         // A compile's temporaries (the recording, its conversions, the
         // optimizer's copies) are freed by now; the allocator would keep
@@ -291,15 +282,14 @@ impl<'p> Jit<'p> {
     }
 }
 
-/// How the code of optimized pieces comes to be ([`Jit::compile_pieces`]).
-pub(super) enum Generate {
-    /// Generated here, from the pieces' `shapes` (or made here when
-    /// none are given), as `tier` says; the one piece of a bridge for
-    /// exit `from` runs in the frame of the exit's trace
-    /// ([`TraceCache::compile_bridge`]).
-    Here { shapes: Vec<flowc_codegen::lower::Shape>, tier: flowc_codegen::compile::Codegen, from: Option<ExitId> },
-    /// Generated on the worker, to install; else as the other says.
-    Made(flowc_codegen::Emitted, Box<Generate>),
+/// How optimized pieces' code is generated on the running thread
+/// ([`Jit::compile_pieces`]): from their `shapes` (or made here when none
+/// are given), as `tier` says; the one piece of a bridge for exit `from`
+/// runs in the frame of the exit's trace ([`TraceCache::compile_bridge`]).
+pub(super) struct Here {
+    pub shapes: Vec<flowc_codegen::lower::Shape>,
+    pub tier: flowc_codegen::compile::Codegen,
+    pub from: Option<ExitId>,
 }
 
 /// Whether recording `trace` read a field.

@@ -121,8 +121,8 @@ impl<'p> Jit<'p> {
         let tier = self.options.tree_tier;
         let (compacted, _) =
             super::optimizing::compact_pieces(vec![(tree.f.clone(), Kind::Tree, 0)], Vec::new(), self.options.inspect);
-        let how = super::compiling::Generate::Here { shapes: Vec::new(), tier, from: None };
-        let Some((ids, _)) = self.compile_pieces(compacted, how, Vec::new(), &what, started.elapsed()) else {
+        let here = super::compiling::Here { shapes: Vec::new(), tier, from: None };
+        let Some((ids, _)) = self.compile_pieces(compacted, here, None, Vec::new(), &what, started.elapsed()) else {
             // Not compiled: the pieces stay as they are, and no other try.
             self.trees.built.insert(root, (TREE_BUILDS, root));
             return;
