@@ -254,12 +254,12 @@ fn jit_errors_name_the_interpreters_place() {
 }
 
 /// A loop the worker optimized and generated the code of (the run's
-/// second job: the first, a warm-up loop, is optimized on the running
-/// thread) divides by zero in its 2,000,000th round, long after its
-/// code was installed (the interpreter alone would take a debug build
-/// seconds to get there, and the worker's two jobs take milliseconds):
-/// the error names the interpreter's place, from the sites the worker
-/// numbered.
+/// second job, after a warm-up loop's: the worker takes the first job
+/// too, so nothing installed was optimized on the running thread) divides
+/// by zero in its 2,000,000th round, long after its code was installed
+/// (the interpreter alone would take a debug build seconds to get there,
+/// and the worker's two jobs take milliseconds): the error names the
+/// interpreter's place, from the sites the worker numbered.
 #[test]
 fn an_error_in_code_made_on_the_worker_names_the_interpreters_place() {
     const PROGRAM: &str = "entry start(n = 2000000)
@@ -306,6 +306,8 @@ done:
     assert!(expected.as_deref().is_some_and(|e| e.contains("x = 7 // k")), "{expected:?}");
     assert_eq!(got, expected);
     assert!(stats.emitted_apart > 0, "{stats}");
+    // Everything optimized was optimized (and its code made) on the worker.
+    assert!(stats.optimize_time <= stats.background_time, "{stats}");
 }
 
 /// Seeds the engine fuzzer (`flowc-fuzz engines`) once failed on, with

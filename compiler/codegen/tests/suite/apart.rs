@@ -11,6 +11,8 @@ use flowc_codegen::{Emitted, Options, TraceCache, TraceEnd, TraceId};
 use flowc_ir::Module;
 use flowc_lang::{Symbol, Value};
 
+use super::baseline::LINKED;
+
 /// Two exits, then a list constant read (`len`) and compared with
 /// (`eq`): leaves by `short` when `v0` is 0, by `other` when `v1` is not
 /// the list `[4, 5, 6, 7]`, else by `next` with the list's length.
@@ -126,26 +128,6 @@ fn code_made_on_another_thread_numbers_its_exits_on_and_gets_its_constants() {
         assert_eq!(at.as_str(), "out");
     })
 }
-
-/// `count` counts down, leaving by `next` each round; `again` jumps back
-/// to it.
-const LINKED: &str = "trace count(v0:n) {
-b0:
-    guard_true v0, r0 else out
-    v1:n = sub.int v0, 1
-    exit r1 to next
-resume r0 {
-    frame [n = v0]
-}
-resume r1 {
-    frame [n = v1]
-}
-}
-trace again(v0:n) {
-b0:
-    jump_trace count(v0)
-}
-";
 
 /// A bridge made on another thread for an exit of a trace compiled here
 /// runs in that trace's frame: linked, the exit's stub jumps straight

@@ -321,7 +321,7 @@ resume r0 {
 /// A loop made of a trace and its bridge: `count` leaves by its exit at
 /// 0, else steps its argument down and leaves by its `exit`, which is
 /// linked to `again`, a bridge that jumps back to `count`.
-const LINKED: &str = "trace count(v0:n) {
+pub(super) const LINKED: &str = "trace count(v0:n) {
 b0:
     guard_true v0, r0 else out
     v1:n = sub.int v0, 1
