@@ -6,12 +6,17 @@
 //! to machine code ([`cranelift_codegen::Context::compile`]), which needs
 //! nothing but the function and an ISA. So a [`Compiler`] hands each
 //! lowered function to a worker thread and goes on lowering the next
-//! while the worker compiles; finished functions come back in the order
-//! they were sent and are defined in the module then, so the module, the
-//! safepoints and everything printed are the same as one thread makes.
-//! At most [`IN_FLIGHT`] functions are on their way at once, which bounds
-//! the memory held (a split huge function's regions are compiled one
-//! after another, not all at once).
+//! while the worker compiles. Compiling takes some three times as long as
+//! lowering, so while the worker is busy the lowering thread compiles
+//! the next function itself rather than wait ([`Compiler::parallel`]; not
+//! a [`Compiler::background`], whose lowering thread runs the program).
+//! Finished functions are defined in the module in the order they were
+//! submitted, whoever compiled them, so the module, the safepoints and
+//! everything printed are the same as one thread makes. At most
+//! [`IN_FLIGHT`] functions are at the worker at once, and at most
+//! [`AHEAD`] compiled ones wait behind it, which bounds the memory held
+//! (a split huge function's regions are compiled a few at a time, not
+//! all at once).
 //!
 //! One core, or a [`Compiler::serial`] (the JIT's trace compilations,
 //! where latency is what counts): each function is compiled and defined
@@ -54,6 +59,18 @@ struct Job {
     isa: OwnedTargetIsa,
 }
 
+/// How many functions the lowering thread compiled itself may wait,
+/// compiled, for the one at the worker before them ([`Compiler::parallel`]).
+const AHEAD: usize = 2;
+
+/// A function submitted and not yet defined.
+enum Pending {
+    /// At the worker (their results come back in the order they were sent).
+    Worker(FuncId, Symbol),
+    /// Compiled by the lowering thread while the worker was busy.
+    Here(FuncId, Symbol, Box<Context>, Result<(), String>),
+}
+
 /// The worker thread and its queues.
 struct Worker {
     jobs: Option<SyncSender<Job>>,
@@ -65,9 +82,9 @@ struct Worker {
 /// the module docs).
 pub struct Compiler {
     worker: Option<Worker>,
-    /// The functions sent to the worker and not yet defined, oldest
-    /// first: id and IR name.
-    waiting: VecDeque<(FuncId, Symbol)>,
+    /// The functions submitted to a compiler with a worker and not yet
+    /// defined, oldest first.
+    waiting: VecDeque<Pending>,
     /// Contexts given back, to lower the next functions into.
     spare: Vec<Box<Context>>,
     /// Dropping the compiler leaves a function in progress to the worker
@@ -198,16 +215,62 @@ pub fn submit(env: &mut Building, id: FuncId, name: Symbol, ctx: Box<Context>, t
             listing.push_str(&text);
         }
     }
-    let Some(worker) = &env.compiler.worker else {
-        let mut ctx = ctx;
-        let result = ctx.compile(&*isa, &mut ControlPlane::default()).map(|_| ()).map_err(|e| format!("{:?}", e.inner));
+    if env.compiler.worker.is_none() {
+        let (ctx, result) = compile_here(ctx, isa);
         return define_compiled(env, id, name, ctx, result);
-    };
-    let jobs = worker.jobs.as_ref().expect("the queue is open while the compiler lives");
-    jobs.send(Job { ctx, isa }).map_err(|_| "the code generator's worker stopped".to_string())?;
-    env.compiler.waiting.push_back((id, name));
-    while env.compiler.waiting.len() > IN_FLIGHT {
+    }
+    if !env.compiler.detach {
+        // What the worker finished is defined, so that it is free.
+        define_ready(env)?;
+    }
+    let worker = env.compiler.worker.as_ref().expect("checked above");
+    let at_worker = env.compiler.waiting.iter().filter(|p| matches!(p, Pending::Worker(..))).count();
+    if at_worker < IN_FLIGHT || env.compiler.detach {
+        let jobs = worker.jobs.as_ref().expect("the queue is open while the compiler lives");
+        jobs.send(Job { ctx, isa }).map_err(|_| "the code generator's worker stopped".to_string())?;
+        env.compiler.waiting.push_back(Pending::Worker(id, name));
+        while env.compiler.waiting.len() > IN_FLIGHT {
+            define_next(env)?;
+        }
+        return Ok(());
+    }
+    // The worker is busy: compile this one here, behind at most AHEAD
+    // others.
+    while env.compiler.waiting.len() > AHEAD {
         define_next(env)?;
+    }
+    let (ctx, result) = compile_here(ctx, isa);
+    env.compiler.waiting.push_back(Pending::Here(id, name, ctx, result));
+    define_ready(env)
+}
+
+/// Compiles `ctx` with `isa` on this thread.
+fn compile_here(mut ctx: Box<Context>, isa: OwnedTargetIsa) -> (Box<Context>, Result<(), String>) {
+    let result = ctx.compile(&*isa, &mut ControlPlane::default()).map(|_| ()).map_err(|e| format!("{:?}", e.inner));
+    (ctx, result)
+}
+
+/// Defines the functions at the front of the queue that are compiled,
+/// oldest first, without waiting for the worker.
+fn define_ready(env: &mut Building) -> Result<(), String> {
+    while let Some(front) = env.compiler.waiting.front() {
+        if let Pending::Worker(..) = front {
+            let worker = env.compiler.worker.as_ref().expect("only a compiler with a worker queues");
+            match worker.done.try_recv() {
+                Ok((ctx, result)) => {
+                    let Some(Pending::Worker(id, name)) = env.compiler.waiting.pop_front() else {
+                        unreachable!("the front was the worker's")
+                    };
+                    define_compiled(env, id, name, ctx, result)?;
+                }
+                Err(std::sync::mpsc::TryRecvError::Empty) => return Ok(()),
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                    return Err("the code generator's worker stopped".to_string())
+                }
+            }
+        } else {
+            define_next(env)?;
+        }
     }
     Ok(())
 }
@@ -220,30 +283,22 @@ pub fn finish(env: &mut Building) -> Result<(), String> {
     Ok(())
 }
 
-/// Defines the functions the worker has finished, oldest first, without
-/// waiting for the others.
+/// Defines the functions finished, oldest first, without waiting for
+/// the others.
 pub fn poll(env: &mut Building) -> Result<(), String> {
-    while !env.compiler.waiting.is_empty() {
-        let worker = env.compiler.worker.as_ref().expect("only the worker's functions wait");
-        let (ctx, result) = match worker.done.try_recv() {
-            Ok(done) => done,
-            Err(std::sync::mpsc::TryRecvError::Empty) => return Ok(()),
-            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
-                return Err("the code generator's worker stopped".to_string())
-            }
-        };
-        let (id, name) = env.compiler.waiting.pop_front().expect("a function on its way");
-        define_compiled(env, id, name, ctx, result)?;
-    }
-    Ok(())
+    define_ready(env)
 }
 
 /// Waits for the oldest function on its way and defines it.
 fn define_next(env: &mut Building) -> Result<(), String> {
-    let (id, name) = env.compiler.waiting.pop_front().expect("a function on its way");
-    let worker = env.compiler.worker.as_ref().expect("only the worker's functions wait");
-    let (ctx, result) = worker.done.recv().map_err(|_| "the code generator's worker stopped".to_string())?;
-    define_compiled(env, id, name, ctx, result)
+    match env.compiler.waiting.pop_front().expect("a function on its way") {
+        Pending::Here(id, name, ctx, result) => define_compiled(env, id, name, ctx, result),
+        Pending::Worker(id, name) => {
+            let worker = env.compiler.worker.as_ref().expect("only the worker's functions wait");
+            let (ctx, result) = worker.done.recv().map_err(|_| "the code generator's worker stopped".to_string())?;
+            define_compiled(env, id, name, ctx, result)
+        }
+    }
 }
 
 /// Defines the function compiled into `ctx` as `id` and records it.

@@ -206,7 +206,7 @@ pub fn define_by_region(
     index: usize,
 ) -> Result<RegionTiered, String> {
     let mut fbctx = FunctionBuilderContext::new();
-    let plan = Plan::of(f, &facts, env.split, None);
+    let plan = Plan::of(f, &facts, env.split, None).region_tier0();
     let headers = facts.hot_headers();
     let (split, tables) = define_split(env, f, &facts, id, &plan, Counting::Regions(index, headers), &mut fbctx)?;
     let tables = tables.expect("regions that count have tables");

@@ -111,8 +111,13 @@ pub mod policy {
     pub const PARALLEL_INSTS: usize = 20_000;
 
     /// How many lowered functions may wait for the worker or be compiled
-    /// by it at once.
-    pub const IN_FLIGHT: usize = 1;
+    /// by it at once: two, so that it takes the next as soon as it is
+    /// done while the lowering thread compiles what comes after
+    /// ([`crate::compile`]). With one, the worker waited for the
+    /// lowering thread's own compile to end: `compile_shapes`'
+    /// `loops_in_sequence`, code generation 131 against 115 ms, the
+    /// process's peak the same (48.4 and 48.6 MB).
+    pub const IN_FLIGHT: usize = 2;
 }
 
 /// How a function's code is laid out.
@@ -148,6 +153,15 @@ pub struct Plan {
     /// size) with more than [`policy::OPTIMISTIC_COPY_INSTS`] instructions
     /// on cycles.
     pub optimistic: bool,
+    /// Its hot loops get inline paths ([`Plan::cold`]). Not the tier-0
+    /// code of a function tiered region by region ([`Plan::by_region`]):
+    /// each of its regions that proves hot is compiled optimized on its
+    /// own, so tier 0 is compiled for compile time in its loops too, but
+    /// for the fields of proven objects ([`Plan::inline_proven_fields`],
+    /// which add no block). A main graph of 5,000 small loops counted
+    /// from the input (`compile_shapes`' `loops_in_sequence`) took twice
+    /// as long to compile with them, and most such loops run a few times.
+    pub hot_paths: bool,
 }
 
 impl Plan {
@@ -175,7 +189,7 @@ impl Plan {
             && trace_tier.is_none_or(|t| t == Codegen::Optimized)
             && (f.kind == FunctionKind::Trace
                 || f.all_insts().filter(|&(b, _)| facts.on_cycle(b)).count() <= policy::OPTIMISTIC_COPY_INSTS);
-        Plan { shape: Shape::Whole, codegen, for_compile_time: huge, optimistic }
+        Plan { shape: Shape::Whole, codegen, for_compile_time: huge, optimistic, hot_paths: true }
     }
 
     /// The plan of a function split into regions of at most `max`
@@ -186,6 +200,7 @@ impl Plan {
             codegen: Codegen::Cheap,
             for_compile_time: true,
             optimistic: false,
+            hot_paths: true,
         }
     }
 
@@ -204,7 +219,7 @@ impl Plan {
     /// per call or that many times per run is small and quick to compile
     /// that way: only hot loops pay back inline paths' size.
     pub fn cold(&self, on_cycle: bool, runs_known: bool) -> bool {
-        (self.for_compile_time || runs_known) && !on_cycle
+        (self.for_compile_time || runs_known) && !on_cycle || !self.hot_paths
     }
 
     /// Whether a block (`cold` as [`Plan::cold`] says) reads and writes
@@ -215,16 +230,18 @@ impl Plan {
         !self.for_compile_time && !cold
     }
 
-    /// Whether a block reads and writes the fields of objects the
+    /// Whether a block (`cold` as [`Plan::cold`] says, on a hot cycle or
+    /// not: `on_cycle`) reads and writes the fields of objects the
     /// optimizer proved objects (`get.object`, `set.object`) in line:
     /// wherever [`Plan::inline_objects`] says, and in the hot loops of
-    /// code lowered for compile time too, where that path is a load and
-    /// a test (a write of a bound value: a store) and no block more than
-    /// the runtime call it saves. A partially evaluated interpreter's
-    /// residual program, one huge function, spent a fifth of its run in
-    /// the runtime's `get`.
-    pub fn inline_proven_fields(&self, cold: bool) -> bool {
-        !cold
+    /// code lowered for compile time too (tier-0 code whose hot loops
+    /// get no other inline path included: [`Plan::hot_paths`]), where
+    /// that path is a load and a test (a write of a bound value: a store)
+    /// and no block more than the runtime call it saves. A partially
+    /// evaluated interpreter's residual program, one huge function, spent
+    /// a fifth of its run in the runtime's `get`.
+    pub fn inline_proven_fields(&self, cold: bool, on_cycle: bool) -> bool {
+        !cold || on_cycle
     }
 
     /// Whether a block (`cold` as [`Plan::cold`] says) computes `//` and
@@ -273,7 +290,20 @@ impl Plan {
     /// optimizing settings, inline paths in hot blocks, slow paths last.
     /// No optimistic copy: a region's loops are entered from the frame.
     pub fn region_tier1(&self) -> Plan {
-        Plan { shape: self.shape, codegen: Codegen::Optimized, for_compile_time: false, optimistic: false }
+        Plan {
+            shape: self.shape,
+            codegen: Codegen::Optimized,
+            for_compile_time: false,
+            optimistic: false,
+            hot_paths: true,
+        }
+    }
+
+    /// The plan of the tier-0 code of a function tiered region by region
+    /// ([`Plan::by_region`]) whose plan is this one: without inline paths
+    /// in its hot loops ([`Plan::hot_paths`]).
+    pub fn region_tier0(&self) -> Plan {
+        Plan { hot_paths: false, ..*self }
     }
 
     /// Whether `f`, with `facts`, is compiled in tiers when code is
@@ -322,7 +352,13 @@ pub(crate) mod tests {
         let p = plan(&f, None);
         assert_eq!(
             p,
-            Plan { shape: Shape::Whole, codegen: Codegen::Optimized, for_compile_time: false, optimistic: true }
+            Plan {
+                shape: Shape::Whole,
+                codegen: Codegen::Optimized,
+                for_compile_time: false,
+                optimistic: true,
+                hot_paths: true
+            }
         );
         // Its loop's blocks get inline paths, the code around them too
         // (its runs per run are not known).
@@ -342,7 +378,13 @@ pub(crate) mod tests {
         let cheap = plan(&looping("trace", 3), Some(Codegen::Cheap));
         assert_eq!(
             cheap,
-            Plan { shape: Shape::Whole, codegen: Codegen::Cheap, for_compile_time: false, optimistic: false }
+            Plan {
+                shape: Shape::Whole,
+                codegen: Codegen::Cheap,
+                for_compile_time: false,
+                optimistic: false,
+                hot_paths: true
+            }
         );
         assert_eq!(plan(&looping("trace", 3), Some(Codegen::Baseline)).codegen, Codegen::Baseline);
     }
@@ -352,7 +394,16 @@ pub(crate) mod tests {
         let huge = looping("main", flowc_ir::HUGE_INSTS);
         let p = plan(&huge, None);
         let regions = Shape::Regions { max: policy::REGION_INSTS, max_loop: policy::REGION_LOOP_INSTS };
-        assert_eq!(p, Plan { shape: regions, codegen: Codegen::Cheap, for_compile_time: true, optimistic: false });
+        assert_eq!(
+            p,
+            Plan {
+                shape: regions,
+                codegen: Codegen::Cheap,
+                for_compile_time: true,
+                optimistic: false,
+                hot_paths: true
+            }
+        );
         // Even its blocks on cycles read objects through the runtime, and
         // test stops once per block.
         assert!(!p.inline_objects(p.cold(true, false)) && p.defer_stops(false) && !p.slow_paths_last());
@@ -382,5 +433,25 @@ pub(crate) mod tests {
         let facts = Facts::new(&hot).with_runs(&hot, Some(1)).every_block_cold();
         assert!(!Plan::tiered(&hot, &facts, true));
         assert_eq!(Plan::of(&hot, &facts, None, None).codegen, Codegen::Cheap);
+    }
+
+    #[test]
+    fn a_function_tiered_region_by_region_has_no_inline_paths_in_tier_0_but_proven_fields() {
+        let huge = looping("main", flowc_ir::HUGE_INSTS);
+        let facts = Facts::new(&huge);
+        assert!(Plan::by_region(&huge, &facts, true, false));
+        let p = plan(&huge, None);
+        let tier0 = p.region_tier0();
+        // Compiled for compile time everywhere, its hot loops too (where
+        // the huge function's plan gives them inline paths), but for the
+        // fields of proven objects on its hot cycles.
+        assert!(!p.cold(true, false) && tier0.cold(true, false) && tier0.cold(false, false));
+        assert!(tier0.inline_proven_fields(tier0.cold(true, false), true));
+        assert!(!tier0.inline_proven_fields(tier0.cold(false, false), false));
+        assert!(!tier0.inline_division(tier0.cold(true, false)));
+        // Its regions' optimized tier has them all.
+        let tier1 = tier0.region_tier1();
+        assert!(!tier1.cold(true, false) && tier1.inline_division(tier1.cold(true, false)));
+        assert_eq!((tier0.shape, tier1.shape), (p.shape, p.shape));
     }
 }

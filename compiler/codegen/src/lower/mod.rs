@@ -787,7 +787,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// 3,300 without them in its counted loops too, which run 78
     /// iterations in all.)
     fn is_cold(&self) -> bool {
-        self.plan.cold(self.cycles[ix(self.current)].is_some(), self.runs_known)
+        self.plan.cold(self.on_hot_cycle(), self.runs_known)
+    }
+
+    /// Whether the block being lowered lies on a hot cycle ([`Facts`]).
+    fn on_hot_cycle(&self) -> bool {
+        self.cycles[ix(self.current)].is_some()
     }
 
     /// Lists the words of the function's [`Roots`] in the stack map of
@@ -1422,8 +1427,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     self.branch(blk, truthy, then_block, else_block);
                     return;
                 }
-                // Unbound values fail when tested; small integers are tested inline.
-                self.fail_if_unbound(c);
+                // Unbound values fail when tested (a value known bound
+                // is not: a loop's counter after its `check_bound`).
+                self.check_use(&cond, c);
                 let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, c, ZERO.as_i64());
                 self.branch(blk, truthy, then_block, else_block);
             }

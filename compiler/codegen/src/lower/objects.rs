@@ -90,7 +90,7 @@ impl Lowerer<'_, '_> {
     /// of an object proven one, `proven`: [`crate::plan::Plan::inline_proven_fields`]).
     fn slot_offset(&self, field: Symbol, proven: bool) -> Option<i32> {
         let cold = self.is_cold();
-        if !(self.plan.inline_objects(cold) || proven && self.plan.inline_proven_fields(cold)) {
+        if !(self.plan.inline_objects(cold) || proven && self.plan.inline_proven_fields(cold, self.on_hot_cycle())) {
             return None;
         }
         let k = self.env.objects.layout.slot(field)?;
