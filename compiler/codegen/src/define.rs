@@ -295,6 +295,12 @@ fn define_split(
         Counting::Calls(_, headers) | Counting::Regions(_, headers) => headers.as_slice(),
     };
     let (regions, frame) = split_layout(f, facts, plan.shape, headers);
+    if f.is_huge() {
+        // The layout's liveness and region tables of a huge function are
+        // freed by now: returned, so that the peak of compiling its
+        // regions is theirs alone (a main graph of 5,000 loops: 1.2 MB).
+        flowc_runtime::release_freed_memory();
+    }
     let sig = lower::frame::region_signature(&*env.module);
     let funcs = (0..regions.len())
         .map(|_| env.module.declare_anonymous_function(&sig).map_err(|e| e.to_string()))

@@ -39,11 +39,21 @@ impl StackMaps {
     /// Registers the safepoints of functions: for each, the address its
     /// code starts at and its safepoints (offset of the return address in
     /// the function, stack slot offsets). One sort for all of them.
+    /// A safepoint whose words are those of the one before shares its
+    /// list: the calls of a region of a huge function keep the same
+    /// words, mostly none (46,000 safepoints of a main graph of 5,000
+    /// loops took 3 MB as a list each).
     pub fn add(&mut self, functions: impl IntoIterator<Item = (usize, Vec<(u32, Vec<u32>)>)>) {
         let old = self.safepoints.len();
+        let mut last: Option<std::sync::Arc<[u32]>> = None;
         for (base, safepoints) in functions {
             for (offset, slots) in safepoints {
-                self.safepoints.push((base + offset as usize, slots.into()));
+                let shared = match last.take() {
+                    Some(l) if *l == *slots => l,
+                    _ => slots.into(),
+                };
+                self.safepoints.push((base + offset as usize, shared.clone()));
+                last = Some(shared);
             }
         }
         self.sort_from(old);
@@ -126,5 +136,23 @@ mod tests {
         for pc in [0, 503, 1020, 2003, 3000] {
             assert_eq!(maps.lookup(pc), None, "at {pc}");
         }
+    }
+
+    #[test]
+    fn safepoints_with_the_same_words_share_their_list() {
+        let mut maps = StackMaps::default();
+        maps.add([
+            (100, vec![(1, vec![8, 16]), (2, vec![8, 16]), (3, vec![]), (4, vec![8])]),
+            (200, vec![(1, vec![8])]),
+        ]);
+        assert_eq!(maps.lookup(101), Some(&[8, 16][..]));
+        assert_eq!(maps.lookup(102), Some(&[8, 16][..]));
+        assert_eq!(maps.lookup(103), Some(&[][..]));
+        assert_eq!(maps.lookup(104), Some(&[8][..]));
+        assert_eq!(maps.lookup(201), Some(&[8][..]));
+        let list = |pc: usize| maps.safepoints.iter().find(|(p, _)| *p == pc).map(|(_, l)| l.clone()).unwrap();
+        assert!(std::sync::Arc::ptr_eq(&list(101), &list(102)), "one list for the same words");
+        assert!(std::sync::Arc::ptr_eq(&list(104), &list(201)), "across functions too");
+        assert!(!std::sync::Arc::ptr_eq(&list(102), &list(103)));
     }
 }

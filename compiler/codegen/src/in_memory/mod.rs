@@ -26,6 +26,16 @@ pub use code_heap::CodeHeap;
 use tiered::Tiers;
 use unit::{builder, size, Code, CodeUnit};
 
+/// How tiered code gets the IR of the functions it compiles again
+/// ([`Unit::compile`]).
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Ir {
+    /// Copied from the caller's.
+    Copied,
+    /// Moved in from the caller's module afterwards ([`Unit::adopt`]).
+    Moved,
+}
+
 /// Machine code for a set of IR functions with an entry wrapper around
 /// one of them: `entry(args, ctx)` loads that function's arguments from an
 /// array and calls it.
@@ -49,6 +59,7 @@ impl Unit {
         hints: &Module,
         layout: &'static Layout,
         options: Options,
+        ir: Ir,
     ) -> Result<Unit, String> {
         // Two versions of each function may be compiled (see `Version`),
         // and tiered ones twice more.
@@ -71,10 +82,13 @@ impl Unit {
                     slot.set(unit.jit.get_finalized_function(id) as u64);
                 }
             }
+            // The version's function is made here, the others are the
+            // caller's: copied, or moved in by `Unit::adopt`.
+            let copied = |k: usize| ir == Ir::Copied || k == functions.len();
             let functions = all
                 .iter()
                 .enumerate()
-                .map(|(k, f)| (tables.tiered[k].is_some() || by_region[k].is_some()).then(|| (*f).clone()))
+                .map(|(k, f)| (Unit::tiers_keep(&tables, &by_region, k) && copied(k)).then(|| (*f).clone()))
                 .collect();
             (tables, functions)
         });
@@ -93,6 +107,25 @@ impl Unit {
             })
         });
         Ok(Unit { unit, entry: code, params: defined.params, tiers })
+    }
+
+    /// Whether the tiers keep the IR of function `k` (to compile its
+    /// optimized tier, or its regions', from it).
+    fn tiers_keep(tables: &crate::tiers::Tables, by_region: &[Option<define::RegionTiered>], k: usize) -> bool {
+        tables.tiered[k].is_some() || by_region[k].is_some()
+    }
+
+    /// Moves into the tiers the IR they keep of the functions of `m`,
+    /// which the unit was compiled from with [`Ir::Moved`].
+    fn adopt(&mut self, m: Module) {
+        let Some(tiers) = self.tiers.as_mut() else { return };
+        let tiers = Rc::get_mut(tiers).expect("no run holds the tiers before the unit is made");
+        let functions = m.functions.into_iter().filter(|f| f.kind != FunctionKind::Trace);
+        for (k, f) in functions.enumerate() {
+            if Unit::tiers_keep(&tiers.tables, &tiers.by_region, k) {
+                tiers.functions[k] = Some(f);
+            }
+        }
     }
 
     /// Where the failing runtime call of a run came from (without the
@@ -165,7 +198,7 @@ impl Native {
         let functions: Vec<&Function> = m.functions.iter().filter(|f| f.kind != FunctionKind::Trace).collect();
         let main =
             functions.iter().position(|f| f.kind == FunctionKind::Main).ok_or("the module has no main function")?;
-        Ok(Native { unit: Unit::compile(&functions, main, None, m, m.layout(), Options::default())? })
+        Ok(Native { unit: Unit::compile(&functions, main, None, m, m.layout(), Options::default(), Ir::Copied)? })
     }
 
     /// The final machine code of each compiled function, in the order they
@@ -237,6 +270,30 @@ impl Native {
         words: Option<(&Module, &[Symbol])>,
         options: Options,
     ) -> Result<Native, String> {
+        Native::compile_versions_with(m, words, options, Ir::Copied)
+    }
+
+    /// [`Native::compile_versions`], taking the generic module: tiered
+    /// code keeps the IR of its functions to compile their optimized tier
+    /// from, and a module that is not the caller's any more is moved
+    /// there rather than copied (a main graph of 45,000 instructions:
+    /// 5 MB of the peak of compiling it).
+    pub fn compile_owned_versions(
+        m: Module,
+        words: Option<(&Module, &[Symbol])>,
+        options: Options,
+    ) -> Result<Native, String> {
+        let mut native = Native::compile_versions_with(&m, words, options, Ir::Moved)?;
+        native.unit.adopt(m);
+        Ok(native)
+    }
+
+    fn compile_versions_with(
+        m: &Module,
+        words: Option<(&Module, &[Symbol])>,
+        options: Options,
+        ir: Ir,
+    ) -> Result<Native, String> {
         let functions: Vec<&Function> = m.functions.iter().filter(|f| f.kind != FunctionKind::Trace).collect();
         let main =
             functions.iter().position(|f| f.kind == FunctionKind::Main).ok_or("the module has no main function")?;
@@ -244,7 +301,7 @@ impl Native {
         // One layout for both versions (each lays out what it keeps).
         let fields = m.layout().fields().iter().chain(words.map_or(&[][..], |(w, _)| w.layout().fields()));
         let layout = Layout::of(fields.copied());
-        Ok(Native { unit: Unit::compile(&functions, main, version, m, layout, options)? })
+        Ok(Native { unit: Unit::compile(&functions, main, version, m, layout, options, ir)? })
     }
 
     /// Runs the program with environment `env` (parameters by name;

@@ -131,7 +131,11 @@ impl Lowered {
             tiering: Some(flowc_codegen::tiers::Tiering::default()),
             ..Default::default()
         };
-        let native = flowc_codegen::Native::compile_versions(&versions.generic, versions.small_version(), options)
+        // The IR is moved into the code (tiered code compiles from it),
+        // not copied: it is not needed here any more.
+        let flowc_passes::versions::Versions { generic, small, .. } = versions;
+        let small = small.as_ref().map(|(m, params)| (m, params.as_slice()));
+        let native = flowc_codegen::Native::compile_owned_versions(generic, small, options)
             .map_err(|e| Failure::input(format!("code generation failed: {e}")))?;
         let phases = progress.finish();
         let compile = started.elapsed();

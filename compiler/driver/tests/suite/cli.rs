@@ -1038,3 +1038,28 @@ fn opt_runs_the_passes_it_is_given() {
     "#]]
     .assert_eq(&stderr(&o));
 }
+
+/// `flowc run --engine native` moves the optimized IR into the code
+/// rather than copying it (`Native::compile_owned_versions`): the
+/// optimized tier of a hot region of a huge main graph is compiled from
+/// it while the program runs, and the run prints what the interpreter
+/// does.
+#[test]
+fn a_huge_main_graphs_hot_region_tiers_up_from_the_ir_it_was_given() {
+    let mut text = String::from(
+        "entry start(n = 3000000)\n\nstart:\n    acc = 1\n    k = n\n    goto l\nl:\n    if k goto body else goto pad\n\
+         body:\n    acc = acc * 31\n    acc = acc + k\n    acc = acc % 1000003\n    k = k - 1\n    goto l\npad:\n",
+    );
+    // Straight-line code that no pass folds, to make the graph huge.
+    for i in 0..2_500 {
+        text.push_str(&format!("    acc = acc * {}\n    acc = acc % 1000003\n", i + 2));
+    }
+    text.push_str("    print_and_stop(acc)\n");
+    let interp = flowc(&["run", "--engine", "interp", "-"], Some(&text));
+    let native = flowc(&["run", "--engine", "native", "--stats", "-"], Some(&text));
+    assert_eq!(native.status.code(), Some(0), "{}", stderr(&native));
+    assert_eq!(stdout(&native), stdout(&interp));
+    let err = stderr(&native);
+    assert!(err.contains("1 optimized tier (a region of a huge function) compiled while running"), "{err}");
+    assert!(!err.contains("failed"), "{err}");
+}
