@@ -199,8 +199,10 @@ impl Drop for Compiler {
 }
 
 /// Compiles function `name`, lowered into `ctx` and declared as `id`, at
-/// `tier`, and defines it in `env`'s module — now, or when the worker has
-/// compiled it (then before this returns if too many are on their way).
+/// `tier`, and defines it in `env`'s module — now, or once it and every
+/// function submitted before it are compiled: by the worker, or here
+/// while the worker is busy (see the module docs). Before this returns,
+/// what is finished is defined, and a full queue waits for its oldest.
 pub fn submit(env: &mut Building, id: FuncId, name: Symbol, ctx: Box<Context>, tier: Codegen) -> Result<(), String> {
     let isa = isa_of(&*env.module, tier)?;
     // The Cranelift IR as lowered, before Cranelift optimizes it: kept
@@ -220,7 +222,8 @@ pub fn submit(env: &mut Building, id: FuncId, name: Symbol, ctx: Box<Context>, t
         return define_compiled(env, id, name, ctx, result);
     }
     if !env.compiler.detach {
-        // What the worker finished is defined, so that it is free.
+        // What the worker finished is defined first, so that what is
+        // counted at the worker below is what it still has.
         define_ready(env)?;
     }
     let worker = env.compiler.worker.as_ref().expect("checked above");
@@ -229,14 +232,17 @@ pub fn submit(env: &mut Building, id: FuncId, name: Symbol, ctx: Box<Context>, t
         let jobs = worker.jobs.as_ref().expect("the queue is open while the compiler lives");
         jobs.send(Job { ctx, isa }).map_err(|_| "the code generator's worker stopped".to_string())?;
         env.compiler.waiting.push_back(Pending::Worker(id, name));
-        while env.compiler.waiting.len() > IN_FLIGHT {
+        // In the background the queue holds only the worker's; else it
+        // held fewer than IN_FLIGHT of them before this one.
+        while env.compiler.detach && env.compiler.waiting.len() > IN_FLIGHT {
             define_next(env)?;
         }
         return Ok(());
     }
     // The worker is busy: compile this one here, behind at most AHEAD
-    // others.
-    while env.compiler.waiting.len() > AHEAD {
+    // others compiled here.
+    let here = |c: &Compiler| c.waiting.iter().filter(|p| matches!(p, Pending::Here(..))).count();
+    while here(env.compiler) >= AHEAD {
         define_next(env)?;
     }
     let (ctx, result) = compile_here(ctx, isa);

@@ -158,7 +158,7 @@ pub struct Plan {
     /// each of its regions that proves hot is compiled optimized on its
     /// own, so tier 0 is compiled for compile time in its loops too, but
     /// for the fields of proven objects ([`Plan::inline_proven_fields`],
-    /// which add no block). A main graph of 5,000 small loops counted
+    /// which add no block but a stop test). A main graph of 5,000 small loops counted
     /// from the input (`compile_shapes`' `loops_in_sequence`) took twice
     /// as long to compile with them, and most such loops run a few times.
     pub hot_paths: bool,
@@ -217,9 +217,10 @@ impl Plan {
     /// program are known (then code on no hot cycle runs at most
     /// [`policy::COLD_RUNS`] times in all). Code that runs at most once
     /// per call or that many times per run is small and quick to compile
-    /// that way: only hot loops pay back inline paths' size.
+    /// that way: only hot loops pay back inline paths' size. Every block
+    /// is cold in code whose hot loops get none ([`Plan::hot_paths`]).
     pub fn cold(&self, on_cycle: bool, runs_known: bool) -> bool {
-        (self.for_compile_time || runs_known) && !on_cycle || !self.hot_paths
+        !self.hot_paths || ((self.for_compile_time || runs_known) && !on_cycle)
     }
 
     /// Whether a block (`cold` as [`Plan::cold`] says) reads and writes

@@ -40,16 +40,19 @@ impl StackMaps {
     /// code starts at and its safepoints (offset of the return address in
     /// the function, stack slot offsets). One sort for all of them.
     /// A safepoint whose words are those of the one before shares its
-    /// list: the calls of a region of a huge function keep the same
-    /// words, mostly none (46,000 safepoints of a main graph of 5,000
-    /// loops took 3 MB as a list each).
+    /// list, and those with none share one empty list: the calls of a
+    /// region of a huge function keep the same words, mostly none (46,000
+    /// safepoints of a main graph of 5,000 loops took 3 MB as a list
+    /// each).
     pub fn add(&mut self, functions: impl IntoIterator<Item = (usize, Vec<(u32, Vec<u32>)>)>) {
         let old = self.safepoints.len();
         let mut last: Option<std::sync::Arc<[u32]>> = None;
+        let none: std::sync::Arc<[u32]> = std::sync::Arc::new([]);
         for (base, safepoints) in functions {
             for (offset, slots) in safepoints {
                 let shared = match last.take() {
                     Some(l) if *l == *slots => l,
+                    _ if slots.is_empty() => none.clone(),
                     _ => slots.into(),
                 };
                 self.safepoints.push((base + offset as usize, shared.clone()));
@@ -150,9 +153,16 @@ mod tests {
         assert_eq!(maps.lookup(103), Some(&[][..]));
         assert_eq!(maps.lookup(104), Some(&[8][..]));
         assert_eq!(maps.lookup(201), Some(&[8][..]));
-        let list = |pc: usize| maps.safepoints.iter().find(|(p, _)| *p == pc).map(|(_, l)| l.clone()).unwrap();
+        fn list_of(maps: &StackMaps, pc: usize) -> std::sync::Arc<[u32]> {
+            maps.safepoints.iter().find(|(p, _)| *p == pc).map(|(_, l)| l.clone()).unwrap()
+        }
+        let list = |pc: usize| list_of(&maps, pc);
         assert!(std::sync::Arc::ptr_eq(&list(101), &list(102)), "one list for the same words");
         assert!(std::sync::Arc::ptr_eq(&list(104), &list(201)), "across functions too");
         assert!(!std::sync::Arc::ptr_eq(&list(102), &list(103)));
+        maps.add([(300, vec![(1, vec![]), (2, vec![8]), (3, vec![])])]);
+        let list = |pc: usize| list_of(&maps, pc);
+        assert!(std::sync::Arc::ptr_eq(&list(301), &list(303)), "one empty list");
+        assert_eq!(maps.lookup(303), Some(&[][..]));
     }
 }

@@ -785,7 +785,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// `compile_scale`: main's Cranelift IR 12,300 instructions with
     /// inline paths everywhere, 10,200 without them off cycles, and
     /// 3,300 without them in its counted loops too, which run 78
-    /// iterations in all.)
+    /// iterations in all.) In code whose hot loops get no inline paths
+    /// ([`crate::plan::Plan::hot_paths`]) every block is cold.
     fn is_cold(&self) -> bool {
         self.plan.cold(self.on_hot_cycle(), self.runs_known)
     }

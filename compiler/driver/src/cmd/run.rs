@@ -134,9 +134,10 @@ impl Lowered {
         // The IR is moved into the code (tiered code compiles from it),
         // not copied: it is not needed here any more.
         let flowc_passes::versions::Versions { generic, small, .. } = versions;
-        let small = small.as_ref().map(|(m, params)| (m, params.as_slice()));
-        let native = flowc_codegen::Native::compile_owned_versions(generic, small, options)
+        let words = small.as_ref().map(|(m, params)| (m, params.as_slice()));
+        let native = flowc_codegen::Native::compile_owned_versions(generic, words, options)
             .map_err(|e| Failure::input(format!("code generation failed: {e}")))?;
+        drop(small);
         let phases = progress.finish();
         let compile = started.elapsed();
         let ran = Instant::now();

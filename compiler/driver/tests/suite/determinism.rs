@@ -46,7 +46,9 @@ fn ir_dumps_are_byte_identical_across_runs() {
 /// (`flowc_codegen::compile`: at least 20,000 IR instructions), where
 /// which thread compiles which function depends on timing: its object
 /// file is the same, byte for byte, from run to run, since functions are
-/// defined in the order they were lowered whoever compiled them.
+/// defined in the order they were lowered whoever compiled them. (On a
+/// machine of one core it is compiled on one thread, and this shows only
+/// that that is deterministic.)
 #[test]
 fn object_files_compiled_on_two_cores_are_byte_identical_across_runs() {
     let dir = std::env::temp_dir().join(format!("flowc-determinism-{}", std::process::id()));
