@@ -453,6 +453,48 @@ fn the_compile_budget_of_a_run_taken_over_starts_then() {
     assert!(own.recorded_ops < credited.recorded_ops, "{own}\n{credited}");
 }
 
+/// A big program's start is prepared apart only once the run has done
+/// `PREPARE_AFTER_STEPS` statements: a run that ends within them never
+/// starts the thread; one that goes on does, once, and pauses where the
+/// warm-up says, with the counts of a warm-up that prepared nothing.
+#[test]
+fn a_run_that_ends_early_never_starts_preparing() {
+    use flowc_trace::jit::{interpret_first, interpret_first_preparing, Warmup, PREPARE_AFTER_STEPS};
+    let label = flowc_lang::Symbol::intern("start");
+    let config = flowc_lang::interp::Config::default();
+    let program = corpus::program("tests/corpus/interpreters/stack_vm.fg");
+    let steps_of = |n: u64| {
+        let env = flowc_lang::syntax::prolog::parse_env(&flowc_tests::stack_vm::env(n)).expect("an environment");
+        (flowc_lang::interp::run(&program, label, &env, &config).expect("it runs").steps, env)
+    };
+    // A run shorter than the delay, and one far longer.
+    let (short, short_env) = steps_of(2);
+    let (long, long_env) = steps_of(300);
+    assert!(short < PREPARE_AFTER_STEPS && long > 4 * PREPARE_AFTER_STEPS, "{short} {long}");
+    let mut started = 0;
+    let mut prepare = || started += 1;
+    let Warmup::Done(Ok(outcome), _) =
+        interpret_first_preparing(&program, label, &short_env, &config, long, Some(&mut prepare))
+    else {
+        panic!("the short run ends within its warm-up")
+    };
+    assert_eq!(outcome.steps, short);
+    assert_eq!(started, 0, "a run that ended early started preparing");
+    let warmup = 2 * PREPARE_AFTER_STEPS;
+    let mut prepare = || started += 1;
+    let Warmup::Paused(paused) =
+        interpret_first_preparing(&program, label, &long_env, &config, warmup, Some(&mut prepare))
+    else {
+        panic!("the long run goes on past its warm-up")
+    };
+    assert_eq!(started, 1, "preparing starts once");
+    let Warmup::Paused(plain) = interpret_first(&program, label, &long_env, &config, warmup) else {
+        panic!("the long run goes on past its warm-up")
+    };
+    assert_eq!((paused.counts.steps, paused.block), (plain.counts.steps, plain.block));
+    assert!(paused.counts.steps >= warmup);
+}
+
 /// A program of counted loops, as a Brainfuck program's `[->+<]` is one,
 /// written from `seed`: each round sets a counter cell and a second cell
 /// (the same object as the counter in some rounds) to values that may be

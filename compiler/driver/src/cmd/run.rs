@@ -259,11 +259,11 @@ fn run_jit(
     let mut preparing = None;
     if warmup > 0 {
         // The JIT's start prepared on the other core while the interpreter
-        // runs alone (`flowc_trace::jit::Preparing`).
-        if flowc_trace::jit::prepare_apart(program) {
-            preparing = flowc_trace::jit::Preparing::start(program.clone(), Box::new(lower));
-        }
-        match flowc_trace::jit::interpret_first(program, label, env, config, warmup) {
+        // runs alone (`flowc_trace::jit::Preparing`), once the run is long
+        // enough to pay for the thread.
+        let mut prepare = || preparing = flowc_trace::jit::Preparing::start(program.clone(), Box::new(lower));
+        let apart = flowc_trace::jit::prepare_apart(program).then_some(&mut prepare as &mut dyn FnMut());
+        match flowc_trace::jit::interpret_first_preparing(program, label, env, config, warmup, apart) {
             flowc_trace::jit::Warmup::Paused(p) => paused = Some(p),
             flowc_trace::jit::Warmup::Done(result, counts) => {
                 // Not waited for: the thread finishes on its own.

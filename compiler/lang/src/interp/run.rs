@@ -570,8 +570,15 @@ impl<'a> Machine<'a> {
     /// to the JIT (`flowc_trace::jit`, "Starting late").
     pub fn run_until(&mut self, entry: Symbol, env: &[(Symbol, Value)], steps: u64) -> Result<Stage, RuntimeError> {
         let (frame, block) = self.entry_frame(entry, env)?;
+        self.continue_until(vec![frame], block, steps)
+    }
+
+    /// [`Machine::run_until`] going on from where it paused (`stack`, at
+    /// `block` of the innermost frame's graph) until the run has done more
+    /// than `steps` statements in all.
+    pub fn continue_until(&mut self, stack: Vec<Frame>, block: u32, steps: u64) -> Result<Stage, RuntimeError> {
         self.limit = self.fuel.min(steps);
-        let exit = self.execute_plain(vec![frame], block);
+        let exit = self.execute_plain(stack, block);
         self.limit = self.fuel;
         match exit? {
             Exit::Paused { stack, block } => Ok(Stage::Paused { stack, block }),
