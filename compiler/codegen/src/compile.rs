@@ -34,7 +34,7 @@ use flowc_lang::Symbol;
 use crate::define;
 use crate::lower::Building;
 
-use crate::plan::policy::{IN_FLIGHT, PARALLEL_INSTS};
+use crate::plan::policy::{AHEAD, IN_FLIGHT, PARALLEL_INSTS};
 
 /// Which code generator compiles a function or trace, with which
 /// settings (not a tier of [`crate::tiers`]: tier-0 code and optimized
@@ -58,10 +58,6 @@ struct Job {
     ctx: Box<Context>,
     isa: OwnedTargetIsa,
 }
-
-/// How many functions the lowering thread compiled itself may wait,
-/// compiled, for the one at the worker before them ([`Compiler::parallel`]).
-const AHEAD: usize = 2;
 
 /// A function submitted and not yet defined.
 enum Pending {

@@ -118,6 +118,13 @@ pub mod policy {
     /// `loops_in_sequence`, code generation 131 against 115 ms, the
     /// process's peak the same (48.4 and 48.6 MB).
     pub const IN_FLIGHT: usize = 2;
+
+    /// How many functions the lowering thread compiled itself may wait,
+    /// compiled, for the one at the worker before them
+    /// ([`crate::compile`]): one made it wait for the worker often
+    /// (`loops_in_sequence`'s code generation 136 against 110-117 ms), four
+    /// and eight gained nothing and hold more.
+    pub const AHEAD: usize = 2;
 }
 
 /// How a function's code is laid out.

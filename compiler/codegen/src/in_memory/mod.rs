@@ -423,7 +423,7 @@ const TRACE_ROOM: usize = 1 << 17;
 ///
 /// Traces are compiled in the tail-call convention and continue in one
 /// another without returning: a `jump_trace` is a tail call of a trace
-/// compiled earlier, and every exit has a link slot ([`ExitSlot`]) that
+/// compiled earlier, and every exit has a link slot ([`crate::lower::ExitSlot`]) that
 /// [`TraceCache::link`] can point at a bridge — a trace whose parameters
 /// are the exit's values — so that from then on the exit continues there
 /// instead of returning to the caller. A run returns only at an exit with
