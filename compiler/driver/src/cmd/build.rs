@@ -85,7 +85,11 @@ pub fn main(args: Args) -> Result<(), Failure> {
     let versions =
         flowc_passes::versions::pipeline(module, &options, flowc_passes::versions::Wanted::Both, |_, _, _| {});
     progress.phase("code generation");
-    let describe = |site: flowc_ir::Site| program.with_text(site.location()).to_string();
+    // Every error site's text goes into the executable: looked up by label
+    // in an index, not by scanning the program once per site (a partially
+    // evaluated residual has tens of thousands of blocks and sites).
+    let index = flowc_lang::index::ProgramIndex::new(&program);
+    let describe = |site: flowc_ir::Site| index.with_text(site.location()).to_string();
     let bytes = flowc_codegen::object::object(
         &versions.generic,
         versions.small_version(),
