@@ -18,9 +18,13 @@
 //! cache), a third of the budget at 10^3: each run of a size is paired
 //! with a run of the baseline just before it, and the bytes per statement
 //! are the median of the pairs' differences.
+//! Then `build s`: the same program built ahead of time (`flowc build`,
+//! the whole command: front end, passes, code generation with every
+//! error site's text, writing the object and linking; one run), and its
+//! time per statement relative to 10^4 (`build ÷10^4`).
 //! Targets, at every size: at least 200,000 statements per second, at
 //! most 1 KB of peak memory per statement, and time per statement at
-//! 10^6 within 2x of 10^4. `FLOWC_BENCH_MAX` caps the sizes (e.g. 100000 for a quick
+//! 10^6 within 2x of 10^4, compiling in memory and building. `FLOWC_BENCH_MAX` caps the sizes (e.g. 100000 for a quick
 //! run).
 
 use flowc_bench::compile_run::{self, paired, TARGET_BYTES, TARGET_RATE};
@@ -44,10 +48,11 @@ fn main() {
         "baseline: a ten-statement program peaks at {base_peak:.1} MB (median; each size's runs pair with their own)"
     );
     println!(
-        "{:>10} {:>11} {:>12} {:>9} {:>10} {:>12}",
-        "stmts", "compile s", "stmts/s", "peak MB", "B/stmt", "t/stmt ÷10^4"
+        "{:>10} {:>11} {:>12} {:>9} {:>10} {:>12} {:>9} {:>10}",
+        "stmts", "compile s", "stmts/s", "peak MB", "B/stmt", "t/stmt ÷10^4", "build s", "build ÷10^4"
     );
     let mut baseline = None;
+    let mut build_baseline = None;
     let mut met = true;
     for &size in SIZES.iter().filter(|&&s| s <= max) {
         let (p, n) = program(size);
@@ -64,13 +69,36 @@ fn main() {
         let relative = baseline.map_or(f64::NAN, |b| per_stmt / b);
         let rate = n as f64 / m.secs;
         let bytes = m.beyond_mb * 1048576.0 / n as f64;
-        println!("{n:>10} {:>11.3} {rate:>12.0} {:>9.1} {bytes:>10.0} {relative:>12.2}", m.secs, m.peak_mb);
+        let built = build_secs(&exe, &file, &dir);
+        let build_per_stmt = built / n as f64;
+        if size == 10_000 {
+            build_baseline = Some(build_per_stmt);
+        }
+        let build_relative = build_baseline.map_or(f64::NAN, |b| build_per_stmt / b);
+        println!(
+            "{n:>10} {:>11.3} {rate:>12.0} {:>9.1} {bytes:>10.0} {relative:>12.2} {built:>9.3} {build_relative:>10.2}",
+            m.secs, m.peak_mb
+        );
         met &= rate >= TARGET_RATE && bytes <= TARGET_BYTES && (relative.is_nan() || relative <= 2.0);
+        met &= build_relative.is_nan() || build_relative <= 2.0;
         let _ = std::fs::remove_file(&file);
     }
     std::fs::remove_dir_all(&dir).ok();
     println!(
-        "targets (>= 200000 stmts/s, <= 1000 B/stmt, t/stmt within 2x of 10^4): {}",
+        "targets (>= 200000 stmts/s, <= 1000 B/stmt, t/stmt and build t/stmt within 2x of 10^4): {}",
         if met { "met" } else { "NOT met" }
     );
+}
+
+/// Seconds `flowc build` takes to make an executable of `file` (in `dir`),
+/// the whole command.
+fn build_secs(exe: &std::path::Path, file: &std::path::Path, dir: &std::path::Path) -> f64 {
+    let out = dir.join("built");
+    let started = std::time::Instant::now();
+    let status =
+        std::process::Command::new(exe).arg("build").arg("-o").arg(&out).arg(file).status().expect("flowc runs");
+    let secs = started.elapsed().as_secs_f64();
+    assert!(status.success(), "flowc build {} failed", file.display());
+    let _ = std::fs::remove_file(&out);
+    secs
 }
