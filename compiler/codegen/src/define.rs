@@ -323,10 +323,15 @@ fn define_split(
     let counted = tier.as_ref().map(|t| &t.headers[..]).or(by_region.as_ref().map(|t| &t.headers[..])).unwrap_or(&[]);
     let header_numbers = lower::frame::header_numbers(counted);
     let split = lower::frame::Split { regions, frame, funcs, tier, by_region, plan: *plan, header_numbers };
+    // Code that never tiers up (built ahead of time, or run without
+    // tiering) has its hot regions compiled optimized from the start.
+    let fixed = split.tier.is_none() && split.by_region.is_none() && env.links.is_none();
+    let optimized = plan.region_tier1();
     for (k, &region) in split.funcs.iter().enumerate() {
         let mut ctx = env.compiler.context(&*env.module);
-        lower::lower_region(env, f, facts, &split, k, None, &mut ctx, fbctx);
-        compile::submit(env, region, f.name, ctx, plan.codegen)?;
+        let tier1 = (fixed && Plan::hot_region(&split.regions, k, |b| facts.on_cycle(b))).then_some(&optimized);
+        lower::lower_region(env, f, facts, &split, k, tier1, &mut ctx, fbctx);
+        compile::submit(env, region, f.name, ctx, tier1.map_or(plan.codegen, |t| t.codegen))?;
     }
     let mut ctx = env.compiler.context(&*env.module);
     let driver_tier = split.tier.as_ref().map(|t| (t.counter, t.index));

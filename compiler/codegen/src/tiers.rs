@@ -56,6 +56,8 @@
 //!
 //! `flowc build` compiles everything ahead of time (an executable carries
 //! no compiler), and traces are compiled only once hot: neither is tiered.
+//! What never tiers up gets a huge function's hot regions compiled as
+//! their optimized tier from the start ([`crate::plan::Plan::hot_region`]).
 //! The tables live as long as the code ([`Tables`]); the compiler that
 //! tiers up is [`crate::in_memory`]'s.
 

@@ -213,11 +213,7 @@ const BY_REGION: [((u32, bool), usize); 3] = [((1, false), 4), ((7, false), 16),
 /// value it had (the running total, the counter, an object made before).
 #[test]
 fn a_huge_function_compiles_only_its_hot_region_optimized() {
-    let mut text = String::from("entry start(n = 500)\nstart:\n    p = new point\n    p.x = 3\n    a = n\n");
-    for k in 0..(flowc_ir::HUGE_INSTS / 2) {
-        text += &format!("    a = a + {k}\n    a = a % 1000003\n");
-    }
-    text += "    s = 0\n    i = 0\n    goto head\nhead:\n    t = i < n\n    if t goto body else goto done\nbody:\n    x = p.x\n    s = s + x\n    s = s * 3\n    s = s % 1000003\n    i = i + 1\n    goto head\ndone:\n    s = s + a\n    print_and_stop(s)\n";
+    let text = huge_with_hot_loop();
     flowc_codegen::with_stack(move || {
         let case = case_of(&text);
         let main = case.versions().generic.main().map(|f| (f.name, f.is_huge())).unwrap();
@@ -241,6 +237,56 @@ fn a_huge_function_compiles_only_its_hot_region_optimized() {
         // is compiled.
         assert_eq!(engines::outcome(native.run(&case.env, 1000)), case.expected);
         assert_eq!(native.tier_ups().count, 1, "the second run compiles nothing");
+    });
+}
+
+/// A huge main graph: straight-line code around one small hot loop,
+/// which reads a field of an object made before it, `n` rounds.
+fn huge_with_hot_loop() -> String {
+    let mut text = String::from("entry start(n = 500)\nstart:\n    p = new point\n    p.x = 3\n    a = n\n");
+    for k in 0..(flowc_ir::HUGE_INSTS / 2) {
+        text += &format!("    a = a + {k}\n    a = a % 1000003\n");
+    }
+    text += "    s = 0\n    i = 0\n    goto head\nhead:\n    t = i < n\n    if t goto body else goto done\nbody:\n    x = p.x\n    s = s + x\n    s = s * 3\n    s = s % 1000003\n    i = i + 1\n    goto head\ndone:\n    s = s + a\n    print_and_stop(s)\n";
+    text
+}
+
+/// Code that never tiers up — what `flowc build` puts in an executable,
+/// or a run without tiering — has a huge function's hot regions compiled
+/// optimized from the start (`Plan::hot_region`): the hot loop's region
+/// of the huge main graph is lowered for speed, the straight-line regions
+/// and the driver for compile time, and the code computes what the
+/// interpreter does.
+#[test]
+fn a_huge_function_that_never_tiers_up_has_its_hot_region_compiled_optimized() {
+    let text = huge_with_hot_loop();
+    flowc_codegen::with_stack(move || {
+        let case = case_of(&text);
+        let generic = &case.versions().generic;
+        let main = generic.main().map(|f| f.name).unwrap();
+        // How `flowc build` lowers the program, per function and region.
+        let listing = flowc_codegen::object::lowered(generic).unwrap();
+        let tiers: Vec<&str> = listing
+            .lines()
+            .filter_map(|l| l.strip_prefix(&format!("; {main} (")))
+            .map(|rest| rest.trim_end_matches(')'))
+            .collect();
+        let optimized = tiers.iter().filter(|&&t| t == "Optimized").count();
+        let cheap = tiers.iter().filter(|&&t| t == "Cheap").count();
+        assert_eq!(optimized, 1, "the hot loop's region, and nothing else: {tiers:?}");
+        assert!(cheap > 10, "the straight-line regions and the driver: {cheap}");
+        // The same straight-line code with the loop's rounds known: no
+        // region is hot.
+        let counted =
+            text.replace("i = 0\n", "i = 5\n").replace("t = i < n\n", "t = i\n").replace("i = i + 1\n", "i = i - 1\n");
+        let case = case_of(&counted);
+        let listing = flowc_codegen::object::lowered(&case.versions().generic).unwrap();
+        assert!(!listing.contains(&format!("; {main} (Optimized)")), "a loop of five rounds is not hot");
+        let case = case_of(&text);
+        // Run without tiering, the same lowering computes the right thing.
+        let native = compiled(&case, flowc_codegen::Options::default());
+        assert_eq!(engines::outcome(native.run(&case.env, 1000)), case.expected);
+        assert_eq!(native.tier_ups().count, 0, "nothing tiers up");
     });
 }
 
