@@ -203,7 +203,7 @@ pub fn submit(env: &mut Building, id: FuncId, name: Symbol, ctx: Box<Context>, t
     let isa = isa_of(&*env.module, tier)?;
     // The Cranelift IR as lowered, before Cranelift optimizes it: kept
     // when asked for, and printed as a debugging aid (`FLOWC_CLIF`).
-    let debug = std::env::var_os("FLOWC_CLIF").is_some();
+    let debug = flowc_lang::flags::on("FLOWC_CLIF");
     if env.compiler.listing.is_some() || debug {
         let text = format!("; {name} ({tier:?})\n{}", ctx.func.display());
         if debug {

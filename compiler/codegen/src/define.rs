@@ -363,7 +363,7 @@ pub(crate) fn describe(name: Symbol, id: FuncId, ctx: &cranelift_codegen::Contex
         .collect();
     let size = code.code_buffer().len() as u32;
     let places = crate::code_map::places(code);
-    if std::env::var_os("FLOWC_DISASM").is_some() {
+    if flowc_lang::flags::on("FLOWC_DISASM") {
         // The final code, after block layout and branch resolution (the
         // address is not known before the module is finalized).
         eprint!("{}", crate::disasm::listing(&[(name, 0, code.code_buffer())]));

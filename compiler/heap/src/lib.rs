@@ -11,6 +11,7 @@
 //! - [`ops`]: the operation table — every operation's arity, forms,
 //!   failures and evaluation — and the 63-bit word range;
 //! - [`error`]: run-time errors ([`error::ErrorKind`]) and their places;
+//! - [`flags`]: debugging switches read from the environment;
 //! - [`objects`]: `new`, `get` and `set` as the language defines them;
 //! - [`text`]: the text form of values (the term reader, integer
 //!   literals, environment lists).
@@ -19,6 +20,7 @@
 //! (`flowc_lang::heap`, `flowc_lang::interp::ErrorKind`, ...).
 
 pub mod error;
+pub mod flags;
 pub mod heap;
 pub mod objects;
 pub mod ops;

@@ -22,7 +22,7 @@ pub mod syntax;
 // Values and the heap they live in, the op table: their own crate
 // (flowc-heap, which the runtime of compiled code links without the
 // language's syntax or interpreter), here under the language's name.
-pub use flowc_heap::{heap, ops, symbol, value};
+pub use flowc_heap::{flags, heap, ops, symbol, value};
 
 pub use ast::Program;
 pub use env::Env;

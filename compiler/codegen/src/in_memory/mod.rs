@@ -1192,7 +1192,7 @@ fn install_baseline(
     code: crate::baseline::Compiled,
 ) -> Result<(usize, u64), String> {
     let address = heap.install(&format!("t{}_{name}", t.0), &code.code)?;
-    if std::env::var_os("FLOWC_DISASM").is_some() {
+    if flowc_lang::flags::on("FLOWC_DISASM") {
         // As for Cranelift's code (`define`): the bytes as they will run.
         eprint!("{}", crate::disasm::listing(&[(name, 0, &code.code)]));
     }

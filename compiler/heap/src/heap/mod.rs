@@ -205,7 +205,7 @@ pub fn stats() -> HeapStats {
 
 impl Heap {
     fn new() -> Heap {
-        let stress = std::env::var_os("FLOWC_GC_STRESS").is_some_and(|v| v != "0" && !v.is_empty());
+        let stress = crate::flags::on("FLOWC_GC_STRESS");
         Heap {
             runs: [FreeRun::default(); MAX_WORDS + 1],
             classes: (0..=MAX_WORDS).map(|_| Class::default()).collect(),

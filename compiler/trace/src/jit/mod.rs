@@ -264,7 +264,7 @@ impl Default for Options {
             // Off unless asked for (`FLOWC_TREES`): compiled by Cranelift
             // on the JIT's thread, a tree costs more than it saves on the
             // suite's programs (docs/architecture.md, "Trees").
-            trees: std::env::var_os("FLOWC_TREES").is_some(),
+            trees: flowc_lang::flags::on("FLOWC_TREES"),
             link_check: LINK_CHECK,
             keep_ir: true,
             graft_crossings: 64,
