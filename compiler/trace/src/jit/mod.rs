@@ -79,8 +79,13 @@
 //! ([`promises_payback`]): the profiler keeps the clock at the first
 //! arrival of each count (`Profiler::since`), and a loop recorded at a
 //! hot spot whose arrivals were spread thin — a small loop entered now
-//! and then — is deferred like one over budget, not compiled. The clock
-//! counts work, not time, so the JIT's decisions stay deterministic.
+//! and then — is deferred like one over budget, not compiled. Where the
+//! arrivals are so thin that no loop, however long, could pay back (it
+//! would have to promise more arrivals than the price of compiling one of
+//! its operations), nothing is recorded (`Jit::hopeless`): thousands of
+//! short loops in sequence were each recorded only to be judged so. The
+//! clock counts work, not time, so the JIT's decisions stay
+//! deterministic.
 //!
 //! **Starting late** ([`warmup`], `flowc run --warmup`): the JIT's start
 //! has a cost of its own — lowering the program, building its tables,
@@ -666,8 +671,42 @@ fn compile_cost(recorded: u64, pieces: u64, work: u64) -> u64 {
 /// thousand statements, not the tens of thousands its compile costs, and
 /// is not compiled until the run is long enough for it to pay.
 pub fn promises_payback(arrivals: u64, span: u64, elapsed: u64, work: u64, ops: u64) -> bool {
-    let future = arrivals.saturating_mul(elapsed) / span.max(1);
-    future.saturating_mul(ops.max(1)) >= compile_cost(ops, 2, work)
+    future_arrivals(arrivals, span, elapsed).saturating_mul(ops.max(1)) >= compile_cost(ops, 2, work)
+}
+
+/// How densely a hot spot was arrived at, and the clocks that judge
+/// whether its loop's compile would pay back ([`promises_payback`]):
+/// `arrivals` over the last `span` statements of a run that has done
+/// `elapsed` statements (the allowance included), `work` on the budget's
+/// clock.
+#[derive(Copy, Clone, Debug)]
+struct Density {
+    arrivals: u64,
+    span: u64,
+    elapsed: u64,
+    work: u64,
+}
+
+impl Density {
+    /// [`promises_payback`] for a loop of `ops` recorded operations.
+    fn promises(&self, ops: u64) -> bool {
+        promises_payback(self.arrivals, self.span, self.elapsed, self.work, ops)
+    }
+
+    /// Whether a loop of some length would promise payback: the arrivals
+    /// it promises must exceed the price of an operation, since a loop of
+    /// `ops` operations saves `ops` statements per arrival and costs more
+    /// than `ops` times that price ([`compile_cost`]). Known before
+    /// anything is recorded.
+    fn promises_at_any_length(&self) -> bool {
+        future_arrivals(self.arrivals, self.span, self.elapsed) > compile_cost(1, 0, self.work)
+    }
+}
+
+/// The arrivals a hot spot arrived at `arrivals` times over the last
+/// `span` statements of a run of `elapsed` promises ([`promises_payback`]).
+fn future_arrivals(arrivals: u64, span: u64, elapsed: u64) -> u64 {
+    arrivals.saturating_mul(elapsed) / span.max(1)
 }
 
 /// The compile budget's rule (see "A compile budget"): whether `recorded`
@@ -1222,6 +1261,8 @@ impl<'p> Jit<'p> {
             if self.too_sparse(machine, key, ops, &describe(key, run.resolved)) {
                 return Ok(Next::Interpret(block));
             }
+        } else if self.hopeless(machine, key, &describe(key, run.resolved)) {
+            return Ok(Next::Interpret(block));
         }
         self.record_loop(machine, run, key, stack, block)
     }
@@ -1513,22 +1554,55 @@ impl<'p> Jit<'p> {
     /// the key deferred like one over budget, and `ops` kept to judge it
     /// by when it is hot again.
     fn too_sparse(&mut self, machine: &mut Machine, key: &Key, ops: usize, what: &str) -> bool {
-        let Some(allowance) = self.options.compile_allowance else { return false };
-        let Some(p) = machine.profiler() else { return false };
-        let (Some(since), arrivals, now) = (p.since(key), p.count(key), machine.steps()) else { return false };
-        let work = now.saturating_sub(self.work_before) + self.compiled_work;
-        let elapsed = now.saturating_add(self.compiled_work).saturating_add(allowance);
-        let span = now.saturating_sub(since);
-        if promises_payback(u64::from(arrivals), span, elapsed, work, ops as u64) {
+        let Some(density) = self.density(machine, key) else { return false };
+        if density.promises(ops as u64) {
             return false;
         }
         self.stats.sparse += 1;
-        self.log(format_args!("not compiled: {what}, {ops} operations, {arrivals} arrivals in {span} statements"));
+        self.log(format_args!(
+            "not compiled: {what}, {ops} operations, {} arrivals in {} statements",
+            density.arrivals, density.span
+        ));
         if let Some(p) = machine.profiler_mut() {
             p.defer(key);
         }
         self.keys.entry(key.clone()).or_default().sparse_ops = Some(ops);
         true
+    }
+
+    /// Whether hot spot `key` was arrived at too sparsely for a loop of
+    /// any length recorded there to pay back its compile
+    /// ([`Density::promises_at_any_length`]): then it is counted, logged
+    /// and deferred like a loop too sparse, without recording one. (Most
+    /// loops of a main graph of thousands of loops in sequence, or of
+    /// thousands of functions each called now and then, are such: recorded
+    /// only to be judged too sparse, they cost the run some 2 µs each.)
+    fn hopeless(&mut self, machine: &mut Machine, key: &Key, what: &str) -> bool {
+        let Some(density) = self.density(machine, key) else { return false };
+        if density.promises_at_any_length() {
+            return false;
+        }
+        self.stats.sparse += 1;
+        self.log(format_args!("not recorded: {what}, {} arrivals in {} statements", density.arrivals, density.span));
+        if let Some(p) = machine.profiler_mut() {
+            p.defer(key);
+        }
+        true
+    }
+
+    /// How densely hot spot `key` was arrived at over its last count, with
+    /// the clocks that judge it ([`promises_payback`]); `None` without a
+    /// budget or a count.
+    fn density(&self, machine: &Machine, key: &Key) -> Option<Density> {
+        let allowance = self.options.compile_allowance?;
+        let p = machine.profiler()?;
+        let (since, arrivals, now) = (p.since(key)?, p.count(key), machine.steps());
+        Some(Density {
+            arrivals: u64::from(arrivals),
+            span: now.saturating_sub(since),
+            elapsed: now.saturating_add(self.compiled_work).saturating_add(allowance),
+            work: now.saturating_sub(self.work_before) + self.compiled_work,
+        })
     }
 
     /// Pieces of code the worker's pending jobs will add (at most two

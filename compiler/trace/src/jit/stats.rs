@@ -96,7 +96,8 @@ pub struct Stats {
     pub deferred: u64,
     /// Loops recorded and then not compiled, because their hot spot was
     /// arrived at too sparsely for their code to pay back its compile
-    /// ([`crate::jit::promises_payback`]).
+    /// ([`crate::jit::promises_payback`]), and hot spots not recorded at
+    /// all because no loop recorded there could have paid back.
     pub sparse: u64,
     /// Functions traces call rather than follow, because recordings got
     /// too long in them.
