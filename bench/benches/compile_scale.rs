@@ -21,7 +21,9 @@
 //! Then `build s`: the same program built ahead of time (`flowc build`,
 //! the whole command: front end, passes, code generation with every
 //! error site's text, writing the object and linking; one run), and its
-//! time per statement relative to 10^4 (`build ÷10^4`).
+//! time per statement beyond what building the ten-statement program
+//! takes (process start, linking), relative to 10^4 (`build ÷10^4`); `-`
+//! where nothing could be built (no linker or runtime library).
 //! Targets, at every size: at least 200,000 statements per second, at
 //! most 1 KB of peak memory per statement, and time per statement at
 //! 10^6 within 2x of 10^4, compiling in memory and building. `FLOWC_BENCH_MAX` caps the sizes (e.g. 100000 for a quick
@@ -53,6 +55,9 @@ fn main() {
     );
     let mut baseline = None;
     let mut build_baseline = None;
+    // What building costs whatever the program (process start, linking).
+    let tiny_builds: Vec<f64> = (0..3).filter_map(|_| build_secs(&exe, &tiny, &dir)).collect();
+    let tiny_build = if tiny_builds.is_empty() { 0.0 } else { compile_run::median(tiny_builds) };
     let mut met = true;
     for &size in SIZES.iter().filter(|&&s| s <= max) {
         let (p, n) = program(size);
@@ -70,13 +75,14 @@ fn main() {
         let rate = n as f64 / m.secs;
         let bytes = m.beyond_mb * 1048576.0 / n as f64;
         let built = build_secs(&exe, &file, &dir);
-        let build_per_stmt = built / n as f64;
+        let build_per_stmt = built.map_or(f64::NAN, |b| (b - tiny_build).max(0.0) / n as f64);
         if size == 10_000 {
             build_baseline = Some(build_per_stmt);
         }
         let build_relative = build_baseline.map_or(f64::NAN, |b| build_per_stmt / b);
+        let built = built.map_or("-".to_string(), |b| format!("{b:.3}"));
         println!(
-            "{n:>10} {:>11.3} {rate:>12.0} {:>9.1} {bytes:>10.0} {relative:>12.2} {built:>9.3} {build_relative:>10.2}",
+            "{n:>10} {:>11.3} {rate:>12.0} {:>9.1} {bytes:>10.0} {relative:>12.2} {built:>9} {build_relative:>10.2}",
             m.secs, m.peak_mb
         );
         met &= rate >= TARGET_RATE && bytes <= TARGET_BYTES && (relative.is_nan() || relative <= 2.0);
@@ -91,14 +97,13 @@ fn main() {
 }
 
 /// Seconds `flowc build` takes to make an executable of `file` (in `dir`),
-/// the whole command.
-fn build_secs(exe: &std::path::Path, file: &std::path::Path, dir: &std::path::Path) -> f64 {
+/// the whole command; `None` if it could not (no linker, no runtime
+/// library: it says why).
+fn build_secs(exe: &std::path::Path, file: &std::path::Path, dir: &std::path::Path) -> Option<f64> {
     let out = dir.join("built");
     let started = std::time::Instant::now();
-    let status =
-        std::process::Command::new(exe).arg("build").arg("-o").arg(&out).arg(file).status().expect("flowc runs");
+    let status = std::process::Command::new(exe).arg("build").arg("-o").arg(&out).arg(file).status().ok()?;
     let secs = started.elapsed().as_secs_f64();
-    assert!(status.success(), "flowc build {} failed", file.display());
     let _ = std::fs::remove_file(&out);
-    secs
+    status.success().then_some(secs)
 }

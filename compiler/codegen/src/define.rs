@@ -278,9 +278,11 @@ pub fn define_osr(env: &mut Building, f: &Function, id: FuncId, facts: lower::Fa
 
 /// Defines `f` as `id`, split into regions as `plan` says: each region a
 /// function of its own, compiled cheaply (a region at a time on each core, so that the
-/// Cranelift structures of only a few exist at once), and `id` the driver
-/// that calls the first. Returns the split, and the tables of regions
-/// that count ([`Counting::Regions`]).
+/// Cranelift structures of only a few exist at once) — but in code that
+/// never tiers up, the regions with a block on a hot cycle, compiled
+/// optimized ([`Plan::hot_region`]) — and `id` the driver that calls the
+/// first. Returns the split, and the tables of regions that count
+/// ([`Counting::Regions`]).
 fn define_split(
     env: &mut Building,
     f: &Function,
@@ -323,9 +325,11 @@ fn define_split(
     let counted = tier.as_ref().map(|t| &t.headers[..]).or(by_region.as_ref().map(|t| &t.headers[..])).unwrap_or(&[]);
     let header_numbers = lower::frame::header_numbers(counted);
     let split = lower::frame::Split { regions, frame, funcs, tier, by_region, plan: *plan, header_numbers };
-    // Code that never tiers up (built ahead of time, or run without
-    // tiering) has its hot regions compiled optimized from the start.
-    let fixed = split.tier.is_none() && split.by_region.is_none() && env.links.is_none();
+    // Code that never tiers up — built ahead of time, run without tiering,
+    // a huge function of the program compiled for the JIT's traces to
+    // call, a tiered function's optimized tier split in tests — has its
+    // hot regions compiled optimized from the start.
+    let fixed = split.tier.is_none() && split.by_region.is_none();
     let optimized = plan.region_tier1();
     for (k, &region) in split.funcs.iter().enumerate() {
         let mut ctx = env.compiler.context(&*env.module);

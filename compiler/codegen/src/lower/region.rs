@@ -35,8 +35,11 @@ pub(super) struct Region<'b> {
     pub(super) pending: Vec<(cranelift_codegen::ir::Block, usize, Vec<ClValue>)>,
     /// The other regions' functions, as declared in this one.
     pub(super) refs: HashMap<usize, FuncRef>,
-    /// Whether this is the optimized tier of a region of a function
-    /// tiered region by region ([`crate::tiers`]): it counts nothing.
+    /// Whether this region is lowered with the optimized tier's plan: of
+    /// a function tiered region by region ([`crate::tiers`]), where it
+    /// counts nothing and hops to other regions' optimized tiers, or a
+    /// hot region of code that never tiers up
+    /// ([`crate::plan::Plan::hot_region`]).
     pub(super) tier1: bool,
 }
 
@@ -49,8 +52,10 @@ pub(super) struct Region<'b> {
 ///
 /// `tier1`: the region's optimized tier, lowered with that plan
 /// ([`crate::plan::Plan::region_tier1`]), for a function tiered region by
-/// region; else the code the split's plan says, which, for such a
-/// function, first continues in the region's optimized tier if it is
+/// region or a hot region of code that never tiers up
+/// ([`crate::plan::Plan::hot_region`]); else the code the split's plan
+/// says, which, for a function tiered region by region, first continues
+/// in the region's optimized tier if it is
 /// installed, and counts the entry (`enter_tier1`); its hot loop headers
 /// count iterations ([`Lowerer::count_iteration`]).
 #[allow(clippy::too_many_arguments)]

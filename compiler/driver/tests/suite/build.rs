@@ -196,3 +196,45 @@ fn a_copied_flowc_builds_executables() {
     assert_eq!(text(&run(&dir.join("pw"), &[]).stdout), "10000000000\n");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A huge main graph — straight-line code around one hot loop over an
+/// object's field, `n` rounds — whose loop's region an executable has
+/// compiled optimized (`Plan::hot_region`), position-independent, beside
+/// regions compiled for compile time: it prints what the interpreter
+/// prints, with the entry's environment and another, and an error raised
+/// in the hot region (a division by zero at round 300) names the
+/// interpreter's place.
+#[test]
+fn a_built_huge_function_runs_its_hot_region_as_the_interpreter_does() {
+    let program = |divisor: &str| {
+        let mut text = String::from("entry start(n = 500)\nstart:\n    p = new point\n    p.x = 3\n    a = n\n");
+        for k in 0..(flowc_ir::HUGE_INSTS / 2) {
+            text += &format!("    a = a + {k}\n    a = a % 1000003\n");
+        }
+        text += "    s = 0\n    i = 0\n    goto head\nhead:\n    t = i < n\n    if t goto body else goto done\n";
+        text += &format!("body:\n    x = p.x\n    s = s + x\n    d = {divisor}\n    q = 999 // d\n    s = s + q\n");
+        text += "    s = s * 3\n    s = s % 1000003\n    i = i + 1\n    goto head\ndone:\n    s = s + a\n    print_and_stop(s)\n";
+        text
+    };
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("built-huge");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [("huge.fg", "3", None), ("huge.fg", "3", Some("[n/20000]")), ("huge_error.fg", "300 - i", None)];
+    for (name, divisor, env) in cases {
+        let file = dir.join(name);
+        std::fs::write(&file, program(divisor)).unwrap();
+        let file = file.to_str().unwrap();
+        let exe = build(file, &[]);
+        let env_args: Vec<&str> = env.map(|e| vec!["--env", e]).unwrap_or_default();
+        let got = run(&exe, &env_args);
+        let mut reference = vec!["run", file];
+        reference.extend_from_slice(&env_args);
+        let expected = flowc(&reference);
+        assert_eq!(got.status.code(), expected.status.code(), "{name} {env:?}: {}", text(&got.stderr));
+        assert_eq!(text(&got.stdout), text(&expected.stdout), "{name} {env:?}");
+        let theirs = text(&expected.stderr).replacen("flowc: ", "", 1);
+        assert_eq!(text(&got.stderr).replacen("program: ", "", 1), theirs, "{name} {env:?}");
+        if name == "huge_error.fg" {
+            assert!(text(&got.stderr).contains("division by zero"), "{}", text(&got.stderr));
+        }
+    }
+}

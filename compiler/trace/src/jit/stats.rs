@@ -180,7 +180,7 @@ impl std::fmt::Display for Stats {
         writeln!(f, "hot spots:       {} ({} arrivals counted)", self.keys, self.arrivals)?;
         writeln!(
             f,
-            "deferred:        {} (hot spots and exits over the compile budget), {} loops too sparse to pay back",
+            "deferred:        {} (hot spots and exits over the compile budget), {} loops and hot spots too sparse to pay back",
             self.deferred, self.sparse
         )?;
         writeln!(f, "entries:         {} ({} compiled calls)", self.entries, self.calls)?;

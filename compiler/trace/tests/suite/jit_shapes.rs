@@ -792,18 +792,18 @@ fn loop_among_work(n: u32, work: usize) -> String {
 }
 
 /// A loop whose hot spot is arrived at sparsely — two rounds per entry,
-/// entered once per 3,000 statements — is recorded and not compiled: its
+/// entered once per 6,000 statements — is recorded and not compiled: its
 /// code would replace a few statements per entry, not what compiling it
 /// costs (`flowc_trace::jit::promises_payback`). Hot again, it is judged
 /// by the operations it was recorded as, not recorded again. The outer
-/// loop, whose hot spot is arrived at once per 3,000 statements, is not
+/// loop, whose hot spot is arrived at once per 6,000 statements, is not
 /// even recorded at first: no loop recorded there could pay back then,
 /// however long. The same loops entered every few statements are
 /// compiled. Both print what the interpreter prints.
 #[test]
 fn a_loop_arrived_at_sparsely_is_not_compiled() {
     let run_with = |work| run_text("work.fg", &loop_among_work(200, work), Hint::Absent, "start", None, checked());
-    let (sparse, dense) = (run_with(1_500), run_with(2));
+    let (sparse, dense) = (run_with(3_000), run_with(2));
     assert!(sparse.stats.sparse > 0, "{}", sparse.stats);
     assert_eq!(dense.stats.sparse, 0, "{}", dense.stats);
     assert!(dense.stats.traces > 0, "{}", dense.stats);
