@@ -21,7 +21,9 @@
 //! the JIT instead (partial evaluation included), ahead-of-time code and
 //! traces compared on one huge program (the residual of fractal 5 has
 //! some 74,000 blocks); issue 35's target holds there too, the JIT not
-//! slower than the interpreter.
+//! slower than the interpreter. And `built s`: the residual program built
+//! ahead of time (`flowc build`, its hot regions compiled optimized) and
+//! the executable run, `exe s` of that its run alone.
 //!
 //!     cargo build --release -p flowc && cargo bench -p flowc-bench --bench native_bf
 //!
@@ -50,8 +52,18 @@ fn main() {
     let c_interp = dir.join("bf_tutorial");
     let have_c = gcc(&root().join("bench/c/bf_tutorial.c"), &c_interp);
     println!(
-        "{:<22} {:>9} {:>7} {:>7} {:>8} {:>11} {:>8} {:>9} {:>9}",
-        "row", "native s", "÷ C", "pypy ÷", "luajit ÷", "native÷bf2c", "pe s", "pe÷bf2c", "pe+jit s"
+        "{:<22} {:>9} {:>7} {:>7} {:>8} {:>11} {:>8} {:>9} {:>9} {:>8} {:>7}",
+        "row",
+        "native s",
+        "÷ C",
+        "pypy ÷",
+        "luajit ÷",
+        "native÷bf2c",
+        "pe s",
+        "pe÷bf2c",
+        "pe+jit s",
+        "built s",
+        "exe s"
     );
     for (program, size) in [("primes", 3), ("fractal", 1), ("fractal", 5)] {
         let text = bf::program(program, size).expect("a program of the suite");
@@ -76,16 +88,17 @@ fn main() {
             std::fs::write(&env_file, &env).expect("the environment written");
             let source = flowc_bench::peers::interpreter(interpreter).expect("an interpreter of the suite");
             let native = native_secs(&exe, &source, &env_file, &expected);
-            let ([c, pypy, luajit], pe, pe_jit) = if interpreter == "tutorial" {
+            let ([c, pypy, luajit], specialized) = if interpreter == "tutorial" {
                 let residual = dir.join(format!("{interpreter}-{program}-{size}.residual.fg"));
-                let (pe, pe_jit) = specialized_secs(&exe, &source, &env_file, &residual, &expected);
-                (tutorial_peers(have_c.then_some(c_interp.as_path()), bf_path, &expected), Some(pe), Some(pe_jit))
+                let specialized = specialized_secs(&exe, &source, &env_file, &residual, &expected);
+                (tutorial_peers(have_c.then_some(c_interp.as_path()), bf_path, &expected), Some(specialized))
             } else {
-                ([None; 3], None, None)
+                ([None; 3], None)
             };
+            let pe = specialized.map(|s| s.native);
             let secs = |t: Option<f64>| t.map_or_else(|| "-".to_string(), |t| format!("{t:.3}"));
             println!(
-                "{:<22} {:>9.3} {:>7} {:>7} {:>8} {:>11} {:>8} {:>9} {:>9}",
+                "{:<22} {:>9.3} {:>7} {:>7} {:>8} {:>11} {:>8} {:>9} {:>9} {:>8} {:>7}",
                 name,
                 native,
                 cell(c.map(|c| native / c)),
@@ -94,7 +107,9 @@ fn main() {
                 cell(bf2c.map(|t| native / t)),
                 secs(pe),
                 cell(pe.zip(bf2c).map(|(p, t)| p / t)),
-                secs(pe_jit),
+                secs(specialized.map(|s| s.jit)),
+                secs(specialized.and_then(|s| s.built)),
+                secs(specialized.and_then(|s| s.exe)),
             );
             if let Some(c) = c {
                 println!("{:<22} C interpreter {c:.3} s", "");
@@ -172,12 +187,27 @@ fn native_secs(exe: &Path, source: &Path, env_file: &Path, expected: &str) -> f6
     runs[1]
 }
 
+/// The first Futamura projection's seconds ([`specialized_secs`]).
+#[derive(Copy, Clone)]
+struct Specialized {
+    /// `pe`, then `flowc run --engine native` of the residual program.
+    native: f64,
+    /// `pe`, then `flowc run --engine jit`.
+    jit: f64,
+    /// `pe`, then `flowc build` of the residual program, then the
+    /// executable; and the executable's run alone (`None` where nothing
+    /// could be built: no linker or runtime library).
+    built: Option<f64>,
+    exe: Option<f64>,
+}
+
 /// The first Futamura projection's seconds: `flowc pe --linear
 /// --optimize` of interpreter `source` with `env_file` static, writing the
 /// residual program to `residual`, then `flowc run --engine native` of
 /// it, which must print `expected`; the two processes timed together,
-/// one run each. Second, the same with `--engine jit`.
-fn specialized_secs(exe: &Path, source: &Path, env_file: &Path, residual: &Path, expected: &str) -> (f64, f64) {
+/// one run each. Then the same with `--engine jit`, and with the residual
+/// built ahead of time and the executable run.
+fn specialized_secs(exe: &Path, source: &Path, env_file: &Path, residual: &Path, expected: &str) -> Specialized {
     let (pe, program) = timed(
         Command::new(exe)
             .args(["pe", "--linear", "--optimize", "--format", "readable", "--entry", "start", "--static"])
@@ -190,5 +220,15 @@ fn specialized_secs(exe: &Path, source: &Path, env_file: &Path, residual: &Path,
         assert_eq!(printed.trim(), expected, "the residual program prints another result under {engine}");
         pe + run
     };
-    (run("native"), run("jit"))
+    let executable = residual.with_extension("exe");
+    let started = Instant::now();
+    let built = Command::new(exe).arg("build").arg("-o").arg(&executable).arg(residual).status();
+    let build = started.elapsed().as_secs_f64();
+    let ran = built.is_ok_and(|s| s.success()).then(|| {
+        let (secs, printed) = timed(&mut Command::new(&executable));
+        assert_eq!(printed.trim(), expected, "the built residual program prints another result");
+        secs
+    });
+    let _ = std::fs::remove_file(&executable);
+    Specialized { native: run("native"), jit: run("jit"), built: ran.map(|r| pe + build + r), exe: ran }
 }
