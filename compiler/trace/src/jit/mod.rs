@@ -1258,10 +1258,10 @@ impl<'p> Jit<'p> {
             // Its loop was too sparse to compile last time: judged by the
             // operations it was recorded as then, not recorded again
             // while it still is.
-            if self.too_sparse(machine, key, ops, &describe(key, run.resolved)) {
+            if self.too_sparse(machine, key, ops, || describe(key, run.resolved)) {
                 return Ok(Next::Interpret(block));
             }
-        } else if self.hopeless(machine, key, &describe(key, run.resolved)) {
+        } else if self.hopeless(machine, key, || describe(key, run.resolved)) {
             return Ok(Next::Interpret(block));
         }
         self.record_loop(machine, run, key, stack, block)
@@ -1553,16 +1553,19 @@ impl<'p> Jit<'p> {
     /// never without a budget or a count). If so it is counted and logged,
     /// the key deferred like one over budget, and `ops` kept to judge it
     /// by when it is hot again.
-    fn too_sparse(&mut self, machine: &mut Machine, key: &Key, ops: usize, what: &str) -> bool {
+    fn too_sparse(&mut self, machine: &mut Machine, key: &Key, ops: usize, what: impl FnOnce() -> String) -> bool {
         let Some(density) = self.density(machine, key) else { return false };
         if density.promises(ops as u64) {
             return false;
         }
         self.stats.sparse += 1;
-        self.log(format_args!(
-            "not compiled: {what}, {ops} operations, {} arrivals in {} statements",
-            density.arrivals, density.span
-        ));
+        if self.log.is_some() {
+            let what = what();
+            self.log(format_args!(
+                "not compiled: {what}, {ops} operations, {} arrivals in {} statements",
+                density.arrivals, density.span
+            ));
+        }
         if let Some(p) = machine.profiler_mut() {
             p.defer(key);
         }
@@ -1577,13 +1580,19 @@ impl<'p> Jit<'p> {
     /// loops of a main graph of thousands of loops in sequence, or of
     /// thousands of functions each called now and then, are such: recorded
     /// only to be judged too sparse, they cost the run some 2 µs each.)
-    fn hopeless(&mut self, machine: &mut Machine, key: &Key, what: &str) -> bool {
+    fn hopeless(&mut self, machine: &mut Machine, key: &Key, what: impl FnOnce() -> String) -> bool {
         let Some(density) = self.density(machine, key) else { return false };
         if density.promises_at_any_length() {
             return false;
         }
         self.stats.sparse += 1;
-        self.log(format_args!("not recorded: {what}, {} arrivals in {} statements", density.arrivals, density.span));
+        if self.log.is_some() {
+            let what = what();
+            self.log(format_args!(
+                "not recorded: {what}, {} arrivals in {} statements",
+                density.arrivals, density.span
+            ));
+        }
         if let Some(p) = machine.profiler_mut() {
             p.defer(key);
         }
