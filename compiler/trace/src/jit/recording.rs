@@ -41,7 +41,9 @@ impl<'p> Jit<'p> {
         // all into every recording was most of its recording time.
         let env: Vec<(Symbol, Value)> = params.iter().copied().zip(args.iter().cloned()).collect();
         let frame = ResumeFrame { function: graph.name, env, call: None };
-        self.log(format_args!("record loop at {}", describe(key, run.resolved)));
+        if self.log.is_some() {
+            self.log(format_args!("record loop at {}", describe(key, run.resolved)));
+        }
         let started = Instant::now();
         let profiler = machine.profiler().expect("the JIT runs with a profiler");
         let mut target = None;
