@@ -291,8 +291,12 @@ fn run_jit(
     // needs the JIT's decisions to be the same from run to run: traces are
     // optimized on a second core where there is one (`compare` and
     // `explore`, which show what the JIT made, keep them deterministic).
-    let options =
-        flowc_trace::jit::Options { keep_ir: false, background: flowc_trace::jit::second_core(), ..args.jit.options() };
+    let options = flowc_trace::jit::Options {
+        keep_ir: false,
+        background: flowc_trace::jit::second_core(),
+        describe_keys: args.stats,
+        ..args.jit.options()
+    };
     let mut jit = input::JitArgs::jit_logging(program, prepared, options, log);
     let result = match paused {
         Some(p) => jit.take_over(p, config),

@@ -244,6 +244,11 @@ pub struct Options {
     /// How long the worker waits before each job (`None`: not at all): a
     /// test's stand-in for a loaded machine leaving the worker behind.
     pub worker_delay: Option<std::time::Duration>,
+    /// Whether a run ends by counting and describing its hot spots for the
+    /// statistics (`Stats::keys`, `arrivals`, `per_key`; always with a JIT
+    /// log, which lists them). `flowc run` does only under `--stats`:
+    /// describing the hundred most arrived at was about 1% of a 9 ms run.
+    pub describe_keys: bool,
 }
 
 impl Default for Options {
@@ -283,6 +288,7 @@ impl Default for Options {
             inspect: None,
             background: false,
             worker_delay: None,
+            describe_keys: true,
         }
     }
 }
@@ -1032,7 +1038,7 @@ impl<'p> Jit<'p> {
         });
         let (result, allocations) = result;
         self.counts = Counts { steps: machine.steps(), allocations: machine.allocations().max(allocations) };
-        if let Some(p) = machine.profiler() {
+        if let Some(p) = machine.profiler().filter(|_| self.options.describe_keys || self.log.is_some()) {
             self.stats.keys = p.keys().count();
             self.stats.arrivals = p.keys().map(|(_, n, _)| n as u64).sum();
             // Every hot spot for the log, else those that can be among the
