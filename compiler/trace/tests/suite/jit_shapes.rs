@@ -576,6 +576,21 @@ fn a_recursive_function_runs_compiled() {
     assert_eq!(r.stats.traces, 0, "{}", r.stats);
     assert!(r.stats.calls >= 1, "{}", r.stats);
     assert!(r.stats.per_key.iter().any(|k| k.key == "calls of fib" && k.state == "compiled"), "{}", r.stats);
+    // A run told not to describe its hot spots (`flowc run` without
+    // `--stats`), and without a JIT log, neither counts nor describes
+    // them, and runs the same.
+    let (program, entry) =
+        (program("examples/fib.fg", &source("examples/fib.fg"), Hint::AsWritten), Symbol::intern("main"));
+    let module = flowc_frontend::lower(&program, entry).unwrap();
+    let env = [(Symbol::intern("n"), Value::Int(20))];
+    let run_with = |describe_keys| {
+        let options = Options { describe_keys, ..checked() };
+        flowc_trace::jit::run(&program, &module, entry, &env, &Config::default(), options).1
+    };
+    let (described, quiet) = (run_with(true), run_with(false));
+    assert!(described.keys > 0 && !described.per_key.is_empty(), "{described}");
+    assert_eq!((quiet.keys, quiet.per_key.len()), (0, 0), "{quiet}");
+    assert_eq!(quiet.calls, described.calls, "{quiet}");
 }
 
 /// An object passed down a short recursion (`area(r, 1)` calls
