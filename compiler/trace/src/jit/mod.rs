@@ -82,10 +82,9 @@
 //! and then — is deferred like one over budget, not compiled. Where the
 //! arrivals are so thin that no loop, however long, could pay back (it
 //! would have to promise more arrivals than the price of compiling one of
-//! its operations), nothing is recorded (`Jit::hopeless`): thousands of
-//! short loops in sequence were each recorded only to be judged so. The
-//! clock counts work, not time, so the JIT's decisions stay
-//! deterministic.
+//! its operations), nothing is recorded (`Jit::too_sparse` before
+//! recording), no entry trace either. The clock counts work, not time,
+//! so the JIT's decisions stay deterministic.
 //!
 //! **Starting late** ([`warmup`], `flowc run --warmup`): the JIT's start
 //! has a cost of its own — lowering the program, building its tables,
@@ -659,8 +658,17 @@ pub const COMPILE_SHARE: u64 = 3;
 /// interpreted statements, at the prices of a run that has done `work`
 /// statements of work (see "A compile budget").
 fn compile_cost(recorded: u64, pieces: u64, work: u64) -> u64 {
-    let per_op = if work >= WARM_AFTER { WARM_COMPILE_STEPS_PER_OP } else { COMPILE_STEPS_PER_OP };
-    recorded * per_op + pieces * PIECE_STEPS
+    recorded * op_price(work) + pieces * PIECE_STEPS
+}
+
+/// What recording and compiling one operation costs a run that has done
+/// `work` statements of work, in interpreted statements.
+fn op_price(work: u64) -> u64 {
+    if work >= WARM_AFTER {
+        WARM_COMPILE_STEPS_PER_OP
+    } else {
+        COMPILE_STEPS_PER_OP
+    }
 }
 
 /// Whether a loop recorded as `ops` operations promises to pay back its
@@ -699,13 +707,16 @@ impl Density {
         promises_payback(self.arrivals, self.span, self.elapsed, self.work, ops)
     }
 
-    /// Whether a loop of some length would promise payback: the arrivals
-    /// it promises must exceed the price of an operation, since a loop of
-    /// `ops` operations saves `ops` statements per arrival and costs more
-    /// than `ops` times that price ([`compile_cost`]). Known before
-    /// anything is recorded.
-    fn promises_at_any_length(&self) -> bool {
-        future_arrivals(self.arrivals, self.span, self.elapsed) > compile_cost(1, 0, self.work)
+    /// [`Density::promises`] for the loop of `ops` operations, or
+    /// (`None`, before anything is recorded) for a loop of some length:
+    /// then the arrivals promised must exceed the price of an operation,
+    /// since a loop of `n` operations saves `n` statements per arrival
+    /// and costs more than `n` times that price ([`compile_cost`]).
+    fn promises_at(&self, ops: Option<usize>) -> bool {
+        match ops {
+            Some(ops) => self.promises(ops as u64),
+            None => future_arrivals(self.arrivals, self.span, self.elapsed) > op_price(self.work),
+        }
     }
 }
 
@@ -1260,14 +1271,11 @@ impl<'p> Jit<'p> {
             }
             return Ok(Next::Interpret(block));
         }
-        if let Some(ops) = self.keys.get(key).and_then(|kc| kc.sparse_ops) {
-            // Its loop was too sparse to compile last time: judged by the
-            // operations it was recorded as then, not recorded again
-            // while it still is.
-            if self.too_sparse(machine, key, ops, || describe(key, run.resolved)) {
-                return Ok(Next::Interpret(block));
-            }
-        } else if self.hopeless(machine, key, || describe(key, run.resolved)) {
+        // A loop too sparse to compile last time is judged by the
+        // operations it was recorded as then, not recorded again while it
+        // still is; any other, by whether a loop of any length could pay.
+        let ops = self.keys.get(key).and_then(|kc| kc.sparse_ops);
+        if self.too_sparse(machine, key, ops, || describe(key, run.resolved)) {
             return Ok(Next::Interpret(block));
         }
         self.record_loop(machine, run, key, stack, block)
@@ -1553,54 +1561,42 @@ impl<'p> Jit<'p> {
             && within_budget(recorded, pieces, work, allowance)
     }
 
-    /// Whether the loop of `ops` recorded operations at hot spot `key` was
-    /// arrived at too sparsely to pay back its compile
-    /// ([`promises_payback`], by the key's last count and the clock now;
-    /// never without a budget or a count). If so it is counted and logged,
-    /// the key deferred like one over budget, and `ops` kept to judge it
-    /// by when it is hot again.
-    fn too_sparse(&mut self, machine: &mut Machine, key: &Key, ops: usize, what: impl FnOnce() -> String) -> bool {
+    /// Whether hot spot `key` was arrived at too sparsely for its loop to
+    /// pay back its compile ([`promises_payback`], by the key's last
+    /// count and the clock now; never without a budget or a count): the
+    /// loop of `ops` recorded operations, or, before anything is recorded
+    /// (`None`), a loop of any length ([`Density::promises_at`]). If so it
+    /// is counted and logged, the key deferred like one over budget, and
+    /// `ops` kept to judge it by when it is hot again. (Where no length
+    /// could pay, nothing is recorded, nor an entry trace from there: rle
+    /// BF bottles 10 compiled 2 entry traces, 2 bridges and 3 more loops
+    /// that saved nothing, from hot spots arrived at once per verse.)
+    fn too_sparse(
+        &mut self,
+        machine: &mut Machine,
+        key: &Key,
+        ops: Option<usize>,
+        what: impl FnOnce() -> String,
+    ) -> bool {
         let Some(density) = self.density(machine, key) else { return false };
-        if density.promises(ops as u64) {
+        if density.promises_at(ops) {
             return false;
         }
         self.stats.sparse += 1;
         if self.log.is_some() {
-            let what = what();
-            self.log(format_args!(
-                "not compiled: {what}, {ops} operations, {} arrivals in {} statements",
-                density.arrivals, density.span
-            ));
+            let (what, arrivals, span) = (what(), density.arrivals, density.span);
+            match ops {
+                Some(ops) => self.log(format_args!(
+                    "not compiled: {what}, {ops} operations, {arrivals} arrivals in {span} statements"
+                )),
+                None => self.log(format_args!("not recorded: {what}, {arrivals} arrivals in {span} statements")),
+            }
         }
         if let Some(p) = machine.profiler_mut() {
             p.defer(key);
         }
-        self.keys.entry(key.clone()).or_default().sparse_ops = Some(ops);
-        true
-    }
-
-    /// Whether hot spot `key` was arrived at too sparsely for a loop of
-    /// any length recorded there to pay back its compile
-    /// ([`Density::promises_at_any_length`]): then it is counted, logged
-    /// and deferred like a loop too sparse, without recording one. (Most
-    /// loops of a main graph of thousands of loops in sequence, or of
-    /// thousands of functions each called now and then, are such: recorded
-    /// only to be judged too sparse, they cost the run some 2 µs each.)
-    fn hopeless(&mut self, machine: &mut Machine, key: &Key, what: impl FnOnce() -> String) -> bool {
-        let Some(density) = self.density(machine, key) else { return false };
-        if density.promises_at_any_length() {
-            return false;
-        }
-        self.stats.sparse += 1;
-        if self.log.is_some() {
-            let what = what();
-            self.log(format_args!(
-                "not recorded: {what}, {} arrivals in {} statements",
-                density.arrivals, density.span
-            ));
-        }
-        if let Some(p) = machine.profiler_mut() {
-            p.defer(key);
+        if let Some(ops) = ops {
+            self.keys.entry(key.clone()).or_default().sparse_ops = Some(ops);
         }
         true
     }

@@ -115,7 +115,8 @@ impl<'p> Jit<'p> {
         let block = machine.replace_top_keeping(stack, std::slice::from_ref(&frame), end_label)?;
         let what = describe(key, run.resolved);
         // (Recording leaves the profiler's counts and clock as they were.)
-        if inner.is_none() && target.is_none() && self.too_sparse(machine, key, trace.ops.len(), || what.clone()) {
+        if inner.is_none() && target.is_none() && self.too_sparse(machine, key, Some(trace.ops.len()), || what.clone())
+        {
             return Ok(Next::Interpret(block));
         }
         let (trace, target) = match inner {
