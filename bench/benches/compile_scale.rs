@@ -96,14 +96,11 @@ fn main() {
     );
 }
 
-/// Seconds `flowc build` takes to make an executable of `file` (in `dir`),
-/// the whole command; `None` if it could not (no linker, no runtime
-/// library: it says why).
+/// [`compile_run::build_secs`] of `file`, into `dir`, the executable
+/// removed.
 fn build_secs(exe: &std::path::Path, file: &std::path::Path, dir: &std::path::Path) -> Option<f64> {
     let out = dir.join("built");
-    let started = std::time::Instant::now();
-    let status = std::process::Command::new(exe).arg("build").arg("-o").arg(&out).arg(file).status().ok()?;
-    let secs = started.elapsed().as_secs_f64();
+    let secs = compile_run::build_secs(exe, file, &out);
     let _ = std::fs::remove_file(&out);
-    status.success().then_some(secs)
+    secs
 }

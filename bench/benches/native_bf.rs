@@ -37,7 +37,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-use flowc_bench::compile_run::flowc;
+use flowc_bench::compile_run::{build_secs, flowc};
 use flowc_bench::peers::{bf_to_c, cell, gcc, program_secs, root, script_secs, tutorial_peers};
 use flowc_tests::bf;
 
@@ -221,14 +221,11 @@ fn specialized_secs(exe: &Path, source: &Path, env_file: &Path, residual: &Path,
         pe + run
     };
     let executable = residual.with_extension("exe");
-    let started = Instant::now();
-    let built = Command::new(exe).arg("build").arg("-o").arg(&executable).arg(residual).status();
-    let build = started.elapsed().as_secs_f64();
-    let ran = built.is_ok_and(|s| s.success()).then(|| {
+    let built = build_secs(exe, residual, &executable).map(|build| {
         let (secs, printed) = timed(&mut Command::new(&executable));
         assert_eq!(printed.trim(), expected, "the built residual program prints another result");
-        secs
+        (pe + build + secs, secs)
     });
     let _ = std::fs::remove_file(&executable);
-    Specialized { native: run("native"), jit: run("jit"), built: ran.map(|r| pe + build + r), exe: ran }
+    Specialized { native: run("native"), jit: run("jit"), built: built.map(|b| b.0), exe: built.map(|b| b.1) }
 }

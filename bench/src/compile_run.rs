@@ -25,6 +25,17 @@ pub fn flowc() -> PathBuf {
     exe
 }
 
+/// Seconds `flowc build` (`exe`) takes to build `file` into the
+/// executable `out`, the whole command; `None` if it could not (no
+/// linker, no runtime library: it says why). The executable is left for
+/// the caller.
+pub fn build_secs(exe: &Path, file: &Path, out: &Path) -> Option<f64> {
+    let started = std::time::Instant::now();
+    let status = Command::new(exe).arg("build").arg("-o").arg(out).arg(file).status().ok()?;
+    let secs = started.elapsed().as_secs_f64();
+    status.success().then_some(secs)
+}
+
 /// One run: compile seconds and process peak MB (MiB, as `--stats` prints
 /// it).
 pub fn measure(exe: &Path, file: &Path) -> (f64, f64) {
