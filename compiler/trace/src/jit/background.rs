@@ -650,4 +650,22 @@ done:
             assert_eq!(w.pending_jobs(), 0);
         });
     }
+
+    /// The worker takes every job in the order sent, those sent while it
+    /// looks for one and those sent after it has gone to sleep
+    /// ([`SPIN`]), and stops once the running thread is gone.
+    #[test]
+    fn the_worker_takes_jobs_sent_while_it_spins_and_after_it_sleeps() {
+        let (jobs, inbox) = mpsc::channel::<u32>();
+        let sender = std::thread::spawn(move || {
+            jobs.send(1).unwrap();
+            jobs.send(2).unwrap();
+            // Well past the spin: the worker is asleep when this comes.
+            std::thread::sleep(SPIN * 20);
+            jobs.send(3).unwrap();
+        });
+        let taken: Vec<u32> = std::iter::from_fn(|| next_job(&inbox)).collect();
+        sender.join().unwrap();
+        assert_eq!(taken, [1, 2, 3]);
+    }
 }
