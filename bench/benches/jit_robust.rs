@@ -12,7 +12,8 @@
 //!   to a function every iteration, a branch inside a called function, a
 //!   loop inside a function, a counter object updated in place, a linked
 //!   list walked by a loop, a loop dispatching on the classes of objects
-//!   it follows.
+//!   it follows, a tree-walking interpreter (recursive functions over a
+//!   tree of objects, its while loop going round through a call).
 //!
 //! Targets, per row:
 //! - `÷ jit` (interpreter time over JIT time, recording and compiling
@@ -210,6 +211,7 @@ fn cases() -> Vec<Case> {
             Hint::AsWritten,
             None,
         ),
+        c("shapes/tree_walk", "tests/corpus/shapes/tree_walk.fg", "start", "[n/{n}]", 400_000, Hint::AsWritten, None),
         c(
             "shapes/class_dispatch",
             "tests/corpus/shapes/class_dispatch.fg",

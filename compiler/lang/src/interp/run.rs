@@ -487,15 +487,26 @@ impl<'a> Machine<'a> {
 
     /// Ends the call the innermost frame of `stack` runs, as its `return`
     /// would, with `value` (computed elsewhere: compiled code ran it);
-    /// returns the block the caller continues at.
-    pub fn finish_call(&self, stack: &mut Vec<Frame>, value: Value) -> Result<u32, RuntimeError> {
+    /// returns the block the caller continues at, and the key there when
+    /// the profiler says to stop at it. The caller's arrival at a watched
+    /// label is counted as the interpreter's `return` counts it: a loop
+    /// whose back edge is a call's continuation (`u = call exec(b) then
+    /// while`) arrives at its header only so, once the call is compiled.
+    pub fn finish_call(&mut self, stack: &mut Vec<Frame>, value: Value) -> Result<(u32, Option<Key>), RuntimeError> {
         let frame = stack.pop().expect("a frame");
         let fail = |kind| RuntimeError { kind, at: None };
         let (dst, next, _) = frame.ret.ok_or(fail(ErrorKind::ReturnOutsideFunction))?;
         let caller = stack.last_mut().ok_or(fail(ErrorKind::ReturnOutsideFunction))?;
         caller.write(dst, value);
         match next {
-            Target::Block(b) | Target::Watched(b) => Ok(b),
+            Target::Block(b) => Ok((b, None)),
+            Target::Watched(b) => {
+                let key = match &mut self.hot {
+                    Some(hot) => hot.arrive_at(caller.graph, b, &caller.slots, self.steps),
+                    None => None,
+                };
+                Ok((b, key))
+            }
             Target::Missing(l) => Err(fail(ErrorKind::UnknownLabel(l))),
         }
     }

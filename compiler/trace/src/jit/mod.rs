@@ -1403,7 +1403,13 @@ impl<'p> Jit<'p> {
         let end = cache.call(name, &args, &mut r);
         self.code_ran(run, &r);
         match end {
-            flowc_codegen::CallEnd::Returned(v) => Ok(Next::Interpret(machine.finish_call(stack, v)?)),
+            flowc_codegen::CallEnd::Returned(v) => match machine.finish_call(stack, v)? {
+                // The caller arrived at a hot spot (a loop whose back edge
+                // is this call's continuation): as if the interpreter had
+                // stopped there.
+                (block, Some(key)) => self.at_key(machine, run, &key, stack, block),
+                (block, None) => Ok(Next::Interpret(block)),
+            },
             flowc_codegen::CallEnd::Printed(v) => Ok(Next::Printed(v)),
             flowc_codegen::CallEnd::Error(e) => Err(e),
         }

@@ -593,6 +593,25 @@ fn a_recursive_function_runs_compiled() {
     assert_eq!(quiet.calls, described.calls, "{quiet}");
 }
 
+/// A tree-walking interpreter (tests/corpus/shapes/tree_walk.fg): `exec`
+/// and `eval` recurse, so their calls run compiled once hot, and `exec`'s
+/// while loop then goes round only through the continuation of such a
+/// call. That continuation is an arrival at the loop's header, as the
+/// interpreter's `return` is: the loop is traced (the trace calls the
+/// compiled functions) and runs all but its first rounds. Without it the
+/// interpreter ran the loop to the end, 3.6 times faster than alone where
+/// the trace makes it 24 (n = 2,000,000, `flowc run`).
+#[test]
+fn a_loop_whose_back_edge_is_a_compiled_call_is_traced() {
+    let n = 20_000;
+    let r = run("tests/corpus/shapes/tree_walk.fg", Hint::AsWritten, "start", Some(&format!("[n/{n}]")), checked());
+    assert_eq!(r.output, "39998\n");
+    assert!(r.stats.calls >= 1, "{}", r.stats);
+    let lp = r.stats.per_trace.iter().find(|t| t.kind == "loop" && t.start.contains("exec:while"));
+    let lp = lp.unwrap_or_else(|| panic!("no loop traced at exec:while\n{}", r.stats));
+    assert!(lp.iterations >= n * 9 / 10, "the loop ran {} of {n} rounds\n{}", lp.iterations, r.stats);
+}
+
 /// An object passed down a short recursion (`area(r, 1)` calls
 /// `area(r, 0)`): the recording follows the recursive calls up to
 /// `recursion_unroll` deep, so the object stays virtual; not following
