@@ -134,6 +134,7 @@
 
 mod background;
 mod compiling;
+mod joins;
 mod log;
 mod optimizing;
 mod prepare;
@@ -210,6 +211,8 @@ pub struct Options {
     /// Whether loops whose bridges are hot are recompiled as trees
     /// ([`crate::tree`]).
     pub trees: bool,
+    /// Whether bridges' tails may be joined ([`joins`]).
+    pub joins: bool,
     /// Whether each piece of code keeps its whole IR once compiled, for
     /// [`Jit::traces`], [`Jit::bridges`], [`Jit::views`] and trees. Without
     /// it only what exits and bridges read stays (its values and resume
@@ -274,6 +277,7 @@ impl Default for Options {
             // on the JIT's thread, a tree costs more than it saves on the
             // suite's programs (docs/architecture.md, "Trees").
             trees: flowc_lang::flags::on("FLOWC_TREES"),
+            joins: true,
             link_check: LINK_CHECK,
             keep_ir: true,
             graft_crossings: 64,
@@ -353,8 +357,9 @@ struct Code {
     entries: u64,
     /// Loop iterations run from its entries.
     iterations: u64,
-    /// Its entries and iterations when its tree last grew: what it is
-    /// judged by ([`Jit::paid`]) is what it ran since, as it is now.
+    /// Its entries and iterations when its tree last grew, or the
+    /// compile budget last held back a bridge of it: what it is judged by
+    /// ([`Jit::paid`]) is what it ran since, as it is now.
     judged_from: (u64, u64),
     recorded_ops: usize,
     /// Operations after optimization (its IR may be gone: `keep_ir`).
@@ -468,6 +473,11 @@ pub struct Jit<'p> {
     /// Trees ([`trees`]): per loop body, what was built of its tree; the
     /// exits of trees and the exits of the pieces they come from.
     trees: trees::Trees,
+    /// Joins ([`joins`]): the tails bridges recorded from each label.
+    joins: joins::Joins,
+    /// Bridges of no operation among `codes` (jumps into code that
+    /// exists): compiled in microseconds, not priced as pieces.
+    empty_bridges: u64,
     /// What the last run did ([`Jit::counts`]).
     counts: Counts,
     /// Statements the interpreter did alone before the JIT took the run
@@ -896,6 +906,8 @@ impl<'p> Jit<'p> {
             compiled_work: 0,
             compiles: 0,
             trees: trees::Trees::default(),
+            joins: joins::Joins::default(),
+            empty_bridges: 0,
             counts: Counts::default(),
             work_before: 0,
             log: std::env::var_os("FLOWC_JIT_LOG")
@@ -1097,6 +1109,8 @@ impl<'p> Jit<'p> {
         self.names.clear();
         self.suffixes.clear();
         self.trees = trees::Trees::default();
+        self.joins = joins::Joins::default();
+        self.empty_bridges = 0;
     }
 
     /// A profiler for `resolved` watching the JIT's labels (marked in
@@ -1420,7 +1434,9 @@ impl<'p> Jit<'p> {
     /// many entries, they did not pay ([`entries_pay`]) — left for the
     /// interpreter about as soon as it is entered, or after too little
     /// work, it costs more in transitions than it saves. Judged by what it
-    /// ran since its tree last grew (a bridge linked), every
+    /// ran since its tree last grew (a bridge linked) or the budget held
+    /// a bridge of it back (a loop of eight branches, its joins still to
+    /// come, was given up after 2 ms), every
     /// `judge_after` entries of that, and not while the run's worker is
     /// busy: the code's bridges may be on the way (a stack VM's dispatch
     /// loop, judged while every bridge was still being optimized, was
@@ -1521,9 +1537,24 @@ impl<'p> Jit<'p> {
         let threshold = if state.check { retrace } else { bridge };
         let hot = state.bridge.is_none() && !state.refused && state.to_driver >= threshold.max(1) as u64;
         let hot = hot && !run.worker.as_ref().is_some_and(|w| w.has_exit(exit));
+        // An exit to a join needs no recording: its bridge is a jump.
+        let free = {
+            let state = self.exit_state(exit);
+            let (parent, label) = (state.parent, state.exit.label);
+            self.joins.is_join(self.codes[parent.0 as usize].graph, label)
+        };
         let hot = hot && {
-            let affordable = self.affordable(machine, run);
-            self.stats.deferred += u64::from(!affordable);
+            let affordable = free || self.affordable(machine, run);
+            if !affordable {
+                self.stats.deferred += 1;
+                // Its bridge held back by the budget, the tree is still
+                // growing: judged from now on ([`Jit::paid`]), as after
+                // a bridge linked.
+                let parent = self.exit_state(exit).parent;
+                let root = self.codes[parent.0 as usize].root;
+                let root = &mut self.codes[root.0 as usize];
+                root.judged_from = (root.entries, root.iterations);
+            }
             affordable
         };
         let state = self.exit_state(exit);
@@ -1560,7 +1591,7 @@ impl<'p> Jit<'p> {
         let Some(allowance) = self.options.compile_allowance else { return true };
         let pending = run.worker.as_ref().map_or(0, |w| w.pending_ops());
         let work = machine.steps().saturating_sub(self.work_before) + self.compiled_work;
-        let pieces = (self.codes.len() + Self::pending_codes(run)) as u64;
+        let pieces = (self.codes.len() + Self::pending_codes(run)) as u64 - self.empty_bridges;
         let recorded = (self.stats.recorded_ops + pending) as u64;
         let spent = compile_cost(recorded, pieces, work);
         pays_back(spent, self.compiled_work, grace_at(self.options.compile_grace, work))

@@ -68,6 +68,9 @@ impl<'p> Jit<'p> {
                     target = Some(code);
                     Arrival::Stop
                 }
+                // A join without code for this state is no loop header:
+                // passed as any label.
+                None if this.joins.is_join(g, l) => Arrival::Continue,
                 None => match passed_at.get(&k) {
                     Some(&i) => {
                         inner = Some(i);
@@ -376,7 +379,9 @@ impl<'p> Jit<'p> {
         let index = cache.exits_of(parent).iter().position(|e| *e == exit).unwrap_or(0);
         let p = &self.codes[parent.0 as usize];
         let root = p.root;
-        let budget = self.codes[root.0 as usize].bridges < self.options.max_bridges
+        // A bridge to a join is a jump: not one of the tree's bridges.
+        let to_join = self.joins.is_join(p.graph, texit.label);
+        let budget = (to_join || self.codes[root.0 as usize].bridges < self.options.max_bridges)
             && self.codes.len() + Self::pending_codes(run) < self.options.max_traces;
         // An exit whose state a bridge cannot start from (an unbound value
         // the trace stores, which resuming drops) gets none.
@@ -420,8 +425,35 @@ impl<'p> Jit<'p> {
         // Where the bridge starts, if that is a hot spot: arriving there
         // again makes it a loop (a retrace), else it is a key like others.
         let start_key = if single { stop_key(profiler, graph, base_graph, texit.label, &start_env) } else { None };
+        // A tail bridges keep recording from here ([`joins`]): the exit
+        // records the join's trace, which it and the others then share.
+        let plain = single && !retrace && !restart && start.promoted.is_empty() && record.virtuals.is_empty();
+        if plain && start_key.is_none() {
+            if let Some(key) = self.join_at(machine, run, base_graph, texit.label, &start_env) {
+                self.log(format_args!("join at {}", describe(&key, run.resolved)));
+                let block = machine.replace_top(stack, &frames, texit.label)?;
+                return self.record_loop(machine, run, &key, stack, block);
+            }
+        }
+        if let Some(key) = start_key.as_ref().filter(|_| plain) {
+            // The join's trace, made on the worker, is installed here: the
+            // interpreter never arrives at a join to install it.
+            if let Some((pending, result)) = run.worker.as_mut().and_then(|w| w.take_key(key)) {
+                self.install(machine, pending, result);
+            }
+            if run.worker.as_ref().is_some_and(|w| w.has_key(key)) {
+                // The join's trace is on the way: the exit waits for it.
+                let block = machine.replace_top(stack, &frames, texit.label)?;
+                return Ok(Next::Interpret(block));
+            }
+        }
+        let profiler = machine.profiler().expect("the JIT runs with a profiler");
+        let graph = &run.resolved.graphs[base_graph as usize];
         let mut target = None;
         let mut closes = false;
+        // Whether the recording stopped at code whose key has greens (an
+        // interpreter's dispatch on its `pc`): a tail specialized to them.
+        let mut into_greens = false;
         let mut seen: HashSet<Key> = start_key.iter().cloned().collect();
         let this = &*self;
         let mut at = |l: Symbol, env: &Env, _: usize| {
@@ -432,6 +464,7 @@ impl<'p> Jit<'p> {
             }
             if let Some(code) = this.linkable(&k, env) {
                 target = Some(code);
+                into_greens = !k.greens.is_empty();
                 return Arrival::Stop;
             }
             if seen.contains(&k) {
@@ -537,6 +570,9 @@ impl<'p> Jit<'p> {
                 }
                 None => (End::Exit(end_label), None),
             };
+            if plain && start_key.is_none() {
+                self.joins.recorded(base_graph, texit.label, &trace, into_greens);
+            }
             let recorded = trace.ops.len();
             let source = Source::Recorded { name, trace, start, end };
             let job = self.straight_job(source, recorded, jumps, restart);
@@ -633,8 +669,15 @@ impl Jit<'_> {
         c.compile_time = time;
         c.root = done.root;
         c.values = done.values;
+        let empty = self.codes[code.0 as usize].recorded_ops == 0;
+        if empty {
+            // A jump into code that exists (to a join, a hot spot's loop):
+            // nothing the budget prices ([`Jit::affordable`]), not one of
+            // the tree's `max_bridges`.
+            self.empty_bridges += 1;
+        }
         let root = &mut self.codes[done.root.0 as usize];
-        root.bridges += 1;
+        root.bridges += usize::from(!empty);
         root.judged_from = (root.entries, root.iterations);
         self.adopt_body(code);
         self.exit_state(done.exit).bridge = Some(code);

@@ -77,6 +77,9 @@ pub struct Stats {
     /// in all.
     pub trees: usize,
     pub grafted: usize,
+    /// Labels made joins ([`super::joins`]): hot spots whose trace the
+    /// exits there share, instead of each recording a bridge.
+    pub joins: usize,
     /// Loop traces made for inputs a speculating loop trace refused (the
     /// bridge of its entry check).
     pub retraces: usize,
@@ -172,6 +175,7 @@ impl std::fmt::Display for Stats {
         writeln!(f, "entry traces:    {}", self.entry_traces)?;
         writeln!(f, "bridges:         {}", self.bridges)?;
         writeln!(f, "trees:           {} ({} bridges grafted)", self.trees, self.grafted)?;
+        writeln!(f, "joins:           {} (labels whose exits share one trace)", self.joins)?;
         writeln!(
             f,
             "aborted:         {} ({} hot spots given up, {} functions called rather than followed)",

@@ -612,6 +612,32 @@ fn a_loop_whose_back_edge_is_a_compiled_call_is_traced() {
     assert!(lp.iterations >= n * 9 / 10, "the loop ran {} of {n} rounds\n{}", lp.iterations, r.stats);
 }
 
+/// A loop of eight independent branches (tests/corpus/shapes/branches.fg,
+/// 256 paths per round): bridges hold every branch after their guard and
+/// multiply with the paths, the same tails recorded again from other
+/// parents. With joins a label whose tails repeat gets one trace that
+/// every exit there jumps to, and the code grows with the branches: once
+/// it has grown, no round leaves for the interpreter (the exits to it
+/// are as many in 40,000 rounds as in 20,000). Without joins the tree
+/// keeps growing, held back by the compile budget, and rounds keep
+/// leaving for the interpreter.
+#[test]
+fn bridges_whose_tails_repeat_share_a_join() {
+    let run_with = |joins, n: u32| {
+        let options = Options { joins, ..checked() };
+        run("tests/corpus/shapes/branches.fg", Hint::AsWritten, "start", Some(&format!("[n/{n}]")), options)
+    };
+    let (joined, longer) = (run_with(true, 20_000), run_with(true, 40_000));
+    assert!(joined.stats.joins >= 4, "{}", joined.stats);
+    assert!(joined.log.contains("join at "), "{}", joined.log);
+    assert_eq!(joined.stats.ignored, 0, "the loop pays with joins\n{}", joined.stats);
+    assert_eq!(joined.stats.guard_failures, longer.stats.guard_failures, "{}", longer.stats);
+    let apart = run_with(false, 40_000);
+    assert_eq!(apart.output, longer.output);
+    assert_eq!(apart.stats.joins, 0, "{}", apart.stats);
+    assert!(apart.stats.guard_failures > 2 * longer.stats.guard_failures, "{}", apart.stats);
+}
+
 /// An object passed down a short recursion (`area(r, 1)` calls
 /// `area(r, 0)`): the recording follows the recursive calls up to
 /// `recursion_unroll` deep, so the object stays virtual; not following
