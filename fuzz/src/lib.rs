@@ -16,7 +16,8 @@
 //! - [`targets`]: the bodies of the coverage-guided cargo-fuzz targets
 //!   (`fuzz/libfuzzer`), whose regression inputs `cargo test` replays.
 //! - [`engines`]: generated programs run on every engine (reference
-//!   interpreter, IR interpreter, native code, the JIT at eager thresholds,
+//!   interpreter, IR interpreter, native code, the JIT at eager thresholds
+//!   and with joins everywhere,
 //!   the partial evaluator), which must agree.
 //!
 //! Both are seeded and deterministic: a failure names the seed that

@@ -31,8 +31,10 @@
 use super::*;
 
 /// Bridges recorded from one label, specializing on nothing, before the
-/// label becomes a join: the next exit there records the join's trace.
-pub(super) const JOIN_AFTER: u32 = 2;
+/// label becomes a join: the next exit there records the join's trace
+/// (the default of `Options::join_after`; the fuzzer's 0 makes every
+/// exit that could start a join start one).
+pub const JOIN_AFTER: u32 = 2;
 
 /// What the JIT knows of joins.
 #[derive(Default)]
@@ -77,9 +79,9 @@ impl Joins {
     }
 
     /// Whether an exit to `label` of graph `g` should record the join
-    /// there rather than a bridge of its own.
-    pub(super) fn due(&self, g: u32, label: Symbol) -> bool {
-        self.tails.get(&(g, label)).is_some_and(|&n| n >= JOIN_AFTER)
+    /// there rather than a bridge of its own, joins due `after` tails.
+    pub(super) fn due(&self, g: u32, label: Symbol, after: u32) -> bool {
+        self.tails.get(&(g, label)).copied().unwrap_or(0) >= after
     }
 }
 
@@ -94,7 +96,8 @@ impl<'p> Jit<'p> {
         label: Symbol,
         env: &Env,
     ) -> Option<Key> {
-        if !self.options.joins || !self.joins.due(g, label) {
+        let Some(after) = self.options.join_after else { return None };
+        if !self.joins.due(g, label, after) {
             return None;
         }
         let graph = &run.resolved.graphs[g as usize];

@@ -211,8 +211,9 @@ pub struct Options {
     /// Whether loops whose bridges are hot are recompiled as trees
     /// ([`crate::tree`]).
     pub trees: bool,
-    /// Whether bridges' tails may be joined ([`joins`]).
-    pub joins: bool,
+    /// Bridges recorded from one label, specializing on nothing, before
+    /// it becomes a join ([`joins`]; `None`: no joins).
+    pub join_after: Option<u32>,
     /// Whether each piece of code keeps its whole IR once compiled, for
     /// [`Jit::traces`], [`Jit::bridges`], [`Jit::views`] and trees. Without
     /// it only what exits and bridges read stays (its values and resume
@@ -277,7 +278,7 @@ impl Default for Options {
             // on the JIT's thread, a tree costs more than it saves on the
             // suite's programs (docs/architecture.md, "Trees").
             trees: flowc_lang::flags::on("FLOWC_TREES"),
-            joins: true,
+            join_after: Some(joins::JOIN_AFTER),
             link_check: LINK_CHECK,
             keep_ir: true,
             graft_crossings: 64,

@@ -623,8 +623,8 @@ fn a_loop_whose_back_edge_is_a_compiled_call_is_traced() {
 /// leaving for the interpreter.
 #[test]
 fn bridges_whose_tails_repeat_share_a_join() {
-    let run_with = |joins, n: u32| {
-        let options = Options { joins, ..checked() };
+    let run_with = |joins: bool, n: u32| {
+        let options = Options { join_after: joins.then_some(2), ..checked() };
         run("tests/corpus/shapes/branches.fg", Hint::AsWritten, "start", Some(&format!("[n/{n}]")), options)
     };
     let (joined, longer) = (run_with(true, 20_000), run_with(true, 40_000));
