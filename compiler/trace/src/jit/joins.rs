@@ -96,7 +96,7 @@ impl<'p> Jit<'p> {
         label: Symbol,
         env: &Env,
     ) -> Option<Key> {
-        let Some(after) = self.options.join_after else { return None };
+        let after = self.options.join_after?;
         if !self.joins.due(g, label, after) {
             return None;
         }
