@@ -9,6 +9,9 @@
 //!   `can_enter_jit`, the tape a chain of objects);
 //! - `rle`: tests/corpus/interpreters/bf_rle.fg, run-length operations as
 //!   atoms, tape moves in a called function, `can_enter_jit`;
+//! - `objects`: tests/corpus/interpreters/bf_objects.fg, the program
+//!   turned into a chain of instruction objects first, the instruction
+//!   object promoted at the dispatch label;
 //! - `vm`: tests/corpus/interpreters/stack_vm.fg, a stack machine whose
 //!   stack is a chain of objects, no hint.
 //!
@@ -79,6 +82,10 @@ fn rows() -> Vec<Row> {
             rows.push(Row { interpreter, program, size });
         }
     }
+    // The third shape on a short run, a long one and one of seconds in C.
+    for (program, size) in [("bottles", 10), ("primes", 3), ("fractal", 5)] {
+        rows.push(Row { interpreter: "objects", program, size });
+    }
     for size in [20, 300, 2000] {
         rows.push(Row { interpreter: "vm", program: "loops", size });
     }
@@ -119,7 +126,10 @@ fn main() {
             shape => {
                 let text = bf::program(row.program, row.size).expect("a program of the suite");
                 let (sum, _) = bf::run(&text).expect("a valid program");
-                let env = if shape == "tutorial" { bf::tutorial_env(&text) } else { bf::run_length_env(&text) };
+                let env = match shape {
+                    "rle" => bf::run_length_env(&text),
+                    _ => bf::tutorial_env(&text),
+                };
                 (env, sum, Some(text))
             }
         };

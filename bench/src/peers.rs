@@ -16,6 +16,7 @@ pub fn interpreter(name: &str) -> Option<std::path::PathBuf> {
     let file = match name {
         "tutorial" => "bf_tutorial.fg",
         "rle" => "bf_rle.fg",
+        "objects" => "bf_objects.fg",
         "vm" => "stack_vm.fg",
         _ => return None,
     };

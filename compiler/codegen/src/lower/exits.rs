@@ -296,9 +296,17 @@ impl Lowerer<'_, '_> {
                         let key = kind.operand().as_value();
                         return self.guard_list(o, c, table, (resume, label, key));
                     }
+                    let object = matches!(c, Value::Object(_));
                     let c = self.operand(&Operand::Const(c.clone()));
-                    let r = self.runtime_op(Op::Eq, &[o, c]);
-                    self.b.ins().icmp_imm_s(IntCC::Equal, r, ONE.as_i64())
+                    if object {
+                        // Objects are equal only to themselves: one word,
+                        // a pointer that never moves.
+                        self.fail_if_unbound(o);
+                        self.b.ins().icmp(IntCC::Equal, o, c)
+                    } else {
+                        let r = self.runtime_op(Op::Eq, &[o, c]);
+                        self.b.ins().icmp_imm_s(IntCC::Equal, r, ONE.as_i64())
+                    }
                 }
             },
             GuardKind::Class(_, class) => self.is_class(o, *class),

@@ -1,8 +1,11 @@
 //! After the walk: phis left with one input (other than themselves) are
-//! replaced by it, and guards with equal resume data share one record.
+//! replaced by it, guards at the loop's head on what the loop does not
+//! change move before it, and guards with equal resume data share one
+//! record.
 
-use flowc_ir::{BlockId, InstKind, Operand, ResumeId};
+use flowc_ir::{BlockId, InstKind, Operand, ResumeId, ValueId};
 use flowc_passes::edit::Substitution;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::walk::Opt;
 
@@ -30,6 +33,68 @@ impl Opt<'_> {
             flowc_passes::edit::unlink_where(self.f, body, |i| gone.contains(&i));
             trivial.apply(self.f);
         }
+    }
+
+    /// Moves the guards loop `body` starts with (before any other
+    /// instruction) whose operands the loop does not change to the end
+    /// of `pred`, the block entering it: passing on the first iteration,
+    /// such a guard passes on every one. Its record, which describes the
+    /// loop's head, then names each of the loop's phis by its value on
+    /// entry. An interpreter promoting an instruction object it reads
+    /// from a field (`pc = pc.next`, then `promote pc`): the heap cache
+    /// knows the field round the loop, the phi of `pc` is its value on
+    /// entry, and the loop's promotion was the one check left in a BF
+    /// `[-]`, which then did not run to its end at once.
+    pub fn hoist_invariant_guards(&mut self, body: BlockId, pred: BlockId) {
+        let f = &*self.f;
+        let block = &f.blocks[body];
+        let entry: HashMap<ValueId, Operand> = block
+            .phis
+            .iter()
+            .filter_map(|&phi| {
+                let InstKind::Phi(ins) = &f.insts[phi].kind else { return None };
+                let (_, x) = ins.iter().find(|(b, _)| *b == pred)?;
+                Some((f.insts[phi].result?, x.clone()))
+            })
+            .collect();
+        let inside: HashSet<ValueId> =
+            block.phis.iter().chain(&block.insts).filter_map(|&i| f.insts[i].result).collect();
+        let invariant = |o: &Operand| match o {
+            Operand::Value(v) => !inside.contains(v),
+            Operand::Const(_) => true,
+        };
+        let mut hoisted = Vec::new();
+        for &i in &block.insts {
+            let InstKind::Guard { resume, .. } = &f.insts[i].kind else { break };
+            let record_ok = f.resumes[*resume].operands().all(|o| match o {
+                Operand::Value(v) => !inside.contains(v) || entry.contains_key(v),
+                Operand::Const(_) => true,
+            });
+            if !f.insts[i].kind.operands().all(invariant) || !record_ok {
+                break;
+            }
+            hoisted.push(i);
+        }
+        if hoisted.is_empty() {
+            return;
+        }
+        for &i in &hoisted {
+            let InstKind::Guard { resume, .. } = &self.f.insts[i].kind else { unreachable!("a guard") };
+            let mut record = self.f.resumes[*resume].clone();
+            for o in record.operands_mut() {
+                if let Operand::Value(v) = o {
+                    if let Some(x) = entry.get(v) {
+                        *o = x.clone();
+                    }
+                }
+            }
+            let record = self.f.resumes.alloc(record);
+            if let InstKind::Guard { resume, .. } = &mut self.f.insts[i].kind {
+                *resume = record;
+            }
+        }
+        flowc_passes::edit::unlink_where(self.f, body, |i| hoisted.contains(&i));
+        self.f.blocks[pred].insts.extend(hoisted);
     }
 
     /// Guards whose records are equal share the first one (records are

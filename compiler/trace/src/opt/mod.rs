@@ -234,6 +234,7 @@ fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: Bloc
             Ok(()) => {
                 o.install(lp);
                 o.trivial_phis(lp);
+                o.hoist_invariant_guards(lp, pred);
                 o.share_records();
                 *f = g;
                 return;

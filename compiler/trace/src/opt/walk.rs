@@ -57,6 +57,10 @@ pub(super) struct Opt<'a> {
     /// What each field of a real object holds, where known (the heap
     /// cache: see the module docs).
     pub heap: HashMap<(ValueId, Symbol), Operand>,
+    /// The same for objects the trace holds as constants (promoted): an
+    /// interpreter's instruction objects, whose `next` field it reads at
+    /// each step and promotes.
+    pub heap_const: HashMap<(Value, Symbol), Operand>,
     /// The instructions kept for the block being walked, in order.
     pub out: Vec<InstId>,
     /// Records more than one guard of the trace leaves by (the JIT's
@@ -99,6 +103,7 @@ impl<'a> Opt<'a> {
             virtuals: (0..n).map(|_| None).collect(),
             cse: Default::default(),
             heap: Default::default(),
+            heap_const: Default::default(),
             out: Vec::new(),
         }
     }
@@ -167,6 +172,7 @@ impl<'a> Opt<'a> {
     /// Walks `block`'s instructions (not its phis) into `out`.
     pub fn run(&mut self, block: BlockId) {
         self.heap.clear();
+        self.heap_const.clear();
         self.walk(block);
     }
 
@@ -182,6 +188,7 @@ impl<'a> Opt<'a> {
         let insts = &f.blocks[lp].insts;
         if insts.iter().any(|&i| matches!(f.insts[i].kind, InstKind::Call { .. })) {
             self.heap.clear();
+            self.heap_const.clear();
         } else {
             let written: Vec<Symbol> = insts
                 .iter()
@@ -191,6 +198,7 @@ impl<'a> Opt<'a> {
                 })
                 .collect();
             self.heap.retain(|(_, field), _| !written.contains(field));
+            self.heap_const.retain(|(_, field), _| !written.contains(field));
         }
         for &(obj, field, value) in carried {
             self.heap.insert((obj, field), Operand::Value(value));
@@ -233,6 +241,14 @@ impl<'a> Opt<'a> {
             f != field || Operand::Value(p) == *obj || other_class()
         });
         self.heap = heap;
+        self.heap_const.retain(|(p, f), _| {
+            let same = matches!(obj, Operand::Const(o) if o == p);
+            let other_class = match (class, p) {
+                (Some(x), Value::Object(o)) => o.class() != x,
+                _ => false,
+            };
+            *f != field || same || other_class
+        });
     }
 
     fn walk(&mut self, block: BlockId) {
@@ -339,8 +355,14 @@ impl<'a> Opt<'a> {
                 let obj = self.real(&obj);
                 let value = self.real(&value);
                 self.forget_field(&obj, field);
-                if let Operand::Value(o) = obj {
-                    self.heap.insert((o, field), value.clone());
+                match &obj {
+                    Operand::Value(o) => {
+                        self.heap.insert((*o, field), value.clone());
+                    }
+                    Operand::Const(c @ Value::Object(_)) => {
+                        self.heap_const.insert((c.clone(), field), value.clone());
+                    }
+                    Operand::Const(_) => {}
                 }
                 let proven = self.is_object(&obj);
                 self.keep(i, InstKind::Set { obj, field, value, proven });
@@ -365,12 +387,23 @@ impl<'a> Opt<'a> {
                     }
                 }
                 let obj = self.real(&obj);
-                if let Operand::Value(o) = obj {
-                    if let Some(x) = self.heap.get(&(o, field)) {
-                        self.subst[ix(v)] = Some(x.clone());
-                        return;
+                match &obj {
+                    Operand::Value(o) => {
+                        if let Some(x) = self.heap.get(&(*o, field)) {
+                            self.subst[ix(v)] = Some(x.clone());
+                            return;
+                        }
+                        self.heap.insert((*o, field), Operand::Value(v));
                     }
-                    self.heap.insert((o, field), Operand::Value(v));
+                    Operand::Const(c @ Value::Object(_)) => {
+                        let key = (c.clone(), field);
+                        if let Some(x) = self.heap_const.get(&key) {
+                            self.subst[ix(v)] = Some(x.clone());
+                            return;
+                        }
+                        self.heap_const.insert(key, Operand::Value(v));
+                    }
+                    Operand::Const(_) => {}
                 }
                 self.info[ix(v)] = self.field_info_of(&obj, field);
                 let proven = self.is_object(&obj);
@@ -382,6 +415,7 @@ impl<'a> Opt<'a> {
                 let v = result.expect("calls have results");
                 // The callee may write any object.
                 self.heap.clear();
+                self.heap_const.clear();
                 if let Some(c) = self.fold_call(func, &args) {
                     self.subst[ix(v)] = Some(Operand::Const(c));
                     return;

