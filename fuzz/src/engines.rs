@@ -70,9 +70,13 @@ pub fn disagreement_on(p: &flowc_lang::Program) -> Option<String> {
     // Joins wherever one could start (compiler/trace/src/jit/joins.rs):
     // every exit to a label in one frame, nothing promoted or virtual,
     // records or jumps to the label's trace instead of a bridge.
-    let options = Options { threshold: 2, bridge_threshold: 1, join_after: Some(0), ..Options::default() };
-    if let Some(d) = differs("jit (threshold 2, joins everywhere)", engines::jit(&p, label, &env, options)) {
-        return Some(d);
+    for background in [false, true] {
+        let options =
+            Options { threshold: 2, bridge_threshold: 1, join_after: Some(0), background, ..Options::default() };
+        let how = if background { "jit (joins everywhere, in the background)" } else { "jit (joins everywhere)" };
+        if let Some(d) = differs(how, engines::jit(&p, label, &env, options)) {
+            return Some(d);
+        }
     }
     // Traces optimized on a second thread, installed as they are done.
     let options = Options { threshold: 2, bridge_threshold: 1, background: true, ..Options::default() };

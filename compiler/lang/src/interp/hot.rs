@@ -204,6 +204,15 @@ struct Watched {
 }
 
 impl Watched {
+    /// A label watched with promote chain `chain`, no key arrived at yet.
+    fn new(chain: Vec<Slot>) -> Watched {
+        let single = match chain[..] {
+            [s] => Some(s),
+            _ => None,
+        };
+        Watched { chain: chain.into_boxed_slice(), single, dense: Vec::new() }
+    }
+
     /// The dense key of arriving here with variables `slots`, if it is
     /// one: 0 for a label without a promote chain, the integer of a
     /// one-variable chain's variable when it is in `0..DENSE_KEYS`.
@@ -278,12 +287,7 @@ impl Profiler {
                     graph.calls_watched = true;
                 }
             } else if let Some(slot) = watched.get_mut(g as usize).and_then(|blocks| blocks.get_mut(b as usize)) {
-                let chain = resolved.graphs[g as usize].promote_chain(b).into_boxed_slice();
-                let single = match *chain {
-                    [s] => Some(s),
-                    _ => None,
-                };
-                *slot = Some(Watched { chain, single, dense: Vec::new() });
+                *slot = Some(Watched::new(resolved.graphs[g as usize].promote_chain(b)));
                 blocks[g as usize].push(b);
             }
         }
@@ -306,11 +310,7 @@ impl Profiler {
             return;
         };
         if slot.is_none() {
-            let single = match chain[..] {
-                [s] => Some(s),
-                _ => None,
-            };
-            *slot = Some(Watched { chain: chain.into_boxed_slice(), single, dense: Vec::new() });
+            *slot = Some(Watched::new(chain));
         }
     }
 

@@ -11,22 +11,24 @@
 //! PyPy and LuaJIT grow their trees the same way.
 //!
 //! A *join* cuts that: once [`JOIN_AFTER`] bridges were recorded from one
-//! label (of one graph, the exit in its frame) and none of them
-//! specialized on anything — no value promoted, nothing of the parent's
-//! state it could keep virtual — the label becomes a hot spot of its own
+//! label (of one graph, without a promote chain, the exit in one frame)
+//! that specialized on nothing — no value promoted, no jump into code kept
+//! per value, nothing of the parent's state kept virtual — and held a
+//! guard, the label becomes a hot spot of its own
 //! ([`Profiler::watch_later`]), and the next exit there records a trace
 //! keyed at it ([`Jit::record_loop`]: an entry trace into the loop it
-//! reaches, or a loop of its own). Every exit to that label from then on
-//! gets an empty bridge that jumps to it (`record_bridge`'s "immediate"
-//! case), as an exit at any hot spot with code does; its guards' bridges
-//! reach the next join. The code grows with the branches, not their
-//! combinations.
+//! reaches, or a loop of its own). An exit there from then on whose state
+//! that code takes (one frame, nothing promoted or virtual, not a loop's
+//! check) gets an empty bridge that jumps to it (`record_bridge`'s
+//! "immediate" case), as an exit at any hot spot with code does; its
+//! guards' bridges reach the next join. The code grows with the branches,
+//! not their combinations.
 //!
 //! What a join gives up is the parent's knowledge: a bridge knows what
 //! its parent proved and keeps its objects virtual; a jump to a join
 //! passes plain values. Tails that specialize (an interpreter's dispatch,
-//! which promotes its `pc`) are never joined, nor exits holding virtual
-//! objects.
+//! which promotes its `pc`) do not count towards a join, and exits holding
+//! virtual objects do not jump to one.
 
 use super::*;
 
@@ -78,6 +80,18 @@ impl Joins {
         self.made.contains(&(g, label))
     }
 
+    /// Watches the joins made so far in profiler `p` (a new run's: the
+    /// joins' code outlives a run, the profiler does not).
+    pub(super) fn watch(&self, p: &mut Profiler, resolved: &Resolved) {
+        let mut made: Vec<&(u32, Symbol)> = self.made.iter().collect();
+        made.sort_by_key(|(g, l)| (*g, l.as_str()));
+        for &(g, label) in made {
+            if let Some(&b) = resolved.graphs.get(g as usize).and_then(|graph| graph.labels.get(&label)) {
+                p.watch_later(g, b, Vec::new());
+            }
+        }
+    }
+
     /// Whether an exit to `label` of graph `g` should record the join
     /// there rather than a bridge of its own, joins due `after` tails.
     pub(super) fn due(&self, g: u32, label: Symbol, after: u32) -> bool {
@@ -102,13 +116,55 @@ impl<'p> Jit<'p> {
         }
         let graph = &run.resolved.graphs[g as usize];
         let &block = graph.labels.get(&label)?;
+        // A label with a promote chain is an interpreter's dispatch: its
+        // tails specialize, and its keys are the values promoted.
+        if !graph.promote_chain(block).is_empty() {
+            return None;
+        }
         let profiler = machine.profiler_mut()?;
         if profiler.watches(g, block) {
             return None;
         }
-        profiler.watch_later(g, block, graph.promote_chain(block));
+        profiler.watch_later(g, block, Vec::new());
         self.joins.made.insert((g, label));
         self.stats.joins += 1;
         stop_key(profiler, graph, g, label, env)
+    }
+
+    /// Whether exit `exit`, leaving with `values`, jumps into a join's
+    /// code: its bridge is empty (`record_bridge`), so neither the compile
+    /// budget nor its tree's `max_bridges` holds it back. One frame,
+    /// nothing virtual or promoted, not a loop's check or a restart, at a
+    /// join whose code takes its state.
+    pub(super) fn jumps_to_join(
+        &mut self,
+        machine: &Machine,
+        run: &mut Run,
+        exit: ExitId,
+        values: &[Option<Value>],
+    ) -> bool {
+        let state = self.exit_state(exit);
+        let (parent, check) = (state.parent, state.check);
+        let texit = state.exit.clone();
+        let p = &self.codes[parent.0 as usize];
+        if check
+            || texit.key.is_some()
+            || !self.joins.is_join(p.graph, texit.label)
+            || p.restarts.contains(&texit.resume)
+        {
+            return false;
+        }
+        let record = &p.function.resumes[texit.resume];
+        if record.frames.len() != 1 || !record.virtuals.is_empty() || values.iter().any(Option::is_none) {
+            return false;
+        }
+        let map: HashMap<ValueId, Value> =
+            texit.values.iter().zip(values).filter_map(|(id, v)| Some((*id, v.clone()?))).collect();
+        // Nothing virtual: nothing is allocated to read the frame.
+        let frames = resume::frames(record, &map, &mut run.heap);
+        let env: Env = frames[0].env.iter().cloned().collect();
+        let graph = &run.resolved.graphs[p.graph as usize];
+        let Some(profiler) = machine.profiler() else { return false };
+        stop_key(profiler, graph, p.graph, texit.label, &env).is_some_and(|k| self.linkable(&k, &env).is_some())
     }
 }

@@ -359,7 +359,8 @@ struct Code {
     /// Loop iterations run from its entries.
     iterations: u64,
     /// Its entries and iterations when its tree last grew, or the
-    /// compile budget last held back a bridge of it: what it is judged by
+    /// compile budget first held back the bridge of one of its exits: what
+    /// it is judged by
     /// ([`Jit::paid`]) is what it ran since, as it is now.
     judged_from: (u64, u64),
     recorded_ops: usize,
@@ -402,6 +403,9 @@ struct ExitState {
     bridge: Option<TraceId>,
     /// No bridge will be made (recording failed, or the budget is spent).
     refused: bool,
+    /// The budget held its bridge back once already (its tree's judgment
+    /// restarted then).
+    held_back: bool,
 }
 
 #[derive(Default)]
@@ -1135,6 +1139,8 @@ impl<'p> Jit<'p> {
             }
         }
         let mut p = Profiler::new(resolved, &labels, self.options.threshold);
+        // Joins made in earlier runs: watched again, for their code.
+        self.joins.watch(&mut p, resolved);
         for (key, kc) in &self.keys {
             if kc.ignored {
                 p.set(key, KeyState::Ignored);
@@ -1435,9 +1441,9 @@ impl<'p> Jit<'p> {
     /// many entries, they did not pay ([`entries_pay`]) — left for the
     /// interpreter about as soon as it is entered, or after too little
     /// work, it costs more in transitions than it saves. Judged by what it
-    /// ran since its tree last grew (a bridge linked) or the budget held
-    /// a bridge of it back (a loop of eight branches, its joins still to
-    /// come, was given up after 2 ms), every
+    /// ran since its tree last grew (a bridge linked) or the budget first
+    /// held back the bridge of one of its exits (a loop of eight branches,
+    /// its joins still to come, was given up after 2 ms), every
     /// `judge_after` entries of that, and not while the run's worker is
     /// busy: the code's bridges may be on the way (a stack VM's dispatch
     /// loop, judged while every bridge was still being optimized, was
@@ -1503,7 +1509,7 @@ impl<'p> Jit<'p> {
         self.exits[k].get_or_insert_with(|| {
             let (exit, parent) = cache.exit(exit);
             let check = is_check(&codes[parent.0 as usize], &exit);
-            Box::new(ExitState { exit, parent, check, to_driver: 0, bridge: None, refused: false })
+            Box::new(ExitState { exit, parent, check, to_driver: 0, bridge: None, refused: false, held_back: false })
         })
     }
 
@@ -1538,23 +1544,25 @@ impl<'p> Jit<'p> {
         let threshold = if state.check { retrace } else { bridge };
         let hot = state.bridge.is_none() && !state.refused && state.to_driver >= threshold.max(1) as u64;
         let hot = hot && !run.worker.as_ref().is_some_and(|w| w.has_exit(exit));
-        // An exit to a join needs no recording: its bridge is a jump.
-        let free = {
-            let state = self.exit_state(exit);
-            let (parent, label) = (state.parent, state.exit.label);
-            self.joins.is_join(self.codes[parent.0 as usize].graph, label)
-        };
+        // An exit into a join's code needs no recording: its bridge is a
+        // jump, which the budget does not hold back.
+        let free = hot && self.jumps_to_join(machine, run, exit, &values);
         let hot = hot && {
             let affordable = free || self.affordable(machine, run);
             if !affordable {
                 self.stats.deferred += 1;
                 // Its bridge held back by the budget, the tree is still
-                // growing: judged from now on ([`Jit::paid`]), as after
-                // a bridge linked.
-                let parent = self.exit_state(exit).parent;
-                let root = self.codes[parent.0 as usize].root;
-                let root = &mut self.codes[root.0 as usize];
-                root.judged_from = (root.entries, root.iterations);
+                // growing: judged from now on ([`Jit::paid`]), as after a
+                // bridge linked — once per exit, or a tree the budget
+                // keeps holding back would never be judged.
+                let state = self.exit_state(exit);
+                if !state.held_back {
+                    state.held_back = true;
+                    let parent = state.parent;
+                    let root = self.codes[parent.0 as usize].root;
+                    let root = &mut self.codes[root.0 as usize];
+                    root.judged_from = (root.entries, root.iterations);
+                }
             }
             affordable
         };

@@ -379,13 +379,9 @@ impl<'p> Jit<'p> {
         let index = cache.exits_of(parent).iter().position(|e| *e == exit).unwrap_or(0);
         let p = &self.codes[parent.0 as usize];
         let root = p.root;
-        // A bridge to a join is a jump: not one of the tree's bridges.
-        let to_join = self.joins.is_join(p.graph, texit.label);
-        let budget = (to_join || self.codes[root.0 as usize].bridges < self.options.max_bridges)
-            && self.codes.len() + Self::pending_codes(run) < self.options.max_traces;
         // An exit whose state a bridge cannot start from (an unbound value
         // the trace stores, which resuming drops) gets none.
-        if !budget || values.iter().any(Option::is_none) {
+        if values.iter().any(Option::is_none) {
             self.exit_state(exit).refused = true;
             let block = machine.replace_top(stack, &frames, texit.label)?;
             return Ok(Next::Interpret(block));
@@ -417,7 +413,6 @@ impl<'p> Jit<'p> {
                 start.promoted.push((*var, values[k].clone().expect("checked above")));
             }
         }
-        self.log(format_args!("record bridge from exit {index} of {parent_name} (to {})", texit.label));
         let graph = &run.resolved.graphs[base_graph as usize];
         let profiler = machine.profiler().expect("the JIT runs with a profiler");
         let single = frames.len() == 1;
@@ -428,6 +423,20 @@ impl<'p> Jit<'p> {
         // A tail bridges keep recording from here ([`joins`]): the exit
         // records the join's trace, which it and the others then share.
         let plain = single && !retrace && !restart && start.promoted.is_empty() && record.virtuals.is_empty();
+        // A bridge into a join's code is a jump (the empty bridge below):
+        // not one of the tree's bridges.
+        let jump = plain
+            && start_key
+                .as_ref()
+                .is_some_and(|k| self.joins.is_join(base_graph, texit.label) && self.linkable(k, &start_env).is_some());
+        let budget = (jump || self.codes[root.0 as usize].bridges < self.options.max_bridges)
+            && self.codes.len() + Self::pending_codes(run) < self.options.max_traces;
+        if !budget {
+            self.exit_state(exit).refused = true;
+            let block = machine.replace_top(stack, &frames, texit.label)?;
+            return Ok(Next::Interpret(block));
+        }
+        self.log(format_args!("record bridge from exit {index} of {parent_name} (to {})", texit.label));
         if plain && start_key.is_none() {
             if let Some(key) = self.join_at(machine, run, base_graph, texit.label, &start_env) {
                 self.log(format_args!("join at {}", describe(&key, run.resolved)));
@@ -435,7 +444,7 @@ impl<'p> Jit<'p> {
                 return self.record_loop(machine, run, &key, stack, block);
             }
         }
-        if let Some(key) = start_key.as_ref().filter(|_| plain) {
+        if let Some(key) = start_key.as_ref().filter(|_| plain && self.joins.is_join(base_graph, texit.label)) {
             // The join's trace, made on the worker, is installed here: the
             // interpreter never arrives at a join to install it.
             if let Some((pending, result)) = run.worker.as_mut().and_then(|w| w.take_key(key)) {

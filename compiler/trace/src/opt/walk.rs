@@ -17,11 +17,13 @@
 //! - reads of object fields are remembered within a block (the heap
 //!   cache, PyPy's `heap.py`): a second `get` of the same field of the
 //!   same object is the first one's value, a `get` after a `set` is the
-//!   value set. A `set` of a field forgets that field of every object (any
-//!   may be the same one), a call forgets everything, and each block
-//!   starts with nothing known — except a loop's block, which keeps what
-//!   its predecessor (a peeled first iteration) knew of the fields the
-//!   loop never writes, when it calls nothing ([`Opt::run_loop`]).
+//!   value set. A `set` of a field forgets that field of every object that
+//!   may be the same one (all but those of another class), a call forgets
+//!   everything, and each block starts with nothing known — except a
+//!   loop's block, which keeps what its predecessor (a peeled first
+//!   iteration) knew of the fields the loop never writes, when it calls
+//!   nothing ([`Opt::run_loop`]). Objects the trace holds as constants
+//!   (promoted) are cached alike, by identity (`heap_const`).
 //!
 //! Every kept instruction gets its operands rewritten in order; the
 //! substitutions are position-dependent (a guard's facts hold only after
