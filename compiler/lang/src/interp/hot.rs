@@ -201,6 +201,19 @@ struct Watched {
     /// The chain's one slot, when it has one (its keys may be dense).
     single: Option<Slot>,
     dense: Vec<Entry>,
+    /// The entries of dense keys whose green is an object, by its
+    /// allocation number, and the object each stands for.
+    objects: Vec<Entry>,
+    held: Vec<Option<Value>>,
+}
+
+/// Where a dense key is counted: at the integer a one-green label's
+/// variable holds (0 for a label without a promote chain), or at the
+/// allocation number of the object it holds.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Dense {
+    Int(usize),
+    Object(usize),
 }
 
 impl Watched {
@@ -210,35 +223,74 @@ impl Watched {
             [s] => Some(s),
             _ => None,
         };
-        Watched { chain: chain.into_boxed_slice(), single, dense: Vec::new() }
+        Watched { chain: chain.into_boxed_slice(), single, dense: Vec::new(), objects: Vec::new(), held: Vec::new() }
     }
 
     /// The dense key of arriving here with variables `slots`, if it is
-    /// one: 0 for a label without a promote chain, the integer of a
-    /// one-variable chain's variable when it is in `0..DENSE_KEYS`.
+    /// one: 0 for a label without a promote chain; for a one-variable
+    /// chain, the integer its variable holds when in `0..DENSE_KEYS`, or
+    /// the object, when its allocation number is.
     #[inline(always)]
-    fn dense_index(&self, slots: &[Option<Value>]) -> Option<usize> {
+    fn dense_index(&self, slots: &[Option<Value>]) -> Option<Dense> {
         match self.single {
             Some(s) => dense_green(slots.get(s as usize).and_then(Option::as_ref)),
-            None => self.chain.is_empty().then_some(0),
+            None => self.chain.is_empty().then_some(Dense::Int(0)),
         }
     }
 
-    /// The greens of dense key `k`: none, or the integer `k`.
-    fn greens(&self, k: usize) -> SmallVec<[Green; 2]> {
-        match self.single {
-            Some(_) => smallvec::smallvec![Green(Some(Value::Int(k as i64)))],
-            None => SmallVec::new(),
+    /// The entry of dense key `k`, if it has one.
+    #[inline(always)]
+    fn get(&self, k: Dense) -> Option<&Entry> {
+        match k {
+            Dense::Int(i) => self.dense.get(i),
+            Dense::Object(i) => self.objects.get(i),
         }
     }
 
-    /// The entry of dense key `k` (the vector grown to it).
+    /// [`Watched::get`], to count on: an object's entry only once it
+    /// holds the object (the vectors grow past entries not arrived at,
+    /// and a key is made of the object its entry holds).
+    #[inline(always)]
+    fn get_mut(&mut self, k: Dense) -> Option<&mut Entry> {
+        match k {
+            Dense::Int(i) => self.dense.get_mut(i),
+            Dense::Object(i) => match self.held.get(i) {
+                Some(Some(_)) => self.objects.get_mut(i),
+                _ => None,
+            },
+        }
+    }
+
+    /// The greens of dense key `k`: none, the integer, or the object.
+    fn greens(&self, k: Dense) -> SmallVec<[Green; 2]> {
+        match (k, self.single) {
+            (Dense::Int(i), Some(_)) => smallvec::smallvec![Green(Some(Value::Int(i as i64)))],
+            (Dense::Int(_), None) => SmallVec::new(),
+            (Dense::Object(i), _) => smallvec::smallvec![Green(self.held.get(i).cloned().flatten())],
+        }
+    }
+
+    /// The entry of dense key `k`, whose green is `green` (the vectors
+    /// grown to it, the object kept).
     #[inline]
-    fn entry(&mut self, k: usize) -> &mut Entry {
-        if k >= self.dense.len() {
-            self.grow(k);
+    fn entry(&mut self, k: Dense, green: Option<&Value>) -> &mut Entry {
+        match k {
+            Dense::Int(i) => {
+                if i >= self.dense.len() {
+                    self.grow(i);
+                }
+                &mut self.dense[i]
+            }
+            Dense::Object(i) => {
+                if i >= self.objects.len() {
+                    self.grow_objects(i);
+                }
+                if self.held[i].is_none() {
+                    self.held[i] = green.cloned();
+                }
+                &mut self.objects[i]
+            }
         }
-        &mut self.dense[k]
     }
 
     /// Grows the dense entries to `k` (out of line: once per new key, and
@@ -248,19 +300,31 @@ impl Watched {
     fn grow(&mut self, k: usize) {
         self.dense.resize(k + 1, Entry::UNSEEN);
     }
+
+    /// [`Watched::grow`] for keys of objects.
+    #[cold]
+    #[inline(never)]
+    fn grow_objects(&mut self, k: usize) {
+        self.objects.resize(k + 1, Entry::UNSEEN);
+        self.held.resize(k + 1, None);
+    }
 }
 
 /// Integers from 0 up to this (excluded) are dense keys of a one-green
-/// label; others are hashed. A label's vector grows to its largest dense
-/// key reached: at most 64 Ki entries of 8 bytes (512 KB), however sparse.
+/// label, and so are objects whose allocation number is; others are
+/// hashed. A label's vectors grow to its largest dense key reached: at
+/// most 64 Ki entries of 8 bytes (512 KB), however sparse, and for
+/// objects as many of the objects held. (An interpreter promoting its
+/// instruction objects spent a third of its run hashing their keys.)
 const DENSE_KEYS: i64 = 1 << 16;
 
-/// The index of the dense key of a one-green label whose green holds
-/// `v`, if it is one ([`DENSE_KEYS`]).
+/// The dense key of a one-green label whose green holds `v`, if it is
+/// one ([`DENSE_KEYS`]).
 #[inline(always)]
-fn dense_green(v: Option<&Value>) -> Option<usize> {
+fn dense_green(v: Option<&Value>) -> Option<Dense> {
     match v {
-        Some(Value::Int(i)) if (0..DENSE_KEYS).contains(i) => Some(*i as usize),
+        Some(Value::Int(i)) if (0..DENSE_KEYS).contains(i) => Some(Dense::Int(*i as usize)),
+        Some(Value::Object(o)) if o.id() < DENSE_KEYS as u64 => Some(Dense::Object(o.id() as usize)),
         _ => None,
     }
 }
@@ -346,7 +410,7 @@ impl Profiler {
     pub fn arrive_at(&mut self, graph: u32, block: u32, slots: &[Option<Value>], now: u64) -> Option<Key> {
         let threshold = self.threshold;
         let w = self.watched.get_mut(graph as usize)?.get_mut(block as usize)?.as_mut()?;
-        if let Some(e) = w.dense_index(slots).and_then(|k| w.dense.get_mut(k)) {
+        if let Some(e) = w.dense_index(slots).and_then(|k| w.get_mut(k)) {
             if !e.arrive(threshold, now) {
                 return None;
             }
@@ -362,11 +426,14 @@ impl Profiler {
         let threshold = self.threshold;
         let w = self.watched.get_mut(graph as usize)?.get_mut(block as usize)?.as_mut()?;
         if let Some(k) = w.dense_index(slots) {
-            let stop = match w.dense.get(k) {
+            let stop = match w.get(k) {
                 // Counted on the inline path, which only comes here for
                 // an entry that stops.
                 Some(e) if e.seen => e.stops(threshold),
-                _ => w.entry(k).arrive(threshold, now),
+                _ => {
+                    let green = w.single.and_then(|s| slots.get(s as usize)).and_then(Option::as_ref);
+                    w.entry(k, green).arrive(threshold, now)
+                }
             };
             return stop.then(|| Key { graph, block, greens: w.greens(k) });
         }
@@ -388,10 +455,10 @@ impl Profiler {
 
     /// Where dense key `key` is counted, if it is one: its label's dense
     /// entries and its index.
-    fn dense(&self, key: &Key) -> Option<(&Watched, usize)> {
+    fn dense(&self, key: &Key) -> Option<(&Watched, Dense)> {
         let w = self.watched.get(key.graph as usize)?.get(key.block as usize)?.as_ref()?;
         match (&*w.chain, &key.greens[..]) {
-            ([], []) => Some((w, 0)),
+            ([], []) => Some((w, Dense::Int(0))),
             ([_], [Green(g)]) => dense_green(g.as_ref()).map(|k| (w, k)),
             _ => None,
         }
@@ -402,13 +469,14 @@ impl Profiler {
         let Some((_, k)) = self.dense(key) else {
             return self.keys.entry(key.clone()).or_insert(Entry::UNSEEN);
         };
-        self.watched[key.graph as usize][key.block as usize].as_mut().expect("a watched label").entry(k)
+        let green = key.greens.first().and_then(|g| g.0.as_ref());
+        self.watched[key.graph as usize][key.block as usize].as_mut().expect("a watched label").entry(k, green)
     }
 
     /// The entry of `key`, if it was seen.
     fn entry(&self, key: &Key) -> Option<&Entry> {
         match self.dense(key) {
-            Some((w, k)) => w.dense.get(k).filter(|e| e.seen),
+            Some((w, k)) => w.get(k).filter(|e| e.seen),
             None => self.keys.get(key),
         }
     }
@@ -478,8 +546,10 @@ impl Profiler {
     pub fn keys(&self) -> impl Iterator<Item = (Key, u32, KeyState)> + '_ {
         let dense = self.watched.iter().enumerate().flat_map(|(g, blocks)| {
             blocks.iter().enumerate().filter_map(|(b, w)| Some((b, w.as_ref()?))).flat_map(move |(b, w)| {
-                w.dense.iter().enumerate().filter(|(_, e)| e.seen).map(move |(i, e)| {
-                    (Key { graph: g as u32, block: b as u32, greens: w.greens(i) }, e.count, e.state)
+                let ints = w.dense.iter().enumerate().map(|(i, e)| (Dense::Int(i), e));
+                let objects = w.objects.iter().enumerate().map(|(i, e)| (Dense::Object(i), e));
+                ints.chain(objects).filter(|(_, e)| e.seen).map(move |(k, e)| {
+                    (Key { graph: g as u32, block: b as u32, greens: w.greens(k) }, e.count, e.state)
                 })
             })
         });
@@ -641,6 +711,42 @@ again:
             expected.iter().map(|&(b, g, n, s)| (format!("0/{b}/{g}"), n, s)).collect();
         expected.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(seen, expected);
+    }
+
+    /// An object held in a one-green label's variable (an interpreter's
+    /// promoted instruction object) is a dense key by its allocation
+    /// number, counted as integers are, and the key made when it stops is
+    /// that object — also for an entry the vectors grew past before it
+    /// was arrived at (object 9 first, then 5). An object numbered past
+    /// the dense range is hashed, and counts alike.
+    #[test]
+    fn objects_are_dense_keys_and_their_keys_hold_them() {
+        let (resolved, mut p, blocks) = profiler();
+        let looped = blocks[0];
+        let layout = crate::heap::layout::Layout::of([Symbol::intern("next")]);
+        let class = Symbol::intern("inc");
+        let objects: Vec<Value> =
+            [9, 5, 1 << 20].iter().map(|&id| crate::interp::objects::new_object(id, class, layout)).collect();
+        for (k, o) in objects.iter().enumerate() {
+            let s = slots(&resolved, &[("pc", o.clone())]);
+            assert_eq!(p.arrive_at(0, looped, &s, 0), None);
+            assert_eq!(p.arrive_at(0, looped, &s, 0), None);
+            let key = p.arrive_at(0, looped, &s, 0).expect("hot at the threshold");
+            assert_eq!(key, p.key(0, looped, &s), "object {k}");
+            assert_eq!(key.greens[0].0.as_ref(), Some(o), "object {k}");
+            assert_eq!(p.count(&key), 3);
+            p.set(&key, KeyState::Enter);
+            assert!(p.arrive_at(0, looped, &s, 0).is_some(), "a key with code stops at once");
+        }
+        let mut held: Vec<u64> = p
+            .keys()
+            .filter_map(|(k, _, state)| match (&k.greens[0].0, state) {
+                (Some(Value::Object(o)), KeyState::Enter) => Some(o.id()),
+                _ => None,
+            })
+            .collect();
+        held.sort_unstable();
+        assert_eq!(held, [5, 9, 1 << 20]);
     }
 
     /// Watching a label makes every jump there a [`Target::Watched`] — a
