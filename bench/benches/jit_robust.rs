@@ -14,7 +14,8 @@
 //!   list walked by a loop, a loop dispatching on the classes of objects
 //!   it follows, a tree-walking interpreter (recursive functions over a
 //!   tree of objects, its while loop going round through a call), a loop
-//!   of eight independent branches (256 paths a round).
+//!   of eight independent branches (256 paths a round), a loop calling a
+//!   function whose loop runs a data-dependent number of rounds.
 //!
 //! Targets, per row:
 //! - `÷ jit` (interpreter time over JIT time, recording and compiling
@@ -214,6 +215,7 @@ fn cases() -> Vec<Case> {
         ),
         c("shapes/tree_walk", "tests/corpus/shapes/tree_walk.fg", "start", "[n/{n}]", 400_000, Hint::AsWritten, None),
         c("shapes/branches", "tests/corpus/shapes/branches.fg", "start", "[n/{n}]", 2_000_000, Hint::AsWritten, None),
+        c("shapes/collatz", "tests/corpus/shapes/collatz.fg", "start", "[n/{n}]", 100_000, Hint::AsWritten, None),
         c(
             "shapes/class_dispatch",
             "tests/corpus/shapes/class_dispatch.fg",

@@ -451,6 +451,9 @@ pub struct Jit<'p> {
     /// one of them (an inner loop unrolled into the outer one). Traces call
     /// them as they call recursive ones.
     not_followed: HashSet<Symbol>,
+    /// Per function, the hot spots whose code followed its calls (recorded
+    /// again once it is not followed: [`Jit::stop_following`]).
+    followers: HashMap<Symbol, Vec<Key>>,
     options: Options,
     cache: Option<TraceCache>,
     /// Whether the code counts fuel (compiled for a run with `--fuel`).
@@ -898,6 +901,7 @@ impl<'p> Jit<'p> {
             watched,
             recursive,
             not_followed: HashSet::default(),
+            followers: HashMap::default(),
             options,
             cache: None,
             fuel_checks: false,
@@ -1115,6 +1119,7 @@ impl<'p> Jit<'p> {
         self.suffixes.clear();
         self.trees = trees::Trees::default();
         self.joins = joins::Joins::default();
+        self.followers.clear();
         self.empty_bridges = 0;
     }
 

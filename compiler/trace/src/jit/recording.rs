@@ -108,7 +108,7 @@ impl<'p> Jit<'p> {
                 let (state, biggest) = e.suspended();
                 // Not an abort that counts when the next recording calls a
                 // function it followed: it may close then.
-                let counts = !self.stop_following(biggest);
+                let counts = !self.stop_following(machine, biggest);
                 self.abort_if(machine, key, &describe(key, run.resolved), &why, counts);
                 let block = machine.replace_top_keeping(stack, &state.frames, state.label)?;
                 return Ok(Next::Interpret(block));
@@ -154,6 +154,7 @@ impl<'p> Jit<'p> {
                 }
             }
         };
+        self.note_followed(key, &trace);
         let start = Start::frame(graph.name, &params);
         let name = self.fresh_name(label);
         let mut pins = Vec::new();
@@ -315,13 +316,44 @@ impl<'p> Jit<'p> {
 
     /// After a recording too long: traces call `biggest`, the function it
     /// spent most operations in, from now on. Whether that is new.
-    pub(super) fn stop_following(&mut self, biggest: Option<Symbol>) -> bool {
+    ///
+    /// The hot spots whose code followed `biggest` are recorded again
+    /// (their code dropped from the key, counted from zero): code that
+    /// unrolled one call's rounds of its loop holds guards for that call
+    /// alone, and leaves at every other (a loop calling a function that
+    /// counts a Collatz chain: its one trace, made while the calls were
+    /// followed, was left at each call, and the interpreter ran the loop).
+    pub(super) fn stop_following(&mut self, machine: &mut Machine, biggest: Option<Symbol>) -> bool {
         let Some(f) = biggest else { return false };
         if self.recursive.contains(&f) || !self.not_followed.insert(f) {
             return false;
         }
         self.log(format_args!("calls of {f} are not followed from now on: traces call it"));
+        for key in self.followers.remove(&f).unwrap_or_default() {
+            let Some(kc) = self.keys.get_mut(&key) else { continue };
+            if kc.variants.is_empty() {
+                continue;
+            }
+            kc.variants.clear();
+            if let Some(p) = machine.profiler_mut() {
+                p.set(&key, KeyState::Counting);
+            }
+            self.stats.refollowed += 1;
+        }
         true
+    }
+
+    /// Notes that the code recorded at `key` as `trace` followed the
+    /// functions it enters ([`Jit::stop_following`]).
+    fn note_followed(&mut self, key: &Key, trace: &crate::trace::Trace) {
+        for op in &trace.ops {
+            if let crate::trace::TraceOp::Enter { func, .. } = op {
+                let keys = self.followers.entry(*func).or_default();
+                if !keys.contains(key) {
+                    keys.push(key.clone());
+                }
+            }
+        }
     }
 
     /// A recording at `key` failed: count it, and give up on the key after
@@ -531,7 +563,7 @@ impl<'p> Jit<'p> {
                 let (state, biggest) = e.suspended();
                 // Calling the function instead, the next try may get
                 // somewhere; else the exit stays one.
-                if !self.stop_following(biggest) {
+                if !self.stop_following(machine, biggest) {
                     self.exit_state(exit).refused = true;
                 }
                 let block = machine.replace_top(stack, &state.frames, state.label)?;

@@ -105,6 +105,9 @@ pub struct Stats {
     /// Functions traces call rather than follow, because recordings got
     /// too long in them.
     pub not_followed: usize,
+    /// Hot spots recorded again because their code followed a function
+    /// no longer followed.
+    pub refollowed: usize,
     /// Times compiled code was entered from the interpreter.
     pub entries: u64,
     /// Calls of recursive functions run by their compiled code.
@@ -178,8 +181,8 @@ impl std::fmt::Display for Stats {
         writeln!(f, "joins:           {} (labels whose exits share one trace)", self.joins)?;
         writeln!(
             f,
-            "aborted:         {} ({} hot spots given up, {} functions called rather than followed)",
-            self.aborted, self.ignored, self.not_followed
+            "aborted:         {} ({} hot spots given up, {} functions called rather than followed, {} hot spots recorded again for that)",
+            self.aborted, self.ignored, self.not_followed, self.refollowed
         )?;
         writeln!(f, "hot spots:       {} ({} arrivals counted)", self.keys, self.arrivals)?;
         writeln!(

@@ -670,6 +670,26 @@ fn promoted_instruction_objects_leave_the_loop() {
     .assert_eq(lp);
 }
 
+/// A loop calling a function whose own loop runs a data-dependent number
+/// of rounds (tests/corpus/shapes/collatz.fg: a Collatz chain's steps).
+/// The first trace of the outer loop follows the call and unrolls one
+/// chain; once a chain runs past the unroll limit the function is called
+/// instead, and the hot spots whose code followed it are recorded again:
+/// the outer loop then calls it, and the exits to the interpreter barely
+/// grow from 3,000 starts to 20,000 (370 and 375; they were 5,963 and
+/// 28,332).
+#[test]
+fn code_that_followed_a_function_no_longer_followed_is_recorded_again() {
+    let at = |n: u32| {
+        run("tests/corpus/shapes/collatz.fg", Hint::AsWritten, "start", Some(&format!("[n/{n}]")), checked()).stats
+    };
+    let (few, many) = (at(3_000), at(20_000));
+    assert_eq!(many.not_followed, 1, "{many}");
+    assert!(many.refollowed >= 1, "{many}");
+    assert!(many.guard_failures <= few.guard_failures + 50, "{few}\n{many}");
+    assert!(many.guard_failures < 1_000, "{many}");
+}
+
 /// An object passed down a short recursion (`area(r, 1)` calls
 /// `area(r, 0)`): the recording follows the recursive calls up to
 /// `recursion_unroll` deep, so the object stays virtual; not following
