@@ -363,18 +363,17 @@ impl Profiler {
         Profiler { watched, keys: HashMap::default(), threshold: threshold.max(1) }
     }
 
-    /// Watches block `block` of graph `graph` from now on, its greens the
-    /// variables of `chain` (the block's promote chain), for those who
-    /// ask the profiler about a block ([`Profiler::watches`],
-    /// [`Profiler::key_with`]): a JIT's recordings and exits. The
-    /// interpreter's own jumps there are not counted: the program it runs
-    /// was marked when the profiler was made.
-    pub fn watch_later(&mut self, graph: u32, block: u32, chain: Vec<Slot>) {
+    /// Watches block `block` of graph `graph` from now on, as a label
+    /// without greens (one key), for those who ask the profiler about a
+    /// block ([`Profiler::watches`], [`Profiler::key_with`]): a JIT's
+    /// recordings and exits. The interpreter's own jumps there are not
+    /// counted: the program it runs was marked when the profiler was made.
+    pub fn watch_later(&mut self, graph: u32, block: u32) {
         let Some(slot) = self.watched.get_mut(graph as usize).and_then(|blocks| blocks.get_mut(block as usize)) else {
             return;
         };
         if slot.is_none() {
-            *slot = Some(Watched::new(chain));
+            *slot = Some(Watched::new(Vec::new()));
         }
     }
 

@@ -83,11 +83,9 @@ impl Joins {
     /// Watches the joins made so far in profiler `p` (a new run's: the
     /// joins' code outlives a run, the profiler does not).
     pub(super) fn watch(&self, p: &mut Profiler, resolved: &Resolved) {
-        let mut made: Vec<&(u32, Symbol)> = self.made.iter().collect();
-        made.sort_by_key(|(g, l)| (*g, l.as_str()));
-        for &(g, label) in made {
+        for &(g, label) in &self.made {
             if let Some(&b) = resolved.graphs.get(g as usize).and_then(|graph| graph.labels.get(&label)) {
-                p.watch_later(g, b, Vec::new());
+                p.watch_later(g, b);
             }
         }
     }
@@ -125,7 +123,7 @@ impl<'p> Jit<'p> {
         if profiler.watches(g, block) {
             return None;
         }
-        profiler.watch_later(g, block, Vec::new());
+        profiler.watch_later(g, block);
         self.joins.made.insert((g, label));
         self.stats.joins += 1;
         stop_key(profiler, graph, g, label, env)

@@ -360,8 +360,7 @@ struct Code {
     iterations: u64,
     /// Its entries and iterations when its tree last grew, or the
     /// compile budget first held back the bridge of one of its exits: what
-    /// it is judged by
-    /// ([`Jit::paid`]) is what it ran since, as it is now.
+    /// it is judged by ([`Jit::paid`]) is what it ran since, as it is now.
     judged_from: (u64, u64),
     recorded_ops: usize,
     /// Operations after optimization (its IR may be gone: `keep_ir`).
@@ -1596,7 +1595,7 @@ impl<'p> Jit<'p> {
             let block = machine.replace_top(stack, &frames, label)?;
             return Ok(Next::Interpret(block));
         }
-        self.record_bridge(machine, run, exit, parent, &values, frames, stack)
+        self.record_bridge(machine, run, exit, parent, &values, frames, stack, free)
     }
 
     /// Whether the compile budget allows recording another trace (see

@@ -394,7 +394,9 @@ impl<'p> Jit<'p> {
 
     /// Records a bridge from exit `exit` of code `parent`, whose state the
     /// frames `frames` are (the exit stored `values`), compiles it and
-    /// links the exit to it.
+    /// links the exit to it; `jump` when the bridge is an empty one into a
+    /// join's code ([`Jit::jumps_to_join`], which the exit asked before
+    /// the compile budget).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn record_bridge(
         &mut self,
@@ -405,6 +407,7 @@ impl<'p> Jit<'p> {
         values: &[Option<Value>],
         frames: Vec<ResumeFrame>,
         stack: &mut Vec<Frame>,
+        jump: bool,
     ) -> Result<Next, RuntimeError> {
         let cache = self.cache.as_ref().expect("code exists");
         let (texit, _) = cache.exit(exit);
@@ -455,12 +458,8 @@ impl<'p> Jit<'p> {
         // A tail bridges keep recording from here ([`joins`]): the exit
         // records the join's trace, which it and the others then share.
         let plain = single && !retrace && !restart && start.promoted.is_empty() && record.virtuals.is_empty();
-        // A bridge into a join's code is a jump (the empty bridge below):
-        // not one of the tree's bridges.
-        let jump = plain
-            && start_key
-                .as_ref()
-                .is_some_and(|k| self.joins.is_join(base_graph, texit.label) && self.linkable(k, &start_env).is_some());
+        // A bridge into a join's code is a jump (the empty bridge below,
+        // `jump`: [`Jit::jumps_to_join`]): not one of the tree's bridges.
         let budget = (jump || self.codes[root.0 as usize].bridges < self.options.max_bridges)
             && self.codes.len() + Self::pending_codes(run) < self.options.max_traces;
         if !budget {

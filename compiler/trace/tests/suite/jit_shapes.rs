@@ -670,6 +670,58 @@ fn promoted_instruction_objects_leave_the_loop() {
     .assert_eq(lp);
 }
 
+/// A `guard_value` against a promoted object compares the object's one
+/// word, in baseline code and in Cranelift's. A loop promotes the object
+/// a holder's field points to, which it turns from one object to the
+/// other every round: each round leaves the code recorded for the other
+/// through that guard, and the sum is the interpreter's (a guard that let
+/// the other object through would add the recorded one's value).
+#[test]
+fn object_guards_compare_identity_in_every_tier() {
+    use flowc_codegen::compile::Codegen;
+    let text = "entry start(n = 300)
+start:
+    a = new node
+    a.v = 1
+    b = new node
+    b.v = 10
+    h = new holder
+    h.cur = a
+    i = 0
+    s = 0
+    goto loop
+loop:
+    more = i < n
+    if more goto step else goto done
+step:
+    c = h.cur
+    promote c then use
+use:
+    v = c.v
+    s = s + v
+    flip = c == a
+    if flip goto to_b else goto to_a
+to_b:
+    h.cur = b
+    goto next
+to_a:
+    h.cur = a
+    goto next
+next:
+    i = i + 1
+    goto loop
+done:
+    print_and_stop(s)
+";
+    for tier in [Codegen::Baseline, Codegen::Cheap, Codegen::Optimized] {
+        let options = Options { tier, ..checked() };
+        let r = run_text("object_guards.fg", text, Hint::AsWritten, "start", None, options);
+        assert_eq!(r.output, "1650\n", "{tier:?}");
+        let guarded = r.traces.iter().any(|t| t.contains("guard_value") && t.contains(", <node#"));
+        assert!(guarded, "{tier:?}: no guard on an object\n{}", r.traces.join("\n"));
+    }
+}
+
 /// A loop calling a function whose own loop runs a data-dependent number
 /// of rounds (tests/corpus/shapes/collatz.fg: a Collatz chain's steps).
 /// The first trace of the outer loop follows the call and unrolls one
