@@ -6,6 +6,8 @@
 //!     bf env rle NAME SIZE       the run-length interpreter's environment
 //!     bf expect NAME SIZE        its checksum and instructions run
 //!     bf output NAME SIZE        what it writes
+//!     bf file tutorial|rle PATH  an environment for a BF program of your own
+//!     bf file c PATH             that program translated to C (the bf2c peer)
 
 use flowc_tests::bf;
 
@@ -15,7 +17,9 @@ flowc_runtime::process_setup!();
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage = || -> ! {
-        eprintln!("usage: bf text|expect|output NAME SIZE | bf env tutorial|rle NAME SIZE");
+        eprintln!(
+            "usage: bf text|expect|output NAME SIZE | bf env tutorial|rle NAME SIZE | bf file tutorial|rle|c PATH"
+        );
         std::process::exit(2)
     };
     let program = |name: &str, size: &str| {
@@ -34,6 +38,18 @@ fn main() {
             println!("{sum} {steps}");
         }
         ["output", name, size] => print!("{}", bf::output(&program(name, size)).expect("a valid program")),
+        ["file", shape @ ("tutorial" | "rle" | "c"), path] => {
+            let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
+                eprintln!("{path}: {e}");
+                std::process::exit(2)
+            });
+            let out = match shape {
+                "tutorial" => bf::tutorial_env(&text),
+                "rle" => bf::run_length_env(&text),
+                _ => flowc_bench::peers::bf_to_c(&bf::instructions(&text)),
+            };
+            println!("{out}");
+        }
         _ => usage(),
     }
 }

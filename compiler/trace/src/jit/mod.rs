@@ -389,6 +389,10 @@ struct Code {
     /// For an entry trace, the code it jumps into (whose loop its entries'
     /// iterations run).
     into: Option<TraceId>,
+    /// For a loop trace, whether its recording passed other hot spots on
+    /// its way round (went through code of other loops' headers or, in an
+    /// interpreter, of other instructions): [`Jit::left_its_loop`].
+    passed_keys: bool,
 }
 
 /// What the JIT knows of an exit.
@@ -419,6 +423,12 @@ struct KeyCode {
     /// key was arrived at too sparsely ([`Jit::too_sparse`]): when the key is
     /// hot again, the loop is judged by them before it is recorded again.
     sparse_ops: Option<usize>,
+    /// Its loop trace left its loop at once, and it was recorded again
+    /// from inside ([`Jit::left_its_loop`]): done once per hot spot.
+    recorded_inside: bool,
+    /// That loop trace, until the one recorded inside is registered: code
+    /// that jumps to it (entry traces, bridges) then runs the new one.
+    replaced: Option<TraceId>,
 }
 
 /// The JIT for one program.
@@ -1724,6 +1734,7 @@ impl Code {
             restarts: Vec::new(),
             pins: Vec::new(),
             into: None,
+            passed_keys: false,
             function,
         }
     }

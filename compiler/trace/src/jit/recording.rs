@@ -159,6 +159,8 @@ impl<'p> Jit<'p> {
         let name = self.fresh_name(label);
         let mut pins = Vec::new();
         let passed: Vec<Key> = passed.into_iter().map(|(k, ..)| k).collect();
+        // (An inner loop cut from the recording took the keys it passed.)
+        let passed_keys = inner.is_none() && !passed.is_empty();
         let (job, kind) = match target {
             None => {
                 let speculating = !self.keys.get(key).is_some_and(|k| k.generic);
@@ -182,11 +184,21 @@ impl<'p> Jit<'p> {
             }
         };
         let pins = pins.iter().map(|&(k, v, _)| (k, Value::Int(v))).collect();
-        let done = KeyDone { key: key.clone(), kind, g, label, params, unbound, pins, into: target };
+        let done = KeyDone { key: key.clone(), kind, g, label, params, unbound, pins, into: target, passed_keys };
         // Go on in the code the entry trace reached, or in the new loop
         // once compiled here (a loop optimized in the background is
         // entered once it is there).
-        let go = match self.submit(machine, run, job, what.clone(), passed, || Then::Key(done.clone())) {
+        // A loop replacing the key's code ([`Jit::left_its_loop`]) is
+        // compiled here: until it is there the key has none, and the
+        // labels round it would get hot and be given code of their own,
+        // which the outer loop's bridges would then stop at.
+        let replacing = self.keys.get(key).is_some_and(|kc| kc.replaced.is_some());
+        let submitted = if replacing {
+            Err(job)
+        } else {
+            self.submit(machine, run, job, what.clone(), passed, || Then::Key(done.clone()))
+        };
+        let go = match submitted {
             Ok(()) => target,
             Err(job) => {
                 let compiled = self.optimize_here(job).and_then(|o| self.finish(o, &what, None, false));
@@ -200,6 +212,36 @@ impl<'p> Jit<'p> {
             Some(go) if self.admits_frame(run, go, stack.last().expect("a frame")) => Ok(Next::Enter(go)),
             _ => Ok(Next::Interpret(block)),
         }
+    }
+
+    /// Whether loop trace `root`, code of hot spot `key`, is a loop round
+    /// an outer loop that a bridge of its tree has just found an inner
+    /// loop of: the bridge goes back to `key` passing no other hot spot
+    /// where `root`'s recording passed some (a shorter way round), and
+    /// `root` ran fewer iterations than it was entered (left at once,
+    /// mostly). A recording that starts in an inner loop's last iteration
+    /// (a BF `[-]` arrived at when its cell is 1) goes out of it and round
+    /// the outer loop back to its start; the inner loop's back edge is
+    /// then a guard that fails nine times in ten, and every iteration of
+    /// the inner loop went through its bridge back into the outer loop's
+    /// preamble (LuaJIT refuses such a root trace: "leaving loop in root
+    /// trace"). When so, `root` stops being `key`'s code, and the caller
+    /// records `key`'s loop again from inside the inner loop; once per hot
+    /// spot, so two ways round alternating cannot make it record forever.
+    pub(super) fn left_its_loop(&mut self, key: &Key, root: TraceId) -> bool {
+        let r = &self.codes[root.0 as usize];
+        if !matches!(r.kind, Kind::Loop) || !r.passed_keys || r.iterations >= r.entries {
+            return false;
+        }
+        let Some(kc) = self.keys.get_mut(key) else { return false };
+        if kc.recorded_inside || !kc.variants.contains(&root) {
+            return false;
+        }
+        kc.recorded_inside = true;
+        kc.replaced = Some(root);
+        kc.variants.retain(|&c| c != root);
+        self.stats.recorded_inside += 1;
+        true
     }
 
     /// What a loop trace at `block` of graph `g` starts from, given the
@@ -297,7 +339,17 @@ impl<'p> Jit<'p> {
             Kind::Loop => self.stats.traces += 1,
             _ => self.stats.entry_traces += 1,
         }
-        self.keys.entry(key.clone()).or_default().variants.push(code);
+        let kc = self.keys.entry(key.clone()).or_default();
+        kc.variants.push(code);
+        let is_loop = matches!(self.codes[code.0 as usize].kind, Kind::Loop);
+        if let Some(old) = kc.replaced.take_if(|_| is_loop) {
+            // What jumps to the loop this one replaces (recorded round an
+            // outer loop, [`Jit::left_its_loop`]) comes here instead.
+            let cache = self.cache.as_ref().expect("code exists");
+            if self.codes[old.0 as usize].params == self.codes[code.0 as usize].params {
+                cache.install(old, code).expect("the same parameters");
+            }
+        }
         if let Some(p) = machine.profiler_mut() {
             p.set(key, KeyState::Enter);
         }
@@ -490,6 +542,8 @@ impl<'p> Jit<'p> {
         let profiler = machine.profiler().expect("the JIT runs with a profiler");
         let graph = &run.resolved.graphs[base_graph as usize];
         let mut target = None;
+        // The hot spot whose code it reached.
+        let mut target_key = None;
         let mut closes = false;
         // Whether the recording stopped at code whose key has greens (an
         // interpreter's dispatch on its `pc`): a tail specialized to them.
@@ -505,6 +559,7 @@ impl<'p> Jit<'p> {
             if let Some(code) = this.linkable(&k, env) {
                 target = Some(code);
                 into_greens = !k.greens.is_empty();
+                target_key = Some(k);
                 return Arrival::Stop;
             }
             if seen.contains(&k) {
@@ -524,6 +579,7 @@ impl<'p> Jit<'p> {
         let recorded = match immediate {
             Some(code) => {
                 target = Some(code);
+                target_key = start_key.clone();
                 let trace = crate::trace::Trace::empty(texit.label);
                 Ok(Path::Stopped { trace, frame: frames[0].clone(), label: texit.label })
             }
@@ -570,6 +626,19 @@ impl<'p> Jit<'p> {
             }
         };
         let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
+        // (The keys the bridge passed, its start aside.)
+        let shortcut = seen.iter().all(|k| Some(k) == start_key.as_ref());
+        if let Some(key) =
+            target_key.filter(|k| !closes && shortcut && target == Some(root) && self.left_its_loop(k, root))
+        {
+            // The tree's own loop, entered mostly to leave at once by this
+            // exit: the loop inside it is recorded from here.
+            self.log(format_args!(
+                "exit {index} of {parent_name} goes round an inner loop at {}: recorded again from inside",
+                describe(&key, run.resolved)
+            ));
+            return self.record_loop(machine, run, &key, stack, block);
+        }
         let name = self.fresh_name(texit.label);
         let what = format!("exit {index} (to {}) of {parent_name}", texit.label);
         let done = BridgeDone { exit, root, values: values_depth, graph: base_graph, label: texit.label, closes };
@@ -651,6 +720,8 @@ pub(super) struct KeyDone {
     pub pins: Vec<(usize, Value)>,
     /// For an entry trace, the code it jumps into.
     pub into: Option<TraceId>,
+    /// Whether the recording passed other hot spots.
+    pub passed_keys: bool,
 }
 
 /// What a bridge's code becomes once compiled: the bridge of `exit` (of
@@ -677,7 +748,7 @@ impl Jit<'_> {
         compiled: Option<(TraceId, Duration)>,
         what: &str,
     ) -> Option<TraceId> {
-        let KeyDone { key, kind, g, label, params, unbound, pins, into } = done;
+        let KeyDone { key, kind, g, label, params, unbound, pins, into, passed_keys } = done;
         let Some((code, time)) = compiled else {
             self.abort(machine, &key, what, "the code generator refused the trace");
             return None;
@@ -686,6 +757,7 @@ impl Jit<'_> {
         let c = &mut self.codes[code.0 as usize];
         c.pins = pins;
         c.into = into;
+        c.passed_keys = passed_keys;
         Some(code)
     }
 

@@ -86,6 +86,10 @@ pub struct Stats {
     /// Loop traces of inner loops, cut from a recording that started in an
     /// outer loop ([`crate::jit`] "Inner loops first").
     pub inner_first: usize,
+    /// Loop traces recorded round an outer loop that mostly left at an
+    /// inner loop's back edge, recorded again from inside it
+    /// ([`super::Jit::left_its_loop`]).
+    pub recorded_inside: usize,
     /// Loops that skip to their last iteration where they are entered
     /// ([`crate::opt::fast_forward`]).
     pub fast_forwarded: usize,
@@ -172,8 +176,8 @@ impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "traces:          {} ({} retraced, {} inner loops cut from outer recordings, {} counted loops run to their end at once)",
-            self.traces, self.retraces, self.inner_first, self.fast_forwarded
+            "traces:          {} ({} retraced, {} inner loops cut from outer recordings, {} recorded again inside the loop they left, {} counted loops run to their end at once)",
+            self.traces, self.retraces, self.inner_first, self.recorded_inside, self.fast_forwarded
         )?;
         writeln!(f, "entry traces:    {}", self.entry_traces)?;
         writeln!(f, "bridges:         {}", self.bridges)?;
