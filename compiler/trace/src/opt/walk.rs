@@ -276,7 +276,12 @@ impl<'a> Opt<'a> {
         let result = self.f.insts[i].result;
         match kind {
             InstKind::Op { op: Operator::Known(op), args, .. } => {
-                let args: Args = args.iter().map(|a| self.real(a)).collect();
+                let mut args: Args = args.iter().map(|a| self.real(a)).collect();
+                if op == Op::Mod {
+                    if let Some(sum) = self.modular_sum(&args) {
+                        args[0] = sum;
+                    }
+                }
                 let infos: Vec<Info> = args.iter().map(|a| self.info_of(a)).collect();
                 let out = lattice::transfer(op, &infos);
                 let v = result.expect("ops have results");
@@ -431,6 +436,69 @@ impl<'a> Opt<'a> {
 
     /// The result of a `pure` function called with constant arguments, if
     /// running it returns a constant.
+    /// For `mod y, M` (`args`), `y` being `(z mod M) ± b` for an integer
+    /// `z`: the sum `z ± b` (the same modulo `M`), made here, or `z ± a ±
+    /// b` when `z` is itself `x ± a` — a run of BF `+` (`v = (v + 1) mod
+    /// 256` each) becomes one `add` and one `mod` instead of a chain of
+    /// two operations per step. The intermediate values stay for what
+    /// else uses them (resume records), and dead code elimination drops
+    /// the rest.
+    fn modular_sum(&mut self, args: &[Operand]) -> Option<Operand> {
+        let [Operand::Value(y), Operand::Const(Value::Int(m))] = args else { return None };
+        let (z, b) = self.plus_constant(*y)?;
+        let InstKind::Op { op: Operator::Known(Op::Mod), args: inner, .. } = self.defining(z)? else { return None };
+        let [Operand::Value(z), Operand::Const(Value::Int(m2))] = inner.as_slice() else { return None };
+        let z = *z;
+        if m != m2 || *m <= 0 || self.info_of(&Operand::Value(z)).kinds != Kinds::INT {
+            return None;
+        }
+        let (x, total) = match self.plus_constant(z) {
+            Some((x, a)) if self.info_of(&Operand::Value(x)).kinds == Kinds::INT => (x, a.checked_add(b)?),
+            _ => (z, b),
+        };
+        if total == 0 {
+            return Some(Operand::Value(x));
+        }
+        let args: Args = [Operand::Value(x), Operand::Const(Value::Int(total))].into_iter().collect();
+        let infos: Vec<Info> = args.iter().map(|a| self.info_of(a)).collect();
+        let out = lattice::transfer(Op::Add, &infos);
+        let form = lattice::best_form(Op::Add, &infos);
+        let key = (Operator::Known(Op::Add), form, args.clone());
+        if let Some(&prev) = self.cse.get(&key) {
+            return Some(Operand::Value(prev));
+        }
+        let kind = InstKind::Op { op: Operator::Known(Op::Add), form, args };
+        let (i, v) = self.make(kind.clone(), self.f.values[*y].name);
+        let v = v.expect("an add has a result");
+        self.cse.insert(key, v);
+        self.info[ix(v)] = out;
+        self.keep(i, kind);
+        Some(Operand::Value(v))
+    }
+
+    /// `v` as `x + k` (or `x - k`) for a constant `k`, where an
+    /// instruction kept by the walk defines it so.
+    fn plus_constant(&self, v: ValueId) -> Option<(ValueId, i64)> {
+        let InstKind::Op { op: Operator::Known(op @ (Op::Add | Op::Sub)), args, .. } = self.defining(v)? else {
+            return None;
+        };
+        match (op, args.as_slice()) {
+            (_, [Operand::Value(x), Operand::Const(Value::Int(k))]) => {
+                Some((*x, if *op == Op::Add { *k } else { k.checked_neg()? }))
+            }
+            (Op::Add, [Operand::Const(Value::Int(k)), Operand::Value(x)]) => Some((*x, *k)),
+            _ => None,
+        }
+    }
+
+    /// The instruction that defines `v`, as the walk rewrote it.
+    fn defining(&self, v: ValueId) -> Option<&InstKind> {
+        match self.f.values[v].def {
+            ValueDef::Inst(i) => Some(&self.f.insts[i].kind),
+            _ => None,
+        }
+    }
+
     fn fold_call(&self, func: Symbol, args: &[Operand]) -> Option<Value> {
         if !self.hints.is_pure(func) {
             return None;

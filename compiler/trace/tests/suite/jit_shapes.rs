@@ -185,7 +185,8 @@ fn the_dispatch_loop_is_traced_alike_wherever_the_hint_is() {
 /// (the loop takes no `n`). No test is left in the loop or its bridges,
 /// and the records hold the tests' outcome (`more = 1`). Each BF
 /// instruction is its tape work alone, and of `++`'s two writes of the
-/// cell only the last is left (`stores.rs`). The loop `[>+>++<<-]` comes
+/// cell only the last is left (`stores.rs`), and its two steps `(v + 1)
+/// mod 256` are one, `(v + 2) mod 256` (`Opt::modular_sum`). The loop `[>+>++<<-]` comes
 /// back to the cell it started at: assumed to every iteration (checked
 /// once, in the peeled first iteration), it finds its two other cells
 /// once, and each iteration is the three cells' arithmetic.
@@ -206,21 +207,19 @@ fn an_interpreters_position_tests_fold_in_its_loop() {
     expect![[r#"
 
         b2 dispatch:
-            v42:v = get.object v2, v
-            v43:v = add.word v42, 1
-            v44:v = mod.word v43, 256
-            set.object v2, v, v44
-            v45:v = get.object v6, v
-            v46:v = add.word v45, 1
-            v47:v = mod.word v46, 256
-            v48:v = add.word v47, 1
-            v49:v = mod.word v48, 256
-            set.object v6, v, v49
-            v50:v = get v0, v
-            v51:v = sub.word v50, 1
-            v52:v = mod.word v51, 256
-            set v0, v, v52
-            guard_true v52, r3 else next
+            v40:v = get.object v2, v
+            v41:v = add.word v40, 1
+            v42:v = mod.word v41, 256
+            set.object v2, v, v42
+            v43:v = get.object v6, v
+            v44:v = add.word v43, 2
+            v45:v = mod.word v44, 256
+            set.object v6, v, v45
+            v46:v = get v0, v
+            v47:v = sub.word v46, 1
+            v48:v = mod.word v47, 256
+            set v0, v, v48
+            guard_true v48, r3 else next
             jump b2"#]]
     .assert_eq(lp);
 }
