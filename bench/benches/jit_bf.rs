@@ -1,7 +1,8 @@
 //! The JIT on real interpreters running real-shaped programs (issue 35):
 //! Brainfuck interpreters written in the language running BF programs of
 //! the shapes public ones have (`flowc_tests::bf`: a song with hundreds of
-//! loops, loops nested five and seven deep, a sieve, a Mandelbrot-like
+//! loops, loops nested five and seven deep, counted loops seven deep with
+//! `[-]` innermost as in the classic loop benchmark, a sieve, a Mandelbrot-like
 //! fixed-point fractal), and a stack-machine interpreter running nested
 //! loops (`flowc_tests::stack_vm`):
 //! - `tutorial`: tests/corpus/interpreters/bf_tutorial.fg, in the shape of
@@ -77,6 +78,9 @@ fn rows() -> Vec<Row> {
         // where the compile share's does.
         ("fractal", 5),
         ("fractal", 20),
+        // The classic BF loop benchmark's shape: counted loops seven
+        // deep, `[-]` innermost (1.5 s in the C interpreter).
+        ("counters", 30),
     ] {
         for interpreter in ["tutorial", "rle"] {
             rows.push(Row { interpreter, program, size });

@@ -413,6 +413,37 @@ pub fn nest(levels: &[u8], inner: u8) -> String {
     a.finish()
 }
 
+/// The shape of the classic BF loop benchmarks: `depth` levels of counted
+/// loops, the outermost running `outer` times and each other `count`
+/// times, every level setting the next level's counter with a run of `+`
+/// and the innermost clearing a cell set to `count` by `[-]`; a character
+/// written per outermost iteration. The innermost loop's hot spot gets
+/// hot in whichever of its rounds the counts make it, its last included.
+pub fn counters(depth: usize, count: u8, outer: u8) -> String {
+    let mut a = Asm::new(depth + 2);
+    let ch = depth + 1;
+    fn level(a: &mut Asm, k: usize, depth: usize, count: u8) {
+        a.add(k, count as i32);
+        if k == depth {
+            a.zero(k);
+            return;
+        }
+        a.while_nz(k, |a| {
+            level(a, k + 1, depth, count);
+            a.add(k, -1);
+        });
+    }
+    a.add_big(ch, 64);
+    a.add_big(0, outer as i32);
+    a.while_nz(0, |a| {
+        level(a, 1, depth, count);
+        a.add(ch, 1);
+        a.out(ch);
+        a.add(0, -1);
+    });
+    a.finish()
+}
+
 /// An escape-time fractal (the Mandelbrot set) in signed fixed point of
 /// scale 7, drawn `frames` times: `width` x `height` characters, each the
 /// iterations (at most `iters`) before the point escaped. Every
@@ -630,6 +661,7 @@ pub fn program(name: &str, size: u32) -> Option<String> {
         "bottles" => bottles(s.min(99)),
         "nest" => nest(&[s, 6, 6, 6, 6], 12),
         "nest7" => nest(&[s, 4, 4, 4, 4, 4, 4], 10),
+        "counters" => counters(7, 10, s),
         "fractal" => fractal(24, 13, 12, s),
         "primes" => primes(99, s),
         _ => return None,
@@ -637,7 +669,7 @@ pub fn program(name: &str, size: u32) -> Option<String> {
 }
 
 /// The suite's program names.
-pub const PROGRAMS: [&str; 5] = ["bottles", "nest", "nest7", "fractal", "primes"];
+pub const PROGRAMS: [&str; 6] = ["bottles", "nest", "nest7", "counters", "fractal", "primes"];
 
 /// Instructions of `text` that Brainfuck knows, in order.
 pub fn instructions(text: &str) -> Vec<u8> {
@@ -846,6 +878,18 @@ mod tests {
     fn primes_lists_primes() {
         let out = output(&primes(20, 1)).unwrap();
         assert_eq!(out, "2 3 5 7 11 13 17 19 \n");
+    }
+
+    #[test]
+    fn counters_count() {
+        // Two levels of 3 under an outer loop of 2: 2 * 3 * 3 innermost
+        // clears of a 3, and a character per outer round.
+        let text = counters(3, 3, 2);
+        assert_eq!(output(&text).unwrap(), "AB");
+        let (_, steps) = run(&text).unwrap();
+        let (_, more) = run(&counters(3, 3, 4)).unwrap();
+        assert!(more > steps * 3 / 2, "{steps} {more}");
+        assert!(text.contains("+++[-]"), "{text}");
     }
 
     #[test]
