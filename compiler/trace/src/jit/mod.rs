@@ -389,6 +389,9 @@ struct Code {
     /// For an entry trace, the code it jumps into (whose loop its entries'
     /// iterations run).
     into: Option<TraceId>,
+    /// The loop trace that replaced it as its hot spot's code, and runs
+    /// where code jumps to it ([`Jit::left_its_loop`]).
+    replaced_by: Option<TraceId>,
     /// For a loop trace, whether its recording passed other hot spots on
     /// its way round (went through code of other loops' headers or, in an
     /// interpreter, of other instructions): [`Jit::left_its_loop`].
@@ -423,9 +426,10 @@ struct KeyCode {
     /// key was arrived at too sparsely ([`Jit::too_sparse`]): when the key is
     /// hot again, the loop is judged by them before it is recorded again.
     sparse_ops: Option<usize>,
-    /// Its loop trace left its loop at once, and it was recorded again
-    /// from inside ([`Jit::left_its_loop`]): done once per hot spot.
-    recorded_inside: bool,
+    /// Times its loop trace left its loop at once and it was recorded
+    /// again from inside ([`Jit::left_its_loop`]), at most
+    /// `RECORD_INSIDE`.
+    recorded_inside: u32,
     /// That loop trace, until the one recorded inside is registered: code
     /// that jumps to it (entry traces, bridges) then runs the new one.
     replaced: Option<TraceId>,
@@ -1735,6 +1739,7 @@ impl Code {
             pins: Vec::new(),
             into: None,
             passed_keys: false,
+            replaced_by: None,
             function,
         }
     }

@@ -7,6 +7,10 @@ use super::compiling::Seen;
 use super::optimizing::{self, Source};
 use super::*;
 
+/// The most times a hot spot's loop is recorded again from inside an
+/// inner loop it left ([`Jit::left_its_loop`]).
+const RECORD_INSIDE: u32 = 3;
+
 impl<'p> Jit<'p> {
     /// Records a loop at `key` from the top frame of `stack` (about to run
     /// `block`), compiles it, and says where the run goes on: recording
@@ -226,22 +230,41 @@ impl<'p> Jit<'p> {
     /// the inner loop went through its bridge back into the outer loop's
     /// preamble (LuaJIT refuses such a root trace: "leaving loop in root
     /// trace"). When so, `root` stops being `key`'s code, and the caller
-    /// records `key`'s loop again from inside the inner loop; once per hot
-    /// spot, so two ways round alternating cannot make it record forever.
+    /// records `key`'s loop again from inside the inner loop. The new
+    /// recording starts where the bridge arrived, which may again be the
+    /// last round (one time in ten, in the BF suite's `counters`, whose
+    /// run then took three times as long): tried up to
+    /// [`RECORD_INSIDE`] times per hot spot, so two ways round
+    /// alternating cannot make it record forever.
     pub(super) fn left_its_loop(&mut self, key: &Key, root: TraceId) -> bool {
         let r = &self.codes[root.0 as usize];
         if !matches!(r.kind, Kind::Loop) || !r.passed_keys || r.iterations >= r.entries {
             return false;
         }
         let Some(kc) = self.keys.get_mut(key) else { return false };
-        if kc.recorded_inside || !kc.variants.contains(&root) {
+        if kc.recorded_inside >= RECORD_INSIDE || !kc.variants.contains(&root) {
             return false;
         }
-        kc.recorded_inside = true;
+        kc.recorded_inside += 1;
         kc.replaced = Some(root);
         kc.variants.retain(|&c| c != root);
         self.stats.recorded_inside += 1;
         true
+    }
+
+    /// The code a jump to `code` ends up running round: `code`, or the
+    /// loop that replaced it, or for an entry trace the code it jumps
+    /// into, followed so.
+    pub(super) fn loop_reached(&self, mut code: TraceId) -> TraceId {
+        // (Each step goes to code made before: the chain ends.)
+        loop {
+            let c = &self.codes[code.0 as usize];
+            match (c.replaced_by, c.into) {
+                (Some(next), _) => code = next,
+                (None, Some(next)) if matches!(c.kind, Kind::Entry) => code = next,
+                _ => return code,
+            }
+        }
     }
 
     /// What a loop trace at `block` of graph `g` starts from, given the
@@ -348,6 +371,7 @@ impl<'p> Jit<'p> {
             let cache = self.cache.as_ref().expect("code exists");
             if self.codes[old.0 as usize].params == self.codes[code.0 as usize].params {
                 cache.install(old, code).expect("the same parameters");
+                self.codes[old.0 as usize].replaced_by = Some(code);
             }
         }
         if let Some(p) = machine.profiler_mut() {
@@ -556,7 +580,20 @@ impl<'p> Jit<'p> {
                 closes = true;
                 return Arrival::Stop;
             }
-            if let Some(code) = this.linkable(&k, env) {
+            // An entry trace into the bridge's own tree is the way back
+            // into its loop (an outer loop's path round a nest, made into
+            // an entry trace while the interpreter ran it): the bridge goes
+            // on through its key to the loop rather than into it, whose
+            // entry checks would run at every round of the outer loop. (A
+            // join's trace is the way every exit there shares: jumped to.)
+            let through = |code: TraceId| {
+                let c = &this.codes[code.0 as usize];
+                matches!(c.kind, Kind::Entry)
+                    && this.loop_reached(code) == root
+                    && !seen.contains(&k)
+                    && !this.joins.is_join(base_graph, l)
+            };
+            if let Some(code) = this.linkable(&k, env).filter(|&c| !through(c)) {
                 target = Some(code);
                 into_greens = !k.greens.is_empty();
                 target_key = Some(k);
