@@ -36,10 +36,10 @@
 //!
 //! Resident memory would count the code twice, since both views map its
 //! pages (5.7 MB of baseline code was 11.4 MB of a JIT run's peak on a
-//! 54 KB BF program). The writable view lets go of each page once code
-//! is installed past it (`madvise(MADV_DONTNEED)`, which for a shared
-//! mapping of a file only unmaps: the code stays in the file and the
-//! executable view); a later patch there maps the page again.
+//! 54 KB BF program). The writable view lets go of the pages code was
+//! installed past, a megabyte at a time (`madvise(MADV_DONTNEED)`, which
+//! for a shared mapping of a file only unmaps: the code stays in the file
+//! and the executable view); a later patch there maps the page again.
 //!
 //! When perf profiles the run (`PERF_BUILDID_DIR` set, as Cranelift's
 //! module checks), each trace is named in `/tmp/perf-<pid>.map`. perf
@@ -61,6 +61,12 @@ const ALIGN: usize = 16;
 /// processors flowc runs on have; a larger page size only makes the
 /// ranges released whole pages of it too, rounded by the kernel).
 const PAGE: usize = 4096;
+
+/// The writable view lets go of its pages this many bytes at a time: each
+/// `madvise` flushes the other threads' TLBs, and a page at a time made
+/// the running thread's compiles of the tutorial BF fractal 1 half as
+/// dear again (18 -> 27 ms).
+const RELEASE: usize = 256 * PAGE;
 
 /// One region mapped twice.
 struct Chunk {
@@ -140,13 +146,14 @@ impl Chunk {
     }
 
     /// Lets the writable view go of the pages code was installed past,
-    /// when there are two views (module docs). Once per page.
+    /// when there are two views (module docs), [`RELEASE`] bytes at a
+    /// time.
     fn release_written(&mut self) {
         if self.write.cast_const() == self.exec {
             return;
         }
         let done = self.used / PAGE * PAGE;
-        if done > self.released {
+        if done >= self.released + RELEASE {
             // SAFETY: the range lies within the writable view, a shared
             // mapping of the chunk's file: unmapping its pages keeps their
             // contents in the file, which the executable view maps, and
@@ -299,12 +306,12 @@ mod tests {
     fn code_whose_writable_pages_were_let_go_runs_and_is_patched() {
         let mut heap = CodeHeap::new();
         let first = heap.install("answer", &[0xb8, 42, 0, 0, 0, 0xc3]).unwrap();
-        let filler = vec![0xc3u8; 3 * PAGE];
+        let filler = vec![0xc3u8; RELEASE + PAGE];
         heap.install("filler", &filler).unwrap();
         let last = heap.install("seven", &[0xb8, 7, 0, 0, 0, 0xc3]).unwrap();
         let chunk = &heap.chunks[0];
         if chunk.write.cast_const() != chunk.exec {
-            assert!(chunk.released >= 3 * PAGE, "{} bytes let go", chunk.released);
+            assert!(chunk.released >= RELEASE, "{} bytes let go", chunk.released);
         }
         // SAFETY: as above.
         let call = |f: *const u8| unsafe { std::mem::transmute::<*const u8, extern "C" fn() -> i32>(f)() };
