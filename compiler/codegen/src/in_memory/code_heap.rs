@@ -39,7 +39,10 @@
 //! 54 KB BF program). The writable view lets go of the pages code was
 //! installed past, a megabyte at a time (`madvise(MADV_DONTNEED)`, which
 //! for a shared mapping of a file only unmaps: the code stays in the file
-//! and the executable view); a later patch there maps the page again.
+//! and the executable view); a later patch there maps the page again. So
+//! resident memory counts each page of code at most once (a page of code
+//! not run since it was written counts not at all, though the file
+//! holds it).
 //!
 //! When perf profiles the run (`PERF_BUILDID_DIR` set, as Cranelift's
 //! module checks), each trace is named in `/tmp/perf-<pid>.map`. perf
@@ -57,9 +60,8 @@ pub const CHUNK: usize = 16 << 20;
 /// Code is placed at multiples of this.
 const ALIGN: usize = 16;
 
-/// The size of the pages the writable view lets go of (the smallest the
-/// processors flowc runs on have; a larger page size only makes the
-/// ranges released whole pages of it too, rounded by the kernel).
+/// The size of the pages the writable view lets go of: x86-64's, whose
+/// code the heap holds (`madvise` wants a page-aligned start).
 const PAGE: usize = 4096;
 
 /// The writable view lets go of its pages this many bytes at a time: each

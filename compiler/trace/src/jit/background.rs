@@ -610,8 +610,9 @@ done:
     /// The worker's bookkeeping on a real job: a bridge optimized on the
     /// worker holds back the hot spots its recording passed until it is
     /// taken — also once the worker is done with it — and a passed hot
-    /// spot coming round takes it, and then no hot spot is held. A job that names an object (promoted,
-    /// or in a list) is handed back, never sent.
+    /// spot coming round takes it, and then no hot spot is held. A job
+    /// that names an object (promoted, or in a list) is handed back,
+    /// never sent.
     #[test]
     fn a_job_holds_its_passed_hot_spots_back_until_taken_and_objects_stay_home() {
         let p = flowc_lang::syntax::parse("test", PROGRAM).expect("it parses");

@@ -390,7 +390,10 @@ struct Code {
     /// iterations run).
     into: Option<TraceId>,
     /// The loop trace that replaced it as its hot spot's code, and runs
-    /// where code jumps to it ([`Jit::left_its_loop`]).
+    /// where code jumps to its preamble through its slot
+    /// ([`Jit::left_its_loop`]; code compiled to jump into its body, or
+    /// back to its start from inside it, still runs it, and leaves it
+    /// by the exit whose bridge then goes to the new loop).
     replaced_by: Option<TraceId>,
     /// For a loop trace, whether its recording passed other hot spots on
     /// its way round (went through code of other loops' headers or, in an
@@ -431,7 +434,8 @@ struct KeyCode {
     /// `RECORD_INSIDE`.
     recorded_inside: u32,
     /// That loop trace, until the one recorded inside is registered: code
-    /// that jumps to it (entry traces, bridges) then runs the new one.
+    /// that jumps to its preamble (entry traces, bridges) then runs the
+    /// new one.
     replaced: Option<TraceId>,
 }
 

@@ -256,7 +256,9 @@ impl<'p> Jit<'p> {
     /// loop that replaced it, or for an entry trace the code it jumps
     /// into, followed so.
     pub(super) fn loop_reached(&self, mut code: TraceId) -> TraceId {
-        // (Each step goes to code made before: the chain ends.)
+        // (The chain ends: a replaced loop points at the loop that
+        // replaced it, made later, which points on only if replaced too;
+        // an entry trace at code made before it.)
         loop {
             let c = &self.codes[code.0 as usize];
             match (c.replaced_by, c.into) {
@@ -370,8 +372,16 @@ impl<'p> Jit<'p> {
             // outer loop, [`Jit::left_its_loop`]) comes here instead.
             let cache = self.cache.as_ref().expect("code exists");
             if self.codes[old.0 as usize].params == self.codes[code.0 as usize].params {
-                cache.install(old, code).expect("the same parameters");
-                self.codes[old.0 as usize].replaced_by = Some(code);
+                // The old loop's preamble, and those it had replaced: a
+                // slot holds code addresses, not other slots.
+                let params = self.codes[code.0 as usize].params.clone();
+                for t in 0..self.codes.len() {
+                    let c = &self.codes[t];
+                    if (t == old.0 as usize || c.replaced_by == Some(old)) && c.params == params {
+                        cache.install(TraceId(t as u32), code).expect("the same parameters");
+                        self.codes[t].replaced_by = Some(code);
+                    }
+                }
             }
         }
         if let Some(p) = machine.profiler_mut() {
@@ -664,7 +674,10 @@ impl<'p> Jit<'p> {
         };
         let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
         // (The keys the bridge passed, its start aside.)
-        let shortcut = seen.iter().all(|k| Some(k) == start_key.as_ref());
+        // An empty bridge at the loop's own label (`immediate`) found no
+        // way round, and an exit of a loop's entry checks (`restart`)
+        // has a state that does not fit the loop: neither is a shorter way.
+        let shortcut = immediate.is_none() && !restart && seen.iter().all(|k| Some(k) == start_key.as_ref());
         if let Some(key) =
             target_key.filter(|k| !closes && shortcut && target == Some(root) && self.left_its_loop(k, root))
         {
@@ -674,7 +687,13 @@ impl<'p> Jit<'p> {
                 "exit {index} of {parent_name} goes round an inner loop at {}: recorded again from inside",
                 describe(&key, run.resolved)
             ));
-            return self.record_loop(machine, run, &key, stack, block);
+            let next = self.record_loop(machine, run, &key, stack, block);
+            // No loop came of it (an abort, an entry trace): nothing is
+            // to be replaced by what the key gets later.
+            if let Some(kc) = self.keys.get_mut(&key) {
+                kc.replaced = None;
+            }
+            return next;
         }
         let name = self.fresh_name(texit.label);
         let what = format!("exit {index} (to {}) of {parent_name}", texit.label);

@@ -434,8 +434,6 @@ impl<'a> Opt<'a> {
         }
     }
 
-    /// The result of a `pure` function called with constant arguments, if
-    /// running it returns a constant.
     /// For `mod y, M` (`args`), `y` being `(z mod M) ± b` for an integer
     /// `z`: the sum `z ± b` (the same modulo `M`), made here, or `z ± a ±
     /// b` when `z` is itself `x ± a` — a run of BF `+` (`v = (v + 1) mod
@@ -499,6 +497,8 @@ impl<'a> Opt<'a> {
         }
     }
 
+    /// The result of a `pure` function called with constant arguments, if
+    /// running it returns a constant.
     fn fold_call(&self, func: Symbol, args: &[Operand]) -> Option<Value> {
         if !self.hints.is_pure(func) {
             return None;
