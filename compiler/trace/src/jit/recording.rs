@@ -673,10 +673,10 @@ impl<'p> Jit<'p> {
             }
         };
         let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
-        // (The keys the bridge passed, its start aside.)
-        // An empty bridge at the loop's own label (`immediate`) found no
-        // way round, and an exit of a loop's entry checks (`restart`)
-        // has a state that does not fit the loop: neither is a shorter way.
+        // A shorter way round: the bridge passed no hot spot (its start
+        // aside). An empty bridge at the loop's own label (`immediate`)
+        // found no way round, and an exit of a loop's entry checks
+        // (`restart`) has a state that does not fit the loop.
         let shortcut = immediate.is_none() && !restart && seen.iter().all(|k| Some(k) == start_key.as_ref());
         if let Some(key) =
             target_key.filter(|k| !closes && shortcut && target == Some(root) && self.left_its_loop(k, root))
