@@ -24,6 +24,7 @@
 mod counted;
 mod entry;
 mod finish;
+mod heap;
 mod peel;
 mod ranges;
 mod state;

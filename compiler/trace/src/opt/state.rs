@@ -207,6 +207,7 @@ impl Opt<'_> {
         let only = |o: ValueId, f: Symbol| written.iter().any(|&(g, w)| g == f && w == Some(o));
         let mut known: Vec<((ValueId, Symbol), Operand)> = self
             .heap
+            .objects
             .iter()
             .filter(|((o, f), _)| only(*o, *f) && !dropped.contains(&(*o, *f)))
             .map(|(k, x)| (*k, x.clone()))
@@ -305,8 +306,12 @@ impl Opt<'_> {
     /// the variables to carry as real objects instead.
     pub fn close_loop(&mut self, h: Header) -> Result<(), Retry> {
         // A carried field must be known at the end of the loop.
-        let lost: Vec<(ValueId, Symbol)> =
-            h.fields.iter().filter(|c| !self.heap.contains_key(&(c.obj, c.field))).map(|c| (c.obj, c.field)).collect();
+        let lost: Vec<(ValueId, Symbol)> = h
+            .fields
+            .iter()
+            .filter(|c| !self.heap.objects.contains_key(&(c.obj, c.field)))
+            .map(|c| (c.obj, c.field))
+            .collect();
         if !lost.is_empty() {
             return Err(Retry::Fields(lost));
         }
@@ -344,7 +349,7 @@ impl Opt<'_> {
             return Err(Retry::Real(bad));
         }
         for c in &h.fields {
-            let back = self.heap[&(c.obj, c.field)].clone();
+            let back = self.heap.objects[&(c.obj, c.field)].clone();
             self.set_input(c.phi, h.body, back);
         }
         // Phis nothing reads any more (their variable is rewritten before

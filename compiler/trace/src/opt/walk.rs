@@ -23,7 +23,7 @@
 //!   loop's block, which keeps what its predecessor (a peeled first
 //!   iteration) knew of the fields the loop never writes, when it calls
 //!   nothing ([`Opt::run_loop`]). Objects the trace holds as constants
-//!   (promoted) are cached alike, by identity (`heap_const`).
+//!   (promoted) are cached alike, by identity ([`super::heap`]).
 //!
 //! Every kept instruction gets its operands rewritten in order; the
 //! substitutions are position-dependent (a guard's facts hold only after
@@ -42,6 +42,7 @@ use flowc_passes::edit::ix;
 use flowc_passes::lattice::{self, Info, Kinds};
 use flowc_passes::propagate::{is_class_or_zero, ProgramFacts};
 
+use super::heap::HeapCache;
 use super::ranges::{compared_with_constant, equated, known_to_pass, when_guarded};
 use super::virtuals::Virtual;
 use super::Options;
@@ -58,11 +59,7 @@ pub(super) struct Opt<'a> {
     cse: HashMap<(Operator, Form, Args), ValueId>,
     /// What each field of a real object holds, where known (the heap
     /// cache: see the module docs).
-    pub heap: HashMap<(ValueId, Symbol), Operand>,
-    /// The same for objects the trace holds as constants (promoted): an
-    /// interpreter's instruction objects, whose `next` field it reads at
-    /// each step and promotes.
-    pub heap_const: HashMap<(Value, Symbol), Operand>,
+    pub heap: HeapCache,
     /// The instructions kept for the block being walked, in order.
     pub out: Vec<InstId>,
     /// Records more than one guard of the trace leaves by (the JIT's
@@ -105,7 +102,6 @@ impl<'a> Opt<'a> {
             virtuals: (0..n).map(|_| None).collect(),
             cse: Default::default(),
             heap: Default::default(),
-            heap_const: Default::default(),
             out: Vec::new(),
         }
     }
@@ -174,7 +170,6 @@ impl<'a> Opt<'a> {
     /// Walks `block`'s instructions (not its phis) into `out`.
     pub fn run(&mut self, block: BlockId) {
         self.heap.clear();
-        self.heap_const.clear();
         self.walk(block);
     }
 
@@ -190,7 +185,6 @@ impl<'a> Opt<'a> {
         let insts = &f.blocks[lp].insts;
         if insts.iter().any(|&i| matches!(f.insts[i].kind, InstKind::Call { .. })) {
             self.heap.clear();
-            self.heap_const.clear();
         } else {
             let written: Vec<Symbol> = insts
                 .iter()
@@ -199,11 +193,10 @@ impl<'a> Opt<'a> {
                     _ => None,
                 })
                 .collect();
-            self.heap.retain(|(_, field), _| !written.contains(field));
-            self.heap_const.retain(|(_, field), _| !written.contains(field));
+            self.heap.forget_fields(&written);
         }
         for &(obj, field, value) in carried {
-            self.heap.insert((obj, field), Operand::Value(value));
+            self.heap.objects.insert((obj, field), Operand::Value(value));
         }
         self.walk(lp);
     }
@@ -238,19 +231,8 @@ impl<'a> Opt<'a> {
     fn forget_field(&mut self, obj: &Operand, field: Symbol) {
         let class = self.object_class(obj);
         let mut heap = std::mem::take(&mut self.heap);
-        heap.retain(|&(p, f), _| {
-            let other_class = || matches!((class, self.object_class(&Operand::Value(p))), (Some(x), Some(y)) if x != y);
-            f != field || Operand::Value(p) == *obj || other_class()
-        });
+        heap.forget_field(obj, field, class, |p| self.object_class(&Operand::Value(p)));
         self.heap = heap;
-        self.heap_const.retain(|(p, f), _| {
-            let same = matches!(obj, Operand::Const(o) if o == p);
-            let other_class = match (class, p) {
-                (Some(x), Value::Object(o)) => o.class() != x,
-                _ => false,
-            };
-            *f != field || same || other_class
-        });
     }
 
     fn walk(&mut self, block: BlockId) {
@@ -362,15 +344,7 @@ impl<'a> Opt<'a> {
                 let obj = self.real(&obj);
                 let value = self.real(&value);
                 self.forget_field(&obj, field);
-                match &obj {
-                    Operand::Value(o) => {
-                        self.heap.insert((*o, field), value.clone());
-                    }
-                    Operand::Const(c @ Value::Object(_)) => {
-                        self.heap_const.insert((c.clone(), field), value.clone());
-                    }
-                    Operand::Const(_) => {}
-                }
+                self.heap.insert(&obj, field, value.clone());
                 let proven = self.is_object(&obj);
                 self.keep(i, InstKind::Set { obj, field, value, proven });
             }
@@ -394,24 +368,11 @@ impl<'a> Opt<'a> {
                     }
                 }
                 let obj = self.real(&obj);
-                match &obj {
-                    Operand::Value(o) => {
-                        if let Some(x) = self.heap.get(&(*o, field)) {
-                            self.subst[ix(v)] = Some(x.clone());
-                            return;
-                        }
-                        self.heap.insert((*o, field), Operand::Value(v));
-                    }
-                    Operand::Const(c @ Value::Object(_)) => {
-                        let key = (c.clone(), field);
-                        if let Some(x) = self.heap_const.get(&key) {
-                            self.subst[ix(v)] = Some(x.clone());
-                            return;
-                        }
-                        self.heap_const.insert(key, Operand::Value(v));
-                    }
-                    Operand::Const(_) => {}
+                if let Some(x) = self.heap.get(&obj, field) {
+                    self.subst[ix(v)] = Some(x.clone());
+                    return;
                 }
+                self.heap.insert(&obj, field, Operand::Value(v));
                 self.info[ix(v)] = self.field_info_of(&obj, field);
                 let proven = self.is_object(&obj);
                 self.keep(i, InstKind::Get { obj, field, proven });
@@ -422,7 +383,6 @@ impl<'a> Opt<'a> {
                 let v = result.expect("calls have results");
                 // The callee may write any object.
                 self.heap.clear();
-                self.heap_const.clear();
                 if let Some(c) = self.fold_call(func, &args) {
                     self.subst[ix(v)] = Some(Operand::Const(c));
                     return;
@@ -594,14 +554,15 @@ impl<'a> Opt<'a> {
                     if let Operand::Value(to) = to {
                         let known: Vec<(Symbol, Operand)> = self
                             .heap
+                            .objects
                             .iter()
                             .filter(|((o, _), _)| *o == late)
                             .map(|((_, f), x)| (*f, x.clone()))
                             .collect();
                         // One entry per field: the order does not matter.
                         for (field, x) in known {
-                            self.heap.remove(&(late, field));
-                            self.heap.entry((to, field)).or_insert(x);
+                            self.heap.objects.remove(&(late, field));
+                            self.heap.objects.entry((to, field)).or_insert(x);
                         }
                     }
                 }
