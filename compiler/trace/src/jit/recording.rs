@@ -230,26 +230,26 @@ impl<'p> Jit<'p> {
     /// the inner loop went through its bridge back into the outer loop's
     /// preamble (LuaJIT refuses such a root trace: "leaving loop in root
     /// trace"). When so, `root` stops being `key`'s code, and the caller
-    /// records `key`'s loop again from inside the inner loop. The new
-    /// recording starts where the bridge arrived, which may again be the
-    /// last round (one time in ten, in the BF suite's `counters`, whose
-    /// run then took three times as long): tried up to
+    /// records `key`'s loop again from inside the inner loop, where the
+    /// bridge arrived. That may be a last round again: tried up to
     /// [`RECORD_INSIDE`] times per hot spot, so two ways round
     /// alternating cannot make it record forever.
-    pub(super) fn left_its_loop(&mut self, key: &Key, root: TraceId) -> bool {
+    pub(super) fn left_its_loop(&self, key: &Key, root: TraceId) -> bool {
         let r = &self.codes[root.0 as usize];
         if !matches!(r.kind, Kind::Loop) || !r.passed_keys || r.iterations >= r.entries {
             return false;
         }
-        let Some(kc) = self.keys.get_mut(key) else { return false };
-        if kc.recorded_inside >= RECORD_INSIDE || !kc.variants.contains(&root) {
-            return false;
-        }
+        self.keys.get(key).is_some_and(|kc| kc.recorded_inside < RECORD_INSIDE && kc.variants.contains(&root))
+    }
+
+    /// `root` stops being `key`'s code ([`Jit::left_its_loop`]): the loop
+    /// recorded next replaces it.
+    fn replace_loop(&mut self, key: &Key, root: TraceId) {
+        let kc = self.keys.get_mut(key).expect("a key with code");
         kc.recorded_inside += 1;
         kc.replaced = Some(root);
         kc.variants.retain(|&c| c != root);
         self.stats.recorded_inside += 1;
-        true
     }
 
     /// The code a jump to `code` ends up running round: `code`, or the
@@ -674,15 +674,26 @@ impl<'p> Jit<'p> {
         };
         let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
         // A shorter way round: the bridge passed no hot spot (its start
-        // aside). An empty bridge at the loop's own label (`immediate`)
-        // found no way round, and an exit of a loop's entry checks
-        // (`restart`) has a state that does not fit the loop.
-        let shortcut = immediate.is_none() && !restart && seen.iter().all(|k| Some(k) == start_key.as_ref());
+        // aside) — an empty one, at the loop's own label, is the shortest
+        // (a plain nest's inner back edge goes straight to its header).
+        // An exit of a loop's entry checks (`restart`) is none: its state
+        // does not fit the loop.
+        let shortcut = !restart && seen.iter().all(|k| Some(k) == start_key.as_ref());
         if let Some(key) =
             target_key.filter(|k| !closes && shortcut && target == Some(root) && self.left_its_loop(k, root))
         {
             // The tree's own loop, entered mostly to leave at once by this
-            // exit: the loop inside it is recorded from here.
+            // exit: the loop inside it is recorded from here. A retry
+            // waits one more failure per try (LuaJIT puts random bits in
+            // its penalties for the same reason): in a nest whose counts
+            // keep their phase, the exit's failures at the bridge
+            // threshold were in the inner loop's last round at every try.
+            let tries = self.keys.get(&key).map_or(0, |kc| kc.recorded_inside);
+            let failures = self.exits[exit.0 as usize].as_ref().map_or(0, |e| e.to_driver);
+            if failures < u64::from(self.options.bridge_threshold + tries) {
+                return Ok(Next::Interpret(block));
+            }
+            self.replace_loop(&key, root);
             self.log(format_args!(
                 "exit {index} of {parent_name} goes round an inner loop at {}: recorded again from inside",
                 describe(&key, run.resolved)
