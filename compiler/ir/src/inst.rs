@@ -65,6 +65,15 @@ pub enum GuardKind {
     /// assumes of an input it was specialized for (the JIT's speculation
     /// on loop counters, checked on entry).
     Int(Operand, i64, i64),
+    /// `At(link, base, delta)`, the one guard with a result: fails unless
+    /// `link` is the object whose cell lies `delta` bytes past the cell of
+    /// the object `base` (cells never move); its result is `link`. The
+    /// trace conversion assumes this of a link read from `base` and
+    /// found laid out next to it when recorded (`flowc_trace::to_ir`,
+    /// "Links laid out in a row"), and code computes the result from
+    /// `base` — so a walk along a chain of such links does not wait for
+    /// each link's load before it can start the next.
+    At(Operand, Operand, i64),
 }
 
 impl GuardKind {
@@ -76,7 +85,16 @@ impl GuardKind {
             | GuardKind::Class(o, _)
             | GuardKind::NotClass(o, _)
             | GuardKind::Link(o, _)
-            | GuardKind::Int(o, _, _) => o,
+            | GuardKind::Int(o, _, _)
+            | GuardKind::At(o, _, _) => o,
+        }
+    }
+
+    /// The object an `At` guard's link lies next to.
+    pub fn base(&self) -> Option<&Operand> {
+        match self {
+            GuardKind::At(_, base, _) => Some(base),
+            _ => None,
         }
     }
 
@@ -88,13 +106,15 @@ impl GuardKind {
             | GuardKind::Class(o, _)
             | GuardKind::NotClass(o, _)
             | GuardKind::Link(o, _)
-            | GuardKind::Int(o, _, _) => o,
+            | GuardKind::Int(o, _, _)
+            | GuardKind::At(o, _, _) => o,
         }
     }
 
-    /// Whether the guard passes for `v` (an unbound operand is an error
+    /// Whether the guard passes for `v`, and `base` the value of its
+    /// [`GuardKind::base`] if it has one (an unbound operand is an error
     /// before any guard is decided).
-    pub fn holds(&self, v: &Value) -> bool {
+    pub fn holds(&self, v: &Value, base: Option<&Value>) -> bool {
         let is = |class: Symbol| flowc_lang::interp::objects::is_class(v, class);
         match self {
             GuardKind::True(_) => v.is_truthy(),
@@ -103,6 +123,12 @@ impl GuardKind {
             GuardKind::Class(_, class) | GuardKind::Link(_, class) => is(*class),
             GuardKind::NotClass(_, class) => !is(*class),
             GuardKind::Int(_, lo, hi) => matches!(v, Value::Int(n) if (*lo..=*hi).contains(n)),
+            GuardKind::At(_, _, delta) => match (v, base) {
+                (Value::Object(link), Some(Value::Object(base))) => {
+                    link.address().wrapping_sub(base.address()) as i64 == *delta
+                }
+                _ => false,
+            },
         }
     }
 }
@@ -290,7 +316,7 @@ impl InstKind {
             InstKind::Unbound(_) | InstKind::New(_) => fixed(None, None),
             InstKind::Get { obj, .. } => fixed(Some(obj), None),
             InstKind::Set { obj, value, .. } => fixed(Some(obj), Some(value)),
-            InstKind::Guard { kind, .. } => fixed(Some(kind.operand()), None),
+            InstKind::Guard { kind, .. } => fixed(Some(kind.operand()), kind.base()),
         }
     }
 
@@ -305,13 +331,19 @@ impl InstKind {
             InstKind::Unbound(_) | InstKind::New(_) => fixed(None, None),
             InstKind::Get { obj, .. } => fixed(Some(obj), None),
             InstKind::Set { obj, value, .. } => fixed(Some(obj), Some(value)),
+            InstKind::Guard { kind: GuardKind::At(link, base, _), .. } => fixed(Some(link), Some(base)),
             InstKind::Guard { kind, .. } => fixed(Some(kind.operand_mut()), None),
         }
     }
 
-    /// Whether the instruction defines a value.
+    /// Whether the instruction defines a value (of the guards, only
+    /// [`GuardKind::At`] does).
     pub fn has_result(&self) -> bool {
-        !matches!(self, InstKind::Set { .. } | InstKind::Guard { .. } | InstKind::Iterations(_))
+        match self {
+            InstKind::Set { .. } | InstKind::Iterations(_) => false,
+            InstKind::Guard { kind, .. } => matches!(kind, GuardKind::At(..)),
+            _ => true,
+        }
     }
 
     /// The known operation, if this is one.

@@ -292,14 +292,19 @@ impl<'m> Machine<'m> {
                     }
                     InstKind::Guard { kind, resume, label } => {
                         let v = self.read(&frame, kind.operand(), index)?;
-                        if !kind.holds(&v) {
+                        let base = match kind.base() {
+                            Some(b) => Some(self.read(&frame, b, index)?),
+                            None => None,
+                        };
+                        if !kind.holds(&v, base.as_ref()) {
                             return Ok(Exit::GuardFailed {
                                 resume: *resume,
                                 label: *label,
                                 values: bound_values(&frame),
                             });
                         }
-                        None
+                        // `guard_at`'s result is its link.
+                        base.map(|_| Rt::Val(v))
                     }
                 };
                 if let (Some(v), Some(dst)) = (result, data.result) {

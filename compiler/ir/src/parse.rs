@@ -417,7 +417,7 @@ impl Parser {
                 }
             }
             "guard_true" | "guard_false" | "guard_value" | "guard_class" | "guard_not_class" | "guard_link"
-            | "guard_int" => {
+            | "guard_int" | "guard_at" => {
                 let o = self.operand(line)?;
                 line.punct(",")?;
                 let kind = match word.as_str() {
@@ -442,6 +442,16 @@ impl Parser {
                         let lo = bound(line)?;
                         let hi = bound(line)?;
                         GuardKind::Int(o, lo, hi)
+                    }
+                    "guard_at" => {
+                        let base = self.operand(line)?;
+                        line.punct(",")?;
+                        let pos = line.pos();
+                        let Value::Int(delta) = line.constant()? else {
+                            return Err(RawError::new(pos, "expected a distance in bytes"));
+                        };
+                        line.punct(",")?;
+                        GuardKind::At(o, base, delta)
                     }
                     _ => {
                         let class = line.name("a class name")?;

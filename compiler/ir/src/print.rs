@@ -261,6 +261,13 @@ pub fn inst(out: &mut String, f: &Function, i: InstId) {
                     operand(out, o);
                     write!(out, ", {lo}, {hi}").unwrap();
                 }
+                GuardKind::At(link, base, delta) => {
+                    out.push_str("guard_at ");
+                    operand(out, link);
+                    out.push_str(", ");
+                    operand(out, base);
+                    write!(out, ", {delta}").unwrap();
+                }
             }
             write!(out, ", {} else ", resume_ref(*resume)).unwrap();
             name(out, *label);

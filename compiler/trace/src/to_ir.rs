@@ -42,6 +42,19 @@
 //! for, where it was a chain of loads each waiting for the one before
 //! (Brainfuck fractal: a third of the compiled code's time), and what
 //! the trace knows of the earlier value's fields holds for it.
+//!
+//! ## Links laid out in a row
+//! A link read from a field and checked to be an object of a class that
+//! the recording found in the same block of the heap as the object it was
+//! read from, some bytes past it ([`crate::trace::ObjectIds::offsets`]),
+//! is assumed to lie there every time: after the class guard, a
+//! `guard_at` (leaving as above) whose result the trace uses from there.
+//! Code computes that result from the object read from, so a walk along
+//! a chain allocated link after link (a BF tape grown cell by cell, and
+//! `[>>>>>>>>>]` over it) is a chain of additions: the links' loads no
+//! longer wait for one another, only the guards' comparisons read them.
+//! A chain laid out otherwise fails the guard, and its exit gets a bridge
+//! as any other.
 
 use flowc_ir::{
     BlockId, Builder, Function, FunctionKind, GuardKind, InstKind, Operand, ResumeData, ResumeFrame, ResumeValue,
@@ -243,7 +256,7 @@ pub fn convert(index: &ProgramIndex, name: Symbol, trace: &Trace, start: &Start,
 }
 
 /// [`convert`], assuming links come back (module docs) if `links`; and
-/// how many it assumed.
+/// how many it assumed. Links laid out in a row are assumed either way.
 pub fn convert_with_links(
     index: &ProgramIndex,
     name: Symbol,
@@ -310,8 +323,7 @@ pub fn convert_with_links(
         }
         b.terminate(entry, Terminator::Jump(body));
     }
-    let none = ObjectIds::default();
-    let mut links = Links::new(if links { &trace.objects } else { &none }, &frames);
+    let mut links = Links::new(&trace.objects, links, &frames);
     let mut skipping = 0usize;
     for (k, op) in trace.ops.iter().enumerate() {
         let before = b.func.blocks[body].insts.len();
@@ -408,13 +420,21 @@ struct Links<'t> {
     /// The next entries of `seen.results` and `seen.passed`.
     result: usize,
     passed: usize,
-    /// Links assumed so far.
+    /// The values read by a `get` the recording found laid out next to
+    /// the object read from: that object, and how many bytes past it.
+    near: HashMap<ValueId, (Operand, i64)>,
+    /// The next entry of `seen.offsets`.
+    offset: usize,
+    /// Whether links are assumed to come back.
+    back: bool,
+    /// Links assumed to come back so far.
     assumed: usize,
 }
 
 impl<'t> Links<'t> {
-    /// Knowing what the start's `frames` (the loop's phis in place) hold.
-    fn new(seen: &'t ObjectIds, frames: &[Frame]) -> Links<'t> {
+    /// Knowing what the start's `frames` (the loop's phis in place) hold;
+    /// assuming links come back if `back`.
+    fn new(seen: &'t ObjectIds, back: bool, frames: &[Frame]) -> Links<'t> {
         let mut links = Links {
             seen,
             holder: HashMap::default(),
@@ -422,6 +442,9 @@ impl<'t> Links<'t> {
             read: Default::default(),
             result: 0,
             passed: 0,
+            near: HashMap::default(),
+            offset: 0,
+            back,
             assumed: 0,
         };
         for &(k, var, id) in &seen.start {
@@ -451,14 +474,29 @@ impl<'t> Links<'t> {
                 }
             }
         }
+        if let Some(&delta) = at(&self.seen.offsets, &mut self.offset, k) {
+            if let TraceOp::Get { dst, .. } = op {
+                if let Some(&Operand::Value(v)) = frames[top].vars.get(dst) {
+                    // The conversion made the read a `get` of the object
+                    // read from (not a constant it folded).
+                    if let flowc_ir::ValueDef::Inst(i) = b.func.values[v].def {
+                        if let InstKind::Get { obj, .. } = &b.func.insts[i].kind {
+                            self.near.insert(v, (obj.clone(), delta));
+                        }
+                    }
+                }
+            }
+        }
         let Some(&taken) = at(&self.seen.passed, &mut self.passed, k) else { return };
         let TraceOp::Guard { check: Check::Class(a, _, true), .. } = op else { return };
         let Operand::Value(made) = frames[top].read(a) else { return };
         if !self.read.contains(&made) {
             return;
         }
-        let Some(&known) = self.object.get(&made).and_then(|id| self.holder.get(id)) else { return };
-        if known == made {
+        let Some(&id) = self.object.get(&made) else { return };
+        let known = self.holder.get(&id).copied().filter(|&known| known != made && self.back);
+        let near = self.near.get(&made).cloned();
+        if known.is_none() && near.is_none() {
             return;
         }
         // The class guard's record: the state the guard saw.
@@ -467,12 +505,26 @@ impl<'t> Links<'t> {
             Some(InstKind::Guard { resume, .. }) => *resume,
             _ => b.resume(snapshot(frames)),
         };
-        guard_same(b, block, Operand::Value(made), known, resume, taken);
-        self.assumed += 1;
+        let now = if let Some(known) = known {
+            guard_same(b, block, Operand::Value(made), known, resume, taken);
+            self.assumed += 1;
+            known
+        } else if let Some((base, delta)) = near {
+            let kind = GuardKind::At(Operand::Value(made), base, delta);
+            let at = b.inst(block, InstKind::Guard { kind, resume, label: taken }, None);
+            let at = at.expect("guard_at has a result");
+            // Where the trace meets this object again, it is this.
+            self.holder.insert(id, at);
+            self.object.insert(at, id);
+            self.read.insert(at);
+            at
+        } else {
+            return;
+        };
         for f in frames.iter_mut() {
             for v in f.vars.values_mut() {
                 if *v == Operand::Value(made) {
-                    *v = Operand::Value(known);
+                    *v = Operand::Value(now);
                 }
             }
         }
@@ -593,7 +645,7 @@ fn emit(index: &ProgramIndex, b: &mut Builder, body: BlockId, frames: &mut Vec<F
                 Check::Class(a, class, false) => GuardKind::NotClass(f.read(a), *class),
             };
             // A guard on a constant the recording passed holds every time.
-            if kind.operand().as_const().is_some_and(|c| kind.holds(c)) {
+            if kind.operand().as_const().is_some_and(|c| kind.holds(c, None)) {
                 return;
             }
             let resume = b.resume(snapshot(frames));

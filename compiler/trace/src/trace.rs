@@ -108,6 +108,10 @@ pub struct ObjectIds {
     /// The class guards the recording passed (the value was an object of
     /// the class): index, and the label the recording went on to.
     pub passed: Vec<(u32, Symbol)>,
+    /// The `get`s that read an object from an object in the same block of
+    /// the heap: index, and how many bytes past the object read from the
+    /// result's cell lay ([`flowc_lang::heap`]'s `Obj::offset_from`).
+    pub offsets: Vec<(u32, i64)>,
 }
 
 impl ObjectIds {
@@ -128,7 +132,8 @@ impl ObjectIds {
         let at = at as u32;
         let results = split_indexed(&mut self.results, at);
         let passed = split_indexed(&mut self.passed, at);
-        ObjectIds { start: Vec::new(), results, passed }
+        let offsets = split_indexed(&mut self.offsets, at);
+        ObjectIds { start: Vec::new(), results, passed, offsets }
     }
 }
 

@@ -182,7 +182,9 @@ impl Tree {
                     _ => None,
                 };
                 if tree_resumes.contains(resume) && *label == exit.label && key == tree_key {
-                    if matches!(kind, GuardKind::Int(..)) {
+                    // A retrace's entry check, and a link's place (whose
+                    // result no branch defines), stay exits.
+                    if matches!(kind, GuardKind::Int(..) | GuardKind::At(..)) {
                         return None;
                     }
                     sites.push((b, Some(i)));
@@ -317,7 +319,7 @@ impl Tree {
                 }
                 Terminator::Branch { cond: Operand::Value(t), then_block: cont, else_block: bridge }
             }
-            GuardKind::Int(..) => unreachable!("not grafted"),
+            GuardKind::Int(..) | GuardKind::At(..) => unreachable!("not grafted"),
         };
         if let Some(site) = self.f.sites.inst(g) {
             self.f.sites.set_term(b, site);

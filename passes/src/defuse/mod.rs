@@ -201,7 +201,10 @@ fn visit_uses(f: &Function, mut visit: impl FnMut(ValueId, Use)) {
                     operand(obj);
                     operand(value);
                 }
-                InstKind::Guard { kind: guard, .. } => operand(guard.operand()),
+                InstKind::Guard { kind: guard, .. } => {
+                    operand(guard.operand());
+                    guard.base().into_iter().for_each(operand);
+                }
                 InstKind::Unbound(_) | InstKind::New(_) => {}
             }
             if let InstKind::Guard { resume, .. } = kind {

@@ -63,7 +63,7 @@ impl Escape {
                 }
                 InstKind::Call { func, args } => escape_all(&mut c, &mut args.iter(), &|| Reason::Passed(*func)),
                 InstKind::Guard { kind, resume, .. } => {
-                    escape_all(&mut c, &mut std::iter::once(kind.operand()), &|| Reason::Guarded);
+                    escape_all(&mut c, &mut std::iter::once(kind.operand()).chain(kind.base()), &|| Reason::Guarded);
                     if ix(*resume) < f.resumes.len() {
                         escape_all(&mut c, &mut f.resumes[*resume].operands(), &|| Reason::InResumeData);
                     }

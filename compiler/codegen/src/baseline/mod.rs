@@ -357,7 +357,11 @@ fn direct_results(f: &Function, regs: &[(ValueId, Reg)]) -> Vec<(flowc_ir::InstI
         let read_by_another =
             phis.iter().any(|&p| p != q && matches!(back(p), Some(Operand::Value(x)) if x == q || x == v));
         let Some(at) = insts.iter().position(|&i| f.insts[i].result == Some(v)) else { continue };
-        if read_by_another || !matches!(f.insts[insts[at]].kind, InstKind::Op { .. } | InstKind::Get { .. }) {
+        let direct = matches!(
+            f.insts[insts[at]].kind,
+            InstKind::Op { .. } | InstKind::Get { .. } | InstKind::Guard { kind: GuardKind::At(..), .. }
+        );
+        if read_by_another || !direct {
             continue;
         }
         let uses = |i: flowc_ir::InstId| {
@@ -955,7 +959,16 @@ impl Emit<'_, '_> {
             }
             InstKind::Set { obj, field, value, proven } => self.set(obj, *field, value, *proven),
             InstKind::Call { func, args } => self.call(i, *func, args),
-            InstKind::Guard { kind, resume, label } => self.guard(kind, *resume, *label),
+            InstKind::Guard { kind, resume, label } => {
+                self.guard(kind, *resume, *label);
+                if let GuardKind::At(..) = kind {
+                    // Its result, the link's word computed from the base's,
+                    // is in rax.
+                    self.store_result(i, RAX);
+                    self.objects.extend(result);
+                    self.result_to_variable(i);
+                }
+            }
             InstKind::Iterations(o) => {
                 // The count is a small integer: its word is `n << 1 | 1`.
                 self.load(RAX, o);
@@ -1425,7 +1438,7 @@ impl Emit<'_, '_> {
             GuardKind::Value(Operand::Value(v), _) => Some(*v),
             _ => None,
         };
-        let how = if matches!(kind, GuardKind::Int(..)) { Leaving::Check } else { Leaving::Guard };
+        let how = Leaving::of(kind);
         match kind {
             GuardKind::True(_) | GuardKind::False(_) => {
                 self.fail_if_unbound(RAX, &o);
@@ -1546,6 +1559,16 @@ impl Emit<'_, '_> {
                 self.a.jmp(exit);
                 self.a.bind(cont);
             }
+            GuardKind::At(_, base, delta) => {
+                // The link must be the word of the cell `delta` bytes past
+                // the base's: rax leaves with that word, computed from the
+                // base rather than loaded.
+                self.load(RCX, base);
+                self.a.alu_imm(Alu::Add, RCX, *delta as i32);
+                self.a.alu(Alu::Cmp, RAX, RCX);
+                self.a.jcc(Cond::NotEqual, exit);
+                self.a.mov(RAX, RCX);
+            }
         }
         let n = self.exit_number(resume, label, key, how);
         self.cold.push(Cold::Exit { at: exit, exit: n, in_loop: self.in_loop, set: None });
@@ -1609,10 +1632,9 @@ impl Emit<'_, '_> {
         }
         let n = self.exits.len();
         self.exit_numbers.insert(at, n);
-        let (guard, check) = (how != Leaving::End, how == Leaving::Check);
         let exit = match self.facts.record_values(resume) {
-            Some(values) => exit_of_values(values.clone(), self.current, resume, label, key, guard, check),
-            None => exit_record(self.f, self.current, resume, label, key, guard, check),
+            Some(values) => exit_of_values(values.clone(), self.current, resume, label, key, how),
+            None => exit_record(self.f, self.current, resume, label, key, how),
         };
         self.exit_words.push(exit.values.iter().map(|&v| self.slot(v)).collect());
         self.exits.push(exit);

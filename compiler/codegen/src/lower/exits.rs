@@ -173,6 +173,9 @@ pub struct TraceExit {
     /// A failing `guard_int`: one of the assumptions a loop trace checks
     /// on entry (the JIT retraces the loop when they fail often).
     pub check: bool,
+    /// A failing `guard_at`: a link laid out otherwise than the trace
+    /// assumed (the JIT stops assuming it when one fails often).
+    pub link: bool,
     /// The IR block of the guard or `exit`.
     pub block: BlockId,
 }
@@ -184,8 +187,21 @@ pub(crate) enum Leaving {
     Guard,
     /// A speculation check (`guard_int`) fails.
     Check,
+    /// A link's place (`guard_at`) is not the one assumed.
+    Link,
     /// The `exit` that ends a bridge.
     End,
+}
+
+impl Leaving {
+    /// How a guard of `kind` leaves when it fails.
+    pub(crate) fn of(kind: &flowc_ir::GuardKind) -> Leaving {
+        match kind {
+            flowc_ir::GuardKind::Int(..) => Leaving::Check,
+            flowc_ir::GuardKind::At(..) => Leaving::Link,
+            _ => Leaving::Guard,
+        }
+    }
 }
 
 /// What makes two exits of a trace one: the block, the record, the label,
@@ -200,10 +216,9 @@ pub(crate) fn exit_record(
     resume: flowc_ir::ResumeId,
     label: flowc_lang::Symbol,
     key: Option<ValueId>,
-    guard: bool,
-    check: bool,
+    how: Leaving,
 ) -> TraceExit {
-    exit_of_values(record_values(f, resume).into(), block, resume, label, key, guard, check)
+    exit_of_values(record_values(f, resume).into(), block, resume, label, key, how)
 }
 
 /// The distinct values resume record `resume` of `f` refers to, in
@@ -241,9 +256,9 @@ pub(crate) fn exit_of_values(
     resume: flowc_ir::ResumeId,
     label: flowc_lang::Symbol,
     key: Option<ValueId>,
-    guard: bool,
-    check: bool,
+    how: Leaving,
 ) -> TraceExit {
+    let (guard, check, link) = (how != Leaving::End, how == Leaving::Check, how == Leaving::Link);
     let (values, key) = match key {
         None => (values, None),
         Some(k) => match values.iter().position(|v| *v == k) {
@@ -256,15 +271,22 @@ pub(crate) fn exit_of_values(
             }
         },
     };
-    TraceExit { resume, label, values, key, guard, check, block }
+    TraceExit { resume, label, values, key, guard, check, link, block }
 }
 
 impl Lowerer<'_, '_> {
     /// A guard: continue when it holds, else store the exit values and
-    /// return the exit's number.
-    pub(super) fn guard(&mut self, kind: &flowc_ir::GuardKind, resume: flowc_ir::ResumeId, label: flowc_lang::Symbol) {
+    /// return the exit's number. `guard_at` has a result: the word its link must be, computed from
+    /// its base, returned.
+    pub(super) fn guard(
+        &mut self,
+        kind: &flowc_ir::GuardKind,
+        resume: flowc_ir::ResumeId,
+        label: flowc_lang::Symbol,
+    ) -> Option<ClValue> {
         use flowc_ir::GuardKind;
         let o = self.operand(kind.operand());
+        let mut result = None;
         let holds = match kind {
             GuardKind::True(x) | GuardKind::False(x) => {
                 let truth = match x.as_value().and_then(|v| self.cond(v)) {
@@ -294,7 +316,8 @@ impl Lowerer<'_, '_> {
                         let table = l.words() as i64;
                         let c = self.operand(&Operand::Const(c.clone()));
                         let key = kind.operand().as_value();
-                        return self.guard_list(o, c, table, (resume, label, key));
+                        self.guard_list(o, c, table, (resume, label, key));
+                        return None;
                     }
                     let object = matches!(c, Value::Object(_));
                     let c = self.operand(&Operand::Const(c.clone()));
@@ -332,6 +355,16 @@ impl Lowerer<'_, '_> {
                 }
                 holds
             }
+            GuardKind::At(_, base, delta) => {
+                // The link the base's cell says is next, by its address:
+                // computed without waiting for the link's load, which only
+                // this comparison reads (an object is its cell's address;
+                // anything else, 0 included, is no such word).
+                let base = self.operand(base);
+                let at = self.b.ins().iadd_imm_s(base, *delta);
+                result = Some(at);
+                self.b.ins().icmp(IntCC::Equal, o, at)
+            }
         };
         let exit = self.cold_block();
         let cont = self.b.create_block();
@@ -344,13 +377,9 @@ impl Lowerer<'_, '_> {
             GuardKind::Value(Operand::Value(v), _) => Some(*v),
             _ => None,
         };
-        self.leave(
-            resume,
-            label,
-            key,
-            if matches!(kind, GuardKind::Int(..)) { Leaving::Check } else { Leaving::Guard },
-        );
+        self.leave(resume, label, key, Leaving::of(kind));
         self.b.switch_to_block(cont);
+        result
     }
 
     /// `guard_value o, c` for a list `c` whose word table is `table`: a
@@ -400,8 +429,7 @@ impl Lowerer<'_, '_> {
             None => {
                 let n = self.env.exits.len();
                 self.exit_numbers.insert(at, n);
-                let (guard, check) = (how != Leaving::End, how == Leaving::Check);
-                self.env.exits.push(exit_record(self.f, self.current, resume, label, key, guard, check));
+                self.env.exits.push(exit_record(self.f, self.current, resume, label, key, how));
                 n
             }
         };

@@ -1178,7 +1178,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.define(i, r);
             }
             InstKind::Phi(_) => {}
-            InstKind::Guard { kind, resume, label } => self.guard(&kind, resume, label),
+            InstKind::Guard { kind, resume, label } => {
+                if let Some(r) = self.guard(&kind, resume, label) {
+                    self.define(i, r);
+                }
+            }
             InstKind::Iterations(o) => {
                 // Traces only (the checker sees to it): the count, a small
                 // integer, untagged onto the iterations run.

@@ -80,6 +80,23 @@ impl Obj {
         self.0.as_ptr()
     }
 
+    /// The address of the object's cell (which never moves): how far
+    /// apart two objects lie is what a trace may assume of a chain laid
+    /// out in a row (`flowc_ir::GuardKind::At`).
+    pub fn address(&self) -> usize {
+        self.cell() as usize
+    }
+
+    /// How many bytes past `base`'s cell this object's lies, when the two
+    /// lie in one block: a block's cells are handed out in order, so the
+    /// links of a chain made one after another lie a cell apart. (Across
+    /// blocks the distance is where `mmap` put them, which says nothing
+    /// of the next pair, and would make a trace differ between runs.)
+    pub fn offset_from(&self, base: &Obj) -> Option<i64> {
+        let (a, b) = (self.address(), base.address());
+        ((a ^ b) < super::block::BLOCK_BYTES).then(|| a.wrapping_sub(b) as i64)
+    }
+
     /// The word that points at the object.
     pub fn word(&self) -> Word {
         // SAFETY: a pinned object's cell is live.

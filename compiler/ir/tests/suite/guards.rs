@@ -13,6 +13,7 @@ b0:
     guard_not_class v0, box, r0 else out
     guard_link v0, cell, r0 else out
     guard_int v1, 0, 255, r0 else out
+    v2 = guard_at v1, v0, -56, r0 else out
     exit r0 to out
 resume r0 {
     frame [p = v0, n = v1]
@@ -41,7 +42,36 @@ fn a_link_guard_holds_for_an_object_of_its_class_only() {
     let layout = flowc_lang::heap::Layout::of([Symbol::intern("v")]);
     let cell = flowc_lang::interp::objects::new_object(1, Symbol::intern("cell"), layout);
     let other = flowc_lang::interp::objects::new_object(2, Symbol::intern("box"), layout);
-    assert!(link.holds(&cell));
-    assert!(!link.holds(&other));
-    assert!(!link.holds(&Value::Int(0)));
+    assert!(link.holds(&cell, None));
+    assert!(!link.holds(&other, None));
+    assert!(!link.holds(&Value::Int(0), None));
+}
+
+#[test]
+fn a_guard_at_holds_for_the_object_laid_out_where_it_says_and_has_it_as_result() {
+    let f = flowc_ir::parse::function("guards", TRACE).unwrap();
+    let (at, result) = f
+        .all_insts()
+        .find_map(|(_, i)| match &f.insts[i].kind {
+            InstKind::Guard { kind: k @ GuardKind::At(..), .. } => Some((k.clone(), f.insts[i].result)),
+            _ => None,
+        })
+        .expect("a guard_at");
+    assert!(result.is_some(), "guard_at defines its result");
+    let GuardKind::At(_, _, delta) = at else { unreachable!("matched above") };
+    // Two cells made one after the other lie one cell apart, in one block.
+    let layout = flowc_lang::heap::Layout::of([Symbol::intern("v")]);
+    let new = |id| flowc_lang::interp::objects::new_object(id, Symbol::intern("cell"), layout);
+    let (a, b) = (new(1), new(2));
+    let (Value::Object(oa), Value::Object(ob)) = (&a, &b) else { unreachable!("objects") };
+    let d = ob.offset_from(oa).expect("one block");
+    assert_ne!(d, 0);
+    let here = GuardKind::At(flowc_ir::Operand::int(0), flowc_ir::Operand::int(0), d);
+    assert!(here.holds(&b, Some(&a)));
+    assert!(!here.holds(&a, Some(&b)), "the other way round is -{d} bytes");
+    assert!(!here.holds(&a, Some(&a)));
+    assert!(!here.holds(&Value::Int(0), Some(&a)), "0 is no object");
+    assert!(!here.holds(&b, Some(&Value::Int(0))));
+    // The parsed guard says -56 bytes.
+    assert_eq!(delta, -56);
 }

@@ -468,6 +468,10 @@ pub struct Jit<'p> {
     /// one of them (an inner loop unrolled into the outer one). Traces call
     /// them as they call recursive ones.
     not_followed: HashSet<Symbol>,
+    /// Where links a loop assumed laid out in a row were found not to be
+    /// ([`Jit::irregular_link`]): recordings no longer say where the
+    /// links checked there lay, so no trace assumes it of them again.
+    irregular: HashSet<Place>,
     /// Per function, the hot spots whose code followed its calls (recorded
     /// again once it is not followed: [`Jit::stop_following`]).
     followers: HashMap<Symbol, Vec<Key>>,
@@ -934,6 +938,7 @@ impl<'p> Jit<'p> {
             trees: trees::Trees::default(),
             joins: joins::Joins::default(),
             empty_bridges: 0,
+            irregular: HashSet::default(),
             counts: Counts::default(),
             work_before: 0,
             log: std::env::var_os("FLOWC_JIT_LOG")
@@ -1800,6 +1805,10 @@ fn stop_key(profiler: &Profiler, graph: &Graph, g: u32, label: Symbol, env: &Env
 fn is_check(code: &Code, exit: &flowc_codegen::lower::TraceExit) -> bool {
     matches!(code.kind, Kind::Loop) && exit.check
 }
+
+/// A place in the program: a flow graph (`None` for the main one) and a
+/// label of it.
+type Place = (Option<Symbol>, Symbol);
 
 /// A key as people read it: `dispatch[pc=2]`, `f:loop`.
 fn describe(key: &Key, resolved: &Resolved) -> String {

@@ -6,6 +6,8 @@ use super::background::{Job, Then};
 use super::compiling::Seen;
 use super::optimizing::{self, Source};
 use super::*;
+use crate::trace::{Check, TraceOp};
+use flowc_lang::ast::Arg;
 
 /// The most times a hot spot's loop is recorded again from inside an
 /// inner loop it left ([`Jit::left_its_loop`]).
@@ -95,7 +97,7 @@ impl<'p> Jit<'p> {
             record_path(&this.shared.index, &[frame], label, &mut run.heap, this.limits(), &mut at, &mut residual)
         };
         self.stats.record_time += started.elapsed();
-        let (trace, frame, end_label) = match recorded {
+        let (mut trace, frame, end_label) = match recorded {
             Ok(Path::Stopped { trace, frame, label }) => (trace, frame, label),
             Ok(Path::Printed(v)) => return Ok(Next::Printed(v)),
             Ok(Path::Returns { frame, label, .. }) => {
@@ -118,6 +120,7 @@ impl<'p> Jit<'p> {
                 return Ok(Next::Interpret(block));
             }
         };
+        self.forget_irregular(&mut trace);
         // The program is at `end_label` now.
         let block = machine.replace_top_keeping(stack, std::slice::from_ref(&frame), end_label)?;
         let what = describe(key, run.resolved);
@@ -236,10 +239,47 @@ impl<'p> Jit<'p> {
     /// alternating cannot make it record forever.
     pub(super) fn left_its_loop(&self, key: &Key, root: TraceId) -> bool {
         let r = &self.codes[root.0 as usize];
-        if !matches!(r.kind, Kind::Loop) || !r.passed_keys || r.iterations >= r.entries {
-            return false;
+        r.passed_keys && r.iterations < r.entries && self.may_record_again(key, root)
+    }
+
+    /// Whether loop `root`, code of `key`, may be dropped and `key`
+    /// recorded again (at most [`RECORD_INSIDE`] times).
+    fn may_record_again(&self, key: &Key, root: TraceId) -> bool {
+        matches!(self.codes[root.0 as usize].kind, Kind::Loop)
+            && self.keys.get(key).is_some_and(|kc| kc.recorded_inside < RECORD_INSIDE && kc.variants.contains(&root))
+    }
+
+    /// Where a link `exit` of `parent` assumed laid out in a row is
+    /// checked (its `guard_at`, [`crate::to_ir`], "Links laid out in a
+    /// row"): the flow graph and the label the class check of the link
+    /// goes on to; `None` for any other exit.
+    fn irregular_link(&self, parent: TraceId, exit: &flowc_codegen::lower::TraceExit) -> Option<Place> {
+        if !exit.link {
+            return None;
         }
-        self.keys.get(key).is_some_and(|kc| kc.recorded_inside < RECORD_INSIDE && kc.variants.contains(&root))
+        let record = &self.codes[parent.0 as usize].function.resumes[exit.resume];
+        Some((record.frames.last()?.function, exit.label))
+    }
+
+    /// Forgets where the links of `trace`'s irregular `get`s lay
+    /// ([`Jit::irregular`]).
+    fn forget_irregular(&self, trace: &mut crate::trace::Trace) {
+        if self.irregular.is_empty() {
+            return;
+        }
+        let mut forget = Vec::new();
+        for &(k, taken) in &trace.objects.passed {
+            let k = k as usize;
+            let Some(site) = trace.sites.get(k) else { continue };
+            if !self.irregular.contains(&(site.function, taken)) {
+                continue;
+            }
+            let TraceOp::Guard { check: Check::Class(Arg::Var(x), _, true), .. } = &trace.ops[k] else { continue };
+            // The read the class check is of: the last before it.
+            let read = (0..k).rev().find(|&j| matches!(&trace.ops[j], TraceOp::Get { dst, .. } if dst == x));
+            forget.extend(read.map(|j| j as u32));
+        }
+        trace.objects.offsets.retain(|(k, _)| !forget.contains(k));
     }
 
     /// `root` stops being `key`'s code ([`Jit::left_its_loop`]): the loop
@@ -644,7 +684,7 @@ impl<'p> Jit<'p> {
             }
         };
         self.stats.record_time += started.elapsed();
-        let (trace, frame, end_label) = match recorded {
+        let (mut trace, frame, end_label) = match recorded {
             Ok(Path::Stopped { trace, frame, label }) => (trace, frame, label),
             Ok(Path::Returns { trace, frame, label }) if trace.ops.is_empty() && label == texit.label => {
                 // Nothing to record (the exit's block returns): the exit
@@ -672,7 +712,29 @@ impl<'p> Jit<'p> {
                 return Ok(Next::Interpret(block));
             }
         };
+        self.forget_irregular(&mut trace);
         let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
+        // A link the loop assumed laid out in a row that is not (in this
+        // run, any longer): no recording assumes it again, and a bridge
+        // back into the loop means the loop would leave there round after
+        // round — it is recorded again, from here.
+        if let Some(place) = self.irregular_link(parent, &texit) {
+            self.irregular.insert(place);
+            if let Some(key) =
+                target_key.clone().filter(|k| !closes && target == Some(root) && self.may_record_again(k, root))
+            {
+                self.replace_loop(&key, root);
+                self.log(format_args!(
+                    "exit {index} of {parent_name} finds a link laid out otherwise: {} recorded again",
+                    describe(&key, run.resolved)
+                ));
+                let next = self.record_loop(machine, run, &key, stack, block);
+                if let Some(kc) = self.keys.get_mut(&key) {
+                    kc.replaced = None;
+                }
+                return next;
+            }
+        }
         // A shorter way round: the bridge passed no hot spot (its start
         // aside) — an empty one, at the loop's own label, is the shortest
         // (a plain nest's inner back edge goes straight to its header).

@@ -329,7 +329,7 @@ impl Opt<'_> {
             let a = &inputs[k];
             let Some(guard) = fact.guard(a.clone()) else { continue };
             let known = match (a, self.virtual_of(a)) {
-                (Operand::Const(c), _) => Some(guard.holds(c)),
+                (Operand::Const(c), _) => Some(guard.holds(c, None)),
                 (_, Some(v)) => {
                     Some(matches!(fact, Fact::Class(c) if self.virtuals[ix(v)].as_ref().is_some_and(|x| x.class == *c)))
                 }

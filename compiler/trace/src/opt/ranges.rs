@@ -89,6 +89,10 @@ pub(super) fn abstract_step(f: &Function, info: &mut [Info], i: InstId) {
             }
         }
         InstKind::Guard { kind, .. } => {
+            if let (GuardKind::At(link, ..), Some(r)) = (kind, data.result) {
+                // The result is the link.
+                info[ix(r)] = of(info, link);
+            }
             let Operand::Value(v) = kind.operand() else { return };
             let v = *v;
             info[ix(v)] = when_guarded(of(info, &Operand::Value(v)), kind);
@@ -114,7 +118,7 @@ pub fn when_guarded(info: Info, kind: &GuardKind) -> Info {
         GuardKind::False(_) => lattice::when_truth(info, false),
         GuardKind::Value(_, c) => Info::of_const(c),
         GuardKind::Class(_, c) | GuardKind::Link(_, c) => Info::object(*c, info.alloc),
-        GuardKind::NotClass(..) => info,
+        GuardKind::NotClass(..) | GuardKind::At(..) => info,
         GuardKind::Int(_, lo, hi) => {
             let r = Interval::new(*lo as i128, *hi as i128);
             if info.kinds.has(Kinds::INT) {
@@ -137,6 +141,8 @@ pub fn known_to_pass(kind: &GuardKind, info: &Info) -> bool {
         GuardKind::Int(_, lo, hi) => {
             info.kinds == Kinds::INT && info.range.lo() >= *lo as i128 && info.range.hi() <= *hi as i128
         }
+        // Where cells lie is known only when the code runs.
+        GuardKind::At(..) => false,
     }
 }
 

@@ -53,6 +53,9 @@ pub fn remove_dead(f: &mut Function, hints: &Module) {
                     if let GuardKind::Class(o, _) | GuardKind::Link(o, _) = kind {
                         objects.insert(o.clone());
                     }
+                    if let GuardKind::At(..) = kind {
+                        objects.extend(f.insts[i].result.map(Operand::Value));
+                    }
                 }
                 InstKind::Phi(_) | InstKind::Call { .. } => pending.clear(),
             }

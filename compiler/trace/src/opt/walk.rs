@@ -57,6 +57,11 @@ pub(super) struct Opt<'a> {
     pub subst: Vec<Option<Operand>>,
     pub virtuals: Vec<Option<Virtual>>,
     cse: HashMap<(Operator, Form, Args), ValueId>,
+    /// The `guard_at`s kept, by link, base and distance, and their results:
+    /// one that held holds for good (values do not change, cells do not
+    /// move), so the same guard later — a peeled loop's, on a link its
+    /// first iteration read — is its result.
+    ats: HashMap<(Operand, Operand, i64), ValueId>,
     /// What each field of a real object holds, where known (the heap
     /// cache: see the module docs).
     pub heap: HeapCache,
@@ -101,6 +106,7 @@ impl<'a> Opt<'a> {
             subst: vec![None; n],
             virtuals: (0..n).map(|_| None).collect(),
             cse: Default::default(),
+            ats: Default::default(),
             heap: Default::default(),
             out: Vec::new(),
         }
@@ -472,6 +478,9 @@ impl<'a> Opt<'a> {
     }
 
     fn guard(&mut self, i: InstId, kind: GuardKind, resume: ResumeId, label: Symbol) {
+        if let GuardKind::At(link, base, delta) = kind {
+            return self.guard_at(i, (link, base, delta), resume, label);
+        }
         let o = self.resolve(kind.operand());
         // Guards on virtual objects are decided by their class.
         if let Some(v) = self.virtual_of(&o) {
@@ -480,7 +489,7 @@ impl<'a> Opt<'a> {
                 GuardKind::True(_) => true,
                 GuardKind::Class(_, c) | GuardKind::Link(_, c) => *c == class,
                 GuardKind::NotClass(_, c) => *c != class,
-                GuardKind::False(_) | GuardKind::Value(..) | GuardKind::Int(..) => false,
+                GuardKind::False(_) | GuardKind::Value(..) | GuardKind::Int(..) | GuardKind::At(..) => false,
             };
             if holds {
                 return;
@@ -492,12 +501,7 @@ impl<'a> Opt<'a> {
         let o = self.real(&o);
         let mut kind = kind;
         *kind.operand_mut() = o.clone();
-        let resume = match self.shared.get(&resume) {
-            Some(original) => self.f.resumes.alloc(original.clone()),
-            None => resume,
-        };
-        let record = self.snapshot(resume);
-        self.f.resumes[resume] = record;
+        let resume = self.guard_record(resume);
         // The class of a value that is an object of that class or 0 (a
         // link of a chain, by the field facts) is its truth.
         let checked = match &kind {
@@ -509,10 +513,56 @@ impl<'a> Opt<'a> {
         self.learn(&kind, &o);
     }
 
+    /// The record of a guard kept, `resume` brought up to date (a copy of
+    /// it when the record is shared).
+    fn guard_record(&mut self, resume: ResumeId) -> ResumeId {
+        let resume = match self.shared.get(&resume) {
+            Some(original) => self.f.resumes.alloc(original.clone()),
+            None => resume,
+        };
+        let record = self.snapshot(resume);
+        self.f.resumes[resume] = record;
+        resume
+    }
+
+    /// `guard_at` (instruction `i`, its result the link): kept where the
+    /// link is an object the code holds, read from a base the code holds;
+    /// else the result is the link. A virtual object has no cell, and a
+    /// link or base not known to be an object (the class guard before it
+    /// folded into something weaker) could be a word that is no object's,
+    /// which the code's comparison of addresses would not tell apart. (A
+    /// base the link was read from is an object: the `get` raises its
+    /// error on anything else.)
+    fn guard_at(&mut self, i: InstId, (link, base, delta): (Operand, Operand, i64), resume: ResumeId, label: Symbol) {
+        let link = self.resolve(&link);
+        let base = self.resolve(&base);
+        let result = self.f.insts[i].result.expect("guard_at has a result");
+        let cells = self.virtual_of(&link).is_none() && self.virtual_of(&base).is_none();
+        let object = |o: &Operand| self.info_of(o).kinds == Kinds::OBJECT;
+        let read_from = |o: &Operand| {
+            let Operand::Value(l) = link else { return false };
+            matches!(self.defining(l), Some(InstKind::Get { obj, .. }) if obj == o)
+        };
+        let objects = object(&link) && (object(&base) || read_from(&base));
+        if !cells || !objects || link.as_const().is_some() {
+            self.subst[ix(result)] = Some(link);
+            return;
+        }
+        let key = (link.clone(), base.clone(), delta);
+        if let Some(&held) = self.ats.get(&key) {
+            self.subst[ix(result)] = Some(Operand::Value(held));
+            return;
+        }
+        self.ats.insert(key, result);
+        let resume = self.guard_record(resume);
+        self.info[ix(result)] = self.info_of(&link);
+        self.keep(i, InstKind::Guard { kind: GuardKind::At(link, base, delta), resume, label });
+    }
+
     /// Whether guard `kind` on `o` is known to hold.
     pub fn holds(&self, kind: &GuardKind, o: &Operand) -> bool {
         match o {
-            Operand::Const(c) => kind.holds(c),
+            Operand::Const(c) => kind.holds(c, None),
             _ => known_to_pass(kind, &self.info_of(o)),
         }
     }

@@ -207,19 +207,19 @@ fn an_interpreters_position_tests_fold_in_its_loop() {
     expect![[r#"
 
         b2 dispatch:
-            v40:v = get.object v2, v
-            v41:v = add.word v40, 1
-            v42:v = mod.word v41, 256
-            set.object v2, v, v42
-            v43:v = get.object v6, v
-            v44:v = add.word v43, 2
-            v45:v = mod.word v44, 256
-            set.object v6, v, v45
-            v46:v = get v0, v
-            v47:v = sub.word v46, 1
-            v48:v = mod.word v47, 256
-            set v0, v, v48
-            guard_true v48, r3 else next
+            v42:v = get.object v3, v
+            v43:v = add.word v42, 1
+            v44:v = mod.word v43, 256
+            set.object v3, v, v44
+            v45:v = get.object v8, v
+            v46:v = add.word v45, 2
+            v47:v = mod.word v46, 256
+            set.object v8, v, v47
+            v48:v = get v0, v
+            v49:v = sub.word v48, 1
+            v50:v = mod.word v49, 256
+            set v0, v, v50
+            guard_true v50, r1 else next
             jump b2"#]]
     .assert_eq(lp);
 }
@@ -231,7 +231,9 @@ fn an_interpreters_position_tests_fold_in_its_loop() {
 /// that does not run to its end at once keeps no such assumption in its
 /// iterations: halfway the middle cell's link is turned, and a loop
 /// assuming it would leave through a bridge at every walk from then on.
-/// The output is the interpreter's.
+/// It assumes where each link lies instead (`guard_at`: the cells were
+/// made one after another, a cell apart), computing each cell from the
+/// one before. The output is the interpreter's.
 #[test]
 fn links_that_come_back_are_assumed_and_checked() {
     let r = run("tests/corpus/shapes/links_back.fg", Hint::Absent, "start", None, checked());
@@ -240,29 +242,34 @@ fn links_that_come_back_are_assumed_and_checked() {
     assert!(preamble.contains("else left2\n"), "the way back checked:\n{preamble}");
     let body = r.traces.iter().find(|t| t.starts_with("trace 'walk.body'(")).expect("the loop");
     assert!(!body.contains("eq.word"), "the loop assumes no link:\n{body}");
+    assert!(r.log.contains("finds a link laid out otherwise: walk recorded again"), "{}", r.log);
     expect![[r#"
 
         b1 walk:
             v6:p = phi [b0: v5, b1: v1]
-            v7:n = phi [b0: v0, b1: v17]
+            v7:n = phi [b0: v0, b1: v21]
             v8:at = eq v7, v4
             guard_false v8, r0 else turn
             v9:r = get v6, r
-            guard_link v9, cell, r1 else out2
-            v10:r = get.object v9, r
-            guard_link v10, cell, r2 else count
-            v11:v = get.object v10, v
-            v12:v = add.int v11, 1
-            set.object v10, v, v12
-            v13:l = get.object v10, l
-            guard_link v13, cell, r3 else back2
-            v14:l = get.object v13, l
-            guard_link v14, cell, r4 else next
-            v15:w = get.object v14, v
-            v16:w = add.int v15, 1
-            set.object v14, v, v16
-            v17:n = sub.word v7, 1
-            guard_true v17, r5 else done
+            guard_link v9, cell, r2 else out2
+            v10 = guard_at v9, v6, 56, r2 else right1
+            v11:r = get.object v10, r
+            guard_link v11, cell, r3 else count
+            v12 = guard_at v11, v10, 56, r3 else right2
+            v13:v = get.object v12, v
+            v14:v = add.int v13, 1
+            set.object v12, v, v14
+            v15:l = get.object v12, l
+            guard_link v15, cell, r4 else back2
+            v16 = guard_at v15, v12, -56, r4 else left1
+            v17:l = get.object v16, l
+            guard_link v17, cell, r5 else next
+            v18 = guard_at v17, v16, -56, r5 else left2
+            v19:w = get.object v18, v
+            v20:w = add.int v19, 1
+            set.object v18, v, v20
+            v21:n = sub.word v7, 1
+            guard_true v21, r1 else done
             jump b1"#]]
     .assert_eq(loop_part(&r.traces));
 }
@@ -287,16 +294,16 @@ fn a_loop_that_runs_to_its_end_at_once_keeps_its_links() {
     expect![[r#"
 
         b2 dispatch:
-            v28:v = get v0, v
-            v29:v = sub.word v28, 1
-            v30:v = mod.word v29, 256
-            set v0, v, v30
-            v31:v = get.object v6, v
-            v32:v = add.word v31, 1
-            v33:v = mod.word v32, 256
-            set.object v6, v, v33
-            v34:v = get v0, v
-            guard_true v34, r3 else next
+            v30:v = get v0, v
+            v31:v = sub.word v30, 1
+            v32:v = mod.word v31, 256
+            set v0, v, v32
+            v33:v = get.object v8, v
+            v34:v = add.word v33, 1
+            v35:v = mod.word v34, 256
+            set.object v8, v, v35
+            v36:v = get v0, v
+            guard_true v36, r1 else next
             jump b2"#]]
     .assert_eq(loop_part(&r.traces));
 }
@@ -1147,4 +1154,92 @@ done:
     assert!(r.stats.recorded_inside >= 1, "{}\n{}", r.stats, r.log);
     let inside = r.stats.per_trace.iter().find(|t| t.kind == "loop" && t.start == "inner" && t.recorded_ops < 6);
     assert!(inside.is_some(), "no loop of the inner loop alone\n{}", r.stats);
+}
+
+/// A chain of `n` nodes made one after another, appended at its end, and
+/// walked `k` times, each node's class checked after the read that
+/// reached it; every third node is followed by a dropped one if `gaps`.
+fn chain(gaps: bool) -> String {
+    let waste = if gaps { "waste" } else { "skip" };
+    format!(
+        "entry start(n = 300, k = 200)
+start:
+    first = new node
+    first.v = 0
+    last = first
+    j = n
+    goto build
+build:
+    if j goto push else goto walks
+push:
+    cell = new node
+    cell.v = j
+    cell.next = 0
+    last.next = cell
+    last = cell
+    m = j % 3
+    if m goto skip else goto {waste}
+waste:
+    w = new node
+    w.v = 0
+    w.next = 0
+    goto skip
+skip:
+    j = j - 1
+    goto build
+walks:
+    last.next = 0
+    s = 0
+    goto outer
+outer:
+    if k goto walk else goto done
+walk:
+    p = first
+    goto step
+step:
+    h = p.v
+    s = s + h
+    p = p.next
+    if p is node goto step else goto next
+next:
+    k = k - 1
+    goto outer
+done:
+    print_and_stop(s)
+"
+    )
+}
+
+/// A chain made one node after another lies a cell apart node by node:
+/// the loop walking it assumes so after each node's class check
+/// (`guard_at`, leaving where the check went on to), and carries the
+/// node it computes — so the walk is a chain of additions, each node's
+/// `next` read only to check it. The output is the interpreter's.
+#[test]
+fn a_walk_along_links_laid_out_in_a_row_computes_each_from_the_one_before() {
+    let r = run_text("chain.fg", &chain(false), Hint::Absent, "start", None, checked());
+    assert_eq!(r.output, "9030000\n");
+    let body = r.traces.iter().find(|t| t.starts_with("trace 'step.body'(")).expect("the loop");
+    expect![[r#"
+
+        b1 step:
+            v4:s = phi [b0: v2, b1: v7]
+            v5:p = phi [b0: v3, b1: v9]
+            v6:h = get v5, v
+            v7:s = add v4, v6
+            v8:p = get v5, next
+            guard_link v8, node, r0 else next
+            v9 = guard_at v8, v5, 48, r0 else step
+            jump b1"#]]
+    .assert_eq(loop_part(std::slice::from_ref(body)));
+}
+
+/// The same chain with a dropped node after every third: the recording
+/// looks a few links ahead, finds them laid out otherwise, and assumes
+/// nothing of where they lie.
+#[test]
+fn links_laid_out_irregularly_are_not_assumed_to_lie_in_a_row() {
+    let r = run_text("chain.fg", &chain(true), Hint::Absent, "start", None, checked());
+    assert_eq!(r.output, "9030000\n");
+    assert!(r.traces.iter().all(|t| !t.contains("guard_at")), "{}", r.traces.join("\n"));
 }
