@@ -73,6 +73,12 @@ pub enum GuardKind {
     /// "Links laid out in a row"), and code computes the result from
     /// `base` — so a walk along a chain of such links does not wait for
     /// each link's load before it can start the next.
+    ///
+    /// Like a `.word` form it states a proof the checker cannot redo:
+    /// `link` and `base` are objects (code compares words, and a list's
+    /// box or an integer's word could equal the address). Only the
+    /// optimizer writes it; the IR interpreter raises
+    /// `broken_form(guard_at)` when the proof does not hold.
     At(Operand, Operand, i64),
 }
 

@@ -296,6 +296,9 @@ impl<'m> Machine<'m> {
                             Some(b) => Some(self.read(&frame, b, index)?),
                             None => None,
                         };
+                        if let Some(base) = &base {
+                            check_laid_out(&v, base).map_err(|k| self.error(&frame, k, index))?;
+                        }
                         if !kind.holds(&v, base.as_ref()) {
                             return Ok(Exit::GuardFailed {
                                 resume: *resume,
@@ -304,7 +307,7 @@ impl<'m> Machine<'m> {
                             });
                         }
                         // `guard_at`'s result is its link.
-                        base.map(|_| Rt::Val(v))
+                        data.kind.has_result().then_some(Rt::Val(v))
                     }
                 };
                 if let (Some(v), Some(dst)) = (result, data.result) {
@@ -479,6 +482,17 @@ fn check_proven_object(proven: bool, what: &str, obj: &Value) -> Result<(), Erro
         Ok(())
     } else {
         Err(ErrorKind::User(Symbol::intern(&format!("broken_form({what}.object)"))))
+    }
+}
+
+/// Checks the promise of a `guard_at`: its link and its base are objects
+/// (code compares the link's word with an address computed from the
+/// base's, which tells an object from nothing else).
+fn check_laid_out(link: &Value, base: &Value) -> Result<(), ErrorKind> {
+    if matches!((link, base), (Value::Object(_), Value::Object(_))) {
+        Ok(())
+    } else {
+        Err(ErrorKind::User(Symbol::intern("broken_form(guard_at)")))
     }
 }
 

@@ -30,7 +30,7 @@ use crate::trace::{Check, ObjectIds, Trace, TraceOp};
 #[derive(Debug)]
 pub enum Recorded {
     /// The loop closed: the trace, and the environment at the jump back.
-    Loop { trace: Trace, env: Env },
+    Loop { trace: Box<Trace>, env: Env },
     /// The program printed (and stopped) before the loop closed.
     Printed(Value),
 }
@@ -278,7 +278,9 @@ pub fn record(
     let mut at = |l: Symbol, _: &Env, _: usize| if l == anchor { Arrival::Stop } else { Arrival::Continue };
     let index = ProgramIndex::new(program);
     Ok(match record_path(&index, &start, anchor, heap, Limits::ops(limit), &mut at, &mut |_, _, _, _| None)? {
-        Path::Stopped { trace, frame, .. } => Recorded::Loop { trace, env: frame.env.into_iter().collect() },
+        Path::Stopped { trace, frame, .. } => {
+            Recorded::Loop { trace: Box::new(trace), env: frame.env.into_iter().collect() }
+        }
         Path::Printed(v) => Recorded::Printed(v),
         Path::Returns { .. } => unreachable!("the main graph's frame does not stop before returning"),
     })
@@ -297,7 +299,8 @@ const ROW_LOOKAHEAD: usize = 4;
 
 /// Whether the chain through `field` goes on from `link` laid out as it
 /// came to it, each link `d` bytes past the one before, for the next
-/// [`ROW_LOOKAHEAD`] links or until it ends or leaves the block: what a
+/// [`ROW_LOOKAHEAD`] links or until it ends (at an object of another class,
+/// or none) or leaves the block: what a
 /// trace assuming the layout ([`crate::to_ir`], "Links laid out in a
 /// row") needs to hold beyond the one pair it saw. A chain laid out
 /// otherwise (cells of the class allocated in between, now and then)
@@ -307,7 +310,10 @@ const ROW_LOOKAHEAD: usize = 4;
 fn in_a_row(link: &flowc_lang::heap::Obj, field: Symbol, d: i64) -> bool {
     let mut at = link.clone();
     for _ in 0..ROW_LOOKAHEAD {
-        let Some(Value::Object(next)) = at.get(field) else { return true };
+        let next = match at.get(field) {
+            Some(Value::Object(next)) if next.class() == at.class() => next,
+            _ => return true,
+        };
         match next.offset_from(&at) {
             Some(e) if e == d => at = next,
             Some(_) => return false,
@@ -384,7 +390,8 @@ pub fn record_path(
                 if let Some(Value::Object(o)) = frame.env.get(dst) {
                     objects.results.push((ops.len() as u32, o.id()));
                     if let Some((from, field)) = &from {
-                        let d = o.offset_from(from);
+                        // A chain links objects of one class.
+                        let d = o.offset_from(from).filter(|_| o.class() == from.class());
                         if let Some(d) = d.filter(|&d| in_a_row(o, *field, d)) {
                             objects.offsets.push((ops.len() as u32, d));
                         }

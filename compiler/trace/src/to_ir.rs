@@ -54,7 +54,10 @@
 //! `[>>>>>>>>>]` over it) is a chain of additions: the links' loads no
 //! longer wait for one another, only the guards' comparisons read them.
 //! A chain laid out otherwise fails the guard, and its exit gets a bridge
-//! as any other.
+//! as any other; the JIT then assumes nothing at that place again (its
+//! class checks listed in [`crate::trace::ObjectIds::unassumed`]) and
+//! records a loop leaving there again. The optimizer keeps only the
+//! guards on the chain a loop carries round (`opt/rows.rs`).
 
 use flowc_ir::{
     BlockId, Builder, Function, FunctionKind, GuardKind, InstKind, Operand, ResumeData, ResumeFrame, ResumeValue,
@@ -495,7 +498,8 @@ impl<'t> Links<'t> {
         }
         let Some(&id) = self.object.get(&made) else { return };
         let known = self.holder.get(&id).copied().filter(|&known| known != made && self.back);
-        let near = self.near.get(&made).cloned();
+        let unassumed = self.seen.unassumed.binary_search_by_key(&k, |&(i, _)| i).is_ok();
+        let near = self.near.get(&made).cloned().filter(|_| !unassumed);
         if known.is_none() && near.is_none() {
             return;
         }
@@ -511,7 +515,11 @@ impl<'t> Links<'t> {
             known
         } else if let Some((base, delta)) = near {
             let kind = GuardKind::At(Operand::Value(made), base, delta);
-            let at = b.inst(block, InstKind::Guard { kind, resume, label: taken }, None);
+            let name = match a {
+                Arg::Var(var) => Some(*var),
+                Arg::Const(_) => None,
+            };
+            let at = b.inst(block, InstKind::Guard { kind, resume, label: taken }, name);
             let at = at.expect("guard_at has a result");
             // Where the trace meets this object again, it is this.
             self.holder.insert(id, at);

@@ -112,6 +112,9 @@ pub struct ObjectIds {
     /// the heap: index, and how many bytes past the object read from the
     /// result's cell lay ([`flowc_lang::heap`]'s `Obj::offset_from`).
     pub offsets: Vec<(u32, i64)>,
+    /// Of `passed`, the class checks whose links are not assumed to lie
+    /// where `offsets` says (the JIT found them laid out otherwise there).
+    pub unassumed: Vec<(u32, Symbol)>,
 }
 
 impl ObjectIds {
@@ -133,7 +136,8 @@ impl ObjectIds {
         let results = split_indexed(&mut self.results, at);
         let passed = split_indexed(&mut self.passed, at);
         let offsets = split_indexed(&mut self.offsets, at);
-        ObjectIds { start: Vec::new(), results, passed, offsets }
+        let unassumed = split_indexed(&mut self.unassumed, at);
+        ObjectIds { start: Vec::new(), results, passed, offsets, unassumed }
     }
 }
 

@@ -519,6 +519,9 @@ impl<'m> Analysis<'m> {
             InstKind::New(class) => Info::object(*class, Some(i)),
             InstKind::Get { obj, field, .. } => self.get(b, i, obj, *field),
             InstKind::Call { func, args } => self.call(b, i, *func, args),
+            // A trace's `guard_at` (the passes run on no trace; for the
+            // checker's sake): its result is its link.
+            InstKind::Guard { kind: flowc_ir::GuardKind::At(link, ..), .. } => self.operand(link, b),
             InstKind::Set { .. } | InstKind::Guard { .. } | InstKind::Iterations(_) => return,
         };
         self.set(v, info, false);

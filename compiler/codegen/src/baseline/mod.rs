@@ -299,6 +299,9 @@ fn check_shape(f: &Function, functions: &Functions) -> Result<(), &'static str> 
             match &f.insts[i].kind {
                 InstKind::Call { args, .. } if args.len() > CALL_ARGS => return Err("a call with many arguments"),
                 InstKind::Call { func, .. } if !functions.contains_key(func) => return Err("a call of no function"),
+                InstKind::Guard { kind: GuardKind::At(_, _, d), .. } if i32::try_from(*d).is_err() => {
+                    return Err("a guard_at beyond 2 GB")
+                }
                 _ => {}
             }
         }
@@ -1564,7 +1567,8 @@ impl Emit<'_, '_> {
                 // the base's: rax leaves with that word, computed from the
                 // base rather than loaded.
                 self.load(RCX, base);
-                self.a.alu_imm(Alu::Add, RCX, *delta as i32);
+                // (A distance that fits no 32 bits is refused up front.)
+                self.a.alu_imm(Alu::Add, RCX, i32::try_from(*delta).unwrap_or(0));
                 self.a.alu(Alu::Cmp, RAX, RCX);
                 self.a.jcc(Cond::NotEqual, exit);
                 self.a.mov(RAX, RCX);

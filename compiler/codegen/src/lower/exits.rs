@@ -175,7 +175,7 @@ pub struct TraceExit {
     pub check: bool,
     /// A failing `guard_at`: a link laid out otherwise than the trace
     /// assumed (the JIT stops assuming it when one fails often).
-    pub link: bool,
+    pub at: bool,
     /// The IR block of the guard or `exit`.
     pub block: BlockId,
 }
@@ -188,7 +188,7 @@ pub(crate) enum Leaving {
     /// A speculation check (`guard_int`) fails.
     Check,
     /// A link's place (`guard_at`) is not the one assumed.
-    Link,
+    At,
     /// The `exit` that ends a bridge.
     End,
 }
@@ -198,7 +198,7 @@ impl Leaving {
     pub(crate) fn of(kind: &flowc_ir::GuardKind) -> Leaving {
         match kind {
             flowc_ir::GuardKind::Int(..) => Leaving::Check,
-            flowc_ir::GuardKind::At(..) => Leaving::Link,
+            flowc_ir::GuardKind::At(..) => Leaving::At,
             _ => Leaving::Guard,
         }
     }
@@ -258,7 +258,7 @@ pub(crate) fn exit_of_values(
     key: Option<ValueId>,
     how: Leaving,
 ) -> TraceExit {
-    let (guard, check, link) = (how != Leaving::End, how == Leaving::Check, how == Leaving::Link);
+    let (guard, check, at) = (how != Leaving::End, how == Leaving::Check, how == Leaving::At);
     let (values, key) = match key {
         None => (values, None),
         Some(k) => match values.iter().position(|v| *v == k) {
@@ -271,7 +271,7 @@ pub(crate) fn exit_of_values(
             }
         },
     };
-    TraceExit { resume, label, values, key, guard, check, link, block }
+    TraceExit { resume, label, values, key, guard, check, at, block }
 }
 
 impl Lowerer<'_, '_> {
@@ -358,8 +358,8 @@ impl Lowerer<'_, '_> {
             GuardKind::At(_, base, delta) => {
                 // The link the base's cell says is next, by its address:
                 // computed without waiting for the link's load, which only
-                // this comparison reads (an object is its cell's address;
-                // anything else, 0 included, is no such word).
+                // this comparison reads (the link and the base are proven
+                // objects, and an object's word is its cell's address).
                 let base = self.operand(base);
                 let at = self.b.ins().iadd_imm_s(base, *delta);
                 result = Some(at);

@@ -147,7 +147,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
             );
             return Ok(());
         }
-        Recorded::Loop { trace, env } => (trace, env),
+        Recorded::Loop { trace, env } => (*trace, env),
     };
     print!("trace\n{}", render(&trace, args.format, args.layout));
     if args.stats {

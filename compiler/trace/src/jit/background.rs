@@ -622,6 +622,7 @@ done:
         let Ok(Recorded::Loop { trace, .. }) = record(&p, head, env, &mut Heap::new(&p), 1000) else {
             panic!("the loop records")
         };
+        let trace = *trace;
         let shared = Arc::new(Shared {
             index: ProgramIndex::new(&p),
             hints: Arc::new(crate::run_ir::hints(&module)),

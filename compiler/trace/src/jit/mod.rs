@@ -415,6 +415,8 @@ struct ExitState {
     /// The budget held its bridge back once already (its tree's judgment
     /// restarted then).
     held_back: bool,
+    /// The iterations its tree's loop had run when it first failed.
+    first_failed: Option<u64>,
 }
 
 #[derive(Default)]
@@ -433,6 +435,9 @@ struct KeyCode {
     /// again from inside ([`Jit::left_its_loop`]), at most
     /// `RECORD_INSIDE`.
     recorded_inside: u32,
+    /// Times its loop trace was recorded again assuming fewer links laid
+    /// out in a row ([`Jit::irregular`]), at most `RECORD_INSIDE`.
+    relaid: u32,
     /// That loop trace, until the one recorded inside is registered: code
     /// that jumps to its preamble (entry traces, bridges) then runs the
     /// new one.
@@ -1536,7 +1541,16 @@ impl<'p> Jit<'p> {
         self.exits[k].get_or_insert_with(|| {
             let (exit, parent) = cache.exit(exit);
             let check = is_check(&codes[parent.0 as usize], &exit);
-            Box::new(ExitState { exit, parent, check, to_driver: 0, bridge: None, refused: false, held_back: false })
+            Box::new(ExitState {
+                exit,
+                parent,
+                check,
+                to_driver: 0,
+                bridge: None,
+                refused: false,
+                held_back: false,
+                first_failed: None,
+            })
         })
     }
 
@@ -1570,6 +1584,20 @@ impl<'p> Jit<'p> {
         state.to_driver += 1;
         let threshold = if state.check { retrace } else { bridge };
         let hot = state.bridge.is_none() && !state.refused && state.to_driver >= threshold.max(1) as u64;
+        if state.exit.at {
+            // A link laid out otherwise than assumed, often for the rounds
+            // its loop ran since it first was: no recording assumes it
+            // there again, whatever comes of this exit. (Now and then — a
+            // chain with one gap — its bridge is the cheaper way.)
+            let (parent, texit, failures) = (state.parent, state.exit.clone(), state.to_driver);
+            let root = self.codes[parent.0 as usize].root;
+            let iterations = self.codes[root.0 as usize].iterations;
+            let state = self.exit_state(exit);
+            let since = iterations - *state.first_failed.get_or_insert(iterations);
+            if hot && failures.saturating_mul(IRREGULAR_EVERY) > since {
+                self.irregular.extend(self.irregular_link(parent, &texit));
+            }
+        }
         let hot = hot && !run.worker.as_ref().is_some_and(|w| w.has_exit(exit));
         // An exit into a join's code needs no recording: its bridge is a
         // jump, which the budget does not hold back.
@@ -1805,6 +1833,10 @@ fn stop_key(profiler: &Profiler, graph: &Graph, g: u32, label: Symbol, env: &Env
 fn is_check(code: &Code, exit: &flowc_codegen::lower::TraceExit) -> bool {
     matches!(code.kind, Kind::Loop) && exit.check
 }
+
+/// A link assumed laid out in a row that fails its check more often than
+/// once in this many rounds of its loop is irregular ([`Jit::irregular`]).
+const IRREGULAR_EVERY: u64 = 16;
 
 /// A place in the program: a flow graph (`None` for the main one) and a
 /// label of it.

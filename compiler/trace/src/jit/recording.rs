@@ -6,12 +6,20 @@ use super::background::{Job, Then};
 use super::compiling::Seen;
 use super::optimizing::{self, Source};
 use super::*;
-use crate::trace::{Check, TraceOp};
-use flowc_lang::ast::Arg;
 
 /// The most times a hot spot's loop is recorded again from inside an
-/// inner loop it left ([`Jit::left_its_loop`]).
+/// inner loop it left ([`Jit::left_its_loop`]), and again for links found
+/// laid out otherwise ([`Jit::irregular`]).
 const RECORD_INSIDE: u32 = 3;
+
+/// Why a loop is recorded again ([`Jit::replace_loop`]).
+#[derive(Clone, Copy)]
+enum Again {
+    /// It left an inner loop at once, mostly.
+    Inside,
+    /// A link it assumed laid out in a row is not.
+    Relaid,
+}
 
 impl<'p> Jit<'p> {
     /// Records a loop at `key` from the top frame of `stack` (about to run
@@ -239,57 +247,62 @@ impl<'p> Jit<'p> {
     /// alternating cannot make it record forever.
     pub(super) fn left_its_loop(&self, key: &Key, root: TraceId) -> bool {
         let r = &self.codes[root.0 as usize];
-        r.passed_keys && r.iterations < r.entries && self.may_record_again(key, root)
+        r.passed_keys && r.iterations < r.entries && self.may_record_again(key, root, Again::Inside)
     }
 
     /// Whether loop `root`, code of `key`, may be dropped and `key`
-    /// recorded again (at most [`RECORD_INSIDE`] times).
-    fn may_record_again(&self, key: &Key, root: TraceId) -> bool {
+    /// recorded again for `why` (at most [`RECORD_INSIDE`] times each).
+    fn may_record_again(&self, key: &Key, root: TraceId, why: Again) -> bool {
+        let tries = |kc: &KeyCode| match why {
+            Again::Inside => kc.recorded_inside,
+            Again::Relaid => kc.relaid,
+        };
         matches!(self.codes[root.0 as usize].kind, Kind::Loop)
-            && self.keys.get(key).is_some_and(|kc| kc.recorded_inside < RECORD_INSIDE && kc.variants.contains(&root))
+            && self.keys.get(key).is_some_and(|kc| tries(kc) < RECORD_INSIDE && kc.variants.contains(&root))
     }
 
     /// Where a link `exit` of `parent` assumed laid out in a row is
     /// checked (its `guard_at`, [`crate::to_ir`], "Links laid out in a
     /// row"): the flow graph and the label the class check of the link
     /// goes on to; `None` for any other exit.
-    fn irregular_link(&self, parent: TraceId, exit: &flowc_codegen::lower::TraceExit) -> Option<Place> {
-        if !exit.link {
+    pub(super) fn irregular_link(&self, parent: TraceId, exit: &flowc_codegen::lower::TraceExit) -> Option<Place> {
+        if !exit.at {
             return None;
         }
         let record = &self.codes[parent.0 as usize].function.resumes[exit.resume];
         Some((record.frames.last()?.function, exit.label))
     }
 
-    /// Forgets where the links of `trace`'s irregular `get`s lay
-    /// ([`Jit::irregular`]).
+    /// Notes the class checks of `trace` at irregular places
+    /// ([`Jit::irregular`]): the conversion assumes nothing of where their
+    /// links lie.
     fn forget_irregular(&self, trace: &mut crate::trace::Trace) {
         if self.irregular.is_empty() {
             return;
         }
-        let mut forget = Vec::new();
-        for &(k, taken) in &trace.objects.passed {
-            let k = k as usize;
-            let Some(site) = trace.sites.get(k) else { continue };
-            if !self.irregular.contains(&(site.function, taken)) {
-                continue;
-            }
-            let TraceOp::Guard { check: Check::Class(Arg::Var(x), _, true), .. } = &trace.ops[k] else { continue };
-            // The read the class check is of: the last before it.
-            let read = (0..k).rev().find(|&j| matches!(&trace.ops[j], TraceOp::Get { dst, .. } if dst == x));
-            forget.extend(read.map(|j| j as u32));
-        }
-        trace.objects.offsets.retain(|(k, _)| !forget.contains(k));
+        let sites = &trace.sites;
+        let irregular = |&(k, taken): &(u32, Symbol)| {
+            sites.get(k as usize).is_some_and(|s| self.irregular.contains(&(s.function, taken)))
+        };
+        trace.objects.unassumed = trace.objects.passed.iter().copied().filter(irregular).collect();
     }
 
-    /// `root` stops being `key`'s code ([`Jit::left_its_loop`]): the loop
-    /// recorded next replaces it.
-    fn replace_loop(&mut self, key: &Key, root: TraceId) {
+    /// `root` stops being `key`'s code ([`Jit::left_its_loop`], a link
+    /// found laid out otherwise): the loop recorded next replaces it.
+    fn replace_loop(&mut self, key: &Key, root: TraceId, why: Again) {
         let kc = self.keys.get_mut(key).expect("a key with code");
-        kc.recorded_inside += 1;
+        match why {
+            Again::Inside => {
+                kc.recorded_inside += 1;
+                self.stats.recorded_inside += 1;
+            }
+            Again::Relaid => {
+                kc.relaid += 1;
+                self.stats.relaid += 1;
+            }
+        }
         kc.replaced = Some(root);
         kc.variants.retain(|&c| c != root);
-        self.stats.recorded_inside += 1;
     }
 
     /// The code a jump to `code` ends up running round: `code`, or the
@@ -718,12 +731,10 @@ impl<'p> Jit<'p> {
         // run, any longer): no recording assumes it again, and a bridge
         // back into the loop means the loop would leave there round after
         // round — it is recorded again, from here.
-        if let Some(place) = self.irregular_link(parent, &texit) {
-            self.irregular.insert(place);
-            if let Some(key) =
-                target_key.clone().filter(|k| !closes && target == Some(root) && self.may_record_again(k, root))
-            {
-                self.replace_loop(&key, root);
+        if self.irregular_link(parent, &texit).is_some_and(|p| self.irregular.contains(&p)) {
+            let again = |k: &Key| !closes && target == Some(root) && self.may_record_again(k, root, Again::Relaid);
+            if let Some(key) = target_key.clone().filter(again) {
+                self.replace_loop(&key, root, Again::Relaid);
                 self.log(format_args!(
                     "exit {index} of {parent_name} finds a link laid out otherwise: {} recorded again",
                     describe(&key, run.resolved)
@@ -755,7 +766,7 @@ impl<'p> Jit<'p> {
             if failures < u64::from(self.options.bridge_threshold + tries) {
                 return Ok(Next::Interpret(block));
             }
-            self.replace_loop(&key, root);
+            self.replace_loop(&key, root, Again::Inside);
             self.log(format_args!(
                 "exit {index} of {parent_name} goes round an inner loop at {}: recorded again from inside",
                 describe(&key, run.resolved)

@@ -90,6 +90,9 @@ pub struct Stats {
     /// inner loop's back edge, recorded again from inside it
     /// ([`super::Jit::left_its_loop`]).
     pub recorded_inside: usize,
+    /// Loop traces recorded again without assuming a link's place, found
+    /// laid out otherwise ([`super::Jit::irregular`]).
+    pub relaid: usize,
     /// Loops that skip to their last iteration where they are entered
     /// ([`crate::opt::fast_forward`]).
     pub fast_forwarded: usize,
@@ -176,8 +179,8 @@ impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "traces:          {} ({} retraced, {} inner loops cut from outer recordings, {} recorded again inside the loop they left, {} counted loops run to their end at once)",
-            self.traces, self.retraces, self.inner_first, self.recorded_inside, self.fast_forwarded
+            "traces:          {} ({} retraced, {} inner loops cut from outer recordings, {} recorded again inside the loop they left, {} recorded again for links laid out otherwise, {} counted loops run to their end at once)",
+            self.traces, self.retraces, self.inner_first, self.recorded_inside, self.relaid, self.fast_forwarded
         )?;
         writeln!(f, "entry traces:    {}", self.entry_traces)?;
         writeln!(f, "bridges:         {}", self.bridges)?;

@@ -165,6 +165,7 @@ impl<'p> Jit<'p> {
                     && x.label == texit.label
                     && x.guard == texit.guard
                     && x.check == texit.check
+                    && x.at == texit.at
                     && *x.values == *values
             });
             let Some(orig) = found else { continue };

@@ -27,6 +27,7 @@ mod finish;
 mod heap;
 mod peel;
 mod ranges;
+mod rows;
 mod state;
 mod stats;
 mod stores;
@@ -146,6 +147,7 @@ pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Op
         }
         _ => return Optimized::default(),
     };
+    rows::keep_carried(f);
     stores::remove_dead(f, hints);
     let trace = std::mem::replace(f, Function::new(f.kind, f.name));
     let mut module = Module { pure: hints.pure.clone(), immutable: hints.immutable.clone(), functions: vec![trace] };

@@ -73,6 +73,11 @@ pub(super) struct Opt<'a> {
     /// such as a value an earlier check pinned, does not hold at an
     /// earlier one).
     shared: HashMap<ResumeId, flowc_ir::ResumeData>,
+    /// The instructions walked so far.
+    walked: usize,
+    /// The record of the last guard kept: the record it had, the record
+    /// it got, and when it was walked.
+    last_guard: Option<(ResumeId, ResumeId, usize)>,
 }
 
 impl<'a> Opt<'a> {
@@ -98,6 +103,8 @@ impl<'a> Opt<'a> {
         let shared = uses.into_iter().filter(|&(_, n)| n > 1).map(|(r, _)| (r, f.resumes[r].clone())).collect();
         Opt {
             shared,
+            walked: 0,
+            last_guard: None,
             f,
             hints,
             remove_allocations: options.remove_allocations,
@@ -260,6 +267,7 @@ impl<'a> Opt<'a> {
 
     /// Walks instruction `i` (not yet placed): kept in `out`, or not.
     pub fn inst(&mut self, i: InstId) {
+        self.walked += 1;
         let kind = self.f.insts[i].kind.clone();
         let result = self.f.insts[i].result;
         match kind {
@@ -514,15 +522,25 @@ impl<'a> Opt<'a> {
     }
 
     /// The record of a guard kept, `resume` brought up to date (a copy of
-    /// it when the record is shared).
+    /// it when the record is shared). A guard right after one kept with
+    /// the same record — a `guard_at` after the class guard of its link —
+    /// saw the same state, and leaves by the same record: no second
+    /// snapshot, and no second copy.
     fn guard_record(&mut self, resume: ResumeId) -> ResumeId {
-        let resume = match self.shared.get(&resume) {
+        if let Some((had, got, at)) = self.last_guard {
+            if had == resume && at + 1 == self.walked {
+                self.last_guard = Some((had, got, self.walked));
+                return got;
+            }
+        }
+        let got = match self.shared.get(&resume) {
             Some(original) => self.f.resumes.alloc(original.clone()),
             None => resume,
         };
-        let record = self.snapshot(resume);
-        self.f.resumes[resume] = record;
-        resume
+        let record = self.snapshot(got);
+        self.f.resumes[got] = record;
+        self.last_guard = Some((resume, got, self.walked));
+        got
     }
 
     /// `guard_at` (instruction `i`, its result the link): kept where the

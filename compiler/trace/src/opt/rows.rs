@@ -1,0 +1,59 @@
+//! Which `guard_at`s a trace keeps ([`crate::to_ir`], "Links laid out
+//! in a row"): those on the way a loop carries an object round — the
+//! chain of `guard_at`s whose last result is a phi's value for the next
+//! iteration (a BF `[>>>>>>>>>]` carrying its cell nine links on). There
+//! computing each link from the one before takes the loads off the path
+//! from one iteration to the next. Anywhere else — straight code, a
+//! preamble, a loop whose walk comes back to where it started (a BF
+//! `[->+<]`) — the link's load is waited for by nothing across
+//! iterations, and the guard is only more work: each costs an addition,
+//! a comparison and a branch, and the baseline tier a word written and
+//! read (the tutorial BF fractal 20, whose loops mostly come back: 0.70
+//! -> 0.85 s keeping them all). Those are dropped: their results are
+//! their links. (Kept in straight traces too, mandelbrot.b ran 4% faster,
+//! 4.7 against 4.9 s, and its code took 2.5 MB more; fractal 20 ran 7%
+//! slower.)
+
+use flowc_ir::{Function, GuardKind, InstKind, Operand, ValueDef, ValueId};
+use flowc_passes::edit::Substitution;
+use rustc_hash::FxHashSet as HashSet;
+
+use super::loop_block;
+
+/// Drops the `guard_at`s of `f` that do not carry an object round its
+/// loop (module docs).
+pub fn keep_carried(f: &mut Function) {
+    let at_of = |f: &Function, v: ValueId| match f.values[v].def {
+        ValueDef::Inst(i) => match &f.insts[i].kind {
+            InstKind::Guard { kind: GuardKind::At(_, base, _), .. } => Some((i, base.clone())),
+            _ => None,
+        },
+        _ => None,
+    };
+    let mut carried = HashSet::default();
+    if let Some(lp) = loop_block(f) {
+        for &p in &f.blocks[lp].phis {
+            let InstKind::Phi(inputs) = &f.insts[p].kind else { continue };
+            let mut next = inputs.iter().find(|(b, _)| *b == lp).map(|(_, o)| o.clone());
+            while let Some(Operand::Value(v)) = next {
+                let Some((i, base)) = at_of(f, v) else { break };
+                if !carried.insert(i) {
+                    break;
+                }
+                next = Some(base);
+            }
+        }
+    }
+    let mut subst = Substitution::new(f);
+    let (layout, blocks, insts) = (&f.layout, &mut f.blocks, &f.insts);
+    for &b in layout {
+        blocks[b].insts.retain(|i| match (&insts[*i].kind, insts[*i].result) {
+            (InstKind::Guard { kind: GuardKind::At(link, ..), .. }, Some(r)) if !carried.contains(i) => {
+                subst.set(r, link.clone());
+                false
+            }
+            _ => true,
+        });
+    }
+    subst.apply(f);
+}
