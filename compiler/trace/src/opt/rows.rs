@@ -1,9 +1,9 @@
 //! Which `guard_at`s a trace keeps ([`crate::to_ir`], "Links laid out
-//! in a row"): those on the way a loop carries an object round — the
-//! chain of `guard_at`s whose last result is a phi's value for the next
-//! iteration (a BF `[>>>>>>>>>]` carrying its cell nine links on). There
-//! computing each link from the one before takes the loads off the path
-//! from one iteration to the next. Anywhere else — straight code, a
+//! in a row"): those on the way a loop carries an object round — counted
+//! from a phi whose value for the next iteration is one of them (a BF
+//! `[>>>>>>>>>]` carrying its cell nine links on). There computing each
+//! link from the phi takes the loads off the path from one iteration to
+//! the next. Anywhere else — straight code, a
 //! preamble, a loop whose walk comes back to where it started (a BF
 //! `[->+<]`) — the link's load is waited for by nothing across
 //! iterations, and the guard is only more work: each costs an addition,
@@ -21,26 +21,26 @@ use rustc_hash::FxHashSet as HashSet;
 use super::loop_block;
 
 /// Drops the `guard_at`s of `f` that do not carry an object round its
-/// loop (module docs).
+/// loop (module docs). The walk counts every `guard_at` from the start of
+/// its walk (its base is no other's result): those carried are those
+/// counted from a phi whose next value is one of them. One at a distance
+/// of 0 stays: it says a link came back to its start, which the walk made
+/// the trace use in the link's place.
 pub fn keep_carried(f: &mut Function) {
-    let at_of = |f: &Function, v: ValueId| match f.values[v].def {
+    let base_of = |f: &Function, v: ValueId| match f.values[v].def {
         ValueDef::Inst(i) => match &f.insts[i].kind {
-            InstKind::Guard { kind: GuardKind::At(_, base, _), .. } => Some((i, base.clone())),
+            InstKind::Guard { kind: GuardKind::At(_, base, _), .. } => Some(base.clone()),
             _ => None,
         },
         _ => None,
     };
-    let mut carried = HashSet::default();
+    let mut carried: HashSet<Operand> = HashSet::default();
     if let Some(lp) = loop_block(f) {
         for &p in &f.blocks[lp].phis {
-            let InstKind::Phi(inputs) = &f.insts[p].kind else { continue };
-            let mut next = inputs.iter().find(|(b, _)| *b == lp).map(|(_, o)| o.clone());
-            while let Some(Operand::Value(v)) = next {
-                let Some((i, base)) = at_of(f, v) else { break };
-                if !carried.insert(i) {
-                    break;
-                }
-                next = Some(base);
+            let (InstKind::Phi(inputs), Some(phi)) = (&f.insts[p].kind, f.insts[p].result) else { continue };
+            let next = inputs.iter().find(|(b, _)| *b == lp).and_then(|(_, o)| o.as_value());
+            if next.and_then(|v| base_of(f, v)) == Some(Operand::Value(phi)) {
+                carried.insert(Operand::Value(phi));
             }
         }
     }
@@ -48,7 +48,9 @@ pub fn keep_carried(f: &mut Function) {
     let (layout, blocks, insts) = (&f.layout, &mut f.blocks, &f.insts);
     for &b in layout {
         blocks[b].insts.retain(|i| match (&insts[*i].kind, insts[*i].result) {
-            (InstKind::Guard { kind: GuardKind::At(link, ..), .. }, Some(r)) if !carried.contains(i) => {
+            (InstKind::Guard { kind: GuardKind::At(link, base, delta), .. }, Some(r))
+                if *delta != 0 && !carried.contains(base) =>
+            {
                 subst.set(r, link.clone());
                 false
             }

@@ -57,11 +57,14 @@ pub(super) struct Opt<'a> {
     pub subst: Vec<Option<Operand>>,
     pub virtuals: Vec<Option<Virtual>>,
     cse: HashMap<(Operator, Form, Args), ValueId>,
-    /// The `guard_at`s kept, by link, base and distance, and their results:
-    /// one that held holds for good (values do not change, cells do not
-    /// move), so the same guard later — a peeled loop's, on a link its
-    /// first iteration read — is its result.
-    ats: HashMap<(Operand, Operand, i64), ValueId>,
+    /// The `guard_at`s kept, by link, base and distance, and what their
+    /// results are: one that held holds for good (values do not change,
+    /// cells do not move), so the same guard later — a peeled loop's, on a
+    /// link its first iteration read — is its result.
+    ats: HashMap<(Operand, Operand, i64), Operand>,
+    /// The results of `guard_at`s kept: the object each is counted from
+    /// (no other `guard_at`'s result), and how many bytes past it.
+    rows: HashMap<ValueId, (Operand, i64)>,
     /// What each field of a real object holds, where known (the heap
     /// cache: see the module docs).
     pub heap: HeapCache,
@@ -114,6 +117,7 @@ impl<'a> Opt<'a> {
             virtuals: (0..n).map(|_| None).collect(),
             cse: Default::default(),
             ats: Default::default(),
+            rows: Default::default(),
             heap: Default::default(),
             out: Vec::new(),
         }
@@ -566,14 +570,39 @@ impl<'a> Opt<'a> {
             self.subst[ix(result)] = Some(link);
             return;
         }
+        // Counted from where the base is counted from: every link of a
+        // walk is its start plus a distance, none waits for the one
+        // before — and a walk back to its start (a distance of 0) is the
+        // start, as a link that comes back is.
+        let (base, delta) = match &base {
+            Operand::Value(b) => match self.rows.get(b) {
+                Some((root, off)) => (root.clone(), off + delta),
+                None => (base, delta),
+            },
+            Operand::Const(_) => (base, delta),
+        };
         let key = (link.clone(), base.clone(), delta);
-        if let Some(&held) = self.ats.get(&key) {
-            self.subst[ix(result)] = Some(Operand::Value(held));
+        if let Some(held) = self.ats.get(&key) {
+            self.subst[ix(result)] = Some(held.clone());
             return;
         }
-        self.ats.insert(key, result);
+        let is = if delta == 0 { base.clone() } else { Operand::Value(result) };
+        self.ats.insert(key, is.clone());
         let resume = self.guard_record(resume);
-        self.info[ix(result)] = self.info_of(&link);
+        match is {
+            Operand::Value(r) if r == result => {
+                self.info[ix(result)] = self.info_of(&link);
+                self.rows.insert(result, (base.clone(), delta));
+            }
+            other => {
+                // The start it came back to is the link: what is known of
+                // the link is known of it.
+                if let Operand::Value(b) = other {
+                    self.info[ix(b)] = self.info_of(&link);
+                }
+                self.subst[ix(result)] = Some(other);
+            }
+        }
         self.keep(i, InstKind::Guard { kind: GuardKind::At(link, base, delta), resume, label });
     }
 

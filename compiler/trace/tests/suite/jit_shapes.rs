@@ -231,8 +231,11 @@ fn an_interpreters_position_tests_fold_in_its_loop() {
 /// that does not run to its end at once keeps no such assumption in its
 /// iterations: halfway the middle cell's link is turned, and a loop
 /// assuming it would leave through a bridge at every walk from then on.
-/// Nor does it assume where the links lie (the walk comes back: the
-/// loop carries no cell round). The output is the interpreter's.
+/// It assumes where they lie instead (the cells were made one after
+/// another): the way back counted from the start, two cells out and two
+/// back, is the start (`guard_at` at a distance of 0). After the turn
+/// that fails at every walk, and the loop is recorded again assuming
+/// nothing there. The output is the interpreter's.
 #[test]
 fn links_that_come_back_are_assumed_and_checked() {
     let r = run("tests/corpus/shapes/links_back.fg", Hint::Absent, "start", None, checked());
@@ -241,11 +244,12 @@ fn links_that_come_back_are_assumed_and_checked() {
     assert!(preamble.contains("else left2\n"), "the way back checked:\n{preamble}");
     let body = r.traces.iter().find(|t| t.starts_with("trace 'walk.body'(")).expect("the loop");
     assert!(!body.contains("eq.word"), "the loop assumes no link:\n{body}");
+    assert!(r.log.contains("finds a link laid out otherwise: walk recorded again"), "{}", r.log);
     expect![[r#"
 
         b1 walk:
             v6:p = phi [b0: v5, b1: v1]
-            v7:n = phi [b0: v0, b1: v17]
+            v7:n = phi [b0: v0, b1: v18]
             v8:at = eq v7, v4
             guard_false v8, r0 else turn
             v9:r = get v6, r
@@ -259,11 +263,12 @@ fn links_that_come_back_are_assumed_and_checked() {
             guard_link v13, cell, r4 else back2
             v14:l = get.object v13, l
             guard_link v14, cell, r5 else next
-            v15:w = get.object v14, v
-            v16:w = add.int v15, 1
-            set.object v14, v, v16
-            v17:n = sub.word v7, 1
-            guard_true v17, r1 else done
+            v15:l = guard_at v14, v6, 0, r5 else left2
+            v16:w = get.object v6, v
+            v17:w = add.int v16, 1
+            set.object v6, v, v17
+            v18:n = sub.word v7, 1
+            guard_true v18, r1 else done
             jump b1"#]]
     .assert_eq(loop_part(&r.traces));
 }
