@@ -272,6 +272,7 @@ pub fn compile(
         to_regs: Vec::new(),
         in_loop: false,
         fused: Vec::new(),
+        fused_links: Vec::new(),
     };
     e.run()?;
     let Emit { a, safepoints, own: frame, direct, body, exit_words, stubs, exits, slots, constants, fills, .. } = e;
@@ -484,6 +485,69 @@ fn fused_compares(f: &Function) -> Vec<flowc_ir::InstId> {
     out
 }
 
+/// The links whose checks are fused ([`Emit::fused_link`]): a
+/// `get.object` (the first of the three instructions, listed here, sorted)
+/// whose result only the `guard_link` and the `guard_at` right after it
+/// read, and their records. Where the `guard_at` holds, the link is set,
+/// not 0, and the object it says: its one comparison stands for all three
+/// tests, and the link's word is written only on the way out.
+fn fused_links(f: &Function) -> Vec<flowc_ir::InstId> {
+    let mut candidates: Vec<(flowc_ir::InstId, ValueId, u32)> = Vec::new();
+    for &b in &f.layout {
+        for w in f.blocks[b].insts.windows(3) {
+            let (InstKind::Get { proven: true, .. }, Some(v)) = (&f.insts[w[0]].kind, f.insts[w[0]].result) else {
+                continue;
+            };
+            let (
+                InstKind::Guard { kind: GuardKind::Link(l, _), resume: r1, .. },
+                InstKind::Guard { kind, resume: r2, .. },
+            ) = (&f.insts[w[1]].kind, &f.insts[w[2]].kind)
+            else {
+                continue;
+            };
+            let GuardKind::At(a, _, d) = kind else { continue };
+            if *l != Operand::Value(v) || *a != Operand::Value(v) || i32::try_from(*d).is_err() {
+                continue;
+            }
+            let held = |r: &flowc_ir::ResumeId| f.resumes[*r].operands().filter(|x| **x == Operand::Value(v)).count();
+            let expected = 2 + held(r1) + if r1 == r2 { 0 } else { held(r2) };
+            candidates.push((w[0], v, expected as u32));
+        }
+    }
+    if candidates.is_empty() {
+        return Vec::new();
+    }
+    let mut reads: Vec<u32> = vec![0; f.values.len()];
+    let mut count = |o: &Operand| {
+        if let Operand::Value(v) = o {
+            reads[flowc_ir::ix(*v)] += 1;
+        }
+    };
+    let mut records: Vec<flowc_ir::ResumeId> = Vec::new();
+    for &b in &f.layout {
+        for &i in f.blocks[b].phis.iter().chain(&f.blocks[b].insts) {
+            f.insts[i].kind.operands().for_each(&mut count);
+            if let InstKind::Guard { resume, .. } = &f.insts[i].kind {
+                records.push(*resume);
+            }
+        }
+        f.blocks[b].term.operands().for_each(&mut count);
+        if let Terminator::Exit { resume, .. } = &f.blocks[b].term {
+            records.push(*resume);
+        }
+    }
+    // A record several guards share is read once.
+    records.sort_unstable();
+    records.dedup();
+    for r in records {
+        f.resumes[r].operands().for_each(&mut count);
+    }
+    let mut out: Vec<flowc_ir::InstId> =
+        candidates.into_iter().filter(|&(_, v, n)| reads[flowc_ir::ix(v)] == n).map(|(i, _, _)| i).collect();
+    out.sort_unstable();
+    out
+}
+
 /// The words of `f`'s values, as offsets from the stack pointer, and how
 /// many come first, those of values that may point into the heap: the
 /// rest hold values `small` proves small integers.
@@ -541,6 +605,12 @@ enum Cold {
     /// the context: the fuel ran out at a loop header, or a call would go
     /// deeper than the interpreter may.
     Raise { at: Label, function: RuntimeFn, site: Option<u64>, in_loop: bool },
+    /// Where a link's fused checks fail ([`Emit::fused_link`]): the link,
+    /// in rax, to its word `word`; tested as its `get` would (0, unset:
+    /// the slow path `slow`, which comes back at `back`) and its
+    /// `guard_link` (the word of 0: `link_exit`); anything else fails the
+    /// `guard_at` (`at_exit`).
+    Split { at: Label, word: i32, slow: Label, back: Label, link_exit: Label, at_exit: Label, in_loop: bool },
 }
 
 struct Emit<'e, 'a> {
@@ -604,6 +674,8 @@ struct Emit<'e, 'a> {
     /// The comparisons that may set the flags their guard jumps on
     /// ([`fused_compares`]).
     fused: Vec<flowc_ir::InstId>,
+    /// The links whose checks are one comparison ([`fused_links`]).
+    fused_links: Vec<flowc_ir::InstId>,
 }
 
 impl Emit<'_, '_> {
@@ -619,6 +691,7 @@ impl Emit<'_, '_> {
         self.regs = loop_registers(self.f);
         self.to_regs = direct_results(self.f, &self.regs);
         self.fused = fused_compares(self.f);
+        self.fused_links = fused_links(self.f);
         self.prologue();
         let f = self.f;
         for &b in &f.layout {
@@ -795,6 +868,10 @@ impl Emit<'_, '_> {
             self.site = self.f.sites.inst(i).map(|s| self.env.sites.number(s));
             if self.fused.binary_search(&i).is_ok() && self.fused_compare(i, insts[k + 1]) {
                 k += 2;
+                continue;
+            }
+            if self.fused_links.binary_search(&i).is_ok() && self.fused_link(i, insts[k + 1], insts[k + 2]) {
+                k += 3;
                 continue;
             }
             self.inst(i)?;
@@ -1627,6 +1704,46 @@ impl Emit<'_, '_> {
         true
     }
 
+    /// A link's `get.object` `i`, its `guard_link` `g` and its `guard_at`
+    /// `at` ([`fused_links`]): the field read, then one comparison with
+    /// the address the `guard_at` computes; the result is that address.
+    /// The link's word, and its two other tests, are written out of line
+    /// ([`Cold::Split`]). False, writing nothing, for a field without a
+    /// slot in the layout.
+    fn fused_link(&mut self, i: flowc_ir::InstId, g: flowc_ir::InstId, at: flowc_ir::InstId) -> bool {
+        let f = self.f;
+        let (InstKind::Get { obj, field, .. }, Some(v)) = (&f.insts[i].kind, f.insts[i].result) else { return false };
+        let InstKind::Guard { resume: r1, label: l1, .. } = &f.insts[g].kind else { return false };
+        let InstKind::Guard { kind: GuardKind::At(_, base, d), resume: r2, label: l2 } = &f.insts[at].kind else {
+            return false;
+        };
+        let (Some(offset), Ok(d)) = (self.slot_offset(*field), i32::try_from(*d)) else { return false };
+        let o = self.src(obj);
+        let call = Call::Get { obj: o, field: field.index() as i64 };
+        let (split, slow, back) = (self.a.label(), self.a.label(), self.a.label());
+        let (link_exit, at_exit) = (self.a.label(), self.a.label());
+        self.load_src(RAX, o);
+        self.a.load(RAX, RAX, offset);
+        self.load(RCX, base);
+        self.a.alu_imm(Alu::Add, RCX, d);
+        self.a.alu(Alu::Cmp, RAX, RCX);
+        self.a.jcc(Cond::NotEqual, split);
+        self.a.mov(RAX, RCX);
+        self.store_result(at, RAX);
+        self.objects.extend(f.insts[at].result);
+        self.result_to_variable(at);
+        // Out of line, in this order: the split first, so that the slow
+        // path it jumps to is written.
+        let (word, in_loop, site) = (self.slot(v), self.in_loop, self.site);
+        self.cold.push(Cold::Split { at: split, word, slow, back, link_exit, at_exit, in_loop });
+        self.cold.push(Cold::Slow { at: slow, back, call, site, result: Some(word), in_loop });
+        let n = self.exit_number(*r1, *l1, None, Leaving::Guard);
+        self.cold.push(Cold::Exit { at: link_exit, exit: n, in_loop, set: None });
+        let n = self.exit_number(*r2, *l2, None, Leaving::At);
+        self.cold.push(Cold::Exit { at: at_exit, exit: n, in_loop, set: None });
+        true
+    }
+
     /// The number (in this trace) of the exit leaving by `resume` at
     /// `label`, made on first use (as the Cranelift lowering numbers them).
     fn exit_number(&mut self, resume: flowc_ir::ResumeId, label: Symbol, key: Option<ValueId>, how: Leaving) -> usize {
@@ -1881,6 +1998,18 @@ impl Emit<'_, '_> {
                     self.a.bind(at);
                     self.runtime_call(function, &[], site);
                     self.a.jmp(self.stop);
+                }
+                Cold::Split { at, word, slow, back, link_exit, at_exit, in_loop } => {
+                    self.in_loop = in_loop;
+                    self.a.bind(at);
+                    self.a.store(RSP, word, RAX);
+                    // An unset field (the 0 word) is the runtime's error.
+                    self.a.test(RAX, RAX);
+                    self.a.jcc(Cond::Equal, slow);
+                    self.a.bind(back);
+                    self.a.alu_imm(Alu::Cmp, RAX, ZERO.as_i64() as i32);
+                    self.a.jcc(Cond::Equal, link_exit);
+                    self.a.jmp(at_exit);
                 }
             }
         }

@@ -1273,3 +1273,55 @@ thin_on:
     let last = r.traces.iter().rev().find(|t| t.starts_with("trace 'step.")).expect("a loop");
     assert!(!last.contains("guard_at"), "{last}");
 }
+
+/// The tutorial BF interpreter's environment for BF `text`.
+fn tutorial_env(text: &str) -> String {
+    let code: Vec<u8> = text.bytes().filter(|b| b"+-<>[].,".contains(b)).collect();
+    let mut map = vec![0usize; code.len()];
+    let mut open = Vec::new();
+    for (k, &c) in code.iter().enumerate() {
+        match c {
+            b'[' => open.push(k),
+            b']' => {
+                let o = open.pop().expect("matched brackets");
+                (map[o], map[k]) = (k, o);
+            }
+            _ => {}
+        }
+    }
+    let join = |v: Vec<String>| v.join(",");
+    format!(
+        "[prog/[{}],map/[{}]]",
+        join(code.iter().map(|c| c.to_string()).collect()),
+        join(map.iter().map(|m| m.to_string()).collect())
+    )
+}
+
+/// A tape grown 40 cells left, then 42 right: the cells to the left
+/// lie a cell apart one way (`r` leads back towards the start), those to
+/// the right the other, and the step from the start cell to the first
+/// right one is neither. A loop scanning right across them two cells a
+/// round (`[>>]`, 250 times) assumes its links lie as the recording found
+/// them and carries its cell so; where the layout turns that fails, and
+/// the scan leaves by that guard's exit (the second link's checks fused
+/// into one comparison in baseline code: the exit writes the link's word
+/// on the way out) — once a scan, one round in 40: often enough that the
+/// loop is recorded again, assuming nothing there. The output is the
+/// interpreter's.
+#[test]
+fn a_scan_across_a_tape_laid_out_two_ways_leaves_where_the_layout_turns() {
+    let text = format!(
+        "{}{}+{}>>>>{}[-<++++++++++>]<[{}[>>]>-]<<<.",
+        "<+".repeat(40),
+        ">".repeat(40),
+        ">+".repeat(40),
+        "+".repeat(25),
+        "<".repeat(83)
+    );
+    let env = tutorial_env(&text);
+    let r = run("tests/corpus/interpreters/bf_tutorial.fg", Hint::AsWritten, "start", Some(&env), checked());
+    assert_eq!(r.output, "1\n");
+    assert!(r.traces.iter().any(|t| t.contains("guard_at")), "{}", r.traces.join("\n"));
+    assert!(r.log.contains("(to right)"), "a guard_at left:\n{}", r.log);
+    assert!(r.log.contains("finds a link laid out otherwise"), "{}", r.log);
+}
