@@ -58,11 +58,15 @@ pub fn phi_ranges(f: &Function, body: BlockId, known: &[Info], phis: &[(ValueId,
             break;
         }
     }
-    // Unsettled (not seen in practice): no claim at all.
-    phis.iter()
-        .zip(current)
-        .map(|((phi, _, _), i)| (*phi, if settled && i.kinds == Kinds::INT { i } else { Info::value() }))
-        .collect()
+    // Unsettled (not seen in practice): no claim at all. Settled: an
+    // integer range, or an object's class (a loop carrying a cell it
+    // reached by links it checked: its reads of the cell test nothing).
+    let claim = |i: Info| match (i.kinds, i.class) {
+        (Kinds::INT, _) => i,
+        (Kinds::OBJECT, Some(class)) => Info::object(class, None),
+        _ => Info::value(),
+    };
+    phis.iter().zip(current).map(|((phi, _, _), i)| (*phi, if settled { claim(i) } else { Info::value() })).collect()
 }
 
 /// What `info` says of operand `o` in an abstract run: a constant's fact,

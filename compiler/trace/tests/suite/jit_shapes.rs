@@ -1224,9 +1224,9 @@ fn a_walk_along_links_laid_out_in_a_row_computes_each_from_the_one_before() {
         b1 step:
             v4:s = phi [b0: v2, b1: v7]
             v5:p = phi [b0: v3, b1: v9]
-            v6:h = get v5, v
+            v6:h = get.object v5, v
             v7:s = add v4, v6
-            v8:p = get v5, next
+            v8:p = get.object v5, next
             guard_link v8, node, r0 else next
             v9:p = guard_at v8, v5, 48, r0 else step
             jump b1"#]]
