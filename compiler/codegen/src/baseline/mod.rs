@@ -13,7 +13,9 @@
 //! **Frame.** Every IR value has a word of the frame, where its defining
 //! instruction stores it and its users load it (but a comparison fused
 //! with its guard, whose word only that guard's exit reads and writes:
-//! [`fused_compares`]); `rbx` holds the context.
+//! [`fused_compares`], and a link whose checks are one comparison with
+//! the address its `guard_at` computes, whose word only their exits
+//! write: [`fused_links`]); `rbx` holds the context.
 //! The words of values that may point into the heap come first, and are
 //! zeroed on entry (but the parameters', which the entry loads from the
 //! exit buffer before anything can read them), so every safepoint lists
