@@ -969,6 +969,20 @@ impl Emit<'_, '_> {
         self.load_src(r, s);
     }
 
+    /// `d` bytes past the word of `o` into `r` (a `guard_at`'s address):
+    /// one `lea` from a loop variable's register.
+    fn address(&mut self, r: Reg, o: &Operand, d: i32) {
+        match self.src(o) {
+            Src::Reg(q) => self.a.lea(r, q, d),
+            s => {
+                self.load_src(r, s);
+                if d != 0 {
+                    self.a.alu_imm(Alu::Add, r, d);
+                }
+            }
+        }
+    }
+
     fn store_result(&mut self, i: flowc_ir::InstId, r: Reg) {
         if let Some(v) = self.f.insts[i].result {
             let s = self.slot(v);
@@ -1645,9 +1659,8 @@ impl Emit<'_, '_> {
                 // The link must be the word of the cell `delta` bytes past
                 // the base's: rax leaves with that word, computed from the
                 // base rather than loaded.
-                self.load(RCX, base);
                 // (A distance that fits no 32 bits is refused up front.)
-                self.a.alu_imm(Alu::Add, RCX, i32::try_from(*delta).unwrap_or(0));
+                self.address(RCX, base, i32::try_from(*delta).unwrap_or(0));
                 self.a.alu(Alu::Cmp, RAX, RCX);
                 self.a.jcc(Cond::NotEqual, exit);
                 self.a.mov(RAX, RCX);
@@ -1726,8 +1739,7 @@ impl Emit<'_, '_> {
         let (link_exit, at_exit) = (self.a.label(), self.a.label());
         self.load_src(RAX, o);
         self.a.load(RAX, RAX, offset);
-        self.load(RCX, base);
-        self.a.alu_imm(Alu::Add, RCX, d);
+        self.address(RCX, base, d);
         self.a.alu(Alu::Cmp, RAX, RCX);
         self.a.jcc(Cond::NotEqual, split);
         self.a.mov(RAX, RCX);
