@@ -512,7 +512,8 @@ fn fused_links(f: &Function) -> Vec<flowc_ir::InstId> {
                 continue;
             }
             let held = |r: &flowc_ir::ResumeId| f.resumes[*r].operands().filter(|x| **x == Operand::Value(v)).count();
-            let expected = 2 + held(r1) + if r1 == r2 { 0 } else { held(r2) };
+            // Each guard reads its record (counted per guard below).
+            let expected = 2 + held(r1) + held(r2);
             candidates.push((w[0], v, expected as u32));
         }
     }
@@ -525,24 +526,19 @@ fn fused_links(f: &Function) -> Vec<flowc_ir::InstId> {
             reads[flowc_ir::ix(*v)] += 1;
         }
     };
-    let mut records: Vec<flowc_ir::ResumeId> = Vec::new();
+    // Records per guard or exit that leaves by them: one another guard
+    // shares, holding the link, reads its word too.
     for &b in &f.layout {
         for &i in f.blocks[b].phis.iter().chain(&f.blocks[b].insts) {
             f.insts[i].kind.operands().for_each(&mut count);
             if let InstKind::Guard { resume, .. } = &f.insts[i].kind {
-                records.push(*resume);
+                f.resumes[*resume].operands().for_each(&mut count);
             }
         }
         f.blocks[b].term.operands().for_each(&mut count);
         if let Terminator::Exit { resume, .. } = &f.blocks[b].term {
-            records.push(*resume);
+            f.resumes[*resume].operands().for_each(&mut count);
         }
-    }
-    // A record several guards share is read once.
-    records.sort_unstable();
-    records.dedup();
-    for r in records {
-        f.resumes[r].operands().for_each(&mut count);
     }
     let mut out: Vec<flowc_ir::InstId> =
         candidates.into_iter().filter(|&(_, v, n)| reads[flowc_ir::ix(v)] == n).map(|(i, _, _)| i).collect();

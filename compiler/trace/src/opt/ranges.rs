@@ -5,7 +5,9 @@
 //! entry fact with what the back edge brings, until nothing changes. Phis
 //! that keep growing are widened as propagate's are ([`Widening`]), so
 //! this ends (were it not to within its rounds, every phi would come out
-//! as any value). Phis of anything but integers come out as any value.
+//! as any value). A phi comes out as an integer range, or an object of a
+//! class (a loop carrying a cell it reached by checked links), or any
+//! value.
 //!
 //! So a counter that starts positive (the loop's entry guards say so) and
 //! leaves the loop at 0 is known to be a word, and so is the arithmetic on

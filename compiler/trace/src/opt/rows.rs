@@ -23,7 +23,7 @@ use super::loop_block;
 /// Drops the `guard_at`s of `f` that do not carry an object round its
 /// loop (module docs). The walk counts every `guard_at` from the start of
 /// its walk (its base is no other's result): those carried are those
-/// counted from a phi whose next value is one of them. One at a distance
+/// counted from a phi that some phi's next value is counted from. One at a distance
 /// of 0 stays: it says a link came back to its start, which the walk made
 /// the trace use in the link's place.
 pub fn keep_carried(f: &mut Function) {
@@ -36,11 +36,15 @@ pub fn keep_carried(f: &mut Function) {
     };
     let mut carried: HashSet<Operand> = HashSet::default();
     if let Some(lp) = loop_block(f) {
+        let phis: Vec<Operand> =
+            f.blocks[lp].phis.iter().filter_map(|&p| f.insts[p].result).map(Operand::Value).collect();
         for &p in &f.blocks[lp].phis {
-            let (InstKind::Phi(inputs), Some(phi)) = (&f.insts[p].kind, f.insts[p].result) else { continue };
+            let InstKind::Phi(inputs) = &f.insts[p].kind else { continue };
             let next = inputs.iter().find(|(b, _)| *b == lp).and_then(|(_, o)| o.as_value());
-            if next.and_then(|v| base_of(f, v)) == Some(Operand::Value(phi)) {
-                carried.insert(Operand::Value(phi));
+            // Counted from a phi: usually this one; another, where a loop
+            // carries a cell counted from another variable's.
+            if let Some(base) = next.and_then(|v| base_of(f, v)).filter(|b| phis.contains(b)) {
+                carried.insert(base);
             }
         }
     }

@@ -576,7 +576,7 @@ impl<'a> Opt<'a> {
         // start, as a link that comes back is.
         let (base, delta) = match &base {
             Operand::Value(b) => match self.rows.get(b) {
-                Some((root, off)) => (root.clone(), off + delta),
+                Some((root, off)) => (self.resolve(root), off + delta),
                 None => (base, delta),
             },
             Operand::Const(_) => (base, delta),
@@ -598,7 +598,9 @@ impl<'a> Opt<'a> {
                 // The start it came back to is the link: what is known of
                 // the link is known of it.
                 if let Operand::Value(b) = other {
-                    self.info[ix(b)] = self.info_of(&link);
+                    if self.info_of(&other).class.is_none() {
+                        self.info[ix(b)] = self.info_of(&link);
+                    }
                 }
                 self.subst[ix(result)] = Some(other);
             }
