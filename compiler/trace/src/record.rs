@@ -297,30 +297,32 @@ const RECORDING_CAPACITY: usize = 256;
 /// How many links past the one read [`in_a_row`] looks at.
 const ROW_LOOKAHEAD: usize = 4;
 
-/// Whether the chain through `field` goes on from `link` laid out as it
-/// came to it, each link `d` bytes past the one before, for the next
-/// [`ROW_LOOKAHEAD`] links or until it ends (at an object of another class,
-/// or none) or leaves the block: what a
-/// trace assuming the layout ([`crate::to_ir`], "Links laid out in a
-/// row") needs to hold beyond the one pair it saw. A chain laid out
-/// otherwise (cells of the class allocated in between, now and then)
-/// would fail the assumption at every few links, each failure a trip
-/// through a bridge (a list walked so: 2.7x the time of the walk
-/// assuming nothing).
-fn in_a_row(link: &flowc_lang::heap::Obj, field: Symbol, d: i64) -> bool {
+/// How many bytes past `from`'s cell `link`'s lies, read from `from`'s
+/// `field`, if they lie in one block of the heap, are of one class (a
+/// chain links objects of one class), and the chain through `field` goes
+/// on from `link` so, each link that far past the one before, for the
+/// next [`ROW_LOOKAHEAD`] links or until it ends (at an object of
+/// another class, or none) or leaves the block: what a trace assuming the
+/// layout ([`crate::to_ir`], "Links laid out in a row") needs to hold
+/// beyond the one pair it saw. A chain laid out otherwise (cells of the
+/// class allocated in between, now and then) would fail the assumption at
+/// every few links, each failure a trip through a bridge (a list walked
+/// so: 2.7x the time of the walk assuming nothing).
+fn in_a_row(from: &flowc_lang::heap::Obj, link: &flowc_lang::heap::Obj, field: Symbol) -> Option<i64> {
+    let d = link.offset_from(from).filter(|_| link.class() == from.class())?;
     let mut at = link.clone();
     for _ in 0..ROW_LOOKAHEAD {
         let next = match at.get(field) {
             Some(Value::Object(next)) if next.class() == at.class() => next,
-            _ => return true,
+            _ => break,
         };
         match next.offset_from(&at) {
             Some(e) if e == d => at = next,
-            Some(_) => return false,
-            None => return true,
+            Some(_) => return None,
+            None => break,
         }
     }
-    true
+    Some(d)
 }
 
 /// Traces from `start` (frames from the base inwards; the innermost about
@@ -389,12 +391,8 @@ pub fn record_path(
             if let TraceOp::Get { dst, .. } | TraceOp::New { dst, .. } = &op {
                 if let Some(Value::Object(o)) = frame.env.get(dst) {
                     objects.results.push((ops.len() as u32, o.id()));
-                    if let Some((from, field)) = &from {
-                        // A chain links objects of one class.
-                        let d = o.offset_from(from).filter(|_| o.class() == from.class());
-                        if let Some(d) = d.filter(|&d| in_a_row(o, *field, d)) {
-                            objects.offsets.push((ops.len() as u32, d));
-                        }
+                    if let Some(d) = from.as_ref().and_then(|(from, field)| in_a_row(from, o, *field)) {
+                        objects.offsets.push((ops.len() as u32, d));
                     }
                 }
             }

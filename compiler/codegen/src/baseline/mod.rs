@@ -456,18 +456,7 @@ fn fused_compares(f: &Function) -> Vec<flowc_ir::InstId> {
             *n = n.saturating_add(1);
         }
     };
-    for &b in &f.layout {
-        for &i in f.blocks[b].phis.iter().chain(&f.blocks[b].insts) {
-            f.insts[i].kind.operands().for_each(&mut count);
-            if let InstKind::Guard { resume, .. } = &f.insts[i].kind {
-                f.resumes[*resume].operands().for_each(&mut count);
-            }
-        }
-        f.blocks[b].term.operands().for_each(&mut count);
-        if let Terminator::Exit { resume, .. } = &f.blocks[b].term {
-            f.resumes[*resume].operands().for_each(&mut count);
-        }
-    }
+    each_read(f, &mut count);
     let mut out = Vec::new();
     for &b in &f.layout {
         for pair in f.blocks[b].insts.windows(2) {
@@ -485,6 +474,24 @@ fn fused_compares(f: &Function) -> Vec<flowc_ir::InstId> {
     }
     out.sort_unstable();
     out
+}
+
+/// Every read of a value's word in `f`: operands (phi inputs too), and
+/// each time a guard or an exit leaves by a record holding it (a value
+/// twice in a record is read twice).
+fn each_read(f: &Function, read: &mut impl FnMut(&Operand)) {
+    for &b in &f.layout {
+        for &i in f.blocks[b].phis.iter().chain(&f.blocks[b].insts) {
+            f.insts[i].kind.operands().for_each(&mut *read);
+            if let InstKind::Guard { resume, .. } = &f.insts[i].kind {
+                f.resumes[*resume].operands().for_each(&mut *read);
+            }
+        }
+        f.blocks[b].term.operands().for_each(&mut *read);
+        if let Terminator::Exit { resume, .. } = &f.blocks[b].term {
+            f.resumes[*resume].operands().for_each(&mut *read);
+        }
+    }
 }
 
 /// The links whose checks are fused ([`Emit::fused_link`]): a
@@ -528,18 +535,7 @@ fn fused_links(f: &Function) -> Vec<flowc_ir::InstId> {
     };
     // Records per guard or exit that leaves by them: one another guard
     // shares, holding the link, reads its word too.
-    for &b in &f.layout {
-        for &i in f.blocks[b].phis.iter().chain(&f.blocks[b].insts) {
-            f.insts[i].kind.operands().for_each(&mut count);
-            if let InstKind::Guard { resume, .. } = &f.insts[i].kind {
-                f.resumes[*resume].operands().for_each(&mut count);
-            }
-        }
-        f.blocks[b].term.operands().for_each(&mut count);
-        if let Terminator::Exit { resume, .. } = &f.blocks[b].term {
-            f.resumes[*resume].operands().for_each(&mut count);
-        }
-    }
+    each_read(f, &mut count);
     let mut out: Vec<flowc_ir::InstId> =
         candidates.into_iter().filter(|&(_, v, n)| reads[flowc_ir::ix(v)] == n).map(|(i, _, _)| i).collect();
     out.sort_unstable();

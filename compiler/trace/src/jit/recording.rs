@@ -287,6 +287,29 @@ impl<'p> Jit<'p> {
         trace.objects.unassumed = trace.objects.passed.iter().copied().filter(irregular).collect();
     }
 
+    /// Drops loop `root` and records `key`'s loop again from `block` of the
+    /// top frame of `stack`, where the run is (`why`: see [`Again`]).
+    #[allow(clippy::too_many_arguments)]
+    fn record_again(
+        &mut self,
+        machine: &mut Machine,
+        run: &mut Run,
+        key: &Key,
+        root: TraceId,
+        why: Again,
+        stack: &mut Vec<Frame>,
+        block: u32,
+    ) -> Result<Next, RuntimeError> {
+        self.replace_loop(key, root, why);
+        let next = self.record_loop(machine, run, key, stack, block);
+        // No loop came of it (an abort, an entry trace): nothing is to be
+        // replaced by what the key gets later.
+        if let Some(kc) = self.keys.get_mut(key) {
+            kc.replaced = None;
+        }
+        next
+    }
+
     /// `root` stops being `key`'s code ([`Jit::left_its_loop`], a link
     /// found laid out otherwise): the loop recorded next replaces it.
     fn replace_loop(&mut self, key: &Key, root: TraceId, why: Again) {
@@ -734,16 +757,11 @@ impl<'p> Jit<'p> {
         if self.irregular_link(parent, &texit).is_some_and(|p| self.irregular.contains(&p)) {
             let again = |k: &Key| !closes && target == Some(root) && self.may_record_again(k, root, Again::Relaid);
             if let Some(key) = target_key.clone().filter(again) {
-                self.replace_loop(&key, root, Again::Relaid);
                 self.log(format_args!(
                     "exit {index} of {parent_name} finds a link laid out otherwise: {} recorded again",
                     describe(&key, run.resolved)
                 ));
-                let next = self.record_loop(machine, run, &key, stack, block);
-                if let Some(kc) = self.keys.get_mut(&key) {
-                    kc.replaced = None;
-                }
-                return next;
+                return self.record_again(machine, run, &key, root, Again::Relaid, stack, block);
             }
         }
         // A shorter way round: the bridge passed no hot spot (its start
@@ -766,18 +784,11 @@ impl<'p> Jit<'p> {
             if failures < u64::from(self.options.bridge_threshold + tries) {
                 return Ok(Next::Interpret(block));
             }
-            self.replace_loop(&key, root, Again::Inside);
             self.log(format_args!(
                 "exit {index} of {parent_name} goes round an inner loop at {}: recorded again from inside",
                 describe(&key, run.resolved)
             ));
-            let next = self.record_loop(machine, run, &key, stack, block);
-            // No loop came of it (an abort, an entry trace): nothing is
-            // to be replaced by what the key gets later.
-            if let Some(kc) = self.keys.get_mut(&key) {
-                kc.replaced = None;
-            }
-            return next;
+            return self.record_again(machine, run, &key, root, Again::Inside, stack, block);
         }
         let name = self.fresh_name(texit.label);
         let what = format!("exit {index} (to {}) of {parent_name}", texit.label);

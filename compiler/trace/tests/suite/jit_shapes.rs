@@ -1274,29 +1274,6 @@ thin_on:
     assert!(!last.contains("guard_at"), "{last}");
 }
 
-/// The tutorial BF interpreter's environment for BF `text`.
-fn tutorial_env(text: &str) -> String {
-    let code: Vec<u8> = text.bytes().filter(|b| b"+-<>[].,".contains(b)).collect();
-    let mut map = vec![0usize; code.len()];
-    let mut open = Vec::new();
-    for (k, &c) in code.iter().enumerate() {
-        match c {
-            b'[' => open.push(k),
-            b']' => {
-                let o = open.pop().expect("matched brackets");
-                (map[o], map[k]) = (k, o);
-            }
-            _ => {}
-        }
-    }
-    let join = |v: Vec<String>| v.join(",");
-    format!(
-        "[prog/[{}],map/[{}]]",
-        join(code.iter().map(|c| c.to_string()).collect()),
-        join(map.iter().map(|m| m.to_string()).collect())
-    )
-}
-
 /// A tape grown 40 cells left, then 42 right: the cells to the left
 /// lie a cell apart one way (`r` leads back towards the start), those to
 /// the right the other, and the step from the start cell to the first
@@ -1318,10 +1295,24 @@ fn a_scan_across_a_tape_laid_out_two_ways_leaves_where_the_layout_turns() {
         "+".repeat(25),
         "<".repeat(83)
     );
-    let env = tutorial_env(&text);
+    let env = bf_env(&text);
     let r = run("tests/corpus/interpreters/bf_tutorial.fg", Hint::AsWritten, "start", Some(&env), checked());
     assert_eq!(r.output, "1\n");
     assert!(r.traces.iter().any(|t| t.contains("guard_at")), "{}", r.traces.join("\n"));
     assert!(r.log.contains("(to right)"), "a guard_at left:\n{}", r.log);
     assert!(r.log.contains("finds a link laid out otherwise"), "{}", r.log);
+    // The first loop counts both its links from the cell it carries: the
+    // second `guard_at`'s base is the first's, its distance twice as far.
+    let body = r.traces.iter().find(|t| t.starts_with("trace 'dispatch.body'(")).expect("the loop");
+    let ats: Vec<(&str, i64)> = body
+        .lines()
+        .filter_map(|l| {
+            let (_, rest) = l.split_once("guard_at ")?;
+            let parts: Vec<&str> = rest.split(", ").collect();
+            Some((parts[1], parts[2].parse().ok()?))
+        })
+        .collect();
+    assert_eq!(ats.len(), 2, "{body}");
+    assert_eq!(ats[0].0, ats[1].0, "one base:\n{body}");
+    assert_eq!(ats[1].1, 2 * ats[0].1, "{body}");
 }
