@@ -272,6 +272,7 @@ pub fn compile(
         current: f.entry,
         regs: Vec::new(),
         to_regs: Vec::new(),
+        clobbered: Vec::new(),
         in_loop: false,
         fused: Vec::new(),
         fused_links: Vec::new(),
@@ -391,12 +392,15 @@ fn direct_results(f: &Function, regs: &[(ValueId, Reg)]) -> Vec<(flowc_ir::InstI
 const CALL_ARGS: usize = 5;
 
 /// Where an operand comes from: a word of the frame, a register (a loop
-/// variable's), an immediate, or a constant's word, which the code is
-/// given when it is installed (by its index in `Emit::constants`).
+/// variable's), an address computed from a register (a `guard_at`'s
+/// result, `d` bytes past its base in a loop variable's register:
+/// [`Emit::link_src`]), an immediate, or a constant's word, which the
+/// code is given when it is installed (by its index in `Emit::constants`).
 #[derive(Copy, Clone, Debug)]
 enum Src {
     Slot(i32),
     Reg(Reg),
+    At(Reg, i32),
     Imm(i64),
     Constant(usize),
 }
@@ -665,6 +669,10 @@ struct Emit<'e, 'a> {
     /// Whether code being written runs in the loop block (its variables
     /// in their registers).
     in_loop: bool,
+    /// The loop variables' registers that got their next value earlier
+    /// in the loop block ([`Emit::result_to_variable`]): no longer a
+    /// base to compute addresses from ([`Emit::link_src`]).
+    clobbered: Vec<Reg>,
     /// The comparisons that may set the flags their guard jumps on
     /// ([`fused_compares`]).
     fused: Vec<flowc_ir::InstId>,
@@ -840,6 +848,7 @@ impl Emit<'_, '_> {
     fn block(&mut self, b: BlockId) -> Result<(), &'static str> {
         self.current = b;
         self.in_loop = !self.regs.is_empty() && self.f.blocks[b].term == Terminator::Jump(b);
+        self.clobbered.clear();
         let l = self.blocks[&b];
         self.a.bind(l);
         if self.facts.is_header(b) && b != self.f.entry {
@@ -904,12 +913,54 @@ impl Emit<'_, '_> {
             Src::Slot(k) => self.a.load(r, RSP, k),
             Src::Reg(q) if q == r => {}
             Src::Reg(q) => self.a.mov(r, q),
+            Src::At(q, d) => self.a.lea(r, q, d),
             Src::Imm(w) => self.a.mov_imm(r, w),
             Src::Constant(k) => {
                 // Each load of it its own immediate, filled in when the
                 // code is installed.
                 let at = self.a.mov_imm64(r, 0);
                 self.fills.push((at, k));
+            }
+        }
+    }
+
+    /// Operand `o` as an object a field is read from or written to: a
+    /// `guard_at`'s result whose base lives in a loop variable's register
+    /// (and still holds it: no next value went there yet) is that
+    /// register plus the distance ([`Src::At`]), not its word — the word
+    /// was just written, and reading it back would put a store and a load
+    /// on the way from one link to the next. Anything else is [`Emit::src`].
+    fn link_src(&mut self, o: &Operand) -> Src {
+        if let Some((base, d)) = self.walked_from(o) {
+            if let Src::Reg(q) = self.src(&base) {
+                if !self.clobbered.contains(&q) {
+                    return Src::At(q, d);
+                }
+            }
+        }
+        self.src(o)
+    }
+
+    /// The base and distance of `o`, a `guard_at`'s result (a distance
+    /// that fits an instruction's displacement).
+    fn walked_from(&self, o: &Operand) -> Option<(Operand, i32)> {
+        let v = o.as_value()?;
+        let flowc_ir::ValueDef::Inst(i) = self.f.values[v].def else { return None };
+        match &self.f.insts[i].kind {
+            InstKind::Guard { kind: GuardKind::At(_, base, d), .. } => Some((base.clone(), i32::try_from(*d).ok()?)),
+            _ => None,
+        }
+    }
+
+    /// The word `offset` bytes into object `o` (known to be an object of
+    /// the layout) into `r`: one load where `o` is an address computed
+    /// from a register.
+    fn load_field(&mut self, r: Reg, o: Src, offset: i32) {
+        match o {
+            Src::At(q, d) => self.a.load(r, q, d + offset),
+            o => {
+                self.load_src(r, o);
+                self.a.load(r, r, offset);
             }
         }
     }
@@ -927,8 +978,14 @@ impl Emit<'_, '_> {
     /// on its slow path) to the register of the loop variable whose next
     /// value it is, if it goes there at once.
     fn result_to_variable(&mut self, i: flowc_ir::InstId) {
+        self.result_to_variable_from(i, RAX);
+    }
+
+    /// [`Emit::result_to_variable`] for a result in `from`.
+    fn result_to_variable_from(&mut self, i: flowc_ir::InstId, from: Reg) {
         if let Some(&(_, r)) = self.to_regs.iter().find(|&&(d, _)| d == i).filter(|_| self.in_loop) {
-            self.a.mov(r, RAX);
+            self.a.mov(r, from);
+            self.clobbered.push(r);
         }
     }
 
@@ -966,6 +1023,7 @@ impl Emit<'_, '_> {
     fn address(&mut self, r: Reg, o: &Operand, d: i32) {
         match self.src(o) {
             Src::Reg(q) => self.a.lea(r, q, d),
+            Src::At(q, d0) => self.a.lea(r, q, d0 + d),
             s => {
                 self.load_src(r, s);
                 if d != 0 {
@@ -1439,8 +1497,7 @@ impl Emit<'_, '_> {
     /// (skipped for a value tested before, or `proven` one by the
     /// optimizer: `get.object`); the value `o` is then known to be one.
     fn object_test(&mut self, o: &Operand, proven: bool, no: Label) {
-        let known = proven || o.as_value().is_some_and(|v| self.objects.contains(&v));
-        if known {
+        if self.known_object(o, proven) {
             return;
         }
         self.a.test_imm(RAX, word::TAG_MASK as i32);
@@ -1461,6 +1518,12 @@ impl Emit<'_, '_> {
         }
     }
 
+    /// Whether `o` is known to be an object of the layout: `proven` by
+    /// the optimizer, or tested earlier in the trace.
+    fn known_object(&self, o: &Operand, proven: bool) -> bool {
+        proven || o.as_value().is_some_and(|v| self.objects.contains(&v))
+    }
+
     fn slot_offset(&self, field: Symbol) -> Option<i32> {
         let k = self.env.objects.layout.slot(field)?;
         Some((cell::SLOTS + 8 * k) as i32)
@@ -1468,7 +1531,7 @@ impl Emit<'_, '_> {
 
     fn get(&mut self, i: flowc_ir::InstId, obj: &Operand, field: Symbol, proven: bool) {
         let result = self.f.insts[i].result;
-        let o = self.src(obj);
+        let o = self.link_src(obj);
         let call = Call::Get { obj: o, field: field.index() as i64 };
         let back = self.a.label();
         let slow = self.slow(call, result, back);
@@ -1477,9 +1540,13 @@ impl Emit<'_, '_> {
             self.bind_back(back);
             return;
         };
-        self.load_src(RAX, o);
-        self.object_test(obj, proven, slow);
-        self.a.load(RAX, RAX, offset);
+        if self.known_object(obj, proven) {
+            self.load_field(RAX, o, offset);
+        } else {
+            self.load_src(RAX, o);
+            self.object_test(obj, proven, slow);
+            self.a.load(RAX, RAX, offset);
+        }
         // An unset field (the 0 word) is the runtime's error.
         self.a.test(RAX, RAX);
         self.a.jcc(Cond::Equal, slow);
@@ -1488,7 +1555,7 @@ impl Emit<'_, '_> {
     }
 
     fn set(&mut self, obj: &Operand, field: Symbol, value: &Operand, proven: bool) {
-        let (o, v) = (self.src(obj), self.src(value));
+        let (o, v) = (self.link_src(obj), self.src(value));
         let call = Call::Set { obj: o, field: field.index() as i64, value: v };
         let back = self.a.label();
         let slow = self.slow(call, None, back);
@@ -1504,8 +1571,15 @@ impl Emit<'_, '_> {
         // and a copy from there is not a round trip through its word on
         // the path from its computation to the store.
         self.load_src(RCX, v);
-        self.load_src(RAX, o);
-        self.object_test(obj, proven, slow);
+        // The object's address: a register plus a distance, or rax.
+        let (base, offset) = match o {
+            Src::At(q, d) if self.known_object(obj, proven) => (q, d + offset),
+            o => {
+                self.load_src(RAX, o);
+                self.object_test(obj, proven, slow);
+                (RAX, offset)
+            }
+        };
         if self.facts.may_be_unbound(value) && !self.small(value) {
             // An unbound value raises its error in the runtime.
             self.a.mov(RDX, RCX);
@@ -1513,7 +1587,7 @@ impl Emit<'_, '_> {
             self.a.alu_imm(Alu::Cmp, RDX, word::UNBOUND_TAG as i32);
             self.a.jcc(Cond::Equal, slow);
         }
-        self.a.store(RAX, offset, RCX);
+        self.a.store(base, offset, RCX);
         self.bind_back(back);
     }
 
@@ -1725,19 +1799,30 @@ impl Emit<'_, '_> {
             return false;
         };
         let (Some(offset), Ok(d)) = (self.slot_offset(*field), i32::try_from(*d)) else { return false };
-        let o = self.src(obj);
+        let o = self.link_src(obj);
         let call = Call::Get { obj: o, field: field.index() as i64 };
         let (split, slow, back) = (self.a.label(), self.a.label(), self.a.label());
         let (link_exit, at_exit) = (self.a.label(), self.a.label());
-        self.load_src(RAX, o);
-        self.a.load(RAX, RAX, offset);
-        self.address(RCX, base, d);
+        match (self.walked_from(obj), self.src(base)) {
+            // Read from a link counted from the same base, in a word:
+            // the base's word once, the link and the address from it —
+            // not the word of the link before (written just now, so
+            // each link would wait for the one before).
+            (Some((b, d0)), Src::Slot(k)) if b == *base => {
+                self.a.load(RCX, RSP, k);
+                self.a.load(RAX, RCX, d0 + offset);
+                self.a.lea(RCX, RCX, d);
+            }
+            _ => {
+                self.load_field(RAX, o, offset);
+                self.address(RCX, base, d);
+            }
+        }
         self.a.alu(Alu::Cmp, RAX, RCX);
         self.a.jcc(Cond::NotEqual, split);
-        self.a.mov(RAX, RCX);
-        self.store_result(at, RAX);
+        self.store_result(at, RCX);
         self.objects.extend(f.insts[at].result);
-        self.result_to_variable(at);
+        self.result_to_variable_from(at, RCX);
         // Out of line, in this order: the split first, so that the slow
         // path it jumps to is written.
         let (word, in_loop, site) = (self.slot(v), self.in_loop, self.site);

@@ -147,7 +147,7 @@ pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Op
         }
         _ => return Optimized::default(),
     };
-    rows::keep_carried(f);
+    rows::keep_paying(f);
     stores::remove_dead(f, hints);
     let trace = std::mem::replace(f, Function::new(f.kind, f.name));
     let mut module = Module { pure: hints.pure.clone(), immutable: hints.immutable.clone(), functions: vec![trace] };

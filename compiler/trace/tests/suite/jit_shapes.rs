@@ -54,6 +54,7 @@ struct Run {
     output: String,
     allocations: u64,
     traces: Vec<String>,
+    bridges: Vec<String>,
     stats: Stats,
     log: String,
 }
@@ -100,6 +101,7 @@ fn run_text_with(
             output: outcome.output(),
             allocations: outcome.allocations,
             traces: jit.traces().iter().map(|(_, f)| flowc_ir::print::function(f)).collect(),
+            bridges: jit.bridges().iter().map(|f| flowc_ir::print::function(f)).collect(),
             stats: jit.stats(),
             log,
         }
@@ -1315,4 +1317,54 @@ fn a_scan_across_a_tape_laid_out_two_ways_leaves_where_the_layout_turns() {
     assert_eq!(ats.len(), 2, "{body}");
     assert_eq!(ats[0].0, ats[1].0, "one base:\n{body}");
     assert_eq!(ats[1].1, 2 * ats[0].1, "{body}");
+}
+
+/// The `guard_at` lines of trace `t`, up to its first `set`, each as its
+/// base, distance and the record and label it leaves by.
+fn walk_ats(t: &str) -> Vec<(String, i64, String)> {
+    t.lines()
+        .take_while(|l| !l.contains(" set"))
+        .filter_map(|l| {
+            let (_, rest) = l.split_once("guard_at ")?;
+            let parts: Vec<&str> = rest.splitn(4, ", ").collect();
+            Some((parts[1].to_string(), parts[2].parse().ok()?, parts[3].to_string()))
+        })
+        .collect()
+}
+
+/// Straight code that walks far along links laid out in a row: a BF
+/// loop that scans `[>]` over `marks` marked cells, then walks back to
+/// its counter, counts down and comes round to scan again — the bridge
+/// from the scan's exit walks `marks + 1` cells back. Links read
+/// one from the other would wait one load after the other; each is
+/// counted from where the walk starts (`rows::keep_paying`,
+/// `STRAIGHT_ROW`), and the whole walk leaves by the first one's exit
+/// (`rows::share_exits`: nothing between them but reads and checks). A
+/// walk of six cells keeps none in straight code.
+#[test]
+fn straight_code_counts_a_long_walk_from_its_start_and_leaves_by_one_exit() {
+    let scan = |marks: usize| {
+        let back = "<".repeat(marks + 1);
+        let text = format!("{}{}{}[>[>]{back}-]", "+".repeat(200), ">+".repeat(marks), "<".repeat(marks));
+        let env = bf_env(&text);
+        let source = source("tests/corpus/interpreters/bf_tutorial.fg");
+        let r = run_text("bf_tutorial.fg", &source, Hint::AsWritten, "start", Some(&env), checked());
+        let loops = r.traces.iter().filter(|t| t.contains("jump b"));
+        let straight: Vec<String> =
+            r.traces.iter().chain(&r.bridges).filter(|t| !t.contains("jump b")).cloned().collect();
+        assert!(loops.count() > 0 && !r.bridges.is_empty(), "{}\n{}", r.traces.join("\n"), r.log);
+        (r, straight)
+    };
+    let (far, straight) = scan(12);
+    let bridge =
+        straight.iter().find(|t| walk_ats(t).len() >= 8).unwrap_or_else(|| panic!("{}", far.bridges.join("\n")));
+    let ats = walk_ats(bridge);
+    assert!(ats.iter().all(|(base, _, _)| *base == ats[0].0), "one base:\n{bridge}");
+    assert!(ats.iter().all(|(_, _, exit)| *exit == ats[0].2), "one exit:\n{bridge}");
+    assert!(ats.windows(2).all(|w| w[1].1 == w[0].1 + ats[0].1), "a row:\n{bridge}");
+    let (near, straight) = scan(5);
+    assert!(near.traces.iter().any(|t| t.contains("guard_at")), "the scan keeps its own:\n{}", near.traces.join("\n"));
+    for t in &straight {
+        assert!(!t.contains("guard_at"), "a short walk:\n{t}");
+    }
 }
