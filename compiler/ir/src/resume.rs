@@ -15,6 +15,7 @@
 use flowc_lang::Symbol;
 
 use crate::inst::Operand;
+use crate::ValueId;
 
 pub type ResumeId = la_arena::Idx<ResumeData>;
 
@@ -50,6 +51,17 @@ pub struct VirtualObject {
 }
 
 impl ResumeData {
+    /// The record with value `old` replaced by `new` wherever it stands.
+    pub fn replace(&mut self, old: ValueId, new: ValueId) {
+        let frames = self.frames.iter_mut().flat_map(|f| f.env.iter_mut().map(|(_, v)| v));
+        let virtuals = self.virtuals.iter_mut().flat_map(|v| v.fields.iter_mut().map(|(_, v)| v));
+        for v in frames.chain(virtuals) {
+            if *v == ResumeValue::Operand(Operand::Value(old)) {
+                *v = ResumeValue::Operand(Operand::Value(new));
+            }
+        }
+    }
+
     /// Every operand the record refers to.
     pub fn operands(&self) -> impl Iterator<Item = &Operand> {
         let frames = self.frames.iter().flat_map(|f| f.env.iter().map(|(_, v)| v));

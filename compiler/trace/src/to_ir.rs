@@ -57,7 +57,8 @@
 //! as any other; the JIT then assumes nothing at that place again (its
 //! class checks listed in [`crate::trace::ObjectIds::unassumed`]) and
 //! records a loop leaving there again. The optimizer keeps only the
-//! guards on the chain a loop carries round (`opt/rows.rs`).
+//! guards on the chain a loop carries round and those of long walks in
+//! straight code (`opt/rows.rs`).
 
 use flowc_ir::{
     BlockId, Builder, Function, FunctionKind, GuardKind, InstKind, Operand, ResumeData, ResumeFrame, ResumeValue,

@@ -1023,7 +1023,6 @@ impl Emit<'_, '_> {
     fn address(&mut self, r: Reg, o: &Operand, d: i32) {
         match self.src(o) {
             Src::Reg(q) => self.a.lea(r, q, d),
-            Src::At(q, d0) => self.a.lea(r, q, d0 + d),
             s => {
                 self.load_src(r, s);
                 if d != 0 {

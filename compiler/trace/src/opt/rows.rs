@@ -26,11 +26,14 @@
 //! distance of 0 always stays: it says a link came back to its start,
 //! which the walk made the trace use in the link's place.
 //!
-//! The `guard_at`s kept in a block since its last instruction with an
-//! effect all leave by the first one's record and label
-//! ([`share_exits`]): a long walk costs one exit, not one per link.
+//! The `guard_at`s kept in a block at one place since its last
+//! instruction with an effect leave by one copy of the first one's
+//! record ([`share_exits`]): a long walk costs two exits, not one per
+//! link. [`long_walks`] counts a base's links over the whole straight
+//! trace, a walk broken by `set`s (BF `>+>+>+`) too.
 
-use flowc_ir::{Function, GuardKind, InstKind, Operand, ValueDef, ValueId};
+use flowc_ir::{Function, GuardKind, InstId, InstKind, Operand, ResumeId, ValueDef, ValueId};
+use flowc_lang::Symbol;
 use flowc_passes::edit::Substitution;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -66,22 +69,60 @@ pub fn keep_paying(f: &mut Function) {
     share_exits(f);
 }
 
-/// Makes every `guard_at` kept since the last instruction with an effect
-/// (a `set`, a `new`, a call) in its block leave by the first one's
-/// record and label: the interpreter going on from there only reads and
-/// checks again what the code did since, and a walk costs one exit, not
-/// one per link.
+/// Makes the `guard_at`s of a walk leave by one exit: in each block,
+/// every `guard_at` after the first one kept since the last instruction
+/// other than an operation, a read or a guard (a `set`, a `new`, a call),
+/// at the same place (the record's innermost function and the label),
+/// leaves by a copy of the first one's record and its label. The
+/// interpreter going on from there does again what the code did since:
+/// reads, checks, operations, and what the record brings back of objects
+/// and calls the trace removed — nothing the program could tell apart.
+/// The place is the one a failing `guard_at` marks irregular
+/// (`Jit::irregular`): a group never spans two. In the copy the first
+/// link is the first guard's result, equal to it once that guard held, so
+/// the link's word is still read by its own guards' records only (the
+/// baseline tier fuses its checks: `baseline::fused_links`).
 fn share_exits(f: &mut Function) {
-    for &b in &f.layout {
-        let mut first: Option<(flowc_ir::ResumeId, flowc_lang::Symbol)> = None;
-        for &i in &f.blocks[b].insts {
-            match &mut f.insts[i].kind {
-                InstKind::Guard { kind: GuardKind::At(..), resume, label } => match first {
-                    Some((r, l)) => (*resume, *label) = (r, l),
-                    None => first = Some((*resume, *label)),
-                },
-                InstKind::Op { .. } | InstKind::Get { .. } | InstKind::Guard { .. } => {}
-                _ => first = None,
+    /// The first `guard_at` of a group: the instruction, its place, and
+    /// the record the others leave by (made at the second).
+    struct First {
+        at: InstId,
+        place: (Option<Symbol>, Symbol),
+        shared: Option<ResumeId>,
+    }
+    for k in 0..f.layout.len() {
+        let b = f.layout[k];
+        let mut first: Option<First> = None;
+        for n in 0..f.blocks[b].insts.len() {
+            let i = f.blocks[b].insts[n];
+            let (resume, label) = match &f.insts[i].kind {
+                InstKind::Guard { kind: GuardKind::At(..), resume, label } => (*resume, *label),
+                InstKind::Op { .. } | InstKind::Get { .. } | InstKind::Guard { .. } => continue,
+                _ => {
+                    first = None;
+                    continue;
+                }
+            };
+            let place = (f.resumes[resume].frames.last().and_then(|frame| frame.function), label);
+            let Some(g) = first.as_mut().filter(|g| g.place == place) else {
+                first = Some(First { at: i, place, shared: None });
+                continue;
+            };
+            let shared = match g.shared {
+                Some(r) => r,
+                None => {
+                    let InstKind::Guard { kind: GuardKind::At(link, ..), resume: r, .. } = &f.insts[g.at].kind else {
+                        unreachable!("a group starts at a guard_at")
+                    };
+                    let mut record = f.resumes[*r].clone();
+                    if let (Operand::Value(link), Some(result)) = (link, f.insts[g.at].result) {
+                        record.replace(*link, result);
+                    }
+                    *g.shared.insert(f.resumes.alloc(record))
+                }
+            };
+            if let InstKind::Guard { resume, label, .. } = &mut f.insts[i].kind {
+                (*resume, *label) = (shared, g.place.1);
             }
         }
     }
