@@ -953,11 +953,12 @@ impl Emit<'_, '_> {
     }
 
     /// The word `offset` bytes into object `o` (known to be an object of
-    /// the layout) into `r`: one load where `o` is an address computed
-    /// from a register.
+    /// the layout) into `r`: one load where `o` is in a register or an
+    /// address computed from one.
     fn load_field(&mut self, r: Reg, o: Src, offset: i32) {
         match o {
             Src::At(q, d) => self.a.load(r, q, d + offset),
+            Src::Reg(q) => self.a.load(r, q, offset),
             o => {
                 self.load_src(r, o);
                 self.a.load(r, r, offset);

@@ -245,7 +245,16 @@ impl Worker {
             // what it runs there (the stack is only reserved).
             .stack_size(1 << 30);
         let spawned = worker.spawn_scoped(scope, move || {
+            let mut jobs_done: u64 = 0;
             while let Some(Crossing((job, apart))) = next_job(&inbox) {
+                // The allocator keeps each thread's freed pages in that
+                // thread's heap: the worker gives back what its jobs
+                // freed as the running thread does
+                // ([`super::compiling::RELEASE_EVERY`]).
+                jobs_done += 1;
+                if jobs_done.is_multiple_of(super::compiling::RELEASE_EVERY) {
+                    flowc_codegen::release_freed_memory();
+                }
                 if let Some(delay) = shared.delay {
                     std::thread::sleep(delay);
                 }
