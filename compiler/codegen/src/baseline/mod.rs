@@ -14,8 +14,9 @@
 //! instruction stores it and its users load it (but a comparison fused
 //! with its guard, whose word only that guard's exit reads and writes:
 //! [`fused_compares`], and a link whose checks are one comparison with
-//! the address its `guard_at` computes, whose word only their exits
-//! write: [`fused_links`]); `rbx` holds the context.
+//! the address its `guard_at` computes, or with the cell a walk came
+//! from, whose word only their exits write: [`fused_links`],
+//! [`fused_returns`]); `rbx` holds the context.
 //! The words of values that may point into the heap come first, and are
 //! zeroed on entry (but the parameters', which the entry loads from the
 //! exit buffer before anything can read them), so every safepoint lists
@@ -276,6 +277,7 @@ pub fn compile(
         in_loop: false,
         fused: Vec::new(),
         fused_links: Vec::new(),
+        fused_returns: Vec::new(),
     };
     e.run()?;
     let Emit { a, safepoints, own: frame, direct, body, exit_words, stubs, exits, slots, constants, fills, .. } = e;
@@ -546,6 +548,63 @@ fn fused_links(f: &Function) -> Vec<flowc_ir::InstId> {
     out
 }
 
+/// The links that come back whose checks are fused ([`Emit::fused_return`]):
+/// a `get.object` (the first of four instructions, listed here, sorted)
+/// whose result `v` only the `guard_link` right after it and the
+/// `c = eq.word v, x` after that read, then `guard_true c` — and their
+/// records (`c` in none). A `guard_link`'s operand is an object of its
+/// class or 0; where `v` is `x`, an object, it is set, not 0, and the
+/// guards hold: one comparison stands for the four instructions, and the
+/// link's word is written only on the way out (a BF `>` then `<`: the
+/// straight code a recording makes of it checks that the way back lands
+/// where the way out started).
+fn fused_returns(f: &Function) -> Vec<flowc_ir::InstId> {
+    let mut candidates: Vec<(flowc_ir::InstId, ValueId, u32, ValueId)> = Vec::new();
+    for &b in &f.layout {
+        for w in f.blocks[b].insts.windows(4) {
+            let (InstKind::Get { proven: true, .. }, Some(v)) = (&f.insts[w[0]].kind, f.insts[w[0]].result) else {
+                continue;
+            };
+            let InstKind::Guard { kind: GuardKind::Link(l, _), resume: r1, .. } = &f.insts[w[1]].kind else { continue };
+            let (Some((Op::Eq, Form::Word)), Some(c)) = (f.insts[w[2]].kind.known_op(), f.insts[w[2]].result) else {
+                continue;
+            };
+            let InstKind::Op { args, .. } = &f.insts[w[2]].kind else { continue };
+            let InstKind::Guard { kind: GuardKind::True(t), resume: r3, .. } = &f.insts[w[3]].kind else { continue };
+            let v_op = Operand::Value(v);
+            let compares_v = args.len() == 2 && (args[0] == v_op) != (args[1] == v_op);
+            if *l != v_op || *t != Operand::Value(c) || !compares_v {
+                continue;
+            }
+            let held = |r: &flowc_ir::ResumeId, x: ValueId| {
+                f.resumes[*r].operands().filter(|o| **o == Operand::Value(x)).count()
+            };
+            if held(r1, c) + held(r3, c) > 0 {
+                continue;
+            }
+            // Each guard reads its record (counted per guard below).
+            let expected = 2 + held(r1, v) + held(r3, v);
+            candidates.push((w[0], v, expected as u32, c));
+        }
+    }
+    if candidates.is_empty() {
+        return Vec::new();
+    }
+    let mut reads: Vec<u32> = vec![0; f.values.len()];
+    each_read(f, &mut |o: &Operand| {
+        if let Operand::Value(v) = o {
+            reads[flowc_ir::ix(*v)] += 1;
+        }
+    });
+    let mut out: Vec<flowc_ir::InstId> = candidates
+        .into_iter()
+        .filter(|&(_, v, n, c)| reads[flowc_ir::ix(v)] == n && reads[flowc_ir::ix(c)] == 1)
+        .map(|(i, ..)| i)
+        .collect();
+    out.sort_unstable();
+    out
+}
+
 /// The words of `f`'s values, as offsets from the stack pointer, and how
 /// many come first, those of values that may point into the heap: the
 /// rest hold values `small` proves small integers.
@@ -678,6 +737,9 @@ struct Emit<'e, 'a> {
     fused: Vec<flowc_ir::InstId>,
     /// The links whose checks are one comparison ([`fused_links`]).
     fused_links: Vec<flowc_ir::InstId>,
+    /// The links that come back whose checks are one comparison
+    /// ([`fused_returns`]).
+    fused_returns: Vec<flowc_ir::InstId>,
 }
 
 impl Emit<'_, '_> {
@@ -694,6 +756,7 @@ impl Emit<'_, '_> {
         self.to_regs = direct_results(self.f, &self.regs);
         self.fused = fused_compares(self.f);
         self.fused_links = fused_links(self.f);
+        self.fused_returns = fused_returns(self.f);
         self.prologue();
         let f = self.f;
         for &b in &f.layout {
@@ -869,6 +932,12 @@ impl Emit<'_, '_> {
         while k < insts.len() {
             let i = insts[k];
             self.site = self.f.sites.inst(i).map(|s| self.env.sites.number(s));
+            if self.fused_returns.binary_search(&i).is_ok()
+                && self.fused_return(i, insts[k + 1], insts[k + 2], insts[k + 3])
+            {
+                k += 4;
+                continue;
+            }
             if self.fused.binary_search(&i).is_ok() && self.fused_compare(i, insts[k + 1]) {
                 k += 2;
                 continue;
@@ -1832,6 +1901,49 @@ impl Emit<'_, '_> {
         self.cold.push(Cold::Exit { at: link_exit, exit: n, in_loop, set: None });
         let n = self.exit_number(*r2, *l2, None, Leaving::At);
         self.cold.push(Cold::Exit { at: at_exit, exit: n, in_loop, set: None });
+        true
+    }
+
+    /// A link's `get.object` `i`, its `guard_link` `g`, `c = eq.word` of
+    /// the link and `x` (`e`) and `guard_true c` (`t`) ([`fused_returns`]):
+    /// the field read, then one comparison with `x`. The link's word, and
+    /// its tests, are written out of line ([`Cold::Split`]); `c` is
+    /// written where the last guard leaves, with the 0 its failing
+    /// implies. False, writing nothing, where `x` is not known to be an
+    /// object here or the field has no slot in the layout.
+    fn fused_return(
+        &mut self,
+        i: flowc_ir::InstId,
+        g: flowc_ir::InstId,
+        e: flowc_ir::InstId,
+        t: flowc_ir::InstId,
+    ) -> bool {
+        let f = self.f;
+        let (InstKind::Get { obj, field, .. }, Some(v)) = (&f.insts[i].kind, f.insts[i].result) else { return false };
+        let InstKind::Guard { resume: r1, label: l1, .. } = &f.insts[g].kind else { return false };
+        let (InstKind::Op { args, .. }, Some(c)) = (&f.insts[e].kind, f.insts[e].result) else { return false };
+        let InstKind::Guard { resume: r3, label: l3, .. } = &f.insts[t].kind else { return false };
+        let x = if args[0] == Operand::Value(v) { &args[1] } else { &args[0] };
+        let known = x.as_value().is_some_and(|x| self.objects.contains(&x));
+        let Some(offset) = self.slot_offset(*field).filter(|_| known) else { return false };
+        let o = self.link_src(obj);
+        let call = Call::Get { obj: o, field: field.index() as i64 };
+        let (split, slow, back) = (self.a.label(), self.a.label(), self.a.label());
+        let (link_exit, eq_exit) = (self.a.label(), self.a.label());
+        self.load_field(RAX, o, offset);
+        let xs = self.link_src(x);
+        self.load_src(RCX, xs);
+        self.a.alu(Alu::Cmp, RAX, RCX);
+        self.a.jcc(Cond::NotEqual, split);
+        self.objects.push(v);
+        let (word, in_loop, site) = (self.slot(v), self.in_loop, self.site);
+        self.cold.push(Cold::Split { at: split, word, slow, back, link_exit, at_exit: eq_exit, in_loop });
+        self.cold.push(Cold::Slow { at: slow, back, call, site, result: Some(word), in_loop });
+        let n = self.exit_number(*r1, *l1, None, Leaving::Guard);
+        self.cold.push(Cold::Exit { at: link_exit, exit: n, in_loop, set: None });
+        let n = self.exit_number(*r3, *l3, None, Leaving::Guard);
+        let set = Some((self.slot(c), ZERO.as_i64()));
+        self.cold.push(Cold::Exit { at: eq_exit, exit: n, in_loop, set });
         true
     }
 

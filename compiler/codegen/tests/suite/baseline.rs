@@ -568,3 +568,61 @@ resume r0 {
     assert_eq!(run_baseline(CARRIED, &[3, 7]), vec![10, 1]);
     assert_eq!(run_baseline(CARRIED, &[12, 7]), vec![12, 7]);
 }
+
+/// Two cells, `a.r = b` and `b.l` set to `back` (`a`, `b` or 0); then
+/// the way out from `a` and back, as a recording of a BF `>` then `<`
+/// makes it: `b.l` checked to be a cell (or 0: a link) and to be `a`.
+fn there_and_back(back: &str) -> &'static str {
+    let text = format!(
+        "trace back(v0:x) {{
+b0:
+    v1:a = new cell
+    v2:b = new cell
+    set v1, r, v2
+    set v2, l, {back}
+    v3:r = get.object v1, r
+    guard_link v3, cell, r0 else no_r
+    v4:l = get.object v3, l
+    guard_link v4, cell, r0 else no_l
+    v5:c = eq.word v4, v1
+    guard_true v5, r0 else elsewhere
+    exit r0 to fine
+resume r0 {{
+    frame [n = v0]
+}}
+}}
+"
+    );
+    Box::leak(text.into_boxed_str())
+}
+
+/// The label trace `text`, compiled by the baseline compiler and run,
+/// leaves at.
+fn left_at(text: &'static str) -> String {
+    flowc_codegen::with_stack(move || {
+        let (cache, id) = compiled(text);
+        let mut run = flowc_codegen::RunState { max_depth: 1000, ..Default::default() };
+        match cache.run(id, &[Value::Int(7)], &mut run) {
+            TraceEnd::Exit { exit, .. } => cache.exit(exit).0.label.to_string(),
+            _ => panic!("the run leaves by an exit"),
+        }
+    })
+}
+
+/// A link read, checked to be a cell and to be the cell the walk came
+/// from (`baseline::fused_returns`): one comparison with that cell, and
+/// out of line the tests that tell which guard fails.
+#[test]
+fn a_link_that_comes_back_is_one_comparison() {
+    assert_eq!(left_at(there_and_back("v1")), "fine");
+    assert_eq!(left_at(there_and_back("v2")), "elsewhere");
+    assert_eq!(left_at(there_and_back("0")), "no_l");
+    if cfg!(target_arch = "x86_64") {
+        // The one test of a link against 0 (the integer's word, 1) on the
+        // way through is `a.r`'s: `b.l`'s is out of line.
+        let lines = listing_of(there_and_back("v1"));
+        let inline_end = lines.iter().position(|l| l.starts_with("jmp rcx")).expect("the exit stub");
+        let tests = lines[..inline_end].iter().filter(|l| *l == "cmp rax,1").count();
+        assert_eq!(tests, 1, "{lines:#?}");
+    }
+}
