@@ -263,6 +263,7 @@ pub fn compile(
         blocks: HashMap::default(),
         cold: Vec::new(),
         objects: Vec::new(),
+        objects_before: 0,
         exit_numbers: HashMap::default(),
         exits: Vec::new(),
         slots: Vec::new(),
@@ -704,6 +705,9 @@ struct Emit<'e, 'a> {
     cold: Vec<Cold>,
     /// Values known to be objects of the layout (tested earlier).
     objects: Vec<ValueId>,
+    /// How many of `objects` were known before the instructions being
+    /// compiled: what holds where their guards leave.
+    objects_before: usize,
     exit_numbers: HashMap<ExitAt, usize>,
     /// The trace's exits ([`Compiled::exits`]) and their link slots.
     exits: Vec<TraceExit>,
@@ -931,6 +935,7 @@ impl Emit<'_, '_> {
         let mut k = 0;
         while k < insts.len() {
             let i = insts[k];
+            self.objects_before = self.objects.len();
             self.site = self.f.sites.inst(i).map(|s| self.env.sites.number(s));
             if self.fused_returns.binary_search(&i).is_ok()
                 && self.fused_return(i, insts[k + 1], insts[k + 2], insts[k + 3])
@@ -950,6 +955,7 @@ impl Emit<'_, '_> {
             k += 1;
         }
         self.site = self.f.sites.term(b).map(|s| self.env.sites.number(s));
+        self.objects_before = self.objects.len();
         self.terminator(b)
     }
 
@@ -1027,7 +1033,12 @@ impl Emit<'_, '_> {
     fn load_field(&mut self, r: Reg, o: Src, offset: i32) {
         match o {
             Src::At(q, d) => self.a.load(r, q, d + offset),
-            Src::Reg(q) => self.a.load(r, q, offset),
+            Src::Reg(q) => {
+                // A loop variable's register holds its current value
+                // until its next value goes there (`direct_results`).
+                debug_assert!(!self.clobbered.contains(&q), "{q:?} read after its next value went there");
+                self.a.load(r, q, offset)
+            }
             o => {
                 self.load_src(r, o);
                 self.a.load(r, r, offset);
@@ -1587,6 +1598,16 @@ impl Emit<'_, '_> {
         }
     }
 
+    /// Which of `values` (the first 32) are known to be objects of the
+    /// layout before the instructions being compiled — on the way out of
+    /// their guards, what they test does not hold — as bits
+    /// ([`TraceExit::objects`]).
+    fn known_objects(&self, values: &[ValueId]) -> u32 {
+        let before = &self.objects[..self.objects_before];
+        let known = values.iter().take(32).enumerate().filter(|(_, v)| before.contains(v));
+        known.fold(0, |bits, (k, _)| bits | 1 << k)
+    }
+
     /// Whether `o` is known to be an object of the layout: `proven` by
     /// the optimizer, or tested earlier in the trace.
     fn known_object(&self, o: &Operand, proven: bool) -> bool {
@@ -1935,7 +1956,6 @@ impl Emit<'_, '_> {
         self.load_src(RCX, xs);
         self.a.alu(Alu::Cmp, RAX, RCX);
         self.a.jcc(Cond::NotEqual, split);
-        self.objects.push(v);
         let (word, in_loop, site) = (self.slot(v), self.in_loop, self.site);
         self.cold.push(Cold::Split { at: split, word, slow, back, link_exit, at_exit: eq_exit, in_loop });
         self.cold.push(Cold::Slow { at: slow, back, call, site, result: Some(word), in_loop });
@@ -1952,14 +1972,18 @@ impl Emit<'_, '_> {
     fn exit_number(&mut self, resume: flowc_ir::ResumeId, label: Symbol, key: Option<ValueId>, how: Leaving) -> usize {
         let at = (self.current, resume, label, key, how);
         if let Some(&n) = self.exit_numbers.get(&at) {
+            // What holds wherever the code leaves by it.
+            let objects = self.known_objects(&self.exits[n].values);
+            self.exits[n].objects &= objects;
             return n;
         }
         let n = self.exits.len();
         self.exit_numbers.insert(at, n);
-        let exit = match self.facts.record_values(resume) {
+        let mut exit = match self.facts.record_values(resume) {
             Some(values) => exit_of_values(values.clone(), self.current, resume, label, key, how),
             None => exit_record(self.f, self.current, resume, label, key, how),
         };
+        exit.objects = self.known_objects(&exit.values);
         self.exit_words.push(exit.values.iter().map(|&v| self.slot(v)).collect());
         self.exits.push(exit);
         self.slots.push(Box::default());
@@ -2202,6 +2226,9 @@ impl Emit<'_, '_> {
                     self.runtime_call(function, &[], site);
                     self.a.jmp(self.stop);
                 }
+                // The slow path returns only with the link set (the
+                // runtime stops the run on an unset field): at `back` the
+                // link is 0, or another object than the one compared.
                 Cold::Split { at, word, slow, back, link_exit, at_exit, in_loop } => {
                     self.in_loop = in_loop;
                     self.a.bind(at);

@@ -167,7 +167,7 @@ pub struct TraceExit {
     pub values: std::sync::Arc<[ValueId]>,
     /// For a `guard_value` on a value: its index in `values` (the value
     /// seen, by which bridges are chosen).
-    pub key: Option<usize>,
+    pub key: Option<u32>,
     /// A failing guard, not the `exit` that ends a bridge.
     pub guard: bool,
     /// A failing `guard_int`: one of the assumptions a loop trace checks
@@ -178,6 +178,20 @@ pub struct TraceExit {
     pub at: bool,
     /// The IR block of the guard or `exit`.
     pub block: BlockId,
+    /// Bit `k`: `values[k]` (`k` < 32) is known to be an object of the
+    /// program's layout wherever the trace leaves by this exit — tested
+    /// before every guard that leaves by it, in the baseline tier's code
+    /// (0 from Cranelift's). A bridge starts knowing it
+    /// ([`TraceExit::object_param`]).
+    pub objects: u32,
+}
+
+impl TraceExit {
+    /// Whether the exit's value `k` (a bridge's parameter `k`) is known to
+    /// be an object ([`TraceExit::objects`]).
+    pub fn object_param(&self, k: usize) -> bool {
+        k < 32 && self.objects & (1 << k) != 0
+    }
 }
 
 /// How a trace leaves at an exit.
@@ -262,16 +276,16 @@ pub(crate) fn exit_of_values(
     let (values, key) = match key {
         None => (values, None),
         Some(k) => match values.iter().position(|v| *v == k) {
-            Some(i) => (values, Some(i)),
+            Some(i) => (values, Some(i as u32)),
             None => {
                 let mut more = values.to_vec();
                 more.push(k);
                 let i = more.len() - 1;
-                (more.into(), Some(i))
+                (more.into(), Some(i as u32))
             }
         },
     };
-    TraceExit { resume, label, values, key, guard, check, at, block }
+    TraceExit { resume, label, values, key, guard, check, at, block, objects: 0 }
 }
 
 impl Lowerer<'_, '_> {

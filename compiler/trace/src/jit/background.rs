@@ -247,14 +247,6 @@ impl Worker {
         let spawned = worker.spawn_scoped(scope, move || {
             let mut jobs_done: u64 = 0;
             while let Some(Crossing((job, apart))) = next_job(&inbox) {
-                // The allocator keeps each thread's freed pages in that
-                // thread's heap: the worker gives back what its jobs
-                // freed as the running thread does
-                // ([`super::compiling::RELEASE_EVERY`]).
-                jobs_done += 1;
-                if jobs_done.is_multiple_of(super::compiling::RELEASE_EVERY) {
-                    flowc_codegen::release_freed_memory();
-                }
                 if let Some(delay) = shared.delay {
                     std::thread::sleep(delay);
                 }
@@ -267,6 +259,15 @@ impl Worker {
                 }
                 if outbox.send(Crossing(result)).is_err() {
                     break;
+                }
+                // The allocator keeps each thread's freed pages in that
+                // thread's heap: the worker gives back what its jobs
+                // freed as the running thread does
+                // ([`super::compiling::RELEASE_EVERY`]), once the job's
+                // result is on its way.
+                jobs_done += 1;
+                if jobs_done.is_multiple_of(super::compiling::RELEASE_EVERY) {
+                    flowc_codegen::release_freed_memory();
                 }
             }
         });
@@ -643,7 +644,7 @@ done:
         let job = |trace: crate::trace::Trace| {
             let source = Source::Recorded { name: head, trace, start: start.clone(), end: End::Exit(head) };
             let recorded = 3;
-            Job::Straight(Box::new(StraightJob { source, recorded, into: None, fields: None }))
+            Job::Straight(Box::new(StraightJob { source, recorded, into: None, fields: None, facts: Vec::new() }))
         };
         let pending = |then, passed| Pending { recorded: 3, what: "test".into(), then, passed };
         std::thread::scope(|scope| {

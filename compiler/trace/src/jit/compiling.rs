@@ -73,7 +73,7 @@ impl<'p> Jit<'p> {
             Source::Converted { function, .. } => optimizing::reads_fields(function),
             Source::Recorded { trace, .. } => trace_reads_fields(trace),
         };
-        StraightJob { source, recorded, into, fields: self.fields_for(reads) }
+        StraightJob { source, recorded, into, fields: self.fields_for(reads), facts: Vec::new() }
     }
 
     /// The job of optimizing a loop recorded as `trace` from `start`, the

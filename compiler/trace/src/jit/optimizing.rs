@@ -60,6 +60,9 @@ pub(super) struct StraightJob {
     /// fit: the loop's entry and its body ([`opt::Jump::Enters`]).
     pub into: Option<(opt::LoopEntry, Symbol)>,
     pub fields: Option<Arc<ProgramFacts>>,
+    /// What is known of its parameters, in order (any bound value where
+    /// missing): a bridge's, what its exit knew ([`flowc_codegen::TraceExit::objects`]).
+    pub facts: Vec<flowc_passes::lattice::Info>,
 }
 
 /// Optimized pieces, compacted, ready for the code generator.
@@ -210,7 +213,7 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
 /// Optimizes straight trace `job` (see [`StraightJob`]).
 pub(super) fn optimize_straight(shared: &Shared, job: StraightJob) -> Optimized {
     let started = Instant::now();
-    let StraightJob { source, recorded, into, fields } = job;
+    let StraightJob { source, recorded, into, fields, facts } = job;
     let mut function = match source {
         Source::Converted { function, .. } => function,
         Source::Recorded { name, trace, start, end } => to_ir::convert(&shared.index, name, &trace, &start, &end),
@@ -221,7 +224,7 @@ pub(super) fn optimize_straight(shared: &Shared, job: StraightJob) -> Optimized 
         None => opt::Jump::Plain,
     };
     let fields = fields.as_deref().filter(|_| reads_fields(&function));
-    let options = opt::Options { jump, fields, ..opt::Options::new(shared.remove_allocations) };
+    let options = opt::Options { jump, fields, facts: &facts, ..opt::Options::new(shared.remove_allocations) };
     let optimized = opt::optimize_trace(&mut function, &shared.hints, &options);
     shared.inspect(&function, "optimization");
     let (pieces, restarts) =

@@ -600,7 +600,7 @@ impl<'p> Jit<'p> {
             let block = machine.replace_top(stack, &frames, texit.label)?;
             return Ok(Next::Interpret(block));
         }
-        if let (Some(k), Some(innermost)) = (texit.key, record.frames.last()) {
+        if let (Some(k), Some(innermost)) = (texit.key.map(|k| k as usize), record.frames.last()) {
             let tested = texit.values[k];
             let var = innermost
                 .env
@@ -835,7 +835,12 @@ impl<'p> Jit<'p> {
             }
             let recorded = trace.ops.len();
             let source = Source::Recorded { name, trace, start, end };
-            let job = self.straight_job(source, recorded, jumps, restart);
+            let mut job = self.straight_job(source, recorded, jumps, restart);
+            // The parameters its exit's code knew to be objects.
+            let object = flowc_passes::lattice::Info::of_kinds(flowc_passes::lattice::Kinds::OBJECT);
+            job.facts = (0..texit.values.len())
+                .map(|k| if texit.object_param(k) { object.clone() } else { flowc_passes::lattice::Info::value() })
+                .collect();
             let passed: Vec<Key> = seen.into_iter().collect();
             let job = Job::Straight(Box::new(job));
             // Optimized in the background, the exit returns to the driver

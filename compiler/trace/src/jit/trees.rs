@@ -100,7 +100,7 @@ impl<'p> Jit<'p> {
                     block: texit.block,
                     resume: texit.resume,
                     label: texit.label,
-                    key: texit.key.map(|k| texit.values[k]),
+                    key: texit.key.map(|k| texit.values[k as usize]),
                     guard: texit.guard,
                     values: texit.values.to_vec(),
                 };

@@ -1359,6 +1359,9 @@ fn straight_code_counts_a_long_walk_from_its_start_and_leaves_by_one_exit() {
     let bridge =
         straight.iter().find(|t| walk_ats(t).len() >= 8).unwrap_or_else(|| panic!("{}", far.bridges.join("\n")));
     let ats = walk_ats(bridge);
+    // The scan's exit knew the cell it stopped at to be an object, and the
+    // bridge starts knowing it (`TraceExit::objects`): no object test.
+    assert!(bridge.contains("= get.object v0, l"), "{bridge}");
     assert!(ats.iter().all(|(base, _, _)| *base == ats[0].0), "one base:\n{bridge}");
     // The first link leaves by its own record (which holds the link as
     // read); the rest by one copy of it, the first link as checked.
