@@ -626,3 +626,83 @@ fn a_link_that_comes_back_is_one_comparison() {
         assert_eq!(tests, 1, "{lines:#?}");
     }
 }
+
+/// `make` leaves with a new cell; `lazy` and `eager` are bridges of its
+/// exit: `lazy` only reads the cell (its result's word may point into the
+/// heap), `eager` makes another cell, which may collect; `again`, as
+/// `eager`, for `lazy`'s exit.
+const BRIDGED: &str = "trace make(v0:n) {
+b0:
+    v1:o = new cell
+    set v1, v, v0
+    exit r0 to next
+resume r0 {
+    frame [o = v1]
+}
+}
+trace lazy(v0:o) {
+b0:
+    v1:x = get v0, v
+    exit r0 to out
+resume r0 {
+    frame [x = v1]
+}
+}
+trace eager(v0:o) {
+b0:
+    v1:p = new cell
+    set v1, v, v0
+    exit r0 to out
+resume r0 {
+    frame [p = v1]
+}
+}
+trace again(v0:x) {
+b0:
+    v1:p = new cell
+    set v1, v, v0
+    exit r0 to out
+resume r0 {
+    frame [p = v1]
+}
+}
+";
+
+/// A bridge that cannot collect does not zero its words on the way in
+/// from its exit (its direct entry): no safepoint reads them before they
+/// are written. One that can zeroes them first, and, on top of one that
+/// did not, that one's words too.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn only_a_bridge_that_may_collect_zeroes_its_words_at_each_crossing() {
+    flowc_codegen::with_stack(|| {
+        let module = flowc_ir::parse::module("bridged", BRIDGED).unwrap();
+        let cache = TraceCache::new(std::sync::Arc::new(module.clone()), module.layout(), Options::default()).unwrap();
+        let make = cache.compile_all(&[&module.functions[0]], Codegen::Baseline).unwrap()[0];
+        let exit = cache.exits_of(make)[0];
+        // The instructions of bridge `k` of `exit`'s direct entry, after it
+        // reserves its words (the second `sub rsp`: the first is the
+        // standard entry's), up to its storing the frame pointer.
+        let direct_entry = |k: usize, exit| {
+            let bridge = cache.compile_bridge(&module.functions[k], exit, Codegen::Baseline).unwrap();
+            let code = cache.code(bridge);
+            let lines: Vec<String> = flowc_codegen::disasm::instructions(&code.bytes)
+                .into_iter()
+                .map(|l| l.text.split_whitespace().collect::<Vec<_>>().join(" "))
+                .collect();
+            let subs: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("sub rsp,")).collect();
+            let entry: Vec<String> =
+                lines[subs[1] + 1..].iter().take_while(|l| !l.starts_with("mov [rbx")).cloned().collect();
+            (bridge, entry)
+        };
+        let (lazy, zeroes) = direct_entry(1, exit);
+        assert!(zeroes.is_empty(), "lazy: {zeroes:?}");
+        let (_, on_make) = direct_entry(2, exit);
+        assert!(!on_make.is_empty(), "eager: {on_make:?}");
+        // On top of the bridge that left its words as they were, the one
+        // that may collect zeroes them too (but the exit's value, which
+        // the lazy bridge wrote).
+        let (_, on_lazy) = direct_entry(3, cache.exits_of(lazy)[0]);
+        assert!(on_lazy.len() > on_make.len(), "{on_lazy:?}\n{on_make:?}");
+    })
+}
