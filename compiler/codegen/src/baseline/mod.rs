@@ -19,7 +19,8 @@
 //! [`fused_returns`]); `rbx` holds the context.
 //! The words of values that may point into the heap come first, and are
 //! zeroed on entry (but the parameters', which the entry loads from the
-//! exit buffer before anything can read them), so every safepoint lists
+//! exit buffer before anything can read them; and a bridge's on its
+//! direct entry where it cannot collect: below), so every safepoint lists
 //! all of them for the collector (a word not yet written is 0, which the
 //! collector skips; one written earlier is a value the code computed);
 //! the words of values
@@ -402,14 +403,25 @@ fn direct_results(f: &Function, regs: &[(ValueId, Reg)]) -> Vec<(flowc_ir::InstI
 }
 
 /// Whether running `f` may collect: whether it has an instruction whose
-/// runtime path may allocate in the heap (`new`, a call, an operation
-/// that is not on words or a comparison of integers — a sum may become a
-/// big integer). Reads, writes, guards and word operations only read the
-/// heap, and their runtime paths only stop the run with an error.
+/// runtime path may allocate in the heap — `new`, a call, and any
+/// operation but those whose results are immediate words: arithmetic on
+/// words (proven to fit), orderings and equalities of words or integers,
+/// and the length of a list. (An element read from a list may be a value
+/// the runtime boxes, and a sum of integers may become a big integer.)
+/// Reads, writes and guards only read the heap, and their runtime paths
+/// only stop the run with an error.
 fn may_collect(f: &Function) -> bool {
+    use flowc_lang::ops::Class;
     f.layout.iter().flat_map(|&b| f.blocks[b].phis.iter().chain(&f.blocks[b].insts)).any(|&i| match &f.insts[i].kind {
         InstKind::Op { op: Operator::Known(op), form, .. } => {
-            !(*form == Form::Word || (*form == Form::Int && op.condition().is_some()))
+            let words = matches!(form, Form::Word | Form::Int);
+            let immediate = match op.class() {
+                Class::Arith => *form == Form::Word,
+                Class::Ordering | Class::Equality => words,
+                Class::List => *op == Op::Len && words,
+                Class::Copy => false,
+            };
+            !immediate
         }
         InstKind::Op { .. } | InstKind::New(_) | InstKind::Call { .. } => true,
         InstKind::Phi(_)

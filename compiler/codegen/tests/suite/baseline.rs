@@ -630,7 +630,7 @@ fn a_link_that_comes_back_is_one_comparison() {
 /// `make` leaves with a new cell; `lazy` and `eager` are bridges of its
 /// exit: `lazy` only reads the cell (its result's word may point into the
 /// heap), `eager` makes another cell, which may collect; `again`, as
-/// `eager`, for `lazy`'s exit.
+/// `eager`, for `lazy`'s exit; `listed` reads an element of a list.
 const BRIDGED: &str = "trace make(v0:n) {
 b0:
     v1:o = new cell
@@ -664,6 +664,14 @@ b0:
     exit r0 to out
 resume r0 {
     frame [p = v1]
+}
+}
+trace listed(v0:o) {
+b0:
+    v1:e = readlist.word [[1, 2], [3]], 1
+    exit r0 to out
+resume r0 {
+    frame [e = v1, o = v0]
 }
 }
 ";
@@ -704,5 +712,9 @@ fn only_a_bridge_that_may_collect_zeroes_its_words_at_each_crossing() {
         // the lazy bridge wrote).
         let (_, on_lazy) = direct_entry(3, cache.exits_of(lazy)[0]);
         assert!(on_lazy.len() > on_make.len(), "{on_lazy:?}\n{on_make:?}");
+        // An element of a list, even read as a word, may be a value the
+        // runtime boxes: that bridge may collect.
+        let (_, listed) = direct_entry(4, exit);
+        assert!(!listed.is_empty(), "listed: {listed:?}");
     })
 }
