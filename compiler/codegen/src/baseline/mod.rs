@@ -545,6 +545,18 @@ fn each_read(f: &Function, read: &mut impl FnMut(&Operand)) {
     }
 }
 
+/// How many times each value's word is read in `f` ([`each_read`]), by
+/// value index.
+fn word_reads(f: &Function) -> Vec<u32> {
+    let mut reads: Vec<u32> = vec![0; f.values.len()];
+    each_read(f, &mut |o: &Operand| {
+        if let Operand::Value(v) = o {
+            reads[flowc_ir::ix(*v)] += 1;
+        }
+    });
+    reads
+}
+
 /// The links whose checks are fused ([`Emit::fused_link`]): a
 /// `get.object` (the first of the three instructions, listed here, sorted)
 /// whose result only the `guard_link` and the `guard_at` right after it
@@ -578,15 +590,9 @@ fn fused_links(f: &Function) -> Vec<flowc_ir::InstId> {
     if candidates.is_empty() {
         return Vec::new();
     }
-    let mut reads: Vec<u32> = vec![0; f.values.len()];
-    let mut count = |o: &Operand| {
-        if let Operand::Value(v) = o {
-            reads[flowc_ir::ix(*v)] += 1;
-        }
-    };
     // Records per guard or exit that leaves by them: one another guard
     // shares, holding the link, reads its word too.
-    each_read(f, &mut count);
+    let reads = word_reads(f);
     let mut out: Vec<flowc_ir::InstId> =
         candidates.into_iter().filter(|&(_, v, n)| reads[flowc_ir::ix(v)] == n).map(|(i, _, _)| i).collect();
     out.sort_unstable();
@@ -635,12 +641,7 @@ fn fused_returns(f: &Function) -> Vec<flowc_ir::InstId> {
     if candidates.is_empty() {
         return Vec::new();
     }
-    let mut reads: Vec<u32> = vec![0; f.values.len()];
-    each_read(f, &mut |o: &Operand| {
-        if let Operand::Value(v) = o {
-            reads[flowc_ir::ix(*v)] += 1;
-        }
-    });
+    let reads = word_reads(f);
     let mut out: Vec<flowc_ir::InstId> = candidates
         .into_iter()
         .filter(|&(_, v, n, c)| reads[flowc_ir::ix(v)] == n && reads[flowc_ir::ix(c)] == 1)
@@ -707,12 +708,13 @@ enum Cold {
     /// the context: the fuel ran out at a loop header, or a call would go
     /// deeper than the interpreter may.
     Raise { at: Label, function: RuntimeFn, site: Option<u64>, in_loop: bool },
-    /// Where a link's fused checks fail ([`Emit::fused_link`]): the link,
-    /// in rax, to its word `word`; tested as its `get` would (0, unset:
-    /// the slow path `slow`, which comes back at `back`) and its
-    /// `guard_link` (the word of 0: `link_exit`); anything else fails the
-    /// `guard_at` (`at_exit`).
-    Split { at: Label, word: i32, slow: Label, back: Label, link_exit: Label, at_exit: Label, in_loop: bool },
+    /// Where a link's fused checks fail ([`Emit::fused_link`],
+    /// [`Emit::fused_return`]): the link, in rax, to its word `word`;
+    /// tested as its `get` would (0, unset: the slow path `slow`, which
+    /// comes back at `back`) and its `guard_link` (the word of 0:
+    /// `link_exit`); anything else is another object than the one
+    /// compared, and fails the `guard_at` or the equality (`other_exit`).
+    Split { at: Label, word: i32, slow: Label, back: Label, link_exit: Label, other_exit: Label, in_loop: bool },
 }
 
 struct Emit<'e, 'a> {
@@ -1981,7 +1983,7 @@ impl Emit<'_, '_> {
         // Out of line, in this order: the split first, so that the slow
         // path it jumps to is written.
         let (word, in_loop, site) = (self.slot(v), self.in_loop, self.site);
-        self.cold.push(Cold::Split { at: split, word, slow, back, link_exit, at_exit, in_loop });
+        self.cold.push(Cold::Split { at: split, word, slow, back, link_exit, other_exit: at_exit, in_loop });
         self.cold.push(Cold::Slow { at: slow, back, call, site, result: Some(word), in_loop });
         let n = self.exit_number(*r1, *l1, None, Leaving::Guard);
         self.cold.push(Cold::Exit { at: link_exit, exit: n, in_loop, set: None });
@@ -2022,7 +2024,7 @@ impl Emit<'_, '_> {
         self.a.alu(Alu::Cmp, RAX, RCX);
         self.a.jcc(Cond::NotEqual, split);
         let (word, in_loop, site) = (self.slot(v), self.in_loop, self.site);
-        self.cold.push(Cold::Split { at: split, word, slow, back, link_exit, at_exit: eq_exit, in_loop });
+        self.cold.push(Cold::Split { at: split, word, slow, back, link_exit, other_exit: eq_exit, in_loop });
         self.cold.push(Cold::Slow { at: slow, back, call, site, result: Some(word), in_loop });
         let n = self.exit_number(*r1, *l1, None, Leaving::Guard);
         self.cold.push(Cold::Exit { at: link_exit, exit: n, in_loop, set: None });
@@ -2294,7 +2296,7 @@ impl Emit<'_, '_> {
                 // The slow path returns only with the link set (the
                 // runtime stops the run on an unset field): at `back` the
                 // link is 0, or another object than the one compared.
-                Cold::Split { at, word, slow, back, link_exit, at_exit, in_loop } => {
+                Cold::Split { at, word, slow, back, link_exit, other_exit, in_loop } => {
                     self.in_loop = in_loop;
                     self.a.bind(at);
                     self.a.store(RSP, word, RAX);
@@ -2304,7 +2306,7 @@ impl Emit<'_, '_> {
                     self.a.bind(back);
                     self.a.alu_imm(Alu::Cmp, RAX, ZERO.as_i64() as i32);
                     self.a.jcc(Cond::Equal, link_exit);
-                    self.a.jmp(at_exit);
+                    self.a.jmp(other_exit);
                 }
             }
         }

@@ -46,10 +46,16 @@ fn compiled(text: &str) -> (TraceCache, TraceId) {
 fn listing_of(text: &'static str) -> Vec<String> {
     flowc_codegen::with_stack(move || {
         let (cache, id) = compiled(text);
-        let code = cache.code(id);
-        let lines = flowc_codegen::disasm::instructions(&code.bytes).into_iter();
-        lines.map(|l| l.text.split_whitespace().collect::<Vec<_>>().join(" ")).collect()
+        code_listing(&cache, id)
     })
+}
+
+/// The disassembled instructions of trace `id` of `cache`, their blanks
+/// each made one space.
+fn code_listing(cache: &TraceCache, id: TraceId) -> Vec<String> {
+    let code = cache.code(id);
+    let lines = flowc_codegen::disasm::instructions(&code.bytes).into_iter();
+    lines.map(|l| l.text.split_whitespace().collect::<Vec<_>>().join(" ")).collect()
 }
 
 /// The instructions of the loop's block: from the iteration count in the
@@ -631,50 +637,53 @@ fn a_link_that_comes_back_is_one_comparison() {
 /// exit: `lazy` only reads the cell (its result's word may point into the
 /// heap), `eager` makes another cell, which may collect; `again`, as
 /// `eager`, for `lazy`'s exit; `listed` reads an element of a list.
-const BRIDGED: &str = "trace make(v0:n) {
+fn bridged() -> &'static str {
+    let allocating = |name: &str| {
+        format!(
+            "trace {name}(v0:o) {{
+b0:
+    v1:p = new cell
+    set v1, v, v0
+    exit r0 to out
+resume r0 {{
+    frame [p = v1]
+}}
+}}
+"
+        )
+    };
+    let text = format!(
+        "trace make(v0:n) {{
 b0:
     v1:o = new cell
     set v1, v, v0
     exit r0 to next
-resume r0 {
+resume r0 {{
     frame [o = v1]
-}
-}
-trace lazy(v0:o) {
+}}
+}}
+trace lazy(v0:o) {{
 b0:
     v1:x = get v0, v
     exit r0 to out
-resume r0 {
+resume r0 {{
     frame [x = v1]
-}
-}
-trace eager(v0:o) {
-b0:
-    v1:p = new cell
-    set v1, v, v0
-    exit r0 to out
-resume r0 {
-    frame [p = v1]
-}
-}
-trace again(v0:x) {
-b0:
-    v1:p = new cell
-    set v1, v, v0
-    exit r0 to out
-resume r0 {
-    frame [p = v1]
-}
-}
-trace listed(v0:o) {
+}}
+}}
+{}{}trace listed(v0:o) {{
 b0:
     v1:e = readlist.word [[1, 2], [3]], 1
     exit r0 to out
-resume r0 {
+resume r0 {{
     frame [e = v1, o = v0]
+}}
+}}
+",
+        allocating("eager"),
+        allocating("again")
+    );
+    Box::leak(text.into_boxed_str())
 }
-}
-";
 
 /// A bridge that cannot collect does not zero its words on the way in
 /// from its exit (its direct entry): no safepoint reads them before they
@@ -684,7 +693,7 @@ resume r0 {
 #[test]
 fn only_a_bridge_that_may_collect_zeroes_its_words_at_each_crossing() {
     flowc_codegen::with_stack(|| {
-        let module = flowc_ir::parse::module("bridged", BRIDGED).unwrap();
+        let module = flowc_ir::parse::module("bridged", bridged()).unwrap();
         let cache = TraceCache::new(std::sync::Arc::new(module.clone()), module.layout(), Options::default()).unwrap();
         let make = cache.compile_all(&[&module.functions[0]], Codegen::Baseline).unwrap()[0];
         let exit = cache.exits_of(make)[0];
@@ -693,11 +702,7 @@ fn only_a_bridge_that_may_collect_zeroes_its_words_at_each_crossing() {
         // standard entry's), up to its storing the frame pointer.
         let direct_entry = |k: usize, exit| {
             let bridge = cache.compile_bridge(&module.functions[k], exit, Codegen::Baseline).unwrap();
-            let code = cache.code(bridge);
-            let lines: Vec<String> = flowc_codegen::disasm::instructions(&code.bytes)
-                .into_iter()
-                .map(|l| l.text.split_whitespace().collect::<Vec<_>>().join(" "))
-                .collect();
+            let lines = code_listing(&cache, bridge);
             let subs: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("sub rsp,")).collect();
             let entry: Vec<String> =
                 lines[subs[1] + 1..].iter().take_while(|l| !l.starts_with("mov [rbx")).cloned().collect();

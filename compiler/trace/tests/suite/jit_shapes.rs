@@ -1306,30 +1306,23 @@ fn a_scan_across_a_tape_laid_out_two_ways_leaves_where_the_layout_turns() {
     // The first loop counts both its links from the cell it carries: the
     // second `guard_at`'s base is the first's, its distance twice as far.
     let body = r.traces.iter().find(|t| t.starts_with("trace 'dispatch.body'(")).expect("the loop");
-    let ats: Vec<(&str, i64)> = body
-        .lines()
-        .filter_map(|l| {
-            let (_, rest) = l.split_once("guard_at ")?;
-            let parts: Vec<&str> = rest.split(", ").collect();
-            Some((parts[1], parts[2].parse().ok()?))
-        })
-        .collect();
+    let ats: Vec<(String, i64, String)> = body.lines().filter_map(guard_at).collect();
     assert_eq!(ats.len(), 2, "{body}");
     assert_eq!(ats[0].0, ats[1].0, "one base:\n{body}");
     assert_eq!(ats[1].1, 2 * ats[0].1, "{body}");
 }
 
-/// The `guard_at` lines of trace `t`, up to its first `set`, each as its
-/// base, distance and the record and label it leaves by.
+/// A printed `guard_at` line as its base, distance, and the record and
+/// label it leaves by; `None` for any other line.
+fn guard_at(line: &str) -> Option<(String, i64, String)> {
+    let (_, rest) = line.split_once("guard_at ")?;
+    let parts: Vec<&str> = rest.splitn(4, ", ").collect();
+    Some((parts[1].to_string(), parts[2].parse().ok()?, parts[3].to_string()))
+}
+
+/// The `guard_at`s of trace `t` up to its first `set` ([`guard_at`]).
 fn walk_ats(t: &str) -> Vec<(String, i64, String)> {
-    t.lines()
-        .take_while(|l| !l.contains(" set"))
-        .filter_map(|l| {
-            let (_, rest) = l.split_once("guard_at ")?;
-            let parts: Vec<&str> = rest.splitn(4, ", ").collect();
-            Some((parts[1].to_string(), parts[2].parse().ok()?, parts[3].to_string()))
-        })
-        .collect()
+    t.lines().take_while(|l| !l.contains(" set")).filter_map(guard_at).collect()
 }
 
 /// Straight code that walks far along links laid out in a row: a BF
