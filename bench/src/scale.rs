@@ -36,10 +36,11 @@ pub fn time_best<T>(runs: usize, mut f: impl FnMut() -> T) -> f64 {
 }
 
 /// mimalloc's `mi_option_purge_delay` (its position in `mi_option_t` of
-/// mimalloc 3, which libmimalloc-sys builds; the crate does not export it).
+/// mimalloc 2, which the workspace has libmimalloc-sys build; the crate
+/// does not export it).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// Its default in that version, in milliseconds.
-const MI_PURGE_DELAY_DEFAULT: i64 = 1000;
+const MI_PURGE_DELAY_DEFAULT: i64 = 10;
 
 /// Tells the allocator to keep freed memory instead of returning it to the
 /// operating system. The scaling benchmarks take the best of several runs

@@ -100,4 +100,5 @@ pub use function::{
     ValueDef, ValueId, HUGE_INSTS,
 };
 pub use inst::{Args, GuardKind, InstKind, Operand, PhiInputs, Successors, Terminator, Trap};
+pub use resume::packed::PackedRecords;
 pub use resume::{ResumeData, ResumeFrame, ResumeId, ResumeValue, VirtualObject};

@@ -14,6 +14,8 @@
 
 use flowc_lang::Symbol;
 
+pub mod packed;
+
 use crate::inst::Operand;
 use crate::ValueId;
 

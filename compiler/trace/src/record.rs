@@ -361,7 +361,13 @@ pub fn record_path(
     for (k, f) in start.iter().enumerate() {
         objects.add_start(k as u32, &f.env);
     }
-    let trace = |ops, sites, objects| Trace { anchor: label, ops, sites, objects };
+    // Recordings wait for the worker in its queue: without the room
+    // they were made with.
+    let trace = |mut ops: Vec<TraceOp>, mut sites: Vec<_>, objects| {
+        ops.shrink_to_fit();
+        sites.shrink_to_fit();
+        Trace { anchor: label, ops, sites, objects }
+    };
     // Operations recorded in the frames of each called function.
     let mut per_function: Vec<(Symbol, usize)> = Vec::new();
     let limit = limits.ops;

@@ -198,6 +198,9 @@ impl Asm {
             let rel = target as i64 - (at as i64 + 4);
             self.code[at as usize..at as usize + 4].copy_from_slice(&(rel as i32).to_le_bytes());
         }
+        // Made with room for a typical operation's code per instruction:
+        // code made on the worker waits for its install with it.
+        self.code.shrink_to_fit();
         Some(self.code)
     }
 

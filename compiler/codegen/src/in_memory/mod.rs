@@ -744,6 +744,11 @@ impl TraceCache {
         self.inner.borrow().code_size
     }
 
+    /// How many exits the cache's traces have.
+    pub fn exit_count(&self) -> usize {
+        self.inner.borrow().exits.len()
+    }
+
     /// How many traces the cache holds (they are numbered from 0).
     pub fn len(&self) -> usize {
         self.inner.borrow().entries.len()

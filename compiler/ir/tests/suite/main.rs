@@ -1,6 +1,7 @@
 //! The IR's analyses and helpers: bound values, calls, compaction,
 //! dominators, drawing, block frequencies, guards, live ranges, liveness, loop
-//! headers, object proofs, regions, rows, substitutions.
+//! headers, object proofs, packed resume records, regions, rows,
+//! substitutions.
 //!
 //! The crate's integration tests, one module per subject, built as one
 //! binary: one link instead of one per file, and every module's tests
@@ -19,6 +20,7 @@ mod live_ranges;
 mod liveness;
 mod loop_headers;
 mod objects;
+mod packed;
 mod regions;
 mod rows;
 mod subst;

@@ -232,6 +232,9 @@ pub(super) struct Worker {
     holding: HashMap<Key, Vec<Holder>>,
     /// Operations recorded by the pending jobs.
     ops: usize,
+    /// The most jobs pending or ready at once, counted at each submit
+    /// (the backlog `--stats` reports).
+    pub most_pending: usize,
 }
 
 impl Worker {
@@ -286,6 +289,7 @@ impl Worker {
             ready_exits: HashMap::default(),
             holding: HashMap::default(),
             ops: 0,
+            most_pending: 0,
         }
     }
 
@@ -318,6 +322,7 @@ impl Worker {
         }
         self.ops += pending.recorded;
         self.pending.push_back(pending);
+        self.most_pending = self.most_pending.max(self.pending_jobs());
         Ok(())
     }
 

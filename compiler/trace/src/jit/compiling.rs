@@ -251,7 +251,8 @@ impl<'p> Jit<'p> {
             }
             self.names.insert(code.function.name, Some(id));
             if !(self.options.keep_ir || self.options.trees) {
-                code.function = without_body(code.function);
+                let (function, packed) = without_body(code.function);
+                (code.function, code.packed) = (function, Some(packed));
             }
             code.compile_time = time / n;
             code.root = id;

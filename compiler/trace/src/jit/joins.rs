@@ -152,14 +152,14 @@ impl<'p> Jit<'p> {
         {
             return false;
         }
-        let record = &p.function.resumes[texit.resume];
+        let record = p.record(texit.resume);
         if record.frames.len() != 1 || !record.virtuals.is_empty() || values.iter().any(Option::is_none) {
             return false;
         }
         let map: HashMap<ValueId, Value> =
             texit.values.iter().zip(values).filter_map(|(id, v)| Some((*id, v.clone()?))).collect();
         // Nothing virtual: nothing is allocated to read the frame.
-        let frames = resume::frames(record, &map, &mut run.heap);
+        let frames = resume::frames(&record, &map, &mut run.heap);
         let env: Env = frames[0].env.iter().cloned().collect();
         let graph = &run.resolved.graphs[p.graph as usize];
         let Some(profiler) = machine.profiler() else { return false };

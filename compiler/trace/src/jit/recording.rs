@@ -269,8 +269,7 @@ impl<'p> Jit<'p> {
         if !exit.at {
             return None;
         }
-        let record = &self.codes[parent.0 as usize].function.resumes[exit.resume];
-        Some((record.frames.last()?.function, exit.label))
+        Some((self.codes[parent.0 as usize].innermost_function(exit.resume)?, exit.label))
     }
 
     /// Notes the class checks of `trace` at irregular places
@@ -583,7 +582,7 @@ impl<'p> Jit<'p> {
             let block = machine.replace_top(stack, &frames, texit.label)?;
             return Ok(Next::Interpret(block));
         }
-        let record = p.function.resumes[texit.resume].clone();
+        let record = p.record(texit.resume).into_owned();
         let mut start = Start::exit(&p.function, &record, &texit.values);
         // A speculation check of a loop trace (its preheader's guards):
         // the bridge is the same loop, assuming nothing.

@@ -133,6 +133,8 @@ pub struct Stats {
     pub compile_time: Duration,
     /// Bytes of machine code of the traces and bridges.
     pub code_size: usize,
+    /// Exits of the compiled code.
+    pub exits: usize,
     /// Of that, time spent converting to IR and optimizing (the rest is
     /// code generation).
     pub optimize_time: Duration,
@@ -144,6 +146,8 @@ pub struct Stats {
     pub background_jobs: usize,
     pub emitted_apart: usize,
     pub dropped_jobs: usize,
+    /// The most jobs the worker had pending or ready at once.
+    pub most_pending: usize,
     /// Hot spots counted, and how many arrivals they saw in all.
     pub keys: usize,
     pub arrivals: u64,
@@ -221,15 +225,16 @@ impl std::fmt::Display for Stats {
         if self.background_jobs + self.dropped_jobs > 0 {
             write!(
                 f,
-                "\nbackground:      {} jobs optimized on the worker in {:.3} ms ({} with their code generated there, {} dropped at the end); {:.3} ms compiling on the running thread",
+                "\nbackground:      {} jobs optimized on the worker in {:.3} ms ({} with their code generated there, {} dropped at the end, at most {} waiting at once); {:.3} ms compiling on the running thread",
                 self.background_jobs,
                 ms(self.background_time),
                 self.emitted_apart,
                 self.dropped_jobs,
+                self.most_pending,
                 ms(self.compile_time_here())
             )?;
         }
-        write!(f, "\nmachine code:    {:.1} KB", self.code_size as f64 / 1024.0)?;
+        write!(f, "\nmachine code:    {:.1} KB, {} exits", self.code_size as f64 / 1024.0, self.exits)?;
         for t in &self.per_trace {
             write!(
                 f,
