@@ -138,10 +138,10 @@ impl Start {
         }
     }
 
-    /// A trace that starts where exit `record` of trace `parent` leaves,
-    /// with the exit's `values` (in order: what the code stores there) as
-    /// its parameters.
-    pub fn exit(parent: &Function, record: &ResumeData, values: &[ValueId]) -> Start {
+    /// A trace that starts where exit `record` of a trace leaves, with the
+    /// exit's `values` (in order: what the code stores there) as its
+    /// parameters; `name_of` names the trace's values.
+    pub fn exit(name_of: impl Fn(ValueId) -> Option<Symbol>, record: &ResumeData, values: &[ValueId]) -> Start {
         let value = |rv: &ResumeValue| match rv {
             ResumeValue::Operand(Operand::Const(c)) => StartValue::Const(c.clone()),
             ResumeValue::Operand(Operand::Value(v)) => StartValue::Param(
@@ -173,7 +173,7 @@ impl Start {
                     .iter()
                     .flat_map(|f| &f.env)
                     .find(|(_, rv)| matches!(rv, ResumeValue::Operand(Operand::Value(x)) if x == v));
-                named.map(|(n, _)| *n).or(parent.values[*v].name).unwrap_or_else(|| Symbol::intern("v"))
+                named.map(|(n, _)| *n).or_else(|| name_of(*v)).unwrap_or_else(|| Symbol::intern("v"))
             })
             .collect();
         Start { params, frames, objects, promoted: Vec::new() }

@@ -251,8 +251,8 @@ impl<'p> Jit<'p> {
             }
             self.names.insert(code.function.name, Some(id));
             if !(self.options.keep_ir || self.options.trees) {
-                let (function, packed) = without_body(code.function);
-                (code.function, code.packed) = (function, Some(packed));
+                let (function, kept) = without_body(code.function);
+                (code.function, code.kept) = (function, Some(kept));
             }
             code.compile_time = time / n;
             code.root = id;

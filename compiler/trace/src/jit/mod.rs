@@ -346,9 +346,9 @@ struct Code {
     /// The optimized trace IR (its resume records rebuild frames on exits;
     /// without its body and records once compiled, see [`without_body`]).
     function: Function,
-    /// Its resume records packed, once it was compiled and its IR is not
-    /// kept ([`Code::record`]).
-    packed: Option<PackedRecords>,
+    /// What its exits and bridges read of its IR, once it was compiled
+    /// and its IR is not kept ([`Code::record`], [`Code::value_name`]).
+    kept: Option<Kept>,
     /// The flow graph its base frame runs (0: the main graph).
     graph: u32,
     /// What the interpreter hands over when entering it: its base frame's
@@ -1762,8 +1762,8 @@ impl<'p> Jit<'p> {
 impl Code {
     /// Its resume record `r`.
     fn record(&self, r: ResumeId) -> Cow<'_, ResumeData> {
-        match &self.packed {
-            Some(packed) => Cow::Owned(packed.get(r)),
+        match &self.kept {
+            Some(kept) => Cow::Owned(kept.records.get(r)),
             None => Cow::Borrowed(&self.function.resumes[r]),
         }
     }
@@ -1771,9 +1771,17 @@ impl Code {
     /// The function its resume record `r`'s innermost frame runs
     /// ([`PackedRecords::innermost_function`]).
     fn innermost_function(&self, r: ResumeId) -> Option<Option<Symbol>> {
-        match &self.packed {
-            Some(packed) => packed.innermost_function(r),
+        match &self.kept {
+            Some(kept) => kept.records.innermost_function(r),
             None => self.function.resumes[r].frames.last().map(|f| f.function),
+        }
+    }
+
+    /// The name of its value `v`.
+    fn value_name(&self, v: ValueId) -> Option<Symbol> {
+        match &self.kept {
+            Some(kept) => kept.names.get(u32::from(v.into_raw()) as usize).copied().flatten(),
+            None => self.function.values[v].name,
         }
     }
 
@@ -1803,22 +1811,30 @@ impl Code {
             passed_keys: false,
             replaced_by: None,
             function,
-            packed: None,
+            kept: None,
         }
     }
 }
 
-/// `f` without its blocks, instructions and resume records, and the
-/// records packed: what a compiled trace's exits and bridges read of it
-/// stays (its name, parameters, values and records; see
-/// [`Options::keep_ir`]). A run keeps every trace's records, which the
-/// code reads only when a guard fails: packed, public BF hanoi.b's 33,000
-/// took 2.6 MB instead of 10 ([`PackedRecords`]).
-fn without_body(f: Function) -> (Function, PackedRecords) {
-    let mut kept = Function::new(f.kind, f.name);
-    kept.params = f.params;
-    kept.values = f.values;
-    (kept, PackedRecords::pack(&f.resumes))
+/// What a compiled trace's exits and bridges read of its IR when the IR
+/// is not kept ([`Options::keep_ir`]): its resume records, packed, and
+/// its values' names. A run keeps them for every trace, and reads them
+/// only when a guard fails: packed, public BF hanoi.b's 33,000 records
+/// took 2.6 MB instead of 10 ([`PackedRecords`]), and the names 0.5 MB
+/// instead of the values' 1.5.
+struct Kept {
+    records: PackedRecords,
+    /// By value index.
+    names: Box<[Option<Symbol>]>,
+}
+
+/// `f` reduced to its name and parameters, and what its exits read of
+/// the rest ([`Kept`]).
+fn without_body(f: Function) -> (Function, Kept) {
+    let mut reduced = Function::new(f.kind, f.name);
+    reduced.params = f.params;
+    let names = f.values.values().map(|d| d.name).collect();
+    (reduced, Kept { records: PackedRecords::pack(&f.resumes), names })
 }
 
 /// How the tracer runs the calls it does not follow — of recursive

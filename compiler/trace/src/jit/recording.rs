@@ -583,7 +583,7 @@ impl<'p> Jit<'p> {
             return Ok(Next::Interpret(block));
         }
         let record = p.record(texit.resume).into_owned();
-        let mut start = Start::exit(&p.function, &record, &texit.values);
+        let mut start = Start::exit(|v| p.value_name(v), &record, &texit.values);
         // A speculation check of a loop trace (its preheader's guards):
         // the bridge is the same loop, assuming nothing.
         let retrace = is_check(p, &texit);
