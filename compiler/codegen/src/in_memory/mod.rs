@@ -474,13 +474,18 @@ struct CacheInner {
     /// Every exit, by [`ExitId`], with the trace it belongs to (sorted by
     /// trace: a trace's exits are added when it is compiled).
     exits: Vec<(TraceExit, TraceId)>,
-    /// By [`ExitId`]: for an exit of baseline code, the words its values
-    /// are in (offsets from its trace's stack pointer).
-    exit_words: Vec<Option<Box<[i32]>>>,
-    /// By [`ExitId`]: for an exit of baseline code, the addresses of its
-    /// stubs ([`crate::baseline::Compiled::stubs`]), which a direct link
-    /// makes jumps into the bridge.
-    exit_stubs: Vec<Box<[u64]>>,
+    /// For the exits of baseline code, the words their values are in
+    /// (offsets from their trace's stack pointer): one table per trace,
+    /// never changed, which each exit's slot points into
+    /// ([`ExitSlot::words`]; read back by [`exit_words`]). A table per
+    /// exit cost public BF hanoi.b's 42,000 exits 1.7 MB.
+    word_tables: Vec<Box<[i32]>>,
+    /// The stubs of baseline code's exits
+    /// ([`crate::baseline::Compiled::stubs`]), which a direct link makes
+    /// jumps into the bridge: their exits, ascending, and their
+    /// addresses ([`CacheInner::stubs_of`]).
+    stub_exits: Vec<u32>,
+    stub_addresses: Vec<u64>,
     /// By [`TraceId`]: how baseline code's frame is laid out (`None` for
     /// Cranelift's code).
     frames: Vec<Option<BaselineFrame>>,
@@ -499,6 +504,14 @@ struct CacheInner {
     /// The words of the lists baseline code holds, by table ([`rooted`]).
     rooted_lists: HashMap<*const u64, u64>,
     options: Options,
+}
+
+impl CacheInner {
+    /// Where exit `e`'s stubs are in `stub_exits` and `stub_addresses`.
+    fn stubs_of(&self, e: ExitId) -> std::ops::Range<usize> {
+        let from = self.stub_exits.partition_point(|&n| n < e.0);
+        from..from + self.stub_exits[from..].partition_point(|&n| n == e.0)
+    }
 }
 
 impl TraceCache {
@@ -535,8 +548,9 @@ impl TraceCache {
             entries: Vec::new(),
             trace_entry,
             exits: Vec::new(),
-            exit_words: Vec::new(),
-            exit_stubs: Vec::new(),
+            word_tables: Vec::new(),
+            stub_exits: Vec::new(),
+            stub_addresses: Vec::new(),
             frames: Vec::new(),
             slots: ExitSlots::default(),
             objects,
@@ -692,7 +706,6 @@ impl TraceCache {
                 }
             };
             inner.widest_exit = inner.widest_exit.max(exits.iter().map(|e| e.values.len()).max().unwrap_or(0));
-            inner.exit_words.extend((0..exits.len()).map(|_| None));
             inner.exits.extend(exits.into_iter().map(|e| (e, t)));
             inner.widest_exit = inner.widest_exit.max(f.params.len());
             bind_name(inner, f.name, t, f.params.len());
@@ -804,7 +817,9 @@ impl TraceCache {
                 slot.direct.set(direct);
                 // Its stubs jump there: no load of the slot, no indirect
                 // jump (a stub out of reach keeps reading the slot).
-                for &stub in inner.exit_stubs.get(e.0 as usize).map_or(&[][..], |s| &s[..]) {
+                let stubs = inner.stubs_of(e);
+                for k in stubs {
+                    let stub = inner.stub_addresses[k];
                     inner.code_heap.patch_jump(stub, direct);
                 }
             }
@@ -1013,17 +1028,31 @@ impl Inherited {
     }
 }
 
+/// The words exit `e`'s values are in, when its trace is baseline code
+/// (`CacheInner::word_tables`).
+fn exit_words(inner: &CacheInner, e: ExitId) -> Option<&[i32]> {
+    let slot = inner.slots.get(e.0 as usize)?;
+    let (at, n) = (slot.words.get(), slot.word_count.get());
+    if at == 0 {
+        return None;
+    }
+    // SAFETY: a slot's words are set only by `install_piece`, to a range
+    // of one of `inner.word_tables`' boxed tables, which are never changed
+    // or dropped while the cache lives; the borrow of `inner` keeps it.
+    Some(unsafe { std::slice::from_raw_parts(at as *const i32, n as usize) })
+}
+
 /// The frame a bridge of exit `e` runs in, when the exit's trace is
 /// baseline code.
 fn inherited(inner: &CacheInner, e: ExitId) -> Option<Inherited> {
-    let words = inner.exit_words.get(e.0 as usize)?.as_ref()?;
+    let words = exit_words(inner, e)?;
     let parent = inner.exits.get(e.0 as usize)?.1;
     let frame = inner.frames.get(parent.0 as usize)?.as_ref()?;
     let root = &inner.entries[frame.root.0 as usize];
     let body = root.code as u64 + inner.frames[frame.root.0 as usize].as_ref()?.body as u64;
     Some(Inherited {
         exit: e,
-        params: words.clone(),
+        params: words.into(),
         frame: frame.frame.clone(),
         root: frame.root,
         root_entry: (inner.unit.placed()[root.placed].name, body),
@@ -1129,30 +1158,29 @@ fn install_piece(
     };
     let (record, at) = install_baseline(&mut inner.code_heap, &mut inner.unit, t, name, code)?;
     let first_exit = inner.exits.len();
-    // The stubs' addresses, by exit (each exit's list made at its size:
-    // most exits have one stub).
+    // The stubs' addresses, by exit (the exits after every earlier
+    // trace's).
     stubs.sort_by_key(|&(n, _)| n);
-    inner.exit_stubs.resize(first_exit, Box::default());
-    let mut rest = &stubs[..];
-    for n in 0..exits.len() as u32 {
-        let k = rest.iter().take_while(|&&(m, _)| m == n).count();
-        inner.exit_stubs.push(rest[..k].iter().map(|&(_, offset)| at + offset as u64).collect());
-        rest = &rest[k..];
+    for &(n, offset) in &stubs {
+        inner.stub_exits.push(first_exit as u32 + n);
+        inner.stub_addresses.push(at + offset as u64);
     }
     inner.widest_exit = inner.widest_exit.max(exits.iter().map(|e| e.values.len()).max().unwrap_or(0));
     inner.widest_exit = inner.widest_exit.max(params.len());
     // The exits' slots, as the code made them; each told its number and
     // the words its values are in (boxed: the code reads them there).
     inner.slots.adopt(first_exit, slots);
-    inner.exit_words.resize(first_exit, None);
-    for (k, w) in exit_words.into_iter().enumerate() {
-        let w = w.into_boxed_slice();
+    let table: Box<[i32]> = exit_words.iter().flatten().copied().collect();
+    let mut from = 0;
+    for (k, w) in exit_words.iter().enumerate() {
         let slot = inner.slots.slot(first_exit + k);
-        slot.words.set(w.as_ptr() as u64);
+        slot.words.set(table[from..].as_ptr() as u64);
         slot.word_count.set(w.len() as u64);
         slot.number.set((first_exit + k + 1) as u64);
-        inner.exit_words.push(Some(w));
+        from += w.len();
     }
+    // Moving the box moves no element: the slots' pointers stay good.
+    inner.word_tables.push(table);
     inner.exits.extend(exits.into_iter().map(|e| (e, t)));
     if let Some(slot) = code_slot {
         inner.code_slots.adopt(t.0 as usize, slot);
