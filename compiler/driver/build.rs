@@ -27,6 +27,9 @@ fn main() {
         println!("cargo:rerun-if-changed={}", root.join(input).display());
     }
     println!("cargo:rerun-if-changed={}", root.join("Cargo.lock").display());
+    // The workspace's manifest chooses the runtime's dependencies'
+    // features (mimalloc's version), which the lock file does not record.
+    println!("cargo:rerun-if-changed={}", root.join("Cargo.toml").display());
     let archive = out.join("libflowc_runtime.a");
     match build_runtime(&root, &out) {
         Ok(built) => {

@@ -5,10 +5,13 @@
 //! guard that fails rebuilds the interpreter's frames from its record,
 //! and a bridge starts from it. As [`ResumeData`] they cost a vector per
 //! frame and per virtual object and 24 bytes per variable; a BF
-//! interpreter's run of public hanoi.b kept 33,000 of them, 10 MB. Packed
-//! they cost 8 bytes per variable and no allocation of their own, and a
-//! record is unpacked only when it is read — once per exit and run for
-//! the interpreter's plan, once per bridge recorded.
+//! interpreter's run of public hanoi.b kept 33,000 of them, 10 MB.
+//! Packed, a variable costs 4 bytes, and the records of a trace share
+//! what repeats: the lists of variable names (a frame of one function
+//! lists the same names at every guard) and the constants (the
+//! interpreted program, its opcodes); hanoi.b's took 3.3 MB. A record is
+//! unpacked only when it is read: once per exit and run for the
+//! interpreter's plan, and for an exit hot enough for a bridge.
 //!
 //! # Layout
 //!
@@ -16,13 +19,17 @@
 //!
 //! ```text
 //! frames  virtuals
-//! per frame:   function  call.var  call.label  len  (name value) × len
-//! per virtual: class  len  (field value) × len
+//! per frame:   function  call.var  call.label  names  value × len(names)
+//! per virtual: class  names  value × len(names)
 //! ```
 //!
-//! A name is its symbol's index plus one, 0 for none. A value is tagged
-//! in its top two bits: an SSA value's index, a constant's position in
-//! `consts`, or a virtual object's number in the record.
+//! A name is its symbol's index plus one, 0 for none. `names` is where a
+//! list of names starts in `names`: its length, then its names. A value
+//! is tagged in its top two bits: an SSA value's index, a constant's
+//! position in `consts`, or a virtual object's number in the record.
+
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use la_arena::{Arena, RawIdx};
 
@@ -44,6 +51,7 @@ const VIRTUAL: u32 = 2;
 pub struct PackedRecords {
     starts: Box<[u32]>,
     words: Box<[u32]>,
+    names: Box<[u32]>,
     consts: Box<[Value]>,
 }
 
@@ -57,27 +65,28 @@ impl PackedRecords {
     pub fn pack(records: &Arena<ResumeData>) -> PackedRecords {
         let mut starts = Vec::with_capacity(records.len() + 1);
         let mut words = Vec::new();
-        let mut consts = Vec::new();
+        let mut pool = Pool::default();
         for (_, r) in records.iter() {
             starts.push(words.len() as u32);
             words.push(r.frames.len() as u32);
             words.push(r.virtuals.len() as u32);
             for f in &r.frames {
                 let (var, label) = f.call.unzip();
-                words.extend([name(f.function), name(var), name(label), f.env.len() as u32]);
-                for (n, v) in &f.env {
-                    words.extend([name(Some(*n)), value(v, &mut consts)]);
-                }
+                words.extend([name(f.function), name(var), name(label), pool.names(&f.env)]);
+                words.extend(f.env.iter().map(|(_, v)| pool.value(v)));
             }
             for o in &r.virtuals {
-                words.extend([name(Some(o.class)), o.fields.len() as u32]);
-                for (n, v) in &o.fields {
-                    words.extend([name(Some(*n)), value(v, &mut consts)]);
-                }
+                words.extend([name(Some(o.class)), pool.names(&o.fields)]);
+                words.extend(o.fields.iter().map(|(_, v)| pool.value(v)));
             }
         }
         starts.push(words.len() as u32);
-        PackedRecords { starts: starts.into(), words: words.into(), consts: consts.into() }
+        PackedRecords {
+            starts: starts.into(),
+            words: words.into(),
+            names: pool.names.into(),
+            consts: pool.consts.into(),
+        }
     }
 
     /// How many records there are.
@@ -97,19 +106,25 @@ impl PackedRecords {
             .map(|_| {
                 let function = symbol(w.next());
                 let call = symbol(w.next()).zip(symbol(w.next()));
-                let len = w.next();
-                let env = (0..len).map(|_| w.pair(&self.consts)).collect();
+                let env = self.names(w.next()).iter().map(|&n| (name_at(n), w.value(&self.consts))).collect();
                 ResumeFrame { function, env, call }
             })
             .collect();
         let virtuals = (0..virtuals)
             .map(|_| {
                 let class = symbol(w.next()).expect("a class");
-                let len = w.next();
-                VirtualObject { class, fields: (0..len).map(|_| w.pair(&self.consts)).collect() }
+                let fields = self.names(w.next()).iter().map(|&n| (name_at(n), w.value(&self.consts))).collect();
+                VirtualObject { class, fields }
             })
             .collect();
         ResumeData { frames, virtuals }
+    }
+
+    /// How many frames and virtual objects record `r` has, read without
+    /// unpacking it.
+    pub fn shape(&self, r: ResumeId) -> (usize, usize) {
+        let mut w = self.record(r);
+        (w.next() as usize, w.next() as usize)
     }
 
     /// The function record `r`'s innermost frame runs (`None` for the
@@ -123,15 +138,21 @@ impl PackedRecords {
         for _ in 0..frames {
             function = Some(symbol(w.next()));
             w.skip(2);
-            let len = w.next();
-            w.skip(2 * len as usize);
+            let len = self.names(w.next()).len();
+            w.skip(len);
         }
         function
     }
 
     /// The heap bytes the packed records take.
     pub fn heap_bytes(&self) -> usize {
-        4 * (self.starts.len() + self.words.len()) + std::mem::size_of::<Value>() * self.consts.len()
+        4 * (self.starts.len() + self.words.len() + self.names.len()) + std::mem::size_of::<Value>() * self.consts.len()
+    }
+
+    /// The list of names starting at `at` in `names`.
+    fn names(&self, at: u32) -> &[u32] {
+        let at = at as usize;
+        &self.names[at + 1..at + 1 + self.names[at] as usize]
     }
 
     fn record(&self, r: ResumeId) -> Words<'_> {
@@ -157,16 +178,14 @@ impl Words<'_> {
         self.at += n;
     }
 
-    fn pair(&mut self, consts: &[Value]) -> (Symbol, ResumeValue) {
-        let name = symbol(self.next()).expect("a name");
+    fn value(&mut self, consts: &[Value]) -> ResumeValue {
         let w = self.next();
         let index = w & INDEX;
-        let value = match w >> TAG_SHIFT {
+        match w >> TAG_SHIFT {
             VALUE => ResumeValue::Operand(Operand::Value(ValueId::from_raw(RawIdx::from(index)))),
             CONST => ResumeValue::Operand(Operand::Const(consts[index as usize].clone())),
             _ => ResumeValue::Virtual(index),
-        };
-        (name, value)
+        }
     }
 }
 
@@ -178,15 +197,75 @@ fn symbol(w: u32) -> Option<Symbol> {
     w.checked_sub(1).map(Symbol::from_index)
 }
 
-fn value(v: &ResumeValue, consts: &mut Vec<Value>) -> u32 {
-    let (tag, index) = match v {
-        ResumeValue::Operand(Operand::Value(id)) => (VALUE, u32::from(id.into_raw())),
-        ResumeValue::Operand(Operand::Const(c)) => {
-            consts.push(c.clone());
-            (CONST, (consts.len() - 1) as u32)
+fn name_at(w: u32) -> Symbol {
+    symbol(w).expect("a name")
+}
+
+/// What the records being packed share: lists of names, each kept once,
+/// and constants, each kept once where it can be told apart cheaply. A
+/// trace's records name the same few constants again and again (the
+/// interpreted program, the bracket map, opcodes): public BF hanoi.b's
+/// named 220,000, 3.5 MB of pool, before they were shared; and their
+/// names were half their words.
+#[derive(Default)]
+struct Pool {
+    names: Vec<u32>,
+    lists: HashMap<Vec<u32>, u32>,
+    consts: Vec<Value>,
+    index: HashMap<Same, u32>,
+}
+
+/// What makes two constants the same for the pool: integers and atoms
+/// by value, big integers and lists by identity (comparing their
+/// contents could cost as much as a list is long). Objects are not
+/// shared.
+#[derive(PartialEq, Eq, Hash)]
+enum Same {
+    Int(i64),
+    Atom(Symbol),
+    Shared(usize),
+}
+
+impl Pool {
+    /// Where the list of `vars`' names starts in `names`.
+    fn names(&mut self, vars: &[(Symbol, ResumeValue)]) -> u32 {
+        let list: Vec<u32> = vars.iter().map(|(n, _)| name(Some(*n))).collect();
+        if let Some(&at) = self.lists.get(&list) {
+            return at;
         }
-        ResumeValue::Virtual(k) => (VIRTUAL, *k),
-    };
-    assert!(index <= INDEX, "a resume record's index past 2^30");
-    tag << TAG_SHIFT | index
+        let at = self.names.len() as u32;
+        self.names.push(list.len() as u32);
+        self.names.extend(&list);
+        self.lists.insert(list, at);
+        at
+    }
+
+    fn value(&mut self, v: &ResumeValue) -> u32 {
+        let (tag, index) = match v {
+            ResumeValue::Operand(Operand::Value(id)) => (VALUE, u32::from(id.into_raw())),
+            ResumeValue::Operand(Operand::Const(c)) => (CONST, self.constant(c)),
+            ResumeValue::Virtual(k) => (VIRTUAL, *k),
+        };
+        assert!(index <= INDEX, "a resume record's index past 2^30");
+        tag << TAG_SHIFT | index
+    }
+
+    fn constant(&mut self, c: &Value) -> u32 {
+        let same = match c {
+            Value::Int(i) => Some(Same::Int(*i)),
+            Value::Atom(a) => Some(Same::Atom(*a)),
+            Value::Big(b) => Some(Same::Shared(Arc::as_ptr(b) as usize)),
+            Value::List(l) => Some(Same::Shared(Arc::as_ptr(l) as usize)),
+            Value::Object(_) => None,
+        };
+        if let Some(&k) = same.as_ref().and_then(|s| self.index.get(s)) {
+            return k;
+        }
+        let k = self.consts.len() as u32;
+        self.consts.push(c.clone());
+        if let Some(s) = same {
+            self.index.insert(s, k);
+        }
+        k
+    }
 }

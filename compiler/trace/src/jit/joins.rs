@@ -152,10 +152,10 @@ impl<'p> Jit<'p> {
         {
             return false;
         }
-        let record = p.record(texit.resume);
-        if record.frames.len() != 1 || !record.virtuals.is_empty() || values.iter().any(Option::is_none) {
+        if p.record_shape(texit.resume) != (1, 0) || values.iter().any(Option::is_none) {
             return false;
         }
+        let record = p.record(texit.resume);
         let map: HashMap<ValueId, Value> =
             texit.values.iter().zip(values).filter_map(|(id, v)| Some((*id, v.clone()?))).collect();
         // Nothing virtual: nothing is allocated to read the frame.

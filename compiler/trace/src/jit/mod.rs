@@ -217,10 +217,11 @@ pub struct Options {
     pub join_after: Option<u32>,
     /// Whether each piece of code keeps its whole IR once compiled, for
     /// [`Jit::traces`], [`Jit::bridges`], [`Jit::views`] and trees. Without
-    /// it only what exits and bridges read stays (its values and resume
-    /// records): a run keeps hundreds of traces, and their instructions
-    /// were a seventh of the memory of a long run. `flowc run` turns it
-    /// off (unless trees are on).
+    /// it only what exits and bridges read stays (its values' names and
+    /// its resume records, packed: `Kept`), and those lists give each
+    /// piece's name alone: a run keeps hundreds of traces, and their
+    /// instructions were a seventh of the memory of a long run. `flowc
+    /// run` turns it off (unless trees are on).
     pub keep_ir: bool,
     /// Every how many crossings a linked exit checks in with the driver,
     /// which may then grow a tree (a power of two; [`LINK_CHECK`]).
@@ -1768,6 +1769,14 @@ impl Code {
         }
     }
 
+    /// How many frames and virtual objects its resume record `r` has.
+    fn record_shape(&self, r: ResumeId) -> (usize, usize) {
+        match &self.kept {
+            Some(kept) => kept.records.shape(r),
+            None => (self.function.resumes[r].frames.len(), self.function.resumes[r].virtuals.len()),
+        }
+    }
+
     /// The function its resume record `r`'s innermost frame runs
     /// ([`PackedRecords::innermost_function`]).
     fn innermost_function(&self, r: ResumeId) -> Option<Option<Symbol>> {
@@ -1820,7 +1829,7 @@ impl Code {
 /// is not kept ([`Options::keep_ir`]): its resume records, packed, and
 /// its values' names. A run keeps them for every trace, and reads them
 /// only when a guard fails: packed, public BF hanoi.b's 33,000 records
-/// took 2.6 MB instead of 10 ([`PackedRecords`]), and the names 0.5 MB
+/// took 3.3 MB instead of 10 ([`PackedRecords`]), and the names 0.3 MB
 /// instead of the values' 1.5.
 struct Kept {
     records: PackedRecords,
@@ -1828,11 +1837,10 @@ struct Kept {
     names: Box<[Option<Symbol>]>,
 }
 
-/// `f` reduced to its name and parameters, and what its exits read of
-/// the rest ([`Kept`]).
+/// `f` reduced to its name, and what its exits read of the rest
+/// ([`Kept`]).
 fn without_body(f: Function) -> (Function, Kept) {
-    let mut reduced = Function::new(f.kind, f.name);
-    reduced.params = f.params;
+    let reduced = Function::new(f.kind, f.name);
     let names = f.values.values().map(|d| d.name).collect();
     (reduced, Kept { records: PackedRecords::pack(&f.resumes), names })
 }
