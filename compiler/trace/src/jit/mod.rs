@@ -986,6 +986,7 @@ impl<'p> Jit<'p> {
         let Some(cache) = &self.cache else { return s };
         s.code_size = cache.code_size();
         s.exits = cache.exit_count();
+        s.record_bytes = self.codes.iter().filter_map(|c| c.kept.as_ref()).map(|k| k.records.heap_bytes()).sum();
         s.bridged = 0;
         for k in self.report_order() {
             let code = &self.codes[k];

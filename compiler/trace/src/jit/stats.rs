@@ -135,6 +135,9 @@ pub struct Stats {
     pub code_size: usize,
     /// Exits of the compiled code.
     pub exits: usize,
+    /// Bytes of the resume records compiled code keeps, packed (0 where
+    /// it keeps its IR).
+    pub record_bytes: usize,
     /// Of that, time spent converting to IR and optimizing (the rest is
     /// code generation).
     pub optimize_time: Duration,
@@ -234,7 +237,13 @@ impl std::fmt::Display for Stats {
                 ms(self.compile_time_here())
             )?;
         }
-        write!(f, "\nmachine code:    {:.1} KB, {} exits", self.code_size as f64 / 1024.0, self.exits)?;
+        write!(
+            f,
+            "\nmachine code:    {:.1} KB, {} exits, {:.1} KB of resume records",
+            self.code_size as f64 / 1024.0,
+            self.exits,
+            self.record_bytes as f64 / 1024.0
+        )?;
         for t in &self.per_trace {
             write!(
                 f,
