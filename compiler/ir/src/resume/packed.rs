@@ -28,10 +28,10 @@
 //! is tagged in its top two bits: an SSA value's index, a constant's
 //! position in `consts`, or a virtual object's number in the record.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use la_arena::{Arena, RawIdx};
+use rustc_hash::FxHashMap as HashMap;
 
 use flowc_lang::{Symbol, Value};
 
@@ -64,7 +64,11 @@ impl PackedRecords {
     /// object past the billionth): no trace comes near.
     pub fn pack(records: &Arena<ResumeData>) -> PackedRecords {
         let mut starts = Vec::with_capacity(records.len() + 1);
-        let mut words = Vec::new();
+        let size = |r: &ResumeData| {
+            let frames = r.frames.iter().map(|f| 4 + f.env.len()).sum::<usize>();
+            2 + frames + r.virtuals.iter().map(|o| 2 + o.fields.len()).sum::<usize>()
+        };
+        let mut words = Vec::with_capacity(records.values().map(size).sum());
         let mut pool = Pool::default();
         for (_, r) in records.iter() {
             starts.push(words.len() as u32);
@@ -211,6 +215,8 @@ fn name_at(w: u32) -> Symbol {
 struct Pool {
     names: Vec<u32>,
     lists: HashMap<Vec<u32>, u32>,
+    /// The list given last: the next frame mostly lists the same names.
+    last: Option<u32>,
     consts: Vec<Value>,
     index: HashMap<Same, u32>,
 }
@@ -229,14 +235,26 @@ enum Same {
 impl Pool {
     /// Where the list of `vars`' names starts in `names`.
     fn names(&mut self, vars: &[(Symbol, ResumeValue)]) -> u32 {
-        let list: Vec<u32> = vars.iter().map(|(n, _)| name(Some(*n))).collect();
-        if let Some(&at) = self.lists.get(&list) {
+        let same = |at: u32| {
+            let at = at as usize;
+            self.names[at] as usize == vars.len()
+                && self.names[at + 1..].iter().zip(vars).all(|(&n, (v, _))| n == name(Some(*v)))
+        };
+        if let Some(at) = self.last.filter(|&at| same(at)) {
             return at;
         }
-        let at = self.names.len() as u32;
-        self.names.push(list.len() as u32);
-        self.names.extend(&list);
-        self.lists.insert(list, at);
+        let list: Vec<u32> = vars.iter().map(|(n, _)| name(Some(*n))).collect();
+        let at = match self.lists.get(&list) {
+            Some(&at) => at,
+            None => {
+                let at = self.names.len() as u32;
+                self.names.push(list.len() as u32);
+                self.names.extend(&list);
+                self.lists.insert(list, at);
+                at
+            }
+        };
+        self.last = Some(at);
         at
     }
 
