@@ -21,6 +21,10 @@
 //! loops, a long run) and `primes` (trial division: division loops inside
 //! counting loops). Output is folded into a checksum
 //! ([`checksum_step`]), which is what the interpreters print.
+//! `statements` (a long body of distinct statements, the shape of
+//! programs compiled to Brainfuck from a small language) is there by name
+//! for running by hand (`bf env tutorial statements N`), not yet in
+//! [`PROGRAMS`]: its interpreted runs take seconds.
 
 /// A Brainfuck program under construction.
 pub struct Asm {
@@ -653,6 +657,53 @@ pub fn primes(n: u8, rounds: u8) -> String {
     a.finish()
 }
 
+/// The shape of programs compiled to Brainfuck from a small language
+/// (public ones run to tens of kilobytes): a long body of `steps`
+/// statements, each its own — arithmetic on a few named cells with its
+/// own constants, a comparison and a branch — run `rounds` times, a cell
+/// written per round. Thousands of loops, each entered a few times a
+/// round: the JIT compiles many pieces of code, and this is the suite's
+/// program that shows what they keep.
+pub fn statements(steps: u16, rounds: u8) -> String {
+    let mut a = Asm::new(5);
+    let (round, x, y, z) = (0, 1, 2, 3);
+    a.add_big(round, rounds as i32);
+    a.while_nz(round, |a| {
+        for k in 0..steps {
+            let c = (k % 11 + 2) as i32;
+            let (t, u) = (a.temp(), a.temp());
+            match k % 4 {
+                0 => {
+                    a.set(t, c + 1);
+                    a.mul(u, x, t);
+                    a.copy(y, u);
+                    a.add(x, c);
+                }
+                1 => {
+                    a.set(t, c);
+                    a.divmod(u, z, y, t);
+                    a.add_cell(x, u, 1);
+                }
+                2 => {
+                    a.ge(u, x, y);
+                    a.if_else(u, |a| a.add(z, c), |a| a.add(y, -c));
+                }
+                _ => {
+                    a.add_cell(z, x, (k % 3 + 1) as i32);
+                    a.add(x, -(c / 2));
+                }
+            }
+            a.zero(t);
+            a.zero(u);
+            a.free(u);
+            a.free(t);
+        }
+        a.out(z);
+        a.add(round, -1);
+    });
+    a.finish()
+}
+
 /// The program of suite name `name` at size `size` (1 the smallest): the
 /// programs the benchmarks and tests run.
 pub fn program(name: &str, size: u32) -> Option<String> {
@@ -664,6 +715,7 @@ pub fn program(name: &str, size: u32) -> Option<String> {
         "counters" => counters(7, 10, s),
         "fractal" => fractal(24, 13, 12, s),
         "primes" => primes(99, s),
+        "statements" => statements(400, s),
         _ => return None,
     })
 }
@@ -850,6 +902,42 @@ mod tests {
         a.out(5);
         let out = output(&a.finish()).unwrap();
         assert_eq!(out.as_bytes(), &[28, 4, 28, 0, 1]);
+    }
+
+    #[test]
+    fn statements_compute_their_statements() {
+        // The same statements on bytes, in Rust: the checksum of the
+        // cells written must be the program's.
+        let model = |steps: u16, rounds: u8| {
+            let (mut x, mut y, mut z, mut sum) = (0u8, 0u8, 0u8, 0i64);
+            for _ in 0..rounds {
+                for k in 0..steps {
+                    let c = (k % 11 + 2) as u8;
+                    match k % 4 {
+                        0 => {
+                            y = x.wrapping_mul(c + 1);
+                            x = x.wrapping_add(c);
+                        }
+                        1 => {
+                            z = y % c;
+                            x = x.wrapping_add(y / c);
+                        }
+                        2 if x >= y => z = z.wrapping_add(c),
+                        2 => y = y.wrapping_sub(c),
+                        _ => {
+                            z = z.wrapping_add(x.wrapping_mul((k % 3 + 1) as u8));
+                            x = x.wrapping_sub(c / 2);
+                        }
+                    }
+                }
+                sum = checksum_step(sum, z as i64);
+            }
+            sum
+        };
+        for (steps, rounds) in [(4, 1), (37, 3), (120, 2)] {
+            let (sum, _) = run(&statements(steps, rounds)).unwrap();
+            assert_eq!(sum, model(steps, rounds), "{steps} statements, {rounds} rounds");
+        }
     }
 
     #[test]
