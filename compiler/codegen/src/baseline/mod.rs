@@ -1958,8 +1958,7 @@ impl Emit<'_, '_> {
         let (Some(offset), Ok(d)) = (self.slot_offset(*field), i32::try_from(*d)) else { return false };
         let o = self.link_src(obj);
         let call = Call::Get { obj: o, field: field.index() as i64 };
-        let (split, slow, back) = (self.a.label(), self.a.label(), self.a.label());
-        let (link_exit, at_exit) = (self.a.label(), self.a.label());
+        let split = self.a.label();
         match (self.walked_from(obj), self.src(base)) {
             // Read from a link counted from the same base, in a word:
             // the base's word once, the link and the address from it —
@@ -1980,15 +1979,7 @@ impl Emit<'_, '_> {
         self.store_result(at, RCX);
         self.objects.extend(f.insts[at].result);
         self.result_to_variable_from(at, RCX);
-        // Out of line, in this order: the split first, so that the slow
-        // path it jumps to is written.
-        let (word, in_loop, site) = (self.slot(v), self.in_loop, self.site);
-        self.cold.push(Cold::Split { at: split, word, slow, back, link_exit, other_exit: at_exit, in_loop });
-        self.cold.push(Cold::Slow { at: slow, back, call, site, result: Some(word), in_loop });
-        let n = self.exit_number(*r1, *l1, None, Leaving::Guard);
-        self.cold.push(Cold::Exit { at: link_exit, exit: n, in_loop, set: None });
-        let n = self.exit_number(*r2, *l2, None, Leaving::At);
-        self.cold.push(Cold::Exit { at: at_exit, exit: n, in_loop, set: None });
+        self.split_paths(split, v, call, (*r1, *l1), (*r2, *l2, Leaving::At), None);
         true
     }
 
@@ -2016,22 +2007,41 @@ impl Emit<'_, '_> {
         let Some(offset) = self.slot_offset(*field).filter(|_| known) else { return false };
         let o = self.link_src(obj);
         let call = Call::Get { obj: o, field: field.index() as i64 };
-        let (split, slow, back) = (self.a.label(), self.a.label(), self.a.label());
-        let (link_exit, eq_exit) = (self.a.label(), self.a.label());
+        let split = self.a.label();
         self.load_field(RAX, o, offset);
         let xs = self.link_src(x);
         self.load_src(RCX, xs);
         self.a.alu(Alu::Cmp, RAX, RCX);
         self.a.jcc(Cond::NotEqual, split);
-        let (word, in_loop, site) = (self.slot(v), self.in_loop, self.site);
-        self.cold.push(Cold::Split { at: split, word, slow, back, link_exit, other_exit: eq_exit, in_loop });
-        self.cold.push(Cold::Slow { at: slow, back, call, site, result: Some(word), in_loop });
-        let n = self.exit_number(*r1, *l1, None, Leaving::Guard);
-        self.cold.push(Cold::Exit { at: link_exit, exit: n, in_loop, set: None });
-        let n = self.exit_number(*r3, *l3, None, Leaving::Guard);
         let set = Some((self.slot(c), ZERO.as_i64()));
-        self.cold.push(Cold::Exit { at: eq_exit, exit: n, in_loop, set });
+        self.split_paths(split, v, call, (*r1, *l1), (*r3, *l3, Leaving::Guard), set);
         true
+    }
+
+    /// The out-of-line paths of a fused link or return, where the link
+    /// `v` just loaded is not the one compared with (jumped to at
+    /// `split`): its word written, the runtime's read `call` where it is
+    /// not set, then the exit of its `guard_link` (`link`) where it is 0,
+    /// else `other`'s — the last fused guard's, leaving with `set`
+    /// written. In this order, so that the slow path the split jumps to
+    /// is written; the two exits numbered in that order too.
+    fn split_paths(
+        &mut self,
+        split: Label,
+        v: ValueId,
+        call: Call,
+        link: (flowc_ir::ResumeId, Symbol),
+        other: (flowc_ir::ResumeId, Symbol, Leaving),
+        set: Option<(i32, i64)>,
+    ) {
+        let (slow, back, link_exit, other_exit) = (self.a.label(), self.a.label(), self.a.label(), self.a.label());
+        let (word, in_loop, site) = (self.slot(v), self.in_loop, self.site);
+        self.cold.push(Cold::Split { at: split, word, slow, back, link_exit, other_exit, in_loop });
+        self.cold.push(Cold::Slow { at: slow, back, call, site, result: Some(word), in_loop });
+        let n = self.exit_number(link.0, link.1, None, Leaving::Guard);
+        self.cold.push(Cold::Exit { at: link_exit, exit: n, in_loop, set: None });
+        let n = self.exit_number(other.0, other.1, None, other.2);
+        self.cold.push(Cold::Exit { at: other_exit, exit: n, in_loop, set });
     }
 
     /// The number (in this trace) of the exit leaving by `resume` at

@@ -110,15 +110,13 @@ impl PackedRecords {
             .map(|_| {
                 let function = symbol(w.next());
                 let call = symbol(w.next()).zip(symbol(w.next()));
-                let env = self.names(w.next()).iter().map(|&n| (name_at(n), w.value(&self.consts))).collect();
-                ResumeFrame { function, env, call }
+                ResumeFrame { function, env: self.vars(&mut w), call }
             })
             .collect();
         let virtuals = (0..virtuals)
             .map(|_| {
                 let class = symbol(w.next()).expect("a class");
-                let fields = self.names(w.next()).iter().map(|&n| (name_at(n), w.value(&self.consts))).collect();
-                VirtualObject { class, fields }
+                VirtualObject { class, fields: self.vars(&mut w) }
             })
             .collect();
         ResumeData { frames, virtuals }
@@ -151,6 +149,13 @@ impl PackedRecords {
     /// The heap bytes the packed records take.
     pub fn heap_bytes(&self) -> usize {
         4 * (self.starts.len() + self.words.len() + self.names.len()) + std::mem::size_of::<Value>() * self.consts.len()
+    }
+
+    /// A frame's variables or an object's fields, next in `w`: their
+    /// list of names, then their values.
+    fn vars(&self, w: &mut Words<'_>) -> Vec<(Symbol, ResumeValue)> {
+        let names = self.names(w.next());
+        names.iter().map(|&n| (name_at(n), w.value(&self.consts))).collect()
     }
 
     /// The list of names starting at `at` in `names`.
