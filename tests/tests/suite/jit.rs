@@ -41,8 +41,9 @@ fn check(f: &flowc_ir::Function, after: &str) {
 
 #[test]
 fn jit_matches_reference_on_the_corpus() {
-    let (compared, traced, bridges, trees, direct, jobs) = flowc_codegen::with_stack(move || {
+    let (compared, traced, bridges, trees, direct, jobs, flushes) = flowc_codegen::with_stack(move || {
         let (mut compared, mut traced, mut bridges, mut trees, mut direct, mut jobs) = (0, 0, 0, 0, 0, 0);
+        let mut flushes = 0;
         for case in engines::corpus_cases_from_every_label().filter(|c| c.finishes()) {
             let (p, label, env) = (&case.program, case.label, &case.env);
             for threshold in [1, 7] {
@@ -61,14 +62,22 @@ fn jit_matches_reference_on_the_corpus() {
             assert_eq!(engines::outcome(got), case.expected, "{} optimized in the background", case.name);
             compared += 1;
             jobs += stats.background_jobs + stats.dropped_jobs;
+            // A cache of three pieces, flushed whenever the interpreter
+            // did more than its code since it was found full.
+            let tiny = Options { max_traces: 3, full_window: 1, ..eager(2, false) };
+            let (got, stats) = engines::jit_run(p, label, env, &engines::config(), tiny);
+            assert_eq!(engines::outcome(got), case.expected, "{} with a cache of three pieces", case.name);
+            compared += 1;
+            flushes += stats.flushes;
             let (_, stats) = engines::jit_run(p, label, env, &engines::config(), eager(1, true));
             traced += stats.traces;
             bridges += stats.bridges;
             trees += stats.trees;
         }
-        (compared, traced, bridges, trees, direct, jobs)
+        (compared, traced, bridges, trees, direct, jobs, flushes)
     });
     assert!(compared > 300, "only {compared} runs compared");
+    assert!(flushes > 25, "only {flushes} flushes");
     // How many jobs the worker finished (and made the code of) before
     // their short runs ended depends on the machine: the jobs given are
     // counted. A run long enough for the worker to finish is
@@ -565,4 +574,45 @@ fn counted_loops_skipped_at_once_print_what_the_interpreter_prints() {
     });
     assert!(compared >= 150, "only {compared} runs compared");
     assert!(skipped >= compared, "only {skipped} loops skipped in {compared} runs");
+}
+
+/// Brainfuck of many loops each run once a round (`bf::statements`, the
+/// shape of programs compiled to BF) on the tutorial-shaped interpreter,
+/// with a cache of a few pieces: it fills, the code it holds no longer
+/// runs, and it is flushed — on the running thread, and with a worker
+/// whose jobs are in flight and ready when it is (their code dropped
+/// with the cache). The checksum is the reference's, and every trace and
+/// bridge passes the checker.
+#[test]
+fn a_full_cache_is_flushed_under_every_worker() {
+    use flowc_tests::bf;
+    let text = bf::statements(12, 2);
+    let (sum, _) = bf::run(&text).expect("a valid program");
+    let runs = flowc_codegen::with_stack(move || {
+        let program = corpus::program("tests/corpus/interpreters/bf_tutorial.fg");
+        let env = flowc_lang::syntax::prolog::parse_env(&bf::tutorial_env(&text)).expect("an environment");
+        let label = flowc_lang::Symbol::intern("start");
+        let small = Options {
+            max_traces: 12,
+            full_window: 20_000,
+            compile_allowance: None,
+            inspect: Some(check),
+            ..Options::default()
+        };
+        let late = Some(std::time::Duration::from_millis(2));
+        let mut runs = Vec::new();
+        for (background, worker_delay) in [(false, None), (true, None), (true, late)] {
+            let options = Options { background, worker_delay, ..small.clone() };
+            let config = flowc_lang::interp::Config { fuel: Some(50_000_000), ..Default::default() };
+            let (outcome, stats) = engines::jit_run(&program, label, &env, &config, options);
+            assert_eq!(engines::outcome(outcome), engines::Outcome::Output(format!("{sum}\n")));
+            runs.push((stats.flushes, stats.background_jobs + stats.dropped_jobs, stats.to_string()));
+        }
+        runs
+    });
+    let (flushes, _, stats) = &runs[0];
+    assert!(*flushes > 1, "{stats}");
+    for (_, jobs, stats) in &runs[1..] {
+        assert!(*jobs > 0, "the worker had jobs: {stats}");
+    }
 }

@@ -522,6 +522,24 @@ impl Profiler {
         e.since = NO_CLOCK;
     }
 
+    /// Sets every key that has code ([`KeyState::Enter`]) counting from
+    /// zero: a JIT that dropped all its code compiles again what comes
+    /// round. Other keys keep their counts and states (a key given up
+    /// stays so).
+    pub fn forget_code(&mut self) {
+        let forget = |e: &mut Entry| {
+            if e.state == KeyState::Enter {
+                e.state = KeyState::Counting;
+                e.count = 0;
+                e.skips = 0;
+            }
+        };
+        for w in self.watched.iter_mut().flatten().flatten() {
+            w.dense.iter_mut().chain(w.objects.iter_mut()).for_each(forget);
+        }
+        self.keys.values_mut().for_each(forget);
+    }
+
     /// What `key` does now ([`KeyState::Counting`] for keys not seen).
     pub fn state(&self, key: &Key) -> KeyState {
         self.entry(key).map_or(KeyState::Counting, |e| e.state)

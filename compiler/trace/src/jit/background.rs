@@ -235,6 +235,9 @@ pub(super) struct Worker {
     /// The most jobs pending or ready at once, counted at each submit
     /// (the backlog `--stats` reports).
     pub most_pending: usize,
+    /// Results still to come of jobs forgotten ([`Worker::forget_all`]):
+    /// dropped as they come, before those of `pending`.
+    discard: usize,
 }
 
 impl Worker {
@@ -290,6 +293,7 @@ impl Worker {
             holding: HashMap::default(),
             ops: 0,
             most_pending: 0,
+            discard: 0,
         }
     }
 
@@ -361,12 +365,19 @@ impl Worker {
     /// Takes the results the worker is done with, in order, into the
     /// ready tables.
     pub fn collect(&mut self) {
-        while !self.pending.is_empty() {
+        while self.discard > 0 || !self.pending.is_empty() {
             let Crossing(result) = match self.done.try_recv() {
                 Ok(result) => result,
                 Err(mpsc::TryRecvError::Empty) => return,
                 Err(mpsc::TryRecvError::Disconnected) => panic!("the compile worker ended before its jobs"),
             };
+            if self.discard > 0 {
+                // A forgotten job's: its code was made for a cache that
+                // is gone.
+                self.discard -= 1;
+                drop(result);
+                continue;
+            }
             let pending = self.pending.pop_front().expect("looked at");
             let holder = match &pending.then {
                 Then::Key(k) => Holder::Key(k.key.clone()),
@@ -435,6 +446,26 @@ impl Worker {
                 Holder::Exit(e) => holds(self.ready_exits.get(&e)).then(|| self.take_exit(e)).flatten(),
             })
             .collect()
+    }
+
+    /// Forgets every job, pending or ready, and returns how many there
+    /// were: the JIT dropped all its code ([`super::Jit::flush`]), and
+    /// theirs would go into a cache that is gone. The worker still does
+    /// the jobs it has; their results are dropped as they come back
+    /// (`discard`).
+    pub fn forget_all(&mut self) -> usize {
+        let forgotten = self.pending_jobs();
+        self.discard += self.pending.len();
+        self.pending.clear();
+        self.keys.clear();
+        self.exits.clear();
+        self.passed.clear();
+        self.asks.clear();
+        self.ready_keys.clear();
+        self.ready_exits.clear();
+        self.holding.clear();
+        self.ops = 0;
+        forgotten
     }
 
     /// Forgets `pending`, taken to be installed: its operations, and the

@@ -86,6 +86,27 @@
 //! recording), no entry trace either. The clock counts work, not time,
 //! so the JIT's decisions stay deterministic.
 //!
+//! **A full cache** (`Options::max_traces`): the code a run keeps is
+//! bounded, in pieces (with what the JIT keeps of each, 2,000 hold a
+//! long run of public BF hanoi.b to some 56 MB). Once the cache is
+//! full, a hot spot or exit that would make one more is held back
+//! (deferred, like one over the budget) while the code held does most
+//! of the work; once the interpreter has done more since the cache was
+//! found full (at least `Options::full_window` statements: the code held
+//! no longer runs), all of it is dropped ([`Jit::flush`], as LuaJIT
+//! flushes its traces when it runs out of trace numbers): the cache, the
+//! JIT's tables of pieces, exits and links, the worker's jobs (done and
+//! dropped), and the hot spots that had code count again from zero. What
+//! is still hot comes round and is compiled again. Refusing more code
+//! for good (what the JIT did before) left a program of thousands of
+//! loops run once each — Brainfuck compiled from a bigger language — to
+//! the interpreter for the rest of the run once its first 2,000 pieces
+//! were made: a quarter of the way through. Flushing whenever the cache
+//! was full dropped a program's hot code for a tail of lukewarm loops
+//! (hanoi.b, the worker off: 55 flushes, 20 s compiling, 30 s instead
+//! of 2). The budget's clock goes on across a flush: compiles paid for
+//! are not paid again.
+//!
 //! **Starting late** ([`warmup`], `flowc run --warmup`): the JIT's start
 //! has a cost of its own — lowering the program, building its tables,
 //! counting arrivals, the first compiles running cold code — which a run
@@ -195,8 +216,14 @@ pub struct Options {
     pub max_bridges: usize,
     /// Aborted recordings at a hot spot before the JIT gives up on it.
     pub max_aborts: u32,
-    /// Most pieces of code (traces and bridges) in all.
+    /// Most pieces of code (traces and bridges) at once: the JIT drops
+    /// them all when it would make one more and what they hold no longer
+    /// runs (see "A full cache").
     pub max_traces: usize,
+    /// Statements the interpreter does, once the cache is found full,
+    /// before the JIT judges whether the code it holds still runs
+    /// ([`FULL_WINDOW`]).
+    pub full_window: u64,
     /// Most traces per hot spot (for different sets of variables).
     pub max_variants: usize,
     /// Entries from the interpreter after which (and every as many again)
@@ -268,6 +295,7 @@ impl Default for Options {
             max_bridges: 64,
             max_aborts: 3,
             max_traces: 2_000,
+            full_window: FULL_WINDOW,
             max_variants: 4,
             max_values: 8,
             judge_after: 1000,
@@ -518,6 +546,8 @@ pub struct Jit<'p> {
     /// Bridges of no operation among `codes` (jumps into code that
     /// exists): compiled in microseconds, not priced as pieces.
     empty_bridges: u64,
+    /// When the cache was found full, since it was last flushed.
+    full: Option<Full>,
     /// What the last run did ([`Jit::counts`]).
     counts: Counts,
     /// Statements the interpreter did alone before the JIT took the run
@@ -814,6 +844,20 @@ fn pays_back(spent: u64, returned: u64, grace: u64) -> bool {
     spent <= grace || returned >= spent / 2
 }
 
+/// What a full cache held its code back for ([`Jit::may_flush`]):
+/// statements the interpreter did, and compiled code did, from when the
+/// cache was found full.
+#[derive(Copy, Clone)]
+struct Full {
+    interpreted: u64,
+    compiled: u64,
+}
+
+/// Statements the interpreter does, once the cache is found full, before
+/// the JIT judges whether the code it holds still runs
+/// ([`Jit::may_flush`]): a few milliseconds.
+pub const FULL_WINDOW: u64 = 1_000_000;
+
 /// Hot spots [`Stats::per_key`] describes when there are more and no log
 /// wants them all.
 const KEYS_DESCRIBED: usize = 100;
@@ -949,6 +993,7 @@ impl<'p> Jit<'p> {
             trees: trees::Trees::default(),
             joins: joins::Joins::default(),
             empty_bridges: 0,
+            full: None,
             irregular: HashSet::default(),
             counts: Counts::default(),
             work_before: 0,
@@ -1145,6 +1190,29 @@ impl<'p> Jit<'p> {
         result
     }
 
+    /// Drops every piece of code in the middle of a run, at a hot spot or
+    /// exit the interpreter goes on from (no code runs): the cache, what
+    /// the JIT knows of each piece, the worker's jobs (see "A full
+    /// cache"). Hot spots that had code count again from zero.
+    fn flush(&mut self, machine: &mut Machine, run: &mut Run) {
+        let pieces = self.codes.len();
+        if let Some(w) = run.worker.as_mut() {
+            self.stats.dropped_jobs += w.forget_all();
+        }
+        // New code keeps getting new names: a log stays readable.
+        let suffixes = std::mem::take(&mut self.suffixes);
+        self.reset();
+        self.suffixes = suffixes;
+        run.slots.clear();
+        run.plans.clear();
+        if let Some(p) = machine.profiler_mut() {
+            p.forget_code();
+        }
+        self.stats.flushes += 1;
+        self.log(format_args!("flushed: {pieces} pieces of code, the most the cache holds"));
+        flowc_codegen::release_freed_memory();
+    }
+
     /// Drops every piece of code.
     fn reset(&mut self) {
         self.cache = None;
@@ -1157,6 +1225,7 @@ impl<'p> Jit<'p> {
         self.joins = joins::Joins::default();
         self.followers.clear();
         self.empty_bridges = 0;
+        self.full = None;
     }
 
     /// A profiler for `resolved` watching the JIT's labels (marked in
@@ -1319,10 +1388,18 @@ impl<'p> Jit<'p> {
             }
         }
         if self.codes.len() + Self::pending_codes(run) >= self.options.max_traces {
-            if let Some(p) = machine.profiler_mut() {
-                p.set(key, KeyState::Ignored);
+            if !self.may_flush(machine.steps()) {
+                // The code held is what runs: kept, and this hot spot
+                // asks again later.
+                self.stats.deferred += 1;
+                if let Some(p) = machine.profiler_mut() {
+                    p.defer(key);
+                }
+                return Ok(Next::Interpret(block));
             }
-            return Ok(Next::Interpret(block));
+            // All code goes, and this hot spot is the first the JIT
+            // compiles again (see "A full cache").
+            self.flush(machine, run);
         }
         if !self.affordable(machine, run) {
             // Over budget: count again from zero, ask at the threshold,
@@ -1341,6 +1418,21 @@ impl<'p> Jit<'p> {
             return Ok(Next::Interpret(block));
         }
         self.record_loop(machine, run, key, stack, block)
+    }
+
+    /// Whether the full cache may be dropped ([`Jit::flush`]), the
+    /// interpreter having done `interpreted` statements in all: once it
+    /// has done `Options::full_window` since the cache was found full,
+    /// and more than the code held did meanwhile (it no longer runs).
+    /// While the code held does most of the work, it is kept.
+    fn may_flush(&mut self, interpreted: u64) -> bool {
+        let now = Full { interpreted, compiled: self.compiled_work };
+        let Some(since) = self.full else {
+            self.full = Some(now);
+            return false;
+        };
+        let (interpreted, compiled) = (now.interpreted - since.interpreted, now.compiled - since.compiled);
+        interpreted >= self.options.full_window && interpreted > compiled
     }
 
     /// Whether the top frame `top` has what code `code` takes.

@@ -621,11 +621,21 @@ impl<'p> Jit<'p> {
         let plain = single && !retrace && !restart && start.promoted.is_empty() && record.virtuals.is_empty();
         // A bridge into a join's code is a jump (the empty bridge below,
         // `jump`: [`Jit::jumps_to_join`]): not one of the tree's bridges.
-        let budget = (jump || self.codes[root.0 as usize].bridges < self.options.max_bridges)
-            && self.codes.len() + Self::pending_codes(run) < self.options.max_traces;
-        if !budget {
+        if !jump && self.codes[root.0 as usize].bridges >= self.options.max_bridges {
             self.exit_state(exit).refused = true;
             let block = machine.replace_top(stack, &frames, texit.label)?;
+            return Ok(Next::Interpret(block));
+        }
+        if self.codes.len() + Self::pending_codes(run) >= self.options.max_traces {
+            // The cache is full: the interpreter goes on from the exit,
+            // and all code goes if it may (see "A full cache"). What is
+            // hot comes round again and is compiled anew.
+            let block = machine.replace_top(stack, &frames, texit.label)?;
+            if self.may_flush(machine.steps()) {
+                self.flush(machine, run);
+            } else {
+                self.exit_state(exit).refused = true;
+            }
             return Ok(Next::Interpret(block));
         }
         self.log(format_args!("record bridge from exit {index} of {parent_name} (to {})", texit.label));

@@ -104,6 +104,9 @@ pub struct Stats {
     /// Times a hot spot or exit was not traced because the compile budget
     /// was spent ([`crate::jit`], "A compile budget").
     pub deferred: u64,
+    /// Times the code cache was full and all its code dropped
+    /// ([`crate::jit`], "A full cache").
+    pub flushes: u64,
     /// Loops recorded and then not compiled, because their hot spot was
     /// arrived at too sparsely for their code to pay back its compile
     /// ([`crate::jit::promises_payback`]), and hot spots not recorded at
@@ -228,7 +231,7 @@ impl std::fmt::Display for Stats {
         if self.background_jobs + self.dropped_jobs > 0 {
             write!(
                 f,
-                "\nbackground:      {} jobs optimized on the worker in {:.3} ms ({} with their code generated there, {} dropped at the end, at most {} waiting at once); {:.3} ms compiling on the running thread",
+                "\nbackground:      {} jobs optimized on the worker in {:.3} ms ({} with their code generated there, {} dropped at a flush or the end, at most {} waiting at once); {:.3} ms compiling on the running thread",
                 self.background_jobs,
                 ms(self.background_time),
                 self.emitted_apart,
@@ -244,6 +247,13 @@ impl std::fmt::Display for Stats {
             self.exits,
             self.record_bytes as f64 / 1024.0
         )?;
+        if self.flushes > 0 {
+            write!(
+                f,
+                " (since the last of {} flushes: the cache full, all its code dropped and compiled again as it came round)",
+                self.flushes
+            )?;
+        }
         for t in &self.per_trace {
             write!(
                 f,

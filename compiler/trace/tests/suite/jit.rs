@@ -362,3 +362,69 @@ fn speculation_on_signs_is_checked_on_entry() {
         assert!(!t.contains("sub.word") && t.contains("= sub"), "{t}");
     }
 }
+
+/// A main graph of `loops` loops in sequence, each `rounds` rounds long,
+/// run `passes` times; before each pass, when `hot` is given, a loop of
+/// that many rounds the others run beside.
+fn loops_in_sequence(loops: usize, rounds: u32, passes: u32, hot: Option<u32>) -> String {
+    let mut text = String::from("entry pass(p = 0, i = 0, s = 0)\n\npass:\n    c = p < ");
+    text += &format!("{passes}\n    if c goto h else goto done\n");
+    match hot {
+        Some(n) => {
+            text += &format!("h:\n    c = i < {n}\n    if c goto hb else goto hd\n");
+            text += "hb:\n    r = i % 3\n    s = s + r\n    i = i + 1\n    goto h\nhd:\n    i = 0\n    goto l0\n";
+        }
+        None => text += "h:\n    goto l0\n",
+    }
+    for k in 0..loops {
+        text += &format!("l{k}:\n    c = i < {rounds}\n    if c goto b{k} else goto d{k}\n");
+        text += &format!("b{k}:\n    r = i % {}\n    s = s + r\n    i = i + 1\n    goto l{k}\n", k + 2);
+        text += &format!("d{k}:\n    i = 0\n    goto l{}\n", k + 1);
+    }
+    text += &format!("l{loops}:\n    p = p + 1\n    goto pass\ndone:\n    print_and_stop(s)\n");
+    text
+}
+
+/// Room for two loops (a loop is two pieces: its preamble, then its
+/// loop), judged after a few thousand statements, no budget.
+fn small_cache() -> Options {
+    Options { max_traces: 4, full_window: 5_000, compile_allowance: None, ..options(50, 20) }
+}
+
+/// Loops that come after the cache is full, each run once: the code it
+/// holds no longer runs, so it is dropped and the new loops compiled.
+#[test]
+fn a_full_cache_is_flushed_for_the_loops_that_come_later() {
+    let run = run_jit("seq.fg", &loops_in_sequence(16, 3_000, 1, None), small_cache());
+    let stats = run.stats;
+    assert!(run.agrees, "{stats}");
+    assert!(stats.flushes >= 3, "{stats}");
+    // Far more loops than fit at once were compiled.
+    assert!(stats.traces >= 8, "{stats}");
+    // What is left is what the last flush let in.
+    assert!(stats.per_trace.len() <= 4, "{stats}");
+    // Without flushes, two loops: the first two.
+    let refused =
+        run_jit("seq.fg", &loops_in_sequence(16, 3_000, 1, None), Options { full_window: u64::MAX, ..small_cache() });
+    assert!(refused.agrees);
+    assert_eq!((refused.stats.flushes, refused.stats.traces), (0, 2), "{}", refused.stats);
+}
+
+/// A loop that keeps running while others come and go: the full cache
+/// holds its code, which does most of the work, and is kept (the others
+/// are held back) — until it stops running.
+#[test]
+fn a_full_cache_keeps_the_code_that_runs() {
+    let kept = run_jit("hot.fg", &loops_in_sequence(8, 60, 40, Some(2_000)), small_cache());
+    let stats = &kept.stats;
+    assert!(kept.agrees, "{stats}");
+    assert_eq!(stats.flushes, 0, "{stats}");
+    assert!(stats.deferred > 0, "the cache was full: {stats}");
+    let hot = stats.per_trace.iter().find(|t| t.start.contains("[h]") || t.start == "h").map(|t| t.iterations);
+    assert!(hot.is_some_and(|n| n > 40_000), "the hot loop ran compiled: {stats}");
+    // The same loops with no hot one beside them: the interpreter does
+    // the work the cache's code does not, and it is flushed.
+    let cold = run_jit("cold.fg", &loops_in_sequence(8, 60, 40, None), small_cache());
+    assert!(cold.agrees);
+    assert!(cold.stats.flushes > 0, "{}", cold.stats);
+}
