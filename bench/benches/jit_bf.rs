@@ -3,7 +3,8 @@
 //! the shapes public ones have (`flowc_tests::bf`: a song with hundreds of
 //! loops, loops nested five and seven deep, counted loops seven deep with
 //! `[-]` innermost as in the classic loop benchmark, a sieve, a Mandelbrot-like
-//! fixed-point fractal), and a stack-machine interpreter running nested
+//! fixed-point fractal, a long body of distinct statements as programs
+//! compiled to BF are), and a stack-machine interpreter running nested
 //! loops (`flowc_tests::stack_vm`):
 //! - `tutorial`: tests/corpus/interpreters/bf_tutorial.fg, in the shape of
 //!   PyPy's BF tutorial (if-chain, bracket map as a list, `promote pc`, no
@@ -81,6 +82,11 @@ fn rows() -> Vec<Row> {
         // The classic BF loop benchmark's shape: counted loops seven
         // deep, `[-]` innermost (1.5 s in the C interpreter).
         ("counters", 30),
+        // Programs compiled to BF from a bigger language: 7,700 loops,
+        // each run once a round (more than the JIT's cache holds), one
+        // round and four.
+        ("statements", 1),
+        ("statements", 4),
     ] {
         for interpreter in ["tutorial", "rle"] {
             rows.push(Row { interpreter, program, size });
