@@ -64,11 +64,13 @@ fn jit_matches_reference_on_the_corpus() {
             jobs += stats.background_jobs + stats.dropped_jobs;
             // A cache of three pieces, flushed whenever the interpreter
             // did more than its code since it was found full.
-            let tiny = Options { max_traces: 3, full_window: 1, ..eager(2, false) };
-            let (got, stats) = engines::jit_run(p, label, env, &engines::config(), tiny);
-            assert_eq!(engines::outcome(got), case.expected, "{} with a cache of three pieces", case.name);
-            compared += 1;
-            flushes += stats.flushes;
+            for trees in [false, true] {
+                let tiny = Options { max_traces: 3, full_window: 1, ..eager(2, trees) };
+                let (got, stats) = engines::jit_run(p, label, env, &engines::config(), tiny);
+                assert_eq!(engines::outcome(got), case.expected, "{} with a cache of three pieces", case.name);
+                compared += 1;
+                flushes += stats.flushes;
+            }
             let (_, stats) = engines::jit_run(p, label, env, &engines::config(), eager(1, true));
             traced += stats.traces;
             bridges += stats.bridges;
@@ -606,13 +608,20 @@ fn a_full_cache_is_flushed_under_every_worker() {
             let config = flowc_lang::interp::Config { fuel: Some(50_000_000), ..Default::default() };
             let (outcome, stats) = engines::jit_run(&program, label, &env, &config, options);
             assert_eq!(engines::outcome(outcome), engines::Outcome::Output(format!("{sum}\n")));
-            runs.push((stats.flushes, stats.background_jobs + stats.dropped_jobs, stats.to_string()));
+            let jobs = stats.background_jobs + stats.dropped_jobs;
+            runs.push((stats.flushes, jobs, stats.dropped_jobs, stats.to_string()));
         }
         runs
     });
-    let (flushes, _, stats) = &runs[0];
+    let (flushes, _, _, stats) = &runs[0];
     assert!(*flushes > 1, "{stats}");
-    for (_, jobs, stats) in &runs[1..] {
+    for (_, jobs, _, stats) in &runs[1..] {
         assert!(*jobs > 0, "the worker had jobs: {stats}");
     }
+    // A worker held up two milliseconds a job is far behind: its jobs
+    // fill the cache (each counts as the pieces it may become), the
+    // interpreter does the work, and the cache is flushed with jobs in
+    // hand, whose results are dropped as they come back.
+    let (flushes, _, dropped, stats) = &runs[2];
+    assert!(*flushes > 0 && *dropped > 0, "{stats}");
 }

@@ -56,10 +56,14 @@ pub struct Apart {
 
 // SAFETY: the raw pointers an `Apart` holds (the code slots of
 // `traces`) point at boxed slots the cache owns and never frees while it
-// lives; the worker that uses it only takes their addresses (the code
-// reads them when it runs, on the running thread), and a JIT run's
-// worker ends before its cache is dropped. The rest is plain data, and
-// the site table is behind a lock.
+// lives; the worker that uses it only takes their addresses, never reads
+// through them (the code reads them when it runs, on the running
+// thread). A cache dropped while the worker still has a job made for it
+// (the JIT flushing a full cache) leaves only code that is never
+// installed: `install_emitted` refuses code made for another cache (by
+// its site table, which the `Emitted` keeps alive, so no later cache can
+// have its address), and the JIT drops such results unopened. The rest
+// is plain data, and the site table is behind a lock.
 #[allow(unsafe_code)]
 unsafe impl Send for Apart {}
 

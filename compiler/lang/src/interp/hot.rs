@@ -523,16 +523,19 @@ impl Profiler {
     }
 
     /// Sets every key that has code ([`KeyState::Enter`]) counting from
-    /// zero: a JIT that dropped all its code compiles again what comes
-    /// round. Other keys keep their counts and states (a key given up
-    /// stays so).
+    /// zero, and lets every counting key stop at its next threshold (one
+    /// deferred while the cache was full, the thresholds it was to let
+    /// pass forgotten): a JIT that dropped all its code compiles again
+    /// what comes round. Keys given up stay so.
     pub fn forget_code(&mut self) {
-        let forget = |e: &mut Entry| {
-            if e.state == KeyState::Enter {
+        let forget = |e: &mut Entry| match e.state {
+            KeyState::Enter => {
                 e.state = KeyState::Counting;
                 e.count = 0;
                 e.skips = 0;
             }
+            KeyState::Counting => e.skips = 0,
+            KeyState::Ignored => {}
         };
         for w in self.watched.iter_mut().flatten().flatten() {
             w.dense.iter_mut().chain(w.objects.iter_mut()).for_each(forget);

@@ -88,24 +88,26 @@
 //!
 //! **A full cache** (`Options::max_traces`): the code a run keeps is
 //! bounded, in pieces (with what the JIT keeps of each, 2,000 hold a
-//! long run of public BF hanoi.b to some 56 MB). Once the cache is
-//! full, a hot spot or exit that would make one more is held back
-//! (deferred, like one over the budget) while the code held does most
-//! of the work; once the interpreter has done more since the cache was
-//! found full (at least `Options::full_window` statements: the code held
-//! no longer runs), all of it is dropped ([`Jit::flush`], as LuaJIT
-//! flushes its traces when it runs out of trace numbers): the cache, the
-//! JIT's tables of pieces, exits and links, the worker's jobs (done and
-//! dropped), and the hot spots that had code count again from zero. What
-//! is still hot comes round and is compiled again. Refusing more code
-//! for good (what the JIT did before) left a program of thousands of
-//! loops run once each — Brainfuck compiled from a bigger language — to
-//! the interpreter for the rest of the run once its first 2,000 pieces
-//! were made: a quarter of the way through. Flushing whenever the cache
-//! was full dropped a program's hot code for a tail of lukewarm loops
-//! (hanoi.b, the worker off: 55 flushes, 20 s compiling, 30 s instead
-//! of 2). The budget's clock goes on across a flush: compiles paid for
-//! are not paid again.
+//! long run of public BF hanoi.b to some 56 MB; a job the worker has not
+//! handed back counts as the two pieces it may become). Once the cache
+//! is full, a hot spot that would make one more is deferred, like one
+//! over the budget, and an exit gets no bridge until the next flush,
+//! while the code held does most of the work. Judged over windows of
+//! `Options::full_window` statements the interpreter does, once the
+//! interpreter did more in one than the code held (it no longer runs),
+//! all of it is dropped ([`Jit::flush`], as LuaJIT flushes its traces
+//! when it runs out of trace numbers): the cache, the JIT's tables of
+//! pieces, exits and links, the worker's jobs (done and dropped), and
+//! the hot spots that had code count again from zero. What is still hot
+//! comes round and is compiled again. Refusing more code for good (what
+//! the JIT did before) left a program of thousands of loops run once
+//! each — Brainfuck compiled from a bigger language — to the interpreter
+//! for the rest of the run once its first 2,000 pieces were made: a
+//! quarter of the way through. Flushing whenever the cache was full
+//! dropped a program's hot code for a tail of lukewarm loops (hanoi.b,
+//! the worker off: 55 flushes, 20 s compiling, 30 s instead of 2). The
+//! budget's clock goes on across a flush: compiles paid for are not paid
+//! again.
 //!
 //! **Starting late** ([`warmup`], `flowc run --warmup`): the JIT's start
 //! has a cost of its own — lowering the program, building its tables,
@@ -1116,6 +1118,8 @@ impl<'p> Jit<'p> {
     /// [`Jit::run`] or [`Jit::take_over`], on the program as `resolved`.
     fn run_from(&mut self, begin: Begin, mut resolved: Resolved, config: &Config) -> Result<Outcome, RuntimeError> {
         self.work_before = 0;
+        // Judged on this run's clocks, which start again.
+        self.full = None;
         if config.fuel.is_some() && !self.fuel_checks {
             // Code made without fuel checks could loop forever: start over.
             self.reset();
@@ -1195,9 +1199,10 @@ impl<'p> Jit<'p> {
     /// the JIT knows of each piece, the worker's jobs (see "A full
     /// cache"). Hot spots that had code count again from zero.
     fn flush(&mut self, machine: &mut Machine, run: &mut Run) {
-        let pieces = self.codes.len();
+        let (pieces, mut jobs) = (self.codes.len(), 0);
         if let Some(w) = run.worker.as_mut() {
-            self.stats.dropped_jobs += w.forget_all();
+            jobs = w.forget_all();
+            self.stats.dropped_jobs += jobs;
         }
         // New code keeps getting new names: a log stays readable.
         let suffixes = std::mem::take(&mut self.suffixes);
@@ -1209,7 +1214,7 @@ impl<'p> Jit<'p> {
             p.forget_code();
         }
         self.stats.flushes += 1;
-        self.log(format_args!("flushed: {pieces} pieces of code, the most the cache holds"));
+        self.log(format_args!("flushed: {pieces} pieces of code and {jobs} jobs, the most the cache holds"));
         flowc_codegen::release_freed_memory();
     }
 
@@ -1422,17 +1427,24 @@ impl<'p> Jit<'p> {
 
     /// Whether the full cache may be dropped ([`Jit::flush`]), the
     /// interpreter having done `interpreted` statements in all: once it
-    /// has done `Options::full_window` since the cache was found full,
-    /// and more than the code held did meanwhile (it no longer runs).
-    /// While the code held does most of the work, it is kept.
+    /// has done `Options::full_window` since the cache was found full or
+    /// last judged, and more than the code held did meanwhile (it no
+    /// longer runs). While the code held does most of the work it is
+    /// kept, and judged again over the next window: a program that moves
+    /// on after a long hot phase is not held to that phase's work.
     fn may_flush(&mut self, interpreted: u64) -> bool {
         let now = Full { interpreted, compiled: self.compiled_work };
         let Some(since) = self.full else {
             self.full = Some(now);
             return false;
         };
-        let (interpreted, compiled) = (now.interpreted - since.interpreted, now.compiled - since.compiled);
-        interpreted >= self.options.full_window && interpreted > compiled
+        let interpreted = now.interpreted.saturating_sub(since.interpreted);
+        let compiled = now.compiled.saturating_sub(since.compiled);
+        if interpreted < self.options.full_window {
+            return false;
+        }
+        self.full = Some(now);
+        interpreted > compiled
     }
 
     /// Whether the top frame `top` has what code `code` takes.

@@ -102,7 +102,8 @@ pub struct Stats {
     /// Hot spots the JIT gave up on (their traces kept aborting).
     pub ignored: usize,
     /// Times a hot spot or exit was not traced because the compile budget
-    /// was spent ([`crate::jit`], "A compile budget").
+    /// was spent ([`crate::jit`], "A compile budget") or the cache was
+    /// full ("A full cache").
     pub deferred: u64,
     /// Times the code cache was full and all its code dropped
     /// ([`crate::jit`], "A full cache").
@@ -204,7 +205,7 @@ impl std::fmt::Display for Stats {
         writeln!(f, "hot spots:       {} ({} arrivals counted)", self.keys, self.arrivals)?;
         writeln!(
             f,
-            "deferred:        {} (hot spots and exits over the compile budget), {} loops and hot spots too sparse to pay back",
+            "deferred:        {} (hot spots and exits over the compile budget or held back by a full cache), {} loops and hot spots too sparse to pay back",
             self.deferred, self.sparse
         )?;
         writeln!(f, "entries:         {} ({} compiled calls)", self.entries, self.calls)?;

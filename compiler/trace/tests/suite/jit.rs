@@ -385,6 +385,27 @@ fn loops_in_sequence(loops: usize, rounds: u32, passes: u32, hot: Option<u32>) -
     text
 }
 
+/// Two loops of 100 rounds in turn, `passes` times (a hot phase that
+/// fills a cache of two loops), then `loops` loops of `rounds` rounds
+/// each in sequence.
+fn hot_phase_then_loops(passes: u32, loops: usize, rounds: u32) -> String {
+    let mut text = String::from("entry pass(p = 0, i = 0, s = 0)\n\npass:\n");
+    text += &format!("    c = p < {passes}\n    if c goto a else goto l0\n");
+    for (l, next) in [("a", "b"), ("b", "pass")] {
+        text += &format!("{l}:\n    c = i < 100\n    if c goto {l}b else goto {l}d\n");
+        text += &format!("{l}b:\n    s = s + 1\n    i = i + 1\n    goto {l}\n");
+        let step = if next == "pass" { "    p = p + 1\n" } else { "" };
+        text += &format!("{l}d:\n    i = 0\n{step}    goto {next}\n");
+    }
+    for k in 0..loops {
+        text += &format!("l{k}:\n    c = i < {rounds}\n    if c goto c{k} else goto d{k}\n");
+        text += &format!("c{k}:\n    r = i % {}\n    s = s + r\n    i = i + 1\n    goto l{k}\n", k + 2);
+        text += &format!("d{k}:\n    i = 0\n    goto l{}\n", k + 1);
+    }
+    text += &format!("l{loops}:\n    print_and_stop(s)\n");
+    text
+}
+
 /// Room for two loops (a loop is two pieces: its preamble, then its
 /// loop), judged after a few thousand statements, no budget.
 fn small_cache() -> Options {
@@ -408,6 +429,23 @@ fn a_full_cache_is_flushed_for_the_loops_that_come_later() {
         run_jit("seq.fg", &loops_in_sequence(16, 3_000, 1, None), Options { full_window: u64::MAX, ..small_cache() });
     assert!(refused.agrees);
     assert_eq!((refused.stats.flushes, refused.stats.traces), (0, 2), "{}", refused.stats);
+}
+
+/// A long hot phase, then loops that each run once: the cache fills
+/// while the hot loop's code does the work, and is kept; the program
+/// then moves on, and the next window judges the cache again, by what
+/// ran in it alone (not held to the hot phase's work, which would keep
+/// the cache until the interpreter had done as much).
+#[test]
+fn a_full_cache_is_judged_again_once_the_hot_phase_ends() {
+    let run = run_jit("phases.fg", &hot_phase_then_loops(2_000, 16, 3_000), small_cache());
+    let stats = run.stats;
+    assert!(run.agrees, "{stats}");
+    // Found full in the hot phase (its outer loop, its exits' bridges),
+    // and kept then.
+    assert!(stats.deferred > 0, "{stats}");
+    assert!(stats.flushes >= 3, "{stats}");
+    assert!(stats.traces >= 8, "{stats}");
 }
 
 /// A loop that keeps running while others come and go: the full cache
