@@ -78,6 +78,25 @@ pub fn disagreement_on(p: &flowc_lang::Program) -> Option<String> {
             return Some(d);
         }
     }
+    // A cache of two pieces, flushed whenever the interpreter did more
+    // than its code since it was found full: every table of pieces and
+    // exits dropped and made again, on the running thread and with jobs
+    // in the worker's hands.
+    for background in [false, true] {
+        let options = Options {
+            threshold: 2,
+            bridge_threshold: 1,
+            max_traces: 2,
+            full_window: 1,
+            background,
+            ..Options::default()
+        };
+        let how =
+            if background { "jit (a cache of two pieces, in the background)" } else { "jit (a cache of two pieces)" };
+        if let Some(d) = differs(how, engines::jit(&p, label, &env, options)) {
+            return Some(d);
+        }
+    }
     // Traces optimized on a second thread, installed as they are done.
     let options = Options { threshold: 2, bridge_threshold: 1, background: true, ..Options::default() };
     if let Some(d) = differs("jit (threshold 2, in the background)", engines::jit(&p, label, &env, options)) {
