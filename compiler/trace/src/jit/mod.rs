@@ -856,8 +856,12 @@ struct Full {
 }
 
 /// Statements the interpreter does, once the cache is found full, before
-/// the JIT judges whether the code it holds still runs
-/// ([`Jit::may_flush`]): a few milliseconds.
+/// the JIT judges whether the code it holds still runs, and between two
+/// judgments ([`Jit::may_flush`]): some 10 ms. Public BF hanoi.b, whose
+/// cache fills while its code does most of the work, kept it at 500,000
+/// and flushed it once at 250,000 (2.1-2.2 s against 1.8); the suite's
+/// `statements`, whose code stops running, took the same time at 250,000
+/// and at 4 million (docs/architecture.md, "A full cache").
 pub const FULL_WINDOW: u64 = 1_000_000;
 
 /// Hot spots [`Stats::per_key`] describes when there are more and no log
