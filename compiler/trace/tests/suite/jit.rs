@@ -376,11 +376,7 @@ fn loops_in_sequence(loops: usize, rounds: u32, passes: u32, hot: Option<u32>) -
         }
         None => text += "h:\n    goto l0\n",
     }
-    for k in 0..loops {
-        text += &format!("l{k}:\n    c = i < {rounds}\n    if c goto b{k} else goto d{k}\n");
-        text += &format!("b{k}:\n    r = i % {}\n    s = s + r\n    i = i + 1\n    goto l{k}\n", k + 2);
-        text += &format!("d{k}:\n    i = 0\n    goto l{}\n", k + 1);
-    }
+    push_loops(&mut text, loops, rounds);
     text += &format!("l{loops}:\n    p = p + 1\n    goto pass\ndone:\n    print_and_stop(s)\n");
     text
 }
@@ -397,13 +393,19 @@ fn hot_phase_then_loops(passes: u32, loops: usize, rounds: u32) -> String {
         let step = if next == "pass" { "    p = p + 1\n" } else { "" };
         text += &format!("{l}d:\n    i = 0\n{step}    goto {next}\n");
     }
-    for k in 0..loops {
-        text += &format!("l{k}:\n    c = i < {rounds}\n    if c goto c{k} else goto d{k}\n");
-        text += &format!("c{k}:\n    r = i % {}\n    s = s + r\n    i = i + 1\n    goto l{k}\n", k + 2);
-        text += &format!("d{k}:\n    i = 0\n    goto l{}\n", k + 1);
-    }
+    push_loops(&mut text, loops, rounds);
     text += &format!("l{loops}:\n    print_and_stop(s)\n");
     text
+}
+
+/// Writes loops `l0`.. `l{loops - 1}` of `rounds` rounds each, in
+/// sequence, the last going on at `l{loops}`.
+fn push_loops(text: &mut String, loops: usize, rounds: u32) {
+    for k in 0..loops {
+        *text += &format!("l{k}:\n    c = i < {rounds}\n    if c goto b{k} else goto d{k}\n");
+        *text += &format!("b{k}:\n    r = i % {}\n    s = s + r\n    i = i + 1\n    goto l{k}\n", k + 2);
+        *text += &format!("d{k}:\n    i = 0\n    goto l{}\n", k + 1);
+    }
 }
 
 /// Room for two loops (a loop is two pieces: its preamble, then its
