@@ -641,6 +641,39 @@ again:
         }
     }
 
+    /// Forgetting code (a JIT that flushed its cache): a key that had
+    /// code counts from zero to its threshold again, a deferred key stops
+    /// at its next threshold, a key given up stays so — dense keys (small
+    /// integers) and hashed ones (a big integer) alike.
+    #[test]
+    fn forgetting_code_sets_keys_counting_again() {
+        let (resolved, mut p, blocks) = profiler();
+        let looped = blocks[0];
+        let big = Value::from_big(num_bigint::BigInt::from(1u64 << 62) * 4);
+        let keys: Vec<Vec<Option<Value>>> = [Value::Int(1), Value::Int(2), Value::Int(3), big]
+            .into_iter()
+            .map(|pc| slots(&resolved, &[("pc", pc)]))
+            .collect();
+        let until_stop =
+            |p: &mut Profiler, s: &[Option<Value>]| (1..=100).find(|_| p.arrive_at(0, looped, s, 0).is_some());
+        let [compiled, deferred, ignored, hashed] = [0, 1, 2, 3].map(|k| p.key(0, looped, &keys[k]));
+        p.set(&compiled, KeyState::Enter);
+        p.set(&hashed, KeyState::Enter);
+        p.set(&ignored, KeyState::Ignored);
+        for _ in 0..4 {
+            p.defer(&deferred);
+        }
+        assert_eq!(until_stop(&mut p, &keys[0]), Some(1), "a key with code stops at once");
+        p.forget_code();
+        for (k, key) in [(0, &compiled), (3, &hashed)] {
+            assert_eq!(p.state(key), KeyState::Counting);
+            assert_eq!(until_stop(&mut p, &keys[k]), Some(3), "key {k} counts to its threshold again");
+        }
+        assert_eq!(until_stop(&mut p, &keys[1]), Some(3), "the deferred key's skips are forgotten");
+        assert_eq!(p.state(&ignored), KeyState::Ignored);
+        assert_eq!(until_stop(&mut p, &keys[2]), None);
+    }
+
     /// A key's count keeps the clock of its first arrival: how densely
     /// the key is arrived at, from the first counted arrival to the stop;
     /// counting from zero again (a deferral, one of its skips) starts it
