@@ -1207,6 +1207,7 @@ impl<'p> Jit<'p> {
         if let Some(w) = run.worker.as_mut() {
             jobs = w.forget_all();
             self.stats.dropped_jobs += jobs;
+            self.stats.flushed_jobs += jobs;
         }
         // New code keeps getting new names: a log stays readable.
         let suffixes = std::mem::take(&mut self.suffixes);
@@ -1396,7 +1397,7 @@ impl<'p> Jit<'p> {
                 }
             }
         }
-        if self.codes.len() + Self::pending_codes(run) >= self.options.max_traces {
+        if self.cache_full(run) {
             if !self.may_flush(machine.steps()) {
                 // The code held is what runs: kept, and this hot spot
                 // asks again later.
@@ -1427,6 +1428,13 @@ impl<'p> Jit<'p> {
             return Ok(Next::Interpret(block));
         }
         self.record_loop(machine, run, key, stack, block)
+    }
+
+    /// Whether the cache holds `Options::max_traces` pieces, the jobs the
+    /// worker has not handed back counted as the pieces they may become
+    /// (see "A full cache").
+    fn cache_full(&self, run: &Run) -> bool {
+        self.codes.len() + Self::pending_codes(run) >= self.options.max_traces
     }
 
     /// Whether the full cache may be dropped ([`Jit::flush`]), the

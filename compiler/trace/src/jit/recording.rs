@@ -626,7 +626,7 @@ impl<'p> Jit<'p> {
             let block = machine.replace_top(stack, &frames, texit.label)?;
             return Ok(Next::Interpret(block));
         }
-        if self.codes.len() + Self::pending_codes(run) >= self.options.max_traces {
+        if self.cache_full(run) {
             // The cache is full: the interpreter goes on from the exit,
             // and all code goes if it may (see "A full cache"). What is
             // hot comes round again and is compiled anew.

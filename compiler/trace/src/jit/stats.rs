@@ -108,6 +108,9 @@ pub struct Stats {
     /// Times the code cache was full and all its code dropped
     /// ([`crate::jit`], "A full cache").
     pub flushes: u64,
+    /// Jobs of the worker dropped at those flushes, pending or done
+    /// (counted in `dropped_jobs` too).
+    pub flushed_jobs: usize,
     /// Loops recorded and then not compiled, because their hot spot was
     /// arrived at too sparsely for their code to pay back its compile
     /// ([`crate::jit::promises_payback`]), and hot spots not recorded at
@@ -232,11 +235,12 @@ impl std::fmt::Display for Stats {
         if self.background_jobs + self.dropped_jobs > 0 {
             write!(
                 f,
-                "\nbackground:      {} jobs optimized on the worker in {:.3} ms ({} with their code generated there, {} dropped at a flush or the end, at most {} waiting at once); {:.3} ms compiling on the running thread",
+                "\nbackground:      {} jobs optimized on the worker in {:.3} ms ({} with their code generated there, {} dropped ({} of them at flushes), at most {} waiting at once); {:.3} ms compiling on the running thread",
                 self.background_jobs,
                 ms(self.background_time),
                 self.emitted_apart,
                 self.dropped_jobs,
+                self.flushed_jobs,
                 self.most_pending,
                 ms(self.compile_time_here())
             )?;
