@@ -3,9 +3,9 @@
 use la_arena::{Arena, Idx};
 
 use flowc_lang::heap::Layout;
-use flowc_lang::Symbol;
+use flowc_lang::{Symbol, Value};
 
-use crate::inst::{InstKind, Operand, Terminator};
+use crate::inst::{GuardKind, InstKind, Operand, Terminator};
 use crate::ix;
 use crate::resume::{ResumeData, ResumeId};
 
@@ -253,6 +253,31 @@ impl Function {
     /// All linked instructions, block by block in layout order.
     pub fn all_insts(&self) -> impl Iterator<Item = (BlockId, InstId)> + '_ {
         self.layout.iter().flat_map(move |&b| self.block_insts(b).map(move |i| (b, i)))
+    }
+
+    /// Calls `f` on every constant of the function: its instructions'
+    /// operands and guards' values, its terminators' operands, and its
+    /// resume records' (those of removed instructions too).
+    pub fn each_constant_mut(&mut self, f: &mut impl FnMut(&mut Value)) {
+        let mut operand = |o: &mut Operand| {
+            if let Operand::Const(c) = o {
+                f(c)
+            }
+        };
+        for inst in self.insts.values_mut() {
+            inst.kind.operands_mut().for_each(&mut operand);
+        }
+        for block in self.blocks.values_mut() {
+            block.term.operands_mut().for_each(&mut operand);
+        }
+        for r in self.resumes.values_mut() {
+            r.operands_mut().for_each(&mut operand);
+        }
+        for inst in self.insts.values_mut() {
+            if let InstKind::Guard { kind: GuardKind::Value(_, c), .. } = &mut inst.kind {
+                f(c)
+            }
+        }
     }
 
     /// The resume records a linked guard or a terminator names, in

@@ -126,6 +126,17 @@ impl Start {
         consts.chain(self.promoted.iter().map(|(_, v)| v))
     }
 
+    /// Calls `f` on every value [`Start::values`] gives.
+    pub fn each_value_mut(&mut self, f: &mut impl FnMut(&mut Value)) {
+        let envs = self.frames.iter_mut().map(|f| &mut f.env).chain(self.objects.iter_mut().map(|o| &mut o.fields));
+        for (_, v) in envs.flatten() {
+            if let StartValue::Const(c) = v {
+                f(c)
+            }
+        }
+        self.promoted.iter_mut().for_each(|(_, v)| f(v));
+    }
+
     /// A trace that starts in one frame (of `function`, `None` for the main
     /// graph) whose variables `vars`, in order, are its parameters.
     pub fn frame(function: Option<Symbol>, vars: &[Symbol]) -> Start {

@@ -192,6 +192,42 @@ impl TraceOp {
         }
     }
 
+    /// Calls `f` on every value the operation names (an argument's
+    /// constant, a promotion's value, a guard's resume values): where
+    /// [`TraceOp::holds_objects`] looks.
+    pub fn each_value_mut(&mut self, f: &mut impl FnMut(&mut Value)) {
+        let mut arg = |a: &mut Arg| {
+            if let Arg::Const(c) = a {
+                f(c)
+            }
+        };
+        match self {
+            TraceOp::Op1 { arg: a, .. } | TraceOp::Get { obj: a, .. } | TraceOp::Leave { value: a } => arg(a),
+            TraceOp::Op2 { lhs, rhs, .. } => {
+                arg(lhs);
+                arg(rhs);
+            }
+            TraceOp::Set { obj, value, .. } => {
+                arg(obj);
+                arg(value);
+            }
+            TraceOp::New { .. } => {}
+            TraceOp::Enter { args, .. } | TraceOp::Call { args, .. } => args.iter_mut().for_each(arg),
+            TraceOp::Guard { check, resume, .. } => {
+                match check {
+                    Check::Value(_, v) => f(v),
+                    Check::Class(a, ..) => {
+                        if let Arg::Const(c) = a {
+                            f(c)
+                        }
+                    }
+                    Check::True(_) | Check::False(_) => {}
+                }
+                resume.iter_mut().for_each(|(_, v)| f(v));
+            }
+        }
+    }
+
     /// The term's functor and arguments, without the rest of the trace.
     fn parts(&self) -> (&'static str, Vec<Term>) {
         let s = |x: &Symbol| Term::sym(*x);

@@ -625,3 +625,45 @@ fn a_full_cache_is_flushed_under_every_worker() {
     let (flushes, _, flushed, stats) = &runs[2];
     assert!(*flushes > 0 && *flushed > 0, "{stats}");
 }
+
+/// The objects interpreter's traces name its instruction objects (each
+/// promoted at the dispatch label): they cross to the worker lent, and
+/// stay alive while the worker has them and while the JIT keeps their
+/// code — with the collector running at every allocation, and a worker
+/// held up so that jobs are in flight across collections and across
+/// flushes of a small cache. The checksum is the reference's, and every
+/// trace and bridge passes the checker.
+#[test]
+fn objects_cross_to_the_worker_lent_and_live_while_it_has_them() {
+    use flowc_tests::bf;
+    let text = bf::bottles(3);
+    let (sum, _) = bf::run(&text).expect("a valid program");
+    let runs = flowc_codegen::with_stack(move || {
+        let program = corpus::program("tests/corpus/interpreters/bf_objects.fg");
+        let env = flowc_lang::syntax::prolog::parse_env(&bf::tutorial_env(&text)).expect("an environment");
+        let label = flowc_lang::Symbol::intern("start");
+        let late = Some(std::time::Duration::from_millis(2));
+        let small = Options { max_traces: 12, full_window: 20_000, ..Options::default() };
+        flowc_lang::heap::with(|h| h.set_stress(true));
+        let mut runs = Vec::new();
+        for (worker_delay, cache) in [(None, Options::default()), (late, small)] {
+            let options =
+                Options { background: true, worker_delay, compile_allowance: None, inspect: Some(check), ..cache };
+            let (outcome, stats) = engines::jit_run(&program, label, &env, &Default::default(), options);
+            assert_eq!(engines::outcome(outcome), engines::Outcome::Output(format!("{sum}\n")));
+            runs.push((stats.lent_jobs, stats.flushed_jobs, stats.to_string()));
+        }
+        flowc_lang::heap::with(|h| h.set_stress(false));
+        // Every loan was let go: nothing of the runs stays pinned. (Twice:
+        // a list's objects are let go when the cell boxing it is freed.)
+        flowc_lang::heap::collect();
+        flowc_lang::heap::collect();
+        assert_eq!(flowc_lang::heap::stats().live_bytes, 0, "objects the runs left pinned");
+        runs
+    });
+    for (lent, _, stats) in &runs {
+        assert!(*lent > 0, "jobs crossed with objects lent: {stats}");
+    }
+    let (_, flushed, stats) = &runs[1];
+    assert!(*flushed > 0, "jobs were in flight at a flush: {stats}");
+}

@@ -36,13 +36,15 @@
 //! the slow path and collects, and the heap is verified after each
 //! collection ([`verify`]).
 //!
-//! The heap is per thread: values never cross threads (they are `!Send`).
+//! The heap is per thread: values never cross threads (they are `!Send`),
+//! but for handles lent to the JIT's worker ([`lend`]).
 
 pub mod block;
 pub mod cell;
 mod collect;
 mod convert;
 pub mod layout;
+pub mod lend;
 pub mod num;
 mod obj;
 mod verify;

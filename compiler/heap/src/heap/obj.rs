@@ -13,8 +13,13 @@ use super::word::Word;
 
 /// A handle to an object: its cell, pinned while the handle lives (the
 /// collector keeps pinned cells, and what they refer to). Cloning pins
-/// again; handles compare by identity.
+/// again; handles compare by identity. A *lent* handle (bit 0 of the
+/// pointer set, [`super::lend`]) pins nothing: a [`super::lend::Loan`]
+/// keeps its object.
 pub struct Obj(NonNull<u64>);
+
+/// The bit of a lent handle's pointer (cells are word-aligned).
+const LENT: usize = 1;
 
 /// An object has no slot for this field (its layout is another program's):
 /// an internal error.
@@ -76,8 +81,77 @@ impl Obj {
         }
     }
 
+    #[inline(always)]
     fn cell(&self) -> Cell {
-        self.0.as_ptr()
+        (self.0.as_ptr() as usize & !LENT) as Cell
+    }
+
+    /// Whether the handle is lent ([`super::lend`]): it pins nothing.
+    #[inline(always)]
+    pub fn is_lent(&self) -> bool {
+        self.0.as_ptr() as usize & LENT != 0
+    }
+
+    /// A pinned handle of the same object.
+    pub(super) fn pinned(&self) -> Obj {
+        // SAFETY: the object is live (pinned by this handle, or by the
+        // loan of a lent one).
+        unsafe { pin(self.cell()) };
+        // SAFETY: a cell's address is not null.
+        Obj(unsafe { NonNull::new_unchecked(self.cell()) })
+    }
+
+    /// A lent handle of the same object, pinning nothing.
+    pub(super) fn lent(&self) -> Obj {
+        Obj::lent_of(self.cell())
+    }
+
+    fn lent_of(c: Cell) -> Obj {
+        // SAFETY: a cell's address is not null, nor with bit 0 set.
+        Obj(unsafe { NonNull::new_unchecked((c as usize | LENT) as Cell) })
+    }
+
+    /// A clone of a lent handle: lent on a thread that borrows, else
+    /// pinned (a lent handle reaches nothing but the JIT's tables).
+    #[cold]
+    fn clone_lent(&self) -> Obj {
+        if super::lend::borrowing() {
+            Obj(self.0)
+        } else {
+            self.pinned()
+        }
+    }
+
+    /// What [`Obj::get`] reads of a lent object: on a thread that borrows,
+    /// an object is lent too, and a list holding objects is not read
+    /// (its handles would be pinned here).
+    #[cold]
+    fn get_lent(&self, w: Word) -> Option<Value> {
+        if !super::lend::borrowing() {
+            // SAFETY: as in `get`.
+            return unsafe { super::to_value(w).ok() };
+        }
+        if super::word::is_pointer(w) {
+            let c = w.cell();
+            // SAFETY: the slot of a live object holds a pointer to a live
+            // cell (the loan keeps the object; its immutable fields
+            // keep what they hold). The kind bits of its meta word never
+            // change while it lives, but the heap's thread may be changing
+            // its pin count in the same word: it is read as one atomic
+            // word, which sees either.
+            unsafe {
+                let meta = (*(c as *const std::sync::atomic::AtomicU64)).load(std::sync::atomic::Ordering::Relaxed);
+                match meta & cell::KIND_MASK {
+                    OBJECT => return Some(Value::Object(Obj::lent_of(c))),
+                    super::num::LIMBS => {}
+                    _ if cell::boxed(c).holds_objects() => return None,
+                    _ => {}
+                }
+            }
+        }
+        // SAFETY: as in `get`; what is left is an immediate, a number or a
+        // list without objects (shared by atomic counts).
+        unsafe { super::to_value(w).ok() }
     }
 
     /// The address of the object's cell (which never moves): how far
@@ -159,6 +233,9 @@ impl Obj {
     #[inline(always)]
     pub fn get(&self, field: Symbol) -> Option<Value> {
         let w = self.slot_word(field).filter(|&w| w != UNSET)?;
+        if self.is_lent() {
+            return self.get_lent(w);
+        }
         // SAFETY: the slot of a pinned (live) object holds an immediate or
         // a pointer to a live cell: the collector traces object slots.
         unsafe { super::to_value(w).ok() }
@@ -319,7 +396,11 @@ unsafe fn pin(c: Cell) {
 }
 
 impl Clone for Obj {
+    #[inline]
     fn clone(&self) -> Obj {
+        if self.is_lent() {
+            return self.clone_lent();
+        }
         // SAFETY: a pinned cell is live.
         unsafe { pin(self.cell()) };
         Obj(self.0)
@@ -337,14 +418,16 @@ unsafe fn unpin(c: Cell) {
 
 impl Drop for Obj {
     fn drop(&mut self) {
-        // SAFETY: a pinned cell is live; this handle's pin is released.
-        unsafe { unpin(self.cell()) };
+        if !self.is_lent() {
+            // SAFETY: a pinned cell is live; this handle's pin is released.
+            unsafe { unpin(self.cell()) };
+        }
     }
 }
 
 impl PartialEq for Obj {
     fn eq(&self, other: &Obj) -> bool {
-        self.0 == other.0
+        self.cell() == other.cell()
     }
 }
 

@@ -198,3 +198,64 @@ fn large_objects_get_blocks_of_their_own() {
     collect();
     assert_eq!(stats().live_bytes, before);
 }
+
+#[test]
+fn a_loan_keeps_what_it_lent_and_a_lent_handle_pins_nothing() {
+    let mut v = Value::Object(chain(1_000));
+    let mut loan = lend::Loan::default();
+    assert!(loan.lend(&mut v));
+    assert_eq!(loan.len(), 1);
+    let Value::Object(lent) = &v else { unreachable!("an object stays one") };
+    assert!(lent.is_lent());
+    // Not on a borrowing thread: a clone is an ordinary handle, equal to
+    // the lent one, and so is what a field read gives.
+    let pinned = lent.clone();
+    assert!(!pinned.is_lent());
+    assert_eq!(&pinned, lent);
+    let Some(Value::Object(next)) = lent.get(s("next")) else { panic!("the chain's next link") };
+    assert!(!next.is_lent());
+    drop((pinned, next));
+    collect();
+    let live = stats().live_bytes;
+    assert!(live >= 1_000 * (layout().words() as u64 * 8), "the loan keeps the chain: {live} bytes");
+    assert_eq!(length(lent), 1_000);
+    drop(loan);
+    collect();
+    assert_eq!(stats().live_bytes, 0, "the lent handle kept nothing");
+}
+
+#[test]
+fn a_borrowing_thread_clones_and_reads_lent_handles_without_pinning() {
+    // A thread of its own: borrowing is for the rest of a thread's life.
+    std::thread::spawn(|| {
+        let list = Value::list(vec![Value::Object(Obj::new(1, s("x"), layout()))]);
+        let head = chain(100);
+        head.set(s("value"), list.clone()).unwrap();
+        let mut v = Value::Object(head);
+        let mut loan = lend::Loan::default();
+        assert!(loan.lend(&mut v));
+        let mut held = list.clone();
+        assert!(!loan.lend(&mut held), "a list holding objects cannot be lent");
+        drop((held, list));
+        lend::borrow_here();
+        let Value::Object(lent) = &v else { unreachable!() };
+        // Clones, and the links read, are lent: they pin nothing.
+        let mut kept = vec![lent.clone()];
+        while let Some(Value::Object(next)) = kept.last().unwrap().get(s("next")) {
+            assert!(next.is_lent());
+            kept.push(next);
+        }
+        assert_eq!(kept.len(), 100);
+        assert!(kept.iter().all(Obj::is_lent));
+        assert_eq!(kept[1].get(s("value")), Some(Value::Int(98)));
+        assert_eq!(lent.get(s("value")), None, "a list holding objects is not read");
+        drop(loan);
+        // Twice: the list's object is pinned by the list until the first
+        // collection frees the cell that boxed it.
+        collect();
+        collect();
+        assert_eq!(stats().live_bytes, 0, "the lent handles kept nothing");
+    })
+    .join()
+    .unwrap();
+}

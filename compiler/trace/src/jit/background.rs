@@ -44,10 +44,15 @@
 //!
 //! **What may cross.** Values are shared by atomic counts, except
 //! objects, whose handles pin cells of the running thread's heap. A job
-//! whose recording names an object (a promoted object, a list holding
-//! one) is optimized on the running thread, at once, as without the
-//! worker. The program and its lowered functions ([`Shared`]) hold only
-//! constants of the program text.
+//! whose recording names objects (an interpreter's promoted instruction
+//! objects, on every trace) crosses with its handles *lent*
+//! ([`flowc_lang::heap::lend`]): they pin nothing, and the job's loan keeps
+//! the objects on the running thread, then the JIT's ([`super::Jit`]'s
+//! `loans`, let go when its code is) once the result is installed, whose
+//! lent handles may be in its tables. Only a job naming a list that
+//! holds objects, whose handles cannot be lent, is optimized on the
+//! running thread, at once, as without the worker. The program and its
+//! lowered functions ([`Shared`]) hold only constants of the program text.
 //!
 //! While a hot spot's loop is being optimized the interpreter asks for
 //! it after 1, 2, 4... arrivals ([`Worker::next_ask`]), so a loop still
@@ -63,12 +68,15 @@
 //! jobs count against the budget and `max_traces` as compiled ones do.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 
 use flowc_codegen::ExitId;
 use flowc_ir::{Function, Module};
+use flowc_lang::heap::lend::Loan;
 use flowc_lang::index::ProgramIndex;
 use flowc_lang::interp::Key;
+use flowc_lang::Value;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::optimizing::{self, LoopJob, Optimized, StraightJob};
@@ -152,6 +160,31 @@ impl Job {
     }
 }
 
+impl Job {
+    /// Calls `f` on every value the job names.
+    fn each_value_mut(&mut self, f: &mut impl FnMut(&mut Value)) {
+        match self {
+            Job::Loop(j) => j.each_value_mut(f),
+            Job::Straight(j) => j.each_value_mut(f),
+        }
+    }
+
+    /// Lends the job's objects ([`flowc_lang::heap::lend`]): its handles
+    /// become lent ones, and `loan` keeps their objects. `false`, and
+    /// nothing lent, when a value is a list holding objects (whose
+    /// handles cannot be lent).
+    fn lend(&mut self, loan: &mut Loan) -> bool {
+        let mut lendable = true;
+        self.each_value_mut(&mut |v| lendable &= !(matches!(v, Value::List(_)) && v.holds_objects()));
+        if lendable {
+            self.each_value_mut(&mut |v| {
+                loan.lend(v);
+            });
+        }
+        lendable
+    }
+}
+
 /// A job or its result crossing to the other thread.
 struct Crossing<T>(T);
 
@@ -159,11 +192,18 @@ struct Crossing<T>(T);
 /// cache, when the worker is to generate it too.
 type Handed = (Job, Option<flowc_codegen::Apart>);
 
-// SAFETY: a job crosses only when `may_hold_objects` said no (see
-// `Worker::submit`): its values are integers, atoms, big integers and lists
-// of those, shared by atomic counts. Its result is made from the job and
-// the program (the optimizer folds only calls whose result is a constant,
-// never an object), so it holds none either.
+// SAFETY: a job crosses only from `Worker::submit`, with its objects lent
+// (`Job::lend`): its values are integers, atoms, big integers and lists
+// of those, shared by atomic counts, and lent object handles, which the
+// worker (a thread that borrows) clones and drops without touching the
+// running thread's heap, and reads only for what never changes once set
+// (`flowc_lang::heap::lend`). The job's `Pending` keeps the objects on the
+// running thread until its result is back and, once installed, the JIT
+// keeps them while its tables may hold the result's handles. A result is
+// made from the job and the program (the optimizer folds only calls whose
+// result is a constant, never an object; it reads immutable fields of
+// lent objects as lent handles), so it holds nothing else; the worker
+// stops before its next job when the run ends (`Worker`'s `Drop`).
 #[allow(unsafe_code)]
 unsafe impl<T> Send for Crossing<T> {}
 
@@ -197,6 +237,10 @@ pub(super) struct Pending {
     /// them (each would be the same loop again, rotated, or a piece of
     /// the bridge).
     pub passed: Vec<Key>,
+    /// What keeps the objects the job names while the worker has them
+    /// (lent, [`flowc_lang::heap::lend`]), and then while the JIT keeps
+    /// its result ([`super::Jit::install`]).
+    pub loan: Loan,
 }
 
 /// Whose code a ready result is: a hot spot's loop, or an exit's bridge.
@@ -235,9 +279,16 @@ pub(super) struct Worker {
     /// The most jobs pending or ready at once, counted at each submit
     /// (the backlog `--stats` reports).
     pub most_pending: usize,
+    /// Jobs sent with objects lent.
+    pub lent: usize,
     /// Results still to come of jobs forgotten ([`Worker::forget_all`]):
     /// dropped as they come, before those of `pending`.
     discard: usize,
+    /// The loans of those jobs, in order: each kept until its job's
+    /// result is back.
+    discarded_loans: VecDeque<Loan>,
+    /// Set when the run ends: the worker takes no further job.
+    stop: Arc<AtomicBool>,
 }
 
 impl Worker {
@@ -245,14 +296,21 @@ impl Worker {
     pub fn spawn<'scope, 'p: 'scope>(scope: &'scope std::thread::Scope<'scope, '_>, shared: Arc<Shared<'p>>) -> Worker {
         let (jobs, inbox) = mpsc::channel::<Crossing<Handed>>();
         let (outbox, done) = mpsc::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
         let worker = std::thread::Builder::new()
             .name("flowc-jit-worker".into())
             // As much as the running thread's: the optimizer runs here
             // what it runs there (the stack is only reserved).
             .stack_size(1 << 30);
         let spawned = worker.spawn_scoped(scope, move || {
+            // Jobs naming objects come with their handles lent.
+            flowc_lang::heap::lend::borrow_here();
             let mut jobs_done: u64 = 0;
             while let Some(Crossing((job, apart))) = next_job(&inbox) {
+                if stopped.load(Ordering::Relaxed) {
+                    break;
+                }
                 if let Some(delay) = shared.delay {
                     std::thread::sleep(delay);
                 }
@@ -293,21 +351,30 @@ impl Worker {
             holding: HashMap::default(),
             ops: 0,
             most_pending: 0,
+            lent: 0,
             discard: 0,
+            discarded_loans: VecDeque::new(),
+            stop,
         }
     }
 
     /// Gives the worker `job` (and, to generate its code too, what
-    /// `apart` makes of it), unless it may hold objects: then it is handed
-    /// back.
+    /// `apart` makes of it), its objects lent (kept by `pending`'s loan);
+    /// handed back when there is no worker, or when a value is a list
+    /// holding objects, which cannot be lent.
     pub fn submit(
         &mut self,
-        job: Job,
+        mut job: Job,
         apart: impl FnOnce(&Job) -> Option<flowc_codegen::Apart>,
-        pending: Pending,
+        mut pending: Pending,
     ) -> Result<(), Job> {
-        let objects = job.may_hold_objects();
-        let Some(jobs) = self.jobs.as_ref().filter(|_| !objects) else { return Err(job) };
+        let Some(jobs) = self.jobs.as_ref() else { return Err(job) };
+        if job.may_hold_objects() {
+            if !job.lend(&mut pending.loan) {
+                return Err(job);
+            }
+            self.lent += 1;
+        }
         let apart = apart(&job);
         if let Err(mpsc::SendError(Crossing((job, _)))) = jobs.send(Crossing((job, apart))) {
             // The worker is gone (it panicked): `collect` says so.
@@ -373,9 +440,10 @@ impl Worker {
             };
             if self.discard > 0 {
                 // A forgotten job's: its code was made for a cache that
-                // is gone.
+                // is gone. Its objects are let go with it.
                 self.discard -= 1;
                 drop(result);
+                self.discarded_loans.pop_front();
                 continue;
             }
             let pending = self.pending.pop_front().expect("looked at");
@@ -456,7 +524,7 @@ impl Worker {
     pub fn forget_all(&mut self) -> usize {
         let forgotten = self.pending_jobs();
         self.discard += self.pending.len();
-        self.pending.clear();
+        self.discarded_loans.extend(self.pending.drain(..).map(|p| p.loan));
         self.keys.clear();
         self.exits.clear();
         self.passed.clear();
@@ -504,6 +572,17 @@ impl Worker {
     }
 }
 
+impl Drop for Worker {
+    /// Ends the worker's loop, and waits for the job in hand (the run's
+    /// scope would wait for it too): the objects the jobs name are kept
+    /// until the worker is done with them.
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.jobs = None;
+        while self.done.recv().is_ok() {}
+    }
+}
+
 impl super::Jit<'_> {
     /// Gives `job` (of code starting at `what`, to become `then`, whose
     /// recording passed the hot spots `passed`) to the run's worker.
@@ -542,7 +621,8 @@ impl super::Jit<'_> {
             Then::Bridge(b) if !self.options.trees => Some(b.exit),
             _ => None,
         };
-        worker.submit(job, |job| self.apart(job, from), Pending { recorded, what, then, passed })?;
+        let pending = Pending { recorded, what, then, passed, loan: Loan::default() };
+        worker.submit(job, |job| self.apart(job, from), pending)?;
         if let (Some(key), Some(p)) = (key, machine.profiler_mut()) {
             p.ask_after(&key, 1);
         }
@@ -590,12 +670,15 @@ impl super::Jit<'_> {
     /// Installs the result of a job (`None`: the preamble defined no
     /// entry for its loop).
     pub(super) fn install(&mut self, machine: &mut super::Machine, pending: Pending, result: Option<Optimized>) {
-        let Pending { what, then, .. } = pending;
+        let Pending { what, then, loan, .. } = pending;
         let from = match &then {
             Then::Key(_) => None,
             Then::Bridge(b) => Some(b.exit),
         };
         let compiled = result.and_then(|o| self.finish(o, &what, from, true));
+        // The result's lent handles may be in the JIT's tables now: their
+        // objects are kept as long as those are.
+        self.loans.append(loan);
         match then {
             Then::Key(done) => {
                 self.key_compiled(machine, done, compiled, &what);
@@ -657,10 +740,10 @@ done:
     /// worker holds back the hot spots its recording passed until it is
     /// taken — also once the worker is done with it — and a passed hot
     /// spot coming round takes it, and then no hot spot is held. A job
-    /// that names an object (promoted, or in a list) is handed back,
-    /// never sent.
+    /// that names an object crosses with it lent; one naming a list that
+    /// holds an object is handed back, never sent.
     #[test]
-    fn a_job_holds_its_passed_hot_spots_back_until_taken_and_objects_stay_home() {
+    fn a_job_holds_its_passed_hot_spots_back_until_taken_and_objects_cross_lent() {
         let p = flowc_lang::syntax::parse("test", PROGRAM).expect("it parses");
         let head = Symbol::intern("head");
         let module = flowc_frontend::lower(&p, Symbol::intern("start")).expect("it lowers");
@@ -682,7 +765,7 @@ done:
             let recorded = 3;
             Job::Straight(Box::new(StraightJob { source, recorded, into: None, fields: None, facts: Vec::new() }))
         };
-        let pending = |then, passed| Pending { recorded: 3, what: "test".into(), then, passed };
+        let pending = |then, passed| Pending { recorded: 3, what: "test".into(), then, passed, loan: Loan::default() };
         std::thread::scope(|scope| {
             let mut w = Worker::spawn(scope, shared.clone());
             assert!(w.submit(job(trace.clone()), |_| None, pending(bridge(3, head), vec![key(1), key(2)])).is_ok());
@@ -706,16 +789,39 @@ done:
             // Taken, it holds back nothing: not `key(1)` either, which
             // never came round (its list would grow with every result).
             assert!(w.holding.is_empty(), "{} hot spots still held", w.holding.len());
-            // Objects never cross: promoted, or inside a list.
+            // An object crosses lent, and the job's loan keeps it; it
+            // comes back lent in the result. A list holding one cannot be
+            // lent: that job is handed back.
             let layout = p.layout();
-            let object = || Value::Object(flowc_lang::heap::Obj::new(1, Symbol::intern("cell"), layout));
-            for promoted in [object(), Value::list(vec![Value::Int(1), Value::list(vec![object()])])] {
+            let cell = flowc_lang::heap::Obj::new(1, Symbol::intern("cell"), layout);
+            let promoted = |v: Value| {
                 let mut t = trace.clone();
-                let check = Check::Value(Symbol::intern("i"), promoted);
-                t.ops.insert(0, TraceOp::Guard { check, resume: Vec::new(), label: head });
-                assert!(w.submit(job(t), |_| None, pending(bridge(4, head), vec![key(1)])).is_err());
-                assert!(!w.has_exit(ExitId(4)) && !w.passed(&key(1)));
+                t.ops.insert(
+                    0,
+                    TraceOp::Guard { check: Check::Value(Symbol::intern("i"), v), resume: Vec::new(), label: head },
+                );
+                job(t)
+            };
+            let listed = Value::list(vec![Value::Int(1), Value::list(vec![Value::Object(cell.clone())])]);
+            assert!(w.submit(promoted(listed), |_| None, pending(bridge(4, head), vec![key(1)])).is_err());
+            assert!(!w.has_exit(ExitId(4)) && !w.passed(&key(1)));
+            assert!(w
+                .submit(promoted(Value::Object(cell.clone())), |_| None, pending(bridge(5, head), vec![]))
+                .is_ok());
+            assert_eq!(w.pending.back().map(|p| p.loan.len()), Some(1));
+            while w.ready_exits.is_empty() {
+                assert!(Instant::now() < deadline, "the worker did not finish a four-operation bridge");
+                w.collect();
+                std::thread::sleep(Duration::from_millis(1));
             }
+            let (done, result) = w.take_exit(ExitId(5)).expect("the bridge is ready");
+            assert_eq!(done.loan.len(), 1);
+            let f = &result.expect("a bridge always optimizes").pieces[0].0;
+            let lent = f.insts.values().find_map(|i| match &i.kind {
+                flowc_ir::InstKind::Guard { kind: flowc_ir::GuardKind::Value(_, Value::Object(o)), .. } => Some(o),
+                _ => None,
+            });
+            assert!(lent.is_some_and(|o| o.is_lent() && *o == cell), "the guard's object, lent: {lent:?}");
             assert_eq!(w.pending_jobs(), 0);
         });
     }

@@ -175,6 +175,7 @@ use std::time::{Duration, Instant};
 
 use flowc_codegen::{ExitId, TraceCache, TraceEnd, TraceId};
 use flowc_ir::{Function, FunctionKind, Module, Operand, PackedRecords, ResumeData, ResumeId, ResumeValue, ValueId};
+use flowc_lang::heap::lend::Loan;
 use flowc_lang::index::ProgramIndex;
 use flowc_lang::interp::resolve::{Graph, Slot};
 use flowc_lang::interp::{
@@ -533,6 +534,10 @@ pub struct Jit<'p> {
     names: HashMap<Symbol, Option<TraceId>>,
     /// Per base name, the suffix [`Jit::fresh_name`] gave last.
     suffixes: HashMap<Symbol, u32>,
+    /// The objects named by the results of jobs the worker optimized
+    /// (their handles lent, [`background`] "What may cross"): kept while
+    /// the tables above may hold those handles, until [`Jit::reset`].
+    loans: Loan,
     stats: Stats,
     /// The statements compiled code's loop iterations replaced (the
     /// compile budget's clock counts them).
@@ -993,6 +998,7 @@ impl<'p> Jit<'p> {
             exits: Vec::new(),
             names: HashMap::default(),
             suffixes: HashMap::default(),
+            loans: Loan::default(),
             stats: Stats::default(),
             compiled_work: 0,
             compiles: 0,
@@ -1154,6 +1160,7 @@ impl<'p> Jit<'p> {
             if let Some(w) = run.worker.take() {
                 self.stats.dropped_jobs += w.pending_jobs();
                 self.stats.most_pending = self.stats.most_pending.max(w.most_pending);
+                self.stats.lent_jobs += w.lent;
             }
             (result, run.heap.allocations)
         });
@@ -1236,6 +1243,8 @@ impl<'p> Jit<'p> {
         self.followers.clear();
         self.empty_bridges = 0;
         self.full = None;
+        // Last: the tables above may have held lent handles of these.
+        self.loans = Loan::default();
     }
 
     /// A profiler for `resolved` watching the JIT's labels (marked in

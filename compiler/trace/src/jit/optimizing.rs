@@ -109,6 +109,34 @@ impl StraightJob {
     }
 }
 
+impl LoopJob {
+    /// Calls `f` on every value the job names (where
+    /// [`LoopJob::may_hold_objects`] looks).
+    pub fn each_value_mut(&mut self, f: &mut impl FnMut(&mut Value)) {
+        self.trace.ops.iter_mut().for_each(|op| op.each_value_mut(f));
+        self.start.each_value_mut(f);
+        self.args.iter_mut().flatten().for_each(f);
+    }
+}
+
+impl StraightJob {
+    /// As [`LoopJob::each_value_mut`], and the constants of what is
+    /// known of its parameters.
+    pub fn each_value_mut(&mut self, f: &mut impl FnMut(&mut Value)) {
+        match &mut self.source {
+            Source::Converted { function, .. } => function.each_constant_mut(f),
+            Source::Recorded { trace, start, .. } => {
+                trace.ops.iter_mut().for_each(|op| op.each_value_mut(f));
+                start.each_value_mut(f);
+            }
+        }
+        if let Some((entry, _)) = &mut self.into {
+            entry.each_value_mut(f);
+        }
+        self.facts.iter_mut().filter_map(|i| i.constant.as_mut()).for_each(f);
+    }
+}
+
 /// Whether recording `trace` names an object.
 pub(super) fn trace_holds_objects(trace: &Trace) -> bool {
     trace.ops.iter().any(TraceOp::holds_objects)

@@ -154,6 +154,9 @@ pub struct Stats {
     /// the end of a run, not yet installed.
     pub background_time: Duration,
     pub background_jobs: usize,
+    /// Jobs sent to the worker with object handles lent
+    /// (`flowc_lang::heap::lend`), installed or not.
+    pub lent_jobs: usize,
     pub emitted_apart: usize,
     pub dropped_jobs: usize,
     /// The most jobs the worker had pending or ready at once.
@@ -235,13 +238,14 @@ impl std::fmt::Display for Stats {
         if self.background_jobs + self.dropped_jobs > 0 {
             write!(
                 f,
-                "\nbackground:      {} jobs optimized on the worker in {:.3} ms ({} with their code generated there, {} dropped ({} of them at flushes), at most {} waiting at once); {:.3} ms compiling on the running thread",
+                "\nbackground:      {} jobs optimized on the worker in {:.3} ms ({} with their code generated there, {} dropped ({} of them at flushes), at most {} waiting at once); {} sent with objects lent; {:.3} ms compiling on the running thread",
                 self.background_jobs,
                 ms(self.background_time),
                 self.emitted_apart,
                 self.dropped_jobs,
                 self.flushed_jobs,
                 self.most_pending,
+                self.lent_jobs,
                 ms(self.compile_time_here())
             )?;
         }

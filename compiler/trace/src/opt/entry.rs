@@ -149,6 +149,17 @@ impl LoopEntry {
         shapes.into_iter().any(|(_, s)| matches!(s, Shape::Const(c) if c.holds_objects()))
     }
 
+    /// Calls `f` on every constant of the entry's shapes (where
+    /// [`LoopEntry::holds_objects`] looks).
+    pub fn each_value_mut(&mut self, f: &mut impl FnMut(&mut Value)) {
+        let shapes = self.vars.iter_mut().chain(self.objects.iter_mut().flat_map(|o| &mut o.fields));
+        for (_, s) in shapes {
+            if let Shape::Const(c) = s {
+                f(c)
+            }
+        }
+    }
+
     /// Where the loop's trace starts: its head's variables as the shapes
     /// say, the objects allocated first.
     pub fn start(&self) -> Start {
