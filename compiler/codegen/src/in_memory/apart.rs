@@ -77,10 +77,12 @@ pub struct Emitted {
     sites: Arc<Mutex<SiteTable>>,
 }
 
-// SAFETY: the code's constants are values of a job that may hold no
-// object (those jobs stay on the running thread): integers, atoms, big
-// integers and lists of those, shared by atomic counts. Its exits' and
-// code slots are boxes no one else refers to yet but the code itself.
+// SAFETY: the code's constants are values of a job: integers, atoms, big
+// integers and lists of those, shared by atomic counts, and object handles
+// lent by the running thread (`flowc_lang::heap::lend`: they pin nothing,
+// and the job's loan keeps their objects; the JIT roots them where it
+// installs the code). Its exits' and code slots are boxes no one else
+// refers to yet but the code itself.
 #[allow(unsafe_code)]
 unsafe impl Send for Emitted {}
 

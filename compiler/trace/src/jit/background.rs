@@ -143,6 +143,17 @@ fn next_job<T>(inbox: &mpsc::Receiver<T>) -> Option<T> {
 /// ([`Worker::next_ask`]).
 pub const MOST_ASKS: u32 = 64;
 
+/// The most jobs sent and not yet done: past it, a job is optimized on
+/// the running thread, at once. A program warming up records in bursts;
+/// a worker that far behind delivers code late (each job is about 0.2 ms
+/// on tutorial BF), and what waits costs memory — the objects
+/// interpreter's recordings carry an environment of some twenty
+/// variables at every guard, and on BF fractal 5 up to 300 jobs waited
+/// (59 MB at its peak, against 52 with this bound, 6 runs each; 44 with
+/// every job on the running thread). The tutorial interpreter's rows
+/// rarely reach it (statements, hanoi: the same time and peak).
+pub const MOST_QUEUED: usize = 16;
+
 /// A job for the worker.
 pub(super) enum Job {
     Loop(Box<LoopJob>),
@@ -360,15 +371,16 @@ impl Worker {
 
     /// Gives the worker `job` (and, to generate its code too, what
     /// `apart` makes of it), its objects lent (kept by `pending`'s loan);
-    /// handed back when there is no worker, or when a value is a list
-    /// holding objects, which cannot be lent.
+    /// handed back when there is no worker, when [`MOST_QUEUED`] jobs are
+    /// not done yet, or when a value is a list holding objects, which
+    /// cannot be lent.
     pub fn submit(
         &mut self,
         mut job: Job,
         apart: impl FnOnce(&Job) -> Option<flowc_codegen::Apart>,
         mut pending: Pending,
     ) -> Result<(), Job> {
-        let Some(jobs) = self.jobs.as_ref() else { return Err(job) };
+        let Some(jobs) = self.jobs.as_ref().filter(|_| self.pending.len() < MOST_QUEUED) else { return Err(job) };
         if job.may_hold_objects() {
             if !job.lend(&mut pending.loan) {
                 return Err(job);
@@ -697,6 +709,13 @@ fn emit(optimized: &mut Optimized, apart: &flowc_codegen::Apart) {
     let started = std::time::Instant::now();
     let functions: Vec<&Function> = optimized.pieces.iter().map(|(f, ..)| f).collect();
     optimized.emitted = apart.emit(&functions, &optimized.shapes).ok();
+    if optimized.emitted.is_some() {
+        // Only code generated on the running thread reads them (should
+        // this code not be installable there, they are made again): the
+        // result may wait a while (the objects interpreter on BF fractal
+        // 5: up to 300 results at once, a fifth of them their shapes).
+        optimized.shapes = Vec::new();
+    }
     optimized.emit_time = started.elapsed();
 }
 
@@ -742,30 +761,41 @@ done:
     /// spot coming round takes it, and then no hot spot is held. A job
     /// that names an object crosses with it lent; one naming a list that
     /// holds an object is handed back, never sent.
+    /// `PROGRAM`'s loop, recorded, and what the worker needs to optimize
+    /// it (each job held up by `delay`).
+    fn fixture(p: &flowc_lang::Program, delay: Option<Duration>) -> (crate::trace::Trace, Arc<Shared<'_>>) {
+        let module = flowc_frontend::lower(p, Symbol::intern("start")).expect("it lowers");
+        let env: flowc_lang::Env = [(Symbol::intern("i"), Value::Int(0))].into_iter().collect();
+        let Ok(Recorded::Loop { trace, .. }) = record(p, Symbol::intern("head"), env, &mut Heap::new(p), 1000) else {
+            panic!("the loop records")
+        };
+        let shared = Arc::new(Shared {
+            index: ProgramIndex::new(p),
+            hints: Arc::new(crate::run_ir::hints(&module)),
+            remove_allocations: true,
+            inspect: None,
+            delay,
+        });
+        (*trace, shared)
+    }
+
+    /// A bridge job from `trace`, exiting at `head`.
+    fn job(trace: crate::trace::Trace) -> Job {
+        let head = Symbol::intern("head");
+        let start = Start::frame(None, &[Symbol::intern("i")]);
+        let source = Source::Recorded { name: head, trace, start, end: End::Exit(head) };
+        Job::Straight(Box::new(StraightJob { source, recorded: 3, into: None, fields: None, facts: Vec::new() }))
+    }
+
+    fn pending(then: Then, passed: Vec<Key>) -> Pending {
+        Pending { recorded: 3, what: "test".into(), then, passed, loan: Loan::default() }
+    }
+
     #[test]
     fn a_job_holds_its_passed_hot_spots_back_until_taken_and_objects_cross_lent() {
         let p = flowc_lang::syntax::parse("test", PROGRAM).expect("it parses");
         let head = Symbol::intern("head");
-        let module = flowc_frontend::lower(&p, Symbol::intern("start")).expect("it lowers");
-        let env: flowc_lang::Env = [(Symbol::intern("i"), Value::Int(0))].into_iter().collect();
-        let Ok(Recorded::Loop { trace, .. }) = record(&p, head, env, &mut Heap::new(&p), 1000) else {
-            panic!("the loop records")
-        };
-        let trace = *trace;
-        let shared = Arc::new(Shared {
-            index: ProgramIndex::new(&p),
-            hints: Arc::new(crate::run_ir::hints(&module)),
-            remove_allocations: true,
-            inspect: None,
-            delay: None,
-        });
-        let start = Start::frame(None, &[Symbol::intern("i")]);
-        let job = |trace: crate::trace::Trace| {
-            let source = Source::Recorded { name: head, trace, start: start.clone(), end: End::Exit(head) };
-            let recorded = 3;
-            Job::Straight(Box::new(StraightJob { source, recorded, into: None, fields: None, facts: Vec::new() }))
-        };
-        let pending = |then, passed| Pending { recorded: 3, what: "test".into(), then, passed, loan: Loan::default() };
+        let (trace, shared) = fixture(&p, None);
         std::thread::scope(|scope| {
             let mut w = Worker::spawn(scope, shared.clone());
             assert!(w.submit(job(trace.clone()), |_| None, pending(bridge(3, head), vec![key(1), key(2)])).is_ok());
@@ -823,6 +853,32 @@ done:
             });
             assert!(lent.is_some_and(|o| o.is_lent() && *o == cell), "the guard's object, lent: {lent:?}");
             assert_eq!(w.pending_jobs(), 0);
+        });
+    }
+
+    /// A worker [`MOST_QUEUED`] jobs behind is handed the next job back
+    /// (the running thread optimizes it), and takes jobs again once it
+    /// has done one.
+    #[test]
+    fn a_worker_far_behind_hands_jobs_back() {
+        let p = flowc_lang::syntax::parse("test", PROGRAM).expect("it parses");
+        let head = Symbol::intern("head");
+        let (trace, shared) = fixture(&p, Some(Duration::from_millis(20)));
+        std::thread::scope(|scope| {
+            let mut w = Worker::spawn(scope, shared.clone());
+            for e in 0..MOST_QUEUED as u32 {
+                assert!(w.submit(job(trace.clone()), |_| None, pending(bridge(e, head), Vec::new())).is_ok());
+            }
+            let last = MOST_QUEUED as u32;
+            assert!(w.submit(job(trace.clone()), |_| None, pending(bridge(last, head), Vec::new())).is_err());
+            assert!(!w.has_exit(ExitId(last)));
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while w.ready_exits.is_empty() {
+                assert!(Instant::now() < deadline, "the worker did not finish a job");
+                w.collect();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            assert!(w.submit(job(trace.clone()), |_| None, pending(bridge(last, head), Vec::new())).is_ok());
         });
     }
 
