@@ -127,10 +127,16 @@ fn subjects_of(p: &flowc_lang::Program) -> Vec<Subject> {
         let focus = Some(m.functions.len() - 1);
         Subject { module: m, origin: origin.to_owned(), focus }
     };
-    for (_, f) in jit.traces() {
+    // A trace naming an object (a promoted one) has no text to read back.
+    let printable = |f: &flowc_ir::Function| {
+        let mut objects = false;
+        f.clone().each_constant_mut(&mut |v| objects |= v.holds_objects());
+        !objects
+    };
+    for (_, f) in jit.traces().into_iter().filter(|(_, f)| printable(f)) {
         out.push(with_functions(f, "trace"));
     }
-    for f in jit.bridges() {
+    for f in jit.bridges().into_iter().filter(|f| printable(f)) {
         out.push(with_functions(f, "bridge"));
     }
     out

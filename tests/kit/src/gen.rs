@@ -374,7 +374,15 @@ impl Gen {
                 83..=86 if self.func.is_none() => self.class_test(left, depth),
                 87..=93 => self.call(),
                 94..=96 => {
-                    let v = self.rand_int_var();
+                    // Objects promoted too, in allocation-heavy programs: a
+                    // trace then names them, and reads their immutable
+                    // fields (on the JIT's worker, through lent handles).
+                    let v = if self.cfg.alloc && self.func.is_none() && self.rng.chance(50) {
+                        let o = self.rng.below(OBJ_VARS);
+                        self.obj(o)
+                    } else {
+                        self.rand_int_var()
+                    };
                     let l = self.label("promoted");
                     self.close(Terminator::Promote { var: v, label: l });
                     self.start(l);

@@ -17,8 +17,11 @@
 //! handle is lent, a drop does nothing, and reading an immutable field of
 //! a lent object ([`Obj::get`]) gives lent handles too. What a borrower
 //! reads of an object is what never changes once set — its class, its
-//! layout, its number, its immutable fields (written once, from unset: a
-//! borrower reads either, as one aligned word).
+//! layout, its number, its immutable fields, the kind of a cell they point
+//! at, a number's digits, a boxed list. A field is set once, from unset,
+//! and a cell's kind shares its word with the pin count the heap's thread
+//! changes: those words a borrower reads as atomic words, which see
+//! either value.
 //!
 //! Lent handles come back in the job's result, and the heap's own thread
 //! may keep them in its tables; it keeps the loan as long (the JIT: until

@@ -2,6 +2,7 @@
 
 use std::hash::{Hash, Hasher};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::symbol::Symbol;
 use crate::value::Value;
@@ -125,33 +126,46 @@ impl Obj {
     /// What [`Obj::get`] reads of a lent object: on a thread that borrows,
     /// an object is lent too, and a list holding objects is not read
     /// (its handles would be pinned here).
+    ///
+    /// Such a thread reads only what never changes once set, but the
+    /// heap's thread may be setting it (an immutable field is set once,
+    /// from unset) or changing its neighbours (a cell's pin count shares
+    /// its meta word with the kind): those words are read as atomic words,
+    /// which see either value.
     #[cold]
-    fn get_lent(&self, w: Word) -> Option<Value> {
+    fn get_lent(&self, field: Symbol) -> Option<Value> {
         if !super::lend::borrowing() {
+            let w = self.slot_word(field).filter(|&w| w != UNSET)?;
             // SAFETY: as in `get`.
             return unsafe { super::to_value(w).ok() };
         }
-        if super::word::is_pointer(w) {
-            let c = w.cell();
-            // SAFETY: the slot of a live object holds a pointer to a live
-            // cell (the loan keeps the object; its immutable fields
-            // keep what they hold). The kind bits of its meta word never
-            // change while it lives, but the heap's thread may be changing
-            // its pin count in the same word: it is read as one atomic
-            // word, which sees either.
-            unsafe {
-                let meta = (*(c as *const std::sync::atomic::AtomicU64)).load(std::sync::atomic::Ordering::Relaxed);
-                match meta & cell::KIND_MASK {
-                    OBJECT => return Some(Value::Object(Obj::lent_of(c))),
-                    super::num::LIMBS => {}
-                    _ if cell::boxed(c).holds_objects() => return None,
-                    _ => {}
-                }
+        let read = |c: Cell, offset: usize| {
+            // SAFETY: an aligned word of a live cell (the loan keeps the
+            // object; its immutable fields keep what they hold).
+            unsafe { (*(c.byte_add(offset) as *const AtomicU64)).load(Ordering::Relaxed) }
+        };
+        let k = self.layout().slot(field)?;
+        // SAFETY: a slot's word: an immediate, or a live cell's address
+        // (the object keeps what its immutable fields hold).
+        let w = unsafe { Word::from_bits(read(self.cell(), SLOTS + 8 * k)) };
+        if w == UNSET {
+            return None;
+        }
+        if !super::word::is_pointer(w) {
+            // SAFETY: an immediate.
+            return unsafe { super::to_value(w).ok() };
+        }
+        let c = w.cell();
+        // SAFETY: a live cell of the kind read: a number's limbs and a
+        // boxed value never change.
+        unsafe {
+            match read(c, 0) & cell::KIND_MASK {
+                OBJECT => Some(Value::Object(Obj::lent_of(c))),
+                super::num::LIMBS => Some(super::num::Num::of_cell(c).to_value()),
+                _ if cell::boxed(c).holds_objects() => None,
+                _ => Some(cell::boxed(c).clone()),
             }
         }
-        // SAFETY: as in `get`; what is left is an immediate, a number or a
-        // list without objects (shared by atomic counts).
-        unsafe { super::to_value(w).ok() }
     }
 
     /// The address of the object's cell (which never moves): how far
@@ -232,10 +246,10 @@ impl Obj {
     /// The value of `field`, if set.
     #[inline(always)]
     pub fn get(&self, field: Symbol) -> Option<Value> {
-        let w = self.slot_word(field).filter(|&w| w != UNSET)?;
         if self.is_lent() {
-            return self.get_lent(w);
+            return self.get_lent(field);
         }
+        let w = self.slot_word(field).filter(|&w| w != UNSET)?;
         // SAFETY: the slot of a pinned (live) object holds an immediate or
         // a pointer to a live cell: the collector traces object slots.
         unsafe { super::to_value(w).ok() }

@@ -231,6 +231,18 @@ fn a_borrowing_thread_clones_and_reads_lent_handles_without_pinning() {
         let list = Value::list(vec![Value::Object(Obj::new(1, s("x"), layout()))]);
         let head = chain(100);
         head.set(s("value"), list.clone()).unwrap();
+        // Past four limbs, a boxed `BigInt`; a list of integers; within
+        // four limbs, a number cell.
+        let big = Value::from_big(num_bigint::BigInt::from(1) << 300u32);
+        let ints = Value::list(vec![Value::Int(1), Value::Int(2)]);
+        let Some(Value::Object(second)) = head.get(s("next")) else { unreachable!() };
+        let Some(Value::Object(third)) = second.get(s("next")) else { unreachable!() };
+        let limbs = Value::from_big(num_bigint::BigInt::from(1) << 100u32);
+        let Some(Value::Object(fourth)) = third.get(s("next")) else { unreachable!() };
+        second.set(s("value"), big.clone()).unwrap();
+        third.set(s("value"), ints.clone()).unwrap();
+        fourth.set(s("value"), limbs.clone()).unwrap();
+        drop((second, third, fourth));
         let mut v = Value::Object(head);
         let mut loan = lend::Loan::default();
         assert!(loan.lend(&mut v));
@@ -247,7 +259,10 @@ fn a_borrowing_thread_clones_and_reads_lent_handles_without_pinning() {
         }
         assert_eq!(kept.len(), 100);
         assert!(kept.iter().all(Obj::is_lent));
-        assert_eq!(kept[1].get(s("value")), Some(Value::Int(98)));
+        assert_eq!(kept[1].get(s("value")), Some(big));
+        assert_eq!(kept[2].get(s("value")), Some(ints));
+        assert_eq!(kept[3].get(s("value")), Some(limbs));
+        assert_eq!(kept[4].get(s("value")), Some(Value::Int(95)));
         assert_eq!(lent.get(s("value")), None, "a list holding objects is not read");
         drop(loan);
         // Twice: the list's object is pinned by the list until the first
