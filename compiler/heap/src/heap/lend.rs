@@ -33,6 +33,7 @@
 //! shared list): [`Loan::lend`] leaves it as it is and says so.
 
 use std::cell::Cell;
+use std::collections::HashSet;
 
 use super::obj::Obj;
 use crate::value::Value;
@@ -52,9 +53,11 @@ pub fn borrowing() -> bool {
 }
 
 /// The pins that keep the objects of lent handles alive, held on the
-/// heap's thread (it is not `Send`).
+/// heap's thread (it is not `Send`): one per object, however many handles
+/// of it were lent (an interpreter's instruction object stands in most of
+/// a trace's resume records).
 #[derive(Default)]
-pub struct Loan(Vec<Obj>);
+pub struct Loan(HashSet<Obj>);
 
 impl Loan {
     /// Makes `v`, if it is an object, a lent handle, and keeps a pin of
@@ -64,7 +67,9 @@ impl Loan {
     pub fn lend(&mut self, v: &mut Value) -> bool {
         match v {
             Value::Object(o) => {
-                self.0.push(o.pinned());
+                if !self.0.contains(o) {
+                    self.0.insert(o.pinned());
+                }
                 *o = o.lent();
                 true
             }
@@ -72,12 +77,12 @@ impl Loan {
         }
     }
 
-    /// The pins of `other` too.
-    pub fn append(&mut self, mut other: Loan) {
-        self.0.append(&mut other.0);
+    /// The objects of `other` too.
+    pub fn append(&mut self, other: Loan) {
+        self.0.extend(other.0);
     }
 
-    /// How many pins the loan holds.
+    /// How many objects the loan keeps.
     pub fn len(&self) -> usize {
         self.0.len()
     }

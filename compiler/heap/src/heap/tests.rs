@@ -205,6 +205,16 @@ fn a_loan_keeps_what_it_lent_and_a_lent_handle_pins_nothing() {
     let mut loan = lend::Loan::default();
     assert!(loan.lend(&mut v));
     assert_eq!(loan.len(), 1);
+    // Another handle of the object, lent by this loan and by another
+    // appended to it: still one pin (dropping the loan frees the chain,
+    // below).
+    let Value::Object(first) = &v else { unreachable!("an object stays one") };
+    let mut again = Value::Object(first.clone());
+    let mut other = lend::Loan::default();
+    assert!(loan.lend(&mut again.clone()) && other.lend(&mut again));
+    loan.append(other);
+    assert_eq!(loan.len(), 1);
+    drop(again);
     let Value::Object(lent) = &v else { unreachable!("an object stays one") };
     assert!(lent.is_lent());
     // Not on a borrowing thread: a clone is an ordinary handle, equal to
