@@ -107,8 +107,9 @@ impl<'p> Jit<'p> {
         let looping = End::LiveLoop { live: live.to_vec(), same };
         let args = args.map(|s| s.start);
         let start = speculate::assume_lists(start, args.unwrap_or(&[]));
-        // The checks read only integers: an object (which could not cross
-        // to the worker) is given as an atom, which they pass over alike.
+        // The checks read only integers: an object is given as an atom,
+        // which they pass over alike (and which the worker need not be
+        // lent).
         let args =
             args.map(|a| a.iter().map(|v| if v.holds_objects() { Value::atom("object") } else { v.clone() }).collect());
         let fields = self.fields_for(reads > 0);
