@@ -654,9 +654,7 @@ fn objects_cross_to_the_worker_lent_and_live_while_it_has_them() {
             runs.push((stats.lent_jobs, stats.flushed_jobs, stats.to_string()));
         }
         flowc_lang::heap::with(|h| h.set_stress(false));
-        // Every loan was let go: nothing of the runs stays pinned. (Twice:
-        // a list's objects are let go when the cell boxing it is freed.)
-        flowc_lang::heap::collect();
+        // Every loan was let go: nothing of the runs stays pinned.
         flowc_lang::heap::collect();
         assert_eq!(flowc_lang::heap::stats().live_bytes, 0, "objects the runs left pinned");
         runs

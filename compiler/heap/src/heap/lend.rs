@@ -30,7 +30,8 @@
 //! handle, and so is what [`Obj::get`] reads of one.
 //!
 //! A list that holds objects cannot be lent (its handles are inside a
-//! shared list): [`Loan::lend`] leaves it as it is and says so.
+//! shared list): [`Loan::lend`] leaves it as it is and says so. (A
+//! program's lists hold constants only; Rust code can make one.)
 
 use std::cell::Cell;
 use std::collections::HashSet;

@@ -124,8 +124,8 @@ impl Obj {
     }
 
     /// What [`Obj::get`] reads of a lent object: on a thread that borrows,
-    /// an object is lent too, and a list holding objects is not read
-    /// (its handles would be pinned here).
+    /// an object is lent too (a list holding objects, which a program
+    /// cannot make, would not be read: its handles would be pinned here).
     ///
     /// Such a thread reads only what never changes once set, but the
     /// heap's thread may be setting it (an immutable field is set once,

@@ -240,7 +240,6 @@ fn a_borrowing_thread_clones_and_reads_lent_handles_without_pinning() {
     std::thread::spawn(|| {
         let list = Value::list(vec![Value::Object(Obj::new(1, s("x"), layout()))]);
         let head = chain(100);
-        head.set(s("value"), list.clone()).unwrap();
         // Past four limbs, a boxed `BigInt`; a list of integers; within
         // four limbs, a number cell.
         let big = Value::from_big(num_bigint::BigInt::from(1) << 300u32);
@@ -273,11 +272,8 @@ fn a_borrowing_thread_clones_and_reads_lent_handles_without_pinning() {
         assert_eq!(kept[2].get(s("value")), Some(ints));
         assert_eq!(kept[3].get(s("value")), Some(limbs));
         assert_eq!(kept[4].get(s("value")), Some(Value::Int(95)));
-        assert_eq!(lent.get(s("value")), None, "a list holding objects is not read");
+        assert_eq!(lent.get(s("value")), Some(Value::Int(99)));
         drop(loan);
-        // Twice: the list's object is pinned by the list until the first
-        // collection frees the cell that boxed it.
-        collect();
         collect();
         assert_eq!(stats().live_bytes, 0, "the lent handles kept nothing");
     })
