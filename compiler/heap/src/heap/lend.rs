@@ -21,7 +21,8 @@
 //! at, a number's digits, a boxed list. A field is set once, from unset,
 //! and a cell's kind shares its word with the pin count the heap's thread
 //! changes: those words a borrower reads as atomic words, which see
-//! either value.
+//! either value. (The heap's thread writes them as plain words, which
+//! x86-64, the machine flowc generates code for, writes whole.)
 //!
 //! Lent handles come back in the job's result, and the heap's own thread
 //! may keep them in its tables; it keeps the loan as long (the JIT: until
