@@ -170,31 +170,8 @@ fn env_term(env: &[(Symbol, Value)]) -> Term {
 }
 
 impl TraceOp {
-    /// Whether a value the operation names (a constant operand, a
-    /// promotion's value, a guard's resume value) is an object or a list
-    /// holding one.
-    pub fn holds_objects(&self) -> bool {
-        let arg = |a: &Arg| matches!(a, Arg::Const(c) if c.holds_objects());
-        match self {
-            TraceOp::Op1 { arg: a, .. } | TraceOp::Get { obj: a, .. } | TraceOp::Leave { value: a } => arg(a),
-            TraceOp::Op2 { lhs, rhs, .. } => arg(lhs) || arg(rhs),
-            TraceOp::Set { obj, value, .. } => arg(obj) || arg(value),
-            TraceOp::New { .. } => false,
-            TraceOp::Enter { args, .. } | TraceOp::Call { args, .. } => args.iter().any(arg),
-            TraceOp::Guard { check, resume, .. } => {
-                let checked = match check {
-                    Check::Value(_, v) => v.holds_objects(),
-                    Check::Class(a, ..) => arg(a),
-                    Check::True(_) | Check::False(_) => false,
-                };
-                checked || resume.iter().any(|(_, v)| v.holds_objects())
-            }
-        }
-    }
-
-    /// Calls `f` on every value the operation names (an argument's
-    /// constant, a promotion's value, a guard's resume values): where
-    /// [`TraceOp::holds_objects`] looks.
+    /// Calls `f` on every value the operation names: an argument's
+    /// constant, a promotion's value, a guard's resume values.
     pub fn each_value_mut(&mut self, f: &mut impl FnMut(&mut Value)) {
         let mut arg = |a: &mut Arg| {
             if let Arg::Const(c) = a {

@@ -161,17 +161,6 @@ pub(super) enum Job {
 }
 
 impl Job {
-    /// Whether anything in the job may be an object: it is then
-    /// optimized on the running thread.
-    fn may_hold_objects(&self) -> bool {
-        match self {
-            Job::Loop(j) => j.may_hold_objects(),
-            Job::Straight(j) => j.may_hold_objects(),
-        }
-    }
-}
-
-impl Job {
     /// Calls `f` on every value the job names.
     fn each_value_mut(&mut self, f: &mut impl FnMut(&mut Value)) {
         match self {
@@ -183,16 +172,24 @@ impl Job {
     /// Lends the job's objects ([`flowc_lang::heap::lend`]): its handles
     /// become lent ones, and `loan` keeps their objects. `false`, and
     /// nothing lent, when a value is a list holding objects (whose
-    /// handles cannot be lent).
+    /// handles cannot be lent). Every job is walked (once where it names
+    /// no object), so what crosses never depends on a summary of it.
     fn lend(&mut self, loan: &mut Loan) -> bool {
-        let mut lendable = true;
-        self.each_value_mut(&mut |v| lendable &= !(matches!(v, Value::List(_)) && v.holds_objects()));
-        if lendable {
+        let (mut objects, mut lists) = (false, false);
+        self.each_value_mut(&mut |v| match v {
+            Value::Object(_) => objects = true,
+            Value::List(_) => lists |= v.holds_objects(),
+            _ => {}
+        });
+        if lists {
+            return false;
+        }
+        if objects {
             self.each_value_mut(&mut |v| {
                 loan.lend(v);
             });
         }
-        lendable
+        true
     }
 }
 
@@ -381,12 +378,10 @@ impl Worker {
         mut pending: Pending,
     ) -> Result<(), Job> {
         let Some(jobs) = self.jobs.as_ref().filter(|_| self.pending.len() < MOST_QUEUED) else { return Err(job) };
-        if job.may_hold_objects() {
-            if !job.lend(&mut pending.loan) {
-                return Err(job);
-            }
-            self.lent += 1;
+        if !job.lend(&mut pending.loan) {
+            return Err(job);
         }
+        self.lent += usize::from(!pending.loan.is_empty());
         let apart = apart(&job);
         if let Err(mpsc::SendError(Crossing((job, _)))) = jobs.send(Crossing((job, apart))) {
             // The worker is gone (it panicked): `collect` says so.

@@ -901,14 +901,6 @@ struct Run<'c> {
     start_worker: Option<&'c dyn Fn() -> background::Worker>,
 }
 
-impl Run<'_> {
-    /// Whether jobs may go to a worker (one is running, or would be
-    /// started by the first job).
-    fn may_have_worker(&self) -> bool {
-        self.worker.is_some() || self.start_worker.is_some()
-    }
-}
-
 /// Where a run goes on.
 enum Next {
     /// The interpreter runs the stack from this block of its top frame.

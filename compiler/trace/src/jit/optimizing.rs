@@ -18,7 +18,7 @@ use super::background::Shared;
 use super::{speculate, Kind};
 use crate::opt;
 use crate::to_ir::{self, End, Start};
-use crate::trace::{Trace, TraceOp};
+use crate::trace::Trace;
 
 /// A loop to optimize into its two pieces ([`opt::LoopEntry`]): the
 /// preamble `name`, which checks what speculation found and runs the
@@ -44,9 +44,8 @@ pub(super) struct LoopJob {
 
 /// What a straight trace (a bridge, an entry trace) starts from.
 pub(super) enum Source {
-    /// Converted already (with its entry checks inserted); `objects`:
-    /// whether what it was converted from may name an object.
-    Converted { function: Function, objects: bool },
+    /// Converted already (with its entry checks inserted).
+    Converted { function: Function },
     /// A recording, to convert: its name, operations, start and end.
     Recorded { name: Symbol, trace: Trace, start: Start, end: End },
 }
@@ -89,29 +88,8 @@ pub(super) struct Optimized {
 }
 
 impl LoopJob {
-    /// Whether anything in the job may be an object (or a list holding
-    /// one): such a job stays on the running thread.
-    pub fn may_hold_objects(&self) -> bool {
-        trace_holds_objects(&self.trace)
-            || start_holds_objects(&self.start)
-            || self.args.iter().flatten().any(Value::holds_objects)
-    }
-}
-
-impl StraightJob {
-    /// As [`LoopJob::may_hold_objects`].
-    pub fn may_hold_objects(&self) -> bool {
-        let source = match &self.source {
-            Source::Converted { objects, .. } => *objects,
-            Source::Recorded { trace, start, .. } => trace_holds_objects(trace) || start_holds_objects(start),
-        };
-        source || self.into.as_ref().is_some_and(|(entry, _)| entry.holds_objects())
-    }
-}
-
-impl LoopJob {
-    /// Calls `f` on every value the job names (where
-    /// [`LoopJob::may_hold_objects`] looks).
+    /// Calls `f` on every value the job names: its recording's, its
+    /// start's, and the values speculated on.
     pub fn each_value_mut(&mut self, f: &mut impl FnMut(&mut Value)) {
         self.trace.ops.iter_mut().for_each(|op| op.each_value_mut(f));
         self.start.each_value_mut(f);
@@ -137,19 +115,9 @@ impl StraightJob {
     }
 }
 
-/// Whether recording `trace` names an object.
-pub(super) fn trace_holds_objects(trace: &Trace) -> bool {
-    trace.ops.iter().any(TraceOp::holds_objects)
-}
-
 /// Whether trace `f` reads a field.
 pub(super) fn reads_fields(f: &Function) -> bool {
     f.all_insts().any(|(_, i)| matches!(f.insts[i].kind, flowc_ir::InstKind::Get { .. }))
-}
-
-/// Whether `start` names an object.
-pub(super) fn start_holds_objects(start: &Start) -> bool {
-    start.values().any(Value::holds_objects)
 }
 
 /// Optimizes loop `job` (see [`LoopJob`]); `None` when the preamble

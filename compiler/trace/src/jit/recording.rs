@@ -4,7 +4,7 @@
 
 use super::background::{Job, Then};
 use super::compiling::Seen;
-use super::optimizing::{self, Source};
+use super::optimizing::Source;
 use super::*;
 
 /// The most times a hot spot's loop is recorded again from inside an
@@ -191,10 +191,7 @@ impl<'p> Jit<'p> {
                 let mut function = to_ir::convert(&self.shared.index, name, &trace, &start, &end);
                 pins = speculate::pins(&function, &c.params, &args);
                 speculate::insert(&mut function, &pins, label, graph.name);
-                // (Searched only where there is a worker to give it to.)
-                let objects = run.may_have_worker()
-                    && (optimizing::trace_holds_objects(&trace) || optimizing::start_holds_objects(&start));
-                let source = Source::Converted { function, objects };
+                let source = Source::Converted { function };
                 (Job::Straight(Box::new(self.straight_job(source, trace.ops.len(), Some(jumps), false))), Kind::Entry)
             }
         };

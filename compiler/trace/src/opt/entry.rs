@@ -142,15 +142,7 @@ impl Fact {
 }
 
 impl LoopEntry {
-    /// Whether a shape of the entry is a constant object (or a list
-    /// holding one).
-    pub fn holds_objects(&self) -> bool {
-        let shapes = self.vars.iter().chain(self.objects.iter().flat_map(|o| &o.fields));
-        shapes.into_iter().any(|(_, s)| matches!(s, Shape::Const(c) if c.holds_objects()))
-    }
-
-    /// Calls `f` on every constant of the entry's shapes (where
-    /// [`LoopEntry::holds_objects`] looks).
+    /// Calls `f` on every constant of the entry's shapes.
     pub fn each_value_mut(&mut self, f: &mut impl FnMut(&mut Value)) {
         let shapes = self.vars.iter_mut().chain(self.objects.iter_mut().flat_map(|o| &mut o.fields));
         for (_, s) in shapes {
