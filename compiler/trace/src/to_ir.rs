@@ -115,18 +115,8 @@ pub struct Start {
 }
 
 impl Start {
-    /// Every value the start names: constants of its frames and objects,
-    /// the promoted values.
-    pub fn values(&self) -> impl Iterator<Item = &Value> {
-        let envs = self.frames.iter().map(|f| &f.env).chain(self.objects.iter().map(|o| &o.fields));
-        let consts = envs.flatten().filter_map(|(_, v)| match v {
-            StartValue::Const(c) => Some(c),
-            _ => None,
-        });
-        consts.chain(self.promoted.iter().map(|(_, v)| v))
-    }
-
-    /// Calls `f` on every value [`Start::values`] gives.
+    /// Calls `f` on every value the start names: constants of its frames
+    /// and objects, the promoted values.
     pub fn each_value_mut(&mut self, f: &mut impl FnMut(&mut Value)) {
         let envs = self.frames.iter_mut().map(|f| &mut f.env).chain(self.objects.iter_mut().map(|o| &mut o.fields));
         for (_, v) in envs.flatten() {

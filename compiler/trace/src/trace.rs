@@ -173,31 +173,23 @@ impl TraceOp {
     /// Calls `f` on every value the operation names: an argument's
     /// constant, a promotion's value, a guard's resume values.
     pub fn each_value_mut(&mut self, f: &mut impl FnMut(&mut Value)) {
-        let mut arg = |a: &mut Arg| {
+        fn arg(a: &mut Arg, f: &mut impl FnMut(&mut Value)) {
             if let Arg::Const(c) = a {
                 f(c)
             }
-        };
+        }
         match self {
-            TraceOp::Op1 { arg: a, .. } | TraceOp::Get { obj: a, .. } | TraceOp::Leave { value: a } => arg(a),
-            TraceOp::Op2 { lhs, rhs, .. } => {
-                arg(lhs);
-                arg(rhs);
-            }
-            TraceOp::Set { obj, value, .. } => {
-                arg(obj);
-                arg(value);
+            TraceOp::Op1 { arg: a, .. } | TraceOp::Get { obj: a, .. } | TraceOp::Leave { value: a } => arg(a, f),
+            TraceOp::Op2 { lhs: a, rhs: b, .. } | TraceOp::Set { obj: a, value: b, .. } => {
+                arg(a, f);
+                arg(b, f);
             }
             TraceOp::New { .. } => {}
-            TraceOp::Enter { args, .. } | TraceOp::Call { args, .. } => args.iter_mut().for_each(arg),
+            TraceOp::Enter { args, .. } | TraceOp::Call { args, .. } => args.iter_mut().for_each(|a| arg(a, f)),
             TraceOp::Guard { check, resume, .. } => {
                 match check {
                     Check::Value(_, v) => f(v),
-                    Check::Class(a, ..) => {
-                        if let Arg::Const(c) = a {
-                            f(c)
-                        }
-                    }
+                    Check::Class(a, ..) => arg(a, f),
                     Check::True(_) | Check::False(_) => {}
                 }
                 resume.iter_mut().for_each(|(_, v)| f(v));

@@ -123,7 +123,7 @@ impl Obj {
         }
     }
 
-    /// What [`Obj::get`] reads of a lent object: on a thread that borrows,
+    /// What [`Obj::get`] reads of a lent object on a thread that borrows:
     /// an object is lent too (a list holding objects, which a program
     /// cannot make, would not be read: its handles would be pinned here).
     ///
@@ -133,12 +133,7 @@ impl Obj {
     /// its meta word with the kind): those words are read as atomic words,
     /// which see either value.
     #[cold]
-    fn get_lent(&self, field: Symbol) -> Option<Value> {
-        if !super::lend::borrowing() {
-            let w = self.slot_word(field).filter(|&w| w != UNSET)?;
-            // SAFETY: as in `get`.
-            return unsafe { super::to_value(w).ok() };
-        }
+    fn get_borrowed(&self, field: Symbol) -> Option<Value> {
         let read = |c: Cell, offset: usize| {
             // SAFETY: an aligned word of a live cell (the loan keeps the
             // object; its immutable fields keep what they hold).
@@ -246,8 +241,8 @@ impl Obj {
     /// The value of `field`, if set.
     #[inline(always)]
     pub fn get(&self, field: Symbol) -> Option<Value> {
-        if self.is_lent() {
-            return self.get_lent(field);
+        if self.is_lent() && super::lend::borrowing() {
+            return self.get_borrowed(field);
         }
         let w = self.slot_word(field).filter(|&w| w != UNSET)?;
         // SAFETY: the slot of a pinned (live) object holds an immediate or

@@ -751,12 +751,6 @@ done:
         Then::Bridge(BridgeDone { exit: ExitId(exit), root: TraceId(0), values: 0, graph: 0, label, closes: false })
     }
 
-    /// The worker's bookkeeping on a real job: a bridge optimized on the
-    /// worker holds back the hot spots its recording passed until it is
-    /// taken — also once the worker is done with it — and a passed hot
-    /// spot coming round takes it, and then no hot spot is held. A job
-    /// that names an object crosses with it lent; one naming a list that
-    /// holds an object is handed back, never sent.
     /// `PROGRAM`'s loop, recorded, and what the worker needs to optimize
     /// it (each job held up by `delay`).
     fn fixture(p: &flowc_lang::Program, delay: Option<Duration>) -> (crate::trace::Trace, Arc<Shared<'_>>) {
@@ -787,6 +781,12 @@ done:
         Pending { recorded: 3, what: "test".into(), then, passed, loan: Loan::default() }
     }
 
+    /// The worker's bookkeeping on a real job: a bridge optimized on the
+    /// worker holds back the hot spots its recording passed until it is
+    /// taken — also once the worker is done with it — and a passed hot
+    /// spot coming round takes it, and then no hot spot is held. A job
+    /// that names an object crosses with it lent; one naming a list that
+    /// holds an object is handed back, never sent.
     #[test]
     fn a_job_holds_its_passed_hot_spots_back_until_taken_and_objects_cross_lent() {
         let p = flowc_lang::syntax::parse("test", PROGRAM).expect("it parses");
