@@ -173,7 +173,9 @@ fn a_loop_whose_bridges_are_late_is_not_given_up() {
 /// tutorial-shaped interpreter written in the language, under the JIT as
 /// it ships (optimizing on the running thread, and on a second one) and
 /// eagerly: the checksum the reference says, inner loops cut from outer
-/// recordings, trees grown.
+/// recordings (compiled on the running thread without a worker, sent to
+/// the worker with one, the outer loop then recorded again as an entry
+/// trace), trees grown.
 #[test]
 fn brainfuck_programs_run_under_the_jit() {
     use flowc_tests::bf;
@@ -197,9 +199,13 @@ fn brainfuck_programs_run_under_the_jit() {
             let background = Options { background: true, ..Options::default() };
             for options in [Options::default(), background].into_iter().chain(eagerly) {
                 let config = flowc_lang::interp::Config { fuel: Some(50_000_000), ..Default::default() };
+                let background = options.background;
                 let (outcome, stats) = engines::jit_run(&program, label, &env, &config, options);
                 assert_eq!(engines::outcome(outcome), expected, "{text}");
-                inner += stats.inner_first;
+                if !background {
+                    assert_eq!(stats.inner_sent, 0, "{stats}");
+                    inner += stats.inner_first;
+                }
                 trees += stats.trees;
                 jobs += stats.background_jobs + stats.dropped_jobs;
             }
@@ -207,8 +213,32 @@ fn brainfuck_programs_run_under_the_jit() {
         (inner, trees, jobs)
     });
     assert!(jobs > 0, "nothing was optimized in the background");
-    assert!(inner > 0, "no inner loop was cut from an outer recording");
+    assert!(inner > 0, "no inner loop was cut from an outer recording on the running thread");
     assert!(trees > 3, "only {trees} trees compiled");
+}
+
+/// With a worker, an inner loop cut from an outer recording is optimized
+/// there and the outer recording dropped; once the inner loop's code is
+/// installed, the outer hot spot is recorded again at its next arrival
+/// (`Jit::inner_arrived`), an entry trace into it. The suite's primes
+/// program, whose hot spots get hot in outer loops at first.
+#[test]
+fn an_inner_loop_goes_to_the_worker_and_its_outer_loop_follows() {
+    use flowc_tests::bf;
+    let text = bf::primes(99, 1);
+    let (sum, _) = bf::run(&text).expect("a valid program");
+    let stats = flowc_codegen::with_stack(move || {
+        let program = corpus::program("tests/corpus/interpreters/bf_tutorial.fg");
+        let env = flowc_lang::syntax::prolog::parse_env(&bf::tutorial_env(&text)).expect("an environment");
+        let label = flowc_lang::Symbol::intern("start");
+        let options = Options { background: true, ..Options::default() };
+        let (outcome, stats) = engines::jit_run(&program, label, &env, &Default::default(), options);
+        assert_eq!(engines::outcome(outcome), engines::Outcome::Output(format!("{sum}\n")));
+        stats
+    });
+    assert!(stats.inner_sent > 0, "no inner loop went to the worker: {stats}");
+    assert!(stats.outer_asked > 0, "no outer hot spot was asked again once its inner loop was there: {stats}");
+    assert!(stats.entry_traces > 0, "no entry trace: {stats}");
 }
 
 /// Runs each finishing program of `programs(count)` under the JIT
@@ -631,7 +661,8 @@ fn a_full_cache_is_flushed_under_every_worker() {
 /// stay alive while the worker has them and while the JIT keeps their
 /// code — with the collector running at every allocation, and a worker
 /// held up so that jobs are in flight across collections and across
-/// flushes of a small cache. The checksum is the reference's, and every
+/// flushes of a small cache (and results are dropped untaken when it is
+/// full, in most runs). The checksum is the reference's, and every
 /// trace and bridge passes the checker.
 #[test]
 fn objects_cross_to_the_worker_lent_and_live_while_it_has_them() {

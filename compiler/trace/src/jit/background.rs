@@ -61,11 +61,16 @@
 //! passed are not recorded until its code is installed; one that comes
 //! round to its threshold meanwhile installs the finished code that holds
 //! it back ([`Worker::take_holding`]), so a loop left for good does not
-//! hold them back forever. A recording that goes round a
-//! loop being optimized is not cut there (the inner loop would be
-//! compiled twice): it is abandoned, without counting against its hot
-//! spot, and made again once the inner loop's code is there. Pending
-//! jobs count against the budget and `max_traces` as compiled ones do.
+//! hold them back forever. An inner loop cut from a recording
+//! ("Inner loops first") is sent here as any loop, and the outer
+//! recording abandoned, without counting against its hot spot; so is a
+//! recording that goes round a loop being optimized (the inner loop
+//! would be compiled twice). The outer hot spot is recorded again at its
+//! next arrival once the inner loop's code is installed
+//! ([`super::Jit::inner_arrived`]). Pending and ready jobs count against
+//! the budget and `max_traces` as compiled ones do; when the cache is
+//! full, the ready ones not taken are dropped first
+//! ([`Worker::drop_ready`]).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -523,6 +528,24 @@ impl Worker {
             .collect()
     }
 
+    /// Drops the results the worker is done with that were not taken
+    /// (their hot spot has not been arrived at, nor their exit failed,
+    /// since they came back: mostly loops that ended first), and returns
+    /// how many there were. The cache was full, and they counted as code
+    /// in it ([`super::Jit::cache_full`]).
+    pub fn drop_ready(&mut self) -> usize {
+        let keys: Vec<Key> = self.ready_keys.keys().cloned().collect();
+        let exits: Vec<ExitId> = self.ready_exits.keys().copied().collect();
+        let n = keys.len() + exits.len();
+        for k in keys {
+            drop(self.take_key(&k));
+        }
+        for e in exits {
+            drop(self.take_exit(e));
+        }
+        n
+    }
+
     /// Forgets every job, pending or ready, and returns how many there
     /// were: the JIT dropped all its code ([`super::Jit::flush`]), and
     /// theirs would go into a cache that is gone. The worker still does
@@ -688,7 +711,9 @@ impl super::Jit<'_> {
         self.loans.append(loan);
         match then {
             Then::Key(done) => {
-                self.key_compiled(machine, done, compiled, &what);
+                let key = done.key.clone();
+                let made = self.key_compiled(machine, done, compiled, &what).is_some();
+                self.inner_arrived(machine, &key, made);
             }
             Then::Bridge(done) => {
                 self.bridge_compiled(&done, compiled);
@@ -875,6 +900,36 @@ done:
                 std::thread::sleep(Duration::from_millis(1));
             }
             assert!(w.submit(job(trace.clone()), |_| None, pending(bridge(last, head), Vec::new())).is_ok());
+        });
+    }
+
+    /// Results not taken are dropped when the cache is full
+    /// ([`Worker::drop_ready`]): done ones only, with all they held back
+    /// and counted; a job still in hand stays.
+    #[test]
+    fn results_not_taken_are_dropped_and_jobs_in_hand_stay() {
+        let p = flowc_lang::syntax::parse("test", PROGRAM).expect("it parses");
+        let head = Symbol::intern("head");
+        let (trace, shared) = fixture(&p, None);
+        let (_, slow) = fixture(&p, Some(Duration::from_millis(200)));
+        std::thread::scope(|scope| {
+            let mut w = Worker::spawn(scope, shared.clone());
+            assert!(w.submit(job(trace.clone()), |_| None, pending(bridge(1, head), vec![key(1)])).is_ok());
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while w.ready_exits.is_empty() {
+                assert!(Instant::now() < deadline, "the worker did not finish a three-operation bridge");
+                w.collect();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            // A second job, held up: in hand while the first is dropped.
+            let mut held = Worker::spawn(scope, slow);
+            assert!(held.submit(job(trace.clone()), |_| None, pending(bridge(2, head), vec![key(2)])).is_ok());
+            assert_eq!(held.drop_ready(), 0);
+            assert!(held.has_exit(ExitId(2)) && held.passed(&key(2)));
+            assert_eq!(held.pending_jobs(), 1);
+            assert_eq!(w.drop_ready(), 1);
+            assert!(!w.has_exit(ExitId(1)) && !w.passed(&key(1)) && w.holding.is_empty());
+            assert_eq!((w.pending_jobs(), w.pending_ops()), (0, 0));
         });
     }
 

@@ -86,6 +86,13 @@ pub struct Stats {
     /// Loop traces of inner loops, cut from a recording that started in an
     /// outer loop ([`crate::jit`] "Inner loops first").
     pub inner_first: usize,
+    /// Of those, the ones optimized on the worker (the outer recording
+    /// dropped, recorded again once the inner loop's code is there).
+    pub inner_sent: usize,
+    /// Hot spots whose recording was dropped for an inner loop on the
+    /// worker, asked to record again once its code was there
+    /// ([`super::Jit::inner_arrived`]).
+    pub outer_asked: usize,
     /// Loop traces recorded round an outer loop that mostly left at an
     /// inner loop's back edge, recorded again from inside it
     /// ([`super::Jit::left_its_loop`]).
@@ -111,6 +118,9 @@ pub struct Stats {
     /// Jobs of the worker dropped at those flushes, pending or done
     /// (counted in `dropped_jobs` too).
     pub flushed_jobs: usize,
+    /// Results of the worker dropped untaken when the cache was full
+    /// (counted in `dropped_jobs` too).
+    pub stale_jobs: usize,
     /// Loops recorded and then not compiled, because their hot spot was
     /// arrived at too sparsely for their code to pay back its compile
     /// ([`crate::jit::promises_payback`]), and hot spots not recorded at
@@ -196,8 +206,8 @@ impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "traces:          {} ({} retraced, {} inner loops cut from outer recordings, {} recorded again inside the loop they left, {} recorded again for links laid out otherwise, {} counted loops run to their end at once)",
-            self.traces, self.retraces, self.inner_first, self.recorded_inside, self.relaid, self.fast_forwarded
+            "traces:          {} ({} retraced, {} inner loops cut from outer recordings ({} sent to the worker, {} outer hot spots asked again once they were there), {} recorded again inside the loop they left, {} recorded again for links laid out otherwise, {} counted loops run to their end at once)",
+            self.traces, self.retraces, self.inner_first, self.inner_sent, self.outer_asked, self.recorded_inside, self.relaid, self.fast_forwarded
         )?;
         writeln!(f, "entry traces:    {}", self.entry_traces)?;
         writeln!(f, "bridges:         {}", self.bridges)?;
@@ -238,12 +248,13 @@ impl std::fmt::Display for Stats {
         if self.background_jobs + self.dropped_jobs > 0 {
             write!(
                 f,
-                "\nbackground:      {} jobs optimized on the worker in {:.3} ms ({} with their code generated there, {} dropped ({} of them at flushes), at most {} waiting at once); {} sent with objects lent; {:.3} ms compiling on the running thread",
+                "\nbackground:      {} jobs optimized on the worker in {:.3} ms ({} with their code generated there, {} dropped ({} of them at flushes, {} not taken when the cache was full), at most {} waiting at once); {} sent with objects lent; {:.3} ms compiling on the running thread",
                 self.background_jobs,
                 ms(self.background_time),
                 self.emitted_apart,
                 self.dropped_jobs,
                 self.flushed_jobs,
+                self.stale_jobs,
                 self.most_pending,
                 self.lent_jobs,
                 ms(self.compile_time_here())
