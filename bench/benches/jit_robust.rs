@@ -217,6 +217,15 @@ fn cases() -> Vec<Case> {
         c("shapes/branches", "tests/corpus/shapes/branches.fg", "start", "[n/{n}]", 2_000_000, Hint::AsWritten, None),
         c("shapes/collatz", "tests/corpus/shapes/collatz.fg", "start", "[n/{n}]", 100_000, Hint::AsWritten, None),
         c(
+            "shapes/rebuild",
+            "tests/corpus/shapes/rebuild.fg",
+            "start",
+            "[rounds/40, len/12, walks/{n}]",
+            20_000,
+            Hint::AsWritten,
+            None,
+        ),
+        c(
             "shapes/class_dispatch",
             "tests/corpus/shapes/class_dispatch.fg",
             "start",

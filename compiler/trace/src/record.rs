@@ -73,18 +73,26 @@ impl TraceError {
 
 /// How far recording goes.
 #[derive(Copy, Clone, Debug)]
-pub struct Limits {
+pub struct Limits<'a> {
     /// Most operations.
     pub ops: usize,
     /// Most arrivals at one label of one called function's frame.
     pub unroll: u32,
+    /// Promotions not to guard, by function (`None`: the main graph) and
+    /// the label they go on to: megamorphic ones, whose variable the
+    /// trace keeps as a variable (see the JIT's "Megamorphic
+    /// promotions").
+    pub unpromoted: Option<&'a PromoteSites>,
 }
 
-impl Limits {
+/// Promotions, by function and the label they go on to.
+pub type PromoteSites = std::collections::HashSet<(Option<Symbol>, Symbol)>;
+
+impl Limits<'_> {
     /// `ops` operations, loops in called functions unrolled without limit
     /// (the series' tracer).
-    pub fn ops(ops: usize) -> Limits {
-        Limits { ops, unroll: u32::MAX }
+    pub fn ops(ops: usize) -> Limits<'static> {
+        Limits { ops, unroll: u32::MAX, unpromoted: None }
     }
 }
 
@@ -428,7 +436,8 @@ pub fn record_path(
             Terminator::Promote { var, label } => {
                 // The interpreter does not read a promoted variable, so an
                 // unbound one is no error: there is just nothing to promote.
-                if let Some(v) = env.get(var) {
+                let megamorphic = limits.unpromoted.is_some_and(|u| u.contains(&(fun, *label)));
+                if let (Some(v), false) = (env.get(var), megamorphic) {
                     ops.push(TraceOp::Guard {
                         check: Check::Value(*var, v.clone()),
                         resume: Vec::new(),

@@ -377,6 +377,18 @@ impl Profiler {
         }
     }
 
+    /// Counts arrivals at block `block` of graph `graph` as one key from
+    /// now on, whatever its promoted variables hold (a JIT that gave up
+    /// promoting there: the promotion is megamorphic); what was counted
+    /// per value there is forgotten.
+    pub fn drop_greens(&mut self, graph: u32, block: u32) {
+        let Some(Some(w)) = self.watched.get_mut(graph as usize).and_then(|g| g.get_mut(block as usize)) else {
+            return;
+        };
+        *w = Watched::new(Vec::new());
+        self.keys.retain(|k, _| !(k.graph == graph && k.block == block));
+    }
+
     /// Whether block `block` of graph `graph` is watched.
     #[inline]
     pub fn watches(&self, graph: u32, block: u32) -> bool {
@@ -678,6 +690,29 @@ again:
     /// the key is arrived at, from the first counted arrival to the stop;
     /// counting from zero again (a deferral, one of its skips) starts it
     /// again.
+    /// A label whose greens are dropped (a megamorphic promotion) counts
+    /// every arrival as one key, without greens, whatever its variable
+    /// holds; what was counted per value there is forgotten.
+    #[test]
+    fn a_label_without_its_greens_counts_one_key() {
+        let (resolved, mut p, blocks) = profiler();
+        let looped = blocks[0];
+        let big = Value::from_big(num_bigint::BigInt::from(1u64 << 62) * 4);
+        let values = [Value::Int(1), Value::Int(2), big];
+        let all: Vec<Vec<Option<Value>>> = values.iter().map(|v| slots(&resolved, &[("pc", v.clone())])).collect();
+        for s in &all {
+            assert_eq!(p.arrive_at(0, looped, s, 0), None, "one arrival per value: none hot");
+        }
+        assert_eq!(p.keys().count(), 3);
+        p.drop_greens(0, looped);
+        assert_eq!(p.keys().count(), 0, "the counts per value are forgotten");
+        let one = Key { graph: 0, block: looped, greens: SmallVec::new() };
+        assert_eq!(p.key(0, looped, &all[2]), one);
+        assert_eq!(p.arrive_at(0, looped, &all[0], 0), None);
+        assert_eq!(p.arrive_at(0, looped, &all[1], 0), None);
+        assert_eq!(p.arrive_at(0, looped, &all[2], 0), Some(one), "three values, one key: hot at the threshold");
+    }
+
     #[test]
     fn a_count_keeps_the_clock_of_its_first_arrival() {
         let (resolved, mut p, blocks) = profiler();

@@ -539,8 +539,9 @@ impl<'p> Jit<'p> {
     }
 
     /// The limits of a recording.
-    pub(super) fn limits(&self) -> crate::record::Limits {
-        crate::record::Limits { ops: self.options.trace_limit, unroll: self.options.unroll_limit }
+    pub(super) fn limits(&self) -> crate::record::Limits<'_> {
+        let unpromoted = (!self.unpromoted.is_empty()).then_some(&self.unpromoted);
+        crate::record::Limits { ops: self.options.trace_limit, unroll: self.options.unroll_limit, unpromoted }
     }
 
     /// After a recording too long: traces call `biggest`, the function it

@@ -132,6 +132,9 @@ pub struct Stats {
     /// Hot spots recorded again because their code followed a function
     /// no longer followed.
     pub refollowed: usize,
+    /// Promotions given up as megamorphic ([`super::Jit`]'s "Megamorphic
+    /// promotions").
+    pub megamorphic: usize,
     /// Times compiled code was entered from the interpreter.
     pub entries: u64,
     /// Calls of recursive functions run by their compiled code.
@@ -215,8 +218,8 @@ impl std::fmt::Display for Stats {
         writeln!(f, "joins:           {} (labels whose exits share one trace)", self.joins)?;
         writeln!(
             f,
-            "aborted:         {} ({} hot spots given up, {} functions called rather than followed, {} hot spots recorded again for that)",
-            self.aborted, self.ignored, self.not_followed, self.refollowed
+            "aborted:         {} ({} hot spots given up, {} functions called rather than followed, {} promotions given up as megamorphic, {} hot spots recorded again for those)",
+            self.aborted, self.ignored, self.not_followed, self.megamorphic, self.refollowed
         )?;
         writeln!(f, "hot spots:       {} ({} arrivals counted)", self.keys, self.arrivals)?;
         writeln!(
