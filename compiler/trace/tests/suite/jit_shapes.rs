@@ -771,6 +771,23 @@ fn a_promotion_whose_hot_spots_keep_not_paying_is_given_up() {
     assert!(given_up.guard_failures * 2 < kept.guard_failures, "{kept}\n{given_up}");
 }
 
+/// Hot spots that are new all the time (rebuild.fg with short rounds:
+/// each round's objects are promoted, and each round is over before
+/// its code would pay) find the compile budget spent, one after the
+/// other. While it is spent every hot spot waits longer (`most_raised`):
+/// a tenth of the deferrals, the same output.
+#[test]
+fn hot_spots_wait_longer_while_the_compile_budget_is_spent() {
+    let env = "[rounds/600,len/12,walks/100]";
+    let at = |most_raised: u32| {
+        let options = Options { most_raised, ..checked() };
+        run("tests/corpus/shapes/rebuild.fg", Hint::AsWritten, "start", Some(env), options).stats
+    };
+    let (each, raised) = (at(1), at(16));
+    assert!(each.deferred > 1_000, "{each}");
+    assert!(raised.deferred * 10 < each.deferred, "{each}\n{raised}");
+}
+
 /// An object passed down a short recursion (`area(r, 1)` calls
 /// `area(r, 0)`): the recording follows the recursive calls up to
 /// `recursion_unroll` deep, so the object stays virtual; not following
