@@ -221,24 +221,36 @@ fn brainfuck_programs_run_under_the_jit() {
 /// there and the outer recording dropped; once the inner loop's code is
 /// installed, the outer hot spot is recorded again at its next arrival
 /// (`Jit::inner_arrived`), an entry trace into it. The suite's primes
-/// program, whose hot spots get hot in outer loops at first.
+/// program, whose hot spots get hot in outer loops at first. When code
+/// arrives depends on the worker's speed: a run on a loaded machine may
+/// end before it does, so up to three runs are made, and one must show
+/// it (each prints the reference's checksum).
 #[test]
 fn an_inner_loop_goes_to_the_worker_and_its_outer_loop_follows() {
     use flowc_tests::bf;
     let text = bf::primes(99, 1);
     let (sum, _) = bf::run(&text).expect("a valid program");
-    let stats = flowc_codegen::with_stack(move || {
+    let runs = flowc_codegen::with_stack(move || {
         let program = corpus::program("tests/corpus/interpreters/bf_tutorial.fg");
         let env = flowc_lang::syntax::prolog::parse_env(&bf::tutorial_env(&text)).expect("an environment");
         let label = flowc_lang::Symbol::intern("start");
-        let options = Options { background: true, ..Options::default() };
-        let (outcome, stats) = engines::jit_run(&program, label, &env, &Default::default(), options);
-        assert_eq!(engines::outcome(outcome), engines::Outcome::Output(format!("{sum}\n")));
-        stats
+        let mut runs = Vec::new();
+        for _ in 0..3 {
+            let options = Options { background: true, ..Options::default() };
+            let (outcome, stats) = engines::jit_run(&program, label, &env, &Default::default(), options);
+            assert_eq!(engines::outcome(outcome), engines::Outcome::Output(format!("{sum}\n")));
+            let shown = stats.inner_sent > 0 && stats.outer_asked > 0 && stats.entry_traces > 0;
+            runs.push(stats);
+            if shown {
+                break;
+            }
+        }
+        runs
     });
-    assert!(stats.inner_sent > 0, "no inner loop went to the worker: {stats}");
-    assert!(stats.outer_asked > 0, "no outer hot spot was asked again once its inner loop was there: {stats}");
-    assert!(stats.entry_traces > 0, "no entry trace: {stats}");
+    let last = runs.last().expect("a run");
+    assert!(last.inner_sent > 0, "no inner loop went to the worker in {} runs: {last}", runs.len());
+    assert!(last.outer_asked > 0, "no outer hot spot was asked again once its inner loop was there: {last}");
+    assert!(last.entry_traces > 0, "no entry trace: {last}");
 }
 
 /// Runs each finishing program of `programs(count)` under the JIT
