@@ -389,11 +389,6 @@ impl Profiler {
         self.keys.retain(|k, _| !(k.graph == graph && k.block == block));
     }
 
-    /// The arrivals at which a counting key stops.
-    pub fn threshold(&self) -> u32 {
-        self.threshold
-    }
-
     /// Sets the arrivals at which counting keys stop, from now on (a key
     /// already past it stops at its next arrival).
     pub fn set_threshold(&mut self, threshold: u32) {

@@ -62,17 +62,23 @@
 //! **Megamorphic promotions** ([`Jit::megamorphic`]): a promotion whose
 //! variable takes new values for good — objects rebuilt every round of
 //! a program, each promoted at a dispatch — makes hot spots that are
-//! compiled for one round's values and given up the next. Once
-//! `megamorphic_after` (32) hot spots of one promoting label were given
-//! up for not paying, the promotion is: recordings keep its variable a
-//! variable (no `guard_value`, [`crate::record::Limits`]'s
+//! compiled for one round's values and given up the next, or a
+//! `guard_value` whose chain of bridges fills. Once `megamorphic_after`
+//! (32) hot spots of one promoting label were given up for not paying,
+//! or a chain at one of its guards is full (`max_values`, where the
+//! promotion is in a called function and keys no hot spot:
+//! `megamorphic_chains`), the promotion is given up: recordings keep its
+//! variable a variable (no `guard_value`, [`crate::record::Limits`]'s
 //! `unpromoted`), the profiler counts one key there
 //! ([`Profiler::drop_greens`]), and the hot spots whose code guarded a
-//! value there are recorded again. The loop then compiles once for any
-//! value (tests/corpus/shapes/rebuild.fg, 40 rounds of 20,000 walks of
-//! a fresh chain: 0.39 s, slower than the interpreter's 0.30, to 0.07).
-//! An interpreter's promoted program counter keeps its hot spots paying
-//! and is never given up (the BF interpreters of `jit_bf`: none).
+//! value there, or whose entry traces jump into such code, are recorded
+//! again. The loop then compiles once for any value
+//! (tests/corpus/shapes/rebuild.fg, 40 rounds of 20,000 walks of a
+//! fresh chain: 0.39 s, slower than the interpreter's 0.30, to 0.04;
+//! the promotion moved into a called function: 0.57-0.82 s, about the
+//! interpreter's, to 0.05). An interpreter's promoted program counter
+//! keeps its hot spots paying and fills no chain (the BF interpreters
+//! of `jit_bf`, hanoi.b, mandelbrot.b: never given up).
 //!
 //! **A compile budget** (`compile_allowance`): compiling is paid for by
 //! the run it serves. The JIT records a trace or bridge only while what it
@@ -92,8 +98,9 @@
 //! spent, every hot spot's threshold doubles, up to `most_raised` (16)
 //! times ([`Jit::budget_closed`]), and is back once a hot spot finds it
 //! open: hot spots that are new all the time no longer stop one by one
-//! to be deferred. An exit over budget asks at its next failure. A loop within budget is compiled only if its hot
-//! spot was arrived at densely enough for its code to pay back
+//! to be deferred. An exit over budget asks at its next failure. A loop
+//! within budget is compiled only if its hot spot was arrived at
+//! densely enough for its code to pay back
 //! ([`promises_payback`]): the profiler keeps the clock at the first
 //! arrival of each count (`Profiler::since`), and a loop recorded at a
 //! hot spot whose arrivals were spread thin — a small loop entered now
@@ -254,6 +261,9 @@ pub struct Options {
     /// How many hot spots of one promoting label may be given up for not
     /// paying before the promotion is ("Megamorphic promotions").
     pub megamorphic_after: u32,
+    /// Whether a promotion is given up when a `guard_value` chain of its
+    /// values is full (`max_values`).
+    pub megamorphic_chains: bool,
     /// The most the hot spots' threshold is multiplied by while the
     /// compile budget is spent ([`Jit::budget_closed`]; 1: never).
     pub most_raised: u32,
@@ -328,6 +338,7 @@ impl Default for Options {
             max_values: 8,
             judge_after: 1000,
             megamorphic_after: 32,
+            megamorphic_chains: true,
             most_raised: 16,
             tier: match std::env::var("FLOWC_TRACE_TIER").as_deref() {
                 Ok("optimized") => flowc_codegen::compile::Codegen::Optimized,
@@ -1709,34 +1720,50 @@ impl<'p> Jit<'p> {
         if !key.greens.is_empty() {
             let n = self.given_up.entry((key.graph, key.block)).or_default();
             *n += 1;
-            if *n == self.options.megamorphic_after {
-                self.megamorphic(machine, run, key.graph, key.block);
+            let graph = &run.resolved.graphs[key.graph as usize];
+            let promoted_to = match &graph.blocks[key.block as usize].term {
+                flowc_lang::interp::resolve::CTerm::Promote { target, .. } => target.block(),
+                _ => None,
+            };
+            if let (true, Some(to)) = (*n == self.options.megamorphic_after, promoted_to) {
+                let why = format!("{} of its hot spots did not pay", self.options.megamorphic_after);
+                self.megamorphic(machine, run, graph.name, graph.blocks[to as usize].label, &why);
             }
         }
     }
 
-    /// Gives up promoting at block `block` of graph `g` (see "Megamorphic
-    /// promotions"): recordings keep the variable it promotes a variable,
-    /// the profiler counts one key there, and the hot spots whose code
-    /// guards a value there (a loop whose exit at that guard failed) are
-    /// recorded again, as after [`Jit::stop_following`].
-    fn megamorphic(&mut self, machine: &mut Machine, run: &Run, g: u32, block: u32) {
-        let graph = &run.resolved.graphs[g as usize];
-        let b = &graph.blocks[block as usize];
-        let flowc_lang::interp::resolve::CTerm::Promote { target, .. } = &b.term else { return };
-        let Some(to) = target.block().map(|t| graph.blocks[t as usize].label) else { return };
-        let function = graph.name;
+    /// Gives up the promotions of `function` (`None`: the main graph)
+    /// that go on to label `to` (see "Megamorphic promotions"), for
+    /// `why`: recordings keep the variable promoted a variable, the
+    /// profiler counts one key at the promoting blocks, and the hot spots
+    /// whose code guards a value there (a tree with an exit at such a
+    /// guard that failed) are recorded again, as after
+    /// [`Jit::stop_following`].
+    fn megamorphic(&mut self, machine: &mut Machine, run: &Run, function: Option<Symbol>, to: Symbol, why: &str) {
         if !self.unpromoted.insert((function, to)) {
             return;
         }
         self.stats.megamorphic += 1;
-        let (label, after) = (graph.blocks[block as usize].label, self.options.megamorphic_after);
-        self.log(format_args!("promotion at {label} given up: {after} of its hot spots did not pay"));
-        if let Some(p) = machine.profiler_mut() {
-            p.drop_greens(g, block);
+        self.log(format_args!("promotion before {to} given up: {why}"));
+        let g = match function {
+            None => Some(0),
+            Some(f) => run.resolved.functions.get(&f).copied(),
+        };
+        if let (Some(g), Some(p)) = (g, machine.profiler_mut()) {
+            let graph = &run.resolved.graphs[g as usize];
+            let to_block = graph.labels.get(&to).copied();
+            for (b, block) in graph.blocks.iter().enumerate() {
+                if let flowc_lang::interp::resolve::CTerm::Promote { target, .. } = &block.term {
+                    if target.block().is_some_and(|t| Some(t) == to_block) {
+                        p.drop_greens(g, b as u32);
+                    }
+                }
+            }
         }
         // The code that guards a value there: the trees of the exits of
-        // such guards that failed.
+        // such guards that failed, and the entry traces that jump into
+        // them (left as they were, they kept entering the old loop, whose
+        // guard then failed every round).
         let mut roots: Vec<TraceId> = Vec::new();
         for e in self.exits.iter().flatten() {
             let guards_here = e.exit.key.is_some()
@@ -1747,14 +1774,14 @@ impl<'p> Jit<'p> {
                 roots.push(root);
             }
         }
-        for root in roots {
-            let Some(key) = self.key_of_code(root) else { continue };
-            let Some(kc) = self.keys.get_mut(&key) else { continue };
-            kc.variants.clear();
-            if let Some(p) = machine.profiler_mut() {
-                p.set(&key, KeyState::Counting);
-            }
-            self.stats.refollowed += 1;
+        let entering = (0..self.codes.len() as u32)
+            .map(TraceId)
+            .filter(|&c| matches!(self.codes[c.0 as usize].kind, Kind::Entry) && roots.contains(&self.loop_reached(c)));
+        let entering: Vec<TraceId> = entering.collect();
+        roots.extend(entering);
+        let keys: Vec<Key> = roots.into_iter().filter_map(|root| self.key_of_code(root)).collect();
+        for key in keys {
+            self.record_key_again(machine, &key);
         }
     }
 
@@ -1903,8 +1930,7 @@ impl<'p> Jit<'p> {
     /// each stop and be deferred in turn, a trip to the JIT and back per
     /// hot spot: 76,600 deferrals, 262 ms; now 6, and 173 ms.
     fn budget_closed(&mut self, machine: &mut Machine) {
-        let most = self.options.most_raised.max(1);
-        self.raised = (self.raised * 2).clamp(most.min(2), most);
+        self.raised = (self.raised * 2).min(self.options.most_raised.max(1));
         if let Some(p) = machine.profiler_mut() {
             p.set_threshold(self.options.threshold.saturating_mul(self.raised));
         }

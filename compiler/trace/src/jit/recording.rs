@@ -560,17 +560,22 @@ impl<'p> Jit<'p> {
         }
         self.log(format_args!("calls of {f} are not followed from now on: traces call it"));
         for key in self.followers.remove(&f).unwrap_or_default() {
-            let Some(kc) = self.keys.get_mut(&key) else { continue };
-            if kc.variants.is_empty() {
-                continue;
-            }
-            kc.variants.clear();
-            if let Some(p) = machine.profiler_mut() {
-                p.set(&key, KeyState::Counting);
-            }
-            self.stats.refollowed += 1;
+            self.record_key_again(machine, &key);
         }
         true
+    }
+
+    /// Drops hot spot `key`'s code from the key, which counts from zero
+    /// and is recorded again at its threshold, the way recordings go now
+    /// ([`Jit::stop_following`], [`Jit::megamorphic`]); the code itself
+    /// stays for what jumps to it.
+    pub(super) fn record_key_again(&mut self, machine: &mut Machine, key: &Key) {
+        let Some(kc) = self.keys.get_mut(key).filter(|kc| !kc.variants.is_empty()) else { return };
+        kc.variants.clear();
+        if let Some(p) = machine.profiler_mut() {
+            p.set(key, KeyState::Counting);
+        }
+        self.stats.refollowed += 1;
     }
 
     /// Notes that the code recorded at `key` as `trace` followed the
@@ -664,6 +669,13 @@ impl<'p> Jit<'p> {
         // the next in a chain that stops at `max_values`.
         let values_depth = if texit.key.is_some() { p.values + 1 } else { 0 };
         if values_depth > self.options.max_values {
+            // A promoted variable that took more values at this guard
+            // than a chain of bridges holds: the promotion is given up.
+            if self.options.megamorphic_chains {
+                let function = record.frames.last().and_then(|f| f.function);
+                let why = format!("a guard_value there failed for more than {} values", self.options.max_values);
+                self.megamorphic(machine, run, function, texit.label, &why);
+            }
             self.exit_state(exit).refused = true;
             let block = machine.replace_top(stack, &frames, texit.label)?;
             return Ok(Next::Interpret(block));

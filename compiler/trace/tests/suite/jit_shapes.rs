@@ -760,7 +760,8 @@ fn code_that_followed_a_function_no_longer_followed_is_recorded_again() {
 fn a_promotion_whose_hot_spots_keep_not_paying_is_given_up() {
     let env = "[rounds/40,len/12,walks/2000]";
     let at = |megamorphic_after: u32| {
-        let options = Options { judge_after: 100, megamorphic_after, ..checked() };
+        // (A full guard_value chain gives promotions up too; not here.)
+        let options = Options { judge_after: 100, megamorphic_after, megamorphic_chains: false, ..checked() };
         run("tests/corpus/shapes/rebuild.fg", Hint::AsWritten, "start", Some(env), options).stats
     };
     let (kept, given_up) = (at(u32::MAX), at(32));
@@ -786,6 +787,20 @@ fn hot_spots_wait_longer_while_the_compile_budget_is_spent() {
     let (each, raised) = (at(1), at(16));
     assert!(each.deferred > 1_000, "{each}");
     assert!(raised.deferred * 10 < each.deferred, "{each}\n{raised}");
+}
+
+/// The same loop with promotions given up when a `guard_value` chain is
+/// full: the promotion goes, the loop is recorded again keeping `i` a
+/// variable, and runs compiled to its end (nothing given up).
+#[test]
+fn a_full_guard_value_chain_gives_its_promotion_up() {
+    let r = run("tests/corpus/shapes/megamorphic.fg", Hint::AsWritten, "loop", None, checked());
+    assert_eq!(r.stats.megamorphic, 1, "{}", r.stats);
+    assert_eq!(r.stats.ignored, 0, "{}", r.stats);
+    assert_eq!(r.stats.traces, 2, "{}", r.stats);
+    let compiled: u64 = r.stats.per_trace.iter().map(|t| t.iterations).sum();
+    assert!(compiled > 2_500, "of 3,000 iterations: {}", r.stats);
+    assert!(r.log.contains("given up: a guard_value there failed for more than 8 values"), "{}", r.log);
 }
 
 /// An object passed down a short recursion (`area(r, 1)` calls
@@ -828,12 +843,13 @@ fn guards_in_inlined_frames_get_bridges() {
 }
 
 /// A promoted variable that never repeats a value: the loop's trace fails
-/// its guard_value at once, bridges stop at `max_values`, and the hot spot
-/// whose code runs no iteration is given up — the interpreter runs the
-/// rest.
+/// its guard_value at once, bridges stop at `max_values`, and, the
+/// promotion kept, the hot spot whose code runs no iteration is given
+/// up — the interpreter runs the rest.
 #[test]
 fn a_hot_spot_whose_trace_does_not_pay_is_given_up() {
-    let r = run("tests/corpus/shapes/megamorphic.fg", Hint::AsWritten, "loop", None, checked());
+    let kept = Options { megamorphic_chains: false, ..checked() };
+    let r = run("tests/corpus/shapes/megamorphic.fg", Hint::AsWritten, "loop", None, kept);
     assert_eq!(r.stats.ignored, 1, "{}", r.stats);
     assert_eq!(r.stats.bridges, Options::default().max_values as usize, "{}", r.stats);
     assert!(r.log.contains("hot spot given up: loop does not pay"), "{}", r.log);
