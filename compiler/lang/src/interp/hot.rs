@@ -52,6 +52,18 @@ pub struct Key {
 /// The `block` of a [`Key`] that stands for calls of its function.
 pub const CALL: u32 = u32::MAX;
 
+/// What the interpreter does at a call ([`Profiler::arrive_call`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CallArrival {
+    /// Goes on into the callee.
+    Pass,
+    /// Stops: the call's key is hot.
+    Stop,
+    /// Hands the call to compiled code ([`super::CallCode`]), or stops
+    /// where the machine has none.
+    Compiled,
+}
+
 /// What the profiler does when the interpreter reaches a key.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum KeyState {
@@ -184,12 +196,19 @@ impl Hasher for KeyHasher {
 /// by that integer (an arrival is an index, no key built or hashed), and
 /// so does a label with no promote chain (a program without hints: its
 /// one key is index 0); every other key is in the hash map.
+///
+/// Calls are counted per function, in a vector indexed by graph: a
+/// function's calls are watched once it has an entry there, from the
+/// start (a JIT's recursive functions) or from any point of the run on
+/// ([`Profiler::watch_calls`]: a JIT that compiles a function's calls
+/// instead of its loop); an unwatched call costs the interpreter one
+/// load.
 #[derive(Clone, Debug)]
 pub struct Profiler {
     /// Per graph, per block: its green slots when the block is watched.
-    /// (Whether a graph's calls are watched is the graph's own
-    /// `calls_watched`, which the interpreter reads.)
     watched: Vec<Vec<Option<Watched>>>,
+    /// Per graph: the entry of its calls' key, when they are watched.
+    calls: Vec<Option<Entry>>,
     keys: KeyMap<Entry>,
     threshold: u32,
 }
@@ -336,19 +355,20 @@ impl Entry {
 
 impl Profiler {
     /// Watches `labels` (per graph, block indices of `resolved`, or
-    /// [`CALL`] for the graph's calls), marking them in `resolved`
-    /// ([`Graph::watch`](super::resolve::Graph::watch), and the graph's
-    /// `calls_watched`): the interpreter asks the profiler only on jumps
-    /// to a [`Target::Watched`](super::resolve::Target::Watched) and calls
-    /// of a watched graph. A key gets hot at its `threshold`-th arrival.
+    /// [`CALL`] for the graph's calls), marking the blocks in `resolved`
+    /// ([`Graph::watch`](super::resolve::Graph::watch)): the interpreter
+    /// asks the profiler only on jumps to a
+    /// [`Target::Watched`](super::resolve::Target::Watched), and on calls.
+    /// A key gets hot at its `threshold`-th arrival.
     pub fn new(resolved: &mut Resolved, labels: &[(u32, u32)], threshold: u32) -> Profiler {
         let mut watched: Vec<Vec<Option<Watched>>> =
             resolved.graphs.iter().map(|g| vec![None; g.blocks.len()]).collect();
+        let mut calls: Vec<Option<Entry>> = vec![None; resolved.graphs.len()];
         let mut blocks: Vec<Vec<u32>> = vec![Vec::new(); resolved.graphs.len()];
         for &(g, b) in labels {
             if b == CALL {
-                if let Some(graph) = resolved.graphs.get_mut(g as usize) {
-                    graph.calls_watched = true;
+                if let Some(call) = calls.get_mut(g as usize) {
+                    *call = Some(Entry::UNSEEN);
                 }
             } else if let Some(slot) = watched.get_mut(g as usize).and_then(|blocks| blocks.get_mut(b as usize)) {
                 *slot = Some(Watched::new(resolved.graphs[g as usize].promote_chain(b)));
@@ -360,7 +380,37 @@ impl Profiler {
                 graph.watch(blocks);
             }
         }
-        Profiler { watched, keys: HashMap::default(), threshold: threshold.max(1) }
+        Profiler { watched, calls, keys: HashMap::default(), threshold: threshold.max(1) }
+    }
+
+    /// Watches the calls of graph `graph` from now on (its key is
+    /// [`CALL`]'s), counting from zero.
+    pub fn watch_calls(&mut self, graph: u32) {
+        if let Some(call @ None) = self.calls.get_mut(graph as usize) {
+            *call = Some(Entry::UNSEEN);
+        }
+    }
+
+    /// Whether the calls of graph `graph` are watched.
+    pub fn watches_calls(&self, graph: u32) -> bool {
+        matches!(self.calls.get(graph as usize), Some(Some(_)))
+    }
+
+    /// Counts a call of graph `graph` at clock `now`, if its calls are
+    /// watched: whether the interpreter goes on into the callee, stops
+    /// there (the key is hot), or hands the call to compiled code (the key
+    /// has code). Inline: the interpreter asks at every call.
+    #[inline(always)]
+    pub fn arrive_call(&mut self, graph: u32, now: u64) -> CallArrival {
+        let threshold = self.threshold;
+        match self.calls.get_mut(graph as usize) {
+            Some(Some(e)) if e.state == KeyState::Enter => CallArrival::Compiled,
+            Some(Some(e)) => match e.arrive(threshold, now) {
+                true => CallArrival::Stop,
+                false => CallArrival::Pass,
+            },
+            _ => CallArrival::Pass,
+        }
     }
 
     /// Watches block `block` of graph `graph` from now on, as a label
@@ -462,6 +512,9 @@ impl Profiler {
     /// should stop there (the key is hot or has code).
     pub fn arrive(&mut self, key: &Key, now: u64) -> bool {
         let threshold = self.threshold;
+        if key.block == CALL {
+            return self.arrive_call(key.graph, now) != CallArrival::Pass;
+        }
         if self.dense(key).is_none() {
             if let Some(e) = self.keys.get_mut(key) {
                 return e.arrive(threshold, now);
@@ -481,8 +534,12 @@ impl Profiler {
         }
     }
 
-    /// The entry of `key`, made unseen if it has none.
+    /// The entry of `key`, made unseen if it has none (for a [`CALL`]
+    /// key, watching the calls).
     fn entry_or_insert(&mut self, key: &Key) -> &mut Entry {
+        if key.block == CALL && (key.graph as usize) < self.calls.len() {
+            return self.calls[key.graph as usize].get_or_insert(Entry::UNSEEN);
+        }
         let Some((_, k)) = self.dense(key) else {
             return self.keys.entry(key.clone()).or_insert(Entry::UNSEEN);
         };
@@ -492,6 +549,9 @@ impl Profiler {
 
     /// The entry of `key`, if it was seen.
     fn entry(&self, key: &Key) -> Option<&Entry> {
+        if key.block == CALL && (key.graph as usize) < self.calls.len() {
+            return self.calls[key.graph as usize].as_ref().filter(|e| e.seen);
+        }
         match self.dense(key) {
             Some((w, k)) => w.get(k).filter(|e| e.seen),
             None => self.keys.get(key),
@@ -558,6 +618,7 @@ impl Profiler {
         for w in self.watched.iter_mut().flatten().flatten() {
             w.dense.iter_mut().chain(w.objects.iter_mut()).for_each(forget);
         }
+        self.calls.iter_mut().flatten().for_each(forget);
         self.keys.values_mut().for_each(forget);
     }
 
@@ -591,7 +652,10 @@ impl Profiler {
                 })
             })
         });
-        dense.chain(self.keys.iter().map(|(k, e)| (k.clone(), e.count, e.state)))
+        let calls =
+            self.calls.iter().enumerate().filter_map(|(g, e)| Some((g as u32, e.as_ref()?))).filter(|(_, e)| e.seen);
+        let calls = calls.map(|(graph, e)| (Key { graph, block: CALL, greens: SmallVec::new() }, e.count, e.state));
+        dense.chain(calls).chain(self.keys.iter().map(|(k, e)| (k.clone(), e.count, e.state)))
     }
 }
 
@@ -925,5 +989,39 @@ odd:
         assert!(p.arrive_at(0, fetch, &b, 0).is_some(), "a key with code stops at once");
         let seen: Vec<(Key, u32, KeyState)> = p.keys().collect();
         assert_eq!(seen, [(key, 3, KeyState::Enter)]);
+    }
+
+    /// A function's calls are watched from the start (a [`CALL`] label)
+    /// or from any point on ([`Profiler::watch_calls`]); unwatched calls
+    /// pass, watched ones count to the threshold, and a key with code
+    /// hands its calls to compiled code. They are counted per graph, not
+    /// hashed, and listed with the other keys.
+    #[test]
+    fn calls_are_watched_from_the_start_or_later() {
+        let text = "function f(x):\n    s:\n        return x\n\nfunction g(x):\n    s:\n        return x\n\nstart:\n    goto start\n";
+        let p = syntax::parse("test", text).unwrap_or_else(|e| panic!("{e}"));
+        let mut resolved = Resolved::new(&p, &[]);
+        let (f, g) = (resolved.functions[&Symbol::intern("f")], resolved.functions[&Symbol::intern("g")]);
+        let mut p = Profiler::new(&mut resolved, &[(f, CALL)], 3);
+        let calls = |p: &mut Profiler, graph| -> Vec<CallArrival> { (0..3).map(|_| p.arrive_call(graph, 0)).collect() };
+        use CallArrival::{Compiled, Pass, Stop};
+        assert_eq!(calls(&mut p, f), [Pass, Pass, Stop]);
+        assert!(!p.watches_calls(g));
+        assert_eq!(calls(&mut p, g), [Pass, Pass, Pass], "unwatched");
+        p.watch_calls(g);
+        assert_eq!(calls(&mut p, g), [Pass, Pass, Stop], "counted from zero once watched");
+        let key = Key { graph: g, block: CALL, greens: SmallVec::new() };
+        p.set(&key, KeyState::Enter);
+        assert_eq!(calls(&mut p, g), [Compiled, Compiled, Compiled]);
+        assert!(p.arrive(&key, 0), "a key with code stops a run that asks by key");
+        p.set(&key, KeyState::Ignored);
+        assert_eq!(calls(&mut p, g), [Pass, Pass, Pass]);
+        assert!(p.keys.is_empty(), "counted per graph");
+        let mut seen: Vec<(u32, u32, KeyState)> = p.keys().map(|(k, n, s)| (k.graph, n, s)).collect();
+        seen.sort_by_key(|s| s.0);
+        assert_eq!(seen, [(f, 3, KeyState::Counting), (g, 3, KeyState::Ignored)]);
+        p.forget_code();
+        p.watch_calls(g);
+        assert_eq!(p.state(&key), KeyState::Ignored, "watching again keeps what was decided");
     }
 }

@@ -6,6 +6,7 @@
 //! operation reads its operands, applies the op table, writes its result;
 //! `if` takes the else branch only for the integer 0; `promote` is a jump.
 
+pub mod call_code;
 pub mod hot;
 pub mod live;
 pub mod resolve;
@@ -16,7 +17,8 @@ pub use flowc_heap::objects;
 pub use resolve::Resolved;
 
 mod location;
-pub use hot::{Green, Key, KeyMap, KeyState, Profiler, CALL};
+pub use call_code::{CallCode, CallEnd, CallState};
+pub use hot::{CallArrival, Green, Key, KeyMap, KeyState, Profiler, CALL};
 pub use live::Liveness;
 pub use run::{run, run_counted, Config, Counts, Frame, Machine, Outcome, ResumeFrame, SlotFrame, Stage, Step};
 

@@ -150,8 +150,6 @@ pub struct Graph {
     pub blocks: Vec<CBlock>,
     pub labels: SymbolMap<u32>,
     pub params: usize,
-    /// Whether a profiler counts this graph's calls ([`CBlock::watched`]).
-    pub calls_watched: bool,
 }
 
 impl Graph {
@@ -331,13 +329,5 @@ fn resolve_graph(
         };
         out.push(CBlock { label: b.label, stmts, term, watched: false });
     }
-    Graph {
-        name,
-        slot_names: slots.names,
-        slot_index: slots.index,
-        blocks: out,
-        labels,
-        params: params.len(),
-        calls_watched: false,
-    }
+    Graph { name, slot_names: slots.names, slot_index: slots.index, blocks: out, labels, params: params.len() }
 }

@@ -8,8 +8,9 @@
 //! first-write list are exactly the ordered environment, at the cost of one
 //! branch per write.
 
+use super::call_code::{CallCode, CallEnd, CallState};
 use super::error::{ErrorKind, Location, RuntimeError};
-use super::hot::{Key, Profiler};
+use super::hot::{CallArrival, Key, Profiler};
 use super::resolve::{CStmt, CTerm, Graph, OpRef, Operand, Resolved, Slot, Target};
 use crate::ast::Program;
 use crate::env::Env;
@@ -20,6 +21,7 @@ use crate::heap::{
 use crate::symbol::Symbol;
 use crate::syntax::readable_print::{stmt_to_string, terminator_to_string};
 use crate::value::Value;
+use smallvec::SmallVec;
 
 use super::objects;
 
@@ -278,6 +280,8 @@ pub struct Machine<'a> {
     /// The frame that executed `print_and_stop`, kept for inspection.
     last_frame: Option<Frame>,
     hot: Option<Profiler>,
+    /// Compiled code for calls whose key has code ([`super::call_code`]).
+    call_code: Option<Box<dyn CallCode + 'a>>,
 }
 
 impl<'a> Machine<'a> {
@@ -292,7 +296,19 @@ impl<'a> Machine<'a> {
             allocations: 0,
             last_frame: None,
             hot: None,
+            call_code: None,
         }
+    }
+
+    /// Hands calls whose key has code to `code` from now on (`None`: to
+    /// no one; such calls stop the run as hot keys do).
+    pub fn set_call_code(&mut self, code: Option<Box<dyn CallCode + 'a>>) {
+        self.call_code = code;
+    }
+
+    /// Whether calls whose key has code are handed to compiled code.
+    pub fn has_call_code(&self) -> bool {
+        self.call_code.is_some()
     }
 
     /// Stops at the keys `profiler` says are hot ([`Machine::run_hot`]).
@@ -863,6 +879,36 @@ impl<'a> Machine<'a> {
                     if stack.len() + 1 >= self.max_depth {
                         fail!(ErrorKind::StackOverflow { depth: self.max_depth }, n);
                     }
+                    let arrival = match &mut self.hot {
+                        Some(hot) if HOT => hot.arrive_call(f, self.steps),
+                        _ => CallArrival::Pass,
+                    };
+                    if arrival == CallArrival::Compiled && self.call_code.is_some() {
+                        let mut values: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
+                        for a in args.iter() {
+                            values.push(read!(a, n));
+                        }
+                        let fuel =
+                            (self.fuel != u64::MAX).then(|| (self.fuel.saturating_sub(self.steps).max(1), self.fuel));
+                        let mut state = CallState { allocations: self.allocations, depth: stack.len() + 1, fuel };
+                        let ended = self.call_code.as_mut().and_then(|code| code.call(f, &values, &mut state));
+                        if let Some(end) = ended {
+                            self.allocations = state.allocations;
+                            if let (Some((before, _)), Some((left, _))) = (fuel, state.fuel) {
+                                self.steps += before - left;
+                            }
+                            match end {
+                                CallEnd::Returned(v) => frame.write(*dst, v),
+                                CallEnd::Printed(v) => {
+                                    self.last_frame = Some(frame);
+                                    return Ok(Exit::Printed(v));
+                                }
+                                CallEnd::Error(e) => return Err(e),
+                            }
+                            goto!(next, n);
+                            continue;
+                        }
+                    }
                     let mut new = Frame::new(callee, f);
                     for (k, a) in args.iter().enumerate() {
                         let v = read!(a, n);
@@ -873,14 +919,10 @@ impl<'a> Machine<'a> {
                     stack.push(std::mem::replace(&mut frame, new));
                     graph = callee;
                     pc = Pc { graph: f, block: 0, stmt: 0 };
-                    if HOT && graph.calls_watched {
-                        if let Some(hot) = &mut self.hot {
-                            let key = Key { graph: f, block: super::hot::CALL, greens: Default::default() };
-                            if hot.arrive(&key, self.steps) {
-                                stack.push(frame);
-                                return Ok(Exit::Hot { key, stack, block: 0 });
-                            }
-                        }
+                    if arrival != CallArrival::Pass {
+                        let key = Key { graph: f, block: super::hot::CALL, greens: Default::default() };
+                        stack.push(frame);
+                        return Ok(Exit::Hot { key, stack, block: 0 });
                     }
                     continue;
                 }

@@ -268,9 +268,9 @@ impl<'p> Jit<'p> {
     pub(super) fn made_cache(&mut self) -> Option<&TraceCache> {
         if self.cache.is_none() {
             let options = self.cache_options();
-            self.cache = TraceCache::new(self.shared.hints.clone(), self.layout, options).ok();
+            self.cache = TraceCache::new(self.shared.hints.clone(), self.layout, options).ok().map(std::rc::Rc::new);
         }
-        self.cache.as_ref()
+        self.cache.as_deref()
     }
 
     /// Gives the loop of code `code`, if it was split in two, the graph,

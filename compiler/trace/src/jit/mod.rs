@@ -59,6 +59,12 @@
 //! all are bounded. The interpreter stops only at keys that are hot or
 //! have code.
 //!
+//! **Calls instead of short loops** ([`calls`]): a loop in a function
+//! given up for too few rounds per entry has its function's calls
+//! compiled instead, and the interpreter hands each later call to the
+//! compiled function without leaving its loop (as it does a recursive
+//! function's calls).
+//!
 //! **Megamorphic promotions** ([`Jit::megamorphic`]): a promotion whose
 //! variable takes new values for good — objects rebuilt every round of
 //! a program, each promoted at a dispatch — makes hot spots that are
@@ -177,11 +183,13 @@
 //! **Where things are.** This module drives the interpreter and enters
 //! code; `recording.rs` records loops and bridges (and aborts),
 //! `optimizing.rs` turns a recording into optimized IR (anywhere),
-//! `compiling.rs` compiles and registers it, `background.rs` runs the
+//! `compiling.rs` compiles and registers it, `calls.rs` runs compiled
+//! calls, `background.rs` runs the
 //! worker, `speculate.rs` decides what a loop speculates on, `stats.rs`
 //! and `view.rs` report what the JIT made, `log.rs` writes `--jit-log`.
 
 mod background;
+mod calls;
 mod compiling;
 mod joins;
 mod log;
@@ -569,7 +577,7 @@ pub struct Jit<'p> {
     /// its hot spots were given up for not paying.
     given_up: HashMap<(u32, u32), u32>,
     options: Options,
-    cache: Option<TraceCache>,
+    cache: Option<std::rc::Rc<TraceCache>>,
     /// Whether the code counts fuel (compiled for a run with `--fuel`).
     fuel_checks: bool,
     /// During a run with `--fuel`: steps left for compiled code, and the
@@ -593,6 +601,13 @@ pub struct Jit<'p> {
     /// The statements compiled code's loop iterations replaced (the
     /// compile budget's clock counts them).
     compiled_work: u64,
+    /// Whether the budget was charged for compiling the program's
+    /// functions for calls ([`Jit::calls_instead`]), and with how many
+    /// operations.
+    functions_charged: bool,
+    function_ops_charged: u64,
+    /// Calls the machine ran compiled without stopping ([`calls`]).
+    inline_calls: std::rc::Rc<std::cell::Cell<u64>>,
     /// Compiles so far (every [`compiling::RELEASE_EVERY`]-th gives freed
     /// memory back).
     compiles: u64,
@@ -1048,6 +1063,9 @@ impl<'p> Jit<'p> {
             loans: Loan::default(),
             stats: Stats::default(),
             compiled_work: 0,
+            functions_charged: false,
+            function_ops_charged: 0,
+            inline_calls: Default::default(),
             compiles: 0,
             trees: trees::Trees::default(),
             joins: joins::Joins::default(),
@@ -1212,6 +1230,7 @@ impl<'p> Jit<'p> {
             (result, run.heap.allocations)
         });
         let (result, allocations) = result;
+        self.stats.calls += self.inline_calls.take();
         self.counts = Counts { steps: machine.steps(), allocations: machine.allocations().max(allocations) };
         if let Some(p) = machine.profiler().filter(|_| self.options.describe_keys || self.log.is_some()) {
             self.stats.keys = p.keys().count();
@@ -1266,6 +1285,7 @@ impl<'p> Jit<'p> {
         // New code keeps getting new names: a log stays readable.
         let suffixes = std::mem::take(&mut self.suffixes);
         self.reset();
+        Self::drop_call_code(machine);
         self.suffixes = suffixes;
         run.slots.clear();
         run.plans.clear();
@@ -1628,51 +1648,6 @@ impl<'p> Jit<'p> {
         self.fuel = r.fuel;
     }
 
-    /// A call of a recursive function whose calls are hot: the compiled
-    /// function runs it, and the caller goes on with its value.
-    fn call_compiled(
-        &mut self,
-        machine: &mut Machine,
-        run: &mut Run,
-        key: &Key,
-        stack: &mut Vec<Frame>,
-    ) -> Result<Next, RuntimeError> {
-        let top = stack.last().expect("the callee's frame");
-        let graph = &run.resolved.graphs[top.graph as usize];
-        let name = graph.name.expect("a function");
-        let args: Vec<Value> =
-            (0..graph.params as u32).map(|s| top.get(s).cloned().expect("parameters are bound")).collect();
-        if self.cache.is_none() {
-            let options = self.cache_options();
-            self.cache = TraceCache::new(self.shared.hints.clone(), self.layout, options).ok();
-        }
-        let Some(cache) = &self.cache else {
-            // No compiled code to call: the interpreter runs the calls.
-            if let Some(p) = machine.profiler_mut() {
-                p.set(key, KeyState::Ignored);
-            }
-            return Ok(Next::Interpret(0));
-        };
-        if let Some(p) = machine.profiler_mut() {
-            p.set(key, KeyState::Enter);
-        }
-        self.stats.calls += 1;
-        let mut r = self.code_run(run, stack.len() - 1);
-        let end = cache.call(name, &args, &mut r);
-        self.code_ran(run, &r);
-        match end {
-            flowc_codegen::CallEnd::Returned(v) => match machine.finish_call(stack, v)? {
-                // The caller arrived at a hot spot (a loop whose back edge
-                // is this call's continuation): as if the interpreter had
-                // stopped there.
-                (block, Some(key)) => self.at_key(machine, run, &key, stack, block),
-                (block, None) => Ok(Next::Interpret(block)),
-            },
-            flowc_codegen::CallEnd::Printed(v) => Ok(Next::Printed(v)),
-            flowc_codegen::CallEnd::Error(e) => Err(e),
-        }
-    }
-
     /// Counts what an entry into code `code` from the interpreter ran
     /// (`iterations` of loops); gives up the code's hot spot when, over
     /// many entries, they did not pay ([`entries_pay`]) — left for the
@@ -1717,6 +1692,11 @@ impl<'p> Jit<'p> {
         self.log(format_args!(
             "hot spot given up: {name} does not pay ({iterations} iterations of {ops} operations in {entries} entries)"
         ));
+        if key.graph != 0 && key.block != CALL && iterations >= entries {
+            // A loop that runs but too few rounds per entry: its
+            // function's calls may pay where its loop did not.
+            self.calls_instead(machine, run, key.graph);
+        }
         if !key.greens.is_empty() {
             let n = self.given_up.entry((key.graph, key.block)).or_default();
             *n += 1;
@@ -1950,11 +1930,16 @@ impl<'p> Jit<'p> {
     /// Whether the compile budget allows recording another trace (see
     /// "A compile budget").
     fn affordable(&self, machine: &Machine, run: &Run) -> bool {
+        self.affordable_with(machine, run, 0)
+    }
+
+    /// [`Jit::affordable`] once `more` operations more are compiled.
+    fn affordable_with(&self, machine: &Machine, run: &Run, more: u64) -> bool {
         let Some(allowance) = self.options.compile_allowance else { return true };
         let pending = run.worker.as_ref().map_or(0, |w| w.pending_ops());
         let work = machine.steps().saturating_sub(self.work_before) + self.compiled_work;
         let pieces = (self.codes.len() + Self::pending_codes(run)) as u64 - self.empty_bridges;
-        let recorded = (self.stats.recorded_ops + pending) as u64;
+        let recorded = (self.stats.recorded_ops + pending) as u64 + self.function_ops_charged + more;
         let spent = compile_cost(recorded, pieces, work);
         pays_back(spent, self.compiled_work, grace_at(self.options.compile_grace, work))
             && within_budget(recorded, pieces, work, allowance)

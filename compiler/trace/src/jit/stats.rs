@@ -137,8 +137,13 @@ pub struct Stats {
     pub megamorphic: usize,
     /// Times compiled code was entered from the interpreter.
     pub entries: u64,
-    /// Calls of recursive functions run by their compiled code.
+    /// Calls of functions run by their compiled code (recursive ones, and
+    /// those whose loops were too short to enter: [`Stats::calls_instead`]).
     pub calls: u64,
+    /// Functions whose calls the JIT compiled once their loop's code was
+    /// given up for not paying its round trips (see "Calls instead of
+    /// short loops" in `jit/mod.rs`).
+    pub calls_instead: u64,
     /// Exits that returned to the driver.
     pub guard_failures: u64,
     /// Exits that continued in a bridge without leaving machine code.
@@ -227,7 +232,11 @@ impl std::fmt::Display for Stats {
             "deferred:        {} (hot spots and exits over the compile budget or held back by a full cache), {} loops and hot spots too sparse to pay back",
             self.deferred, self.sparse
         )?;
-        writeln!(f, "entries:         {} ({} compiled calls)", self.entries, self.calls)?;
+        writeln!(
+            f,
+            "entries:         {} ({} compiled calls; {} functions called compiled for loops too short to enter)",
+            self.entries, self.calls, self.calls_instead
+        )?;
         writeln!(
             f,
             "guard failures:  {} ({} to the driver, {} into bridges linked through the exit buffer)",

@@ -9,4 +9,5 @@
 mod conversion;
 mod hints;
 mod jit;
+mod jit_calls;
 mod jit_shapes;
