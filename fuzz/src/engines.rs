@@ -67,6 +67,13 @@ pub fn disagreement_on(p: &flowc_lang::Program) -> Option<String> {
             return Some(d);
         }
     }
+    // Code judged at every entry: most loops given up for not paying and
+    // left to the interpreter, whose hot recursive calls it hands to
+    // compiled code (compiler/trace/src/jit/calls.rs).
+    let options = Options { threshold: 2, bridge_threshold: 1, judge_after: 1, ..Options::default() };
+    if let Some(d) = differs("jit (judged at every entry)", engines::jit(&p, label, &env, options)) {
+        return Some(d);
+    }
     // Joins wherever one could start (compiler/trace/src/jit/joins.rs):
     // every exit to a label in one frame, nothing promoted or virtual,
     // records or jumps to the label's trace instead of a bridge.
