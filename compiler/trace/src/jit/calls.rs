@@ -7,7 +7,9 @@
 //! its round trip ([`super::TRANSITION_STEPS`]), a function whose loop's
 //! code was given up for running too few rounds per entry — a helper
 //! whose loop runs five rounds per call, called from code no trace
-//! covers — has its calls compiled instead ([`Jit::calls_instead`]): a
+//! covers — has its calls compiled instead ([`Jit::calls_instead`]), and
+//! so has a function whose loop pays but spends a fifth or more of what
+//! it saves in round trips (`crossings_weigh`; the loop keeps its code): a
 //! compiled call replaces the whole call (the statements around the loop
 //! too) for one round trip, where the loop's code replaced only its
 //! rounds. The program's functions are compiled together, once

@@ -27,11 +27,16 @@ enum Last {
     Fails,
 }
 
-/// `f(x, m)` runs a five-round loop of `acc = (acc * 3 + 1) % m`; the
+/// `f(x, m)` runs a five-round loop (`rounds`) of `acc = (acc * 3 + 1) % m`; the
 /// main graph calls it from `sites` call sites in a row, 30 times round
 /// a loop too short to get hot, passing its result on. In the last round
 /// `m` is 0 (what `f` then does: `last`).
 fn program(sites: usize, last: Last) -> String {
+    program_of(sites, 5, last)
+}
+
+/// [`program`] with `f`'s loop running `rounds` rounds.
+fn program_of(sites: usize, rounds: usize, last: Last) -> String {
     let stop = match last {
         Last::Prints => {
             "        t = m == 0\n        if t goto stop else goto go\n    stop:\n        print_and_stop(x)\n    go:\n"
@@ -43,7 +48,7 @@ fn program(sites: usize, last: Last) -> String {
         Last::Prints | Last::Fails => "0",
     };
     let mut text = format!(
-        "entry start(n = 30, m = 1000003)\n\nfunction f(x, m):\n    s:\n{stop}        i = 5\n        acc = x\n        goto l\n    l:\n        if i goto body else goto done\n    body:\n        acc = acc * 3\n        acc = acc + 1\n        acc = acc % m\n        i = i - 1\n        goto l\n    done:\n        return acc\n\nstart:\n    r = 0\n    goto outer\nouter:\n    if n goto calls else goto fin\ncalls:\n"
+        "entry start(n = 30, m = 1000003)\n\nfunction f(x, m):\n    s:\n{stop}        i = {rounds}\n        acc = x\n        goto l\n    l:\n        if i goto body else goto done\n    body:\n        acc = acc * 3\n        acc = acc + 1\n        acc = acc % m\n        i = i - 1\n        goto l\n    done:\n        return acc\n\nstart:\n    r = 0\n    goto outer\nouter:\n    if n goto calls else goto fin\ncalls:\n"
     );
     for k in 1..=sites {
         text.push_str(&format!("    r = call f(r, m) then c{k}\nc{k}:\n"));
@@ -124,4 +129,21 @@ fn fuel_bounds_compiled_calls() {
     assert!(stats.calls > 0, "the calls were compiled before the fuel ran out\n{stats}");
     let (_, jit, _) = both(&text, &Config { fuel: Some(10_000_000), ..Config::default() });
     assert_eq!(jit, Ok(whole));
+}
+
+/// A loop that pays through its entries, but mostly in round trips (20
+/// five-statement rounds per entry, against a round trip's 64 statements
+/// and four times that): its code is kept, and its function's calls are
+/// compiled too, which the interpreter takes from then on. A loop of 100
+/// rounds per entry keeps being entered.
+#[test]
+fn a_loop_paying_mostly_in_round_trips_has_its_calls_compiled() {
+    let (interp, jit, stats) = both(&program_of(200, 20, Last::Same), &Config::default());
+    assert_eq!(jit, interp);
+    assert_eq!((stats.ignored, stats.calls_instead), (0, 1), "{stats}");
+    assert!(stats.calls >= 4_000, "{stats}");
+    let (interp, jit, stats) = both(&program_of(200, 100, Last::Same), &Config::default());
+    assert_eq!(jit, interp);
+    assert_eq!((stats.calls_instead, stats.calls), (0, 0), "{stats}");
+    assert!(stats.entries >= 5_000, "{stats}");
 }
