@@ -39,6 +39,15 @@ fn check(f: &flowc_ir::Function, after: &str) {
     }
 }
 
+/// The tutorial-shaped BF interpreter (tests/corpus/interpreters/
+/// bf_tutorial.fg), the environment that runs BF program `text` on it,
+/// and its entry label.
+fn on_tutorial(text: &str) -> (Program, Vec<(flowc_lang::Symbol, flowc_lang::Value)>, flowc_lang::Symbol) {
+    let program = corpus::program("tests/corpus/interpreters/bf_tutorial.fg");
+    let env = flowc_lang::syntax::prolog::parse_env(&flowc_tests::bf::tutorial_env(text)).expect("an environment");
+    (program, env, flowc_lang::Symbol::intern("start"))
+}
+
 #[test]
 fn jit_matches_reference_on_the_corpus() {
     let (compared, traced, bridges, trees, direct, jobs, flushes) = flowc_codegen::with_stack(move || {
@@ -188,12 +197,10 @@ fn brainfuck_programs_run_under_the_jit() {
         (bf::bottles(1), false),
     ];
     let (inner, trees, jobs) = flowc_codegen::with_stack(move || {
-        let program = corpus::program("tests/corpus/interpreters/bf_tutorial.fg");
         let (mut inner, mut trees, mut jobs) = (0, 0, 0);
         for (text, eagerly) in &programs {
             let (sum, _) = bf::run(text).expect("a valid program");
-            let env = flowc_lang::syntax::prolog::parse_env(&bf::tutorial_env(text)).expect("an environment");
-            let label = flowc_lang::Symbol::intern("start");
+            let (program, env, label) = on_tutorial(text);
             let expected = engines::Outcome::Output(format!("{sum}\n"));
             let eagerly = eagerly.then(|| eager(3, true));
             let background = Options { background: true, ..Options::default() };
@@ -231,9 +238,7 @@ fn an_inner_loop_goes_to_the_worker_and_its_outer_loop_follows() {
     let text = bf::primes(99, 1);
     let (sum, _) = bf::run(&text).expect("a valid program");
     let runs = flowc_codegen::with_stack(move || {
-        let program = corpus::program("tests/corpus/interpreters/bf_tutorial.fg");
-        let env = flowc_lang::syntax::prolog::parse_env(&bf::tutorial_env(&text)).expect("an environment");
-        let label = flowc_lang::Symbol::intern("start");
+        let (program, env, label) = on_tutorial(&text);
         let mut runs = Vec::new();
         for _ in 0..3 {
             let options = Options { background: true, ..Options::default() };
@@ -450,9 +455,7 @@ fn the_compile_budget_defers_what_the_run_cannot_pay_for() {
     let text = bf::bottles(3);
     let (sum, _) = bf::run(&text).expect("a valid program");
     let (budgeted, unbounded) = flowc_codegen::with_stack(move || {
-        let program = corpus::program("tests/corpus/interpreters/bf_tutorial.fg");
-        let env = flowc_lang::syntax::prolog::parse_env(&bf::tutorial_env(&text)).expect("an environment");
-        let label = flowc_lang::Symbol::intern("start");
+        let (program, env, label) = on_tutorial(&text);
         let config = flowc_lang::interp::Config::default();
         let mut stats = Vec::new();
         for allowance in [Some(0), None] {
@@ -481,9 +484,7 @@ fn the_compile_budget_of_a_run_taken_over_starts_then() {
     let text = bf::bottles(3);
     let (sum, _) = bf::run(&text).expect("a valid program");
     let (own, credited) = flowc_codegen::with_stack(move || {
-        let program = corpus::program("tests/corpus/interpreters/bf_tutorial.fg");
-        let env = flowc_lang::syntax::prolog::parse_env(&bf::tutorial_env(&text)).expect("an environment");
-        let label = flowc_lang::Symbol::intern("start");
+        let (program, env, label) = on_tutorial(&text);
         let config = flowc_lang::interp::Config::default();
         let module = flowc_frontend::lower(&program, label).expect("it lowers");
         let whole = flowc_lang::interp::run(&program, label, &env, &config).expect("it runs").steps;
@@ -640,9 +641,7 @@ fn a_full_cache_is_flushed_under_every_worker() {
     let text = bf::statements(12, 2);
     let (sum, _) = bf::run(&text).expect("a valid program");
     let runs = flowc_codegen::with_stack(move || {
-        let program = corpus::program("tests/corpus/interpreters/bf_tutorial.fg");
-        let env = flowc_lang::syntax::prolog::parse_env(&bf::tutorial_env(&text)).expect("an environment");
-        let label = flowc_lang::Symbol::intern("start");
+        let (program, env, label) = on_tutorial(&text);
         let small = Options {
             max_traces: 12,
             full_window: 20_000,

@@ -118,8 +118,8 @@ impl<'p> Jit<'p> {
     }
 
     /// Compiles the calls of function graph `graph` from now on, whose
-    /// loop's code was given up for running too few rounds per entry to
-    /// pay its round trips: the profiler watches its calls. The first
+    /// loop runs too few rounds per entry for its round trips
+    /// ([`super::crossings_weigh`]): the profiler watches its calls. The first
     /// time, only if the compile budget affords the program's functions,
     /// which it is then charged.
     pub(super) fn calls_instead(&mut self, machine: &mut Machine, run: &Run, graph: u32) {
@@ -127,14 +127,13 @@ impl<'p> Jit<'p> {
             return;
         }
         let name = run.resolved.graphs[graph as usize].name.map_or("?".to_string(), |n| n.to_string());
-        let ops = if self.functions_charged { 0 } else { self.function_ops() };
+        let ops = if self.function_ops_charged > 0 { 0 } else { self.function_ops() };
         if ops > 0 && !self.affordable_with(machine, run, ops) {
             self.log(format_args!(
                 "calls of {name} not compiled: the program's functions ({ops} instructions) are over the compile budget"
             ));
             return;
         }
-        self.functions_charged = true;
         self.function_ops_charged += ops;
         self.stats.calls_instead += 1;
         if let Some(p) = machine.profiler_mut() {
@@ -147,11 +146,5 @@ impl<'p> Jit<'p> {
     /// compiling them all costs, in operations.
     fn function_ops(&self) -> u64 {
         self.shared.hints.functions.iter().map(|f| f.insts.len() as u64).sum()
-    }
-
-    /// Drops the machine's way to compiled calls (with the cache it
-    /// runs): calls stop the run again until compiled anew.
-    pub(super) fn drop_call_code(machine: &mut Machine) {
-        machine.set_call_code(None);
     }
 }

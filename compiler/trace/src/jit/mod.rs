@@ -601,10 +601,8 @@ pub struct Jit<'p> {
     /// The statements compiled code's loop iterations replaced (the
     /// compile budget's clock counts them).
     compiled_work: u64,
-    /// Whether the budget was charged for compiling the program's
-    /// functions for calls ([`Jit::calls_instead`]), and with how many
-    /// operations.
-    functions_charged: bool,
+    /// The operations the budget was charged for compiling the program's
+    /// functions for calls ([`Jit::calls_instead`]; 0: not yet).
     function_ops_charged: u64,
     /// Calls the machine ran compiled without stopping ([`calls`]).
     inline_calls: std::rc::Rc<std::cell::Cell<u64>>,
@@ -667,23 +665,30 @@ pub const TRANSITION_STEPS: u64 = 64;
 /// transitions ([`TRANSITION_STEPS`]): at least an iteration per entry,
 /// and more statements replaced than the round trips cost.
 pub fn entries_pay(entries: u64, iterations: u64, path: u64, per_iteration: u64) -> bool {
-    let replaced = entries.saturating_mul(path.max(1)).saturating_add(iterations.saturating_mul(per_iteration.max(1)));
-    iterations >= entries && replaced >= entries.saturating_mul(TRANSITION_STEPS)
+    iterations >= entries
+        && replaced(entries, iterations, path, per_iteration) >= entries.saturating_mul(TRANSITION_STEPS)
 }
 
-/// Whether code entered `entries` times from the interpreter (as
-/// [`entries_pay`] counts what it replaced) spends a fifth or more of
-/// what it saves in round trips: it replaced fewer statements per entry
-/// than [`CROSSINGS_WEIGH`] round trips cost. A loop in a function that
-/// is entered so has its function's calls compiled (`jit/calls.rs`): a
+/// The statements code entered `entries` times replaced: its `path`
+/// once per entry, and `iterations` loop iterations of `per_iteration`.
+fn replaced(entries: u64, iterations: u64, path: u64, per_iteration: u64) -> u64 {
+    entries.saturating_mul(path.max(1)).saturating_add(iterations.saturating_mul(per_iteration.max(1)))
+}
+
+/// Whether code entered `entries` times from the interpreter spends a
+/// fifth or more of what it saves in round trips: it replaced fewer
+/// statements per entry than [`CROSSINGS_WEIGH`] round trips cost (so
+/// does all code that runs an iteration per entry and does not pay,
+/// [`entries_pay`]). A loop in a function that is entered so has its
+/// function's calls compiled (`jit/calls.rs`), whether it keeps its code
+/// or not: a
 /// function whose loop runs 20 five-statement rounds per call, called
 /// from 2,000 call sites, ran 1.37 times the interpreter's speed through
 /// its loop's entries (44 ms) and 2.3 times through compiled calls (27
 /// ms); forty rounds, 46 -> 30 ms. At a hundred rounds per entry the loop
 /// is entered as before.
 pub fn crossings_weigh(entries: u64, iterations: u64, path: u64, per_iteration: u64) -> bool {
-    let replaced = entries.saturating_mul(path.max(1)).saturating_add(iterations.saturating_mul(per_iteration.max(1)));
-    replaced < entries.saturating_mul(TRANSITION_STEPS * CROSSINGS_WEIGH)
+    replaced(entries, iterations, path, per_iteration) < entries.saturating_mul(TRANSITION_STEPS * CROSSINGS_WEIGH)
 }
 
 /// Round trips per entry ([`TRANSITION_STEPS`] each) below whose cost
@@ -1083,7 +1088,6 @@ impl<'p> Jit<'p> {
             loans: Loan::default(),
             stats: Stats::default(),
             compiled_work: 0,
-            functions_charged: false,
             function_ops_charged: 0,
             inline_calls: Default::default(),
             compiles: 0,
@@ -1305,7 +1309,8 @@ impl<'p> Jit<'p> {
         // New code keeps getting new names: a log stays readable.
         let suffixes = std::mem::take(&mut self.suffixes);
         self.reset();
-        Self::drop_call_code(machine);
+        // The machine's compiled calls ran the cache just dropped.
+        machine.set_call_code(None);
         self.suffixes = suffixes;
         run.slots.clear();
         run.plans.clear();
@@ -1697,21 +1702,23 @@ impl<'p> Jit<'p> {
         {
             return;
         }
-        if entries_pay(entries, iterations, c.recorded_ops as u64, per_iteration) {
-            if crossings_weigh(entries, iterations, c.recorded_ops as u64, per_iteration) {
-                // It pays, but its round trips are much of what it costs:
-                // its function's calls may pay more (see "Calls instead of
-                // short loops"). The loop keeps its code.
-                if let Some(key) = self.key_of_code(code).filter(|k| k.graph != 0 && k.block != CALL) {
-                    if iterations >= entries {
-                        self.calls_instead(machine, run, key.graph);
-                    }
-                }
-            }
+        let (name, ops) = (c.function.name, c.recorded_ops as u64);
+        let pays = entries_pay(entries, iterations, ops, per_iteration);
+        let Some(key) = self.key_of_code(code) else { return };
+        if key.graph != 0
+            && key.block != CALL
+            && iterations >= entries
+            && crossings_weigh(entries, iterations, ops, per_iteration)
+        {
+            // A loop in a function that runs, but too few rounds per entry
+            // for its round trips: its function's calls may pay more (see
+            // "Calls instead of short loops"), whether the loop keeps its
+            // code (it pays) or not.
+            self.calls_instead(machine, run, key.graph);
+        }
+        if pays {
             return;
         }
-        let (name, ops) = (c.function.name, c.recorded_ops);
-        let Some(key) = self.key_of_code(code) else { return };
         let kc = self.keys.get_mut(&key).expect("code of a key");
         if kc.ignored {
             return;
@@ -1724,11 +1731,6 @@ impl<'p> Jit<'p> {
         self.log(format_args!(
             "hot spot given up: {name} does not pay ({iterations} iterations of {ops} operations in {entries} entries)"
         ));
-        if key.graph != 0 && key.block != CALL && iterations >= entries {
-            // A loop that runs but too few rounds per entry: its
-            // function's calls may pay where its loop did not.
-            self.calls_instead(machine, run, key.graph);
-        }
         if !key.greens.is_empty() {
             let n = self.given_up.entry((key.graph, key.block)).or_default();
             *n += 1;

@@ -147,3 +147,34 @@ fn a_loop_paying_mostly_in_round_trips_has_its_calls_compiled() {
     assert_eq!((stats.calls_instead, stats.calls), (0, 0), "{stats}");
     assert!(stats.entries >= 5_000, "{stats}");
 }
+
+/// [`program`] with `functions` more functions of 150 statements each,
+/// never called: the program's functions, which are compiled together,
+/// cost that much more to compile.
+fn padded(functions: usize) -> String {
+    let text = program(200, Last::Same);
+    let (entry, rest) = text.split_once('\n').expect("an entry fact");
+    let mut out = format!("{entry}\n");
+    for k in 0..functions {
+        out.push_str(&format!("\nfunction pad{k}(x):\n    s:\n"));
+        for _ in 0..150 {
+            out.push_str("        x = x + 1\n");
+        }
+        out.push_str("        return x\n");
+    }
+    out + rest
+}
+
+/// Compiling the calls compiles all the program's functions: over the
+/// compile budget (40 functions of 150 statements besides `f`, never
+/// called), the loop is given up as before and the interpreter runs the
+/// calls; with 2 such functions the calls are compiled.
+#[test]
+fn calls_are_not_compiled_over_the_compile_budget() {
+    let (interp, jit, stats) = both(&padded(40), &Config::default());
+    assert_eq!(jit, interp);
+    assert_eq!((stats.ignored, stats.calls_instead, stats.calls), (1, 0, 0), "{stats}");
+    let (interp, jit, stats) = both(&padded(2), &Config::default());
+    assert_eq!(jit, interp);
+    assert_eq!((stats.ignored, stats.calls_instead), (1, 1), "{stats}");
+}
