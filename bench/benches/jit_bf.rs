@@ -15,7 +15,11 @@
 //!   turned into a chain of instruction objects first, the instruction
 //!   object promoted at the dispatch label;
 //! - `vm`: tests/corpus/interpreters/stack_vm.fg, a stack machine whose
-//!   stack is a chain of objects, no hint.
+//!   stack is a chain of objects, no hint;
+//! - `plain`: the tutorial interpreter with its hint absent (no `promote
+//!   pc`, `flowc_bench::peers::plain_tutorial`): the JIT compiles its
+//!   dispatch loop once, for any BF position, as PyPy and LuaJIT running
+//!   the interpreter do, instead of specializing it to each BF loop.
 //!
 //! Every run is a `flowc run` process of the release binary, timed from
 //! outside (parsing the environment, recording and compiling included);
@@ -95,6 +99,11 @@ fn rows() -> Vec<Row> {
     // The third shape on a short run, a long one and one of seconds in C.
     for (program, size) in [("bottles", 10), ("primes", 3), ("fractal", 5)] {
         rows.push(Row { interpreter: "objects", program, size });
+    }
+    // The tutorial's hint absent: what specializing on the BF position
+    // gains on loops run often, and costs on loops run once.
+    for (program, size) in [("bottles", 99), ("primes", 3), ("fractal", 5), ("statements", 1)] {
+        rows.push(Row { interpreter: "plain", program, size });
     }
     for size in [20, 300, 2000] {
         rows.push(Row { interpreter: "vm", program: "loops", size });

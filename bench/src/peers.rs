@@ -10,17 +10,40 @@ pub fn root() -> &'static Path {
 }
 
 /// The interpreter written in the language that the BF and stack-machine
-/// benchmarks name `tutorial`, `rle` or `vm` (the first word of their
-/// rows and of the environment files they write, `target/bench-bf`).
+/// benchmarks name `tutorial`, `rle`, `objects`, `plain` or `vm` (the
+/// first word of their rows and of the environment files they write,
+/// `target/bench-bf`). `plain` is the tutorial interpreter with its hint
+/// absent: no `promote pc` at the dispatch label, so the JIT compiles the
+/// dispatch loop once for every BF position rather than a loop per BF
+/// loop ([`plain_tutorial`]); written to `target/bench-bf`.
 pub fn interpreter(name: &str) -> Option<std::path::PathBuf> {
     let file = match name {
         "tutorial" => "bf_tutorial.fg",
         "rle" => "bf_rle.fg",
         "objects" => "bf_objects.fg",
         "vm" => "stack_vm.fg",
+        "plain" => {
+            let dir = root().join("target/bench-bf");
+            std::fs::create_dir_all(&dir).expect("a scratch folder");
+            let path = dir.join("bf_plain.fg");
+            std::fs::write(&path, plain_tutorial()).expect("the plain interpreter written");
+            return Some(path);
+        }
         _ => return None,
     };
     Some(root().join("tests/corpus/interpreters").join(file))
+}
+
+/// The tutorial BF interpreter (tests/corpus/interpreters/bf_tutorial.fg)
+/// with its one hint removed: its dispatch label goes on to `fetch`
+/// instead of promoting `pc` there. Panics if the interpreter no longer
+/// has that line.
+pub fn plain_tutorial() -> String {
+    let path = root().join("tests/corpus/interpreters/bf_tutorial.fg");
+    let text = std::fs::read_to_string(&path).expect("the tutorial interpreter");
+    let hint = "    promote pc then fetch\n";
+    assert_eq!(text.matches(hint).count(), 1, "{} promotes pc once, at its dispatch label", path.display());
+    text.replace(hint, "    goto fetch\n")
 }
 
 /// Runs a script (`luajit FILE N`, the file relative to the workspace)
@@ -111,4 +134,29 @@ pub fn bf_to_c(code: &[u8]) -> String {
          \x20   fprintf(stderr, \"%.6f\\n\", (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);\n\
          \x20   return 0;\n}}\n"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use flowc_lang::interp::{run, Config};
+    use flowc_lang::{syntax, Symbol};
+
+    /// The plain interpreter promotes nothing, and prints what the
+    /// tutorial interpreter and the BF model print, on a program with
+    /// nested loops.
+    #[test]
+    fn the_plain_interpreter_is_the_tutorial_without_its_hint() {
+        let plain = super::plain_tutorial();
+        assert!(!plain.lines().any(|l| l.trim_start().starts_with("promote")), "{plain}");
+        let text = flowc_tests::bf::program("nest", 1).expect("a program of the suite");
+        let (sum, _) = flowc_tests::bf::run(&text).expect("a valid program");
+        let env = flowc_lang::syntax::prolog::parse_env(&flowc_tests::bf::tutorial_env(&text)).expect("an environment");
+        let tutorial = std::fs::read_to_string(super::root().join("tests/corpus/interpreters/bf_tutorial.fg"))
+            .expect("the tutorial interpreter");
+        for (name, source) in [("tutorial", tutorial), ("plain", plain)] {
+            let p = syntax::parse(name, &source).expect("it parses");
+            let out = run(&p, Symbol::intern("start"), &env, &Config::default()).expect("it runs");
+            assert_eq!(out.value.to_string(), sum.to_string(), "{name}");
+        }
+    }
 }
