@@ -359,7 +359,7 @@ pub fn transfer(op: Op, args: &[Info]) -> Info {
                         return Info::bottom();
                     }
                     let (lo, hi) = (valid.lo() as usize, valid.hi() as usize);
-                    items[lo..=hi].iter().fold(Info::bottom(), |acc, v| acc.join(&Info::of_const(v)))
+                    join_of_items(&items[lo..=hi])
                 }
                 _ => Info::value(),
             }
@@ -371,6 +371,24 @@ pub fn transfer(op: Op, args: &[Info]) -> Info {
             Info::int(args[0].len.intersect(Interval::NON_NEGATIVE))
         }
         _ => unreachable!("every operation taking integers is matched above"),
+    }
+}
+
+/// The join of the infos of constants `items` (what reading one of them
+/// gives). A slice of integers only, the common case — an interpreter's
+/// program read at an index the optimizer does not know, its every
+/// instruction a candidate — is the range from its least to its greatest:
+/// the fold's result, found without an info per item (the fold over an
+/// interpreter's program of 60,000 instructions took 2 ms, at every visit
+/// of every read of it).
+fn join_of_items(items: &[Value]) -> Info {
+    let ints = items.iter().try_fold((i64::MAX, i64::MIN), |(lo, hi), v| match v {
+        Value::Int(i) => Some((lo.min(*i), hi.max(*i))),
+        _ => None,
+    });
+    match ints {
+        Some((lo, hi)) => Info::int(Interval::new(lo as i128, hi as i128)),
+        None => items.iter().fold(Info::bottom(), |acc, v| acc.join(&Info::of_const(v))),
     }
 }
 
@@ -486,4 +504,37 @@ fn narrow(info: Info, op: Op, k: i128) -> Info {
         _ => return info,
     };
     info.restrict_range(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The join of the items read: integers by their range, a constant
+    /// where they are one value, the same as the fold of every item's info
+    /// for any mix of kinds; an empty slice reads nothing.
+    #[test]
+    fn the_join_of_items_is_the_fold_of_their_infos() {
+        let fold = |items: &[Value]| items.iter().fold(Info::bottom(), |acc, v| acc.join(&Info::of_const(v)));
+        let ints = |xs: &[i64]| xs.iter().map(|&x| Value::Int(x)).collect::<Vec<_>>();
+        let cases = [
+            ints(&[43, 91, 62, 45, 93, 46]),
+            ints(&[7, 7, 7]),
+            ints(&[-5]),
+            ints(&[i64::MIN, 0, i64::MAX]),
+            vec![],
+            vec![Value::Int(1), Value::Atom(flowc_lang::Symbol::intern("a")), Value::Int(3)],
+            vec![Value::list(ints(&[1, 2])), Value::list(ints(&[3]))],
+        ];
+        for items in &cases {
+            let (fast, slow) = (join_of_items(items), fold(items));
+            assert_eq!(
+                (fast.kinds, &fast.constant, fast.range, fast.len, fast.class),
+                (slow.kinds, &slow.constant, slow.range, slow.len, slow.class),
+                "{items:?}"
+            );
+        }
+        assert_eq!(join_of_items(&ints(&[43, 91, 62])).range, Interval::new(43, 91));
+        assert_eq!(join_of_items(&ints(&[7, 7])).constant, Some(Value::Int(7)));
+    }
 }
