@@ -505,36 +505,3 @@ fn narrow(info: Info, op: Op, k: i128) -> Info {
     };
     info.restrict_range(r)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The join of the items read: integers by their range, a constant
-    /// where they are one value, the same as the fold of every item's info
-    /// for any mix of kinds; an empty slice reads nothing.
-    #[test]
-    fn the_join_of_items_is_the_fold_of_their_infos() {
-        let fold = |items: &[Value]| items.iter().fold(Info::bottom(), |acc, v| acc.join(&Info::of_const(v)));
-        let ints = |xs: &[i64]| xs.iter().map(|&x| Value::Int(x)).collect::<Vec<_>>();
-        let cases = [
-            ints(&[43, 91, 62, 45, 93, 46]),
-            ints(&[7, 7, 7]),
-            ints(&[-5]),
-            ints(&[i64::MIN, 0, i64::MAX]),
-            vec![],
-            vec![Value::Int(1), Value::Atom(flowc_lang::Symbol::intern("a")), Value::Int(3)],
-            vec![Value::list(ints(&[1, 2])), Value::list(ints(&[3]))],
-        ];
-        for items in &cases {
-            let (fast, slow) = (join_of_items(items), fold(items));
-            assert_eq!(
-                (fast.kinds, &fast.constant, fast.range, fast.len, fast.class),
-                (slow.kinds, &slow.constant, slow.range, slow.len, slow.class),
-                "{items:?}"
-            );
-        }
-        assert_eq!(join_of_items(&ints(&[43, 91, 62])).range, Interval::new(43, 91));
-        assert_eq!(join_of_items(&ints(&[7, 7])).constant, Some(Value::Int(7)));
-    }
-}

@@ -39,6 +39,37 @@ fn transfer_folds_and_ranges() {
     assert!(transfer(Op::Add, &[Info::of_const(&Value::atom("a")), two]).is_bottom());
 }
 
+/// A constant list read at an index in a range is the join of the items
+/// it may read: integers by their range (a constant where they are one
+/// value), the same as the fold of every item's info for any mix of
+/// kinds, nothing where the range misses the list.
+#[test]
+fn a_list_read_at_a_range_joins_the_items_it_may_read() {
+    let fold = |items: &[Value]| items.iter().fold(Info::bottom(), |acc, v| acc.join(&Info::of_const(v)));
+    let ints = |xs: &[i64]| xs.iter().map(|&x| Value::Int(x)).collect::<Vec<_>>();
+    let cases = [
+        ints(&[43, 91, 62, 45, 93, 46]),
+        ints(&[7, 7, 7]),
+        ints(&[-5]),
+        ints(&[i64::MIN, 0, i64::MAX]),
+        vec![Value::Int(1), Value::atom("a"), Value::Int(3)],
+        vec![Value::list(ints(&[1, 2])), Value::list(ints(&[3]))],
+    ];
+    for items in &cases {
+        let list = Info::of_const(&Value::list(items.clone()));
+        let anywhere = Info::of_kinds(Kinds::INT);
+        assert_eq!(transfer(Op::ReadList, &[list.clone(), anywhere]), fold(items), "{items:?}");
+        let tail = Info::int(Interval::new(1, 1_000));
+        assert_eq!(transfer(Op::ReadList, &[list, tail]), fold(&items[1..]), "{items:?} from 1");
+    }
+    let program = Info::of_const(&Value::list(ints(&[43, 91, 62, 45])));
+    let read = transfer(Op::ReadList, &[program.clone(), Info::of_kinds(Kinds::INT)]);
+    assert_eq!((read.kinds, read.range, read.constant), (Kinds::INT, Interval::new(43, 91), None));
+    let one = transfer(Op::ReadList, &[Info::of_const(&Value::list(ints(&[7, 7]))), Info::of_kinds(Kinds::INT)]);
+    assert_eq!(one, Info::of_const(&Value::Int(7)));
+    assert!(transfer(Op::ReadList, &[program, Info::int(Interval::new(10, 20))]).is_bottom());
+}
+
 #[test]
 fn forms_follow_proofs() {
     let small = Info::int(Interval::new(0, 9));
