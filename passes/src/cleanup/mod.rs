@@ -22,6 +22,9 @@
 //! - calls of `pure` functions with constant arguments are replaced by
 //!   their result; reads of immutable fields of known allocations by the
 //!   stored operand;
+//! - a read of a field its block read or wrote before, with no write to
+//!   that field of another object nor a call in between, takes the value
+//!   read or written there ([`forward`]);
 //! - calls marked by propagate are inlined ([`inline`]), after a
 //!   `check_bound` of each argument that may be unbound (the call raised it):
 //!   small leaves anywhere, small functions that call others where their
@@ -33,6 +36,7 @@
 //!
 //! Afterwards the analysis results are stale and are dropped.
 
+pub mod forward;
 pub mod inline;
 
 use std::collections::HashMap;
@@ -219,6 +223,8 @@ fn rewrite(f: &mut Function, p: &Propagation) -> Vec<(BlockId, InstId)> {
             dead.push(*get);
         }
     }
+    let executable: Vec<BlockId> = f.layout.iter().copied().filter(|&b| p.is_executable(b)).collect();
+    forward::forward_fields(f, executable.into_iter(), &mut subst, &mut dead);
     prune_edges(f, p);
     // Phis left with one input, or all inputs one operand once constants
     // are in (they read through the substitution).

@@ -506,3 +506,75 @@ done:
         v4011:p = get v4005, l"#]]
     .assert_eq(&body.join("\n"));
 }
+
+/// A block's reads of a field it read or wrote before take the value read
+/// or written there (cleanup's `forward`): `x` is what `a.v` was set to,
+/// past a write to `b.v` (another `new`'s object); `y` is `x + 1`, and
+/// `c` is `a`, which `b.link` holds. At `mix`, `d` may be `a`: its write
+/// forgets `a.v`, read again as `z`, and `w` is `z`.
+#[test]
+fn a_block_forwards_the_fields_it_read_or_wrote() {
+    check(
+        r#"entry start(n = 5)
+
+start:
+    a = new cell
+    b = new cell
+    a.v = n
+    b.v = 1
+    x = a.v
+    x = x + 1
+    a.v = x
+    y = a.v
+    b.link = a
+    c = b.link
+    c.v = y
+    if n goto left else goto right
+left:
+    d = a
+    goto mix
+right:
+    d = b
+    goto mix
+mix:
+    p = a.v
+    d.v = 3
+    z = a.v
+    w = a.v
+    s = x + y
+    s = s + p
+    s = s + z
+    s = s + w
+    print_and_stop(s)
+"#,
+        "cleanup",
+        expect![[r#"
+            main start(v0:n) {
+            b0 start:
+                v1:a = new cell
+                v2:b = new cell
+                set.object v1, v, v0
+                set.object v2, v, 1
+                v4:x = add v0, 1
+                set.object v1, v, v4
+                set.object v2, link, v1
+                set.object v1, v, v4
+                branch v0, b1, b2
+            b1 left:
+                jump b3
+            b2 right:
+                jump b3
+            b3 mix:
+                v9:d = phi [b2: v2, b1: v1]
+                v8:p = get.object v1, v
+                set.object v9, v, 3
+                v10:z = get.object v1, v
+                v14:s = add v4, v4
+                v15:s = add v8, v14
+                v16:s = add v10, v15
+                v17:s = add v10, v16
+                print v17
+            }
+        "#]],
+    );
+}

@@ -167,7 +167,7 @@ fn a_huge_recursive_function_keeps_its_objects_across_calls() {
     let mut text = String::from(
         r#"entry main(n = 40)
 
-function big(n):
+function big(n, h):
     start:
         more = n > 0
         if more goto go else goto base
@@ -180,14 +180,16 @@ function big(n):
     // are live at once; one made first lives across the recursive call.
     text.push_str("        keep = new box\n        keep.v = n\n");
     for k in 0..objects {
-        text.push_str(&format!("        o{k} = new box\n        o{k}.v = {k}\n"));
+        // The write to `h`, which may be any object, keeps the read
+        // below a read (cleanup forwards a field a block just wrote).
+        text.push_str(&format!("        o{k} = new box\n        o{k}.v = {k}\n        h.v = {k}\n"));
         if k >= 2 {
             text.push_str(&format!("        w{k} = o{}.v\n", k - 2));
         }
     }
     text.push_str(
         r#"        m = n - 1
-        r = call big(m) then back
+        r = call big(m, h) then back
     back:
 "#,
     );
@@ -211,7 +213,8 @@ function big(n):
     ));
     text.push_str(
         r#"main:
-    r = call big(n) then show
+    h = new box
+    r = call big(n, h) then show
 show:
     print_and_stop(r)
 "#,
