@@ -223,8 +223,7 @@ fn rewrite(f: &mut Function, p: &Propagation) -> Vec<(BlockId, InstId)> {
             dead.push(*get);
         }
     }
-    let executable: Vec<BlockId> = f.layout.iter().copied().filter(|&b| p.is_executable(b)).collect();
-    forward::forward_fields(f, executable.into_iter(), &mut subst, &mut dead);
+    forward::forward_fields(f, |b| p.is_executable(b), &mut subst, &mut dead);
     prune_edges(f, p);
     // Phis left with one input, or all inputs one operand once constants
     // are in (they read through the substitution).

@@ -578,3 +578,62 @@ mix:
         "#]],
     );
 }
+
+/// A call may write any field: `rec` writes `a.v` down to 1, so the read
+/// after its call, in the same block, stays a read (the program prints
+/// 6, not 10).
+#[test]
+fn a_call_forgets_the_fields_a_block_knew() {
+    check(
+        r#"entry start(n = 5)
+
+function rec(c, k):
+    s:
+        if k goto more else goto stop
+    more:
+        c.v = k
+        j = k - 1
+        r = call rec(c, j) then back
+    back:
+        return r
+    stop:
+        return 0
+
+start:
+    a = new cell
+    a.v = n
+    x = a.v
+    r = call rec(a, n) then after
+after:
+    y = a.v
+    s = x + y
+    s = s + r
+    print_and_stop(s)
+"#,
+        "cleanup",
+        expect![[r#"
+            main start(v0:n) {
+            b0 start:
+                v1:a = new cell
+                set.object v1, v, v0
+                v3:r = call rec(v1, v0)
+                v4:y = get.object v1, v
+                v5:s = add v0, v4
+                v6:s = add.int 0, v5
+                print v6
+            }
+
+            function rec(v0:c, v1:k) {
+            b0 s:
+                branch v1, b1, b3
+            b1 more:
+                set.object v0, v, v1
+                v2:j = sub v1, 1
+                v3:r = call rec(v0, v2)
+                return 0
+            b3 stop:
+                return 0
+            }
+        "#]],
+    );
+}
