@@ -16,9 +16,13 @@
 //!   reverse postorder with single blocks outside loops and whole
 //!   outermost loop nests: a nest of up to `max_loop` instructions stays
 //!   in one region, alone if it does not fit beside others (so a loop
-//!   stays in one function, its values in registers); a bigger nest is cut
-//!   piece by piece like straight-line code. (A region of a single piece
-//!   may exceed `max` by the piece's phis and terminator.)
+//!   stays in one function, its values in registers); a bigger nest is
+//!   placed as its own blocks, cut piece by piece like straight-line code,
+//!   and its child nests, each of which stays whole if it fits, and so on
+//!   down (the inner loops of a partially evaluated interpreter's main
+//!   loop, tens of thousands of instructions, each stay one function).
+//!   (A region of a single piece may exceed `max` by the piece's phis and
+//!   terminator.)
 //! - An *entry* of a region is a piece with a predecessor in another
 //!   region, or the function's entry. Control enters a region only at its
 //!   entries; each gets a number (its index among the region's entries,
@@ -42,9 +46,17 @@
 use crate::cfg::Cfg;
 use crate::function::{BlockId, Function, ValueId};
 use crate::ix;
-use crate::loops::LoopForest;
+use crate::loops::{LoopForest, LoopId};
 
 const NONE: u32 = u32::MAX;
+
+/// What region filling places as a unit if it fits: a block, or a loop
+/// nest (see [`Regions::with_entries`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Item {
+    Block(BlockId),
+    Nest(LoopId),
+}
 
 /// A run of instructions of one block (see the module docs).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -124,58 +136,92 @@ impl Regions {
             let phis = if p.start == 0 { f.blocks[p.block].phis.len() as u32 } else { 0 };
             phis + (p.end - p.start) + u32::from(p.last)
         };
-        // Groups: outermost loop nests and single blocks outside loops, in
-        // the reverse postorder of their first block.
-        let outermost = |b: BlockId| {
-            let mut l = loops.loop_of(b)?;
-            while let Some(p) = loops.parent(l) {
-                l = p;
-            }
-            Some(l)
-        };
-        let mut group_of_loop: Vec<u32> = vec![NONE; loops.len()];
-        let mut groups: Vec<Vec<BlockId>> = Vec::new();
-        for &b in &cfg.rpo {
-            match outermost(b) {
-                Some(l) => {
-                    let g = &mut group_of_loop[l.0 as usize];
-                    if *g == NONE {
-                        *g = groups.len() as u32;
-                        groups.push(Vec::new());
-                    }
-                    groups[*g as usize].push(b);
-                }
-                None => groups.push(vec![b]),
-            }
+        // What is placed, in the reverse postorder of its first block:
+        // outermost loop nests and single blocks outside loops; a nest too
+        // big to stay whole is placed as its own blocks and its child
+        // nests, each of which stays whole if it fits (and so on down), so
+        // that an inner loop of a huge nest is still one function.
+        let mut rpo_index = vec![NONE; f.blocks.len()];
+        for (k, &b) in cfg.rpo.iter().enumerate() {
+            rpo_index[ix(b)] = k as u32;
         }
+        let block_size = |b: BlockId, pieces: &[Piece]| -> u32 {
+            (first[ix(b)] as usize..last[ix(b)] as usize + 1).map(|p| size(&pieces[p])).sum()
+        };
+        // The items directly under loop `within` (the function's top
+        // level for `None`) among `blocks`, in reverse postorder: its own
+        // blocks one by one and its child nests once each (a loop is the
+        // child of one loop, whose items are asked for once, so `seen`
+        // is never reset).
+        let mut seen = vec![false; loops.len()];
+        let mut items_under = |within: Option<LoopId>, blocks: &mut dyn Iterator<Item = BlockId>| -> Vec<Item> {
+            let mut blocks: Vec<BlockId> = blocks.filter(|&b| rpo_index[ix(b)] != NONE).collect();
+            blocks.sort_by_key(|&b| rpo_index[ix(b)]);
+            let mut items = Vec::new();
+            for b in blocks {
+                let mut l = loops.loop_of(b);
+                if l == within {
+                    items.push(Item::Block(b));
+                    continue;
+                }
+                while let Some(inner) = l.filter(|&inner| loops.parent(inner) != within) {
+                    l = loops.parent(inner);
+                }
+                let child = l.expect("a block under `within` is in one of its children");
+                if !std::mem::replace(&mut seen[child.0 as usize], true) {
+                    items.push(Item::Nest(child));
+                }
+            }
+            items
+        };
         let mut regions: u32 = 0;
         let mut filled: u32 = 0;
-        let block_pieces = |b: BlockId, _: &[Piece]| first[ix(b)] as usize..last[ix(b)] as usize + 1;
-        for g in &groups {
-            let whole: u32 = g.iter().flat_map(|&b| block_pieces(b, &pieces)).map(|p| size(&pieces[p])).sum();
-            let nest = g.len() > 1 || loops.loop_of(g[0]).is_some();
-            if whole <= max || (nest && whole <= max_loop) {
+        let mut work = items_under(None, &mut cfg.rpo.iter().copied());
+        work.reverse();
+        while let Some(item) = work.pop() {
+            let (whole, fits) = match item {
+                Item::Block(b) => {
+                    let whole = block_size(b, &pieces);
+                    (whole, whole <= max)
+                }
+                Item::Nest(l) => {
+                    let whole: u32 = loops.blocks(l).iter().map(|&b| block_size(b, &pieces)).sum();
+                    (whole, whole <= max_loop)
+                }
+            };
+            if fits {
                 if filled > 0 && filled + whole > max {
                     regions += 1;
                     filled = 0;
                 }
-                for &b in g {
-                    for p in block_pieces(b, &pieces) {
-                        pieces[p].region = regions;
+                let blocks = match item {
+                    Item::Block(ref b) => std::slice::from_ref(b),
+                    Item::Nest(l) => loops.blocks(l),
+                };
+                for &b in blocks {
+                    for piece in &mut pieces[first[ix(b)] as usize..last[ix(b)] as usize + 1] {
+                        piece.region = regions;
                     }
                 }
                 filled += whole;
-            } else {
-                for &b in g {
-                    for p in block_pieces(b, &pieces) {
-                        let s = size(&pieces[p]);
+                continue;
+            }
+            match item {
+                Item::Block(b) => {
+                    for piece in &mut pieces[first[ix(b)] as usize..last[ix(b)] as usize + 1] {
+                        let s = size(piece);
                         if filled > 0 && filled + s > max {
                             regions += 1;
                             filled = 0;
                         }
-                        pieces[p].region = regions;
+                        piece.region = regions;
                         filled += s;
                     }
+                }
+                Item::Nest(l) => {
+                    let mut inner = items_under(Some(l), &mut loops.blocks(l).iter().copied());
+                    inner.reverse();
+                    work.extend(inner);
                 }
             }
         }

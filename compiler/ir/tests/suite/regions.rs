@@ -91,6 +91,54 @@ fn a_long_block_is_cut_into_pieces_and_a_loop_stays_whole() {
     .assert_eq(&describe(f, 1, 5));
 }
 
+const NEST: &str = r#"main start(v0:n) {
+b0 start:
+    jump b1
+b1 outer:
+    v1:i = phi [b0: 0, b4: v9]
+    v2:t = lt v1, v0
+    branch v2, b2, b5
+b2 before:
+    v3:a = add v1, 1
+    v4:b = add v3, 2
+    v5:c = add v4, 3
+    jump b3
+b3 inner:
+    v6:j = phi [b2: v5, b6: v7]
+    branch v6, b6, b4
+b4 after:
+    v8:d = add v6, v1
+    v9:i = add v8, 1
+    jump b1
+b5 done:
+    print v1
+b6 step:
+    v7:j = sub v6, 1
+    jump b3
+}
+"#;
+
+#[test]
+fn a_nest_too_big_for_a_region_keeps_its_inner_loops_whole() {
+    let m = flowc_ir::parse::module("test", NEST).unwrap();
+    let f = &m.functions[0];
+    // Regions of 3, loop nests of 5: the outer loop (14 instructions,
+    // phis and terminators counted) does not fit, so it is placed block
+    // by block; its inner loop, b3 and b6 (4), still fits and is one
+    // region, the loop's values in registers, entered once per round of
+    // the outer loop rather than left and entered again every round of
+    // its own (placed block by block too, b6 would not fit beside b3).
+    expect![[r#"
+        region 0: b0[0..0]*0
+        region 1: b1[0..1]*0
+        region 2: b2[0..3]*0
+        region 3: b3[0..0]*0 b6[0..1]
+        region 4: b4[0..2]*0
+        region 5: b5[0..0]*0
+    "#]]
+    .assert_eq(&describe(f, 3, 5));
+}
+
 #[test]
 fn values_are_direct_only_where_their_piece_dominates_in_the_region() {
     let m = flowc_ir::parse::module("test", LOOP).unwrap();
