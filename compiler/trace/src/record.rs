@@ -430,6 +430,12 @@ pub fn record_path(
                 } else {
                     (Check::False(*cond), *then_label, *else_label)
                 };
+                // An object found true: a link tested for 0 (a field that
+                // holds objects of one class or 0, as the class test it
+                // stands for where the program's facts made it one).
+                if matches!(v, Value::Object(_)) {
+                    objects.passed.push((ops.len() as u32, next));
+                }
                 ops.push(TraceOp::Guard { check, resume: Vec::new(), label: resume_at });
                 next
             }

@@ -44,11 +44,14 @@
 //! the trace knows of the earlier value's fields holds for it.
 //!
 //! ## Links laid out in a row
-//! A link read from a field and checked to be an object of a class that
+//! A link read from a field and checked to be an object of a class (or
+//! tested true, where it held an object: a field of objects or 0) that
 //! the recording found in the same block of the heap as the object it was
 //! read from, some bytes past it ([`crate::trace::ObjectIds::offsets`]),
 //! is assumed to lie there every time: after the class guard, a
 //! `guard_at` (leaving as above) whose result the trace uses from there.
+//! (After a truth test the optimizer keeps it only where the program's
+//! facts make the link an object once it is not 0.)
 //! Code computes that result from the object read from, so a walk along
 //! a chain allocated link after link (a BF tape grown cell by cell, and
 //! `[>>>>>>>>>]` over it) is a chain of additions: the links' loads no
@@ -493,8 +496,12 @@ impl<'t> Links<'t> {
             }
         }
         let Some(&taken) = at(&self.seen.passed, &mut self.passed, k) else { return };
-        let TraceOp::Guard { check: Check::Class(a, _, true), .. } = op else { return };
-        let Operand::Value(made) = frames[top].read(a) else { return };
+        let a = match op {
+            TraceOp::Guard { check: Check::Class(a, _, true), .. } => a.clone(),
+            TraceOp::Guard { check: Check::True(var), .. } => Arg::Var(*var),
+            _ => return,
+        };
+        let Operand::Value(made) = frames[top].read(&a) else { return };
         if !self.read.contains(&made) {
             return;
         }
@@ -518,7 +525,7 @@ impl<'t> Links<'t> {
         } else if let Some((base, delta)) = near {
             let kind = GuardKind::At(Operand::Value(made), base, delta);
             let name = match a {
-                Arg::Var(var) => Some(*var),
+                Arg::Var(var) => Some(var),
                 Arg::Const(_) => None,
             };
             let at = b.inst(block, InstKind::Guard { kind, resume, label: taken }, name);

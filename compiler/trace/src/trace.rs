@@ -106,7 +106,8 @@ pub struct ObjectIds {
     /// object.
     pub results: Vec<(u32, u64)>,
     /// The class guards the recording passed (the value was an object of
-    /// the class): index, and the label the recording went on to.
+    /// the class), and its truth tests of objects: index, and the label
+    /// the recording went on to.
     pub passed: Vec<(u32, Symbol)>,
     /// The `get`s that read an object from an object in the same block of
     /// the heap: index, and how many bytes past the object read from the

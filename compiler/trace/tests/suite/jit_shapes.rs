@@ -1294,6 +1294,34 @@ fn a_walk_along_links_laid_out_in_a_row_computes_each_from_the_one_before() {
     .assert_eq(loop_part(std::slice::from_ref(body)));
 }
 
+/// The walk of [`chain`] testing each link for 0 rather than for its
+/// class, as a program whose links hold a node or 0 may (and as a
+/// partially evaluated interpreter's residual does, where the program's
+/// facts made its class test one): the link found true is an object the
+/// recording found a cell on, and the loop assumes so after the test as
+/// after a class check. The program's facts make the link a node once
+/// it is not 0, so the optimizer keeps the `guard_at`. The output is the
+/// interpreter's.
+#[test]
+fn a_walk_testing_its_links_for_0_assumes_them_in_a_row_too() {
+    let text = chain(false).replace("if p is node goto step", "if p goto step");
+    let r = run_text("chain_truth.fg", &text, Hint::Absent, "start", None, checked());
+    assert_eq!(r.output, "9030000\n");
+    let body = r.traces.iter().find(|t| t.starts_with("trace 'step.body'(")).expect("the loop");
+    expect![[r#"
+
+        b1 step:
+            v4:s = phi [b0: v2, b1: v7]
+            v5:p = phi [b0: v3, b1: v9]
+            v6:h = get v5, v
+            v7:s = add v4, v6
+            v8:p = get v5, next
+            guard_true v8, r0 else next
+            v9:p = guard_at v8, v5, 48, r0 else step
+            jump b1"#]]
+    .assert_eq(loop_part(std::slice::from_ref(body)));
+}
+
 /// The same chain with a dropped node after every third: the recording
 /// looks a few links ahead, finds them laid out otherwise, and assumes
 /// nothing of where they lie.
