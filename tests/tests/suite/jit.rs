@@ -40,12 +40,20 @@ fn check(f: &flowc_ir::Function, after: &str) {
 }
 
 /// The tutorial-shaped BF interpreter (tests/corpus/interpreters/
-/// bf_tutorial.fg), the environment that runs BF program `text` on it,
-/// and its entry label.
+/// bf_tutorial.fg) and its entry label.
+fn tutorial() -> (Program, flowc_lang::Symbol) {
+    (corpus::program("tests/corpus/interpreters/bf_tutorial.fg"), flowc_lang::Symbol::intern("start"))
+}
+
+/// The environment that runs BF program `text` on [`tutorial`].
+fn tutorial_env(text: &str) -> Vec<(flowc_lang::Symbol, flowc_lang::Value)> {
+    flowc_lang::syntax::prolog::parse_env(&flowc_tests::bf::tutorial_env(text)).expect("an environment")
+}
+
+/// [`tutorial`] with the environment that runs BF program `text` on it.
 fn on_tutorial(text: &str) -> (Program, Vec<(flowc_lang::Symbol, flowc_lang::Value)>, flowc_lang::Symbol) {
-    let program = corpus::program("tests/corpus/interpreters/bf_tutorial.fg");
-    let env = flowc_lang::syntax::prolog::parse_env(&flowc_tests::bf::tutorial_env(text)).expect("an environment");
-    (program, env, flowc_lang::Symbol::intern("start"))
+    let (program, label) = tutorial();
+    (program, tutorial_env(text), label)
 }
 
 #[test]
@@ -198,9 +206,10 @@ fn brainfuck_programs_run_under_the_jit() {
     ];
     let (inner, trees, jobs) = flowc_codegen::with_stack(move || {
         let (mut inner, mut trees, mut jobs) = (0, 0, 0);
+        let (program, label) = tutorial();
         for (text, eagerly) in &programs {
             let (sum, _) = bf::run(text).expect("a valid program");
-            let (program, env, label) = on_tutorial(text);
+            let env = tutorial_env(text);
             let expected = engines::Outcome::Output(format!("{sum}\n"));
             let eagerly = eagerly.then(|| eager(3, true));
             let background = Options { background: true, ..Options::default() };

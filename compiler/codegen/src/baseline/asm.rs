@@ -429,6 +429,24 @@ impl Asm {
         self.byte(n);
     }
 
+    /// `shr dst, n` (logical).
+    pub fn shr(&mut self, dst: Reg, n: u8) {
+        self.clobber(dst);
+        self.rex_w(Reg(0), dst);
+        self.byte(0xc1);
+        self.byte(0xc0 | (5 << 3) | (dst.0 & 7));
+        self.byte(n);
+    }
+
+    /// `mul src` (rdx:rax := rax * src, unsigned).
+    pub fn mul(&mut self, src: Reg) {
+        self.clobber(RAX);
+        self.clobber(RDX);
+        self.rex_w(Reg(0), src);
+        self.byte(0xf7);
+        self.byte(0xc0 | (4 << 3) | (src.0 & 7));
+    }
+
     /// `cqo` (rdx:rax := sign-extended rax).
     pub fn cqo(&mut self) {
         self.clobber(RDX);
@@ -694,6 +712,8 @@ mod tests {
         assert_eq!(hex(|a| a.imul(RAX, RCX)), "48 0f af c1");
         assert_eq!(hex(|a| a.sar(RAX, 1)), "48 c1 f8 01");
         assert_eq!(hex(|a| a.idiv(RCX)), "48 f7 f9");
+        assert_eq!(hex(|a| a.mul(RDX)), "48 f7 e2");
+        assert_eq!(hex(|a| a.shr(RDX, 3)), "48 c1 ea 03");
         assert_eq!(hex(|a| a.lea(RCX, RCX, -1)), "48 8d 49 ff");
         assert_eq!(hex(|a| a.set(Cond::Less, RAX)), "40 0f 9c c0 48 0f b6 c0");
         assert_eq!(

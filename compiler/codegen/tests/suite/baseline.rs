@@ -300,6 +300,49 @@ resume r0 {
     assert_eq!(try_baseline(DIVIDE, &[7, 0]), Err("division_by_zero".to_string()));
 }
 
+/// Floored division and its remainder by a positive constant, inline by a
+/// multiplication (no `idiv`): divisors from 3 up to the largest the
+/// inline path takes, powers of two among them (a quotient's), against
+/// Rust's Euclidean operations (floored ones, for a positive divisor) on
+/// dividends of every sign up to the least and greatest small integers.
+#[test]
+fn division_by_a_constant_floors_by_a_multiplication() {
+    const MIN: i64 = -(1 << 62);
+    const MAX: i64 = (1 << 62) - 1;
+    let divisors = [3, 4, 7, 10, 256 + 1, 1000, 65_536, 1_000_003, (1 << 29) + 1, (1 << 30) - 1];
+    let mut dividends = vec![0, 1, -1, MIN, MIN + 1, MAX, MAX - 1, 123_456_789_012, -987_654_321];
+    for k in divisors {
+        for d in [-1, 0, 1] {
+            for m in [1, 2, 1000, 1 << 32] {
+                dividends.extend([k * m + d, -(k * m) + d]);
+            }
+        }
+    }
+    for k in divisors {
+        let text: &'static str = Box::leak(
+            format!(
+                "trace divide(v0:a) {{
+b0:
+    v1:q = div v0, {k}
+    v2:r = mod v0, {k}
+    exit r0 to out
+resume r0 {{
+    frame [q = v1, r = v2]
+}}
+}}
+"
+            )
+            .into_boxed_str(),
+        );
+        let listing = listing_of(text);
+        assert!(!listing.iter().any(|l| l.starts_with("idiv")), "{k}: {listing:#?}");
+        for &a in &dividends {
+            let args: &'static [i64] = Box::leak(Box::new([a]));
+            assert_eq!(run_baseline(text, args), vec![a.div_euclid(k), a.rem_euclid(k)], "{a} by {k}");
+        }
+    }
+}
+
 /// `new` is a bump of the heap's run when it has room: no runtime call
 /// before the first object's field is set; the object works as any.
 #[test]
