@@ -340,12 +340,7 @@ fn facts_before(f: &Function, lp: BlockId, fields: Option<&ProgramFacts>) -> Vec
     let Some(before) = straight_way(f, lp) else { return info };
     for &b in &before {
         for &i in &f.blocks[b].insts {
-            match (&f.insts[i].kind, f.insts[i].result, fields) {
-                (InstKind::Get { obj, field, .. }, Some(r), Some(facts)) => {
-                    info[edit::ix(r)] = facts.read(&super::ranges::operand_info(&info, obj), *field);
-                }
-                _ => super::ranges::abstract_step(f, &mut info, i),
-            }
+            super::ranges::abstract_step(f, &mut info, i, fields);
         }
     }
     info

@@ -20,11 +20,18 @@ use flowc_lang::ops::Op;
 use flowc_lang::Value;
 use flowc_passes::edit::ix;
 use flowc_passes::lattice::{self, Info, Kinds, Widening};
+use flowc_passes::propagate::ProgramFacts;
 
 /// The facts of phis `phis` of loop block `body` (each with the fact of
 /// its entry input), given `known`, the facts of values defined before
 /// the loop. A phi's back-edge input is its input from `body`.
-pub fn phi_ranges(f: &Function, body: BlockId, known: &[Info], phis: &[(ValueId, Info)]) -> Vec<(ValueId, Info)> {
+pub fn phi_ranges(
+    f: &Function,
+    body: BlockId,
+    known: &[Info],
+    phis: &[(ValueId, Info)],
+    fields: Option<&ProgramFacts>,
+) -> Vec<(ValueId, Info)> {
     let mut info = known.to_vec();
     info.resize(f.values.len(), Info::bottom());
     let back = |v: ValueId| -> Option<Operand> {
@@ -43,7 +50,7 @@ pub fn phi_ranges(f: &Function, body: BlockId, known: &[Info], phis: &[(ValueId,
             info[ix(*phi)] = i.clone();
         }
         for &i in &f.blocks[body].insts {
-            abstract_step(f, &mut info, i);
+            abstract_step(f, &mut info, i, fields);
         }
         let mut changed = false;
         for (k, (_, entry, back)) in phis.iter().enumerate() {
@@ -83,11 +90,20 @@ pub(super) fn operand_info(info: &[Info], o: &Operand) -> Info {
 
 /// One instruction of an abstract run ([`phi_ranges`]' of a loop body,
 /// the counted-loop skip's of the blocks before a loop): its result's fact
-/// by the op table's transfer functions, a guard narrowing what it tests.
-pub(super) fn abstract_step(f: &Function, info: &mut [Info], i: InstId) {
+/// by the op table's transfer functions, a read of a field what the
+/// program's facts (`fields`) say it holds (as the walk's
+/// `Opt::field_info_of`: a link read and tested for 0 is then an object
+/// of its class), a guard narrowing what it tests.
+pub(super) fn abstract_step(f: &Function, info: &mut [Info], i: InstId, fields: Option<&ProgramFacts>) {
     let of = operand_info;
     let data = &f.insts[i];
     match &data.kind {
+        InstKind::Get { obj, field, .. } => {
+            if let Some(v) = data.result {
+                let stored = fields.map_or_else(Info::value, |facts| facts.read(&of(info, obj), *field));
+                info[ix(v)] = if stored.is_bottom() { Info::value() } else { stored };
+            }
+        }
         InstKind::Op { op: Operator::Known(op), args, .. } => {
             let infos: Vec<Info> = args.iter().map(|a| of(info, a)).collect();
             if let Some(v) = data.result {

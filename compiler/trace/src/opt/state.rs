@@ -166,7 +166,7 @@ impl Opt<'_> {
                 (c.value, self.info_of(&input(inputs, pred)))
             })
             .collect();
-        for (v, info) in phi_ranges(self.f, body, &self.info, &entries) {
+        for (v, info) in phi_ranges(self.f, body, &self.info, &entries, self.fields) {
             if let Some(c) = &info.constant {
                 self.subst[ix(v)] = Some(Operand::Const(c.clone()));
             }

@@ -52,7 +52,7 @@ pub(super) struct Opt<'a> {
     pub hints: &'a Module,
     pub remove_allocations: bool,
     /// What the program may store in each field, when known.
-    fields: Option<&'a ProgramFacts>,
+    pub(super) fields: Option<&'a ProgramFacts>,
     pub info: Vec<Info>,
     pub subst: Vec<Option<Operand>>,
     pub virtuals: Vec<Option<Virtual>>,

@@ -1300,7 +1300,9 @@ fn a_walk_along_links_laid_out_in_a_row_computes_each_from_the_one_before() {
 /// facts made its class test one): the link found true is an object the
 /// recording found a cell on, and the loop assumes so after the test as
 /// after a class check. The program's facts make the link a node once
-/// it is not 0, so the optimizer keeps the `guard_at`. The output is the
+/// it is not 0, so the optimizer keeps the `guard_at`, and the loop's
+/// phi, which carries it round, is a node (its fixpoint reads the link
+/// by those facts): the reads of it test nothing. The output is the
 /// interpreter's.
 #[test]
 fn a_walk_testing_its_links_for_0_assumes_them_in_a_row_too() {
@@ -1313,9 +1315,9 @@ fn a_walk_testing_its_links_for_0_assumes_them_in_a_row_too() {
         b1 step:
             v4:s = phi [b0: v2, b1: v7]
             v5:p = phi [b0: v3, b1: v9]
-            v6:h = get v5, v
+            v6:h = get.object v5, v
             v7:s = add v4, v6
-            v8:p = get v5, next
+            v8:p = get.object v5, next
             guard_true v8, r0 else next
             v9:p = guard_at v8, v5, 48, r0 else step
             jump b1"#]]
