@@ -41,7 +41,9 @@
 //! Parameters are defined before any piece (so never used directly).
 //!
 //! Everything is numbered in reverse postorder, so the result is
-//! deterministic; the cost is linear in the function's size.
+//! deterministic; the cost is linear in the function's size plus, for
+//! the nests too big to stay whole, their blocks once each (what the loop
+//! forest's lists of blocks cost already).
 
 use crate::cfg::Cfg;
 use crate::function::{BlockId, Function, ValueId};
@@ -149,34 +151,30 @@ impl Regions {
             (first[ix(b)] as usize..last[ix(b)] as usize + 1).map(|p| size(&pieces[p])).sum()
         };
         // The items directly under loop `within` (the function's top
-        // level for `None`) among `blocks`, in reverse postorder: its own
-        // blocks one by one and its child nests once each (a loop is the
-        // child of one loop, whose items are asked for once, so `seen`
-        // is never reset).
-        let mut seen = vec![false; loops.len()];
-        let mut items_under = |within: Option<LoopId>, blocks: &mut dyn Iterator<Item = BlockId>| -> Vec<Item> {
-            let mut blocks: Vec<BlockId> = blocks.filter(|&b| rpo_index[ix(b)] != NONE).collect();
-            blocks.sort_by_key(|&b| rpo_index[ix(b)]);
-            let mut items = Vec::new();
-            for b in blocks {
-                let mut l = loops.loop_of(b);
-                if l == within {
-                    items.push(Item::Block(b));
-                    continue;
+        // level for `None`), in the reverse postorder of their first block
+        // (a nest's is its header, which dominates the rest): its own
+        // blocks one by one and its child nests. Opening a nest costs its
+        // blocks once, as the loop forest's lists do.
+        let roots: Vec<LoopId> = loops.roots().collect();
+        let items_under = |within: Option<LoopId>| -> Vec<Item> {
+            let (own, children): (Vec<BlockId>, &[LoopId]) = match within {
+                None => (cfg.rpo.iter().copied().filter(|&b| loops.loop_of(b).is_none()).collect(), &roots),
+                Some(l) => {
+                    let own = loops.blocks(l).iter().copied().filter(|&b| loops.loop_of(b) == Some(l)).collect();
+                    (own, loops.children(l))
                 }
-                while let Some(inner) = l.filter(|&inner| loops.parent(inner) != within) {
-                    l = loops.parent(inner);
-                }
-                let child = l.expect("a block under `within` is in one of its children");
-                if !std::mem::replace(&mut seen[child.0 as usize], true) {
-                    items.push(Item::Nest(child));
-                }
-            }
-            items
+            };
+            let mut items: Vec<(u32, Item)> = own
+                .into_iter()
+                .map(|b| (rpo_index[ix(b)], Item::Block(b)))
+                .chain(children.iter().map(|&c| (rpo_index[ix(loops.header(c))], Item::Nest(c))))
+                .collect();
+            items.sort_unstable_by_key(|&(k, _)| k);
+            items.into_iter().map(|(_, item)| item).collect()
         };
         let mut regions: u32 = 0;
         let mut filled: u32 = 0;
-        let mut work = items_under(None, &mut cfg.rpo.iter().copied());
+        let mut work = items_under(None);
         work.reverse();
         while let Some(item) = work.pop() {
             let (whole, fits) = match item {
@@ -219,7 +217,7 @@ impl Regions {
                     }
                 }
                 Item::Nest(l) => {
-                    let mut inner = items_under(Some(l), &mut loops.blocks(l).iter().copied());
+                    let mut inner = items_under(Some(l));
                     inner.reverse();
                     work.extend(inner);
                 }

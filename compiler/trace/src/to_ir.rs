@@ -30,10 +30,12 @@
 //!
 //! ## Links that come back
 //! A value read from a field and checked to be an object of a class
-//! (`r = tape.r; if r is cell ...`) that the recording found to be an
-//! object the trace already held in another value — the start's, or an
-//! earlier read's or allocation's ([`crate::trace::ObjectIds`]) — is
-//! assumed to be that value: after the class guard, a guard that the two
+//! (`r = tape.r; if r is cell ...`), or tested true where it was an
+//! object (`if r ...`, a field of objects or 0), that the recording
+//! found to be an object the trace already held in another value — the
+//! start's, or an earlier read's or allocation's
+//! ([`crate::trace::ObjectIds`]) — is assumed to be that value: after
+//! the class guard (or truth test), a guard that the two
 //! are the same object (leaving, with the guard's record, at the label
 //! the recording went on to), and from there the trace uses the earlier
 //! value. A doubly linked structure walked out and back (a BF tape's

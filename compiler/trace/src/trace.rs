@@ -113,8 +113,9 @@ pub struct ObjectIds {
     /// the heap: index, and how many bytes past the object read from the
     /// result's cell lay ([`flowc_lang::heap`]'s `Obj::offset_from`).
     pub offsets: Vec<(u32, i64)>,
-    /// Of `passed`, the class checks whose links are not assumed to lie
-    /// where `offsets` says (the JIT found them laid out otherwise there).
+    /// Of `passed`, the class checks and truth tests whose links are not
+    /// assumed to lie where `offsets` says (the JIT found them laid out
+    /// otherwise there).
     pub unassumed: Vec<(u32, Symbol)>,
 }
 

@@ -291,9 +291,9 @@ impl<'p> Jit<'p> {
         Some((self.codes[parent.0 as usize].innermost_function(exit.resume)?, exit.label))
     }
 
-    /// Notes the class checks of `trace` at irregular places
-    /// ([`Jit::irregular`]): the conversion assumes nothing of where their
-    /// links lie.
+    /// Notes the class checks and truth tests of links of `trace` at
+    /// irregular places ([`Jit::irregular`]): the conversion assumes
+    /// nothing of where their links lie.
     fn forget_irregular(&self, trace: &mut crate::trace::Trace) {
         if self.irregular.is_empty() {
             return;
