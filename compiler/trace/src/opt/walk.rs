@@ -515,10 +515,17 @@ impl<'a> Opt<'a> {
         *kind.operand_mut() = o.clone();
         let resume = self.guard_record(resume);
         // The class of a value that is an object of that class or 0 (a
-        // link of a chain, by the field facts) is its truth.
+        // link of a chain, by the field facts) is its truth; and its truth
+        // is that class's `guard_link`, which code fuses with the
+        // `guard_at` after it (a link tested for 0, not for its class).
+        let info = self.info_of(&o);
         let checked = match &kind {
-            GuardKind::Class(_, c) if is_class_or_zero(&self.info_of(&o), *c) => GuardKind::Link(o.clone(), *c),
-            GuardKind::NotClass(_, c) if is_class_or_zero(&self.info_of(&o), *c) => GuardKind::False(o.clone()),
+            GuardKind::Class(_, c) if is_class_or_zero(&info, *c) => GuardKind::Link(o.clone(), *c),
+            GuardKind::NotClass(_, c) if is_class_or_zero(&info, *c) => GuardKind::False(o.clone()),
+            GuardKind::True(_) => match info.class {
+                Some(c) if is_class_or_zero(&info, c) => GuardKind::Link(o.clone(), c),
+                _ => kind.clone(),
+            },
             _ => kind.clone(),
         };
         self.keep(i, InstKind::Guard { kind: checked, resume, label });

@@ -1302,8 +1302,10 @@ fn a_walk_along_links_laid_out_in_a_row_computes_each_from_the_one_before() {
 /// after a class check. The program's facts make the link a node once
 /// it is not 0, so the optimizer keeps the `guard_at`, and the loop's
 /// phi, which carries it round, is a node (its fixpoint reads the link
-/// by those facts): the reads of it test nothing. The output is the
-/// interpreter's.
+/// by those facts): the reads of it test nothing. By the same facts the
+/// truth test is the class's `guard_link`, which code fuses with the
+/// `guard_at` (one load and one comparison a link): the loop is the one
+/// a class check makes. The output is the interpreter's.
 #[test]
 fn a_walk_testing_its_links_for_0_assumes_them_in_a_row_too() {
     let text = chain(false).replace("if p is node goto step", "if p goto step");
@@ -1318,7 +1320,7 @@ fn a_walk_testing_its_links_for_0_assumes_them_in_a_row_too() {
             v6:h = get.object v5, v
             v7:s = add v4, v6
             v8:p = get.object v5, next
-            guard_true v8, r0 else next
+            guard_link v8, node, r0 else next
             v9:p = guard_at v8, v5, 48, r0 else step
             jump b1"#]]
     .assert_eq(loop_part(std::slice::from_ref(body)));
