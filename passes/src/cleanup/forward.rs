@@ -108,7 +108,9 @@ pub fn forward_fields(
                         let value = subst.resolve(value);
                         known.entry(*field).or_default().write(obj, made(obj), value);
                     }
-                    // Not an object: the write fails, and the block ends.
+                    // A constant: not a value this block can tell apart
+                    // from the others (the write fails unless it is an
+                    // object), so nothing is known of the field any more.
                     Operand::Const(_) => {
                         known.remove(field);
                     }

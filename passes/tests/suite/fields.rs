@@ -579,6 +579,67 @@ mix:
     );
 }
 
+/// A write to an object made by a `new` may be a write to any operand that
+/// is not another `new`'s: at `mix`, `c` may be `a`, so after `a.v = 7`
+/// the read of `c.v` stays a read (with `n` 5 the program prints 5 + 7 +
+/// 1, not 5 + 5 + 1), while `b.v`, another `new`'s, is still the 1 the
+/// block read.
+#[test]
+fn a_write_to_a_new_object_forgets_what_other_operands_held() {
+    check(
+        r#"entry start(n = 5)
+
+start:
+    a = new cell
+    b = new cell
+    a.v = n
+    b.v = 1
+    if n goto left else goto right
+left:
+    c = a
+    goto mix
+right:
+    c = b
+    goto mix
+mix:
+    p = b.v
+    x = c.v
+    a.v = 7
+    y = c.v
+    q = b.v
+    s = x + y
+    s = s + p
+    s = s + q
+    print_and_stop(s)
+"#,
+        "cleanup",
+        expect![[r#"
+            main start(v0:n) {
+            b0 start:
+                v1:a = new cell
+                v2:b = new cell
+                set.object v1, v, v0
+                set.object v2, v, 1
+                branch v0, b1, b2
+            b1 left:
+                jump b3
+            b2 right:
+                jump b3
+            b3 mix:
+                v5:c = phi [b2: v2, b1: v1]
+                v4:p = get.object v2, v
+                v6:x = get.object v5, v
+                set.object v1, v, 7
+                v8:y = get.object v5, v
+                v10:s = add v6, v8
+                v11:s = add v4, v10
+                v12:s = add v4, v11
+                print v12
+            }
+        "#]],
+    );
+}
+
 /// A call may write any field: `rec` writes `a.v` down to 1, so the read
 /// after its call, in the same block, stays a read (the program prints
 /// 6, not 10).
