@@ -165,6 +165,9 @@ impl Lowerer<'_, '_> {
         divisor: Option<i64>,
     ) -> ClValue {
         match divisor {
+            // A power of two: the word's bits, whatever the sign (two's
+            // complement floors), no division and no branch.
+            Some(k) if (k as u64).is_power_of_two() => self.by_power_of_two(op, a, k),
             // A positive constant divisor: no zero to divide by, and the
             // quotient is no bigger than the dividend: no slow path.
             Some(k) if op == Op::Mod => self.mod_by_constant(a, b, k),
@@ -225,6 +228,21 @@ impl Lowerer<'_, '_> {
         } else {
             let words = unknown.into_iter().reduce(|x, y| self.b.ins().band(x, y)).expect("one operand is unknown");
             Some(self.b.ins().band_imm_s(words, 1))
+        }
+    }
+
+    /// Floored `a // 2^m` or `a % 2^m` of a small-integer word `a` (`2n +
+    /// 1`) by a constant `k = 2^m` in `1..2^30`, on the word itself: `n % k`
+    /// is `n & (k - 1)` and `n // k` is `n >> m` for every `n` in two's
+    /// complement, so the remainder's word is `a & (2k - 1)` (the low `m`
+    /// bits of `n` and the tag) and the quotient's `(a >> m) | 1` (`a >> m`
+    /// is `2(n >> m)` plus the bit the tag may carry in).
+    fn by_power_of_two(&mut self, op: Op, a: ClValue, k: i64) -> ClValue {
+        if op == Op::Mod {
+            self.b.ins().band_imm_s(a, 2 * k - 1)
+        } else {
+            let shifted = self.b.ins().sshr_imm_s(a, k.trailing_zeros() as i64);
+            self.b.ins().bor_imm_s(shifted, 1)
         }
     }
 

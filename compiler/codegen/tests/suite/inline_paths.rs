@@ -99,6 +99,63 @@ fn a_write_to_a_proven_object_of_a_bound_value_tests_nothing() {
     assert!(unproven >= 2, "{unproven} conditional branches for an unproven write");
 }
 
+/// `g` returns `v0 // k` or `v0 % k` (`op`); main calls it with its
+/// parameter `n`, `m` times (a loop whose count is not known: `g` is hot),
+/// and prints the last result.
+fn divide_module(op: &str, k: i64) -> String {
+    format!(
+        "function g(v0:a) {{\nb0 g_entry:\n    v1:x = {op} v0, {k}\n    return v1\n}}\n\
+         main start(v0:n, v5:m) {{\nb0 start:\n    jump b1\nb1 head:\n    v1:k = phi [b0: v5, b2: v4]\n    \
+         v2:s = phi [b0: 0, b2: v3]\n    branch v1, b2, b3\nb2 body:\n    v3:r = call g(v0)\n    \
+         v4:k = sub v1, 1\n    jump b1\nb3 done:\n    print v2\n}}\n"
+    )
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn division_by_a_power_of_two_is_the_words_bits() {
+    use flowc_lang::value::Value;
+    // Floored `//` and `%` by 2^m on the tagged word: a shift and an `or`,
+    // an `and`; no division, and no branch past the operand's tag test
+    // (and the slow path's test for a stop). Checked against Rust's
+    // Euclidean operations, which floor for a positive divisor, on
+    // dividends of every sign up to the least and greatest small integers.
+    const MIN: i64 = -(1 << 62);
+    const MAX: i64 = (1 << 62) - 1;
+    let (n, count) = (flowc_lang::Symbol::intern("n"), flowc_lang::Symbol::intern("m"));
+    for k in [1, 2, 8, 256, 1 << 16, 1 << 29] {
+        let mut dividends = vec![0, 1, -1, 7, -7, MIN, MIN + 1, MAX, MAX - 1, -987_654_321];
+        for d in [-1, 0, 1] {
+            dividends.extend([k + d, -k + d, 3 * k + d, -3 * k + d]);
+        }
+        for op in ["div", "mod"] {
+            let text = divide_module(op, k);
+            let inputs = dividends.clone();
+            let results = flowc_codegen::with_stack(move || {
+                let m = flowc_ir::parse::module("divide", &text).unwrap();
+                let native = Native::compile(&m).unwrap();
+                let (_, _, code) =
+                    native.code().into_iter().find(|(name, _, _)| name.as_str() == "g").expect("g is compiled");
+                let lines = flowc_codegen::disasm::instructions(code);
+                assert!(!lines.iter().any(|l| l.text.contains("div")), "{op} {k}: {lines:#?}");
+                let branches = lines.iter().filter(|l| l.text.starts_with('j') && !l.text.starts_with("jmp")).count();
+                assert!(branches <= 2, "{op} {k}: {branches} conditional branches");
+                inputs
+                    .iter()
+                    .map(|&a| {
+                        let run = native.run(&[(n, Value::Int(a)), (count, Value::Int(3))], 1000);
+                        run.map(|o| o.value.to_string()).map_err(|e| e.to_string())
+                    })
+                    .collect::<Vec<_>>()
+            });
+            for (a, r) in dividends.iter().zip(results) {
+                let want = if op == "div" { a.div_euclid(k) } else { a.rem_euclid(k) };
+                assert_eq!(r, Ok(want.to_string()), "{a} {op} {k}");
+            }
+        }
+    }
+}
+
 /// A huge main function (`flowc_ir::HUGE_INSTS`: a partially evaluated
 /// interpreter's residual program is one) whose loop writes three fields
 /// of a cell with `op` (`set` or `set.object`) and reads one, after a
