@@ -98,6 +98,7 @@ pub(crate) mod exits;
 pub mod frame;
 mod home;
 mod ints;
+mod links;
 mod lists;
 mod objects;
 mod optimistic;
@@ -298,6 +299,8 @@ struct Lowerer<'a, 'b> {
     /// Values that can never be unbound ([`flowc_ir::bound::surely_bound`],
     /// by raw value index): uses of them need no `key_not_found` test.
     bound: &'b bitvec::vec::BitVec,
+    /// [`Facts::links`].
+    links: &'b bitvec::vec::BitVec,
     /// Comparisons of small integers computed inline: the machine
     /// condition behind the result word, which guards and branches on the
     /// result test directly instead of testing the word.
@@ -405,6 +408,10 @@ pub struct Facts {
     /// Whether the function's runs per run of the program are known
     /// ([`Facts::with_runs`]): then its blocks off hot cycles are cold.
     runs_known: bool,
+    /// By raw value index: the results of `get`s the function walks, whose
+    /// loads predict links laid out in a row ([`links`]; none in traces,
+    /// whose recordings saw where links lie: `guard_at`).
+    links: bitvec::vec::BitVec,
 }
 
 impl Facts {
@@ -432,7 +439,11 @@ impl Facts {
         let loops = flowc_ir::loops::LoopForest::with(f, cfg, &dom);
         let cycles = cfg.cycles();
         let bounds = flowc_ir::frequency::RunBounds::new(f, cfg, &dom, &loops, &cycles);
-        Facts { uses: count_uses(f), cycles, loops, bounds, runs_known: false, shape }
+        let links = match f.kind {
+            flowc_ir::FunctionKind::Trace => bitvec::vec::BitVec::new(),
+            _ => links::walked_links(f),
+        };
+        Facts { uses: count_uses(f), cycles, loops, bounds, runs_known: false, shape, links }
     }
 
     /// The headers of `f`'s hot loops, in reverse postorder: where its
@@ -677,6 +688,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             site: None,
             small: &facts.shape.small,
             bound: &facts.shape.bound,
+            links: &facts.links,
             conds: HashMap::default(),
             headers: &facts.shape.headers,
             cycles: &facts.cycles,
@@ -1156,7 +1168,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             InstKind::Get { obj, field, proven } => {
                 let o = self.operand(&obj);
-                let r = self.get_field(o, field, proven);
+                let walked = self.f.insts[i].result.is_some_and(|r| self.links.get(ix(r)).is_some_and(|b| *b));
+                let r = self.get_field(o, field, proven, walked);
                 self.define(i, r);
             }
             InstKind::Set { obj, field, value, proven } => {

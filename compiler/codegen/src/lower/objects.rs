@@ -107,8 +107,10 @@ impl Lowerer<'_, '_> {
         self.flush_stop();
     }
 
-    /// `get obj.field`.
-    pub(super) fn get_field(&mut self, obj: ClValue, field: Symbol, proven: bool) -> ClValue {
+    /// `get obj.field`; `walked`: the function walks the result as a
+    /// link, whose load predicts the next object in a row
+    /// ([`super::links`]).
+    pub(super) fn get_field(&mut self, obj: ClValue, field: Symbol, proven: bool, walked: bool) -> ClValue {
         let join = self.join_block();
         let slow = self.cold_block();
         if let Some(offset) = self.slot_offset(field, proven) {
@@ -119,6 +121,20 @@ impl Lowerer<'_, '_> {
                 self.b.switch_to_block(fast);
             }
             let v = self.b.ins().load(types::I64, MemFlagsData::trusted(), obj, offset);
+            if walked && !self.is_cold() {
+                // The next object in a row, then the one before: where
+                // the word is one of them, the result is the address
+                // computed, which the processor need not wait for the
+                // load to know.
+                let size = (self.env.objects.layout.words() * 8) as i64;
+                for step in [size, -size] {
+                    let predicted = self.b.ins().iadd_imm_s(obj, step);
+                    let hit = self.b.ins().icmp(IntCC::Equal, v, predicted);
+                    let miss = self.b.create_block();
+                    self.b.ins().brif(hit, join, &[BlockArg::Value(predicted)], miss, &[]);
+                    self.b.switch_to_block(miss);
+                }
+            }
             let set = self.b.ins().icmp_imm_s(IntCC::NotEqual, v, UNSET.as_i64());
             self.b.ins().brif(set, join, &[BlockArg::Value(v)], slow, &[]);
         } else {

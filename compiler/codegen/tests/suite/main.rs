@@ -8,5 +8,6 @@
 mod apart;
 mod baseline;
 mod inline_paths;
+mod links;
 mod optimistic;
 mod roots;
