@@ -43,10 +43,10 @@ pub(super) fn walked_links(f: &Function) -> BitVec {
         for i in f.block_insts(b) {
             let inst = &f.insts[i];
             match &inst.kind {
-                InstKind::Get { obj: Operand::Value(o), .. } | InstKind::Set { obj: Operand::Value(o), .. } => {
-                    if !used_as_object.replace(ix(*o), true) {
-                        work.push(*o);
-                    }
+                InstKind::Get { obj: Operand::Value(o), .. } | InstKind::Set { obj: Operand::Value(o), .. }
+                    if !used_as_object.replace(ix(*o), true) =>
+                {
+                    work.push(*o);
                 }
                 InstKind::Phi(inputs) => {
                     if let Some(r) = inst.result {
