@@ -65,6 +65,7 @@ pub fn set(
 
 /// The object `set obj.field = ...` writes to, or why it cannot (not an
 /// object, an immutable field already set).
+#[inline(always)]
 pub fn settable(obj: &Value, field: Symbol, immutable: impl Fn(Symbol, Symbol) -> bool) -> Result<&Obj, ErrorKind> {
     let Value::Object(o) = obj else {
         return Err(ErrorKind::Type { what: "set", expected: "an object", got: obj.clone() });

@@ -267,7 +267,7 @@ impl Obj {
 
     /// Sets `field` to `value` where the object's layout is likely
     /// `layout`, in which the field is at `slot`: one store when it is.
-    #[inline]
+    #[inline(always)]
     pub fn set_at(&self, layout: &'static Layout, slot: u32, field: Symbol, value: &Value) -> Result<(), NoSlot> {
         // Boxing may allocate (and collect): this handle keeps the object.
         let w = super::to_word(value);
