@@ -1479,28 +1479,32 @@ impl Emit<'_, '_> {
                 }
                 self.compare(op);
             }
-            Op::Mod if matches!(args[1], Operand::Const(Value::Int(k)) if k > 0 && (k as u64).is_power_of_two() && k < 1 << 30) =>
+            Op::Mod | Op::Div if matches!(args[1], Operand::Const(Value::Int(k)) if k > 0 && (k as u64).is_power_of_two() && k < 1 << 30) =>
             {
-                // Floored modulo by 2^m of n (word 2n + 1): the word's low
-                // m + 1 bits, whose lowest is the tag.
+                // By 2^m, floored, of n (word 2n + 1), on the word: the
+                // remainder's word is the low m + 1 bits (the lowest the
+                // tag), the quotient's the word shifted right by m with
+                // the tag set again (as the Cranelift lowering's
+                // `by_power_of_two`).
                 let Operand::Const(Value::Int(k)) = args[1] else { unreachable!() };
                 let slow = self.slow(call, result, back);
                 self.load_src(RAX, srcs[0]);
                 self.int_test([known[0], true], slow);
-                self.a.alu_imm(Alu::And, RAX, (2 * k - 1) as i32);
+                if op == Op::Mod {
+                    self.a.alu_imm(Alu::And, RAX, (2 * k - 1) as i32);
+                } else {
+                    self.a.sar(RAX, k.trailing_zeros() as u8);
+                    self.a.alu_imm(Alu::Or, RAX, 1);
+                }
             }
             Op::Mod | Op::Div if matches!(args[1], Operand::Const(Value::Int(k)) if k > 0 && k < 1 << 30) => {
+                // Any other constant: from 3 on (the powers of two above).
                 let Operand::Const(Value::Int(k)) = args[1] else { unreachable!() };
                 let slow = self.slow(call, result, back);
                 self.load_src(RAX, srcs[0]);
                 self.int_test([known[0], true], slow);
                 self.a.sar(RAX, 1);
-                if k >= 3 {
-                    self.divide_floored_by_constant(op, k);
-                } else {
-                    self.a.mov_imm(RCX, k);
-                    self.divide_floored(op, true);
-                }
+                self.divide_floored_by_constant(op, k);
             }
             Op::Mod | Op::Div => {
                 // Any divisor: small integers both, not 0 (the runtime
@@ -1518,7 +1522,7 @@ impl Emit<'_, '_> {
                 }
                 self.a.sar(RAX, 1);
                 self.a.sar(RCX, 1);
-                self.divide_floored(op, false);
+                self.divide_floored(op);
             }
             Op::Len => {
                 // The table's first word.
@@ -1606,24 +1610,21 @@ impl Emit<'_, '_> {
 
     /// rax := the word of the floored quotient (`div`) or remainder (`mod`)
     /// of the integers in rax and rcx (untagged; rcx not 0, and not -1
-    /// for a quotient), `positive` when rcx is known to be. Clobbers rdx
-    /// and rsi.
-    fn divide_floored(&mut self, op: Op, positive: bool) {
+    /// for a quotient). Clobbers rdx and rsi. (Constant divisors do not
+    /// divide: `divide_floored_by_constant`, and powers of two on the
+    /// word.)
+    fn divide_floored(&mut self, op: Op) {
         self.a.cqo();
         self.a.idiv(RCX);
         // Truncated to floored: a remainder other than 0 whose sign is not
         // the divisor's moves by the divisor, the quotient one less with
-        // it. (A positive divisor: a negative remainder.)
+        // it.
         let done = self.a.label();
         self.a.test(RDX, RDX);
-        if positive {
-            self.a.jcc(Cond::GreaterEqual, done);
-        } else {
-            self.a.jcc(Cond::Equal, done);
-            self.a.mov(RSI, RDX);
-            self.a.alu(Alu::Xor, RSI, RCX);
-            self.a.jcc(Cond::GreaterEqual, done);
-        }
+        self.a.jcc(Cond::Equal, done);
+        self.a.mov(RSI, RDX);
+        self.a.alu(Alu::Xor, RSI, RCX);
+        self.a.jcc(Cond::GreaterEqual, done);
         self.a.alu(Alu::Add, RDX, RCX);
         self.a.alu_imm(Alu::Sub, RAX, 1);
         self.a.bind(done);

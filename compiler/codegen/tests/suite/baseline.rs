@@ -300,16 +300,17 @@ resume r0 {
     assert_eq!(try_baseline(DIVIDE, &[7, 0]), Err("division_by_zero".to_string()));
 }
 
-/// Floored division and its remainder by a positive constant, inline by a
-/// multiplication (no `idiv`): divisors from 3 up to the largest the
-/// inline path takes, powers of two among them (a quotient's), against
-/// Rust's Euclidean operations (floored ones, for a positive divisor) on
-/// dividends of every sign up to the least and greatest small integers.
+/// Floored division and its remainder by a positive constant, inline
+/// with no `idiv`: by a multiplication, or a shift for a power of two
+/// (1, 2, 4, 65,536 and 2^29 here); divisors from 1 up to the largest the
+/// inline path takes, against Rust's Euclidean operations (floored ones,
+/// for a positive divisor) on dividends of every sign up to the least and
+/// greatest small integers.
 #[test]
 fn division_by_a_constant_floors_by_a_multiplication() {
     const MIN: i64 = -(1 << 62);
     const MAX: i64 = (1 << 62) - 1;
-    let divisors = [3, 4, 7, 10, 256 + 1, 1000, 65_536, 1_000_003, (1 << 29) + 1, (1 << 30) - 1];
+    let divisors = [1, 2, 3, 4, 7, 10, 256 + 1, 1000, 65_536, 1_000_003, 1 << 29, (1 << 29) + 1, (1 << 30) - 1];
     let mut dividends = vec![0, 1, -1, MIN, MIN + 1, MAX, MAX - 1, 123_456_789_012, -987_654_321];
     for k in divisors {
         for d in [-1, 0, 1] {
