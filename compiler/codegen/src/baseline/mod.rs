@@ -291,6 +291,7 @@ pub fn compile(
         fused: Vec::new(),
         fused_links: Vec::new(),
         fused_returns: Vec::new(),
+        remat: HashMap::default(),
     };
     e.run()?;
     let Emit { a, safepoints, own: frame, direct, body, exit_words, stubs, exits, slots, constants, fills, .. } = e;
@@ -448,6 +449,9 @@ enum Src {
     Slot(i32),
     Reg(Reg),
     At(Reg, i32),
+    /// The word at this displacement plus a distance: a link computed
+    /// from a base in a word ([`rematerialized`]).
+    SlotAt(i32, i32),
     Imm(i64),
     Constant(usize),
 }
@@ -597,6 +601,81 @@ fn fused_links(f: &Function) -> Vec<flowc_ir::InstId> {
         candidates.into_iter().filter(|&(_, v, n)| reads[flowc_ir::ix(v)] == n).map(|(i, _, _)| i).collect();
     out.sort_unstable();
     out
+}
+
+/// The `guard_at` results whose words are written only on the way out
+/// (LuaJIT's snapshots restore such values from what they were computed
+/// of): a link checked to be the cell `d` bytes past its base's is that
+/// address wherever it is read — a register plus `d`, or the base's word
+/// loaded plus `d` — and an exit stub computes it into its word before
+/// leaving, for the exit's record and a bridge in the frame. A BF `>` is
+/// then a load, a compare and a branch; the store of every link on the
+/// way was a fifth of a scan's instructions.
+///
+/// Not where the base is itself such a link, nor where the loop block
+/// reads the link after its base's register got the base's next value
+/// ([`direct_results`]): the base is gone then. The map gives each one's
+/// base and distance.
+fn rematerialized(
+    f: &Function,
+    regs: &[(ValueId, Reg)],
+    to_regs: &[(flowc_ir::InstId, Reg)],
+) -> HashMap<ValueId, (ValueId, i32)> {
+    let mut links: HashMap<ValueId, (ValueId, i32)> = HashMap::default();
+    for &b in &f.layout {
+        for &i in &f.blocks[b].insts {
+            let InstKind::Guard { kind: GuardKind::At(_, Operand::Value(base), d), .. } = &f.insts[i].kind else {
+                continue;
+            };
+            if let (Some(v), Ok(d)) = (f.insts[i].result, i32::try_from(*d)) {
+                links.insert(v, (*base, d));
+            }
+        }
+    }
+    let chained: Vec<ValueId> = links.iter().filter(|(_, (b, _))| links.contains_key(b)).map(|(v, _)| *v).collect();
+    for v in chained {
+        links.remove(&v);
+    }
+    let Some(&lp) = f.layout.iter().find(|&&b| f.blocks[b].term == Terminator::Jump(b)) else { return links };
+    // Where in the loop block each register base gets its next value.
+    let insts = &f.blocks[lp].insts;
+    let gone = |base: ValueId| -> Option<usize> {
+        let &(_, r) = regs.iter().find(|&&(x, _)| x == base)?;
+        let &(i, _) = to_regs.iter().find(|&&(_, q)| q == r)?;
+        insts.iter().position(|&x| x == i)
+    };
+    let mut late: Vec<ValueId> = Vec::new();
+    let mut read_at = |o: &Operand, at: usize| {
+        if let Some(&(base, _)) = o.as_value().and_then(|v| links.get(&v)) {
+            // The instruction that moves the base's next value into the
+            // register reads (and leaves) before it writes.
+            if gone(base).is_some_and(|g| at > g) {
+                late.extend(o.as_value());
+            }
+        }
+    };
+    for (at, &i) in insts.iter().enumerate() {
+        f.insts[i].kind.operands().for_each(|o| read_at(o, at));
+        if let InstKind::Guard { resume, .. } = &f.insts[i].kind {
+            f.resumes[*resume].operands().for_each(|o| read_at(o, at));
+        }
+    }
+    // The back edge's moves read at the block's end; but a variable's
+    // next value computed into its register is not moved.
+    for &p in &f.blocks[lp].phis {
+        let InstKind::Phi(inputs) = &f.insts[p].kind else { continue };
+        let reg = regs.iter().find(|&&(x, _)| Some(x) == f.insts[p].result).map(|&(_, r)| r);
+        for (_, o) in inputs.iter().filter(|(from, _)| *from == lp) {
+            let computed = to_regs.iter().any(|&(i, r)| Some(r) == reg && f.insts[i].result == o.as_value());
+            if !computed {
+                read_at(o, insts.len());
+            }
+        }
+    }
+    for v in late {
+        links.remove(&v);
+    }
+    links
 }
 
 /// The links that come back whose checks are fused ([`Emit::fused_return`]):
@@ -790,6 +869,9 @@ struct Emit<'e, 'a> {
     /// The links that come back whose checks are one comparison
     /// ([`fused_returns`]).
     fused_returns: Vec<flowc_ir::InstId>,
+    /// The `guard_at` results whose words only exits write, by value:
+    /// their base and distance ([`rematerialized`]).
+    remat: HashMap<ValueId, (ValueId, i32)>,
 }
 
 impl Emit<'_, '_> {
@@ -807,6 +889,7 @@ impl Emit<'_, '_> {
         self.fused = fused_compares(self.f);
         self.fused_links = fused_links(self.f);
         self.fused_returns = fused_returns(self.f);
+        self.remat = rematerialized(self.f, &self.regs, &self.to_regs);
         self.prologue();
         let f = self.f;
         for &b in &f.layout {
@@ -1030,6 +1113,14 @@ impl Emit<'_, '_> {
     /// is not immediate is rooted in the cache's pool).
     fn src(&mut self, o: &Operand) -> Src {
         match o {
+            Operand::Value(v) if self.remat.contains_key(v) => {
+                let (base, d) = self.remat[v];
+                match self.src(&Operand::Value(base)) {
+                    Src::Reg(q) => Src::At(q, d),
+                    Src::Slot(k) => Src::SlotAt(k, d),
+                    _ => unreachable!("a base is a value, itself no link rematerialized"),
+                }
+            }
             Operand::Value(v) => match self.reg(*v) {
                 Some(r) => Src::Reg(r),
                 None => Src::Slot(self.slot(*v)),
@@ -1056,6 +1147,10 @@ impl Emit<'_, '_> {
             Src::Reg(q) if q == r => {}
             Src::Reg(q) => self.a.mov(r, q),
             Src::At(q, d) => self.a.lea(r, q, d),
+            Src::SlotAt(k, d) => {
+                self.a.load(r, RSP, k);
+                self.a.lea(r, r, d);
+            }
             Src::Imm(w) => self.a.mov_imm(r, w),
             Src::Constant(k) => {
                 // Each load of it its own immediate, filled in when the
@@ -1100,6 +1195,10 @@ impl Emit<'_, '_> {
     fn load_field(&mut self, r: Reg, o: Src, offset: i32) {
         match o {
             Src::At(q, d) => self.a.load(r, q, d + offset),
+            Src::SlotAt(k, d) => {
+                self.a.load(r, RSP, k);
+                self.a.load(r, r, d + offset);
+            }
             Src::Reg(q) => {
                 // A loop variable's register holds its current value
                 // until its next value goes there (`direct_results`).
@@ -1181,7 +1280,7 @@ impl Emit<'_, '_> {
     }
 
     fn store_result(&mut self, i: flowc_ir::InstId, r: Reg) {
-        if let Some(v) = self.f.insts[i].result {
+        if let Some(v) = self.f.insts[i].result.filter(|v| !self.remat.contains_key(v)) {
             let s = self.slot(v);
             self.a.store(RSP, s, r);
         }
@@ -2214,8 +2313,8 @@ impl Emit<'_, '_> {
     fn parallel_copy(&mut self, moves: &[(Dst, Src)]) {
         let reads_target = moves.iter().any(|(_, s)| {
             moves.iter().any(|(t, _)| match (t, s) {
-                (Dst::Slot(t), Src::Slot(w)) => t == w,
-                (Dst::Reg(t), Src::Reg(q)) => t == q,
+                (Dst::Slot(t), Src::Slot(w) | Src::SlotAt(w, _)) => t == w,
+                (Dst::Reg(t), Src::Reg(q) | Src::At(q, _)) => t == q,
                 _ => false,
             })
         });
@@ -2249,6 +2348,16 @@ impl Emit<'_, '_> {
     /// to the tail that stores the exit's values in the exit buffer
     /// ([`Emit::store_values_tail`]) with its number and link slot.
     fn exit_code(&mut self, n: usize) {
+        // The links the code computed and did not store: their words, for
+        // the exit's record and a bridge in this frame.
+        let values: Vec<ValueId> =
+            self.exits[n].values.iter().copied().filter(|v| self.remat.contains_key(v)).collect();
+        for v in values {
+            let s = self.src(&Operand::Value(v));
+            self.load_src(RAX, s);
+            let w = self.slot(v);
+            self.a.store(RSP, w, RAX);
+        }
         let slot = &*self.slots[n] as *const ExitSlot as i64;
         // A direct link overwrites this instruction (10 bytes) with a jump.
         self.stubs.push((n as u32, self.a.offset()));

@@ -767,3 +767,92 @@ fn only_a_bridge_that_may_collect_zeroes_its_words_at_each_crossing() {
         assert!(!listed.is_empty(), "listed: {listed:?}");
     })
 }
+
+/// Four cells in a row (`v` 10, 20, 30, 40; `r` each the next, the last's
+/// 0), walked two links a round from the first while the cell's `v` is
+/// not 0, each link checked to be the cell `size` (the layout's cell) or
+/// twice that bytes past the round's first (`guard_at`); `fetch`, a bridge
+/// of the walk's end, reads the `v` of the cell it stopped at.
+fn walk_in_a_row(size: i64) -> &'static str {
+    let two = 2 * size;
+    let text = format!(
+        "trace walk(v0:n) {{
+b0:
+    v1:a = new cell
+    v2:b = new cell
+    v3:c = new cell
+    v4:d = new cell
+    set v1, v, 10
+    set v2, v, 20
+    set v3, v, 30
+    set v4, v, 40
+    set v1, r, v2
+    set v2, r, v3
+    set v3, r, v4
+    set v4, r, 0
+    jump b1
+b1 loop:
+    v5:p = phi [b0: v1, b1: v10]
+    v6:v = get.object v5, v
+    guard_true v6, r0 else zero
+    v7:r = get.object v5, r
+    guard_link v7, cell, r0 else end
+    v8:q = guard_at v7, v5, {size}, r0 else apart
+    v9:r = get.object v8, r
+    guard_link v9, cell, r1 else end
+    v10:q = guard_at v9, v5, {two}, r1 else apart
+    jump b1
+resume r0 {{
+    frame [p = v5]
+}}
+resume r1 {{
+    frame [p = v8]
+}}
+}}
+trace fetch(v0:p) {{
+b0:
+    v1:v = get v0, v
+    exit r0 to out
+resume r0 {{
+    frame [x = v1]
+}}
+}}
+"
+    );
+    Box::leak(text.into_boxed_str())
+}
+
+/// A link checked to be the cell a distance past the walk's base is that
+/// address wherever it is read (`baseline::rematerialized`): no word is
+/// written for it on the way round the loop, the next link is read from
+/// the base's register plus the distance, and the exit leaving with it
+/// computes its word — which the bridge in the loop's frame reads: the
+/// walk stops at the fourth cell, whose `r` is 0, and the bridge finds
+/// its 40 there. (Storing every link, as before, writes a word a link.)
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn links_in_a_row_are_computed_not_stored() {
+    flowc_codegen::with_stack(|| {
+        let size = 8 * flowc_ir::parse::module("walk", walk_in_a_row(0)).unwrap().layout().words() as i64;
+        let module = flowc_ir::parse::module("walk", walk_in_a_row(size)).unwrap();
+        let cache = TraceCache::new(std::sync::Arc::new(module.clone()), module.layout(), Options::default()).unwrap();
+        let walk = cache.compile_all(&[&module.functions[0]], Codegen::Baseline).unwrap()[0];
+        let lines = code_listing(&cache, walk);
+        let body = loop_block(&lines);
+        // The one word written is the `v` read (tested for unset).
+        let stores: Vec<&String> = body.iter().filter(|l| l.starts_with("mov [rsp")).collect();
+        assert_eq!(stores.len(), 1, "{body:#?}");
+        assert!(stores[0].ends_with(",rax"), "{body:#?}");
+        // The exit of the second link's test, whose record holds the
+        // first link.
+        let exits = cache.exits_of(walk);
+        let end = *exits.iter().rfind(|&&e| cache.exit(e).0.label.as_str() == "end").expect("the walk's end");
+        let fetch = cache.compile_bridge(&module.functions[1], end, Codegen::Baseline).unwrap();
+        cache.link(end, fetch).unwrap();
+        let mut run = flowc_codegen::RunState { max_depth: 1000, ..Default::default() };
+        match cache.run(walk, &[Value::Int(0)], &mut run) {
+            TraceEnd::Exit { values, .. } => assert_eq!(values, vec![Some(Value::Int(40))]),
+            _ => panic!("the run leaves by an exit"),
+        }
+    })
+}
