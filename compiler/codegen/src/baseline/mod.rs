@@ -639,17 +639,22 @@ fn rematerialized(
     let Some(&lp) = f.layout.iter().find(|&&b| f.blocks[b].term == Terminator::Jump(b)) else { return links };
     // Where in the loop block each register base gets its next value.
     let insts = &f.blocks[lp].insts;
-    let gone = |base: ValueId| -> Option<usize> {
-        let &(_, r) = regs.iter().find(|&&(x, _)| x == base)?;
-        let &(i, _) = to_regs.iter().find(|&&(_, q)| q == r)?;
-        insts.iter().position(|&x| x == i)
-    };
+    let gone: Vec<(ValueId, usize)> = regs
+        .iter()
+        .filter_map(|&(x, r)| {
+            let &(i, _) = to_regs.iter().find(|&&(_, q)| q == r)?;
+            Some((x, insts.iter().position(|&y| y == i)?))
+        })
+        .collect();
+    if links.is_empty() || gone.is_empty() {
+        return links;
+    }
     let mut late: Vec<ValueId> = Vec::new();
     let mut read_at = |o: &Operand, at: usize| {
         if let Some(&(base, _)) = o.as_value().and_then(|v| links.get(&v)) {
             // The instruction that moves the base's next value into the
             // register reads (and leaves) before it writes.
-            if gone(base).is_some_and(|g| at > g) {
+            if gone.iter().any(|&(x, g)| x == base && at > g) {
                 late.extend(o.as_value());
             }
         }
@@ -1113,7 +1118,7 @@ impl Emit<'_, '_> {
     /// is not immediate is rooted in the cache's pool).
     fn src(&mut self, o: &Operand) -> Src {
         match o {
-            Operand::Value(v) if self.remat.contains_key(v) => {
+            Operand::Value(v) if !self.remat.is_empty() && self.remat.contains_key(v) => {
                 let (base, d) = self.remat[v];
                 match self.src(&Operand::Value(base)) {
                     Src::Reg(q) => Src::At(q, d),
@@ -1280,7 +1285,7 @@ impl Emit<'_, '_> {
     }
 
     fn store_result(&mut self, i: flowc_ir::InstId, r: Reg) {
-        if let Some(v) = self.f.insts[i].result.filter(|v| !self.remat.contains_key(v)) {
+        if let Some(v) = self.f.insts[i].result.filter(|v| self.remat.is_empty() || !self.remat.contains_key(v)) {
             let s = self.slot(v);
             self.a.store(RSP, s, r);
         }
@@ -2106,11 +2111,12 @@ impl Emit<'_, '_> {
             // Read from a link counted from the same base, in a word:
             // the base's word once, the link and the address from it —
             // not the word of the link before (written just now, so
-            // each link would wait for the one before).
+            // each link would wait for the one before). The base stays
+            // in rdx, so the next link of the walk finds it there.
             (Some((b, d0)), Src::Slot(k)) if b == *base => {
-                self.a.load(RCX, RSP, k);
-                self.a.load(RAX, RCX, d0 + offset);
-                self.a.lea(RCX, RCX, d);
+                self.a.load(RDX, RSP, k);
+                self.a.load(RAX, RDX, d0 + offset);
+                self.a.lea(RCX, RDX, d);
             }
             _ => {
                 self.load_field(RAX, o, offset);
@@ -2350,8 +2356,10 @@ impl Emit<'_, '_> {
     fn exit_code(&mut self, n: usize) {
         // The links the code computed and did not store: their words, for
         // the exit's record and a bridge in this frame.
-        let values: Vec<ValueId> =
-            self.exits[n].values.iter().copied().filter(|v| self.remat.contains_key(v)).collect();
+        let values: Vec<ValueId> = match self.remat.is_empty() {
+            true => Vec::new(),
+            false => self.exits[n].values.iter().copied().filter(|v| self.remat.contains_key(v)).collect(),
+        };
         for v in values {
             let s = self.src(&Operand::Value(v));
             self.load_src(RAX, s);
