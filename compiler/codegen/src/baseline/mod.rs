@@ -2314,39 +2314,55 @@ impl Emit<'_, '_> {
     }
 
     /// Stores every source of `moves` in its word or register as if all at
-    /// once: in two steps, through the scratch words, when a source is
-    /// another's target.
+    /// once. A move of a word or register to itself is none; the others go
+    /// one at a time, each once no move left reads its target; where every
+    /// move left has its target read by another (a cycle: two phis that
+    /// swap), one target's value goes to a scratch word first and its
+    /// readers read it there. (All of them through the scratch words, as
+    /// before, made a bridge's jump back to its loop eight moves where the
+    /// one argument that changed needed two.)
     fn parallel_copy(&mut self, moves: &[(Dst, Src)]) {
-        let reads_target = moves.iter().any(|(_, s)| {
-            moves.iter().any(|(t, _)| match (t, s) {
-                (Dst::Slot(t), Src::Slot(w) | Src::SlotAt(w, _)) => t == w,
-                (Dst::Reg(t), Src::Reg(q) | Src::At(q, _)) => t == q,
-                _ => false,
-            })
-        });
-        let store = |e: &mut Self, t: Dst| match t {
-            Dst::Slot(w) => e.a.store(RSP, w, RAX),
-            Dst::Reg(q) => e.a.mov(q, RAX),
+        let reads = |s: &Src, t: &Dst| match (t, s) {
+            (Dst::Slot(t), Src::Slot(w) | Src::SlotAt(w, _)) => t == w,
+            (Dst::Reg(t), Src::Reg(q) | Src::At(q, _)) => t == q,
+            _ => false,
         };
-        if !reads_target {
-            for &(t, s) in moves {
-                match (t, s) {
+        let itself = |(t, s): &(Dst, Src)| match (t, s) {
+            (Dst::Slot(t), Src::Slot(w)) => t == w,
+            (Dst::Reg(t), Src::Reg(q)) => t == q,
+            _ => false,
+        };
+        let mut pending: Vec<(Dst, Src)> = moves.iter().copied().filter(|m| !itself(m)).collect();
+        let mut scratch = self.scratch;
+        while !pending.is_empty() {
+            let free = (0..pending.len())
+                .find(|&k| !pending.iter().enumerate().any(|(j, (_, s))| j != k && reads(s, &pending[k].0)));
+            if let Some(k) = free {
+                match pending.remove(k) {
                     (Dst::Reg(q), s) => self.load_src(q, s),
-                    (t, s) => {
+                    (Dst::Slot(w), s) => {
                         self.load_src(RAX, s);
-                        store(self, t);
+                        self.a.store(RSP, w, RAX);
                     }
                 }
+                continue;
             }
-            return;
-        }
-        for (k, &(_, s)) in moves.iter().enumerate() {
-            self.load_src(RAX, s);
-            self.a.store(RSP, self.scratch + 8 * k as i32, RAX);
-        }
-        for (k, &(t, _)) in moves.iter().enumerate() {
-            self.a.load(RAX, RSP, self.scratch + 8 * k as i32);
-            store(self, t);
+            // A cycle: the first move's target saved, its readers sent
+            // to the copy.
+            let t = pending[0].0;
+            let held = match t {
+                Dst::Slot(w) => Src::Slot(w),
+                Dst::Reg(q) => Src::Reg(q),
+            };
+            self.load_src(RAX, held);
+            self.a.store(RSP, scratch, RAX);
+            for (_, s) in pending.iter_mut().filter(|(_, s)| reads(s, &t)) {
+                *s = match *s {
+                    Src::At(_, d) | Src::SlotAt(_, d) => Src::SlotAt(scratch, d),
+                    _ => Src::Slot(scratch),
+                };
+            }
+            scratch += 8;
         }
     }
 

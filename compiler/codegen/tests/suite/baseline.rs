@@ -856,3 +856,33 @@ fn links_in_a_row_are_computed_not_stored() {
         }
     })
 }
+
+/// Five values rotated a place a round (four loop variables in registers,
+/// the fifth and the count in words), and one that keeps its value: the
+/// back edge's moves form one cycle through registers and a word, which
+/// the parallel copy breaks with one scratch word.
+#[test]
+fn a_cycle_of_loop_variables_rotates() {
+    const ROTATE: &str = "trace rotate(v0:a, v1:b, v2:c, v3:d, v4:e, v5:n, v6:k) {
+b0:
+    jump b1
+b1 loop:
+    v7:a = phi [b0: v0, b1: v8]
+    v8:b = phi [b0: v1, b1: v9]
+    v9:c = phi [b0: v2, b1: v10]
+    v10:d = phi [b0: v3, b1: v11]
+    v11:e = phi [b0: v4, b1: v7]
+    v12:n = phi [b0: v5, b1: v14]
+    v13:k = phi [b0: v6, b1: v13]
+    guard_true v12, r0 else out
+    v14:n = sub.word v12, 1
+    jump b1
+resume r0 {
+    frame [a = v7, b = v8, c = v9, d = v10, e = v11, k = v13]
+}
+}
+";
+    // Seven rounds: two places left.
+    assert_eq!(run_baseline(ROTATE, &[1, 2, 3, 4, 5, 7, 9]), vec![3, 4, 5, 1, 2, 9]);
+    assert_eq!(run_baseline(ROTATE, &[1, 2, 3, 4, 5, 0, 9]), vec![1, 2, 3, 4, 5, 9]);
+}
