@@ -922,17 +922,25 @@ impl Emit<'_, '_> {
             // again, so the frame is 8 mod 16 for calls to be aligned.
             self.frame = 8 * all + if all % 2 == 0 { 8 } else { 0 };
             // The parameters' words come first (`word_layout`) and are
-            // loaded before anything can read them: not zeroed.
+            // loaded before anything can read them: not zeroed. A trace
+            // that cannot collect zeroes none (as a bridge that cannot):
+            // no safepoint of its own reads a word before it is written,
+            // and a bridge on top that can collect zeroes them first
+            // (`Frame::stale`). A loop body entered at every round of an
+            // outer loop zeroed its dozens of words each time.
             let loaded = self.f.params.iter().enumerate().take_while(|&(k, &p)| self.slot(p) == 8 * k as i32).count();
-            self.enter(self.frame, (loaded as i32).min(self.scanned), self.scanned);
+            let lazy = !may_collect(self.f);
+            let from = if lazy { self.scanned } else { (loaded as i32).min(self.scanned) };
+            self.enter(self.frame, from, self.scanned);
             self.load_params();
             self.body = self.a.offset();
+            let slots: Vec<u32> = (0..self.scanned as u32).map(|k| 8 * k).collect();
             self.own = Frame {
                 below: self.frame,
-                slots: (0..self.scanned as u32).map(|k| 8 * k).collect(),
+                stale: if lazy { slots.clone() } else { Vec::new() },
+                slots,
                 root_depth: 0,
                 root_params: self.f.params.iter().map(|&p| self.slot(p)).collect(),
-                stale: Vec::new(),
             };
             return;
         };
