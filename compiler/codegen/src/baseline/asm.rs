@@ -166,6 +166,11 @@ impl Asm {
         }
     }
 
+    /// A register known to hold frame word `[rsp + disp]`, if any.
+    pub fn holder(&self, disp: i32) -> Option<Reg> {
+        self.holds.iter().position(|&h| h == Some(disp)).map(|r| Reg(r as u8))
+    }
+
     /// Register `r` is written with something else than a frame word.
     fn clobber(&mut self, r: Reg) {
         if r == RSP {

@@ -1161,8 +1161,11 @@ impl Emit<'_, '_> {
             Src::Reg(q) => self.a.mov(r, q),
             Src::At(q, d) => self.a.lea(r, q, d),
             Src::SlotAt(k, d) => {
-                self.a.load(r, RSP, k);
-                self.a.lea(r, r, d);
+                let base = self.a.holder(k).unwrap_or_else(|| {
+                    self.a.load(r, RSP, k);
+                    r
+                });
+                self.a.lea(r, base, d);
             }
             Src::Imm(w) => self.a.mov_imm(r, w),
             Src::Constant(k) => {
@@ -1209,8 +1212,11 @@ impl Emit<'_, '_> {
         match o {
             Src::At(q, d) => self.a.load(r, q, d + offset),
             Src::SlotAt(k, d) => {
-                self.a.load(r, RSP, k);
-                self.a.load(r, r, d + offset);
+                let base = self.a.holder(k).unwrap_or_else(|| {
+                    self.a.load(r, RSP, k);
+                    r
+                });
+                self.a.load(r, base, d + offset);
             }
             Src::Reg(q) => {
                 // A loop variable's register holds its current value
@@ -1283,6 +1289,11 @@ impl Emit<'_, '_> {
     fn address(&mut self, r: Reg, o: &Operand, d: i32) {
         match self.src(o) {
             Src::Reg(q) => self.a.lea(r, q, d),
+            // A register still holding the word: computed from it.
+            Src::Slot(k) if self.a.holder(k).is_some() => {
+                let q = self.a.holder(k).expect("a holder");
+                self.a.lea(r, q, d)
+            }
             s => {
                 self.load_src(r, s);
                 if d != 0 {
