@@ -333,12 +333,17 @@ fn check_shape(f: &Function, functions: &Functions) -> Result<(), &'static str> 
     Ok(())
 }
 
+/// `f`'s loop block: the first that jumps to itself.
+fn loop_block(f: &Function) -> Option<BlockId> {
+    f.layout.iter().copied().find(|&b| f.blocks[b].term == Terminator::Jump(b))
+}
+
 /// The variables of `f`'s loop block (one that jumps to itself) that live
 /// in [`LOOP_REGS`], with their registers: its first phis, when the loop
 /// calls none of the program's functions (a call passes arguments in r8
 /// and r9).
 fn loop_registers(f: &Function) -> Vec<(ValueId, Reg)> {
-    let Some(&lp) = f.layout.iter().find(|&&b| f.blocks[b].term == Terminator::Jump(b)) else {
+    let Some(lp) = loop_block(f) else {
         return Vec::new();
     };
     if f.blocks[lp].insts.iter().any(|&i| matches!(f.insts[i].kind, InstKind::Call { .. })) {
@@ -356,7 +361,7 @@ fn loop_registers(f: &Function) -> Vec<(ValueId, Reg)> {
 /// can go to the register at once, and the back edge moves nothing into
 /// it.
 fn direct_results(f: &Function, regs: &[(ValueId, Reg)]) -> Vec<(flowc_ir::InstId, Reg)> {
-    let Some(&lp) = f.layout.iter().find(|&&b| f.blocks[b].term == Terminator::Jump(b)) else {
+    let Some(lp) = loop_block(f) else {
         return Vec::new();
     };
     let insts = &f.blocks[lp].insts;
@@ -636,7 +641,7 @@ fn rematerialized(
     for v in chained {
         links.remove(&v);
     }
-    let Some(&lp) = f.layout.iter().find(|&&b| f.blocks[b].term == Terminator::Jump(b)) else { return links };
+    let Some(lp) = loop_block(f) else { return links };
     // Where in the loop block each register base gets its next value.
     let insts = &f.blocks[lp].insts;
     let gone: Vec<(ValueId, usize)> = regs
