@@ -1217,9 +1217,11 @@ impl Emit<'_, '_> {
         match o {
             Src::At(q, d) => self.a.load(r, q, d + offset),
             Src::SlotAt(k, d) => {
+                // The base into rdx (no caller keeps anything there), so
+                // the link's check and the walk's next read find it.
                 let base = self.a.holder(k).unwrap_or_else(|| {
-                    self.a.load(r, RSP, k);
-                    r
+                    self.a.load(RDX, RSP, k);
+                    RDX
                 });
                 self.a.load(r, base, d + offset);
             }
@@ -1901,15 +1903,27 @@ impl Emit<'_, '_> {
         // the path from its computation to the store.
         self.load_src(RCX, v);
         // The object's address: a register plus a distance, or rax.
+        let checks_unbound = self.facts.may_be_unbound(value) && !self.small(value);
         let (base, offset) = match o {
             Src::At(q, d) if self.known_object(obj, proven) => (q, d + offset),
+            // A link computed from a word: from a register still holding
+            // the word (not rdx where the unbound test below takes it).
+            Src::SlotAt(k, d) if self.known_object(obj, proven) => {
+                match self.a.holder(k).filter(|&q| q != RCX && !(checks_unbound && q == RDX)) {
+                    Some(q) => (q, d + offset),
+                    None => {
+                        self.a.load(RAX, RSP, k);
+                        (RAX, d + offset)
+                    }
+                }
+            }
             o => {
                 self.load_src(RAX, o);
                 self.object_test(obj, proven, slow);
                 (RAX, offset)
             }
         };
-        if self.facts.may_be_unbound(value) && !self.small(value) {
+        if checks_unbound {
             // An unbound value raises its error in the runtime.
             self.a.mov(RDX, RCX);
             self.a.alu_imm(Alu::And, RDX, word::TAG_MASK as i32);
