@@ -1231,6 +1231,11 @@ impl Emit<'_, '_> {
                 debug_assert!(!self.clobbered.contains(&q), "{q:?} read after its next value went there");
                 self.a.load(r, q, offset)
             }
+            // A word a register still holds: read through that register.
+            Src::Slot(k) if self.a.holder(k).is_some() => {
+                let q = self.a.holder(k).expect("a holder");
+                self.a.load(r, q, offset)
+            }
             o => {
                 self.load_src(r, o);
                 self.a.load(r, r, offset);
