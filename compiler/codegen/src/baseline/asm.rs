@@ -470,6 +470,14 @@ impl Asm {
 
     /// `lea dst, [base + disp]`.
     pub fn lea(&mut self, dst: Reg, base: Reg, disp: i32) {
+        // No distance: a copy, or nothing (the register keeps the word it
+        // holds).
+        if disp == 0 {
+            if dst != base {
+                self.mov(dst, base);
+            }
+            return;
+        }
         self.clobber(dst);
         self.rex_w(dst, base);
         self.byte(0x8d);

@@ -16,11 +16,15 @@
 //! [`fused_compares`], and a link whose checks are one comparison with
 //! the address its `guard_at` computes, or with the cell a walk came
 //! from, whose word only their exits write: [`fused_links`],
-//! [`fused_returns`]); `rbx` holds the context.
+//! [`fused_returns`]; and a link checked to be the address a distance
+//! past its base's, read as that address wherever it is read, whose
+//! word only the exit stubs whose records hold it write:
+//! [`rematerialized`]); `rbx` holds the context.
 //! The words of values that may point into the heap come first, and are
 //! zeroed on entry (but the parameters', which the entry loads from the
-//! exit buffer before anything can read them; and a bridge's on its
-//! direct entry where it cannot collect: below), so every safepoint lists
+//! exit buffer before anything can read them; and none where the code
+//! cannot collect, a trace's on its entry or a bridge's on its direct
+//! entry: below), so every safepoint lists
 //! all of them for the collector (a word not yet written is 0, which the
 //! collector skips; one written earlier is a value the code computed);
 //! the words of values
@@ -184,10 +188,11 @@ pub struct Frame {
     /// The root's parameters' words: offsets from the root's stack pointer.
     pub root_params: Vec<i32>,
     /// Offsets from the stack pointer of the words of `slots` that may
-    /// still hold what an earlier crossing into a bridge left there: the
-    /// words of bridges that cannot collect, which their direct entry
-    /// does not zero ([`may_collect`]). A bridge on top that can collect
-    /// zeroes them (but its parameters') before anything else.
+    /// still hold what was there before the code wrote them: the words of
+    /// a trace and of bridges that cannot collect, which their entry (a
+    /// bridge's direct entry) does not zero ([`may_collect`]). A bridge on
+    /// top that can collect zeroes them (but its parameters') before
+    /// anything else.
     pub stale: Vec<u32>,
 }
 
@@ -889,6 +894,24 @@ impl Emit<'_, '_> {
         self.words[flowc_ir::ix(v)]
     }
 
+    /// The base and distance of `v`, a link read as its address
+    /// ([`rematerialized`]), if it is one.
+    fn remat_of(&self, v: ValueId) -> Option<(ValueId, i32)> {
+        if self.remat.is_empty() {
+            return None;
+        }
+        self.remat.get(&v).copied()
+    }
+
+    /// A register holding frame word `k`: one the register cache knows
+    /// still holds it, else `into`, loaded.
+    fn word_in(&mut self, k: i32, into: Reg) -> Reg {
+        self.a.holder(k).unwrap_or_else(|| {
+            self.a.load(into, RSP, k);
+            into
+        })
+    }
+
     fn run(&mut self) -> Result<(), &'static str> {
         for &b in &self.f.layout {
             let l = self.a.label();
@@ -1131,17 +1154,14 @@ impl Emit<'_, '_> {
     /// is not immediate is rooted in the cache's pool).
     fn src(&mut self, o: &Operand) -> Src {
         match o {
-            Operand::Value(v) if !self.remat.is_empty() && self.remat.contains_key(v) => {
-                let (base, d) = self.remat[v];
-                match self.src(&Operand::Value(base)) {
+            Operand::Value(v) => match (self.remat_of(*v), self.reg(*v)) {
+                (Some((base, d)), _) => match self.src(&Operand::Value(base)) {
                     Src::Reg(q) => Src::At(q, d),
                     Src::Slot(k) => Src::SlotAt(k, d),
                     _ => unreachable!("a base is a value, itself no link rematerialized"),
-                }
-            }
-            Operand::Value(v) => match self.reg(*v) {
-                Some(r) => Src::Reg(r),
-                None => Src::Slot(self.slot(*v)),
+                },
+                (None, Some(r)) => Src::Reg(r),
+                (None, None) => Src::Slot(self.slot(*v)),
             },
             Operand::Const(c) => self.constant(c),
         }
@@ -1166,10 +1186,7 @@ impl Emit<'_, '_> {
             Src::Reg(q) => self.a.mov(r, q),
             Src::At(q, d) => self.a.lea(r, q, d),
             Src::SlotAt(k, d) => {
-                let base = self.a.holder(k).unwrap_or_else(|| {
-                    self.a.load(r, RSP, k);
-                    r
-                });
+                let base = self.word_in(k, r);
                 self.a.lea(r, base, d);
             }
             Src::Imm(w) => self.a.mov_imm(r, w),
@@ -1219,10 +1236,7 @@ impl Emit<'_, '_> {
             Src::SlotAt(k, d) => {
                 // The base into rdx (no caller keeps anything there), so
                 // the link's check and the walk's next read find it.
-                let base = self.a.holder(k).unwrap_or_else(|| {
-                    self.a.load(RDX, RSP, k);
-                    RDX
-                });
+                let base = self.word_in(k, RDX);
                 self.a.load(r, base, d + offset);
             }
             Src::Reg(q) => {
@@ -1231,9 +1245,8 @@ impl Emit<'_, '_> {
                 debug_assert!(!self.clobbered.contains(&q), "{q:?} read after its next value went there");
                 self.a.load(r, q, offset)
             }
-            // A word a register still holds: read through that register.
-            Src::Slot(k) if self.a.holder(k).is_some() => {
-                let q = self.a.holder(k).expect("a holder");
+            Src::Slot(k) => {
+                let q = self.word_in(k, r);
                 self.a.load(r, q, offset)
             }
             o => {
@@ -1301,9 +1314,8 @@ impl Emit<'_, '_> {
     fn address(&mut self, r: Reg, o: &Operand, d: i32) {
         match self.src(o) {
             Src::Reg(q) => self.a.lea(r, q, d),
-            // A register still holding the word: computed from it.
-            Src::Slot(k) if self.a.holder(k).is_some() => {
-                let q = self.a.holder(k).expect("a holder");
+            Src::Slot(k) => {
+                let q = self.word_in(k, r);
                 self.a.lea(r, q, d)
             }
             s => {
@@ -1316,7 +1328,7 @@ impl Emit<'_, '_> {
     }
 
     fn store_result(&mut self, i: flowc_ir::InstId, r: Reg) {
-        if let Some(v) = self.f.insts[i].result.filter(|v| self.remat.is_empty() || !self.remat.contains_key(v)) {
+        if let Some(v) = self.f.insts[i].result.filter(|&v| self.remat_of(v).is_none()) {
             let s = self.slot(v);
             self.a.store(RSP, s, r);
         }
@@ -2415,11 +2427,11 @@ impl Emit<'_, '_> {
     fn exit_code(&mut self, n: usize) {
         // The links the code computed and did not store: their words, for
         // the exit's record and a bridge in this frame.
-        let values: Vec<ValueId> = match self.remat.is_empty() {
-            true => Vec::new(),
-            false => self.exits[n].values.iter().copied().filter(|v| self.remat.contains_key(v)).collect(),
-        };
-        for v in values {
+        let values = std::sync::Arc::clone(&self.exits[n].values);
+        for &v in values.iter() {
+            if self.remat_of(v).is_none() {
+                continue;
+            }
             let s = self.src(&Operand::Value(v));
             self.load_src(RAX, s);
             let w = self.slot(v);

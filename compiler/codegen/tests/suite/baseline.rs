@@ -892,3 +892,108 @@ resume r0 {
     assert_eq!(run_baseline(ROTATE, &[1, 2, 3, 4, 5, 7, 9]), vec![3, 4, 5, 1, 2, 9]);
     assert_eq!(run_baseline(ROTATE, &[1, 2, 3, 4, 5, 0, 9]), vec![1, 2, 3, 4, 5, 9]);
 }
+
+/// `sum` counts `n` down carrying `s`, which its exit leaves as it was;
+/// `round`, the bridge of that exit, jumps back to `sum` in its frame.
+const CARRY: &str = "trace sum(v0:n, v1:s) {
+b0:
+    guard_true v0, r0 else out
+    v2:n = sub.int v0, 1
+    exit r1 to next
+resume r0 {
+    frame [n = v0, s = v1]
+}
+resume r1 {
+    frame [n = v2, s = v1]
+}
+}
+trace round(v0:n, v1:s) {
+b0:
+    jump_trace sum(v0, v1)
+}
+";
+
+/// A bridge's jump back to its loop moves only the argument that changed:
+/// `s` is already in the loop's parameter word (the exit's value is that
+/// word), so the jump is one load and one store, not every argument twice
+/// through the scratch words; the loop run through the linked bridge
+/// still counts down to 0 with `s` kept.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_jump_back_to_the_loop_moves_what_changed() {
+    flowc_codegen::with_stack(|| {
+        let module = flowc_ir::parse::module("carry", CARRY).unwrap();
+        let cache = TraceCache::new(std::sync::Arc::new(module.clone()), module.layout(), Options::default()).unwrap();
+        let sum = cache.compile_all(&[&module.functions[0]], Codegen::Baseline).unwrap()[0];
+        let next = *cache.exits_of(sum).iter().find(|&&e| !cache.exit(e).0.guard).expect("the exit terminator's exit");
+        let round = cache.compile_bridge(&module.functions[1], next, Codegen::Baseline).unwrap();
+        cache.link(next, round).unwrap();
+        let lines = code_listing(&cache, round);
+        // The direct entry's code, from its `sub rsp` (the second) to the
+        // `add rsp` that pops the bridge's words.
+        let subs: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("sub rsp,")).collect();
+        let pop = lines.iter().position(|l| l.starts_with("add rsp,")).expect("the jump back pops the bridge");
+        let moves: Vec<&String> =
+            lines[subs[1]..pop].iter().filter(|l| l.starts_with("mov [rsp") || l.contains(",[rsp")).collect();
+        assert_eq!(moves.len(), 2, "{lines:#?}");
+        let mut run = flowc_codegen::RunState { max_depth: 1000, ..Default::default() };
+        match cache.run(sum, &[Value::Int(500), Value::Int(7)], &mut run) {
+            TraceEnd::Exit { exit, values } => {
+                assert!(exit != next, "left by the guard");
+                assert_eq!(values, vec![Some(Value::Int(0)), Some(Value::Int(7))]);
+            }
+            _ => panic!("the run leaves by an exit"),
+        }
+    })
+}
+
+/// `peek` reads two fields of its cell and leaves with one: it cannot
+/// collect, so it zeroes none of its words; `grow`, a bridge of its exit,
+/// makes a cell, so it may collect, and its direct entry zeroes the words
+/// `peek` left unwritten below it (the second field's), for its
+/// safepoints list them. (Without that, the collector would read what
+/// the stack held there before.)
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_bridge_that_may_collect_zeroes_the_words_its_trace_left() {
+    const PEEK: &str = "trace peek(v0:o) {
+b0:
+    v1:x = get v0, v
+    v2:y = get v0, l
+    exit r0 to out
+resume r0 {
+    frame [o = v0, x = v1]
+}
+}
+trace grow(v0:o, v1:x) {
+b0:
+    v2:p = new cell
+    exit r0 to out
+resume r0 {
+    frame [p = v2, x = v1]
+}
+}
+";
+    flowc_codegen::with_stack(|| {
+        let module = flowc_ir::parse::module("peek", PEEK).unwrap();
+        let cache = TraceCache::new(std::sync::Arc::new(module.clone()), module.layout(), Options::default()).unwrap();
+        let peek = cache.compile_all(&[&module.functions[0]], Codegen::Baseline).unwrap()[0];
+        let lines = code_listing(&cache, peek);
+        let entry = lines.iter().position(|l| l == "mov rbx,rdi").expect("the context taken");
+        assert!(lines[entry + 1].starts_with("mov [rbx+"), "nothing zeroed: {lines:#?}");
+        let exit = cache.exits_of(peek)[0];
+        let grow = cache.compile_bridge(&module.functions[1], exit, Codegen::Baseline).unwrap();
+        let lines = code_listing(&cache, grow);
+        let subs: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("sub rsp,")).collect();
+        let hex = |s: &str| i64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+        let own = hex(&lines[subs[1]]["sub rsp,".len()..]);
+        // The zeroing stores of the direct entry, up to its storing the
+        // frame pointer: one of them below the bridge's own words.
+        let below = lines[subs[1] + 1..]
+            .iter()
+            .take_while(|l| !l.starts_with("mov [rbx+"))
+            .filter_map(|l| l.strip_prefix("mov [rsp+")?.strip_suffix("],rax").map(hex))
+            .any(|d| d >= own);
+        assert!(below, "{lines:#?}");
+    })
+}
