@@ -75,3 +75,56 @@ fn split_code_keeps_its_objects_when_collecting_at_every_allocation() {
     });
     assert!(collections > 1000, "only {collections} collections");
 }
+
+/// A hot region (code that never tiers up compiles it optimized) gives a
+/// value only it reads, and which the collector must see, to its own
+/// stack maps instead of storing it in the frame where it is defined
+/// (`Frame::for_collector_only`): Cranelift keeps it in a register and
+/// stores it before each call it lives across. A list built and walked by
+/// loops that stay whole in one region, its head held in a register
+/// across every allocation, must survive a collection at each one. (The
+/// walk counts its steps, so that a lost list reads wrong values rather
+/// than following a stale link forever.)
+#[test]
+fn a_hot_region_roots_what_only_it_reads_in_its_own_stack_maps() {
+    let text = "entry main(n = 300)
+main:
+    head = 0
+    i = 0
+    goto build
+build:
+    node = new node
+    node.next = head
+    node.v = i
+    head = node
+    i = i + 1
+    c = i < n
+    if c goto build else goto sum
+sum:
+    s = 0
+    goto walk
+walk:
+    v = head.v
+    s = s + v
+    head = head.next
+    i = i - 1
+    c = 0 < i
+    if c goto walk else goto done
+done:
+    print_and_stop(s)
+";
+    let collections = flowc_codegen::with_stack(move || {
+        let p = flowc_lang::syntax::parse("hot_region_list.fg", text).expect("it parses");
+        let (label, env) = engines::start(&p);
+        let expected = engines::reference(&p, label, &env);
+        assert_eq!(expected, engines::Outcome::Output(format!("{}\n", (0..300).sum::<i64>())));
+        let versions = engines::optimize_versions(flowc_frontend::lower(&p, label).expect("it lowers"));
+        let before = heap::stats().collections;
+        heap::with(|h| h.set_stress(true));
+        let got = engines::native_with(&versions, &env, split(60));
+        heap::with(|h| h.set_stress(false));
+        assert_eq!(got, expected);
+        heap::stats().collections - before
+    });
+    assert!(collections >= 300, "only {collections} collections");
+}

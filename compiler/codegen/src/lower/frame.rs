@@ -21,12 +21,18 @@
 //!   blocks entered from another region (the edge stores the phi's input
 //!   in the phi's word before its tail call; the region's entry reads it);
 //! - every value that may point into the heap and is live across an
-//!   instruction (where calls happen): the frame is the collector's only
-//!   view of them. The driver's call lists every word of
-//!   the frame as a root (the regions' calls list none): a word holds zero
-//!   (the driver clears the frame), or a value stored at its definition.
-//!   Words of dead values keep their last value alive until overwritten,
-//!   which bounds what is kept by the frame's size.
+//!   instruction (where calls happen): the frame is the collector's view
+//!   of them. The driver's call lists every word of the frame as a root:
+//!   a word holds zero (the driver clears the frame), or a value stored
+//!   at its definition. Words of dead values keep their last value alive
+//!   until overwritten, which bounds what is kept by the frame's size.
+//!   One exception: a region lowered for speed (`Region::tier1`) does not
+//!   store the values whose word is there only for the collector (no
+//!   other region reads them, no entry brings them in:
+//!   [`Frame::for_collector_only`]); it lists them in its own calls'
+//!   stack maps instead, so they stay in registers and are spilled only
+//!   before the calls they live across. Other regions' calls list no
+//!   roots.
 //!
 //! Words are shared by values never live at once, as a register
 //! allocator would share registers: blocks in reverse postorder,
@@ -123,6 +129,11 @@ pub struct Frame {
     /// the collector (their word carries only what edges from other
     /// regions pass in, which those edges store themselves).
     stored: BitVec,
+    /// Which of those are stored only for the collector: values no other
+    /// region reads and no entry of a region brings in — in a region
+    /// lowered for speed, these are the ones whose word its own stack
+    /// maps can replace ([`Frame::for_collector_only`]).
+    collector_only: BitVec,
     /// How many words the frame has.
     pub words: u32,
 }
@@ -138,6 +149,7 @@ impl Frame {
         };
         let tracked = |v: ValueId| read[ix(v)] || entry_phis[ix(v)] || pointer(v);
         let mut stored: BitVec = BitVec::repeat(false, f.values.len());
+        let mut collector_only: BitVec = BitVec::repeat(false, f.values.len());
         let live = LiveRanges::new(f, cfg, tracked);
         // A value the collector must see needs a word only if a call may
         // happen while it is live: calls happen inside instructions, so
@@ -224,10 +236,11 @@ impl Frame {
             if w != NONE {
                 let v = ValueId::from_raw(la_arena::RawIdx::from_u32(k as u32));
                 stored.set(k, read[k] || pointer(v));
+                collector_only.set(k, !read[k] && !entry_phis[k] && pointer(v));
             }
         }
         let words = word.iter().filter(|&&w| w != NONE).map(|&w| w + 1).max().unwrap_or(0);
-        Frame { word, stored, words }
+        Frame { word, stored, collector_only, words }
     }
 
     /// The byte offset of `v`'s word in the frame, if it has one.
@@ -239,6 +252,18 @@ impl Frame {
     /// The byte offset of `v`'s word if its definition stores it there.
     pub fn stored_at(&self, v: ValueId) -> Option<i32> {
         self.offset(v).filter(|_| self.stored[ix(v)])
+    }
+
+    /// Whether `v`'s word is there only for the collector to see it: `v`
+    /// may point into the heap and lives across an instruction, but only
+    /// its own region reads it, directly, and no entry brings it in. A
+    /// region lowered for speed (`Region::tier1`), whose instructions
+    /// mostly make no calls, gives such a value to its own stack maps
+    /// instead of storing it at its definition: Cranelift stores it
+    /// before each call it lives across, where the collector may run,
+    /// and nowhere else.
+    pub fn for_collector_only(&self, v: ValueId) -> bool {
+        self.collector_only.get(ix(v)).is_some_and(|b| *b)
     }
 }
 

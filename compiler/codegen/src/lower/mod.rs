@@ -1062,7 +1062,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         // seen by the collector).
         if let Some(region) = &self.split {
             if let Some(offset) = region.split.frame.stored_at(r) {
-                self.b.ins().store(MemFlagsData::trusted(), v, region.base, offset);
+                if region.tier1 && region.split.frame.for_collector_only(r) {
+                    self.b.declare_value_needs_stack_map(v);
+                } else {
+                    self.b.ins().store(MemFlagsData::trusted(), v, region.base, offset);
+                }
             }
         }
         self.home.write(&mut self.b, r, v);
