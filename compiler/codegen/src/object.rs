@@ -47,7 +47,10 @@ fn define_program(
     // The slots of objects: both versions' fields (see `Native::compile_versions`).
     let field_names = m.layout().fields().iter().chain(words.map_or(&[][..], |(w, _)| w.layout().fields()));
     let layout = flowc_lang::heap::Layout::of(field_names.copied());
-    let objects = crate::lower::ObjectInfo::new(layout, &m.immutable, false);
+    // Every function that may run is here (both versions'), so each `new`.
+    let every = m.functions.iter().chain(words.map_or(&[][..], |(w, _)| &w.functions[..]));
+    let always_set = crate::lower::fields_always_set(every.filter(|f| f.kind != FunctionKind::Trace));
+    let objects = crate::lower::ObjectInfo::new(layout, &m.immutable, false).with_always_set(always_set);
     let defined = define::define(&mut obj, &functions, main, version, constants, &objects, options)?;
     Ok(Program { obj, defined, values, pool, layout })
 }

@@ -66,9 +66,11 @@ impl Unit {
         let room = if options.tiering.is_some() { 4 } else { 2 };
         let mut jit = Code::new(builder(room * size(functions.iter().copied()))?);
         let mut pool = Vec::new();
-        let objects = ObjectInfo::new(layout, &hints.immutable, true);
         let constants = Constants::Rooted(&mut pool);
         let all: Vec<&Function> = functions.iter().copied().chain(version.as_ref().map(|v| v.function)).collect();
+        // Every function that may run is here, so each `new`.
+        let always_set = crate::lower::fields_always_set(all.iter().copied());
+        let objects = ObjectInfo::new(layout, &hints.immutable, true).with_always_set(always_set);
         let defined = define::define(&mut *jit, functions, entry, version, constants, &objects, options)?;
         jit.finalize_definitions().map_err(|e| e.to_string())?;
         let code = jit.get_finalized_function(defined.entry);

@@ -6,7 +6,9 @@
 //!   and the field is set, one load at the field's slot; otherwise the
 //!   runtime reads it (or raises the error: not an object, unset field).
 //!   `get.object` (the optimizer proved `obj` an object, of the one layout
-//!   every object of the program has) tests only that the field is set.
+//!   every object of the program has) tests only that the field is set,
+//!   and not even that for a field every object has set before anything
+//!   can read it ([`fields_always_set`]): then it is one load.
 //! - `set obj.f = v`: the same checks, then one store — unless the field
 //!   is immutable for some class and already set, or `v` is unbound: the
 //!   runtime decides. `set.object` skips the test of `obj`, a value
@@ -40,6 +42,9 @@ pub struct ObjectInfo {
     pub embed_layout: bool,
     /// Fields declared immutable for some class.
     pub immutable: Vec<Symbol>,
+    /// Fields that no read finds unset ([`fields_always_set`]), sorted;
+    /// empty where the code does not see every `new` of the program.
+    pub always_set: Vec<Symbol>,
 }
 
 impl ObjectInfo {
@@ -48,7 +53,79 @@ impl ObjectInfo {
         let mut fields: Vec<Symbol> = immutable.iter().flat_map(|(_, fs)| fs.iter().copied()).collect();
         fields.sort_unstable();
         fields.dedup();
-        ObjectInfo { layout, embed_layout, immutable: fields }
+        ObjectInfo { layout, embed_layout, immutable: fields, always_set: Vec::new() }
+    }
+
+    /// The same, knowing that `always_set` fields are never read unset
+    /// ([`fields_always_set`] of every function that may run).
+    pub fn with_always_set(mut self, always_set: Vec<Symbol>) -> ObjectInfo {
+        self.always_set = always_set;
+        self
+    }
+}
+
+/// The fields that every object of a program has set before anything can
+/// read it: those that each `new` of `functions` (every function that may
+/// run: objects have no literals, and no builtin makes one) is followed
+/// by a `set` of, in its block, before any instruction that may read a
+/// field. A `get` of such a field never fails as unset, so compiled code
+/// loads it without testing it.
+///
+/// Between the `new` and the `set` only instructions that read no field
+/// may come: operations, other `new`s and `set`s (a `set` of an
+/// immutable field tests whether it is set, an error of its own, never
+/// an unset read), `check_bound`, `unbound`. A `get`, a call, a guard or
+/// the block's end before it and the field is not always set. Sound for
+/// every engine that runs `functions` as they are: the object exists
+/// only in that block until the `set`, and any error on the way stops the
+/// run. (The JIT's traces run the program's source instead, and a guard
+/// may leave one between its `new` and its `set`; their code is not told
+/// these facts.)
+pub fn fields_always_set<'f>(functions: impl IntoIterator<Item = &'f flowc_ir::Function>) -> Vec<Symbol> {
+    use flowc_ir::{InstKind, Operand};
+    let mut all: Vec<Symbol> = Vec::new();
+    // Per `new` site, the fields it sets at once; their meet.
+    let mut always: Option<Vec<Symbol>> = None;
+    for f in functions {
+        for &b in &f.layout {
+            let insts = &f.blocks[b].insts;
+            for (k, &i) in insts.iter().enumerate() {
+                match &f.insts[i].kind {
+                    InstKind::Get { field, .. } | InstKind::Set { field, .. } => all.push(*field),
+                    InstKind::New(_) => {
+                        let Some(obj) = f.insts[i].result else { continue };
+                        let mut set: Vec<Symbol> = Vec::new();
+                        for &j in &insts[k + 1..] {
+                            match &f.insts[j].kind {
+                                InstKind::Set { obj: Operand::Value(o), field, .. } if *o == obj => set.push(*field),
+                                InstKind::Set { .. }
+                                | InstKind::New(_)
+                                | InstKind::Op { .. }
+                                | InstKind::CheckBound(_)
+                                | InstKind::Unbound(_) => {}
+                                _ => break,
+                            }
+                        }
+                        set.sort_unstable();
+                        set.dedup();
+                        always = Some(match always {
+                            None => set,
+                            Some(a) => a.into_iter().filter(|x| set.binary_search(x).is_ok()).collect(),
+                        });
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    match always {
+        Some(a) => a,
+        // No object is ever made: no read finds one.
+        None => {
+            all.sort_unstable();
+            all.dedup();
+            all
+        }
     }
 }
 
@@ -111,17 +188,27 @@ impl Lowerer<'_, '_> {
     /// link, whose load predicts the next object in a row
     /// ([`super::links`]).
     pub(super) fn get_field(&mut self, obj: ClValue, field: Symbol, proven: bool, walked: bool) -> ClValue {
-        let join = self.join_block();
-        let slow = self.cold_block();
-        if let Some(offset) = self.slot_offset(field, proven) {
+        let offset = self.slot_offset(field, proven);
+        // Never unset ([`fields_always_set`]): no test of the word loaded.
+        let always_set = self.env.objects.always_set.binary_search(&field).is_ok();
+        let predict = walked && !self.is_cold();
+        if let (Some(offset), true, true, false) = (offset, proven, always_set, predict) {
             self.before_inline_access();
-            if !proven {
+            return self.b.ins().load(types::I64, MemFlagsData::trusted(), obj, offset);
+        }
+        let join = self.join_block();
+        // The runtime's `get`: where `obj` may not be an object, or the
+        // field unset, or nothing is in line.
+        let slow = (offset.is_none() || !proven || !always_set).then(|| self.cold_block());
+        if let Some(offset) = offset {
+            self.before_inline_access();
+            if let (false, Some(slow)) = (proven, slow) {
                 let fast = self.b.create_block();
                 self.if_object_of_layout(obj, fast, slow);
                 self.b.switch_to_block(fast);
             }
             let v = self.b.ins().load(types::I64, MemFlagsData::trusted(), obj, offset);
-            if walked && !self.is_cold() {
+            if predict {
                 // The next object in a row, then the one before: where
                 // the word is one of them, the result is the address
                 // computed, which the processor need not wait for the
@@ -135,16 +222,25 @@ impl Lowerer<'_, '_> {
                     self.b.switch_to_block(miss);
                 }
             }
-            let set = self.b.ins().icmp_imm_s(IntCC::NotEqual, v, UNSET.as_i64());
-            self.b.ins().brif(set, join, &[BlockArg::Value(v)], slow, &[]);
-        } else {
+            match slow.filter(|_| !always_set) {
+                Some(slow) => {
+                    let set = self.b.ins().icmp_imm_s(IntCC::NotEqual, v, UNSET.as_i64());
+                    self.b.ins().brif(set, join, &[BlockArg::Value(v)], slow, &[]);
+                }
+                None => {
+                    self.b.ins().jump(join, &[BlockArg::Value(v)]);
+                }
+            }
+        } else if let Some(slow) = slow {
             self.b.ins().jump(slow, &[]);
         }
-        self.b.switch_to_block(slow);
-        let fld = self.konst(field.index() as i64);
-        let r = self.call_rt(RuntimeFn::Get, &[obj, fld]);
-        self.check_stop(r);
-        self.b.ins().jump(join, &[BlockArg::Value(r)]);
+        if let Some(slow) = slow {
+            self.b.switch_to_block(slow);
+            let fld = self.konst(field.index() as i64);
+            let r = self.call_rt(RuntimeFn::Get, &[obj, fld]);
+            self.check_stop(r);
+            self.b.ins().jump(join, &[BlockArg::Value(r)]);
+        }
         self.b.switch_to_block(join);
         self.b.block_params(join)[0]
     }

@@ -5,6 +5,7 @@
 //! share the cores. One module: `cargo test -p flowc-codegen --test suite
 //! MODULE::`.
 
+mod always_set;
 mod apart;
 mod baseline;
 mod inline_paths;
