@@ -47,10 +47,8 @@ fn define_program(
     // The slots of objects: both versions' fields (see `Native::compile_versions`).
     let field_names = m.layout().fields().iter().chain(words.map_or(&[][..], |(w, _)| w.layout().fields()));
     let layout = flowc_lang::heap::Layout::of(field_names.copied());
-    // Every function that may run is here (both versions'), so each `new`.
-    let every = m.functions.iter().chain(words.map_or(&[][..], |(w, _)| &w.functions[..]));
-    let always_set = crate::lower::fields_always_set(every.filter(|f| f.kind != FunctionKind::Trace));
-    let objects = crate::lower::ObjectInfo::new(layout, &m.immutable, false).with_always_set(always_set);
+    let running = functions.iter().copied().chain(version.as_ref().map(|v| v.function));
+    let objects = crate::lower::ObjectInfo::of_program(layout, &m.immutable, false, running);
     let defined = define::define(&mut obj, &functions, main, version, constants, &objects, options)?;
     Ok(Program { obj, defined, values, pool, layout })
 }

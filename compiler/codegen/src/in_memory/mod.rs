@@ -68,9 +68,7 @@ impl Unit {
         let mut pool = Vec::new();
         let constants = Constants::Rooted(&mut pool);
         let all: Vec<&Function> = functions.iter().copied().chain(version.as_ref().map(|v| v.function)).collect();
-        // Every function that may run is here, so each `new`.
-        let always_set = crate::lower::fields_always_set(all.iter().copied());
-        let objects = ObjectInfo::new(layout, &hints.immutable, true).with_always_set(always_set);
+        let objects = ObjectInfo::of_program(layout, &hints.immutable, true, all.iter().copied());
         let defined = define::define(&mut *jit, functions, entry, version, constants, &objects, options)?;
         jit.finalize_definitions().map_err(|e| e.to_string())?;
         let code = jit.get_finalized_function(defined.entry);

@@ -56,11 +56,16 @@ impl ObjectInfo {
         ObjectInfo { layout, embed_layout, immutable: fields, always_set: Vec::new() }
     }
 
-    /// The same, knowing that `always_set` fields are never read unset
-    /// ([`fields_always_set`] of every function that may run).
-    pub fn with_always_set(mut self, always_set: Vec<Symbol>) -> ObjectInfo {
-        self.always_set = always_set;
-        self
+    /// Objects of a whole program, `running` every function that may run
+    /// (so every `new` there is): its fields always set
+    /// ([`fields_always_set`]) are read without the unset test.
+    pub fn of_program<'f>(
+        layout: &'static Layout,
+        immutable: &[(Symbol, Vec<Symbol>)],
+        embed_layout: bool,
+        running: impl IntoIterator<Item = &'f flowc_ir::Function>,
+    ) -> ObjectInfo {
+        ObjectInfo { always_set: fields_always_set(running), ..ObjectInfo::new(layout, immutable, embed_layout) }
     }
 }
 
@@ -69,7 +74,7 @@ impl ObjectInfo {
 /// run: objects have no literals, and no builtin makes one) is followed
 /// by a `set` of, in its block, before any instruction that may read a
 /// field. A `get` of such a field never fails as unset, so compiled code
-/// loads it without testing it.
+/// loads it without testing it. Sorted.
 ///
 /// Between the `new` and the `set` only instructions that read no field
 /// may come: operations, other `new`s and `set`s (a `set` of an
@@ -81,41 +86,46 @@ impl ObjectInfo {
 /// run. (The JIT's traces run the program's source instead, and a guard
 /// may leave one between its `new` and its `set`; their code is not told
 /// these facts.)
+///
+/// One pass over each block: the `new`s still open (no instruction that
+/// may read a field since), each with the fields set so far, are closed
+/// together at the first such instruction or the block's end.
 pub fn fields_always_set<'f>(functions: impl IntoIterator<Item = &'f flowc_ir::Function>) -> Vec<Symbol> {
     use flowc_ir::{InstKind, Operand};
     let mut all: Vec<Symbol> = Vec::new();
-    // Per `new` site, the fields it sets at once; their meet.
+    // The meet, over the `new`s closed so far, of the fields each set.
     let mut always: Option<Vec<Symbol>> = None;
+    let mut close = |set: &mut Vec<Symbol>| {
+        set.sort_unstable();
+        set.dedup();
+        always = Some(match always.take() {
+            None => std::mem::take(set),
+            Some(a) => a.into_iter().filter(|x| set.binary_search(x).is_ok()).collect(),
+        });
+    };
+    // The open `new`s of the block: their objects, and what each set.
+    let mut open: Vec<(flowc_ir::ValueId, Vec<Symbol>)> = Vec::new();
     for f in functions {
         for &b in &f.layout {
-            let insts = &f.blocks[b].insts;
-            for (k, &i) in insts.iter().enumerate() {
+            for &i in &f.blocks[b].insts {
                 match &f.insts[i].kind {
-                    InstKind::Get { field, .. } | InstKind::Set { field, .. } => all.push(*field),
-                    InstKind::New(_) => {
-                        let Some(obj) = f.insts[i].result else { continue };
-                        let mut set: Vec<Symbol> = Vec::new();
-                        for &j in &insts[k + 1..] {
-                            match &f.insts[j].kind {
-                                InstKind::Set { obj: Operand::Value(o), field, .. } if *o == obj => set.push(*field),
-                                InstKind::Set { .. }
-                                | InstKind::New(_)
-                                | InstKind::Op { .. }
-                                | InstKind::CheckBound(_)
-                                | InstKind::Unbound(_) => {}
-                                _ => break,
-                            }
+                    InstKind::Set { obj, field, .. } => {
+                        all.push(*field);
+                        if let Some((_, set)) = open.iter_mut().find(|(o, _)| Operand::Value(*o) == *obj) {
+                            set.push(*field);
                         }
-                        set.sort_unstable();
-                        set.dedup();
-                        always = Some(match always {
-                            None => set,
-                            Some(a) => a.into_iter().filter(|x| set.binary_search(x).is_ok()).collect(),
-                        });
                     }
-                    _ => {}
+                    InstKind::New(_) => open.extend(f.insts[i].result.map(|o| (o, Vec::new()))),
+                    InstKind::Op { .. } | InstKind::CheckBound(_) | InstKind::Unbound(_) => {}
+                    other => {
+                        if let InstKind::Get { field, .. } = other {
+                            all.push(*field);
+                        }
+                        open.drain(..).for_each(|(_, mut set)| close(&mut set));
+                    }
                 }
             }
+            open.drain(..).for_each(|(_, mut set)| close(&mut set));
         }
     }
     match always {
@@ -222,12 +232,12 @@ impl Lowerer<'_, '_> {
                     self.b.switch_to_block(miss);
                 }
             }
-            match slow.filter(|_| !always_set) {
-                Some(slow) => {
+            match slow {
+                Some(slow) if !always_set => {
                     let set = self.b.ins().icmp_imm_s(IntCC::NotEqual, v, UNSET.as_i64());
                     self.b.ins().brif(set, join, &[BlockArg::Value(v)], slow, &[]);
                 }
-                None => {
+                _ => {
                     self.b.ins().jump(join, &[BlockArg::Value(v)]);
                 }
             }

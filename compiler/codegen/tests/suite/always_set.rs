@@ -9,9 +9,16 @@ use flowc_codegen::{fields_always_set, Native};
 use flowc_lang::value::Value;
 use flowc_lang::Symbol;
 
+/// The fields always set of `functions`, by name, sorted (symbols order
+/// by when they were interned, which the tests running at once decide).
+fn names(functions: &[flowc_ir::Function]) -> Vec<String> {
+    let mut names: Vec<String> = fields_always_set(functions).iter().map(|s| s.to_string()).collect();
+    names.sort();
+    names
+}
+
 fn always_set(text: &str) -> Vec<String> {
-    let m = flowc_ir::parse::module("shapes", text).expect("it parses");
-    fields_always_set(&m.functions).into_iter().map(|s| s.to_string()).collect()
+    names(&flowc_ir::parse::module("shapes", text).expect("it parses").functions)
 }
 
 #[test]
@@ -32,9 +39,7 @@ b0 start:
     print v4
 }
 ";
-    let mut got = always_set(both);
-    got.sort();
-    assert_eq!(got, ["next", "v"]);
+    assert_eq!(always_set(both), ["next", "v"]);
 }
 
 #[test]
@@ -117,7 +122,7 @@ fn a_walk_loads_always_set_fields_without_testing_them() {
         let text = chain(lacks_v);
         flowc_codegen::with_stack(move || {
             let m = flowc_ir::parse::module("chain", &text).unwrap();
-            let always: Vec<String> = fields_always_set(&m.functions).iter().map(|s| s.to_string()).collect();
+            let always = names(&m.functions);
             let native = Native::compile(&m).unwrap();
             let (_, _, code) =
                 native.code().into_iter().find(|(name, _, _)| name.as_str() == "sum").expect("sum is compiled");
@@ -175,7 +180,7 @@ b3 done:
 ";
     let (always, out) = flowc_codegen::with_stack(move || {
         let m = flowc_ir::parse::module("lacking", text).unwrap();
-        let always: Vec<String> = fields_always_set(&m.functions).iter().map(|s| s.to_string()).collect();
+        let always = names(&m.functions);
         let native = Native::compile(&m).unwrap();
         let out = native.run(&[(Symbol::intern("n"), Value::Int(300))], 1000);
         (always, out.map(|o| o.value.to_string()).map_err(|e| e.to_string()))
