@@ -216,6 +216,23 @@ fn the_optimistic_copy_leaves_for_the_generic_one_where_arithmetic_grows() {
     assert!(outcome("[x/a, n/3]").contains("Error"), "{}", outcome("[x/a, n/3]"));
 }
 
+/// A tape grown on demand, its links tested for 0 (`lower/links.rs`,
+/// `link_tests`: a predicted link goes on without that test): walked out
+/// and back over cells grown at once, grown in the walk and reached
+/// again, one step of it, and a link read unset, whose error native code
+/// raises at the interpreter's place.
+#[test]
+fn a_tape_grown_on_demand_walks_as_the_interpreter_walks_it() {
+    let results = native_against_reference(
+        "shapes/tape_grown.fg",
+        &["[n/200, rounds/3, forget/0]", "[n/1, rounds/1, forget/0]", "[n/40, rounds/5, forget/7]"],
+    );
+    let outcome = |env: &str| results.iter().find(|(e, _, _)| *e == env).unwrap().1.clone();
+    assert_eq!(outcome("[n/200, rounds/3, forget/0]"), engines::Outcome::Output("120600\n".into()));
+    let unset = format!("{:?}", outcome("[n/40, rounds/5, forget/7]"));
+    assert!(unset.contains("unset_field(cell, r)"), "{unset}");
+}
+
 /// The optimistic copy covers the loops, entered where the values live
 /// there that it assumes small are: a value computed between two loops
 /// that is not small keeps the second loop in the generic copy.

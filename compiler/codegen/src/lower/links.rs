@@ -27,8 +27,14 @@
 //! object operand of a `get` or `set` — directly or through phis. A field
 //! holding integers is not walked and keeps its plain load.
 
+use crate::word::ZERO;
 use bitvec::vec::BitVec;
-use flowc_ir::{ix, Function, InstKind, Operand, ValueId};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, BlockArg, InstBuilder};
+use flowc_ir::{ix, BlockId, Function, InstId, InstKind, Operand, Terminator, ValueId};
+use rustc_hash::FxHashMap as HashMap;
+
+use super::Lowerer;
 
 /// By raw value index: the results of `get`s that `f` walks (see the
 /// module docs).
@@ -80,4 +86,110 @@ pub(super) fn walked_links(f: &Function) -> BitVec {
         }
     }
     links
+}
+
+/// The blocks that end by testing a link they read last, by block: the
+/// `get` (of a walked link, see [`walked_links`]) whose result the block's
+/// branch tests for 0 — a Brainfuck `>` on a tape grown on demand
+/// (`r = t.r; if r goto right else goto grow`), a list walk's
+/// `n = n.next; if n goto more else goto done`. Lowered together
+/// ([`Lowerer::link_and_branch`]), a predicted hit goes straight to the
+/// branch's first successor: the address computed is an object, so the
+/// test of it for 0 is left out.
+///
+/// Only where the successors differ and every other use of the link is
+/// on the way to the first successor: a phi input on that edge, or, where
+/// the successor has no other predecessor, a use in it or on its own
+/// edges (they see the link as the successor got it).
+pub(super) fn link_tests(
+    f: &Function,
+    cfg: &flowc_ir::cfg::Cfg,
+    links: &BitVec,
+    uses: &[u32],
+) -> HashMap<BlockId, InstId> {
+    let mut out = HashMap::default();
+    if links.not_any() {
+        return out;
+    }
+    for &b in &f.layout {
+        let Terminator::Branch { cond: Operand::Value(r), then_block, else_block } = &f.blocks[b].term else {
+            continue;
+        };
+        let (r, then_block) = (*r, *then_block);
+        let Some(&last) = f.blocks[b].insts.last() else { continue };
+        let is_link = matches!(f.insts[last].kind, InstKind::Get { .. }) && f.insts[last].result == Some(r);
+        if is_link
+            && links[ix(r)]
+            && then_block != *else_block
+            && uses_on_the_way(f, cfg, b, then_block, r) + 1 == uses[ix(r)]
+        {
+            out.insert(b, last);
+        }
+    }
+    out
+}
+
+/// The uses of `r`, defined in `from`, on the way from `from` to `to`:
+/// `to`'s phi inputs from `from`; and where `from` is `to`'s only
+/// predecessor, `to`'s instructions, resume records and terminator, and
+/// the phi inputs on `to`'s own edges.
+fn uses_on_the_way(f: &Function, cfg: &flowc_ir::cfg::Cfg, from: BlockId, to: BlockId, r: ValueId) -> u32 {
+    let mut n = 0;
+    let is_r = |o: &Operand| u32::from(*o == Operand::Value(r));
+    let phi_inputs = |block: BlockId, pred: BlockId| -> u32 {
+        let inputs = f.blocks[block].phis.iter().filter_map(|&p| match &f.insts[p].kind {
+            InstKind::Phi(inputs) => Some(inputs),
+            _ => None,
+        });
+        inputs.flat_map(|inputs| inputs.iter().filter(move |(b, _)| *b == pred).map(|(_, o)| is_r(o))).sum()
+    };
+    n += phi_inputs(to, from);
+    if cfg.preds(to) != [from] {
+        return n;
+    }
+    for &i in f.blocks[to].insts.iter() {
+        n += f.insts[i].kind.operands().map(is_r).sum::<u32>();
+        if let InstKind::Guard { resume, .. } = &f.insts[i].kind {
+            n += f.resumes[*resume].operands().map(is_r).sum::<u32>();
+        }
+    }
+    n += f.blocks[to].term.operands().map(is_r).sum::<u32>();
+    if let Some(res) = f.blocks[to].term.resume() {
+        n += f.resumes[res].operands().map(is_r).sum::<u32>();
+    }
+    n + cfg.succs(to).iter().map(|&s| phi_inputs(s, to)).sum::<u32>()
+}
+
+impl Lowerer<'_, '_> {
+    /// Block `blk`'s last instruction `i`, the `get` of a link, with the
+    /// branch that tests it ([`link_tests`]). The first successor is
+    /// entered through one edge block whose parameter is the link: from a
+    /// predicted hit, with the address computed (an object, so nothing
+    /// is tested), and from the word loaded, once tested for 0. The
+    /// link's value is the word loaded on the way to the second
+    /// successor, which does not read it.
+    pub(super) fn link_and_branch(&mut self, blk: BlockId, i: InstId) {
+        let InstKind::Get { obj, field, proven } = self.f.insts[i].kind.clone() else {
+            unreachable!("link_tests picks gets")
+        };
+        let Terminator::Branch { then_block, else_block, .. } = self.f.blocks[blk].term.clone() else {
+            unreachable!("link_tests picks branches")
+        };
+        let r = self.f.insts[i].result.expect("a get has a result");
+        let o = self.operand(&obj);
+        let then_edge = self.b.create_block();
+        let link = self.b.append_block_param(then_edge, types::I64);
+        let word = self.get_field(o, field, proven, true, Some(then_edge));
+        // The prediction missed: the word loaded is tested for 0 (a `get`
+        // fails on an unset field, so it is never unbound).
+        self.set_value(r, word);
+        let else_target = self.target(blk, else_block);
+        let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, word, ZERO.as_i64());
+        let targets = [(then_edge, vec![BlockArg::Value(word)]), else_target];
+        self.branch_to(blk, truthy, (then_block, else_block), &targets);
+        self.b.switch_to_block(then_edge);
+        self.set_value(r, link);
+        let (then_cb, args) = self.target(blk, then_block);
+        self.b.ins().jump(then_cb, &args);
+    }
 }

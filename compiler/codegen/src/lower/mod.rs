@@ -301,6 +301,8 @@ struct Lowerer<'a, 'b> {
     bound: &'b bitvec::vec::BitVec,
     /// [`Facts::links`].
     links: &'b bitvec::vec::BitVec,
+    /// [`Facts::link_tests`].
+    link_tests: &'b HashMap<BlockId, flowc_ir::InstId>,
     /// Comparisons of small integers computed inline: the machine
     /// condition behind the result word, which guards and branches on the
     /// result test directly instead of testing the word.
@@ -412,6 +414,9 @@ pub struct Facts {
     /// loads predict links laid out in a row ([`links`]; none in traces,
     /// whose recordings saw where links lie: `guard_at`).
     links: bitvec::vec::BitVec,
+    /// The blocks whose branch tests the link they read last
+    /// ([`links::link_tests`]).
+    link_tests: HashMap<BlockId, flowc_ir::InstId>,
 }
 
 impl Facts {
@@ -443,7 +448,9 @@ impl Facts {
             flowc_ir::FunctionKind::Trace => bitvec::vec::BitVec::new(),
             _ => links::walked_links(f),
         };
-        Facts { uses: count_uses(f), cycles, loops, bounds, runs_known: false, shape, links }
+        let uses = count_uses(f);
+        let link_tests = links::link_tests(f, cfg, &links, &uses);
+        Facts { uses, cycles, loops, bounds, runs_known: false, shape, links, link_tests }
     }
 
     /// The headers of `f`'s hot loops, in reverse postorder: where its
@@ -689,6 +696,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             small: &facts.shape.small,
             bound: &facts.shape.bound,
             links: &facts.links,
+            link_tests: &facts.link_tests,
             conds: HashMap::default(),
             headers: &facts.shape.headers,
             cycles: &facts.cycles,
@@ -956,6 +964,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.block_start(blk);
         }
         let fused = if last { fused_compare(self.f, blk, self.uses) } else { None };
+        // A link the branch tests, read in this part: lowered with the
+        // branch, where its prediction is made (hot code).
+        let link =
+            self.link_tests.get(&blk).copied().filter(|_| last && fused.is_none() && start < end && !self.is_cold());
         self.defer_stop = self.plan.defer_stops(self.is_cold());
         for k in start..end {
             let i = self.f.blocks[blk].insts[k];
@@ -965,13 +977,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     r.piece = at;
                 }
             }
-            if Some(i) != fused {
+            if Some(i) != fused && Some(i) != link {
                 self.inst(i);
             }
         }
         // A block that ends in a jump tests for a stop in the jump itself
         // ([`Lowerer::jump_unless_stopped`]).
-        let jumps = last && fused.is_none() && matches!(self.f.blocks[blk].term, Terminator::Jump(_));
+        let jumps = last && fused.is_none() && link.is_none() && matches!(self.f.blocks[blk].term, Terminator::Jump(_));
         if !jumps {
             self.flush_stop();
         }
@@ -988,13 +1000,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if let Some(r) = &mut self.split {
             r.piece = r.split.regions.last_piece(blk);
         }
-        match fused {
-            Some(i) => {
+        match (fused, link) {
+            (Some(i), _) => {
                 self.at(self.f.sites.inst(i));
                 self.b.set_srcloc(IrPlace::Inst(i).srcloc());
                 self.compare_and_branch(blk, i)
             }
-            None => {
+            (None, Some(i)) => {
+                self.at(self.f.sites.inst(i));
+                self.b.set_srcloc(IrPlace::Inst(i).srcloc());
+                self.link_and_branch(blk, i)
+            }
+            (None, None) => {
                 self.at(self.f.sites.term(blk));
                 self.b.set_srcloc(IrPlace::Term(blk).srcloc());
                 self.terminator(blk)
@@ -1173,7 +1190,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             InstKind::Get { obj, field, proven } => {
                 let o = self.operand(&obj);
                 let walked = self.f.insts[i].result.is_some_and(|r| self.links.get(ix(r)).is_some_and(|b| *b));
-                let r = self.get_field(o, field, proven, walked);
+                let r = self.get_field(o, field, proven, walked, None);
                 self.define(i, r);
             }
             InstKind::Set { obj, field, value, proven } => {

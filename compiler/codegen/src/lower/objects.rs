@@ -196,8 +196,18 @@ impl Lowerer<'_, '_> {
 
     /// `get obj.field`; `walked`: the function walks the result as a
     /// link, whose load predicts the next object in a row
-    /// ([`super::links`]).
-    pub(super) fn get_field(&mut self, obj: ClValue, field: Symbol, proven: bool, walked: bool) -> ClValue {
+    /// ([`super::links`]). A predicted hit jumps to `hit` with the
+    /// address computed, to `hit_target` where one is given (a link
+    /// tested for 0 right after, [`Lowerer::link_and_branch`]), else to
+    /// where the result is returned.
+    pub(super) fn get_field(
+        &mut self,
+        obj: ClValue,
+        field: Symbol,
+        proven: bool,
+        walked: bool,
+        hit_target: Option<Block>,
+    ) -> ClValue {
         let offset = self.slot_offset(field, proven);
         // Never unset ([`fields_always_set`]): no test of the word loaded.
         let always_set = self.env.objects.always_set.binary_search(&field).is_ok();
@@ -228,7 +238,8 @@ impl Lowerer<'_, '_> {
                     let predicted = self.b.ins().iadd_imm_s(obj, step);
                     let hit = self.b.ins().icmp(IntCC::Equal, v, predicted);
                     let miss = self.b.create_block();
-                    self.b.ins().brif(hit, join, &[BlockArg::Value(predicted)], miss, &[]);
+                    let to = hit_target.unwrap_or(join);
+                    self.b.ins().brif(hit, to, &[BlockArg::Value(predicted)], miss, &[]);
                     self.b.switch_to_block(miss);
                 }
             }

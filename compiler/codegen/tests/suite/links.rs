@@ -39,18 +39,21 @@ fn chain_module(build: &str) -> String {
 
 /// Conditional branches after a comparison of two registers in `walk`:
 /// the predictions' tests (the walk's other tests compare with constants).
+/// Moves, which leave the flags as they are, may come between.
 #[cfg(target_arch = "x86_64")]
 fn register_comparisons(code: &[u8]) -> usize {
     let lines = flowc_codegen::disasm::instructions(code);
-    lines
-        .windows(2)
-        .filter(|w| {
-            let operands = w[0].text.strip_prefix("cmp").map(str::trim).unwrap_or("");
-            let registers = !operands.is_empty()
-                && operands.split(',').all(|o| {
-                    o.chars().all(|c| c.is_ascii_alphanumeric()) && !o.starts_with(|c: char| c.is_ascii_digit())
-                });
-            registers && w[1].text.starts_with('j') && !w[1].text.starts_with("jmp")
+    let registers = |operands: &str| {
+        !operands.is_empty()
+            && operands
+                .split(',')
+                .all(|o| o.chars().all(|c| c.is_ascii_alphanumeric()) && !o.starts_with(|c: char| c.is_ascii_digit()))
+    };
+    (0..lines.len())
+        .filter(|&k| {
+            let operands = lines[k].text.strip_prefix("cmp").map(str::trim).unwrap_or("");
+            let next = lines[k + 1..].iter().find(|l| !l.text.starts_with("mov "));
+            registers(operands) && next.is_some_and(|l| l.text.starts_with('j') && !l.text.starts_with("jmp"))
         })
         .count()
 }
@@ -75,5 +78,64 @@ fn a_walk_predicts_its_links_and_sums_every_layout() {
         // The next object in a row and the one before, wherever the
         // load is lowered (the addition's slow path continues in a copy).
         assert!(predictions >= 2 && predictions % 2 == 0, "{build}: {predictions}");
+    }
+}
+
+/// Where `walk`'s code goes once a prediction's comparison found its
+/// address equal: past moves (which leave the flags) and unconditional
+/// jumps, the first other instruction.
+#[cfg(target_arch = "x86_64")]
+fn after_hits(code: &[u8]) -> Vec<String> {
+    let lines = flowc_codegen::disasm::instructions(code);
+    let at = |offset: u32| lines.iter().position(|l| l.offset == offset).expect("a jump into the code");
+    let target = |text: &str| u32::from_str_radix(text.split_whitespace().nth(1)?.trim_start_matches("0x"), 16).ok();
+    let mut out = Vec::new();
+    for (k, line) in lines.iter().enumerate() {
+        let operands = line.text.strip_prefix("cmp").map(str::trim).unwrap_or("");
+        if operands.is_empty() || operands.split(',').any(|o| o.starts_with(|c: char| c.is_ascii_digit() || c == '[')) {
+            continue;
+        }
+        let mut k = k + 1;
+        // The branch on the comparison: equal is its target (je) or the
+        // way on (jne).
+        while lines[k].text.starts_with("mov ") {
+            k += 1;
+        }
+        match lines[k].text.split_whitespace().next() {
+            Some("je") => k = at(target(&lines[k].text).unwrap()),
+            Some("jne") => k += 1,
+            _ => continue,
+        }
+        for _ in 0..lines.len() {
+            match lines[k].text.split_whitespace().next() {
+                Some("mov") => k += 1,
+                Some("jmp") => k = at(target(&lines[k].text).unwrap()),
+                _ => break,
+            }
+        }
+        out.push(lines[k].text.clone());
+    }
+    out
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_predicted_link_goes_on_without_its_test_for_0() {
+    // `walk`'s `n = get q.next; branch n, step, done`: where the load is
+    // the address predicted, the walk goes on to its next step, whose
+    // first instruction other than a move reads the node's `v` and adds
+    // it (the `lea` of an addition of tagged integers), not a `cmp` of the
+    // link with the word of 0.
+    let text = chain_module("append");
+    let after = flowc_codegen::with_stack(move || {
+        let m = flowc_ir::parse::module("chain", &text).unwrap();
+        let native = Native::compile(&m).unwrap();
+        let (_, _, code) =
+            native.code().into_iter().find(|(name, _, _)| name.as_str() == "walk").expect("walk is compiled");
+        after_hits(code)
+    });
+    assert!(!after.is_empty(), "no prediction found");
+    for text in &after {
+        assert!(!text.starts_with("cmp") && !text.starts_with("test"), "a hit goes on to {text:?}: {after:?}");
     }
 }
