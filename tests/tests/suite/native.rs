@@ -233,6 +233,72 @@ fn a_tape_grown_on_demand_walks_as_the_interpreter_walks_it() {
     assert!(unset.contains("unset_field(cell, r)"), "{unset}");
 }
 
+/// The same in a huge main graph, compiled as regions whose hot ones
+/// are optimized: the walk's link test, lowered with its read, sends
+/// both ways on a value defined regions earlier (`x`, read from the
+/// frame), each to a phi. A predicted link goes straight to its way on,
+/// which must read `x` there, not take the word the other way loaded.
+#[test]
+fn a_link_tested_in_a_huge_function_carries_the_frames_values_both_ways() {
+    let mut source = String::from("entry start(n = 60)\nstart:\n    x = n\n");
+    for _ in 0..=flowc_ir::HUGE_INSTS {
+        source.push_str("    x = x + 1\n");
+    }
+    let rest = [
+        "    head = 0",
+        "    i = 0",
+        "    goto build",
+        "build:",
+        "    node = new node",
+        "    node.next = head",
+        "    head = node",
+        "    i = i + 1",
+        "    more = i < n",
+        "    if more goto build else goto walk",
+        "walk:",
+        "    t = head",
+        "    s = 0",
+        "    w = x",
+        "    goto loop",
+        "loop:",
+        "    nx = t.next",
+        "    if nx goto a else goto b",
+        "a:",
+        "    s = s + w",
+        "    t = nx",
+        "    m = s % 7",
+        "    if m goto again else goto extra",
+        "again:",
+        "    w = x",
+        "    goto loop",
+        "extra:",
+        "    w = 3",
+        "    nx = t",
+        "    big = 100000 < s",
+        "    if big goto other else goto a",
+        "other:",
+        "    w = 5",
+        "    goto b",
+        "b:",
+        "    s = s + w",
+        "    print_and_stop(s)",
+    ];
+    for line in rest {
+        source.push_str(line);
+        source.push('\n');
+    }
+    let (expected, got) = flowc_codegen::with_stack(move || {
+        let p = flowc_lang::syntax::parse("link_edges_huge.fg", &source).unwrap();
+        let (label, env) = engines::start(&p);
+        let module = flowc_frontend::lower(&p, label).unwrap();
+        let versions = flowc_tests::engines::optimize_versions(module);
+        assert!(versions.generic.main().unwrap().is_huge(), "the main graph stays huge");
+        (engines::reference(&p, label, &env), engines::native(&versions, &env))
+    });
+    assert!(matches!(expected, engines::Outcome::Output(_)), "{expected:?}");
+    assert_eq!(got, expected);
+}
+
 /// The optimistic copy covers the loops, entered where the values live
 /// there that it assumes small are: a value computed between two loops
 /// that is not small keeps the second loop in the generic copy.

@@ -98,12 +98,15 @@ pub(super) fn walked_links(f: &Function) -> BitVec {
 /// test of it for 0 is left out.
 ///
 /// Only where the successors differ and every other use of the link is
-/// on the way to the first successor: a phi input on that edge, or, where
-/// the successor has no other predecessor, a use in it or on its own
-/// edges (they see the link as the successor got it).
+/// on the way to the first successor, which sees the link as it got it:
+/// a phi input of that successor on the edge from the block; or, where
+/// the block is the successor's only predecessor, any use in code the
+/// successor dominates (a phi input counts where the edge comes from
+/// such code). One pass over the function finds them all.
 pub(super) fn link_tests(
     f: &Function,
     cfg: &flowc_ir::cfg::Cfg,
+    dom: &flowc_ir::cfg::DomTree,
     links: &BitVec,
     uses: &[u32],
 ) -> HashMap<BlockId, InstId> {
@@ -111,53 +114,57 @@ pub(super) fn link_tests(
     if links.not_any() {
         return out;
     }
+    // The candidates, by their link: (testing block, first successor,
+    // the get, uses on the way found so far).
+    let mut candidates: HashMap<ValueId, (BlockId, BlockId, InstId, u32)> = HashMap::default();
     for &b in &f.layout {
         let Terminator::Branch { cond: Operand::Value(r), then_block, else_block } = &f.blocks[b].term else {
             continue;
         };
-        let (r, then_block) = (*r, *then_block);
         let Some(&last) = f.blocks[b].insts.last() else { continue };
-        let is_link = matches!(f.insts[last].kind, InstKind::Get { .. }) && f.insts[last].result == Some(r);
-        if is_link
-            && links[ix(r)]
-            && then_block != *else_block
-            && uses_on_the_way(f, cfg, b, then_block, r) + 1 == uses[ix(r)]
-        {
-            out.insert(b, last);
+        let is_link = matches!(f.insts[last].kind, InstKind::Get { .. }) && f.insts[last].result == Some(*r);
+        if is_link && links[ix(*r)] && then_block != else_block {
+            candidates.insert(*r, (b, *then_block, last, 0));
+        }
+    }
+    if candidates.is_empty() {
+        return out;
+    }
+    // Code the first successor dominates, where it has the testing block
+    // as its only predecessor.
+    let below = |(b, then): (BlockId, BlockId), at: BlockId| cfg.preds(then) == [b] && dom.dominates(then, at);
+    for &u in &f.layout {
+        let mut count = |o: &Operand, from: Option<BlockId>| {
+            let Operand::Value(v) = o else { return };
+            let Some((b, then, _, found)) = candidates.get_mut(v) else { return };
+            let on_the_way = match from {
+                // A phi input of block `u` on the edge from `p`.
+                Some(p) => (u == *then && p == *b) || below((*b, *then), p),
+                None => below((*b, *then), u),
+            };
+            *found += u32::from(on_the_way);
+        };
+        for i in f.block_insts(u) {
+            match &f.insts[i].kind {
+                InstKind::Phi(inputs) => inputs.iter().for_each(|(p, o)| count(o, Some(*p))),
+                kind => kind.operands().for_each(|o| count(o, None)),
+            }
+            if let InstKind::Guard { resume, .. } = &f.insts[i].kind {
+                f.resumes[*resume].operands().for_each(|o| count(o, None));
+            }
+        }
+        f.blocks[u].term.operands().for_each(|o| count(o, None));
+        if let Some(res) = f.blocks[u].term.resume() {
+            f.resumes[res].operands().for_each(|o| count(o, None));
+        }
+    }
+    for (r, (b, _, get, found)) in candidates {
+        // The branch's own test of the link is the one use not on the way.
+        if found + 1 == uses[ix(r)] {
+            out.insert(b, get);
         }
     }
     out
-}
-
-/// The uses of `r`, defined in `from`, on the way from `from` to `to`:
-/// `to`'s phi inputs from `from`; and where `from` is `to`'s only
-/// predecessor, `to`'s instructions, resume records and terminator, and
-/// the phi inputs on `to`'s own edges.
-fn uses_on_the_way(f: &Function, cfg: &flowc_ir::cfg::Cfg, from: BlockId, to: BlockId, r: ValueId) -> u32 {
-    let mut n = 0;
-    let is_r = |o: &Operand| u32::from(*o == Operand::Value(r));
-    let phi_inputs = |block: BlockId, pred: BlockId| -> u32 {
-        let inputs = f.blocks[block].phis.iter().filter_map(|&p| match &f.insts[p].kind {
-            InstKind::Phi(inputs) => Some(inputs),
-            _ => None,
-        });
-        inputs.flat_map(|inputs| inputs.iter().filter(move |(b, _)| *b == pred).map(|(_, o)| is_r(o))).sum()
-    };
-    n += phi_inputs(to, from);
-    if cfg.preds(to) != [from] {
-        return n;
-    }
-    for &i in f.blocks[to].insts.iter() {
-        n += f.insts[i].kind.operands().map(is_r).sum::<u32>();
-        if let InstKind::Guard { resume, .. } = &f.insts[i].kind {
-            n += f.resumes[*resume].operands().map(is_r).sum::<u32>();
-        }
-    }
-    n += f.blocks[to].term.operands().map(is_r).sum::<u32>();
-    if let Some(res) = f.blocks[to].term.resume() {
-        n += f.resumes[res].operands().map(is_r).sum::<u32>();
-    }
-    n + cfg.succs(to).iter().map(|&s| phi_inputs(s, to)).sum::<u32>()
 }
 
 impl Lowerer<'_, '_> {
@@ -177,6 +184,10 @@ impl Lowerer<'_, '_> {
         };
         let r = self.f.insts[i].result.expect("a get has a result");
         let o = self.operand(&obj);
+        // The frame words a region loaded so far: loads the miss path makes
+        // for the second successor's edge do not dominate the edge block,
+        // which a hit enters without passing them.
+        let loaded = self.split.as_ref().map(|r| r.loaded.clone());
         let then_edge = self.b.create_block();
         let link = self.b.append_block_param(then_edge, types::I64);
         let word = self.get_field(o, field, proven, true, Some(then_edge));
@@ -188,6 +199,9 @@ impl Lowerer<'_, '_> {
         let targets = [(then_edge, vec![BlockArg::Value(word)]), else_target];
         self.branch_to(blk, truthy, (then_block, else_block), &targets);
         self.b.switch_to_block(then_edge);
+        if let (Some(region), Some(loaded)) = (&mut self.split, loaded) {
+            region.loaded = loaded;
+        }
         self.set_value(r, link);
         let (then_cb, args) = self.target(blk, then_block);
         self.b.ins().jump(then_cb, &args);

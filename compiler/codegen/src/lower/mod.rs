@@ -449,7 +449,7 @@ impl Facts {
             _ => links::walked_links(f),
         };
         let uses = count_uses(f);
-        let link_tests = links::link_tests(f, cfg, &links, &uses);
+        let link_tests = links::link_tests(f, cfg, &dom, &links, &uses);
         Facts { uses, cycles, loops, bounds, runs_known: false, shape, links, link_tests }
     }
 

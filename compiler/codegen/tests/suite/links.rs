@@ -139,3 +139,36 @@ fn a_predicted_link_goes_on_without_its_test_for_0() {
         assert!(!text.starts_with("cmp") && !text.starts_with("test"), "a hit goes on to {text:?}: {after:?}");
     }
 }
+
+/// A walk whose link test's two ways on both take a value of the frame
+/// (`k`, a parameter: in a function split into regions it is read from
+/// its frame word) by phis, the first way being the loop itself. The
+/// second way's edge is made after the link's miss path loaded the word;
+/// the first way's edge, which a predicted hit enters without passing
+/// that load, loads it again. In every split, the sum is the walk's.
+#[test]
+fn a_link_tests_two_ways_on_each_read_the_frame_themselves() {
+    use flowc_lang::value::Value;
+    let walk = "function walk(v0:p, v9:k) {\nb0 walk_entry:\n    jump b1\nb1 step:\n    \
+                v1:q = phi [b0: v0, b1: v4]\n    v2:s = phi [b0: 0, b1: v7]\n    v6:j = phi [b0: v9, b1: v9]\n    \
+                v3:h = get.object v1, v\n    v5:t = add v2, v3\n    v7:u = add v5, v6\n    \
+                v4:n = get.object v1, next\n    branch v4, b1, b2\nb2 done:\n    v8:m = phi [b1: v9]\n    \
+                v10:r = add v7, v8\n    return v10\n}\n";
+    let n = 300;
+    let text = chain_module("append").replace("call walk(v9)", "call walk(v9, 1)");
+    let start = text.find("main start").expect("a main");
+    let text = format!("{walk}{}", &text[start..]);
+    for split in [None, Some(1), Some(2), Some(3), Some(5)] {
+        let text = text.clone();
+        let got = flowc_codegen::with_stack(move || {
+            let m = flowc_ir::parse::module("chain", &text).unwrap();
+            let options = flowc_codegen::Options { split, ..Default::default() };
+            let native = Native::compile_versions(&m, None, options).unwrap();
+            let run = native.run(&[(flowc_lang::Symbol::intern("n"), Value::Int(n))], 1000);
+            run.map(|o| o.value.to_string()).map_err(|e| e.to_string())
+        });
+        // The values 0..=n, and k (1) once a node and once at the end.
+        let expected = n * (n + 1) / 2 + (n + 1) + 1;
+        assert_eq!(got, Ok(expected.to_string()), "split {split:?}");
+    }
+}
