@@ -233,6 +233,33 @@ fn a_tape_grown_on_demand_walks_as_the_interpreter_walks_it() {
     assert!(unset.contains("unset_field(cell, r)"), "{unset}");
 }
 
+/// A program whose main graph is huge: `x = n`, then `x = x + 1` more
+/// than [`flowc_ir::HUGE_INSTS`] times, then `rest`; parsed as `name`,
+/// lowered from its entry and optimized (both versions), the main graph
+/// checked to stay huge.
+fn huge_main(
+    name: &str,
+    n: i64,
+    rest: &str,
+) -> (
+    flowc_lang::ast::Program,
+    flowc_lang::Symbol,
+    Vec<(flowc_lang::Symbol, flowc_lang::value::Value)>,
+    engines::Versions,
+) {
+    let mut source = format!("entry start(n = {n})\nstart:\n    x = n\n");
+    for _ in 0..=flowc_ir::HUGE_INSTS {
+        source.push_str("    x = x + 1\n");
+    }
+    source.push_str(rest);
+    let p = flowc_lang::syntax::parse(name, &source).unwrap();
+    let (label, env) = engines::start(&p);
+    let module = flowc_frontend::lower(&p, label).unwrap();
+    let versions = flowc_tests::engines::optimize_versions(module);
+    assert!(versions.generic.main().unwrap().is_huge(), "the main graph stays huge");
+    (p, label, env, versions)
+}
+
 /// The same in a huge main graph, compiled as regions whose hot ones
 /// are optimized: the walk's link test, lowered with its read, sends
 /// both ways on a value defined regions earlier (`x`, read from the
@@ -240,10 +267,6 @@ fn a_tape_grown_on_demand_walks_as_the_interpreter_walks_it() {
 /// which must read `x` there, not take the word the other way loaded.
 #[test]
 fn a_link_tested_in_a_huge_function_carries_the_frames_values_both_ways() {
-    let mut source = String::from("entry start(n = 60)\nstart:\n    x = n\n");
-    for _ in 0..=flowc_ir::HUGE_INSTS {
-        source.push_str("    x = x + 1\n");
-    }
     let rest = [
         "    head = 0",
         "    i = 0",
@@ -283,16 +306,9 @@ fn a_link_tested_in_a_huge_function_carries_the_frames_values_both_ways() {
         "    s = s + w",
         "    print_and_stop(s)",
     ];
-    for line in rest {
-        source.push_str(line);
-        source.push('\n');
-    }
+    let rest: String = rest.iter().map(|line| format!("{line}\n")).collect();
     let (expected, got) = flowc_codegen::with_stack(move || {
-        let p = flowc_lang::syntax::parse("link_edges_huge.fg", &source).unwrap();
-        let (label, env) = engines::start(&p);
-        let module = flowc_frontend::lower(&p, label).unwrap();
-        let versions = flowc_tests::engines::optimize_versions(module);
-        assert!(versions.generic.main().unwrap().is_huge(), "the main graph stays huge");
+        let (p, label, env, versions) = huge_main("link_edges_huge.fg", 60, &rest);
         (engines::reference(&p, label, &env), engines::native(&versions, &env))
     });
     assert!(matches!(expected, engines::Outcome::Output(_)), "{expected:?}");
@@ -382,21 +398,11 @@ fn huge_functions_stop_at_the_first_error() {
 /// error, at its place, rather than loading from near address 0.
 #[test]
 fn a_huge_functions_loop_stops_before_reading_a_field_of_what_an_unset_link_gave() {
-    let mut source = String::from("entry start(n = 3)\nstart:\n    x = n\n");
-    for _ in 0..=flowc_ir::HUGE_INSTS {
-        source.push_str("    x = x + 1\n");
-    }
-    source.push_str(
-        "    a = new cell\n    a.v = 1\n    b = new cell\n    b.v = 2\n    a.r = b\n    p = a\n    k = x\n    goto loop\n\
+    let rest = "    a = new cell\n    a.v = 1\n    b = new cell\n    b.v = 2\n    a.r = b\n    p = a\n    k = x\n    goto loop\n\
          loop:\n    q = p.r\n    y = q.v\n    k = k + y\n    c = k < 100000\n    if c goto more else goto done\n\
-         more:\n    p = q\n    goto loop\ndone:\n    print_and_stop(k)\n",
-    );
+         more:\n    p = q\n    goto loop\ndone:\n    print_and_stop(k)\n";
     let (message, got) = flowc_codegen::with_stack(move || {
-        let p = flowc_lang::syntax::parse("unset_link.fg", &source).unwrap();
-        let (label, env) = engines::start(&p);
-        let module = flowc_frontend::lower(&p, label).unwrap();
-        let versions = flowc_tests::engines::optimize_versions(module);
-        assert!(versions.generic.main().unwrap().is_huge(), "the main graph stays huge");
+        let (p, label, env, versions) = huge_main("unset_link.fg", 3, rest);
         let message = engines::reference_error(&p, label, &env).expect("the interpreter stops with an error");
         (message, engines::native_error(&p, &versions, &env))
     });
