@@ -26,8 +26,13 @@
 //! Which `get`s: those whose result the function uses as an object — the
 //! object operand of a `get` or `set` — directly or through phis. A field
 //! holding integers is not walked and keeps its plain load.
+//!
+//! A walk usually tests each link for 0 as soon as it has read it (the
+//! end of a list; a Brainfuck tape grown on demand). Where the read is
+//! the block's last instruction and the branch its test ([`link_tests`]),
+//! the two are lowered together ([`Lowerer::link_and_branch`]): a hit is
+//! an object, so it goes straight on, past the test.
 
-use crate::word::ZERO;
 use bitvec::vec::BitVec;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder};
@@ -35,6 +40,7 @@ use flowc_ir::{ix, BlockId, Function, InstId, InstKind, Operand, Terminator, Val
 use rustc_hash::FxHashMap as HashMap;
 
 use super::Lowerer;
+use crate::word::ZERO;
 
 /// By raw value index: the results of `get`s that `f` walks (see the
 /// module docs).

@@ -196,10 +196,10 @@ impl Lowerer<'_, '_> {
 
     /// `get obj.field`; `walked`: the function walks the result as a
     /// link, whose load predicts the next object in a row
-    /// ([`super::links`]). A predicted hit jumps to `hit` with the
-    /// address computed, to `hit_target` where one is given (a link
-    /// tested for 0 right after, [`Lowerer::link_and_branch`]), else to
-    /// where the result is returned.
+    /// ([`super::links`]). A predicted hit goes with the address computed
+    /// to `hit_target` where one is given (a link tested for 0 right
+    /// after, [`Lowerer::link_and_branch`]), else to where the result is
+    /// returned.
     pub(super) fn get_field(
         &mut self,
         obj: ClValue,

@@ -6,8 +6,8 @@
 //! it, and its error.
 
 use flowc_codegen::{fields_always_set, Native};
-use flowc_lang::value::Value;
-use flowc_lang::Symbol;
+
+use super::chains::{code_of, run_with_n, WALK};
 
 /// The fields always set of `functions`, by name, sorted (symbols order
 /// by when they were interned, which the tests running at once decide).
@@ -95,7 +95,7 @@ b0 start:
 }
 
 /// `main` builds a chain of `n` nodes whose `v` is set at once, then
-/// `sum` walks it; with `lacks_v`, one more node is made whose `v` is set
+/// `walk` sums it; with `lacks_v`, one more node is made whose `v` is set
 /// only after a read of it, so `v` is not always set.
 fn chain(lacks_v: bool) -> String {
     let extra = if lacks_v {
@@ -105,13 +105,10 @@ fn chain(lacks_v: bool) -> String {
         ""
     };
     format!(
-        "function sum(v0:p) {{\nb0 sum_entry:\n    jump b1\nb1 step:\n    v1:q = phi [b0: v0, b1: v4]\n    \
-         v2:s = phi [b0: 0, b1: v5]\n    v3:h = get.object v1, v\n    v5:t = add v2, v3\n    \
-         v4:n = get.object v1, next\n    branch v4, b1, b2\nb2 done:\n    return v5\n}}\n\
-         main start(v0:n) {{\nb0 start:\n{extra}    jump b1\nb1 head:\n    v9:head = phi [b0: 0, b2: v5]\n    \
+        "{WALK}main start(v0:n) {{\nb0 start:\n{extra}    jump b1\nb1 head:\n    v9:head = phi [b0: 0, b2: v5]\n    \
          v4:k = phi [b0: v0, b2: v8]\n    branch v4, b2, b3\nb2 push:\n    v5:c = new node\n    \
          set.object v5, v, v4\n    set.object v5, next, v9\n    v8:k = sub v4, 1\n    jump b1\n\
-         b3 done:\n    v11:s = call sum(v9)\n    print v11\n}}\n"
+         b3 done:\n    v11:s = call walk(v9)\n    print v11\n}}\n"
     )
 }
 
@@ -124,11 +121,7 @@ fn a_walk_loads_always_set_fields_without_testing_them() {
             let m = flowc_ir::parse::module("chain", &text).unwrap();
             let always = names(&m.functions);
             let native = Native::compile(&m).unwrap();
-            let (_, _, code) =
-                native.code().into_iter().find(|(name, _, _)| name.as_str() == "sum").expect("sum is compiled");
-            let size = code.len();
-            let out = native.run(&[(Symbol::intern("n"), Value::Int(n))], 1000);
-            (always, size, out.map(|o| o.value.to_string()).map_err(|e| e.to_string()))
+            (always, code_of(&native, "walk").len(), run_with_n(&native, n))
         })
     };
     let (always, tested_not, out) = run(false);
@@ -145,20 +138,8 @@ fn a_walk_loads_always_set_fields_without_testing_them() {
 fn a_field_some_object_lacks_still_fails_as_unset() {
     // Every node but the last gets `v` at once; the last gets only
     // `next`, so `v` is not always set, and the walk's read of it fails.
-    let text = "function sum(v0:p) {
-b0 sum_entry:
-    jump b1
-b1 step:
-    v1:q = phi [b0: v0, b1: v4]
-    v2:s = phi [b0: 0, b1: v5]
-    v3:h = get.object v1, v
-    v5:t = add v2, v3
-    v4:n = get.object v1, next
-    branch v4, b1, b2
-b2 done:
-    return v5
-}
-main start(v0:n) {
+    let text = format!(
+        "{WALK}main start(v0:n) {{
 b0 start:
     v1:last = new node
     set.object v1, next, 0
@@ -174,16 +155,16 @@ b2 push:
     v8:k = sub v4, 1
     jump b1
 b3 done:
-    v11:s = call sum(v9)
+    v11:s = call walk(v9)
     print v11
-}
-";
+}}
+"
+    );
     let (always, out) = flowc_codegen::with_stack(move || {
-        let m = flowc_ir::parse::module("lacking", text).unwrap();
+        let m = flowc_ir::parse::module("lacking", &text).unwrap();
         let always = names(&m.functions);
         let native = Native::compile(&m).unwrap();
-        let out = native.run(&[(Symbol::intern("n"), Value::Int(300))], 1000);
-        (always, out.map(|o| o.value.to_string()).map_err(|e| e.to_string()))
+        (always, run_with_n(&native, 300))
     });
     assert_eq!(always, ["next"]);
     let err = out.expect_err("the last node's v is unset");

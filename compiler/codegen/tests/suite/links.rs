@@ -7,7 +7,9 @@
 
 use flowc_codegen::Native;
 
-/// `walk` sums the `v` fields of the chain from `p`; main builds a chain
+use super::chains::{code_of, run_with_n, WALK};
+
+/// `walk` ([`WALK`]) sums the `v` fields of the chain from `p`; main builds a chain
 /// of `n` nodes holding 1..=n: appended (each node right after the one it
 /// follows), prepended (right before), or appended with a decoy allocated
 /// between each two.
@@ -27,10 +29,7 @@ fn chain_module(build: &str) -> String {
     // The chain's head and last node as they come round the loop.
     let (first, head, last) = if build == "prepend" { ("0", "v5", "v3") } else { ("v2", "v9", "v5") };
     format!(
-        "function walk(v0:p) {{\nb0 walk_entry:\n    jump b1\nb1 step:\n    v1:q = phi [b0: v0, b1: v4]\n    \
-         v2:s = phi [b0: 0, b1: v5]\n    v3:h = get.object v1, v\n    v5:t = add v2, v3\n    \
-         v4:n = get.object v1, next\n    branch v4, b1, b2\nb2 done:\n    return v5\n}}\n\
-         main start(v0:n) {{\nb0 start:\n    v2:first = new node\n    set.object v2, v, 0\n    \
+        "{WALK}main start(v0:n) {{\nb0 start:\n    v2:first = new node\n    set.object v2, v, 0\n    \
          set.object v2, next, 0\n    jump b1\nb1 head:\n    v3:last = phi [b0: v2, b2: {last}]\n    \
          v9:head = phi [b0: {first}, b2: {head}]\n    v4:k = phi [b0: v0, b2: v8]\n    branch v4, b2, b3\n\
          b2 push:\n{push}    v8:k = sub v4, 1\n    jump b1\nb3 done:\n    v11:s = call walk(v9)\n    print v11\n}}\n"
@@ -61,18 +60,13 @@ fn register_comparisons(code: &[u8]) -> usize {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn a_walk_predicts_its_links_and_sums_every_layout() {
-    use flowc_lang::value::Value;
     let n = 1000;
     for build in ["append", "prepend", "interleaved"] {
         let text = chain_module(build);
         let (sum, predictions) = flowc_codegen::with_stack(move || {
             let m = flowc_ir::parse::module("chain", &text).unwrap();
             let native = Native::compile(&m).unwrap();
-            let (_, _, code) =
-                native.code().into_iter().find(|(name, _, _)| name.as_str() == "walk").expect("walk is compiled");
-            let predictions = register_comparisons(code);
-            let run = native.run(&[(flowc_lang::Symbol::intern("n"), Value::Int(n))], 1000);
-            (run.map(|o| o.value.to_string()).map_err(|e| e.to_string()), predictions)
+            (run_with_n(&native, n), register_comparisons(code_of(&native, "walk")))
         });
         assert_eq!(sum, Ok((n * (n + 1) / 2).to_string()), "{build}");
         // The next object in a row and the one before, wherever the
@@ -130,9 +124,7 @@ fn a_predicted_link_goes_on_without_its_test_for_0() {
     let after = flowc_codegen::with_stack(move || {
         let m = flowc_ir::parse::module("chain", &text).unwrap();
         let native = Native::compile(&m).unwrap();
-        let (_, _, code) =
-            native.code().into_iter().find(|(name, _, _)| name.as_str() == "walk").expect("walk is compiled");
-        after_hits(code)
+        after_hits(code_of(&native, "walk"))
     });
     assert!(!after.is_empty(), "no prediction found");
     for text in &after {
@@ -148,7 +140,6 @@ fn a_predicted_link_goes_on_without_its_test_for_0() {
 /// that load, loads it again. In every split, the sum is the walk's.
 #[test]
 fn a_link_tests_two_ways_on_each_read_the_frame_themselves() {
-    use flowc_lang::value::Value;
     let walk = "function walk(v0:p, v9:k) {\nb0 walk_entry:\n    jump b1\nb1 step:\n    \
                 v1:q = phi [b0: v0, b1: v4]\n    v2:s = phi [b0: 0, b1: v7]\n    v6:j = phi [b0: v9, b1: v9]\n    \
                 v3:h = get.object v1, v\n    v5:t = add v2, v3\n    v7:u = add v5, v6\n    \
@@ -164,8 +155,7 @@ fn a_link_tests_two_ways_on_each_read_the_frame_themselves() {
             let m = flowc_ir::parse::module("chain", &text).unwrap();
             let options = flowc_codegen::Options { split, ..Default::default() };
             let native = Native::compile_versions(&m, None, options).unwrap();
-            let run = native.run(&[(flowc_lang::Symbol::intern("n"), Value::Int(n))], 1000);
-            run.map(|o| o.value.to_string()).map_err(|e| e.to_string())
+            run_with_n(&native, n)
         });
         // The values 0..=n, and k (1) once a node and once at the end.
         let expected = n * (n + 1) / 2 + (n + 1) + 1;

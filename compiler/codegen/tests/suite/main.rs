@@ -8,6 +8,7 @@
 mod always_set;
 mod apart;
 mod baseline;
+mod chains;
 mod inline_paths;
 mod links;
 mod optimistic;
