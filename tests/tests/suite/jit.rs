@@ -233,29 +233,6 @@ fn brainfuck_programs_run_under_the_jit() {
     assert!(trees > 3, "only {trees} trees compiled");
 }
 
-/// A worker far behind (every job held up, `Options::worker_delay`) has
-/// the hot spots of a song's short-lived loops counted again rather than
-/// recorded and optimized on the running thread (`Jit::wait_for_worker`),
-/// and the run prints the reference's checksum. (Which loops keep a run
-/// busy enough to be compiled at once all the same is
-/// `a_loop_waits_for_the_worker_unless_it_keeps_the_run_busy`.)
-#[test]
-fn a_worker_far_behind_leaves_a_songs_loops_for_later() {
-    use flowc_tests::bf;
-    let text = bf::bottles(2);
-    let (sum, _) = bf::run(&text).expect("a valid program");
-    let stats = flowc_codegen::with_stack(move || {
-        let (program, env, label) = on_tutorial(&text);
-        let late = Some(std::time::Duration::from_millis(100));
-        let options = Options { background: true, worker_delay: late, ..Options::default() };
-        let (outcome, stats) = engines::jit_run(&program, label, &env, &Default::default(), options);
-        assert_eq!(engines::outcome(outcome), engines::Outcome::Output(format!("{sum}\n")));
-        stats
-    });
-    assert!(stats.waited > 0, "{stats}");
-    assert!(stats.most_pending >= flowc_trace::jit::MOST_QUEUED, "{stats}");
-}
-
 /// With a worker, an inner loop cut from an outer recording is optimized
 /// there and the outer recording dropped; once the inner loop's code is
 /// installed, the outer hot spot is recorded again at its next arrival

@@ -149,11 +149,7 @@ fn next_job<T>(inbox: &mpsc::Receiver<T>) -> Option<T> {
 pub const MOST_ASKS: u32 = 64;
 
 /// The most jobs sent and not yet done: past it, a job is optimized on
-/// the running thread, at once — only a loop that keeps the run busy is
-/// recorded then; a hot spot whose loop would not be arrived at often
-/// enough while the worker catches up is counted again instead
-/// (`Jit::wait_for_worker`: the objects interpreter's short runs,
-/// BF bottles 20 and 30, were 10-19% faster for it, alternated runs). A program warming up records in bursts;
+/// the running thread, at once. A program warming up records in bursts;
 /// a worker that far behind delivers code late (each job is about 0.2 ms
 /// on tutorial BF), and what waits costs memory — the objects
 /// interpreter's recordings carry an environment of some twenty
@@ -421,14 +417,6 @@ impl Worker {
     /// Whether a recording being optimized passed hot spot `key`.
     pub fn passed(&self, key: &Key) -> bool {
         self.passed.contains_key(key)
-    }
-
-    /// The operations of the jobs the worker has not done yet, when it is
-    /// [`MOST_QUEUED`] jobs behind (a job sent now would be handed back,
-    /// and optimized on the running thread); `None` while it keeps up.
-    pub fn behind(&self) -> Option<u64> {
-        (self.jobs.is_some() && self.pending.len() >= MOST_QUEUED)
-            .then(|| self.pending.iter().map(|p| p.recorded as u64).sum())
     }
 
     /// Whether exit `exit`'s bridge is being optimized.

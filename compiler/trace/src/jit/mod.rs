@@ -178,10 +178,7 @@
 //! run` turns on where the machine has one): a recording's conversion and
 //! optimization run on a worker thread while the interpreter goes on;
 //! the code is generated and installed at the next hot spot or exit after
-//! the worker is done ([`background`]). A worker far behind
-//! ([`MOST_QUEUED`] jobs) would have the next job optimized on the
-//! running thread; a hot spot is recorded then only if its loop keeps
-//! the run busy (`Jit::wait_for_worker`), else it is counted again.
+//! the worker is done ([`background`]).
 //!
 //! **Where things are.** This module drives the interpreter and enters
 //! code; `recording.rs` records loops and bridges (and aborts),
@@ -204,7 +201,6 @@ mod stats;
 mod trees;
 mod view;
 
-pub use background::MOST_QUEUED;
 pub use prepare::{Lower, Prepared, Preparing};
 pub use view::{CodeView, ExitView};
 
@@ -902,19 +898,6 @@ impl Density {
     }
 }
 
-impl Density {
-    /// Whether a loop recorded at this hot spot now is better left until
-    /// the worker has done a backlog of `backlog` recorded operations in
-    /// [`background::MOST_QUEUED`] jobs ([`Jit`]'s `wait_for_worker`):
-    /// whether the arrivals over the backlog's compile time promise no
-    /// more than the price of an operation (what a loop of any length
-    /// must beat, as in [`Density::promises_at`]).
-    fn waits_for(&self, backlog: u64) -> bool {
-        let delay = compile_cost(backlog, 2 * background::MOST_QUEUED as u64, self.work);
-        future_arrivals(self.arrivals, self.span, delay) <= op_price(self.work)
-    }
-}
-
 /// The arrivals a hot spot arrived at `arrivals` times over the last
 /// `span` statements of a run of `elapsed` promises ([`promises_payback`]).
 fn future_arrivals(arrivals: u64, span: u64, elapsed: u64) -> u64 {
@@ -1530,14 +1513,6 @@ impl<'p> Jit<'p> {
             // compiles again (see "A full cache").
             self.flush(machine, run);
         }
-        if self.wait_for_worker(machine, run, key) {
-            // Counted again from zero, and asked for at the threshold.
-            self.stats.waited += 1;
-            if let Some(p) = machine.profiler_mut() {
-                p.set(key, KeyState::Counting);
-            }
-            return Ok(Next::Interpret(block));
-        }
         if !self.affordable(machine, run) {
             // Over budget: count again from zero, ask at the threshold,
             // and after each deferral twice as late (`Profiler::defer`).
@@ -2004,24 +1979,6 @@ impl<'p> Jit<'p> {
             && within_budget(recorded, pieces, work, allowance)
     }
 
-    /// Whether hot spot `key`'s loop is better left for the worker to
-    /// catch up than recorded now: the worker is [`background::MOST_QUEUED`]
-    /// jobs behind, so a loop recorded now would be optimized on the
-    /// running thread, at the full price of its compile; waiting costs
-    /// the arrivals at the key until the worker has done its backlog,
-    /// each interpreted rather than run compiled. Recorded now only where
-    /// those arrivals promise more than that price (as
-    /// [`Density::promises_at`] judges a loop of some length, over the
-    /// backlog's compile time rather than the run's future): a loop that
-    /// keeps a run busy is compiled at once, a short-lived one of a run
-    /// that records in bursts (a song's verses) waits. The budget's
-    /// prices are the running thread's, so the backlog's compile time is
-    /// priced as if it were compiled here: the worker runs as fast.
-    fn wait_for_worker(&self, machine: &Machine, run: &Run, key: &Key) -> bool {
-        let Some(backlog) = run.worker.as_ref().and_then(|w| w.behind()) else { return false };
-        self.density(machine, key).is_none_or(|density| density.waits_for(backlog))
-    }
-
     /// Whether hot spot `key` was arrived at too sparsely for its loop to
     /// pay back its compile ([`promises_payback`], by the key's last
     /// count and the clock now; never without a budget or a count): the
@@ -2354,29 +2311,6 @@ mod tests {
         assert!(promises_payback(50, 400_000, 2_000_000, 1_800_000, 150));
         // A span of zero (every arrival within one statement) promises.
         assert!(promises_payback(50, 0, 400_000, 200_000, 5));
-    }
-
-    /// A worker sixteen jobs of 100 operations behind has some 416,000
-    /// statements of compiling to do, at a young run's prices. A loop
-    /// whose 50 arrivals took 500 statements would be arrived at 41,600
-    /// times meanwhile: compiled at once, on the running thread. A song's
-    /// loop, its 50 arrivals spread over 400,000 statements, about 52
-    /// times, fewer than one operation's price: it waits. So does a loop
-    /// arrived at as often as that price over the backlog, not more.
-    #[test]
-    fn a_loop_waits_for_the_worker_unless_it_keeps_the_run_busy() {
-        let backlog = 16 * 100;
-        assert_eq!(compile_cost(backlog, 2 * background::MOST_QUEUED as u64, 300_000), 416_000);
-        let density = |arrivals, span| Density { arrivals, span, elapsed: 400_000, work: 300_000 };
-        assert!(!density(50, 500).waits_for(backlog));
-        assert!(density(50, 400_000).waits_for(backlog));
-        assert!(density(50, 104_000).waits_for(backlog), "200 arrivals promised: one operation's price");
-        assert!(!density(50, 103_000).waits_for(backlog), "201");
-        // In a warm run the backlog is done sooner (176,000 statements),
-        // and an operation's price is a quarter: the song's loop, 22
-        // arrivals against 50, still waits.
-        let warm = Density { arrivals: 50, span: 400_000, elapsed: 5_000_000, work: WARM_AFTER };
-        assert!(warm.waits_for(backlog));
     }
 
     /// Code pays for its entries with what its iterations replace: an

@@ -126,11 +126,6 @@ pub struct Stats {
     /// ([`crate::jit::promises_payback`]), and hot spots not recorded at
     /// all because no loop recorded there could have paid back.
     pub sparse: u64,
-    /// Times a hot spot was counted again rather than recorded, while
-    /// the worker was too far behind for its loop to be worth compiling
-    /// on the running thread ([`crate::jit`], "Optimizing on a second
-    /// core").
-    pub waited: u64,
     /// Functions traces call rather than follow, because recordings got
     /// too long in them.
     pub not_followed: usize,
@@ -265,7 +260,7 @@ impl std::fmt::Display for Stats {
         if self.background_jobs + self.dropped_jobs > 0 {
             write!(
                 f,
-                "\nbackground:      {} jobs optimized on the worker in {:.3} ms ({} with their code generated there, {} dropped ({} of them at flushes, {} not taken when the cache was full), at most {} waiting at once; {} hot spots counted again while it caught up); {} sent with objects lent; {:.3} ms compiling on the running thread",
+                "\nbackground:      {} jobs optimized on the worker in {:.3} ms ({} with their code generated there, {} dropped ({} of them at flushes, {} not taken when the cache was full), at most {} waiting at once); {} sent with objects lent; {:.3} ms compiling on the running thread",
                 self.background_jobs,
                 ms(self.background_time),
                 self.emitted_apart,
@@ -273,7 +268,6 @@ impl std::fmt::Display for Stats {
                 self.flushed_jobs,
                 self.stale_jobs,
                 self.most_pending,
-                self.waited,
                 self.lent_jobs,
                 ms(self.compile_time_here())
             )?;
