@@ -139,31 +139,16 @@ pub(super) fn link_tests(
     // Code the first successor dominates, where it has the testing block
     // as its only predecessor.
     let below = |(b, then): (BlockId, BlockId), at: BlockId| cfg.preds(then) == [b] && dom.dominates(then, at);
-    for &u in &f.layout {
-        let mut count = |o: &Operand, from: Option<BlockId>| {
-            let Operand::Value(v) = o else { return };
-            let Some((b, then, _, found)) = candidates.get_mut(v) else { return };
-            let on_the_way = match from {
-                // A phi input of block `u` on the edge from `p`.
-                Some(p) => (u == *then && p == *b) || below((*b, *then), p),
-                None => below((*b, *then), u),
-            };
-            *found += u32::from(on_the_way);
+    super::each_operand(f, |o, u, from| {
+        let Operand::Value(v) = o else { return };
+        let Some((b, then, _, found)) = candidates.get_mut(v) else { return };
+        let on_the_way = match from {
+            // A phi input of block `u` on the edge from `p`.
+            Some(p) => (u == *then && p == *b) || below((*b, *then), p),
+            None => below((*b, *then), u),
         };
-        for i in f.block_insts(u) {
-            match &f.insts[i].kind {
-                InstKind::Phi(inputs) => inputs.iter().for_each(|(p, o)| count(o, Some(*p))),
-                kind => kind.operands().for_each(|o| count(o, None)),
-            }
-            if let InstKind::Guard { resume, .. } = &f.insts[i].kind {
-                f.resumes[*resume].operands().for_each(|o| count(o, None));
-            }
-        }
-        f.blocks[u].term.operands().for_each(|o| count(o, None));
-        if let Some(res) = f.blocks[u].term.resume() {
-            f.resumes[res].operands().for_each(|o| count(o, None));
-        }
-    }
+        *found += u32::from(on_the_way);
+    });
     for (r, (b, _, get, found)) in candidates {
         // The branch's own test of the link is the one use not on the way.
         if found + 1 == uses[ix(r)] {

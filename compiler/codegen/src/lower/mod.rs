@@ -725,26 +725,34 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 /// How many times each value is used, by raw index.
 fn count_uses(f: &Function) -> Vec<u32> {
     let mut uses = vec![0u32; f.values.len()];
-    let mut count = |o: &Operand| {
+    each_operand(f, |o, _, _| {
         if let Operand::Value(v) = o {
             uses[ix(*v)] += 1;
         }
-    };
+    });
+    uses
+}
+
+/// Every operand of `f`'s linked code, with where it is read: the block
+/// `b` reading it, and for a phi's input the predecessor `p` whose edge
+/// carries it (`visit(operand, b, Some(p))`). Instructions, the resume
+/// records of guards, terminators and theirs.
+fn each_operand(f: &Function, mut visit: impl FnMut(&Operand, BlockId, Option<BlockId>)) {
     for &b in &f.layout {
         for i in f.block_insts(b) {
-            for o in f.insts[i].kind.operands() {
-                count(o);
+            match &f.insts[i].kind {
+                InstKind::Phi(inputs) => inputs.iter().for_each(|(p, o)| visit(o, b, Some(*p))),
+                kind => kind.operands().for_each(|o| visit(o, b, None)),
             }
             if let InstKind::Guard { resume, .. } = &f.insts[i].kind {
-                f.resumes[*resume].operands().for_each(&mut count);
+                f.resumes[*resume].operands().for_each(|o| visit(o, b, None));
             }
         }
-        f.blocks[b].term.operands().for_each(&mut count);
+        f.blocks[b].term.operands().for_each(|o| visit(o, b, None));
         if let Some(r) = f.blocks[b].term.resume() {
-            f.resumes[r].operands().for_each(&mut count);
+            f.resumes[r].operands().for_each(|o| visit(o, b, None));
         }
     }
-    uses
 }
 
 /// The comparison a block's branch tests, when it is the block's last
