@@ -637,6 +637,29 @@ fn counted_loops_skipped_at_once_print_what_the_interpreter_prints() {
     assert!(skipped >= compared, "only {skipped} loops skipped in {compared} runs");
 }
 
+/// BF loops that move along the tape and come back (`[->>+<<]`) walk
+/// links that come back on the tutorial
+/// interpreter's tape of cells: unpeeled they check those links every
+/// iteration and cannot skip, peeled they skip to their end at once. So
+/// they are optimized peeled first, each body once (before, unpeeled
+/// first, then again peeled: two bodies a loop).
+#[test]
+fn loops_walking_links_back_are_optimized_peeled_once() {
+    use flowc_tests::bf;
+    let text = "++++++[>++++++++<-]>[->>+++<<]>>[-<+>]<[->>>+<<<]>>>[-<<+>>]<<.>.";
+    let (sum, _) = bf::run(text).expect("a valid program");
+    let stats = flowc_codegen::with_stack(move || {
+        let (program, env, label) = on_tutorial(text);
+        let options = Options { background: false, ..eager(3, false) };
+        let (outcome, stats) = engines::jit_run(&program, label, &env, &engines::config(), options);
+        assert_eq!(engines::outcome(outcome), engines::Outcome::Output(format!("{sum}\n")));
+        stats
+    });
+    assert!(stats.traces >= 4, "{stats}");
+    assert_eq!(stats.fast_forwarded, stats.traces, "every loop skips: {stats}");
+    assert_eq!(stats.loop_bodies, stats.traces, "each body optimized once: {stats}");
+}
+
 /// Brainfuck of many loops each run once a round (`bf::statements`, the
 /// shape of programs compiled to BF) on the tutorial-shaped interpreter,
 /// with a cache of a few pieces: it fills, the code it holds no longer

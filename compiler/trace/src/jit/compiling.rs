@@ -145,7 +145,7 @@ impl<'p> Jit<'p> {
         background: bool,
     ) -> Option<(TraceId, Duration)> {
         self.count_optimizing(&optimized, background);
-        let Optimized { pieces, restarts, shapes, entry, skips, time, emitted, emit_time } = optimized;
+        let Optimized { pieces, restarts, shapes, entry, skips, time, emitted, emit_time, .. } = optimized;
         let from = from.filter(|_| !self.options.trees);
         let here = Here { shapes, tier: self.options.tier, from };
         let (ids, time) = self.compile_pieces(pieces, here, emitted, restarts, what, time + emit_time)?;
@@ -163,6 +163,7 @@ impl<'p> Jit<'p> {
     /// `background`).
     fn count_optimizing(&mut self, optimized: &Optimized, background: bool) {
         self.stats.optimize_time += optimized.time;
+        self.stats.loop_bodies += optimized.bodies as usize;
         if background {
             self.stats.background_time += optimized.time + optimized.emit_time;
             self.stats.background_jobs += 1;

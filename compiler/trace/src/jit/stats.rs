@@ -103,6 +103,9 @@ pub struct Stats {
     /// Loops that skip to their last iteration where they are entered
     /// ([`crate::opt::fast_forward`]).
     pub fast_forwarded: usize,
+    /// Loop bodies optimized: a loop's once, or more where its first form
+    /// did not skip ([`super::optimizing::PeelOrder`]).
+    pub loop_bodies: usize,
     /// Recordings abandoned (too long, leaving their function) or traces
     /// the code generator refused.
     pub aborted: usize,
@@ -244,7 +247,11 @@ impl std::fmt::Display for Stats {
             self.guard_failures,
             self.bridged
         )?;
-        writeln!(f, "operations:      {} recorded, {} after optimization", self.recorded_ops, self.optimized_ops)?;
+        writeln!(
+            f,
+            "operations:      {} recorded, {} after optimization ({} loop bodies optimized)",
+            self.recorded_ops, self.optimized_ops, self.loop_bodies
+        )?;
         writeln!(f, "record time:     {:.3} ms", ms(self.record_time))?;
         let per_op = match self.optimized_ops {
             0 => 0.0,
