@@ -660,6 +660,26 @@ fn loops_walking_links_back_are_optimized_peeled_once() {
     assert_eq!(stats.loop_bodies, stats.traces, "each body optimized once: {stats}");
 }
 
+/// A loop that walks links that come back and does not skip peeled
+/// (`tests/corpus/shapes/links_back.fg`: no counted loop) is converted
+/// again assuming no links, not tried unpeeled in between: two bodies a
+/// loop, not three. It prints what the reference interpreter prints.
+#[test]
+fn a_loop_walking_links_back_that_does_not_skip_is_optimized_twice() {
+    let (expected, stats) = flowc_codegen::with_stack(|| {
+        let p = corpus::program("tests/corpus/shapes/links_back.fg");
+        let (label, env) = engines::start(&p);
+        let expected = engines::reference(&p, label, &env);
+        let options = Options { background: false, ..eager(3, false) };
+        let (got, stats) = engines::jit_run(&p, label, &env, &engines::config(), options);
+        assert_eq!(engines::outcome(got), expected);
+        (expected, stats)
+    });
+    assert!(matches!(expected, engines::Outcome::Output(_)), "{expected:?}");
+    assert!(stats.traces >= 1 && stats.fast_forwarded == 0, "{stats}");
+    assert_eq!(stats.loop_bodies, 2 * stats.traces, "{stats}");
+}
+
 /// Brainfuck of many loops each run once a round (`bf::statements`, the
 /// shape of programs compiled to BF) on the tutorial-shaped interpreter,
 /// with a cache of a few pieces: it fills, the code it holds no longer

@@ -79,7 +79,7 @@ pub(super) struct Optimized {
     /// Whether the loop skips to its last iteration ([`opt::fast_forward`]).
     pub skips: bool,
     /// How many times a loop's body was optimized (once, or again peeled,
-    /// unpeeled or converted otherwise, [`PeelOrder`]); 0 for a straight
+    /// unpeeled or converted otherwise, [`peel_order`]); 0 for a straight
     /// trace.
     pub bodies: u32,
     /// Time it took.
@@ -124,34 +124,28 @@ pub(super) fn reads_fields(f: &Function) -> bool {
     f.all_insts().any(|(_, i)| matches!(f.insts[i].kind, flowc_ir::InstKind::Get { .. }))
 }
 
-/// In which order a loop trace's iterations are optimized unpeeled and
-/// peeled ([`opt::Peel`]), the first that runs to its end at once
-/// ([`opt::fast_forward`]) kept.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum PeelOrder {
-    /// Unpeeled only: peeling would reuse nothing.
-    Unpeeled,
-    /// Unpeeled, then peeled if that does not skip: a skipping loop is
-    /// cheaper to compile unpeeled.
-    UnpeeledFirst,
-    /// Peeled, then unpeeled if that does not skip: the loop walks links
-    /// that come back, which unpeeled it checks in every iteration, so
-    /// unpeeled it does not skip. Measured on tutorial BF fractal 1: of
-    /// 244 loops, the 175 that walk links never skipped unpeeled and all
-    /// skipped peeled; the 69 that walk none all skipped unpeeled.
-    PeeledFirst,
-}
-
-impl PeelOrder {
-    /// The order for a loop that peeling would reuse work of (`peels`,
-    /// [`opt::peels_when_invariant`]) and walks `links` links that come
-    /// back.
-    fn of(peels: bool, links: usize) -> PeelOrder {
-        match (peels, links) {
-            (false, _) => PeelOrder::Unpeeled,
-            (true, 0) => PeelOrder::UnpeeledFirst,
-            (true, _) => PeelOrder::PeeledFirst,
-        }
+/// The forms a loop trace's body is optimized in ([`opt::Peel`]), in
+/// order: the second, if any, only where the first does not run to its
+/// end at once ([`opt::fast_forward`]); where neither does, the peeled one
+/// is kept. For a loop that peeling would reuse work of (`peels`,
+/// [`opt::peels_when_invariant`]) and that walks `links` links that come
+/// back:
+/// - peeling reuses nothing: unpeeled only;
+/// - no links: unpeeled, then peeled — a skipping loop is cheaper to
+///   compile unpeeled;
+/// - links: peeled only — unpeeled, the loop checks its links in every
+///   iteration, so it does not skip (one that does not skip peeled is
+///   converted again assuming no links, below). Measured on tutorial BF
+///   fractal 1: of 244 loops, the 175 that walk links never skipped
+///   unpeeled and all skipped peeled; the 69 that walk none all skipped
+///   unpeeled. (Trying unpeeled after peeled, first done, made two
+///   bodies of three wasted on `tests/corpus/shapes/links_back.fg`.)
+fn peel_order(peels: bool, links: usize) -> (opt::Peel, Option<opt::Peel>) {
+    use opt::Peel::{Always, Never};
+    match (peels, links) {
+        (false, _) => (Never, None),
+        (true, 0) => (Never, Some(Always)),
+        (true, _) => (Always, None),
     }
 }
 
@@ -197,8 +191,8 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
     // unpeeled first, and again peeled only if it then does not skip —
     // unless it walks links that come back ([`to_ir`], "Links that come
     // back"): unpeeled, such a loop checks its links in every iteration,
-    // which a loop that skips cannot, so it is optimized peeled first and
-    // unpeeled only if that does not skip ([`PeelOrder`]).
+    // which a loop that skips cannot, so it is optimized peeled only
+    // ([`peel_order`]).
     // Nor does a loop that does not skip keep links assumed to come back
     // in its iterations: one that stops holding would fail at every pass
     // and leave through a bridge (`tests/corpus/shapes/links_back.fg`:
@@ -216,26 +210,15 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
         let reads = fields_for(f);
         opt::fast_forward(f, reads)
     };
-    let mut skips = match PeelOrder::of(opt::peels_when_invariant(&looped), links) {
-        PeelOrder::Unpeeled => optimize(&mut looped, opt::Peel::Never),
-        PeelOrder::UnpeeledFirst => {
-            let peeled = looped.clone();
-            optimize(&mut looped, opt::Peel::Never) || {
-                looped = peeled;
-                optimize(&mut looped, opt::Peel::Always)
-            }
+    let (first, then) = peel_order(opt::peels_when_invariant(&looped), links);
+    let second = then.map(|_| looped.clone());
+    let mut skips = optimize(&mut looped, first);
+    if let (false, Some(peel), Some(mut second)) = (skips, then, second) {
+        skips = optimize(&mut second, peel);
+        if skips || peel == opt::Peel::Always {
+            looped = second;
         }
-        PeelOrder::PeeledFirst => {
-            let unpeeled = looped.clone();
-            optimize(&mut looped, opt::Peel::Always) || {
-                let peeled = std::mem::replace(&mut looped, unpeeled);
-                optimize(&mut looped, opt::Peel::Never) || {
-                    looped = peeled;
-                    false
-                }
-            }
-        }
-    };
+    }
     if !skips && links > 0 {
         let (mut plain, _) = convert(false);
         shared.inspect(&plain, "conversion");

@@ -104,7 +104,7 @@ pub struct Stats {
     /// ([`crate::opt::fast_forward`]).
     pub fast_forwarded: usize,
     /// Loop bodies optimized: a loop's once, or more where its first form
-    /// did not skip ([`super::optimizing::PeelOrder`]).
+    /// did not skip (`jit::optimizing::peel_order`).
     pub loop_bodies: usize,
     /// Recordings abandoned (too long, leaving their function) or traces
     /// the code generator refused.
