@@ -680,6 +680,26 @@ fn a_loop_walking_links_back_that_does_not_skip_is_optimized_twice() {
     assert_eq!(stats.loop_bodies, 2 * stats.traces, "{stats}");
 }
 
+/// BF's `[->+<]` written by hand (`tests/corpus/shapes/pour.fg`): the
+/// loop tests its count before stepping it, and peeled it carries the
+/// count in a phi stored after the guard. It runs to its end at once
+/// (`opt::fast_forward`; before, only a count stored before the guard
+/// did) and prints what the reference interpreter prints.
+#[test]
+fn a_hand_written_transfer_loop_tested_before_its_step_runs_to_its_end_at_once() {
+    let (expected, stats) = flowc_codegen::with_stack(|| {
+        let p = corpus::program("tests/corpus/shapes/pour.fg");
+        let (label, env) = engines::start(&p);
+        let expected = engines::reference(&p, label, &env);
+        let options = Options { background: false, inspect: Some(check), ..Options::default() };
+        let (got, stats) = engines::jit_run(&p, label, &env, &engines::config(), options);
+        assert_eq!(engines::outcome(got), expected);
+        (expected, stats)
+    });
+    assert_eq!(expected, engines::Outcome::Output("55016\n".into()));
+    assert!(stats.fast_forwarded >= 1, "{stats}");
+}
+
 /// Brainfuck of many loops each run once a round (`bf::statements`, the
 /// shape of programs compiled to BF) on the tutorial-shaped interpreter,
 /// with a cache of a few pieces: it fills, the code it holds no longer

@@ -14,7 +14,9 @@
 //!   moduli equal); the operations of an update in the `.int` or the
 //!   `.word` form (the cells are integers), each cell updated once; a
 //!   phi's value may be stored in a field too (a carried field), before
-//!   the guard, so that the last iteration writes it;
+//!   the guard, so that the last iteration writes it, or after a guard of
+//!   an old value, which leaves where the last iteration that passed it
+//!   wrote the value the phi then holds;
 //! - reads of an updated field after its update;
 //! - one `guard_true t`, `t` the *counter*'s value where the iteration
 //!   started (`while c { ... }`) or its new value (`do { ... } while c`),
@@ -222,8 +224,12 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
                     }
                     // A phi's value, kept in a field too (a carried field:
                     // BF's `[-]`), before the guard: the last iteration
-                    // writes it before the loop leaves.
-                    Cell::Phi(_) if guard.is_none() => {}
+                    // writes it before the loop leaves. Or after a guard of
+                    // a value where the iteration started (`while c`):
+                    // every iteration that passes it writes it, the loop
+                    // leaves where the phi holds what the last one wrote,
+                    // and a skip leaves one such iteration to run.
+                    Cell::Phi(_) if matches!(guard, None | Some(Term::Old(_))) => {}
                     Cell::Phi(_) => return None,
                     Cell::Field(..) => return None,
                 }
@@ -816,6 +822,57 @@ resume r0 {
             "    guard_true v4, r0 else next\n    set v0, v, v4\n",
         );
         assert_eq!(forwarded(&after), None);
+    }
+
+    #[test]
+    fn a_carried_counter_tested_before_its_step_and_stored_after_is_counted_down_at_once() {
+        // `while c { c = c - 1 }` with the cell carried in a phi (a loop
+        // recorded from its test, its first iteration peeled): stored
+        // after the guard, by every iteration that passes it.
+        let text = "trace 'clear.body'(v0:c, v1:x) {
+b0:
+    jump b1
+b1 clear:
+    v2:v = phi [b0: v1, b1: v4]
+    guard_true v2, r0 else next
+    v3:v = sub.word v2, 1
+    v4:v = mod.word v3, 256
+    set v0, v, v4
+    jump b1
+resume r0 {
+    frame [c = v0]
+}
+}
+";
+        expect![[r#"
+            trace 'clear.body'(v0:c, v1:x) {
+            b0:
+                v5 = sub.int v1, 1
+                v6 = mod.int v5, 256
+                v7 = ne.word v1, 0
+                v8 = mul.word v6, v7
+                iterations v8
+                v9 = ne.word v8, 0
+                v10 = mul.word v8, -1
+                v11 = add.int v1, v10
+                v12 = mod.int v11, 256
+                v13 = sub.int v12, v1
+                v14 = mul.int v13, v9
+                v15 = add.int v1, v14
+                jump b1
+            b1 clear:
+                v2:v = phi [b0: v15, b1: v4]
+                guard_true v2, r0 else next
+                v3:v = sub.word v2, 1
+                v4:v = mod.word v3, 256
+                set v0, v, v4
+                jump b1
+            resume r0 {
+                frame [c = v0]
+            }
+            }
+        "#]]
+        .assert_eq(&forwarded(text).expect("fast-forwarded"));
     }
 
     #[test]
