@@ -41,7 +41,13 @@ impl Opt<'_> {
     /// more than [`MAX_RESUME_VIRTUALS`].
     fn bound_virtuals(&mut self, r: ResumeId) {
         // Counted without copying the record: most records reach no
-        // virtual object at all, and every guard takes a snapshot.
+        // virtual object at all, and every guard takes a snapshot. A walk
+        // that has made none has none to count (a record's own virtual
+        // objects, a bridge's exit's, are not the walk's and never
+        // materialized here).
+        if !self.made_virtual {
+            return;
+        }
         let mut seen = Vec::new();
         for o in self.f.resumes[r].operands() {
             self.reachable_virtuals(o, &mut seen);

@@ -56,6 +56,10 @@ pub(super) struct Opt<'a> {
     pub info: Vec<Info>,
     pub subst: Vec<Option<Operand>>,
     pub virtuals: Vec<Option<Virtual>>,
+    /// Whether the walk has made a virtual object yet: until it has, no
+    /// operand is one, and a guard's snapshot skips looking for them
+    /// ([`Opt::snapshot`]; most traces allocate nothing).
+    pub made_virtual: bool,
     cse: HashMap<(Operator, Form, Args), ValueId>,
     /// The `guard_at`s kept, by link, base and distance, and what their
     /// results are: one that held holds for good (values do not change,
@@ -115,6 +119,7 @@ impl<'a> Opt<'a> {
             info,
             subst: vec![None; n],
             virtuals: (0..n).map(|_| None).collect(),
+            made_virtual: false,
             cse: Default::default(),
             ats: Default::default(),
             rows: Default::default(),
@@ -335,6 +340,7 @@ impl<'a> Opt<'a> {
                 let v = result.expect("new has a result");
                 if self.remove_allocations {
                     self.virtuals[ix(v)] = Some(Virtual { class, fields: Vec::new() });
+                    self.made_virtual = true;
                 } else {
                     self.info[ix(v)] = Info::object(class, Some(i));
                     self.keep(i, InstKind::New(class));
