@@ -103,6 +103,43 @@ impl Opt<'_> {
         }
     }
 
+    /// Brings record `r` up to date in place ([`Opt::snapshot`]): where
+    /// the walk has made no virtual object, no operand becomes one, so the
+    /// record keeps its shape — its operands substituted, its variables
+    /// known unbound left out — and is written over rather than built
+    /// anew (a guard's record was the optimizer's hottest allocation, and
+    /// most of its operands stay as they were).
+    pub fn refresh(&mut self, r: ResumeId) {
+        if self.made_virtual {
+            let record = self.snapshot(r);
+            self.f.resumes[r] = record;
+            return;
+        }
+        let (subst, info, virtuals) = (&self.subst, &self.info, &self.virtuals);
+        let record = &mut self.f.resumes[r];
+        let update = |o: &mut Operand| {
+            if let Some(now) = substituted(subst, o) {
+                *o = now.clone();
+            }
+        };
+        for v in &mut record.virtuals {
+            for (_, rv) in &mut v.fields {
+                if let ResumeValue::Operand(o) = rv {
+                    update(o);
+                }
+            }
+        }
+        for frame in &mut record.frames {
+            frame.env.retain_mut(|(_, rv)| match rv {
+                ResumeValue::Operand(o) => {
+                    update(o);
+                    !known_unbound(info, virtuals, o)
+                }
+                ResumeValue::Virtual(_) => true,
+            });
+        }
+    }
+
     /// Resume record `r` with current operands, virtual objects kept
     /// virtual. A record may already hold virtual objects (a bridge's
     /// exit, a copied record): they keep their numbers, their fields'
@@ -152,13 +189,7 @@ impl Opt<'_> {
 
     /// Whether operand `o` (resolved) is known to be an unbound variable.
     fn is_unbound(&self, o: &Operand) -> bool {
-        match o {
-            Operand::Const(_) => false,
-            Operand::Value(v) => {
-                let i = &self.info[ix(*v)];
-                self.virtuals[ix(*v)].is_none() && !i.is_bottom() && i.kinds == Kinds::UNBOUND
-            }
-        }
+        known_unbound(&self.info, &self.virtuals, o)
     }
 
     fn resume_value(&self, o: &Operand, virtuals: &mut Vec<(Option<ValueId>, VirtualObject)>) -> ResumeValue {
@@ -179,4 +210,29 @@ impl Opt<'_> {
         virtuals[k].1.fields = fields;
         ResumeValue::Virtual(k as u32)
     }
+}
+
+/// [`Opt::is_unbound`] over the walk's tables.
+fn known_unbound(info: &[Info], virtuals: &[Option<Virtual>], o: &Operand) -> bool {
+    match o {
+        Operand::Const(_) => false,
+        Operand::Value(v) => {
+            let i = &info[ix(*v)];
+            virtuals[ix(*v)].is_none() && !i.is_bottom() && i.kinds == Kinds::UNBOUND
+        }
+    }
+}
+
+/// What operand `o` now stands for ([`Opt::resolve`]), if the walk
+/// substituted it; `None` where it stands for itself.
+fn substituted<'s>(subst: &'s [Option<Operand>], o: &Operand) -> Option<&'s Operand> {
+    let Operand::Value(v) = o else { return None };
+    let mut now = subst.get(ix(*v))?.as_ref()?;
+    while let Operand::Value(v) = now {
+        match subst.get(ix(*v)) {
+            Some(Some(next)) => now = next,
+            _ => break,
+        }
+    }
+    Some(now)
 }

@@ -554,8 +554,7 @@ impl<'a> Opt<'a> {
             Some(original) => self.f.resumes.alloc(original.clone()),
             None => resume,
         };
-        let record = self.snapshot(got);
-        self.f.resumes[got] = record;
+        self.refresh(got);
         self.last_guard = Some((resume, got, self.walked));
         got
     }
