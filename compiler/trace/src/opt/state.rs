@@ -288,8 +288,7 @@ impl Opt<'_> {
             }
         }
         h.nodes[n].fields = fields;
-        self.virtuals[ix(key)] = Some(Virtual { class: virt.class, fields: loop_fields });
-        self.made_virtual = true;
+        self.make_virtual(key, Virtual { class: virt.class, fields: loop_fields });
         n
     }
 

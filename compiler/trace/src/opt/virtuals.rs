@@ -17,7 +17,7 @@ use flowc_lang::Symbol;
 use flowc_passes::edit::ix;
 use flowc_passes::lattice::{Info, Kinds};
 
-use super::walk::Opt;
+use super::walk::{substituted, Opt};
 
 /// An object the walk has not allocated: its class and fields so far, in
 /// the order they were first set.
@@ -76,6 +76,13 @@ impl Opt<'_> {
         for (_, x) in &virt.fields {
             self.reachable_virtuals(x, seen);
         }
+    }
+
+    /// Makes `v` virtual object `virt`: how the walk makes one, so that
+    /// [`Opt::refresh`] knows whether any operand may be one.
+    pub fn make_virtual(&mut self, v: ValueId, virt: Virtual) {
+        self.virtuals[ix(v)] = Some(virt);
+        self.made_virtual = true;
     }
 
     /// Makes virtual object `v` real here: `new` and its fields' `set`s.
@@ -223,16 +230,80 @@ fn known_unbound(info: &[Info], virtuals: &[Option<Virtual>], o: &Operand) -> bo
     }
 }
 
-/// What operand `o` now stands for ([`Opt::resolve`]), if the walk
-/// substituted it; `None` where it stands for itself.
-fn substituted<'s>(subst: &'s [Option<Operand>], o: &Operand) -> Option<&'s Operand> {
-    let Operand::Value(v) = o else { return None };
-    let mut now = subst.get(ix(*v))?.as_ref()?;
-    while let Operand::Value(v) = now {
-        match subst.get(ix(*v)) {
-            Some(Some(next)) => now = next,
-            _ => break,
+#[cfg(test)]
+mod tests {
+    use expect_test::{expect, Expect};
+
+    fn check(text: &str, expected: Expect) {
+        let mut m = flowc_ir::parse::module("trace", text).unwrap();
+        let hints = flowc_ir::Module { functions: Vec::new(), ..m.clone() };
+        let f = &mut m.functions[0];
+        super::super::optimize_trace(f, &hints, &super::super::Options::new(true));
+        if let Err(vs) = flowc_ir_checker::check(f) {
+            panic!("{vs:?}\n{}", flowc_ir::print::function(f));
         }
+        expected.assert_eq(&flowc_ir::print::function(f));
     }
-    Some(now)
+
+    /// A guard's record brought up to date: its operands as the walk
+    /// resolved them (`n` is 5 past the `guard_value`, in the frame and in
+    /// the record's own virtual object), a variable known unbound (`t`)
+    /// left out. The first guard's record is written over in place (the
+    /// walk has made no virtual object yet); the second's is built anew
+    /// (after the `new`, which stays virtual in it, as `@1`): both the
+    /// same way.
+    #[test]
+    fn a_guards_record_holds_the_resolved_operands_before_and_after_an_allocation() {
+        check(
+            "trace t(v0:c, v1:n) {
+b0:
+    v2:t = unbound t
+    guard_value v1, 5, r0 else out
+    guard_true v0, r1 else out
+    v3:o = new cell
+    set v3, v, v1
+    guard_false v0, r2 else out
+    exit r3 to out
+resume r0 {
+    frame [c = v0, n = v1, t = v2]
+}
+resume r1 {
+    frame [c = v0, n = v1, t = v2, k = @0]
+    virtual @0 cell [v = v1]
+}
+resume r2 {
+    frame [c = v0, n = v1, t = v2, k = @0, o = v3]
+    virtual @0 cell [v = v1]
+}
+resume r3 {
+    frame [c = v0, n = v1, t = v2]
+}
+}
+",
+            expect![[r#"
+                trace t(v0:c, v1:n) {
+                b0:
+                    guard_value v1, 5, r0 else out
+                    guard_true v0, r1 else out
+                    guard_false v0, r2 else out
+                    exit r3 to out
+                resume r0 {
+                    frame [c = v0, n = v1]
+                }
+                resume r1 {
+                    frame [c = v0, n = 5, k = @0]
+                    virtual @0 cell [v = 5]
+                }
+                resume r2 {
+                    frame [c = v0, n = 5, k = @0, o = @1]
+                    virtual @0 cell [v = 5]
+                    virtual @1 cell [v = 5]
+                }
+                resume r3 {
+                    frame [c = 0, n = 5]
+                }
+                }
+            "#]],
+        );
+    }
 }

@@ -56,10 +56,11 @@ pub(super) struct Opt<'a> {
     pub info: Vec<Info>,
     pub subst: Vec<Option<Operand>>,
     pub virtuals: Vec<Option<Virtual>>,
-    /// Whether the walk has made a virtual object yet: until it has, no
-    /// operand is one, and a guard's snapshot skips looking for them
-    /// ([`Opt::snapshot`]; most traces allocate nothing).
-    pub made_virtual: bool,
+    /// Whether the walk has made a virtual object yet
+    /// ([`Opt::make_virtual`]): until it has, no operand is one, and a
+    /// guard's record is brought up to date without looking for them
+    /// ([`Opt::refresh`]; most traces allocate nothing).
+    pub(super) made_virtual: bool,
     cse: HashMap<(Operator, Form, Args), ValueId>,
     /// The `guard_at`s kept, by link, base and distance, and what their
     /// results are: one that held holds for good (values do not change,
@@ -138,14 +139,7 @@ impl<'a> Opt<'a> {
     pub fn resolve(&self, o: &Operand) -> Operand {
         // Followed by reference, cloned once: the walk resolves every
         // operand and every resume value.
-        let mut o = o;
-        while let Operand::Value(v) = o {
-            match self.subst.get(ix(*v)) {
-                Some(Some(next)) => o = next,
-                _ => break,
-            }
-        }
-        o.clone()
+        substituted(&self.subst, o).unwrap_or(o).clone()
     }
 
     pub fn info_of(&self, o: &Operand) -> Info {
@@ -339,8 +333,7 @@ impl<'a> Opt<'a> {
             InstKind::New(class) => {
                 let v = result.expect("new has a result");
                 if self.remove_allocations {
-                    self.virtuals[ix(v)] = Some(Virtual { class, fields: Vec::new() });
-                    self.made_virtual = true;
+                    self.make_virtual(v, Virtual { class, fields: Vec::new() });
                 } else {
                     self.info[ix(v)] = Info::object(class, Some(i));
                     self.keep(i, InstKind::New(class));
@@ -687,4 +680,19 @@ impl<'a> Opt<'a> {
         }
         self.info[ix(x)] = narrowed;
     }
+}
+
+/// What operand `o` now stands for ([`Opt::resolve`]) by the walk's
+/// substitution `subst`, if it substituted it; `None` where it stands for
+/// itself.
+pub(super) fn substituted<'s>(subst: &'s [Option<Operand>], o: &Operand) -> Option<&'s Operand> {
+    let Operand::Value(v) = o else { return None };
+    let mut now = subst.get(ix(*v))?.as_ref()?;
+    while let Operand::Value(v) = now {
+        match subst.get(ix(*v)) {
+            Some(Some(next)) => now = next,
+            _ => break,
+        }
+    }
+    Some(now)
 }
