@@ -245,6 +245,44 @@ mod tests {
         expected.assert_eq(&flowc_ir::print::function(f));
     }
 
+    /// A record a guard shares with the trace's exit: the guard leaves
+    /// with the state where it is (`c` still a variable), the exit with
+    /// the state at the end (`c` is 0 past the `guard_false`). Before, the
+    /// exit's record was written over the one record both named, and the
+    /// guard resumed as if `c` were 0.
+    #[test]
+    fn a_record_a_guard_shares_with_the_exit_is_brought_up_to_date_for_each() {
+        check(
+            "trace t(v0:c, v1:n) {
+b0:
+    guard_true v1, r0 else out
+    guard_false v0, r1 else out
+    exit r0 to out
+resume r0 {
+    frame [c = v0, n = v1]
+}
+resume r1 {
+    frame [c = v0, n = v1]
+}
+}
+",
+            expect![[r#"
+                trace t(v0:c, v1:n) {
+                b0:
+                    guard_true v1, r2 else out
+                    guard_false v0, r2 else out
+                    exit r0 to out
+                resume r0 {
+                    frame [c = 0, n = v1]
+                }
+                resume r2 {
+                    frame [c = v0, n = v1]
+                }
+                }
+            "#]],
+        );
+    }
+
     /// A guard's record brought up to date: its operands as the walk
     /// resolved them (`n` is 5 past the `guard_value`, in the frame and in
     /// the record's own virtual object), a variable known unbound (`t`)

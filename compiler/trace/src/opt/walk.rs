@@ -102,11 +102,17 @@ impl<'a> Opt<'a> {
                 info[ix(v)] = Info::of_kinds(Kinds::UNBOUND);
             }
         }
+        // A record a guard shares with another guard or with an exit is
+        // copied for each guard kept ([`Opt::guard_record`]): each is
+        // brought up to date where its guard is, the exit's at the end.
         let mut uses: HashMap<ResumeId, u32> = HashMap::default();
-        for (_, i) in f.all_insts() {
-            if let InstKind::Guard { resume, .. } = &f.insts[i].kind {
-                *uses.entry(*resume).or_insert(0) += 1;
-            }
+        let guards = f.all_insts().filter_map(|(_, i)| match &f.insts[i].kind {
+            InstKind::Guard { resume, .. } => Some(*resume),
+            _ => None,
+        });
+        let exits = f.layout.iter().filter_map(|&b| f.blocks[b].term.resume());
+        for r in guards.chain(exits) {
+            *uses.entry(r).or_insert(0) += 1;
         }
         let shared = uses.into_iter().filter(|&(_, n)| n > 1).map(|(r, _)| (r, f.resumes[r].clone())).collect();
         Opt {
