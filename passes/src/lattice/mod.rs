@@ -392,6 +392,33 @@ fn join_of_items(items: &[Value]) -> Info {
     }
 }
 
+/// The operand `op` returns unchanged, whatever its value, for operands
+/// described by `args`: its index (`x + 0`, `0 + x`, `x - 0`, `x * 1`,
+/// `1 * x`, `x // 1`, and `x % m` for `x` known to lie in `0..m`, the
+/// last the `v = v % 256` after a byte interpreter's decrement once a
+/// guard found `v` not 0). Only for operands surely integers, so the
+/// operation could neither fail nor convert.
+pub fn identity(op: Op, args: &[Info]) -> Option<usize> {
+    if args.len() != 2 || !args.iter().all(|a| a.surely(Kinds::INT)) {
+        return None;
+    }
+    let point = |k: usize| args[k].range.as_point();
+    match op {
+        Op::Add if point(1) == Some(0) => Some(0),
+        Op::Add if point(0) == Some(0) => Some(1),
+        Op::Sub if point(1) == Some(0) => Some(0),
+        Op::Mul if point(1) == Some(1) => Some(0),
+        Op::Mul if point(0) == Some(1) => Some(1),
+        Op::Div if point(1) == Some(1) => Some(0),
+        Op::Mod => {
+            let m = point(1)?;
+            let x = args[0].range;
+            (m > 0 && !x.is_empty() && x.lo() >= 0 && x.hi() < m).then_some(0)
+        }
+        _ => None,
+    }
+}
+
 /// The cheapest form `op` may take with operands described by `args`.
 pub fn best_form(op: Op, args: &[Info]) -> Form {
     let forms = op.info().forms;

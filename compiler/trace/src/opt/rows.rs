@@ -33,7 +33,9 @@
 //! trace, a walk broken by `set`s (BF `>+>+>+`) too.
 
 use flowc_ir::{Function, GuardKind, InstId, InstKind, Operand, ResumeId, ValueDef, ValueId};
-use flowc_lang::Symbol;
+use flowc_lang::ast::Operator;
+use flowc_lang::ops::Op;
+use flowc_lang::{Symbol, Value};
 use flowc_passes::edit::Substitution;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -65,8 +67,58 @@ pub fn keep_paying(f: &mut Function) {
             _ => true,
         });
     }
+    let folded = fold_self_compares(f, &mut subst);
     subst.apply(f);
+    if folded {
+        drop_holding_guards(f);
+    }
     share_exits(f);
+}
+
+/// Folds the comparisons of a link with itself that dropping `guard_at`s
+/// leaves, `subst` their results replaced by their links (a trace walking
+/// `>><<>>` compares each link it reads again with the `guard_at` result
+/// it had for that cell, which becomes the link itself): `eq x, x` is 1
+/// and `ne x, x` is 0, `x` read by a `get` (so bound: a `get` of a field
+/// never set raises). Whether any was folded: then the guards of their
+/// results, which hold, are to go ([`drop_holding_guards`]) once `subst`
+/// is applied. The comparisons are left for dead-code elimination.
+fn fold_self_compares(f: &Function, subst: &mut Substitution) -> bool {
+    let read = |o: &Operand| match o {
+        Operand::Value(v) => match f.values[*v].def {
+            ValueDef::Inst(i) => matches!(f.insts[i].kind, InstKind::Get { .. }),
+            _ => false,
+        },
+        Operand::Const(_) => false,
+    };
+    let mut folded = false;
+    for &b in &f.layout {
+        for &i in &f.blocks[b].insts {
+            let (InstKind::Op { op: Operator::Known(op @ (Op::Eq | Op::Ne)), args, .. }, Some(r)) =
+                (&f.insts[i].kind, f.insts[i].result)
+            else {
+                continue;
+            };
+            let [x, y] = args.as_slice() else { continue };
+            let x = subst.resolve(x);
+            if x == subst.resolve(y) && read(&x) {
+                subst.set(r, Operand::Const(Value::Int(i64::from(*op == Op::Eq))));
+                folded = true;
+            }
+        }
+    }
+    folded
+}
+
+/// Drops the guards of `f` on a constant that holds.
+fn drop_holding_guards(f: &mut Function) {
+    let (layout, blocks, insts) = (&f.layout, &mut f.blocks, &f.insts);
+    for &b in layout {
+        blocks[b].insts.retain(|i| match &insts[*i].kind {
+            InstKind::Guard { kind, .. } => !matches!(kind.operand(), Operand::Const(c) if kind.holds(c, None)),
+            _ => true,
+        });
+    }
 }
 
 /// Makes the `guard_at`s of a walk leave by one exit: in each block,
@@ -163,4 +215,67 @@ fn long_walks(f: &Function) -> HashSet<Operand> {
         }
     }
     links.into_iter().filter(|&(_, n)| n >= STRAIGHT_ROW).map(|(b, _)| b).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{expect, Expect};
+
+    fn check(text: &str, expected: Expect) {
+        let mut m = flowc_ir::parse::module("trace", text).unwrap();
+        let f = &mut m.functions[0];
+        super::keep_paying(f);
+        expected.assert_eq(&flowc_ir::print::function(f));
+    }
+
+    /// A `guard_at` dropped in straight code leaves its link in its
+    /// result's place, and a comparison of the link read again with that
+    /// result (a walk `>><<>>` back over cells it had) compares the link
+    /// with itself: 1 for `eq`, 0 for `ne`, and the guards of them go. A
+    /// parameter compared with itself stays: it may be unbound, which the
+    /// comparison raises.
+    #[test]
+    fn a_link_compared_with_itself_once_its_guard_at_goes_is_folded() {
+        let text = "trace 't'(v0:tape, v1:p) {
+b0:
+    v2:r = get v0, r
+    guard_link v2, cell, r0 else grow
+    v3:r = guard_at v2, v0, 48, r0 else right
+    v4:l = get.object v2, l
+    v5 = eq.word v4, v0
+    guard_true v5, r0 else left
+    v6 = eq.word v2, v3
+    guard_true v6, r0 else right
+    v7 = ne.word v3, v2
+    guard_false v7, r0 else right
+    v8 = eq v1, v1
+    guard_true v8, r0 else out
+    exit r0 to out
+resume r0 {
+    frame [tape = v0, p = v1]
+}
+}
+";
+        check(
+            text,
+            expect![[r#"
+            trace t(v0:tape, v1:p) {
+            b0:
+                v2:r = get v0, r
+                guard_link v2, cell, r0 else grow
+                v4:l = get.object v2, l
+                v5 = eq.word v4, v0
+                guard_true v5, r0 else left
+                v6 = eq.word v2, v2
+                v7 = ne.word v2, v2
+                v8 = eq v1, v1
+                guard_true v8, r0 else out
+                exit r0 to out
+            resume r0 {
+                frame [tape = v0, p = v1]
+            }
+            }
+        "#]],
+        );
+    }
 }

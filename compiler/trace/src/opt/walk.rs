@@ -61,6 +61,10 @@ pub(super) struct Opt<'a> {
     /// guard's record is brought up to date without looking for them
     /// ([`Opt::refresh`]; most traces allocate nothing).
     pub(super) made_virtual: bool,
+    /// Whether the walk is in a loop's own block ([`Opt::run_loop`]),
+    /// where an operation returning an operand as it is stays: counted
+    /// loops ([`super::counted`]) read each cell's step through its `mod`.
+    in_loop: bool,
     cse: HashMap<(Operator, Form, Args), ValueId>,
     /// The `guard_at`s kept, by link, base and distance, and what their
     /// results are: one that held holds for good (values do not change,
@@ -127,6 +131,7 @@ impl<'a> Opt<'a> {
             subst: vec![None; n],
             virtuals: (0..n).map(|_| None).collect(),
             made_virtual: false,
+            in_loop: false,
             cse: Default::default(),
             ats: Default::default(),
             rows: Default::default(),
@@ -220,7 +225,9 @@ impl<'a> Opt<'a> {
         for &(obj, field, value) in carried {
             self.heap.objects.insert((obj, field), Operand::Value(value));
         }
+        self.in_loop = true;
         self.walk(lp);
+        self.in_loop = false;
     }
 
     /// What a read of `field` of `obj` gives: what the program may store
@@ -297,6 +304,13 @@ impl<'a> Opt<'a> {
                         self.subst[ix(v)] = Some(Operand::Const(Value::Int(i64::from(op == Op::Eq))));
                         return;
                     }
+                }
+                // An operation that returns one of its operands as it is
+                // (`v % 256` of a byte known to be one) is that operand,
+                // but in a loop's own block (see `in_loop`).
+                if let Some(k) = lattice::identity(op, &infos).filter(|_| !self.in_loop) {
+                    self.subst[ix(v)] = Some(args[k].clone());
+                    return;
                 }
                 // Folded when its operands are constants, or when it is a
                 // comparison of integers whose ranges decide it (which
@@ -701,4 +715,71 @@ pub(super) fn substituted<'s>(subst: &'s [Option<Operand>], o: &Operand) -> Opti
         }
     }
     Some(now)
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{expect, Expect};
+
+    fn check(text: &str, expected: Expect) {
+        let mut m = flowc_ir::parse::module("trace", text).unwrap();
+        let hints = flowc_ir::Module { functions: Vec::new(), ..m.clone() };
+        let f = &mut m.functions[0];
+        super::super::optimize_trace(f, &hints, &super::super::Options::new(true));
+        if let Err(vs) = flowc_ir_checker::check(f) {
+            panic!("{vs:?}\n{}", flowc_ir::print::function(f));
+        }
+        expected.assert_eq(&flowc_ir::print::function(f));
+    }
+
+    /// An operation that returns its operand as it is goes, its result
+    /// that operand: `v % 256` of a byte a guard found in `0..=255` (and
+    /// not 0, decremented: a BF `-` after its loop's test), `x + 0`,
+    /// `x * 1`. Where the range could leave `0..256` the `mod` stays.
+    #[test]
+    fn an_operation_that_returns_its_operand_is_that_operand() {
+        let text = "trace 't'(v0:a, v1:b, v2:c) {
+b0:
+    guard_int v0, 0, 255, r0 else out
+    v3:x = mod v0, 256
+    guard_true v3, r0 else out
+    v4:y = sub v3, 1
+    v5:z = mod v4, 256
+    v6:u = add v5, 1
+    v7:w = mod v6, 256
+    guard_int v1, -5, 5, r0 else out
+    v8:s = add v1, 0
+    v9:t = mul v8, 1
+    v10:m = mod v9, 256
+    exit r1 to out
+resume r0 {
+    frame [a = v0, b = v1, c = v2]
+}
+resume r1 {
+    frame [a = v5, b = v7, c = v10]
+}
+}
+";
+        check(
+            text,
+            expect![[r#"
+            trace t(v0:a, v1:b, v2:c) {
+            b0:
+                guard_int v0, 0, 255, r2 else out
+                guard_true v0, r2 else out
+                v4:y = sub.word v0, 1
+                v6:u = add.word v4, 1
+                guard_int v1, -5, 5, r2 else out
+                v10:m = mod.word v1, 256
+                exit r1 to out
+            resume r1 {
+                frame [a = v4, b = v6, c = v10]
+            }
+            resume r2 {
+                frame [a = v0, b = v1, c = v2]
+            }
+            }
+        "#]],
+        );
+    }
 }
