@@ -24,7 +24,10 @@
 //!
 //! The others are dropped: their results are their links. One at a
 //! distance of 0 always stays: it says a link came back to its start,
-//! which the walk made the trace use in the link's place.
+//! which the walk made the trace use in the link's place. A comparison
+//! the walk kept between a link read again and such a result then
+//! compares the link with itself, and is folded with its guard
+//! ([`fold_self_compares`]; the tutorial BF fractal had 238).
 //!
 //! The `guard_at`s kept in a block at one place since its last
 //! instruction with an effect leave by one copy of the first one's
