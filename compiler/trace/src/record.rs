@@ -162,6 +162,23 @@ pub fn resolve(a: &Arg, env: &Env) -> Result<Value, ErrorKind> {
     }
 }
 
+/// An operand's value, without a copy; `None` for an unbound variable.
+fn peek<'e>(a: &'e Arg, env: &'e Env) -> Option<&'e Value> {
+    match a {
+        Arg::Var(v) => env.get(v),
+        Arg::Const(c) => Some(c),
+    }
+}
+
+/// Reads an operand without a copy (an object read from or written to:
+/// [`resolve`] without the clone).
+fn borrow<'e>(a: &'e Arg, env: &'e Env) -> Result<&'e Value, ErrorKind> {
+    match a {
+        Arg::Var(v) => env.get(v).ok_or(ErrorKind::Unbound(*v)),
+        Arg::Const(c) => Ok(c),
+    }
+}
+
 /// Executes one straight-line operation on `env` — the interpreter's rules,
 /// shared by the tracer and by trace execution.
 pub fn exec(
@@ -177,6 +194,16 @@ pub fn exec(
             env::write(env, *dst, v);
         }
         TraceOp::Op2 { dst, op, lhs, rhs } => {
+            // Integers of 64 bits: no copies, no call (the interpreter's
+            // fast path; anything else takes the general one below).
+            if let (flowc_lang::ast::Operator::Known(o), Some(Value::Int(x)), Some(Value::Int(y))) =
+                (op, peek(lhs, env), peek(rhs, env))
+            {
+                if let Some(r) = o.eval_ints(*x, *y) {
+                    env::write(env, *dst, Value::Int(r));
+                    return Ok(());
+                }
+            }
             let a = resolve(lhs, env)?;
             let b = resolve(rhs, env)?;
             let v = apply(*op, &[a, b])?;
@@ -187,13 +214,13 @@ pub fn exec(
             env::write(env, *dst, objects::new_object(heap.allocations, *class, heap.layout));
         }
         TraceOp::Get { dst, obj, field } => {
-            let o = resolve(obj, env)?;
-            env::write(env, *dst, objects::get(&o, *field)?);
+            let v = objects::get(borrow(obj, env)?, *field)?;
+            env::write(env, *dst, v);
         }
         TraceOp::Set { obj, field, value } => {
-            let o = resolve(obj, env)?;
+            let o = borrow(obj, env)?;
             let v = resolve(value, env)?;
-            objects::set(&o, *field, v, immutable)?;
+            objects::set(o, *field, v, immutable)?;
         }
         TraceOp::Guard { .. } | TraceOp::Enter { .. } | TraceOp::Leave { .. } | TraceOp::Call { .. } => {
             unreachable!("control operations are not executed by exec")

@@ -7,6 +7,10 @@ use super::compiling::Seen;
 use super::optimizing::Source;
 use super::*;
 
+/// A frame's variables with their values, in order (as a
+/// [`ResumeFrame`](flowc_lang::interp::ResumeFrame) holds them).
+type Pairs = Vec<(Symbol, Value)>;
+
 /// The most times a hot spot's loop is recorded again from inside an
 /// inner loop it left ([`Jit::left_its_loop`]), and again for links found
 /// laid out otherwise ([`Jit::irregular`]).
@@ -74,7 +78,9 @@ impl<'p> Jit<'p> {
         let mut target = None;
         // Watched keys passed on the way (not `key`, no code): where the
         // trace was, the base frame's environment there, the label.
-        let mut passed: Vec<(Key, usize, Env, Symbol)> = Vec::new();
+        // (The environment as its pairs: one allocation, where a copy of
+        // the map is two and its table.)
+        let mut passed: Vec<(Key, usize, Pairs, Symbol)> = Vec::new();
         // Which of `passed` each key is (a dispatch loop passes a key per
         // instruction it interprets: a scan of `passed` at every arrival
         // was most of recording's own cost).
@@ -104,7 +110,7 @@ impl<'p> Jit<'p> {
                     }
                     None => {
                         passed_at.insert(k.clone(), passed.len());
-                        passed.push((k, ops, env.clone(), l));
+                        passed.push((k, ops, env.iter().map(|(n, v)| (*n, v.clone())).collect(), l));
                         Arrival::Continue
                     }
                 },
@@ -154,7 +160,7 @@ impl<'p> Jit<'p> {
                 // The trace went round a loop inside its own: that loop first.
                 // The keys passed inside the inner loop are its rotations.
                 let inside: Vec<Key> = passed[i + 1..].iter().map(|(k, ..)| k.clone()).collect();
-                let (k, at, env, l) = passed.swap_remove(i);
+                let (k, at, mut pairs, l) = passed.swap_remove(i);
                 if run.worker.as_ref().is_some_and(|w| w.has_key(&k)) {
                     // That loop's code is on its way: the outer one is
                     // recorded again once it is there.
@@ -172,7 +178,6 @@ impl<'p> Jit<'p> {
                 let names = &run.resolved.graphs[g as usize].slot_names;
                 let place: HashMap<Symbol, usize> =
                     top.order.iter().enumerate().map(|(k, &s)| (names[s as usize], k)).collect();
-                let mut pairs: Vec<(Symbol, Value)> = env.iter().map(|(n, v)| (*n, v.clone())).collect();
                 pairs.sort_by_key(|(n, _)| place.get(n).copied().unwrap_or(usize::MAX));
                 match self.install_inner_loop(machine, run, &k, g, l, &pairs, &end, looped, inside) {
                     Inner::Here(code) => (outer, Some(code)),
