@@ -156,22 +156,11 @@ impl Heap {
 
 /// Reads an operand (`resolve/3`).
 pub fn resolve(a: &Arg, env: &Env) -> Result<Value, ErrorKind> {
-    match a {
-        Arg::Var(v) => env.get(v).cloned().ok_or(ErrorKind::Unbound(*v)),
-        Arg::Const(c) => Ok(c.clone()),
-    }
+    borrow(a, env).cloned()
 }
 
-/// An operand's value, without a copy; `None` for an unbound variable.
-fn peek<'e>(a: &'e Arg, env: &'e Env) -> Option<&'e Value> {
-    match a {
-        Arg::Var(v) => env.get(v),
-        Arg::Const(c) => Some(c),
-    }
-}
-
-/// Reads an operand without a copy (an object read from or written to:
-/// [`resolve`] without the clone).
+/// Reads an operand without a copy (an object read from or written to,
+/// integers tried for the fast path: [`resolve`] without the clone).
 fn borrow<'e>(a: &'e Arg, env: &'e Env) -> Result<&'e Value, ErrorKind> {
     match a {
         Arg::Var(v) => env.get(v).ok_or(ErrorKind::Unbound(*v)),
@@ -196,8 +185,8 @@ pub fn exec(
         TraceOp::Op2 { dst, op, lhs, rhs } => {
             // Integers of 64 bits: no copies, no call (the interpreter's
             // fast path; anything else takes the general one below).
-            if let (flowc_lang::ast::Operator::Known(o), Some(Value::Int(x)), Some(Value::Int(y))) =
-                (op, peek(lhs, env), peek(rhs, env))
+            if let (flowc_lang::ast::Operator::Known(o), Ok(Value::Int(x)), Ok(Value::Int(y))) =
+                (op, borrow(lhs, env), borrow(rhs, env))
             {
                 if let Some(r) = o.eval_ints(*x, *y) {
                     env::write(env, *dst, Value::Int(r));

@@ -34,6 +34,25 @@ mod stores;
 mod virtuals;
 mod walk;
 
+/// What the optimizer's tests share: a trace written as IR text,
+/// optimized, checked by the IR checker, and printed.
+#[cfg(test)]
+mod check {
+    /// Optimizes the one trace of IR `text` (allocations removed), runs the
+    /// IR checker on the result, and compares its printed form with
+    /// `expected`.
+    pub fn optimized(text: &str, expected: expect_test::Expect) {
+        let mut m = flowc_ir::parse::module("trace", text).unwrap();
+        let hints = flowc_ir::Module { functions: Vec::new(), ..m.clone() };
+        let f = &mut m.functions[0];
+        super::optimize_trace(f, &hints, &super::Options::new(true));
+        if let Err(vs) = flowc_ir_checker::check(f) {
+            panic!("{vs:?}\n{}", flowc_ir::print::function(f));
+        }
+        expected.assert_eq(&flowc_ir::print::function(f));
+    }
+}
+
 use flowc_ir::{
     BlockId, Function, GuardKind, InstId, InstKind, Module, Operand, ResumeId, Terminator, ValueDef, ValueId,
 };

@@ -463,18 +463,8 @@ impl Opt<'_> {
 
 #[cfg(test)]
 mod tests {
-    use expect_test::{expect, Expect};
-
-    fn check(text: &str, expected: Expect) {
-        let mut m = flowc_ir::parse::module("trace", text).unwrap();
-        let hints = flowc_ir::Module { functions: Vec::new(), ..m.clone() };
-        let f = &mut m.functions[0];
-        super::super::optimize_trace(f, &hints, &super::super::Options::new(true));
-        if let Err(vs) = flowc_ir_checker::check(f) {
-            panic!("{vs:?}\n{}", flowc_ir::print::function(f));
-        }
-        expected.assert_eq(&flowc_ir::print::function(f));
-    }
+    use super::super::check::optimized as check;
+    use expect_test::expect;
 
     /// A counter object the loop reads and writes every iteration: its
     /// field is carried round the loop in a phi (its value on entry read

@@ -719,18 +719,8 @@ pub(super) fn substituted<'s>(subst: &'s [Option<Operand>], o: &Operand) -> Opti
 
 #[cfg(test)]
 mod tests {
-    use expect_test::{expect, Expect};
-
-    fn check(text: &str, expected: Expect) {
-        let mut m = flowc_ir::parse::module("trace", text).unwrap();
-        let hints = flowc_ir::Module { functions: Vec::new(), ..m.clone() };
-        let f = &mut m.functions[0];
-        super::super::optimize_trace(f, &hints, &super::super::Options::new(true));
-        if let Err(vs) = flowc_ir_checker::check(f) {
-            panic!("{vs:?}\n{}", flowc_ir::print::function(f));
-        }
-        expected.assert_eq(&flowc_ir::print::function(f));
-    }
+    use super::super::check::optimized as check;
+    use expect_test::expect;
 
     /// An operation that returns its operand as it is goes, its result
     /// that operand: `v % 256` of a byte a guard found in `0..=255` (and
