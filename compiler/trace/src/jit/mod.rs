@@ -224,7 +224,7 @@ use crate::record::{record_path, Arrival, Heap, Path, TraceError};
 use crate::to_ir::{self, End, Start};
 use crate::{opt, resume};
 
-pub use stats::{ExitReport, KeyReport, Stats, TraceReport};
+pub use stats::{ExitReport, Interpreted, KeyReport, Resumed, Stats, TraceReport};
 
 /// Tuning of the JIT.
 #[derive(Clone, Debug)]
@@ -598,6 +598,9 @@ pub struct Jit<'p> {
     /// the tables above may hold those handles, until [`Jit::reset`].
     loans: Loan,
     stats: Stats,
+    /// What sent the run back to the interpreter last
+    /// (`Stats::interpreted`).
+    resumed: Resumed,
     /// The statements compiled code's loop iterations replaced (the
     /// compile budget's clock counts them).
     compiled_work: u64,
@@ -1087,6 +1090,7 @@ impl<'p> Jit<'p> {
             suffixes: HashMap::default(),
             loans: Loan::default(),
             stats: Stats::default(),
+            resumed: Resumed::Start,
             compiled_work: 0,
             function_ops_charged: 0,
             inline_calls: Default::default(),
@@ -1385,6 +1389,7 @@ impl<'p> Jit<'p> {
                 machine.continue_hot(stack, block)?
             }
         };
+        self.stats.interpreted.add(Resumed::Start, machine.steps() - self.work_before);
         loop {
             let (key, mut stack, block) = match step {
                 Step::Done(outcome) => return Ok(outcome),
@@ -1405,7 +1410,9 @@ impl<'p> Jit<'p> {
                 }
                 Next::Interpret(block) => {
                     machine.set_allocations(run.heap.allocations);
+                    let before = machine.steps();
                     step = machine.continue_hot(stack, block)?;
+                    self.stats.interpreted.add(self.resumed, machine.steps() - before);
                 }
                 Next::Enter(_) | Next::EnterWith(..) => unreachable!("hot runs code until the interpreter takes over"),
             }
@@ -1423,11 +1430,18 @@ impl<'p> Jit<'p> {
         stack: &mut Vec<Frame>,
         block: u32,
     ) -> Result<Next, RuntimeError> {
+        self.resumed = Resumed::Other;
         let mut next = self.at_key(machine, run, key, stack, block)?;
         loop {
             next = match next {
-                Next::Enter(code) => self.execute(machine, run, code, stack)?,
-                Next::EnterWith(code, args) => self.execute_with(machine, run, code, &args, stack)?,
+                Next::Enter(code) => {
+                    self.resumed = Resumed::Exit;
+                    self.execute(machine, run, code, stack)?
+                }
+                Next::EnterWith(code, args) => {
+                    self.resumed = Resumed::Exit;
+                    self.execute_with(machine, run, code, &args, stack)?
+                }
                 other => return Ok(other),
             }
         }
@@ -1471,6 +1485,7 @@ impl<'p> Jit<'p> {
                 if let Some(p) = machine.profiler_mut() {
                     p.ask_after(key, after);
                 }
+                self.resumed = Resumed::Waiting;
                 return Ok(Next::Interpret(block));
             }
             if w.passed(key) && self.keys.get(key).is_none_or(|kc| kc.variants.is_empty()) {
@@ -1478,6 +1493,7 @@ impl<'p> Jit<'p> {
                 if let Some(p) = machine.profiler_mut() {
                     p.set(key, KeyState::Counting);
                 }
+                self.resumed = Resumed::Waiting;
                 return Ok(Next::Interpret(block));
             }
         }
@@ -1507,6 +1523,7 @@ impl<'p> Jit<'p> {
                 if let Some(p) = machine.profiler_mut() {
                     p.defer(key);
                 }
+                self.resumed = Resumed::Deferred;
                 return Ok(Next::Interpret(block));
             }
             // All code goes, and this hot spot is the first the JIT
@@ -1523,6 +1540,7 @@ impl<'p> Jit<'p> {
             if let Some(p) = machine.profiler_mut() {
                 p.defer(key);
             }
+            self.resumed = Resumed::Deferred;
             return Ok(Next::Interpret(block));
         }
         self.budget_open(machine);
@@ -1531,8 +1549,10 @@ impl<'p> Jit<'p> {
         // still is; any other, by whether a loop of any length could pay.
         let ops = self.keys.get(key).and_then(|kc| kc.sparse_ops);
         if self.too_sparse(machine, key, ops, || describe(key, run.resolved)) {
+            self.resumed = Resumed::Sparse;
             return Ok(Next::Interpret(block));
         }
+        self.resumed = Resumed::Recorded;
         self.record_loop(machine, run, key, stack, block)
     }
 

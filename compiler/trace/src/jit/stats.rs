@@ -53,6 +53,83 @@ pub struct TraceReport {
     pub exits: Vec<ExitReport>,
 }
 
+/// What sent a run back to the interpreter once the JIT had started
+/// (`Stats::interpreted` counts the statements interpreted until the
+/// next stop by it).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Resumed {
+    /// The JIT's start: nothing stopped yet.
+    Start,
+    /// Compiled code left by an exit to the interpreter (one without a
+    /// bridge yet, or a bridge that could get to no code).
+    Exit,
+    /// A hot spot whose code is being optimized on the worker.
+    Waiting,
+    /// A hot spot deferred: the compile budget spent, or the cache full.
+    Deferred,
+    /// A hot spot arrived at too sparsely for code to pay back.
+    Sparse,
+    /// A recording: the program goes on from where it ended (code
+    /// compiled or not).
+    Recorded,
+    /// Any other stop without code for the frame (a key given up, one
+    /// counting again for other variables, code not admitting it).
+    Other,
+}
+
+impl Resumed {
+    pub const ALL: [Resumed; 7] = [
+        Resumed::Start,
+        Resumed::Exit,
+        Resumed::Waiting,
+        Resumed::Deferred,
+        Resumed::Sparse,
+        Resumed::Recorded,
+        Resumed::Other,
+    ];
+
+    /// How `--stats` names the statements interpreted after it.
+    fn name(self) -> &'static str {
+        match self {
+            Resumed::Start => "at the start",
+            Resumed::Exit => "after exits",
+            Resumed::Waiting => "waiting for the worker",
+            Resumed::Deferred => "deferred by the budget or a full cache",
+            Resumed::Sparse => "too sparse to compile",
+            Resumed::Recorded => "after recordings",
+            Resumed::Other => "at other stops",
+        }
+    }
+}
+
+/// Where the interpreter ran once the JIT had started: the statements of
+/// each stretch between two stops, by what began the stretch
+/// ([`Resumed`]), and the longest stretch.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Interpreted {
+    pub statements: [u64; Resumed::ALL.len()],
+    pub stretches: [u64; Resumed::ALL.len()],
+    pub longest: u64,
+}
+
+impl Interpreted {
+    /// Counts a stretch of `statements` begun by `by`.
+    pub fn add(&mut self, by: Resumed, statements: u64) {
+        self.statements[by as usize] += statements;
+        self.stretches[by as usize] += 1;
+        self.longest = self.longest.max(statements);
+    }
+
+    /// Statements interpreted by what began their stretch.
+    pub fn by(&self, by: Resumed) -> u64 {
+        self.statements[by as usize]
+    }
+
+    pub fn total(&self) -> u64 {
+        self.statements.iter().sum()
+    }
+}
+
 /// One hot spot: where it is, how many arrivals the interpreter counted
 /// there (since it last started counting), and what it does now.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -149,6 +226,9 @@ pub struct Stats {
     pub calls_instead: u64,
     /// Exits that returned to the driver.
     pub guard_failures: u64,
+    /// Statements interpreted once the JIT had started, by what sent the
+    /// run back to the interpreter.
+    pub interpreted: Interpreted,
     /// Exits that continued in a bridge without leaving machine code.
     pub bridged: u64,
     /// Operations recorded, over all traces and bridges.
@@ -247,6 +327,17 @@ impl std::fmt::Display for Stats {
             self.guard_failures,
             self.bridged
         )?;
+        write!(f, "interpreted:     {} statements once the JIT started (", self.interpreted.total())?;
+        let mut first = true;
+        for by in Resumed::ALL {
+            let n = self.interpreted.by(by);
+            if n > 0 {
+                let sep = if first { "" } else { ", " };
+                write!(f, "{sep}{n} {} in {} stretches", by.name(), self.interpreted.stretches[by as usize])?;
+                first = false;
+            }
+        }
+        writeln!(f, "); the longest {} statements", self.interpreted.longest)?;
         writeln!(
             f,
             "operations:      {} recorded, {} after optimization ({} loop bodies optimized)",

@@ -5,7 +5,7 @@ use expect_test::expect;
 use flowc_ir::Function;
 use flowc_lang::interp::Config;
 use flowc_lang::{syntax, Symbol, Value};
-use flowc_trace::jit::{self, Jit, Options, Stats};
+use flowc_trace::jit::{self, Jit, Options, Resumed, Stats};
 
 fn check_ir(f: &Function, after: &str) {
     if let Err(vs) = flowc_ir_checker::check(f) {
@@ -92,6 +92,31 @@ fn traces_without_their_ir_run_and_report_the_same() {
     assert!(ops(&kept.stats).iter().all(|(_, n)| *n > 0), "{}", kept.stats);
     assert!(kept.traces.iter().any(|t| t.contains("guard_true")));
     assert!(dropped.traces.iter().chain(&dropped.bridges).all(|t| !t.contains("guard")), "{:?}", dropped.traces);
+}
+
+/// `--stats` says where the interpreter ran once the JIT started: each
+/// stretch between two stops counted by what began it. Here every
+/// statement the run interpreted is in one (the JIT starts at once), the
+/// loop's guard leaves for the interpreter until its bridge exists, and
+/// without a worker nothing waits for one.
+#[test]
+fn statements_interpreted_are_counted_by_what_sent_the_run_back() {
+    flowc_codegen::with_stack(|| {
+        let program = syntax::parse("t", ALTERNATING).unwrap();
+        let (label, env) = start(&program);
+        let module = flowc_frontend::lower(&program, label).unwrap();
+        let mut jit = Jit::new(&program, &module, options(3, 5));
+        let outcome = jit.run(label, &env, &Config::default()).unwrap();
+        let stats = jit.stats();
+        let seen = &stats.interpreted;
+        assert_eq!(seen.total(), outcome.steps, "{stats}");
+        assert!(seen.by(Resumed::Start) > 0 && seen.by(Resumed::Exit) > 0, "{stats}");
+        assert_eq!(seen.by(Resumed::Waiting), 0, "{stats}");
+        // A stretch after an exit follows a return of compiled code to the
+        // driver.
+        assert!(seen.stretches[Resumed::Exit as usize] <= stats.guard_failures, "{stats}");
+        assert!(seen.longest <= seen.total());
+    })
 }
 
 #[test]
