@@ -107,9 +107,9 @@ impl Resumed {
 /// ([`Resumed`]), and the longest stretch.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Interpreted {
-    pub statements: [u64; Resumed::ALL.len()],
-    pub stretches: [u64; Resumed::ALL.len()],
-    pub longest: u64,
+    statements: [u64; Resumed::ALL.len()],
+    stretches: [u64; Resumed::ALL.len()],
+    longest: u64,
 }
 
 impl Interpreted {
@@ -123,6 +123,16 @@ impl Interpreted {
     /// Statements interpreted by what began their stretch.
     pub fn by(&self, by: Resumed) -> u64 {
         self.statements[by as usize]
+    }
+
+    /// Stretches `by` began.
+    pub fn stretches(&self, by: Resumed) -> u64 {
+        self.stretches[by as usize]
+    }
+
+    /// The statements of the longest stretch.
+    pub fn longest(&self) -> u64 {
+        self.longest
     }
 
     pub fn total(&self) -> u64 {
@@ -226,11 +236,11 @@ pub struct Stats {
     pub calls_instead: u64,
     /// Exits that returned to the driver.
     pub guard_failures: u64,
+    /// Exits that continued in a bridge without leaving machine code.
+    pub bridged: u64,
     /// Statements interpreted once the JIT had started, by what sent the
     /// run back to the interpreter.
     pub interpreted: Interpreted,
-    /// Exits that continued in a bridge without leaving machine code.
-    pub bridged: u64,
     /// Operations recorded, over all traces and bridges.
     pub recorded_ops: usize,
     /// Instructions left after optimization, over all traces and bridges.
@@ -333,11 +343,11 @@ impl std::fmt::Display for Stats {
             let n = self.interpreted.by(by);
             if n > 0 {
                 let sep = if first { "" } else { ", " };
-                write!(f, "{sep}{n} {} in {} stretches", by.name(), self.interpreted.stretches[by as usize])?;
+                write!(f, "{sep}{n} {} in {} stretches", by.name(), self.interpreted.stretches(by))?;
                 first = false;
             }
         }
-        writeln!(f, "); the longest {} statements", self.interpreted.longest)?;
+        writeln!(f, "); the longest {} statements", self.interpreted.longest())?;
         writeln!(
             f,
             "operations:      {} recorded, {} after optimization ({} loop bodies optimized)",

@@ -114,8 +114,8 @@ fn statements_interpreted_are_counted_by_what_sent_the_run_back() {
         assert_eq!(seen.by(Resumed::Waiting), 0, "{stats}");
         // A stretch after an exit follows a return of compiled code to the
         // driver.
-        assert!(seen.stretches[Resumed::Exit as usize] <= stats.guard_failures, "{stats}");
-        assert!(seen.longest <= seen.total());
+        assert!(seen.stretches(Resumed::Exit) <= stats.guard_failures, "{stats}");
+        assert!(seen.longest() <= seen.total());
     })
 }
 
