@@ -80,6 +80,19 @@ pub enum GuardKind {
     /// optimizer writes it; the IR interpreter raises
     /// `broken_form(guard_at)` when the proof does not hold.
     At(Operand, Operand, i64),
+    /// Traces only, the JIT's dispatch tier: at a dispatch label whose
+    /// promotion the trace does not guard (it runs for any position of
+    /// the interpreted program), fails unless the operand is an integer
+    /// in `0..n` whose word in the run's table of positions (`n` words,
+    /// the runtime's `Ctx::positions`) is not 0, and counts the arrival
+    /// there: the word goes down by one. The JIT keeps a position's word
+    /// 0 while it has code of its own, and otherwise as the arrivals it
+    /// may still take before it is hot; so the code leaves for the
+    /// interpreter, which goes on where the guard stood, at a position
+    /// that has code or has become hot. Leaving there changes nothing the
+    /// program computes, so the IR interpreter lets it pass, and the
+    /// optimizer learns nothing from it.
+    Cold(Operand),
 }
 
 impl GuardKind {
@@ -92,7 +105,8 @@ impl GuardKind {
             | GuardKind::NotClass(o, _)
             | GuardKind::Link(o, _)
             | GuardKind::Int(o, _, _)
-            | GuardKind::At(o, _, _) => o,
+            | GuardKind::At(o, _, _)
+            | GuardKind::Cold(o) => o,
         }
     }
 
@@ -113,7 +127,8 @@ impl GuardKind {
             | GuardKind::NotClass(o, _)
             | GuardKind::Link(o, _)
             | GuardKind::Int(o, _, _)
-            | GuardKind::At(o, _, _) => o,
+            | GuardKind::At(o, _, _)
+            | GuardKind::Cold(o) => o,
         }
     }
 
@@ -135,6 +150,7 @@ impl GuardKind {
                 }
                 _ => false,
             },
+            GuardKind::Cold(_) => true,
         }
     }
 }

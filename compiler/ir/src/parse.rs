@@ -417,12 +417,13 @@ impl Parser {
                 }
             }
             "guard_true" | "guard_false" | "guard_value" | "guard_class" | "guard_not_class" | "guard_link"
-            | "guard_int" | "guard_at" => {
+            | "guard_int" | "guard_at" | "guard_cold" => {
                 let o = self.operand(line)?;
                 line.punct(",")?;
                 let kind = match word.as_str() {
                     "guard_true" => GuardKind::True(o),
                     "guard_false" => GuardKind::False(o),
+                    "guard_cold" => GuardKind::Cold(o),
                     "guard_value" => {
                         let c = line.constant()?;
                         line.punct(",")?;

@@ -268,6 +268,10 @@ pub fn inst(out: &mut String, f: &Function, i: InstId) {
                     operand(out, base);
                     write!(out, ", {delta}").unwrap();
                 }
+                GuardKind::Cold(o) => {
+                    out.push_str("guard_cold ");
+                    operand(out, o);
+                }
             }
             write!(out, ", {} else ", resume_ref(*resume)).unwrap();
             name(out, *label);

@@ -99,7 +99,9 @@ pub fn optimize(trace: &Trace) -> Trace {
                         out.push(TraceOp::Guard { check: check.clone(), resume, label: *label });
                         env::write(&mut penv, *v, c.clone());
                     }
-                    Check::Class(..) => out.push(TraceOp::Guard { check: check.clone(), resume, label: *label }),
+                    Check::Class(..) | Check::Cold(_) => {
+                        out.push(TraceOp::Guard { check: check.clone(), resume, label: *label })
+                    }
                 }
             }
         }

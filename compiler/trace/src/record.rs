@@ -83,6 +83,11 @@ pub struct Limits<'a> {
     /// trace keeps as a variable (see the JIT's "Megamorphic
     /// promotions").
     pub unpromoted: Option<&'a PromoteSites>,
+    /// Promotions recorded as `guard_cold` (the JIT's dispatch tier,
+    /// `Check::Cold`), resuming at the promoting block itself: the trace
+    /// runs for any value of the variable, and leaves where the position
+    /// has code of its own or is hot.
+    pub cold: Option<&'a PromoteSites>,
 }
 
 /// Promotions, by function and the label they go on to.
@@ -92,7 +97,7 @@ impl Limits<'_> {
     /// `ops` operations, loops in called functions unrolled without limit
     /// (the series' tracer).
     pub fn ops(ops: usize) -> Limits<'static> {
-        Limits { ops, unroll: u32::MAX, unpromoted: None }
+        Limits { ops, unroll: u32::MAX, unpromoted: None, cold: None }
     }
 }
 
@@ -459,7 +464,11 @@ pub fn record_path(
                 // The interpreter does not read a promoted variable, so an
                 // unbound one is no error: there is just nothing to promote.
                 let megamorphic = limits.unpromoted.is_some_and(|u| u.contains(&(fun, *label)));
-                if let (Some(v), false) = (env.get(var), megamorphic) {
+                if limits.cold.is_some_and(|c| c.contains(&(fun, *label))) {
+                    // Left, where it fails, at this block: it runs nothing
+                    // but the promotion.
+                    ops.push(TraceOp::Guard { check: Check::Cold(*var), resume: Vec::new(), label: block.label });
+                } else if let (Some(v), false) = (env.get(var), megamorphic) {
                     ops.push(TraceOp::Guard {
                         check: Check::Value(*var, v.clone()),
                         resume: Vec::new(),

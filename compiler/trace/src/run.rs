@@ -53,9 +53,11 @@ pub fn run(
                         Check::True(_) => val.is_truthy(),
                         Check::False(_) => !val.is_truthy(),
                         Check::Value(_, c) => val == c,
-                        Check::Class(..) => unreachable!(),
+                        Check::Class(..) | Check::Cold(_) => unreachable!(),
                     }
                 }
+                // No dispatch tier here: the position goes on.
+                Check::Cold(_) => true,
                 Check::Class(a, class, expected) => {
                     let val = crate::record::resolve(a, &env).map_err(fail)?;
                     flowc_lang::interp::objects::is_class(&val, *class) == *expected

@@ -109,6 +109,7 @@ pub fn terms(f: &Function) -> Vec<Term> {
                     GuardKind::Int(o, lo, hi) => {
                         ("guard_int", vec![operand(f, o), Term::value(&Value::Int(*lo)), Term::value(&Value::Int(*hi))])
                     }
+                    GuardKind::Cold(o) => ("guard_cold", vec![operand(f, o)]),
                     GuardKind::At(o, base, delta) => (
                         "guard_at",
                         vec![dst.clone().unwrap(), operand(f, o), operand(f, base), Term::value(&Value::Int(*delta))],

@@ -662,6 +662,7 @@ fn emit(index: &ProgramIndex, b: &mut Builder, body: BlockId, frames: &mut Vec<F
                 Check::Value(v, c) => GuardKind::Value(f.read(&Arg::Var(*v)), c.clone()),
                 Check::Class(a, class, true) => GuardKind::Class(f.read(a), *class),
                 Check::Class(a, class, false) => GuardKind::NotClass(f.read(a), *class),
+                Check::Cold(v) => GuardKind::Cold(f.read(&Arg::Var(*v))),
             };
             // A guard on a constant the recording passed holds every time.
             if kind.operand().as_const().is_some_and(|c| kind.holds(c, None)) {

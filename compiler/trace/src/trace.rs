@@ -21,6 +21,11 @@ pub enum Check {
     Value(Symbol, Value),
     /// The operand is (or, with `false`, is not) an object of the class.
     Class(Arg, Symbol, bool),
+    /// The JIT's dispatch tier, where a promotion of the variable stood:
+    /// the position it holds has no code of its own and is not hot yet
+    /// (`guard_cold`; the recorder writes it only when asked, and a run of
+    /// the trace outside the JIT lets it pass).
+    Cold(Symbol),
 }
 
 /// One operation of a trace.
@@ -192,7 +197,7 @@ impl TraceOp {
                 match check {
                     Check::Value(_, v) => f(v),
                     Check::Class(a, ..) => arg(a, f),
-                    Check::True(_) | Check::False(_) => {}
+                    Check::True(_) | Check::False(_) | Check::Cold(_) => {}
                 }
                 resume.iter_mut().for_each(|(_, v)| f(v));
             }
@@ -224,6 +229,7 @@ impl TraceOp {
                     Check::Value(v, c) => ("guard_value", vec![s(v), Term::value(c)]),
                     Check::Class(a, c, true) => ("guard_class", vec![arg_term(a), s(c)]),
                     Check::Class(a, c, false) => ("guard_not_class", vec![arg_term(a), s(c)]),
+                    Check::Cold(v) => ("guard_cold", vec![s(v)]),
                 };
                 args.push(env_term(resume));
                 args.push(s(label));
@@ -339,6 +345,10 @@ pub fn readable(t: &Trace) -> String {
                         arg(&mut out, a);
                         out.push_str(if *is { " is " } else { " is not " });
                         name(&mut out, *c);
+                    }
+                    Check::Cold(v) => {
+                        out.push_str("guard cold ");
+                        name(&mut out, *v);
                     }
                 }
                 out.push_str(" else resume at ");

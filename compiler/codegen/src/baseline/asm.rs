@@ -434,6 +434,15 @@ impl Asm {
         self.byte(n);
     }
 
+    /// `shl dst, n`.
+    pub fn shl(&mut self, dst: Reg, n: u8) {
+        self.clobber(dst);
+        self.rex_w(Reg(0), dst);
+        self.byte(0xc1);
+        self.byte(0xc0 | (4 << 3) | (dst.0 & 7));
+        self.byte(n);
+    }
+
     /// `shr dst, n` (logical).
     pub fn shr(&mut self, dst: Reg, n: u8) {
         self.clobber(dst);

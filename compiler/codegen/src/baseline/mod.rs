@@ -2091,6 +2091,24 @@ impl Emit<'_, '_> {
                 self.a.jcc(Cond::NotEqual, exit);
                 self.a.mov(RAX, RCX);
             }
+            GuardKind::Cold(_) => {
+                // A tagged integer n (an unbound word or any other kind
+                // leaves) below the table's length (unsigned: not
+                // negative), whose word is not 0: counted down.
+                self.a.test_imm(RAX, word::INT_TAG as i32);
+                self.a.jcc(Cond::Equal, exit);
+                self.a.sar(RAX, 1);
+                self.a.load(RCX, RBX, offsets::POSITIONS_LEN);
+                self.a.alu(Alu::Cmp, RAX, RCX);
+                self.a.jcc(Cond::AboveEqual, exit);
+                self.a.shl(RAX, 3);
+                self.a.load(RCX, RBX, offsets::POSITIONS);
+                self.a.alu(Alu::Add, RCX, RAX);
+                self.a.load(RAX, RCX, 0);
+                self.a.test(RAX, RAX);
+                self.a.jcc(Cond::Equal, exit);
+                self.a.alu_mem_imm8(Alu::Sub, RCX, 0, 1);
+            }
         }
         let n = self.exit_number(resume, label, key, how);
         self.cold.push(Cold::Exit { at: exit, exit: n, in_loop: self.in_loop, set: None });

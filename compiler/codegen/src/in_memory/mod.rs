@@ -378,6 +378,11 @@ pub struct RunState {
     pub depth: usize,
     pub fuel: Option<(u64, u64)>,
     pub iterations: u64,
+    /// The dispatch tier's table of positions (`Ctx::positions`), which
+    /// `guard_cold` reads and counts down: its first word and its length.
+    /// The words must stay where they are, and nothing else may touch
+    /// them, while the code runs.
+    pub positions: Option<(std::ptr::NonNull<u64>, usize)>,
 }
 
 /// A trace compiled into a [`TraceCache`].
@@ -958,6 +963,8 @@ impl TraceCache {
         let widest = self.inner.borrow().widest_exit;
         ctx.allocations = run.allocations;
         ctx.depth = run.depth as u64;
+        (ctx.positions, ctx.positions_len) =
+            run.positions.map_or((std::ptr::null_mut(), 0), |(words, n)| (words.as_ptr(), n as u64));
         if let Some((left, limit)) = run.fuel {
             (ctx.fuel, ctx.fuel_limit) = (left, limit);
         }

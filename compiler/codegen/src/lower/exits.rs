@@ -176,6 +176,9 @@ pub struct TraceExit {
     /// A failing `guard_at`: a link laid out otherwise than the trace
     /// assumed (the JIT stops assuming it when one fails often).
     pub at: bool,
+    /// A failing `guard_cold`: a dispatch label's position that has code
+    /// of its own or became hot (the JIT never bridges it).
+    pub cold: bool,
     /// The IR block of the guard or `exit`.
     pub block: BlockId,
     /// Bit `k`: `values[k]` (`k` < 32) is known to be an object of the
@@ -203,6 +206,8 @@ pub(crate) enum Leaving {
     Check,
     /// A link's place (`guard_at`) is not the one assumed.
     At,
+    /// A position leaves the dispatch tier (`guard_cold`).
+    Cold,
     /// The `exit` that ends a bridge.
     End,
 }
@@ -213,6 +218,7 @@ impl Leaving {
         match kind {
             flowc_ir::GuardKind::Int(..) => Leaving::Check,
             flowc_ir::GuardKind::At(..) => Leaving::At,
+            flowc_ir::GuardKind::Cold(..) => Leaving::Cold,
             _ => Leaving::Guard,
         }
     }
@@ -272,7 +278,8 @@ pub(crate) fn exit_of_values(
     key: Option<ValueId>,
     how: Leaving,
 ) -> TraceExit {
-    let (guard, check, at) = (how != Leaving::End, how == Leaving::Check, how == Leaving::At);
+    let (guard, check, at, cold) =
+        (how != Leaving::End, how == Leaving::Check, how == Leaving::At, how == Leaving::Cold);
     let (values, key) = match key {
         None => (values, None),
         Some(k) => match values.iter().position(|v| *v == k) {
@@ -285,7 +292,7 @@ pub(crate) fn exit_of_values(
             }
         },
     };
-    TraceExit { resume, label, values, key, guard, check, at, block, objects: 0 }
+    TraceExit { resume, label, values, key, guard, check, at, cold, block, objects: 0 }
 }
 
 impl Lowerer<'_, '_> {
@@ -300,6 +307,10 @@ impl Lowerer<'_, '_> {
     ) -> Option<ClValue> {
         use flowc_ir::GuardKind;
         let o = self.operand(kind.operand());
+        if let GuardKind::Cold(_) = kind {
+            self.guard_cold(o, resume, label);
+            return None;
+        }
         let mut result = None;
         let holds = match kind {
             GuardKind::True(x) | GuardKind::False(x) => {
@@ -379,6 +390,7 @@ impl Lowerer<'_, '_> {
                 result = Some(at);
                 self.b.ins().icmp(IntCC::Equal, o, at)
             }
+            GuardKind::Cold(_) => unreachable!("lowered by guard_cold above"),
         };
         let exit = self.cold_block();
         let cont = self.b.create_block();
@@ -394,6 +406,36 @@ impl Lowerer<'_, '_> {
         self.leave(resume, label, key, Leaving::of(kind));
         self.b.switch_to_block(cont);
         result
+    }
+
+    /// `guard_cold o`: `o` a tagged integer `n` within the run's table of
+    /// positions whose word is not 0, that word counted down; else the
+    /// trace leaves.
+    fn guard_cold(&mut self, o: ClValue, resume: flowc_ir::ResumeId, label: flowc_lang::Symbol) {
+        let flags = MemFlagsData::trusted();
+        let (inside, counted, exit) = (self.b.create_block(), self.b.create_block(), self.cold_block());
+        let cont = self.b.create_block();
+        let tag = self.b.ins().band_imm_s(o, word::INT_TAG as i64);
+        let n = self.b.ins().sshr_imm_u(o, 1);
+        let len = self.b.ins().load(types::I64, flags, self.ctx, offsets::POSITIONS_LEN);
+        // Unsigned: a negative integer is no position either.
+        let below = self.b.ins().icmp(IntCC::UnsignedLessThan, n, len);
+        let int = self.b.ins().icmp_imm_s(IntCC::NotEqual, tag, 0);
+        let ok = self.b.ins().band(int, below);
+        self.b.ins().brif(ok, inside, &[], exit, &[]);
+        self.b.switch_to_block(inside);
+        let table = self.b.ins().load(types::I64, flags, self.ctx, offsets::POSITIONS);
+        let offset = self.b.ins().ishl_imm_u(n, 3);
+        let at = self.b.ins().iadd(table, offset);
+        let w = self.b.ins().load(types::I64, flags, at, 0);
+        self.b.ins().brif(w, counted, &[], exit, &[]);
+        self.b.switch_to_block(counted);
+        let less = self.b.ins().iadd_imm_s(w, -1);
+        self.b.ins().store(flags, less, at, 0);
+        self.b.ins().jump(cont, &[]);
+        self.b.switch_to_block(exit);
+        self.leave(resume, label, None, Leaving::Cold);
+        self.b.switch_to_block(cont);
     }
 
     /// `guard_value o, c` for a list `c` whose word table is `table`: a

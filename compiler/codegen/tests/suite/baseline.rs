@@ -997,3 +997,64 @@ resume r0 {
         assert!(below, "{lines:#?}");
     })
 }
+
+/// A dispatch loop's `guard_cold` (the JIT's dispatch tier): each round
+/// counts its position's word in the run's table down, and the trace
+/// leaves where a word is 0, where the position is past the table, or
+/// without a table; baseline code and Cranelift's alike.
+const COLD: &str = "trace cold(v0:pc, v1:n) {
+b0:
+    jump b1
+b1 loop:
+    v2:pc = phi [b0: v0, b1: v4]
+    v3:n = phi [b0: v1, b1: v5]
+    guard_cold v2, r0 else loop
+    v4:pc = add.word v2, 1
+    v5:n = add.word v3, 1
+    jump b1
+resume r0 {
+    frame [pc = v2, n = v3]
+}
+}
+";
+
+/// Runs [`COLD`] from position `pc` compiled by `tier` with table `words`
+/// (none when `None`): where it left (the position and the rounds run),
+/// and the table afterwards.
+fn cold_run(tier: Codegen, pc: i64, words: Option<Vec<u64>>) -> (Vec<i64>, Option<Vec<u64>>) {
+    flowc_codegen::with_stack(move || {
+        let module = flowc_ir::parse::module("cold", COLD).unwrap();
+        let cache = TraceCache::new(std::sync::Arc::new(module.clone()), module.layout(), Options::default()).unwrap();
+        let id = cache.compile_all(&[&module.functions[0]], tier).unwrap()[0];
+        let mut words = words;
+        let positions = words.as_mut().map(|w| (std::ptr::NonNull::new(w.as_mut_ptr()).unwrap(), w.len()));
+        let mut run = flowc_codegen::RunState { max_depth: 1000, positions, ..Default::default() };
+        let left = match cache.run(id, &[Value::Int(pc), Value::Int(0)], &mut run) {
+            TraceEnd::Exit { exit, values } => {
+                assert!(cache.exit(exit).0.cold, "the trace leaves by its guard_cold");
+                values.into_iter().map(|v| if let Some(Value::Int(k)) = v { k } else { panic!("{v:?}") }).collect()
+            }
+            _ => panic!("the run leaves by an exit"),
+        };
+        (left, words)
+    })
+}
+
+#[test]
+fn guard_cold_counts_positions_down_and_leaves_where_one_is_zero() {
+    let tiers: &[Codegen] =
+        if cfg!(target_arch = "x86_64") { &[Codegen::Baseline, Codegen::Cheap] } else { &[Codegen::Cheap] };
+    for &tier in tiers {
+        // Positions 1 and 2 take one arrival each, 3 none: left at 3.
+        let (left, words) = cold_run(tier, 1, Some(vec![5, 1, 1, 0, 7]));
+        assert_eq!(left, vec![3, 2], "{tier:?}");
+        assert_eq!(words, Some(vec![5, 0, 0, 0, 7]), "{tier:?}");
+        // Past the table's end: left there, every word on the way counted.
+        let (left, words) = cold_run(tier, 2, Some(vec![9, 9, 9, 9]));
+        assert_eq!(left, vec![4, 2], "{tier:?}");
+        assert_eq!(words, Some(vec![9, 9, 8, 8]), "{tier:?}");
+        // A negative position is none; and without a table, none is.
+        assert_eq!(cold_run(tier, -1, Some(vec![9])).0, vec![-1, 0], "{tier:?}");
+        assert_eq!(cold_run(tier, 0, None).0, vec![0, 0], "{tier:?}");
+    }
+}

@@ -14,6 +14,7 @@ b0:
     guard_link v0, cell, r0 else out
     guard_int v1, 0, 255, r0 else out
     v2 = guard_at v1, v0, -56, r0 else out
+    guard_cold v1, r0 else out
     exit r0 to out
 resume r0 {
     frame [p = v0, n = v1]
@@ -74,4 +75,14 @@ fn a_guard_at_holds_for_the_object_laid_out_where_it_says_and_has_it_as_result()
     assert!(!here.holds(&b, Some(&Value::Int(0))));
     // The parsed guard says -56 bytes.
     assert_eq!(delta, -56);
+}
+
+/// `guard_cold` leaves where the JIT's table of positions says; outside a
+/// JIT run there is no table, and it passes for anything.
+#[test]
+fn a_cold_guard_passes_outside_the_jit() {
+    let cold = GuardKind::Cold(flowc_ir::Operand::int(0));
+    assert!(cold.holds(&Value::Int(3), None));
+    assert!(cold.holds(&Value::Int(-1), None));
+    assert!(cold.holds(&Value::atom("x"), None));
 }

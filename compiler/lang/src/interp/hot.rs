@@ -224,6 +224,17 @@ struct Watched {
     /// allocation number, and the object each stands for.
     objects: Vec<Entry>,
     held: Vec<Option<Value>>,
+    /// For a label with a dispatch tier ([`Profiler::dispatch`]): per
+    /// dense integer key, as many words as `dense` has entries, the
+    /// arrivals compiled code may take there before it leaves
+    /// ([`Entry::remaining`]; 0 at a key with code). Compiled code counts
+    /// them down between the interpreter's stops; the entries are the
+    /// truth, written here whenever one changes. The interpreter stops at
+    /// every arrival at such a label, for the driver to run the tier.
+    positions: Option<Vec<u64>>,
+    /// The word of a key not arrived at yet (the threshold when the tier
+    /// began), for the positions the table grows past.
+    unseen: u64,
 }
 
 /// Where a dense key is counted: at the integer a one-green label's
@@ -242,7 +253,26 @@ impl Watched {
             [s] => Some(s),
             _ => None,
         };
-        Watched { chain: chain.into_boxed_slice(), single, dense: Vec::new(), objects: Vec::new(), held: Vec::new() }
+        Watched {
+            chain: chain.into_boxed_slice(),
+            single,
+            dense: Vec::new(),
+            objects: Vec::new(),
+            held: Vec::new(),
+            positions: None,
+            unseen: 0,
+        }
+    }
+
+    /// Writes dense key `k`'s word of the positions table, if the label
+    /// has one, from its entry.
+    #[inline]
+    fn sync(&mut self, k: Dense, threshold: u32) {
+        if let (Dense::Int(i), Some(words)) = (k, &mut self.positions) {
+            if let (Some(w), Some(e)) = (words.get_mut(i), self.dense.get(i)) {
+                *w = e.remaining(threshold);
+            }
+        }
     }
 
     /// The dense key of arriving here with variables `slots`, if it is
@@ -318,6 +348,9 @@ impl Watched {
     #[inline(never)]
     fn grow(&mut self, k: usize) {
         self.dense.resize(k + 1, Entry::UNSEEN);
+        if let Some(words) = &mut self.positions {
+            words.resize(k + 1, self.unseen);
+        }
     }
 
     /// [`Watched::grow`] for keys of objects.
@@ -332,10 +365,13 @@ impl Watched {
 /// Integers from 0 up to this (excluded) are dense keys of a one-green
 /// label, and so are objects whose allocation number is; others are
 /// hashed. A label's vectors grow to its largest dense key reached: at
-/// most 64 Ki entries of 8 bytes (512 KB), however sparse, and for
-/// objects as many of the objects held. (An interpreter promoting its
-/// instruction objects spent a third of its run hashing their keys.)
-const DENSE_KEYS: i64 = 1 << 16;
+/// most 256 Ki entries of 24 bytes (6 MB, and 2 MB more for a dispatch
+/// tier's table), however sparse, and for objects as many of the objects
+/// held. (An interpreter promoting its instruction objects spent a third
+/// of its run hashing their keys; a BF program of 96,000 instructions has
+/// as many positions, which a dispatch tier runs only where they are
+/// dense.)
+const DENSE_KEYS: i64 = 1 << 18;
 
 /// The dense key of a one-green label whose green holds `v`, if it is
 /// one ([`DENSE_KEYS`]).
@@ -348,9 +384,40 @@ fn dense_green(v: Option<&Value>) -> Option<Dense> {
     }
 }
 
+/// What one arrival the interpreter counts is worth in arrivals compiled
+/// code counts in a dispatch tier's table ([`Profiler::dispatch`]): a
+/// position there runs at the speed of compiled code, ten to twenty times
+/// the interpreter's, and leaving the tier for the driver (to record the
+/// position, to be deferred by the compile budget, to ask again for code
+/// still being optimized) costs a round trip each time. So a position in
+/// the tier is hot after `threshold` times this many arrivals, and so on
+/// for its deferrals and asks. Measured on the BF interpreters of
+/// `jit_bf` (best of three, 2026-12-03; tutorial shape, statements 1,
+/// bottles 10, fractal 5): 1: 0.70 s, 21 ms, 0.38 s; 4: 0.36 s, 13 ms,
+/// 0.29 s; 16: 0.24 s, 11 ms, 0.31 s; 64: 0.22 s, 10 ms, 0.43 s (a hot
+/// loop found later); without the tier, 0.99 s, 31 ms, 0.36 s.
+pub const TIER_ARRIVALS: u64 = 16;
+
 impl Entry {
     /// A dense key not arrived at yet.
     const UNSEEN: Entry = Entry { count: 0, state: KeyState::Counting, seen: false, skips: 0, deferrals: 0, since: 0 };
+
+    /// The arrivals compiled code may take at the key before it must
+    /// stop ([`Watched::positions`]): none at a key with code, any number
+    /// at one given up, else what is left of the count and the
+    /// thresholds it lets pass (at least one: an arrival that finds the
+    /// count done stops the interpreter, not the code), [`TIER_ARRIVALS`]
+    /// each.
+    fn remaining(&self, threshold: u32) -> u64 {
+        match self.state {
+            KeyState::Enter => 0,
+            KeyState::Ignored => u64::MAX,
+            KeyState::Counting => {
+                let left = u64::from(threshold.saturating_sub(self.count)).max(1);
+                (left + u64::from(self.skips) * u64::from(threshold)) * TIER_ARRIVALS
+            }
+        }
+    }
 }
 
 impl Profiler {
@@ -478,7 +545,7 @@ impl Profiler {
         let threshold = self.threshold;
         let w = self.watched.get_mut(graph as usize)?.get_mut(block as usize)?.as_mut()?;
         if let Some(e) = w.dense_index(slots).and_then(|k| w.get_mut(k)) {
-            if !e.arrive(threshold, now) {
+            if !e.arrive(threshold, now) && w.positions.is_none() {
                 return None;
             }
         }
@@ -495,14 +562,19 @@ impl Profiler {
         if let Some(k) = w.dense_index(slots) {
             let stop = match w.get(k) {
                 // Counted on the inline path, which only comes here for
-                // an entry that stops.
+                // an entry that stops, or at a label with a dispatch tier.
                 Some(e) if e.seen => e.stops(threshold),
                 _ => {
                     let green = w.single.and_then(|s| slots.get(s as usize)).and_then(Option::as_ref);
                     w.entry(k, green).arrive(threshold, now)
                 }
             };
-            return stop.then(|| Key { graph, block, greens: w.greens(k) });
+            // A dispatch tier's label stops at every position it counts.
+            let tier = w.positions.is_some() && matches!(k, Dense::Int(_));
+            if tier {
+                w.sync(k, threshold);
+            }
+            return (stop || tier).then(|| Key { graph, block, greens: w.greens(k) });
         }
         let key = self.key(graph, block, slots);
         self.arrive(&key, now).then_some(key)
@@ -568,6 +640,114 @@ impl Profiler {
             e.count = 0;
             e.skips = 0;
         }
+        self.sync(key);
+    }
+
+    /// Writes `key`'s word of its label's positions table, if it has one
+    /// ([`Profiler::dispatch`]), from its entry.
+    fn sync(&mut self, key: &Key) {
+        let threshold = self.threshold;
+        let Some((_, k)) = self.dense(key) else { return };
+        if let Some(w) = self.watched[key.graph as usize][key.block as usize].as_mut() {
+            w.sync(k, threshold);
+        }
+    }
+
+    /// Gives block `block` of graph `graph` a dispatch tier, if it is a
+    /// watched label whose one green is an integer (an interpreter's
+    /// `pc`): a table of its positions, one word per dense key, that
+    /// compiled code reads and counts down ([`Profiler::positions`]), and
+    /// from now on the interpreter stops at every arrival there (the
+    /// driver runs the tier's code for positions with none of their
+    /// own). Whether it has one now.
+    pub fn dispatch(&mut self, graph: u32, block: u32) -> bool {
+        let threshold = self.threshold;
+        let Some(Some(w)) = self.watched.get_mut(graph as usize).and_then(|g| g.get_mut(block as usize)) else {
+            return false;
+        };
+        if w.single.is_none() {
+            return false;
+        }
+        if w.positions.is_none() {
+            w.positions = Some(w.dense.iter().map(|e| e.remaining(threshold)).collect());
+            w.unseen = Entry::UNSEEN.remaining(threshold);
+        }
+        true
+    }
+
+    /// Takes the dispatch tier of block `block` of graph `graph` away: its
+    /// table goes, and the interpreter stops there only at keys that are
+    /// hot or have code, as before.
+    pub fn end_dispatch(&mut self, graph: u32, block: u32) {
+        if let Some(Some(w)) = self.watched.get_mut(graph as usize).and_then(|g| g.get_mut(block as usize)) {
+            w.positions = None;
+        }
+    }
+
+    /// Whether block `block` of graph `graph` has a dispatch tier.
+    pub fn dispatches(&self, graph: u32, block: u32) -> bool {
+        matches!(self.watched.get(graph as usize).and_then(|g| g.get(block as usize)), Some(Some(w)) if w.positions.is_some())
+    }
+
+    /// The positions table of a label with a dispatch tier: its first
+    /// word and its length. It stays where it is until the profiler next
+    /// counts an arrival there or is told of a key's change (which may
+    /// grow it or drop it).
+    pub fn positions(&mut self, graph: u32, block: u32) -> Option<(std::ptr::NonNull<u64>, usize)> {
+        let w = self.watched.get_mut(graph as usize)?.get_mut(block as usize)?.as_mut()?;
+        let words = w.positions.as_mut()?;
+        Some((std::ptr::NonNull::new(words.as_mut_ptr())?, words.len()))
+    }
+
+    /// The word of dense integer key `key` in its label's positions table.
+    pub fn position(&self, key: &Key) -> Option<u64> {
+        let (w, k) = self.dense(key)?;
+        match k {
+            Dense::Int(i) => w.positions.as_ref()?.get(i).copied(),
+            Dense::Object(_) => None,
+        }
+    }
+
+    /// Makes the positions table of `key`'s label (which has a dispatch
+    /// tier) reach `key`, a dense integer key past its end: the table and
+    /// the entries grow to twice their length or to the key, whichever
+    /// is more (the keys there not arrived at yet), so that a program's
+    /// positions, first reached by compiled code in order, grow it a
+    /// logarithmic number of times. Whether it reaches `key` now.
+    pub fn reach(&mut self, key: &Key) -> bool {
+        let Some((w, Dense::Int(i))) = self.dense(key) else { return false };
+        if w.positions.is_none() {
+            return false;
+        }
+        let len = w.dense.len();
+        if i >= len {
+            let to = i.max(2 * len).min(DENSE_KEYS as usize - 1);
+            let w = self.watched[key.graph as usize][key.block as usize].as_mut().expect("a watched label");
+            w.grow(to);
+        }
+        true
+    }
+
+    /// Whether the interpreter stops at `key` for itself (hot, or with
+    /// code), as its last arrival found: not only because its label has a
+    /// dispatch tier.
+    pub fn stops(&self, key: &Key) -> bool {
+        self.entry(key).is_some_and(|e| e.stops(self.threshold))
+    }
+
+    /// Compiled code of a dispatch tier counted `key`'s remaining arrivals
+    /// away (its word reached 0): the key is hot, as if the interpreter
+    /// had counted them (no clock: the code counted no time).
+    pub fn found_hot(&mut self, key: &Key) {
+        let threshold = self.threshold;
+        let e = self.entry_or_insert(key);
+        e.seen = true;
+        if e.state == KeyState::Counting {
+            e.count = threshold;
+            e.skips = 0;
+            e.since = NO_CLOCK;
+        }
+        self.sync(key);
     }
 
     /// Sets `key` counting again after it was found hot but not compiled
@@ -585,7 +765,9 @@ impl Profiler {
         e.count = 0;
         e.skips = (1u16 << e.deferrals.min(7)) as u8 - 1;
         e.deferrals = e.deferrals.saturating_add(1);
-        u32::from(e.deferrals)
+        let deferrals = u32::from(e.deferrals);
+        self.sync(key);
+        deferrals
     }
 
     /// Sets `key` counting, to stop after `arrivals` more arrivals (at
@@ -598,6 +780,7 @@ impl Profiler {
         e.count = threshold.saturating_sub(arrivals.max(1));
         // A count that starts part-way has no first arrival: no clock.
         e.since = NO_CLOCK;
+        self.sync(key);
     }
 
     /// Sets every key that has code ([`KeyState::Enter`]) counting from
@@ -617,6 +800,8 @@ impl Profiler {
         };
         for w in self.watched.iter_mut().flatten().flatten() {
             w.dense.iter_mut().chain(w.objects.iter_mut()).for_each(forget);
+            // The dispatch tiers' code is gone too.
+            w.positions = None;
         }
         self.calls.iter_mut().flatten().for_each(forget);
         self.keys.values_mut().for_each(forget);
@@ -721,6 +906,46 @@ again:
             p.set(&key, KeyState::Counting);
             assert_eq!(until_stop(&mut p), Some(3), "counting again from the threshold");
         }
+    }
+
+    /// A dispatch tier's table of positions follows the keys' entries:
+    /// what is left of a counting key's threshold, [`TIER_ARRIVALS`] to an
+    /// arrival; 0 at a key with code; no end at one given up. The label
+    /// then stops at every arrival; the table grows to positions compiled
+    /// code reaches first, and goes with the code.
+    #[test]
+    fn a_dispatch_tier_keeps_its_positions_in_step_with_the_keys() {
+        let (resolved, mut p, blocks) = profiler();
+        let (looped, pair) = (blocks[0], blocks[1]);
+        let at = |pc: i64| slots(&resolved, &[("pc", Value::Int(pc))]);
+        let key = |pc: i64| p.key(0, looped, &at(pc));
+        let (two, nine) = (key(2), key(9));
+        assert!(p.arrive_at(0, looped, &at(2), 0).is_none(), "below the threshold (3)");
+        assert!(!p.dispatch(0, pair), "a label of two greens has no tier");
+        assert!(p.dispatch(0, looped));
+        assert!(p.dispatches(0, looped));
+        assert_eq!(p.position(&two), Some(2 * TIER_ARRIVALS), "one arrival of three counted");
+        assert_eq!(p.arrive_at(0, looped, &at(2), 1), Some(two.clone()), "the tier's label stops at every arrival");
+        assert!(!p.stops(&two), "not for itself");
+        assert_eq!(p.position(&two), Some(TIER_ARRIVALS));
+        p.set(&two, KeyState::Enter);
+        assert_eq!(p.position(&two), Some(0));
+        p.set(&two, KeyState::Ignored);
+        assert_eq!(p.position(&two), Some(u64::MAX));
+        // A position past the table: grown to it (and to twice its
+        // length), counting from the threshold.
+        assert_eq!(p.position(&nine), None);
+        assert!(p.reach(&nine));
+        assert_eq!(p.position(&nine), Some(3 * TIER_ARRIVALS));
+        assert_eq!(p.positions(0, looped).map(|(_, n)| n), Some(10));
+        // Counted away by compiled code: hot; deferred: asks a threshold later.
+        p.found_hot(&nine);
+        assert!(p.stops(&nine));
+        assert_eq!(p.defer(&nine), 1);
+        assert_eq!(p.position(&nine), Some(3 * TIER_ARRIVALS));
+        p.forget_code();
+        assert!(!p.dispatches(0, looped));
+        assert_eq!(p.position(&nine), None);
     }
 
     /// Forgetting code (a JIT that flushed its cache): a key that had

@@ -50,6 +50,8 @@ impl CallCode for Compiled {
             depth: state.depth,
             fuel: state.fuel,
             iterations: 0,
+            // Functions have no `guard_cold`.
+            positions: None,
         };
         let end = self.cache.call(name, args, &mut r);
         state.allocations = r.allocations;

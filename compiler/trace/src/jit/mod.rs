@@ -86,6 +86,12 @@
 //! keeps its hot spots paying and fills no chain (the BF interpreters
 //! of `jit_bf`, hanoi.b, mandelbrot.b: never given up).
 //!
+//! **The dispatch tier** ([`tier`]): an interpreter's dispatch label
+//! (a lone `promote pc`) gets, at its first hot spot, its dispatch loop
+//! compiled once for any position, a `guard_cold` where the promotion
+//! stood; the positions without code of their own run there rather than
+//! in the interpreter, and leave for their own code once they have some.
+//!
 //! **A compile budget** (`compile_allowance`): compiling is paid for by
 //! the run it serves. The JIT records a trace or bridge only while what it
 //! has recorded so far, at [`COMPILE_STEPS_PER_OP`] interpreted statements
@@ -184,7 +190,7 @@
 //! code; `recording.rs` records loops and bridges (and aborts),
 //! `optimizing.rs` turns a recording into optimized IR (anywhere),
 //! `compiling.rs` compiles and registers it, `calls.rs` runs compiled
-//! calls, `background.rs` runs the
+//! calls, `tier.rs` runs the dispatch tier, `background.rs` runs the
 //! worker, `speculate.rs` decides what a loop speculates on, `stats.rs`
 //! and `view.rs` report what the JIT made, `log.rs` writes `--jit-log`.
 
@@ -198,6 +204,7 @@ mod prepare;
 mod recording;
 mod speculate;
 mod stats;
+mod tier;
 mod trees;
 mod view;
 
@@ -213,7 +220,7 @@ use flowc_lang::heap::lend::Loan;
 use flowc_lang::index::ProgramIndex;
 use flowc_lang::interp::resolve::{Graph, Slot};
 use flowc_lang::interp::{
-    Config, Counts, Frame, Key, KeyMap, KeyState, Liveness, Machine, Outcome, Profiler, Resolved, ResumeFrame,
+    Config, Counts, Frame, Green, Key, KeyMap, KeyState, Liveness, Machine, Outcome, Profiler, Resolved, ResumeFrame,
     RuntimeError, Step, CALL,
 };
 use flowc_lang::{Env, Program, Symbol, Value};
@@ -327,6 +334,10 @@ pub struct Options {
     /// log, which lists them). `flowc run` does only under `--stats`:
     /// describing the hundred most arrived at was about 1% of a 9 ms run.
     pub describe_keys: bool,
+    /// Whether an interpreter's dispatch loop gets a tier compiled once for
+    /// the positions without code of their own ([`tier`]; environment:
+    /// `FLOWC_DISPATCH_TIER=0` turns it off).
+    pub dispatch_tier: bool,
 }
 
 impl Default for Options {
@@ -372,6 +383,7 @@ impl Default for Options {
             background: false,
             worker_delay: None,
             describe_keys: true,
+            dispatch_tier: std::env::var("FLOWC_DISPATCH_TIER").as_deref() != Ok("0"),
         }
     }
 }
@@ -617,6 +629,8 @@ pub struct Jit<'p> {
     trees: trees::Trees,
     /// Joins ([`joins`]): the tails bridges recorded from each label.
     joins: joins::Joins,
+    /// The dispatch tier ([`tier`]), once a label has had one.
+    tier: Option<tier::Tier>,
     /// Bridges of no operation among `codes` (jumps into code that
     /// exists): compiled in microseconds, not priced as pieces.
     empty_bridges: u64,
@@ -1097,6 +1111,7 @@ impl<'p> Jit<'p> {
             compiles: 0,
             trees: trees::Trees::default(),
             joins: joins::Joins::default(),
+            tier: None,
             empty_bridges: 0,
             full: None,
             irregular: HashSet::default(),
@@ -1336,6 +1351,10 @@ impl<'p> Jit<'p> {
         self.suffixes.clear();
         self.trees = trees::Trees::default();
         self.joins = joins::Joins::default();
+        // The tier's code goes with the rest; its label may have it again.
+        if let Some(t) = &mut self.tier {
+            t.code = None;
+        }
         self.followers.clear();
         self.outer_waiting.clear();
         self.empty_bridges = 0;
@@ -1367,6 +1386,9 @@ impl<'p> Jit<'p> {
         let mut p = Profiler::new(resolved, &labels, self.options.threshold);
         // Joins made in earlier runs: watched again, for their code.
         self.joins.watch(&mut p, resolved);
+        if let Some(t) = self.tier.as_ref().filter(|t| t.code.is_some() && !t.refused) {
+            p.dispatch(t.g, t.block);
+        }
         for (key, kc) in &self.keys {
             if kc.ignored {
                 p.set(key, KeyState::Ignored);
@@ -1431,7 +1453,11 @@ impl<'p> Jit<'p> {
         block: u32,
     ) -> Result<Next, RuntimeError> {
         self.resumed = Resumed::Other;
-        let mut next = self.at_key(machine, run, key, stack, block)?;
+        let mut next = if self.stopped_for_tier(machine, key) {
+            Next::Interpret(block)
+        } else {
+            self.at_key(machine, run, key, stack, block)?
+        };
         loop {
             next = match next {
                 Next::Enter(code) => {
@@ -1442,6 +1468,12 @@ impl<'p> Jit<'p> {
                     self.resumed = Resumed::Exit;
                     self.execute_with(machine, run, code, &args, stack)?
                 }
+                // Where the interpreter would go on at the dispatch tier's
+                // label, the tier does, for a position without code.
+                Next::Interpret(block) => match self.tier_instead(machine, run, stack, block) {
+                    Some(tier) => tier,
+                    None => return Ok(Next::Interpret(block)),
+                },
                 other => return Ok(other),
             }
         }
@@ -1553,6 +1585,9 @@ impl<'p> Jit<'p> {
             return Ok(Next::Interpret(block));
         }
         self.resumed = Resumed::Recorded;
+        if self.wants_tier(run, key) {
+            return self.record_tier(machine, run, key, stack, block);
+        }
         self.record_loop(machine, run, key, stack, block)
     }
 
@@ -1626,7 +1661,7 @@ impl<'p> Jit<'p> {
 
     /// Whether environment `env` (of a frame of code `code`'s graph) has
     /// what `code` takes.
-    fn admits_env(&self, code: TraceId, env: &Env) -> bool {
+    pub(super) fn admits_env(&self, code: TraceId, env: &Env) -> bool {
         let c = &self.codes[code.0 as usize];
         c.params.iter().all(|p| env.contains_key(p))
             && c.unbound.iter().all(|u| !env.contains_key(u))
@@ -1663,8 +1698,9 @@ impl<'p> Jit<'p> {
         let c = &mut self.codes[code.0 as usize];
         c.entries += 1;
         self.stats.entries += 1;
-        let cache = self.cache.as_ref().expect("code exists, so does its cache");
         let mut r = self.code_run(run, stack.len() - 1);
+        r.positions = self.tier_positions(machine);
+        let cache = self.cache.as_ref().expect("code exists, so does its cache");
         let end = cache.run(code, args, &mut r);
         self.code_ran(run, &r);
         self.paid(machine, run, code, r.iterations);
@@ -1684,6 +1720,7 @@ impl<'p> Jit<'p> {
             depth,
             fuel: self.fuel,
             iterations: 0,
+            positions: None,
         }
     }
 
@@ -1724,6 +1761,13 @@ impl<'p> Jit<'p> {
         }
         let (name, ops) = (c.function.name, c.recorded_ops as u64);
         let pays = entries_pay(entries, iterations, ops, per_iteration);
+        if self.is_tier(code) {
+            if !pays {
+                let why = format!("{iterations} iterations of {ops} operations in {entries} entries do not pay");
+                self.give_up_tier(machine, &why);
+            }
+            return;
+        }
         let Some(key) = self.key_of_code(code) else { return };
         if key.graph != 0
             && key.block != CALL
@@ -1794,6 +1838,7 @@ impl<'p> Jit<'p> {
                 }
             }
         }
+        self.tier_lost(machine);
         // The code that guards a value there: the trees of the exits of
         // such guards that failed, and the entry traces that jump into
         // them (left as they were, they kept entering the old loop, whose
@@ -1873,6 +1918,9 @@ impl<'p> Jit<'p> {
         if let Some((pending, result)) = run.worker.as_mut().and_then(|w| w.take_exit(exit)) {
             self.install(machine, pending, result);
         }
+        if self.exit_state(exit).exit.cold {
+            return self.left_tier(machine, run, exit, values, stack);
+        }
         let linked = self.exit_state(exit).bridge;
         if let (Some(bridge), true) = (linked, values.iter().all(Option::is_some)) {
             // A linked exit checking in (every `link_check`-th crossing):
@@ -1906,7 +1954,10 @@ impl<'p> Jit<'p> {
         let hot = hot && !run.worker.as_ref().is_some_and(|w| w.has_exit(exit));
         // An exit into a join's code needs no recording: its bridge is a
         // jump, which the budget does not hold back.
-        let free = hot && self.jumps_to_join(machine, run, exit, &values);
+        // So does a bridge of the dispatch tier's tree (a few, short, which
+        // every position without code runs through: held back, each
+        // instruction of theirs went through the driver).
+        let free = hot && (self.in_tier_tree(exit) || self.jumps_to_join(machine, run, exit, &values));
         let hot = hot && {
             let affordable = free || self.affordable(machine, run);
             if !affordable {
@@ -1926,33 +1977,50 @@ impl<'p> Jit<'p> {
             }
             affordable
         };
-        let state = self.exit_state(exit);
-        let (parent, resume, label) = (state.parent, state.exit.resume, state.exit.label);
-        let code = &self.codes[parent.0 as usize];
         if !hot {
-            // The usual way out: the record decoded once per run.
-            let k = exit.0 as usize;
-            if run.plans.len() <= k {
-                run.plans.resize_with(k + 1, || None);
-            }
-            let stored = &self.exits[k].as_ref().expect("made above").exit.values;
-            let plan = run.plans[k].get_or_insert_with(|| {
-                resume::Plan::new(&code.record(resume), stored, label, run.resolved).map(Box::new)
-            });
-            if let Some(plan) = plan {
-                plan.apply(&values, &mut run.heap, machine, stack);
-                return Ok(Next::Interpret(plan.block));
-            }
+            return Ok(Next::Interpret(self.resume_at(machine, run, exit, &values, stack)?));
         }
-        let stored = &self.exits[exit.0 as usize].as_ref().expect("made above").exit.values;
-        let map: HashMap<ValueId, Value> =
-            stored.iter().zip(&values).filter_map(|(id, v)| Some((*id, v.clone()?))).collect();
-        let frames = resume::frames(&code.record(resume), &map, &mut run.heap);
-        if !hot {
-            let block = machine.replace_top(stack, &frames, label)?;
-            return Ok(Next::Interpret(block));
-        }
+        let parent = self.exit_state(exit).parent;
+        let frames = self.exit_frames(run, exit, &values);
         self.record_bridge(machine, run, exit, parent, &values, frames, stack, free)
+    }
+
+    /// The frames exit `exit` leaves, from the `values` it stored.
+    fn exit_frames(&self, run: &mut Run, exit: ExitId, values: &[Option<Value>]) -> Vec<ResumeFrame> {
+        let state = self.exits[exit.0 as usize].as_ref().expect("an exit that failed");
+        let code = &self.codes[state.parent.0 as usize];
+        let map: HashMap<ValueId, Value> =
+            state.exit.values.iter().zip(values).filter_map(|(id, v)| Some((*id, v.clone()?))).collect();
+        resume::frames(&code.record(state.exit.resume), &map, &mut run.heap)
+    }
+
+    /// The usual way out of code by exit `exit` (which failed: the JIT
+    /// knows it), which stored `values`: the frames it leaves replace the
+    /// top of `stack`, which goes on at the block returned. The record is
+    /// decoded once per run.
+    fn resume_at(
+        &mut self,
+        machine: &mut Machine,
+        run: &mut Run,
+        exit: ExitId,
+        values: &[Option<Value>],
+        stack: &mut Vec<Frame>,
+    ) -> Result<u32, RuntimeError> {
+        let k = exit.0 as usize;
+        if run.plans.len() <= k {
+            run.plans.resize_with(k + 1, || None);
+        }
+        let state = self.exits[k].as_ref().expect("an exit that failed");
+        let (code, resume, label) = (&self.codes[state.parent.0 as usize], state.exit.resume, state.exit.label);
+        let stored = &state.exit.values;
+        let plan = run.plans[k]
+            .get_or_insert_with(|| resume::Plan::new(&code.record(resume), stored, label, run.resolved).map(Box::new));
+        if let Some(plan) = plan {
+            plan.apply(values, &mut run.heap, machine, stack);
+            return Ok(plan.block);
+        }
+        let frames = self.exit_frames(run, exit, values);
+        machine.replace_top(stack, &frames, label)
     }
 
     /// The compile budget was found spent at a hot spot: every counting

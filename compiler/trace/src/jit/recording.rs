@@ -374,7 +374,7 @@ impl<'p> Jit<'p> {
     /// there), their values, and the variables live there but unbound.
     /// Only the live values are copied (a main graph of thousands of loops
     /// binds thousands of variables).
-    fn loop_start<'v>(
+    pub(super) fn loop_start<'v>(
         &self,
         run: &mut Run,
         g: u32,
@@ -546,7 +546,12 @@ impl<'p> Jit<'p> {
     /// The limits of a recording.
     pub(super) fn limits(&self) -> crate::record::Limits<'_> {
         let unpromoted = (!self.unpromoted.is_empty()).then_some(&self.unpromoted);
-        crate::record::Limits { ops: self.options.trace_limit, unroll: self.options.unroll_limit, unpromoted }
+        crate::record::Limits {
+            ops: self.options.trace_limit,
+            unroll: self.options.unroll_limit,
+            unpromoted,
+            cold: None,
+        }
     }
 
     /// After a recording too long: traces call `biggest`, the function it
@@ -704,7 +709,15 @@ impl<'p> Jit<'p> {
         let start_key = if single { stop_key(profiler, graph, base_graph, texit.label, &start_env) } else { None };
         // A tail bridges keep recording from here ([`joins`]): the exit
         // records the join's trace, which it and the others then share.
-        let plain = single && !retrace && !restart && start.promoted.is_empty() && record.virtuals.is_empty();
+        // (Not in the dispatch tier's tree, whose bridges go back to the
+        // tier at the next instruction: shared tails of the dispatch loop
+        // are what the tier is.)
+        let plain = single
+            && !retrace
+            && !restart
+            && start.promoted.is_empty()
+            && record.virtuals.is_empty()
+            && self.tier_end(root, base_graph).is_none();
         // A bridge into a join's code is a jump (the empty bridge below,
         // `jump`: [`Jit::jumps_to_join`]): not one of the tree's bridges.
         if !jump && self.codes[root.0 as usize].bridges >= self.options.max_bridges {
@@ -754,8 +767,17 @@ impl<'p> Jit<'p> {
         // interpreter's dispatch on its `pc`): a tail specialized to them.
         let mut into_greens = false;
         let mut seen: HashSet<Key> = start_key.iter().cloned().collect();
+        // A bridge of the dispatch tier's tree goes back into the tier
+        // where it arrives at the tier's label, whatever the position.
+        let tier_end = self.tier_end(root, base_graph);
         let this = &*self;
         let mut at = |l: Symbol, env: &Env, _: usize| {
+            if let Some(&(_, tier)) = tier_end.as_ref().filter(|(t, _)| *t == l) {
+                if this.admits_env(tier, env) {
+                    target = Some(tier);
+                    return Arrival::Stop;
+                }
+            }
             let Some(k) = stop_key(profiler, graph, base_graph, l, env) else { return Arrival::Continue };
             if retrace && Some(&k) == start_key.as_ref() {
                 closes = true;
@@ -939,8 +961,15 @@ impl<'p> Jit<'p> {
             let passed: Vec<Key> = seen.into_iter().collect();
             let job = Job::Straight(Box::new(job));
             // Optimized in the background, the exit returns to the driver
-            // until the bridge is there.
-            if let Err(job) = self.submit(machine, run, job, what.clone(), passed, || Then::Bridge(done.clone())) {
+            // until the bridge is there. A bridge of the dispatch tier's
+            // tree is compiled here: a few, short, and every position
+            // without code runs through them (behind the hot spots of a
+            // program of thousands of loops, the worker had them wait).
+            let submitted = match self.tier_end(root, base_graph) {
+                Some(_) => Err(job),
+                None => self.submit(machine, run, job, what.clone(), passed, || Then::Bridge(done.clone())),
+            };
+            if let Err(job) = submitted {
                 let compiled = self.optimize_here(job).and_then(|o| self.finish(o, &what, Some(exit), false));
                 if self.bridge_compiled(&done, compiled).is_none() {
                     return Ok(Next::Interpret(block));

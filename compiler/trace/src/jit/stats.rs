@@ -241,6 +241,14 @@ pub struct Stats {
     /// Statements interpreted once the JIT had started, by what sent the
     /// run back to the interpreter.
     pub interpreted: Interpreted,
+    /// The dispatch tier ([`super::tier`]): the label it runs, if one.
+    pub tier: Option<String>,
+    /// Times the driver entered the tier's code, and times its
+    /// `guard_cold` left it (a position with code of its own, or hot).
+    pub tier_entries: u64,
+    pub tier_exits: u64,
+    /// Why the tier was given up, if it was.
+    pub tier_given_up: Option<String>,
     /// Operations recorded, over all traces and bridges.
     pub recorded_ops: usize,
     /// Instructions left after optimization, over all traces and bridges.
@@ -320,6 +328,16 @@ impl std::fmt::Display for Stats {
             self.aborted, self.ignored, self.not_followed, self.megamorphic, self.refollowed
         )?;
         writeln!(f, "hot spots:       {} ({} arrivals counted)", self.keys, self.arrivals)?;
+        match (&self.tier, &self.tier_given_up) {
+            (Some(label), given_up) => writeln!(
+                f,
+                "dispatch tier:   at {label}: {} entries, {} left for positions with code or hot{}",
+                self.tier_entries,
+                self.tier_exits,
+                given_up.as_ref().map_or(String::new(), |why| format!("; given up: {why}"))
+            )?,
+            (None, _) => writeln!(f, "dispatch tier:   none")?,
+        }
         writeln!(
             f,
             "deferred:        {} (hot spots and exits over the compile budget or held back by a full cache), {} loops and hot spots too sparse to pay back",

@@ -140,7 +140,8 @@ pub fn when_guarded(info: Info, kind: &GuardKind) -> Info {
         GuardKind::False(_) => lattice::when_truth(info, false),
         GuardKind::Value(_, c) => Info::of_const(c),
         GuardKind::Class(_, c) | GuardKind::Link(_, c) => Info::object(*c, info.alloc),
-        GuardKind::NotClass(..) | GuardKind::At(..) => info,
+        // A position leaving the dispatch tier says nothing of it.
+        GuardKind::NotClass(..) | GuardKind::At(..) | GuardKind::Cold(_) => info,
         GuardKind::Int(_, lo, hi) => {
             let r = Interval::new(*lo as i128, *hi as i128);
             if info.kinds.has(Kinds::INT) {
@@ -163,8 +164,9 @@ pub fn known_to_pass(kind: &GuardKind, info: &Info) -> bool {
         GuardKind::Int(_, lo, hi) => {
             info.kinds == Kinds::INT && info.range.lo() >= *lo as i128 && info.range.hi() <= *hi as i128
         }
-        // Where cells lie is known only when the code runs.
-        GuardKind::At(..) => false,
+        // Where cells lie is known only when the code runs, and what the
+        // dispatch tier's table holds.
+        GuardKind::At(..) | GuardKind::Cold(_) => false,
     }
 }
 

@@ -520,7 +520,11 @@ impl<'a> Opt<'a> {
                 GuardKind::True(_) => true,
                 GuardKind::Class(_, c) | GuardKind::Link(_, c) => *c == class,
                 GuardKind::NotClass(_, c) => *c != class,
-                GuardKind::False(_) | GuardKind::Value(..) | GuardKind::Int(..) | GuardKind::At(..) => false,
+                GuardKind::False(_)
+                | GuardKind::Value(..)
+                | GuardKind::Int(..)
+                | GuardKind::At(..)
+                | GuardKind::Cold(_) => false,
             };
             if holds {
                 return;

@@ -18,8 +18,13 @@ fn check_ir(f: &flowc_ir::Function, after: &str) {
     }
 }
 
+/// The JIT's options for these tests, the IR checked after every step.
+/// They show the code specialized to an interpreted program's positions,
+/// so without the dispatch tier, the dispatch loop compiled for any
+/// position (its traces would be among those shown, and its runs among
+/// the entries counted): `jit_tier.rs` shows that.
 fn checked() -> Options {
-    Options { inspect: Some(check_ir), ..Options::default() }
+    Options { inspect: Some(check_ir), dispatch_tier: false, ..Options::default() }
 }
 
 fn source(path: &str) -> String {

@@ -11,3 +11,4 @@ mod hints;
 mod jit;
 mod jit_calls;
 mod jit_shapes;
+mod jit_tier;

@@ -1,0 +1,177 @@
+//! The dispatch tier (`flowc_trace::jit`'s `tier`): an interpreter whose
+//! dispatch label promotes its `pc` runs the positions without code of
+//! their own in its dispatch loop compiled once, and leaves it for the
+//! code of the positions that have some.
+
+use expect_test::expect;
+use flowc_ir::Function;
+use flowc_lang::interp::Config;
+use flowc_lang::{syntax, Symbol, Value};
+use flowc_trace::jit::{Jit, Options, Stats};
+
+fn check_ir(f: &Function, after: &str) {
+    if let Err(vs) = flowc_ir_checker::check(f) {
+        let list: Vec<String> = vs.iter().map(|v| v.to_string()).collect();
+        panic!("trace IR invalid after {after}:\n{}\n{}", list.join("\n"), flowc_ir::print::function(f));
+    }
+}
+
+/// An interpreter of a small machine: `set` (1) puts its argument in
+/// `acc`; `add` (2) adds `acc` to `sum`; `loop` (3) takes one from `acc`
+/// and jumps to its argument while `acc` is not 0. `promote pc` at the
+/// dispatch label and nothing else there.
+const MACHINE: &str = r#"entry start(code = [1, 2, 3], arg = [3, 0, 1])
+
+start:
+    n = len(code)
+    pc = 0
+    acc = 0
+    sum = 0
+    goto dispatch
+dispatch:
+    promote pc then fetch
+fetch:
+    more = pc < n
+    if more goto decode else goto done
+decode:
+    op = code[pc]
+    a = arg[pc]
+    is_set = op == 1
+    if is_set goto do_set else goto not_set
+do_set:
+    acc = a
+    pc = pc + 1
+    goto dispatch
+not_set:
+    is_add = op == 2
+    if is_add goto do_add else goto do_loop
+do_add:
+    sum = sum + acc
+    sum = sum % 1000003
+    pc = pc + 1
+    goto dispatch
+do_loop:
+    acc = acc - 1
+    back = acc != 0
+    if back goto jump else goto step
+jump:
+    pc = a
+    goto dispatch
+step:
+    pc = pc + 1
+    goto dispatch
+done:
+    print_and_stop(sum)
+"#;
+
+/// The machine's program: one loop of `long` rounds (the first hot spot,
+/// where the tier is made), then `short` loops of a few rounds each, run
+/// once (none arrived at often enough to be hot).
+fn program(short: i64, long: i64) -> Vec<(Symbol, Value)> {
+    let (mut code, mut arg) = (vec![1, 2, 3], vec![long, 0, 1]);
+    for k in 0..short {
+        let top = code.len() as i64 + 1;
+        code.extend([1, 2, 3]);
+        arg.extend([3 + k % 5, 0, top]);
+    }
+    let list = |v: Vec<i64>| Value::list(v.into_iter().map(Value::Int).collect());
+    vec![(Symbol::intern("code"), list(code)), (Symbol::intern("arg"), list(arg))]
+}
+
+/// What the machine printed running [`program`]`(short, long)` under the
+/// interpreter and under the JIT (`tier`: with the dispatch tier), the
+/// JIT's statistics, and its traces printed.
+fn run((short, long): (i64, i64), tier: bool) -> (String, String, Stats, Vec<String>) {
+    flowc_codegen::with_stack(move || {
+        let env = &program(short, long);
+        let program = syntax::parse("machine", MACHINE).unwrap();
+        let label = Symbol::intern("start");
+        let config = Config::default();
+        let expected = flowc_lang::interp::run(&program, label, env, &config).unwrap().value.to_print_string();
+        let module = flowc_frontend::lower(&program, label).unwrap();
+        let options = Options { dispatch_tier: tier, inspect: Some(check_ir), ..Options::default() };
+        let mut jit = Jit::new(&program, &module, options);
+        let got = jit.run(label, env, &config).unwrap().value.to_print_string();
+        let traces = jit.traces().iter().map(|(_, f)| flowc_ir::print::function(f)).collect();
+        (expected, got, jit.stats(), traces)
+    })
+}
+
+/// Positions that run briefly run in the tier: the run interprets a
+/// fraction of the statements it interprets without it, and prints the
+/// same.
+#[test]
+fn positions_without_code_run_in_the_tier() {
+    let (expected, with, stats, _) = run((400, 1_000), true);
+    let (_, without, plain, _) = run((400, 1_000), false);
+    assert_eq!(with, expected);
+    assert_eq!(without, expected);
+    assert!(stats.tier.is_some() && stats.tier_given_up.is_none(), "{stats}");
+    assert!(stats.tier_entries > 0 && stats.tier_exits > 0, "{stats}");
+    assert!(plain.tier.is_none() && plain.tier_entries == 0, "{plain}");
+    let (tiered, interpreted) = (stats.interpreted.total(), plain.interpreted.total());
+    assert!(tiered * 4 < interpreted, "{tiered} statements interpreted with the tier, {interpreted} without");
+}
+
+/// The tier's loop: the dispatch loop recorded once, its promotion a
+/// `guard_cold` that leaves at the dispatch label itself; the other
+/// instructions' paths leave by guards (and get bridges back into it).
+#[test]
+fn the_tier_is_the_dispatch_loop_with_a_cold_guard_for_the_promotion() {
+    let (expected, got, stats, traces) = run((3, 200), true);
+    assert_eq!(got, expected);
+    let tier: Vec<&String> = traces.iter().filter(|t| t.starts_with("trace 'dispatch.tier'")).collect();
+    assert_eq!(tier.len(), 1, "{stats}\n{traces:#?}");
+    expect![[r#"
+        trace 'dispatch.tier'(v0:code, v1:arg, v2:n, v3:pc, v4:acc, v5:sum) {
+        b0:
+            guard_cold v3, r0 else dispatch
+            v6:more = lt v3, v2
+            guard_true v6, r1 else done
+            v7:op = readlist v0, v3
+            v8:a = readlist v1, v3
+            v9:is_set = eq.word v7, 1
+            guard_false v9, r2 else do_set
+            v10:is_add = eq.word v7, 2
+            guard_true v10, r3 else do_loop
+            v11:sum = add v5, v4
+            v12:sum = mod.int v11, 1000003
+            v13:pc = add v3, 1
+            jump_trace 'dispatch.tier.body'(v0, v1, v2, v13, v4, v12)
+        resume r0 {
+            frame [code = v0, arg = v1, n = v2, pc = v3, acc = v4, sum = v5]
+        }
+        resume r1 {
+            frame [code = v0, arg = v1, n = v2, pc = v3, acc = v4, sum = v5, more = v6]
+        }
+        resume r2 {
+            frame [code = v0, arg = v1, n = v2, pc = v3, acc = v4, sum = v5, more = 1, op = v7, a = v8, is_set = v9]
+        }
+        resume r3 {
+            frame [code = v0, arg = v1, n = v2, pc = v3, acc = v4, sum = v5, more = 1, op = v7, a = v8, is_set = 0, is_add = v10]
+        }
+        }
+    "#]]
+    .assert_eq(tier[0]);
+}
+
+/// A dispatch label that runs something before its promotion is no
+/// tier's: leaving there for the interpreter would run it twice.
+#[test]
+fn a_label_that_runs_statements_gets_no_tier() {
+    let source = MACHINE.replace("dispatch:\n    promote pc", "dispatch:\n    seen = pc\n    promote pc");
+    flowc_codegen::with_stack(move || {
+        let parsed = syntax::parse("machine", &source).unwrap();
+        let label = Symbol::intern("start");
+        let env = program(50, 200);
+        let config = Config::default();
+        let expected = flowc_lang::interp::run(&parsed, label, &env, &config).unwrap().value;
+        let module = flowc_frontend::lower(&parsed, label).unwrap();
+        let options = Options { inspect: Some(check_ir), ..Options::default() };
+        let mut jit = Jit::new(&parsed, &module, options);
+        let got = jit.run(label, &env, &config).unwrap().value;
+        assert_eq!(got.to_print_string(), expected.to_print_string());
+        let stats = jit.stats();
+        assert!(stats.tier.is_none(), "{stats}");
+    })
+}
