@@ -81,13 +81,17 @@ pub struct Ctx {
     /// finds it hot ([`flowc_rt_tier_up`]); `None`: code that is not
     /// tiered. Set by [`Ctx::set_tiers`].
     tiers: Option<std::ptr::NonNull<dyn TierUp>>,
-    /// The JIT's table of a dispatch label's positions, which `guard_cold`
-    /// reads and counts down (null and 0 without one): per position, the
-    /// arrivals compiled code may still take there before it leaves (0: it
-    /// leaves at once). Set for each run of traces. (Last: the offsets of
-    /// the fields before it are in the code generator's file tests.)
+    /// The JIT's tables of a dispatch label's positions, which
+    /// `guard_cold` reads and counts down (null and 0 without one): per
+    /// position, the arrivals compiled code may still take there before
+    /// it leaves (0: it leaves at once); for integer positions by their
+    /// value, for objects by their allocation number. Set for each run of
+    /// traces. (Last: the offsets of the fields before them are in the
+    /// code generator's file tests.)
     pub positions: *mut u64,
     pub positions_len: u64,
+    pub object_positions: *mut u64,
+    pub object_positions_len: u64,
 }
 
 /// Compiles the optimized tier of functions whose tier-0 code found them
@@ -115,6 +119,8 @@ pub mod offsets {
     pub const ITERATIONS: i32 = offset_of!(Ctx, iterations) as i32;
     pub const POSITIONS: i32 = offset_of!(Ctx, positions) as i32;
     pub const POSITIONS_LEN: i32 = offset_of!(Ctx, positions_len) as i32;
+    pub const OBJECT_POSITIONS: i32 = offset_of!(Ctx, object_positions) as i32;
+    pub const OBJECT_POSITIONS_LEN: i32 = offset_of!(Ctx, object_positions_len) as i32;
     pub const STOPPED: i32 = offset_of!(Ctx, stopped) as i32;
     pub const LAST_FP: i32 = offset_of!(Ctx, last_fp) as i32;
     pub const LAST_SP: i32 = offset_of!(Ctx, last_sp) as i32;
@@ -143,6 +149,8 @@ impl Ctx {
             iterations: 0,
             positions: std::ptr::null_mut(),
             positions_len: 0,
+            object_positions: std::ptr::null_mut(),
+            object_positions_len: 0,
             last_fp: 0,
             last_sp: 0,
             stack_maps: std::ptr::null(),

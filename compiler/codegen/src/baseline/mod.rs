@@ -2092,17 +2092,35 @@ impl Emit<'_, '_> {
                 self.a.mov(RAX, RCX);
             }
             GuardKind::Cold(_) => {
-                // A tagged integer n (an unbound word or any other kind
-                // leaves) below the table's length (unsigned: not
-                // negative), whose word is not 0: counted down.
+                // A tagged integer n below the integer table's length
+                // (unsigned: not negative), or an object whose allocation
+                // number is below the object table's (any other word
+                // leaves), whose word is not 0: counted down.
+                let (object, found) = (self.a.label(), self.a.label());
                 self.a.test_imm(RAX, word::INT_TAG as i32);
-                self.a.jcc(Cond::Equal, exit);
+                self.a.jcc(Cond::Equal, object);
                 self.a.sar(RAX, 1);
                 self.a.load(RCX, RBX, offsets::POSITIONS_LEN);
                 self.a.alu(Alu::Cmp, RAX, RCX);
                 self.a.jcc(Cond::AboveEqual, exit);
-                self.a.shl(RAX, 3);
                 self.a.load(RCX, RBX, offsets::POSITIONS);
+                self.a.jmp(found);
+                self.a.bind(object);
+                self.a.test_imm(RAX, word::TAG_MASK as i32);
+                self.a.jcc(Cond::NotEqual, exit);
+                self.a.test(RAX, RAX);
+                self.a.jcc(Cond::Equal, exit);
+                self.a.load(RDX, RAX, cell::META as i32);
+                self.a.alu_imm(Alu::And, RDX, cell::KIND_MASK as i32);
+                self.a.alu_imm(Alu::Cmp, RDX, cell::OBJECT as i32);
+                self.a.jcc(Cond::NotEqual, exit);
+                self.a.load(RAX, RAX, cell::ID as i32);
+                self.a.load(RCX, RBX, offsets::OBJECT_POSITIONS_LEN);
+                self.a.alu(Alu::Cmp, RAX, RCX);
+                self.a.jcc(Cond::AboveEqual, exit);
+                self.a.load(RCX, RBX, offsets::OBJECT_POSITIONS);
+                self.a.bind(found);
+                self.a.shl(RAX, 3);
                 self.a.alu(Alu::Add, RCX, RAX);
                 self.a.load(RAX, RCX, 0);
                 self.a.test(RAX, RAX);

@@ -378,11 +378,12 @@ pub struct RunState {
     pub depth: usize,
     pub fuel: Option<(u64, u64)>,
     pub iterations: u64,
-    /// The dispatch tier's table of positions (`Ctx::positions`), which
-    /// `guard_cold` reads and counts down: its first word and its length.
-    /// The words must stay where they are, and nothing else may touch
-    /// them, while the code runs.
-    pub positions: Option<(std::ptr::NonNull<u64>, usize)>,
+    /// The dispatch tier's tables of positions (`Ctx::positions`, for
+    /// integers, and `Ctx::object_positions`, for objects by allocation
+    /// number), which `guard_cold` reads and counts down: each one's first
+    /// word and its length. The words must stay where they are, and
+    /// nothing else may touch them, while the code runs.
+    pub positions: Option<[(std::ptr::NonNull<u64>, usize); 2]>,
 }
 
 /// A trace compiled into a [`TraceCache`].
@@ -963,8 +964,10 @@ impl TraceCache {
         let widest = self.inner.borrow().widest_exit;
         ctx.allocations = run.allocations;
         ctx.depth = run.depth as u64;
-        (ctx.positions, ctx.positions_len) =
-            run.positions.map_or((std::ptr::null_mut(), 0), |(words, n)| (words.as_ptr(), n as u64));
+        let [ints, objects] = run
+            .positions
+            .map_or([(std::ptr::null_mut(), 0); 2], |tables| tables.map(|(words, n)| (words.as_ptr(), n as u64)));
+        ((ctx.positions, ctx.positions_len), (ctx.object_positions, ctx.object_positions_len)) = (ints, objects);
         if let Some((left, limit)) = run.fuel {
             (ctx.fuel, ctx.fuel_limit) = (left, limit);
         }

@@ -409,22 +409,42 @@ impl Lowerer<'_, '_> {
     }
 
     /// `guard_cold o`: `o` a tagged integer `n` within the run's table of
-    /// positions whose word is not 0, that word counted down; else the
-    /// trace leaves.
+    /// integer positions, or an object whose allocation number `n` is
+    /// within the table of object positions, whose word there is not 0,
+    /// that word counted down; else the trace leaves.
     fn guard_cold(&mut self, o: ClValue, resume: flowc_ir::ResumeId, label: flowc_lang::Symbol) {
         let flags = MemFlagsData::trusted();
+        let (int_block, object, cell_block) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
         let (inside, counted, exit) = (self.b.create_block(), self.b.create_block(), self.cold_block());
         let cont = self.b.create_block();
+        self.b.append_block_param(inside, types::I64);
+        self.b.append_block_param(inside, types::I64);
         let tag = self.b.ins().band_imm_s(o, word::INT_TAG as i64);
+        self.b.ins().brif(tag, int_block, &[], object, &[]);
+        self.b.switch_to_block(int_block);
         let n = self.b.ins().sshr_imm_u(o, 1);
         let len = self.b.ins().load(types::I64, flags, self.ctx, offsets::POSITIONS_LEN);
         // Unsigned: a negative integer is no position either.
         let below = self.b.ins().icmp(IntCC::UnsignedLessThan, n, len);
-        let int = self.b.ins().icmp_imm_s(IntCC::NotEqual, tag, 0);
-        let ok = self.b.ins().band(int, below);
-        self.b.ins().brif(ok, inside, &[], exit, &[]);
-        self.b.switch_to_block(inside);
         let table = self.b.ins().load(types::I64, flags, self.ctx, offsets::POSITIONS);
+        self.b.ins().brif(below, inside, &[n.into(), table.into()], exit, &[]);
+        self.b.switch_to_block(object);
+        let pointer = self.is_pointer(o);
+        self.b.ins().brif(pointer, cell_block, &[], exit, &[]);
+        self.b.switch_to_block(cell_block);
+        let meta = self.b.ins().load(types::I64, flags, o, flowc_lang::heap::cell::META as i32);
+        let kind = self.b.ins().band_imm_s(meta, flowc_lang::heap::cell::KIND_MASK as i64);
+        let is_object = self.b.ins().icmp_imm_s(IntCC::Equal, kind, flowc_lang::heap::cell::OBJECT as i64);
+        let id_block = self.b.create_block();
+        self.b.ins().brif(is_object, id_block, &[], exit, &[]);
+        self.b.switch_to_block(id_block);
+        let id = self.b.ins().load(types::I64, flags, o, flowc_lang::heap::cell::ID as i32);
+        let len = self.b.ins().load(types::I64, flags, self.ctx, offsets::OBJECT_POSITIONS_LEN);
+        let below = self.b.ins().icmp(IntCC::UnsignedLessThan, id, len);
+        let table = self.b.ins().load(types::I64, flags, self.ctx, offsets::OBJECT_POSITIONS);
+        self.b.ins().brif(below, inside, &[id.into(), table.into()], exit, &[]);
+        self.b.switch_to_block(inside);
+        let (n, table) = (self.b.block_params(inside)[0], self.b.block_params(inside)[1]);
         let offset = self.b.ins().ishl_imm_u(n, 3);
         let at = self.b.ins().iadd(table, offset);
         let w = self.b.ins().load(types::I64, flags, at, 0);

@@ -1027,7 +1027,10 @@ fn cold_run(tier: Codegen, pc: i64, words: Option<Vec<u64>>) -> (Vec<i64>, Optio
         let cache = TraceCache::new(std::sync::Arc::new(module.clone()), module.layout(), Options::default()).unwrap();
         let id = cache.compile_all(&[&module.functions[0]], tier).unwrap()[0];
         let mut words = words;
-        let positions = words.as_mut().map(|w| (std::ptr::NonNull::new(w.as_mut_ptr()).unwrap(), w.len()));
+        // No object positions: an empty table.
+        let mut none: Vec<u64> = Vec::new();
+        let objects = (std::ptr::NonNull::new(none.as_mut_ptr()).unwrap(), 0);
+        let positions = words.as_mut().map(|w| [(std::ptr::NonNull::new(w.as_mut_ptr()).unwrap(), w.len()), objects]);
         let mut run = flowc_codegen::RunState { max_depth: 1000, positions, ..Default::default() };
         let left = match cache.run(id, &[Value::Int(pc), Value::Int(0)], &mut run) {
             TraceEnd::Exit { exit, values } => {

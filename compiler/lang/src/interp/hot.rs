@@ -211,6 +211,8 @@ pub struct Profiler {
     calls: Vec<Option<Entry>>,
     keys: KeyMap<Entry>,
     threshold: u32,
+    /// The JIT's clock, as last told ([`Profiler::set_clock`]).
+    clock: u64,
 }
 
 /// A watched label: its promote chain, and the entries of its dense keys.
@@ -224,17 +226,33 @@ struct Watched {
     /// allocation number, and the object each stands for.
     objects: Vec<Entry>,
     held: Vec<Option<Value>>,
-    /// For a label with a dispatch tier ([`Profiler::dispatch`]): per
-    /// dense integer key, as many words as `dense` has entries, the
-    /// arrivals compiled code may take there before it leaves
-    /// ([`Entry::remaining`]; 0 at a key with code). Compiled code counts
-    /// them down between the interpreter's stops; the entries are the
-    /// truth, written here whenever one changes. The interpreter stops at
-    /// every arrival at such a label, for the driver to run the tier.
-    positions: Option<Vec<u64>>,
+    /// For a label with a dispatch tier ([`Profiler::dispatch`]): its
+    /// tables of positions. The interpreter stops at every arrival at such
+    /// a label, for the driver to run the tier.
+    positions: Option<Positions>,
+}
+
+/// A dispatch tier's tables ([`Profiler::dispatch`]): per dense key, the
+/// arrivals compiled code may take there before it leaves
+/// ([`Entry::remaining`]; 0 at a key with code), a word each, for the
+/// integer keys (as many as `dense` has entries) and for the object keys
+/// by allocation number (as many as `objects` has). Compiled code counts
+/// them down between the interpreter's stops; the entries are the truth,
+/// written here whenever one changes.
+#[derive(Clone, Debug)]
+struct Positions {
+    ints: Vec<u64>,
+    objects: Vec<u64>,
+    /// Per word, the JIT's clock ([`Profiler::set_clock`]) when it was
+    /// last written: since when compiled code counts it down
+    /// ([`Profiler::found_hot`]).
+    ints_since: Vec<u64>,
+    objects_since: Vec<u64>,
     /// The word of a key not arrived at yet (the threshold when the tier
-    /// began), for the positions the table grows past.
+    /// began), for the positions the tables grow past.
     unseen: u64,
+    /// The JIT's clock, as last told.
+    clock: u64,
 }
 
 /// Where a dense key is counted: at the integer a one-green label's
@@ -260,7 +278,6 @@ impl Watched {
             objects: Vec::new(),
             held: Vec::new(),
             positions: None,
-            unseen: 0,
         }
     }
 
@@ -268,10 +285,14 @@ impl Watched {
     /// has one, from its entry.
     #[inline]
     fn sync(&mut self, k: Dense, threshold: u32) {
-        if let (Dense::Int(i), Some(words)) = (k, &mut self.positions) {
-            if let (Some(w), Some(e)) = (words.get_mut(i), self.dense.get(i)) {
-                *w = e.remaining(threshold);
-            }
+        let Some(p) = &mut self.positions else { return };
+        let (word, since, entry) = match k {
+            Dense::Int(i) => (p.ints.get_mut(i), p.ints_since.get_mut(i), self.dense.get(i)),
+            Dense::Object(i) => (p.objects.get_mut(i), p.objects_since.get_mut(i), self.objects.get(i)),
+        };
+        if let (Some(w), Some(since), Some(e)) = (word, since, entry) {
+            *w = e.remaining(threshold);
+            *since = p.clock;
         }
     }
 
@@ -348,8 +369,9 @@ impl Watched {
     #[inline(never)]
     fn grow(&mut self, k: usize) {
         self.dense.resize(k + 1, Entry::UNSEEN);
-        if let Some(words) = &mut self.positions {
-            words.resize(k + 1, self.unseen);
+        if let Some(p) = &mut self.positions {
+            p.ints.resize(k + 1, p.unseen);
+            p.ints_since.resize(k + 1, p.clock);
         }
     }
 
@@ -359,6 +381,10 @@ impl Watched {
     fn grow_objects(&mut self, k: usize) {
         self.objects.resize(k + 1, Entry::UNSEEN);
         self.held.resize(k + 1, None);
+        if let Some(p) = &mut self.positions {
+            p.objects.resize(k + 1, p.unseen);
+            p.objects_since.resize(k + 1, p.clock);
+        }
     }
 }
 
@@ -447,7 +473,7 @@ impl Profiler {
                 graph.watch(blocks);
             }
         }
-        Profiler { watched, calls, keys: HashMap::default(), threshold: threshold.max(1) }
+        Profiler { watched, calls, keys: HashMap::default(), threshold: threshold.max(1), clock: 0 }
     }
 
     /// Watches the calls of graph `graph` from now on (its key is
@@ -570,7 +596,7 @@ impl Profiler {
                 }
             };
             // A dispatch tier's label stops at every position it counts.
-            let tier = w.positions.is_some() && matches!(k, Dense::Int(_));
+            let tier = w.positions.is_some();
             if tier {
                 w.sync(k, threshold);
             }
@@ -654,12 +680,12 @@ impl Profiler {
     }
 
     /// Gives block `block` of graph `graph` a dispatch tier, if it is a
-    /// watched label whose one green is an integer (an interpreter's
-    /// `pc`): a table of its positions, one word per dense key, that
-    /// compiled code reads and counts down ([`Profiler::positions`]), and
-    /// from now on the interpreter stops at every arrival there (the
-    /// driver runs the tier's code for positions with none of their
-    /// own). Whether it has one now.
+    /// watched label of one green (an interpreter's `pc`, an integer or
+    /// an instruction object): tables of its positions, one word per
+    /// dense key, that compiled code reads and counts down
+    /// ([`Profiler::positions`]), and from now on the interpreter stops at
+    /// every arrival there (the driver runs the tier's code for positions
+    /// with none of their own). Whether it has one now.
     pub fn dispatch(&mut self, graph: u32, block: u32) -> bool {
         let threshold = self.threshold;
         let Some(Some(w)) = self.watched.get_mut(graph as usize).and_then(|g| g.get_mut(block as usize)) else {
@@ -669,8 +695,14 @@ impl Profiler {
             return false;
         }
         if w.positions.is_none() {
-            w.positions = Some(w.dense.iter().map(|e| e.remaining(threshold)).collect());
-            w.unseen = Entry::UNSEEN.remaining(threshold);
+            w.positions = Some(Positions {
+                ints: w.dense.iter().map(|e| e.remaining(threshold)).collect(),
+                objects: w.objects.iter().map(|e| e.remaining(threshold)).collect(),
+                ints_since: vec![self.clock; w.dense.len()],
+                objects_since: vec![self.clock; w.objects.len()],
+                unseen: Entry::UNSEEN.remaining(threshold),
+                clock: self.clock,
+            });
         }
         true
     }
@@ -689,22 +721,25 @@ impl Profiler {
         matches!(self.watched.get(graph as usize).and_then(|g| g.get(block as usize)), Some(Some(w)) if w.positions.is_some())
     }
 
-    /// The positions table of a label with a dispatch tier: its first
-    /// word and its length. It stays where it is until the profiler next
-    /// counts an arrival there or is told of a key's change (which may
-    /// grow it or drop it).
-    pub fn positions(&mut self, graph: u32, block: u32) -> Option<(std::ptr::NonNull<u64>, usize)> {
+    /// The positions tables of a label with a dispatch tier, for its
+    /// integer keys and its object keys: each table's first word and its
+    /// length. They stay where they are until the profiler next counts an
+    /// arrival there or is told of a key's change (which may grow them or
+    /// drop them).
+    pub fn positions(&mut self, graph: u32, block: u32) -> Option<[(std::ptr::NonNull<u64>, usize); 2]> {
         let w = self.watched.get_mut(graph as usize)?.get_mut(block as usize)?.as_mut()?;
-        let words = w.positions.as_mut()?;
-        Some((std::ptr::NonNull::new(words.as_mut_ptr())?, words.len()))
+        let p = w.positions.as_mut()?;
+        let table = |words: &mut Vec<u64>| (std::ptr::NonNull::new(words.as_mut_ptr()).expect("a vector"), words.len());
+        Some([table(&mut p.ints), table(&mut p.objects)])
     }
 
-    /// The word of dense integer key `key` in its label's positions table.
+    /// The word of dense key `key` in its label's positions tables.
     pub fn position(&self, key: &Key) -> Option<u64> {
         let (w, k) = self.dense(key)?;
+        let p = w.positions.as_ref()?;
         match k {
-            Dense::Int(i) => w.positions.as_ref()?.get(i).copied(),
-            Dense::Object(_) => None,
+            Dense::Int(i) => p.ints.get(i).copied(),
+            Dense::Object(i) => p.objects.get(i).copied(),
         }
     }
 
@@ -715,16 +750,25 @@ impl Profiler {
     /// positions, first reached by compiled code in order, grow it a
     /// logarithmic number of times. Whether it reaches `key` now.
     pub fn reach(&mut self, key: &Key) -> bool {
-        let Some((w, Dense::Int(i))) = self.dense(key) else { return false };
+        let threshold = self.threshold;
+        let Some((w, k)) = self.dense(key) else { return false };
         if w.positions.is_none() {
             return false;
         }
-        let len = w.dense.len();
-        if i >= len {
-            let to = i.max(2 * len).min(DENSE_KEYS as usize - 1);
-            let w = self.watched[key.graph as usize][key.block as usize].as_mut().expect("a watched label");
-            w.grow(to);
+        let w = self.watched[key.graph as usize][key.block as usize].as_mut().expect("a watched label");
+        match k {
+            Dense::Int(i) if i >= w.dense.len() => w.grow(i.max(2 * w.dense.len()).min(DENSE_KEYS as usize - 1)),
+            Dense::Int(_) => {}
+            Dense::Object(i) => {
+                if i >= w.objects.len() {
+                    w.grow_objects(i.max(2 * w.objects.len()).min(DENSE_KEYS as usize - 1));
+                }
+                // The entry holds its object (a key is made of it).
+                let green = key.greens.first().and_then(|g| g.0.as_ref());
+                w.entry(k, green);
+            }
         }
+        w.sync(k, threshold);
         true
     }
 
@@ -736,18 +780,39 @@ impl Profiler {
     }
 
     /// Compiled code of a dispatch tier counted `key`'s remaining arrivals
-    /// away (its word reached 0): the key is hot, as if the interpreter
-    /// had counted them (no clock: the code counted no time).
-    pub fn found_hot(&mut self, key: &Key) {
+    /// away (its word reached 0), the interpreter's clock being `now`: the
+    /// key is hot, as if the interpreter had counted its threshold over
+    /// the work the JIT's clock counted since its word was last written
+    /// ([`Profiler::since`] says so much before `now`), which judges how
+    /// densely it was arrived at in the tier.
+    pub fn found_hot(&mut self, key: &Key, now: u64) {
         let threshold = self.threshold;
+        let span = self.dense(key).and_then(|(w, k)| {
+            let p = w.positions.as_ref()?;
+            let since = match k {
+                Dense::Int(i) => p.ints_since.get(i),
+                Dense::Object(i) => p.objects_since.get(i),
+            };
+            since.map(|&s| p.clock.saturating_sub(s))
+        });
         let e = self.entry_or_insert(key);
         e.seen = true;
         if e.state == KeyState::Counting {
             e.count = threshold;
             e.skips = 0;
-            e.since = NO_CLOCK;
+            e.since = span.map_or(NO_CLOCK, |span| now.saturating_sub(span));
         }
         self.sync(key);
+    }
+
+    /// The JIT's clock now (the work its compile budget counts: statements
+    /// interpreted, and those compiled code replaced), by which a dispatch
+    /// tier's positions are timed ([`Profiler::found_hot`]).
+    pub fn set_clock(&mut self, clock: u64) {
+        self.clock = clock;
+        for p in self.watched.iter_mut().flatten().flatten().filter_map(|w| w.positions.as_mut()) {
+            p.clock = clock;
+        }
     }
 
     /// Sets `key` counting again after it was found hot but not compiled
@@ -937,9 +1002,9 @@ again:
         assert_eq!(p.position(&nine), None);
         assert!(p.reach(&nine));
         assert_eq!(p.position(&nine), Some(3 * TIER_ARRIVALS));
-        assert_eq!(p.positions(0, looped).map(|(_, n)| n), Some(10));
+        assert_eq!(p.positions(0, looped).map(|[(_, n), _]| n), Some(10));
         // Counted away by compiled code: hot; deferred: asks a threshold later.
-        p.found_hot(&nine);
+        p.found_hot(&nine, 0);
         assert!(p.stops(&nine));
         assert_eq!(p.defer(&nine), 1);
         assert_eq!(p.position(&nine), Some(3 * TIER_ARRIVALS));

@@ -1453,6 +1453,12 @@ impl<'p> Jit<'p> {
         block: u32,
     ) -> Result<Next, RuntimeError> {
         self.resumed = Resumed::Other;
+        if self.tier.is_some() {
+            let clock = self.work_clock(machine);
+            if let Some(p) = machine.profiler_mut() {
+                p.set_clock(clock);
+            }
+        }
         let mut next = if self.stopped_for_tier(machine, key) {
             Next::Interpret(block)
         } else {

@@ -22,7 +22,9 @@
 //!
 //! **When.** At the first hot spot of a label whose block is a lone
 //! `promote` of one variable (nothing else runs there, so leaving for the
-//! interpreter at that block repeats nothing) holding an integer: the
+//! interpreter at that block repeats nothing) holding an integer or an
+//! object (an interpreter's instructions made objects; the tables count
+//! those by allocation number): the
 //! tier is recorded from there (one round of the dispatch loop, ending
 //! where it arrives at the label again), compiled on the running thread,
 //! and from then on the interpreter stops at every arrival at the label,
@@ -35,6 +37,12 @@
 //! exits are never bridged. The tier's other exits — the paths of the
 //! other instructions — get bridges like any code's, which end where
 //! they arrive at the label again by jumping back into the tier.
+//!
+//! **Clocks.** A position the tier found hot is judged for how densely
+//! it was arrived at (a loop too sparse is not compiled) over the work
+//! the JIT's clock counted since its word was written ([`Jit::work_clock`],
+//! [`Profiler::set_clock`]): the interpreter's clock stands still while
+//! code runs.
 //!
 //! **Paying.** The tier is judged like other code ([`Jit::paid`]): one
 //! left as soon as it is entered costs a round trip per instruction more
@@ -72,7 +80,7 @@ impl<'p> Jit<'p> {
                 return false;
             }
         }
-        if !matches!(&key.greens[..], [Green(Some(Value::Int(_)))]) {
+        if !matches!(&key.greens[..], [Green(Some(Value::Int(_) | Value::Object(_)))]) {
             return false;
         }
         let block = &run.resolved.graphs[key.graph as usize].blocks[key.block as usize];
@@ -233,10 +241,12 @@ impl<'p> Jit<'p> {
         self.stats.tier_exits += 1;
         let block = self.resume_at(machine, run, exit, &values, stack)?;
         let top = stack.last().expect("a frame");
+        let (now, clock) = (machine.steps(), self.work_clock(machine));
         let p = machine.profiler_mut().expect("the JIT runs with a profiler");
+        p.set_clock(clock);
         let key = p.key(top.graph, block, &top.slots);
         match p.position(&key) {
-            Some(0) => p.found_hot(&key),
+            Some(0) => p.found_hot(&key, now),
             // A position compiled code reached first: the table grows to
             // it, and the tier goes on there ([`Jit::tier_instead`]).
             None => {
@@ -250,8 +260,15 @@ impl<'p> Jit<'p> {
         self.at_key(machine, run, &key, stack, block)
     }
 
-    /// The positions table compiled code runs with, if the tier is on.
-    pub(super) fn tier_positions(&self, machine: &mut Machine) -> Option<(std::ptr::NonNull<u64>, usize)> {
+    /// The JIT's clock: the statements interpreted since it took the run
+    /// over, and those compiled code replaced (what the compile budget
+    /// counts as the run's work).
+    pub(super) fn work_clock(&self, machine: &Machine) -> u64 {
+        machine.steps().saturating_sub(self.work_before) + self.compiled_work
+    }
+
+    /// The positions tables compiled code runs with, if the tier is on.
+    pub(super) fn tier_positions(&self, machine: &mut Machine) -> Option<[(std::ptr::NonNull<u64>, usize); 2]> {
         let t = self.tier.as_ref().filter(|t| t.code.is_some() && !t.refused)?;
         machine.profiler_mut()?.positions(t.g, t.block)
     }
