@@ -769,7 +769,9 @@ fn objects_cross_to_the_worker_lent_and_live_while_it_has_them() {
         let env = flowc_lang::syntax::prolog::parse_env(&bf::tutorial_env(&text)).expect("an environment");
         let label = flowc_lang::Symbol::intern("start");
         let late = Some(std::time::Duration::from_millis(2));
-        let small = Options { max_traces: 12, full_window: 20_000, ..Options::default() };
+        // Without the dispatch tier: it runs the positions whose jobs would
+        // be in flight at a flush.
+        let small = Options { max_traces: 12, full_window: 20_000, dispatch_tier: false, ..Options::default() };
         flowc_lang::heap::with(|h| h.set_stress(true));
         let mut runs = Vec::new();
         for (worker_delay, cache) in [(None, Options::default()), (late, small)] {
