@@ -110,7 +110,10 @@ impl<'p> Jit<'p> {
             flowc_codegen::CallEnd::Returned(v) => match machine.finish_call(stack, v)? {
                 // The caller arrived at a hot spot (a loop whose back edge
                 // is this call's continuation): as if the interpreter had
-                // stopped there.
+                // stopped there (a stop for the dispatch tier's sake alone
+                // goes on as the interpreter would: `Jit::hot` sends it to
+                // the tier).
+                (block, Some(key)) if self.stopped_for_tier(machine, &key) => Ok(Next::Interpret(block)),
                 (block, Some(key)) => self.at_key(machine, run, &key, stack, block),
                 (block, None) => Ok(Next::Interpret(block)),
             },
