@@ -793,3 +793,30 @@ fn objects_cross_to_the_worker_lent_and_live_while_it_has_them() {
     let (_, flushed, stats) = &runs[1];
     assert!(*flushed > 0, "jobs were in flight at a flush: {stats}");
 }
+
+/// The dispatch tier where the promoted `pc` is an instruction object
+/// (the objects interpreter: its positions are counted by allocation
+/// number): the tier runs, leaves for positions with code, and the run
+/// interprets fewer statements than without it, printing the reference's
+/// checksum both ways.
+#[test]
+fn the_dispatch_tier_runs_positions_held_in_objects() {
+    use flowc_tests::bf;
+    let text = bf::bottles(3);
+    let (sum, _) = bf::run(&text).expect("a valid program");
+    let runs = flowc_codegen::with_stack(move || {
+        let program = corpus::program("tests/corpus/interpreters/bf_objects.fg");
+        let env = flowc_lang::syntax::prolog::parse_env(&bf::tutorial_env(&text)).expect("an environment");
+        let label = flowc_lang::Symbol::intern("start");
+        [true, false].map(|dispatch_tier| {
+            let options = Options { background: false, dispatch_tier, inspect: Some(check), ..Options::default() };
+            let (outcome, stats) = engines::jit_run(&program, label, &env, &Default::default(), options);
+            assert_eq!(engines::outcome(outcome), engines::Outcome::Output(format!("{sum}\n")));
+            (stats.tier.is_some(), stats.tier_entries, stats.tier_exits, stats.interpreted.total(), stats.to_string())
+        })
+    });
+    let [(tier, entries, exits, tiered, stats), (none, _, _, interpreted, plain)] = runs;
+    assert!(tier && entries > 0 && exits > 0, "{stats}");
+    assert!(!none, "{plain}");
+    assert!(tiered < interpreted, "{tiered} statements interpreted with the tier, {interpreted} without");
+}

@@ -1831,13 +1831,9 @@ impl Emit<'_, '_> {
         self.a.alu_imm(Alu::Or, RAX, ZERO.as_i64() as i32);
     }
 
-    /// Jumps to `no` unless the word in rax is an object of the layout
-    /// (skipped for a value tested before, or `proven` one by the
-    /// optimizer: `get.object`); the value `o` is then known to be one.
-    fn object_test(&mut self, o: &Operand, proven: bool, no: Label) {
-        if self.known_object(o, proven) {
-            return;
-        }
+    /// Jumps to `no` unless rax is a pointer to an object's cell (of any
+    /// layout; rdx is overwritten).
+    fn object_cell_test(&mut self, no: Label) {
         self.a.test_imm(RAX, word::TAG_MASK as i32);
         self.a.jcc(Cond::NotEqual, no);
         self.a.test(RAX, RAX);
@@ -1846,6 +1842,16 @@ impl Emit<'_, '_> {
         self.a.alu_imm(Alu::And, RDX, cell::KIND_MASK as i32);
         self.a.alu_imm(Alu::Cmp, RDX, cell::OBJECT as i32);
         self.a.jcc(Cond::NotEqual, no);
+    }
+
+    /// Jumps to `no` unless the word in rax is an object of the layout
+    /// (skipped for a value tested before, or `proven` one by the
+    /// optimizer: `get.object`); the value `o` is then known to be one.
+    fn object_test(&mut self, o: &Operand, proven: bool, no: Label) {
+        if self.known_object(o, proven) {
+            return;
+        }
+        self.object_cell_test(no);
         self.a.load(RDX, RAX, cell::LAYOUT as i32);
         let layout = self.env.objects.layout as *const flowc_lang::heap::Layout as i64;
         self.a.mov_imm64(RSI, layout);
@@ -2106,14 +2112,7 @@ impl Emit<'_, '_> {
                 self.a.load(RCX, RBX, offsets::POSITIONS);
                 self.a.jmp(found);
                 self.a.bind(object);
-                self.a.test_imm(RAX, word::TAG_MASK as i32);
-                self.a.jcc(Cond::NotEqual, exit);
-                self.a.test(RAX, RAX);
-                self.a.jcc(Cond::Equal, exit);
-                self.a.load(RDX, RAX, cell::META as i32);
-                self.a.alu_imm(Alu::And, RDX, cell::KIND_MASK as i32);
-                self.a.alu_imm(Alu::Cmp, RDX, cell::OBJECT as i32);
-                self.a.jcc(Cond::NotEqual, exit);
+                self.object_cell_test(exit);
                 self.a.load(RAX, RAX, cell::ID as i32);
                 self.a.load(RCX, RBX, offsets::OBJECT_POSITIONS_LEN);
                 self.a.alu(Alu::Cmp, RAX, RCX);

@@ -432,9 +432,7 @@ impl Lowerer<'_, '_> {
         let pointer = self.is_pointer(o);
         self.b.ins().brif(pointer, cell_block, &[], exit, &[]);
         self.b.switch_to_block(cell_block);
-        let meta = self.b.ins().load(types::I64, flags, o, flowc_lang::heap::cell::META as i32);
-        let kind = self.b.ins().band_imm_s(meta, flowc_lang::heap::cell::KIND_MASK as i64);
-        let is_object = self.b.ins().icmp_imm_s(IntCC::Equal, kind, flowc_lang::heap::cell::OBJECT as i64);
+        let is_object = self.cell_is(o, flowc_lang::heap::cell::OBJECT);
         let id_block = self.b.create_block();
         self.b.ins().brif(is_object, id_block, &[], exit, &[]);
         self.b.switch_to_block(id_block);

@@ -806,11 +806,13 @@ impl Profiler {
     }
 
     /// The JIT's clock now (the work its compile budget counts: statements
-    /// interpreted, and those compiled code replaced), by which a dispatch
-    /// tier's positions are timed ([`Profiler::found_hot`]).
-    pub fn set_clock(&mut self, clock: u64) {
+    /// interpreted, and those compiled code replaced), by which the
+    /// dispatch tier of block `block` of graph `graph` times its positions
+    /// ([`Profiler::found_hot`]).
+    pub fn set_clock(&mut self, graph: u32, block: u32, clock: u64) {
         self.clock = clock;
-        for p in self.watched.iter_mut().flatten().flatten().filter_map(|w| w.positions.as_mut()) {
+        let w = self.watched.get_mut(graph as usize).and_then(|g| g.get_mut(block as usize));
+        if let Some(p) = w.and_then(Option::as_mut).and_then(|w| w.positions.as_mut()) {
             p.clock = clock;
         }
     }

@@ -1453,12 +1453,7 @@ impl<'p> Jit<'p> {
         block: u32,
     ) -> Result<Next, RuntimeError> {
         self.resumed = Resumed::Other;
-        if self.tier.is_some() {
-            let clock = self.work_clock(machine);
-            if let Some(p) = machine.profiler_mut() {
-                p.set_clock(clock);
-            }
-        }
+        self.tier_clock(machine);
         let mut next = if self.stopped_for_tier(machine, key) {
             Next::Interpret(block)
         } else {
@@ -2057,6 +2052,13 @@ impl<'p> Jit<'p> {
 
     /// Whether the compile budget allows recording another trace (see
     /// "A compile budget").
+    /// The run's work when the interpreter has done `steps` statements:
+    /// those since the JIT took the run over, and those compiled code
+    /// replaced (the clock of the compile budget and the dispatch tier).
+    fn work(&self, steps: u64) -> u64 {
+        steps.saturating_sub(self.work_before) + self.compiled_work
+    }
+
     fn affordable(&self, machine: &Machine, run: &Run) -> bool {
         self.affordable_with(machine, run, 0)
     }
@@ -2065,7 +2067,7 @@ impl<'p> Jit<'p> {
     fn affordable_with(&self, machine: &Machine, run: &Run, more: u64) -> bool {
         let Some(allowance) = self.options.compile_allowance else { return true };
         let pending = run.worker.as_ref().map_or(0, |w| w.pending_ops());
-        let work = machine.steps().saturating_sub(self.work_before) + self.compiled_work;
+        let work = self.work(machine.steps());
         let pieces = (self.codes.len() + Self::pending_codes(run)) as u64 - self.empty_bridges;
         let recorded = (self.stats.recorded_ops + pending) as u64 + self.function_ops_charged + more;
         let spent = compile_cost(recorded, pieces, work);
@@ -2124,7 +2126,7 @@ impl<'p> Jit<'p> {
             arrivals: u64::from(arrivals),
             span: now.saturating_sub(since),
             elapsed: now.saturating_add(self.compiled_work).saturating_add(allowance),
-            work: now.saturating_sub(self.work_before) + self.compiled_work,
+            work: self.work(now),
         })
     }
 

@@ -60,8 +60,7 @@ impl<'p> Jit<'p> {
         let g = top.graph;
         let graph: &Graph = &run.resolved.graphs[g as usize];
         let label = graph.blocks[block as usize].label;
-        let bound = top.order.iter().map(|&s| (s, top.slots[s as usize].as_ref().expect("an ordered slot is bound")));
-        let (params, args, unbound) = self.loop_start(run, g, block, bound);
+        let (params, args, unbound) = self.frame_start(run, top, block);
         let graph: &Graph = &run.resolved.graphs[g as usize];
         // The recording starts from the variables live here (a variable
         // dead here is written before it is read); the frame keeps the
@@ -374,7 +373,14 @@ impl<'p> Jit<'p> {
     /// there), their values, and the variables live there but unbound.
     /// Only the live values are copied (a main graph of thousands of loops
     /// binds thousands of variables).
-    pub(super) fn loop_start<'v>(
+    /// [`Jit::loop_start`] of frame `top` (its bound variables) about to
+    /// run `block`.
+    pub(super) fn frame_start(&self, run: &mut Run, top: &Frame, block: u32) -> (Vec<Symbol>, Vec<Value>, Vec<Symbol>) {
+        let bound = top.order.iter().map(|&s| (s, top.slots[s as usize].as_ref().expect("an ordered slot is bound")));
+        self.loop_start(run, top.graph, block, bound)
+    }
+
+    fn loop_start<'v>(
         &self,
         run: &mut Run,
         g: u32,

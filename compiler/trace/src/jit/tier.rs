@@ -40,7 +40,7 @@
 //!
 //! **Clocks.** A position the tier found hot is judged for how densely
 //! it was arrived at (a loop too sparse is not compiled) over the work
-//! the JIT's clock counted since its word was written ([`Jit::work_clock`],
+//! the JIT's clock counted since its word was written ([`Jit::work`],
 //! [`Profiler::set_clock`]): the interpreter's clock stands still while
 //! code runs.
 //!
@@ -111,8 +111,7 @@ impl<'p> Jit<'p> {
             self.give_up_tier(machine, "its promotion goes to no label of its graph");
             return Ok(Next::Interpret(block));
         };
-        let bound = top.order.iter().map(|&s| (s, top.slots[s as usize].as_ref().expect("an ordered slot is bound")));
-        let (params, args, unbound) = self.loop_start(run, g, block, bound);
+        let (params, args, unbound) = self.frame_start(run, top, block);
         let env: Vec<(Symbol, Value)> = params.iter().copied().zip(args.iter().cloned()).collect();
         let frame = ResumeFrame { function, env, call: None };
         let what = format!("{} (the dispatch tier)", describe(key, run.resolved));
@@ -241,9 +240,9 @@ impl<'p> Jit<'p> {
         self.stats.tier_exits += 1;
         let block = self.resume_at(machine, run, exit, &values, stack)?;
         let top = stack.last().expect("a frame");
-        let (now, clock) = (machine.steps(), self.work_clock(machine));
+        self.tier_clock(machine);
+        let now = machine.steps();
         let p = machine.profiler_mut().expect("the JIT runs with a profiler");
-        p.set_clock(clock);
         let key = p.key(top.graph, block, &top.slots);
         match p.position(&key) {
             Some(0) => p.found_hot(&key, now),
@@ -260,11 +259,13 @@ impl<'p> Jit<'p> {
         self.at_key(machine, run, &key, stack, block)
     }
 
-    /// The JIT's clock: the statements interpreted since it took the run
-    /// over, and those compiled code replaced (what the compile budget
-    /// counts as the run's work).
-    pub(super) fn work_clock(&self, machine: &Machine) -> u64 {
-        machine.steps().saturating_sub(self.work_before) + self.compiled_work
+    /// Tells the tier's label the JIT's clock ([`Jit::work`]).
+    pub(super) fn tier_clock(&self, machine: &mut Machine) {
+        let Some(t) = self.tier.as_ref().filter(|t| t.code.is_some() && !t.refused) else { return };
+        let clock = self.work(machine.steps());
+        if let Some(p) = machine.profiler_mut() {
+            p.set_clock(t.g, t.block, clock);
+        }
     }
 
     /// The positions tables compiled code runs with, if the tier is on.
