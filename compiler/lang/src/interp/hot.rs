@@ -743,6 +743,29 @@ impl Profiler {
         }
     }
 
+    /// The code of `key` is ready to be installed (made on the worker): a
+    /// dispatch tier running its position leaves at its next arrival
+    /// there (its word 0), and so does the interpreter, for the driver to
+    /// install and enter it — not after the arrivals it was asked for
+    /// again ([`Profiler::ask_after`]), which in the tier are each worth
+    /// [`TIER_ARRIVALS`] of the interpreter's.
+    pub fn ready(&mut self, key: &Key) {
+        let threshold = self.threshold;
+        let Some((_, k)) = self.dense(key) else { return };
+        let Some(w) = self.watched[key.graph as usize][key.block as usize].as_mut() else { return };
+        let Some(p) = w.positions.as_mut() else { return };
+        let (word, entry) = match k {
+            Dense::Int(i) => (p.ints.get_mut(i), w.dense.get_mut(i)),
+            Dense::Object(i) => (p.objects.get_mut(i), w.objects.get_mut(i)),
+        };
+        if let (Some(word), Some(e)) = (word, entry) {
+            if e.state == KeyState::Counting {
+                (e.count, e.skips) = (threshold, 0);
+                *word = 0;
+            }
+        }
+    }
+
     /// Makes the positions table of `key`'s label (which has a dispatch
     /// tier) reach `key`, a dense integer key past its end: the table and
     /// the entries grow to twice their length or to the key, whichever
@@ -1013,6 +1036,34 @@ again:
         p.forget_code();
         assert!(!p.dispatches(0, looped));
         assert_eq!(p.position(&nine), None);
+    }
+
+    /// A key whose code is ready (made on the worker while the tier ran
+    /// its position, asked again for after some arrivals) stops at its
+    /// next arrival, in the tier (its word 0) and in the interpreter; a
+    /// key with code or given up is left as it is.
+    #[test]
+    fn a_position_whose_code_is_ready_stops_at_its_next_arrival() {
+        let (resolved, mut p, blocks) = profiler();
+        let looped = blocks[0];
+        let at = |pc: i64| slots(&resolved, &[("pc", Value::Int(pc))]);
+        let key = |pc: i64| p.key(0, looped, &at(pc));
+        let (two, three, four) = (key(2), key(3), key(4));
+        assert!(p.dispatch(0, looped));
+        p.ask_after(&two, 2);
+        assert_eq!(p.position(&two), Some(2 * TIER_ARRIVALS), "asked for again two arrivals later");
+        assert!(!p.stops(&two));
+        p.ready(&two);
+        assert_eq!(p.position(&two), Some(0), "the tier leaves at its next arrival");
+        assert!(p.stops(&two), "and so does the interpreter");
+        p.set(&three, KeyState::Enter);
+        p.ready(&three);
+        assert_eq!(p.state(&three), KeyState::Enter);
+        assert_eq!(p.position(&three), Some(0));
+        p.set(&four, KeyState::Ignored);
+        p.ready(&four);
+        assert_eq!(p.position(&four), Some(u64::MAX), "a key given up is not asked for");
+        assert!(!p.stops(&four));
     }
 
     /// Forgetting code (a JIT that flushed its cache): a key that had

@@ -283,6 +283,9 @@ pub(super) struct Worker {
     /// next arrival or the exit's next return to the driver — right away
     /// for a loop still running, never for one that ended meanwhile.
     ready_keys: HashMap<Key, (Pending, Option<Optimized>)>,
+    /// Keys whose results [`Worker::collect`] took since the driver last
+    /// looked ([`Jit::collect_done`]).
+    fresh: Vec<Key>,
     ready_exits: HashMap<ExitId, (Pending, Option<Optimized>)>,
     /// The ready results by the hot spots their recordings passed
     /// ([`Worker::take_holding`]; a result taken meanwhile is skipped).
@@ -360,6 +363,7 @@ impl Worker {
             passed: HashMap::default(),
             asks: HashMap::default(),
             ready_keys: HashMap::default(),
+            fresh: Vec::new(),
             ready_exits: HashMap::default(),
             holding: HashMap::default(),
             ops: 0,
@@ -468,6 +472,7 @@ impl Worker {
             }
             match holder {
                 Holder::Key(k) => {
+                    self.fresh.push(k.clone());
                     self.ready_keys.insert(k, (pending, result));
                 }
                 Holder::Exit(e) => {
@@ -560,6 +565,7 @@ impl Worker {
         self.passed.clear();
         self.asks.clear();
         self.ready_keys.clear();
+        self.fresh.clear();
         self.ready_exits.clear();
         self.holding.clear();
         self.ops = 0;
@@ -691,9 +697,18 @@ impl super::Jit<'_> {
     }
 
     /// Takes what the worker is done with ([`Worker::collect`]).
-    pub(super) fn collect_done(run: &mut super::Run) {
-        if let Some(worker) = run.worker.as_mut() {
-            worker.collect();
+    pub(super) fn collect_done(machine: &mut super::Machine, run: &mut super::Run) {
+        let Some(worker) = run.worker.as_mut() else { return };
+        worker.collect();
+        if worker.fresh.is_empty() {
+            return;
+        }
+        // A dispatch tier running a position whose code is ready leaves
+        // there at once, for the driver to install it.
+        if let Some(p) = machine.profiler_mut() {
+            for key in worker.fresh.drain(..) {
+                p.ready(&key);
+            }
         }
     }
 

@@ -1493,7 +1493,7 @@ impl<'p> Jit<'p> {
         if key.block == CALL {
             return self.call_compiled(machine, run, key, stack);
         }
-        Self::collect_done(run);
+        Self::collect_done(machine, run);
         if let Some((pending, result)) = run.worker.as_mut().and_then(|w| w.take_key(key)) {
             self.install(machine, pending, result);
         }
@@ -1915,7 +1915,7 @@ impl<'p> Jit<'p> {
         values: Vec<Option<Value>>,
         stack: &mut Vec<Frame>,
     ) -> Result<Next, RuntimeError> {
-        Self::collect_done(run);
+        Self::collect_done(machine, run);
         if let Some((pending, result)) = run.worker.as_mut().and_then(|w| w.take_exit(exit)) {
             self.install(machine, pending, result);
         }

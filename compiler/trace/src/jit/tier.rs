@@ -34,7 +34,10 @@
 //! **Leaving.** `guard_cold` resumes the interpreter at the label's block;
 //! the driver marks the position hot ([`Profiler::found_hot`]) unless it
 //! has code, and goes on as at a hot spot ([`Jit::left_tier`]). Those
-//! exits are never bridged. The tier's other exits — the paths of the
+//! exits are never bridged. A position whose code the worker has made
+//! has its word set to 0 when the driver takes the result
+//! ([`Profiler::ready`]), so the tier leaves there at the next arrival
+//! rather than at its next ask. The tier's other exits — the paths of the
 //! other instructions — get bridges like any code's, which end where
 //! they arrive at the label again by jumping back into the tier.
 //!
