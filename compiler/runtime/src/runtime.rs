@@ -83,15 +83,30 @@ pub struct Ctx {
     tiers: Option<std::ptr::NonNull<dyn TierUp>>,
     /// The JIT's tables of a dispatch label's positions, which
     /// `guard_cold` reads and counts down (null and 0 without one): per
-    /// position, the arrivals compiled code may still take there before
-    /// it leaves (0: it leaves at once); for integer positions by their
-    /// value, for objects by their allocation number. Set for each run of
-    /// traces. (Last: the offsets of the fields before them are in the
-    /// code generator's file tests.)
+    /// position two words, the arrivals compiled code may still take
+    /// there before it leaves (0: it leaves at once), and the address of
+    /// the code slot of the position's own code, which baseline code
+    /// enters directly where the count is 0 (0: none; see the profiler's
+    /// `Position`); for integer positions by their value, for objects by
+    /// their allocation number; the lengths in positions. Set for each
+    /// run of traces. (Last: the offsets of the fields before them are in
+    /// the code generator's file tests.)
     pub positions: *mut u64,
     pub positions_len: u64,
     pub object_positions: *mut u64,
     pub object_positions_len: u64,
+    /// Where `guard_cold` last entered a position's code through its link
+    /// in this run of traces: the link's code slot (0: nowhere), and the
+    /// loop iterations counted before (the dispatch loop's: after it, the
+    /// position's code's).
+    pub linked_slot: u64,
+    pub linked_iterations: u64,
+    /// What the values a link passes must hold (null: nothing): pairs of
+    /// words, a value's byte offset in the exit buffer and the word it
+    /// must be, ended by an offset of `u64::MAX` — the values the code
+    /// behind the links was specialized to (an interpreter's program
+    /// length). Where one differs, `guard_cold` leaves instead.
+    pub link_pins: *const u64,
 }
 
 /// Compiles the optimized tier of functions whose tier-0 code found them
@@ -121,6 +136,9 @@ pub mod offsets {
     pub const POSITIONS_LEN: i32 = offset_of!(Ctx, positions_len) as i32;
     pub const OBJECT_POSITIONS: i32 = offset_of!(Ctx, object_positions) as i32;
     pub const OBJECT_POSITIONS_LEN: i32 = offset_of!(Ctx, object_positions_len) as i32;
+    pub const LINKED_SLOT: i32 = offset_of!(Ctx, linked_slot) as i32;
+    pub const LINKED_ITERATIONS: i32 = offset_of!(Ctx, linked_iterations) as i32;
+    pub const LINK_PINS: i32 = offset_of!(Ctx, link_pins) as i32;
     pub const STOPPED: i32 = offset_of!(Ctx, stopped) as i32;
     pub const LAST_FP: i32 = offset_of!(Ctx, last_fp) as i32;
     pub const LAST_SP: i32 = offset_of!(Ctx, last_sp) as i32;
@@ -151,6 +169,9 @@ impl Ctx {
             positions_len: 0,
             object_positions: std::ptr::null_mut(),
             object_positions_len: 0,
+            linked_slot: 0,
+            linked_iterations: 0,
+            link_pins: std::ptr::null(),
             last_fp: 0,
             last_sp: 0,
             stack_maps: std::ptr::null(),

@@ -820,3 +820,32 @@ fn the_dispatch_tier_runs_positions_held_in_objects() {
     assert!(!none, "{plain}");
     assert!(tiered < interpreted, "{tiered} statements interpreted with the tier, {interpreted} without");
 }
+
+/// The dispatch tier enters the code of the positions that have some
+/// through their links (`Jit::link_position`), not through the driver:
+/// on both BF interpreters (positions as integers and as objects) the run
+/// prints the reference's checksum with links and without, takes links,
+/// and leaves the tier for the driver fewer times than without them.
+#[test]
+fn the_dispatch_tier_enters_positions_code_through_their_links() {
+    use flowc_tests::bf;
+    let text = bf::bottles(5);
+    let (sum, _) = bf::run(&text).expect("a valid program");
+    for interpreter in ["bf_tutorial", "bf_objects"] {
+        let text = text.clone();
+        let runs = flowc_codegen::with_stack(move || {
+            let program = corpus::program(&format!("tests/corpus/interpreters/{interpreter}.fg"));
+            let env = flowc_lang::syntax::prolog::parse_env(&bf::tutorial_env(&text)).expect("an environment");
+            let label = flowc_lang::Symbol::intern("start");
+            [true, false].map(|tier_links| {
+                let options = Options { background: false, tier_links, inspect: Some(check), ..Options::default() };
+                let (outcome, stats) = engines::jit_run(&program, label, &env, &Default::default(), options);
+                assert_eq!(engines::outcome(outcome), engines::Outcome::Output(format!("{sum}\n")));
+                (stats.tier_links, stats.tier_exits, stats.to_string())
+            })
+        });
+        let [(links, exits, stats), (none, driven, plain)] = runs;
+        assert!(links > 0 && none == 0, "{interpreter}: {stats}\n{plain}");
+        assert!(exits < driven, "{interpreter}: left the tier {exits} times with links, {driven} without");
+    }
+}

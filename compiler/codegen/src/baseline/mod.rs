@@ -802,6 +802,12 @@ enum Cold {
     /// the context: the fuel ran out at a loop header, or a call would go
     /// deeper than the interpreter may.
     Raise { at: Label, function: RuntimeFn, site: Option<u64>, in_loop: bool },
+    /// Where a `guard_cold` finds its position's count 0, rcx pointing at
+    /// the position's words: with a link there, `values` (the dispatch
+    /// loop's parameters, in order) go to the exit buffer and the code
+    /// in the link's code slot is entered as a `jump_trace` enters a
+    /// trace; without one, to `exit`.
+    Link { at: Label, exit: Label, values: Vec<Operand>, in_loop: bool },
     /// Where a link's fused checks fail ([`Emit::fused_link`],
     /// [`Emit::fused_return`]): the link, in rax, to its word `word`;
     /// tested as its `get` would (0, unset: the slow path `slow`, which
@@ -2119,11 +2125,21 @@ impl Emit<'_, '_> {
                 self.a.jcc(Cond::AboveEqual, exit);
                 self.a.load(RCX, RBX, offsets::OBJECT_POSITIONS);
                 self.a.bind(found);
-                self.a.shl(RAX, 3);
+                // Two words a position: its count, and its link.
+                self.a.shl(RAX, 4);
                 self.a.alu(Alu::Add, RCX, RAX);
                 self.a.load(RAX, RCX, 0);
                 self.a.test(RAX, RAX);
-                self.a.jcc(Cond::Equal, exit);
+                // A count of 0: into the position's code where it has a
+                // link and the frame is the loop's, else out.
+                match self.link_values(resume) {
+                    Some(values) => {
+                        let zero = self.a.label();
+                        self.a.jcc(Cond::Equal, zero);
+                        self.cold.push(Cold::Link { at: zero, exit, values, in_loop: self.in_loop });
+                    }
+                    None => self.a.jcc(Cond::Equal, exit),
+                }
                 self.a.alu_mem_imm8(Alu::Sub, RCX, 0, 1);
             }
         }
@@ -2304,6 +2320,40 @@ impl Emit<'_, '_> {
         self.exits.push(exit);
         self.slots.push(Box::default());
         n
+    }
+
+    /// What a `guard_cold` resuming by record `resume` passes to a
+    /// position's code it enters through a link: the operands of the
+    /// record's one frame, which must name the trace's parameters in
+    /// their order (the dispatch loop's, which every position's code
+    /// takes), each a value or constant whose word or immediate holds it
+    /// here (not a comparison fused with its guard, nor a link whose word
+    /// only exits write). `None` where the record is another.
+    fn link_values(&self, resume: flowc_ir::ResumeId) -> Option<Vec<Operand>> {
+        let record = &self.f.resumes[resume];
+        let [frame] = &record.frames[..] else { return None };
+        if frame.env.len() != self.f.params.len() {
+            return None;
+        }
+        let written_by_exits = |v: ValueId| match self.f.values[v].def {
+            flowc_ir::ValueDef::Inst(i) => {
+                self.fused.contains(&i) || self.fused_links.contains(&i) || self.fused_returns.contains(&i)
+            }
+            _ => false,
+        };
+        frame
+            .env
+            .iter()
+            .zip(&self.f.params)
+            .map(|((name, value), &p)| match value {
+                flowc_ir::ResumeValue::Operand(o)
+                    if self.f.values[p].name == Some(*name) && o.as_value().is_none_or(|v| !written_by_exits(v)) =>
+                {
+                    Some(o.clone())
+                }
+                _ => None,
+            })
+            .collect()
     }
 
     fn terminator(&mut self, b: BlockId) -> Result<(), &'static str> {
@@ -2563,6 +2613,44 @@ impl Emit<'_, '_> {
                     // this frame reads them there too).
                     self.spill();
                     self.exit_code(exit);
+                }
+                Cold::Link { at, exit, values, in_loop } => {
+                    self.in_loop = in_loop;
+                    self.a.bind(at);
+                    self.a.load(RSI, RCX, 8);
+                    self.a.test(RSI, RSI);
+                    self.a.jcc(Cond::Equal, exit);
+                    self.a.load(RCX, RBX, offsets::EXIT_VALUES);
+                    for (k, o) in values.iter().enumerate() {
+                        self.load(RAX, o);
+                        self.a.store(RCX, 8 * k as i32, RAX);
+                    }
+                    // The values the linked code was specialized to.
+                    let (pins, go) = (self.a.label(), self.a.label());
+                    self.a.load(RDX, RBX, offsets::LINK_PINS);
+                    self.a.test(RDX, RDX);
+                    self.a.jcc(Cond::Equal, go);
+                    self.a.bind(pins);
+                    self.a.load(RAX, RDX, 0);
+                    self.a.alu_imm(Alu::Cmp, RAX, -1);
+                    self.a.jcc(Cond::Equal, go);
+                    self.a.alu(Alu::Add, RAX, RCX);
+                    self.a.load(RAX, RAX, 0);
+                    self.a.load(RDI, RDX, 8);
+                    self.a.alu(Alu::Cmp, RAX, RDI);
+                    self.a.jcc(Cond::NotEqual, exit);
+                    self.a.alu_imm(Alu::Add, RDX, 16);
+                    self.a.jmp(pins);
+                    self.a.bind(go);
+                    // Where it went, and after how many of the loop's
+                    // iterations: the driver's accounts.
+                    self.a.store(RBX, offsets::LINKED_SLOT, RSI);
+                    self.a.load(RAX, RBX, offsets::ITERATIONS);
+                    self.a.store(RBX, offsets::LINKED_ITERATIONS, RAX);
+                    self.a.load(RAX, RSI, 0);
+                    self.a.mov(RDI, RBX);
+                    self.epilogue();
+                    self.a.jmp_reg(RAX);
                 }
                 Cold::Raise { at, function, site, in_loop } => {
                     self.in_loop = in_loop;

@@ -381,9 +381,21 @@ pub struct RunState {
     /// The dispatch tier's tables of positions (`Ctx::positions`, for
     /// integers, and `Ctx::object_positions`, for objects by allocation
     /// number), which `guard_cold` reads and counts down: each one's first
-    /// word and its length. The words must stay where they are, and
-    /// nothing else may touch them, while the code runs.
+    /// word and its length in positions (two words each: the count, and
+    /// the address of a code slot of this cache or 0). The words must stay
+    /// where they are, and nothing else may touch them, while the code
+    /// runs; a link's code must take the parameters the dispatch loop's
+    /// trace takes, in its order, from any state the loop arrives there in.
     pub positions: Option<[(std::ptr::NonNull<u64>, usize); 2]>,
+    /// Where the run last entered a position's code through its link
+    /// (set when it ends): the link (the address of a code slot), and the
+    /// loop iterations counted before it (of `iterations`: the dispatch
+    /// loop's; the rest are the code's it entered).
+    pub linked: Option<(u64, u64)>,
+    /// What the values a link passes must hold (`Ctx::link_pins`): pairs
+    /// of an exit buffer offset and a word, ended by an offset of
+    /// `u64::MAX`. Must stay where it is while the code runs.
+    pub link_pins: Option<std::ptr::NonNull<u64>>,
 }
 
 /// A trace compiled into a [`TraceCache`].
@@ -854,6 +866,16 @@ impl TraceCache {
         Ok(())
     }
 
+    /// The address of trace `t`'s code slot, which holds the code running
+    /// for it (its own, or what replaced it) for as long as the cache
+    /// lives: what a dispatch tier's position links to (see
+    /// [`RunState::positions`]). `None` for no trace of the cache.
+    pub fn code_slot(&self, t: TraceId) -> Option<u64> {
+        let mut inner = self.inner.borrow_mut();
+        inner.entries.get(t.0 as usize)?;
+        Some(inner.code_slots.slot(t.0 as usize) as *const std::cell::Cell<u64> as u64)
+    }
+
     /// Whether exit `e` jumps straight into its bridge, which runs in the
     /// frame of `e`'s trace ([`TraceCache::compile_bridge`]): those
     /// crossings are not counted.
@@ -968,6 +990,8 @@ impl TraceCache {
             .positions
             .map_or([(std::ptr::null_mut(), 0); 2], |tables| tables.map(|(words, n)| (words.as_ptr(), n as u64)));
         ((ctx.positions, ctx.positions_len), (ctx.object_positions, ctx.object_positions_len)) = (ints, objects);
+        (ctx.linked_slot, ctx.linked_iterations) = (0, 0);
+        ctx.link_pins = run.link_pins.map_or(std::ptr::null(), |p| p.as_ptr().cast_const());
         if let Some((left, limit)) = run.fuel {
             (ctx.fuel, ctx.fuel_limit) = (left, limit);
         }
@@ -1004,6 +1028,7 @@ impl TraceCache {
         drop(activation);
         run.allocations = ctx.allocations;
         run.iterations = ctx.iterations;
+        run.linked = (ctx.linked_slot != 0).then_some((ctx.linked_slot, ctx.linked_iterations));
         if let Some((left, _)) = &mut run.fuel {
             *left = ctx.fuel;
         }

@@ -443,7 +443,9 @@ impl Lowerer<'_, '_> {
         self.b.ins().brif(below, inside, &[id.into(), table.into()], exit, &[]);
         self.b.switch_to_block(inside);
         let (n, table) = (self.b.block_params(inside)[0], self.b.block_params(inside)[1]);
-        let offset = self.b.ins().ishl_imm_u(n, 3);
+        // Two words a position: its count, and its link (which only
+        // baseline code follows: Cranelift's leaves).
+        let offset = self.b.ins().ishl_imm_u(n, 4);
         let at = self.b.ins().iadd(table, offset);
         let w = self.b.ins().load(types::I64, flags, at, 0);
         self.b.ins().brif(w, counted, &[], exit, &[]);

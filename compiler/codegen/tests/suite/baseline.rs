@@ -1019,18 +1019,20 @@ resume r0 {
 ";
 
 /// Runs [`COLD`] from position `pc` compiled by `tier` with table `words`
-/// (none when `None`): where it left (the position and the rounds run),
-/// and the table afterwards.
+/// (counts, no links; none when `None`): where it left (the position and
+/// the rounds run), and the counts afterwards.
 fn cold_run(tier: Codegen, pc: i64, words: Option<Vec<u64>>) -> (Vec<i64>, Option<Vec<u64>>) {
     flowc_codegen::with_stack(move || {
         let module = flowc_ir::parse::module("cold", COLD).unwrap();
         let cache = TraceCache::new(std::sync::Arc::new(module.clone()), module.layout(), Options::default()).unwrap();
         let id = cache.compile_all(&[&module.functions[0]], tier).unwrap()[0];
-        let mut words = words;
+        // Two words a position: its count and its link (none here).
+        let mut table: Option<Vec<[u64; 2]>> = words.map(|w| w.into_iter().map(|n| [n, 0]).collect());
         // No object positions: an empty table.
         let mut none: Vec<u64> = Vec::new();
         let objects = (std::ptr::NonNull::new(none.as_mut_ptr()).unwrap(), 0);
-        let positions = words.as_mut().map(|w| [(std::ptr::NonNull::new(w.as_mut_ptr()).unwrap(), w.len()), objects]);
+        let positions =
+            table.as_mut().map(|w| [(std::ptr::NonNull::new(w.as_mut_ptr().cast::<u64>()).unwrap(), w.len()), objects]);
         let mut run = flowc_codegen::RunState { max_depth: 1000, positions, ..Default::default() };
         let left = match cache.run(id, &[Value::Int(pc), Value::Int(0)], &mut run) {
             TraceEnd::Exit { exit, values } => {
@@ -1039,7 +1041,7 @@ fn cold_run(tier: Codegen, pc: i64, words: Option<Vec<u64>>) -> (Vec<i64>, Optio
             }
             _ => panic!("the run leaves by an exit"),
         };
-        (left, words)
+        (left, table.map(|t| t.into_iter().map(|[n, _]| n).collect()))
     })
 }
 
@@ -1060,4 +1062,71 @@ fn guard_cold_counts_positions_down_and_leaves_where_one_is_zero() {
         assert_eq!(cold_run(tier, -1, Some(vec![9])).0, vec![-1, 0], "{tier:?}");
         assert_eq!(cold_run(tier, 0, None).0, vec![0, 0], "{tier:?}");
     }
+}
+
+/// The code a `guard_cold` links to ([`COLD_LINKED`]'s `linked`): it leaves at
+/// once, by an exit of its own.
+const COLD_LINKED: &str = "trace linked(v0:pc, v1:n) {
+b0:
+    exit r0 to linked
+resume r0 {
+    frame [pc = v0, n = v1, linked = 1]
+}
+}
+";
+
+/// Runs [`COLD`] from position 1 with counts `[5, 1, 1, 0, 7]`, position
+/// 3 linked to [`COLD_LINKED`], `pins` (exit buffer offset and word pairs)
+/// checked on the way: the label the run left at, its values, and where
+/// the run says it linked.
+fn cold_linked_run(tier: Codegen, pins: &[[u64; 2]]) -> (String, Vec<i64>, Option<(u64, u64)>) {
+    let pins = pins.to_vec();
+    flowc_codegen::with_stack(move || {
+        let text = format!("{COLD}{COLD_LINKED}");
+        let module = flowc_ir::parse::module("cold", &text).unwrap();
+        let cache = TraceCache::new(std::sync::Arc::new(module.clone()), module.layout(), Options::default()).unwrap();
+        let ids = cache.compile_all(&[&module.functions[0], &module.functions[1]], tier).unwrap();
+        let slot = cache.code_slot(ids[1]).expect("the linked trace's slot");
+        let mut table: Vec<[u64; 2]> = vec![[5, 0], [1, 0], [1, 0], [0, slot], [7, 0]];
+        let mut none: Vec<u64> = Vec::new();
+        let objects = (std::ptr::NonNull::new(none.as_mut_ptr()).unwrap(), 0);
+        let ints = (std::ptr::NonNull::new(table.as_mut_ptr().cast::<u64>()).unwrap(), table.len());
+        let mut pins: Vec<[u64; 2]> = pins.into_iter().chain([[u64::MAX, 0]]).collect();
+        let mut run = flowc_codegen::RunState {
+            max_depth: 1000,
+            positions: Some([ints, objects]),
+            link_pins: std::ptr::NonNull::new(pins.as_mut_ptr().cast::<u64>()),
+            ..Default::default()
+        };
+        match cache.run(ids[0], &[Value::Int(1), Value::Int(0)], &mut run) {
+            TraceEnd::Exit { exit, values } => {
+                let ints = values.into_iter().map(|v| if let Some(Value::Int(k)) = v { k } else { panic!("{v:?}") });
+                (cache.exit(exit).0.label.to_string(), ints.collect(), run.linked)
+            }
+            _ => panic!("the run leaves by an exit"),
+        }
+    })
+}
+
+#[test]
+fn guard_cold_enters_a_linked_positions_code_where_its_pins_hold() {
+    if !cfg!(target_arch = "x86_64") {
+        return;
+    }
+    // Position 3 is linked: baseline code goes on in the linked trace,
+    // with the loop's values (pc 3 after 2 rounds), and says so.
+    let (label, values, linked) = cold_linked_run(Codegen::Baseline, &[]);
+    assert_eq!((label.as_str(), values), ("linked", vec![3, 2]));
+    assert!(linked.is_some_and(|(slot, _)| slot != 0), "{linked:?}");
+    // A pin that holds (n, the second value, is 2 there) keeps the link;
+    // one that does not leaves by the guard_cold, as without a link.
+    let two = flowc_codegen::word::immediate(&Value::Int(2)).unwrap().bits();
+    let three = flowc_codegen::word::immediate(&Value::Int(3)).unwrap().bits();
+    assert_eq!(cold_linked_run(Codegen::Baseline, &[[8, two]]).0, "linked");
+    let (label, values, linked) = cold_linked_run(Codegen::Baseline, &[[8, two], [0, two]]);
+    assert_eq!((label.as_str(), values, linked), ("loop", vec![3, 2], None));
+    assert_eq!(cold_linked_run(Codegen::Baseline, &[[8, three]]).0, "loop");
+    // Cranelift's code does not follow links: it leaves.
+    let (label, values, linked) = cold_linked_run(Codegen::Cheap, &[]);
+    assert_eq!((label.as_str(), values, linked), ("loop", vec![3, 2], None));
 }

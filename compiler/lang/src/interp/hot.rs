@@ -232,17 +232,16 @@ struct Watched {
     positions: Option<Positions>,
 }
 
-/// A dispatch tier's tables ([`Profiler::dispatch`]): per dense key, the
-/// arrivals compiled code may take there before it leaves
-/// ([`Entry::remaining`]; 0 at a key with code), a word each, for the
-/// integer keys (as many as `dense` has entries) and for the object keys
-/// by allocation number (as many as `objects` has). Compiled code counts
-/// them down between the interpreter's stops; the entries are the truth,
-/// written here whenever one changes.
+/// A dispatch tier's tables ([`Profiler::dispatch`]): per dense key, two
+/// words ([`Position`]), for the integer keys (as many as `dense` has
+/// entries) and for the object keys by allocation number (as many as
+/// `objects` has). Compiled code counts the first down between the
+/// interpreter's stops; the entries are the truth, written here whenever
+/// one changes.
 #[derive(Clone, Debug)]
 struct Positions {
-    ints: Vec<u64>,
-    objects: Vec<u64>,
+    ints: Vec<Position>,
+    objects: Vec<Position>,
     /// Per word, the JIT's clock ([`Profiler::set_clock`]) when it was
     /// last written: since when compiled code counts it down
     /// ([`Profiler::found_hot`]).
@@ -254,6 +253,20 @@ struct Positions {
     /// The JIT's clock, as last told.
     clock: u64,
 }
+
+/// A position's words in a dispatch tier's table: the arrivals compiled
+/// code may take there before it leaves ([`Entry::remaining`]; 0 at a
+/// key with code, and where the position's code is ready:
+/// [`Profiler::ready`]), and its *link*: 0, or the address of the code
+/// slot of the position's code, which the tier enters directly where the
+/// count is 0 rather than leaving for the driver ([`Profiler::link`]; set
+/// only while the key has code, cleared whenever its entry changes).
+pub type Position = [u64; 2];
+
+/// The index of a [`Position`]'s count.
+pub const POSITION_COUNT: usize = 0;
+/// The index of a [`Position`]'s link.
+pub const POSITION_LINK: usize = 1;
 
 /// Where a dense key is counted: at the integer a one-green label's
 /// variable holds (0 for a label without a promote chain), or at the
@@ -281,18 +294,31 @@ impl Watched {
         }
     }
 
-    /// Writes dense key `k`'s word of the positions table, if the label
-    /// has one, from its entry.
+    /// Writes dense key `k`'s words of the positions table, if the label
+    /// has one, from its entry: its count, and its link kept while it has
+    /// code, else cleared (set again by [`Profiler::link`] once the driver
+    /// enters the key's code).
     #[inline]
     fn sync(&mut self, k: Dense, threshold: u32) {
         let Some(p) = &mut self.positions else { return };
-        let (word, since, entry) = match k {
+        let (words, since, entry) = match k {
             Dense::Int(i) => (p.ints.get_mut(i), p.ints_since.get_mut(i), self.dense.get(i)),
             Dense::Object(i) => (p.objects.get_mut(i), p.objects_since.get_mut(i), self.objects.get(i)),
         };
-        if let (Some(w), Some(since), Some(e)) = (word, since, entry) {
-            *w = e.remaining(threshold);
+        if let (Some(w), Some(since), Some(e)) = (words, since, entry) {
+            let link = if e.state == KeyState::Enter { w[POSITION_LINK] } else { 0 };
+            *w = [e.remaining(threshold), link];
             *since = p.clock;
+        }
+    }
+
+    /// Dense key `k`'s words in the positions table and its entry, if the
+    /// label has a table reaching it.
+    fn position_mut(&mut self, k: Dense) -> Option<(&mut Position, &mut Entry)> {
+        let p = self.positions.as_mut()?;
+        match k {
+            Dense::Int(i) => Some((p.ints.get_mut(i)?, self.dense.get_mut(i)?)),
+            Dense::Object(i) => Some((p.objects.get_mut(i)?, self.objects.get_mut(i)?)),
         }
     }
 
@@ -370,7 +396,7 @@ impl Watched {
     fn grow(&mut self, k: usize) {
         self.dense.resize(k + 1, Entry::UNSEEN);
         if let Some(p) = &mut self.positions {
-            p.ints.resize(k + 1, p.unseen);
+            p.ints.resize(k + 1, [p.unseen, 0]);
             p.ints_since.resize(k + 1, p.clock);
         }
     }
@@ -382,7 +408,7 @@ impl Watched {
         self.objects.resize(k + 1, Entry::UNSEEN);
         self.held.resize(k + 1, None);
         if let Some(p) = &mut self.positions {
-            p.objects.resize(k + 1, p.unseen);
+            p.objects.resize(k + 1, [p.unseen, 0]);
             p.objects_since.resize(k + 1, p.clock);
         }
     }
@@ -391,7 +417,7 @@ impl Watched {
 /// Integers from 0 up to this (excluded) are dense keys of a one-green
 /// label, and so are objects whose allocation number is; others are
 /// hashed. A label's vectors grow to its largest dense key reached: at
-/// most 256 Ki entries of 24 bytes (6 MB, and 2 MB more for a dispatch
+/// most 256 Ki entries of 24 bytes (6 MB, and 4 MB more for a dispatch
 /// tier's table), however sparse, and for objects as many of the objects
 /// held. (An interpreter promoting its instruction objects spent a third
 /// of its run hashing their keys; a BF program of 96,000 instructions has
@@ -681,7 +707,7 @@ impl Profiler {
 
     /// Gives block `block` of graph `graph` a dispatch tier, if it is a
     /// watched label of one green (an interpreter's `pc`, an integer or
-    /// an instruction object): tables of its positions, one word per
+    /// an instruction object): tables of its positions, two words per
     /// dense key, that compiled code reads and counts down
     /// ([`Profiler::positions`]), and from now on the interpreter stops at
     /// every arrival there (the driver runs the tier's code for positions
@@ -696,8 +722,8 @@ impl Profiler {
         }
         if w.positions.is_none() {
             w.positions = Some(Positions {
-                ints: w.dense.iter().map(|e| e.remaining(threshold)).collect(),
-                objects: w.objects.iter().map(|e| e.remaining(threshold)).collect(),
+                ints: w.dense.iter().map(|e| [e.remaining(threshold), 0]).collect(),
+                objects: w.objects.iter().map(|e| [e.remaining(threshold), 0]).collect(),
                 ints_since: vec![self.clock; w.dense.len()],
                 objects_since: vec![self.clock; w.objects.len()],
                 unseen: Entry::UNSEEN.remaining(threshold),
@@ -723,23 +749,61 @@ impl Profiler {
 
     /// The positions tables of a label with a dispatch tier, for its
     /// integer keys and its object keys: each table's first word and its
-    /// length. They stay where they are until the profiler next counts an
-    /// arrival there or is told of a key's change (which may grow them or
-    /// drop them).
+    /// length in positions ([`Position`], two words each). They stay where
+    /// they are until the profiler next counts an arrival there or is told
+    /// of a key's change (which may grow them or drop them).
     pub fn positions(&mut self, graph: u32, block: u32) -> Option<[(std::ptr::NonNull<u64>, usize); 2]> {
         let w = self.watched.get_mut(graph as usize)?.get_mut(block as usize)?.as_mut()?;
         let p = w.positions.as_mut()?;
-        let table = |words: &mut Vec<u64>| (std::ptr::NonNull::new(words.as_mut_ptr()).expect("a vector"), words.len());
+        let table = |words: &mut Vec<Position>| {
+            (std::ptr::NonNull::new(words.as_mut_ptr().cast::<u64>()).expect("a vector"), words.len())
+        };
         Some([table(&mut p.ints), table(&mut p.objects)])
     }
 
-    /// The word of dense key `key` in its label's positions tables.
+    /// The count of dense key `key` in its label's positions tables.
     pub fn position(&self, key: &Key) -> Option<u64> {
+        self.position_words(key).map(|w| w[POSITION_COUNT])
+    }
+
+    /// The link of dense key `key` in its label's positions tables
+    /// ([`Position`]).
+    pub fn position_link(&self, key: &Key) -> Option<u64> {
+        self.position_words(key).map(|w| w[POSITION_LINK])
+    }
+
+    fn position_words(&self, key: &Key) -> Option<Position> {
         let (w, k) = self.dense(key)?;
         let p = w.positions.as_ref()?;
         match k {
             Dense::Int(i) => p.ints.get(i).copied(),
             Dense::Object(i) => p.objects.get(i).copied(),
+        }
+    }
+
+    /// Links dense key `key`, which has code, to the code slot at address
+    /// `slot` (the driver enters that code there now): a dispatch tier
+    /// arriving at the position enters it directly ([`Position`]). Not for
+    /// a key without code, nor past the table. Whether it is linked now.
+    pub fn link(&mut self, key: &Key, slot: u64) -> bool {
+        let Some((_, k)) = self.dense(key) else { return false };
+        let Some(w) = self.watched[key.graph as usize][key.block as usize].as_mut() else { return false };
+        match w.position_mut(k) {
+            Some((words, e)) if e.state == KeyState::Enter => {
+                words[POSITION_LINK] = slot;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Clears dense key `key`'s link ([`Profiler::link`]): the code the
+    /// driver enters there changed.
+    pub fn unlink(&mut self, key: &Key) {
+        let Some((_, k)) = self.dense(key) else { return };
+        let Some(w) = self.watched[key.graph as usize][key.block as usize].as_mut() else { return };
+        if let Some((words, _)) = w.position_mut(k) {
+            words[POSITION_LINK] = 0;
         }
     }
 
@@ -753,15 +817,10 @@ impl Profiler {
         let threshold = self.threshold;
         let Some((_, k)) = self.dense(key) else { return };
         let Some(w) = self.watched[key.graph as usize][key.block as usize].as_mut() else { return };
-        let Some(p) = w.positions.as_mut() else { return };
-        let (word, entry) = match k {
-            Dense::Int(i) => (p.ints.get_mut(i), w.dense.get_mut(i)),
-            Dense::Object(i) => (p.objects.get_mut(i), w.objects.get_mut(i)),
-        };
-        if let (Some(word), Some(e)) = (word, entry) {
+        if let Some((words, e)) = w.position_mut(k) {
             if e.state == KeyState::Counting {
                 (e.count, e.skips) = (threshold, 0);
-                *word = 0;
+                words[POSITION_COUNT] = 0;
             }
         }
     }
@@ -1036,6 +1095,31 @@ again:
         p.forget_code();
         assert!(!p.dispatches(0, looped));
         assert_eq!(p.position(&nine), None);
+    }
+
+    /// A position's link is set only while its key has code, stays while
+    /// it does (arrivals there rewrite its count), and goes when the key
+    /// stops having code or the JIT says its code changed.
+    #[test]
+    fn a_positions_link_lasts_while_its_key_has_code() {
+        let (resolved, mut p, blocks) = profiler();
+        let looped = blocks[0];
+        let at = |pc: i64| slots(&resolved, &[("pc", Value::Int(pc))]);
+        let two = p.key(0, looped, &at(2));
+        assert!(p.arrive_at(0, looped, &at(2), 0).is_none(), "below the threshold (3)");
+        assert!(p.dispatch(0, looped));
+        assert!(!p.link(&two, 0x1000), "no code, no link");
+        assert_eq!(p.position_link(&two), Some(0));
+        p.set(&two, KeyState::Enter);
+        assert!(p.link(&two, 0x1000));
+        assert_eq!(p.arrive_at(0, looped, &at(2), 1), Some(two.clone()));
+        assert_eq!((p.position(&two), p.position_link(&two)), (Some(0), Some(0x1000)), "kept by an arrival");
+        p.unlink(&two);
+        assert_eq!(p.position_link(&two), Some(0));
+        assert!(p.link(&two, 0x2000));
+        p.set(&two, KeyState::Counting);
+        assert_eq!(p.position_link(&two), Some(0), "gone with the code");
+        assert_ne!(p.position(&two), Some(0));
     }
 
     /// A key whose code is ready (made on the worker while the tier ran

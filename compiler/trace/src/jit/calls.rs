@@ -52,6 +52,8 @@ impl CallCode for Compiled {
             iterations: 0,
             // Functions have no `guard_cold`.
             positions: None,
+            linked: None,
+            link_pins: None,
         };
         let end = self.cache.call(name, args, &mut r);
         state.allocations = r.allocations;

@@ -338,6 +338,10 @@ pub struct Options {
     /// the positions without code of their own ([`tier`]; environment:
     /// `FLOWC_DISPATCH_TIER=0` turns it off).
     pub dispatch_tier: bool,
+    /// Whether the dispatch tier enters a position's code directly where
+    /// it has some ([`Jit::link_position`]), rather than through the
+    /// driver (environment: `FLOWC_TIER_LINKS=0` turns it off).
+    pub tier_links: bool,
 }
 
 impl Default for Options {
@@ -384,6 +388,7 @@ impl Default for Options {
             worker_delay: None,
             describe_keys: true,
             dispatch_tier: std::env::var("FLOWC_DISPATCH_TIER").as_deref() != Ok("0"),
+            tier_links: std::env::var("FLOWC_TIER_LINKS").as_deref() != Ok("0"),
         }
     }
 }
@@ -631,6 +636,13 @@ pub struct Jit<'p> {
     joins: joins::Joins,
     /// The dispatch tier ([`tier`]), once a label has had one.
     tier: Option<tier::Tier>,
+    /// The code each of the tier's links ([`Jit::link_position`]) goes
+    /// to, by its code slot's address.
+    linked_codes: HashMap<u64, TraceId>,
+    /// What the values the tier's links pass must hold: the pins of the
+    /// code linked, but the position's own (see `Ctx::link_pins`), ended
+    /// by [`tier::PINS_END`].
+    link_pins: Vec<[u64; 2]>,
     /// Bridges of no operation among `codes` (jumps into code that
     /// exists): compiled in microseconds, not priced as pieces.
     empty_bridges: u64,
@@ -1112,6 +1124,8 @@ impl<'p> Jit<'p> {
             trees: trees::Trees::default(),
             joins: joins::Joins::default(),
             tier: None,
+            linked_codes: HashMap::default(),
+            link_pins: vec![tier::PINS_END],
             empty_bridges: 0,
             full: None,
             irregular: HashSet::default(),
@@ -1355,6 +1369,8 @@ impl<'p> Jit<'p> {
         if let Some(t) = &mut self.tier {
             t.code = None;
         }
+        self.linked_codes.clear();
+        self.link_pins = vec![tier::PINS_END];
         self.followers.clear();
         self.outer_waiting.clear();
         self.empty_bridges = 0;
@@ -1500,6 +1516,7 @@ impl<'p> Jit<'p> {
         let top = stack.last().expect("a frame");
         if let Some(kc) = self.keys.get(key) {
             if let Some(code) = kc.variants.iter().copied().find(|&c| self.admits_frame(run, c, top)) {
+                self.link_position(machine, key, code);
                 return Ok(Next::Enter(code));
             }
         }
@@ -1701,10 +1718,25 @@ impl<'p> Jit<'p> {
         self.stats.entries += 1;
         let mut r = self.code_run(run, stack.len() - 1);
         r.positions = self.tier_positions(machine);
+        if r.positions.is_some() {
+            r.link_pins = std::ptr::NonNull::new(self.link_pins.as_mut_ptr().cast::<u64>());
+        }
         let cache = self.cache.as_ref().expect("code exists, so does its cache");
         let end = cache.run(code, args, &mut r);
         self.code_ran(run, &r);
-        self.paid(machine, run, code, r.iterations);
+        // Entered from the tier through a position's link: the tier ran
+        // the iterations before it, the position's code the rest, and that
+        // code was entered once more.
+        match r.linked.and_then(|(slot, before)| Some((*self.linked_codes.get(&slot)?, before))) {
+            Some((target, before)) => {
+                self.stats.tier_links += 1;
+                self.paid(machine, run, code, before);
+                self.codes[target.0 as usize].entries += 1;
+                self.stats.entries += 1;
+                self.paid(machine, run, target, r.iterations.saturating_sub(before));
+            }
+            None => self.paid(machine, run, code, r.iterations),
+        }
         match end {
             TraceEnd::Error(e) => Err(e),
             TraceEnd::Printed(v) => Ok(Next::Printed(v)),
@@ -1722,6 +1754,8 @@ impl<'p> Jit<'p> {
             fuel: self.fuel,
             iterations: 0,
             positions: None,
+            linked: None,
+            link_pins: None,
         }
     }
 

@@ -322,7 +322,7 @@ impl<'p> Jit<'p> {
         stack: &mut Vec<Frame>,
         block: u32,
     ) -> Result<Next, RuntimeError> {
-        self.replace_loop(key, root, why);
+        self.replace_loop(machine, key, root, why);
         let next = self.record_loop(machine, run, key, stack, block);
         // No loop came of it (an abort, an entry trace): nothing is to be
         // replaced by what the key gets later.
@@ -334,7 +334,8 @@ impl<'p> Jit<'p> {
 
     /// `root` stops being `key`'s code ([`Jit::left_its_loop`], a link
     /// found laid out otherwise): the loop recorded next replaces it.
-    fn replace_loop(&mut self, key: &Key, root: TraceId, why: Again) {
+    fn replace_loop(&mut self, machine: &mut Machine, key: &Key, root: TraceId, why: Again) {
+        self.unlink_position(machine, key);
         let kc = self.keys.get_mut(key).expect("a key with code");
         match why {
             Again::Inside => {
@@ -943,6 +944,7 @@ impl<'p> Jit<'p> {
                     let c = &mut self.codes[code.0 as usize];
                     (c.params, c.unbound) = (params, unbound);
                     kc.variants.insert(0, code);
+                    self.unlink_position(machine, k);
                 }
             }
         } else {

@@ -247,6 +247,9 @@ pub struct Stats {
     /// `guard_cold` left it (a position with code of its own, or hot).
     pub tier_entries: u64,
     pub tier_exits: u64,
+    /// Times its `guard_cold` entered a position's code through the
+    /// position's link, without the driver.
+    pub tier_links: u64,
     /// Why the tier was given up, if it was.
     pub tier_given_up: Option<String>,
     /// Operations recorded, over all traces and bridges.
@@ -331,9 +334,10 @@ impl std::fmt::Display for Stats {
         match (&self.tier, &self.tier_given_up) {
             (Some(label), given_up) => writeln!(
                 f,
-                "dispatch tier:   at {label}: {} entries, {} left for positions with code or hot{}",
+                "dispatch tier:   at {label}: {} entries, {} left for positions with code or hot, {} linked into a position's code{}",
                 self.tier_entries,
                 self.tier_exits,
+                self.tier_links,
                 given_up.as_ref().map_or(String::new(), |why| format!("; given up: {why}"))
             )?,
             (None, _) => writeln!(f, "dispatch tier:   none")?,

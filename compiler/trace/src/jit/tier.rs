@@ -34,7 +34,22 @@
 //! **Leaving.** `guard_cold` resumes the interpreter at the label's block;
 //! the driver marks the position hot ([`Profiler::found_hot`]) unless it
 //! has code, and goes on as at a hot spot ([`Jit::left_tier`]). Those
-//! exits are never bridged. A position whose code the worker has made
+//! exits are never bridged.
+//!
+//! **Links.** Where a position has code of its own, taking the tier's
+//! parameters in their order, the driver links the position to it when it
+//! enters it ([`Jit::link_position`]): the position's second word in the
+//! table is the code's slot, and baseline code's `guard_cold` finding the
+//! count 0 there passes the loop's values to that code and enters it, as a
+//! `jump_trace` enters a trace, without going through the driver. The
+//! code's pins but the position (values it was specialized to: the
+//! program's length) are checked on the way in (`Ctx::link_pins`); the run
+//! tells the driver where it linked and after how many of the tier's
+//! iterations, which counts the entry and the iterations to the code they
+//! are of. The profiler clears a link whenever the key stops having code,
+//! the JIT whenever its code changes.
+//!
+//! A position whose code the worker has made
 //! has its word set to 0 when the driver takes the result
 //! ([`Profiler::ready`]), so the tier leaves there at the next arrival
 //! rather than at its next ask. The tier's other exits — the paths of the
@@ -58,12 +73,18 @@ use super::background::Job;
 use super::*;
 use crate::record::PromoteSites;
 
+/// The end of the pins the values a link passes must hold
+/// ([`Jit::link_position`]).
+pub(super) const PINS_END: [u64; 2] = [u64::MAX, 0];
+
 /// The dispatch tier of one label.
 pub(super) struct Tier {
     /// The label: its graph and block, and its name.
     pub g: u32,
     pub block: u32,
     pub label: Symbol,
+    /// The variable the label promotes (an interpreter's `pc`).
+    pub green: Symbol,
     /// Its loop trace (the preamble), once compiled.
     pub code: Option<TraceId>,
     /// Given up: it could not be recorded or compiled, or did not pay.
@@ -105,11 +126,13 @@ impl<'p> Jit<'p> {
         let g = top.graph;
         let graph: &Graph = &run.resolved.graphs[g as usize];
         let (label, function) = (graph.blocks[block as usize].label, graph.name);
-        let next = match &graph.blocks[block as usize].term {
-            CTerm::Promote { target, .. } => target.block().map(|t| graph.blocks[t as usize].label),
-            _ => None,
+        let (next, green) = match &graph.blocks[block as usize].term {
+            CTerm::Promote { target, var } => {
+                (target.block().map(|t| graph.blocks[t as usize].label), graph.slot_names[*var as usize])
+            }
+            _ => (None, label),
         };
-        self.tier = Some(Tier { g, block, label, code: None, refused: false });
+        self.tier = Some(Tier { g, block, label, green, code: None, refused: false });
         let Some(next) = next else {
             self.give_up_tier(machine, "its promotion goes to no label of its graph");
             return Ok(Next::Interpret(block));
@@ -260,6 +283,57 @@ impl<'p> Jit<'p> {
             return Ok(Next::Interpret(block));
         }
         self.at_key(machine, run, &key, stack, block)
+    }
+
+    /// The driver enters code `code` at hot spot `key`: where that is a
+    /// position of the tier's label and the code takes the tier's
+    /// parameters (in their order), the position's link is set to the
+    /// code's slot, so the tier's `guard_cold` enters the code directly
+    /// from then on (baseline code: see the profiler's `Position`). The
+    /// code's pins but the position's own (values it was specialized to:
+    /// an interpreter's program length) join the pins every link checks
+    /// on the way in (`Ctx::link_pins`); code pinning a value another
+    /// link's pins hold otherwise, or one that is not a word of its own,
+    /// is not linked. The profiler clears the link whenever the key stops
+    /// having code; the JIT, whenever its code changes
+    /// ([`Jit::unlink_position`]).
+    pub(super) fn link_position(&mut self, machine: &mut Machine, key: &Key, code: TraceId) {
+        let Some(t) = self.tier.as_ref().filter(|t| !t.refused && (t.g, t.block) == (key.graph, key.block)) else {
+            return;
+        };
+        let Some(tier) = t.code.filter(|&c| c != code && self.options.tier_links) else { return };
+        let (c, tc) = (&self.codes[code.0 as usize], &self.codes[tier.0 as usize]);
+        if c.graph != t.g || c.params != tc.params {
+            return;
+        }
+        let green = key.greens.first().and_then(|g| g.0.as_ref());
+        let mut pins = Vec::new();
+        for (k, v) in &c.pins {
+            if c.params.get(*k) == Some(&t.green) && Some(v) == green {
+                continue;
+            }
+            let Some(word) = flowc_codegen::word::immediate(v) else { return };
+            let pin = [8 * *k as u64, word.bits()];
+            match self.link_pins.iter().find(|p| p[0] == pin[0]) {
+                Some(p) if *p == pin => {}
+                Some(_) => return,
+                None => pins.push(pin),
+            }
+        }
+        let Some(slot) = self.cache.as_ref().and_then(|cache| cache.code_slot(code)) else { return };
+        if machine.profiler_mut().is_some_and(|p| p.link(key, slot)) {
+            self.linked_codes.insert(slot, code);
+            let end = self.link_pins.len() - 1;
+            self.link_pins.splice(end..end, pins);
+        }
+    }
+
+    /// Clears hot spot `key`'s link ([`Jit::link_position`]): its code
+    /// changed.
+    pub(super) fn unlink_position(&self, machine: &mut Machine, key: &Key) {
+        if let Some(p) = machine.profiler_mut() {
+            p.unlink(key);
+        }
     }
 
     /// Tells the tier's label the JIT's clock ([`Jit::work`]).
