@@ -777,6 +777,11 @@ impl<'p> Jit<'p> {
         // A bridge of the dispatch tier's tree goes back into the tier
         // where it arrives at the tier's label, whatever the position.
         let tier_end = self.tier_end(root, base_graph);
+        // Any other bridge that has passed `tier_bridge_positions` hot
+        // spots without code ends at the tier's label by entering the tier.
+        let into_tier = if tier_end.is_none() { self.tier_at(base_graph) } else { None };
+        let long = self.options.tier_bridge_positions;
+        let mut cut = false;
         let this = &*self;
         let mut at = |l: Symbol, env: &Env, _: usize| {
             if let Some(&(_, tier)) = tier_end.as_ref().filter(|(t, _)| *t == l) {
@@ -808,6 +813,15 @@ impl<'p> Jit<'p> {
                 into_greens = !k.greens.is_empty();
                 target_key = Some(k);
                 return Arrival::Stop;
+            }
+            if seen.len() >= long {
+                if let Some(&(_, tier)) = into_tier.as_ref().filter(|(t, _)| *t == l) {
+                    if this.admits_env(tier, env) {
+                        target = Some(tier);
+                        cut = true;
+                        return Arrival::Stop;
+                    }
+                }
             }
             if seen.contains(&k) {
                 // The bridge loops by itself: leave it to the interpreter,
@@ -844,6 +858,7 @@ impl<'p> Jit<'p> {
             }
         };
         self.stats.record_time += started.elapsed();
+        self.stats.bridges_into_tier += u64::from(cut);
         let (mut trace, frame, end_label) = match recorded {
             Ok(Path::Stopped { trace, frame, label }) => (trace, frame, label),
             Ok(Path::Returns { trace, frame, label }) if trace.ops.is_empty() && label == texit.label => {

@@ -250,6 +250,9 @@ pub struct Stats {
     /// Times its `guard_cold` entered a position's code through the
     /// position's link, without the driver.
     pub tier_links: u64,
+    /// Bridges that ended by entering the tier, having passed
+    /// `Options::tier_bridge_positions` hot spots without code.
+    pub bridges_into_tier: u64,
     /// Why the tier was given up, if it was.
     pub tier_given_up: Option<String>,
     /// Operations recorded, over all traces and bridges.
@@ -334,10 +337,11 @@ impl std::fmt::Display for Stats {
         match (&self.tier, &self.tier_given_up) {
             (Some(label), given_up) => writeln!(
                 f,
-                "dispatch tier:   at {label}: {} entries, {} left for positions with code or hot, {} linked into a position's code{}",
+                "dispatch tier:   at {label}: {} entries, {} left for positions with code or hot, {} linked into a position's code, {} bridges cut short into it{}",
                 self.tier_entries,
                 self.tier_exits,
                 self.tier_links,
+                self.bridges_into_tier,
                 given_up.as_ref().map_or(String::new(), |why| format!("; given up: {why}"))
             )?,
             (None, _) => writeln!(f, "dispatch tier:   none")?,

@@ -49,6 +49,14 @@
 //! are of. The profiler clears a link whenever the key stops having code,
 //! the JIT whenever its code changes.
 //!
+//! **Bridges cut short.** Any other bridge recording on through positions
+//! without code of their own ends, once it has passed
+//! `Options::tier_bridge_positions` of them, where it next arrives at the
+//! label: by entering the tier, which runs on from there and links into
+//! the code of positions that have some (the recordings the tier left to
+//! bridges had run to thousands of operations through rarely run
+//! positions, each such path compiled apart).
+//!
 //! A position whose code the worker has made
 //! has its word set to 0 when the driver takes the result
 //! ([`Profiler::ready`]), so the tier leaves there at the next arrival
@@ -357,6 +365,12 @@ impl<'p> Jit<'p> {
     pub(super) fn tier_end(&self, root: TraceId, g: u32) -> Option<(Symbol, TraceId)> {
         let t = self.tier.as_ref().filter(|t| t.code == Some(root) && t.g == g && !t.refused)?;
         Some((t.label, root))
+    }
+
+    /// The tier's label and code, if it has some, in graph `g`.
+    pub(super) fn tier_at(&self, g: u32) -> Option<(Symbol, TraceId)> {
+        let t = self.tier.as_ref().filter(|t| t.g == g && !t.refused)?;
+        Some((t.label, t.code?))
     }
 
     /// Whether exit `exit` (which failed: the JIT knows it) is of code of

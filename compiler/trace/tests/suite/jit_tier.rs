@@ -175,3 +175,61 @@ fn a_label_that_runs_statements_gets_no_tier() {
         assert!(stats.tier.is_none(), "{stats}");
     })
 }
+
+/// The tutorial BF interpreter's environment for BF program `text`: the
+/// program as character codes, and each bracket's partner.
+fn bf_env(text: &str) -> Vec<(Symbol, Value)> {
+    let prog: Vec<i64> = text.bytes().map(i64::from).collect();
+    let mut map = vec![0i64; prog.len()];
+    let mut open = Vec::new();
+    for (k, c) in text.bytes().enumerate() {
+        match c {
+            b'[' => open.push(k),
+            b']' => {
+                let o = open.pop().expect("balanced brackets");
+                (map[o], map[k]) = (k as i64, o as i64);
+            }
+            _ => {}
+        }
+    }
+    let list = |v: Vec<i64>| Value::list(v.into_iter().map(Value::Int).collect());
+    vec![(Symbol::intern("prog"), list(prog)), (Symbol::intern("map"), list(map))]
+}
+
+/// A bridge that passes `tier_bridge_positions` positions without code
+/// ends at the next by entering the tier: an inner loop's exit, taken at
+/// every round of its outer loop, goes on through a straight run of
+/// positions never hot; with a limit of 4 its bridge jumps into the tier
+/// (the tier's preamble), without one it records the run through. The
+/// same checksum either way.
+#[test]
+fn a_long_bridge_through_positions_without_code_ends_in_the_tier() {
+    let text = format!("{}[>+++[>+<-]>{}<<-]>>.", "+".repeat(100), "+-".repeat(30));
+    let source = include_str!("../../../../tests/corpus/interpreters/bf_tutorial.fg");
+    let runs = [4, usize::MAX].map(|limit| {
+        let text = text.clone();
+        flowc_codegen::with_stack(move || {
+            let program = syntax::parse("bf_tutorial", source).unwrap();
+            let label = Symbol::intern("start");
+            let env = bf_env(&text);
+            let config = Config::default();
+            let expected = flowc_lang::interp::run(&program, label, &env, &config).unwrap().value.to_print_string();
+            let module = flowc_frontend::lower(&program, label).unwrap();
+            let options = Options {
+                background: false,
+                tier_bridge_positions: limit,
+                inspect: Some(check_ir),
+                ..Options::default()
+            };
+            let mut jit = Jit::new(&program, &module, options);
+            let got = jit.run(label, &env, &config).unwrap().value.to_print_string();
+            let stats = jit.stats();
+            (expected, got, stats.bridges_into_tier, stats.to_string())
+        })
+    });
+    let [(expected, cut, into_tier, stats), (_, whole, through, plain)] = runs;
+    assert_eq!(cut, expected);
+    assert_eq!(whole, expected);
+    assert!(into_tier > 0, "a bridge enters the tier:\n{stats}");
+    assert_eq!(through, 0, "no bridge enters the tier:\n{plain}");
+}
