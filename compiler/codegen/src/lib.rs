@@ -35,7 +35,9 @@ pub use flowc_runtime::{release_freed_memory, runtime, word};
 
 pub use code_map::{FunctionCode, IrPlace, PlaceRange};
 pub use define::Options;
-pub use in_memory::{Apart, CallEnd, CompiledTrace, Emitted, ExitId, Native, RunState, TraceCache, TraceEnd, TraceId};
+pub use in_memory::{
+    Apart, CallEnd, CompiledTrace, Emitted, ExitId, Linked, Native, RunState, TraceCache, TraceEnd, TraceId,
+};
 pub use lower::fields_always_set;
 
 /// Runs `f` on a thread with a stack big enough for the deepest recursion

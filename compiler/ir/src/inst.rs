@@ -83,9 +83,11 @@ pub enum GuardKind {
     /// Traces only, the JIT's dispatch tier: at a dispatch label whose
     /// promotion the trace does not guard (it runs for any position of
     /// the interpreted program), fails unless the operand is an integer
-    /// in `0..n` whose word in the run's table of positions (`n` words,
-    /// the runtime's `Ctx::positions`) is not 0, and counts the arrival
-    /// there: the word goes down by one. The JIT keeps a position's word
+    /// in `0..n` whose count in the run's table of positions (`n`
+    /// positions of two words, a count and a link: the runtime's
+    /// `Ctx::positions`) is not 0, and counts the arrival there: the count
+    /// goes down by one. (Where it is 0 and the position has a link,
+    /// baseline code enters the linked code instead of leaving.) The JIT keeps a position's word
     /// 0 while it has code of its own, and otherwise as the arrivals it
     /// may still take before it is hot; so the code leaves for the
     /// interpreter, which goes on where the guard stood, at a position

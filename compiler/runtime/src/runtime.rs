@@ -96,11 +96,13 @@ pub struct Ctx {
     pub object_positions: *mut u64,
     pub object_positions_len: u64,
     /// Where `guard_cold` last entered a position's code through its link
-    /// in this run of traces: the link's code slot (0: nowhere), and the
-    /// loop iterations counted before (the dispatch loop's: after it, the
-    /// position's code's).
+    /// in this run of traces: the link's code slot (0: nowhere), the loop
+    /// iterations counted before (after it, the position's code's), and
+    /// how many times it did in the run (a position's bridge may go back
+    /// into the dispatch loop, which links again).
     pub linked_slot: u64,
     pub linked_iterations: u64,
+    pub links: u64,
     /// What the values a link passes must hold (null: nothing): pairs of
     /// words, a value's byte offset in the exit buffer and the word it
     /// must be, ended by an offset of `u64::MAX` — the values the code
@@ -138,6 +140,7 @@ pub mod offsets {
     pub const OBJECT_POSITIONS_LEN: i32 = offset_of!(Ctx, object_positions_len) as i32;
     pub const LINKED_SLOT: i32 = offset_of!(Ctx, linked_slot) as i32;
     pub const LINKED_ITERATIONS: i32 = offset_of!(Ctx, linked_iterations) as i32;
+    pub const LINKS: i32 = offset_of!(Ctx, links) as i32;
     pub const LINK_PINS: i32 = offset_of!(Ctx, link_pins) as i32;
     pub const STOPPED: i32 = offset_of!(Ctx, stopped) as i32;
     pub const LAST_FP: i32 = offset_of!(Ctx, last_fp) as i32;
@@ -171,6 +174,7 @@ impl Ctx {
             object_positions_len: 0,
             linked_slot: 0,
             linked_iterations: 0,
+            links: 0,
             link_pins: std::ptr::null(),
             last_fp: 0,
             last_sp: 0,

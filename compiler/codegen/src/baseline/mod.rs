@@ -2645,6 +2645,7 @@ impl Emit<'_, '_> {
                     // Where it went, and after how many of the loop's
                     // iterations: the driver's accounts.
                     self.a.store(RBX, offsets::LINKED_SLOT, RSI);
+                    self.a.alu_mem_imm8(Alu::Add, RBX, offsets::LINKS, 1);
                     self.a.load(RAX, RBX, offsets::ITERATIONS);
                     self.a.store(RBX, offsets::LINKED_ITERATIONS, RAX);
                     self.a.load(RAX, RSI, 0);

@@ -388,14 +388,25 @@ pub struct RunState {
     /// trace takes, in its order, from any state the loop arrives there in.
     pub positions: Option<[(std::ptr::NonNull<u64>, usize); 2]>,
     /// Where the run last entered a position's code through its link
-    /// (set when it ends): the link (the address of a code slot), and the
-    /// loop iterations counted before it (of `iterations`: the dispatch
-    /// loop's; the rest are the code's it entered).
-    pub linked: Option<(u64, u64)>,
+    /// (set when it ends).
+    pub linked: Option<Linked>,
     /// What the values a link passes must hold (`Ctx::link_pins`): pairs
     /// of an exit buffer offset and a word, ended by an offset of
     /// `u64::MAX`. Must stay where it is while the code runs.
     pub link_pins: Option<std::ptr::NonNull<u64>>,
+}
+
+/// Where a run of traces last entered a position's code through its link
+/// ([`RunState::linked`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Linked {
+    /// The link: the address of a code slot.
+    pub slot: u64,
+    /// The loop iterations counted before it (of the run's `iterations`;
+    /// the rest are the linked code's).
+    pub iterations: u64,
+    /// How many links the run took in all.
+    pub links: u64,
 }
 
 /// A trace compiled into a [`TraceCache`].
@@ -990,7 +1001,7 @@ impl TraceCache {
             .positions
             .map_or([(std::ptr::null_mut(), 0); 2], |tables| tables.map(|(words, n)| (words.as_ptr(), n as u64)));
         ((ctx.positions, ctx.positions_len), (ctx.object_positions, ctx.object_positions_len)) = (ints, objects);
-        (ctx.linked_slot, ctx.linked_iterations) = (0, 0);
+        (ctx.linked_slot, ctx.linked_iterations, ctx.links) = (0, 0, 0);
         ctx.link_pins = run.link_pins.map_or(std::ptr::null(), |p| p.as_ptr().cast_const());
         if let Some((left, limit)) = run.fuel {
             (ctx.fuel, ctx.fuel_limit) = (left, limit);
@@ -1028,7 +1039,11 @@ impl TraceCache {
         drop(activation);
         run.allocations = ctx.allocations;
         run.iterations = ctx.iterations;
-        run.linked = (ctx.linked_slot != 0).then_some((ctx.linked_slot, ctx.linked_iterations));
+        run.linked = (ctx.links != 0).then_some(Linked {
+            slot: ctx.linked_slot,
+            iterations: ctx.linked_iterations,
+            links: ctx.links,
+        });
         if let Some((left, _)) = &mut run.fuel {
             *left = ctx.fuel;
         }

@@ -1079,7 +1079,7 @@ resume r0 {
 /// 3 linked to [`COLD_LINKED`], `pins` (exit buffer offset and word pairs)
 /// checked on the way: the label the run left at, its values, and where
 /// the run says it linked.
-fn cold_linked_run(tier: Codegen, pins: &[[u64; 2]]) -> (String, Vec<i64>, Option<(u64, u64)>) {
+fn cold_linked_run(tier: Codegen, pins: &[[u64; 2]]) -> (String, Vec<i64>, Option<flowc_codegen::Linked>) {
     let pins = pins.to_vec();
     flowc_codegen::with_stack(move || {
         let text = format!("{COLD}{COLD_LINKED}");
@@ -1117,7 +1117,7 @@ fn guard_cold_enters_a_linked_positions_code_where_its_pins_hold() {
     // with the loop's values (pc 3 after 2 rounds), and says so.
     let (label, values, linked) = cold_linked_run(Codegen::Baseline, &[]);
     assert_eq!((label.as_str(), values), ("linked", vec![3, 2]));
-    assert!(linked.is_some_and(|(slot, _)| slot != 0), "{linked:?}");
+    assert!(linked.is_some_and(|l| l.slot != 0 && l.links == 1), "{linked:?}");
     // A pin that holds (n, the second value, is 2 there) keeps the link;
     // one that does not leaves by the guard_cold, as without a link.
     let two = flowc_codegen::word::immediate(&Value::Int(2)).unwrap().bits();

@@ -819,7 +819,8 @@ impl Profiler {
         let Some(w) = self.watched[key.graph as usize][key.block as usize].as_mut() else { return };
         if let Some((words, e)) = w.position_mut(k) {
             if e.state == KeyState::Counting {
-                (e.count, e.skips) = (threshold, 0);
+                // Hot now, without a first arrival to judge density by.
+                (e.count, e.skips, e.since) = (threshold, 0, NO_CLOCK);
                 words[POSITION_COUNT] = 0;
             }
         }

@@ -1738,16 +1738,22 @@ impl<'p> Jit<'p> {
         let cache = self.cache.as_ref().expect("code exists, so does its cache");
         let end = cache.run(code, args, &mut r);
         self.code_ran(run, &r);
-        // Entered from the tier through a position's link: the tier ran
-        // the iterations before it, the position's code the rest, and that
-        // code was entered once more. The tier is not judged by that entry:
-        // without the tier, the interpreter would have run those rounds and
-        // then entered the code, the one transition the entry took.
-        match r.linked.and_then(|(slot, before)| Some((*self.linked_codes.get(&slot)?, before))) {
+        // Entered a position's code through its link once: the code
+        // entered ran the iterations before it, the position's code the
+        // rest, and that code was entered once more. The tier is not judged
+        // by such an entry: without the tier, the interpreter would have run
+        // those rounds and then entered the code, the one transition the
+        // entry took. (Linked more than once — a position's bridge went back
+        // into the tier — the run is counted to the code entered, as if
+        // unlinked.)
+        self.stats.tier_links += r.linked.map_or(0, |l| l.links);
+        let once = r.linked.filter(|l| l.links == 1);
+        match once.and_then(|l| Some((*self.linked_codes.get(&l.slot)?, l.iterations))) {
             Some((target, before)) => {
-                self.stats.tier_links += 1;
-                let tier = &mut self.codes[code.0 as usize];
-                tier.entries = tier.entries.saturating_sub(1);
+                if self.is_tier(code) {
+                    let tier = &mut self.codes[code.0 as usize];
+                    tier.entries = tier.entries.saturating_sub(1);
+                }
                 self.paid(machine, run, code, before);
                 self.codes[target.0 as usize].entries += 1;
                 self.stats.entries += 1;
