@@ -345,15 +345,17 @@ pub struct Options {
     /// A bridge (but the tier's own) that has passed this many hot spots
     /// without code of their own ends where it next arrives at the dispatch
     /// tier's label, by entering the tier, which runs the positions from
-    /// there and enters the code of those that have some. Recording on
-    /// through positions without code made bridges of thousands of
-    /// operations, each path through a nest of rarely run positions
-    /// compiled apart. One run each, alternated seven times (2026-12-04),
-    /// against no limit: tutorial BF fractal 5 0.289 -> 0.250 s, fractal 20
-    /// 0.622 -> 0.562, the objects interpreter's fractal 5 0.568 -> 0.485;
-    /// statements and bottles within 2%; at 16 counters 30 ran 28% slower
-    /// (its hot path out of its loop then went through the tier), at 64
-    /// fractal 5 and the objects' 11% slower than at 32.
+    /// there and enters the code of those that have some (environment:
+    /// `FLOWC_TIER_BRIDGE_POSITIONS`). Recording on through positions
+    /// without code made bridges of thousands of operations, each path
+    /// through a nest of rarely run positions compiled apart; but a cut
+    /// bridge on a hot path sends every crossing through the tier's
+    /// dispatch and a link. Alternated (2026-12-04), against no limit: at
+    /// 32, tutorial BF fractal 5 0.289 -> 0.250 s, fractal 20 0.622 ->
+    /// 0.562, the objects interpreter's fractal 5 0.568 -> 0.485, but
+    /// public BF hanoi.b 0.35-0.42 -> 0.50 (20 million crossings through
+    /// the tier) and at 16 counters 30 28% slower; at 128, fractal 5 6%,
+    /// counters 30 6% and hanoi.b 4% faster, the others within noise.
     pub tier_bridge_positions: usize,
 }
 
@@ -402,7 +404,10 @@ impl Default for Options {
             describe_keys: true,
             dispatch_tier: std::env::var("FLOWC_DISPATCH_TIER").as_deref() != Ok("0"),
             tier_links: std::env::var("FLOWC_TIER_LINKS").as_deref() != Ok("0"),
-            tier_bridge_positions: 32,
+            tier_bridge_positions: std::env::var("FLOWC_TIER_BRIDGE_POSITIONS")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(128),
         }
     }
 }
