@@ -8,7 +8,7 @@
 use flowc_lang::ast::Program;
 use flowc_tests::engines;
 use flowc_tests::{corpus, gen};
-use flowc_trace::jit::Options;
+use flowc_trace::jit::{Options, Stats};
 
 /// Eager settings: trace at the `threshold`-th jump (no compile budget),
 /// bridge at the first failure; with `trees`, linked exits checking in
@@ -804,18 +804,12 @@ fn the_dispatch_tier_runs_positions_held_in_objects() {
     use flowc_tests::bf;
     let text = bf::bottles(3);
     let (sum, _) = bf::run(&text).expect("a valid program");
-    let runs = flowc_codegen::with_stack(move || {
-        let program = corpus::program("tests/corpus/interpreters/bf_objects.fg");
-        let env = flowc_lang::syntax::prolog::parse_env(&bf::tutorial_env(&text)).expect("an environment");
-        let label = flowc_lang::Symbol::intern("start");
-        [true, false].map(|dispatch_tier| {
-            let options = Options { background: false, dispatch_tier, inspect: Some(check), ..Options::default() };
-            let (outcome, stats) = engines::jit_run(&program, label, &env, &Default::default(), options);
-            assert_eq!(engines::outcome(outcome), engines::Outcome::Output(format!("{sum}\n")));
-            (stats.tier.is_some(), stats.tier_entries, stats.tier_exits, stats.interpreted.total(), stats.to_string())
-        })
-    });
-    let [(tier, entries, exits, tiered, stats), (none, _, _, interpreted, plain)] = runs;
+    let options =
+        |dispatch_tier| Options { background: false, dispatch_tier, inspect: Some(check), ..Options::default() };
+    let [with, without] = bf_jit_both("bf_objects", text, sum, options);
+    let (tier, entries, exits, tiered, stats) =
+        (with.tier.is_some(), with.tier_entries, with.tier_exits, with.interpreted.total(), with.to_string());
+    let (none, interpreted, plain) = (without.tier.is_some(), without.interpreted.total(), without.to_string());
     assert!(tier && entries > 0 && exits > 0, "{stats}");
     assert!(!none, "{plain}");
     assert!(tiered < interpreted, "{tiered} statements interpreted with the tier, {interpreted} without");
@@ -832,20 +826,29 @@ fn the_dispatch_tier_enters_positions_code_through_their_links() {
     let text = bf::bottles(5);
     let (sum, _) = bf::run(&text).expect("a valid program");
     for interpreter in ["bf_tutorial", "bf_objects"] {
-        let text = text.clone();
-        let runs = flowc_codegen::with_stack(move || {
-            let program = corpus::program(&format!("tests/corpus/interpreters/{interpreter}.fg"));
-            let env = flowc_lang::syntax::prolog::parse_env(&bf::tutorial_env(&text)).expect("an environment");
-            let label = flowc_lang::Symbol::intern("start");
-            [true, false].map(|tier_links| {
-                let options = Options { background: false, tier_links, inspect: Some(check), ..Options::default() };
-                let (outcome, stats) = engines::jit_run(&program, label, &env, &Default::default(), options);
-                assert_eq!(engines::outcome(outcome), engines::Outcome::Output(format!("{sum}\n")));
-                (stats.tier_links, stats.tier_exits, stats.to_string())
-            })
-        });
-        let [(links, exits, stats), (none, driven, plain)] = runs;
-        assert!(links > 0 && none == 0, "{interpreter}: {stats}\n{plain}");
+        let options =
+            |tier_links| Options { background: false, tier_links, inspect: Some(check), ..Options::default() };
+        let [with, without] = bf_jit_both(interpreter, text.clone(), sum, options);
+        let (links, exits, none, driven) = (with.tier_links, with.tier_exits, without.tier_links, without.tier_exits);
+        assert!(links > 0 && none == 0, "{interpreter}: {with}\n{without}");
         assert!(exits < driven, "{interpreter}: left the tier {exits} times with links, {driven} without");
     }
+}
+
+/// Runs BF program `text` on the BF interpreter `interpreter` (of
+/// tests/corpus/interpreters) under the JIT with `options(true)` and with
+/// `options(false)`, checking that each prints `sum`, the reference's
+/// checksum: the two runs' statistics.
+fn bf_jit_both(interpreter: &'static str, text: String, sum: i64, options: fn(bool) -> Options) -> [Stats; 2] {
+    use flowc_tests::bf;
+    flowc_codegen::with_stack(move || {
+        let program = corpus::program(&format!("tests/corpus/interpreters/{interpreter}.fg"));
+        let env = flowc_lang::syntax::prolog::parse_env(&bf::tutorial_env(&text)).expect("an environment");
+        let label = flowc_lang::Symbol::intern("start");
+        [true, false].map(|on| {
+            let (outcome, stats) = engines::jit_run(&program, label, &env, &Default::default(), options(on));
+            assert_eq!(engines::outcome(outcome), engines::Outcome::Output(format!("{sum}\n")));
+            stats
+        })
+    })
 }

@@ -786,9 +786,7 @@ impl Profiler {
     /// arriving at the position enters it directly ([`Position`]). Not for
     /// a key without code, nor past the table. Whether it is linked now.
     pub fn link(&mut self, key: &Key, slot: u64) -> bool {
-        let Some((_, k)) = self.dense(key) else { return false };
-        let Some(w) = self.watched[key.graph as usize][key.block as usize].as_mut() else { return false };
-        match w.position_mut(k) {
+        match self.position_mut(key) {
             Some((words, e)) if e.state == KeyState::Enter => {
                 words[POSITION_LINK] = slot;
                 true
@@ -800,11 +798,16 @@ impl Profiler {
     /// Clears dense key `key`'s link ([`Profiler::link`]): the code the
     /// driver enters there changed.
     pub fn unlink(&mut self, key: &Key) {
-        let Some((_, k)) = self.dense(key) else { return };
-        let Some(w) = self.watched[key.graph as usize][key.block as usize].as_mut() else { return };
-        if let Some((words, _)) = w.position_mut(k) {
+        if let Some((words, _)) = self.position_mut(key) {
             words[POSITION_LINK] = 0;
         }
+    }
+
+    /// Dense key `key`'s words in its label's positions table and its
+    /// entry, if the label has a table reaching it.
+    fn position_mut(&mut self, key: &Key) -> Option<(&mut Position, &mut Entry)> {
+        let (_, k) = self.dense(key)?;
+        self.watched[key.graph as usize][key.block as usize].as_mut()?.position_mut(k)
     }
 
     /// The code of `key` is ready to be installed (made on the worker): a
@@ -815,9 +818,7 @@ impl Profiler {
     /// [`TIER_ARRIVALS`] of the interpreter's.
     pub fn ready(&mut self, key: &Key) {
         let threshold = self.threshold;
-        let Some((_, k)) = self.dense(key) else { return };
-        let Some(w) = self.watched[key.graph as usize][key.block as usize].as_mut() else { return };
-        if let Some((words, e)) = w.position_mut(k) {
+        if let Some((words, e)) = self.position_mut(key) {
             if e.state == KeyState::Counting {
                 // Hot now, without a first arrival to judge density by.
                 (e.count, e.skips, e.since) = (threshold, 0, NO_CLOCK);

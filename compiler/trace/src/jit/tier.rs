@@ -34,7 +34,12 @@
 //! **Leaving.** `guard_cold` resumes the interpreter at the label's block;
 //! the driver marks the position hot ([`Profiler::found_hot`]) unless it
 //! has code, and goes on as at a hot spot ([`Jit::left_tier`]). Those
-//! exits are never bridged.
+//! exits are never bridged. A position whose code the worker has made
+//! has its word set to 0 when the driver takes the result
+//! ([`Profiler::ready`]), so the tier leaves there at the next arrival
+//! rather than at its next ask. The tier's other exits — the paths of the
+//! other instructions — get bridges like any code's, which end where
+//! they arrive at the label again by jumping back into the tier.
 //!
 //! **Links.** Where a position has code of its own, taking the tier's
 //! parameters in their order, the driver links the position to it when it
@@ -56,13 +61,6 @@
 //! the code of positions that have some (the recordings the tier left to
 //! bridges had run to thousands of operations through rarely run
 //! positions, each such path compiled apart).
-//!
-//! A position whose code the worker has made
-//! has its word set to 0 when the driver takes the result
-//! ([`Profiler::ready`]), so the tier leaves there at the next arrival
-//! rather than at its next ask. The tier's other exits — the paths of the
-//! other instructions — get bridges like any code's, which end where
-//! they arrive at the label again by jumping back into the tier.
 //!
 //! **Clocks.** A position the tier found hot is judged for how densely
 //! it was arrived at (a loop too sparse is not compiled) over the work
@@ -363,8 +361,7 @@ impl<'p> Jit<'p> {
     /// graph `g`: the label it ends at and the tier's code, which it
     /// jumps back into there.
     pub(super) fn tier_end(&self, root: TraceId, g: u32) -> Option<(Symbol, TraceId)> {
-        let t = self.tier.as_ref().filter(|t| t.code == Some(root) && t.g == g && !t.refused)?;
-        Some((t.label, root))
+        self.tier_at(g).filter(|&(_, code)| code == root)
     }
 
     /// The tier's label and code, if it has some, in graph `g`.
