@@ -472,6 +472,23 @@ fn exit_stubs_share_one_tail_that_stores_their_values() {
     assert_eq!(buffer_stores.len(), 1, "{lines:#?}");
 }
 
+/// Every exit stub is its spills, its link slot's address and a jump to
+/// one tail the trace's exits share (`baseline::Emit::exit_common_tail`),
+/// which looks for the exit's bridge: the trace leaves by three exits (by
+/// four stubs) and reads a link slot's direct entry in one place.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn exit_stubs_find_their_bridges_in_one_shared_tail() {
+    let lines = listing_of(THREE_EXITS);
+    let stubs: Vec<usize> = (0..lines.len()).filter(|&k| lines[k].starts_with("mov rdx,0x")).collect();
+    assert!(stubs.len() >= 3, "a stub per exit at least: {lines:#?}");
+    let tails: std::collections::BTreeSet<&str> = stubs.iter().map(|&k| lines[k + 1].as_str()).collect();
+    assert_eq!(tails.len(), 1, "one jump target for every stub: {lines:#?}");
+    assert!(tails.iter().all(|t| t.starts_with("jmp 0x")), "{tails:?}");
+    let direct = format!("mov rcx,[rdx+{:#x}]", std::mem::offset_of!(flowc_codegen::lower::ExitSlot, direct));
+    assert_eq!(lines.iter().filter(|l| **l == direct).count(), 1, "{direct}: {lines:#?}");
+}
+
 /// Each exit stores its own values, in its record's order, through the
 /// shared tail.
 #[test]
@@ -677,7 +694,8 @@ fn a_link_that_comes_back_is_one_comparison() {
         // The one test of a link against 0 (the integer's word, 1) on the
         // way through is `a.r`'s: `b.l`'s is out of line.
         let lines = listing_of(there_and_back("v1"));
-        let inline_end = lines.iter().position(|l| l.starts_with("jmp rcx")).expect("the exit stub");
+        // The first exit stub loads its link slot's address.
+        let inline_end = lines.iter().position(|l| l.starts_with("mov rdx,0x")).expect("the exit stub");
         let tests = lines[..inline_end].iter().filter(|l| *l == "cmp rax,1").count();
         assert_eq!(tests, 1, "{lines:#?}");
     }
