@@ -20,6 +20,7 @@
 //! - [`object`]: object files for executables (`flowc build`).
 
 pub mod baseline;
+pub mod chunked;
 pub mod code_map;
 pub mod compile;
 pub mod define;

@@ -502,7 +502,7 @@ struct CacheInner {
     trace_entry: *const u8,
     /// Every exit, by [`ExitId`], with the trace it belongs to (sorted by
     /// trace: a trace's exits are added when it is compiled).
-    exits: Vec<(TraceExit, TraceId)>,
+    exits: crate::chunked::Chunked<(TraceExit, TraceId)>,
     /// For the exits of baseline code, the words their values are in
     /// (offsets from their trace's stack pointer): one table per trace,
     /// never changed, which each exit's slot points into
@@ -576,7 +576,7 @@ impl TraceCache {
             code_slots: Default::default(),
             entries: Vec::new(),
             trace_entry,
-            exits: Vec::new(),
+            exits: Default::default(),
             word_tables: Vec::new(),
             stub_exits: Vec::new(),
             stub_addresses: Vec::new(),
@@ -811,8 +811,8 @@ impl TraceCache {
         let inner = self.inner.borrow();
         // Traces are numbered in the order they are compiled, and each
         // adds its exits at the end: the list is sorted by trace.
-        let first = inner.exits.partition_point(|(_, owner)| *owner < t);
-        let end = first + inner.exits[first..].partition_point(|(_, owner)| *owner == t);
+        let first = inner.exits.partition_point_from(0, |(_, owner)| *owner < t);
+        let end = inner.exits.partition_point_from(first, |(_, owner)| *owner == t);
         (first..end).map(|k| ExitId(k as u32)).collect()
     }
 

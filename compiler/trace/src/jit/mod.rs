@@ -624,7 +624,7 @@ pub struct Jit<'p> {
     keys: KeyMap<KeyCode>,
     /// Per exit of the cache, by number (boxed: most exits never fail,
     /// and a trace has one per guard).
-    exits: Vec<Option<Box<ExitState>>>,
+    exits: flowc_codegen::chunked::Chunked<Option<Box<ExitState>>>,
     /// Every piece of code by name (what `jump_trace` names).
     names: HashMap<Symbol, Option<TraceId>>,
     /// Per base name, the suffix [`Jit::fresh_name`] gave last.
@@ -1031,7 +1031,7 @@ struct Run<'c> {
     slots: Vec<Option<Box<[Option<Slot>]>>>,
     /// Per exit: its resume record decoded for this run (`None` inside
     /// when it does not resolve: the slow path then says why).
-    plans: Vec<Option<Option<Box<resume::Plan>>>>,
+    plans: flowc_codegen::chunked::Chunked<Option<Option<Box<resume::Plan>>>>,
     heap: Heap,
     config: &'c Config,
     /// The worker optimizing in the background, with `Options::background`
@@ -1130,7 +1130,7 @@ impl<'p> Jit<'p> {
             fuel: None,
             codes: Vec::new(),
             keys: KeyMap::default(),
-            exits: Vec::new(),
+            exits: Default::default(),
             names: HashMap::default(),
             suffixes: HashMap::default(),
             loans: Loan::default(),
@@ -1289,7 +1289,7 @@ impl<'p> Jit<'p> {
                 resolved: &resolved,
                 liveness: vec![None; resolved.graphs.len()],
                 slots: Vec::new(),
-                plans: Vec::new(),
+                plans: Default::default(),
                 heap: Heap::new(program),
                 config,
                 worker: None,
@@ -1947,9 +1947,7 @@ impl<'p> Jit<'p> {
     /// What the JIT knows of exit `exit` (made on first use).
     fn exit_state(&mut self, exit: ExitId) -> &mut ExitState {
         let k = exit.0 as usize;
-        if self.exits.len() <= k {
-            self.exits.resize_with(k + 1, || None);
-        }
+        self.exits.grow_with(k + 1, || None);
         let cache = self.cache.as_ref().expect("an exit has code");
         let codes = &self.codes;
         self.exits[k].get_or_insert_with(|| {
@@ -2071,9 +2069,7 @@ impl<'p> Jit<'p> {
         stack: &mut Vec<Frame>,
     ) -> Result<u32, RuntimeError> {
         let k = exit.0 as usize;
-        if run.plans.len() <= k {
-            run.plans.resize_with(k + 1, || None);
-        }
+        run.plans.grow_with(k + 1, || None);
         let state = self.exits[k].as_ref().expect("an exit that failed");
         let (code, resume, label) = (&self.codes[state.parent.0 as usize], state.exit.resume, state.exit.label);
         let stored = &state.exit.values;
