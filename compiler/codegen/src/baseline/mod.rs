@@ -2509,9 +2509,10 @@ impl Emit<'_, '_> {
         }
     }
 
-    /// Goes to the direct entry of exit `n`'s bridge if it has one, else
-    /// to the tail that stores the exit's values in the exit buffer
-    /// ([`Emit::store_values_tail`]) with its number and link slot.
+    /// A stub of exit `n`: its spills, then its link slot in rdx and on to
+    /// the trace's shared [`Emit::exit_common_tail`], which goes to the
+    /// direct entry of the exit's bridge if it has one, else stores the
+    /// exit's values.
     fn exit_code(&mut self, n: usize) {
         // The links the code computed and did not store: their words, for
         // the exit's record and a bridge in this frame.
