@@ -64,10 +64,10 @@ impl StackMaps {
 
     /// Registers safepoints that all list the same words: code at `base`
     /// whose calls return at offsets `returns` (baseline traces, whose
-    /// every value has a word of the frame).
-    pub fn add_shared(&mut self, base: usize, returns: &[u32], slots: &[u32]) {
+    /// every value has a word of the frame; the list is the trace's own,
+    /// shared, not copied).
+    pub fn add_shared(&mut self, base: usize, returns: &[u32], slots: std::sync::Arc<[u32]>) {
         let old = self.safepoints.len();
-        let slots: std::sync::Arc<[u32]> = slots.into();
         self.safepoints.extend(returns.iter().map(|&r| (base + r as usize, slots.clone())));
         self.sort_from(old);
     }
@@ -129,10 +129,10 @@ mod tests {
     #[test]
     fn safepoints_are_found_whatever_order_code_is_added_in() {
         let mut maps = StackMaps::default();
-        maps.add_shared(1000, &[30, 10], &[8]);
+        maps.add_shared(1000, &[30, 10], [8].into());
         maps.add([(2000, vec![(5, vec![16]), (1, vec![24])])]);
         // Code below what is there already.
-        maps.add_shared(500, &[4], &[32]);
+        maps.add_shared(500, &[4], [32].into());
         for (pc, slot) in [(1010, 8), (1030, 8), (2005, 16), (2001, 24), (504, 32)] {
             assert_eq!(maps.lookup(pc), Some(&[slot][..]), "at {pc}");
         }

@@ -181,8 +181,9 @@ pub struct Compiled {
 pub struct Frame {
     /// Bytes from the stack pointer up to the saved `rbx` (at `rbp - 8`).
     pub below: i32,
-    /// Offsets from the stack pointer of the words every safepoint lists.
-    pub slots: Vec<u32>,
+    /// Offsets from the stack pointer of the words every safepoint lists
+    /// (shared with the safepoints' stack map: `StackMaps::add_shared`).
+    pub slots: std::sync::Arc<[u32]>,
     /// Bytes from the stack pointer up to the root's stack pointer.
     pub root_depth: i32,
     /// The root's parameters' words: offsets from the root's stack pointer.
@@ -975,7 +976,7 @@ impl Emit<'_, '_> {
             self.own = Frame {
                 below: self.frame,
                 stale: if lazy { slots.clone() } else { Vec::new() },
-                slots,
+                slots: slots.into(),
                 root_depth: 0,
                 root_params: self.f.params.iter().map(|&p| self.slot(p)).collect(),
             };
@@ -1002,7 +1003,7 @@ impl Emit<'_, '_> {
         };
         self.own = Frame {
             below: own + parent.below,
-            slots,
+            slots: slots.into(),
             root_depth: own + parent.root_depth,
             root_params: parent.root_params.clone(),
             stale,

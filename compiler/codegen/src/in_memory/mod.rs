@@ -1279,7 +1279,7 @@ fn install_baseline(
         // As for Cranelift's code (`define`): the bytes as they will run.
         eprint!("{}", crate::disasm::listing(&[(name, 0, &code.code)]));
     }
-    let record = unit.register_at(name, address as usize, code.code.len(), &code.safepoints, &code.frame.slots);
+    let record = unit.register_at(name, address as usize, code.code.len(), &code.safepoints, code.frame.slots.clone());
     Ok((record, address as u64))
 }
 

@@ -209,7 +209,14 @@ impl CodeUnit {
     /// module at `address`: its record, its safepoints (the offsets of its
     /// calls' returns, each with the same root words `slots`), and the
     /// traps it added. Returns its record's index in [`CodeUnit::placed`].
-    pub fn register_at(&mut self, name: Symbol, address: usize, size: usize, returns: &[u32], slots: &[u32]) -> usize {
+    pub fn register_at(
+        &mut self,
+        name: Symbol,
+        address: usize,
+        size: usize,
+        returns: &[u32],
+        slots: std::sync::Arc<[u32]>,
+    ) -> usize {
         self.placed.push(Placed { name, address, size, places: Vec::new() });
         self.stack_maps().add_shared(address, returns, slots);
         self.share_traps();
