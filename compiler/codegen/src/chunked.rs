@@ -2,7 +2,7 @@
 //!
 //! The tables of a JIT's exits grow with every trace installed (the
 //! trace cache's exits, the JIT's state of each, the resume plans a run
-//! decoded): some 83,000 exits for objects BF fractal 5, the cache's 64
+//! decoded): some 83,000 exits for objects BF fractal 5, the cache's 56
 //! bytes each. A `Vec` that doubles copies everything at each growth, and
 //! the buffer it leaves stays resident with the allocator for a while:
 //! near the end of the warm-up the cache's table and its last copy were
