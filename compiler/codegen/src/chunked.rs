@@ -51,10 +51,6 @@ impl<T> Chunked<T> {
         self.chunks.get(k / CHUNK)?.get(k % CHUNK)
     }
 
-    pub fn get_mut(&mut self, k: usize) -> Option<&mut T> {
-        self.chunks.get_mut(k / CHUNK)?.get_mut(k % CHUNK)
-    }
-
     /// Grows the list to `len` elements (if shorter), each new one `f()`.
     pub fn grow_with(&mut self, len: usize, mut f: impl FnMut() -> T) {
         while self.len < len {
