@@ -4,7 +4,8 @@
 //! loops, loops nested five and seven deep, counted loops seven deep with
 //! `[-]` innermost as in the classic loop benchmark, a sieve, a Mandelbrot-like
 //! fixed-point fractal, a long body of distinct statements as programs
-//! compiled to BF are), and a stack-machine interpreter running nested
+//! compiled to BF are, numbers kept digit by digit in records of cells
+//! and walked by scans), and a stack-machine interpreter running nested
 //! loops (`flowc_tests::stack_vm`):
 //! - `tutorial`: tests/corpus/interpreters/bf_tutorial.fg, in the shape of
 //!   PyPy's BF tutorial (if-chain, bracket map as a list, `promote pc`, no
@@ -87,6 +88,11 @@ fn rows() -> Vec<Row> {
         // The classic BF loop benchmark's shape: counted loops seven
         // deep, `[-]` innermost (1.5 s in the C interpreter).
         ("counters", 30),
+        // Numbers in records of cells found by scans, as public programs
+        // keep them (mandelbrot.b's fixed point): a short run and one of
+        // 1.5 s in the C interpreter.
+        ("digits", 20),
+        ("digits", 200),
         // Programs compiled to BF from a bigger language: 7,700 loops,
         // each run once a round (more than the JIT's cache holds), one
         // round and four.

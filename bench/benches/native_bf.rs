@@ -65,7 +65,7 @@ fn main() {
         "built s",
         "exe s"
     );
-    for (program, size) in [("primes", 3), ("fractal", 1), ("fractal", 5), ("counters", 30)] {
+    for (program, size) in [("primes", 3), ("fractal", 1), ("fractal", 5), ("counters", 30), ("digits", 200)] {
         let text = bf::program(program, size).expect("a program of the suite");
         let (sum, _) = bf::run(&text).expect("a valid program");
         let expected = sum.to_string();

@@ -18,8 +18,10 @@
 //! runs and hundreds of loops, a short run), `nest` (loops nested up to
 //! seven deep with `[-]` and `[->+<]` innermost), `fractal` (an escape-time
 //! fractal in signed fixed point: thousands of instructions, hundreds of
-//! loops, a long run) and `primes` (trial division: division loops inside
-//! counting loops). Output is folded into a checksum
+//! loops, a long run), `primes` (trial division: division loops inside
+//! counting loops) and `digits` (Fibonacci numbers digit by digit in
+//! records of cells, walked by scans: the way public programs such as
+//! mandelbrot.b keep their numbers). Output is folded into a checksum
 //! ([`checksum_step`]), which is what the interpreters print.
 //! `statements` (a long body of distinct statements, the shape of
 //! programs compiled to Brainfuck from a small language) is there by name
@@ -704,6 +706,89 @@ pub fn statements(steps: u16, rounds: u8) -> String {
     a.finish()
 }
 
+/// Cells of a record of [`digits`]: a flag (1 in a live record, 0 at the
+/// two ends), the digits of `a` and `b`, the carry in, the sum and three
+/// working cells.
+const RECORD: usize = 8;
+
+/// The shape of public programs that keep numbers in records of cells
+/// (a fractal's fixed-point numbers, a puzzle's rows) and find their way
+/// with scans (`[>>>>>>>>]`, `[<<<<<<<<]`): Fibonacci numbers of `width`
+/// decimal digits, one digit per record, least significant first, `a`
+/// and `b` stepped to `b` and `a + b` (modulo `10^width`) `100 * hundreds`
+/// times. A step walks the records with a loop over the flags, adding
+/// digit to digit by counting the sum down into `b` with a test for ten
+/// at every unit, the carry sent one record on; a scan back to the first
+/// record; the last digit of `b` written per step. Nothing here is known
+/// before it runs: the walk's length is the flags', the units' the
+/// digits'.
+pub fn digits(width: u8, hundreds: u8) -> String {
+    let r = RECORD;
+    // Cell 0 counts hundreds, cell 2 (in the record before the first,
+    // whose flag at cell 1 ends the scan back) steps; record `i` starts at
+    // cell `1 + r * (i + 1)`.
+    let first = 1 + r;
+    let mut a = Asm::new(first + r * (width as usize + 1) + r);
+    for i in 0..width as usize {
+        a.add(first + r * i, 1);
+    }
+    a.add(first + 2, 1);
+    // One record's step, the pointer on its flag: a, b, c := b, (a + b +
+    // c) mod 10, and the carry to the next record's c.
+    let step = {
+        let mut s = Asm::new(2 * r);
+        s.spread(1, &[(4, 1)]);
+        s.spread(2, &[(1, 1), (4, 1)]);
+        s.spread(3, &[(4, 1)]);
+        s.while_nz(4, |s| {
+            s.add(4, -1);
+            s.add(2, 1);
+            // Ten when 10 - b is 0: cell 5 says so, cell 6 holds 10 - b.
+            s.add(5, 1);
+            s.add(6, 10);
+            s.spread(2, &[(6, -1), (7, 1)]);
+            s.spread(7, &[(2, 1)]);
+            s.while_nz(6, |s| {
+                s.zero(6);
+                s.add(5, -1);
+            });
+            s.while_nz(5, |s| {
+                s.zero(2);
+                s.add(r + 3, 1);
+                s.add(5, -1);
+            });
+        });
+        s.go(0);
+        s.finish()
+    };
+    a.add_big(0, hundreds as i32);
+    a.while_nz(0, |a| {
+        a.add_big(2, 100);
+        a.while_nz(2, |a| {
+            a.go(first);
+            // The walk over the records, to the flag after the last.
+            a.code.push('[');
+            a.code.push_str(&step);
+            a.code.push_str(&">".repeat(r));
+            a.code.push(']');
+            // There: the carry out of the last digit dropped, then the scan
+            // back to the flag before the first.
+            a.code.push_str(">>>[-]<<<");
+            a.code.push_str(&"<".repeat(r));
+            a.code.push('[');
+            a.code.push_str(&"<".repeat(r));
+            a.code.push(']');
+            a.at = 1;
+            a.add(first + 2, 48);
+            a.out(first + 2);
+            a.add(first + 2, -48);
+            a.add(2, -1);
+        });
+        a.add(0, -1);
+    });
+    a.finish()
+}
+
 /// The program of suite name `name` at size `size` (1 the smallest): the
 /// programs the benchmarks and tests run.
 pub fn program(name: &str, size: u32) -> Option<String> {
@@ -716,12 +801,13 @@ pub fn program(name: &str, size: u32) -> Option<String> {
         "fractal" => fractal(24, 13, 12, s),
         "primes" => primes(99, s),
         "statements" => statements(400, s),
+        "digits" => digits(30, s),
         _ => return None,
     })
 }
 
 /// The suite's program names.
-pub const PROGRAMS: [&str; 6] = ["bottles", "nest", "nest7", "counters", "fractal", "primes"];
+pub const PROGRAMS: [&str; 7] = ["bottles", "nest", "nest7", "counters", "fractal", "primes", "digits"];
 
 /// Instructions of `text` that Brainfuck knows, in order.
 pub fn instructions(text: &str) -> Vec<u8> {
@@ -960,6 +1046,26 @@ mod tests {
         assert!(lines.iter().all(|l| l.len() == 10));
         assert!(out.contains('A'), "{out}");
         assert!(out.bytes().any(|b| b > b'A' && b != b'\n'), "{out}");
+    }
+
+    #[test]
+    fn digits_step_fibonacci_numbers() {
+        // The last digit of b per step, and the whole of both numbers
+        // through the steps' checksum: b's last digit is F(k + 1)'s.
+        for (width, hundreds) in [(3, 1), (30, 2)] {
+            let modulus = 10u128.pow(width as u32);
+            let (mut x, mut y, mut sum, mut text) = (0u128, 1u128, 0i64, String::new());
+            for _ in 0..100 * hundreds as u32 {
+                (x, y) = (y, (x + y) % modulus);
+                let d = (y % 10) as u8 + b'0';
+                sum = checksum_step(sum, d as i64);
+                text.push(d as char);
+            }
+            let program = digits(width, hundreds);
+            assert_eq!(output(&program).unwrap(), text, "{width} digits");
+            assert_eq!(run(&program).unwrap().0, sum);
+        }
+        assert!(digits(30, 1).contains("[<<<<<<<<]"));
     }
 
     #[test]

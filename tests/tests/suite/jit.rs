@@ -186,11 +186,11 @@ fn a_loop_whose_bridges_are_late_is_not_given_up() {
     assert!(stats.bridges > 10 && stats.direct_links() > 0, "{stats}");
 }
 
-/// Brainfuck programs of every shape (`flowc_tests::bf`) on the
-/// tutorial-shaped interpreter written in the language, under the JIT as
-/// it ships (optimizing on the running thread, and on a second one) and
-/// eagerly: the checksum the reference says, inner loops cut from outer
-/// recordings (compiled on the running thread without a worker, sent to
+/// Brainfuck programs of every shape (`flowc_tests::bf`, numbers walked
+/// by scans among them) on the tutorial-shaped interpreter written in the
+/// language, under the JIT as it ships (optimizing on the running thread,
+/// and on a second one) and eagerly: the checksum the reference says,
+/// inner loops cut from outer recordings (compiled on the running thread without a worker, sent to
 /// the worker with one, the outer loop then recorded again as an entry
 /// trace), trees grown.
 #[test]
@@ -203,6 +203,7 @@ fn brainfuck_programs_run_under_the_jit() {
         (bf::nest(&[2, 2, 2, 2, 2, 2], 2), true),
         (bf::primes(12, 1), false),
         (bf::bottles(1), false),
+        (bf::digits(4, 1), false),
     ];
     let (inner, trees, jobs) = flowc_codegen::with_stack(move || {
         let (mut inner, mut trees, mut jobs) = (0, 0, 0);
