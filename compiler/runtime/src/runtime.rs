@@ -109,6 +109,13 @@ pub struct Ctx {
     /// behind the links was specialized to (an interpreter's program
     /// length). Where one differs, `guard_cold` leaves instead.
     pub link_pins: *const u64,
+    /// Interpreter statements that straight code (bridges, entry traces,
+    /// a loop's first, peeled iteration) stood in for: each piece adds
+    /// what it was recorded from every time it runs. With `iterations`,
+    /// the JIT's clock of the work compiled code did; without it, work
+    /// done on linked paths that pass no loop header went unseen.
+    /// (Last, as the fields above.)
+    pub work: u64,
 }
 
 /// Compiles the optimized tier of functions whose tier-0 code found them
@@ -134,6 +141,7 @@ pub mod offsets {
     pub const SITE: i32 = offset_of!(Ctx, site) as i32;
     pub const FUEL: i32 = offset_of!(Ctx, fuel) as i32;
     pub const ITERATIONS: i32 = offset_of!(Ctx, iterations) as i32;
+    pub const WORK: i32 = offset_of!(Ctx, work) as i32;
     pub const POSITIONS: i32 = offset_of!(Ctx, positions) as i32;
     pub const POSITIONS_LEN: i32 = offset_of!(Ctx, positions_len) as i32;
     pub const OBJECT_POSITIONS: i32 = offset_of!(Ctx, object_positions) as i32;
@@ -168,6 +176,7 @@ impl Ctx {
             fuel: u64::MAX,
             fuel_limit: u64::MAX,
             iterations: 0,
+            work: 0,
             positions: std::ptr::null_mut(),
             positions_len: 0,
             object_positions: std::ptr::null_mut(),
@@ -217,6 +226,7 @@ impl Ctx {
         self.fuel = u64::MAX;
         self.fuel_limit = u64::MAX;
         self.iterations = 0;
+        self.work = 0;
         self.last_fp = 0;
         self.last_sp = 0;
     }

@@ -234,6 +234,30 @@ fn brainfuck_programs_run_under_the_jit() {
     assert!(trees > 3, "only {trees} trees compiled");
 }
 
+/// The JIT's clock counts what straight code stands in for (bridges,
+/// entry traces, loops' preambles add what they were recorded from each
+/// time they run, `Ctx::work`), not only loop iterations. BF `digits`
+/// does most of its work there — short loops entered through bridges,
+/// bridges linked to bridges — and with that work unseen the compile
+/// budget closed: under `flowc run` (worker off, as here) 10,781 hot spots
+/// and exits deferred, the exits sent to the interpreter, 65 ms against
+/// 39; here (no warm-up; the worker off, so the decisions are the same
+/// every run) 1,731 deferred against 772.
+#[test]
+fn straight_code_counts_on_the_jits_clock() {
+    use flowc_tests::bf;
+    let text = bf::digits(30, 20);
+    let (sum, _) = bf::run(&text).expect("a valid program");
+    let stats = flowc_codegen::with_stack(move || {
+        let (program, env, label) = on_tutorial(&text);
+        let (outcome, stats) = engines::jit_run(&program, label, &env, &Default::default(), Options::default());
+        assert_eq!(engines::outcome(outcome), engines::Outcome::Output(format!("{sum}\n")));
+        stats
+    });
+    assert!(stats.work_straight > 0 && stats.work_in_loops > 0, "{stats}");
+    assert!(stats.deferred < 1_200, "{stats}");
+}
+
 /// With a worker, an inner loop cut from an outer recording is optimized
 /// there and the outer recording dropped; once the inner loop's code is
 /// installed, the outer hot spot is recorded again at its next arrival

@@ -364,6 +364,17 @@ impl Asm {
         self.byte(imm as u8);
     }
 
+    /// `op qword [base + disp], imm` with a 32-bit immediate.
+    pub fn alu_mem_imm32(&mut self, op: Alu, base: Reg, disp: i32, imm: i32) {
+        if base == RSP && op != Alu::Cmp {
+            self.written(disp);
+        }
+        self.rex_w(Reg(0), base);
+        self.byte(0x81);
+        self.mem(op.digit(), base, disp);
+        self.u32(imm as u32);
+    }
+
     /// `rep stosq`: rcx words of rax from rdi up (rdi and rcx consumed).
     pub fn rep_stosq(&mut self) {
         // Any word of the frame, maybe.

@@ -1122,6 +1122,12 @@ impl Emit<'_, '_> {
         if self.facts.is_header(b) && b != self.f.entry {
             self.a.alu_mem_imm8(Alu::Add, RBX, offsets::ITERATIONS, 1);
         }
+        if b == self.f.entry && self.facts.work > 0 && self.facts.cfg.preds(b).is_empty() {
+            // The statements this piece stands in for, once per run of it
+            // (both entries, a bridge's direct one too, come here).
+            let work = i32::try_from(self.facts.work).unwrap_or(i32::MAX);
+            self.a.alu_mem_imm32(Alu::Add, RBX, offsets::WORK, work);
+        }
         if self.env.fuel && self.facts.is_header(b) {
             // One step; at 0 the run stops with `fuel_exhausted`, raised
             // at the header's first statement.

@@ -370,7 +370,8 @@ impl Native {
 /// The state a run of compiled code starts from and hands back: the
 /// allocation counter, the call depth limit and the depth of the frames
 /// below (the interpreter's), under `--fuel` the steps left and the limit;
-/// and, handed back, the loop iterations the traces ran.
+/// and, handed back, the loop iterations the traces ran and the work
+/// their straight pieces did (`Ctx::work`).
 #[derive(Clone, Debug, Default)]
 pub struct RunState {
     pub allocations: u64,
@@ -378,6 +379,9 @@ pub struct RunState {
     pub depth: usize,
     pub fuel: Option<(u64, u64)>,
     pub iterations: u64,
+    /// Interpreter statements the run's straight pieces stood in for
+    /// (`Ctx::work`, [`crate::lower::Shape::work`]).
+    pub work: u64,
     /// The dispatch tier's tables of positions (`Ctx::positions`, for
     /// integers, and `Ctx::object_positions`, for objects by allocation
     /// number), which `guard_cold` reads and counts down: each one's first
@@ -1001,7 +1005,7 @@ impl TraceCache {
             .positions
             .map_or([(std::ptr::null_mut(), 0); 2], |tables| tables.map(|(words, n)| (words.as_ptr(), n as u64)));
         ((ctx.positions, ctx.positions_len), (ctx.object_positions, ctx.object_positions_len)) = (ints, objects);
-        (ctx.linked_slot, ctx.linked_iterations, ctx.links) = (0, 0, 0);
+        (ctx.linked_slot, ctx.linked_iterations, ctx.links, ctx.work) = (0, 0, 0, 0);
         ctx.link_pins = run.link_pins.map_or(std::ptr::null(), |p| p.as_ptr().cast_const());
         if let Some((left, limit)) = run.fuel {
             (ctx.fuel, ctx.fuel_limit) = (left, limit);
@@ -1039,6 +1043,7 @@ impl TraceCache {
         drop(activation);
         run.allocations = ctx.allocations;
         run.iterations = ctx.iterations;
+        run.work = ctx.work;
         run.linked = (ctx.links != 0).then_some(Linked {
             slot: ctx.linked_slot,
             iterations: ctx.linked_iterations,

@@ -356,6 +356,12 @@ pub struct Shape {
     /// By resume record of a trace: the values an exit by it stores
     /// ([`exits::record_values`]; empty for other functions).
     records: Vec<std::sync::Arc<[ValueId]>>,
+    /// For a trace without a loop of its own that may run without the
+    /// driver seeing it (a bridge, an entry trace, a loop's preamble): the
+    /// interpreter statements it stands in for, which its code adds to
+    /// `Ctx::work` each time it runs, at its entry block. 0 (the default):
+    /// nothing is counted.
+    pub work: u32,
 }
 
 impl Shape {
@@ -372,7 +378,7 @@ impl Shape {
             flowc_ir::FunctionKind::Trace => f.resumes.iter().map(|(r, _)| exits::record_values(f, r).into()).collect(),
             _ => Vec::new(),
         };
-        Shape { small: Small::of(f), bound: flowc_ir::bound::surely_bound(f), headers, cfg, records }
+        Shape { small: Small::of(f), bound: flowc_ir::bound::surely_bound(f), headers, cfg, records, work: 0 }
     }
 
     /// The values an exit by resume record `r` stores, if made ahead.
@@ -599,6 +605,14 @@ fn lower_with(
         b.def_var(var, n);
         var
     });
+    if f.kind == flowc_ir::FunctionKind::Trace && facts.shape.work > 0 && facts.shape.cfg.preds(f.entry).is_empty() {
+        // The statements this piece stands in for, once per run of it
+        // (`Shape::work`).
+        let flags = MemFlagsData::trusted();
+        let n = b.ins().load(types::I64, flags, ctx_value, offsets::WORK);
+        let n = b.ins().iadd_imm_s(n, i64::from(facts.shape.work));
+        b.ins().store(flags, n, ctx_value, offsets::WORK);
+    }
     let small = &facts.shape.small;
     let roots = Roots::new(&mut b, f, &facts.shape.cfg, small);
     // With an optimistic copy, or entered at its loop headers with values

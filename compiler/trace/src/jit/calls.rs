@@ -50,6 +50,7 @@ impl CallCode for Compiled {
             depth: state.depth,
             fuel: state.fuel,
             iterations: 0,
+            work: 0,
             // Functions have no `guard_cold`.
             positions: None,
             linked: None,

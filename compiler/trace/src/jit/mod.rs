@@ -1782,16 +1782,21 @@ impl<'p> Jit<'p> {
             depth,
             fuel: self.fuel,
             iterations: 0,
+            work: 0,
             positions: None,
             linked: None,
             link_pins: None,
         }
     }
 
-    /// Takes back what compiled code counted.
+    /// Takes back what compiled code counted: the work its straight
+    /// pieces did goes on the JIT's clock (the loops' iterations go there
+    /// as [`Jit::paid`] judges them).
     fn code_ran(&mut self, run: &mut Run, r: &flowc_codegen::RunState) {
         run.heap.allocations = r.allocations;
         self.fuel = r.fuel;
+        self.compiled_work = self.compiled_work.saturating_add(r.work);
+        self.stats.work_straight = self.stats.work_straight.saturating_add(r.work);
     }
 
     /// Counts what an entry into code `code` from the interpreter ran
@@ -1814,6 +1819,7 @@ impl<'p> Jit<'p> {
         // from.
         let per_iteration = self.iteration_ops(code);
         self.compiled_work = self.compiled_work.saturating_add(iterations.saturating_mul(per_iteration));
+        self.stats.work_in_loops = self.stats.work_in_loops.saturating_add(iterations.saturating_mul(per_iteration));
         let c = &mut self.codes[code.0 as usize];
         c.iterations += iterations;
         let (entries, iterations) = (c.entries - c.judged_from.0, c.iterations - c.judged_from.1);

@@ -241,6 +241,12 @@ pub struct Stats {
     /// Statements interpreted once the JIT had started, by what sent the
     /// run back to the interpreter.
     pub interpreted: Interpreted,
+    /// The statements compiled code stood in for, on the JIT's clock: its
+    /// loops' iterations (each as many as it was recorded from), and its
+    /// straight pieces' runs (bridges, entry traces, loops' preambles, each
+    /// as many as it was recorded from; `Ctx::work`).
+    pub work_in_loops: u64,
+    pub work_straight: u64,
     /// The dispatch tier ([`super::tier`]): the label it runs, if one.
     pub tier: Option<String>,
     /// Times the driver entered the tier's code, and times its
@@ -374,6 +380,13 @@ impl std::fmt::Display for Stats {
             }
         }
         writeln!(f, "); the longest {} statements", self.interpreted.longest())?;
+        writeln!(
+            f,
+            "compiled work:   {} statements stood in for ({} by loop iterations, {} by straight code: bridges, entry traces, preambles)",
+            self.work_in_loops + self.work_straight,
+            self.work_in_loops,
+            self.work_straight
+        )?;
         writeln!(
             f,
             "operations:      {} recorded, {} after optimization ({} loop bodies optimized)",
