@@ -90,7 +90,7 @@ fn rows() -> Vec<Row> {
         ("counters", 30),
         // Numbers in records of cells found by scans, as public programs
         // keep them (mandelbrot.b's fixed point): a short run and one of
-        // 1.5 s in the C interpreter.
+        // 1.3-1.4 s in the C interpreter.
         ("digits", 20),
         ("digits", 200),
         // Programs compiled to BF from a bigger language: 7,700 loops,

@@ -719,9 +719,9 @@ const RECORD: usize = 8;
 /// times. A step walks the records with a loop over the flags, adding
 /// digit to digit by counting the sum down into `b` with a test for ten
 /// at every unit, the carry sent one record on; a scan back to the first
-/// record; the last digit of `b` written per step. Nothing here is known
-/// before it runs: the walk's length is the flags', the units' the
-/// digits'.
+/// record; the last digit of `b` written per step, and every digit of
+/// `b` at the end, least significant first. Nothing here is known before
+/// it runs: the walk's length is the flags', the units' the digits'.
 pub fn digits(width: u8, hundreds: u8) -> String {
     let r = RECORD;
     // Cell 0 counts hundreds, cell 2 (in the record before the first,
@@ -786,6 +786,20 @@ pub fn digits(width: u8, hundreds: u8) -> String {
         });
         a.add(0, -1);
     });
+    // b, a digit per record.
+    let print = {
+        let mut s = Asm::new(2 * r);
+        s.add(2, 48);
+        s.out(2);
+        s.add(2, -48);
+        s.go(0);
+        s.finish()
+    };
+    a.go(first);
+    a.code.push('[');
+    a.code.push_str(&print);
+    a.code.push_str(&">".repeat(r));
+    a.code.push(']');
     a.finish()
 }
 
@@ -1050,16 +1064,22 @@ mod tests {
 
     #[test]
     fn digits_step_fibonacci_numbers() {
-        // The last digit of b per step, and the whole of both numbers
-        // through the steps' checksum: b's last digit is F(k + 1)'s.
+        // The last digit of b per step (F(k + 1)'s), then every digit of
+        // b, least significant first: a wrong carry shows there.
         for (width, hundreds) in [(3, 1), (30, 2)] {
             let modulus = 10u128.pow(width as u32);
             let (mut x, mut y, mut sum, mut text) = (0u128, 1u128, 0i64, String::new());
-            for _ in 0..100 * hundreds as u32 {
-                (x, y) = (y, (x + y) % modulus);
-                let d = (y % 10) as u8 + b'0';
+            let mut write = |d: u128| {
+                let d = d as u8 + b'0';
                 sum = checksum_step(sum, d as i64);
                 text.push(d as char);
+            };
+            for _ in 0..100 * hundreds as u32 {
+                (x, y) = (y, (x + y) % modulus);
+                write(y % 10);
+            }
+            for k in 0..width as u32 {
+                write(y / 10u128.pow(k) % 10);
             }
             let program = digits(width, hundreds);
             assert_eq!(output(&program).unwrap(), text, "{width} digits");

@@ -111,7 +111,8 @@ pub struct Ctx {
     pub link_pins: *const u64,
     /// Interpreter statements that straight code (bridges, entry traces,
     /// a loop's first, peeled iteration) stood in for: each piece adds
-    /// what it was recorded from every time it runs. With `iterations`,
+    /// what it was recorded from every time it is entered (an upper bound:
+    /// whichever exit it leaves by). With `iterations`,
     /// the JIT's clock of the work compiled code did; without it, work
     /// done on linked paths that pass no loop header went unseen.
     /// (Last, as the fields above.)

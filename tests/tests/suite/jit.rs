@@ -190,9 +190,9 @@ fn a_loop_whose_bridges_are_late_is_not_given_up() {
 /// by scans among them) on the tutorial-shaped interpreter written in the
 /// language, under the JIT as it ships (optimizing on the running thread,
 /// and on a second one) and eagerly: the checksum the reference says,
-/// inner loops cut from outer recordings (compiled on the running thread without a worker, sent to
-/// the worker with one, the outer loop then recorded again as an entry
-/// trace), trees grown.
+/// inner loops cut from outer recordings (compiled on the running thread
+/// without a worker, sent to the worker with one, the outer loop then
+/// recorded again as an entry trace), trees grown.
 #[test]
 fn brainfuck_programs_run_under_the_jit() {
     use flowc_tests::bf;

@@ -735,6 +735,7 @@ mod tests {
         assert_eq!(hex(|a| a.alu_imm(Alu::And, RCX, 7)), "48 83 e1 07");
         assert_eq!(hex(|a| a.alu_imm(Alu::Cmp, RAX, 1000)), "48 81 f8 e8 03 00 00");
         assert_eq!(hex(|a| a.alu_mem_imm8(Alu::Add, RBX, 0x38, 1)), "48 83 43 38 01");
+        assert_eq!(hex(|a| a.alu_mem_imm32(Alu::Add, RBX, 0x200, 1000)), "48 81 83 00 02 00 00 e8 03 00 00");
         assert_eq!(hex(|a| a.test(RAX, RAX)), "48 85 c0");
         assert_eq!(hex(|a| a.test_imm(RCX, 7)), "48 f7 c1 07 00 00 00");
         assert_eq!(hex(|a| a.rep_stosq()), "f3 48 ab");

@@ -1126,6 +1126,7 @@ impl Emit<'_, '_> {
             // The statements this piece stands in for, once per run of it
             // (both entries, a bridge's direct one too, come here).
             let work = i32::try_from(self.facts.work).unwrap_or(i32::MAX);
+            // (`Shape::work` is at most `i32::MAX` as the JIT sets it.)
             self.a.alu_mem_imm32(Alu::Add, RBX, offsets::WORK, work);
         }
         if self.env.fuel && self.facts.is_header(b) {

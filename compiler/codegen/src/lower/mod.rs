@@ -359,8 +359,10 @@ pub struct Shape {
     /// For a trace without a loop of its own that may run without the
     /// driver seeing it (a bridge, an entry trace, a loop's preamble): the
     /// interpreter statements it stands in for, which its code adds to
-    /// `Ctx::work` each time it runs, at its entry block. 0 (the default):
-    /// nothing is counted.
+    /// `Ctx::work` each time it is entered, at its entry block (whichever
+    /// exit it then leaves by: an upper bound; nothing where the entry
+    /// block is also jumped to, as a trace's loop header is). 0 (the
+    /// default): nothing is counted.
     pub work: u32,
 }
 

@@ -746,7 +746,8 @@ fn emit(optimized: &mut Optimized, apart: &flowc_codegen::Apart) {
     optimized.emitted = apart.emit(&functions, &optimized.shapes).ok();
     if optimized.emitted.is_some() {
         // Only code generated on the running thread reads them (should
-        // this code not be installable there, they are made again), and
+        // this code not be installable there, they are made again:
+        // `Jit::compile_pieces`), and
         // the result may wait a while: the objects interpreter on BF
         // fractal 5 had up to 300 results waiting, and in a DHAT profile
         // of its peak their shapes held 2 MB.

@@ -209,7 +209,14 @@ impl<'p> Jit<'p> {
             // Code the worker made that cannot be installed (nothing of
             // it was) is generated here.
             _ => {
-                let Here { shapes, tier, from } = here;
+                let Here { mut shapes, tier, from } = here;
+                if shapes.is_empty() {
+                    // Dropped once the worker made their code (or never
+                    // made, for a tree): made again, with the work each
+                    // piece counts when it runs.
+                    shapes =
+                        pieces.iter().map(|(f, kind, recorded)| super::optimizing::shape(f, kind, *recorded)).collect();
+                }
                 let from = from.filter(|_| functions.len() == 1);
                 cache.compile_shaped(&functions, shapes, tier, from)
             }

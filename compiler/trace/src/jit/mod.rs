@@ -99,9 +99,11 @@
 //! young run, whose compiles are cold; [`WARM_COMPILE_STEPS_PER_OP`] once
 //! it has done [`WARM_AFTER`] statements of work) and [`PIECE_STEPS`] per
 //! piece of code, stays within a [`COMPILE_SHARE`]-th of the allowance
-//! plus the work the run has done (statements interpreted, and those the
+//! plus the work the run has done (statements interpreted, those the
 //! loop iterations run compiled replaced: as many as each iteration was
-//! recorded from) — the ski rental's rule, scaled: spend on buying a fixed
+//! recorded from, and those straight code replaced: as many as each
+//! bridge, entry trace or preamble entered was recorded from, counted by
+//! its code in `Ctx::work`) — the ski rental's rule, scaled: spend on buying a fixed
 //! share of what has been spent on renting, so a short run pays at most
 //! that share more than the interpreter would. A hot spot over budget
 //! counts again and asks at its next threshold, and after each deferral
@@ -637,8 +639,9 @@ pub struct Jit<'p> {
     /// What sent the run back to the interpreter last
     /// (`Stats::interpreted`).
     resumed: Resumed,
-    /// The statements compiled code's loop iterations replaced (the
-    /// compile budget's clock counts them).
+    /// The statements compiled code replaced: its loop iterations', and
+    /// its straight pieces' (`Ctx::work`); the compile budget's clock
+    /// counts them.
     compiled_work: u64,
     /// The operations the budget was charged for compiling the program's
     /// functions for calls ([`Jit::calls_instead`]; 0: not yet).
@@ -688,7 +691,8 @@ pub const COMPILE_STEPS_PER_OP: u64 = 200;
 pub const WARM_COMPILE_STEPS_PER_OP: u64 = 50;
 
 /// The work (statements, as the budget's clock counts them: those
-/// interpreted, and those loop iterations run compiled replaced)
+/// interpreted, and those compiled loop iterations and straight code
+/// replaced)
 /// after which compiling costs [`WARM_COMPILE_STEPS_PER_OP`]: later than
 /// every short run of the suite ends (the budget stays as tight as it was
 /// there), early enough that a long run stops deferring the keys and
@@ -1818,8 +1822,9 @@ impl<'p> Jit<'p> {
         // Each iteration replaced about the statements it was recorded
         // from.
         let per_iteration = self.iteration_ops(code);
-        self.compiled_work = self.compiled_work.saturating_add(iterations.saturating_mul(per_iteration));
-        self.stats.work_in_loops = self.stats.work_in_loops.saturating_add(iterations.saturating_mul(per_iteration));
+        let replaced = iterations.saturating_mul(per_iteration);
+        self.compiled_work = self.compiled_work.saturating_add(replaced);
+        self.stats.work_in_loops = self.stats.work_in_loops.saturating_add(replaced);
         let c = &mut self.codes[code.0 as usize];
         c.iterations += iterations;
         let (entries, iterations) = (c.entries - c.judged_from.0, c.iterations - c.judged_from.1);

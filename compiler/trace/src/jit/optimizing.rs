@@ -245,17 +245,20 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
 }
 
 /// The shape of piece `f` of kind `kind`, recorded from `recorded`
-/// statements: a straight piece (a bridge, an entry trace) or a loop's
-/// preamble counts them as work each time it runs (`Shape::work`): runs
-/// of them through linked exits pass no loop header and return to no
-/// driver, and the JIT's clock, blind to them, closed the compile budget
-/// on programs whose work is mostly there (BF `digits`, its numbers
-/// walked by scans: one run in three interpreted 1.4 million statements
-/// for want of bridges the budget held back, 0.15 s against 0.03).
-fn shape(f: &Function, kind: &Kind, recorded: usize) -> Shape {
+/// statements. A straight piece (a bridge or an entry trace: both are
+/// optimized as [`Kind::Bridge`] pieces) or a loop's preamble counts them
+/// as work each time it is entered (`Shape::work`, at most `i32::MAX`:
+/// what a piece adds when it is entered, whichever exit it then leaves
+/// by, so an upper bound of the statements it stood in for). Runs of them
+/// through linked exits pass no loop header and return to no driver, and
+/// the JIT's clock, blind to them, closed the compile budget on programs
+/// whose work is mostly there (BF `digits`, its numbers walked by scans:
+/// one run in three interpreted 1.4 million statements for want of
+/// bridges the budget held back, 0.15 s against 0.03).
+pub(super) fn shape(f: &Function, kind: &Kind, recorded: usize) -> Shape {
     let mut shape = Shape::new(f);
-    if matches!(kind, Kind::Bridge | Kind::Entry | Kind::Loop) {
-        shape.work = u32::try_from(recorded).unwrap_or(u32::MAX);
+    if matches!(kind, Kind::Bridge | Kind::Loop) {
+        shape.work = u32::try_from(recorded.min(i32::MAX as usize)).expect("within i32");
     }
     shape
 }

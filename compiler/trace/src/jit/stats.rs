@@ -383,7 +383,7 @@ impl std::fmt::Display for Stats {
         writeln!(
             f,
             "compiled work:   {} statements stood in for ({} by loop iterations, {} by straight code: bridges, entry traces, preambles)",
-            self.work_in_loops + self.work_straight,
+            self.work_in_loops.saturating_add(self.work_straight),
             self.work_in_loops,
             self.work_straight
         )?;
