@@ -1903,6 +1903,14 @@ impl Emit<'_, '_> {
     fn get(&mut self, i: flowc_ir::InstId, obj: &Operand, field: Symbol, proven: bool) {
         let result = self.f.insts[i].result;
         let o = self.link_src(obj);
+        // An object's field that no read finds unset
+        // (`ObjectInfo::always_set`): a load.
+        let always_set = self.env.objects.always_set.binary_search(&field).is_ok();
+        if let Some(offset) = self.slot_offset(field).filter(|_| always_set && self.known_object(obj, proven)) {
+            self.load_field(RAX, o, offset);
+            self.store_result(i, RAX);
+            return;
+        }
         let call = Call::Get { obj: o, field: field.index() as i64 };
         let back = self.a.label();
         let slow = self.slow(call, result, back);

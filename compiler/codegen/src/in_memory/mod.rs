@@ -548,6 +548,20 @@ impl CacheInner {
 }
 
 impl TraceCache {
+    /// Tells the cache's code that fields `fields` are never read unset
+    /// (`lower::fields_always_set` over every function of the program
+    /// that may run, the main graph included): baseline code reads them
+    /// from an object without the unset test. Sound for traces too,
+    /// though a trace may leave between an object's `new` and its `set`:
+    /// whatever continues there — the interpreter, a bridge recorded from
+    /// there — runs the rest of that block of the program, its `set`s
+    /// before anything reads a field. For code compiled after the call.
+    pub fn assume_always_set(&self, mut fields: Vec<Symbol>) {
+        fields.sort_unstable();
+        fields.dedup();
+        self.inner.borrow_mut().objects.always_set = fields;
+    }
+
     /// A cache for the traces of a program with `hints` (its functions and
     /// `immutable` declarations, shared, not copied: a program of
     /// thousands of functions was copied once more for its cache);

@@ -83,9 +83,12 @@ impl ObjectInfo {
 /// the block's end before it and the field is not always set. Sound for
 /// every engine that runs `functions` as they are: the object exists
 /// only in that block until the `set`, and any error on the way stops the
-/// run. (The JIT's traces run the program's source instead, and a guard
-/// may leave one between its `new` and its `set`; their code is not told
-/// these facts.)
+/// run. The JIT's traces run the program's source, and a guard may leave
+/// one between its `new` and its `set`; whatever continues there (the
+/// interpreter, a bridge recorded from there) runs the rest of that
+/// block, its `set`s first, so the facts hold for traces too
+/// (`TraceCache::assume_always_set`, given these facts over the lowered
+/// main graph and every function).
 ///
 /// One pass over each block: the `new`s still open (no instruction that
 /// may read a field since), each with the fields set so far, are closed

@@ -1148,3 +1148,27 @@ fn guard_cold_enters_a_linked_positions_code_where_its_pins_hold() {
     let (label, values, linked) = cold_linked_run(Codegen::Cheap, &[]);
     assert_eq!((label.as_str(), values, linked), ("loop", vec![3, 2], None));
 }
+
+/// A field the program never reads unset (`TraceCache::assume_always_set`)
+/// is read from an object known to be one by its load alone: the loop
+/// block of `TRACE` loses the test of the loaded word against 0 and its
+/// branch to the runtime. (The BF interpreters' runs under the JIT, which
+/// assume their cells' fields set, check what such code computes.)
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn an_always_set_field_is_read_without_the_unset_test() {
+    let (plain, assumed) = flowc_codegen::with_stack(|| {
+        let module = flowc_ir::parse::module("trace", TRACE).unwrap();
+        let listing = |always: Vec<flowc_lang::Symbol>| {
+            let cache =
+                TraceCache::new(std::sync::Arc::new(module.clone()), module.layout(), Options::default()).unwrap();
+            cache.assume_always_set(always);
+            let id = cache.compile_all(&[&module.functions[0]], Codegen::Baseline).unwrap()[0];
+            loop_block(&code_listing(&cache, id))
+        };
+        (listing(Vec::new()), listing(vec![flowc_lang::Symbol::intern("v")]))
+    });
+    let tests = |l: &[String]| l.iter().filter(|l| l.as_str() == "test rax,rax").count();
+    assert_eq!(tests(&plain), tests(&assumed) + 1, "{plain:#?}\n{assumed:#?}");
+    assert_eq!(plain.len(), assumed.len() + 2, "{plain:#?}\n{assumed:#?}");
+}

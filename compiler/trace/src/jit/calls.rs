@@ -87,8 +87,7 @@ impl<'p> Jit<'p> {
         let args: Vec<Value> =
             (0..graph.params as u32).map(|s| top.get(s).cloned().expect("parameters are bound")).collect();
         if self.cache.is_none() {
-            let options = self.cache_options();
-            self.cache = TraceCache::new(self.shared.hints.clone(), self.layout, options).ok().map(Rc::new);
+            self.cache = self.new_cache().map(Rc::new);
         }
         let Some(cache) = self.cache.clone() else {
             // No compiled code to call: the interpreter runs the calls.

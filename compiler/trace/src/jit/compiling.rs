@@ -275,10 +275,17 @@ impl<'p> Jit<'p> {
     /// cannot be).
     pub(super) fn made_cache(&mut self) -> Option<&TraceCache> {
         if self.cache.is_none() {
-            let options = self.cache_options();
-            self.cache = TraceCache::new(self.shared.hints.clone(), self.layout, options).ok().map(std::rc::Rc::new);
+            self.cache = self.new_cache().map(std::rc::Rc::new);
         }
         self.cache.as_deref()
+    }
+
+    /// A trace cache for the run: its options, and the fields the program
+    /// never reads unset.
+    pub(super) fn new_cache(&self) -> Option<TraceCache> {
+        let cache = TraceCache::new(self.shared.hints.clone(), self.layout, self.cache_options()).ok()?;
+        cache.assume_always_set(self.always_set.clone());
+        Some(cache)
     }
 
     /// Gives the loop of code `code`, if it was split in two, the graph,

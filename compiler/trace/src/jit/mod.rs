@@ -580,6 +580,9 @@ pub struct Jit<'p> {
     /// The lowered main graph, and its place among the module's
     /// functions, kept for solving `fields` (taken then).
     main: std::cell::Cell<Option<(usize, Function)>>,
+    /// The fields the program never reads unset ([`Prepared`]), for the
+    /// trace cache ([`TraceCache::assume_always_set`]).
+    always_set: Vec<Symbol>,
     /// The slots of the program's objects (which the interpreter and
     /// compiled code share).
     layout: &'static flowc_lang::heap::Layout,
@@ -1107,7 +1110,7 @@ impl<'p> Jit<'p> {
     /// A JIT for `program` as [`Prepared`] (on another thread, while the
     /// interpreter warmed up: [`Preparing`]).
     pub fn prepared(program: &'p Program, prepared: Prepared, options: Options) -> Jit<'p> {
-        let Prepared { hints, main, watched, recursive, remove_allocations } = prepared;
+        let Prepared { hints, main, watched, recursive, remove_allocations, always_set } = prepared;
         let shared = background::Shared {
             index: ProgramIndex::new(program),
             hints: std::sync::Arc::new(hints),
@@ -1119,6 +1122,7 @@ impl<'p> Jit<'p> {
             shared: std::sync::Arc::new(shared),
             fields: std::cell::OnceCell::new(),
             main: std::cell::Cell::new(main),
+            always_set,
             layout: program.layout(),
             watched,
             recursive,

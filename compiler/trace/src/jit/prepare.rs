@@ -37,6 +37,11 @@ pub struct Prepared {
     /// Whether objects may be virtual (the program cannot observe
     /// allocation numbers).
     pub(super) remove_allocations: bool,
+    /// The fields no read finds unset (`flowc_codegen::fields_always_set`
+    /// over the main graph and every function: all that may run), which
+    /// trace code reads without the unset test
+    /// (`TraceCache::assume_always_set`).
+    pub(super) always_set: Vec<Symbol>,
 }
 
 impl Prepared {
@@ -46,6 +51,7 @@ impl Prepared {
         let watched = super::watched_labels(program, &module);
         let recursive = flowc_ir::calls::CallGraph::new(&module).recursive().into_iter().collect();
         let remove_allocations = !flowc_passes::observe::allocations_observable(&module);
+        let always_set = flowc_codegen::fields_always_set(&module.functions);
         let main_at = module.functions.iter().position(|f| f.kind == FunctionKind::Main);
         let mut main = None;
         let mut functions = Vec::with_capacity(module.functions.len());
@@ -57,7 +63,7 @@ impl Prepared {
             }
         }
         module.functions = functions;
-        Prepared { hints: module, main, watched, recursive, remove_allocations }
+        Prepared { hints: module, main, watched, recursive, remove_allocations, always_set }
     }
 }
 
