@@ -353,26 +353,20 @@ impl Asm {
         }
     }
 
-    /// `op qword [base + disp], imm8`.
-    pub fn alu_mem_imm8(&mut self, op: Alu, base: Reg, disp: i32, imm: i8) {
+    /// `op qword [base + disp], imm`: the immediate in a byte where it
+    /// fits one (as [`Asm::alu_imm`]), else in four.
+    pub fn alu_mem_imm(&mut self, op: Alu, base: Reg, disp: i32, imm: i32) {
         if base == RSP && op != Alu::Cmp {
             self.written(disp);
         }
         self.rex_w(Reg(0), base);
-        self.byte(0x83);
+        let short = i8::try_from(imm).ok();
+        self.byte(if short.is_some() { 0x83 } else { 0x81 });
         self.mem(op.digit(), base, disp);
-        self.byte(imm as u8);
-    }
-
-    /// `op qword [base + disp], imm` with a 32-bit immediate.
-    pub fn alu_mem_imm32(&mut self, op: Alu, base: Reg, disp: i32, imm: i32) {
-        if base == RSP && op != Alu::Cmp {
-            self.written(disp);
+        match short {
+            Some(b) => self.byte(b as u8),
+            None => self.u32(imm as u32),
         }
-        self.rex_w(Reg(0), base);
-        self.byte(0x81);
-        self.mem(op.digit(), base, disp);
-        self.u32(imm as u32);
     }
 
     /// `rep stosq`: rcx words of rax from rdi up (rdi and rcx consumed).
@@ -734,8 +728,8 @@ mod tests {
         assert_eq!(hex(|a| a.alu(Alu::Cmp, Reg(9), RAX)), "49 39 c1");
         assert_eq!(hex(|a| a.alu_imm(Alu::And, RCX, 7)), "48 83 e1 07");
         assert_eq!(hex(|a| a.alu_imm(Alu::Cmp, RAX, 1000)), "48 81 f8 e8 03 00 00");
-        assert_eq!(hex(|a| a.alu_mem_imm8(Alu::Add, RBX, 0x38, 1)), "48 83 43 38 01");
-        assert_eq!(hex(|a| a.alu_mem_imm32(Alu::Add, RBX, 0x200, 1000)), "48 81 83 00 02 00 00 e8 03 00 00");
+        assert_eq!(hex(|a| a.alu_mem_imm(Alu::Add, RBX, 0x38, 1)), "48 83 43 38 01");
+        assert_eq!(hex(|a| a.alu_mem_imm(Alu::Add, RBX, 0x200, 1000)), "48 81 83 00 02 00 00 e8 03 00 00");
         assert_eq!(hex(|a| a.test(RAX, RAX)), "48 85 c0");
         assert_eq!(hex(|a| a.test_imm(RCX, 7)), "48 f7 c1 07 00 00 00");
         assert_eq!(hex(|a| a.rep_stosq()), "f3 48 ab");

@@ -1120,19 +1120,19 @@ impl Emit<'_, '_> {
         let l = self.blocks[&b];
         self.a.bind(l);
         if self.facts.is_header(b) && b != self.f.entry {
-            self.a.alu_mem_imm8(Alu::Add, RBX, offsets::ITERATIONS, 1);
+            self.a.alu_mem_imm(Alu::Add, RBX, offsets::ITERATIONS, 1);
         }
         if b == self.f.entry && self.facts.work > 0 && self.facts.cfg.preds(b).is_empty() {
             // The statements this piece stands in for, once per run of it
             // (both entries, a bridge's direct one too, come here).
             let work = i32::try_from(self.facts.work).unwrap_or(i32::MAX);
             // (`Shape::work` is at most `i32::MAX` as the JIT sets it.)
-            self.a.alu_mem_imm32(Alu::Add, RBX, offsets::WORK, work);
+            self.a.alu_mem_imm(Alu::Add, RBX, offsets::WORK, work);
         }
         if self.env.fuel && self.facts.is_header(b) {
             // One step; at 0 the run stops with `fuel_exhausted`, raised
             // at the header's first statement.
-            self.a.alu_mem_imm8(Alu::Sub, RBX, offsets::FUEL, 1);
+            self.a.alu_mem_imm(Alu::Sub, RBX, offsets::FUEL, 1);
             let at = self.a.label();
             self.a.jcc(Cond::Equal, at);
             let site = crate::lower::header_site(self.f, b).map(|s| self.env.sites.number(s));
@@ -1523,7 +1523,7 @@ impl Emit<'_, '_> {
         self.a.mov_imm64(RAX, self.functions[&func]);
         let ret = self.a.call(RAX);
         self.safepoints.push(ret);
-        self.a.alu_mem_imm8(Alu::Sub, RBX, offsets::DEPTH, 1);
+        self.a.alu_mem_imm(Alu::Sub, RBX, offsets::DEPTH, 1);
         // The callee's frame and stack pointers were the collector's.
         self.a.store(RBX, offsets::LAST_FP, RBP);
         self.a.store(RBX, offsets::LAST_SP, RSP);
@@ -2159,7 +2159,7 @@ impl Emit<'_, '_> {
                     }
                     None => self.a.jcc(Cond::Equal, exit),
                 }
-                self.a.alu_mem_imm8(Alu::Sub, RCX, 0, 1);
+                self.a.alu_mem_imm(Alu::Sub, RCX, 0, 1);
             }
         }
         let n = self.exit_number(resume, label, key, how);
@@ -2678,7 +2678,7 @@ impl Emit<'_, '_> {
                     // Where it went, and after how many of the loop's
                     // iterations: the driver's accounts.
                     self.a.store(RBX, offsets::LINKED_SLOT, RSI);
-                    self.a.alu_mem_imm8(Alu::Add, RBX, offsets::LINKS, 1);
+                    self.a.alu_mem_imm(Alu::Add, RBX, offsets::LINKS, 1);
                     self.a.load(RAX, RBX, offsets::ITERATIONS);
                     self.a.store(RBX, offsets::LINKED_ITERATIONS, RAX);
                     self.a.load(RAX, RSI, 0);
@@ -2724,7 +2724,7 @@ impl Emit<'_, '_> {
         self.a.test(RCX, RCX);
         self.a.jcc(Cond::Equal, unlinked);
         let count = std::mem::offset_of!(crate::lower::ExitSlot, count) as i32;
-        self.a.alu_mem_imm8(Alu::Add, RDX, count, 1);
+        self.a.alu_mem_imm(Alu::Add, RDX, count, 1);
         // Every `link_check`-th crossing returns to the driver instead.
         if let Some(every) = self.env.link_check {
             self.a.load(RSI, RDX, count);
