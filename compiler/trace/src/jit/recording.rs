@@ -56,6 +56,22 @@ impl<'p> Jit<'p> {
         stack: &mut Vec<Frame>,
         block: u32,
     ) -> Result<Next, RuntimeError> {
+        self.record_loop_judged(machine, run, key, stack, block, key)
+    }
+
+    /// [`Jit::record_loop`], the loop judged for how densely it runs
+    /// ([`Jit::too_sparse`]) by the arrivals at `judge`: the hot spot
+    /// inside it whose recording found `key` its head ([`Head`]), whose
+    /// counts are the loop's.
+    fn record_loop_judged(
+        &mut self,
+        machine: &mut Machine,
+        run: &mut Run,
+        key: &Key,
+        stack: &mut Vec<Frame>,
+        block: u32,
+        judge: &Key,
+    ) -> Result<Next, RuntimeError> {
         let top = stack.last().expect("a frame");
         let g = top.graph;
         let graph: &Graph = &run.resolved.graphs[g as usize];
@@ -88,12 +104,18 @@ impl<'p> Jit<'p> {
         // Where the inner loop closed: the base frame's environment.
         let mut inner_end: Option<Env> = None;
         let this = &*self;
-        let mut at = |l: Symbol, env: &Env, ops: usize| match stop_key(profiler, graph, g, l, env) {
-            Some(k) if k == *key => {
+        // Whether the recording jumped back across its start ([`Head`]),
+        // and the key it arrived at then.
+        let mut head = Head::new(key);
+        let mut rehead = None;
+        let mut at = |l: Symbol, env: &Env, ops: usize| {
+            let Some(k) = stop_key(profiler, graph, g, l, env) else { return Arrival::Continue };
+            let crossing = head.arrive(&k);
+            if k == *key {
                 target = None;
-                Arrival::Stop
+                return Arrival::Stop;
             }
-            Some(k) => match this.linkable(&k, env) {
+            match this.linkable(&k, env) {
                 Some(code) => {
                     target = Some(code);
                     Arrival::Stop
@@ -101,6 +123,12 @@ impl<'p> Jit<'p> {
                 // A join without code for this state is no loop header:
                 // passed as any label.
                 None if this.joins.is_join(g, l) => Arrival::Continue,
+                // It started inside the loop whose head this is (unless
+                // that hot spot was given up).
+                None if crossing && !this.keys.get(&k).is_some_and(|kc| kc.ignored) => {
+                    rehead = Some(k);
+                    Arrival::Stop
+                }
                 None => match passed_at.get(&k) {
                     Some(&i) => {
                         inner = Some(i);
@@ -113,8 +141,7 @@ impl<'p> Jit<'p> {
                         Arrival::Continue
                     }
                 },
-            },
-            None => Arrival::Continue,
+            }
         };
         let recorded = {
             let mut residual = residual_calls(this, run.resolved, run.config);
@@ -148,8 +175,31 @@ impl<'p> Jit<'p> {
         // The program is at `end_label` now.
         let block = machine.replace_top_keeping(stack, std::slice::from_ref(&frame), end_label)?;
         let what = describe(key, run.resolved);
+        if let Some(h) = rehead {
+            if self.too_sparse(machine, judge, None, || what.clone()) {
+                return Ok(Next::Interpret(block));
+            }
+            // The loop is recorded from its head, here, instead (its
+            // positions strictly earlier at each such turn: no cycle);
+            // `key` counts again, its loop's code standing in for it.
+            if self.log.is_some() {
+                self.log(format_args!(
+                    "{what} is inside the loop at {}: recorded from there",
+                    describe(&h, run.resolved)
+                ));
+            }
+            self.stats.reheaded += 1;
+            if self.keys.get(key).is_none_or(|k| k.variants.is_empty()) {
+                if let Some(p) = machine.profiler_mut() {
+                    p.set(key, KeyState::Counting);
+                }
+            }
+            return self.record_loop_judged(machine, run, &h, stack, block, judge);
+        }
         // (Recording leaves the profiler's counts and clock as they were.)
-        if inner.is_none() && target.is_none() && self.too_sparse(machine, key, Some(trace.ops.len()), || what.clone())
+        if inner.is_none()
+            && target.is_none()
+            && self.too_sparse(machine, judge, Some(trace.ops.len()), || what.clone())
         {
             return Ok(Next::Interpret(block));
         }
@@ -1103,5 +1153,119 @@ impl Jit<'_> {
             self.stats.bridges += 1;
         }
         Some(code)
+    }
+}
+
+/// Where a loop recorded from a key inside it goes round. An interpreter
+/// whose last green is an integer position (`promote pc`) jumps back to a
+/// loop's head at the end of each round; a recording that starts at a
+/// position inside the loop (every position of a loop's body is arrived
+/// at once a round, so any may be the first to get hot) sees that jump
+/// cross its start: arriving at a key of its own label whose position is
+/// below the start's from one at or past it. Such a recording stops there
+/// and the loop is recorded again from that key, its head
+/// ([`Jit::record_loop`]): anchored where the program's own loop begins,
+/// as PyPy's `can_enter_jit` at back edges anchors it, rather than at
+/// whichever position of its body was counted to the threshold first (a
+/// loop anchored mid-body is entered through an entry trace that runs the
+/// rest of a round, and a nest's bridges stop at its anchor, not its
+/// head). A call and its return do not cross the start this way (the
+/// return lands past the call); keys whose greens are not an integer last
+/// are never compared.
+struct Head<'k> {
+    start: &'k Key,
+    /// The start's position.
+    at: Option<i64>,
+    /// The position of the last key of the start's label arrived at.
+    last: Option<i64>,
+    /// Whether a jump back across the start was seen.
+    crossed: bool,
+}
+
+impl<'k> Head<'k> {
+    fn new(start: &'k Key) -> Head<'k> {
+        let at = position(start);
+        Head { start, at, last: at, crossed: false }
+    }
+
+    /// Notes an arrival at `k`; whether it is the jump back across the
+    /// start (the first one only).
+    fn arrive(&mut self, k: &Key) -> bool {
+        let s = self.start;
+        let comparable = k.graph == s.graph
+            && k.block == s.block
+            && k.greens.len() == s.greens.len()
+            && k.greens[..k.greens.len().saturating_sub(1)] == s.greens[..s.greens.len().saturating_sub(1)];
+        if !comparable {
+            return false;
+        }
+        let Some(x) = position(k) else { return false };
+        let crossing = match (self.at, self.last) {
+            (Some(start), Some(last)) => !self.crossed && x < start && start <= last,
+            _ => false,
+        };
+        self.crossed |= crossing;
+        self.last = Some(x);
+        crossing
+    }
+}
+
+/// A key's last green, if an integer.
+fn position(k: &Key) -> Option<i64> {
+    match k.greens.last() {
+        Some(flowc_lang::interp::hot::Green(Some(Value::Int(i)))) => Some(*i),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flowc_lang::interp::hot::Green;
+
+    fn at(pc: i64) -> Key {
+        Key { graph: 0, block: 3, greens: vec![Green(Some(Value::Int(pc)))].into() }
+    }
+
+    /// The arrivals' positions in turn; the index of the crossing, if any.
+    fn crossing(start: i64, arrivals: &[i64]) -> Option<usize> {
+        let start = at(start);
+        let mut head = Head::new(&start);
+        arrivals.iter().position(|&pc| head.arrive(&at(pc)))
+    }
+
+    /// A BF copy loop `[->+<]` at positions 10-15, recorded from its `+`
+    /// (13): the jump back from `]` lands at 11, its head. From its head
+    /// (11) the recording comes back to its start and closes there: no
+    /// crossing. A call from 13 to 40 returning to 14 does not cross it;
+    /// nor does a forward jump past the loop's end.
+    #[test]
+    fn a_jump_back_across_the_start_finds_the_head() {
+        assert_eq!(crossing(13, &[14, 15, 11, 12, 13]), Some(2));
+        assert_eq!(crossing(11, &[12, 13, 14, 15, 11]), None);
+        assert_eq!(crossing(13, &[40, 41, 14, 15]), None);
+        assert_eq!(crossing(13, &[14, 15, 16, 17, 30]), None);
+        // The loop's last round, then the loop around it (head 5) goes
+        // round: that head, not the inner loop's.
+        assert_eq!(crossing(13, &[14, 15, 16, 20, 5, 6, 10, 11]), Some(4));
+        // One crossing only: later jumps back are the loop's own.
+        assert_eq!(crossing(13, &[14, 15, 11, 12, 13, 14, 15, 11]), Some(2));
+    }
+
+    /// Keys of another label, or whose position is not an integer, are
+    /// never compared.
+    #[test]
+    fn only_integer_positions_of_the_start_label_are_compared() {
+        let start = at(13);
+        let mut head = Head::new(&start);
+        let other = Key { block: 4, ..at(11) };
+        assert!(!head.arrive(&at(15)));
+        assert!(!head.arrive(&other));
+        let atom = Key { greens: vec![Green(Some(Value::Atom(Symbol::intern("op"))))].into(), ..at(0) };
+        assert!(!head.arrive(&atom));
+        assert!(head.arrive(&at(11)));
+        let start = Key { greens: vec![Green(None)].into(), ..at(0) };
+        let mut head = Head::new(&start);
+        assert!(!head.arrive(&at(20)) && !head.arrive(&at(1)));
     }
 }

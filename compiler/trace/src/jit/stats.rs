@@ -173,7 +173,11 @@ pub struct Stats {
     /// Loop traces of inner loops, cut from a recording that started in an
     /// outer loop ([`crate::jit`] "Inner loops first").
     pub inner_first: usize,
-    /// Of those, the ones optimized on the worker (the outer recording
+    /// Loop recordings that started inside a loop of the interpreted
+    /// program, dropped where they jumped back to its head and recorded
+    /// from there ([`super::recording`]'s `Head`).
+    pub reheaded: usize,
+    /// Of the inner loops, the ones optimized on the worker (the outer recording
     /// dropped, recorded again once the inner loop's code is there).
     pub inner_sent: usize,
     /// Hot spots whose recording was dropped for an inner loop on the
@@ -327,8 +331,8 @@ impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "traces:          {} ({} retraced, {} inner loops cut from outer recordings ({} sent to the worker, {} outer hot spots asked again once they were there), {} recorded again inside the loop they left, {} recorded again for links laid out otherwise, {} counted loops run to their end at once)",
-            self.traces, self.retraces, self.inner_first, self.inner_sent, self.outer_asked, self.recorded_inside, self.relaid, self.fast_forwarded
+            "traces:          {} ({} retraced, {} inner loops cut from outer recordings ({} sent to the worker, {} outer hot spots asked again once they were there), {} recorded again inside the loop they left, {} recorded again for links laid out otherwise, {} counted loops run to their end at once, {} recorded again from their head)",
+            self.traces, self.retraces, self.inner_first, self.inner_sent, self.outer_asked, self.recorded_inside, self.relaid, self.fast_forwarded, self.reheaded
         )?;
         writeln!(f, "entry traces:    {}", self.entry_traces)?;
         writeln!(f, "bridges:         {}", self.bridges)?;
