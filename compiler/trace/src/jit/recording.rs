@@ -1169,9 +1169,10 @@ impl Jit<'_> {
 /// whichever position of its body was counted to the threshold first (a
 /// loop anchored mid-body is entered through an entry trace that runs the
 /// rest of a round, and a nest's bridges stop at its anchor, not its
-/// head). A call and its return do not cross the start this way (the
-/// return lands past the call); keys whose greens are not an integer last
-/// are never compared.
+/// head). A return lands past its call and crosses nothing; a call into
+/// code placed before the start does, and anchors the loop at the
+/// callee's entry, a position on the loop's way as the start was. Keys
+/// whose greens are not an integer last are never compared.
 struct Head<'k> {
     start: &'k Key,
     /// The start's position.
