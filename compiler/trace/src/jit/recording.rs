@@ -124,7 +124,7 @@ impl<'p> Jit<'p> {
                 // passed as any label.
                 None if this.joins.is_join(g, l) => Arrival::Continue,
                 // It started inside the loop whose head this is (unless
-                // that hot spot was given up).
+                // that hot spot was given up: then the loop closes here).
                 None if crossing && !this.keys.get(&k).is_some_and(|kc| kc.ignored) => {
                     rehead = Some(k);
                     Arrival::Stop
@@ -177,6 +177,16 @@ impl<'p> Jit<'p> {
         let what = describe(key, run.resolved);
         if let Some(h) = rehead {
             if self.too_sparse(machine, judge, None, || what.clone()) {
+                return Ok(Next::Interpret(block));
+            }
+            if !self.free_to_record(run, &h) {
+                // The head's loop is on its way (or waits for its inner
+                // loop's): `key` counts again meanwhile.
+                if self.keys.get(key).is_none_or(|k| k.variants.is_empty()) {
+                    if let Some(p) = machine.profiler_mut() {
+                        p.set(key, KeyState::Counting);
+                    }
+                }
                 return Ok(Next::Interpret(block));
             }
             // The loop is recorded from its head, here, instead (its
@@ -300,6 +310,16 @@ impl<'p> Jit<'p> {
             Some(go) if self.admits_frame(run, go, stack.last().expect("a frame")) => Ok(Next::Enter(go)),
             _ => Ok(Next::Interpret(block)),
         }
+    }
+
+    /// Whether hot spot `key` may be recorded now, as the driver would
+    /// record it when it got hot ([`Jit::at_key`]): no code of it on the
+    /// worker or on the path of code there, not waiting for an inner
+    /// loop's code.
+    fn free_to_record(&self, run: &Run, key: &Key) -> bool {
+        let pending = run.worker.as_ref().is_some_and(|w| w.has_key(key) || w.passed(key));
+        let waiting = self.outer_waiting.values().any(|outers| outers.contains(key));
+        !pending && !waiting
     }
 
     /// Whether loop trace `root`, code of hot spot `key`, is a loop round
