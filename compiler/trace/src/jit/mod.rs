@@ -1633,7 +1633,7 @@ impl<'p> Jit<'p> {
         if self.wants_tier(run, key) {
             return self.record_tier(machine, run, key, stack, block);
         }
-        self.record_loop(machine, run, key, stack, block)
+        self.record_hot_loop(machine, run, key, stack, block)
     }
 
     /// Whether the cache holds `Options::max_traces` pieces, the jobs the
@@ -2166,7 +2166,21 @@ impl<'p> Jit<'p> {
         ops: Option<usize>,
         what: impl FnOnce() -> String,
     ) -> bool {
-        let Some(density) = self.density(machine, key) else { return false };
+        let density = self.density(machine, key);
+        self.too_sparse_with(machine, key, density, ops, what)
+    }
+
+    /// [`Jit::too_sparse`] by `density`, the key's taken earlier (its
+    /// count may have started again since).
+    fn too_sparse_with(
+        &mut self,
+        machine: &mut Machine,
+        key: &Key,
+        density: Option<Density>,
+        ops: Option<usize>,
+        what: impl FnOnce() -> String,
+    ) -> bool {
+        let Some(density) = density else { return false };
         if density.promises_at(ops) {
             return false;
         }

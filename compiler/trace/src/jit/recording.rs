@@ -56,21 +56,34 @@ impl<'p> Jit<'p> {
         stack: &mut Vec<Frame>,
         block: u32,
     ) -> Result<Next, RuntimeError> {
-        self.record_loop_judged(machine, run, key, stack, block, key)
+        self.record_loop_with(machine, run, key, stack, block, None)
     }
 
-    /// [`Jit::record_loop`], the loop judged for how densely it runs
-    /// ([`Jit::too_sparse`]) by the arrivals at `judge`: the hot spot
-    /// inside it whose recording found `key` its head ([`Head`]), whose
-    /// counts are the loop's.
-    fn record_loop_judged(
+    /// [`Jit::record_loop`] for hot spot `key` the driver found hot: a
+    /// recording that finds it started inside a loop records that loop
+    /// from its head instead ([`Head`]).
+    pub(super) fn record_hot_loop(
         &mut self,
         machine: &mut Machine,
         run: &mut Run,
         key: &Key,
         stack: &mut Vec<Frame>,
         block: u32,
-        judge: &Key,
+    ) -> Result<Next, RuntimeError> {
+        let anchor = Anchor { judge: key.clone(), density: None, turns: MOST_TURNS };
+        self.record_loop_with(machine, run, key, stack, block, Some(anchor))
+    }
+
+    /// [`Jit::record_loop`], anchored again at the loop's head as `anchor`
+    /// allows (none: never).
+    fn record_loop_with(
+        &mut self,
+        machine: &mut Machine,
+        run: &mut Run,
+        key: &Key,
+        stack: &mut Vec<Frame>,
+        block: u32,
+        anchor: Option<Anchor>,
     ) -> Result<Next, RuntimeError> {
         let top = stack.last().expect("a frame");
         let g = top.graph;
@@ -106,8 +119,9 @@ impl<'p> Jit<'p> {
         let this = &*self;
         // Whether the recording jumped back across its start ([`Head`]),
         // and the key it arrived at then.
-        let mut head = Head::new(key);
+        let mut head = Head::new(key, anchor.as_ref().is_some_and(|a| a.turns > 0));
         let mut rehead = None;
+        let worker = run.worker.as_ref();
         let mut at = |l: Symbol, env: &Env, ops: usize| {
             let Some(k) = stop_key(profiler, graph, g, l, env) else { return Arrival::Continue };
             let crossing = head.arrive(&k);
@@ -123,9 +137,10 @@ impl<'p> Jit<'p> {
                 // A join without code for this state is no loop header:
                 // passed as any label.
                 None if this.joins.is_join(g, l) => Arrival::Continue,
-                // It started inside the loop whose head this is (unless
-                // that hot spot was given up: then the loop closes here).
-                None if crossing && !this.keys.get(&k).is_some_and(|kc| kc.ignored) => {
+                // It started inside the loop whose head this is, which is
+                // recorded as the driver would record it (else the loop
+                // closes at its start, as before).
+                None if crossing && this.free_to_record(worker, &k) => {
                     rehead = Some(k);
                     Arrival::Stop
                 }
@@ -175,23 +190,17 @@ impl<'p> Jit<'p> {
         // The program is at `end_label` now.
         let block = machine.replace_top_keeping(stack, std::slice::from_ref(&frame), end_label)?;
         let what = describe(key, run.resolved);
-        if let Some(h) = rehead {
-            if self.too_sparse(machine, judge, None, || what.clone()) {
-                return Ok(Next::Interpret(block));
-            }
-            if !self.free_to_record(run, &h) {
-                // The head's loop is on its way (or waits for its inner
-                // loop's): `key` counts again meanwhile.
-                if self.keys.get(key).is_none_or(|k| k.variants.is_empty()) {
-                    if let Some(p) = machine.profiler_mut() {
-                        p.set(key, KeyState::Counting);
-                    }
-                }
+        if let (Some(h), Some(a)) = (rehead, anchor.as_ref()) {
+            // Judged by the hot spot that got hot, its counts taken before
+            // they start again.
+            let density = a.density.or_else(|| self.density(machine, &a.judge));
+            if self.too_sparse_with(machine, &a.judge, density, None, || what.clone()) {
                 return Ok(Next::Interpret(block));
             }
             // The loop is recorded from its head, here, instead (its
-            // positions strictly earlier at each such turn: no cycle);
-            // `key` counts again, its loop's code standing in for it.
+            // positions strictly earlier at each such turn, and at most
+            // `MOST_TURNS` turns); the hot spot counts again, its loop's
+            // code standing in for it.
             if self.log.is_some() {
                 self.log(format_args!(
                     "{what} is inside the loop at {}: recorded from there",
@@ -199,17 +208,16 @@ impl<'p> Jit<'p> {
                 ));
             }
             self.stats.reheaded += 1;
-            if self.keys.get(key).is_none_or(|k| k.variants.is_empty()) {
-                if let Some(p) = machine.profiler_mut() {
-                    p.set(key, KeyState::Counting);
-                }
+            if *key == a.judge {
+                self.count_again(machine, key);
             }
-            return self.record_loop_judged(machine, run, &h, stack, block, judge);
+            let next = Anchor { judge: a.judge.clone(), density, turns: a.turns - 1 };
+            return self.record_loop_with(machine, run, &h, stack, block, Some(next));
         }
         // (Recording leaves the profiler's counts and clock as they were.)
         if inner.is_none()
             && target.is_none()
-            && self.too_sparse(machine, judge, Some(trace.ops.len()), || what.clone())
+            && self.loop_too_sparse(machine, key, anchor.as_ref(), trace.ops.len(), &what)
         {
             return Ok(Next::Interpret(block));
         }
@@ -312,14 +320,46 @@ impl<'p> Jit<'p> {
         }
     }
 
-    /// Whether hot spot `key` may be recorded now, as the driver would
-    /// record it when it got hot ([`Jit::at_key`]): no code of it on the
-    /// worker or on the path of code there, not waiting for an inner
-    /// loop's code.
-    fn free_to_record(&self, run: &Run, key: &Key) -> bool {
-        let pending = run.worker.as_ref().is_some_and(|w| w.has_key(key) || w.passed(key));
+    /// Whether hot spot `key`, a loop's head, may be recorded in place of
+    /// the hot spot inside its loop ([`Head`]): it has no code (for any
+    /// state: variants are the driver's to count), was not given up, and
+    /// its loop is neither on the worker nor on the path of code there nor
+    /// waiting for its inner loop's code ([`Jit::at_key`]'s conditions).
+    fn free_to_record(&self, worker: Option<&super::background::Worker>, key: &Key) -> bool {
+        let known = self.keys.get(key).is_some_and(|kc| kc.ignored || !kc.variants.is_empty());
+        let pending = worker.is_some_and(|w| w.has_key(key) || w.passed(key));
         let waiting = self.outer_waiting.values().any(|outers| outers.contains(key));
-        !pending && !waiting
+        !known && !pending && !waiting
+    }
+
+    /// The hot spot `key` got hot and its recording stopped: it counts
+    /// again, as after an abort that does not count ([`Jit::abort_if`]):
+    /// from zero, or, with code for other states, stopping to enter it.
+    fn count_again(&mut self, machine: &mut Machine, key: &Key) {
+        let has_code = self.keys.get(key).is_some_and(|kc| !kc.variants.is_empty());
+        if let Some(p) = machine.profiler_mut() {
+            p.set(key, if has_code { KeyState::Enter } else { KeyState::Counting });
+        }
+    }
+
+    /// Whether loop `key`, recorded as `ops` operations, runs too sparsely
+    /// to pay back ([`Jit::too_sparse`]): judged by the arrivals at the hot
+    /// spot that got hot, for a loop recorded from its head.
+    fn loop_too_sparse(
+        &mut self,
+        machine: &mut Machine,
+        key: &Key,
+        anchor: Option<&Anchor>,
+        ops: usize,
+        what: &str,
+    ) -> bool {
+        match anchor.filter(|a| a.judge != *key) {
+            Some(a) => {
+                let judge = a.judge.clone();
+                self.too_sparse_with(machine, &judge, a.density, Some(ops), || what.to_string())
+            }
+            None => self.too_sparse(machine, key, Some(ops), || what.to_string()),
+        }
     }
 
     /// Whether loop trace `root`, code of hot spot `key`, is a loop round
@@ -1184,7 +1224,9 @@ impl Jit<'_> {
 /// cross its start: arriving at a key of its own label whose position is
 /// below the start's from one at or past it. Such a recording stops there
 /// and the loop is recorded again from that key, its head
-/// ([`Jit::record_loop`]): anchored where the program's own loop begins,
+/// ([`Jit::record_hot_loop`], where the head is free to record: else the
+/// recording goes on and closes at its start), at most [`MOST_TURNS`]
+/// times: anchored where the program's own loop begins,
 /// as PyPy's `can_enter_jit` at back edges anchors it, rather than at
 /// whichever position of its body was counted to the threshold first (a
 /// loop anchored mid-body is entered through an entry trace that runs the
@@ -1193,6 +1235,19 @@ impl Jit<'_> {
 /// code placed before the start does, and anchors the loop at the
 /// callee's entry, a position on the loop's way as the start was. Keys
 /// whose greens are not an integer last are never compared.
+/// The most turns from a hot spot to a loop's head and on outwards
+/// (each a loop around the last, whose last round a recording left): a
+/// promoted counter rather than a position would turn at every round.
+const MOST_TURNS: u32 = 8;
+
+/// What a loop recording anchored again at its head is judged by: the hot
+/// spot that got hot and its density then, and the turns left.
+struct Anchor {
+    judge: Key,
+    density: Option<Density>,
+    turns: u32,
+}
+
 struct Head<'k> {
     start: &'k Key,
     /// The start's position.
@@ -1204,8 +1259,9 @@ struct Head<'k> {
 }
 
 impl<'k> Head<'k> {
-    fn new(start: &'k Key) -> Head<'k> {
-        let at = position(start);
+    /// A head for a recording from `start`: none found unless `enabled`.
+    fn new(start: &'k Key, enabled: bool) -> Head<'k> {
+        let at = position(start).filter(|_| enabled);
         Head { start, at, last: at, crossed: false }
     }
 
@@ -1251,7 +1307,7 @@ mod tests {
     /// The arrivals' positions in turn; the index of the crossing, if any.
     fn crossing(start: i64, arrivals: &[i64]) -> Option<usize> {
         let start = at(start);
-        let mut head = Head::new(&start);
+        let mut head = Head::new(&start, true);
         arrivals.iter().position(|&pc| head.arrive(&at(pc)))
     }
 
@@ -1278,7 +1334,7 @@ mod tests {
     #[test]
     fn only_integer_positions_of_the_start_label_are_compared() {
         let start = at(13);
-        let mut head = Head::new(&start);
+        let mut head = Head::new(&start, true);
         let other = Key { block: 4, ..at(11) };
         assert!(!head.arrive(&at(15)));
         assert!(!head.arrive(&other));
@@ -1286,7 +1342,7 @@ mod tests {
         assert!(!head.arrive(&atom));
         assert!(head.arrive(&at(11)));
         let start = Key { greens: vec![Green(None)].into(), ..at(0) };
-        let mut head = Head::new(&start);
+        let mut head = Head::new(&start, true);
         assert!(!head.arrive(&at(20)) && !head.arrive(&at(1)));
     }
 }

@@ -922,6 +922,38 @@ fn the_log_tells_what_the_jit_did() {
     assert!(r.log.contains("every hot spot:\n  compiled dispatch[pc=0]: 49 arrivals\n"), "{}", r.log);
 }
 
+/// A promoted counter rather than a position: `i` counts down round a
+/// cycle of 40 values, so every arrival but the one that wraps round
+/// looks like a jump back across where a recording started. Anchored
+/// again at most `MOST_TURNS` (8) times, the recording then closes where
+/// it is, as before: one trace of the cycle, not a recording per value
+/// (and no recursion as deep as the cycle is long).
+#[test]
+fn a_promoted_counter_is_anchored_again_a_bounded_number_of_times() {
+    let text = "entry start(n = 4000)
+start:
+    i = 39
+    s = 0
+    goto head
+head:
+    promote i then body
+body:
+    if n goto step else goto done
+step:
+    s = s + i
+    n = n - 1
+    i = i - 1
+    i = i % 40
+    goto head
+done:
+    print_and_stop(s)
+";
+    let r = run_text("counter.fg", text, Hint::Absent, "start", None, checked());
+    assert_eq!(r.output, format!("{}\n", 100 * (0..40).sum::<i64>()));
+    assert!((1..=8).contains(&r.stats.reheaded), "{}\n{}", r.stats, r.log);
+    assert!(r.stats.per_trace.iter().any(|t| t.kind == "loop"), "{}\n{}", r.stats, r.log);
+}
+
 /// An outer loop calling functions whose own loops run a thousand times a
 /// call: recordings of the outer loop stop following those functions (a
 /// loop of a called function past `unroll_limit` iterations in one call)
