@@ -1633,7 +1633,7 @@ impl<'p> Jit<'p> {
         if self.wants_tier(run, key) {
             return self.record_tier(machine, run, key, stack, block);
         }
-        self.record_hot_loop(machine, run, key, stack, block)
+        self.record_loop(machine, run, key, stack, block, Some(recording::Anchor::hot(key)))
     }
 
     /// Whether the cache holds `Options::max_traces` pieces, the jobs the

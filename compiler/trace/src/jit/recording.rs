@@ -48,35 +48,11 @@ impl<'p> Jit<'p> {
     /// compiled for its key, and the operations before it an entry trace
     /// of `key` that jumps into it. The outer loop then runs as a bridge
     /// from the inner loop's exit, recorded when that exit gets hot.
+    ///
+    /// Loops from their head ([`Head`]): with `anchor` (a hot spot the
+    /// driver found hot: [`Anchor::hot`]), a recording that finds it
+    /// started inside a loop records that loop from its head instead.
     pub(super) fn record_loop(
-        &mut self,
-        machine: &mut Machine,
-        run: &mut Run,
-        key: &Key,
-        stack: &mut Vec<Frame>,
-        block: u32,
-    ) -> Result<Next, RuntimeError> {
-        self.record_loop_with(machine, run, key, stack, block, None)
-    }
-
-    /// [`Jit::record_loop`] for hot spot `key` the driver found hot: a
-    /// recording that finds it started inside a loop records that loop
-    /// from its head instead ([`Head`]).
-    pub(super) fn record_hot_loop(
-        &mut self,
-        machine: &mut Machine,
-        run: &mut Run,
-        key: &Key,
-        stack: &mut Vec<Frame>,
-        block: u32,
-    ) -> Result<Next, RuntimeError> {
-        let anchor = Anchor { judge: key.clone(), density: None, turns: MOST_TURNS };
-        self.record_loop_with(machine, run, key, stack, block, Some(anchor))
-    }
-
-    /// [`Jit::record_loop`], anchored again at the loop's head as `anchor`
-    /// allows (none: never).
-    fn record_loop_with(
         &mut self,
         machine: &mut Machine,
         run: &mut Run,
@@ -121,6 +97,7 @@ impl<'p> Jit<'p> {
         // and the key it arrived at then.
         let mut head = Head::new(key, anchor.as_ref().is_some_and(|a| a.turns > 0));
         let mut rehead = None;
+        let mut busy = false;
         let worker = run.worker.as_ref();
         let mut at = |l: Symbol, env: &Env, ops: usize| {
             let Some(k) = stop_key(profiler, graph, g, l, env) else { return Arrival::Continue };
@@ -137,10 +114,12 @@ impl<'p> Jit<'p> {
                 // A join without code for this state is no loop header:
                 // passed as any label.
                 None if this.joins.is_join(g, l) => Arrival::Continue,
-                // It started inside the loop whose head this is, which is
-                // recorded as the driver would record it (else the loop
-                // closes at its start, as before).
-                None if crossing && this.free_to_record(worker, &k) => {
+                // It started inside the loop whose head this is: recorded
+                // from there, or, where that loop is on its way, not at all
+                // for now (where the head has code for other states or was
+                // given up, the loop closes at its start, as before).
+                None if crossing && !this.settled(&k) => {
+                    busy = this.on_its_way(worker, &k);
                     rehead = Some(k);
                     Arrival::Stop
                 }
@@ -190,11 +169,20 @@ impl<'p> Jit<'p> {
         // The program is at `end_label` now.
         let block = machine.replace_top_keeping(stack, std::slice::from_ref(&frame), end_label)?;
         let what = describe(key, run.resolved);
+        // The hot spot the loop is judged by, and its density.
+        let (judge, density) = self.judged(machine, key, anchor.as_ref());
         if let (Some(h), Some(a)) = (rehead, anchor.as_ref()) {
-            // Judged by the hot spot that got hot, its counts taken before
-            // they start again.
-            let density = a.density.or_else(|| self.density(machine, &a.judge));
-            if self.too_sparse_with(machine, &a.judge, density, None, || what.clone()) {
+            if self.too_sparse_with(machine, &judge, density, None, || what.clone()) {
+                return Ok(Next::Interpret(block));
+            }
+            if busy {
+                // Its code is being made: the hot spot counts again, and
+                // by its next threshold the loop's code stands in for it
+                // (a loop closed here would be a second copy, rotated).
+                self.log(format_args!("{what} is inside the loop at {}, on its way", describe(&h, run.resolved)));
+                if *key == a.judge {
+                    self.count_again(machine, key);
+                }
                 return Ok(Next::Interpret(block));
             }
             // The loop is recorded from its head, here, instead (its
@@ -211,13 +199,13 @@ impl<'p> Jit<'p> {
             if *key == a.judge {
                 self.count_again(machine, key);
             }
-            let next = Anchor { judge: a.judge.clone(), density, turns: a.turns - 1 };
-            return self.record_loop_with(machine, run, &h, stack, block, Some(next));
+            let next = Anchor { judge, density, turns: a.turns - 1 };
+            return self.record_loop(machine, run, &h, stack, block, Some(next));
         }
         // (Recording leaves the profiler's counts and clock as they were.)
         if inner.is_none()
             && target.is_none()
-            && self.loop_too_sparse(machine, key, anchor.as_ref(), trace.ops.len(), &what)
+            && self.too_sparse_with(machine, &judge, density, Some(trace.ops.len()), || what.clone())
         {
             return Ok(Next::Interpret(block));
         }
@@ -320,16 +308,19 @@ impl<'p> Jit<'p> {
         }
     }
 
-    /// Whether hot spot `key`, a loop's head, may be recorded in place of
-    /// the hot spot inside its loop ([`Head`]): it has no code (for any
-    /// state: variants are the driver's to count), was not given up, and
-    /// its loop is neither on the worker nor on the path of code there nor
-    /// waiting for its inner loop's code ([`Jit::at_key`]'s conditions).
-    fn free_to_record(&self, worker: Option<&super::background::Worker>, key: &Key) -> bool {
-        let known = self.keys.get(key).is_some_and(|kc| kc.ignored || !kc.variants.is_empty());
-        let pending = worker.is_some_and(|w| w.has_key(key) || w.passed(key));
-        let waiting = self.outer_waiting.values().any(|outers| outers.contains(key));
-        !known && !pending && !waiting
+    /// Whether hot spot `key`, a loop's head, is settled: it has code (for
+    /// some state: variants are the driver's to count) or was given up, so
+    /// a loop recording that jumps back to it closes at its own start.
+    fn settled(&self, key: &Key) -> bool {
+        self.keys.get(key).is_some_and(|kc| kc.ignored || !kc.variants.is_empty())
+    }
+
+    /// Whether the loop at hot spot `key`, a loop's head, is on its way
+    /// ([`Jit::at_key`]'s conditions for not recording it): on the worker,
+    /// on the path of code there, or waiting for its inner loop's code.
+    fn on_its_way(&self, worker: Option<&super::background::Worker>, key: &Key) -> bool {
+        worker.is_some_and(|w| w.has_key(key) || w.passed(key))
+            || self.outer_waiting.values().any(|outers| outers.contains(key))
     }
 
     /// The hot spot `key` got hot and its recording stopped: it counts
@@ -342,23 +333,14 @@ impl<'p> Jit<'p> {
         }
     }
 
-    /// Whether loop `key`, recorded as `ops` operations, runs too sparsely
-    /// to pay back ([`Jit::too_sparse`]): judged by the arrivals at the hot
-    /// spot that got hot, for a loop recorded from its head.
-    fn loop_too_sparse(
-        &mut self,
-        machine: &mut Machine,
-        key: &Key,
-        anchor: Option<&Anchor>,
-        ops: usize,
-        what: &str,
-    ) -> bool {
-        match anchor.filter(|a| a.judge != *key) {
-            Some(a) => {
-                let judge = a.judge.clone();
-                self.too_sparse_with(machine, &judge, a.density, Some(ops), || what.to_string())
-            }
-            None => self.too_sparse(machine, key, Some(ops), || what.to_string()),
+    /// The hot spot loop `key` is judged by for how densely it runs
+    /// ([`Jit::too_sparse`]), and its density: the one that got hot, its
+    /// counts taken before a turn to the loop's head started them again
+    /// ([`Anchor`]).
+    fn judged(&self, machine: &Machine, key: &Key, anchor: Option<&Anchor>) -> (Key, Option<Density>) {
+        match anchor {
+            Some(a) => (a.judge.clone(), a.density.or_else(|| self.density(machine, &a.judge))),
+            None => (key.clone(), self.density(machine, key)),
         }
     }
 
@@ -433,7 +415,7 @@ impl<'p> Jit<'p> {
         block: u32,
     ) -> Result<Next, RuntimeError> {
         self.replace_loop(machine, key, root, why);
-        let next = self.record_loop(machine, run, key, stack, block);
+        let next = self.record_loop(machine, run, key, stack, block, None);
         // No loop came of it (an abort, an entry trace): nothing is to be
         // replaced by what the key gets later.
         if let Some(kc) = self.keys.get_mut(key) {
@@ -859,7 +841,7 @@ impl<'p> Jit<'p> {
             if let Some(key) = self.join_at(machine, run, base_graph, texit.label, &start_env) {
                 self.log(format_args!("join at {}", describe(&key, run.resolved)));
                 let block = machine.replace_top(stack, &frames, texit.label)?;
-                return self.record_loop(machine, run, &key, stack, block);
+                return self.record_loop(machine, run, &key, stack, block, None);
             }
         }
         if let Some(key) = start_key.as_ref().filter(|_| plain && self.joins.is_join(base_graph, texit.label)) {
@@ -1216,6 +1198,26 @@ impl Jit<'_> {
     }
 }
 
+/// The most turns from a hot spot to a loop's head and on outwards
+/// (each a loop around the last, whose last round a recording left): a
+/// promoted counter rather than a position would turn at every round.
+const MOST_TURNS: u32 = 8;
+
+/// What a loop recording anchored again at its head is judged by: the hot
+/// spot that got hot and its density then, and the turns left.
+pub(super) struct Anchor {
+    judge: Key,
+    density: Option<Density>,
+    turns: u32,
+}
+
+impl Anchor {
+    /// For hot spot `key`, which the driver found hot.
+    pub(super) fn hot(key: &Key) -> Anchor {
+        Anchor { judge: key.clone(), density: None, turns: MOST_TURNS }
+    }
+}
+
 /// Where a loop recorded from a key inside it goes round. An interpreter
 /// whose last green is an integer position (`promote pc`) jumps back to a
 /// loop's head at the end of each round; a recording that starts at a
@@ -1224,9 +1226,10 @@ impl Jit<'_> {
 /// cross its start: arriving at a key of its own label whose position is
 /// below the start's from one at or past it. Such a recording stops there
 /// and the loop is recorded again from that key, its head
-/// ([`Jit::record_hot_loop`], where the head is free to record: else the
-/// recording goes on and closes at its start), at most [`MOST_TURNS`]
-/// times: anchored where the program's own loop begins,
+/// ([`Jit::record_loop`] with an [`Anchor`]; where the head is settled,
+/// [`Jit::settled`], the recording goes on and closes at its start, and
+/// where its loop is on its way, [`Jit::on_its_way`], nothing is
+/// recorded), at most [`MOST_TURNS`] times: anchored where the program's own loop begins,
 /// as PyPy's `can_enter_jit` at back edges anchors it, rather than at
 /// whichever position of its body was counted to the threshold first (a
 /// loop anchored mid-body is entered through an entry trace that runs the
@@ -1235,19 +1238,6 @@ impl Jit<'_> {
 /// code placed before the start does, and anchors the loop at the
 /// callee's entry, a position on the loop's way as the start was. Keys
 /// whose greens are not an integer last are never compared.
-/// The most turns from a hot spot to a loop's head and on outwards
-/// (each a loop around the last, whose last round a recording left): a
-/// promoted counter rather than a position would turn at every round.
-const MOST_TURNS: u32 = 8;
-
-/// What a loop recording anchored again at its head is judged by: the hot
-/// spot that got hot and its density then, and the turns left.
-struct Anchor {
-    judge: Key,
-    density: Option<Density>,
-    turns: u32,
-}
-
 struct Head<'k> {
     start: &'k Key,
     /// The start's position.
