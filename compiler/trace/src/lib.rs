@@ -16,6 +16,8 @@
 //!   allocation removal with virtual objects, shared resume records);
 //! - [`run_ir`] and [`resume`]: running trace IR and leaving it at a failing
 //!   guard;
+//! - [`skip`]: counted inner loops done at once by the recording of the
+//!   loop around them;
 //! - [`copy`]: copying trace instructions (loop peeling);
 //! - [`tree`]: a loop and the bridges grown from it as one function;
 //! - [`jit`]: the tracing JIT — hot loop headers traced, optimized,
@@ -34,6 +36,7 @@ pub mod record;
 pub mod resume;
 pub mod run;
 pub mod run_ir;
+pub mod skip;
 pub mod terms;
 pub mod to_ir;
 pub mod trace;

@@ -111,10 +111,14 @@ pub struct Suspended {
 
 /// What the recorder does on arriving at a label of its base frame
 /// ([`record_path`]).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Arrival {
     Continue,
     Stop,
+    /// Records and runs these operations (a counted inner loop's
+    /// iterations but its last, [`crate::skip`]), then goes on: their
+    /// guards leave at the label arrived at, and must hold here.
+    Skip(Vec<TraceOp>),
 }
 
 /// How recording a path ended.
@@ -570,11 +574,45 @@ pub fn record_path(
             }
         }
         let frame = frames.last().expect("a frame");
-        if frames.len() == 1 && at(next, &frame.env, ops.len()) == Arrival::Stop {
-            let frame = frames[0].resume_frame();
-            return Ok(Path::Stopped { trace: trace(ops, sites, objects), frame, label: next });
+        if frames.len() == 1 {
+            match at(next, &frame.env, ops.len()) {
+                Arrival::Continue => {}
+                Arrival::Stop => {
+                    let frame = frames[0].resume_frame();
+                    return Ok(Path::Stopped { trace: trace(ops, sites, objects), frame, label: next });
+                }
+                Arrival::Skip(skip) => {
+                    let frame = &mut frames[0];
+                    for op in skip {
+                        if let TraceOp::Guard { check, .. } = &op {
+                            if !holds(check, &frame.env) {
+                                let kind =
+                                    ErrorKind::User(Symbol::intern("internal: a skip's guard fails where recorded"));
+                                return Err(error(kind, fun, block, n));
+                            }
+                        } else {
+                            exec(&op, &mut frame.env, heap, &immutable).map_err(|k| error(k, fun, block, n))?;
+                        }
+                        ops.push(op);
+                        sites.push(site(fun, block, n));
+                    }
+                    frame.env.retain(|name, _| !crate::skip::is_temporary(*name));
+                }
+            }
         }
+        let frame = frames.last().expect("a frame");
         block = index.block(frame.function, next).ok_or_else(|| error(ErrorKind::UnknownLabel(next), fun, block, n))?;
+    }
+}
+
+/// Whether guard `check` holds in `env` (an unbound variable fails it).
+fn holds(check: &Check, env: &Env) -> bool {
+    match check {
+        Check::True(v) => env.get(v).is_some_and(Value::is_truthy),
+        Check::False(v) => env.get(v).is_some_and(|x| !x.is_truthy()),
+        Check::Value(v, c) => env.get(v) == Some(c),
+        Check::Class(a, class, expected) => resolve(a, env).is_ok_and(|x| objects::is_class(&x, *class) == *expected),
+        Check::Cold(_) => true,
     }
 }
 

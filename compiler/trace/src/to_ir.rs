@@ -250,7 +250,7 @@ fn base_writes(trace: &Trace) -> Vec<Symbol> {
             | TraceOp::Call { dst, .. } => (depth == 0).then_some(*dst),
             TraceOp::Set { .. } | TraceOp::Guard { .. } => None,
         };
-        if let Some(d) = dst {
+        if let Some(d) = dst.filter(|d| !crate::skip::is_temporary(*d)) {
             if !out.contains(&d) {
                 out.push(d);
             }
@@ -722,7 +722,13 @@ fn snapshot(frames: &[Frame]) -> ResumeData {
         .enumerate()
         .map(|(k, f)| ResumeFrame {
             function: f.function,
-            env: f.vars.iter().map(|(n, o)| (*n, ResumeValue::Operand(o.clone()))).collect(),
+            // A skip's temporaries are no variables of the program.
+            env: f
+                .vars
+                .iter()
+                .filter(|(n, _)| !crate::skip::is_temporary(**n))
+                .map(|(n, o)| (*n, ResumeValue::Operand(o.clone())))
+                .collect(),
             call: if k + 1 < frames.len() { f.call } else { None },
         })
         .collect();

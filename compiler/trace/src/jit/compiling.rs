@@ -145,7 +145,7 @@ impl<'p> Jit<'p> {
         background: bool,
     ) -> Option<(TraceId, Duration)> {
         self.count_optimizing(&optimized, background);
-        let Optimized { pieces, restarts, shapes, entry, skips, time, emitted, emit_time, .. } = optimized;
+        let Optimized { pieces, restarts, shapes, entry, skips, skip, time, emitted, emit_time, .. } = optimized;
         let from = from.filter(|_| !self.options.trees);
         let here = Here { shapes, tier: self.options.tier, from };
         let (ids, time) = self.compile_pieces(pieces, here, emitted, restarts, what, time + emit_time)?;
@@ -155,6 +155,7 @@ impl<'p> Jit<'p> {
             let c = &mut self.codes[id.0 as usize];
             c.body = Some(ids[0]);
             c.entry = entry;
+            c.skip = skip;
         }
         Some((id, time))
     }

@@ -336,6 +336,11 @@ pub struct Options {
     /// log, which lists them). `flowc run` does only under `--stats`:
     /// describing the hundred most arrived at was about 1% of a 9 ms run.
     pub describe_keys: bool,
+    /// Whether a recording that arrives at the head of a loop whose code
+    /// runs it to its end at once does all its iterations but the last
+    /// there and goes on, rather than jump into its code ([`crate::skip`];
+    /// environment: `FLOWC_SKIP_INNER=0` turns it off).
+    pub skip_inner: bool,
     /// Whether an interpreter's dispatch loop gets a tier compiled once for
     /// the positions without code of their own ([`tier`]; environment:
     /// `FLOWC_DISPATCH_TIER=0` turns it off).
@@ -405,6 +410,7 @@ impl Default for Options {
             worker_delay: None,
             describe_keys: true,
             dispatch_tier: std::env::var("FLOWC_DISPATCH_TIER").as_deref() != Ok("0"),
+            skip_inner: std::env::var("FLOWC_SKIP_INNER").as_deref() != Ok("0"),
             tier_links: std::env::var("FLOWC_TIER_LINKS").as_deref() != Ok("0"),
             tier_bridge_positions: std::env::var("FLOWC_TIER_BRIDGE_POSITIONS")
                 .ok()
@@ -520,6 +526,10 @@ struct Code {
     /// its way round (went through code of other loops' headers or, in an
     /// interpreter, of other instructions): [`Jit::left_its_loop`].
     passed_keys: bool,
+    /// For a loop's preamble, what its loop does when it runs to its end
+    /// at once: recordings that arrive at its head do it there
+    /// ([`crate::skip`]).
+    skip: Option<Box<crate::skip::Skip>>,
 }
 
 /// What the JIT knows of an exit.
@@ -2310,6 +2320,7 @@ impl Code {
             pins: Vec::new(),
             into: None,
             passed_keys: false,
+            skip: None,
             replaced_by: None,
             function,
             kept: None,

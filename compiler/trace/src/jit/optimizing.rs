@@ -78,6 +78,9 @@ pub(super) struct Optimized {
     pub entry: Option<opt::LoopEntry>,
     /// Whether the loop skips to its last iteration ([`opt::fast_forward`]).
     pub skips: bool,
+    /// What the loop does, for the recordings of loops around it to do
+    /// at once ([`opt::skip_of`]).
+    pub skip: Option<Box<crate::skip::Skip>>,
     /// How many times a loop's body was optimized (once, or again peeled,
     /// unpeeled or converted otherwise, [`peel_order`]); 0 for a straight
     /// trace.
@@ -227,6 +230,7 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
         looped = plain;
     }
     shared.inspect(&looped, "optimization");
+    let skip = if skips { opt::skip_of(&looped, fields_for(&looped)).map(Box::new) } else { None };
     let pieces = vec![(looped, Kind::Body, 0), (preamble, Kind::Loop, trace.ops.len())];
     let (pieces, restarts) = compact_pieces(pieces, Vec::new(), shared.inspect);
     let shapes = pieces.iter().map(|(f, kind, recorded)| shape(f, kind, *recorded)).collect();
@@ -237,6 +241,7 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
         shapes,
         entry: Some(entry),
         skips,
+        skip,
         bodies: bodies.get(),
         time,
         emitted: None,
@@ -290,6 +295,7 @@ pub(super) fn optimize_straight(shared: &Shared, job: StraightJob) -> Optimized 
         shapes,
         entry: None,
         skips: false,
+        skip: None,
         bodies: 0,
         time,
         emitted: None,

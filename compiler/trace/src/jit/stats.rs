@@ -194,6 +194,9 @@ pub struct Stats {
     /// Loops that skip to their last iteration where they are entered
     /// ([`crate::opt::fast_forward`]).
     pub fast_forwarded: usize,
+    /// Arrivals of recordings at the head of such a loop that did its
+    /// iterations but the last there and went on ([`crate::skip`]).
+    pub skipped: usize,
     /// Loop bodies optimized: a loop's once, or more where its first form
     /// did not skip (`jit::optimizing::peel_order`).
     pub loop_bodies: usize,
@@ -331,8 +334,8 @@ impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "traces:          {} ({} retraced, {} inner loops cut from outer recordings ({} sent to the worker, {} outer hot spots asked again once they were there), {} recorded again inside the loop they left, {} recorded again for links laid out otherwise, {} counted loops run to their end at once, {} recorded again from their head)",
-            self.traces, self.retraces, self.inner_first, self.inner_sent, self.outer_asked, self.recorded_inside, self.relaid, self.fast_forwarded, self.reheaded
+            "traces:          {} ({} retraced, {} inner loops cut from outer recordings ({} sent to the worker, {} outer hot spots asked again once they were there), {} recorded again inside the loop they left, {} recorded again for links laid out otherwise, {} counted loops run to their end at once ({} times done at once by a recording around one), {} recorded again from their head)",
+            self.traces, self.retraces, self.inner_first, self.inner_sent, self.outer_asked, self.recorded_inside, self.relaid, self.fast_forwarded, self.skipped, self.reheaded
         )?;
         writeln!(f, "entry traces:    {}", self.entry_traces)?;
         writeln!(f, "bridges:         {}", self.bridges)?;

@@ -78,6 +78,8 @@ use flowc_passes::propagate::ProgramFacts;
 
 use rustc_hash::FxHashMap as HashMap;
 
+use crate::skip::{Path, Skip, SkipCell};
+
 /// Steps and moduli up to this size: `k * m` and `x + k * m` stay far
 /// inside a machine word.
 const MAX_CONSTANT: i64 = 1 << 16;
@@ -119,6 +121,148 @@ pub fn fast_forward(f: &mut Function, fields: Option<&ProgramFacts>) -> bool {
     let reduced: Vec<bool> = shape.updates.iter().map(|u| reduced(f, u, pre, &before, fields)).collect();
     emit(f, pre, &shape, &reduced);
     true
+}
+
+/// What loop trace `f`'s counted loop does, for the recordings of loops
+/// around it to do at once ([`crate::skip`]): `None` unless its shape
+/// (module docs) tests the counter's new value, steps only fields, and
+/// the blocks before it (straight, as a trace's are) reach the objects
+/// from the trace's parameters by links and guard nothing but those
+/// links, objects found to be one another, promoted parameters and the
+/// first iteration's test of the counter.
+pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>) -> Option<Skip> {
+    let lp = super::loop_block(f)?;
+    let before = straight_way(f, lp)?;
+    let shape = shape(f, lp)?;
+    (!shape.tests_old).then_some(())?;
+    let mut skip =
+        Skip { objects: Vec::new(), cells: Vec::new(), counter: shape.counter, same: Vec::new(), values: Vec::new() };
+    // The class each guard checks a value to be.
+    let classes: HashMap<ValueId, Symbol> = f
+        .layout
+        .iter()
+        .flat_map(|&b| f.blocks[b].insts.iter())
+        .filter_map(|&i| match &f.insts[i].kind {
+            InstKind::Guard {
+                kind: GuardKind::Class(Operand::Value(x), c) | GuardKind::Link(Operand::Value(x), c),
+                ..
+            } => Some((*x, *c)),
+            _ => None,
+        })
+        .collect();
+    let object = |skip: &mut Skip, v: ValueId| -> Option<usize> {
+        let p = path(f, &classes, v)?;
+        Some(match skip.objects.iter().position(|q| *q == p) {
+            Some(k) => k,
+            None => {
+                skip.objects.push(p);
+                skip.objects.len() - 1
+            }
+        })
+    };
+    let mut by_value: Vec<(ValueId, usize)> = Vec::new();
+    for u in &shape.updates {
+        let Cell::Field(o, field) = u.cell else { return None };
+        let k = object(&mut skip, o)?;
+        by_value.push((o, k));
+        let reduced = reduced(f, u, lp, &[], fields);
+        skip.cells.push(SkipCell { object: k, field, step: u.step, modulus: u.modulus, reduced });
+    }
+    // Two stepped fields of one name on two values must be two cells.
+    for (i, &(o1, f1)) in shape.written.iter().enumerate() {
+        for &(o2, f2) in &shape.written[i + 1..] {
+            if f1 == f2 && o1 != o2 {
+                let a = by_value.iter().find(|(v, _)| *v == o1)?.1;
+                let b = by_value.iter().find(|(v, _)| *v == o2)?.1;
+                skip.same.push((a, b, false));
+            }
+        }
+    }
+    // The guards before the loop.
+    let counter = match shape.updates[shape.counter].cell {
+        Cell::Field(o, field) => (o, field),
+        Cell::Phi(_) => return None,
+    };
+    for &b in &before {
+        for &i in &f.blocks[b].insts {
+            let InstKind::Guard { kind, .. } = &f.insts[i].kind else { continue };
+            match kind {
+                // Each link's class is checked by the walk.
+                GuardKind::Class(Operand::Value(v), _) | GuardKind::Link(Operand::Value(v), _) => {
+                    path(f, &classes, *v)?;
+                }
+                // Where a link lies is no matter of what the loop does.
+                GuardKind::At(..) => {}
+                GuardKind::Value(Operand::Value(v), c) => {
+                    let var = param_name(f, *v)?;
+                    (!matches!(c, Value::Object(_))).then_some(())?;
+                    skip.values.push((var, c.clone()));
+                }
+                GuardKind::Int(Operand::Value(v), lo, hi) if lo == hi => {
+                    skip.values.push((param_name(f, *v)?, Value::Int(*lo)));
+                }
+                GuardKind::True(Operand::Value(t)) | GuardKind::False(Operand::Value(t)) => {
+                    let expected = matches!(kind, GuardKind::True(_));
+                    match def_kind(f, *t) {
+                        // The first iteration's test of the counter.
+                        Some(InstKind::Get { obj: Operand::Value(o), field, .. })
+                            if expected && (*o, *field) == counter => {}
+                        Some(InstKind::Op { op: Operator::Known(Op::Eq), args, .. }) => {
+                            let (Operand::Value(a), Operand::Value(b)) = (&args[0], &args[1]) else { return None };
+                            let (a, b) = (object(&mut skip, *a)?, object(&mut skip, *b)?);
+                            skip.same.push((a, b, expected));
+                        }
+                        _ => return None,
+                    }
+                }
+                _ => return None,
+            }
+        }
+    }
+    // The first iteration changes no link the walks read, nor makes
+    // objects or calls: the walks at the head find what the loop works on.
+    let stepped: Vec<Symbol> = skip.cells.iter().map(|c| c.field).collect();
+    let quiet = before.iter().flat_map(|&b| f.blocks[b].insts.iter()).all(|&i| match &f.insts[i].kind {
+        InstKind::Set { field, .. } => stepped.contains(field),
+        InstKind::New(_) | InstKind::Call { .. } => false,
+        _ => true,
+    });
+    let links_apart = skip.objects.iter().flat_map(|p| &p.links).all(|(field, _)| !stepped.contains(field));
+    (quiet && links_apart && skip.fits()).then_some(skip)
+}
+
+/// The instruction that defines `v`, if one does.
+fn def_kind(f: &Function, v: ValueId) -> Option<&InstKind> {
+    match f.values[v].def {
+        ValueDef::Inst(i) => Some(&f.insts[i].kind),
+        _ => None,
+    }
+}
+
+/// The variable parameter `v` is, if it is a parameter.
+fn param_name(f: &Function, v: ValueId) -> Option<Symbol> {
+    matches!(f.values[v].def, ValueDef::Param(_)).then_some(())?;
+    f.values[v].name
+}
+
+/// How object `v` is reached from a parameter: links read, each with the
+/// class a guard checks it to be (`classes`).
+fn path(f: &Function, classes: &HashMap<ValueId, Symbol>, v: ValueId) -> Option<Path> {
+    let mut links = Vec::new();
+    let mut at = v;
+    let var = loop {
+        match def_kind(f, at) {
+            None => break param_name(f, at)?,
+            Some(InstKind::Get { obj: Operand::Value(o), field, .. }) => {
+                links.push((*field, *classes.get(&at)?));
+                at = *o;
+            }
+            Some(InstKind::Guard { kind: GuardKind::At(Operand::Value(link), ..), .. }) => at = *link,
+            Some(_) => return None,
+        }
+    };
+    links.reverse();
+    Some(Path { var, links })
 }
 
 /// What a value of the loop block is, as far as the shape goes.

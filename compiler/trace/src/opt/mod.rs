@@ -60,7 +60,7 @@ use flowc_lang::Symbol;
 use flowc_passes::lattice::Info;
 use flowc_passes::propagate::ProgramFacts;
 
-pub use counted::fast_forward;
+pub use counted::{fast_forward, skip_of};
 pub use entry::{Fact, LoopEntry, ObjectShape, Shape};
 pub use peel::MAX_PEELED;
 pub use stats::TraceStats;

@@ -1,0 +1,319 @@
+//! Inner loops skipped in outer recordings: a counted loop's iterations
+//! but its last, done at once by a recording that arrives at the loop's
+//! head, so that the loop around it records as one loop of its own.
+//!
+//! A loop trace that runs to its end at once ([`crate::opt::fast_forward`])
+//! has a shape simple enough to state without its code: every iteration
+//! steps some fields of objects the loop reaches from its frame's
+//! variables by links by constants modulo constants, one of them (the
+//! *counter*) by -1, and the loop goes round again while the counter's
+//! new value is not 0 (BF's `[->+<]`). That statement is a [`Skip`]: the
+//! objects as [`Path`]s from variables, the stepped fields as
+//! [`SkipCell`]s, and the pairs of objects that must be different ones
+//! (two stepped fields of one name would otherwise be one cell).
+//!
+//! An outer loop's recording that arrives at the head of such a loop
+//! (where it would stop and jump into the loop's code) records instead
+//! the operations of [`Skip::ops`] and goes on recording: the walk to the
+//! objects with a class guard per link and a guard per pair that must
+//! differ (each leaving, on failure, at the head where the recording
+//! arrived, nothing changed yet), then `m = (c - 1) mod M` for counter
+//! `c` and each cell `x` set to `(x + k * m) mod M`: the `m` iterations
+//! before the last. The recording then follows the interpreter through
+//! the last iteration, which ends with the counter at 0 and leaves the
+//! loop, as it would have anyway — so the frame's variables after the
+//! loop are what the interpreter makes them, recorded as usual, and
+//! nothing the skip computes needs to outlive it. A cell known to hold an
+//! integer in `[0, M)` ([`SkipCell::reduced`]) is its own reduction; any
+//! other keeps its value exactly when `m` is 0 (`x + ((x + k*m) mod M -
+//! x) * (m != 0)`), as the fast forward does.
+//!
+//! The skip's values live in *temporaries*, variables no program can
+//! name ([`is_temporary`]: their names start with `%`): the recorder
+//! drops them from the frame after the skip, and the conversion to IR
+//! keeps them out of resume data and loop phis ([`crate::to_ir`]).
+//!
+//! A skip is recorded only where it holds when recorded ([`Skip::holds`]:
+//! the links are objects of their classes and the objects that must
+//! differ do), so that the recording, which runs the program, runs it as
+//! the trace will.
+
+use flowc_lang::ast::{Arg, Operator};
+use flowc_lang::interp::objects;
+use flowc_lang::ops::Op;
+use flowc_lang::{Env, Symbol, Value};
+
+use crate::trace::{Check, TraceOp};
+
+/// An object reached from a variable of the loop's frame (where the loop
+/// starts) by reading link fields, each an object of its class.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Path {
+    pub var: Symbol,
+    /// Field read, then the class its value is checked to be.
+    pub links: Vec<(Symbol, Symbol)>,
+}
+
+/// A field every iteration sets to `(x + step) mod modulus`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkipCell {
+    /// The object, an index into [`Skip::objects`].
+    pub object: usize,
+    pub field: Symbol,
+    pub step: i64,
+    pub modulus: i64,
+    /// The field holds an integer in `[0, modulus)` wherever the loop is
+    /// entered (the program's facts say so of every value stored there).
+    pub reduced: bool,
+}
+
+/// What a counted loop does, without its code (module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skip {
+    /// The objects whose fields are stepped, each one value of the loop.
+    pub objects: Vec<Path>,
+    pub cells: Vec<SkipCell>,
+    /// Which cell is the counter (its step is -1 modulo its modulus).
+    pub counter: usize,
+    /// Objects (indices into `objects`) that must be (`true`), or must
+    /// not be, one object: links that come back to where the walk
+    /// started, and two stepped fields of one name on two objects.
+    pub same: Vec<(usize, usize, bool)>,
+    /// Variables of the frame the loop's code was made for these values
+    /// of (promoted there).
+    pub values: Vec<(Symbol, Value)>,
+}
+
+/// The kinds of temporaries a skip writes, each numbered from 0 up to
+/// [`MOST_TEMPS`].
+const KINDS: [&str; 11] = ["w", "same", "x", "less", "m", "moved", "by", "sum", "new", "change", "kept"];
+const W: usize = 0;
+const SAME: usize = 1;
+const X: usize = 2;
+const LESS: usize = 3;
+const M: usize = 4;
+const MOVED: usize = 5;
+const BY: usize = 6;
+const SUM: usize = 7;
+const NEW: usize = 8;
+const CHANGE: usize = 9;
+const KEPT: usize = 10;
+
+/// How many temporaries of one kind a skip may write: a skip has at most
+/// this many links to walk, cells, and pairs of objects to tell apart.
+pub const MOST_TEMPS: usize = 80;
+
+/// The temporaries, by kind and number, and all of them as a set:
+/// interned the first time a skip is made.
+struct Temps {
+    names: Vec<Vec<Symbol>>,
+    all: rustc_hash::FxHashSet<Symbol>,
+}
+
+static TEMPS: std::sync::OnceLock<Temps> = std::sync::OnceLock::new();
+
+fn temps() -> &'static Temps {
+    TEMPS.get_or_init(|| {
+        let names: Vec<Vec<Symbol>> = KINDS
+            .iter()
+            .map(|kind| (0..MOST_TEMPS).map(|k| Symbol::intern(&format!("%{kind}{k}"))).collect())
+            .collect();
+        let all = names.iter().flatten().copied().collect();
+        Temps { names, all }
+    })
+}
+
+/// Whether `name` is a temporary of a skip rather than a program's
+/// variable (no program's variable starts with `%`).
+pub fn is_temporary(name: Symbol) -> bool {
+    TEMPS.get().is_some_and(|t| t.all.contains(&name))
+}
+
+fn temp(kind: usize, k: usize) -> Symbol {
+    temps().names[kind][k]
+}
+
+fn op2(dst: Symbol, op: Op, lhs: Arg, rhs: Arg) -> TraceOp {
+    TraceOp::Op2 { dst, op: Operator::Known(op), lhs, rhs }
+}
+
+fn var(s: Symbol) -> Arg {
+    Arg::Var(s)
+}
+
+fn int(k: i64) -> Arg {
+    Arg::Const(Value::Int(k))
+}
+
+impl Skip {
+    /// The objects in `env` (the frame where the loop starts), if every
+    /// link is an object of its class and the objects that must differ
+    /// do.
+    fn objects_in(&self, env: &Env) -> Option<Vec<Value>> {
+        let mut found = Vec::with_capacity(self.objects.len());
+        for p in &self.objects {
+            let mut at = env.get(&p.var)?.clone();
+            for &(field, class) in &p.links {
+                at = objects::get(&at, field).ok()?;
+                if !objects::is_class(&at, class) {
+                    return None;
+                }
+            }
+            // The stepped fields are read and written: the object must
+            // be one.
+            matches!(at, Value::Object(_)).then_some(())?;
+            found.push(at);
+        }
+        self.same.iter().all(|&(a, b, same)| (found[a] == found[b]) == same).then_some(found)
+    }
+
+    /// Whether the skip's guards hold in `env` and its fields are set: a
+    /// recording may skip the loop here.
+    pub fn holds(&self, env: &Env) -> bool {
+        if !self.values.iter().all(|(var, v)| env.get(var) == Some(v)) {
+            return false;
+        }
+        let Some(found) = self.objects_in(env) else { return false };
+        self.cells.iter().all(|c| matches!(objects::get(&found[c.object], c.field), Ok(Value::Int(_) | Value::Big(_))))
+    }
+
+    /// Whether the skip fits the temporaries ([`MOST_TEMPS`] of a kind).
+    pub fn fits(&self) -> bool {
+        let links: usize = self.objects.iter().map(|p| p.links.len()).sum();
+        !self.cells.is_empty() && links <= MOST_TEMPS && self.cells.len() <= MOST_TEMPS && self.same.len() <= MOST_TEMPS
+    }
+
+    /// The operations that do all iterations but the last, for a
+    /// recording at the loop's head `label` (where its guards leave).
+    /// The skip [`fits`](Skip::fits).
+    pub fn ops(&self, label: Symbol) -> Vec<TraceOp> {
+        let mut ops = Vec::new();
+        let guard = |check| TraceOp::Guard { check, resume: Vec::new(), label };
+        for (var, v) in &self.values {
+            ops.push(guard(Check::Value(*var, v.clone())));
+        }
+        // The walks, sharing the links they have in common.
+        let mut read: Vec<(Arg, Symbol, Symbol)> = Vec::new();
+        let mut objects: Vec<Arg> = Vec::with_capacity(self.objects.len());
+        for p in &self.objects {
+            let mut at = var(p.var);
+            for &(field, class) in &p.links {
+                let known = read.iter().find(|(from, f, _)| *from == at && *f == field).map(|r| r.2);
+                let next = match known {
+                    Some(t) => t,
+                    None => {
+                        let t = temp(W, read.len());
+                        ops.push(TraceOp::Get { dst: t, obj: at.clone(), field });
+                        ops.push(guard(Check::Class(var(t), class, true)));
+                        read.push((at.clone(), field, t));
+                        t
+                    }
+                };
+                at = var(next);
+            }
+            objects.push(at);
+        }
+        for (k, &(a, b, expected)) in self.same.iter().enumerate() {
+            let same = temp(SAME, k);
+            ops.push(op2(same, Op::Eq, objects[a].clone(), objects[b].clone()));
+            ops.push(guard(if expected { Check::True(same) } else { Check::False(same) }));
+        }
+        // Every cell's value before the skip, then m.
+        let olds: Vec<Symbol> = (0..self.cells.len()).map(|k| temp(X, k)).collect();
+        for (c, &old) in self.cells.iter().zip(&olds) {
+            ops.push(TraceOp::Get { dst: old, obj: objects[c.object].clone(), field: c.field });
+        }
+        let counter = &self.cells[self.counter];
+        let (less, m) = (temp(LESS, 0), temp(M, 0));
+        ops.push(op2(less, Op::Sub, var(olds[self.counter]), int(1)));
+        ops.push(op2(m, Op::Mod, var(less), int(counter.modulus)));
+        let moved = temp(MOVED, 0);
+        if self.cells.iter().any(|c| !c.reduced) {
+            ops.push(op2(moved, Op::Ne, var(m), int(0)));
+        }
+        for (k, (c, &old)) in self.cells.iter().zip(&olds).enumerate() {
+            let (by, sum, new) = (temp(BY, k), temp(SUM, k), temp(NEW, k));
+            ops.push(op2(by, Op::Mul, var(m), int(c.step)));
+            ops.push(op2(sum, Op::Add, var(old), var(by)));
+            ops.push(op2(new, Op::Mod, var(sum), int(c.modulus)));
+            let value = if c.reduced {
+                new
+            } else {
+                let (change, kept) = (temp(CHANGE, k), temp(KEPT, k));
+                ops.push(op2(change, Op::Sub, var(new), var(old)));
+                ops.push(op2(change, Op::Mul, var(change), var(moved)));
+                ops.push(op2(kept, Op::Add, var(old), var(change)));
+                kept
+            };
+            ops.push(TraceOp::Set { obj: objects[c.object].clone(), field: c.field, value: var(value) });
+        }
+        ops
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{readable, Trace};
+
+    fn s(x: &str) -> Symbol {
+        Symbol::intern(x)
+    }
+
+    /// BF's `[->>+<<]` on a tape of `cell`s: the counter at `tape`, the
+    /// cell two to the right.
+    fn copy_right() -> Skip {
+        let right = (s("r"), s("cell"));
+        Skip {
+            objects: vec![Path { var: s("tape"), links: vec![] }, Path { var: s("tape"), links: vec![right, right] }],
+            cells: vec![
+                SkipCell { object: 0, field: s("v"), step: -1, modulus: 256, reduced: true },
+                SkipCell { object: 1, field: s("v"), step: 1, modulus: 256, reduced: false },
+            ],
+            counter: 0,
+            same: vec![(0, 1, false)],
+            values: vec![],
+        }
+    }
+
+    #[test]
+    fn a_skip_walks_checks_and_steps_each_cell() {
+        let trace = Trace { ops: copy_right().ops(s("dispatch")), ..Trace::empty(s("dispatch")) };
+        expect_test::expect![[r#"
+            get(%w0,var(tape),r)
+            guard_class(var(%w0),cell,dispatch)
+            get(%w1,var(%w0),r)
+            guard_class(var(%w1),cell,dispatch)
+            op2(%same0,eq,var(tape),var(%w1))
+            guard_false(%same0,[],dispatch)
+            get(%x0,var(tape),v)
+            get(%x1,var(%w1),v)
+            op2(%less0,sub,var(%x0),const(1))
+            op2(%m0,mod,var(%less0),const(256))
+            op2(%moved0,ne,var(%m0),const(0))
+            op2(%by0,mul,var(%m0),const(-1))
+            op2(%sum0,add,var(%x0),var(%by0))
+            op2(%new0,mod,var(%sum0),const(256))
+            set(var(tape),v,var(%new0))
+            op2(%by1,mul,var(%m0),const(1))
+            op2(%sum1,add,var(%x1),var(%by1))
+            op2(%new1,mod,var(%sum1),const(256))
+            op2(%change1,sub,var(%new1),var(%x1))
+            op2(%change1,mul,var(%change1),var(%moved0))
+            op2(%kept1,add,var(%x1),var(%change1))
+            set(var(%w1),v,var(%kept1))
+            loop
+        "#]]
+        .assert_eq(&readable(&trace));
+    }
+
+    #[test]
+    fn temporaries_are_names_no_program_has() {
+        assert!(copy_right().fits());
+        assert!(is_temporary(temp(W, 0)));
+        assert!(is_temporary(s("%w0")));
+        assert!(!is_temporary(s("%w80")));
+        assert!(!is_temporary(s("w0")));
+        assert!(!is_temporary(s("tape")));
+    }
+}
