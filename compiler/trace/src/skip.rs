@@ -280,31 +280,30 @@ mod tests {
     fn a_skip_walks_checks_and_steps_each_cell() {
         let trace = Trace { ops: copy_right().ops(s("dispatch")), ..Trace::empty(s("dispatch")) };
         expect_test::expect![[r#"
-            get(%w0,var(tape),r)
-            guard_class(var(%w0),cell,dispatch)
-            get(%w1,var(%w0),r)
-            guard_class(var(%w1),cell,dispatch)
-            op2(%same0,eq,var(tape),var(%w1))
-            guard_false(%same0,[],dispatch)
-            get(%x0,var(tape),v)
-            get(%x1,var(%w1),v)
-            op2(%less0,sub,var(%x0),const(1))
-            op2(%m0,mod,var(%less0),const(256))
-            op2(%moved0,ne,var(%m0),const(0))
-            op2(%by0,mul,var(%m0),const(-1))
-            op2(%sum0,add,var(%x0),var(%by0))
-            op2(%new0,mod,var(%sum0),const(256))
-            set(var(tape),v,var(%new0))
-            op2(%by1,mul,var(%m0),const(1))
-            op2(%sum1,add,var(%x1),var(%by1))
-            op2(%new1,mod,var(%sum1),const(256))
-            op2(%change1,sub,var(%new1),var(%x1))
-            op2(%change1,mul,var(%change1),var(%moved0))
-            op2(%kept1,add,var(%x1),var(%change1))
-            set(var(%w1),v,var(%kept1))
-            loop
-        "#]]
-        .assert_eq(&readable(&trace));
+            '%w0' = tape.r
+            guard '%w0' is cell else resume at dispatch
+            '%w1' = '%w0'.r
+            guard '%w1' is cell else resume at dispatch
+            '%same0' = tape == '%w1'
+            guard not '%same0' else resume at dispatch
+            '%x0' = tape.v
+            '%x1' = '%w1'.v
+            '%less0' = '%x0' - 1
+            '%m0' = '%less0' % 256
+            '%moved0' = '%m0' != 0
+            '%by0' = '%m0' * -1
+            '%sum0' = '%x0' + '%by0'
+            '%new0' = '%sum0' % 256
+            tape.v = '%new0'
+            '%by1' = '%m0' * 1
+            '%sum1' = '%x1' + '%by1'
+            '%new1' = '%sum1' % 256
+            '%change1' = '%new1' - '%x1'
+            '%change1' = '%change1' * '%moved0'
+            '%kept1' = '%x1' + '%change1'
+            '%w1'.v = '%kept1'
+            loop"#]]
+        .assert_eq(&readable(&trace).lines().map(str::trim).collect::<Vec<_>>().join("\n"));
     }
 
     #[test]

@@ -933,6 +933,7 @@ impl<'p> Jit<'p> {
         let into_tier = if tier_end.is_none() { self.tier_at(base_graph) } else { None };
         let long = self.options.tier_bridge_positions;
         let mut cut = false;
+        let mut around = false;
         let this = &*self;
         let mut at = |l: Symbol, env: &Env, _: usize| {
             if let Some(&(_, tier)) = tier_end.as_ref().filter(|(t, _)| *t == l) {
@@ -960,6 +961,17 @@ impl<'p> Jit<'p> {
                     && !this.joins.is_join(base_graph, l)
             };
             if let Some(code) = this.linkable(&k, env).filter(|&c| !through(c)) {
+                // Round the loop around its own tree's loop, back at that
+                // loop's head, where a recording could do it at once: the
+                // loop around is left to the interpreter, whose hot spots
+                // there get it recorded as a loop that does so.
+                if this.options.skip_inner
+                    && this.loop_reached(code) == root
+                    && this.codes[code.0 as usize].skip.as_ref().is_some_and(|s| s.holds(env))
+                {
+                    around = true;
+                    return Arrival::Stop;
+                }
                 target = Some(code);
                 into_greens = !k.greens.is_empty();
                 target_key = Some(k);
@@ -1040,6 +1052,16 @@ impl<'p> Jit<'p> {
         };
         self.forget_irregular(&mut trace);
         let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
+        if around {
+            // No bridge: the exit stays one, so that the interpreter runs the
+            // loop around and counts its hot spots.
+            self.stats.left_around += 1;
+            self.exit_state(exit).refused = true;
+            self.log(format_args!(
+                "exit {index} of {parent_name} goes round a loop around its own, which it does at once: left to the interpreter"
+            ));
+            return Ok(Next::Interpret(block));
+        }
         // A link the loop assumed laid out in a row that is not (in this
         // run, any longer): no recording assumes it again, and a bridge
         // back into the loop means the loop would leave there round after

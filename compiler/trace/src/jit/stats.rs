@@ -197,6 +197,10 @@ pub struct Stats {
     /// Arrivals of recordings at the head of such a loop that did its
     /// iterations but the last there and went on ([`crate::skip`]).
     pub skipped: usize,
+    /// Exits whose way back to their own loop's head went round a loop
+    /// around it that can do it at once: given no bridge, so that the
+    /// interpreter gets the loop around recorded (`jit::recording`).
+    pub left_around: usize,
     /// Loop bodies optimized: a loop's once, or more where its first form
     /// did not skip (`jit::optimizing::peel_order`).
     pub loop_bodies: usize,
@@ -334,8 +338,8 @@ impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "traces:          {} ({} retraced, {} inner loops cut from outer recordings ({} sent to the worker, {} outer hot spots asked again once they were there), {} recorded again inside the loop they left, {} recorded again for links laid out otherwise, {} counted loops run to their end at once ({} times done at once by a recording around one), {} recorded again from their head)",
-            self.traces, self.retraces, self.inner_first, self.inner_sent, self.outer_asked, self.recorded_inside, self.relaid, self.fast_forwarded, self.skipped, self.reheaded
+            "traces:          {} ({} retraced, {} inner loops cut from outer recordings ({} sent to the worker, {} outer hot spots asked again once they were there), {} recorded again inside the loop they left, {} recorded again for links laid out otherwise, {} counted loops run to their end at once ({} times done at once by a recording around one, {} exits left to the interpreter for one), {} recorded again from their head)",
+            self.traces, self.retraces, self.inner_first, self.inner_sent, self.outer_asked, self.recorded_inside, self.relaid, self.fast_forwarded, self.skipped, self.left_around, self.reheaded
         )?;
         writeln!(f, "entry traces:    {}", self.entry_traces)?;
         writeln!(f, "bridges:         {}", self.bridges)?;

@@ -1171,7 +1171,10 @@ fn bf_env(text: &str) -> String {
 fn a_loop_recorded_going_out_of_an_inner_loop_is_recorded_again_inside() {
     let text = "++++++++++[>++++++++++[>++++++++++[>++++++++++[-]<-]<-]<-]>>>+.";
     let inner = text.find("[-]").expect("the inner loop") + 1;
-    let r = run("tests/corpus/interpreters/bf_tutorial.fg", Hint::AsWritten, "start", Some(&bf_env(text)), checked());
+    // (Its `[-]` not done at once by the loops around it, as an inner loop
+    // that does not run to its end at once.)
+    let options = Options { skip_inner: false, ..checked() };
+    let r = run("tests/corpus/interpreters/bf_tutorial.fg", Hint::AsWritten, "start", Some(&bf_env(text)), options);
     assert_eq!(r.output, "1\n");
     assert_eq!((r.stats.reheaded, r.stats.inner_first), (1, 1), "{}\n{}", r.stats, r.log);
     // The inner loop's hot spots: its `-` and its `]` (the loop may be
@@ -1196,11 +1199,14 @@ fn a_loop_recorded_going_out_of_an_inner_loop_is_recorded_again_inside() {
 /// those labels into the inner loop, not into the entry traces, whose
 /// checks would run at every round of the outer loop (the suite's
 /// `counters` 30 under the worker: 0.15 s every run, against 0.15-0.54
-/// when the bridges stopped there).
+/// when the bridges stopped there). With inner loops done at once by the
+/// loops around them (the next test), the `[-]` makes no nest of traces:
+/// here that is off, as for an inner loop that does not run to its end at
+/// once.
 #[test]
 fn bridges_round_a_nest_go_through_entry_traces_into_their_loop() {
     let text = "++++++++++[>++++++++++[>++++++++++[>++++++++++[-]<-]<-]<-]>>>+.";
-    let options = Options { threshold: 10, bridge_threshold: 40, ..checked() };
+    let options = Options { threshold: 10, bridge_threshold: 40, skip_inner: false, ..checked() };
     let r = run("tests/corpus/interpreters/bf_tutorial.fg", Hint::AsWritten, "start", Some(&bf_env(text)), options);
     assert_eq!(r.output, "1\n");
     let entries: Vec<&str> = r.stats.per_trace.iter().filter(|t| t.kind == "entry").map(|t| t.name.as_str()).collect();
@@ -1215,6 +1221,35 @@ fn bridges_round_a_nest_go_through_entry_traces_into_their_loop() {
             assert!(!entries.contains(&to), "a bridge jumps into entry trace {to}:\n{b}\n{}", r.stats);
         }
     }
+}
+
+/// The same nest with its `[-]` done at once by the loops around it
+/// (`crate::skip`). The `[-]`'s exit, whose way goes round the loop
+/// around back to the `[-]`'s head, gets no bridge: the interpreter runs
+/// the loop around, whose hot spots get it recorded; that recording
+/// arrives at the `[-]`'s head, whose code runs it to its end at once,
+/// records the skip there and the last round, and closes — so the loop
+/// around runs as machine code that does each `[-]` at once, and the
+/// `[-]`'s own trace runs a tenth of the rounds it runs without skips.
+#[test]
+fn an_inner_loop_that_runs_to_its_end_at_once_is_done_at_once_by_the_loop_around() {
+    let text = "++++++++++[>++++++++++[>++++++++++[>++++++++++[-]<-]<-]<-]>>>+.";
+    let clear = text.find("[-]").expect("the inner loop") + 1;
+    let path = "tests/corpus/interpreters/bf_tutorial.fg";
+    let r = run(path, Hint::AsWritten, "start", Some(&bf_env(text)), checked());
+    assert_eq!(r.output, "1\n");
+    assert!(r.stats.skipped >= 1 && r.stats.left_around >= 1, "{}\n{}", r.stats, r.log);
+    assert!(r.log.contains(&format!("the loop at dispatch[pc={clear}] done at once but its last round")), "{}", r.log);
+    let off = run(path, Hint::AsWritten, "start", Some(&bf_env(text)), Options { skip_inner: false, ..checked() });
+    assert_eq!(off.output, r.output);
+    assert_eq!((off.stats.skipped, off.stats.left_around), (0, 0), "{}", off.stats);
+    // The rounds the `[-]`'s own code ran, entered there or through entry
+    // traces into it.
+    let own = |s: &flowc_trace::jit::Stats| -> u64 {
+        let clears = |t: &&flowc_trace::jit::TraceReport| t.start == format!("dispatch[pc={clear}]");
+        s.per_trace.iter().filter(clears).map(|t| t.iterations).sum()
+    };
+    assert!(own(&r.stats) * 10 <= own(&off.stats), "{}\n{}", r.stats, off.stats);
 }
 
 /// The same in a plain nest of loops: the inner loop's back edge goes
