@@ -18,7 +18,8 @@
 //!   arguments.
 //!
 //! Guards carry resume data: for each frame from the base inwards, its
-//! variables in the interpreter's order (the start's, then new variables
+//! variables (not a skip's temporaries, [`crate::skip`]) in the
+//! interpreter's order (the start's, then new variables
 //! in the order the trace first writes them; a variable not yet written
 //! in the first iteration is unbound there and is not restored) and, for
 //! callers, the pending call. Calls the trace followed leave no call

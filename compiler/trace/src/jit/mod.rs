@@ -548,6 +548,9 @@ struct ExitState {
     held_back: bool,
     /// The iterations its tree's loop had run when it first failed.
     first_failed: Option<u64>,
+    /// Times its bridge was not made, to leave the loop around its loop to
+    /// the interpreter ([`recording::AROUND_TRIES`]).
+    left_around: u32,
 }
 
 #[derive(Default)]
@@ -1987,6 +1990,7 @@ impl<'p> Jit<'p> {
                 refused: false,
                 held_back: false,
                 first_failed: None,
+                left_around: 0,
             })
         })
     }

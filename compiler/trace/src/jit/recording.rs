@@ -16,6 +16,15 @@ type Pairs = Vec<(Symbol, Value)>;
 /// laid out otherwise ([`Jit::irregular`]).
 const RECORD_INSIDE: u32 = 3;
 
+/// How many times an exit's bridge is not made because it goes round the
+/// loop around its own loop, which a recording could do at once
+/// ([`crate::skip`]): the exit counts to the bridge threshold again each
+/// time while the interpreter runs the loop around, whose hot spot (at the
+/// JIT's threshold, 50 arrivals by default, against a bridge's 20
+/// failures) gets that loop recorded by the third. Where it does not (its
+/// recording given up), the fourth makes the bridge.
+pub(super) const AROUND_TRIES: u32 = 3;
+
 /// What became of an inner loop cut from a recording
 /// ([`Jit::install_inner_loop`]).
 enum Inner {
@@ -934,6 +943,7 @@ impl<'p> Jit<'p> {
         let long = self.options.tier_bridge_positions;
         let mut cut = false;
         let mut around = false;
+        let may_leave_around = self.exit_state(exit).left_around < AROUND_TRIES;
         let this = &*self;
         let mut at = |l: Symbol, env: &Env, _: usize| {
             if let Some(&(_, tier)) = tier_end.as_ref().filter(|(t, _)| *t == l) {
@@ -966,6 +976,7 @@ impl<'p> Jit<'p> {
                 // loop around is left to the interpreter, whose hot spots
                 // there get it recorded as a loop that does so.
                 if this.options.skip_inner
+                    && may_leave_around
                     && this.loop_reached(code) == root
                     && this.codes[code.0 as usize].skip.as_ref().is_some_and(|s| s.holds(env))
                 {
@@ -1053,10 +1064,12 @@ impl<'p> Jit<'p> {
         self.forget_irregular(&mut trace);
         let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
         if around {
-            // No bridge: the exit stays one, so that the interpreter runs the
-            // loop around and counts its hot spots.
+            // No bridge for now: the exit counts its failures again while
+            // the interpreter runs the loop around and counts its hot spots.
             self.stats.left_around += 1;
-            self.exit_state(exit).refused = true;
+            let state = self.exit_state(exit);
+            state.left_around += 1;
+            state.to_driver = 0;
             self.log(format_args!(
                 "exit {index} of {parent_name} goes round a loop around its own, which it does at once: left to the interpreter"
             ));

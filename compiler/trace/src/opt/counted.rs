@@ -660,6 +660,130 @@ resume r0 {
         flowc_passes::propagate::program_facts(&module)
     }
 
+    /// `[->+<]` on a tape of `cell`s as the JIT leaves it peeled: the
+    /// cell to the right found once, before the loop, its link back
+    /// checked to come back to the tape.
+    const COPY_RIGHT: &str = "trace 'copy.body'(v0:tape) {
+b0:
+    v1:r = get v0, r
+    guard_link v1, cell, r0 else grow
+    v2:l = get.object v1, l
+    guard_link v2, cell, r0 else grow
+    v3 = eq.word v2, v0
+    guard_true v3, r0 else left
+    jump b1
+b1 copy:
+    v4:x = get v0, v
+    v5:x = sub.word v4, 1
+    v6:x = mod.word v5, 256
+    set v0, v, v6
+    v7:y = get.object v1, v
+    v8:y = add.word v7, 1
+    v9:y = mod.word v8, 256
+    set.object v1, v, v9
+    v10:z = get v0, v
+    guard_true v10, r1 else next
+    jump b1
+resume r0 {
+    frame [tape = v0]
+}
+resume r1 {
+    frame [tape = v0]
+}
+}
+";
+
+    fn skip_of(text: &str) -> Option<crate::skip::Skip> {
+        let f = flowc_ir::parse::function("test.ir", text).expect("parses");
+        flowc_ir_checker::check(&f).expect("valid IR");
+        super::skip_of(&f, None)
+    }
+
+    #[test]
+    fn a_counted_loop_states_what_it_does_for_the_loops_around_it() {
+        // The counter at the tape, the cell to its right by a link, the
+        // link back to the tape, and the two cells two objects.
+        expect![[r#"
+            Some(
+                Skip {
+                    objects: [
+                        Path {
+                            var: "tape",
+                            links: [],
+                        },
+                        Path {
+                            var: "tape",
+                            links: [
+                                (
+                                    "r",
+                                    "cell",
+                                ),
+                            ],
+                        },
+                        Path {
+                            var: "tape",
+                            links: [
+                                (
+                                    "r",
+                                    "cell",
+                                ),
+                                (
+                                    "l",
+                                    "cell",
+                                ),
+                            ],
+                        },
+                    ],
+                    cells: [
+                        SkipCell {
+                            object: 0,
+                            field: "v",
+                            step: -1,
+                            modulus: 256,
+                            reduced: false,
+                        },
+                        SkipCell {
+                            object: 1,
+                            field: "v",
+                            step: 1,
+                            modulus: 256,
+                            reduced: false,
+                        },
+                    ],
+                    counter: 0,
+                    same: [
+                        (
+                            0,
+                            1,
+                            false,
+                        ),
+                        (
+                            2,
+                            0,
+                            true,
+                        ),
+                    ],
+                    values: [],
+                },
+            )"#]]
+        .assert_eq(&format!("{:#?}", skip_of(COPY_RIGHT)));
+        // The fields the transfer steps, on two parameters.
+        let transfer = skip_of(TRANSFER).expect("a skip");
+        assert_eq!((transfer.objects.len(), transfer.cells.len(), transfer.same.len()), (2, 2, 1));
+    }
+
+    #[test]
+    fn a_loop_whose_way_in_writes_a_link_states_nothing() {
+        // The way in relinks the tape: the walk at the loop's head would
+        // not find the cell the loop steps.
+        let relinked = COPY_RIGHT.replace("    jump b1\nb1 copy:", "    set v1, l, v0\n    jump b1\nb1 copy:");
+        assert!(skip_of(&relinked).is_none());
+        // A loop testing its counter before the step is done at once where
+        // entered, but states nothing (a recording's last round would not
+        // end it).
+        assert!(skip_of(&COPY_RIGHT.replace("v10:z = get v0, v\n    guard_true v10", "guard_true v4")).is_none());
+    }
+
     #[test]
     fn a_counted_loop_over_fields_skips_to_its_last_iteration() {
         // Where the loop is entered: m = (c - 1) mod 256 iterations at
