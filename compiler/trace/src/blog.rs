@@ -85,7 +85,9 @@ pub fn optimize(trace: &Trace) -> Trace {
             TraceOp::Set { obj, field, value } => {
                 out.push(TraceOp::Set { obj: presolve(obj, &penv), field: *field, value: presolve(value, &penv) });
             }
-            TraceOp::Enter { .. } | TraceOp::Leave { .. } | TraceOp::Call { .. } => out.push(op.clone()),
+            TraceOp::Enter { .. } | TraceOp::Leave { .. } | TraceOp::Call { .. } | TraceOp::Iterations(_) => {
+                out.push(op.clone())
+            }
             TraceOp::Guard { check, label, .. } => {
                 let resume = pairs(&penv);
                 match check {

@@ -220,6 +220,8 @@ pub fn exec(
             let v = resolve(value, env)?;
             objects::set(o, *field, v, immutable)?;
         }
+        // Counted work, nothing the program sees.
+        TraceOp::Iterations(_) => {}
         TraceOp::Guard { .. } | TraceOp::Enter { .. } | TraceOp::Leave { .. } | TraceOp::Call { .. } => {
             unreachable!("control operations are not executed by exec")
         }

@@ -249,7 +249,7 @@ fn base_writes(trace: &Trace) -> Vec<Symbol> {
             | TraceOp::New { dst, .. }
             | TraceOp::Get { dst, .. }
             | TraceOp::Call { dst, .. } => (depth == 0).then_some(*dst),
-            TraceOp::Set { .. } | TraceOp::Guard { .. } => None,
+            TraceOp::Set { .. } | TraceOp::Guard { .. } | TraceOp::Iterations(_) => None,
         };
         if let Some(d) = dst.filter(|d| !crate::skip::is_temporary(*d)) {
             if !out.contains(&d) {
@@ -654,6 +654,9 @@ fn emit(index: &ProgramIndex, b: &mut Builder, body: BlockId, frames: &mut Vec<F
         TraceOp::Set { obj, field, value } => {
             let (obj, value) = (frames[top].read(obj), frames[top].read(value));
             b.inst(body, InstKind::set(obj, *field, value), None);
+        }
+        TraceOp::Iterations(rounds) => {
+            b.inst(body, InstKind::Iterations(frames[top].read(rounds)), None);
         }
         TraceOp::Guard { check, label, .. } => {
             let f = &frames[top];

@@ -84,6 +84,9 @@ pub enum TraceOp {
         func: Symbol,
         args: Vec<Arg>,
     },
+    /// Rounds of a loop done at once ([`crate::skip`]), counted as work
+    /// run (the JIT's clock, `iterations` in the IR); does nothing else.
+    Iterations(Arg),
 }
 
 /// A recorded (or optimized) trace: its operations, then `loop`.
@@ -186,7 +189,10 @@ impl TraceOp {
             }
         }
         match self {
-            TraceOp::Op1 { arg: a, .. } | TraceOp::Get { obj: a, .. } | TraceOp::Leave { value: a } => arg(a, f),
+            TraceOp::Op1 { arg: a, .. }
+            | TraceOp::Get { obj: a, .. }
+            | TraceOp::Leave { value: a }
+            | TraceOp::Iterations(a) => arg(a, f),
             TraceOp::Op2 { lhs: a, rhs: b, .. } | TraceOp::Set { obj: a, value: b, .. } => {
                 arg(a, f);
                 arg(b, f);
@@ -219,6 +225,7 @@ impl TraceOp {
                 ("enter", vec![s(dst), s(func), Term::list(args.iter().map(arg_term).collect()), s(next)])
             }
             TraceOp::Leave { value } => ("leave", vec![arg_term(value)]),
+            TraceOp::Iterations(rounds) => ("iterations", vec![arg_term(rounds)]),
             TraceOp::Call { dst, func, args } => {
                 ("call", vec![s(dst), s(func), Term::list(args.iter().map(arg_term).collect())])
             }
@@ -297,6 +304,12 @@ pub fn readable(t: &Trace) -> String {
                 Some(Stmt::Set { obj: obj.clone(), field: *field, value: value.clone() })
             }
             TraceOp::Guard { .. } => None,
+            TraceOp::Iterations(rounds) => {
+                out.push_str("iterations ");
+                arg(&mut out, rounds);
+                out.push('\n');
+                continue;
+            }
             // Calls in the readable syntax's words: a followed call is the
             // `call` terminator the trace went through, its frame's end the
             // `return` it reached.
