@@ -112,9 +112,14 @@ impl<'p> Jit<'p> {
         // the hot spots of entry traces into them gone through.
         let mut skipped: Vec<Key> = Vec::new();
         let mut entered: Vec<Key> = Vec::new();
+        // Whether an arrival jumps back across the start, whatever the
+        // anchor: the head of a loop the recording started inside, which
+        // it does not do at once (it would go on past that loop's end).
+        let mut behind = Head::new(key, true);
         let mut at = |l: Symbol, env: &Env, ops: usize| {
             let Some(k) = stop_key(profiler, graph, g, l, env) else { return Arrival::Continue };
             let crossing = head.arrive(&k);
+            let back = behind.arrive(&k);
             if k == *key {
                 target = None;
                 return Arrival::Stop;
@@ -123,7 +128,7 @@ impl<'p> Jit<'p> {
             // first time, so that the recording arrives at the loop's head.
             let through = |c: TraceId| this.enters_skip(c) && !entered.contains(&k);
             match this.linkable(&k, env).filter(|&c| !through(c)) {
-                Some(code) => match this.skip_at(code, &k, l, env, &mut skipped) {
+                Some(code) => match (!back).then(|| this.skip_at(code, &k, l, env, &mut skipped)).flatten() {
                     Some(ops) => Arrival::Skip(ops),
                     None => {
                         target = Some(code);
