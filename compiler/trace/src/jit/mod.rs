@@ -610,6 +610,10 @@ pub struct Jit<'p> {
     /// one of them (an inner loop unrolled into the outer one). Traces call
     /// them as they call recursive ones.
     not_followed: HashSet<Symbol>,
+    /// Functions whose calls the code of one hot spot stopped following,
+    /// and the bridges of its tree: a call whose loop ran past
+    /// `unroll_limit` there ([`Jit::stop_following_at`]).
+    not_followed_at: HashSet<(Symbol, Key)>,
     /// Where links a loop assumed laid out in a row were found not to be
     /// ([`Jit::irregular_link`]): recordings no longer say where the
     /// links checked there lay, so no trace assumes it of them again.
@@ -1140,6 +1144,7 @@ impl<'p> Jit<'p> {
             watched,
             recursive,
             not_followed: HashSet::default(),
+            not_followed_at: HashSet::default(),
             followers: HashMap::default(),
             outer_waiting: HashMap::default(),
             raised: 1,
@@ -1201,7 +1206,7 @@ impl<'p> Jit<'p> {
     /// What the JIT did so far, per piece of code too.
     pub fn stats(&self) -> Stats {
         let mut s = self.stats.clone();
-        s.not_followed = self.not_followed.len();
+        s.not_followed = self.not_followed.len() + self.not_followed_at.len();
         let Some(cache) = &self.cache else { return s };
         s.code_size = cache.code_size();
         s.exits = cache.exit_count();
@@ -2362,10 +2367,12 @@ fn residual_calls<'a>(
     jit: &'a Jit,
     resolved: &'a Resolved,
     config: &'a Config,
+    key: Option<&'a Key>,
 ) -> impl FnMut(Symbol, usize, &[Value], &mut Heap) -> Option<Result<Value, RuntimeError>> + 'a {
     move |func, open, args, heap| {
         let deep = jit.recursive.contains(&func) && open >= jit.options.recursion_unroll;
-        if !deep && !jit.not_followed.contains(&func) && !jit.shared.hints.is_pure(func) {
+        let here = || key.is_some_and(|k| jit.not_followed_at.contains(&(func, k.clone())));
+        if !deep && !jit.not_followed.contains(&func) && !jit.shared.hints.is_pure(func) && !here() {
             return None;
         }
         let &graph = resolved.functions.get(&func)?;

@@ -166,7 +166,7 @@ impl<'p> Jit<'p> {
             }
         };
         let recorded = {
-            let mut residual = residual_calls(this, run.resolved, run.config);
+            let mut residual = residual_calls(this, run.resolved, run.config, Some(key));
             record_path(&this.shared.index, &[frame], label, &mut run.heap, this.limits(), &mut at, &mut residual)
         };
         self.stats.record_time += started.elapsed();
@@ -190,10 +190,17 @@ impl<'p> Jit<'p> {
                     TraceError::TooLong { limit, .. } => format!("no loop closed within {limit} operations"),
                     _ => e.to_string(),
                 };
+                let unrolled = matches!(e, TraceError::Unrolls { .. });
                 let (state, biggest) = e.suspended();
                 // Not an abort that counts when the next recording calls a
-                // function it followed: it may close then.
-                let counts = !self.stop_following(machine, biggest);
+                // function it followed: it may close then. A call whose
+                // loop ran past the limit is called instead by this hot
+                // spot's code alone ([`Jit::stop_following_at`]).
+                let calls = match (unrolled, biggest) {
+                    (true, Some(f)) => self.stop_following_at(machine, f, key.clone(), run.resolved),
+                    _ => self.stop_following(machine, biggest),
+                };
+                let counts = !calls;
                 self.abort_if(machine, key, &describe(key, run.resolved), &why, counts);
                 let block = machine.replace_top_keeping(stack, &state.frames, state.label)?;
                 return Ok(Next::Interpret(block));
@@ -747,6 +754,41 @@ impl<'p> Jit<'p> {
         true
     }
 
+    /// [`Jit::stop_following`] for the code of hot spot `key` alone (its
+    /// loop, entry traces and bridges): a call of `f` whose loop ran past
+    /// the unroll limit there. A BF interpreter's `move` by 265 cells,
+    /// once a round, where its other moves are a few cells: followed
+    /// nowhere, every trace called it (the run-length interpreter's
+    /// `digits 200`: 0.3 -> 2 s, in the runs where that came first).
+    /// Its code, if it followed `f`, is recorded again. Whether that is new.
+    pub(super) fn stop_following_at(
+        &mut self,
+        machine: &mut Machine,
+        f: Symbol,
+        key: Key,
+        resolved: &Resolved,
+    ) -> bool {
+        if self.recursive.contains(&f) || self.not_followed.contains(&f) {
+            return false;
+        }
+        if !self.not_followed_at.insert((f, key.clone())) {
+            return false;
+        }
+        self.log(format_args!(
+            "calls of {f} are not followed from now on by the code of {}: it calls it",
+            describe(&key, resolved)
+        ));
+        if self.followers.get(&f).is_some_and(|keys| keys.contains(&key)) {
+            self.record_key_again(machine, &key);
+        }
+        true
+    }
+
+    /// The hot spot whose code `code` is, if it is a hot spot's.
+    pub(super) fn key_of(&self, code: TraceId) -> Option<Key> {
+        self.keys.iter().find(|(_, kc)| kc.variants.contains(&code)).map(|(k, _)| k.clone())
+    }
+
     /// Drops hot spot `key`'s code from the key, which counts from zero
     /// and is recorded again at its threshold, the way recordings go now
     /// ([`Jit::stop_following`], [`Jit::megamorphic`]); the code itself
@@ -948,6 +990,8 @@ impl<'p> Jit<'p> {
         let long = self.options.tier_bridge_positions;
         let mut cut = false;
         let mut around = false;
+        // The hot spot whose code the bridge's tree grows from.
+        let root_key = self.key_of(root);
         let may_leave_around = self.exit_state(exit).left_around < AROUND_TRIES;
         let this = &*self;
         let mut at = |l: Symbol, env: &Env, _: usize| {
@@ -1024,7 +1068,7 @@ impl<'p> Jit<'p> {
                 Ok(Path::Stopped { trace, frame: frames[0].clone(), label: texit.label })
             }
             None => {
-                let mut residual = residual_calls(this, run.resolved, run.config);
+                let mut residual = residual_calls(this, run.resolved, run.config, root_key.as_ref());
                 record_path(
                     &this.shared.index,
                     &frames,
@@ -1056,10 +1100,25 @@ impl<'p> Jit<'p> {
             Err(e @ (TraceError::TooLong { .. } | TraceError::Unrolls { .. })) => {
                 self.stats.aborted += 1;
                 self.log(format_args!("abort bridge: {e}"));
+                let e_unrolled = matches!(e, TraceError::Unrolls { .. });
                 let (state, biggest) = e.suspended();
                 // Calling the function instead, the next try may get
-                // somewhere; else the exit stays one.
-                if !self.stop_following(machine, biggest) {
+                // somewhere; else the exit stays one: everywhere where the
+                // recording ran too long, where a call's loop ran past the
+                // limit only in the code of the tree's hot spot
+                // ([`Jit::stop_following_at`]). Not for a bridge of
+                // the dispatch tier's tree, which runs every position
+                // without code of its own, and so every call: a BF
+                // interpreter's `move` by 265 cells, once a round, where
+                // its other moves are a few cells, made every trace call
+                // `move` (the run-length interpreter's `digits 200`: 0.3
+                // -> 2 s, in the runs where that came before its loops).
+                let calls = match (&e_unrolled, biggest, &root_key) {
+                    _ if tier_end.is_some() => false,
+                    (true, Some(f), Some(k)) => self.stop_following_at(machine, f, k.clone(), run.resolved),
+                    _ => self.stop_following(machine, biggest),
+                };
+                if !calls {
                     self.exit_state(exit).refused = true;
                 }
                 let block = machine.replace_top(stack, &state.frames, state.label)?;

@@ -1252,6 +1252,66 @@ fn an_inner_loop_that_runs_to_its_end_at_once_is_done_at_once_by_the_loop_around
     assert!(own(&r.stats) * 10 <= own(&off.stats), "{}\n{}", r.stats, off.stats);
 }
 
+/// A function whose loop runs as many rounds as its argument says,
+/// called by one loop with 100 (past the unroll limit) and by another
+/// with 3: the first loop's code calls it, the second's still follows it
+/// (a BF interpreter's `move` by 265 cells in one place and a few in
+/// others: followed nowhere once one call ran long, every trace called
+/// it).
+#[test]
+fn a_call_that_unrolls_too_far_is_called_by_that_hot_spots_code_alone() {
+    let text = "entry start(n = 3000)
+function count(k):
+    s:
+        c = 0
+        goto loop
+    loop:
+        more = k > 0
+        if more goto step else goto out
+    step:
+        k = k - 1
+        c = c + 1
+        goto loop
+    out:
+        return c
+start:
+    i = 0
+    a = 0
+    goto long
+long:
+    more = i < n
+    if more goto long_body else goto short_start
+long_body:
+    x = call count(100) then long_next
+long_next:
+    a = a + x
+    i = i + 1
+    goto long
+short_start:
+    i = 0
+    goto short
+short:
+    more = i < n
+    if more goto short_body else goto done
+short_body:
+    y = call count(3) then short_next
+short_next:
+    a = a + y
+    i = i + 1
+    goto short
+done:
+    print_and_stop(a)
+";
+    let r = run_text("count.fg", text, Hint::AsWritten, "start", None, checked());
+    assert_eq!(r.output, "309000\n");
+    assert_eq!(r.stats.not_followed, 1, "{}\n{}", r.stats, r.log);
+    assert!(r.log.contains("calls of count are not followed from now on by the code of"), "{}", r.log);
+    let calls = |t: &&String| t.contains("call count");
+    assert!(r.traces.iter().any(|t| t.starts_with("trace long") && t.contains("call count")), "{}", r.traces.join(""));
+    let short: Vec<&String> = r.traces.iter().filter(|t| t.starts_with("trace short")).collect();
+    assert!(!short.is_empty() && !short.iter().any(calls), "{}", r.traces.join(""));
+}
+
 /// A counted loop written in the language, its cells fields of two
 /// objects, one of them holding a value outside its modulus the first
 /// time (`d.w = 100`, then `(w + 3) mod 7`): the loop around it does it
