@@ -183,8 +183,14 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>) -> Option<Skip> {
         Cell::Field(o, field) => (o, field),
         Cell::Phi(_) => return None,
     };
+    // Whether the first iteration has stepped the counter yet: only its
+    // new value's test is the loop's own.
+    let mut stepped_counter = false;
     for &b in &before {
         for &i in &f.blocks[b].insts {
+            if let InstKind::Set { obj: Operand::Value(o), field, .. } = &f.insts[i].kind {
+                stepped_counter |= (*o, *field) == counter;
+            }
             let InstKind::Guard { kind, .. } = &f.insts[i].kind else { continue };
             match kind {
                 // Each link's class is checked by the walk.
@@ -204,9 +210,11 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>) -> Option<Skip> {
                 GuardKind::True(Operand::Value(t)) | GuardKind::False(Operand::Value(t)) => {
                     let expected = matches!(kind, GuardKind::True(_));
                     match def_kind(f, *t) {
-                        // The first iteration's test of the counter.
+                        // The first iteration's test of its counter's new
+                        // value (a test of the value before it, not the
+                        // loop's, would say the loop may not run at all).
                         Some(InstKind::Get { obj: Operand::Value(o), field, .. })
-                            if expected && (*o, *field) == counter => {}
+                            if expected && stepped_counter && (*o, *field) == counter => {}
                         Some(InstKind::Op { op: Operator::Known(Op::Eq), args, .. }) => {
                             let (Operand::Value(a), Operand::Value(b)) = (&args[0], &args[1]) else { return None };
                             let (a, b) = (object(&mut skip, *a)?, object(&mut skip, *b)?);
@@ -778,6 +786,13 @@ resume r1 {
         // not find the cell the loop steps.
         let relinked = COPY_RIGHT.replace("    jump b1\nb1 copy:", "    set v1, l, v0\n    jump b1\nb1 copy:");
         assert!(skip_of(&relinked).is_none());
+        // A first iteration testing the counter before its step states
+        // nothing: the loop might not run from its head.
+        let tested_first = COPY_RIGHT.replace(
+            "    jump b1\nb1 copy:",
+            "    v11 = get v0, v\n    guard_true v11, r0 else next\n    jump b1\nb1 copy:",
+        );
+        assert!(skip_of(&tested_first).is_none());
         // A loop testing its counter before the step is done at once where
         // entered, but states nothing (a recording's last round would not
         // end it).
