@@ -84,8 +84,11 @@ pub struct Skip {
     /// started, and two stepped fields of one name on two objects.
     pub same: Vec<(usize, usize, bool)>,
     /// Variables of the frame the loop's code was made for these values
-    /// of (promoted there).
+    /// of (promoted there, or constant at its head).
     pub values: Vec<(Symbol, Value)>,
+    /// Variables of the frame the loop's code assumes objects of these
+    /// classes.
+    pub classes: Vec<(Symbol, Symbol)>,
 }
 
 /// The kinds of temporaries a skip writes, each numbered from 0 up to
@@ -177,6 +180,9 @@ impl Skip {
         if !self.values.iter().all(|(var, v)| env.get(var) == Some(v)) {
             return false;
         }
+        if !self.classes.iter().all(|(var, class)| env.get(var).is_some_and(|v| objects::is_class(v, *class))) {
+            return false;
+        }
         let Some(found) = self.objects_in(env) else { return false };
         self.cells.iter().all(|c| matches!(objects::get(&found[c.object], c.field), Ok(Value::Int(_) | Value::Big(_))))
     }
@@ -195,6 +201,9 @@ impl Skip {
         let guard = |check| TraceOp::Guard { check, resume: Vec::new(), label };
         for (var, v) in &self.values {
             ops.push(guard(Check::Value(*var, v.clone())));
+        }
+        for &(var, class) in &self.classes {
+            ops.push(guard(Check::Class(Arg::Var(var), class, true)));
         }
         // The walks, sharing the links they have in common.
         let mut read: Vec<(Arg, Symbol, Symbol)> = Vec::new();
@@ -279,6 +288,7 @@ mod tests {
             counter: 0,
             same: vec![(0, 1, false)],
             values: vec![],
+            classes: vec![(s("tape"), s("cell"))],
         }
     }
 
@@ -286,6 +296,7 @@ mod tests {
     fn a_skip_walks_checks_and_steps_each_cell() {
         let trace = Trace { ops: copy_right().ops(s("dispatch")), ..Trace::empty(s("dispatch")) };
         expect_test::expect![[r#"
+            guard tape is cell else resume at dispatch
             '%w0' = tape.r
             guard '%w0' is cell else resume at dispatch
             '%w1' = '%w0'.r

@@ -211,13 +211,18 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
         // Under `--fuel` too: a loop that skips iterations still ends (and
         // compiled code's fuel is counted per iteration run, [`crate::jit`]).
         let reads = fields_for(f);
-        opt::fast_forward(f, reads)
+        // What the loop does, stated from the loop as optimized, before
+        // the fast forward adds its reads of every cell ahead of it
+        // ([`opt::skip_of`]).
+        let skip = opt::skip_of(f, reads, &entry);
+        let skips = opt::fast_forward(f, reads);
+        (skips, skip.filter(|_| skips).map(Box::new))
     };
     let (first, then) = peel_order(opt::peels_when_invariant(&looped), links);
     let second = then.map(|_| looped.clone());
-    let mut skips = optimize(&mut looped, first);
+    let (mut skips, mut skip) = optimize(&mut looped, first);
     if let (false, Some(peel), Some(mut second)) = (skips, then, second) {
-        skips = optimize(&mut second, peel);
+        (skips, skip) = optimize(&mut second, peel);
         if skips || peel == opt::Peel::Always {
             looped = second;
         }
@@ -226,11 +231,10 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
         let (mut plain, _) = convert(false);
         shared.inspect(&plain, "conversion");
         let peel = if opt::peels_when_invariant(&plain) { opt::Peel::Always } else { opt::Peel::Never };
-        skips = optimize(&mut plain, peel);
+        (skips, skip) = optimize(&mut plain, peel);
         looped = plain;
     }
     shared.inspect(&looped, "optimization");
-    let skip = if skips { opt::skip_of(&looped, fields_for(&looped)).map(Box::new) } else { None };
     let pieces = vec![(looped, Kind::Body, 0), (preamble, Kind::Loop, trace.ops.len())];
     let (pieces, restarts) = compact_pieces(pieces, Vec::new(), shared.inspect);
     let shapes = pieces.iter().map(|(f, kind, recorded)| shape(f, kind, *recorded)).collect();

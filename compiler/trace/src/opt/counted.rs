@@ -130,13 +130,56 @@ pub fn fast_forward(f: &mut Function, fields: Option<&ProgramFacts>) -> bool {
 /// from the trace's parameters by links and guard nothing but those
 /// links, objects found to be one another, promoted parameters and the
 /// first iteration's test of the counter.
-pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>) -> Option<Skip> {
+///
+/// `f` is the loop as optimized before [`fast_forward`] (whose reads of
+/// every cell ahead of the loop would hide a cell the loop reads only
+/// after its test), and `entry` what its code assumes where it is entered,
+/// which the skip checks too: the head's constants, its parameters'
+/// classes; no virtual objects, and no integer range of a parameter the
+/// loop reads.
+pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopEntry) -> Option<Skip> {
+    use super::{Fact, Shape as AtHead};
     let lp = super::loop_block(f)?;
     let before = straight_way(f, lp)?;
     let shape = shape(f, lp)?;
     (!shape.tests_old).then_some(())?;
-    let mut skip =
-        Skip { objects: Vec::new(), cells: Vec::new(), counter: shape.counter, same: Vec::new(), values: Vec::new() };
+    let mut skip = Skip {
+        objects: Vec::new(),
+        cells: Vec::new(),
+        counter: shape.counter,
+        same: Vec::new(),
+        values: Vec::new(),
+        classes: Vec::new(),
+    };
+    // Every cell is read by the loop before its test: the skip reads
+    // nothing a round that leaves at once would not.
+    let insts = &f.blocks[lp].insts;
+    let guard_at = insts.iter().position(|&i| matches!(f.insts[i].kind, InstKind::Guard { .. }))?;
+    for first in &shape.first_read {
+        let at = first.and_then(|i| insts.iter().position(|&j| j == i));
+        at.filter(|&k| k < guard_at)?;
+    }
+    // What the code assumes where it is entered.
+    let read = |v: ValueId| {
+        f.layout
+            .iter()
+            .flat_map(|&b| f.blocks[b].phis.iter().chain(f.blocks[b].insts.iter()))
+            .any(|&i| f.insts[i].kind.operands().any(|o| *o == Operand::Value(v)))
+    };
+    for (name, shape) in &entry.vars {
+        match shape {
+            AtHead::Const(Value::Object(_)) | AtHead::Object(_) => return None,
+            AtHead::Const(c) => skip.values.push((*name, c.clone())),
+            AtHead::Input(k) => match &entry.inputs.get(*k)?.1 {
+                Fact::Any => {}
+                Fact::Class(c) => skip.classes.push((*name, *c)),
+                Fact::Int(..) => {
+                    let p = *f.params.get(*k)?;
+                    (!read(p)).then_some(())?;
+                }
+            },
+        }
+    }
     // The class each guard checks a value to be.
     let classes: HashMap<ValueId, Symbol> = f
         .layout
@@ -194,8 +237,15 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>) -> Option<Skip> {
             let InstKind::Guard { kind, .. } = &f.insts[i].kind else { continue };
             match kind {
                 // Each link's class is checked by the walk.
+                // A parameter's class is checked where the skip starts.
+                GuardKind::Class(Operand::Value(v), c) | GuardKind::Link(Operand::Value(v), c)
+                    if matches!(f.values[*v].def, ValueDef::Param(_)) =>
+                {
+                    skip.classes.push((param_name(f, *v)?, *c));
+                }
+                // A link's class is checked by the walk to it.
                 GuardKind::Class(Operand::Value(v), _) | GuardKind::Link(Operand::Value(v), _) => {
-                    path(f, &classes, *v)?;
+                    object(&mut skip, *v)?;
                 }
                 // Where a link lies is no matter of what the loop does.
                 GuardKind::At(..) => {}
@@ -701,10 +751,20 @@ resume r1 {
 }
 ";
 
+    /// The skip of loop trace `text`, entered with its parameters bound
+    /// to anything.
     fn skip_of(text: &str) -> Option<crate::skip::Skip> {
         let f = flowc_ir::parse::function("test.ir", text).expect("parses");
         flowc_ir_checker::check(&f).expect("valid IR");
-        super::skip_of(&f, None)
+        let names: Vec<flowc_lang::Symbol> = f.params.iter().map(|&p| f.values[p].name.expect("named")).collect();
+        let entry = crate::opt::LoopEntry {
+            anchor: f.name,
+            function: None,
+            vars: names.iter().enumerate().map(|(k, n)| (*n, crate::opt::Shape::Input(k))).collect(),
+            objects: Vec::new(),
+            inputs: names.iter().map(|n| (*n, crate::opt::Fact::Any)).collect(),
+        };
+        super::skip_of(&f, None, &entry)
     }
 
     #[test]
@@ -772,6 +832,7 @@ resume r1 {
                         ),
                     ],
                     values: [],
+                    classes: [],
                 },
             )"#]]
         .assert_eq(&format!("{:#?}", skip_of(COPY_RIGHT)));
