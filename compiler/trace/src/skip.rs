@@ -9,15 +9,17 @@
 //! *counter*) by -1, and the loop goes round again while the counter's
 //! new value is not 0 (BF's `[->+<]`). That statement is a [`Skip`]: the
 //! objects as [`Path`]s from variables, the stepped fields as
-//! [`SkipCell`]s, and the pairs of objects that must be different ones
-//! (two stepped fields of one name would otherwise be one cell).
+//! [`SkipCell`]s, the pairs of objects that must or must not be one
+//! (links that come back; two stepped fields of one name would otherwise
+//! be one cell), and what the loop's code assumes where it is entered
+//! (variables' values and classes), which the skip checks first.
 //!
 //! An outer loop's recording that arrives at the head of such a loop
 //! (where it would stop and jump into the loop's code) records instead
-//! the operations of [`Skip::ops`] and goes on recording: the walk to the
-//! objects with a class guard per link and a guard per pair that must
-//! differ (each leaving, on failure, at the head where the recording
-//! arrived, nothing changed yet), then `m = (c - 1) mod M` for counter
+//! the operations of [`Skip::ops`] and goes on recording: the checks of
+//! the entry's assumptions, the walk to the objects with a class guard
+//! per link and a guard per pair of objects (each leaving, on failure,
+//! at the head where the recording arrived, nothing changed yet), then `m = (c - 1) mod M` for counter
 //! `c` and each cell `x` set to `(x + k * m) mod M`: the `m` iterations
 //! before the last. The recording then follows the interpreter through
 //! the last iteration, which ends with the counter at 0 and leaves the
