@@ -991,7 +991,9 @@ impl<'p> Jit<'p> {
         let mut cut = false;
         let mut around = false;
         // The hot spot whose code the bridge's tree grows from.
-        let root_key = self.key_of(root);
+        // (Looked up only when some code calls a function so: a scan of
+        // the hot spots.)
+        let root_key = if self.not_followed_at.is_empty() { None } else { self.key_of(root) };
         let may_leave_around = self.exit_state(exit).left_around < AROUND_TRIES;
         let this = &*self;
         let mut at = |l: Symbol, env: &Env, _: usize| {
@@ -1113,9 +1115,10 @@ impl<'p> Jit<'p> {
                 // its other moves are a few cells, made every trace call
                 // `move` (the run-length interpreter's `digits 200`: 0.3
                 // -> 2 s, in the runs where that came before its loops).
-                let calls = match (&e_unrolled, biggest, &root_key) {
+                let root_key = root_key.or_else(|| self.key_of(root));
+                let calls = match (&e_unrolled, biggest, root_key) {
                     _ if tier_end.is_some() => false,
-                    (true, Some(f), Some(k)) => self.stop_following_at(machine, f, k.clone(), run.resolved),
+                    (true, Some(f), Some(k)) => self.stop_following_at(machine, f, k, run.resolved),
                     _ => self.stop_following(machine, biggest),
                 };
                 if !calls {
