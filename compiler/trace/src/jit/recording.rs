@@ -102,9 +102,13 @@ impl<'p> Jit<'p> {
         // Where the inner loop closed: the base frame's environment.
         let mut inner_end: Option<Env> = None;
         let this = &*self;
-        // Whether the recording jumped back across its start ([`Head`]),
-        // and the key it arrived at then.
-        let mut head = Head::new(key, anchor.as_ref().is_some_and(|a| a.turns > 0));
+        // Whether the recording jumped back across its start ([`Head`]):
+        // the head of a loop it started inside, which it does not do at
+        // once (it would go on past that loop's end), and, with turns
+        // left to an anchor, records from instead.
+        let mut head = Head::new(key, true);
+        let reanchors = anchor.as_ref().is_some_and(|a| a.turns > 0);
+        // The key it arrived at then.
         let mut rehead = None;
         let mut busy = false;
         let worker = run.worker.as_ref();
@@ -112,22 +116,22 @@ impl<'p> Jit<'p> {
         // the hot spots of entry traces into them gone through.
         let mut skipped: Vec<Key> = Vec::new();
         let mut entered: Vec<Key> = Vec::new();
-        // Whether an arrival jumps back across the start, whatever the
-        // anchor: the head of a loop the recording started inside, which
-        // it does not do at once (it would go on past that loop's end).
-        let mut behind = Head::new(key, true);
         let mut at = |l: Symbol, env: &Env, ops: usize| {
             let Some(k) = stop_key(profiler, graph, g, l, env) else { return Arrival::Continue };
-            let crossing = head.arrive(&k);
-            let back = behind.arrive(&k);
+            let back = head.arrive(&k);
+            let crossing = back && reanchors;
             if k == *key {
                 target = None;
                 return Arrival::Stop;
             }
             // An entry trace into a loop done at once is gone through the
             // first time, so that the recording arrives at the loop's head.
-            let through = |c: TraceId| this.enters_skip(c) && !entered.contains(&k);
-            match this.linkable(&k, env).filter(|&c| !through(c)) {
+            let code = this.linkable(&k, env);
+            if code.is_some_and(|c| this.enters_skip(c)) && !entered.contains(&k) {
+                entered.push(k);
+                return Arrival::Continue;
+            }
+            match code {
                 Some(code) => match (!back).then(|| this.skip_at(code, &k, l, env, &mut skipped)).flatten() {
                     Some(ops) => Arrival::Skip(ops),
                     None => {
@@ -146,10 +150,6 @@ impl<'p> Jit<'p> {
                     busy = this.on_its_way(worker, &k);
                     rehead = Some(k);
                     Arrival::Stop
-                }
-                None if this.linkable(&k, env).is_some() => {
-                    entered.push(k);
-                    Arrival::Continue
                 }
                 None => match passed_at.get(&k) {
                     Some(&i) => {
