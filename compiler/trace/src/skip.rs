@@ -21,7 +21,9 @@
 //! per link and a guard per pair of objects (each leaving, on failure,
 //! at the head where the recording arrived, nothing changed yet), then `m = (c - 1) mod M` for counter
 //! `c` and each cell `x` set to `(x + k * m) mod M`: the `m` iterations
-//! before the last. The recording then follows the interpreter through
+//! before the last (`x + m` or `x - m` for steps of 1 and -1; the
+//! counter's new value is `1 mod M` whatever it was, a constant the
+//! optimizer carries into the last round's test). The recording then follows the interpreter through
 //! the last iteration, which ends with the counter at 0 and leaves the
 //! loop, as it would have anyway — so the frame's variables after the
 //! loop are what the interpreter makes them, recorded as usual, and
@@ -250,19 +252,33 @@ impl Skip {
         }
         for (k, (c, &old)) in self.cells.iter().zip(&olds).enumerate() {
             let (by, sum, new) = (temp(BY, k), temp(SUM, k), temp(NEW, k));
-            ops.push(op2(by, Op::Mul, var(m), int(c.step)));
-            ops.push(op2(sum, Op::Add, var(old), var(by)));
-            ops.push(op2(new, Op::Mod, var(sum), int(c.modulus)));
+            let new = if k == self.counter {
+                // `(c - ((c - 1) mod M)) mod M` is `1 mod M` for every
+                // integer `c`: a constant, which the last round's test
+                // then folds.
+                int(1i64.rem_euclid(c.modulus))
+            } else {
+                match c.step {
+                    1 => ops.push(op2(sum, Op::Add, var(old), var(m))),
+                    -1 => ops.push(op2(sum, Op::Sub, var(old), var(m))),
+                    step => {
+                        ops.push(op2(by, Op::Mul, var(m), int(step)));
+                        ops.push(op2(sum, Op::Add, var(old), var(by)));
+                    }
+                }
+                ops.push(op2(new, Op::Mod, var(sum), int(c.modulus)));
+                var(new)
+            };
             let value = if c.reduced {
                 new
             } else {
                 let (change, kept) = (temp(CHANGE, k), temp(KEPT, k));
-                ops.push(op2(change, Op::Sub, var(new), var(old)));
+                ops.push(op2(change, Op::Sub, new, var(old)));
                 ops.push(op2(change, Op::Mul, var(change), var(moved)));
                 ops.push(op2(kept, Op::Add, var(old), var(change)));
-                kept
+                var(kept)
             };
-            ops.push(TraceOp::Set { obj: objects[c.object].clone(), field: c.field, value: var(value) });
+            ops.push(TraceOp::Set { obj: objects[c.object].clone(), field: c.field, value });
         }
         ops
     }
@@ -311,12 +327,8 @@ mod tests {
             '%m0' = '%less0' % 256
             iterations '%m0'
             '%moved0' = '%m0' != 0
-            '%by0' = '%m0' * -1
-            '%sum0' = '%x0' + '%by0'
-            '%new0' = '%sum0' % 256
-            tape.v = '%new0'
-            '%by1' = '%m0' * 1
-            '%sum1' = '%x1' + '%by1'
+            tape.v = 1
+            '%sum1' = '%x1' + '%m0'
             '%new1' = '%sum1' % 256
             '%change1' = '%new1' - '%x1'
             '%change1' = '%change1' * '%moved0'

@@ -605,15 +605,23 @@ fn emit(f: &mut Function, pre: BlockId, shape: &Shape, reduced: &[bool]) {
     // to be in [0, M) is its own reduction).
     let moved = (!reduced.iter().all(|&r| r)).then(|| e.op(Op::Ne, Form::Word, m.clone(), int(0)));
     for ((u, old), &reduced) in updates.iter().zip(olds).zip(reduced) {
-        let by = e.op(Op::Mul, Form::Word, m.clone(), int(u.step));
+        // `x + k*m`: an addition or a subtraction of `m` for steps of 1
+        // and -1 (in a loop's block the optimizer keeps `m * 1`).
+        let form = if reduced { Form::Word } else { Form::Int };
+        let sum = match u.step {
+            1 => e.op(Op::Add, form, old.clone(), m.clone()),
+            -1 => e.op(Op::Sub, form, old.clone(), m.clone()),
+            step => {
+                let by = e.op(Op::Mul, Form::Word, m.clone(), int(step));
+                e.op(Op::Add, form, old.clone(), by)
+            }
+        };
         if reduced {
-            let sum = e.op(Op::Add, Form::Word, old, by);
             let new = e.op(Op::Mod, Form::Word, sum, int(u.modulus));
             e.write(u.cell, pre, new);
             continue;
         }
         let moved = moved.clone().expect("a flag where a cell is not reduced");
-        let sum = e.op(Op::Add, Form::Int, old.clone(), by);
         let new = e.op(Op::Mod, Form::Int, sum, int(u.modulus));
         let change = e.op(Op::Sub, Form::Int, new, old.clone());
         let change = e.op(Op::Mul, Form::Int, change, moved);
@@ -877,20 +885,19 @@ resume r1 {
                 v15 = mul.word v12, v14
                 iterations v15
                 v16 = ne.word v15, 0
-                v17 = mul.word v15, -1
-                v18 = add.int v9, v17
-                v19 = mod.int v18, 256
-                v20 = sub.int v19, v9
-                v21 = mul.int v20, v16
-                v22 = add.int v9, v21
-                set v0, v, v22
-                v23 = mul.word v15, 3
-                v24 = add.int v10, v23
-                v25 = mod.int v24, 256
-                v26 = sub.int v25, v10
-                v27 = mul.int v26, v16
-                v28 = add.int v10, v27
-                set v1, v, v28
+                v17 = sub.int v9, v15
+                v18 = mod.int v17, 256
+                v19 = sub.int v18, v9
+                v20 = mul.int v19, v16
+                v21 = add.int v9, v20
+                set v0, v, v21
+                v22 = mul.word v15, 3
+                v23 = add.int v10, v22
+                v24 = mod.int v23, 256
+                v25 = sub.int v24, v10
+                v26 = mul.int v25, v16
+                v27 = add.int v10, v26
+                set v1, v, v27
                 jump b1
             b1 xfer:
                 v2:x = get v0, v
@@ -929,14 +936,13 @@ resume r1 {
                 v14 = sub.word 1, v13
                 v15 = mul.word v12, v14
                 iterations v15
-                v16 = mul.word v15, -1
-                v17 = add.word v9, v16
-                v18 = mod.word v17, 256
-                set v0, v, v18
-                v19 = mul.word v15, 3
-                v20 = add.word v10, v19
-                v21 = mod.word v20, 256
-                set v1, v, v21
+                v16 = sub.word v9, v15
+                v17 = mod.word v16, 256
+                set v0, v, v17
+                v18 = mul.word v15, 3
+                v19 = add.word v10, v18
+                v20 = mod.word v19, 256
+                set v1, v, v20
                 jump b1
         "#]]
         .assert_eq(skip);
@@ -971,9 +977,8 @@ resume r0 {
                 v5 = sub.word v1, 1
                 v6 = mod.word v5, 256
                 iterations v6
-                v7 = mul.word v6, -1
-                v8 = add.word v1, v7
-                v9 = mod.word v8, 256
+                v7 = sub.word v1, v6
+                v8 = mod.word v7, 256
                 jump b1
         "#]]
         .assert_eq(&with_facts[..with_facts.find("b1 clear").expect("the loop")]);
@@ -1077,20 +1082,19 @@ resume r0 {
                 v18 = mul.word v15, v17
                 iterations v18
                 v19 = ne.word v18, 0
-                v20 = mul.word v18, -1
-                v21 = add.int v10, v20
-                v22 = mod.int v21, 256
-                v23 = sub.int v22, v10
-                v24 = mul.int v23, v19
-                v25 = add.int v10, v24
-                set v0, v, v25
-                v26 = mul.word v18, 2
-                v27 = add.int v11, v26
-                v28 = mod.int v27, 256
-                v29 = sub.int v28, v11
-                v30 = mul.int v29, v19
-                v31 = add.int v11, v30
-                set v1, v, v31
+                v20 = sub.int v10, v18
+                v21 = mod.int v20, 256
+                v22 = sub.int v21, v10
+                v23 = mul.int v22, v19
+                v24 = add.int v10, v23
+                set v0, v, v24
+                v25 = mul.word v18, 2
+                v26 = add.int v11, v25
+                v27 = mod.int v26, 256
+                v28 = sub.int v27, v11
+                v29 = mul.int v28, v19
+                v30 = add.int v11, v29
+                set v1, v, v30
                 jump b1
             b1 top:
                 v2:z = get v0, v
@@ -1139,15 +1143,14 @@ resume r0 {
                 v6 = mod.int v5, 256
                 iterations v6
                 v7 = ne.word v6, 0
-                v8 = mul.word v6, -1
-                v9 = add.int v1, v8
-                v10 = mod.int v9, 256
-                v11 = sub.int v10, v1
-                v12 = mul.int v11, v7
-                v13 = add.int v1, v12
+                v8 = sub.int v1, v6
+                v9 = mod.int v8, 256
+                v10 = sub.int v9, v1
+                v11 = mul.int v10, v7
+                v12 = add.int v1, v11
                 jump b1
             b1 clear:
-                v2:v = phi [b0: v13, b1: v4]
+                v2:v = phi [b0: v12, b1: v4]
                 v3:v = sub.word v2, 1
                 v4:v = mod.word v3, 256
                 set v0, v, v4
@@ -1197,15 +1200,14 @@ resume r0 {
                 v8 = mul.word v6, v7
                 iterations v8
                 v9 = ne.word v8, 0
-                v10 = mul.word v8, -1
-                v11 = add.int v1, v10
-                v12 = mod.int v11, 256
-                v13 = sub.int v12, v1
-                v14 = mul.int v13, v9
-                v15 = add.int v1, v14
+                v10 = sub.int v1, v8
+                v11 = mod.int v10, 256
+                v12 = sub.int v11, v1
+                v13 = mul.int v12, v9
+                v14 = add.int v1, v13
                 jump b1
             b1 clear:
-                v2:v = phi [b0: v15, b1: v4]
+                v2:v = phi [b0: v14, b1: v4]
                 guard_true v2, r0 else next
                 v3:v = sub.word v2, 1
                 v4:v = mod.word v3, 256
@@ -1257,9 +1259,8 @@ resume r1 {
                 v7 = sub.word v3, 1
                 v8 = mod.word v7, 256
                 iterations v8
-                v9 = mul.word v8, -1
-                v10 = add.word v3, v9
-                v11 = mod.word v10, 256
+                v9 = sub.word v3, v8
+                v10 = mod.word v9, 256
                 jump b2
         "#]]
         .assert_eq(skip);

@@ -217,19 +217,19 @@ fn an_interpreters_position_tests_fold_in_its_loop() {
     expect![[r#"
 
         b2 dispatch:
-            v40:v = get.object v2, v
-            v41:v = add.word v40, 1
-            v42:v = mod.word v41, 256
-            set.object v2, v, v42
-            v43:v = get.object v6, v
-            v44:v = add.word v43, 2
-            v45:v = mod.word v44, 256
-            set.object v6, v, v45
-            v46:v = get v0, v
-            v47:v = sub.word v46, 1
-            v48:v = mod.word v47, 256
-            set v0, v, v48
-            guard_true v48, r1 else next
+            v38:v = get.object v2, v
+            v39:v = add.word v38, 1
+            v40:v = mod.word v39, 256
+            set.object v2, v, v40
+            v41:v = get.object v6, v
+            v42:v = add.word v41, 2
+            v43:v = mod.word v42, 256
+            set.object v6, v, v43
+            v44:v = get v0, v
+            v45:v = sub.word v44, 1
+            v46:v = mod.word v45, 256
+            set v0, v, v46
+            guard_true v46, r1 else next
             jump b2"#]]
     .assert_eq(lp);
 }
@@ -303,16 +303,16 @@ fn a_loop_that_runs_to_its_end_at_once_keeps_its_links() {
     expect![[r#"
 
         b2 dispatch:
-            v28:v = get v0, v
-            v29:v = sub.word v28, 1
-            v30:v = mod.word v29, 256
-            set v0, v, v30
-            v31:v = get.object v6, v
-            v32:v = add.word v31, 1
-            v33:v = mod.word v32, 256
-            set.object v6, v, v33
-            v34:v = get v0, v
-            guard_true v34, r1 else next
+            v26:v = get v0, v
+            v27:v = sub.word v26, 1
+            v28:v = mod.word v27, 256
+            set v0, v, v28
+            v29:v = get.object v6, v
+            v30:v = add.word v29, 1
+            v31:v = mod.word v30, 256
+            set.object v6, v, v31
+            v32:v = get v0, v
+            guard_true v32, r1 else next
             jump b2"#]]
     .assert_eq(loop_part(&r.traces));
 }
@@ -676,11 +676,11 @@ fn promoted_instruction_objects_leave_the_loop() {
     expect![[r#"
 
         b2 dispatch:
-            v14:v = phi [b1: v13, b2: v16]
-            v15:v = sub.word v14, 1
-            v16:v = mod.word v15, 256
-            set v0, v, v16
-            guard_true v16, r3 else next
+            v13:v = phi [b1: v12, b2: v15]
+            v14:v = sub.word v13, 1
+            v15:v = mod.word v14, 256
+            set v0, v, v15
+            guard_true v15, r3 else next
             jump b2"#]]
     .assert_eq(lp);
 }
