@@ -100,6 +100,12 @@ pub struct Asm {
     /// label a jump may reach, and at a call (the callee clobbers
     /// registers and the collector may rewrite frame words).
     holds: [Option<i32>; 16],
+    /// Frame words some results are never written to (the emitter's
+    /// unstored results), sorted: a load of one from memory reads
+    /// nothing the code wrote ([`Asm::loaded_unwritten`]).
+    unwritten: Vec<i32>,
+    /// Whether a load of such a word was written.
+    loaded_unwritten: bool,
 }
 
 impl Asm {
@@ -152,18 +158,44 @@ impl Asm {
         self.labels[l.0 as usize] = Some(self.offset());
     }
 
-    /// Binds `l` here, where every jump arrives with what the last
-    /// instruction stored still in its register (the caller knows): a
-    /// reload of that word right after stays left out.
-    pub fn bind_keeping_store(&mut self, l: Label) {
+    /// Binds `l` here, where every jump arrives with frame word `disp`
+    /// in `reg` (the caller knows: the last instruction stored it from
+    /// there, or left it unwritten there): a reload of that word right
+    /// after stays left out.
+    pub fn bind_holding(&mut self, l: Label, reg: Reg, disp: i32) {
         debug_assert!(self.labels[l.0 as usize].is_none(), "a label is bound once");
         self.labels[l.0 as usize] = Some(self.offset());
         // Only that register's word is known on every path.
-        let kept = self.last_store().filter(|&(base, _, _)| base == RSP);
+        self.stored = None;
         self.holds = [None; 16];
-        if let Some((_, disp, reg)) = kept {
-            self.holds[reg.0 as usize] = Some(disp);
+        self.holds[reg.0 as usize] = Some(disp);
+    }
+
+    /// Frame word `disp` is one no code writes: a load of it from memory
+    /// is noted ([`Asm::loaded_unwritten`]).
+    pub fn leave_unwritten(&mut self, disp: i32) {
+        if let Err(k) = self.unwritten.binary_search(&disp) {
+            self.unwritten.insert(k, disp);
         }
+    }
+
+    /// Register `r` holds frame word `disp`'s value, which is not
+    /// written there ([`Asm::leave_unwritten`]).
+    pub fn holds_unwritten(&mut self, r: Reg, disp: i32) {
+        self.written(disp);
+        self.holds[r.0 as usize] = Some(disp);
+    }
+
+    /// Notes a read of `[base + disp]` from memory.
+    fn note_load(&mut self, base: Reg, disp: i32) {
+        if base == RSP && self.unwritten.binary_search(&disp).is_ok() {
+            self.loaded_unwritten = true;
+        }
+    }
+
+    /// Whether code loads a word no code writes: the code is wrong then.
+    pub fn loaded_unwritten(&self) -> bool {
+        self.loaded_unwritten
     }
 
     /// A register known to hold frame word `[rsp + disp]`, if any.
@@ -254,6 +286,7 @@ impl Asm {
                 return;
             }
         }
+        self.note_load(base, disp);
         self.rex_w(dst, base);
         self.byte(0x8b);
         self.mem(dst.0, base, disp);
@@ -265,6 +298,7 @@ impl Asm {
 
     /// `mov dst32, dword [base + disp]` (zero-extended).
     pub fn load32(&mut self, dst: Reg, base: Reg, disp: i32) {
+        self.note_load(base, disp);
         if dst.0 >= 8 || base.0 >= 8 {
             self.byte(0x40 | ((dst.0 >> 3) << 2) | (base.0 >> 3));
         }
@@ -356,6 +390,7 @@ impl Asm {
     /// `op qword [base + disp], imm`: the immediate in a byte where it
     /// fits one (as [`Asm::alu_imm`]), else in four.
     pub fn alu_mem_imm(&mut self, op: Alu, base: Reg, disp: i32, imm: i32) {
+        self.note_load(base, disp);
         if base == RSP && op != Alu::Cmp {
             self.written(disp);
         }

@@ -43,7 +43,8 @@
 //! any value for `//` and `%`, a bump of the heap's run for `new` — and a
 //! slow path, out of line after the trace, that calls the runtime with
 //! the operands reloaded from their words. Any operation without an
-//! inline path goes to the runtime directly.
+//! inline path goes to the runtime directly. Each result is stored to its
+//! word but one only the next instruction reads ([`unstored_results`]).
 //!
 //! **Loop variables in registers.** The phis of a trace's loop block (up
 //! to four: r8-r11, which nothing else in a loop without calls uses) live
@@ -254,6 +255,19 @@ pub fn compile(
     if inherit.as_ref().is_some_and(|i| i.params.len() != f.params.len()) {
         return Err("a bridge taking other values than its exit stores");
     }
+    compile_with(env, f, facts, functions, inherit, true)
+}
+
+/// [`compile`], with results left unstored ([`unstored_results`]) or not.
+fn compile_with(
+    env: &mut Target,
+    f: &Function,
+    facts: &Shape,
+    functions: &Functions,
+    inherit: Option<Inherit>,
+    leave_unstored: bool,
+) -> Result<Compiled, &'static str> {
+    let traps_before = env.traps.as_ref().map(|t| t.len());
     let (words, scanned) = word_layout(f, &facts.small);
     // Room for the code of a typical operation and its cold paths.
     let insts = f.layout.iter().map(|&b| f.blocks[b].insts.len()).sum::<usize>();
@@ -299,8 +313,22 @@ pub fn compile(
         fused_links: Vec::new(),
         fused_returns: Vec::new(),
         remat: HashMap::default(),
+        leave_unstored,
+        unstored: Vec::new(),
+        unstored_now: None,
     };
     e.run()?;
+    if e.a.loaded_unwritten() {
+        // Some code loads a word left unwritten: every result stored.
+        debug_assert!(leave_unstored, "no word is left unwritten when every result is stored");
+        let inherit = e.inherit.take();
+        drop(e);
+        // The traps this attempt numbered are numbered again.
+        if let (Some(traps), Some(n)) = (env.traps.as_mut(), traps_before) {
+            traps.truncate(n);
+        }
+        return compile_with(env, f, facts, functions, inherit, false);
+    }
     let Emit { a, safepoints, own: frame, direct, body, exit_words, stubs, exits, slots, constants, fills, .. } = e;
     let code = a.finish().ok_or("a jump to nowhere")?;
     Ok(Compiled { code, exits, slots, constants, fills, safepoints, frame, direct, body, exit_words, stubs })
@@ -573,6 +601,52 @@ fn word_reads(f: &Function) -> Vec<u32> {
     reads
 }
 
+/// The results never written to their words (*unstored*): a value
+/// certainly a small integer (no collector reads its word) whose one
+/// read, in the whole trace, its records included, is an operand of the
+/// next instruction, computed by a word operation or a `get` and not a
+/// loop variable's next value. It is left in the register it was
+/// computed in, which the register cache then says holds its word, so
+/// the next instruction's load of it is left out: `v = get c, v; w =
+/// add.word v, 1; x = mod.word w, 256; set c, v, x` stored three words
+/// no one read (a BF `+`: 10 instructions, 3 of them those stores). The
+/// emitter checks that no code loads such a word from memory (a slow
+/// path reloading its operands, a label between); where one does,
+/// [`compile`] writes the trace again with every result stored. Sorted.
+fn unstored_results(f: &Function, small: &Small, to_regs: &[(flowc_ir::InstId, Reg)]) -> Vec<flowc_ir::InstId> {
+    let reads = word_reads(f);
+    let mut out = Vec::new();
+    for &b in &f.layout {
+        for w in f.blocks[b].insts.windows(2) {
+            let Some(v) = f.insts[w[0]].result else { continue };
+            let computed = matches!(
+                f.insts[w[0]].kind,
+                InstKind::Op { op: Operator::Known(_), form: Form::Word, .. } | InstKind::Get { .. }
+            );
+            // Read first: an operation loads its first operand into rax
+            // before the others, a `set` its value into rcx first.
+            let value = Operand::Value(v);
+            let read_next = match &f.insts[w[1]].kind {
+                InstKind::Op { args, .. } => args.first() == Some(&value),
+                InstKind::Set { value: x, .. } => *x == value,
+                InstKind::Guard { kind: GuardKind::True(x) | GuardKind::False(x), .. } => *x == value,
+                InstKind::Iterations(x) => *x == value,
+                _ => false,
+            };
+            if computed
+                && read_next
+                && reads[flowc_ir::ix(v)] == 1
+                && small.operand(&Operand::Value(v))
+                && !to_regs.iter().any(|&(i, _)| i == w[0])
+            {
+                out.push(w[0]);
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
 /// The links whose checks are fused ([`Emit::fused_link`]): a
 /// `get.object` (the first of the three instructions, listed here, sorted)
 /// whose result only the `guard_link` and the `guard_at` right after it
@@ -819,7 +893,7 @@ enum Cold {
     Split { at: Label, word: i32, slow: Label, back: Label, link_exit: Label, other_exit: Label, in_loop: bool },
 }
 
-struct Emit<'e, 'a> {
+struct Emit<'e, 'a, 'i> {
     a: Asm,
     env: &'e mut Target<'a>,
     f: &'e Function,
@@ -830,7 +904,7 @@ struct Emit<'e, 'a> {
     /// The first of the scratch words above the values' (phi moves).
     scratch: i32,
     /// A bridge's parent frame.
-    inherit: Option<Inherit<'e>>,
+    inherit: Option<Inherit<'i>>,
     /// By value: its word (offset from the stack pointer): its own, or for
     /// a parameter a bridge inherits, its parent's ([`word_layout`]).
     words: Vec<i32>,
@@ -897,9 +971,17 @@ struct Emit<'e, 'a> {
     /// The `guard_at` results whose words only exits write, by value:
     /// their base and distance ([`rematerialized`]).
     remat: HashMap<ValueId, (ValueId, i32)>,
+    /// Whether results may stay unstored ([`unstored_results`]): not
+    /// when writing a trace again after a load of such a word.
+    leave_unstored: bool,
+    /// The results left unstored ([`unstored_results`]).
+    unstored: Vec<flowc_ir::InstId>,
+    /// The word of the instruction being written's result, if it was
+    /// left unstored (in rax): for [`Emit::bind_back`].
+    unstored_now: Option<i32>,
 }
 
-impl Emit<'_, '_> {
+impl Emit<'_, '_, '_> {
     fn slot(&self, v: ValueId) -> i32 {
         self.words[flowc_ir::ix(v)]
     }
@@ -933,6 +1015,13 @@ impl Emit<'_, '_> {
         self.fused_links = fused_links(self.f);
         self.fused_returns = fused_returns(self.f);
         self.remat = rematerialized(self.f, &self.regs, &self.to_regs);
+        if self.leave_unstored {
+            self.unstored = unstored_results(self.f, &self.facts.small, &self.to_regs);
+            for &i in &self.unstored {
+                let v = self.f.insts[i].result.expect("an unstored result");
+                self.a.leave_unwritten(self.words[flowc_ir::ix(v)]);
+            }
+        }
         self.prologue();
         let f = self.f;
         for &b in &f.layout {
@@ -1145,6 +1234,7 @@ impl Emit<'_, '_> {
             let i = insts[k];
             self.objects_before = self.objects.len();
             self.site = self.f.sites.inst(i).map(|s| self.env.sites.number(s));
+            self.unstored_now = None;
             if self.fused_returns.binary_search(&i).is_ok()
                 && self.fused_return(i, insts[k + 1], insts[k + 2], insts[k + 3])
             {
@@ -1347,6 +1437,11 @@ impl Emit<'_, '_> {
     fn store_result(&mut self, i: flowc_ir::InstId, r: Reg) {
         if let Some(v) = self.f.insts[i].result.filter(|&v| self.remat_of(v).is_none()) {
             let s = self.slot(v);
+            if self.unstored.binary_search(&i).is_ok() {
+                self.a.holds_unwritten(r, s);
+                self.unstored_now = Some(s).filter(|_| r == RAX);
+                return;
+            }
             self.a.store(RSP, s, r);
         }
     }
@@ -1557,13 +1652,14 @@ impl Emit<'_, '_> {
         // The inline path ends storing its result from rax; a slow path
         // stores the runtime's result from rax to the same word and jumps
         // back with it there: rax holds the word on both.
-        let same = self.a.last_store().is_some_and(|(base, disp, reg)| {
-            base == RSP && reg == RAX && slow.iter().all(|&(at, result)| !self.a.jumped_to(at) || result == Some(disp))
-        });
-        if same {
-            self.a.bind_keeping_store(back);
-        } else {
-            self.a.bind(back);
+        // Or the inline path left its result unstored in rax.
+        let inline = match self.a.last_store() {
+            Some((base, disp, reg)) if base == RSP && reg == RAX => Some(disp),
+            _ => self.unstored_now.filter(|&disp| self.a.holder(disp) == Some(RAX)),
+        };
+        match inline.filter(|&disp| slow.iter().all(|&(at, result)| !self.a.jumped_to(at) || result == Some(disp))) {
+            Some(disp) => self.a.bind_holding(back, RAX, disp),
+            None => self.a.bind(back),
         }
     }
 

@@ -92,6 +92,62 @@ fn a_stored_value_comes_from_its_register() {
     assert!(!between.iter().any(|l| l.starts_with("mov rcx,[")), "{body:#?}");
 }
 
+/// A result only the next operation reads, as its first operand, is not
+/// written to its word: `add.word`'s sum goes on to the mask in rax,
+/// with no store between (the modulo's result, which the guard's record
+/// does not hold but the guard reads too, is stored).
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_result_only_the_next_operation_reads_stays_in_its_register() {
+    let body = loop_block(&listing());
+    let add = body.iter().position(|l| l == "add rax,2").expect("the increment");
+    assert!(body[add + 1].starts_with("and rax,"), "{body:#?}");
+    assert_eq!(run_baseline(TRACE_RUN, &[3]), vec![0]);
+}
+
+/// TRACE's loop over a plain integer: counts `n` up to 256 by 1 modulo
+/// 256, its sum unstored.
+const TRACE_RUN: &str = "trace up(v0:n) {
+b0:
+    jump b1
+b1 loop:
+    v1:n = phi [b0: v0, b1: v3]
+    v2:n = add.word v1, 1
+    v3:n = mod.word v2, 256
+    guard_true v3, r0 else out
+    jump b1
+resume r0 {
+    frame [n = v3]
+}
+}
+";
+
+/// A result left in rax for an operation whose slow path reads its
+/// operands back from their words (an `add` of integers not proven small
+/// overflows into the runtime): the code that would load a word never
+/// written is found, and the trace is written again with every result
+/// stored, so the slow path adds the right value.
+#[test]
+fn a_result_a_slow_path_reads_back_is_stored() {
+    const SLOW: &str = "trace slow(v0:a, v1:b) {
+b0:
+    v2:a = add.word v0, 1
+    v3:s = add.int v2, v1
+    v4:s = sub.int v3, v1
+    guard_false v4, r0 else out
+    jump b0
+resume r0 {
+    frame [s = v4]
+}
+}
+";
+    assert_eq!(run_baseline(SLOW, &[4, 5]), vec![5]);
+    // At the top of small integers, a + 1 + b overflows them: the runtime
+    // adds a + 1, read back from its word, to b, and takes b away again.
+    const TOP: i64 = (1 << 62) - 10;
+    assert_eq!(run_baseline(SLOW, &[TOP, 100]), vec![TOP + 1]);
+}
+
 /// A loop summing a countdown: two variables carried round it in phis,
 /// each given its next value after its last use.
 const COUNT: &str = "trace count(v0:n, v1:s) {
