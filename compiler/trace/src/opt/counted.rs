@@ -18,6 +18,12 @@
 //!   an old value, which leaves where the last iteration that passed it
 //!   wrote the value the phi then holds;
 //! - reads of an updated field after its update;
+//! - *constant cells*: fields whose last write in `L` stores an integer
+//!   constant `c` (BF's `[-]`, done at once inside: `[>+++[-]<-]`). A
+//!   round that starts with `c` there computes alike from it: values of
+//!   constants, guards that pass alike (the test of a loop inside done at
+//!   once), `iterations` of a constant (its rounds, counted per round),
+//!   writes of such values to the cell, then `c` again;
 //! - one `guard_true t`, `t` the *counter*'s value where the iteration
 //!   started (`while c { ... }`) or its new value (`do { ... } while c`),
 //!   the counter a cell whose step is -1 modulo its `M`.
@@ -52,6 +58,14 @@
 //! - A field a phi's value is kept in is written by the last iteration
 //!   before the guard, and no field of that name may be read before it
 //!   is written.
+//!
+//! A constant cell the loop reads before writing it must hold `c` where
+//! the loop is entered for the rounds to compute alike: the skip reads it
+//! there (where the loop's first read is) and skips nothing otherwise
+//! (`m * (x == c)`). It writes nothing there: each skipped round leaves
+//! `c`, which the cell holds already or, not read before written, which
+//! the last round writes. The rounds counted per round are counted too
+//! (`iterations m * k`).
 //!
 //! Two written fields of the same name on two objects could be one cell
 //! (the same object twice): then iterations do not compose as above. The
@@ -142,7 +156,7 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
     let lp = super::loop_block(f)?;
     let before = straight_way(f, lp)?;
     let shape = shape(f, lp)?;
-    (!shape.tests_old).then_some(())?;
+    (!shape.tests_old && shape.consts.is_empty() && shape.per_round == 0).then_some(())?;
     let mut skip = Skip {
         objects: Vec::new(),
         cells: Vec::new(),
@@ -334,6 +348,24 @@ enum Term {
     /// `(cell + k) mod M` (a field read after its write is what was
     /// written).
     Stepped(Cell, i64, i64),
+    /// An integer every iteration computes alike: from a *constant
+    /// cell*'s value (see [`ConstCell`]) and constants.
+    Const(i64),
+}
+
+/// A field every iteration leaves holding the same integer (its last
+/// write in the loop block stores that constant): BF's `[-]` inside a
+/// counted loop, done at once by the skip. Where the iteration starts it
+/// holds that integer — if the loop was entered with it there, which the
+/// skip checks when the loop reads it before writing it.
+#[derive(Clone, Copy, Debug)]
+struct ConstCell {
+    obj: ValueId,
+    field: Symbol,
+    value: i64,
+    /// The loop's first read of it before any write in the iteration, if
+    /// it has one (before the guard): the skip reads it there.
+    read: Option<InstId>,
 }
 
 /// The loop's updates, which one is the counter, and how it is tested.
@@ -346,9 +378,14 @@ struct Shape {
     /// Per update of a field, the loop's first read of it (before the
     /// guard), whose site the skip's read takes.
     first_read: Vec<Option<InstId>>,
-    /// The fields written: the updated fields, and the fields a phi's
-    /// new value is stored in.
+    /// The fields written: the updated fields, the fields a phi's new
+    /// value is stored in, and the constant cells.
     written: Vec<(ValueId, Symbol)>,
+    /// The fields every iteration leaves holding one integer.
+    consts: Vec<ConstCell>,
+    /// The rounds each iteration counts as run besides itself (the
+    /// `iterations` of a loop inside done at once, [`crate::skip`]).
+    per_round: i64,
 }
 
 /// The shape of loop block `lp` (see the module docs), if it has it.
@@ -372,9 +409,95 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
     // is first read (its skip reads it with that site).
     let mut old_reads: Vec<Symbol> = Vec::new();
     let mut first_read: Vec<(Cell, InstId)> = Vec::new();
+    // The constant cells: fields of objects from before the loop whose
+    // last write in the block stores an integer constant.
+    let mut consts: Vec<ConstCell> = Vec::new();
+    for &i in block.insts.iter().rev() {
+        if let InstKind::Set { obj: Operand::Value(o), field, value, .. } = &f.insts[i].kind {
+            if inside(*o) || consts.iter().any(|c| c.obj == *o && c.field == *field) {
+                continue;
+            }
+            let last = |c: &ConstCell| c.obj == *o && c.field == *field;
+            if let Operand::Const(Value::Int(k)) = value {
+                if k.unsigned_abs() < MAX_CONSTANT as u64 && !consts.iter().any(last) {
+                    consts.push(ConstCell { obj: *o, field: *field, value: *k, read: None });
+                }
+            } else {
+                // Marks the field as not constant: a placeholder never
+                // matched as a cell below.
+                consts.push(ConstCell { obj: *o, field: *field, value: i64::MIN, read: None });
+            }
+        }
+    }
+    consts.retain(|c| c.value != i64::MIN);
+    let const_cell = |o: ValueId, field: Symbol| consts.iter().position(|c| c.obj == o && c.field == field);
+    let mut const_reads: Vec<Option<InstId>> = vec![None; consts.len()];
+    let mut per_round: i64 = 0;
     for &i in block.insts.iter() {
         let r = f.insts[i].result;
+        let term_of = |terms: &HashMap<ValueId, Term>, o: &Operand| match o {
+            Operand::Value(v) => terms.get(v).copied(),
+            Operand::Const(Value::Int(k)) => Some(Term::Const(*k)),
+            Operand::Const(_) => None,
+        };
         match &f.insts[i].kind {
+            InstKind::Get { obj: Operand::Value(o), field, .. } if !inside(*o) && const_cell(*o, *field).is_some() => {
+                let term = match written.iter().find(|w| w.0 == *o && w.1 == *field) {
+                    Some(&(_, _, stored)) => stored,
+                    None => {
+                        // Read before any write of this iteration: what the
+                        // iteration before left, checked where the loop is
+                        // entered (so read before the guard).
+                        guard.is_none().then_some(())?;
+                        let k = const_cell(*o, *field)?;
+                        const_reads[k].get_or_insert(i);
+                        Term::Const(consts[k].value)
+                    }
+                };
+                terms.insert(r?, term);
+            }
+            InstKind::Op {
+                op: Operator::Known(op @ (Op::Add | Op::Sub | Op::Mod)),
+                form: Form::Int | Form::Word,
+                args,
+            } if matches!(args.first().and_then(|a| term_of(&terms, a)), Some(Term::Const(_))) => {
+                let (Some(Term::Const(x)), Operand::Const(Value::Int(k))) = (term_of(&terms, &args[0]), &args[1])
+                else {
+                    return None;
+                };
+                let value = match op {
+                    Op::Add => x.checked_add(*k)?,
+                    Op::Sub => x.checked_sub(*k)?,
+                    _ => {
+                        (*k > 0).then_some(())?;
+                        x.rem_euclid(*k)
+                    }
+                };
+                (value.unsigned_abs() < MAX_CONSTANT as u64).then_some(())?;
+                terms.insert(r?, Term::Const(value));
+            }
+            InstKind::Set { obj: Operand::Value(o), field, value, .. }
+                if !inside(*o) && const_cell(*o, *field).is_some() =>
+            {
+                let Some(stored @ Term::Const(_)) = term_of(&terms, value) else { return None };
+                match written.iter_mut().find(|w| w.0 == *o && w.1 == *field) {
+                    Some(w) => w.2 = stored,
+                    None => written.push((*o, *field, stored)),
+                }
+            }
+            // A test every iteration passes alike (a loop inside entered).
+            InstKind::Guard { kind: GuardKind::True(t) | GuardKind::False(t), .. }
+                if matches!(term_of(&terms, t), Some(Term::Const(_))) =>
+            {
+                let Some(Term::Const(k)) = term_of(&terms, t) else { unreachable!() };
+                let passes = matches!(f.insts[i].kind, InstKind::Guard { kind: GuardKind::True(_), .. }) == (k != 0);
+                passes.then_some(())?;
+            }
+            InstKind::Iterations(n) => {
+                let Some(Term::Const(k)) = term_of(&terms, n) else { return None };
+                (k >= 0).then_some(())?;
+                per_round = per_round.checked_add(k).filter(|&p| p < MAX_CONSTANT)?;
+            }
             InstKind::Get { obj: Operand::Value(o), field, .. } if !inside(*o) => {
                 let term = match written.iter().find(|w| w.0 == *o && w.1 == *field) {
                     Some(&(_, _, stored)) => stored,
@@ -465,7 +588,7 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
     let (cell, tests_old) = match tested {
         Term::Stepped(c, ..) => (c, false),
         Term::Old(c) => (c, true),
-        Term::Plus(..) => return None,
+        Term::Plus(..) | Term::Const(_) => return None,
     };
     let counter = updates.iter().position(|u| u.cell == cell)?;
     let u = updates[counter];
@@ -476,6 +599,10 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
         (k == u.step && m == u.modulus).then_some(())?;
     }
     let written = written.into_iter().map(|(o, field, _)| (o, field)).collect();
+    (consts.len() <= MAX_CELLS).then_some(())?;
+    for (c, read) in consts.iter_mut().zip(const_reads) {
+        c.read = read;
+    }
     let first_read = updates
         .iter()
         .map(|u| match u.cell {
@@ -483,7 +610,7 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
             Cell::Phi(_) => None,
         })
         .collect();
-    Some(Shape { updates, counter, tests_old, written, first_read })
+    Some(Shape { updates, counter, tests_old, written, first_read, consts, per_round })
 }
 
 /// The fields of objects read or written before loop `lp` is entered: on
@@ -598,8 +725,26 @@ fn emit(f: &mut Function, pre: BlockId, shape: &Shape, reduced: &[bool]) {
             }
         }
     }
-    // The JIT's clock counts the skipped iterations as run.
+    // Nothing skipped where a constant cell the loop reads before
+    // writing it does not hold its integer yet (where the loop's first
+    // read of it is, as far as an error's place goes).
+    for c in &shape.consts {
+        let Some(first) = c.read else { continue };
+        let x = e.inst(InstKind::get(Operand::Value(c.obj), c.field)).expect("a read");
+        let read = edit::def_inst(e.f, x).expect("a read's instruction");
+        if let Some(site) = e.f.sites.inst(first) {
+            e.f.sites.set_inst(read, site);
+        }
+        let holds = e.op(Op::Eq, Form::Generic, Operand::Value(x), int(c.value));
+        m = e.op(Op::Mul, Form::Word, m, holds);
+    }
+    // The JIT's clock counts the skipped iterations as run, and the
+    // rounds each of them counted.
     e.inst(InstKind::Iterations(m.clone()));
+    if shape.per_round > 0 {
+        let inside = e.op(Op::Mul, Form::Word, m.clone(), int(shape.per_round));
+        e.inst(InstKind::Iterations(inside));
+    }
     // A cell that skipped nothing keeps its value exactly, not reduced
     // modulo M: old + ((old + k*m) mod M - old) * (m != 0) (a cell known
     // to be in [0, M) is its own reduction).
@@ -1339,6 +1484,100 @@ resume r0 {
         flowc_passes::dce::function(&mut module, 0, true);
         let text = flowc_ir::print::function(&module.functions[0]);
         assert!(text.contains("    iterations v15\n"), "{text}");
+    }
+
+    /// BF's `[>++++++++++[-]<-]` as the JIT leaves its loop: each round
+    /// sets the cell to its right to 10, and does the `[-]` inside at
+    /// once (its test passed, its 9 rounds counted), leaving 0 there.
+    const CLEARS: &str = "trace 'clears.body'(v0:c, v1:d) {
+b0:
+    jump b1
+b1 clears:
+    v2:y = get v1, v
+    v3:y = add.word v2, 9
+    v4:y = mod.word v3, 256
+    v5:y = add.word v2, 10
+    v6:y = mod.word v5, 256
+    set v1, v, v6
+    guard_true v6, r0 else inner
+    iterations v4
+    set v1, v, 0
+    v7:x = get v0, v
+    v8:x = sub.word v7, 1
+    v9:x = mod.word v8, 256
+    set v0, v, v9
+    guard_true v9, r0 else next
+    jump b1
+resume r0 {
+    frame [c = v0, d = v1]
+}
+}
+";
+
+    #[test]
+    fn a_counted_loop_that_leaves_a_cell_at_a_constant_skips_where_it_holds_it() {
+        // A round that starts with 0 to the right does what the one
+        // before did: the skip checks the 0 is there where the loop is
+        // entered (else skips nothing), counts 9 rounds inside each, and
+        // leaves the cell as the rounds before left it.
+        expect![[r#"
+            trace 'clears.body'(v0:c, v1:d) {
+            b0:
+                v10 = get v0, v
+                v11 = sub.int v10, 1
+                v12 = mod.int v11, 256
+                v13 = eq.word v1, v0
+                v14 = sub.word 1, v13
+                v15 = mul.word v12, v14
+                v16 = get v1, v
+                v17 = eq v16, 0
+                v18 = mul.word v15, v17
+                iterations v18
+                v19 = mul.word v18, 9
+                iterations v19
+                v20 = ne.word v18, 0
+                v21 = sub.int v10, v18
+                v22 = mod.int v21, 256
+                v23 = sub.int v22, v10
+                v24 = mul.int v23, v20
+                v25 = add.int v10, v24
+                set v0, v, v25
+                jump b1
+            b1 clears:
+                v2:y = get v1, v
+                v3:y = add.word v2, 9
+                v4:y = mod.word v3, 256
+                v5:y = add.word v2, 10
+                v6:y = mod.word v5, 256
+                set v1, v, v6
+                guard_true v6, r0 else inner
+                iterations v4
+                set v1, v, 0
+                v7:x = get v0, v
+                v8:x = sub.word v7, 1
+                v9:x = mod.word v8, 256
+                set v0, v, v9
+                guard_true v9, r0 else next
+                jump b1
+            resume r0 {
+                frame [c = v0, d = v1]
+            }
+            }
+        "#]]
+        .assert_eq(&forwarded(CLEARS).expect("fast-forwarded"));
+        // No loop for the rounds around it to do at once (yet).
+        assert!(skip_of(CLEARS).is_none());
+    }
+
+    #[test]
+    fn a_cell_left_at_a_constant_only_where_each_round_passes_alike() {
+        // The loop inside never entered: every round leaves by that test.
+        assert_eq!(forwarded(&CLEARS.replace("add.word v2, 10", "add.word v2, 0")), None);
+        // The cell's last write is not a constant: it is no cell counted
+        // either (written twice).
+        assert_eq!(forwarded(&CLEARS.replace("set v1, v, 0", "set v1, v, v4")), None);
+        // Rounds counted from a value the shape does not know.
+        assert_eq!(forwarded(&CLEARS.replace("iterations v4", "iterations v0")), None);
     }
 
     #[test]

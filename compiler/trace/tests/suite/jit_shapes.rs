@@ -1360,6 +1360,60 @@ done:
     assert_eq!(off.output, r.output);
 }
 
+/// A counted loop whose rounds each run a counted loop inside to its end
+/// (BF's `[>++++++++++[-]<-]`, as `counters` nests them): each round
+/// leaves the inner cell at 0, the constant it started from, so the
+/// outer loop runs to its end at once too where it is entered. Its trace
+/// counts its rounds and theirs; the output is the interpreter's.
+#[test]
+fn a_counted_loop_around_a_loop_done_at_once_is_done_at_once() {
+    let text = "entry start(n = 3000)
+start:
+    c = new cell
+    d = new cell
+    d.v = 0
+    i = 0
+    s = 0
+    goto outer
+outer:
+    more = i < n
+    if more goto fill else goto done
+fill:
+    k = i % 200
+    k = k + 2
+    c.v = k
+    goto round
+round:
+    y = d.v
+    y = y + 10
+    y = y % 256
+    d.v = y
+    goto inner
+inner:
+    z = d.v
+    z = z - 1
+    z = z % 256
+    d.v = z
+    if z goto inner else goto next
+next:
+    x = c.v
+    x = x - 1
+    x = x % 256
+    c.v = x
+    if x goto round else goto after
+after:
+    s = s + k
+    i = i + 1
+    goto outer
+done:
+    print_and_stop(s)
+";
+    let r = run_text("nested.fg", text, Hint::AsWritten, "start", None, checked());
+    let counted = r.traces.iter().filter(|t| t.contains("iterations") && t.contains("eq ")).count();
+    assert!(counted >= 1, "a loop skips where its inner cell holds 0:\n{}", r.traces.join("\n"));
+    assert!(r.stats.fast_forwarded >= 2, "{}", r.stats);
+}
+
 /// The same in a plain nest of loops: the inner loop's back edge goes
 /// straight to its header, so the exit that finds the shorter way round
 /// is at the loop's own label (its bridge would be empty). Recorded
