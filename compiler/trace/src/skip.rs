@@ -36,6 +36,14 @@
 //! run-length interpreter's `digits 200` held bridges back as over the
 //! budget some runs and took 1-2.6 s instead of 0.3.
 //!
+//! A loop whose rounds each leave a field at one integer (a *constant
+//! cell*: BF's `[-]` inside it, itself done at once) states that field
+//! ([`SkipConst`]): its skip checks the field holds the integer where it
+//! starts, when the loop reads it before writing it (rounds that start
+//! with it there compute alike), and counts the rounds done at once
+//! inside each round (`iterations m * k`, [`Skip::per_round`]). So a
+//! nest of counted loops skips a level more at each recording around it.
+//!
 //! The skip's values live in *temporaries*, variables no program can
 //! name ([`is_temporary`]: their names start with `%`): the recorder
 //! drops them from the frame after the skip, and the conversion to IR
@@ -75,6 +83,20 @@ pub struct SkipCell {
     pub reduced: bool,
 }
 
+/// A field every round leaves holding one integer (a constant cell of
+/// [`crate::opt::fast_forward`]: BF's `[-]` inside the loop, itself done
+/// at once): rounds that start with it there compute alike.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkipConst {
+    /// The object, an index into [`Skip::objects`].
+    pub object: usize,
+    pub field: Symbol,
+    pub value: i64,
+    /// The loop reads it before writing it: the skip checks it holds
+    /// `value` where it starts.
+    pub read: bool,
+}
+
 /// What a counted loop does, without its code (module docs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Skip {
@@ -93,11 +115,16 @@ pub struct Skip {
     /// Variables of the frame the loop's code assumes objects of these
     /// classes.
     pub classes: Vec<(Symbol, Symbol)>,
+    /// The fields every round leaves holding one integer.
+    pub consts: Vec<SkipConst>,
+    /// The rounds each round counts as run besides itself (those of the
+    /// loops inside it, done at once).
+    pub per_round: i64,
 }
 
 /// The kinds of temporaries a skip writes, each numbered from 0 up to
 /// [`MOST_TEMPS`].
-const KINDS: [&str; 11] = ["w", "same", "x", "less", "m", "moved", "by", "sum", "new", "change", "kept"];
+const KINDS: [&str; 13] = ["w", "same", "x", "less", "m", "moved", "by", "sum", "new", "change", "kept", "c", "rounds"];
 const W: usize = 0;
 const SAME: usize = 1;
 const X: usize = 2;
@@ -109,6 +136,8 @@ const SUM: usize = 7;
 const NEW: usize = 8;
 const CHANGE: usize = 9;
 const KEPT: usize = 10;
+const CONST: usize = 11;
+const ROUNDS: usize = 12;
 
 /// How many temporaries of one kind a skip may write: a skip has at most
 /// this many links to walk, cells, and pairs of objects to tell apart.
@@ -188,13 +217,26 @@ impl Skip {
             return false;
         }
         let Some(found) = self.objects_in(env) else { return false };
-        self.cells.iter().all(|c| matches!(objects::get(&found[c.object], c.field), Ok(Value::Int(_) | Value::Big(_))))
+        let consts_hold = self
+            .consts
+            .iter()
+            .filter(|c| c.read)
+            .all(|c| objects::get(&found[c.object], c.field) == Ok(Value::Int(c.value)));
+        consts_hold
+            && self
+                .cells
+                .iter()
+                .all(|c| matches!(objects::get(&found[c.object], c.field), Ok(Value::Int(_) | Value::Big(_))))
     }
 
     /// Whether the skip fits the temporaries ([`MOST_TEMPS`] of a kind).
     pub fn fits(&self) -> bool {
         let links: usize = self.objects.iter().map(|p| p.links.len()).sum();
-        !self.cells.is_empty() && links <= MOST_TEMPS && self.cells.len() <= MOST_TEMPS && self.same.len() <= MOST_TEMPS
+        !self.cells.is_empty()
+            && links <= MOST_TEMPS
+            && self.cells.len() <= MOST_TEMPS
+            && self.same.len() <= MOST_TEMPS
+            && self.consts.len() <= MOST_TEMPS
     }
 
     /// The operations that do all iterations but the last, for a
@@ -235,6 +277,12 @@ impl Skip {
             ops.push(op2(same, Op::Eq, objects[a].clone(), objects[b].clone()));
             ops.push(guard(if expected { Check::True(same) } else { Check::False(same) }));
         }
+        // The constant cells the rounds start from.
+        for (k, c) in self.consts.iter().enumerate().filter(|(_, c)| c.read) {
+            let x = temp(CONST, k);
+            ops.push(TraceOp::Get { dst: x, obj: objects[c.object].clone(), field: c.field });
+            ops.push(guard(Check::Value(x, Value::Int(c.value))));
+        }
         // Every cell's value before the skip, then m.
         let olds: Vec<Symbol> = (0..self.cells.len()).map(|k| temp(X, k)).collect();
         for (c, &old) in self.cells.iter().zip(&olds) {
@@ -246,6 +294,11 @@ impl Skip {
         ops.push(op2(m, Op::Mod, var(less), int(counter.modulus)));
         // The JIT's clock counts the rounds done at once as work run.
         ops.push(TraceOp::Iterations(var(m)));
+        if self.per_round > 0 {
+            let rounds = temp(ROUNDS, 0);
+            ops.push(op2(rounds, Op::Mul, var(m), int(self.per_round)));
+            ops.push(TraceOp::Iterations(var(rounds)));
+        }
         let moved = temp(MOVED, 0);
         if self.cells.iter().any(|c| !c.reduced) {
             ops.push(op2(moved, Op::Ne, var(m), int(0)));
@@ -307,6 +360,8 @@ mod tests {
             same: vec![(0, 1, false)],
             values: vec![],
             classes: vec![(s("tape"), s("cell"))],
+            consts: vec![],
+            per_round: 0,
         }
     }
 
@@ -334,6 +389,35 @@ mod tests {
             '%change1' = '%change1' * '%moved0'
             '%kept1' = '%x1' + '%change1'
             '%w1'.v = '%kept1'
+            loop"#]]
+        .assert_eq(&readable(&trace).lines().map(str::trim).collect::<Vec<_>>().join("\n"));
+    }
+
+    #[test]
+    fn a_skip_checks_the_constant_cells_it_starts_from_and_counts_the_rounds_inside() {
+        // `[->>[-]<<]` with a `+` run before the `[-]`: the cell two to
+        // the right holds 0 where each round starts; 5 rounds inside.
+        let mut skip = copy_right();
+        skip.cells.truncate(1);
+        skip.same.clear();
+        skip.consts = vec![SkipConst { object: 1, field: s("v"), value: 0, read: true }];
+        skip.per_round = 5;
+        let trace = Trace { ops: skip.ops(s("dispatch")), ..Trace::empty(s("dispatch")) };
+        expect_test::expect![[r#"
+            guard tape is cell else resume at dispatch
+            '%w0' = tape.r
+            guard '%w0' is cell else resume at dispatch
+            '%w1' = '%w0'.r
+            guard '%w1' is cell else resume at dispatch
+            '%c0' = '%w1'.v
+            guard '%c0' == 0 else resume at dispatch
+            '%x0' = tape.v
+            '%less0' = '%x0' - 1
+            '%m0' = '%less0' % 256
+            iterations '%m0'
+            '%rounds0' = '%m0' * 5
+            iterations '%rounds0'
+            tape.v = 1
             loop"#]]
         .assert_eq(&readable(&trace).lines().map(str::trim).collect::<Vec<_>>().join("\n"));
     }

@@ -92,7 +92,7 @@ use flowc_passes::propagate::ProgramFacts;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::skip::{Path, Skip, SkipCell};
+use crate::skip::{Path, Skip, SkipCell, SkipConst};
 
 /// Steps and moduli up to this size: `k * m` and `x + k * m` stay far
 /// inside a machine word.
@@ -156,7 +156,7 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
     let lp = super::loop_block(f)?;
     let before = straight_way(f, lp)?;
     let shape = shape(f, lp)?;
-    (!shape.tests_old && shape.consts.is_empty() && shape.per_round == 0).then_some(())?;
+    (!shape.tests_old).then_some(())?;
     let mut skip = Skip {
         objects: Vec::new(),
         cells: Vec::new(),
@@ -164,11 +164,14 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
         same: Vec::new(),
         values: Vec::new(),
         classes: Vec::new(),
+        consts: Vec::new(),
+        per_round: shape.per_round,
     };
     // Every cell is read by the loop before its test: the skip reads
-    // nothing a round that leaves at once would not.
+    // nothing a round that leaves at once would not. (Guards before it
+    // on constant cells pass alike where the skip holds.)
     let insts = &f.blocks[lp].insts;
-    let guard_at = insts.iter().position(|&i| matches!(f.insts[i].kind, InstKind::Guard { .. }))?;
+    let guard_at = insts.iter().position(|&i| i == shape.test)?;
     for first in &shape.first_read {
         let at = first.and_then(|i| insts.iter().position(|&j| j == i));
         at.filter(|&k| k < guard_at)?;
@@ -225,6 +228,11 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
         let reduced = reduced(f, u, lp, &[], fields);
         skip.cells.push(SkipCell { object: k, field, step: u.step, modulus: u.modulus, reduced });
     }
+    for c in &shape.consts {
+        let k = object(&mut skip, c.obj)?;
+        by_value.push((c.obj, k));
+        skip.consts.push(SkipConst { object: k, field: c.field, value: c.value, read: c.read.is_some() });
+    }
     // Two stepped fields of one name on two values must be two cells.
     for (i, &(o1, f1)) in shape.written.iter().enumerate() {
         for &(o2, f2) in &shape.written[i + 1..] {
@@ -243,12 +251,67 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
     // Whether the first iteration has stepped the counter yet: only its
     // new value's test is the loop's own.
     let mut stepped_counter = false;
+    // The first iteration's values computed from constant cells (which
+    // the skip checks) and constants, and what it wrote to those cells.
+    let mut known: HashMap<ValueId, i64> = HashMap::default();
+    let mut wrote: Vec<((ValueId, Symbol), Option<i64>)> = Vec::new();
+    let const_of = |o: ValueId, field: Symbol| shape.consts.iter().find(|c| c.obj == o && c.field == field);
     for &b in &before {
         for &i in &f.blocks[b].insts {
             if let InstKind::Set { obj: Operand::Value(o), field, .. } = &f.insts[i].kind {
                 stepped_counter |= (*o, *field) == counter;
             }
+            let value_of = |known: &HashMap<ValueId, i64>, x: &Operand| match x {
+                Operand::Value(v) => known.get(v).copied(),
+                Operand::Const(Value::Int(k)) => Some(*k),
+                Operand::Const(_) => None,
+            };
+            match (&f.insts[i].kind, f.insts[i].result) {
+                (InstKind::Get { obj: Operand::Value(o), field, .. }, Some(r)) => {
+                    let now = match wrote.iter().find(|w| w.0 == (*o, *field)) {
+                        Some(&(_, k)) => k,
+                        None => const_of(*o, *field).filter(|c| c.read.is_some()).map(|c| c.value),
+                    };
+                    if let Some(k) = now {
+                        known.insert(r, k);
+                    }
+                }
+                (InstKind::Set { obj: Operand::Value(o), field, value, .. }, _) if const_of(*o, *field).is_some() => {
+                    let k = value_of(&known, value);
+                    match wrote.iter_mut().find(|w| w.0 == (*o, *field)) {
+                        Some(w) => w.1 = k,
+                        None => wrote.push(((*o, *field), k)),
+                    }
+                }
+                (InstKind::Op { op: Operator::Known(op @ (Op::Add | Op::Sub | Op::Mod)), args, .. }, Some(r)) => {
+                    if let (Some(x), Operand::Const(Value::Int(k))) = (value_of(&known, &args[0]), &args[1]) {
+                        let value = match op {
+                            Op::Add => x.checked_add(*k),
+                            Op::Sub => x.checked_sub(*k),
+                            _ => (*k > 0).then(|| x.rem_euclid(*k)),
+                        };
+                        if let Some(v) = value {
+                            known.insert(r, v);
+                        }
+                    }
+                }
+                _ => {}
+            }
             let InstKind::Guard { kind, .. } = &f.insts[i].kind else { continue };
+            // A test the first iteration passes alike where the skip
+            // holds (a loop inside entered).
+            let decided = match kind {
+                GuardKind::True(t) => value_of(&known, t).map(|k| k != 0),
+                GuardKind::False(t) => value_of(&known, t).map(|k| k == 0),
+                GuardKind::Value(t, Value::Int(c)) => value_of(&known, t).map(|k| k == *c),
+                GuardKind::Int(t, lo, hi) => value_of(&known, t).map(|k| *lo <= k && k <= *hi),
+                _ => None,
+            };
+            match decided {
+                Some(true) => continue,
+                Some(false) => return None,
+                None => {}
+            }
             match kind {
                 // Each link's class is checked by the walk.
                 // A parameter's class is checked where the skip starts.
@@ -293,7 +356,7 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
     }
     // The first iteration changes no link the walks read, nor makes
     // objects or calls: the walks at the head find what the loop works on.
-    let stepped: Vec<Symbol> = skip.cells.iter().map(|c| c.field).collect();
+    let stepped: Vec<Symbol> = skip.cells.iter().map(|c| c.field).chain(skip.consts.iter().map(|c| c.field)).collect();
     let quiet = before.iter().flat_map(|&b| f.blocks[b].insts.iter()).all(|&i| match &f.insts[i].kind {
         InstKind::Set { field, .. } => stepped.contains(field),
         InstKind::New(_) | InstKind::Call { .. } => false,
@@ -383,6 +446,8 @@ struct Shape {
     written: Vec<(ValueId, Symbol)>,
     /// The fields every iteration leaves holding one integer.
     consts: Vec<ConstCell>,
+    /// The loop's test: the guard of the counter.
+    test: InstId,
     /// The rounds each iteration counts as run besides itself (the
     /// `iterations` of a loop inside done at once, [`crate::skip`]).
     per_round: i64,
@@ -405,6 +470,7 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
     // written before the loop (set where it starts).
     let mut set_before: Option<rustc_hash::FxHashSet<(ValueId, Symbol)>> = None;
     let mut guard: Option<Term> = None;
+    let mut test: Option<InstId> = None;
     // The fields read before they are written, and where each field cell
     // is first read (its skip reads it with that site).
     let mut old_reads: Vec<Symbol> = Vec::new();
@@ -560,8 +626,19 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
                 }
                 written.push((*o, *field, stored));
             }
+            InstKind::Guard { kind: GuardKind::Value(t, Value::Int(k)) | GuardKind::Int(t, k, _), .. }
+                if matches!(term_of(&terms, t), Some(Term::Const(_))) =>
+            {
+                let Some(Term::Const(x)) = term_of(&terms, t) else { unreachable!() };
+                let hi = match &f.insts[i].kind {
+                    InstKind::Guard { kind: GuardKind::Int(_, _, hi), .. } => *hi,
+                    _ => *k,
+                };
+                (*k <= x && x <= hi).then_some(())?;
+            }
             InstKind::Guard { kind: GuardKind::True(Operand::Value(t)), .. } if guard.is_none() => {
                 guard = Some(terms.get(t).copied()?);
+                test = Some(i);
             }
             _ => return None,
         }
@@ -610,7 +687,7 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
             Cell::Phi(_) => None,
         })
         .collect();
-    Some(Shape { updates, counter, tests_old, written, first_read, consts, per_round })
+    Some(Shape { updates, counter, tests_old, written, first_read, consts, test: test?, per_round })
 }
 
 /// The fields of objects read or written before loop `lp` is entered: on
@@ -986,6 +1063,8 @@ resume r1 {
                     ],
                     values: [],
                     classes: [],
+                    consts: [],
+                    per_round: 0,
                 },
             )"#]]
         .assert_eq(&format!("{:#?}", skip_of(COPY_RIGHT)));
@@ -1565,8 +1644,14 @@ resume r0 {
             }
         "#]]
         .assert_eq(&forwarded(CLEARS).expect("fast-forwarded"));
-        // No loop for the rounds around it to do at once (yet).
-        assert!(skip_of(CLEARS).is_none());
+        // What it states for the loops around it: the cell to the right
+        // holds 0 where it starts, and each round counts 9 inside.
+        let skip = skip_of(CLEARS).expect("a skip");
+        assert_eq!(skip.per_round, 9);
+        assert_eq!(
+            skip.consts,
+            vec![crate::skip::SkipConst { object: 1, field: flowc_lang::Symbol::intern("v"), value: 0, read: true }]
+        );
     }
 
     #[test]

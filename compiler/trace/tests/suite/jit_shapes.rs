@@ -1363,8 +1363,9 @@ done:
 /// A counted loop whose rounds each run a counted loop inside to its end
 /// (BF's `[>++++++++++[-]<-]`, as `counters` nests them): each round
 /// leaves the inner cell at 0, the constant it started from, so the
-/// outer loop runs to its end at once too where it is entered. Its trace
-/// counts its rounds and theirs; the output is the interpreter's.
+/// outer loop runs to its end at once too where it is entered, and the
+/// loop around that does it at once. Their traces count their rounds and
+/// those inside; the output is the interpreter's.
 #[test]
 fn a_counted_loop_around_a_loop_done_at_once_is_done_at_once() {
     let text = "entry start(n = 3000)
@@ -1412,6 +1413,10 @@ done:
     let counted = r.traces.iter().filter(|t| t.contains("iterations") && t.contains("eq ")).count();
     assert!(counted >= 1, "a loop skips where its inner cell holds 0:\n{}", r.traces.join("\n"));
     assert!(r.stats.fast_forwarded >= 2, "{}", r.stats);
+    // The loop around it, over `i`, does it at once in turn: its trace
+    // counts the rounds inside each round the skip does.
+    let rounds = r.traces.iter().any(|t| t.contains("'%rounds0' = mul"));
+    assert!(rounds, "the loop over i skips the counted loop:\n{}", r.traces.join("\n"));
 }
 
 /// The same in a plain nest of loops: the inner loop's back edge goes
