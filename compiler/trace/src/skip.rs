@@ -115,6 +115,11 @@ pub struct Skip {
     /// Variables of the frame the loop's code assumes objects of these
     /// classes.
     pub classes: Vec<(Symbol, Symbol)>,
+    /// Variables of the frame the loop's code assumes integers in these
+    /// ranges (`lo..=hi`): its entry's facts, and the first iteration's
+    /// tests of them against constants (an interpreter's `pc < n` at a
+    /// promoted `pc`).
+    pub ranges: Vec<(Symbol, i64, i64)>,
     /// The fields every round leaves holding one integer.
     pub consts: Vec<SkipConst>,
     /// The rounds each round counts as run besides itself (those of the
@@ -124,7 +129,8 @@ pub struct Skip {
 
 /// The kinds of temporaries a skip writes, each numbered from 0 up to
 /// [`MOST_TEMPS`].
-const KINDS: [&str; 13] = ["w", "same", "x", "less", "m", "moved", "by", "sum", "new", "change", "kept", "c", "rounds"];
+const KINDS: [&str; 15] =
+    ["w", "same", "x", "less", "m", "moved", "by", "sum", "new", "change", "kept", "c", "rounds", "lo", "hi"];
 const W: usize = 0;
 const SAME: usize = 1;
 const X: usize = 2;
@@ -138,6 +144,8 @@ const CHANGE: usize = 9;
 const KEPT: usize = 10;
 const CONST: usize = 11;
 const ROUNDS: usize = 12;
+const LO: usize = 13;
+const HI: usize = 14;
 
 /// How many temporaries of one kind a skip may write: a skip has at most
 /// this many links to walk, cells, and pairs of objects to tell apart.
@@ -216,6 +224,10 @@ impl Skip {
         if !self.classes.iter().all(|(var, class)| env.get(var).is_some_and(|v| objects::is_class(v, *class))) {
             return false;
         }
+        let within = |v: Option<&Value>, lo: i64, hi: i64| matches!(v, Some(Value::Int(k)) if lo <= *k && *k <= hi);
+        if !self.ranges.iter().all(|&(var, lo, hi)| within(env.get(&var), lo, hi)) {
+            return false;
+        }
         let Some(found) = self.objects_in(env) else { return false };
         let consts_hold = self
             .consts
@@ -237,6 +249,7 @@ impl Skip {
             && self.cells.len() <= MOST_TEMPS
             && self.same.len() <= MOST_TEMPS
             && self.consts.len() <= MOST_TEMPS
+            && self.ranges.len() <= MOST_TEMPS
     }
 
     /// The operations that do all iterations but the last, for a
@@ -250,6 +263,18 @@ impl Skip {
         }
         for &(var, class) in &self.classes {
             ops.push(guard(Check::Class(Arg::Var(var), class, true)));
+        }
+        // Each bound compared where it is not the end of the words (the
+        // loop's own code compared the variable so: it is an integer).
+        for (k, &(v, lo, hi)) in self.ranges.iter().enumerate() {
+            if lo > i64::MIN {
+                ops.push(op2(temp(LO, k), Op::Le, int(lo), var(v)));
+                ops.push(guard(Check::True(temp(LO, k))));
+            }
+            if hi < i64::MAX {
+                ops.push(op2(temp(HI, k), Op::Le, var(v), int(hi)));
+                ops.push(guard(Check::True(temp(HI, k))));
+            }
         }
         // The walks, sharing the links they have in common.
         let mut read: Vec<(Arg, Symbol, Symbol)> = Vec::new();
@@ -360,6 +385,7 @@ mod tests {
             same: vec![(0, 1, false)],
             values: vec![],
             classes: vec![(s("tape"), s("cell"))],
+            ranges: vec![],
             consts: vec![],
             per_round: 0,
         }
@@ -394,7 +420,7 @@ mod tests {
     }
 
     #[test]
-    fn a_skip_checks_the_constant_cells_it_starts_from_and_counts_the_rounds_inside() {
+    fn a_skip_checks_the_ranges_and_constant_cells_it_starts_from_and_counts_the_rounds_inside() {
         // `[->>[-]<<]` with a `+` run before the `[-]`: the cell two to
         // the right holds 0 where each round starts; 5 rounds inside.
         let mut skip = copy_right();
@@ -402,9 +428,14 @@ mod tests {
         skip.same.clear();
         skip.consts = vec![SkipConst { object: 1, field: s("v"), value: 0, read: true }];
         skip.per_round = 5;
+        // And the program's length past the loop's last position, as the
+        // loop's entry knew it (`pc < n`).
+        skip.ranges = vec![(s("n"), 147, i64::MAX)];
         let trace = Trace { ops: skip.ops(s("dispatch")), ..Trace::empty(s("dispatch")) };
         expect_test::expect![[r#"
             guard tape is cell else resume at dispatch
+            '%lo0' = 147 <= n
+            guard '%lo0' else resume at dispatch
             '%w0' = tape.r
             guard '%w0' is cell else resume at dispatch
             '%w1' = '%w0'.r

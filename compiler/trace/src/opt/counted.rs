@@ -164,6 +164,7 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
         same: Vec::new(),
         values: Vec::new(),
         classes: Vec::new(),
+        ranges: Vec::new(),
         consts: Vec::new(),
         per_round: shape.per_round,
     };
@@ -190,9 +191,11 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
             AtHead::Input(k) => match &entry.inputs.get(*k)?.1 {
                 Fact::Any => {}
                 Fact::Class(c) => skip.classes.push((*name, *c)),
-                Fact::Int(..) => {
+                Fact::Int(lo, hi) => {
                     let p = *f.params.get(*k)?;
-                    (!read(p)).then_some(())?;
+                    if read(p) {
+                        skip.ranges.push((*name, *lo, *hi));
+                    }
                 }
             },
         }
@@ -251,6 +254,8 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
     // Whether the first iteration has stepped the counter yet: only its
     // new value's test is the loop's own.
     let mut stepped_counter = false;
+    // What the first iteration stored in the counter last.
+    let mut counter_stored: Option<Operand> = None;
     // The first iteration's values computed from constant cells (which
     // the skip checks) and constants, and what it wrote to those cells.
     let mut known: HashMap<ValueId, i64> = HashMap::default();
@@ -258,8 +263,11 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
     let const_of = |o: ValueId, field: Symbol| shape.consts.iter().find(|c| c.obj == o && c.field == field);
     for &b in &before {
         for &i in &f.blocks[b].insts {
-            if let InstKind::Set { obj: Operand::Value(o), field, .. } = &f.insts[i].kind {
-                stepped_counter |= (*o, *field) == counter;
+            if let InstKind::Set { obj: Operand::Value(o), field, value, .. } = &f.insts[i].kind {
+                if (*o, *field) == counter {
+                    stepped_counter = true;
+                    counter_stored = Some(value.clone());
+                }
             }
             let value_of = |known: &HashMap<ValueId, i64>, x: &Operand| match x {
                 Operand::Value(v) => known.get(v).copied(),
@@ -334,6 +342,12 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
                 GuardKind::Int(Operand::Value(v), lo, hi) if lo == hi => {
                     skip.values.push((param_name(f, *v)?, Value::Int(*lo)));
                 }
+                GuardKind::Int(Operand::Value(v), lo, hi) => {
+                    skip.ranges.push((param_name(f, *v)?, *lo, *hi));
+                }
+                // The first iteration's test of the value it stored in
+                // its counter: the loop's own test.
+                GuardKind::True(t) if counter_stored.as_ref() == Some(t) => {}
                 GuardKind::True(Operand::Value(t)) | GuardKind::False(Operand::Value(t)) => {
                     let expected = matches!(kind, GuardKind::True(_));
                     match def_kind(f, *t) {
@@ -346,6 +360,12 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
                             let (Operand::Value(a), Operand::Value(b)) = (&args[0], &args[1]) else { return None };
                             let (a, b) = (object(&mut skip, *a)?, object(&mut skip, *b)?);
                             skip.same.push((a, b, expected));
+                        }
+                        // An ordering of a parameter and a constant: a
+                        // range of the parameter.
+                        Some(InstKind::Op { op: Operator::Known(op), args, form: Form::Int | Form::Word }) => {
+                            let (var, lo, hi) = bound(f, *op, args, expected)?;
+                            skip.ranges.push((var, lo, hi));
                         }
                         _ => return None,
                     }
@@ -364,6 +384,43 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
     });
     let links_apart = skip.objects.iter().flat_map(|p| &p.links).all(|(field, _)| !stepped.contains(field));
     (quiet && links_apart && skip.fits()).then_some(skip)
+}
+
+/// The range of a parameter an ordering of it and an integer constant
+/// (`args`, integers) says it is in, where the ordering is `holds`.
+fn bound(f: &Function, op: Op, args: &[Operand], holds: bool) -> Option<(Symbol, i64, i64)> {
+    // `var op k`, or `k op var` turned round.
+    let (var, op, k) = match (&args[0], &args[1]) {
+        (Operand::Value(v), Operand::Const(Value::Int(k))) => (*v, op, *k),
+        (Operand::Const(Value::Int(k)), Operand::Value(v)) => {
+            let mirrored = match op {
+                Op::Lt => Op::Gt,
+                Op::Le => Op::Ge,
+                Op::Gt => Op::Lt,
+                Op::Ge => Op::Le,
+                _ => return None,
+            };
+            (*v, mirrored, *k)
+        }
+        _ => return None,
+    };
+    let name = param_name(f, var)?;
+    // The ordering that holds: its negation where it fails.
+    let op = match (op, holds) {
+        (op, true) => op,
+        (Op::Lt, false) => Op::Ge,
+        (Op::Le, false) => Op::Gt,
+        (Op::Gt, false) => Op::Le,
+        (Op::Ge, false) => Op::Lt,
+        _ => return None,
+    };
+    match op {
+        Op::Lt => Some((name, i64::MIN, k.checked_sub(1)?)),
+        Op::Le => Some((name, i64::MIN, k)),
+        Op::Gt => Some((name, k.checked_add(1)?, i64::MAX)),
+        Op::Ge => Some((name, k, i64::MAX)),
+        _ => None,
+    }
 }
 
 /// The instruction that defines `v`, if one does.
@@ -1063,6 +1120,7 @@ resume r1 {
                     ],
                     values: [],
                     classes: [],
+                    ranges: [],
                     consts: [],
                     per_round: 0,
                 },
@@ -1663,6 +1721,28 @@ resume r0 {
         assert_eq!(forwarded(&CLEARS.replace("set v1, v, 0", "set v1, v, v4")), None);
         // Rounds counted from a value the shape does not know.
         assert_eq!(forwarded(&CLEARS.replace("iterations v4", "iterations v0")), None);
+    }
+
+    #[test]
+    fn an_ordering_of_a_parameter_and_a_constant_is_a_range() {
+        let f = flowc_ir::parse::function(
+            "test.ir",
+            "trace 't'(v0:n) {\nb0:\n    v1 = lt.word 146, v0\n    exit r0 to out\nresume r0 {\n    frame [n = v0]\n}\n}\n",
+        )
+        .expect("parses");
+        let n = flowc_lang::Symbol::intern("n");
+        let (k, v) = (flowc_ir::Operand::Const(flowc_lang::Value::Int(146)), flowc_ir::Operand::Value(f.params[0]));
+        let bound = |op, args: &[flowc_ir::Operand], holds| super::bound(&f, op, args, holds);
+        use flowc_lang::ops::Op;
+        // `146 < n` holds: n from 147; fails: n up to 146.
+        assert_eq!(bound(Op::Lt, &[k.clone(), v.clone()], true), Some((n, 147, i64::MAX)));
+        assert_eq!(bound(Op::Lt, &[k.clone(), v.clone()], false), Some((n, i64::MIN, 146)));
+        // `n <= 146` holds: up to 146; `n >= 146` fails: up to 145.
+        assert_eq!(bound(Op::Le, &[v.clone(), k.clone()], true), Some((n, i64::MIN, 146)));
+        assert_eq!(bound(Op::Ge, &[v.clone(), k.clone()], false), Some((n, i64::MIN, 145)));
+        // No ordering, or no constant.
+        assert_eq!(bound(Op::Eq, &[v.clone(), k.clone()], true), None);
+        assert_eq!(bound(Op::Lt, &[v.clone(), v], true), None);
     }
 
     #[test]

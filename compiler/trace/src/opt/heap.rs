@@ -5,7 +5,9 @@
 //! objects whose `next` field it reads at each step), known by identity.
 //! Entries are forgotten as the walk says: all of them (a call, a new
 //! block), the fields a loop writes, or one field of every object that
-//! may be the one written.
+//! may be the one written — not of an object of another class, nor of
+//! one a guard found to be another object (`guard_false` of `eq x, y`:
+//! a skip's check that two cells differ).
 
 use flowc_ir::{Operand, ValueId};
 use flowc_lang::{Symbol, Value};
@@ -18,12 +20,22 @@ pub(super) struct HeapCache {
     pub objects: HashMap<(ValueId, Symbol), Operand>,
     /// Fields of objects the trace holds as constants, by identity.
     constants: HashMap<(Value, Symbol), Operand>,
+    /// Pairs of the trace's values a guard found to be two objects (the
+    /// lower value first): a write of a field of one keeps what is known
+    /// of that field of the other. Facts of values, not of the heap: kept
+    /// when the cache is cleared.
+    apart: rustc_hash::FxHashSet<(ValueId, ValueId)>,
 }
 
 impl HeapCache {
     pub fn clear(&mut self) {
         self.objects.clear();
         self.constants.clear();
+    }
+
+    /// Objects `x` and `y` are two objects.
+    pub fn learn_apart(&mut self, x: ValueId, y: ValueId) {
+        self.apart.insert(if x < y { (x, y) } else { (y, x) });
     }
 
     /// Forgets the fields named `written`, of every object.
@@ -66,7 +78,12 @@ impl HeapCache {
         class_of: impl Fn(ValueId) -> Option<Symbol>,
     ) {
         let other = |y: Option<Symbol>| matches!((class, y), (Some(x), Some(y)) if x != y);
-        self.objects.retain(|&(p, f), _| f != field || Operand::Value(p) == *obj || other(class_of(p)));
+        let pairs = &self.apart;
+        let apart = |p: ValueId| match obj {
+            Operand::Value(o) => pairs.contains(&if *o < p { (*o, p) } else { (p, *o) }),
+            Operand::Const(_) => false,
+        };
+        self.objects.retain(|&(p, f), _| f != field || Operand::Value(p) == *obj || other(class_of(p)) || apart(p));
         self.constants.retain(|(p, f), _| {
             let same = matches!(obj, Operand::Const(o) if o == p);
             let of = match p {

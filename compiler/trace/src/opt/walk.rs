@@ -668,8 +668,21 @@ impl<'a> Opt<'a> {
     /// After a guard on `c = cmp x, k`, narrows `x`. After one that
     /// `c = eq x, y` holds of two objects, they are one: the later is
     /// the earlier (a tape cell reached by moving away and back is the
-    /// cell, whose fields the heap cache knows).
+    /// cell, whose fields the heap cache knows); after one that it fails,
+    /// they are two ([`super::heap::HeapCache::learn_apart`]).
     fn learn_comparison(&mut self, c: ValueId, holds: bool) {
+        // Two values found not to be one: two objects, where they are
+        // objects (a skip's check that two cells differ), so a write of a
+        // field of one keeps what the heap cache knows of the other's.
+        if !holds {
+            if let Some((x, y)) = equated(self.f, c) {
+                let (x, y) = (self.resolve(&Operand::Value(x)), self.resolve(&Operand::Value(y)));
+                if let (Operand::Value(x), Operand::Value(y)) = (x, y) {
+                    self.heap.learn_apart(x, y);
+                }
+                return;
+            }
+        }
         if holds {
             if let Some((x, y)) = equated(self.f, c) {
                 let is_object = |v: ValueId| self.info_of(&Operand::Value(v)).kinds == Kinds::OBJECT;
@@ -774,6 +787,53 @@ resume r1 {
             }
             }
         "#]],
+        );
+    }
+
+    /// A guard that two cells are not one object (a skip's check) keeps
+    /// what the heap cache knows of one across a write of the other's
+    /// field: the later reads of both are the values written.
+    #[test]
+    fn a_write_keeps_the_field_of_an_object_found_to_be_another() {
+        let text = "trace 't'(v0:a, v1:b) {
+b0:
+    guard_class v0, cell, r0 else out
+    guard_class v1, cell, r0 else out
+    v2 = eq.word v0, v1
+    guard_false v2, r0 else out
+    set v0, v, 1
+    set v1, v, 2
+    v3:x = get v0, v
+    v4:y = get v1, v
+    exit r1 to out
+resume r0 {
+    frame [a = v0, b = v1]
+}
+resume r1 {
+    frame [a = v3, b = v4]
+}
+}
+";
+        check(
+            text,
+            expect![[r#"
+                trace t(v0:a, v1:b) {
+                b0:
+                    guard_class v0, cell, r2 else out
+                    guard_class v1, cell, r2 else out
+                    v2 = eq.word v0, v1
+                    guard_false v2, r2 else out
+                    set.object v0, v, 1
+                    set.object v1, v, 2
+                    exit r1 to out
+                resume r1 {
+                    frame [a = 1, b = 2]
+                }
+                resume r2 {
+                    frame [a = v0, b = v1]
+                }
+                }
+            "#]],
         );
     }
 }
