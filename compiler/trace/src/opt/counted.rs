@@ -291,11 +291,15 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
                         None => wrote.push(((*o, *field), k)),
                     }
                 }
-                (InstKind::Op { op: Operator::Known(op @ (Op::Add | Op::Sub | Op::Mod)), args, .. }, Some(r)) => {
+                (
+                    InstKind::Op { op: Operator::Known(op @ (Op::Add | Op::Sub | Op::Mul | Op::Mod)), args, .. },
+                    Some(r),
+                ) => {
                     if let (Some(x), Operand::Const(Value::Int(k))) = (value_of(&known, &args[0]), &args[1]) {
                         let value = match op {
                             Op::Add => x.checked_add(*k),
                             Op::Sub => x.checked_sub(*k),
+                            Op::Mul => x.checked_mul(*k),
                             _ => (*k > 0).then(|| x.rem_euclid(*k)),
                         };
                         if let Some(v) = value {
@@ -580,7 +584,7 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
                 terms.insert(r?, term);
             }
             InstKind::Op {
-                op: Operator::Known(op @ (Op::Add | Op::Sub | Op::Mod)),
+                op: Operator::Known(op @ (Op::Add | Op::Sub | Op::Mul | Op::Mod)),
                 form: Form::Int | Form::Word,
                 args,
             } if matches!(args.first().and_then(|a| term_of(&terms, a)), Some(Term::Const(_))) => {
@@ -591,6 +595,7 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
                 let value = match op {
                     Op::Add => x.checked_add(*k)?,
                     Op::Sub => x.checked_sub(*k)?,
+                    Op::Mul => x.checked_mul(*k)?,
                     _ => {
                         (*k > 0).then_some(())?;
                         x.rem_euclid(*k)

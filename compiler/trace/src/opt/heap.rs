@@ -7,7 +7,8 @@
 //! block), the fields a loop writes, or one field of every object that
 //! may be the one written — not of an object of another class, nor of
 //! one a guard found to be another object (`guard_false` of `eq x, y`:
-//! a skip's check that two cells differ).
+//! a skip's check that two cells differ). Two names of one object (a
+//! `guard_at`'s result and its link) share what is known of its fields.
 
 use flowc_ir::{Operand, ValueId};
 use flowc_lang::{Symbol, Value};
@@ -25,6 +26,11 @@ pub(super) struct HeapCache {
     /// of that field of the other. Facts of values, not of the heap: kept
     /// when the cache is cleared.
     apart: rustc_hash::FxHashSet<(ValueId, ValueId)>,
+    /// Values that are another value's object under a name of their own
+    /// (a `guard_at`'s result is its link), each with that value: a read
+    /// of a field of either finds what is known of the other's, and what
+    /// one is apart from, the other is.
+    same: HashMap<ValueId, ValueId>,
 }
 
 impl HeapCache {
@@ -35,7 +41,23 @@ impl HeapCache {
 
     /// Objects `x` and `y` are two objects.
     pub fn learn_apart(&mut self, x: ValueId, y: ValueId) {
+        let (x, y) = (self.root(x), self.root(y));
         self.apart.insert(if x < y { (x, y) } else { (y, x) });
+    }
+
+    /// `to` is the object `from` is, a new value for it: what is known of
+    /// either's fields is known of the other's, and which objects either
+    /// is not ([`HeapCache::get`], [`HeapCache::forget_field`]).
+    pub fn alias(&mut self, from: ValueId, to: ValueId) {
+        let root = self.root(from);
+        if root != to {
+            self.same.insert(to, root);
+        }
+    }
+
+    /// The value `v` stands for the object of ([`HeapCache::alias`]).
+    fn root(&self, v: ValueId) -> ValueId {
+        self.same.get(&v).copied().unwrap_or(v)
     }
 
     /// Forgets the fields named `written`, of every object.
@@ -47,7 +69,12 @@ impl HeapCache {
     /// What is known of `field` of `obj`.
     pub fn get(&self, obj: &Operand, field: Symbol) -> Option<&Operand> {
         match obj {
-            Operand::Value(o) => self.objects.get(&(*o, field)),
+            Operand::Value(o) => self.objects.get(&(*o, field)).or_else(|| {
+                // Under another name of the same object.
+                let root = self.root(*o);
+                let names = std::iter::once(root).chain(self.same.iter().filter(|(_, r)| **r == root).map(|(n, _)| *n));
+                names.filter(|n| n != o).find_map(|n| self.objects.get(&(n, field)))
+            }),
             Operand::Const(c @ Value::Object(_)) => self.constants.get(&(c.clone(), field)),
             Operand::Const(_) => None,
         }
@@ -78,9 +105,13 @@ impl HeapCache {
         class_of: impl Fn(ValueId) -> Option<Symbol>,
     ) {
         let other = |y: Option<Symbol>| matches!((class, y), (Some(x), Some(y)) if x != y);
-        let pairs = &self.apart;
+        let (pairs, same) = (&self.apart, &self.same);
+        let root = |v: ValueId| same.get(&v).copied().unwrap_or(v);
         let apart = |p: ValueId| match obj {
-            Operand::Value(o) => pairs.contains(&if *o < p { (*o, p) } else { (p, *o) }),
+            Operand::Value(o) => {
+                let (o, p) = (root(*o), root(p));
+                pairs.contains(&if o < p { (o, p) } else { (p, o) })
+            }
             Operand::Const(_) => false,
         };
         self.objects.retain(|&(p, f), _| f != field || Operand::Value(p) == *obj || other(class_of(p)) || apart(p));

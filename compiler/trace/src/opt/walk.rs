@@ -622,6 +622,12 @@ impl<'a> Opt<'a> {
             Operand::Value(r) if r == result => {
                 self.info[ix(result)] = self.info_of(&link);
                 self.rows.insert(result, (base.clone(), delta));
+                // The result is the link, as a new value: what the heap
+                // cache knows of the link's fields, and which objects it
+                // is not, is known of it.
+                if let Operand::Value(l) = link {
+                    self.heap.alias(l, result);
+                }
             }
             other => {
                 // The start it came back to is the link: what is known of
@@ -834,6 +840,52 @@ resume r1 {
                 }
                 }
             "#]],
+        );
+    }
+
+    /// A `guard_at`'s result is its link under a new name: a read of a
+    /// field through either finds what was read or written through the
+    /// other, after the guard as before it.
+    #[test]
+    fn a_link_found_in_its_row_is_its_link_to_the_heap_cache() {
+        let text = "trace 't'(v0:a) {
+b0:
+    guard_class v0, cell, r0 else out
+    v1:r = get v0, r
+    guard_class v1, cell, r0 else out
+    v2:r = guard_at v1, v0, 64, r0 else out
+    set v1, v, 5
+    v3:x = get v2, v
+    set v2, w, 6
+    v4:y = get v1, w
+    exit r1 to out
+resume r0 {
+    frame [a = v0]
+}
+resume r1 {
+    frame [a = v3, r = v4]
+}
+}
+";
+        check(
+            text,
+            expect![[r#"
+            trace t(v0:a) {
+            b0:
+                guard_class v0, cell, r2 else out
+                v1:r = get.object v0, r
+                guard_class v1, cell, r2 else out
+                set.object v1, v, 5
+                set.object v1, w, 6
+                exit r1 to out
+            resume r1 {
+                frame [a = 5, r = 6]
+            }
+            resume r2 {
+                frame [a = v0]
+            }
+            }
+        "#]],
         );
     }
 }
