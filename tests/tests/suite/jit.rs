@@ -730,6 +730,27 @@ fn counted_loops_skipped_at_once_print_what_the_interpreter_prints() {
     assert!(skipped >= compared, "only {skipped} loops skipped in {compared} runs");
 }
 
+/// A nest of counted loops four deep with `[-]` innermost (the shape of
+/// the classic BF loop benchmark, `flowc_tests::bf::counters`): each
+/// level's rounds leave the level inside at 0, so each level is a
+/// counted loop with constant cells, run to its end at once where it is
+/// entered and done at once by the recording of the level around it.
+/// It prints what the interpreter computes.
+#[test]
+fn a_nest_of_counted_loops_is_done_at_once_level_by_level() {
+    use flowc_tests::bf;
+    let text = bf::counters(4, 6, 30);
+    let (sum, _) = bf::run(&text).expect("a valid program");
+    let stats = flowc_codegen::with_stack(move || {
+        let (program, env, label) = on_tutorial(&text);
+        let options = Options { background: false, ..Options::default() };
+        jit_prints(&program, label, &env, &engines::config(), options, sum)
+    });
+    // The three loops inside the outermost, each counted.
+    assert!(stats.fast_forwarded >= 3, "{stats}");
+    assert!(stats.skipped >= 3, "{stats}");
+}
+
 /// BF loops that move along the tape and come back (`[->>+<<]`) walk
 /// links that come back on the tutorial
 /// interpreter's tape of cells: unpeeled they check those links every
