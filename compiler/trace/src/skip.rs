@@ -118,7 +118,8 @@ pub struct Skip {
     /// Variables of the frame the loop's code assumes integers in these
     /// ranges (`lo..=hi`): its entry's facts, and the first iteration's
     /// tests of them against constants (an interpreter's `pc < n` at a
-    /// promoted `pc`).
+    /// promoted `pc`). A skip checks each is the integer it is where the
+    /// skip is recorded (an interpreter's program length is one).
     pub ranges: Vec<(Symbol, i64, i64)>,
     /// The fields every round leaves holding one integer.
     pub consts: Vec<SkipConst>,
@@ -129,8 +130,7 @@ pub struct Skip {
 
 /// The kinds of temporaries a skip writes, each numbered from 0 up to
 /// [`MOST_TEMPS`].
-const KINDS: [&str; 15] =
-    ["w", "same", "x", "less", "m", "moved", "by", "sum", "new", "change", "kept", "c", "rounds", "lo", "hi"];
+const KINDS: [&str; 13] = ["w", "same", "x", "less", "m", "moved", "by", "sum", "new", "change", "kept", "c", "rounds"];
 const W: usize = 0;
 const SAME: usize = 1;
 const X: usize = 2;
@@ -144,8 +144,6 @@ const CHANGE: usize = 9;
 const KEPT: usize = 10;
 const CONST: usize = 11;
 const ROUNDS: usize = 12;
-const LO: usize = 13;
-const HI: usize = 14;
 
 /// How many temporaries of one kind a skip may write: a skip has at most
 /// this many links to walk, cells, and pairs of objects to tell apart.
@@ -255,7 +253,7 @@ impl Skip {
     /// The operations that do all iterations but the last, for a
     /// recording at the loop's head `label` (where its guards leave).
     /// The skip [`fits`](Skip::fits).
-    pub fn ops(&self, label: Symbol) -> Vec<TraceOp> {
+    pub fn ops(&self, label: Symbol, env: &Env) -> Vec<TraceOp> {
         let mut ops = Vec::new();
         let guard = |check| TraceOp::Guard { check, resume: Vec::new(), label };
         for (var, v) in &self.values {
@@ -264,16 +262,14 @@ impl Skip {
         for &(var, class) in &self.classes {
             ops.push(guard(Check::Class(Arg::Var(var), class, true)));
         }
-        // Each bound compared where it is not the end of the words (the
-        // loop's own code compared the variable so: it is an integer).
-        for (k, &(v, lo, hi)) in self.ranges.iter().enumerate() {
-            if lo > i64::MIN {
-                ops.push(op2(temp(LO, k), Op::Le, int(lo), var(v)));
-                ops.push(guard(Check::True(temp(LO, k))));
-            }
-            if hi < i64::MAX {
-                ops.push(op2(temp(HI, k), Op::Le, var(v), int(hi)));
-                ops.push(guard(Check::True(temp(HI, k))));
+        // A variable the loop's code assumed in a range: checked to be
+        // the integer it is here (`holds` found it in the range), which a
+        // guard can test of any value — a comparison would raise an error
+        // where the variable is no integer, and the program may raise
+        // none there.
+        for &(v, _, _) in &self.ranges {
+            if let Some(now @ Value::Int(_)) = env.get(&v) {
+                ops.push(guard(Check::Value(v, now.clone())));
             }
         }
         // The walks, sharing the links they have in common.
@@ -393,7 +389,7 @@ mod tests {
 
     #[test]
     fn a_skip_walks_checks_and_steps_each_cell() {
-        let trace = Trace { ops: copy_right().ops(s("dispatch")), ..Trace::empty(s("dispatch")) };
+        let trace = Trace { ops: copy_right().ops(s("dispatch"), &Env::default()), ..Trace::empty(s("dispatch")) };
         expect_test::expect![[r#"
             guard tape is cell else resume at dispatch
             '%w0' = tape.r
@@ -431,11 +427,11 @@ mod tests {
         // And the program's length past the loop's last position, as the
         // loop's entry knew it (`pc < n`).
         skip.ranges = vec![(s("n"), 147, i64::MAX)];
-        let trace = Trace { ops: skip.ops(s("dispatch")), ..Trace::empty(s("dispatch")) };
+        let env: Env = [(s("n"), Value::Int(197))].into_iter().collect();
+        let trace = Trace { ops: skip.ops(s("dispatch"), &env), ..Trace::empty(s("dispatch")) };
         expect_test::expect![[r#"
             guard tape is cell else resume at dispatch
-            '%lo0' = 147 <= n
-            guard '%lo0' else resume at dispatch
+            guard n == 197 else resume at dispatch
             '%w0' = tape.r
             guard '%w0' is cell else resume at dispatch
             '%w1' = '%w0'.r

@@ -709,7 +709,7 @@ impl<'p> Jit<'p> {
         }
         let skip = self.codes[code.0 as usize].skip.as_ref().filter(|s| s.holds(env))?;
         skipped.push(key.clone());
-        Some(skip.ops(label))
+        Some(skip.ops(label, env))
     }
 
     /// Whether `code` is an entry trace into a loop that recordings do at

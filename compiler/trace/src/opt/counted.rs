@@ -394,7 +394,8 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
 /// (`args`, integers) says it is in, where the ordering is `holds`.
 fn bound(f: &Function, op: Op, args: &[Operand], holds: bool) -> Option<(Symbol, i64, i64)> {
     // `var op k`, or `k op var` turned round.
-    let (var, op, k) = match (&args[0], &args[1]) {
+    let [a, b] = args else { return None };
+    let (var, op, k) = match (a, b) {
         (Operand::Value(v), Operand::Const(Value::Int(k))) => (*v, op, *k),
         (Operand::Const(Value::Int(k)), Operand::Value(v)) => {
             let mirrored = match op {
@@ -531,6 +532,12 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
     // written before the loop (set where it starts).
     let mut set_before: Option<rustc_hash::FxHashSet<(ValueId, Symbol)>> = None;
     let mut guard: Option<Term> = None;
+    // Whether any guard came before (one on constants too: a round may
+    // leave there when a constant cell does not hold its integer, so a
+    // read after it is one the round may not do).
+    let mut guarded = false;
+    // Where constant cells are written in the block.
+    let mut const_written: Vec<usize> = Vec::new();
     let mut test: Option<InstId> = None;
     // The fields read before they are written, and where each field cell
     // is first read (its skip reads it with that site).
@@ -575,7 +582,10 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
                         // Read before any write of this iteration: what the
                         // iteration before left, checked where the loop is
                         // entered (so read before the guard).
-                        guard.is_none().then_some(())?;
+                        if guarded {
+                            let set = set_before.get_or_insert_with(|| fields_set_before(f, lp));
+                            set.contains(&(*o, *field)).then_some(())?;
+                        }
                         let k = const_cell(*o, *field)?;
                         const_reads[k].get_or_insert(i);
                         Term::Const(consts[k].value)
@@ -612,6 +622,7 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
                     Some(w) => w.2 = stored,
                     None => written.push((*o, *field, stored)),
                 }
+                const_written.push(block.insts.iter().position(|&x| x == i)?);
             }
             // A test every iteration passes alike (a loop inside entered).
             InstKind::Guard { kind: GuardKind::True(t) | GuardKind::False(t), .. }
@@ -620,6 +631,7 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
                 let Some(Term::Const(k)) = term_of(&terms, t) else { unreachable!() };
                 let passes = matches!(f.insts[i].kind, InstKind::Guard { kind: GuardKind::True(_), .. }) == (k != 0);
                 passes.then_some(())?;
+                guarded = true;
             }
             InstKind::Iterations(n) => {
                 let Some(Term::Const(k)) = term_of(&terms, n) else { return None };
@@ -637,7 +649,7 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
                             // be read by the loop: the skip must not read
                             // it either, unless it is known to be set (it
                             // may be unset).
-                            if guard.is_some() {
+                            if guarded {
                                 let set = set_before.get_or_insert_with(|| fields_set_before(f, lp));
                                 set.contains(&(*o, *field)).then_some(())?;
                             }
@@ -697,9 +709,11 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
                     _ => *k,
                 };
                 (*k <= x && x <= hi).then_some(())?;
+                guarded = true;
             }
             InstKind::Guard { kind: GuardKind::True(Operand::Value(t)), .. } if guard.is_none() => {
                 guard = Some(terms.get(t).copied()?);
+                guarded = true;
                 test = Some(i);
             }
             _ => return None,
@@ -730,6 +744,13 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
         Term::Plus(..) | Term::Const(_) => return None,
     };
     let counter = updates.iter().position(|u| u.cell == cell)?;
+    // Testing the new value, the last round leaves at the test: a
+    // constant cell written only after it is not written then, and the
+    // skip, which writes none, must find each written before the test.
+    if !tests_old {
+        let at = block.insts.iter().position(|&x| Some(x) == test)?;
+        const_written.iter().all(|&w| w < at).then_some(())?;
+    }
     let u = updates[counter];
     (u.step.rem_euclid(u.modulus) == u.modulus - 1).then_some(())?;
     // The new value tested is the iteration's whole step, not a value
@@ -1631,8 +1652,12 @@ resume r0 {
     /// BF's `[>++++++++++[-]<-]` as the JIT leaves its loop: each round
     /// sets the cell to its right to 10, and does the `[-]` inside at
     /// once (its test passed, its 9 rounds counted), leaving 0 there.
+    /// The counter is read before the loop (by the peeled first round):
+    /// a round reads it after the test of the cell to the right, so a
+    /// skip may read it only where it is known to be set.
     const CLEARS: &str = "trace 'clears.body'(v0:c, v1:d) {
 b0:
+    v10:x = get v0, v
     jump b1
 b1 clears:
     v2:y = get v1, v
@@ -1665,25 +1690,26 @@ resume r0 {
         expect![[r#"
             trace 'clears.body'(v0:c, v1:d) {
             b0:
-                v10 = get v0, v
-                v11 = sub.int v10, 1
-                v12 = mod.int v11, 256
-                v13 = eq.word v1, v0
-                v14 = sub.word 1, v13
-                v15 = mul.word v12, v14
-                v16 = get v1, v
-                v17 = eq v16, 0
-                v18 = mul.word v15, v17
-                iterations v18
-                v19 = mul.word v18, 9
+                v10:x = get v0, v
+                v11 = get v0, v
+                v12 = sub.int v11, 1
+                v13 = mod.int v12, 256
+                v14 = eq.word v1, v0
+                v15 = sub.word 1, v14
+                v16 = mul.word v13, v15
+                v17 = get v1, v
+                v18 = eq v17, 0
+                v19 = mul.word v16, v18
                 iterations v19
-                v20 = ne.word v18, 0
-                v21 = sub.int v10, v18
-                v22 = mod.int v21, 256
-                v23 = sub.int v22, v10
-                v24 = mul.int v23, v20
-                v25 = add.int v10, v24
-                set v0, v, v25
+                v20 = mul.word v19, 9
+                iterations v20
+                v21 = ne.word v19, 0
+                v22 = sub.int v11, v19
+                v23 = mod.int v22, 256
+                v24 = sub.int v23, v11
+                v25 = mul.int v24, v21
+                v26 = add.int v11, v25
+                set v0, v, v26
                 jump b1
             b1 clears:
                 v2:y = get v1, v
@@ -1726,6 +1752,13 @@ resume r0 {
         assert_eq!(forwarded(&CLEARS.replace("set v1, v, 0", "set v1, v, v4")), None);
         // Rounds counted from a value the shape does not know.
         assert_eq!(forwarded(&CLEARS.replace("iterations v4", "iterations v0")), None);
+        // A cell written only after the test of the counter's new value:
+        // the last round leaves before it writes it, and the skip writes
+        // none (a second read's review found the loop skipped, leaving
+        // the cell as it was entered).
+        let after =
+            CLEARS.replace("    guard_true v9, r0 else next\n", "    guard_true v9, r0 else next\n    set v1, w, 0\n");
+        assert_eq!(forwarded(&after), None);
     }
 
     #[test]
@@ -1745,9 +1778,10 @@ resume r0 {
         // `n <= 146` holds: up to 146; `n >= 146` fails: up to 145.
         assert_eq!(bound(Op::Le, &[v.clone(), k.clone()], true), Some((n, i64::MIN, 146)));
         assert_eq!(bound(Op::Ge, &[v.clone(), k.clone()], false), Some((n, i64::MIN, 145)));
-        // No ordering, or no constant.
+        // No ordering, no constant, one operand.
         assert_eq!(bound(Op::Eq, &[v.clone(), k.clone()], true), None);
-        assert_eq!(bound(Op::Lt, &[v.clone(), v], true), None);
+        assert_eq!(bound(Op::Lt, &[v.clone(), v.clone()], true), None);
+        assert_eq!(bound(Op::Neg, &[v], true), None);
     }
 
     #[test]
