@@ -296,13 +296,7 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
                     Some(r),
                 ) => {
                     if let (Some(x), Operand::Const(Value::Int(k))) = (value_of(&known, &args[0]), &args[1]) {
-                        let value = match op {
-                            Op::Add => x.checked_add(*k),
-                            Op::Sub => x.checked_sub(*k),
-                            Op::Mul => x.checked_mul(*k),
-                            _ => (*k > 0).then(|| x.rem_euclid(*k)),
-                        };
-                        if let Some(v) = value {
+                        if let Some(v) = fold_constant(*op, x, *k) {
                             known.insert(r, v);
                         }
                     }
@@ -312,14 +306,7 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
             let InstKind::Guard { kind, .. } = &f.insts[i].kind else { continue };
             // A test the first iteration passes alike where the skip
             // holds (a loop inside entered).
-            let decided = match kind {
-                GuardKind::True(t) => value_of(&known, t).map(|k| k != 0),
-                GuardKind::False(t) => value_of(&known, t).map(|k| k == 0),
-                GuardKind::Value(t, Value::Int(c)) => value_of(&known, t).map(|k| k == *c),
-                GuardKind::Int(t, lo, hi) => value_of(&known, t).map(|k| *lo <= k && k <= *hi),
-                _ => None,
-            };
-            match decided {
+            match value_of(&known, kind.operand()).and_then(|x| passes_on(kind, x)) {
                 Some(true) => continue,
                 Some(false) => return None,
                 None => {}
@@ -388,6 +375,31 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
     });
     let links_apart = skip.objects.iter().flat_map(|p| &p.links).all(|(field, _)| !stepped.contains(field));
     (quiet && links_apart && skip.fits()).then_some(skip)
+}
+
+/// `x op k` for the operations a constant cell's values are computed
+/// with (the language's floored `mod`, by a positive `k`); `None` for
+/// another operation or where it overflows.
+fn fold_constant(op: Op, x: i64, k: i64) -> Option<i64> {
+    match op {
+        Op::Add => x.checked_add(k),
+        Op::Sub => x.checked_sub(k),
+        Op::Mul => x.checked_mul(k),
+        Op::Mod => (k > 0).then(|| x.rem_euclid(k)),
+        _ => None,
+    }
+}
+
+/// Whether guard `kind` passes where its operand is the integer `x`;
+/// `None` for a guard that tests more than an integer's value.
+fn passes_on(kind: &GuardKind, x: i64) -> Option<bool> {
+    match kind {
+        GuardKind::True(_) => Some(x != 0),
+        GuardKind::False(_) => Some(x == 0),
+        GuardKind::Value(_, Value::Int(c)) => Some(x == *c),
+        GuardKind::Int(_, lo, hi) => Some(*lo <= x && x <= *hi),
+        _ => None,
+    }
 }
 
 /// The range of a parameter an ordering of it and an integer constant
@@ -602,15 +614,7 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
                 else {
                     return None;
                 };
-                let value = match op {
-                    Op::Add => x.checked_add(*k)?,
-                    Op::Sub => x.checked_sub(*k)?,
-                    Op::Mul => x.checked_mul(*k)?,
-                    _ => {
-                        (*k > 0).then_some(())?;
-                        x.rem_euclid(*k)
-                    }
-                };
+                let value = fold_constant(*op, x, *k)?;
                 (value.unsigned_abs() < MAX_CONSTANT as u64).then_some(())?;
                 terms.insert(r?, Term::Const(value));
             }
@@ -624,13 +628,11 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
                 }
                 const_written.push(block.insts.iter().position(|&x| x == i)?);
             }
-            // A test every iteration passes alike (a loop inside entered).
-            InstKind::Guard { kind: GuardKind::True(t) | GuardKind::False(t), .. }
-                if matches!(term_of(&terms, t), Some(Term::Const(_))) =>
-            {
-                let Some(Term::Const(k)) = term_of(&terms, t) else { unreachable!() };
-                let passes = matches!(f.insts[i].kind, InstKind::Guard { kind: GuardKind::True(_), .. }) == (k != 0);
-                passes.then_some(())?;
+            // A test every iteration passes alike (a loop inside entered,
+            // a constant cell's check).
+            InstKind::Guard { kind, .. } if matches!(term_of(&terms, kind.operand()), Some(Term::Const(_))) => {
+                let Some(Term::Const(x)) = term_of(&terms, kind.operand()) else { unreachable!() };
+                passes_on(kind, x)?.then_some(())?;
                 guarded = true;
             }
             InstKind::Iterations(n) => {
@@ -699,17 +701,6 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
                     Cell::Field(..) => return None,
                 }
                 written.push((*o, *field, stored));
-            }
-            InstKind::Guard { kind: GuardKind::Value(t, Value::Int(k)) | GuardKind::Int(t, k, _), .. }
-                if matches!(term_of(&terms, t), Some(Term::Const(_))) =>
-            {
-                let Some(Term::Const(x)) = term_of(&terms, t) else { unreachable!() };
-                let hi = match &f.insts[i].kind {
-                    InstKind::Guard { kind: GuardKind::Int(_, _, hi), .. } => *hi,
-                    _ => *k,
-                };
-                (*k <= x && x <= hi).then_some(())?;
-                guarded = true;
             }
             InstKind::Guard { kind: GuardKind::True(Operand::Value(t)), .. } if guard.is_none() => {
                 guard = Some(terms.get(t).copied()?);

@@ -31,6 +31,8 @@ pub(super) struct HeapCache {
     /// of a field of either finds what is known of the other's, and what
     /// one is apart from, the other is.
     same: HashMap<ValueId, ValueId>,
+    /// The other names of each object that has some, by its value.
+    names: HashMap<ValueId, Vec<ValueId>>,
 }
 
 impl HeapCache {
@@ -50,8 +52,8 @@ impl HeapCache {
     /// is not ([`HeapCache::get`], [`HeapCache::forget_field`]).
     pub fn alias(&mut self, from: ValueId, to: ValueId) {
         let root = self.root(from);
-        if root != to {
-            self.same.insert(to, root);
+        if root != to && self.same.insert(to, root).is_none() {
+            self.names.entry(root).or_default().push(to);
         }
     }
 
@@ -72,8 +74,8 @@ impl HeapCache {
             Operand::Value(o) => self.objects.get(&(*o, field)).or_else(|| {
                 // Under another name of the same object.
                 let root = self.root(*o);
-                let names = std::iter::once(root).chain(self.same.iter().filter(|(_, r)| **r == root).map(|(n, _)| *n));
-                names.filter(|n| n != o).find_map(|n| self.objects.get(&(n, field)))
+                let others = self.names.get(&root).map_or(&[][..], Vec::as_slice);
+                std::iter::once(&root).chain(others).filter(|n| *n != o).find_map(|n| self.objects.get(&(*n, field)))
             }),
             Operand::Const(c @ Value::Object(_)) => self.constants.get(&(c.clone(), field)),
             Operand::Const(_) => None,
