@@ -32,11 +32,16 @@
 //! the same interpreter in C (bench/c, gcc -O2), in Python under PyPy
 //! (bench/python) and in Lua under LuaJIT (bench/lua), timed inside; and
 //! each BF program translated to C (`flowc_bench::peers::bf_to_c`, gcc
-//! -O2). `-` where a peer is not installed or has no version of the row.
+//! -O2), twice: with the tape an array (`bf2c`, what compilers of BF do)
+//! and with the interpreters' own tape, a chain of cells grown on demand
+//! (`chain`, `flowc_bench::peers::bf_to_c_chain`: the BF program compiled
+//! with the data the interpreter works on, which a JIT of the interpreter
+//! cannot trade for an array). `-` where a peer is not installed or has
+//! no version of the row.
 //!
 //! Columns: `÷ jit` the interpreter's time over the JIT's; `C ÷`, `pypy ÷`,
-//! `luajit ÷` the peer's time over the JIT's; `jit ÷ bf2c` the JIT's time
-//! over the translated program's; `compile` the compile time the run
+//! `luajit ÷` the peer's time over the JIT's; `jit÷bf2c` and `jit÷chain`
+//! the JIT's time over the translated program's (array, chain); `compile` the compile time the run
 //! paid (on its own thread: with a second core the JIT optimizes on a
 //! worker meanwhile) as a share of its run; `µs/op` compile time per
 //! operation after optimization, the worker's included; `MB` the
@@ -57,7 +62,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use flowc_bench::compile_run::{flowc, median, number_between};
-use flowc_bench::peers::{bf_to_c, cell, gcc, interpreter, program_secs, root, tutorial_peers};
+use std::collections::HashMap;
+
+use flowc_bench::peers::{bf_to_c, bf_to_c_chain, cell, gcc, interpreter, program_secs, root, tutorial_peers};
 use flowc_tests::{bf, stack_vm};
 
 // The process as flowc runs: its allocator, its load-time settings.
@@ -142,10 +149,23 @@ fn main() {
     let c_interp = dir.join("bf_tutorial");
     let have_c = gcc(&root().join("bench/c/bf_tutorial.c"), &c_interp);
     println!(
-        "{:<22} {:>9} {:>8} {:>7} {:>7} {:>7} {:>8} {:>9} {:>8} {:>6} {:>5}",
-        "row", "interp s", "jit s", "÷ jit", "C ÷", "pypy ÷", "luajit ÷", "jit÷bf2c", "compile", "µs/op", "MB"
+        "{:<22} {:>9} {:>8} {:>7} {:>7} {:>7} {:>8} {:>9} {:>9} {:>8} {:>6} {:>5}",
+        "row",
+        "interp s",
+        "jit s",
+        "÷ jit",
+        "C ÷",
+        "pypy ÷",
+        "luajit ÷",
+        "jit÷bf2c",
+        "jit÷chain",
+        "compile",
+        "µs/op",
+        "MB"
     );
     let mut per_op = Vec::new();
+    // Each BF program's translations, timed once for all its rows.
+    let mut translated: HashMap<String, [Option<f64>; 2]> = HashMap::new();
     for row in rows() {
         let name = format!("{} {} {}", row.interpreter, row.program, row.size);
         if only.as_deref().is_some_and(|o| !name.contains(o)) {
@@ -169,20 +189,26 @@ fn main() {
         let expected = expected.to_string();
         let (interp, jit) = run_both(&exe, &source, &env_file, &expected, limit);
         // The peers of BF programs.
-        let (mut c, mut pypy, mut luajit, mut bf2c) = (None, None, None, None);
+        let (mut c, mut pypy, mut luajit, mut bf2c, mut chain) = (None, None, None, None, None);
         if let Some(text) = &text {
-            let bf_file = dir.join(format!("{}-{}.b", row.program, row.size));
+            let stem = format!("{}-{}", row.program, row.size);
+            let bf_file = dir.join(format!("{stem}.b"));
             std::fs::write(&bf_file, text).expect("the program written");
             let bf_path = bf_file.to_str().expect("a UTF-8 path");
             if row.interpreter == "tutorial" {
                 [c, pypy, luajit] = tutorial_peers(have_c.then_some(c_interp.as_path()), bf_path, &expected);
             }
-            let c_file = dir.join(format!("{}-{}.c", row.program, row.size));
-            std::fs::write(&c_file, bf_to_c(&bf::instructions(text))).expect("the translation written");
-            let translated = dir.join(format!("{}-{}.bf2c", row.program, row.size));
-            if gcc(&c_file, &translated) {
-                bf2c = program_secs(translated.to_str().expect("a UTF-8 path"), &[], &expected, 3);
-            }
+            [bf2c, chain] = *translated.entry(stem.clone()).or_insert_with(|| {
+                let code = bf::instructions(text);
+                [("bf2c", bf_to_c(&code)), ("chain", bf_to_c_chain(&code))].map(|(kind, source)| {
+                    let c_file = dir.join(format!("{stem}.{kind}.c"));
+                    std::fs::write(&c_file, source).expect("the translation written");
+                    let exe = dir.join(format!("{stem}.{kind}"));
+                    gcc(&c_file, &exe)
+                        .then(|| program_secs(exe.to_str().expect("a UTF-8 path"), &[], &expected, 3))
+                        .flatten()
+                })
+            });
         }
         let ratio = |peer: Option<f64>| peer.map(|p| p / jit.secs);
         let us_per_op = if jit.ops > 0.0 { jit.total * 1e6 / jit.ops } else { 0.0 };
@@ -190,7 +216,7 @@ fn main() {
             per_op.push(us_per_op);
         }
         println!(
-            "{:<22} {:>9} {:>8.3} {:>7} {:>7} {:>7} {:>8} {:>9} {:>7.1}% {:>6.1} {:>5.0}",
+            "{:<22} {:>9} {:>8.3} {:>7} {:>7} {:>7} {:>8} {:>9} {:>9} {:>7.1}% {:>6.1} {:>5.0}",
             name,
             interp.map_or(format!(">{limit}"), |t| format!("{t:.3}")),
             jit.secs,
@@ -199,6 +225,7 @@ fn main() {
             cell(ratio(pypy)),
             cell(ratio(luajit)),
             cell(bf2c.map(|t| jit.secs / t)),
+            cell(chain.map(|t| jit.secs / t)),
             100.0 * jit.compile_share,
             us_per_op,
             jit.peak,

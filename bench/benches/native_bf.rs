@@ -23,7 +23,11 @@
 //! some 74,000 blocks); issue 35's target holds there too, the JIT not
 //! slower than the interpreter. And `built s`: the residual program built
 //! ahead of time (`flowc build`, its hot regions compiled optimized) and
-//! the executable run, `exe s` of that its run alone.
+//! the executable run, `exe s` of that its run alone. `pe÷chain` and
+//! `exe÷chain` are over the BF program translated to C with the
+//! interpreter's tape instead of an array, a chain of cells grown on
+//! demand (`flowc_bench::peers::bf_to_c_chain`): what gcc makes of the
+//! program the residual is, on the same data.
 //!
 //!     cargo build --release -p flowc && cargo bench -p flowc-bench --bench native_bf
 //!
@@ -38,7 +42,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use flowc_bench::compile_run::{build_secs, flowc};
-use flowc_bench::peers::{bf_to_c, cell, gcc, program_secs, root, script_secs, tutorial_peers};
+use flowc_bench::peers::{bf_to_c, bf_to_c_chain, cell, gcc, program_secs, root, script_secs, tutorial_peers};
 use flowc_tests::bf;
 
 // The process as flowc runs: its allocator, its load-time settings.
@@ -52,7 +56,7 @@ fn main() {
     let c_interp = dir.join("bf_tutorial");
     let have_c = gcc(&root().join("bench/c/bf_tutorial.c"), &c_interp);
     println!(
-        "{:<22} {:>9} {:>7} {:>7} {:>8} {:>11} {:>8} {:>9} {:>9} {:>8} {:>7}",
+        "{:<22} {:>9} {:>7} {:>7} {:>8} {:>11} {:>8} {:>9} {:>9} {:>9} {:>8} {:>7} {:>9}",
         "row",
         "native s",
         "÷ C",
@@ -61,9 +65,11 @@ fn main() {
         "native÷bf2c",
         "pe s",
         "pe÷bf2c",
+        "pe÷chain",
         "pe+jit s",
         "built s",
-        "exe s"
+        "exe s",
+        "exe÷chain"
     );
     for (program, size) in [("primes", 3), ("fractal", 1), ("fractal", 5), ("counters", 30), ("digits", 200)] {
         let text = bf::program(program, size).expect("a program of the suite");
@@ -72,12 +78,15 @@ fn main() {
         let bf_file = dir.join(format!("{program}-{size}.b"));
         std::fs::write(&bf_file, &text).expect("the program written");
         let bf_path = bf_file.to_str().expect("a UTF-8 path");
-        let c_file = dir.join(format!("{program}-{size}.c"));
-        std::fs::write(&c_file, bf_to_c(&bf::instructions(&text))).expect("the translation written");
-        let translated = dir.join(format!("{program}-{size}.bf2c"));
-        let bf2c = gcc(&c_file, &translated)
-            .then(|| program_secs(translated.to_str().expect("a UTF-8 path"), &[], &expected, 3))
-            .flatten();
+        let code = bf::instructions(&text);
+        let [bf2c, chain] = [("bf2c", bf_to_c(&code)), ("chain", bf_to_c_chain(&code))].map(|(kind, source)| {
+            let c_file = dir.join(format!("{program}-{size}.{kind}.c"));
+            std::fs::write(&c_file, source).expect("the translation written");
+            let translated = dir.join(format!("{program}-{size}.{kind}"));
+            gcc(&c_file, &translated)
+                .then(|| program_secs(translated.to_str().expect("a UTF-8 path"), &[], &expected, 3))
+                .flatten()
+        });
         for interpreter in ["tutorial", "rle"] {
             let name = format!("{interpreter} {program} {size}");
             if only.as_deref().is_some_and(|o| !name.contains(o)) {
@@ -98,7 +107,7 @@ fn main() {
             let pe = specialized.map(|s| s.native);
             let secs = |t: Option<f64>| t.map_or_else(|| "-".to_string(), |t| format!("{t:.3}"));
             println!(
-                "{:<22} {:>9.3} {:>7} {:>7} {:>8} {:>11} {:>8} {:>9} {:>9} {:>8} {:>7}",
+                "{:<22} {:>9.3} {:>7} {:>7} {:>8} {:>11} {:>8} {:>9} {:>9} {:>9} {:>8} {:>7} {:>9}",
                 name,
                 native,
                 cell(c.map(|c| native / c)),
@@ -107,9 +116,11 @@ fn main() {
                 cell(bf2c.map(|t| native / t)),
                 secs(pe),
                 cell(pe.zip(bf2c).map(|(p, t)| p / t)),
+                cell(pe.zip(chain).map(|(p, t)| p / t)),
                 secs(specialized.map(|s| s.jit)),
                 secs(specialized.and_then(|s| s.built)),
                 secs(specialized.and_then(|s| s.exe)),
+                cell(specialized.and_then(|s| s.exe).zip(chain).map(|(e, t)| e / t)),
             );
             if let Some(c) = c {
                 println!("{:<22} C interpreter {c:.3} s", "");

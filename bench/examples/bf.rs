@@ -8,6 +8,7 @@
 //!     bf output NAME SIZE        what it writes
 //!     bf file tutorial|rle PATH  an environment for a BF program of your own
 //!     bf file c PATH             that program translated to C (the bf2c peer)
+//!     bf file chain PATH         the same on the interpreters' tape, a chain of cells
 
 use flowc_tests::bf;
 
@@ -18,7 +19,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage = || -> ! {
         eprintln!(
-            "usage: bf text|expect|output NAME SIZE | bf env tutorial|rle NAME SIZE | bf file tutorial|rle|c PATH"
+            "usage: bf text|expect|output NAME SIZE | bf env tutorial|rle NAME SIZE | bf file tutorial|rle|c|chain PATH"
         );
         std::process::exit(2)
     };
@@ -38,7 +39,7 @@ fn main() {
             println!("{sum} {steps}");
         }
         ["output", name, size] => print!("{}", bf::output(&program(name, size)).expect("a valid program")),
-        ["file", shape @ ("tutorial" | "rle" | "c"), path] => {
+        ["file", shape @ ("tutorial" | "rle" | "c" | "chain"), path] => {
             let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
                 eprintln!("{path}: {e}");
                 std::process::exit(2)
@@ -46,7 +47,8 @@ fn main() {
             let out = match shape {
                 "tutorial" => bf::tutorial_env(&text),
                 "rle" => bf::run_length_env(&text),
-                _ => flowc_bench::peers::bf_to_c(&bf::instructions(&text)),
+                "c" => flowc_bench::peers::bf_to_c(&bf::instructions(&text)),
+                _ => flowc_bench::peers::bf_to_c_chain(&bf::instructions(&text)),
             };
             println!("{out}");
         }

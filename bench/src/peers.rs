@@ -102,34 +102,83 @@ pub fn gcc(source: &Path, exe: &Path) -> bool {
 /// Brainfuck instructions `code` translated to C, as compilers of BF do:
 /// the run-length form the second interpreter runs
 /// (`flowc_tests::bf::run_length`: runs of `+`/`-` and of `<`/`>` folded,
-/// `[-]` a store of 0), one statement per operation; byte cells, output
-/// folded into the suites' checksum (`flowc_tests::bf::checksum_step`).
-/// The program prints the checksum and, on stderr, the seconds it ran.
+/// `[-]` a store of 0), one statement per operation; byte cells in an
+/// array, output folded into the suites' checksum
+/// (`flowc_tests::bf::checksum_step`). The program prints the checksum
+/// and, on stderr, the seconds it ran.
 pub fn bf_to_c(code: &[u8]) -> String {
+    translate(code, Tape::Array)
+}
+
+/// The same translation keeping the interpreters' tape: a chain of cells
+/// (value, left and right neighbour) grown on demand, each move following
+/// one link per step. This is the BF program compiled with the data the
+/// interpreter's program works on, which a JIT for the interpreter cannot
+/// change: what gcc makes of exactly that is the yardstick for how close
+/// the JIT comes to compiled code, where [`bf_to_c`] also measures what
+/// trading the chain for an array gains (gcc keeps the array's cells at
+/// fixed offsets, often in registers, and folds whole loops of them).
+pub fn bf_to_c_chain(code: &[u8]) -> String {
+    translate(code, Tape::Chain)
+}
+
+/// The tape a translated BF program keeps.
+#[derive(Copy, Clone, PartialEq)]
+enum Tape {
+    /// `unsigned char` cells in one static array, the head a pointer.
+    Array,
+    /// Cells linked both ways, the head a pointer to one.
+    Chain,
+}
+
+fn translate(code: &[u8], tape: Tape) -> String {
+    let chain = tape == Tape::Chain;
     let mut body = String::new();
     let mut depth = 1;
     for (op, arg) in flowc_tests::bf::run_length(code) {
         if op == "close" {
             depth -= 1;
         }
-        let statement = match op {
-            "add" => format!("*p += {arg};"),
-            "move" => format!("p += {arg};"),
-            "clear" | "in" => "*p = 0;".to_string(),
-            "open" => "while (*p) {".to_string(),
-            "close" => "}".to_string(),
-            "out" => "sum = (sum * 31 + *p) % 1000000007;".to_string(),
-            other => format!("/* {other} */"),
+        let statement = match (op, chain) {
+            ("add", false) => format!("*p += {arg};"),
+            ("add", true) => format!("p->v = (p->v + {arg}) & 255;"),
+            ("move", false) => format!("p += {arg};"),
+            ("move", true) if arg >= 0 => format!("p = right(p, {arg});"),
+            ("move", true) => format!("p = left(p, {});", -arg),
+            ("clear" | "in", false) => "*p = 0;".to_string(),
+            ("clear" | "in", true) => "p->v = 0;".to_string(),
+            ("open", false) => "while (*p) {".to_string(),
+            ("open", true) => "while (p->v) {".to_string(),
+            ("close", _) => "}".to_string(),
+            ("out", false) => "sum = (sum * 31 + *p) % 1000000007;".to_string(),
+            ("out", true) => "sum = (sum * 31 + p->v) % 1000000007;".to_string(),
+            (other, _) => format!("/* {other} */"),
         };
         body += &format!("{}{statement}\n", "    ".repeat(depth));
         if op == "open" {
             depth += 1;
         }
     }
+    let (data, head) = if chain {
+        (
+            "typedef struct cell { long v; struct cell *l, *r; } cell;\n\n\
+             static cell *fresh(void) {\n    cell *c = calloc(1, sizeof(cell));\n    \
+             if (!c) { perror(\"calloc\"); exit(1); }\n    return c;\n}\n\n\
+             static inline cell *right(cell *p, long k) {\n    while (k--) {\n        \
+             if (__builtin_expect(!p->r, 0)) { p->r = fresh(); p->r->l = p; }\n        \
+             p = p->r;\n    }\n    return p;\n}\n\n\
+             static inline cell *left(cell *p, long k) {\n    while (k--) {\n        \
+             if (__builtin_expect(!p->l, 0)) { p->l = fresh(); p->l->r = p; }\n        \
+             p = p->l;\n    }\n    return p;\n}\n",
+            "cell *p = fresh();",
+        )
+    } else {
+        ("static unsigned char tape[1 << 22];\n", "unsigned char *p = tape + (1 << 21);")
+    };
     format!(
-        "#include <stdio.h>\n#include <time.h>\n\nstatic unsigned char tape[1 << 22];\n\n\
+        "#include <stdio.h>\n#include <stdlib.h>\n#include <time.h>\n\n{data}\n\
          int main(void) {{\n    struct timespec t0, t1;\n    clock_gettime(CLOCK_MONOTONIC, &t0);\n\
-         \x20   unsigned char *p = tape + (1 << 21);\n    long sum = 0;\n{body}\
+         \x20   {head}\n    long sum = 0;\n{body}\
          \x20   clock_gettime(CLOCK_MONOTONIC, &t1);\n    printf(\"%ld\\n\", sum);\n\
          \x20   fprintf(stderr, \"%.6f\\n\", (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);\n\
          \x20   return 0;\n}}\n"
@@ -140,6 +189,31 @@ pub fn bf_to_c(code: &[u8]) -> String {
 mod tests {
     use flowc_lang::interp::{run, Config};
     use flowc_lang::{syntax, Symbol};
+
+    /// Both translations of a BF program print what the BF model prints:
+    /// a program of the suite, and one that grows the chain to the right
+    /// in a loop and walks back through it.
+    #[test]
+    fn both_translations_print_the_models_checksum() {
+        let dir = std::env::temp_dir().join(format!("flowc-bf2c-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a scratch folder");
+        let suite = flowc_tests::bf::program("nest", 1).expect("a program of the suite");
+        for (name, text) in [("nest", suite.as_str()), ("walk", "+++[>>+++[>+<-]<<-]>>>.<<<+[>+>+>+.<<<-]>>>.")] {
+            let (sum, _) = flowc_tests::bf::run(text).expect("a valid program");
+            let code = flowc_tests::bf::instructions(text);
+            for (tape, c) in [("array", super::bf_to_c(&code)), ("chain", super::bf_to_c_chain(&code))] {
+                let source = dir.join(format!("{name}-{tape}.c"));
+                let exe = dir.join(format!("{name}-{tape}"));
+                std::fs::write(&source, &c).expect("the translation written");
+                assert!(super::gcc(&source, &exe), "gcc compiles the {tape} translation of {name}:\n{c}");
+                let out = std::process::Command::new(&exe).output().expect("it runs");
+                assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), sum.to_string(), "{tape} {name}");
+                let secs: f64 = String::from_utf8_lossy(&out.stderr).trim().parse().expect("its seconds on stderr");
+                assert!(secs >= 0.0);
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     /// The plain interpreter promotes nothing, and prints what the
     /// tutorial interpreter and the BF model print, on a program with
