@@ -34,6 +34,7 @@
 //!   one residual block, not one per label it passes.
 
 use indexmap::IndexMap;
+use rustc_hash::{FxBuildHasher, FxHashSet};
 
 use crate::ast::{Arg, Block, Entry, Item, Operator, Program, Stmt, Terminator};
 use crate::env::{self, Env};
@@ -118,12 +119,12 @@ pub fn specialize_with(
     if !blocks.contains_key(&label) {
         return Err(PeError::UnknownLabel(label));
     }
-    let taken: std::collections::HashSet<Symbol> = program.main_blocks().map(|b| b.label).collect();
+    let taken: FxHashSet<Symbol> = program.main_blocks().map(|b| b.label).collect();
     let linear =
         (mode == Mode::Linear).then(|| Linear { live: live_in(program), headers: loop_headers(&blocks, label) });
     let mut pe = Pe {
         blocks,
-        cache: IndexMap::new(),
+        cache: IndexMap::default(),
         counters: SymbolMap::default(),
         taken,
         out: Vec::new(),
@@ -137,12 +138,12 @@ pub fn specialize_with(
 
 struct Pe<'p> {
     blocks: SymbolMap<&'p Block>,
-    cache: IndexMap<(Symbol, PartialEnv), Symbol>,
+    cache: IndexMap<(Symbol, PartialEnv), Symbol, FxBuildHasher>,
     counters: SymbolMap<usize>,
     /// Labels of the source program and those gensym made, which it must
     /// not hand out again (`body2` + `32` and `body23` + `2` are both
     /// `body232`).
-    taken: std::collections::HashSet<Symbol>,
+    taken: FxHashSet<Symbol>,
     out: Vec<Block>,
     max_blocks: usize,
     /// With [`Mode::Linear`]: what it reads of the source program.
@@ -156,18 +157,18 @@ struct Linear {
     /// The labels a back edge jumps to (from a depth-first search from
     /// the start, then from every label not reached): every cycle passes
     /// one.
-    headers: std::collections::HashSet<Symbol>,
+    headers: FxHashSet<Symbol>,
 }
 
 /// The targets of back edges of `blocks`, searched depth first from
 /// `start`, then from every label not reached, in name order.
-fn loop_headers(blocks: &SymbolMap<&Block>, start: Symbol) -> std::collections::HashSet<Symbol> {
+fn loop_headers(blocks: &SymbolMap<&Block>, start: Symbol) -> FxHashSet<Symbol> {
     let mut labels: Vec<Symbol> = blocks.keys().copied().filter(|&l| l != start).collect();
     labels.sort_by_key(|l| l.as_str());
     labels.insert(0, start);
     // 1: on the search's path, 2: done.
     let mut state: SymbolMap<u8> = SymbolMap::default();
-    let mut headers = std::collections::HashSet::new();
+    let mut headers = FxHashSet::default();
     for root in labels {
         if state.contains_key(&root) {
             continue;
