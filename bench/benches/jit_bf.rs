@@ -57,13 +57,12 @@
 //!
 //! `FLOWC_BENCH_ONLY=text` runs the rows whose name contains it.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use flowc_bench::compile_run::{flowc, median, number_between};
-use std::collections::HashMap;
-
 use flowc_bench::peers::{bf_to_c, bf_to_c_chain, cell, gcc, interpreter, program_secs, root, tutorial_peers};
 use flowc_tests::{bf, stack_vm};
 
