@@ -261,6 +261,11 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
     let mut known: HashMap<ValueId, i64> = HashMap::default();
     let mut wrote: Vec<((ValueId, Symbol), Option<i64>)> = Vec::new();
     let const_of = |o: ValueId, field: Symbol| shape.consts.iter().find(|c| c.obj == o && c.field == field);
+    let value_of = |known: &HashMap<ValueId, i64>, x: &Operand| match x {
+        Operand::Value(v) => known.get(v).copied(),
+        Operand::Const(Value::Int(k)) => Some(*k),
+        Operand::Const(_) => None,
+    };
     for &b in &before {
         for &i in &f.blocks[b].insts {
             if let InstKind::Set { obj: Operand::Value(o), field, value, .. } = &f.insts[i].kind {
@@ -269,11 +274,6 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
                     counter_stored = Some(value.clone());
                 }
             }
-            let value_of = |known: &HashMap<ValueId, i64>, x: &Operand| match x {
-                Operand::Value(v) => known.get(v).copied(),
-                Operand::Const(Value::Int(k)) => Some(*k),
-                Operand::Const(_) => None,
-            };
             match (&f.insts[i].kind, f.insts[i].result) {
                 (InstKind::Get { obj: Operand::Value(o), field, .. }, Some(r)) => {
                     let now = match wrote.iter().find(|w| w.0 == (*o, *field)) {
@@ -550,7 +550,8 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
     let mut guarded = false;
     // Where constant cells are written in the block.
     let mut const_written: Vec<usize> = Vec::new();
-    let mut test: Option<InstId> = None;
+    // The counter's guard, and where it is in the block.
+    let mut test: Option<(InstId, usize)> = None;
     // The fields read before they are written, and where each field cell
     // is first read (its skip reads it with that site).
     let mut old_reads: Vec<Symbol> = Vec::new();
@@ -558,28 +559,24 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
     // The constant cells: fields of objects from before the loop whose
     // last write in the block stores an integer constant.
     let mut consts: Vec<ConstCell> = Vec::new();
+    // The fields whose last write was seen (walking back from the end).
+    let mut last_written: Vec<(ValueId, Symbol)> = Vec::new();
     for &i in block.insts.iter().rev() {
-        if let InstKind::Set { obj: Operand::Value(o), field, value, .. } = &f.insts[i].kind {
-            if inside(*o) || consts.iter().any(|c| c.obj == *o && c.field == *field) {
-                continue;
-            }
-            let last = |c: &ConstCell| c.obj == *o && c.field == *field;
-            if let Operand::Const(Value::Int(k)) = value {
-                if k.unsigned_abs() < MAX_CONSTANT as u64 && !consts.iter().any(last) {
-                    consts.push(ConstCell { obj: *o, field: *field, value: *k, read: None });
-                }
-            } else {
-                // Marks the field as not constant: a placeholder never
-                // matched as a cell below.
-                consts.push(ConstCell { obj: *o, field: *field, value: i64::MIN, read: None });
+        let InstKind::Set { obj: Operand::Value(o), field, value, .. } = &f.insts[i].kind else { continue };
+        if inside(*o) || last_written.contains(&(*o, *field)) {
+            continue;
+        }
+        last_written.push((*o, *field));
+        if let Operand::Const(Value::Int(k)) = value {
+            if k.unsigned_abs() < MAX_CONSTANT as u64 {
+                consts.push(ConstCell { obj: *o, field: *field, value: *k, read: None });
             }
         }
     }
-    consts.retain(|c| c.value != i64::MIN);
     let const_cell = |o: ValueId, field: Symbol| consts.iter().position(|c| c.obj == o && c.field == field);
     let mut const_reads: Vec<Option<InstId>> = vec![None; consts.len()];
     let mut per_round: i64 = 0;
-    for &i in block.insts.iter() {
+    for (at, &i) in block.insts.iter().enumerate() {
         let r = f.insts[i].result;
         let term_of = |terms: &HashMap<ValueId, Term>, o: &Operand| match o {
             Operand::Value(v) => terms.get(v).copied(),
@@ -626,7 +623,7 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
                     Some(w) => w.2 = stored,
                     None => written.push((*o, *field, stored)),
                 }
-                const_written.push(block.insts.iter().position(|&x| x == i)?);
+                const_written.push(at);
             }
             // A test every iteration passes alike (a loop inside entered,
             // a constant cell's check).
@@ -705,7 +702,7 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
             InstKind::Guard { kind: GuardKind::True(Operand::Value(t)), .. } if guard.is_none() => {
                 guard = Some(terms.get(t).copied()?);
                 guarded = true;
-                test = Some(i);
+                test = Some((i, at));
             }
             _ => return None,
         }
@@ -738,9 +735,9 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
     // Testing the new value, the last round leaves at the test: a
     // constant cell written only after it is not written then, and the
     // skip, which writes none, must find each written before the test.
+    let (test, test_at) = test?;
     if !tests_old {
-        let at = block.insts.iter().position(|&x| Some(x) == test)?;
-        const_written.iter().all(|&w| w < at).then_some(())?;
+        const_written.iter().all(|&w| w < test_at).then_some(())?;
     }
     let u = updates[counter];
     (u.step.rem_euclid(u.modulus) == u.modulus - 1).then_some(())?;
@@ -761,7 +758,7 @@ fn shape(f: &Function, lp: BlockId) -> Option<Shape> {
             Cell::Phi(_) => None,
         })
         .collect();
-    Some(Shape { updates, counter, tests_old, written, first_read, consts, test: test?, per_round })
+    Some(Shape { updates, counter, tests_old, written, first_read, consts, test, per_round })
 }
 
 /// The fields of objects read or written before loop `lp` is entered: on
@@ -1750,6 +1747,12 @@ resume r0 {
         let after =
             CLEARS.replace("    guard_true v9, r0 else next\n", "    guard_true v9, r0 else next\n    set v1, w, 0\n");
         assert_eq!(forwarded(&after), None);
+        // The cell's last write a constant too big to carry: it is no
+        // constant cell, though an earlier write stores a small one (a
+        // second read found that cell taken for 0, each round leaving
+        // 70,000 there).
+        let big = CLEARS.replace("    set v1, v, 0\n", "    set v1, v, 0\n    set v1, v, 70000\n");
+        assert_eq!(forwarded(&big), None);
     }
 
     #[test]
