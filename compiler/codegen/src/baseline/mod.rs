@@ -589,6 +589,9 @@ fn each_read(f: &Function, read: &mut impl FnMut(&Operand)) {
     }
 }
 
+/// [`word_reads`] of the trace being compiled, counted when first needed.
+type WordReads = std::cell::OnceCell<Vec<u32>>;
+
 /// How many times each value's word is read in `f` ([`each_read`]), by
 /// value index.
 fn word_reads(f: &Function) -> Vec<u32> {
@@ -613,8 +616,13 @@ fn word_reads(f: &Function) -> Vec<u32> {
 /// emitter checks that no code loads such a word from memory (a slow
 /// path reloading its operands, a label between); where one does,
 /// [`compile`] writes the trace again with every result stored. Sorted.
-fn unstored_results(f: &Function, small: &Small, to_regs: &[(flowc_ir::InstId, Reg)]) -> Vec<flowc_ir::InstId> {
-    let reads = word_reads(f);
+fn unstored_results(
+    f: &Function,
+    reads: &WordReads,
+    small: &Small,
+    to_regs: &[(flowc_ir::InstId, Reg)],
+) -> Vec<flowc_ir::InstId> {
+    let reads = reads.get_or_init(|| word_reads(f));
     let mut out = Vec::new();
     for &b in &f.layout {
         for w in f.blocks[b].insts.windows(2) {
@@ -653,7 +661,7 @@ fn unstored_results(f: &Function, small: &Small, to_regs: &[(flowc_ir::InstId, R
 /// read, and their records. Where the `guard_at` holds, the link is set,
 /// not 0, and the object it says: its one comparison stands for all three
 /// tests, and the link's word is written only on the way out.
-fn fused_links(f: &Function) -> Vec<flowc_ir::InstId> {
+fn fused_links(f: &Function, reads: &WordReads) -> Vec<flowc_ir::InstId> {
     let mut candidates: Vec<(flowc_ir::InstId, ValueId, u32)> = Vec::new();
     for &b in &f.layout {
         for w in f.blocks[b].insts.windows(3) {
@@ -682,7 +690,7 @@ fn fused_links(f: &Function) -> Vec<flowc_ir::InstId> {
     }
     // Records per guard or exit that leaves by them: one another guard
     // shares, holding the link, reads its word too.
-    let reads = word_reads(f);
+    let reads = reads.get_or_init(|| word_reads(f));
     let mut out: Vec<flowc_ir::InstId> =
         candidates.into_iter().filter(|&(_, v, n)| reads[flowc_ir::ix(v)] == n).map(|(i, _, _)| i).collect();
     out.sort_unstable();
@@ -779,7 +787,7 @@ fn rematerialized(
 /// link's word is written only on the way out (a BF `>` then `<`: the
 /// straight code a recording makes of it checks that the way back lands
 /// where the way out started).
-fn fused_returns(f: &Function) -> Vec<flowc_ir::InstId> {
+fn fused_returns(f: &Function, reads: &WordReads) -> Vec<flowc_ir::InstId> {
     let mut candidates: Vec<(flowc_ir::InstId, ValueId, u32, ValueId)> = Vec::new();
     for &b in &f.layout {
         for w in f.blocks[b].insts.windows(4) {
@@ -811,7 +819,7 @@ fn fused_returns(f: &Function) -> Vec<flowc_ir::InstId> {
     if candidates.is_empty() {
         return Vec::new();
     }
-    let reads = word_reads(f);
+    let reads = reads.get_or_init(|| word_reads(f));
     let mut out: Vec<flowc_ir::InstId> = candidates
         .into_iter()
         .filter(|&(_, v, n, c)| reads[flowc_ir::ix(v)] == n && reads[flowc_ir::ix(c)] == 1)
@@ -1012,11 +1020,13 @@ impl Emit<'_, '_, '_> {
         self.regs = loop_registers(self.f);
         self.to_regs = direct_results(self.f, &self.regs);
         self.fused = fused_compares(self.f);
-        self.fused_links = fused_links(self.f);
-        self.fused_returns = fused_returns(self.f);
+        // Counted once for the three that read it, and only if one does.
+        let reads = WordReads::new();
+        self.fused_links = fused_links(self.f, &reads);
+        self.fused_returns = fused_returns(self.f, &reads);
         self.remat = rematerialized(self.f, &self.regs, &self.to_regs);
         if self.leave_unstored {
-            self.unstored = unstored_results(self.f, &self.facts.small, &self.to_regs);
+            self.unstored = unstored_results(self.f, &reads, &self.facts.small, &self.to_regs);
             for &i in &self.unstored {
                 let v = self.f.insts[i].result.expect("an unstored result");
                 self.a.leave_unwritten(self.words[flowc_ir::ix(v)]);

@@ -43,23 +43,17 @@ impl HeapCache {
 
     /// Objects `x` and `y` are two objects.
     pub fn learn_apart(&mut self, x: ValueId, y: ValueId) {
-        let (x, y) = (self.root(x), self.root(y));
-        self.apart.insert(if x < y { (x, y) } else { (y, x) });
+        self.apart.insert(pair(root(&self.same, x), root(&self.same, y)));
     }
 
     /// `to` is the object `from` is, a new value for it: what is known of
     /// either's fields is known of the other's, and which objects either
     /// is not ([`HeapCache::get`], [`HeapCache::forget_field`]).
     pub fn alias(&mut self, from: ValueId, to: ValueId) {
-        let root = self.root(from);
+        let root = root(&self.same, from);
         if root != to && self.same.insert(to, root).is_none() {
             self.names.entry(root).or_default().push(to);
         }
-    }
-
-    /// The value `v` stands for the object of ([`HeapCache::alias`]).
-    fn root(&self, v: ValueId) -> ValueId {
-        self.same.get(&v).copied().unwrap_or(v)
     }
 
     /// Forgets the fields named `written`, of every object.
@@ -73,7 +67,7 @@ impl HeapCache {
         match obj {
             Operand::Value(o) => self.objects.get(&(*o, field)).or_else(|| {
                 // Under another name of the same object.
-                let root = self.root(*o);
+                let root = root(&self.same, *o);
                 let others = self.names.get(&root).map_or(&[][..], Vec::as_slice);
                 std::iter::once(&root).chain(others).filter(|n| *n != o).find_map(|n| self.objects.get(&(*n, field)))
             }),
@@ -108,12 +102,8 @@ impl HeapCache {
     ) {
         let other = |y: Option<Symbol>| matches!((class, y), (Some(x), Some(y)) if x != y);
         let (pairs, same) = (&self.apart, &self.same);
-        let root = |v: ValueId| same.get(&v).copied().unwrap_or(v);
         let apart = |p: ValueId| match obj {
-            Operand::Value(o) => {
-                let (o, p) = (root(*o), root(p));
-                pairs.contains(&if o < p { (o, p) } else { (p, o) })
-            }
+            Operand::Value(o) => pairs.contains(&pair(root(same, *o), root(same, p))),
             Operand::Const(_) => false,
         };
         self.objects.retain(|&(p, f), _| f != field || Operand::Value(p) == *obj || other(class_of(p)) || apart(p));
@@ -125,5 +115,20 @@ impl HeapCache {
             };
             *f != field || same || other(of)
         });
+    }
+}
+
+/// The value `v` stands for the object of ([`HeapCache::alias`]), by the
+/// cache's `same` map.
+fn root(same: &HashMap<ValueId, ValueId>, v: ValueId) -> ValueId {
+    same.get(&v).copied().unwrap_or(v)
+}
+
+/// Two values as the `apart` set keeps them, the lower first.
+fn pair(x: ValueId, y: ValueId) -> (ValueId, ValueId) {
+    if x < y {
+        (x, y)
+    } else {
+        (y, x)
     }
 }

@@ -677,44 +677,20 @@ impl<'a> Opt<'a> {
     /// cell, whose fields the heap cache knows); after one that it fails,
     /// they are two ([`super::heap::HeapCache::learn_apart`]).
     fn learn_comparison(&mut self, c: ValueId, holds: bool) {
-        // Two values found not to be one: two objects, where they are
-        // objects (a skip's check that two cells differ), so a write of a
-        // field of one keeps what the heap cache knows of the other's.
-        if !holds {
-            if let Some((x, y)) = equated(self.f, c) {
+        if let Some((x, y)) = equated(self.f, c) {
+            if holds {
+                self.learn_same(x, y);
+            } else {
+                // Two values found not to be one: two objects, where they
+                // are objects (a skip's check that two cells differ), so a
+                // write of a field of one keeps what the heap cache knows
+                // of the other's.
                 let (x, y) = (self.resolve(&Operand::Value(x)), self.resolve(&Operand::Value(y)));
                 if let (Operand::Value(x), Operand::Value(y)) = (x, y) {
                     self.heap.learn_apart(x, y);
                 }
-                return;
             }
-        }
-        if holds {
-            if let Some((x, y)) = equated(self.f, c) {
-                let is_object = |v: ValueId| self.info_of(&Operand::Value(v)).kinds == Kinds::OBJECT;
-                if x != y && is_object(x) && is_object(y) {
-                    let (early, late) = if ix(x) < ix(y) { (x, y) } else { (y, x) };
-                    let to = self.resolve(&Operand::Value(early));
-                    self.subst[ix(late)] = Some(to.clone());
-                    // What the heap cache knows of the later one is known
-                    // of the earlier (where it knows nothing already).
-                    if let Operand::Value(to) = to {
-                        let known: Vec<(Symbol, Operand)> = self
-                            .heap
-                            .objects
-                            .iter()
-                            .filter(|((o, _), _)| *o == late)
-                            .map(|((_, f), x)| (*f, x.clone()))
-                            .collect();
-                        // One entry per field: the order does not matter.
-                        for (field, x) in known {
-                            self.heap.objects.remove(&(late, field));
-                            self.heap.objects.entry((to, field)).or_insert(x);
-                        }
-                    }
-                }
-                return;
-            }
+            return;
         }
         let Some((op, x, k, mirrored)) = compared_with_constant(self.f, c) else { return };
         let narrowed = lattice::when_compared(self.info_of(&Operand::Value(x)), op, k, mirrored, holds);
@@ -722,6 +698,27 @@ impl<'a> Opt<'a> {
             self.subst[ix(x)] = Some(Operand::Const(c.clone()));
         }
         self.info[ix(x)] = narrowed;
+    }
+
+    /// After a guard that `x == y` holds: of two objects, the later is
+    /// the earlier, and what the heap cache knows of the later is known
+    /// of the earlier (where it knows nothing already).
+    fn learn_same(&mut self, x: ValueId, y: ValueId) {
+        let is_object = |v: ValueId| self.info_of(&Operand::Value(v)).kinds == Kinds::OBJECT;
+        if x == y || !is_object(x) || !is_object(y) {
+            return;
+        }
+        let (early, late) = if ix(x) < ix(y) { (x, y) } else { (y, x) };
+        let to = self.resolve(&Operand::Value(early));
+        self.subst[ix(late)] = Some(to.clone());
+        let Operand::Value(to) = to else { return };
+        let known: Vec<(Symbol, Operand)> =
+            self.heap.objects.iter().filter(|((o, _), _)| *o == late).map(|((_, f), x)| (*f, x.clone())).collect();
+        // One entry per field: the order does not matter.
+        for (field, x) in known {
+            self.heap.objects.remove(&(late, field));
+            self.heap.objects.entry((to, field)).or_insert(x);
+        }
     }
 }
 
