@@ -59,10 +59,29 @@ pub struct Residual {
 
 impl Residual {
     /// The residual program: hints and functions of `source`, the residual
-    /// blocks, and an `entry` fact.
+    /// blocks, and an `entry` fact. A `can_enter_jit` naming a block of
+    /// the source's main graph is left out (unless a residual block has
+    /// its label): the residual has specializations of that block under
+    /// other labels, and is no interpreter whose loop closes there any
+    /// more, so its loops are the ones the JIT finds (the hint would
+    /// otherwise name no label of the program, which the reader rejects).
     pub fn program(&self, source: &Program) -> Program {
         let mut items = vec![Item::Entry(Entry { label: self.entry, env: None })];
-        items.extend(source.items.iter().filter(|i| !matches!(i, Item::Block(_) | Item::Entry(_))).cloned());
+        let labelled = |l: &Symbol| {
+            self.blocks.iter().any(|b| b.label == *l)
+                || source.functions().any(|f| f.blocks.iter().any(|b| b.label == *l))
+        };
+        items.extend(
+            source
+                .items
+                .iter()
+                .filter(|i| match i {
+                    Item::Block(_) | Item::Entry(_) => false,
+                    Item::CanEnterJit(l) => labelled(l),
+                    _ => true,
+                })
+                .cloned(),
+        );
         items.extend(self.blocks.iter().cloned().map(Item::Block));
         Program { items }
     }
@@ -422,6 +441,54 @@ x1:
         assert_eq!(labels.len(), n, "{labels:?}");
         let out = crate::interp::run(&r.program(&p), r.entry, &[], &crate::interp::Config::default()).unwrap();
         assert_eq!(out.value, Value::Int(12));
+    }
+
+    /// A `can_enter_jit` on the interpreter's dispatch label does not
+    /// outlive the specialization: the residual program, printed, reads
+    /// back (a hint naming no label of it would not), keeps the hint on a
+    /// function's label, and computes what the interpreter does, in
+    /// either mode.
+    #[test]
+    fn the_residual_keeps_only_hints_that_name_its_labels() {
+        let src = r#"can_enter_jit dispatch
+can_enter_jit twice
+function double(a):
+    twice:
+        b = a * 2
+        return b
+start:
+    pc = 0
+    acc = x
+    goto dispatch
+dispatch:
+    n = len(code)
+    more = pc < n
+    if more goto fetch else goto done
+fetch:
+    op = code[pc]
+    pc = pc + 1
+    is_add = op == 1
+    if is_add goto add else goto dbl
+add:
+    acc = acc + 1
+    goto dispatch
+dbl:
+    acc = call double(acc) then dispatch
+done:
+    print_and_stop(acc)
+"#;
+        let p = syntax::parse("t", src).unwrap();
+        let static_env = [(Symbol::intern("code"), Value::list([1, 2, 1].map(Value::Int).to_vec()))];
+        for mode in [Mode::Series, Mode::Linear] {
+            let r = specialize_with(&p, Symbol::intern("start"), &static_env, 1000, mode).unwrap();
+            let text = syntax::print(syntax::Syntax::Readable, &r.program(&p));
+            let back = syntax::parse("residual", &text).unwrap_or_else(|e| panic!("{mode:?}: {e}\n{text}"));
+            let hints: Vec<&str> = back.can_enter_jit_labels().map(|l| l.as_str()).collect();
+            assert_eq!(hints, ["twice"], "{mode:?}");
+            let env = [(Symbol::intern("x"), Value::Int(5))];
+            let out = crate::interp::run(&back, r.entry, &env, &crate::interp::Config::default()).unwrap();
+            assert_eq!(out.value, Value::Int(13), "{mode:?}");
+        }
     }
 
     /// A small interpreter specialized to its program (`code` and `pc`
