@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bf;
+pub mod bf_random;
 pub mod engines;
 pub mod loops;
 pub mod stack_vm;
