@@ -31,12 +31,19 @@
 //!   static value) continues in the same residual block, unless the target
 //!   is a loop header of the source program (where the cache must stop
 //!   static loops): an interpreter's dispatch for one instruction becomes
-//!   one residual block, not one per label it passes.
+//!   one residual block, not one per label it passes;
+//! - a call with static arguments calls a copy of its function
+//!   specialized to them (by the same rules, cached by function and static
+//!   arguments, named by `gensym` on the function's name), which takes the
+//!   dynamic ones: an interpreter whose tape moves by a called function
+//!   `move(tape, n)` calls, for a BF `>>>`, a `move1(tape)` that walks
+//!   three cells, no counter left. What the call returns stays dynamic;
+//!   calls are still calls, so the call depth a run reaches is the same.
 
 use indexmap::IndexMap;
 use rustc_hash::{FxBuildHasher, FxHashSet};
 
-use crate::ast::{Arg, Block, Entry, Item, Operator, Program, Stmt, Terminator};
+use crate::ast::{Arg, Block, Entry, Function, Item, Operator, Program, Stmt, Terminator};
 use crate::env::{self, Env};
 use crate::interp::live::Liveness;
 use crate::interp::resolve::Resolved;
@@ -55,6 +62,11 @@ pub struct Residual {
     /// `code_cache` facts: (label, partial environment, residual label), in
     /// the order they were added.
     pub cache: Vec<(Symbol, PartialEnv, Symbol)>,
+    /// With [`Mode::Linear`]: the functions specialized to static arguments
+    /// of calls, each after those it calls; and those of them copied from a
+    /// function declared `pure`.
+    pub functions: Vec<Function>,
+    pub pure: Vec<Symbol>,
 }
 
 impl Residual {
@@ -82,6 +94,8 @@ impl Residual {
                 })
                 .cloned(),
         );
+        items.extend(self.pure.iter().map(|&f| Item::Pure(f)));
+        items.extend(self.functions.iter().cloned().map(Item::Function));
         items.extend(self.blocks.iter().cloned().map(Item::Block));
         Program { items }
     }
@@ -139,8 +153,8 @@ pub fn specialize_with(
         return Err(PeError::UnknownLabel(label));
     }
     let taken: FxHashSet<Symbol> = program.main_blocks().map(|b| b.label).collect();
-    let linear =
-        (mode == Mode::Linear).then(|| Linear { live: live_in(program), headers: loop_headers(&blocks, label) });
+    let mut calls = (mode == Mode::Linear).then(|| Calls::new(program));
+    let linear = calls.as_ref().map(|c| Linear { live: c.live(0), headers: loop_headers(&blocks, label) });
     let mut pe = Pe {
         blocks,
         cache: IndexMap::default(),
@@ -149,13 +163,85 @@ pub fn specialize_with(
         out: Vec::new(),
         max_blocks,
         linear,
+        calls: calls.as_mut(),
     };
     let entry = pe.do_pe(label, env::from_pairs(static_env))?;
     let cache = pe.cache.into_iter().map(|((l, env), r)| (l, env, r)).collect();
-    Ok(Residual { blocks: pe.out, entry, cache })
+    let blocks = pe.out;
+    let (functions, pure) = calls.map(|c| (c.out, c.made_pure)).unwrap_or_default();
+    Ok(Residual { blocks, entry, cache, functions, pure })
 }
 
-struct Pe<'p> {
+/// With [`Mode::Linear`]: the program's functions, and their copies
+/// specialized to the static arguments of calls (module docs).
+struct Calls<'p> {
+    resolved: Resolved,
+    functions: SymbolMap<&'p Function>,
+    pure: FxHashSet<Symbol>,
+    /// (function, static parameters) to the specialized copy's name.
+    cache: IndexMap<(Symbol, PartialEnv), Symbol, FxBuildHasher>,
+    /// The source's function names and those made.
+    names: FxHashSet<Symbol>,
+    counters: SymbolMap<usize>,
+    out: Vec<Function>,
+    made_pure: Vec<Symbol>,
+    /// Residual blocks made, in the main graph and the copies.
+    blocks: usize,
+    /// Copies being made, one inside another.
+    nested: usize,
+}
+
+/// The most copies made one inside another (a call in a copy being made
+/// specialized in turn): past it a call calls its function as it is, so
+/// that a function calling itself with ever other static arguments does
+/// not take the stack's depth before the block limit.
+const MOST_NESTED: usize = 64;
+
+impl<'p> Calls<'p> {
+    fn new(program: &'p Program) -> Calls<'p> {
+        let functions: SymbolMap<&Function> = program.functions().map(|f| (f.name, f)).collect();
+        let pure = program
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Pure(f) => Some(*f),
+                _ => None,
+            })
+            .collect();
+        Calls {
+            resolved: Resolved::new(program, &[]),
+            names: functions.keys().copied().collect(),
+            functions,
+            pure,
+            cache: IndexMap::default(),
+            counters: SymbolMap::default(),
+            out: Vec::new(),
+            made_pure: Vec::new(),
+            blocks: 0,
+            nested: 0,
+        }
+    }
+
+    /// The variables live at each label of flow graph `graph` (0 the main
+    /// graph, `k + 1` the `k`-th function), sorted.
+    fn live(&self, graph: usize) -> SymbolMap<Vec<Symbol>> {
+        live_in(&self.resolved, graph)
+    }
+
+    /// `gensym` among function names.
+    fn gensym(&mut self, base: Symbol) -> Symbol {
+        loop {
+            let n = self.counters.entry(base).or_insert(0);
+            *n += 1;
+            let name = Symbol::intern(&format!("{base}{n}"));
+            if self.names.insert(name) {
+                return name;
+            }
+        }
+    }
+}
+
+struct Pe<'p, 'c> {
     blocks: SymbolMap<&'p Block>,
     cache: IndexMap<(Symbol, PartialEnv), Symbol, FxBuildHasher>,
     counters: SymbolMap<usize>,
@@ -167,6 +253,8 @@ struct Pe<'p> {
     max_blocks: usize,
     /// With [`Mode::Linear`]: what it reads of the source program.
     linear: Option<Linear>,
+    /// With [`Mode::Linear`]: the functions calls are specialized into.
+    calls: Option<&'c mut Calls<'p>>,
 }
 
 /// What [`Mode::Linear`] knows of the source program's main flow graph.
@@ -218,16 +306,15 @@ fn loop_headers(blocks: &SymbolMap<&Block>, start: Symbol) -> FxHashSet<Symbol> 
     headers
 }
 
-/// The variables live at each label of `program`'s main flow graph (the
-/// interpreter's [`Liveness`]), sorted.
-fn live_in(program: &Program) -> SymbolMap<Vec<Symbol>> {
-    let resolved = Resolved::new(program, &[]);
-    let main = &resolved.graphs[0];
-    let live = Liveness::of(main);
-    main.labels
+/// The variables live at each label of flow graph `graph` of a resolved
+/// program (the interpreter's [`Liveness`]), sorted.
+fn live_in(resolved: &Resolved, graph: usize) -> SymbolMap<Vec<Symbol>> {
+    let g = &resolved.graphs[graph];
+    let live = Liveness::of(g);
+    g.labels
         .iter()
         .map(|(&label, &b)| {
-            let mut vars: Vec<Symbol> = live.live_at(b).into_iter().map(|s| main.slot_names[s as usize]).collect();
+            let mut vars: Vec<Symbol> = live.live_at(b).into_iter().map(|s| g.slot_names[s as usize]).collect();
             vars.sort();
             (label, vars)
         })
@@ -249,7 +336,7 @@ fn known(a: &Arg) -> Option<&Value> {
     }
 }
 
-impl<'p> Pe<'p> {
+impl<'p> Pe<'p, '_> {
     /// `gensym(L, LR)`: `L` followed by the next number for `L`.
     fn gensym(&mut self, base: Symbol) -> Symbol {
         loop {
@@ -272,11 +359,18 @@ impl<'p> Pe<'p> {
             // A missing label stays missing: the residual program fails there.
             return Ok(label);
         };
-        if self.cache.len() >= self.max_blocks {
+        // Counted over the main graph and every copy of a function (a
+        // function calling itself with ever other static arguments makes
+        // copies without end).
+        let made = self.calls.as_ref().map_or(self.cache.len(), |c| c.blocks);
+        if made >= self.max_blocks {
             return Err(PeError::TooManyBlocks(self.max_blocks));
         }
         let residual = self.gensym(label);
         self.cache.insert(key, residual);
+        if let Some(c) = self.calls.as_deref_mut() {
+            c.blocks += 1;
+        }
         let (body, term) = self.pe_code(block, penv)?;
         self.out.push(Block { label: residual, body, term });
         Ok(residual)
@@ -392,13 +486,72 @@ impl<'p> Pe<'p> {
             }
             Terminator::Call { dst, func, args, next } => {
                 let args = args.iter().map(|a| presolve(a, &penv)).collect();
+                let (func, args) = self.specialize_call(*func, args)?;
                 env::remove(&mut penv, *dst);
-                Terminator::Call { dst: *dst, func: *func, args, next: self.do_pe(*next, penv)? }
+                Terminator::Call { dst: *dst, func, args, next: self.do_pe(*next, penv)? }
             }
             Terminator::Return(a) => Terminator::Return(presolve(a, &penv)),
             Terminator::Error(r) => Terminator::Error(*r),
         };
         Ok((body, term))
+    }
+
+    /// A call of `func` with arguments `args` (static ones constants):
+    /// with [`Mode::Linear`], where some are static, a call of `func`'s
+    /// copy specialized to them, with the others (module docs); else the
+    /// call as it is (no such function, or a count of arguments its
+    /// parameters do not match, which the run then raises).
+    fn specialize_call(&mut self, func: Symbol, args: Vec<Arg>) -> Result<(Symbol, Vec<Arg>), PeError> {
+        let Some(calls) = self.calls.as_deref_mut().filter(|c| c.nested < MOST_NESTED) else {
+            return Ok((func, args));
+        };
+        let Some(&f) = calls.functions.get(&func).filter(|f| f.params.len() == args.len() && !f.blocks.is_empty())
+        else {
+            return Ok((func, args));
+        };
+        let statics: PartialEnv =
+            f.params.iter().zip(&args).filter_map(|(p, a)| known(a).map(|v| (*p, v.clone()))).collect();
+        if statics.is_empty() {
+            return Ok((func, args));
+        }
+        let dynamic: Vec<Arg> = args.into_iter().filter(|a| known(a).is_none()).collect();
+        let key = (func, statics);
+        if let Some(&name) = calls.cache.get(&key) {
+            return Ok((name, dynamic));
+        }
+        let name = calls.gensym(func);
+        calls.cache.insert(key.clone(), name);
+        let graph = calls.resolved.functions.get(&func).map_or(0, |&k| k as usize);
+        let blocks: SymbolMap<&Block> = f.blocks.iter().map(|b| (b.label, b)).collect();
+        let entry = f.blocks[0].label;
+        let linear = Linear { live: calls.live(graph), headers: loop_headers(&blocks, entry) };
+        let mut copy = Pe {
+            taken: blocks.keys().copied().collect(),
+            blocks,
+            cache: IndexMap::default(),
+            counters: SymbolMap::default(),
+            out: Vec::new(),
+            max_blocks: self.max_blocks,
+            linear: Some(linear),
+            calls: Some(calls),
+        };
+        copy.calls.as_deref_mut().expect("the calls specialized").nested += 1;
+        let start = copy.do_pe(entry, env::from_pairs(&key.1))?;
+        copy.calls.as_deref_mut().expect("the calls specialized").nested -= 1;
+        let mut body = copy.out;
+        // The entry first (a function's first block is where it starts);
+        // the rest in the order made.
+        if let Some(k) = body.iter().position(|b| b.label == start) {
+            let b = body.remove(k);
+            body.insert(0, b);
+        }
+        let params = f.params.iter().filter(|p| !key.1.iter().any(|(s, _)| s == *p)).copied().collect();
+        let calls = self.calls.as_deref_mut().expect("the calls specialized");
+        calls.out.push(Function { name, params, blocks: body });
+        if calls.pure.contains(&func) {
+            calls.made_pure.push(name);
+        }
+        Ok((name, dynamic))
     }
 }
 
@@ -489,6 +642,77 @@ done:
             let out = crate::interp::run(&back, r.entry, &env, &crate::interp::Config::default()).unwrap();
             assert_eq!(out.value, Value::Int(13), "{mode:?}");
         }
+    }
+
+    /// In the linear mode, a call with static arguments calls a copy of
+    /// its function specialized to them (its static loop unrolled), with
+    /// the dynamic arguments only; one copy per function and static
+    /// arguments, a `pure` function's copy declared pure; what the program
+    /// prints is the same. The series' mode leaves calls as they are. A
+    /// function calling itself with ever other static arguments ends in
+    /// the block limit, not in a stack overflow.
+    #[test]
+    fn the_linear_mode_specializes_calls_to_their_static_arguments() {
+        let src = r#"pure add_n
+function add_n(x, n):
+    loop:
+        if n goto step else goto out
+    step:
+        x = x + 1
+        n = n - 1
+        goto loop
+    out:
+        return x
+start:
+    a = call add_n(x, 3) then second
+second:
+    b = call add_n(a, 3) then third
+third:
+    c = call add_n(b, 2) then done
+done:
+    print_and_stop(c)
+"#;
+        let p = syntax::parse("t", src).unwrap();
+        let start = Symbol::intern("start");
+        let env = [(Symbol::intern("x"), Value::Int(5))];
+        let run = |program: &Program| {
+            crate::interp::run(program, start, &env, &crate::interp::Config::default()).unwrap().value
+        };
+        let r = specialize_with(&p, start, &[], 1000, Mode::Linear).unwrap();
+        let out = r.program(&p);
+        let copies: Vec<(&str, Vec<&str>)> =
+            r.functions.iter().map(|f| (f.name.as_str(), f.params.iter().map(|p| p.as_str()).collect())).collect();
+        assert_eq!(copies, [("add_n1", vec!["x"]), ("add_n2", vec!["x"])]);
+        let pure: Vec<&str> = r.pure.iter().map(|f| f.as_str()).collect();
+        assert_eq!(pure, ["add_n1", "add_n2"]);
+        // No loop left in a copy: `n` is known at each of its tests.
+        for f in &r.functions {
+            assert!(f.blocks.iter().all(|b| !matches!(b.term, Terminator::If { .. })), "{f:?}");
+        }
+        let residual = crate::interp::run(&out, r.entry, &env, &crate::interp::Config::default()).unwrap().value;
+        assert_eq!(residual, Value::Int(13));
+        assert_eq!(run(&p), Value::Int(13));
+        let series = specialize(&p, start, &[], 1000).unwrap();
+        assert!(series.functions.is_empty());
+        // Without end: `up(k)` calls `up(k + 1)`.
+        let src = r#"function up(k):
+    go:
+        j = k + 1
+        r = call up(j) then back
+    back:
+        return r
+start:
+    r = call up(0) then done
+done:
+    print_and_stop(r)
+"#;
+        let p = syntax::parse("t", src).unwrap();
+        let err = specialize_with(&p, start, &[], 100, Mode::Linear).err();
+        assert_eq!(err, Some(PeError::TooManyBlocks(100)));
+        // With room for more blocks than the copies may nest: the copies
+        // stop nesting, and the last calls the function as it is.
+        let r = specialize_with(&p, start, &[], 100_000, Mode::Linear).unwrap();
+        assert_eq!(r.functions.len(), MOST_NESTED);
     }
 
     /// A small interpreter specialized to its program (`code` and `pc`
