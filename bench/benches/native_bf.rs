@@ -12,9 +12,11 @@
 //! within 2x of it (`÷ C` ≤ 2) and faster than PyPy and LuaJIT (their
 //! columns above 1).
 //!
-//! Then the first Futamura projection: the tutorial interpreter partially
+//! Then the first Futamura projection: each interpreter partially
 //! evaluated for the BF program (`flowc pe --linear`, the BF program and
-//! its bracket map static) and the residual program run natively (which
+//! its bracket map, or its run-length lists, static; the run-length
+//! interpreter's `move(tape, n)` called as copies specialized to each
+//! `n`) and the residual program run natively (which
 //! runs the eight passes on it: `pe --optimize` would run them a first
 //! time, for a residual to read — tutorial fractal 1's `pe` 0.60 s instead
 //! of 0.20, its run no faster): `pe s` the two processes' seconds together (one run each),
@@ -104,13 +106,14 @@ fn main() {
             std::fs::write(&env_file, &env).expect("the environment written");
             let source = flowc_bench::peers::interpreter(interpreter).expect("an interpreter of the suite");
             let native = native_secs(&exe, &source, &env_file, &expected);
-            let ([c, pypy, luajit], specialized) = if interpreter == "tutorial" {
-                let residual = dir.join(format!("{interpreter}-{program}-{size}.residual.fg"));
-                let specialized = specialized_secs(&exe, &source, &env_file, &residual, &expected);
-                (tutorial_peers(have_c.then_some(c_interp.as_path()), bf_path, &expected), Some(specialized))
+            // The peers are interpreters of the tutorial's shape.
+            let [c, pypy, luajit] = if interpreter == "tutorial" {
+                tutorial_peers(have_c.then_some(c_interp.as_path()), bf_path, &expected)
             } else {
-                ([None; 3], None)
+                [None; 3]
             };
+            let residual = dir.join(format!("{interpreter}-{program}-{size}.residual.fg"));
+            let specialized = Some(specialized_secs(&exe, &source, &env_file, &residual, &expected));
             let pe = specialized.map(|s| s.native);
             let secs = |t: Option<f64>| t.map_or_else(|| "-".to_string(), |t| format!("{t:.3}"));
             println!(

@@ -305,7 +305,10 @@ fn define_split(
     }
     let sig = lower::frame::region_signature(&*env.module);
     let funcs = (0..regions.len())
-        .map(|_| env.module.declare_anonymous_function(&sig).map_err(|e| e.to_string()))
+        .map(|r| {
+            let name = unique_name(&format!("{}.region{r}", f.name));
+            env.module.declare_function(&name, Linkage::Local, &sig).map_err(|e| e.to_string())
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let (mut tier, mut by_region, mut tables) = (None, None, None);
     match counting {
@@ -675,6 +678,17 @@ pub(crate) fn make_isa_with(
     flags.set("enable_verifier", verify).map_err(|e| e.to_string())?;
     let builder = cranelift_native::builder().map_err(|e| e.to_string())?;
     builder.finish(settings::Flags::new(flags)).map_err(|e| e.to_string())
+}
+
+/// A name no other function of any module gets: `base` and a number, so
+/// that code compiled again (a region, a function's optimized tier) is
+/// declared anew, and profiles name what they sample (perf reads the names
+/// of in-memory code from the map Cranelift's module writes; anonymous
+/// functions are `.Lfn` and a number there).
+pub fn unique_name(base: &str) -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}.{n}", sanitize(base))
 }
 
 fn sanitize(s: &str) -> String {

@@ -97,7 +97,14 @@ impl Tiers {
                 Tier1::Osr | Tier1::Region(_) => crate::lower::frame::region_signature(&*env.module),
                 Tier1::Call => crate::lower::signature_of(&*env.module, f),
             };
-            let id = env.module.declare_anonymous_function(&sig).map_err(|e| e.to_string())?;
+            let kind = match what {
+                Tier1::Osr => "osr".to_string(),
+                Tier1::Region(r) => format!("region{r}.tier1"),
+                Tier1::Call => "tier1".to_string(),
+            };
+            let name = define::unique_name(&format!("{}.{kind}", f.name));
+            let id =
+                env.module.declare_function(&name, cranelift_module::Linkage::Local, &sig).map_err(|e| e.to_string())?;
             if let Tier1::Region(r) = what {
                 let tiered = self.by_region[k].as_ref().ok_or("not tiered region by region")?;
                 define::define_region_tier1(env, f, tiered, r, id)?;
