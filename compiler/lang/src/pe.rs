@@ -189,6 +189,8 @@ struct Calls<'p> {
     blocks: usize,
     /// Copies being made, one inside another.
     nested: usize,
+    /// Copies made, by function.
+    copies: SymbolMap<usize>,
 }
 
 /// The most copies made one inside another (a call in a copy being made
@@ -196,6 +198,12 @@ struct Calls<'p> {
 /// that a function calling itself with ever other static arguments does
 /// not take the stack's depth before the block limit.
 const MOST_NESTED: usize = 64;
+
+/// The most copies of one function: past it a call calls the function as
+/// it is. A static loop counter passed to a function would otherwise copy
+/// the function once per round (the run-length BF interpreter's `move`
+/// has 34 copies for mandelbrot.b, one per distance moved).
+const MOST_COPIES: usize = 256;
 
 impl<'p> Calls<'p> {
     fn new(program: &'p Program) -> Calls<'p> {
@@ -219,6 +227,7 @@ impl<'p> Calls<'p> {
             made_pure: Vec::new(),
             blocks: 0,
             nested: 0,
+            copies: SymbolMap::default(),
         }
     }
 
@@ -519,6 +528,11 @@ impl<'p> Pe<'p, '_> {
         if let Some(&name) = calls.cache.get(&key) {
             return Ok((name, dynamic));
         }
+        let made = calls.copies.entry(func).or_insert(0);
+        if *made >= MOST_COPIES {
+            return Ok((func, args_again(f, &key.1, dynamic)));
+        }
+        *made += 1;
         let name = calls.gensym(func);
         calls.cache.insert(key.clone(), name);
         let graph = calls.resolved.functions.get(&func).map_or(0, |&k| k as usize);
@@ -553,6 +567,19 @@ impl<'p> Pe<'p, '_> {
         }
         Ok((name, dynamic))
     }
+}
+
+/// The arguments of a call of `f` whose static parameters are `statics`
+/// and whose other arguments are `dynamic`, in the order of its parameters.
+fn args_again(f: &Function, statics: &PartialEnv, dynamic: Vec<Arg>) -> Vec<Arg> {
+    let mut dynamic = dynamic.into_iter();
+    f.params
+        .iter()
+        .map(|p| match statics.iter().find(|(s, _)| s == p) {
+            Some((_, v)) => Arg::Const(v.clone()),
+            None => dynamic.next().expect("an argument per parameter"),
+        })
+        .collect()
 }
 
 /// `do_op` on known operands; `None` when an operand is unknown or the
@@ -713,6 +740,32 @@ done:
         // stop nesting, and the last calls the function as it is.
         let r = specialize_with(&p, start, &[], 100_000, Mode::Linear).unwrap();
         assert_eq!(r.functions.len(), MOST_NESTED);
+        // A static loop counter passed to a function: a copy per round up
+        // to `MOST_COPIES`, then calls of the function as it is.
+        let src = r#"function plus(a, k):
+    add:
+        b = a + k
+        return b
+start:
+    i = 0
+    goto top
+top:
+    more = i < 300
+    if more goto body else goto done
+body:
+    x = call plus(x, i) then next
+next:
+    i = i + 1
+    goto top
+done:
+    print_and_stop(x)
+"#;
+        let p = syntax::parse("t", src).unwrap();
+        let r = specialize_with(&p, start, &[], 100_000, Mode::Linear).unwrap();
+        assert_eq!(r.functions.len(), MOST_COPIES);
+        let env = [(Symbol::intern("x"), Value::Int(1))];
+        let out = crate::interp::run(&r.program(&p), r.entry, &env, &crate::interp::Config::default()).unwrap();
+        assert_eq!(out.value, Value::Int(1 + 299 * 300 / 2));
     }
 
     /// A small interpreter specialized to its program (`code` and `pc`
