@@ -103,8 +103,10 @@ impl Tiers {
                 Tier1::Call => "tier1".to_string(),
             };
             let name = define::unique_name(&format!("{}.{kind}", f.name));
-            let id =
-                env.module.declare_function(&name, cranelift_module::Linkage::Local, &sig).map_err(|e| e.to_string())?;
+            let id = env
+                .module
+                .declare_function(&name, cranelift_module::Linkage::Local, &sig)
+                .map_err(|e| e.to_string())?;
             if let Tier1::Region(r) = what {
                 let tiered = self.by_region[k].as_ref().ok_or("not tiered region by region")?;
                 define::define_region_tier1(env, f, tiered, r, id)?;
