@@ -105,6 +105,12 @@ fn rows() -> Vec<Row> {
         // round and four.
         ("statements", 1),
         ("statements", 4),
+        // Random programs with hot loops (`flowc_tests::bf_random`, seeds
+        // 3 and 6): counted loops nested three deep, transfers across up
+        // to nine cells, clears, ifs and scans, drawn, not written for the
+        // JIT; short runs (tens of milliseconds in the C interpreter).
+        ("random", 3),
+        ("random", 6),
     ] {
         for interpreter in ["tutorial", "rle"] {
             rows.push(Row { interpreter, program, size });

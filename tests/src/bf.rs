@@ -804,7 +804,9 @@ pub fn digits(width: u8, hundreds: u8) -> String {
 }
 
 /// The program of suite name `name` at size `size` (1 the smallest): the
-/// programs the benchmarks and tests run.
+/// programs the benchmarks and tests run. `random` is a random program
+/// with hot loops ([`crate::bf_random::long_program`] of 120 pieces),
+/// `size` its seed: a shape nobody wrote the JIT for.
 pub fn program(name: &str, size: u32) -> Option<String> {
     let s = size.clamp(1, 255) as u8;
     Some(match name {
@@ -816,12 +818,13 @@ pub fn program(name: &str, size: u32) -> Option<String> {
         "primes" => primes(99, s),
         "statements" => statements(400, s),
         "digits" => digits(30, s),
+        "random" => crate::bf_random::long_program(size.into(), 120),
         _ => return None,
     })
 }
 
 /// The suite's program names.
-pub const PROGRAMS: [&str; 7] = ["bottles", "nest", "nest7", "counters", "fractal", "primes", "digits"];
+pub const PROGRAMS: [&str; 8] = ["bottles", "nest", "nest7", "counters", "fractal", "primes", "digits", "random"];
 
 /// Instructions of `text` that Brainfuck knows, in order.
 pub fn instructions(text: &str) -> Vec<u8> {
