@@ -67,9 +67,40 @@ pub struct Residual {
     /// function declared `pure`.
     pub functions: Vec<Function>,
     pub pure: Vec<Symbol>,
+    /// The algorithm that made it.
+    pub mode: Mode,
 }
 
 impl Residual {
+    /// With [`Mode::Linear`], the functions a run of the residual program
+    /// may enter: those its main graph calls, and those they call, of the
+    /// source's and the copies; `None` (all of the source's) with the
+    /// series' algorithm, whose output keeps the source's functions.
+    fn reached(&self, source: &Program) -> Option<FxHashSet<Symbol>> {
+        if self.mode != Mode::Linear {
+            return None;
+        }
+        let calls = |blocks: &[Block]| -> Vec<Symbol> {
+            blocks
+                .iter()
+                .filter_map(|b| match &b.term {
+                    Terminator::Call { func, .. } => Some(*func),
+                    _ => None,
+                })
+                .collect()
+        };
+        let mut reached: FxHashSet<Symbol> = FxHashSet::default();
+        let mut work = calls(&self.blocks);
+        while let Some(f) = work.pop() {
+            if !reached.insert(f) {
+                continue;
+            }
+            let body = source.function(f).or_else(|| self.functions.iter().find(|c| c.name == f));
+            work.extend(body.map(|b| calls(&b.blocks)).unwrap_or_default());
+        }
+        Some(reached)
+    }
+
     /// The residual program: hints and functions of `source`, the residual
     /// blocks, and an `entry` fact. A `can_enter_jit` naming a block of
     /// the source's main graph is left out (unless a residual block has
@@ -77,11 +108,20 @@ impl Residual {
     /// other labels, and is no interpreter whose loop closes there any
     /// more, so its loops are the ones the JIT finds (the hint would
     /// otherwise name no label of the program, which the reader rejects).
+    /// With [`Mode::Linear`], a function of the source no run of the
+    /// residual enters is left out, and the hints on it: the
+    /// whole-program facts take a function no call names to be entered
+    /// with any value, so the run-length BF interpreter's `move`, left
+    /// behind by its copies, made every link field of the residual's
+    /// cells any value (its grown cell's link is its parameter), and the
+    /// JIT tested each link for its class instead of for 0.
     pub fn program(&self, source: &Program) -> Program {
         let mut items = vec![Item::Entry(Entry { label: self.entry, env: None })];
+        let reached = self.reached(source);
+        let kept = |f: &Symbol| reached.as_ref().is_none_or(|r| r.contains(f));
         let labelled = |l: &Symbol| {
             self.blocks.iter().any(|b| b.label == *l)
-                || source.functions().any(|f| f.blocks.iter().any(|b| b.label == *l))
+                || source.functions().filter(|f| kept(&f.name)).any(|f| f.blocks.iter().any(|b| b.label == *l))
         };
         items.extend(
             source
@@ -90,6 +130,8 @@ impl Residual {
                 .filter(|i| match i {
                     Item::Block(_) | Item::Entry(_) => false,
                     Item::CanEnterJit(l) => labelled(l),
+                    Item::Function(f) => kept(&f.name),
+                    Item::Pure(f) => kept(f),
                     _ => true,
                 })
                 .cloned(),
@@ -169,7 +211,7 @@ pub fn specialize_with(
     let cache = pe.cache.into_iter().map(|((l, env), r)| (l, env, r)).collect();
     let blocks = pe.out;
     let (functions, pure) = calls.map(|c| (c.out, c.made_pure)).unwrap_or_default();
-    Ok(Residual { blocks, entry, cache, functions, pure })
+    Ok(Residual { blocks, entry, cache, functions, pure, mode })
 }
 
 /// With [`Mode::Linear`]: the program's functions, and their copies
@@ -766,6 +808,48 @@ done:
         let env = [(Symbol::intern("x"), Value::Int(1))];
         let out = crate::interp::run(&r.program(&p), r.entry, &env, &crate::interp::Config::default()).unwrap();
         assert_eq!(out.value, Value::Int(1 + 299 * 300 / 2));
+    }
+
+    /// In the linear mode the residual program keeps only the functions
+    /// a run of it may enter (those its main graph calls, and theirs), and
+    /// the hints on them: `walk`, called only with a static count, is left
+    /// behind by its copy, and so is its `pure` hint; `helper`, called by
+    /// the copy, stays. The series' algorithm keeps every function.
+    #[test]
+    fn the_linear_residual_keeps_only_the_functions_it_enters() {
+        let src = r#"pure walk
+function helper(x):
+    h:
+        y = x + 1
+        return y
+function walk(x, n):
+    top:
+        if n goto step else goto out
+    step:
+        x = call helper(x) then back
+    back:
+        n = n - 1
+        goto top
+    out:
+        return x
+start:
+    r = call walk(x, 2) then done
+done:
+    print_and_stop(r)
+"#;
+        let p = syntax::parse("t", src).unwrap();
+        let start = Symbol::intern("start");
+        let env = [(Symbol::intern("x"), Value::Int(5))];
+        let names = |prog: &Program| -> Vec<String> { prog.functions().map(|f| f.name.to_string()).collect() };
+        let linear = specialize_with(&p, start, &[], 1000, Mode::Linear).unwrap();
+        let out = linear.program(&p);
+        assert_eq!(names(&out), ["helper", "walk1"]);
+        assert!(!out.items.iter().any(|i| matches!(i, Item::Pure(f) if f.as_str() == "walk")));
+        let back = syntax::parse("residual", &syntax::print(syntax::Syntax::Readable, &out)).unwrap();
+        let run = crate::interp::run(&back, linear.entry, &env, &crate::interp::Config::default()).unwrap();
+        assert_eq!(run.value, Value::Int(7));
+        let series = specialize(&p, start, &[], 1000).unwrap();
+        assert_eq!(names(&series.program(&p)), ["helper", "walk"]);
     }
 
     /// A small interpreter specialized to its program (`code` and `pc`
