@@ -167,6 +167,9 @@ struct Analysis<'m> {
     /// Whether `get`s and calls read `facts`: not for a huge function
     /// while the facts are solved ([`program::uses_facts`]).
     reads_facts: bool,
+    /// Where it does not: what its calls may return, from a solution
+    /// made before ([`program::solve`]); else any value.
+    returns: Option<&'m ProgramFacts>,
     /// Where it does not: the fields only this function writes, whose
     /// facts it solves itself ([`own_fields`]).
     own: Option<own_fields::OwnFields>,
@@ -333,8 +336,12 @@ fn analyze(
     fuel: u64,
     known: &Params,
     facts: &ProgramFacts,
-    reads_facts: bool,
+    reads: program::Reads,
 ) -> Propagation {
+    let (reads_facts, returns) = match reads {
+        program::Reads::Facts => (true, None),
+        program::Reads::Returns(r) => (false, r),
+    };
     let f = &module.functions[index];
     let param_infos: Vec<Info> = f
         .params
@@ -358,6 +365,7 @@ fn analyze(
         f,
         facts,
         reads_facts,
+        returns,
         own: (!reads_facts).then(|| own_fields::OwnFields::of(module, index)),
         loop_heads: Vec::new(),
         refiner: Refiner::new(f, &param_infos, sweep.def_block),
@@ -572,10 +580,12 @@ impl<'m> Analysis<'m> {
         self.folded.remove(&i);
         // A huge function takes no results from the facts while they are
         // solved ([`program::uses_facts`]).
-        let returned = match self.facts.returned(func) {
-            Some(r) if self.reads_facts => r,
-            _ => Info::value(),
-        };
+        let returned = match (self.reads_facts, self.returns) {
+            (true, _) => self.facts.returned(func),
+            (false, Some(solved)) => solved.returned(func),
+            (false, None) => None,
+        }
+        .unwrap_or_else(Info::value);
         if !self.module.is_pure(func) {
             return returned;
         }

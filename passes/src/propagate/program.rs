@@ -46,7 +46,9 @@
 //! does take, a part of what is solved), so it is analyzed once per
 //! solve, and again when its parameters' facts change; then, the facts
 //! solved, once more reading them. The fields only it writes it solves
-//! itself, in its own analysis ([`super::own_fields`]). The facts still
+//! itself, in its own analysis ([`super::own_fields`]). Where a huge
+//! function calls, the facts are solved a second time, its calls then
+//! returning what the first solution says they may ([`solve`]). The facts still
 //! hold: what it stores was gathered reading any value of the fields
 //! others write and, of its own, only what its own `set`s store, so they
 //! cover every value it may store whatever the heap holds, and the last
@@ -378,17 +380,57 @@ impl Widen {
     }
 }
 
+/// What a function's `get`s and calls read while it is analyzed.
+#[derive(Clone, Copy)]
+pub(super) enum Reads<'a> {
+    /// The facts.
+    Facts,
+    /// Not the facts (a huge function, [`uses_facts`]): its calls return
+    /// what a solution made before says they may, if given, else any
+    /// value ([`solve`]).
+    Returns(Option<&'a ProgramFacts>),
+}
+
 /// Solves the facts of `module` (see the module docs): `analyze(i,
 /// facts, reads)` analyzes function `i` with `facts`, its `get`s and
-/// calls reading them when `reads`. Returns the facts and every
-/// function's analysis made with them; with `reread_huge`, a huge
-/// function's is the one made reading the solved facts (what the pass
-/// rewrites with), else the one made solving them (the facts alone need
-/// no more).
+/// calls reading what `reads` says. Returns the facts and every function's
+/// analysis made with them; with `reread_huge`, a huge function's is the
+/// one made reading the solved facts (what the pass rewrites with), else
+/// the one made solving them (the facts alone need no more).
+///
+/// Where a huge function calls, the facts are solved twice: the second
+/// time its calls return what the first solution says they may (a sound
+/// bound, solved for every value it passed), not any value. A residual
+/// program's main graph that calls a walk along a chain `tape = call
+/// move1(tape)` 4,505 times passed any value to the walks the first time,
+/// and the links their grown cells point back through were any value; the
+/// second time it passes the cells they return.
 pub(super) fn solve(
     module: &Module,
-    mut analyze: impl FnMut(usize, &ProgramFacts, bool) -> Propagation,
+    mut analyze: impl FnMut(usize, &ProgramFacts, Reads) -> Propagation,
     reread_huge: bool,
+) -> (ProgramFacts, Vec<Propagation>) {
+    let huge_calls = module
+        .functions
+        .iter()
+        .any(|f| !uses_facts(f) && f.all_insts().any(|(_, i)| matches!(f.insts[i].kind, InstKind::Call { .. })));
+    if !huge_calls {
+        return fixpoint(module, &mut analyze, reread_huge, None);
+    }
+    let (first, _) = fixpoint(module, &mut analyze, false, None);
+    if first.unknown {
+        return fixpoint(module, &mut analyze, reread_huge, None);
+    }
+    fixpoint(module, &mut analyze, reread_huge, Some(&first))
+}
+
+/// [`solve`]'s rounds, huge functions' calls returning what `returns`
+/// says they may (any value without it).
+fn fixpoint(
+    module: &Module,
+    analyze: &mut impl FnMut(usize, &ProgramFacts, Reads) -> Propagation,
+    reread_huge: bool,
+    returns: Option<&ProgramFacts>,
 ) -> (ProgramFacts, Vec<Propagation>) {
     let n = module.functions.len();
     // Nothing stored, passed or returned: the start, and what each round
@@ -404,7 +446,8 @@ pub(super) fn solve(
     for round in 0.. {
         for i in 0..n {
             if changed.as_ref().is_none_or(|c| c.affects(i, &depends[i])) {
-                let p = analyze(i, &facts, uses_facts(&module.functions[i]));
+                let reads = if uses_facts(&module.functions[i]) { Reads::Facts } else { Reads::Returns(returns) };
+                let p = analyze(i, &facts, reads);
                 found[i] = Found::of(module, &facts.by_name, i, &p);
                 results[i] = Some(p);
             }
@@ -447,7 +490,7 @@ pub(super) fn solve(
             // this analysis adds nothing to them.
             for (i, f) in module.functions.iter().enumerate() {
                 if reread_huge && !uses_facts(f) {
-                    results[i] = Some(analyze(i, &facts, true));
+                    results[i] = Some(analyze(i, &facts, Reads::Facts));
                 }
             }
             break;

@@ -698,3 +698,69 @@ after:
         "#]],
     );
 }
+
+/// A huge function that calls takes, while the facts are solved a second
+/// time, what its calls may return by the first solution: here a main
+/// graph walks a chain right through `step`, which grows it on demand
+/// linking each new cell back to the cell it was called with, then walks
+/// back along those links. The first solution had main pass any value to
+/// `step` (it took no call results), so the links back were any value;
+/// the second has it pass the cells `step` returns, so the walk back
+/// reads and writes proven objects and its byte arithmetic takes the
+/// `.word` forms. (A partially evaluated BF interpreter whose tape moves
+/// by a called function is such a program.)
+#[test]
+fn a_huge_function_takes_what_its_calls_return_by_a_first_solution() {
+    let src = huge(
+        "entry start(n = 3)
+
+function step(t):
+    s:
+        r = t.r
+        if r is cell goto moved else goto grow
+    grow:
+        r = new cell
+        r.v = 1
+        r.l = t
+        r.r = 0
+        t.r = r
+        goto moved
+    moved:
+        return r
+
+start:
+    p = new cell
+    p.v = 0
+    p.l = 0
+    p.r = 0
+",
+        "    k = n
+    goto right
+right:
+    if k goto go else goto walk
+go:
+    p = call step(p) then stepped
+stepped:
+    k = k - 1
+    goto right
+walk:
+    if p goto bump else goto done
+bump:
+    v = p.v
+    v = v + 1
+    v = v % 256
+    p.v = v
+    p = p.l
+    goto walk
+done:
+    print_and_stop(k)
+",
+    );
+    expect![[r#"
+        v4007:v = get.object v4005, v
+        v4008:v = add.word v4007, 1
+        v4009:v = mod.word v4008, 256
+        set.object v4005, v, v4009
+        v4010:p = get.object v4005, l"#]]
+    .assert_eq(&bump(&support::dump_until(&src, "cleanup"), 5));
+}
