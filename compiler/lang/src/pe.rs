@@ -194,7 +194,7 @@ pub fn specialize_with(
     if !blocks.contains_key(&label) {
         return Err(PeError::UnknownLabel(label));
     }
-    let taken: FxHashSet<Symbol> = program.main_blocks().map(|b| b.label).collect();
+    let taken = labels_named(program.main_blocks());
     let mut calls = (mode == Mode::Linear).then(|| Calls::new(program));
     let linear = calls.as_ref().map(|c| Linear { live: c.live(0), headers: loop_headers(&blocks, label) });
     let mut pe = Pe {
@@ -241,6 +241,11 @@ struct Calls<'p> {
 /// not take the stack's depth before the block limit.
 const MOST_NESTED: usize = 64;
 
+/// The most blocks one copy may make, with the copies it makes: past it
+/// the copy is given up and the call calls the function as it is (a call
+/// `count(100000)` of a function looping `n` times would unroll it).
+const COPY_BLOCKS: usize = 2_000;
+
 /// The most copies of one function: past it a call calls the function as
 /// it is. A static loop counter passed to a function would otherwise copy
 /// the function once per round (the run-length BF interpreter's `move`
@@ -260,7 +265,19 @@ impl<'p> Calls<'p> {
             .collect();
         Calls {
             resolved: Resolved::new(program, &[]),
-            names: functions.keys().copied().collect(),
+            // The functions defined, and those called (a call of a
+            // missing function raises its error, which a copy named so
+            // would catch).
+            names: functions
+                .keys()
+                .copied()
+                .chain(program.main_blocks().chain(program.functions().flat_map(|f| &f.blocks)).filter_map(|b| {
+                    match &b.term {
+                        Terminator::Call { func, .. } => Some(*func),
+                        _ => None,
+                    }
+                }))
+                .collect(),
             functions,
             pure,
             cache: IndexMap::default(),
@@ -316,6 +333,17 @@ struct Linear {
     /// the start, then from every label not reached): every cycle passes
     /// one.
     headers: FxHashSet<Symbol>,
+}
+
+/// The labels blocks `blocks` have and jump to (a jump to a missing
+/// label raises its error, which a block gensym named so would catch).
+fn labels_named<'b>(blocks: impl Iterator<Item = &'b Block>) -> FxHashSet<Symbol> {
+    let mut names = FxHashSet::default();
+    for b in blocks {
+        names.insert(b.label);
+        names.extend(b.term.successors());
+    }
+    names
 }
 
 /// The targets of back edges of `blocks`, searched depth first from
@@ -553,9 +581,7 @@ impl<'p> Pe<'p, '_> {
     /// call as it is (no such function, or a count of arguments its
     /// parameters do not match, which the run then raises).
     fn specialize_call(&mut self, func: Symbol, args: Vec<Arg>) -> Result<(Symbol, Vec<Arg>), PeError> {
-        let Some(calls) = self.calls.as_deref_mut().filter(|c| c.nested < MOST_NESTED) else {
-            return Ok((func, args));
-        };
+        let Some(calls) = self.calls.as_deref_mut() else { return Ok((func, args)) };
         let Some(&f) = calls.functions.get(&func).filter(|f| f.params.len() == args.len() && !f.blocks.is_empty())
         else {
             return Ok((func, args));
@@ -571,10 +597,12 @@ impl<'p> Pe<'p, '_> {
             return Ok((name, dynamic));
         }
         let made = calls.copies.entry(func).or_insert(0);
-        if *made >= MOST_COPIES {
+        if *made >= MOST_COPIES || calls.nested >= MOST_NESTED {
             return Ok((func, args_again(f, &key.1, dynamic)));
         }
         *made += 1;
+        // What to go back to if the copy grows past its blocks.
+        let before = (calls.out.len(), calls.cache.len(), calls.made_pure.len(), calls.blocks);
         let name = calls.gensym(func);
         calls.cache.insert(key.clone(), name);
         let graph = calls.resolved.functions.get(&func).map_or(0, |&k| k as usize);
@@ -582,18 +610,33 @@ impl<'p> Pe<'p, '_> {
         let entry = f.blocks[0].label;
         let linear = Linear { live: calls.live(graph), headers: loop_headers(&blocks, entry) };
         let mut copy = Pe {
-            taken: blocks.keys().copied().collect(),
+            taken: labels_named(f.blocks.iter()),
             blocks,
             cache: IndexMap::default(),
             counters: SymbolMap::default(),
             out: Vec::new(),
-            max_blocks: self.max_blocks,
+            max_blocks: self.max_blocks.min(before.3 + COPY_BLOCKS),
             linear: Some(linear),
             calls: Some(calls),
         };
         copy.calls.as_deref_mut().expect("the calls specialized").nested += 1;
-        let start = copy.do_pe(entry, env::from_pairs(&key.1))?;
+        let made = copy.do_pe(entry, env::from_pairs(&key.1));
         copy.calls.as_deref_mut().expect("the calls specialized").nested -= 1;
+        let start = match made {
+            Ok(start) => start,
+            Err(PeError::TooManyBlocks(_)) => {
+                // Too big to copy (a static loop in it unrolled, or copies
+                // without end): the copy and those it made go, and the
+                // call calls the function as it is.
+                let calls = self.calls.as_deref_mut().expect("the calls specialized");
+                calls.out.truncate(before.0);
+                calls.cache.truncate(before.1);
+                calls.made_pure.truncate(before.2);
+                calls.blocks = before.3;
+                return Ok((func, args_again(f, &key.1, dynamic)));
+            }
+            Err(e) => return Err(e),
+        };
         let mut body = copy.out;
         // The entry first (a function's first block is where it starts);
         // the rest in the order made.
@@ -776,8 +819,11 @@ done:
     print_and_stop(r)
 "#;
         let p = syntax::parse("t", src).unwrap();
-        let err = specialize_with(&p, start, &[], 100, Mode::Linear).err();
-        assert_eq!(err, Some(PeError::TooManyBlocks(100)));
+        // The copy that would pass the limit is given up, and its call
+        // calls `up` as it is.
+        let r = specialize_with(&p, start, &[], 100, Mode::Linear).unwrap();
+        assert!(!r.functions.is_empty() && r.functions.len() < MOST_NESTED, "{}", r.functions.len());
+        assert!(r.program(&p).functions().any(|f| f.name.as_str() == "up"));
         // With room for more blocks than the copies may nest: the copies
         // stop nesting, and the last calls the function as it is.
         let r = specialize_with(&p, start, &[], 100_000, Mode::Linear).unwrap();
@@ -808,6 +854,68 @@ done:
         let env = [(Symbol::intern("x"), Value::Int(1))];
         let out = crate::interp::run(&r.program(&p), r.entry, &env, &crate::interp::Config::default()).unwrap();
         assert_eq!(out.value, Value::Int(1 + 299 * 300 / 2));
+    }
+
+    /// Copies and their blocks get names nothing of the program uses,
+    /// called or jumped to, though missing: a call of the missing `walk1`
+    /// and a jump to the missing `top1` raise their errors in the residual
+    /// as in the source. A copy that would pass `COPY_BLOCKS` (a static
+    /// loop of 100,000 rounds unrolled) is given up: the call calls its
+    /// function as it is, and the residual computes what the source does.
+    #[test]
+    fn copies_are_named_apart_and_given_up_past_their_blocks() {
+        let start = Symbol::intern("start");
+        let run = |src: &str| {
+            let p = syntax::parse("t", src).unwrap();
+            let r = specialize_with(&p, start, &[], 100_000, Mode::Linear).unwrap();
+            let config = crate::interp::Config::default();
+            let got = crate::interp::run(&r.program(&p), r.entry, &[], &config).map(|o| o.value).map_err(|e| e.kind);
+            let expected = crate::interp::run(&p, start, &[], &config).map(|o| o.value).map_err(|e| e.kind);
+            assert_eq!(got, expected, "{src}");
+            (got, r)
+        };
+        let (got, _) = run(r#"function walk(x, n):
+    top:
+        y = x + n
+        return y
+start:
+    a = call walk(1, 2) then next
+next:
+    b = call walk1(a) then done
+done:
+    print_and_stop(b)
+"#);
+        assert!(got.is_err());
+        let (got, _) = run(r#"function jump(n):
+    top:
+        if n goto top1 else goto out
+    out:
+        return n
+start:
+    a = call jump(1) then done
+done:
+    print_and_stop(a)
+"#);
+        assert!(got.is_err());
+        let (got, r) = run(r#"function count(n):
+    top:
+        s = 0
+        goto loop
+    loop:
+        if n goto step else goto out
+    step:
+        s = s + 1
+        n = n - 1
+        goto loop
+    out:
+        return s
+start:
+    a = call count(100000) then done
+done:
+    print_and_stop(a)
+"#);
+        assert_eq!(got, Ok(Value::Int(100_000)));
+        assert!(r.functions.is_empty(), "{:?}", r.functions.iter().map(|f| f.name).collect::<Vec<_>>());
     }
 
     /// In the linear mode the residual program keeps only the functions

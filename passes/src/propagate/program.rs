@@ -417,11 +417,16 @@ pub(super) fn solve(
     if !huge_calls {
         return fixpoint(module, &mut analyze, reread_huge, None);
     }
-    let (first, _) = fixpoint(module, &mut analyze, false, None);
+    let (first, analyses) = fixpoint(module, &mut analyze, reread_huge, None);
     if first.unknown {
-        return fixpoint(module, &mut analyze, reread_huge, None);
+        return (first, analyses);
     }
-    fixpoint(module, &mut analyze, reread_huge, Some(&first))
+    let second = fixpoint(module, &mut analyze, reread_huge, Some(&first));
+    // Given up the second time: the first solution holds.
+    if second.0.unknown {
+        return (first, analyses);
+    }
+    second
 }
 
 /// [`solve`]'s rounds, huge functions' calls returning what `returns`
