@@ -156,6 +156,14 @@ impl Stmt {
 }
 
 impl Terminator {
+    /// The function this terminator calls, if it is a `call`.
+    pub fn callee(&self) -> Option<Symbol> {
+        match self {
+            Terminator::Call { func, .. } => Some(*func),
+            _ => None,
+        }
+    }
+
     /// Labels this terminator can continue at, in order.
     pub fn successors(&self) -> Vec<Symbol> {
         match self {

@@ -80,15 +80,7 @@ impl Residual {
         if self.mode != Mode::Linear {
             return None;
         }
-        let calls = |blocks: &[Block]| -> Vec<Symbol> {
-            blocks
-                .iter()
-                .filter_map(|b| match &b.term {
-                    Terminator::Call { func, .. } => Some(*func),
-                    _ => None,
-                })
-                .collect()
-        };
+        let calls = |blocks: &[Block]| -> Vec<Symbol> { blocks.iter().filter_map(|b| b.term.callee()).collect() };
         let mut reached: FxHashSet<Symbol> = FxHashSet::default();
         let mut work = calls(&self.blocks);
         while let Some(f) = work.pop() {
@@ -271,12 +263,12 @@ impl<'p> Calls<'p> {
             names: functions
                 .keys()
                 .copied()
-                .chain(program.main_blocks().chain(program.functions().flat_map(|f| &f.blocks)).filter_map(|b| {
-                    match &b.term {
-                        Terminator::Call { func, .. } => Some(*func),
-                        _ => None,
-                    }
-                }))
+                .chain(
+                    program
+                        .main_blocks()
+                        .chain(program.functions().flat_map(|f| &f.blocks))
+                        .filter_map(|b| b.term.callee()),
+                )
                 .collect(),
             functions,
             pure,
