@@ -417,14 +417,17 @@ pub(super) fn solve(
     if !huge_calls {
         return fixpoint(module, &mut analyze, reread_huge, None);
     }
-    let (first, analyses) = fixpoint(module, &mut analyze, reread_huge, None);
+    // Its huge functions not read again: a solution given up reads
+    // nothing again anyway, and one that holds is solved once more.
+    let (first, analyses) = fixpoint(module, &mut analyze, false, None);
     if first.unknown {
         return (first, analyses);
     }
     let second = fixpoint(module, &mut analyze, reread_huge, Some(&first));
-    // Given up the second time: the first solution holds.
     if second.0.unknown {
-        return (first, analyses);
+        // Given up the second time: the first solution holds, its huge
+        // functions reading it.
+        return fixpoint(module, &mut analyze, reread_huge, None);
     }
     second
 }
