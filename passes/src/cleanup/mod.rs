@@ -33,6 +33,11 @@
 //!   never a recursive one. Functions are cleaned bottom-up (callees first,
 //!   [`flowc_ir::calls::CallGraph::bottom_up_positions`]), so a callee is
 //!   inlined with its own small callees inlined, if it is still small.
+//!   Where a function inlined, its straight lines are merged again
+//!   (normal form 5, [`crate::normalize::merge_straight_lines`]): the
+//!   call's block, the callee's entry and the continuation are one block
+//!   when nothing else enters them (3,000 inlined calls in one loop left
+//!   6,000 blocks of jumps, each a Cranelift block).
 //!
 //! Afterwards the analysis results are stale and are dropped.
 
@@ -89,6 +94,9 @@ pub fn run(module: &mut Module, cx: &mut Context) {
             inline::inline_call(f, block, call, callee, bound, &mut pending, may_be_unbound);
         }
         pending.apply(&mut module.functions[i]);
+        if !inlines.is_empty() {
+            crate::normalize::merge_straight_lines(&mut module.functions[i]);
+        }
         *cx.facts(i) = Default::default();
         // Function `i` changed: its copy is stale.
         callees.remove(&module.functions[i].name);

@@ -105,6 +105,15 @@ pub fn function(f: &mut Function) {
     order_operands(f);
 }
 
+/// Merges straight lines only (normal form 5): what inlining leaves — a
+/// call's block, the callee's entry copy, the continuation — becomes one
+/// block again where nothing else enters them.
+pub fn merge_straight_lines(f: &mut Function) {
+    let mut subst = Substitution::new(f);
+    merge::merge_straight_lines(f, &mut subst);
+    subst.apply(f);
+}
+
 /// Drops blocks unreachable from the entry (and their phi inputs) and puts
 /// the entry first.
 fn remove_unreachable(f: &mut Function) {

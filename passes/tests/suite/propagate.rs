@@ -274,11 +274,7 @@ k:
             main main(v0:n) {
             b0 main:
                 v2 = check_bound v0
-                jump b3
-            b3 s:
                 v3:r = add v0, 3
-                jump b2
-            b2:
                 print v3
             }
 
@@ -324,8 +320,6 @@ k3:
             main main(v0:n) {
             b0 main:
                 v11 = check_bound v0
-                jump b13
-            b13 s:
                 v12:c = gt v0, 10
                 branch v12, b14, b15
             b14 hi:
@@ -335,8 +329,6 @@ k3:
                 jump b12
             b12:
                 v14:x = phi [b14: 10, b15: v13]
-                jump b9
-            b9 s:
                 v8:c = gt v14, 10
                 branch v8, b10, b11
             b10 hi:
@@ -347,8 +339,6 @@ k3:
             b8:
                 v10:y = phi [b10: 10, b11: v9]
                 v3:z = add.int v14, v10
-                jump b5
-            b5 s:
                 v5:c = gt v3, 10
                 branch v5, b6, b7
             b6 hi:
@@ -700,20 +690,8 @@ done:
             main main(v0:n) {
             b0 main:
                 v2 = check_bound v0
-                jump b3
-            b3 s:
-                jump b4
-            b4 s:
                 v3:r = add v0, 1
-                jump b5
-            b5:
-                jump b6
-            b6 s:
                 v4:r = add v3, 1
-                jump b7
-            b7:
-                jump b2
-            b2:
                 print v4
             }
 
@@ -725,16 +703,8 @@ done:
 
             function twice(v0:b) {
             b0 s:
-                jump b6
-            b6 s:
                 v4:r = add v0, 1
-                jump b5
-            b5:
-                jump b4
-            b4 s:
                 v3:r = add v4, 1
-                jump b3
-            b3:
                 return v3
             }
         "#]],
@@ -786,15 +756,7 @@ done:
             main main(v0:n) {
             b0 main:
                 v3 = check_bound v0
-                jump b4
-            b4 s:
-                jump b5
-            b5 s:
                 v4:r = sub v0, 1
-                jump b6
-            b6:
-                jump b3
-            b3:
                 v2:w = call down(v4)
                 print 0
             }
@@ -807,11 +769,7 @@ done:
 
             function step(v0:b) {
             b0 s:
-                jump b3
-            b3 s:
                 v2:r = sub v0, 1
-                jump b2
-            b2:
                 return v2
             }
 
