@@ -91,11 +91,14 @@ impl Home {
 /// each block's definitions in order, the blocks in reverse postorder
 /// (dominators first), with the lowest color no live value holds, uses
 /// no more colors than values are ever live at once, plus one: a
-/// definition does not take the color of an operand dying at it (a
-/// guard's exit reads its record after the guard may have defined its
-/// result). Values of no reachable block share the last color.
+/// definition does not take the color of an operand dying at it. No
+/// lowering needs that today (each reads its operands, exits included,
+/// before it writes its result); it keeps one that writes first correct.
+/// Values of no reachable block share the last color. The entry has no
+/// predecessors (an IR rule), so parameters are defined once, there.
 pub(super) fn share(f: &Function, cfg: &Cfg) -> (Vec<u32>, usize) {
     const NONE: u32 = u32::MAX;
+    debug_assert!(cfg.preds(f.entry).is_empty(), "the entry of {} has predecessors", f.name);
     let live = LiveRanges::new(f, cfg, |_| true);
     let mut color = vec![NONE; f.values.len()];
     let mut taken: Vec<bool> = Vec::new();
