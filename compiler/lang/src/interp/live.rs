@@ -203,21 +203,30 @@ impl Graph {
     /// The promote chain at `block`: the variables promoted, in order, by
     /// the blocks control passes through from `block`'s start while they
     /// hold nothing but a `promote` (or a jump) — PyPy's green variables of
-    /// a hot spot at that label.
+    /// a hot spot at that label, whose values at the label are the values
+    /// promoted. The label's own block may compute first (`op = code[pc]`
+    /// then `promote pc`: the hint after the fetch rather than alone),
+    /// where it writes no variable it then promotes.
     pub fn promote_chain(&self, block: u32) -> Vec<Slot> {
         let mut out = Vec::new();
         // The blocks passed (a chain is a few blocks long: a table over
         // the graph's blocks, made per call, made this quadratic in a
         // main graph of thousands of loops).
         let mut seen: Vec<usize> = Vec::new();
+        // The variables the label's block writes.
+        let mut written: Vec<Slot> = Vec::new();
         let mut b = block as usize;
         while let Some(blk) = self.blocks.get(b) {
-            if seen.contains(&b) || !blk.stmts.is_empty() {
+            if seen.contains(&b) || (b != block as usize && !blk.stmts.is_empty()) {
                 break;
             }
             seen.push(b);
+            written.extend(blk.stmts.iter().filter_map(|s| s.dst()));
             b = match &blk.term {
                 CTerm::Promote { var, target: Target::Block(t) | Target::Watched(t) } => {
+                    if written.contains(var) {
+                        break;
+                    }
                     if !out.contains(var) {
                         out.push(*var);
                     }
@@ -318,6 +327,42 @@ spin:
 out:
     print_and_stop(total)
 ";
+
+    /// The greens of a label: the promotions of its block and of the
+    /// blocks of nothing but promotions and jumps after it; its block may
+    /// compute first, unless it writes what it promotes.
+    #[test]
+    fn a_promote_chain_may_follow_what_its_label_computes_first() {
+        let p = syntax::parse(
+            "test",
+            "entry start(code = [1, 2], pc = 0, k = 0)
+start:
+    goto fetch
+fetch:
+    op = code[pc]
+    promote pc then second
+second:
+    promote k then run
+run:
+    pc = pc + 1
+    promote pc then moved
+moved:
+    x = k
+    goto fetch
+",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let resolved = Resolved::new(&p, &[]);
+        let g = &resolved.graphs[0];
+        let chain = |label: &str| -> Vec<&str> {
+            let b = g.labels[&crate::symbol::Symbol::intern(label)];
+            g.promote_chain(b).iter().map(|&s| g.slot_names[s as usize].as_str()).collect()
+        };
+        assert_eq!(chain("fetch"), ["pc", "k"]);
+        assert_eq!(chain("second"), ["k"]);
+        assert_eq!(chain("run"), Vec::<&str>::new(), "pc is written before it is promoted");
+        assert_eq!(chain("moved"), Vec::<&str>::new(), "a jump to a block that computes ends the chain");
+    }
 
     #[test]
     fn sparse_liveness_is_the_fixpoint() {

@@ -128,6 +128,18 @@ pub enum CTerm {
     Error(Symbol),
 }
 
+impl CStmt {
+    /// The slot the statement writes, if any.
+    pub fn dst(&self) -> Option<Slot> {
+        match self {
+            CStmt::Op1 { dst, .. } | CStmt::Op2 { dst, .. } | CStmt::New { dst, .. } | CStmt::Get { dst, .. } => {
+                Some(*dst)
+            }
+            CStmt::Set { .. } => None,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct CBlock {
     pub label: Symbol,

@@ -20,9 +20,12 @@
 //! interpreter whose `pc` is not promoted), and a position with code of
 //! its own runs that, specialized to it.
 //!
-//! **When.** At the first hot spot of a label whose block is a lone
-//! `promote` of one variable (nothing else runs there, so leaving for the
-//! interpreter at that block repeats nothing) holding an integer or an
+//! **When.** At the first hot spot of a label whose block ends in a
+//! `promote` of one variable and runs nothing before it but what may run
+//! again unnoticed ([`repeatable`]: `op = code[pc]` computed again from
+//! the same `pc`; no allocation, no write, no variable the block reads
+//! written), so leaving for the interpreter at that block repeats
+//! nothing anyone can tell, holding an integer or an
 //! object (an interpreter's instructions made objects; the tables count
 //! those by allocation number): the
 //! tier is recorded from there (one round of the dispatch loop, ending
@@ -79,6 +82,37 @@ use super::background::Job;
 use super::*;
 use crate::record::PromoteSites;
 
+/// Whether `block` ends in a promotion and leaving for the interpreter at
+/// its start, where the promotion fails, repeats nothing anyone can tell:
+/// what runs before the promotion only computes and reads fields
+/// (`op = code[pc]`, `i = p.instr`), allocates and writes nothing, and
+/// writes neither the promoted variable nor one whose value from before
+/// the block it reads, so running it again from the block's start
+/// computes what it did.
+fn repeatable(block: &flowc_lang::interp::resolve::CBlock) -> bool {
+    use flowc_lang::interp::resolve::{CStmt, Operand};
+    let CTerm::Promote { var, .. } = block.term else { return false };
+    // Variables read with the value they came in with, and those written.
+    let (mut came_in, mut written) = (vec![var], Vec::new());
+    for s in &block.stmts {
+        let (dst, operands): (_, &[&Operand]) = match s {
+            CStmt::Op1 { dst, arg, .. } => (dst, &[arg]),
+            CStmt::Op2 { dst, lhs, rhs, .. } => (dst, &[lhs, rhs]),
+            CStmt::Get { dst, obj, .. } => (dst, &[obj]),
+            CStmt::New { .. } | CStmt::Set { .. } => return false,
+        };
+        for o in operands {
+            if let Operand::Slot(s) = o {
+                if !written.contains(s) {
+                    came_in.push(*s);
+                }
+            }
+        }
+        written.push(*dst);
+    }
+    !written.iter().any(|w| came_in.contains(w))
+}
+
 /// The end of the pins the values a link passes must hold
 /// ([`Jit::link_position`]).
 pub(super) const PINS_END: [u64; 2] = [u64::MAX, 0];
@@ -114,7 +148,7 @@ impl<'p> Jit<'p> {
             return false;
         }
         let block = &run.resolved.graphs[key.graph as usize].blocks[key.block as usize];
-        block.stmts.is_empty() && matches!(block.term, CTerm::Promote { .. })
+        repeatable(block)
     }
 
     /// Records the tier at hot spot `key` (the top frame of `stack`

@@ -155,11 +155,10 @@ fn the_tier_is_the_dispatch_loop_with_a_cold_guard_for_the_promotion() {
     .assert_eq(tier[0]);
 }
 
-/// A dispatch label that runs something before its promotion is no
-/// tier's: leaving there for the interpreter would run it twice.
-#[test]
-fn a_label_that_runs_statements_gets_no_tier() {
-    let source = MACHINE.replace("dispatch:\n    promote pc", "dispatch:\n    seen = pc\n    promote pc");
+/// Whether the tier is made at a dispatch label that runs `before` ahead
+/// of its promotion; the run's result is the interpreter's either way.
+fn tier_with(before: &str) -> bool {
+    let source = MACHINE.replace("dispatch:\n    promote pc", &format!("dispatch:\n{before}    promote pc"));
     flowc_codegen::with_stack(move || {
         let parsed = syntax::parse("machine", &source).unwrap();
         let label = Symbol::intern("start");
@@ -171,9 +170,24 @@ fn a_label_that_runs_statements_gets_no_tier() {
         let mut jit = Jit::new(&parsed, &module, options);
         let got = jit.run(label, &env, &config).unwrap().value;
         assert_eq!(got.to_print_string(), expected.to_print_string());
-        let stats = jit.stats();
-        assert!(stats.tier.is_none(), "{stats}");
+        jit.stats().tier.is_some()
     })
+}
+
+/// A dispatch label whose block computes before its promotion (the hint
+/// after the fetch, as people write it) has the tier: leaving there for
+/// the interpreter computes that again from the same values.
+#[test]
+fn a_label_that_computes_before_its_promotion_gets_the_tier() {
+    assert!(tier_with("    seen = pc\n    ahead = pc + 1\n    again = ahead * 2\n"));
+}
+
+/// One that writes what it read (or allocates, or writes a field) before
+/// its promotion is no tier's: leaving there would run that twice.
+#[test]
+fn a_label_that_writes_before_its_promotion_gets_no_tier() {
+    assert!(!tier_with("    sum = sum + 1\n"));
+    assert!(!tier_with("    box = new counter\n"));
 }
 
 /// The tutorial BF interpreter's environment for BF program `text`: the
