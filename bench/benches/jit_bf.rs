@@ -20,7 +20,10 @@
 //! - `plain`: the tutorial interpreter with its hint absent (no `promote
 //!   pc`, `flowc_bench::peers::plain_tutorial`): the JIT compiles its
 //!   dispatch loop once, for any BF position, as PyPy and LuaJIT running
-//!   the interpreter do, instead of specializing it to each BF loop.
+//!   the interpreter do, instead of specializing it to each BF loop;
+//! - `moved`: the tutorial interpreter with its hint after the fetch
+//!   (`flowc_bench::peers::moved_tutorial`): the dispatch label tests for
+//!   the program's end, the promotion of `pc` follows `op = prog[pc]`.
 //!
 //! Every run is a `flowc run` process of the release binary, timed from
 //! outside (parsing the environment, recording and compiling included);
@@ -124,6 +127,11 @@ fn rows() -> Vec<Row> {
     // gains on loops run often, and costs on loops run once.
     for (program, size) in [("bottles", 99), ("primes", 3), ("fractal", 5), ("statements", 1)] {
         rows.push(Row { interpreter: "plain", program, size });
+    }
+    // The tutorial's hint moved after the fetch: the JIT watches the loop
+    // where it promotes rather than at its head.
+    for (program, size) in [("bottles", 99), ("fractal", 5)] {
+        rows.push(Row { interpreter: "moved", program, size });
     }
     for size in [20, 300, 2000] {
         rows.push(Row { interpreter: "vm", program: "loops", size });

@@ -15,23 +15,40 @@ pub fn root() -> &'static Path {
 /// `target/bench-bf`). `plain` is the tutorial interpreter with its hint
 /// absent: no `promote pc` at the dispatch label, so the JIT compiles the
 /// dispatch loop once for every BF position rather than a loop per BF
-/// loop ([`plain_tutorial`]); written to `target/bench-bf`.
+/// loop ([`plain_tutorial`]); `moved`, with its hint moved after the
+/// fetch ([`moved_tutorial`]); both written to `target/bench-bf`.
 pub fn interpreter(name: &str) -> Option<std::path::PathBuf> {
     let file = match name {
         "tutorial" => "bf_tutorial.fg",
         "rle" => "bf_rle.fg",
         "objects" => "bf_objects.fg",
         "vm" => "stack_vm.fg",
-        "plain" => {
+        "plain" | "moved" => {
             let dir = root().join("target/bench-bf");
             std::fs::create_dir_all(&dir).expect("a scratch folder");
-            let path = dir.join("bf_plain.fg");
-            std::fs::write(&path, plain_tutorial()).expect("the plain interpreter written");
+            let path = dir.join(format!("bf_{name}.fg"));
+            let text = if name == "plain" { plain_tutorial() } else { moved_tutorial() };
+            std::fs::write(&path, text).expect("the interpreter written");
             return Some(path);
         }
         _ => return None,
     };
     Some(root().join("tests/corpus/interpreters").join(file))
+}
+
+/// The tutorial BF interpreter with its hint where the loop's head has
+/// already run: the dispatch label tests for the program's end, and the
+/// promotion of `pc` follows the fetch of its instruction (`op =
+/// prog[pc]`), as people place it when they think of the fetch as part of
+/// the dispatch. Panics if the interpreter no longer has those lines.
+pub fn moved_tutorial() -> String {
+    let path = root().join("tests/corpus/interpreters/bf_tutorial.fg");
+    let text = std::fs::read_to_string(&path).expect("the tutorial interpreter");
+    let head = "dispatch:\n    promote pc then fetch\nfetch:\n";
+    let fetch = "decode:\n    op = prog[pc]\n";
+    assert!(text.contains(head) && text.contains(fetch), "{} fetches as it did", path.display());
+    text.replace(head, "dispatch:\n")
+        .replace(fetch, "decode:\n    op = prog[pc]\n    promote pc then decoded\ndecoded:\n")
 }
 
 /// The tutorial BF interpreter (tests/corpus/interpreters/bf_tutorial.fg)
@@ -213,6 +230,21 @@ mod tests {
             }
         }
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The moved interpreter promotes once, after its fetch, and prints
+    /// what the tutorial interpreter prints.
+    #[test]
+    fn the_moved_interpreter_promotes_after_its_fetch() {
+        let moved = super::moved_tutorial();
+        assert!(moved.contains("    op = prog[pc]\n    promote pc then decoded\n"), "{moved}");
+        assert_eq!(moved.lines().filter(|l| l.trim_start().starts_with("promote")).count(), 1);
+        let text = flowc_tests::bf::program("nest", 1).expect("a program of the suite");
+        let (sum, _) = flowc_tests::bf::run(&text).expect("a valid program");
+        let env = flowc_lang::syntax::prolog::parse_env(&flowc_tests::bf::tutorial_env(&text)).expect("an environment");
+        let p = syntax::parse("moved", &moved).expect("it parses");
+        let out = run(&p, Symbol::intern("start"), &env, &Config::default()).expect("it runs");
+        assert_eq!(out.value.to_string(), sum.to_string());
     }
 
     /// The plain interpreter promotes nothing, and prints what the

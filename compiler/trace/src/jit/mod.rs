@@ -217,7 +217,9 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::time::{Duration, Instant};
 
 use flowc_codegen::{ExitId, TraceCache, TraceEnd, TraceId};
-use flowc_ir::{Function, FunctionKind, Module, Operand, PackedRecords, ResumeData, ResumeId, ResumeValue, ValueId};
+use flowc_ir::{
+    BlockId, Function, FunctionKind, Module, Operand, PackedRecords, ResumeData, ResumeId, ResumeValue, ValueId,
+};
 use flowc_lang::heap::lend::Loan;
 use flowc_lang::index::ProgramIndex;
 use flowc_lang::interp::resolve::{Graph, Slot};
@@ -1105,9 +1107,15 @@ pub fn watched_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>
             FunctionKind::Function => Some(f.name),
             FunctionKind::Trace => continue,
         };
+        let source: HashMap<Symbol, &flowc_lang::ast::Block> = match graph {
+            None => program.main_blocks().map(|b| (b.label, b)).collect(),
+            Some(name) => program
+                .function(name)
+                .map_or_else(HashMap::default, |g| g.blocks.iter().map(|b| (b.label, b)).collect()),
+        };
         let loops = flowc_ir::loops::LoopForest::new(f);
-        for h in loops.headers() {
-            if let Some(label) = f.blocks[h].name {
+        for l in loops.loops() {
+            if let Some(label) = anchor(f, &loops, l, &source) {
                 if seen.insert((graph, label)) {
                     out.push((graph, label));
                 }
@@ -1115,6 +1123,64 @@ pub fn watched_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>
         }
     }
     out
+}
+
+/// The label loop `l` of `f` is watched at: its header, unless the
+/// header's block promotes nothing and a block of the loop (not of a loop
+/// inside it) that every iteration passes promotes a variable it does not
+/// write first — the interpreter's hint placed after the loop's head
+/// (`dispatch: more = pc < n; if more goto decode …` then `decode: op =
+/// prog[pc]; promote pc then …`). Watched there, the loop's keys are the
+/// positions it promotes, as they are where the hint heads the loop. (A
+/// header watched instead has one key for every position, each position's
+/// code a bridge off the last: the tutorial BF interpreter with its hint
+/// so placed ran fractal 5 in 4.4 s against 0.4.) The cost: a promotion
+/// of a value that never repeats (a loop counter) so placed makes a hot
+/// spot per value, none ever hot, and the loop runs interpreted, as it
+/// does with that promotion at its head; `can_enter_jit` at the head has
+/// it watched there, where the promotion is given up once its guard's
+/// chain of bridges fills (tests/corpus/shapes/megamorphic.fg). `source`
+/// holds the source blocks of `f`'s flow graph by label.
+fn anchor(
+    f: &Function,
+    loops: &flowc_ir::loops::LoopForest,
+    l: flowc_ir::loops::LoopId,
+    source: &HashMap<Symbol, &flowc_lang::ast::Block>,
+) -> Option<Symbol> {
+    let h = loops.header(l);
+    let header = f.blocks[h].name?;
+    let promotes = |b: BlockId| {
+        let block = f.blocks[b].name.and_then(|name| source.get(&name))?;
+        match block.term {
+            flowc_lang::ast::Terminator::Promote { var, .. } if block.body.iter().all(|s| s.dst() != Some(var)) => {
+                Some(block.label)
+            }
+            _ => None,
+        }
+    };
+    let plain = |b: BlockId| {
+        f.blocks[b].name.and_then(|name| source.get(&name)).is_some_and(|block| {
+            !matches!(block.term, flowc_lang::ast::Terminator::Promote { .. } | flowc_lang::ast::Terminator::Jump(_))
+        })
+    };
+    if !plain(h) {
+        return Some(header);
+    }
+    // Whether `b` is on every path from the header to each latch.
+    let on_every_iteration = |b: BlockId| {
+        loops.latches(l).iter().all(|&latch| {
+            let mut at = Some(latch);
+            while let Some(x) = at.filter(|&x| x != h) {
+                if x == b {
+                    return true;
+                }
+                at = loops.idom(x);
+            }
+            false
+        })
+    };
+    let inside = loops.blocks(l).iter().copied().filter(|&b| b != h && loops.loop_of(b) == Some(l));
+    Some(inside.filter(|&b| on_every_iteration(b)).find_map(promotes).unwrap_or(header))
 }
 
 impl<'p> Jit<'p> {

@@ -130,6 +130,46 @@ fn loop_headers_are_hot_without_can_enter_jit() {
     assert_eq!(jit::watched_labels(&gcd, &module), vec![(None, Symbol::intern("outer"))]);
 }
 
+/// A loop whose hint follows its head (the test of the program's end
+/// first, the promotion after the fetch) is watched where it promotes:
+/// its keys are the positions. One that writes what it promotes first,
+/// or does not promote, keeps its header.
+#[test]
+fn a_loop_is_watched_where_every_round_promotes() {
+    let watched = |promote_at: &str| {
+        let text = format!(
+            "entry start(code = [1, 2, 0], pc = 0, acc = 0)
+start:
+    goto head
+head:
+    op = code[pc]
+    more = op != 0
+    if more goto body else goto done
+body:
+{promote_at}
+run:
+    acc = acc + op
+    odd = acc % 2
+    if odd goto bump else goto step
+bump:
+    acc = acc + 1
+    goto step
+step:
+    pc = pc + 1
+    goto head
+done:
+    print_and_stop(acc)
+"
+        );
+        let program = syntax::parse("t", &text).unwrap_or_else(|e| panic!("{e}"));
+        let module = flowc_frontend::lower(&program, Symbol::intern("start")).unwrap();
+        jit::watched_labels(&program, &module).into_iter().map(|(_, l)| l.as_str().to_string()).collect::<Vec<_>>()
+    };
+    assert_eq!(watched("    x = pc\n    promote pc then run"), ["body"]);
+    assert_eq!(watched("    pc = pc + 0\n    promote pc then run"), ["head"], "it writes what it promotes");
+    assert_eq!(watched("    goto run"), ["head"], "nothing promotes");
+}
+
 #[test]
 fn a_guard_that_fails_often_gets_a_bridge() {
     let run = run_jit("t", ALTERNATING, options(3, 5));
