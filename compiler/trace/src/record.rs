@@ -471,8 +471,10 @@ pub fn record_path(
                 // unbound one is no error: there is just nothing to promote.
                 let megamorphic = limits.unpromoted.is_some_and(|u| u.contains(&(fun, *label)));
                 if limits.cold.is_some_and(|c| c.contains(&(fun, *label))) {
-                    // Left, where it fails, at this block: it runs nothing
-                    // but the promotion.
+                    // Left, where it fails, at this block's start: what it
+                    // runs before the promotion runs again there, which
+                    // the tier allows only where that goes unnoticed
+                    // (`jit::tier`'s `repeatable`).
                     ops.push(TraceOp::Guard { check: Check::Cold(*var), resume: Vec::new(), label: block.label });
                 } else if let (Some(v), false) = (env.get(var), megamorphic) {
                     ops.push(TraceOp::Guard {

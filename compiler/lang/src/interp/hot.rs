@@ -210,10 +210,25 @@ pub struct Profiler {
     /// Per graph: the entry of its calls' key, when they are watched.
     calls: Vec<Option<Entry>>,
     keys: KeyMap<Entry>,
+    /// The most keys `keys` holds ([`MOST_SPARSE_KEYS`]).
+    most_sparse: usize,
     threshold: u32,
     /// The JIT's clock, as last told ([`Profiler::set_clock`]).
     clock: u64,
 }
+
+/// The most keys the profiler counts apart from its labels' dense ones
+/// (integers from 0 to [`DENSE_KEYS`], objects by allocation number,
+/// labels without greens: bounded tables). A label whose promotion keeps
+/// taking new values it counts no dense key for — a counter past
+/// `DENSE_KEYS`, fresh atoms or lists — would otherwise fill the map
+/// without end, each key arrived at once and never hot, and its loop would
+/// never be compiled. The label that finds the map full, if it has no
+/// dispatch tier, counts one key from then on ([`Profiler::drop_greens`]):
+/// that key gets hot, and a trace guarding the promoted value fills its
+/// chain of bridges, which gives the promotion up. (At 65,536 keys the
+/// map is some 6 MB.)
+pub const MOST_SPARSE_KEYS: usize = 1 << 16;
 
 /// A watched label: its promote chain, and the entries of its dense keys.
 #[derive(Clone, Debug)]
@@ -499,7 +514,20 @@ impl Profiler {
                 graph.watch(blocks);
             }
         }
-        Profiler { watched, calls, keys: HashMap::default(), threshold: threshold.max(1), clock: 0 }
+        Profiler {
+            watched,
+            calls,
+            keys: HashMap::default(),
+            most_sparse: MOST_SPARSE_KEYS,
+            threshold: threshold.max(1),
+            clock: 0,
+        }
+    }
+
+    /// Sets the most keys counted apart from the dense ones (the tests'
+    /// small maps; [`MOST_SPARSE_KEYS`] otherwise).
+    pub fn set_most_sparse_keys(&mut self, most: usize) {
+        self.most_sparse = most.max(1);
     }
 
     /// Watches the calls of graph `graph` from now on (its key is
@@ -643,8 +671,19 @@ impl Profiler {
             if let Some(e) = self.keys.get_mut(key) {
                 return e.arrive(threshold, now);
             }
+            if self.keys.len() >= self.most_sparse && !key.greens.is_empty() && !self.has_tier(key) {
+                // Full ([`MOST_SPARSE_KEYS`]): one key here from now on.
+                self.drop_greens(key.graph, key.block);
+                return false;
+            }
         }
         self.entry_or_insert(key).arrive(threshold, now)
+    }
+
+    /// Whether `key`'s label has a dispatch tier's tables.
+    fn has_tier(&self, key: &Key) -> bool {
+        let w = self.watched.get(key.graph as usize).and_then(|g| g.get(key.block as usize));
+        matches!(w, Some(Some(w)) if w.positions.is_some())
     }
 
     /// Where dense key `key` is counted, if it is one: its label's dense
@@ -1393,6 +1432,28 @@ odd:
             }
             other => panic!("not hot at the fourth arrival: {other:?}"),
         }
+    }
+
+    /// A promotion that keeps taking values no dense key counts (here
+    /// atoms) fills the map of other keys to its bound; the label then
+    /// counts one key, which gets hot like any.
+    #[test]
+    fn a_label_whose_keys_fill_the_map_counts_one_key() {
+        let (resolved, mut p, blocks) = profiler();
+        p.set_most_sparse_keys(4);
+        let at = |k: usize| slots(&resolved, &[("pc", Value::atom(&format!("v{k}")))]);
+        for k in 0..4 {
+            assert_eq!(p.arrive_at(0, blocks[0], &at(k), 0), None);
+        }
+        assert_eq!(p.keys.len(), 4);
+        assert!(!p.key(0, blocks[0], &at(0)).greens.is_empty());
+        assert_eq!(p.arrive_at(0, blocks[0], &at(4), 0), None, "the fifth key finds the map full");
+        assert!(p.keys.is_empty(), "the label's keys are dropped");
+        let one = p.key(0, blocks[0], &at(5));
+        assert!(one.greens.is_empty());
+        assert_eq!(p.arrive_at(0, blocks[0], &at(6), 0), None);
+        assert_eq!(p.arrive_at(0, blocks[0], &at(7), 0), None);
+        assert_eq!(p.arrive_at(0, blocks[0], &at(8), 0), Some(one), "one key, hot at the threshold");
     }
 
     #[test]

@@ -87,7 +87,7 @@
 //! of `jit_bf`, hanoi.b, mandelbrot.b: never given up).
 //!
 //! **The dispatch tier** ([`tier`]): an interpreter's dispatch label
-//! (a lone `promote pc`) gets, at its first hot spot, its dispatch loop
+//! (`promote pc`, alone or after what may run again: `tier::repeatable`) gets, at its first hot spot, its dispatch loop
 //! compiled once for any position, a `guard_cold` where the promotion
 //! stood; the positions without code of their own run there rather than
 //! in the interpreter, and leave for their own code once they have some.
@@ -1136,11 +1136,13 @@ pub fn watched_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>
 /// code a bridge off the last: the tutorial BF interpreter with its hint
 /// so placed ran fractal 5 in 4.4 s against 0.4.) The cost: a promotion
 /// of a value that never repeats (a loop counter) so placed makes a hot
-/// spot per value, none ever hot, and the loop runs interpreted, as it
-/// does with that promotion at its head; `can_enter_jit` at the head has
-/// it watched there, where the promotion is given up once its guard's
-/// chain of bridges fills (tests/corpus/shapes/megamorphic.fg). `source`
-/// holds the source blocks of `f`'s flow graph by label.
+/// spot per value, none ever hot, as it does with that promotion at the
+/// head: the loop runs interpreted until the profiler's map of keys it
+/// cannot count densely is full (`MOST_SPARSE_KEYS`; a counter's first
+/// 2^18 + 2^16 values), then the label counts one key and the promotion
+/// is given up once its guard's chain of bridges fills. `can_enter_jit`
+/// at the head has that at once (tests/corpus/shapes/megamorphic.fg).
+/// `source` holds the source blocks of `f`'s flow graph by label.
 fn anchor(
     f: &Function,
     loops: &flowc_ir::loops::LoopForest,
