@@ -86,11 +86,15 @@ pub struct Limits<'a> {
     /// Promotions recorded as `guard_cold` (the JIT's dispatch tier,
     /// `Check::Cold`), resuming at the promoting block itself: the trace
     /// runs for any value of the variable, and leaves where the position
-    /// has code of its own or is hot.
+    /// has code of its own or is hot. By function and the label of the
+    /// promoting block (not the label it goes on to: another block
+    /// promoting on to the same label is not the tier's, and what it
+    /// runs first was never judged to be safe to run again).
     pub cold: Option<&'a PromoteSites>,
 }
 
-/// Promotions, by function and the label they go on to.
+/// Promotions, by function and a label: the one they go on to, or for
+/// [`Limits::cold`] the promoting block's.
 pub type PromoteSites = std::collections::HashSet<(Option<Symbol>, Symbol)>;
 
 impl Limits<'_> {
@@ -470,7 +474,7 @@ pub fn record_path(
                 // The interpreter does not read a promoted variable, so an
                 // unbound one is no error: there is just nothing to promote.
                 let megamorphic = limits.unpromoted.is_some_and(|u| u.contains(&(fun, *label)));
-                if limits.cold.is_some_and(|c| c.contains(&(fun, *label))) {
+                if limits.cold.is_some_and(|c| c.contains(&(fun, block.label))) {
                     // Left, where it fails, at this block's start: what it
                     // runs before the promotion runs again there, which
                     // the tier allows only where that goes unnoticed

@@ -2448,35 +2448,35 @@ impl Emit<'_, '_, '_> {
     }
 
     /// What a `guard_cold` resuming by record `resume` passes to a
-    /// position's code it enters through a link: the operands of the
-    /// record's one frame, which must name the trace's parameters in
-    /// their order (the dispatch loop's, which every position's code
-    /// takes), each a value or constant whose word or immediate holds it
-    /// here (not a comparison fused with its guard, nor a link whose word
-    /// only exits write). `None` where the record is another.
+    /// position's code it enters through a link: the operands the
+    /// record's one frame holds for the trace's parameters, in their order
+    /// (the dispatch loop's, which every position's code takes), each a
+    /// value or constant whose word or immediate holds it here (not a
+    /// comparison fused with its guard, nor a link whose word only exits
+    /// write). The record's other variables are those the label's block
+    /// writes before its promotion (`op = code[pc]`), dead where the
+    /// position's code starts, which computes them again. `None` where the
+    /// record is another.
     fn link_values(&self, resume: flowc_ir::ResumeId) -> Option<Vec<Operand>> {
         let record = &self.f.resumes[resume];
         let [frame] = &record.frames[..] else { return None };
-        if frame.env.len() != self.f.params.len() {
-            return None;
-        }
         let written_by_exits = |v: ValueId| match self.f.values[v].def {
             flowc_ir::ValueDef::Inst(i) => {
                 self.fused.contains(&i) || self.fused_links.contains(&i) || self.fused_returns.contains(&i)
             }
             _ => false,
         };
-        frame
-            .env
+        self.f
+            .params
             .iter()
-            .zip(&self.f.params)
-            .map(|((name, value), &p)| match value {
-                flowc_ir::ResumeValue::Operand(o)
-                    if self.f.values[p].name == Some(*name) && o.as_value().is_none_or(|v| !written_by_exits(v)) =>
-                {
-                    Some(o.clone())
+            .map(|&p| {
+                let name = self.f.values[p].name?;
+                match &frame.env.iter().find(|(n, _)| *n == name)?.1 {
+                    flowc_ir::ResumeValue::Operand(o) if o.as_value().is_none_or(|v| !written_by_exits(v)) => {
+                        Some(o.clone())
+                    }
+                    _ => None,
                 }
-                _ => None,
             })
             .collect()
     }

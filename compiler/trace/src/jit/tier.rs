@@ -173,10 +173,10 @@ impl<'p> Jit<'p> {
             _ => (None, label),
         };
         self.tier = Some(Tier { g, block, label, green, code: None, refused: false });
-        let Some(next) = next else {
+        if next.is_none() {
             self.give_up_tier(machine, "its promotion goes to no label of its graph");
             return Ok(Next::Interpret(block));
-        };
+        }
         let (params, args, unbound) = self.frame_start(run, top, block);
         let env: Vec<(Symbol, Value)> = params.iter().copied().zip(args.iter().cloned()).collect();
         let frame = ResumeFrame { function, env, call: None };
@@ -185,7 +185,7 @@ impl<'p> Jit<'p> {
             self.log(format_args!("record the dispatch tier at {what}"));
         }
         let started = Instant::now();
-        let sites: PromoteSites = [(function, next)].into_iter().collect();
+        let sites: PromoteSites = [(function, label)].into_iter().collect();
         let recorded = {
             let this = &*self;
             let mut limits = this.limits();

@@ -182,6 +182,43 @@ fn a_label_that_computes_before_its_promotion_gets_the_tier() {
     assert!(tier_with("    seen = pc\n    ahead = pc + 1\n    again = ahead * 2\n"));
 }
 
+/// The tutorial BF interpreter with its hint after the loop's head and
+/// the fetch (`decode: op = prog[pc]` then `promote pc`): its tier, at
+/// `decode`, links into the positions' code as the tier at a lone
+/// promotion does (what the block computed is not passed: the
+/// position's code computes it again).
+#[test]
+fn a_tier_after_the_fetch_links_into_the_positions_code() {
+    let text = format!("{}[>+++[>+<-]>{}<<-]>>.", "+".repeat(100), "+-".repeat(30));
+    let tutorial = include_str!("../../../../tests/corpus/interpreters/bf_tutorial.fg");
+    let moved = tutorial
+        .replace("dispatch:\n    promote pc then fetch\nfetch:\n", "dispatch:\n")
+        .replace("decode:\n    op = prog[pc]\n", "decode:\n    op = prog[pc]\n    promote pc then decoded\ndecoded:\n");
+    assert_ne!(moved, tutorial);
+    let links = [tutorial.to_string(), moved].map(|source| {
+        let text = text.clone();
+        flowc_codegen::with_stack(move || {
+            let program = syntax::parse("bf", &source).unwrap();
+            let label = Symbol::intern("start");
+            let env = bf_env(&text);
+            let config = Config::default();
+            let expected = flowc_lang::interp::run(&program, label, &env, &config).unwrap().value.to_print_string();
+            let module = flowc_frontend::lower(&program, label).unwrap();
+            let options = Options { background: false, inspect: Some(check_ir), ..Options::default() };
+            let mut jit = Jit::new(&program, &module, options);
+            let got = jit.run(label, &env, &config).unwrap().value.to_print_string();
+            assert_eq!(got, expected);
+            let stats = jit.stats();
+            (stats.tier.clone(), stats.tier_links, stats.to_string())
+        })
+    });
+    let [(at_head, head_links, head), (after, after_links, moved_stats)] = links;
+    assert!(at_head.is_some_and(|t| t.starts_with("dispatch")), "{head}");
+    assert!(after.is_some_and(|t| t.starts_with("decode")), "{moved_stats}");
+    assert!(head_links > 0, "{head}");
+    assert!(after_links > 0, "{moved_stats}");
+}
+
 /// One that writes what it read (or allocates, or writes a field) before
 /// its promotion is no tier's: leaving there would run that twice.
 #[test]
