@@ -41,13 +41,28 @@ pub(super) enum Home {
 
 impl Home {
     /// The home of `f`'s values: variables when a value may have several
-    /// definitions (`merges`), else values.
-    pub fn new(b: &mut FunctionBuilder, f: &Function, cfg: &Cfg, merges: bool) -> Home {
+    /// definitions (`merges`), else values. `live`: the liveness of all of
+    /// `f`'s values, where the caller has it (on-stack replacement
+    /// entries), else computed here.
+    pub fn new(b: &mut FunctionBuilder, f: &Function, cfg: &Cfg, merges: bool, live: Option<&LiveRanges>) -> Home {
         if !merges {
             return Home::Values(HashMap::default());
         }
-        let (color, colors) = share(f, cfg);
-        debug_assert_eq!(shared_while_live(f, cfg, &color), None, "values live at once share a variable in {}", f.name);
+        let computed;
+        let live = match live {
+            Some(live) => live,
+            None => {
+                computed = LiveRanges::new(f, cfg, |_| true);
+                &computed
+            }
+        };
+        let (color, colors) = share(f, cfg, live);
+        debug_assert_eq!(
+            shared_while_live(f, cfg, live, &color),
+            None,
+            "values live at once share a variable in {}",
+            f.name
+        );
         Home::Variables { vars: (0..colors).map(|_| b.declare_var(types::I64)).collect(), color }
     }
 
@@ -96,10 +111,9 @@ impl Home {
 /// before it writes its result); it keeps one that writes first correct.
 /// Values of no reachable block share the last color. The entry has no
 /// predecessors (an IR rule), so parameters are defined once, there.
-pub(super) fn share(f: &Function, cfg: &Cfg) -> (Vec<u32>, usize) {
+pub(super) fn share(f: &Function, cfg: &Cfg, live: &LiveRanges) -> (Vec<u32>, usize) {
     const NONE: u32 = u32::MAX;
     debug_assert!(cfg.preds(f.entry).is_empty(), "the entry of {} has predecessors", f.name);
-    let live = LiveRanges::new(f, cfg, |_| true);
     let mut color = vec![NONE; f.values.len()];
     let mut taken: Vec<bool> = Vec::new();
     // The position (from 1) of each value's last use in the block at hand.
@@ -191,8 +205,12 @@ fn each_use(f: &Function, i: InstId, mut visit: impl FnMut(ValueId)) {
 /// The first value defined while another of its color is live, if any
 /// (with that other), found walking each block backwards from what is live
 /// out of it: the check of [`share`], independent of how it colors.
-pub(super) fn shared_while_live(f: &Function, cfg: &Cfg, color: &[u32]) -> Option<(ValueId, ValueId)> {
-    let live = LiveRanges::new(f, cfg, |_| true);
+pub(super) fn shared_while_live(
+    f: &Function,
+    cfg: &Cfg,
+    live: &LiveRanges,
+    color: &[u32],
+) -> Option<(ValueId, ValueId)> {
     let clash = |v: ValueId, others: &std::collections::BTreeSet<ValueId>| {
         others.iter().find(|&&w| w != v && color[ix(w)] == color[ix(v)]).map(|&w| (v, w))
     };
@@ -235,8 +253,9 @@ mod tests {
     fn colored(text: &str) -> (Function, Vec<u32>, usize) {
         let f = flowc_ir::parse::function("test.ir", text).expect("parses");
         let cfg = Cfg::new(&f);
-        let (color, colors) = share(&f, &cfg);
-        assert_eq!(shared_while_live(&f, &cfg, &color), None);
+        let live = LiveRanges::new(&f, &cfg, |_| true);
+        let (color, colors) = share(&f, &cfg, &live);
+        assert_eq!(shared_while_live(&f, &cfg, &live, &color), None);
         (f, color, colors)
     }
 
@@ -247,8 +266,9 @@ mod tests {
         // phi's and the test's, which is dead in the body).
         let f = crate::plan::tests::looping("main", 3000);
         let cfg = Cfg::new(&f);
-        let (color, colors) = share(&f, &cfg);
-        assert_eq!(shared_while_live(&f, &cfg, &color), None);
+        let live = LiveRanges::new(&f, &cfg, |_| true);
+        let (color, colors) = share(&f, &cfg, &live);
+        assert_eq!(shared_while_live(&f, &cfg, &live, &color), None);
         assert_eq!(colors, 4, "n, the phi, a second color for the totals, and the unreachable values' color");
     }
 
@@ -285,12 +305,13 @@ resume r0 {
     fn the_check_finds_values_live_at_once_in_one_variable() {
         let f = crate::plan::tests::looping("main", 3);
         let cfg = Cfg::new(&f);
-        let (mut color, _) = share(&f, &cfg);
+        let live = LiveRanges::new(&f, &cfg, |_| true);
+        let (mut color, _) = share(&f, &cfg, &live);
         // The parameter `n` is live through the loop: give a total its
         // color.
         let n = f.params[0];
         let total = f.values.iter().map(|(v, _)| v).rfind(|v| color[ix(*v)] != color[ix(n)]).expect("a total");
         color[ix(total)] = color[ix(n)];
-        assert!(shared_while_live(&f, &cfg, &color).is_some());
+        assert!(shared_while_live(&f, &cfg, &live, &color).is_some());
     }
 }

@@ -619,7 +619,7 @@ fn lower_with(
     let roots = Roots::new(&mut b, f, &facts.shape.cfg, small);
     // With an optimistic copy, or entered at its loop headers with values
     // from the tier-0 frame, an IR value has several definitions.
-    let mut home = Home::new(&mut b, f, &facts.shape.cfg, optimistic.is_some() || osr.is_some());
+    let mut home = Home::new(&mut b, f, &facts.shape.cfg, optimistic.is_some() || osr.is_some(), osr.map(|o| o.live()));
     for (&p, &param) in f.params.iter().zip(&params) {
         if let Some(roots) = &roots {
             roots.store(&mut b, p, param);

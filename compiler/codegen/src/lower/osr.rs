@@ -59,6 +59,13 @@ pub fn lower_osr(
     Ok(())
 }
 
+impl Osr<'_> {
+    /// The liveness of all of the function's values.
+    pub(super) fn live(&self) -> &LiveRanges {
+        &self.live
+    }
+}
+
 /// Ends the entry block (`entry`, whose parameters are the context, the
 /// frame's address and the entry's number) in a jump to the stub of the
 /// numbered header; returns the stubs, one per header.
