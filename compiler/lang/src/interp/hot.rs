@@ -226,8 +226,7 @@ pub struct Profiler {
 /// never be compiled. The label that finds the map full, if it has no
 /// dispatch tier, counts one key from then on ([`Profiler::drop_greens`]):
 /// that key gets hot, and a trace guarding the promoted value fills its
-/// chain of bridges, which gives the promotion up. (At 65,536 keys the
-/// map is some 6 MB.)
+/// chain of bridges, which gives the promotion up.
 pub const MOST_SPARSE_KEYS: usize = 1 << 16;
 
 /// A watched label: its promote chain, and the entries of its dense keys.

@@ -1101,21 +1101,16 @@ pub fn watched_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>
     // In the order found; a set, not a search of `out`, says which are
     // in (a main graph of 5,000 loops spent 40 ms searching).
     let mut seen: HashSet<(Option<Symbol>, Symbol)> = HashSet::default();
+    let index = ProgramIndex::new(program);
     for f in &module.functions {
         let graph = match f.kind {
             FunctionKind::Main => None,
             FunctionKind::Function => Some(f.name),
             FunctionKind::Trace => continue,
         };
-        let source: HashMap<Symbol, &flowc_lang::ast::Block> = match graph {
-            None => program.main_blocks().map(|b| (b.label, b)).collect(),
-            Some(name) => program
-                .function(name)
-                .map_or_else(HashMap::default, |g| g.blocks.iter().map(|b| (b.label, b)).collect()),
-        };
         let loops = flowc_ir::loops::LoopForest::new(f);
         for l in loops.loops() {
-            if let Some(label) = anchor(f, &loops, l, &source) {
+            if let Some(label) = anchor(f, &loops, l, |label| index.block(graph, label)) {
                 if seen.insert((graph, label)) {
                     out.push((graph, label));
                 }
@@ -1142,32 +1137,28 @@ pub fn watched_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>
 /// 2^18 + 2^16 values), then the label counts one key and the promotion
 /// is given up once its guard's chain of bridges fills. `can_enter_jit`
 /// at the head has that at once (tests/corpus/shapes/megamorphic.fg).
-/// `source` holds the source blocks of `f`'s flow graph by label.
-fn anchor(
+/// `source` finds a source block of `f`'s flow graph by its label.
+fn anchor<'a>(
     f: &Function,
     loops: &flowc_ir::loops::LoopForest,
     l: flowc_ir::loops::LoopId,
-    source: &HashMap<Symbol, &flowc_lang::ast::Block>,
+    source: impl Fn(Symbol) -> Option<&'a flowc_lang::ast::Block>,
 ) -> Option<Symbol> {
+    use flowc_lang::ast::Terminator;
     let h = loops.header(l);
     let header = f.blocks[h].name?;
+    // A header that promotes, or goes on to a block that may, keeps its
+    // loop's hot spots (its promote chain, `Graph::promote_chain`).
+    if source(header).is_none_or(|b| matches!(b.term, Terminator::Promote { .. } | Terminator::Jump(_))) {
+        return Some(header);
+    }
     let promotes = |b: BlockId| {
-        let block = f.blocks[b].name.and_then(|name| source.get(&name))?;
+        let block = f.blocks[b].name.and_then(&source)?;
         match block.term {
-            flowc_lang::ast::Terminator::Promote { var, .. } if block.body.iter().all(|s| s.dst() != Some(var)) => {
-                Some(block.label)
-            }
+            Terminator::Promote { var, .. } if block.body.iter().all(|s| s.dst() != Some(var)) => Some(block.label),
             _ => None,
         }
     };
-    let plain = |b: BlockId| {
-        f.blocks[b].name.and_then(|name| source.get(&name)).is_some_and(|block| {
-            !matches!(block.term, flowc_lang::ast::Terminator::Promote { .. } | flowc_lang::ast::Terminator::Jump(_))
-        })
-    };
-    if !plain(h) {
-        return Some(header);
-    }
     // Whether `b` is on every path from the header to each latch.
     let on_every_iteration = |b: BlockId| {
         loops.latches(l).iter().all(|&latch| {
