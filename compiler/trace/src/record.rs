@@ -405,7 +405,7 @@ pub fn record_path(
     let trace = |mut ops: Vec<TraceOp>, mut sites: Vec<_>, objects| {
         ops.shrink_to_fit();
         sites.shrink_to_fit();
-        Trace { anchor: label, ops, sites, objects }
+        Trace { anchor: label, ops, sites, objects, live: None }
     };
     // Operations recorded in the frames of each called function.
     let mut per_function: Vec<(Symbol, usize)> = Vec::new();

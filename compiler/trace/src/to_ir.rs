@@ -75,7 +75,7 @@ use flowc_lang::index::ProgramIndex;
 use flowc_lang::ops::{Form, Op};
 use flowc_lang::{Program, Symbol, Value};
 
-use crate::trace::{Check, ObjectIds, Trace, TraceOp};
+use crate::trace::{Check, ObjectIds, ResumeLive, Trace, TraceOp};
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -283,6 +283,7 @@ pub fn convert_with_links(
     let entry = b.entry();
     let params: Vec<ValueId> = start.params.iter().map(|n| b.param(Some(*n))).collect();
     let objects = allocate(&mut b, entry, start, &params);
+    let live = trace.live.as_deref();
     let value = |v: &StartValue| match v {
         StartValue::Param(k) => Operand::Value(params[*k]),
         StartValue::Const(c) => Operand::Const(c.clone()),
@@ -300,7 +301,7 @@ pub fn convert_with_links(
     for (var, value) in &start.promoted {
         let top = frames.len() - 1;
         let kind = GuardKind::Value(frames[top].read(&Arg::Var(*var)), value.clone());
-        let resume = b.resume(snapshot(&frames));
+        let resume = b.resume(snapshot(&frames, live, trace.anchor));
         b.inst(entry, InstKind::Guard { kind, resume, label: trace.anchor }, None);
         frames[top].write(*var, Operand::Const(value.clone()));
     }
@@ -352,8 +353,8 @@ pub fn convert_with_links(
                 skipping = 1;
             }
             _ => {
-                emit(index, &mut b, body, &mut frames, op);
-                links.after(k, op, &mut b, body, &mut frames);
+                emit(index, &mut b, body, &mut frames, op, live);
+                links.after(k, op, &mut b, body, &mut frames, live);
             }
         }
         if let Some(&site) = trace.sites.get(k) {
@@ -374,7 +375,7 @@ pub fn convert_with_links(
                 let mut back = frames[0].vars[&var].clone();
                 if same.contains(&var) && back != Operand::Value(phi) {
                     // The record of the head as this iteration leaves it.
-                    let resume = *checked.get_or_insert_with(|| b.resume(snapshot(&frames)));
+                    let resume = *checked.get_or_insert_with(|| b.resume(snapshot(&frames, live, trace.anchor)));
                     guard_same(&mut b, body, back, phi, resume, trace.anchor);
                     back = Operand::Value(phi);
                 }
@@ -386,7 +387,7 @@ pub fn convert_with_links(
             b.terminate(body, Terminator::Jump(body));
         }
         End::Exit(label) => {
-            let resume = b.resume(snapshot(&frames));
+            let resume = b.resume(snapshot(&frames, live, *label));
             b.terminate(body, Terminator::Exit { resume, label: *label });
         }
         End::Jump { target, params } => {
@@ -472,7 +473,15 @@ impl<'t> Links<'t> {
     }
 
     /// After operation `k` (`op`) was converted into `block`.
-    fn after(&mut self, k: usize, op: &TraceOp, b: &mut Builder, block: BlockId, frames: &mut [Frame]) {
+    fn after(
+        &mut self,
+        k: usize,
+        op: &TraceOp,
+        b: &mut Builder,
+        block: BlockId,
+        frames: &mut [Frame],
+        live: Option<&ResumeLive>,
+    ) {
         let k = k as u32;
         let top = frames.len() - 1;
         if let Some(&id) = at(&self.seen.results, &mut self.result, k) {
@@ -515,11 +524,12 @@ impl<'t> Links<'t> {
         if known.is_none() && near.is_none() {
             return;
         }
-        // The class guard's record: the state the guard saw.
+        // The class guard's record, the state the guard saw, where it
+        // leaves for the same label (records keep what is live there).
         let last = b.func.blocks[block].insts.last().copied();
         let resume = match last.map(|i| &b.func.insts[i].kind) {
-            Some(InstKind::Guard { resume, .. }) => *resume,
-            _ => b.resume(snapshot(frames)),
+            Some(InstKind::Guard { resume, label, .. }) if live.is_none() || *label == taken => *resume,
+            _ => b.resume(snapshot(frames, live, taken)),
         };
         let now = if let Some(known) = known {
             guard_same(b, block, Operand::Value(made), known, resume, taken);
@@ -617,7 +627,14 @@ fn allocate(b: &mut Builder, block: BlockId, start: &Start, params: &[ValueId]) 
     made
 }
 
-fn emit(index: &ProgramIndex, b: &mut Builder, body: BlockId, frames: &mut Vec<Frame>, op: &TraceOp) {
+fn emit(
+    index: &ProgramIndex,
+    b: &mut Builder,
+    body: BlockId,
+    frames: &mut Vec<Frame>,
+    op: &TraceOp,
+    live: Option<&ResumeLive>,
+) {
     let top = frames.len() - 1;
     match op {
         TraceOp::Op1 { dst, op: Operator::Known(flowc_lang::ops::Op::Same), arg } => {
@@ -672,7 +689,7 @@ fn emit(index: &ProgramIndex, b: &mut Builder, body: BlockId, frames: &mut Vec<F
             if kind.operand().as_const().is_some_and(|c| kind.holds(c, None)) {
                 return;
             }
-            let resume = b.resume(snapshot(frames));
+            let resume = b.resume(snapshot(frames, live, *label));
             b.inst(body, InstKind::Guard { kind, resume, label: *label }, None);
             // Past a promotion the variable is that constant.
             if let Check::Value(v, c) = check {
@@ -720,20 +737,30 @@ fn folded(op: &Operator, args: &[Operand]) -> Option<Value> {
     value.ok().filter(|v| matches!(v, Value::Int(_) | Value::Atom(_)))
 }
 
-fn snapshot(frames: &[Frame]) -> ResumeData {
+fn snapshot(frames: &[Frame], live: Option<&ResumeLive>, label: Symbol) -> ResumeData {
+    let top = frames.len().saturating_sub(1);
     let frames = frames
         .iter()
         .enumerate()
-        .map(|(k, f)| ResumeFrame {
-            function: f.function,
-            // A skip's temporaries are no variables of the program.
-            env: f
-                .vars
-                .iter()
-                .filter(|(n, _)| !crate::skip::is_temporary(**n))
-                .map(|(n, o)| (*n, ResumeValue::Operand(o.clone())))
-                .collect(),
-            call: if k + 1 < frames.len() { f.call } else { None },
+        .map(|(k, f)| {
+            // The innermost frame resumes at `label`, the others where
+            // their calls continue.
+            let at = if k == top { Some(label) } else { f.call.map(|(_, next)| next) };
+            let keeps = |n: Symbol| match (live, at) {
+                (Some(live), Some(at)) => live.keeps(f.function, at, n),
+                _ => true,
+            };
+            ResumeFrame {
+                function: f.function,
+                // A skip's temporaries are no variables of the program.
+                env: f
+                    .vars
+                    .iter()
+                    .filter(|(n, _)| !crate::skip::is_temporary(**n) && keeps(**n))
+                    .map(|(n, o)| (*n, ResumeValue::Operand(o.clone())))
+                    .collect(),
+                call: if k < top { f.call } else { None },
+            }
         })
         .collect();
     ResumeData { frames, virtuals: Vec::new() }

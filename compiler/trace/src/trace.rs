@@ -99,6 +99,84 @@ pub struct Trace {
     pub sites: Vec<flowc_ir::Site>,
     /// Which objects the recording met (empty when unknown).
     pub objects: ObjectIds,
+    /// The variables live where the trace may resume the interpreter
+    /// (the JIT's recordings; `None`: every variable is kept, as the
+    /// series' traces keep them).
+    pub live: Option<std::sync::Arc<ResumeLive>>,
+}
+
+/// The variables live at the labels a trace may resume the interpreter
+/// at, by name: where its guards and its end leave, and where the frames
+/// around its calls continue. A resume record (`to_ir`) lists only these:
+/// a variable dead at its label is written before any path from there
+/// reads it, so restoring it changes nothing a program can observe (the
+/// JIT's loops already leave such variables out of their heads,
+/// [`flowc_lang::interp::live`]). What a record does not hold, the code
+/// before it need not keep or store: a BF interpreter's `op`, `hit` and
+/// `v` at the `next` its guards leave for.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResumeLive {
+    /// Per function (`None`: the main graph) and label: the live
+    /// variables, sorted. A label not listed keeps every variable.
+    labels: rustc_hash::FxHashMap<(Option<Symbol>, Symbol), std::sync::Arc<[Symbol]>>,
+}
+
+impl ResumeLive {
+    /// Notes that `live` (sorted) are the variables live at `label` of
+    /// `function`.
+    pub fn insert(&mut self, function: Option<Symbol>, label: Symbol, live: std::sync::Arc<[Symbol]>) {
+        debug_assert!(live.windows(2).all(|w| w[0] < w[1]), "live variables are sorted");
+        self.labels.insert((function, label), live);
+    }
+
+    /// Whether a record resuming at `label` of `function` keeps `var`.
+    pub fn keeps(&self, function: Option<Symbol>, label: Symbol, var: Symbol) -> bool {
+        self.labels.get(&(function, label)).is_none_or(|live| live.binary_search(&var).is_ok())
+    }
+
+    /// The labels (with their functions) a recording in frames of
+    /// `functions` (base first) may resume at: `anchor` (where its
+    /// promotions leave), each guard's label and each link check's
+    /// (`passed`), each call's continuation, and `end` if it leaves there.
+    /// Sorted, without repeats.
+    pub fn labels_of(
+        trace: &Trace,
+        functions: &[Option<Symbol>],
+        continuations: &[(Option<Symbol>, Symbol)],
+        end: Option<Symbol>,
+    ) -> Vec<(Option<Symbol>, Symbol)> {
+        let mut stack: Vec<Option<Symbol>> = functions.to_vec();
+        let top = |stack: &[Option<Symbol>]| stack.last().copied().flatten();
+        let mut out: Vec<(Option<Symbol>, Symbol)> = continuations.to_vec();
+        out.push((top(&stack), trace.anchor));
+        let mut passed = trace.objects.passed.iter().peekable();
+        for (k, op) in trace.ops.iter().enumerate() {
+            while let Some(&&(i, label)) = passed.peek() {
+                if i as usize > k {
+                    break;
+                }
+                out.push((top(&stack), label));
+                passed.next();
+            }
+            match op {
+                TraceOp::Guard { label, .. } => out.push((top(&stack), *label)),
+                TraceOp::Enter { func, next, .. } => {
+                    out.push((top(&stack), *next));
+                    stack.push(Some(*func));
+                }
+                TraceOp::Leave { .. } => {
+                    stack.pop();
+                }
+                _ => {}
+            }
+        }
+        if let Some(label) = end {
+            out.push((top(&stack), label));
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
 }
 
 /// What a recording saw of objects, by identity ([`flowc_lang::heap`]'s
@@ -160,7 +238,7 @@ fn split_indexed<T>(v: &mut Vec<(u32, T)>, at: u32) -> Vec<(u32, T)> {
 impl Trace {
     /// An empty trace anchored at `anchor`.
     pub fn empty(anchor: Symbol) -> Trace {
-        Trace { anchor, ops: Vec::new(), sites: Vec::new(), objects: ObjectIds::default() }
+        Trace { anchor, ops: Vec::new(), sites: Vec::new(), objects: ObjectIds::default(), live: None }
     }
 
     /// Cuts the trace before operation `at`: the operations before it, and
@@ -171,7 +249,8 @@ impl Trace {
         let ops = self.ops.split_off(at);
         let sites = if self.sites.len() >= at { self.sites.split_off(at) } else { Vec::new() };
         let objects = self.objects.split_off(at);
-        (self, Trace { anchor: label, ops, sites, objects })
+        let live = self.live.clone();
+        (self, Trace { anchor: label, ops, sites, objects, live })
     }
 }
 
@@ -384,4 +463,46 @@ pub fn readable(t: &Trace) -> String {
     }
     out.push_str("  loop\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(name: &str) -> Symbol {
+        Symbol::intern(name)
+    }
+
+    #[test]
+    fn a_recording_resumes_at_its_guards_labels_and_its_calls_continuations() {
+        let guard = |label: &str| TraceOp::Guard { check: Check::True(s("c")), resume: Vec::new(), label: s(label) };
+        let trace = Trace {
+            ops: vec![
+                guard("out"),
+                TraceOp::Enter { dst: s("r"), func: s("f"), args: Vec::new(), next: s("back") },
+                guard("inner"),
+                TraceOp::Leave { value: Arg::Var(s("c")) },
+                guard("later"),
+            ],
+            objects: ObjectIds { passed: vec![(2, s("taken"))], ..ObjectIds::default() },
+            ..Trace::empty(s("head"))
+        };
+        let labels = ResumeLive::labels_of(&trace, &[None], &[], Some(s("end")));
+        let mut want = vec![
+            (None, s("head")),
+            (None, s("out")),
+            (None, s("back")),
+            (Some(s("f")), s("inner")),
+            (Some(s("f")), s("taken")),
+            (None, s("later")),
+            (None, s("end")),
+        ];
+        want.sort_unstable();
+        assert_eq!(labels, want);
+        let mut live = ResumeLive::default();
+        live.insert(None, s("out"), vec![s("c")].into());
+        assert!(live.keeps(None, s("out"), s("c")));
+        assert!(!live.keeps(None, s("out"), s("r")), "a variable dead at its label is left out");
+        assert!(live.keeps(None, s("later"), s("r")), "a label not listed keeps every variable");
+    }
 }

@@ -76,6 +76,51 @@ impl<'p> Jit<'p> {
         StraightJob { source, recorded, into, fields: self.fields_for(reads), facts: Vec::new() }
     }
 
+    /// `trace`, recorded from `start` (and leaving at `end`, if it ends
+    /// by leaving), with the variables live where it may resume the
+    /// interpreter ([`crate::trace::ResumeLive`]): its records keep only
+    /// those.
+    pub(super) fn with_resume_live(
+        &mut self,
+        run: &mut Run,
+        mut trace: crate::trace::Trace,
+        start: &Start,
+        end: Option<Symbol>,
+    ) -> crate::trace::Trace {
+        let functions: Vec<Option<Symbol>> = start.frames.iter().map(|f| f.function).collect();
+        let continuations: Vec<(Option<Symbol>, Symbol)> =
+            start.frames.iter().filter_map(|f| f.call.map(|(_, next)| (f.function, next))).collect();
+        let mut live = crate::trace::ResumeLive::default();
+        for (function, label) in crate::trace::ResumeLive::labels_of(&trace, &functions, &continuations, end) {
+            if let Some(names) = self.live_names(run, function, label) {
+                live.insert(function, label, names);
+            }
+        }
+        trace.live = Some(Arc::new(live));
+        trace
+    }
+
+    /// The variables live at `label` of `function` (`None`: the main
+    /// graph), sorted; `None` where the program has no such label.
+    fn live_names(&mut self, run: &mut Run, function: Option<Symbol>, label: Symbol) -> Option<Arc<[Symbol]>> {
+        if let Some(names) = self.live_names.get(&(function, label)) {
+            return Some(names.clone());
+        }
+        let g = match function {
+            None => 0,
+            Some(f) => *run.resolved.functions.get(&f)?,
+        };
+        let &block = run.resolved.graphs[g as usize].labels.get(&label)?;
+        let live = Self::liveness(run, g).live_at(block);
+        let graph = &run.resolved.graphs[g as usize];
+        let mut names: Vec<Symbol> = live.iter().map(|&s| graph.slot_names[s as usize]).collect();
+        names.sort_unstable();
+        names.dedup();
+        let names: Arc<[Symbol]> = names.into();
+        self.live_names.insert((function, label), names.clone());
+        Some(names)
+    }
+
     /// The job of optimizing a loop recorded as `trace` from `start`, the
     /// head's variables `names` (of `function`'s frame; with the
     /// variables live there but unbound, `live`), as two pieces of code
@@ -88,6 +133,7 @@ impl<'p> Jit<'p> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn loop_job(
         &mut self,
+        run: &mut Run,
         name: Symbol,
         trace: crate::trace::Trace,
         start: &Start,
@@ -96,6 +142,7 @@ impl<'p> Jit<'p> {
         args: Option<Seen>,
         function: Option<Symbol>,
     ) -> LoopJob {
+        let trace = self.with_resume_live(run, trace, start, None);
         let body = self.fresh_name(Symbol::intern(&format!("{name}.body")));
         // Worth a peeled first iteration only where the loop reaches far
         // through the objects ([`speculate::SAME_OBJECT_READS`]).

@@ -653,6 +653,10 @@ pub struct Jit<'p> {
     names: HashMap<Symbol, Option<TraceId>>,
     /// Per base name, the suffix [`Jit::fresh_name`] gave last.
     suffixes: HashMap<Symbol, u32>,
+    /// The variables live at each label resume records were asked for,
+    /// by function and label ([`Jit::with_resume_live`]): by name, they
+    /// hold for every run of the program.
+    live_names: HashMap<(Option<Symbol>, Symbol), std::sync::Arc<[Symbol]>>,
     /// The objects named by the results of jobs the worker optimized
     /// (their handles lent, [`background`] "What may cross"): kept while
     /// the tables above may hold those handles, until [`Jit::reset`].
@@ -1218,6 +1222,7 @@ impl<'p> Jit<'p> {
             exits: Default::default(),
             names: HashMap::default(),
             suffixes: HashMap::default(),
+            live_names: HashMap::default(),
             loans: Loan::default(),
             stats: Stats::default(),
             resumed: Resumed::Start,

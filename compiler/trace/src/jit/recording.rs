@@ -304,13 +304,14 @@ impl<'p> Jit<'p> {
                 let speculating = !self.keys.get(key).is_some_and(|k| k.generic);
                 let args = speculating.then_some(Seen { start: &args, end: &frame.env });
                 let live: Vec<Symbol> = params.iter().chain(&unbound).copied().collect();
-                let job = self.loop_job(name, trace, &start, &params, &live, args, graph.name);
+                let job = self.loop_job(run, name, trace, &start, &params, &live, args, graph.name);
                 (Job::Loop(Box::new(job)), Kind::Loop)
             }
             Some(t) => {
+                let start = speculate::assume_lists(&start, &args);
+                let trace = self.with_resume_live(run, trace, &start, None);
                 let c = &self.codes[t.0 as usize];
                 let (jumps, end) = (c.function.name, End::Jump { target: c.function.name, params: c.params.clone() });
-                let start = speculate::assume_lists(&start, &args);
                 let mut function = to_ir::convert(&self.shared.index, name, &trace, &start, &end);
                 pins = speculate::pins(&function, &c.params, &args);
                 speculate::insert(&mut function, &pins, label, graph.name);
@@ -575,7 +576,7 @@ impl<'p> Jit<'p> {
         let live: Vec<Symbol> = params.iter().chain(&unbound).copied().collect();
         let end: Vec<(Symbol, Value)> = end.iter().map(|(k, v)| (*k, v.clone())).collect();
         let args = speculating.then_some(Seen { start: &args, end: &end });
-        let job = self.loop_job(name, looped, &start, &params, &live, args, function);
+        let job = self.loop_job(run, name, looped, &start, &params, &live, args, function);
         self.stats.inner_first += 1;
         let done = KeyDone {
             key: key.clone(),
@@ -1196,7 +1197,7 @@ impl<'p> Jit<'p> {
             let graph = &run.resolved.graphs[base_graph as usize];
             let live: Vec<Symbol> = live.iter().map(|&s| graph.slot_names[s as usize]).collect();
             let retraced = start.params.clone();
-            let job = self.loop_job(name, trace, &start, &names, &live, None, function);
+            let job = self.loop_job(run, name, trace, &start, &names, &live, None, function);
             let compiled = self.compile_loop(job, &what);
             let Some(code) = self.bridge_compiled(&done, compiled) else {
                 return Ok(Next::Interpret(block));
@@ -1227,6 +1228,11 @@ impl<'p> Jit<'p> {
                 self.joins.recorded(base_graph, texit.label, &trace, into_greens);
             }
             let recorded = trace.ops.len();
+            let leaves = match end {
+                End::Exit(label) => Some(label),
+                _ => None,
+            };
+            let trace = self.with_resume_live(run, trace, &start, leaves);
             let source = Source::Recorded { name, trace, start, end };
             let mut job = self.straight_job(source, recorded, jumps, restart);
             // The parameters its exit's code knew to be objects.

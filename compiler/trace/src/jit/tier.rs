@@ -217,7 +217,7 @@ impl<'p> Jit<'p> {
         let start = Start::frame(function, &params);
         let name = self.fresh_name(Symbol::intern(&format!("{label}.tier")));
         let live: Vec<Symbol> = params.iter().chain(&unbound).copied().collect();
-        let job = self.loop_job(name, trace, &start, &params, &live, None, function);
+        let job = self.loop_job(run, name, trace, &start, &params, &live, None, function);
         let compiled = self.optimize_here(Job::Loop(Box::new(job))).and_then(|o| self.finish(o, &what, None, false));
         match compiled {
             Some((code, time)) => {

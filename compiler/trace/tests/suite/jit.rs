@@ -178,8 +178,8 @@ fn a_guard_that_fails_often_gets_a_bridge() {
     expect![[r#"
         trace loop(v0:i, v1:s) {
         b0:
-            guard_int v0, 1, 2147483647, r2 else loop
-            guard_int v1, -4611686018427387904, 4611686018427387903, r2 else loop
+            guard_int v0, 1, 2147483647, r1 else loop
+            guard_int v1, -4611686018427387904, 4611686018427387903, r1 else loop
             v2:c = lt.word v0, 1000
             guard_true v2, r0 else done
             v3:m = mod.word v0, 2
@@ -188,12 +188,9 @@ fn a_guard_that_fails_often_gets_a_bridge() {
             v5:i = add.word v0, 1
             jump_trace 'loop.body'(v5, v4)
         resume r0 {
-            frame [i = v0, s = v1, c = v2]
+            frame [s = v1]
         }
         resume r1 {
-            frame [i = v0, s = v1, c = 1, m = v3]
-        }
-        resume r2 {
             frame [i = v0, s = v1]
         }
         }
@@ -211,24 +208,24 @@ fn a_guard_that_fails_often_gets_a_bridge() {
             v7:i = add.word v3, 1
             jump b1
         resume r0 {
-            frame [i = v3, s = v2, c = v4]
+            frame [s = v2]
         }
         resume r1 {
-            frame [i = v3, s = v2, c = 1, m = v5]
+            frame [i = v3, s = v2]
         }
         }
     "#]]
     .assert_eq(&traces);
     expect![[r#"
-        trace even(v0:i, v1:s, v2:m) {
+        trace even(v0:i, v1:s) {
         b0:
-            v3:s = sub v1, 1
-            v4:i = add v0, 1
-            guard_int v4, 1, 2147483647, r0 else loop
-            guard_int v3, -4611686018427387904, 4611686018427388902, r0 else loop
-            jump_trace 'loop.body'(v4, v3)
+            v2:s = sub v1, 1
+            v3:i = add v0, 1
+            guard_int v3, 1, 2147483647, r0 else loop
+            guard_int v2, -4611686018427387904, 4611686018427388902, r0 else loop
+            jump_trace 'loop.body'(v3, v2)
         resume r0 {
-            frame [i = v4, s = v3]
+            frame [i = v3, s = v2]
         }
         }
     "#]]
@@ -286,7 +283,7 @@ fn guard_value_dispatches_to_one_bridge_per_value() {
             guard_int v3, -4611686018427387904, 4611686018427387906, r1 else loop
             jump_trace 'loop.body'(v4, v3)
         resume r0 {
-            frame [i = v0, s = v1, c = 1, k = v2]
+            frame [i = v0, s = v1, k = v2]
         }
         resume r1 {
             frame [i = v4, s = v3]
@@ -301,7 +298,7 @@ fn guard_value_dispatches_to_one_bridge_per_value() {
             guard_int v3, -4611686018427387904, 4611686018427387906, r1 else loop
             jump_trace 'loop.body'(v4, v3)
         resume r0 {
-            frame [i = v0, s = v1, c = 1, k = v2]
+            frame [i = v0, s = v1, k = v2]
         }
         resume r1 {
             frame [i = v4, s = v3]
@@ -316,7 +313,7 @@ fn guard_value_dispatches_to_one_bridge_per_value() {
             guard_int v3, -4611686018427387904, 4611686018427387906, r1 else loop
             jump_trace 'loop.body'(v4, v3)
         resume r0 {
-            frame [i = v0, s = v1, c = 1, k = v2]
+            frame [i = v0, s = v1, k = v2]
         }
         resume r1 {
             frame [i = v4, s = v3]
@@ -331,7 +328,7 @@ fn guard_value_dispatches_to_one_bridge_per_value() {
             guard_int v3, -4611686018427387904, 4611686018427387906, r1 else loop
             jump_trace 'loop.body'(v4, v3)
         resume r0 {
-            frame [i = v0, s = v1, c = 1, k = v2]
+            frame [i = v0, s = v1, k = v2]
         }
         resume r1 {
             frame [i = v4, s = v3]

@@ -233,7 +233,7 @@ fn an_interpreters_position_tests_fold_in_its_loop() {
             v45:v = sub.word v44, 1
             v46:v = mod.word v45, 256
             set v0, v, v46
-            guard_true v46, r1 else next
+            guard_true v46, r6 else next
             jump b2"#]]
     .assert_eq(lp);
 }
@@ -267,22 +267,22 @@ fn links_that_come_back_are_assumed_and_checked() {
             v8:at = eq v7, v4
             guard_false v8, r0 else turn
             v9:r = get v6, r
-            guard_link v9, cell, r2 else out2
+            guard_link v9, cell, r0 else out2
             v10:r = get.object v9, r
-            guard_link v10, cell, r3 else count
+            guard_link v10, cell, r1 else count
             v11:v = get.object v10, v
             v12:v = add.int v11, 1
             set.object v10, v, v12
             v13:l = get.object v10, l
-            guard_link v13, cell, r4 else back2
+            guard_link v13, cell, r2 else back2
             v14:l = get.object v13, l
-            guard_link v14, cell, r5 else next
-            v15:l = guard_at v14, v6, 0, r5 else left2
+            guard_link v14, cell, r3 else next
+            v15:l = guard_at v14, v6, 0, r4 else left2
             v16:w = get.object v6, v
             v17:w = add.int v16, 1
             set.object v6, v, v17
             v18:n = sub.word v7, 1
-            guard_true v18, r1 else done
+            guard_true v18, r5 else done
             jump b1"#]]
     .assert_eq(loop_part(&r.traces));
 }
@@ -316,7 +316,7 @@ fn a_loop_that_runs_to_its_end_at_once_keeps_its_links() {
             v31:v = mod.word v30, 256
             set.object v6, v, v31
             v32:v = get v0, v
-            guard_true v32, r1 else next
+            guard_true v32, r6 else next
             jump b2"#]]
     .assert_eq(loop_part(&r.traces));
 }
@@ -684,7 +684,7 @@ fn promoted_instruction_objects_leave_the_loop() {
             v14:v = sub.word v13, 1
             v15:v = mod.word v14, 256
             set v0, v, v15
-            guard_true v15, r3 else next
+            guard_true v15, r2 else next
             jump b2"#]]
     .assert_eq(lp);
 }
@@ -1547,7 +1547,7 @@ fn a_walk_along_links_laid_out_in_a_row_computes_each_from_the_one_before() {
             v7:s = add v4, v6
             v8:p = get.object v5, next
             guard_link v8, node, r0 else next
-            v9:p = guard_at v8, v5, 48, r0 else step
+            v9:p = guard_at v8, v5, 48, r1 else step
             jump b1"#]]
     .assert_eq(loop_part(std::slice::from_ref(body)));
 }

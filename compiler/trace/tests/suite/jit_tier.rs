@@ -142,13 +142,13 @@ fn the_tier_is_the_dispatch_loop_with_a_cold_guard_for_the_promotion() {
             frame [code = v0, arg = v1, n = v2, pc = v3, acc = v4, sum = v5]
         }
         resume r1 {
-            frame [code = v0, arg = v1, n = v2, pc = v3, acc = v4, sum = v5, more = v6]
+            frame [sum = v5]
         }
         resume r2 {
-            frame [code = v0, arg = v1, n = v2, pc = v3, acc = v4, sum = v5, more = 1, op = v7, a = v8, is_set = v9]
+            frame [code = v0, arg = v1, n = v2, pc = v3, sum = v5, a = v8]
         }
         resume r3 {
-            frame [code = v0, arg = v1, n = v2, pc = v3, acc = v4, sum = v5, more = 1, op = v7, a = v8, is_set = 0, is_add = v10]
+            frame [code = v0, arg = v1, n = v2, pc = v3, acc = v4, sum = v5, a = v8]
         }
         }
     "#]]
