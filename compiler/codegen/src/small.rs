@@ -14,7 +14,12 @@
 //! - a copy (`same`, `check_bound`) of a small integer is one, and so is a
 //!   phi all of whose inputs are (solved optimistically, so loop-carried
 //!   values such as Euclid's divisor qualify);
-//! - an integer constant that fits 63 bits is one.
+//! - an integer constant that fits 63 bits is one;
+//! - a result whose next instruction is `Word`-form arithmetic reading it
+//!   is one: that form says its operands were proven small, and with no
+//!   instruction between, nothing refined what was proven there (a BF
+//!   `+`'s `v = get c, v` before `add.word v, 1`: its word is then no
+//!   root, and baseline code keeps it in a register, unstored).
 //!
 //! Parameters, calls, field reads and everything else may be anything.
 //!
@@ -111,17 +116,42 @@ impl Small {
                 }
             }
         }
+        let proven = Small::proven_by_next(f);
         let mut s = Small(small);
         let mut work = insts;
         while let Some(i) = work.pop() {
             let Some(v) = f.insts[i].result else { continue };
             let kind = &f.insts[i].kind;
-            if s.0[ix(v)] && !(optimistic && Small::speculates(kind)) && !s.result_is_small(kind) {
+            if s.0[ix(v)]
+                && !(optimistic && Small::speculates(kind))
+                && !s.result_is_small(kind)
+                && proven.binary_search(&i).is_err()
+            {
                 s.0[ix(v)] = false;
                 work.extend(&readers[ix(v)]);
             }
         }
         s
+    }
+
+    /// The instructions (sorted) whose result the next instruction, a
+    /// `Word`-form arithmetic operation, reads: proven small there.
+    fn proven_by_next(f: &Function) -> Vec<InstId> {
+        let mut out = Vec::new();
+        for &b in &f.layout {
+            for w in f.blocks[b].insts.windows(2) {
+                let Some(v) = f.insts[w[0]].result else { continue };
+                let InstKind::Op { op: Operator::Known(op), form: Form::Word, args } = &f.insts[w[1]].kind else {
+                    continue;
+                };
+                let arithmetic = matches!(op, Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Neg);
+                if arithmetic && args.contains(&Operand::Value(v)) {
+                    out.push(w[0]);
+                }
+            }
+        }
+        out.sort_unstable();
+        out
     }
 
     /// Whether `o` is certainly a small integer.
@@ -177,6 +207,18 @@ mod tests {
                     b4 step:\n    v13:t = mod.int v8, v6\n    jump b3\nb5 found:\n    v9:c = lt v8, v0\n    \
                     v10:s = add.int v8, 1\n    print v9\n}\n";
         assert_eq!(small_of(text), ["v6", "v13", "v9"]);
+    }
+
+    #[test]
+    fn a_result_the_next_word_arithmetic_reads_is_small() {
+        // A BF `+`: the cell's value is read, then added to in word form,
+        // which says the read was proven small. The second read is only
+        // stored, and a read one instruction before its word use is not
+        // taken (what lies between could have refined it).
+        let text = "main start(v0:c) {\nb0 start:\n    v1:v = get v0, v\n    v2:v = add.word v1, 1\n    \
+                    v3:v = mod.word v2, 256\n    set v0, v, v3\n    v4:w = get v0, w\n    set v0, z, v4\n    \
+                    v5:x = get v0, x\n    v6:y = get v0, y\n    v7:x = add.word v5, 1\n    print v7\n}\n";
+        assert_eq!(small_of(text), ["v1", "v2", "v3", "v7"]);
     }
 
     #[test]
