@@ -106,6 +106,8 @@ pub struct Asm {
     unwritten: Vec<i32>,
     /// Whether a load of such a word was written.
     loaded_unwritten: bool,
+    /// Where the last `jcc` written ends ([`Asm::branch_back_unless`]).
+    last_jcc: Option<u32>,
 }
 
 impl Asm {
@@ -552,6 +554,31 @@ impl Asm {
         self.byte(0x0f);
         self.byte(0x80 | c as u8);
         self.fixup(l);
+        self.last_jcc = Some(self.offset());
+    }
+
+    /// A jump to `back`, a loop's head, where the code so far ends with
+    /// `jcc l` (a guard's exit) that no label is bound after: that
+    /// becomes `jcc` the other way to `back`, then `jmp l` — the round
+    /// takes one branch, not a branch not taken and a jump. False (and
+    /// nothing written) elsewhere.
+    pub fn branch_back_unless(&mut self, back: Label) -> bool {
+        let end = self.offset();
+        if self.last_jcc != Some(end) || self.labels.contains(&Some(end)) {
+            return false;
+        }
+        let Some(&(at, exit)) = self.fixups.last() else { return false };
+        if at + 4 != end {
+            return false;
+        }
+        // x86 conditions come in pairs that differ in the lowest bit.
+        self.code[end as usize - 5] ^= 1;
+        self.fixups.pop();
+        self.fixups.push((at, back));
+        self.jumped_to[back.0 as usize] = true;
+        self.last_jcc = None;
+        self.jmp(exit);
+        true
     }
 
     /// `jmp l`.
@@ -744,6 +771,38 @@ mod tests {
             }),
             "48 8b 44 24 08"
         );
+    }
+
+    /// A loop ending in a guard goes round on the guard's branch turned
+    /// the other way, the exit a jump after it; not where a label is
+    /// bound after the guard, nor after anything but a `jcc`.
+    #[test]
+    fn a_loop_goes_round_on_its_last_guards_branch() {
+        let round = |bind_after: bool| {
+            hex(|a| {
+                let (head, exit) = (a.label(), a.label());
+                a.bind(head);
+                a.alu_imm(Alu::Cmp, RAX, 1);
+                a.jcc(Cond::Equal, exit);
+                if bind_after {
+                    let l = a.label();
+                    a.bind(l);
+                }
+                if !a.branch_back_unless(head) {
+                    a.jmp(head);
+                }
+                a.bind(exit);
+            })
+        };
+        // cmp rax, 1; jne head (-10); jmp exit (+0)
+        assert_eq!(round(false), "48 83 f8 01 0f 85 f6 ff ff ff e9 00 00 00 00");
+        // cmp rax, 1; je exit (+5); jmp head (-15)
+        assert_eq!(round(true), "48 83 f8 01 0f 84 05 00 00 00 e9 f1 ff ff ff");
+        let mut a = Asm::default();
+        let head = a.label();
+        a.bind(head);
+        a.alu_imm(Alu::Cmp, RAX, 1);
+        assert!(!a.branch_back_unless(head), "no guard's branch to turn");
     }
 
     #[test]

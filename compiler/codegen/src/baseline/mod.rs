@@ -2484,9 +2484,14 @@ impl Emit<'_, '_, '_> {
     fn terminator(&mut self, b: BlockId) -> Result<(), &'static str> {
         match self.f.blocks[b].term.clone() {
             Terminator::Jump(t) => {
+                let before = self.a.offset();
                 self.phi_moves(b, t);
                 let l = self.blocks[&t];
-                self.a.jmp(l);
+                // A loop ending in a guard with no moves to make goes
+                // round on the guard's branch.
+                if !(self.a.offset() == before && self.a.branch_back_unless(l)) {
+                    self.a.jmp(l);
+                }
             }
             Terminator::Exit { resume, label } => {
                 let n = self.exit_number(resume, label, None, Leaving::End);
