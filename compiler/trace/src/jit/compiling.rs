@@ -304,7 +304,7 @@ impl<'p> Jit<'p> {
                 code.function.name, code.optimized_ops
             ));
             if let Some(log) = &mut self.log {
-                log.indented(&flowc_ir::print::function(&code.function));
+                log.indented(&flowc_ir::print::function(&log::brief(&code.function)));
             }
             self.names.insert(code.function.name, Some(id));
             if !(self.options.keep_ir || self.options.trees) {
