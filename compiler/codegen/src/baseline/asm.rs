@@ -372,6 +372,15 @@ impl Asm {
         self.byte(0xc0 | ((src.0 & 7) << 3) | (dst.0 & 7));
     }
 
+    /// `cmp [base + disp], r`: a load and a comparison in one
+    /// instruction (one macro-op, fused with the branch after it).
+    pub fn cmp_mem(&mut self, base: Reg, disp: i32, r: Reg) {
+        self.note_load(base, disp);
+        self.rex_w(r, base);
+        self.byte(Alu::Cmp.opcode());
+        self.mem(r.0, base, disp);
+    }
+
     /// `op dst, imm` (a sign-extended 8- or 32-bit immediate).
     pub fn alu_imm(&mut self, op: Alu, dst: Reg, imm: i32) {
         if op != Alu::Cmp {
@@ -809,6 +818,8 @@ mod tests {
     fn encodings_match_the_manual() {
         // Checked against an assembler (objdump of `as` output).
         assert_eq!(hex(|a| a.load(RAX, RSP, 8)), "48 8b 44 24 08");
+        assert_eq!(hex(|a| a.cmp_mem(Reg(8), -0x18, RCX)), "49 39 48 e8");
+        assert_eq!(hex(|a| a.cmp_mem(RDX, 0x200, RCX)), "48 39 8a 00 02 00 00");
         assert_eq!(hex(|a| a.load(Reg(10), RBX, 0x200)), "4c 8b 93 00 02 00 00");
         assert_eq!(hex(|a| a.store(RSP, 16, RCX)), "48 89 4c 24 10");
         assert_eq!(hex(|a| a.load32(RAX, RAX, 16)), "8b 40 10");

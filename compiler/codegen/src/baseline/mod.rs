@@ -898,7 +898,18 @@ enum Cold {
     /// comes back at `back`) and its `guard_link` (the word of 0:
     /// `link_exit`); anything else is another object than the one
     /// compared, and fails the `guard_at` or the equality (`other_exit`).
-    Split { at: Label, word: i32, slow: Label, back: Label, link_exit: Label, other_exit: Label, in_loop: bool },
+    Split {
+        at: Label,
+        word: i32,
+        slow: Label,
+        back: Label,
+        link_exit: Label,
+        other_exit: Label,
+        in_loop: bool,
+        /// Where the link is read again into rax (`[reg + disp]`), when
+        /// the hot path compared it in memory and kept no copy.
+        reload: Option<(Reg, i32)>,
+    },
 }
 
 struct Emit<'e, 'a, 'i> {
@@ -2338,7 +2349,10 @@ impl Emit<'_, '_, '_> {
         let o = self.link_src(obj);
         let call = Call::Get { obj: o, field: field.index() as i64 };
         let split = self.a.label();
-        match (self.walked_from(obj), self.src(base)) {
+        // The link is compared where it lies (`cmp [q + disp], rcx`: a
+        // BF `>` one load-and-compare fused with its branch, and the
+        // address), and read into rax only on the way out.
+        let field = match (self.walked_from(obj), self.src(base)) {
             // Read from a link counted from the same base, in a word:
             // the base's word once, the link and the address from it —
             // not the word of the link before (written just now, so
@@ -2346,21 +2360,53 @@ impl Emit<'_, '_, '_> {
             // in rdx, so the next link of the walk finds it there.
             (Some((b, d0)), Src::Slot(k)) if b == *base => {
                 self.a.load(RDX, RSP, k);
-                self.a.load(RAX, RDX, d0 + offset);
                 self.a.lea(RCX, RDX, d);
+                (RDX, d0 + offset)
             }
             _ => {
-                self.load_field(RAX, o, offset);
+                let field = self.field_place(o, offset);
                 self.address(RCX, base, d);
+                field
             }
-        }
-        self.a.alu(Alu::Cmp, RAX, RCX);
+        };
+        self.a.cmp_mem(field.0, field.1, RCX);
         self.a.jcc(Cond::NotEqual, split);
         self.store_result(at, RCX);
         self.objects.extend(f.insts[at].result);
         self.result_to_variable_from(at, RCX);
-        self.split_paths(split, v, call, (*r1, *l1), (*r2, *l2, Leaving::At), None);
+        self.split_paths(split, v, call, (*r1, *l1, Some(field)), (*r2, *l2, Leaving::At), None);
         true
+    }
+
+    /// Where field `offset` of the object `o` lies, as a register other
+    /// than rcx and a distance: `o` loaded into rax (or rdx, for a base
+    /// in a word) unless a register holds it.
+    fn field_place(&mut self, o: Src, offset: i32) -> (Reg, i32) {
+        match o {
+            Src::At(q, d) if q != RCX => (q, d + offset),
+            Src::SlotAt(k, d) => match self.word_in(k, RDX) {
+                RCX => {
+                    self.a.mov(RDX, RCX);
+                    (RDX, d + offset)
+                }
+                q => (q, d + offset),
+            },
+            Src::Reg(q) if q != RCX => {
+                debug_assert!(!self.clobbered.contains(&q), "{q:?} read after its next value went there");
+                (q, offset)
+            }
+            Src::Slot(k) => match self.word_in(k, RAX) {
+                RCX => {
+                    self.a.mov(RAX, RCX);
+                    (RAX, offset)
+                }
+                q => (q, offset),
+            },
+            o => {
+                self.load_src(RAX, o);
+                (RAX, offset)
+            }
+        }
     }
 
     /// A link's `get.object` `i`, its `guard_link` `g`, `c = eq.word` of
@@ -2394,13 +2440,14 @@ impl Emit<'_, '_, '_> {
         self.a.alu(Alu::Cmp, RAX, RCX);
         self.a.jcc(Cond::NotEqual, split);
         let set = Some((self.slot(c), ZERO.as_i64()));
-        self.split_paths(split, v, call, (*r1, *l1), (*r3, *l3, Leaving::Guard), set);
+        self.split_paths(split, v, call, (*r1, *l1, None), (*r3, *l3, Leaving::Guard), set);
         true
     }
 
     /// The out-of-line paths of a fused link or return, where the link
     /// `v` just loaded is not the one compared with (jumped to at
-    /// `split`): its word written, the runtime's read `call` where it is
+    /// `split`; in rax, or read again from where `link`'s third part
+    /// says): its word written, the runtime's read `call` where it is
     /// not set, then the exit of its `guard_link` (`link`) where it is 0,
     /// else `other`'s — the last fused guard's, leaving with `set`
     /// written. In this order, so that the slow path the split jumps to
@@ -2410,15 +2457,16 @@ impl Emit<'_, '_, '_> {
         split: Label,
         v: ValueId,
         call: Call,
-        link: (flowc_ir::ResumeId, Symbol),
+        link: (flowc_ir::ResumeId, Symbol, Option<(Reg, i32)>),
         other: (flowc_ir::ResumeId, Symbol, Leaving),
         set: Option<(i32, i64)>,
     ) {
+        let (link_resume, link_label, reload) = link;
         let (slow, back, link_exit, other_exit) = (self.a.label(), self.a.label(), self.a.label(), self.a.label());
         let (word, in_loop, site) = (self.slot(v), self.in_loop, self.site);
-        self.cold.push(Cold::Split { at: split, word, slow, back, link_exit, other_exit, in_loop });
+        self.cold.push(Cold::Split { at: split, word, slow, back, link_exit, other_exit, in_loop, reload });
         self.cold.push(Cold::Slow { at: slow, back, call, site, result: Some(word), in_loop });
-        let n = self.exit_number(link.0, link.1, None, Leaving::Guard);
+        let n = self.exit_number(link_resume, link_label, None, Leaving::Guard);
         self.cold.push(Cold::Exit { at: link_exit, exit: n, in_loop, set: None });
         let n = self.exit_number(other.0, other.1, None, other.2);
         self.cold.push(Cold::Exit { at: other_exit, exit: n, in_loop, set });
@@ -2806,9 +2854,12 @@ impl Emit<'_, '_, '_> {
                 // The slow path returns only with the link set (the
                 // runtime stops the run on an unset field): at `back` the
                 // link is 0, or another object than the one compared.
-                Cold::Split { at, word, slow, back, link_exit, other_exit, in_loop } => {
+                Cold::Split { at, word, slow, back, link_exit, other_exit, in_loop, reload } => {
                     self.in_loop = in_loop;
                     self.a.bind(at);
+                    if let Some((q, d)) = reload {
+                        self.a.load(RAX, q, d);
+                    }
                     self.a.store(RSP, word, RAX);
                     // An unset field (the 0 word) is the runtime's error.
                     self.a.test(RAX, RAX);
