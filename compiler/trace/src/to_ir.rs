@@ -22,7 +22,10 @@
 //! interpreter's order (the start's, then new variables
 //! in the order the trace first writes them; a variable not yet written
 //! in the first iteration is unbound there and is not restored) and, for
-//! callers, the pending call. Calls the trace followed leave no call
+//! callers, the pending call. A JIT recording ([`Trace::live`]) keeps
+//! only the variables live where each frame resumes — the innermost at
+//! the guard's label, a caller at its call's continuation
+//! ([`ResumeLive`]); the series' traces keep them all. Calls the trace followed leave no call
 //! instruction: their operations are inlined, in a frame of their own —
 //! except calls of `pure` functions, which stay calls (their recorded
 //! operations are skipped): the optimizer folds them when their arguments
