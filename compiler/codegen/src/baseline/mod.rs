@@ -106,6 +106,7 @@ use rustc_hash::FxHashMap as HashMap;
 use flowc_ir::{BlockId, Function, GuardKind, InstKind, Operand, Terminator, ValueId};
 use flowc_lang::ast::Operator;
 use flowc_lang::heap::cell;
+use flowc_lang::ops::range::{WORD_MAX, WORD_MIN};
 use flowc_lang::ops::{Condition, Form, Op};
 use flowc_lang::{Symbol, Value};
 
@@ -2208,26 +2209,35 @@ impl Emit<'_, '_, '_> {
                 }
             }
             GuardKind::Int(_, lo, hi) => {
-                let fails = self.a.label();
+                // Not an integer: an unbound word raises its error, else
+                // the guard leaves (straight to its exit where the word
+                // cannot be unbound: no jump over that path).
+                let unbound = self.facts.may_be_unbound(&o) && !self.small(&o);
+                let fails = if unbound { self.a.label() } else { exit };
                 self.a.test_imm(RAX, word::INT_TAG as i32);
                 self.a.jcc(Cond::Equal, fails);
-                if let Some(w) = word::small(*lo) {
+                // A bound at the end of the small integers holds for
+                // every tagged word (`guard_int v, -2^62, 2^62 - 1` is the
+                // tag test alone).
+                let (least, greatest) = (word::small(WORD_MIN as i64), word::small(WORD_MAX as i64));
+                if let Some(w) = word::small(*lo).filter(|&w| Some(w) != least) {
                     self.a.mov_imm(RCX, w.as_i64());
                     self.a.alu(Alu::Cmp, RAX, RCX);
                     self.a.jcc(Cond::Less, exit);
                 }
-                if let Some(w) = word::small(*hi) {
+                if let Some(w) = word::small(*hi).filter(|&w| Some(w) != greatest) {
                     self.a.mov_imm(RCX, w.as_i64());
                     self.a.alu(Alu::Cmp, RAX, RCX);
                     self.a.jcc(Cond::Greater, exit);
                 }
-                let cont = self.a.label();
-                self.a.jmp(cont);
-                // Not an integer: an unbound word raises its error.
-                self.a.bind(fails);
-                self.fail_if_unbound(RAX, &o);
-                self.a.jmp(exit);
-                self.a.bind(cont);
+                if unbound {
+                    let cont = self.a.label();
+                    self.a.jmp(cont);
+                    self.a.bind(fails);
+                    self.fail_if_unbound(RAX, &o);
+                    self.a.jmp(exit);
+                    self.a.bind(cont);
+                }
             }
             GuardKind::At(_, base, delta) => {
                 // The link must be the word of the cell `delta` bytes past

@@ -1228,3 +1228,35 @@ fn an_always_set_field_is_read_without_the_unset_test() {
     assert_eq!(tests(&plain), tests(&assumed) + 1, "{plain:#?}\n{assumed:#?}");
     assert_eq!(plain.len(), assumed.len() + 2, "{plain:#?}\n{assumed:#?}");
 }
+
+/// `guard_int` over every small integer is its tag test alone (the
+/// bounds hold for every tagged word), and its failure goes straight to
+/// the exit where the word cannot be unbound; a narrower range still
+/// compares with its bounds.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn an_integer_guard_over_every_small_integer_tests_the_tag_alone() {
+    const WIDE: &str = "trace wide(v0:n) {
+b0:
+    guard_int v0, -4611686018427387904, 4611686018427387903, r0 else out
+    v1:n = add.word v0, 1
+    exit r0 to out
+resume r0 {
+    frame [n = v0]
+}
+}
+";
+    const NARROW: &str = "trace narrow(v0:n) {
+b0:
+    guard_int v0, 0, 255, r0 else out
+    v1:n = add.word v0, 1
+    exit r0 to out
+resume r0 {
+    frame [n = v0]
+}
+}
+";
+    let compares = |text: &'static str| listing_of(text).iter().filter(|l| l.starts_with("cmp rax,rcx")).count();
+    assert_eq!(compares(WIDE), 0, "{:#?}", listing_of(WIDE));
+    assert_eq!(compares(NARROW), 2, "{:#?}", listing_of(NARROW));
+}
