@@ -127,10 +127,7 @@ impl Plan {
         };
         let mut frames = Vec::with_capacity(record.frames.len());
         for f in &record.frames {
-            let graph = match f.function {
-                None => 0,
-                Some(name) => *resolved.functions.get(&name)?,
-            };
+            let graph = resolved.graph_of(f.function)?;
             let g = &resolved.graphs[graph as usize];
             let mut vars = Vec::with_capacity(f.env.len());
             for (name, rv) in &f.env {

@@ -216,6 +216,15 @@ pub struct Resolved {
 }
 
 impl Resolved {
+    /// The graph of `function` (`None`: the main graph, 0), if the program
+    /// has it.
+    pub fn graph_of(&self, function: Option<Symbol>) -> Option<u32> {
+        match function {
+            None => Some(0),
+            Some(f) => self.functions.get(&f).copied(),
+        }
+    }
+
     /// Resolves `program`; `extra_main_vars` (an entry environment's names)
     /// get main-graph slots even if no block mentions them.
     pub fn new(program: &Program, extra_main_vars: &[Symbol]) -> Resolved {

@@ -106,10 +106,7 @@ impl<'p> Jit<'p> {
         if let Some(names) = self.live_names.get(&(function, label)) {
             return Some(names.clone());
         }
-        let g = match function {
-            None => 0,
-            Some(f) => *run.resolved.functions.get(&f)?,
-        };
+        let g = run.resolved.graph_of(function)?;
         let &block = run.resolved.graphs[g as usize].labels.get(&label)?;
         let live = Self::liveness(run, g).live_at(block);
         let graph = &run.resolved.graphs[g as usize];

@@ -1493,11 +1493,7 @@ impl<'p> Jit<'p> {
     fn profiler(&self, resolved: &mut Resolved) -> Profiler {
         let mut labels = Vec::new();
         for (function, label) in &self.watched {
-            let graph = match function {
-                None => Some(0),
-                Some(f) => resolved.functions.get(f).copied(),
-            };
-            if let Some(g) = graph {
+            if let Some(g) = resolved.graph_of(*function) {
                 if let Some(&b) = resolved.graphs[g as usize].labels.get(label) {
                     labels.push((g, b));
                 }
@@ -1984,11 +1980,7 @@ impl<'p> Jit<'p> {
         }
         self.stats.megamorphic += 1;
         self.log(format_args!("promotion before {to} given up: {why}"));
-        let g = match function {
-            None => Some(0),
-            Some(f) => run.resolved.functions.get(&f).copied(),
-        };
-        if let (Some(g), Some(p)) = (g, machine.profiler_mut()) {
+        if let (Some(g), Some(p)) = (run.resolved.graph_of(function), machine.profiler_mut()) {
             let graph = &run.resolved.graphs[g as usize];
             let to_block = graph.labels.get(&to).copied();
             for (b, block) in graph.blocks.iter().enumerate() {
