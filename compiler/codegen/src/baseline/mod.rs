@@ -1360,27 +1360,28 @@ impl Emit<'_, '_, '_> {
     /// the layout) into `r`: one load where `o` is in a register or an
     /// address computed from one.
     fn load_field(&mut self, r: Reg, o: Src, offset: i32) {
+        let (q, d) = self.field_place(o, offset, r);
+        self.a.load(r, q, d)
+    }
+
+    /// Where field `offset` of the object `o` lies, as a register and a
+    /// distance: `o` loaded into `scratch` unless a register holds it (a
+    /// base in a word goes to rdx instead — no caller keeps anything
+    /// there — so that the link's check and the walk's next read find it).
+    fn field_place(&mut self, o: Src, offset: i32, scratch: Reg) -> (Reg, i32) {
         match o {
-            Src::At(q, d) => self.a.load(r, q, d + offset),
-            Src::SlotAt(k, d) => {
-                // The base into rdx (no caller keeps anything there), so
-                // the link's check and the walk's next read find it.
-                let base = self.word_in(k, RDX);
-                self.a.load(r, base, d + offset);
-            }
+            Src::At(q, d) => (q, d + offset),
+            Src::SlotAt(k, d) => (self.word_in(k, RDX), d + offset),
             Src::Reg(q) => {
                 // A loop variable's register holds its current value
                 // until its next value goes there (`direct_results`).
                 debug_assert!(!self.clobbered.contains(&q), "{q:?} read after its next value went there");
-                self.a.load(r, q, offset)
+                (q, offset)
             }
-            Src::Slot(k) => {
-                let q = self.word_in(k, r);
-                self.a.load(r, q, offset)
-            }
+            Src::Slot(k) => (self.word_in(k, scratch), offset),
             o => {
-                self.load_src(r, o);
-                self.a.load(r, r, offset);
+                self.load_src(scratch, o);
+                (scratch, offset)
             }
         }
     }
@@ -2374,7 +2375,14 @@ impl Emit<'_, '_, '_> {
                 (RDX, d0 + offset)
             }
             _ => {
-                let field = self.field_place(o, offset);
+                // Out of rcx, which the address goes to: rax is free then.
+                let field = match self.field_place(o, offset, RAX) {
+                    (RCX, disp) => {
+                        self.a.mov(RAX, RCX);
+                        (RAX, disp)
+                    }
+                    field => field,
+                };
                 self.address(RCX, base, d);
                 field
             }
@@ -2386,37 +2394,6 @@ impl Emit<'_, '_, '_> {
         self.result_to_variable_from(at, RCX);
         self.split_paths(split, v, call, (*r1, *l1, Some(field)), (*r2, *l2, Leaving::At), None);
         true
-    }
-
-    /// Where field `offset` of the object `o` lies, as a register other
-    /// than rcx and a distance: `o` loaded into rax (or rdx, for a base
-    /// in a word) unless a register holds it.
-    fn field_place(&mut self, o: Src, offset: i32) -> (Reg, i32) {
-        match o {
-            Src::At(q, d) if q != RCX => (q, d + offset),
-            Src::SlotAt(k, d) => match self.word_in(k, RDX) {
-                RCX => {
-                    self.a.mov(RDX, RCX);
-                    (RDX, d + offset)
-                }
-                q => (q, d + offset),
-            },
-            Src::Reg(q) if q != RCX => {
-                debug_assert!(!self.clobbered.contains(&q), "{q:?} read after its next value went there");
-                (q, offset)
-            }
-            Src::Slot(k) => match self.word_in(k, RAX) {
-                RCX => {
-                    self.a.mov(RAX, RCX);
-                    (RAX, offset)
-                }
-                q => (q, offset),
-            },
-            o => {
-                self.load_src(RAX, o);
-                (RAX, offset)
-            }
-        }
     }
 
     /// A link's `get.object` `i`, its `guard_link` `g`, `c = eq.word` of
@@ -2511,10 +2488,12 @@ impl Emit<'_, '_, '_> {
     /// (the dispatch loop's, which every position's code takes), each a
     /// value or constant whose word or immediate holds it here (not a
     /// comparison fused with its guard, nor a link whose word only exits
-    /// write). The record's other variables are those the label's block
-    /// writes before its promotion (`op = code[pc]`), dead where the
-    /// position's code starts, which computes them again. `None` where the
-    /// record is another.
+    /// write). Found by name: a record holds the variables live at the
+    /// promoting block (the JIT's records, `trace::ResumeLive`), which are
+    /// the parameters, but one holding more (what the block computes
+    /// before its promotion, `op = code[pc]`, which the position's code
+    /// computes again) is read the same. `None` where the record is
+    /// another.
     fn link_values(&self, resume: flowc_ir::ResumeId) -> Option<Vec<Operand>> {
         let record = &self.f.resumes[resume];
         let [frame] = &record.frames[..] else { return None };
