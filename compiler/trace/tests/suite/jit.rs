@@ -530,3 +530,49 @@ fn a_full_cache_keeps_the_code_that_runs() {
     assert!(cold.agrees);
     assert!(cold.stats.flushes > 0, "{}", cold.stats);
 }
+
+/// A guard inside a called function (followed into the loop trace)
+/// resumes two frames: the callee's at the guard's label, the caller's
+/// where its call continues. Each record keeps only what is live there
+/// (`trace::ResumeLive`): the caller's `t`, written after the call before
+/// anything reads it, is in none, while `s` and `i` are; the callee's
+/// `m`, dead at both of its returns, is left out too (`x` is kept where
+/// the guard leaves for `a`, which returns it).
+#[test]
+fn a_record_keeps_what_is_live_in_each_frame_it_resumes() {
+    const CALLS: &str = r#"entry loop(i = 0, s = 0, t = 0)
+
+function f(x):
+    s0:
+        m = x % 3
+        if m goto a else goto b
+    a:
+        return x
+    b:
+        return 2
+
+loop:
+    c = i < 600
+    if c goto body else goto done
+body:
+    t = i * 2
+    r = call f(i) then after
+after:
+    t = r + 1
+    s = s + t
+    i = i + 1
+    goto loop
+done:
+    print_and_stop(s)
+"#;
+    let run = run_jit("calls", CALLS, options(3, 1000));
+    assert!(run.agrees, "{}", run.expected);
+    let traces = run.traces.join("");
+    let frames: Vec<&str> = traces.lines().map(str::trim).filter(|l| l.starts_with("frame")).collect();
+    let caller = frames.iter().find(|l| l.ends_with("call r then after")).unwrap_or_else(|| panic!("{traces}"));
+    assert!(caller.contains("s = ") && caller.contains("i = "), "{caller}");
+    assert!(!caller.contains("t = "), "t is dead where the call continues: {caller}");
+    let callee: Vec<&&str> = frames.iter().filter(|l| l.starts_with("frame f ")).collect();
+    assert!(!callee.is_empty(), "{traces}");
+    assert!(callee.iter().all(|l| !l.contains("m = ")), "m is dead at the guard's labels: {callee:?}");
+}
