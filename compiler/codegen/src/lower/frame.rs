@@ -29,11 +29,15 @@
 //!   One exception: a region lowered for speed (`Region::tier1`) does not
 //!   store the values whose word is there only for the collector (no
 //!   other region reads them, no entry brings them in:
-//!   [`Frame::for_collector_only`]); it declares them to Cranelift's
-//!   stack maps instead (`declare_value_needs_stack_map`), which, for a
-//!   value live across a call, stores it in a slot of its own after its
-//!   definition and reads it from there at each use (cranelift-frontend
-//!   0.135, `safepoints.rs`). Other regions' calls list no roots.
+//!   [`Frame::for_collector_only`]) where they are defined, but before
+//!   each call they live across ([`Frame::across_inst`]): the code keeps
+//!   them in registers, and the collector, which runs only inside calls,
+//!   finds them in the frame. Cells do not move, so nothing is read back
+//!   after the call. (Cranelift's own stack maps,
+//!   `declare_value_needs_stack_map`, were used here before: made for
+//!   collectors that move, they store such a value in a slot after its
+//!   definition and read it from there at every use, on the hot path
+//!   too.) Regions' calls list no roots of their own.
 //!
 //! Words are shared by values never live at once, as a register
 //! allocator would share registers: blocks in reverse postorder,
@@ -135,8 +139,23 @@ pub struct Frame {
     /// lowered for speed, these are the ones whose word its own stack
     /// maps can replace ([`Frame::for_collector_only`]).
     collector_only: BitVec,
+    /// Where each of those is live across a call: [`Frame::across`].
+    across: Across,
     /// How many words the frame has.
     pub words: u32,
+}
+
+/// The collector-only values ([`Frame::for_collector_only`]) live after
+/// each instruction other than the one it defines, and at the end of each
+/// block: what a call made inside the instruction, or in the block's
+/// terminator, must leave in the frame for the collector. Ranges into one
+/// list, by raw instruction and block index (empty for the instructions
+/// and blocks past the function's end, or in a function compiled whole).
+#[derive(Default)]
+struct Across {
+    values: Vec<ValueId>,
+    inst: Vec<(u32, u32)>,
+    term: Vec<(u32, u32)>,
 }
 
 impl Frame {
@@ -241,7 +260,11 @@ impl Frame {
             }
         }
         let words = word.iter().filter(|&&w| w != NONE).map(|&w| w + 1).max().unwrap_or(0);
-        Frame { word, stored, collector_only, words }
+        let across = match regions {
+            Some(_) => across(f, cfg, &live, &collector_only),
+            None => Across::default(),
+        };
+        Frame { word, stored, collector_only, across, words }
     }
 
     /// The byte offset of `v`'s word in the frame, if it has one.
@@ -259,17 +282,70 @@ impl Frame {
     /// may point into the heap and lives across an instruction, but only
     /// its own region reads it, directly, and no entry brings it in. A
     /// region lowered for speed (`Region::tier1`), whose instructions
-    /// mostly make no calls, gives such a value to Cranelift's stack maps
-    /// instead of storing it in the frame at its definition: Cranelift
-    /// leaves a value that lives across no call in registers, and stores
-    /// one that does in a slot after its definition, reading it from there
-    /// at each use. (Storing these values in the frame at their definition
-    /// instead, their uses reading the register, made public mandelbrot.b's
-    /// built residual 10% slower: 3.77 -> 4.14 s, hyperfine, 6 runs each,
-    /// 2026-12-04.)
+    /// mostly make no calls, stores such a value in its word only before
+    /// the calls it lives across ([`Frame::across_inst`]), not at its
+    /// definition. (Stored at its definition, public mandelbrot.b's built
+    /// residual ran 10% slower than with Cranelift's stack maps, 3.77 ->
+    /// 4.14 s, 2026-12-04; those stored it in a slot after its definition
+    /// and read it back at every use, and the stores at calls run it 5%
+    /// faster than they did, 2026-12-05.)
     pub fn for_collector_only(&self, v: ValueId) -> bool {
         self.collector_only.get(ix(v)).is_some_and(|b| *b)
     }
+
+    /// The collector-only values live across instruction `i` (after it,
+    /// and not its result): a call made inside `i` stores them in their
+    /// words first, as the collector, which may run during the call,
+    /// finds them only there.
+    pub fn across_inst(&self, i: flowc_ir::InstId) -> &[ValueId] {
+        let a = &self.across;
+        a.inst.get(ix(i)).map_or(&[], |&(s, n)| &a.values[s as usize..(s + n) as usize])
+    }
+
+    /// The collector-only values live at the end of block `b`: those a
+    /// call made in its terminator stores.
+    pub fn across_term(&self, b: flowc_ir::BlockId) -> &[ValueId] {
+        let a = &self.across;
+        a.term.get(ix(b)).map_or(&[], |&(s, n)| &a.values[s as usize..(s + n) as usize])
+    }
+}
+
+/// [`Across`] for `f`: one walk back over each block from what is live at
+/// its end, as [`crossing`] walks, keeping only the collector-only values
+/// (`only`; the liveness of one value does not depend on the others').
+fn across(f: &Function, cfg: &Cfg, live: &LiveRanges, collector_only: &BitVec) -> Across {
+    let mut a = Across { values: Vec::new(), inst: vec![(0, 0); f.insts.len()], term: vec![(0, 0); f.blocks.len()] };
+    let mut live_now = SparseSet::new(f.values.len());
+    let only = |v: &ValueId| collector_only[ix(*v)];
+    let list = |a: &mut Across, live_now: &SparseSet| -> (u32, u32) {
+        let start = a.values.len();
+        a.values.extend(live_now.dense.iter().map(|&v| ValueId::from_raw(la_arena::RawIdx::from_u32(v))));
+        (start as u32, (a.values.len() - start) as u32)
+    };
+    for &b in &cfg.rpo {
+        live_now.clear();
+        for v in live.live_out(b).iter().filter(|v| only(v)) {
+            live_now.insert(ix(*v));
+        }
+        a.term[ix(b)] = list(&mut a, &live_now);
+        for v in term_uses(f, b).filter(only) {
+            live_now.insert(ix(v));
+        }
+        for &i in f.blocks[b].insts.iter().rev() {
+            if let Some(r) = f.insts[i].result {
+                live_now.remove(ix(r));
+            }
+            a.inst[ix(i)] = list(&mut a, &live_now);
+            for v in inst_uses(f, i).filter(only) {
+                live_now.insert(ix(v));
+            }
+        }
+    }
+    // Sorted within each list, so that the stores come in one order.
+    for &(s, n) in a.inst.iter().chain(&a.term) {
+        a.values[s as usize..(s + n) as usize].sort_unstable();
+    }
+    a
 }
 
 /// Which `tracked` values (by raw index) are live after some instruction

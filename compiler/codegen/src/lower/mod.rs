@@ -812,6 +812,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let r = self.rt(f);
         let mut all = vec![self.ctx];
         all.extend_from_slice(args);
+        self.store_across();
         let call = self.b.ins().call(r, &all);
         self.map_roots(call);
         self.b.inst_results(call)[0]
@@ -845,6 +846,37 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     fn map_roots(&mut self, call: cranelift_codegen::ir::Inst) {
         if let Some(roots) = &self.roots {
             roots.map(self.b.func, call);
+        }
+    }
+
+    /// Before a call in an optimized region: the values only the collector
+    /// reads from the frame ([`frame::Frame::for_collector_only`]) that
+    /// are live across the code being lowered, stored in their words. The
+    /// collector, which may run during the call, finds them there; they
+    /// stay in registers for the code, which reads them from nowhere else
+    /// (cells do not move). So the hot path, which makes no call, stores
+    /// none of them — where Cranelift's stack maps stored each one after
+    /// its definition and read it back at every use.
+    fn store_across(&mut self) {
+        let Some(r) = self.split.as_ref().filter(|r| r.tier1) else { return };
+        let (split, base) = (r.split, r.base);
+        let values = match r.across {
+            region::Across::Inst(i) => split.frame.across_inst(i),
+            region::Across::Term(b) => split.frame.across_term(b),
+            // A block's own code calls only to stop (out of fuel).
+            region::Across::Nothing => &[],
+        };
+        for &v in values {
+            let x = self.home.read(&mut self.b, v).expect("a value live across a call in its region is defined there");
+            let offset = split.frame.offset(v).expect("a collector-only value has a word");
+            self.b.ins().store(MemFlagsData::trusted(), x, base, offset);
+        }
+    }
+
+    /// Says where lowering is, for [`Lowerer::store_across`].
+    fn lowering_at(&mut self, at: region::Across) {
+        if let Some(r) = &mut self.split {
+            r.across = at;
         }
     }
 
@@ -1002,9 +1034,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
             }
             if Some(i) != fused && Some(i) != link {
+                self.lowering_at(region::Across::Inst(i));
                 self.inst(i);
             }
         }
+        self.lowering_at(region::Across::Nothing);
         // A block that ends in a jump tests for a stop in the jump itself
         // ([`Lowerer::jump_unless_stopped`]).
         let jumps = last && fused.is_none() && link.is_none() && matches!(self.f.blocks[blk].term, Terminator::Jump(_));
@@ -1024,6 +1058,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if let Some(r) = &mut self.split {
             r.piece = r.split.regions.last_piece(blk);
         }
+        // The fused instruction's calls: what lives after it, the
+        // terminator's operands included.
+        self.lowering_at(match fused.or(link) {
+            Some(i) => region::Across::Inst(i),
+            None => region::Across::Term(blk),
+        });
         match (fused, link) {
             (Some(i), _) => {
                 self.at(self.f.sites.inst(i));
@@ -1041,6 +1081,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.terminator(blk)
             }
         }
+        self.lowering_at(region::Across::Nothing);
         self.fill_edges();
     }
 
@@ -1103,9 +1144,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         // seen by the collector).
         if let Some(region) = &self.split {
             if let Some(offset) = region.split.frame.stored_at(r) {
-                if region.tier1 && region.split.frame.for_collector_only(r) {
-                    self.b.declare_value_needs_stack_map(v);
-                } else {
+                // In an optimized region, a value only the collector
+                // reads from the frame goes there at the calls it lives
+                // across ([`Lowerer::store_across`]), not here.
+                if !(region.tier1 && region.split.frame.for_collector_only(r)) {
                     self.b.ins().store(MemFlagsData::trusted(), v, region.base, offset);
                 }
             }
@@ -1344,6 +1386,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.b.ins().store(flags, next, self.ctx, offsets::DEPTH);
         let mut all = args.to_vec();
         all.push(self.ctx);
+        self.store_across();
         let call = match self.env.tiers.and_then(|t| t.slot_of(func)) {
             // A tiered function: what its slot holds (`crate::tiers`).
             Some(slot) => {
