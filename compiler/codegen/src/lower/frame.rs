@@ -149,9 +149,7 @@ pub struct Frame {
 /// each instruction other than the one it defines, and at the end of each
 /// block: what a call made inside the instruction, or in the block's
 /// terminator, must leave in the frame for the collector. Ranges into one
-/// list, by raw instruction and block index (empty for the instructions
-/// and blocks past the function's end, or in a function compiled whole).
-#[derive(Default)]
+/// list, by raw instruction and block index.
 struct Across {
     values: Vec<ValueId>,
     inst: Vec<(u32, u32)>,
@@ -260,10 +258,7 @@ impl Frame {
             }
         }
         let words = word.iter().filter(|&&w| w != NONE).map(|&w| w + 1).max().unwrap_or(0);
-        let across = match regions {
-            Some(_) => across(f, cfg, &live, &collector_only),
-            None => Across::default(),
-        };
+        let across = across(f, cfg, &live, &collector_only);
         Frame { word, stored, collector_only, across, words }
     }
 
@@ -495,10 +490,10 @@ impl SparseSet {
 /// The roots of a function compiled whole: a frame in its own stack
 /// frame whose words keep the values that may point into the heap and
 /// live across an instruction, words shared by values never live at once
-/// ([`Frame`] without regions). A value's
-/// definition stores it in its word — an inline operation only on its
-/// slow path, as what its inline path computes is an immediate word —
-/// and uses read the Cranelift value. The
+/// ([`Frame`] without regions). A value is
+/// stored in its word before each call it lives across
+/// ([`Frame::across_inst`]), not where it is defined, and uses read the
+/// Cranelift value: a hot path that makes no call stores nothing. The
 /// function clears the words on entry and every call it makes lists every
 /// word in its stack map, so what a word holds — zero, a value live now,
 /// or one dead but not yet overwritten — stays alive while the function
@@ -536,6 +531,11 @@ impl Roots {
         if let Some(offset) = self.frame.offset(v) {
             b.ins().stack_store(types::I64, value, self.slot, offset);
         }
+    }
+
+    /// The words' frame: which values live across which instruction.
+    pub fn frame(&self) -> &Frame {
+        &self.frame
     }
 
     /// Lists every word in the stack map of `call`.

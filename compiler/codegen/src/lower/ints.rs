@@ -36,10 +36,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// `op` on any operands: inline on small integers (`known` says which
-    /// operands need no tag test), the runtime otherwise. What the runtime
-    /// computes is stored in the root word of `result` (the IR value, if
-    /// it has one and the word): an inline path's result is an immediate
-    /// word, which needs no root, so the hot path stores nothing. `table`:
+    /// operands need no tag test), the runtime otherwise. `table`:
     /// the word table of the constant list a `readlist` reads, when code
     /// may hold its address ([`Lowerer::known_table`]).
     pub(super) fn op(
@@ -48,7 +45,6 @@ impl Lowerer<'_, '_> {
         args: &[ClValue],
         known: [bool; 2],
         divisor: Option<i64>,
-        result: Option<flowc_ir::ValueId>,
         table: Option<super::lists::KnownTable>,
     ) -> ClValue {
         if inline_word(op)
@@ -62,11 +58,7 @@ impl Lowerer<'_, '_> {
             return self.small_op(op, args[0], args[1], divisor);
         }
         if self.is_cold() {
-            let r = self.runtime_op(op, args);
-            if let Some(v) = result {
-                self.store_root(v, r);
-            }
-            return r;
+            return self.runtime_op(op, args);
         }
         let join = self.b.create_block();
         self.b.append_block_param(join, types::I64);
@@ -95,9 +87,6 @@ impl Lowerer<'_, '_> {
         }
         self.b.switch_to_block(slow);
         let r = self.runtime_op(op, args);
-        if let Some(v) = result {
-            self.store_root(v, r);
-        }
         self.b.ins().jump(join, &[BlockArg::Value(r)]);
         self.b.switch_to_block(join);
         self.b.block_params(join)[0]

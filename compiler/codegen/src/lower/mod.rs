@@ -258,6 +258,18 @@ pub fn signature_of(module: &dyn cranelift_module::Module, f: &Function) -> Sign
 /// largest id it holds — per region, the whole function's.)
 type Blocks = HashMap<BlockId, cranelift_codegen::ir::Block>;
 
+/// Where lowering is, for the values live across a call made there
+/// ([`frame::Frame::across_inst`]).
+#[derive(Clone, Copy)]
+enum Across {
+    /// Inside an instruction.
+    Inst(flowc_ir::InstId),
+    /// In a block's terminator.
+    Term(BlockId),
+    /// Between them (a block's phis and counts), where calls only stop.
+    Nothing,
+}
+
 struct Lowerer<'a, 'b> {
     b: FunctionBuilder<'b>,
     env: &'b mut Building<'a>,
@@ -294,6 +306,9 @@ struct Lowerer<'a, 'b> {
     uses: &'b [u32],
     /// The site index of the instruction being lowered, if it has one.
     site: Option<u64>,
+    /// Where lowering is, for the values a call made there must leave
+    /// for the collector ([`Lowerer::store_across`]).
+    across: Across,
     /// Values certainly small integers: their tag tests are left out.
     small: &'b Small,
     /// Values that can never be unbound ([`flowc_ir::bound::surely_bound`],
@@ -621,9 +636,6 @@ fn lower_with(
     // from the tier-0 frame, an IR value has several definitions.
     let mut home = Home::new(&mut b, f, &facts.shape.cfg, optimistic.is_some() || osr.is_some(), osr.map(|o| o.live()));
     for (&p, &param) in f.params.iter().zip(&params) {
-        if let Some(roots) = &roots {
-            roots.store(&mut b, p, param);
-        }
         home.write(&mut b, p, param);
     }
     // The entry has no predecessors, so it is on no cycle: the function
@@ -709,6 +721,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             stop,
             uses: &facts.uses,
             site: None,
+            across: Across::Nothing,
             small: &facts.shape.small,
             bound: &facts.shape.bound,
             links: &facts.links,
@@ -849,35 +862,47 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
     }
 
-    /// Before a call in an optimized region: the values only the collector
-    /// reads from the frame ([`frame::Frame::for_collector_only`]) that
-    /// are live across the code being lowered, stored in their words. The
-    /// collector, which may run during the call, finds them there; they
-    /// stay in registers for the code, which reads them from nowhere else
-    /// (cells do not move). So the hot path, which makes no call, stores
-    /// none of them — where Cranelift's stack maps stored each one after
-    /// its definition and read it back at every use.
+    /// Before a call: the values that may point into the heap, live
+    /// across the code being lowered, and read by the code from nowhere
+    /// but their registers — every such value of a function compiled whole
+    /// ([`Roots`]), the collector-only ones of an optimized region
+    /// ([`frame::Frame::for_collector_only`]) — stored in their words. The
+    /// collector, which may run during the call, finds them there; the
+    /// code keeps them in registers (cells do not move). So a hot path
+    /// that makes no call stores none of them: before, a function stored
+    /// each where it was defined (every `get` of an object, every link
+    /// walked), and an optimized region gave them to Cranelift's stack
+    /// maps, which stored each after its definition and read it back at
+    /// every use. (A region of tier-0 code stores its values where they
+    /// are defined: its calls are everywhere.)
     fn store_across(&mut self) {
-        let Some(r) = self.split.as_ref().filter(|r| r.tier1) else { return };
-        let (split, base) = (r.split, r.base);
-        let values = match r.across {
-            region::Across::Inst(i) => split.frame.across_inst(i),
-            region::Across::Term(b) => split.frame.across_term(b),
+        let (frame, base) = match (&self.split, &self.roots) {
+            (Some(r), _) if r.tier1 => (&r.split.frame, Some(r.base)),
+            (None, Some(roots)) => (roots.frame(), None),
+            _ => return,
+        };
+        let values = match self.across {
+            Across::Inst(i) => frame.across_inst(i),
+            Across::Term(b) => frame.across_term(b),
             // A block's own code calls only to stop (out of fuel).
-            region::Across::Nothing => &[],
+            Across::Nothing => &[],
         };
         for &v in values {
-            let x = self.home.read(&mut self.b, v).expect("a value live across a call in its region is defined there");
-            let offset = split.frame.offset(v).expect("a collector-only value has a word");
-            self.b.ins().store(MemFlagsData::trusted(), x, base, offset);
+            let x = self.home.read(&mut self.b, v).expect("a value live across a call is defined where it is lowered");
+            match (base, &self.roots) {
+                (Some(base), _) => {
+                    let offset = frame.offset(v).expect("a collector-only value has a word");
+                    self.b.ins().store(MemFlagsData::trusted(), x, base, offset);
+                }
+                (None, Some(roots)) => roots.store(&mut self.b, v, x),
+                (None, None) => unreachable!("roots where there is no region"),
+            }
         }
     }
 
     /// Says where lowering is, for [`Lowerer::store_across`].
-    fn lowering_at(&mut self, at: region::Across) {
-        if let Some(r) = &mut self.split {
-            r.across = at;
-        }
+    fn lowering_at(&mut self, at: Across) {
+        self.across = at;
     }
 
     fn konst(&mut self, w: i64) -> ClValue {
@@ -1034,11 +1059,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
             }
             if Some(i) != fused && Some(i) != link {
-                self.lowering_at(region::Across::Inst(i));
+                self.lowering_at(Across::Inst(i));
                 self.inst(i);
             }
         }
-        self.lowering_at(region::Across::Nothing);
+        self.lowering_at(Across::Nothing);
         // A block that ends in a jump tests for a stop in the jump itself
         // ([`Lowerer::jump_unless_stopped`]).
         let jumps = last && fused.is_none() && link.is_none() && matches!(self.f.blocks[blk].term, Terminator::Jump(_));
@@ -1061,8 +1086,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         // The fused instruction's calls: what lives after it, the
         // terminator's operands included.
         self.lowering_at(match fused.or(link) {
-            Some(i) => region::Across::Inst(i),
-            None => region::Across::Term(blk),
+            Some(i) => Across::Inst(i),
+            None => Across::Term(blk),
         });
         match (fused, link) {
             (Some(i), _) => {
@@ -1081,7 +1106,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.terminator(blk)
             }
         }
-        self.lowering_at(region::Across::Nothing);
+        self.lowering_at(Across::Nothing);
         self.fill_edges();
     }
 
@@ -1123,23 +1148,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
     }
 
+    /// Makes `v` the value of `r`: in its home, and, in a region, in its
+    /// word of the frame where another region or an entry reads it there.
+    /// (A value the collector must see reaches its word, or its word of the
+    /// [`Roots`], before the calls it lives across:
+    /// [`Lowerer::store_across`].)
     fn set_value(&mut self, r: ValueId, v: ClValue) {
-        self.store_root(r, v);
-        self.set_value_rooted(r, v);
-    }
-
-    /// Stores `v`, the value of `r`, in `r`'s word of the [`Roots`]: a
-    /// word the collector reads, unless this copy knows the value is a
-    /// small integer (the optimistic copy's assumption).
-    fn store_root(&mut self, r: ValueId, v: ClValue) {
-        if let Some(roots) = self.roots.as_ref().filter(|_| !self.small.operand(&Operand::Value(r))) {
-            roots.store(&mut self.b, r, v);
-        }
-    }
-
-    /// [`Lowerer::set_value`] for a value whose root word, if it needs
-    /// one, holds it already.
-    fn set_value_rooted(&mut self, r: ValueId, v: ClValue) {
         // A region: the value's word too, if it has one (read elsewhere, or
         // seen by the collector).
         if let Some(region) = &self.split {
@@ -1210,12 +1224,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let v = if form == Form::Word && inline_word(op) && !self.divides_through_runtime(op) {
                     self.small_op(op, args[0], args[1], divisor)
                 } else {
-                    self.op(op, &args, known, divisor, result, table)
+                    self.op(op, &args, known, divisor, table)
                 };
-                // Rooted: a small integer needs no root, and `op` roots
-                // what the runtime computes.
                 if let Some(r) = result {
-                    self.set_value_rooted(r, v);
+                    self.set_value(r, v);
                 }
                 if exit_point {
                     // Where the optimistic copy joins this one.

@@ -104,12 +104,6 @@ impl Lowerer<'_, '_> {
         };
         self.b.switch_to_block(slow);
         let r = self.runtime_op(op, &[a, b]);
-        // The one result of this copy that may not be small: its word
-        // holds it for the collector (this copy stores only what it does
-        // not assume small).
-        if let (Some(roots), Some(v)) = (&self.roots, self.f.insts[i].result) {
-            roots.store(&mut self.b, v, r);
-        }
         self.define(i, r);
         let cont = self.cont(i);
         self.b.ins().jump(cont, &[]);

@@ -41,22 +41,6 @@ pub(super) struct Region<'b> {
     /// hot region of code that never tiers up
     /// ([`crate::plan::Plan::hot_region`]).
     pub(super) tier1: bool,
-    /// In an optimized region, what the code being lowered has live across
-    /// it: the values a call made there stores in their words first
-    /// ([`Lowerer::store_across`]).
-    pub(super) across: Across,
-}
-
-/// Where lowering is, for the values live across a call made there
-/// ([`super::frame::Frame::across_inst`]).
-#[derive(Clone, Copy)]
-pub(super) enum Across {
-    /// Inside an instruction.
-    Inst(flowc_ir::InstId),
-    /// In a block's terminator.
-    Term(BlockId),
-    /// Between them (a block's phis and counts), where no call is made.
-    Nothing,
 }
 
 /// Lowers region `index` of split function `f` into `ctx.func`
@@ -152,7 +136,6 @@ pub fn lower_region(
         pending: Vec::new(),
         refs: HashMap::default(),
         tier1: tier1.is_some(),
-        across: Across::Nothing,
     };
     let plan = tier1.copied().unwrap_or(split.plan);
     let mut l = Lowerer::new(b, env, f, facts, plan, blocks, ctx_value, Some(region));
