@@ -53,8 +53,10 @@
 //! [`crate::plan::Plan::region_tier1`].
 //!
 //! Roots: a function compiled whole stores each value that may point into
-//! the heap in a word of a frame of its own when it is defined, and every
-//! call lists those words in its stack map ([`frame::Roots`]).
+//! the heap in a word of a frame of its own before each call it lives
+//! across ([`Lowerer::store_across`]), and every call lists those words in
+//! its stack map ([`frame::Roots`]); the code itself keeps the value in a
+//! register, as cells never move.
 //!
 //! Block order: Cranelift lowers blocks in the reverse postorder of a
 //! search that takes a branch's first target first, which puts that
