@@ -764,3 +764,62 @@ done:
         v4010:p = get.object v4005, l"#]]
     .assert_eq(&bump(&support::dump_until(&src, "cleanup"), 5));
 }
+
+/// A chain of calls each given what the one before returned — the shape
+/// of a run-length BF interpreter's residual program, whose walks
+/// `tape = call move1(tape)`, `move2`, ... grow the tape — settles one
+/// call per two rounds (a walk's parameter, then its result): twelve walks
+/// take more rounds than [`flowc_passes::propagate::MAX_ROUNDS`], and the
+/// facts are solved still, within the work they may take, the links a cell
+/// or 0 (given up there before, every link was any value and tested for
+/// its class).
+#[test]
+fn a_chain_of_calls_longer_than_the_rounds_settles() {
+    let walks = 12;
+    let mut src = String::from("entry start(n = 3)\n\n");
+    for k in 1..=walks {
+        src.push_str(&format!(
+            "function move{k}(t):
+    go:
+        r = t.r
+        if r is cell goto moved else goto grow
+    moved:
+        return r
+    grow:
+        r = new cell
+        r.v = 0
+        r.r = 0
+        r.l = t
+        t.r = r
+        return r
+
+"
+        ));
+    }
+    src.push_str("start:\n    c = new cell\n    c.v = 7\n    c.l = 0\n    c.r = 0\n    goto s1\n");
+    for k in 1..=walks {
+        let next = if k == walks { "back".to_string() } else { format!("s{}", k + 1) };
+        src.push_str(&format!("s{k}:\n    c = call move{k}(c) then {next}\n"));
+    }
+    src.push_str(
+        "back:
+    l = c.l
+    if l is cell goto left else goto done
+left:
+    c = l
+    goto back
+done:
+    v = c.v
+    print_and_stop(v)
+",
+    );
+    let dump = support::dump_until(&src, "propagate");
+    let facts: Vec<&str> =
+        dump.lines().filter(|l| l.starts_with(";   field") || l == &"; propagate program:").collect();
+    expect![[r#"
+        ; propagate program:
+        ;   field cell.l: int|object [0, 0] class cell
+        ;   field cell.r: int|object [0, 0] class cell
+        ;   field cell.v: int [0, 7]"#]]
+    .assert_eq(&facts.join("\n"));
+}
