@@ -61,7 +61,17 @@ fn code_listing(cache: &TraceCache, id: TraceId) -> Vec<String> {
 /// The instructions of the loop's block: from the iteration count in the
 /// context to the jump back.
 fn loop_block(lines: &[String]) -> Vec<String> {
-    let start = lines.iter().position(|l| l.starts_with("add") && l.contains("qword ptr")).expect("the loop counts");
+    // The header counts the round: in the register the iteration count is
+    // read into on the way in (`Emit::counter`), else in the context.
+    let counter = lines.iter().find_map(|l| {
+        let r = l.strip_prefix("mov ")?.strip_suffix(",[rbx+0x38]")?;
+        ["r8", "r9", "r10", "r11"].contains(&r).then(|| format!("add {r},1"))
+    });
+    let start = match counter {
+        Some(add) => lines.iter().position(|l| *l == add),
+        None => lines.iter().position(|l| l.starts_with("add") && l.contains("qword ptr")),
+    }
+    .expect("the loop counts");
     let end = start + lines[start..].iter().position(|l| l.starts_with("jmp")).expect("a jump back");
     lines[start..=end].to_vec()
 }
