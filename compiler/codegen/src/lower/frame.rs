@@ -26,11 +26,11 @@
 //!   a word holds zero (the driver clears the frame), or a value stored
 //!   at its definition. Words of dead values keep their last value alive
 //!   until overwritten, which bounds what is kept by the frame's size.
-//!   One exception: a region lowered for speed (`Region::tier1`) does not
-//!   store the values whose word is there only for the collector (no
-//!   other region reads them, no entry brings them in:
-//!   [`Frame::for_collector_only`]) where they are defined, but before
-//!   each call they live across ([`Frame::across_inst`]): the code keeps
+//!   One exception: a region does not store the values whose word is
+//!   there only for the collector (no other region reads them, no entry
+//!   brings them in: [`Frame::for_collector_only`]) where they are
+//!   defined, but before each call they live across
+//!   ([`Frame::across_inst`]): the code keeps
 //!   them in registers, and the collector, which runs only inside calls,
 //!   finds them in the frame. Cells do not move, so nothing is read back
 //!   after the call. (Cranelift's own stack maps,
@@ -276,10 +276,8 @@ impl Frame {
     /// Whether `v`'s word is there only for the collector to see it: `v`
     /// may point into the heap and lives across an instruction, but only
     /// its own region reads it, directly, and no entry brings it in. A
-    /// region lowered for speed (`Region::tier1`), whose instructions
-    /// mostly make no calls, stores such a value in its word only before
-    /// the calls it lives across ([`Frame::across_inst`]), not at its
-    /// definition. (Stored at its definition, public mandelbrot.b's built
+    /// region stores such a value in its word only before the calls it
+    /// lives across ([`Frame::across_inst`]), not at its definition. (Stored at its definition, public mandelbrot.b's built
     /// residual ran 10% slower than with Cranelift's stack maps, 3.77 ->
     /// 4.14 s, 2026-12-04; those stored it in a slot after its definition
     /// and read it back at every use, and the stores at calls run it 5%
