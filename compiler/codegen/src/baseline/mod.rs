@@ -977,7 +977,8 @@ struct Emit<'e, 'a, 'i> {
     /// read from the context where the loop is entered, written back
     /// wherever its variables are ([`Emit::spill`]). An add to the
     /// context's word at every round made each round wait for the one
-    /// before's store: a loop of three operations ran 15% slower.
+    /// before's store: a loop of three operations ran 375 ms, against 338
+    /// with the register.
     counter: Option<Reg>,
     /// Instructions of the loop block whose result is a variable's next
     /// value, computed after the last use of its current one: the result

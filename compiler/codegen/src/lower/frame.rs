@@ -134,12 +134,12 @@ pub struct Frame {
     /// the collector (their word carries only what edges from other
     /// regions pass in, which those edges store themselves).
     stored: BitVec,
-    /// Which of those are stored only for the collector: values no other
-    /// region reads and no entry of a region brings in — in a region
-    /// lowered for speed, these are the ones whose word its own stack
-    /// maps can replace ([`Frame::for_collector_only`]).
+    /// Which of those are there only for the collector: values no other
+    /// region reads and no entry of a region brings in, stored before the
+    /// calls they live across rather than where they are defined
+    /// ([`Frame::for_collector_only`]).
     collector_only: BitVec,
-    /// Where each of those is live across a call: [`Frame::across`].
+    /// Which of those each call must store ([`Frame::across_inst`]).
     across: Across,
     /// How many words the frame has.
     pub words: u32,
@@ -149,7 +149,8 @@ pub struct Frame {
 /// each instruction other than the one it defines, and at the end of each
 /// block: what a call made inside the instruction, or in the block's
 /// terminator, must leave in the frame for the collector. Ranges into one
-/// list, by raw instruction and block index.
+/// list, by raw instruction and block index, each in the order the walk
+/// met its values (the same for the same function).
 struct Across {
     values: Vec<ValueId>,
     inst: Vec<(u32, u32)>,
@@ -277,11 +278,12 @@ impl Frame {
     /// may point into the heap and lives across an instruction, but only
     /// its own region reads it, directly, and no entry brings it in. A
     /// region stores such a value in its word only before the calls it
-    /// lives across ([`Frame::across_inst`]), not at its definition. (Stored at its definition, public mandelbrot.b's built
-    /// residual ran 10% slower than with Cranelift's stack maps, 3.77 ->
-    /// 4.14 s, 2026-12-04; those stored it in a slot after its definition
-    /// and read it back at every use, and the stores at calls run it 5%
-    /// faster than they did, 2026-12-05.)
+    /// lives across ([`Frame::across_inst`]), not at its definition.
+    /// (Stored at its definition, public mandelbrot.b's built residual ran
+    /// 10% slower than with Cranelift's stack maps, 3.77 -> 4.14 s,
+    /// 2026-12-04; those stored it in a slot after its definition and read
+    /// it back at every use, and the stores at calls run it 5% faster than
+    /// they did, 2026-12-05.)
     pub fn for_collector_only(&self, v: ValueId) -> bool {
         self.collector_only.get(ix(v)).is_some_and(|b| *b)
     }
@@ -307,6 +309,11 @@ impl Frame {
 /// its end, as [`crossing`] walks, keeping only the collector-only values
 /// (`only`; the liveness of one value does not depend on the others').
 fn across(f: &Function, cfg: &Cfg, live: &LiveRanges, collector_only: &BitVec) -> Across {
+    if collector_only.not_any() {
+        // Nothing to store at any call (the accessors read missing ranges
+        // as empty).
+        return Across { values: Vec::new(), inst: Vec::new(), term: Vec::new() };
+    }
     let mut a = Across { values: Vec::new(), inst: vec![(0, 0); f.insts.len()], term: vec![(0, 0); f.blocks.len()] };
     let mut live_now = SparseSet::new(f.values.len());
     let only = |v: &ValueId| collector_only[ix(*v)];
@@ -333,10 +340,6 @@ fn across(f: &Function, cfg: &Cfg, live: &LiveRanges, collector_only: &BitVec) -
                 live_now.insert(ix(v));
             }
         }
-    }
-    // Sorted within each list, so that the stores come in one order.
-    for &(s, n) in a.inst.iter().chain(&a.term) {
-        a.values[s as usize..(s + n) as usize].sort_unstable();
     }
     a
 }

@@ -263,13 +263,13 @@ type Blocks = HashMap<BlockId, cranelift_codegen::ir::Block>;
 /// Where lowering is, for the values live across a call made there
 /// ([`frame::Frame::across_inst`]).
 #[derive(Clone, Copy)]
-enum Across {
+enum Position {
     /// Inside an instruction.
     Inst(flowc_ir::InstId),
     /// In a block's terminator.
     Term(BlockId),
     /// Between them (a block's phis and counts), where calls only stop.
-    Nothing,
+    Between,
 }
 
 struct Lowerer<'a, 'b> {
@@ -310,7 +310,7 @@ struct Lowerer<'a, 'b> {
     site: Option<u64>,
     /// Where lowering is, for the values a call made there must leave
     /// for the collector ([`Lowerer::store_across`]).
-    across: Across,
+    position: Position,
     /// Values certainly small integers: their tag tests are left out.
     small: &'b Small,
     /// Values that can never be unbound ([`flowc_ir::bound::surely_bound`],
@@ -723,7 +723,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             stop,
             uses: &facts.uses,
             site: None,
-            across: Across::Nothing,
+            position: Position::Between,
             small: &facts.shape.small,
             bound: &facts.shape.bound,
             links: &facts.links,
@@ -879,33 +879,33 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// where they were defined until 2026-12-05: stored before calls,
     /// fractal 5's residual runs natively in 1.72 s against 1.84.)
     fn store_across(&mut self) {
-        let (frame, base) = match (&self.split, &self.roots) {
-            (Some(r), _) => (&r.split.frame, Some(r.base)),
-            (None, Some(roots)) => (roots.frame(), None),
-            _ => return,
+        /// Where the words are: the split function's frame at its address,
+        /// or the function's own roots.
+        enum Words<'r> {
+            Frame(ClValue),
+            Roots(&'r Roots),
+        }
+        let (frame, words) = match (&self.split, &self.roots) {
+            (Some(r), _) => (&r.split.frame, Words::Frame(r.base)),
+            (None, Some(roots)) => (roots.frame(), Words::Roots(roots)),
+            (None, None) => return,
         };
-        let values = match self.across {
-            Across::Inst(i) => frame.across_inst(i),
-            Across::Term(b) => frame.across_term(b),
+        let values = match self.position {
+            Position::Inst(i) => frame.across_inst(i),
+            Position::Term(b) => frame.across_term(b),
             // A block's own code calls only to stop (out of fuel).
-            Across::Nothing => &[],
+            Position::Between => &[],
         };
         for &v in values {
             let x = self.home.read(&mut self.b, v).expect("a value live across a call is defined where it is lowered");
-            match (base, &self.roots) {
-                (Some(base), _) => {
+            match words {
+                Words::Frame(base) => {
                     let offset = frame.offset(v).expect("a collector-only value has a word");
                     self.b.ins().store(MemFlagsData::trusted(), x, base, offset);
                 }
-                (None, Some(roots)) => roots.store(&mut self.b, v, x),
-                (None, None) => unreachable!("roots where there is no region"),
+                Words::Roots(roots) => roots.store(&mut self.b, v, x),
             }
         }
-    }
-
-    /// Says where lowering is, for [`Lowerer::store_across`].
-    fn lowering_at(&mut self, at: Across) {
-        self.across = at;
     }
 
     fn konst(&mut self, w: i64) -> ClValue {
@@ -1062,11 +1062,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
             }
             if Some(i) != fused && Some(i) != link {
-                self.lowering_at(Across::Inst(i));
+                self.position = Position::Inst(i);
                 self.inst(i);
             }
         }
-        self.lowering_at(Across::Nothing);
+        self.position = Position::Between;
         // A block that ends in a jump tests for a stop in the jump itself
         // ([`Lowerer::jump_unless_stopped`]).
         let jumps = last && fused.is_none() && link.is_none() && matches!(self.f.blocks[blk].term, Terminator::Jump(_));
@@ -1088,10 +1088,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         // The fused instruction's calls: what lives after it, the
         // terminator's operands included.
-        self.lowering_at(match fused.or(link) {
-            Some(i) => Across::Inst(i),
-            None => Across::Term(blk),
-        });
+        self.position = match fused.or(link) {
+            Some(i) => Position::Inst(i),
+            None => Position::Term(blk),
+        };
         match (fused, link) {
             (Some(i), _) => {
                 self.at(self.f.sites.inst(i));
@@ -1109,7 +1109,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.terminator(blk)
             }
         }
-        self.lowering_at(Across::Nothing);
+        self.position = Position::Between;
         self.fill_edges();
     }
 

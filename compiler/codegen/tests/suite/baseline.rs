@@ -58,13 +58,19 @@ fn code_listing(cache: &TraceCache, id: TraceId) -> Vec<String> {
     lines.map(|l| l.text.split_whitespace().collect::<Vec<_>>().join(" ")).collect()
 }
 
+/// The context's word of the iteration count, as the listing writes it.
+fn iterations_word() -> String {
+    format!("[rbx+{:#x}]", flowc_runtime::runtime::offsets::ITERATIONS)
+}
+
 /// The instructions of the loop's block: from the iteration count in the
 /// context to the jump back.
 fn loop_block(lines: &[String]) -> Vec<String> {
     // The header counts the round: in the register the iteration count is
     // read into on the way in (`Emit::counter`), else in the context.
+    let count = iterations_word();
     let counter = lines.iter().find_map(|l| {
-        let r = l.strip_prefix("mov ")?.strip_suffix(",[rbx+0x38]")?;
+        let r = l.strip_prefix("mov ")?.strip_suffix(&format!(",{count}"))?;
         ["r8", "r9", "r10", "r11"].contains(&r).then(|| format!("add {r},1"))
     });
     let start = match counter {
@@ -175,6 +181,22 @@ resume r0 {
 }
 }
 ";
+
+/// The loop block counts its rounds in a register its variables leave
+/// free (`Emit::counter`), not by an add to the context's word, which made
+/// each round wait for the store of the one before; the exit writes the
+/// register back to the word, where the driver reads the count.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_loop_counts_its_rounds_in_a_register() {
+    let lines = listing_of(COUNT);
+    let body = loop_block(&lines);
+    let word = iterations_word();
+    let reg = body[0].strip_prefix("add ").and_then(|l| l.strip_suffix(",1")).expect("the header counts");
+    assert!(["r8", "r9", "r10", "r11"].contains(&reg), "{body:#?}");
+    assert!(!body.iter().any(|l| l.contains(&word)), "{body:#?}");
+    assert!(lines.iter().any(|l| *l == format!("mov {word},{reg}")), "the exit writes the count back:\n{lines:#?}");
+}
 
 /// A loop's variables live in registers (r8, r9) while it runs: an
 /// iteration reads them there, and its operations computing their next
