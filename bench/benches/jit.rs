@@ -76,7 +76,7 @@ fn main() {
         });
 
         let statics = parse_env(&format!("[bytecode/{SQUARE}, pc/0]")).unwrap();
-        let residual = pe::specialize(&w.program, w.entry, &statics, 100_000).expect("specializes");
+        let residual = pe::specialize(&w.program, w.entry, &statics, pe::BLOCKS).expect("specializes");
         let program = residual.program(&w.program);
         let specialized = compile_native(&program, residual.entry);
         let dynamic: Vec<(Symbol, Value)> = parse_env(&format!("[a/{a}, r0/0, r1/0, r2/0]")).unwrap();

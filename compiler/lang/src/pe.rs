@@ -163,6 +163,41 @@ pub enum Mode {
     Linear,
 }
 
+/// The residual blocks `flowc pe` makes before it gives up, when it is
+/// given no `--max-blocks`: partial evaluation need not terminate, and the
+/// limit is what stops it.
+pub const BLOCKS: usize = 100_000;
+
+/// With [`Mode::Linear`], the residual blocks allowed per value of the
+/// static environment (each element of a list counted, and the list).
+/// The linear mode's residual grows with the static program it is given,
+/// not with its run: the tutorial BF interpreter makes 2.5 to 5.3 blocks
+/// per BF instruction of public programs (`prog` and `map` are two values
+/// per instruction), so a fixed [`BLOCKS`] refused hanoi.b (53,885
+/// instructions, 137,633 blocks) and pi-16.b (23,948, 113,685) while
+/// they take 0.3 s to specialize. A static loop that never ends still
+/// stops, after a number of blocks linear in what was given.
+pub const BLOCKS_PER_STATIC_VALUE: usize = 8;
+
+/// The block limit for `mode` and the static environment `static_env`
+/// when none is given: [`BLOCKS`], or with [`Mode::Linear`]
+/// [`BLOCKS_PER_STATIC_VALUE`] per static value where that is more.
+pub fn default_max_blocks(mode: Mode, static_env: &[(Symbol, Value)]) -> usize {
+    fn values(v: &Value) -> usize {
+        match v {
+            Value::List(items) => 1 + items.iter().map(values).sum::<usize>(),
+            _ => 1,
+        }
+    }
+    match mode {
+        Mode::Series => BLOCKS,
+        Mode::Linear => {
+            let given: usize = static_env.iter().map(|(_, v)| values(v)).sum();
+            BLOCKS.max(given.saturating_mul(BLOCKS_PER_STATIC_VALUE))
+        }
+    }
+}
+
 /// Specializes the main flow graph of `program` from `label` with the
 /// static (partial) environment `static_env`, as the series does.
 pub fn specialize(
@@ -1010,6 +1045,58 @@ done:
             .map(|(_, env, _)| env.iter().map(|(k, _)| k.as_str()).collect())
             .collect();
         assert_eq!(keys, vec![vec!["code", "pc"]; 5]);
+    }
+
+    /// The linear mode's default block limit grows with the static
+    /// environment: an interpreter given a program longer than
+    /// [`BLOCKS`] instructions specializes, where the fixed limit gives up.
+    #[test]
+    fn the_linear_modes_block_limit_grows_with_the_static_program() {
+        let src = r#"
+start:
+    acc = 0
+    pc = 0
+    goto dispatch
+dispatch:
+    n = len(code)
+    more = pc < n
+    if more goto fetch else goto done
+fetch:
+    op = code[pc]
+    pc = pc + 1
+    is_add = op == 1
+    if is_add goto add else goto dec
+add:
+    acc = acc + 1
+    goto dispatch
+dec:
+    acc = acc - 1
+    goto dispatch
+done:
+    print_and_stop(acc)
+"#;
+        // Each residual block is specialized inside the one jumping to it,
+        // so a straight program nests as deep as it is long: on a big
+        // stack, as `flowc` runs.
+        let lengths = std::thread::Builder::new()
+            .stack_size(1 << 30)
+            .spawn(move || {
+                let p = syntax::parse("t", src).unwrap();
+                let start = Symbol::intern("start");
+                let long = vec![(Symbol::intern("code"), Value::list(vec![Value::Int(1); BLOCKS + 10]))];
+                let limits = [Mode::Series, Mode::Linear].map(|m| default_max_blocks(m, &long));
+                let fixed = specialize_with(&p, start, &long, BLOCKS, Mode::Linear).map(|r| r.blocks.len());
+                let grown = specialize_with(&p, start, &long, limits[1], Mode::Linear).map(|r| r.blocks.len());
+                (limits, default_max_blocks(Mode::Linear, &[]), fixed, grown)
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(lengths.0, [BLOCKS, (BLOCKS + 11) * BLOCKS_PER_STATIC_VALUE]);
+        assert_eq!(lengths.1, BLOCKS);
+        assert_eq!(lengths.2, Err(PeError::TooManyBlocks(BLOCKS)));
+        // `start` and a `dispatch` per position, the last reaching `done`.
+        assert_eq!(lengths.3, Ok(BLOCKS + 12));
     }
 
     #[test]

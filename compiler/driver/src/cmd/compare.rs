@@ -175,7 +175,7 @@ fn run_all<'p>(
     results.push(("jit", jit_result, jit_cost));
     let mut residual_program = None;
     if let Some(static_env) = static_env {
-        let residual = pe::specialize(program, label, static_env, 100_000).map_err(Failure::input)?;
+        let residual = pe::specialize(program, label, static_env, pe::BLOCKS).map_err(Failure::input)?;
         let out = residual.program(program);
         let dynamic: Vec<(Symbol, Value)> =
             env.iter().filter(|(k, _)| !static_env.iter().any(|(s, _)| s == k)).cloned().collect();

@@ -34,9 +34,10 @@ pub struct Args {
     /// Send the residual program through the eight passes.
     #[arg(long)]
     optimize: bool,
-    /// Give up after this many residual blocks.
-    #[arg(long, default_value_t = 100_000)]
-    max_blocks: usize,
+    /// Give up after this many residual blocks [default: 100000; with
+    /// --linear, 8 per value of the static environment where that is more].
+    #[arg(long)]
+    max_blocks: Option<usize>,
     /// Not the series' algorithm, for large residual programs: key the
     /// cache by the static variables live at each label, and continue a
     /// residual block through known jumps except into loop headers.
@@ -49,7 +50,8 @@ pub fn main(args: Args) -> Result<(), Failure> {
     let static_env = input::env("--static", &args.static_env)?;
     let entry = Symbol::intern(&args.entry);
     let mode = if args.linear { pe::Mode::Linear } else { pe::Mode::Series };
-    let residual = pe::specialize_with(&program, entry, &static_env, args.max_blocks, mode).map_err(Failure::input)?;
+    let max_blocks = args.max_blocks.unwrap_or_else(|| pe::default_max_blocks(mode, &static_env));
+    let residual = pe::specialize_with(&program, entry, &static_env, max_blocks, mode).map_err(Failure::input)?;
     let out = residual.program(&program);
     if args.optimize {
         print!("{}", optimize(&out, residual.entry, args.format.into())?);
