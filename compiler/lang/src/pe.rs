@@ -457,7 +457,17 @@ impl<'p> Pe<'p, '_> {
 
     fn do_pe(&mut self, label: Symbol, mut penv: Env) -> Result<Symbol, PeError> {
         self.forget_dead(label, &mut penv);
-        let key = (label, penv.iter().map(|(k, v)| (*k, v.clone())).collect::<Vec<_>>());
+        let mut key = (label, penv.iter().map(|(k, v)| (*k, v.clone())).collect::<Vec<_>>());
+        if self.linear.is_some() {
+            // The linear mode keys by the bindings, not their order: a
+            // variable forgotten where it is dead and written again comes
+            // back last (the run-length BF interpreter's `pc = arg` at a
+            // jump), and keyed in order, one instruction was specialized
+            // once per order it was reached in.
+            // By name, so the cache `Residual::cache` lists is the same
+            // whatever else interned symbols first.
+            key.1.sort_unstable_by(|(a, _), (b, _)| a.as_str().cmp(b.as_str()));
+        }
         if let Some(&r) = self.cache.get(&key) {
             return Ok(r);
         }
@@ -1045,6 +1055,59 @@ done:
             .map(|(_, env, _)| env.iter().map(|(k, _)| k.as_str()).collect())
             .collect();
         assert_eq!(keys, vec![vec!["code", "pc"]; 5]);
+    }
+
+    /// The linear mode keys its cache by the static bindings, not their
+    /// order: a jump writes `pc` where it is dead, so `pc` comes back last
+    /// in the partial environment, and the loop's instructions, reached
+    /// again in that order, were specialized a second time (the residual's
+    /// loop then entered at two blocks, which no loop analysis takes for
+    /// a loop: the JIT watched nothing and ran it interpreted).
+    #[test]
+    fn the_linear_mode_specializes_an_instruction_once_whatever_the_order() {
+        let src = r#"
+start:
+    pc = 0
+    n = len(code)
+    goto dispatch
+dispatch:
+    more = pc < n
+    if more goto fetch else goto done
+fetch:
+    op = code[pc]
+    arg = args[pc]
+    is_dec = op == 1
+    if is_dec goto dec else goto back
+dec:
+    x = x - 1
+    goto next
+back:
+    if x goto jump else goto next
+jump:
+    pc = arg
+    goto next
+next:
+    pc = pc + 1
+    goto dispatch
+done:
+    print_and_stop(x)
+"#;
+        let p = syntax::parse("t", src).unwrap();
+        let static_env = [
+            (Symbol::intern("code"), Value::list([1, 1, 2].map(Value::Int).to_vec())),
+            (Symbol::intern("args"), Value::list([0, 0, -1].map(Value::Int).to_vec())),
+        ];
+        let r = specialize_with(&p, Symbol::intern("start"), &static_env, 1000, Mode::Linear).unwrap();
+        let positions: Vec<String> = r
+            .cache
+            .iter()
+            .filter(|(l, ..)| l.as_str() == "dispatch")
+            .map(|(_, env, _)| env.iter().find(|(k, _)| k.as_str() == "pc").map(|(_, v)| v.to_string()).unwrap())
+            .collect();
+        assert_eq!(positions, ["0", "1", "2", "3"], "{:?}", r.cache);
+        let env = [(Symbol::intern("x"), Value::Int(6))];
+        let run = crate::interp::run(&r.program(&p), r.entry, &env, &crate::interp::Config::default()).unwrap();
+        assert_eq!(run.value, Value::Int(0));
     }
 
     /// The linear mode's default block limit grows with the static
