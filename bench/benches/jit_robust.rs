@@ -15,7 +15,8 @@
 //!   it follows, a tree-walking interpreter (recursive functions over a
 //!   tree of objects, its while loop going round through a call), a loop
 //!   of eight independent branches (256 paths a round), a loop calling a
-//!   function whose loop runs a data-dependent number of rounds.
+//!   function whose loop runs a data-dependent number of rounds, a loop
+//!   entered at two blocks (no natural loop).
 //!
 //! Targets, per row:
 //! - `÷ jit` (interpreter time over JIT time, recording and compiling
@@ -192,6 +193,15 @@ fn cases() -> Vec<Case> {
             "start",
             "[k/3, n/{n}]",
             5_000_000,
+            Hint::AsWritten,
+            None,
+        ),
+        c(
+            "shapes/entered_twice",
+            "tests/corpus/shapes/entered_twice.fg",
+            "start",
+            "[n/{n}, c/1]",
+            4_000_000,
             Hint::AsWritten,
             None,
         ),

@@ -1112,9 +1112,29 @@ pub fn watched_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>
             FunctionKind::Function => Some(f.name),
             FunctionKind::Trace => continue,
         };
-        let loops = flowc_ir::loops::LoopForest::new(f);
+        let cfg = flowc_ir::cfg::Cfg::new(f);
+        let dom = flowc_ir::cfg::DomTree::new(f, &cfg);
+        let loops = flowc_ir::loops::LoopForest::with(f, &cfg, &dom);
         for l in loops.loops() {
             if let Some(label) = anchor(f, &loops, l, |label| index.block(graph, label)) {
+                if seen.insert((graph, label)) {
+                    out.push((graph, label));
+                }
+            }
+        }
+        // A cycle entered at more than one block (irreducible: `goto`s
+        // into a loop's middle, or a residual program that specialized an
+        // instruction twice) has no natural loop, but passes through a
+        // target of a retreating edge: watched there, else it would run
+        // interpreted for good. In a reducible graph these are the
+        // natural loops' headers.
+        let headers: HashSet<_> = loops.headers().collect();
+        let retreating = cfg.retreating_targets();
+        for (b, block) in f.blocks.iter() {
+            if !retreating[flowc_ir::ix(b)] || headers.contains(&b) {
+                continue;
+            }
+            if let Some(label) = block.name.filter(|&l| index.block(graph, l).is_some()) {
                 if seen.insert((graph, label)) {
                     out.push((graph, label));
                 }

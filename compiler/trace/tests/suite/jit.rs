@@ -130,6 +130,36 @@ fn loop_headers_are_hot_without_can_enter_jit() {
     assert_eq!(jit::watched_labels(&gcd, &module), vec![(None, Symbol::intern("outer"))]);
 }
 
+/// A cycle entered at two blocks (a `goto` into the loop's middle) has no
+/// natural loop; the JIT watches it where a retreating edge enters it,
+/// and compiles it.
+#[test]
+fn a_loop_entered_at_two_blocks_is_watched() {
+    const ENTERED_TWICE: &str = r#"entry start(n = 1000, c = 1)
+
+start:
+    i = 0
+    s = 0
+    if c goto add else goto step
+add:
+    s = s + i
+    goto step
+step:
+    i = i + 1
+    more = i < n
+    if more goto add else goto done
+done:
+    print_and_stop(s)
+"#;
+    let program = syntax::parse("t", ENTERED_TWICE).unwrap();
+    let module = flowc_frontend::lower(&program, Symbol::intern("start")).unwrap();
+    let watched = jit::watched_labels(&program, &module);
+    assert_eq!(watched, vec![(None, Symbol::intern("add"))]);
+    let run = run_jit("entered_twice", ENTERED_TWICE, options(10, 10));
+    assert!(run.agrees, "{}", run.expected);
+    assert_eq!(run.stats.traces, 1, "{}", run.stats);
+}
+
 /// A loop whose hint follows its head (the test of the program's end
 /// first, the promotion after the fetch) is watched where it promotes:
 /// its keys are the positions. One that writes what it promotes first,
