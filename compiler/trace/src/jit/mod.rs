@@ -1084,8 +1084,9 @@ enum Next {
 }
 
 /// The labels the JIT watches: `can_enter_jit` labels (of the main graph,
-/// else of the functions that have them), or the loop headers of every
-/// flow graph of `module` (the program lowered once by the caller).
+/// else of the functions that have them), or the loop anchors of every
+/// flow graph of `module` (the program lowered once by the caller), then
+/// for cycles with no natural loop the targets of their retreating edges.
 pub fn watched_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>, Symbol)> {
     let declared: Vec<Symbol> = program.can_enter_jit_labels().collect();
     if !declared.is_empty() {
