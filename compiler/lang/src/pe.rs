@@ -725,6 +725,37 @@ mod tests {
 
     /// `x` specialized thirteen times is named up to `x14`, and `x1` once
     /// would be `x11` too: generated names never repeat.
+    /// A bytecode interpreter: `code` of 1 (add one), 2 (double) or
+    /// anything else (subtract one), run on `x`.
+    const BYTECODE: &str = r#"start:
+    pc = 0
+    acc = x
+    goto dispatch
+dispatch:
+    n = len(code)
+    more = pc < n
+    if more goto fetch else goto done
+fetch:
+    op = code[pc]
+    pc = pc + 1
+    is_add = op == 1
+    if is_add goto add else goto not_add
+not_add:
+    is_dbl = op == 2
+    if is_dbl goto dbl else goto dec
+add:
+    acc = acc + 1
+    goto dispatch
+dbl:
+    acc = acc * 2
+    goto dispatch
+dec:
+    acc = acc - 1
+    goto dispatch
+done:
+    print_and_stop(acc)
+"#;
+
     #[test]
     fn generated_labels_are_distinct() {
         let src = r#"x:
@@ -1006,34 +1037,7 @@ done:
     /// Both residual programs print what the interpreter prints.
     #[test]
     fn the_linear_mode_makes_a_block_per_interpreted_instruction() {
-        let src = r#"start:
-    pc = 0
-    acc = x
-    goto dispatch
-dispatch:
-    n = len(code)
-    more = pc < n
-    if more goto fetch else goto done
-fetch:
-    op = code[pc]
-    pc = pc + 1
-    is_add = op == 1
-    if is_add goto add else goto not_add
-not_add:
-    is_dbl = op == 2
-    if is_dbl goto dbl else goto dec
-add:
-    acc = acc + 1
-    goto dispatch
-dbl:
-    acc = acc * 2
-    goto dispatch
-dec:
-    acc = acc - 1
-    goto dispatch
-done:
-    print_and_stop(acc)
-"#;
+        let src = BYTECODE;
         let p = syntax::parse("t", src).unwrap();
         let code = Value::list([1, 2, 1, 3].map(Value::Int).to_vec());
         let static_env = [(Symbol::intern("code"), code.clone())];
@@ -1122,29 +1126,7 @@ done:
     /// [`BLOCKS`] instructions specializes, where the fixed limit gives up.
     #[test]
     fn the_linear_modes_block_limit_grows_with_the_static_program() {
-        let src = r#"
-start:
-    acc = 0
-    pc = 0
-    goto dispatch
-dispatch:
-    n = len(code)
-    more = pc < n
-    if more goto fetch else goto done
-fetch:
-    op = code[pc]
-    pc = pc + 1
-    is_add = op == 1
-    if is_add goto add else goto dec
-add:
-    acc = acc + 1
-    goto dispatch
-dec:
-    acc = acc - 1
-    goto dispatch
-done:
-    print_and_stop(acc)
-"#;
+        let src = BYTECODE;
         // Each residual block is specialized inside the one jumping to it,
         // so a straight program nests as deep as it is long: on a big
         // stack, as `flowc` runs.
