@@ -158,6 +158,33 @@ done:
     let run = run_jit("entered_twice", ENTERED_TWICE, options(10, 10));
     assert!(run.agrees, "{}", run.expected);
     assert_eq!(run.stats.traces, 1, "{}", run.stats);
+    // The same cycle in a function: watched in that function's graph.
+    let in_function = "entry start(n = 50)
+
+function work(n, c):
+    top:
+        i = 0
+        s = 0
+        if c goto add else goto step
+    add:
+        s = s + i
+        goto step
+    step:
+        i = i + 1
+        more = i < n
+        if more goto add else goto out
+    out:
+        return s
+
+start:
+    s = call work(n, 1) then done
+done:
+    print_and_stop(s)
+";
+    let program = syntax::parse("f", in_function).unwrap();
+    let module = flowc_frontend::lower(&program, Symbol::intern("start")).unwrap();
+    let watched = jit::watched_labels(&program, &module);
+    assert_eq!(watched, vec![(Some(Symbol::intern("work")), Symbol::intern("add"))]);
 }
 
 /// A loop whose hint follows its head (the test of the program's end
