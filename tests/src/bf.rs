@@ -21,7 +21,11 @@
 //! loops, a long run), `primes` (trial division: division loops inside
 //! counting loops) and `digits` (Fibonacci numbers digit by digit in
 //! records of cells, walked by scans: the way public programs such as
-//! mandelbrot.b keep their numbers). Output is folded into a checksum
+//! mandelbrot.b keep their numbers), `escape` (an escape-time loop on a
+//! number kept in binary, a bit per record, every step of every walk
+//! branching on the bits it meets: mandelbrot.b's own shape, which gcc
+//! cannot summarize as it does the counted nests of the others). Output is
+//! folded into a checksum
 //! ([`checksum_step`]), which is what the interpreters print.
 //! `statements` (a long body of distinct statements, the shape of
 //! programs compiled to Brainfuck from a small language) is there by name
@@ -803,6 +807,114 @@ pub fn digits(width: u8, hundreds: u8) -> String {
     a.finish()
 }
 
+/// Cells of a record of [`escape`]: a flag (1 in a live record, 0 at
+/// the two ends), a bit of `x`, the bit of the sum being made, the carry
+/// in, the bit count of a full adder, and two working cells.
+const BIT_RECORD: usize = 7;
+
+/// The shape of mandelbrot.b itself: numbers kept in binary, a bit per
+/// record of cells, each operation a walk over the records whose every
+/// step branches on the bits it meets (a full adder: bits summed, then
+/// each unit of the sum toggles the result bit, sending a carry one record
+/// on when the bit falls back to 0), scans back over the flags, and an
+/// escape-time loop whose rounds depend on the number. `x` (`width` bits,
+/// from 1) is stepped to `x + (x >> 2) + 1` (modulo `2^width`) until its
+/// top bit is set; the rounds that took are written as a character
+/// (`'A'` plus rounds); then the top `drop` bits are cleared and the next
+/// "pixel" begins — `250 * quarters` pixels in all. The sum is made in a
+/// second bit of each record and moved into `x` by a second walk, since
+/// `x >> 2` reads two records ahead of the one being summed. Branches on
+/// data bits, scans of a fixed length set by the flags: gcc cannot
+/// summarize it, as it does the suite's counted nests, so its translation
+/// to C measures code against code.
+pub fn escape(width: u8, drop: u8, quarters: u8) -> String {
+    let r = BIT_RECORD;
+    let w = width as usize;
+    // Cell 0 counts quarters; the record before the first (its flag at
+    // cell 1 ends the scans back) holds the pixel count (2), the rounds
+    // (3) and whether to go on (4). Record `i` starts at `1 + r * (i +
+    // 1)`; two records of zeros after the end flag's are read as the
+    // bits above the top.
+    let first = 1 + r;
+    let bit = |i: usize| first + r * i + 1;
+    let mut a = Asm::new(first + r * (w + 3));
+    for i in 0..w {
+        a.add(first + r * i, 1);
+    }
+    a.add(bit(0), 1);
+    // Walk 1, the pointer on a record's flag: sum := x + (x >> 2) + carry,
+    // x taken, the bit two records on kept (through cell 5).
+    let adder = {
+        let mut s = Asm::new(3 * r);
+        s.spread(1, &[(4, 1)]);
+        s.spread(2 * r + 1, &[(4, 1), (5, 1)]);
+        s.spread(5, &[(2 * r + 1, 1)]);
+        s.spread(3, &[(4, 1)]);
+        s.while_nz(4, |s| {
+            s.add(4, -1);
+            // The result bit toggles: a bit that was 1 falls to 0 and
+            // carries (cell 5: it was; cell 6: it was not).
+            s.add(6, 1);
+            s.spread(2, &[(5, 1)]);
+            s.while_nz(5, |s| {
+                s.add(5, -1);
+                s.add(6, -1);
+                s.add(r + 3, 1);
+            });
+            s.while_nz(6, |s| {
+                s.add(6, -1);
+                s.add(2, 1);
+            });
+        });
+        s.go(0);
+        s.finish()
+    };
+    // Walk 2: x := the sum.
+    let settle = {
+        let mut s = Asm::new(3 * r);
+        s.spread(2, &[(1, 1)]);
+        s.go(0);
+        s.finish()
+    };
+    let walk = |a: &mut Asm, body: &str, tail: &str| {
+        a.go(first);
+        a.code.push('[');
+        a.code.push_str(body);
+        a.code.push_str(&">".repeat(r));
+        a.code.push(']');
+        a.code.push_str(tail);
+        a.code.push_str(&"<".repeat(r));
+        a.code.push('[');
+        a.code.push_str(&"<".repeat(r));
+        a.code.push(']');
+        a.at = 1;
+    };
+    a.add_big(0, quarters as i32);
+    a.while_nz(0, |a| {
+        a.add_big(2, 250);
+        a.while_nz(2, |a| {
+            for i in w - drop as usize..w {
+                a.zero(bit(i));
+            }
+            a.add(4, 1);
+            a.while_nz(4, |a| {
+                a.add(first + 3, 1);
+                // The carry out of the top bit dropped at the end flag.
+                walk(a, &adder, ">>>[-]<<<");
+                walk(a, &settle, "");
+                a.add(3, 1);
+                a.if_nz(bit(w - 1), |a| a.zero(4));
+            });
+            a.add_big(3, 65);
+            a.out(3);
+            a.zero(3);
+            a.add(2, -1);
+        });
+        a.add(0, -1);
+    });
+    a.finish()
+}
+
 /// The program of suite name `name` at size `size` (1 the smallest): the
 /// programs the benchmarks and tests run. `random` is a random program
 /// with hot loops ([`crate::bf_random::long_program`] of 120 pieces),
@@ -818,13 +930,15 @@ pub fn program(name: &str, size: u32) -> Option<String> {
         "primes" => primes(99, s),
         "statements" => statements(400, s),
         "digits" => digits(30, s),
+        "escape" => escape(48, 5, s),
         "random" => crate::bf_random::long_program(size.into(), 120),
         _ => return None,
     })
 }
 
 /// The suite's program names.
-pub const PROGRAMS: [&str; 8] = ["bottles", "nest", "nest7", "counters", "fractal", "primes", "digits", "random"];
+pub const PROGRAMS: [&str; 9] =
+    ["bottles", "nest", "nest7", "counters", "fractal", "primes", "digits", "escape", "random"];
 
 /// Instructions of `text` that Brainfuck knows, in order.
 pub fn instructions(text: &str) -> Vec<u8> {
@@ -1089,6 +1203,35 @@ mod tests {
             assert_eq!(run(&program).unwrap().0, sum);
         }
         assert!(digits(30, 1).contains("[<<<<<<<<]"));
+    }
+
+    #[test]
+    fn escape_counts_rounds_in_binary() {
+        // Each pixel's rounds of x := x + (x >> 2) + 1 until the top bit
+        // is set, as a character; then the top bits cleared.
+        for (width, drop, quarters) in [(8u32, 3u32, 1u8), (48, 5, 1)] {
+            let mask = (1u64 << width) - 1;
+            let (mut x, mut sum, mut text) = (1u64, 0i64, Vec::new());
+            for _ in 0..250 * quarters as u32 {
+                x &= mask >> drop;
+                let mut rounds = 0u8;
+                loop {
+                    x = (x + (x >> 2) + 1) & mask;
+                    rounds = rounds.wrapping_add(1);
+                    if x >> (width - 1) == 1 {
+                        break;
+                    }
+                }
+                let c = b'A'.wrapping_add(rounds);
+                sum = checksum_step(sum, c as i64);
+                text.push(c);
+            }
+            let program = escape(width as u8, drop as u8, quarters);
+            assert_eq!(output(&program).unwrap(), String::from_utf8_lossy(&text), "{width} bits");
+            assert_eq!(run(&program).unwrap().0, sum);
+            // More than one count of rounds: the pixels differ.
+            assert!(text.iter().any(|&c| c != text[0]), "{width} bits");
+        }
     }
 
     #[test]

@@ -249,6 +249,31 @@ fn brainfuck_programs_run_under_the_jit() {
     assert!(trees > 3, "only {trees} trees compiled");
 }
 
+/// Brainfuck whose loops are longer than a trace (docs/architecture.md,
+/// "Long loops in segments"): `escape` travels the tape from its records
+/// to cells far away and back inside its loops, so with the trace limit
+/// low, loop recordings and bridges alike stop short of closing. They are
+/// cut into segments that link into each other and print what the
+/// reference says; no hot spot is given up (they were, after three
+/// aborts each).
+#[test]
+fn brainfuck_loops_longer_than_a_trace_run_in_segments() {
+    use flowc_tests::bf;
+    let text = bf::escape(12, 3, 1);
+    let (sum, _) = bf::run(&text).expect("a valid program");
+    let stats = flowc_codegen::with_stack(move || {
+        let (program, label) = tutorial();
+        let env = tutorial_env(&text);
+        let options = Options { trace_limit: 1_500, ..Options::default() };
+        let config = flowc_lang::interp::Config { fuel: Some(50_000_000), ..Default::default() };
+        let (outcome, stats) = engines::jit_run(&program, label, &env, &config, options);
+        assert_eq!(engines::outcome(outcome), engines::Outcome::Output(format!("{sum}\n")));
+        stats
+    });
+    assert!(stats.segments > 0, "{stats}");
+    assert_eq!((stats.aborted, stats.ignored), (0, 0), "{stats}");
+}
+
 /// The JIT's clock counts what straight code stands in for (bridges,
 /// entry traces, loops' preambles add what they were recorded from each
 /// time they run, `Ctx::work`), not only loop iterations. BF `digits`

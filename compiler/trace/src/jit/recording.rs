@@ -116,8 +116,18 @@ impl<'p> Jit<'p> {
         // the hot spots of entry traces into them gone through.
         let mut skipped: Vec<Key> = Vec::new();
         let mut entered: Vec<Key> = Vec::new();
+        // A loop not closed by `segment_at` operations is cut at the next
+        // label ("Long loops in segments").
+        let segment_at = this.segment_at();
+        let mut segment = false;
         let mut at = |l: Symbol, env: &Env, ops: usize| {
-            let Some(k) = stop_key(profiler, graph, g, l, env) else { return Arrival::Continue };
+            let cut = ops >= segment_at;
+            let Some(k) = stop_key(profiler, graph, g, l, env) else {
+                // (At a hot spot if one comes soon: the next segment
+                // starts there.)
+                segment = ops >= this.segment_at_any();
+                return if segment { Arrival::Stop } else { Arrival::Continue };
+            };
             let back = head.arrive(&k);
             let crossing = back && reanchors;
             if k == *key {
@@ -141,7 +151,14 @@ impl<'p> Jit<'p> {
                 },
                 // A join without code for this state is no loop header:
                 // passed as any label.
-                None if this.joins.is_join(g, l) => Arrival::Continue,
+                None if this.joins.is_join(g, l) => {
+                    segment = cut;
+                    if cut {
+                        Arrival::Stop
+                    } else {
+                        Arrival::Continue
+                    }
+                }
                 // It started inside the loop whose head this is: recorded
                 // from there, or, where that loop is on its way, not at all
                 // for now (where the head has code for other states or was
@@ -155,6 +172,10 @@ impl<'p> Jit<'p> {
                     Some(&i) => {
                         inner = Some(i);
                         inner_end = Some(env.clone());
+                        Arrival::Stop
+                    }
+                    None if cut => {
+                        segment = true;
                         Arrival::Stop
                     }
                     None => {
@@ -300,6 +321,25 @@ impl<'p> Jit<'p> {
         // (An inner loop cut from the recording took the keys it passed.)
         let passed_keys = inner.is_none() && !passed.is_empty();
         let (job, kind) = match target {
+            None if segment => {
+                // The loop's first segment: straight code from the hot spot
+                // that leaves at the label it was cut at, where the
+                // interpreter goes on and a bridge, once that exit is hot,
+                // records the next segment.
+                self.stats.segments += 1;
+                self.log(format_args!(
+                    "{what}: no loop closed within {} operations, a segment to {end_label} instead",
+                    trace.ops.len()
+                ));
+                let start = speculate::assume_lists(&start, &args);
+                let recorded = trace.ops.len();
+                let trace = self.with_resume_live(run, trace, &start, Some(end_label));
+                let mut function = to_ir::convert(&self.shared.index, name, &trace, &start, &End::Exit(end_label));
+                pins = speculate::pins(&function, &params, &args);
+                speculate::insert(&mut function, &pins, label, graph.name);
+                let source = Source::Converted { function };
+                (Job::Straight(Box::new(self.straight_job(source, recorded, None, false))), Kind::Entry)
+            }
             None => {
                 let speculating = !self.keys.get(key).is_some_and(|k| k.generic);
                 let args = speculating.then_some(Seen { start: &args, end: &frame.env });
@@ -341,7 +381,9 @@ impl<'p> Jit<'p> {
                 let Some(code) = self.key_compiled(machine, done, compiled, &what) else {
                     return Ok(Next::Interpret(block));
                 };
-                Some(target.unwrap_or(code))
+                // (Not a segment's: the program is where it ends, not at
+                // its start.)
+                target.or((!segment).then_some(code))
             }
         };
         match go {
@@ -724,6 +766,20 @@ impl<'p> Jit<'p> {
     }
 
     /// The limits of a recording.
+    /// The operations after which a recording that has not closed its
+    /// loop (or, a bridge, reached code) ends at the next label it arrives
+    /// at: a tenth short of `trace_limit`, where it would be given up.
+    pub(super) fn segment_at(&self) -> usize {
+        self.options.trace_limit - self.options.trace_limit / 10
+    }
+
+    /// Past [`Jit::segment_at`], where a recording that has met no hot
+    /// spot since ends at any label: halfway to `trace_limit`.
+    pub(super) fn segment_at_any(&self) -> usize {
+        let at = self.segment_at();
+        at + (self.options.trace_limit - at) / 2
+    }
+
     pub(super) fn limits(&self) -> crate::record::Limits<'_> {
         let unpromoted = (!self.unpromoted.is_empty()).then_some(&self.unpromoted);
         crate::record::Limits {
@@ -997,14 +1053,20 @@ impl<'p> Jit<'p> {
         let root_key = if self.not_followed_at.is_empty() { None } else { self.key_of(root) };
         let may_leave_around = self.exit_state(exit).left_around < AROUND_TRIES;
         let this = &*self;
-        let mut at = |l: Symbol, env: &Env, _: usize| {
+        let segment_at = this.segment_at();
+        let mut at = |l: Symbol, env: &Env, ops: usize| {
             if let Some(&(_, tier)) = tier_end.as_ref().filter(|(t, _)| *t == l) {
                 if this.admits_env(tier, env) {
                     target = Some(tier);
                     return Arrival::Stop;
                 }
             }
-            let Some(k) = stop_key(profiler, graph, base_graph, l, env) else { return Arrival::Continue };
+            // Long: it ends here, leaving to the interpreter (the next
+            // segment is this exit's bridge once it is hot).
+            let too_long = ops >= segment_at;
+            let Some(k) = stop_key(profiler, graph, base_graph, l, env) else {
+                return if ops >= this.segment_at_any() { Arrival::Stop } else { Arrival::Continue };
+            };
             if retrace && Some(&k) == start_key.as_ref() {
                 closes = true;
                 return Arrival::Stop;
@@ -1049,7 +1111,7 @@ impl<'p> Jit<'p> {
                     }
                 }
             }
-            if seen.contains(&k) {
+            if seen.contains(&k) || too_long {
                 // The bridge loops by itself: leave it to the interpreter,
                 // which will trace that hot spot.
                 return Arrival::Stop;

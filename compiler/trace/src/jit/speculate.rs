@@ -134,17 +134,30 @@ pub fn checks(f: &Function, names: &[Symbol], args: &[Value]) -> Vec<Check> {
 }
 
 /// Per parameter of `f` (a trace ending in a `jump_trace` that passes the
-/// variables `names` on), the value its variable has when the trace ends.
+/// variables `names` on, or leaving by an exit at its end: a loop's
+/// segment), the value its variable has when the trace ends.
 fn next_values(f: &Function, names: &[Symbol]) -> HashMap<ValueId, ValueId> {
     let param_of: HashMap<Symbol, ValueId> = f.params.iter().filter_map(|&p| Some((f.values[p].name?, p))).collect();
     let mut next_of: HashMap<ValueId, ValueId> = HashMap::default();
     for b in f.blocks.values() {
-        if let flowc_ir::Terminator::JumpTrace { args: next, .. } = &b.term {
-            for (name, o) in names.iter().zip(next) {
-                if let (Some(&p), Some(v)) = (param_of.get(name), o.as_value()) {
-                    next_of.insert(p, v);
+        match &b.term {
+            flowc_ir::Terminator::JumpTrace { args: next, .. } => {
+                for (name, o) in names.iter().zip(next) {
+                    if let (Some(&p), Some(v)) = (param_of.get(name), o.as_value()) {
+                        next_of.insert(p, v);
+                    }
                 }
             }
+            flowc_ir::Terminator::Exit { resume, .. } => {
+                if let [frame] = &f.resumes[*resume].frames[..] {
+                    for (name, rv) in &frame.env {
+                        if let (Some(&p), ResumeValue::Operand(Operand::Value(v))) = (param_of.get(name), rv) {
+                            next_of.insert(p, *v);
+                        }
+                    }
+                }
+            }
+            _ => {}
         }
     }
     next_of

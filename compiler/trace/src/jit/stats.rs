@@ -201,6 +201,8 @@ pub struct Stats {
     /// around it that can do it at once: given no bridge, so that the
     /// interpreter gets the loop around recorded (`jit::recording`).
     pub left_around: usize,
+    /// Loops not closed within the trace limit, cut into segments.
+    pub segments: usize,
     /// Loop bodies optimized: a loop's once, or more where its first form
     /// did not skip (`jit::optimizing::peel_order`).
     pub loop_bodies: usize,
@@ -341,7 +343,11 @@ impl std::fmt::Display for Stats {
             "traces:          {} ({} retraced, {} inner loops cut from outer recordings ({} sent to the worker, {} outer hot spots asked again once they were there), {} recorded again inside the loop they left, {} recorded again for links laid out otherwise, {} counted loops run to their end at once ({} times done at once by a recording around one, {} exits left to the interpreter for one), {} recorded again from their head)",
             self.traces, self.retraces, self.inner_first, self.inner_sent, self.outer_asked, self.recorded_inside, self.relaid, self.fast_forwarded, self.skipped, self.left_around, self.reheaded
         )?;
-        writeln!(f, "entry traces:    {}", self.entry_traces)?;
+        writeln!(
+            f,
+            "entry traces:    {} ({} of them segments of loops longer than a trace)",
+            self.entry_traces, self.segments
+        )?;
         writeln!(f, "bridges:         {}", self.bridges)?;
         writeln!(f, "trees:           {} ({} bridges grafted)", self.trees, self.grafted)?;
         writeln!(f, "joins:           {} (labels whose exits share one trace)", self.joins)?;
