@@ -10,17 +10,23 @@
 //! many such lookups builds an index once and asks it.
 
 use std::collections::HashSet;
+use std::sync::OnceLock;
 
 use crate::ast::{Block, Function, Program};
 use crate::symbol::{Symbol, SymbolMap};
+
+/// A function, its blocks by label, and the labels of its loops' exit
+/// branches once asked for (`None`: not analysed).
+type Indexed<'p> = (&'p Function, SymbolMap<&'p Block>, OnceLock<Option<HashSet<Symbol>>>);
 
 /// The index of one program.
 pub struct ProgramIndex<'p> {
     program: &'p Program,
     /// Blocks of the main flow graph, by label.
     main: SymbolMap<&'p Block>,
-    /// Functions by name, with their blocks by label.
-    functions: SymbolMap<(&'p Function, SymbolMap<&'p Block>)>,
+    /// Functions by name, with their blocks by label, and the labels of
+    /// their loops' exit branches once asked for ([`ProgramIndex::leaves_loop`]).
+    functions: SymbolMap<Indexed<'p>>,
     immutable: HashSet<(Symbol, Symbol)>,
     pure: HashSet<Symbol>,
 }
@@ -40,7 +46,7 @@ impl<'p> ProgramIndex<'p> {
                 for b in &f.blocks {
                     blocks.entry(b.label).or_insert(b);
                 }
-                (f, blocks)
+                (f, blocks, OnceLock::new())
             });
         }
         let mut immutable = HashSet::new();
@@ -64,12 +70,23 @@ impl<'p> ProgramIndex<'p> {
     pub fn block(&self, function: Option<Symbol>, label: Symbol) -> Option<&'p Block> {
         match function {
             None => self.main.get(&label).copied(),
-            Some(f) => self.functions.get(&f).and_then(|(_, blocks)| blocks.get(&label).copied()),
+            Some(f) => self.functions.get(&f).and_then(|(_, blocks, _)| blocks.get(&label).copied()),
         }
     }
 
     pub fn function(&self, name: Symbol) -> Option<&'p Function> {
-        self.functions.get(&name).map(|(f, _)| *f)
+        self.functions.get(&name).map(|(f, ..)| *f)
+    }
+
+    /// Whether the branch ending block `label` of function `function` may
+    /// leave a loop: the block is on a cycle and one of its successors is
+    /// not on that cycle (it cannot come back to the block). A function
+    /// of more than [`LOOP_EXITS_UP_TO`] blocks is not analysed: every
+    /// branch of it may.
+    pub fn leaves_loop(&self, function: Symbol, label: Symbol) -> bool {
+        let Some((f, blocks, exits)) = self.functions.get(&function) else { return true };
+        let exits = exits.get_or_init(|| loop_exits(f, blocks));
+        exits.as_ref().is_none_or(|e| e.contains(&label))
     }
 
     /// Whether field `field` of class `class` is declared immutable.
@@ -81,6 +98,40 @@ impl<'p> ProgramIndex<'p> {
     pub fn is_pure(&self, name: Symbol) -> bool {
         self.pure.contains(&name)
     }
+}
+
+/// Functions up to this many blocks have their loop exits found
+/// ([`ProgramIndex::leaves_loop`]), by a search from each block.
+pub const LOOP_EXITS_UP_TO: usize = 256;
+
+/// The labels of `f`'s blocks that end in a branch out of a loop: on a
+/// cycle, with a successor that cannot reach them again.
+fn loop_exits(f: &Function, blocks: &SymbolMap<&Block>) -> Option<HashSet<Symbol>> {
+    if f.blocks.len() > LOOP_EXITS_UP_TO {
+        return None;
+    }
+    let reaches = |from: Symbol, to: Symbol| {
+        let mut seen = HashSet::new();
+        let mut work = vec![from];
+        while let Some(l) = work.pop() {
+            if l == to {
+                return true;
+            }
+            if seen.insert(l) {
+                work.extend(blocks.get(&l).map(|b| b.term.successors()).unwrap_or_default());
+            }
+        }
+        false
+    };
+    let mut exits = HashSet::new();
+    for b in &f.blocks {
+        let next = b.term.successors();
+        let on_cycle = next.iter().any(|&n| reaches(n, b.label));
+        if on_cycle && next.iter().any(|&n| !reaches(n, b.label)) {
+            exits.insert(b.label);
+        }
+    }
+    Some(exits)
 }
 
 #[cfg(test)]

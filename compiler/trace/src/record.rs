@@ -277,6 +277,54 @@ struct TraceFrame {
     /// Arrivals at each label of the frame's blocks while recording (kept
     /// for called functions' frames only).
     arrivals: Vec<(Symbol, u32)>,
+    /// Variables whose values the trace holds as constants
+    /// ([`Consts`]).
+    consts: Consts,
+    /// Whether every branch of this frame that may leave a loop
+    /// ([`ProgramIndex::leaves_loop`]) tested a constant so far: its loops
+    /// run the same rounds whatever the data (a BF interpreter's `move`
+    /// by a distance the program fixes), so a called function's are
+    /// unrolled past [`Limits::unroll`] (see "Loops in called functions").
+    fixed: bool,
+}
+
+/// The variables of a frame that hold constants of the trace: bound to a
+/// constant, to an operation of constants (operations read no heap but
+/// immutable lists), a promoted variable once promoted, a list (lists are
+/// immutable, and a trace assumes those it starts with), a parameter
+/// passed a constant, a call's result that returned one.
+#[derive(Clone, Debug, Default)]
+struct Consts(rustc_hash::FxHashSet<Symbol>);
+
+impl Consts {
+    fn of_env(env: &Env) -> Consts {
+        Consts(env.iter().filter(|(_, v)| matches!(v, Value::List(_))).map(|(n, _)| *n).collect())
+    }
+
+    fn holds(&self, a: &Arg) -> bool {
+        match a {
+            Arg::Const(_) => true,
+            Arg::Var(v) => self.0.contains(v),
+        }
+    }
+
+    fn set(&mut self, v: Symbol, constant: bool) {
+        if constant {
+            self.0.insert(v);
+        } else {
+            self.0.remove(&v);
+        }
+    }
+
+    /// After operation `op` ran.
+    fn after(&mut self, op: &TraceOp) {
+        match op {
+            TraceOp::Op1 { dst, arg, .. } => self.set(*dst, self.holds(arg)),
+            TraceOp::Op2 { dst, lhs, rhs, .. } => self.set(*dst, self.holds(lhs) && self.holds(rhs)),
+            TraceOp::New { dst, .. } | TraceOp::Get { dst, .. } | TraceOp::Call { dst, .. } => self.set(*dst, false),
+            _ => {}
+        }
+    }
 }
 
 impl TraceFrame {
@@ -285,11 +333,14 @@ impl TraceFrame {
             let kind = ErrorKind::UnknownFunction(name);
             return Err(TraceError::Runtime(RuntimeError { kind, at: None }));
         }
+        let env: Env = f.env.iter().cloned().collect();
         Ok(TraceFrame {
             function: f.function,
-            env: f.env.iter().cloned().collect(),
+            consts: Consts::of_env(&env),
+            env,
             call: f.call,
             arrivals: Vec::new(),
+            fixed: true,
         })
     }
 
@@ -433,6 +484,7 @@ pub fn record_path(
                 _ => None,
             };
             exec(&op, &mut frame.env, heap, &immutable).map_err(|k| error(k, fun, block, i))?;
+            frame.consts.after(&op);
             if let TraceOp::Get { dst, .. } | TraceOp::New { dst, .. } = &op {
                 if let Some(Value::Object(o)) = frame.env.get(dst) {
                     objects.results.push((ops.len() as u32, o.id()));
@@ -456,6 +508,9 @@ pub fn record_path(
             Terminator::Jump(l) => *l,
             Terminator::If { cond, then_label, else_label } => {
                 let v = env.get(cond).ok_or_else(|| error(ErrorKind::Unbound(*cond), fun, block, n))?;
+                if let Some(f) = fun.filter(|_| !frame.consts.0.contains(cond)) {
+                    frame.fixed &= !index.leaves_loop(f, block.label);
+                }
                 let (check, resume_at, next) = if v.is_truthy() {
                     (Check::True(*cond), *else_label, *then_label)
                 } else {
@@ -486,11 +541,15 @@ pub fn record_path(
                         resume: Vec::new(),
                         label: *label,
                     });
+                    frame.consts.set(*var, true);
                 }
                 *label
             }
             Terminator::IfClass { obj, class, then_label, else_label } => {
                 let v = resolve(obj, env).map_err(|k| error(k, fun, block, n))?;
+                if let Some(f) = fun {
+                    frame.fixed &= !index.leaves_loop(f, block.label);
+                }
                 let is = objects::is_class(&v, *class);
                 let (resume_at, next) = if is { (*else_label, *then_label) } else { (*then_label, *else_label) };
                 if is {
@@ -525,6 +584,7 @@ pub fn record_path(
                     let v = result.map_err(TraceError::Runtime)?;
                     ops.push(TraceOp::Call { dst: *dst, func: *func, args: args.clone() });
                     env::write(&mut frame.env, *dst, v);
+                    frame.consts.set(*dst, false);
                     sites.push(site(fun, block, n));
                     *next
                 } else {
@@ -532,6 +592,15 @@ pub fn record_path(
                         return Err(error(ErrorKind::StackOverflow { depth: 10_000 }, fun, block, n));
                     }
                     let callee_env: Env = callee.params.iter().copied().zip(values).collect();
+                    let consts = Consts(
+                        callee
+                            .params
+                            .iter()
+                            .zip(args)
+                            .filter(|(_, a)| frame.consts.holds(a))
+                            .map(|(p, _)| *p)
+                            .collect(),
+                    );
                     ops.push(TraceOp::Enter { dst: *dst, func: *func, args: args.clone(), next: *next });
                     sites.push(site(fun, block, n));
                     frame.call = Some((*dst, *next));
@@ -540,6 +609,8 @@ pub fn record_path(
                         env: callee_env,
                         call: None,
                         arrivals: Vec::new(),
+                        consts,
+                        fixed: true,
                     });
                     block = &callee.blocks[0];
                     continue;
@@ -553,10 +624,12 @@ pub fn record_path(
                     return Err(error(ErrorKind::ReturnOutsideFunction, fun, block, n));
                 }
                 ops.push(TraceOp::Leave { value: a.clone() });
+                let constant = frame.consts.holds(a);
                 frames.pop();
                 let caller = frames.last_mut().expect("a caller");
                 let (dst, next) = caller.call.take().expect("the caller waits for this call");
                 env::write(&mut caller.env, dst, v);
+                caller.consts.set(dst, constant);
                 next
             }
         };
@@ -575,7 +648,7 @@ pub fn record_path(
                     1
                 }
             };
-            if count >= limits.unroll {
+            if count >= limits.unroll && !frame.fixed {
                 let function = frame.function.expect("a called function's frame");
                 let state = suspend(&frames, next);
                 return Err(TraceError::Unrolls { function, label: next, limit: limits.unroll, state });

@@ -983,6 +983,59 @@ fn inner_loops_of_called_functions_are_called_not_unrolled() {
     assert!(longest < 100, "a trace of {longest} operations:\n{}", r.stats);
 }
 
+/// A called function whose loop runs as many rounds as a constant of the
+/// trace says (a BF interpreter's `move` by the distance its program
+/// gives, here a step count read from a list at a promoted position):
+/// every branch that may leave its loop tests a constant, so recordings
+/// follow it past `unroll_limit` rounds and the rounds fold into the
+/// trace. Given a count the data decides instead, the same function is
+/// called rather than followed, as before.
+#[test]
+fn a_called_loop_of_constant_rounds_is_followed_past_the_unroll_limit() {
+    let text = |count: &str| {
+        format!(
+            "entry start(n = 300, steps = [100, 70, 90], k = 80)
+function walk(x, m):
+    top:
+        if m goto step else goto out
+    step:
+        x = x + 3
+        x = x % 1000
+        m = m - 1
+        goto top
+    out:
+        return x
+start:
+    s = 0
+    pc = 0
+    goto loop
+loop:
+    if n goto body else goto done
+body:
+    promote pc then fetch
+fetch:
+    m = steps[pc]
+    k = k + 1
+    c = {count}
+    s = call walk(s, c) then next
+next:
+    pc = pc + 1
+    pc = pc % 3
+    n = n - 1
+    goto loop
+done:
+    print_and_stop(s)
+"
+        )
+    };
+    let fixed = run_text("walk.fg", &text("m"), Hint::AsWritten, "start", None, checked());
+    assert_eq!(fixed.stats.not_followed, 0, "{}\n{}", fixed.stats, fixed.log);
+    assert!(!fixed.log.contains("iterations in one call"), "{}", fixed.log);
+    let varying = run_text("walk.fg", &text("k"), Hint::AsWritten, "start", None, checked());
+    assert!(varying.log.contains("the loop at walk:step ran 64 iterations in one call"), "{}", varying.log);
+    assert!(varying.stats.not_followed >= 1, "{}", varying.stats);
+}
+
 /// A loop body building a list of `cells` cells, then a branch: the
 /// guard's resume record would hold every cell still virtual.
 fn list_then_branch(cells: usize) -> String {
@@ -1266,14 +1319,16 @@ fn an_inner_loop_that_runs_to_its_end_at_once_is_done_at_once_by_the_loop_around
 }
 
 /// A function whose loop runs as many rounds as its argument says,
-/// called by one loop with 100 (past the unroll limit) and by another
-/// with 3: the first loop's code calls it, the second's still follows it
-/// (a BF interpreter's `move` by 265 cells in one place and a few in
-/// others: followed nowhere once one call ran long, every trace called
-/// it).
+/// called by one loop with 100 (past the unroll limit; a variable, so the
+/// rounds are the data's, not the trace's constant: see
+/// [`a_called_loop_of_constant_rounds_is_followed_past_the_unroll_limit`])
+/// and by another with 3: the first loop's code calls it, the second's
+/// still follows it (a BF interpreter's `move` by 265 cells in one place
+/// and a few in others: followed nowhere once one call ran long, every
+/// trace called it).
 #[test]
 fn a_call_that_unrolls_too_far_is_called_by_that_hot_spots_code_alone() {
-    let text = "entry start(n = 3000)
+    let text = "entry start(n = 3000, m = 100)
 function count(k):
     s:
         c = 0
@@ -1295,7 +1350,7 @@ long:
     more = i < n
     if more goto long_body else goto short_start
 long_body:
-    x = call count(100) then long_next
+    x = call count(m) then long_next
 long_next:
     a = a + x
     i = i + 1
