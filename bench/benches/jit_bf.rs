@@ -5,7 +5,8 @@
 //! `[-]` innermost as in the classic loop benchmark, a sieve, a Mandelbrot-like
 //! fixed-point fractal, a long body of distinct statements as programs
 //! compiled to BF are, numbers kept digit by digit in records of cells
-//! and walked by scans), and a stack-machine interpreter running nested
+//! and walked by scans, a number kept in binary a bit per record as
+//! mandelbrot.b keeps its own), and a stack-machine interpreter running nested
 //! loops (`flowc_tests::stack_vm`):
 //! - `tutorial`: tests/corpus/interpreters/bf_tutorial.fg, in the shape of
 //!   PyPy's BF tutorial (if-chain, bracket map as a list, `promote pc`, no
@@ -103,6 +104,13 @@ fn rows() -> Vec<Row> {
         // 1.3-1.4 s in the C interpreter.
         ("digits", 20),
         ("digits", 200),
+        // mandelbrot.b's own shape: a number kept in binary, a bit per
+        // record, every step of a walk branching on the bits, long
+        // travels across the tape (gcc cannot summarize it, as it does
+        // the counted nests above): a short run, and 1.1 s in the C
+        // interpreter.
+        ("escape", 1),
+        ("escape", 20),
         // Programs compiled to BF from a bigger language: 7,700 loops,
         // each run once a round (more than the JIT's cache holds), one
         // round and four.
@@ -120,7 +128,7 @@ fn rows() -> Vec<Row> {
         }
     }
     // The third shape on a short run, a long one and one of seconds in C.
-    for (program, size) in [("bottles", 10), ("primes", 3), ("fractal", 5)] {
+    for (program, size) in [("bottles", 10), ("primes", 3), ("fractal", 5), ("escape", 20)] {
         rows.push(Row { interpreter: "objects", program, size });
     }
     // The tutorial's hint absent: what specializing on the BF position

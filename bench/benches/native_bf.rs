@@ -75,9 +75,16 @@ fn main() {
         "exe s",
         "exe÷chain"
     );
-    for (program, size) in
-        [("primes", 3), ("fractal", 1), ("fractal", 5), ("counters", 30), ("digits", 200), ("random", 3), ("random", 6)]
-    {
+    for (program, size) in [
+        ("primes", 3),
+        ("fractal", 1),
+        ("fractal", 5),
+        ("counters", 30),
+        ("digits", 200),
+        ("escape", 20),
+        ("random", 3),
+        ("random", 6),
+    ] {
         let shown =
             |interpreter: &str| only.as_deref().is_none_or(|o| format!("{interpreter} {program} {size}").contains(o));
         if !shown("tutorial") && !shown("rle") {
