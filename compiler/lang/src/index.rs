@@ -15,9 +15,17 @@ use std::sync::OnceLock;
 use crate::ast::{Block, Function, Program};
 use crate::symbol::{Symbol, SymbolMap};
 
-/// A function, its blocks by label, and the labels of its loops' exit
-/// branches once asked for (`None`: not analysed).
-type Indexed<'p> = (&'p Function, SymbolMap<&'p Block>, OnceLock<Option<HashSet<Symbol>>>);
+/// A function, its blocks by label, and its loops once asked for
+/// (`None`: not analysed).
+type Indexed<'p> = (&'p Function, SymbolMap<&'p Block>, OnceLock<Option<Loops>>);
+
+/// The labels of a function's blocks that are in a loop, and of those
+/// that branch out of the innermost loop they are in.
+#[derive(Debug, Default)]
+struct Loops {
+    inside: HashSet<Symbol>,
+    exits: HashSet<Symbol>,
+}
 
 /// The index of one program.
 pub struct ProgramIndex<'p> {
@@ -79,14 +87,25 @@ impl<'p> ProgramIndex<'p> {
     }
 
     /// Whether the branch ending block `label` of function `function` may
-    /// leave a loop: the block is on a cycle and one of its successors is
-    /// not on that cycle (it cannot come back to the block). A function
-    /// of more than [`LOOP_EXITS_UP_TO`] blocks is not analysed: every
-    /// branch of it may.
+    /// leave a loop: one of its successors is outside the innermost loop
+    /// the block is in (the inner loop's exit of a nest counts, though it
+    /// comes back round the outer loop). A function of more than
+    /// [`LOOP_EXITS_UP_TO`] blocks is not analysed: every branch of it
+    /// may.
     pub fn leaves_loop(&self, function: Symbol, label: Symbol) -> bool {
-        let Some((f, blocks, exits)) = self.functions.get(&function) else { return true };
-        let exits = exits.get_or_init(|| loop_exits(f, blocks));
-        exits.as_ref().is_none_or(|e| e.contains(&label))
+        self.loops(function).is_none_or(|l| l.exits.contains(&label))
+    }
+
+    /// Whether block `label` of function `function` is in a loop (on a
+    /// cycle of the function's blocks); a function not analysed
+    /// ([`ProgramIndex::leaves_loop`]) may have it in one.
+    pub fn in_loop(&self, function: Symbol, label: Symbol) -> bool {
+        self.loops(function).is_none_or(|l| l.inside.contains(&label))
+    }
+
+    fn loops(&self, function: Symbol) -> Option<&Loops> {
+        let (f, blocks, loops) = self.functions.get(&function)?;
+        loops.get_or_init(|| loop_exits(f, blocks)).as_ref()
     }
 
     /// Whether field `field` of class `class` is declared immutable.
@@ -101,37 +120,126 @@ impl<'p> ProgramIndex<'p> {
 }
 
 /// Functions up to this many blocks have their loop exits found
-/// ([`ProgramIndex::leaves_loop`]), by a search from each block.
+/// ([`ProgramIndex::leaves_loop`]).
 pub const LOOP_EXITS_UP_TO: usize = 256;
 
-/// The labels of `f`'s blocks that end in a branch out of a loop: on a
-/// cycle, with a successor that cannot reach them again.
-fn loop_exits(f: &Function, blocks: &SymbolMap<&Block>) -> Option<HashSet<Symbol>> {
+/// The labels of `f`'s blocks that end in a branch out of a loop: one of
+/// their successors is outside the innermost loop they are in. Loops are
+/// found as the strongly connected components of the block graph, and
+/// the loops inside one as those of its blocks but its header (a block
+/// entered from outside it).
+fn loop_exits(f: &Function, blocks: &SymbolMap<&Block>) -> Option<Loops> {
     if f.blocks.len() > LOOP_EXITS_UP_TO {
         return None;
     }
-    let reaches = |from: Symbol, to: Symbol| {
-        let mut seen = HashSet::new();
-        let mut work = vec![from];
-        while let Some(l) = work.pop() {
-            if l == to {
-                return true;
-            }
-            if seen.insert(l) {
-                work.extend(blocks.get(&l).map(|b| b.term.successors()).unwrap_or_default());
+    // Each label's block as `blocks` resolves it.
+    let labels: Vec<Symbol> = f.blocks.iter().map(|b| b.label).collect();
+    let node: SymbolMap<usize> = {
+        let mut m = SymbolMap::default();
+        for (k, &l) in labels.iter().enumerate() {
+            if blocks.get(&l).is_some_and(|b| std::ptr::eq(*b, &f.blocks[k])) {
+                m.entry(l).or_insert(k);
             }
         }
-        false
+        m
     };
-    let mut exits = HashSet::new();
-    for b in &f.blocks {
-        let next = b.term.successors();
-        let on_cycle = next.iter().any(|&n| reaches(n, b.label));
-        if on_cycle && next.iter().any(|&n| !reaches(n, b.label)) {
-            exits.insert(b.label);
+    let succ: Vec<Vec<usize>> =
+        f.blocks.iter().map(|b| b.term.successors().iter().filter_map(|l| node.get(l).copied()).collect()).collect();
+    let mut loops = Loops::default();
+    let all: Vec<usize> = (0..labels.len()).collect();
+    loops_in(&succ, &all, &mut |b, exit| {
+        loops.inside.insert(labels[b]);
+        if exit {
+            loops.exits.insert(labels[b]);
+        }
+    });
+    Some(loops)
+}
+
+/// Finds the loops among `nodes` (the graph `succ` restricted to them),
+/// calls `found` with each node in one and whether it branches out of it,
+/// and goes on inside each loop without its header.
+fn loops_in(succ: &[Vec<usize>], nodes: &[usize], found: &mut impl FnMut(usize, bool)) {
+    for c in components(succ, nodes) {
+        if c.len() == 1 && !succ[c[0]].contains(&c[0]) {
+            continue;
+        }
+        let inside: HashSet<usize> = c.iter().copied().collect();
+        for &b in &c {
+            found(b, succ[b].iter().any(|s| !inside.contains(s)));
+        }
+        let entered = |h: usize| succ.iter().enumerate().any(|(p, next)| !inside.contains(&p) && next.contains(&h));
+        let header = c.iter().copied().find(|&h| entered(h)).unwrap_or_else(|| *c.iter().min().expect("a node"));
+        let rest: Vec<usize> = c.into_iter().filter(|&x| x != header).collect();
+        loops_in(succ, &rest, found);
+    }
+}
+
+/// The strongly connected components of the graph `succ` restricted to
+/// `nodes` (Tarjan's algorithm; graphs of at most [`LOOP_EXITS_UP_TO`]
+/// nodes, so the recursion stays shallow).
+fn components(succ: &[Vec<usize>], nodes: &[usize]) -> Vec<Vec<usize>> {
+    struct Tarjan<'a> {
+        succ: &'a [Vec<usize>],
+        member: HashSet<usize>,
+        index: Vec<Option<usize>>,
+        low: Vec<usize>,
+        stack: Vec<usize>,
+        on_stack: Vec<bool>,
+        next: usize,
+        out: Vec<Vec<usize>>,
+    }
+    impl Tarjan<'_> {
+        fn visit(&mut self, v: usize) {
+            self.index[v] = Some(self.next);
+            self.low[v] = self.next;
+            self.next += 1;
+            self.stack.push(v);
+            self.on_stack[v] = true;
+            for k in 0..self.succ[v].len() {
+                let w = self.succ[v][k];
+                if !self.member.contains(&w) {
+                    continue;
+                }
+                match self.index[w] {
+                    None => {
+                        self.visit(w);
+                        self.low[v] = self.low[v].min(self.low[w]);
+                    }
+                    Some(iw) if self.on_stack[w] => self.low[v] = self.low[v].min(iw),
+                    Some(_) => {}
+                }
+            }
+            if Some(self.low[v]) == self.index[v] {
+                let mut c = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    self.on_stack[w] = false;
+                    c.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                self.out.push(c);
+            }
         }
     }
-    Some(exits)
+    let n = succ.len();
+    let mut t = Tarjan {
+        succ,
+        member: nodes.iter().copied().collect(),
+        index: vec![None; n],
+        low: vec![0; n],
+        stack: Vec::new(),
+        on_stack: vec![false; n],
+        next: 0,
+        out: Vec::new(),
+    };
+    for &v in nodes {
+        if t.index[v].is_none() {
+            t.visit(v);
+        }
+    }
+    t.out
 }
 
 #[cfg(test)]
@@ -169,5 +277,68 @@ done:
         assert!(index.is_immutable(s("pair"), s("left")));
         assert!(!index.is_immutable(s("pair"), s("right")));
         assert!(index.is_pure(s("twice")) && !index.is_pure(s("start")));
+    }
+
+    /// A loop's exits are the branches with a successor outside the
+    /// innermost loop they are in: a BF interpreter's `move` leaves only
+    /// at its test of the count (its test of the link stays in the loop,
+    /// either way), and in a nest the inner loop's test leaves the inner
+    /// loop though it comes back round the outer one.
+    #[test]
+    fn a_loop_leaves_where_a_branch_goes_outside_its_innermost_loop() {
+        let text = "
+function move(t, n):
+    walk:
+        if n goto step else goto arrived
+    step:
+        n = n - 1
+        r = t.r
+        if r is cell goto moved else goto grow
+    grow:
+        r = new cell
+        goto moved
+    moved:
+        t = r
+        goto walk
+    arrived:
+        return t
+function nest(n, d):
+    outer:
+        if n goto enter else goto out
+    enter:
+        j = d
+        goto inner
+    inner:
+        if j goto body else goto next
+    body:
+        j = j - 1
+        goto inner
+    next:
+        n = n - 1
+        goto outer
+    out:
+        return n
+function straight(x):
+    s:
+        if x goto a else goto b
+    a:
+        return 1
+    b:
+        return 2
+start:
+    print_and_stop(0)
+";
+        let p = syntax::parse("test", text).unwrap_or_else(|e| panic!("{e}"));
+        let index = ProgramIndex::new(&p);
+        let s = Symbol::intern;
+        let leaving = |f: &str, labels: &[&str]| -> Vec<String> {
+            labels.iter().filter(|l| index.leaves_loop(s(f), s(l))).map(|l| l.to_string()).collect()
+        };
+        assert_eq!(leaving("move", &["walk", "step", "grow", "moved"]), ["walk"]);
+        assert_eq!(leaving("nest", &["outer", "enter", "inner", "body", "next"]), ["outer", "inner"]);
+        assert!(leaving("straight", &["s", "a", "b"]).is_empty());
+        assert!(index.in_loop(s("move"), s("step")) && !index.in_loop(s("move"), s("arrived")));
+        assert!(!index.in_loop(s("straight"), s("s")));
+        assert!(index.leaves_loop(s("nowhere"), s("s")), "an unknown function may leave anywhere");
     }
 }

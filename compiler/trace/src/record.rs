@@ -91,6 +91,14 @@ pub struct Limits<'a> {
     /// promoting on to the same label is not the tier's, and what it
     /// runs first was never judged to be safe to run again).
     pub cold: Option<&'a PromoteSites>,
+    /// Whether the lists the recording starts with are constants of the
+    /// trace (it assumes them: the JIT's `speculate::assume_lists`), for
+    /// what the recording takes for constants ([`Consts`]).
+    pub lists_assumed: bool,
+    /// Per frame it starts with, the variables that are constants of the
+    /// trace besides (a bridge's: those its exit's record holds as
+    /// constants).
+    pub start_constants: &'a [Vec<Symbol>],
 }
 
 /// Promotions, by function and a label: the one they go on to, or for
@@ -101,7 +109,7 @@ impl Limits<'_> {
     /// `ops` operations, loops in called functions unrolled without limit
     /// (the series' tracer).
     pub fn ops(ops: usize) -> Limits<'static> {
-        Limits { ops, unroll: u32::MAX, unpromoted: None, cold: None }
+        Limits { ops, unroll: u32::MAX, unpromoted: None, cold: None, lists_assumed: false, start_constants: &[] }
     }
 }
 
@@ -280,11 +288,13 @@ struct TraceFrame {
     /// Variables whose values the trace holds as constants
     /// ([`Consts`]).
     consts: Consts,
-    /// Whether every branch of this frame that may leave a loop
-    /// ([`ProgramIndex::leaves_loop`]) tested a constant so far: its loops
-    /// run the same rounds whatever the data (a BF interpreter's `move`
-    /// by a distance the program fixes), so a called function's are
-    /// unrolled past [`Limits::unroll`] (see "Loops in called functions").
+    /// Whether every test of a variable in a loop of this frame tested a
+    /// constant so far, and every class test that may leave a loop
+    /// ([`ProgramIndex::leaves_loop`]) did too: its loops run the rounds
+    /// its constants say (a BF interpreter's `move` by a distance the
+    /// program fixes, whose test of the link it walks stays in the loop
+    /// either way), so a called function's are unrolled past
+    /// [`Limits::unroll`] (see "Loops in called functions").
     fixed: bool,
 }
 
@@ -297,7 +307,11 @@ struct TraceFrame {
 struct Consts(rustc_hash::FxHashSet<Symbol>);
 
 impl Consts {
-    fn of_env(env: &Env) -> Consts {
+    /// A frame's start: its lists, if the trace assumes them.
+    fn of_env(env: &Env, lists_assumed: bool) -> Consts {
+        if !lists_assumed {
+            return Consts::default();
+        }
         Consts(env.iter().filter(|(_, v)| matches!(v, Value::List(_))).map(|(n, _)| *n).collect())
     }
 
@@ -328,20 +342,20 @@ impl Consts {
 }
 
 impl TraceFrame {
-    fn of(index: &ProgramIndex, f: &ResumeFrame) -> Result<TraceFrame, TraceError> {
+    fn of(
+        index: &ProgramIndex,
+        f: &ResumeFrame,
+        lists_assumed: bool,
+        constants: &[Symbol],
+    ) -> Result<TraceFrame, TraceError> {
         if let Some(name) = f.function.filter(|name| index.function(*name).is_none()) {
             let kind = ErrorKind::UnknownFunction(name);
             return Err(TraceError::Runtime(RuntimeError { kind, at: None }));
         }
         let env: Env = f.env.iter().cloned().collect();
-        Ok(TraceFrame {
-            function: f.function,
-            consts: Consts::of_env(&env),
-            env,
-            call: f.call,
-            arrivals: Vec::new(),
-            fixed: true,
-        })
+        let mut consts = Consts::of_env(&env, lists_assumed);
+        consts.0.extend(constants.iter().copied());
+        Ok(TraceFrame { function: f.function, consts, env, call: f.call, arrivals: Vec::new(), fixed: true })
     }
 
     fn resume_frame(&self) -> ResumeFrame {
@@ -438,7 +452,8 @@ pub fn record_path(
     let unknown = |l: Symbol| TraceError::Runtime(RuntimeError { kind: ErrorKind::UnknownLabel(l), at: None });
     let mut frames = Vec::with_capacity(start.len());
     for f in start {
-        frames.push(TraceFrame::of(index, f)?);
+        let constants = limits.start_constants.get(frames.len()).map_or(&[][..], Vec::as_slice);
+        frames.push(TraceFrame::of(index, f, limits.lists_assumed, constants)?);
     }
     let innermost = frames.last().ok_or_else(|| unknown(label))?;
     let mut block = index.block(innermost.function, label).ok_or_else(|| unknown(label))?;
@@ -463,8 +478,20 @@ pub fn record_path(
     let limit = limits.ops;
     loop {
         if ops.len() > limit {
+            // Too long inside a called loop unrolled past the unroll limit
+            // (its rounds constants: [`TraceFrame::fixed`]): that call
+            // unrolls, as past the limit it would have, which stops
+            // following it for this hot spot alone.
+            let unrolled = frames.iter().skip(1).rev().find_map(|f| {
+                let (label, _) = f.arrivals.iter().find(|(_, n)| *n >= limits.unroll)?;
+                Some((f.function?, *label))
+            });
+            let state = suspend(&frames, block.label);
+            if let Some((function, label)) = unrolled {
+                return Err(TraceError::Unrolls { function, label, limit: limits.unroll, state });
+            }
             let biggest = per_function.iter().max_by_key(|(_, n)| *n).map(|(f, _)| *f);
-            return Err(TraceError::TooLong { limit, state: suspend(&frames, block.label), biggest });
+            return Err(TraceError::TooLong { limit, state, biggest });
         }
         if frames.len() == 1 && frames[0].function.is_some() && matches!(block.term, Terminator::Return(_)) {
             let frame = frames[0].resume_frame();
@@ -508,8 +535,11 @@ pub fn record_path(
             Terminator::Jump(l) => *l,
             Terminator::If { cond, then_label, else_label } => {
                 let v = env.get(cond).ok_or_else(|| error(ErrorKind::Unbound(*cond), fun, block, n))?;
+                // A test of the data in a loop may decide its rounds,
+                // whether it leaves the loop or changes how its count
+                // goes on.
                 if let Some(f) = fun.filter(|_| !frame.consts.0.contains(cond)) {
-                    frame.fixed &= !index.leaves_loop(f, block.label);
+                    frame.fixed &= !index.in_loop(f, block.label);
                 }
                 let (check, resume_at, next) = if v.is_truthy() {
                     (Check::True(*cond), *else_label, *then_label)
@@ -648,7 +678,11 @@ pub fn record_path(
                     1
                 }
             };
-            if count >= limits.unroll && !frame.fixed {
+            // (A fixed frame's rounds are capped too: a cycle of `goto`s
+            // adds no operation that would stop it.)
+            let cap =
+                if frame.fixed { limits.unroll.max(u32::try_from(limit).unwrap_or(u32::MAX)) } else { limits.unroll };
+            if count >= cap {
                 let function = frame.function.expect("a called function's frame");
                 let state = suspend(&frames, next);
                 return Err(TraceError::Unrolls { function, label: next, limit: limits.unroll, state });

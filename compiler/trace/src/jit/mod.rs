@@ -1085,9 +1085,9 @@ enum Next {
 
 /// The labels the JIT watches: `can_enter_jit` labels (of the main graph,
 /// else of the functions that have them), and the loop anchors of every
-/// other flow graph of `module` (the program lowered once by the caller;
-/// with no hint, of every graph), then for cycles with no natural loop
-/// the targets of their retreating edges.
+/// function of `module` (the program lowered once by the caller) without
+/// a hint (with no hint at all, of every graph, the main one too), then
+/// for cycles with no natural loop the targets of their retreating edges.
 pub fn watched_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>, Symbol)> {
     let declared: Vec<Symbol> = program.can_enter_jit_labels().collect();
     let mut out = Vec::new();

@@ -117,6 +117,7 @@ impl<'p> Jit<'p> {
         let mut skipped: Vec<Key> = Vec::new();
         let mut entered: Vec<Key> = Vec::new();
         // A loop not closed by `segment_at` operations is cut at the next
+        // hot spot or join it arrives at, or past `segment_at_any` at any
         // label ("Long loops in segments").
         let segment_at = this.segment_at();
         let mut segment = false;
@@ -188,7 +189,12 @@ impl<'p> Jit<'p> {
         };
         let recorded = {
             let mut residual = residual_calls(this, run.resolved, run.config, Some(key));
-            record_path(&this.shared.index, &[frame], label, &mut run.heap, this.limits(), &mut at, &mut residual)
+            // A loop's preamble assumes the lists it starts with unless
+            // its key's loops assume nothing; entry traces and segments
+            // always do.
+            let lists_assumed = !this.keys.get(key).is_some_and(|k| k.generic);
+            let limits = crate::record::Limits { lists_assumed, ..this.limits() };
+            record_path(&this.shared.index, &[frame], label, &mut run.heap, limits, &mut at, &mut residual)
         };
         self.stats.record_time += started.elapsed();
         self.stats.skipped += skipped.len();
@@ -335,7 +341,7 @@ impl<'p> Jit<'p> {
                 let recorded = trace.ops.len();
                 let trace = self.with_resume_live(run, trace, &start, Some(end_label));
                 let mut function = to_ir::convert(&self.shared.index, name, &trace, &start, &End::Exit(end_label));
-                pins = speculate::pins(&function, &params, &args);
+                pins = speculate::segment_pins(&function, &params, &args, &self.shared.index, graph.name, label);
                 speculate::insert(&mut function, &pins, label, graph.name);
                 let source = Source::Converted { function };
                 (Job::Straight(Box::new(self.straight_job(source, recorded, None, false))), Kind::Entry)
@@ -765,7 +771,6 @@ impl<'p> Jit<'p> {
             && c.into.is_some_and(|t| self.codes[t.0 as usize].skip.is_some())
     }
 
-    /// The limits of a recording.
     /// The operations after which a recording that has not closed its
     /// loop (or, a bridge, reached code) ends at the next label it arrives
     /// at: a tenth short of `trace_limit`, where it would be given up.
@@ -780,6 +785,8 @@ impl<'p> Jit<'p> {
         at + (self.options.trace_limit - at) / 2
     }
 
+    /// The limits of a recording (one that assumes the lists it starts
+    /// with says so: `lists_assumed`).
     pub(super) fn limits(&self) -> crate::record::Limits<'_> {
         let unpromoted = (!self.unpromoted.is_empty()).then_some(&self.unpromoted);
         crate::record::Limits {
@@ -787,6 +794,8 @@ impl<'p> Jit<'p> {
             unroll: self.options.unroll_limit,
             unpromoted,
             cold: None,
+            lists_assumed: false,
+            start_constants: &[],
         }
     }
 
@@ -1079,7 +1088,10 @@ impl<'p> Jit<'p> {
             // join's trace is the way every exit there shares: jumped to.)
             let through = |code: TraceId| {
                 let c = &this.codes[code.0 as usize];
+                // (Not a segment, which has no loop of its own to go on
+                // to: its bridges link back into it.)
                 matches!(c.kind, Kind::Entry)
+                    && c.into.is_some()
                     && this.loop_reached(code) == root
                     && !seen.contains(&k)
                     && !this.joins.is_join(base_graph, l)
@@ -1134,15 +1146,22 @@ impl<'p> Jit<'p> {
             }
             None => {
                 let mut residual = residual_calls(this, run.resolved, run.config, root_key.as_ref());
-                record_path(
-                    &this.shared.index,
-                    &frames,
-                    texit.label,
-                    &mut run.heap,
-                    this.limits(),
-                    &mut at,
-                    &mut residual,
-                )
+                // What the exit's record holds as constants (the trace's
+                // assumed lists, its promoted and pinned values) is
+                // constant in the bridge too.
+                let start_constants: Vec<Vec<Symbol>> = record
+                    .frames
+                    .iter()
+                    .map(|f| {
+                        f.env
+                            .iter()
+                            .filter(|(_, v)| matches!(v, ResumeValue::Operand(Operand::Const(_))))
+                            .map(|(n, _)| *n)
+                            .collect()
+                    })
+                    .collect();
+                let limits = crate::record::Limits { start_constants: &start_constants, ..this.limits() };
+                record_path(&this.shared.index, &frames, texit.label, &mut run.heap, limits, &mut at, &mut residual)
             }
         };
         self.stats.record_time += started.elapsed();

@@ -218,6 +218,61 @@ pub fn pins(f: &Function, names: &[Symbol], args: &[Value]) -> Vec<Check> {
     f.params.iter().zip(args).enumerate().filter_map(|(k, (p, v))| pin(&pinned, k, p, v)).collect()
 }
 
+/// The checks a loop's segment `f` gets (straight code from the hot spot
+/// at `label` of graph `function`, leaving by an exit at its end), its
+/// parameters having had the values `args`: those of [`pins`], but for
+/// variables some statement on a cycle through `label` writes — the
+/// segment leaves before the rest of the loop, which may change what the
+/// segment passes on unchanged (an index compared twice at the head,
+/// counted at the end), and a pin that fails every round would make a
+/// variant per round.
+pub fn segment_pins(
+    f: &Function,
+    names: &[Symbol],
+    args: &[Value],
+    index: &flowc_lang::index::ProgramIndex,
+    function: Option<Symbol>,
+    label: Symbol,
+) -> Vec<Check> {
+    let written = written_round(index, function, label);
+    pins(f, names, args).into_iter().filter(|&(k, ..)| names.get(k).is_none_or(|n| !written.contains(n))).collect()
+}
+
+/// The variables the statements and calls of the blocks on a cycle
+/// through `label` (of graph `function`) write.
+fn written_round(index: &flowc_lang::index::ProgramIndex, function: Option<Symbol>, label: Symbol) -> HashSet<Symbol> {
+    let successors = |l: Symbol| index.block(function, l).map(|b| b.term.successors()).unwrap_or_default();
+    // The blocks reachable from `label`, and which of them reach it back.
+    let mut reached: HashSet<Symbol> = HashSet::default();
+    let mut preds: HashMap<Symbol, Vec<Symbol>> = HashMap::default();
+    let mut work = vec![label];
+    while let Some(l) = work.pop() {
+        if !reached.insert(l) {
+            continue;
+        }
+        for s in successors(l) {
+            preds.entry(s).or_default().push(l);
+            work.push(s);
+        }
+    }
+    let mut round: HashSet<Symbol> = HashSet::default();
+    let mut work = vec![label];
+    while let Some(l) = work.pop() {
+        if round.insert(l) {
+            work.extend(preds.get(&l).into_iter().flatten().copied());
+        }
+    }
+    let mut written = HashSet::default();
+    for l in round {
+        let Some(b) = index.block(function, l) else { continue };
+        written.extend(b.body.iter().filter_map(|s| s.dst()));
+        if let flowc_lang::ast::Terminator::Call { dst, .. } = &b.term {
+            written.insert(*dst);
+        }
+    }
+    written
+}
+
 /// Field reads a loop's recorded iteration makes before its loop assumes
 /// objects come back ([`same_objects`]): the assumption makes the loop
 /// peeled (its optimizing and code twice), which pays where an iteration

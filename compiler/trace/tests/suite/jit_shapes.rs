@@ -915,6 +915,52 @@ fn a_loop_longer_than_the_trace_limit_runs_in_segments() {
     assert!(r.stats.entries < 100, "{}", r.stats);
 }
 
+/// A segment pins what it passes on unchanged and compares with several
+/// values (an interpreter's program length), as an entry trace into a loop
+/// does — but not a variable the rest of its loop writes: here `m`,
+/// compared twice before the cut and counted after it, would fail its pin
+/// every round, and each round would record another variant of the
+/// segment until the hot spot was given up.
+#[test]
+fn a_segment_pins_only_what_its_loop_never_writes() {
+    let text = "entry start(n = 400, m = 5, k = 9)
+start:
+    s = 0
+    goto loop
+loop:
+    if n goto a else goto done
+a:
+    c = m < 100
+    d = m == 7
+    e = k < 100
+    f = k == 7
+    s = s + c
+    s = s + d
+    s = s + e
+    goto b
+b:
+    s = s + f
+    s = s % 1000
+    s = s + 1
+    s = s % 1000
+    goto c
+c:
+    m = m + 1
+    m = m % 50
+    n = n - 1
+    goto loop
+done:
+    print_and_stop(s)
+";
+    let options = Options { trace_limit: 12, ..checked() };
+    let r = run_text("pins.fg", text, Hint::AsWritten, "start", None, options);
+    assert!(r.log.contains("a segment to c instead"), "{}", r.log);
+    assert_eq!((r.stats.segments, r.stats.ignored), (1, 0), "{}\n{}", r.stats, r.log);
+    // `k`, never written in the loop, is pinned: its comparisons fold.
+    let segment = r.traces.iter().find(|t| t.contains("guard_int v2, 9, 9")).expect("a segment pinning k");
+    assert!(!segment.contains("lt v2") && !segment.contains("guard_int v1"), "{segment}");
+}
+
 /// The log: an event a line (after the time), then the stats and every
 /// hot spot.
 #[test]
