@@ -735,3 +735,41 @@ fn holds(check: &Check, env: &Env) -> bool {
 fn suspend(frames: &[TraceFrame], label: Symbol) -> Suspended {
     Suspended { frames: frames.iter().map(TraceFrame::resume_frame).collect(), label }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flowc_lang::syntax;
+
+    /// A called function whose loop tests nothing (a cycle of `goto`s)
+    /// keeps its frame fixed ([`TraceFrame::fixed`]) and adds no
+    /// operation: its rounds are capped at the operation limit, where the
+    /// recording stops as a loop unrolled in one call would, not spinning.
+    #[test]
+    fn a_called_cycle_that_tests_nothing_stops_the_recording() {
+        let text = "entry start(n = 3)
+function spin(x):
+    top:
+        goto top
+start:
+    goto loop
+loop:
+    y = call spin(n) then loop
+";
+        let program = syntax::parse("spin.fg", text).unwrap_or_else(|e| panic!("{e}"));
+        let index = ProgramIndex::new(&program);
+        let env = [(Symbol::intern("n"), Value::Int(3))].into_iter().collect();
+        let start = [ResumeFrame { function: None, env, call: None }];
+        let limits = Limits { unroll: 64, ..Limits::ops(1_000) };
+        let mut heap = Heap::new(&program);
+        let mut at = |_: Symbol, _: &Env, _: usize| Arrival::Continue;
+        let loop_ = Symbol::intern("loop");
+        match record_path(&index, &start, loop_, &mut heap, limits, &mut at, &mut |_, _, _, _| None) {
+            Err(TraceError::Unrolls { function, limit, .. }) => {
+                assert_eq!((function.as_str(), limit), ("spin", 64));
+            }
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("the recording closed"),
+        }
+    }
+}
