@@ -1084,33 +1084,28 @@ enum Next {
 }
 
 /// The labels the JIT watches: `can_enter_jit` labels (of the main graph,
-/// else of the functions that have them), and the loop anchors of every
-/// function of `module` (the program lowered once by the caller) without
-/// a hint (with no hint at all, of every graph, the main one too), then
+/// else of the functions that have them), or the loop anchors of every
+/// flow graph of `module` (the program lowered once by the caller), then
 /// for cycles with no natural loop the targets of their retreating edges.
 pub fn watched_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>, Symbol)> {
     let declared: Vec<Symbol> = program.can_enter_jit_labels().collect();
+    if !declared.is_empty() {
+        let mut out = Vec::new();
+        for l in declared {
+            if program.main_blocks().any(|b| b.label == l) {
+                out.push((None, l));
+            } else {
+                out.extend(
+                    program.functions().filter(|f| f.blocks.iter().any(|b| b.label == l)).map(|f| (Some(f.name), l)),
+                );
+            }
+        }
+        return out;
+    }
     let mut out = Vec::new();
     // In the order found; a set, not a search of `out`, says which are
     // in (a main graph of 5,000 loops spent 40 ms searching).
     let mut seen: HashSet<(Option<Symbol>, Symbol)> = HashSet::default();
-    for &l in &declared {
-        if program.main_blocks().any(|b| b.label == l) {
-            out.push((None, l));
-        } else {
-            out.extend(
-                program.functions().filter(|f| f.blocks.iter().any(|b| b.label == l)).map(|f| (Some(f.name), l)),
-            );
-        }
-    }
-    seen.extend(out.iter().copied());
-    // With hints, the graphs that have one are watched there alone; a
-    // function that has none is a helper of the hinted loop (a BF
-    // interpreter's `move`), whose loops the interpreter runs wherever a
-    // trace leaves inside them: watched as without hints, else such a
-    // loop ran interpreted round after round (see "Long loops in
-    // segments").
-    let hinted: HashSet<Option<Symbol>> = out.iter().map(|(g, _)| *g).collect();
     let index = ProgramIndex::new(program);
     for f in &module.functions {
         let graph = match f.kind {
@@ -1118,9 +1113,6 @@ pub fn watched_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>
             FunctionKind::Function => Some(f.name),
             FunctionKind::Trace => continue,
         };
-        if !declared.is_empty() && (graph.is_none() || hinted.contains(&graph)) {
-            continue;
-        }
         let cfg = flowc_ir::cfg::Cfg::new(f);
         let dom = flowc_ir::cfg::DomTree::new(f, &cfg);
         let loops = flowc_ir::loops::LoopForest::with(f, &cfg, &dom);

@@ -128,33 +128,6 @@ fn loop_headers_are_hot_without_can_enter_jit() {
     let module = flowc_frontend::lower(&gcd, Symbol::intern("start")).unwrap();
     // `can_enter_jit outer` wins over the loop headers (`outer`, `inner`).
     assert_eq!(jit::watched_labels(&gcd, &module), vec![(None, Symbol::intern("outer"))]);
-    // A function with no hint of its own is a helper of the hinted loop:
-    // its loops are watched as without hints (a trace that leaves inside
-    // one would else have the interpreter run the rest of it).
-    let helper = "entry start(n = 5)
-can_enter_jit loop
-function walk(m):
-    top:
-        if m goto step else goto out
-    step:
-        m = m - 1
-        goto top
-    out:
-        return m
-start:
-    goto loop
-loop:
-    if n goto body else goto done
-body:
-    n = n - 1
-    x = call walk(n) then loop
-done:
-    print_and_stop(n)
-";
-    let program = syntax::parse("helper", helper).unwrap();
-    let module = flowc_frontend::lower(&program, Symbol::intern("start")).unwrap();
-    let walk = (Some(Symbol::intern("walk")), Symbol::intern("top"));
-    assert_eq!(jit::watched_labels(&program, &module), vec![(None, Symbol::intern("loop")), walk]);
 }
 
 /// A cycle entered at two blocks (a `goto` into the loop's middle) has no
