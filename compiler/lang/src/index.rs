@@ -82,6 +82,11 @@ impl<'p> ProgramIndex<'p> {
         }
     }
 
+    /// Whether the program declares any function.
+    pub fn has_functions(&self) -> bool {
+        !self.functions.is_empty()
+    }
+
     pub fn function(&self, name: Symbol) -> Option<&'p Function> {
         self.functions.get(&name).map(|(f, ..)| *f)
     }
