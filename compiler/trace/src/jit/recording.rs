@@ -192,8 +192,7 @@ impl<'p> Jit<'p> {
             // A loop's preamble assumes the lists it starts with unless
             // its key's loops assume nothing; entry traces and segments
             // always do.
-            let lists_assumed = !this.keys.get(key).is_some_and(|k| k.generic);
-            let limits = crate::record::Limits { lists_assumed, ..this.limits() };
+            let limits = crate::record::Limits { lists_assumed: this.speculates(key), ..this.limits() };
             record_path(&this.shared.index, &[frame], label, &mut run.heap, limits, &mut at, &mut residual)
         };
         self.stats.record_time += started.elapsed();
@@ -347,7 +346,7 @@ impl<'p> Jit<'p> {
                 (Job::Straight(Box::new(self.straight_job(source, recorded, None, false))), Kind::Entry)
             }
             None => {
-                let speculating = !self.keys.get(key).is_some_and(|k| k.generic);
+                let speculating = self.speculates(key);
                 let args = speculating.then_some(Seen { start: &args, end: &frame.env });
                 let live: Vec<Symbol> = params.iter().chain(&unbound).copied().collect();
                 let job = self.loop_job(run, name, trace, &start, &params, &live, args, graph.name);
@@ -620,7 +619,7 @@ impl<'p> Jit<'p> {
         self.log(format_args!("inner loop first: {what}, {} operations", looped.ops.len()));
         let start = Start::frame(function, &params);
         let name = self.fresh_name(label);
-        let speculating = !self.keys.get(key).is_some_and(|k| k.generic);
+        let speculating = self.speculates(key);
         let live: Vec<Symbol> = params.iter().chain(&unbound).copied().collect();
         let end: Vec<(Symbol, Value)> = end.iter().map(|(k, v)| (*k, v.clone())).collect();
         let args = speculating.then_some(Seen { start: &args, end: &end });
@@ -769,6 +768,13 @@ impl<'p> Jit<'p> {
         self.options.skip_inner
             && matches!(c.kind, Kind::Entry)
             && c.into.is_some_and(|t| self.codes[t.0 as usize].skip.is_some())
+    }
+
+    /// Whether loop traces of hot spot `key` speculate (assume what their
+    /// entry state holds: [`speculate`]), which they do until one that
+    /// assumes nothing replaced them (the key is `generic`).
+    fn speculates(&self, key: &Key) -> bool {
+        !self.keys.get(key).is_some_and(|k| k.generic)
     }
 
     /// The operations after which a recording that has not closed its
