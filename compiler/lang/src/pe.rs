@@ -723,8 +723,6 @@ mod tests {
     use crate::syntax;
     use crate::syntax::term::{Style, Term};
 
-    /// `x` specialized thirteen times is named up to `x14`, and `x1` once
-    /// would be `x11` too: generated names never repeat.
     /// A bytecode interpreter: `code` of 1 (add one), 2 (double) or
     /// anything else (subtract one), run on `x`.
     const BYTECODE: &str = r#"start:
@@ -756,6 +754,8 @@ done:
     print_and_stop(acc)
 "#;
 
+    /// `x` specialized thirteen times is named up to `x14`, and `x1` once
+    /// would be `x11` too: generated names never repeat.
     #[test]
     fn generated_labels_are_distinct() {
         let src = r#"x:
