@@ -913,6 +913,10 @@ fn a_loop_longer_than_the_trace_limit_runs_in_segments() {
     // while the bridges are made, not one per round.
     assert!(r.stats.guard_failures < 100, "{}", r.stats);
     assert!(r.stats.entries < 100, "{}", r.stats);
+    // The segment's exit gets one bridge, which jumps into the segment
+    // (not through its hot spot to an exit there and a second bridge).
+    assert_eq!(r.stats.bridges, 1, "{}", r.stats);
+    assert!(r.bridges[0].contains("jump_trace loop("), "{}", r.bridges[0]);
 }
 
 /// A segment pins what it passes on unchanged and compares with several
