@@ -1154,8 +1154,10 @@ impl<'p> Jit<'p> {
                 let mut residual = residual_calls(this, run.resolved, run.config, root_key.as_ref());
                 // What the exit's record holds as constants (the trace's
                 // assumed lists, its promoted and pinned values) is
-                // constant in the bridge too.
-                let start_constants: Vec<Vec<Symbol>> = record
+                // constant in the bridge too, and so is the value of a
+                // failing `guard_value` the bridge is for (its innermost
+                // frame's).
+                let mut start_constants: Vec<Vec<Symbol>> = record
                     .frames
                     .iter()
                     .map(|f| {
@@ -1166,6 +1168,9 @@ impl<'p> Jit<'p> {
                             .collect()
                     })
                     .collect();
+                if let Some(innermost) = start_constants.last_mut() {
+                    innermost.extend(start.promoted.iter().map(|(n, _)| *n));
+                }
                 let limits = crate::record::Limits { start_constants: &start_constants, ..this.limits() };
                 record_path(&this.shared.index, &frames, texit.label, &mut run.heap, limits, &mut at, &mut residual)
             }

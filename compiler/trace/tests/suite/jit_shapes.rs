@@ -1086,6 +1086,56 @@ done:
     assert!(varying.stats.not_followed >= 1, "{}", varying.stats);
 }
 
+/// The same in a bridge: the loop's trace takes the branch without the
+/// call, and the exit to the other branch gets a bridge that calls `walk`
+/// with a count read from the list the loop assumed (a constant in the
+/// exit's record, so in the bridge too) at a position the bridge
+/// promotes: followed past the unroll limit there as well.
+#[test]
+fn a_bridge_follows_a_called_loop_of_constant_rounds() {
+    let text = "entry start(n = 600, steps = [100, 70, 90])
+function walk(x, m):
+    top:
+        if m goto step else goto out
+    step:
+        x = x + 3
+        x = x % 1000
+        m = m - 1
+        goto top
+    out:
+        return x
+start:
+    s = 0
+    pc = 0
+    goto loop
+loop:
+    if n goto body else goto done
+body:
+    odd = n % 2
+    if odd goto quick else goto far
+quick:
+    s = s + 1
+    goto next
+far:
+    promote pc then fetch
+fetch:
+    m = steps[pc]
+    s = call walk(s, m) then next
+next:
+    pc = pc + 1
+    pc = pc % 3
+    n = n - 1
+    goto loop
+done:
+    print_and_stop(s)
+";
+    let r = run_text("walk_bridge.fg", text, Hint::AsWritten, "start", None, checked());
+    assert!(r.stats.bridges >= 1, "{}\n{}", r.stats, r.log);
+    assert!(r.bridges.iter().any(|b| b.contains("mod")), "a bridge did the walk's rounds:\n{}", r.bridges.join(""));
+    assert!(!r.log.contains("iterations in one call"), "{}", r.log);
+    assert_eq!(r.stats.not_followed, 0, "{}", r.stats);
+}
+
 /// A loop body building a list of `cells` cells, then a branch: the
 /// guard's resume record would hold every cell still virtual.
 fn list_then_branch(cells: usize) -> String {
