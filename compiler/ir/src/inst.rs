@@ -80,6 +80,20 @@ pub enum GuardKind {
     /// optimizer writes it; the IR interpreter raises
     /// `broken_form(guard_at)` when the proof does not hold.
     At(Operand, Operand, i64),
+    /// `Row(obj, span)`: fails unless the heap's row
+    /// ([`flowc_lang::heap::rows`]) is of the span's shape and holds every
+    /// address from `obj`'s cell plus `span.lo` to its cell plus `span.hi`
+    /// bytes (`lo <= 0 <= hi`). `obj` is then one of the row's objects,
+    /// and so is every object from `lo` to `hi` bytes from it, each of
+    /// `span.class`, its `next` the object `stride` bytes past and that
+    /// one's `prev` it. Code may then take, for the `guard_link`s and
+    /// `guard_at`s of the links read within the span after the guard
+    /// (until an instruction that may write a link), what they check as
+    /// known (`flowc_codegen::baseline`, "The heap's row"). Traces only:
+    /// the optimizer writes it where the heap has a row
+    /// (`flowc_trace::opt::row`); like `At`, it states that `obj` is an
+    /// object.
+    Row(Operand, RowSpan),
     /// Traces only, the JIT's dispatch tier: at a dispatch label whose
     /// promotion the trace does not guard (it runs for any position of
     /// the interpreted program), fails unless the operand is an integer
@@ -97,6 +111,35 @@ pub enum GuardKind {
     Cold(Operand),
 }
 
+/// The span and shape of a `guard_row` ([`GuardKind::Row`]): bytes from
+/// the object, and the row's class, links and stride.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RowSpan {
+    pub lo: i64,
+    pub hi: i64,
+    pub class: Symbol,
+    pub next: Symbol,
+    pub prev: Symbol,
+    pub stride: i64,
+}
+
+impl RowSpan {
+    /// Whether the span holds the objects `a` and `b` bytes from its
+    /// object, and the link read from the one at `a` through `field` is
+    /// the one at `b` (the row's links between objects it holds).
+    pub fn links(&self, a: i64, field: Symbol, b: i64) -> bool {
+        let within = |x: i64| self.lo <= x && x <= self.hi;
+        let step = if field == self.next {
+            self.stride
+        } else if field == self.prev {
+            -self.stride
+        } else {
+            return false;
+        };
+        within(a) && within(b) && a.checked_add(step) == Some(b)
+    }
+}
+
 impl GuardKind {
     pub fn operand(&self) -> &Operand {
         match self {
@@ -108,6 +151,7 @@ impl GuardKind {
             | GuardKind::Link(o, _)
             | GuardKind::Int(o, _, _)
             | GuardKind::At(o, _, _)
+            | GuardKind::Row(o, _)
             | GuardKind::Cold(o) => o,
         }
     }
@@ -130,6 +174,7 @@ impl GuardKind {
             | GuardKind::Link(o, _)
             | GuardKind::Int(o, _, _)
             | GuardKind::At(o, _, _)
+            | GuardKind::Row(o, _)
             | GuardKind::Cold(o) => o,
         }
     }
@@ -149,6 +194,23 @@ impl GuardKind {
             GuardKind::At(_, _, delta) => match (v, base) {
                 (Value::Object(link), Some(Value::Object(base))) => {
                     link.address().wrapping_sub(base.address()) as i64 == *delta
+                }
+                _ => false,
+            },
+            GuardKind::Row(_, span) => match v {
+                Value::Object(o) => {
+                    let layout = o.layout();
+                    let slots = (layout.slot(span.next), layout.slot(span.prev));
+                    flowc_lang::heap::with(|h| {
+                        let shape = h.rows.shape();
+                        let a = o.address() as i64;
+                        shape.is_some_and(|s| {
+                            s.class == span.class
+                                && (Some(s.next as usize), Some(s.prev as usize)) == slots
+                                && s.stride as i64 == span.stride
+                        }) && h.rows.contains(a.wrapping_add(span.lo) as usize)
+                            && h.rows.contains(a.wrapping_add(span.hi) as usize)
+                    })
                 }
                 _ => false,
             },

@@ -99,6 +99,6 @@ pub use function::{
     BlockData, BlockId, Capacity, Function, FunctionKind, InstData, InstId, InstList, Module, Site, Sites, ValueData,
     ValueDef, ValueId, HUGE_INSTS,
 };
-pub use inst::{Args, GuardKind, InstKind, Operand, PhiInputs, Successors, Terminator, Trap};
+pub use inst::{Args, GuardKind, InstKind, Operand, PhiInputs, RowSpan, Successors, Terminator, Trap};
 pub use resume::packed::PackedRecords;
 pub use resume::{ResumeData, ResumeFrame, ResumeId, ResumeValue, VirtualObject};

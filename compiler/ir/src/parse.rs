@@ -417,7 +417,7 @@ impl Parser {
                 }
             }
             "guard_true" | "guard_false" | "guard_value" | "guard_class" | "guard_not_class" | "guard_link"
-            | "guard_int" | "guard_at" | "guard_cold" => {
+            | "guard_int" | "guard_row" | "guard_at" | "guard_cold" => {
                 let o = self.operand(line)?;
                 line.punct(",")?;
                 let kind = match word.as_str() {
@@ -429,7 +429,7 @@ impl Parser {
                         line.punct(",")?;
                         GuardKind::Value(o, c)
                     }
-                    "guard_int" => {
+                    "guard_int" | "guard_row" => {
                         let bound = |line: &mut Line| {
                             let pos = line.pos();
                             match line.constant()? {
@@ -442,7 +442,18 @@ impl Parser {
                         };
                         let lo = bound(line)?;
                         let hi = bound(line)?;
-                        GuardKind::Int(o, lo, hi)
+                        if word == "guard_row" {
+                            let class = line.name("a class name")?;
+                            line.punct(",")?;
+                            let next = line.name("a field name")?;
+                            line.punct(",")?;
+                            let prev = line.name("a field name")?;
+                            line.punct(",")?;
+                            let stride = bound(line)?;
+                            GuardKind::Row(o, crate::RowSpan { lo, hi, class, next, prev, stride })
+                        } else {
+                            GuardKind::Int(o, lo, hi)
+                        }
                     }
                     "guard_at" => {
                         let base = self.operand(line)?;

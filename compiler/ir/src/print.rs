@@ -268,6 +268,16 @@ pub fn inst(out: &mut String, f: &Function, i: InstId) {
                     operand(out, base);
                     write!(out, ", {delta}").unwrap();
                 }
+                GuardKind::Row(o, span) => {
+                    out.push_str("guard_row ");
+                    operand(out, o);
+                    write!(out, ", {}, {}, ", span.lo, span.hi).unwrap();
+                    for s in [span.class, span.next, span.prev] {
+                        name(out, s);
+                        out.push_str(", ");
+                    }
+                    write!(out, "{}", span.stride).unwrap();
+                }
                 GuardKind::Cold(o) => {
                     out.push_str("guard_cold ");
                     operand(out, o);

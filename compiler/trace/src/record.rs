@@ -521,8 +521,13 @@ pub fn record_path(
             if let TraceOp::Get { dst, .. } | TraceOp::New { dst, .. } = &op {
                 if let Some(Value::Object(o)) = frame.env.get(dst) {
                     objects.results.push((ops.len() as u32, o.id()));
-                    if let Some(d) = from.as_ref().and_then(|(from, field)| in_a_row(from, o, *field)) {
-                        objects.offsets.push((ops.len() as u32, d));
+                    if let Some((from, field)) = from.as_ref() {
+                        if let Some(d) = in_a_row(from, o, *field) {
+                            objects.offsets.push((ops.len() as u32, d));
+                            if !flowc_lang::heap::rows::establish(from, o, *field) {
+                                objects.row_misses += 1;
+                            }
+                        }
                     }
                 }
             }

@@ -110,6 +110,18 @@ pub fn terms(f: &Function) -> Vec<Term> {
                         ("guard_int", vec![operand(f, o), Term::value(&Value::Int(*lo)), Term::value(&Value::Int(*hi))])
                     }
                     GuardKind::Cold(o) => ("guard_cold", vec![operand(f, o)]),
+                    GuardKind::Row(o, span) => (
+                        "guard_row",
+                        vec![
+                            operand(f, o),
+                            Term::value(&Value::Int(span.lo)),
+                            Term::value(&Value::Int(span.hi)),
+                            Term::sym(span.class),
+                            Term::sym(span.next),
+                            Term::sym(span.prev),
+                            Term::value(&Value::Int(span.stride)),
+                        ],
+                    ),
                     GuardKind::At(o, base, delta) => (
                         "guard_at",
                         vec![dst.clone().unwrap(), operand(f, o), operand(f, base), Term::value(&Value::Int(*delta))],

@@ -203,6 +203,10 @@ pub struct ObjectIds {
     /// assumed to lie where `offsets` says (the JIT found them laid out
     /// otherwise there).
     pub unassumed: Vec<(u32, Symbol)>,
+    /// How many of `offsets` the heap's row did not hold when recorded
+    /// ([`flowc_lang::heap::rows::establish`]): where none, the trace's
+    /// walks may be vouched for by the row (`opt::row`).
+    pub row_misses: u32,
 }
 
 impl ObjectIds {
@@ -225,7 +229,7 @@ impl ObjectIds {
         let passed = split_indexed(&mut self.passed, at);
         let offsets = split_indexed(&mut self.offsets, at);
         let unassumed = split_indexed(&mut self.unassumed, at);
-        ObjectIds { start: Vec::new(), results, passed, offsets, unassumed }
+        ObjectIds { start: Vec::new(), results, passed, offsets, unassumed, row_misses: self.row_misses }
     }
 }
 

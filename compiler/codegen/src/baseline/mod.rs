@@ -316,6 +316,7 @@ fn compile_with(
         fused: Vec::new(),
         fused_links: Vec::new(),
         fused_returns: Vec::new(),
+        row_covered: Vec::new(),
         remat: HashMap::default(),
         leave_unstored,
         unstored: Vec::new(),
@@ -833,6 +834,98 @@ fn fused_returns(f: &Function, reads: &WordReads) -> Vec<flowc_ir::InstId> {
     out
 }
 
+/// The links whose checks a `guard_row` earlier in their block made
+/// (`flowc_ir::GuardKind::Row`; docs/architecture.md, "The heap's row"):
+/// fused links ([`fused_links`]: `get.object` of a link field, its
+/// `guard_link` of the row's class, its `guard_at`) and fused returns
+/// ([`fused_returns`]: the link compared with an object) whose object and
+/// link both lie in the span of a `guard_row` on their walk's base, the
+/// link the row's one from that object; and lone `guard_at`s of such a
+/// link read before. Listed by the first instruction (the `get.object`,
+/// or the `guard_at`), sorted. A `set` of a link field, a call or a `new`
+/// ends what the guards before it vouch for.
+fn row_covered(f: &Function) -> Vec<flowc_ir::InstId> {
+    // Where a value lies: the base of the `guard_at` that made it and its
+    // distance, else itself.
+    let place = |o: &Operand| -> Option<(ValueId, i64)> {
+        let v = o.as_value()?;
+        if let flowc_ir::ValueDef::Inst(i) = f.values[v].def {
+            if let InstKind::Guard { kind: GuardKind::At(_, Operand::Value(b), d), .. } = &f.insts[i].kind {
+                return Some((*b, *d));
+            }
+        }
+        Some((v, 0))
+    };
+    let get_of = |o: &Operand| -> Option<(Operand, Symbol)> {
+        let flowc_ir::ValueDef::Inst(i) = f.values[o.as_value()?].def else { return None };
+        match &f.insts[i].kind {
+            InstKind::Get { obj, field, proven: true } => Some((obj.clone(), *field)),
+            _ => None,
+        }
+    };
+    let mut out = Vec::new();
+    for &b in &f.layout {
+        let insts = &f.blocks[b].insts;
+        let mut rows: Vec<(ValueId, flowc_ir::RowSpan)> = Vec::new();
+        // Whether some row's span holds the link `field` of `obj` leading
+        // to `to`, the row's class `class`.
+        let vouched = |rows: &[(ValueId, flowc_ir::RowSpan)], obj: &Operand, field: Symbol, to: &Operand, class| {
+            let (Some((x, dx)), Some((y, dy))) = (place(obj), place(to)) else { return false };
+            x == y
+                && rows.iter().any(|(r, span)| {
+                    *r == x && span.class == class && span.links(dx, field, dy) && i32::try_from(dy).is_ok()
+                })
+        };
+        for (k, &i) in insts.iter().enumerate() {
+            match &f.insts[i].kind {
+                InstKind::Guard { kind: GuardKind::Row(Operand::Value(o), span), .. } => rows.push((*o, *span)),
+                InstKind::Set { field, .. } if rows.iter().any(|(_, s)| *field == s.next || *field == s.prev) => {
+                    rows.clear()
+                }
+                InstKind::Call { .. } | InstKind::New(_) => rows.clear(),
+                InstKind::Get { obj, field, proven: true } if !rows.is_empty() => {
+                    let (Some(v), Some(&g), Some(&t)) = (f.insts[i].result, insts.get(k + 1), insts.get(k + 2)) else {
+                        continue;
+                    };
+                    let InstKind::Guard { kind: GuardKind::Link(l, class), .. } = &f.insts[g].kind else { continue };
+                    if *l != Operand::Value(v) {
+                        continue;
+                    }
+                    match &f.insts[t].kind {
+                        // A fused link: the `guard_at`'s result is where it lies.
+                        InstKind::Guard { kind: GuardKind::At(..), .. } => {
+                            if let Some(r) = f.insts[t].result {
+                                if vouched(&rows, obj, *field, &Operand::Value(r), *class) {
+                                    out.push(i);
+                                }
+                            }
+                        }
+                        // A fused return: the link compared with `x`.
+                        InstKind::Op { args, .. } if args.len() == 2 => {
+                            let x = if args[0] == Operand::Value(v) { &args[1] } else { &args[0] };
+                            if vouched(&rows, obj, *field, x, *class) {
+                                out.push(i);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                InstKind::Guard { kind: GuardKind::At(link, ..), .. } if !rows.is_empty() => {
+                    let (Some(r), Some((obj, field))) = (f.insts[i].result, get_of(link)) else { continue };
+                    // The link's class guard came before, as code ran it.
+                    let class = rows.iter().map(|(_, s)| s.class).next().expect("a row");
+                    if vouched(&rows, &obj, field, &Operand::Value(r), class) {
+                        out.push(i);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
 /// The words of `f`'s values, as offsets from the stack pointer, and how
 /// many come first, those of values that may point into the heap: the
 /// rest hold values `small` proves small integers.
@@ -999,6 +1092,9 @@ struct Emit<'e, 'a, 'i> {
     /// The links that come back whose checks are one comparison
     /// ([`fused_returns`]).
     fused_returns: Vec<flowc_ir::InstId>,
+    /// The links a `guard_row` before them vouches for ([`row_covered`]):
+    /// the `get.object`s of fused links and returns, and lone `guard_at`s.
+    row_covered: Vec<flowc_ir::InstId>,
     /// The `guard_at` results whose words only exits write, by value:
     /// their base and distance ([`rematerialized`]).
     remat: HashMap<ValueId, (ValueId, i32)>,
@@ -1048,6 +1144,7 @@ impl Emit<'_, '_, '_> {
         let reads = WordReads::new();
         self.fused_links = fused_links(self.f, &reads);
         self.fused_returns = fused_returns(self.f, &reads);
+        self.row_covered = row_covered(self.f);
         self.remat = rematerialized(self.f, &self.regs, &self.to_regs);
         if self.leave_unstored {
             self.unstored = unstored_results(self.f, &reads, &self.facts.small, &self.to_regs);
@@ -1272,6 +1369,25 @@ impl Emit<'_, '_, '_> {
             self.objects_before = self.objects.len();
             self.site = self.f.sites.inst(i).map(|s| self.env.sites.number(s));
             self.unstored_now = None;
+            if self.row_covered.binary_search(&i).is_ok() {
+                if self.fused_returns.binary_search(&i).is_ok() {
+                    // The link comes back to the object it must: nothing
+                    // to do.
+                    k += 4;
+                    continue;
+                }
+                if self.fused_links.binary_search(&i).is_ok() {
+                    self.link_in_row(insts[k + 2]);
+                    k += 3;
+                    continue;
+                }
+                if matches!(f.insts[i].kind, InstKind::Guard { .. }) {
+                    // A lone `guard_at` (its link read before).
+                    self.link_in_row(i);
+                    k += 1;
+                    continue;
+                }
+            }
             if self.fused_returns.binary_search(&i).is_ok()
                 && self.fused_return(i, insts[k + 1], insts[k + 2], insts[k + 3])
             {
@@ -2090,13 +2206,14 @@ impl Emit<'_, '_, '_> {
         let back = self.a.label();
         let slow = self.slow(call, None, back);
         let immutable = self.env.objects.immutable.contains(&field);
-        let Some(offset) = self.slot_offset(field).filter(|_| !immutable) else {
+        let Some(slot_offset) = self.slot_offset(field).filter(|_| !immutable) else {
             // A field immutable for some class: the runtime checks a
             // second set.
             self.a.jmp(slow);
             self.bind_back(back);
             return;
         };
+        let offset = slot_offset;
         // The value first: the operation before often left it in rax,
         // and a copy from there is not a round trip through its word on
         // the path from its computation to the store.
@@ -2128,6 +2245,16 @@ impl Emit<'_, '_, '_> {
             self.a.alu_imm(Alu::And, RDX, word::TAG_MASK as i32);
             self.a.alu_imm(Alu::Cmp, RDX, word::UNBOUND_TAG as i32);
             self.a.jcc(Cond::Equal, slow);
+        }
+        if self.env.objects.watch_rows {
+            // A link of the heap's row (its mask has the slot): the
+            // runtime's `set` shows the row the write.
+            let scratch = if base == RDX { RSI } else { RDX };
+            let slot = (slot_offset - cell::SLOTS as i32) / 8;
+            self.a.load(scratch, RBX, offsets::HEAP);
+            self.a.load(scratch, scratch, flowc_lang::heap::rows_offset() as i32 + flowc_lang::heap::rows::MASK);
+            self.a.test_imm(scratch, 1 << slot);
+            self.a.jcc(Cond::NotEqual, slow);
         }
         self.a.store(base, offset, RCX);
         self.bind_back(back);
@@ -2282,6 +2409,32 @@ impl Emit<'_, '_, '_> {
                 self.a.jcc(Cond::NotEqual, exit);
                 self.a.mov(RAX, RCX);
             }
+            GuardKind::Row(_, span) => {
+                // Both ends of the span within the heap's row (rax is the
+                // object's word, its cell's address), read from the heap
+                // the context points at; the shape is the heap's (the
+                // JIT writes the guard only once the heap fixed it).
+                let rows = flowc_lang::heap::rows_offset() as i32;
+                match (i32::try_from(span.lo), i32::try_from(span.hi)) {
+                    (Ok(lo), Ok(hi)) => {
+                        self.a.load(RCX, RBX, offsets::HEAP);
+                        self.a.lea(RDX, RAX, lo);
+                        // `cmp [first], rdx`: above is the row's first
+                        // object past the span's start.
+                        self.a.cmp_mem(RCX, rows + flowc_lang::heap::rows::LO, RDX);
+                        self.a.jcc(Cond::Above, exit);
+                        self.a.lea(RDX, RAX, hi);
+                        self.a.load(RCX, RCX, rows + flowc_lang::heap::rows::HI);
+                        self.a.alu(Alu::Cmp, RDX, RCX);
+                        self.a.jcc(Cond::Above, exit);
+                        if let Some(v) = o.as_value() {
+                            self.objects.push(v);
+                        }
+                    }
+                    // A span beyond 2 GB holds no row of a 64 KB block.
+                    _ => self.a.jmp(exit),
+                }
+            }
             GuardKind::Cold(_) => {
                 // A tagged integer n below the integer table's length
                 // (unsigned: not negative), or an object whose allocation
@@ -2426,6 +2579,28 @@ impl Emit<'_, '_, '_> {
         self.result_to_variable_from(at, RCX);
         self.split_paths(split, v, call, (*r1, *l1, Some(field)), (*r2, *l2, Leaving::At), None);
         true
+    }
+
+    /// The result of `guard_at` `at`, whose check a `guard_row` made
+    /// ([`row_covered`]): the address its base plus its distance, as
+    /// where the check holds.
+    fn link_in_row(&mut self, at: flowc_ir::InstId) {
+        let f = self.f;
+        let InstKind::Guard { kind: GuardKind::At(_, base, d), .. } = &f.insts[at].kind else {
+            unreachable!("a covered link ends in a guard_at")
+        };
+        let result = f.insts[at].result;
+        let to_register = self.in_loop && self.to_regs.iter().any(|&(d, _)| d == at);
+        if !to_register && result.is_some_and(|v| self.remat_of(v).is_some()) {
+            // Computed where it is read ([`rematerialized`]).
+            self.objects.extend(result);
+            return;
+        }
+        self.address(RCX, base, i32::try_from(*d).expect("a covered distance fits 32 bits"));
+        self.store_result(at, RCX);
+        self.objects.extend(f.insts[at].result);
+        self.result_to_variable_from(at, RCX);
+        self.a.mov(RAX, RCX);
     }
 
     /// A link's `get.object` `i`, its `guard_link` `g`, `c = eq.word` of

@@ -573,7 +573,7 @@ impl TraceCache {
         let mut jit = Code::new(builder(size(functions.iter().copied()) + TRACE_ROOM)?);
         let runtime = define::declare_runtime(&mut *jit)?;
         let (_, funcs) = define::declare_functions(&mut *jit, &functions, "f")?;
-        let objects = ObjectInfo::new(layout, &hints.immutable, true);
+        let objects = ObjectInfo { watch_rows: true, ..ObjectInfo::new(layout, &hints.immutable, true) };
         let mut code_heap = CodeHeap::new();
         // The baseline compiler's seven instructions on x86-64; elsewhere
         // (where every trace goes to Cranelift) Cranelift's wrapper.

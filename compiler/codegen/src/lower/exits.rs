@@ -390,6 +390,20 @@ impl Lowerer<'_, '_> {
                 result = Some(at);
                 self.b.ins().icmp(IntCC::Equal, o, at)
             }
+            GuardKind::Row(_, span) => {
+                // The heap's row holds both ends of the span (the operand
+                // is a proven object: its word is its cell's address).
+                let flags = MemFlagsData::trusted();
+                let heap = self.b.ins().load(types::I64, flags, self.ctx, offsets::HEAP);
+                let rows = flowc_lang::heap::rows_offset() as i32;
+                let first = self.b.ins().load(types::I64, flags, heap, rows + flowc_lang::heap::rows::LO);
+                let last = self.b.ins().load(types::I64, flags, heap, rows + flowc_lang::heap::rows::HI);
+                let from = self.b.ins().iadd_imm_s(o, span.lo);
+                let to = self.b.ins().iadd_imm_s(o, span.hi);
+                let above = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, from, first);
+                let below = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, to, last);
+                self.b.ins().band(above, below)
+            }
             GuardKind::Cold(_) => unreachable!("lowered by guard_cold above"),
         };
         let exit = self.cold_block();

@@ -45,6 +45,11 @@ pub struct ObjectInfo {
     /// Fields that no read finds unset ([`fields_always_set`]), sorted;
     /// empty where the code does not see every `new` of the program.
     pub always_set: Vec<Symbol>,
+    /// Whether the code may run while the heap watches its row's links
+    /// ([`flowc_lang::heap::rows`]): the JIT's (traces, and the functions
+    /// its traces call). A `set` of a slot the row's mask names then goes
+    /// to the runtime, whose `set` shows the row the write.
+    pub watch_rows: bool,
 }
 
 impl ObjectInfo {
@@ -53,7 +58,7 @@ impl ObjectInfo {
         let mut fields: Vec<Symbol> = immutable.iter().flat_map(|(_, fs)| fs.iter().copied()).collect();
         fields.sort_unstable();
         fields.dedup();
-        ObjectInfo { layout, embed_layout, immutable: fields, always_set: Vec::new() }
+        ObjectInfo { layout, embed_layout, immutable: fields, always_set: Vec::new(), watch_rows: false }
     }
 
     /// Objects of a whole program, `running` every function that may run
@@ -292,6 +297,19 @@ impl Lowerer<'_, '_> {
                 self.b.switch_to_block(checked);
             }
             slow_used = !proven;
+            if self.env.objects.watch_rows {
+                // A link of the heap's row: the runtime's `set` shows the
+                // row the write.
+                let heap = self.b.ins().load(types::I64, flags, self.ctx, offsets::HEAP);
+                let at = (flowc_lang::heap::rows_offset() as i32) + flowc_lang::heap::rows::MASK;
+                let mask = self.b.ins().load(types::I64, flags, heap, at);
+                let k = (offset - cell::SLOTS as i32) / 8;
+                let watched = self.b.ins().band_imm_s(mask, 1i64 << k);
+                let store = self.b.create_block();
+                self.b.ins().brif(watched, slow, &[], store, &[]);
+                self.b.switch_to_block(store);
+                slow_used = true;
+            }
             // An unbound value raises its error in the runtime.
             let mut ok = may_be_unbound.then(|| {
                 let tag = self.b.ins().band_imm_s(value, word::TAG_MASK as i64);

@@ -70,6 +70,9 @@ impl Heap {
             return;
         }
         self.collecting = true;
+        // The cells of a row that dies may be handed out again
+        // (`rows`, "Keeping it").
+        self.rows.empty();
         let started = Instant::now();
         // What the bump runs did not use is free cells already; the sweep
         // finds them again.

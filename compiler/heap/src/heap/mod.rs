@@ -47,6 +47,7 @@ pub mod layout;
 pub mod lend;
 pub mod num;
 mod obj;
+pub mod rows;
 mod verify;
 pub mod word;
 
@@ -151,6 +152,9 @@ pub struct Heap {
     /// Per size class (indexed by cell words): the run allocation bumps
     /// through. First, so compiled code finds it at [`run_offset`].
     pub runs: [FreeRun; MAX_WORDS + 1],
+    /// The row the JIT may assume ([`rows`]); compiled code reads its
+    /// mask and bounds at [`rows_offset`].
+    pub rows: rows::Rows,
     classes: Vec<Class>,
     /// Large blocks (one cell each).
     large: Vec<Block>,
@@ -174,6 +178,11 @@ pub struct Heap {
 /// The byte offset of size class `words`' run in [`Heap`].
 pub const fn run_offset(words: usize) -> usize {
     std::mem::offset_of!(Heap, runs) + words * std::mem::size_of::<FreeRun>()
+}
+
+/// The byte offset of [`Heap::rows`] in [`Heap`].
+pub const fn rows_offset() -> usize {
+    std::mem::offset_of!(Heap, rows)
 }
 
 thread_local! {
@@ -210,6 +219,7 @@ impl Heap {
         let stress = crate::flags::on("FLOWC_GC_STRESS");
         Heap {
             runs: [FreeRun::default(); MAX_WORDS + 1],
+            rows: rows::Rows::default(),
             classes: (0..=MAX_WORDS).map(|_| Class::default()).collect(),
             large: Vec::new(),
             spare: Vec::new(),

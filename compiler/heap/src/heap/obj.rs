@@ -277,7 +277,10 @@ impl Obj {
         }
         // SAFETY: slot `slot` (checked above) of a live object cell of
         // `layout`; `w` as above.
-        unsafe { cell::set_word_at(self.cell(), SLOTS + 8 * slot as usize, w) };
+        unsafe {
+            cell::set_word_at(self.cell(), SLOTS + 8 * slot as usize, w);
+            seen(self.cell(), slot as usize);
+        }
         Ok(())
     }
 
@@ -295,6 +298,7 @@ impl Obj {
             let at = SLOTS + 8 * k;
             let was = cell::word_at(self.cell(), at) != UNSET;
             cell::set_word_at(self.cell(), at, w);
+            seen(self.cell(), k);
             Ok(was)
         }
     }
@@ -354,7 +358,22 @@ pub unsafe fn set_field_word(w: Word, field: Symbol, value: Word) -> bool {
     unsafe {
         let Some((c, offset)) = slot_of(w, field) else { return false };
         cell::set_word_at(c, offset, value);
+        seen(c, (offset - SLOTS) / 8);
         true
+    }
+}
+
+/// Shows the heap's row a write just done to slot `k` of object cell `c`
+/// ([`super::rows`]: every write to an object's slot but a new cell's
+/// first goes through here).
+///
+/// # Safety
+/// `c` is a live object cell with a slot `k` holding a value's word.
+#[inline(always)]
+unsafe fn seen(c: Cell, k: usize) {
+    if super::rows::watched(k) {
+        // SAFETY: the caller's contract.
+        unsafe { super::rows::after_write(c, k as u32) }
     }
 }
 

@@ -73,7 +73,11 @@ impl<'p> Jit<'p> {
             Source::Converted { function, .. } => optimizing::reads_fields(function),
             Source::Recorded { trace, .. } => trace_reads_fields(trace),
         };
-        StraightJob { source, recorded, into, fields: self.fields_for(reads), facts: Vec::new() }
+        let row = match &source {
+            Source::Recorded { trace, .. } => row_of(trace),
+            Source::Converted { .. } => None,
+        };
+        StraightJob { source, recorded, into, fields: self.fields_for(reads), facts: Vec::new(), row }
     }
 
     /// `trace`, recorded from `start` (and leaving at `end`, if it ends
@@ -157,7 +161,8 @@ impl<'p> Jit<'p> {
         let args =
             args.map(|a| a.iter().map(|v| if v.holds_objects() { Value::atom("object") } else { v.clone() }).collect());
         let fields = self.fields_for(reads > 0);
-        LoopJob { name, body, trace, start, names: names.to_vec(), looping, args, function, fields }
+        let row = row_of(&trace);
+        LoopJob { name, body, trace, start, names: names.to_vec(), looping, args, function, fields, row }
     }
 
     /// Optimizes `job` here, on the running thread.
@@ -357,4 +362,21 @@ pub(super) struct Here {
 /// Whether recording `trace` read a field.
 fn trace_reads_fields(trace: &crate::trace::Trace) -> bool {
     trace.ops.iter().any(|op| matches!(op, crate::trace::TraceOp::Get { .. }))
+}
+
+/// The shape of the heap's row, for a job of `trace`: where the row held
+/// every link the recording found laid out in a row, and it found one
+/// ([`crate::opt::row`]).
+pub(super) fn row_of(trace: &crate::trace::Trace) -> Option<crate::opt::row::RowShape> {
+    if trace.objects.offsets.is_empty() || trace.objects.row_misses > 0 {
+        return None;
+    }
+    let shape = flowc_lang::heap::with(|h| h.rows.shape())?;
+    let fields = shape.layout.fields();
+    Some(crate::opt::row::RowShape {
+        class: shape.class,
+        next: *fields.get(shape.next as usize)?,
+        prev: *fields.get(shape.prev as usize)?,
+        stride: shape.stride as i64,
+    })
 }

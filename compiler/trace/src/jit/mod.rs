@@ -1212,6 +1212,9 @@ impl<'p> Jit<'p> {
     /// interpreter warmed up: [`Preparing`]).
     pub fn prepared(program: &'p Program, prepared: Prepared, options: Options) -> Jit<'p> {
         let Prepared { hints, main, watched, recursive, remove_allocations, always_set } = prepared;
+        // A row another run found (of this program or another) is not
+        // this run's to assume.
+        flowc_lang::heap::with(|h| h.rows.reset());
         let shared = background::Shared {
             index: ProgramIndex::new(program),
             hints: std::sync::Arc::new(hints),

@@ -324,7 +324,7 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
                     object(&mut skip, *v)?;
                 }
                 // Where a link lies is no matter of what the loop does.
-                GuardKind::At(..) => {}
+                GuardKind::At(..) | GuardKind::Row(..) => {}
                 GuardKind::Value(Operand::Value(v), c) => {
                     let var = param_name(f, *v)?;
                     (!matches!(c, Value::Object(_))).then_some(())?;

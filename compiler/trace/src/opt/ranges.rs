@@ -141,7 +141,7 @@ pub fn when_guarded(info: Info, kind: &GuardKind) -> Info {
         GuardKind::Value(_, c) => Info::of_const(c),
         GuardKind::Class(_, c) | GuardKind::Link(_, c) => Info::object(*c, info.alloc),
         // A position leaving the dispatch tier says nothing of it.
-        GuardKind::NotClass(..) | GuardKind::At(..) | GuardKind::Cold(_) => info,
+        GuardKind::NotClass(..) | GuardKind::At(..) | GuardKind::Row(..) | GuardKind::Cold(_) => info,
         GuardKind::Int(_, lo, hi) => {
             let r = Interval::new(*lo as i128, *hi as i128);
             if info.kinds.has(Kinds::INT) {
@@ -166,7 +166,7 @@ pub fn known_to_pass(kind: &GuardKind, info: &Info) -> bool {
         }
         // Where cells lie is known only when the code runs, and what the
         // dispatch tier's table holds.
-        GuardKind::At(..) | GuardKind::Cold(_) => false,
+        GuardKind::At(..) | GuardKind::Row(..) | GuardKind::Cold(_) => false,
     }
 }
 

@@ -53,10 +53,12 @@ pub const STRAIGHT_ROW: usize = 8;
 /// counts every `guard_at` from the start of its walk (its base is no
 /// other's result).
 pub fn keep_paying(f: &mut Function) {
-    let kept = match loop_block(f) {
+    let mut kept = match loop_block(f) {
         Some(lp) => carried(f, lp),
         None => long_walks(f),
     };
+    // Those of a walk a `guard_row` vouches for cost code no load.
+    kept.extend(super::row::bases(f));
     let mut subst = Substitution::new(f);
     let (layout, blocks, insts) = (&f.layout, &mut f.blocks, &f.insts);
     for &b in layout {

@@ -524,6 +524,7 @@ impl<'a> Opt<'a> {
                 | GuardKind::Value(..)
                 | GuardKind::Int(..)
                 | GuardKind::At(..)
+                | GuardKind::Row(..)
                 | GuardKind::Cold(_) => false,
             };
             if holds {
