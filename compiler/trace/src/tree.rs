@@ -185,7 +185,8 @@ impl Tree {
                     // A retrace's entry check, a link's place (whose
                     // result no branch defines) and a dispatch tier's
                     // position stay exits.
-                    if matches!(kind, GuardKind::Int(..) | GuardKind::At(..) | GuardKind::Row(..) | GuardKind::Cold(_)) {
+                    if matches!(kind, GuardKind::Int(..) | GuardKind::At(..) | GuardKind::Row(..) | GuardKind::Cold(_))
+                    {
                         return None;
                     }
                     sites.push((b, Some(i)));
@@ -320,7 +321,9 @@ impl Tree {
                 }
                 Terminator::Branch { cond: Operand::Value(t), then_block: cont, else_block: bridge }
             }
-            GuardKind::Int(..) | GuardKind::At(..) | GuardKind::Row(..) | GuardKind::Cold(_) => unreachable!("not grafted"),
+            GuardKind::Int(..) | GuardKind::At(..) | GuardKind::Row(..) | GuardKind::Cold(_) => {
+                unreachable!("not grafted")
+            }
         };
         if let Some(site) = self.f.sites.inst(g) {
             self.f.sites.set_term(b, site);

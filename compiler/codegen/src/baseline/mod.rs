@@ -878,7 +878,13 @@ fn row_covered(f: &Function) -> Vec<flowc_ir::InstId> {
         };
         for (k, &i) in insts.iter().enumerate() {
             match &f.insts[i].kind {
-                InstKind::Guard { kind: GuardKind::Row(Operand::Value(o), span), .. } => rows.push((*o, *span)),
+                // Only a span that holds its object says that object is
+                // one of the row's.
+                InstKind::Guard { kind: GuardKind::Row(Operand::Value(o), span), .. }
+                    if span.lo <= 0 && 0 <= span.hi =>
+                {
+                    rows.push((*o, *span))
+                }
                 InstKind::Set { field, .. } if rows.iter().any(|(_, s)| *field == s.next || *field == s.prev) => {
                     rows.clear()
                 }

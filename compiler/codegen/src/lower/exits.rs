@@ -204,7 +204,8 @@ pub(crate) enum Leaving {
     Guard,
     /// A speculation check (`guard_int`) fails.
     Check,
-    /// A link's place (`guard_at`) is not the one assumed.
+    /// A link's place (`guard_at`) is not the one assumed, or a walk
+    /// leaves the heap's row (`guard_row`).
     At,
     /// A position leaves the dispatch tier (`guard_cold`).
     Cold,
@@ -217,7 +218,7 @@ impl Leaving {
     pub(crate) fn of(kind: &flowc_ir::GuardKind) -> Leaving {
         match kind {
             flowc_ir::GuardKind::Int(..) => Leaving::Check,
-            flowc_ir::GuardKind::At(..) => Leaving::At,
+            flowc_ir::GuardKind::At(..) | flowc_ir::GuardKind::Row(..) => Leaving::At,
             flowc_ir::GuardKind::Cold(..) => Leaving::Cold,
             _ => Leaving::Guard,
         }

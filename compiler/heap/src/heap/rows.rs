@@ -121,10 +121,11 @@ impl Rows {
         self.hi = 0;
     }
 
-    /// Forgets the row and its shape: a heap handed to another program
-    /// (whose layout may put other fields in those slots).
+    /// Forgets the row, its shape and what became of it: a new run, or
+    /// another program's objects (whose layout may put other fields in
+    /// those slots).
     pub fn reset(&mut self) {
-        *self = Rows { stats: self.stats, ..Rows::default() };
+        *self = Rows::default();
     }
 }
 
@@ -141,9 +142,7 @@ unsafe fn object_of(w: Word, class: Symbol, layout: u64) -> Option<Cell> {
     // SAFETY: the caller's contract: a pointer word in a slot points at a
     // live cell.
     unsafe {
-        (cell::kind(c) == OBJECT
-            && cell::raw_at(c, CLASS) == class.index() as u64
-            && cell::raw_at(c, LAYOUT) == layout)
+        (cell::kind(c) == OBJECT && cell::raw_at(c, CLASS) == class.index() as u64 && cell::raw_at(c, LAYOUT) == layout)
             .then_some(c)
     }
 }

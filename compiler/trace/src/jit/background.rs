@@ -815,7 +815,14 @@ done:
         let head = Symbol::intern("head");
         let start = Start::frame(None, &[Symbol::intern("i")]);
         let source = Source::Recorded { name: head, trace, start, end: End::Exit(head) };
-        Job::Straight(Box::new(StraightJob { source, recorded: 3, into: None, fields: None, facts: Vec::new(), row: None }))
+        Job::Straight(Box::new(StraightJob {
+            source,
+            recorded: 3,
+            into: None,
+            fields: None,
+            facts: Vec::new(),
+            row: None,
+        }))
     }
 
     fn pending(then: Then, passed: Vec<Key>) -> Pending {

@@ -1295,6 +1295,7 @@ impl<'p> Jit<'p> {
     pub fn stats(&self) -> Stats {
         let mut s = self.stats.clone();
         s.not_followed = self.not_followed.len() + self.not_followed_at.len();
+        s.row = flowc_lang::heap::with(|h| h.row_stats());
         let Some(cache) = &self.cache else { return s };
         s.code_size = cache.code_size();
         s.exits = cache.exit_count();

@@ -211,8 +211,13 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
     let bodies = std::cell::Cell::new(0);
     let optimize = |f: &mut Function, peel| {
         bodies.set(bodies.get() + 1);
-        let options =
-            opt::Options { facts: &facts, peel, fields: fields_for(f), row, ..opt::Options::new(shared.remove_allocations) };
+        let options = opt::Options {
+            facts: &facts,
+            peel,
+            fields: fields_for(f),
+            row,
+            ..opt::Options::new(shared.remove_allocations)
+        };
         opt::optimize_trace(f, &shared.hints, &options);
         // Under `--fuel` too: a loop that skips iterations still ends (and
         // compiled code's fuel is counted per iteration run, [`crate::jit`]).

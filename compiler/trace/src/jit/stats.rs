@@ -308,6 +308,8 @@ pub struct Stats {
     /// Hot spots counted, and how many arrivals they saw in all.
     pub keys: usize,
     pub arrivals: u64,
+    /// What became of the heap's row (`flowc_lang::heap::rows`) in the run.
+    pub row: flowc_lang::heap::rows::RowStats,
     /// Per piece of compiled code, in the order they were compiled.
     pub per_trace: Vec<TraceReport>,
     /// Per hot spot, most arrivals first (then by name): every one when
@@ -434,6 +436,13 @@ impl std::fmt::Display for Stats {
                 self.most_pending,
                 self.lent_jobs,
                 ms(self.compile_time_here())
+            )?;
+        }
+        if self.row.found > 0 {
+            write!(
+                f,
+                "\nheap row:        found {} times, grown by {} cells, emptied {} times (walks along it checked once, not link by link)",
+                self.row.found, self.row.extended, self.row.emptied
             )?;
         }
         write!(

@@ -12,7 +12,8 @@
 //! a *group*; a group of at least [`ROW_MIN`] gets
 //! `guard_row base, lo, hi` right before its first `guard_at`, `lo` and
 //! `hi` the nearest and farthest bytes from the base the group visits,
-//! leaving by that `guard_at`'s record and label. Code then takes what
+//! leaving by that `guard_at`'s record and label (the span holds the
+//! base, at 0, as well). Code then takes what
 //! each link of the group checks as known (`flowc_codegen::baseline`,
 //! `row_covered`): a BF `>>>>>>>>>` is one range check, not nine loads
 //! and comparisons.
@@ -90,7 +91,10 @@ pub fn guard_rows(f: &mut Function, shape: RowShape) {
                             g.3 = g.3.max(dx).max(*d);
                             g.4 += 1;
                         }
-                        None => open.push((*base, i, dx.min(*d), dx.max(*d), 1)),
+                        // The span holds the base too: an object within
+                        // the row is one of its objects, which an address
+                        // computed from it need not be.
+                        None => open.push((*base, i, dx.min(*d).min(0), dx.max(*d).max(0), 1)),
                     }
                 }
                 _ => {}
