@@ -39,7 +39,7 @@ pub use define::Options;
 pub use in_memory::{
     Apart, CallEnd, CompiledTrace, Emitted, ExitId, Linked, Native, RunState, TraceCache, TraceEnd, TraceId,
 };
-pub use lower::fields_always_set;
+pub use lower::{fields_always_set, fields_holding_objects};
 
 /// Runs `f` on a thread with a stack big enough for the deepest recursion
 /// the language allows (generated code keeps its frames on the machine

@@ -2252,7 +2252,7 @@ impl Emit<'_, '_, '_> {
             self.a.alu_imm(Alu::Cmp, RDX, word::UNBOUND_TAG as i32);
             self.a.jcc(Cond::Equal, slow);
         }
-        if self.env.objects.watch_rows {
+        if self.env.objects.watches(field) {
             // A link of the heap's row (its mask has the slot): the
             // runtime's `set` shows the row the write.
             let scratch = if base == RDX { RSI } else { RDX };

@@ -562,6 +562,17 @@ impl TraceCache {
         self.inner.borrow_mut().objects.always_set = fields;
     }
 
+    /// Assumes that of the program's fields only `fields` ever hold an
+    /// object ([`crate::fields_holding_objects`] over the lowered main
+    /// graph and every function): only their `set`s in code compiled
+    /// after the call test the heap's row's mask
+    /// ([`ObjectInfo::links`]; a field that holds no object is no link).
+    pub fn assume_links(&self, mut fields: Vec<Symbol>) {
+        fields.sort_unstable();
+        fields.dedup();
+        self.inner.borrow_mut().objects.links = Some(fields);
+    }
+
     /// A cache for the traces of a program with `hints` (its functions and
     /// `immutable` declarations, shared, not copied: a program of
     /// thousands of functions was copied once more for its cache);

@@ -115,7 +115,7 @@ use frame::Roots;
 use home::Home;
 pub(crate) use ints::inline_word;
 use ints::int_cc;
-pub use objects::{fields_always_set, ObjectInfo};
+pub use objects::{fields_always_set, fields_holding_objects, ObjectInfo};
 use optimistic::{optimistic_exits, LoopEntries};
 pub use osr::lower_osr;
 pub use region::lower_region;

@@ -50,15 +50,25 @@ pub struct ObjectInfo {
     /// its traces call). A `set` of a slot the row's mask names then goes
     /// to the runtime, whose `set` shows the row the write.
     pub watch_rows: bool,
+    /// The fields that may hold an object ([`fields_holding_objects`]),
+    /// sorted; `None`: any may. Only they can be links of the heap's row,
+    /// so only their `set`s test its mask.
+    pub links: Option<Vec<Symbol>>,
 }
 
 impl ObjectInfo {
+    /// Whether a `set` of `field` shows the heap's row the write
+    /// ([`ObjectInfo::watch_rows`]).
+    pub fn watches(&self, field: Symbol) -> bool {
+        self.watch_rows && self.links.as_ref().is_none_or(|l| l.binary_search(&field).is_ok())
+    }
+
     /// Objects of `layout` with the `immutable` declarations of a module.
     pub fn new(layout: &'static Layout, immutable: &[(Symbol, Vec<Symbol>)], embed_layout: bool) -> ObjectInfo {
         let mut fields: Vec<Symbol> = immutable.iter().flat_map(|(_, fs)| fs.iter().copied()).collect();
         fields.sort_unstable();
         fields.dedup();
-        ObjectInfo { layout, embed_layout, immutable: fields, always_set: Vec::new(), watch_rows: false }
+        ObjectInfo { layout, embed_layout, immutable: fields, always_set: Vec::new(), watch_rows: false, links: None }
     }
 
     /// Objects of a whole program, `running` every function that may run
@@ -72,6 +82,63 @@ impl ObjectInfo {
     ) -> ObjectInfo {
         ObjectInfo { always_set: fields_always_set(running), ..ObjectInfo::new(layout, immutable, embed_layout) }
     }
+}
+
+/// The fields of `functions` (every function that may run) that may
+/// hold an object: those some `set` writes a value that may be one —
+/// a parameter, a `get`'s result, a call's, a `new`'s, or a phi or
+/// `check_bound` of one — where no operation's result or constant is
+/// (objects have no literals, and no operation makes one). Sorted.
+pub fn fields_holding_objects<'f>(functions: impl IntoIterator<Item = &'f flowc_ir::Function>) -> Vec<Symbol> {
+    use flowc_ir::{InstKind, Operand, ValueDef};
+    let mut out = Vec::new();
+    for f in functions {
+        // Values that may be objects, to a fixpoint over phis.
+        let mut may = vec![false; f.values.len()];
+        loop {
+            let mut changed = false;
+            for (v, data) in f.values.iter() {
+                let k = flowc_ir::ix(v);
+                if may[k] {
+                    continue;
+                }
+                let obj = |o: &Operand| match o {
+                    Operand::Value(x) => may[flowc_ir::ix(*x)],
+                    Operand::Const(c) => matches!(c, flowc_lang::Value::Object(_)),
+                };
+                let now = match data.def {
+                    ValueDef::Param(_) | ValueDef::Detached => true,
+                    ValueDef::Inst(i) => match &f.insts[i].kind {
+                        InstKind::Op { .. } | InstKind::Unbound(_) | InstKind::Iterations(_) => false,
+                        InstKind::Phi(inputs) => inputs.iter().any(|(_, o)| obj(o)),
+                        InstKind::CheckBound(o) => obj(o),
+                        _ => true,
+                    },
+                };
+                if now {
+                    may[k] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        for (_, i) in f.all_insts() {
+            if let InstKind::Set { field, value, .. } = &f.insts[i].kind {
+                let obj = match value {
+                    Operand::Value(x) => may[flowc_ir::ix(*x)],
+                    Operand::Const(c) => matches!(c, flowc_lang::Value::Object(_)),
+                };
+                if obj {
+                    out.push(*field);
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// The fields that every object of a program has set before anything can
@@ -297,7 +364,7 @@ impl Lowerer<'_, '_> {
                 self.b.switch_to_block(checked);
             }
             slow_used = !proven;
-            if self.env.objects.watch_rows {
+            if self.env.objects.watches(field) {
                 // A link of the heap's row: the runtime's `set` shows the
                 // row the write.
                 let heap = self.b.ins().load(types::I64, flags, self.ctx, offsets::HEAP);

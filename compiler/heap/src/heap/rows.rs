@@ -172,11 +172,13 @@ unsafe fn linked(a: Cell, shape: Shape, layout: u64) -> Option<Cell> {
 }
 
 /// Finds the row around `from` and the object `link` its slot `field`
-/// holds, laid out `delta` bytes past it (module docs): fixes the shape
-/// if none is yet (`field` and the slot of `link` that holds `from` back
-/// are its links), else the pair must be of it; the row becomes the
-/// longest stretch around the pair that holds the invariant, unless the
-/// row already holds both. Whether the row now holds both.
+/// holds, laid out next to it (module docs): fixes the shape if none is
+/// yet (`field` and the slot of `link` that holds `from` back are its
+/// links), else the pair must be of it; the row becomes the longest
+/// stretch around the pair that holds the invariant, unless the row
+/// already holds both, or holds objects that stretch does not (one row
+/// at a time: a program walking two chains keeps the first it was found
+/// walking). Whether the row now holds both.
 pub fn establish(from: &Obj, link: &Obj, field: Symbol) -> bool {
     super::with(|h| h.rows_establish(from, link, field))
 }
@@ -236,6 +238,13 @@ impl super::Heap {
             let mut hi = first;
             while let Some(n) = linked(hi, shape, layout) {
                 hi = n;
+            }
+            // One row at a time: another stretch replaces it only where it
+            // holds it (the code of the walks along it keeps holding).
+            if let Some((old_lo, old_hi)) = self.rows.bounds() {
+                if (lo as usize) > old_lo || (hi as usize) < old_hi {
+                    return false;
+                }
             }
             self.rows.lo = lo as usize;
             self.rows.hi = hi as usize;

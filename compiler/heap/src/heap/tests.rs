@@ -280,3 +280,119 @@ fn a_borrowing_thread_clones_and_reads_lent_handles_without_pinning() {
     .join()
     .unwrap();
 }
+
+/// The layout of a tape's cells: links `l` and `r`, value `v`.
+fn tape_layout() -> &'static Layout {
+    Layout::of([s("l"), s("r"), s("v")])
+}
+
+/// A tape of `n` cells made one after another, linked both ways (`r` to
+/// the one made next); all its handles.
+fn tape(n: usize) -> Vec<Obj> {
+    let cells: Vec<Obj> = (0..n).map(|k| Obj::new(k as u64 + 1, s("cell"), tape_layout())).collect();
+    for (k, c) in cells.iter().enumerate() {
+        c.set(s("v"), Value::Int(0)).unwrap();
+        let at = |j: Option<usize>| j.and_then(|j| cells.get(j)).map_or(Value::Int(0), |o| Value::Object(o.clone()));
+        c.set(s("l"), at(k.checked_sub(1))).unwrap();
+        c.set(s("r"), at(Some(k + 1))).unwrap();
+    }
+    cells
+}
+
+/// A fresh row for each test: the heap is the thread's.
+fn fresh_rows() {
+    with(|h| h.rows.reset());
+}
+
+fn row_bounds() -> Option<(usize, usize)> {
+    with(|h| h.rows.bounds())
+}
+
+#[test]
+fn a_row_is_found_around_a_pair_and_spans_the_whole_tape() {
+    fresh_rows();
+    let t = tape(20);
+    assert_eq!(with(|h| h.rows.bounds()), None);
+    // A pair in the middle: the row reaches both ends.
+    assert!(rows::establish(&t[7], &t[8], s("r")));
+    assert_eq!(row_bounds(), Some((t[0].address(), t[19].address())));
+    let shape = with(|h| h.rows.shape()).expect("fixed by the first pair");
+    assert_eq!(shape.stride, tape_layout().words() * 8);
+    assert_eq!(tape_layout().fields()[shape.next as usize], s("r"));
+    assert_eq!(tape_layout().fields()[shape.prev as usize], s("l"));
+    // Found through `l` as well, from the other side of the pair.
+    fresh_rows();
+    assert!(rows::establish(&t[8], &t[7], s("l")));
+    assert_eq!(row_bounds(), Some((t[0].address(), t[19].address())));
+}
+
+#[test]
+fn a_write_that_breaks_a_link_empties_the_row_and_one_that_keeps_it_does_not() {
+    fresh_rows();
+    let t = tape(10);
+    assert!(rows::establish(&t[0], &t[1], s("r")));
+    // The same links written again, and a value: the row stays.
+    t[4].set(s("r"), Value::Object(t[5].clone())).unwrap();
+    t[5].set(s("l"), Value::Object(t[4].clone())).unwrap();
+    t[4].set(s("v"), Value::Int(9)).unwrap();
+    assert_eq!(row_bounds(), Some((t[0].address(), t[9].address())));
+    // An end's outer link is free.
+    t[9].set(s("r"), Value::Int(0)).unwrap();
+    t[0].set(s("l"), Value::Int(0)).unwrap();
+    assert!(row_bounds().is_some());
+    // A link inside turned: empty, counted once.
+    t[4].set(s("r"), Value::Object(t[6].clone())).unwrap();
+    assert_eq!(row_bounds(), None);
+    assert_eq!(with(|h| h.row_stats()).emptied, 1);
+    // Found again up to the turned link; put back, the row grows past it.
+    assert!(rows::establish(&t[0], &t[1], s("r")));
+    assert_eq!(row_bounds(), Some((t[0].address(), t[4].address())));
+    assert!(!rows::establish(&t[6], &t[7], s("r")), "a second row");
+    t[4].set(s("r"), Value::Object(t[5].clone())).unwrap();
+    assert_eq!(row_bounds(), Some((t[0].address(), t[9].address())));
+    // Through the runtime's word write as well.
+    // SAFETY: live objects' words.
+    unsafe { set_field_word(t[3].word(), s("l"), t[1].word()) };
+    assert_eq!(row_bounds(), None);
+}
+
+#[test]
+fn a_row_grows_when_its_end_links_the_cell_made_next_to_it() {
+    fresh_rows();
+    let t = tape(5);
+    assert!(rows::establish(&t[0], &t[1], s("r")));
+    // As a BF interpreter grows its tape: the new cell's links first, then
+    // the end's.
+    let n = Obj::new(99, s("cell"), tape_layout());
+    n.set(s("l"), Value::Object(t[4].clone())).unwrap();
+    n.set(s("r"), Value::Int(0)).unwrap();
+    n.set(s("v"), Value::Int(0)).unwrap();
+    assert_eq!(row_bounds(), Some((t[0].address(), t[4].address())));
+    t[4].set(s("r"), Value::Object(n.clone())).unwrap();
+    assert_eq!(n.offset_from(&t[4]), Some(tape_layout().words() as i64 * 8));
+    assert_eq!(row_bounds(), Some((t[0].address(), n.address())));
+    assert_eq!(with(|h| h.row_stats()).extended, 1);
+}
+
+#[test]
+fn a_collection_empties_the_row() {
+    fresh_rows();
+    let t = tape(6);
+    assert!(rows::establish(&t[2], &t[3], s("r")));
+    collect();
+    assert_eq!(row_bounds(), None);
+    drop(t);
+}
+
+#[test]
+fn a_pair_of_another_class_or_not_side_by_side_is_no_row() {
+    fresh_rows();
+    let t = tape(4);
+    let other = Obj::new(50, s("node"), tape_layout());
+    other.set(s("l"), Value::Object(t[3].clone())).unwrap();
+    // Not linked back, and not of the class.
+    assert!(!rows::establish(&t[3], &other, s("l")));
+    // Two cells apart: not neighbours.
+    assert!(!rows::establish(&t[0], &t[2], s("r")));
+    assert_eq!(row_bounds(), None);
+}

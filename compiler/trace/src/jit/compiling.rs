@@ -335,6 +335,7 @@ impl<'p> Jit<'p> {
     pub(super) fn new_cache(&self) -> Option<TraceCache> {
         let cache = TraceCache::new(self.shared.hints.clone(), self.layout, self.cache_options()).ok()?;
         cache.assume_always_set(self.always_set.clone());
+        cache.assume_links(self.links.clone());
         Some(cache)
     }
 

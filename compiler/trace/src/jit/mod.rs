@@ -598,6 +598,9 @@ pub struct Jit<'p> {
     /// The fields the program never reads unset ([`Prepared`]), for the
     /// trace cache ([`TraceCache::assume_always_set`]).
     always_set: Vec<Symbol>,
+    /// The fields that may hold an object, for the trace cache
+    /// ([`TraceCache::assume_links`]).
+    links: Vec<Symbol>,
     /// The slots of the program's objects (which the interpreter and
     /// compiled code share).
     layout: &'static flowc_lang::heap::Layout,
@@ -1211,7 +1214,7 @@ impl<'p> Jit<'p> {
     /// A JIT for `program` as [`Prepared`] (on another thread, while the
     /// interpreter warmed up: [`Preparing`]).
     pub fn prepared(program: &'p Program, prepared: Prepared, options: Options) -> Jit<'p> {
-        let Prepared { hints, main, watched, recursive, remove_allocations, always_set } = prepared;
+        let Prepared { hints, main, watched, recursive, remove_allocations, always_set, links } = prepared;
         // A row another run found (of this program or another) is not
         // this run's to assume.
         flowc_lang::heap::with(|h| h.rows.reset());
@@ -1227,6 +1230,7 @@ impl<'p> Jit<'p> {
             fields: std::cell::OnceCell::new(),
             main: std::cell::Cell::new(main),
             always_set,
+            links,
             layout: program.layout(),
             watched,
             recursive,

@@ -42,6 +42,10 @@ pub struct Prepared {
     /// trace code reads without the unset test
     /// (`TraceCache::assume_always_set`).
     pub(super) always_set: Vec<Symbol>,
+    /// The fields that may hold an object (`flowc_codegen::fields_holding_objects`):
+    /// the only ones whose `set`s the heap's row must see
+    /// (`TraceCache::assume_links`).
+    pub(super) links: Vec<Symbol>,
 }
 
 impl Prepared {
@@ -52,6 +56,7 @@ impl Prepared {
         let recursive = flowc_ir::calls::CallGraph::new(&module).recursive().into_iter().collect();
         let remove_allocations = !flowc_passes::observe::allocations_observable(&module);
         let always_set = flowc_codegen::fields_always_set(&module.functions);
+        let links = flowc_codegen::fields_holding_objects(&module.functions);
         let main_at = module.functions.iter().position(|f| f.kind == FunctionKind::Main);
         let mut main = None;
         let mut functions = Vec::with_capacity(module.functions.len());
@@ -63,7 +68,7 @@ impl Prepared {
             }
         }
         module.functions = functions;
-        Prepared { hints: module, main, watched, recursive, remove_allocations, always_set }
+        Prepared { hints: module, main, watched, recursive, remove_allocations, always_set, links }
     }
 }
 

@@ -128,3 +128,158 @@ pub fn bases(f: &Function) -> Vec<Operand> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{expect, Expect};
+    use flowc_lang::Symbol;
+
+    use super::RowShape;
+
+    fn shape() -> RowShape {
+        let s = Symbol::intern;
+        RowShape { class: s("cell"), next: s("r"), prev: s("l"), stride: 56 }
+    }
+
+    /// `guard_rows` on the first function of `text`, then the IR checker.
+    fn check(text: &str, expected: Expect) {
+        let mut m = flowc_ir::parse::module("trace", text).unwrap();
+        let f = &mut m.functions[0];
+        super::guard_rows(f, shape());
+        if let Err(vs) = flowc_ir_checker::check(f) {
+            panic!("{vs:?}\n{}", flowc_ir::print::function(f));
+        }
+        expected.assert_eq(&flowc_ir::print::function(f));
+    }
+
+    /// A BF `>>><` from the cell in `v0`: its three links out and one back
+    /// are one group, whose guard comes after the first link's read and
+    /// leaves by that link's `guard_at` record; its span holds the base
+    /// and the farthest cell, three cells out.
+    #[test]
+    fn a_walk_along_the_row_is_checked_once() {
+        check(
+            "trace 't'(v0:tape) {
+b0:
+    v1:r = get.object v0, r
+    guard_link v1, cell, r0 else grow
+    v2:r = guard_at v1, v0, 56, r1 else right
+    v3:r = get.object v2, r
+    guard_link v3, cell, r0 else grow
+    v4:r = guard_at v3, v0, 112, r1 else right
+    v5:r = get.object v4, r
+    guard_link v5, cell, r0 else grow
+    v6:r = guard_at v5, v0, 168, r1 else right
+    v7:l = get.object v6, l
+    guard_link v7, cell, r0 else grow
+    v8:l = guard_at v7, v0, 112, r1 else left
+    exit r2 to out
+resume r0 {
+    frame [tape = v0]
+}
+resume r1 {
+    frame [r = v1]
+}
+resume r2 {
+    frame [tape = v8]
+}
+}
+",
+            expect![[r#"
+                trace t(v0:tape) {
+                b0:
+                    v1:r = get.object v0, r
+                    guard_link v1, cell, r0 else grow
+                    guard_row v0, 0, 168, cell, r, l, 56, r1 else right
+                    v2:r = guard_at v1, v0, 56, r1 else right
+                    v3:r = get.object v2, r
+                    guard_link v3, cell, r0 else grow
+                    v4:r = guard_at v3, v0, 112, r1 else right
+                    v5:r = get.object v4, r
+                    guard_link v5, cell, r0 else grow
+                    v6:r = guard_at v5, v0, 168, r1 else right
+                    v7:l = get.object v6, l
+                    guard_link v7, cell, r0 else grow
+                    v8:l = guard_at v7, v0, 112, r1 else left
+                    exit r2 to out
+                resume r0 {
+                    frame [tape = v0]
+                }
+                resume r1 {
+                    frame [r = v1]
+                }
+                resume r2 {
+                    frame [tape = v8]
+                }
+                }
+            "#]],
+        );
+    }
+
+    /// A write to a link ends a group (what the row vouched for before it
+    /// may not hold after), a write to a value does not; a walk of two
+    /// links, or one read through a field that is no link of the row,
+    /// gets no guard.
+    #[test]
+    fn a_link_written_ends_a_group_and_short_walks_get_no_guard() {
+        check(
+            "trace 't'(v0:tape, v9:x) {
+b0:
+    v1:r = get.object v0, r
+    guard_link v1, cell, r0 else grow
+    v2:r = guard_at v1, v0, 56, r1 else right
+    set.object v2, v, 7
+    v3:r = get.object v2, r
+    guard_link v3, cell, r0 else grow
+    v4:r = guard_at v3, v0, 112, r1 else right
+    set.object v4, l, v9
+    v5:r = get.object v4, r
+    guard_link v5, cell, r0 else grow
+    v6:r = guard_at v5, v0, 168, r1 else right
+    v7:u = get.object v6, u
+    guard_link v7, cell, r0 else grow
+    v8:u = guard_at v7, v0, 224, r1 else up
+    exit r2 to out
+resume r0 {
+    frame [tape = v0]
+}
+resume r1 {
+    frame [r = v1]
+}
+resume r2 {
+    frame [tape = v8]
+}
+}
+",
+            expect![[r#"
+                trace t(v0:tape, v9:x) {
+                b0:
+                    v1:r = get.object v0, r
+                    guard_link v1, cell, r0 else grow
+                    v2:r = guard_at v1, v0, 56, r1 else right
+                    set.object v2, v, 7
+                    v3:r = get.object v2, r
+                    guard_link v3, cell, r0 else grow
+                    v4:r = guard_at v3, v0, 112, r1 else right
+                    set.object v4, l, v9
+                    v5:r = get.object v4, r
+                    guard_link v5, cell, r0 else grow
+                    v6:r = guard_at v5, v0, 168, r1 else right
+                    v7:u = get.object v6, u
+                    guard_link v7, cell, r0 else grow
+                    v8:u = guard_at v7, v0, 224, r1 else up
+                    exit r2 to out
+                resume r0 {
+                    frame [tape = v0]
+                }
+                resume r1 {
+                    frame [r = v1]
+                }
+                resume r2 {
+                    frame [tape = v8]
+                }
+                }
+            "#]],
+        );
+    }
+}
