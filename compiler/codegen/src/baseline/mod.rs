@@ -3128,6 +3128,68 @@ fn floor_magic(k: i64) -> (u64, u8) {
 
 #[cfg(test)]
 mod tests {
+    /// What a `guard_row` vouches for ([`super::row_covered`]), listed by
+    /// the first instruction of each link it covers: the walk's fused
+    /// links three cells out and the one back (a fused return, the link
+    /// compared with the cell it came from), and the lone `guard_at`
+    /// right after the guard, whose link was read before it — not the
+    /// link past the span, nor any after a `set` of a link field.
+    #[test]
+    fn a_guard_row_covers_the_links_of_its_span_until_a_link_is_written() {
+        let text = "trace 't'(v0:tape, v9:x) {
+b0:
+    v1:r = get.object v0, r
+    guard_link v1, cell, r0 else grow
+    guard_row v0, 0, 168, cell, r, l, 56, r1 else right
+    v2:r = guard_at v1, v0, 56, r1 else right
+    v3:r = get.object v2, r
+    guard_link v3, cell, r0 else grow
+    v4:r = guard_at v3, v0, 112, r1 else right
+    v5:l = get.object v4, l
+    guard_link v5, cell, r0 else grow
+    v6 = eq.word v5, v2
+    guard_true v6, r0 else left
+    v7:r = get.object v4, r
+    guard_link v7, cell, r0 else grow
+    v8:r = guard_at v7, v0, 168, r1 else right
+    v10:r = get.object v8, r
+    guard_link v10, cell, r0 else grow
+    v11:r = guard_at v10, v0, 224, r1 else right
+    set.object v2, l, v9
+    v12:l = get.object v4, l
+    guard_link v12, cell, r0 else grow
+    v13 = eq.word v12, v2
+    guard_true v13, r0 else left
+    exit r2 to out
+resume r0 {
+    frame [tape = v0]
+}
+resume r1 {
+    frame [r = v1]
+}
+resume r2 {
+    frame [tape = v11]
+}
+}
+";
+        let m = flowc_ir::parse::module("trace", text).unwrap();
+        let f = &m.functions[0];
+        let mut out = String::new();
+        for i in super::row_covered(f) {
+            flowc_ir::print::inst(&mut out, f, i);
+            out.push('\n');
+        }
+        expect_test::expect![[r#"
+            v2:r = guard_at v1, v0, 56, r1 else right
+            v3:r = get.object v2, r
+            v4:r = guard_at v3, v0, 112, r1 else right
+            v5:l = get.object v4, l
+            v7:r = get.object v4, r
+            v8:r = guard_at v7, v0, 168, r1 else right
+        "#]]
+        .assert_eq(&out);
+    }
+
     /// The entry wrapper moves the target out of the first argument
     /// register and the context into it (the `tail` convention's), calls
     /// with the stack aligned (the return address and `rbp` pushed), and

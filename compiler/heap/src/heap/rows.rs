@@ -171,6 +171,19 @@ unsafe fn linked(a: Cell, shape: Shape, layout: u64) -> Option<Cell> {
     }
 }
 
+/// The object laid out before `b` that pairs with it ([`linked`]): the
+/// one its `prev` holds.
+///
+/// # Safety
+/// As for [`linked`].
+unsafe fn before(b: Cell, shape: Shape, layout: u64) -> Option<Cell> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let a = object_of(slot(b, shape.prev), shape.class, layout)?;
+        (a as usize + shape.stride == b as usize && linked(a, shape, layout) == Some(b)).then_some(a)
+    }
+}
+
 /// Finds the row around `from` and the object `link` its slot `field`
 /// holds, laid out next to it (module docs): fixes the shape if none is
 /// yet (`field` and the slot of `link` that holds `from` back are its
@@ -228,11 +241,7 @@ impl super::Heap {
             }
             // Back from the pair while the cell before links to it both ways.
             let mut lo = first;
-            loop {
-                let Some(p) = object_of(slot(lo, shape.prev), shape.class, layout) else { break };
-                if p as usize + stride != lo as usize || linked(p, shape, layout) != Some(lo) {
-                    break;
-                }
+            while let Some(p) = before(lo, shape, layout) {
                 lo = p;
             }
             let mut hi = first;
@@ -284,10 +293,7 @@ impl super::Heap {
                     rows.stats.extended += 1;
                 }
             } else if k == shape.prev && c as usize == rows.lo {
-                while let Some(p) = object_of(slot(rows.lo as Cell, shape.prev), shape.class, layout) {
-                    if p as usize + shape.stride != rows.lo || linked(p, shape, layout) != Some(rows.lo as Cell) {
-                        break;
-                    }
+                while let Some(p) = before(rows.lo as Cell, shape, layout) {
                     rows.lo = p as usize;
                     rows.stats.extended += 1;
                 }

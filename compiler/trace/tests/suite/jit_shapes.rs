@@ -1878,3 +1878,27 @@ fn straight_code_counts_a_long_walk_from_its_start_and_leaves_by_one_exit() {
         assert!(!t.contains("guard_at") || t.contains("guard_row"), "a short walk:\n{t}");
     }
 }
+
+/// A BF walk along the tape, whose cells the interpreter made one after
+/// another (the heap's row): the recorder finds the row where it finds
+/// links laid out next to their cells, and the walk's code checks it once
+/// (`guard_row` with the span of the walk) instead of each link. The
+/// output is the interpreter's.
+#[test]
+fn a_walk_along_the_heaps_row_is_checked_once() {
+    // Adds one to every fourth cell of sixteen past the counter, then
+    // comes back to it and counts down: 200 rounds.
+    let text = format!("{}[->{}<<<<<<<<<<<<<<<<<]", "+".repeat(200), "+>>>>".repeat(4));
+    let env = bf_env(&text);
+    let source = source("tests/corpus/interpreters/bf_tutorial.fg");
+    let r = run_text("bf_tutorial.fg", &source, Hint::AsWritten, "start", Some(&env), checked());
+    let rows: Vec<&String> = r.traces.iter().chain(&r.bridges).filter(|t| t.contains("guard_row")).collect();
+    assert!(!rows.is_empty(), "{}\n{}", r.traces.join("\n"), r.bridges.join("\n"));
+    for t in &rows {
+        // The guard's span holds the walk's base and is counted in cells.
+        let g = t.lines().find(|l| l.contains("guard_row")).expect("a guard");
+        assert!(g.contains(", cell, r, l, 56, "), "{g}");
+    }
+    assert!(r.stats.row.found > 0, "{}", r.stats);
+    assert_eq!(r.stats.row.emptied, 0, "{}", r.stats);
+}
