@@ -15,8 +15,12 @@
 //!   become the statement that raises the same error.
 //!
 //! Limitation: a phi input that is unbound at run time is copied, and the
-//! copy fails where the original program might not have read the variable.
-//! Programs whose environment binds every parameter never meet this.
+//! copy fails where the original program might not have read the variable:
+//! a parameter the environment leaves unbound, or a variable assigned on
+//! one path and read only after it (a loop's variable first assigned in
+//! one of its rounds, as `tests/corpus/shapes/row_rewired.fg` would be
+//! without its first assignments of `q` and `gone`). The corpus binds
+//! such variables on every path.
 
 use std::collections::{HashMap, HashSet};
 

@@ -524,7 +524,8 @@ pub fn record_path(
                     if let Some((from, field)) = from.as_ref() {
                         if let Some(d) = in_a_row(from, o, *field) {
                             objects.offsets.push((ops.len() as u32, d));
-                            if !flowc_lang::heap::rows::establish(from, o, *field) {
+                            use flowc_lang::heap::rows::{establish, Found};
+                            if establish(from, o, *field) == Found::Missed {
                                 objects.row_misses += 1;
                             }
                         }

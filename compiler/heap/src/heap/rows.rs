@@ -191,9 +191,34 @@ unsafe fn before(b: Cell, shape: Shape, layout: u64) -> Option<Cell> {
 /// stretch around the pair that holds the invariant, unless the row
 /// already holds both, or holds objects that stretch does not (one row
 /// at a time: a program walking two chains keeps the first it was found
-/// walking). Whether the row now holds both.
-pub fn establish(from: &Obj, link: &Obj, field: Symbol) -> bool {
-    super::with(|h| h.rows_establish(from, link, field))
+/// walking). Whether the row now holds both, where the link is of the
+/// row's shape.
+pub fn establish(from: &Obj, link: &Obj, field: Symbol) -> Found {
+    super::with(|h| {
+        let relevant = h.rows.shape.is_some_and(|s| {
+            std::ptr::eq(s.layout, from.layout())
+                && from.is_class(s.class)
+                && from.layout().slot(field).is_some_and(|k| k as u32 == s.next || k as u32 == s.prev)
+        });
+        match h.rows_establish(from, link, field) {
+            true => Found::Held,
+            false if relevant => Found::Missed,
+            false => Found::Other,
+        }
+    })
+}
+
+/// What [`establish`] found of a link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// The row holds the link and its object.
+    Held,
+    /// A link of the row's class and fields that the row does not hold:
+    /// a walk along it is no walk along the row.
+    Missed,
+    /// No link of the row's shape (another class, or a chain no row is
+    /// made of): nothing the row says of walks along it.
+    Other,
 }
 
 impl super::Heap {
