@@ -80,7 +80,7 @@ pub enum GuardKind {
     /// optimizer writes it; the IR interpreter raises
     /// `broken_form(guard_at)` when the proof does not hold.
     At(Operand, Operand, i64),
-    /// `Row(obj, span)`: fails unless the heap's row
+    /// `Row(obj, span)`: fails unless the heap's row `span.row`
     /// ([`flowc_lang::heap::rows`]) is of the span's shape and holds every
     /// address from `obj`'s cell plus `span.lo` to its cell plus `span.hi`
     /// bytes (`lo <= 0 <= hi`). `obj` is then one of the row's objects,
@@ -121,6 +121,8 @@ pub struct RowSpan {
     pub next: Symbol,
     pub prev: Symbol,
     pub stride: i64,
+    /// Which of the heap's rows (`flowc_lang::heap::rows::ROWS`).
+    pub row: u8,
 }
 
 impl RowSpan {
@@ -201,15 +203,16 @@ impl GuardKind {
                 Value::Object(o) => {
                     let layout = o.layout();
                     let slots = (layout.slot(span.next), layout.slot(span.prev));
+                    let r = span.row as usize;
                     flowc_lang::heap::with(|h| {
-                        let shape = h.rows.shape();
+                        let shape = (r < flowc_lang::heap::rows::ROWS).then(|| h.rows.shape(r)).flatten();
                         let a = o.address() as i64;
                         shape.is_some_and(|s| {
                             s.class == span.class
                                 && (Some(s.next as usize), Some(s.prev as usize)) == slots
                                 && s.stride as i64 == span.stride
-                        }) && h.rows.contains(a.wrapping_add(span.lo) as usize)
-                            && h.rows.contains(a.wrapping_add(span.hi) as usize)
+                        }) && h.rows.contains(r, a.wrapping_add(span.lo) as usize)
+                            && h.rows.contains(r, a.wrapping_add(span.hi) as usize)
                     })
                 }
                 _ => false,

@@ -449,8 +449,19 @@ impl Parser {
                             line.punct(",")?;
                             let prev = line.name("a field name")?;
                             line.punct(",")?;
-                            let stride = bound(line)?;
-                            GuardKind::Row(o, crate::RowSpan { lo, hi, class, next, prev, stride })
+                            let pos = line.pos();
+                            let Value::Int(stride) = line.constant()? else {
+                                return Err(RawError::new(pos, "expected a stride in bytes"));
+                            };
+                            line.punct(",")?;
+                            line.keyword("row")?;
+                            let pos = line.pos();
+                            let row = match line.constant()? {
+                                Value::Int(n) => u8::try_from(n).map_err(|_| RawError::new(pos, "expected a row"))?,
+                                _ => return Err(RawError::new(pos, "expected a row")),
+                            };
+                            line.punct(",")?;
+                            GuardKind::Row(o, crate::RowSpan { lo, hi, class, next, prev, stride, row })
                         } else {
                             GuardKind::Int(o, lo, hi)
                         }

@@ -276,7 +276,7 @@ pub fn inst(out: &mut String, f: &Function, i: InstId) {
                         name(out, s);
                         out.push_str(", ");
                     }
-                    write!(out, "{}", span.stride).unwrap();
+                    write!(out, "{}, row {}", span.stride, span.row).unwrap();
                 }
                 GuardKind::Cold(o) => {
                     out.push_str("guard_cold ");

@@ -525,8 +525,8 @@ pub fn record_path(
                         if let Some(d) = in_a_row(from, o, *field) {
                             objects.offsets.push((ops.len() as u32, d));
                             use flowc_lang::heap::rows::{establish, Found};
-                            if establish(from, o, *field) == Found::Missed {
-                                objects.row_misses += 1;
+                            if let Found::Missed(rows) = establish(from, o, *field) {
+                                objects.row_misses |= rows;
                             }
                         }
                     }

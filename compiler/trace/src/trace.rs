@@ -203,10 +203,10 @@ pub struct ObjectIds {
     /// assumed to lie where `offsets` says (the JIT found them laid out
     /// otherwise there).
     pub unassumed: Vec<(u32, Symbol)>,
-    /// How many of `offsets` were links of the heap's row's class and
-    /// fields that the row did not hold when recorded
-    /// ([`flowc_lang::heap::rows::Found::Missed`]): where none, the
-    /// trace's walks may be vouched for by the row (`opt::row`).
+    /// The heap's rows (a bit each) some link of `offsets` of their class
+    /// and fields was not held by when recorded
+    /// ([`flowc_lang::heap::rows::Found::Missed`]): the trace's walks may
+    /// be vouched for by the others (`opt::row`).
     pub row_misses: u32,
 }
 

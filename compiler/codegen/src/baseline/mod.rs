@@ -2422,22 +2422,24 @@ impl Emit<'_, '_, '_> {
                 // JIT writes the guard only once the heap fixed it).
                 let rows = flowc_lang::heap::rows_offset() as i32;
                 match (i32::try_from(span.lo), i32::try_from(span.hi)) {
-                    (Ok(lo), Ok(hi)) => {
+                    (Ok(lo), Ok(hi)) if (span.row as usize) < flowc_lang::heap::rows::ROWS => {
                         self.a.load(RCX, RBX, offsets::HEAP);
                         self.a.lea(RDX, RAX, lo);
                         // `cmp [first], rdx`: above is the row's first
                         // object past the span's start.
-                        self.a.cmp_mem(RCX, rows + flowc_lang::heap::rows::LO, RDX);
+                        let r = span.row as usize;
+                        self.a.cmp_mem(RCX, rows + flowc_lang::heap::rows::lo(r), RDX);
                         self.a.jcc(Cond::Above, exit);
                         self.a.lea(RDX, RAX, hi);
-                        self.a.load(RCX, RCX, rows + flowc_lang::heap::rows::HI);
+                        self.a.load(RCX, RCX, rows + flowc_lang::heap::rows::hi(r));
                         self.a.alu(Alu::Cmp, RDX, RCX);
                         self.a.jcc(Cond::Above, exit);
                         if let Some(v) = o.as_value() {
                             self.objects.push(v);
                         }
                     }
-                    // A span beyond 2 GB holds no row of a 64 KB block.
+                    // A span beyond 2 GB holds no row of a 64 KB block,
+                    // and there is no such row.
                     _ => self.a.jmp(exit),
                 }
             }
@@ -3140,7 +3142,7 @@ mod tests {
 b0:
     v1:r = get.object v0, r
     guard_link v1, cell, r0 else grow
-    guard_row v0, 0, 168, cell, r, l, 56, r1 else right
+    guard_row v0, 0, 168, cell, r, l, 56, row 0, r1 else right
     v2:r = guard_at v1, v0, 56, r1 else right
     v3:r = get.object v2, r
     guard_link v3, cell, r0 else grow

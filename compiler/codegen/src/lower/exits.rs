@@ -391,14 +391,19 @@ impl Lowerer<'_, '_> {
                 result = Some(at);
                 self.b.ins().icmp(IntCC::Equal, o, at)
             }
+            GuardKind::Row(_, span) if span.row as usize >= flowc_lang::heap::rows::ROWS => {
+                // No such row holds anything.
+                self.b.ins().iconst(types::I8, 0)
+            }
             GuardKind::Row(_, span) => {
                 // The heap's row holds both ends of the span (the operand
                 // is a proven object: its word is its cell's address).
                 let flags = MemFlagsData::trusted();
                 let heap = self.b.ins().load(types::I64, flags, self.ctx, offsets::HEAP);
                 let rows = flowc_lang::heap::rows_offset() as i32;
-                let first = self.b.ins().load(types::I64, flags, heap, rows + flowc_lang::heap::rows::LO);
-                let last = self.b.ins().load(types::I64, flags, heap, rows + flowc_lang::heap::rows::HI);
+                let r = span.row as usize;
+                let first = self.b.ins().load(types::I64, flags, heap, rows + flowc_lang::heap::rows::lo(r));
+                let last = self.b.ins().load(types::I64, flags, heap, rows + flowc_lang::heap::rows::hi(r));
                 let from = self.b.ins().iadd_imm_s(o, span.lo);
                 let to = self.b.ins().iadd_imm_s(o, span.hi);
                 let above = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, from, first);

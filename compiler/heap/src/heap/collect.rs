@@ -72,7 +72,7 @@ impl Heap {
         self.collecting = true;
         // The cells of a row that dies may be handed out again
         // (`rows`, "Keeping it").
-        self.rows.empty();
+        self.rows.empty_all();
         let started = Instant::now();
         // What the bump runs did not use is free cells already; the sweep
         // finds them again.

@@ -1,6 +1,8 @@
-//! The heap's *row*: a stretch of objects of one class laid out one after
+//! The heap's *rows*: stretches of objects of one class laid out one after
 //! another and linked both ways (a BF interpreter's tape of `cell`s with
-//! `l` and `r`), which the JIT may assume without reading a link.
+//! `l` and `r`), which the JIT may assume without reading a link. A heap
+//! keeps up to [`ROWS`] of them, each of its own shape (an interpreter's
+//! tape, and its instruction objects where they are linked both ways).
 //!
 //! **The invariant.** When the row is not empty, for `lo ≤ a < hi` in
 //! steps of `stride` bytes (the size of an object cell, so the row's
@@ -38,9 +40,9 @@
 //! stride — for the heap's life; the row is then the longest stretch
 //! around the pair that holds the invariant, found by walking it.
 //!
-//! The fields compiled code reads (`mask`, `lo`, `hi`) come first, at
-//! [`MASK`], [`LO`] and [`HI`] past [`super::rows_offset`] in the
-//! [`super::Heap`].
+//! What compiled code reads (the mask, each row's first and last
+//! addresses) comes first, at [`MASK`], [`lo`] and [`hi`] past
+//! [`super::rows_offset`] in the [`super::Heap`].
 
 use super::block::BLOCK_BYTES;
 use super::cell::{self, Cell, CLASS, LAYOUT, OBJECT, SLOTS};
@@ -48,16 +50,27 @@ use super::word::{self, Word};
 use super::Obj;
 use crate::Symbol;
 
-/// Byte offsets in [`Rows`] of what compiled code reads.
-pub const MASK: i32 = 0;
-pub const LO: i32 = 8;
-pub const HI: i32 = 16;
+/// How many rows a heap keeps.
+pub const ROWS: usize = 4;
 
-/// The row's shape: fixed by the first row found.
+/// Byte offset in [`Rows`] of the mask compiled code tests.
+pub const MASK: i32 = 0;
+
+/// Byte offset in [`Rows`] of row `k`'s first object's address.
+pub const fn lo(k: usize) -> i32 {
+    8 + 16 * k as i32
+}
+
+/// Byte offset in [`Rows`] of row `k`'s last object's address.
+pub const fn hi(k: usize) -> i32 {
+    16 + 16 * k as i32
+}
+
+/// A row's shape: fixed by the first pair found of it.
 #[derive(Clone, Copy, Debug)]
 pub struct Shape {
-    /// The program's layout (a row found for another program's objects
-    /// is forgotten).
+    /// The program's layout (rows found for another program's objects
+    /// are forgotten).
     pub layout: &'static super::Layout,
     pub class: Symbol,
     /// The slots (indices in the program's layout) of the link to the
@@ -67,23 +80,41 @@ pub struct Shape {
     pub stride: usize,
 }
 
-/// The row of a heap (module docs).
+impl Shape {
+    fn same(&self, other: &Shape) -> bool {
+        (self.class, self.next, self.prev, self.stride) == (other.class, other.next, other.prev, other.stride)
+    }
+
+    /// Whether slot `k` is one of the shape's links.
+    fn links(&self, k: u32) -> bool {
+        k == self.next || k == self.prev
+    }
+}
+
+/// A row's first and last objects' addresses; `lo > hi` when empty.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Bounds {
+    pub lo: usize,
+    pub hi: usize,
+}
+
+const EMPTY: Bounds = Bounds { lo: usize::MAX, hi: 0 };
+
+/// The rows of a heap (module docs).
 #[repr(C)]
 #[derive(Debug)]
 pub struct Rows {
-    /// A bit per slot whose writes [`after_write`] must see: the shape's
-    /// two links (0 before any row was found).
+    /// A bit per slot whose writes [`after_write`] must see: the rows'
+    /// links (0 before any row was found).
     pub mask: u64,
-    /// The addresses of the row's first and last objects; `lo > hi` when
-    /// empty.
-    pub lo: usize,
-    pub hi: usize,
-    shape: Option<Shape>,
-    /// How many times a row was found, extended, and emptied.
+    pub bounds: [Bounds; ROWS],
+    shapes: [Option<Shape>; ROWS],
+    /// How many times rows were found, extended, and emptied.
     pub stats: RowStats,
 }
 
-/// What became of the heap's row ([`Rows`]).
+/// What became of the heap's rows ([`Rows`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RowStats {
     pub found: u64,
@@ -93,36 +124,42 @@ pub struct RowStats {
 
 impl Default for Rows {
     fn default() -> Rows {
-        Rows { mask: 0, lo: usize::MAX, hi: 0, shape: None, stats: RowStats::default() }
+        Rows { mask: 0, bounds: [EMPTY; ROWS], shapes: [None; ROWS], stats: RowStats::default() }
     }
 }
 
 impl Rows {
-    /// Whether the row holds the object at `address`.
-    pub fn contains(&self, address: usize) -> bool {
-        self.lo <= address && address <= self.hi
+    /// Whether row `k` holds the object at `address`.
+    pub fn contains(&self, k: usize, address: usize) -> bool {
+        self.bounds[k].lo <= address && address <= self.bounds[k].hi
     }
 
-    pub fn shape(&self) -> Option<Shape> {
-        self.shape
+    /// Row `k`'s shape, once fixed.
+    pub fn shape(&self, k: usize) -> Option<Shape> {
+        self.shapes[k]
     }
 
-    /// The row's first and last addresses, if it is not empty.
-    pub fn bounds(&self) -> Option<(usize, usize)> {
-        (self.lo <= self.hi).then_some((self.lo, self.hi))
+    /// Row `k`'s first and last addresses, if it is not empty.
+    pub fn bounds(&self, k: usize) -> Option<(usize, usize)> {
+        let b = self.bounds[k];
+        (b.lo <= b.hi).then_some((b.lo, b.hi))
     }
 
-    /// Empties the row (module docs); its shape stays.
-    pub fn empty(&mut self) {
-        if self.lo <= self.hi {
+    /// Empties row `k` (module docs); its shape stays.
+    pub fn empty(&mut self, k: usize) {
+        if self.bounds(k).is_some() {
             self.stats.emptied += 1;
         }
-        self.lo = usize::MAX;
-        self.hi = 0;
+        self.bounds[k] = EMPTY;
     }
 
-    /// Forgets the row, its shape and what became of it: a new run, or
-    /// another program's objects (whose layout may put other fields in
+    /// Empties every row.
+    pub fn empty_all(&mut self) {
+        (0..ROWS).for_each(|k| self.empty(k));
+    }
+
+    /// Forgets the rows, their shapes and what became of them: a new run,
+    /// or another program's objects (whose layout may put other fields in
     /// those slots).
     pub fn reset(&mut self) {
         *self = Rows::default();
@@ -185,84 +222,81 @@ unsafe fn before(b: Cell, shape: Shape, layout: u64) -> Option<Cell> {
 }
 
 /// Finds the row around `from` and the object `link` its slot `field`
-/// holds, laid out next to it (module docs): fixes the shape if none is
-/// yet (`field` and the slot of `link` that holds `from` back are its
-/// links), else the pair must be of it; the row becomes the longest
-/// stretch around the pair that holds the invariant, unless the row
-/// already holds both, or holds objects that stretch does not (one row
-/// at a time: a program walking two chains keeps the first it was found
-/// walking). Whether the row now holds both, where the link is of the
-/// row's shape.
+/// holds, laid out next to it (module docs): the row of the pair's shape
+/// (`field`, and the slot of `link` that holds `from` back, are its
+/// links), fixed in a free row if no row has it yet, becomes the longest
+/// stretch around the pair that holds the invariant — unless it already
+/// holds both, or holds objects that stretch does not (a row at a time
+/// per shape: a program walking two chains of one shape keeps the first
+/// it was found walking).
 pub fn establish(from: &Obj, link: &Obj, field: Symbol) -> Found {
-    super::with(|h| {
-        let relevant = h.rows.shape.is_some_and(|s| {
-            std::ptr::eq(s.layout, from.layout())
-                && from.is_class(s.class)
-                && from.layout().slot(field).is_some_and(|k| k as u32 == s.next || k as u32 == s.prev)
-        });
-        match h.rows_establish(from, link, field) {
-            true => Found::Held,
-            false if relevant => Found::Missed,
-            false => Found::Other,
-        }
-    })
+    super::with(|h| h.rows_establish(from, link, field))
 }
 
 /// What [`establish`] found of a link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Found {
-    /// The row holds the link and its object.
-    Held,
-    /// A link of the row's class and fields that the row does not hold:
-    /// a walk along it is no walk along the row.
-    Missed,
-    /// No link of the row's shape (another class, or a chain no row is
-    /// made of): nothing the row says of walks along it.
+    /// Row `k` holds the link and its object.
+    Held(usize),
+    /// A link of the class and a field of the rows in the mask (bit `k`
+    /// for row `k`) that they do not hold: a walk along it is no walk
+    /// along them.
+    Missed(u32),
+    /// No link of a row's shape (another class, or a chain no row is made
+    /// of): nothing the rows say of walks along it.
     Other,
 }
 
 impl super::Heap {
-    /// What the heap's row did.
+    /// What the heap's rows did.
     pub fn row_stats(&self) -> RowStats {
         self.rows.stats
     }
 
-    fn rows_establish(&mut self, from: &Obj, link: &Obj, field: Symbol) -> bool {
-        let (a, b) = (from.address(), link.address());
-        if self.rows.contains(a) && self.rows.contains(b) {
-            return true;
-        }
+    fn rows_establish(&mut self, from: &Obj, link: &Obj, field: Symbol) -> Found {
         let layout = from.layout();
-        let words = layout.words();
-        let Some(k) = layout.slot(field) else { return false };
-        let stride = words * 8;
+        if self.rows.shapes.iter().flatten().any(|s| !std::ptr::eq(s.layout, layout)) {
+            self.rows.reset();
+        }
+        let Some(k) = layout.slot(field).map(|k| k as u32) else { return Found::Other };
+        // The rows whose class and links the pair's are.
+        let relevant: u32 = (0..ROWS)
+            .filter(|&r| self.rows.shapes[r].is_some_and(|s| from.is_class(s.class) && s.links(k)))
+            .fold(0, |m, r| m | 1 << r);
+        let missed = if relevant == 0 { Found::Other } else { Found::Missed(relevant) };
+        let (a, b) = (from.address(), link.address());
+        let stride = layout.words() * 8;
         if !from.is_class(link.class()) || a.abs_diff(b) != stride || (a ^ b) >= BLOCK_BYTES {
-            return false;
+            return missed;
         }
         // The slot of `link` that holds `from` back.
-        let back = (0..layout.fields().len() as u32).filter(|&j| j != k as u32).find(|&j| {
+        let back = (0..layout.fields().len() as u32).filter(|&j| j != k).find(|&j| {
             // SAFETY: `link` is pinned, so live, and laid out by `layout`.
             unsafe { slot(link_cell(link), j) == from.word() }
         });
-        let Some(back) = back else { return false };
-        let (next, prev, first) = if b > a { (k as u32, back, a) } else { (back, k as u32, b) };
+        let Some(back) = back else { return missed };
+        let (next, prev, first) = if b > a { (k, back, a) } else { (back, k, b) };
         let shape = Shape { layout, class: from.class(), next, prev, stride };
-        match self.rows.shape {
-            Some(s) if !std::ptr::eq(s.layout, layout) => {
-                self.rows.reset();
-                self.rows.shape = Some(shape);
-            }
-            Some(s) if (s.class, s.next, s.prev, s.stride) != (shape.class, next, prev, stride) => return false,
-            _ => self.rows.shape = Some(shape),
+        let r = match self.rows.shapes.iter().position(|s| s.is_some_and(|s| s.same(&shape))) {
+            Some(r) => r,
+            None => match self.rows.shapes.iter().position(Option::is_none) {
+                Some(r) => r,
+                None => return missed,
+            },
+        };
+        if self.rows.contains(r, a) && self.rows.contains(r, b) {
+            return Found::Held(r);
         }
+        let missed = Found::Missed(relevant | 1 << r);
         let layout = layout as *const _ as u64;
         let first = first as Cell;
         // SAFETY: `first` is `from` or `link`, both pinned (live) objects
-        // of the layout; `linked` returns only live object cells of it
-        // (a slot of a live object keeps what it points at alive).
-        unsafe {
+        // of the layout; `linked` and `before` return only live object
+        // cells of it (a slot of a live object keeps what it points at
+        // alive).
+        let (lo, hi) = unsafe {
             if linked(first, shape, layout).is_none() {
-                return false;
+                return missed;
             }
             // Back from the pair while the cell before links to it both ways.
             let mut lo = first;
@@ -273,19 +307,20 @@ impl super::Heap {
             while let Some(n) = linked(hi, shape, layout) {
                 hi = n;
             }
-            // One row at a time: another stretch replaces it only where it
-            // holds it (the code of the walks along it keeps holding).
-            if let Some((old_lo, old_hi)) = self.rows.bounds() {
-                if (lo as usize) > old_lo || (hi as usize) < old_hi {
-                    return false;
-                }
+            (lo as usize, hi as usize)
+        };
+        // A row at a time per shape: another stretch replaces it only
+        // where it holds it (the code of the walks along it keeps holding).
+        if let Some((old_lo, old_hi)) = self.rows.bounds(r) {
+            if lo > old_lo || hi < old_hi {
+                return missed;
             }
-            self.rows.lo = lo as usize;
-            self.rows.hi = hi as usize;
         }
-        self.rows.mask = (1 << shape.next) | (1 << shape.prev);
+        self.rows.shapes[r] = Some(shape);
+        self.rows.bounds[r] = Bounds { lo, hi };
+        self.rows.mask |= (1 << shape.next) | (1 << shape.prev);
         self.rows.stats.found += 1;
-        true
+        Found::Held(r)
     }
 
     /// [`after_write`] on this heap.
@@ -293,34 +328,39 @@ impl super::Heap {
     /// # Safety
     /// As for [`after_write`].
     unsafe fn rows_after_write(&mut self, c: Cell, k: u32) {
-        let rows = &mut self.rows;
-        let (Some(shape), true) = (rows.shape, rows.contains(c as usize)) else { return };
-        // SAFETY: `c` lies in the row, so is one of its objects (module
-        // docs), of the shape's layout; `linked` reads live cells only.
-        unsafe {
-            let layout = cell::raw_at(c, LAYOUT);
-            let w = slot(c, k);
-            let keeps = if k == shape.next {
-                c as usize == rows.hi || w.bits() == c as u64 + shape.stride as u64
-            } else if k == shape.prev {
-                c as usize == rows.lo || w.bits() == c as u64 - shape.stride as u64
-            } else {
-                true
-            };
-            if !keeps {
-                rows.empty();
-                return;
+        for r in 0..ROWS {
+            let rows = &mut self.rows;
+            let Some(shape) = rows.shapes[r].filter(|s| s.links(k)) else { continue };
+            if !rows.contains(r, c as usize) {
+                continue;
             }
-            // The end set to the next cell laid out past it: the row grows.
-            if k == shape.next && c as usize == rows.hi {
-                while let Some(n) = linked(rows.hi as Cell, shape, layout) {
-                    rows.hi = n as usize;
-                    rows.stats.extended += 1;
+            let Bounds { lo, hi } = rows.bounds[r];
+            // SAFETY: `c` lies in the row, so is one of its objects
+            // (module docs), of the shape's layout; `linked` and `before`
+            // read live cells only.
+            unsafe {
+                let layout = cell::raw_at(c, LAYOUT);
+                let w = slot(c, k);
+                let keeps = if k == shape.next {
+                    c as usize == hi || w.bits() == c as u64 + shape.stride as u64
+                } else {
+                    c as usize == lo || w.bits() == c as u64 - shape.stride as u64
+                };
+                if !keeps {
+                    rows.empty(r);
+                    continue;
                 }
-            } else if k == shape.prev && c as usize == rows.lo {
-                while let Some(p) = before(rows.lo as Cell, shape, layout) {
-                    rows.lo = p as usize;
-                    rows.stats.extended += 1;
+                // An end set to the next cell laid out past it: the row grows.
+                if k == shape.next && c as usize == hi {
+                    while let Some(n) = linked(rows.bounds[r].hi as Cell, shape, layout) {
+                        rows.bounds[r].hi = n as usize;
+                        rows.stats.extended += 1;
+                    }
+                } else if k == shape.prev && c as usize == lo {
+                    while let Some(p) = before(rows.bounds[r].lo as Cell, shape, layout) {
+                        rows.bounds[r].lo = p as usize;
+                        rows.stats.extended += 1;
+                    }
                 }
             }
         }
@@ -333,7 +373,8 @@ fn link_cell(o: &Obj) -> Cell {
 }
 
 /// Sees a write done to slot `k` of object cell `c` ([`Rows::mask`] has
-/// bit `k`): the row stays, grows or is emptied (module docs).
+/// bit `k`): each row holding `c` of whose links `k` is stays, grows or
+/// is emptied (module docs).
 ///
 /// # Safety
 /// `c` is a live object cell with a slot `k`, whose word is a value's.

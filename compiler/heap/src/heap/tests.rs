@@ -305,24 +305,24 @@ fn fresh_rows() {
 }
 
 fn row_bounds() -> Option<(usize, usize)> {
-    with(|h| h.rows.bounds())
+    with(|h| h.rows.bounds(0))
 }
 
 #[test]
 fn a_row_is_found_around_a_pair_and_spans_the_whole_tape() {
     fresh_rows();
     let t = tape(20);
-    assert_eq!(with(|h| h.rows.bounds()), None);
+    assert_eq!(row_bounds(), None);
     // A pair in the middle: the row reaches both ends.
-    assert_eq!(rows::establish(&t[7], &t[8], s("r")), rows::Found::Held);
+    assert_eq!(rows::establish(&t[7], &t[8], s("r")), rows::Found::Held(0));
     assert_eq!(row_bounds(), Some((t[0].address(), t[19].address())));
-    let shape = with(|h| h.rows.shape()).expect("fixed by the first pair");
+    let shape = with(|h| h.rows.shape(0)).expect("fixed by the first pair");
     assert_eq!(shape.stride, tape_layout().words() * 8);
     assert_eq!(tape_layout().fields()[shape.next as usize], s("r"));
     assert_eq!(tape_layout().fields()[shape.prev as usize], s("l"));
     // Found through `l` as well, from the other side of the pair.
     fresh_rows();
-    assert_eq!(rows::establish(&t[8], &t[7], s("l")), rows::Found::Held);
+    assert_eq!(rows::establish(&t[8], &t[7], s("l")), rows::Found::Held(0));
     assert_eq!(row_bounds(), Some((t[0].address(), t[19].address())));
 }
 
@@ -330,7 +330,7 @@ fn a_row_is_found_around_a_pair_and_spans_the_whole_tape() {
 fn a_write_that_breaks_a_link_empties_the_row_and_one_that_keeps_it_does_not() {
     fresh_rows();
     let t = tape(10);
-    assert_eq!(rows::establish(&t[0], &t[1], s("r")), rows::Found::Held);
+    assert_eq!(rows::establish(&t[0], &t[1], s("r")), rows::Found::Held(0));
     // The same links written again, and a value: the row stays.
     t[4].set(s("r"), Value::Object(t[5].clone())).unwrap();
     t[5].set(s("l"), Value::Object(t[4].clone())).unwrap();
@@ -345,9 +345,9 @@ fn a_write_that_breaks_a_link_empties_the_row_and_one_that_keeps_it_does_not() {
     assert_eq!(row_bounds(), None);
     assert_eq!(with(|h| h.row_stats()).emptied, 1);
     // Found again up to the turned link; put back, the row grows past it.
-    assert_eq!(rows::establish(&t[0], &t[1], s("r")), rows::Found::Held);
+    assert_eq!(rows::establish(&t[0], &t[1], s("r")), rows::Found::Held(0));
     assert_eq!(row_bounds(), Some((t[0].address(), t[4].address())));
-    assert_eq!(rows::establish(&t[6], &t[7], s("r")), rows::Found::Missed, "a second row");
+    assert_eq!(rows::establish(&t[6], &t[7], s("r")), rows::Found::Missed(1), "a second row");
     t[4].set(s("r"), Value::Object(t[5].clone())).unwrap();
     assert_eq!(row_bounds(), Some((t[0].address(), t[9].address())));
     // Through the runtime's word write as well.
@@ -360,7 +360,7 @@ fn a_write_that_breaks_a_link_empties_the_row_and_one_that_keeps_it_does_not() {
 fn a_row_grows_when_its_end_links_the_cell_made_next_to_it() {
     fresh_rows();
     let t = tape(5);
-    assert_eq!(rows::establish(&t[0], &t[1], s("r")), rows::Found::Held);
+    assert_eq!(rows::establish(&t[0], &t[1], s("r")), rows::Found::Held(0));
     // As a BF interpreter grows its tape: the new cell's links first, then
     // the end's.
     let n = Obj::new(99, s("cell"), tape_layout());
@@ -378,7 +378,7 @@ fn a_row_grows_when_its_end_links_the_cell_made_next_to_it() {
 fn a_collection_empties_the_row() {
     fresh_rows();
     let t = tape(6);
-    assert_eq!(rows::establish(&t[2], &t[3], s("r")), rows::Found::Held);
+    assert_eq!(rows::establish(&t[2], &t[3], s("r")), rows::Found::Held(0));
     collect();
     assert_eq!(row_bounds(), None);
     drop(t);
@@ -397,9 +397,30 @@ fn a_pair_of_another_class_or_not_side_by_side_is_no_row() {
     assert_eq!(row_bounds(), None);
     // Once the row's shape is fixed, a link of it the row does not hold
     // is a miss; one of another class is not.
-    assert_eq!(rows::establish(&t[0], &t[1], s("r")), rows::Found::Held);
+    assert_eq!(rows::establish(&t[0], &t[1], s("r")), rows::Found::Held(0));
     let apart = Obj::new(51, s("cell"), tape_layout());
-    assert_eq!(rows::establish(&t[3], &apart, s("r")), rows::Found::Missed);
+    assert_eq!(rows::establish(&t[3], &apart, s("r")), rows::Found::Missed(1));
     assert_eq!(rows::establish(&other, &t[3], s("l")), rows::Found::Other);
     assert_eq!(row_bounds(), Some((t[0].address(), t[3].address())));
+}
+
+#[test]
+fn rows_of_two_shapes_are_kept_apart() {
+    fresh_rows();
+    let t = tape(5);
+    // A chain of another class, made after the tape, linked both ways.
+    let u: Vec<Obj> = (0..4).map(|k| Obj::new(100 + k, s("node"), tape_layout())).collect();
+    for k in 0..4 {
+        u[k as usize]
+            .set(s("l"), if k > 0 { Value::Object(u[k as usize - 1].clone()) } else { Value::Int(0) })
+            .unwrap();
+        u[k as usize].set(s("r"), u.get(k as usize + 1).map_or(Value::Int(0), |o| Value::Object(o.clone()))).unwrap();
+    }
+    assert_eq!(rows::establish(&t[1], &t[2], s("r")), rows::Found::Held(0));
+    assert_eq!(rows::establish(&u[2], &u[1], s("l")), rows::Found::Held(1));
+    assert_eq!(with(|h| h.rows.bounds(1)), Some((u[0].address(), u[3].address())));
+    // A write breaking the second leaves the first.
+    u[1].set(s("r"), Value::Int(0)).unwrap();
+    assert_eq!(with(|h| h.rows.bounds(1)), None);
+    assert_eq!(row_bounds(), Some((t[0].address(), t[4].address())));
 }

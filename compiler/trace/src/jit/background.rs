@@ -821,7 +821,7 @@ done:
             into: None,
             fields: None,
             facts: Vec::new(),
-            row: None,
+            rows: Vec::new(),
         }))
     }
 

@@ -73,11 +73,11 @@ impl<'p> Jit<'p> {
             Source::Converted { function, .. } => optimizing::reads_fields(function),
             Source::Recorded { trace, .. } => trace_reads_fields(trace),
         };
-        let row = match &source {
-            Source::Recorded { trace, .. } => row_of(trace),
-            Source::Converted { .. } => None,
+        let rows = match &source {
+            Source::Recorded { trace, .. } => rows_of(trace),
+            Source::Converted { .. } => Vec::new(),
         };
-        StraightJob { source, recorded, into, fields: self.fields_for(reads), facts: Vec::new(), row }
+        StraightJob { source, recorded, into, fields: self.fields_for(reads), facts: Vec::new(), rows }
     }
 
     /// `trace`, recorded from `start` (and leaving at `end`, if it ends
@@ -161,8 +161,8 @@ impl<'p> Jit<'p> {
         let args =
             args.map(|a| a.iter().map(|v| if v.holds_objects() { Value::atom("object") } else { v.clone() }).collect());
         let fields = self.fields_for(reads > 0);
-        let row = row_of(&trace);
-        LoopJob { name, body, trace, start, names: names.to_vec(), looping, args, function, fields, row }
+        let rows = rows_of(&trace);
+        LoopJob { name, body, trace, start, names: names.to_vec(), looping, args, function, fields, rows }
     }
 
     /// Optimizes `job` here, on the running thread.
@@ -365,19 +365,27 @@ fn trace_reads_fields(trace: &crate::trace::Trace) -> bool {
     trace.ops.iter().any(|op| matches!(op, crate::trace::TraceOp::Get { .. }))
 }
 
-/// The shape of the heap's row, for a job of `trace`: where the row held
-/// every link the recording found laid out in a row, and it found one
-/// ([`crate::opt::row`]).
-pub(super) fn row_of(trace: &crate::trace::Trace) -> Option<crate::opt::row::RowShape> {
-    if trace.objects.offsets.is_empty() || trace.objects.row_misses > 0 {
-        return None;
+/// The shapes of the heap's rows a job of `trace` may assume: those
+/// that held every link of their shape the recording found laid out in a
+/// row ([`crate::opt::row`]), where it found one.
+pub(super) fn rows_of(trace: &crate::trace::Trace) -> Vec<crate::opt::row::RowShape> {
+    if trace.objects.offsets.is_empty() {
+        return Vec::new();
     }
-    let shape = flowc_lang::heap::with(|h| h.rows.shape())?;
-    let fields = shape.layout.fields();
-    Some(crate::opt::row::RowShape {
-        class: shape.class,
-        next: *fields.get(shape.next as usize)?,
-        prev: *fields.get(shape.prev as usize)?,
-        stride: shape.stride as i64,
+    flowc_lang::heap::with(|h| {
+        (0..flowc_lang::heap::rows::ROWS)
+            .filter(|&r| trace.objects.row_misses & 1 << r == 0)
+            .filter_map(|r| {
+                let shape = h.rows.shape(r)?;
+                let fields = shape.layout.fields();
+                Some(crate::opt::row::RowShape {
+                    class: shape.class,
+                    next: *fields.get(shape.next as usize)?,
+                    prev: *fields.get(shape.prev as usize)?,
+                    stride: shape.stride as i64,
+                    row: r as u8,
+                })
+            })
+            .collect()
     })
 }

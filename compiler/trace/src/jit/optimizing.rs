@@ -40,9 +40,9 @@ pub(super) struct LoopJob {
     pub function: Option<Symbol>,
     /// What the program stores in fields, when the trace reads one.
     pub fields: Option<Arc<ProgramFacts>>,
-    /// The heap's row, where it held every link the recording found laid
-    /// out in a row ([`opt::row`]).
-    pub row: Option<opt::row::RowShape>,
+    /// The heap's rows that held every link of their shape the recording
+    /// found laid out in a row ([`opt::row`]).
+    pub rows: Vec<opt::row::RowShape>,
 }
 
 /// What a straight trace (a bridge, an entry trace) starts from.
@@ -65,8 +65,8 @@ pub(super) struct StraightJob {
     /// What is known of its parameters, in order (any bound value where
     /// missing): a bridge's, what its exit knew ([`flowc_codegen::TraceExit::objects`]).
     pub facts: Vec<flowc_passes::lattice::Info>,
-    /// As [`LoopJob::row`].
-    pub row: Option<opt::row::RowShape>,
+    /// As [`LoopJob::rows`].
+    pub rows: Vec<opt::row::RowShape>,
 }
 
 /// Optimized pieces, compacted, ready for the code generator.
@@ -161,7 +161,7 @@ fn peel_order(peels: bool, links: usize) -> (opt::Peel, Option<opt::Peel>) {
 /// cannot define an entry for the loop.
 pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> {
     let started = Instant::now();
-    let LoopJob { name, body, trace, start, names, looping, args, function, fields, row } = job;
+    let LoopJob { name, body, trace, start, names, looping, args, function, fields, rows } = job;
     let anchor = trace.anchor;
     // Given to each piece only where it reads a field (the job carries
     // them when the recording read one; a read inside a `pure` call the
@@ -179,8 +179,12 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
     // The loop keeps assuming what the preamble speculates on.
     let assumed: Vec<(Symbol, i64, i64)> = checks.iter().map(|&(k, lo, hi)| (start.params[k], lo, hi)).collect();
     let jump = opt::Jump::Defines { anchor, function, names: &names, assumed: &assumed };
-    let options =
-        opt::Options { jump, fields: fields_for(&preamble), row, ..opt::Options::new(shared.remove_allocations) };
+    let options = opt::Options {
+        jump,
+        fields: fields_for(&preamble),
+        rows: &rows,
+        ..opt::Options::new(shared.remove_allocations)
+    };
     let optimized = opt::optimize_trace(&mut preamble, &shared.hints, &options);
     shared.inspect(&preamble, "optimization");
     let entry = optimized.entry?;
@@ -215,7 +219,7 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
             facts: &facts,
             peel,
             fields: fields_for(f),
-            row,
+            rows: &rows,
             ..opt::Options::new(shared.remove_allocations)
         };
         opt::optimize_trace(f, &shared.hints, &options);
@@ -286,7 +290,7 @@ pub(super) fn shape(f: &Function, kind: &Kind, recorded: usize) -> Shape {
 /// Optimizes straight trace `job` (see [`StraightJob`]).
 pub(super) fn optimize_straight(shared: &Shared, job: StraightJob) -> Optimized {
     let started = Instant::now();
-    let StraightJob { source, recorded, into, fields, facts, row } = job;
+    let StraightJob { source, recorded, into, fields, facts, rows } = job;
     let mut function = match source {
         Source::Converted { function, .. } => function,
         Source::Recorded { name, trace, start, end } => to_ir::convert(&shared.index, name, &trace, &start, &end),
@@ -297,7 +301,8 @@ pub(super) fn optimize_straight(shared: &Shared, job: StraightJob) -> Optimized 
         None => opt::Jump::Plain,
     };
     let fields = fields.as_deref().filter(|_| reads_fields(&function));
-    let options = opt::Options { jump, fields, facts: &facts, row, ..opt::Options::new(shared.remove_allocations) };
+    let options =
+        opt::Options { jump, fields, facts: &facts, rows: &rows, ..opt::Options::new(shared.remove_allocations) };
     let optimized = opt::optimize_trace(&mut function, &shared.hints, &options);
     shared.inspect(&function, "optimization");
     let (pieces, restarts) =

@@ -90,15 +90,15 @@ pub struct Options<'a> {
     pub peel: Peel,
     /// What the `jump_trace` that ends a straight trace passes.
     pub jump: Jump<'a>,
-    /// The shape of the heap's row, once it has one: walks along it get
-    /// a `guard_row` ([`row`]).
-    pub row: Option<row::RowShape>,
+    /// The shapes of the heap's rows the trace may assume: walks along
+    /// them get a `guard_row` ([`row`]).
+    pub rows: &'a [row::RowShape],
 }
 
 impl Options<'_> {
     /// Peeled loops, real values passed by jumps.
     pub fn new(remove_allocations: bool) -> Options<'static> {
-        Options { remove_allocations, facts: &[], fields: None, peel: Peel::Always, jump: Jump::Plain, row: None }
+        Options { remove_allocations, facts: &[], fields: None, peel: Peel::Always, jump: Jump::Plain, rows: &[] }
     }
 }
 
@@ -170,9 +170,7 @@ pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Op
         }
         _ => return Optimized::default(),
     };
-    if let Some(shape) = options.row {
-        row::guard_rows(f, shape);
-    }
+    row::guard_rows(f, options.rows);
     rows::keep_paying(f);
     stores::remove_dead(f, hints);
     let trace = std::mem::replace(f, Function::new(f.kind, f.name));

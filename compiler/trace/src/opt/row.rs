@@ -33,13 +33,16 @@ use flowc_lang::Symbol;
 /// link's check a load and a comparison.
 pub const ROW_MIN: usize = 3;
 
-/// The shape of the heap's row, as the optimizer writes it into guards.
+/// The shape of one of the heap's rows, as the optimizer writes it into
+/// guards.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RowShape {
     pub class: Symbol,
     pub next: Symbol,
     pub prev: Symbol,
     pub stride: i64,
+    /// Which of the heap's rows.
+    pub row: u8,
 }
 
 impl RowShape {
@@ -55,9 +58,14 @@ impl RowShape {
     }
 }
 
-/// Adds the `guard_row`s of `f`'s walks along the row of shape `shape`
-/// (module docs).
-pub fn guard_rows(f: &mut Function, shape: RowShape) {
+/// Adds the `guard_row`s of `f`'s walks along the rows of shapes
+/// `shapes` (module docs): a link read from a `get.object` whose
+/// `guard_link` says it is of a row's class, through one of that row's
+/// links.
+pub fn guard_rows(f: &mut Function, shapes: &[RowShape]) {
+    if shapes.is_empty() {
+        return;
+    }
     // Where a value lies: the base of the `guard_at` that made it and its
     // distance, else itself.
     let place = |f: &Function, o: &Operand| -> Option<(ValueId, i64)> {
@@ -71,42 +79,57 @@ pub fn guard_rows(f: &mut Function, shape: RowShape) {
     };
     for k in 0..f.layout.len() {
         let b = f.layout[k];
-        // Per base: the group's first `guard_at`, its span, and its size.
-        let mut open: Vec<(ValueId, InstId, i64, i64, usize)> = Vec::new();
-        let mut groups: Vec<(ValueId, InstId, i64, i64, usize)> = Vec::new();
+        // The classes `guard_link`s said links were.
+        let mut classes: Vec<(ValueId, Symbol)> = Vec::new();
+        // Per base and row: the group's first `guard_at`, its span, and
+        // its size.
+        let mut open: Vec<(ValueId, usize, InstId, i64, i64, usize)> = Vec::new();
+        let mut groups: Vec<(ValueId, usize, InstId, i64, i64, usize)> = Vec::new();
         for &i in &f.blocks[b].insts {
             match &f.insts[i].kind {
-                InstKind::Set { field, .. } if shape.step(*field).is_some() => groups.append(&mut open),
+                InstKind::Set { field, .. } if shapes.iter().any(|s| s.step(*field).is_some()) => {
+                    groups.append(&mut open)
+                }
                 InstKind::Call { .. } | InstKind::New(_) => groups.append(&mut open),
+                InstKind::Guard { kind: GuardKind::Link(Operand::Value(v), c), .. } => classes.push((*v, *c)),
                 InstKind::Guard { kind: GuardKind::At(Operand::Value(link), Operand::Value(base), d), .. } => {
                     let ValueDef::Inst(g) = f.values[*link].def else { continue };
                     let InstKind::Get { obj, field, proven: true } = &f.insts[g].kind else { continue };
-                    let (Some(step), Some((x, dx))) = (shape.step(*field), place(f, obj)) else { continue };
+                    let Some(&(_, class)) = classes.iter().rev().find(|(v, _)| v == link) else { continue };
+                    let Some((r, step)) = shapes
+                        .iter()
+                        .enumerate()
+                        .find_map(|(r, s)| Some((r, s.step(*field).filter(|_| s.class == class)?)))
+                    else {
+                        continue;
+                    };
+                    let Some((x, dx)) = place(f, obj) else { continue };
                     if x != *base || dx + step != *d || i32::try_from(*d).is_err() || i32::try_from(dx).is_err() {
                         continue;
                     }
-                    match open.iter_mut().find(|g| g.0 == *base) {
+                    match open.iter_mut().find(|g| g.0 == *base && g.1 == r) {
                         Some(g) => {
-                            g.2 = g.2.min(dx).min(*d);
-                            g.3 = g.3.max(dx).max(*d);
-                            g.4 += 1;
+                            g.3 = g.3.min(dx).min(*d);
+                            g.4 = g.4.max(dx).max(*d);
+                            g.5 += 1;
                         }
                         // The span holds the base too: an object within
                         // the row is one of its objects, which an address
                         // computed from it need not be.
-                        None => open.push((*base, i, dx.min(*d).min(0), dx.max(*d).max(0), 1)),
+                        None => open.push((*base, r, i, dx.min(*d).min(0), dx.max(*d).max(0), 1)),
                     }
                 }
                 _ => {}
             }
         }
         groups.append(&mut open);
-        for (base, first, lo, hi, n) in groups {
+        for (base, r, first, lo, hi, n) in groups {
             if n < ROW_MIN {
                 continue;
             }
+            let s = shapes[r];
             let InstKind::Guard { resume, label, .. } = f.insts[first].kind else { unreachable!("a guard_at") };
-            let span = RowSpan { lo, hi, class: shape.class, next: shape.next, prev: shape.prev, stride: shape.stride };
+            let span = RowSpan { lo, hi, class: s.class, next: s.next, prev: s.prev, stride: s.stride, row: s.row };
             let kind = InstKind::Guard { kind: GuardKind::Row(Operand::Value(base), span), resume, label };
             let at = f.blocks[b].insts.iter().position(|&x| x == first).expect("in its block");
             let g = f.insts.alloc(flowc_ir::InstData { kind, result: None });
@@ -138,14 +161,14 @@ mod tests {
 
     fn shape() -> RowShape {
         let s = Symbol::intern;
-        RowShape { class: s("cell"), next: s("r"), prev: s("l"), stride: 56 }
+        RowShape { class: s("cell"), next: s("r"), prev: s("l"), stride: 56, row: 0 }
     }
 
     /// `guard_rows` on the first function of `text`, then the IR checker.
     fn check(text: &str, expected: Expect) {
         let mut m = flowc_ir::parse::module("trace", text).unwrap();
         let f = &mut m.functions[0];
-        super::guard_rows(f, shape());
+        super::guard_rows(f, &[shape()]);
         if let Err(vs) = flowc_ir_checker::check(f) {
             panic!("{vs:?}\n{}", flowc_ir::print::function(f));
         }
@@ -190,7 +213,7 @@ resume r2 {
                 b0:
                     v1:r = get.object v0, r
                     guard_link v1, cell, r0 else grow
-                    guard_row v0, 0, 168, cell, r, l, 56, r1 else right
+                    guard_row v0, 0, 168, cell, r, l, 56, row 0, r1 else right
                     v2:r = guard_at v1, v0, 56, r1 else right
                     v3:r = get.object v2, r
                     guard_link v3, cell, r0 else grow

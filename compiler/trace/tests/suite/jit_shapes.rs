@@ -272,7 +272,7 @@ fn links_that_come_back_are_assumed_and_checked() {
             v10:r = guard_at v9, v6, 56, r1 else right1
             v11:r = get.object v10, r
             guard_link v11, cell, r2 else count
-            guard_row v6, 0, 112, cell, r, l, 56, r3 else right2
+            guard_row v6, 0, 112, cell, r, l, 56, row 0, r3 else right2
             v12:r = guard_at v11, v6, 112, r3 else right2
             v13:v = get.object v12, v
             v14:v = add.int v13, 1
