@@ -841,7 +841,8 @@ fn fused_returns(f: &Function, reads: &WordReads) -> Vec<flowc_ir::InstId> {
 /// ([`fused_returns`]: the link compared with an object) whose object and
 /// link both lie in the span of a `guard_row` on their walk's base, the
 /// link the row's one from that object; and lone `guard_at`s of such a
-/// link read before. Listed by the first instruction (the `get.object`,
+/// link read before in the block, with no such instruction since.
+/// Listed by the first instruction (the `get.object`,
 /// or the `guard_at`), sorted. A `set` of a link field, a call or a `new`
 /// ends what the guards before it vouch for.
 fn row_covered(f: &Function) -> Vec<flowc_ir::InstId> {
@@ -867,6 +868,9 @@ fn row_covered(f: &Function) -> Vec<flowc_ir::InstId> {
     for &b in &f.layout {
         let insts = &f.blocks[b].insts;
         let mut rows: Vec<(ValueId, flowc_ir::RowSpan)> = Vec::new();
+        // The links read in the block since the last `set`, call or
+        // `new` (what the guards after them vouch for).
+        let mut fresh: Vec<ValueId> = Vec::new();
         // Whether some row's span holds the link `field` of `obj` leading
         // to `to`, the row's class `class`.
         let vouched = |rows: &[(ValueId, flowc_ir::RowSpan)], obj: &Operand, field: Symbol, to: &Operand, class| {
@@ -885,11 +889,21 @@ fn row_covered(f: &Function) -> Vec<flowc_ir::InstId> {
                 {
                     rows.push((*o, *span))
                 }
-                InstKind::Set { field, .. } if rows.iter().any(|(_, s)| *field == s.next || *field == s.prev) => {
-                    rows.clear()
+                // Any `set` ends what a link read before it says (no row
+                // may name its field yet); a link's ends the rows' too.
+                InstKind::Set { field, .. } => {
+                    fresh.clear();
+                    if rows.iter().any(|(_, s)| *field == s.next || *field == s.prev) {
+                        rows.clear();
+                    }
                 }
-                InstKind::Call { .. } | InstKind::New(_) => rows.clear(),
-                InstKind::Get { obj, field, proven: true } if !rows.is_empty() => {
+                InstKind::Call { .. } | InstKind::New(_) => {
+                    rows.clear();
+                    fresh.clear();
+                }
+                InstKind::Get { proven: true, .. } if rows.is_empty() => fresh.extend(f.insts[i].result),
+                InstKind::Get { obj, field, proven: true } => {
+                    fresh.extend(f.insts[i].result);
                     let (Some(v), Some(&g), Some(&t)) = (f.insts[i].result, insts.get(k + 1), insts.get(k + 2)) else {
                         continue;
                     };
@@ -918,6 +932,9 @@ fn row_covered(f: &Function) -> Vec<flowc_ir::InstId> {
                 }
                 InstKind::Guard { kind: GuardKind::At(link, ..), .. } if !rows.is_empty() => {
                     let (Some(r), Some((obj, field))) = (f.insts[i].result, get_of(link)) else { continue };
+                    if !link.as_value().is_some_and(|v| fresh.contains(&v)) {
+                        continue;
+                    }
                     // The link's class guard came before, as code ran it.
                     let class = rows.iter().map(|(_, s)| s.class).next().expect("a row");
                     if vouched(&rows, &obj, field, &Operand::Value(r), class) {
@@ -2257,10 +2274,12 @@ impl Emit<'_, '_, '_> {
             // runtime's `set` shows the row the write.
             let scratch = if base == RDX { RSI } else { RDX };
             let slot = (slot_offset - cell::SLOTS as i32) / 8;
-            self.a.load(scratch, RBX, offsets::HEAP);
-            self.a.load(scratch, scratch, flowc_lang::heap::rows_offset() as i32 + flowc_lang::heap::rows::MASK);
-            self.a.test_imm(scratch, 1 << slot);
-            self.a.jcc(Cond::NotEqual, slow);
+            if slot < flowc_lang::heap::rows::MASK_SLOTS as i32 {
+                self.a.load(scratch, RBX, offsets::HEAP);
+                self.a.load(scratch, scratch, flowc_lang::heap::rows_offset() as i32 + flowc_lang::heap::rows::MASK);
+                self.a.test_imm(scratch, 1 << slot);
+                self.a.jcc(Cond::NotEqual, slow);
+            }
         }
         self.a.store(base, offset, RCX);
         self.bind_back(back);
@@ -3188,6 +3207,49 @@ resume r2 {
             v5:l = get.object v4, l
             v7:r = get.object v4, r
             v8:r = guard_at v7, v0, 168, r1 else right
+        "#]]
+        .assert_eq(&out);
+    }
+
+    /// A link read before a `set` of a link field is not vouched for by a
+    /// `guard_row` after it: the set may have changed the row (it stays
+    /// one only as far as the heap saw), and the link read is not what
+    /// the row now says.
+    #[test]
+    fn a_guard_row_does_not_cover_a_link_read_before_a_link_was_written() {
+        let text = "trace 't'(v0:tape, v9:x) {
+b0:
+    v1:r = get.object v0, r
+    guard_link v1, cell, r0 else grow
+    set.object v0, r, v9
+    guard_row v0, 0, 112, cell, r, l, 56, row 0, r1 else right
+    v2:r = guard_at v1, v0, 56, r1 else right
+    v3:r = get.object v2, r
+    guard_link v3, cell, r0 else grow
+    v4:r = guard_at v3, v0, 112, r1 else right
+    exit r2 to out
+resume r0 {
+    frame [tape = v0]
+}
+resume r1 {
+    frame [r = v1]
+}
+resume r2 {
+    frame [tape = v4]
+}
+}
+";
+        let m = flowc_ir::parse::module("trace", text).unwrap();
+        let f = &m.functions[0];
+        let mut out = String::new();
+        for i in super::row_covered(f) {
+            flowc_ir::print::inst(&mut out, f, i);
+            out.push('\n');
+        }
+        // Only the link read after the guard.
+        expect_test::expect![[r#"
+            v3:r = get.object v2, r
+            v4:r = guard_at v3, v0, 112, r1 else right
         "#]]
         .assert_eq(&out);
     }

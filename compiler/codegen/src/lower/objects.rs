@@ -86,9 +86,10 @@ impl ObjectInfo {
 
 /// The fields of `functions` (every function that may run) that may
 /// hold an object: those some `set` writes a value that may be one —
-/// a parameter, a `get`'s result, a call's, a `new`'s, or a phi or
-/// `check_bound` of one — where no operation's result or constant is
-/// (objects have no literals, and no operation makes one). Sorted.
+/// a parameter, a `get`'s result, a call's, a `new`'s, a list's element,
+/// an unknown operation's, or a phi, `check_bound` or `same` of one —
+/// where no other operation's result or constant is (objects have no
+/// literals, and no operation makes one). Sorted.
 pub fn fields_holding_objects<'f>(functions: impl IntoIterator<Item = &'f flowc_ir::Function>) -> Vec<Symbol> {
     use flowc_ir::{InstKind, Operand, ValueDef};
     let mut out = Vec::new();
@@ -109,7 +110,15 @@ pub fn fields_holding_objects<'f>(functions: impl IntoIterator<Item = &'f flowc_
                 let now = match data.def {
                     ValueDef::Param(_) | ValueDef::Detached => true,
                     ValueDef::Inst(i) => match &f.insts[i].kind {
-                        InstKind::Op { .. } | InstKind::Unbound(_) | InstKind::Iterations(_) => false,
+                        // `same` passes its operand on, and a list's
+                        // element may be anything (no program builds a
+                        // list of objects, but IR text may).
+                        InstKind::Op { op: flowc_lang::ast::Operator::Known(op), args, .. } => match op {
+                            flowc_lang::ops::Op::Same => args.first().is_some_and(obj),
+                            flowc_lang::ops::Op::ReadList => true,
+                            _ => false,
+                        },
+                        InstKind::Unbound(_) | InstKind::Iterations(_) => false,
                         InstKind::Phi(inputs) => inputs.iter().any(|(_, o)| obj(o)),
                         InstKind::CheckBound(o) => obj(o),
                         _ => true,

@@ -56,6 +56,11 @@ pub const ROWS: usize = 4;
 /// Byte offset in [`Rows`] of the mask compiled code tests.
 pub const MASK: i32 = 0;
 
+/// The slots a row's links may lie in: those whose bit in the mask a
+/// 32-bit immediate tests (a program of more fields finds no row linked
+/// through the others).
+pub const MASK_SLOTS: u32 = 31;
+
 /// Byte offset in [`Rows`] of row `k`'s first object's address.
 pub const fn lo(k: usize) -> i32 {
     8 + 16 * k as i32
@@ -256,7 +261,10 @@ impl super::Heap {
     fn rows_establish(&mut self, from: &Obj, link: &Obj, field: Symbol) -> Found {
         let layout = from.layout();
         if self.rows.shapes.iter().flatten().any(|s| !std::ptr::eq(s.layout, layout)) {
-            self.rows.reset();
+            // Another program's rows (a run forgets them when it starts,
+            // `Rows::reset`): a row's number keeps its shape while code
+            // that checks it may run.
+            return Found::Other;
         }
         let Some(k) = layout.slot(field).map(|k| k as u32) else { return Found::Other };
         // The rows whose class and links the pair's are.
@@ -276,6 +284,10 @@ impl super::Heap {
         });
         let Some(back) = back else { return missed };
         let (next, prev, first) = if b > a { (k, back, a) } else { (back, k, b) };
+        if next >= MASK_SLOTS || prev >= MASK_SLOTS {
+            // Compiled code tests a slot's bit with a 32-bit immediate.
+            return missed;
+        }
         let shape = Shape { layout, class: from.class(), next, prev, stride };
         let r = match self.rows.shapes.iter().position(|s| s.is_some_and(|s| s.same(&shape))) {
             Some(r) => r,

@@ -424,3 +424,32 @@ fn rows_of_two_shapes_are_kept_apart() {
     assert_eq!(with(|h| h.rows.bounds(1)), None);
     assert_eq!(row_bounds(), Some((t[0].address(), t[4].address())));
 }
+
+#[test]
+fn a_row_grows_down_when_its_first_cell_links_the_cell_before_it() {
+    fresh_rows();
+    // Made first, linked last: the cell before the row.
+    let before = Obj::new(90, s("cell"), tape_layout());
+    let t = tape(4);
+    assert_eq!(rows::establish(&t[0], &t[1], s("r")), rows::Found::Held(0));
+    assert_eq!(before.offset_from(&t[0]), Some(-(tape_layout().words() as i64 * 8)));
+    before.set(s("r"), Value::Object(t[0].clone())).unwrap();
+    assert_eq!(row_bounds(), Some((t[0].address(), t[3].address())));
+    t[0].set(s("l"), Value::Object(before.clone())).unwrap();
+    assert_eq!(row_bounds(), Some((before.address(), t[3].address())));
+}
+
+#[test]
+fn no_row_is_linked_through_slots_past_the_masks_reach() {
+    fresh_rows();
+    // Thirty-two fields sort before the links: they lie in slots 32, 33.
+    let fields: Vec<Symbol> = (0..32).map(|k| s(&format!("a{k:02}"))).chain([s("x_l"), s("x_r")]).collect();
+    let layout = Layout::of(fields);
+    assert!(layout.slot(s("x_l")).unwrap() >= rows::MASK_SLOTS as usize);
+    let a = Obj::new(1, s("cell"), layout);
+    let b = Obj::new(2, s("cell"), layout);
+    a.set(s("x_r"), Value::Object(b.clone())).unwrap();
+    b.set(s("x_l"), Value::Object(a.clone())).unwrap();
+    assert_ne!(rows::establish(&a, &b, s("x_r")), rows::Found::Held(0));
+    assert_eq!(with(|h| h.rows.mask), 0);
+}

@@ -79,7 +79,9 @@ pub fn guard_rows(f: &mut Function, shapes: &[RowShape]) {
     };
     for k in 0..f.layout.len() {
         let b = f.layout[k];
-        // The classes `guard_link`s said links were.
+        // The classes `guard_link`s said links were, since the last
+        // instruction that may write a link (one read before it is not
+        // what the row says after it).
         let mut classes: Vec<(ValueId, Symbol)> = Vec::new();
         // Per base and row: the group's first `guard_at`, its span, and
         // its size.
@@ -88,9 +90,13 @@ pub fn guard_rows(f: &mut Function, shapes: &[RowShape]) {
         for &i in &f.blocks[b].insts {
             match &f.insts[i].kind {
                 InstKind::Set { field, .. } if shapes.iter().any(|s| s.step(*field).is_some()) => {
-                    groups.append(&mut open)
+                    groups.append(&mut open);
+                    classes.clear();
                 }
-                InstKind::Call { .. } | InstKind::New(_) => groups.append(&mut open),
+                InstKind::Call { .. } | InstKind::New(_) => {
+                    groups.append(&mut open);
+                    classes.clear();
+                }
                 InstKind::Guard { kind: GuardKind::Link(Operand::Value(v), c), .. } => classes.push((*v, *c)),
                 InstKind::Guard { kind: GuardKind::At(Operand::Value(link), Operand::Value(base), d), .. } => {
                     let ValueDef::Inst(g) = f.values[*link].def else { continue };
