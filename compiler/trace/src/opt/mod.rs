@@ -170,8 +170,8 @@ pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Op
         }
         _ => return Optimized::default(),
     };
-    row::guard_rows(f, options.rows);
-    rows::keep_paying(f);
+    let vouched = row::guard_rows(f, options.rows);
+    rows::keep_paying(f, &vouched);
     stores::remove_dead(f, hints);
     let trace = std::mem::replace(f, Function::new(f.kind, f.name));
     let mut module = Module { pure: hints.pure.clone(), immutable: hints.immutable.clone(), functions: vec![trace] };

@@ -61,10 +61,12 @@ impl RowShape {
 /// Adds the `guard_row`s of `f`'s walks along the rows of shapes
 /// `shapes` (module docs): a link read from a `get.object` whose
 /// `guard_link` says it is of a row's class, through one of that row's
-/// links.
-pub fn guard_rows(f: &mut Function, shapes: &[RowShape]) {
+/// links. The `guard_at`s of the groups that got a guard, which code
+/// need not check (sorted).
+pub fn guard_rows(f: &mut Function, shapes: &[RowShape]) -> Vec<InstId> {
+    let mut vouched = Vec::new();
     if shapes.is_empty() {
-        return;
+        return vouched;
     }
     // Where a value lies: the base of the `guard_at` that made it and its
     // distance, else itself.
@@ -83,10 +85,10 @@ pub fn guard_rows(f: &mut Function, shapes: &[RowShape]) {
         // instruction that may write a link (one read before it is not
         // what the row says after it).
         let mut classes: Vec<(ValueId, Symbol)> = Vec::new();
-        // Per base and row: the group's first `guard_at`, its span, and
-        // its size.
-        let mut open: Vec<(ValueId, usize, InstId, i64, i64, usize)> = Vec::new();
-        let mut groups: Vec<(ValueId, usize, InstId, i64, i64, usize)> = Vec::new();
+        // Per base and row: the group's `guard_at`s (the first first), and
+        // its span.
+        let mut open: Vec<(ValueId, usize, Vec<InstId>, i64, i64)> = Vec::new();
+        let mut groups: Vec<(ValueId, usize, Vec<InstId>, i64, i64)> = Vec::new();
         for &i in &f.blocks[b].insts {
             match &f.insts[i].kind {
                 InstKind::Set { field, .. } if shapes.iter().any(|s| s.step(*field).is_some()) => {
@@ -115,24 +117,26 @@ pub fn guard_rows(f: &mut Function, shapes: &[RowShape]) {
                     }
                     match open.iter_mut().find(|g| g.0 == *base && g.1 == r) {
                         Some(g) => {
+                            g.2.push(i);
                             g.3 = g.3.min(dx).min(*d);
                             g.4 = g.4.max(dx).max(*d);
-                            g.5 += 1;
                         }
                         // The span holds the base too: an object within
                         // the row is one of its objects, which an address
                         // computed from it need not be.
-                        None => open.push((*base, r, i, dx.min(*d).min(0), dx.max(*d).max(0), 1)),
+                        None => open.push((*base, r, vec![i], dx.min(*d).min(0), dx.max(*d).max(0))),
                     }
                 }
                 _ => {}
             }
         }
         groups.append(&mut open);
-        for (base, r, first, lo, hi, n) in groups {
-            if n < ROW_MIN {
+        for (base, r, ats, lo, hi) in groups {
+            if ats.len() < ROW_MIN {
                 continue;
             }
+            let first = ats[0];
+            vouched.extend(ats);
             let s = shapes[r];
             let InstKind::Guard { resume, label, .. } = f.insts[first].kind else { unreachable!("a guard_at") };
             let span = RowSpan { lo, hi, class: s.class, next: s.next, prev: s.prev, stride: s.stride, row: s.row };
@@ -145,17 +149,8 @@ pub fn guard_rows(f: &mut Function, shapes: &[RowShape]) {
             f.blocks[b].insts.insert(at, g);
         }
     }
-}
-
-/// The bases `f`'s `guard_row`s vouch for walks from: their `guard_at`s
-/// stay ([`super::rows::keep_paying`]), each costing code an addition.
-pub fn bases(f: &Function) -> Vec<Operand> {
-    f.all_insts()
-        .filter_map(|(_, i)| match &f.insts[i].kind {
-            InstKind::Guard { kind: GuardKind::Row(o, _), .. } => Some(o.clone()),
-            _ => None,
-        })
-        .collect()
+    vouched.sort_unstable();
+    vouched
 }
 
 #[cfg(test)]
@@ -174,7 +169,8 @@ mod tests {
     fn check(text: &str, expected: Expect) {
         let mut m = flowc_ir::parse::module("trace", text).unwrap();
         let f = &mut m.functions[0];
-        super::guard_rows(f, &[shape()]);
+        let vouched = super::guard_rows(f, &[shape()]);
+        assert!(vouched.iter().all(|&i| matches!(f.insts[i].kind, flowc_ir::InstKind::Guard { .. })));
         if let Err(vs) = flowc_ir_checker::check(f) {
             panic!("{vs:?}\n{}", flowc_ir::print::function(f));
         }

@@ -49,22 +49,22 @@ use super::loop_block;
 pub const STRAIGHT_ROW: usize = 8;
 
 /// Drops the `guard_at`s of `f` that neither carry an object round its
-/// loop nor walk a long way in straight code (module docs). The walk
-/// counts every `guard_at` from the start of its walk (its base is no
-/// other's result).
-pub fn keep_paying(f: &mut Function) {
-    let mut kept = match loop_block(f) {
+/// loop nor walk a long way in straight code (module docs), but those a
+/// `guard_row` vouches for (`vouched`, sorted: code checks none of them,
+/// [`super::row`]). The walk counts every `guard_at` from the start of
+/// its walk (its base is no other's result).
+pub fn keep_paying(f: &mut Function, vouched: &[InstId]) {
+    let kept = match loop_block(f) {
         Some(lp) => carried(f, lp),
         None => long_walks(f),
     };
-    // Those of a walk a `guard_row` vouches for cost code no load.
-    kept.extend(super::row::bases(f));
     let mut subst = Substitution::new(f);
     let (layout, blocks, insts) = (&f.layout, &mut f.blocks, &f.insts);
     for &b in layout {
         blocks[b].insts.retain(|i| match (&insts[*i].kind, insts[*i].result) {
+            // Those of a walk a `guard_row` vouches for cost code nothing.
             (InstKind::Guard { kind: GuardKind::At(link, base, delta), .. }, Some(r))
-                if *delta != 0 && !kept.contains(base) =>
+                if *delta != 0 && !kept.contains(base) && vouched.binary_search(i).is_err() =>
             {
                 subst.set(r, link.clone());
                 false
@@ -229,7 +229,7 @@ mod tests {
     fn check(text: &str, expected: Expect) {
         let mut m = flowc_ir::parse::module("trace", text).unwrap();
         let f = &mut m.functions[0];
-        super::keep_paying(f);
+        super::keep_paying(f, &[]);
         expected.assert_eq(&flowc_ir::print::function(f));
     }
 

@@ -264,30 +264,29 @@ fn links_that_come_back_are_assumed_and_checked() {
 
         b1 walk:
             v6:p = phi [b0: v5, b1: v1]
-            v7:n = phi [b0: v0, b1: v21]
+            v7:n = phi [b0: v0, b1: v20]
             v8:at = eq v7, v4
             guard_false v8, r0 else turn
             v9:r = get v6, r
             guard_link v9, cell, r0 else out2
-            v10:r = guard_at v9, v6, 56, r1 else right1
-            v11:r = get.object v10, r
-            guard_link v11, cell, r2 else count
-            guard_row v6, 0, 112, cell, r, l, 56, row 0, r3 else right2
-            v12:r = guard_at v11, v6, 112, r3 else right2
-            v13:v = get.object v12, v
-            v14:v = add.int v13, 1
-            set.object v12, v, v14
-            v15:l = get.object v12, l
-            guard_link v15, cell, r4 else back2
-            v16:l = guard_at v15, v6, 56, r5 else left1
-            v17:l = get.object v16, l
-            guard_link v17, cell, r6 else next
-            v18:l = guard_at v17, v6, 0, r7 else left2
-            v19:w = get.object v6, v
-            v20:w = add.int v19, 1
-            set.object v6, v, v20
-            v21:n = sub.word v7, 1
-            guard_true v21, r8 else done
+            v10:r = get.object v9, r
+            guard_link v10, cell, r1 else count
+            guard_row v6, 0, 112, cell, r, l, 56, row 0, r2 else right2
+            v11:r = guard_at v10, v6, 112, r2 else right2
+            v12:v = get.object v11, v
+            v13:v = add.int v12, 1
+            set.object v11, v, v13
+            v14:l = get.object v11, l
+            guard_link v14, cell, r3 else back2
+            v15:l = guard_at v14, v6, 56, r4 else left1
+            v16:l = get.object v15, l
+            guard_link v16, cell, r5 else next
+            v17:l = guard_at v16, v6, 0, r6 else left2
+            v18:w = get.object v6, v
+            v19:w = add.int v18, 1
+            set.object v6, v, v19
+            v20:n = sub.word v7, 1
+            guard_true v20, r7 else done
             jump b1"#]]
     .assert_eq(loop_part(&r.traces));
 }
