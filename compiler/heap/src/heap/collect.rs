@@ -70,9 +70,6 @@ impl Heap {
             return;
         }
         self.collecting = true;
-        // The cells of a row that dies may be handed out again
-        // (`rows`, "Keeping it").
-        self.rows.empty_all();
         let started = Instant::now();
         // What the bump runs did not use is free cells already; the sweep
         // finds them again.
@@ -110,6 +107,16 @@ impl Heap {
                 roots(data, &mut marker);
             }
             marker.drain();
+            // The cells of a row that dies may be handed out again
+            // (`rows`, "Keeping it"): each row object keeps the others
+            // through its links, so its first one's mark is the row's.
+            for r in 0..super::rows::ROWS {
+                if let Some((lo, _)) = self.rows.bounds(r) {
+                    if cell::meta(lo as Cell) & MARK == 0 {
+                        self.rows.empty(r);
+                    }
+                }
+            }
             let live = self.sweep();
             self.stats.live_bytes = live as u64;
             self.threshold = live.max(MIN_THRESHOLD);

@@ -28,8 +28,10 @@
 //! for an object within the row). A write that keeps the links, or sets
 //! the link of an end to the next cell laid out past it (the tape growing
 //! by one: it *extends* the row), keeps the row; any other write to a
-//! link of a row object empties it. A collection empties it as well, so
-//! that the cells of a row that died are never taken for it once reused.
+//! link of a row object empties it. A collection empties a row that died
+//! (its objects keep one another alive through their links, so its first
+//! object's mark is the row's), so that its cells are never taken for it
+//! once handed out again; a live row stays.
 //! An empty row fails every `guard_row`, whose exits go on as the program
 //! does; a later recording finds the row again ([`establish`]).
 //!

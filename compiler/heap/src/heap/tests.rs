@@ -375,13 +375,19 @@ fn a_row_grows_when_its_end_links_the_cell_made_next_to_it() {
 }
 
 #[test]
-fn a_collection_empties_the_row() {
+fn a_collection_keeps_a_live_row_and_empties_a_dead_one() {
     fresh_rows();
     let t = tape(6);
     assert_eq!(rows::establish(&t[2], &t[3], s("r")), rows::Found::Held(0));
+    // One cell held keeps the whole row alive through its links.
+    let kept = t[4].clone();
+    drop(t);
+    collect();
+    assert!(row_bounds().is_some());
+    drop(kept);
     collect();
     assert_eq!(row_bounds(), None);
-    drop(t);
+    assert_eq!(with(|h| h.row_stats()).emptied, 1);
 }
 
 #[test]
