@@ -160,6 +160,27 @@ impl Rows {
         self.bounds[k] = EMPTY;
     }
 
+    /// Grows row `r` of shape `shape` past either end while the cell laid
+    /// out there pairs with it.
+    ///
+    /// # Safety
+    /// Row `r` is not empty, its objects live cells of the shape's layout.
+    unsafe fn grow(&mut self, r: usize, shape: Shape) {
+        let layout = shape.layout as *const _ as u64;
+        // SAFETY: the caller's contract; `linked` and `before` return
+        // live object cells of the layout only.
+        unsafe {
+            while let Some(n) = linked(self.bounds[r].hi as Cell, shape, layout) {
+                self.bounds[r].hi = n as usize;
+                self.stats.extended += 1;
+            }
+            while let Some(p) = before(self.bounds[r].lo as Cell, shape, layout) {
+                self.bounds[r].lo = p as usize;
+                self.stats.extended += 1;
+            }
+        }
+    }
+
     /// Empties every row.
     pub fn empty_all(&mut self) {
         (0..ROWS).for_each(|k| self.empty(k));
@@ -346,6 +367,17 @@ impl super::Heap {
             let rows = &mut self.rows;
             let Some(shape) = rows.shapes[r].filter(|s| s.links(k)) else { continue };
             if !rows.contains(r, c as usize) {
+                // A cell laid out past an end, whose link back was the
+                // write the row waited for (its end's link came first).
+                let Some((lo, hi)) = rows.bounds(r) else { continue };
+                let past = (k == shape.prev && c as usize == hi + shape.stride)
+                    || (k == shape.next && c as usize + shape.stride == lo);
+                if past {
+                    // SAFETY: `hi` and `lo` are live row objects, of the
+                    // shape's layout; `linked` and `before` read live
+                    // cells only (and check the cell they find).
+                    unsafe { rows.grow(r, shape) };
+                }
                 continue;
             }
             let Bounds { lo, hi } = rows.bounds[r];
@@ -353,7 +385,6 @@ impl super::Heap {
             // (module docs), of the shape's layout; `linked` and `before`
             // read live cells only.
             unsafe {
-                let layout = cell::raw_at(c, LAYOUT);
                 let w = slot(c, k);
                 let keeps = if k == shape.next {
                     c as usize == hi || w.bits() == c as u64 + shape.stride as u64
@@ -365,16 +396,8 @@ impl super::Heap {
                     continue;
                 }
                 // An end set to the next cell laid out past it: the row grows.
-                if k == shape.next && c as usize == hi {
-                    while let Some(n) = linked(rows.bounds[r].hi as Cell, shape, layout) {
-                        rows.bounds[r].hi = n as usize;
-                        rows.stats.extended += 1;
-                    }
-                } else if k == shape.prev && c as usize == lo {
-                    while let Some(p) = before(rows.bounds[r].lo as Cell, shape, layout) {
-                        rows.bounds[r].lo = p as usize;
-                        rows.stats.extended += 1;
-                    }
+                if (k == shape.next && c as usize == hi) || (k == shape.prev && c as usize == lo) {
+                    rows.grow(r, shape);
                 }
             }
         }

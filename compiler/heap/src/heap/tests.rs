@@ -459,3 +459,16 @@ fn no_row_is_linked_through_slots_past_the_masks_reach() {
     assert_ne!(rows::establish(&a, &b, s("x_r")), rows::Found::Held(0));
     assert_eq!(with(|h| h.rows.mask), 0);
 }
+
+#[test]
+fn a_row_grows_when_a_new_cell_links_back_after_the_end_linked_it() {
+    fresh_rows();
+    let t = tape(3);
+    assert_eq!(rows::establish(&t[0], &t[1], s("r")), rows::Found::Held(0));
+    // The end's link first, the new cell's link back after it.
+    let n = Obj::new(99, s("cell"), tape_layout());
+    t[2].set(s("r"), Value::Object(n.clone())).unwrap();
+    assert_eq!(row_bounds(), Some((t[0].address(), t[2].address())));
+    n.set(s("l"), Value::Object(t[2].clone())).unwrap();
+    assert_eq!(row_bounds(), Some((t[0].address(), n.address())));
+}
