@@ -250,6 +250,19 @@ impl Function {
         data.phis.iter().chain(data.insts.iter()).copied()
     }
 
+    /// Where value `o` lies on a walk along links laid out in a row: the
+    /// base of the `guard_at` that made it and its distance in bytes,
+    /// else `o` itself at 0 (`None` for a constant).
+    pub fn walk_place(&self, o: &Operand) -> Option<(ValueId, i64)> {
+        let v = o.as_value()?;
+        if let ValueDef::Inst(i) = self.values[v].def {
+            if let InstKind::Guard { kind: GuardKind::At(_, Operand::Value(b), d), .. } = &self.insts[i].kind {
+                return Some((*b, *d));
+            }
+        }
+        Some((v, 0))
+    }
+
     /// All linked instructions, block by block in layout order.
     pub fn all_insts(&self) -> impl Iterator<Item = (BlockId, InstId)> + '_ {
         self.layout.iter().flat_map(move |&b| self.block_insts(b).map(move |i| (b, i)))

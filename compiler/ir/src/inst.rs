@@ -142,6 +142,20 @@ impl RowSpan {
     }
 }
 
+impl InstKind {
+    /// Whether the instruction may write a link of a row whose link
+    /// fields `is_link` names (what a `guard_row` before it vouched for
+    /// may not hold after it): a `set` of such a field, a call (which
+    /// runs any code), a `new` (which may collect).
+    pub fn may_write_link(&self, is_link: impl Fn(Symbol) -> bool) -> bool {
+        match self {
+            InstKind::Set { field, .. } => is_link(*field),
+            InstKind::Call { .. } | InstKind::New(_) => true,
+            _ => false,
+        }
+    }
+}
+
 impl GuardKind {
     pub fn operand(&self) -> &Operand {
         match self {

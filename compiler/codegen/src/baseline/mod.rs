@@ -846,17 +846,6 @@ fn fused_returns(f: &Function, reads: &WordReads) -> Vec<flowc_ir::InstId> {
 /// or the `guard_at`), sorted. A `set` of a link field, a call or a `new`
 /// ends what the guards before it vouch for.
 fn row_covered(f: &Function) -> Vec<flowc_ir::InstId> {
-    // Where a value lies: the base of the `guard_at` that made it and its
-    // distance, else itself.
-    let place = |o: &Operand| -> Option<(ValueId, i64)> {
-        let v = o.as_value()?;
-        if let flowc_ir::ValueDef::Inst(i) = f.values[v].def {
-            if let InstKind::Guard { kind: GuardKind::At(_, Operand::Value(b), d), .. } = &f.insts[i].kind {
-                return Some((*b, *d));
-            }
-        }
-        Some((v, 0))
-    };
     let get_of = |o: &Operand| -> Option<(Operand, Symbol)> {
         let flowc_ir::ValueDef::Inst(i) = f.values[o.as_value()?].def else { return None };
         match &f.insts[i].kind {
@@ -872,12 +861,19 @@ fn row_covered(f: &Function) -> Vec<flowc_ir::InstId> {
         // `new` (what the guards after them vouch for).
         let mut fresh: Vec<ValueId> = Vec::new();
         // Whether some row's span holds the link `field` of `obj` leading
-        // to `to`, the row's class `class`.
-        let vouched = |rows: &[(ValueId, flowc_ir::RowSpan)], obj: &Operand, field: Symbol, to: &Operand, class| {
-            let (Some((x, dx)), Some((y, dy))) = (place(obj), place(to)) else { return false };
+        // to `to`, of class `class` where a fused `guard_link` checks one.
+        let vouched = |rows: &[(ValueId, flowc_ir::RowSpan)],
+                       obj: &Operand,
+                       field: Symbol,
+                       to: &Operand,
+                       class: Option<Symbol>| {
+            let (Some((x, dx)), Some((y, dy))) = (f.walk_place(obj), f.walk_place(to)) else { return false };
             x == y
                 && rows.iter().any(|(r, span)| {
-                    *r == x && span.class == class && span.links(dx, field, dy) && i32::try_from(dy).is_ok()
+                    *r == x
+                        && class.is_none_or(|c| c == span.class)
+                        && span.links(dx, field, dy)
+                        && i32::try_from(dy).is_ok()
                 })
         };
         for (k, &i) in insts.iter().enumerate() {
@@ -890,16 +886,13 @@ fn row_covered(f: &Function) -> Vec<flowc_ir::InstId> {
                     rows.push((*o, *span))
                 }
                 // Any `set` ends what a link read before it says (no row
-                // may name its field yet); a link's ends the rows' too.
-                InstKind::Set { field, .. } => {
+                // may name its field yet); one that may write a link ends
+                // what the rows' guards say too.
+                kind @ (InstKind::Set { .. } | InstKind::Call { .. } | InstKind::New(_)) => {
                     fresh.clear();
-                    if rows.iter().any(|(_, s)| *field == s.next || *field == s.prev) {
+                    if kind.may_write_link(|x| rows.iter().any(|(_, s)| x == s.next || x == s.prev)) {
                         rows.clear();
                     }
-                }
-                InstKind::Call { .. } | InstKind::New(_) => {
-                    rows.clear();
-                    fresh.clear();
                 }
                 InstKind::Get { proven: true, .. } if rows.is_empty() => fresh.extend(f.insts[i].result),
                 InstKind::Get { obj, field, proven: true } => {
@@ -915,7 +908,7 @@ fn row_covered(f: &Function) -> Vec<flowc_ir::InstId> {
                         // A fused link: the `guard_at`'s result is where it lies.
                         InstKind::Guard { kind: GuardKind::At(..), .. } => {
                             if let Some(r) = f.insts[t].result {
-                                if vouched(&rows, obj, *field, &Operand::Value(r), *class) {
+                                if vouched(&rows, obj, *field, &Operand::Value(r), Some(*class)) {
                                     out.push(i);
                                 }
                             }
@@ -923,7 +916,7 @@ fn row_covered(f: &Function) -> Vec<flowc_ir::InstId> {
                         // A fused return: the link compared with `x`.
                         InstKind::Op { args, .. } if args.len() == 2 => {
                             let x = if args[0] == Operand::Value(v) { &args[1] } else { &args[0] };
-                            if vouched(&rows, obj, *field, x, *class) {
+                            if vouched(&rows, obj, *field, x, Some(*class)) {
                                 out.push(i);
                             }
                         }
@@ -936,8 +929,7 @@ fn row_covered(f: &Function) -> Vec<flowc_ir::InstId> {
                         continue;
                     }
                     // The link's class guard came before, as code ran it.
-                    let class = rows.iter().map(|(_, s)| s.class).next().expect("a row");
-                    if vouched(&rows, &obj, field, &Operand::Value(r), class) {
+                    if vouched(&rows, &obj, field, &Operand::Value(r), None) {
                         out.push(i);
                     }
                 }

@@ -68,17 +68,6 @@ pub fn guard_rows(f: &mut Function, shapes: &[RowShape]) -> Vec<InstId> {
     if shapes.is_empty() {
         return vouched;
     }
-    // Where a value lies: the base of the `guard_at` that made it and its
-    // distance, else itself.
-    let place = |f: &Function, o: &Operand| -> Option<(ValueId, i64)> {
-        let v = o.as_value()?;
-        if let ValueDef::Inst(i) = f.values[v].def {
-            if let InstKind::Guard { kind: GuardKind::At(_, Operand::Value(b), d), .. } = &f.insts[i].kind {
-                return Some((*b, *d));
-            }
-        }
-        Some((v, 0))
-    };
     for k in 0..f.layout.len() {
         let b = f.layout[k];
         // The classes `guard_link`s said links were, since the last
@@ -91,11 +80,7 @@ pub fn guard_rows(f: &mut Function, shapes: &[RowShape]) -> Vec<InstId> {
         let mut groups: Vec<(ValueId, usize, Vec<InstId>, i64, i64)> = Vec::new();
         for &i in &f.blocks[b].insts {
             match &f.insts[i].kind {
-                InstKind::Set { field, .. } if shapes.iter().any(|s| s.step(*field).is_some()) => {
-                    groups.append(&mut open);
-                    classes.clear();
-                }
-                InstKind::Call { .. } | InstKind::New(_) => {
+                kind if kind.may_write_link(|x| shapes.iter().any(|s| s.step(x).is_some())) => {
                     groups.append(&mut open);
                     classes.clear();
                 }
@@ -111,7 +96,7 @@ pub fn guard_rows(f: &mut Function, shapes: &[RowShape]) -> Vec<InstId> {
                     else {
                         continue;
                     };
-                    let Some((x, dx)) = place(f, obj) else { continue };
+                    let Some((x, dx)) = f.walk_place(obj) else { continue };
                     if x != *base || dx + step != *d || i32::try_from(*d).is_err() || i32::try_from(dx).is_err() {
                         continue;
                     }
