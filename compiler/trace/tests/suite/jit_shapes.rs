@@ -1901,3 +1901,19 @@ fn a_walk_along_the_heaps_row_is_checked_once() {
     assert!(r.stats.row.found > 0, "{}", r.stats);
     assert_eq!(r.stats.row.emptied, 0, "{}", r.stats);
 }
+
+/// A tape whose middle cell is spliced out and put back every 40 rounds
+/// (`tests/corpus/shapes/row_rewired.fg`): after the first time, the
+/// splice and the mend run as compiled code, whose writes to the links
+/// the heap sees as the interpreter's (the row is emptied, found again
+/// and grown back). The output is the interpreter's.
+#[test]
+fn a_row_rewired_by_compiled_code_is_let_go_and_found_again() {
+    let env = "[n/40,rounds/8000,cut/10,mend/30,period/40]";
+    let r = run("tests/corpus/shapes/row_rewired.fg", Hint::Absent, "start", Some(env), checked());
+    let rewiring = r.traces.iter().chain(&r.bridges).filter(|t| t.contains(", r, ") && t.contains("    set")).count();
+    assert!(rewiring > 0, "the splice compiled:\n{}", r.bridges.join("\n"));
+    // Emptied more than once: found again after each time.
+    assert!(r.stats.row.emptied > 1 && r.stats.row.found >= r.stats.row.emptied, "{}", r.stats);
+    assert!(r.stats.row.extended > 0, "{}", r.stats);
+}
