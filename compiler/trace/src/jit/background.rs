@@ -201,9 +201,18 @@ impl Job {
 /// A job or its result crossing to the other thread.
 struct Crossing<T>(T);
 
-/// A job for the worker, and what generating its code needs of the trace
-/// cache, when the worker is to generate it too.
-type Handed = (Job, Option<flowc_codegen::Apart>);
+/// A job for the worker, and how the worker generates its code too, when
+/// it is to.
+type Handed = (Job, Option<Emit>);
+
+/// How the worker generates a job's code: with what the code generator
+/// needs of the trace cache (`apart`), and whether it then reduces the
+/// pieces to what their exits read (`reduce`; see "Leftovers on the
+/// worker" below).
+pub(super) struct Emit {
+    pub apart: flowc_codegen::Apart,
+    pub reduce: bool,
+}
 
 // SAFETY: a job crosses only from `Worker::submit`, with its objects lent
 // (`Job::lend`): its values are integers, atoms, big integers and lists
@@ -334,8 +343,11 @@ impl Worker {
                     Job::Loop(job) => optimizing::optimize_loop(&shared, *job),
                     Job::Straight(job) => Some(optimizing::optimize_straight(&shared, *job)),
                 };
-                if let (Some(o), Some(apart)) = (result.as_mut(), apart) {
-                    emit(o, &apart);
+                if let (Some(o), Some(how)) = (result.as_mut(), apart) {
+                    emit(o, &how.apart);
+                    if how.reduce {
+                        reduce(o);
+                    }
                 }
                 if outbox.send(Crossing(result)).is_err() {
                     break;
@@ -383,7 +395,7 @@ impl Worker {
     pub fn submit(
         &mut self,
         mut job: Job,
-        apart: impl FnOnce(&Job) -> Option<flowc_codegen::Apart>,
+        apart: impl FnOnce(&Job) -> Option<Emit>,
         mut pending: Pending,
     ) -> Result<(), Job> {
         let Some(jobs) = self.jobs.as_ref().filter(|_| self.pending.len() < MOST_QUEUED) else { return Err(job) };
@@ -658,7 +670,11 @@ impl super::Jit<'_> {
             _ => None,
         };
         let pending = Pending { recorded, what, then, passed, loan: Loan::default() };
-        worker.submit(job, |job| self.apart(job, from), pending)?;
+        // Reduced on the worker where the running thread would reduce
+        // them at once ([`Jit::compile_pieces`]) and the log does not
+        // print them.
+        let reduce = !(self.options.keep_ir || self.options.trees) && self.log.is_none();
+        worker.submit(job, |job| Some(Emit { apart: self.apart(job, from)?, reduce }), pending)?;
         if let (Some(key), Some(p)) = (key, machine.profiler_mut()) {
             p.ask_after(&key, 1);
         }
@@ -679,17 +695,8 @@ impl super::Jit<'_> {
         // into that loop's body.
         let mut targets = Vec::new();
         if let Job::Straight(j) = job {
-            match &j.source {
-                optimizing::Source::Recorded { end: crate::to_ir::End::Jump { target, .. }, .. } => {
-                    targets.push(*target)
-                }
-                optimizing::Source::Recorded { .. } => {}
-                optimizing::Source::Converted { function, .. } => {
-                    targets.extend(function.layout.iter().filter_map(|&b| match &function.blocks[b].term {
-                        flowc_ir::Terminator::JumpTrace { target, .. } => Some(*target),
-                        _ => None,
-                    }))
-                }
+            if let crate::to_ir::End::Jump { target, .. } = &j.source.end {
+                targets.push(*target);
             }
             targets.extend(j.into.as_ref().map(|(_, body)| *body));
         }
@@ -714,8 +721,12 @@ impl super::Jit<'_> {
 
     /// Installs the result of a job (`None`: the preamble defined no
     /// entry for its loop).
-    pub(super) fn install(&mut self, machine: &mut super::Machine, pending: Pending, result: Option<Optimized>) {
+    pub(super) fn install(&mut self, machine: &mut super::Machine, pending: Pending, mut result: Option<Optimized>) {
         let Pending { what, then, loan, .. } = pending;
+        let then = match then {
+            Then::Key(done) => Then::Key(done.pinned(result.as_mut())),
+            bridge => bridge,
+        };
         let from = match &then {
             Then::Key(_) => None,
             Then::Bridge(b) => Some(b.exit),
@@ -754,6 +765,33 @@ fn emit(optimized: &mut Optimized, apart: &flowc_codegen::Apart) {
         optimized.shapes = Vec::new();
     }
     optimized.emit_time = started.elapsed();
+}
+
+/// Leftovers on the worker: once their code is made, `optimized`'s pieces
+/// are reduced to their names, and each to what its exits read and the
+/// operations it counts ([`super::without_body`]), as the running thread
+/// would do as it installs them. The packing of a piece's resume records
+/// and the freeing of its IR took the running thread of tutorial BF
+/// fractal 5 some 16 ms of its 270 (a `perf` profile), there on the
+/// thread that runs the program, here on the one that has time.
+fn reduce(optimized: &mut Optimized) {
+    if optimized.emitted.is_none() {
+        return;
+    }
+    let started = std::time::Instant::now();
+    let kept = optimized
+        .pieces
+        .iter_mut()
+        .map(|(f, ..)| {
+            let ops = super::instructions(f);
+            let whole = std::mem::replace(f, Function::new(f.kind, f.name));
+            let (reduced, kept) = super::without_body(whole);
+            *f = reduced;
+            (kept, ops)
+        })
+        .collect();
+    optimized.kept = Some(kept);
+    optimized.emit_time += started.elapsed();
 }
 
 #[cfg(test)]
@@ -814,7 +852,7 @@ done:
     fn job(trace: crate::trace::Trace) -> Job {
         let head = Symbol::intern("head");
         let start = Start::frame(None, &[Symbol::intern("i")]);
-        let source = Source::Recorded { name: head, trace, start, end: End::Exit(head) };
+        let source = Source { name: head, trace, start, end: End::Exit(head), pins: None };
         Job::Straight(Box::new(StraightJob {
             source,
             recorded: 3,

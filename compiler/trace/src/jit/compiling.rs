@@ -69,14 +69,8 @@ impl<'p> Jit<'p> {
             let c = &self.codes[t.0 as usize];
             Some((c.entry.clone()?, self.codes[c.body?.0 as usize].function.name))
         });
-        let reads = match &source {
-            Source::Converted { function, .. } => optimizing::reads_fields(function),
-            Source::Recorded { trace, .. } => trace_reads_fields(trace),
-        };
-        let rows = match &source {
-            Source::Recorded { trace, .. } => rows_of(trace),
-            Source::Converted { .. } => Vec::new(),
-        };
+        let reads = trace_reads_fields(&source.trace);
+        let rows = rows_of(&source.trace);
         StraightJob { source, recorded, into, fields: self.fields_for(reads), facts: Vec::new(), rows }
     }
 
@@ -194,10 +188,11 @@ impl<'p> Jit<'p> {
         background: bool,
     ) -> Option<(TraceId, Duration)> {
         self.count_optimizing(&optimized, background);
-        let Optimized { pieces, restarts, shapes, entry, skips, skip, time, emitted, emit_time, .. } = optimized;
+        let Optimized { pieces, restarts, shapes, entry, skips, skip, time, emitted, emit_time, kept, .. } = optimized;
         let from = from.filter(|_| !self.options.trees);
         let here = Here { shapes, tier: self.options.tier, from };
-        let (ids, time) = self.compile_pieces(pieces, here, emitted, restarts, what, time + emit_time)?;
+        let made = emitted.map(|code| Made { code, kept });
+        let (ids, time) = self.compile_pieces(pieces, here, made, restarts, what, time + emit_time)?;
         self.stats.fast_forwarded += usize::from(skips);
         let id = *ids.last()?;
         if entry.is_some() {
@@ -237,12 +232,13 @@ impl<'p> Jit<'p> {
     /// the worker, else generates it as `here` says; registers them (their
     /// code records keep them). `restarts` are the first piece's restart
     /// records ([`opt::Optimized::restarts`]). Returns the pieces' ids and
-    /// the compile's whole time.
+    /// the compile's whole time. Pieces the worker reduced (`made.kept`)
+    /// are only installed: should their code not install, they fail.
     pub(super) fn compile_pieces(
         &mut self,
         pieces: Vec<(Function, Kind, usize)>,
         here: Here,
-        made: Option<flowc_codegen::Emitted>,
+        made: Option<Made>,
         mut restarts: Vec<flowc_ir::ResumeId>,
         start: &str,
         spent: Duration,
@@ -252,10 +248,14 @@ impl<'p> Jit<'p> {
         let functions: Vec<&Function> = pieces.iter().map(|(f, _, _)| f).collect();
         let cache = self.cache.as_ref()?;
         let before = cache.len();
-        let installed = made.filter(|code| code.len() == functions.len()).map(|code| cache.install_emitted(code));
+        let (code, mut kept) = match made {
+            Some(Made { code, kept }) => (Some(code), kept.filter(|k| k.len() == functions.len())),
+            None => (None, None),
+        };
+        let installed = code.filter(|code| code.len() == functions.len()).map(|code| cache.install_emitted(code));
         let compiled = match installed {
             Some(Ok(ids)) => Ok(ids),
-            Some(Err(e)) if cache.len() != before => Err(e),
+            Some(Err(e)) if cache.len() != before || kept.is_some() => Err(e),
             // Code the worker made that cannot be installed (nothing of
             // it was) is generated here.
             _ => {
@@ -296,9 +296,14 @@ impl<'p> Jit<'p> {
             }
         };
         let n = ids.len() as u32;
+        let mut kept = kept.take().map(Vec::into_iter);
         for (&id, (function, kind, recorded)) in ids.iter().zip(pieces) {
             debug_assert_eq!(id.0 as usize, self.codes.len());
-            let mut code = Code::new(kind, function, start.to_string(), recorded);
+            let reduced = kept.as_mut().and_then(Iterator::next);
+            let mut code = match reduced {
+                Some((_, ops)) => Code::reduced(kind, function, start.to_string(), recorded, ops),
+                None => Code::new(kind, function, start.to_string(), recorded),
+            };
             self.stats.recorded_ops += recorded;
             self.stats.optimized_ops += code.optimized_ops;
             self.log(format_args!(
@@ -309,7 +314,9 @@ impl<'p> Jit<'p> {
                 log.indented(&flowc_ir::print::function(&log::brief(&code.function)));
             }
             self.names.insert(code.function.name, Some(id));
-            if !(self.options.keep_ir || self.options.trees) {
+            if let Some((records, _)) = reduced {
+                code.kept = Some(records);
+            } else if !(self.options.keep_ir || self.options.trees) {
                 let (function, kept) = without_body(code.function);
                 (code.function, code.kept) = (function, Some(kept));
             }
@@ -348,6 +355,13 @@ impl<'p> Jit<'p> {
         let body = &mut self.codes[b.0 as usize];
         (body.graph, body.anchor, body.root) = (graph, anchor, root);
     }
+}
+
+/// Pieces' code made on the worker, and what the worker reduced them to
+/// (`None` where it did not: [`super::background::Emit::reduce`]).
+pub(super) struct Made {
+    pub code: flowc_codegen::Emitted,
+    pub kept: Option<Vec<(Kept, usize)>>,
 }
 
 /// How optimized pieces' code is generated on the running thread

@@ -232,7 +232,7 @@ use flowc_passes::propagate::ProgramFacts;
 use std::borrow::Cow;
 
 use crate::record::{record_path, Arrival, Heap, Path, TraceError};
-use crate::to_ir::{self, End, Start};
+use crate::to_ir::{End, Start};
 use crate::{opt, resume};
 
 pub use stats::{ExitReport, Interpreted, KeyReport, Resumed, Stats, TraceReport};
@@ -2388,6 +2388,13 @@ impl Code {
             Some(kept) => kept.names.get(u32::from(v.into_raw()) as usize).copied().flatten(),
             None => self.function.values[v].name,
         }
+    }
+
+    /// As [`Code::new`], from `function` reduced to its name by the worker
+    /// ([`background`], "Leftovers on the worker"); it had `ops`
+    /// operations.
+    fn reduced(kind: Kind, function: Function, start: String, recorded_ops: usize, ops: usize) -> Code {
+        Code { optimized_ops: ops, ..Code::new(kind, function, start, recorded_ops) }
     }
 
     /// Code of `kind` made from `function`, not yet entered.

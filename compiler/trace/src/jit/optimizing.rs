@@ -45,12 +45,46 @@ pub(super) struct LoopJob {
     pub rows: Vec<opt::row::RowShape>,
 }
 
-/// What a straight trace (a bridge, an entry trace) starts from.
-pub(super) enum Source {
-    /// Converted already (with its entry checks inserted).
-    Converted { function: Function },
-    /// A recording, to convert: its name, operations, start and end.
-    Recorded { name: Symbol, trace: Trace, start: Start, end: End },
+/// What a straight trace (a bridge, an entry trace, a loop's segment)
+/// starts from: a recording, to convert (on the worker, when it does the
+/// job): its name, operations, start and end, and for an entry trace or
+/// a segment, which of its parameters to pin.
+pub(super) struct Source {
+    pub name: Symbol,
+    pub trace: Trace,
+    pub start: Start,
+    pub end: End,
+    pub pins: Option<Pins>,
+}
+
+/// How an entry trace or a loop's segment, once converted, is pinned
+/// ([`speculate::pins`], [`speculate::segment_pins`]): its parameters
+/// `names` had the values `args` when it was recorded from `label` of
+/// graph `function`. The checks are made where the job is done, and come
+/// back with its result ([`Optimized::pins`]) for the hot spot's code to
+/// be entered only with those values.
+pub(super) struct Pins {
+    pub names: Vec<Symbol>,
+    pub args: Vec<Value>,
+    pub label: Symbol,
+    pub function: Option<Symbol>,
+    /// A segment's: pins of variables its loop writes are left out.
+    pub segment: bool,
+}
+
+impl Pins {
+    /// The checks `f`, converted from the recording, gets, inserted at
+    /// its start; returned as the values they pin.
+    fn insert(&self, f: &mut Function, index: &flowc_lang::index::ProgramIndex) -> Vec<(usize, Value)> {
+        let Pins { names, args, label, function, segment } = self;
+        let checks = if *segment {
+            speculate::segment_pins(f, names, args, index, *function, *label)
+        } else {
+            speculate::pins(f, names, args)
+        };
+        speculate::insert(f, &checks, *label, *function);
+        checks.iter().map(|&(k, v, _)| (k, Value::Int(v))).collect()
+    }
 }
 
 /// A straight trace to optimize.
@@ -97,6 +131,12 @@ pub(super) struct Optimized {
     /// that took.
     pub emitted: Option<flowc_codegen::Emitted>,
     pub emit_time: Duration,
+    /// Where the worker reduced the pieces once it made their code
+    /// ([`super::background`], "Leftovers on the worker"): by piece,
+    /// what its exits read, and its operations.
+    pub kept: Option<Vec<(super::Kept, usize)>>,
+    /// An entry trace's or a segment's pins (see [`Pins`]).
+    pub pins: Option<Vec<(usize, Value)>>,
 }
 
 impl LoopJob {
@@ -113,13 +153,10 @@ impl StraightJob {
     /// As [`LoopJob::each_value_mut`], and the constants of what is
     /// known of its parameters.
     pub fn each_value_mut(&mut self, f: &mut impl FnMut(&mut Value)) {
-        match &mut self.source {
-            Source::Converted { function, .. } => function.each_constant_mut(f),
-            Source::Recorded { trace, start, .. } => {
-                trace.ops.iter_mut().for_each(|op| op.each_value_mut(f));
-                start.each_value_mut(f);
-            }
-        }
+        let Source { trace, start, pins, .. } = &mut self.source;
+        trace.ops.iter_mut().for_each(|op| op.each_value_mut(f));
+        start.each_value_mut(f);
+        pins.iter_mut().flat_map(|p| &mut p.args).for_each(&mut *f);
         if let Some((entry, _)) = &mut self.into {
             entry.each_value_mut(f);
         }
@@ -265,6 +302,8 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
         time,
         emitted: None,
         emit_time: Duration::ZERO,
+        kept: None,
+        pins: None,
     })
 }
 
@@ -291,10 +330,9 @@ pub(super) fn shape(f: &Function, kind: &Kind, recorded: usize) -> Shape {
 pub(super) fn optimize_straight(shared: &Shared, job: StraightJob) -> Optimized {
     let started = Instant::now();
     let StraightJob { source, recorded, into, fields, facts, rows } = job;
-    let mut function = match source {
-        Source::Converted { function, .. } => function,
-        Source::Recorded { name, trace, start, end } => to_ir::convert(&shared.index, name, &trace, &start, &end),
-    };
+    let Source { name, trace, start, end, pins } = source;
+    let mut function = to_ir::convert(&shared.index, name, &trace, &start, &end);
+    let pins = pins.map(|p| p.insert(&mut function, &shared.index));
     shared.inspect(&function, "conversion");
     let jump = match &into {
         Some((entry, body)) => opt::Jump::Enters { entry, body: *body },
@@ -320,6 +358,8 @@ pub(super) fn optimize_straight(shared: &Shared, job: StraightJob) -> Optimized 
         time,
         emitted: None,
         emit_time: Duration::ZERO,
+        kept: None,
+        pins,
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::background::{Job, Then};
 use super::compiling::Seen;
-use super::optimizing::Source;
+use super::optimizing::{Optimized, Pins, Source};
 use super::*;
 
 /// A frame's variables with their values, in order (as a
@@ -321,7 +321,6 @@ impl<'p> Jit<'p> {
         self.note_followed(key, &trace);
         let start = Start::frame(graph.name, &params);
         let name = self.fresh_name(label);
-        let mut pins = Vec::new();
         let passed: Vec<Key> = passed.into_iter().map(|(k, ..)| k).collect();
         // (An inner loop cut from the recording took the keys it passed.)
         let passed_keys = inner.is_none() && !passed.is_empty();
@@ -339,10 +338,9 @@ impl<'p> Jit<'p> {
                 let start = speculate::assume_lists(&start, &args);
                 let recorded = trace.ops.len();
                 let trace = self.with_resume_live(run, trace, &start, Some(end_label));
-                let mut function = to_ir::convert(&self.shared.index, name, &trace, &start, &End::Exit(end_label));
-                pins = speculate::segment_pins(&function, &params, &args, &self.shared.index, graph.name, label);
-                speculate::insert(&mut function, &pins, label, graph.name);
-                let source = Source::Converted { function };
+                let pins =
+                    Pins { names: params.clone(), args: args.clone(), label, function: graph.name, segment: true };
+                let source = Source { name, trace, start, end: End::Exit(end_label), pins: Some(pins) };
                 (Job::Straight(Box::new(self.straight_job(source, recorded, None, false))), Kind::Entry)
             }
             None => {
@@ -357,15 +355,16 @@ impl<'p> Jit<'p> {
                 let trace = self.with_resume_live(run, trace, &start, None);
                 let c = &self.codes[t.0 as usize];
                 let (jumps, end) = (c.function.name, End::Jump { target: c.function.name, params: c.params.clone() });
-                let mut function = to_ir::convert(&self.shared.index, name, &trace, &start, &end);
-                pins = speculate::pins(&function, &c.params, &args);
-                speculate::insert(&mut function, &pins, label, graph.name);
-                let source = Source::Converted { function };
-                (Job::Straight(Box::new(self.straight_job(source, trace.ops.len(), Some(jumps), false))), Kind::Entry)
+                let pins =
+                    Pins { names: c.params.clone(), args: args.clone(), label, function: graph.name, segment: false };
+                let recorded = trace.ops.len();
+                let source = Source { name, trace, start, end, pins: Some(pins) };
+                (Job::Straight(Box::new(self.straight_job(source, recorded, Some(jumps), false))), Kind::Entry)
             }
         };
-        let pins = pins.iter().map(|&(k, v, _)| (k, Value::Int(v))).collect();
-        let done = KeyDone { key: key.clone(), kind, g, label, params, unbound, pins, into: target, passed_keys };
+        // (Its pins come with the job's result: [`KeyDone::pinned`].)
+        let done =
+            KeyDone { key: key.clone(), kind, g, label, params, unbound, pins: Vec::new(), into: target, passed_keys };
         // Go on in the code the entry trace reached, or in the new loop
         // once compiled here (a loop optimized in the background is
         // entered once it is there).
@@ -382,7 +381,9 @@ impl<'p> Jit<'p> {
         let go = match submitted {
             Ok(()) => target,
             Err(job) => {
-                let compiled = self.optimize_here(job).and_then(|o| self.finish(o, &what, None, false));
+                let mut optimized = self.optimize_here(job);
+                let done = done.pinned(optimized.as_mut());
+                let compiled = optimized.and_then(|o| self.finish(o, &what, None, false));
                 let Some(code) = self.key_compiled(machine, done, compiled, &what) else {
                     return Ok(Next::Interpret(block));
                 };
@@ -1325,7 +1326,7 @@ impl<'p> Jit<'p> {
                 _ => None,
             };
             let trace = self.with_resume_live(run, trace, &start, leaves);
-            let source = Source::Recorded { name, trace, start, end };
+            let source = Source { name, trace, start, end, pins: None };
             let mut job = self.straight_job(source, recorded, jumps, restart);
             // The parameters its exit's code knew to be objects.
             let object = flowc_passes::lattice::Info::of_kinds(flowc_passes::lattice::Kinds::OBJECT);
@@ -1376,6 +1377,17 @@ pub(super) struct KeyDone {
     pub into: Option<TraceId>,
     /// Whether the recording passed other hot spots.
     pub passed_keys: bool,
+}
+
+impl KeyDone {
+    /// With the pins the job made as it converted the recording
+    /// ([`super::optimizing::Pins`]), if it made any.
+    pub fn pinned(mut self, result: Option<&mut Optimized>) -> KeyDone {
+        if let Some(pins) = result.and_then(|o| o.pins.take()) {
+            self.pins = pins;
+        }
+        self
+    }
 }
 
 /// What a bridge's code becomes once compiled: the bridge of `exit` (of
