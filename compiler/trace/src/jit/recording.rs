@@ -1209,10 +1209,17 @@ impl<'p> Jit<'p> {
                 // its other moves are a few cells, made every trace call
                 // `move` (the run-length interpreter's `digits 200`: 0.3
                 // -> 2 s, in the runs where that came before its loops).
+                // Nor for a bridge of code no hot spot holds any more
+                // (dropped to be recorded again, as `stop_following_at`
+                // does): the run-length interpreter's `escape 20` had a
+                // bridge of such code meet a `move` by 64 cells and every
+                // trace call `move` after it, 1.85 s against 0.2, in the
+                // runs where the worker's timing made that bridge.
                 let root_key = root_key.or_else(|| self.key_of(root));
                 let calls = match (&e_unrolled, biggest, root_key) {
                     _ if tier_end.is_some() => false,
                     (true, Some(f), Some(k)) => self.stop_following_at(machine, f, k, run.resolved),
+                    (true, ..) => false,
                     _ => self.stop_following(machine, biggest),
                 };
                 if !calls {
