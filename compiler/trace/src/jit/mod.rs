@@ -235,7 +235,7 @@ use crate::record::{record_path, Arrival, Heap, Path, TraceError};
 use crate::to_ir::{End, Start};
 use crate::{opt, resume};
 
-pub use stats::{ExitReport, Interpreted, KeyReport, Resumed, Stats, TraceReport};
+pub use stats::{ExitReport, Interpreted, KeyReport, NoBridge, Resumed, Stats, TraceReport};
 
 /// Tuning of the JIT.
 #[derive(Clone, Debug)]
@@ -543,8 +543,8 @@ struct ExitState {
     check: bool,
     to_driver: u64,
     bridge: Option<TraceId>,
-    /// No bridge will be made (recording failed, or the budget is spent).
-    refused: bool,
+    /// No bridge will be made, and why.
+    refused: Option<NoBridge>,
     /// The budget held its bridge back once already (its tree's judgment
     /// restarted then).
     held_back: bool,
@@ -1320,6 +1320,7 @@ impl<'p> Jit<'p> {
                     linked: e.linked,
                     direct: e.direct,
                     bridge: e.bridge.map(|b| b.to_string()),
+                    no_bridge: e.no_bridge,
                 });
             }
             s.per_trace.push(TraceReport {
@@ -2077,7 +2078,7 @@ impl<'p> Jit<'p> {
                 check,
                 to_driver: 0,
                 bridge: None,
-                refused: false,
+                refused: None,
                 held_back: false,
                 first_failed: None,
                 left_around: 0,
@@ -2117,7 +2118,7 @@ impl<'p> Jit<'p> {
         let state = self.exit_state(exit);
         state.to_driver += 1;
         let threshold = if state.check { retrace } else { bridge };
-        let hot = state.bridge.is_none() && !state.refused && state.to_driver >= threshold.max(1) as u64;
+        let hot = state.bridge.is_none() && state.refused.is_none() && state.to_driver >= threshold.max(1) as u64;
         if state.exit.at {
             // A link laid out otherwise than assumed, often for the rounds
             // its loop ran since it first was: no recording assumes it

@@ -949,7 +949,7 @@ impl<'p> Jit<'p> {
         // An exit whose state a bridge cannot start from (an unbound value
         // the trace stores, which resuming drops) gets none.
         if values.iter().any(Option::is_none) {
-            self.exit_state(exit).refused = true;
+            self.exit_state(exit).refused = Some(NoBridge::Unbound);
             let block = machine.replace_top(stack, &frames, texit.label)?;
             return Ok(Next::Interpret(block));
         }
@@ -973,7 +973,7 @@ impl<'p> Jit<'p> {
                 let why = format!("a guard_value there failed for more than {} values", self.options.max_values);
                 self.megamorphic(machine, run, function, texit.label, &why);
             }
-            self.exit_state(exit).refused = true;
+            self.exit_state(exit).refused = Some(NoBridge::Megamorphic);
             let block = machine.replace_top(stack, &frames, texit.label)?;
             return Ok(Next::Interpret(block));
         }
@@ -1008,7 +1008,7 @@ impl<'p> Jit<'p> {
         // A bridge into a join's code is a jump (the empty bridge below,
         // `jump`: [`Jit::jumps_to_join`]): not one of the tree's bridges.
         if !jump && self.codes[root.0 as usize].bridges >= self.options.max_bridges {
-            self.exit_state(exit).refused = true;
+            self.exit_state(exit).refused = Some(NoBridge::TreeFull);
             let block = machine.replace_top(stack, &frames, texit.label)?;
             return Ok(Next::Interpret(block));
         }
@@ -1020,7 +1020,7 @@ impl<'p> Jit<'p> {
             if self.may_flush(machine.steps()) {
                 self.flush(machine, run);
             } else {
-                self.exit_state(exit).refused = true;
+                self.exit_state(exit).refused = Some(NoBridge::CacheFull);
             }
             return Ok(Next::Interpret(block));
         }
@@ -1183,13 +1183,13 @@ impl<'p> Jit<'p> {
             Ok(Path::Returns { trace, frame, label }) if trace.ops.is_empty() && label == texit.label => {
                 // Nothing to record (the exit's block returns): the exit
                 // stays one.
-                self.exit_state(exit).refused = true;
+                self.exit_state(exit).refused = Some(NoBridge::Nothing);
                 let block = machine.replace_top(stack, &[frame], label)?;
                 return Ok(Next::Interpret(block));
             }
             Ok(Path::Returns { trace, frame, label }) => (trace, frame, label),
             Ok(Path::Printed(v)) => {
-                self.exit_state(exit).refused = true;
+                self.exit_state(exit).refused = Some(NoBridge::Nothing);
                 return Ok(Next::Printed(v));
             }
             Err(TraceError::Runtime(e)) => return Err(e),
@@ -1223,7 +1223,7 @@ impl<'p> Jit<'p> {
                     _ => self.stop_following(machine, biggest),
                 };
                 if !calls {
-                    self.exit_state(exit).refused = true;
+                    self.exit_state(exit).refused = Some(NoBridge::RecordingFailed);
                 }
                 let block = machine.replace_top(stack, &state.frames, state.label)?;
                 return Ok(Next::Interpret(block));
@@ -1443,7 +1443,7 @@ impl Jit<'_> {
     ) -> Option<TraceId> {
         let Some((code, time)) = compiled else {
             self.stats.aborted += 1;
-            self.exit_state(done.exit).refused = true;
+            self.exit_state(done.exit).refused = Some(NoBridge::CodeGen);
             return None;
         };
         self.cache.as_ref().expect("code exists").link(done.exit, code).expect("a bridge takes its exit's values");

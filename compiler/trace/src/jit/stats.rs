@@ -22,6 +22,48 @@ pub struct ExitReport {
     pub direct: bool,
     /// The bridge attached to it, by name.
     pub bridge: Option<String>,
+    /// Why it has none, where it never will ([`NoBridge`]).
+    pub no_bridge: Option<NoBridge>,
+}
+
+/// Why an exit that returns to the driver gets no bridge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoBridge {
+    /// It stores a value unbound, which resuming drops: no bridge can
+    /// start from its state.
+    Unbound,
+    /// A `guard_value` whose chain of bridges holds the most values.
+    Megamorphic,
+    /// Its tree holds `Options::max_bridges` bridges.
+    TreeFull,
+    /// The cache was full and could not be dropped yet.
+    CacheFull,
+    /// Its bridge would record nothing: the block it leaves to returns,
+    /// or the program ends there.
+    Nothing,
+    /// Its bridge's recording ran too long, or met a called loop past
+    /// the unroll limit, and calling the function would not help.
+    RecordingFailed,
+    /// The code generator refused its bridge.
+    CodeGen,
+    /// It leaves for the dispatch tier's code, which runs it.
+    Cold,
+}
+
+impl NoBridge {
+    /// Said as `--stats` and the explorer say it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            NoBridge::Unbound => "it stores an unbound value",
+            NoBridge::Megamorphic => "its guard_value's chain is full",
+            NoBridge::TreeFull => "its tree holds the most bridges",
+            NoBridge::CacheFull => "the cache was full",
+            NoBridge::Nothing => "nothing to record",
+            NoBridge::RecordingFailed => "its recording failed",
+            NoBridge::CodeGen => "the code generator refused it",
+            NoBridge::Cold => "left to the dispatch tier",
+        }
+    }
 }
 
 impl Stats {
@@ -480,6 +522,9 @@ impl std::fmt::Display for Stats {
                 }
                 if let Some(b) = &e.bridge {
                     write!(f, " (bridge {b})")?;
+                }
+                if let Some(why) = e.no_bridge {
+                    write!(f, " (no bridge: {})", why.describe())?;
                 }
             }
         }

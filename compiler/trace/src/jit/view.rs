@@ -43,6 +43,8 @@ pub struct ExitView {
     pub direct: bool,
     /// The bridge attached to it, by name.
     pub bridge: Option<Symbol>,
+    /// Why it has none, where it never will.
+    pub no_bridge: Option<super::NoBridge>,
 }
 
 impl Jit<'_> {
@@ -64,6 +66,9 @@ impl Jit<'_> {
                     linked: cache.linked_failures(e),
                     direct: cache.linked_directly(e),
                     bridge: state.and_then(|s| s.bridge).map(|b| self.codes[b.0 as usize].function.name),
+                    no_bridge: state
+                        .filter(|s| s.bridge.is_none())
+                        .and_then(|s| s.refused.or(s.exit.cold.then_some(super::NoBridge::Cold))),
                 }
             })
             .collect()

@@ -1549,6 +1549,58 @@ done:
     assert_eq!(r.stats.not_followed, 1, "{}", r.stats);
 }
 
+/// A loop taking one of four ways each round, in a tree allowed one
+/// bridge: the exits past it say why they have none, in the stats and as
+/// printed (`--stats`).
+#[test]
+fn an_exit_left_without_a_bridge_says_why() {
+    let text = "entry start(n = 4000)
+start:
+    i = 0
+    a = 0
+    goto head
+head:
+    more = i < n
+    if more goto body else goto done
+body:
+    k = i % 4
+    one = k == 1
+    if one goto b1 else goto t2
+t2:
+    two = k == 2
+    if two goto b2 else goto t3
+t3:
+    three = k == 3
+    if three goto b3 else goto b0
+b0:
+    a = a + 1
+    goto next
+b1:
+    a = a + 10
+    goto next
+b2:
+    a = a + 100
+    goto next
+b3:
+    a = a + 1000
+    goto next
+next:
+    i = i + 1
+    goto head
+done:
+    print_and_stop(a)
+";
+    let options = Options { max_bridges: 1, ..checked() };
+    let r = run_text("ways.fg", text, Hint::Absent, "start", None, options);
+    assert_eq!(r.output, "1111000\n");
+    let exits: Vec<&flowc_trace::jit::ExitReport> = r.stats.per_trace.iter().flat_map(|t| &t.exits).collect();
+    assert_eq!(exits.iter().filter(|e| e.bridge.is_some()).count(), 1, "{}", r.stats);
+    let full = exits.iter().filter(|e| e.no_bridge == Some(flowc_trace::jit::NoBridge::TreeFull)).count();
+    assert!(full >= 1, "{}", r.stats);
+    assert!(r.stats.to_string().contains("(no bridge: its tree holds the most bridges)"), "{}", r.stats);
+    assert!(exits.iter().all(|e| e.bridge.is_none() || e.no_bridge.is_none()), "{}", r.stats);
+}
+
 /// A counted loop written in the language, its cells fields of two
 /// objects, one of them holding a value outside its modulus the first
 /// time (`d.w = 100`, then `(w + 3) mod 7`): the loop around it does it

@@ -8,7 +8,7 @@
 //!   steps: [{ name, ms, changed, functions: [FUNCTION] }],   // front end, then the eight passes
 //!   machine: [{ name, address, bytes, lines: [[offset, hex, text, key]] }],
 //!   traces: [{ kind, name, anchor, start, entries, iterations, function: FUNCTION,
-//!              machine, exits: [{ key, label, to_driver, linked, bridge }] }],
+//!              machine, exits: [{ key, label, to_driver, linked, bridge, no_bridge }] }],
 //!   hot: { function, header, blocks: [block index], trace: index | null, note } }
 //! FUNCTION = { name, kind, ir: [[text, key, source line]], svg | null, diff: [[tag, text]] | null, note }
 //! ```
@@ -319,6 +319,7 @@ pub fn collect(input: &Input, runs: &Runs, limits: &Limits) -> Json {
                     ("linked", Json::from(e.linked)),
                     ("direct", Json::from(e.direct)),
                     ("bridge", Json::from(e.bridge.map(|b| b.as_str()))),
+                    ("no_bridge", Json::from(e.no_bridge.map(|w| w.describe()))),
                 ])
             })
             .collect();

@@ -312,7 +312,8 @@
         zero: n === 0,
         title:
           "to " + e.label + ": " + e.to_driver + " to the interpreter, " +
-          (e.direct ? "then straight into its bridge (not counted)" : e.linked + " into its bridge"),
+          (e.direct ? "then straight into its bridge (not counted)" : e.linked + " into its bridge") +
+          (e.no_bridge ? "; no bridge: " + e.no_bridge : ""),
       };
     }
     return badges;
