@@ -386,6 +386,36 @@ fn an_inner_loop_goes_to_the_worker_and_its_outer_loop_follows() {
     assert!(last.entry_traces > 0, "no entry trace: {last}");
 }
 
+/// The objects BF interpreter on the suite's `escape 1`, bridges after five
+/// failures, one thread: a loop that mostly leaves at once by the exit
+/// round an inner loop is recorded again from inside, which meets another
+/// loop's code first and makes an entry trace into it, no loop. The loop
+/// stays its hot spot's code, entered there and running rounds (dropped
+/// from its hot spot, it ran only where older code jumped into it, and
+/// its tree grew bridges no hot spot held: on `escape 20` it filled and
+/// every exit of it went through the interpreter, twice the run's time).
+#[test]
+fn a_loop_recorded_again_that_gives_no_loop_stays_its_hot_spots_code() {
+    use flowc_tests::bf;
+    let text = bf::escape(48, 5, 1);
+    let (sum, _) = bf::run(&text).expect("a valid program");
+    let stats = flowc_codegen::with_stack(move || {
+        let program = corpus::program("tests/corpus/interpreters/bf_objects.fg");
+        let label = flowc_lang::Symbol::intern("start");
+        let options = Options { bridge_threshold: 5, inspect: Some(check), ..Options::default() };
+        jit_prints(&program, label, &tutorial_env(&text), &Default::default(), options, sum)
+    });
+    assert!(stats.recorded_inside >= 1 && stats.kept_loops >= 1, "{stats}");
+    // The loop kept, and the entry traces its hot spot got instead.
+    let kept: Vec<_> = stats
+        .per_trace
+        .iter()
+        .filter(|t| t.kind == "loop" && stats.per_trace.iter().any(|e| e.kind == "entry" && e.start == t.start))
+        .collect();
+    assert!(!kept.is_empty(), "{stats}");
+    assert!(kept.iter().any(|t| t.iterations > 0 && t.entries > 0), "{stats}");
+}
+
 /// Runs each finishing program of `programs(count)` under the JIT
 /// ([`agrees`]); the traces and bridges compiled at threshold 1. (The
 /// programs are made on the JIT's stack: they cannot cross threads.)

@@ -230,6 +230,10 @@ pub struct Stats {
     /// inner loop's back edge, recorded again from inside it
     /// ([`super::Jit::left_its_loop`]).
     pub recorded_inside: usize,
+    /// Of those and the ones recorded again for links laid out otherwise,
+    /// the loops that stayed their hot spot's code: recording again gave
+    /// no loop ([`super::Jit::record_again`]).
+    pub kept_loops: usize,
     /// Loop traces recorded again without assuming a link's place, found
     /// laid out otherwise ([`super::Jit::irregular`]).
     pub relaid: usize,
@@ -384,8 +388,8 @@ impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "traces:          {} ({} retraced, {} inner loops cut from outer recordings ({} sent to the worker, {} outer hot spots asked again once they were there), {} recorded again inside the loop they left, {} recorded again for links laid out otherwise, {} counted loops run to their end at once ({} times done at once by a recording around one, {} exits left to the interpreter for one), {} recorded again from their head)",
-            self.traces, self.retraces, self.inner_first, self.inner_sent, self.outer_asked, self.recorded_inside, self.relaid, self.fast_forwarded, self.skipped, self.left_around, self.reheaded
+            "traces:          {} ({} retraced, {} inner loops cut from outer recordings ({} sent to the worker, {} outer hot spots asked again once they were there), {} recorded again inside the loop they left, {} recorded again for links laid out otherwise ({} kept: no loop came of it), {} counted loops run to their end at once ({} times done at once by a recording around one, {} exits left to the interpreter for one), {} recorded again from their head)",
+            self.traces, self.retraces, self.inner_first, self.inner_sent, self.outer_asked, self.recorded_inside, self.relaid, self.kept_loops, self.fast_forwarded, self.skipped, self.left_around, self.reheaded
         )?;
         writeln!(
             f,
