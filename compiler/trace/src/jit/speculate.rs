@@ -213,9 +213,51 @@ fn pin(pinned: &HashSet<ValueId>, k: usize, p: &ValueId, v: &Value) -> Option<Ch
 /// failing one cannot retrace (its bridge would arrive at the same entry
 /// again): the JIT enters an entry trace only with those values, and
 /// records another variant for others.
+///
+/// A parameter the trace passes on as the constant it had when recorded
+/// counts as passed on unchanged: the recording learnt it there (a loop
+/// done at once inside the trace holds for that value, and the values
+/// after it are constants), and where the pin holds, passing the
+/// constant is passing the parameter. The tutorial BF interpreter's
+/// entry traces through such a loop compared the program's length with
+/// every position they pass, a comparison and a guard per instruction,
+/// and so did the bridges of their exits (`digits 200`).
 pub fn pins(f: &Function, names: &[Symbol], args: &[Value]) -> Vec<Check> {
-    let pinned = pinned(f, &next_values(f, names));
+    let mut next_of = next_values(f, names);
+    for (p, c) in constants_passed(f, names) {
+        let k = f.params.iter().position(|&q| q == p);
+        if k.and_then(|k| args.get(k)) == Some(&c) {
+            next_of.entry(p).or_insert(p);
+        }
+    }
+    let pinned = pinned(f, &next_of);
     f.params.iter().zip(args).enumerate().filter_map(|(k, (p, v))| pin(&pinned, k, p, v)).collect()
+}
+
+/// The parameters of trace `f` (ending in a `jump_trace` that passes the
+/// variables `names` on) whose variable it passes on as a constant, and
+/// that constant, where every `jump_trace` passes the same.
+fn constants_passed(f: &Function, names: &[Symbol]) -> Vec<(ValueId, Value)> {
+    let param_of: HashMap<Symbol, ValueId> = f.params.iter().filter_map(|&p| Some((f.values[p].name?, p))).collect();
+    let mut passed: HashMap<ValueId, Option<Value>> = HashMap::default();
+    for &b in &f.layout {
+        if let flowc_ir::Terminator::JumpTrace { args: next, .. } = &f.blocks[b].term {
+            for (name, o) in names.iter().zip(next) {
+                let Some(&p) = param_of.get(name) else { continue };
+                let c = match o {
+                    Operand::Const(c) => Some(c.clone()),
+                    Operand::Value(_) => None,
+                };
+                let seen = passed.entry(p).or_insert_with(|| c.clone());
+                if *seen != c {
+                    *seen = None;
+                }
+            }
+        }
+    }
+    let mut out: Vec<(ValueId, Value)> = passed.into_iter().filter_map(|(p, c)| Some((p, c?))).collect();
+    out.sort_by_key(|(p, _)| *p);
+    out
 }
 
 /// The checks a loop's segment `f` gets (straight code from the hot spot
@@ -368,6 +410,38 @@ next:
 done:
     print_and_stop(s)
 ";
+
+    /// An entry trace comparing `n` with two positions and passing it on
+    /// as the constant it had when recorded (a loop done at once inside
+    /// it learnt it) is pinned to it; passed on as another constant, or as
+    /// a value computed from it, it is not.
+    #[test]
+    fn a_parameter_passed_on_as_its_recorded_constant_is_pinned() {
+        let pins = |passed: &str| {
+            let text = format!(
+                "trace 'e'(v0:n, v1:i) {{
+b0:
+    v2 = lt 5, v0
+    guard_true v2, r0 else done
+    v3 = lt 6, v0
+    guard_true v3, r0 else done
+    v4 = add v0, 1
+    jump_trace 'l'({passed}, v1)
+resume r0 {{
+    frame [n = v0, i = v1]
+}}
+}}
+"
+            );
+            let f = flowc_ir::parse::function("e.ir", &text).unwrap_or_else(|e| panic!("{e}"));
+            let names = [Symbol::intern("n"), Symbol::intern("i")];
+            super::pins(&f, &names, &[Value::Int(3081), Value::Int(0)])
+        };
+        assert_eq!(pins("3081"), vec![(0, 3081, 3081)]);
+        assert_eq!(pins("v0"), vec![(0, 3081, 3081)]);
+        assert_eq!(pins("3080"), vec![]);
+        assert_eq!(pins("v4"), vec![]);
+    }
 
     /// A list the trace starts with, assumed: one `guard_value` on it where
     /// the trace starts, and every read of it converted as a read of the
