@@ -507,31 +507,12 @@ pub fn record_path(
         let fun = frame.function;
         for (i, s) in block.body.iter().enumerate() {
             let op = op_of(s);
-            let from = match &op {
-                TraceOp::Get { obj, field, .. } => match resolve(obj, &frame.env) {
-                    Ok(Value::Object(o)) => Some((o, *field)),
-                    _ => None,
-                },
-                _ => None,
-            };
+            let from = read_from(&op, &frame.env);
             exec(&op, &mut frame.env, heap, &immutable).map_err(|k| error(k, fun, block, i))?;
             if track_consts {
                 frame.consts.after(&op);
             }
-            if let TraceOp::Get { dst, .. } | TraceOp::New { dst, .. } = &op {
-                if let Some(Value::Object(o)) = frame.env.get(dst) {
-                    objects.results.push((ops.len() as u32, o.id()));
-                    if let Some((from, field)) = from.as_ref() {
-                        if let Some(d) = in_a_row(from, o, *field) {
-                            objects.offsets.push((ops.len() as u32, d));
-                            use flowc_lang::heap::rows::{establish, Found};
-                            if let Found::Missed(rows) = establish(from, o, *field) {
-                                objects.row_misses |= rows;
-                            }
-                        }
-                    }
-                }
-            }
+            note_result(&op, from, &frame.env, ops.len() as u32, &mut objects);
             ops.push(op);
             sites.push(site(fun, block, i));
         }
@@ -709,6 +690,11 @@ pub fn record_path(
                     return Ok(Path::Stopped { trace: trace(ops, sites, objects), frame, label: next });
                 }
                 Arrival::Skip(skip) => {
+                    // Its walks' links are noted as the statements' are,
+                    // so that the conversion checks those laid out in a
+                    // row by their place and those that come back as the
+                    // same object (the skip's guards leave at `next`, with
+                    // the state before it).
                     let frame = &mut frames[0];
                     for op in skip {
                         if let TraceOp::Guard { check, .. } = &op {
@@ -717,8 +703,13 @@ pub fn record_path(
                                     ErrorKind::User(Symbol::intern("internal: a skip's guard fails where recorded"));
                                 return Err(error(kind, fun, block, n));
                             }
+                            if let Check::Class(_, _, true) = check {
+                                objects.passed.push((ops.len() as u32, next));
+                            }
                         } else {
+                            let from = read_from(&op, &frame.env);
                             exec(&op, &mut frame.env, heap, &immutable).map_err(|k| error(k, fun, block, n))?;
+                            note_result(&op, from, &frame.env, ops.len() as u32, &mut objects);
                         }
                         ops.push(op);
                         sites.push(site(fun, block, n));
@@ -729,6 +720,40 @@ pub fn record_path(
         }
         let frame = frames.last().expect("a frame");
         block = index.block(frame.function, next).ok_or_else(|| error(ErrorKind::UnknownLabel(next), fun, block, n))?;
+    }
+}
+
+/// The object and field `op` reads, where it is a `get` of an object.
+fn read_from(op: &TraceOp, env: &Env) -> Option<(flowc_lang::heap::Obj, Symbol)> {
+    match op {
+        TraceOp::Get { obj, field, .. } => match resolve(obj, env) {
+            Ok(Value::Object(o)) => Some((o, *field)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Notes the object `op` (the `index`-th operation) made or read, now in
+/// `env`, in `objects`: its number, and for a link read `from` an object,
+/// where it lies ([`in_a_row`]) and whether the heap's row holds it.
+fn note_result(
+    op: &TraceOp,
+    from: Option<(flowc_lang::heap::Obj, Symbol)>,
+    env: &Env,
+    index: u32,
+    objects: &mut ObjectIds,
+) {
+    let (TraceOp::Get { dst, .. } | TraceOp::New { dst, .. }) = op else { return };
+    let Some(Value::Object(o)) = env.get(dst) else { return };
+    objects.results.push((index, o.id()));
+    let Some((from, field)) = from else { return };
+    if let Some(d) = in_a_row(&from, o, field) {
+        objects.offsets.push((index, d));
+        use flowc_lang::heap::rows::{establish, Found};
+        if let Found::Missed(rows) = establish(&from, o, field) {
+            objects.row_misses |= rows;
+        }
     }
 }
 

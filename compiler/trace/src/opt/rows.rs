@@ -85,7 +85,8 @@ pub fn keep_paying(f: &mut Function, vouched: &[InstId]) {
 /// `>><<>>` compares each link it reads again with the `guard_at` result
 /// it had for that cell, which becomes the link itself): `eq x, x` is 1
 /// and `ne x, x` is 0, `x` read by a `get` (so bound: a `get` of a field
-/// never set raises). Whether any was folded: then the guards of their
+/// never set raises); and comparisons of two places on one walk that the
+/// kept `guard_at`s decide ([`same_place`]). Whether any was folded: then the guards of their
 /// results, which hold, are to go ([`drop_holding_guards`]) once `subst`
 /// is applied. The comparisons are left for dead-code elimination.
 fn fold_self_compares(f: &Function, subst: &mut Substitution) -> bool {
@@ -105,14 +106,38 @@ fn fold_self_compares(f: &Function, subst: &mut Substitution) -> bool {
                 continue;
             };
             let [x, y] = args.as_slice() else { continue };
-            let x = subst.resolve(x);
-            if x == subst.resolve(y) && read(&x) {
-                subst.set(r, Operand::Const(Value::Int(i64::from(*op == Op::Eq))));
+            let (x, y) = (subst.resolve(x), subst.resolve(y));
+            let same = if x == y && read(&x) { Some(true) } else { same_place(f, &x, &y) };
+            if let Some(same) = same {
+                subst.set(r, Operand::Const(Value::Int(i64::from((*op == Op::Eq) == same))));
                 folded = true;
             }
         }
     }
     folded
+}
+
+/// Whether `x` and `y` are one object, where both lie on one walk: one a
+/// kept `guard_at`'s result counted from the other, or both counted from
+/// one base (`Function::walk_place`). Its guard holds wherever the value
+/// is used, so the value is its base's address plus its distance: two
+/// places are one object exactly when their distances are equal. A skip
+/// (a loop done at once, `crate::skip`) checks that the cells it walks
+/// to are distinct and that the links back come back; on a walk along a
+/// row those comparisons fold (tutorial BF `digits`).
+fn same_place(f: &Function, x: &Operand, y: &Operand) -> Option<bool> {
+    let at = |o: &Operand| match o {
+        Operand::Value(v) => match f.values[*v].def {
+            ValueDef::Inst(i) => matches!(f.insts[i].kind, InstKind::Guard { kind: GuardKind::At(..), .. }),
+            _ => false,
+        },
+        Operand::Const(_) => false,
+    };
+    if !(at(x) || at(y)) {
+        return None;
+    }
+    let ((bx, dx), (by, dy)) = (f.walk_place(x)?, f.walk_place(y)?);
+    (bx == by).then_some(dx == dy)
 }
 
 /// Drops the guards of `f` on a constant that holds.
@@ -225,6 +250,7 @@ fn long_walks(f: &Function) -> HashSet<Operand> {
 #[cfg(test)]
 mod tests {
     use expect_test::{expect, Expect};
+    use flowc_ir::{GuardKind, InstKind};
 
     fn check(text: &str, expected: Expect) {
         let mut m = flowc_ir::parse::module("trace", text).unwrap();
@@ -282,5 +308,77 @@ resume r0 {
             }
         "#]],
         );
+    }
+
+    /// Places on one walk that kept `guard_at`s (here vouched for by a
+    /// row) decide are compared by their distances: the cell two links on
+    /// is not the walk's base, the cell reached back is the one left, and
+    /// the guards of those comparisons go. A link no guard places is
+    /// compared as before.
+    #[test]
+    fn places_on_one_walk_are_compared_by_their_distances() {
+        let text = "trace 't'(v0:tape) {
+b0:
+    v1:r = get v0, r
+    guard_link v1, cell, r0 else grow
+    v2:r = guard_at v1, v0, 56, r0 else right
+    v3:r = get.object v2, r
+    guard_link v3, cell, r0 else grow
+    v4:r = guard_at v3, v0, 112, r0 else right
+    v5:l = get.object v4, l
+    guard_link v5, cell, r0 else grow
+    v6:l = guard_at v5, v0, 56, r0 else left
+    v7 = eq.word v4, v0
+    guard_false v7, r0 else out
+    v8 = eq.word v6, v2
+    guard_true v8, r0 else out
+    v9 = ne.word v6, v4
+    guard_true v9, r0 else out
+    v10:r = get.object v4, r
+    v11 = eq.word v10, v0
+    guard_false v11, r0 else out
+    exit r0 to out
+resume r0 {
+    frame [tape = v0]
+}
+}
+";
+        let mut m = flowc_ir::parse::module("trace", text).unwrap();
+        let f = &mut m.functions[0];
+        let mut vouched: Vec<_> = f
+            .all_insts()
+            .map(|(_, i)| i)
+            .filter(|&i| matches!(f.insts[i].kind, InstKind::Guard { kind: GuardKind::At(..), .. }))
+            .collect();
+        vouched.sort();
+        super::keep_paying(f, &vouched);
+        expect![[r#"
+            trace t(v0:tape) {
+            b0:
+                v1:r = get v0, r
+                guard_link v1, cell, r0 else grow
+                v2:r = guard_at v1, v0, 56, r0 else right
+                v3:r = get.object v2, r
+                guard_link v3, cell, r0 else grow
+                v4:r = guard_at v3, v0, 112, r1 else right
+                v5:l = get.object v4, l
+                guard_link v5, cell, r0 else grow
+                v6:l = guard_at v5, v0, 56, r0 else left
+                v7 = eq.word v4, v0
+                v8 = eq.word v6, v2
+                v9 = ne.word v6, v4
+                v10:r = get.object v4, r
+                v11 = eq.word v10, v0
+                guard_false v11, r0 else out
+                exit r0 to out
+            resume r0 {
+                frame [tape = v0]
+            }
+            resume r1 {
+                frame [tape = v0]
+            }
+            }
+        "#]]
+        .assert_eq(&flowc_ir::print::function(f));
     }
 }

@@ -2019,6 +2019,26 @@ fn a_walk_along_the_heaps_row_is_checked_once() {
     assert_eq!(r.stats.row.emptied, 0, "{}", r.stats);
 }
 
+/// A copy loop `[->>+<<]` done at once inside the loop around it, on a
+/// tape laid out in a row: the skip's walk to the cell it adds to is
+/// checked by its places (`guard_at`s on its temporaries, which the row
+/// vouches for), as the recording's own walks are, and its checks that
+/// the cells are distinct and that the links back come back fold: no
+/// `'%same'` comparison is left. The output is the interpreter's.
+#[test]
+fn a_loop_done_at_once_walks_the_row_by_its_places() {
+    let text = format!("{}[>>+++++++[->>+<<]<<-]>>>>.", "+".repeat(120));
+    let env = bf_env(&text);
+    let source = source("tests/corpus/interpreters/bf_tutorial.fg");
+    let r = run_text("bf_tutorial.fg", &source, Hint::AsWritten, "start", Some(&env), checked());
+    assert!(r.stats.skipped >= 1, "{}", r.stats);
+    let code: Vec<&String> = r.traces.iter().chain(&r.bridges).collect();
+    let skipping: Vec<&&String> = code.iter().filter(|t| t.contains("'%w0'")).collect();
+    assert!(!skipping.is_empty(), "{}", r.log);
+    assert!(skipping.iter().all(|t| t.contains("'%w0' = guard_at")), "{}", r.log);
+    assert!(!skipping.iter().any(|t| t.contains("'%same")), "{}", r.log);
+}
+
 /// A tape whose middle cell is spliced out and put back every 40 rounds
 /// (`tests/corpus/shapes/row_rewired.fg`): after the first time, the
 /// splice and the mend run as compiled code, whose writes to the links
