@@ -802,7 +802,7 @@ mod tests {
     use flowc_lang::{Symbol, Value};
 
     use super::*;
-    use crate::jit::optimizing::Source;
+    use crate::jit::optimizing::{Pins, Source};
     use crate::jit::recording::BridgeDone;
     use crate::record::{record, Heap, Recorded};
     use crate::to_ir::{End, Start};
@@ -935,6 +935,22 @@ done:
             });
             assert!(lent.is_some_and(|o| o.is_lent() && *o == cell), "the guard's object, lent: {lent:?}");
             assert_eq!(w.pending_jobs(), 0);
+            // An entry trace's pins read only integers: an object among
+            // the values they are made from crosses as an atom, and the
+            // job lends nothing (nor does its result keep the object).
+            let mut pinned = job(trace.clone());
+            if let Job::Straight(j) = &mut pinned {
+                let pins = Pins::new(&[Symbol::intern("i")], &[Value::Object(cell.clone())], head, None, false);
+                assert_eq!(pins.args, vec![Value::atom("object")]);
+                j.source.pins = Some(pins);
+            }
+            assert!(w.submit(pinned, |_| None, pending(bridge(6, head), vec![])).is_ok());
+            assert_eq!(w.pending.back().map(|p| p.loan.len()), Some(0));
+            while w.take_exit(ExitId(6)).is_none() {
+                assert!(Instant::now() < deadline, "the worker did not finish a four-operation bridge");
+                w.collect();
+                std::thread::sleep(Duration::from_millis(1));
+            }
         });
     }
 

@@ -73,6 +73,16 @@ pub(super) struct Pins {
 }
 
 impl Pins {
+    /// The pins of a recording from `label` of graph `function` whose
+    /// parameters `names` had the values `args`. The checks read only
+    /// integers: an object is given as an atom, which they pass over
+    /// alike (and which the worker need not be lent, nor the JIT keep
+    /// with the result: `Jit::loans`).
+    pub fn new(names: &[Symbol], args: &[Value], label: Symbol, function: Option<Symbol>, segment: bool) -> Pins {
+        let args = args.iter().map(|v| if v.holds_objects() { Value::atom("object") } else { v.clone() }).collect();
+        Pins { names: names.to_vec(), args, label, function, segment }
+    }
+
     /// The checks `f`, converted from the recording, gets, inserted at
     /// its start; returned as the values they pin.
     fn insert(&self, f: &mut Function, index: &flowc_lang::index::ProgramIndex) -> Vec<(usize, Value)> {

@@ -338,8 +338,7 @@ impl<'p> Jit<'p> {
                 let start = speculate::assume_lists(&start, &args);
                 let recorded = trace.ops.len();
                 let trace = self.with_resume_live(run, trace, &start, Some(end_label));
-                let pins =
-                    Pins { names: params.clone(), args: args.clone(), label, function: graph.name, segment: true };
+                let pins = Pins::new(&params, &args, label, graph.name, true);
                 let source = Source { name, trace, start, end: End::Exit(end_label), pins: Some(pins) };
                 (Job::Straight(Box::new(self.straight_job(source, recorded, None, false))), Kind::Entry)
             }
@@ -355,8 +354,7 @@ impl<'p> Jit<'p> {
                 let trace = self.with_resume_live(run, trace, &start, None);
                 let c = &self.codes[t.0 as usize];
                 let (jumps, end) = (c.function.name, End::Jump { target: c.function.name, params: c.params.clone() });
-                let pins =
-                    Pins { names: c.params.clone(), args: args.clone(), label, function: graph.name, segment: false };
+                let pins = Pins::new(&c.params, &args, label, graph.name, false);
                 let recorded = trace.ops.len();
                 let source = Source { name, trace, start, end, pins: Some(pins) };
                 (Job::Straight(Box::new(self.straight_job(source, recorded, Some(jumps), false))), Kind::Entry)
@@ -515,10 +513,18 @@ impl<'p> Jit<'p> {
         // until the tree was full; its exits then all went through the
         // interpreter (the objects BF interpreter's `escape 20`: 1.0 s
         // instead of 0.5, in the runs where the recording inside met
-        // another loop's code first).
+        // another loop's code first). Not where the key waits for an inner
+        // loop on the worker: it is recorded again once that is there
+        // ([`Jit::inner_arrived`], which asks only keys that count). A key
+        // that the recording's aborts gave up keeps the loop, and is not
+        // given up.
+        let waits = self.outer_waiting.values().any(|outers| outers.contains(key));
         if let Some(kc) = self.keys.get_mut(key) {
-            if kc.replaced.take() == Some(root) && !kc.variants.contains(&root) {
+            if kc.replaced.take() == Some(root) && !kc.variants.contains(&root) && !waits {
                 kc.variants.insert(0, root);
+                if std::mem::take(&mut kc.ignored) {
+                    self.stats.ignored = self.stats.ignored.saturating_sub(1);
+                }
                 self.stats.kept_loops += 1;
                 if let Some(p) = machine.profiler_mut() {
                     p.set(key, KeyState::Enter);
