@@ -784,10 +784,7 @@ fn reduce(optimized: &mut Optimized) {
         .iter_mut()
         .map(|(f, ..)| {
             let ops = super::instructions(f);
-            let whole = std::mem::replace(f, Function::new(f.kind, f.name));
-            let (reduced, kept) = super::without_body(whole);
-            *f = reduced;
-            (kept, ops)
+            (super::without_body(f), ops)
         })
         .collect();
     optimized.kept = Some(kept);

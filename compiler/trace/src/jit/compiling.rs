@@ -248,7 +248,7 @@ impl<'p> Jit<'p> {
         let functions: Vec<&Function> = pieces.iter().map(|(f, _, _)| f).collect();
         let cache = self.cache.as_ref()?;
         let before = cache.len();
-        let (code, mut kept) = match made {
+        let (code, kept) = match made {
             Some(Made { code, kept }) => (Some(code), kept.filter(|k| k.len() == functions.len())),
             None => (None, None),
         };
@@ -296,12 +296,11 @@ impl<'p> Jit<'p> {
             }
         };
         let n = ids.len() as u32;
-        let mut kept = kept.take().map(Vec::into_iter);
+        let mut kept = kept.map(Vec::into_iter);
         for (&id, (function, kind, recorded)) in ids.iter().zip(pieces) {
             debug_assert_eq!(id.0 as usize, self.codes.len());
-            let reduced = kept.as_mut().and_then(Iterator::next);
-            let mut code = match reduced {
-                Some((_, ops)) => Code::reduced(kind, function, start.to_string(), recorded, ops),
+            let mut code = match kept.as_mut().and_then(Iterator::next) {
+                Some(reduced) => Code::reduced(kind, function, start.to_string(), recorded, reduced),
                 None => Code::new(kind, function, start.to_string(), recorded),
             };
             self.stats.recorded_ops += recorded;
@@ -314,11 +313,8 @@ impl<'p> Jit<'p> {
                 log.indented(&flowc_ir::print::function(&log::brief(&code.function)));
             }
             self.names.insert(code.function.name, Some(id));
-            if let Some((records, _)) = reduced {
-                code.kept = Some(records);
-            } else if !(self.options.keep_ir || self.options.trees) {
-                let (function, kept) = without_body(code.function);
-                (code.function, code.kept) = (function, Some(kept));
+            if code.kept.is_none() && !(self.options.keep_ir || self.options.trees) {
+                code.kept = Some(without_body(&mut code.function));
             }
             code.compile_time = time / n;
             code.root = id;

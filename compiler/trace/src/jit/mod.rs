@@ -2392,10 +2392,10 @@ impl Code {
     }
 
     /// As [`Code::new`], from `function` reduced to its name by the worker
-    /// ([`background`], "Leftovers on the worker"); it had `ops`
-    /// operations.
-    fn reduced(kind: Kind, function: Function, start: String, recorded_ops: usize, ops: usize) -> Code {
-        Code { optimized_ops: ops, ..Code::new(kind, function, start, recorded_ops) }
+    /// ([`background`], "Leftovers on the worker"), which kept `kept` of
+    /// it; it had `ops` operations.
+    fn reduced(kind: Kind, function: Function, start: String, recorded_ops: usize, (kept, ops): (Kept, usize)) -> Code {
+        Code { optimized_ops: ops, kept: Some(kept), ..Code::new(kind, function, start, recorded_ops) }
     }
 
     /// Code of `kind` made from `function`, not yet entered.
@@ -2442,12 +2442,12 @@ struct Kept {
     names: Box<[Option<Symbol>]>,
 }
 
-/// `f` reduced to its name, and what its exits read of the rest
-/// ([`Kept`]).
-fn without_body(f: Function) -> (Function, Kept) {
-    let reduced = Function::new(f.kind, f.name);
+/// Reduces `f` to its name; what its exits read of the rest ([`Kept`]).
+fn without_body(f: &mut Function) -> Kept {
     let names = f.values.values().map(|d| d.name).collect();
-    (reduced, Kept { records: PackedRecords::pack(&f.resumes), names })
+    let kept = Kept { records: PackedRecords::pack(&f.resumes), names };
+    *f = Function::new(f.kind, f.name);
+    kept
 }
 
 /// How the tracer runs the calls it does not follow — of recursive

@@ -135,24 +135,23 @@ pub fn checks(f: &Function, names: &[Symbol], args: &[Value]) -> Vec<Check> {
 
 /// Per parameter of `f` (a trace ending in a `jump_trace` that passes the
 /// variables `names` on, or leaving by an exit at its end: a loop's
-/// segment), the value its variable has when the trace ends.
-fn next_values(f: &Function, names: &[Symbol]) -> HashMap<ValueId, ValueId> {
+/// segment), what its variable is where the trace ends: each operand
+/// passed on for it, in the order of `f`'s blocks.
+fn passed_on(f: &Function, names: &[Symbol]) -> Vec<(ValueId, Operand)> {
     let param_of: HashMap<Symbol, ValueId> = f.params.iter().filter_map(|&p| Some((f.values[p].name?, p))).collect();
-    let mut next_of: HashMap<ValueId, ValueId> = HashMap::default();
+    let mut passed = Vec::new();
     for b in f.blocks.values() {
         match &b.term {
             flowc_ir::Terminator::JumpTrace { args: next, .. } => {
                 for (name, o) in names.iter().zip(next) {
-                    if let (Some(&p), Some(v)) = (param_of.get(name), o.as_value()) {
-                        next_of.insert(p, v);
-                    }
+                    passed.extend(param_of.get(name).map(|&p| (p, o.clone())));
                 }
             }
             flowc_ir::Terminator::Exit { resume, .. } => {
                 if let [frame] = &f.resumes[*resume].frames[..] {
                     for (name, rv) in &frame.env {
-                        if let (Some(&p), ResumeValue::Operand(Operand::Value(v))) = (param_of.get(name), rv) {
-                            next_of.insert(p, *v);
+                        if let (Some(&p), ResumeValue::Operand(o)) = (param_of.get(name), rv) {
+                            passed.push((p, o.clone()));
                         }
                     }
                 }
@@ -160,7 +159,13 @@ fn next_values(f: &Function, names: &[Symbol]) -> HashMap<ValueId, ValueId> {
             _ => {}
         }
     }
-    next_of
+    passed
+}
+
+/// Per parameter of `f`, the value its variable has when the trace ends
+/// ([`passed_on`]; the last where it ends in several places).
+fn next_values(f: &Function, names: &[Symbol]) -> HashMap<ValueId, ValueId> {
+    passed_on(f, names).into_iter().filter_map(|(p, o)| Some((p, o.as_value()?))).collect()
 }
 
 /// The parameters of trace `f` it passes on unchanged (`next_of`,
@@ -223,41 +228,19 @@ fn pin(pinned: &HashSet<ValueId>, k: usize, p: &ValueId, v: &Value) -> Option<Ch
 /// every position they pass, a comparison and a guard per instruction,
 /// and so did the bridges of their exits (`digits 200`).
 pub fn pins(f: &Function, names: &[Symbol], args: &[Value]) -> Vec<Check> {
-    let mut next_of = next_values(f, names);
-    for (p, c) in constants_passed(f, names) {
-        let k = f.params.iter().position(|&q| q == p);
-        if k.and_then(|k| args.get(k)) == Some(&c) {
-            next_of.entry(p).or_insert(p);
+    let passed = passed_on(f, names);
+    let mut next_of: HashMap<ValueId, ValueId> = passed.iter().filter_map(|(p, o)| Some((*p, o.as_value()?))).collect();
+    for (&p, v) in f.params.iter().zip(args) {
+        // Passed on only as the constant it had when recorded: unchanged
+        // where the pin holds.
+        let mut as_recorded =
+            passed.iter().filter(|(q, _)| *q == p).map(|(_, o)| matches!(o, Operand::Const(c) if c == v));
+        if as_recorded.next() == Some(true) && as_recorded.all(|same| same) {
+            next_of.insert(p, p);
         }
     }
     let pinned = pinned(f, &next_of);
     f.params.iter().zip(args).enumerate().filter_map(|(k, (p, v))| pin(&pinned, k, p, v)).collect()
-}
-
-/// The parameters of trace `f` (ending in a `jump_trace` that passes the
-/// variables `names` on) whose variable it passes on as a constant, and
-/// that constant, where every `jump_trace` passes the same.
-fn constants_passed(f: &Function, names: &[Symbol]) -> Vec<(ValueId, Value)> {
-    let param_of: HashMap<Symbol, ValueId> = f.params.iter().filter_map(|&p| Some((f.values[p].name?, p))).collect();
-    let mut passed: HashMap<ValueId, Option<Value>> = HashMap::default();
-    for &b in &f.layout {
-        if let flowc_ir::Terminator::JumpTrace { args: next, .. } = &f.blocks[b].term {
-            for (name, o) in names.iter().zip(next) {
-                let Some(&p) = param_of.get(name) else { continue };
-                let c = match o {
-                    Operand::Const(c) => Some(c.clone()),
-                    Operand::Value(_) => None,
-                };
-                let seen = passed.entry(p).or_insert_with(|| c.clone());
-                if *seen != c {
-                    *seen = None;
-                }
-            }
-        }
-    }
-    let mut out: Vec<(ValueId, Value)> = passed.into_iter().filter_map(|(p, c)| Some((p, c?))).collect();
-    out.sort_by_key(|(p, _)| *p);
-    out
 }
 
 /// The checks a loop's segment `f` gets (straight code from the hot spot

@@ -126,18 +126,11 @@ fn fold_self_compares(f: &Function, subst: &mut Substitution) -> bool {
 /// to are distinct and that the links back come back; on a walk along a
 /// row those comparisons fold (tutorial BF `digits`).
 fn same_place(f: &Function, x: &Operand, y: &Operand) -> Option<bool> {
-    let at = |o: &Operand| match o {
-        Operand::Value(v) => match f.values[*v].def {
-            ValueDef::Inst(i) => matches!(f.insts[i].kind, InstKind::Guard { kind: GuardKind::At(..), .. }),
-            _ => false,
-        },
-        Operand::Const(_) => false,
-    };
-    if !(at(x) || at(y)) {
-        return None;
-    }
     let ((bx, dx), (by, dy)) = (f.walk_place(x)?, f.walk_place(y)?);
-    (bx == by).then_some(dx == dy)
+    // (A value that is its own base is no `guard_at`'s: two such places
+    // are the same only where they are one value.)
+    let counted = x.as_value() != Some(bx) || y.as_value() != Some(by);
+    (counted && bx == by).then_some(dx == dy)
 }
 
 /// Drops the guards of `f` on a constant that holds.

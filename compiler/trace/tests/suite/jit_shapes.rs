@@ -1422,19 +1422,9 @@ fn an_inner_loop_that_runs_to_its_end_at_once_is_done_at_once_by_the_loop_around
     assert!(own(&r.stats) * 10 <= own(&off.stats), "{}\n{}", r.stats, off.stats);
 }
 
-/// A function whose loop runs as many rounds as its argument says,
-/// called by one loop with 100 (past the unroll limit; a variable, so the
-/// rounds are the data's, not the trace's constant: see
-/// [`a_called_loop_of_constant_rounds_is_followed_past_the_unroll_limit`])
-/// and by another with 3: the first loop's code calls it, the second's
-/// still follows it (a BF interpreter's `move` by 265 cells in one place
-/// and a few in others: followed nowhere once one call ran long, every
-/// trace called it).
-#[test]
-fn a_call_that_unrolls_too_far_is_called_by_that_hot_spots_code_alone() {
-    let text = "entry start(n = 3000, m = 100)
-function count(k):
-    s:
+/// A function whose loop counts `k` rounds and returns the count.
+const COUNT: &str = "function count(k):
+    begin:
         c = 0
         goto loop
     loop:
@@ -1446,7 +1436,21 @@ function count(k):
         goto loop
     out:
         return c
-start:
+";
+
+/// A function whose loop runs as many rounds as its argument says,
+/// called by one loop with 100 (past the unroll limit; a variable, so the
+/// rounds are the data's, not the trace's constant: see
+/// [`a_called_loop_of_constant_rounds_is_followed_past_the_unroll_limit`])
+/// and by another with 3: the first loop's code calls it, the second's
+/// still follows it (a BF interpreter's `move` by 265 cells in one place
+/// and a few in others: followed nowhere once one call ran long, every
+/// trace called it).
+#[test]
+fn a_call_that_unrolls_too_far_is_called_by_that_hot_spots_code_alone() {
+    let text = format!(
+        "entry start(n = 3000, m = 100)
+{COUNT}start:
     i = 0
     a = 0
     goto long
@@ -1473,8 +1477,9 @@ short_next:
     goto short
 done:
     print_and_stop(a)
-";
-    let r = run_text("count.fg", text, Hint::AsWritten, "start", None, checked());
+"
+    );
+    let r = run_text("count.fg", &text, Hint::AsWritten, "start", None, checked());
     assert_eq!(r.output, "309000\n");
     assert_eq!(r.stats.not_followed, 1, "{}\n{}", r.stats, r.log);
     assert!(r.log.contains("calls of count are not followed from now on by the code of"), "{}", r.log);
@@ -1497,21 +1502,9 @@ done:
 /// worker's timing led there).
 #[test]
 fn a_called_loop_too_long_in_dropped_code_is_not_called_everywhere() {
-    let text = "entry start(n = 400, m = 100)
-function count(k):
-    begin:
-        c = 0
-        goto loop
-    loop:
-        more = k > 0
-        if more goto step else goto out
-    step:
-        k = k - 1
-        c = c + 1
-        goto loop
-    out:
-        return c
-start:
+    let text = format!(
+        "entry start(n = 400, m = 100)
+{COUNT}start:
     i = 0
     a = 0
     goto outer
@@ -1538,9 +1531,10 @@ outer_next:
     if again goto outer else goto done
 done:
     print_and_stop(a)
-";
+"
+    );
     let options = Options { bridge_threshold: 60, ..checked() };
-    let r = run_text("dropped.fg", text, Hint::Absent, "start", None, options);
+    let r = run_text("dropped.fg", &text, Hint::Absent, "start", None, options);
     assert_eq!(r.output, "74800\n");
     let limits = r.log.matches("ran 64 iterations in one call").count();
     assert!(limits >= 2, "the exit's bridge met the limit again, in dropped code:\n{}", r.log);
