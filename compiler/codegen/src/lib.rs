@@ -31,6 +31,7 @@ pub mod object;
 pub mod plan;
 pub mod small;
 pub mod tiers;
+pub mod walks;
 
 pub use flowc_runtime::{release_freed_memory, runtime, word};
 

@@ -227,6 +227,7 @@ impl<'f> Converter<'f> {
                 InstKind::Guard { .. } | InstKind::Iterations(_) => {
                     return Err("guards and iteration counts only occur in traces".into())
                 }
+                InstKind::Walk { .. } => return Err("walks only occur in code being compiled, after the passes".into()),
             }
         }
         let term = self.terminator(b, &mut body)?;

@@ -278,6 +278,15 @@ pub enum InstKind {
     Set { obj: Operand, field: Symbol, value: Operand, proven: bool },
     /// A call of a function of the module, by name.
     Call { func: Symbol, args: Args },
+    /// Compiled whole programs only (`flowc_codegen::walks`): the object
+    /// reached from `obj` by reading `field` `links` times (each link an
+    /// object, of any class), or the integer 0 where `obj` or a link on
+    /// the way is no object or has the field unset. It never fails and
+    /// changes nothing: the code it stands before (a chain of `get`s,
+    /// each tested) does what it said where it says 0. Native code
+    /// answers it from the heap's rows without reading a link
+    /// (`flowc_lang::heap::rows`).
+    Walk { obj: Operand, field: Symbol, links: u32 },
     /// Traces only: counts the operand (a small non-negative integer) as
     /// that many more loop iterations run, as if the loop had gone round
     /// them: the iterations a counted loop skips
@@ -417,7 +426,7 @@ impl InstKind {
             InstKind::Op { args, .. } | InstKind::Call { args, .. } => Operands::Args(args.iter()),
             InstKind::CheckBound(o) | InstKind::Iterations(o) => fixed(Some(o), None),
             InstKind::Unbound(_) | InstKind::New(_) => fixed(None, None),
-            InstKind::Get { obj, .. } => fixed(Some(obj), None),
+            InstKind::Get { obj, .. } | InstKind::Walk { obj, .. } => fixed(Some(obj), None),
             InstKind::Set { obj, value, .. } => fixed(Some(obj), Some(value)),
             InstKind::Guard { kind, .. } => fixed(Some(kind.operand()), kind.base()),
         }
@@ -432,7 +441,7 @@ impl InstKind {
             InstKind::Op { args, .. } | InstKind::Call { args, .. } => OperandsMut::Args(args.iter_mut()),
             InstKind::CheckBound(o) | InstKind::Iterations(o) => fixed(Some(o), None),
             InstKind::Unbound(_) | InstKind::New(_) => fixed(None, None),
-            InstKind::Get { obj, .. } => fixed(Some(obj), None),
+            InstKind::Get { obj, .. } | InstKind::Walk { obj, .. } => fixed(Some(obj), None),
             InstKind::Set { obj, value, .. } => fixed(Some(obj), Some(value)),
             InstKind::Guard { kind: GuardKind::At(link, base, _), .. } => fixed(Some(link), Some(base)),
             InstKind::Guard { kind, .. } => fixed(Some(kind.operand_mut()), None),
@@ -470,7 +479,11 @@ impl InstKind {
     /// overflow is no failure (it goes to bignums).
     pub fn can_fail(&self) -> bool {
         match self {
-            InstKind::Phi(_) | InstKind::Unbound(_) | InstKind::New(_) | InstKind::Iterations(_) => false,
+            InstKind::Phi(_)
+            | InstKind::Unbound(_)
+            | InstKind::New(_)
+            | InstKind::Iterations(_)
+            | InstKind::Walk { .. } => false,
             InstKind::Op { op: Operator::Known(_), form: Form::Word, .. } => false,
             InstKind::Op { op: Operator::Known(op), form: Form::Int, .. } => {
                 op.info().failures.iter().any(|f| *f != flowc_lang::ops::Failure::Type)

@@ -253,6 +253,17 @@ impl<'m> Machine<'m> {
                             self.layout.get_or_init(|| self.module.layout()),
                         )))
                     }
+                    InstKind::Walk { obj, field, links } => {
+                        // Never fails: 0 where a link is missing.
+                        let mut o = self.read(&frame, obj, index).ok();
+                        for _ in 0..*links {
+                            o = o
+                                .filter(|o| matches!(o, Value::Object(_)))
+                                .and_then(|o| objects::get(&o, *field).ok())
+                                .filter(|l| matches!(l, Value::Object(_)));
+                        }
+                        Some(Rt::Val(o.filter(|o| matches!(o, Value::Object(_))).unwrap_or(Value::Int(0))))
+                    }
                     InstKind::Get { obj, field, proven } => {
                         let o = self.read(&frame, obj, index)?;
                         check_proven_object(*proven, "get", &o).map_err(|k| self.error(&frame, k, index))?;

@@ -405,6 +405,18 @@ impl Parser {
                     InstKind::Set { obj, field, value: self.operand(line)?, proven }
                 }
             }
+            "walk" => {
+                let obj = self.operand(line)?;
+                line.punct(",")?;
+                let field = line.name("a field name")?;
+                line.punct(",")?;
+                let pos = line.pos();
+                let links = match line.constant()? {
+                    Value::Int(n) if n > 0 && n <= i64::from(u32::MAX) => n as u32,
+                    _ => return Err(RawError::new(pos, "expected a positive count of links")),
+                };
+                InstKind::Walk { obj, field, links }
+            }
             "call" | "missing_op" => {
                 let name = line.name("a name")?;
                 line.punct("(")?;

@@ -196,6 +196,13 @@ pub fn inst(out: &mut String, f: &Function, i: InstId) {
             out.push_str("iterations ");
             operand(out, o);
         }
+        InstKind::Walk { obj, field, links } => {
+            out.push_str("walk ");
+            operand(out, obj);
+            out.push_str(", ");
+            name(out, *field);
+            write!(out, ", {links}").unwrap();
+        }
         InstKind::CheckBound(o) => {
             out.push_str("check_bound ");
             operand(out, o);

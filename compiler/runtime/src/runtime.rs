@@ -14,7 +14,7 @@ use flowc_heap::{Symbol, Value};
 use std::rc::Rc;
 
 use crate::frames::StackMaps;
-use crate::word::{self, Word, ONE, STOP};
+use crate::word::{self, Word, ONE, STOP, ZERO};
 
 /// The state of one run of generated code. The fields generated code
 /// reads and writes are at the offsets [`offsets`] gives (computed here,
@@ -524,6 +524,40 @@ pub unsafe extern "C" fn flowc_rt_get(ctx: *mut Ctx, obj: Word, field: u64) -> W
     ctx.fail(objects::get_error(&o, field))
 }
 
+/// `walk`: the object `links` links along `field` from `obj`, or 0's
+/// word (`flowc_lang::heap::rows::walk_word`): what native code does not
+/// find in the heap's rows. Never stops.
+///
+/// # Safety
+/// `ctx` must be the context pointer of a running `Native::run`. Its word
+/// arguments are words of that run: immediates, or pointers to cells
+/// the run keeps alive (what generated code passes).
+#[no_mangle]
+pub unsafe extern "C" fn flowc_rt_walk(ctx: *mut Ctx, obj: Word, field: u64, links: u64) -> Word {
+    let ctx = ctx!(ctx);
+    if ctx.stopped != 0 {
+        return ZERO;
+    }
+    // SAFETY: the caller's contract: `obj` is a word of the run.
+    unsafe { heap::rows::walk_word(obj, Symbol::from_index(field as u32), links as u32) }
+}
+
+/// After compiled code wrote a word to slot `slot` of object `obj` that
+/// the heap's rows' mask names: shows the rows the write
+/// (`flowc_lang::heap::rows::after_write`). Returns ONE; never stops.
+///
+/// # Safety
+/// `ctx` must be the context pointer of a running `Native::run`, and
+/// `obj` an object's word of that run with a slot `slot`, written a
+/// value's word.
+#[no_mangle]
+pub unsafe extern "C" fn flowc_rt_row_write(ctx: *mut Ctx, obj: Word, slot: u64) -> Word {
+    let _ = ctx!(ctx);
+    // SAFETY: the caller's contract.
+    unsafe { heap::rows::after_write(obj.cell(), slot as u32) };
+    ONE
+}
+
 /// `set`: ONE, or a stop on error.
 ///
 /// # Safety
@@ -702,6 +736,8 @@ runtime_functions! {
     StackOverflow = flowc_rt_stack_overflow(0) stops;
     OutOfFuel = flowc_rt_out_of_fuel(0) stops;
     TierUp = flowc_rt_tier_up(2) returns;
+    Walk = flowc_rt_walk(3) returns;
+    RowWrite = flowc_rt_row_write(2) returns;
 }
 
 /// The runtime's symbols, for the JIT's symbol table.

@@ -87,6 +87,15 @@ pub fn terms(f: &Function) -> Vec<Term> {
             }
             InstKind::CheckBound(o) => Term::compound("check_bound", vec![dst.unwrap(), operand(f, o)]),
             InstKind::Iterations(o) => Term::compound("iterations", vec![operand(f, o)]),
+            InstKind::Walk { obj, field, links } => Term::compound(
+                "walk",
+                vec![
+                    dst.unwrap(),
+                    operand(f, obj),
+                    Term::sym(*field),
+                    Term::value(&flowc_lang::Value::Int(i64::from(*links))),
+                ],
+            ),
             InstKind::New(c) => Term::compound("new", vec![dst.unwrap(), Term::sym(*c)]),
             InstKind::Get { obj, field, .. } => {
                 Term::compound("get", vec![dst.unwrap(), operand(f, obj), Term::sym(*field)])

@@ -196,7 +196,10 @@ fn visit_uses(f: &Function, mut visit: impl FnMut(ValueId, Use)) {
             match kind {
                 InstKind::Phi(inputs) => inputs.iter().for_each(|(_, o)| operand(o)),
                 InstKind::Op { args, .. } | InstKind::Call { args, .. } => args.iter().for_each(operand),
-                InstKind::CheckBound(o) | InstKind::Get { obj: o, .. } | InstKind::Iterations(o) => operand(o),
+                InstKind::CheckBound(o)
+                | InstKind::Get { obj: o, .. }
+                | InstKind::Walk { obj: o, .. }
+                | InstKind::Iterations(o) => operand(o),
                 InstKind::Set { obj, value, .. } => {
                     operand(obj);
                     operand(value);

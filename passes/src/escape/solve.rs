@@ -42,6 +42,11 @@ impl Escape {
                     escape_all(&mut c, &mut args.iter(), &|| Reason::UsedBy(Symbol::intern(op.name())))
                 }
                 InstKind::CheckBound(o) => escape_all(&mut c, &mut std::iter::once(o), &|| Reason::CheckBound),
+                // Made after the passes (`flowc_codegen::walks`); for the
+                // checker's sake, what it walks from is left alone.
+                InstKind::Walk { obj, .. } => {
+                    escape_all(&mut c, &mut std::iter::once(obj), &|| Reason::UsedBy(Symbol::intern("walk")))
+                }
                 // A count (an integer), in traces only.
                 InstKind::Unbound(_) | InstKind::New(_) | InstKind::Iterations(_) => {}
                 InstKind::Get { obj, field, .. } => {

@@ -526,6 +526,8 @@ impl<'m> Analysis<'m> {
             InstKind::Unbound(_) => Info::of_kinds(Kinds::UNBOUND),
             InstKind::New(class) => Info::object(*class, Some(i)),
             InstKind::Get { obj, field, .. } => self.get(b, i, obj, *field),
+            // Made after the passes (`flowc_codegen::walks`): an object or 0.
+            InstKind::Walk { .. } => Info::value(),
             InstKind::Call { func, args } => self.call(b, i, *func, args),
             // A trace's `guard_at` (the passes run on no trace; for the
             // checker's sake): its result is its link.

@@ -472,6 +472,7 @@ fn may_collect(f: &Function) -> bool {
         InstKind::Op { .. } | InstKind::New(_) | InstKind::Call { .. } => true,
         InstKind::Phi(_)
         | InstKind::Get { .. }
+        | InstKind::Walk { .. }
         | InstKind::Set { .. }
         | InstKind::Guard { .. }
         | InstKind::Iterations(_)
@@ -1691,6 +1692,8 @@ impl Emit<'_, '_, '_> {
                 self.result_to_variable(i);
             }
             InstKind::Set { obj, field, value, proven } => self.set(obj, *field, value, *proven),
+            // Made for whole programs only (`crate::walks`), never in a trace.
+            InstKind::Walk { .. } => return Err("a walk"),
             InstKind::Call { func, args } => self.call(i, *func, args),
             InstKind::Guard { kind, resume, label } => {
                 self.guard(kind, *resume, *label);

@@ -195,10 +195,7 @@ pub struct Native {
 impl Native {
     /// Compiles every function of `m`; `m` must have a main function.
     pub fn compile(m: &Module) -> Result<Native, String> {
-        let functions: Vec<&Function> = m.functions.iter().filter(|f| f.kind != FunctionKind::Trace).collect();
-        let main =
-            functions.iter().position(|f| f.kind == FunctionKind::Main).ok_or("the module has no main function")?;
-        Ok(Native { unit: Unit::compile(&functions, main, None, m, m.layout(), Options::default(), Ir::Copied)? })
+        Native::compile_owned_versions(m.clone(), None, Options::default())
     }
 
     /// The final machine code of each compiled function, in the order they
@@ -270,7 +267,8 @@ impl Native {
         words: Option<(&Module, &[Symbol])>,
         options: Options,
     ) -> Result<Native, String> {
-        Native::compile_versions_with(m, words, options, Ir::Copied)
+        let walked = crate::walks::rewritten(m);
+        Native::compile_versions_with(walked.as_ref().unwrap_or(m), words, options, Ir::Copied)
     }
 
     /// [`Native::compile_versions`], taking the generic module: tiered
@@ -283,6 +281,8 @@ impl Native {
         words: Option<(&Module, &[Symbol])>,
         options: Options,
     ) -> Result<Native, String> {
+        let mut m = m;
+        crate::walks::rewrite_module(&mut m);
         let mut native = Native::compile_versions_with(&m, words, options, Ir::Moved)?;
         native.unit.adopt(m);
         Ok(native)

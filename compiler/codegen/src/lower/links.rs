@@ -35,12 +35,15 @@
 
 use bitvec::vec::BitVec;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, BlockArg, InstBuilder};
+use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value as ClValue};
 use flowc_ir::{ix, BlockId, Function, InstId, InstKind, Operand, Terminator, ValueId};
+use flowc_lang::heap::rows;
+use flowc_lang::Symbol;
 use rustc_hash::FxHashMap as HashMap;
 
 use super::Lowerer;
-use crate::word::ZERO;
+use crate::runtime::{offsets, RuntimeFn};
+use crate::word::{TAG_MASK, ZERO};
 
 /// By raw value index: the results of `get`s that `f` walks (see the
 /// module docs).
@@ -196,5 +199,71 @@ impl Lowerer<'_, '_> {
         self.set_value(r, link);
         let (then_cb, args) = self.target(blk, then_block);
         self.b.ins().jump(then_cb, &args);
+    }
+}
+
+/// By raw instruction index: the `set`s of `f` writing a field of an
+/// object made by a `new` earlier in the same block with nothing between
+/// that could have made it part of the heap's rows — no `set` of another
+/// object (whose write the rows might see and grow by), no call, no
+/// walk. Such a write changes no row (a row holds only objects it
+/// grew to, and a new object's writes come before any that could).
+pub(super) fn fresh_sets(f: &Function) -> BitVec {
+    let mut out: BitVec = BitVec::repeat(false, f.insts.len());
+    let mut fresh: Vec<ValueId> = Vec::new();
+    for &b in &f.layout {
+        fresh.clear();
+        for &i in &f.blocks[b].insts {
+            match &f.insts[i].kind {
+                InstKind::New(_) => fresh.extend(f.insts[i].result),
+                InstKind::Set { obj: Operand::Value(o), .. } if fresh.contains(o) => out.set(ix(i), true),
+                InstKind::Set { .. } | InstKind::Call { .. } | InstKind::Walk { .. } => fresh.clear(),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+impl Lowerer<'_, '_> {
+    /// `walk obj, field, links` (`flowc_ir::InstKind::Walk`): where the
+    /// heap's row linked through the field's slot holds `obj` and the
+    /// object that many links along ([`rows::Along`]: both within its
+    /// bounds, `obj` a pointer), that object's address, computed; else
+    /// the runtime walks link by link (and may find the row).
+    pub(super) fn walk(&mut self, obj: ClValue, field: Symbol, links: u32) -> ClValue {
+        let flags = MemFlagsData::trusted();
+        let join = self.join_block();
+        let slow = self.cold_block();
+        match self.env.objects.layout.slot(field).filter(|&k| k < rows::MASK_SLOTS as usize) {
+            Some(k) => {
+                let heap = self.b.ins().load(types::I64, flags, self.ctx, offsets::HEAP);
+                let at = flowc_lang::heap::rows_offset() as i32 + rows::along(k as u32);
+                let lo = self.b.ins().load(types::I64, flags, heap, at);
+                let hi = self.b.ins().load(types::I64, flags, heap, at + 8);
+                let step = self.b.ins().load(types::I64, flags, heap, at + 16);
+                let distance = self.b.ins().imul_imm_s(step, i64::from(links));
+                let to = self.b.ins().iadd(obj, distance);
+                let first = self.b.ins().umin(obj, to);
+                let last = self.b.ins().umax(obj, to);
+                let above = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, first, lo);
+                let below = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, last, hi);
+                let tag = self.b.ins().band_imm_s(obj, TAG_MASK as i64);
+                let pointer = self.b.ins().icmp_imm_s(IntCC::Equal, tag, 0);
+                let within = self.b.ins().band(above, below);
+                let held = self.b.ins().band(within, pointer);
+                self.b.ins().brif(held, join, &[BlockArg::Value(to)], slow, &[]);
+            }
+            None => {
+                self.b.ins().jump(slow, &[]);
+            }
+        }
+        self.b.switch_to_block(slow);
+        let f = self.konst(field.index() as i64);
+        let n = self.konst(i64::from(links));
+        let r = self.call_rt_leaf(RuntimeFn::Walk, &[obj, f, n]);
+        self.b.ins().jump(join, &[BlockArg::Value(r)]);
+        self.b.switch_to_block(join);
+        self.b.block_params(join)[0]
     }
 }

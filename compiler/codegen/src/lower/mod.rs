@@ -320,6 +320,7 @@ struct Lowerer<'a, 'b> {
     links: &'b bitvec::vec::BitVec,
     /// [`Facts::link_tests`].
     link_tests: &'b HashMap<BlockId, flowc_ir::InstId>,
+    fresh_sets: &'b bitvec::vec::BitVec,
     /// Comparisons of small integers computed inline: the machine
     /// condition behind the result word, which guards and branches on the
     /// result test directly instead of testing the word.
@@ -442,6 +443,10 @@ pub struct Facts {
     /// The blocks whose branch tests the link they read last
     /// ([`links::link_tests`]).
     link_tests: HashMap<BlockId, flowc_ir::InstId>,
+    /// By raw instruction index: the `set`s of a new object that nothing
+    /// since its `new` could have made part of the heap's rows
+    /// ([`links::fresh_sets`]), which need not show them the write.
+    fresh_sets: bitvec::vec::BitVec,
 }
 
 impl Facts {
@@ -475,7 +480,8 @@ impl Facts {
         };
         let uses = count_uses(f);
         let link_tests = links::link_tests(f, cfg, &dom, &links, &uses);
-        Facts { uses, cycles, loops, bounds, runs_known: false, shape, links, link_tests }
+        let fresh_sets = links::fresh_sets(f);
+        Facts { uses, cycles, loops, bounds, runs_known: false, shape, links, link_tests, fresh_sets }
     }
 
     /// The headers of `f`'s hot loops, in reverse postorder: where its
@@ -728,6 +734,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             bound: &facts.shape.bound,
             links: &facts.links,
             link_tests: &facts.link_tests,
+            fresh_sets: &facts.fresh_sets,
             conds: HashMap::default(),
             headers: &facts.shape.headers,
             cycles: &facts.cycles,
@@ -830,6 +837,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.store_across();
         let call = self.b.ins().call(r, &all);
         self.map_roots(call);
+        self.b.inst_results(call)[0]
+    }
+
+    /// A call of a runtime function that neither stops, collects nor
+    /// reads the frame (`walk`, `row_write`): no site, no frame or roots
+    /// stored, no stack map.
+    fn call_rt_leaf(&mut self, f: RuntimeFn, args: &[ClValue]) -> ClValue {
+        debug_assert!(!f.stops(), "{} may stop", f.name());
+        let r = self.rt(f);
+        let mut all = vec![self.ctx];
+        all.extend_from_slice(args);
+        let call = self.b.ins().call(r, &all);
         self.b.inst_results(call)[0]
     }
 
@@ -1274,11 +1293,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let r = self.get_field(o, field, proven, walked, None);
                 self.define(i, r);
             }
+            InstKind::Walk { obj, field, links } => {
+                let o = self.operand(&obj);
+                let r = self.walk(o, field, links);
+                self.define(i, r);
+            }
             InstKind::Set { obj, field, value, proven } => {
                 let o = self.operand(&obj);
                 let v = self.operand(&value);
                 let may_be_unbound = self.may_read_unbound(&value);
-                self.set_field(o, field, v, proven, may_be_unbound);
+                let watch = self.env.objects.watches(field) && !self.fresh_sets.get(ix(i)).is_some_and(|b| *b);
+                self.set_field(o, field, v, proven, may_be_unbound, watch);
             }
             InstKind::Call { func, args } => {
                 let args: Vec<ClValue> = args

@@ -73,14 +73,26 @@ impl ObjectInfo {
 
     /// Objects of a whole program, `running` every function that may run
     /// (so every `new` there is): its fields always set
-    /// ([`fields_always_set`]) are read without the unset test.
+    /// ([`fields_always_set`]) are read without the unset test. A program
+    /// with walks (`crate::walks`) may have the heap's rows found while
+    /// it runs, so its `set`s of fields that may hold objects show them
+    /// the write.
     pub fn of_program<'f>(
         layout: &'static Layout,
         immutable: &[(Symbol, Vec<Symbol>)],
         embed_layout: bool,
         running: impl IntoIterator<Item = &'f flowc_ir::Function>,
     ) -> ObjectInfo {
-        ObjectInfo { always_set: fields_always_set(running), ..ObjectInfo::new(layout, immutable, embed_layout) }
+        let running: Vec<&flowc_ir::Function> = running.into_iter().collect();
+        let walks = running
+            .iter()
+            .any(|f| f.all_insts().any(|(_, i)| matches!(f.insts[i].kind, flowc_ir::InstKind::Walk { .. })));
+        ObjectInfo {
+            always_set: fields_always_set(running.iter().copied()),
+            watch_rows: walks,
+            links: walks.then(|| fields_holding_objects(running.iter().copied())),
+            ..ObjectInfo::new(layout, immutable, embed_layout)
+        }
     }
 }
 
@@ -225,7 +237,7 @@ pub fn fields_always_set<'f>(functions: impl IntoIterator<Item = &'f flowc_ir::F
 
 impl Lowerer<'_, '_> {
     /// A block that takes one word: where the fast and slow paths meet.
-    fn join_block(&mut self) -> Block {
+    pub(super) fn join_block(&mut self) -> Block {
         let join = self.b.create_block();
         self.b.append_block_param(join, types::I64);
         join
@@ -351,7 +363,9 @@ impl Lowerer<'_, '_> {
     }
 
     /// `set obj.field = value`; `proven`: `obj` is an object (`set.object`);
-    /// `may_be_unbound`: `value` may be unbound.
+    /// `may_be_unbound`: `value` may be unbound; `watch`: the write is
+    /// shown to the heap's rows where their mask names the slot
+    /// ([`ObjectInfo::watches`]).
     pub(super) fn set_field(
         &mut self,
         obj: ClValue,
@@ -359,6 +373,7 @@ impl Lowerer<'_, '_> {
         value: ClValue,
         proven: bool,
         may_be_unbound: bool,
+        watch: bool,
     ) {
         let flags = MemFlagsData::trusted();
         let done = self.b.create_block();
@@ -373,19 +388,6 @@ impl Lowerer<'_, '_> {
                 self.b.switch_to_block(checked);
             }
             slow_used = !proven;
-            if self.env.objects.watches(field) {
-                // A link of the heap's row: the runtime's `set` shows the
-                // row the write.
-                let heap = self.b.ins().load(types::I64, flags, self.ctx, offsets::HEAP);
-                let at = (flowc_lang::heap::rows_offset() as i32) + flowc_lang::heap::rows::MASK;
-                let mask = self.b.ins().load(types::I64, flags, heap, at);
-                let k = (offset - cell::SLOTS as i32) / 8;
-                let watched = self.b.ins().band_imm_s(mask, 1i64 << k);
-                let store = self.b.create_block();
-                self.b.ins().brif(watched, slow, &[], store, &[]);
-                self.b.switch_to_block(store);
-                slow_used = true;
-            }
             // An unbound value raises its error in the runtime.
             let mut ok = may_be_unbound.then(|| {
                 let tag = self.b.ins().band_imm_s(value, word::TAG_MASK as i64);
@@ -407,6 +409,19 @@ impl Lowerer<'_, '_> {
                 slow_used = true;
             }
             self.b.ins().store(flags, value, obj, offset);
+            if watch {
+                // A link of the heap's rows: shown to them once written.
+                let heap = self.b.ins().load(types::I64, flags, self.ctx, offsets::HEAP);
+                let at = (flowc_lang::heap::rows_offset() as i32) + flowc_lang::heap::rows::MASK;
+                let mask = self.b.ins().load(types::I64, flags, heap, at);
+                let k = (offset - cell::SLOTS as i32) / 8;
+                let watched = self.b.ins().band_imm_s(mask, 1i64 << k);
+                let show = self.cold_block();
+                self.b.ins().brif(watched, show, &[], done, &[]);
+                self.b.switch_to_block(show);
+                let slot = self.konst(i64::from(k));
+                self.call_rt_leaf(RuntimeFn::RowWrite, &[obj, slot]);
+            }
             self.b.ins().jump(done, &[]);
         } else {
             self.b.ins().jump(slow, &[]);

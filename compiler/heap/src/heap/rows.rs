@@ -45,6 +45,18 @@
 //! What compiled code reads (the mask, each row's first and last
 //! addresses) comes first, at [`MASK`], [`lo`] and [`hi`] past
 //! [`super::rows_offset`] in the [`super::Heap`].
+//!
+//! **Walks in native code.** Code compiled ahead of time does not know
+//! which row a walk goes along, so the rows are also kept per link slot
+//! ([`Rows::along`], at [`along`]): for slot `k`, the bounds of the row
+//! linked through it and the step in bytes one link along it takes
+//! (`+stride` through `next`, `-stride` through `prev`), or bounds no
+//! address lies in. A `walk obj, f, n` (`flowc_ir::InstKind::Walk`) is
+//! `obj + n * step` where `obj` and that address lie within the bounds;
+//! else the runtime walks link by link ([`walk_word`]), and asks for the
+//! row there ([`establish`]) as often as the cells it scans have been
+//! paid for by walks it did not find in a row (a program walking chains
+//! that are no row keeps scanning a bounded share of its work).
 
 use super::block::BLOCK_BYTES;
 use super::cell::{self, Cell, CLASS, LAYOUT, OBJECT, SLOTS};
@@ -98,6 +110,25 @@ impl Shape {
     }
 }
 
+/// Byte offset in [`Rows`] of link slot `k`'s [`Along`].
+pub const fn along(k: u32) -> i32 {
+    8 + 16 * ROWS as i32 + 24 * k as i32
+}
+
+/// The row linked through one slot, as native code reads it
+/// ([`Rows::along`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Along {
+    /// The row's first and last objects' addresses (`lo > hi`: none).
+    pub lo: usize,
+    pub hi: usize,
+    /// Bytes from an object to the one its slot links to.
+    pub step: isize,
+}
+
+const NOWHERE: Along = Along { lo: usize::MAX, hi: 0, step: 0 };
+
 /// A row's first and last objects' addresses; `lo > hi` when empty.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -116,7 +147,13 @@ pub struct Rows {
     /// links (0 before any row was found).
     pub mask: u64,
     pub bounds: [Bounds; ROWS],
+    /// Per link slot, the row linked through it (module docs): kept by
+    /// every change of `bounds` or `shapes` (`Rows::sync`).
+    pub along: [Along; MASK_SLOTS as usize],
     shapes: [Option<Shape>; ROWS],
+    /// The links the runtime's walks read ([`walk_word`]) less the cells
+    /// [`establish`] scanned: it scans only while this is not negative.
+    credit: i64,
     /// How many times rows were found, extended, and emptied.
     pub stats: RowStats,
 }
@@ -131,7 +168,14 @@ pub struct RowStats {
 
 impl Default for Rows {
     fn default() -> Rows {
-        Rows { mask: 0, bounds: [EMPTY; ROWS], shapes: [None; ROWS], stats: RowStats::default() }
+        Rows {
+            mask: 0,
+            bounds: [EMPTY; ROWS],
+            along: [NOWHERE; MASK_SLOTS as usize],
+            shapes: [None; ROWS],
+            credit: 0,
+            stats: RowStats::default(),
+        }
     }
 }
 
@@ -158,6 +202,19 @@ impl Rows {
             self.stats.emptied += 1;
         }
         self.bounds[k] = EMPTY;
+        self.sync();
+    }
+
+    /// Writes [`Rows::along`] from the rows' shapes and bounds: the first
+    /// row linked through a slot has it.
+    fn sync(&mut self) {
+        self.along = [NOWHERE; MASK_SLOTS as usize];
+        for r in (0..ROWS).rev() {
+            let (Some(s), b) = (self.shapes[r], self.bounds[r]) else { continue };
+            let stride = s.stride as isize;
+            self.along[s.next as usize] = Along { lo: b.lo, hi: b.hi, step: stride };
+            self.along[s.prev as usize] = Along { lo: b.lo, hi: b.hi, step: -stride };
+        }
     }
 
     /// Grows row `r` of shape `shape` past either end while the cell laid
@@ -179,6 +236,7 @@ impl Rows {
                 self.stats.extended += 1;
             }
         }
+        self.sync();
     }
 
     /// Empties every row.
@@ -344,6 +402,7 @@ impl super::Heap {
             }
             (lo as usize, hi as usize)
         };
+        self.rows.credit -= ((hi - lo) / stride) as i64 + 1;
         // A row at a time per shape: another stretch replaces it only
         // where it holds it (the code of the walks along it keeps holding).
         if let Some((old_lo, old_hi)) = self.rows.bounds(r) {
@@ -355,6 +414,7 @@ impl super::Heap {
         self.rows.bounds[r] = Bounds { lo, hi };
         self.rows.mask |= (1 << shape.next) | (1 << shape.prev);
         self.rows.stats.found += 1;
+        self.rows.sync();
         Found::Held(r)
     }
 
@@ -426,4 +486,53 @@ pub unsafe fn after_write(c: Cell, k: u32) {
 #[inline(always)]
 pub fn watched(k: usize) -> bool {
     k < 64 && super::with(|h| h.rows.mask >> k & 1 != 0)
+}
+
+/// The word `links` links along `field` from `w`: the object reached by
+/// reading the field that many times, each link an object, or the
+/// integer 0's word where `w` or a link on the way is no object or has
+/// the field unset (`flowc_ir::InstKind::Walk`, whose native code comes
+/// here where [`Rows::along`] does not cover the walk). Where the walk's
+/// first link lies next to its object and the walks that came here have
+/// paid for the cells scanned so far (a link each), asks for the row
+/// around the two ([`establish`]).
+///
+/// # Safety
+/// `w` is an immediate or points at a live cell (as for
+/// [`super::to_value`]).
+pub unsafe fn walk_word(w: Word, field: Symbol, links: u32) -> Word {
+    let object = |x: Word| {
+        // SAFETY: the caller's contract, and each link is a slot's word
+        // of a live object, so points at a live cell.
+        word::is_pointer(x) && unsafe { cell::kind(x.cell()) } == OBJECT
+    };
+    let mut at = w;
+    let mut first = None;
+    for _ in 0..links {
+        // SAFETY: as above.
+        match unsafe { super::field_word(at, field) }.filter(|&n| object(at) && object(n)) {
+            Some(n) => {
+                first.get_or_insert(n);
+                at = n;
+            }
+            None => {
+                at = word::ZERO;
+                break;
+            }
+        }
+    }
+    let Some(link) = first else { return at };
+    let paid = super::with(|h| {
+        h.rows.credit = h.rows.credit.saturating_add(i64::from(links));
+        h.rows.credit >= 0
+    });
+    // SAFETY: `w` is an object's word (it has a link).
+    let stride = unsafe { cell::layout(w.cell()).words() * 8 };
+    if paid && w.bits().abs_diff(link.bits()) as usize == stride {
+        // SAFETY: both are words of live objects.
+        if let (Some(from), Some(to)) = unsafe { (super::to_object(w), super::to_object(link)) } {
+            let _ = establish(&from, &to, field);
+        }
+    }
+    at
 }

@@ -46,6 +46,8 @@ pub fn remove_dead(f: &mut Function, hints: &Module) {
                     pending.retain(|(_, fl, _)| fl != field);
                     objects.insert(obj.clone());
                 }
+                // Whole programs only; reads the field, as a `get` does.
+                InstKind::Walk { field, .. } => pending.retain(|(_, fl, _)| fl != field),
                 InstKind::New(_) => objects.extend(f.insts[i].result.map(Operand::Value)),
                 InstKind::Op { .. } | InstKind::CheckBound(_) | InstKind::Unbound(_) | InstKind::Iterations(_) => {}
                 InstKind::Guard { kind, .. } => {

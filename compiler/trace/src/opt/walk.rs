@@ -340,6 +340,15 @@ impl<'a> Opt<'a> {
                 let o = self.real(&o);
                 self.keep(i, InstKind::Iterations(o));
             }
+            // Made for whole programs only (`flowc_codegen::walks`): kept,
+            // its object made real, its result anything.
+            InstKind::Walk { obj, field, links } => {
+                let obj = self.real(&obj);
+                if let Some(v) = result {
+                    self.info[ix(v)] = Info::value();
+                }
+                self.keep(i, InstKind::Walk { obj, field, links });
+            }
             InstKind::CheckBound(o) => {
                 let o = self.resolve(&o);
                 let v = result.expect("check_bound has a result");
