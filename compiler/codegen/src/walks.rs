@@ -338,8 +338,11 @@ pub fn rewrite_module(m: &mut flowc_ir::Module) -> usize {
     m.functions.iter_mut().filter(|f| f.kind != flowc_ir::FunctionKind::Trace).map(rewrite).sum()
 }
 
-/// `m` with its walks ([`rewrite_module`]), if it has any.
-pub fn rewritten(m: &flowc_ir::Module) -> Option<flowc_ir::Module> {
+/// `m` with its walks ([`rewrite_module`]): a copy where it has any.
+pub fn with_walks(m: &flowc_ir::Module) -> std::borrow::Cow<'_, flowc_ir::Module> {
     let mut copy = m.clone();
-    (rewrite_module(&mut copy) > 0).then_some(copy)
+    match rewrite_module(&mut copy) {
+        0 => std::borrow::Cow::Borrowed(m),
+        _ => std::borrow::Cow::Owned(copy),
+    }
 }

@@ -21,6 +21,8 @@
 //! - `opt PASS,...`: the passes named, in order (`flowc opt --passes`),
 //!   the checker after each; the IR after the last, or why the list
 //!   cannot run (a pass reading what no pass before it leaves).
+//! - `walks`: the IR after native code's walks are put before its chains
+//!   of links (`flowc_codegen::walks`), the checker after it.
 //! - `lower`: the Cranelift IR of every function as `flowc build`
 //!   lowers it, before Cranelift optimizes it
 //!   (`flowc_codegen::object::lowered`). Code names atoms, fields and
@@ -85,9 +87,9 @@ fn run(path: &Path, case: &Case) -> String {
     // The directive first: a misspelt one is the file's mistake, whatever
     // its IR.
     let passes = match (command, args.trim()) {
-        ("check" | "lower", "") => Vec::new(),
+        ("check" | "lower" | "walks", "") => Vec::new(),
         ("opt", names) if !names.is_empty() => passes_named(&name, names),
-        _ => panic!("{name}: `# test: {}` is not a directive (check, opt PASS,..., lower)", case.directive),
+        _ => panic!("{name}: `# test: {}` is not a directive (check, opt PASS,..., walks, lower)", case.directive),
     };
     let module = match flowc_ir::parse::module(&name, &case.input) {
         Ok(m) => m,
@@ -101,6 +103,14 @@ fn run(path: &Path, case: &Case) -> String {
         "check" => verdict,
         _ if verdict != "ok\n" => format!("the input is not valid IR:\n{verdict}"),
         "opt" => optimize(module, &passes),
+        "walks" => {
+            let mut module = module;
+            flowc_codegen::walks::rewrite_module(&mut module);
+            match flowc_ir_checker::check_module(&module) {
+                Ok(()) => flowc_ir::print::module(&module),
+                Err(v) => format!("the checker rejects the IR after the walks: {v:?}\n"),
+            }
+        }
         _ => {
             assert!(
                 !names_symbols(&module),
@@ -204,7 +214,7 @@ fn every_directive_has_a_case() {
         .map(|p| Case::parse(p, &std::fs::read_to_string(p).expect("a readable case")).directive)
         .map(|d| d.split(' ').next().unwrap_or_default().to_string())
         .collect();
-    for d in ["check", "opt", "lower"] {
+    for d in ["check", "opt", "walks", "lower"] {
         assert!(directives.iter().any(|x| x == d), "no filetest uses `{d}`");
     }
 }

@@ -233,6 +233,41 @@ fn a_tape_grown_on_demand_walks_as_the_interpreter_walks_it() {
     assert!(unset.contains("unset_field(cell, r)"), "{unset}");
 }
 
+/// Walks (`flowc_codegen::walks`): `row_rewired.fg` moves along its tape
+/// four tested links at a time, which native code walks at once from the
+/// heap's row, and splices a cell out of the row and back every few
+/// rounds. The row is found, emptied by each splice (the write shows it
+/// the link that no longer lies next to its cell), found again after each
+/// mend; native code agrees with the interpreter all along.
+#[test]
+fn walks_along_a_row_go_link_by_link_once_a_splice_broke_it() {
+    let cases =
+        ["[n/40, rounds/3000, cut/1000, mend/2000, period/3000]", "[n/16, rounds/600, cut/3, mend/5, period/7]"];
+    let results = flowc_codegen::with_stack(move || {
+        use flowc_lang::syntax::prolog::parse_env;
+        let program = corpus::program("tests/corpus/shapes/row_rewired.fg");
+        let label = flowc_lang::Symbol::intern("start");
+        let lowered = engines::lower(&program, label);
+        cases
+            .iter()
+            .map(|text| {
+                let env = parse_env(text).unwrap();
+                let expected = engines::reference(&program, label, &env);
+                let versions = engines::optimize_versions_checked(lowered.clone(), &env, &expected, "row_rewired");
+                let walks = flowc_codegen::walks::rewrite_module(&mut versions.generic.clone());
+                let got = engines::native(&versions, &env);
+                let rows = flowc_lang::heap::with(|h| h.row_stats());
+                (got == expected, walks, rows)
+            })
+            .collect::<Vec<_>>()
+    });
+    for (text, (same, walks, rows)) in cases.iter().zip(results) {
+        assert!(same, "{text}: native differs from the interpreter");
+        assert!(walks >= 1, "{text}: no walk");
+        assert!(rows.found >= 2 && rows.emptied >= 1, "{text}: {rows:?}");
+    }
+}
+
 /// A program whose main graph is huge: `x = n`, then `x = x + 1` more
 /// than [`flowc_ir::HUGE_INSTS`] times, then `rest`; parsed as `name`,
 /// lowered from its entry and optimized (both versions), the main graph

@@ -267,8 +267,9 @@ impl Native {
         words: Option<(&Module, &[Symbol])>,
         options: Options,
     ) -> Result<Native, String> {
-        let walked = crate::walks::rewritten(m);
-        Native::compile_versions_with(walked.as_ref().unwrap_or(m), words, options, Ir::Copied)
+        let m = crate::walks::with_walks(m);
+        let words = words.map(|(w, small)| (crate::walks::with_walks(w), small));
+        Native::compile_versions_with(&m, words.as_ref().map(|(w, small)| (&**w, *small)), options, Ir::Copied)
     }
 
     /// [`Native::compile_versions`], taking the generic module: tiered
@@ -283,6 +284,8 @@ impl Native {
     ) -> Result<Native, String> {
         let mut m = m;
         crate::walks::rewrite_module(&mut m);
+        let words = words.map(|(w, small)| (crate::walks::with_walks(w), small));
+        let words = words.as_ref().map(|(w, small)| (&**w, *small));
         let mut native = Native::compile_versions_with(&m, words, options, Ir::Moved)?;
         native.unit.adopt(m);
         Ok(native)
@@ -331,6 +334,9 @@ impl Native {
         env: &[(Symbol, Value)],
         config: &flowc_lang::interp::Config,
     ) -> (Result<Outcome, RuntimeError>, Counts) {
+        // The heap's rows are found anew (`crate::walks`): another run's
+        // rows are other objects.
+        flowc_lang::heap::with(|h| h.rows.reset());
         let mut ctx = self.unit.context(config.max_depth);
         if let Some(fuel) = config.fuel {
             (ctx.fuel, ctx.fuel_limit) = (fuel.max(1), fuel);
