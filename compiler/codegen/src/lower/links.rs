@@ -35,7 +35,7 @@
 
 use bitvec::vec::BitVec;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value as ClValue};
+use cranelift_codegen::ir::{types, Block, BlockArg, InstBuilder, MemFlagsData, Value as ClValue};
 use flowc_ir::{ix, BlockId, Function, InstId, InstKind, Operand, Terminator, ValueId};
 use flowc_lang::heap::rows;
 use flowc_lang::Symbol;
@@ -120,9 +120,6 @@ pub(super) fn link_tests(
     uses: &[u32],
 ) -> HashMap<BlockId, InstId> {
     let mut out = HashMap::default();
-    if links.not_any() {
-        return out;
-    }
     // The candidates, by their link: (testing block, first successor,
     // the get, uses on the way found so far).
     let mut candidates: HashMap<ValueId, (BlockId, BlockId, InstId, u32)> = HashMap::default();
@@ -131,8 +128,14 @@ pub(super) fn link_tests(
             continue;
         };
         let Some(&last) = f.blocks[b].insts.last() else { continue };
-        let is_link = matches!(f.insts[last].kind, InstKind::Get { .. }) && f.insts[last].result == Some(*r);
-        if is_link && links[ix(*r)] && then_block != else_block {
+        // A walked link, or a walk (whose one other use, by
+        // construction, is the phi input on its first successor's way).
+        let link = match f.insts[last].kind {
+            InstKind::Get { .. } => links[ix(*r)],
+            InstKind::Walk { .. } => true,
+            _ => false,
+        };
+        if link && f.insts[last].result == Some(*r) && then_block != else_block {
             candidates.insert(*r, (b, *then_block, last, 0));
         }
     }
@@ -170,21 +173,26 @@ impl Lowerer<'_, '_> {
     /// link's value is the word loaded on the way to the second
     /// successor, which does not read it.
     pub(super) fn link_and_branch(&mut self, blk: BlockId, i: InstId) {
-        let InstKind::Get { obj, field, proven } = self.f.insts[i].kind.clone() else {
-            unreachable!("link_tests picks gets")
+        let kind = self.f.insts[i].kind.clone();
+        let (InstKind::Get { obj, .. } | InstKind::Walk { obj, .. }) = &kind else {
+            unreachable!("link_tests picks gets and walks")
         };
         let Terminator::Branch { then_block, else_block, .. } = self.f.blocks[blk].term.clone() else {
             unreachable!("link_tests picks branches")
         };
         let r = self.f.insts[i].result.expect("a get has a result");
-        let o = self.operand(&obj);
+        let o = self.operand(obj);
         // The frame words a region loaded so far: loads the miss path makes
         // for the second successor's edge do not dominate the edge block,
         // which a hit enters without passing them.
         let loaded = self.split.as_ref().map(|r| r.loaded.clone());
         let then_edge = self.b.create_block();
         let link = self.b.append_block_param(then_edge, types::I64);
-        let word = self.get_field(o, field, proven, true, Some(then_edge));
+        let word = match kind {
+            InstKind::Walk { field, links, .. } => self.walk(o, field, links, Some(then_edge)),
+            InstKind::Get { field, proven, .. } => self.get_field(o, field, proven, true, Some(then_edge)),
+            _ => unreachable!("a get or a walk"),
+        };
         // The prediction missed: the word loaded is tested for 0 (a `get`
         // fails on an unset field, so it is never unbound).
         self.set_value(r, word);
@@ -231,7 +239,9 @@ impl Lowerer<'_, '_> {
     /// object that many links along ([`rows::Along`]: both within its
     /// bounds, `obj` a pointer), that object's address, computed; else
     /// the runtime walks link by link (and may find the row).
-    pub(super) fn walk(&mut self, obj: ClValue, field: Symbol, links: u32) -> ClValue {
+    /// A walk the block's branch tests goes, where the row holds it, to
+    /// `hit_target` with the address computed ([`Lowerer::link_and_branch`]).
+    pub(super) fn walk(&mut self, obj: ClValue, field: Symbol, links: u32, hit_target: Option<Block>) -> ClValue {
         let flags = MemFlagsData::trusted();
         let join = self.join_block();
         let slow = self.cold_block();
@@ -252,7 +262,7 @@ impl Lowerer<'_, '_> {
                 let pointer = self.b.ins().icmp_imm_s(IntCC::Equal, tag, 0);
                 let within = self.b.ins().band(above, below);
                 let held = self.b.ins().band(within, pointer);
-                self.b.ins().brif(held, join, &[BlockArg::Value(to)], slow, &[]);
+                self.b.ins().brif(held, hit_target.unwrap_or(join), &[BlockArg::Value(to)], slow, &[]);
             }
             None => {
                 self.b.ins().jump(slow, &[]);

@@ -1295,7 +1295,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             InstKind::Walk { obj, field, links } => {
                 let o = self.operand(&obj);
-                let r = self.walk(o, field, links);
+                let r = self.walk(o, field, links, None);
                 self.define(i, r);
             }
             InstKind::Set { obj, field, value, proven } => {
