@@ -26,8 +26,12 @@ impl Lowerer<'_, '_> {
     /// Whether `op` (on small integers, in any form) is left to the
     /// runtime where code is being lowered: `//` and `%` where the plan
     /// computes no division in line ([`crate::plan::Plan::inline_division`]).
-    pub(super) fn divides_through_runtime(&self, op: Op) -> bool {
-        matches!(op, Op::Div | Op::Mod) && !self.plan.inline_division(self.is_cold())
+    /// But by a constant power of two, whose inline path is one or two
+    /// instructions on the word (`by_power_of_two`): a BF cell's `% 256`
+    /// in tier-0 code was a runtime call.
+    pub(super) fn divides_through_runtime(&self, op: Op, divisor: Option<i64>) -> bool {
+        let bits = divisor.is_some_and(|k| k > 0 && (k as u64).is_power_of_two());
+        matches!(op, Op::Div | Op::Mod) && !bits && !self.plan.inline_division(self.is_cold())
     }
 
     /// Which of the first two operands are certainly small integers.
@@ -50,7 +54,7 @@ impl Lowerer<'_, '_> {
         if inline_word(op)
             && known == [true, true]
             && !small_op_can_fail(op, divisor)
-            && !self.divides_through_runtime(op)
+            && !self.divides_through_runtime(op, divisor)
         {
             // No slow path at all: a runtime call, even one never reached,
             // is a call the register allocator keeps the values live

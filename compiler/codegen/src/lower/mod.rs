@@ -1243,7 +1243,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     return;
                 }
                 let result = self.f.insts[i].result;
-                let v = if form == Form::Word && inline_word(op) && !self.divides_through_runtime(op) {
+                let v = if form == Form::Word && inline_word(op) && !self.divides_through_runtime(op, divisor) {
                     self.small_op(op, args[0], args[1], divisor)
                 } else {
                     self.op(op, &args, known, divisor, table)
