@@ -78,6 +78,9 @@ pub struct Options {
     /// Tests: every optimized tier fails to compile, as one whose
     /// lowering or compiling errs would; the tier-0 code must run on.
     pub fail_tier_ups: bool,
+    /// Tests: walks ([`crate::walks`]) in every function, not only huge
+    /// ones.
+    pub walks_everywhere: bool,
 }
 
 /// A version of the entry function optimized assuming the parameters at

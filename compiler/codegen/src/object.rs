@@ -35,8 +35,8 @@ fn define_program(
     words: Option<(&Module, &[Symbol])>,
     options: define::Options,
 ) -> Result<Program, String> {
-    let m = &*crate::walks::with_walks(m);
-    let words = words.map(|(w, small)| (crate::walks::with_walks(w), small));
+    let m = &*crate::walks::with_walks(m, options.walks_everywhere);
+    let words = words.map(|(w, small)| (crate::walks::with_walks(w, options.walks_everywhere), small));
     let words = words.as_ref().map(|(w, small)| (&**w, *small));
     let functions: Vec<&Function> = m.functions.iter().filter(|f| f.kind != FunctionKind::Trace).collect();
     let main = functions.iter().position(|f| f.kind == FunctionKind::Main).ok_or("the module has no main function")?;

@@ -333,15 +333,29 @@ fn put_walk(f: &mut Function, field: Symbol, steps: &[Step]) -> [BlockId; 2] {
     [fast, slow]
 }
 
-/// [`rewrite`] on every function of `m` but traces; how many walks.
-pub fn rewrite_module(m: &mut flowc_ir::Module) -> usize {
-    m.functions.iter_mut().filter(|f| f.kind != flowc_ir::FunctionKind::Trace).map(rewrite).sum()
+/// [`rewrite`] on the functions of `m` that get walks: huge ones
+/// ([`flowc_ir::HUGE_INSTS`]), or, `everywhere`, all but traces; how many
+/// walks. A function compiled whole has its hot loops optimized, where a
+/// predicted link (`lower/links.rs`) costs about a cycle and the walk's
+/// check more (a hand-written loop walking eight links a round: 140 ->
+/// 153 ms, its links laid out otherwise 139 -> 156 ms); a huge one is
+/// compiled in regions, most of it cheaply, where links go through frame
+/// words and are not predicted.
+pub fn rewrite_module(m: &mut flowc_ir::Module, everywhere: bool) -> usize {
+    m.functions
+        .iter_mut()
+        .filter(|f| f.kind != flowc_ir::FunctionKind::Trace && (everywhere || f.is_huge()))
+        .map(rewrite)
+        .sum()
 }
 
 /// `m` with its walks ([`rewrite_module`]): a copy where it has any.
-pub fn with_walks(m: &flowc_ir::Module) -> std::borrow::Cow<'_, flowc_ir::Module> {
+pub fn with_walks(m: &flowc_ir::Module, everywhere: bool) -> std::borrow::Cow<'_, flowc_ir::Module> {
+    if !everywhere && !m.functions.iter().any(flowc_ir::Function::is_huge) {
+        return std::borrow::Cow::Borrowed(m);
+    }
     let mut copy = m.clone();
-    match rewrite_module(&mut copy) {
+    match rewrite_module(&mut copy, everywhere) {
         0 => std::borrow::Cow::Borrowed(m),
         _ => std::borrow::Cow::Owned(copy),
     }

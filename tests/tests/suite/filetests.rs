@@ -22,7 +22,8 @@
 //!   the checker after each; the IR after the last, or why the list
 //!   cannot run (a pass reading what no pass before it leaves).
 //! - `walks`: the IR after native code's walks are put before its chains
-//!   of links (`flowc_codegen::walks`), the checker after it.
+//!   of links (`flowc_codegen::walks`; here in every function, not only
+//!   huge ones), the checker after it.
 //! - `lower`: the Cranelift IR of every function as `flowc build`
 //!   lowers it, before Cranelift optimizes it
 //!   (`flowc_codegen::object::lowered`). Code names atoms, fields and
@@ -105,7 +106,7 @@ fn run(path: &Path, case: &Case) -> String {
         "opt" => optimize(module, &passes),
         "walks" => {
             let mut module = module;
-            flowc_codegen::walks::rewrite_module(&mut module);
+            flowc_codegen::walks::rewrite_module(&mut module, true);
             match flowc_ir_checker::check_module(&module) {
                 Ok(()) => flowc_ir::print::module(&module),
                 Err(v) => format!("the checker rejects the IR after the walks: {v:?}\n"),

@@ -233,9 +233,9 @@ fn a_tape_grown_on_demand_walks_as_the_interpreter_walks_it() {
     assert!(unset.contains("unset_field(cell, r)"), "{unset}");
 }
 
-/// Walks (`flowc_codegen::walks`): `row_rewired.fg` moves along its tape
-/// four tested links at a time, which native code walks at once from the
-/// heap's row, and splices a cell out of the row and back every few
+/// Walks (`flowc_codegen::walks`, here in every function, not only huge
+/// ones): `row_rewired.fg` moves along its tape four tested links at a
+/// time, which native code walks at once from the heap's row, and splices a cell out of the row and back every few
 /// rounds. The row is found, emptied by each splice (the write shows it
 /// the link that no longer lies next to its cell), found again after each
 /// mend; native code agrees with the interpreter all along.
@@ -254,8 +254,9 @@ fn walks_along_a_row_go_link_by_link_once_a_splice_broke_it() {
                 let env = parse_env(text).unwrap();
                 let expected = engines::reference(&program, label, &env);
                 let versions = engines::optimize_versions_checked(lowered.clone(), &env, &expected, "row_rewired");
-                let walks = flowc_codegen::walks::rewrite_module(&mut versions.generic.clone());
-                let got = engines::native(&versions, &env);
+                let walks = flowc_codegen::walks::rewrite_module(&mut versions.generic.clone(), true);
+                let everywhere = flowc_codegen::Options { walks_everywhere: true, ..Default::default() };
+                let got = engines::native_with(&versions, &env, everywhere);
                 let rows = flowc_lang::heap::with(|h| h.row_stats());
                 (got == expected, walks, rows)
             })

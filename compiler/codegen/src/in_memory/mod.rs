@@ -267,8 +267,8 @@ impl Native {
         words: Option<(&Module, &[Symbol])>,
         options: Options,
     ) -> Result<Native, String> {
-        let m = crate::walks::with_walks(m);
-        let words = words.map(|(w, small)| (crate::walks::with_walks(w), small));
+        let m = crate::walks::with_walks(m, options.walks_everywhere);
+        let words = words.map(|(w, small)| (crate::walks::with_walks(w, options.walks_everywhere), small));
         Native::compile_versions_with(&m, words.as_ref().map(|(w, small)| (&**w, *small)), options, Ir::Copied)
     }
 
@@ -283,8 +283,8 @@ impl Native {
         options: Options,
     ) -> Result<Native, String> {
         let mut m = m;
-        crate::walks::rewrite_module(&mut m);
-        let words = words.map(|(w, small)| (crate::walks::with_walks(w), small));
+        crate::walks::rewrite_module(&mut m, options.walks_everywhere);
+        let words = words.map(|(w, small)| (crate::walks::with_walks(w, options.walks_everywhere), small));
         let words = words.as_ref().map(|(w, small)| (&**w, *small));
         let mut native = Native::compile_versions_with(&m, words, options, Ir::Moved)?;
         native.unit.adopt(m);

@@ -237,8 +237,12 @@ impl Lowerer<'_, '_> {
     /// `walk obj, field, links` (`flowc_ir::InstKind::Walk`): where the
     /// heap's row linked through the field's slot holds `obj` and the
     /// object that many links along ([`rows::Along`]: both within its
-    /// bounds, `obj` a pointer), that object's address, computed; else
-    /// the runtime walks link by link (and may find the row).
+    /// bounds, `obj` a pointer), that object's address, computed. Where
+    /// a row does but not the walk, 0: the chain runs (and may grow the
+    /// row). Where none does, the runtime walks link by link and may find
+    /// one — but after one that found none, 0 for the next
+    /// [`rows::Along::wait`] walks, so chains that are no row do not pay
+    /// a call each.
     /// A walk the block's branch tests goes, where the row holds it, to
     /// `hit_target` with the address computed ([`Lowerer::link_and_branch`]).
     pub(super) fn walk(&mut self, obj: ClValue, field: Symbol, links: u32, hit_target: Option<Block>) -> ClValue {
@@ -262,7 +266,21 @@ impl Lowerer<'_, '_> {
                 let pointer = self.b.ins().icmp_imm_s(IntCC::Equal, tag, 0);
                 let within = self.b.ins().band(above, below);
                 let held = self.b.ins().band(within, pointer);
-                self.b.ins().brif(held, hit_target.unwrap_or(join), &[BlockArg::Value(to)], slow, &[]);
+                let missed = self.cold_block();
+                self.b.ins().brif(held, hit_target.unwrap_or(join), &[BlockArg::Value(to)], missed, &[]);
+                // Missed: 0 where a row runs through the slot, or while
+                // the wait after the last ask lasts; else the runtime.
+                self.b.switch_to_block(missed);
+                let zero = self.konst(ZERO.as_i64());
+                let none = self.b.ins().icmp(IntCC::UnsignedGreaterThan, lo, hi);
+                let waiting = self.cold_block();
+                self.b.ins().brif(none, waiting, &[], join, &[BlockArg::Value(zero)]);
+                self.b.switch_to_block(waiting);
+                let wait = self.b.ins().load(types::I64, flags, heap, at + 24);
+                let left = self.b.ins().iadd_imm_s(wait, -1);
+                self.b.ins().store(flags, left, heap, at + 24);
+                let ask = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, left, 0);
+                self.b.ins().brif(ask, slow, &[], join, &[BlockArg::Value(zero)]);
             }
             None => {
                 self.b.ins().jump(slow, &[]);

@@ -112,7 +112,7 @@ impl Shape {
 
 /// Byte offset in [`Rows`] of link slot `k`'s [`Along`].
 pub const fn along(k: u32) -> i32 {
-    8 + 16 * ROWS as i32 + 24 * k as i32
+    8 + 16 * ROWS as i32 + 32 * k as i32
 }
 
 /// The row linked through one slot, as native code reads it
@@ -125,9 +125,16 @@ pub struct Along {
     pub hi: usize,
     /// Bytes from an object to the one its slot links to.
     pub step: isize,
+    /// While no row is linked through the slot, how many more walks
+    /// along it native code answers 0 without asking the runtime
+    /// ([`walk_word`] sets it, longer each time it finds no row).
+    pub wait: i64,
 }
 
-const NOWHERE: Along = Along { lo: usize::MAX, hi: 0, step: 0 };
+const NOWHERE: Along = Along { lo: usize::MAX, hi: 0, step: 0, wait: 0 };
+
+/// The longest wait between two asks for a row ([`Along::wait`]).
+const MOST_WAIT: i64 = 1 << 12;
 
 /// A row's first and last objects' addresses; `lo > hi` when empty.
 #[repr(C)]
@@ -154,6 +161,8 @@ pub struct Rows {
     /// The links the runtime's walks read ([`walk_word`]) less the cells
     /// [`establish`] scanned: it scans only while this is not negative.
     credit: i64,
+    /// Per link slot, the next [`Along::wait`] where a walk finds no row.
+    backoff: [i64; MASK_SLOTS as usize],
     /// How many times rows were found, extended, and emptied.
     pub stats: RowStats,
 }
@@ -174,6 +183,7 @@ impl Default for Rows {
             along: [NOWHERE; MASK_SLOTS as usize],
             shapes: [None; ROWS],
             credit: 0,
+            backoff: [0; MASK_SLOTS as usize],
             stats: RowStats::default(),
         }
     }
@@ -208,12 +218,16 @@ impl Rows {
     /// Writes [`Rows::along`] from the rows' shapes and bounds: the first
     /// row linked through a slot has it.
     fn sync(&mut self) {
-        self.along = [NOWHERE; MASK_SLOTS as usize];
+        for a in &mut self.along {
+            *a = Along { wait: a.wait, ..NOWHERE };
+        }
         for r in (0..ROWS).rev() {
             let (Some(s), b) = (self.shapes[r], self.bounds[r]) else { continue };
             let stride = s.stride as isize;
-            self.along[s.next as usize] = Along { lo: b.lo, hi: b.hi, step: stride };
-            self.along[s.prev as usize] = Along { lo: b.lo, hi: b.hi, step: -stride };
+            for (k, step) in [(s.next, stride), (s.prev, -stride)] {
+                let a = &mut self.along[k as usize];
+                *a = Along { lo: b.lo, hi: b.hi, step, wait: a.wait };
+            }
         }
     }
 
@@ -522,17 +536,32 @@ pub unsafe fn walk_word(w: Word, field: Symbol, links: u32) -> Word {
         }
     }
     let Some(link) = first else { return at };
+    // SAFETY: `w` is an object's word (it has a link).
+    let layout = unsafe { cell::layout(w.cell()) };
+    let stride = layout.words() * 8;
+    let slot = layout.slot(field).filter(|&k| k < MASK_SLOTS as usize);
     let paid = super::with(|h| {
         h.rows.credit = h.rows.credit.saturating_add(i64::from(links));
         h.rows.credit >= 0
     });
-    // SAFETY: `w` is an object's word (it has a link).
-    let stride = unsafe { cell::layout(w.cell()).words() * 8 };
     if paid && w.bits().abs_diff(link.bits()) as usize == stride {
         // SAFETY: both are words of live objects.
         if let (Some(from), Some(to)) = unsafe { (super::to_object(w), super::to_object(link)) } {
             let _ = establish(&from, &to, field);
         }
+    }
+    // Native code asks again at once where a row now runs through the
+    // slot, else after a wait twice as long as the last.
+    if let Some(k) = slot {
+        super::with(|h| {
+            let rows = &mut h.rows;
+            if rows.along[k].lo <= rows.along[k].hi {
+                rows.backoff[k] = 0;
+            } else {
+                rows.along[k].wait = rows.backoff[k];
+                rows.backoff[k] = (2 * rows.backoff[k] + 1).min(MOST_WAIT);
+            }
+        });
     }
     at
 }
