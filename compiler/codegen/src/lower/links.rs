@@ -131,7 +131,8 @@ pub(super) fn link_tests(
         // A walked link, or a walk (whose one other use, by
         // construction, is the phi input on its first successor's way).
         let link = match f.insts[last].kind {
-            InstKind::Get { .. } => links[ix(*r)],
+            // (Traces walk nothing: their `links` is empty.)
+            InstKind::Get { .. } => links.get(ix(*r)).is_some_and(|b| *b),
             InstKind::Walk { .. } => true,
             _ => false,
         };
