@@ -37,7 +37,8 @@
 //! checked, and a chain whose values are read further on is cut shorter.
 //! Chains of fewer than [`MIN_LINKS`] links are left alone: the walk's
 //! check costs about as much as a few predicted links
-//! (`lower/links.rs`).
+//! (`lower/links.rs`). The rewrite runs once per compile, on IR the
+//! passes made (run again, it would find the `slow` blocks' chains).
 
 use flowc_ir::{
     ix, BlockData, BlockId, Function, InstData, InstKind, Operand, Terminator, ValueData, ValueDef, ValueId,
@@ -66,7 +67,7 @@ struct Step {
 /// Puts a `walk` in front of each chain of at least [`MIN_LINKS`] links
 /// of `f` (module docs); returns how many.
 pub fn rewrite(f: &mut Function) -> usize {
-    let uses = Uses::of(f);
+    let mut uses = Uses::of(f);
     // By block: the two blocks split from it, laid out after it.
     let mut after: Vec<Option<[BlockId; 2]>> = vec![None; f.blocks.len()];
     let mut made = 0;
@@ -81,7 +82,7 @@ pub fn rewrite(f: &mut Function) -> usize {
         for s in &steps[..k] {
             taken[ix(s.block)] = true;
         }
-        after[ix(d0)] = Some(put_walk(f, field, &steps[..k]));
+        after[ix(d0)] = Some(put_walk(f, &mut uses, field, &steps[..k]));
         made += 1;
     }
     if made > 0 {
@@ -156,9 +157,13 @@ fn phi_input(f: &Function, b: BlockId, v: ValueId, from: BlockId) -> Option<Oper
 }
 
 /// Where each value is used: the blocks of the instructions and
-/// terminators that read it, and for a phi's input the edge's source.
+/// terminators that read it, and for a phi's input the edge's source;
+/// and each block's predecessors. Both are kept as walks are put in
+/// ([`put_walk`]: the new edge's phi inputs are uses, the end block gets
+/// a predecessor).
 struct Uses {
     sites: Vec<Vec<Site>>,
+    preds: Vec<Vec<BlockId>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,8 +177,12 @@ enum Site {
 impl Uses {
     fn of(f: &Function) -> Uses {
         let mut sites = vec![Vec::new(); f.values.len()];
+        let mut preds = vec![Vec::new(); f.blocks.len()];
         for &b in &f.layout {
             let data = &f.blocks[b];
+            for s in data.term.successors() {
+                preds[ix(s)].push(b);
+            }
             for &i in &data.phis {
                 if let InstKind::Phi(inputs) = &f.insts[i].kind {
                     for (p, o) in inputs {
@@ -196,7 +205,7 @@ impl Uses {
                 }
             });
         }
-        Uses { sites }
+        Uses { sites, preds }
     }
 }
 
@@ -222,15 +231,21 @@ fn fits(f: &Function, uses: &Uses, steps: &[Step]) -> bool {
     }
     // The values the chain defines: each step's link, and the skipped
     // blocks' phis.
+    // They may be read only where the chain's own block still
+    // dominates once the walk's edge reaches the end: in that block, and
+    // in its two successors where it is their one predecessor (a
+    // successor the end reaches otherwise — the end itself — would read
+    // a value the walk's edge never defined).
     for (k, s) in steps.iter().enumerate() {
         let mut defined = vec![s.link];
         if k > 0 {
             defined.extend(f.blocks[s.block].phis.iter().filter_map(|&i| f.insts[i].result));
         }
+        let only_from = |b: BlockId| b == s.block || uses.preds[ix(b)] == [s.block];
         for v in defined {
             let ok = uses.sites[ix(v)].iter().all(|site| match *site {
-                Site::In(b) => b == s.block || b == s.from || b == s.other,
-                Site::Phi(b, from) => b == s.next && (from == s.from || from == s.other),
+                Site::In(b) => b == s.block || ((b == s.from || b == s.other) && only_from(b)),
+                Site::Phi(b, from) => b == s.next && (from == s.from || from == s.other) && only_from(from),
             });
             if !ok {
                 return false;
@@ -296,8 +311,9 @@ fn before_chain(f: &Function, steps: &[Step], mut o: Operand) -> Option<Operand>
 /// Rewrites the chain `steps` (module docs): `d0` split before its `get`
 /// into the walk and its branch, a `slow` block with the rest, and a
 /// `fast` block jumping to the end.
-/// Returns the two new blocks, to be laid out right after `d0`.
-fn put_walk(f: &mut Function, field: Symbol, steps: &[Step]) -> [BlockId; 2] {
+/// Returns the two new blocks, to be laid out right after `d0`; `uses`
+/// learns the new uses and edges.
+fn put_walk(f: &mut Function, uses: &mut Uses, field: Symbol, steps: &[Step]) -> [BlockId; 2] {
     let inputs = end_inputs(f, steps).expect("fits checked the end's phis");
     let d0 = steps[0].block;
     let end = steps.last().expect("a step").next;
@@ -325,9 +341,25 @@ fn put_walk(f: &mut Function, field: Symbol, steps: &[Step]) -> [BlockId; 2] {
             }
         }
     }
+    uses.sites.resize(f.values.len(), Vec::new());
     for (&i, input) in f.blocks[end].phis.clone().iter().zip(inputs) {
+        let input = input.unwrap_or(Operand::Value(w));
+        if let Operand::Value(v) = input {
+            uses.sites[ix(v)].push(Site::Phi(end, fast));
+        }
         if let InstKind::Phi(ins) = &mut f.insts[i].kind {
-            ins.push((fast, input.unwrap_or(Operand::Value(w))));
+            ins.push((fast, input));
+        }
+    }
+    // The new blocks' edges.
+    uses.preds.resize(f.blocks.len(), Vec::new());
+    uses.preds[ix(end)].push(fast);
+    uses.preds[ix(fast)] = vec![d0];
+    uses.preds[ix(slow)] = vec![d0];
+    let then_block = if steps[0].from == d0 { steps[0].next } else { steps[0].from };
+    for succ in [then_block, steps[0].other] {
+        for p in uses.preds[ix(succ)].iter_mut().filter(|p| **p == d0) {
+            *p = slow;
         }
     }
     [fast, slow]

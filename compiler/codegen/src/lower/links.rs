@@ -111,7 +111,9 @@ pub(super) fn walked_links(f: &Function) -> BitVec {
 /// a phi input of that successor on the edge from the block; or, where
 /// the block is the successor's only predecessor, any use in code the
 /// successor dominates (a phi input counts where the edge comes from
-/// such code). One pass over the function finds them all.
+/// such code). One pass over the function finds them all. A `walk` the
+/// block's branch tests is one too (`crate::walks` puts one so, its only
+/// other use a phi input on the way): a hit on the rows goes straight on.
 pub(super) fn link_tests(
     f: &Function,
     cfg: &flowc_ir::cfg::Cfg,
@@ -166,8 +168,8 @@ pub(super) fn link_tests(
 }
 
 impl Lowerer<'_, '_> {
-    /// Block `blk`'s last instruction `i`, the `get` of a link, with the
-    /// branch that tests it ([`link_tests`]). The first successor is
+    /// Block `blk`'s last instruction `i`, the `get` of a link or a
+    /// `walk`, with the branch that tests it ([`link_tests`]). The first successor is
     /// entered through one edge block whose parameter is the link: from a
     /// predicted hit, with the address computed (an object, so nothing
     /// is tested), and from the word loaded, once tested for 0. The

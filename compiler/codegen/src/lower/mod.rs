@@ -320,6 +320,7 @@ struct Lowerer<'a, 'b> {
     links: &'b bitvec::vec::BitVec,
     /// [`Facts::link_tests`].
     link_tests: &'b HashMap<BlockId, flowc_ir::InstId>,
+    /// [`Facts::fresh_sets`]: `set`s the heap's rows need not see.
     fresh_sets: &'b bitvec::vec::BitVec,
     /// Comparisons of small integers computed inline: the machine
     /// condition behind the result word, which guards and branches on the

@@ -47,8 +47,11 @@ pub struct ObjectInfo {
     pub always_set: Vec<Symbol>,
     /// Whether the code may run while the heap watches its row's links
     /// ([`flowc_lang::heap::rows`]): the JIT's (traces, and the functions
-    /// its traces call). A `set` of a slot the row's mask names then goes
-    /// to the runtime, whose `set` shows the row the write.
+    /// its traces call), and a whole program's with walks
+    /// (`crate::walks`). A `set` of a slot the rows' mask names then
+    /// stores in line and calls the runtime's `row_write`, which shows the
+    /// rows the write (but a set of an object new in its block,
+    /// `lower/links.rs` `fresh_sets`).
     pub watch_rows: bool,
     /// The fields that may hold an object ([`fields_holding_objects`]),
     /// sorted; `None`: any may. Only they can be links of the heap's row,
@@ -409,12 +412,13 @@ impl Lowerer<'_, '_> {
                 slow_used = true;
             }
             self.b.ins().store(flags, value, obj, offset);
-            if watch {
-                // A link of the heap's rows: shown to them once written.
+            let k = (offset - cell::SLOTS as i32) / 8;
+            if watch && k < flowc_lang::heap::rows::MASK_SLOTS as i32 {
+                // A link of the heap's rows: shown to them once written
+                // (no row links through a slot past the mask's).
                 let heap = self.b.ins().load(types::I64, flags, self.ctx, offsets::HEAP);
                 let at = (flowc_lang::heap::rows_offset() as i32) + flowc_lang::heap::rows::MASK;
                 let mask = self.b.ins().load(types::I64, flags, heap, at);
-                let k = (offset - cell::SLOTS as i32) / 8;
                 let watched = self.b.ins().band_imm_s(mask, 1i64 << k);
                 let show = self.cold_block();
                 self.b.ins().brif(watched, show, &[], done, &[]);

@@ -21,7 +21,11 @@
 //! **Keeping it.** Nothing but a write to a link slot can break it (cells
 //! never move, a live row object keeps every other one alive through its
 //! links, and a new cell never lies on a live one), and every write to a
-//! slot of [`Rows::mask`] goes through [`after_write`] once done: the
+//! slot of [`Rows::mask`] of an object a row may hold goes through
+//! [`after_write`] once done (native code leaves out writes to an object
+//! its block made with nothing between that could have made a row grow
+//! over it: no row holds a new cell until a write the rows see links it
+//! to one): the
 //! interpreters' and the runtime's sets ([`super::Obj`]'s setters,
 //! [`super::set_field_word`]) and compiled traces' (the baseline tier's
 //! inline `set` tests the mask, a bit per slot, and calls the runtime
@@ -53,10 +57,14 @@
 //! (`+stride` through `next`, `-stride` through `prev`), or bounds no
 //! address lies in. A `walk obj, f, n` (`flowc_ir::InstKind::Walk`) is
 //! `obj + n * step` where `obj` and that address lie within the bounds;
-//! else the runtime walks link by link ([`walk_word`]), and asks for the
-//! row there ([`establish`]) as often as the cells it scans have been
-//! paid for by walks it did not find in a row (a program walking chains
-//! that are no row keeps scanning a bounded share of its work).
+//! else 0 (the chain the walk stands before runs) where a row runs
+//! through the slot, and where none does the runtime walks link by link
+//! ([`walk_word`]) and asks for the row there ([`establish`]) as often as
+//! the cells it scans have been paid for by walks it did not find in a
+//! row (a program walking chains that are no row keeps scanning a
+//! bounded share of its work); finding none, native code answers 0
+//! without asking for the next [`Along::wait`] walks, twice as many each
+//! time.
 
 use super::block::BLOCK_BYTES;
 use super::cell::{self, Cell, CLASS, LAYOUT, OBJECT, SLOTS};
@@ -132,6 +140,11 @@ pub struct Along {
 }
 
 const NOWHERE: Along = Along { lo: usize::MAX, hi: 0, step: 0, wait: 0 };
+
+// What native code reads where (`flowc_codegen` `Lowerer::walk`).
+const _: () = assert!(std::mem::offset_of!(Rows, along) == along(0) as usize);
+const _: () = assert!(std::mem::size_of::<Along>() == (along(1) - along(0)) as usize);
+const _: () = assert!(std::mem::offset_of!(Rows, bounds) == lo(0) as usize);
 
 /// The longest wait between two asks for a row ([`Along::wait`]).
 const MOST_WAIT: i64 = 1 << 12;
@@ -221,7 +234,13 @@ impl Rows {
         for a in &mut self.along {
             *a = Along { wait: a.wait, ..NOWHERE };
         }
-        for r in (0..ROWS).rev() {
+        // Rows that hold objects last, so that they win over empty ones;
+        // of each kind the lowest-numbered.
+        let order = (0..ROWS)
+            .rev()
+            .filter(|&r| self.bounds(r).is_none())
+            .chain((0..ROWS).rev().filter(|&r| self.bounds(r).is_some()));
+        for r in order.collect::<Vec<_>>() {
             let (Some(s), b) = (self.shapes[r], self.bounds[r]) else { continue };
             let stride = s.stride as isize;
             for (k, step) in [(s.next, stride), (s.prev, -stride)] {
@@ -520,11 +539,16 @@ pub unsafe fn walk_word(w: Word, field: Symbol, links: u32) -> Word {
         // of a live object, so points at a live cell.
         word::is_pointer(x) && unsafe { cell::kind(x.cell()) } == OBJECT
     };
+    if !object(w) {
+        return word::ZERO;
+    }
+    // SAFETY: `w` is an object's word.
+    let layout = unsafe { cell::layout(w.cell()) };
     let mut at = w;
     let mut first = None;
     for _ in 0..links {
         // SAFETY: as above.
-        match unsafe { super::field_word(at, field) }.filter(|&n| object(at) && object(n)) {
+        match unsafe { super::field_word(at, field) }.filter(|&n| object(n)) {
             Some(n) => {
                 first.get_or_insert(n);
                 at = n;
@@ -535,16 +559,12 @@ pub unsafe fn walk_word(w: Word, field: Symbol, links: u32) -> Word {
             }
         }
     }
-    let Some(link) = first else { return at };
-    // SAFETY: `w` is an object's word (it has a link).
-    let layout = unsafe { cell::layout(w.cell()) };
-    let stride = layout.words() * 8;
-    let slot = layout.slot(field).filter(|&k| k < MASK_SLOTS as usize);
     let paid = super::with(|h| {
         h.rows.credit = h.rows.credit.saturating_add(i64::from(links));
         h.rows.credit >= 0
     });
-    if paid && w.bits().abs_diff(link.bits()) as usize == stride {
+    let stride = layout.words() * 8;
+    if let Some(link) = first.filter(|l| paid && w.bits().abs_diff(l.bits()) as usize == stride) {
         // SAFETY: both are words of live objects.
         if let (Some(from), Some(to)) = unsafe { (super::to_object(w), super::to_object(link)) } {
             let _ = establish(&from, &to, field);
@@ -552,7 +572,7 @@ pub unsafe fn walk_word(w: Word, field: Symbol, links: u32) -> Word {
     }
     // Native code asks again at once where a row now runs through the
     // slot, else after a wait twice as long as the last.
-    if let Some(k) = slot {
+    if let Some(k) = layout.slot(field).filter(|&k| k < MASK_SLOTS as usize) {
         super::with(|h| {
             let rows = &mut h.rows;
             if rows.along[k].lo <= rows.along[k].hi {
