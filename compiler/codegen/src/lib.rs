@@ -21,6 +21,7 @@
 
 pub mod baseline;
 pub mod chunked;
+pub mod clears;
 pub mod code_map;
 pub mod compile;
 pub mod define;

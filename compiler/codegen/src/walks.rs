@@ -373,19 +373,19 @@ fn put_walk(f: &mut Function, uses: &mut Uses, field: Symbol, steps: &[Step]) ->
 /// 153 ms, its links laid out otherwise 139 -> 156 ms); a huge one is
 /// compiled in regions, most of it cheaply, where links go through frame
 /// words and are not predicted.
+///
+/// The same step runs every function's clearing loops at once
+/// ([`crate::clears`]), counted with the walks.
 pub fn rewrite_module(m: &mut flowc_ir::Module, everywhere: bool) -> usize {
     m.functions
         .iter_mut()
-        .filter(|f| f.kind != flowc_ir::FunctionKind::Trace && (everywhere || f.is_huge()))
-        .map(rewrite)
+        .filter(|f| f.kind != flowc_ir::FunctionKind::Trace)
+        .map(|f| crate::clears::rewrite(f) + if everywhere || f.is_huge() { rewrite(f) } else { 0 })
         .sum()
 }
 
 /// `m` with its walks ([`rewrite_module`]): a copy where it has any.
 pub fn with_walks(m: &flowc_ir::Module, everywhere: bool) -> std::borrow::Cow<'_, flowc_ir::Module> {
-    if !everywhere && !m.functions.iter().any(flowc_ir::Function::is_huge) {
-        return std::borrow::Cow::Borrowed(m);
-    }
     let mut copy = m.clone();
     match rewrite_module(&mut copy, everywhere) {
         0 => std::borrow::Cow::Borrowed(m),
