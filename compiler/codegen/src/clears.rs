@@ -31,6 +31,8 @@
 //! it as its only predecessor; `o` defined outside the block; `y` used
 //! only there and `z` only there, `out`'s phis aside, which take 0 for it.
 //! The loop's object cannot change under it: nothing else runs in it.
+//! Under `--fuel` (one step per loop round in native code) such a loop no
+//! longer counts its rounds, as the JIT's loops run at once do not.
 
 use flowc_ir::{ix, BlockId, Function, InstKind, Operand, Terminator};
 use flowc_lang::ast::Operator;
@@ -63,7 +65,13 @@ pub fn rewrite(f: &mut Function) -> usize {
     let mut dropped = vec![false; f.blocks.len()];
     for b in f.layout.clone() {
         let Some((out, back)) = clearing(f, b, &uses, &preds) else { continue };
-        let [get, _, _, set] = f.blocks[b].insts[..] else { unreachable!("clearing checked four") };
+        let [get, step, modulo, set] = f.blocks[b].insts[..] else { unreachable!("clearing checked four") };
+        // The step and the remainder go: their values are defined nowhere.
+        for i in [step, modulo] {
+            if let Some(v) = f.insts[i].result {
+                f.values[v].def = flowc_ir::ValueDef::Detached;
+            }
+        }
         let InstKind::Set { value, .. } = &mut f.insts[set].kind else { unreachable!("clearing checked a set") };
         let z = value.clone();
         *value = Operand::Const(Value::Int(0));
@@ -85,6 +93,18 @@ pub fn rewrite(f: &mut Function) -> usize {
     }
     f.layout.retain(|b| !dropped[ix(*b)]);
     made
+}
+
+/// Whether `f` may have a clearing loop: a block of four instructions,
+/// the last a `set`, ending in a branch (what [`rewrite`] looks at
+/// closely), so that a module with none is not copied to look.
+pub fn may_have(f: &Function) -> bool {
+    f.layout.iter().any(|&b| {
+        let data = &f.blocks[b];
+        data.insts.len() == 4
+            && matches!(data.term, Terminator::Branch { .. })
+            && matches!(data.insts.last().map(|&i| &f.insts[i].kind), Some(InstKind::Set { .. }))
+    })
 }
 
 /// Whether block `b` is a clearing loop (module docs): its way out and

@@ -386,6 +386,10 @@ pub fn rewrite_module(m: &mut flowc_ir::Module, everywhere: bool) -> usize {
 
 /// `m` with its walks ([`rewrite_module`]): a copy where it has any.
 pub fn with_walks(m: &flowc_ir::Module, everywhere: bool) -> std::borrow::Cow<'_, flowc_ir::Module> {
+    let wanted = |f: &flowc_ir::Function| everywhere || f.is_huge() || crate::clears::may_have(f);
+    if !m.functions.iter().any(|f| f.kind != flowc_ir::FunctionKind::Trace && wanted(f)) {
+        return std::borrow::Cow::Borrowed(m);
+    }
     let mut copy = m.clone();
     match rewrite_module(&mut copy, everywhere) {
         0 => std::borrow::Cow::Borrowed(m),

@@ -254,7 +254,8 @@ fn walks_along_a_row_go_link_by_link_once_a_splice_broke_it() {
                 let env = parse_env(text).unwrap();
                 let expected = engines::reference(&program, label, &env);
                 let versions = engines::optimize_versions_checked(lowered.clone(), &env, &expected, "row_rewired");
-                let walks = flowc_codegen::walks::rewrite_module(&mut versions.generic.clone(), true);
+                let walks: usize =
+                    versions.generic.clone().functions.iter_mut().map(flowc_codegen::walks::rewrite).sum();
                 let everywhere = flowc_codegen::Options { walks_everywhere: true, ..Default::default() };
                 let got = engines::native_with(&versions, &env, everywhere);
                 let rows = flowc_lang::heap::with(|h| h.row_stats());
@@ -514,4 +515,28 @@ fn a_function_called_a_bounded_number_of_times_is_cold_and_one_called_from_a_hot
     let functions = cold_and_hot(program, "g");
     assert!(functions[0] >= 3, "the cold function is split into regions and a driver: {functions:?}");
     assert_eq!(functions[1], 1, "the hot one is compiled whole: {functions:?}");
+}
+
+/// Clears (`flowc_codegen::clears`): `shapes/clear_loops.fg`'s loops that
+/// step a cell by one to 0 (by -1 from below 0 and above 256, by +1
+/// modulo 7, by +255) run at once in native code, its step of 2 does not,
+/// and a clear of a field never set raises the interpreter's error.
+#[test]
+fn loops_that_clear_a_field_end_at_once_as_the_interpreter_ends_them() {
+    let results = native_against_reference(
+        "shapes/clear_loops.fg",
+        &["[n/40, forget/0]", "[n/1, forget/0]", "[n/300, forget/0]", "[n/3, forget/1]"],
+    );
+    let outcome = |env: &str| results.iter().find(|(e, _, _)| *e == env).unwrap().1.clone();
+    assert_eq!(outcome("[n/40, forget/0]"), engines::Outcome::Output("780\n".into()));
+    let unset = format!("{:?}", outcome("[n/3, forget/1]"));
+    assert!(unset.contains("unset_field(cell, v)"), "{unset}");
+    // Four clears, the step of 2 left.
+    let cleared = flowc_codegen::with_stack(|| {
+        let program = corpus::program("tests/corpus/shapes/clear_loops.fg");
+        let label = flowc_lang::Symbol::intern("start");
+        let mut versions = engines::optimize_versions(engines::lower(&program, label));
+        versions.generic.functions.iter_mut().map(flowc_codegen::clears::rewrite).sum::<usize>()
+    });
+    assert_eq!(cleared, 4);
 }
