@@ -42,25 +42,9 @@ use flowc_lang::Value;
 /// Runs each clearing loop of `f` at once (module docs); returns how
 /// many.
 pub fn rewrite(f: &mut Function) -> usize {
-    let mut uses = vec![0u32; f.values.len()];
-    for (_, i) in f.all_insts() {
-        f.insts[i].kind.operands().for_each(|o| {
-            if let Operand::Value(v) = o {
-                uses[ix(*v)] += 1;
-            }
-        });
-    }
-    let mut preds = vec![0u32; f.blocks.len()];
-    for &b in &f.layout {
-        for s in f.blocks[b].term.successors() {
-            preds[ix(s)] += 1;
-        }
-        f.blocks[b].term.operands().for_each(|o| {
-            if let Operand::Value(v) = o {
-                uses[ix(*v)] += 1;
-            }
-        });
-    }
+    let uses = crate::lower::count_uses(f);
+    let cfg = flowc_ir::cfg::Cfg::new(f);
+    let preds: Vec<u32> = f.blocks.iter().map(|(b, _)| cfg.preds(b).len() as u32).collect();
     let mut made = 0;
     let mut dropped = vec![false; f.blocks.len()];
     for b in f.layout.clone() {

@@ -67,13 +67,14 @@ struct Step {
 /// Puts a `walk` in front of each chain of at least [`MIN_LINKS`] links
 /// of `f` (module docs); returns how many.
 pub fn rewrite(f: &mut Function) -> usize {
-    let mut uses = Uses::of(f);
+    let cfg = flowc_ir::cfg::Cfg::new(f);
+    let mut uses = Uses::of(f, &cfg);
     // By block: the two blocks split from it, laid out after it.
     let mut after: Vec<Option<[BlockId; 2]>> = vec![None; f.blocks.len()];
     let mut made = 0;
     let mut taken = vec![false; f.blocks.len()];
     // A chain's first block before the others.
-    for d0 in flowc_ir::cfg::Cfg::new(f).rpo {
+    for &d0 in &cfg.rpo {
         if taken[ix(d0)] {
             continue;
         }
@@ -175,36 +176,14 @@ enum Site {
 }
 
 impl Uses {
-    fn of(f: &Function) -> Uses {
+    fn of(f: &Function, cfg: &flowc_ir::cfg::Cfg) -> Uses {
         let mut sites = vec![Vec::new(); f.values.len()];
-        let mut preds = vec![Vec::new(); f.blocks.len()];
-        for &b in &f.layout {
-            let data = &f.blocks[b];
-            for s in data.term.successors() {
-                preds[ix(s)].push(b);
+        crate::lower::each_operand(f, |o, b, from| {
+            if let Operand::Value(v) = o {
+                sites[ix(*v)].push(from.map_or(Site::In(b), |p| Site::Phi(b, p)));
             }
-            for &i in &data.phis {
-                if let InstKind::Phi(inputs) = &f.insts[i].kind {
-                    for (p, o) in inputs {
-                        if let Operand::Value(v) = o {
-                            sites[ix(*v)].push(Site::Phi(b, *p));
-                        }
-                    }
-                }
-            }
-            for &i in &data.insts {
-                f.insts[i].kind.operands().for_each(|o| {
-                    if let Operand::Value(v) = o {
-                        sites[ix(*v)].push(Site::In(b));
-                    }
-                });
-            }
-            data.term.operands().for_each(|o| {
-                if let Operand::Value(v) = o {
-                    sites[ix(*v)].push(Site::In(b));
-                }
-            });
-        }
+        });
+        let preds = f.blocks.iter().map(|(b, _)| cfg.preds(b).to_vec()).collect();
         Uses { sites, preds }
     }
 }

@@ -762,7 +762,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 }
 
 /// How many times each value is used, by raw index.
-fn count_uses(f: &Function) -> Vec<u32> {
+pub(crate) fn count_uses(f: &Function) -> Vec<u32> {
     let mut uses = vec![0u32; f.values.len()];
     each_operand(f, |o, _, _| {
         if let Operand::Value(v) = o {
@@ -776,7 +776,7 @@ fn count_uses(f: &Function) -> Vec<u32> {
 /// `b` reading it, and for a phi's input the predecessor `p` whose edge
 /// carries it (`visit(operand, b, Some(p))`). Instructions, the resume
 /// records of guards, terminators and theirs.
-fn each_operand(f: &Function, mut visit: impl FnMut(&Operand, BlockId, Option<BlockId>)) {
+pub(crate) fn each_operand(f: &Function, mut visit: impl FnMut(&Operand, BlockId, Option<BlockId>)) {
     for &b in &f.layout {
         for i in f.block_insts(b) {
             match &f.insts[i].kind {
