@@ -356,6 +356,45 @@ fn a_write_that_breaks_a_link_empties_the_row_and_one_that_keeps_it_does_not() {
     assert_eq!(row_bounds(), None);
 }
 
+/// What native code's walks ask of the runtime (`rows::walk_word`):
+/// along a tape laid out in a row, the object the walk reaches, and the
+/// row found around its first link, which the slot's `Rows::along` then
+/// covers (native code answers the next walks itself); past the tape's
+/// end, 0. Along a chain with another object between each two cells, the
+/// object reached, no row, and a wait before native code asks again
+/// that doubles each time (0, 1, 3, 7).
+#[test]
+fn a_walk_the_runtime_answers_finds_the_row_or_waits_longer_each_time() {
+    fresh_rows();
+    let r = tape_layout().slot(s("r")).expect("a link slot");
+    let t = tape(10);
+    // SAFETY (each `walk_word`): words of live objects.
+    assert_eq!(unsafe { rows::walk_word(t[2].word(), s("r"), 5) }, t[7].word());
+    assert_eq!(row_bounds(), Some((t[0].address(), t[9].address())));
+    let along = with(|h| h.rows.along[r]);
+    let stride = (tape_layout().words() * 8) as isize;
+    assert_eq!((along.lo, along.hi, along.step), (t[0].address(), t[9].address(), stride));
+    assert_eq!(unsafe { rows::walk_word(t[8].word(), s("r"), 3) }, word::ZERO);
+
+    fresh_rows();
+    let mut cells = Vec::new();
+    let mut decoys = Vec::new();
+    for k in 0..6 {
+        cells.push(Obj::new(k + 1, s("cell"), tape_layout()));
+        decoys.push(Obj::new(k + 100, s("cell"), tape_layout()));
+    }
+    for (k, c) in cells.iter().enumerate() {
+        let at = |j: Option<usize>| j.and_then(|j| cells.get(j)).map_or(Value::Int(0), |o| Value::Object(o.clone()));
+        c.set(s("l"), at(k.checked_sub(1))).unwrap();
+        c.set(s("r"), at(Some(k + 1))).unwrap();
+    }
+    for wait in [0, 1, 3, 7] {
+        assert_eq!(unsafe { rows::walk_word(cells[0].word(), s("r"), 3) }, cells[3].word());
+        assert_eq!(with(|h| h.rows.along[r].wait), wait);
+    }
+    assert_eq!(row_bounds(), None);
+}
+
 #[test]
 fn a_row_grows_when_its_end_links_the_cell_made_next_to_it() {
     fresh_rows();
