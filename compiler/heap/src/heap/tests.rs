@@ -367,14 +367,17 @@ fn a_write_that_breaks_a_link_empties_the_row_and_one_that_keeps_it_does_not() {
 fn a_walk_the_runtime_answers_finds_the_row_or_waits_longer_each_time() {
     fresh_rows();
     let r = tape_layout().slot(s("r")).expect("a link slot");
+    let walk = |from: &Obj, n: u32| {
+        // SAFETY: the word of a live (pinned) object.
+        unsafe { rows::walk_word(from.word(), s("r"), n) }
+    };
     let t = tape(10);
-    // SAFETY (each `walk_word`): words of live objects.
-    assert_eq!(unsafe { rows::walk_word(t[2].word(), s("r"), 5) }, t[7].word());
+    assert_eq!(walk(&t[2], 5), t[7].word());
     assert_eq!(row_bounds(), Some((t[0].address(), t[9].address())));
     let along = with(|h| h.rows.along[r]);
     let stride = (tape_layout().words() * 8) as isize;
     assert_eq!((along.lo, along.hi, along.step), (t[0].address(), t[9].address(), stride));
-    assert_eq!(unsafe { rows::walk_word(t[8].word(), s("r"), 3) }, word::ZERO);
+    assert_eq!(walk(&t[8], 3), word::ZERO);
 
     fresh_rows();
     let mut cells = Vec::new();
@@ -389,7 +392,7 @@ fn a_walk_the_runtime_answers_finds_the_row_or_waits_longer_each_time() {
         c.set(s("r"), at(Some(k + 1))).unwrap();
     }
     for wait in [0, 1, 3, 7] {
-        assert_eq!(unsafe { rows::walk_word(cells[0].word(), s("r"), 3) }, cells[3].word());
+        assert_eq!(walk(&cells[0], 3), cells[3].word());
         assert_eq!(with(|h| h.rows.along[r].wait), wait);
     }
     assert_eq!(row_bounds(), None);
