@@ -197,20 +197,14 @@ fn fits(f: &Function, uses: &Uses, steps: &[Step]) -> bool {
     if steps.iter().any(|s| s.block == end) {
         return false;
     }
-    // The skipped blocks: each step's block but the first (whose part
-    // before the `get` stays), and the empty edge blocks.
-    let skipped: Vec<BlockId> = steps[1..]
-        .iter()
-        .map(|s| s.block)
-        .chain(steps.iter().map(|s| s.from).filter(|b| *b != steps[0].block))
-        .collect();
+    // (No skipped block is the entry: each has a predecessor, and the
+    // checker gives the entry none.)
     // Each phi of the end block has a value for the walk's edge.
     if end_inputs(f, steps).is_none() {
         return false;
     }
     // The values the chain defines: each step's link, and the skipped
-    // blocks' phis.
-    // They may be read only where the chain's own block still
+    // blocks' phis. They may be read only where the chain's own block still
     // dominates once the walk's edge reaches the end: in that block, and
     // in its two successors where it is their one predecessor (a
     // successor the end reaches otherwise — the end itself — would read
@@ -231,7 +225,7 @@ fn fits(f: &Function, uses: &Uses, steps: &[Step]) -> bool {
             }
         }
     }
-    skipped.iter().all(|b| *b != f.entry)
+    true
 }
 
 /// For each phi of the chain's end block, in order, what it takes on the
