@@ -152,7 +152,7 @@ pub fn optimize(f: &mut Function, hints: &Module, remove_allocations: bool) {
 
 /// [`optimize`] as `options` say.
 pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Optimized {
-    let out = match loop_block(f) {
+    let (out, placed) = match loop_block(f) {
         Some(body) if f.layout.len() == 2 && f.layout[1] == body => {
             let peel = match options.peel {
                 Peel::WhenInvariant if reuses_invariants(f, body) => Peel::Always,
@@ -160,8 +160,7 @@ pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Op
                 peel => peel,
             };
             let options = Options { peel, ..*options };
-            optimize_loop(f, hints, &options, body);
-            Optimized::default()
+            (Optimized::default(), optimize_loop(f, hints, &options, body))
         }
         None if f.layout.len() == 1
             && matches!(f.blocks[f.entry].term, Terminator::Exit { .. } | Terminator::JumpTrace { .. }) =>
@@ -171,7 +170,7 @@ pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Op
         _ => return Optimized::default(),
     };
     let vouched = row::guard_rows(f, options.rows);
-    rows::keep_paying(f, &vouched);
+    rows::keep_paying(f, &vouched, &placed);
     stores::remove_dead(f, hints);
     let trace = std::mem::replace(f, Function::new(f.kind, f.name));
     let mut module = Module { pure: hints.pure.clone(), immutable: hints.immutable.clone(), functions: vec![trace] };
@@ -231,7 +230,9 @@ fn reuses_invariants(f: &Function, body: BlockId) -> bool {
     })
 }
 
-fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: BlockId) {
+/// Optimizes loop trace `f`; the `guard_at`s that must stay
+/// ([`Opt::placed`]).
+fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: BlockId) -> Vec<InstId> {
     let original = std::mem::replace(f, Function::new(f.kind, f.name));
     // Variables carried round the loop as real objects, after a mismatch;
     // fields not carried, after the back edge did not know them.
@@ -263,8 +264,9 @@ fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: Bloc
                 o.trivial_phis(lp);
                 o.hoist_invariant_guards(lp, pred);
                 o.share_records();
+                let placed = std::mem::take(&mut o.placed);
                 *f = g;
-                return;
+                return placed;
             }
             Err(state::Retry::Fields(lost)) => dropped.extend(lost),
             Err(state::Retry::Real(vars)) => {
@@ -281,7 +283,9 @@ fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: Bloc
     }
 }
 
-fn optimize_straight(f: &mut Function, hints: &Module, options: &Options) -> Optimized {
+/// Optimizes straight trace `f`: what it found, and the `guard_at`s that
+/// must stay ([`Opt::placed`]).
+fn optimize_straight(f: &mut Function, hints: &Module, options: &Options) -> (Optimized, Vec<InstId>) {
     let b = f.entry;
     let mut o = Opt::new(f, hints, options);
     o.run(b);
@@ -322,5 +326,5 @@ fn optimize_straight(f: &mut Function, hints: &Module, options: &Options) -> Opt
     }
     o.install(b);
     o.share_records();
-    out
+    (out, std::mem::take(&mut o.placed))
 }

@@ -51,9 +51,11 @@ pub const STRAIGHT_ROW: usize = 8;
 /// Drops the `guard_at`s of `f` that neither carry an object round its
 /// loop nor walk a long way in straight code (module docs), but those a
 /// `guard_row` vouches for (`vouched`, sorted: code checks none of them,
-/// [`super::row`]). The walk counts every `guard_at` from the start of
-/// its walk (its base is no other's result).
-pub fn keep_paying(f: &mut Function, vouched: &[InstId]) {
+/// [`super::row`]) and those of `placed`, whose results the optimizer
+/// replaced with the object an earlier one found at their place (each is
+/// the only check that its link is that object). The walk counts every
+/// `guard_at` from the start of its walk (its base is no other's result).
+pub fn keep_paying(f: &mut Function, vouched: &[InstId], placed: &[InstId]) {
     let kept = match loop_block(f) {
         Some(lp) => carried(f, lp),
         None => long_walks(f),
@@ -64,7 +66,7 @@ pub fn keep_paying(f: &mut Function, vouched: &[InstId]) {
         blocks[b].insts.retain(|i| match (&insts[*i].kind, insts[*i].result) {
             // Those of a walk a `guard_row` vouches for cost code nothing.
             (InstKind::Guard { kind: GuardKind::At(link, base, delta), .. }, Some(r))
-                if *delta != 0 && !kept.contains(base) && vouched.binary_search(i).is_err() =>
+                if *delta != 0 && !kept.contains(base) && vouched.binary_search(i).is_err() && !placed.contains(i) =>
             {
                 subst.set(r, link.clone());
                 false
@@ -248,7 +250,7 @@ mod tests {
     fn check(text: &str, expected: Expect) {
         let mut m = flowc_ir::parse::module("trace", text).unwrap();
         let f = &mut m.functions[0];
-        super::keep_paying(f, &[]);
+        super::keep_paying(f, &[], &[]);
         expected.assert_eq(&flowc_ir::print::function(f));
     }
 
@@ -344,7 +346,7 @@ resume r0 {
             .filter(|&i| matches!(f.insts[i].kind, InstKind::Guard { kind: GuardKind::At(..), .. }))
             .collect();
         vouched.sort();
-        super::keep_paying(f, &vouched);
+        super::keep_paying(f, &vouched, &[]);
         expect![[r#"
             trace t(v0:tape) {
             b0:

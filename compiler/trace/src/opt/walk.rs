@@ -71,6 +71,14 @@ pub(super) struct Opt<'a> {
     /// cells do not move), so the same guard later — a peeled loop's, on a
     /// link its first iteration read — is its result.
     ats: HashMap<(Operand, Operand, i64), Operand>,
+    /// The object each kept `guard_at` found at a distance from its base
+    /// (by base and distance): a link met later at the same place is that
+    /// object, once its address is compared with it ([`Opt::guard_at`]).
+    places: HashMap<(Operand, i64), Operand>,
+    /// The `guard_at`s whose results are the object an earlier one found
+    /// at their place: each is the only check that its link is that
+    /// object, and stays ([`super::rows::keep_paying`]).
+    pub(super) placed: Vec<InstId>,
     /// The results of `guard_at`s kept: the object each is counted from
     /// (no other `guard_at`'s result), and how many bytes past it.
     rows: HashMap<ValueId, (Operand, i64)>,
@@ -134,6 +142,8 @@ impl<'a> Opt<'a> {
             in_loop: false,
             cse: Default::default(),
             ats: Default::default(),
+            places: Default::default(),
+            placed: Vec::new(),
             rows: Default::default(),
             heap: Default::default(),
             out: Vec::new(),
@@ -625,8 +635,36 @@ impl<'a> Opt<'a> {
             self.subst[ix(result)] = Some(held.clone());
             return;
         }
+        // Another link at a place a kept guard found an object at is that
+        // object (cells do not move): the guard stays, to check the link is
+        // there, and the trace goes on with the object it holds already, so
+        // what the heap cache knows of its fields holds for this link too (a
+        // BF `>[-]<` whose way back reads a link the way out did not).
+        // Dropping a `guard_at` that does not pay would leave the link in
+        // its result's place, unchecked: these are kept ([`Opt::placed`]).
+        let placed = if delta == 0 { None } else { self.places.get(&(base.clone(), delta)).cloned() };
+        if let Some(held) = placed.filter(|h| *h != link) {
+            let resume = self.guard_record(resume);
+            self.placed.push(i);
+            // So does the one that found the object there: without it the
+            // object would be its link, never checked to lie there.
+            if let Operand::Value(h) = held {
+                if let ValueDef::Inst(g) = self.f.values[h].def {
+                    if matches!(self.f.insts[g].kind, InstKind::Guard { kind: GuardKind::At(..), .. }) {
+                        self.placed.push(g);
+                    }
+                }
+            }
+            self.ats.insert(key, held.clone());
+            self.subst[ix(result)] = Some(held);
+            self.keep(i, InstKind::Guard { kind: GuardKind::At(link, base, delta), resume, label });
+            return;
+        }
         let is = if delta == 0 { base.clone() } else { Operand::Value(result) };
         self.ats.insert(key, is.clone());
+        if delta != 0 {
+            self.places.insert((base.clone(), delta), is.clone());
+        }
         let resume = self.guard_record(resume);
         match is {
             Operand::Value(r) if r == result => {
@@ -893,6 +931,64 @@ resume r1 {
             }
             }
         "#]],
+        );
+    }
+
+    /// A walk out and back whose way back reads a link the way out did not
+    /// (`v6`, the `l` of the cell two to the right): its `guard_at` finds
+    /// it where the way out found `v3`, so it is `v3`. The guard stays, to
+    /// check that, and the trace goes on with `v3`: what was written to its
+    /// `v` is what is read back, and the guard of it folds.
+    #[test]
+    fn a_link_back_at_a_place_the_walk_found_a_cell_at_is_that_cell() {
+        let text = "trace 't'(v0:tape) {
+b0:
+    guard_class v0, cell, r0 else out
+    v1:r = get v0, r
+    guard_link v1, cell, r0 else grow
+    v2:r = guard_at v1, v0, 56, r0 else right
+    set v2, v, 7
+    v3:r = get v2, r
+    guard_link v3, cell, r0 else grow
+    v4:r = guard_at v3, v0, 112, r0 else right
+    v5:l = get v4, l
+    guard_link v5, cell, r0 else grow
+    v6:l = guard_at v5, v0, 56, r0 else left
+    v7:v = get v6, v
+    guard_true v7, r0 else out
+    exit r1 to out
+resume r0 {
+    frame [tape = v0]
+}
+resume r1 {
+    frame [tape = v6, x = v7]
+}
+}
+";
+        check(
+            text,
+            expect![[r#"
+                trace t(v0:tape) {
+                b0:
+                    guard_class v0, cell, r2 else out
+                    v1:r = get.object v0, r
+                    guard_link v1, cell, r2 else grow
+                    v2:r = guard_at v1, v0, 56, r2 else right
+                    set.object v2, v, 7
+                    v3:r = get.object v2, r
+                    guard_link v3, cell, r2 else grow
+                    v5:l = get.object v3, l
+                    guard_link v5, cell, r2 else grow
+                    v6:l = guard_at v5, v0, 56, r2 else left
+                    exit r1 to out
+                resume r1 {
+                    frame [tape = v2, x = 7]
+                }
+                resume r2 {
+                    frame [tape = v0]
+                }
+                }
+            "#]],
         );
     }
 }

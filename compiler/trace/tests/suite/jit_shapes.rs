@@ -247,7 +247,9 @@ fn an_interpreters_position_tests_fold_in_its_loop() {
 /// assuming it would leave through a bridge at every walk from then on.
 /// It assumes where they lie instead (the cells were made one after
 /// another, so they are the heap's row, `opt::row`): one `guard_row` for
-/// the walk, two cells out and two back to the start. The turn empties
+/// the walk, two cells out and two back to the start; the link back to
+/// the middle cell is the cell the way out found there, both their
+/// `guard_at`s kept to check it (`opt::walk`, places). The turn empties
 /// the row (the heap sees the write), the guard fails at every walk, and
 /// the loop is recorded again assuming nothing there. The output is the
 /// interpreter's.
@@ -264,29 +266,30 @@ fn links_that_come_back_are_assumed_and_checked() {
 
         b1 walk:
             v6:p = phi [b0: v5, b1: v1]
-            v7:n = phi [b0: v0, b1: v20]
+            v7:n = phi [b0: v0, b1: v21]
             v8:at = eq v7, v4
             guard_false v8, r0 else turn
             v9:r = get v6, r
             guard_link v9, cell, r0 else out2
-            v10:r = get.object v9, r
-            guard_link v10, cell, r1 else count
-            guard_row v6, 0, 112, cell, r, l, 56, row 0, r2 else right2
-            v11:r = guard_at v10, v6, 112, r2 else right2
-            v12:v = get.object v11, v
-            v13:v = add.int v12, 1
-            set.object v11, v, v13
-            v14:l = get.object v11, l
-            guard_link v14, cell, r3 else back2
-            v15:l = guard_at v14, v6, 56, r4 else left1
-            v16:l = get.object v15, l
-            guard_link v16, cell, r5 else next
-            v17:l = guard_at v16, v6, 0, r6 else left2
-            v18:w = get.object v6, v
-            v19:w = add.int v18, 1
-            set.object v6, v, v19
-            v20:n = sub.word v7, 1
-            guard_true v20, r7 else done
+            v10:r = guard_at v9, v6, 56, r1 else right1
+            v11:r = get.object v10, r
+            guard_link v11, cell, r2 else count
+            guard_row v6, 0, 112, cell, r, l, 56, row 0, r3 else right2
+            v12:r = guard_at v11, v6, 112, r3 else right2
+            v13:v = get.object v12, v
+            v14:v = add.int v13, 1
+            set.object v12, v, v14
+            v15:l = get.object v12, l
+            guard_link v15, cell, r4 else back2
+            v16:l = guard_at v15, v6, 56, r5 else left1
+            v17:l = get.object v10, l
+            guard_link v17, cell, r2 else next
+            v18:l = guard_at v17, v6, 0, r6 else left2
+            v19:w = get.object v6, v
+            v20:w = add.int v19, 1
+            set.object v6, v, v20
+            v21:n = sub.word v7, 1
+            guard_true v21, r7 else done
             jump b1"#]]
     .assert_eq(loop_part(&r.traces));
 }
@@ -2031,6 +2034,37 @@ fn a_loop_done_at_once_walks_the_row_by_its_places() {
     assert!(!skipping.is_empty(), "{}", r.log);
     assert!(skipping.iter().all(|t| t.contains("'%w0' = guard_at")), "{}", r.log);
     assert!(!skipping.iter().any(|t| t.contains("'%same")), "{}", r.log);
+}
+
+/// A nest of loops four deep, each stepping one cell right, adding ten,
+/// running the loop inside and stepping back: `[>++++++++++[...]<-]`.
+/// Once the loops inside are done at once, an iteration of the second
+/// loop comes back to its own cell through a link the way out did not
+/// read (the skip of the loop inside reads the `l` of the cell to its
+/// right). That
+/// link lies where the way out found the cell, so it is that cell (its
+/// `guard_at` kept to check it): what the iteration wrote there is known
+/// when it is read again, the cell is left 0 by every iteration, and that
+/// loop is done at once too — every loop of the nest is. The output is
+/// the interpreter's.
+#[test]
+fn a_link_back_to_a_place_the_walk_passed_is_the_cell_found_there() {
+    let depth = 4;
+    let ten = "+".repeat(10);
+    let text = format!("{}{}[-]{}>.", "+".repeat(250), format!("[>{ten}").repeat(depth), "<-]".repeat(depth));
+    let env = bf_env(&text);
+    let source = source("tests/corpus/interpreters/bf_tutorial.fg");
+    // With the dispatch tier, as `flowc run`: the nest is compiled from
+    // the inside out.
+    let options = Options { dispatch_tier: true, ..checked() };
+    let r = run_text("bf_tutorial.fg", &source, Hint::AsWritten, "start", Some(&env), options);
+    // Each loop inside the outermost, at the position after its `[`.
+    let code: Vec<u8> = text.bytes().filter(|b| b"+-<>[].,".contains(b)).collect();
+    let opens: Vec<usize> = (0..code.len()).filter(|&k| code[k] == b'[').collect();
+    for &k in &opens[1..] {
+        let done = format!("the loop at dispatch[pc={}] done at once", k + 1);
+        assert!(r.log.contains(&done), "{done}:\n{}", r.log);
+    }
 }
 
 /// A tape whose middle cell is spliced out and put back every 40 rounds
