@@ -453,6 +453,20 @@ impl<'p> Jit<'p> {
         r.passed_keys && r.iterations < r.entries && self.may_record_again(key, root, Again::Inside)
     }
 
+    /// Whether entry trace `root`, code of hot spot `key` (a loop's head,
+    /// whose recording left the loop), is what a bridge of its own tree
+    /// goes back to ([`Jit::record_bridge`]): the loop is recorded again
+    /// from the bridge's start, at most [`RECORD_INSIDE`] times per hot
+    /// spot, as [`Jit::left_its_loop`]'s are. Not a loop's segment (a
+    /// loop longer than a trace, whose last segment's bridge is to link
+    /// back into the first): an entry trace that jumps into other code.
+    pub(super) fn entry_came_back(&self, key: &Key, root: TraceId) -> bool {
+        let c = &self.codes[root.0 as usize];
+        matches!(c.kind, Kind::Entry)
+            && c.into.is_some()
+            && self.keys.get(key).is_some_and(|kc| kc.recorded_inside < RECORD_INSIDE && kc.variants.contains(&root))
+    }
+
     /// Whether loop `root`, code of `key`, may be dropped and `key`
     /// recorded again for `why` (at most [`RECORD_INSIDE`] times each).
     fn may_record_again(&self, key: &Key, root: TraceId, why: Again) -> bool {
@@ -1285,11 +1299,20 @@ impl<'p> Jit<'p> {
         // An exit of a loop's entry checks (`restart`) is none: its state
         // does not fit the loop.
         let shortcut = !restart && seen.iter().all(|k| Some(k) == start_key.as_ref());
-        if let Some(key) =
-            target_key.filter(|k| !closes && shortcut && target == Some(root) && self.left_its_loop(k, root))
-        {
+        if let Some(key) = target_key.filter(|k| {
+            !closes
+                && shortcut
+                && target == Some(root)
+                && (self.left_its_loop(k, root) || self.entry_came_back(k, root))
+        }) {
             // The tree's own loop, entered mostly to leave at once by this
-            // exit: the loop inside it is recorded from here. A retry
+            // exit: the loop inside it is recorded from here. Or the tree
+            // is the entry trace of a loop's head, recorded in the loop's
+            // last round (it left the loop and went on into other code),
+            // and this exit is the loop's back edge: every round of the
+            // loop would cross it into the entry trace again, from the
+            // top. The loop is recorded from here, in a round that goes
+            // on, and replaces the entry trace. A retry
             // waits one more failure per try (LuaJIT puts random bits in
             // its penalties for the same reason): in a nest whose counts
             // keep their phase, the exit's failures at the bridge
@@ -1299,8 +1322,13 @@ impl<'p> Jit<'p> {
             if failures < u64::from(self.options.bridge_threshold + tries) {
                 return Ok(Next::Interpret(block));
             }
+            let how = if matches!(self.codes[root.0 as usize].kind, Kind::Entry) {
+                "comes back to the head of its entry trace, the loop at"
+            } else {
+                "goes round an inner loop at"
+            };
             self.log(format_args!(
-                "exit {index} of {parent_name} goes round an inner loop at {}: recorded again from inside",
+                "exit {index} of {parent_name} {how} {}: recorded again from inside",
                 describe(&key, run.resolved)
             ));
             return self.record_again(machine, run, &key, root, Again::Inside, stack, block);

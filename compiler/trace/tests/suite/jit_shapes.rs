@@ -2067,6 +2067,23 @@ fn a_link_back_to_a_place_the_walk_passed_is_the_cell_found_there() {
     }
 }
 
+/// A loop whose head gets hot in its last round
+/// (`tests/corpus/shapes/last_round.fg`): recorded from there, its trace
+/// leaves the loop and goes on into the outer loop's code, an entry
+/// trace. Its back edge is then an exit of that trace, and once it is hot
+/// the loop is recorded again from there, in a round that goes on: a loop
+/// trace of its own, which runs the inner rounds (not the entry trace,
+/// entered afresh round after round through an empty bridge). The output
+/// is the interpreter's.
+#[test]
+fn a_loop_recorded_in_its_last_round_is_recorded_again_from_its_back_edge() {
+    let r = run("tests/corpus/shapes/last_round.fg", Hint::Absent, "start", None, checked());
+    assert_eq!(r.output, "508725\n");
+    assert!(r.log.contains("comes back to the head of its entry trace, the loop at inner"), "{}", r.log);
+    let inner = r.traces.iter().find(|t| t.starts_with("trace 'inner.2.body'(")).expect("the inner loop");
+    assert!(inner.contains("jump b"), "{inner}");
+}
+
 /// A tape whose middle cell is spliced out and put back every 40 rounds
 /// (`tests/corpus/shapes/row_rewired.fg`): after the first time, the
 /// splice and the mend run as compiled code, whose writes to the links
