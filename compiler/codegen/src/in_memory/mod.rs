@@ -1046,7 +1046,21 @@ impl TraceCache {
         // is held by nothing the collector sees until the code reads it
         // (which it does before anything allocates).
         flowc_lang::heap::with(|h| h.pause());
-        let words: smallvec::SmallVec<[Word; 16]> = args.iter().map(|v| ctx.word(v.clone())).collect();
+        let words: smallvec::SmallVec<[Word; 16]> = {
+            let mut inner = self.inner.borrow_mut();
+            args.iter()
+                .map(|v| match v {
+                    // A list (an interpreter's program, passed to every
+                    // trace it enters) is boxed once, as the code's own
+                    // constants are: boxed at each entry, the tutorial BF
+                    // interpreter's `counters 30` made two cells per entry,
+                    // 17,000 entries, a tenth of its run's page faults.
+                    // SAFETY: a word of a cell the cache keeps rooted.
+                    Value::List(_) => unsafe { Word::from_bits(rooted(&mut inner, v)) },
+                    _ => ctx.word(v.clone()),
+                })
+                .collect()
+        };
         flowc_lang::heap::with(|h| h.resume());
         let first = match entering {
             // A trace finds its arguments in the exit buffer.
