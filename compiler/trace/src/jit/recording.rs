@@ -302,6 +302,21 @@ impl<'p> Jit<'p> {
                     top.order.iter().enumerate().map(|(k, &s)| (names[s as usize], k)).collect();
                 pairs.sort_by_key(|(n, _)| place.get(n).copied().unwrap_or(usize::MAX));
                 match self.install_inner_loop(machine, run, &k, g, l, &pairs, &end, looped, inside) {
+                    // An inner loop that runs to its end at once: the
+                    // outer loop is recorded again at its next hot
+                    // arrival, doing it at once on the way round and
+                    // closing as a loop of its own — as where the inner
+                    // loop was compiled on the worker. An entry trace into
+                    // the inner loop would be the outer loop's code for
+                    // good: every outer round through it, the inner loop
+                    // round by round and the rest of the outer loop by
+                    // bridges of the inner one (the tutorial BF
+                    // interpreter's `digits 200` with the worker off: the
+                    // divmod loop at position 2705, around two copy loops).
+                    Inner::Here(code) if self.options.skip_inner && self.codes[code.0 as usize].skip.is_some() => {
+                        self.abort_if(machine, key, &what, "its inner loop runs at once: recorded again", false);
+                        return Ok(Next::Interpret(block));
+                    }
                     Inner::Here(code) => (outer, Some(code)),
                     Inner::Sent => {
                         // Sent to the worker: the outer loop is recorded

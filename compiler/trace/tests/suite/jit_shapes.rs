@@ -1404,9 +1404,14 @@ fn bridges_round_a_nest_go_through_entry_traces_into_their_loop() {
 /// records the skip there and the last round, and closes — so the loop
 /// around runs as machine code that does each `[-]` at once, and the
 /// `[-]`'s own trace runs a tenth of the rounds it runs without skips.
+/// (Fifty rounds of the outermost loop: a loop around that first went
+/// round the `[-]` before its code was there is recorded again at its
+/// next threshold, fifty arrivals during which the `[-]` runs round by
+/// round in its own code.)
 #[test]
 fn an_inner_loop_that_runs_to_its_end_at_once_is_done_at_once_by_the_loop_around() {
-    let text = "++++++++++[>++++++++++[>++++++++++[>++++++++++[-]<-]<-]<-]>>>+.";
+    let text = format!("{}[>++++++++++[>++++++++++[>++++++++++[-]<-]<-]<-]>>>+.", "+".repeat(50));
+    let text = text.as_str();
     let clear = text.find("[-]").expect("the inner loop") + 1;
     let path = "tests/corpus/interpreters/bf_tutorial.fg";
     let r = run(path, Hint::AsWritten, "start", Some(&bf_env(text)), checked());
@@ -2082,6 +2087,24 @@ fn a_loop_recorded_in_its_last_round_is_recorded_again_from_its_back_edge() {
     assert!(r.log.contains("comes back to the head of its entry trace, the loop at inner"), "{}", r.log);
     let inner = r.traces.iter().find(|t| t.starts_with("trace 'inner.2.body'(")).expect("the inner loop");
     assert!(inner.contains("jump b"), "{inner}");
+}
+
+/// An outer loop that gets hot before the loop inside it
+/// (`tests/corpus/shapes/inner_first.fg`): its recording goes round the
+/// inner loop, which is compiled first, on the running thread. That loop
+/// runs to its end at once, so rather than an entry trace into it (every
+/// outer round through it, the inner loop round by round and the rest of
+/// the outer loop left to the interpreter), the outer loop is recorded
+/// again at its next hot arrival: a loop that does the inner one at once.
+/// The output is the interpreter's.
+#[test]
+fn an_outer_loop_around_an_inner_loop_done_at_once_is_recorded_again_as_a_loop() {
+    let r = run("tests/corpus/shapes/inner_first.fg", Hint::Absent, "start", None, checked());
+    assert_eq!(r.output, "9\n");
+    assert!(r.log.contains("abort at outer: its inner loop runs at once: recorded again"), "{}", r.log);
+    assert!(r.log.contains("the loop at inner done at once"), "{}", r.log);
+    assert!(r.traces.iter().any(|t| t.starts_with("trace 'outer.body'(")), "{}", r.log);
+    assert_eq!(r.stats.entry_traces, 0, "{}", r.stats);
 }
 
 /// A tape whose middle cell is spliced out and put back every 40 rounds
