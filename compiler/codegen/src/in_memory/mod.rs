@@ -1047,16 +1047,22 @@ impl TraceCache {
         // (which it does before anything allocates).
         flowc_lang::heap::with(|h| h.pause());
         let words: smallvec::SmallVec<[Word; 16]> = {
-            let mut inner = self.inner.borrow_mut();
+            let inner = self.inner.borrow();
             args.iter()
                 .map(|v| match v {
-                    // A list (an interpreter's program, passed to every
-                    // trace it enters) is boxed once, as the code's own
-                    // constants are: boxed at each entry, the tutorial BF
-                    // interpreter's `counters 30` made two cells per entry,
-                    // 17,000 entries, a tenth of its run's page faults.
-                    // SAFETY: a word of a cell the cache keeps rooted.
-                    Value::List(_) => unsafe { Word::from_bits(rooted(&mut inner, v)) },
+                    // A list the code holds as a constant (an
+                    // interpreter's program, passed to every trace it
+                    // enters) is the cell the cache keeps rooted for it:
+                    // boxed at each entry, the tutorial BF interpreter's
+                    // `counters 30` made two cells per entry, 17,000
+                    // entries, a tenth of its run's page faults. Any other
+                    // list is boxed (rooted for good, a list made anew
+                    // each round would never be freed).
+                    Value::List(l) => match inner.rooted_lists.get(&l.words()) {
+                        // SAFETY: a word of a cell the cache keeps rooted.
+                        Some(&w) => unsafe { Word::from_bits(w) },
+                        None => ctx.word(v.clone()),
+                    },
                     _ => ctx.word(v.clone()),
                 })
                 .collect()

@@ -528,6 +528,11 @@ struct Code {
     /// its way round (went through code of other loops' headers or, in an
     /// interpreter, of other instructions): [`Jit::left_its_loop`].
     passed_keys: bool,
+    /// For an entry trace, whether the loop it jumps into was cut from
+    /// its own recording (inner loops first): a loop inside its hot
+    /// spot's, not one its recording left that loop for
+    /// ([`Jit::entry_came_back`]).
+    into_inner: bool,
     /// For a loop's preamble, what its loop does when it runs to its end
     /// at once: recordings that arrive at its head do it there
     /// ([`crate::skip`]).
@@ -2422,6 +2427,7 @@ impl Code {
             pins: Vec::new(),
             into: None,
             passed_keys: false,
+            into_inner: false,
             skip: None,
             replaced_by: None,
             function,

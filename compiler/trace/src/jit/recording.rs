@@ -303,10 +303,14 @@ impl<'p> Jit<'p> {
                 pairs.sort_by_key(|(n, _)| place.get(n).copied().unwrap_or(usize::MAX));
                 match self.install_inner_loop(machine, run, &k, g, l, &pairs, &end, looped, inside) {
                     // An inner loop that runs to its end at once: the
-                    // outer loop is recorded again at its next hot
-                    // arrival, doing it at once on the way round and
-                    // closing as a loop of its own — as where the inner
-                    // loop was compiled on the worker. An entry trace into
+                    // outer recording is dropped (an abort that does not
+                    // count), and the outer loop recorded again at its
+                    // next threshold does the inner loop at once on the
+                    // way round and closes as a loop of its own. (With a
+                    // worker, the outer hot spot is asked again at its
+                    // next arrival once the inner loop's code is there;
+                    // here that arrival was a worse place to record from:
+                    // `digits 200` 80 -> 205 ms.) An entry trace into
                     // the inner loop would be the outer loop's code for
                     // good: every outer round through it, the inner loop
                     // round by round and the rest of the outer loop by
@@ -376,8 +380,19 @@ impl<'p> Jit<'p> {
             }
         };
         // (Its pins come with the job's result: [`KeyDone::pinned`].)
-        let done =
-            KeyDone { key: key.clone(), kind, g, label, params, unbound, pins: Vec::new(), into: target, passed_keys };
+        let into_inner = inner.is_some();
+        let done = KeyDone {
+            key: key.clone(),
+            kind,
+            g,
+            label,
+            params,
+            unbound,
+            pins: Vec::new(),
+            into: target,
+            passed_keys,
+            into_inner,
+        };
         // Go on in the code the entry trace reached, or in the new loop
         // once compiled here (a loop optimized in the background is
         // entered once it is there).
@@ -475,10 +490,15 @@ impl<'p> Jit<'p> {
     /// spot, as [`Jit::left_its_loop`]'s are. Not a loop's segment (a
     /// loop longer than a trace, whose last segment's bridge is to link
     /// back into the first): an entry trace that jumps into other code.
+    /// Nor one into the inner loop cut from its own recording, whose
+    /// bridges come back to its head round the outer loop, in a round
+    /// that went past the inner one: its hot spot's loop is not the one
+    /// it left.
     pub(super) fn entry_came_back(&self, key: &Key, root: TraceId) -> bool {
         let c = &self.codes[root.0 as usize];
         matches!(c.kind, Kind::Entry)
             && c.into.is_some()
+            && !c.into_inner
             && self.keys.get(key).is_some_and(|kc| kc.recorded_inside < RECORD_INSIDE && kc.variants.contains(&root))
     }
 
@@ -565,8 +585,10 @@ impl<'p> Jit<'p> {
         next
     }
 
-    /// `root` stops being `key`'s code ([`Jit::left_its_loop`], a link
-    /// found laid out otherwise): the loop recorded next replaces it.
+    /// `root`, a loop trace (or an entry trace recorded in its loop's
+    /// last round, [`Jit::entry_came_back`]), stops being `key`'s code
+    /// ([`Jit::left_its_loop`], a link found laid out otherwise): the loop
+    /// recorded next replaces it.
     fn replace_loop(&mut self, machine: &mut Machine, key: &Key, root: TraceId, why: Again) {
         self.unlink_position(machine, key);
         let kc = self.keys.get_mut(key).expect("a key with code");
@@ -687,6 +709,7 @@ impl<'p> Jit<'p> {
             pins: Vec::new(),
             into: None,
             passed_keys: false,
+            into_inner: false,
         };
         let job = Job::Loop(Box::new(job));
         let Err(job) = self.submit(machine, run, job, what.clone(), inside, || Then::Key(done.clone())) else {
@@ -1449,6 +1472,9 @@ pub(super) struct KeyDone {
     pub into: Option<TraceId>,
     /// Whether the recording passed other hot spots.
     pub passed_keys: bool,
+    /// Whether the code an entry trace jumps into is the inner loop cut
+    /// from its recording.
+    pub into_inner: bool,
 }
 
 impl KeyDone {
@@ -1486,7 +1512,7 @@ impl Jit<'_> {
         compiled: Option<(TraceId, Duration)>,
         what: &str,
     ) -> Option<TraceId> {
-        let KeyDone { key, kind, g, label, params, unbound, pins, into, passed_keys } = done;
+        let KeyDone { key, kind, g, label, params, unbound, pins, into, passed_keys, into_inner } = done;
         let Some((code, time)) = compiled else {
             self.abort(machine, &key, what, "the code generator refused the trace");
             return None;
@@ -1496,6 +1522,7 @@ impl Jit<'_> {
         c.pins = pins;
         c.into = into;
         c.passed_keys = passed_keys;
+        c.into_inner = into_inner;
         Some(code)
     }
 

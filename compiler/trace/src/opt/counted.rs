@@ -260,6 +260,8 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
     // the skip checks) and constants, and what it wrote to those cells.
     let mut known: HashMap<ValueId, i64> = HashMap::default();
     let mut wrote: Vec<((ValueId, Symbol), Option<i64>)> = Vec::new();
+    // The places `guard_at`s found links at: base, distance, link.
+    let mut places: Vec<(Operand, i64, ValueId)> = Vec::new();
     let const_of = |o: ValueId, field: Symbol| shape.consts.iter().find(|c| c.obj == o && c.field == field);
     let value_of = |known: &HashMap<ValueId, i64>, x: &Operand| match x {
         Operand::Value(v) => known.get(v).copied(),
@@ -323,7 +325,20 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
                 GuardKind::Class(Operand::Value(v), _) | GuardKind::Link(Operand::Value(v), _) => {
                     object(&mut skip, *v)?;
                 }
-                // Where a link lies is no matter of what the loop does.
+                // Where a link lies is no matter of what the loop does —
+                // but a link found where an earlier `guard_at` found a
+                // cell is that cell in the code that follows (`walk.rs`,
+                // places): the skip checks the two are one object.
+                GuardKind::At(Operand::Value(link), base, d) => {
+                    match places.iter().find(|(b, e, _)| b == base && e == d).map(|p| p.2) {
+                        Some(first) if first != *link => {
+                            let (a, b) = (object(&mut skip, *link)?, object(&mut skip, first)?);
+                            skip.same.push((a, b, true));
+                        }
+                        Some(_) => {}
+                        None => places.push((base.clone(), *d, *link)),
+                    }
+                }
                 GuardKind::At(..) | GuardKind::Row(..) => {}
                 GuardKind::Value(Operand::Value(v), c) => {
                     let var = param_name(f, *v)?;
@@ -1143,6 +1158,53 @@ resume r1 {
         // The fields the transfer steps, on two parameters.
         let transfer = skip_of(TRANSFER).expect("a skip");
         assert_eq!((transfer.objects.len(), transfer.cells.len(), transfer.same.len()), (2, 2, 1));
+    }
+
+    /// A way in that walks two cells right and one back, the way back's
+    /// link found where the first step's was: the code that follows has
+    /// the first cell in its place (`walk.rs`, places), so the skip
+    /// states that the link back is that cell, checked where it is
+    /// recorded, as a link compared with the cell it comes back to is.
+    #[test]
+    fn a_link_found_where_another_was_is_stated_to_be_it() {
+        let text = "trace 'copy.body'(v0:tape) {
+b0:
+    v1:r = get v0, r
+    guard_link v1, cell, r0 else grow
+    v2:r = guard_at v1, v0, 56, r0 else right
+    v3:r = get.object v2, r
+    guard_link v3, cell, r0 else grow
+    v4:r = guard_at v3, v0, 112, r0 else right
+    v5:l = get.object v4, l
+    guard_link v5, cell, r0 else grow
+    v6:l = guard_at v5, v0, 56, r0 else left
+    jump b1
+b1 copy:
+    v7:x = get v0, v
+    v8:x = sub.word v7, 1
+    v9:x = mod.word v8, 256
+    set v0, v, v9
+    v10:y = get.object v2, v
+    v11:y = add.word v10, 1
+    v12:y = mod.word v11, 256
+    set.object v2, v, v12
+    v13:z = get v0, v
+    guard_true v13, r1 else next
+    jump b1
+resume r0 {
+    frame [tape = v0]
+}
+resume r1 {
+    frame [tape = v0]
+}
+}
+";
+        let skip = skip_of(text).expect("a skip");
+        let at = |links: &[&str]| {
+            skip.objects.iter().position(|p| p.links.iter().map(|(f, _)| f.as_str()).eq(links.iter().copied()))
+        };
+        let (back, first) = (at(&["r", "r", "l"]).expect("the link back"), at(&["r"]).expect("the first cell"));
+        assert!(skip.same.contains(&(back, first, true)), "{skip:#?}");
     }
 
     #[test]

@@ -170,6 +170,9 @@ pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Op
         _ => return Optimized::default(),
     };
     let vouched = row::guard_rows(f, options.rows);
+    let mut placed = placed;
+    placed.sort_unstable();
+    placed.dedup();
     rows::keep_paying(f, &vouched, &placed);
     stores::remove_dead(f, hints);
     let trace = std::mem::replace(f, Function::new(f.kind, f.name));

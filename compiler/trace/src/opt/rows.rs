@@ -51,9 +51,11 @@ pub const STRAIGHT_ROW: usize = 8;
 /// Drops the `guard_at`s of `f` that neither carry an object round its
 /// loop nor walk a long way in straight code (module docs), but those a
 /// `guard_row` vouches for (`vouched`, sorted: code checks none of them,
-/// [`super::row`]) and those of `placed`, whose results the optimizer
-/// replaced with the object an earlier one found at their place (each is
-/// the only check that its link is that object). The walk counts every
+/// [`super::row`]) and those of `placed` (sorted): a `guard_at` whose
+/// result the optimizer replaced with the object an earlier one found at
+/// its place, and that earlier one. Together they check that the link is
+/// that object (or the `guard_row` that vouches for them does), which
+/// dropping either would leave unchecked. The walk counts every
 /// `guard_at` from the start of its walk (its base is no other's result).
 pub fn keep_paying(f: &mut Function, vouched: &[InstId], placed: &[InstId]) {
     let kept = match loop_block(f) {

@@ -638,8 +638,11 @@ impl<'a> Opt<'a> {
         // Another link at a place a kept guard found an object at is that
         // object (cells do not move): the guard stays, to check the link is
         // there, and the trace goes on with the object it holds already, so
-        // what the heap cache knows of its fields holds for this link too (a
-        // BF `>[-]<` whose way back reads a link the way out did not).
+        // what the heap cache knows of its fields holds for this link too (in
+        // a BF `[>++++++++++[>++++++++++[-]<-]<-]`, the skip of the loop
+        // inside comes back to the cell through the `l` of the cell to its
+        // right, a link the way out did not read; a skip of the loop around
+        // states the two are one object: `counted::skip_of`).
         // Dropping a `guard_at` that does not pay would leave the link in
         // its result's place, unchecked: these are kept ([`Opt::placed`]).
         let placed = if delta == 0 { None } else { self.places.get(&(base.clone(), delta)).cloned() };
