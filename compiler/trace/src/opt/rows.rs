@@ -68,7 +68,10 @@ pub fn keep_paying(f: &mut Function, vouched: &[InstId], placed: &[InstId]) {
         blocks[b].insts.retain(|i| match (&insts[*i].kind, insts[*i].result) {
             // Those of a walk a `guard_row` vouches for cost code nothing.
             (InstKind::Guard { kind: GuardKind::At(link, base, delta), .. }, Some(r))
-                if *delta != 0 && !kept.contains(base) && vouched.binary_search(i).is_err() && !placed.contains(i) =>
+                if *delta != 0
+                    && !kept.contains(base)
+                    && vouched.binary_search(i).is_err()
+                    && placed.binary_search(i).is_err() =>
             {
                 subst.set(r, link.clone());
                 false

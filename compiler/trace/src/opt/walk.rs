@@ -76,8 +76,9 @@ pub(super) struct Opt<'a> {
     /// object, once its address is compared with it ([`Opt::guard_at`]).
     places: HashMap<(Operand, i64), Operand>,
     /// The `guard_at`s whose results are the object an earlier one found
-    /// at their place: each is the only check that its link is that
-    /// object, and stays ([`super::rows::keep_paying`]).
+    /// at their place, and those earlier ones: together they check that
+    /// the link is that object, and they stay
+    /// ([`super::rows::keep_paying`]).
     pub(super) placed: Vec<InstId>,
     /// The results of `guard_at`s kept: the object each is counted from
     /// (no other `guard_at`'s result), and how many bytes past it.
