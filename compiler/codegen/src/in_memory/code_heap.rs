@@ -192,6 +192,13 @@ impl Chunk {
         }
     }
 
+    /// Whether the `n` bytes at address `at` are all code installed in
+    /// this chunk.
+    fn installed(&self, at: u64, n: usize) -> bool {
+        let start = self.exec as u64;
+        at >= start && at.saturating_add(n as u64) <= start + self.used as u64
+    }
+
     /// Where `n` bytes would go, if they fit.
     fn room(&self, n: usize) -> Option<usize> {
         let at = self.used.next_multiple_of(ALIGN);
@@ -267,24 +274,45 @@ impl CodeHeap {
     /// 32-bit displacement's reach or `at` is not in the heap.
     pub fn patch_jump(&mut self, at: u64, to: u64) -> bool {
         let Ok(rel) = i32::try_from(to as i64 - (at as i64 + 5)) else { return false };
-        let Some(chunk) = self.chunks.iter_mut().find(|c| (c.exec as u64..c.exec as u64 + c.used as u64).contains(&at))
-        else {
-            return false;
-        };
         let mut jump = [0xe9u8, 0, 0, 0, 0];
         jump[1..].copy_from_slice(&rel.to_le_bytes());
-        // SAFETY: `at` lies in the chunk's installed code (checked above),
-        // five bytes of an instruction of that length; the writable view
-        // maps the same bytes at the same offset. No code runs meanwhile
-        // (code runs on this thread only), and the processor sees the
-        // store before it next fetches there (module docs).
-        unsafe {
-            let offset = at as usize - chunk.exec as usize;
-            std::ptr::copy_nonoverlapping(jump.as_ptr(), chunk.write.add(offset), jump.len());
-        }
+        self.patch(at, &jump)
+    }
+
+    /// Overwrites the bytes at `at` (an address `install` returned, plus
+    /// an offset within that code) with `bytes`, whole instructions where
+    /// code has run (what [`CodeHeap::read`] read there before a patch,
+    /// to undo it); false, writing nothing, when they are not all in the
+    /// heap's installed code.
+    pub fn patch(&mut self, at: u64, bytes: &[u8]) -> bool {
+        let Some(chunk) = self.chunks.iter_mut().find(|c| c.installed(at, bytes.len())) else {
+            return false;
+        };
         let offset = at as usize - chunk.exec as usize;
+        // SAFETY: the bytes lie in the chunk's installed code (checked
+        // above); the writable view maps the same bytes at the same
+        // offset. No code runs meanwhile (code runs on this thread only),
+        // and the processor sees the store before it next fetches there
+        // (module docs).
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), chunk.write.add(offset), bytes.len());
+        }
         chunk.release_patched(offset);
         true
+    }
+
+    /// The `N` bytes of installed code at `at`, if they are all in the
+    /// heap.
+    pub fn read<const N: usize>(&self, at: u64) -> Option<[u8; N]> {
+        let chunk = self.chunks.iter().find(|c| c.installed(at, N))?;
+        let mut bytes = [0u8; N];
+        // SAFETY: the bytes lie in the chunk's installed code (checked
+        // above), mapped readable in its executable view.
+        unsafe {
+            let offset = at as usize - chunk.exec as usize;
+            std::ptr::copy_nonoverlapping(chunk.exec.add(offset), bytes.as_mut_ptr(), N);
+        }
+        Some(bytes)
     }
 
     /// Bytes of code installed so far.

@@ -525,6 +525,9 @@ struct CacheInner {
     /// addresses ([`CacheInner::stubs_of`]).
     stub_exits: Vec<u32>,
     stub_addresses: Vec<u64>,
+    /// What a direct link overwrote of a stub, by the stub's address, to
+    /// put back when the link is undone ([`TraceCache::unlink`]).
+    unpatched: HashMap<u64, [u8; 5]>,
     /// By [`TraceId`]: how baseline code's frame is laid out (`None` for
     /// Cranelift's code).
     frames: Vec<Option<BaselineFrame>>,
@@ -615,6 +618,7 @@ impl TraceCache {
             word_tables: Vec::new(),
             stub_exits: Vec::new(),
             stub_addresses: Vec::new(),
+            unpatched: HashMap::default(),
             frames: Vec::new(),
             slots: ExitSlots::default(),
             objects,
@@ -884,12 +888,36 @@ impl TraceCache {
                 let stubs = inner.stubs_of(e);
                 for k in stubs {
                     let stub = inner.stub_addresses[k];
+                    if let std::collections::hash_map::Entry::Vacant(v) = inner.unpatched.entry(stub) {
+                        if let Some(bytes) = inner.code_heap.read::<5>(stub) {
+                            v.insert(bytes);
+                        }
+                    }
                     inner.code_heap.patch_jump(stub, direct);
                 }
             }
             None => {}
         }
         slot.target.set(address);
+        Ok(())
+    }
+
+    /// Undoes exit `e`'s link ([`TraceCache::link`]): from now on the exit
+    /// leaves as one without a bridge does, and its bridge is no longer
+    /// run from there. The JIT's to link it to a bridge again.
+    pub fn unlink(&self, e: ExitId) -> Result<(), String> {
+        let inner = &mut *self.inner.borrow_mut();
+        let slot = inner.slots.get(e.0 as usize).ok_or("the exit has no slot")?;
+        slot.target.set(0);
+        slot.direct.set(0);
+        for k in inner.stubs_of(e) {
+            let stub = inner.stub_addresses[k];
+            if let Some(bytes) = inner.unpatched.remove(&stub) {
+                if !inner.code_heap.patch(stub, &bytes) {
+                    return Err("an exit stub out of the code heap".to_string());
+                }
+            }
+        }
         Ok(())
     }
 

@@ -626,6 +626,45 @@ fn a_direct_link_makes_the_exit_stub_a_jump_into_the_bridge() {
     })
 }
 
+/// A link undone (`TraceCache::unlink`) puts back what the direct link
+/// overwrote: the trace's code is byte for byte what it was, and the
+/// trace leaves by the exit it was linked at, storing its value, instead
+/// of running round through the bridge.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn an_unlinked_exit_leaves_again_as_before_it_was_linked() {
+    flowc_codegen::with_stack(|| {
+        let module = flowc_ir::parse::module("linked", LINKED).unwrap();
+        let cache = TraceCache::new(std::sync::Arc::new(module.clone()), module.layout(), Options::default()).unwrap();
+        let count = cache.compile_all(&[&module.functions[0]], Codegen::Baseline).unwrap()[0];
+        let linked = *cache.exits_of(count).iter().find(|&&e| !cache.exit(e).0.guard).expect("the exit's");
+        let again = cache.compile_bridge(&module.functions[1], linked, Codegen::Baseline).unwrap();
+        let before = cache.code(count);
+        cache.link(linked, again).unwrap();
+        assert_ne!(cache.code(count).bytes, before.bytes, "linked directly");
+        cache.unlink(linked).unwrap();
+        assert!(!cache.linked_directly(linked));
+        assert_eq!(cache.code(count).bytes, before.bytes);
+        let mut run = flowc_codegen::RunState { max_depth: 1000, ..Default::default() };
+        match cache.run(count, &[Value::Int(5000)], &mut run) {
+            TraceEnd::Exit { exit, values } => {
+                assert_eq!(exit, linked, "left by the exit once unlinked");
+                assert_eq!(values.first().cloned(), Some(Some(Value::Int(4999))));
+            }
+            _ => panic!("the run leaves by an exit"),
+        }
+        // Linked again, it runs round through the bridge as before.
+        cache.link(linked, again).unwrap();
+        match cache.run(count, &[Value::Int(5000)], &mut run) {
+            TraceEnd::Exit { exit, values } => {
+                assert!(exit != linked, "left by the guard");
+                assert_eq!(values.first().cloned(), Some(Some(Value::Int(0))));
+            }
+            _ => panic!("the run leaves by an exit"),
+        }
+    })
+}
+
 /// `c = n OP 10` and `GUARD c`, with `c` in the guard's record, leaving
 /// at `out`; else `m = n + 1`, leaving at `next`.
 fn compared(op: &str, guard: &str) -> &'static str {

@@ -801,6 +801,7 @@ mod tests {
     use super::*;
     use crate::jit::optimizing::{Pins, Source};
     use crate::jit::recording::BridgeDone;
+    use crate::jit::Passed;
     use crate::record::{record, Heap, Recorded};
     use crate::to_ir::{End, Start};
     use crate::trace::{Check, TraceOp};
@@ -824,7 +825,16 @@ done:
 
     /// The bridge of exit `exit`, as a job's result becomes.
     fn bridge(exit: u32, label: Symbol) -> Then {
-        Then::Bridge(BridgeDone { exit: ExitId(exit), root: TraceId(0), values: 0, graph: 0, label, closes: false })
+        Then::Bridge(BridgeDone {
+            exit: ExitId(exit),
+            root: TraceId(0),
+            values: 0,
+            graph: 0,
+            label,
+            closes: false,
+            passed: Passed::default(),
+            jumps_to: None,
+        })
     }
 
     /// `PROGRAM`'s loop, recorded, and what the worker needs to optimize

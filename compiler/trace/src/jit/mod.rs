@@ -527,7 +527,19 @@ struct Code {
     /// For a loop trace, whether its recording passed other hot spots on
     /// its way round (went through code of other loops' headers or, in an
     /// interpreter, of other instructions): [`Jit::left_its_loop`].
+    /// Not for an inner loop cut from another recording.
     passed_keys: bool,
+    /// For a loop trace, the hot spots without code its recording passed
+    /// on its way round, those of an inner loop cut from another
+    /// recording too: [`Jit::nest_done_at_once`]. For a bridge, those its
+    /// recording passed: [`Jit::give_way`]. As [`Passed`] fingerprints: a
+    /// bridge passes tens of an interpreter's positions, and a long run
+    /// makes thousands of bridges.
+    passed: Passed,
+    /// For a bridge, the exit it is linked to (`None` once it gave way:
+    /// [`Jit::give_way`]) and the code it jumps to at its end, if any.
+    linked_from: Option<ExitId>,
+    jumps_to: Option<TraceId>,
     /// For an entry trace, whether the loop it jumps into was cut from
     /// its own recording (inner loops first): a loop inside its hot
     /// spot's, not one its recording left that loop for
@@ -537,6 +549,34 @@ struct Code {
     /// at once: recordings that arrive at its head do it there
     /// ([`crate::skip`]).
     skip: Option<Box<crate::skip::Skip>>,
+}
+
+/// The hot spots a recording passed, as fingerprints of their keys (a
+/// deterministic hash: a fingerprint shared by another key makes no more
+/// than a needless recording again).
+#[derive(Clone, Default)]
+pub(super) struct Passed(Box<[u64]>);
+
+impl Passed {
+    /// Of the keys `keys`.
+    pub(super) fn of<'k>(keys: impl IntoIterator<Item = &'k Key>) -> Passed {
+        let mut prints: Vec<u64> = keys.into_iter().map(Passed::print).collect();
+        prints.sort_unstable();
+        prints.dedup();
+        Passed(prints.into_boxed_slice())
+    }
+
+    /// Whether `key` is one of them (or shares a fingerprint with one).
+    pub(super) fn contains(&self, key: &Key) -> bool {
+        self.0.binary_search(&Passed::print(key)).is_ok()
+    }
+
+    fn print(key: &Key) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        key.hash(&mut h);
+        h.finish()
+    }
 }
 
 /// What the JIT knows of an exit.
@@ -579,6 +619,16 @@ struct KeyCode {
     /// Times its loop trace was recorded again assuming fewer links laid
     /// out in a row ([`Jit::irregular`]), at most `RECORD_INSIDE`.
     relaid: u32,
+    /// Times its loop trace was recorded again round an inner loop done at
+    /// once ([`Jit::nest_done_at_once`]), at most `NEST_TRIES`.
+    renested: u32,
+    /// Its loop trace, to be recorded again round an inner loop done at
+    /// once where the interpreter next arrives at the key
+    /// ([`Jit::nest_done_at_once`]).
+    renest: Option<TraceId>,
+    /// Whether its loop is being recorded again so ([`Jit::record_nest`]):
+    /// a recording that gives no loop compiles nothing.
+    nesting: bool,
     /// That loop trace, until the one recorded inside is registered: code
     /// that jumps to its preamble (entry traces, bridges) then runs the
     /// new one.
@@ -958,7 +1008,7 @@ pub fn promises_payback(arrivals: u64, span: u64, elapsed: u64, work: u64, ops: 
 /// `elapsed` statements (the allowance included), `work` on the budget's
 /// clock.
 #[derive(Copy, Clone, Debug)]
-struct Density {
+pub(super) struct Density {
     arrivals: u64,
     span: u64,
     elapsed: u64,
@@ -967,7 +1017,7 @@ struct Density {
 
 impl Density {
     /// [`promises_payback`] for a loop of `ops` recorded operations.
-    fn promises(&self, ops: u64) -> bool {
+    pub(super) fn promises(&self, ops: u64) -> bool {
         promises_payback(self.arrivals, self.span, self.elapsed, self.work, ops)
     }
 
@@ -1653,6 +1703,9 @@ impl<'p> Jit<'p> {
         if let Some((pending, result)) = run.worker.as_mut().and_then(|w| w.take_key(key)) {
             self.install(machine, pending, result);
         }
+        if let Some(root) = self.nest_again(key) {
+            return self.record_nest(machine, run, key, root, stack, block);
+        }
         let top = stack.last().expect("a frame");
         if let Some(kc) = self.keys.get(key) {
             if let Some(code) = kc.variants.iter().copied().find(|&c| self.admits_frame(run, c, top)) {
@@ -2316,7 +2369,7 @@ impl<'p> Jit<'p> {
     /// How densely hot spot `key` was arrived at over its last count, with
     /// the clocks that judge it ([`promises_payback`]); `None` without a
     /// budget or a count.
-    fn density(&self, machine: &Machine, key: &Key) -> Option<Density> {
+    pub(super) fn density(&self, machine: &Machine, key: &Key) -> Option<Density> {
         let allowance = self.options.compile_allowance?;
         let p = machine.profiler()?;
         let (since, arrivals, now) = (p.since(key)?, p.count(key), machine.steps());
@@ -2427,6 +2480,9 @@ impl Code {
             pins: Vec::new(),
             into: None,
             passed_keys: false,
+            passed: Passed::default(),
+            linked_from: None,
+            jumps_to: None,
             into_inner: false,
             skip: None,
             replaced_by: None,

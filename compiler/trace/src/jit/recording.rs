@@ -37,12 +37,14 @@ enum Inner {
 }
 
 /// Why a loop is recorded again ([`Jit::replace_loop`]).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Again {
     /// It left an inner loop at once, mostly.
     Inside,
     /// A link it assumed laid out in a row is not.
     Relaid,
+    /// A loop it went through a round of runs to its end at once now.
+    Nest,
 }
 
 impl<'p> Jit<'p> {
@@ -116,6 +118,15 @@ impl<'p> Jit<'p> {
         // the hot spots of entry traces into them gone through.
         let mut skipped: Vec<Key> = Vec::new();
         let mut entered: Vec<Key> = Vec::new();
+        // Whether this recording is to replace the key's loop
+        // ([`Jit::record_replacing`]), and the hot spots of entry traces
+        // it went through: a loop is wanted, and an entry trace met inside
+        // its round leads into the old loop or, recorded in a last round
+        // of it, out of the loop (a loop recorded again round an inner
+        // loop done at once met one of each inside its round, and became
+        // an entry trace into it at every try).
+        let replacing = self.keys.get(key).is_some_and(|kc| kc.replaced.is_some());
+        let mut through: Vec<Key> = Vec::new();
         // A loop not closed by `segment_at` operations is cut at the next
         // hot spot or join it arrives at, or past `segment_at_any` at any
         // label ("Long loops in segments").
@@ -140,6 +151,11 @@ impl<'p> Jit<'p> {
             let code = this.linkable(&k, env);
             if code.is_some_and(|c| this.enters_skip(c)) && !entered.contains(&k) {
                 entered.push(k);
+                return Arrival::Continue;
+            }
+            let entry = |c: TraceId| matches!(this.codes[c.0 as usize].kind, Kind::Entry);
+            if replacing && code.is_some_and(entry) && !through.contains(&k) {
+                through.push(k);
                 return Arrival::Continue;
             }
             match code {
@@ -319,6 +335,13 @@ impl<'p> Jit<'p> {
                     // divmod loop at position 2705, around two copy loops).
                     Inner::Here(code) if self.options.skip_inner && self.codes[code.0 as usize].skip.is_some() => {
                         self.abort_if(machine, key, &what, "its inner loop runs at once: recorded again", false);
+                        // Recording the key's loop again, whose old loop is
+                        // its code again once no loop came of this: the old
+                        // loop is recorded again at the next arrival, while
+                        // tries are left ([`Jit::nest_done_at_once`]).
+                        if let Some(kc) = self.keys.get_mut(key) {
+                            kc.renest = kc.replaced;
+                        }
                         return Ok(Next::Interpret(block));
                     }
                     Inner::Here(code) => (outer, Some(code)),
@@ -343,6 +366,13 @@ impl<'p> Jit<'p> {
         let passed: Vec<Key> = passed.into_iter().map(|(k, ..)| k).collect();
         // (An inner loop cut from the recording took the keys it passed.)
         let passed_keys = inner.is_none() && !passed.is_empty();
+        let passed_list = if inner.is_none() { Passed::of(&passed) } else { Passed::default() };
+        if (target.is_some() || segment) && self.keys.get(key).is_some_and(|kc| kc.nesting) {
+            // Recorded again round an inner loop done at once, it went out
+            // of its loop (or ran too long): no loop, nothing compiled.
+            self.log(format_args!("{what}: no loop closed, nothing compiled"));
+            return Ok(Next::Interpret(block));
+        }
         let (job, kind) = match target {
             None if segment => {
                 // The loop's first segment: straight code from the hot spot
@@ -391,6 +421,7 @@ impl<'p> Jit<'p> {
             pins: Vec::new(),
             into: target,
             passed_keys,
+            passed: passed_list,
             into_inner,
         };
         // Go on in the code the entry trace reached, or in the new loop
@@ -508,6 +539,7 @@ impl<'p> Jit<'p> {
         let tries = |kc: &KeyCode| match why {
             Again::Inside => kc.recorded_inside,
             Again::Relaid => kc.relaid,
+            Again::Nest => kc.renested,
         };
         matches!(self.codes[root.0 as usize].kind, Kind::Loop)
             && self.keys.get(key).is_some_and(|kc| tries(kc) < RECORD_INSIDE && kc.variants.contains(&root))
@@ -553,6 +585,23 @@ impl<'p> Jit<'p> {
         block: u32,
     ) -> Result<Next, RuntimeError> {
         self.replace_loop(machine, key, root, why);
+        self.record_replacing(machine, run, key, root, why, stack, block)
+    }
+
+    /// Records `key`'s loop from `block` of the top frame of `stack`, where
+    /// the run is, to replace loop `root`, dropped from the key for `why`
+    /// ([`Jit::replace_loop`]); keeps `root` where no loop comes of that.
+    #[allow(clippy::too_many_arguments)]
+    fn record_replacing(
+        &mut self,
+        machine: &mut Machine,
+        run: &mut Run,
+        key: &Key,
+        root: TraceId,
+        why: Again,
+        stack: &mut Vec<Frame>,
+        block: u32,
+    ) -> Result<Next, RuntimeError> {
         let next = self.record_loop(machine, run, key, stack, block, None);
         // No loop came of it (an abort, an entry trace into another
         // loop): nothing is to be replaced by what the key gets later, and
@@ -580,6 +629,18 @@ impl<'p> Jit<'p> {
                 }
                 let name = self.codes[root.0 as usize].function.name;
                 self.log(format_args!("no loop came of it: {name} stays the code of {}", describe(key, run.resolved)));
+                // A loop to record round an inner one done at once (one
+                // recorded in its last round goes on out of it), or one
+                // whose recording met an inner loop that now runs at once,
+                // is recorded again at a later arrival, while tries are
+                // left ([`Jit::nest_done_at_once`]).
+                let kc = self.keys.get_mut(key).expect("looked at");
+                if why == Again::Nest {
+                    kc.renest = Some(root);
+                }
+                if kc.renest == Some(root) {
+                    self.unlink_position(machine, key);
+                }
             }
         }
         next
@@ -600,6 +661,10 @@ impl<'p> Jit<'p> {
             Again::Relaid => {
                 kc.relaid += 1;
                 self.stats.relaid += 1;
+            }
+            Again::Nest => {
+                kc.renested += 1;
+                self.stats.renested += 1;
             }
         }
         kc.replaced = Some(root);
@@ -709,6 +774,7 @@ impl<'p> Jit<'p> {
             pins: Vec::new(),
             into: None,
             passed_keys: false,
+            passed: Passed::of(&inside),
             into_inner: false,
         };
         let job = Job::Loop(Box::new(job));
@@ -779,6 +845,7 @@ impl<'p> Jit<'p> {
         kc.variants.push(code);
         let is_loop = matches!(self.codes[code.0 as usize].kind, Kind::Loop);
         if let Some(old) = kc.replaced.take_if(|_| is_loop) {
+            kc.renest = None;
             // What jumps to the loop this one replaces (recorded round an
             // outer loop, [`Jit::left_its_loop`]) comes here instead.
             let cache = self.cache.as_ref().expect("code exists");
@@ -794,9 +861,85 @@ impl<'p> Jit<'p> {
                     }
                 }
             }
+            self.give_way(machine, key, old);
         }
         if let Some(p) = machine.profiler_mut() {
             p.set(key, KeyState::Enter);
+        }
+    }
+
+    /// `key`'s loop, just made, replaces `old` (recorded again: see
+    /// [`Again`]): the code that would go on bypassing it gives way.
+    /// Bridges that went through `key` when it had no code (unrolling a
+    /// round of its loop), or jump into `old` (into its body, where their
+    /// state fits it: its slot, which now leads to the new loop, is not
+    /// read there) are unlinked from their exits, which record their
+    /// bridges again when hot: those stop at `key` and jump into the new
+    /// loop. Entry traces into `old` stop being their hot spots' code,
+    /// which count again and are recorded again. (Code made unreachable
+    /// so stays in the cache.) Not where bridges are grafted into trees,
+    /// which hold their code.
+    ///
+    /// Without this, the loops of a nest that got code first kept running
+    /// round by round, linked by bridges recorded before the loop around
+    /// them had code: `digits 200` kept its slow mode after its outer
+    /// loop was recorded again to do them at once.
+    fn give_way(&mut self, machine: &mut Machine, key: &Key, old: TraceId) {
+        if self.options.trees {
+            return;
+        }
+        let bypass = |c: &Code| c.passed.contains(key) || c.jumps_to == Some(old);
+        let bridges: Vec<(TraceId, ExitId)> = (0..self.codes.len())
+            .filter_map(|t| {
+                let c = &self.codes[t];
+                let e = c.linked_from?;
+                (matches!(c.kind, Kind::Bridge) && bypass(c)).then_some((TraceId(t as u32), e))
+            })
+            .collect();
+        let entries: Vec<TraceId> = (0..self.codes.len())
+            .map(|t| TraceId(t as u32))
+            .filter(|t| {
+                let c = &self.codes[t.0 as usize];
+                matches!(c.kind, Kind::Entry) && c.into == Some(old)
+            })
+            .collect();
+        for (b, e) in bridges {
+            if self.exits.get(e.0 as usize).and_then(Option::as_ref).and_then(|s| s.bridge) != Some(b) {
+                continue;
+            }
+            self.cache.as_ref().expect("code exists").unlink(e).expect("a linked exit");
+            self.exit_state(e).bridge = None;
+            let c = &mut self.codes[b.0 as usize];
+            c.linked_from = None;
+            // (Not one of its tree's bridges any more; still a piece of
+            // the cache, as any code there.)
+            let (root, empty) = (c.root, c.recorded_ops == 0);
+            if !empty {
+                let r = &mut self.codes[root.0 as usize];
+                r.bridges = r.bridges.saturating_sub(1);
+            }
+            self.stats.gave_way += 1;
+            if self.log.is_some() {
+                let name = self.codes[b.0 as usize].function.name;
+                self.log(format_args!("{name} gives way to the loop recorded again"));
+            }
+        }
+        for t in entries {
+            let Some(k) = self.key_of(t) else { continue };
+            if let Some(kc) = self.keys.get_mut(&k) {
+                kc.variants.retain(|&c| c != t);
+                if kc.variants.is_empty() {
+                    if let Some(p) = machine.profiler_mut() {
+                        p.set(&k, KeyState::Counting);
+                    }
+                }
+            }
+            self.unlink_position(machine, &k);
+            self.stats.gave_way += 1;
+            if self.log.is_some() {
+                let name = self.codes[t.0 as usize].function.name;
+                self.log(format_args!("{name} gives way to the loop recorded again"));
+            }
         }
     }
 
@@ -1127,7 +1270,8 @@ impl<'p> Jit<'p> {
         // Whether the recording stopped at code whose key has greens (an
         // interpreter's dispatch on its `pc`): a tail specialized to them.
         let mut into_greens = false;
-        let mut seen: HashSet<Key> = start_key.iter().cloned().collect();
+        // The hot spots passed, with the operations recorded when first.
+        let mut seen: HashMap<Key, usize> = start_key.iter().map(|k| (k.clone(), 0)).collect();
         // A bridge of the dispatch tier's tree goes back into the tier
         // where it arrives at the tier's label, whatever the position.
         let tier_end = self.tier_end(root, base_graph);
@@ -1137,6 +1281,9 @@ impl<'p> Jit<'p> {
         let long = self.options.tier_bridge_positions;
         let mut cut = false;
         let mut around = false;
+        // The hot spot the bridge went round a loop back to, if it did,
+        // and the operations of that round.
+        let mut loops_at: Option<(Key, usize)> = None;
         // The hot spot whose code the bridge's tree grows from.
         // (Looked up only when some code calls a function so: a scan of
         // the hot spots.)
@@ -1174,7 +1321,7 @@ impl<'p> Jit<'p> {
                 matches!(c.kind, Kind::Entry)
                     && c.into.is_some()
                     && this.loop_reached(code) == root
-                    && !seen.contains(&k)
+                    && !seen.contains_key(&k)
                     && !this.joins.is_join(base_graph, l)
             };
             if let Some(code) = this.linkable(&k, env).filter(|&c| !through(c)) {
@@ -1204,12 +1351,17 @@ impl<'p> Jit<'p> {
                     }
                 }
             }
-            if seen.contains(&k) || too_long {
+            if let Some(&first) = seen.get(&k) {
                 // The bridge loops by itself: leave it to the interpreter,
-                // which will trace that hot spot.
+                // which records that hot spot's loop at its next arrival
+                // (below), a loop of the operations since.
+                loops_at = Some((k, ops.saturating_sub(first)));
                 return Arrival::Stop;
             }
-            seen.insert(k);
+            if too_long {
+                return Arrival::Stop;
+            }
+            seen.insert(k, ops);
             Arrival::Continue
         };
         let started = Instant::now();
@@ -1305,6 +1457,23 @@ impl<'p> Jit<'p> {
         };
         self.forget_irregular(&mut trace);
         let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
+        if let Some((k, round)) = loops_at.take() {
+            // Inner loops first: the loop the bridge went round is recorded
+            // where the interpreter goes on, at once. Counted to its
+            // threshold instead, it lost to the bridge's exit there, whose
+            // failures (the bridge threshold) came first: that exit's
+            // bridge went round the loop once more and left at the same
+            // place, and so on, a chain of bridges one round each until
+            // the tree was full (the tutorial BF `digits 200`, its loop
+            // at position 2729 inside the one at 2705).
+            // (Not a hot spot arrived at too sparsely for a loop of that
+            // round to pay back, as its count so far says: a program's
+            // straight run of loops, each run a few times.)
+            let promising = self.density(machine, &k).is_none_or(|d| d.promises(round as u64));
+            if let Some(p) = machine.profiler_mut().filter(|p| promising && p.state(&k) == KeyState::Counting) {
+                p.ask_after(&k, 1);
+            }
+        }
         if around {
             // No bridge for now: the exit counts its failures again while
             // the interpreter runs the loop around and counts its hot spots.
@@ -1336,7 +1505,7 @@ impl<'p> Jit<'p> {
         // (a plain nest's inner back edge goes straight to its header).
         // An exit of a loop's entry checks (`restart`) is none: its state
         // does not fit the loop.
-        let shortcut = !restart && seen.iter().all(|k| Some(k) == start_key.as_ref());
+        let shortcut = !restart && seen.keys().all(|k| Some(k) == start_key.as_ref());
         if let Some(key) = target_key.filter(|k| {
             !closes
                 && shortcut
@@ -1373,7 +1542,16 @@ impl<'p> Jit<'p> {
         }
         let name = self.fresh_name(texit.label);
         let what = format!("exit {index} (to {}) of {parent_name}", texit.label);
-        let done = BridgeDone { exit, root, values: values_depth, graph: base_graph, label: texit.label, closes };
+        let done = BridgeDone {
+            exit,
+            root,
+            values: values_depth,
+            graph: base_graph,
+            label: texit.label,
+            closes,
+            passed: Passed::of(seen.keys()),
+            jumps_to: target.filter(|_| !closes),
+        };
         if closes {
             let names: Vec<Symbol> = start.frames[0].env.iter().map(|(n, _)| *n).collect();
             let function = start.frames[0].function;
@@ -1428,7 +1606,7 @@ impl<'p> Jit<'p> {
             job.facts = (0..texit.values.len())
                 .map(|k| if texit.object_param(k) { object.clone() } else { flowc_passes::lattice::Info::value() })
                 .collect();
-            let passed: Vec<Key> = seen.into_iter().collect();
+            let passed: Vec<Key> = seen.into_keys().collect();
             let job = Job::Straight(Box::new(job));
             // Optimized in the background, the exit returns to the driver
             // until the bridge is there. A bridge of the dispatch tier's
@@ -1470,8 +1648,11 @@ pub(super) struct KeyDone {
     pub pins: Vec<(usize, Value)>,
     /// For an entry trace, the code it jumps into.
     pub into: Option<TraceId>,
-    /// Whether the recording passed other hot spots.
+    /// Whether the recording passed other hot spots (not an inner loop cut
+    /// from another recording).
     pub passed_keys: bool,
+    /// For a loop trace, the hot spots without code its recording passed.
+    pub passed: Passed,
     /// Whether the code an entry trace jumps into is the inner loop cut
     /// from its recording.
     pub into_inner: bool,
@@ -1500,6 +1681,10 @@ pub(super) struct BridgeDone {
     pub graph: u32,
     pub label: Symbol,
     pub closes: bool,
+    /// The hot spots without code its recording passed.
+    pub passed: Passed,
+    /// The code it jumps to at its end.
+    pub jumps_to: Option<TraceId>,
 }
 
 impl Jit<'_> {
@@ -1512,7 +1697,7 @@ impl Jit<'_> {
         compiled: Option<(TraceId, Duration)>,
         what: &str,
     ) -> Option<TraceId> {
-        let KeyDone { key, kind, g, label, params, unbound, pins, into, passed_keys, into_inner } = done;
+        let KeyDone { key, kind, g, label, params, unbound, pins, into, passed_keys, passed, into_inner } = done;
         let Some((code, time)) = compiled else {
             self.abort(machine, &key, what, "the code generator refused the trace");
             return None;
@@ -1522,8 +1707,92 @@ impl Jit<'_> {
         c.pins = pins;
         c.into = into;
         c.passed_keys = passed_keys;
+        c.passed = passed;
         c.into_inner = into_inner;
+        if matches!(c.kind, Kind::Loop) && c.skip.is_some() {
+            self.nest_done_at_once(machine, &key);
+        }
         Some(code)
+    }
+
+    /// Loop `key`'s code, just made, runs to its end at once where it is
+    /// entered ([`crate::skip`]): each loop trace whose recording went
+    /// through a round of it (passed `key` without code, and so recorded
+    /// the round that ran then, not the loop) is recorded again the next
+    /// time the interpreter arrives at its hot spot, doing `key`'s loop at
+    /// once ([`Jit::nest_again`]); until then it runs. The dispatch tier's
+    /// link to it is undone, so that the tier leaves to the driver there.
+    ///
+    /// Which loops of a nest get code first depends on which hot spot
+    /// counts its threshold first: an outer loop whose recording met its
+    /// inner loops in a round that ran them once each, before they got
+    /// code, unrolled them once; every longer run of them then left the
+    /// outer loop by that guard and went round them in bridges and their
+    /// own loops, round by round (the tutorial BF interpreter's `digits
+    /// 200`: 186 ms at threshold 60 against 80 at 50, where the inner
+    /// loops came first; with the worker, one run in three or so).
+    fn nest_done_at_once(&mut self, machine: &mut Machine, key: &Key) {
+        let mut around: Vec<(Key, TraceId)> = Vec::new();
+        for (k, kc) in &self.keys {
+            if kc.renest.is_some() || k == key || kc.renested >= NEST_TRIES {
+                continue;
+            }
+            // (Its loop being recorded again for another reason is one:
+            // if no loop comes of that, it is back, and goes round this.)
+            let outer = kc.variants.iter().copied().chain(kc.replaced).find(|&t| {
+                let c = &self.codes[t.0 as usize];
+                matches!(c.kind, Kind::Loop) && c.passed.contains(key)
+            });
+            if let Some(t) = outer {
+                around.push((k.clone(), t));
+            }
+        }
+        // (The order of a hash map's keys: sorted, so that logs and
+        // decisions stay the same from run to run.)
+        around.sort_by_key(|(_, t)| *t);
+        for (k, t) in around {
+            if self.log.is_some() {
+                let name = self.codes[t.0 as usize].function.name;
+                self.log(format_args!("{name} went through a round of a loop now done at once: recorded again"));
+            }
+            // (Being recorded again already, it is recorded again for this
+            // if no loop comes of that: [`Jit::record_replacing`].)
+            self.keys.get_mut(&k).expect("a key with code").renest = Some(t);
+            self.unlink_position(machine, &k);
+        }
+    }
+
+    /// The loop the interpreter is about to enter at hot spot `key`, if it
+    /// is to be recorded again round an inner loop done at once
+    /// ([`Jit::nest_done_at_once`]) and tries are left.
+    pub(super) fn nest_again(&self, key: &Key) -> Option<TraceId> {
+        let kc = self.keys.get(key)?;
+        kc.renest.filter(|t| kc.variants.contains(t) && kc.renested < NEST_TRIES)
+    }
+
+    /// The interpreter arrived at hot spot `key`, whose loop `root` is to
+    /// be recorded again ([`Jit::nest_again`]): it is, from here. A
+    /// recording that gives no loop (an arrival in the loop's last round
+    /// goes out of it) compiles nothing and leaves `root` the key's code,
+    /// to be tried at a later arrival.
+    pub(super) fn record_nest(
+        &mut self,
+        machine: &mut Machine,
+        run: &mut Run,
+        key: &Key,
+        root: TraceId,
+        stack: &mut Vec<Frame>,
+        block: u32,
+    ) -> Result<Next, RuntimeError> {
+        if let Some(kc) = self.keys.get_mut(key) {
+            kc.renest = None;
+            kc.nesting = true;
+        }
+        let next = self.record_again(machine, run, key, root, Again::Nest, stack, block);
+        if let Some(kc) = self.keys.get_mut(key) {
+            kc.nesting = false;
+        }
+        next
     }
 
     /// Links bridge `compiled` (`None`: it did not compile, and the exit
@@ -1546,6 +1815,11 @@ impl Jit<'_> {
         c.compile_time = time;
         c.root = done.root;
         c.values = done.values;
+        if !done.closes {
+            c.linked_from = Some(done.exit);
+            c.passed = done.passed.clone();
+            c.jumps_to = done.jumps_to;
+        }
         let empty = self.codes[code.0 as usize].recorded_ops == 0;
         if empty {
             // A jump into code that exists (to a join, a hot spot's loop):
@@ -1567,6 +1841,14 @@ impl Jit<'_> {
         Some(code)
     }
 }
+
+/// The most times a hot spot's loop is recorded again round an inner loop
+/// done at once ([`Jit::nest_done_at_once`]). More than
+/// [`RECORD_INSIDE`]: a try costs a recording and no compile where no
+/// loop comes of it, and the interpreter arrives at the loop's head where
+/// code left to it, often in the loop's last round (`digits 200` at
+/// threshold 60 spent three tries so).
+const NEST_TRIES: u32 = 8;
 
 /// The most turns from a hot spot to a loop's head and on outwards
 /// (each a loop around the last, whose last round a recording left): a

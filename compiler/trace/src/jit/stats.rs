@@ -237,6 +237,14 @@ pub struct Stats {
     /// Loop traces recorded again without assuming a link's place, found
     /// laid out otherwise ([`super::Jit::irregular`]).
     pub relaid: usize,
+    /// Loop traces recorded again once a loop their recording went through
+    /// a round of got code that runs it to its end at once
+    /// ([`super::Jit::nest_done_at_once`]).
+    pub renested: usize,
+    /// Bridges unlinked from their exits to give way to a loop recorded
+    /// again ([`super::Jit::give_way`]), and entry traces dropped from
+    /// their hot spots for it.
+    pub gave_way: usize,
     /// Loops that skip to their last iteration where they are entered
     /// ([`crate::opt::fast_forward`]).
     pub fast_forwarded: usize,
@@ -388,15 +396,19 @@ impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "traces:          {} ({} retraced, {} inner loops cut from outer recordings ({} sent to the worker, {} outer hot spots asked again once they were there), {} recorded again inside the loop they left, {} recorded again for links laid out otherwise ({} kept: no loop came of it), {} counted loops run to their end at once ({} times done at once by a recording around one, {} exits left to the interpreter for one), {} recorded again from their head)",
-            self.traces, self.retraces, self.inner_first, self.inner_sent, self.outer_asked, self.recorded_inside, self.relaid, self.kept_loops, self.fast_forwarded, self.skipped, self.left_around, self.reheaded
+            "traces:          {} ({} retraced, {} inner loops cut from outer recordings ({} sent to the worker, {} outer hot spots asked again once they were there), {} recorded again inside the loop they left, {} recorded again for links laid out otherwise, {} recorded again round an inner loop done at once ({} kept: no loop came of it), {} counted loops run to their end at once ({} times done at once by a recording around one, {} exits left to the interpreter for one), {} recorded again from their head)",
+            self.traces, self.retraces, self.inner_first, self.inner_sent, self.outer_asked, self.recorded_inside, self.relaid, self.renested, self.kept_loops, self.fast_forwarded, self.skipped, self.left_around, self.reheaded
         )?;
         writeln!(
             f,
             "entry traces:    {} ({} of them segments of loops longer than a trace)",
             self.entry_traces, self.segments
         )?;
-        writeln!(f, "bridges:         {}", self.bridges)?;
+        writeln!(
+            f,
+            "bridges:         {} ({} of them and entry traces gave way to a loop recorded again)",
+            self.bridges, self.gave_way
+        )?;
         writeln!(f, "trees:           {} ({} bridges grafted)", self.trees, self.grafted)?;
         writeln!(f, "joins:           {} (labels whose exits share one trace)", self.joins)?;
         writeln!(

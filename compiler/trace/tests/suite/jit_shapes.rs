@@ -2107,6 +2107,25 @@ fn an_outer_loop_around_an_inner_loop_done_at_once_is_recorded_again_as_a_loop()
     assert_eq!(r.stats.entry_traces, 0, "{}", r.stats);
 }
 
+/// An outer loop recorded while the loop inside it runs one round each
+/// time (`tests/corpus/shapes/nest_late.fg`): its recording goes through
+/// that round, and its trace runs it and leaves where the inner loop goes
+/// on. Once the inner loop runs six rounds, it gets hot and is compiled,
+/// and runs to its end at once: the outer loop is dropped from its hot
+/// spot and recorded again, and the new loop does the inner one at once.
+/// The output is the interpreter's.
+#[test]
+fn an_outer_loop_that_went_through_a_round_of_a_loop_done_at_once_later_is_recorded_again() {
+    let r = run("tests/corpus/shapes/nest_late.fg", Hint::Absent, "start", None, checked());
+    assert_eq!(r.output, "209\n");
+    assert!(r.log.contains("outer went through a round of a loop now done at once: recorded again"), "{}", r.log);
+    assert!(r.log.contains("the loop at inner done at once"), "{}", r.log);
+    assert_eq!(r.stats.renested, 1, "{}", r.stats);
+    // The loop that replaced the first one, and the first's slot leads to it.
+    let again = r.traces.iter().find(|t| t.starts_with("trace 'outer.2.body'(")).expect("the outer loop again");
+    assert!(again.contains("jump b"), "{again}");
+}
+
 /// A tape whose middle cell is spliced out and put back every 40 rounds
 /// (`tests/corpus/shapes/row_rewired.fg`): after the first time, the
 /// splice and the mend run as compiled code, whose writes to the links
