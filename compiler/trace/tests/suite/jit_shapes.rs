@@ -2126,6 +2126,22 @@ fn an_outer_loop_that_went_through_a_round_of_a_loop_done_at_once_later_is_recor
     assert!(again.contains("jump b"), "{again}");
 }
 
+/// An outer loop whose trace leaves where its inner loop runs
+/// (`tests/corpus/shapes/short_inner.fg`, two rounds each time): the
+/// exit's bridge goes round the inner loop and back to its head, and
+/// there the interpreter records the inner loop at once, in a round that
+/// goes on: a loop trace. Left to count its arrivals (two an outer round,
+/// against the exit's failures), the inner hot spot got hot later, in a
+/// last round, and became an entry trace. The output is the
+/// interpreter's.
+#[test]
+fn a_bridge_that_goes_round_a_loop_by_itself_has_that_loop_recorded_at_once() {
+    let r = run("tests/corpus/shapes/short_inner.fg", Hint::Absent, "start", None, checked());
+    assert_eq!(r.output, "1887\n");
+    assert!(r.traces.iter().any(|t| t.starts_with("trace 'inner.2.body'(")), "{}", r.log);
+    assert_eq!(r.stats.entry_traces, 0, "{}", r.stats);
+}
+
 /// A tape whose middle cell is spliced out and put back every 40 rounds
 /// (`tests/corpus/shapes/row_rewired.fg`): after the first time, the
 /// splice and the mend run as compiled code, whose writes to the links
