@@ -249,6 +249,32 @@ fn brainfuck_programs_run_under_the_jit() {
     assert!(trees > 3, "only {trees} trees compiled");
 }
 
+/// The tutorial interpreter running `digits` (a divmod loop around
+/// three copy loops) at threshold 70, on the running thread: the divmod
+/// loop is recorded before two of the loops inside it have code, going
+/// through a round of each. Once they get code that runs them to their
+/// end at once, it is recorded again doing them so
+/// (`Jit::nest_done_at_once`), and code recorded round it before
+/// (bridges that went through its head, entry traces into the old loop)
+/// gives way to it (`Jit::give_way`). The checksum is the reference's.
+#[test]
+fn a_loop_recorded_again_round_inner_loops_done_at_once_takes_over_the_code_round_it() {
+    use flowc_tests::bf;
+    let text = bf::digits(30, 20);
+    let (sum, _) = bf::run(&text).expect("a valid program");
+    let stats = flowc_codegen::with_stack(move || {
+        let (program, label) = tutorial();
+        let env = tutorial_env(&text);
+        let options = Options { threshold: 70, background: false, ..Options::default() };
+        let config = flowc_lang::interp::Config { fuel: Some(50_000_000), ..Default::default() };
+        let (outcome, stats) = engines::jit_run(&program, label, &env, &config, options);
+        assert_eq!(engines::outcome(outcome), engines::Outcome::Output(format!("{sum}\n")));
+        stats
+    });
+    assert!(stats.renested > 0, "{stats}");
+    assert!(stats.gave_way > 0, "{stats}");
+}
+
 /// Brainfuck whose loops are longer than a trace (docs/architecture.md,
 /// "Long loops in segments"): `escape` travels the tape from its records
 /// to cells far away and back inside its loops, so with the trace limit
