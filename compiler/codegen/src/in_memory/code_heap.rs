@@ -24,7 +24,8 @@
 //! instructions by physical address, and code is entered only after it
 //! was copied, by a jump through its code slot. The one write where code
 //! has run is a link: an exit stub's first instruction overwritten with a
-//! jump into its bridge ([`CodeHeap::patch_jump`]), done on the thread
+//! jump into its bridge ([`CodeHeap::patch_jump`]), or put back when the
+//! link is undone ([`CodeHeap::patch`]), done on the thread
 //! that runs the code, between runs of it, so no instruction is being
 //! fetched from those bytes as they change; the processor's physical
 //! address check makes the next fetch see them.

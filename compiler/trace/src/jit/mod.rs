@@ -1703,7 +1703,8 @@ impl<'p> Jit<'p> {
         if let Some((pending, result)) = run.worker.as_mut().and_then(|w| w.take_key(key)) {
             self.install(machine, pending, result);
         }
-        if let Some(root) = self.nest_again(key) {
+        let top = stack.last().expect("a frame");
+        if let Some(root) = self.nest_again(machine, run, key, top) {
             return self.record_nest(machine, run, key, root, stack, block);
         }
         let top = stack.last().expect("a frame");

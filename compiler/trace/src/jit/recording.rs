@@ -118,14 +118,14 @@ impl<'p> Jit<'p> {
         // the hot spots of entry traces into them gone through.
         let mut skipped: Vec<Key> = Vec::new();
         let mut entered: Vec<Key> = Vec::new();
-        // Whether this recording is to replace the key's loop
-        // ([`Jit::record_replacing`]), and the hot spots of entry traces
-        // it went through: a loop is wanted, and an entry trace met inside
-        // its round leads into the old loop or, recorded in a last round
-        // of it, out of the loop (a loop recorded again round an inner
-        // loop done at once met one of each inside its round, and became
-        // an entry trace into it at every try).
-        let replacing = self.keys.get(key).is_some_and(|kc| kc.replaced.is_some());
+        // Whether this recording is a loop's recorded again round an inner
+        // loop done at once ([`Jit::record_nest`]), and the hot spots of
+        // entry traces it went through, as hot spots without code: a loop
+        // is wanted, and an entry trace met inside its round leads into
+        // the old loop or, recorded in a last round of it, out of the loop
+        // (`digits 200` at threshold 70 met one of each inside its round,
+        // and became an entry trace into it at every try).
+        let nesting = self.keys.get(key).is_some_and(|kc| kc.nesting);
         let mut through: Vec<Key> = Vec::new();
         // A loop not closed by `segment_at` operations is cut at the next
         // hot spot or join it arrives at, or past `segment_at_any` at any
@@ -154,10 +154,13 @@ impl<'p> Jit<'p> {
                 return Arrival::Continue;
             }
             let entry = |c: TraceId| matches!(this.codes[c.0 as usize].kind, Kind::Entry);
-            if replacing && code.is_some_and(entry) && !through.contains(&k) {
-                through.push(k);
-                return Arrival::Continue;
-            }
+            let code = match code {
+                Some(c) if nesting && entry(c) && !through.contains(&k) => {
+                    through.push(k.clone());
+                    None
+                }
+                code => code,
+            };
             match code {
                 Some(code) => match (!back).then(|| this.skip_at(code, &k, l, env, &mut skipped)).flatten() {
                     Some(ops) => Arrival::Skip(ops),
@@ -339,7 +342,7 @@ impl<'p> Jit<'p> {
                         // its code again once no loop came of this: the old
                         // loop is recorded again at the next arrival, while
                         // tries are left ([`Jit::nest_done_at_once`]).
-                        if let Some(kc) = self.keys.get_mut(key) {
+                        if let Some(kc) = self.keys.get_mut(key).filter(|kc| kc.replaced.is_some()) {
                             kc.renest = kc.replaced;
                         }
                         return Ok(Next::Interpret(block));
@@ -541,8 +544,9 @@ impl<'p> Jit<'p> {
             Again::Relaid => kc.relaid,
             Again::Nest => kc.renested,
         };
+        let most = if why == Again::Nest { NEST_TRIES } else { RECORD_INSIDE };
         matches!(self.codes[root.0 as usize].kind, Kind::Loop)
-            && self.keys.get(key).is_some_and(|kc| tries(kc) < RECORD_INSIDE && kc.variants.contains(&root))
+            && self.keys.get(key).is_some_and(|kc| tries(kc) < most && kc.variants.contains(&root))
     }
 
     /// Where a link `exit` of `parent` assumed laid out in a row is
@@ -618,7 +622,9 @@ impl<'p> Jit<'p> {
         // given up.
         let waits = self.outer_waiting.values().any(|outers| outers.contains(key));
         if let Some(kc) = self.keys.get_mut(key) {
-            if kc.replaced.take() == Some(root) && !kc.variants.contains(&root) && !waits {
+            // (A loop recorded again round an inner loop done at once is
+            // the key's code until a loop replaces it, waiting or not.)
+            if kc.replaced.take() == Some(root) && !kc.variants.contains(&root) && (!waits || why == Again::Nest) {
                 kc.variants.insert(0, root);
                 if std::mem::take(&mut kc.ignored) {
                     self.stats.ignored = self.stats.ignored.saturating_sub(1);
@@ -870,37 +876,43 @@ impl<'p> Jit<'p> {
 
     /// `key`'s loop, just made, replaces `old` (recorded again: see
     /// [`Again`]): the code that would go on bypassing it gives way.
-    /// Bridges that went through `key` when it had no code (unrolling a
-    /// round of its loop), or jump into `old` (into its body, where their
-    /// state fits it: its slot, which now leads to the new loop, is not
-    /// read there) are unlinked from their exits, which record their
-    /// bridges again when hot: those stop at `key` and jump into the new
-    /// loop. Entry traces into `old` stop being their hot spots' code,
-    /// which count again and are recorded again. (Code made unreachable
-    /// so stays in the cache.) Not where bridges are grafted into trees,
-    /// which hold their code.
+    /// Entry traces into `old` stop being their hot spots' code, which
+    /// count again and are recorded again. Bridges that went through
+    /// `key` when it had no code (unrolling a round of its loop), or jump
+    /// into `old` (into its body, where their state fits it: its slot,
+    /// which now leads to the new loop, is not read there) or into such
+    /// an entry trace, are unlinked from their exits, which record their
+    /// bridges again at their next failure (their counts are past the
+    /// threshold): those stop at `key` and jump into the new loop. Not
+    /// the dispatch tier's bridges, nor where bridges are grafted into
+    /// trees, which hold their code. (Code made unreachable so stays in
+    /// the cache, and the bridges of an unlinked bridge's exits count
+    /// against their tree's `max_bridges` until a flush.)
     ///
     /// Without this, the loops of a nest that got code first kept running
     /// round by round, linked by bridges recorded before the loop around
     /// them had code: `digits 200` kept its slow mode after its outer
     /// loop was recorded again to do them at once.
     fn give_way(&mut self, machine: &mut Machine, key: &Key, old: TraceId) {
-        if self.options.trees {
-            return;
-        }
-        let bypass = |c: &Code| c.passed.contains(key) || c.jumps_to == Some(old);
-        let bridges: Vec<(TraceId, ExitId)> = (0..self.codes.len())
-            .filter_map(|t| {
-                let c = &self.codes[t];
-                let e = c.linked_from?;
-                (matches!(c.kind, Kind::Bridge) && bypass(c)).then_some((TraceId(t as u32), e))
-            })
-            .collect();
         let entries: Vec<TraceId> = (0..self.codes.len())
             .map(|t| TraceId(t as u32))
             .filter(|t| {
                 let c = &self.codes[t.0 as usize];
                 matches!(c.kind, Kind::Entry) && c.into == Some(old)
+            })
+            .collect();
+        // (Not the dispatch tier's bridges, which go back into the tier
+        // at the next position: a few operations each, past many hot
+        // spots.)
+        let bypass = |c: &Code| {
+            c.passed.contains(key) && self.tier_end(c.root, c.graph).is_none()
+                || c.jumps_to.is_some_and(|j| j == old || entries.contains(&j))
+        };
+        let bridges: Vec<(TraceId, ExitId)> = (0..self.codes.len())
+            .filter_map(|t| {
+                let c = &self.codes[t];
+                let e = c.linked_from?;
+                (!self.options.trees && matches!(c.kind, Kind::Bridge) && bypass(c)).then_some((TraceId(t as u32), e))
             })
             .collect();
         for (b, e) in bridges {
@@ -1457,7 +1469,7 @@ impl<'p> Jit<'p> {
         };
         self.forget_irregular(&mut trace);
         let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
-        if let Some((k, round)) = loops_at.take() {
+        if let Some((k, round)) = loops_at.clone() {
             // Inner loops first: the loop the bridge went round is recorded
             // where the interpreter goes on, at once. Counted to its
             // threshold instead, it lost to the bridge's exit there, whose
@@ -1606,7 +1618,10 @@ impl<'p> Jit<'p> {
             job.facts = (0..texit.values.len())
                 .map(|k| if texit.object_param(k) { object.clone() } else { flowc_passes::lattice::Info::value() })
                 .collect();
-            let passed: Vec<Key> = seen.into_keys().collect();
+            // (Not where it stopped, going round a loop by itself: that
+            // loop is recorded at the interpreter's next arrival there.)
+            let stopped = loops_at.as_ref().map(|(k, _)| k.clone());
+            let passed: Vec<Key> = seen.into_keys().filter(|k| Some(k) != stopped.as_ref()).collect();
             let job = Job::Straight(Box::new(job));
             // Optimized in the background, the exit returns to the driver
             // until the bridge is there. A bridge of the dispatch tier's
@@ -1709,10 +1724,30 @@ impl Jit<'_> {
         c.passed_keys = passed_keys;
         c.passed = passed;
         c.into_inner = into_inner;
-        if matches!(c.kind, Kind::Loop) && c.skip.is_some() {
-            self.nest_done_at_once(machine, &key);
+        if self.options.skip_inner && matches!(c.kind, Kind::Loop) {
+            if c.skip.is_some() {
+                self.nest_done_at_once(machine, &key);
+            }
+            self.passed_done_at_once(machine, &key, code);
         }
         Some(code)
+    }
+
+    /// Loop `code` of hot spot `key`, just made, went through a hot spot
+    /// whose loop has code now that runs to its end at once (made while
+    /// this one was optimized on the worker): it is to be recorded again
+    /// doing that loop at once, as [`Jit::nest_done_at_once`] has others.
+    fn passed_done_at_once(&mut self, machine: &mut Machine, key: &Key, code: TraceId) {
+        let passed = &self.codes[code.0 as usize].passed;
+        let runs_at_once =
+            |c: TraceId| matches!(self.codes[c.0 as usize].kind, Kind::Loop) && self.codes[c.0 as usize].skip.is_some();
+        let inner = self
+            .keys
+            .iter()
+            .any(|(k, kc)| k != key && passed.contains(k) && kc.variants.iter().any(|&c| runs_at_once(c)));
+        if inner {
+            self.mark_nest(machine, key, code);
+        }
     }
 
     /// Loop `key`'s code, just made, runs to its end at once where it is
@@ -1730,11 +1765,11 @@ impl Jit<'_> {
     /// outer loop by that guard and went round them in bridges and their
     /// own loops, round by round (the tutorial BF interpreter's `digits
     /// 200`: 186 ms at threshold 60 against 80 at 50, where the inner
-    /// loops came first; with the worker, one run in three or so).
+    /// loops came first; with the worker, some of the runs).
     fn nest_done_at_once(&mut self, machine: &mut Machine, key: &Key) {
         let mut around: Vec<(Key, TraceId)> = Vec::new();
         for (k, kc) in &self.keys {
-            if kc.renest.is_some() || k == key || kc.renested >= NEST_TRIES {
+            if k == key || kc.renested >= NEST_TRIES || kc.renest.is_some_and(|t| kc.variants.contains(&t)) {
                 continue;
             }
             // (Its loop being recorded again for another reason is one:
@@ -1751,23 +1786,40 @@ impl Jit<'_> {
         // decisions stay the same from run to run.)
         around.sort_by_key(|(_, t)| *t);
         for (k, t) in around {
-            if self.log.is_some() {
-                let name = self.codes[t.0 as usize].function.name;
-                self.log(format_args!("{name} went through a round of a loop now done at once: recorded again"));
-            }
             // (Being recorded again already, it is recorded again for this
             // if no loop comes of that: [`Jit::record_replacing`].)
-            self.keys.get_mut(&k).expect("a key with code").renest = Some(t);
-            self.unlink_position(machine, &k);
+            self.mark_nest(machine, &k, t);
         }
     }
 
-    /// The loop the interpreter is about to enter at hot spot `key`, if it
-    /// is to be recorded again round an inner loop done at once
-    /// ([`Jit::nest_done_at_once`]) and tries are left.
-    pub(super) fn nest_again(&self, key: &Key) -> Option<TraceId> {
+    /// Marks loop `t`, hot spot `key`'s, to be recorded again round an
+    /// inner loop done at once ([`Jit::nest_again`]), and undoes the
+    /// dispatch tier's link to it so that the tier leaves to the driver
+    /// there.
+    fn mark_nest(&mut self, machine: &mut Machine, key: &Key, t: TraceId) {
+        if self.log.is_some() {
+            let name = self.codes[t.0 as usize].function.name;
+            self.log(format_args!("{name} went through a round of a loop now done at once: recorded again"));
+        }
+        if let Some(kc) = self.keys.get_mut(key) {
+            kc.renest = Some(t);
+        }
+        self.unlink_position(machine, key);
+    }
+
+    /// The loop the interpreter is about to enter at hot spot `key` with
+    /// top frame `top`, if it is to be recorded again round an inner loop
+    /// done at once ([`Jit::nest_done_at_once`]) and may be now: tries are
+    /// left, the frame is one the loop takes (the loop recorded again is
+    /// for the same variables), no job for the key is on the worker, and
+    /// the cache and the compile budget allow a compile, as for any hot
+    /// spot.
+    pub(super) fn nest_again(&mut self, machine: &Machine, run: &mut Run, key: &Key, top: &Frame) -> Option<TraceId> {
         let kc = self.keys.get(key)?;
-        kc.renest.filter(|t| kc.variants.contains(t) && kc.renested < NEST_TRIES)
+        let t = kc.renest.filter(|t| kc.variants.contains(t) && kc.renested < NEST_TRIES)?;
+        let busy = run.worker.as_ref().is_some_and(|w| w.has_key(key));
+        let fits = self.admits_frame(run, t, top);
+        (fits && !busy && !self.cache_full(run) && self.affordable(machine, run)).then_some(t)
     }
 
     /// The interpreter arrived at hot spot `key`, whose loop `root` is to
@@ -1788,6 +1840,7 @@ impl Jit<'_> {
             kc.renest = None;
             kc.nesting = true;
         }
+        self.resumed = Resumed::Recorded;
         let next = self.record_again(machine, run, key, root, Again::Nest, stack, block);
         if let Some(kc) = self.keys.get_mut(key) {
             kc.nesting = false;
