@@ -566,12 +566,19 @@ impl Passed {
         Passed(prints.into_boxed_slice())
     }
 
-    /// Whether `key` is one of them (or shares a fingerprint with one).
-    pub(super) fn contains(&self, key: &Key) -> bool {
-        self.0.binary_search(&Passed::print(key)).is_ok()
+    /// Whether a key of fingerprint `print` ([`Passed::print`]) is one of
+    /// them (or shares its fingerprint with one).
+    pub(super) fn has(&self, print: u64) -> bool {
+        self.0.binary_search(&print).is_ok()
     }
 
-    fn print(key: &Key) -> u64 {
+    /// The fingerprints.
+    pub(super) fn prints(&self) -> &[u64] {
+        &self.0
+    }
+
+    /// `key`'s fingerprint.
+    pub(super) fn print(key: &Key) -> u64 {
         use std::hash::{Hash, Hasher};
         let mut h = rustc_hash::FxHasher::default();
         key.hash(&mut h);
@@ -685,6 +692,9 @@ pub struct Jit<'p> {
     /// outer recordings: the hot spots those started at, asked again at
     /// their next arrival once its code is there ([`Jit::inner_arrived`]).
     outer_waiting: HashMap<Key, Vec<Key>>,
+    /// Fingerprints ([`Passed::print`]) of the hot spots that got a loop
+    /// that runs to its end at once ([`Jit::passed_done_at_once`]).
+    skip_loops: HashSet<u64>,
     /// What the hot spots' threshold is multiplied by while the compile
     /// budget is spent ([`Jit::budget_closed`]); 1 when it is not.
     raised: u32,
@@ -1293,6 +1303,7 @@ impl<'p> Jit<'p> {
             not_followed_at: HashSet::default(),
             followers: HashMap::default(),
             outer_waiting: HashMap::default(),
+            skip_loops: HashSet::default(),
             raised: 1,
             unpromoted: Default::default(),
             given_up: HashMap::default(),
@@ -1567,6 +1578,7 @@ impl<'p> Jit<'p> {
         self.link_pins = vec![tier::PINS_END];
         self.followers.clear();
         self.outer_waiting.clear();
+        self.skip_loops.clear();
         self.empty_bridges = 0;
         self.full = None;
         // Last: the tables above may have held lent handles of these.

@@ -894,6 +894,7 @@ impl<'p> Jit<'p> {
     /// them had code: `digits 200` kept its slow mode after its outer
     /// loop was recorded again to do them at once.
     fn give_way(&mut self, machine: &mut Machine, key: &Key, old: TraceId) {
+        let print = Passed::print(key);
         let entries: Vec<TraceId> = (0..self.codes.len())
             .map(|t| TraceId(t as u32))
             .filter(|t| {
@@ -905,7 +906,7 @@ impl<'p> Jit<'p> {
         // at the next position: a few operations each, past many hot
         // spots.)
         let bypass = |c: &Code| {
-            c.passed.contains(key) && self.tier_end(c.root, c.graph).is_none()
+            c.passed.has(print) && self.tier_end(c.root, c.graph).is_none()
                 || c.jumps_to.is_some_and(|j| j == old || entries.contains(&j))
         };
         let bridges: Vec<(TraceId, ExitId)> = (0..self.codes.len())
@@ -1726,6 +1727,7 @@ impl Jit<'_> {
         c.into_inner = into_inner;
         if self.options.skip_inner && matches!(c.kind, Kind::Loop) {
             if c.skip.is_some() {
+                self.skip_loops.insert(Passed::print(&key));
                 self.nest_done_at_once(machine, &key);
             }
             self.passed_done_at_once(machine, &key, code);
@@ -1737,15 +1739,13 @@ impl Jit<'_> {
     /// whose loop has code now that runs to its end at once (made while
     /// this one was optimized on the worker): it is to be recorded again
     /// doing that loop at once, as [`Jit::nest_done_at_once`] has others.
+    /// (By fingerprints, `skip_loops`: a hot spot whose loop that
+    /// ran at once was dropped since costs a try of [`NEST_TRIES`] at
+    /// most.)
     fn passed_done_at_once(&mut self, machine: &mut Machine, key: &Key, code: TraceId) {
-        let passed = &self.codes[code.0 as usize].passed;
-        let runs_at_once =
-            |c: TraceId| matches!(self.codes[c.0 as usize].kind, Kind::Loop) && self.codes[c.0 as usize].skip.is_some();
-        let inner = self
-            .keys
-            .iter()
-            .any(|(k, kc)| k != key && passed.contains(k) && kc.variants.iter().any(|&c| runs_at_once(c)));
-        if inner {
+        let own = Passed::print(key);
+        let passed = self.codes[code.0 as usize].passed.prints();
+        if passed.iter().any(|&p| p != own && self.skip_loops.contains(&p)) {
             self.mark_nest(machine, key, code);
         }
     }
@@ -1768,6 +1768,7 @@ impl Jit<'_> {
     /// loops came first; with the worker, some of the runs).
     fn nest_done_at_once(&mut self, machine: &mut Machine, key: &Key) {
         let mut around: Vec<(Key, TraceId)> = Vec::new();
+        let print = Passed::print(key);
         for (k, kc) in &self.keys {
             if k == key || kc.renested >= NEST_TRIES || kc.renest.is_some_and(|t| kc.variants.contains(&t)) {
                 continue;
@@ -1776,7 +1777,7 @@ impl Jit<'_> {
             // if no loop comes of that, it is back, and goes round this.)
             let outer = kc.variants.iter().copied().chain(kc.replaced).find(|&t| {
                 let c = &self.codes[t.0 as usize];
-                matches!(c.kind, Kind::Loop) && c.passed.contains(key)
+                matches!(c.kind, Kind::Loop) && c.passed.has(print)
             });
             if let Some(t) = outer {
                 around.push((k.clone(), t));
