@@ -1354,6 +1354,12 @@ impl<'p> Jit<'p> {
         self.log = Some(log::Log::new(out));
     }
 
+    /// Closes the JIT log, writing out what is buffered, as dropping the
+    /// JIT does: for a caller that ends the process without dropping it.
+    pub fn close_log(&mut self) {
+        self.log = None;
+    }
+
     /// What the last run did, also when it ended in an error: statements
     /// interpreted (and loop iterations of compiled code under `--fuel`),
     /// objects allocated.
