@@ -692,9 +692,9 @@ pub struct Jit<'p> {
     /// outer recordings: the hot spots those started at, asked again at
     /// their next arrival once its code is there ([`Jit::inner_arrived`]).
     outer_waiting: HashMap<Key, Vec<Key>>,
-    /// Fingerprints ([`Passed::print`]) of the hot spots that got a loop
-    /// that runs to its end at once ([`Jit::passed_done_at_once`]).
-    skip_loops: HashSet<u64>,
+    /// The hot spots that got a loop that runs to its end at once, by
+    /// fingerprint ([`Passed::print`]; [`Jit::passed_done_at_once`]).
+    skip_loops: HashMap<u64, Key>,
     /// What the hot spots' threshold is multiplied by while the compile
     /// budget is spent ([`Jit::budget_closed`]); 1 when it is not.
     raised: u32,
@@ -1303,7 +1303,7 @@ impl<'p> Jit<'p> {
             not_followed_at: HashSet::default(),
             followers: HashMap::default(),
             outer_waiting: HashMap::default(),
-            skip_loops: HashSet::default(),
+            skip_loops: HashMap::default(),
             raised: 1,
             unpromoted: Default::default(),
             given_up: HashMap::default(),

@@ -920,8 +920,8 @@ impl<'p> Jit<'p> {
             if self.exits.get(e.0 as usize).and_then(Option::as_ref).and_then(|s| s.bridge) != Some(b) {
                 continue;
             }
-            // (A link that cannot be undone stays: the bridge goes on
-            // bypassing the loop, as before.)
+            // (A link that cannot be undone stays, unchanged: the bridge
+            // goes on bypassing the loop, as before.)
             if self.cache.as_ref().expect("code exists").unlink(e).is_err() {
                 continue;
             }
@@ -1739,7 +1739,7 @@ impl Jit<'_> {
         c.into_inner = into_inner;
         if self.options.skip_inner && matches!(c.kind, Kind::Loop) {
             if c.skip.is_some() {
-                self.skip_loops.insert(Passed::print(&key));
+                self.skip_loops.insert(Passed::print(&key), key.clone());
                 self.nest_done_at_once(machine, &key);
             }
             self.passed_done_at_once(machine, &key, code);
@@ -1751,13 +1751,21 @@ impl Jit<'_> {
     /// whose loop has code now that runs to its end at once (made while
     /// this one was optimized on the worker): it is to be recorded again
     /// doing that loop at once, as [`Jit::nest_done_at_once`] has others.
-    /// (By fingerprints, `skip_loops`: a hot spot whose loop that
-    /// ran at once was dropped since costs a try of [`NEST_TRIES`] at
-    /// most.)
+    /// (By the fingerprints of `skip_loops`, each hot spot found there
+    /// checked to hold such a loop still.) Not where the key's tries are
+    /// spent.
     fn passed_done_at_once(&mut self, machine: &mut Machine, key: &Key, code: TraceId) {
+        if self.keys.get(key).is_none_or(|kc| kc.renested >= NEST_TRIES) {
+            return;
+        }
         let own = Passed::print(key);
+        let runs_at_once = |c: &TraceId| {
+            let c = &self.codes[c.0 as usize];
+            matches!(c.kind, Kind::Loop) && c.skip.is_some()
+        };
+        let holds = |k: &Key| self.keys.get(k).is_some_and(|kc| kc.variants.iter().any(runs_at_once));
         let passed = self.codes[code.0 as usize].passed.prints();
-        if passed.iter().any(|&p| p != own && self.skip_loops.contains(&p)) {
+        if passed.iter().any(|p| *p != own && self.skip_loops.get(p).is_some_and(holds)) {
             self.mark_nest(machine, key, code);
         }
     }
