@@ -589,23 +589,6 @@ impl<'p> Jit<'p> {
         block: u32,
     ) -> Result<Next, RuntimeError> {
         self.replace_loop(machine, key, root, why);
-        self.record_replacing(machine, run, key, root, why, stack, block)
-    }
-
-    /// Records `key`'s loop from `block` of the top frame of `stack`, where
-    /// the run is, to replace loop `root`, dropped from the key for `why`
-    /// ([`Jit::replace_loop`]); keeps `root` where no loop comes of that.
-    #[allow(clippy::too_many_arguments)]
-    fn record_replacing(
-        &mut self,
-        machine: &mut Machine,
-        run: &mut Run,
-        key: &Key,
-        root: TraceId,
-        why: Again,
-        stack: &mut Vec<Frame>,
-        block: u32,
-    ) -> Result<Next, RuntimeError> {
         let next = self.record_loop(machine, run, key, stack, block, None);
         // No loop came of it (an abort, an entry trace into another
         // loop): nothing is to be replaced by what the key gets later, and
@@ -1755,7 +1738,7 @@ impl Jit<'_> {
     /// checked to hold such a loop still.) Not where the key's tries are
     /// spent.
     fn passed_done_at_once(&mut self, machine: &mut Machine, key: &Key, code: TraceId) {
-        if self.keys.get(key).is_none_or(|kc| kc.renested >= NEST_TRIES) {
+        if !self.may_record_again(key, code, Again::Nest) {
             return;
         }
         let own = Passed::print(key);
@@ -1808,7 +1791,7 @@ impl Jit<'_> {
         around.sort_by_key(|(_, t)| *t);
         for (k, t) in around {
             // (Being recorded again already, it is recorded again for this
-            // if no loop comes of that: [`Jit::record_replacing`].)
+            // if no loop comes of that: [`Jit::record_again`].)
             self.mark_nest(machine, &k, t);
         }
     }
@@ -1836,8 +1819,7 @@ impl Jit<'_> {
     /// the cache and the compile budget allow a compile, as for any hot
     /// spot.
     pub(super) fn nest_again(&mut self, machine: &Machine, run: &mut Run, key: &Key, top: &Frame) -> Option<TraceId> {
-        let kc = self.keys.get(key)?;
-        let t = kc.renest.filter(|t| kc.variants.contains(t) && kc.renested < NEST_TRIES)?;
+        let t = self.keys.get(key)?.renest.filter(|&t| self.may_record_again(key, t, Again::Nest))?;
         let busy = run.worker.as_ref().is_some_and(|w| w.has_key(key));
         let fits = self.admits_frame(run, t, top);
         (fits && !busy && !self.cache_full(run) && self.affordable(machine, run)).then_some(t)
