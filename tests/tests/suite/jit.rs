@@ -256,7 +256,10 @@ fn brainfuck_programs_run_under_the_jit() {
 /// end at once, it is recorded again doing them so
 /// (`Jit::nest_done_at_once`), and code recorded round it before
 /// (bridges that went through its head, entry traces into the old loop)
-/// gives way to it (`Jit::give_way`). The checksum is the reference's.
+/// gives way to it (`Jit::give_way`). Until then, bridges that jump into
+/// the old loop give way too (`Jit::mark_nest`): the loop is entered only
+/// from code, so the interpreter, which records it again where it
+/// arrives at its head, never did. The checksum is the reference's.
 #[test]
 fn a_loop_recorded_again_round_inner_loops_done_at_once_takes_over_the_code_round_it() {
     use flowc_tests::bf;
@@ -273,6 +276,43 @@ fn a_loop_recorded_again_round_inner_loops_done_at_once_takes_over_the_code_roun
     });
     assert!(stats.renested > 0, "{stats}");
     assert!(stats.gave_way > 0, "{stats}");
+    assert!(stats.gave_way_nest > 0, "{stats}");
+}
+
+/// The tutorial interpreter running `digits` on the running thread at
+/// thresholds from 30 to 100 and bridge thresholds from 5 to 20: which of
+/// its nested loops gets code first, and so which bridges link up the
+/// way round the others, changes with them. Where bridges recorded while
+/// the divmod loop had no code went through its head and round it (the
+/// copy loops inside then ran round by round), they give way to its first
+/// code once that does a loop inside at once (`Jit::give_way`); where a
+/// loop marked to be recorded again round its inner loops is entered
+/// only by bridges, they give way too (`Jit::mark_nest`), so that the
+/// interpreter arrives at its head. Both happen over these runs, and
+/// every run prints the reference's checksum.
+#[test]
+fn bridges_round_a_loop_without_code_or_into_one_to_be_recorded_again_give_way() {
+    use flowc_tests::bf;
+    let text = bf::digits(30, 20);
+    let (sum, _) = bf::run(&text).expect("a valid program");
+    let (first, nest) = flowc_codegen::with_stack(move || {
+        let (program, label) = tutorial();
+        let env = tutorial_env(&text);
+        let (mut first, mut nest) = (0, 0);
+        for threshold in [30, 40, 60, 70, 80, 100] {
+            for bridge_threshold in [5, 10, 20] {
+                let options = Options { threshold, bridge_threshold, background: false, ..Options::default() };
+                let config = flowc_lang::interp::Config { fuel: Some(50_000_000), ..Default::default() };
+                let (outcome, stats) = engines::jit_run(&program, label, &env, &config, options);
+                let expected = engines::Outcome::Output(format!("{sum}\n"));
+                assert_eq!(engines::outcome(outcome), expected, "{threshold}/{bridge_threshold}");
+                first += stats.gave_way_first;
+                nest += stats.gave_way_nest;
+            }
+        }
+        (first, nest)
+    });
+    assert!(first > 0 && nest > 0, "{first} bridges gave way to a first loop, {nest} to one to be recorded again");
 }
 
 /// Brainfuck whose loops are longer than a trace (docs/architecture.md,

@@ -435,6 +435,15 @@ impl Worker {
         self.passed.contains_key(key)
     }
 
+    /// Whether the recording of a hot spot's code being optimized, or done
+    /// and not yet taken, passed hot spot `key`: code that stands in for
+    /// a loop at `key` once installed (that loop, rotated), which a
+    /// bridge that passed `key` is not.
+    pub fn loop_passed(&self, key: &Key) -> bool {
+        let mut jobs = self.pending.iter().chain(self.ready_keys.values().map(|(p, _)| p));
+        jobs.any(|p| matches!(p.then, Then::Key(_)) && p.passed.contains(key))
+    }
+
     /// Whether exit `exit`'s bridge is being optimized.
     pub fn has_exit(&self, exit: ExitId) -> bool {
         self.exits.contains(&exit)
@@ -800,8 +809,8 @@ mod tests {
 
     use super::*;
     use crate::jit::optimizing::{Pins, Source};
-    use crate::jit::recording::BridgeDone;
-    use crate::jit::Passed;
+    use crate::jit::recording::{BridgeDone, KeyDone};
+    use crate::jit::{Kind, Passed};
     use crate::record::{record, Heap, Recorded};
     use crate::to_ir::{End, Start};
     use crate::trace::{Check, TraceOp};
@@ -835,6 +844,53 @@ done:
             passed: Passed::default(),
             jumps_to: None,
         })
+    }
+
+    /// The loop of hot spot `k`, as a job's result becomes.
+    fn hot_spot(k: Key) -> Then {
+        Then::Key(KeyDone {
+            key: k,
+            kind: Kind::Loop,
+            g: 0,
+            label: Symbol::intern("head"),
+            params: Vec::new(),
+            unbound: Vec::new(),
+            pins: Vec::new(),
+            into: None,
+            passed_keys: true,
+            passed: Passed::default(),
+            into_inner: false,
+            at_once: false,
+        })
+    }
+
+    /// Only a hot spot's loop on the worker stands in for a loop at the
+    /// hot spots its recording passed (the same loop, rotated), pending
+    /// and done alike; a bridge that passed one holds it back from being
+    /// recorded at its own threshold, but is not the loop there that a
+    /// hot spot inside it finds on its way.
+    #[test]
+    fn a_loop_on_the_worker_is_on_its_way_where_it_passed_and_a_bridge_is_not() {
+        let p = flowc_lang::syntax::parse("test", PROGRAM).expect("it parses");
+        let head = Symbol::intern("head");
+        let (trace, shared) = fixture(&p, None);
+        std::thread::scope(|scope| {
+            let mut w = Worker::spawn(scope, shared.clone());
+            assert!(w.submit(job(trace.clone()), |_| None, pending(bridge(3, head), vec![key(1)])).is_ok());
+            assert!(w.submit(job(trace.clone()), |_| None, pending(hot_spot(key(5)), vec![key(2)])).is_ok());
+            assert!(w.passed(&key(1)) && !w.loop_passed(&key(1)));
+            assert!(w.passed(&key(2)) && w.loop_passed(&key(2)));
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while w.ready_keys.is_empty() || w.ready_exits.is_empty() {
+                assert!(Instant::now() < deadline, "the worker did not finish two three-operation jobs");
+                w.collect();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            // Done, not taken: the loop still stands in.
+            assert!(!w.loop_passed(&key(1)) && w.loop_passed(&key(2)));
+            assert!(w.take_key(&key(5)).is_some());
+            assert!(!w.loop_passed(&key(2)));
+        });
     }
 
     /// `PROGRAM`'s loop, recorded, and what the worker needs to optimize

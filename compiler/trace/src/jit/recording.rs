@@ -36,6 +36,20 @@ enum Inner {
     Refused,
 }
 
+/// What bridges unlinked from their exits give way to
+/// ([`Jit::unlink_bridges`]).
+#[derive(Clone, Copy)]
+enum GiveWay {
+    /// A loop recorded again, replacing the one they went round.
+    Again,
+    /// A hot spot's first loop, one that does an inner loop at once,
+    /// whose head they went through.
+    First,
+    /// A loop they jump into, to be recorded again round an inner loop
+    /// done at once.
+    Nest,
+}
+
 /// Why a loop is recorded again ([`Jit::replace_loop`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Again {
@@ -376,6 +390,7 @@ impl<'p> Jit<'p> {
             self.log(format_args!("{what}: no loop closed, nothing compiled"));
             return Ok(Next::Interpret(block));
         }
+        let at_once = does_at_once(&trace);
         let (job, kind) = match target {
             None if segment => {
                 // The loop's first segment: straight code from the hot spot
@@ -426,6 +441,7 @@ impl<'p> Jit<'p> {
             passed_keys,
             passed: passed_list,
             into_inner,
+            at_once,
         };
         // Go on in the code the entry trace reached, or in the new loop
         // once compiled here (a loop optimized in the background is
@@ -467,11 +483,17 @@ impl<'p> Jit<'p> {
         self.keys.get(key).is_some_and(|kc| kc.ignored || !kc.variants.is_empty())
     }
 
-    /// Whether the loop at hot spot `key`, a loop's head, is on its way
-    /// ([`Jit::at_key`]'s conditions for not recording it): on the worker,
-    /// on the path of code there, or waiting for its inner loop's code.
+    /// Whether the loop at hot spot `key`, a loop's head, is on its way:
+    /// on the worker, on the path of a loop there (rotated), or waiting
+    /// for its inner loop's code. Not where only a bridge there passed
+    /// it: installed, that bridge goes round the loop at every crossing,
+    /// bypassing its head, which the interpreter then never arrives at
+    /// (the tutorial BF `digits 200`: its divmod loop never got code, its
+    /// copy loops ran round by round, 160-180 ms against 70-80, in the
+    /// runs where the worker's timing had such a bridge on its way when
+    /// a hot spot inside that loop found its head).
     fn on_its_way(&self, worker: Option<&super::background::Worker>, key: &Key) -> bool {
-        worker.is_some_and(|w| w.has_key(key) || w.passed(key))
+        worker.is_some_and(|w| w.has_key(key) || w.loop_passed(key))
             || self.outer_waiting.values().any(|outers| outers.contains(key))
     }
 
@@ -751,6 +773,7 @@ impl<'p> Jit<'p> {
         let live: Vec<Symbol> = params.iter().chain(&unbound).copied().collect();
         let end: Vec<(Symbol, Value)> = end.iter().map(|(k, v)| (*k, v.clone())).collect();
         let args = speculating.then_some(Seen { start: &args, end: &end });
+        let at_once = does_at_once(&looped);
         let job = self.loop_job(run, name, looped, &start, &params, &live, args, function);
         self.stats.inner_first += 1;
         let done = KeyDone {
@@ -765,6 +788,7 @@ impl<'p> Jit<'p> {
             passed_keys: false,
             passed: Passed::of(&inside),
             into_inner: false,
+            at_once,
         };
         let job = Job::Loop(Box::new(job));
         let Err(job) = self.submit(machine, run, job, what.clone(), inside, || Then::Key(done.clone())) else {
@@ -850,16 +874,16 @@ impl<'p> Jit<'p> {
                     }
                 }
             }
-            self.give_way(machine, key, old);
+            self.give_way(machine, key, Some(old));
         }
         if let Some(p) = machine.profiler_mut() {
             p.set(key, KeyState::Enter);
         }
     }
 
-    /// `key`'s loop, just made, replaces `old` (recorded again: see
-    /// [`Again`]): the code that would go on bypassing it gives way.
-    /// Entry traces into `old` stop being their hot spots' code, which
+    /// `key`'s loop, just made, is its first or replaces `old` (recorded
+    /// again: see [`Again`]): the code that would go on bypassing it gives
+    /// way. Entry traces into `old` stop being their hot spots' code, which
     /// count again and are recorded again. Bridges that went through
     /// `key` when it had no code (unrolling a round of its loop), or jump
     /// into `old` (into its body, where their state fits it: its slot,
@@ -875,14 +899,18 @@ impl<'p> Jit<'p> {
     /// Without this, the loops of a nest that got code first kept running
     /// round by round, linked by bridges recorded before the loop around
     /// them had code: `digits 200` kept its slow mode after its outer
-    /// loop was recorded again to do them at once.
-    fn give_way(&mut self, machine: &mut Machine, key: &Key, old: TraceId) {
+    /// loop was recorded again to do them at once — and, where the outer
+    /// loop's first code came only after bridges had linked up the way
+    /// round it (the worker's timing decides which), that loop ran only
+    /// where the interpreter entered it, and the copy loops inside round
+    /// by round everywhere else (116-280 ms against 75-85).
+    fn give_way(&mut self, machine: &mut Machine, key: &Key, old: Option<TraceId>) {
         let print = Passed::print(key);
         let entries: Vec<TraceId> = (0..self.codes.len())
             .map(|t| TraceId(t as u32))
             .filter(|t| {
                 let c = &self.codes[t.0 as usize];
-                matches!(c.kind, Kind::Entry) && c.into == Some(old)
+                matches!(c.kind, Kind::Entry) && old.is_some() && c.into == old
             })
             .collect();
         // (Not the dispatch tier's bridges, which go back into the tier
@@ -890,15 +918,46 @@ impl<'p> Jit<'p> {
         // spots.)
         let bypass = |c: &Code| {
             c.passed.has(print) && self.tier_end(c.root, c.graph).is_none()
-                || c.jumps_to.is_some_and(|j| j == old || entries.contains(&j))
+                || c.jumps_to.is_some_and(|j| Some(j) == old || entries.contains(&j))
         };
-        let bridges: Vec<(TraceId, ExitId)> = (0..self.codes.len())
+        let bridges = self.linked_bridges(bypass);
+        self.unlink_bridges(bridges, if old.is_some() { GiveWay::Again } else { GiveWay::First });
+        for t in entries {
+            let Some(k) = self.key_of(t) else { continue };
+            if let Some(kc) = self.keys.get_mut(&k) {
+                kc.variants.retain(|&c| c != t);
+                if kc.variants.is_empty() {
+                    if let Some(p) = machine.profiler_mut() {
+                        p.set(&k, KeyState::Counting);
+                    }
+                }
+            }
+            self.unlink_position(machine, &k);
+            self.stats.gave_way += 1;
+            if self.log.is_some() {
+                let name = self.codes[t.0 as usize].function.name;
+                self.log(format_args!("{name} gives way to the loop recorded again"));
+            }
+        }
+    }
+
+    /// The bridges linked to their exits that `pick` holds, with those
+    /// exits; none where bridges are grafted into trees, which hold their
+    /// code ([`Jit::give_way`]).
+    fn linked_bridges(&self, pick: impl Fn(&Code) -> bool) -> Vec<(TraceId, ExitId)> {
+        (0..self.codes.len())
             .filter_map(|t| {
                 let c = &self.codes[t];
                 let e = c.linked_from?;
-                (!self.options.trees && matches!(c.kind, Kind::Bridge) && bypass(c)).then_some((TraceId(t as u32), e))
+                (!self.options.trees && matches!(c.kind, Kind::Bridge) && pick(c)).then_some((TraceId(t as u32), e))
             })
-            .collect();
+            .collect()
+    }
+
+    /// Unlinks `bridges` from their exits ([`Jit::give_way`]), which
+    /// record their bridges again at their next failure, and counts and
+    /// logs them as giving way to `to`.
+    fn unlink_bridges(&mut self, bridges: Vec<(TraceId, ExitId)>, to: GiveWay) {
         for (b, e) in bridges {
             if self.exits.get(e.0 as usize).and_then(Option::as_ref).and_then(|s| s.bridge) != Some(b) {
                 continue;
@@ -918,27 +977,15 @@ impl<'p> Jit<'p> {
                 let r = &mut self.codes[root.0 as usize];
                 r.bridges = r.bridges.saturating_sub(1);
             }
-            self.stats.gave_way += 1;
+            let (count, which) = match to {
+                GiveWay::Again => (&mut self.stats.gave_way, "the loop recorded again"),
+                GiveWay::First => (&mut self.stats.gave_way_first, "the loop it went through"),
+                GiveWay::Nest => (&mut self.stats.gave_way_nest, "the loop to be recorded again"),
+            };
+            *count += 1;
             if self.log.is_some() {
                 let name = self.codes[b.0 as usize].function.name;
-                self.log(format_args!("{name} gives way to the loop recorded again"));
-            }
-        }
-        for t in entries {
-            let Some(k) = self.key_of(t) else { continue };
-            if let Some(kc) = self.keys.get_mut(&k) {
-                kc.variants.retain(|&c| c != t);
-                if kc.variants.is_empty() {
-                    if let Some(p) = machine.profiler_mut() {
-                        p.set(&k, KeyState::Counting);
-                    }
-                }
-            }
-            self.unlink_position(machine, &k);
-            self.stats.gave_way += 1;
-            if self.log.is_some() {
-                let name = self.codes[t.0 as usize].function.name;
-                self.log(format_args!("{name} gives way to the loop recorded again"));
+                self.log(format_args!("{name} gives way to {which}"));
             }
         }
     }
@@ -1241,6 +1288,17 @@ impl<'p> Jit<'p> {
             }
             return Ok(Next::Interpret(block));
         }
+        if let Some(key) = start_key.as_ref().filter(|k| self.nest_waits(k)) {
+            // At the head of a loop to be recorded again round an inner
+            // loop done at once: recorded from here, the exit's state
+            // (else, the interpreter goes on, and arrives there again).
+            let block = machine.replace_top(stack, &frames, texit.label)?;
+            let top = stack.last().expect("a frame");
+            if let Some(root) = self.nest_again(machine, run, key, top) {
+                return self.record_nest(machine, run, key, root, stack, block);
+            }
+            return Ok(Next::Interpret(block));
+        }
         self.log(format_args!("record bridge from exit {index} of {parent_name} (to {})", texit.label));
         if plain && start_key.is_none() {
             if let Some(key) = self.join_at(machine, run, base_graph, texit.label, &start_env) {
@@ -1306,6 +1364,11 @@ impl<'p> Jit<'p> {
             };
             if retrace && Some(&k) == start_key.as_ref() {
                 closes = true;
+                return Arrival::Stop;
+            }
+            // A loop to be recorded again: the bridge leaves to the
+            // interpreter at its head, where it is ([`Jit::mark_nest`]).
+            if this.nest_waits(&k) {
                 return Arrival::Stop;
             }
             // An entry trace into the bridge's own tree is the way back
@@ -1667,6 +1730,11 @@ pub(super) struct KeyDone {
     /// Whether the code an entry trace jumps into is the inner loop cut
     /// from its recording.
     pub into_inner: bool,
+    /// Whether its recording did an inner loop at once ([`crate::skip`]):
+    /// a loop's first code of this kind has the bridges that went through
+    /// its head give way ([`Jit::give_way`]), which run the inner loops
+    /// round by round.
+    pub at_once: bool,
 }
 
 impl KeyDone {
@@ -1678,6 +1746,12 @@ impl KeyDone {
         }
         self
     }
+}
+
+/// Whether recording `trace` did an inner loop at once ([`crate::skip`]:
+/// the loop's rounds but the last as one step, which counts them).
+fn does_at_once(trace: &crate::trace::Trace) -> bool {
+    trace.ops.iter().any(|op| matches!(op, crate::trace::TraceOp::Iterations(_)))
 }
 
 /// What a bridge's code becomes once compiled: the bridge of `exit` (of
@@ -1708,12 +1782,23 @@ impl Jit<'_> {
         compiled: Option<(TraceId, Duration)>,
         what: &str,
     ) -> Option<TraceId> {
-        let KeyDone { key, kind, g, label, params, unbound, pins, into, passed_keys, passed, into_inner } = done;
+        let KeyDone { key, kind, g, label, params, unbound, pins, into, passed_keys, passed, into_inner, at_once } =
+            done;
         let Some((code, time)) = compiled else {
             self.abort(machine, &key, what, "the code generator refused the trace");
             return None;
         };
+        // The key's first loop, not one recorded again to replace another
+        // (which gives way as it registers).
+        let first_loop = matches!(kind, Kind::Loop)
+            && self.keys.get(&key).is_none_or(|kc| {
+                kc.replaced.is_none()
+                    && !kc.variants.iter().any(|v| matches!(self.codes[v.0 as usize].kind, Kind::Loop))
+            });
         self.register(machine, &key, code, kind, g, label, params, unbound, time);
+        if first_loop && at_once {
+            self.give_way(machine, &key, None);
+        }
         let c = &mut self.codes[code.0 as usize];
         c.pins = pins;
         c.into = into;
@@ -1797,9 +1882,14 @@ impl Jit<'_> {
     }
 
     /// Marks loop `t`, hot spot `key`'s, to be recorded again round an
-    /// inner loop done at once ([`Jit::nest_again`]), and undoes the
-    /// dispatch tier's link to it so that the tier leaves to the driver
-    /// there.
+    /// inner loop done at once ([`Jit::nest_again`]), which happens where
+    /// the interpreter arrives at `key`. So that it does, the dispatch
+    /// tier's link to the loop is undone (the tier leaves to the driver
+    /// there), and so are the bridges that jump into it: recorded again,
+    /// they end at `key`, leaving to the interpreter ([`Jit::nest_waits`]).
+    /// (Entered only from code — an outer loop made of bridges that jump
+    /// into it — it was never recorded again: the tutorial BF `digits
+    /// 200` at threshold 70, 180 ms against 80.)
     fn mark_nest(&mut self, machine: &mut Machine, key: &Key, t: TraceId) {
         if self.log.is_some() {
             let name = self.codes[t.0 as usize].function.name;
@@ -1809,6 +1899,16 @@ impl Jit<'_> {
             kc.renest = Some(t);
         }
         self.unlink_position(machine, key);
+        let bridges = self.linked_bridges(|c| c.jumps_to == Some(t));
+        self.unlink_bridges(bridges, GiveWay::Nest);
+    }
+
+    /// Whether hot spot `key`'s loop is marked to be recorded again round
+    /// an inner loop done at once and tries are left ([`Jit::mark_nest`]):
+    /// bridges end at `key` rather than jump into that loop, and leave to
+    /// the interpreter there, whose arrival records it again.
+    pub(super) fn nest_waits(&self, key: &Key) -> bool {
+        self.keys.get(key).and_then(|kc| kc.renest).is_some_and(|t| self.may_record_again(key, t, Again::Nest))
     }
 
     /// The loop the interpreter is about to enter at hot spot `key` with

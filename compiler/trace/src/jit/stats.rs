@@ -245,6 +245,13 @@ pub struct Stats {
     /// again ([`super::Jit::give_way`]), and entry traces dropped from
     /// their hot spots for it.
     pub gave_way: usize,
+    /// Bridges unlinked from their exits to give way to the first loop of
+    /// a hot spot they went through, one that does an inner loop at once.
+    pub gave_way_first: usize,
+    /// Bridges unlinked from their exits because they jump into a loop
+    /// marked to be recorded again round an inner loop done at once
+    /// ([`super::Jit::mark_nest`]).
+    pub gave_way_nest: usize,
     /// Loops that skip to their last iteration where they are entered
     /// ([`crate::opt::fast_forward`]).
     pub fast_forwarded: usize,
@@ -406,8 +413,8 @@ impl std::fmt::Display for Stats {
         )?;
         writeln!(
             f,
-            "bridges:         {} ({} of them and entry traces gave way to a loop recorded again)",
-            self.bridges, self.gave_way
+            "bridges:         {} ({} of them and entry traces gave way to a loop recorded again, {} to a loop's first code that does an inner loop at once, {} to a loop to be recorded again round one)",
+            self.bridges, self.gave_way, self.gave_way_first, self.gave_way_nest
         )?;
         writeln!(f, "trees:           {} ({} bridges grafted)", self.trees, self.grafted)?;
         writeln!(f, "joins:           {} (labels whose exits share one trace)", self.joins)?;
