@@ -222,7 +222,7 @@ use flowc_ir::{
 };
 use flowc_lang::heap::lend::Loan;
 use flowc_lang::index::ProgramIndex;
-use flowc_lang::interp::resolve::{Graph, Slot};
+use flowc_lang::interp::resolve::{CTerm, Graph, Slot, Target};
 use flowc_lang::interp::{
     Config, Counts, Frame, Green, Key, KeyMap, KeyState, Liveness, Machine, Outcome, Profiler, Resolved, ResumeFrame,
     RuntimeError, Step, CALL,
@@ -1044,6 +1044,94 @@ impl Density {
     }
 }
 
+/// What a loop is judged by for whether it is too sparse to compile
+/// ([`Jit::too_sparse`]).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub(super) enum Round {
+    /// Nothing known of it: whether a loop of any length could pay.
+    Any,
+    /// Its recording's operations.
+    Recorded(usize),
+    /// The most operations a round of it can record ([`round_bound`]).
+    AtMost(usize),
+}
+
+impl Round {
+    fn ops(self) -> Option<usize> {
+        match self {
+            Round::Any => None,
+            Round::Recorded(ops) | Round::AtMost(ops) => Some(ops),
+        }
+    }
+}
+
+/// Blocks of a loop past which [`round_bound`] says nothing.
+const ROUND_BOUND_BLOCKS: usize = 32;
+
+/// The most operations a loop recording from block `head` of `graph` can
+/// record in a round, where the program bounds them: the blocks reachable
+/// from `head` without passing it again are at most
+/// [`ROUND_BOUND_BLOCKS`], form no cycle of their own (each is recorded at
+/// most once a round), call no function (whose operations a recording
+/// follows) and include no other watched label (a hot spot there could
+/// stop the recording, or have it run an inner loop at once); each records
+/// at most its statements and a guard or jump for its terminator. A main
+/// graph's and a function's loops alike; `None` for any other.
+///
+/// A loop whose hot spot is arrived at too sparsely for even that many
+/// operations to pay back is then not recorded at all: 2,000 functions
+/// each with a loop of 20 five-statement rounds, called 30 times in turn
+/// (`jit_short`'s many functions), recorded each loop once to find out
+/// (42 million instructions of a 750 million run), and compiled none.
+pub(super) fn round_bound(graph: &Graph, head: u32) -> Option<usize> {
+    // (Depth-first from `head`: 1 on the path, 2 done.)
+    let mut state = vec![0u8; graph.blocks.len()];
+    let mut ops = 0;
+    let mut seen = 0;
+    let mut stack: Vec<(u32, usize)> = vec![(head, 0)];
+    state[head as usize] = 1;
+    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
+        let block = graph.blocks.get(b as usize)?;
+        let succ: [Option<Target>; 2] = match &block.term {
+            CTerm::Jump(t) | CTerm::Promote { target: t, .. } => [Some(*t), None],
+            CTerm::If { then_t, else_t, .. } | CTerm::IfClass { then_t, else_t, .. } => [Some(*then_t), Some(*else_t)],
+            CTerm::Print(_) | CTerm::Return(_) | CTerm::Error(_) => [None, None],
+            CTerm::Call { .. } => return None,
+        };
+        if *next == 0 {
+            ops += block.stmts.len() + 1;
+            seen += 1;
+            if seen > ROUND_BOUND_BLOCKS {
+                return None;
+            }
+        }
+        match succ.get(*next).copied().flatten() {
+            Some(t) => {
+                *next += 1;
+                let s = t.block()?;
+                if s == head {
+                    continue;
+                }
+                let watched = graph.blocks.get(s as usize)?.watched;
+                match state[s as usize] {
+                    _ if watched => return None,
+                    0 => {
+                        state[s as usize] = 1;
+                        stack.push((s, 0));
+                    }
+                    1 => return None,
+                    _ => {}
+                }
+            }
+            None => {
+                state[b as usize] = 2;
+                stack.pop();
+            }
+        }
+    }
+    Some(ops)
+}
+
 /// The arrivals a hot spot arrived at `arrivals` times over the last
 /// `span` statements of a run of `elapsed` promises ([`promises_payback`]).
 fn future_arrivals(arrivals: u64, span: u64, elapsed: u64) -> u64 {
@@ -1808,8 +1896,20 @@ impl<'p> Jit<'p> {
         self.budget_open(machine);
         // A loop too sparse to compile last time is judged by the
         // operations it was recorded as then, not recorded again while it
-        // still is; any other, by whether a loop of any length could pay.
-        let ops = self.keys.get(key).and_then(|kc| kc.sparse_ops);
+        // still is; one whose rounds the program bounds, by that bound
+        // (`round_bound`: recording it would say no more than that it is
+        // too sparse, where even the bound is); any other, by whether a
+        // loop of any length could pay.
+        let ops = match self.keys.get(key).and_then(|kc| kc.sparse_ops) {
+            Some(ops) => Round::Recorded(ops),
+            // (A hot spot with greens — an interpreter's `pc` — is one of
+            // many its label's block stands for: a recording from it goes
+            // on through that block, for other greens.)
+            None if key.greens.is_empty() => {
+                round_bound(&run.resolved.graphs[key.graph as usize], key.block).map_or(Round::Any, Round::AtMost)
+            }
+            None => Round::Any,
+        };
         if self.too_sparse(machine, key, ops, || describe(key, run.resolved)) {
             self.resumed = Resumed::Sparse;
             return Ok(Next::Interpret(block));
@@ -2341,13 +2441,7 @@ impl<'p> Jit<'p> {
     /// could pay, nothing is recorded, nor an entry trace from there: rle
     /// BF bottles 10 compiled 2 entry traces, 2 bridges and 3 more loops
     /// that saved nothing, from hot spots arrived at once per verse.)
-    fn too_sparse(
-        &mut self,
-        machine: &mut Machine,
-        key: &Key,
-        ops: Option<usize>,
-        what: impl FnOnce() -> String,
-    ) -> bool {
+    fn too_sparse(&mut self, machine: &mut Machine, key: &Key, ops: Round, what: impl FnOnce() -> String) -> bool {
         let density = self.density(machine, key);
         self.too_sparse_with(machine, key, density, ops, what)
     }
@@ -2359,27 +2453,30 @@ impl<'p> Jit<'p> {
         machine: &mut Machine,
         key: &Key,
         density: Option<Density>,
-        ops: Option<usize>,
+        ops: Round,
         what: impl FnOnce() -> String,
     ) -> bool {
         let Some(density) = density else { return false };
-        if density.promises_at(ops) {
+        if density.promises_at(ops.ops()) {
             return false;
         }
         self.stats.sparse += 1;
         if self.log.is_some() {
             let (what, arrivals, span) = (what(), density.arrivals, density.span);
             match ops {
-                Some(ops) => self.log(format_args!(
+                Round::Recorded(ops) => self.log(format_args!(
                     "not compiled: {what}, {ops} operations, {arrivals} arrivals in {span} statements"
                 )),
-                None => self.log(format_args!("not recorded: {what}, {arrivals} arrivals in {span} statements")),
+                Round::AtMost(ops) => self.log(format_args!(
+                    "not recorded: {what}, at most {ops} operations a round, {arrivals} arrivals in {span} statements"
+                )),
+                Round::Any => self.log(format_args!("not recorded: {what}, {arrivals} arrivals in {span} statements")),
             }
         }
         if let Some(p) = machine.profiler_mut() {
             p.defer(key);
         }
-        if let Some(ops) = ops {
+        if let Some(ops) = ops.ops() {
             self.keys.entry(key.clone()).or_default().sparse_ops = Some(ops);
         }
         true
@@ -2720,5 +2817,59 @@ mod tests {
         assert!(pieces > 0);
         assert!(within_budget(ops, pieces, work, allowance));
         assert!(!within_budget(ops, pieces + 1, work, allowance));
+    }
+    /// The bound of a round of `head`'s loop in graph `graph` (`None`: the
+    /// main one) of program `text`, with the labels `watched` watched.
+    fn bound_of(text: &str, graph: Option<&str>, head: &str, watched: &[&str]) -> Option<usize> {
+        let p = flowc_lang::syntax::parse("test", text).expect("it parses");
+        let mut resolved = flowc_lang::interp::resolve::Resolved::new(&p, &[]);
+        let g = resolved.graph_of(graph.map(Symbol::intern)).expect("the graph") as usize;
+        let graph = &mut resolved.graphs[g];
+        let blocks: Vec<u32> = watched.iter().map(|l| graph.labels[&Symbol::intern(l)]).collect();
+        graph.watch(&blocks);
+        round_bound(graph, graph.labels[&Symbol::intern(head)])
+    }
+
+    /// A loop whose blocks the program bounds: each block's statements and
+    /// terminator once, both arms of a branch and the way out included;
+    /// none where the round calls a function, goes round a loop of its
+    /// own, or passes another watched label.
+    #[test]
+    fn the_program_bounds_a_round_of_a_loop_without_calls_or_loops_inside() {
+        let text = "entry start(n = 5)
+function twice(x):
+    s:
+        y = x * 2
+        return y
+start:
+    i = n
+    s = 0
+    goto l
+l:
+    if i goto body else goto done
+body:
+    odd = i % 2
+    if odd goto one else goto other
+one:
+    s = s + i
+    goto next
+other:
+    s = s - 1
+    s = s * 3
+    goto next
+next:
+    i = i - 1
+    goto l
+done:
+    print_and_stop(s)
+";
+        // l 1, body 2, one 2, other 3, next 2, done 1.
+        assert_eq!(bound_of(text, None, "l", &["l"]), Some(11));
+        let called = text.replace("    s = s - 1\n", "    s = call twice(s) then more\nmore:\n");
+        assert_eq!(bound_of(&called, None, "l", &["l"]), None);
+        // `next` watched: a hot spot inside the round.
+        assert_eq!(bound_of(text, None, "l", &["l", "next"]), None);
+        let nested = text.replace("    i = i - 1\n    goto l", "    i = i - 1\n    if odd goto body else goto l");
+        assert_eq!(bound_of(&nested, None, "l", &["l"]), None);
     }
 }

@@ -272,7 +272,7 @@ impl<'p> Jit<'p> {
         // The hot spot the loop is judged by, and its density.
         let (judge, density) = self.judged(machine, key, anchor.as_ref());
         if let (Some(h), Some(a)) = (rehead, anchor.as_ref()) {
-            if self.too_sparse_with(machine, &judge, density, None, || what.clone()) {
+            if self.too_sparse_with(machine, &judge, density, Round::Any, || what.clone()) {
                 return Ok(Next::Interpret(block));
             }
             if busy {
@@ -305,7 +305,7 @@ impl<'p> Jit<'p> {
         // (Recording leaves the profiler's counts and clock as they were.)
         if inner.is_none()
             && target.is_none()
-            && self.too_sparse_with(machine, &judge, density, Some(trace.ops.len()), || what.clone())
+            && self.too_sparse_with(machine, &judge, density, Round::Recorded(trace.ops.len()), || what.clone())
         {
             return Ok(Next::Interpret(block));
         }
