@@ -435,13 +435,13 @@ impl Worker {
         self.passed.contains_key(key)
     }
 
-    /// Whether the recording of a hot spot's code being optimized, or done
+    /// Whether the recording of a hot spot's loop being optimized, or done
     /// and not yet taken, passed hot spot `key`: code that stands in for
     /// a loop at `key` once installed (that loop, rotated), which a
-    /// bridge that passed `key` is not.
+    /// bridge or an entry trace that passed `key` is not.
     pub fn loop_passed(&self, key: &Key) -> bool {
         let mut jobs = self.pending.iter().chain(self.ready_keys.values().map(|(p, _)| p));
-        jobs.any(|p| matches!(p.then, Then::Key(_)) && p.passed.contains(key))
+        jobs.any(|p| matches!(&p.then, Then::Key(k) if matches!(k.kind, super::Kind::Loop)) && p.passed.contains(key))
     }
 
     /// Whether exit `exit`'s bridge is being optimized.
@@ -846,11 +846,11 @@ done:
         })
     }
 
-    /// The loop of hot spot `k`, as a job's result becomes.
-    fn hot_spot(k: Key) -> Then {
+    /// Code of `kind` of hot spot `k`, as a job's result becomes.
+    fn hot_spot(k: Key, kind: Kind) -> Then {
         Then::Key(KeyDone {
             key: k,
-            kind: Kind::Loop,
+            kind,
             g: 0,
             label: Symbol::intern("head"),
             params: Vec::new(),
@@ -866,9 +866,9 @@ done:
 
     /// Only a hot spot's loop on the worker stands in for a loop at the
     /// hot spots its recording passed (the same loop, rotated), pending
-    /// and done alike; a bridge that passed one holds it back from being
-    /// recorded at its own threshold, but is not the loop there that a
-    /// hot spot inside it finds on its way.
+    /// and done alike; a bridge or an entry trace that passed one holds it
+    /// back from being recorded at its own threshold, but is not the loop
+    /// there that a hot spot inside it finds on its way.
     #[test]
     fn a_loop_on_the_worker_is_on_its_way_where_it_passed_and_a_bridge_is_not() {
         let p = flowc_lang::syntax::parse("test", PROGRAM).expect("it parses");
@@ -877,12 +877,17 @@ done:
         std::thread::scope(|scope| {
             let mut w = Worker::spawn(scope, shared.clone());
             assert!(w.submit(job(trace.clone()), |_| None, pending(bridge(3, head), vec![key(1)])).is_ok());
-            assert!(w.submit(job(trace.clone()), |_| None, pending(hot_spot(key(5)), vec![key(2)])).is_ok());
+            assert!(w
+                .submit(job(trace.clone()), |_| None, pending(hot_spot(key(5), Kind::Loop), vec![key(2)]))
+                .is_ok());
+            let entry = pending(hot_spot(key(6), Kind::Entry), vec![key(8)]);
+            assert!(w.submit(job(trace.clone()), |_| None, entry).is_ok());
             assert!(w.passed(&key(1)) && !w.loop_passed(&key(1)));
             assert!(w.passed(&key(2)) && w.loop_passed(&key(2)));
+            assert!(w.passed(&key(8)) && !w.loop_passed(&key(8)));
             let deadline = Instant::now() + Duration::from_secs(60);
-            while w.ready_keys.is_empty() || w.ready_exits.is_empty() {
-                assert!(Instant::now() < deadline, "the worker did not finish two three-operation jobs");
+            while w.ready_keys.len() < 2 || w.ready_exits.is_empty() {
+                assert!(Instant::now() < deadline, "the worker did not finish three three-operation jobs");
                 w.collect();
                 std::thread::sleep(Duration::from_millis(1));
             }

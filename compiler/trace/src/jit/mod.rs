@@ -615,10 +615,11 @@ struct KeyCode {
     /// Its loop traces assume nothing (a speculating one was refused).
     generic: bool,
     ignored: bool,
-    /// The operations of its loop, recorded and not compiled because the
-    /// key was arrived at too sparsely ([`Jit::too_sparse`]): when the key is
-    /// hot again, the loop is judged by them before it is recorded again.
-    sparse_ops: Option<usize>,
+    /// The operations of its loop, recorded (or bounded by the program:
+    /// [`round_bound`]) and not compiled because the key was arrived at
+    /// too sparsely ([`Jit::too_sparse`]): when the key is hot again, the
+    /// loop is judged by them before it is recorded again.
+    sparse_ops: Option<Round>,
     /// Times its loop trace left its loop at once and it was recorded
     /// again from inside ([`Jit::left_its_loop`]), at most
     /// `RECORD_INSIDE`.
@@ -1073,17 +1074,18 @@ const ROUND_BOUND_BLOCKS: usize = 32;
 /// from `head` without passing it again are at most
 /// [`ROUND_BOUND_BLOCKS`], form no cycle of their own (each is recorded at
 /// most once a round), call no function (whose operations a recording
-/// follows) and include no other watched label (a hot spot there could
-/// stop the recording, or have it run an inner loop at once); each records
-/// at most its statements and a guard or jump for its terminator. A main
-/// graph's and a function's loops alike; `None` for any other.
+/// follows) and include no other label `watched` says the profiler
+/// watches (a hot spot there, a join's included, could stop the recording
+/// or have it run an inner loop at once); each records at most its
+/// statements and a guard or jump for its terminator. A main graph's and
+/// a function's loops alike; `None` for any other.
 ///
 /// A loop whose hot spot is arrived at too sparsely for even that many
 /// operations to pay back is then not recorded at all: 2,000 functions
 /// each with a loop of 20 five-statement rounds, called 30 times in turn
 /// (`jit_short`'s many functions), recorded each loop once to find out
 /// (42 million instructions of a 750 million run), and compiled none.
-pub(super) fn round_bound(graph: &Graph, head: u32) -> Option<usize> {
+pub(super) fn round_bound(graph: &Graph, head: u32, watched: impl Fn(u32) -> bool) -> Option<usize> {
     // (Depth-first from `head`: 1 on the path, 2 done.)
     let mut state = vec![0u8; graph.blocks.len()];
     let mut ops = 0;
@@ -1112,9 +1114,9 @@ pub(super) fn round_bound(graph: &Graph, head: u32) -> Option<usize> {
                 if s == head {
                     continue;
                 }
-                let watched = graph.blocks.get(s as usize)?.watched;
+                graph.blocks.get(s as usize)?;
                 match state[s as usize] {
-                    _ if watched => return None,
+                    _ if watched(s) => return None,
                     0 => {
                         state[s as usize] = 1;
                         stack.push((s, 0));
@@ -1895,18 +1897,21 @@ impl<'p> Jit<'p> {
         }
         self.budget_open(machine);
         // A loop too sparse to compile last time is judged by the
-        // operations it was recorded as then, not recorded again while it
-        // still is; one whose rounds the program bounds, by that bound
-        // (`round_bound`: recording it would say no more than that it is
-        // too sparse, where even the bound is); any other, by whether a
-        // loop of any length could pay.
+        // operations it was recorded as (or bounded by) then, not recorded
+        // again while it still is; one whose rounds the program bounds, by
+        // that bound (`round_bound`: recording it would say no more than
+        // that it is too sparse, where even the bound is); any other, by
+        // whether a loop of any length could pay.
         let ops = match self.keys.get(key).and_then(|kc| kc.sparse_ops) {
-            Some(ops) => Round::Recorded(ops),
+            Some(ops) => ops,
             // (A hot spot with greens — an interpreter's `pc` — is one of
             // many its label's block stands for: a recording from it goes
             // on through that block, for other greens.)
             None if key.greens.is_empty() => {
-                round_bound(&run.resolved.graphs[key.graph as usize], key.block).map_or(Round::Any, Round::AtMost)
+                let graph = &run.resolved.graphs[key.graph as usize];
+                let profiler = machine.profiler().expect("the JIT runs with a profiler");
+                let watched = |b: u32| profiler.watches(key.graph, b);
+                round_bound(graph, key.block, watched).map_or(Round::Any, Round::AtMost)
             }
             None => Round::Any,
         };
@@ -2476,7 +2481,7 @@ impl<'p> Jit<'p> {
         if let Some(p) = machine.profiler_mut() {
             p.defer(key);
         }
-        if let Some(ops) = ops.ops() {
+        if ops != Round::Any {
             self.keys.entry(key.clone()).or_default().sparse_ops = Some(ops);
         }
         true
@@ -2818,16 +2823,16 @@ mod tests {
         assert!(within_budget(ops, pieces, work, allowance));
         assert!(!within_budget(ops, pieces + 1, work, allowance));
     }
+
     /// The bound of a round of `head`'s loop in graph `graph` (`None`: the
     /// main one) of program `text`, with the labels `watched` watched.
     fn bound_of(text: &str, graph: Option<&str>, head: &str, watched: &[&str]) -> Option<usize> {
         let p = flowc_lang::syntax::parse("test", text).expect("it parses");
-        let mut resolved = flowc_lang::interp::resolve::Resolved::new(&p, &[]);
+        let resolved = flowc_lang::interp::resolve::Resolved::new(&p, &[]);
         let g = resolved.graph_of(graph.map(Symbol::intern)).expect("the graph") as usize;
-        let graph = &mut resolved.graphs[g];
+        let graph = &resolved.graphs[g];
         let blocks: Vec<u32> = watched.iter().map(|l| graph.labels[&Symbol::intern(l)]).collect();
-        graph.watch(&blocks);
-        round_bound(graph, graph.labels[&Symbol::intern(head)])
+        round_bound(graph, graph.labels[&Symbol::intern(head)], |b| blocks.contains(&b))
     }
 
     /// A loop whose blocks the program bounds: each block's statements and
@@ -2871,5 +2876,27 @@ done:
         assert_eq!(bound_of(text, None, "l", &["l", "next"]), None);
         let nested = text.replace("    i = i - 1\n    goto l", "    i = i - 1\n    if odd goto body else goto l");
         assert_eq!(bound_of(&nested, None, "l", &["l"]), None);
+        // A function's loop: l 1, body 4, done 1.
+        let function = "entry start(n = 5)
+function f(x):
+    s:
+        i = 20
+        acc = x
+        goto l
+    l:
+        if i goto body else goto done
+    body:
+        acc = acc * 3
+        acc = acc % 1000003
+        i = i - 1
+        goto l
+    done:
+        return acc
+start:
+    r = call f(n) then end
+end:
+    print_and_stop(r)
+";
+        assert_eq!(bound_of(function, Some("f"), "l", &["l"]), Some(6));
     }
 }

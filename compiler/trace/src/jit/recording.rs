@@ -1288,7 +1288,7 @@ impl<'p> Jit<'p> {
             }
             return Ok(Next::Interpret(block));
         }
-        if let Some(key) = start_key.as_ref().filter(|k| self.nest_waits(k)) {
+        if let Some(key) = start_key.as_ref().filter(|k| self.nest_waits(k, &start_env)) {
             // At the head of a loop to be recorded again round an inner
             // loop done at once: recorded from here, the exit's state
             // (else, the interpreter goes on, and arrives there again).
@@ -1368,7 +1368,7 @@ impl<'p> Jit<'p> {
             }
             // A loop to be recorded again: the bridge leaves to the
             // interpreter at its head, where it is ([`Jit::mark_nest`]).
-            if this.nest_waits(&k) {
+            if this.nest_waits(&k, env) {
                 return Arrival::Stop;
             }
             // An entry trace into the bridge's own tree is the way back
@@ -1899,16 +1899,26 @@ impl Jit<'_> {
             kc.renest = Some(t);
         }
         self.unlink_position(machine, key);
-        let bridges = self.linked_bridges(|c| c.jumps_to == Some(t));
-        self.unlink_bridges(bridges, GiveWay::Nest);
+        // (Not a loop being recorded again for another reason, whose old
+        // loop is not the key's code for now: if no loop comes of that,
+        // it is back, and marked so.)
+        if self.keys.get(key).is_some_and(|kc| kc.variants.contains(&t)) {
+            let bridges = self.linked_bridges(|c| c.jumps_to == Some(t));
+            self.unlink_bridges(bridges, GiveWay::Nest);
+        }
     }
 
     /// Whether hot spot `key`'s loop is marked to be recorded again round
-    /// an inner loop done at once and tries are left ([`Jit::mark_nest`]):
-    /// bridges end at `key` rather than jump into that loop, and leave to
-    /// the interpreter there, whose arrival records it again.
-    pub(super) fn nest_waits(&self, key: &Key) -> bool {
-        self.keys.get(key).and_then(|kc| kc.renest).is_some_and(|t| self.may_record_again(key, t, Again::Nest))
+    /// an inner loop done at once, tries are left and environment `env`
+    /// fits it ([`Jit::mark_nest`]): a bridge arriving at `key` so ends
+    /// there rather than jump into that loop, and leaves to the
+    /// interpreter, whose arrival records it again. (A state that fits
+    /// another of the key's variants, or none, goes on as before.)
+    pub(super) fn nest_waits(&self, key: &Key, env: &Env) -> bool {
+        self.keys
+            .get(key)
+            .and_then(|kc| kc.renest)
+            .is_some_and(|t| self.may_record_again(key, t, Again::Nest) && self.admits_env(t, env))
     }
 
     /// The loop the interpreter is about to enter at hot spot `key` with
