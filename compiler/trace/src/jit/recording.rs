@@ -881,9 +881,10 @@ impl<'p> Jit<'p> {
         }
     }
 
-    /// `key`'s loop, just made, is its first or replaces `old` (recorded
-    /// again: see [`Again`]): the code that would go on bypassing it gives
-    /// way. Entry traces into `old` stop being their hot spots' code, which
+    /// `key`'s loop, just made, replaces `old` (recorded again: see
+    /// [`Again`]) or, `None`, is the key's first and does an inner loop at
+    /// once ([`Jit::key_compiled`]): the code that would go on bypassing
+    /// it gives way. Entry traces into `old` stop being their hot spots' code, which
     /// count again and are recorded again. Bridges that went through
     /// `key` when it had no code (unrolling a round of its loop), or jump
     /// into `old` (into its body, where their state fits it: its slot,
