@@ -651,6 +651,13 @@ impl<'p> Jit<'p> {
                 }
                 if kc.renest == Some(root) {
                     self.unlink_position(machine, key);
+                    // (Marked while it was not the key's code: the bridges
+                    // jumping into it give way now, as `mark_nest` has
+                    // them do.)
+                    if why != Again::Nest {
+                        let bridges = self.linked_bridges(|c| c.jumps_to == Some(root));
+                        self.unlink_bridges(bridges, GiveWay::Nest);
+                    }
                 }
             }
         }
@@ -1902,7 +1909,7 @@ impl Jit<'_> {
         self.unlink_position(machine, key);
         // (Not a loop being recorded again for another reason, whose old
         // loop is not the key's code for now: if no loop comes of that,
-        // it is back, and marked so.)
+        // it is back, and its bridges give way then: `record_again`.)
         if self.keys.get(key).is_some_and(|kc| kc.variants.contains(&t)) {
             let bridges = self.linked_bridges(|c| c.jumps_to == Some(t));
             self.unlink_bridges(bridges, GiveWay::Nest);
