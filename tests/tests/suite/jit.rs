@@ -97,7 +97,7 @@ fn jit_matches_reference_on_the_corpus() {
             // A cache of three pieces, flushed whenever the interpreter
             // did more than its code since it was found full.
             for trees in [false, true] {
-                let tiny = Options { max_traces: 3, full_window: 1, ..eager(2, trees) };
+                let tiny = Options { max_traces: 3, small_pieces_room: 1, full_window: 1, ..eager(2, trees) };
                 let (got, stats) = engines::jit_run(p, label, env, &engines::config(), tiny);
                 assert_eq!(engines::outcome(got), case.expected, "{} with a cache of three pieces", case.name);
                 compared += 1;
@@ -954,6 +954,7 @@ fn a_full_cache_is_flushed_under_every_worker() {
         let (program, env, label) = on_tutorial(&text);
         let small = Options {
             max_traces: 12,
+            small_pieces_room: 1,
             full_window: 20_000,
             compile_allowance: None,
             inspect: Some(check),
@@ -1003,7 +1004,13 @@ fn objects_cross_to_the_worker_lent_and_live_while_it_has_them() {
         let late = Some(std::time::Duration::from_millis(2));
         // Without the dispatch tier: it runs the positions whose jobs would
         // be in flight at a flush.
-        let small = Options { max_traces: 12, full_window: 20_000, dispatch_tier: false, ..Options::default() };
+        let small = Options {
+            max_traces: 12,
+            small_pieces_room: 1,
+            full_window: 20_000,
+            dispatch_tier: false,
+            ..Options::default()
+        };
         flowc_lang::heap::with(|h| h.set_stress(true));
         let mut runs = Vec::new();
         for (worker_delay, cache) in [(None, Options::default()), (late, small)] {

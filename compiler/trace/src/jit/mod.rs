@@ -129,7 +129,10 @@
 //! bounded, in pieces (with what the JIT keeps of each, 2,000 hold a
 //! long run of public BF hanoi.b to some 56 MB; a job the worker has not
 //! handed back counts as the two pieces it may become, until a full
-//! cache drops those done and not taken: [`Jit::cache_full`]). Once the
+//! cache drops those done and not taken: [`Jit::cache_full`]). Pieces
+//! smaller than common — little machine code, few exits each — get twice
+//! the room, until their code or exits reach what `max_traces` pieces of
+//! common size have ([`small_pieces_full`]). Once the
 //! cache is full, a hot spot that would make one more is deferred, like one
 //! over the budget, and an exit gets no bridge until the next flush,
 //! while the code held does most of the work. Judged over windows of
@@ -266,8 +269,12 @@ pub struct Options {
     pub max_aborts: u32,
     /// Most pieces of code (traces and bridges) at once: the JIT drops
     /// them all when it would make one more and what they hold no longer
-    /// runs (see "A full cache").
+    /// runs (see "A full cache"). Pieces smaller than common hold up to
+    /// `small_pieces_room` times as many ([`small_pieces_full`]).
     pub max_traces: usize,
+    /// How many times `max_traces` small pieces the cache holds
+    /// ([`SMALL_PIECES_ROOM`]; 1: `max_traces` whatever their size).
+    pub small_pieces_room: usize,
     /// Statements the interpreter does, once the cache is found full,
     /// before the JIT judges whether the code it holds still runs
     /// ([`FULL_WINDOW`]).
@@ -380,6 +387,7 @@ impl Default for Options {
             max_bridges: 64,
             max_aborts: 3,
             max_traces: 2_000,
+            small_pieces_room: SMALL_PIECES_ROOM,
             full_window: FULL_WINDOW,
             max_variants: 4,
             max_values: 8,
@@ -1132,6 +1140,41 @@ pub(super) fn round_bound(graph: &Graph, head: u32, watched: impl Fn(u32) -> boo
         }
     }
     Some(ops)
+}
+
+/// Bytes of machine code a piece of code has on average where the cache
+/// holds pieces of common size ([`small_pieces_full`]): public BF
+/// hanoi.b's 1,500 pieces have 2.4 MB (and 3 MB of resume records).
+pub const PIECE_CODE_BYTES: usize = 2_048;
+
+/// Exits a piece of code has on average where the cache holds pieces of
+/// common size ([`small_pieces_full`]): hanoi.b's 1,500 pieces have
+/// 20,000, `statements 4`'s 2,000 some 15,000.
+pub const PIECE_EXITS: usize = 4;
+
+/// The most pieces a cache of small pieces holds, in `max_traces`
+/// ([`small_pieces_full`]).
+pub const SMALL_PIECES_ROOM: usize = 2;
+
+/// Whether a cache of `pieces` pieces (jobs on the worker counted as
+/// two), whose traces have `code` bytes of machine code and `exits`
+/// exits, is full at `max_traces` (`Options::max_traces`): at that many
+/// pieces if they are of common size — their code `max_traces` times
+/// [`PIECE_CODE_BYTES`] or more, or their exits `max_traces` times
+/// [`PIECE_EXITS`]; else, small pieces, once they reach either or are
+/// `room` ([`SMALL_PIECES_ROOM`]) times as many. The bound is on what the code
+/// keeps (its machine code, its exits' stubs, states and resume records,
+/// the JIT's tables of it), which small pieces keep less of: 2,000
+/// functions each with a 400-round loop, called 30 times in turn, made
+/// 1.5 MB of code and 2,000 exits with 2,000 pieces, room for half their
+/// loops; the rest of the results the worker handed back were dropped as
+/// the cache filled (16,000 of them) and the JIT ran the program hardly
+/// faster than the interpreter (0.92 s against 0.94; now 0.51, 44 MB).
+/// Counted by bytes of code alone, `statements 4`'s small pieces of many
+/// exits took twice the room and 61 MB instead of 49.
+fn small_pieces_full(pieces: usize, code: usize, exits: usize, max_traces: usize, room: usize) -> bool {
+    let most = |per_piece: usize| max_traces.saturating_mul(per_piece);
+    pieces >= max_traces && (code >= most(PIECE_CODE_BYTES) || exits >= most(PIECE_EXITS) || pieces >= most(room))
 }
 
 /// The arrivals a hot spot arrived at `arrivals` times over the last
@@ -1937,7 +1980,11 @@ impl<'p> Jit<'p> {
     /// results, 400 of the cache's 2,000 pieces, and was deferred so much
     /// more that it ran 1.7 s instead of 1.3; dropping them, 1.25-1.3 s.
     fn cache_full(&mut self, run: &mut Run) -> bool {
-        let full = |jit: &Self, run: &Run| jit.codes.len() + Self::pending_codes(run) >= jit.options.max_traces;
+        let full = |jit: &Self, run: &Run| {
+            let pieces = jit.codes.len() + Self::pending_codes(run);
+            let (code, exits) = jit.cache.as_ref().map_or((0, 0), |c| (c.code_size(), c.exit_count()));
+            small_pieces_full(pieces, code, exits, jit.options.max_traces, jit.options.small_pieces_room)
+        };
         if !full(self, run) {
             return false;
         }
@@ -2898,5 +2945,26 @@ end:
     print_and_stop(r)
 ";
         assert_eq!(bound_of(function, Some("f"), "l", &["l"]), Some(6));
+    }
+    /// A cache of pieces of common size is full at `max_traces` pieces;
+    /// one of small pieces (little code, few exits each) holds up to
+    /// twice as many, until their code or exits reach what that many of
+    /// common size would have.
+    #[test]
+    fn small_pieces_get_more_room_in_the_cache() {
+        let max = 2_000;
+        assert!(!small_pieces_full(1_999, 10 << 20, 100_000, max, 2), "not yet at max_traces");
+        // Common size: hanoi.b's code, statements' exits.
+        assert!(small_pieces_full(2_000, 4 << 20, 2_000, max, 2));
+        assert!(small_pieces_full(2_000, 1 << 20, 15_000, max, 2));
+        // Small pieces: room for twice as many.
+        assert!(!small_pieces_full(2_000, 1_500 << 10, 2_000, max, 2));
+        assert!(!small_pieces_full(3_999, 3 << 20, 3_999, max, 2));
+        assert!(small_pieces_full(4_000, 3 << 20, 4_000, max, 2));
+        // Until their code or exits reach the common size's.
+        assert!(small_pieces_full(3_000, max * PIECE_CODE_BYTES, 3_000, max, 2));
+        assert!(small_pieces_full(3_000, 1 << 20, max * PIECE_EXITS, max, 2));
+        // A room of 1: `max_traces` pieces whatever their size.
+        assert!(small_pieces_full(2_000, 0, 0, max, 1));
     }
 }

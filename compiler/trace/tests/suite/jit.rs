@@ -530,7 +530,7 @@ fn push_loops(text: &mut String, loops: usize, rounds: u32) {
 /// Room for two loops (a loop is two pieces: its preamble, then its
 /// loop), judged after a few thousand statements, no budget.
 fn small_cache() -> Options {
-    Options { max_traces: 4, full_window: 5_000, compile_allowance: None, ..options(50, 20) }
+    Options { max_traces: 4, small_pieces_room: 1, full_window: 5_000, compile_allowance: None, ..options(50, 20) }
 }
 
 /// Loops that come after the cache is full, each run once: the code it
