@@ -9,6 +9,10 @@
 //!   (`flowc_bench::scale::loops_in_sequence`);
 //! - `many functions`: 2,000 functions, each with its own 20-round loop,
 //!   called in turn 30 times (`flowc_tests::loops::many_functions`);
+//! - `many functions 400 rounds`: the same with 400-round loops, hot
+//!   enough to compile, 2,000 loops at once (a run of about a second;
+//!   the cache's room for small pieces: `flowc_trace::jit`, "A full
+//!   cache");
 //! - `calls of a K-round loop`: one function whose loop runs K rounds per
 //!   call, called from 2,000 call sites 30 times, for K = 5, 10, 20
 //!   (`flowc_tests::loops::short_loop_calls`): every call a round trip
@@ -71,6 +75,7 @@ fn main() {
     let mut generated = vec![
         ("loops in sequence".to_string(), scale::loops_in_sequence(5_000).replace("rounds = 3", "rounds = 200")),
         ("many functions".to_string(), loops::many_functions(2_000, 20)),
+        ("many functions 400 rounds".to_string(), loops::many_functions(2_000, 400)),
     ];
     for rounds in [5, 10, 20] {
         generated.push((format!("calls of a {rounds}-round loop"), loops::short_loop_calls(rounds, 2_000)));
