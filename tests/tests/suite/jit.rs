@@ -270,9 +270,7 @@ fn a_loop_recorded_again_round_inner_loops_done_at_once_takes_over_the_code_roun
         let env = tutorial_env(&text);
         let options = Options { threshold: 70, background: false, ..Options::default() };
         let config = flowc_lang::interp::Config { fuel: Some(50_000_000), ..Default::default() };
-        let (outcome, stats) = engines::jit_run(&program, label, &env, &config, options);
-        assert_eq!(engines::outcome(outcome), engines::Outcome::Output(format!("{sum}\n")));
-        stats
+        jit_prints(&program, label, &env, &config, options, sum)
     });
     assert!(stats.renested > 0, "{stats}");
     assert!(stats.gave_way > 0, "{stats}");
@@ -303,9 +301,7 @@ fn bridges_round_a_loop_without_code_or_into_one_to_be_recorded_again_give_way()
             for bridge_threshold in [5, 10, 20] {
                 let options = Options { threshold, bridge_threshold, background: false, ..Options::default() };
                 let config = flowc_lang::interp::Config { fuel: Some(50_000_000), ..Default::default() };
-                let (outcome, stats) = engines::jit_run(&program, label, &env, &config, options);
-                let expected = engines::Outcome::Output(format!("{sum}\n"));
-                assert_eq!(engines::outcome(outcome), expected, "{threshold}/{bridge_threshold}");
+                let stats = jit_prints(&program, label, &env, &config, options, sum);
                 first += stats.gave_way_first;
                 nest += stats.gave_way_nest;
             }
@@ -313,6 +309,35 @@ fn bridges_round_a_loop_without_code_or_into_one_to_be_recorded_again_give_way()
         (first, nest)
     });
     assert!(first > 0 && nest > 0, "{first} bridges gave way to a first loop, {nest} to one to be recorded again");
+}
+
+/// Functions each with a hot loop of a few operations, called in turn,
+/// more of them than a cache of `max_traces` pieces holds: small pieces
+/// get twice the room (`jit::small_pieces_full`), so every loop gets
+/// code; with the room of `max_traces` alone, the cache is full with six
+/// of them (a preamble and a loop each), and the code it holds does
+/// enough of the work to be kept: the other four stay interpreted. The
+/// output is the interpreter's either way.
+#[test]
+fn small_pieces_of_code_get_twice_the_room_in_the_cache() {
+    let text = flowc_tests::loops::many_functions(10, 400);
+    let runs = flowc_codegen::with_stack(move || {
+        let p = flowc_lang::syntax::parse("many.fg", &text).expect("it parses");
+        let (label, env) = engines::start(&p);
+        let expected = engines::reference(&p, label, &env);
+        assert!(matches!(expected, engines::Outcome::Output(_)), "{expected:?}");
+        let mut runs = Vec::new();
+        for room in [2, 1] {
+            let options = Options { max_traces: 12, small_pieces_room: room, background: false, ..Options::default() };
+            let (got, stats) = engines::jit_run(&p, label, &env, &engines::config(), options);
+            assert_eq!(engines::outcome(got), expected, "room {room}");
+            runs.push(stats);
+        }
+        runs
+    });
+    let (roomy, tight) = (&runs[0], &runs[1]);
+    assert_eq!((roomy.flushes, roomy.traces), (0, 10), "{roomy}");
+    assert_eq!((tight.flushes, tight.traces), (0, 6), "{tight}");
 }
 
 /// Brainfuck whose loops are longer than a trace (docs/architecture.md,

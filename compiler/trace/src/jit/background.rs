@@ -885,12 +885,11 @@ done:
             assert!(w.passed(&key(1)) && !w.loop_passed(&key(1)));
             assert!(w.passed(&key(2)) && w.loop_passed(&key(2)));
             assert!(w.passed(&key(8)) && !w.loop_passed(&key(8)));
-            let deadline = Instant::now() + Duration::from_secs(60);
-            while w.ready_keys.len() < 2 || w.ready_exits.is_empty() {
-                assert!(Instant::now() < deadline, "the worker did not finish three three-operation jobs");
-                w.collect();
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            wait_until(
+                &mut w,
+                |w| w.ready_keys.len() >= 2 && !w.ready_exits.is_empty(),
+                "the worker did not finish three three-operation jobs",
+            );
             // Done, not taken: the loop still stands in.
             assert!(!w.loop_passed(&key(1)) && w.loop_passed(&key(2)));
             assert!(w.take_key(&key(5)).is_some());
@@ -931,6 +930,17 @@ done:
         }))
     }
 
+    /// Collects `w`'s results until `done` holds, failing with `what` the
+    /// worker did not finish if a minute goes by first.
+    fn wait_until(w: &mut Worker, done: impl Fn(&Worker) -> bool, what: &str) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !done(w) {
+            assert!(Instant::now() < deadline, "{what}");
+            w.collect();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     fn pending(then: Then, passed: Vec<Key>) -> Pending {
         Pending { recorded: 3, what: "test".into(), then, passed, loan: Loan::default() }
     }
@@ -950,12 +960,7 @@ done:
             let mut w = Worker::spawn(scope, shared.clone());
             assert!(w.submit(job(trace.clone()), |_| None, pending(bridge(3, head), vec![key(1), key(2)])).is_ok());
             assert!(w.has_exit(ExitId(3)) && w.passed(&key(1)) && w.passed(&key(2)));
-            let deadline = Instant::now() + Duration::from_secs(60);
-            while w.ready_exits.is_empty() {
-                assert!(Instant::now() < deadline, "the worker did not finish a three-operation bridge");
-                w.collect();
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            wait_until(&mut w, |w| !w.ready_exits.is_empty(), "the worker did not finish a three-operation bridge");
             // Done, not taken: still held back, still counted.
             assert!(w.passed(&key(1)) && w.has_exit(ExitId(3)));
             assert_eq!((w.pending_jobs(), w.pending_ops()), (1, 3));
@@ -989,11 +994,7 @@ done:
                 .submit(promoted(Value::Object(cell.clone())), |_| None, pending(bridge(5, head), vec![]))
                 .is_ok());
             assert_eq!(w.pending.back().map(|p| p.loan.len()), Some(1));
-            while w.ready_exits.is_empty() {
-                assert!(Instant::now() < deadline, "the worker did not finish a four-operation bridge");
-                w.collect();
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            wait_until(&mut w, |w| !w.ready_exits.is_empty(), "the worker did not finish a four-operation bridge");
             let (done, result) = w.take_exit(ExitId(5)).expect("the bridge is ready");
             assert_eq!(done.loan.len(), 1);
             let f = &result.expect("a bridge always optimizes").pieces[0].0;
@@ -1014,11 +1015,9 @@ done:
             }
             assert!(w.submit(pinned, |_| None, pending(bridge(6, head), vec![])).is_ok());
             assert_eq!(w.pending.back().map(|p| p.loan.len()), Some(0));
-            while w.take_exit(ExitId(6)).is_none() {
-                assert!(Instant::now() < deadline, "the worker did not finish a four-operation bridge");
-                w.collect();
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            let ready = |w: &Worker| w.ready_exits.contains_key(&ExitId(6));
+            wait_until(&mut w, ready, "the worker did not finish a four-operation bridge");
+            assert!(w.take_exit(ExitId(6)).is_some());
         });
     }
 
@@ -1038,12 +1037,7 @@ done:
             let last = MOST_QUEUED as u32;
             assert!(w.submit(job(trace.clone()), |_| None, pending(bridge(last, head), Vec::new())).is_err());
             assert!(!w.has_exit(ExitId(last)));
-            let deadline = Instant::now() + Duration::from_secs(60);
-            while w.ready_exits.is_empty() {
-                assert!(Instant::now() < deadline, "the worker did not finish a job");
-                w.collect();
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            wait_until(&mut w, |w| !w.ready_exits.is_empty(), "the worker did not finish a job");
             assert!(w.submit(job(trace.clone()), |_| None, pending(bridge(last, head), Vec::new())).is_ok());
         });
     }
@@ -1060,12 +1054,7 @@ done:
         std::thread::scope(|scope| {
             let mut w = Worker::spawn(scope, shared.clone());
             assert!(w.submit(job(trace.clone()), |_| None, pending(bridge(1, head), vec![key(1)])).is_ok());
-            let deadline = Instant::now() + Duration::from_secs(60);
-            while w.ready_exits.is_empty() {
-                assert!(Instant::now() < deadline, "the worker did not finish a three-operation bridge");
-                w.collect();
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            wait_until(&mut w, |w| !w.ready_exits.is_empty(), "the worker did not finish a three-operation bridge");
             // A second job, held up: in hand while the first is dropped.
             let mut held = Worker::spawn(scope, slow);
             assert!(held.submit(job(trace.clone()), |_| None, pending(bridge(2, head), vec![key(2)])).is_ok());

@@ -1094,12 +1094,13 @@ const ROUND_BOUND_BLOCKS: usize = 32;
 /// (`jit_short`'s many functions), recorded each loop once to find out
 /// (42 million instructions of a 750 million run), and compiled none.
 pub(super) fn round_bound(graph: &Graph, head: u32, watched: impl Fn(u32) -> bool) -> Option<usize> {
-    // (Depth-first from `head`: 1 on the path, 2 done.)
-    let mut state = vec![0u8; graph.blocks.len()];
+    // (Depth-first from `head`, the blocks visited with whether they are
+    // done or on the path: at most `ROUND_BOUND_BLOCKS` of them, a list
+    // rather than a flag per block of the graph — a residual program's
+    // main graph has a hundred thousand, and this runs at every hot spot.)
+    let mut state: Vec<(u32, bool)> = vec![(head, false)];
     let mut ops = 0;
-    let mut seen = 0;
     let mut stack: Vec<(u32, usize)> = vec![(head, 0)];
-    state[head as usize] = 1;
     while let Some(&mut (b, ref mut next)) = stack.last_mut() {
         let block = graph.blocks.get(b as usize)?;
         let succ: [Option<Target>; 2] = match &block.term {
@@ -1110,10 +1111,6 @@ pub(super) fn round_bound(graph: &Graph, head: u32, watched: impl Fn(u32) -> boo
         };
         if *next == 0 {
             ops += block.stmts.len() + 1;
-            seen += 1;
-            if seen > ROUND_BOUND_BLOCKS {
-                return None;
-            }
         }
         match succ.get(*next).copied().flatten() {
             Some(t) => {
@@ -1122,19 +1119,23 @@ pub(super) fn round_bound(graph: &Graph, head: u32, watched: impl Fn(u32) -> boo
                 if s == head {
                     continue;
                 }
-                graph.blocks.get(s as usize)?;
-                match state[s as usize] {
-                    _ if watched(s) => return None,
-                    0 => {
-                        state[s as usize] = 1;
+                if watched(s) {
+                    return None;
+                }
+                match state.iter().find(|(v, _)| *v == s) {
+                    None if state.len() < ROUND_BOUND_BLOCKS => {
+                        state.push((s, false));
                         stack.push((s, 0));
                     }
-                    1 => return None,
-                    _ => {}
+                    // Too many blocks, or back on the path: a cycle.
+                    None | Some((_, false)) => return None,
+                    Some((_, true)) => {}
                 }
             }
             None => {
-                state[b as usize] = 2;
+                if let Some(v) = state.iter_mut().find(|(v, _)| *v == b) {
+                    v.1 = true;
+                }
                 stack.pop();
             }
         }

@@ -655,8 +655,7 @@ impl<'p> Jit<'p> {
                     // jumping into it give way now, as `mark_nest` has
                     // them do.)
                     if why != Again::Nest {
-                        let bridges = self.linked_bridges(|c| c.jumps_to == Some(root));
-                        self.unlink_bridges(bridges, GiveWay::Nest);
+                        self.unlink_bridges_into(root);
                     }
                 }
             }
@@ -1911,9 +1910,15 @@ impl Jit<'_> {
         // loop is not the key's code for now: if no loop comes of that,
         // it is back, and its bridges give way then: `record_again`.)
         if self.keys.get(key).is_some_and(|kc| kc.variants.contains(&t)) {
-            let bridges = self.linked_bridges(|c| c.jumps_to == Some(t));
-            self.unlink_bridges(bridges, GiveWay::Nest);
+            self.unlink_bridges_into(t);
         }
+    }
+
+    /// The bridges that jump into loop `t`, marked to be recorded again,
+    /// give way ([`Jit::mark_nest`]).
+    fn unlink_bridges_into(&mut self, t: TraceId) {
+        let bridges = self.linked_bridges(|c| c.jumps_to == Some(t));
+        self.unlink_bridges(bridges, GiveWay::Nest);
     }
 
     /// Whether hot spot `key`'s loop is marked to be recorded again round
