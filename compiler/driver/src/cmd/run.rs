@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use flowc_lang::interp::{self, Config, Counts};
+use flowc_trace::jit::PrepareApart;
 
 use crate::progress::Progress;
 use crate::{input, Failure};
@@ -260,10 +261,13 @@ fn run_jit(
     if warmup > 0 {
         // The JIT's start prepared on the other core while the interpreter
         // runs alone (`flowc_trace::jit::Preparing`), once the run is long
-        // enough to pay for the thread.
-        let mut prepare = || preparing = flowc_trace::jit::Preparing::start(program.clone(), Box::new(lower));
-        let apart = flowc_trace::jit::prepare_apart(program).then_some(&mut prepare as &mut dyn FnMut());
-        match flowc_trace::jit::interpret_first_preparing(program, label, env, config, warmup, apart) {
+        // enough to pay for the thread; the interpreter goes on until it
+        // is done.
+        let mut apart = flowc_trace::jit::PrepareOnThread::new(program.clone(), Box::new(lower));
+        let prepare = flowc_trace::jit::prepare_apart(program).then_some(&mut apart as &mut dyn PrepareApart);
+        let warmed = flowc_trace::jit::interpret_first_preparing(program, label, env, config, warmup, prepare);
+        preparing = apart.into_preparing();
+        match warmed {
             flowc_trace::jit::Warmup::Paused(p) => paused = Some(p),
             flowc_trace::jit::Warmup::Done(result, counts) => {
                 // Not waited for: the thread finishes on its own.
@@ -298,6 +302,7 @@ fn run_jit(
         ..args.jit.options()
     };
     let mut jit = input::JitArgs::jit_logging(program, prepared, options, log);
+    let waited = paused.as_ref().map_or(0, |p| p.waited);
     let result = match paused {
         Some(p) => jit.take_over(p, config),
         None => jit.run(label, env, config),
@@ -306,7 +311,9 @@ fn run_jit(
     if args.stats {
         let stats = jit.stats();
         took = Some(stats.compile_time_here());
-        if warmup > 0 {
+        if warmup > 0 && waited > 0 {
+            eprintln!("jit: started after the warm-up of {warmup} statements and {waited} more while it was prepared");
+        } else if warmup > 0 {
             eprintln!("jit: started after the warm-up of {warmup} statements");
         }
         // Formatted whole, then written at once: standard error is not

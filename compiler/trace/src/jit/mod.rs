@@ -213,7 +213,7 @@ mod tier;
 mod trees;
 mod view;
 
-pub use prepare::{Lower, Prepared, Preparing};
+pub use prepare::{Lower, PrepareApart, PrepareOnThread, Prepared, Preparing};
 pub use view::{CodeView, ExitView};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -911,12 +911,15 @@ pub enum Warmup {
 /// after `counts` (statements, which count against the fuel, and
 /// allocations, which numbering goes on from); `resolved`, the program as
 /// the interpreter ran it, which the JIT goes on with (resolving it again
-/// cost a big program's take-over 2-4 ms).
+/// cost a big program's take-over 2-4 ms); `waited`, the statements of
+/// those run past the warm-up while the JIT's start was still being
+/// prepared apart ([`interpret_first_preparing`]).
 pub struct Paused {
     pub stack: Vec<Frame>,
     pub block: u32,
     pub counts: Counts,
     pub resolved: Resolved,
+    pub waited: u64,
 }
 
 /// Runs `program` from `entry` with `env` in the interpreter alone for at
@@ -939,25 +942,50 @@ pub fn interpret_first(
 /// 50,000 statements take the interpreter some 0.3 ms.
 pub const PREPARE_AFTER_STEPS: u64 = 50_000;
 
-/// [`interpret_first`] that calls `prepare` once the run has done
+/// Statements the interpreter runs at a time past its warm-up while the
+/// JIT's start is still being prepared apart ([`interpret_first_preparing`]):
+/// some 0.2 ms, the longest the take-over waits once it is ready.
+pub const PREPARED_YET_EVERY: u64 = 20_000;
+
+/// [`interpret_first`] that starts `prepare` once the run has done
 /// [`PREPARE_AFTER_STEPS`] statements and goes on: a run that ends sooner
-/// never calls it (how `flowc run` starts preparing a big program apart).
+/// never starts it (how `flowc run` starts preparing a big program
+/// apart). Past the warm-up the interpreter goes on, [`PREPARED_YET_EVERY`]
+/// statements at a time, until the preparation is done: the take-over
+/// does not wait for it (2,000 functions waited 3-7 ms, a tenth of the
+/// interpreter's whole run, for a thread that took longer than the
+/// warm-up).
 pub fn interpret_first_preparing(
     program: &Program,
     entry: Symbol,
     env: &[(Symbol, Value)],
     config: &Config,
     steps: u64,
-    prepare: Option<&mut dyn FnMut()>,
+    prepare: Option<&mut dyn PrepareApart>,
 ) -> Warmup {
+    use flowc_lang::interp::Stage;
     let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
     let resolved = Resolved::new(program, &names);
     let mut machine = Machine::new(program, &resolved, config);
+    let mut waited = 0;
     let stage = match prepare {
         Some(prepare) if steps > PREPARE_AFTER_STEPS => match machine.run_until(entry, env, PREPARE_AFTER_STEPS) {
-            Ok(flowc_lang::interp::Stage::Paused { stack, block }) => {
-                prepare();
-                machine.continue_until(stack, block, steps)
+            Ok(Stage::Paused { stack, block }) => {
+                prepare.start();
+                let mut stage = machine.continue_until(stack, block, steps);
+                let warm = machine.steps();
+                loop {
+                    match stage {
+                        Ok(Stage::Paused { stack, block }) if !prepare.done() => {
+                            let more = machine.steps().saturating_add(PREPARED_YET_EVERY);
+                            stage = machine.continue_until(stack, block, more);
+                        }
+                        stage => {
+                            waited = machine.steps() - warm;
+                            break stage;
+                        }
+                    }
+                }
             }
             done => done,
         },
@@ -967,7 +995,7 @@ pub fn interpret_first_preparing(
     drop(machine);
     match stage {
         Ok(flowc_lang::interp::Stage::Paused { stack, block }) => {
-            Warmup::Paused(Paused { stack, block, counts, resolved })
+            Warmup::Paused(Paused { stack, block, counts, resolved, waited })
         }
         Ok(flowc_lang::interp::Stage::Done(outcome)) => Warmup::Done(Ok(outcome), counts),
         Err(e) => Warmup::Done(Err(e), counts),
@@ -1589,7 +1617,7 @@ impl<'p> Jit<'p> {
     /// ([`interpret_first`]; see "Starting late" above), with the program
     /// as it resolved it.
     pub fn take_over(&mut self, paused: Paused, config: &Config) -> Result<Outcome, RuntimeError> {
-        let Paused { stack, block, counts, resolved } = paused;
+        let Paused { stack, block, counts, resolved, .. } = paused;
         self.run_from(Begin::Paused { stack, block, counts }, resolved, config)
     }
 

@@ -99,6 +99,11 @@ impl Preparing {
         Some(Preparing { thread })
     }
 
+    /// Whether the thread is done: [`Preparing::finish`] would not wait.
+    pub fn done(&self) -> bool {
+        self.thread.is_finished()
+    }
+
     /// The prepared program, once the thread is done (waiting for it if
     /// need be). A thread that panicked prepares nothing: the panic goes
     /// on here.
@@ -107,6 +112,61 @@ impl Preparing {
             Ok(prepared) => prepared.0,
             Err(panic) => std::panic::resume_unwind(panic),
         }
+    }
+}
+
+/// The JIT's start prepared apart while the interpreter warms up
+/// ([`super::interpret_first_preparing`]).
+pub trait PrepareApart {
+    /// Starts preparing: called once, when the run has done
+    /// [`super::PREPARE_AFTER_STEPS`] statements.
+    fn start(&mut self);
+    /// Whether what was started is done: until it is, the interpreter
+    /// goes on past its warm-up rather than the take-over waiting.
+    fn done(&self) -> bool;
+}
+
+/// Preparing on a thread of its own ([`Preparing`]), as `flowc run` does
+/// for a big program: started when the warm-up says, done when the
+/// thread is.
+pub struct PrepareOnThread {
+    program: Arc<Program>,
+    lower: Option<Lower>,
+    preparing: Option<Preparing>,
+}
+
+impl PrepareOnThread {
+    pub fn new(program: Arc<Program>, lower: Lower) -> PrepareOnThread {
+        PrepareOnThread { program, lower: Some(lower), preparing: None }
+    }
+
+    /// The thread, if one was started.
+    pub fn into_preparing(self) -> Option<Preparing> {
+        self.preparing
+    }
+}
+
+impl PrepareApart for PrepareOnThread {
+    fn start(&mut self) {
+        if let Some(lower) = self.lower.take() {
+            self.preparing = Preparing::start(self.program.clone(), lower);
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.preparing.as_ref().is_none_or(Preparing::done)
+    }
+}
+
+/// A closure starts preparing, and is done at once (what prepares is
+/// its own business).
+impl<F: FnMut()> PrepareApart for F {
+    fn start(&mut self) {
+        self()
+    }
+
+    fn done(&self) -> bool {
+        true
     }
 }
 
