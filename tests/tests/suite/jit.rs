@@ -804,6 +804,60 @@ fn a_run_that_ends_early_never_starts_preparing() {
     assert!(paused.counts.steps >= warmup);
 }
 
+/// The take-over never waits for the JIT's start to be prepared apart:
+/// past its warm-up the interpreter goes on, `PREPARED_YET_EVERY`
+/// statements at a time, until the preparation is done, and says how
+/// many statements that took; a preparation never done leaves the whole
+/// run to the interpreter, which ends as it would alone.
+#[test]
+fn the_interpreter_goes_on_while_the_start_is_prepared() {
+    use flowc_trace::jit::{interpret_first_preparing, PrepareApart, Warmup, PREPARED_YET_EVERY, PREPARE_AFTER_STEPS};
+    /// Done once asked `after` times.
+    struct Slow {
+        started: u32,
+        asked: std::cell::Cell<u32>,
+        after: u32,
+    }
+    impl PrepareApart for Slow {
+        fn start(&mut self) {
+            self.started += 1;
+        }
+        fn done(&self) -> bool {
+            self.asked.set(self.asked.get() + 1);
+            self.asked.get() > self.after
+        }
+    }
+    let label = flowc_lang::Symbol::intern("start");
+    let config = flowc_lang::interp::Config::default();
+    let program = corpus::program("tests/corpus/interpreters/stack_vm.fg");
+    let env = flowc_lang::syntax::prolog::parse_env(&flowc_tests::stack_vm::env(300)).expect("an environment");
+    let plain = flowc_lang::interp::run(&program, label, &env, &config).expect("it runs");
+    let warmup = 2 * PREPARE_AFTER_STEPS;
+    assert!(plain.steps > warmup + 4 * PREPARED_YET_EVERY, "{}", plain.steps);
+    let mut slow = Slow { started: 0, asked: Default::default(), after: 3 };
+    let Warmup::Paused(paused) = interpret_first_preparing(&program, label, &env, &config, warmup, Some(&mut slow)) else {
+        panic!("the run goes on past its warm-up")
+    };
+    assert_eq!((slow.started, slow.asked.get()), (1, 4));
+    // Three more stretches, each paused at the start of a block.
+    assert!(paused.waited >= 3 * PREPARED_YET_EVERY && paused.waited < 3 * PREPARED_YET_EVERY + 100, "{}", paused.waited);
+    assert!(paused.counts.steps >= warmup + paused.waited);
+    // Ready at once (a closure): no statement waited.
+    let Warmup::Paused(at_once) = interpret_first_preparing(&program, label, &env, &config, warmup, Some(&mut || ()))
+    else {
+        panic!("the run goes on past its warm-up")
+    };
+    assert_eq!(at_once.waited, 0);
+    assert!(at_once.counts.steps < paused.counts.steps);
+    let mut never = Slow { started: 0, asked: Default::default(), after: u32::MAX };
+    let Warmup::Done(Ok(outcome), counts) =
+        interpret_first_preparing(&program, label, &env, &config, warmup, Some(&mut never))
+    else {
+        panic!("a preparation never done leaves the run to the interpreter")
+    };
+    assert_eq!((outcome.value, outcome.steps, counts.steps), (plain.value, plain.steps, plain.steps));
+}
+
 /// A program of counted loops, as a Brainfuck program's `[->+<]` is one,
 /// written from `seed`: each round sets a counter cell and a second cell
 /// (the same object as the counter in some rounds) to values that may be
