@@ -835,12 +835,17 @@ fn the_interpreter_goes_on_while_the_start_is_prepared() {
     let warmup = 2 * PREPARE_AFTER_STEPS;
     assert!(plain.steps > warmup + 4 * PREPARED_YET_EVERY, "{}", plain.steps);
     let mut slow = Slow { started: 0, asked: Default::default(), after: 3 };
-    let Warmup::Paused(paused) = interpret_first_preparing(&program, label, &env, &config, warmup, Some(&mut slow)) else {
+    let Warmup::Paused(paused) = interpret_first_preparing(&program, label, &env, &config, warmup, Some(&mut slow))
+    else {
         panic!("the run goes on past its warm-up")
     };
     assert_eq!((slow.started, slow.asked.get()), (1, 4));
     // Three more stretches, each paused at the start of a block.
-    assert!(paused.waited >= 3 * PREPARED_YET_EVERY && paused.waited < 3 * PREPARED_YET_EVERY + 100, "{}", paused.waited);
+    assert!(
+        paused.waited >= 3 * PREPARED_YET_EVERY && paused.waited < 3 * PREPARED_YET_EVERY + 100,
+        "{}",
+        paused.waited
+    );
     assert!(paused.counts.steps >= warmup + paused.waited);
     // Ready at once (a closure): no statement waited.
     let Warmup::Paused(at_once) = interpret_first_preparing(&program, label, &env, &config, warmup, Some(&mut || ()))
