@@ -299,6 +299,7 @@ fn run_jit(
         keep_ir: false,
         background: flowc_trace::jit::second_core(),
         describe_keys: args.stats,
+        leave_to_exit: true,
         ..args.jit.options()
     };
     let mut jit = input::JitArgs::jit_logging(program, prepared, options, log);
