@@ -18,14 +18,68 @@
 //! blocks × variables a round: on the residual of a large BF program
 //! (74,000 blocks, 78,000 variables) that is 720 MB a round, and it never
 //! finished.
+//!
+//! Every list — the blocks that read and that write each variable, each
+//! block's predecessors, each block's live variables — is one row of a
+//! [`Rows`] table, a vector and its rows' bounds, made by sorting pairs
+//! (row, item) by row: a vector per row was an allocation per block and
+//! per variable, most of the cost on a main graph of 5,000 loops (39,000
+//! blocks: 15 million instructions, 3 ms of a run's first recording).
 
 use super::resolve::{CStmt, CTerm, Graph, Operand, Slot, Target};
+
+/// Lists in one vector: row `r` is `items[bounds[r]..bounds[r + 1]]`.
+#[derive(Clone, Debug, Default)]
+struct Rows<T> {
+    bounds: Vec<u32>,
+    items: Vec<T>,
+}
+
+impl<T: Copy> Rows<T> {
+    /// The table of `rows` rows holding each pair's item in its row, in
+    /// the order of `pairs` (a stable counting sort).
+    fn of(rows: usize, pairs: &[(u32, T)]) -> Rows<T> {
+        let mut bounds = vec![0u32; rows + 1];
+        for &(r, _) in pairs {
+            bounds[r as usize + 1] += 1;
+        }
+        for r in 0..rows {
+            bounds[r + 1] += bounds[r];
+        }
+        let mut at: Vec<u32> = bounds[..rows].to_vec();
+        // Every place is written below; the first item fills them first.
+        let mut items: Vec<T> = match pairs.first() {
+            Some(&(_, first)) => vec![first; pairs.len()],
+            None => Vec::new(),
+        };
+        for &(r, item) in pairs {
+            items[at[r as usize] as usize] = item;
+            at[r as usize] += 1;
+        }
+        Rows { bounds, items }
+    }
+
+    fn row(&self, r: usize) -> &[T] {
+        match (self.bounds.get(r), self.bounds.get(r + 1)) {
+            (Some(&lo), Some(&hi)) => &self.items[lo as usize..hi as usize],
+            _ => &[],
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.bounds.len().saturating_sub(1)
+    }
+
+    fn rows(&self) -> impl Iterator<Item = &[T]> + '_ {
+        (0..self.len()).map(|r| self.row(r))
+    }
+}
 
 /// Live variables at the start of every block of one graph: per block,
 /// its live slots in increasing order.
 #[derive(Clone, Debug)]
 pub struct Liveness {
-    live_in: Vec<Vec<Slot>>,
+    live_in: Rows<Slot>,
 }
 
 impl Liveness {
@@ -33,13 +87,14 @@ impl Liveness {
     pub fn of(g: &Graph) -> Liveness {
         let facts = Facts::of(g);
         let n = g.blocks.len();
-        let mut live_in: Vec<Vec<Slot>> = vec![Vec::new(); n];
+        // (block, variable) for every variable live at a block's start.
+        let mut found: Vec<(u32, Slot)> = Vec::new();
         // Per block: whether it writes the variable at hand, whether the
         // variable is live at its start (both cleared after each variable).
         let mut writes = vec![false; n];
         let mut live = vec![false; n];
         let mut marked: Vec<u32> = Vec::new();
-        for (v, (gens, kills)) in facts.gens.iter().zip(&facts.kills).enumerate() {
+        for (v, (gens, kills)) in facts.gens.rows().zip(facts.kills.rows()).enumerate() {
             let v = v as Slot;
             kills.iter().for_each(|&b| writes[b as usize] = true);
             for &b in gens {
@@ -51,7 +106,7 @@ impl Liveness {
             let mut next = 0;
             while let Some(&s) = marked.get(next) {
                 next += 1;
-                for &(p, written) in &facts.preds[s as usize] {
+                for &(p, written) in facts.preds.row(s as usize) {
                     if written == Some(v) || live[p as usize] || writes[p as usize] {
                         continue;
                     }
@@ -59,47 +114,45 @@ impl Liveness {
                     marked.push(p);
                 }
             }
-            // Variables are visited in slot order, so each block's list
-            // stays sorted.
             for b in marked.drain(..) {
                 live[b as usize] = false;
-                live_in[b as usize].push(v);
+                found.push((b, v));
             }
             kills.iter().for_each(|&b| writes[b as usize] = false);
         }
-        Liveness { live_in }
+        // Variables were visited in slot order, and the sort is stable:
+        // each block's row is sorted.
+        Liveness { live_in: Rows::of(n, &found) }
     }
 
     /// Whether `slot` is live at the start of `block`.
     pub fn is_live(&self, block: u32, slot: Slot) -> bool {
-        self.live_in.get(block as usize).is_some_and(|l| l.binary_search(&slot).is_ok())
+        self.live_in.row(block as usize).binary_search(&slot).is_ok()
     }
 
     /// The slots live at the start of `block`, in slot order.
     pub fn live_at(&self, block: u32) -> Vec<Slot> {
-        self.live_in.get(block as usize).cloned().unwrap_or_default()
+        self.live_in.row(block as usize).to_vec()
     }
 }
 
 /// What liveness is computed from: per variable, the blocks that read it
-/// before writing it (`gens`) and the blocks that write it (`kills`); per
-/// block, its predecessors, each with the slot its edge writes (a call's
-/// result, written when the callee returns).
+/// before writing it (`gens`) and the blocks that write it (`kills`), each
+/// in block order; per block, its predecessors, each with the slot its
+/// edge writes (a call's result, written when the callee returns).
 struct Facts {
-    gens: Vec<Vec<u32>>,
-    kills: Vec<Vec<u32>>,
-    preds: Vec<Vec<(u32, Option<Slot>)>>,
+    gens: Rows<u32>,
+    kills: Rows<u32>,
+    preds: Rows<(u32, Option<Slot>)>,
 }
 
 impl Facts {
     fn of(g: &Graph) -> Facts {
         let slots = g.slot_names.len();
         let mut scan = Scan {
-            facts: Facts {
-                gens: vec![Vec::new(); slots],
-                kills: vec![Vec::new(); slots],
-                preds: vec![Vec::new(); g.blocks.len()],
-            },
+            gens: Vec::new(),
+            kills: Vec::new(),
+            preds: Vec::new(),
             read_at: vec![0; slots],
             written_at: vec![0; slots],
             stamp: 0,
@@ -153,16 +206,23 @@ impl Facts {
                 CTerm::Error(_) => {}
             }
         }
-        scan.facts
+        Facts {
+            gens: Rows::of(slots, &scan.gens),
+            kills: Rows::of(slots, &scan.kills),
+            preds: Rows::of(g.blocks.len(), &scan.preds),
+        }
     }
 }
 
-/// The scan of one block after another: `read_at` and `written_at` hold,
-/// per slot, the stamp (block index plus one) of the last block that read
-/// it before writing it and that wrote it, so each block is listed once
-/// per variable.
+/// The scan of one block after another, gathering [`Facts`] as pairs
+/// (variable, block) and (block, predecessor): `read_at` and `written_at`
+/// hold, per slot, the stamp (block index plus one) of the last block
+/// that read it before writing it and that wrote it, so each block is
+/// listed once per variable.
 struct Scan {
-    facts: Facts,
+    gens: Vec<(u32, u32)>,
+    kills: Vec<(u32, u32)>,
+    preds: Vec<(u32, (u32, Option<Slot>))>,
     read_at: Vec<u32>,
     written_at: Vec<u32>,
     stamp: u32,
@@ -173,7 +233,7 @@ impl Scan {
         let i = s as usize;
         if self.written_at[i] != self.stamp && self.read_at[i] != self.stamp {
             self.read_at[i] = self.stamp;
-            self.facts.gens[i].push(self.stamp - 1);
+            self.gens.push((s, self.stamp - 1));
         }
     }
 
@@ -186,7 +246,7 @@ impl Scan {
     /// An edge from the block at hand to `t`, writing `written`.
     fn edge(&mut self, t: &Target, written: Option<Slot>) {
         if let Some(s) = t.block() {
-            self.facts.preds[s as usize].push((self.stamp - 1, written));
+            self.preds.push((s, (self.stamp - 1, written)));
         }
     }
 
@@ -194,7 +254,7 @@ impl Scan {
         let i = s as usize;
         if self.written_at[i] != self.stamp {
             self.written_at[i] = self.stamp;
-            self.facts.kills[i].push(self.stamp - 1);
+            self.kills.push((s, self.stamp - 1));
         }
     }
 }
@@ -255,14 +315,14 @@ mod tests {
         let n = g.blocks.len();
         let mut gen = vec![BTreeSet::new(); n];
         let mut kill = vec![BTreeSet::new(); n];
-        for (v, (gens, kills)) in facts.gens.iter().zip(&facts.kills).enumerate() {
+        for (v, (gens, kills)) in facts.gens.rows().zip(facts.kills.rows()).enumerate() {
             gens.iter().for_each(|&b| _ = gen[b as usize].insert(v as Slot));
             kills.iter().for_each(|&b| _ = kill[b as usize].insert(v as Slot));
         }
         let mut live = gen.clone();
         loop {
             let mut changed = false;
-            for (s, preds) in facts.preds.iter().enumerate() {
+            for (s, preds) in facts.preds.rows().enumerate() {
                 for &(p, written) in preds {
                     let flows: Vec<Slot> = live[s]
                         .iter()
