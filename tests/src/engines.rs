@@ -155,11 +155,14 @@ pub fn jit_run(
 }
 
 /// Runs the program as `flowc run --engine jit` does with `--warmup
-/// warmup`: the interpreter alone for about `warmup` statements while
-/// another thread prepares the JIT's start (whatever the program's size:
-/// `flowc run` does so for big programs), then — if the run goes on —
-/// the JIT with `options` taking over where it paused. The outcome, and
-/// whether the JIT took over. Call on a thread with a big stack.
+/// warmup`: the interpreter alone for about `warmup` statements, another
+/// thread preparing the JIT's start once the run has done
+/// `PREPARE_AFTER_STEPS` (whatever the program's size: `flowc run` does
+/// so for big programs) and the interpreter going on past the warm-up
+/// until it is done, then — if the run goes on — the JIT with `options`
+/// taking over where it paused (a warm-up too short for the thread
+/// prepares it there). The outcome, and whether the JIT took over. Call
+/// on a thread with a big stack.
 pub fn jit_late(
     p: &Program,
     label: Symbol,
@@ -167,16 +170,22 @@ pub fn jit_late(
     options: flowc_trace::jit::Options,
     warmup: u64,
 ) -> (Outcome, bool) {
-    use flowc_trace::jit::{interpret_first, Jit, Preparing, Warmup};
+    use flowc_trace::jit::{interpret_first_preparing, Jit, PrepareOnThread, Prepared, Warmup};
     let config = config();
     let shared = std::sync::Arc::new(p.clone());
-    let preparing = Preparing::start(shared.clone(), Box::new(move |p| flowc_frontend::lower(p, label)))
-        .expect("a thread to prepare on");
-    let paused = match interpret_first(&shared, label, env, &config, warmup) {
-        Warmup::Done(result, _) => return (outcome(result), false),
+    let lower = move |p: &Program| flowc_frontend::lower(p, label);
+    let mut apart = PrepareOnThread::new(shared.clone(), Box::new(lower));
+    let warmed = interpret_first_preparing(&shared, label, env, &config, warmup, Some(&mut apart));
+    let preparing = apart.into_preparing();
+    let paused = match warmed {
+        Warmup::Done(result, ..) => return (outcome(result), false),
         Warmup::Paused(paused) => paused,
     };
-    let result = match preparing.finish() {
+    let prepared = match preparing {
+        Some(preparing) => preparing.finish(),
+        None => lower(&shared).map(|module| Prepared::new(&shared, module)),
+    };
+    let result = match prepared {
         Ok(prepared) => Jit::prepared(&shared, prepared, options).take_over(paused, &config),
         Err(kind) => Err(interp::RuntimeError { kind, at: None }),
     };

@@ -782,7 +782,7 @@ fn a_run_that_ends_early_never_starts_preparing() {
     assert!(short < PREPARE_AFTER_STEPS && long > 4 * PREPARE_AFTER_STEPS, "{short} {long}");
     let mut started = 0;
     let mut prepare = || started += 1;
-    let Warmup::Done(Ok(outcome), _) =
+    let Warmup::Done(Ok(outcome), _, 0) =
         interpret_first_preparing(&program, label, &short_env, &config, long, Some(&mut prepare))
     else {
         panic!("the short run ends within its warm-up")
@@ -855,12 +855,45 @@ fn the_interpreter_goes_on_while_the_start_is_prepared() {
     assert_eq!(at_once.waited, 0);
     assert!(at_once.counts.steps < paused.counts.steps);
     let mut never = Slow { started: 0, asked: Default::default(), after: u32::MAX };
-    let Warmup::Done(Ok(outcome), counts) =
+    let Warmup::Done(Ok(outcome), counts, waited) =
         interpret_first_preparing(&program, label, &env, &config, warmup, Some(&mut never))
     else {
         panic!("a preparation never done leaves the run to the interpreter")
     };
     assert_eq!((outcome.value, outcome.steps, counts.steps), (plain.value, plain.steps, plain.steps));
+    // Ended past its warm-up, and says by how much.
+    assert!(waited > 0 && counts.steps >= warmup + waited, "{waited} {}", counts.steps);
+}
+
+/// `flowc run`'s preparation on a thread ([`flowc_trace::jit::PrepareOnThread`])
+/// is done when nothing was started (the program is then prepared where
+/// the JIT takes over), not while its thread lowers, and once the thread
+/// has finished, which hands over the program prepared.
+#[test]
+fn a_preparation_on_a_thread_is_done_when_its_thread_is() {
+    use flowc_trace::jit::{PrepareApart, PrepareOnThread};
+    let label = flowc_lang::Symbol::intern("start");
+    let program = std::sync::Arc::new(corpus::program("tests/corpus/interpreters/stack_vm.fg"));
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    let mut apart = PrepareOnThread::new(
+        program.clone(),
+        Box::new(move |p| {
+            // Lowers once the test lets it.
+            held.recv().expect("the test lets it go");
+            flowc_frontend::lower(p, label)
+        }),
+    );
+    assert!(apart.done(), "nothing started is nothing to wait for");
+    apart.start();
+    assert!(!apart.done(), "the thread waits for the test");
+    release.send(()).expect("the thread is waiting");
+    let started = std::time::Instant::now();
+    while !apart.done() {
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the thread never finished");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let prepared = apart.into_preparing().expect("a thread was started").finish();
+    assert!(prepared.is_ok(), "the program is prepared");
 }
 
 /// A program of counted loops, as a Brainfuck program's `[->+<]` is one,

@@ -269,11 +269,15 @@ fn run_jit(
         preparing = apart.into_preparing();
         match warmed {
             flowc_trace::jit::Warmup::Paused(p) => paused = Some(p),
-            flowc_trace::jit::Warmup::Done(result, counts) => {
+            flowc_trace::jit::Warmup::Done(result, counts, waited) => {
                 // Not waited for: the thread finishes on its own.
                 drop(preparing);
-                input::JitArgs::log_not_started(log, warmup);
-                if args.stats && result.is_ok() {
+                input::JitArgs::log_not_started(log, warmup, waited);
+                if args.stats && result.is_ok() && waited > 0 {
+                    eprintln!(
+                        "jit: not started (the run ended {waited} statements past its warm-up of {warmup}, while the JIT's start was prepared)"
+                    );
+                } else if args.stats && result.is_ok() {
                     eprintln!("jit: not started (the run ended within its warm-up of {warmup} statements)");
                 }
                 return Ok((result, counts, args.stats.then_some(Duration::ZERO)));

@@ -347,7 +347,8 @@ pub struct Options {
     pub describe_keys: bool,
     /// Whether a run leaves what it held to the process's exit rather
     /// than freeing it when it ends: the program as the interpreter ran it
-    /// (`Resolved`), the machine and its profiler, the heap. `flowc run`
+    /// (`Resolved`), the machine and its profiler, the run's tables
+    /// (liveness, resume plans). `flowc run`
     /// does (the process ends with the run, as it leaves the JIT itself):
     /// freeing a residual main graph of 39,000 blocks and its tables was
     /// 1.5 ms of a 110 ms run that compiled nothing.
@@ -908,8 +909,11 @@ pub fn prepare_apart(program: &Program) -> bool {
 /// How the interpreter's part of a run that starts the JIT late went
 /// ([`interpret_first`]).
 pub enum Warmup {
-    /// The run ended (or failed) within the warm-up, after `Counts`.
-    Done(Result<Outcome, RuntimeError>, Counts),
+    /// The run ended (or failed) before the JIT could take it over, after
+    /// `Counts`: within the warm-up, or (the last number not 0) that many
+    /// statements past it, while the JIT's start was still being prepared
+    /// ([`interpret_first_preparing`]).
+    Done(Result<Outcome, RuntimeError>, Counts, u64),
     /// Paused: what [`Jit::take_over`] goes on from.
     Paused(Paused),
 }
@@ -920,8 +924,9 @@ pub enum Warmup {
 /// allocations, which numbering goes on from); `resolved`, the program as
 /// the interpreter ran it, which the JIT goes on with (resolving it again
 /// cost a big program's take-over 2-4 ms); `waited`, the statements of
-/// those run past the warm-up while the JIT's start was still being
-/// prepared apart ([`interpret_first_preparing`]).
+/// those run past the warm-up until the JIT's start was seen prepared
+/// ([`interpret_first_preparing`], which asks every
+/// [`PREPARED_YET_EVERY`] statements).
 pub struct Paused {
     pub stack: Vec<Frame>,
     pub block: u32,
@@ -1005,8 +1010,8 @@ pub fn interpret_first_preparing(
         Ok(flowc_lang::interp::Stage::Paused { stack, block }) => {
             Warmup::Paused(Paused { stack, block, counts, resolved, waited })
         }
-        Ok(flowc_lang::interp::Stage::Done(outcome)) => Warmup::Done(Ok(outcome), counts),
-        Err(e) => Warmup::Done(Err(e), counts),
+        Ok(flowc_lang::interp::Stage::Done(outcome)) => Warmup::Done(Ok(outcome), counts, waited),
+        Err(e) => Warmup::Done(Err(e), counts, waited),
     }
 }
 
