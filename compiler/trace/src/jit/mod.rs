@@ -1458,7 +1458,7 @@ impl<'p> Jit<'p> {
     /// A JIT for `program` as [`Prepared`] (on another thread, while the
     /// interpreter warmed up: [`Preparing`]).
     pub fn prepared(program: &'p Program, prepared: Prepared, options: Options) -> Jit<'p> {
-        let Prepared { hints, main, watched, recursive, remove_allocations, always_set, links } = prepared;
+        let Prepared { hints, main, watched, recursive, remove_allocations, always_set, links, layout } = prepared;
         // A row another run found (of this program or another) is not
         // this run's to assume.
         flowc_lang::heap::with(|h| h.rows.reset());
@@ -1475,7 +1475,7 @@ impl<'p> Jit<'p> {
             main: std::cell::Cell::new(main),
             always_set,
             links,
-            layout: program.layout(),
+            layout,
             watched,
             recursive,
             not_followed: HashSet::default(),
@@ -1661,7 +1661,9 @@ impl<'p> Jit<'p> {
                 liveness: vec![None; resolved.graphs.len()],
                 slots: Vec::new(),
                 plans: Default::default(),
-                heap: Heap::new(program),
+                // The layout the interpreter resolved the program with (a
+                // scan of the whole program, not made again).
+                heap: Heap { allocations: 0, layout: resolved.layout },
                 config,
                 worker: None,
                 start_worker: self.options.background.then_some(&start as &dyn Fn() -> background::Worker),

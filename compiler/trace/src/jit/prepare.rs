@@ -46,6 +46,9 @@ pub struct Prepared {
     /// the only ones whose `set`s the heap's row must see
     /// (`TraceCache::assume_links`).
     pub(super) links: Vec<Symbol>,
+    /// The slots of the program's objects (`Program::layout`: a scan of
+    /// the whole program).
+    pub(super) layout: &'static flowc_lang::heap::Layout,
 }
 
 impl Prepared {
@@ -68,7 +71,8 @@ impl Prepared {
             }
         }
         module.functions = functions;
-        Prepared { hints: module, main, watched, recursive, remove_allocations, always_set, links }
+        let layout = program.layout();
+        Prepared { hints: module, main, watched, recursive, remove_allocations, always_set, links, layout }
     }
 }
 
@@ -177,8 +181,8 @@ struct Crossing<T>(T);
 // errors lowering raises, whose values are the constants of the program
 // text: integers, atoms, lists of those — no object, so no handle into a
 // thread's heap. Lists and big integers are shared by atomic counts
-// (`Arc`), symbols are interned behind a lock, and nothing in them has
-// interior mutability: the running thread and the preparing one only
+// (`Arc`), symbols and object layouts are interned for the process behind
+// a lock, and nothing in them has interior mutability: the running thread and the preparing one only
 // read the program (as `background::Shared` is shared with the worker).
 #[allow(unsafe_code)]
 unsafe impl Send for Crossing<Arc<Program>> {}
