@@ -89,9 +89,13 @@ use super::optimizing::{self, LoopJob, Optimized, StraightJob};
 /// What optimizing needs of the program, shared by the running thread
 /// and the worker.
 pub(super) struct Shared<'p> {
-    /// The program, and its blocks, functions and declarations by name
-    /// (for the recorder and the conversion to IR).
-    pub index: ProgramIndex<'p>,
+    /// The program.
+    pub program: &'p flowc_lang::Program,
+    /// Its blocks, functions and declarations by name, for the recorder
+    /// and the conversion to IR ([`Shared::index`]): made at the first
+    /// recording, as a run that records nothing (a big program whose
+    /// loops are too sparse to compile) does not need it.
+    index: std::sync::OnceLock<ProgramIndex<'p>>,
     /// The program's functions and declarations ([`crate::run_ir::hints`]),
     /// shared with the trace cache.
     pub hints: Arc<Module>,
@@ -114,6 +118,24 @@ unsafe impl Send for Shared<'_> {}
 // SAFETY: as for `Send` above.
 #[allow(unsafe_code)]
 unsafe impl Sync for Shared<'_> {}
+
+impl<'p> Shared<'p> {
+    /// What optimizing needs of `program` ([`Shared`]'s fields).
+    pub fn new(
+        program: &'p flowc_lang::Program,
+        hints: Arc<Module>,
+        remove_allocations: bool,
+        inspect: Option<fn(&Function, &str)>,
+        delay: Option<std::time::Duration>,
+    ) -> Shared<'p> {
+        Shared { program, index: std::sync::OnceLock::new(), hints, remove_allocations, inspect, delay }
+    }
+
+    /// The program's index, made on first use.
+    pub fn index(&self) -> &ProgramIndex<'p> {
+        self.index.get_or_init(|| ProgramIndex::new(self.program))
+    }
+}
 
 impl Shared<'_> {
     /// Runs the `inspect` hook on `f`.
@@ -905,13 +927,7 @@ done:
         let Ok(Recorded::Loop { trace, .. }) = record(p, Symbol::intern("head"), env, &mut Heap::new(p), 1000) else {
             panic!("the loop records")
         };
-        let shared = Arc::new(Shared {
-            index: ProgramIndex::new(p),
-            hints: Arc::new(crate::run_ir::hints(&module)),
-            remove_allocations: true,
-            inspect: None,
-            delay,
-        });
+        let shared = Arc::new(Shared::new(p, Arc::new(crate::run_ir::hints(&module)), true, None, delay));
         (*trace, shared)
     }
 

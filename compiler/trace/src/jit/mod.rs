@@ -1462,13 +1462,13 @@ impl<'p> Jit<'p> {
         // A row another run found (of this program or another) is not
         // this run's to assume.
         flowc_lang::heap::with(|h| h.rows.reset());
-        let shared = background::Shared {
-            index: ProgramIndex::new(program),
-            hints: std::sync::Arc::new(hints),
+        let shared = background::Shared::new(
+            program,
+            std::sync::Arc::new(hints),
             remove_allocations,
-            inspect: options.inspect,
-            delay: options.worker_delay,
-        };
+            options.inspect,
+            options.worker_delay,
+        );
         Jit {
             shared: std::sync::Arc::new(shared),
             fields: std::cell::OnceCell::new(),
@@ -1625,7 +1625,7 @@ impl<'p> Jit<'p> {
     /// steps count the interpreted statements only.
     pub fn run(&mut self, entry: Symbol, env: &[(Symbol, Value)], config: &Config) -> Result<Outcome, RuntimeError> {
         let names: Vec<Symbol> = env.iter().map(|(k, _)| *k).collect();
-        let resolved = Resolved::new(self.shared.index.program(), &names);
+        let resolved = Resolved::new(self.shared.program, &names);
         self.run_from(Begin::Entry(entry, env), resolved, config)
     }
 
@@ -1648,7 +1648,7 @@ impl<'p> Jit<'p> {
             self.fuel_checks = true;
         }
         let shared = self.shared.clone();
-        let program = shared.index.program();
+        let program = shared.program;
         let profiler = self.profiler(&mut resolved);
         let mut machine = Machine::new(program, &resolved, config);
         machine.set_profiler(profiler);
@@ -2742,12 +2742,12 @@ fn without_body(f: &mut Function) -> Kept {
 /// of functions recordings got too long in ([`Jit::stop_following`]),
 /// and of `pure` ones (the trace calls them, or folds them): on the
 /// interpreter, numbering objects on from `heap`.
-fn residual_calls<'a>(
-    jit: &'a Jit,
+fn residual_calls<'a, 'p>(
+    jit: &'a Jit<'p>,
     resolved: &'a Resolved,
     config: &'a Config,
     key: Option<&'a Key>,
-) -> impl FnMut(Symbol, usize, &[Value], &mut Heap) -> Option<Result<Value, RuntimeError>> + 'a {
+) -> impl FnMut(Symbol, usize, &[Value], &mut Heap) -> Option<Result<Value, RuntimeError>> + use<'a, 'p> {
     move |func, open, args, heap| {
         let deep = jit.recursive.contains(&func) && open >= jit.options.recursion_unroll;
         let here = || key.is_some_and(|k| jit.not_followed_at.contains(&(func, k.clone())));
@@ -2755,7 +2755,7 @@ fn residual_calls<'a>(
             return None;
         }
         let &graph = resolved.functions.get(&func)?;
-        let mut m = Machine::new(jit.shared.index.program(), resolved, config);
+        let mut m = Machine::new(jit.shared.program, resolved, config);
         m.set_allocations(heap.allocations);
         let result = m.call(graph, args);
         heap.allocations = m.allocations();

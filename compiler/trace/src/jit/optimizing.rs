@@ -216,7 +216,7 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
     let fields = fields.as_deref();
     let fields_for = |f: &Function| fields.filter(|_| reads_fields(f));
     let end = End::Jump { target: body, params: names.clone() };
-    let mut preamble = to_ir::convert(&shared.index, name, &trace, &start, &end);
+    let mut preamble = to_ir::convert(shared.index(), name, &trace, &start, &end);
     let checks = match &args {
         Some(args) => speculate::checks(&preamble, &names, args),
         None => Vec::new(),
@@ -235,7 +235,7 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
     let optimized = opt::optimize_trace(&mut preamble, &shared.hints, &options);
     shared.inspect(&preamble, "optimization");
     let entry = optimized.entry?;
-    let convert = |links| to_ir::convert_with_links(&shared.index, body, &trace, &entry.start(), &looping, links);
+    let convert = |links| to_ir::convert_with_links(shared.index(), body, &trace, &entry.start(), &looping, links);
     let (mut looped, links) = convert(true);
     shared.inspect(&looped, "conversion");
     // The loop is peeled again only where its iterations would reuse
@@ -341,8 +341,8 @@ pub(super) fn optimize_straight(shared: &Shared, job: StraightJob) -> Optimized 
     let started = Instant::now();
     let StraightJob { source, recorded, into, fields, facts, rows } = job;
     let Source { name, trace, start, end, pins } = source;
-    let mut function = to_ir::convert(&shared.index, name, &trace, &start, &end);
-    let pins = pins.map(|p| p.insert(&mut function, &shared.index));
+    let mut function = to_ir::convert(shared.index(), name, &trace, &start, &end);
+    let pins = pins.map(|p| p.insert(&mut function, shared.index()));
     shared.inspect(&function, "conversion");
     let jump = match &into {
         Some((entry, body)) => opt::Jump::Enters { entry, body: *body },

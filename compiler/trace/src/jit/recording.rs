@@ -226,7 +226,7 @@ impl<'p> Jit<'p> {
             // its key's loops assume nothing; entry traces and segments
             // always do.
             let limits = crate::record::Limits { lists_assumed: this.speculates(key), ..this.limits() };
-            record_path(&this.shared.index, &[frame], label, &mut run.heap, limits, &mut at, &mut residual)
+            record_path(this.shared.index(), &[frame], label, &mut run.heap, limits, &mut at, &mut residual)
         };
         self.stats.record_time += started.elapsed();
         self.stats.skipped += skipped.len();
@@ -1469,7 +1469,7 @@ impl<'p> Jit<'p> {
                     innermost.extend(start.promoted.iter().map(|(n, _)| *n));
                 }
                 let limits = crate::record::Limits { start_constants: &start_constants, ..this.limits() };
-                record_path(&this.shared.index, &frames, texit.label, &mut run.heap, limits, &mut at, &mut residual)
+                record_path(this.shared.index(), &frames, texit.label, &mut run.heap, limits, &mut at, &mut residual)
             }
         };
         self.stats.record_time += started.elapsed();

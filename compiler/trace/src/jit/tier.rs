@@ -194,7 +194,7 @@ impl<'p> Jit<'p> {
             // whatever the position.
             let mut at = |l: Symbol, _: &Env, _: usize| if l == label { Arrival::Stop } else { Arrival::Continue };
             let mut residual = residual_calls(this, run.resolved, run.config, None);
-            record_path(&this.shared.index, &[frame], label, &mut run.heap, limits, &mut at, &mut residual)
+            record_path(this.shared.index(), &[frame], label, &mut run.heap, limits, &mut at, &mut residual)
         };
         self.stats.record_time += started.elapsed();
         let (trace, frame, end_label) = match recorded {
