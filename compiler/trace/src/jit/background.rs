@@ -111,8 +111,12 @@ pub(super) struct Shared<'p> {
 // SAFETY: `Shared` holds the program and its lowered functions, whose
 // values are the constants of the program text: integers, atoms, lists of
 // those — no object, so no handle into a thread's heap. Lists and big
-// integers are shared by atomic counts (`Arc`), and nothing in it has
-// interior mutability; the worker only reads it.
+// integers are shared by atomic counts (`Arc`). Its only interior
+// mutability is through `OnceLock`s, which synchronise their own
+// initialisation: the program's index (`Shared::index`, references into
+// the program and maps of them, made by whichever thread asks first) and
+// the loops the index finds per function; otherwise both threads only
+// read it.
 #[allow(unsafe_code)]
 unsafe impl Send for Shared<'_> {}
 // SAFETY: as for `Send` above.
