@@ -170,22 +170,16 @@ pub fn jit_late(
     options: flowc_trace::jit::Options,
     warmup: u64,
 ) -> (Outcome, bool) {
-    use flowc_trace::jit::{interpret_first_preparing, Jit, PrepareOnThread, Prepared, Warmup};
+    use flowc_trace::jit::{interpret_first_preparing, Jit, PrepareOnThread, Warmup};
     let config = config();
     let shared = std::sync::Arc::new(p.clone());
     let lower = move |p: &Program| flowc_frontend::lower(p, label);
     let mut apart = PrepareOnThread::new(shared.clone(), Box::new(lower));
-    let warmed = interpret_first_preparing(&shared, label, env, &config, warmup, Some(&mut apart));
-    let preparing = apart.into_preparing();
-    let paused = match warmed {
+    let paused = match interpret_first_preparing(&shared, label, env, &config, warmup, Some(&mut apart)) {
         Warmup::Done(result, ..) => return (outcome(result), false),
         Warmup::Paused(paused) => paused,
     };
-    let prepared = match preparing {
-        Some(preparing) => preparing.finish(),
-        None => lower(&shared).map(|module| Prepared::new(&shared, module)),
-    };
-    let result = match prepared {
+    let result = match apart.finish(lower) {
         Ok(prepared) => Jit::prepared(&shared, prepared, options).take_over(paused, &config),
         Err(kind) => Err(interp::RuntimeError { kind, at: None }),
     };

@@ -867,8 +867,8 @@ fn the_interpreter_goes_on_while_the_start_is_prepared() {
 
 /// `flowc run`'s preparation on a thread ([`flowc_trace::jit::PrepareOnThread`])
 /// is done when nothing was started (the program is then prepared where
-/// the JIT takes over), not while its thread lowers, and once the thread
-/// has finished, which hands over the program prepared.
+/// the JIT takes over, lowered there), not while its thread lowers, and
+/// once the thread has finished, which hands over the program prepared.
 #[test]
 fn a_preparation_on_a_thread_is_done_when_its_thread_is() {
     use flowc_trace::jit::{PrepareApart, PrepareOnThread};
@@ -892,8 +892,16 @@ fn a_preparation_on_a_thread_is_done_when_its_thread_is() {
         assert!(started.elapsed() < std::time::Duration::from_secs(60), "the thread never finished");
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
-    let prepared = apart.into_preparing().expect("a thread was started").finish();
+    let prepared = apart.finish(|_| panic!("lowered here, not on its thread"));
     assert!(prepared.is_ok(), "the program is prepared");
+    // Never started: lowered where it finishes.
+    let never = PrepareOnThread::new(program, Box::new(move |p| flowc_frontend::lower(p, label)));
+    let mut lowered_here = false;
+    let prepared = never.finish(|p| {
+        lowered_here = true;
+        flowc_frontend::lower(p, label)
+    });
+    assert!(prepared.is_ok() && lowered_here, "a preparation never started is made where it finishes");
 }
 
 /// A program of counted loops, as a Brainfuck program's `[->+<]` is one,

@@ -257,21 +257,18 @@ fn run_jit(
     let log = args.jit.open_log()?;
     let lower = move |p: &flowc_lang::Program| flowc_frontend::lower(p, label);
     let mut paused = None;
-    let mut preparing = None;
+    let mut apart = flowc_trace::jit::PrepareOnThread::new(program.clone(), Box::new(lower));
     if warmup > 0 {
         // The JIT's start prepared on the other core while the interpreter
         // runs alone (`flowc_trace::jit::Preparing`), once the run is long
         // enough to pay for the thread; the interpreter goes on until it
         // is done.
-        let mut apart = flowc_trace::jit::PrepareOnThread::new(program.clone(), Box::new(lower));
         let prepare = flowc_trace::jit::prepare_apart(program).then_some(&mut apart as &mut dyn PrepareApart);
-        let warmed = flowc_trace::jit::interpret_first_preparing(program, label, env, config, warmup, prepare);
-        preparing = apart.into_preparing();
-        match warmed {
+        match flowc_trace::jit::interpret_first_preparing(program, label, env, config, warmup, prepare) {
             flowc_trace::jit::Warmup::Paused(p) => paused = Some(p),
             flowc_trace::jit::Warmup::Done(result, counts, waited) => {
                 // Not waited for: the thread finishes on its own.
-                drop(preparing);
+                drop(apart);
                 input::JitArgs::log_not_started(log, warmup, waited);
                 if args.stats && result.is_ok() && waited > 0 {
                     eprintln!(
@@ -284,11 +281,7 @@ fn run_jit(
             }
         }
     }
-    let prepared = match preparing {
-        Some(preparing) => preparing.finish(),
-        None => lower(program).map(|module| flowc_trace::jit::Prepared::new(program, module)),
-    };
-    let prepared = match prepared {
+    let prepared = match apart.finish(lower) {
         Ok(prepared) => prepared,
         Err(kind) => {
             let counts = paused.map_or_else(Counts::default, |p| p.counts);

@@ -1007,10 +1007,8 @@ pub fn interpret_first_preparing(
     let counts = Counts { steps: machine.steps(), allocations: machine.allocations() };
     drop(machine);
     match stage {
-        Ok(flowc_lang::interp::Stage::Paused { stack, block }) => {
-            Warmup::Paused(Paused { stack, block, counts, resolved, waited })
-        }
-        Ok(flowc_lang::interp::Stage::Done(outcome)) => Warmup::Done(Ok(outcome), counts, waited),
+        Ok(Stage::Paused { stack, block }) => Warmup::Paused(Paused { stack, block, counts, resolved, waited }),
+        Ok(Stage::Done(outcome)) => Warmup::Done(Ok(outcome), counts, waited),
         Err(e) => Warmup::Done(Err(e), counts, waited),
     }
 }
@@ -3002,6 +3000,7 @@ end:
 ";
         assert_eq!(bound_of(function, Some("f"), "l", &["l"]), Some(6));
     }
+
     /// A cache of pieces of common size is full at `max_traces` pieces;
     /// one of small pieces (little code, few exits each) holds up to
     /// twice as many, until their code or exits reach what that many of

@@ -144,9 +144,14 @@ impl PrepareOnThread {
         PrepareOnThread { program, lower: Some(lower), preparing: None }
     }
 
-    /// The thread, if one was started.
-    pub fn into_preparing(self) -> Option<Preparing> {
-        self.preparing
+    /// The prepared program: the thread's, once it is done (waiting for
+    /// it if need be), else — none was started, or none could be — made
+    /// here, lowering with `lower`.
+    pub fn finish(self, lower: impl FnOnce(&Program) -> Result<Module, ErrorKind>) -> Result<Prepared, ErrorKind> {
+        match self.preparing {
+            Some(preparing) => preparing.finish(),
+            None => lower(&self.program).map(|module| Prepared::new(&self.program, module)),
+        }
     }
 }
 

@@ -227,6 +227,63 @@ done:
     assert_eq!(watched("    goto run"), ["head"], "nothing promotes");
 }
 
+/// A promotion only some rounds pass (one arm of a branch) is not where
+/// a loop is watched; one every round passes is, however many back
+/// edges the loop has (each latch's dominators are walked once: `anchor`).
+#[test]
+fn a_loop_is_not_watched_where_only_some_rounds_promote() {
+    let watched = |body: &str| {
+        let text = format!(
+            "entry start(code = [1, 2, 0], pc = 0, acc = 0)
+start:
+    goto head
+head:
+    op = code[pc]
+    more = op != 0
+    if more goto body else goto done
+{body}
+done:
+    print_and_stop(acc)
+"
+        );
+        let program = syntax::parse("t", &text).unwrap_or_else(|e| panic!("{e}"));
+        let module = flowc_frontend::lower(&program, Symbol::intern("start")).unwrap();
+        jit::watched_labels(&program, &module).into_iter().map(|(_, l)| l.as_str().to_string()).collect::<Vec<_>>()
+    };
+    // Two back edges, both through `body`.
+    let two_latches = "body:
+    x = pc
+    promote pc then run
+run:
+    odd = op % 2
+    if odd goto back_odd else goto back_even
+back_odd:
+    acc = acc + op
+    pc = pc + 1
+    goto head
+back_even:
+    acc = acc - 1
+    pc = pc + 1
+    goto head";
+    assert_eq!(watched(two_latches), ["body"]);
+    // The promotion on one of the two ways back only.
+    let one_arm = "body:
+    odd = op % 2
+    if odd goto back_odd else goto back_even
+back_odd:
+    x = pc
+    promote pc then odd_on
+odd_on:
+    acc = acc + op
+    pc = pc + 1
+    goto head
+back_even:
+    acc = acc - 1
+    pc = pc + 1
+    goto head";
+    assert_eq!(watched(one_arm), ["head"], "only odd rounds promote");
+}
+
 #[test]
 fn a_guard_that_fails_often_gets_a_bridge() {
     let run = run_jit("t", ALTERNATING, options(3, 5));
