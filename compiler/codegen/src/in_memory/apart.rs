@@ -115,6 +115,18 @@ impl Apart {
     /// `shapes`; says why not when baseline code refuses one, or it traps
     /// or calls a function (the running thread compiles those).
     pub fn emit(&self, fs: &[&Function], shapes: &[Shape]) -> Result<Emitted, &'static str> {
+        self.emit_while(fs, shapes, &|| true)
+    }
+
+    /// As [`Apart::emit`], giving up before each trace once `wanted` says
+    /// the code is no longer wanted (the run it was for has ended: the
+    /// running thread waits for the worker's job in hand).
+    pub fn emit_while(
+        &self,
+        fs: &[&Function],
+        shapes: &[Shape],
+        wanted: &dyn Fn() -> bool,
+    ) -> Result<Emitted, &'static str> {
         if shapes.len() != fs.len() {
             return Err("a shape for each trace");
         }
@@ -125,6 +137,9 @@ impl Apart {
         for (k, (f, shape)) in fs.iter().zip(shapes).enumerate() {
             if traces.contains_key(&f.name) {
                 return Err("a trace named as another");
+            }
+            if !wanted() {
+                return Err("no longer wanted");
             }
             let mut target = crate::baseline::Target {
                 objects: &self.objects,

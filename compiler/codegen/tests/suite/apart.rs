@@ -164,3 +164,30 @@ fn a_bridge_made_on_another_thread_runs_in_its_parents_frame() {
         assert!(err.contains("code made for another trace cache"), "{err}");
     })
 }
+
+/// Code no longer wanted (the run it was for has ended) is not made: the
+/// emitter asks before each trace, and gives up at the first no, even
+/// after making the traces before it.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn code_no_longer_wanted_is_not_made() {
+    flowc_codegen::with_stack(|| {
+        let module = flowc_ir::parse::module("listed", LISTED).unwrap();
+        let (cache, _) = cache_with(&module, 1);
+        let apart = cache.apart(&[], None);
+        let listed = &module.functions[0];
+        let again = flowc_ir::Function { name: Symbol::intern("listed_again"), ..listed.clone() };
+        let fs = [listed, &again];
+        let shapes = [Shape::new(listed), Shape::new(&again)];
+        let asked = std::cell::Cell::new(0);
+        let first_only = || {
+            asked.set(asked.get() + 1);
+            asked.get() == 1
+        };
+        assert_eq!(apart.emit_while(&fs, &shapes, &first_only).err(), Some("no longer wanted"));
+        assert_eq!(asked.get(), 2, "asked before each trace");
+        assert_eq!(apart.emit_while(&fs, &shapes, &|| false).err(), Some("no longer wanted"));
+        let made = apart.emit_while(&fs, &shapes, &|| true).expect("wanted, both are made");
+        assert_eq!(made.len(), 2);
+    })
+}

@@ -32,7 +32,8 @@
 //! for code still needed, and never for a loop that ended meanwhile (a
 //! main graph of thousands of short loops in sequence). It never waits
 //! for the worker while the program runs: a run that ends first drops
-//! what is left (and waits only for the job in hand). So which
+//! what is left (and waits only for the job in hand, which gives up at
+//! its next stage: [`Wanted`]). So which
 //! code exists when depends on how fast the worker is, and runs differ in
 //! what the JIT did (never in what the program prints). Without a worker
 //! (`FLOWC_JIT_BACKGROUND=0`, one core, the tests but those of the worker)
@@ -84,7 +85,7 @@ use flowc_lang::interp::Key;
 use flowc_lang::Value;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::optimizing::{self, LoopJob, Optimized, StraightJob};
+use super::optimizing::{self, LoopJob, Optimized, StraightJob, Wanted};
 
 /// What optimizing needs of the program, shared by the running thread
 /// and the worker.
@@ -365,12 +366,13 @@ impl Worker {
                 if let Some(delay) = shared.delay {
                     std::thread::sleep(delay);
                 }
+                let wanted = Wanted::until(&stopped);
                 let mut result = match job {
-                    Job::Loop(job) => optimizing::optimize_loop(&shared, *job),
-                    Job::Straight(job) => Some(optimizing::optimize_straight(&shared, *job)),
+                    Job::Loop(job) => optimizing::optimize_loop(&shared, *job, wanted),
+                    Job::Straight(job) => optimizing::optimize_straight(&shared, *job, wanted),
                 };
-                if let (Some(o), Some(how)) = (result.as_mut(), apart) {
-                    emit(o, &how.apart);
+                if let (Some(o), Some(how), false) = (result.as_mut(), apart, wanted.gone()) {
+                    emit(o, &how.apart, wanted);
                     if how.reduce {
                         reduce(o);
                     }
@@ -658,7 +660,9 @@ impl Worker {
 impl Drop for Worker {
     /// Ends the worker's loop, and waits for the job in hand (the run's
     /// scope would wait for it too): the objects the jobs name are kept
-    /// until the worker is done with them.
+    /// until the worker is done with them. The job in hand is no longer
+    /// wanted ([`Wanted`]): it gives up at its next stage rather than
+    /// finish work nobody will install.
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         self.jobs = None;
@@ -786,10 +790,10 @@ impl super::Jit<'_> {
 /// Generates `optimized`'s baseline code with `apart` (see "Code made on
 /// the worker"); left to the running thread where baseline code refuses
 /// it here.
-fn emit(optimized: &mut Optimized, apart: &flowc_codegen::Apart) {
+fn emit(optimized: &mut Optimized, apart: &flowc_codegen::Apart, wanted: Wanted) {
     let started = std::time::Instant::now();
     let functions: Vec<&Function> = optimized.pieces.iter().map(|(f, ..)| f).collect();
-    optimized.emitted = apart.emit(&functions, &optimized.shapes).ok();
+    optimized.emitted = apart.emit_while(&functions, &optimized.shapes, &|| !wanted.gone()).ok();
     if optimized.emitted.is_some() {
         // Only code generated on the running thread reads them (should
         // this code not be installable there, they are made again:
@@ -921,6 +925,30 @@ done:
             assert!(w.take_key(&key(5)).is_some());
             assert!(!w.loop_passed(&key(2)));
         });
+    }
+
+    /// A job no longer wanted gives up: the same bridge job optimizes
+    /// while its stop is not set, and comes to nothing once it is (the
+    /// run it was for has ended, and the running thread waits for the
+    /// worker's job in hand). On the running thread jobs are always
+    /// wanted.
+    #[test]
+    fn a_job_no_longer_wanted_gives_up() {
+        let p = flowc_lang::syntax::parse("test", PROGRAM).expect("it parses");
+        let (trace, shared) = fixture(&p, None);
+        let straight = |trace| match job(trace) {
+            Job::Straight(j) => *j,
+            Job::Loop(_) => unreachable!("a bridge job"),
+        };
+        let stop = AtomicBool::new(false);
+        let wanted = Wanted::until(&stop);
+        assert!(!wanted.gone() && !Wanted::ALWAYS.gone());
+        let done = optimizing::optimize_straight(&shared, straight(trace.clone()), wanted);
+        assert!(done.is_some_and(|o| !o.pieces.is_empty()));
+        stop.store(true, Ordering::Relaxed);
+        assert!(wanted.gone());
+        assert!(optimizing::optimize_straight(&shared, straight(trace.clone()), wanted).is_none());
+        assert!(optimizing::optimize_straight(&shared, straight(trace), Wanted::ALWAYS).is_some());
     }
 
     /// `PROGRAM`'s loop, recorded, and what the worker needs to optimize

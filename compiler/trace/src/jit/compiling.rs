@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use super::background::Job;
-use super::optimizing::{self, LoopJob, Optimized, Source, StraightJob};
+use super::optimizing::{self, LoopJob, Optimized, Source, StraightJob, Wanted};
 use super::*;
 
 /// What a loop's recording saw: the values of the head's variables where
@@ -162,8 +162,8 @@ impl<'p> Jit<'p> {
     /// Optimizes `job` here, on the running thread.
     pub(super) fn optimize_here(&self, job: Job) -> Option<Optimized> {
         match job {
-            Job::Loop(job) => optimizing::optimize_loop(&self.shared, *job),
-            Job::Straight(job) => Some(optimizing::optimize_straight(&self.shared, *job)),
+            Job::Loop(job) => optimizing::optimize_loop(&self.shared, *job, Wanted::ALWAYS),
+            Job::Straight(job) => optimizing::optimize_straight(&self.shared, *job, Wanted::ALWAYS),
         }
     }
 

@@ -6,6 +6,7 @@
 //! ([`super::background`]); what comes out ([`Optimized`]) is compiled
 //! and installed on the running thread ([`super::compiling`]).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,6 +20,32 @@ use super::{speculate, Kind};
 use crate::opt;
 use crate::to_ir::{self, End, Start};
 use crate::trace::Trace;
+
+/// Whether a job's result is still wanted. The worker's jobs stop being
+/// wanted when the run ends ([`super::background::Worker`]'s drop): the
+/// running thread then waits for the job in hand, and a compile of a
+/// 900-operation loop takes the worker some 6 ms, as long as a short
+/// run's whole stretch after its warm-up. So a job looks between its
+/// stages (conversion, each optimization, code generation) and gives up
+/// once it is not wanted. Jobs done on the running thread are always
+/// wanted ([`Wanted::ALWAYS`]).
+#[derive(Clone, Copy)]
+pub(super) struct Wanted<'a>(Option<&'a AtomicBool>);
+
+impl<'a> Wanted<'a> {
+    /// Always wanted.
+    pub const ALWAYS: Wanted<'static> = Wanted(None);
+
+    /// Wanted until `stop` is set.
+    pub fn until(stop: &'a AtomicBool) -> Wanted<'a> {
+        Wanted(Some(stop))
+    }
+
+    /// Whether the job is no longer wanted.
+    pub fn gone(self) -> bool {
+        self.0.is_some_and(|stop| stop.load(Ordering::Relaxed))
+    }
+}
 
 /// A loop to optimize into its two pieces ([`opt::LoopEntry`]): the
 /// preamble `name`, which checks what speculation found and runs the
@@ -206,7 +233,7 @@ fn peel_order(peels: bool, links: usize) -> (opt::Peel, Option<opt::Peel>) {
 
 /// Optimizes loop `job` (see [`LoopJob`]); `None` when the preamble
 /// cannot define an entry for the loop.
-pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> {
+pub(super) fn optimize_loop(shared: &Shared, job: LoopJob, wanted: Wanted) -> Option<Optimized> {
     let started = Instant::now();
     let LoopJob { name, body, trace, start, names, looping, args, function, fields, rows } = job;
     let anchor = trace.anchor;
@@ -232,9 +259,15 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
         rows: &rows,
         ..opt::Options::new(shared.remove_allocations)
     };
+    if wanted.gone() {
+        return None;
+    }
     let optimized = opt::optimize_trace(&mut preamble, &shared.hints, &options);
     shared.inspect(&preamble, "optimization");
     let entry = optimized.entry?;
+    if wanted.gone() {
+        return None;
+    }
     let convert = |links| to_ir::convert_with_links(shared.index(), body, &trace, &entry.start(), &looping, links);
     let (mut looped, links) = convert(true);
     shared.inspect(&looped, "conversion");
@@ -283,13 +316,16 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
     let (first, then) = peel_order(opt::peels_when_invariant(&looped), links);
     let second = then.map(|_| looped.clone());
     let (mut skips, mut skip) = optimize(&mut looped, first);
+    if wanted.gone() {
+        return None;
+    }
     if let (false, Some(peel), Some(mut second)) = (skips, then, second) {
         (skips, skip) = optimize(&mut second, peel);
         if skips || peel == opt::Peel::Always {
             looped = second;
         }
     }
-    if !skips && links > 0 {
+    if !skips && links > 0 && !wanted.gone() {
         let (mut plain, _) = convert(false);
         shared.inspect(&plain, "conversion");
         let peel = if opt::peels_when_invariant(&plain) { opt::Peel::Always } else { opt::Peel::Never };
@@ -297,6 +333,9 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob) -> Option<Optimized> 
         looped = plain;
     }
     shared.inspect(&looped, "optimization");
+    if wanted.gone() {
+        return None;
+    }
     let pieces = vec![(looped, Kind::Body, 0), (preamble, Kind::Loop, trace.ops.len())];
     let (pieces, restarts) = compact_pieces(pieces, Vec::new(), shared.inspect);
     let shapes = pieces.iter().map(|(f, kind, recorded)| shape(f, kind, *recorded)).collect();
@@ -337,7 +376,7 @@ pub(super) fn shape(f: &Function, kind: &Kind, recorded: usize) -> Shape {
 }
 
 /// Optimizes straight trace `job` (see [`StraightJob`]).
-pub(super) fn optimize_straight(shared: &Shared, job: StraightJob) -> Optimized {
+pub(super) fn optimize_straight(shared: &Shared, job: StraightJob, wanted: Wanted) -> Option<Optimized> {
     let started = Instant::now();
     let StraightJob { source, recorded, into, fields, facts, rows } = job;
     let Source { name, trace, start, end, pins } = source;
@@ -351,13 +390,19 @@ pub(super) fn optimize_straight(shared: &Shared, job: StraightJob) -> Optimized 
     let fields = fields.as_deref().filter(|_| reads_fields(&function));
     let options =
         opt::Options { jump, fields, facts: &facts, rows: &rows, ..opt::Options::new(shared.remove_allocations) };
+    if wanted.gone() {
+        return None;
+    }
     let optimized = opt::optimize_trace(&mut function, &shared.hints, &options);
     shared.inspect(&function, "optimization");
+    if wanted.gone() {
+        return None;
+    }
     let (pieces, restarts) =
         compact_pieces(vec![(function, Kind::Bridge, recorded)], optimized.restarts, shared.inspect);
     let shapes = pieces.iter().map(|(f, kind, recorded)| shape(f, kind, *recorded)).collect();
     let time = started.elapsed();
-    Optimized {
+    Some(Optimized {
         pieces,
         restarts,
         shapes,
@@ -370,7 +415,7 @@ pub(super) fn optimize_straight(shared: &Shared, job: StraightJob) -> Optimized 
         emit_time: Duration::ZERO,
         kept: None,
         pins,
-    }
+    })
 }
 
 /// Compacts optimized traces `pieces` before their code is generated
