@@ -4,6 +4,11 @@
 //! - every program of `bench/programs/shapes` (runs of a few
 //!   milliseconds: objects in straight-line code and in loops, functions
 //!   called once and from a loop, a big function, a generated program);
+//! - four of them at the size where the JIT does worst ([`CROSSOVERS`]):
+//!   the run goes on past the warm-up, so the JIT takes over and
+//!   compiles its loop, but ends about when the code arrives, so the
+//!   compile does not pay (the ski rental's worst case, which no JIT
+//!   avoids: what the rows show is what it costs here);
 //! - `loops in sequence`: 5,000 loops of 200 rounds one after another in
 //!   the main graph, each calling a function
 //!   (`flowc_bench::scale::loops_in_sequence`);
@@ -46,10 +51,22 @@ flowc_runtime::process_setup!();
 /// Runs of each engine per row, alternated.
 const ROUNDS: usize = 9;
 
-/// Seconds of one `flowc run` of `file` with `args`, and what it printed.
-fn once(exe: &Path, args: &[&str], file: &Path) -> (f64, Vec<u8>) {
+/// Shapes run at a size near where the JIT's compile stops paying: their
+/// file stem and `n` (2026-12-06: the JIT 1.1-1.3 times the interpreter's
+/// time there, each loop's code arriving as the run ends).
+const CROSSOVERS: [(&str, i64); 4] = [
+    ("big_function_hot_loop", 500),
+    ("functions_hot_loop", 700),
+    ("function_with_hot_loop", 1000),
+    ("objects_hot_loop", 1000),
+];
+
+/// Seconds of one `flowc run` of `file` with `args` (and `env`, if
+/// any), and what it printed.
+fn once(exe: &Path, args: &[&str], file: &Path, env: Option<&str>) -> (f64, Vec<u8>) {
     let started = Instant::now();
-    let out = Command::new(exe).arg("run").args(args).arg(file).output().expect("flowc runs");
+    let env: Vec<&str> = env.map(|e| vec!["--env", e]).unwrap_or_default();
+    let out = Command::new(exe).arg("run").args(args).args(&env).arg(file).output().expect("flowc runs");
     let secs = started.elapsed().as_secs_f64();
     assert!(out.status.success(), "{} {args:?} failed: {}", file.display(), String::from_utf8_lossy(&out.stderr));
     (secs, out.stdout)
@@ -60,7 +77,8 @@ fn main() {
     let exe = flowc();
     let dir = root().join("target/bench-short");
     std::fs::create_dir_all(&dir).expect("a scratch folder");
-    let mut rows: Vec<(String, PathBuf)> = Vec::new();
+    // (Name, file, environment.)
+    let mut rows: Vec<(String, PathBuf, Option<String>)> = Vec::new();
     let shapes = root().join("bench/programs/shapes");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&shapes)
         .expect("bench/programs/shapes")
@@ -70,7 +88,11 @@ fn main() {
     files.sort();
     for f in files {
         let name = f.file_stem().expect("a file name").to_string_lossy().replace('_', " ");
-        rows.push((name, f));
+        rows.push((name, f, None));
+    }
+    for (stem, n) in CROSSOVERS {
+        let name = format!("{} n={n}", stem.replace('_', " "));
+        rows.push((name, shapes.join(format!("{stem}.fg")), Some(format!("[n/{n}]"))));
     }
     let mut generated = vec![
         ("loops in sequence".to_string(), scale::loops_in_sequence(5_000).replace("rounds = 3", "rounds = 200")),
@@ -83,10 +105,10 @@ fn main() {
     for (name, text) in generated {
         let file = dir.join(format!("{}.fg", name.replace(' ', "_")));
         std::fs::write(&file, text).expect("the program written");
-        rows.push((name, file));
+        rows.push((name, file, None));
     }
     println!("{:<28} {:>10} {:>9} {:>7} {:>12} {:>10}", "row", "interp ms", "jit ms", "÷ jit", "jit", "÷ at once");
-    for (name, file) in rows {
+    for (name, file, env) in rows {
         if only.as_deref().is_some_and(|o| !name.contains(o)) {
             continue;
         }
@@ -98,7 +120,7 @@ fn main() {
             // A different engine first in each round.
             for k in 0..3 {
                 let side = (k + round) % 3;
-                let (s, out) = once(&exe, sides[side], &file);
+                let (s, out) = once(&exe, sides[side], &file, env.as_deref());
                 assert_eq!(
                     printed.get_or_insert_with(|| out.clone()),
                     &out,
@@ -107,8 +129,13 @@ fn main() {
                 secs[side].push(s);
             }
         }
-        let stats =
-            Command::new(&exe).args(["run", "--engine", "jit", "--stats"]).arg(&file).output().expect("flowc runs");
+        let env_args: Vec<&str> = env.as_deref().map(|e| vec!["--env", e]).unwrap_or_default();
+        let stats = Command::new(&exe)
+            .args(["run", "--engine", "jit", "--stats"])
+            .args(&env_args)
+            .arg(&file)
+            .output()
+            .expect("flowc runs");
         let started = !String::from_utf8_lossy(&stats.stderr).contains("jit: not started");
         let [interp, jit, at_once] = secs.map(median);
         println!(
