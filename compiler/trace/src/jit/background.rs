@@ -74,7 +74,7 @@
 //! ([`Worker::drop_ready`]).
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 
 use flowc_codegen::ExitId;
@@ -228,9 +228,10 @@ impl Job {
 /// A job or its result crossing to the other thread.
 struct Crossing<T>(T);
 
-/// A job for the worker, and how the worker generates its code too, when
-/// it is to.
-type Handed = (Job, Option<Emit>);
+/// A job for the worker, how the worker generates its code too, when it
+/// is to, and the flushes there had been when it was sent
+/// ([`Wanted`]).
+type Handed = (Job, Option<Emit>, u64);
 
 /// How the worker generates a job's code: with what the code generator
 /// needs of the trace cache (`apart`), and whether it then reduces the
@@ -341,6 +342,9 @@ pub(super) struct Worker {
     discarded_loans: VecDeque<Loan>,
     /// Set when the run ends: the worker takes no further job.
     stop: Arc<AtomicBool>,
+    /// The flushes so far ([`Worker::forget_all`]): a job sent before the
+    /// last is no longer wanted.
+    flushes: Arc<AtomicU64>,
 }
 
 impl Worker {
@@ -350,6 +354,8 @@ impl Worker {
         let (outbox, done) = mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
+        let flushes = Arc::new(AtomicU64::new(0));
+        let flushed = flushes.clone();
         let worker = std::thread::Builder::new()
             .name("flowc-jit-worker".into())
             // As much as the running thread's: the optimizer runs here
@@ -359,14 +365,14 @@ impl Worker {
             // Jobs naming objects come with their handles lent.
             flowc_lang::heap::lend::borrow_here();
             let mut jobs_done: u64 = 0;
-            while let Some(Crossing((job, apart))) = next_job(&inbox) {
+            while let Some(Crossing((job, apart, submitted))) = next_job(&inbox) {
                 if stopped.load(Ordering::Relaxed) {
                     break;
                 }
                 if let Some(delay) = shared.delay {
                     std::thread::sleep(delay);
                 }
-                let wanted = Wanted::until(&stopped);
+                let wanted = Wanted::until(&stopped, &flushed, submitted);
                 let mut result = match job {
                     Job::Loop(job) => optimizing::optimize_loop(&shared, *job, wanted),
                     Job::Straight(job) => optimizing::optimize_straight(&shared, *job, wanted),
@@ -412,6 +418,7 @@ impl Worker {
             discard: 0,
             discarded_loans: VecDeque::new(),
             stop,
+            flushes,
         }
     }
 
@@ -432,7 +439,8 @@ impl Worker {
         }
         self.lent += usize::from(!pending.loan.is_empty());
         let apart = apart(&job);
-        if let Err(mpsc::SendError(Crossing((job, _)))) = jobs.send(Crossing((job, apart))) {
+        let submitted = self.flushes.load(Ordering::Relaxed);
+        if let Err(mpsc::SendError(Crossing((job, ..)))) = jobs.send(Crossing((job, apart, submitted))) {
             // The worker is gone (it panicked): `collect` says so.
             return Err(job);
         }
@@ -602,10 +610,11 @@ impl Worker {
 
     /// Forgets every job, pending or ready, and returns how many there
     /// were: the JIT dropped all its code ([`super::Jit::flush`]), and
-    /// theirs would go into a cache that is gone. The worker still does
-    /// the jobs it has; their results are dropped as they come back
-    /// (`discard`).
+    /// theirs would go into a cache that is gone. The worker gives up the
+    /// jobs it has ([`Wanted`]); their results, nothing, are dropped as
+    /// they come back (`discard`).
     pub fn forget_all(&mut self) -> usize {
+        self.flushes.fetch_add(1, Ordering::Relaxed);
         let forgotten = self.pending_jobs();
         self.discard += self.pending.len();
         self.discarded_loans.extend(self.pending.drain(..).map(|p| p.loan));
@@ -930,8 +939,8 @@ done:
     /// A job no longer wanted gives up: the same bridge job optimizes
     /// while its stop is not set, and comes to nothing once it is (the
     /// run it was for has ended, and the running thread waits for the
-    /// worker's job in hand). On the running thread jobs are always
-    /// wanted.
+    /// worker's job in hand) or once the JIT flushed its code after the
+    /// job was sent. On the running thread jobs are always wanted.
     #[test]
     fn a_job_no_longer_wanted_gives_up() {
         let p = flowc_lang::syntax::parse("test", PROGRAM).expect("it parses");
@@ -940,12 +949,19 @@ done:
             Job::Straight(j) => *j,
             Job::Loop(_) => unreachable!("a bridge job"),
         };
-        let stop = AtomicBool::new(false);
-        let wanted = Wanted::until(&stop);
+        let (stop, flushes) = (AtomicBool::new(false), AtomicU64::new(0));
+        let wanted = Wanted::until(&stop, &flushes, 0);
         assert!(!wanted.gone() && !Wanted::ALWAYS.gone());
         let done = optimizing::optimize_straight(&shared, straight(trace.clone()), wanted);
         assert!(done.is_some_and(|o| !o.pieces.is_empty()));
+        flushes.fetch_add(1, Ordering::Relaxed);
+        assert!(wanted.gone(), "sent before a flush");
+        assert!(optimizing::optimize_straight(&shared, straight(trace.clone()), wanted).is_none());
+        let after = Wanted::until(&stop, &flushes, 1);
+        assert!(!after.gone(), "sent after it");
+        assert!(optimizing::optimize_straight(&shared, straight(trace.clone()), after).is_some());
         stop.store(true, Ordering::Relaxed);
+        assert!(after.gone());
         assert!(wanted.gone());
         assert!(optimizing::optimize_straight(&shared, straight(trace.clone()), wanted).is_none());
         assert!(optimizing::optimize_straight(&shared, straight(trace), Wanted::ALWAYS).is_some());

@@ -6,7 +6,7 @@
 //! ([`super::background`]); what comes out ([`Optimized`]) is compiled
 //! and installed on the running thread ([`super::compiling`]).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,25 +25,37 @@ use crate::trace::Trace;
 /// wanted when the run ends ([`super::background::Worker`]'s drop): the
 /// running thread then waits for the job in hand, and a compile of a
 /// 900-operation loop takes the worker some 6 ms, as long as a short
-/// run's whole stretch after its warm-up. So a job looks between its
-/// stages (conversion, each optimization, code generation) and gives up
-/// once it is not wanted. Jobs done on the running thread are always
-/// wanted ([`Wanted::ALWAYS`]).
+/// run's whole stretch after its warm-up. They stop being wanted too
+/// when the JIT drops all its code (a flush: `Worker::forget_all`),
+/// whose cache theirs would go into. So a job looks between its stages
+/// (conversion, each optimization, code generation) and gives up once
+/// it is not wanted. Jobs done on the running thread are always wanted
+/// ([`Wanted::ALWAYS`]).
 #[derive(Clone, Copy)]
-pub(super) struct Wanted<'a>(Option<&'a AtomicBool>);
+pub(super) struct Wanted<'a>(Option<Watch<'a>>);
+
+/// What a worker's job watches: the run's end, and the flushes since
+/// it was submitted.
+#[derive(Clone, Copy)]
+struct Watch<'a> {
+    stop: &'a AtomicBool,
+    flushes: &'a AtomicU64,
+    /// The flushes there had been when it was submitted.
+    submitted: u64,
+}
 
 impl<'a> Wanted<'a> {
     /// Always wanted.
     pub const ALWAYS: Wanted<'static> = Wanted(None);
 
-    /// Wanted until `stop` is set.
-    pub fn until(stop: &'a AtomicBool) -> Wanted<'a> {
-        Wanted(Some(stop))
+    /// Wanted until `stop` is set or `flushes` counts past `submitted`.
+    pub fn until(stop: &'a AtomicBool, flushes: &'a AtomicU64, submitted: u64) -> Wanted<'a> {
+        Wanted(Some(Watch { stop, flushes, submitted }))
     }
 
     /// Whether the job is no longer wanted.
     pub fn gone(self) -> bool {
-        self.0.is_some_and(|stop| stop.load(Ordering::Relaxed))
+        self.0.is_some_and(|w| w.stop.load(Ordering::Relaxed) || w.flushes.load(Ordering::Relaxed) != w.submitted)
     }
 }
 
