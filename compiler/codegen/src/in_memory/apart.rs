@@ -119,8 +119,9 @@ impl Apart {
     }
 
     /// As [`Apart::emit`], giving up before each trace once `wanted` says
-    /// the code is no longer wanted (the run it was for has ended: the
-    /// running thread waits for the worker's job in hand).
+    /// the code is no longer wanted (the run it was for has ended, and the
+    /// running thread waits for the worker's job in hand; or the JIT
+    /// dropped the cache it was for).
     pub fn emit_while(
         &self,
         fs: &[&Function],

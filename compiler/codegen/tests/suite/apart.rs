@@ -165,9 +165,9 @@ fn a_bridge_made_on_another_thread_runs_in_its_parents_frame() {
     })
 }
 
-/// Code no longer wanted (the run it was for has ended) is not made: the
-/// emitter asks before each trace, and gives up at the first no, even
-/// after making the traces before it.
+/// Code no longer wanted (the run it was for has ended, or its cache was
+/// dropped) is not made: the emitter asks before each trace, and gives up
+/// at the first no, even after making the traces before it.
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn code_no_longer_wanted_is_not_made() {

@@ -340,7 +340,8 @@ pub(super) struct Worker {
     /// The loans of those jobs, in order: each kept until its job's
     /// result is back.
     discarded_loans: VecDeque<Loan>,
-    /// Set when the run ends: the worker takes no further job.
+    /// Set when the run ends: the worker takes no further job, and gives
+    /// up the one in hand ([`Wanted`]).
     stop: Arc<AtomicBool>,
     /// The flushes so far ([`Worker::forget_all`]): a job sent before the
     /// last is no longer wanted.
@@ -373,7 +374,10 @@ impl Worker {
                     std::thread::sleep(delay);
                 }
                 let wanted = Wanted::until(&stopped, &flushed, submitted);
+                // (A job sent before a flush comes back empty at once,
+                // not converted first: one result per job, in order.)
                 let mut result = match job {
+                    _ if wanted.gone() => None,
                     Job::Loop(job) => optimizing::optimize_loop(&shared, *job, wanted),
                     Job::Straight(job) => optimizing::optimize_straight(&shared, *job, wanted),
                 };
@@ -611,8 +615,8 @@ impl Worker {
     /// Forgets every job, pending or ready, and returns how many there
     /// were: the JIT dropped all its code ([`super::Jit::flush`]), and
     /// theirs would go into a cache that is gone. The worker gives up the
-    /// jobs it has ([`Wanted`]); their results, nothing, are dropped as
-    /// they come back (`discard`).
+    /// jobs it has ([`Wanted`]: one past its last look still finishes);
+    /// their results are dropped as they come back (`discard`).
     pub fn forget_all(&mut self) -> usize {
         self.flushes.fetch_add(1, Ordering::Relaxed);
         let forgotten = self.pending_jobs();
@@ -965,6 +969,29 @@ done:
         assert!(wanted.gone());
         assert!(optimizing::optimize_straight(&shared, straight(trace.clone()), wanted).is_none());
         assert!(optimizing::optimize_straight(&shared, straight(trace), Wanted::ALWAYS).is_some());
+    }
+
+    /// Through the worker: a job sent before a flush is given up and its
+    /// result dropped, and one sent after it is wanted, optimized and
+    /// taken as its own exit's (the results still one per job, in
+    /// order).
+    #[test]
+    fn a_flush_gives_up_the_jobs_sent_before_it() {
+        let p = flowc_lang::syntax::parse("test", PROGRAM).expect("it parses");
+        let head = Symbol::intern("head");
+        // Each job waits 20 ms before it starts: the flush comes first.
+        let (trace, shared) = fixture(&p, Some(Duration::from_millis(20)));
+        std::thread::scope(|scope| {
+            let mut w = Worker::spawn(scope, shared.clone());
+            assert!(w.submit(job(trace.clone()), |_| None, pending(bridge(3, head), vec![])).is_ok());
+            assert_eq!(w.forget_all(), 1);
+            assert!(w.submit(job(trace.clone()), |_| None, pending(bridge(4, head), vec![])).is_ok());
+            wait_until(&mut w, |w| !w.ready_exits.is_empty(), "the worker did not finish the job after the flush");
+            assert_eq!(w.discard, 0, "the first job's result came back first and was dropped");
+            assert!(!w.ready_exits.contains_key(&ExitId(3)));
+            let (_, result) = w.take_exit(ExitId(4)).expect("the second job is its exit's");
+            assert!(result.is_some_and(|o| !o.pieces.is_empty()), "sent after the flush, it is wanted");
+        });
     }
 
     /// `PROGRAM`'s loop, recorded, and what the worker needs to optimize
