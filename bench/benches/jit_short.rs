@@ -61,12 +61,11 @@ const CROSSOVERS: [(&str, i64); 4] = [
     ("objects_hot_loop", 1000),
 ];
 
-/// Seconds of one `flowc run` of `file` with `args` (and `env`, if
-/// any), and what it printed.
-fn once(exe: &Path, args: &[&str], file: &Path, env: Option<&str>) -> (f64, Vec<u8>) {
+/// Seconds of one `flowc run` of `file` with `args` and then `more`, and
+/// what it printed.
+fn once(exe: &Path, args: &[&str], more: &[&str], file: &Path) -> (f64, Vec<u8>) {
     let started = Instant::now();
-    let env: Vec<&str> = env.map(|e| vec!["--env", e]).unwrap_or_default();
-    let out = Command::new(exe).arg("run").args(args).args(&env).arg(file).output().expect("flowc runs");
+    let out = Command::new(exe).arg("run").args(args).args(more).arg(file).output().expect("flowc runs");
     let secs = started.elapsed().as_secs_f64();
     assert!(out.status.success(), "{} {args:?} failed: {}", file.display(), String::from_utf8_lossy(&out.stderr));
     (secs, out.stdout)
@@ -116,11 +115,12 @@ fn main() {
             [&["--engine", "interp"], &["--engine", "jit"], &["--engine", "jit", "--warmup", "0"]];
         let mut secs: [Vec<f64>; 3] = Default::default();
         let mut printed: Option<Vec<u8>> = None;
+        let env: Vec<&str> = env.as_deref().map(|e| vec!["--env", e]).unwrap_or_default();
         for round in 0..ROUNDS {
             // A different engine first in each round.
             for k in 0..3 {
                 let side = (k + round) % 3;
-                let (s, out) = once(&exe, sides[side], &file, env.as_deref());
+                let (s, out) = once(&exe, sides[side], &env, &file);
                 assert_eq!(
                     printed.get_or_insert_with(|| out.clone()),
                     &out,
@@ -129,10 +129,9 @@ fn main() {
                 secs[side].push(s);
             }
         }
-        let env_args: Vec<&str> = env.as_deref().map(|e| vec!["--env", e]).unwrap_or_default();
         let stats = Command::new(&exe)
             .args(["run", "--engine", "jit", "--stats"])
-            .args(&env_args)
+            .args(&env)
             .arg(&file)
             .output()
             .expect("flowc runs");

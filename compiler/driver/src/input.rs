@@ -284,27 +284,31 @@ impl JitArgs {
         jit
     }
 
+    /// How a run that the JIT never took over ended: within the warm-up
+    /// of `warmup` statements, or `waited` statements past it while the
+    /// JIT's start was prepared (for `--stats` and the JIT log).
+    pub fn not_started(warmup: u64, waited: u64) -> String {
+        if waited > 0 {
+            format!(
+                "the run ended {waited} statements past the JIT's warm-up of {warmup}, while its start was prepared"
+            )
+        } else {
+            format!("the run ended within the JIT's warm-up of {warmup} statements")
+        }
+    }
+
     /// Writes to `log` (else to the file `FLOWC_JIT_LOG` names, as the JIT
-    /// would, if it can) that the run ended within the warm-up of
-    /// `warmup` statements, or `waited` statements past it while the JIT's
-    /// start was prepared: no JIT was built, so no log would say anything.
+    /// would, if it can) how the run ended before the JIT took it over
+    /// ([`JitArgs::not_started`]): no JIT was built, so no log would say
+    /// anything.
     pub fn log_not_started(log: Option<Box<dyn std::io::Write>>, warmup: u64, waited: u64) {
         let log = log.or_else(|| {
             let path = std::env::var_os("FLOWC_JIT_LOG")?;
             std::fs::File::create(path).ok().map(|f| Box::new(f) as Box<dyn std::io::Write>)
         });
         if let Some(mut log) = log {
-            let _ = if waited > 0 {
-                writeln!(
-                    log,
-                    "the run ended {waited} statements past the JIT's warm-up of {warmup}, while its start was prepared: nothing was traced (--warmup 0 starts the JIT at once)"
-                )
-            } else {
-                writeln!(
-                    log,
-                    "the run ended within the JIT's warm-up of {warmup} statements: nothing was traced (--warmup 0 starts the JIT at once)"
-                )
-            };
+            let how = JitArgs::not_started(warmup, waited);
+            let _ = writeln!(log, "{how}: nothing was traced (--warmup 0 starts the JIT at once)");
         }
     }
 }

@@ -270,12 +270,8 @@ fn run_jit(
                 // Not waited for: the thread finishes on its own.
                 drop(apart);
                 input::JitArgs::log_not_started(log, warmup, waited);
-                if args.stats && result.is_ok() && waited > 0 {
-                    eprintln!(
-                        "jit: not started (the run ended {waited} statements past its warm-up of {warmup}, while the JIT's start was prepared)"
-                    );
-                } else if args.stats && result.is_ok() {
-                    eprintln!("jit: not started (the run ended within its warm-up of {warmup} statements)");
+                if args.stats && result.is_ok() {
+                    eprintln!("jit: not started ({})", input::JitArgs::not_started(warmup, waited));
                 }
                 return Ok((result, counts, args.stats.then_some(Duration::ZERO)));
             }

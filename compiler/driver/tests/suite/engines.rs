@@ -166,7 +166,7 @@ fn run_with_the_jit_leaves_a_short_run_to_the_interpreter() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert_eq!(text(&o.stdout), text(&reference.stdout));
     let stats = text(&o.stderr);
-    assert!(stats.starts_with("jit: not started (the run ended within its warm-up of "), "{stats}");
+    assert!(stats.starts_with("jit: not started (the run ended within the JIT's warm-up of "), "{stats}");
     assert!(!stats.contains("traces:"), "{stats}");
     assert_eq!(steps(&stats), steps(&text(&reference.stderr)));
 }

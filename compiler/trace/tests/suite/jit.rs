@@ -187,6 +187,14 @@ done:
     assert_eq!(watched, vec![(Some(Symbol::intern("work")), Symbol::intern("add"))]);
 }
 
+/// The labels `watched_labels` watches in program `text` (started at
+/// `start`).
+fn watched_in(text: &str) -> Vec<String> {
+    let program = syntax::parse("t", text).unwrap_or_else(|e| panic!("{e}"));
+    let module = flowc_frontend::lower(&program, Symbol::intern("start")).unwrap();
+    jit::watched_labels(&program, &module).into_iter().map(|(_, l)| l.as_str().to_string()).collect()
+}
+
 /// A loop whose hint follows its head (the test of the program's end
 /// first, the promotion after the fetch) is watched where it promotes:
 /// its keys are the positions. One that writes what it promotes first,
@@ -218,9 +226,7 @@ done:
     print_and_stop(acc)
 "
         );
-        let program = syntax::parse("t", &text).unwrap_or_else(|e| panic!("{e}"));
-        let module = flowc_frontend::lower(&program, Symbol::intern("start")).unwrap();
-        jit::watched_labels(&program, &module).into_iter().map(|(_, l)| l.as_str().to_string()).collect::<Vec<_>>()
+        watched_in(&text)
     };
     assert_eq!(watched("    x = pc\n    promote pc then run"), ["body"]);
     assert_eq!(watched("    pc = pc + 0\n    promote pc then run"), ["head"], "it writes what it promotes");
@@ -246,9 +252,7 @@ done:
     print_and_stop(acc)
 "
         );
-        let program = syntax::parse("t", &text).unwrap_or_else(|e| panic!("{e}"));
-        let module = flowc_frontend::lower(&program, Symbol::intern("start")).unwrap();
-        jit::watched_labels(&program, &module).into_iter().map(|(_, l)| l.as_str().to_string()).collect::<Vec<_>>()
+        watched_in(&text)
     };
     // Two back edges, both through `body`.
     let two_latches = "body:
