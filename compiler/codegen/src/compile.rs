@@ -110,8 +110,7 @@ impl Compiler {
     /// A compiler with a worker thread when the machine has more than one
     /// core (else [`Compiler::serial`]).
     pub fn parallel() -> Compiler {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if cores < 2 {
+        if crate::cores() < 2 {
             return Compiler::serial();
         }
         let (jobs, inbox) = sync_channel::<Job>(IN_FLIGHT);

@@ -683,6 +683,17 @@ pub(crate) fn make_isa_with(
     builder.finish(settings::Flags::new(flags)).map_err(|e| e.to_string())
 }
 
+/// Finds out what the host's processor can do, as the first instruction
+/// set made in a process would: the standard library keeps what it
+/// found for the rest of the process. Its CPUID queries each leave a
+/// virtual machine for its host: with the settings, some 100 µs of the
+/// 250 µs a JIT run's trace cache took to make on the running thread,
+/// which the JIT's preparing thread now spends instead
+/// (`flowc_trace::jit::Preparing`).
+pub fn detect_host() {
+    let _ = cranelift_native::builder();
+}
+
 /// A name no other function of any module gets: `base` and a number, so
 /// that code compiled again (a region, a function's optimized tier) is
 /// declared anew, and profiles name what they sample (perf reads the names

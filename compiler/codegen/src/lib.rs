@@ -43,6 +43,16 @@ pub use in_memory::{
 };
 pub use lower::{fields_always_set, fields_holding_objects};
 
+/// The cores this process may run on (1 where that cannot be told):
+/// whether compiles and the JIT's optimizing go to a second one. Asked
+/// once per process: `std::thread::available_parallelism` reads the
+/// cgroup's quota from files each time, 40-70 µs here, and a short JIT
+/// run asked four times.
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// Runs `f` on a thread with a stack big enough for the deepest recursion
 /// the language allows (generated code keeps its frames on the machine
 /// stack; the interpreter's limit is 100,000 calls).

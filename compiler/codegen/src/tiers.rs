@@ -89,8 +89,7 @@ impl Default for Tiering {
     /// Tier up in the background if the machine has a second core, else
     /// at once.
     fn default() -> Tiering {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        match cores > 1 {
+        match crate::cores() > 1 {
             true => Tiering {
                 after: TIER_UP_AFTER_IN_BACKGROUND,
                 region_after: REGION_TIER_UP_AFTER_IN_BACKGROUND,

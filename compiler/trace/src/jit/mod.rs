@@ -447,7 +447,7 @@ pub fn second_core() -> bool {
     match std::env::var("FLOWC_JIT_BACKGROUND").as_deref() {
         Ok("0") => false,
         Ok("1") => true,
-        _ => std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2),
+        _ => flowc_codegen::cores() >= 2,
     }
 }
 
@@ -902,8 +902,7 @@ pub const PREPARE_APART_STATEMENTS: usize = 1_000;
 /// time, and a run that ends within the warm-up would have paid for
 /// nothing).
 pub fn prepare_apart(program: &Program) -> bool {
-    program.statement_count() >= PREPARE_APART_STATEMENTS
-        && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
+    program.statement_count() >= PREPARE_APART_STATEMENTS && flowc_codegen::cores() >= 2
 }
 
 /// How the interpreter's part of a run that starts the JIT late went

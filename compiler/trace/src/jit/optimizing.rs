@@ -247,6 +247,8 @@ fn peel_order(peels: bool, links: usize) -> (opt::Peel, Option<opt::Peel>) {
 /// cannot define an entry for the loop.
 pub(super) fn optimize_loop(shared: &Shared, job: LoopJob, wanted: Wanted) -> Option<Optimized> {
     let started = Instant::now();
+    let gone = || wanted.gone();
+    let give_up = Some(opt::GiveUp(&gone));
     let LoopJob { name, body, trace, start, names, looping, args, function, fields, rows } = job;
     let anchor = trace.anchor;
     // Given to each piece only where it reads a field (the job carries
@@ -269,12 +271,16 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob, wanted: Wanted) -> Op
         jump,
         fields: fields_for(&preamble),
         rows: &rows,
+        give_up,
         ..opt::Options::new(shared.remove_allocations)
     };
     if wanted.gone() {
         return None;
     }
     let optimized = opt::optimize_trace(&mut preamble, &shared.hints, &options);
+    if optimized.gave_up {
+        return None;
+    }
     shared.inspect(&preamble, "optimization");
     let entry = optimized.entry?;
     if wanted.gone() {
@@ -305,6 +311,7 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob, wanted: Wanted) -> Op
     // assuming none.
     let facts = entry.infos();
     let bodies = std::cell::Cell::new(0);
+    // (`None`: it gave up, the job no longer wanted.)
     let optimize = |f: &mut Function, peel| {
         bodies.set(bodies.get() + 1);
         let options = opt::Options {
@@ -312,9 +319,12 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob, wanted: Wanted) -> Op
             peel,
             fields: fields_for(f),
             rows: &rows,
+            give_up,
             ..opt::Options::new(shared.remove_allocations)
         };
-        opt::optimize_trace(f, &shared.hints, &options);
+        if opt::optimize_trace(f, &shared.hints, &options).gave_up {
+            return None;
+        }
         // Under `--fuel` too: a loop that skips iterations still ends (and
         // compiled code's fuel is counted per iteration run, [`crate::jit`]).
         let reads = fields_for(f);
@@ -323,16 +333,16 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob, wanted: Wanted) -> Op
         // ([`opt::skip_of`]).
         let skip = opt::skip_of(f, reads, &entry);
         let skips = opt::fast_forward(f, reads);
-        (skips, skip.filter(|_| skips).map(Box::new))
+        Some((skips, skip.filter(|_| skips).map(Box::new)))
     };
     let (first, then) = peel_order(opt::peels_when_invariant(&looped), links);
     let second = then.map(|_| looped.clone());
-    let (mut skips, mut skip) = optimize(&mut looped, first);
+    let (mut skips, mut skip) = optimize(&mut looped, first)?;
     if wanted.gone() {
         return None;
     }
     if let (false, Some(peel), Some(mut second)) = (skips, then, second) {
-        (skips, skip) = optimize(&mut second, peel);
+        (skips, skip) = optimize(&mut second, peel)?;
         if skips || peel == opt::Peel::Always {
             looped = second;
         }
@@ -341,7 +351,7 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob, wanted: Wanted) -> Op
         let (mut plain, _) = convert(false);
         shared.inspect(&plain, "conversion");
         let peel = if opt::peels_when_invariant(&plain) { opt::Peel::Always } else { opt::Peel::Never };
-        (skips, skip) = optimize(&mut plain, peel);
+        (skips, skip) = optimize(&mut plain, peel)?;
         looped = plain;
     }
     shared.inspect(&looped, "optimization");
@@ -400,12 +410,22 @@ pub(super) fn optimize_straight(shared: &Shared, job: StraightJob, wanted: Wante
         None => opt::Jump::Plain,
     };
     let fields = fields.as_deref().filter(|_| reads_fields(&function));
-    let options =
-        opt::Options { jump, fields, facts: &facts, rows: &rows, ..opt::Options::new(shared.remove_allocations) };
+    let gone = || wanted.gone();
+    let options = opt::Options {
+        jump,
+        fields,
+        facts: &facts,
+        rows: &rows,
+        give_up: Some(opt::GiveUp(&gone)),
+        ..opt::Options::new(shared.remove_allocations)
+    };
     if wanted.gone() {
         return None;
     }
     let optimized = opt::optimize_trace(&mut function, &shared.hints, &options);
+    if optimized.gave_up {
+        return None;
+    }
     shared.inspect(&function, "optimization");
     if wanted.gone() {
         return None;

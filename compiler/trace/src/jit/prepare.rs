@@ -97,7 +97,11 @@ impl Preparing {
             .stack_size(1 << 30)
             .spawn(move || {
                 let program = program;
-                Crossing(lower(&program.0).map(|module| Prepared::new(&program.0, module)))
+                let prepared = lower(&program.0).map(|module| Prepared::new(&program.0, module));
+                // What the first trace's code needs of the machine, found
+                // here rather than by the running thread.
+                flowc_codegen::define::detect_host();
+                Crossing(prepared)
             })
             .ok()?;
         Some(Preparing { thread })

@@ -93,12 +93,42 @@ pub struct Options<'a> {
     /// The shapes of the heap's rows the trace may assume: walks along
     /// them get a `guard_row` ([`row`]).
     pub rows: &'a [row::RowShape],
+    /// Whether the trace's caller may stop wanting it meanwhile (see
+    /// [`GiveUp`]).
+    pub give_up: Option<GiveUp<'a>>,
 }
+
+/// Says whether the caller no longer wants the trace being optimized:
+/// the JIT's worker, whose run ended or whose code was all dropped since
+/// the job was sent. Walks ask every [`ASK_EVERY`] instructions and stop
+/// once it says yes: the trace is then left unusable, and
+/// [`Optimized::gave_up`] says so. (A loop of 900 operations takes some
+/// 1.5 ms to optimize, and the end of a short run waited for it.)
+#[derive(Clone, Copy)]
+pub struct GiveUp<'a>(pub &'a dyn Fn() -> bool);
+
+impl std::fmt::Debug for GiveUp<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("GiveUp")
+    }
+}
+
+/// How many instructions a walk does between two questions to
+/// [`Options::give_up`].
+pub const ASK_EVERY: usize = 8;
 
 impl Options<'_> {
     /// Peeled loops, real values passed by jumps.
     pub fn new(remove_allocations: bool) -> Options<'static> {
-        Options { remove_allocations, facts: &[], fields: None, peel: Peel::Always, jump: Jump::Plain, rows: &[] }
+        Options {
+            remove_allocations,
+            facts: &[],
+            fields: None,
+            peel: Peel::Always,
+            jump: Jump::Plain,
+            rows: &[],
+            give_up: None,
+        }
     }
 }
 
@@ -141,6 +171,8 @@ pub struct Optimized {
     /// loop's facts on the way (they leave at the loop's head).
     pub entered: bool,
     pub restarts: Vec<ResumeId>,
+    /// The walk gave up ([`Options::give_up`]): the trace is unusable.
+    pub gave_up: bool,
 }
 
 /// Optimizes trace `f`; `hints` holds the program's functions and its
@@ -152,7 +184,7 @@ pub fn optimize(f: &mut Function, hints: &Module, remove_allocations: bool) {
 
 /// [`optimize`] as `options` say.
 pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Optimized {
-    let (out, placed) = match loop_block(f) {
+    let walked = match loop_block(f) {
         Some(body) if f.layout.len() == 2 && f.layout[1] == body => {
             let peel = match options.peel {
                 Peel::WhenInvariant if reuses_invariants(f, body) => Peel::Always,
@@ -160,7 +192,7 @@ pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Op
                 peel => peel,
             };
             let options = Options { peel, ..*options };
-            (Optimized::default(), optimize_loop(f, hints, &options, body))
+            optimize_loop(f, hints, &options, body).map(|placed| (Optimized::default(), placed))
         }
         None if f.layout.len() == 1
             && matches!(f.blocks[f.entry].term, Terminator::Exit { .. } | Terminator::JumpTrace { .. }) =>
@@ -168,6 +200,9 @@ pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Op
             optimize_straight(f, hints, options)
         }
         _ => return Optimized::default(),
+    };
+    let Some((out, placed)) = walked else {
+        return Optimized { gave_up: true, ..Optimized::default() };
     };
     let vouched = row::guard_rows(f, options.rows);
     let mut placed = placed;
@@ -234,8 +269,8 @@ fn reuses_invariants(f: &Function, body: BlockId) -> bool {
 }
 
 /// Optimizes loop trace `f`; the `guard_at`s that must stay
-/// ([`Opt::placed`]).
-fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: BlockId) -> Vec<InstId> {
+/// ([`Opt::placed`]), or `None` if it gave up ([`Options::give_up`]).
+fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: BlockId) -> Option<Vec<InstId>> {
     let original = std::mem::replace(f, Function::new(f.kind, f.name));
     // Variables carried round the loop as real objects, after a mismatch;
     // fields not carried, after the back edge did not know them.
@@ -252,6 +287,9 @@ fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: Bloc
         let pred = *chain.last().expect("a preheader");
         for &b in &chain {
             o.run(b);
+            if o.gave_up {
+                return None;
+            }
             if b != pred {
                 o.install(b);
             }
@@ -261,6 +299,9 @@ fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: Bloc
         let carried: Vec<(ValueId, Symbol, ValueId)> =
             header.fields.iter().map(|c| (c.obj, c.field, c.value)).collect();
         o.run_loop(lp, &carried);
+        if o.gave_up {
+            return None;
+        }
         match o.close_loop(header) {
             Ok(()) => {
                 o.install(lp);
@@ -269,7 +310,7 @@ fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: Bloc
                 o.share_records();
                 let placed = std::mem::take(&mut o.placed);
                 *f = g;
-                return placed;
+                return Some(placed);
             }
             Err(state::Retry::Fields(lost)) => dropped.extend(lost),
             Err(state::Retry::Real(vars)) => {
@@ -287,11 +328,15 @@ fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: Bloc
 }
 
 /// Optimizes straight trace `f`: what it found, and the `guard_at`s that
-/// must stay ([`Opt::placed`]).
-fn optimize_straight(f: &mut Function, hints: &Module, options: &Options) -> (Optimized, Vec<InstId>) {
+/// must stay ([`Opt::placed`]); `None` if it gave up
+/// ([`Options::give_up`]).
+fn optimize_straight(f: &mut Function, hints: &Module, options: &Options) -> Option<(Optimized, Vec<InstId>)> {
     let b = f.entry;
     let mut o = Opt::new(f, hints, options);
     o.run(b);
+    if o.gave_up {
+        return None;
+    }
     let mut out = Optimized::default();
     match o.f.blocks[b].term.clone() {
         Terminator::Exit { resume, .. } => {
@@ -329,5 +374,5 @@ fn optimize_straight(f: &mut Function, hints: &Module, options: &Options) -> (Op
     }
     o.install(b);
     o.share_records();
-    (out, std::mem::take(&mut o.placed))
+    Some((out, std::mem::take(&mut o.placed)))
 }

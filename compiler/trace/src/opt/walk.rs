@@ -96,6 +96,10 @@ pub(super) struct Opt<'a> {
     shared: HashMap<ResumeId, flowc_ir::ResumeData>,
     /// The instructions walked so far.
     walked: usize,
+    /// [`super::Options::give_up`], and whether it said yes: the walk
+    /// then stops, leaving the trace half done.
+    give_up: Option<super::GiveUp<'a>>,
+    pub(super) gave_up: bool,
     /// The record of the last guard kept: the record it had, the record
     /// it got, and when it was walked.
     last_guard: Option<(ResumeId, ResumeId, usize)>,
@@ -131,6 +135,8 @@ impl<'a> Opt<'a> {
         Opt {
             shared,
             walked: 0,
+            give_up: options.give_up,
+            gave_up: false,
             last_guard: None,
             f,
             hints,
@@ -278,6 +284,12 @@ impl<'a> Opt<'a> {
     fn walk(&mut self, block: BlockId) {
         let insts = self.f.blocks[block].insts.clone();
         for i in insts {
+            if self.walked.is_multiple_of(super::ASK_EVERY) && self.give_up.is_some_and(|g| (g.0)()) {
+                self.gave_up = true;
+            }
+            if self.gave_up {
+                return;
+            }
             self.inst(i);
         }
     }
@@ -994,5 +1006,51 @@ resume r1 {
                 }
             "#]],
         );
+    }
+
+    /// A walk asked whether the trace is still wanted
+    /// ([`super::super::Options::give_up`]) asks every `ASK_EVERY`
+    /// instructions, stops at the first yes (it asks no more, and the
+    /// trace is reported given up, loop or straight), and while it is told
+    /// no, optimizes as a walk that never asks.
+    #[test]
+    fn a_walk_told_the_trace_is_not_wanted_gives_up() {
+        use super::super::{optimize_trace, GiveUp, Options, ASK_EVERY};
+        use std::cell::Cell;
+        let adds = 8 * ASK_EVERY;
+        let body: String = (0..adds).map(|k| format!("    v{}:s = add v{}, 1\n", k + 3, k + 2)).collect();
+        let straight = format!(
+            "trace t(v0:a) {{\nb0:\n    v1:s = add v0, 1\n    v2:s = add v1, 1\n{body}    exit r0 to out\nresume r0 {{\n    frame [a = v{}]\n}}\n}}\n",
+            adds + 2
+        );
+        let looped = format!(
+            "trace t(v0:a) {{\nb0:\n    jump b1\nb1 loop:\n    v1:a = phi [b0: v0, b1: v{last}]\n    v2:s = add v1, 1\n{body}    guard_true v{last}, r0 else out\n    jump b1\nresume r0 {{\n    frame [a = v{last}]\n}}\n}}\n",
+            last = adds + 2
+        );
+        for text in [straight, looped] {
+            let m = flowc_ir::parse::module("trace", &text).unwrap();
+            let hints = flowc_ir::Module { functions: Vec::new(), ..m.clone() };
+            let optimize = |give_up| {
+                let mut f = m.functions[0].clone();
+                let out = optimize_trace(&mut f, &hints, &Options { give_up, ..Options::new(true) });
+                (out.gave_up, flowc_ir::print::function(&f))
+            };
+            let (gave_up, plain) = optimize(None);
+            assert!(!gave_up);
+            let asked = Cell::new(0);
+            let no = || {
+                asked.set(asked.get() + 1);
+                false
+            };
+            assert_eq!(optimize(Some(GiveUp(&no))), (false, plain), "told no, as if never asked");
+            assert!(asked.get() >= adds / ASK_EVERY, "asked {} times", asked.get());
+            let asked = Cell::new(0);
+            let yes_at_third = || {
+                asked.set(asked.get() + 1);
+                asked.get() == 3
+            };
+            assert!(optimize(Some(GiveUp(&yes_at_third))).0, "gave up:\n{text}");
+            assert_eq!(asked.get(), 3, "no question after the yes");
+        }
     }
 }
