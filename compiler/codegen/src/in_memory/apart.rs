@@ -52,6 +52,9 @@ pub struct Apart {
     fuel: bool,
     link_check: Option<u64>,
     sites: Arc<Mutex<SiteTable>>,
+    /// Where the running thread will copy the code in, faulted in here
+    /// once it is made ([`super::code_heap::Ahead`]).
+    ahead: Option<super::code_heap::Ahead>,
 }
 
 // SAFETY: the raw pointers an `Apart` holds (the code slots of
@@ -164,6 +167,9 @@ impl Apart {
             pieces.push(Piece { name: f.name, params, code, code_slot: Some(code_slot) });
         }
         drop(sites);
+        if let Some(ahead) = self.ahead {
+            ahead.fault_in(pieces.iter().map(|p| p.code.code.len().next_multiple_of(16)).sum());
+        }
         let inherit = self.inherit.clone().filter(|_| fs.len() == 1);
         Ok(Emitted { pieces, inherit, sites: self.sites.clone() })
     }
@@ -185,6 +191,7 @@ impl TraceCache {
             fuel: inner.options.fuel,
             link_check: inner.options.link_check.map(u64::next_power_of_two),
             sites: inner.apart_sites.clone(),
+            ahead: inner.code_heap.ahead(),
         }
     }
 
