@@ -951,11 +951,25 @@ impl Profiler {
     /// asked every threshold, and were compiled when they had little left
     /// to run). Returns how many times the key was deferred.
     pub fn defer(&mut self, key: &Key) -> u32 {
+        self.defer_at_least(key, 0)
+    }
+
+    /// [`Profiler::defer`], to stop no sooner than after `arrivals` more
+    /// arrivals (in whole thresholds, at most 256 of them): the JIT knows
+    /// how many more a loop arrived at as sparsely as this one needs
+    /// before it could pay back, and a key that asked every threshold,
+    /// then twice as late and so on, asked up to five times for nothing
+    /// (2,000 functions' loops: 8,000 trips from the interpreter to the
+    /// JIT and back).
+    pub fn defer_at_least(&mut self, key: &Key, arrivals: u64) -> u32 {
+        let threshold = u64::from(self.threshold.max(1));
         let e = self.entry_or_insert(key);
         e.seen = true;
         e.state = KeyState::Counting;
         e.count = 0;
-        e.skips = (1u16 << e.deferrals.min(7)) as u8 - 1;
+        let doubling = (1u16 << e.deferrals.min(7)) as u8 - 1;
+        let wanted = u8::try_from(arrivals.div_ceil(threshold).saturating_sub(1)).unwrap_or(u8::MAX);
+        e.skips = doubling.max(wanted);
         e.deferrals = e.deferrals.saturating_add(1);
         let deferrals = u32::from(e.deferrals);
         self.sync(key);
@@ -1098,6 +1112,26 @@ again:
             p.set(&key, KeyState::Counting);
             assert_eq!(until_stop(&mut p), Some(3), "counting again from the threshold");
         }
+    }
+
+    /// A key deferred for at least some arrivals stops after the whole
+    /// thresholds that cover them, unless doubling says later; at most 256
+    /// thresholds.
+    #[test]
+    fn a_key_deferred_for_arrivals_asks_no_sooner() {
+        let (resolved, mut p, blocks) = profiler();
+        let s = slots(&resolved, &[("pc", Value::Int(5))]);
+        let until_stop = |p: &mut Profiler| (1..=10_000).find(|_| p.arrive_at(0, blocks[0], &s, 0).is_some());
+        let key = p.key(0, blocks[0], &s);
+        assert_eq!(until_stop(&mut p), Some(3));
+        // Ten arrivals: four thresholds of 3 (doubling alone: one).
+        assert_eq!(p.defer_at_least(&key, 10), 1);
+        assert_eq!(until_stop(&mut p), Some(12));
+        // Fewer than doubling asks for (two thresholds): doubling.
+        assert_eq!(p.defer_at_least(&key, 1), 2);
+        assert_eq!(until_stop(&mut p), Some(6));
+        assert_eq!(p.defer_at_least(&key, u64::MAX), 3);
+        assert_eq!(until_stop(&mut p), Some(3 * 256));
     }
 
     /// A dispatch tier's table of positions follows the keys' entries:

@@ -1089,6 +1089,21 @@ impl Density {
             None => future_arrivals(self.arrivals, self.span, self.elapsed) > op_price(self.work),
         }
     }
+
+    /// How many more arrivals, at this density, a hot spot that does not
+    /// promise ([`Density::promises_at`]) needs before it could: each
+    /// arrival adds one to the arrivals promised (the run older by the
+    /// statements between two of them). Priced at the compile's lowest
+    /// price, the warm one, so that a hot spot deferred that long is
+    /// asked no later than it could pass.
+    fn arrivals_short(&self, ops: Option<usize>) -> u64 {
+        let promised = future_arrivals(self.arrivals, self.span, self.elapsed);
+        let needed = match ops {
+            Some(ops) => compile_cost(ops as u64, 2, WARM_AFTER).div_ceil(ops.max(1) as u64),
+            None => op_price(WARM_AFTER) + 1,
+        };
+        needed.saturating_sub(promised)
+    }
 }
 
 /// What a loop is judged by for whether it is too sparse to compile
@@ -2579,7 +2594,7 @@ impl<'p> Jit<'p> {
             }
         }
         if let Some(p) = machine.profiler_mut() {
-            p.defer(key);
+            p.defer_at_least(key, density.arrivals_short(ops.ops()));
         }
         if ops != Round::Any {
             self.keys.entry(key.clone()).or_default().sparse_ops = Some(ops);
@@ -2893,6 +2908,28 @@ mod tests {
         assert!(promises_payback(50, 400_000, 2_000_000, 1_800_000, 150));
         // A span of zero (every arrival within one statement) promises.
         assert!(promises_payback(50, 0, 400_000, 200_000, 5));
+    }
+
+    /// A hot spot that does not promise waits for as many more arrivals
+    /// as its promise falls short of what a warm compile would need, each
+    /// arrival promising one more: then it promises.
+    #[test]
+    fn a_sparse_loop_waits_for_the_arrivals_it_is_short_of() {
+        let sparse = Density { arrivals: 50, span: 400_000, elapsed: 400_000, work: WARM_AFTER };
+        assert!(!sparse.promises(150));
+        let short = sparse.arrivals_short(Some(150));
+        // A warm compile of 150 operations in two pieces: 13,500
+        // statements, 90 arrivals of them; 50 promised.
+        assert_eq!(compile_cost(150, 2, WARM_AFTER), 13_500);
+        assert_eq!(short, 40);
+        // Those arrivals later, at the same density.
+        let later = |more: u64| Density { elapsed: 400_000 + more * 8_000, ..sparse };
+        assert!(!later(short - 1).promises(150));
+        assert!(later(short).promises(150));
+        // A loop of any length: one more than the price of an operation.
+        assert_eq!(sparse.arrivals_short(None), op_price(WARM_AFTER) + 1 - 50);
+        // One that promises is short of none.
+        assert_eq!(later(short).arrivals_short(Some(150)), 0);
     }
 
     /// Code pays for its entries with what its iterations replace: an
