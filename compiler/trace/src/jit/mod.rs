@@ -637,6 +637,9 @@ struct KeyCode {
     /// too sparsely ([`Jit::too_sparse`]): when the key is hot again, the
     /// loop is judged by them before it is recorded again.
     sparse_ops: Option<Round>,
+    /// Times in a row it was judged too sparse ([`Jit::too_sparse`]):
+    /// from the second, it waits for the arrivals it is short of.
+    sparse_in_a_row: u8,
     /// Times its loop trace left its loop at once and it was recorded
     /// again from inside ([`Jit::left_its_loop`]), at most
     /// `RECORD_INSIDE`.
@@ -2578,6 +2581,9 @@ impl<'p> Jit<'p> {
     ) -> bool {
         let Some(density) = density else { return false };
         if density.promises_at(ops.ops()) {
+            if let Some(kc) = self.keys.get_mut(key) {
+                kc.sparse_in_a_row = 0;
+            }
             return false;
         }
         self.stats.sparse += 1;
@@ -2593,8 +2599,15 @@ impl<'p> Jit<'p> {
                 Round::Any => self.log(format_args!("not recorded: {what}, {arrivals} arrivals in {span} statements")),
             }
         }
+        // Once in a row it may be a count across two bursts of arrivals
+        // (a loop's rounds in one call and in a later one): it asks again
+        // as deferral says. Twice, it waits for the arrivals it is short
+        // of (at most `DEFER_AHEAD` times longer).
+        let kc = self.keys.entry(key.clone()).or_default();
+        kc.sparse_in_a_row = kc.sparse_in_a_row.saturating_add(1);
+        let short = if kc.sparse_in_a_row >= 2 { density.arrivals_short(ops.ops()) } else { 0 };
         if let Some(p) = machine.profiler_mut() {
-            p.defer_at_least(key, density.arrivals_short(ops.ops()));
+            p.defer_at_least(key, short);
         }
         if ops != Round::Any {
             self.keys.entry(key.clone()).or_default().sparse_ops = Some(ops);
