@@ -688,8 +688,10 @@ pub(crate) fn make_isa_with(
 /// found for the rest of the process. Its CPUID queries each leave a
 /// virtual machine for its host: with the settings, some 100 µs of the
 /// 250 µs a JIT run's trace cache took to make on the running thread,
-/// which the JIT's preparing thread now spends instead
-/// (`flowc_trace::jit::Preparing`).
+/// which the JIT's preparing thread now spends instead where there is one
+/// (`flowc_trace::jit::Preparing`: programs of 1,000 statements or more,
+/// on a machine with a second core; smaller ones still pay it when their
+/// first code is made).
 pub fn detect_host() {
     let _ = cranelift_native::builder();
 }

@@ -53,7 +53,9 @@ pub struct Apart {
     link_check: Option<u64>,
     sites: Arc<Mutex<SiteTable>>,
     /// Where the running thread will copy the code in, faulted in here
-    /// once it is made ([`super::code_heap::Ahead`]).
+    /// once it is made ([`super::code_heap::Ahead`]: from where the
+    /// heap's installed code ends by then, in the chunk it ends in then,
+    /// if that is still this one).
     ahead: Option<super::code_heap::Ahead>,
 }
 
@@ -65,7 +67,9 @@ pub struct Apart {
 // (the JIT flushing a full cache) leaves only code that is never
 // installed: `install_emitted` refuses code made for another cache (by
 // its site table, which the `Emitted` keeps alive, so no later cache can
-// have its address), and the JIT drops such results unopened. The rest
+// have its address), and the JIT drops such results unopened. Its
+// `Ahead` holds addresses too, which it only advises the kernel on
+// (see `Ahead::fault_in`), never reads or writes through. The rest
 // is plain data, and the site table is behind a lock.
 #[allow(unsafe_code)]
 unsafe impl Send for Apart {}
@@ -124,7 +128,9 @@ impl Apart {
     /// As [`Apart::emit`], giving up before each trace once `wanted` says
     /// the code is no longer wanted (the run it was for has ended, and the
     /// running thread waits for the worker's job in hand; or the JIT
-    /// dropped the cache it was for).
+    /// dropped the cache it was for). Code still wanted once made has the
+    /// pages it will be copied to faulted in here
+    /// ([`super::code_heap::Ahead::fault_in`]).
     pub fn emit_while(
         &self,
         fs: &[&Function],
@@ -167,7 +173,9 @@ impl Apart {
             pieces.push(Piece { name: f.name, params, code, code_slot: Some(code_slot) });
         }
         drop(sites);
-        if let Some(ahead) = self.ahead {
+        // (The pages the code will be copied to: not for code nobody waits
+        // for.)
+        if let (Some(ahead), true) = (&self.ahead, wanted()) {
             ahead.fault_in(pieces.iter().map(|p| p.code.code.len().next_multiple_of(16)).sum());
         }
         let inherit = self.inherit.clone().filter(|_| fs.len() == 1);

@@ -44,7 +44,10 @@
 //! until the view lets go of the patched pages too ([`REPATCHED`]). So
 //! resident memory counts each page of code about once (a page of code
 //! not run since it was written counts not at all, though the file
-//! holds it).
+//! holds it). The JIT's worker maps in the writable view's pages the
+//! code it makes will be copied to, past the code installed by then
+//! ([`Ahead`]): the copy would map them anyway, and the view lets them
+//! go as it lets go of the rest.
 //!
 //! When perf profiles the run (`PERF_BUILDID_DIR` set, as Cranelift's
 //! module checks), each trace is named in `/tmp/perf-<pid>.map`. perf
@@ -207,6 +210,15 @@ impl Chunk {
     }
 }
 
+impl Drop for CodeHeap {
+    /// Its chunks go after this: no worker's [`Ahead`] reaches them from
+    /// now on (one that read the end before may still advise on their
+    /// range, which changes nothing there).
+    fn drop(&mut self) {
+        self.end.store(0, std::sync::atomic::Ordering::Release);
+    }
+}
+
 impl Drop for Chunk {
     fn drop(&mut self) {
         // SAFETY: both views (or the one) were mapped by `Chunk::new` with
@@ -221,50 +233,60 @@ impl Drop for Chunk {
     }
 }
 
-/// Where the code a heap installs next will go ([`CodeHeap::ahead`]), as
-/// addresses another thread may fault in before the copy: the code the
+/// Where the code a heap installs next will go ([`CodeHeap::ahead`]), for
+/// another thread to fault its pages in before the copy: the code the
 /// JIT's worker makes is copied in by the running thread, and a loop of
 /// 900 operations, 185 KB of code, took that thread some 0.25 ms to
 /// install, most of it a page fault per fresh page of the heap.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Ahead {
+    /// The writable view's address where the code would go, when this was
+    /// taken.
     write: usize,
-    exec: usize,
-    len: usize,
+    /// The chunk's writable view: its start and end.
+    chunk: (usize, usize),
+    /// Where the heap's installed code ends now ([`CodeHeap::end`]).
+    end: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Ahead {
-    /// Maps in the pages of the next `n` bytes of both views (Linux's
-    /// `MADV_POPULATE_WRITE` and `_READ`, since 5.14; elsewhere, or where
-    /// refused, nothing): the copy into them, and the code's first run,
-    /// then fault no page on the running thread. The addresses may be
-    /// stale by then — the running thread installed other code there, or
-    /// dropped the heap — which is harmless: populating maps pages in and
-    /// never changes what memory holds, and where nothing is mapped any
-    /// more it only fails.
-    pub fn fault_in(&self, n: usize) {
-        let n = n.min(self.len);
-        if n == 0 {
-            return;
+    /// Maps in the writable view's pages of the next `n` bytes, from where
+    /// the heap's installed code ends by now (Linux's
+    /// `MADV_POPULATE_WRITE`, since 5.14): the copy into them then faults
+    /// no page on the running thread. Nothing once the heap has moved to
+    /// another chunk or is gone (its end then lies outside this chunk),
+    /// and never a page below that end: the pages the writable view let go
+    /// of stay let go. The executable view is left alone (code that never
+    /// runs maps no page there). Whether the pages were mapped in (false
+    /// where the system refused, or nothing was asked).
+    pub fn fault_in(&self, n: usize) -> bool {
+        use std::sync::atomic::Ordering;
+        let (start, end) = self.chunk;
+        let now = self.end.load(Ordering::Acquire);
+        if now < start || now > end {
+            return false;
         }
-        let span = |at: usize| {
-            let start = at / PAGE * PAGE;
-            (start, (at + n).next_multiple_of(PAGE) - start)
-        };
+        let from = self.write.max(now);
+        let to = self.write.saturating_add(n).min(end);
+        if to <= from {
+            return false;
+        }
+        let first = from / PAGE * PAGE;
+        let len = to.next_multiple_of(PAGE) - first;
         #[cfg(target_os = "linux")]
         {
-            let (start, len) = span(self.write);
-            // SAFETY: advice on address ranges only, which reads and writes
-            // no byte of them (see above); failures are ignored.
-            unsafe { libc::madvise(start as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE) };
-            if self.exec != self.write {
-                let (start, len) = span(self.exec);
-                // SAFETY: as above.
-                unsafe { libc::madvise(start as *mut libc::c_void, len, libc::MADV_POPULATE_READ) };
-            }
+            // SAFETY: advice on an address range, which reads and writes
+            // none of its bytes: populating maps pages in and never changes
+            // what memory holds. The range lies in the chunk (checked above)
+            // unless the heap dropped it since, when the call fails or maps
+            // in pages of whatever is there now, unchanged.
+            unsafe { libc::madvise(first as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE) == 0 }
         }
         #[cfg(not(target_os = "linux"))]
-        let _ = span;
+        {
+            let _ = len;
+            false
+        }
     }
 }
 
@@ -276,6 +298,10 @@ pub struct CodeHeap {
     perf_map: Option<std::fs::File>,
     /// Bytes of code installed.
     size: usize,
+    /// Where the installed code ends (the writable view's address past
+    /// the last chunk's code; 0 once the heap is gone), for the worker's
+    /// [`Ahead`]s.
+    end: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl CodeHeap {
@@ -285,16 +311,16 @@ impl CodeHeap {
             let path = format!("/tmp/perf-{}.map", std::process::id());
             std::fs::OpenOptions::new().create(true).append(true).open(path).ok()
         });
-        CodeHeap { chunks: Vec::new(), perf_map, size: 0 }
+        CodeHeap { chunks: Vec::new(), perf_map, size: 0, end: Default::default() }
     }
 
     /// Where code installed next goes unless it needs a chunk of its own
     /// (nothing before the first chunk).
     pub fn ahead(&self) -> Option<Ahead> {
         let c = self.chunks.last()?;
-        let at = c.used.next_multiple_of(ALIGN);
-        let (write, exec) = (c.write as usize + at, c.exec as usize + at);
-        Some(Ahead { write, exec, len: c.len.saturating_sub(at) })
+        let start = c.write as usize;
+        let write = start + c.used.next_multiple_of(ALIGN);
+        Some(Ahead { write, chunk: (start, start + c.len), end: self.end.clone() })
     }
 
     /// Copies `code` (named `name`) into the heap; returns the address it
@@ -317,6 +343,7 @@ impl CodeHeap {
         chunk.used = at + code.len();
         chunk.release_written();
         self.size += code.len();
+        self.end.store(chunk.write as usize + chunk.used, std::sync::atomic::Ordering::Release);
         // SAFETY: the same offset in the executable view, mapped as long.
         let address = unsafe { chunk.exec.add(at) };
         if let Some(map) = &mut self.perf_map {
@@ -383,8 +410,10 @@ mod tests {
     use super::*;
 
     /// The pages the next code goes to, faulted in from where that code
-    /// is made ([`Ahead::fault_in`]): resident in both views afterwards,
-    /// and not before (a fresh chunk maps no page until touched).
+    /// is made ([`Ahead::fault_in`]): resident afterwards, and not before
+    /// (a fresh chunk's file has no page until one is touched); nothing
+    /// once the heap has moved on to another chunk, or is gone. Where the
+    /// system cannot populate, `fault_in` says it did nothing.
     #[cfg(target_os = "linux")]
     #[test]
     fn the_pages_ahead_are_faulted_in() {
@@ -399,16 +428,29 @@ mod tests {
         let mut heap = CodeHeap::new();
         heap.install("answer", &[0xb8, 42, 0, 0, 0, 0xc3]).unwrap();
         let ahead = heap.ahead().expect("a chunk");
-        let next = |at: usize| (at / PAGE + 1) * PAGE;
-        let (write, exec) = (next(ahead.write), next(ahead.exec));
-        assert_eq!(resident(write, 4 * PAGE), vec![false; 4], "untouched");
+        let page = |k: usize| (ahead.write / PAGE + k) * PAGE;
+        // (One anonymous mapping may be backed by huge pages at the first
+        // write: only a file's pages are surely untouched.)
+        let two_views = heap.chunks[0].write.cast_const() != heap.chunks[0].exec;
+        if two_views {
+            assert_eq!(resident(page(1), 4 * PAGE), vec![false; 4], "untouched");
+        }
+        // SAFETY: advice on the page the code was installed in.
+        let populates = unsafe { libc::madvise(page(0) as *mut libc::c_void, PAGE, libc::MADV_POPULATE_WRITE) } == 0;
         // Three pages from a few bytes into the first: into the fourth.
-        ahead.fault_in(3 * PAGE);
-        assert_eq!(resident(write, 4 * PAGE), vec![true, true, true, false]);
-        assert_eq!(resident(exec, 4 * PAGE), vec![true, true, true, false]);
-        // Stale addresses (the heap gone) only fail.
+        assert_eq!(ahead.fault_in(3 * PAGE), populates);
+        if populates {
+            assert_eq!(resident(page(1), 4 * PAGE), vec![true, true, true, false]);
+        }
+        // Code that fills the chunk: the next goes to a chunk of its own.
+        let rest = CHUNK - heap.chunks[0].used.next_multiple_of(ALIGN);
+        heap.install("filler", &vec![0xc3; rest]).unwrap();
+        heap.install("after", &[0xc3]).unwrap();
+        assert_eq!(heap.chunks.len(), 2);
+        assert!(!ahead.fault_in(PAGE), "the heap moved on");
+        let second = heap.ahead().expect("the second chunk");
         drop(heap);
-        ahead.fault_in(3 * PAGE);
+        assert!(!second.fault_in(PAGE), "the heap is gone");
     }
 
     #[test]

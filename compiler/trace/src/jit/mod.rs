@@ -118,7 +118,9 @@
 //! ([`promises_payback`]): the profiler keeps the clock at the first
 //! arrival of each count (`Profiler::since`), and a loop recorded at a
 //! hot spot whose arrivals were spread thin — a small loop entered now
-//! and then — is deferred like one over budget, not compiled. Where the
+//! and then — is deferred like one over budget, not compiled (judged so
+//! twice in a row, until the arrivals it is short of have come:
+//! [`Density::arrivals_short`]). Where the
 //! arrivals are so thin that no loop, however long, could pay back (it
 //! would have to promise more arrivals than the price of compiling one of
 //! its operations), nothing is recorded (`Jit::too_sparse` before
@@ -637,9 +639,6 @@ struct KeyCode {
     /// too sparsely ([`Jit::too_sparse`]): when the key is hot again, the
     /// loop is judged by them before it is recorded again.
     sparse_ops: Option<Round>,
-    /// Times in a row it was judged too sparse ([`Jit::too_sparse`]):
-    /// from the second, it waits for the arrivals it is short of.
-    sparse_in_a_row: u8,
     /// Times its loop trace left its loop at once and it was recorded
     /// again from inside ([`Jit::left_its_loop`]), at most
     /// `RECORD_INSIDE`.
@@ -735,6 +734,12 @@ pub struct Jit<'p> {
     /// Every piece of code, by trace id.
     codes: Vec<Code>,
     keys: KeyMap<KeyCode>,
+    /// Hot spots judged too sparse to pay back ([`Jit::too_sparse`]) at
+    /// their last judgment, and how many times in a row: from the second,
+    /// one waits for the arrivals it is short of. (Apart from `keys`,
+    /// which holds the keys recorded and is searched for a piece's key:
+    /// most of these are never recorded.)
+    sparse_rows: KeyMap<u8>,
     /// Per exit of the cache, by number (boxed: most exits never fail,
     /// and a trace has one per guard).
     exits: flowc_codegen::chunked::Chunked<Option<Box<ExitState>>>,
@@ -1507,6 +1512,7 @@ impl<'p> Jit<'p> {
             fuel: None,
             codes: Vec::new(),
             keys: KeyMap::default(),
+            sparse_rows: KeyMap::default(),
             exits: Default::default(),
             names: HashMap::default(),
             suffixes: HashMap::default(),
@@ -1775,6 +1781,7 @@ impl<'p> Jit<'p> {
         self.cache = None;
         self.codes.clear();
         self.keys.clear();
+        self.sparse_rows.clear();
         self.exits.clear();
         self.names.clear();
         self.suffixes.clear();
@@ -2559,7 +2566,9 @@ impl<'p> Jit<'p> {
     /// count and the clock now; never without a budget or a count): the
     /// loop of `ops` recorded operations, or, before anything is recorded
     /// (`None`), a loop of any length ([`Density::promises_at`]). If so it
-    /// is counted and logged, the key deferred like one over budget, and
+    /// is counted and logged, the key deferred like one over budget (from
+    /// its second such judgment in a row, for the arrivals it is short
+    /// of: [`Density::arrivals_short`]), and
     /// `ops` kept to judge it by when it is hot again. (Where no length
     /// could pay, nothing is recorded, nor an entry trace from there: rle
     /// BF bottles 10 compiled 2 entry traces, 2 bridges and 3 more loops
@@ -2581,9 +2590,7 @@ impl<'p> Jit<'p> {
     ) -> bool {
         let Some(density) = density else { return false };
         if density.promises_at(ops.ops()) {
-            if let Some(kc) = self.keys.get_mut(key) {
-                kc.sparse_in_a_row = 0;
-            }
+            self.sparse_rows.remove(key);
             return false;
         }
         self.stats.sparse += 1;
@@ -2603,9 +2610,9 @@ impl<'p> Jit<'p> {
         // (a loop's rounds in one call and in a later one): it asks again
         // as deferral says. Twice, it waits for the arrivals it is short
         // of (at most `DEFER_AHEAD` times longer).
-        let kc = self.keys.entry(key.clone()).or_default();
-        kc.sparse_in_a_row = kc.sparse_in_a_row.saturating_add(1);
-        let short = if kc.sparse_in_a_row >= 2 { density.arrivals_short(ops.ops()) } else { 0 };
+        let row = self.sparse_rows.entry(key.clone()).or_default();
+        *row = row.saturating_add(1);
+        let short = if *row >= 2 { density.arrivals_short(ops.ops()) } else { 0 };
         if let Some(p) = machine.profiler_mut() {
             p.defer_at_least(key, short);
         }

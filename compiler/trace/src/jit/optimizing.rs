@@ -53,6 +53,11 @@ impl<'a> Wanted<'a> {
         Wanted(Some(Watch { stop, flushes, submitted }))
     }
 
+    /// Whether the job can stop being wanted (not [`Wanted::ALWAYS`]).
+    pub fn may_go(self) -> bool {
+        self.0.is_some()
+    }
+
     /// Whether the job is no longer wanted.
     pub fn gone(self) -> bool {
         self.0.is_some_and(|w| w.stop.load(Ordering::Relaxed) || w.flushes.load(Ordering::Relaxed) != w.submitted)
@@ -244,11 +249,12 @@ fn peel_order(peels: bool, links: usize) -> (opt::Peel, Option<opt::Peel>) {
 }
 
 /// Optimizes loop `job` (see [`LoopJob`]); `None` when the preamble
-/// cannot define an entry for the loop.
+/// cannot define an entry for the loop, or once the job is no longer
+/// `wanted`.
 pub(super) fn optimize_loop(shared: &Shared, job: LoopJob, wanted: Wanted) -> Option<Optimized> {
     let started = Instant::now();
     let gone = || wanted.gone();
-    let give_up = Some(opt::GiveUp(&gone));
+    let give_up = wanted.may_go().then_some(opt::GiveUp(&gone));
     let LoopJob { name, body, trace, start, names, looping, args, function, fields, rows } = job;
     let anchor = trace.anchor;
     // Given to each piece only where it reads a field (the job carries
@@ -416,7 +422,7 @@ pub(super) fn optimize_straight(shared: &Shared, job: StraightJob, wanted: Wante
         fields,
         facts: &facts,
         rows: &rows,
-        give_up: Some(opt::GiveUp(&gone)),
+        give_up: wanted.may_go().then_some(opt::GiveUp(&gone)),
         ..opt::Options::new(shared.remove_allocations)
     };
     if wanted.gone() {

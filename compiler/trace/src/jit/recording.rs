@@ -860,6 +860,8 @@ impl<'p> Jit<'p> {
             Kind::Loop => self.stats.traces += 1,
             _ => self.stats.entry_traces += 1,
         }
+        // Judged again from the start if it loses its code.
+        self.sparse_rows.remove(key);
         let kc = self.keys.entry(key.clone()).or_default();
         kc.variants.push(code);
         let is_loop = matches!(self.codes[code.0 as usize].kind, Kind::Loop);

@@ -1281,11 +1281,10 @@ fn a_loop_arrived_at_sparsely_is_not_compiled() {
     assert_eq!((count("not compiled: ") + count("not recorded: ")) as u64, sparse.stats.sparse, "{}", sparse.log);
 }
 
-/// A sparse loop of thirty statements a round: at a warm compile's price
-/// its arrivals would be enough, so it waits only as long as deferral
-/// says, and is hot again while the run is young, when compiling costs
-/// more: judged by the operations it was recorded as, it is not compiled
-/// again, and not recorded again either. (Loops of 30 statements among
+/// A sparse loop of thirty statements a round, judged too sparse at its
+/// 50th arrival and hot again at its 100th while the run is young: judged
+/// then by the operations it was recorded as, it is not compiled, and not
+/// recorded again either. (Loops of 30 statements among
 /// 5,000-7,000 statements of work do this; fewer statements between
 /// them and the loop is compiled, more and it is never recorded.)
 #[test]
