@@ -2594,18 +2594,6 @@ impl<'p> Jit<'p> {
             return false;
         }
         self.stats.sparse += 1;
-        if self.log.is_some() {
-            let (what, arrivals, span) = (what(), density.arrivals, density.span);
-            match ops {
-                Round::Recorded(ops) => self.log(format_args!(
-                    "not compiled: {what}, {ops} operations, {arrivals} arrivals in {span} statements"
-                )),
-                Round::AtMost(ops) => self.log(format_args!(
-                    "not recorded: {what}, at most {ops} operations a round, {arrivals} arrivals in {span} statements"
-                )),
-                Round::Any => self.log(format_args!("not recorded: {what}, {arrivals} arrivals in {span} statements")),
-            }
-        }
         // Once in a row it may be a count across two bursts of arrivals
         // (a loop's rounds in one call and in a later one): it asks again
         // as deferral says. Twice, it waits for the arrivals it is short
@@ -2613,6 +2601,22 @@ impl<'p> Jit<'p> {
         let row = self.sparse_rows.entry(key.clone()).or_default();
         *row = row.saturating_add(1);
         let short = if *row >= 2 { density.arrivals_short(ops.ops()) } else { 0 };
+        self.stats.sparse_waits += u64::from(short > 0);
+        if self.log.is_some() {
+            let (what, arrivals, span) = (what(), density.arrivals, density.span);
+            let waits = if short > 0 { format!("; {short} arrivals short, waits for them") } else { String::new() };
+            match ops {
+                Round::Recorded(ops) => self.log(format_args!(
+                    "not compiled: {what}, {ops} operations, {arrivals} arrivals in {span} statements{waits}"
+                )),
+                Round::AtMost(ops) => self.log(format_args!(
+                    "not recorded: {what}, at most {ops} operations a round, {arrivals} arrivals in {span} statements{waits}"
+                )),
+                Round::Any => {
+                    self.log(format_args!("not recorded: {what}, {arrivals} arrivals in {span} statements{waits}"))
+                }
+            }
+        }
         if let Some(p) = machine.profiler_mut() {
             p.defer_at_least(key, short);
         }

@@ -290,6 +290,10 @@ pub struct Stats {
     /// ([`crate::jit::promises_payback`]), and hot spots not recorded at
     /// all because no loop recorded there could have paid back.
     pub sparse: u64,
+    /// Of those, the judgments after which the hot spot waited for the
+    /// arrivals it was short of (`Density::arrivals_short`) rather than
+    /// asking again at the next doubling.
+    pub sparse_waits: u64,
     /// Functions traces call rather than follow, because recordings got
     /// too long in them.
     pub not_followed: usize,
@@ -438,8 +442,8 @@ impl std::fmt::Display for Stats {
         }
         writeln!(
             f,
-            "deferred:        {} (hot spots and exits over the compile budget or held back by a full cache), {} loops and hot spots too sparse to pay back",
-            self.deferred, self.sparse
+            "deferred:        {} (hot spots and exits over the compile budget or held back by a full cache), {} loops and hot spots too sparse to pay back ({} then waiting for the arrivals they were short of)",
+            self.deferred, self.sparse, self.sparse_waits
         )?;
         writeln!(
             f,

@@ -1276,6 +1276,7 @@ fn a_loop_arrived_at_sparsely_is_not_compiled() {
     let count = |what: &str| sparse.log.lines().filter(|l| l.contains(what)).count();
     assert_eq!(count("record loop at small"), 1, "{}", sparse.log);
     assert_eq!(count("not compiled: small"), 3, "{}", sparse.log);
+    assert!(sparse.stats.sparse_waits >= 1, "{}", sparse.stats);
     let first_outer = sparse.log.lines().find(|l| l.contains(" outer")).unwrap_or_default();
     assert!(first_outer.contains("not recorded: outer"), "{}", sparse.log);
     assert_eq!((count("not compiled: ") + count("not recorded: ")) as u64, sparse.stats.sparse, "{}", sparse.log);
