@@ -251,7 +251,9 @@ pub struct Ahead {
 
 impl Ahead {
     /// Maps in the writable view's pages of the next `n` bytes, from where
-    /// the heap's installed code ends by now (Linux's
+    /// the heap's installed code ends by now (code installed since this was
+    /// taken moved it on, and the copy goes there), or from where this was
+    /// taken if that is later (Linux's
     /// `MADV_POPULATE_WRITE`, since 5.14): the copy into them then faults
     /// no page on the running thread. Nothing once the heap has moved to
     /// another chunk or is gone (its end then lies outside this chunk),
@@ -267,7 +269,7 @@ impl Ahead {
             return false;
         }
         let from = self.write.max(now);
-        let to = self.write.saturating_add(n).min(end);
+        let to = from.saturating_add(n).min(end);
         if to <= from {
             return false;
         }
@@ -441,6 +443,13 @@ mod tests {
         assert_eq!(ahead.fault_in(3 * PAGE), populates);
         if populates {
             assert_eq!(resident(page(1), 4 * PAGE), vec![true, true, true, false]);
+        }
+        // Code installed since: the next goes past it, and so do the pages
+        // faulted in for it, as many as asked.
+        heap.install("more", &vec![0xc3; 4 * PAGE]).unwrap();
+        assert_eq!(ahead.fault_in(3 * PAGE), populates);
+        if populates {
+            assert_eq!(resident(page(5), 4 * PAGE), vec![true, true, true, false]);
         }
         // Code that fills the chunk: the next goes to a chunk of its own.
         let rest = CHUNK - heap.chunks[0].used.next_multiple_of(ALIGN);

@@ -280,9 +280,7 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob, wanted: Wanted) -> Op
         give_up,
         ..opt::Options::new(shared.remove_allocations)
     };
-    if wanted.gone() {
-        return None;
-    }
+    // (The walk asks first thing whether the job is still wanted.)
     let optimized = opt::optimize_trace(&mut preamble, &shared.hints, &options);
     if optimized.gave_up {
         return None;
@@ -344,9 +342,6 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob, wanted: Wanted) -> Op
     let (first, then) = peel_order(opt::peels_when_invariant(&looped), links);
     let second = then.map(|_| looped.clone());
     let (mut skips, mut skip) = optimize(&mut looped, first)?;
-    if wanted.gone() {
-        return None;
-    }
     if let (false, Some(peel), Some(mut second)) = (skips, then, second) {
         (skips, skip) = optimize(&mut second, peel)?;
         if skips || peel == opt::Peel::Always {
@@ -425,9 +420,6 @@ pub(super) fn optimize_straight(shared: &Shared, job: StraightJob, wanted: Wante
         give_up: wanted.may_go().then_some(opt::GiveUp(&gone)),
         ..opt::Options::new(shared.remove_allocations)
     };
-    if wanted.gone() {
-        return None;
-    }
     let optimized = opt::optimize_trace(&mut function, &shared.hints, &options);
     if optimized.gave_up {
         return None;
