@@ -21,7 +21,13 @@
 //! - `calls of a K-round loop`: one function whose loop runs K rounds per
 //!   call, called from 2,000 call sites 30 times, for K = 5, 10, 20
 //!   (`flowc_tests::loops::short_loop_calls`): every call a round trip
-//!   between the interpreter and compiled code.
+//!   between the interpreter and compiled code;
+//! - `300 calls by tests n=N`: a ledger's 300 posting functions, each
+//!   with a loop of 1-24 rounds, one picked per round of a main loop by a
+//!   chain of 300 equality tests (`flowc_tests::loops::dispatched_calls`),
+//!   N rounds: the main loop's head has 301 predecessors, over which the
+//!   whole-program facts join at every change (see "A loop head of many
+//!   predecessors" in docs/architecture.md).
 //!
 //! Each row runs the interpreter and `flowc run --engine jit` in turn,
 //! [`ROUNDS`] times each, and takes the medians: this machine's speed
@@ -97,6 +103,8 @@ fn main() {
         ("loops in sequence".to_string(), scale::loops_in_sequence(5_000).replace("rounds = 3", "rounds = 200")),
         ("many functions".to_string(), loops::many_functions(2_000, 20)),
         ("many functions 400 rounds".to_string(), loops::many_functions(2_000, 400)),
+        ("300 calls by tests n=2000".to_string(), loops::dispatched_calls(300, 2_000)),
+        ("300 calls by tests n=20000".to_string(), loops::dispatched_calls(300, 20_000)),
     ];
     for rounds in [5, 10, 20] {
         generated.push((format!("calls of a {rounds}-round loop"), loops::short_loop_calls(rounds, 2_000)));

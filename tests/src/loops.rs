@@ -2,7 +2,8 @@
 //! and round trips cost more than they save: functions each with its own
 //! loop of a few rounds, called in turn from a main loop too short to be
 //! hot ([`many_functions`]), and one such function called from many call
-//! sites in a row ([`short_loop_calls`]). The benchmarks run them large
+//! sites in a row ([`short_loop_calls`]), and functions picked by a chain
+//! of tests ([`dispatched_calls`]). The benchmarks run them large
 //! (`jit_short`), the tests small.
 
 /// A function `name(x)` whose loop runs `rounds` rounds of `acc = (acc *
@@ -51,6 +52,37 @@ pub fn short_loop_calls(rounds: usize, calls: usize) -> String {
     out + &called_in_turn((0..calls).map(|_| "f".to_string()))
 }
 
+/// A ledger: `kinds` functions `post0`..., each adding an amount to an
+/// account object's balance in a loop of `k % 24 + 1` rounds and
+/// returning the balance, one called per round of a main loop of `n`
+/// rounds (an input), picked by a pseudo-random number and found by a
+/// chain of `kinds` equality tests, as a program without a jump table
+/// finds it. Prints the sum of the balances the calls return (mod
+/// 1000003). The main loop's head is reached from each of the `kinds`
+/// calls' returns: a block of that many predecessors.
+pub fn dispatched_calls(kinds: usize, n: usize) -> String {
+    let mut out = format!("entry start(n = {n})\n");
+    for k in 0..kinds {
+        out.push_str(&format!(
+            "\nfunction post{k}(acct, amount):\n    s:\n        j = {}\n        goto l\n    l:\n        if j goto b else goto d\n    b:\n        v = acct.balance\n        v = v + amount\n        v = v % 1000003\n        acct.balance = v\n        j = j - 1\n        goto l\n    d:\n        v = acct.balance\n        return v\n",
+            k % 24 + 1
+        ));
+    }
+    out.push_str("\nstart:\n    acct = new account\n    acct.balance = 0\n    i = 0\n    r = 12345\n    total = 0\n    goto head\n");
+    out.push_str("head:\n    more = i < n\n    if more goto pick else goto fin\n");
+    out.push_str(&format!(
+        "pick:\n    r = r * 1103515245\n    r = r + 12345\n    r = r % 2147483648\n    k = r % {kinds}\n    i = i + 1\n    goto test0\n"
+    ));
+    for k in 0..kinds {
+        let next = if k + 1 < kinds { format!("test{}", k + 1) } else { "head".to_string() };
+        out.push_str(&format!(
+            "test{k}:\n    c = k == {k}\n    if c goto call{k} else goto {next}\ncall{k}:\n    v = call post{k}(acct, i) then back{k}\nback{k}:\n    total = total + v\n    total = total % 1000003\n    goto head\n"
+        ));
+    }
+    out.push_str("fin:\n    print_and_stop(total)\n");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,5 +101,14 @@ mod tests {
         assert_eq!(run(&many_functions(3, 4)), format!("{r}\n"));
         let r = (0..30).fold(0, |r, _| (0..5).fold(r, |r, _| step(r, 1, 2)));
         assert_eq!(run(&short_loop_calls(2, 5)), format!("{r}\n"));
+        let (mut r, mut balance, mut total) = (12345i64, 0i64, 0i64);
+        for i in 1..=40i64 {
+            r = (r * 1_103_515_245 + 12345) % 2_147_483_648;
+            for _ in 0..(r % 7) % 24 + 1 {
+                balance = (balance + i) % 1_000_003;
+            }
+            total = (total + balance) % 1_000_003;
+        }
+        assert_eq!(run(&dispatched_calls(7, 40)), format!("{total}\n"));
     }
 }
