@@ -68,6 +68,9 @@ pub struct Propagation {
     pub field_reads: Vec<(InstId, Operand)>,
     /// Calls cleanup should inline.
     pub inline: Vec<InstId>,
+    /// How many phi inputs the analysis joined: its work where blocks of
+    /// many predecessors join (which tests bound).
+    pub joined: usize,
 }
 
 impl Propagation {
@@ -200,6 +203,17 @@ struct Analysis<'m> {
     /// are widened only after [`MERGE_EXACT`] changes, so a join of
     /// values a branch bounded keeps the bound.
     loop_heads: Vec<bool>,
+    /// Phis of executable blocks to join again: an edge into their block
+    /// became executable, or an input's info changed. Joined when the
+    /// other worklists are empty, once however many of their inputs
+    /// changed meanwhile: a head of `n` predecessors (an interpreter's
+    /// dispatch of `n` cases) is joined once per round, not once per
+    /// edge and per input (`n` times `n` inputs).
+    due: Vec<(BlockId, InstId)>,
+    /// Per instruction (raw index): in `due`.
+    is_due: Vec<bool>,
+    /// Phi inputs joined ([`Propagation::joined`]).
+    joined: usize,
 }
 
 /// Changes a phi of a block no retreating edge enters takes as they are
@@ -368,6 +382,9 @@ fn analyze(
         returns,
         own: (!reads_facts).then(|| own_fields::OwnFields::of(module, index)),
         loop_heads: Vec::new(),
+        due: Vec::new(),
+        is_due: vec![false; f.insts.len()],
+        joined: 0,
         refiner: Refiner::new(f, &param_infos, sweep.def_block),
         info: vec![Info::bottom(); f.values.len()],
         changes: vec![0; f.values.len()],
@@ -406,7 +423,16 @@ fn analyze(
     let mut field_reads: Vec<(InstId, Operand)> = a.field_reads.into_iter().collect();
     field_reads.sort_by_key(|(i, _)| ix(*i));
     let inline = inline_candidates(module, inlining, index, &a.executable, &folded_calls);
-    Propagation { refiner: a.refiner, info: a.info, executable: a.executable, edges, folded_calls, field_reads, inline }
+    Propagation {
+        refiner: a.refiner,
+        info: a.info,
+        executable: a.executable,
+        edges,
+        folded_calls,
+        field_reads,
+        inline,
+        joined: a.joined,
+    }
 }
 
 impl<'m> Analysis<'m> {
@@ -434,11 +460,20 @@ impl<'m> Analysis<'m> {
             } else if let Some(v) = self.ssa.pop() {
                 for k in self.users.span(ix(v)) {
                     match self.users.items()[k] {
-                        User::Inst(b, i) if self.executable[ix(b)] => self.visit_inst(b, i),
+                        User::Inst(b, i) if self.executable[ix(b)] => {
+                            if matches!(self.f.insts[i].kind, InstKind::Phi(_)) {
+                                self.join_later(b, i);
+                            } else {
+                                self.visit_inst(b, i);
+                            }
+                        }
                         User::Term(b) if self.executable[ix(b)] => self.visit_term(b),
                         _ => {}
                     }
                 }
+            } else if let Some((b, phi)) = self.due.pop() {
+                self.is_due[ix(phi)] = false;
+                self.visit_inst(b, phi);
             } else {
                 return;
             }
@@ -462,7 +497,7 @@ impl<'m> Analysis<'m> {
         let f = self.f;
         if self.executable[ix(to)] {
             for &phi in &f.blocks[to].phis {
-                self.visit_inst(to, phi);
+                self.join_later(to, phi);
             }
             return;
         }
@@ -471,6 +506,14 @@ impl<'m> Analysis<'m> {
             self.visit_inst(to, i);
         }
         self.visit_term(to);
+    }
+
+    /// Queues phi `phi` of executable block `b` to be joined again ([`Analysis::due`]).
+    fn join_later(&mut self, b: BlockId, phi: InstId) {
+        if !self.is_due[ix(phi)] {
+            self.is_due[ix(phi)] = true;
+            self.due.push((b, phi));
+        }
     }
 
     /// The info of an operand as seen in block `at`.
@@ -510,6 +553,7 @@ impl<'m> Analysis<'m> {
                 let mut acc = Info::bottom();
                 for (p, o) in inputs {
                     if self.edge(*p, b) {
+                        self.joined += 1;
                         let input = self.operand(o, *p);
                         acc = if acc.is_bottom() { input } else { acc.join(&input) };
                     }
