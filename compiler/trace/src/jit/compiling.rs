@@ -37,7 +37,7 @@ impl<'p> Jit<'p> {
     /// one (`reads`) — the one thing the facts answer: solving them is a
     /// propagation over the whole program (a fifth of a short run of 2,000
     /// functions that never touch an object), paid on the first trace
-    /// that reads one.
+    /// that reads one, unless the preparing thread solved them ahead.
     pub(super) fn fields_for(&self, reads: bool) -> Option<Arc<ProgramFacts>> {
         reads.then(|| {
             self.fields

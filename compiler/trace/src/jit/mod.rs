@@ -670,7 +670,8 @@ pub struct Jit<'p> {
     /// What the program may store in each field (propagate's facts,
     /// solved once for the program): what a trace's `get` reads. Solved
     /// when the first trace that reads a field is optimized
-    /// ([`Jit::fields_for`]), from the program as lowered: `hints`'
+    /// ([`Jit::fields_for`]), unless solved ahead on the preparing thread
+    /// ([`Prepared::solve_fields`]), from the program as lowered: `hints`'
     /// functions and `main`. A run that compiles no such trace does not
     /// pay for it (a propagation over the whole program).
     fields: std::cell::OnceCell<std::sync::Arc<ProgramFacts>>,
@@ -1478,7 +1479,8 @@ impl<'p> Jit<'p> {
     /// A JIT for `program` as [`Prepared`] (on another thread, while the
     /// interpreter warmed up: [`Preparing`]).
     pub fn prepared(program: &'p Program, prepared: Prepared, options: Options) -> Jit<'p> {
-        let Prepared { hints, main, watched, recursive, remove_allocations, always_set, links, layout } = prepared;
+        let Prepared { hints, main, watched, recursive, remove_allocations, always_set, links, layout, fields } =
+            prepared;
         // A row another run found (of this program or another) is not
         // this run's to assume.
         flowc_lang::heap::with(|h| h.rows.reset());
@@ -1491,7 +1493,7 @@ impl<'p> Jit<'p> {
         );
         Jit {
             shared: std::sync::Arc::new(shared),
-            fields: std::cell::OnceCell::new(),
+            fields: fields.map(std::cell::OnceCell::from).unwrap_or_default(),
             main: std::cell::Cell::new(main),
             always_set,
             links,

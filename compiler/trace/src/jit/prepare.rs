@@ -21,6 +21,7 @@ use std::thread::JoinHandle;
 use flowc_ir::{Function, FunctionKind, Module};
 use flowc_lang::interp::ErrorKind;
 use flowc_lang::{Program, Symbol};
+use flowc_passes::propagate::ProgramFacts;
 use rustc_hash::FxHashSet as HashSet;
 
 /// The program as the JIT starts from it.
@@ -49,6 +50,10 @@ pub struct Prepared {
     /// The slots of the program's objects (`Program::layout`: a scan of
     /// the whole program).
     pub(super) layout: &'static flowc_lang::heap::Layout,
+    /// What the program may store in each field, solved ahead
+    /// ([`Prepared::solve_fields`]); else solved by the first trace that
+    /// reads a field (`Jit::fields_for`).
+    pub(super) fields: Option<Arc<ProgramFacts>>,
 }
 
 impl Prepared {
@@ -72,8 +77,51 @@ impl Prepared {
         }
         module.functions = functions;
         let layout = program.layout();
-        Prepared { hints: module, main, watched, recursive, remove_allocations, always_set, links, layout }
+        Prepared {
+            hints: module,
+            main,
+            watched,
+            recursive,
+            remove_allocations,
+            always_set,
+            links,
+            layout,
+            fields: None,
+        }
     }
+
+    /// Solves what the program may store in each field now, if any of its
+    /// code reads one: on the preparing thread, where it costs the run
+    /// nothing, rather than on the running thread when the first trace
+    /// that reads a field is optimized (a propagation over the whole
+    /// program: a ledger of 300 functions, 7,500 lines, 10 ms against an
+    /// interpreted run of 16).
+    pub fn solve_fields(&mut self) {
+        if self.fields.is_some() || !self.functions().any(reads_fields) {
+            return;
+        }
+        self.fields = Some(Arc::new(flowc_passes::propagate::program_facts_of(self.module())));
+    }
+
+    /// The program's lowered functions, its main graph included.
+    fn functions(&self) -> impl Iterator<Item = &Function> {
+        self.hints.functions.iter().chain(self.main.as_ref().map(|(_, main)| main))
+    }
+
+    /// The program as lowered (a copy): the hints with the main graph back
+    /// in its place.
+    pub(super) fn module(&self) -> Module {
+        let mut module = self.hints.clone();
+        if let Some((k, main)) = &self.main {
+            module.functions.insert((*k).min(module.functions.len()), main.clone());
+        }
+        module
+    }
+}
+
+/// Whether `f` reads a field.
+fn reads_fields(f: &Function) -> bool {
+    f.all_insts().any(|(_, i)| matches!(f.insts[i].kind, flowc_ir::InstKind::Get { .. }))
 }
 
 /// How the program is lowered (the front end's `lower` from the run's
@@ -97,7 +145,11 @@ impl Preparing {
             .stack_size(1 << 30)
             .spawn(move || {
                 let program = program;
-                let prepared = lower(&program.0).map(|module| Prepared::new(&program.0, module));
+                let prepared = lower(&program.0).map(|module| {
+                    let mut prepared = Prepared::new(&program.0, module);
+                    prepared.solve_fields();
+                    prepared
+                });
                 // What the first trace's code needs of the machine, found
                 // here rather than by the running thread.
                 flowc_codegen::define::detect_host();
@@ -186,9 +238,9 @@ impl<F: FnMut()> PrepareApart for F {
 /// The program, and what preparing it makes, crossing between threads.
 struct Crossing<T>(T);
 
-// SAFETY: what crosses is the program, its lowered functions and the
-// errors lowering raises, whose values are the constants of the program
-// text: integers, atoms, lists of those — no object, so no handle into a
+// SAFETY: what crosses is the program, its lowered functions, the facts
+// solved of them and the errors lowering raises, whose values are the
+// constants of the program text: integers, atoms, lists of those — no object, so no handle into a
 // thread's heap. Lists and big integers are shared by atomic counts
 // (`Arc`), symbols and object layouts are interned for the process behind
 // a lock, and nothing in them has interior mutability: the running thread and the preparing one only
@@ -198,3 +250,43 @@ unsafe impl Send for Crossing<Arc<Program>> {}
 // SAFETY: as above.
 #[allow(unsafe_code)]
 unsafe impl Send for Crossing<Result<Prepared, ErrorKind>> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prepared(text: &str) -> (Prepared, Module) {
+        let program = flowc_lang::syntax::parse("test", text).expect("it parses");
+        let entry = program.default_entry().expect("an entry");
+        let module = flowc_frontend::lower(&program, entry).expect("it lowers");
+        (Prepared::new(&program, module.clone()), module)
+    }
+
+    /// The preparing thread solves the field facts of a program that reads
+    /// a field — the facts the first such trace would solve itself — and
+    /// leaves those of one that reads none unsolved.
+    #[test]
+    fn the_facts_of_fields_are_solved_ahead_for_a_program_that_reads_one() {
+        let reads =
+            "entry start(n = 10)\n\nfunction bump(p):\n    s:\n        v = p.count\n        v = v + 1\n        \
+                     p.count = v\n        return v\n\nstart:\n    p = new point\n    p.count = 0\n    i = 0\n    \
+                     goto loop\nloop:\n    more = i < n\n    if more goto body else goto done\nbody:\n    \
+                     i = call bump(p) then loop\ndone:\n    print_and_stop(i)\n";
+        let (mut ahead, module) = prepared(reads);
+        assert!(ahead.fields.is_none(), "nothing is solved before it is asked");
+        ahead.solve_fields();
+        let solved = ahead.fields.as_ref().expect("a program that reads a field has its facts solved");
+        let lazily = flowc_passes::propagate::program_facts_of(ahead.module());
+        let (mut a, mut b) = (String::new(), String::new());
+        solved.render(&module, &mut a);
+        lazily.render(&module, &mut b);
+        assert!(a.contains("count"), "the field's facts: {a}");
+        assert_eq!(a, b, "the facts solved ahead are those solved when asked");
+
+        let none = "entry start(n = 10)\n\nstart:\n    i = 0\n    goto loop\nloop:\n    more = i < n\n    \
+                    if more goto body else goto done\nbody:\n    i = i + 1\n    goto loop\ndone:\n    print_and_stop(i)\n";
+        let (mut not_read, _) = prepared(none);
+        not_read.solve_fields();
+        assert!(not_read.fields.is_none(), "no field is read: nothing to solve");
+    }
+}
