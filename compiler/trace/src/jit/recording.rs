@@ -2010,7 +2010,7 @@ impl Jit<'_> {
         }
         let root = &mut self.codes[done.root.0 as usize];
         root.bridges += usize::from(!empty);
-        root.judged_from = (root.entries, root.iterations);
+        root.judged_from = (root.entries, root.iterations, root.straight);
         self.adopt_body(code);
         self.exit_state(done.exit).bridge = Some(code);
         if done.closes {

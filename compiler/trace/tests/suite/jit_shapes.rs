@@ -878,6 +878,37 @@ fn a_hot_spot_whose_trace_does_not_pay_is_given_up() {
     assert!(r.log.contains("hot spot given up: loop does not pay"), "{}", r.log);
 }
 
+/// A loop whose code is left before the end of its first iteration at
+/// most entries, but far along its way: a dispatch of 200 cases by a
+/// chain of equality tests, the round's case `i % 250` (the last fifty
+/// rounds of every 250 matching none), recorded in a round of no case
+/// (the trace runs all 200 tests), each other entry leaving at the test
+/// of its own case (200 statements on, on average). Without bridges to
+/// grow it, its code still replaces more than its round trips cost, and
+/// is kept: judged by the way run up to the exit each entry left by, not
+/// by its iterations (fewer than its entries).
+#[test]
+fn a_loop_left_far_along_its_way_keeps_its_code() {
+    let cases = 200;
+    let mut text = "entry start(n = 3000)\n\nstart:\n    i = 200\n    total = 0\n    goto loop\nloop:\n    \
+                    more = i < n\n    if more goto pick else goto done\npick:\n    k = i % 250\n    i = i + 1\n    goto t0\n"
+        .to_string();
+    for j in 0..cases {
+        text += &format!(
+            "t{j}:\n    c = k == {j}\n    if c goto a{j} else goto t{}\na{j}:\n    total = total + {j}\n    \
+             total = total % 1000003\n    goto loop\n",
+            j + 1
+        );
+    }
+    text += &format!("t{cases}:\n    goto loop\ndone:\n    print_and_stop(total)\n");
+    let options = Options { judge_after: 250, bridge_threshold: u32::MAX, ..checked() };
+    let r = run_text("dispatch.fg", &text, Hint::AsWritten, "start", None, options);
+    assert!(!r.log.contains("hot spot given up"), "{}", r.log);
+    assert_eq!(r.stats.ignored, 0, "{}", r.stats);
+    let t = r.stats.per_trace.iter().find(|t| t.start == "loop").expect("the loop's code");
+    assert!(t.entries > 1_000 && t.iterations < t.entries, "entered, mostly left in its first iteration: {}", r.stats);
+}
+
 /// A function's loop entered from the interpreter at every call: six
 /// rounds of five statements per entry save less than the round trip into
 /// code and back costs (`TRANSITION_STEPS`), so its hot spot is given up
