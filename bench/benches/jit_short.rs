@@ -25,9 +25,10 @@
 //! - `300 calls by tests n=N`: a ledger's 300 posting functions, each
 //!   with a loop of 1-24 rounds, one picked per round of a main loop by a
 //!   chain of 300 equality tests (`flowc_tests::loops::dispatched_calls`),
-//!   N rounds: the main loop's head has 301 predecessors, over which the
-//!   whole-program facts join at every change (see "A loop head of many
-//!   predecessors" in docs/architecture.md).
+//!   N rounds: the main loop's head has 301 predecessors (see "A loop
+//!   head of many predecessors" in docs/architecture.md), and its code is
+//!   left at the test that picks each round's posting (see "Round trips
+//!   between the interpreter and code" there).
 //!
 //! Each row runs the interpreter and `flowc run --engine jit` in turn,
 //! [`ROUNDS`] times each, and takes the medians: this machine's speed
@@ -105,6 +106,7 @@ fn main() {
         ("many functions 400 rounds".to_string(), loops::many_functions(2_000, 400)),
         ("300 calls by tests n=2000".to_string(), loops::dispatched_calls(300, 2_000)),
         ("300 calls by tests n=20000".to_string(), loops::dispatched_calls(300, 20_000)),
+        ("300 calls by tests n=200000".to_string(), loops::dispatched_calls(300, 200_000)),
     ];
     for rounds in [5, 10, 20] {
         generated.push((format!("calls of a {rounds}-round loop"), loops::short_loop_calls(rounds, 2_000)));
