@@ -17,7 +17,7 @@
 //!   constants, then to the word bounds, then to infinity), so each phi
 //!   changes a bounded number of times and the analysis stays linear.
 //!   Phis where a retreating edge enters are widened from their third
-//!   change; the others (where branches join) from their eighteenth: a
+//!   change; the others (where branches join) from their nineteenth: a
 //!   join of values a dominating test bounded keeps the bound.
 //! - A phi whose block gained an executable edge, or one of whose inputs
 //!   changed, is joined again only once the edge and value worklists are

@@ -55,7 +55,10 @@
 //! code costs ([`TRANSITION_STEPS`]: a loop of five statements in a
 //! function, five rounds per call) costs more in transitions than it
 //! saves. What it replaced is its iterations and the way its straight
-//! pieces ran up to the exit each entry left by ([`entries_pay`]).
+//! pieces ran up to the exit each entry left by ([`entries_pay`]); code
+//! running less than an iteration per entry must replace
+//! [`STRAIGHT_MARGIN`] round trips per entry, and only a loop trace may
+//! (an entry trace is there to get into its loop).
 //! Bridges per tree, values per `guard_value` chain and traces in
 //! all are bounded. The interpreter stops only at keys that are hot or
 //! have code.
@@ -1530,8 +1533,9 @@ impl<'p> Jit<'p> {
         );
         Jit {
             shared: std::sync::Arc::new(shared),
+            // Solved ahead, the facts need the main graph no more.
+            main: std::cell::Cell::new(if fields.is_some() { None } else { main }),
             fields: fields.map(std::cell::OnceCell::from).unwrap_or_default(),
-            main: std::cell::Cell::new(main),
             always_set,
             links,
             layout,
@@ -2205,13 +2209,14 @@ impl<'p> Jit<'p> {
         let cache = self.cache.as_ref().expect("code exists, so does its cache");
         let end = cache.run(code, args, &mut r);
         self.code_ran(run, &r);
-        // What the straight pieces ran: all they count on entry, but for
-        // the piece left to the driver, what it ran up to its exit (a
-        // linked exit checking in goes on in its bridge).
+        // What the straight pieces ran: all they count on entry (an upper
+        // bound: a piece left by a linked exit counts its whole way), but
+        // for the piece left to the driver, what it ran up to its exit (a
+        // linked exit checking in goes on in its bridge, as `exit` does).
         let unrun = match &end {
-            TraceEnd::Exit { exit, .. } => {
+            TraceEnd::Exit { exit, values } => {
                 let state = self.exit_state(*exit);
-                if state.bridge.is_some() {
+                if state.bridge.is_some() && values.iter().all(Option::is_some) {
                     0
                 } else {
                     state.unrun
@@ -2232,14 +2237,19 @@ impl<'p> Jit<'p> {
         let once = r.linked.filter(|l| l.links == 1);
         match once.and_then(|l| Some((*self.linked_codes.get(&l.slot)?, l.iterations))) {
             Some((target, before)) => {
-                if self.is_tier(code) {
+                // The tier, not judged by this entry, is not given its work
+                // either: the code it linked into ran it (and left by the
+                // exit taken back).
+                let tier = self.is_tier(code);
+                if tier {
                     let tier = &mut self.codes[code.0 as usize];
                     tier.entries = tier.entries.saturating_sub(1);
                 }
-                self.paid(machine, run, code, before, straight);
+                let (own, linked) = if tier { (0, straight) } else { (straight, 0) };
+                self.paid(machine, run, code, before, own);
                 self.codes[target.0 as usize].entries += 1;
                 self.stats.entries += 1;
-                self.paid(machine, run, target, r.iterations.saturating_sub(before), 0);
+                self.paid(machine, run, target, r.iterations.saturating_sub(before), linked);
             }
             None => self.paid(machine, run, code, r.iterations, straight),
         }
@@ -2277,7 +2287,8 @@ impl<'p> Jit<'p> {
     }
 
     /// Counts what an entry into code `code` from the interpreter ran
-    /// (`iterations` of loops); gives up the code's hot spot when, over
+    /// (`iterations` of loops, `straight` statements of its straight
+    /// pieces' way: [`Code::straight`]); gives up the code's hot spot when, over
     /// many entries, they did not pay ([`entries_pay`]) — left for the
     /// interpreter about as soon as it is entered, or after too little
     /// work, it costs more in transitions than it saves. Judged by what it
@@ -2310,9 +2321,9 @@ impl<'p> Jit<'p> {
             return;
         }
         let (name, ops) = (c.function.name, c.recorded_ops as u64);
-        // Code that counts no work on entry (a loop trace its optimizer
-        // did not split into a preamble and a body) is taken to have run
-        // its recorded way once per entry.
+        // Code whose entries counted no work (none of its pieces counts
+        // work on entry, or every entry was a link's) is taken to have run
+        // its recorded way once per entry, as before the way was measured.
         let straight = if straight > 0 { straight } else { entries.saturating_mul(ops.max(1)) };
         // Other code (an entry trace) is there to get into its loop: run
         // less than an iteration per entry, it does not pay, however far
@@ -2323,7 +2334,9 @@ impl<'p> Jit<'p> {
         let pays = loop_or_iterations && entries_pay(entries, iterations, straight, per_iteration);
         if self.is_tier(code) {
             if !pays {
-                let why = format!("{iterations} iterations of {ops} operations in {entries} entries do not pay");
+                let why = format!(
+                    "{iterations} iterations of {ops} operations and {straight} statements of straight way in {entries} entries do not pay"
+                );
                 self.give_up_tier(machine, &why);
             }
             return;
@@ -2353,7 +2366,7 @@ impl<'p> Jit<'p> {
             p.set(&key, KeyState::Ignored);
         }
         self.log(format_args!(
-            "hot spot given up: {name} does not pay ({iterations} iterations of {ops} operations in {entries} entries)"
+            "hot spot given up: {name} does not pay ({iterations} iterations of {ops} operations and {straight} statements of straight way in {entries} entries)"
         ));
         if !key.greens.is_empty() {
             let n = self.given_up.entry((key.graph, key.block)).or_default();
