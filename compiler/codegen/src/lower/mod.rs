@@ -106,6 +106,7 @@ mod objects;
 mod optimistic;
 mod osr;
 mod region;
+mod switch;
 use crate::small::Small;
 use crate::word::{self, ONE, STOP, ZERO};
 pub use exits::{CodeSlots, ExitSlot, ExitSlots, Links, TraceExit, TraceRef};
@@ -320,6 +321,8 @@ struct Lowerer<'a, 'b> {
     links: &'b bitvec::vec::BitVec,
     /// [`Facts::link_tests`].
     link_tests: &'b HashMap<BlockId, flowc_ir::InstId>,
+    /// [`Facts::switches`].
+    switches: &'b HashMap<BlockId, switch::Chain>,
     /// [`Facts::fresh_sets`]: `set`s the heap's rows need not see.
     fresh_sets: &'b bitvec::vec::BitVec,
     /// Comparisons of small integers computed inline: the machine
@@ -448,6 +451,9 @@ pub struct Facts {
     /// since its `new` could have made part of the heap's rows
     /// ([`links::fresh_sets`]), which need not show them the write.
     fresh_sets: bitvec::vec::BitVec,
+    /// The chains of equality tests lowered as switches, by head block
+    /// ([`switch`]).
+    switches: HashMap<BlockId, switch::Chain>,
 }
 
 impl Facts {
@@ -482,7 +488,8 @@ impl Facts {
         let uses = count_uses(f);
         let link_tests = links::link_tests(f, cfg, &dom, &links, &uses);
         let fresh_sets = links::fresh_sets(f);
-        Facts { uses, cycles, loops, bounds, runs_known: false, shape, links, link_tests, fresh_sets }
+        let switches = switch::chains(f, cfg, &shape.headers, &uses);
+        Facts { uses, cycles, loops, bounds, runs_known: false, shape, links, link_tests, fresh_sets, switches }
     }
 
     /// The headers of `f`'s hot loops, in reverse postorder: where its
@@ -735,6 +742,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             bound: &facts.shape.bound,
             links: &facts.links,
             link_tests: &facts.link_tests,
+            switches: &facts.switches,
             fresh_sets: &facts.fresh_sets,
             conds: HashMap::default(),
             headers: &facts.shape.headers,
@@ -1116,7 +1124,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             (Some(i), _) => {
                 self.at(self.f.sites.inst(i));
                 self.b.set_srcloc(IrPlace::Inst(i).srcloc());
-                self.compare_and_branch(blk, i)
+                // A dispatch chain's head: one switch, in hot code outside
+                // regions (whose edges store phis per piece).
+                let switches = self.switches;
+                match switches.get(&blk).filter(|_| self.split.is_none() && !self.is_cold()) {
+                    Some(chain) => self.switch_chain(chain),
+                    None => self.compare_and_branch(blk, i),
+                }
             }
             (None, Some(i)) => {
                 self.at(self.f.sites.inst(i));
@@ -1493,6 +1507,42 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let r = self.runtime_op(op, &[a, b]);
         let truthy = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, ZERO.as_i64());
         self.branch_to(blk, truthy, (then_block, else_block), &targets);
+    }
+
+    /// The links of dispatch chain `chain` as one switch on the integer
+    /// tested ([`switch`]), from its head.
+    fn switch_chain(&mut self, chain: &switch::Chain) {
+        let x = self.operand(&Operand::Value(chain.value));
+        // Every edge's block and arguments made here, at the head, which
+        // dominates every way below (the links compute nothing else).
+        let cases: Vec<(i64, (cranelift_codegen::ir::Block, Vec<BlockArg>))> =
+            chain.cases.iter().map(|&(k, from, to)| (k, self.target(from, to))).collect();
+        let (otherwise_cb, otherwise_args) = self.target(chain.default.0, chain.default.1);
+        let (int, otherwise) = (self.b.create_block(), self.b.create_block());
+        // Only an integer's word equals an integer's: any other value goes
+        // where no test holds.
+        let tag = self.b.ins().band_imm_s(x, ONE.as_i64());
+        self.b.ins().brif(tag, int, &[], otherwise, &[]);
+        self.b.switch_to_block(int);
+        let n = self.b.ins().sshr_imm_s(x, 1);
+        let mut switch = cranelift_frontend::Switch::new();
+        let mut edges = Vec::new();
+        for (k, (cb, args)) in cases {
+            // Entries jump without arguments: an edge with some goes
+            // through a block that passes them.
+            let entry = if args.is_empty() { cb } else { self.b.create_block() };
+            switch.set_entry(k as u64 as u128, entry);
+            if entry != cb {
+                edges.push((entry, cb, args));
+            }
+        }
+        switch.emit(&mut self.b, n, otherwise);
+        for (entry, cb, args) in edges {
+            self.b.switch_to_block(entry);
+            self.b.ins().jump(cb, &args);
+        }
+        self.b.switch_to_block(otherwise);
+        self.b.ins().jump(otherwise_cb, &otherwise_args);
     }
 
     /// Ends `blk` with a branch on `truthy` to its successors `then_block`

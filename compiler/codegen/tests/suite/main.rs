@@ -13,3 +13,4 @@ mod inline_paths;
 mod links;
 mod optimistic;
 mod roots;
+mod switches;

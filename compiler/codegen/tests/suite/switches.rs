@@ -1,0 +1,77 @@
+//! Dispatch chains lowered as switches: a chain of `eq.word` tests of one
+//! value against integer constants branches once or twice on the value,
+//! not once per test, and goes where the first equal test goes — for
+//! integers that match (negative ones too), integers that match nothing,
+//! and values that are no integer.
+
+use flowc_codegen::Native;
+use flowc_lang::value::Value;
+use flowc_lang::Symbol;
+
+/// `g(op, x)` dispatches on `op` by a chain of tests of `keys` in order,
+/// each case joining at `out` with its own constant (phi arguments on
+/// every edge); no match gives `x`. Main sums `g` over `n` rounds of
+/// `op` = `k % 23 - 5`, then adds `g(some_atom, 1)`.
+fn module(keys: &[i64]) -> String {
+    let mut chain = String::new();
+    let mut cases = String::new();
+    let mut inputs = Vec::new();
+    let last = keys.len();
+    for (j, k) in keys.iter().enumerate() {
+        let (test, case) = (j + 1, last + 1 + j);
+        let next = if j + 1 < last { format!("b{}", test + 1) } else { format!("b{}", 2 * last + 1) };
+        chain +=
+            &format!("b{test} t{j}:\n    v{}:c = eq.word v0, {k}\n    branch v{}, b{case}, {next}\n", 10 + j, 10 + j);
+        cases += &format!("b{case} case{j}:\n    jump b{}\n", 2 * last + 2);
+        inputs.push(format!("b{case}: {}", 7 * j + 1));
+    }
+    let miss = 2 * last + 1;
+    inputs.push(format!("b{miss}: v1"));
+    format!(
+        "function g(v0:op, v1:x) {{\nb0 g_entry:\n    jump b1\n{chain}{cases}b{miss} miss:\n    jump b{out}\n\
+         b{out} out:\n    v2:r = phi [{}]\n    return v2\n}}\n\
+         main start(v0:n) {{\nb0 start:\n    jump b1\nb1 head:\n    v1:k = phi [b0: v0, b2: v4]\n    \
+         v2:s = phi [b0: 0, b2: v5]\n    branch v1, b2, b3\nb2 body:\n    v6:m = mod v1, 23\n    v7:op = sub v6, 5\n    \
+         v3:r = call g(v7, v1)\n    v4:k = sub v1, 1\n    v5:s = add v2, v3\n    jump b1\nb3 done:\n    \
+         v8:a = call g(:some_atom, 1)\n    v9:t = add v2, v8\n    print v9\n}}\n",
+        inputs.join(", "),
+        out = 2 * last + 2,
+    )
+}
+
+/// What `text` prints with `n` natively and in the IR interpreter, and
+/// the conditional branches of its `g`.
+#[cfg(target_arch = "x86_64")]
+fn run(text: String, n: i64) -> (String, String, usize) {
+    flowc_codegen::with_stack(move || {
+        let m = flowc_ir::parse::module("switch", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let env = [(Symbol::intern("n"), Value::Int(n))];
+        let expected = flowc_ir::interp::run(&m, &env, &Default::default()).expect("it runs").value.to_string();
+        let native = Native::compile(&m).unwrap();
+        let got = native.run(&env, 1000).map(|o| o.value.to_string()).unwrap_or_else(|e| e.to_string());
+        let (_, _, code) = native.code().into_iter().find(|(name, _, _)| name.as_str() == "g").expect("g is compiled");
+        let lines = flowc_codegen::disasm::instructions(code);
+        let branches = lines.iter().filter(|l| l.text.starts_with('j') && !l.text.starts_with("jmp")).count();
+        (got, expected, branches)
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_chain_of_tests_branches_a_few_times_and_goes_where_the_first_equal_test_goes() {
+    // Consecutive keys, then scattered ones, negative ones among them.
+    let mut keys: Vec<i64> = (0..20).collect();
+    keys.extend([100, -3, 140, -1, 57, 77, 99, 1000, -50, 33]);
+    let (got, expected, branches) = run(module(&keys), 200);
+    assert_eq!(got, expected);
+    // The tag test and the switch's own: a bound test of the table and
+    // a binary search among the ten scattered keys (16 here, where the
+    // chain branches once per test).
+    let chain = keys.len();
+    assert!(3 * branches <= 2 * chain, "{branches} conditional branches for {chain} tests");
+    // Fewer tests stay a chain of compares and branches.
+    let few = 8;
+    let (got, expected, branches) = run(module(&keys[..few]), 200);
+    assert_eq!(got, expected);
+    assert!(branches >= few, "{branches} conditional branches for {few} tests");
+}
