@@ -214,7 +214,9 @@ struct Analysis<'m> {
     /// changed meanwhile: a head of `n` predecessors (an interpreter's
     /// dispatch of `n` cases) is joined once per round, not once per
     /// edge and per input (`n` times `n` inputs).
-    due: Vec<(BlockId, InstId)>,
+    /// Popped first where the block comes first in reverse postorder, so
+    /// that a join downstream sees the joins upstream of it done.
+    due: std::collections::BinaryHeap<std::cmp::Reverse<(u32, BlockId, InstId)>>,
     /// Per instruction (raw index): in `due`.
     is_due: Vec<bool>,
     /// Phi inputs joined ([`Propagation::joined`]).
@@ -387,7 +389,7 @@ fn analyze(
         returns,
         own: (!reads_facts).then(|| own_fields::OwnFields::of(module, index)),
         loop_heads: Vec::new(),
-        due: Vec::new(),
+        due: std::collections::BinaryHeap::new(),
         is_due: vec![false; f.insts.len()],
         joined: 0,
         refiner: Refiner::new(f, &param_infos, sweep.def_block),
@@ -476,7 +478,7 @@ impl<'m> Analysis<'m> {
                         _ => {}
                     }
                 }
-            } else if let Some((b, phi)) = self.due.pop() {
+            } else if let Some(std::cmp::Reverse((_, b, phi))) = self.due.pop() {
                 self.is_due[ix(phi)] = false;
                 self.visit_inst(b, phi);
             } else {
@@ -517,7 +519,8 @@ impl<'m> Analysis<'m> {
     fn join_later(&mut self, b: BlockId, phi: InstId) {
         if !self.is_due[ix(phi)] {
             self.is_due[ix(phi)] = true;
-            self.due.push((b, phi));
+            let at = self.refiner.cfg.rpo_index(b).unwrap_or(u32::MAX);
+            self.due.push(std::cmp::Reverse((at, b, phi)));
         }
     }
 
