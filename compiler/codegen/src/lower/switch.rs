@@ -20,7 +20,7 @@
 //! no test holds) and jumps where the first equal test would have gone.
 //! The links after the head are still lowered, and are unreachable.
 
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use flowc_ir::{BlockId, Function, InstKind, Operand, Terminator, ValueId};
 use flowc_lang::ast::Operator;
@@ -98,19 +98,23 @@ pub(crate) fn chains(
             continue;
         }
         let mut cases = vec![(k, head, then_block)];
+        // The chain's links and constants so far (sets: a chain may be
+        // thousands of tests long).
+        let mut links: HashSet<BlockId> = HashSet::from_iter([head]);
+        let mut constants: HashSet<i64> = HashSet::from_iter([k]);
         let mut last = head;
         while let Some((v, k, then_block, else_block)) = test(f, next, uses) {
-            let member = |b: BlockId| cases.iter().any(|&(_, at, _)| at == b);
-            let repeated = cases.iter().any(|&(c, _, _)| c == k);
-            if v != value || repeated || member(next) || member(then_block) || !link(f, cfg, headers, next, last) {
+            let known = links.contains(&next) || links.contains(&then_block) || constants.contains(&k);
+            if v != value || known || !link(f, cfg, headers, next, last) {
                 break;
             }
             cases.push((k, next, then_block));
+            links.insert(next);
+            constants.insert(k);
             last = next;
             next = else_block;
         }
         // A `then` that is a later link: not a chain of exclusive cases.
-        let links: Vec<BlockId> = cases.iter().map(|&(_, at, _)| at).collect();
         if cases.len() >= MIN_TESTS && !cases.iter().any(|(_, _, to)| links.contains(to)) && !links.contains(&next) {
             out.insert(head, Chain { value, cases, default: (last, next) });
         }

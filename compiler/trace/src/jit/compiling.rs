@@ -42,10 +42,7 @@ impl<'p> Jit<'p> {
         reads.then(|| {
             self.fields
                 .get_or_init(|| {
-                    let mut module = (*self.shared.hints).clone();
-                    if let Some((k, main)) = self.main.take() {
-                        module.functions.insert(k.min(module.functions.len()), main);
-                    }
+                    let module = super::prepare::program_module((*self.shared.hints).clone(), self.main.take());
                     Arc::new(flowc_passes::propagate::program_facts_of(module))
                 })
                 .clone()

@@ -111,15 +111,20 @@ impl Prepared {
         self.hints.functions.iter().chain(self.main.as_ref().map(|(_, main)| main))
     }
 
-    /// The program as lowered (a copy): the hints with the main graph back
-    /// in its place.
+    /// The program as lowered (a copy).
     pub(super) fn module(&self) -> Module {
-        let mut module = self.hints.clone();
-        if let Some((k, main)) = &self.main {
-            module.functions.insert((*k).min(module.functions.len()), main.clone());
-        }
-        module
+        program_module(self.hints.clone(), self.main.clone())
     }
+}
+
+/// The program as lowered from `hints`, its functions, and `main`, its main
+/// graph and that graph's place among them: what the field facts are
+/// solved from, here or by the JIT (`Jit::fields_for`).
+pub(super) fn program_module(mut hints: Module, main: Option<(usize, Function)>) -> Module {
+    if let Some((k, main)) = main {
+        hints.functions.insert(k.min(hints.functions.len()), main);
+    }
+    hints
 }
 
 /// Whether `f` reads a field.
@@ -258,37 +263,49 @@ unsafe impl Send for Crossing<Result<Prepared, ErrorKind>> {}
 mod tests {
     use super::*;
 
-    fn prepared(text: &str) -> (Prepared, Module) {
-        let program = flowc_lang::syntax::parse("test", text).expect("it parses");
+    fn parsed(text: &str) -> flowc_lang::Program {
+        flowc_lang::syntax::parse("test", text).expect("it parses")
+    }
+
+    fn prepared(program: &flowc_lang::Program) -> Prepared {
         let entry = program.default_entry().expect("an entry");
-        let module = flowc_frontend::lower(&program, entry).expect("it lowers");
-        (Prepared::new(&program, module.clone()), module)
+        Prepared::new(program, flowc_frontend::lower(program, entry).expect("it lowers"))
     }
 
     /// The preparing thread solves the field facts of a program that reads
-    /// a field — the facts the first such trace would solve itself — and
-    /// leaves those of one that reads none unsolved.
+    /// a field — those the JIT's first trace reading one would solve
+    /// itself (`Jit::fields_for`), from the main graph put back in its
+    /// place — and the JIT then keeps no main graph for them; it leaves
+    /// those of a program that reads none unsolved.
     #[test]
     fn the_facts_of_fields_are_solved_ahead_for_a_program_that_reads_one() {
-        let reads =
+        let reads = parsed(
             "entry start(n = 10)\n\nfunction bump(p):\n    s:\n        v = p.count\n        v = v + 1\n        \
-                     p.count = v\n        return v\n\nstart:\n    p = new point\n    p.count = 0\n    i = 0\n    \
-                     goto loop\nloop:\n    more = i < n\n    if more goto body else goto done\nbody:\n    \
-                     i = call bump(p) then loop\ndone:\n    print_and_stop(i)\n";
-        let (mut ahead, module) = prepared(reads);
+             p.count = v\n        return v\n\nstart:\n    p = new point\n    p.count = 0\n    i = 0\n    \
+             goto loop\nloop:\n    more = i < n\n    if more goto body else goto done\nbody:\n    \
+             i = call bump(p) then loop\ndone:\n    print_and_stop(i)\n",
+        );
+        let module = flowc_frontend::lower(&reads, reads.default_entry().unwrap()).unwrap();
+        let mut ahead = prepared(&reads);
         assert!(ahead.fields.is_none(), "nothing is solved before it is asked");
         ahead.solve_fields();
-        let solved = ahead.fields.as_ref().expect("a program that reads a field has its facts solved");
-        let lazily = flowc_passes::propagate::program_facts_of(ahead.module());
-        let (mut a, mut b) = (String::new(), String::new());
-        solved.render(&module, &mut a);
-        lazily.render(&module, &mut b);
+        assert!(ahead.fields.is_some(), "a program that reads a field has its facts solved");
+        let render = |jit: &super::super::Jit| {
+            let mut out = String::new();
+            jit.fields_for(true).expect("facts").render(&module, &mut out);
+            out
+        };
+        let ahead = super::super::Jit::prepared(&reads, ahead, Default::default());
+        assert!(ahead.main.take().is_none(), "no main graph kept for facts solved ahead");
+        let lazily = super::super::Jit::prepared(&reads, prepared(&reads), Default::default());
+        let (a, b) = (render(&ahead), render(&lazily));
         assert!(a.contains("count"), "the field's facts: {a}");
-        assert_eq!(a, b, "the facts solved ahead are those solved when asked");
+        assert_eq!(a, b, "the facts solved ahead are those the JIT solves when asked");
 
         let none = "entry start(n = 10)\n\nstart:\n    i = 0\n    goto loop\nloop:\n    more = i < n\n    \
                     if more goto body else goto done\nbody:\n    i = i + 1\n    goto loop\ndone:\n    print_and_stop(i)\n";
-        let (mut not_read, _) = prepared(none);
+        let none = parsed(none);
+        let mut not_read = prepared(&none);
         not_read.solve_fields();
         assert!(not_read.fields.is_none(), "no field is read: nothing to solve");
     }
