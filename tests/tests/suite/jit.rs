@@ -477,6 +477,37 @@ fn an_inner_loop_goes_to_the_worker_and_its_outer_loop_follows() {
     assert!(last.entry_traces > 0, "no entry trace: {last}");
 }
 
+/// A nest's inner loop optimized on the worker while its outer loop's
+/// recording waits for it is installed as soon as it comes back, not
+/// when the interpreter next arrives at its head: bridges may link the
+/// nest's other loops up round that head first, and then the interpreter
+/// never arrives there (the suite's `digits`: its divmod loop stayed a
+/// job in hand to the end of the run, in one run out of five). The outer
+/// hot spot is then asked again. Up to three runs, as above.
+#[test]
+fn an_inner_loop_an_outer_recording_waits_for_is_installed_as_it_comes() {
+    use flowc_tests::bf;
+    let text = bf::digits(30, 20);
+    let (sum, _) = bf::run(&text).expect("a valid program");
+    let runs = flowc_codegen::with_stack(move || {
+        let (program, env, label) = on_tutorial(&text);
+        let mut runs = Vec::new();
+        for _ in 0..3 {
+            let options = Options { background: true, inspect: Some(check), ..Options::default() };
+            let stats = jit_prints(&program, label, &env, &Default::default(), options, sum);
+            let shown = stats.inner_installed > 0 && stats.outer_asked > 0;
+            runs.push(stats);
+            if shown {
+                break;
+            }
+        }
+        runs
+    });
+    let last = runs.last().expect("a run");
+    assert!(last.inner_installed > 0, "no inner loop installed as it came in {} runs: {last}", runs.len());
+    assert!(last.outer_asked > 0, "no outer hot spot asked again: {last}");
+}
+
 /// The objects BF interpreter on the suite's `escape 1`, bridges after five
 /// failures, one thread: a loop that mostly leaves at once by the exit
 /// round an inner loop is recorded again from inside, which meets another

@@ -755,18 +755,38 @@ impl super::Jit<'_> {
         Some(self.made_cache()?.apart(&targets, from))
     }
 
-    /// Takes what the worker is done with ([`Worker::collect`]).
-    pub(super) fn collect_done(machine: &mut super::Machine, run: &mut super::Run) {
+    /// Takes what the worker is done with ([`Worker::collect`]). A hot
+    /// spot's code waits there until the interpreter arrives at it, but
+    /// an inner loop that outer recordings were dropped for ("Inner loops
+    /// first") is installed at once: the outer hot spots are then asked
+    /// again ([`super::Jit::inner_arrived`]), and the code that bypasses
+    /// the new loop gives way to it ([`super::Jit::key_compiled`]).
+    /// Left waiting, it may never be installed: once bridges link the
+    /// nest's other loops up round it, the interpreter never arrives at
+    /// its head (`digits 200`'s slow mode: the divmod loop at BF position
+    /// 2705 stayed a job in hand to the end, and its copy loops ran round
+    /// by round, 300-470 ms against 120-190).
+    pub(super) fn collect_done(&mut self, machine: &mut super::Machine, run: &mut super::Run) {
         let Some(worker) = run.worker.as_mut() else { return };
         worker.collect();
         if worker.fresh.is_empty() {
             return;
         }
+        let fresh = std::mem::take(&mut worker.fresh);
         // A dispatch tier running a position whose code is ready leaves
         // there at once, for the driver to install it.
         if let Some(p) = machine.profiler_mut() {
-            for key in worker.fresh.drain(..) {
-                p.ready(&key);
+            for key in &fresh {
+                p.ready(key);
+            }
+        }
+        for key in &fresh {
+            if !self.outer_waiting.contains_key(key) {
+                continue;
+            }
+            if let Some((pending, result)) = run.worker.as_mut().and_then(|w| w.take_key(key)) {
+                self.stats.inner_installed += 1;
+                self.install(machine, pending, result);
             }
         }
     }

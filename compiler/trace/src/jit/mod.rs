@@ -727,6 +727,10 @@ pub struct Jit<'p> {
     /// outer recordings: the hot spots those started at, asked again at
     /// their next arrival once its code is there ([`Jit::inner_arrived`]).
     outer_waiting: HashMap<Key, Vec<Key>>,
+    /// The hot spots asked again so, until they are recorded: a job in
+    /// flight that went through one of them does not hold it back
+    /// ([`Jit::at_key`]).
+    outers_asked: HashSet<Key>,
     /// The hot spots that got a loop that runs to its end at once, by
     /// fingerprint ([`Passed::print`]; [`Jit::passed_done_at_once`]).
     skip_loops: HashMap<u64, Key>,
@@ -1545,6 +1549,7 @@ impl<'p> Jit<'p> {
             not_followed_at: HashSet::default(),
             followers: HashMap::default(),
             outer_waiting: HashMap::default(),
+            outers_asked: HashSet::default(),
             skip_loops: HashMap::default(),
             raised: 1,
             unpromoted: Default::default(),
@@ -1838,6 +1843,7 @@ impl<'p> Jit<'p> {
         self.link_pins = vec![tier::PINS_END];
         self.followers.clear();
         self.outer_waiting.clear();
+        self.outers_asked.clear();
         self.skip_loops.clear();
         self.empty_bridges = 0;
         self.full = None;
@@ -1971,7 +1977,7 @@ impl<'p> Jit<'p> {
         if key.block == CALL {
             return self.call_compiled(machine, run, key, stack);
         }
-        Self::collect_done(machine, run);
+        self.collect_done(machine, run);
         if let Some((pending, result)) = run.worker.as_mut().and_then(|w| w.take_key(key)) {
             self.install(machine, pending, result);
         }
@@ -2004,7 +2010,13 @@ impl<'p> Jit<'p> {
                 self.resumed = Resumed::Waiting;
                 return Ok(Next::Interpret(block));
             }
-            if w.passed(key) && self.keys.get(key).is_none_or(|kc| kc.variants.is_empty()) {
+            // (An outer loop asked again once its inner loop's code came
+            // is recorded now: a job that went through its head is no loop
+            // of it. Counted again, it went on by bridges round its inner
+            // loops, which ran round by round: `digits 200`'s slow mode,
+            // its divmod loop at BF position 2705.)
+            let asked = self.outers_asked.contains(key);
+            if w.passed(key) && !asked && self.keys.get(key).is_none_or(|kc| kc.variants.is_empty()) {
                 // On the path of code being optimized: counted again.
                 if let Some(p) = machine.profiler_mut() {
                     p.set(key, KeyState::Counting);
@@ -2485,7 +2497,7 @@ impl<'p> Jit<'p> {
         values: Vec<Option<Value>>,
         stack: &mut Vec<Frame>,
     ) -> Result<Next, RuntimeError> {
-        Self::collect_done(machine, run);
+        self.collect_done(machine, run);
         if let Some((pending, result)) = run.worker.as_mut().and_then(|w| w.take_exit(exit)) {
             self.install(machine, pending, result);
         }

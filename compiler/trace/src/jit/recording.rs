@@ -384,6 +384,16 @@ impl<'p> Jit<'p> {
         // (An inner loop cut from the recording took the keys it passed.)
         let passed_keys = inner.is_none() && !passed.is_empty();
         let passed_list = if inner.is_none() { Passed::of(&passed) } else { Passed::default() };
+        // An outer loop asked again once its inner loop's code came, whose
+        // round went out of the loop this time (its last round): no entry
+        // trace, which would be the key's code for good, the loop going on
+        // by bridges; it counts again and is recorded at its threshold.
+        // (Once per ask.)
+        if self.outers_asked.remove(key) && inner.is_none() && (target.is_some() || segment) {
+            self.stats.outer_closed_none += 1;
+            self.abort_if(machine, key, &what, "asked again for its loop, it closed none", false);
+            return Ok(Next::Interpret(block));
+        }
         if (target.is_some() || segment) && self.keys.get(key).is_some_and(|kc| kc.nesting) {
             // Recorded again round an inner loop done at once, it went out
             // of its loop (or ran too long): no loop, nothing compiled.
@@ -830,6 +840,7 @@ impl<'p> Jit<'p> {
             if p.state(&outer) == KeyState::Counting {
                 p.ask_after(&outer, 1);
                 self.stats.outer_asked += 1;
+                self.outers_asked.insert(outer);
             }
         }
     }

@@ -226,6 +226,13 @@ pub struct Stats {
     /// worker, asked to record again once its code was there
     /// ([`super::Jit::inner_arrived`]).
     pub outer_asked: usize,
+    /// Of the inner loops on the worker, the ones installed as soon as
+    /// they came back, an outer recording waiting for them
+    /// ([`super::Jit::collect_done`]).
+    pub inner_installed: usize,
+    /// Of the hot spots asked again, the ones whose recording closed no
+    /// loop (its round was the loop's last), dropped to count again.
+    pub outer_closed_none: usize,
     /// Loop traces recorded round an outer loop that mostly left at an
     /// inner loop's back edge, recorded again from inside it
     /// ([`super::Jit::left_its_loop`]).
@@ -407,8 +414,8 @@ impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "traces:          {} ({} retraced, {} inner loops cut from outer recordings ({} sent to the worker, {} outer hot spots asked again once they were there), {} recorded again inside the loop they left, {} recorded again for links laid out otherwise, {} recorded again round an inner loop done at once ({} of these three kinds kept: no loop came of it), {} counted loops run to their end at once ({} times done at once by a recording around one, {} exits left to the interpreter for one), {} recorded again from their head)",
-            self.traces, self.retraces, self.inner_first, self.inner_sent, self.outer_asked, self.recorded_inside, self.relaid, self.renested, self.kept_loops, self.fast_forwarded, self.skipped, self.left_around, self.reheaded
+            "traces:          {} ({} retraced, {} inner loops cut from outer recordings ({} sent to the worker; {} times an inner loop's code installed as it came, an outer hot spot waiting for it; {} outer hot spots asked again once it was there, {} of them dropped for a round that closed no loop), {} recorded again inside the loop they left, {} recorded again for links laid out otherwise, {} recorded again round an inner loop done at once ({} of these three kinds kept: no loop came of it), {} counted loops run to their end at once ({} times done at once by a recording around one, {} exits left to the interpreter for one), {} recorded again from their head)",
+            self.traces, self.retraces, self.inner_first, self.inner_sent, self.inner_installed, self.outer_asked, self.outer_closed_none, self.recorded_inside, self.relaid, self.renested, self.kept_loops, self.fast_forwarded, self.skipped, self.left_around, self.reheaded
         )?;
         writeln!(
             f,
