@@ -314,6 +314,7 @@ fn compile_with(
         clobbered: Vec::new(),
         in_loop: false,
         fused: Vec::new(),
+        guard_chains: HashMap::default(),
         fused_links: Vec::new(),
         fused_returns: Vec::new(),
         row_covered: Vec::new(),
@@ -1103,6 +1104,9 @@ struct Emit<'e, 'a, 'i> {
     /// The comparisons that may set the flags their guard jumps on
     /// ([`fused_compares`]).
     fused: Vec<flowc_ir::InstId>,
+    /// The runs of guards of one value against constants, by their first
+    /// instruction ([`Emit::guard_search`]).
+    guard_chains: HashMap<flowc_ir::InstId, crate::lower::switch::GuardChain>,
     /// The links whose checks are one comparison ([`fused_links`]).
     fused_links: Vec<flowc_ir::InstId>,
     /// The links that come back whose checks are one comparison
@@ -1156,6 +1160,7 @@ impl Emit<'_, '_, '_> {
         self.counter = if self.regs.is_empty() { None } else { LOOP_REGS.get(self.regs.len()).copied() };
         self.to_regs = direct_results(self.f, &self.regs);
         self.fused = fused_compares(self.f);
+        self.guard_chains = crate::lower::switch::guard_chains(self.f);
         // Counted once for the three that read it, and only if one does.
         let reads = WordReads::new();
         self.fused_links = fused_links(self.f, &reads);
@@ -1408,6 +1413,11 @@ impl Emit<'_, '_, '_> {
                 && self.fused_return(i, insts[k + 1], insts[k + 2], insts[k + 3])
             {
                 k += 4;
+                continue;
+            }
+            if let Some(chain) = self.guard_chains.remove(&i) {
+                self.guard_search(&chain);
+                k += chain.len;
                 continue;
             }
             if self.fused.binary_search(&i).is_ok() && self.fused_compare(i, insts[k + 1]) {
@@ -2499,6 +2509,83 @@ impl Emit<'_, '_, '_> {
         }
         let n = self.exit_number(resume, label, key, how);
         self.cold.push(Cold::Exit { at: exit, exit: n, in_loop: self.in_loop, set: None });
+    }
+
+    /// A run of guards of one value against constants
+    /// ([`crate::lower::switch::GuardChain`]) as a binary search on the
+    /// value's word, which orders as the integers do: each failing guard's
+    /// constant to its exit, the holding guard's on, any other value to
+    /// the holding guard's exit (or on where the run has none). A register
+    /// VM's chain of 13 opcode tests is 4 comparisons deep. The exits are
+    /// numbered in the guards' order, as one by one.
+    fn guard_search(&mut self, chain: &crate::lower::switch::GuardChain) {
+        let cont = self.a.label();
+        let mut cases: Vec<(i64, Label)> = Vec::new();
+        let mut exits = Vec::new();
+        let mut taken = rustc_hash::FxHashSet::default();
+        for &(k, g) in &chain.fails {
+            let exit = self.a.label();
+            exits.push((g, exit));
+            if taken.insert(k) {
+                cases.push((k, exit));
+            }
+        }
+        let otherwise = match chain.holds {
+            Some((k, g)) => {
+                let exit = self.a.label();
+                exits.push((g, exit));
+                if taken.insert(k) {
+                    cases.push((k, cont));
+                }
+                exit
+            }
+            None => cont,
+        };
+        let src = self.src(&Operand::Value(chain.value));
+        self.load_src(RAX, src);
+        // Only an integer's word equals an integer's (the operands are
+        // proven integers; tested all the same).
+        self.a.test_imm(RAX, 1);
+        self.a.jcc(Cond::Equal, otherwise);
+        let mut words: Vec<(i32, Label)> = cases
+            .into_iter()
+            .map(|(k, l)| {
+                (i32::try_from(word::small(k).expect("a small constant").as_i64()).expect("a word in 32 bits"), l)
+            })
+            .collect();
+        words.sort_by_key(|&(w, _)| w);
+        self.search(&words, otherwise);
+        self.a.bind(cont);
+        for (g, exit) in exits {
+            let InstKind::Guard { resume, label, .. } = &self.f.insts[g].kind else {
+                unreachable!("a chain of guards")
+            };
+            let n = self.exit_number(*resume, *label, None, Leaving::Guard);
+            self.cold.push(Cold::Exit { at: exit, exit: n, in_loop: self.in_loop, set: None });
+        }
+    }
+
+    /// The binary search of [`Emit::guard_search`] over `cases` (words in
+    /// order, each with where it goes) for the word in rax; `otherwise`
+    /// where none is it.
+    fn search(&mut self, cases: &[(i32, Label)], otherwise: Label) {
+        if cases.len() <= 3 {
+            for &(w, l) in cases {
+                self.a.alu_imm(Alu::Cmp, RAX, w);
+                self.a.jcc(Cond::Equal, l);
+            }
+            self.a.jmp(otherwise);
+            return;
+        }
+        let mid = cases.len() / 2;
+        let (w, l) = cases[mid];
+        let above = self.a.label();
+        self.a.alu_imm(Alu::Cmp, RAX, w);
+        self.a.jcc(Cond::Equal, l);
+        self.a.jcc(Cond::Greater, above);
+        self.search(&cases[..mid], otherwise);
+        self.a.bind(above);
+        self.search(&cases[mid + 1..], otherwise);
     }
 
     /// Comparison `i` and guard `g` on its result ([`fused_compares`]):

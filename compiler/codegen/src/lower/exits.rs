@@ -9,13 +9,14 @@ use rustc_hash::FxHashMap as HashMap;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value as ClValue};
 
-use flowc_ir::{BlockId, Function, Operand, ValueId};
+use flowc_ir::{BlockId, Function, InstKind, Operand, ValueId};
 use flowc_lang::ops::Op;
 use flowc_lang::Value;
 
-use super::{trace_signature, Lowerer};
+use super::{trace_signature, Lowerer, Position};
 use crate::runtime::{offsets, RuntimeFn};
 use crate::word::{self, ONE, ZERO};
+use crate::IrPlace;
 
 /// What a trace links to: the slots of its exits and the other traces.
 pub struct Links<'a> {
@@ -426,6 +427,64 @@ impl Lowerer<'_, '_> {
         self.leave(resume, label, key, Leaving::of(kind));
         self.b.switch_to_block(cont);
         result
+    }
+
+    /// A run of guards of one value against constants as one switch
+    /// ([`super::switch::GuardChain`]): each failing guard's constant to
+    /// its exit, the holding guard's constant on, any other value to the
+    /// holding guard's exit, or on where the run has none. The exits are
+    /// made in the guards' order, as one by one.
+    pub(super) fn guard_switch(&mut self, chain: &super::switch::GuardChain) {
+        let x = self.operand(&Operand::Value(chain.value));
+        let cont = self.b.create_block();
+        let mut exits = Vec::new();
+        let mut entries: Vec<(i64, cranelift_codegen::ir::Block)> = Vec::new();
+        let mut taken = rustc_hash::FxHashSet::default();
+        for &(k, g) in &chain.fails {
+            let exit = self.cold_block();
+            exits.push((g, exit));
+            // The first guard of a constant fails first.
+            if taken.insert(k) {
+                entries.push((k, exit));
+            }
+        }
+        let otherwise = match chain.holds {
+            Some((k, g)) => {
+                let exit = self.cold_block();
+                exits.push((g, exit));
+                if taken.insert(k) {
+                    entries.push((k, cont));
+                }
+                exit
+            }
+            None => cont,
+        };
+        let first = chain.fails.first().or(chain.holds.as_ref()).map(|&(_, g)| g).expect("a chain of guards");
+        self.at(self.f.sites.inst(first));
+        self.b.set_srcloc(IrPlace::Inst(first).srcloc());
+        // Only an integer's word equals an integer's (the operands are
+        // proven integers; tested all the same, as a chain in a function).
+        let int = self.b.create_block();
+        let tag = self.b.ins().band_imm_s(x, ONE.as_i64());
+        self.b.ins().brif(tag, int, &[], otherwise, &[]);
+        self.b.switch_to_block(int);
+        let n = self.b.ins().sshr_imm_s(x, 1);
+        let mut switch = cranelift_frontend::Switch::new();
+        for (k, target) in entries {
+            switch.set_entry(k as u64 as u128, target);
+        }
+        switch.emit(&mut self.b, n, otherwise);
+        for (g, exit) in exits {
+            let InstKind::Guard { kind, resume, label } = &self.f.insts[g].kind else {
+                unreachable!("a chain of guards")
+            };
+            let (resume, label, how) = (*resume, *label, Leaving::of(kind));
+            self.b.switch_to_block(exit);
+            self.position = Position::Inst(g);
+            self.b.set_srcloc(IrPlace::Inst(g).srcloc());
+            self.leave(resume, label, None, how);
+        }
+        self.b.switch_to_block(cont);
     }
 
     /// `guard_cold o`: `o` a tagged integer `n` within the run's table of

@@ -106,7 +106,7 @@ mod objects;
 mod optimistic;
 mod osr;
 mod region;
-mod switch;
+pub(crate) mod switch;
 use crate::small::Small;
 use crate::word::{self, ONE, STOP, ZERO};
 pub use exits::{CodeSlots, ExitSlot, ExitSlots, Links, TraceExit, TraceRef};
@@ -1081,7 +1081,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let link =
             self.link_tests.get(&blk).copied().filter(|_| last && fused.is_none() && start < end && !self.is_cold());
         self.defer_stop = self.plan.defer_stops(self.is_cold());
-        for k in start..end {
+        // Guard chains become switches in hot code outside regions.
+        let guard_switches = self.split.is_none() && !self.is_cold();
+        let mut k = start;
+        while k < end {
             let i = self.f.blocks[blk].insts[k];
             if let Some(r) = &mut self.split {
                 let at = r.split.regions.piece_at(blk, k);
@@ -1089,10 +1092,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     r.piece = at;
                 }
             }
+            let insts = &self.f.blocks[blk].insts[k..end];
+            if let Some(chain) = guard_switches.then(|| switch::guard_chain(self.f, insts, self.uses)).flatten() {
+                self.guard_switch(&chain);
+                k += chain.len;
+                continue;
+            }
             if Some(i) != fused && Some(i) != link {
                 self.position = Position::Inst(i);
                 self.inst(i);
             }
+            k += 1;
         }
         self.position = Position::Between;
         // A block that ends in a jump tests for a stop in the jump itself

@@ -19,10 +19,23 @@
 //! (the word shifted, its tag tested first: any other value goes where
 //! no test holds) and jumps where the first equal test would have gone.
 //! The links after the head are still lowered, and are unreachable.
+//!
+//! A trace holds such a chain as guards: the path it recorded through an
+//! interpreter's dispatch tested the opcode against each constant before
+//! its own, and each test became a `guard_false` of an `eq` whose exit
+//! leads, once hot, to the bridge for that opcode (`guard_false c1, r
+//! else x1; guard_false c2, r else x2; ...`), the last often a
+//! `guard_true` of the trace's own opcode. A run of [`MIN_GUARDS`] such
+//! guards of one value in a block ([`guard_chain`]) is lowered as one
+//! switch too: each constant jumps to its guard's exit, the last guard's
+//! constant goes on, and any other value goes where no guard fails (or
+//! out by the last guard's exit). The exits are the guards' own, made in
+//! the same order: their numbers, and the bridges linked to them, are
+//! the same as one by one.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use flowc_ir::{BlockId, Function, InstKind, Operand, Terminator, ValueId};
+use flowc_ir::{BlockId, Function, GuardKind, InstId, InstKind, Operand, Terminator, ValueId};
 use flowc_lang::ast::Operator;
 use flowc_lang::ops::{Form, Op};
 use flowc_lang::Value;
@@ -48,6 +61,99 @@ pub(crate) struct Chain {
 /// 16 opcodes came out even, of 40 in 0.81-0.86 of the time (its
 /// opcodes in program order, or computed at random).
 pub(crate) const MIN_TESTS: usize = 24;
+
+/// The fewest guards of a trace lowered as a switch ([`guard_chain`]).
+/// Every round of the trace's own path runs all of them, where a chain in
+/// a function stops at the first test that holds: a register VM's traces
+/// hold chains of 12-13 guards each (their bridges the next ones).
+pub(crate) const MIN_GUARDS: usize = 8;
+
+/// A run of guards of one value against integer constants, in a block of
+/// a trace ([`guard_chain`]).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct GuardChain {
+    /// The value every guard tests.
+    pub value: ValueId,
+    /// The guards that fail where the value is their constant
+    /// (`guard_false` of its `eq`), in order, with their constants.
+    pub fails: Vec<(i64, InstId)>,
+    /// The guard that ends the run, holding only where the value is its
+    /// constant (`guard_true` of its `eq`), if one does.
+    pub holds: Option<(i64, InstId)>,
+    /// How many of the block's instructions the run is (an `eq` and its
+    /// guard per test).
+    pub len: usize,
+}
+
+/// The guard chain that starts at `insts[0]`, if one does: pairs of an
+/// `eq` of a value and an integer constant (its operands proven integers:
+/// `.int` or `.word`; the constant below 2^29 in size), used by nothing
+/// but the guard right after it, a
+/// `guard_false` of it, ending where the pairs end or with a `guard_true`
+/// pair; at least [`MIN_GUARDS`] of them, all of one value.
+pub(crate) fn guard_chain(f: &Function, insts: &[InstId], uses: &[u32]) -> Option<GuardChain> {
+    let pair = |k: usize| -> Option<(ValueId, i64, InstId, bool)> {
+        let (&eq, &guard) = (insts.get(k)?, insts.get(k + 1)?);
+        let InstKind::Op { op: Operator::Known(Op::Eq), args, form: Form::Word | Form::Int } = &f.insts[eq].kind else {
+            return None;
+        };
+        let (v, c) = match args.as_slice() {
+            [Operand::Value(v), Operand::Const(Value::Int(c))] | [Operand::Const(Value::Int(c)), Operand::Value(v)] => {
+                (*v, *c)
+            }
+            _ => return None,
+        };
+        // (A constant whose word is a 32-bit immediate, as opcodes are:
+        // the baseline compiler compares with it.)
+        if c.unsigned_abs() >= 1 << 29 {
+            return None;
+        }
+        let result = f.insts[eq].result?;
+        if uses.get(flowc_ir::ix(result)) != Some(&1) {
+            return None;
+        }
+        let fails = match &f.insts[guard].kind {
+            InstKind::Guard { kind: GuardKind::False(Operand::Value(x)), .. } if *x == result => true,
+            InstKind::Guard { kind: GuardKind::True(Operand::Value(x)), .. } if *x == result => false,
+            _ => return None,
+        };
+        Some((v, c, guard, fails))
+    };
+    let (value, ..) = pair(0)?;
+    let mut fails = Vec::new();
+    let mut holds = None;
+    let mut k = 0;
+    while let Some((_, c, guard, fail)) = pair(k).filter(|p| p.0 == value) {
+        k += 2;
+        if !fail {
+            holds = Some((c, guard));
+            break;
+        }
+        fails.push((c, guard));
+    }
+    (fails.len() + usize::from(holds.is_some()) >= MIN_GUARDS).then_some(GuardChain { value, fails, holds, len: k })
+}
+
+/// Every guard chain of `f` ([`guard_chain`]), by its first instruction.
+pub(crate) fn guard_chains(f: &Function) -> HashMap<InstId, GuardChain> {
+    let uses = super::count_uses(f);
+    let mut out = HashMap::default();
+    for &b in &f.layout {
+        let insts = &f.blocks[b].insts;
+        let mut k = 0;
+        while k < insts.len() {
+            match guard_chain(f, &insts[k..], &uses) {
+                Some(chain) => {
+                    let len = chain.len;
+                    out.insert(insts[k], chain);
+                    k += len;
+                }
+                None => k += 1,
+            }
+        }
+    }
+    out
+}
 
 /// The test of block `b`: its fused `eq.word` of a value and an integer
 /// constant (`uses`: uses per value, as [`super::fused_compare`] reads
@@ -120,4 +226,46 @@ pub(crate) fn chains(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first block's guard chain from its first instruction.
+    fn chain_of(text: &str) -> Option<GuardChain> {
+        let m = flowc_ir::parse::module("t", text).unwrap_or_else(|e| panic!("{e}"));
+        let f = &m.functions[0];
+        let uses = super::super::count_uses(f);
+        guard_chain(f, &f.blocks[f.entry].insts, &uses)
+    }
+
+    /// A trace of `n` guards `guard_false (op == k)`, with `extra` after
+    /// them, then an exit.
+    fn guards(n: usize, extra: &str) -> String {
+        let mut body = String::new();
+        for k in 0..n {
+            body += &format!("    v{}:c = eq.word v0, {k}\n    guard_false v{}, r0 else t{k}\n", 10 + k, 10 + k);
+        }
+        format!(
+            "trace t(v0:op, v1:x) {{\nb0:\n{body}{extra}    exit r0 to done\n\
+             resume r0 {{\n    frame [op = v0, x = v1]\n}}\n}}\n"
+        )
+    }
+
+    #[test]
+    fn a_chain_is_the_run_of_guards_on_one_value_up_to_the_first_other_instruction() {
+        // Ended by a guard_true of the value, which it takes in.
+        let c = chain_of(&guards(8, "    v2:c = eq.word v0, 40\n    guard_true v2, r0 else other\n")).expect("a chain");
+        assert_eq!((c.fails.len(), c.holds.map(|h| h.0), c.len), (8, Some(40), 18));
+        // Ended by a test of another value, which it leaves out.
+        let c = chain_of(&guards(9, "    v2:c = eq.word v1, 3\n    guard_false v2, r0 else other\n")).expect("a chain");
+        assert_eq!((c.fails.len(), c.holds, c.len), (9, None, 18));
+        // Too short.
+        assert_eq!(chain_of(&guards(MIN_GUARDS - 1, "")), None);
+        // A comparison read again (here by the exit's record) is no link:
+        // the chain ends before it, too short then.
+        let text = guards(8, "").replace("frame [op = v0, x = v1]", "frame [op = v0, x = v1, c = v17]");
+        assert_eq!(chain_of(&text), None);
+    }
 }

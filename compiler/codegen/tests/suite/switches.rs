@@ -75,3 +75,106 @@ fn a_chain_of_tests_branches_a_few_times_and_goes_where_the_first_equal_test_goe
     assert_eq!(got, expected);
     assert!(branches >= few, "{branches} conditional branches for {few} tests");
 }
+
+/// A trace whose path went through a dispatch chain: per key, a
+/// `guard_false` of `eq.word op, key` leaving by record `r{i}` (which
+/// stores `i`), then a `guard_true` of `eq.word op, last` leaving by the
+/// next record (1000); past it, the trace's exit by the last (999).
+fn guard_chain_trace(keys: &[i64], last: i64) -> String {
+    let mut body = String::new();
+    let mut records = String::new();
+    for (i, k) in keys.iter().enumerate() {
+        body += &format!("    v{}:c = eq.word v0, {k}\n    guard_false v{}, r{i} else case{i}\n", 10 + i, 10 + i);
+        records += &format!("resume r{i} {{\n    frame [op = v0, x = v1, k = {i}]\n}}\n");
+    }
+    let n = keys.len();
+    format!(
+        "trace chain(v0:op, v1:x) {{\nb0:\n{body}    v{c}:c = eq.word v0, {last}\n    guard_true v{c}, r{n} else other\n    \
+         exit r{e} to done\n{records}resume r{n} {{\n    frame [op = v0, x = v1, k = 1000]\n}}\n\
+         resume r{e} {{\n    frame [op = v0, x = v1, k = 999]\n}}\n}}\n",
+        c = 10 + n,
+        e = n + 1,
+    )
+}
+
+/// Which exit of the trace `text` (compiled by `tier`) each `op` leaves
+/// by, as its index among the trace's exits, with the values it stores;
+/// and the conditional branches of its code, and how many of them are
+/// `jg`.
+#[cfg(target_arch = "x86_64")]
+fn run_chain(
+    text: String,
+    tier: flowc_codegen::compile::Codegen,
+    ops: Vec<i64>,
+) -> (Vec<(usize, Vec<i64>)>, usize, usize) {
+    use flowc_codegen::{Options, TraceCache, TraceEnd};
+    flowc_codegen::with_stack(move || {
+        let module = flowc_ir::parse::module("chain", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let cache = TraceCache::new(std::sync::Arc::new(module.clone()), module.layout(), Options::default()).unwrap();
+        let id = cache.compile_all(&[&module.functions[0]], tier).unwrap()[0];
+        let exits = cache.exits_of(id);
+        let left = ops
+            .into_iter()
+            .map(|op| {
+                let mut run = flowc_codegen::RunState { max_depth: 1000, ..Default::default() };
+                match cache.run(id, &[Value::Int(op), Value::Int(7)], &mut run) {
+                    TraceEnd::Exit { exit, values } => {
+                        let at = exits.iter().position(|&e| e == exit).expect("one of the trace's exits");
+                        let values = values
+                            .into_iter()
+                            .map(|v| match v {
+                                Some(Value::Int(k)) => k,
+                                other => panic!("an integer, not {other:?}"),
+                            })
+                            .collect();
+                        (at, values)
+                    }
+                    _ => panic!("the trace leaves by an exit"),
+                }
+            })
+            .collect();
+        let lines = flowc_codegen::disasm::instructions(&cache.code(id).bytes);
+        let branches = lines.iter().filter(|l| l.text.starts_with('j') && !l.text.starts_with("jmp"));
+        let (all, greater) = (branches.clone().count(), branches.filter(|l| l.text.starts_with("jg")).count());
+        (left, all, greater)
+    })
+}
+
+/// A run of guards of one value against constants is lowered as one
+/// switch, by the baseline compiler (a binary search) and by Cranelift
+/// (a jump table): each value leaves by the exit of the first guard that
+/// fails for it — the same exits, numbered in the guards' order, storing
+/// the values — for keys that repeat, negative and
+/// scattered ones, the last guard's key, and values no guard names.
+/// Cranelift's code has half as many conditional branches as guards
+/// or fewer; the baseline compiler's turns at each step of its search
+/// (`jg`), a few times, where a chain would never.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_run_of_guards_on_one_value_is_one_switch_and_leaves_by_the_first_failing_guard() {
+    use flowc_codegen::compile::Codegen;
+    let mut keys: Vec<i64> = (0..24).collect();
+    keys.extend([100, -3, 140, 5, -1, 57]);
+    let last = 31;
+    let text = guard_chain_trace(&keys, last);
+    let ops: Vec<i64> = (-6..150).collect();
+    for tier in [Codegen::Baseline, Codegen::Optimized] {
+        let (left, branches, turns) = run_chain(text.clone(), tier, ops.clone());
+        for (&op, (at, values)) in ops.iter().zip(&left) {
+            // The first guard that fails, by its index; past them all,
+            // the last guard's exit, or on to the trace's exit.
+            // (Each record's constant is no value the exit stores.)
+            let exit = match keys.iter().position(|&k| k == op) {
+                Some(i) => i,
+                None if op == last => keys.len() + 1,
+                None => keys.len(),
+            };
+            assert_eq!((*at, values.as_slice()), (exit, [op, 7].as_slice()), "{tier:?}, op {op}");
+        }
+        let guards = keys.len() + 1;
+        match tier {
+            Codegen::Baseline => assert!(turns >= 4, "{tier:?}: {turns} turns of a search for {guards} guards"),
+            _ => assert!(2 * branches <= guards, "{tier:?}: {branches} conditional branches for {guards} guards"),
+        }
+    }
+}
