@@ -29,6 +29,11 @@
 //!   head of many predecessors" in docs/architecture.md), and its code is
 //!   left at the test that picks each round's posting (see "Round trips
 //!   between the interpreter and code" there).
+//! - `register VM 40 opcodes n=N`: a register VM of 40 opcodes found by
+//!   a chain of equality tests, running a 60-instruction program N times
+//!   (`flowc_tests::loops::register_vm`): its traces test the opcode by
+//!   runs of guards, lowered as switches (`flowc_codegen`'s
+//!   `lower/switch.rs`).
 //!
 //! Each row runs the interpreter and `flowc run --engine jit` in turn,
 //! [`ROUNDS`] times each, and takes the medians: this machine's speed
@@ -107,6 +112,8 @@ fn main() {
         ("300 calls by tests n=2000".to_string(), loops::dispatched_calls(300, 2_000)),
         ("300 calls by tests n=20000".to_string(), loops::dispatched_calls(300, 20_000)),
         ("300 calls by tests n=200000".to_string(), loops::dispatched_calls(300, 200_000)),
+        ("register VM 40 opcodes n=2000".to_string(), loops::register_vm(40, 2_000)),
+        ("register VM 40 opcodes n=20000".to_string(), loops::register_vm(40, 20_000)),
     ];
     for rounds in [5, 10, 20] {
         generated.push((format!("calls of a {rounds}-round loop"), loops::short_loop_calls(rounds, 2_000)));

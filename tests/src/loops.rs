@@ -83,6 +83,77 @@ pub fn dispatched_calls(kinds: usize, n: usize) -> String {
     out
 }
 
+/// A register VM: `opcodes` opcodes, each adding its own amount to
+/// register `a` and folding `a` into `b` (`b = (b * 3 + a) % 100003`),
+/// found by a chain of equality tests on the opcode read from a program
+/// of 60 instructions (an input list, pseudo-random opcodes); the program
+/// run `n` times (an input). No hint: the opcode is a value the trace
+/// tests, the chain a run of guards in the traces of its dispatch (see
+/// `flowc_codegen`'s `lower/switch.rs`). Prints `a + b`.
+pub fn register_vm(opcodes: usize, n: usize) -> String {
+    let mut seed: u64 = 7;
+    let program: Vec<String> = (0..60)
+        .map(|_| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((seed >> 33) % opcodes as u64).to_string()
+        })
+        .collect();
+    let mut out = format!(
+        "entry start(n = {n}, prog = [{}])
+
+start:
+    a = 1
+    b = 2
+    rounds = 0
+    goto round
+",
+        program.join(", ")
+    );
+    out.push_str(
+        "round:
+    more = rounds < n
+    if more goto begin else goto done
+begin:
+    pc = 0
+    rounds = rounds + 1
+    goto fetch
+",
+    );
+    out.push_str(
+        "fetch:
+    going = pc < 60
+    if going goto decode else goto round
+decode:
+    op = prog[pc]
+    pc = pc + 1
+    goto t0
+",
+    );
+    for j in 0..opcodes {
+        let next = if j + 1 < opcodes { format!("t{}", j + 1) } else { "fetch".to_string() };
+        out.push_str(&format!(
+            "t{j}:
+    c = op == {j}
+    if c goto x{j} else goto {next}
+x{j}:
+    a = a + {}
+    b = b * 3
+    b = b + a
+    b = b % 100003
+    goto fetch
+",
+            j + 1
+        ));
+    }
+    out.push_str(
+        "done:
+    r = a + b
+    print_and_stop(r)
+",
+    );
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,5 +181,18 @@ mod tests {
             total = (total + balance) % 1_000_003;
         }
         assert_eq!(run(&dispatched_calls(7, 40)), format!("{total}\n"));
+        // The VM: its program read back from the text, run in Rust.
+        let text = register_vm(12, 3);
+        let list = &text[text.find('[').expect("a list") + 1..text.find(']').expect("a list")];
+        let program: Vec<i64> = list.split(", ").map(|s| s.parse().expect("an opcode")).collect();
+        assert!(program.iter().all(|&op| (0..12).contains(&op)) && program.len() == 60);
+        let (mut a, mut b) = (1i64, 2i64);
+        for _ in 0..3 {
+            for &op in &program {
+                a += op + 1;
+                b = (b * 3 + a) % 100_003;
+            }
+        }
+        assert_eq!(run(&text), format!("{}\n", a + b));
     }
 }
