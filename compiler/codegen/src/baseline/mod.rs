@@ -2516,7 +2516,9 @@ impl Emit<'_, '_, '_> {
     /// value's word, which orders as the integers do: each failing guard's
     /// constant to its exit, the holding guard's on, any other value to
     /// the holding guard's exit (or on where the run has none). A register
-    /// VM's chain of 13 opcode tests is 4 comparisons deep. The exits are
+    /// VM's chain of 13 opcode tests is 4 comparisons deep. A run of class
+    /// guards searches the class of an object (tested an object once),
+    /// anything else going where no class is its. The exits are
     /// numbered in the guards' order, as one by one.
     fn guard_search(&mut self, chain: &crate::lower::switch::GuardChain) {
         let cont = self.a.label();
@@ -2543,19 +2545,37 @@ impl Emit<'_, '_, '_> {
         };
         let src = self.src(&Operand::Value(chain.value));
         self.load_src(RAX, src);
-        // Only an integer's word equals an integer's (the operands are
-        // proven integers; tested all the same).
-        self.a.test_imm(RAX, 1);
-        self.a.jcc(Cond::Equal, otherwise);
-        let mut words: Vec<(i32, Label)> = cases
-            .into_iter()
-            .map(|(k, l)| {
-                (i32::try_from(word::small(k).expect("a small constant").as_i64()).expect("a word in 32 bits"), l)
-            })
-            .collect();
+        let mut words: Vec<(i32, Label)> = if chain.classes {
+            // An unbound value raises its error, where the first guard
+            // would (the site is its); an object's class: not a pointer, or
+            // no object, is no class.
+            self.fail_if_unbound(RAX, &Operand::Value(chain.value));
+            self.a.test_imm(RAX, word::TAG_MASK as i32);
+            self.a.jcc(Cond::NotEqual, otherwise);
+            self.a.test(RAX, RAX);
+            self.a.jcc(Cond::Equal, otherwise);
+            self.a.load(RDX, RAX, cell::META as i32);
+            self.a.alu_imm(Alu::And, RDX, cell::KIND_MASK as i32);
+            self.a.alu_imm(Alu::Cmp, RDX, cell::OBJECT as i32);
+            self.a.jcc(Cond::NotEqual, otherwise);
+            self.a.load32(RAX, RAX, cell::CLASS as i32);
+            cases.into_iter().map(|(k, l)| (i32::try_from(k).expect("a symbol's index in 32 bits"), l)).collect()
+        } else {
+            // Only an integer's word equals an integer's (the operands are
+            // proven integers; tested all the same).
+            self.a.test_imm(RAX, 1);
+            self.a.jcc(Cond::Equal, otherwise);
+            let word = |k: i64| i32::try_from(word::small(k).expect("a small constant").as_i64());
+            cases.into_iter().map(|(k, l)| (word(k).expect("a word in 32 bits"), l)).collect()
+        };
         words.sort_by_key(|&(w, _)| w);
         self.search(&words, otherwise);
         self.a.bind(cont);
+        if chain.classes && chain.holds.is_some() {
+            // Past the run, an object of the last guard's class, of the
+            // program's layout.
+            self.objects.push(chain.value);
+        }
         for (g, exit) in exits {
             let InstKind::Guard { resume, label, .. } = &self.f.insts[g].kind else {
                 unreachable!("a chain of guards")

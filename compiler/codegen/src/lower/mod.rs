@@ -1093,7 +1093,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
             }
             let insts = &self.f.blocks[blk].insts[k..end];
-            if let Some(chain) = guard_switches.then(|| switch::guard_chain(self.f, insts, self.uses)).flatten() {
+            // (Runs of class guards: baseline code only.)
+            let chain = guard_switches.then(|| switch::guard_chain(self.f, insts, self.uses)).flatten();
+            if let Some(chain) = chain.filter(|c| !c.classes) {
                 self.guard_switch(&chain);
                 k += chain.len;
                 continue;

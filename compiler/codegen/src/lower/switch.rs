@@ -31,7 +31,11 @@
 //! constant goes on, and any other value goes where no guard fails (or
 //! out by the last guard's exit). The exits are the guards' own, made in
 //! the same order: their numbers, and the bridges linked to them, are
-//! the same as one by one.
+//! the same as one by one. A dispatch on an object's class is a run of
+//! `guard_not_class` of one value (ending with a `guard_class`): the
+//! baseline compiler searches the object's class among the run's
+//! classes (tested an object once), anything else going where no class
+//! is its (Cranelift's code tests them one by one).
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -68,12 +72,16 @@ pub(crate) const MIN_TESTS: usize = 24;
 /// hold chains of 12-13 guards each (their bridges the next ones).
 pub(crate) const MIN_GUARDS: usize = 8;
 
-/// A run of guards of one value against integer constants, in a block of
-/// a trace ([`guard_chain`]).
+/// A run of guards of one value against integer constants, or of its
+/// class against classes, in a block of a trace ([`guard_chain`]).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct GuardChain {
     /// The value every guard tests.
     pub value: ValueId,
+    /// Whether the guards test the value's class (`guard_not_class`,
+    /// ending with a `guard_class`; the constants are the classes'
+    /// symbol indices) rather than the value.
+    pub classes: bool,
     /// The guards that fail where the value is their constant
     /// (`guard_false` of its `eq`), in order, with their constants.
     pub fails: Vec<(i64, InstId)>,
@@ -81,7 +89,7 @@ pub(crate) struct GuardChain {
     /// constant (`guard_true` of its `eq`), if one does.
     pub holds: Option<(i64, InstId)>,
     /// How many of the block's instructions the run is (an `eq` and its
-    /// guard per test).
+    /// guard per test; a guard per class).
     pub len: usize,
 }
 
@@ -119,7 +127,7 @@ pub(crate) fn guard_chain(f: &Function, insts: &[InstId], uses: &[u32]) -> Optio
         };
         Some((v, c, guard, fails))
     };
-    let (value, ..) = pair(0)?;
+    let Some((value, ..)) = pair(0) else { return class_chain(f, insts) };
     let mut fails = Vec::new();
     let mut holds = None;
     let mut k = 0;
@@ -131,7 +139,49 @@ pub(crate) fn guard_chain(f: &Function, insts: &[InstId], uses: &[u32]) -> Optio
         }
         fails.push((c, guard));
     }
-    (fails.len() + usize::from(holds.is_some()) >= MIN_GUARDS).then_some(GuardChain { value, fails, holds, len: k })
+    if fails.len() + usize::from(holds.is_some()) >= MIN_GUARDS {
+        return Some(GuardChain { value, classes: false, fails, holds, len: k });
+    }
+    class_chain(f, insts)
+}
+
+/// The run of class guards that starts at `insts[0]`, if one does: a
+/// `guard_not_class` of a value per class (one class per object), ending
+/// where they end or with a `guard_class` of it; at least [`MIN_GUARDS`]
+/// of them. (How a program in this language dispatches on an object's
+/// class: `if p is c0 goto ... else goto t1`, ...)
+fn class_chain(f: &Function, insts: &[InstId]) -> Option<GuardChain> {
+    let guard = |k: usize| -> Option<(ValueId, i64, InstId, bool)> {
+        let &g = insts.get(k)?;
+        match &f.insts[g].kind {
+            InstKind::Guard { kind: GuardKind::NotClass(Operand::Value(v), c), .. } => {
+                Some((*v, i64::from(c.index()), g, true))
+            }
+            InstKind::Guard { kind: GuardKind::Class(Operand::Value(v), c), .. } => {
+                Some((*v, i64::from(c.index()), g, false))
+            }
+            _ => None,
+        }
+    };
+    let (value, ..) = guard(0).filter(|g| g.3)?;
+    let mut fails = Vec::new();
+    let mut holds = None;
+    let mut k = 0;
+    while let Some((_, c, g, fail)) = guard(k).filter(|g| g.0 == value) {
+        k += 1;
+        if !fail {
+            holds = Some((c, g));
+            break;
+        }
+        fails.push((c, g));
+    }
+    (fails.len() + usize::from(holds.is_some()) >= MIN_GUARDS).then_some(GuardChain {
+        value,
+        classes: true,
+        fails,
+        holds,
+        len: k,
+    })
 }
 
 /// Every guard chain of `f` ([`guard_chain`]), by its first instruction.
@@ -267,5 +317,24 @@ mod tests {
         // the chain ends before it, too short then.
         let text = guards(8, "").replace("frame [op = v0, x = v1]", "frame [op = v0, x = v1, c = v17]");
         assert_eq!(chain_of(&text), None);
+    }
+
+    #[test]
+    fn a_run_of_class_guards_is_a_chain_of_classes() {
+        let mut body = String::new();
+        for k in 0..9 {
+            body += &format!("    guard_not_class v0, c{k}, r0 else a{k}\n");
+        }
+        let text = |last: &str| {
+            format!(
+                "trace t(v0:p) {{\nb0:\n{body}{last}    exit r0 to done\nresume r0 {{\n    frame [p = v0]\n}}\n}}\n"
+            )
+        };
+        let c = chain_of(&text("    guard_class v0, c9, r0 else w\n")).expect("a chain");
+        let c9 = i64::from(flowc_lang::Symbol::intern("c9").index());
+        assert_eq!((c.classes, c.fails.len(), c.holds.map(|h| h.0), c.len), (true, 9, Some(c9), 10));
+        // A guard of another value ends it.
+        let c = chain_of(&text("    guard_class v1, c9, r0 else w\n").replace("v0:p", "v0:p, v1:q")).expect("a chain");
+        assert_eq!((c.fails.len(), c.holds, c.len), (9, None, 9));
     }
 }
