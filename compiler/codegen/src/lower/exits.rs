@@ -432,8 +432,9 @@ impl Lowerer<'_, '_> {
     /// A run of guards of one value against constants as one switch
     /// ([`super::switch::GuardChain`]): each failing guard's constant to
     /// its exit, the holding guard's constant on, any other value to the
-    /// holding guard's exit, or on where the run has none. The exits are
-    /// made in the guards' order, as one by one.
+    /// holding guard's exit, or on where the run has none; for a run of
+    /// class guards, on the object's class. The exits are made in the
+    /// guards' order, as one by one.
     pub(super) fn guard_switch(&mut self, chain: &super::switch::GuardChain) {
         let x = self.operand(&Operand::Value(chain.value));
         let cont = self.b.create_block();
@@ -462,13 +463,31 @@ impl Lowerer<'_, '_> {
         let first = chain.fails.first().or(chain.holds.as_ref()).map(|&(_, g)| g).expect("a chain of guards");
         self.at(self.f.sites.inst(first));
         self.b.set_srcloc(IrPlace::Inst(first).srcloc());
-        // Only an integer's word equals an integer's (the operands are
-        // proven integers; tested all the same, as a chain in a function).
-        let int = self.b.create_block();
-        let tag = self.b.ins().band_imm_s(x, ONE.as_i64());
-        self.b.ins().brif(tag, int, &[], otherwise, &[]);
-        self.b.switch_to_block(int);
-        let n = self.b.ins().sshr_imm_s(x, 1);
+        let n = if chain.classes {
+            // An object's class (an unbound value raises its error, at the
+            // first guard's site): not a pointer, or no object, is no
+            // class, as `is_class` says.
+            let (cell_block, other, object) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+            let pointer = self.is_pointer(x);
+            self.b.ins().brif(pointer, cell_block, &[], other, &[]);
+            self.b.switch_to_block(other);
+            self.fail_if_unbound(x);
+            self.b.ins().jump(otherwise, &[]);
+            self.b.switch_to_block(cell_block);
+            let is_object = self.cell_is(x, flowc_lang::heap::cell::OBJECT);
+            self.b.ins().brif(is_object, object, &[], otherwise, &[]);
+            self.b.switch_to_block(object);
+            self.b.ins().uload32(MemFlagsData::trusted(), x, flowc_lang::heap::cell::CLASS as i32)
+        } else {
+            // Only an integer's word equals an integer's (the operands are
+            // proven integers; tested all the same, as a chain in a
+            // function).
+            let int = self.b.create_block();
+            let tag = self.b.ins().band_imm_s(x, ONE.as_i64());
+            self.b.ins().brif(tag, int, &[], otherwise, &[]);
+            self.b.switch_to_block(int);
+            self.b.ins().sshr_imm_s(x, 1)
+        };
         let mut switch = cranelift_frontend::Switch::new();
         for (k, target) in entries {
             switch.set_entry(k as u64 as u128, target);

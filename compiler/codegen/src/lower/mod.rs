@@ -1093,9 +1093,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
             }
             let insts = &self.f.blocks[blk].insts[k..end];
-            // (Runs of class guards: baseline code only.)
-            let chain = guard_switches.then(|| switch::guard_chain(self.f, insts, self.uses)).flatten();
-            if let Some(chain) = chain.filter(|c| !c.classes) {
+            if let Some(chain) = guard_switches.then(|| switch::guard_chain(self.f, insts, self.uses)).flatten() {
                 self.guard_switch(&chain);
                 k += chain.len;
                 continue;

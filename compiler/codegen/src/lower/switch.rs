@@ -33,9 +33,9 @@
 //! the same order: their numbers, and the bridges linked to them, are
 //! the same as one by one. A dispatch on an object's class is a run of
 //! `guard_not_class` of one value (ending with a `guard_class`): the
-//! baseline compiler searches the object's class among the run's
-//! classes (tested an object once), anything else going where no class
-//! is its (Cranelift's code tests them one by one).
+//! object is tested once and its class searched among the run's
+//! classes (a binary search in baseline code, a `Switch` in Cranelift's),
+//! anything else going where no class is its.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 

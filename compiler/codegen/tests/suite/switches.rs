@@ -178,3 +178,76 @@ fn a_run_of_guards_on_one_value_is_one_switch_and_leaves_by_the_first_failing_gu
         }
     }
 }
+
+/// A trace whose path went through a dispatch on an object's class: a
+/// `guard_not_class` of `p` per class of `classes`, each leaving by its
+/// own record, then a `guard_class` of `last` (its exit the next record);
+/// past it, the trace's exit by the last record.
+fn class_chain_trace(classes: &[&str], last: &str) -> String {
+    let mut body = String::new();
+    let mut records = String::new();
+    for (i, c) in classes.iter().enumerate() {
+        body += &format!("    guard_not_class v0, {c}, r{i} else case{i}\n");
+        records += &format!("resume r{i} {{\n    frame [p = v0, x = v1, k = {i}]\n}}\n");
+    }
+    let n = classes.len();
+    format!(
+        "trace chain(v0:p, v1:x) {{\nb0:\n{body}    guard_class v0, {last}, r{n} else other\n    exit r{e} to done\n\
+         {records}resume r{n} {{\n    frame [p = v0, x = v1, k = 1000]\n}}\n\
+         resume r{e} {{\n    frame [p = v0, x = v1, k = 999]\n}}\n}}\n",
+        e = n + 1,
+    )
+}
+
+/// A run of class guards on one value is one switch on the object's
+/// class, in baseline code and in Cranelift's: objects of each class of
+/// the run (one repeated), of the last guard's class, of a class none
+/// names, and values that are no object (an integer, an atom) each leave
+/// by the exit of the first guard that fails for them.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_run_of_class_guards_leaves_by_the_first_failing_guard() {
+    use flowc_codegen::compile::Codegen;
+    use flowc_codegen::{Options, TraceCache, TraceEnd};
+    let classes = ["k0", "k1", "k2", "k3", "k4", "k2", "k5", "k6", "k7"];
+    let text = class_chain_trace(&classes, "k8");
+    for tier in [Codegen::Baseline, Codegen::Optimized] {
+        let text = text.clone();
+        let left = flowc_codegen::with_stack(move || {
+            let module = flowc_ir::parse::module("chain", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            let layout = module.layout();
+            let cache = TraceCache::new(std::sync::Arc::new(module.clone()), layout, Options::default()).unwrap();
+            let id = cache.compile_all(&[&module.functions[0]], tier).unwrap()[0];
+            let exits = cache.exits_of(id);
+            let mut values: Vec<(String, Value)> = ["k0", "k2", "k5", "k7", "k8", "k9"]
+                .iter()
+                .enumerate()
+                .map(|(n, c)| {
+                    let object = flowc_lang::interp::objects::new_object(n as u64 + 1, Symbol::intern(c), layout);
+                    (c.to_string(), object)
+                })
+                .collect();
+            values.push(("an integer".into(), Value::Int(3)));
+            values.push(("an atom".into(), Value::atom("k1")));
+            values
+                .into_iter()
+                .map(|(what, v)| {
+                    let mut run = flowc_codegen::RunState { max_depth: 1000, ..Default::default() };
+                    match cache.run(id, &[v, Value::Int(7)], &mut run) {
+                        TraceEnd::Exit { exit, .. } => {
+                            (what, exits.iter().position(|&e| e == exit).expect("one of the trace's exits"))
+                        }
+                        _ => panic!("the trace leaves by an exit"),
+                    }
+                })
+                .collect::<Vec<_>>()
+        });
+        let n = classes.len();
+        let expected: Vec<(String, usize)> =
+            [("k0", 0), ("k2", 2), ("k5", 6), ("k7", 8), ("k8", n + 1), ("k9", n), ("an integer", n), ("an atom", n)]
+                .iter()
+                .map(|&(w, e)| (w.to_string(), e))
+                .collect();
+        assert_eq!(left, expected, "{tier:?}");
+    }
+}
