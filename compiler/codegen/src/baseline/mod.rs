@@ -2559,11 +2559,14 @@ impl Emit<'_, '_, '_> {
             self.a.alu_imm(Alu::Cmp, RDX, cell::OBJECT as i32);
             self.a.jcc(Cond::NotEqual, otherwise);
             self.a.load32(RAX, RAX, cell::CLASS as i32);
+            // (Symbol indices are below 2^31: the classes' are the
+            // program's.)
             cases.into_iter().map(|(k, l)| (i32::try_from(k).expect("a symbol's index in 32 bits"), l)).collect()
         } else {
-            // Only an integer's word equals an integer's (the operands are
-            // proven integers; tested all the same).
-            self.a.test_imm(RAX, 1);
+            // Only an integer's word equals an integer's: any other value
+            // (an `eq.word` compares words of any kind) goes where no
+            // guard fails. (The integer tag's bit: an atom's is 0.)
+            self.a.test_imm(RAX, word::INT_TAG as i32);
             self.a.jcc(Cond::Equal, otherwise);
             let word = |k: i64| i32::try_from(word::small(k).expect("a small constant").as_i64());
             cases.into_iter().map(|(k, l)| (word(k).expect("a word in 32 bits"), l)).collect()

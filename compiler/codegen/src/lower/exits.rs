@@ -463,6 +463,9 @@ impl Lowerer<'_, '_> {
         let first = chain.fails.first().or(chain.holds.as_ref()).map(|&(_, g)| g).expect("a chain of guards");
         self.at(self.f.sites.inst(first));
         self.b.set_srcloc(IrPlace::Inst(first).srcloc());
+        // (What lives across the unbound test's runtime call: as at the
+        // first guard.)
+        self.position = Position::Inst(first);
         let n = if chain.classes {
             // An object's class (an unbound value raises its error, at the
             // first guard's site): not a pointer, or no object, is no
@@ -479,11 +482,13 @@ impl Lowerer<'_, '_> {
             self.b.switch_to_block(object);
             self.b.ins().uload32(MemFlagsData::trusted(), x, flowc_lang::heap::cell::CLASS as i32)
         } else {
-            // Only an integer's word equals an integer's (the operands are
-            // proven integers; tested all the same, as a chain in a
-            // function).
+            // Only an integer's word equals an integer's: any other value
+            // (an `eq.word` compares words of any kind) goes where no
+            // guard fails. (The integer tag's bit alone: an atom's or an
+            // unbound word's low bits are not 0 either, and shifted they
+            // would be some integer's.)
             let int = self.b.create_block();
-            let tag = self.b.ins().band_imm_s(x, ONE.as_i64());
+            let tag = self.b.ins().band_imm_s(x, word::INT_TAG as i64);
             self.b.ins().brif(tag, int, &[], otherwise, &[]);
             self.b.switch_to_block(int);
             self.b.ins().sshr_imm_s(x, 1)

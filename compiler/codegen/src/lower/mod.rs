@@ -1530,8 +1530,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let (otherwise_cb, otherwise_args) = self.target(chain.default.0, chain.default.1);
         let (int, otherwise) = (self.b.create_block(), self.b.create_block());
         // Only an integer's word equals an integer's: any other value goes
-        // where no test holds.
-        let tag = self.b.ins().band_imm_s(x, ONE.as_i64());
+        // where no test holds. (The integer tag's bit alone: an atom's or
+        // an unbound word's low bits are not 0 either, and shifted they
+        // would be some integer's.)
+        let tag = self.b.ins().band_imm_s(x, word::INT_TAG as i64);
         self.b.ins().brif(tag, int, &[], otherwise, &[]);
         self.b.switch_to_block(int);
         let n = self.b.ins().sshr_imm_s(x, 1);

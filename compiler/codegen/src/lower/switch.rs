@@ -94,8 +94,9 @@ pub(crate) struct GuardChain {
 }
 
 /// The guard chain that starts at `insts[0]`, if one does: pairs of an
-/// `eq` of a value and an integer constant (its operands proven integers:
-/// `.int` or `.word`; the constant below 2^29 in size), used by nothing
+/// `eq` of a value and an integer constant (compared as words, `.word`:
+/// the value may be of any kind, and equals the constant only if it is
+/// that integer; the constant below 2^29 in size), used by nothing
 /// but the guard right after it, a
 /// `guard_false` of it, ending where the pairs end or with a `guard_true`
 /// pair; at least [`MIN_GUARDS`] of them, all of one value.
@@ -154,10 +155,11 @@ fn class_chain(f: &Function, insts: &[InstId]) -> Option<GuardChain> {
     let guard = |k: usize| -> Option<(ValueId, i64, InstId, bool)> {
         let &g = insts.get(k)?;
         match &f.insts[g].kind {
-            InstKind::Guard { kind: GuardKind::NotClass(Operand::Value(v), c), .. } => {
+            // (A class's index is an `i32` immediate of baseline code.)
+            InstKind::Guard { kind: GuardKind::NotClass(Operand::Value(v), c), .. } if c.index() <= i32::MAX as u32 => {
                 Some((*v, i64::from(c.index()), g, true))
             }
-            InstKind::Guard { kind: GuardKind::Class(Operand::Value(v), c), .. } => {
+            InstKind::Guard { kind: GuardKind::Class(Operand::Value(v), c), .. } if c.index() <= i32::MAX as u32 => {
                 Some((*v, i64::from(c.index()), g, false))
             }
             _ => None,

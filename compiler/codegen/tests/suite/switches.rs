@@ -62,6 +62,10 @@ fn a_chain_of_tests_branches_a_few_times_and_goes_where_the_first_equal_test_goe
     // Consecutive keys, then scattered ones, negative ones among them.
     let mut keys: Vec<i64> = (0..20).collect();
     keys.extend([100, -3, 140, -1, 57, 77, 99, 1000, -50, 33]);
+    // And the integer an atom's word would be, shifted as an integer's
+    // (its symbol's index by 4, plus 1): `g(:some_atom, 1)` must match no
+    // test.
+    keys.push(4 * i64::from(Symbol::intern("some_atom").index()) + 1);
     let (got, expected, branches) = run(module(&keys), 200);
     assert_eq!(got, expected);
     // The tag test and the switch's own: a bound test of the table and
@@ -97,15 +101,15 @@ fn guard_chain_trace(keys: &[i64], last: i64) -> String {
     )
 }
 
-/// Which exit of the trace `text` (compiled by `tier`) each `op` leaves
-/// by, as its index among the trace's exits, with the values it stores;
+/// Which exit of the trace `text` (compiled by `tier`) each `op` (an
+/// integer, or an atom of the name) leaves by, as its index among the trace's exits, with the values it stores;
 /// and the conditional branches of its code, and how many of them are
 /// `jg`.
 #[cfg(target_arch = "x86_64")]
 fn run_chain(
     text: String,
     tier: flowc_codegen::compile::Codegen,
-    ops: Vec<i64>,
+    ops: Vec<Result<i64, &'static str>>,
 ) -> (Vec<(usize, Vec<i64>)>, usize, usize) {
     use flowc_codegen::{Options, TraceCache, TraceEnd};
     flowc_codegen::with_stack(move || {
@@ -117,14 +121,18 @@ fn run_chain(
             .into_iter()
             .map(|op| {
                 let mut run = flowc_codegen::RunState { max_depth: 1000, ..Default::default() };
-                match cache.run(id, &[Value::Int(op), Value::Int(7)], &mut run) {
+                // (An integer, or an atom of the name: made here, on the
+                // code's stack.)
+                let op = op.map_or_else(Value::atom, Value::Int);
+                match cache.run(id, &[op, Value::Int(7)], &mut run) {
                     TraceEnd::Exit { exit, values } => {
                         let at = exits.iter().position(|&e| e == exit).expect("one of the trace's exits");
+                        // (Integers' values; any other value is -1.)
                         let values = values
                             .into_iter()
                             .map(|v| match v {
                                 Some(Value::Int(k)) => k,
-                                other => panic!("an integer, not {other:?}"),
+                                _ => -1,
                             })
                             .collect();
                         (at, values)
@@ -159,7 +167,8 @@ fn a_run_of_guards_on_one_value_is_one_switch_and_leaves_by_the_first_failing_gu
     let text = guard_chain_trace(&keys, last);
     let ops: Vec<i64> = (-6..150).collect();
     for tier in [Codegen::Baseline, Codegen::Optimized] {
-        let (left, branches, turns) = run_chain(text.clone(), tier, ops.clone());
+        let values = ops.iter().map(|&op| Ok(op)).collect();
+        let (left, branches, turns) = run_chain(text.clone(), tier, values);
         for (&op, (at, values)) in ops.iter().zip(&left) {
             // The first guard that fails, by its index; past them all,
             // the last guard's exit, or on to the trace's exit.
@@ -249,5 +258,32 @@ fn a_run_of_class_guards_leaves_by_the_first_failing_guard() {
                 .map(|&(w, e)| (w.to_string(), e))
                 .collect();
         assert_eq!(left, expected, "{tier:?}");
+    }
+}
+
+/// A value that is no integer tested against integer constants (an
+/// `eq.word` compares words of any kind) fails no guard, though its word
+/// shifted as an integer's would be one of the constants: an atom's word
+/// is its symbol's index by 8 plus 2, so shifted by one it is 4 times the
+/// index plus 1. Baseline code and Cranelift's both test the integer tag
+/// alone.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_value_of_another_kind_fails_no_guard_of_a_run() {
+    use flowc_codegen::compile::Codegen;
+    let atom = Symbol::intern("looks_like_a_key");
+    let collides = 4 * i64::from(atom.index()) + 1;
+    // Among the failing guards' constants, and as the holding guard's.
+    let mut keys: Vec<i64> = (0..10).collect();
+    keys.push(collides);
+    for (keys, last) in [(keys.clone(), 77), ((0..10).collect::<Vec<i64>>(), collides)] {
+        let text = guard_chain_trace(&keys, last);
+        for tier in [Codegen::Baseline, Codegen::Optimized] {
+            let (left, _, _) = run_chain(text.clone(), tier, vec![Err("looks_like_a_key"), Ok(collides)]);
+            // The atom: by the holding guard's exit; the integer: by its
+            // own guard's, or on to the trace's exit.
+            let at = keys.iter().position(|&k| k == collides).unwrap_or(keys.len() + 1);
+            assert_eq!((left[0].0, left[1].0), (keys.len(), at), "{tier:?}, constants {keys:?} then {last}");
+        }
     }
 }
