@@ -444,6 +444,28 @@ done:
     }
 }
 
+/// BF program `text` on the tutorial interpreter under the JIT with a
+/// worker and `options`, each run printing the reference's checksum, up
+/// to three runs, until one is `shown`: when code arrives depends on the
+/// worker's speed. The runs' stats.
+fn worker_runs_until(text: String, options: Options, shown: fn(&Stats) -> bool) -> Vec<Stats> {
+    let (sum, _) = flowc_tests::bf::run(&text).expect("a valid program");
+    flowc_codegen::with_stack(move || {
+        let (program, env, label) = on_tutorial(&text);
+        let mut runs = Vec::new();
+        for _ in 0..3 {
+            let options = Options { background: true, ..options.clone() };
+            let stats = jit_prints(&program, label, &env, &Default::default(), options, sum);
+            let done = shown(&stats);
+            runs.push(stats);
+            if done {
+                break;
+            }
+        }
+        runs
+    })
+}
+
 /// With a worker, an inner loop cut from an outer recording is optimized
 /// there and the outer recording dropped; once the inner loop's code is
 /// installed, the outer hot spot is recorded again at its next arrival
@@ -454,23 +476,8 @@ done:
 /// it (each prints the reference's checksum).
 #[test]
 fn an_inner_loop_goes_to_the_worker_and_its_outer_loop_follows() {
-    use flowc_tests::bf;
-    let text = bf::primes(99, 1);
-    let (sum, _) = bf::run(&text).expect("a valid program");
-    let runs = flowc_codegen::with_stack(move || {
-        let (program, env, label) = on_tutorial(&text);
-        let mut runs = Vec::new();
-        for _ in 0..3 {
-            let options = Options { background: true, ..Options::default() };
-            let stats = jit_prints(&program, label, &env, &Default::default(), options, sum);
-            let shown = stats.inner_sent > 0 && stats.outer_asked > 0 && stats.entry_traces > 0;
-            runs.push(stats);
-            if shown {
-                break;
-            }
-        }
-        runs
-    });
+    let shown = |s: &Stats| s.inner_sent > 0 && s.outer_asked > 0 && s.entry_traces > 0;
+    let runs = worker_runs_until(flowc_tests::bf::primes(99, 1), Options::default(), shown);
     let last = runs.last().expect("a run");
     assert!(last.inner_sent > 0, "no inner loop went to the worker in {} runs: {last}", runs.len());
     assert!(last.outer_asked > 0, "no outer hot spot was asked again once its inner loop was there: {last}");
@@ -486,23 +493,9 @@ fn an_inner_loop_goes_to_the_worker_and_its_outer_loop_follows() {
 /// hot spot is then asked again. Up to three runs, as above.
 #[test]
 fn an_inner_loop_an_outer_recording_waits_for_is_installed_as_it_comes() {
-    use flowc_tests::bf;
-    let text = bf::digits(30, 20);
-    let (sum, _) = bf::run(&text).expect("a valid program");
-    let runs = flowc_codegen::with_stack(move || {
-        let (program, env, label) = on_tutorial(&text);
-        let mut runs = Vec::new();
-        for _ in 0..3 {
-            let options = Options { background: true, inspect: Some(check), ..Options::default() };
-            let stats = jit_prints(&program, label, &env, &Default::default(), options, sum);
-            let shown = stats.inner_installed > 0 && stats.outer_asked > 0;
-            runs.push(stats);
-            if shown {
-                break;
-            }
-        }
-        runs
-    });
+    let options = Options { inspect: Some(check), ..Options::default() };
+    let runs =
+        worker_runs_until(flowc_tests::bf::digits(30, 20), options, |s| s.inner_installed > 0 && s.outer_asked > 0);
     let last = runs.last().expect("a run");
     assert!(last.inner_installed > 0, "no inner loop installed as it came in {} runs: {last}", runs.len());
     assert!(last.outer_asked > 0, "no outer hot spot asked again: {last}");

@@ -1160,7 +1160,7 @@ impl Emit<'_, '_, '_> {
         self.counter = if self.regs.is_empty() { None } else { LOOP_REGS.get(self.regs.len()).copied() };
         self.to_regs = direct_results(self.f, &self.regs);
         self.fused = fused_compares(self.f);
-        self.guard_chains = crate::lower::switch::guard_chains(self.f);
+        self.guard_chains = crate::lower::switch::guard_chains(self.f, &crate::lower::count_uses(self.f));
         // Counted once for the three that read it, and only if one does.
         let reads = WordReads::new();
         self.fused_links = fused_links(self.f, &reads);
@@ -2360,15 +2360,7 @@ impl Emit<'_, '_, '_> {
                 // Not a pointer: unbound is an error (cold), else not one.
                 let unbound = self.facts.may_be_unbound(&o) && !self.small(&o);
                 let not_pointer = if unbound { self.a.label() } else { isnt };
-                self.a.test_imm(RAX, word::TAG_MASK as i32);
-                self.a.jcc(Cond::NotEqual, not_pointer);
-                self.a.test(RAX, RAX);
-                self.a.jcc(Cond::Equal, not_pointer);
-                self.a.load(RDX, RAX, cell::META as i32);
-                self.a.alu_imm(Alu::And, RDX, cell::KIND_MASK as i32);
-                self.a.alu_imm(Alu::Cmp, RDX, cell::OBJECT as i32);
-                self.a.jcc(Cond::NotEqual, isnt);
-                self.a.load32(RDX, RAX, cell::CLASS as i32);
+                self.class_of_object(not_pointer, isnt);
                 self.a.alu_imm(Alu::Cmp, RDX, class.index() as i32);
                 if positive {
                     self.a.jcc(Cond::NotEqual, isnt);
@@ -2522,43 +2514,21 @@ impl Emit<'_, '_, '_> {
     /// numbered in the guards' order, as one by one.
     fn guard_search(&mut self, chain: &crate::lower::switch::GuardChain) {
         let cont = self.a.label();
-        let mut cases: Vec<(i64, Label)> = Vec::new();
-        let mut exits = Vec::new();
-        let mut taken = rustc_hash::FxHashSet::default();
-        for &(k, g) in &chain.fails {
-            let exit = self.a.label();
-            exits.push((g, exit));
-            if taken.insert(k) {
-                cases.push((k, exit));
-            }
-        }
-        let otherwise = match chain.holds {
-            Some((k, g)) => {
-                let exit = self.a.label();
-                exits.push((g, exit));
-                if taken.insert(k) {
-                    cases.push((k, cont));
-                }
-                exit
-            }
-            None => cont,
-        };
+        let exits: Vec<(flowc_ir::InstId, Label)> = chain.guards().map(|g| (g, self.a.label())).collect();
+        let (cases, otherwise) = chain.targets();
+        let to = |j: Option<usize>| j.map_or(cont, |j| exits[j].1);
+        let otherwise = to(otherwise);
+        let cases: Vec<(i64, Label)> = cases.into_iter().map(|(k, j)| (k, to(j))).collect();
         let src = self.src(&Operand::Value(chain.value));
         self.load_src(RAX, src);
+        // (The class in rdx, the integer's word in rax.)
+        let searched = if chain.classes { RDX } else { RAX };
         let mut words: Vec<(i32, Label)> = if chain.classes {
             // An unbound value raises its error, where the first guard
             // would (the site is its); an object's class: not a pointer, or
             // no object, is no class.
             self.fail_if_unbound(RAX, &Operand::Value(chain.value));
-            self.a.test_imm(RAX, word::TAG_MASK as i32);
-            self.a.jcc(Cond::NotEqual, otherwise);
-            self.a.test(RAX, RAX);
-            self.a.jcc(Cond::Equal, otherwise);
-            self.a.load(RDX, RAX, cell::META as i32);
-            self.a.alu_imm(Alu::And, RDX, cell::KIND_MASK as i32);
-            self.a.alu_imm(Alu::Cmp, RDX, cell::OBJECT as i32);
-            self.a.jcc(Cond::NotEqual, otherwise);
-            self.a.load32(RAX, RAX, cell::CLASS as i32);
+            self.class_of_object(otherwise, otherwise);
             // (Symbol indices are below 2^31: the classes' are the
             // program's.)
             cases.into_iter().map(|(k, l)| (i32::try_from(k).expect("a symbol's index in 32 bits"), l)).collect()
@@ -2572,7 +2542,7 @@ impl Emit<'_, '_, '_> {
             cases.into_iter().map(|(k, l)| (word(k).expect("a word in 32 bits"), l)).collect()
         };
         words.sort_by_key(|&(w, _)| w);
-        self.search(&words, otherwise);
+        self.search(searched, &words, otherwise);
         self.a.bind(cont);
         if chain.classes && chain.holds.is_some() {
             // Past the run, an object of the last guard's class, of the
@@ -2588,13 +2558,28 @@ impl Emit<'_, '_, '_> {
         }
     }
 
+    /// rdx := the class index of the object whose word is in rax; to
+    /// `not_pointer` if the word is no pointer (or 0), to `not_object` if
+    /// its cell is no object. (A class guard's test, and a run's.)
+    fn class_of_object(&mut self, not_pointer: Label, not_object: Label) {
+        self.a.test_imm(RAX, word::TAG_MASK as i32);
+        self.a.jcc(Cond::NotEqual, not_pointer);
+        self.a.test(RAX, RAX);
+        self.a.jcc(Cond::Equal, not_pointer);
+        self.a.load(RDX, RAX, cell::META as i32);
+        self.a.alu_imm(Alu::And, RDX, cell::KIND_MASK as i32);
+        self.a.alu_imm(Alu::Cmp, RDX, cell::OBJECT as i32);
+        self.a.jcc(Cond::NotEqual, not_object);
+        self.a.load32(RDX, RAX, cell::CLASS as i32);
+    }
+
     /// The binary search of [`Emit::guard_search`] over `cases` (words in
-    /// order, each with where it goes) for the word in rax; `otherwise`
+    /// order, each with where it goes) for the word in `r`; `otherwise`
     /// where none is it.
-    fn search(&mut self, cases: &[(i32, Label)], otherwise: Label) {
+    fn search(&mut self, r: Reg, cases: &[(i32, Label)], otherwise: Label) {
         if cases.len() <= 3 {
             for &(w, l) in cases {
-                self.a.alu_imm(Alu::Cmp, RAX, w);
+                self.a.alu_imm(Alu::Cmp, r, w);
                 self.a.jcc(Cond::Equal, l);
             }
             self.a.jmp(otherwise);
@@ -2603,12 +2588,12 @@ impl Emit<'_, '_, '_> {
         let mid = cases.len() / 2;
         let (w, l) = cases[mid];
         let above = self.a.label();
-        self.a.alu_imm(Alu::Cmp, RAX, w);
+        self.a.alu_imm(Alu::Cmp, r, w);
         self.a.jcc(Cond::Equal, l);
         self.a.jcc(Cond::Greater, above);
-        self.search(&cases[..mid], otherwise);
+        self.search(r, &cases[..mid], otherwise);
         self.a.bind(above);
-        self.search(&cases[mid + 1..], otherwise);
+        self.search(r, &cases[mid + 1..], otherwise);
     }
 
     /// Comparison `i` and guard `g` on its result ([`fused_compares`]):

@@ -438,29 +438,12 @@ impl Lowerer<'_, '_> {
     pub(super) fn guard_switch(&mut self, chain: &super::switch::GuardChain) {
         let x = self.operand(&Operand::Value(chain.value));
         let cont = self.b.create_block();
-        let mut exits = Vec::new();
-        let mut entries: Vec<(i64, cranelift_codegen::ir::Block)> = Vec::new();
-        let mut taken = rustc_hash::FxHashSet::default();
-        for &(k, g) in &chain.fails {
-            let exit = self.cold_block();
-            exits.push((g, exit));
-            // The first guard of a constant fails first.
-            if taken.insert(k) {
-                entries.push((k, exit));
-            }
-        }
-        let otherwise = match chain.holds {
-            Some((k, g)) => {
-                let exit = self.cold_block();
-                exits.push((g, exit));
-                if taken.insert(k) {
-                    entries.push((k, cont));
-                }
-                exit
-            }
-            None => cont,
-        };
-        let first = chain.fails.first().or(chain.holds.as_ref()).map(|&(_, g)| g).expect("a chain of guards");
+        let exits: Vec<(flowc_ir::InstId, cranelift_codegen::ir::Block)> =
+            chain.guards().map(|g| (g, self.cold_block())).collect();
+        let (cases, otherwise) = chain.targets();
+        let to = |j: Option<usize>| j.map_or(cont, |j| exits[j].1);
+        let otherwise = to(otherwise);
+        let first = exits[0].0;
         self.at(self.f.sites.inst(first));
         self.b.set_srcloc(IrPlace::Inst(first).srcloc());
         // (What lives across the unbound test's runtime call: as at the
@@ -494,8 +477,8 @@ impl Lowerer<'_, '_> {
             self.b.ins().sshr_imm_s(x, 1)
         };
         let mut switch = cranelift_frontend::Switch::new();
-        for (k, target) in entries {
-            switch.set_entry(k as u64 as u128, target);
+        for (k, j) in cases {
+            switch.set_entry(k as u64 as u128, to(j));
         }
         switch.emit(&mut self.b, n, otherwise);
         for (g, exit) in exits {

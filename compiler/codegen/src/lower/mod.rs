@@ -323,6 +323,8 @@ struct Lowerer<'a, 'b> {
     link_tests: &'b HashMap<BlockId, flowc_ir::InstId>,
     /// [`Facts::switches`].
     switches: &'b HashMap<BlockId, switch::Chain>,
+    /// [`Facts::guard_chains`].
+    guard_chains: &'b HashMap<flowc_ir::InstId, switch::GuardChain>,
     /// [`Facts::fresh_sets`]: `set`s the heap's rows need not see.
     fresh_sets: &'b bitvec::vec::BitVec,
     /// Comparisons of small integers computed inline: the machine
@@ -454,6 +456,9 @@ pub struct Facts {
     /// The chains of equality tests lowered as switches, by head block
     /// ([`switch`]).
     switches: HashMap<BlockId, switch::Chain>,
+    /// The runs of guards of one value lowered as switches, by their first
+    /// instruction ([`switch::guard_chains`]).
+    guard_chains: HashMap<flowc_ir::InstId, switch::GuardChain>,
 }
 
 impl Facts {
@@ -489,7 +494,20 @@ impl Facts {
         let link_tests = links::link_tests(f, cfg, &dom, &links, &uses);
         let fresh_sets = links::fresh_sets(f);
         let switches = switch::chains(f, cfg, &shape.headers, &uses);
-        Facts { uses, cycles, loops, bounds, runs_known: false, shape, links, link_tests, fresh_sets, switches }
+        let guard_chains = switch::guard_chains(f, &uses);
+        Facts {
+            uses,
+            cycles,
+            loops,
+            bounds,
+            runs_known: false,
+            shape,
+            links,
+            link_tests,
+            fresh_sets,
+            switches,
+            guard_chains,
+        }
     }
 
     /// The headers of `f`'s hot loops, in reverse postorder: where its
@@ -743,6 +761,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             links: &facts.links,
             link_tests: &facts.link_tests,
             switches: &facts.switches,
+            guard_chains: &facts.guard_chains,
             fresh_sets: &facts.fresh_sets,
             conds: HashMap::default(),
             headers: &facts.shape.headers,
@@ -1082,6 +1101,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.link_tests.get(&blk).copied().filter(|_| last && fused.is_none() && start < end && !self.is_cold());
         self.defer_stop = self.plan.defer_stops(self.is_cold());
         // Guard chains become switches in hot code outside regions.
+        let guard_chains = self.guard_chains;
         let guard_switches = self.split.is_none() && !self.is_cold();
         let mut k = start;
         while k < end {
@@ -1092,9 +1112,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     r.piece = at;
                 }
             }
-            let insts = &self.f.blocks[blk].insts[k..end];
-            if let Some(chain) = guard_switches.then(|| switch::guard_chain(self.f, insts, self.uses)).flatten() {
-                self.guard_switch(&chain);
+            if let Some(chain) = guard_chains.get(&i).filter(|c| guard_switches && k + c.len <= end) {
+                self.guard_switch(chain);
                 k += chain.len;
                 continue;
             }

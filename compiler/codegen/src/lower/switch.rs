@@ -93,14 +93,46 @@ pub(crate) struct GuardChain {
     pub len: usize,
 }
 
+impl GuardChain {
+    /// The run's guards in order: the failing ones, then the holding one.
+    pub fn guards(&self) -> impl Iterator<Item = InstId> + '_ {
+        self.fails.iter().chain(&self.holds).map(|&(_, g)| g)
+    }
+
+    /// Where each constant goes, the first guard of it failing first:
+    /// `Some(j)` the exit of the `j`-th of [`GuardChain::guards`], `None`
+    /// on past the run (the holding guard's constant); and where any
+    /// other value goes: the holding guard's exit, or on.
+    pub fn targets(&self) -> (Vec<(i64, Option<usize>)>, Option<usize>) {
+        let mut taken = HashSet::default();
+        let mut cases = Vec::new();
+        for (j, &(k, _)) in self.fails.iter().enumerate() {
+            if taken.insert(k) {
+                cases.push((k, Some(j)));
+            }
+        }
+        let mut otherwise = None;
+        if let Some((k, _)) = self.holds {
+            if taken.insert(k) {
+                cases.push((k, None));
+            }
+            otherwise = Some(self.fails.len());
+        }
+        (cases, otherwise)
+    }
+}
+
 /// The guard chain that starts at `insts[0]`, if one does: pairs of an
 /// `eq` of a value and an integer constant (compared as words, `.word`:
 /// the value may be of any kind, and equals the constant only if it is
 /// that integer; the constant below 2^29 in size), used by nothing
 /// but the guard right after it, a
 /// `guard_false` of it, ending where the pairs end or with a `guard_true`
-/// pair; at least [`MIN_GUARDS`] of them, all of one value.
-pub(crate) fn guard_chain(f: &Function, insts: &[InstId], uses: &[u32]) -> Option<GuardChain> {
+/// pair; or a `guard_not_class` of a value per class, ending where they
+/// end or with a `guard_class` of it (how a program in this language
+/// dispatches on an object's class: `if p is c0 goto ... else goto t1`);
+/// at least [`MIN_GUARDS`] of them, all of one value.
+fn guard_chain(f: &Function, insts: &[InstId], uses: &[u32]) -> Option<GuardChain> {
     let pair = |k: usize| -> Option<(ValueId, i64, InstId, bool)> {
         let (&eq, &guard) = (insts.get(k)?, insts.get(k + 1)?);
         let InstKind::Op { op: Operator::Known(Op::Eq), args, form: Form::Word | Form::Int } = &f.insts[eq].kind else {
@@ -128,31 +160,7 @@ pub(crate) fn guard_chain(f: &Function, insts: &[InstId], uses: &[u32]) -> Optio
         };
         Some((v, c, guard, fails))
     };
-    let Some((value, ..)) = pair(0) else { return class_chain(f, insts) };
-    let mut fails = Vec::new();
-    let mut holds = None;
-    let mut k = 0;
-    while let Some((_, c, guard, fail)) = pair(k).filter(|p| p.0 == value) {
-        k += 2;
-        if !fail {
-            holds = Some((c, guard));
-            break;
-        }
-        fails.push((c, guard));
-    }
-    if fails.len() + usize::from(holds.is_some()) >= MIN_GUARDS {
-        return Some(GuardChain { value, classes: false, fails, holds, len: k });
-    }
-    class_chain(f, insts)
-}
-
-/// The run of class guards that starts at `insts[0]`, if one does: a
-/// `guard_not_class` of a value per class (one class per object), ending
-/// where they end or with a `guard_class` of it; at least [`MIN_GUARDS`]
-/// of them. (How a program in this language dispatches on an object's
-/// class: `if p is c0 goto ... else goto t1`, ...)
-fn class_chain(f: &Function, insts: &[InstId]) -> Option<GuardChain> {
-    let guard = |k: usize| -> Option<(ValueId, i64, InstId, bool)> {
+    let class = |k: usize| -> Option<(ValueId, i64, InstId, bool)> {
         let &g = insts.get(k)?;
         match &f.insts[g].kind {
             // (A class's index is an `i32` immediate of baseline code.)
@@ -165,36 +173,44 @@ fn class_chain(f: &Function, insts: &[InstId]) -> Option<GuardChain> {
             _ => None,
         }
     };
-    let (value, ..) = guard(0).filter(|g| g.3)?;
+    run_of(2, false, pair).or_else(|| run_of(1, true, class))
+}
+
+/// The run that `test` finds from position 0 on, a test every `width`
+/// instructions (`test(k)`: the value tested at position `k`, the
+/// constant, the guard, and whether the guard fails on the constant or
+/// holds only on it), if it starts with a failing guard and has at least
+/// [`MIN_GUARDS`] tests of one value.
+fn run_of(
+    width: usize,
+    classes: bool,
+    test: impl Fn(usize) -> Option<(ValueId, i64, InstId, bool)>,
+) -> Option<GuardChain> {
+    let (value, ..) = test(0).filter(|t| t.3)?;
     let mut fails = Vec::new();
     let mut holds = None;
     let mut k = 0;
-    while let Some((_, c, g, fail)) = guard(k).filter(|g| g.0 == value) {
-        k += 1;
+    while let Some((_, c, guard, fail)) = test(k).filter(|t| t.0 == value) {
+        k += width;
         if !fail {
-            holds = Some((c, g));
+            holds = Some((c, guard));
             break;
         }
-        fails.push((c, g));
+        fails.push((c, guard));
     }
-    (fails.len() + usize::from(holds.is_some()) >= MIN_GUARDS).then_some(GuardChain {
-        value,
-        classes: true,
-        fails,
-        holds,
-        len: k,
-    })
+    let tests = fails.len() + usize::from(holds.is_some());
+    (tests >= MIN_GUARDS).then_some(GuardChain { value, classes, fails, holds, len: k })
 }
 
 /// Every guard chain of `f` ([`guard_chain`]), by its first instruction.
-pub(crate) fn guard_chains(f: &Function) -> HashMap<InstId, GuardChain> {
-    let uses = super::count_uses(f);
+/// (`uses`: uses per value, as [`super::count_uses`] counts them.)
+pub(crate) fn guard_chains(f: &Function, uses: &[u32]) -> HashMap<InstId, GuardChain> {
     let mut out = HashMap::default();
     for &b in &f.layout {
         let insts = &f.blocks[b].insts;
         let mut k = 0;
         while k < insts.len() {
-            match guard_chain(f, &insts[k..], &uses) {
+            match guard_chain(f, &insts[k..], uses) {
                 Some(chain) => {
                     let len = chain.len;
                     out.insert(insts[k], chain);
