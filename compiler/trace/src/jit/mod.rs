@@ -271,6 +271,10 @@ pub struct Options {
     /// Most bridges in one tree (a loop or entry trace, its bridges, their
     /// bridges...).
     pub max_bridges: usize,
+    /// Bridges of one tree from exits inside a followed call of a function
+    /// with a loop before the tree's hot spot stops following that
+    /// function and calls it instead ([`Jit::branchy_call`]).
+    pub call_bridges: u32,
     /// Aborted recordings at a hot spot before the JIT gives up on it.
     pub max_aborts: u32,
     /// Most pieces of code (traces and bridges) at once: the JIT drops
@@ -399,6 +403,7 @@ impl Default for Options {
             unroll_limit: 64,
             recursion_unroll: 2,
             max_bridges: 64,
+            call_bridges: CALL_BRIDGES,
             max_aborts: 3,
             max_traces: 2_000,
             small_pieces_room: SMALL_PIECES_ROOM,
@@ -716,6 +721,10 @@ pub struct Jit<'p> {
     /// and the bridges of its tree: a call whose loop ran past
     /// `unroll_limit` there ([`Jit::stop_following_at`]).
     not_followed_at: HashSet<(Symbol, Key)>,
+    /// Per tree (its root) and function with a loop, the tree's bridges
+    /// recorded from exits inside a followed call of that function
+    /// ([`Jit::branchy_call`]).
+    call_bridges: HashMap<(TraceId, Symbol), u32>,
     /// Where links a loop assumed laid out in a row were found not to be
     /// ([`Jit::irregular_link`]): recordings no longer say where the
     /// links checked there lay, so no trace assumes it of them again.
@@ -1347,6 +1356,11 @@ struct Full {
 /// and at 4 million (docs/architecture.md, "A full cache").
 pub const FULL_WINDOW: u64 = 1_000_000;
 
+/// Bridges of one tree from exits inside followed calls of a function
+/// with a loop before the tree's hot spot calls the function instead
+/// ([`Options::call_bridges`], [`Jit::branchy_call`]).
+pub const CALL_BRIDGES: u32 = 8;
+
 /// Hot spots [`Stats::per_key`] describes when there are more and no log
 /// wants them all.
 const KEYS_DESCRIBED: usize = 100;
@@ -1547,6 +1561,7 @@ impl<'p> Jit<'p> {
             recursive,
             not_followed: HashSet::default(),
             not_followed_at: HashSet::default(),
+            call_bridges: HashMap::default(),
             followers: HashMap::default(),
             outer_waiting: HashMap::default(),
             outers_asked: HashSet::default(),

@@ -1141,6 +1141,72 @@ impl<'p> Jit<'p> {
         true
     }
 
+    /// Counts a bridge of tree `root` from exit `exit` of `parent` (to
+    /// `label`, with resume record `record`) if the exit is a round of a
+    /// loop in a followed call, one of several the trace unrolled: another
+    /// exit of `parent` leaves at the same label of the same function,
+    /// inside the same call (its callers' frames the same, values and
+    /// constants alike; an interpreter's step function called once per
+    /// instruction is not, its callers' promoted position differing), and
+    /// none of the function's parameters is a constant there (a call
+    /// given constants folds on them: an interpreter's step function at
+    /// its promoted position, whose loop for one instruction may take
+    /// bridges, is followed still).
+    /// Where [`Options::call_bridges`] such bridges of the tree left one
+    /// function's loop, the tree's hot spot stops following that function
+    /// and is recorded again calling it ([`Jit::stop_following_at`]);
+    /// `true` then. A loop unrolled into a trace is one path of its rounds:
+    /// where the rounds branch on data (a search tree's walk left or right,
+    /// 16 levels deep), every other path is a bridge, more than the tree
+    /// holds, where the function called, its own code, has them all.
+    fn branchy_call(
+        &mut self,
+        machine: &mut Machine,
+        (root, parent, exit): (TraceId, TraceId, ExitId),
+        label: Symbol,
+        record: &ResumeData,
+        resolved: &Resolved,
+    ) -> bool {
+        let frames = &record.frames;
+        let (Some(innermost), [callers @ .., _]) = (frames.last(), &frames[..]) else { return false };
+        let Some(f) =
+            innermost.function.filter(|&f| frames.len() > 1 && self.watched.iter().any(|(w, _)| *w == Some(f)))
+        else {
+            return false;
+        };
+        let (Some(cache), p) = (self.cache.as_ref(), &self.codes[parent.0 as usize]) else { return false };
+        let round = cache.exits_of(parent).into_iter().filter(|&e| e != exit).any(|e| {
+            let (other, _) = cache.exit(e);
+            if other.label != label || p.record_shape(other.resume).0 != frames.len() {
+                return false;
+            }
+            let other = p.record(other.resume);
+            other.frames.last().is_some_and(|o| o.function == Some(f)) && other.frames[..callers.len()] == *callers
+        });
+        if !round {
+            return false;
+        }
+        self.stats.round_bridges += 1;
+        let Some(graph) = resolved.graph_of(Some(f)).map(|g| &resolved.graphs[g as usize]) else { return false };
+        let constant = |name: &Symbol| {
+            innermost.env.iter().any(|(n, v)| n == name && matches!(v, ResumeValue::Operand(Operand::Const(_))))
+        };
+        if graph.slot_names[..graph.params].iter().any(constant) {
+            return false;
+        }
+        let n = self.call_bridges.entry((root, f)).or_default();
+        *n += 1;
+        if *n < self.options.call_bridges {
+            return false;
+        }
+        let Some(key) = self.key_of(root) else { return false };
+        if !self.stop_following_at(machine, f, key, resolved) {
+            return false;
+        }
+        self.stats.branchy_calls += 1;
+        true
+    }
+
     /// The hot spot whose code `code` is, if it is a hot spot's.
     pub(super) fn key_of(&self, code: TraceId) -> Option<Key> {
         self.keys.iter().find(|(_, kc)| kc.variants.contains(&code)).map(|(k, _)| k.clone())
@@ -1293,6 +1359,12 @@ impl<'p> Jit<'p> {
         // `jump`: [`Jit::jumps_to_join`]): not one of the tree's bridges.
         if !jump && self.codes[root.0 as usize].bridges >= self.options.max_bridges {
             self.exit_state(exit).refused = Some(NoBridge::TreeFull);
+            let block = machine.replace_top(stack, &frames, texit.label)?;
+            return Ok(Next::Interpret(block));
+        }
+        if frames.len() > 1 && self.branchy_call(machine, (root, parent, exit), texit.label, &record, run.resolved) {
+            // Its hot spot is recorded again calling the function: the
+            // interpreter goes on from the exit.
             let block = machine.replace_top(stack, &frames, texit.label)?;
             return Ok(Next::Interpret(block));
         }

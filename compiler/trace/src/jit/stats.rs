@@ -307,6 +307,13 @@ pub struct Stats {
     /// Hot spots recorded again because their code followed a function
     /// no longer followed.
     pub refollowed: usize,
+    /// Of the functions not followed, those a hot spot stopped following
+    /// for its tree's bridges inside their loops ([`super::Options::call_bridges`]).
+    pub branchy_calls: usize,
+    /// Bridges from exits in a round of a loop unrolled from a followed
+    /// call (whether or not its function was then called:
+    /// [`super::Jit`]'s `branchy_call`).
+    pub round_bridges: usize,
     /// Promotions given up as megamorphic ([`super::Jit`]'s "Megamorphic
     /// promotions").
     pub megamorphic: usize,
@@ -431,8 +438,14 @@ impl std::fmt::Display for Stats {
         writeln!(f, "joins:           {} (labels whose exits share one trace)", self.joins)?;
         writeln!(
             f,
-            "aborted:         {} ({} hot spots given up, {} functions called rather than followed, {} promotions given up as megamorphic, {} hot spots recorded again for those)",
-            self.aborted, self.ignored, self.not_followed, self.megamorphic, self.refollowed
+            "aborted:         {} ({} hot spots given up, {} functions called rather than followed ({} for their loops' bridges, of {} bridges in rounds of called loops), {} promotions given up as megamorphic, {} hot spots recorded again for those)",
+            self.aborted,
+            self.ignored,
+            self.not_followed,
+            self.branchy_calls,
+            self.round_bridges,
+            self.megamorphic,
+            self.refollowed
         )?;
         writeln!(f, "hot spots:       {} ({} arrivals counted)", self.keys, self.arrivals)?;
         match (&self.tier, &self.tier_given_up) {

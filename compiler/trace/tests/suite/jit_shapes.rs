@@ -9,7 +9,7 @@ use expect_test::expect;
 use flowc_lang::interp::Config;
 use flowc_lang::syntax::prolog::parse_env;
 use flowc_lang::{syntax, Program, Symbol, Value};
-use flowc_trace::jit::{Jit, Options, Stats};
+use flowc_trace::jit::{Jit, Options, Stats, CALL_BRIDGES};
 
 fn check_ir(f: &flowc_ir::Function, after: &str) {
     if let Err(vs) = flowc_ir_checker::check(f) {
@@ -1069,6 +1069,48 @@ fn inner_loops_of_called_functions_are_called_not_unrolled() {
     assert!(r.log.contains("the loop at build:loop ran 64 iterations in one call"), "{}", r.log);
     let longest = r.stats.per_trace.iter().map(|t| t.recorded_ops).max().unwrap();
     assert!(longest < 100, "a trace of {longest} operations:\n{}", r.stats);
+}
+
+/// An outer loop calling functions whose loops of 16 rounds go left or
+/// right as the data says (a walk down a tree of objects,
+/// `search_tree.fg`): followed, each call is one path of 65,536 through
+/// the loop, and the other paths are bridges, as many as the tree holds.
+/// After `call_bridges` bridges from exits inside a function's loop, the
+/// hot spot calls the function instead and its trace loops; with the
+/// rule off the code keeps leaving to the interpreter.
+#[test]
+fn a_called_loop_that_branches_on_data_is_called_not_followed() {
+    let path = "tests/corpus/shapes/search_tree.fg";
+    let r = run(path, Hint::Absent, "start", None, checked());
+    assert_eq!(r.output, "1160\n");
+    assert!(r.stats.branchy_calls >= 1, "{}\n{}", r.stats, r.log);
+    assert!(r.log.contains("calls of lookup are not followed from now on by the code of look"), "{}", r.log);
+    let off = run(path, Hint::Absent, "start", None, Options { call_bridges: u32::MAX, ..checked() });
+    assert_eq!(off.output, r.output);
+    assert_eq!(off.stats.branchy_calls, 0, "{}", off.stats);
+    // (The walks' other paths left the code for the interpreter.)
+    assert!(
+        r.stats.interpreted.total() * 4 < off.stats.interpreted.total(),
+        "{} statements interpreted against {} without the rule:\n{}\n{}",
+        r.stats.interpreted.total(),
+        off.stats.interpreted.total(),
+        r.stats,
+        off.stats
+    );
+}
+
+/// An interpreter's step function called at its promoted position, with
+/// a loop for one instruction whose rounds the data decides
+/// (`step_function.fg`): bridges leave that loop's rounds as they leave a
+/// search tree's walk, but the call is given a constant, on which it
+/// folds (its dispatch), and stays followed.
+#[test]
+fn a_called_loop_given_constants_is_followed_whatever_its_bridges() {
+    let r = run("tests/corpus/shapes/step_function.fg", Hint::AsWritten, "start", None, checked());
+    assert_eq!(r.output, "951\n");
+    assert!(r.stats.round_bridges >= CALL_BRIDGES as usize, "{}\n{}", r.stats, r.log);
+    assert_eq!(r.stats.branchy_calls, 0, "{}\n{}", r.stats, r.log);
+    assert!(!r.log.contains("calls of step are not followed"), "{}", r.log);
 }
 
 /// A called function whose loop runs as many rounds as a constant of the
