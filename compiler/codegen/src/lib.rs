@@ -39,7 +39,8 @@ pub use flowc_runtime::{release_freed_memory, runtime, word};
 pub use code_map::{FunctionCode, IrPlace, PlaceRange};
 pub use define::Options;
 pub use in_memory::{
-    Apart, CallEnd, CompiledTrace, Emitted, ExitId, Linked, Native, RunState, TraceCache, TraceEnd, TraceId,
+    Apart, CallEnd, CompiledTrace, Emitted, ExitId, Linked, Native, OptimizeFunctions, RunState, TraceCache, TraceEnd,
+    TraceId,
 };
 pub use lower::{fields_always_set, fields_holding_objects};
 

@@ -502,6 +502,11 @@ struct CacheInner {
     /// trace that calls one is compiled or one is called, so a run whose
     /// traces call nothing never pays for them.
     undefined: Option<std::sync::Arc<Module>>,
+    /// How the functions are optimized before they are first defined
+    /// ([`TraceCache::optimize_functions_with`]).
+    optimize: Option<OptimizeFunctions>,
+    /// How many of the functions were defined as `optimize` made them.
+    optimized_functions: usize,
     /// Every trace compiled, by name, for `jump_trace`.
     names: HashMap<Symbol, crate::lower::TraceRef>,
     /// Each trace's code slot ([`crate::lower::CodeSlots`]), by number.
@@ -610,6 +615,8 @@ impl TraceCache {
             code_heap,
             function_code: Default::default(),
             undefined: (!functions.is_empty()).then(|| hints.clone()),
+            optimize: None,
+            optimized_functions: 0,
             names: HashMap::default(),
             code_slots: Default::default(),
             entries: Vec::new(),
@@ -1026,6 +1033,20 @@ impl TraceCache {
         end
     }
 
+    /// How many of the program's functions were compiled as the cache's
+    /// [`TraceCache::optimize_functions_with`] made them (0 until they are
+    /// compiled).
+    pub fn optimized_functions(&self) -> usize {
+        self.inner.borrow().optimized_functions
+    }
+
+    /// Has the program's functions optimized by `optimize` before they
+    /// are first defined (the JIT: the eight passes over the program, so
+    /// a function called compiled runs what native code would).
+    pub fn optimize_functions_with(&self, optimize: OptimizeFunctions) {
+        self.inner.borrow_mut().optimize = Some(optimize);
+    }
+
     /// The entry wrapper of function `name` with `arity` parameters, made
     /// on first use.
     fn function_entry(&self, name: Symbol, arity: usize) -> Result<*const u8, String> {
@@ -1327,12 +1348,28 @@ fn install_piece(
     Ok((record, frame))
 }
 
-/// Defines the program's functions, if not yet done: compiled with
-/// Cranelift's optimizing settings, their code made executable and their
-/// safepoints registered.
+/// How a cache's functions are optimized before they are first defined
+/// (the whole program's, as `flowc_passes` would: this crate does not
+/// depend on the passes): the module of the program's functions in,
+/// the optimized program out, or `None`.
+pub type OptimizeFunctions = Box<dyn FnOnce(&Module) -> Option<std::sync::Arc<Module>>>;
+
+/// Defines the program's functions, if not yet done: optimized where the
+/// cache was given a way ([`TraceCache::optimize_functions_with`]: each
+/// function the optimized program has by the same name and arity, the
+/// hints' own otherwise), compiled with Cranelift's optimizing settings,
+/// their code made executable and their safepoints registered.
 fn define_functions(inner: &mut CacheInner) -> Result<(), String> {
     let Some(hints) = inner.undefined.take() else { return Ok(()) };
-    let functions: Vec<&Function> = hints.functions.iter().filter(|g| g.kind == FunctionKind::Function).collect();
+    let optimized = inner.optimize.take().and_then(|optimize| optimize(&hints));
+    let better = |f: &Function| {
+        let o = optimized.as_ref()?.functions.iter().find(|o| o.name == f.name && o.kind == FunctionKind::Function)?;
+        (o.params.len() == f.params.len()).then_some(o)
+    };
+    let functions: Vec<&Function> =
+        hints.functions.iter().filter(|g| g.kind == FunctionKind::Function).map(|f| better(f).unwrap_or(f)).collect();
+    inner.optimized_functions = hints.functions.iter().filter(|f| f.kind == FunctionKind::Function).count()
+        - functions.iter().filter(|f| hints.functions.iter().any(|h| std::ptr::eq(h, **f))).count();
     let mut safepoints = Vec::new();
     let mut compiler = crate::compile::Compiler::for_work(size(functions.iter().copied()));
     for (k, &f) in functions.iter().enumerate() {

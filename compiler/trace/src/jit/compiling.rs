@@ -334,6 +334,9 @@ impl<'p> Jit<'p> {
     /// never reads unset.
     pub(super) fn new_cache(&self) -> Option<TraceCache> {
         let cache = TraceCache::new(self.shared.hints.clone(), self.layout, self.cache_options()).ok()?;
+        if let Some(program) = self.functions_program.clone() {
+            cache.optimize_functions_with(Box::new(move |hints| program.optimized(hints)));
+        }
         cache.assume_always_set(self.always_set.clone());
         cache.assume_links(self.links.clone());
         Some(cache)
@@ -395,4 +398,53 @@ pub(super) fn rows_of(trace: &crate::trace::Trace) -> Vec<crate::opt::row::RowSh
             })
             .collect()
     })
+}
+
+/// A program whose functions are optimized by the eight passes before they
+/// are compiled for calls (recursive functions, functions not followed,
+/// calls compiled for the interpreter): the main graph kept for that (the
+/// passes need the whole program: what each function's parameters hold
+/// is what its calls pass, what a field holds what the program's `set`s
+/// store), and the program so optimized, once for every trace cache.
+/// Optimized, a function does what native code does; not, it ran generic
+/// arithmetic and tag tests on every value.
+pub(super) struct FunctionsProgram {
+    main: (usize, Function),
+    optimized: std::cell::OnceCell<Option<Arc<Module>>>,
+}
+
+impl FunctionsProgram {
+    /// For the program of `hints` and `main`, if it has functions and is
+    /// small enough ([`super::OPTIMIZE_FUNCTIONS_INSTS`]), its main graph
+    /// no bigger than [`super::OPTIMIZE_MAIN_INSTS`] or twice its
+    /// functions: the passes go over the main graph too, for the
+    /// functions' sake (a main loop of 2,000 calls of one small function
+    /// cost 16 ms, more than the run it was for).
+    pub(super) fn of(hints: &Module, main: Option<&(usize, Function)>) -> Option<std::rc::Rc<FunctionsProgram>> {
+        let main = main?;
+        let functions: usize =
+            hints.functions.iter().filter(|f| f.kind == flowc_ir::FunctionKind::Function).map(|f| f.insts.len()).sum();
+        let main_insts = main.1.insts.len();
+        let small = functions + main_insts <= super::OPTIMIZE_FUNCTIONS_INSTS
+            && main_insts <= super::OPTIMIZE_MAIN_INSTS.max(2 * functions);
+        (functions > 0 && small)
+            .then(|| std::rc::Rc::new(FunctionsProgram { main: main.clone(), optimized: Default::default() }))
+    }
+
+    /// The program optimized (`hints` its functions), made the first time.
+    fn optimized(&self, hints: &Module) -> Option<Arc<Module>> {
+        self.optimized
+            .get_or_init(|| {
+                let module = super::prepare::program_module(hints.clone(), Some(self.main.clone()));
+                let options = flowc_passes::context::Options::default();
+                let versions = flowc_passes::versions::pipeline(
+                    module,
+                    &options,
+                    flowc_passes::versions::Wanted::Generic,
+                    |_, _, _| {},
+                );
+                Some(Arc::new(versions.generic))
+            })
+            .clone()
+    }
 }

@@ -697,6 +697,11 @@ pub struct Jit<'p> {
     /// The lowered main graph, and its place among the module's
     /// functions, kept for solving `fields` (taken then).
     main: std::cell::Cell<Option<(usize, Function)>>,
+    /// The program's main graph, kept for optimizing its functions before
+    /// they are compiled, and the program so optimized once it is
+    /// ([`Jit::new_cache`]): where the program has functions and is small
+    /// enough ([`OPTIMIZE_FUNCTIONS_INSTS`]).
+    functions_program: Option<std::rc::Rc<compiling::FunctionsProgram>>,
     /// The fields the program never reads unset ([`Prepared`]), for the
     /// trace cache ([`TraceCache::assume_always_set`]).
     always_set: Vec<Symbol>,
@@ -1356,6 +1361,18 @@ struct Full {
 /// and at 4 million (docs/architecture.md, "A full cache").
 pub const FULL_WINDOW: u64 = 1_000_000;
 
+/// The most instructions (the main graph's and the functions') of a
+/// program whose functions are optimized by the eight passes before
+/// they are compiled for calls ([`Jit::new_cache`]): passing the whole
+/// program once, at the first compiled call, costs what compiling it
+/// does.
+pub const OPTIMIZE_FUNCTIONS_INSTS: usize = 20_000;
+
+/// The most instructions of the main graph of a program whose functions
+/// are optimized ([`OPTIMIZE_FUNCTIONS_INSTS`]) unless its functions have
+/// half as many or more.
+pub const OPTIMIZE_MAIN_INSTS: usize = 1_000;
+
 /// Bridges of one tree from exits inside followed calls of a function
 /// with a loop before the tree's hot spot calls the function instead
 /// ([`Options::call_bridges`], [`Jit::branchy_call`]).
@@ -1542,6 +1559,7 @@ impl<'p> Jit<'p> {
         // A row another run found (of this program or another) is not
         // this run's to assume.
         flowc_lang::heap::with(|h| h.rows.reset());
+        let functions_program = compiling::FunctionsProgram::of(&hints, main.as_ref());
         let shared = background::Shared::new(
             program,
             std::sync::Arc::new(hints),
@@ -1552,6 +1570,7 @@ impl<'p> Jit<'p> {
         Jit {
             shared: std::sync::Arc::new(shared),
             // Solved ahead, the facts need the main graph no more.
+            functions_program,
             main: std::cell::Cell::new(if fields.is_some() { None } else { main }),
             fields: fields.map(std::cell::OnceCell::from).unwrap_or_default(),
             always_set,
@@ -1638,6 +1657,7 @@ impl<'p> Jit<'p> {
         let Some(cache) = &self.cache else { return s };
         s.code_size = cache.code_size();
         s.exits = cache.exit_count();
+        s.functions_optimized = cache.optimized_functions();
         s.record_bytes = self.codes.iter().filter_map(|c| c.kept.as_ref()).map(|k| k.records.heap_bytes()).sum();
         s.bridged = 0;
         for k in self.report_order() {

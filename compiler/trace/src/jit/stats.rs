@@ -326,6 +326,9 @@ pub struct Stats {
     /// given up for not paying its round trips (see "Calls instead of
     /// short loops" in `jit/mod.rs`).
     pub calls_instead: u64,
+    /// Functions compiled for calls as the eight passes optimized them
+    /// (the others as the front end lowered them: `OPTIMIZE_FUNCTIONS_INSTS`).
+    pub functions_optimized: usize,
     /// Exits that returned to the driver.
     pub guard_failures: u64,
     /// Exits that continued in a bridge without leaving machine code.
@@ -467,8 +470,8 @@ impl std::fmt::Display for Stats {
         )?;
         writeln!(
             f,
-            "entries:         {} ({} compiled calls; {} functions called compiled for loops too short to enter)",
-            self.entries, self.calls, self.calls_instead
+            "entries:         {} ({} compiled calls; {} functions called compiled for loops too short to enter; {} functions compiled optimized by the passes)",
+            self.entries, self.calls, self.calls_instead, self.functions_optimized
         )?;
         writeln!(
             f,

@@ -1099,6 +1099,34 @@ fn a_called_loop_that_branches_on_data_is_called_not_followed() {
     );
 }
 
+/// Functions called compiled (here recursive ones: a tree-walking
+/// interpreter's `eval` and `exec`) are compiled as the eight passes
+/// optimize the program, as native code is; but not where the main graph
+/// is far bigger than the functions (the passes go over it too): a main
+/// graph of 1,500 calls of one small recursive function.
+#[test]
+fn functions_called_compiled_are_optimized_by_the_passes() {
+    let r = run("tests/corpus/shapes/tree_walk.fg", Hint::Absent, "start", None, checked());
+    assert_eq!(r.output, "2001\n");
+    assert!(r.stats.calls > 0, "{}", r.stats);
+    assert_eq!(r.stats.functions_optimized, 2, "{}", r.stats);
+    let mut text = String::from(
+        "entry start(n = 50)\nfunction f(x, d):\n    s:\n        x = x * 3\n        x = x % 1001\n        if d goto again else goto out\n    again:\n        d = d - 1\n        x = call f(x, d) then out\n    out:\n        return x\nstart:\n    x = 1\n    goto loop\nloop:\n    if n goto c0 else goto done\n",
+    );
+    for k in 0..1500 {
+        text.push_str(&format!("c{k}:\n    x = call f(x, 1) then c{}\n", k + 1));
+    }
+    text.push_str("c1500:\n    n = n - 1\n    goto loop\ndone:\n    print_and_stop(x)\n");
+    let big = run_text("calls.fg", &text, Hint::Absent, "start", None, Options { threshold: 2, ..checked() });
+    let mut x = 1i64;
+    for _ in 0..50 * 1500 * 2 {
+        x = x * 3 % 1001;
+    }
+    assert_eq!(big.output, format!("{x}\n"));
+    assert!(big.stats.calls > 0, "{}", big.stats);
+    assert_eq!(big.stats.functions_optimized, 0, "{}", big.stats);
+}
+
 /// An interpreter's step function called at its promoted position, with
 /// a loop for one instruction whose rounds the data decides
 /// (`step_function.fg`): bridges leave that loop's rounds as they leave a
