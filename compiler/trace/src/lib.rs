@@ -29,6 +29,7 @@
 #![deny(unsafe_code)]
 
 pub mod blog;
+pub mod constant_loops;
 pub mod copy;
 pub mod jit;
 pub mod opt;

@@ -24,6 +24,7 @@ use flowc_lang::{env, Env, Symbol, Value};
 
 use flowc_ir::Site;
 
+use crate::constant_loops::{runs_as_constants_say, ConstantLoops};
 use crate::trace::{Check, ObjectIds, Trace, TraceOp};
 
 /// How tracing ended.
@@ -99,6 +100,11 @@ pub struct Limits<'a> {
     /// trace besides (a bridge's: those its exit's record holds as
     /// constants).
     pub start_constants: &'a [Vec<Symbol>],
+    /// Loops of the base frame the recording follows rather than stops
+    /// at, where the trace's constants decide their rounds
+    /// ([`crate::constant_loops`]; the JIT's recordings, while they are
+    /// shorter than a quarter of `ops`).
+    pub constant_loops: Option<&'a ConstantLoops>,
 }
 
 /// Promotions, by function and a label: the one they go on to, or for
@@ -109,7 +115,15 @@ impl Limits<'_> {
     /// `ops` operations, loops in called functions unrolled without limit
     /// (the series' tracer).
     pub fn ops(ops: usize) -> Limits<'static> {
-        Limits { ops, unroll: u32::MAX, unpromoted: None, cold: None, lists_assumed: false, start_constants: &[] }
+        Limits {
+            ops,
+            unroll: u32::MAX,
+            unpromoted: None,
+            cold: None,
+            lists_assumed: false,
+            start_constants: &[],
+            constant_loops: None,
+        }
     }
 }
 
@@ -479,7 +493,10 @@ pub fn record_path(
     // Constants matter only to calls of functions ([`TraceFrame::fixed`]):
     // a program of none is spared tracking them per operation (6% of the
     // tutorial BF interpreter's recording time).
-    let track_consts = index.has_functions();
+    let track_consts = index.has_functions() || limits.constant_loops.is_some();
+    // The loops of the base frame followed for their constants, by
+    // header, and the block each was entered from.
+    let mut entered: rustc_hash::FxHashMap<Symbol, Symbol> = rustc_hash::FxHashMap::default();
     loop {
         if ops.len() > limit {
             // Too long inside a called loop unrolled past the unroll limit
@@ -682,7 +699,23 @@ pub fn record_path(
             }
         }
         let frame = frames.last().expect("a frame");
-        if frames.len() == 1 {
+        // (Not the loop it started in: a hot spot's own. A loop followed
+        // is the loop it was entered as at each round: `entered`.)
+        let from = *entered.get(&next).unwrap_or(&block.label);
+        let followed = |loops: &ConstantLoops| {
+            let fits = ops.len() < limit / 4;
+            let follows = next != label
+                && runs_as_constants_say(loops, index, frame.function, (from, next), &|v| frame.consts.0.contains(&v));
+            if follows {
+                loops.note(frame.function, next, fits);
+            }
+            follows && fits
+        };
+        let followed = frames.len() == 1 && limits.constant_loops.is_some_and(followed);
+        if followed {
+            entered.entry(next).or_insert(from);
+        }
+        if frames.len() == 1 && !followed {
             match at(next, &frame.env, ops.len()) {
                 Arrival::Continue => {}
                 Arrival::Stop => {

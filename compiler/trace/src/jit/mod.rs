@@ -275,6 +275,9 @@ pub struct Options {
     /// with a loop before the tree's hot spot stops following that
     /// function and calls it instead ([`Jit::branchy_call`]).
     pub call_bridges: u32,
+    /// Whether recordings follow loops of their base frame whose rounds
+    /// the trace's constants decide ([`crate::constant_loops`]).
+    pub constant_loops: bool,
     /// Aborted recordings at a hot spot before the JIT gives up on it.
     pub max_aborts: u32,
     /// Most pieces of code (traces and bridges) at once: the JIT drops
@@ -404,6 +407,7 @@ impl Default for Options {
             recursion_unroll: 2,
             max_bridges: 64,
             call_bridges: CALL_BRIDGES,
+            constant_loops: true,
             max_aborts: 3,
             max_traces: 2_000,
             small_pieces_room: SMALL_PIECES_ROOM,
@@ -653,6 +657,9 @@ struct KeyCode {
     /// Its loop traces assume nothing (a speculating one was refused).
     generic: bool,
     ignored: bool,
+    /// Given up because recordings follow its loop for their constants
+    /// (`Jit::leave_to_constants`), not for failing.
+    left_to_constants: bool,
     /// The operations of its loop, recorded (or bounded by the program:
     /// [`round_bound`]) and not compiled because the key was arrived at
     /// too sparsely ([`Jit::too_sparse`]): when the key is hot again, the
@@ -730,6 +737,8 @@ pub struct Jit<'p> {
     /// recorded from exits inside a followed call of that function
     /// ([`Jit::branchy_call`]).
     call_bridges: HashMap<(TraceId, Symbol), u32>,
+    /// The shapes of the loops recordings may follow for their constants.
+    constant_loops: crate::constant_loops::ConstantLoops,
     /// Where links a loop assumed laid out in a row were found not to be
     /// ([`Jit::irregular_link`]): recordings no longer say where the
     /// links checked there lay, so no trace assumes it of them again.
@@ -1581,6 +1590,7 @@ impl<'p> Jit<'p> {
             not_followed: HashSet::default(),
             not_followed_at: HashSet::default(),
             call_bridges: HashMap::default(),
+            constant_loops: Default::default(),
             followers: HashMap::default(),
             outer_waiting: HashMap::default(),
             outers_asked: HashSet::default(),

@@ -90,6 +90,10 @@ impl<'p> Jit<'p> {
         let g = top.graph;
         let graph: &Graph = &run.resolved.graphs[g as usize];
         let label = graph.blocks[block as usize].label;
+        if key.greens.is_empty() && self.constant_loops.followed(graph.name, label) {
+            self.leave_to_constants(machine, key, run.resolved);
+            return Ok(Next::Interpret(block));
+        }
         let (params, args, unbound) = self.frame_start(run, top, block);
         let graph: &Graph = &run.resolved.graphs[g as usize];
         // The recording starts from the variables live here (a variable
@@ -229,6 +233,7 @@ impl<'p> Jit<'p> {
             record_path(this.shared.index(), &[frame], label, &mut run.heap, limits, &mut at, &mut residual)
         };
         self.stats.record_time += started.elapsed();
+        self.leave_followed_to_constants(machine, run.resolved);
         self.stats.skipped += skipped.len();
         if self.log.is_some() {
             for k in &skipped {
@@ -1087,6 +1092,9 @@ impl<'p> Jit<'p> {
             cold: None,
             lists_assumed: false,
             start_constants: &[],
+            constant_loops: (self.options.constant_loops
+                && self.constant_loops.possible(self.shared.index(), self.shared.program, &self.watched))
+            .then_some(&self.constant_loops),
         }
     }
 
@@ -1205,6 +1213,61 @@ impl<'p> Jit<'p> {
         }
         self.stats.branchy_calls += 1;
         true
+    }
+
+    /// Gives up the hot spots at the heads of loops recordings followed
+    /// for their constants since last asked ([`crate::constant_loops`]).
+    pub(super) fn leave_followed_to_constants(&mut self, machine: &mut Machine, resolved: &Resolved) {
+        let (followed, too_long) = self.constant_loops.newly_followed();
+        let key = |(function, header): (Option<Symbol>, Symbol)| {
+            let g = resolved.graph_of(function)?;
+            let &block = resolved.graphs[g as usize].labels.get(&header)?;
+            Some(Key { graph: g, block, greens: Default::default() })
+        };
+        let followed: Vec<Key> =
+            followed.into_iter().filter(|&(f, h)| self.constant_loops.followed(f, h)).filter_map(key).collect();
+        for k in followed {
+            self.leave_to_constants(machine, &k, resolved);
+        }
+        // One too long to follow is a hot spot again, given up or not:
+        // its own code runs what recordings leave to it.
+        for k in too_long.into_iter().filter_map(key) {
+            let Some(kc) = self.keys.get_mut(&k).filter(|kc| kc.ignored && kc.left_to_constants) else { continue };
+            kc.ignored = false;
+            kc.left_to_constants = false;
+            if let Some(p) = machine.profiler_mut() {
+                p.set(&k, KeyState::Counting);
+            }
+            let what = describe(&k, resolved);
+            self.log(format_args!("hot spot counted again: {what}: its loop is too long for the recordings to follow"));
+        }
+    }
+
+    /// Gives up hot spot `key`, a loop's head without greens that
+    /// recordings follow for their constants, and drops its code from it
+    /// (the code stays for what jumps to it): an interpreter's scan for a
+    /// bracket's partner, whose own code is generic in the position it
+    /// starts from and leaves to every position after a bracket, each a
+    /// `guard_value` of a chain that fills (the promotion was given up as
+    /// megamorphic, and every position ran generic from then on: BF
+    /// `digits 200` 10-17 s in two runs of ten instead of 0.2).
+    fn leave_to_constants(&mut self, machine: &mut Machine, key: &Key, resolved: &Resolved) {
+        let kc = self.keys.entry(key.clone()).or_default();
+        if kc.ignored {
+            return;
+        }
+        kc.variants.clear();
+        kc.ignored = true;
+        kc.left_to_constants = true;
+        self.stats.ignored += 1;
+        self.stats.left_to_constants += 1;
+        if let Some(p) = machine.profiler_mut() {
+            p.set(key, KeyState::Ignored);
+        }
+        let what = describe(key, resolved);
+        self.log(format_args!(
+            "hot spot given up: {what}: recordings that arrive there follow its loop for their constants"
+        ));
     }
 
     /// The hot spot whose code `code` is, if it is a hot spot's.
@@ -1558,6 +1621,7 @@ impl<'p> Jit<'p> {
             }
         };
         self.stats.record_time += started.elapsed();
+        self.leave_followed_to_constants(machine, run.resolved);
         self.stats.bridges_into_tier += u64::from(cut);
         let (mut trace, frame, end_label) = match recorded {
             Ok(Path::Stopped { trace, frame, label }) => (trace, frame, label),

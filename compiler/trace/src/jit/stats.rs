@@ -314,6 +314,9 @@ pub struct Stats {
     /// call (whether or not its function was then called:
     /// [`super::Jit`]'s `branchy_call`).
     pub round_bridges: usize,
+    /// Of the hot spots given up, those whose loops recordings follow for
+    /// their constants ([`crate::constant_loops`]).
+    pub left_to_constants: usize,
     /// Promotions given up as megamorphic ([`super::Jit`]'s "Megamorphic
     /// promotions").
     pub megamorphic: usize,
@@ -441,9 +444,10 @@ impl std::fmt::Display for Stats {
         writeln!(f, "joins:           {} (labels whose exits share one trace)", self.joins)?;
         writeln!(
             f,
-            "aborted:         {} ({} hot spots given up, {} functions called rather than followed ({} for their loops' bridges, of {} bridges in rounds of called loops), {} promotions given up as megamorphic, {} hot spots recorded again for those)",
+            "aborted:         {} ({} hot spots given up ({} loops left to the recordings that follow them), {} functions called rather than followed ({} for their loops' bridges, of {} bridges in rounds of called loops), {} promotions given up as megamorphic, {} hot spots recorded again for those)",
             self.aborted,
             self.ignored,
+            self.left_to_constants,
             self.not_followed,
             self.branchy_calls,
             self.round_bridges,

@@ -1099,6 +1099,39 @@ fn a_called_loop_that_branches_on_data_is_called_not_followed() {
     );
 }
 
+/// A BF interpreter that finds a bracket's partner by scanning its
+/// program (`bf_scan.fg`): with `pc` promoted, each scan is decided by
+/// constants of the trace, and recordings follow it (its rounds fold into
+/// the jump's target), its own hot spot given up. Without that, the scan
+/// is a loop of its own, generic in `pc`, run at every jump.
+#[test]
+fn a_scan_of_the_program_is_followed_for_its_constants() {
+    let path = "tests/corpus/interpreters/bf_scan.fg";
+    let scans = |r: &Run| -> u64 {
+        r.stats
+            .per_trace
+            .iter()
+            .filter(|t| t.start.starts_with("back") || t.start.starts_with("fwd"))
+            .map(|t| t.iterations)
+            .sum()
+    };
+    let on = run(path, Hint::AsWritten, "start", None, checked());
+    assert_eq!(on.output, "3968\n");
+    assert!(on.stats.left_to_constants >= 1, "{}\n{}", on.stats, on.log);
+    assert!(on.log.contains("recordings that arrive there follow its loop for their constants"), "{}", on.log);
+    let off = run(path, Hint::AsWritten, "start", None, Options { constant_loops: false, ..checked() });
+    assert_eq!(off.output, on.output);
+    assert_eq!(off.stats.left_to_constants, 0, "{}", off.stats);
+    assert!(
+        scans(&on) * 10 < scans(&off),
+        "scans' own code ran {} rounds, {} without following them:\n{}\n{}",
+        scans(&on),
+        scans(&off),
+        on.stats,
+        off.stats
+    );
+}
+
 /// Functions called compiled (here recursive ones: a tree-walking
 /// interpreter's `eval` and `exec`) are compiled as the eight passes
 /// optimize the program, as native code is; but not where the main graph
