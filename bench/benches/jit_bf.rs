@@ -16,6 +16,10 @@
 //! - `objects`: tests/corpus/interpreters/bf_objects.fg, the program
 //!   turned into a chain of instruction objects first, the instruction
 //!   object promoted at the dispatch label;
+//! - `scan`: tests/corpus/interpreters/bf_scan.fg, the tutorial's shape
+//!   without a bracket map: a jump scans the program for its bracket's
+//!   partner (the recordings follow the scan for its constants,
+//!   `flowc_trace::constant_loops`);
 //! - `vm`: tests/corpus/interpreters/stack_vm.fg, a stack machine whose
 //!   stack is a chain of objects, no hint;
 //! - `plain`: the tutorial interpreter with its hint absent (no `promote
@@ -130,6 +134,12 @@ fn rows() -> Vec<Row> {
     // The third shape on a short run, a long one and one of seconds in C.
     for (program, size) in [("bottles", 10), ("primes", 3), ("fractal", 5), ("escape", 20)] {
         rows.push(Row { interpreter: "objects", program, size });
+    }
+    // No bracket map: a scan per jump (its own shapes: a song, counted
+    // nests, digits found by scans, and the fractal, whose longest loops
+    // are too long for a trace to follow their scans).
+    for (program, size) in [("bottles", 99), ("counters", 30), ("digits", 200), ("fractal", 5)] {
+        rows.push(Row { interpreter: "scan", program, size });
     }
     // The tutorial's hint absent: what specializing on the BF position
     // gains on loops run often, and costs on loops run once.

@@ -10,7 +10,7 @@ pub fn root() -> &'static Path {
 }
 
 /// The interpreter written in the language that the BF and stack-machine
-/// benchmarks name `tutorial`, `rle`, `objects`, `plain` or `vm` (the
+/// benchmarks name `tutorial`, `rle`, `objects`, `scan`, `plain` or `vm` (the
 /// first word of their rows and of the environment files they write,
 /// `target/bench-bf`). `plain` is the tutorial interpreter with its hint
 /// absent: no `promote pc` at the dispatch label, so the JIT compiles the
@@ -21,6 +21,7 @@ pub fn interpreter(name: &str) -> Option<std::path::PathBuf> {
     let file = match name {
         "tutorial" => "bf_tutorial.fg",
         "rle" => "bf_rle.fg",
+        "scan" => "bf_scan.fg",
         "objects" => "bf_objects.fg",
         "vm" => "stack_vm.fg",
         "plain" | "moved" => {
