@@ -1380,8 +1380,22 @@ impl<'p> Jit<'p> {
         let values_depth = if texit.key.is_some() { p.values + 1 } else { 0 };
         if values_depth > self.options.max_values {
             // A promoted variable that took more values at this guard
-            // than a chain of bridges holds: the promotion is given up.
-            if self.options.megamorphic_chains {
+            // than a chain of bridges holds: the promotion is given up —
+            // but not for a chain in the tree of a loop that promotes
+            // nothing itself (a loop generic in what the interpreter
+            // promotes after it: an interpreter's scan for a bracket's
+            // partner too long for recordings to follow, which leaves to
+            // every position after a bracket): the exit leaves to the
+            // driver, which finds each position's code.
+            let promotes = |t: TraceId| {
+                let f = &self.codes[t.0 as usize].function;
+                f.all_insts().any(|(_, i)| {
+                    matches!(f.insts[i].kind, flowc_ir::InstKind::Guard { kind: flowc_ir::GuardKind::Value(..), .. })
+                })
+            };
+            let r = &self.codes[root.0 as usize];
+            let generic = matches!(r.kind, Kind::Loop) && !promotes(root) && !r.body.is_some_and(promotes);
+            if self.options.megamorphic_chains && !generic {
                 let function = record.frames.last().and_then(|f| f.function);
                 let why = format!("a guard_value there failed for more than {} values", self.options.max_values);
                 self.megamorphic(machine, run, function, texit.label, &why);

@@ -826,6 +826,18 @@ fn a_full_guard_value_chain_gives_its_promotion_up() {
     assert!(r.log.contains("given up: a guard_value there failed for more than 8 values"), "{}", r.log);
 }
 
+/// A full chain in the tree of a loop that promotes nothing itself
+/// (promote_after_loop.fg: the chain is of bridges from its exit, which
+/// promote what the outer loop goes on with) does not give the promotion
+/// up.
+#[test]
+fn a_full_chain_after_a_loop_that_promotes_nothing_keeps_the_promotion() {
+    let r = run("tests/corpus/shapes/promote_after_loop.fg", Hint::AsWritten, "start", None, checked());
+    assert_eq!(r.output, "208053983\n");
+    assert_eq!(r.stats.megamorphic, 0, "{}\n{}", r.stats, r.log);
+    assert!(!r.log.contains("given up: a guard_value there failed"), "{}", r.log);
+}
+
 /// An object passed down a short recursion (`area(r, 1)` calls
 /// `area(r, 0)`): the recording follows the recursive calls up to
 /// `recursion_unroll` deep, so the object stays virtual; not following
