@@ -701,20 +701,20 @@ pub fn record_path(
         let frame = frames.last().expect("a frame");
         // (Not the loop it started in: a hot spot's own. A loop followed
         // is the loop it was entered as at each round: `entered`.)
-        let from = *entered.get(&next).unwrap_or(&block.label);
-        let followed = |loops: &ConstantLoops| {
+        let mut followed = |loops: &ConstantLoops| {
+            let from = *entered.get(&next).unwrap_or(&block.label);
             let fits = ops.len() < limit / 4;
             let follows = next != label
                 && runs_as_constants_say(loops, index, frame.function, (from, next), &|v| frame.consts.0.contains(&v));
             if follows {
                 loops.note(frame.function, next, fits);
+                if fits {
+                    entered.entry(next).or_insert(from);
+                }
             }
             follows && fits
         };
-        let followed = frames.len() == 1 && limits.constant_loops.is_some_and(followed);
-        if followed {
-            entered.entry(next).or_insert(from);
-        }
+        let followed = frames.len() == 1 && limits.constant_loops.is_some_and(&mut followed);
         if frames.len() == 1 && !followed {
             match at(next, &frame.env, ops.len()) {
                 Arrival::Continue => {}
