@@ -77,6 +77,8 @@ struct Shape {
     /// the loop sets them (the first round, the values it is entered
     /// with).
     live: FxHashSet<Symbol>,
+    /// The variables the loop sets.
+    defined: FxHashSet<Symbol>,
     /// Lists the loop reads by `readlist` (variables; a literal list is
     /// a constant anyway).
     lists: Vec<Symbol>,
@@ -211,12 +213,12 @@ fn decided(shape: &Shape, constant: &dyn Fn(Symbol) -> bool) -> bool {
     // definition reading one that is not makes its variable not constant,
     // until nothing changes.
     let mut not: FxHashSet<Symbol> = FxHashSet::default();
-    let defined: FxHashSet<Symbol> = shape.defs.iter().map(|(d, _)| *d).collect();
     // (A variable the loop sets is constant where every value the loop
     // sets it to is, and, read in a round before it is set, so was the
     // value it came in with.)
     let holds = |v: &Symbol, not: &FxHashSet<Symbol>| {
-        !not.contains(v) && if defined.contains(v) { !shape.live.contains(v) || constant(*v) } else { constant(*v) }
+        !not.contains(v)
+            && if shape.defined.contains(v) { !shape.live.contains(v) || constant(*v) } else { constant(*v) }
     };
     loop {
         let mut changed = false;
@@ -295,7 +297,13 @@ fn shape(index: &ProgramIndex, function: Option<Symbol>, from: Symbol, header: S
         Arg::Var(v) => Some(*v),
         Arg::Const(_) => None,
     };
-    let mut shape = Shape { tests: Vec::new(), defs: Vec::new(), lists: Vec::new(), live: FxHashSet::default() };
+    let mut shape = Shape {
+        tests: Vec::new(),
+        defs: Vec::new(),
+        lists: Vec::new(),
+        live: FxHashSet::default(),
+        defined: FxHashSet::default(),
+    };
     // What each block reads before it writes it, and writes.
     let mut uses: FxHashMap<Symbol, (FxHashSet<Symbol>, FxHashSet<Symbol>)> = FxHashMap::default();
     for l in &inside {
@@ -359,6 +367,7 @@ fn shape(index: &ProgramIndex, function: Option<Symbol>, from: Symbol, header: S
         }
     }
     shape.live = live.remove(&header).unwrap_or_default();
+    shape.defined = shape.defs.iter().map(|(d, _)| *d).collect();
     // A test of what a field holds or of an allocation, or of what the
     // loop computes from one, is never constant, whatever the recording
     // holds where it arrives.

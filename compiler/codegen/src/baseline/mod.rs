@@ -2146,14 +2146,20 @@ impl Emit<'_, '_, '_> {
     /// Jumps to `no` unless rax is a pointer to an object's cell (of any
     /// layout; rdx is overwritten).
     fn object_cell_test(&mut self, no: Label) {
+        self.object_cell_test_to(no, no);
+    }
+
+    /// [`Emit::object_cell_test`], to `not_pointer` where the word is no
+    /// pointer (or 0) and to `not_object` where its cell is no object.
+    fn object_cell_test_to(&mut self, not_pointer: Label, not_object: Label) {
         self.a.test_imm(RAX, word::TAG_MASK as i32);
-        self.a.jcc(Cond::NotEqual, no);
+        self.a.jcc(Cond::NotEqual, not_pointer);
         self.a.test(RAX, RAX);
-        self.a.jcc(Cond::Equal, no);
+        self.a.jcc(Cond::Equal, not_pointer);
         self.a.load(RDX, RAX, cell::META as i32);
         self.a.alu_imm(Alu::And, RDX, cell::KIND_MASK as i32);
         self.a.alu_imm(Alu::Cmp, RDX, cell::OBJECT as i32);
-        self.a.jcc(Cond::NotEqual, no);
+        self.a.jcc(Cond::NotEqual, not_object);
     }
 
     /// Jumps to `no` unless the word in rax is an object of the layout
@@ -2562,14 +2568,7 @@ impl Emit<'_, '_, '_> {
     /// `not_pointer` if the word is no pointer (or 0), to `not_object` if
     /// its cell is no object. (A class guard's test, and a run's.)
     fn class_of_object(&mut self, not_pointer: Label, not_object: Label) {
-        self.a.test_imm(RAX, word::TAG_MASK as i32);
-        self.a.jcc(Cond::NotEqual, not_pointer);
-        self.a.test(RAX, RAX);
-        self.a.jcc(Cond::Equal, not_pointer);
-        self.a.load(RDX, RAX, cell::META as i32);
-        self.a.alu_imm(Alu::And, RDX, cell::KIND_MASK as i32);
-        self.a.alu_imm(Alu::Cmp, RDX, cell::OBJECT as i32);
-        self.a.jcc(Cond::NotEqual, not_object);
+        self.object_cell_test_to(not_pointer, not_object);
         self.a.load32(RDX, RAX, cell::CLASS as i32);
     }
 

@@ -1362,14 +1362,26 @@ pub type OptimizeFunctions = Box<dyn FnOnce(&Module) -> Option<std::sync::Arc<Mo
 fn define_functions(inner: &mut CacheInner) -> Result<(), String> {
     let Some(hints) = inner.undefined.take() else { return Ok(()) };
     let optimized = inner.optimize.take().and_then(|optimize| optimize(&hints));
-    let better = |f: &Function| {
-        let o = optimized.as_ref()?.functions.iter().find(|o| o.name == f.name && o.kind == FunctionKind::Function)?;
-        (o.params.len() == f.params.len()).then_some(o)
-    };
-    let functions: Vec<&Function> =
-        hints.functions.iter().filter(|g| g.kind == FunctionKind::Function).map(|f| better(f).unwrap_or(f)).collect();
-    inner.optimized_functions = hints.functions.iter().filter(|f| f.kind == FunctionKind::Function).count()
-        - functions.iter().filter(|f| hints.functions.iter().any(|h| std::ptr::eq(h, **f))).count();
+    let by_name: HashMap<Symbol, &Function> = optimized
+        .iter()
+        .flat_map(|m| &m.functions)
+        .filter(|o| o.kind == FunctionKind::Function)
+        .map(|o| (o.name, o))
+        .collect();
+    let mut optimized_functions = 0;
+    let functions: Vec<&Function> = hints
+        .functions
+        .iter()
+        .filter(|g| g.kind == FunctionKind::Function)
+        .map(|f| match by_name.get(&f.name).filter(|o| o.params.len() == f.params.len()) {
+            Some(o) => {
+                optimized_functions += 1;
+                *o
+            }
+            None => f,
+        })
+        .collect();
+    inner.optimized_functions = optimized_functions;
     let mut safepoints = Vec::new();
     let mut compiler = crate::compile::Compiler::for_work(size(functions.iter().copied()));
     for (k, &f) in functions.iter().enumerate() {
