@@ -226,6 +226,9 @@ pub struct Profiler {
     keys: KeyMap<Entry>,
     /// The most keys `keys` holds ([`MOST_SPARSE_KEYS`]).
     most_sparse: usize,
+    /// Blocks held in reserve ([`Profiler::reserve`]), with their promote
+    /// chains.
+    reserved: HashMap<(u32, u32), Vec<Slot>>,
     threshold: u32,
     /// The JIT's clock, as last told ([`Profiler::set_clock`]).
     clock: u64,
@@ -532,9 +535,47 @@ impl Profiler {
             calls,
             keys: HashMap::default(),
             most_sparse: MOST_SPARSE_KEYS,
+            reserved: HashMap::default(),
             threshold: threshold.max(1),
             clock: 0,
         }
+    }
+
+    /// Holds block `block` of graph `graph` in reserve: the interpreter's
+    /// jumps there ask the profiler from now on (they are marked in
+    /// `resolved`), which counts nothing there until
+    /// [`Profiler::watch_reserved`] — a label a JIT may come to watch
+    /// after the run has begun, which marking alone cannot do (the
+    /// program is marked before it runs). Until then a jump there costs
+    /// the interpreter the test that the block is not watched.
+    pub fn reserve(&mut self, resolved: &mut Resolved, graph: u32, block: u32) {
+        let Some(g) = resolved.graphs.get_mut(graph as usize) else { return };
+        if self.watches(graph, block) || block as usize >= g.blocks.len() {
+            return;
+        }
+        g.watch(&[block]);
+        self.reserved.insert((graph, block), g.promote_chain(block));
+    }
+
+    /// Watches block `block` of graph `graph`, held in reserve
+    /// ([`Profiler::reserve`]), from now on, its keys the values of its
+    /// promote chain; whether it was in reserve.
+    pub fn watch_reserved(&mut self, graph: u32, block: u32) -> bool {
+        let Some(chain) = self.reserved.remove(&(graph, block)) else { return false };
+        if let Some(slot) = self.watched.get_mut(graph as usize).and_then(|blocks| blocks.get_mut(block as usize)) {
+            *slot = Some(Box::new(Watched::new(chain)));
+        }
+        true
+    }
+
+    /// Stops watching block `block` of graph `graph`: nothing is counted
+    /// there from now on, and those who ask find it unwatched (a JIT's
+    /// recordings go on through it). What was counted there is forgotten.
+    pub fn unwatch(&mut self, graph: u32, block: u32) {
+        if let Some(slot) = self.watched.get_mut(graph as usize).and_then(|blocks| blocks.get_mut(block as usize)) {
+            *slot = None;
+        }
+        self.keys.retain(|k, _| !(k.graph == graph && k.block == block));
     }
 
     /// Sets the most keys counted apart from the dense ones (the tests'

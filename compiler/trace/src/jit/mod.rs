@@ -90,6 +90,29 @@
 //! keeps its hot spots paying and fills no chain (the BF interpreters
 //! of `jit_bf`, hanoi.b, mandelbrot.b: never given up).
 //!
+//! **A hint that keys nothing** ([`reserved_labels`], [`Jit::move_hint`]):
+//! a `can_enter_jit` label that promotes nothing, in a loop that promotes
+//! further on — an interpreter's hint on the label every instruction ends
+//! at (`next: pc = pc + 1`), on its backward jump, on a test of its
+//! if-chain — is one hot spot for every position: its code runs one
+//! instruction and fails its `guard_value` on `pc` at the next, every
+//! other position a bridge off a chain that fills. (The tutorial BF
+//! interpreter so hinted ran public-shaped BF programs in 2-60 s, slower
+//! than the interpreter, against 0.03-0.3 s with the hint where it
+//! promotes.) The loop's own anchor ([`anchor`], what the JIT watches
+//! without hints) is held in reserve: marked in the program the
+//! interpreter runs, counted by nothing. A `guard_value` of the hint's tree
+//! before that promotion whose failing values came back (each exit
+//! remembers what failed it before its bridge: positions repeat, a
+//! counter's values do not), or the hint's code given up for not paying,
+//! moves the hint: the reserved label is watched, keyed by what it
+//! promotes, and the hint is watched no more — from then on as without
+//! it. A full chain whose values have not come back yet (a program's
+//! first 1,300 positions run once) samples [`DECIDE_SAMPLES`] more before
+//! the promotion is given up as megamorphic (below); a loop promoting a
+//! counter under such a hint (tests/corpus/shapes/megamorphic.fg) runs
+//! that many rounds interpreted before its generic code.
+//!
 //! **The dispatch tier** ([`tier`]): an interpreter's dispatch label
 //! (`promote pc`, alone or after what may run again: `tier::repeatable`) gets, at its first hot spot, its dispatch loop
 //! compiled once for any position, a `guard_cold` where the promotion
@@ -647,6 +670,53 @@ struct ExitState {
     /// Times its bridge was not made, to leave the loop around its loop to
     /// the interpreter ([`recording::AROUND_TRIES`]).
     left_around: u32,
+    /// For a `guard_value`'s exit, the values that failed it before its
+    /// bridge ([`sample_of`]; at most `bridge_threshold`): whether they
+    /// repeat tells an interpreter's position from a value that is new
+    /// every time, when the chain is full (see "A hint that keys
+    /// nothing").
+    failed_with: Vec<u64>,
+    /// A value came back among `failed_with`.
+    came_back: bool,
+    /// Its chain of bridges is full, and a hint that keys nothing may give
+    /// way to its promotion: whether the values repeat is being decided
+    /// ([`Jit::decide_chain`]).
+    deciding: bool,
+}
+
+/// The values a full chain's exit samples before its promotion is given
+/// up as megamorphic, none of them having come back
+/// ([`Jit::decide_chain`]): more than the positions an interpreter runs
+/// through once before its first loop (public BF programs that print
+/// numbers: some 1,300), at a cost of as many rounds interpreted where the
+/// values are new for good.
+const DECIDE_SAMPLES: usize = 4096;
+
+impl ExitState {
+    /// Remembers that `value` failed its `guard_value`, if fewer than
+    /// `most` have (`failed_with`, `came_back`).
+    fn sample(&mut self, value: Option<&Value>, most: usize) {
+        if self.failed_with.len() >= most {
+            return;
+        }
+        if let Some(s) = value.and_then(sample_of) {
+            self.came_back |= self.failed_with.contains(&s);
+            self.failed_with.push(s);
+        }
+    }
+}
+
+/// What a value that failed a `guard_value` is remembered as (its exit's
+/// `failed_with`): integers as themselves, objects by allocation number,
+/// atoms by name, each kind apart; `None` for the others (lists and big
+/// integers), which are not compared.
+fn sample_of(v: &Value) -> Option<u64> {
+    match v {
+        Value::Int(i) => Some((*i as u64) << 2),
+        Value::Object(o) => Some(o.id() << 2 | 1),
+        Value::Atom(s) => Some((s.as_str().as_ptr() as u64) << 2 | 2),
+        Value::Big(_) | Value::List(_) => None,
+    }
 }
 
 #[derive(Default)]
@@ -721,6 +791,11 @@ pub struct Jit<'p> {
     /// Watched labels: the flow graph (a function, or `None` for the main
     /// graph) and the label.
     watched: Vec<(Option<Symbol>, Symbol)>,
+    /// Labels held in reserve ([`reserved_labels`]): marked in the
+    /// program the interpreter runs, not counted until a hint that keys
+    /// nothing gives way to one ([`Jit::move_hint`]), which moves it to
+    /// `watched`.
+    reserved: Vec<(Option<Symbol>, Symbol)>,
     /// Recursive functions ([`flowc_ir::calls`]): traces call them rather
     /// than follow them, and their hot calls run compiled functions.
     recursive: HashSet<Symbol>,
@@ -1456,12 +1531,7 @@ pub fn watched_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>
     // in (a main graph of 5,000 loops spent 40 ms searching).
     let mut seen: HashSet<(Option<Symbol>, Symbol)> = HashSet::default();
     let index = ProgramIndex::new(program);
-    for f in &module.functions {
-        let graph = match f.kind {
-            FunctionKind::Main => None,
-            FunctionKind::Function => Some(f.name),
-            FunctionKind::Trace => continue,
-        };
+    for (f, graph) in flow_graphs(module) {
         let cfg = flowc_ir::cfg::Cfg::new(f);
         let dom = flowc_ir::cfg::DomTree::new(f, &cfg);
         let loops = flowc_ir::loops::LoopForest::with(f, &cfg, &dom);
@@ -1494,6 +1564,52 @@ pub fn watched_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>
     out
 }
 
+/// The flow graphs of `module` (its main graph and functions, not
+/// traces), each with the function it is (`None`: the main graph).
+fn flow_graphs(module: &Module) -> impl Iterator<Item = (&Function, Option<Symbol>)> {
+    module.functions.iter().filter_map(|f| match f.kind {
+        FunctionKind::Main => Some((f, None)),
+        FunctionKind::Function => Some((f, Some(f.name))),
+        FunctionKind::Trace => None,
+    })
+}
+
+/// The labels held in reserve for the `can_enter_jit` labels that
+/// promote nothing (see "A hint that keys nothing"): for each loop of
+/// the program with such a label among its blocks, the loop's anchor
+/// ([`anchor`]) when that promotes and is not a hint itself — the label
+/// the JIT would have watched without hints. Empty for a program without
+/// hints (its anchors are watched already).
+pub fn reserved_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>, Symbol)> {
+    use flowc_lang::ast::Terminator;
+    let declared: HashSet<Symbol> = program.can_enter_jit_labels().collect();
+    let mut out = Vec::new();
+    if declared.is_empty() {
+        return out;
+    }
+    let index = ProgramIndex::new(program);
+    for (f, graph) in flow_graphs(module) {
+        let source = |label: Symbol| index.block(graph, label);
+        let promotes = |label: Symbol| source(label).is_some_and(|b| matches!(b.term, Terminator::Promote { .. }));
+        let keyless =
+            |b: BlockId| f.blocks[b].name.is_some_and(|l| declared.contains(&l) && source(l).is_some() && !promotes(l));
+        if !f.blocks.iter().any(|(b, _)| keyless(b)) {
+            continue;
+        }
+        let cfg = flowc_ir::cfg::Cfg::new(f);
+        let dom = flowc_ir::cfg::DomTree::new(f, &cfg);
+        let loops = flowc_ir::loops::LoopForest::with(f, &cfg, &dom);
+        for l in loops.loops() {
+            let Some(label) = anchor(f, &loops, l, source) else { continue };
+            let fits = promotes(label) && !declared.contains(&label) && !out.contains(&(graph, label));
+            if fits && loops.blocks(l).iter().any(|&b| keyless(b)) {
+                out.push((graph, label));
+            }
+        }
+    }
+    out
+}
+
 /// The label loop `l` of `f` is watched at: its header, unless the
 /// header's block promotes nothing and a block of the loop (not of a loop
 /// inside it) that every iteration passes promotes a variable it does not
@@ -1510,7 +1626,8 @@ pub fn watched_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>
 /// cannot count densely is full (`MOST_SPARSE_KEYS`; a counter's first
 /// 2^18 + 2^16 values), then the label counts one key and the promotion
 /// is given up once its guard's chain of bridges fills. `can_enter_jit`
-/// at the head has that at once (tests/corpus/shapes/megamorphic.fg).
+/// at the head has that sooner (tests/corpus/shapes/megamorphic.fg; see
+/// "A hint that keys nothing").
 /// `source` finds a source block of `f`'s flow graph by its label.
 fn anchor<'a>(
     f: &Function,
@@ -1563,8 +1680,18 @@ impl<'p> Jit<'p> {
     /// A JIT for `program` as [`Prepared`] (on another thread, while the
     /// interpreter warmed up: [`Preparing`]).
     pub fn prepared(program: &'p Program, prepared: Prepared, options: Options) -> Jit<'p> {
-        let Prepared { hints, main, watched, recursive, remove_allocations, always_set, links, layout, fields } =
-            prepared;
+        let Prepared {
+            hints,
+            main,
+            watched,
+            reserved,
+            recursive,
+            remove_allocations,
+            always_set,
+            links,
+            layout,
+            fields,
+        } = prepared;
         // A row another run found (of this program or another) is not
         // this run's to assume.
         flowc_lang::heap::with(|h| h.rows.reset());
@@ -1586,6 +1713,7 @@ impl<'p> Jit<'p> {
             links,
             layout,
             watched,
+            reserved,
             recursive,
             not_followed: HashSet::default(),
             not_followed_at: HashSet::default(),
@@ -1913,6 +2041,13 @@ impl<'p> Jit<'p> {
             }
         }
         let mut p = Profiler::new(resolved, &labels, self.options.threshold);
+        for (function, label) in &self.reserved {
+            if let Some(g) = resolved.graph_of(*function) {
+                if let Some(&b) = resolved.graphs[g as usize].labels.get(label) {
+                    p.reserve(resolved, g, b);
+                }
+            }
+        }
         // Joins made in earlier runs: watched again, for their code.
         self.joins.watch(&mut p, resolved);
         if let Some(t) = self.tier.as_ref().filter(|t| t.code.is_some() && !t.refused) {
@@ -2413,6 +2548,20 @@ impl<'p> Jit<'p> {
         if pays {
             return;
         }
+        // A hint that keys nothing, whose code does not pay for the
+        // positions it lumps together: their promotion's hot spots instead
+        // (its chain of bridges may still be filling) — at once where the
+        // values there came back, else once it is given up (hot spots
+        // that never get hot run as interpreted as a hot spot given up).
+        let keyless = key.greens.is_empty() && !self.reserved.is_empty();
+        if keyless && self.move_hint_of_tree(machine, run, code, true) {
+            return;
+        }
+        // Not while a full chain of its tree samples the values that fail
+        // it ([`Jit::decide_chain`]): that decides.
+        if keyless && self.exits.iter().flatten().any(|e| e.deciding && self.codes[e.parent.0 as usize].root == code) {
+            return;
+        }
         let kc = self.keys.get_mut(&key).expect("code of a key");
         if kc.ignored {
             return;
@@ -2425,6 +2574,9 @@ impl<'p> Jit<'p> {
         self.log(format_args!(
             "hot spot given up: {name} does not pay ({iterations} iterations of {ops} operations and {straight} statements of straight way in {entries} entries)"
         ));
+        if keyless {
+            self.move_hint_of_tree(machine, run, code, false);
+        }
         if !key.greens.is_empty() {
             let n = self.given_up.entry((key.graph, key.block)).or_default();
             *n += 1;
@@ -2438,6 +2590,134 @@ impl<'p> Jit<'p> {
                 self.megamorphic(machine, run, graph.name, graph.blocks[to as usize].label, &why);
             }
         }
+    }
+
+    /// Whether code `code` promotes: one of its `guard_value`s exits to
+    /// the label after a `promote` of the program (not one of a loop's
+    /// checks of the variables it pins, which exit to its start). Read
+    /// from its exits: compiled code no longer has its IR.
+    fn promotes(&self, run: &Run, code: TraceId) -> bool {
+        let Some(cache) = self.cache.as_ref() else { return false };
+        cache.exits_of(code).iter().any(|&e| {
+            let (exit, _) = cache.exit(e);
+            let function = self.codes[code.0 as usize].innermost_function(exit.resume).flatten();
+            let Some(g) = run.resolved.graph_of(function).filter(|_| exit.key.is_some()) else { return false };
+            let graph = &run.resolved.graphs[g as usize];
+            let to = graph.labels.get(&exit.label).copied();
+            graph.blocks.iter().any(|b| matches!(&b.term, CTerm::Promote { target, .. } if target.block().is_some() && target.block() == to))
+        })
+    }
+
+    /// A full chain's exit `exit` that a hint may give way at (its state's
+    /// `deciding`), once more values failed it: the hint gives way as
+    /// soon as one came back; after [`DECIDE_SAMPLES`] that did not, the
+    /// promotion is megamorphic.
+    fn decide_chain(&mut self, machine: &mut Machine, run: &Run, exit: ExitId) {
+        let state = self.exit_state(exit);
+        let (repeated, done) = (state.came_back, state.failed_with.len() >= DECIDE_SAMPLES);
+        if !repeated && !done {
+            return;
+        }
+        state.deciding = false;
+        let (parent, resume, to) = (state.parent, state.exit.resume, state.exit.label);
+        let code = &self.codes[parent.0 as usize];
+        let (root, function) = (code.root, code.innermost_function(resume).flatten());
+        if repeated && self.move_hint(machine, run, root, function, to) {
+            return;
+        }
+        let why = format!(
+            "a guard_value there failed for more than {} values, then {DECIDE_SAMPLES} others",
+            self.options.max_values
+        );
+        self.megamorphic(machine, run, function, to, &why);
+    }
+
+    /// The label held in reserve that the hot spot of code `root` would
+    /// give way to at a `guard_value` before label `to` of `function`
+    /// ([`Jit::move_hint`]): its place in `reserved`, its block, and the
+    /// hot spot's key.
+    fn hint_to_move(
+        &self,
+        run: &Run,
+        root: TraceId,
+        function: Option<Symbol>,
+        to: Symbol,
+    ) -> Option<(usize, u32, Key)> {
+        if self.reserved.is_empty() || self.unpromoted.contains(&(function, to)) {
+            return None;
+        }
+        let g = run.resolved.graph_of(function)?;
+        let graph = &run.resolved.graphs[g as usize];
+        let &to_block = graph.labels.get(&to)?;
+        // Whether the promote chain that starts at block `b` goes through
+        // `to` (`promote bytecode then p2`, `p2: promote pc then to`).
+        let chain_reaches = |mut b: u32| {
+            for _ in 0..graph.blocks.len() {
+                match &graph.blocks[b as usize].term {
+                    CTerm::Promote { target, .. } => match target.block() {
+                        Some(t) if t == to_block => return true,
+                        Some(t) => b = t,
+                        None => return false,
+                    },
+                    _ => return false,
+                }
+            }
+            false
+        };
+        let (at, block) = self.reserved.iter().enumerate().find_map(|(at, &(f, label))| {
+            let &b = graph.labels.get(&label).filter(|&&b| f == function && chain_reaches(b))?;
+            Some((at, b))
+        })?;
+        let key = self.key_of_code(root).filter(|k| k.greens.is_empty())?;
+        Some((at, block, key))
+    }
+
+    /// The hot spot of code `root` gives way to a label held in reserve
+    /// whose promote chain goes on through label `to` of `function` (see
+    /// "A hint that keys nothing"): the profiler watches that label from
+    /// now on, keyed by the values it promotes, and the hot spot is given
+    /// up, its label watched no more. Whether there was such a label.
+    fn move_hint(
+        &mut self,
+        machine: &mut Machine,
+        run: &Run,
+        root: TraceId,
+        function: Option<Symbol>,
+        to: Symbol,
+    ) -> bool {
+        let Some((at, block, key)) = self.hint_to_move(run, root, function, to) else { return false };
+        let (Some(g), Some(p)) = (run.resolved.graph_of(function), machine.profiler_mut()) else { return false };
+        let (function, label) = self.reserved.remove(at);
+        p.watch_reserved(g, block);
+        // The hint is watched no more: recordings from the promotion's
+        // hot spots go on through it (else they would end there in its
+        // code, jumping back to what is given up).
+        p.unwatch(key.graph, key.block);
+        let hint = (function, run.resolved.graphs[key.graph as usize].blocks[key.block as usize].label);
+        self.watched.retain(|&w| w != hint);
+        self.watched.push((function, label));
+        self.stats.hints_moved += 1;
+        if let Some(kc) = self.keys.get_mut(&key) {
+            kc.ignored = true;
+        }
+        let name = self.codes[root.0 as usize].function.name;
+        self.log(format_args!("hot spot {name} gives way to {label}, where it promotes before {to}"));
+        true
+    }
+
+    /// [`Jit::move_hint`] for the tree of code `root`, at a `guard_value`
+    /// of the tree that failed (whose failing values repeated, if
+    /// `repeated`); whether it moved.
+    fn move_hint_of_tree(&mut self, machine: &mut Machine, run: &Run, root: TraceId, repeated: bool) -> bool {
+        let at: Vec<(Option<Symbol>, Symbol)> = self
+            .exits
+            .iter()
+            .flatten()
+            .filter(|e| e.exit.key.is_some() && self.codes[e.parent.0 as usize].root == root)
+            .filter(|e| !repeated || e.came_back)
+            .filter_map(|e| Some((self.codes[e.parent.0 as usize].innermost_function(e.exit.resume)?, e.exit.label)))
+            .collect();
+        at.into_iter().any(|(function, to)| self.move_hint(machine, run, root, function, to))
     }
 
     /// Gives up the promotions of `function` (`None`: the main graph)
@@ -2528,6 +2808,9 @@ impl<'p> Jit<'p> {
                 first_failed: None,
                 unrun,
                 left_around: 0,
+                failed_with: Vec::new(),
+                came_back: false,
+                deciding: false,
             })
         })
     }
@@ -2563,6 +2846,14 @@ impl<'p> Jit<'p> {
         let (retrace, bridge) = (self.options.retrace_threshold, self.options.bridge_threshold);
         let state = self.exit_state(exit);
         state.to_driver += 1;
+        let most = if state.deciding { DECIDE_SAMPLES } else { bridge as usize };
+        if let Some(k) = state.exit.key.filter(|_| state.bridge.is_none()) {
+            state.sample(values.get(k as usize).and_then(Option::as_ref), most);
+        }
+        if state.deciding {
+            self.decide_chain(machine, run, exit);
+        }
+        let state = self.exit_state(exit);
         let threshold = if state.check { retrace } else { bridge };
         let hot = state.bridge.is_none() && state.refused.is_none() && state.to_driver >= threshold.max(1) as u64;
         if state.exit.at {

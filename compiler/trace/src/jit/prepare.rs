@@ -36,6 +36,9 @@ pub struct Prepared {
     pub(super) main: Option<(usize, Function)>,
     /// The labels the profiler watches ([`super::watched_labels`]).
     pub(super) watched: Vec<(Option<Symbol>, Symbol)>,
+    /// The labels held in reserve for hints that key nothing
+    /// ([`super::reserved_labels`]).
+    pub(super) reserved: Vec<(Option<Symbol>, Symbol)>,
     /// Functions that may call themselves.
     pub(super) recursive: HashSet<Symbol>,
     /// Whether objects may be virtual (the program cannot observe
@@ -64,6 +67,7 @@ impl Prepared {
     /// functions move into the hints: nothing is copied).
     pub fn new(program: &Program, mut module: Module) -> Prepared {
         let watched = super::watched_labels(program, &module);
+        let reserved = super::reserved_labels(program, &module);
         let recursive = flowc_ir::calls::CallGraph::new(&module).recursive().into_iter().collect();
         let remove_allocations = !flowc_passes::observe::allocations_observable(&module);
         let always_set = flowc_codegen::fields_always_set(&module.functions);
@@ -84,6 +88,7 @@ impl Prepared {
             hints: module,
             main,
             watched,
+            reserved,
             recursive,
             remove_allocations,
             always_set,

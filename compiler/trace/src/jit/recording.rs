@@ -1378,6 +1378,17 @@ impl<'p> Jit<'p> {
         // A failing guard_value: the bridge is for the value that failed it,
         // the next in a chain that stops at `max_values`.
         let values_depth = if texit.key.is_some() { p.values + 1 } else { 0 };
+        // Values that came back to a `guard_value`: an interpreter's
+        // positions, which a hint that keys nothing lumps together (see
+        // "A hint that keys nothing"); its hot spot gives way to the
+        // promotion's.
+        if values_depth > 0 && !self.reserved.is_empty() && self.exit_state(exit).came_back {
+            let function = record.frames.last().and_then(|f| f.function);
+            if self.move_hint(machine, run, root, function, texit.label) {
+                let block = machine.replace_top(stack, &frames, texit.label)?;
+                return Ok(Next::Interpret(block));
+            }
+        }
         if values_depth > self.options.max_values {
             // A promoted variable that took more values at this guard
             // than a chain of bridges holds: the promotion is given up —
@@ -1387,18 +1398,23 @@ impl<'p> Jit<'p> {
             // partner too long for recordings to follow, which leaves to
             // every position after a bracket): the exit leaves to the
             // driver, which finds each position's code.
-            let promotes = |t: TraceId| {
-                let f = &self.codes[t.0 as usize].function;
-                f.all_insts().any(|(_, i)| {
-                    matches!(f.insts[i].kind, flowc_ir::InstKind::Guard { kind: flowc_ir::GuardKind::Value(..), .. })
-                })
-            };
+            let promotes = |t: TraceId| self.promotes(run, t);
             let r = &self.codes[root.0 as usize];
             let generic = matches!(r.kind, Kind::Loop) && !promotes(root) && !r.body.is_some_and(promotes);
-            if self.options.megamorphic_chains && !generic {
+            // Nor where values came back among those that failed the last
+            // guard before its bridge: positions of an interpreter, each
+            // with its code, not values new every time.
+            let came_back = self.exit_state(exit).came_back;
+            if self.options.megamorphic_chains && !generic && !came_back {
                 let function = record.frames.last().and_then(|f| f.function);
-                let why = format!("a guard_value there failed for more than {} values", self.options.max_values);
-                self.megamorphic(machine, run, function, texit.label, &why);
+                if self.hint_to_move(run, root, function, texit.label).is_some() {
+                    // Whether values come back tells: decided from more
+                    // of them (`Jit::decide_chain`).
+                    self.exit_state(exit).deciding = true;
+                } else {
+                    let why = format!("a guard_value there failed for more than {} values", self.options.max_values);
+                    self.megamorphic(machine, run, function, texit.label, &why);
+                }
             }
             self.exit_state(exit).refused = Some(NoBridge::Megamorphic);
             let block = machine.replace_top(stack, &frames, texit.label)?;

@@ -320,6 +320,9 @@ pub struct Stats {
     /// Promotions given up as megamorphic ([`super::Jit`]'s "Megamorphic
     /// promotions").
     pub megamorphic: usize,
+    /// Hot spots of hints that key nothing given up for the promotion
+    /// after them (`Jit::move_hint`).
+    pub hints_moved: usize,
     /// Times compiled code was entered from the interpreter.
     pub entries: u64,
     /// Calls of functions run by their compiled code (recursive ones, and
@@ -454,7 +457,11 @@ impl std::fmt::Display for Stats {
             self.megamorphic,
             self.refollowed
         )?;
-        writeln!(f, "hot spots:       {} ({} arrivals counted)", self.keys, self.arrivals)?;
+        writeln!(
+            f,
+            "hot spots:       {} ({} arrivals counted; {} hints that key nothing moved to the promotion after them)",
+            self.keys, self.arrivals, self.hints_moved
+        )?;
         match (&self.tier, &self.tier_given_up) {
             (Some(label), given_up) => writeln!(
                 f,
