@@ -1145,6 +1145,36 @@ again:
         slots
     }
 
+    /// A block held in reserve is marked (the interpreter's jumps there
+    /// ask) but counts nothing; watched from reserve it counts a key per
+    /// value of its promote chain, once; unwatched, nothing again.
+    #[test]
+    fn a_reserved_block_counts_once_watched_and_not_after_unwatched() {
+        let p = syntax::parse("test", PROGRAM).unwrap_or_else(|e| panic!("{e}"));
+        let mut resolved = Resolved::new(&p, &[]);
+        let main = &resolved.graphs[0];
+        let (looped, fetch) = (main.labels[&Symbol::intern("loop")], main.labels[&Symbol::intern("fetch")]);
+        let mut p = Profiler::new(&mut resolved, &[(0, fetch)], 3);
+        p.reserve(&mut resolved, 0, looped);
+        let marked = |r: &Resolved| {
+            let again = r.graphs[0].labels[&Symbol::intern("again")];
+            matches!(r.graphs[0].blocks[again as usize].term, super::super::resolve::CTerm::Jump(super::super::resolve::Target::Watched(b)) if b == looped)
+        };
+        assert!(marked(&resolved), "the jump to the reserved block asks the profiler");
+        let at = |pc: i64| slots(&resolved, &[("pc", Value::Int(pc))]);
+        let until_stop = |p: &mut Profiler, pc: i64| (1..=10).find(|_| p.arrive_at(0, looped, &at(pc), 0).is_some());
+        assert!(!p.watches(0, looped));
+        assert_eq!(until_stop(&mut p, 4), None, "in reserve: nothing counted");
+        assert!(p.watch_reserved(0, looped));
+        assert!(!p.watch_reserved(0, looped), "taken from reserve once");
+        assert_eq!(p.key(0, looped, &at(4)).greens.len(), 1, "keyed by its promote chain");
+        assert_eq!(until_stop(&mut p, 4), Some(3));
+        assert_eq!(until_stop(&mut p, 5), Some(3), "another value, another key");
+        p.unwatch(0, looped);
+        assert!(!p.watches(0, looped));
+        assert_eq!(until_stop(&mut p, 6), None);
+    }
+
     /// A deferred key stops again after one threshold of arrivals, then
     /// after two, four...: dense and hashed keys alike; set back to
     /// counting, it stops at the next threshold again.

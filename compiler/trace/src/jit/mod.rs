@@ -77,7 +77,8 @@
 //! (32) hot spots of one promoting label were given up for not paying,
 //! or a chain at one of its guards is full (`max_values`, where the
 //! promotion is in a called function and keys no hot spot:
-//! `megamorphic_chains`), the promotion is given up: recordings keep its
+//! `megamorphic_chains`; not a chain whose last guard saw values come
+//! back among those that failed it: positions), the promotion is given up: recordings keep its
 //! variable a variable (no `guard_value`, [`crate::record::Limits`]'s
 //! `unpromoted`), the profiler counts one key there
 //! ([`Profiler::drop_greens`]), and the hot spots whose code guarded a
