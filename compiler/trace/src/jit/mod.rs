@@ -109,7 +109,7 @@
 //! moves the hint: the reserved label is watched, keyed by what it
 //! promotes, and the hint is watched no more — from then on as without
 //! it. A full chain whose values have not come back yet (a program's
-//! first 1,300 positions run once) samples [`DECIDE_SAMPLES`] more before
+//! first 1,300 positions run once) samples up to [`DECIDE_SAMPLES`] before
 //! the promotion is given up as megamorphic (below); a loop promoting a
 //! counter under such a hint (tests/corpus/shapes/megamorphic.fg) runs
 //! that many rounds interpreted before its generic code.
@@ -672,11 +672,14 @@ struct ExitState {
     /// the interpreter ([`recording::AROUND_TRIES`]).
     left_around: u32,
     /// For a `guard_value`'s exit, the values that failed it before its
-    /// bridge ([`sample_of`]; at most `bridge_threshold`): whether they
-    /// repeat tells an interpreter's position from a value that is new
-    /// every time, when the chain is full (see "A hint that keys
-    /// nothing").
+    /// bridge ([`sample_of`]; the first `bridge_threshold`, or
+    /// [`DECIDE_SAMPLES`] while `deciding`): whether they repeat tells an
+    /// interpreter's position from a value that is new every time (see
+    /// "A hint that keys nothing").
     failed_with: Vec<u64>,
+    /// The failures sampled (values [`sample_of`] does not compare
+    /// included).
+    sampled: usize,
     /// A value came back among `failed_with`.
     came_back: bool,
     /// Its chain of bridges is full, and a hint that keys nothing may give
@@ -697,9 +700,10 @@ impl ExitState {
     /// Remembers that `value` failed its `guard_value`, if fewer than
     /// `most` have (`failed_with`, `came_back`).
     fn sample(&mut self, value: Option<&Value>, most: usize) {
-        if self.failed_with.len() >= most {
+        if self.sampled >= most {
             return;
         }
+        self.sampled += 1;
         if let Some(s) = value.and_then(sample_of) {
             self.came_back |= self.failed_with.contains(&s);
             self.failed_with.push(s);
@@ -2615,19 +2619,24 @@ impl<'p> Jit<'p> {
     /// promotion is megamorphic.
     fn decide_chain(&mut self, machine: &mut Machine, run: &Run, exit: ExitId) {
         let state = self.exit_state(exit);
-        let (repeated, done) = (state.came_back, state.failed_with.len() >= DECIDE_SAMPLES);
+        let (repeated, done) = (state.came_back, state.sampled >= DECIDE_SAMPLES);
         if !repeated && !done {
             return;
         }
         state.deciding = false;
+        state.failed_with = Vec::new();
         let (parent, resume, to) = (state.parent, state.exit.resume, state.exit.label);
         let code = &self.codes[parent.0 as usize];
-        let (root, function) = (code.root, code.innermost_function(resume).flatten());
-        if repeated && self.move_hint(machine, run, root, function, to) {
+        let (root, function) = (code.root, code.innermost_function(resume));
+        let Some(function) = function else { return };
+        // Values that came back are positions, not megamorphic, whether
+        // or not the hint could move (its reserved label taken already).
+        if repeated {
+            self.move_hint(machine, run, root, function, to);
             return;
         }
         let why = format!(
-            "a guard_value there failed for more than {} values, then {DECIDE_SAMPLES} others",
+            "a guard_value there failed for more than {} values, then for {DECIDE_SAMPLES} none of which came back",
             self.options.max_values
         );
         self.megamorphic(machine, run, function, to, &why);
@@ -2669,7 +2678,14 @@ impl<'p> Jit<'p> {
             let &b = graph.labels.get(&label).filter(|&&b| f == function && chain_reaches(b))?;
             Some((at, b))
         })?;
-        let key = self.key_of_code(root).filter(|k| k.greens.is_empty())?;
+        // The hot spot of a hint, in the same flow graph (not one of a
+        // join's, nor a label's whose promotion was given up: no greens
+        // either).
+        let key = self.key_of_code(root).filter(|k| k.greens.is_empty() && k.graph == g)?;
+        let label = graph.blocks[key.block as usize].label;
+        if !self.shared.program.can_enter_jit_labels().any(|l| l == label) {
+            return None;
+        }
         Some((at, block, key))
     }
 
@@ -2688,8 +2704,10 @@ impl<'p> Jit<'p> {
     ) -> bool {
         let Some((at, block, key)) = self.hint_to_move(run, root, function, to) else { return false };
         let (Some(g), Some(p)) = (run.resolved.graph_of(function), machine.profiler_mut()) else { return false };
+        if !p.watch_reserved(g, block) {
+            return false;
+        }
         let (function, label) = self.reserved.remove(at);
-        p.watch_reserved(g, block);
         // The hint is watched no more: recordings from the promotion's
         // hot spots go on through it (else they would end there in its
         // code, jumping back to what is given up).
@@ -2810,6 +2828,7 @@ impl<'p> Jit<'p> {
                 unrun,
                 left_around: 0,
                 failed_with: Vec::new(),
+                sampled: 0,
                 came_back: false,
                 deciding: false,
             })
