@@ -25,10 +25,12 @@
 //!   liveness over the loop's blocks) a constant where the recording
 //!   arrives;
 //! - the loop reads a constant list, and its graph promotes a variable
-//!   the loop reads (what makes it an interpreter's scan of its program
-//!   or a table from its position: a loop over a list from a literal
-//!   start is the same loop each time, better its own or done at once,
-//!   [`crate::skip`]);
+//!   the loop reads, or one computed only from promoted ones
+//!   ([`derived_from`]: an operand read at the position, `b = xb[pc]`,
+//!   that a scan for the label it names compares with) (what makes it an
+//!   interpreter's scan of its program or a table from its position: a
+//!   loop over a list from a literal start is the same loop each time,
+//!   better its own or done at once, [`crate::skip`]);
 //! - it has at most [`LOOP_BLOCKS`] blocks and calls nothing; the loop
 //!   is the header and what reaches it again without passing the block
 //!   the recording entered it from.
@@ -173,7 +175,8 @@ impl ConstantLoops {
                 if promoted.is_empty() {
                     continue;
                 }
-                self.promoted.borrow_mut().insert(g, promoted);
+                let derived = derived_from(&blocks, &promoted);
+                self.promoted.borrow_mut().insert(g, promoted.union(&derived).copied().collect());
                 for (wg, header) in watched {
                     if *wg != g {
                         continue;
@@ -186,6 +189,60 @@ impl ConstantLoops {
             }
             self.shapes.borrow().values().any(Option::is_some)
         })
+    }
+}
+
+/// The variables of a flow graph (`blocks`) that hold what its promoted
+/// variables (`promoted`) decide: every definition of each is an
+/// operation (not a field read, an allocation or a call) that reads one
+/// of them or of these, and otherwise only literals and variables the
+/// graph never defines (its inputs: an interpreter's program lists). An
+/// interpreter's operands read at its position (`b = xb[pc]`), which a
+/// scan of its program for a label named by the operand reads where it
+/// reads no promoted variable (the scan starts from a literal).
+fn derived_from(blocks: &[&Block], promoted: &FxHashSet<Symbol>) -> FxHashSet<Symbol> {
+    let var = |a: &Arg| match a {
+        Arg::Var(v) => Some(*v),
+        Arg::Const(_) => None,
+    };
+    // Per variable defined, what each definition reads (`None`: not an
+    // operation).
+    let mut defs: FxHashMap<Symbol, Vec<Option<Vec<Symbol>>>> = FxHashMap::default();
+    for b in blocks {
+        for s in &b.body {
+            let (dst, reads) = match s {
+                Stmt::Op1 { dst, op: Operator::Known(_), arg } => (*dst, Some(var(arg).into_iter().collect())),
+                Stmt::Op2 { dst, op: Operator::Known(_), lhs, rhs } => {
+                    (*dst, Some(var(lhs).into_iter().chain(var(rhs)).collect()))
+                }
+                Stmt::Set { .. } => continue,
+                other => match other.dst() {
+                    Some(d) => (d, None),
+                    None => continue,
+                },
+            };
+            defs.entry(dst).or_default().push(reads);
+        }
+        if let Terminator::Call { dst, .. } = &b.term {
+            defs.entry(*dst).or_default().push(None);
+        }
+    }
+    let mut derived: FxHashSet<Symbol> = FxHashSet::default();
+    loop {
+        let decides = |v: &Symbol, derived: &FxHashSet<Symbol>| promoted.contains(v) || derived.contains(v);
+        let fits = |reads: &Vec<Symbol>, derived: &FxHashSet<Symbol>| {
+            reads.iter().any(|v| decides(v, derived))
+                && reads.iter().all(|v| decides(v, derived) || !defs.contains_key(v))
+        };
+        let new: Vec<Symbol> = defs
+            .iter()
+            .filter(|(v, ds)| !decides(v, &derived) && ds.iter().all(|d| d.as_ref().is_some_and(|r| fits(r, &derived))))
+            .map(|(v, _)| *v)
+            .collect();
+        if new.is_empty() {
+            return derived;
+        }
+        derived.extend(new);
     }
 }
 

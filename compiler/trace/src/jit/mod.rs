@@ -2866,7 +2866,7 @@ impl<'p> Jit<'p> {
         let (retrace, bridge) = (self.options.retrace_threshold, self.options.bridge_threshold);
         let state = self.exit_state(exit);
         state.to_driver += 1;
-        let most = if state.deciding { DECIDE_SAMPLES } else { bridge as usize };
+        let most = if state.deciding { DECIDE_SAMPLES } else { (bridge as usize).min(DECIDE_SAMPLES) };
         if let Some(k) = state.exit.key.filter(|_| state.bridge.is_none()) {
             state.sample(values.get(k as usize).and_then(Option::as_ref), most);
         }

@@ -870,6 +870,21 @@ fn a_hint_that_keys_nothing_gives_way_to_the_promotion_after_it() {
     assert_eq!(r.stats.hints_moved, 0, "{}", r.stats);
 }
 
+/// The same hint with no bridges to make (their threshold out of reach):
+/// its code is judged not to pay, and the values that failed its guard
+/// came back, so it moves then (given up alone, the rest of the run would
+/// be interpreted).
+#[test]
+fn a_hint_that_keys_nothing_moves_when_its_code_does_not_pay() {
+    let text = "++++++++++++++++[>++++++++++++++++[>++++++++++++++++[>+>++<<-]<-]<-]>>>.";
+    let env = bf_env(text);
+    let options = Options { bridge_threshold: u32::MAX, ..checked() };
+    let r = run("tests/corpus/interpreters/bf_tutorial.fg", Hint::At("next"), "start", Some(&env), options);
+    assert_eq!((r.stats.bridges, r.stats.hints_moved), (0, 1), "{}", r.stats);
+    assert!(r.log.contains("hot spot next gives way to dispatch"), "{}", r.log);
+    assert!(r.stats.work_in_loops > 10 * r.stats.interpreted.total(), "{}", r.stats);
+}
+
 /// A full chain in the tree of a loop that promotes nothing itself
 /// (promote_after_loop.fg: the chain is of bridges from its exit, which
 /// promote what the outer loop goes on with) does not give the promotion
@@ -1186,6 +1201,26 @@ fn a_scan_of_the_program_is_followed_for_its_constants() {
         on.stats,
         off.stats
     );
+}
+
+/// A register VM whose jumps name labels (`label_vm.fg`): the scan for
+/// the label starts from 0 and compares with the jump's operand
+/// `b = xb[pc]`, not with `pc`. `b` is computed only from the promoted
+/// `pc` (`constant_loops::derived_from`), so the scan is an
+/// interpreter's scan of its program like the BF one: followed, its
+/// hot spot given up, its own code running (almost) no rounds.
+#[test]
+fn a_scan_for_an_operand_read_at_the_position_is_followed() {
+    let path = "tests/corpus/interpreters/label_vm.fg";
+    let env = "[n/300,ops/[seti,label,seti,label,mac,dec,jnz,dec,jnz,halt],xa/[0,1,1,2,0,1,1,0,0,0],xb/[0,0,12,0,0,0,2,0,1,0]]";
+    let scans = |r: &Run| -> u64 {
+        r.stats.per_trace.iter().filter(|t| t.start.starts_with("scan")).map(|t| t.iterations).sum()
+    };
+    let on = run(path, Hint::AsWritten, "start", Some(env), checked());
+    assert!(on.stats.left_to_constants >= 1, "{}\n{}", on.stats, on.log);
+    let off = run(path, Hint::AsWritten, "start", Some(env), Options { constant_loops: false, ..checked() });
+    assert_eq!(off.output, on.output);
+    assert!(scans(&on) * 10 < scans(&off), "{}\n{}", on.stats, off.stats);
 }
 
 /// Functions called compiled (here recursive ones: a tree-walking
