@@ -2716,8 +2716,12 @@ impl<'p> Jit<'p> {
         self.watched.retain(|&w| w != hint);
         self.watched.push((function, label));
         self.stats.hints_moved += 1;
+        // Its code is no key's any more (as after `record_key_again`):
+        // nothing recorded from now on jumps into it, nor is it judged or
+        // moved again.
         if let Some(kc) = self.keys.get_mut(&key) {
             kc.ignored = true;
+            kc.variants.clear();
         }
         let name = self.codes[root.0 as usize].function.name;
         self.log(format_args!("hot spot {name} gives way to {label}, where it promotes before {to}"));
