@@ -28,7 +28,11 @@
 //!   the interpreter do, instead of specializing it to each BF loop;
 //! - `moved`: the tutorial interpreter with its hint after the fetch
 //!   (`flowc_bench::peers::moved_tutorial`): the dispatch label tests for
-//!   the program's end, the promotion of `pc` follows `op = prog[pc]`.
+//!   the program's end, the promotion of `pc` follows `op = prog[pc]`;
+//! - `hinted`: the tutorial interpreter with `can_enter_jit next`, a
+//!   hint on the label every instruction ends at, which promotes nothing
+//!   (`flowc_bench::peers::hinted_tutorial`): the JIT moves it to the
+//!   promotion after it ("A hint that keys nothing" in `flowc_trace::jit`).
 //!
 //! Every run is a `flowc run` process of the release binary, timed from
 //! outside (parsing the environment, recording and compiling included);
@@ -150,6 +154,11 @@ fn rows() -> Vec<Row> {
     // where it promotes rather than at its head.
     for (program, size) in [("bottles", 99), ("fractal", 5)] {
         rows.push(Row { interpreter: "moved", program, size });
+    }
+    // The tutorial's hint on the label every instruction ends at, which
+    // promotes nothing: the JIT moves it to the promotion after it.
+    for (program, size) in [("bottles", 99), ("digits", 200), ("fractal", 5)] {
+        rows.push(Row { interpreter: "hinted", program, size });
     }
     for size in [20, 300, 2000] {
         rows.push(Row { interpreter: "vm", program: "loops", size });

@@ -16,7 +16,9 @@ pub fn root() -> &'static Path {
 /// absent: no `promote pc` at the dispatch label, so the JIT compiles the
 /// dispatch loop once for every BF position rather than a loop per BF
 /// loop ([`plain_tutorial`]); `moved`, with its hint moved after the
-/// fetch ([`moved_tutorial`]); both written to `target/bench-bf`.
+/// fetch ([`moved_tutorial`]); `hinted`, with `can_enter_jit` on the label
+/// every instruction ends at ([`hinted_tutorial`]); all written to
+/// `target/bench-bf`.
 pub fn interpreter(name: &str) -> Option<std::path::PathBuf> {
     let file = match name {
         "tutorial" => "bf_tutorial.fg",
@@ -24,11 +26,15 @@ pub fn interpreter(name: &str) -> Option<std::path::PathBuf> {
         "scan" => "bf_scan.fg",
         "objects" => "bf_objects.fg",
         "vm" => "stack_vm.fg",
-        "plain" | "moved" => {
+        "plain" | "moved" | "hinted" => {
             let dir = root().join("target/bench-bf");
             std::fs::create_dir_all(&dir).expect("a scratch folder");
             let path = dir.join(format!("bf_{name}.fg"));
-            let text = if name == "plain" { plain_tutorial() } else { moved_tutorial() };
+            let text = match name {
+                "plain" => plain_tutorial(),
+                "moved" => moved_tutorial(),
+                _ => hinted_tutorial(),
+            };
             std::fs::write(&path, text).expect("the interpreter written");
             return Some(path);
         }
@@ -50,6 +56,20 @@ pub fn moved_tutorial() -> String {
     assert!(text.contains(head) && text.contains(fetch), "{} fetches as it did", path.display());
     text.replace(head, "dispatch:\n")
         .replace(fetch, "decode:\n    op = prog[pc]\n    promote pc then decoded\ndecoded:\n")
+}
+
+/// The tutorial BF interpreter with `can_enter_jit next`: a hint on the
+/// label every instruction ends at (`next: pc = pc + 1`), which promotes
+/// nothing — where a reader of PyPy's tutorial, which puts
+/// `can_enter_jit` at the interpreter's back edge, might put it (see
+/// "A hint that keys nothing" in `flowc_trace::jit`). Panics if the
+/// interpreter no longer has that label.
+pub fn hinted_tutorial() -> String {
+    let path = root().join("tests/corpus/interpreters/bf_tutorial.fg");
+    let text = std::fs::read_to_string(&path).expect("the tutorial interpreter");
+    assert!(text.contains("\nnext:\n    pc = pc + 1\n"), "{} ends its instructions at `next`", path.display());
+    assert!(!text.lines().any(|l| l.starts_with("can_enter_jit")), "{} has no hint of its own", path.display());
+    format!("can_enter_jit next\n{text}")
 }
 
 /// The tutorial BF interpreter (tests/corpus/interpreters/bf_tutorial.fg)
@@ -244,6 +264,20 @@ mod tests {
         let (sum, _) = flowc_tests::bf::run(&text).expect("a valid program");
         let env = flowc_lang::syntax::prolog::parse_env(&flowc_tests::bf::tutorial_env(&text)).expect("an environment");
         let p = syntax::parse("moved", &moved).expect("it parses");
+        let out = run(&p, Symbol::intern("start"), &env, &Config::default()).expect("it runs");
+        assert_eq!(out.value.to_string(), sum.to_string());
+    }
+
+    /// The hinted interpreter has its one hint where it promotes
+    /// nothing, and prints what the tutorial interpreter prints.
+    #[test]
+    fn the_hinted_interpreter_hints_at_next() {
+        let hinted = super::hinted_tutorial();
+        let p = syntax::parse("hinted", &hinted).expect("it parses");
+        assert_eq!(p.can_enter_jit_labels().collect::<Vec<_>>(), vec![Symbol::intern("next")]);
+        let text = flowc_tests::bf::program("nest", 1).expect("a program of the suite");
+        let (sum, _) = flowc_tests::bf::run(&text).expect("a valid program");
+        let env = flowc_lang::syntax::prolog::parse_env(&flowc_tests::bf::tutorial_env(&text)).expect("an environment");
         let out = run(&p, Symbol::intern("start"), &env, &Config::default()).expect("it runs");
         assert_eq!(out.value.to_string(), sum.to_string());
     }
