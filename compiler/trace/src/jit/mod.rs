@@ -697,6 +697,13 @@ struct ExitState {
 const DECIDE_SAMPLES: usize = 4096;
 
 impl ExitState {
+    /// Its bridge is `bridge` from now on: what failed it before is not
+    /// looked at again (only whether a value came back).
+    fn linked(&mut self, bridge: TraceId) {
+        self.bridge = Some(bridge);
+        self.failed_with = Vec::new();
+    }
+
     /// Remembers that `value` failed its `guard_value`, if fewer than
     /// `most` have (`failed_with`, `came_back`).
     fn sample(&mut self, value: Option<&Value>, most: usize) {
@@ -2607,9 +2614,7 @@ impl<'p> Jit<'p> {
             let (exit, _) = cache.exit(e);
             let function = self.codes[code.0 as usize].innermost_function(exit.resume).flatten();
             let Some(g) = run.resolved.graph_of(function).filter(|_| exit.key.is_some()) else { return false };
-            let graph = &run.resolved.graphs[g as usize];
-            let to = graph.labels.get(&exit.label).copied();
-            graph.blocks.iter().any(|b| matches!(&b.term, CTerm::Promote { target, .. } if target.block().is_some() && target.block() == to))
+            promoting_to(&run.resolved.graphs[g as usize], exit.label).next().is_some()
         })
     }
 
@@ -2757,14 +2762,8 @@ impl<'p> Jit<'p> {
         self.stats.megamorphic += 1;
         self.log(format_args!("promotion before {to} given up: {why}"));
         if let (Some(g), Some(p)) = (run.resolved.graph_of(function), machine.profiler_mut()) {
-            let graph = &run.resolved.graphs[g as usize];
-            let to_block = graph.labels.get(&to).copied();
-            for (b, block) in graph.blocks.iter().enumerate() {
-                if let flowc_lang::interp::resolve::CTerm::Promote { target, .. } = &block.term {
-                    if target.block().is_some_and(|t| Some(t) == to_block) {
-                        p.drop_greens(g, b as u32);
-                    }
-                }
+            for b in promoting_to(&run.resolved.graphs[g as usize], to) {
+                p.drop_greens(g, b);
             }
         }
         self.tier_lost(machine);
@@ -3273,6 +3272,16 @@ fn is_check(code: &Code, exit: &flowc_codegen::lower::TraceExit) -> bool {
 /// A link assumed laid out in a row that fails its check more often than
 /// once in this many rounds of its loop is irregular ([`Jit::irregular`]).
 const IRREGULAR_EVERY: u64 = 16;
+
+/// The blocks of `graph` whose `promote` goes on to label `to` (the
+/// promotion a `guard_value` exiting to `to` stands for).
+fn promoting_to(graph: &Graph, to: Symbol) -> impl Iterator<Item = u32> + '_ {
+    let to = graph.labels.get(&to).copied();
+    graph.blocks.iter().enumerate().filter_map(move |(b, block)| match &block.term {
+        CTerm::Promote { target, .. } if to.is_some() && target.block() == to => Some(b as u32),
+        _ => None,
+    })
+}
 
 /// A place in the program: a flow graph (`None` for the main one) and a
 /// label of it.

@@ -2189,7 +2189,7 @@ impl Jit<'_> {
         root.bridges += usize::from(!empty);
         root.judged_from = (root.entries, root.iterations, root.straight);
         self.adopt_body(code);
-        self.exit_state(done.exit).bridge = Some(code);
+        self.exit_state(done.exit).linked(code);
         if done.closes {
             self.stats.traces += 1;
             self.stats.retraces += 1;

@@ -175,7 +175,7 @@ impl<'p> Jit<'p> {
             if let Some(b) = bridge {
                 let cache = self.cache.as_ref().expect("code exists");
                 if cache.link(e, b).is_ok() {
-                    self.exit_state(e).bridge = Some(b);
+                    self.exit_state(e).linked(b);
                 }
             }
         }
