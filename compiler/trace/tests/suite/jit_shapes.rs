@@ -885,6 +885,23 @@ fn a_hint_that_keys_nothing_moves_when_its_code_does_not_pay() {
     assert!(r.stats.work_in_loops > 10 * r.stats.interpreted.total(), "{}", r.stats);
 }
 
+/// The same inside a called function (bf_in_function.fg: the dispatch
+/// loop is `interpret`'s, its labels the function's flow graph's): the
+/// hint on the function's `next` gives way to its `dispatch`, and the
+/// loops run compiled as they do unhinted.
+#[test]
+fn a_hint_that_keys_nothing_inside_a_called_function_gives_way_too() {
+    let text = "++++++++++++++++[>++++++++++++++++[>++++++++++++++++[>+>++<<-]<-]<-]>>>.";
+    let env = bf_env(text);
+    let path = "tests/corpus/interpreters/bf_in_function.fg";
+    let plain = run(path, Hint::Absent, "start", Some(&env), checked());
+    let hinted = run(path, Hint::At("next"), "start", Some(&env), checked());
+    assert_eq!(hinted.output, plain.output);
+    assert_eq!((plain.stats.hints_moved, hinted.stats.hints_moved), (0, 1), "{}", hinted.stats);
+    assert!(hinted.log.contains("hot spot next gives way to dispatch"), "{}", hinted.log);
+    assert!(hinted.stats.work_in_loops > 20 * hinted.stats.interpreted.total(), "{}", hinted.stats);
+}
+
 /// A full chain in the tree of a loop that promotes nothing itself
 /// (promote_after_loop.fg: the chain is of bridges from its exit, which
 /// promote what the outer loop goes on with) does not give the promotion
