@@ -841,6 +841,11 @@ pub struct Jit<'p> {
     /// flight that went through one of them does not hold it back
     /// ([`Jit::at_key`]).
     outers_asked: HashSet<Key>,
+    /// The heads of loops bridges jumped back to and ended at, to be
+    /// counted by the interpreter (`recording::BackJump`): an exit there
+    /// gets no bridge while the head has no code, up to
+    /// [`recording::AROUND_TRIES`] times.
+    heads_ended_at: HashSet<Key>,
     /// The hot spots that got a loop that runs to its end at once, by
     /// fingerprint ([`Passed::print`]; [`Jit::passed_done_at_once`]).
     skip_loops: HashMap<u64, Key>,
@@ -1734,6 +1739,7 @@ impl<'p> Jit<'p> {
             followers: HashMap::default(),
             outer_waiting: HashMap::default(),
             outers_asked: HashSet::default(),
+            heads_ended_at: HashSet::default(),
             skip_loops: HashMap::default(),
             raised: 1,
             unpromoted: Default::default(),

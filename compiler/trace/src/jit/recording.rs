@@ -1473,6 +1473,22 @@ impl<'p> Jit<'p> {
             }
             return Ok(Next::Interpret(block));
         }
+        // At the head of a loop a bridge ended at for the interpreter to
+        // count, still without code: no bridge for now, which would go
+        // through the head again ([`BackJump`]) — while the head's loop is
+        // on its way, or the first [`AROUND_TRIES`] times otherwise.
+        let head_waits = start_key.as_ref().is_some_and(|k| {
+            self.heads_ended_at.contains(k)
+                && !self.settled(k)
+                && (self.exit_state(exit).left_around < AROUND_TRIES || self.on_its_way(run.worker.as_ref(), k))
+        });
+        if head_waits {
+            let state = self.exit_state(exit);
+            state.left_around += 1;
+            state.to_driver = 0;
+            let block = machine.replace_top(stack, &frames, texit.label)?;
+            return Ok(Next::Interpret(block));
+        }
         if let Some(key) = start_key.as_ref().filter(|k| self.nest_waits(k, &start_env)) {
             // At the head of a loop to be recorded again round an inner
             // loop done at once: recorded from here, the exit's state
@@ -1532,6 +1548,10 @@ impl<'p> Jit<'p> {
         // the hot spots.)
         let root_key = if self.not_followed_at.is_empty() { None } else { self.key_of(root) };
         let may_leave_around = self.exit_state(exit).left_around < AROUND_TRIES;
+        // The head of the loop around the bridge's start it jumped back
+        // to, where it ended ([`BackJump`]).
+        let mut back_jump = BackJump::default();
+        let mut ended_at_head: Option<Key> = None;
         let this = &*self;
         let segment_at = this.segment_at();
         let mut at = |l: Symbol, env: &Env, ops: usize| {
@@ -1547,6 +1567,7 @@ impl<'p> Jit<'p> {
             let Some(k) = stop_key(profiler, graph, base_graph, l, env) else {
                 return if ops >= this.segment_at_any() { Arrival::Stop } else { Arrival::Continue };
             };
+            let back = back_jump.arrive(&k, &this.codes[root.0 as usize].passed);
             if retrace && Some(&k) == start_key.as_ref() {
                 closes = true;
                 return Arrival::Stop;
@@ -1588,6 +1609,14 @@ impl<'p> Jit<'p> {
                 target = Some(code);
                 into_greens = !k.greens.is_empty();
                 target_key = Some(k);
+                return Arrival::Stop;
+            }
+            // Back at the head of a loop around its start that has no code
+            // (nor was given up): it ends there ([`BackJump`]). (Not a
+            // bridge of the dispatch tier's tree, which goes back into the
+            // tier at the tier's label, above.)
+            if back && !this.settled(&k) && tier_end.is_none() {
+                ended_at_head = Some(k);
                 return Arrival::Stop;
             }
             if seen.len() >= long {
@@ -1706,6 +1735,29 @@ impl<'p> Jit<'p> {
         };
         self.forget_irregular(&mut trace);
         let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
+        if let Some(h) = &ended_at_head {
+            // The head is recorded at the next arrival there (as the loop
+            // a bridge went round is, below) unless its arrivals so far
+            // say a loop of the bridge's operations would not pay back:
+            // counted to its threshold (in the dispatch tier, sixteen
+            // times it), it lost to the exit at the bridge's end, whose
+            // bridge (at the bridge threshold, which comes first) went
+            // through the head into the next inner loop's code again. That
+            // exit gets no bridge of its own for now (above).
+            self.stats.bridges_to_heads += 1;
+            self.heads_ended_at.insert(h.clone());
+            let round = trace.ops.len() as u64;
+            let promising = self.density(machine, h).is_none_or(|d| d.promises(round));
+            if let Some(p) = machine.profiler_mut().filter(|p| promising && p.state(h) == KeyState::Counting) {
+                p.ask_after(h, 1);
+            }
+            if self.log.is_some() {
+                let head = describe(h, run.resolved);
+                self.log(format_args!(
+                    "exit {index} of {parent_name} goes round the loop at {head}: its bridge ends there"
+                ));
+            }
+        }
         if let Some((k, round)) = loops_at.clone() {
             // Inner loops first: the loop the bridge went round is recorded
             // where the interpreter goes on, at once. Counted to its
@@ -2268,12 +2320,7 @@ impl<'k> Head<'k> {
     /// Notes an arrival at `k`; whether it is the jump back across the
     /// start (the first one only).
     fn arrive(&mut self, k: &Key) -> bool {
-        let s = self.start;
-        let comparable = k.graph == s.graph
-            && k.block == s.block
-            && k.greens.len() == s.greens.len()
-            && k.greens[..k.greens.len().saturating_sub(1)] == s.greens[..s.greens.len().saturating_sub(1)];
-        if !comparable {
+        if !comparable(self.start, k) {
             return false;
         }
         let Some(x) = position(k) else { return false };
@@ -2285,6 +2332,64 @@ impl<'k> Head<'k> {
         self.last = Some(x);
         crossing
     }
+}
+
+/// Where a bridge goes round the loop around its start: [`Head`] for a
+/// recording that starts at an exit, not a key, so its start is the first
+/// key it arrives at. A bridge from the exit of a loop inside another
+/// (BF `[-<+>]` inside the loop at 2705 of `digits`) runs the rest of the
+/// outer loop's round and jumps back to its head; where that head has no
+/// code, the bridge ends there ([`Jit::record_bridge`]), so that the
+/// interpreter counts it and records the loop around from its head. Gone
+/// on, the bridge would run through the head into the next inner loop's
+/// code, every round of the loop around made of inner loops and bridges,
+/// its head never arrived at, never recorded. Only for an exit that left
+/// its loop: one whose first key is not one its loop passed (a guard
+/// inside a round, a `guard_at` of a scan whose links turn, goes on
+/// round its own loop as before).
+#[derive(Default)]
+struct BackJump {
+    /// Whether the bridge started inside its loop: nothing is looked for.
+    inside: bool,
+    /// The first key arrived at with a position, and that position.
+    start: Option<(Key, i64)>,
+    /// The position of the last key comparable with it.
+    last: Option<i64>,
+    crossed: bool,
+}
+
+impl BackJump {
+    /// Notes an arrival at `k`; whether it is the jump back across the
+    /// start (the first one only).
+    /// `passed`: the keys the bridge's loop passed.
+    fn arrive(&mut self, k: &Key, passed: &Passed) -> bool {
+        let Some(x) = position(k) else { return false };
+        let Some((s, start)) = &self.start else {
+            self.inside = passed.has(Passed::print(k));
+            self.start = Some((k.clone(), x));
+            self.last = Some(x);
+            return false;
+        };
+        if self.inside {
+            return false;
+        }
+        if !comparable(s, k) {
+            return false;
+        }
+        let crossing = !self.crossed && x < *start && self.last.is_some_and(|last| *start <= last);
+        self.crossed |= crossing;
+        self.last = Some(x);
+        crossing
+    }
+}
+
+/// Whether the positions of keys `s` and `k` compare: one label of one
+/// graph, the same greens but the last.
+fn comparable(s: &Key, k: &Key) -> bool {
+    k.graph == s.graph
+        && k.block == s.block
+        && k.greens.len() == s.greens.len()
+        && k.greens[..k.greens.len().saturating_sub(1)] == s.greens[..s.greens.len().saturating_sub(1)]
 }
 
 /// A key's last green, if an integer.

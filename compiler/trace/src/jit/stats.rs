@@ -202,6 +202,10 @@ pub struct Stats {
     pub entry_traces: usize,
     /// Bridges compiled.
     pub bridges: usize,
+    /// Bridges that jumped back to the head of a loop around their start
+    /// without code and ended there, for the interpreter to get that loop
+    /// recorded (`jit::recording`'s `BackJump`).
+    pub bridges_to_heads: usize,
     /// Trees compiled ([`crate::tree`]), and the bridges grafted into them
     /// in all.
     pub trees: usize,
@@ -440,8 +444,8 @@ impl std::fmt::Display for Stats {
         )?;
         writeln!(
             f,
-            "bridges:         {} ({} of them and entry traces gave way to a loop recorded again, {} to a loop's first code that does an inner loop at once, {} to a loop to be recorded again round one)",
-            self.bridges, self.gave_way, self.gave_way_first, self.gave_way_nest
+            "bridges:         {} ({} of them and entry traces gave way to a loop recorded again, {} to a loop's first code that does an inner loop at once, {} to a loop to be recorded again round one; {} ended at the head of a loop around their start)",
+            self.bridges, self.gave_way, self.gave_way_first, self.gave_way_nest, self.bridges_to_heads
         )?;
         writeln!(f, "trees:           {} ({} bridges grafted)", self.trees, self.grafted)?;
         writeln!(f, "joins:           {} (labels whose exits share one trace)", self.joins)?;

@@ -1670,12 +1670,15 @@ fn bridges_round_a_nest_go_through_entry_traces_into_their_loop() {
 
 /// The same nest with its `[-]` done at once by the loops around it
 /// (`crate::skip`). The `[-]`'s exit, whose way goes round the loop
-/// around back to the `[-]`'s head, gets no bridge: the interpreter runs
-/// the loop around, whose hot spots get it recorded; that recording
+/// around back to its head, gets a bridge that ends there (the head has
+/// no code yet: `recording::BackJump`): the interpreter runs the loop
+/// around from its head, which gets it recorded; that recording
 /// arrives at the `[-]`'s head, whose code runs it to its end at once,
 /// records the skip there and the last round, and closes — so the loop
 /// around runs as machine code that does each `[-]` at once, and the
-/// `[-]`'s own trace runs a tenth of the rounds it runs without skips.
+/// `[-]`'s own trace runs under a tenth of the program's 50,000 rounds of
+/// it. (Without skips its count, always 10, is unrolled into the loop
+/// around's recording instead.)
 /// (Fifty rounds of the outermost loop: a loop around that first went
 /// round the `[-]` before its code was there is recorded again at its
 /// next threshold, fifty arrivals during which the `[-]` runs round by
@@ -1688,7 +1691,7 @@ fn an_inner_loop_that_runs_to_its_end_at_once_is_done_at_once_by_the_loop_around
     let path = "tests/corpus/interpreters/bf_tutorial.fg";
     let r = run(path, Hint::AsWritten, "start", Some(&bf_env(text)), checked());
     assert_eq!(r.output, "1\n");
-    assert!(r.stats.skipped >= 1 && r.stats.left_around >= 1, "{}\n{}", r.stats, r.log);
+    assert!(r.stats.skipped >= 1 && r.stats.bridges_to_heads >= 1, "{}\n{}", r.stats, r.log);
     assert!(r.log.contains(&format!("the loop at dispatch[pc={clear}] done at once but its last round")), "{}", r.log);
     let off = run(path, Hint::AsWritten, "start", Some(&bf_env(text)), Options { skip_inner: false, ..checked() });
     assert_eq!(off.output, r.output);
@@ -1699,7 +1702,7 @@ fn an_inner_loop_that_runs_to_its_end_at_once_is_done_at_once_by_the_loop_around
         let clears = |t: &&flowc_trace::jit::TraceReport| t.start == format!("dispatch[pc={clear}]");
         s.per_trace.iter().filter(clears).map(|t| t.iterations).sum()
     };
-    assert!(own(&r.stats) * 10 <= own(&off.stats), "{}\n{}", r.stats, off.stats);
+    assert!(own(&r.stats) * 10 <= 50 * 10 * 10 * 10, "{}", r.stats);
 }
 
 /// A function whose loop counts `k` rounds and returns the count.
