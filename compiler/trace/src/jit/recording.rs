@@ -2434,6 +2434,30 @@ mod tests {
         assert_eq!(crossing(13, &[14, 15, 11, 12, 13, 14, 15, 11]), Some(2));
     }
 
+    /// A bridge's arrivals in turn, its loop having passed `passed`; the
+    /// index of the jump back across its start, if any ([`BackJump`]).
+    fn back_jump(passed: &[i64], arrivals: &[i64]) -> Option<usize> {
+        let passed = Passed::of(&passed.iter().map(|&pc| at(pc)).collect::<Vec<_>>());
+        let mut b = BackJump::default();
+        arrivals.iter().position(|&pc| b.arrive(&at(pc), &passed))
+    }
+
+    /// A `[-]` at 20-22 (its loop passes 21 and 22) inside a loop whose
+    /// head is 5 and whose `]` is 30: the bridge from the `[-]`'s exit
+    /// starts at 23, runs to 30, jumps back to 5 — the crossing — and goes
+    /// on. From an exit inside the `[-]`'s round (its first key 22, one the
+    /// loop passed) nothing is looked for, and a bridge that only goes
+    /// forward crosses nothing.
+    #[test]
+    fn a_bridge_from_a_loops_exit_finds_the_loop_around() {
+        let inner = [21, 22];
+        assert_eq!(back_jump(&inner, &[23, 24, 30, 5, 6, 20]), Some(3));
+        assert_eq!(back_jump(&inner, &[22, 20, 21, 22, 23, 30, 5]), None);
+        assert_eq!(back_jump(&inner, &[23, 24, 25, 40]), None);
+        // One crossing only.
+        assert_eq!(back_jump(&inner, &[23, 30, 5, 6, 20, 23, 30, 5]), Some(2));
+    }
+
     /// Keys of another label, or whose position is not an integer, are
     /// never compared.
     #[test]
