@@ -2263,8 +2263,11 @@ impl<'p> Jit<'p> {
             // (`Jit::budget_closed`).
             self.stats.deferred += 1;
             self.budget_closed(machine);
-            if let Some(p) = machine.profiler_mut() {
-                p.defer(key);
+            let deferrals = machine.profiler_mut().map(|p| p.defer(key));
+            if self.log.is_some() {
+                let what = describe(key, run.resolved);
+                let times = deferrals.unwrap_or(0);
+                self.log(format_args!("{what} deferred: over the compile budget ({times} times)"));
             }
             self.resumed = Resumed::Deferred;
             return Ok(Next::Interpret(block));
