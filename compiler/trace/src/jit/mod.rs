@@ -807,7 +807,16 @@ pub struct Jit<'p> {
     /// program the interpreter runs, not counted until a hint that keys
     /// nothing gives way to one ([`Jit::move_hint`]), which moves it to
     /// `watched`.
-    reserved: Vec<(Option<Symbol>, Symbol)>,
+    reserved: Vec<Reserve>,
+    /// The labels of `reserved` hints gave way to, watched now. Every
+    /// hint that keys nothing in the reserved label's loop gives way with
+    /// the first (two hints, `next` and `jump`, in the tutorial BF loop:
+    /// the second, finding nothing in reserve, kept its code, its chain
+    /// filled and the promotion was given up as megamorphic — `digits
+    /// 200` 4.7-17 s against 0.14; four, `fetch` among them, where the
+    /// others' hot spots entered the code of the one left, 7-8 s), and a
+    /// hint's tree that still asks finds its label here.
+    moved_to: Vec<Reserve>,
     /// Recursive functions ([`flowc_ir::calls`]): traces call them rather
     /// than follow them, and their hot calls run compiled functions.
     recursive: HashSet<Symbol>,
@@ -1591,13 +1600,23 @@ fn flow_graphs(module: &Module) -> impl Iterator<Item = (&Function, Option<Symbo
     })
 }
 
+/// A label held in reserve ([`reserved_labels`]): `label` of `function`
+/// (`None`: the main graph), and the hints that key nothing in its loop,
+/// which give way to it together.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reserve {
+    pub function: Option<Symbol>,
+    pub label: Symbol,
+    pub hints: Vec<Symbol>,
+}
+
 /// The labels held in reserve for the `can_enter_jit` labels that
 /// promote nothing (see "A hint that keys nothing"): for each loop of
 /// the program with such a label among its blocks, the loop's anchor
 /// ([`anchor`]) when that promotes and is not a hint itself — the label
 /// the JIT would have watched without hints. Empty for a program without
 /// hints (its anchors are watched already).
-pub fn reserved_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>, Symbol)> {
+pub fn reserved_labels(program: &Program, module: &Module) -> Vec<Reserve> {
     use flowc_lang::ast::Terminator;
     let declared: HashSet<Symbol> = program.can_enter_jit_labels().collect();
     let mut out = Vec::new();
@@ -1618,9 +1637,11 @@ pub fn reserved_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol
         let loops = flowc_ir::loops::LoopForest::with(f, &cfg, &dom);
         for l in loops.loops() {
             let Some(label) = anchor(f, &loops, l, source) else { continue };
-            let fits = promotes(label) && !declared.contains(&label) && !out.contains(&(graph, label));
-            if fits && loops.blocks(l).iter().any(|&b| keyless(b)) {
-                out.push((graph, label));
+            let taken = out.iter().any(|r: &Reserve| r.function == graph && r.label == label);
+            let hints: Vec<Symbol> =
+                loops.blocks(l).iter().filter(|&&b| keyless(b)).filter_map(|&b| f.blocks[b].name).collect();
+            if promotes(label) && !declared.contains(&label) && !taken && !hints.is_empty() {
+                out.push(Reserve { function: graph, label, hints });
             }
         }
     }
@@ -1731,6 +1752,7 @@ impl<'p> Jit<'p> {
             layout,
             watched,
             reserved,
+            moved_to: Vec::new(),
             recursive,
             not_followed: HashSet::default(),
             not_followed_at: HashSet::default(),
@@ -2059,7 +2081,7 @@ impl<'p> Jit<'p> {
             }
         }
         let mut p = Profiler::new(resolved, &labels, self.options.threshold);
-        for (function, label) in &self.reserved {
+        for Reserve { function, label, .. } in &self.reserved {
             if let Some(g) = resolved.graph_of(*function) {
                 if let Some(&b) = resolved.graphs[g as usize].labels.get(label) {
                     p.reserve(resolved, g, b);
@@ -2574,7 +2596,7 @@ impl<'p> Jit<'p> {
         // (its chain of bridges may still be filling) — at once where the
         // values there came back, else once it is given up (hot spots
         // that never get hot run as interpreted as a hot spot given up).
-        let keyless = key.greens.is_empty() && !self.reserved.is_empty();
+        let keyless = key.greens.is_empty() && self.hints_may_move();
         if keyless && self.move_hint_of_tree(machine, run, code, true) {
             return;
         }
@@ -2656,18 +2678,24 @@ impl<'p> Jit<'p> {
         self.megamorphic(machine, run, function, to, &why);
     }
 
+    /// Whether a hint that keys nothing may still give way to a label:
+    /// one held in reserve, or one a hint gave way to already.
+    pub(super) fn hints_may_move(&self) -> bool {
+        !self.reserved.is_empty() || !self.moved_to.is_empty()
+    }
+
     /// The label held in reserve that the hot spot of code `root` would
     /// give way to at a `guard_value` before label `to` of `function`
-    /// ([`Jit::move_hint`]): its place in `reserved`, its block, and the
-    /// hot spot's key.
+    /// ([`Jit::move_hint`]): its place in `reserved` (`None`: a hint gave
+    /// way to it already, `moved_to`), its block, and the hot spot's key.
     fn hint_to_move(
         &self,
         run: &Run,
         root: TraceId,
         function: Option<Symbol>,
         to: Symbol,
-    ) -> Option<(usize, u32, Key)> {
-        if self.reserved.is_empty() || self.unpromoted.contains(&(function, to)) {
+    ) -> Option<(Option<usize>, u32, Key)> {
+        if !self.hints_may_move() || self.unpromoted.contains(&(function, to)) {
             return None;
         }
         let g = run.resolved.graph_of(function)?;
@@ -2688,10 +2716,14 @@ impl<'p> Jit<'p> {
             }
             false
         };
-        let (at, block) = self.reserved.iter().enumerate().find_map(|(at, &(f, label))| {
-            let &b = graph.labels.get(&label).filter(|&&b| f == function && chain_reaches(b))?;
-            Some((at, b))
-        })?;
+        // In reserve (`Some` of its place in the list), or already given
+        // way to by another hint (`None`).
+        let reaching =
+            |r: &Reserve| graph.labels.get(&r.label).copied().filter(|&b| r.function == function && chain_reaches(b));
+        let (at, block) = match self.reserved.iter().enumerate().find_map(|(at, r)| Some((at, reaching(r)?))) {
+            Some((at, b)) => (Some(at), b),
+            None => (None, self.moved_to.iter().find_map(reaching)?),
+        };
         // The hot spot of a hint, in the same flow graph (not one of a
         // join's, nor a label's whose promotion was given up: no greens
         // either).
@@ -2718,27 +2750,40 @@ impl<'p> Jit<'p> {
     ) -> bool {
         let Some((at, block, key)) = self.hint_to_move(run, root, function, to) else { return false };
         let (Some(g), Some(p)) = (run.resolved.graph_of(function), machine.profiler_mut()) else { return false };
-        if !p.watch_reserved(g, block) {
-            return false;
+        let graph = &run.resolved.graphs[g as usize];
+        let label = graph.blocks[block as usize].label;
+        let hint = graph.blocks[key.block as usize].label;
+        // The hints of the reserved label's loop that give way now: this
+        // one, and the others with it the first time.
+        let mut hints = vec![hint];
+        if let Some(at) = at {
+            if !p.watch_reserved(g, block) {
+                return false;
+            }
+            let moved = self.reserved.remove(at);
+            hints.extend(moved.hints.iter().copied().filter(|&h| h != hint));
+            self.watched.push((moved.function, moved.label));
+            self.moved_to.push(moved);
         }
-        let (function, label) = self.reserved.remove(at);
-        // The hint is watched no more: recordings from the promotion's
-        // hot spots go on through it (else they would end there in its
-        // code, jumping back to what is given up).
-        p.unwatch(key.graph, key.block);
-        let hint = (function, run.resolved.graphs[key.graph as usize].blocks[key.block as usize].label);
-        self.watched.retain(|&w| w != hint);
-        self.watched.push((function, label));
-        self.stats.hints_moved += 1;
-        // Its code is no key's any more (as after `record_key_again`):
-        // nothing recorded from now on jumps into it, nor is it judged or
-        // moved again.
-        if let Some(kc) = self.keys.get_mut(&key) {
-            kc.ignored = true;
-            kc.variants.clear();
+        for h in hints {
+            let Some(&b) = graph.labels.get(&h) else { continue };
+            // The hint is watched no more: recordings from the
+            // promotion's hot spots go on through it (else they would end
+            // there in its code, jumping back to what is given up).
+            p.unwatch(g, b);
+            self.watched.retain(|&w| w != (function, h));
+            self.stats.hints_moved += 1;
+            // Its code is no key's any more (as after `record_key_again`):
+            // nothing recorded from now on jumps into it, nor is it judged
+            // or moved again.
+            for (k, kc) in self.keys.iter_mut() {
+                if k.graph == g && k.block == b {
+                    kc.ignored = true;
+                    kc.variants.clear();
+                }
+            }
+            self.log(format_args!("hot spot {h} gives way to {label}, where it promotes before {to}"));
         }
-        let name = self.codes[root.0 as usize].function.name;
-        self.log(format_args!("hot spot {name} gives way to {label}, where it promotes before {to}"));
         true
     }
 

@@ -38,7 +38,7 @@ pub struct Prepared {
     pub(super) watched: Vec<(Option<Symbol>, Symbol)>,
     /// The labels held in reserve for hints that key nothing
     /// ([`super::reserved_labels`]).
-    pub(super) reserved: Vec<(Option<Symbol>, Symbol)>,
+    pub(super) reserved: Vec<super::Reserve>,
     /// Functions that may call themselves.
     pub(super) recursive: HashSet<Symbol>,
     /// Whether objects may be virtual (the program cannot observe

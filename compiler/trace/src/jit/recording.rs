@@ -1382,7 +1382,7 @@ impl<'p> Jit<'p> {
         // positions, which a hint that keys nothing lumps together (see
         // "A hint that keys nothing"); its hot spot gives way to the
         // promotion's.
-        if values_depth > 0 && !self.reserved.is_empty() && self.exit_state(exit).came_back {
+        if values_depth > 0 && self.hints_may_move() && self.exit_state(exit).came_back {
             let function = record.frames.last().and_then(|f| f.function);
             if self.move_hint(machine, run, root, function, texit.label) {
                 let block = machine.replace_top(stack, &frames, texit.label)?;

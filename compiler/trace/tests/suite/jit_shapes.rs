@@ -902,6 +902,31 @@ fn a_hint_that_keys_nothing_inside_a_called_function_gives_way_too() {
     assert!(hinted.stats.work_in_loops > 20 * hinted.stats.interpreted.total(), "{}", hinted.stats);
 }
 
+/// Two hints that key nothing in one loop (`next` and `jump`, and four
+/// with `fetch` and `decode`): they give way together, to the one label
+/// their loop holds in reserve. (The second, finding nothing left in
+/// reserve, kept its code, its guard's chain filled and the promotion
+/// was given up as megamorphic: every position after it interpreted.)
+#[test]
+fn hints_that_key_nothing_in_one_loop_give_way_together() {
+    let text = "++++++++++++++++[>++++++++++++++++[>++++++++++++++++[>+>++<<-]<-]<-]>>>.";
+    let env = bf_env(text);
+    let source = source("tests/corpus/interpreters/bf_tutorial.fg");
+    let plain = run_text("bf_tutorial.fg", &source, Hint::Absent, "start", Some(&env), checked());
+    for hints in [&["next", "jump"][..], &["fetch", "decode", "next", "jump"]] {
+        let lines: String = hints.iter().map(|h| format!("can_enter_jit {h}\n")).collect();
+        let r =
+            run_text("bf_tutorial.fg", &format!("{lines}{source}"), Hint::AsWritten, "start", Some(&env), checked());
+        assert_eq!(r.output, plain.output);
+        assert_eq!((r.stats.hints_moved, r.stats.megamorphic), (hints.len(), 0), "{hints:?}: {}", r.stats);
+        for h in hints {
+            assert!(r.log.contains(&format!("hot spot {h} gives way to dispatch")), "{h}: {}", r.log);
+        }
+        let interpreted = |r: &Run| r.stats.interpreted.total();
+        assert!(interpreted(&r) < 2 * interpreted(&plain), "{hints:?}: {}\n{}", r.stats, plain.stats);
+    }
+}
+
 /// A full chain in the tree of a loop that promotes nothing itself
 /// (promote_after_loop.fg: the chain is of bridges from its exit, which
 /// promote what the outer loop goes on with) does not give the promotion
