@@ -2057,6 +2057,7 @@ impl<'p> Jit<'p> {
         self.followers.clear();
         self.outer_waiting.clear();
         self.outers_asked.clear();
+        self.heads_ended_at.clear();
         self.skip_loops.clear();
         self.empty_bridges = 0;
         self.full = None;
@@ -2716,14 +2717,6 @@ impl<'p> Jit<'p> {
             }
             false
         };
-        // In reserve (`Some` of its place in the list), or already given
-        // way to by another hint (`None`).
-        let reaching =
-            |r: &Reserve| graph.labels.get(&r.label).copied().filter(|&b| r.function == function && chain_reaches(b));
-        let (at, block) = match self.reserved.iter().enumerate().find_map(|(at, r)| Some((at, reaching(r)?))) {
-            Some((at, b)) => (Some(at), b),
-            None => (None, self.moved_to.iter().find_map(reaching)?),
-        };
         // The hot spot of a hint, in the same flow graph (not one of a
         // join's, nor a label's whose promotion was given up: no greens
         // either).
@@ -2732,6 +2725,20 @@ impl<'p> Jit<'p> {
         if !self.shared.program.can_enter_jit_labels().any(|l| l == label) {
             return None;
         }
+        // In reserve (`Some` of its place in the list), or already given
+        // way to by another hint (`None`): the reserve of the hint's own
+        // loop first (nested loops may each hold one), else any whose
+        // chain reaches `to`.
+        let reaching =
+            |r: &Reserve| graph.labels.get(&r.label).copied().filter(|&b| r.function == function && chain_reaches(b));
+        let found = |own: bool| {
+            let fits = |r: &Reserve| (!own || r.hints.contains(&label)).then(|| reaching(r)).flatten();
+            match self.reserved.iter().enumerate().find_map(|(at, r)| Some((at, fits(r)?))) {
+                Some((at, b)) => Some((Some(at), b)),
+                None => self.moved_to.iter().find_map(fits).map(|b| (None, b)),
+            }
+        };
+        let (at, block) = found(true).or_else(|| found(false))?;
         Some((at, block, key))
     }
 

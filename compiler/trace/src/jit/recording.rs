@@ -1476,17 +1476,31 @@ impl<'p> Jit<'p> {
         // At the head of a loop a bridge ended at for the interpreter to
         // count, still without code: no bridge for now, which would go
         // through the head again ([`BackJump`]) — while the head's loop is
-        // on its way, or the first [`AROUND_TRIES`] times otherwise.
-        let head_waits = start_key.as_ref().is_some_and(|k| {
+        // on its way, or the first [`AROUND_TRIES`] times otherwise (the
+        // count of tries the round-about rule below uses too: an exit
+        // spends them on either). Not an exit of the dispatch tier's
+        // tree, which goes back into the tier.
+        let waiting_head = start_key.as_ref().filter(|k| {
             self.heads_ended_at.contains(k)
                 && !self.settled(k)
+                && !self.in_tier_tree(exit)
                 && (self.exit_state(exit).left_around < AROUND_TRIES || self.on_its_way(run.worker.as_ref(), k))
         });
-        if head_waits {
+        if let Some(key) = waiting_head.cloned() {
             let state = self.exit_state(exit);
             state.left_around += 1;
             state.to_driver = 0;
             let block = machine.replace_top(stack, &frames, texit.label)?;
+            // The interpreter resumes at the head, which a jump there
+            // would have counted and resuming does not: counted here, and
+            // where that makes it hot (asked by the bridge that ended
+            // there), the driver goes on as at any hot spot. (Without the
+            // dispatch tier, whose code counts every position, a loop
+            // around entered once was never counted again.)
+            let now = machine.steps();
+            if machine.profiler_mut().is_some_and(|p| p.arrive(&key, now)) {
+                return self.hot(machine, run, &key, stack, block);
+            }
             return Ok(Next::Interpret(block));
         }
         if let Some(key) = start_key.as_ref().filter(|k| self.nest_waits(k, &start_env)) {
