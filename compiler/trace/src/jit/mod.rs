@@ -2778,8 +2778,12 @@ impl<'p> Jit<'p> {
             // promotion's hot spots go on through it (else they would end
             // there in its code, jumping back to what is given up).
             p.unwatch(g, b);
+            // (Moved already, with its loop's others: a job of its that
+            // the worker installed since asks again, and is not counted
+            // twice.)
+            let first = self.watched.contains(&(function, h));
             self.watched.retain(|&w| w != (function, h));
-            self.stats.hints_moved += 1;
+            self.stats.hints_moved += usize::from(first);
             // Its code is no key's any more (as after `record_key_again`):
             // nothing recorded from now on jumps into it, nor is it judged
             // or moved again.
@@ -2789,7 +2793,9 @@ impl<'p> Jit<'p> {
                     kc.variants.clear();
                 }
             }
-            self.log(format_args!("hot spot {h} gives way to {label}, where it promotes before {to}"));
+            if first {
+                self.log(format_args!("hot spot {h} gives way to {label}, where it promotes before {to}"));
+            }
         }
         true
     }
