@@ -726,7 +726,7 @@ fn sample_of(v: &Value) -> Option<u64> {
     match v {
         Value::Int(i) => Some((*i as u64) << 2),
         Value::Object(o) => Some(o.id() << 2 | 1),
-        Value::Atom(s) => Some((s.as_str().as_ptr() as u64) << 2 | 2),
+        Value::Atom(s) => Some(u64::from(s.index()) << 2 | 2),
         Value::Big(_) | Value::List(_) => None,
     }
 }
@@ -852,8 +852,8 @@ pub struct Jit<'p> {
     outers_asked: HashSet<Key>,
     /// The heads of loops bridges jumped back to and ended at, to be
     /// counted by the interpreter (`recording::BackJump`): an exit there
-    /// gets no bridge while the head has no code, up to
-    /// [`recording::AROUND_TRIES`] times.
+    /// gets no bridge while the head has no code and its loop is on its
+    /// way, or up to [`recording::AROUND_TRIES`] times otherwise.
     heads_ended_at: HashSet<Key>,
     /// The hot spots that got a loop that runs to its end at once, by
     /// fingerprint ([`Passed::print`]; [`Jit::passed_done_at_once`]).
@@ -1637,11 +1637,22 @@ pub fn reserved_labels(program: &Program, module: &Module) -> Vec<Reserve> {
         let loops = flowc_ir::loops::LoopForest::with(f, &cfg, &dom);
         for l in loops.loops() {
             let Some(label) = anchor(f, &loops, l, source) else { continue };
-            let taken = out.iter().any(|r: &Reserve| r.function == graph && r.label == label);
             let hints: Vec<Symbol> =
                 loops.blocks(l).iter().filter(|&&b| keyless(b)).filter_map(|&b| f.blocks[b].name).collect();
-            if promotes(label) && !declared.contains(&label) && !taken && !hints.is_empty() {
-                out.push(Reserve { function: graph, label, hints });
+            if !promotes(label) || declared.contains(&label) || hints.is_empty() {
+                continue;
+            }
+            // A loop whose anchor another loop holds already (an inner
+            // loop anchored where its outer one is) adds its hints there.
+            match out.iter_mut().find(|r| r.function == graph && r.label == label) {
+                Some(r) => {
+                    for h in hints {
+                        if !r.hints.contains(&h) {
+                            r.hints.push(h);
+                        }
+                    }
+                }
+                None => out.push(Reserve { function: graph, label, hints }),
             }
         }
     }

@@ -2316,19 +2316,14 @@ impl Anchor {
 /// whose greens are not an integer last are never compared.
 struct Head<'k> {
     start: &'k Key,
-    /// The start's position.
-    at: Option<i64>,
-    /// The position of the last key of the start's label arrived at.
-    last: Option<i64>,
-    /// Whether a jump back across the start was seen.
-    crossed: bool,
+    /// The positions of the start's label arrived at.
+    turns: Turns,
 }
 
 impl<'k> Head<'k> {
     /// A head for a recording from `start`: none found unless `enabled`.
     fn new(start: &'k Key, enabled: bool) -> Head<'k> {
-        let at = position(start).filter(|_| enabled);
-        Head { start, at, last: at, crossed: false }
+        Head { start, turns: Turns::from(position(start).filter(|_| enabled)) }
     }
 
     /// Notes an arrival at `k`; whether it is the jump back across the
@@ -2337,8 +2332,33 @@ impl<'k> Head<'k> {
         if !comparable(self.start, k) {
             return false;
         }
-        let Some(x) = position(k) else { return false };
-        let crossing = match (self.at, self.last) {
+        position(k).is_some_and(|x| self.turns.arrive(x))
+    }
+}
+
+/// The positions of one label a recording arrives at in turn, from a
+/// start: whether one is the jump back across the start ([`Head`],
+/// [`BackJump`]).
+#[derive(Default)]
+struct Turns {
+    /// The start's position (`None`: nothing is looked for).
+    start: Option<i64>,
+    /// The position of the last arrival.
+    last: Option<i64>,
+    /// Whether a jump back across the start was seen.
+    crossed: bool,
+}
+
+impl Turns {
+    fn from(start: Option<i64>) -> Turns {
+        Turns { start, last: start, crossed: false }
+    }
+
+    /// Notes an arrival at position `x`; whether it is the jump back
+    /// across the start: below it, from at or past it (the first one
+    /// only).
+    fn arrive(&mut self, x: i64) -> bool {
+        let crossing = match (self.start, self.last) {
             (Some(start), Some(last)) => !self.crossed && x < start && start <= last,
             _ => false,
         };
@@ -2363,37 +2383,28 @@ impl<'k> Head<'k> {
 /// round its own loop as before).
 #[derive(Default)]
 struct BackJump {
-    /// Whether the bridge started inside its loop: nothing is looked for.
-    inside: bool,
-    /// The first key arrived at with a position, and that position.
-    start: Option<(Key, i64)>,
-    /// The position of the last key comparable with it.
-    last: Option<i64>,
-    crossed: bool,
+    /// The first key arrived at with a position.
+    start: Option<Key>,
+    /// The positions of its label since (none looked for where the bridge
+    /// started inside its loop).
+    turns: Turns,
 }
 
 impl BackJump {
     /// Notes an arrival at `k`; whether it is the jump back across the
-    /// start (the first one only).
-    /// `passed`: the keys the bridge's loop passed.
+    /// start (the first one only). `passed`: the keys the bridge's loop
+    /// passed.
     fn arrive(&mut self, k: &Key, passed: &Passed) -> bool {
         let Some(x) = position(k) else { return false };
-        let Some((s, start)) = &self.start else {
-            self.inside = passed.has(Passed::print(k));
-            self.start = Some((k.clone(), x));
-            self.last = Some(x);
-            return false;
-        };
-        if self.inside {
-            return false;
+        match &self.start {
+            None => {
+                let inside = passed.has(Passed::print(k));
+                self.start = Some(k.clone());
+                self.turns = Turns::from(Some(x).filter(|_| !inside));
+                false
+            }
+            Some(s) => comparable(s, k) && self.turns.arrive(x),
         }
-        if !comparable(s, k) {
-            return false;
-        }
-        let crossing = !self.crossed && x < *start && self.last.is_some_and(|last| *start <= last);
-        self.crossed |= crossing;
-        self.last = Some(x);
-        crossing
     }
 }
 

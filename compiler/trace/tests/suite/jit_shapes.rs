@@ -836,6 +836,10 @@ fn a_full_guard_value_chain_gives_its_promotion_up() {
     );
 }
 
+/// Three loops nested, the innermost `[>+>++<<-]`: the BF program the
+/// hint tests below run.
+const NEST3: &str = "++++++++++++++++[>++++++++++++++++[>++++++++++++++++[>+>++<<-]<-]<-]>>>.";
+
 /// The tutorial BF interpreter with its hint where it promotes nothing —
 /// on the label every instruction ends at, on a test of the if-chain:
 /// the hint's one hot spot lumps every position together, its code runs
@@ -851,8 +855,7 @@ fn a_full_guard_value_chain_gives_its_promotion_up() {
 /// way the loops run compiled.
 #[test]
 fn a_hint_that_keys_nothing_gives_way_to_the_promotion_after_it() {
-    let text = "++++++++++++++++[>++++++++++++++++[>++++++++++++++++[>+>++<<-]<-]<-]>>>.";
-    let env = bf_env(text);
+    let env = bf_env(NEST3);
     let path = "tests/corpus/interpreters/bf_tutorial.fg";
     let plain = run(path, Hint::Absent, "start", Some(&env), checked());
     assert!(plain.stats.work_in_loops > 20 * plain.stats.interpreted.total(), "{}", plain.stats);
@@ -876,8 +879,7 @@ fn a_hint_that_keys_nothing_gives_way_to_the_promotion_after_it() {
 /// be interpreted).
 #[test]
 fn a_hint_that_keys_nothing_moves_when_its_code_does_not_pay() {
-    let text = "++++++++++++++++[>++++++++++++++++[>++++++++++++++++[>+>++<<-]<-]<-]>>>.";
-    let env = bf_env(text);
+    let env = bf_env(NEST3);
     let options = Options { bridge_threshold: u32::MAX, ..checked() };
     let r = run("tests/corpus/interpreters/bf_tutorial.fg", Hint::At("next"), "start", Some(&env), options);
     assert_eq!((r.stats.bridges, r.stats.hints_moved), (0, 1), "{}", r.stats);
@@ -891,8 +893,7 @@ fn a_hint_that_keys_nothing_moves_when_its_code_does_not_pay() {
 /// loops run compiled as they do unhinted.
 #[test]
 fn a_hint_that_keys_nothing_inside_a_called_function_gives_way_too() {
-    let text = "++++++++++++++++[>++++++++++++++++[>++++++++++++++++[>+>++<<-]<-]<-]>>>.";
-    let env = bf_env(text);
+    let env = bf_env(NEST3);
     let path = "tests/corpus/interpreters/bf_in_function.fg";
     let plain = run(path, Hint::Absent, "start", Some(&env), checked());
     let hinted = run(path, Hint::At("next"), "start", Some(&env), checked());
@@ -909,8 +910,7 @@ fn a_hint_that_keys_nothing_inside_a_called_function_gives_way_too() {
 /// was given up as megamorphic: every position after it interpreted.)
 #[test]
 fn hints_that_key_nothing_in_one_loop_give_way_together() {
-    let text = "++++++++++++++++[>++++++++++++++++[>++++++++++++++++[>+>++<<-]<-]<-]>>>.";
-    let env = bf_env(text);
+    let env = bf_env(NEST3);
     let source = source("tests/corpus/interpreters/bf_tutorial.fg");
     let plain = run_text("bf_tutorial.fg", &source, Hint::Absent, "start", Some(&env), checked());
     for hints in [&["next", "jump"][..], &["fetch", "decode", "next", "jump"]] {
