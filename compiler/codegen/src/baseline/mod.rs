@@ -308,7 +308,9 @@ fn compile_with(
         safepoints: Vec::new(),
         site: None,
         current: f.entry,
+        loop_in_registers: false,
         regs: Vec::new(),
+        invariants: 0,
         counter: None,
         to_regs: Vec::new(),
         clobbered: Vec::new(),
@@ -382,15 +384,54 @@ fn loop_block(f: &Function) -> Option<BlockId> {
 /// The variables of `f`'s loop block (one that jumps to itself) that live
 /// in [`LOOP_REGS`], with their registers: its first phis, when the loop
 /// calls none of the program's functions (a call passes arguments in r8
-/// and r9).
-fn loop_registers(f: &Function) -> Vec<(ValueId, Reg)> {
-    let Some(lp) = loop_block(f) else {
-        return Vec::new();
-    };
+/// and r9); `None` when there is no such loop block.
+fn loop_registers(f: &Function) -> Option<Vec<(ValueId, Reg)>> {
+    let lp = loop_block(f)?;
     if f.blocks[lp].insts.iter().any(|&i| matches!(f.insts[i].kind, InstKind::Call { .. })) {
+        return None;
+    }
+    Some(f.blocks[lp].phis.iter().filter_map(|&p| f.insts[p].result).zip(LOOP_REGS).collect())
+}
+
+/// The values `f`'s loop block reads that are defined before it (the
+/// parameters, the preamble's results: the tape cell a BF loop's moves
+/// start from), most read first, with the registers of `free` they live
+/// in while the loop runs: each is loaded there where the loop is
+/// entered, never changes, and is read back after every call as the
+/// variables are. Only values whose word holds them on the way in (not
+/// one that only exits write: `exit_written`); a link read as the address
+/// past its base ([`rematerialized`]) counts as a read of its base.
+fn loop_invariants(
+    f: &Function,
+    free: &[Reg],
+    remat: &HashMap<ValueId, (ValueId, i32)>,
+    exit_written: impl Fn(ValueId) -> bool,
+) -> Vec<(ValueId, Reg)> {
+    let Some(lp) = loop_block(f) else { return Vec::new() };
+    if free.is_empty() {
         return Vec::new();
     }
-    f.blocks[lp].phis.iter().filter_map(|&p| f.insts[p].result).zip(LOOP_REGS).collect()
+    let block = &f.blocks[lp];
+    let defined: Vec<ValueId> = block.phis.iter().chain(&block.insts).filter_map(|&i| f.insts[i].result).collect();
+    let mut reads: HashMap<ValueId, u32> = HashMap::default();
+    let mut read = |o: &Operand| {
+        let Some(v) = o.as_value() else { return };
+        let v = remat.get(&v).map_or(v, |&(base, _)| base);
+        if !defined.contains(&v) && !remat.contains_key(&v) && !exit_written(v) {
+            *reads.entry(v).or_insert(0) += 1;
+        }
+    };
+    for &i in &block.insts {
+        f.insts[i].kind.operands().for_each(&mut read);
+    }
+    for &p in &block.phis {
+        if let InstKind::Phi(inputs) = &f.insts[p].kind {
+            inputs.iter().filter(|(from, _)| *from == lp).for_each(|(_, o)| read(o));
+        }
+    }
+    let mut most: Vec<(ValueId, u32)> = reads.into_iter().collect();
+    most.sort_unstable_by_key(|&(v, n)| (std::cmp::Reverse(n), flowc_ir::ix(v)));
+    most.into_iter().map(|(v, _)| v).zip(free.iter().copied()).collect()
 }
 
 /// The instructions of `f`'s loop block whose result is the back-edge
@@ -1080,8 +1121,16 @@ struct Emit<'e, 'a, 'i> {
     /// The site of the instruction being compiled, numbered.
     site: Option<u64>,
     current: BlockId,
-    /// The loop block's variables that live in registers, by value.
+    /// Whether the trace has a loop block that keeps values in registers
+    /// (one that calls none of the program's functions).
+    loop_in_registers: bool,
+    /// The loop block's values that live in registers, by value: its
+    /// variables first, then the last [`Emit::invariants`] of them, values
+    /// defined before it ([`loop_invariants`]).
     regs: Vec<(ValueId, Reg)>,
+    /// How many of [`Emit::regs`] are values defined before the loop
+    /// block, loaded where it is entered.
+    invariants: usize,
     /// The register the loop block counts its iterations in, the first of
     /// [`LOOP_REGS`] its variables leave free (none when they take all):
     /// read from the context where the loop is entered, written back
@@ -1156,8 +1205,10 @@ impl Emit<'_, '_, '_> {
             let l = self.a.label();
             self.blocks.insert(b, l);
         }
-        self.regs = loop_registers(self.f);
-        self.counter = if self.regs.is_empty() { None } else { LOOP_REGS.get(self.regs.len()).copied() };
+        let loop_regs = loop_registers(self.f);
+        self.loop_in_registers = loop_regs.is_some();
+        self.regs = loop_regs.unwrap_or_default();
+        self.counter = if self.loop_in_registers { LOOP_REGS.get(self.regs.len()).copied() } else { None };
         self.to_regs = direct_results(self.f, &self.regs);
         self.fused = fused_compares(self.f);
         self.guard_chains = crate::lower::switch::guard_chains(self.f, &crate::lower::count_uses(self.f));
@@ -1173,6 +1224,19 @@ impl Emit<'_, '_, '_> {
                 let v = self.f.insts[i].result.expect("an unstored result");
                 self.a.leave_unwritten(self.words[flowc_ir::ix(v)]);
             }
+        }
+        if self.loop_in_registers {
+            let f = self.f;
+            let exit_written: Vec<ValueId> = (self.fused.iter())
+                .chain(&self.fused_links)
+                .chain(&self.fused_returns)
+                .chain(&self.unstored)
+                .filter_map(|&i| f.insts[i].result)
+                .collect();
+            let free = &LOOP_REGS[(self.regs.len() + 1).min(LOOP_REGS.len())..];
+            let invariants = loop_invariants(f, free, &self.remat, |v| exit_written.contains(&v));
+            self.invariants = invariants.len();
+            self.regs.extend(invariants);
         }
         self.prologue();
         let f = self.f;
@@ -1356,7 +1420,7 @@ impl Emit<'_, '_, '_> {
 
     fn block(&mut self, b: BlockId) -> Result<(), &'static str> {
         self.current = b;
-        self.in_loop = !self.regs.is_empty() && self.f.blocks[b].term == Terminator::Jump(b);
+        self.in_loop = self.loop_in_registers && self.f.blocks[b].term == Terminator::Jump(b);
         self.clobbered.clear();
         let l = self.blocks[&b];
         self.a.bind(l);
@@ -1571,7 +1635,8 @@ impl Emit<'_, '_, '_> {
     /// runs in the loop).
     fn spill(&mut self) {
         if self.in_loop {
-            for k in 0..self.regs.len() {
+            // (Values defined before the loop are in their words already.)
+            for k in 0..self.regs.len() - self.invariants {
                 let (v, r) = self.regs[k];
                 let s = self.slot(v);
                 self.a.store(RSP, s, r);
@@ -2941,9 +3006,15 @@ impl Emit<'_, '_, '_> {
             }
         }
         self.parallel_copy(&moves);
-        // Into the loop block: its iteration count to its register.
+        // Into the loop block: its iteration count and the values defined
+        // before it that it keeps to their registers.
         if let Some(c) = self.counter.filter(|_| from != to && self.f.blocks[to].term == Terminator::Jump(to)) {
             self.a.load(c, RBX, offsets::ITERATIONS);
+            for k in self.regs.len() - self.invariants..self.regs.len() {
+                let (v, r) = self.regs[k];
+                let s = self.slot(v);
+                self.a.load(r, RSP, s);
+            }
         }
     }
 
@@ -3341,6 +3412,48 @@ resume r2 {
             v4:r = guard_at v3, v0, 112, r1 else right
         "#]]
         .assert_eq(&out);
+    }
+
+    /// The values a loop block keeps in registers besides its variables
+    /// ([`super::loop_invariants`]): those defined before it, most read
+    /// first — the cell a link is rematerialized from counts that link's
+    /// reads (`v2`, `v3`: `v0`'s), and a value defined in the block
+    /// (`v4`, `v6`) is none — in the registers the variables leave.
+    #[test]
+    fn a_loop_block_keeps_the_values_defined_before_it_in_registers() {
+        let text = "trace 't'(v0:tape, v9:x) {
+b0:
+    v1:r = get.object v0, r
+    guard_link v1, cell, r0 else grow
+    v2:r = guard_at v1, v0, 56, r0 else right
+    v8:l = get.object v0, l
+    guard_link v8, cell, r0 else grow
+    v3:l = guard_at v8, v0, -56, r0 else left
+    jump b1
+b1:
+    v4:v = get.object v2, v
+    v5:v = add.word v4, v9
+    set.object v3, v, v5
+    v6:v = get.object v0, v
+    guard_true v6, r0 else out
+    jump b1
+resume r0 {
+    frame [tape = v0]
+}
+}
+";
+        let m = flowc_ir::parse::module("trace", text).unwrap();
+        let f = &m.functions[0];
+        let remat = super::rematerialized(f, &[], &[]);
+        let kept = super::loop_invariants(f, &super::LOOP_REGS[1..], &remat, |_| false);
+        let out: Vec<String> = kept.iter().map(|(v, r)| format!("v{} {r:?}", flowc_ir::ix(*v))).collect();
+        expect_test::expect![[r#"
+            [
+                "v0 Reg(9)",
+                "v9 Reg(10)",
+            ]
+        "#]]
+        .assert_debug_eq(&out);
     }
 
     /// The entry wrapper moves the target out of the first argument

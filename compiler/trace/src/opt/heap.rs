@@ -7,10 +7,12 @@
 //! block), the fields a loop writes, or one field of every object that
 //! may be the one written — not of an object of another class, nor of
 //! one a guard found to be another object (`guard_false` of `eq x, y`:
-//! a skip's check that two cells differ). Two names of one object (a
-//! `guard_at`'s result and its link) share what is known of its fields.
+//! a skip's check that two cells differ), nor of one a `guard_at` placed
+//! at another distance from the same base (cells do not move: two
+//! addresses, two objects). Two names of one object (a `guard_at`'s
+//! result and its link) share what is known of its fields.
 
-use flowc_ir::{Operand, ValueId};
+use flowc_ir::{InstId, Operand, ValueId};
 use flowc_lang::{Symbol, Value};
 use rustc_hash::FxHashMap as HashMap;
 
@@ -33,6 +35,15 @@ pub(super) struct HeapCache {
     same: HashMap<ValueId, ValueId>,
     /// The other names of each object that has some, by its value.
     names: HashMap<ValueId, Vec<ValueId>>,
+    /// Where `guard_at`s placed objects, by the object's value (its first
+    /// name): the object counted from, the distance in bytes, and the
+    /// `guard_at`. Facts of values, kept when the cache is cleared.
+    places: HashMap<ValueId, (ValueId, i64, InstId)>,
+    /// The `guard_at`s whose places kept a field known across a write
+    /// since the walk last took them ([`HeapCache::take_relied`]): the
+    /// trace must keep them, or nothing would check what the cache
+    /// assumed.
+    relied: Vec<InstId>,
 }
 
 impl HeapCache {
@@ -44,6 +55,32 @@ impl HeapCache {
     /// Objects `x` and `y` are two objects.
     pub fn learn_apart(&mut self, x: ValueId, y: ValueId) {
         self.apart.insert(pair(root(&self.same, x), root(&self.same, y)));
+    }
+
+    /// Object `v` lies `delta` bytes past object `base`, as `guard_at`
+    /// `g` checked: apart from every object placed at another distance
+    /// from the same base, the base included.
+    pub fn place(&mut self, v: ValueId, base: ValueId, delta: i64, g: InstId) {
+        let (v, base) = (root(&self.same, v), root(&self.same, base));
+        self.places.insert(v, (base, delta, g));
+    }
+
+    /// Whether objects `x` and `y` are known to be two objects: by a
+    /// guard (no `guard_at` to keep), or by their places (the `guard_at`s
+    /// that placed them).
+    fn apart_by(&self, x: ValueId, y: ValueId) -> Option<[Option<InstId>; 2]> {
+        let (x, y) = (root(&self.same, x), root(&self.same, y));
+        if self.apart.contains(&pair(x, y)) {
+            return Some([None, None]);
+        }
+        let at = |v: ValueId| self.places.get(&v).map_or((v, 0, None), |&(b, d, g)| (b, d, Some(g)));
+        let ((a, d, g), (b, e, h)) = (at(x), at(y));
+        (a == b && d != e).then_some([g, h])
+    }
+
+    /// The `guard_at`s the cache relied on since this was last asked.
+    pub fn take_relied(&mut self) -> Vec<InstId> {
+        std::mem::take(&mut self.relied)
     }
 
     /// `to` is the object `from` is, a new value for it: what is known of
@@ -101,12 +138,21 @@ impl HeapCache {
         class_of: impl Fn(ValueId) -> Option<Symbol>,
     ) {
         let other = |y: Option<Symbol>| matches!((class, y), (Some(x), Some(y)) if x != y);
-        let (pairs, same) = (&self.apart, &self.same);
-        let apart = |p: ValueId| match obj {
-            Operand::Value(o) => pairs.contains(&pair(root(same, *o), root(same, p))),
+        let mut objects = std::mem::take(&mut self.objects);
+        let mut relied = std::mem::take(&mut self.relied);
+        let mut apart = |p: ValueId| match obj {
+            Operand::Value(o) => match self.apart_by(*o, p) {
+                Some(guards) => {
+                    relied.extend(guards.into_iter().flatten());
+                    true
+                }
+                None => false,
+            },
             Operand::Const(_) => false,
         };
-        self.objects.retain(|&(p, f), _| f != field || Operand::Value(p) == *obj || other(class_of(p)) || apart(p));
+        objects.retain(|&(p, f), _| f != field || Operand::Value(p) == *obj || other(class_of(p)) || apart(p));
+        self.objects = objects;
+        self.relied = relied;
         self.constants.retain(|(p, f), _| {
             let same = matches!(obj, Operand::Const(o) if o == p);
             let of = match p {

@@ -278,6 +278,8 @@ impl<'a> Opt<'a> {
         let class = self.object_class(obj);
         let mut heap = std::mem::take(&mut self.heap);
         heap.forget_field(obj, field, class, |p| self.object_class(&Operand::Value(p)));
+        // What the cache kept by the places of cells, the trace checks.
+        self.placed.extend(heap.take_relied());
         self.heap = heap;
     }
 
@@ -692,6 +694,9 @@ impl<'a> Opt<'a> {
                 if let Operand::Value(l) = link {
                     self.heap.alias(l, result);
                 }
+                if let Operand::Value(b) = base {
+                    self.heap.place(result, b, delta, i);
+                }
             }
             other => {
                 // The start it came back to is the link: what is known of
@@ -898,6 +903,78 @@ resume r1 {
                 }
                 resume r2 {
                     frame [a = v0, b = v1]
+                }
+                }
+            "#]],
+        );
+    }
+
+    /// Cells a `guard_at` placed at two distances from one cell, and
+    /// that cell, are three objects (cells do not move): a write of the
+    /// field of one keeps what the heap cache knows of the others' (a BF
+    /// loop's `>+<-`), so the reads after the writes are the values
+    /// written, and the `guard_at`s that said so stay (without them
+    /// nothing would check it). Of a link not placed (`v8`), a write
+    /// forgets it.
+    #[test]
+    fn cells_placed_apart_keep_their_fields_across_each_others_writes() {
+        let text = "trace 't'(v0:a, v9:x) {
+b0:
+    guard_class v0, cell, r0 else out
+    v1:r = get v0, r
+    guard_class v1, cell, r0 else out
+    v2:r = guard_at v1, v0, 64, r0 else out
+    v3:r = get v2, r
+    guard_class v3, cell, r0 else out
+    v4:r = guard_at v3, v0, 128, r0 else out
+    v8:l = get v0, l
+    guard_class v8, cell, r0 else out
+    set v0, v, 1
+    set v2, v, 2
+    set v4, v, 3
+    v5:x = get v0, v
+    v6:y = get v2, v
+    set v8, v, v9
+    v7:z = get v4, v
+    v10:w = get v2, v
+    exit r1 to out
+resume r0 {
+    frame [a = v0]
+}
+resume r1 {
+    frame [a = v5, b = v6, c = v7, d = v10]
+}
+}
+";
+        check(
+            text,
+            expect![[r#"
+                trace t(v0:a, v9:x) {
+                b0:
+                    guard_class v0, cell, r2 else out
+                    v1:r = get.object v0, r
+                    guard_class v1, cell, r2 else out
+                    v2:r = guard_at v1, v0, 64, r2 else out
+                    v3:r = get.object v2, r
+                    guard_class v3, cell, r2 else out
+                    v4:r = guard_at v3, v0, 128, r6 else out
+                    v8:l = get.object v0, l
+                    guard_class v8, cell, r2 else out
+                    set.object v0, v, 1
+                    set.object v2, v, 2
+                    set.object v4, v, 3
+                    set.object v8, v, v9
+                    v7:z = get.object v4, v
+                    v10:w = get.object v2, v
+                    exit r1 to out
+                resume r1 {
+                    frame [a = 1, b = 2, c = v7, d = v10]
+                }
+                resume r2 {
+                    frame [a = v0]
+                }
+                resume r6 {
+                    frame [a = v0]
                 }
                 }
             "#]],
