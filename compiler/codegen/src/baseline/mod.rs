@@ -384,9 +384,10 @@ fn loop_block(f: &Function) -> Option<BlockId> {
 /// The variables of `f`'s loop block (one that jumps to itself) that live
 /// in [`LOOP_REGS`], with their registers: its first phis, when the loop
 /// calls none of the program's functions (a call passes arguments in r8
-/// and r9); `None` when there is no such loop block.
+/// and r9); `None` when there is no such loop block, or it is the entry
+/// block (no edge enters it, where its registers would be loaded).
 fn loop_registers(f: &Function) -> Option<Vec<(ValueId, Reg)>> {
-    let lp = loop_block(f)?;
+    let lp = loop_block(f).filter(|&lp| lp != f.entry)?;
     if f.blocks[lp].insts.iter().any(|&i| matches!(f.insts[i].kind, InstKind::Call { .. })) {
         return None;
     }
