@@ -221,19 +221,19 @@ fn an_interpreters_position_tests_fold_in_its_loop() {
     expect![[r#"
 
         b2 dispatch:
-            v38:v = get.object v2, v
-            v39:v = add.word v38, 1
-            v40:v = mod.word v39, 256
-            set.object v2, v, v40
-            v41:v = get.object v6, v
-            v42:v = add.word v41, 2
-            v43:v = mod.word v42, 256
-            set.object v6, v, v43
-            v44:v = get v0, v
-            v45:v = sub.word v44, 1
-            v46:v = mod.word v45, 256
-            set v0, v, v46
-            guard_true v46, r6 else next
+            v40:v = get.object v3, v
+            v41:v = add.word v40, 1
+            v42:v = mod.word v41, 256
+            set.object v3, v, v42
+            v43:v = get.object v8, v
+            v44:v = add.word v43, 2
+            v45:v = mod.word v44, 256
+            set.object v8, v, v45
+            v46:v = get v0, v
+            v47:v = sub.word v46, 1
+            v48:v = mod.word v47, 256
+            set v0, v, v48
+            guard_true v48, r8 else next
             jump b2"#]]
     .assert_eq(lp);
 }
@@ -318,12 +318,11 @@ fn a_loop_that_runs_to_its_end_at_once_keeps_its_links() {
             v27:v = sub.word v26, 1
             v28:v = mod.word v27, 256
             set v0, v, v28
-            v29:v = get.object v6, v
+            v29:v = get.object v7, v
             v30:v = add.word v29, 1
             v31:v = mod.word v30, 256
-            set.object v6, v, v31
-            v32:v = get v0, v
-            guard_true v32, r6 else next
+            set.object v7, v, v31
+            guard_true v28, r7 else next
             jump b2"#]]
     .assert_eq(loop_part(&r.traces));
 }
