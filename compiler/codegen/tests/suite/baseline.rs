@@ -217,6 +217,37 @@ fn a_loops_variables_live_in_registers() {
     assert!(spills.len() >= 2, "the exit writes both variables to their words:\n{lines:#?}");
 }
 
+/// A loop block with no variables counts its rounds in a register too, and
+/// keeps what it reads of the values defined before it (here the cell
+/// parameter, as a BF loop's tape cell) in another, loaded on the way in:
+/// the field is read through the register, and the write's object taken
+/// from it, not from the parameter's frame word.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_loop_keeps_the_values_defined_before_it_in_registers() {
+    const DOWN: &str = "trace down(v0:c) {
+b0:
+    jump b1
+b1 loop:
+    v1:v = get.object v0, v
+    v2:v = sub.word v1, 1
+    set.object v0, v, v2
+    guard_true v2, r0 else out
+    jump b1
+resume r0 {
+    frame [c = v0]
+}
+}
+";
+    let lines = listing_of(DOWN);
+    let body = loop_block(&lines);
+    assert_eq!(body[0], "add r8,1", "{body:#?}");
+    assert!(!body.iter().any(|l| l.contains(&iterations_word())), "{body:#?}");
+    assert!(body.iter().any(|l| l.starts_with("mov rax,[r9+")), "{body:#?}");
+    assert!(body.iter().any(|l| l == "mov rax,r9"), "{body:#?}");
+    assert!(lines.iter().any(|l| l.starts_with("mov r9,[rsp")), "loaded on the way in:\n{lines:#?}");
+}
+
 /// On entry only the words of values that may point into the heap are
 /// zeroed (the collector's view, which safepoints list), and of those not
 /// the parameters', which are loaded before anything reads them: with a
