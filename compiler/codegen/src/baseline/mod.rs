@@ -54,7 +54,14 @@
 //! critical path. Their words are written (*spilled*) wherever code reads
 //! words instead: before every runtime call (whose safepoint lists the
 //! words for the collector, which never moves cells, so the registers are
-//! read back after it unchanged) and on the way out of every exit.
+//! read back after it unchanged) and on the way out of every exit. The
+//! registers they leave hold the loop's iteration count, then the values
+//! defined before the loop block that it reads most ([`loop_invariants`]:
+//! the tape cell a BF loop's reads and writes are counted from), loaded
+//! where the block is entered and read back after calls, never spilled
+//! (their words hold them already). Not where the loop block is the
+//! trace's entry block (no edge enters it to load them) or calls a
+//! function of the program.
 //!
 //! **Exits** store the values their resume record needs in the exit
 //! buffer and go to one shared tail: a linked exit continues in its
@@ -384,8 +391,9 @@ fn loop_block(f: &Function) -> Option<BlockId> {
 /// The variables of `f`'s loop block (one that jumps to itself) that live
 /// in [`LOOP_REGS`], with their registers: its first phis, when the loop
 /// calls none of the program's functions (a call passes arguments in r8
-/// and r9); `None` when there is no such loop block, or it is the entry
-/// block (no edge enters it, where its registers would be loaded).
+/// and r9); `None` when there is no loop block, it calls a function, or
+/// it is the entry block (no edge enters it, where its registers would be
+/// loaded).
 fn loop_registers(f: &Function) -> Option<Vec<(ValueId, Reg)>> {
     let lp = loop_block(f).filter(|&lp| lp != f.entry)?;
     if f.blocks[lp].insts.iter().any(|&i| matches!(f.insts[i].kind, InstKind::Call { .. })) {
@@ -413,12 +421,14 @@ fn loop_invariants(
         return Vec::new();
     }
     let block = &f.blocks[lp];
-    let defined: Vec<ValueId> = block.phis.iter().chain(&block.insts).filter_map(|&i| f.insts[i].result).collect();
+    let defined: rustc_hash::FxHashSet<ValueId> =
+        block.phis.iter().chain(&block.insts).filter_map(|&i| f.insts[i].result).collect();
     let mut reads: HashMap<ValueId, u32> = HashMap::default();
     let mut read = |o: &Operand| {
         let Some(v) = o.as_value() else { return };
+        // (A base is no rematerialized link itself: `rematerialized`.)
         let v = remat.get(&v).map_or(v, |&(base, _)| base);
-        if !defined.contains(&v) && !remat.contains_key(&v) && !exit_written(v) {
+        if !defined.contains(&v) && !exit_written(v) {
             *reads.entry(v).or_insert(0) += 1;
         }
     };
@@ -1007,7 +1017,8 @@ const SCALAR_ZEROES: i32 = 4;
 /// code apiece, 8 past the 16th word), not by `rep stosq`.
 const UNROLLED_ZEROES: i32 = 96;
 
-/// The registers loop variables live in (see the module docs).
+/// The registers loop variables, the loop's count and the values defined
+/// before the loop block live in (see the module docs).
 const LOOP_REGS: [Reg; 4] = [R8, R9, R10, R11];
 
 /// A runtime call on a slow path.
@@ -1123,7 +1134,8 @@ struct Emit<'e, 'a, 'i> {
     site: Option<u64>,
     current: BlockId,
     /// Whether the trace has a loop block that keeps values in registers
-    /// (one that calls none of the program's functions).
+    /// ([`loop_registers`]: one that calls none of the program's functions
+    /// and is not the entry block).
     loop_in_registers: bool,
     /// The loop block's values that live in registers, by value: its
     /// variables first, then the last [`Emit::invariants`] of them, values
@@ -1228,7 +1240,7 @@ impl Emit<'_, '_, '_> {
         }
         if self.loop_in_registers {
             let f = self.f;
-            let exit_written: Vec<ValueId> = (self.fused.iter())
+            let exit_written: rustc_hash::FxHashSet<ValueId> = (self.fused.iter())
                 .chain(&self.fused_links)
                 .chain(&self.fused_returns)
                 .chain(&self.unstored)
@@ -1608,8 +1620,8 @@ impl Emit<'_, '_, '_> {
         }
     }
 
-    /// The register loop variable `v` lives in, where code runs in the
-    /// loop.
+    /// The register loop value `v` (a variable, or a value defined before
+    /// the loop block) lives in, where code runs in the loop.
     fn reg(&self, v: ValueId) -> Option<Reg> {
         if !self.in_loop {
             return None;
@@ -1654,8 +1666,9 @@ impl Emit<'_, '_, '_> {
         }
     }
 
-    /// Reads the loop variables back into their registers, after a call
-    /// that may have clobbered them.
+    /// Reads the loop's values back into their registers (its variables,
+    /// count and values defined before it), after a call that may have
+    /// clobbered them.
     fn reload(&mut self) {
         if self.in_loop {
             for k in 0..self.regs.len() {

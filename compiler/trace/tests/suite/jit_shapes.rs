@@ -314,15 +314,15 @@ fn a_loop_that_runs_to_its_end_at_once_keeps_its_links() {
     expect![[r#"
 
         b2 dispatch:
-            v26:v = get v0, v
-            v27:v = sub.word v26, 1
-            v28:v = mod.word v27, 256
-            set v0, v, v28
-            v29:v = get.object v7, v
-            v30:v = add.word v29, 1
-            v31:v = mod.word v30, 256
-            set.object v7, v, v31
-            guard_true v28, r7 else next
+            v27:v = get v0, v
+            v28:v = sub.word v27, 1
+            v29:v = mod.word v28, 256
+            set v0, v, v29
+            v30:v = get.object v7, v
+            v31:v = add.word v30, 1
+            v32:v = mod.word v31, 256
+            set.object v7, v, v32
+            guard_true v29, r7 else next
             jump b2"#]]
     .assert_eq(loop_part(&r.traces));
 }
