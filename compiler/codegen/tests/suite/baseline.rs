@@ -217,6 +217,32 @@ fn a_loops_variables_live_in_registers() {
     assert!(spills.len() >= 2, "the exit writes both variables to their words:\n{lines:#?}");
 }
 
+/// A value defined before the loop block lives in a register while the
+/// loop runs, and a runtime call (the slow path of an addition that
+/// leaves the small integers) may clobber it: it is read back after the
+/// call. `k` near the top of the small integers makes `n + k` overflow at
+/// every round; `n + k - k` must still be `n`, and the exit must find `k`.
+#[test]
+fn a_value_kept_in_a_register_is_read_back_after_a_runtime_call() {
+    const BIG: &str = "trace big(v0:n, v1:k) {
+b0:
+    jump b1
+b1 loop:
+    v2:n = phi [b0: v0, b1: v5]
+    v3:s = add.int v2, v1
+    v4:t = sub.int v3, v1
+    v5:n = sub.word v4, 1
+    guard_true v5, r0 else out
+    jump b1
+resume r0 {
+    frame [n = v5, k = v1]
+}
+}
+";
+    const TOP: i64 = (1 << 62) - 2;
+    assert_eq!(run_baseline(BIG, &[3, TOP]), vec![0, TOP]);
+}
+
 /// A loop block with no variables counts its rounds in a register too, and
 /// keeps what it reads of the values defined before it (here the cell
 /// parameter, as a BF loop's tape cell) in another, loaded on the way in:
