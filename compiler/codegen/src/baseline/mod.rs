@@ -3022,8 +3022,10 @@ impl Emit<'_, '_, '_> {
         self.parallel_copy(&moves);
         // Into the loop block: its iteration count and the values defined
         // before it that it keeps to their registers.
-        if let Some(c) = self.counter.filter(|_| from != to && self.f.blocks[to].term == Terminator::Jump(to)) {
-            self.a.load(c, RBX, offsets::ITERATIONS);
+        if from != to && self.f.blocks[to].term == Terminator::Jump(to) {
+            if let Some(c) = self.counter {
+                self.a.load(c, RBX, offsets::ITERATIONS);
+            }
             for k in self.regs.len() - self.invariants..self.regs.len() {
                 let (v, r) = self.regs[k];
                 let s = self.slot(v);

@@ -139,7 +139,7 @@ impl HeapCache {
     /// `by_places` (the walk is in a loop's own block: there a read kept
     /// is one per round, and the `guard_at`s kept for it run once per
     /// entry, in the preamble; in straight code each would cost a guard
-    /// per run for a load, and the tutorial BF `escape 20` ran 3% more
+    /// per run for a load, and the tutorial BF `escape 20` ran 3.5% more
     /// instructions in its traces).
     pub fn forget_field(
         &mut self,
