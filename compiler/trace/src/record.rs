@@ -198,7 +198,9 @@ pub fn resolve(a: &Arg, env: &Env) -> Result<Value, ErrorKind> {
 /// integers tried for the fast path: [`resolve`] without the clone).
 fn borrow<'e>(a: &'e Arg, env: &'e Env) -> Result<&'e Value, ErrorKind> {
     match a {
-        Arg::Var(v) => env.get(v).ok_or(ErrorKind::Unbound(*v)),
+        // (The error made only when it is one: an eager `ErrorKind` was
+        // built and dropped for every operand read.)
+        Arg::Var(v) => env.get(v).ok_or_else(|| ErrorKind::Unbound(*v)),
         Arg::Const(c) => Ok(c),
     }
 }

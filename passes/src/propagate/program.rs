@@ -180,6 +180,22 @@ impl ProgramFacts {
         acc
     }
 
+    /// The one class whose objects may have `field` set, if the facts
+    /// know of no other (and of no `set` of it on an object of no known
+    /// class): a `get` of `field` that succeeds read an object of that
+    /// class, since reading a field never set fails.
+    pub fn owner(&self, field: Symbol) -> Option<Symbol> {
+        if self.unknown {
+            return None;
+        }
+        let mut classes = self.stored.range((field, None)..).take_while(|((f, _), _)| *f == field);
+        let ((_, only), _) = classes.next()?;
+        match (only, classes.next()) {
+            (Some(c), None) => Some(*c),
+            _ => None,
+        }
+    }
+
     /// Adds what one function's analysis found may run: `set`s, `call`s
     /// with their arguments, `return`s.
     fn add(&mut self, found: &Found) {

@@ -417,7 +417,10 @@ impl<'a> Opt<'a> {
                 self.forget_field(&obj, field);
                 self.heap.insert(&obj, field, value.clone());
                 let proven = self.is_object(&obj);
-                self.keep(i, InstKind::Set { obj, field, value, proven });
+                self.keep(i, InstKind::Set { obj: obj.clone(), field, value, proven });
+                if !proven {
+                    self.learn_object(&obj, None);
+                }
             }
             InstKind::Get { obj, field, .. } => {
                 let obj = self.resolve(&obj);
@@ -446,7 +449,10 @@ impl<'a> Opt<'a> {
                 self.heap.insert(&obj, field, Operand::Value(v));
                 self.info[ix(v)] = self.field_info_of(&obj, field);
                 let proven = self.is_object(&obj);
-                self.keep(i, InstKind::Get { obj, field, proven });
+                self.keep(i, InstKind::Get { obj: obj.clone(), field, proven });
+                if !proven {
+                    self.learn_read(&obj, field);
+                }
             }
             InstKind::Guard { kind, resume, label } => self.guard(i, kind, resume, label),
             InstKind::Call { func, args } => {
@@ -738,6 +744,35 @@ impl<'a> Opt<'a> {
         if let GuardKind::True(_) | GuardKind::False(_) = kind {
             self.learn_comparison(v, matches!(kind, GuardKind::True(_)));
         }
+    }
+
+    /// After a `get` of `field` of `obj` not known to be an object: the
+    /// code goes on only if it was one (the read of anything else raises
+    /// its error), and one of the class that alone may have the field set
+    /// (the program's facts, [`ProgramFacts::owner`]: a field never set
+    /// cannot be read). A loop's first `get` of a cell it starts with
+    /// states the class the rest of the trace, and the loop's entry
+    /// ([`super::entry`]), then know: the loop entered from a bridge no
+    /// longer tests its cell's kind and class.
+    fn learn_read(&mut self, obj: &Operand, field: Symbol) {
+        let owner = self.fields.and_then(|facts| facts.owner(field));
+        self.learn_object(obj, owner);
+    }
+
+    /// `obj` (a value) is an object, of `class` where given: what a `get`
+    /// or `set` that went on found. Known more already, it stays so.
+    fn learn_object(&mut self, obj: &Operand, class: Option<Symbol>) {
+        let Operand::Value(v) = obj else { return };
+        let info = self.info_of(obj);
+        let other_class = matches!((info.class, class), (Some(c), Some(k)) if c != k);
+        if !info.kinds.has(Kinds::OBJECT) || other_class {
+            return;
+        }
+        let learned = match class.or(info.class) {
+            Some(c) => Info::object(c, info.alloc),
+            None => Info::of_kinds(Kinds::OBJECT),
+        };
+        self.info[ix(*v)] = learned;
     }
 
     /// After a guard on `c = cmp x, k`, narrows `x`. After one that
