@@ -197,8 +197,11 @@ pub fn main(args: Args) -> Result<(), Failure> {
             (result, counts, Some(Arc::new(program)))
         }
         Engine::Jit => {
-            // Shared with the thread that prepares the JIT's start.
+            // Shared with the thread that prepares the JIT's start. Kept
+            // until the process exits: the JIT's worker, which the run does
+            // not wait for, may still read it (`Options::leave_to_exit`).
             let program = Arc::new(program);
+            std::mem::forget(program.clone());
             let (result, counts, took) = run_jit(&args, &program, label, &env, &config)?;
             if let Some(took) = took {
                 compile_time = Some(took);

@@ -343,9 +343,72 @@ pub(super) struct Worker {
     /// Set when the run ends: the worker takes no further job, and gives
     /// up the one in hand ([`Wanted`]).
     stop: Arc<AtomicBool>,
+    /// Whether the worker's thread is not the run's to wait for
+    /// ([`Worker::spawn_detached`]).
+    detached: bool,
     /// The flushes so far ([`Worker::forget_all`]): a job sent before the
     /// last is no longer wanted.
     flushes: Arc<AtomicU64>,
+}
+
+/// A worker's thread: its name and stack, as much as the running
+/// thread's (the optimizer runs here what it runs there; the stack is
+/// only reserved).
+fn worker_thread() -> std::thread::Builder {
+    std::thread::Builder::new().name("flowc-jit-worker".into()).stack_size(1 << 30)
+}
+
+/// What a worker's thread runs: each job from `inbox` optimized (and its
+/// code generated, where it comes with the means) into `outbox`, until
+/// the inbox closes or `stopped` is set.
+fn work(
+    inbox: mpsc::Receiver<Crossing<Handed>>,
+    outbox: mpsc::Sender<Crossing<Option<Optimized>>>,
+    stopped: Arc<AtomicBool>,
+    flushed: Arc<AtomicU64>,
+    shared: Arc<Shared<'_>>,
+) {
+    // Jobs naming objects come with their handles lent.
+    flowc_lang::heap::lend::borrow_here();
+    let mut jobs_done: u64 = 0;
+    while let Some(Crossing((job, apart, submitted))) = next_job(&inbox) {
+        if stopped.load(Ordering::Relaxed) {
+            break;
+        }
+        if let Some(delay) = shared.delay {
+            std::thread::sleep(delay);
+        }
+        let wanted = Wanted::until(&stopped, &flushed, submitted);
+        // (A job sent before a flush comes back empty at once,
+        // not converted first: one result per job, in order.)
+        let mut result = match job {
+            _ if wanted.gone() => None,
+            Job::Loop(job) => optimizing::optimize_loop(&shared, *job, wanted),
+            Job::Straight(job) => optimizing::optimize_straight(&shared, *job, wanted),
+        };
+        if let (Some(o), Some(how), false) = (result.as_mut(), apart, wanted.gone()) {
+            emit(o, &how.apart, wanted);
+            if how.reduce {
+                reduce(o);
+            }
+        }
+        if outbox.send(Crossing(result)).is_err() {
+            break;
+        }
+        // The allocator keeps each thread's freed pages in that
+        // thread's heap: the worker gives back what its jobs
+        // freed as the running thread does
+        // ([`super::compiling::RELEASE_EVERY`]), once the job's
+        // result is on its way.
+        jobs_done += 1;
+        if jobs_done.is_multiple_of(super::compiling::RELEASE_EVERY) {
+            flowc_codegen::release_freed_memory();
+        }
+    }
+    // What it shares let go of before the outbox closes: a run waiting
+    // for the worker finds it done with the program.
+    drop(shared);
+    drop(outbox);
 }
 
 impl Worker {
@@ -354,56 +417,50 @@ impl Worker {
         let (jobs, inbox) = mpsc::channel::<Crossing<Handed>>();
         let (outbox, done) = mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
-        let stopped = stop.clone();
         let flushes = Arc::new(AtomicU64::new(0));
-        let flushed = flushes.clone();
-        let worker = std::thread::Builder::new()
-            .name("flowc-jit-worker".into())
-            // As much as the running thread's: the optimizer runs here
-            // what it runs there (the stack is only reserved).
-            .stack_size(1 << 30);
-        let spawned = worker.spawn_scoped(scope, move || {
-            // Jobs naming objects come with their handles lent.
-            flowc_lang::heap::lend::borrow_here();
-            let mut jobs_done: u64 = 0;
-            while let Some(Crossing((job, apart, submitted))) = next_job(&inbox) {
-                if stopped.load(Ordering::Relaxed) {
-                    break;
-                }
-                if let Some(delay) = shared.delay {
-                    std::thread::sleep(delay);
-                }
-                let wanted = Wanted::until(&stopped, &flushed, submitted);
-                // (A job sent before a flush comes back empty at once,
-                // not converted first: one result per job, in order.)
-                let mut result = match job {
-                    _ if wanted.gone() => None,
-                    Job::Loop(job) => optimizing::optimize_loop(&shared, *job, wanted),
-                    Job::Straight(job) => optimizing::optimize_straight(&shared, *job, wanted),
-                };
-                if let (Some(o), Some(how), false) = (result.as_mut(), apart, wanted.gone()) {
-                    emit(o, &how.apart, wanted);
-                    if how.reduce {
-                        reduce(o);
-                    }
-                }
-                if outbox.send(Crossing(result)).is_err() {
-                    break;
-                }
-                // The allocator keeps each thread's freed pages in that
-                // thread's heap: the worker gives back what its jobs
-                // freed as the running thread does
-                // ([`super::compiling::RELEASE_EVERY`]), once the job's
-                // result is on its way.
-                jobs_done += 1;
-                if jobs_done.is_multiple_of(super::compiling::RELEASE_EVERY) {
-                    flowc_codegen::release_freed_memory();
-                }
-            }
-        });
+        let (stopped, flushed) = (stop.clone(), flushes.clone());
+        let spawned = worker_thread().spawn_scoped(scope, move || work(inbox, outbox, stopped, flushed, shared));
         // No thread to be had: the jobs then go nowhere, and the running
         // thread optimizes everything itself (`submit` hands them back).
-        let jobs = spawned.ok().map(|_| jobs);
+        Worker::with(spawned.ok().map(|_| jobs), done, stop, flushes, false)
+    }
+
+    /// Starts a worker whose thread the run does not wait for: when the
+    /// run ends, the worker is told to stop, and the job in hand is left
+    /// to give up (or finish) on its own while the process exits. A
+    /// `flowc run` that ended while a big loop was being optimized had
+    /// waited for it: 0.6-2.7 ms of the 10 ms run of a function with a
+    /// hot loop of 900 statements (`jit_short`'s big function hot loop at
+    /// n = 500), a fifth of the JIT's loss there against the interpreter.
+    ///
+    /// # Safety
+    ///
+    /// The thread may run until the process exits: the program `shared`
+    /// borrows must not be freed before then (`Options::leave_to_exit`'s
+    /// promise), nor the heap whose objects jobs lend, nor the code
+    /// memory jobs generate code into (the run leaves all of them to the
+    /// exit).
+    #[allow(unsafe_code)]
+    pub unsafe fn spawn_detached(shared: Arc<Shared<'_>>) -> Worker {
+        let (jobs, inbox) = mpsc::channel::<Crossing<Handed>>();
+        let (outbox, done) = mpsc::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flushes = Arc::new(AtomicU64::new(0));
+        let (stopped, flushed) = (stop.clone(), flushes.clone());
+        // SAFETY: what the closure holds it owns (channels, counts) but
+        // `Shared`'s borrow of the program and what jobs lend, which the
+        // caller keeps until the process exits (see above).
+        let spawned = unsafe { worker_thread().spawn_unchecked(move || work(inbox, outbox, stopped, flushed, shared)) };
+        Worker::with(spawned.ok().map(|_| jobs), done, stop, flushes, true)
+    }
+
+    fn with(
+        jobs: Option<mpsc::Sender<Crossing<Handed>>>,
+        done: mpsc::Receiver<Crossing<Option<Optimized>>>,
+        stop: Arc<AtomicBool>,
+        flushes: Arc<AtomicU64>,
+        detached: bool,
+    ) -> Worker {
         Worker {
             jobs,
             done,
@@ -423,6 +480,7 @@ impl Worker {
             discarded_loans: VecDeque::new(),
             stop,
             flushes,
+            detached,
         }
     }
 
@@ -679,7 +737,9 @@ impl Drop for Worker {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         self.jobs = None;
-        while self.done.recv().is_ok() {}
+        if !self.detached {
+            while self.done.recv().is_ok() {}
+        }
     }
 }
 
@@ -1129,6 +1189,35 @@ done:
             let ready = |w: &Worker| w.ready_exits.contains_key(&ExitId(6));
             wait_until(&mut w, ready, "the worker did not finish a four-operation bridge");
             assert!(w.take_exit(ExitId(6)).is_some());
+        });
+    }
+
+    /// A run that leaves what it holds to the exit does not wait for its
+    /// worker ([`Worker::spawn_detached`]): dropping the worker returns
+    /// while its job in hand is still on it (held up here by the worker's
+    /// delay), the thread still holding what it shares; a worker of the
+    /// run's scope is waited for, and has let go of it when dropped.
+    #[test]
+    fn a_detached_worker_is_not_waited_for() {
+        // Kept until the process exits, as `flowc run` keeps its program.
+        let p: &'static flowc_lang::Program =
+            Box::leak(Box::new(flowc_lang::syntax::parse("test", PROGRAM).expect("it parses")));
+        let head = Symbol::intern("head");
+        let (trace, shared) = fixture(p, Some(Duration::from_secs(60)));
+        // SAFETY: the program is never freed; the job lends no object
+        // and generates no code.
+        #[allow(unsafe_code)]
+        let mut w = unsafe { Worker::spawn_detached(shared.clone()) };
+        assert!(w.submit(job(trace.clone()), |_| None, pending(bridge(1, head), Vec::new())).is_ok());
+        drop(w);
+        assert_eq!(Arc::strong_count(&shared), 2, "the worker's thread still holds what it shares");
+
+        let (_, quick) = fixture(p, Some(Duration::from_millis(20)));
+        std::thread::scope(|scope| {
+            let mut w = Worker::spawn(scope, quick.clone());
+            assert!(w.submit(job(trace), |_| None, pending(bridge(2, head), Vec::new())).is_ok());
+            drop(w);
+            assert_eq!(Arc::strong_count(&quick), 1, "the scoped worker was waited for");
         });
     }
 

@@ -388,7 +388,10 @@ pub struct Options {
     /// (liveness, resume plans). `flowc run`
     /// does (the process ends with the run, as it leaves the JIT itself):
     /// freeing a residual main graph of 39,000 blocks and its tables was
-    /// 1.5 ms of a 110 ms run that compiled nothing.
+    /// 1.5 ms of a 110 ms run that compiled nothing. Nor does the run
+    /// wait for its worker's job in hand ([`background::Worker::spawn_detached`]):
+    /// whoever sets this keeps the program, and the JIT, until the
+    /// process exits.
     pub leave_to_exit: bool,
     /// Whether a recording that arrives at the head of a loop whose code
     /// runs it to its end at once does all its iterations but the last
@@ -1947,8 +1950,17 @@ impl<'p> Jit<'p> {
         machine.set_profiler(profiler);
         let result = std::thread::scope(|scope| {
             // Started with the first job: a run that compiles nothing
-            // starts no thread.
-            let start = || background::Worker::spawn(scope, shared.clone());
+            // starts no thread. A run that leaves what it holds to the
+            // process's exit does not wait for it either.
+            let detached = self.options.leave_to_exit;
+            let start = || match detached {
+                // SAFETY: `leave_to_exit`'s caller keeps the program until
+                // the process exits, and the run frees neither its heap nor
+                // its code (`Options::leave_to_exit`).
+                #[allow(unsafe_code)]
+                true => unsafe { background::Worker::spawn_detached(shared.clone()) },
+                false => background::Worker::spawn(scope, shared.clone()),
+            };
             let mut run = Run {
                 resolved: &resolved,
                 liveness: vec![None; resolved.graphs.len()],
