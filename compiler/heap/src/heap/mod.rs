@@ -173,6 +173,8 @@ pub struct Heap {
     paused: u32,
     roots: Option<(RootsFn, *mut ())>,
     stats: HeapStats,
+    /// Whether the heap's blocks outlive its thread ([`keep_to_exit`]).
+    kept: bool,
 }
 
 /// The byte offset of size class `words`' run in [`Heap`].
@@ -187,6 +189,15 @@ pub const fn rows_offset() -> usize {
 
 thread_local! {
     static HEAP: UnsafeCell<Heap> = UnsafeCell::new(Heap::new());
+}
+
+/// Leaves this thread's heap to the process's exit: its blocks are not
+/// freed when the thread's locals are dropped — which libc's `exit` does
+/// for the thread that calls it — so another thread still reading lent
+/// handles into it (the JIT's worker, which `flowc run` does not wait
+/// for) reads memory that is still there.
+pub fn keep_to_exit() {
+    with(|h| h.kept = true);
 }
 
 /// Runs `f` on this thread's heap. Not re-entrant: `f` must not call back
@@ -231,6 +242,7 @@ impl Heap {
             paused: 0,
             roots: None,
             stats: HeapStats::default(),
+            kept: false,
         }
     }
 
@@ -354,6 +366,9 @@ fn out_of_memory() -> ! {
 
 impl Drop for Heap {
     fn drop(&mut self) {
+        if self.kept {
+            return;
+        }
         for class in &mut self.classes {
             for &b in &class.blocks {
                 // SAFETY: the thread is ending: no handle is used again;

@@ -33,7 +33,8 @@
 //! main graph of thousands of short loops in sequence). It never waits
 //! for the worker while the program runs: a run that ends first drops
 //! what is left (and waits only for the job in hand, which gives up at
-//! its next stage: [`Wanted`]). So which
+//! its next stage: [`Wanted`]; `flowc run` does not wait for that
+//! either: [`Worker::spawn_detached`]). So which
 //! code exists when depends on how fast the worker is, and runs differ in
 //! what the JIT did (never in what the program prints). Without a worker
 //! (`FLOWC_JIT_BACKGROUND=0`, one core, the tests but those of the worker)
@@ -249,7 +250,9 @@ pub(super) struct Emit {
 // running thread's heap, and reads only for what never changes once set
 // (`flowc_lang::heap::lend`). The job's `Pending` keeps the objects on the
 // running thread until its result is back and, once installed, the JIT
-// keeps them while its tables may hold the result's handles. A result is
+// keeps them while its tables may hold the result's handles (a detached
+// worker's are kept to the process's exit, with the heap:
+// `Worker::spawn_detached`). A result is
 // made from the job and the program (the optimizer folds only calls whose
 // result is a constant, never an object; it reads immutable fields of
 // lent objects as lent handles), so it holds nothing else; the worker
@@ -433,13 +436,18 @@ impl Worker {
     /// hot loop of 900 statements (`jit_short`'s big function hot loop at
     /// n = 500), a fifth of the JIT's loss there against the interpreter.
     ///
+    /// The job in hand may read the objects it was lent until the process
+    /// exits: dropping the worker keeps their loans, and the running
+    /// thread's heap is kept past its thread-locals' drop
+    /// ([`flowc_lang::heap::keep_to_exit`], which this calls: libc's
+    /// `exit`, which `flowc run`'s thread ends with, drops them).
+    ///
     /// # Safety
     ///
     /// The thread may run until the process exits: the program `shared`
     /// borrows must not be freed before then (`Options::leave_to_exit`'s
-    /// promise), nor the heap whose objects jobs lend, nor the code
-    /// memory jobs generate code into (the run leaves all of them to the
-    /// exit).
+    /// promise). Jobs generate code into memory of their own, which the
+    /// running thread copies into the cache.
     #[allow(unsafe_code)]
     pub unsafe fn spawn_detached(shared: Arc<Shared<'_>>) -> Worker {
         let (jobs, inbox) = mpsc::channel::<Crossing<Handed>>();
@@ -447,9 +455,11 @@ impl Worker {
         let stop = Arc::new(AtomicBool::new(false));
         let flushes = Arc::new(AtomicU64::new(0));
         let (stopped, flushed) = (stop.clone(), flushes.clone());
+        flowc_lang::heap::keep_to_exit();
         // SAFETY: what the closure holds it owns (channels, counts) but
-        // `Shared`'s borrow of the program and what jobs lend, which the
-        // caller keeps until the process exits (see above).
+        // `Shared`'s borrow of the program, which the caller keeps until
+        // the process exits, and what jobs lend, which the heap and the
+        // loans kept keep (see above).
         let spawned = unsafe { worker_thread().spawn_unchecked(move || work(inbox, outbox, stopped, flushed, shared)) };
         Worker::with(spawned.ok().map(|_| jobs), done, stop, flushes, true)
     }
@@ -730,6 +740,8 @@ impl Worker {
 
 impl Drop for Worker {
     /// Ends the worker's loop, and waits for the job in hand (the run's
+    /// scope would wait for it too; a detached worker's is not waited
+    /// for, and its jobs' loans are kept:
     /// scope would wait for it too): the objects the jobs name are kept
     /// until the worker is done with them. The job in hand is no longer
     /// wanted ([`Wanted`]): it gives up at its next stage rather than
@@ -737,9 +749,14 @@ impl Drop for Worker {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         self.jobs = None;
-        if !self.detached {
-            while self.done.recv().is_ok() {}
+        if self.detached {
+            // The job in hand may still read its lent objects: their
+            // loans are kept, as the heap is ([`Worker::spawn_detached`]).
+            std::mem::forget(std::mem::take(&mut self.pending));
+            std::mem::forget(std::mem::take(&mut self.discarded_loans));
+            return;
         }
+        while self.done.recv().is_ok() {}
     }
 }
 

@@ -390,8 +390,9 @@ pub struct Options {
     /// freeing a residual main graph of 39,000 blocks and its tables was
     /// 1.5 ms of a 110 ms run that compiled nothing. Nor does the run
     /// wait for its worker's job in hand ([`background::Worker::spawn_detached`]):
-    /// whoever sets this keeps the program, and the JIT, until the
-    /// process exits.
+    /// whoever sets this keeps the program until the process exits (the
+    /// heap is kept by the run, and the jobs' loans by the worker; a JIT
+    /// dropped by a panic is not read by the worker).
     pub leave_to_exit: bool,
     /// Whether a recording that arrives at the head of a loop whose code
     /// runs it to its end at once does all its iterations but the last
