@@ -195,7 +195,7 @@
 //! the JIT takes over there ([`Jit::take_over`]), its clocks and counters
 //! starting then, the statements done counting against the fuel. What
 //! the JIT starts from is prepared on the other core meanwhile for a big
-//! program, once the run has done [`PREPARE_AFTER_STEPS`] statements
+//! program, once the run has done [`prepare_after`] statements
 //! ([`interpret_first_preparing`]). `Jit::run`
 //! (the library's entry, `compare`, `explore`, the tests) starts at once.
 //!
@@ -1074,8 +1074,12 @@ pub fn warmup(program: &Program) -> u64 {
 /// Programs of fewer statements are prepared for the JIT where it takes
 /// over rather than on a thread of their own during the warm-up: starting
 /// a thread costs the running one more than lowering them (some 0.3 µs
-/// per statement).
-pub const PREPARE_APART_STATEMENTS: usize = 1_000;
+/// per statement). From 200 statements up a run that the JIT takes over
+/// gains more than the thread costs where it is started late enough
+/// ([`prepare_after`]): at 1,000, the shapes of `jit_short` at their
+/// crossovers (324-924 statements) had paid their preparation on the
+/// running thread at the take-over, 0.3-0.5 ms of 8-11 ms runs.
+pub const PREPARE_APART_STATEMENTS: usize = 200;
 
 /// Whether `program`'s start is prepared on a thread of its own while
 /// the interpreter warms up ([`Preparing`]): a big program, on a machine
@@ -1135,13 +1139,37 @@ pub fn interpret_first(
 /// 50,000 statements take the interpreter some 0.3 ms.
 pub const PREPARE_AFTER_STEPS: u64 = 50_000;
 
+/// Statements the preparing thread is started ahead of the warm-up's end
+/// for starting it ([`prepare_after`]): 0.05-0.3 ms.
+pub const PREPARE_LEAD_STEPS: u64 = 30_000;
+
+/// Statements the preparing thread is started ahead of the warm-up's end
+/// per statement of the program, for preparing it ([`prepare_after`]):
+/// lowering is some 0.3 µs a statement, the time of 30 or so interpreted
+/// ones; twice that.
+pub const PREPARE_LEAD_PER_STATEMENT: u64 = 70;
+
+/// The statement of a run whose warm-up is `warmup` statements at which
+/// `program`'s start begins to be prepared apart: as late as leaves it
+/// time to be done by the warm-up's end ([`PREPARE_LEAD_STEPS`] and
+/// [`PREPARE_LEAD_PER_STATEMENT`]), and not before
+/// [`PREPARE_AFTER_STEPS`]. A run that ends sooner started no thread: for
+/// a small program, most runs that end within the warm-up (a program of
+/// 900 statements begins at 161,000 of its 254,000), where starting at
+/// [`PREPARE_AFTER_STEPS`] cost them 0.3 ms each; a big one's preparation
+/// (2,000 functions: 12 ms) begins at [`PREPARE_AFTER_STEPS`] as before.
+pub fn prepare_after(program: &Program, warmup: u64) -> u64 {
+    let lead = PREPARE_LEAD_STEPS + PREPARE_LEAD_PER_STATEMENT * program.statement_count() as u64;
+    warmup.saturating_sub(lead).max(PREPARE_AFTER_STEPS)
+}
+
 /// Statements the interpreter runs at a time past its warm-up while the
 /// JIT's start is still being prepared apart ([`interpret_first_preparing`]):
 /// some 0.2 ms, the longest the take-over waits once it is ready.
 pub const PREPARED_YET_EVERY: u64 = 20_000;
 
 /// [`interpret_first`] that starts `prepare` once the run has done
-/// [`PREPARE_AFTER_STEPS`] statements and goes on: a run that ends sooner
+/// [`prepare_after`] statements and goes on: a run that ends sooner
 /// never starts it (how `flowc run` starts preparing a big program
 /// apart). Past the warm-up the interpreter goes on, [`PREPARED_YET_EVERY`]
 /// statements at a time, until the preparation is done: the take-over
@@ -1161,8 +1189,9 @@ pub fn interpret_first_preparing(
     let resolved = Resolved::new(program, &names);
     let mut machine = Machine::new(program, &resolved, config);
     let mut waited = 0;
+    let after = prepare_after(program, steps);
     let stage = match prepare {
-        Some(prepare) if steps > PREPARE_AFTER_STEPS => match machine.run_until(entry, env, PREPARE_AFTER_STEPS) {
+        Some(prepare) if steps > after => match machine.run_until(entry, env, after) {
             Ok(Stage::Paused { stack, block }) => {
                 prepare.start();
                 let mut stage = machine.continue_until(stack, block, steps);
@@ -3431,6 +3460,33 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A program of `n` statements in one block.
+    fn statements(n: usize) -> Program {
+        let mut text = String::from("start:\n    x = 0\n");
+        for _ in 1..n {
+            text.push_str("    x = x + 1\n");
+        }
+        text.push_str("    print_and_stop(x)\n");
+        flowc_lang::syntax::parse("statements.fg", &text).expect("it parses")
+    }
+
+    /// A small program's start is prepared apart late in its warm-up, with
+    /// the lead its preparation takes, so that runs ending before then
+    /// start no thread; a big one's as soon as [`PREPARE_AFTER_STEPS`].
+    #[test]
+    fn a_small_programs_start_is_prepared_late_in_its_warm_up() {
+        let small = statements(900);
+        assert!(prepare_apart(&small) || flowc_codegen::cores() < 2);
+        let w = warmup(&small);
+        let after = prepare_after(&small, w);
+        let n = small.statement_count() as u64;
+        assert_eq!(after, w - PREPARE_LEAD_STEPS - PREPARE_LEAD_PER_STATEMENT * n);
+        assert!(after > PREPARE_AFTER_STEPS && after < w);
+        let big = statements(20_000);
+        assert_eq!(prepare_after(&big, warmup(&big)), PREPARE_AFTER_STEPS);
+        assert!(!prepare_apart(&statements(PREPARE_APART_STATEMENTS / 2)));
+    }
 
     /// A young run pays the cold compile cost for every operation
     /// recorded, up to a share of its work; once it has done

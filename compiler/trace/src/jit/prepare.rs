@@ -192,7 +192,7 @@ impl Preparing {
 /// ([`super::interpret_first_preparing`]).
 pub trait PrepareApart {
     /// Starts preparing: called once, when the run has done
-    /// [`super::PREPARE_AFTER_STEPS`] statements.
+    /// [`super::prepare_after`] statements.
     fn start(&mut self);
     /// Whether what was started is done: until it is, the interpreter
     /// goes on past its warm-up rather than the take-over waiting.
