@@ -823,3 +823,26 @@ done:
         ;   field cell.v: int [0, 7]"#]]
     .assert_eq(&facts.join("\n"));
 }
+
+/// The one class whose objects may have a field set
+/// (`ProgramFacts::owner`): a `get` of the field that succeeds read one of
+/// them. `CHAIN` sets `v` and `next` of cells alone; a field two classes
+/// set has no owner, nor one `put` sets on objects of no known class, nor
+/// one never set.
+#[test]
+fn a_field_set_on_objects_of_one_class_alone_is_that_classs() {
+    use flowc_lang::Symbol;
+    let owner = |src: &str, field: &str| {
+        let (_, module) = support::lower(src);
+        flowc_passes::propagate::program_facts(&module).owner(Symbol::intern(field)).map(|c| c.to_string())
+    };
+    assert_eq!(owner(CHAIN, "v").as_deref(), Some("cell"));
+    assert_eq!(owner(CHAIN, "next").as_deref(), Some("cell"));
+    assert_eq!(owner(CHAIN, "w"), None);
+    let two = "entry start(n = 2)\nstart:\n    a = new box\n    a.f = 1\n    b = new crate\n    b.f = 2\n    r = a.f\n    print_and_stop(r)\n";
+    assert_eq!(owner(two, "f"), None);
+    let by_call = "entry start(n = 2)\nfunction put(o, x):\n    go:\n        o.f = x\n        return 0\nstart:\n    b = new box\n    z = call put(b, 7) then read\nread:\n    r = b.f\n    print_and_stop(r)\n";
+    assert_eq!(owner(by_call, "f").as_deref(), Some("box"));
+    let unknown = "entry start(n = 2)\nfunction put(o, x):\n    go:\n        o.f = x\n        return 0\nstart:\n    b = new box\n    c = new crate\n    z = call put(b, 7) then other\nother:\n    z = call put(c, 3) then read\nread:\n    r = b.f\n    print_and_stop(r)\n";
+    assert_eq!(owner(unknown, "f"), None);
+}

@@ -43,10 +43,19 @@ mod check {
     /// IR checker on the result, and compares its printed form with
     /// `expected`.
     pub fn optimized(text: &str, expected: expect_test::Expect) {
+        optimized_with(text, None, expected);
+    }
+
+    /// [`optimized`] knowing what the program may store in each field.
+    pub fn optimized_with(
+        text: &str,
+        fields: Option<&flowc_passes::propagate::ProgramFacts>,
+        expected: expect_test::Expect,
+    ) {
         let mut m = flowc_ir::parse::module("trace", text).unwrap();
         let hints = flowc_ir::Module { functions: Vec::new(), ..m.clone() };
         let f = &mut m.functions[0];
-        super::optimize_trace(f, &hints, &super::Options::new(true));
+        super::optimize_trace(f, &hints, &super::Options { fields, ..super::Options::new(true) });
         if let Err(vs) = flowc_ir_checker::check(f) {
             panic!("{vs:?}\n{}", flowc_ir::print::function(f));
         }

@@ -944,6 +944,96 @@ resume r1 {
         );
     }
 
+    /// The program's facts where `cell`s alone have `v` set (and `r`, and
+    /// boxes `k`).
+    fn cell_facts() -> flowc_passes::propagate::ProgramFacts {
+        let program = flowc_lang::syntax::parse(
+            "cells.fg",
+            "entry start(n = 3)\nstart:\n    c = new cell\n    c.v = n\n    c.r = 0\n    b = new box\n    b.k = c\n    print_and_stop(n)\n",
+        )
+        .expect("parses");
+        let module = flowc_frontend::lower(&program, flowc_lang::Symbol::intern("start")).expect("lowers");
+        flowc_passes::propagate::program_facts(&module)
+    }
+
+    /// What a `get` or `set` went on from is an object ([`Opt::learn_read`]):
+    /// after the first read of `v0`'s `v`, which only a `cell` may have
+    /// set, `v0` is a cell — its `set`, its other reads and the guard on
+    /// its class need no test (`guard_class v0` folds). A `set` of `v1`
+    /// makes it an object of some class: its read after is `get.object`,
+    /// its class guard stays (`u`, which no `set` writes, has no owner).
+    /// Without the facts the read makes `v0` an object of no known class:
+    /// its class guard stays.
+    #[test]
+    fn a_value_read_from_is_an_object_of_the_class_that_alone_has_the_field() {
+        let text = "trace 't'(v0:c, v1:o) {
+b0:
+    v2:x = get v0, v
+    v3:y = add v2, 1
+    set v0, v, v3
+    v4:r = get v0, r
+    guard_class v0, cell, r0 else out
+    set v1, w, v3
+    v5:z = get v1, u
+    guard_class v1, box, r0 else out
+    exit r1 to out
+resume r0 {
+    frame [c = v0, o = v1]
+}
+resume r1 {
+    frame [c = v0, o = v1, x = v4, z = v5]
+}
+}
+";
+        let facts = cell_facts();
+        super::super::check::optimized_with(
+            text,
+            Some(&facts),
+            expect![[r#"
+                trace t(v0:c, v1:o) {
+                b0:
+                    v2:x = get v0, v
+                    v3:y = add v2, 1
+                    set.object v0, v, v3
+                    v4:r = get.object v0, r
+                    set v1, w, v3
+                    v5:z = get.object v1, u
+                    guard_class v1, box, r2 else out
+                    exit r1 to out
+                resume r1 {
+                    frame [c = v0, o = v1, x = v4, z = v5]
+                }
+                resume r2 {
+                    frame [c = v0, o = v1]
+                }
+                }
+            "#]],
+        );
+        check(
+            text,
+            expect![[r#"
+                trace t(v0:c, v1:o) {
+                b0:
+                    v2:x = get v0, v
+                    v3:y = add v2, 1
+                    set.object v0, v, v3
+                    v4:r = get.object v0, r
+                    guard_class v0, cell, r2 else out
+                    set v1, w, v3
+                    v5:z = get.object v1, u
+                    guard_class v1, box, r2 else out
+                    exit r1 to out
+                resume r1 {
+                    frame [c = v0, o = v1, x = v4, z = v5]
+                }
+                resume r2 {
+                    frame [c = v0, o = v1]
+                }
+                }
+            "#]],
+        );
+    }
+
     /// Cells a `guard_at` placed at two distances from one cell, and
     /// that cell, are three objects (cells do not move): in a loop's own
     /// block, a write of the field of one keeps what the heap cache knows
