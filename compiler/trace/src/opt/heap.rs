@@ -66,22 +66,6 @@ impl HeapCache {
         self.places.insert(v, (base, delta, g));
     }
 
-    /// Whether objects `x` and `y` are known to be two objects: by a
-    /// guard (no `guard_at` to keep), or by their places (the `guard_at`s
-    /// that placed them).
-    fn apart_by(&self, x: ValueId, y: ValueId, by_places: bool) -> Option<[Option<InstId>; 2]> {
-        let (x, y) = (root(&self.same, x), root(&self.same, y));
-        if self.apart.contains(&pair(x, y)) {
-            return Some([None, None]);
-        }
-        if !by_places {
-            return None;
-        }
-        let at = |v: ValueId| self.places.get(&v).map_or((v, 0, None), |&(b, d, g)| (b, d, Some(g)));
-        let ((a, d, g), (b, e, h)) = (at(x), at(y));
-        (a == b && d != e).then_some([g, h])
-    }
-
     /// The `guard_at`s the cache came to rely on since this was last
     /// asked, each once.
     pub fn take_relied(&mut self) -> Vec<InstId> {
@@ -150,10 +134,10 @@ impl HeapCache {
         by_places: bool,
     ) {
         let other = |y: Option<Symbol>| matches!((class, y), (Some(x), Some(y)) if x != y);
-        let mut objects = std::mem::take(&mut self.objects);
-        let (mut relied, mut fresh) = (std::mem::take(&mut self.relied), std::mem::take(&mut self.fresh));
+        let places = by_places.then_some(&self.places);
+        let (pairs, same, relied, fresh) = (&self.apart, &self.same, &mut self.relied, &mut self.fresh);
         let mut apart = |p: ValueId| match obj {
-            Operand::Value(o) => match self.apart_by(*o, p, by_places) {
+            Operand::Value(o) => match apart_by(pairs, same, places, *o, p) {
                 Some(guards) => {
                     fresh.extend(guards.into_iter().flatten().filter(|&g| relied.insert(g)));
                     true
@@ -162,9 +146,7 @@ impl HeapCache {
             },
             Operand::Const(_) => false,
         };
-        objects.retain(|&(p, f), _| f != field || Operand::Value(p) == *obj || other(class_of(p)) || apart(p));
-        self.objects = objects;
-        (self.relied, self.fresh) = (relied, fresh);
+        self.objects.retain(|&(p, f), _| f != field || Operand::Value(p) == *obj || other(class_of(p)) || apart(p));
         self.constants.retain(|(p, f), _| {
             let same = matches!(obj, Operand::Const(o) if o == p);
             let of = match p {
@@ -180,6 +162,26 @@ impl HeapCache {
 /// cache's `same` map.
 fn root(same: &HashMap<ValueId, ValueId>, v: ValueId) -> ValueId {
     same.get(&v).copied().unwrap_or(v)
+}
+
+/// Whether objects `x` and `y` are known to be two objects ([`HeapCache`]'s
+/// `apart` pairs and `same` names): by a guard (no `guard_at` to keep), or,
+/// given `places`, by their places (the `guard_at`s that placed them).
+fn apart_by(
+    pairs: &rustc_hash::FxHashSet<(ValueId, ValueId)>,
+    same: &HashMap<ValueId, ValueId>,
+    places: Option<&HashMap<ValueId, (ValueId, i64, InstId)>>,
+    x: ValueId,
+    y: ValueId,
+) -> Option<[Option<InstId>; 2]> {
+    let (x, y) = (root(same, x), root(same, y));
+    if pairs.contains(&pair(x, y)) {
+        return Some([None, None]);
+    }
+    let places = places?;
+    let at = |v: ValueId| places.get(&v).map_or((v, 0, None), |&(b, d, g)| (b, d, Some(g)));
+    let ((a, d, g), (b, e, h)) = (at(x), at(y));
+    (a == b && d != e).then_some([g, h])
 }
 
 /// Two values as the `apart` set keeps them, the lower first.
