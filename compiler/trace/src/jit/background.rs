@@ -417,15 +417,8 @@ fn work(
 impl Worker {
     /// Starts a worker in `scope`, optimizing with `shared`.
     pub fn spawn<'scope, 'p: 'scope>(scope: &'scope std::thread::Scope<'scope, '_>, shared: Arc<Shared<'p>>) -> Worker {
-        let (jobs, inbox) = mpsc::channel::<Crossing<Handed>>();
-        let (outbox, done) = mpsc::channel();
-        let stop = Arc::new(AtomicBool::new(false));
-        let flushes = Arc::new(AtomicU64::new(0));
-        let (stopped, flushed) = (stop.clone(), flushes.clone());
-        let spawned = worker_thread().spawn_scoped(scope, move || work(inbox, outbox, stopped, flushed, shared));
-        // No thread to be had: the jobs then go nowhere, and the running
-        // thread optimizes everything itself (`submit` hands them back).
-        Worker::with(spawned.ok().map(|_| jobs), done, stop, flushes, false)
+        let (worker, thread) = Worker::parts(shared, false);
+        worker.started(worker_thread().spawn_scoped(scope, thread).is_ok())
     }
 
     /// Starts a worker whose thread the run does not wait for: when the
@@ -450,29 +443,25 @@ impl Worker {
     /// running thread copies into the cache.
     #[allow(unsafe_code)]
     pub unsafe fn spawn_detached(shared: Arc<Shared<'_>>) -> Worker {
-        let (jobs, inbox) = mpsc::channel::<Crossing<Handed>>();
-        let (outbox, done) = mpsc::channel();
-        let stop = Arc::new(AtomicBool::new(false));
-        let flushes = Arc::new(AtomicU64::new(0));
-        let (stopped, flushed) = (stop.clone(), flushes.clone());
+        let (worker, thread) = Worker::parts(shared, true);
         flowc_lang::heap::keep_to_exit();
         // SAFETY: what the closure holds it owns (channels, counts) but
         // `Shared`'s borrow of the program, which the caller keeps until
         // the process exits, and what jobs lend, which the heap and the
         // loans kept keep (see above).
-        let spawned = unsafe { worker_thread().spawn_unchecked(move || work(inbox, outbox, stopped, flushed, shared)) };
-        Worker::with(spawned.ok().map(|_| jobs), done, stop, flushes, true)
+        worker.started(unsafe { worker_thread().spawn_unchecked(thread) }.is_ok())
     }
 
-    fn with(
-        jobs: Option<mpsc::Sender<Crossing<Handed>>>,
-        done: mpsc::Receiver<Crossing<Option<Optimized>>>,
-        stop: Arc<AtomicBool>,
-        flushes: Arc<AtomicU64>,
-        detached: bool,
-    ) -> Worker {
-        Worker {
-            jobs,
+    /// A new worker, and what its thread is to run ([`work`]) with the
+    /// other ends of its channels and flags.
+    fn parts<'p>(shared: Arc<Shared<'p>>, detached: bool) -> (Worker, impl FnOnce() + Send + 'p) {
+        let (jobs, inbox) = mpsc::channel::<Crossing<Handed>>();
+        let (outbox, done) = mpsc::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flushes = Arc::new(AtomicU64::new(0));
+        let (stopped, flushed) = (stop.clone(), flushes.clone());
+        let worker = Worker {
+            jobs: Some(jobs),
             done,
             pending: VecDeque::new(),
             keys: HashSet::default(),
@@ -491,7 +480,18 @@ impl Worker {
             stop,
             flushes,
             detached,
+        };
+        (worker, move || work(inbox, outbox, stopped, flushed, shared))
+    }
+
+    /// The worker, its thread `spawned` or not: with no thread to be had
+    /// the jobs go nowhere, and the running thread optimizes everything
+    /// itself (`submit` hands them back).
+    fn started(mut self, spawned: bool) -> Worker {
+        if !spawned {
+            self.jobs = None;
         }
+        self
     }
 
     /// Gives the worker `job` (and, to generate its code too, what
