@@ -3488,6 +3488,30 @@ mod tests {
         assert!(!prepare_apart(&statements(PREPARE_APART_STATEMENTS / 2)));
     }
 
+    /// The interpreter starts preparing apart at [`prepare_after`]: a run
+    /// that ends before then never starts it (and ends within its
+    /// warm-up), one that goes on past it starts it once and is paused at
+    /// the warm-up's end for the take-over.
+    #[test]
+    fn a_run_that_ends_before_its_preparation_is_due_starts_none() {
+        let text = "entry start(n = 3)\nstart:\n    s = 0\n    goto head\nhead:\n    if n goto body else goto done\nbody:\n    s = s + n\n    n = n - 1\n    goto head\ndone:\n    print_and_stop(s)\n";
+        let program = flowc_lang::syntax::parse("count.fg", text).expect("it parses");
+        let steps = 200_000;
+        let due = prepare_after(&program, steps);
+        let run = |n: i64| {
+            let mut started = 0;
+            let mut prepare = || started += 1;
+            let env = [(Symbol::intern("n"), Value::Int(n))];
+            let start = Symbol::intern("start");
+            let warm = interpret_first_preparing(&program, start, &env, &Config::default(), steps, Some(&mut prepare));
+            (matches!(warm, Warmup::Paused(_)), started)
+        };
+        // Some three statements a round: ending short of `due`, and going
+        // on past the warm-up.
+        assert_eq!(run((due / 4) as i64), (false, 0));
+        assert_eq!(run(steps as i64), (true, 1));
+    }
+
     /// A young run pays the cold compile cost for every operation
     /// recorded, up to a share of its work; once it has done
     /// [`WARM_AFTER`] statements, the same recording costs the warm
