@@ -549,6 +549,26 @@ fn a_closed_output_pipe_is_not_a_crash() {
     }
 }
 
+/// A reader that reads to the end gets the whole output: flowc ends its
+/// process without the C library's exit handlers (`end_process` in
+/// `main.rs`), after flushing what it wrote. A long output (more than a
+/// pipe holds) printed back from the readable syntax is the program again,
+/// to its last line.
+#[test]
+fn a_long_output_reaches_the_pipe_whole() {
+    let mut program = String::from("start:\n    x = 0\n");
+    for k in 0..20_000 {
+        program.push_str(&format!("    x = x + {k}\n"));
+    }
+    program.push_str("    print_and_stop(x)\n");
+    let prolog = flowc(&["fmt", "-"], Some(&program));
+    assert_eq!(prolog.status.code(), Some(0), "{}", stderr(&prolog));
+    assert!(prolog.stdout.len() > 1 << 18, "{} bytes", prolog.stdout.len());
+    let back = flowc(&["fmt", "-", "--syntax", "readable"], Some(&stdout(&prolog)));
+    assert_eq!(back.status.code(), Some(0), "{}", stderr(&back));
+    assert_eq!(stdout(&back), program);
+}
+
 /// `FLOWC_CODE_DIR` gets the machine code of every compiled function, one
 /// file each, and the program still prints what it prints.
 #[test]
