@@ -82,7 +82,7 @@ fn main() -> ExitCode {
     // other core).
     let result = std::thread::Builder::new()
         .stack_size(1 << 30)
-        .spawn(move || end_process(finish(dispatch(cli))))
+        .spawn(move || flowc_runtime::end_process(finish(dispatch(cli)).into()))
         .map_err(|e| Failure::input(format!("cannot start: {e}")))
         .and_then(|t| t.join().map_err(|_| Failure::input("internal error: the command panicked")));
     ExitCode::from(finish(result))
@@ -98,29 +98,6 @@ fn finish(result: Result<(), Failure>) -> u8 {
             f.code
         }
     }
-}
-
-/// Ends the process with exit status `code`, once the command is done
-/// and has dropped what it holds (its files written and closed): standard
-/// output flushed, then `_exit`, without the C library's exit handlers.
-/// The one of them that ran was mimalloc's process end, which collects
-/// and gives back to the system every page the process freed — work for
-/// a process that is going away (some 10 `madvise` calls and a walk of
-/// every heap page; a system call that unmaps memory interrupts the other
-/// core when a thread of the JIT still runs there).
-fn end_process(code: u8) -> ! {
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
-    let _ = std::io::stderr().flush();
-    #[cfg(unix)]
-    // SAFETY: `_exit` ends the process at once; nothing of Rust's needs
-    // to run after it (standard output is flushed above, and the command's
-    // own writers were flushed when it dropped them).
-    unsafe {
-        libc::_exit(code.into())
-    }
-    #[cfg(not(unix))]
-    std::process::exit(code.into())
 }
 
 /// Restores the default action of SIGPIPE, which the Rust runtime ignores:

@@ -87,6 +87,33 @@ mod tests {
     }
 }
 
+/// Ends the process with exit status `code` once its work is done and
+/// what it wrote to files is closed: standard output and error flushed,
+/// then `_exit`, without the C library's exit handlers and without
+/// waiting for other threads. `flowc` ends so after a command, a built
+/// executable after its run. The exit handler that ran was mimalloc's
+/// process end, which collects and gives back to the system every page
+/// the process freed (some ten `madvise` calls and a walk of the heap's
+/// pages, for a process that is going away; a call that unmaps memory
+/// interrupts the other core while a thread of the JIT runs there); a
+/// built executable's run thread also unmapped its heap's blocks one by
+/// one as it ended, and the main thread, woken by its end, could wait a
+/// scheduler tick behind a busy core.
+pub fn end_process(code: i32) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    #[cfg(unix)]
+    // SAFETY: `_exit` ends the process at once; nothing of Rust's needs to
+    // run after it: standard output is flushed above, and the callers'
+    // own writers were flushed when they were dropped.
+    unsafe {
+        libc::_exit(code)
+    }
+    #[cfg(not(unix))]
+    std::process::exit(code)
+}
+
 /// Gives memory the allocator holds freed back to the operating system.
 /// The compiler calls it between its phases: mimalloc keeps freed pages
 /// for a while (so that a program allocating and freeing big integers

@@ -128,7 +128,7 @@ pub unsafe extern "C" fn flowc_rt_main(argc: i32, argv: *const *const c_char, pr
     let run = std::thread::Builder::new().stack_size(1 << 30).spawn(move || {
         // SAFETY: `address` is the program description, which is static.
         let program = unsafe { &*(address as *const Program) };
-        match start(program, &args[1.min(args.len())..]) {
+        let code = match start(program, &args[1.min(args.len())..]) {
             Ok(value) => {
                 println!("{}", value.to_print_string());
                 0
@@ -149,15 +149,16 @@ pub unsafe extern "C" fn flowc_rt_main(argc: i32, argv: *const *const c_char, pr
                 eprintln!("{name}: {e}\n  at {at}");
                 1
             }
-        }
+        };
+        // The process ends here, its heap and the thread's stack left to
+        // the exit (`crate::end_process`).
+        crate::end_process(code)
     });
-    match run.map(|t| t.join()) {
-        Ok(Ok(code)) => code,
-        _ => {
-            eprintln!("internal error: the program's thread failed");
-            1
-        }
-    }
+    // The run's thread ends the process: the join returns only if the
+    // thread could not start or panicked.
+    let _ = run.map(|t| t.join());
+    eprintln!("internal error: the program's thread failed");
+    1
 }
 
 /// The usage text of executable `name`.
