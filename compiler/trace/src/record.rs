@@ -411,8 +411,56 @@ pub fn record(
 /// how many calls of it the recording is inside already, the arguments.
 pub type Residual<'a> = dyn FnMut(Symbol, usize, &[Value], &mut Heap) -> Option<Result<Value, RuntimeError>> + 'a;
 
-/// The operations a recording has room for before it grows.
+/// The operations a thread's first recording has room for before it
+/// grows ([`Scratch`]).
 const RECORDING_CAPACITY: usize = 256;
+
+/// The most operations [`Scratch`] keeps room for between recordings: a
+/// recording longer than that (the JIT's limit is 10,000 operations)
+/// gives its buffers back.
+const MOST_KEPT: usize = 1 << 14;
+
+thread_local! {
+    /// The buffers of the thread's last recording ([`Scratch`]).
+    static SCRATCH: std::cell::Cell<Option<(Vec<TraceOp>, Vec<Site>)>> = const { std::cell::Cell::new(None) };
+}
+
+/// A recording's operations and their sites as they are recorded, in
+/// buffers a thread keeps from one recording to the next: each recording
+/// used to start from room for [`RECORDING_CAPACITY`] and double as it
+/// went, copying what it had at each step (a JIT's recordings average 400
+/// operations, many go to thousands: 8% of the tutorial BF fractal 5's
+/// recording instructions were those copies). The trace gets copies of
+/// exactly its size ([`record_path`]).
+struct Scratch {
+    ops: Vec<TraceOp>,
+    sites: Vec<Site>,
+}
+
+impl Scratch {
+    /// The thread's buffers, empty (new ones if a recording holds them).
+    fn take() -> Scratch {
+        let (ops, sites) = SCRATCH
+            .with(std::cell::Cell::take)
+            .unwrap_or_else(|| (Vec::with_capacity(RECORDING_CAPACITY), Vec::with_capacity(RECORDING_CAPACITY)));
+        Scratch { ops, sites }
+    }
+}
+
+impl Drop for Scratch {
+    /// Gives the buffers back to the thread, emptied, unless they grew
+    /// past [`MOST_KEPT`].
+    fn drop(&mut self) {
+        if self.ops.capacity() > MOST_KEPT {
+            return;
+        }
+        self.ops.clear();
+        self.sites.clear();
+        let buffers = (std::mem::take(&mut self.ops), std::mem::take(&mut self.sites));
+        // (Not at all while the thread ends.)
+        let _ = SCRATCH.try_with(|s| s.set(Some(buffers)));
+    }
+}
 
 /// How many links past the one read [`in_a_row`] looks at.
 const ROW_LOOKAHEAD: usize = 4;
@@ -473,21 +521,20 @@ pub fn record_path(
     }
     let innermost = frames.last().ok_or_else(|| unknown(label))?;
     let mut block = index.block(innermost.function, label).ok_or_else(|| unknown(label))?;
-    // Sized for a typical recording (a BF interpreter's loops and bridges
-    // record 50-250 operations): growing from empty copied each one
-    // several times.
-    let mut ops = Vec::with_capacity(RECORDING_CAPACITY);
-    let mut sites = Vec::with_capacity(RECORDING_CAPACITY);
+    let mut scratch = Scratch::take();
+    let Scratch { ops, sites } = &mut scratch;
     let mut objects = ObjectIds::default();
     for (k, f) in start.iter().enumerate() {
         objects.add_start(k as u32, &f.env);
     }
     // Recordings wait for the worker in its queue: without the room
-    // they were made with.
-    let trace = |mut ops: Vec<TraceOp>, mut sites: Vec<_>, objects| {
-        ops.shrink_to_fit();
-        sites.shrink_to_fit();
-        Trace { anchor: label, ops, sites, objects, live: None }
+    // they were made with (the copies are exactly their size).
+    let trace = |ops: &mut Vec<TraceOp>, sites: &mut Vec<Site>, objects| Trace {
+        anchor: label,
+        ops: ops.drain(..).collect(),
+        sites: sites.drain(..).collect(),
+        objects,
+        live: None,
     };
     // Operations recorded in the frames of each called function.
     let mut per_function: Vec<(Symbol, usize)> = Vec::new();
@@ -843,5 +890,61 @@ loop:
             Err(e) => panic!("{e}"),
             Ok(_) => panic!("the recording closed"),
         }
+    }
+
+    /// Recordings on one thread share its buffers ([`Scratch`]): each
+    /// trace holds its own operations alone, exactly as many as it has
+    /// room for — a long recording, a short one after it (which must not
+    /// see the long one's operations), one that fails in between (whose
+    /// buffers go back all the same) and the short one again.
+    #[test]
+    fn recordings_in_a_row_each_get_exactly_their_operations() {
+        let text = "entry start(n = 3)
+start:
+    i = 0
+    goto loop
+loop:
+    i = i + 1
+    c = i < n
+    if c goto loop else goto done
+done:
+    x = i // 0
+    print_and_stop(x)
+";
+        let program = syntax::parse("row.fg", text).unwrap_or_else(|e| panic!("{e}"));
+        let record_to = |n: i64, at_label: &str| {
+            let env = [(Symbol::intern("n"), Value::Int(n))].into_iter().collect();
+            let anchor = Symbol::intern(at_label);
+            let mut heap = Heap::new(&program);
+            let index = ProgramIndex::new(&program);
+            let start = [ResumeFrame { function: None, env, call: None }];
+            let mut at = |l: Symbol, _: &Env, _: usize| if l == anchor { Arrival::Stop } else { Arrival::Continue };
+            record_path(
+                &index,
+                &start,
+                Symbol::intern("start"),
+                &mut heap,
+                Limits::ops(100_000),
+                &mut at,
+                &mut |_, _, _, _| None,
+            )
+        };
+        let ops = |path: Result<Path, TraceError>| match path {
+            Ok(Path::Stopped { trace, .. }) => {
+                assert_eq!(trace.ops.capacity(), trace.ops.len());
+                assert_eq!(trace.sites.len(), trace.ops.len());
+                trace.ops.len()
+            }
+            Ok(_) => panic!("the recording did not stop"),
+            Err(e) => panic!("{e}"),
+        };
+        // Up to `done`: 1 operation, then 3 per round (two and a guard).
+        let long = ops(record_to(5_000, "done"));
+        assert_eq!(long, 1 + 3 * 5_000);
+        let short = ops(record_to(2, "done"));
+        assert_eq!(short, 1 + 3 * 2);
+        let failed = record_to(2, "nowhere");
+        assert!(matches!(failed, Err(TraceError::Runtime(_))), "{failed:?}");
+        assert_eq!(ops(record_to(2, "done")), short);
     }
 }

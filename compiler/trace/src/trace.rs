@@ -131,7 +131,14 @@ impl ResumeLive {
 
     /// Whether a record resuming at `label` of `function` keeps `var`.
     pub fn keeps(&self, function: Option<Symbol>, label: Symbol, var: Symbol) -> bool {
-        self.labels.get(&(function, label)).is_none_or(|live| live.binary_search(&var).is_ok())
+        self.live_at(function, label).is_none_or(|live| live.binary_search(&var).is_ok())
+    }
+
+    /// The variables (sorted) a record resuming at `label` of `function`
+    /// keeps; `None` where it keeps every one. For the records of a frame,
+    /// looked up once rather than per variable ([`ResumeLive::keeps`]).
+    pub fn live_at(&self, function: Option<Symbol>, label: Symbol) -> Option<&[Symbol]> {
+        self.labels.get(&(function, label)).map(|live| &live[..])
     }
 
     /// The labels (with their functions) a recording in frames of
