@@ -447,6 +447,14 @@ impl Scratch {
     }
 }
 
+/// What `buffer` holds, moved into a vector of exactly its size; the
+/// buffer is left empty with its room.
+fn moved_out<T>(buffer: &mut Vec<T>) -> Vec<T> {
+    let mut out = Vec::with_capacity(buffer.len());
+    out.append(buffer);
+    out
+}
+
 impl Drop for Scratch {
     /// Gives the buffers back to the thread, emptied, unless they grew
     /// past [`MOST_KEPT`].
@@ -531,8 +539,8 @@ pub fn record_path(
     // they were made with (the copies are exactly their size).
     let trace = |ops: &mut Vec<TraceOp>, sites: &mut Vec<Site>, objects| Trace {
         anchor: label,
-        ops: ops.drain(..).collect(),
-        sites: sites.drain(..).collect(),
+        ops: moved_out(ops),
+        sites: moved_out(sites),
         objects,
         live: None,
     };
