@@ -623,6 +623,15 @@ impl Asm {
         self.byte(0xc0 | (4 << 3) | (r.0 & 7));
     }
 
+    /// `jmp qword [base + disp]`.
+    pub fn jmp_mem(&mut self, base: Reg, disp: i32) {
+        if base.0 >= 8 {
+            self.byte(0x41);
+        }
+        self.byte(0xff);
+        self.mem(4, base, disp);
+    }
+
     pub fn push(&mut self, r: Reg) {
         self.clobber(RSP);
         if r.0 >= 8 {

@@ -175,6 +175,11 @@ pub struct Compiled {
     /// Offset of the code of the first block, which a bridge jumping back
     /// to the root enters with the parameters in their words.
     pub body: u32,
+    /// Offset of the *register entry* of a trace of at most
+    /// [`ARG_REGS`]`.len()` parameters (not a bridge in its parent's
+    /// frame): what a baseline `jump_trace` enters with the arguments in
+    /// [`ARG_REGS`] rather than in the exit buffer.
+    pub regs_entry: Option<u32>,
     /// For each exit (of `exits`, in order), the words of the values
     /// it stores: offsets from the stack pointer.
     pub exit_words: Vec<Vec<i32>>,
@@ -245,6 +250,28 @@ pub fn trace_entry() -> Vec<u8> {
     a.finish().expect("no labels")
 }
 
+/// The registers a baseline `jump_trace` passes its arguments in, in
+/// order, to the target's register entry ([`Compiled::regs_entry`]), the
+/// context in `rdi` as for any entry. Not `rax` (the slot), `rcx` and
+/// `rdi` (what zeroing a frame uses, and the adapter's scratch), nor
+/// `rbx`, `rbp`, `rsp` (restored on the way out).
+pub(crate) const ARG_REGS: [Reg; 6] = [RSI, RDX, R8, R9, R10, R11];
+
+/// The code a trace's register entry word points at when its code has
+/// no register entry (Cranelift's, a bridge in its parent's frame, a
+/// trace of more parameters): the arguments from [`ARG_REGS`] to the exit
+/// buffer, then on to the code in the slot's first word (the slot's
+/// address in `rax`: the jumper's).
+pub fn regs_adapter() -> Vec<u8> {
+    let mut a = Asm::with_capacity(48);
+    a.load(RCX, RDI, offsets::EXIT_VALUES);
+    for (k, &r) in ARG_REGS.iter().enumerate() {
+        a.store(RCX, 8 * k as i32, r);
+    }
+    a.jmp_mem(RAX, 0);
+    a.finish().expect("no labels")
+}
+
 /// Compiles trace `f` (with `facts`) for the trace cache `env` describes,
 /// whose functions are at `functions`, or says why it does not; a bridge
 /// with `inherit` runs in its parent's frame.
@@ -297,6 +324,7 @@ fn compile_with(
         own: Frame::default(),
         direct: None,
         body: 0,
+        regs_entry: None,
         exit_words: Vec::new(),
         stubs: Vec::new(),
         stop,
@@ -344,9 +372,10 @@ fn compile_with(
         }
         return compile_with(env, f, facts, functions, inherit, false);
     }
-    let Emit { a, safepoints, own: frame, direct, body, exit_words, stubs, exits, slots, constants, fills, .. } = e;
+    let Emit { a, safepoints, own: frame, direct, body, regs_entry, exit_words, stubs, exits, slots, constants, fills, .. } =
+        e;
     let code = a.finish().ok_or("a jump to nowhere")?;
-    Ok(Compiled { code, exits, slots, constants, fills, safepoints, frame, direct, body, exit_words, stubs })
+    Ok(Compiled { code, exits, slots, constants, fills, safepoints, frame, direct, body, regs_entry, exit_words, stubs })
 }
 
 /// Whether `f`'s blocks form a chain in layout order: the entry first,
@@ -1102,6 +1131,8 @@ struct Emit<'e, 'a, 'i> {
     own: Frame,
     direct: Option<u32>,
     body: u32,
+    /// [`Compiled::regs_entry`].
+    regs_entry: Option<u32>,
     exit_words: Vec<Vec<i32>>,
     stubs: Vec<(u32, u32)>,
     stop: Label,
@@ -1289,6 +1320,29 @@ impl Emit<'_, '_, '_> {
             let from = if lazy { self.scanned } else { (loaded as i32).min(self.scanned) };
             self.enter(self.frame, from, self.scanned);
             self.load_params();
+            if self.f.params.len() <= ARG_REGS.len() {
+                // The register entry, which a baseline `jump_trace` takes
+                // (the arguments in `ARG_REGS`): the frame as above, the
+                // parameters stored from their registers once the words
+                // are zeroed (which uses none of them).
+                let body = self.a.label();
+                self.a.jmp(body);
+                self.regs_entry = Some(self.a.offset());
+                let a = &mut self.a;
+                a.push(RBP);
+                a.mov(RBP, RSP);
+                a.push(RBX);
+                a.alu_imm(Alu::Sub, RSP, self.frame);
+                a.mov(RBX, RDI);
+                self.zero(from, self.scanned);
+                for (k, &p) in self.f.params.iter().enumerate() {
+                    let s = self.slot(p);
+                    self.a.store(RSP, s, ARG_REGS[k]);
+                }
+                self.a.store(RBX, offsets::LAST_FP, RBP);
+                self.a.store(RBX, offsets::LAST_SP, RSP);
+                self.a.bind(body);
+            }
             self.body = self.a.offset();
             let slots: Vec<u32> = (0..self.scanned as u32).map(|k| 8 * k).collect();
             self.own = Frame {
@@ -2962,6 +3016,20 @@ impl Emit<'_, '_, '_> {
                     self.a.store(RBX, offsets::LAST_SP, RSP);
                     self.a.mov_imm64(RAX, body as i64);
                     self.a.jmp_reg(RAX);
+                    return Ok(());
+                }
+                if args.len() <= ARG_REGS.len() {
+                    // The arguments in registers, to the register entry of
+                    // the code in the trace's slot (the slot's second
+                    // word: `CodeSlots`), with the slot in rax for code
+                    // without one (`regs_adapter`).
+                    let moves: Vec<(Dst, Src)> =
+                        args.iter().enumerate().map(|(k, o)| (Dst::Reg(ARG_REGS[k]), self.src(o))).collect();
+                    self.parallel_copy(&moves);
+                    self.a.mov_imm64(RAX, trace.slot as i64);
+                    self.a.mov(RDI, RBX);
+                    self.epilogue();
+                    self.a.jmp_mem(RAX, 8);
                     return Ok(());
                 }
                 self.a.load(RCX, RBX, offsets::EXIT_VALUES);

@@ -25,7 +25,6 @@
 //! - a trace that traps, or calls a function of the program, is refused
 //!   here, and compiled on the running thread as before.
 
-use std::cell::Cell;
 use std::sync::{Arc, Mutex};
 
 use rustc_hash::FxHashMap as HashMap;
@@ -167,8 +166,8 @@ impl Apart {
             // without the assembler's room to spare, about half of it
             // (public BF hanoi.b: 2.1 MB of the run's peak).
             code.code.shrink_to_fit();
-            let code_slot = Box::new(Cell::new(0));
-            traces.insert(f.name, TraceRef { params: f.params.len(), slot: &*code_slot });
+            let code_slot: Box<crate::lower::CodeSlot> = Box::default();
+            traces.insert(f.name, TraceRef { params: f.params.len(), slot: &code_slot[0] });
             let params = crate::define::params(f);
             pieces.push(Piece { name: f.name, params, code, code_slot: Some(code_slot) });
         }

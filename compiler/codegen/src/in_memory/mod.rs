@@ -609,6 +609,12 @@ impl TraceCache {
             jit.finalize_definitions().map_err(|e| e.to_string())?;
             jit.get_finalized_function(id)
         };
+        // Where a `jump_trace` that passes its arguments in registers goes
+        // for code without a register entry (`crate::baseline::regs_adapter`).
+        let mut code_slots = crate::lower::CodeSlots::default();
+        if cfg!(target_arch = "x86_64") {
+            code_slots.adapter = code_heap.install("flowc_regs_adapter", &crate::baseline::regs_adapter())? as u64;
+        }
         let inner = CacheInner {
             spare: None,
             unit: CodeUnit::new(jit, runtime, funcs, layout, &hints),
@@ -618,7 +624,7 @@ impl TraceCache {
             optimize: None,
             optimized_functions: 0,
             names: HashMap::default(),
-            code_slots: Default::default(),
+            code_slots,
             entries: Vec::new(),
             trace_entry,
             exits: Default::default(),
@@ -630,7 +636,8 @@ impl TraceCache {
             slots: ExitSlots::default(),
             objects,
             function_entries: HashMap::default(),
-            widest_exit: 0,
+            // The adapter stores every argument register to the buffer.
+            widest_exit: crate::baseline::ARG_REGS.len(),
             code_size: 0,
             apart_sites: std::sync::Arc::new(std::sync::Mutex::new(crate::lower::SiteTable::starting_at(apart::SITES))),
             rooted_lists: HashMap::default(),
@@ -947,7 +954,8 @@ impl TraceCache {
             return Err(format!("{} takes {} parameters, {} {}", name(a), a.params.len(), name(b), b.params.len()));
         }
         let address = b.code as u64;
-        inner.code_slots.slot(t.0 as usize).set(address);
+        let regs = regs_entry(&inner, code, b.code);
+        inner.code_slots.set(t.0 as usize, address, regs);
         Ok(())
     }
 
@@ -1246,7 +1254,7 @@ pub(crate) struct Piece {
     name: Symbol,
     params: Vec<Symbol>,
     code: crate::baseline::Compiled,
-    code_slot: Option<Box<std::cell::Cell<u64>>>,
+    code_slot: Option<Box<crate::lower::CodeSlot>>,
 }
 
 /// Installs baseline code `pieces` made away from the cache ([`Apart`]),
@@ -1275,8 +1283,16 @@ fn add_entry(inner: &mut CacheInner, t: TraceId, placed: usize, params: Vec<Symb
     let p = &inner.unit.placed()[placed];
     let code = p.address as *const u8;
     inner.code_size += p.size;
-    inner.code_slots.slot(t.0 as usize).set(code as u64);
+    let regs = regs_entry(inner, t, code);
+    inner.code_slots.set(t.0 as usize, code as u64, regs);
     inner.entries.push(Entry { code, params, placed });
+}
+
+/// The address of the register entry of trace `t`'s own code (at `code`),
+/// if it has one: baseline code of few enough parameters.
+fn regs_entry(inner: &CacheInner, t: TraceId, code: *const u8) -> Option<u64> {
+    let frame = inner.frames.get(t.0 as usize)?.as_ref()?;
+    Some(code as u64 + u64::from(frame.regs?))
 }
 
 /// Binds trace name `name` (of trace `t`, taking `params` parameters) to
@@ -1314,6 +1330,7 @@ fn install_piece(
         from: inherits.map(|i| i.exit),
         direct: code.direct,
         body: code.body,
+        regs: code.regs_entry,
     };
     let (record, at) = install_baseline(&mut inner.code_heap, &mut inner.unit, t, name, code)?;
     let first_exit = inner.exits.len();
@@ -1437,6 +1454,8 @@ struct BaselineFrame {
     direct: Option<u32>,
     /// Offset of the code of the first block.
     body: u32,
+    /// Offset of the register entry, if the code has one.
+    regs: Option<u32>,
 }
 
 /// What [`TraceCache::enter`] enters.

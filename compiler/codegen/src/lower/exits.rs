@@ -41,44 +41,66 @@ pub struct Links<'a> {
 /// A compiled trace as others jump to it: its number of
 /// parameters, and its code slot ([`CodeSlots`]), which a `jump_trace`
 /// reads: the trace's code, or the code that replaced it (an optimized
-/// version, a tree it is the root of).
+/// version, a tree it is the root of). `slot` is the slot's first word;
+/// its second ([`CodeSlot`]) is 8 bytes on.
 #[derive(Copy, Clone, Debug)]
 pub struct TraceRef {
     pub params: usize,
     pub slot: *const std::cell::Cell<u64>,
 }
 
+/// A trace's code slot: the address of the code that runs when something
+/// jumps to the trace (its standard entry, which takes the arguments in
+/// the exit buffer), and the address of that code's *register entry*
+/// (baseline code's, which takes them in registers:
+/// `crate::baseline::Compiled::regs_entry`) or, for code without one, of
+/// the cache's adapter to the first (`crate::baseline::regs_adapter`).
+/// The two are set together ([`CodeSlots::set`]).
+pub type CodeSlot = [std::cell::Cell<u64>; 2];
+
 /// The code slots of every trace of a trace cache, by trace number, each
-/// boxed where it never moves (code holds their addresses). A trace's slot
-/// holds the address of the code that runs when something jumps to the
-/// trace. Code generated away from the cache ([`crate::in_memory::Apart`])
-/// makes its own traces' slots, which the cache adopts when it installs
-/// them ([`CodeSlots::adopt`]).
+/// boxed where it never moves (code holds their addresses). Code generated
+/// away from the cache ([`crate::in_memory::Apart`]) makes its own traces'
+/// slots, which the cache adopts when it installs them
+/// ([`CodeSlots::adopt`]).
 #[derive(Default)]
 pub struct CodeSlots {
     // Boxed: code holds each one's address, which growing the list
     // must not move.
     #[allow(clippy::vec_box)]
-    slots: Vec<Box<std::cell::Cell<u64>>>,
+    slots: Vec<Box<CodeSlot>>,
     /// Slots another took the place of ([`CodeSlots::adopt`]): kept, so
     /// that nothing a failed compile left pointing at one points at
     /// freed memory.
     #[allow(clippy::vec_box)]
-    retired: Vec<Box<std::cell::Cell<u64>>>,
+    retired: Vec<Box<CodeSlot>>,
+    /// What a register entry word holds for code without one.
+    pub adapter: u64,
 }
 
 impl CodeSlots {
-    /// The slot of trace `n`, made if needed.
+    /// The first word of the slot of trace `n` (the code's address), made
+    /// if needed.
     pub fn slot(&mut self, n: usize) -> &std::cell::Cell<u64> {
         while self.slots.len() <= n {
             self.slots.push(Box::default());
         }
-        &self.slots[n]
+        &self.slots[n][0]
+    }
+
+    /// Makes code at `code`, with its register entry at `regs` if it has
+    /// one, what runs when something jumps to trace `n`.
+    pub fn set(&mut self, n: usize, code: u64, regs: Option<u64>) {
+        let adapter = self.adapter;
+        self.slot(n);
+        let slot = &self.slots[n];
+        slot[0].set(code);
+        slot[1].set(regs.unwrap_or(adapter));
     }
 
     /// Makes `slot` (which code made elsewhere refers to) the slot of
     /// trace `n`, in place of one made for `n` by a compile that failed.
-    pub fn adopt(&mut self, n: usize, slot: Box<std::cell::Cell<u64>>) {
+    pub fn adopt(&mut self, n: usize, slot: Box<CodeSlot>) {
         self.slot(n);
         let old = std::mem::replace(&mut self.slots[n], slot);
         self.retired.push(old);

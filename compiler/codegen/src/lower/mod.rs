@@ -109,7 +109,7 @@ mod region;
 pub(crate) mod switch;
 use crate::small::Small;
 use crate::word::{self, ONE, STOP, ZERO};
-pub use exits::{CodeSlots, ExitSlot, ExitSlots, Links, TraceExit, TraceRef};
+pub use exits::{CodeSlot, CodeSlots, ExitSlot, ExitSlots, Links, TraceExit, TraceRef};
 use exits::{ExitAt, Leaving};
 use flowc_ir::ix;
 use frame::Roots;
