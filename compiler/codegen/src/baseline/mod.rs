@@ -372,10 +372,36 @@ fn compile_with(
         }
         return compile_with(env, f, facts, functions, inherit, false);
     }
-    let Emit { a, safepoints, own: frame, direct, body, regs_entry, exit_words, stubs, exits, slots, constants, fills, .. } =
-        e;
+    let Emit {
+        a,
+        safepoints,
+        own: frame,
+        direct,
+        body,
+        regs_entry,
+        exit_words,
+        stubs,
+        exits,
+        slots,
+        constants,
+        fills,
+        ..
+    } = e;
     let code = a.finish().ok_or("a jump to nowhere")?;
-    Ok(Compiled { code, exits, slots, constants, fills, safepoints, frame, direct, body, regs_entry, exit_words, stubs })
+    Ok(Compiled {
+        code,
+        exits,
+        slots,
+        constants,
+        fills,
+        safepoints,
+        frame,
+        direct,
+        body,
+        regs_entry,
+        exit_words,
+        stubs,
+    })
 }
 
 /// Whether `f`'s blocks form a chain in layout order: the entry first,

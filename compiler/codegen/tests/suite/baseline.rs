@@ -1388,3 +1388,80 @@ resume r0 {
     assert_eq!(compares(WIDE), 0, "{:#?}", listing_of(WIDE));
     assert_eq!(compares(NARROW), 2, "{:#?}", listing_of(NARROW));
 }
+
+/// Two targets of `jump_trace`: `three` of three parameters, whose
+/// arguments a baseline jumper passes in registers, and `seven`, of more
+/// than there are registers for, whose go through the exit buffer; and
+/// `three_again`, which computes `b - a` where `three` computes `a - b`.
+const JUMPS: &str = "trace three(v0:a, v1:b, v2:c) {
+b0:
+    v3:x = sub.int v0, v1
+    exit r0 to out
+resume r0 {
+    frame [x = v3, c = v2]
+}
+}
+trace seven(v0:a, v1:b, v2:c, v3:d, v4:e, v5:f, v6:g) {
+b0:
+    v7:x = sub.int v0, v6
+    exit r0 to out
+resume r0 {
+    frame [x = v7, d = v3]
+}
+}
+trace three_again(v0:a, v1:b, v2:c) {
+b0:
+    v3:x = sub.int v1, v0
+    exit r0 to out
+resume r0 {
+    frame [x = v3, c = v2]
+}
+}
+trace into_three(v0:a, v1:b, v2:c) {
+b0:
+    jump_trace three(v2, v0, v1)
+}
+trace into_seven(v0:a, v1:b, v2:c, v3:d, v4:e, v5:f, v6:g) {
+b0:
+    jump_trace seven(v6, v5, v4, v3, v2, v1, v0)
+}
+";
+
+/// A baseline `jump_trace` reaches its target with its arguments in order,
+/// permuted as it passes them: in registers into baseline code's register
+/// entry, through the adapter into Cranelift's code (which has none), and
+/// into code that replaced the target's (`TraceCache::install`: the
+/// slot's two words set together); through the exit buffer for seven.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_jump_passes_its_arguments_in_order_to_any_code() {
+    flowc_codegen::with_stack(|| {
+        let module = flowc_ir::parse::module("jumps", JUMPS).unwrap();
+        let f = &module.functions;
+        for tier in [Codegen::Baseline, Codegen::Cheap] {
+            let cache =
+                TraceCache::new(std::sync::Arc::new(module.clone()), module.layout(), Options::default()).unwrap();
+            let targets = cache.compile_all(&[&f[0], &f[1]], tier).unwrap();
+            let jumpers = cache.compile_all(&[&f[3], &f[4]], Codegen::Baseline).unwrap();
+            let run = |t: TraceId, args: &[i64]| {
+                let args: Vec<Value> = args.iter().map(|&a| Value::Int(a)).collect();
+                let mut run = flowc_codegen::RunState { max_depth: 1000, ..Default::default() };
+                match cache.run(t, &args, &mut run) {
+                    TraceEnd::Exit { values, .. } => values,
+                    _ => panic!("the run leaves by an exit"),
+                }
+            };
+            let ints = |v: &[i64]| v.iter().map(|&n| Some(Value::Int(n))).collect::<Vec<_>>();
+            // three(100, 10, 3): x = 90, c = 3.
+            assert_eq!(run(jumpers[0], &[10, 3, 100]), ints(&[90, 3]), "{tier:?}");
+            // seven(7, 6, 5, 4, 3, 2, 1): x = 6, d = 4.
+            assert_eq!(run(jumpers[1], &[1, 2, 3, 4, 5, 6, 7]), ints(&[6, 4]), "{tier:?}");
+            // `three` replaced by `three_again`, compiled by the other tier:
+            // the jump runs it.
+            let other = if matches!(tier, Codegen::Baseline) { Codegen::Cheap } else { Codegen::Baseline };
+            let again = cache.compile_all(&[&f[2]], other).unwrap()[0];
+            cache.install(targets[0], again).unwrap();
+            assert_eq!(run(jumpers[0], &[10, 3, 100]), ints(&[-90, 3]), "{tier:?} replaced");
+        }
+    })
+}
