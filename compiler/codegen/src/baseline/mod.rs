@@ -84,6 +84,14 @@
 //! of it that can collect zeroes what it left ([`Frame::stale`])
 //! (mandelbrot.b, whose bridges are crossed some 60 million times:
 //! 3.72 -> 3.41 s).
+//! **Register entries.** A trace of at most six parameters (not a bridge
+//! in its parent's frame) has a second entry after its standard one,
+//! which takes the arguments in [`ARG_REGS`] instead of the exit buffer
+//! ([`Compiled::regs_entry`]); a `jump_trace` into another trace passes
+//! them there and jumps through the second word of the target's code
+//! slot (`crate::lower::CodeSlot`), which holds that entry, or for code
+//! without one [`regs_adapter`].
+//!
 //! A `jump_trace` back to the trace at the bottom of the frame (the
 //! *root*: a loop whose guards' bridges come back to it) moves the
 //! arguments into the root's parameter words, pops the bridges' words
