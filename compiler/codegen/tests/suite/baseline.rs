@@ -1465,3 +1465,35 @@ fn a_jump_passes_its_arguments_in_order_to_any_code() {
         }
     })
 }
+
+/// A guard that a value is one integer (`guard_int v, k, k`, an entry
+/// trace's key) or one atom (`guard_value`) is a comparison with its word
+/// and a branch on the way that holds: no tag test, no second bound, the
+/// unbound word tested only where the comparison fails. It holds for its
+/// value alone.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_guard_of_one_value_is_one_comparison() {
+    const KEY: &str = "trace key(v0:pc) {
+b0:
+    guard_int v0, 7661, 7661, r0 else out
+    v1:pc = add.word v0, 1
+    exit r1 to out
+resume r0 {
+    frame [pc = v0]
+}
+resume r1 {
+    frame [pc = v1]
+}
+}
+";
+    let lines = listing_of(KEY);
+    let compare = lines.iter().position(|l| l.starts_with("cmp rax,")).expect("a comparison");
+    assert_eq!(lines[compare], format!("cmp rax,{:#X}", 2 * 7661 + 1).replace("0X", "0x"), "{lines:#?}");
+    assert!(lines[compare + 1].starts_with("jne "), "{lines:#?}");
+    assert!(!lines[..compare].iter().any(|l| l.starts_with("test rax")), "{lines:#?}");
+    assert_eq!(lines.iter().filter(|l| l.starts_with("cmp rax,")).count(), 1, "{lines:#?}");
+    assert_eq!(run_baseline(KEY, &[7661]), vec![7662]);
+
+    assert_eq!(run_baseline(KEY, &[7660]), vec![7660], "another value leaves by the guard");
+}
