@@ -1809,8 +1809,6 @@ impl Emit<'_, '_, '_> {
         self.facts.small.operand(o)
     }
 
-    /// Jumps to a cold call of the runtime's `key_not_found` if the word
-    /// in `r` (the operand `o`) is unbound.
     /// A guard that `rax`, operand `o`'s word, is word `w` (an immediate:
     /// a small integer, an atom): the comparison first, and only where it
     /// fails the test for the unbound word, whose error the guard raises
@@ -1838,6 +1836,8 @@ impl Emit<'_, '_, '_> {
         }
     }
 
+    /// Jumps to a cold call of the runtime's `key_not_found` if the word
+    /// in `r` (the operand `o`) is unbound.
     fn fail_if_unbound(&mut self, r: Reg, o: &Operand) {
         if !self.facts.may_be_unbound(o) || self.small(o) {
             return;
