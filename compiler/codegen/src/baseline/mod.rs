@@ -1809,19 +1809,20 @@ impl Emit<'_, '_, '_> {
         self.facts.small.operand(o)
     }
 
-    /// A guard that `rax`, operand `o`'s word, is word `w` (an immediate:
-    /// a small integer, an atom): the comparison first, and only where it
-    /// fails the test for the unbound word, whose error the guard raises
-    /// rather than leaving. (Tested first, the unbound word cost four
-    /// instructions on the way that holds; `guard_int v, k, k` tested the
-    /// tag and both bounds, eight.)
-    fn guard_word(&mut self, w: i64, o: &Operand, exit: Label) {
+    /// A guard that `rax`, operand `o`'s word, is the word `w` gives (an
+    /// immediate — a small integer, an atom — or an object constant's
+    /// word, filled in when the code is installed): the comparison first,
+    /// and only where it fails the test for the unbound word, whose error
+    /// the guard raises rather than leaving. (Tested first, the unbound
+    /// word cost four instructions on the way that holds; `guard_int v,
+    /// k, k` tested the tag and both bounds, eight.)
+    fn guard_equal(&mut self, w: Src, o: &Operand, exit: Label) {
         let unbound = self.facts.may_be_unbound(o) && !self.small(o);
         let fails = if unbound { self.a.label() } else { exit };
-        match i32::try_from(w) {
-            Ok(imm) => self.a.alu_imm(Alu::Cmp, RAX, imm),
-            Err(_) => {
-                self.a.mov_imm(RCX, w);
+        match w {
+            Src::Imm(w) if i32::try_from(w).is_ok() => self.a.alu_imm(Alu::Cmp, RAX, w as i32),
+            w => {
+                self.load_src(RCX, w);
                 self.a.alu(Alu::Cmp, RAX, RCX);
             }
         }
@@ -2508,17 +2509,14 @@ impl Emit<'_, '_, '_> {
                 self.a.jcc(fails, exit);
             }
             GuardKind::Value(_, c) => match word::immediate(c) {
-                Some(w) => self.guard_word(w.as_i64(), &o, exit),
+                Some(w) => self.guard_equal(Src::Imm(w.as_i64()), &o, exit),
                 None if matches!(c, Value::Object(_)) => {
                     // Objects are equal only to themselves: one word, a
                     // pointer that never moves. (Through the runtime's
                     // `eq`, an interpreter promoting its instruction
                     // objects spent 70% of its run there.)
-                    self.fail_if_unbound(RAX, &o);
                     let cw = self.constant(c);
-                    self.load_src(RCX, cw);
-                    self.a.alu(Alu::Cmp, RAX, RCX);
-                    self.a.jcc(Cond::NotEqual, exit);
+                    self.guard_equal(cw, &o, exit);
                 }
                 None => {
                     let cw = self.constant(c);
@@ -2588,7 +2586,7 @@ impl Emit<'_, '_, '_> {
             GuardKind::Int(_, lo, hi) if lo == hi && word::small(*lo).is_some() => {
                 // One integer: its word (an entry trace's key).
                 let w = word::small(*lo).expect("small");
-                self.guard_word(w.as_i64(), &o, exit);
+                self.guard_equal(Src::Imm(w.as_i64()), &o, exit);
             }
             GuardKind::Int(_, lo, hi) => {
                 // Not an integer: an unbound word raises its error, else
