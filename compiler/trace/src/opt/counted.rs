@@ -1025,13 +1025,9 @@ resume r0 {
 
     /// The program facts of a program that stores only bytes in field `v`.
     fn byte_facts() -> ProgramFacts {
-        let program = flowc_lang::syntax::parse(
-            "bytes.fg",
+        super::super::check::facts_of(
             "entry start(n = 3)\nstart:\n    c = new cell\n    c.v = 0\n    x = n % 256\n    c.v = x\n    print_and_stop(x)\n",
         )
-        .expect("parses");
-        let module = flowc_frontend::lower(&program, flowc_lang::Symbol::intern("start")).expect("lowers");
-        flowc_passes::propagate::program_facts(&module)
     }
 
     /// `[->+<]` on a tape of `cell`s as the JIT leaves it peeled: the

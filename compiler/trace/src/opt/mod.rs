@@ -61,6 +61,14 @@ mod check {
         }
         expected.assert_eq(&flowc_ir::print::function(f));
     }
+
+    /// What the program of source `text` (entry label `start`) may store
+    /// in each field: the facts a trace of it is optimized with.
+    pub fn facts_of(text: &str) -> flowc_passes::propagate::ProgramFacts {
+        let program = flowc_lang::syntax::parse("facts.fg", text).expect("parses");
+        let module = flowc_frontend::lower(&program, flowc_lang::Symbol::intern("start")).expect("lowers");
+        flowc_passes::propagate::program_facts(&module)
+    }
 }
 
 use flowc_ir::{

@@ -947,13 +947,9 @@ resume r1 {
     /// The program's facts where `cell`s alone have `v` set (and `r`, and
     /// boxes `k`).
     fn cell_facts() -> flowc_passes::propagate::ProgramFacts {
-        let program = flowc_lang::syntax::parse(
-            "cells.fg",
+        super::super::check::facts_of(
             "entry start(n = 3)\nstart:\n    c = new cell\n    c.v = n\n    c.r = 0\n    b = new box\n    b.k = c\n    print_and_stop(n)\n",
         )
-        .expect("parses");
-        let module = flowc_frontend::lower(&program, flowc_lang::Symbol::intern("start")).expect("lowers");
-        flowc_passes::propagate::program_facts(&module)
     }
 
     /// What a `get` or `set` went on from is an object ([`Opt::learn_read`]):
