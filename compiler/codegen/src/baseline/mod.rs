@@ -1817,8 +1817,7 @@ impl Emit<'_, '_, '_> {
     /// word cost four instructions on the way that holds; `guard_int v,
     /// k, k` tested the tag and both bounds, eight.)
     fn guard_equal(&mut self, w: Src, o: &Operand, exit: Label) {
-        let unbound = self.facts.may_be_unbound(o) && !self.small(o);
-        let fails = if unbound { self.a.label() } else { exit };
+        let fails = self.failing(o, exit);
         match w {
             Src::Imm(w) if i32::try_from(w).is_ok() => self.a.alu_imm(Alu::Cmp, RAX, w as i32),
             w => {
@@ -1827,14 +1826,33 @@ impl Emit<'_, '_, '_> {
             }
         }
         self.a.jcc(Cond::NotEqual, fails);
-        if unbound {
-            let cont = self.a.label();
-            self.a.jmp(cont);
-            self.a.bind(fails);
-            self.fail_if_unbound(RAX, o);
-            self.a.jmp(exit);
-            self.a.bind(cont);
+        self.unbound_tail(fails, o, exit);
+    }
+
+    /// Where a guard on operand `o` (in `rax`) goes when its test fails:
+    /// straight to `exit` where `o` cannot be unbound, else to a label of
+    /// its own ([`Emit::unbound_tail`]), which raises the unbound word's
+    /// error and otherwise leaves by `exit`.
+    fn failing(&mut self, o: &Operand, exit: Label) -> Label {
+        if self.facts.may_be_unbound(o) && !self.small(o) {
+            self.a.label()
+        } else {
+            exit
         }
+    }
+
+    /// The code of `fails` ([`Emit::failing`]), jumped over by the way
+    /// that holds; nothing where `fails` is `exit` itself.
+    fn unbound_tail(&mut self, fails: Label, o: &Operand, exit: Label) {
+        if fails == exit {
+            return;
+        }
+        let cont = self.a.label();
+        self.a.jmp(cont);
+        self.a.bind(fails);
+        self.fail_if_unbound(RAX, o);
+        self.a.jmp(exit);
+        self.a.bind(cont);
     }
 
     /// Jumps to a cold call of the runtime's `key_not_found` if the word
@@ -2592,8 +2610,7 @@ impl Emit<'_, '_, '_> {
                 // Not an integer: an unbound word raises its error, else
                 // the guard leaves (straight to its exit where the word
                 // cannot be unbound: no jump over that path).
-                let unbound = self.facts.may_be_unbound(&o) && !self.small(&o);
-                let fails = if unbound { self.a.label() } else { exit };
+                let fails = self.failing(&o, exit);
                 self.a.test_imm(RAX, word::INT_TAG as i32);
                 self.a.jcc(Cond::Equal, fails);
                 // A bound at the end of the small integers holds for
@@ -2610,14 +2627,7 @@ impl Emit<'_, '_, '_> {
                     self.a.alu(Alu::Cmp, RAX, RCX);
                     self.a.jcc(Cond::Greater, exit);
                 }
-                if unbound {
-                    let cont = self.a.label();
-                    self.a.jmp(cont);
-                    self.a.bind(fails);
-                    self.fail_if_unbound(RAX, &o);
-                    self.a.jmp(exit);
-                    self.a.bind(cont);
-                }
+                self.unbound_tail(fails, &o, exit);
             }
             GuardKind::At(_, base, delta) => {
                 // The link must be the word of the cell `delta` bytes past
