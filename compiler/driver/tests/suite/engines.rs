@@ -171,6 +171,42 @@ fn run_with_the_jit_leaves_a_short_run_to_the_interpreter() {
     assert_eq!(steps(&stats), steps(&text(&reference.stderr)));
 }
 
+/// A run the JIT took over ends its process without exit handlers and
+/// leaves the JIT to the exit (`flowc_runtime::end_process`,
+/// `Options::leave_to_exit`): its log, a buffered file, is written whole
+/// all the same — what it compiled, and the closing listing of its hot
+/// spots to the last line (flushed with that listing, and closed before
+/// the JIT is left: without both, the file is empty).
+#[test]
+fn a_jit_log_is_written_whole_when_the_process_ends() {
+    let log = std::env::temp_dir().join(format!("flowc-whole-log-{}.log", std::process::id()));
+    let log_arg = log.to_str().expect("a UTF-8 path");
+    let o = flowc_env(
+        &[
+            "run",
+            "examples/gcd.fg",
+            "--env",
+            "[n/400]",
+            "--engine",
+            "jit",
+            "--threshold",
+            "5",
+            "--warmup",
+            "2000",
+            "--jit-log",
+            log_arg,
+        ],
+        &[("FLOWC_JIT_BACKGROUND", "0")],
+    );
+    let logged = std::fs::read_to_string(&log).expect("the log is written");
+    let _ = std::fs::remove_file(&log);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(logged.lines().any(|l| l.contains("] compiled ")), "{logged}");
+    let listing = logged.rfind("\nevery hot spot:\n").unwrap_or_else(|| panic!("no closing listing:\n{logged}"));
+    assert!(logged[listing..].lines().nth(2).is_some_and(|l| l.starts_with("  ")), "{logged}");
+    assert!(logged.ends_with('\n'), "{logged}");
+}
+
 /// Past its warm-up the interpreter pauses and the JIT takes over: its
 /// loops compiled, the output and the statements counted the same as
 /// the interpreter's alone; fuel that runs out before the warm-up ends
