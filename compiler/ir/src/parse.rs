@@ -91,7 +91,7 @@ fn object_proof(line: &mut Line, pos: usize) -> Result<bool, RawError> {
     }
     line.bump();
     match line.bump() {
-        Some(Tok::Ident(s)) if s == "object" => Ok(true),
+        Some(Tok::Ident(s)) if *s == "object" => Ok(true),
         _ => Err(RawError::new(pos, "expected `.object`")),
     }
 }
@@ -231,14 +231,14 @@ impl Parser {
     fn top(&mut self, mut line: Line) -> Result<State, RawError> {
         let start = line.pos();
         let kind = match line.peek() {
-            Some(Tok::Ident(w)) if w == "pure" => {
+            Some(Tok::Ident(w)) if *w == "pure" => {
                 line.bump();
                 let f = line.name("a function name")?;
                 line.done()?;
                 self.module.pure.push(f);
                 return Ok(State::Top);
             }
-            Some(Tok::Ident(w)) if w == "immutable" => {
+            Some(Tok::Ident(w)) if *w == "immutable" => {
                 line.bump();
                 let class = line.name("a class name")?;
                 line.punct("(")?;
@@ -254,9 +254,9 @@ impl Parser {
                 self.module.immutable.push((class, fields));
                 return Ok(State::Top);
             }
-            Some(Tok::Ident(w)) if w == "main" => FunctionKind::Main,
-            Some(Tok::Ident(w)) if w == "function" => FunctionKind::Function,
-            Some(Tok::Ident(w)) if w == "trace" => FunctionKind::Trace,
+            Some(Tok::Ident(w)) if *w == "main" => FunctionKind::Main,
+            Some(Tok::Ident(w)) if *w == "function" => FunctionKind::Function,
+            Some(Tok::Ident(w)) if *w == "trace" => FunctionKind::Trace,
             _ => return Err(line.error("`pure`, `immutable`, `main`, `function` or `trace`")),
         };
         line.bump();
@@ -356,10 +356,10 @@ impl Parser {
     /// was the terminator.
     fn inst_line(&mut self, b: BlockId, line: &mut Line) -> Result<bool, RawError> {
         let word = match line.peek() {
-            Some(Tok::Ident(w)) => w.clone(),
+            Some(Tok::Ident(w)) => *w,
             _ => return Err(line.error("an instruction or a terminator")),
         };
-        if let Some(term) = self.terminator(&word, line)? {
+        if let Some(term) = self.terminator(word, line)? {
             self.func().blocks[b].term = term;
             return Ok(true);
         }
@@ -371,10 +371,10 @@ impl Parser {
             None
         };
         let pos = line.pos();
-        let Some(Tok::Ident(word)) = line.bump().cloned() else {
+        let Some(&Tok::Ident(word)) = line.bump() else {
             return Err(RawError::new(pos, "expected an instruction"));
         };
-        let kind = match word.as_str() {
+        let kind = match word {
             "phi" => {
                 line.punct("[")?;
                 let mut inputs = Vec::new();
@@ -432,7 +432,7 @@ impl Parser {
             | "guard_int" | "guard_row" | "guard_at" | "guard_cold" => {
                 let o = self.operand(line)?;
                 line.punct(",")?;
-                let kind = match word.as_str() {
+                let kind = match word {
                     "guard_true" => GuardKind::True(o),
                     "guard_false" => GuardKind::False(o),
                     "guard_cold" => GuardKind::Cold(o),
@@ -491,7 +491,7 @@ impl Parser {
                     _ => {
                         let class = line.name("a class name")?;
                         line.punct(",")?;
-                        match word.as_str() {
+                        match word {
                             "guard_class" => GuardKind::Class(o, class),
                             "guard_link" => GuardKind::Link(o, class),
                             _ => GuardKind::NotClass(o, class),
@@ -509,8 +509,8 @@ impl Parser {
                 let form = if line.is_punct(".") {
                     line.bump();
                     match line.bump() {
-                        Some(Tok::Ident(s)) if s == "int" => Form::Int,
-                        Some(Tok::Ident(s)) if s == "word" => Form::Word,
+                        Some(Tok::Ident(s)) if *s == "int" => Form::Int,
+                        Some(Tok::Ident(s)) if *s == "word" => Form::Word,
                         _ => return Err(RawError::new(pos, "expected the form `.int` or `.word`")),
                     }
                 } else {
@@ -609,7 +609,7 @@ impl Parser {
             "trap" => {
                 line.bump();
                 let pos = line.pos();
-                let Some(Tok::Ident(kind)) = line.bump().cloned() else {
+                let Some(&Tok::Ident(kind)) = line.bump() else {
                     return Err(RawError::new(pos, "expected a trap kind"));
                 };
                 if kind == "return_outside_function" {
@@ -620,7 +620,7 @@ impl Parser {
                 }
                 line.punct("(")?;
                 let n = line.name("a name")?;
-                let trap = match kind.as_str() {
+                let trap = match kind {
                     "error" => Trap::Error(n),
                     "unknown_label" => Trap::UnknownLabel(n),
                     "unknown_function" => Trap::UnknownFunction(n),

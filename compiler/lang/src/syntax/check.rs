@@ -5,7 +5,7 @@
 //! ignored without a word). (Jumps to labels that do not exist are run-time
 //! errors, as in the series: a program may carry blocks it never reaches.)
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 use super::diag::RawError;
 use crate::ast::{Block, Item};
@@ -32,7 +32,7 @@ impl Validator {
                 if !self.functions.insert(f.name) {
                     return Err(RawError::new(pos, format!("duplicate function `{}`", f.name)));
                 }
-                let mut params = HashSet::new();
+                let mut params = HashSet::default();
                 if let Some(p) = f.params.iter().find(|p| !params.insert(**p)) {
                     return Err(RawError::new(pos, format!("function `{}` has parameter `{p}` twice", f.name)));
                 }
@@ -69,7 +69,7 @@ impl Validator {
 }
 
 fn check_labels(blocks: &[Block], pos: usize, context: &str) -> Result<(), RawError> {
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     match blocks.iter().find(|b| !seen.insert(b.label)) {
         Some(b) => Err(RawError::new(pos, format!("duplicate block label `{}`{context}", b.label))),
         None => Ok(()),

@@ -18,7 +18,7 @@
 use super::check::Validator;
 use super::comments::{Comments, Place};
 use super::diag::{ParseError, RawError};
-use super::lex::{lex_line_commented, Line, Tok};
+use super::lex::{lex_from, Line, Tok};
 use crate::ast::*;
 use crate::ops::{Op, Readable};
 use crate::symbol::Symbol;
@@ -57,18 +57,22 @@ struct Parser {
 impl Parser {
     fn run(mut self, src: &str) -> Result<(Program, Comments), RawError> {
         let mut offset = 0;
-        for raw_line in src.split_inclusive('\n') {
-            let line_text = raw_line.trim_end_matches(['\n', '\r']);
-            let (toks, comment) = lex_line_commented(line_text, offset)?;
+        // One buffer for every line's tokens; each line's end found by
+        // lexing it.
+        let mut toks = Vec::new();
+        while offset < src.len() {
+            toks.clear();
+            let (end, comment) = lex_from(src, offset, 0, &mut toks)?;
+            let line_text = src[offset..end].trim_end_matches('\r');
             if let Some(at) = comment {
-                self.pending.push(line_text[at + 1..].to_owned());
+                self.pending.push(src[at + 1..offset + line_text.len()].to_owned());
             }
             if !toks.is_empty() {
                 let indented = line_text.starts_with([' ', '\t']);
                 let line = Line { toks: &toks, at: 0, end: offset + line_text.len() };
                 self.line(line, indented)?;
             }
-            offset += raw_line.len();
+            offset = (end + 1).min(src.len());
         }
         self.finish_block()?;
         self.finish_function(offset)?;
@@ -162,7 +166,7 @@ impl Parser {
             line.at = 0;
             return Err(line.error("a label `name:`, a function header or a directive"));
         };
-        let item = match word.as_str() {
+        let item = match *word {
             "entry" => {
                 let label = line.name("a label")?;
                 let env = if line.is_punct("(") {
@@ -245,7 +249,7 @@ fn arg_list(line: &mut Line) -> Result<Vec<Arg>, RawError> {
 
 fn statement(line: &mut Line) -> Result<Parsed, RawError> {
     if let Some(Tok::Ident(k)) = line.peek() {
-        match k.as_str() {
+        match *k {
             "goto" => {
                 line.bump();
                 return Ok(Parsed::Term(Terminator::Jump(line.name("a label")?)));
@@ -319,29 +323,26 @@ fn branches(line: &mut Line) -> Result<(Symbol, Symbol), RawError> {
 fn expression(line: &mut Line, dst: Symbol) -> Result<Parsed, RawError> {
     let called = matches!(line.peek2(), Some(Tok::Punct("(")));
     match line.peek() {
-        Some(Tok::Ident(k)) if k == "new" && !called => {
+        Some(Tok::Ident(k)) if *k == "new" && !called => {
             line.bump();
             return Ok(Parsed::Stmt(Stmt::New { dst, class: line.name("a class name")? }));
         }
-        Some(Tok::Ident(k)) if k == "call" && !called => {
+        Some(Tok::Ident(k)) if *k == "call" && !called => {
             line.bump();
             let func = line.name("a function name")?;
             let args = arg_list(line)?;
             line.keyword("then")?;
             return Ok(Parsed::Term(Terminator::Call { dst, func, args, next: line.name("a label")? }));
         }
-        Some(Tok::Ident(name) | Tok::Quoted(name)) if called => {
+        Some(t) if called && t.name_text().is_some() => {
             // Generic operation form: `name(a)` or `name(a, b)`.
+            let op = Operator::from_name(t.name_text().unwrap_or_default());
             line.bump();
             let pos = line.pos();
-            let op = Operator::from_name(name);
             let mut args = arg_list(line)?;
-            return match args.len() {
-                1 => Ok(Parsed::Stmt(Stmt::Op1 { dst, op, arg: args.pop().unwrap() })),
-                2 => {
-                    let rhs = args.pop().unwrap();
-                    Ok(Parsed::Stmt(Stmt::Op2 { dst, op, lhs: args.pop().unwrap(), rhs }))
-                }
+            return match (args.pop(), args.pop(), args.is_empty()) {
+                (Some(arg), None, _) => Ok(Parsed::Stmt(Stmt::Op1 { dst, op, arg })),
+                (Some(rhs), Some(lhs), true) => Ok(Parsed::Stmt(Stmt::Op2 { dst, op, lhs, rhs })),
                 _ => Err(RawError::new(pos, "an operation takes one or two operands")),
             };
         }
