@@ -757,7 +757,14 @@ fn unstored_results(
             // before the others, a `set` its value into rcx first.
             let value = Operand::Value(v);
             let read_next = match &f.insts[w[1]].kind {
-                InstKind::Op { args, .. } => args.first() == Some(&value),
+                // An operation whose result may not be a small integer
+                // has a slow path, which reloads its operands from their
+                // words: a chain `a + 0`, `a + 1` had its whole trace
+                // written twice for it.
+                InstKind::Op { args, .. } => {
+                    args.first() == Some(&value)
+                        && f.insts[w[1]].result.is_some_and(|r| small.operand(&Operand::Value(r)))
+                }
                 InstKind::Set { value: x, .. } => *x == value,
                 InstKind::Guard { kind: GuardKind::True(x) | GuardKind::False(x), .. } => *x == value,
                 InstKind::Iterations(x) => *x == value,
@@ -3607,6 +3614,45 @@ resume r0 {
             ]
         "#]]
         .assert_debug_eq(&out);
+    }
+
+    /// The results left unstored ([`super::unstored_results`]): a BF
+    /// `+`'s `get` and `add.word`, each read by the next instruction only,
+    /// and not the first of a chain `a + 0`, `a + 1` whose second step may
+    /// leave the small integers (its slow path reloads its operand from
+    /// the word, which the trace would then have been written again to
+    /// store).
+    #[test]
+    fn a_result_is_left_unstored_only_for_an_instruction_with_no_slow_path() {
+        let text = "trace 't'(v0:tape, v9:a) {
+b0:
+    v1:v = get.object v0, v
+    v2:v = add.word v1, 1
+    v3:v = mod.word v2, 256
+    set.object v0, v, v3
+    v4:a = add.word v9, 0
+    v5:a = add v4, 1
+    exit r0 to out
+resume r0 {
+    frame [tape = v0, a = v5]
+}
+}
+";
+        let m = flowc_ir::parse::module("trace", text).unwrap();
+        let f = &m.functions[0];
+        let reads = super::WordReads::new();
+        let small = crate::small::Small::of(f);
+        let mut out = String::new();
+        for i in super::unstored_results(f, &reads, &small, &[]) {
+            flowc_ir::print::inst(&mut out, f, i);
+            out.push('\n');
+        }
+        expect_test::expect![[r#"
+            v1:v = get.object v0, v
+            v2:v = add.word v1, 1
+            v3:v = mod.word v2, 256
+        "#]]
+        .assert_eq(&out);
     }
 
     /// The entry wrapper moves the target out of the first argument
