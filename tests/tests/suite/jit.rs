@@ -123,6 +123,39 @@ fn jit_matches_reference_on_the_corpus() {
     assert!(direct > 25, "only {direct} exits linked directly");
 }
 
+/// The labels the JIT watches, found the short way in flow graphs that
+/// promote nothing (the targets of retreating edges, `jit::watched_labels`)
+/// and by the loop forest in every graph: the same set on every corpus
+/// program, the BF interpreters and generated programs, from each label
+/// of their main graphs — loops, nests, cycles entered at two blocks,
+/// calls, hints.
+#[test]
+fn the_labels_watched_are_those_the_loop_forests_find() {
+    let mut programs: Vec<(String, Program)> = corpus::all().into_iter().map(|p| (p.name(), p.program)).collect();
+    programs.extend(gen::programs(40));
+    let (mut compared, mut watched, mut promoting) = (0, 0, 0);
+    for (name, program) in &programs {
+        if program.main_blocks().any(|b| matches!(b.term, flowc_lang::ast::Terminator::Promote { .. })) {
+            promoting += 1;
+        }
+        for label in program.main_blocks().map(|b| b.label) {
+            let Ok(module) = flowc_frontend::lower(program, label) else { continue };
+            let sorted = |mut labels: Vec<(Option<flowc_lang::Symbol>, flowc_lang::Symbol)>| {
+                labels.sort();
+                labels
+            };
+            let short = sorted(flowc_trace::jit::watched_labels(program, &module));
+            let forests = sorted(flowc_trace::jit::watched_labels_by_loop_forests(program, &module));
+            assert_eq!(short, forests, "{name} from {label}");
+            compared += 1;
+            watched += short.len();
+        }
+    }
+    assert!(compared > 300, "only {compared} starts compared");
+    assert!(watched > 300, "only {watched} labels watched");
+    assert!(promoting > 5, "only {promoting} programs promote");
+}
+
 /// The JIT taking over a run the interpreter began and paused (`flowc
 /// run`'s late start) agrees with the reference interpreter wherever the
 /// pause falls: after a statement or two, inside a loop or a called

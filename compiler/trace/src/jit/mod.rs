@@ -1571,6 +1571,20 @@ enum Next {
 /// flow graph of `module` (the program lowered once by the caller), then
 /// for cycles with no natural loop the targets of their retreating edges.
 pub fn watched_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>, Symbol)> {
+    watched_labels_with(program, module, true)
+}
+
+/// [`watched_labels`] found by the loop forest in every flow graph, a graph
+/// that promotes nothing included (where the targets of retreating edges
+/// are the same labels, found for less): what the shortcut is tested
+/// against. The same labels, perhaps in another order.
+pub fn watched_labels_by_loop_forests(program: &Program, module: &Module) -> Vec<(Option<Symbol>, Symbol)> {
+    watched_labels_with(program, module, false)
+}
+
+/// [`watched_labels`], the shortcut for graphs that promote nothing taken
+/// where `shortcut`.
+fn watched_labels_with(program: &Program, module: &Module, shortcut: bool) -> Vec<(Option<Symbol>, Symbol)> {
     let declared: Vec<Symbol> = program.can_enter_jit_labels().collect();
     if !declared.is_empty() {
         let mut out = Vec::new();
@@ -1592,6 +1606,35 @@ pub fn watched_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>
     let index = ProgramIndex::new(program);
     for (f, graph) in flow_graphs(module) {
         let cfg = flowc_ir::cfg::Cfg::new(f);
+        let retreating = cfg.retreating_targets();
+        if shortcut && !retreating.iter().any(|&r| r) {
+            // No cycle: nothing to watch.
+            continue;
+        }
+        // A graph that promotes nothing watches each loop at its header
+        // ([`anchor`]), and the header of a natural loop is the target of
+        // a retreating edge: the targets are all it watches, found without
+        // the dominator tree and loop forest (a third of preparing a
+        // program of 2,000 functions).
+        let promotes = f.blocks.iter().any(|(_, block)| {
+            block
+                .name
+                .and_then(|l| index.block(graph, l))
+                .is_some_and(|b| matches!(b.term, flowc_lang::ast::Terminator::Promote { .. }))
+        });
+        if shortcut && !promotes {
+            for (b, block) in f.blocks.iter() {
+                if !retreating[flowc_ir::ix(b)] {
+                    continue;
+                }
+                if let Some(label) = block.name.filter(|&l| index.block(graph, l).is_some()) {
+                    if seen.insert((graph, label)) {
+                        out.push((graph, label));
+                    }
+                }
+            }
+            continue;
+        }
         let dom = flowc_ir::cfg::DomTree::new(f, &cfg);
         let loops = flowc_ir::loops::LoopForest::with(f, &cfg, &dom);
         for l in loops.loops() {
@@ -1608,7 +1651,6 @@ pub fn watched_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>
         // interpreted for good. In a reducible graph these are the
         // natural loops' headers.
         let headers: HashSet<_> = loops.headers().collect();
-        let retreating = cfg.retreating_targets();
         for (b, block) in f.blocks.iter() {
             if !retreating[flowc_ir::ix(b)] || headers.contains(&b) {
                 continue;
