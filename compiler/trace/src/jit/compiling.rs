@@ -421,14 +421,19 @@ impl FunctionsProgram {
     /// functions' sake (a main loop of 2,000 calls of one small function
     /// cost 16 ms, more than the run it was for).
     pub(super) fn of(hints: &Module, main: Option<&(usize, Function)>) -> Option<std::rc::Rc<FunctionsProgram>> {
-        let main = main?;
+        let main = main.filter(|main| FunctionsProgram::wanted(hints, &main.1))?;
+        Some(std::rc::Rc::new(FunctionsProgram { main: main.clone(), optimized: Default::default() }))
+    }
+
+    /// Whether the program of `hints` and `main` gets its functions
+    /// optimized ([`FunctionsProgram::of`]), which keeps the main graph.
+    pub(super) fn wanted(hints: &Module, main: &Function) -> bool {
         let functions: usize =
             hints.functions.iter().filter(|f| f.kind == flowc_ir::FunctionKind::Function).map(|f| f.insts.len()).sum();
-        let main_insts = main.1.insts.len();
+        let main_insts = main.insts.len();
         let small = functions + main_insts <= super::OPTIMIZE_FUNCTIONS_INSTS
             && main_insts <= super::OPTIMIZE_MAIN_INSTS.max(2 * functions);
-        (functions > 0 && small)
-            .then(|| std::rc::Rc::new(FunctionsProgram { main: main.clone(), optimized: Default::default() }))
+        functions > 0 && small
     }
 
     /// The program optimized (`hints` its functions), made the first time.
