@@ -757,10 +757,14 @@ fn unstored_results(
             // before the others, a `set` its value into rcx first.
             let value = Operand::Value(v);
             let read_next = match &f.insts[w[1]].kind {
-                // An operation whose result may not be a small integer
+                // An operation whose result may leave the small integers
                 // has a slow path, which reloads its operands from their
                 // words: a chain `a + 0`, `a + 1` had its whole trace
-                // written twice for it.
+                // written twice for it. One whose result is small mostly
+                // has none (word arithmetic, a `mod` by a constant); where
+                // it still has (a comparison with an operand of unknown
+                // kind, a division by a variable), the emitter finds the
+                // reload and the trace is written again, as before.
                 InstKind::Op { args, .. } => {
                     args.first() == Some(&value)
                         && f.insts[w[1]].result.is_some_and(|r| small.operand(&Operand::Value(r)))

@@ -319,4 +319,43 @@ mod tests {
         not_read.solve_fields();
         assert!(not_read.fields.is_none(), "no field is read: nothing to solve");
     }
+
+    /// Solving the facts ahead takes the main graph into the facts' copy
+    /// of the program, not a copy of it, where the JIT will not keep it
+    /// (no functions to optimize with it: `FunctionsProgram::wanted`), and
+    /// the facts are those the JIT solves when asked; where it will keep
+    /// it, it stays.
+    #[test]
+    fn the_main_graph_goes_into_the_facts_unless_the_jit_keeps_it() {
+        let main_only = parsed(
+            "entry start(n = 10)\n\nstart:\n    p = new point\n    p.count = 0\n    i = 0\n    goto loop\n\
+             loop:\n    more = i < n\n    if more goto body else goto done\nbody:\n    v = p.count\n    \
+             v = v + 1\n    p.count = v\n    i = i + 1\n    goto loop\ndone:\n    print_and_stop(i)\n",
+        );
+        let mut ahead = prepared(&main_only);
+        ahead.solve_fields();
+        assert!(ahead.fields.is_some(), "the facts are solved");
+        assert!(ahead.main.is_none(), "the main graph went into the facts' program");
+        let module = flowc_frontend::lower(&main_only, main_only.default_entry().unwrap()).unwrap();
+        let render = |jit: &super::super::Jit| {
+            let mut out = String::new();
+            jit.fields_for(true).expect("facts").render(&module, &mut out);
+            out
+        };
+        let ahead = super::super::Jit::prepared(&main_only, ahead, Default::default());
+        let lazily = super::super::Jit::prepared(&main_only, prepared(&main_only), Default::default());
+        let (a, b) = (render(&ahead), render(&lazily));
+        assert!(a.contains("count"), "the field's facts: {a}");
+        assert_eq!(a, b, "the facts solved from the main graph itself are those the JIT solves when asked");
+
+        // A small function the JIT optimizes with the main graph: kept.
+        let with_function = parsed(
+            "entry start(n = 10)\n\nfunction bump(p):\n    s:\n        v = p.count\n        v = v + 1\n        \
+             p.count = v\n        return v\n\nstart:\n    p = new point\n    p.count = 0\n    \
+             i = call bump(p) then done\ndone:\n    print_and_stop(i)\n",
+        );
+        let mut kept = prepared(&with_function);
+        kept.solve_fields();
+        assert!(kept.fields.is_some() && kept.main.is_some(), "the main graph stays for the functions' program");
+    }
 }
