@@ -230,7 +230,13 @@ impl PrepareOnThread {
 }
 
 impl PrepareApart for PrepareOnThread {
+    /// Starts the thread where the machine has a second core; on one,
+    /// nothing starts, and [`PrepareOnThread::finish`] prepares on the
+    /// running thread at the take-over.
     fn start(&mut self) {
+        if flowc_codegen::cores() < 2 {
+            return;
+        }
         if let Some(lower) = self.lower.take() {
             self.preparing = Preparing::start(self.program.clone(), lower);
         }
