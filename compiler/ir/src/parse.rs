@@ -16,7 +16,7 @@ use la_arena::Arena;
 use flowc_lang::ast::Operator;
 use flowc_lang::ops::{Form, Op};
 use flowc_lang::syntax::diag::{ParseError, RawError};
-use flowc_lang::syntax::lex::{lex_line, Line, Tok};
+use flowc_lang::syntax::lex::{lex_line_into, Line, Tok};
 use flowc_lang::{Symbol, Value};
 
 use crate::function::{BlockData, BlockId, Function, FunctionKind, InstData, Module, ValueData, ValueDef, ValueId};
@@ -100,9 +100,12 @@ impl Parser {
     fn run(mut self, src: &str) -> Result<Module, RawError> {
         let mut state = State::Top;
         let mut offset = 0;
+        // One buffer for every line's tokens.
+        let mut toks = Vec::new();
         for raw in src.split_inclusive('\n') {
             let text = raw.trim_end_matches(['\n', '\r']);
-            let toks = lex_line(text, offset)?;
+            toks.clear();
+            lex_line_into(text, offset, &mut toks)?;
             if !toks.is_empty() {
                 let line = Line { toks: &toks, at: 0, end: offset + text.len() };
                 state = self.line(state, line)?;
