@@ -129,14 +129,9 @@ impl ResumeLive {
         self.labels.insert((function, label), live);
     }
 
-    /// Whether a record resuming at `label` of `function` keeps `var`.
-    pub fn keeps(&self, function: Option<Symbol>, label: Symbol, var: Symbol) -> bool {
-        self.live_at(function, label).is_none_or(|live| live.binary_search(&var).is_ok())
-    }
-
     /// The variables (sorted) a record resuming at `label` of `function`
     /// keeps; `None` where it keeps every one. For the records of a frame,
-    /// looked up once rather than per variable ([`ResumeLive::keeps`]).
+    /// looked up once rather than per variable.
     pub fn live_at(&self, function: Option<Symbol>, label: Symbol) -> Option<&[Symbol]> {
         self.labels.get(&(function, label)).map(|live| &live[..])
     }
@@ -513,8 +508,10 @@ mod tests {
         assert_eq!(labels, want);
         let mut live = ResumeLive::default();
         live.insert(None, s("out"), vec![s("c")].into());
-        assert!(live.keeps(None, s("out"), s("c")));
-        assert!(!live.keeps(None, s("out"), s("r")), "a variable dead at its label is left out");
-        assert!(live.keeps(None, s("later"), s("r")), "a label not listed keeps every variable");
+        let keeps =
+            |label: &str, var: &str| live.live_at(None, s(label)).is_none_or(|l| l.binary_search(&s(var)).is_ok());
+        assert!(keeps("out", "c"));
+        assert!(!keeps("out", "r"), "a variable dead at its label is left out");
+        assert!(keeps("later", "r"), "a label not listed keeps every variable");
     }
 }

@@ -1373,19 +1373,11 @@ impl Emit<'_, '_, '_> {
                 let body = self.a.label();
                 self.a.jmp(body);
                 self.regs_entry = Some(self.a.offset());
-                let a = &mut self.a;
-                a.push(RBP);
-                a.mov(RBP, RSP);
-                a.push(RBX);
-                a.alu_imm(Alu::Sub, RSP, self.frame);
-                a.mov(RBX, RDI);
-                self.zero(from, self.scanned);
+                self.enter(self.frame, from, self.scanned);
                 for (k, &p) in self.f.params.iter().enumerate() {
                     let s = self.slot(p);
                     self.a.store(RSP, s, ARG_REGS[k]);
                 }
-                self.a.store(RBX, offsets::LAST_FP, RBP);
-                self.a.store(RBX, offsets::LAST_SP, RSP);
                 self.a.bind(body);
             }
             self.body = self.a.offset();

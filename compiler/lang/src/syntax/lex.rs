@@ -117,13 +117,6 @@ fn punct(b: &[u8]) -> Option<&'static str> {
     })
 }
 
-/// Tokens of one line with their byte offsets in the file.
-pub fn lex_line(line: &str, base: usize) -> Result<Vec<(Tok<'_>, usize)>, RawError> {
-    let mut toks = Vec::new();
-    lex_line_into(line, base, &mut toks)?;
-    Ok(toks)
-}
-
 /// The tokens of `line` (at byte `base` of its file) with their offsets,
 /// appended to `toks`; returns where in the line a `#` comment starts.
 pub fn lex_line_into<'a>(
