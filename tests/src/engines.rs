@@ -173,8 +173,11 @@ pub fn jit_late(
     use flowc_trace::jit::{interpret_first_preparing, Jit, PrepareOnThread, Warmup};
     let config = config();
     let shared = std::sync::Arc::new(p.clone());
-    let lower = move |p: &Program| flowc_frontend::lower(p, label);
-    let mut apart = PrepareOnThread::new(shared.clone(), Box::new(lower));
+    // As `flowc run` lowers it: the main graph only where the JIT needs it.
+    let lower = move |p: &Program| {
+        flowc_frontend::lower_unless_main(p, label, |functions| flowc_trace::jit::main_wanted(p, functions))
+    };
+    let mut apart = PrepareOnThread::new(shared.clone(), label, Box::new(lower));
     let paused = match interpret_first_preparing(&shared, label, env, &config, warmup, Some(&mut apart)) {
         Warmup::Done(result, ..) => return (outcome(result), false),
         Warmup::Paused(paused) => paused,

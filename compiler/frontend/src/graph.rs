@@ -6,6 +6,8 @@ use flowc_ir::{
     Args, BlockId, Builder, Capacity, Function, FunctionKind, InstKind, Operand, Terminator, Trap, ValueDef,
 };
 use flowc_lang::ast::{self, Arg, Operator, Stmt};
+pub use flowc_lang::flow::Signatures;
+use flowc_lang::flow::{edges, reverse_postorder, Labels};
 use flowc_lang::ops::Op;
 use flowc_lang::symbol::SymbolMap;
 use flowc_lang::Symbol;
@@ -185,34 +187,6 @@ pub fn lower_graph(
     f
 }
 
-/// The position of the block each label names (the first, if several do):
-/// a table indexed by the label's symbol number. Every jump looks its
-/// target up here, so on large graphs a dense table, whose order follows
-/// the order labels were interned in, beats a hash map's scattered probes.
-struct Labels {
-    slot: Vec<u32>,
-}
-
-impl Labels {
-    const NONE: u32 = u32::MAX;
-
-    fn new(blocks: &[&ast::Block]) -> Labels {
-        let len = blocks.iter().map(|b| b.label.index() as usize + 1).max().unwrap_or(0);
-        let mut slot = vec![Labels::NONE; len];
-        for (i, b) in blocks.iter().enumerate().rev() {
-            slot[b.label.index() as usize] = i as u32;
-        }
-        Labels { slot }
-    }
-
-    fn get(&self, l: Symbol) -> Option<usize> {
-        match self.slot.get(l.index() as usize) {
-            Some(&i) if i != Labels::NONE => Some(i as usize),
-            _ => None,
-        }
-    }
-}
-
 /// Maps labels to the IR blocks jumps go to.
 struct Targets<'a> {
     index: &'a Labels,
@@ -258,85 +232,6 @@ fn first_use_order(blocks: &[&ast::Block], rpo: &[usize]) -> SymbolMap<usize> {
         term_reads(&blocks[i].term).into_iter().for_each(&mut note);
     }
     order
-}
-
-/// The program's functions' parameter counts, by name: a name declared
-/// more than once has each declaration's, in order. (A list searched at
-/// every call made lowering a main graph of thousands of calls quadratic:
-/// 2,000 calls of 2,000 functions, 80 million instructions.)
-#[derive(Default)]
-pub struct Signatures(SymbolMap<Vec<usize>>);
-
-impl Signatures {
-    /// The signatures of functions `(name, parameter count)`, in order.
-    pub fn new(functions: impl IntoIterator<Item = (Symbol, usize)>) -> Signatures {
-        let mut map: SymbolMap<Vec<usize>> = SymbolMap::default();
-        for (f, n) in functions {
-            map.entry(f).or_default().push(n);
-        }
-        Signatures(map)
-    }
-
-    /// The parameter count of the first function named `f`.
-    fn first(&self, f: Symbol) -> Option<usize> {
-        self.0.get(&f).map(|ns| ns[0])
-    }
-
-    /// Whether a function named `f` takes `n` arguments.
-    fn accepts(&self, f: Symbol, n: usize) -> bool {
-        self.0.get(&f).is_some_and(|ns| ns.contains(&n))
-    }
-}
-
-/// Whether `t` is a call that fails before it jumps anywhere (an unknown
-/// function, or the wrong number of arguments): lowered to a trap.
-fn call_fails(t: &ast::Terminator, signatures: &Signatures) -> bool {
-    match t {
-        ast::Terminator::Call { func, args, .. } => !signatures.accepts(*func, args.len()),
-        _ => false,
-    }
-}
-
-/// The labels `t` may jump to as lowered: none for a call that fails.
-fn edges<'t>(t: &'t ast::Terminator, signatures: &Signatures) -> impl Iterator<Item = Symbol> + 't {
-    let fails = call_fails(t, signatures);
-    t.successors().into_iter().filter(move |_| !fails)
-}
-
-fn reverse_postorder(blocks: &[&ast::Block], index: &Labels, entry: usize, signatures: &Signatures) -> Vec<usize> {
-    let mut visited = bitvec![0; blocks.len()];
-    let mut post = Vec::with_capacity(blocks.len());
-    // The `k`-th successor label of block `i` that exists, if any.
-    let succ = |i: usize, k: usize| -> Option<Option<usize>> {
-        let t = &blocks[i].term;
-        let l = match (t, k) {
-            (ast::Terminator::Jump(l) | ast::Terminator::Promote { label: l, .. }, 0) => l,
-            (ast::Terminator::If { then_label, .. } | ast::Terminator::IfClass { then_label, .. }, 0) => then_label,
-            (ast::Terminator::If { else_label, .. } | ast::Terminator::IfClass { else_label, .. }, 1) => else_label,
-            (ast::Terminator::Call { next, .. }, 0) if !call_fails(t, signatures) => next,
-            _ => return None,
-        };
-        Some(index.get(*l))
-    };
-    let mut stack = vec![(entry, 0usize)];
-    visited.set(entry, true);
-    while let Some((b, k)) = stack.last_mut() {
-        match succ(*b, *k) {
-            Some(t) => {
-                *k += 1;
-                if let Some(t) = t.filter(|&t| !visited[t]) {
-                    visited.set(t, true);
-                    stack.push((t, 0));
-                }
-            }
-            None => {
-                post.push(*b);
-                stack.pop();
-            }
-        }
-    }
-    post.reverse();
-    post
 }
 
 fn fill(

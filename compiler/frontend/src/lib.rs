@@ -40,6 +40,17 @@ use flowc_lang::Symbol;
 
 /// Lowers `program` with its main flow graph starting at `entry`.
 pub fn lower(program: &Program, entry: Symbol) -> Result<Module, ErrorKind> {
+    lower_unless_main(program, entry, |_| true)
+}
+
+/// [`lower`], but the main graph only if `main_wanted` says so of the
+/// module lowered without it (its functions and declarations); a module
+/// without a main graph otherwise.
+pub fn lower_unless_main(
+    program: &Program,
+    entry: Symbol,
+    main_wanted: impl FnOnce(&Module) -> bool,
+) -> Result<Module, ErrorKind> {
     let main_blocks: Vec<_> = program.main_blocks().collect();
     if !main_blocks.iter().any(|b| b.label == entry) {
         return Err(ErrorKind::UnknownLabel(entry));
@@ -52,8 +63,7 @@ pub fn lower(program: &Program, entry: Symbol) -> Result<Module, ErrorKind> {
             _ => {}
         }
     }
-    let signatures = graph::Signatures::new(program.functions().map(|f| (f.name, f.params.len())));
-    module.functions.push(graph::lower_graph(FunctionKind::Main, entry, None, &main_blocks, entry, &signatures));
+    let signatures = graph::Signatures::of(program);
     for f in program.functions() {
         let blocks: Vec<_> = f.blocks.iter().collect();
         let first = f.blocks[0].label;
@@ -65,6 +75,10 @@ pub fn lower(program: &Program, entry: Symbol) -> Result<Module, ErrorKind> {
             first,
             &signatures,
         ));
+    }
+    if main_wanted(&module) {
+        let main = graph::lower_graph(FunctionKind::Main, entry, None, &main_blocks, entry, &signatures);
+        module.functions.insert(0, main);
     }
     Ok(module)
 }

@@ -14,6 +14,7 @@
 
 pub mod ast;
 pub mod env;
+pub mod flow;
 pub mod index;
 pub mod interp;
 pub mod pe;

@@ -133,7 +133,7 @@ fn jit_matches_reference_on_the_corpus() {
 fn the_labels_watched_are_those_the_loop_forests_find() {
     let mut programs: Vec<(String, Program)> = corpus::all().into_iter().map(|p| (p.name(), p.program)).collect();
     programs.extend(gen::programs(40));
-    let (mut compared, mut watched, mut promoting) = (0, 0, 0);
+    let (mut compared, mut watched, mut promoting, mut from_text) = (0, 0, 0, 0);
     for (name, program) in &programs {
         if program.main_blocks().any(|b| matches!(b.term, flowc_lang::ast::Terminator::Promote { .. })) {
             promoting += 1;
@@ -147,13 +147,66 @@ fn the_labels_watched_are_those_the_loop_forests_find() {
             let short = sorted(flowc_trace::jit::watched_labels(program, &module));
             let forests = sorted(flowc_trace::jit::watched_labels_by_loop_forests(program, &module));
             assert_eq!(short, forests, "{name} from {label}");
+            if !program.main_blocks().any(|b| matches!(b.term, flowc_lang::ast::Terminator::Promote { .. })) {
+                // The main graph left out, its labels found in its text.
+                let functions = flowc_frontend::lower_unless_main(program, label, |_| false).expect("it lowers");
+                assert!(functions.functions.iter().all(|f| f.kind != flowc_ir::FunctionKind::Main));
+                let text = sorted(flowc_trace::jit::watched_labels_from(program, &functions, label));
+                assert_eq!(text, short, "{name} from {label}, its main graph not lowered");
+                from_text += 1;
+            }
             compared += 1;
             watched += short.len();
         }
     }
     assert!(compared > 300, "only {compared} starts compared");
+    assert!(from_text > 250, "only {from_text} starts compared with their main graph not lowered");
     assert!(watched > 300, "only {watched} labels watched");
     assert!(promoting > 5, "only {promoting} programs promote");
+}
+
+/// The JIT leaves a program's main graph unlowered only where nothing it
+/// does needs it (`jit::main_wanted`): a big main graph of integers and
+/// calls is left out; one with an object statement, anywhere, one that
+/// promotes, and a small one whose functions the passes would optimize
+/// with it are lowered.
+#[test]
+fn the_main_graph_is_lowered_only_where_the_jit_needs_it() {
+    let wanted = |text: &str| {
+        let program = flowc_lang::syntax::parse("main.fg", text).expect("it parses");
+        let label = program.default_entry().expect("an entry");
+        let module = flowc_frontend::lower_unless_main(&program, label, |functions| {
+            flowc_trace::jit::main_wanted(&program, functions)
+        })
+        .expect("it lowers");
+        module.functions.iter().any(|f| f.kind == flowc_ir::FunctionKind::Main)
+    };
+    // 1,000 loops in a row, each calling a function: 2,000 operations.
+    let mut sequence = String::from(
+        "entry start(rounds = 3)\n\nfunction step(a, b):\n    s:\n        c = a * 31\n        c = c + b\n        \
+         return c\n\nstart:\n    acc = 1\n    goto b0\n",
+    );
+    for i in 0..1000 {
+        sequence.push_str(&format!(
+            "b{i}:\n    k = rounds\n    goto l{i}\nl{i}:\n    if k goto body{i} else goto b{next}\nbody{i}:\n    \
+             t = k + {i}\n    acc = call step(acc, t) then after{i}\nafter{i}:\n    k = k - 1\n    goto l{i}\n",
+            next = i + 1
+        ));
+    }
+    sequence.push_str("b1000:\n    print_and_stop(acc)\n");
+    assert!(!wanted(&sequence), "1,000 loops of integers and calls in sequence");
+    let with_object = sequence.replacen("start:\n", "start:\n    p = new box\n    p.n = 1\n", 1);
+    assert!(with_object != sequence && wanted(&with_object), "an object statement in the main graph");
+    let small = "entry start(n = 5)\n\nfunction f(a):\n    s:\n        b = a + 1\n        return b\n\nstart:\n    \
+                 k = n\n    goto head\nhead:\n    if k goto body else goto done\nbody:\n    \
+                 k = call f(k) then back\nback:\n    k = k - 2\n    goto head\ndone:\n    print_and_stop(k)\n";
+    assert!(wanted(small), "a small main graph whose function the passes optimize with it");
+    let no_functions = "entry start(n = 5)\n\nstart:\n    goto head\nhead:\n    \
+                        if n goto body else goto done\nbody:\n    n = n - 1\n    goto head\ndone:\n    print_and_stop(n)\n";
+    assert!(!wanted(no_functions), "a loop of integers and no function");
+    let promoting =
+        no_functions.replace("body:\n    n = n - 1\n    goto head", "body:\n    n = n - 1\n    promote n then head");
+    assert!(promoting != no_functions && wanted(&promoting), "a main graph that promotes");
 }
 
 /// The JIT taking over a run the interpreter began and paused (`flowc
@@ -934,6 +987,7 @@ fn a_preparation_on_a_thread_is_done_when_its_thread_is() {
     let (release, held) = std::sync::mpsc::channel::<()>();
     let mut apart = PrepareOnThread::new(
         program.clone(),
+        label,
         Box::new(move |p| {
             // Lowers once the test lets it.
             held.recv().expect("the test lets it go");
@@ -952,7 +1006,7 @@ fn a_preparation_on_a_thread_is_done_when_its_thread_is() {
     let prepared = apart.finish(|_| panic!("lowered here, not on its thread"));
     assert!(prepared.is_ok(), "the program is prepared");
     // Never started: lowered where it finishes.
-    let never = PrepareOnThread::new(program, Box::new(move |p| flowc_frontend::lower(p, label)));
+    let never = PrepareOnThread::new(program, label, Box::new(move |p| flowc_frontend::lower(p, label)));
     let mut lowered_here = false;
     let prepared = never.finish(|p| {
         lowered_here = true;

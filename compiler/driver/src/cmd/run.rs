@@ -258,9 +258,12 @@ fn run_jit(
     // Opened first: a log that cannot be written fails the run before it
     // starts, as it did when the JIT started at once.
     let log = args.jit.open_log()?;
-    let lower = move |p: &flowc_lang::Program| flowc_frontend::lower(p, label);
+    // The main graph only where the JIT needs it lowered.
+    let lower = move |p: &flowc_lang::Program| {
+        flowc_frontend::lower_unless_main(p, label, |functions| flowc_trace::jit::main_wanted(p, functions))
+    };
     let mut paused = None;
-    let mut apart = flowc_trace::jit::PrepareOnThread::new(program.clone(), Box::new(lower));
+    let mut apart = flowc_trace::jit::PrepareOnThread::new(program.clone(), label, Box::new(lower));
     if warmup > 0 {
         // The JIT's start prepared on the other core while the interpreter
         // runs alone (`flowc_trace::jit::Preparing`), once the run is long

@@ -1574,7 +1574,7 @@ enum Next {
 /// flow graph of `module` (the program lowered once by the caller), then
 /// for cycles with no natural loop the targets of their retreating edges.
 pub fn watched_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>, Symbol)> {
-    watched_labels_with(program, module, true)
+    watched_labels_with(program, module, None, true)
 }
 
 /// [`watched_labels`] found by the loop forest in every flow graph, a graph
@@ -1582,12 +1582,24 @@ pub fn watched_labels(program: &Program, module: &Module) -> Vec<(Option<Symbol>
 /// are the same labels, found for less): what the shortcut is tested
 /// against. The same labels, perhaps in another order.
 pub fn watched_labels_by_loop_forests(program: &Program, module: &Module) -> Vec<(Option<Symbol>, Symbol)> {
-    watched_labels_with(program, module, false)
+    watched_labels_with(program, module, None, false)
+}
+
+/// [`watched_labels`] of a program whose main graph `module` may leave
+/// out ([`main_wanted`]): the main graph's from its text, from `entry`.
+pub fn watched_labels_from(program: &Program, module: &Module, entry: Symbol) -> Vec<(Option<Symbol>, Symbol)> {
+    watched_labels_with(program, module, Some(entry), true)
 }
 
 /// [`watched_labels`], the shortcut for graphs that promote nothing taken
-/// where `shortcut`.
-fn watched_labels_with(program: &Program, module: &Module, shortcut: bool) -> Vec<(Option<Symbol>, Symbol)> {
+/// where `shortcut`; the main graph, when `module` has none, from its
+/// text and `main_entry` (it must promote nothing).
+fn watched_labels_with(
+    program: &Program,
+    module: &Module,
+    main_entry: Option<Symbol>,
+    shortcut: bool,
+) -> Vec<(Option<Symbol>, Symbol)> {
     let declared: Vec<Symbol> = program.can_enter_jit_labels().collect();
     if !declared.is_empty() {
         let mut out = Vec::new();
@@ -1607,35 +1619,47 @@ fn watched_labels_with(program: &Program, module: &Module, shortcut: bool) -> Ve
     // in (a main graph of 5,000 loops spent 40 ms searching).
     let mut seen: HashSet<(Option<Symbol>, Symbol)> = HashSet::default();
     let index = ProgramIndex::new(program);
-    for (f, graph) in flow_graphs(module) {
-        let cfg = flowc_ir::cfg::Cfg::new(f);
-        let retreating = cfg.retreating_targets();
-        if shortcut && !retreating.iter().any(|&r| r) {
-            // No cycle: nothing to watch.
-            continue;
-        }
+    let signatures = flowc_lang::flow::Signatures::of(program);
+    let mut functions: flowc_lang::symbol::SymbolMap<&flowc_lang::ast::Function> = Default::default();
+    for f in program.functions() {
+        functions.entry(f.name).or_insert(f);
+    }
+    let mut graphs: Vec<(Option<&Function>, Option<Symbol>)> = flow_graphs(module).map(|(f, g)| (Some(f), g)).collect();
+    if main_entry.is_some() && !graphs.iter().any(|&(_, g)| g.is_none()) {
+        graphs.insert(0, (None, None));
+    }
+    for (f, graph) in graphs {
+        // The graph as written, and where it starts: the main graph's
+        // lowered function is named for its entry label.
+        let (blocks, entry): (Vec<&flowc_lang::ast::Block>, Option<Symbol>) = match graph {
+            None => (program.main_blocks().collect(), f.map(|f| f.name).or(main_entry)),
+            Some(name) => match functions.get(&name) {
+                Some(source) => (source.blocks.iter().collect(), source.blocks.first().map(|b| b.label)),
+                None => (Vec::new(), None),
+            },
+        };
         // A graph that promotes nothing watches each loop at its header
         // ([`anchor`]), and the header of a natural loop is the target of
-        // a retreating edge: the targets are all it watches, found without
-        // the dominator tree and loop forest (a third of preparing a
-        // program of 2,000 functions).
-        let promotes = f.blocks.iter().any(|(_, block)| {
-            block
-                .name
-                .and_then(|l| index.block(graph, l))
-                .is_some_and(|b| matches!(b.term, flowc_lang::ast::Terminator::Promote { .. }))
-        });
+        // a retreating edge: the targets are all it watches, found from
+        // the program's text, without the graph's lowered form, its
+        // dominator tree and loop forest (a third of preparing a program
+        // of 2,000 functions).
+        let promotes = blocks.iter().any(|b| matches!(b.term, flowc_lang::ast::Terminator::Promote { .. }));
         if shortcut && !promotes {
-            for (b, block) in f.blocks.iter() {
-                if !retreating[flowc_ir::ix(b)] {
-                    continue;
-                }
-                if let Some(label) = block.name.filter(|&l| index.block(graph, l).is_some()) {
-                    if seen.insert((graph, label)) {
-                        out.push((graph, label));
-                    }
+            let Some(entry) = entry else { continue };
+            for label in flowc_lang::flow::retreating_labels(&blocks, entry, &signatures) {
+                if seen.insert((graph, label)) {
+                    out.push((graph, label));
                 }
             }
+            continue;
+        }
+        // (A main graph left out promotes nothing: `main_wanted`.)
+        let Some(f) = f else { continue };
+        let cfg = flowc_ir::cfg::Cfg::new(f);
+        let retreating = cfg.retreating_targets();
+        if !retreating.iter().any(|&r| r) {
+            // No cycle: nothing to watch.
             continue;
         }
         let dom = flowc_ir::cfg::DomTree::new(f, &cfg);
@@ -1666,6 +1690,41 @@ fn watched_labels_with(program: &Program, module: &Module, shortcut: bool) -> Ve
         }
     }
     out
+}
+
+/// Whether the JIT needs the main graph of `program` lowered, given the
+/// module of its functions (`functions`, lowered without it): the front
+/// end's `lower_unless_main` leaves it out otherwise. It is needed for
+/// what only its lowered form answers — what a field may hold (any object
+/// statement anywhere: the whole-program facts, which fields are always
+/// set or hold objects, whether allocations show), the loops of a graph
+/// that promotes ([`anchor`]), the labels held for hints
+/// ([`reserved_labels`]) — and where the program's functions may be
+/// optimized with it ([`compiling::FunctionsProgram::wanted`], judged by
+/// the least the main graph can lower to: an instruction per statement
+/// but copies). A big main graph of integers and calls (5,000 loops in
+/// sequence: 55,000 lines) is then not lowered at all, and the other core
+/// has nothing to do while the interpreter warms up.
+pub fn main_wanted(program: &Program, functions: &Module) -> bool {
+    use flowc_lang::ast::{Operator, Stmt, Terminator};
+    let objects = |b: &flowc_lang::ast::Block| {
+        b.body.iter().any(|s| matches!(s, Stmt::New { .. } | Stmt::Get { .. } | Stmt::Set { .. }))
+    };
+    if program.main_blocks().any(objects) || program.functions().any(|f| f.blocks.iter().any(objects)) {
+        return true;
+    }
+    if program.main_blocks().any(|b| matches!(b.term, Terminator::Promote { .. }))
+        || program.can_enter_jit_labels().next().is_some()
+    {
+        return true;
+    }
+    let function_insts: usize =
+        functions.functions.iter().filter(|f| f.kind == FunctionKind::Function).map(|f| f.insts.len()).sum();
+    let copy = |s: &Stmt| matches!(s, Stmt::Op1 { op: Operator::Known(flowc_lang::ops::Op::Same), .. });
+    let least: usize = program.main_blocks().map(|b| b.body.iter().filter(|s| !copy(s)).count()).sum();
+    function_insts > 0
+        && function_insts + least <= OPTIMIZE_FUNCTIONS_INSTS
+        && least <= OPTIMIZE_MAIN_INSTS.max(2 * function_insts)
 }
 
 /// The flow graphs of `module` (its main graph and functions, not

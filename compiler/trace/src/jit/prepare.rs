@@ -65,8 +65,21 @@ pub struct Prepared {
 impl Prepared {
     /// From `module`, `program` lowered, which it takes apart (its
     /// functions move into the hints: nothing is copied).
-    pub fn new(program: &Program, mut module: Module) -> Prepared {
+    pub fn new(program: &Program, module: Module) -> Prepared {
         let watched = super::watched_labels(program, &module);
+        Prepared::with_watched(program, module, watched)
+    }
+
+    /// From `module`, `program` lowered from label `entry` — its main
+    /// graph left out where the JIT does not need it
+    /// ([`super::main_wanted`]): the labels that graph's loops start at
+    /// are then found in its text.
+    pub fn new_at(program: &Program, module: Module, entry: Symbol) -> Prepared {
+        let watched = super::watched_labels_from(program, &module, entry);
+        Prepared::with_watched(program, module, watched)
+    }
+
+    fn with_watched(program: &Program, mut module: Module, watched: Vec<(Option<Symbol>, Symbol)>) -> Prepared {
         let reserved = super::reserved_labels(program, &module);
         let recursive = flowc_ir::calls::CallGraph::new(&module).recursive().into_iter().collect();
         let remove_allocations = !flowc_passes::observe::allocations_observable(&module);
@@ -142,8 +155,9 @@ fn reads_fields(f: &Function) -> bool {
     f.all_insts().any(|(_, i)| matches!(f.insts[i].kind, flowc_ir::InstKind::Get { .. }))
 }
 
-/// How the program is lowered (the front end's `lower` from the run's
-/// label: this crate does not depend on the front end).
+/// How the program is lowered (the front end's `lower_unless_main` from
+/// the run's label, asking [`super::main_wanted`]: this crate does not
+/// depend on the front end).
 pub type Lower = Box<dyn FnOnce(&Program) -> Result<Module, ErrorKind> + Send>;
 
 /// [`Prepared`] made on a thread of its own.
@@ -154,7 +168,7 @@ pub struct Preparing {
 impl Preparing {
     /// Starts preparing `program`, lowered by `lower`, on a new thread;
     /// `None` if no thread could be started (then prepare it here).
-    pub fn start(program: Arc<Program>, lower: Lower) -> Option<Preparing> {
+    pub fn start(program: Arc<Program>, entry: Symbol, lower: Lower) -> Option<Preparing> {
         let program = Crossing(program);
         let thread = std::thread::Builder::new()
             .name("flowc-prepare".into())
@@ -164,7 +178,7 @@ impl Preparing {
             .spawn(move || {
                 let program = program;
                 let prepared = lower(&program.0).map(|module| {
-                    let mut prepared = Prepared::new(&program.0, module);
+                    let mut prepared = Prepared::new_at(&program.0, module, entry);
                     prepared.solve_fields();
                     prepared
                 });
@@ -209,13 +223,15 @@ pub trait PrepareApart {
 /// thread is.
 pub struct PrepareOnThread {
     program: Arc<Program>,
+    /// The label the run starts at (the main graph's entry).
+    entry: Symbol,
     lower: Option<Lower>,
     preparing: Option<Preparing>,
 }
 
 impl PrepareOnThread {
-    pub fn new(program: Arc<Program>, lower: Lower) -> PrepareOnThread {
-        PrepareOnThread { program, lower: Some(lower), preparing: None }
+    pub fn new(program: Arc<Program>, entry: Symbol, lower: Lower) -> PrepareOnThread {
+        PrepareOnThread { program, entry, lower: Some(lower), preparing: None }
     }
 
     /// The prepared program: the thread's, once it is done (waiting for
@@ -224,7 +240,7 @@ impl PrepareOnThread {
     pub fn finish(self, lower: impl FnOnce(&Program) -> Result<Module, ErrorKind>) -> Result<Prepared, ErrorKind> {
         match self.preparing {
             Some(preparing) => preparing.finish(),
-            None => lower(&self.program).map(|module| Prepared::new(&self.program, module)),
+            None => lower(&self.program).map(|module| Prepared::new_at(&self.program, module, self.entry)),
         }
     }
 }
@@ -238,7 +254,7 @@ impl PrepareApart for PrepareOnThread {
             return;
         }
         if let Some(lower) = self.lower.take() {
-            self.preparing = Preparing::start(self.program.clone(), lower);
+            self.preparing = Preparing::start(self.program.clone(), self.entry, lower);
         }
     }
 
