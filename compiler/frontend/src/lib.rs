@@ -5,6 +5,8 @@
 //! label (a [`FunctionKind::Main`] function whose parameters are the entry's
 //! free variables, in first-use order) and every `function/3` of the
 //! program. Blocks unreachable from a graph's entry are not lowered.
+//! [`lower_unless_main`] lowers the functions first and the main graph
+//! only if its caller wants it (the JIT: `flowc_trace::jit::main_wanted`).
 //!
 //! SSA construction follows Braun, Buchwald, Hack, Leißa, Mallon and Zwinkau,
 //! "Simple and Efficient Construction of Static Single Assignment Form"
