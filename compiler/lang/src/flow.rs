@@ -2,8 +2,9 @@
 //! terminator may go to ([`edges`]), the blocks reachable from an entry in
 //! reverse postorder ([`reverse_postorder`]), and the labels its cycles
 //! pass through ([`retreating_labels`]). Lowering to the IR
-//! (`flowc_frontend`) builds its blocks in this order, and the JIT finds
-//! the loop headers it watches here without lowering a graph.
+//! (`flowc_frontend`) takes the blocks reachable in this order and fills
+//! them in it, and the JIT finds the loop headers it watches here
+//! without lowering a graph.
 //!
 //! A call of an unknown function, or with the wrong number of arguments,
 //! fails before it jumps: it goes nowhere ([`Signatures`] say which).
@@ -87,6 +88,14 @@ pub fn call_fails(t: &Terminator, signatures: &Signatures) -> bool {
 pub fn edges<'t>(t: &'t Terminator, signatures: &Signatures) -> impl Iterator<Item = Symbol> + 't {
     let fails = call_fails(t, signatures);
     t.successors().into_iter().filter(move |_| !fails)
+}
+
+/// The blocks of `blocks` reachable from the one labelled `entry_label`
+/// (none if no block is), in reverse postorder ([`reverse_postorder`]).
+pub fn reachable<'b>(blocks: &[&'b Block], entry_label: Symbol, signatures: &Signatures) -> Vec<&'b Block> {
+    let index = Labels::new(blocks);
+    let Some(entry) = index.get(entry_label) else { return Vec::new() };
+    reverse_postorder(blocks, &index, entry, signatures).into_iter().map(|i| blocks[i]).collect()
 }
 
 /// The positions of the blocks of `blocks` reachable from the one at

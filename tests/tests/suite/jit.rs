@@ -176,7 +176,7 @@ fn the_main_graph_is_lowered_only_where_the_jit_needs_it() {
         let program = flowc_lang::syntax::parse("main.fg", text).expect("it parses");
         let label = program.default_entry().expect("an entry");
         let module = flowc_frontend::lower_unless_main(&program, label, |functions| {
-            flowc_trace::jit::main_wanted(&program, functions)
+            flowc_trace::jit::main_wanted(&program, label, functions)
         })
         .expect("it lowers");
         module.functions.iter().any(|f| f.kind == flowc_ir::FunctionKind::Main)
@@ -201,6 +201,15 @@ fn the_main_graph_is_lowered_only_where_the_jit_needs_it() {
                  k = n\n    goto head\nhead:\n    if k goto body else goto done\nbody:\n    \
                  k = call f(k) then back\nback:\n    k = k - 2\n    goto head\ndone:\n    print_and_stop(k)\n";
     assert!(wanted(small), "a small main graph whose function the passes optimize with it");
+    // Only what the entry reaches is lowered, and judged: 2,000 more
+    // operations no jump reaches leave it small.
+    let mut unreached = small.to_string();
+    unreached.push_str("island:\n");
+    for k in 0..2000 {
+        unreached.push_str(&format!("    k = k + {k}\n"));
+    }
+    unreached.push_str("    goto island\n");
+    assert!(wanted(&unreached), "a small main graph and an island its entry never reaches");
     let no_functions = "entry start(n = 5)\n\nstart:\n    goto head\nhead:\n    \
                         if n goto body else goto done\nbody:\n    n = n - 1\n    goto head\ndone:\n    print_and_stop(n)\n";
     assert!(!wanted(no_functions), "a loop of integers and no function");

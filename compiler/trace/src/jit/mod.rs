@@ -1655,7 +1655,10 @@ fn watched_labels_with(
             continue;
         }
         // (A main graph left out promotes nothing: `main_wanted`.)
-        let Some(f) = f else { continue };
+        let Some(f) = f else {
+            debug_assert!(false, "the main graph promotes, and was not lowered");
+            continue;
+        };
         let cfg = flowc_ir::cfg::Cfg::new(f);
         let retreating = cfg.retreating_targets();
         if !retreating.iter().any(|&r| r) {
@@ -1702,10 +1705,13 @@ fn watched_labels_with(
 /// ([`reserved_labels`]) — and where the program's functions may be
 /// optimized with it ([`compiling::FunctionsProgram::wanted`], judged by
 /// the least the main graph can lower to: an instruction per statement
-/// but copies). A big main graph of integers and calls (5,000 loops in
+/// but copies, over the blocks reachable from `entry`, which lowering
+/// takes). A big main graph of integers and calls (5,000 loops in
 /// sequence: 55,000 lines) is then not lowered at all, and the other core
-/// has nothing to do while the interpreter warms up.
-pub fn main_wanted(program: &Program, functions: &Module) -> bool {
+/// has nothing to do while the interpreter warms up. (Without an object
+/// statement no object can exist: the scans answer as if there were
+/// none, lowered or not.)
+pub fn main_wanted(program: &Program, entry: Symbol, functions: &Module) -> bool {
     use flowc_lang::ast::{Operator, Stmt, Terminator};
     let objects = |b: &flowc_lang::ast::Block| {
         b.body.iter().any(|s| matches!(s, Stmt::New { .. } | Stmt::Get { .. } | Stmt::Set { .. }))
@@ -1721,7 +1727,9 @@ pub fn main_wanted(program: &Program, functions: &Module) -> bool {
     let function_insts: usize =
         functions.functions.iter().filter(|f| f.kind == FunctionKind::Function).map(|f| f.insts.len()).sum();
     let copy = |s: &Stmt| matches!(s, Stmt::Op1 { op: Operator::Known(flowc_lang::ops::Op::Same), .. });
-    let least: usize = program.main_blocks().map(|b| b.body.iter().filter(|s| !copy(s)).count()).sum();
+    let main: Vec<&flowc_lang::ast::Block> = program.main_blocks().collect();
+    let reachable = flowc_lang::flow::reachable(&main, entry, &flowc_lang::flow::Signatures::of(program));
+    let least: usize = reachable.iter().map(|b| b.body.iter().filter(|s| !copy(s)).count()).sum();
     function_insts > 0
         && function_insts + least <= OPTIMIZE_FUNCTIONS_INSTS
         && least <= OPTIMIZE_MAIN_INSTS.max(2 * function_insts)
