@@ -12,6 +12,11 @@
 //! - `loops in sequence`: 5,000 loops of 200 rounds one after another in
 //!   the main graph, each calling a function
 //!   (`flowc_bench::scale::loops_in_sequence`);
+//! - `loop nests over an object`: 1,500 loop nests one after another,
+//!   each 400 rounds of a 3-round loop updating an object's fields
+//!   (`flowc_bench::scale::loop_nests_in_sequence`): objects make the
+//!   JIT's preparation lower the whole main graph and solve its field
+//!   facts;
 //! - `many functions`: 2,000 functions, each with its own 20-round loop,
 //!   called in turn 30 times (`flowc_tests::loops::many_functions`);
 //! - `many functions 400 rounds`: the same with 400-round loops, hot
@@ -107,6 +112,7 @@ fn main() {
     }
     let mut generated = vec![
         ("loops in sequence".to_string(), scale::loops_in_sequence(5_000).replace("rounds = 3", "rounds = 200")),
+        ("loop nests over an object".to_string(), scale::loop_nests_in_sequence(1_500).replace("n = 4", "n = 400")),
         ("many functions".to_string(), loops::many_functions(2_000, 20)),
         ("many functions 400 rounds".to_string(), loops::many_functions(2_000, 400)),
         ("300 calls by tests n=2000".to_string(), loops::dispatched_calls(300, 2_000)),

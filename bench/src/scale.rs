@@ -82,3 +82,27 @@ pub fn loops_in_sequence(loops: usize) -> String {
     out.push_str(&format!("b{loops}:\n    print_and_stop(acc)\n"));
     out
 }
+
+/// A main graph of `nests` loop nests one after another over the fields
+/// of one object, no function and no hint: nest `k` runs `n` (an input,
+/// 4 by default) rounds of an inner loop of 3 rounds that adds `k + 1` to
+/// `p.total` (modulo 1,000,003) and counts `p.count`; prints the total.
+/// Generated code and residual programs have this shape: many loops, each
+/// hot for a moment, all reading and writing objects (so the JIT's field
+/// facts need the whole main graph).
+pub fn loop_nests_in_sequence(nests: usize) -> String {
+    let mut out =
+        String::from("entry start(n = 4)\n\nstart:\n    p = new acc\n    p.total = 0\n    p.count = 0\n    goto a0\n");
+    for k in 0..nests {
+        out.push_str(&format!(
+            "a{k}:\n    i = 0\n    goto h{k}\nh{k}:\n    c = i < n\n    if c goto b{k} else goto a{next}\n\
+             b{k}:\n    j = 0\n    goto m{k}\nm{k}:\n    c = j < 3\n    if c goto d{k} else goto e{k}\n\
+             d{k}:\n    t = p.total\n    t = t + {add}\n    t = t % 1000003\n    p.total = t\n    u = p.count\n    \
+             u = u + 1\n    p.count = u\n    j = j + 1\n    goto m{k}\ne{k}:\n    i = i + 1\n    goto h{k}\n",
+            next = k + 1,
+            add = k + 1
+        ));
+    }
+    out.push_str(&format!("a{nests}:\n    r = p.total\n    print_and_stop(r)\n"));
+    out
+}
