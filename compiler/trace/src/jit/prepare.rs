@@ -4,7 +4,9 @@
 //!
 //! A JIT starts from the program lowered by the front end: its functions
 //! (which traces call, and whose purity and fields the optimizer reads),
-//! its main graph, the loop headers it watches, its recursive functions,
+//! its main graph (where anything needs it lowered: [`super::main_wanted`];
+//! else the loop headers of the graph are found in its text), the loop
+//! headers it watches, its recursive functions,
 //! whether the program can observe allocations, and — prepared on the
 //! other thread, if any code reads a field — what the program may store
 //! in each field (a whole-program propagation; the take-over waits for it
@@ -32,7 +34,9 @@ pub struct Prepared {
     /// The program's functions and declarations (the module without its
     /// main graph): `background::Shared::hints`.
     pub(super) hints: Module,
-    /// The main graph as lowered, and its index in the module.
+    /// The main graph as lowered, and its index in the module (`None`
+    /// where it was not lowered: [`super::main_wanted`]; or, once the
+    /// field facts are solved, where it went into them).
     pub(super) main: Option<(usize, Function)>,
     /// The labels the profiler watches ([`super::watched_labels`]).
     pub(super) watched: Vec<(Option<Symbol>, Symbol)>,
