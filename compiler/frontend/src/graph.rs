@@ -6,8 +6,7 @@ use flowc_ir::{
     Args, BlockId, Builder, Capacity, Function, FunctionKind, InstKind, Operand, Terminator, Trap, ValueDef,
 };
 use flowc_lang::ast::{self, Arg, Operator, Stmt};
-pub use flowc_lang::flow::Signatures;
-use flowc_lang::flow::{edges, reverse_postorder, Labels};
+use flowc_lang::flow::{edges, reverse_postorder, Labels, Signatures};
 use flowc_lang::ops::Op;
 use flowc_lang::symbol::SymbolMap;
 use flowc_lang::Symbol;

@@ -65,7 +65,7 @@ pub fn lower_unless_main(
             _ => {}
         }
     }
-    let signatures = graph::Signatures::of(program);
+    let signatures = flowc_lang::flow::Signatures::of(program);
     for f in program.functions() {
         let blocks: Vec<_> = f.blocks.iter().collect();
         let first = f.blocks[0].label;

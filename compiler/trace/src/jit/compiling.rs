@@ -428,9 +428,16 @@ impl FunctionsProgram {
     /// Whether the program of `hints` and `main` gets its functions
     /// optimized ([`FunctionsProgram::of`]), which keeps the main graph.
     pub(super) fn wanted(hints: &Module, main: &Function) -> bool {
+        FunctionsProgram::wanted_for(hints, main.insts.len())
+    }
+
+    /// [`FunctionsProgram::wanted`] for a main graph of `main_insts`
+    /// instructions (also asked before the main graph is lowered, of the
+    /// least it may lower to: [`super::main_wanted`]): the program has
+    /// functions, and both together are small enough.
+    pub(super) fn wanted_for(hints: &Module, main_insts: usize) -> bool {
         let functions: usize =
             hints.functions.iter().filter(|f| f.kind == flowc_ir::FunctionKind::Function).map(|f| f.insts.len()).sum();
-        let main_insts = main.insts.len();
         let small = functions + main_insts <= super::OPTIMIZE_FUNCTIONS_INSTS
             && main_insts <= super::OPTIMIZE_MAIN_INSTS.max(2 * functions);
         functions > 0 && small

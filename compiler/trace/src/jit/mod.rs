@@ -1620,10 +1620,6 @@ fn watched_labels_with(
     let mut seen: HashSet<(Option<Symbol>, Symbol)> = HashSet::default();
     let index = ProgramIndex::new(program);
     let signatures = flowc_lang::flow::Signatures::of(program);
-    let mut functions: flowc_lang::symbol::SymbolMap<&flowc_lang::ast::Function> = Default::default();
-    for f in program.functions() {
-        functions.entry(f.name).or_insert(f);
-    }
     let mut graphs: Vec<(Option<&Function>, Option<Symbol>)> = flow_graphs(module).map(|(f, g)| (Some(f), g)).collect();
     if main_entry.is_some() && !graphs.iter().any(|&(_, g)| g.is_none()) {
         graphs.insert(0, (None, None));
@@ -1633,7 +1629,7 @@ fn watched_labels_with(
         // lowered function is named for its entry label.
         let (blocks, entry): (Vec<&flowc_lang::ast::Block>, Option<Symbol>) = match graph {
             None => (program.main_blocks().collect(), f.map(|f| f.name).or(main_entry)),
-            Some(name) => match functions.get(&name) {
+            Some(name) => match index.function(name) {
                 Some(source) => (source.blocks.iter().collect(), source.blocks.first().map(|b| b.label)),
                 None => (Vec::new(), None),
             },
@@ -1724,15 +1720,11 @@ pub fn main_wanted(program: &Program, entry: Symbol, functions: &Module) -> bool
     {
         return true;
     }
-    let function_insts: usize =
-        functions.functions.iter().filter(|f| f.kind == FunctionKind::Function).map(|f| f.insts.len()).sum();
     let copy = |s: &Stmt| matches!(s, Stmt::Op1 { op: Operator::Known(flowc_lang::ops::Op::Same), .. });
     let main: Vec<&flowc_lang::ast::Block> = program.main_blocks().collect();
     let reachable = flowc_lang::flow::reachable(&main, entry, &flowc_lang::flow::Signatures::of(program));
     let least: usize = reachable.iter().map(|b| b.body.iter().filter(|s| !copy(s)).count()).sum();
-    function_insts > 0
-        && function_insts + least <= OPTIMIZE_FUNCTIONS_INSTS
-        && least <= OPTIMIZE_MAIN_INSTS.max(2 * function_insts)
+    compiling::FunctionsProgram::wanted_for(functions, least)
 }
 
 /// The flow graphs of `module` (its main graph and functions, not
