@@ -199,12 +199,9 @@ impl ProgramFacts {
     /// Adds what one function's analysis found may run: `set`s, `call`s
     /// with their arguments, `return`s.
     fn add(&mut self, found: &Found) {
-        for s in &found.stores {
-            if s.value.is_bottom() || !s.obj.kinds.has(Kinds::OBJECT) {
-                continue;
-            }
-            let entry = self.stored.entry((s.field, s.obj.class)).or_insert_with(Info::bottom);
-            *entry = entry.join(&stored(&s.value));
+        for (key, value) in &found.stores {
+            let entry = self.stored.entry(*key).or_insert_with(Info::bottom);
+            *entry = entry.join(value);
         }
         for (callee, args) in &found.calls {
             let Some(Some(params)) = self.params.get_mut(*callee) else { continue };
@@ -266,21 +263,16 @@ pub(super) fn stored(value: &Info) -> Info {
     local(value).bound()
 }
 
-/// One `set` an analysis found executable: the class of its object, its
-/// field, what it stores.
-struct Store {
-    obj: Info,
-    field: Symbol,
-    value: Info,
-}
-
-/// What may run in one function, by its analysis: the `set`s, the
-/// `call`s of the module's functions (callee index, arguments), the join
-/// of what its `return`s return (`None`: none may run).
+/// What may run in one function, by its analysis: the `set`s (what they
+/// store, joined by field and the class of their object as
+/// [`ProgramFacts`] keeps it: a residual program's main graph has tens of
+/// thousands, of a few fields), the `call`s of the module's functions
+/// (callee index, arguments), the join of what its `return`s return
+/// (`None`: none may run).
 #[derive(Default)]
 struct Found {
     index: usize,
-    stores: Vec<Store>,
+    stores: BTreeMap<(Symbol, Option<Symbol>), Info>,
     calls: Vec<(usize, Vec<Info>)>,
     returns: Option<Info>,
 }
@@ -297,11 +289,15 @@ impl Found {
             }
             for i in f.block_insts(b) {
                 match &f.insts[i].kind {
-                    InstKind::Set { obj, field, value, .. } => out.stores.push(Store {
-                        obj: p.operand(f, obj, b),
-                        field: *field,
-                        value: p.operand(f, value, b),
-                    }),
+                    InstKind::Set { obj, field, value, .. } => {
+                        // A `set` of no value, or on what is no object,
+                        // stores nothing (it fails).
+                        let (obj, value) = (p.operand(f, obj, b), p.operand(f, value, b));
+                        if !value.is_bottom() && obj.kinds.has(Kinds::OBJECT) {
+                            let entry = out.stores.entry((*field, obj.class)).or_insert_with(Info::bottom);
+                            *entry = entry.join(&stored(&value));
+                        }
+                    }
                     InstKind::Call { func, args } => {
                         if let Some(&callee) = by_name.get(func) {
                             let args = args.iter().map(|a| p.operand(f, a, b)).collect();
