@@ -270,6 +270,47 @@ fn walks_along_a_row_go_link_by_link_once_a_splice_broke_it() {
     }
 }
 
+/// Walks at a row's ends (`row_ends.fg`: five links right and five left
+/// from every cell of a tape; `Lowerer::walk`'s check of the row's bounds):
+/// walks that end on the first or last cell are taken at once, walks that
+/// would leave the row run link by link and meet the tape's end, with the
+/// row laid out either way in memory (its right links going up, or, the
+/// tape grown at its front, down), and a tape of one cell, which makes no
+/// row. Native code agrees with the interpreter, walks each chain, and
+/// finds the row where there is one.
+#[test]
+fn walks_that_reach_or_would_leave_a_row_s_ends_agree_with_the_interpreter() {
+    let cases = ["[n/12, dir/0]", "[n/12, dir/1]", "[n/6, dir/0]", "[n/6, dir/1]", "[n/1, dir/0]"];
+    let results = flowc_codegen::with_stack(move || {
+        use flowc_lang::syntax::prolog::parse_env;
+        let program = corpus::program("tests/corpus/shapes/row_ends.fg");
+        let label = flowc_lang::Symbol::intern("start");
+        let lowered = engines::lower(&program, label);
+        cases
+            .iter()
+            .map(|text| {
+                let env = parse_env(text).unwrap();
+                let expected = engines::reference(&program, label, &env);
+                let versions = engines::optimize_versions_checked(lowered.clone(), &env, &expected, "row_ends");
+                let walks: usize =
+                    versions.generic.clone().functions.iter_mut().map(flowc_codegen::walks::rewrite).sum();
+                let everywhere = flowc_codegen::Options { walks_everywhere: true, ..Default::default() };
+                let got = engines::native_with(&versions, &env, everywhere);
+                let rows = flowc_lang::heap::with(|h| h.row_stats());
+                (format!("{expected:?}"), got == expected, walks, rows)
+            })
+            .collect::<Vec<_>>()
+    });
+    for ((text, want), (expected, same, walks, rows)) in
+        cases.iter().zip(["1011086", "1011554", "1010246", "1010354", "505000"]).zip(&results)
+    {
+        assert!(expected.contains(want), "{text}: the interpreter printed {expected}");
+        assert!(same, "{text}: native differs from the interpreter");
+        assert!(*walks >= 2, "{text}: {walks} walks: the two five-link chains are walks");
+        assert!(*text == "[n/1, dir/0]" || rows.found >= 1, "{text}: no row found: {rows:?}");
+    }
+}
+
 /// A program whose main graph is huge: `x = n`, then `x = x + 1` more
 /// than [`flowc_ir::HUGE_INSTS`] times, then `rest`; parsed as `name`,
 /// lowered from its entry and optimized (both versions), the main graph

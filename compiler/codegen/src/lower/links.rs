@@ -261,14 +261,24 @@ impl Lowerer<'_, '_> {
                 let step = self.b.ins().load(types::I64, flags, heap, at + 16);
                 let distance = self.b.ins().imul_imm_s(step, i64::from(links));
                 let to = self.b.ins().iadd(obj, distance);
-                let first = self.b.ins().umin(obj, to);
-                let last = self.b.ins().umax(obj, to);
-                let above = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, first, lo);
-                let below = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, last, hi);
-                let tag = self.b.ins().band_imm_s(obj, TAG_MASK as i64);
-                let pointer = self.b.ins().icmp_imm_s(IntCC::Equal, tag, 0);
-                let within = self.b.ins().band(above, below);
-                let held = self.b.ins().band(within, pointer);
+                // `obj` and `to` within `lo..=hi`, `obj` a pointer: their
+                // offsets from `lo` at most the span, unsigned (an address
+                // below `lo` wraps round to a huge offset), and `obj`'s
+                // offset, whose low bits are its tag (`lo` is a cell's
+                // address), rotated right by the tag's width — a tagged
+                // offset then has its tag in the top bits, above any span
+                // — at most the span in words. Two compares, no `umin` and
+                // `umax`, no tag test of its own. (No row: `lo > hi` makes
+                // the span 1, wrapping, and the offset of a pointer odd.)
+                const TAG_BITS: i64 = TAG_MASK.trailing_ones() as i64;
+                let span = self.b.ins().isub(hi, lo);
+                let words = self.b.ins().ushr_imm_s(span, TAG_BITS);
+                let from = self.b.ins().isub(obj, lo);
+                let rotated = self.b.ins().rotr_imm_s(from, TAG_BITS);
+                let start = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, rotated, words);
+                let end_at = self.b.ins().iadd(from, distance);
+                let end = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end_at, span);
+                let held = self.b.ins().band(start, end);
                 let missed = self.cold_block();
                 self.b.ins().brif(held, hit_target.unwrap_or(join), &[BlockArg::Value(to)], missed, &[]);
                 // Missed: 0 where a row runs through the slot, or while
