@@ -139,7 +139,10 @@ fn solve(
     let params = Params { small: &cx.options.small_params, lists: &cx.options.known_lists };
     let (facts, analyses) = program::solve(
         module,
-        |i, facts, reads| analyze(module, &inlining, i, fuel, &params, facts, reads),
+        |i, facts, reads, reuse| {
+            let setting = Setting { module, inlining: &inlining, fuel, known: &params };
+            analyze(&setting, i, facts, reads, reuse)
+        },
         reread_huge,
     );
     (facts, analyses, inlining.graph)
@@ -350,15 +353,26 @@ struct Inlining {
     depth: usize,
 }
 
-fn analyze(
-    module: &Module,
-    inlining: &Inlining,
-    index: usize,
+/// What every analysis of a module's functions shares ([`analyze`]).
+struct Setting<'a> {
+    module: &'a Module,
+    inlining: &'a Inlining,
+    /// The fuel of each call folded by running it.
     fuel: u64,
-    known: &Params,
+    known: &'a Params<'a>,
+}
+
+/// Analyzes function `index` of `setting.module` with the program's
+/// `facts` (read as `reads` says), reusing `reuse`, the refiner of its
+/// last analysis, where there was one ([`program::solve`]).
+fn analyze(
+    setting: &Setting,
+    index: usize,
     facts: &ProgramFacts,
     reads: program::Reads,
+    reuse: Option<Refiner>,
 ) -> Propagation {
+    let Setting { module, inlining, fuel, known } = *setting;
     let (reads_facts, returns) = match reads {
         program::Reads::Facts => (true, None),
         program::Reads::Returns(r) => (false, r),
@@ -392,7 +406,10 @@ fn analyze(
         due: std::collections::BinaryHeap::new(),
         is_due: vec![false; f.insts.len()],
         joined: 0,
-        refiner: Refiner::new(f, &param_infos, sweep.def_block),
+        refiner: match reuse {
+            Some(refiner) => refiner.with_params(f, &param_infos),
+            None => Refiner::new(f, &param_infos, sweep.def_block),
+        },
         info: vec![Info::bottom(); f.values.len()],
         changes: vec![0; f.values.len()],
         executable: vec![false; f.blocks.len()],

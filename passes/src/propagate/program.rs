@@ -62,6 +62,7 @@ use std::fmt::Write as _;
 use flowc_ir::{Function, FunctionKind, InstKind, Module, Terminator};
 use flowc_lang::Symbol;
 
+use super::refine::Refiner;
 use super::Propagation;
 use crate::lattice::{Info, Kinds, Widening};
 
@@ -419,8 +420,10 @@ pub(super) enum Reads<'a> {
 }
 
 /// Solves the facts of `module` (see the module docs): `analyze(i,
-/// facts, reads)` analyzes function `i` with `facts`, its `get`s and
-/// calls reading what `reads` says. Returns the facts and every function's
+/// facts, reads, refiner)` analyzes function `i` with `facts`, its `get`s
+/// and calls reading what `reads` says, reusing `refiner` (the refiner of
+/// its last analysis, if any: the function's graph does not change
+/// between rounds). Returns the facts and every function's
 /// analysis made with them; with `reread_huge`, a huge function's is the
 /// one made reading the solved facts (what the pass rewrites with), else
 /// the one made solving them (the facts alone need no more).
@@ -434,7 +437,7 @@ pub(super) enum Reads<'a> {
 /// second time it passes the cells they return.
 pub(super) fn solve(
     module: &Module,
-    mut analyze: impl FnMut(usize, &ProgramFacts, Reads) -> Propagation,
+    mut analyze: impl FnMut(usize, &ProgramFacts, Reads, Option<Refiner>) -> Propagation,
     reread_huge: bool,
 ) -> (ProgramFacts, Vec<Propagation>) {
     let huge_calls = module
@@ -463,7 +466,7 @@ pub(super) fn solve(
 /// says they may (any value without it).
 fn fixpoint(
     module: &Module,
-    analyze: &mut impl FnMut(usize, &ProgramFacts, Reads) -> Propagation,
+    analyze: &mut impl FnMut(usize, &ProgramFacts, Reads, Option<Refiner>) -> Propagation,
     reread_huge: bool,
     returns: Option<&ProgramFacts>,
 ) -> (ProgramFacts, Vec<Propagation>) {
@@ -486,7 +489,8 @@ fn fixpoint(
             if changed.as_ref().is_none_or(|c| c.affects(i, &depends[i])) {
                 let reads = if uses_facts(&module.functions[i]) { Reads::Facts } else { Reads::Returns(returns) };
                 work += sizes[i];
-                let p = analyze(i, &facts, reads);
+                let reuse = results[i].take().map(|p: Propagation| p.refiner);
+                let p = analyze(i, &facts, reads, reuse);
                 found[i] = Found::of(module, &facts.by_name, i, &p);
                 results[i] = Some(p);
             }
@@ -529,7 +533,8 @@ fn fixpoint(
             // this analysis adds nothing to them.
             for (i, f) in module.functions.iter().enumerate() {
                 if reread_huge && !uses_facts(f) {
-                    results[i] = Some(analyze(i, &facts, Reads::Facts));
+                    let reuse = results[i].take().map(|p| p.refiner);
+                    results[i] = Some(analyze(i, &facts, Reads::Facts, reuse));
                 }
             }
             break;

@@ -52,26 +52,7 @@ impl Refiner {
     pub(super) fn new(f: &Function, params: &[Info], def_block: Vec<Option<BlockId>>) -> Refiner {
         let cfg = Cfg::new(f);
         let dom = DomTree::new(f, &cfg);
-        let mut ranges: Vec<(ValueId, Interval)> = f
-            .params
-            .iter()
-            .zip(params)
-            .filter(|(_, info)| info.kinds == Kinds::INT && info.range != Interval::FULL)
-            .map(|(&p, info)| (p, info.range))
-            .collect();
-        // The length of a parameter known to be a constant list is fixed
-        // too: a counter compared with it is bounded by it.
-        for (_, i) in f.all_insts() {
-            if let (InstKind::Op { op: Operator::Known(Op::Len), args, .. }, Some(v)) =
-                (&f.insts[i].kind, f.insts[i].result)
-            {
-                let list = args.first().and_then(|a| a.as_value()).and_then(|a| f.params.iter().position(|&p| p == a));
-                if let Some(Some(Value::List(items))) = list.map(|k| params[k].constant.as_ref()) {
-                    ranges.push((v, Interval::point(items.len() as i128)));
-                }
-            }
-        }
-        let params = ranges;
+        let params = param_ranges(f, params);
         let mut gates = vec![[NO_VALUE; 3]; f.blocks.len()];
         for &b in &f.layout {
             let [p] = cfg.preds(b) else { continue };
@@ -108,6 +89,16 @@ impl Refiner {
         });
         let gated_at = Rows::group(n, named);
         Refiner { cfg, dom, def_block, params, gates, gated_at }
+    }
+
+    /// This refiner for another analysis of its function, whose parameters
+    /// now have the infos `params`: what it found of the function's graph
+    /// (blocks, dominators, the values each branch tests) does not change
+    /// between the rounds of the program's facts
+    /// ([`super::program::fixpoint`]), which reuse it.
+    pub(super) fn with_params(mut self, f: &Function, params: &[Info]) -> Refiner {
+        self.params = param_ranges(f, params);
+        self
     }
 
     /// Whether some branch tests `v`: only then can [`Refiner::refine`]
@@ -154,6 +145,32 @@ impl Refiner {
         }
         info
     }
+}
+
+/// The ranges of `f`'s parameters whose infos are `params` (and of the
+/// lengths of those known to be constant lists), which refinement bounds
+/// comparisons by ([`Refiner`]'s `params`).
+fn param_ranges(f: &Function, params: &[Info]) -> Vec<(ValueId, Interval)> {
+    let mut ranges: Vec<(ValueId, Interval)> = f
+        .params
+        .iter()
+        .zip(params)
+        .filter(|(_, info)| info.kinds == Kinds::INT && info.range != Interval::FULL)
+        .map(|(&p, info)| (p, info.range))
+        .collect();
+    // The length of a parameter known to be a constant list is fixed
+    // too: a counter compared with it is bounded by it.
+    for (_, i) in f.all_insts() {
+        if let (InstKind::Op { op: Operator::Known(Op::Len), args, .. }, Some(v)) =
+            (&f.insts[i].kind, f.insts[i].result)
+        {
+            let list = args.first().and_then(|a| a.as_value()).and_then(|a| f.params.iter().position(|&p| p == a));
+            if let Some(Some(Value::List(items))) = list.map(|k| params[k].constant.as_ref()) {
+                ranges.push((v, Interval::point(items.len() as i128)));
+            }
+        }
+    }
+    ranges
 }
 
 /// What reaching `to` from `from` says about `v` (`params`: the ranges of
