@@ -38,7 +38,10 @@
 //! may run is what the facts cover, and that round's analyses, made with
 //! them, are propagate's results. Only the functions that depend on a
 //! fact that changed (read its field, are its function, call it) are
-//! analyzed again; a program without objects or calls takes one round.
+//! analyzed again, each with the refiner of its last analysis (its
+//! control-flow graph, dominators and the values its branches test,
+//! which no round changes: [`super::refine::Refiner::with_params`]); a
+//! program without objects or calls takes one round.
 //! After [`MAX_ROUNDS`], once the analyses made add up to [`WORK_FACTOR`]
 //! times the program's size, the facts are given up (every read,
 //! parameter and result any value) and every function analyzed once more:
