@@ -268,8 +268,12 @@ impl Lowerer<'_, '_> {
                 // address), rotated right by the tag's width — a tagged
                 // offset then has its tag in the top bits, above any span
                 // — at most the span in words. Two compares, no `umin` and
-                // `umax`, no tag test of its own. (No row: `lo > hi` makes
-                // the span 1, wrapping, and the offset of a pointer odd.)
+                // `umax`, no tag test of its own. No row (`lo` the top
+                // address, `hi` 0) makes the span 1, wrapping: the start
+                // passes only for the word of all ones (the integer -1,
+                // its offset 0), and the end then only for a distance of 0
+                // or 1, which no walk has (`rows::Along::step` is never 0,
+                // and a walk is at least `walks::MIN_LINKS` links).
                 const TAG_BITS: i64 = TAG_MASK.trailing_ones() as i64;
                 let span = self.b.ins().isub(hi, lo);
                 let words = self.b.ins().ushr_imm_s(span, TAG_BITS);

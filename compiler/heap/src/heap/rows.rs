@@ -131,7 +131,10 @@ pub struct Along {
     /// The row's first and last objects' addresses (`lo > hi`: none).
     pub lo: usize,
     pub hi: usize,
-    /// Bytes from an object to the one its slot links to.
+    /// Bytes from an object to the one its slot links to; never 0, nor
+    /// where no row is (native code's check of a walk, which reads no
+    /// emptiness, fails there because a walk's distance is no 0 or 1:
+    /// `flowc_codegen`'s `Lowerer::walk`).
     pub step: isize,
     /// While no row is linked through the slot, how many more walks
     /// along it native code answers 0 without asking the runtime
@@ -139,7 +142,10 @@ pub struct Along {
     pub wait: i64,
 }
 
-const NOWHERE: Along = Along { lo: usize::MAX, hi: 0, step: 0, wait: 0 };
+/// No row: bounds no address lies within, and a step of a word (any
+/// step but 0 would do, see [`Along::step`]).
+const NOWHERE: Along = Along { lo: usize::MAX, hi: 0, step: 8, wait: 0 };
+const _: () = assert!(NOWHERE.step != 0 && NOWHERE.lo > NOWHERE.hi);
 
 // What native code reads where (`flowc_codegen` `Lowerer::walk`).
 const _: () = assert!(std::mem::offset_of!(Rows, along) == along(0) as usize);
