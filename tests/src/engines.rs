@@ -175,7 +175,9 @@ pub fn jit_late(
     let shared = std::sync::Arc::new(p.clone());
     // As `flowc run` lowers it: the main graph only where the JIT needs it.
     let lower = move |p: &Program| {
-        flowc_frontend::lower_unless_main(p, label, |functions| flowc_trace::jit::main_wanted(p, label, functions))
+        flowc_frontend::lower_unless_main(p, label, |functions, signatures| {
+            flowc_trace::jit::main_wanted(p, label, functions, signatures)
+        })
     };
     let mut apart = PrepareOnThread::new(shared.clone(), label, Box::new(lower));
     let paused = match interpret_first_preparing(&shared, label, env, &config, warmup, Some(&mut apart)) {

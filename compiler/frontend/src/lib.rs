@@ -37,21 +37,22 @@ pub mod ssa;
 
 use flowc_ir::{FunctionKind, Module};
 use flowc_lang::ast::{Item, Program};
+use flowc_lang::flow::Signatures;
 use flowc_lang::interp::ErrorKind;
 use flowc_lang::Symbol;
 
 /// Lowers `program` with its main flow graph starting at `entry`.
 pub fn lower(program: &Program, entry: Symbol) -> Result<Module, ErrorKind> {
-    lower_unless_main(program, entry, |_| true)
+    lower_unless_main(program, entry, |_, _| true)
 }
 
 /// [`lower`], but the main graph only if `main_wanted` says so of the
-/// module lowered without it (its functions and declarations); a module
-/// without a main graph otherwise.
+/// module lowered without it (its functions and declarations), given the
+/// program's signatures; a module without a main graph otherwise.
 pub fn lower_unless_main(
     program: &Program,
     entry: Symbol,
-    main_wanted: impl FnOnce(&Module) -> bool,
+    main_wanted: impl FnOnce(&Module, &Signatures) -> bool,
 ) -> Result<Module, ErrorKind> {
     let main_blocks: Vec<_> = program.main_blocks().collect();
     if !main_blocks.iter().any(|b| b.label == entry) {
@@ -65,7 +66,7 @@ pub fn lower_unless_main(
             _ => {}
         }
     }
-    let signatures = flowc_lang::flow::Signatures::of(program);
+    let signatures = Signatures::of(program);
     for f in program.functions() {
         let blocks: Vec<_> = f.blocks.iter().collect();
         let first = f.blocks[0].label;
@@ -78,7 +79,7 @@ pub fn lower_unless_main(
             &signatures,
         ));
     }
-    if main_wanted(&module) {
+    if main_wanted(&module, &signatures) {
         let main = graph::lower_graph(FunctionKind::Main, entry, None, &main_blocks, entry, &signatures);
         module.functions.insert(0, main);
     }

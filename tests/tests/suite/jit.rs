@@ -149,7 +149,7 @@ fn the_labels_watched_are_those_the_loop_forests_find() {
             assert_eq!(short, forests, "{name} from {label}");
             if !program.main_blocks().any(|b| matches!(b.term, flowc_lang::ast::Terminator::Promote { .. })) {
                 // The main graph left out, its labels found in its text.
-                let functions = flowc_frontend::lower_unless_main(program, label, |_| false).expect("it lowers");
+                let functions = flowc_frontend::lower_unless_main(program, label, |_, _| false).expect("it lowers");
                 assert!(functions.functions.iter().all(|f| f.kind != flowc_ir::FunctionKind::Main));
                 let text = sorted(flowc_trace::jit::watched_labels_from(program, &functions, label));
                 assert_eq!(text, short, "{name} from {label}, its main graph not lowered");
@@ -175,8 +175,8 @@ fn the_main_graph_is_lowered_only_where_the_jit_needs_it() {
     let wanted = |text: &str| {
         let program = flowc_lang::syntax::parse("main.fg", text).expect("it parses");
         let label = program.default_entry().expect("an entry");
-        let module = flowc_frontend::lower_unless_main(&program, label, |functions| {
-            flowc_trace::jit::main_wanted(&program, label, functions)
+        let module = flowc_frontend::lower_unless_main(&program, label, |functions, signatures| {
+            flowc_trace::jit::main_wanted(&program, label, functions, signatures)
         })
         .expect("it lowers");
         module.functions.iter().any(|f| f.kind == flowc_ir::FunctionKind::Main)

@@ -260,7 +260,9 @@ fn run_jit(
     let log = args.jit.open_log()?;
     // The main graph only where the JIT needs it lowered.
     let lower = move |p: &flowc_lang::Program| {
-        flowc_frontend::lower_unless_main(p, label, |functions| flowc_trace::jit::main_wanted(p, label, functions))
+        flowc_frontend::lower_unless_main(p, label, |functions, signatures| {
+            flowc_trace::jit::main_wanted(p, label, functions, signatures)
+        })
     };
     let mut paused = None;
     let mut apart = flowc_trace::jit::PrepareOnThread::new(program.clone(), label, Box::new(lower));

@@ -1692,7 +1692,8 @@ fn watched_labels_with(
 }
 
 /// Whether the JIT needs the main graph of `program` lowered, given the
-/// module of its functions (`functions`, lowered without it): the front
+/// module of its functions (`functions`, lowered without it) and its
+/// `signatures` (as lowering has them): the front
 /// end's `lower_unless_main` leaves it out otherwise. It is needed for
 /// what only its lowered form answers — what a field may hold (any object
 /// statement anywhere: the whole-program facts, which fields are always
@@ -1707,7 +1708,12 @@ fn watched_labels_with(
 /// has nothing to do while the interpreter warms up. (Without an object
 /// statement no object can exist: the scans answer as if there were
 /// none, lowered or not.)
-pub fn main_wanted(program: &Program, entry: Symbol, functions: &Module) -> bool {
+pub fn main_wanted(
+    program: &Program,
+    entry: Symbol,
+    functions: &Module,
+    signatures: &flowc_lang::flow::Signatures,
+) -> bool {
     use flowc_lang::ast::{Operator, Stmt, Terminator};
     let objects = |b: &flowc_lang::ast::Block| {
         b.body.iter().any(|s| matches!(s, Stmt::New { .. } | Stmt::Get { .. } | Stmt::Set { .. }))
@@ -1722,7 +1728,7 @@ pub fn main_wanted(program: &Program, entry: Symbol, functions: &Module) -> bool
     }
     let copy = |s: &Stmt| matches!(s, Stmt::Op1 { op: Operator::Known(flowc_lang::ops::Op::Same), .. });
     let main: Vec<&flowc_lang::ast::Block> = program.main_blocks().collect();
-    let reachable = flowc_lang::flow::reachable(&main, entry, &flowc_lang::flow::Signatures::of(program));
+    let reachable = flowc_lang::flow::reachable(&main, entry, signatures);
     let least: usize = reachable.iter().map(|b| b.body.iter().filter(|s| !copy(s)).count()).sum();
     compiling::FunctionsProgram::wanted_for(functions, least)
 }
