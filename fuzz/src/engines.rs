@@ -110,12 +110,12 @@ pub fn disagreement_on(p: &flowc_lang::Program) -> Option<String> {
         return Some(d);
     }
     // Started late, as `flowc run` does: the interpreter pauses at a
-    // block's start and the JIT takes the frames over.
-    for warmup in [1, 9] {
+    // block's start and the JIT takes the frames over (the second time
+    // from a light start, where the program promotes nothing).
+    for (warmup, light) in [(1, false), (9, true)] {
         let options = Options { threshold: 2, bridge_threshold: 1, ..Options::default() };
-        if let Some(d) =
-            differs(&format!("jit (after {warmup})"), engines::jit_late(&p, label, &env, options, warmup).0)
-        {
+        let got = engines::jit_late(&p, label, &env, options, warmup, light).0;
+        if let Some(d) = differs(&format!("jit (after {warmup}{})", if light { ", light" } else { "" }), got) {
             return Some(d);
         }
     }

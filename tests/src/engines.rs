@@ -161,16 +161,20 @@ pub fn jit_run(
 /// so for big programs) and the interpreter going on past the warm-up
 /// until it is done, then — if the run goes on — the JIT with `options`
 /// taking over where it paused (a warm-up too short for the thread
-/// prepares it there). The outcome, and whether the JIT took over. Call
-/// on a thread with a big stack.
+/// prepares it there). With `light`, a program whose text gives its
+/// watched labels starts light, as `flowc run` starts a big one
+/// (`flowc_trace::jit::starts_light`): the rest prepared when the JIT
+/// first wants to record. The outcome, and whether the JIT took over.
+/// Call on a thread with a big stack.
 pub fn jit_late(
     p: &Program,
     label: Symbol,
     env: &[(Symbol, Value)],
     options: flowc_trace::jit::Options,
     warmup: u64,
+    light: bool,
 ) -> (Outcome, bool) {
-    use flowc_trace::jit::{interpret_first_preparing, Jit, PrepareOnThread, Warmup};
+    use flowc_trace::jit::{interpret_first_preparing, Jit, Later, PrepareOnThread, Warmup};
     let config = config();
     let shared = std::sync::Arc::new(p.clone());
     // As `flowc run` lowers it: the main graph only where the JIT needs it.
@@ -179,13 +183,23 @@ pub fn jit_late(
             flowc_trace::jit::main_wanted(p, label, functions, signatures)
         })
     };
-    let mut apart = PrepareOnThread::new(shared.clone(), label, Box::new(lower));
+    let light = light && flowc_trace::jit::starts_light_shape(p);
+    let mut apart = match light {
+        true => PrepareOnThread::light(shared.clone(), label),
+        false => PrepareOnThread::new(shared.clone(), label, Box::new(lower)),
+    };
     let paused = match interpret_first_preparing(&shared, label, env, &config, warmup, Some(&mut apart)) {
         Warmup::Done(result, ..) => return (outcome(result), false),
         Warmup::Paused(paused) => paused,
     };
     let result = match apart.finish(lower) {
-        Ok(prepared) => Jit::prepared(&shared, prepared, options).take_over(paused, &config),
+        Ok(prepared) => {
+            let mut jit = Jit::prepared(&shared, prepared, options);
+            if light {
+                jit.prepare_later(Box::new(Later::new(shared.clone(), label, lower)));
+            }
+            jit.take_over(paused, &config)
+        }
         Err(kind) => Err(interp::RuntimeError { kind, at: None }),
     };
     (outcome(result), true)

@@ -221,27 +221,90 @@ fn the_main_graph_is_lowered_only_where_the_jit_needs_it() {
 /// The JIT taking over a run the interpreter began and paused (`flowc
 /// run`'s late start) agrees with the reference interpreter wherever the
 /// pause falls: after a statement or two, inside a loop or a called
-/// function, with objects in the frames — outputs and errors alike.
+/// function, with objects in the frames — outputs and errors alike; and
+/// from a light start (`flowc_trace::jit::starts_light`) on every program
+/// whose text gives its watched labels, the rest of the start adopted
+/// mid-run (where the JIT would record) — which checks, as it adopts it,
+/// that the text gave the labels and recursive functions lowering gives.
 #[test]
 fn jit_taking_over_a_paused_run_matches_reference_on_the_corpus() {
-    let (compared, took_over) = flowc_codegen::with_stack(move || {
-        let (mut compared, mut took_over) = (0, 0);
+    let (compared, took_over, light) = flowc_codegen::with_stack(move || {
+        let (mut compared, mut took_over, mut light) = (0, 0, 0);
         for case in engines::corpus_cases_from_every_label().filter(|c| c.finishes()) {
             let (p, label, env) = (&case.program, case.label, &case.env);
+            let shapes: &[(bool, bool)] = match flowc_trace::jit::starts_light_shape(p) {
+                true => &[(false, false), (true, false), (false, true), (true, true)],
+                false => &[(false, false), (true, false)],
+            };
             for warmup in [1, 3, 20, 150] {
-                for background in [false, true] {
+                for &(background, starts_light) in shapes {
                     let options = Options { background, ..eager(2, false) };
-                    let (got, paused) = engines::jit_late(p, label, env, options, warmup);
-                    assert_eq!(got, case.expected, "{} taken over after {warmup} statements", case.name);
+                    let (got, paused) = engines::jit_late(p, label, env, options, warmup, starts_light);
+                    let start = if starts_light { "a light start" } else { "a full start" };
+                    assert_eq!(got, case.expected, "{} taken over after {warmup} statements, {start}", case.name);
                     compared += 1;
                     took_over += usize::from(paused);
+                    light += usize::from(paused && starts_light);
                 }
             }
         }
-        (compared, took_over)
+        (compared, took_over, light)
     });
     assert!(compared > 300, "only {compared} runs compared");
     assert!(took_over > 150, "the JIT took over only {took_over} runs");
+    assert!(light > 100, "the JIT took over from a light start only {light} runs");
+}
+
+/// A light start (`flowc run`'s for a big program whose text gives its
+/// watched labels: `flowc_trace::jit::starts_light`) prepares the rest of
+/// the JIT's start only once a hot spot would be recorded: 300 functions
+/// whose loops are never hot leave it unprepared (nothing lowered, no
+/// code); with loops of 400 rounds (each function called once) it is
+/// asked for, adopted, and loops compiled. Both print what the interpreter prints.
+#[test]
+fn a_light_start_prepares_the_rest_only_when_a_loop_would_be_recorded() {
+    use flowc_trace::jit::{interpret_first_preparing, Jit, Later, PrepareOnThread, Warmup};
+    let runs = flowc_codegen::with_stack(move || {
+        let mut runs = Vec::new();
+        // Loops of 2 rounds called 10 times (30 arrivals each, under the
+        // threshold), then of 400 called once.
+        for (rounds, calls) in [(2, 10), (400, 1)] {
+            let text = flowc_tests::loops::many_functions(300, rounds)
+                .replace("start(n = 30)", &format!("start(n = {calls})"));
+            let program = std::sync::Arc::new(flowc_lang::syntax::parse("functions.fg", &text).expect("it parses"));
+            assert!(flowc_trace::jit::starts_light(&program), "a big program that promotes nothing");
+            let label = flowc_lang::Symbol::intern("start");
+            let env = program.entry_env(label).expect("an entry").to_vec();
+            let expected = engines::reference(&program, label, &env);
+            let config = flowc_lang::interp::Config::default();
+            let lower = move |p: &flowc_lang::Program| {
+                flowc_frontend::lower_unless_main(p, label, |functions, signatures| {
+                    flowc_trace::jit::main_wanted(p, label, functions, signatures)
+                })
+            };
+            let mut apart = PrepareOnThread::light(program.clone(), label);
+            let Warmup::Paused(paused) =
+                interpret_first_preparing(&program, label, &env, &config, 2_000, Some(&mut apart))
+            else {
+                panic!("the run goes on past 2,000 statements")
+            };
+            let prepared = apart.finish(|_| panic!("a light start lowers nothing")).expect("prepared");
+            let options = Options { inspect: Some(check), ..Options::default() };
+            let mut jit = Jit::prepared(&program, prepared, options);
+            jit.prepare_later(Box::new(Later::new(program.clone(), label, lower)));
+            let outcome = jit.take_over(paused, &config);
+            assert_eq!(engines::outcome(outcome), expected, "loops of {rounds} rounds");
+            runs.push(jit.stats());
+        }
+        runs
+    });
+    let (cold, hot) = (&runs[0], &runs[1]);
+    assert!(cold.light_start && hot.light_start);
+    assert_eq!(cold.start_rest, None, "nothing hot asked for the rest: {cold}");
+    assert_eq!(cold.traces + cold.bridges + cold.entry_traces, 0, "{cold}");
+    let Some((asked, Some(adopted))) = hot.start_rest else { panic!("the rest adopted: {hot}") };
+    assert!(asked <= adopted, "{hot}");
+    assert!(hot.traces > 0, "loops compiled once the rest was there: {hot}");
 }
 
 /// Forty functions, each with a loop of 20 rounds called 30 times: each

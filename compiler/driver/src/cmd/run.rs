@@ -265,7 +265,14 @@ fn run_jit(
         })
     };
     let mut paused = None;
-    let mut apart = flowc_trace::jit::PrepareOnThread::new(program.clone(), label, Box::new(lower));
+    // A big program whose text gives the labels to watch starts light:
+    // nothing lowered until the JIT first wants to record
+    // (`flowc_trace::jit`, "A start in proportion to use").
+    let light = flowc_trace::jit::starts_light(program);
+    let mut apart = match light {
+        true => flowc_trace::jit::PrepareOnThread::light(program.clone(), label),
+        false => flowc_trace::jit::PrepareOnThread::new(program.clone(), label, Box::new(lower)),
+    };
     if warmup > 0 {
         // The JIT's start prepared on the other core while the interpreter
         // runs alone (`flowc_trace::jit::Preparing`), once the run is long
@@ -304,6 +311,9 @@ fn run_jit(
         ..args.jit.options()
     };
     let mut jit = input::JitArgs::jit_logging(program, prepared, options, log);
+    if light {
+        jit.prepare_later(Box::new(flowc_trace::jit::Later::new(program.clone(), label, lower)));
+    }
     let waited = paused.as_ref().map_or(0, |p| p.waited);
     let result = match paused {
         Some(p) => jit.take_over(p, config),

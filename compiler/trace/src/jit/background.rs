@@ -760,7 +760,7 @@ impl Drop for Worker {
     }
 }
 
-impl super::Jit<'_> {
+impl<'p> super::Jit<'p> {
     /// Gives `job` (of code starting at `what`, to become `then`, whose
     /// recording passed the hot spots `passed`) to the run's worker.
     /// Handed back when the run has no worker or the job may hold
@@ -768,7 +768,7 @@ impl super::Jit<'_> {
     pub(super) fn submit(
         &mut self,
         machine: &mut super::Machine,
-        run: &mut super::Run,
+        run: &mut super::Run<'_, 'p>,
         job: Job,
         what: String,
         passed: Vec<Key>,
@@ -783,7 +783,7 @@ impl super::Jit<'_> {
             // VM of `jit_bf` at 2,000 run as fast with it there: 0.96 and
             // 1.00 of the time, 15 runs each, alternated; BF bottles 10
             // 0.88-0.93, the shapes corpus's ledger 0.83.)
-            run.worker = run.start_worker.map(|start| start());
+            run.worker = run.start_worker.map(|start| start(self.shared.clone()));
         }
         let Some(worker) = run.worker.as_mut() else { return Err(job) };
         let recorded = match &job {
@@ -843,7 +843,7 @@ impl super::Jit<'_> {
     /// its head (`digits 200`'s slow mode: the divmod loop at BF position
     /// 2705 stayed a job in hand to the end, and its copy loops ran round
     /// by round, 300-470 ms against 120-190).
-    pub(super) fn collect_done(&mut self, machine: &mut super::Machine, run: &mut super::Run) {
+    pub(super) fn collect_done(&mut self, machine: &mut super::Machine, run: &mut super::Run<'_, 'p>) {
         let Some(worker) = run.worker.as_mut() else { return };
         worker.collect();
         if worker.fresh.is_empty() {

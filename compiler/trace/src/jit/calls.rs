@@ -77,10 +77,14 @@ impl<'p> Jit<'p> {
     pub(super) fn call_compiled(
         &mut self,
         machine: &mut Machine,
-        run: &mut Run,
+        run: &mut Run<'_, 'p>,
         key: &Key,
         stack: &mut Vec<Frame>,
     ) -> Result<Next, RuntimeError> {
+        if !self.start_complete(machine, key) {
+            // The interpreter runs the call meanwhile.
+            return Ok(Next::Interpret(0));
+        }
         let top = stack.last().expect("the callee's frame");
         let graph = &run.resolved.graphs[top.graph as usize];
         let name = graph.name.expect("a function");
@@ -129,7 +133,7 @@ impl<'p> Jit<'p> {
     /// ([`super::crossings_weigh`]): the profiler watches its calls. The first
     /// time, only if the compile budget affords the program's functions,
     /// which it is then charged.
-    pub(super) fn calls_instead(&mut self, machine: &mut Machine, run: &Run, graph: u32) {
+    pub(super) fn calls_instead(&mut self, machine: &mut Machine, run: &Run<'_, 'p>, graph: u32) {
         if machine.profiler_mut().is_none_or(|p| p.watches_calls(graph)) {
             return;
         }

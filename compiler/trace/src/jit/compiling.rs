@@ -77,7 +77,7 @@ impl<'p> Jit<'p> {
     /// those.
     pub(super) fn with_resume_live(
         &mut self,
-        run: &mut Run,
+        run: &mut Run<'_, 'p>,
         mut trace: crate::trace::Trace,
         start: &Start,
         end: Option<Symbol>,
@@ -97,7 +97,7 @@ impl<'p> Jit<'p> {
 
     /// The variables live at `label` of `function` (`None`: the main
     /// graph), sorted; `None` where the program has no such label.
-    fn live_names(&mut self, run: &mut Run, function: Option<Symbol>, label: Symbol) -> Option<Arc<[Symbol]>> {
+    fn live_names(&mut self, run: &mut Run<'_, 'p>, function: Option<Symbol>, label: Symbol) -> Option<Arc<[Symbol]>> {
         if let Some(names) = self.live_names.get(&(function, label)) {
             return Some(names.clone());
         }
@@ -125,7 +125,7 @@ impl<'p> Jit<'p> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn loop_job(
         &mut self,
-        run: &mut Run,
+        run: &mut Run<'_, 'p>,
         name: Symbol,
         trace: crate::trace::Trace,
         start: &Start,

@@ -103,7 +103,7 @@ impl<'p> Jit<'p> {
     pub(super) fn join_at(
         &mut self,
         machine: &mut Machine,
-        run: &Run,
+        run: &Run<'_, 'p>,
         g: u32,
         label: Symbol,
         env: &Env,
@@ -137,7 +137,7 @@ impl<'p> Jit<'p> {
     pub(super) fn jumps_to_join(
         &mut self,
         machine: &Machine,
-        run: &mut Run,
+        run: &mut Run<'_, 'p>,
         exit: ExitId,
         values: &[Option<Value>],
     ) -> bool {

@@ -199,6 +199,26 @@
 //! ([`interpret_first_preparing`]). `Jit::run`
 //! (the library's entry, `compare`, `explore`, the tests) starts at once.
 //!
+//! **A start in proportion to use** ([`starts_light`], [`Prepared::light`],
+//! [`Jit::prepare_later`]). What the JIT needs to take a run over and
+//! count its hot spots is little: the labels it watches, the recursive
+//! functions whose calls it counts, the objects' layout. What it needs to
+//! record and compile — the program lowered, the fields' facts solved —
+//! is most of its start (2,000 functions of ten statements: 52 million
+//! instructions, against 15 for the labels), and a run whose loops are
+//! all too short or too sparse to compile uses none of it. Prepared on
+//! the other core during the warm-up, it slowed the interpreter there by
+//! about half the work it did (two vCPUs that share more than they
+//! seem to). So `flowc run` starts a big program whose text gives its
+//! watched labels (no graph promotes, no `can_enter_jit` hint) *light*:
+//! the warm-up prepares the labels and the recursive functions from the
+//! text, the JIT takes over with them, and the rest is prepared when the
+//! first hot spot passes every test before recording (the budget, the
+//! density of its arrivals): on another thread, the interpreter going
+//! on, the hot spot counting again, until it is done and the JIT adopts
+//! it ([`Jit::start_complete`]). A program that promotes starts as
+//! before, its labels found in its graphs as lowered.
+//!
 //! **State handed over.** Entering code needs the live variables it was
 //! recorded with (bound, and those it saw unbound still unbound);
 //! otherwise the interpreter goes on, and at the next threshold a variant
@@ -243,7 +263,10 @@ mod tier;
 mod trees;
 mod view;
 
-pub use prepare::{Lower, PrepareApart, PrepareOnThread, Prepared, Preparing};
+pub use prepare::{
+    recursive_in_text, starts_light, starts_light_shape, Later, Lower, PrepareApart, PrepareLater, PrepareOnThread,
+    Prepared, Preparing,
+};
 pub use view::{CodeView, ExitView};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -942,6 +965,10 @@ pub struct Jit<'p> {
     /// Statements the interpreter did alone before the JIT took the run
     /// over ([`Jit::take_over`]): not work of the JIT's clock.
     work_before: u64,
+    /// The rest of a light start ([`Prepared::light`]), until it is
+    /// adopted ([`Jit::start_complete`]): started when the first hot spot
+    /// would be recorded.
+    later: Option<Box<dyn PrepareLater>>,
     log: Option<log::Log>,
 }
 
@@ -1539,7 +1566,7 @@ enum Begin<'e> {
 
 /// What one run needs besides the JIT: the resolved program, per-graph
 /// liveness, per-code slots, the allocation counter.
-struct Run<'c> {
+struct Run<'c, 'p> {
     resolved: &'c Resolved,
     liveness: Vec<Option<Liveness>>,
     /// Per code: the slots of its parameters, then of its unbound
@@ -1553,7 +1580,7 @@ struct Run<'c> {
     /// The worker optimizing in the background, with `Options::background`
     /// (started by `start_worker` when the first job comes).
     worker: Option<background::Worker>,
-    start_worker: Option<&'c dyn Fn() -> background::Worker>,
+    start_worker: Option<&'c dyn Fn(std::sync::Arc<background::Shared<'p>>) -> background::Worker>,
 }
 
 /// Where a run goes on.
@@ -1600,6 +1627,31 @@ fn watched_labels_with(
     main_entry: Option<Symbol>,
     shortcut: bool,
 ) -> Vec<(Option<Symbol>, Symbol)> {
+    let mut graphs: Vec<(Option<&Function>, Option<Symbol>)> = flow_graphs(module).map(|(f, g)| (Some(f), g)).collect();
+    if main_entry.is_some() && !graphs.iter().any(|&(_, g)| g.is_none()) {
+        graphs.insert(0, (None, None));
+    }
+    watched_labels_of(program, graphs, main_entry, shortcut)
+}
+
+/// [`watched_labels_from`] with nothing lowered, for a program none of
+/// whose graphs promotes ([`prepare::starts_light_shape`]): the same
+/// labels in the same order, each graph's from its text (the main graph's
+/// from `entry`, then the functions' in the program's order, which is the
+/// order lowering keeps).
+pub fn watched_labels_in_text(program: &Program, entry: Symbol) -> Vec<(Option<Symbol>, Symbol)> {
+    let graphs = std::iter::once((None, None)).chain(program.functions().map(|f| (None, Some(f.name)))).collect();
+    watched_labels_of(program, graphs, Some(entry), true)
+}
+
+/// [`watched_labels_with`] over `graphs`: each flow graph (`None`: the
+/// main graph) with its lowered form where it has one.
+fn watched_labels_of(
+    program: &Program,
+    graphs: Vec<(Option<&Function>, Option<Symbol>)>,
+    main_entry: Option<Symbol>,
+    shortcut: bool,
+) -> Vec<(Option<Symbol>, Symbol)> {
     let declared: Vec<Symbol> = program.can_enter_jit_labels().collect();
     if !declared.is_empty() {
         let mut out = Vec::new();
@@ -1620,10 +1672,6 @@ fn watched_labels_with(
     let mut seen: HashSet<(Option<Symbol>, Symbol)> = HashSet::default();
     let index = ProgramIndex::new(program);
     let signatures = flowc_lang::flow::Signatures::of(program);
-    let mut graphs: Vec<(Option<&Function>, Option<Symbol>)> = flow_graphs(module).map(|(f, g)| (Some(f), g)).collect();
-    if main_entry.is_some() && !graphs.iter().any(|&(_, g)| g.is_none()) {
-        graphs.insert(0, (None, None));
-    }
     for (f, graph) in graphs {
         // The graph as written, and where it starts: the main graph's
         // lowered function is named for its entry label.
@@ -1650,9 +1698,10 @@ fn watched_labels_with(
             }
             continue;
         }
-        // (A main graph left out promotes nothing: `main_wanted`.)
+        // (A main graph left out promotes nothing: `main_wanted`; nor
+        // does a graph of a light start: `starts_light`.)
         let Some(f) = f else {
-            debug_assert!(false, "the main graph promotes, and was not lowered");
+            debug_assert!(false, "the graph promotes, and was not lowered");
             continue;
         };
         let cfg = flowc_ir::cfg::Cfg::new(f);
@@ -1948,10 +1997,97 @@ impl<'p> Jit<'p> {
             irregular: HashSet::default(),
             counts: Counts::default(),
             work_before: 0,
+            later: None,
             log: std::env::var_os("FLOWC_JIT_LOG")
                 .and_then(|path| std::fs::File::create(path).ok())
                 .map(|f| log::Log::new(Box::new(std::io::BufWriter::new(f)))),
         }
+    }
+
+    /// This JIT, made from a light start ([`Prepared::light`]), adopts
+    /// `later`'s preparation once it first wants to record (see "A start
+    /// in proportion to use").
+    pub fn prepare_later(&mut self, later: Box<dyn PrepareLater>) {
+        self.later = Some(later);
+        self.stats.light_start = true;
+    }
+
+    /// Whether the JIT's start is complete, so that hot spot `key` may be
+    /// recorded: always but after a light start, whose rest this starts
+    /// preparing the first time it is asked, and adopts once it is done.
+    /// Until then `key` counts again, the interpreter going on.
+    fn start_complete(&mut self, machine: &mut Machine, key: &Key) -> bool {
+        let Some(later) = self.later.as_mut() else { return true };
+        let steps = machine.steps();
+        let first = self.stats.start_rest.is_none();
+        if first {
+            later.start();
+            self.stats.start_rest = Some((steps, None));
+        }
+        let done = later.done();
+        if first && self.log.is_some() {
+            let what = describe(key, machine.resolved());
+            self.log(format_args!("the rest of the JIT's start being prepared, first wanted at {what}"));
+        }
+        if !done {
+            // Counted again from zero, its clock too: judged afresh at its
+            // next threshold (asked again sooner, with no clock, hot spots
+            // that would have been judged too sparse were recorded at once
+            // when the rest came: 1,500 loop nests over an object, 40%
+            // more code and four times the compiling on the running
+            // thread).
+            if let Some(p) = machine.profiler_mut() {
+                p.set(key, KeyState::Counting);
+            }
+            return false;
+        }
+        let later = self.later.take().expect("looked at");
+        match later.finish() {
+            Ok(prepared) => {
+                self.adopt(prepared);
+                self.stats.start_rest = self.stats.start_rest.map(|(asked, _)| (asked, Some(steps)));
+                self.log(format_args!("the JIT's start complete"));
+                true
+            }
+            // Lowering fails only for an entry label the program does not
+            // have, which the run had already found: nothing is recorded.
+            Err(e) => {
+                self.later = Some(Box::new(prepare::Unprepared(e)));
+                false
+            }
+        }
+    }
+
+    /// The JIT takes what `prepared` says of the program in place of what
+    /// a light start said (its watched labels stay: the profiler counts
+    /// them, and they are the same).
+    fn adopt(&mut self, prepared: Prepared) {
+        let Prepared {
+            hints,
+            main,
+            watched,
+            reserved,
+            recursive,
+            remove_allocations,
+            always_set,
+            links,
+            layout,
+            fields,
+        } = prepared;
+        debug_assert_eq!(watched, self.watched, "a light start watches the labels a full one does");
+        debug_assert_eq!(recursive, self.recursive, "a light start finds the recursive functions a full one does");
+        debug_assert!(reserved.is_empty(), "a light start holds no labels in reserve");
+        self.functions_program = compiling::FunctionsProgram::of(&hints, main.as_ref());
+        self.shared = std::sync::Arc::new(background::Shared::new(
+            self.shared.program,
+            std::sync::Arc::new(hints),
+            remove_allocations,
+            self.options.inspect,
+            self.options.worker_delay,
+        ));
+        self.main.set(if fields.is_some() { None } else { main });
+        self.fields = fields.map(std::cell::OnceCell::from).unwrap_or_default();
+        (self.always_set, self.links, self.layout, self.recursive) = (always_set, links, layout, recursive);
     }
 
     /// How the trace cache generates code.
@@ -2083,8 +2219,7 @@ impl<'p> Jit<'p> {
             self.reset();
             self.fuel_checks = true;
         }
-        let shared = self.shared.clone();
-        let program = shared.program;
+        let program = self.shared.program;
         let profiler = self.profiler(&mut resolved);
         let mut machine = Machine::new(program, &resolved, config);
         machine.set_profiler(profiler);
@@ -2093,13 +2228,15 @@ impl<'p> Jit<'p> {
             // starts no thread. A run that leaves what it holds to the
             // process's exit does not wait for it either.
             let detached = self.options.leave_to_exit;
-            let start = || match detached {
+            // (With what optimizing needs of the program when it starts:
+            // a light start adopts the rest before its first job.)
+            let start = |shared| match detached {
                 // SAFETY: `leave_to_exit`'s caller keeps the program until
                 // the process exits, and the run frees neither its heap nor
                 // its code (`Options::leave_to_exit`).
                 #[allow(unsafe_code)]
-                true => unsafe { background::Worker::spawn_detached(shared.clone()) },
-                false => background::Worker::spawn(scope, shared.clone()),
+                true => unsafe { background::Worker::spawn_detached(shared) },
+                false => background::Worker::spawn(scope, shared),
             };
             let mut run = Run {
                 resolved: &resolved,
@@ -2111,7 +2248,7 @@ impl<'p> Jit<'p> {
                 heap: Heap { allocations: 0, layout: resolved.layout },
                 config,
                 worker: None,
-                start_worker: self.options.background.then_some(&start as &dyn Fn() -> background::Worker),
+                start_worker: self.options.background.then_some(&start as &dyn Fn(_) -> background::Worker),
             };
             let result = self.drive(&mut machine, &mut run, begin);
             // Jobs not yet installed are dropped with the worker (which
@@ -2177,7 +2314,7 @@ impl<'p> Jit<'p> {
     /// exit the interpreter goes on from (no code runs): the cache, what
     /// the JIT knows of each piece, the worker's jobs (see "A full
     /// cache"). Hot spots that had code count again from zero.
-    fn flush(&mut self, machine: &mut Machine, run: &mut Run) {
+    fn flush(&mut self, machine: &mut Machine, run: &mut Run<'_, 'p>) {
         let (pieces, mut jobs) = (self.codes.len(), 0);
         if let Some(w) = run.worker.as_mut() {
             jobs = w.forget_all();
@@ -2267,7 +2404,7 @@ impl<'p> Jit<'p> {
         p
     }
 
-    fn drive(&mut self, machine: &mut Machine, run: &mut Run, begin: Begin) -> Result<Outcome, RuntimeError> {
+    fn drive(&mut self, machine: &mut Machine, run: &mut Run<'_, 'p>, begin: Begin) -> Result<Outcome, RuntimeError> {
         let mut step = match begin {
             Begin::Entry(entry, env) => machine.run_hot(entry, env)?,
             Begin::Paused { mut stack, block, counts } => {
@@ -2315,7 +2452,7 @@ impl<'p> Jit<'p> {
     fn hot(
         &mut self,
         machine: &mut Machine,
-        run: &mut Run,
+        run: &mut Run<'_, 'p>,
         key: &Key,
         stack: &mut Vec<Frame>,
         block: u32,
@@ -2353,7 +2490,7 @@ impl<'p> Jit<'p> {
     fn at_key(
         &mut self,
         machine: &mut Machine,
-        run: &mut Run,
+        run: &mut Run<'_, 'p>,
         key: &Key,
         stack: &mut Vec<Frame>,
         block: u32,
@@ -2482,6 +2619,10 @@ impl<'p> Jit<'p> {
             self.resumed = Resumed::Sparse;
             return Ok(Next::Interpret(block));
         }
+        if !self.start_complete(machine, key) {
+            self.resumed = Resumed::Starting;
+            return Ok(Next::Interpret(block));
+        }
         self.resumed = Resumed::Recorded;
         if self.wants_tier(run, key) {
             return self.record_tier(machine, run, key, stack, block);
@@ -2499,8 +2640,8 @@ impl<'p> Jit<'p> {
     /// worker ("Inner loops first"), public BF hanoi.b kept up to 200 such
     /// results, 400 of the cache's 2,000 pieces, and was deferred so much
     /// more that it ran 1.7 s instead of 1.3; dropping them, 1.25-1.3 s.
-    fn cache_full(&mut self, run: &mut Run) -> bool {
-        let full = |jit: &Self, run: &Run| {
+    fn cache_full(&mut self, run: &mut Run<'_, 'p>) -> bool {
+        let full = |jit: &Self, run: &Run<'_, 'p>| {
             let pieces = jit.codes.len() + Self::pending_codes(run);
             let (code, exits) = jit.cache.as_ref().map_or((0, 0), |c| (c.code_size(), c.exit_count()));
             small_pieces_full(pieces, code, exits, jit.options.max_traces, jit.options.small_pieces_room)
@@ -2542,7 +2683,7 @@ impl<'p> Jit<'p> {
     }
 
     /// Whether the top frame `top` has what code `code` takes.
-    fn admits_frame(&self, run: &mut Run, code: TraceId, top: &Frame) -> bool {
+    fn admits_frame(&self, run: &mut Run<'_, 'p>, code: TraceId, top: &Frame) -> bool {
         let c = &self.codes[code.0 as usize];
         if c.graph != top.graph {
             return false;
@@ -2574,7 +2715,7 @@ impl<'p> Jit<'p> {
     fn execute(
         &mut self,
         machine: &mut Machine,
-        run: &mut Run,
+        run: &mut Run<'_, 'p>,
         code: TraceId,
         stack: &mut Vec<Frame>,
     ) -> Result<Next, RuntimeError> {
@@ -2592,7 +2733,7 @@ impl<'p> Jit<'p> {
     fn execute_with(
         &mut self,
         machine: &mut Machine,
-        run: &mut Run,
+        run: &mut Run<'_, 'p>,
         code: TraceId,
         args: &[Value],
         stack: &mut Vec<Frame>,
@@ -2661,7 +2802,7 @@ impl<'p> Jit<'p> {
 
     /// The state compiled code starts from when the interpreter has `depth`
     /// frames below the one it runs.
-    fn code_run(&self, run: &Run, depth: usize) -> flowc_codegen::RunState {
+    fn code_run(&self, run: &Run<'_, 'p>, depth: usize) -> flowc_codegen::RunState {
         flowc_codegen::RunState {
             allocations: run.heap.allocations,
             max_depth: run.config.max_depth,
@@ -2678,7 +2819,7 @@ impl<'p> Jit<'p> {
     /// Takes back what compiled code counted: the work its straight
     /// pieces did goes on the JIT's clock (the loops' iterations go there
     /// as [`Jit::paid`] judges them).
-    fn code_ran(&mut self, run: &mut Run, r: &flowc_codegen::RunState) {
+    fn code_ran(&mut self, run: &mut Run<'_, 'p>, r: &flowc_codegen::RunState) {
         run.heap.allocations = r.allocations;
         self.fuel = r.fuel;
         self.compiled_work = self.compiled_work.saturating_add(r.work);
@@ -2700,7 +2841,7 @@ impl<'p> Jit<'p> {
     /// given up and the run interpreted; judged by all its entries, it
     /// was given up too, on a loaded machine, one run in ten or twenty:
     /// the entries from before its bridges came outweighed those after).
-    fn paid(&mut self, machine: &mut Machine, run: &Run, code: TraceId, iterations: u64, straight: u64) {
+    fn paid(&mut self, machine: &mut Machine, run: &Run<'_, 'p>, code: TraceId, iterations: u64, straight: u64) {
         let every = self.options.judge_after.max(1);
         // Each iteration replaced about the statements it was recorded
         // from.
@@ -2803,7 +2944,7 @@ impl<'p> Jit<'p> {
     /// the label after a `promote` of the program (not one of a loop's
     /// checks of the variables it pins, which exit to its start). Read
     /// from its exits: compiled code no longer has its IR.
-    fn promotes(&self, run: &Run, code: TraceId) -> bool {
+    fn promotes(&self, run: &Run<'_, 'p>, code: TraceId) -> bool {
         let Some(cache) = self.cache.as_ref() else { return false };
         cache.exits_of(code).iter().any(|&e| {
             let (exit, _) = cache.exit(e);
@@ -2817,7 +2958,7 @@ impl<'p> Jit<'p> {
     /// `deciding`), once more values failed it: the hint gives way as
     /// soon as one came back; after [`DECIDE_SAMPLES`] that did not, the
     /// promotion is megamorphic.
-    fn decide_chain(&mut self, machine: &mut Machine, run: &Run, exit: ExitId) {
+    fn decide_chain(&mut self, machine: &mut Machine, run: &Run<'_, 'p>, exit: ExitId) {
         let state = self.exit_state(exit);
         let (repeated, done) = (state.came_back, state.sampled >= DECIDE_SAMPLES);
         if !repeated && !done {
@@ -2854,7 +2995,7 @@ impl<'p> Jit<'p> {
     /// way to it already, `moved_to`), its block, and the hot spot's key.
     fn hint_to_move(
         &self,
-        run: &Run,
+        run: &Run<'_, 'p>,
         root: TraceId,
         function: Option<Symbol>,
         to: Symbol,
@@ -2913,7 +3054,7 @@ impl<'p> Jit<'p> {
     fn move_hint(
         &mut self,
         machine: &mut Machine,
-        run: &Run,
+        run: &Run<'_, 'p>,
         root: TraceId,
         function: Option<Symbol>,
         to: Symbol,
@@ -2966,7 +3107,7 @@ impl<'p> Jit<'p> {
     /// [`Jit::move_hint`] for the tree of code `root`, at a `guard_value`
     /// of the tree that failed (whose failing values repeated, if
     /// `repeated`); whether it moved.
-    fn move_hint_of_tree(&mut self, machine: &mut Machine, run: &Run, root: TraceId, repeated: bool) -> bool {
+    fn move_hint_of_tree(&mut self, machine: &mut Machine, run: &Run<'_, 'p>, root: TraceId, repeated: bool) -> bool {
         let at: Vec<(Option<Symbol>, Symbol)> = self
             .exits
             .iter()
@@ -2985,7 +3126,14 @@ impl<'p> Jit<'p> {
     /// whose code guards a value there (a tree with an exit at such a
     /// guard that failed) are recorded again, as after
     /// [`Jit::stop_following`].
-    fn megamorphic(&mut self, machine: &mut Machine, run: &Run, function: Option<Symbol>, to: Symbol, why: &str) {
+    fn megamorphic(
+        &mut self,
+        machine: &mut Machine,
+        run: &Run<'_, 'p>,
+        function: Option<Symbol>,
+        to: Symbol,
+        why: &str,
+    ) {
         if !self.unpromoted.insert((function, to)) {
             return;
         }
@@ -3073,7 +3221,7 @@ impl<'p> Jit<'p> {
     fn exit(
         &mut self,
         machine: &mut Machine,
-        run: &mut Run,
+        run: &mut Run<'_, 'p>,
         exit: ExitId,
         values: Vec<Option<Value>>,
         stack: &mut Vec<Frame>,
@@ -3158,7 +3306,7 @@ impl<'p> Jit<'p> {
     }
 
     /// The frames exit `exit` leaves, from the `values` it stored.
-    fn exit_frames(&self, run: &mut Run, exit: ExitId, values: &[Option<Value>]) -> Vec<ResumeFrame> {
+    fn exit_frames(&self, run: &mut Run<'_, 'p>, exit: ExitId, values: &[Option<Value>]) -> Vec<ResumeFrame> {
         let state = self.exits[exit.0 as usize].as_ref().expect("an exit that failed");
         let code = &self.codes[state.parent.0 as usize];
         let map: HashMap<ValueId, Value> =
@@ -3173,7 +3321,7 @@ impl<'p> Jit<'p> {
     fn resume_at(
         &mut self,
         machine: &mut Machine,
-        run: &mut Run,
+        run: &mut Run<'_, 'p>,
         exit: ExitId,
         values: &[Option<Value>],
         stack: &mut Vec<Frame>,
@@ -3228,12 +3376,12 @@ impl<'p> Jit<'p> {
         steps.saturating_sub(self.work_before) + self.compiled_work
     }
 
-    fn affordable(&self, machine: &Machine, run: &Run) -> bool {
+    fn affordable(&self, machine: &Machine, run: &Run<'_, 'p>) -> bool {
         self.affordable_with(machine, run, 0)
     }
 
     /// [`Jit::affordable`] once `more` operations more are compiled.
-    fn affordable_with(&self, machine: &Machine, run: &Run, more: u64) -> bool {
+    fn affordable_with(&self, machine: &Machine, run: &Run<'_, 'p>, more: u64) -> bool {
         let Some(allowance) = self.options.compile_allowance else { return true };
         let pending = run.worker.as_ref().map_or(0, |w| w.pending_ops());
         let work = self.work(machine.steps());
@@ -3326,7 +3474,7 @@ impl<'p> Jit<'p> {
 
     /// Pieces of code the worker's pending jobs will add (at most two
     /// each: a loop and its preamble), which count against `max_traces`.
-    fn pending_codes(run: &Run) -> usize {
+    fn pending_codes(run: &Run<'_, 'p>) -> usize {
         run.worker.as_ref().map_or(0, |w| 2 * w.pending_jobs())
     }
 

@@ -138,6 +138,31 @@ impl Prepared {
             Some(Arc::new(flowc_passes::propagate::program_facts_of(program_module(self.hints.clone(), main))));
     }
 
+    /// What the JIT needs of `program` to take a run over from label
+    /// `entry` and count its hot spots, found from its text alone (a
+    /// *light start*: see "A start in proportion to use" in `jit/mod.rs`):
+    /// the labels it watches (the targets of retreating edges, as
+    /// [`super::watched_labels_from`] finds them for a graph that promotes
+    /// nothing), its recursive functions ([`recursive_in_text`]), the
+    /// objects' layout. Nothing is lowered: the JIT records nothing until
+    /// the rest is prepared ([`PrepareLater`]), whose [`Prepared`] it then
+    /// adopts. Only for a program [`starts_light`] says so of.
+    pub fn light(program: &Program, entry: Symbol) -> Prepared {
+        debug_assert!(starts_light_shape(program), "a light start watches what the text says");
+        Prepared {
+            hints: Module { pure: Vec::new(), immutable: Vec::new(), functions: Vec::new() },
+            main: None,
+            watched: super::watched_labels_in_text(program, entry),
+            reserved: Vec::new(),
+            recursive: recursive_in_text(program),
+            remove_allocations: false,
+            always_set: Vec::new(),
+            links: Vec::new(),
+            layout: program.layout(),
+            fields: None,
+        }
+    }
+
     /// The program's lowered functions, its main graph included.
     fn functions(&self) -> impl Iterator<Item = &Function> {
         self.hints.functions.iter().chain(self.main.as_ref().map(|(_, main)| main))
@@ -152,6 +177,64 @@ pub(super) fn program_module(mut hints: Module, main: Option<(usize, Function)>)
         hints.functions.insert(k.min(hints.functions.len()), main);
     }
     hints
+}
+
+/// Whether `flowc run` starts the JIT light for `program`
+/// ([`Prepared::light`]; "A start in proportion to use" in `jit/mod.rs`):
+/// a big program ([`super::prepare_apart`]), whose watched labels its text
+/// gives — no graph promotes and no label is a `can_enter_jit` hint (a
+/// loop that promotes is watched where the promotion is, found in the
+/// graph as lowered; hints hold labels in reserve, found the same way).
+pub fn starts_light(program: &Program) -> bool {
+    super::prepare_apart(program) && starts_light_shape(program)
+}
+
+/// [`starts_light`] but for the program's size.
+pub fn starts_light_shape(program: &Program) -> bool {
+    use flowc_lang::ast::Terminator;
+    let promotes = |b: &flowc_lang::ast::Block| matches!(b.term, Terminator::Promote { .. });
+    program.can_enter_jit_labels().next().is_none()
+        && !program.main_blocks().any(promotes)
+        && !program.functions().any(|f| f.blocks.iter().any(promotes))
+}
+
+/// The functions of `program` that may call themselves, from its text: a
+/// function is recursive when a call in a block reachable from its first
+/// one leads back to it (the call graph's strongly connected components,
+/// as [`flowc_ir::calls::CallGraph`] finds them in the program as lowered,
+/// which lowers the blocks reachable from a graph's entry).
+pub fn recursive_in_text(program: &Program) -> HashSet<Symbol> {
+    use flowc_lang::ast::Terminator;
+    let signatures = flowc_lang::flow::Signatures::of(program);
+    let functions: Vec<&flowc_lang::ast::Function> = program.functions().collect();
+    let mut graph: petgraph::graph::DiGraph<Symbol, ()> = petgraph::graph::DiGraph::new();
+    let nodes: Vec<_> = functions.iter().map(|f| graph.add_node(f.name)).collect();
+    let index: rustc_hash::FxHashMap<Symbol, petgraph::graph::NodeIndex> =
+        functions.iter().zip(&nodes).map(|(f, &n)| (f.name, n)).collect();
+    for (f, &from) in functions.iter().zip(&nodes) {
+        // (Most functions call nothing: no blocks to walk.)
+        if !f.blocks.iter().any(|b| b.term.callee().is_some()) {
+            continue;
+        }
+        let Some(entry) = f.blocks.first().map(|b| b.label) else { continue };
+        let blocks: Vec<&flowc_lang::ast::Block> = f.blocks.iter().collect();
+        for b in flowc_lang::flow::reachable(&blocks, entry, &signatures) {
+            if let Terminator::Call { func, .. } = &b.term {
+                if let Some(&to) = index.get(func) {
+                    graph.update_edge(from, to, ());
+                }
+            }
+        }
+    }
+    let mut out = HashSet::default();
+    for scc in petgraph::algo::tarjan_scc(&graph) {
+        for &n in &scc {
+            if scc.len() > 1 || graph.contains_edge(n, n) {
+                out.insert(graph[n]);
+            }
+        }
+    }
+    out
 }
 
 /// Whether `f` reads a field.
@@ -173,6 +256,30 @@ impl Preparing {
     /// Starts preparing `program`, lowered by `lower`, on a new thread;
     /// `None` if no thread could be started (then prepare it here).
     pub fn start(program: Arc<Program>, entry: Symbol, lower: Lower) -> Option<Preparing> {
+        Preparing::making(program, move |program| {
+            let prepared = lower(program).map(|module| {
+                let mut prepared = Prepared::new_at(program, module, entry);
+                prepared.solve_fields();
+                prepared
+            });
+            // What the first trace's code needs of the machine, found
+            // here rather than by the running thread.
+            flowc_codegen::define::detect_host();
+            prepared
+        })
+    }
+
+    /// Starts preparing `program`'s light start ([`Prepared::light`]) from
+    /// `entry` on a new thread; `None` if no thread could be started.
+    pub fn start_light(program: Arc<Program>, entry: Symbol) -> Option<Preparing> {
+        Preparing::making(program, move |program| Ok(Prepared::light(program, entry)))
+    }
+
+    /// Starts `make` on `program` on a new thread.
+    fn making(
+        program: Arc<Program>,
+        make: impl FnOnce(&Program) -> Result<Prepared, ErrorKind> + Send + 'static,
+    ) -> Option<Preparing> {
         let program = Crossing(program);
         let thread = std::thread::Builder::new()
             .name("flowc-prepare".into())
@@ -181,15 +288,7 @@ impl Preparing {
             .stack_size(1 << 30)
             .spawn(move || {
                 let program = program;
-                let prepared = lower(&program.0).map(|module| {
-                    let mut prepared = Prepared::new_at(&program.0, module, entry);
-                    prepared.solve_fields();
-                    prepared
-                });
-                // What the first trace's code needs of the machine, found
-                // here rather than by the running thread.
-                flowc_codegen::define::detect_host();
-                Crossing(prepared)
+                Crossing(make(&program.0))
             })
             .ok()?;
         Some(Preparing { thread })
@@ -229,21 +328,32 @@ pub struct PrepareOnThread {
     program: Arc<Program>,
     /// The label the run starts at (the main graph's entry).
     entry: Symbol,
+    /// How the program is lowered (`None` once the thread has it, or for
+    /// a light start, which lowers nothing).
     lower: Option<Lower>,
+    /// Whether it prepares a light start ([`Prepared::light`]).
+    light: bool,
     preparing: Option<Preparing>,
 }
 
 impl PrepareOnThread {
     pub fn new(program: Arc<Program>, entry: Symbol, lower: Lower) -> PrepareOnThread {
-        PrepareOnThread { program, entry, lower: Some(lower), preparing: None }
+        PrepareOnThread { program, entry, lower: Some(lower), light: false, preparing: None }
+    }
+
+    /// Preparing `program`'s light start ([`Prepared::light`], for a
+    /// program [`starts_light`] says so of) from `entry`.
+    pub fn light(program: Arc<Program>, entry: Symbol) -> PrepareOnThread {
+        PrepareOnThread { program, entry, lower: None, light: true, preparing: None }
     }
 
     /// The prepared program: the thread's, once it is done (waiting for
     /// it if need be), else — none was started, or none could be — made
-    /// here, lowering with `lower`.
+    /// here, lowering with `lower` (a light start lowers nothing).
     pub fn finish(self, lower: impl FnOnce(&Program) -> Result<Module, ErrorKind>) -> Result<Prepared, ErrorKind> {
         match self.preparing {
             Some(preparing) => preparing.finish(),
+            None if self.light => Ok(Prepared::light(&self.program, self.entry)),
             None => lower(&self.program).map(|module| Prepared::new_at(&self.program, module, self.entry)),
         }
     }
@@ -254,16 +364,84 @@ impl PrepareApart for PrepareOnThread {
     /// nothing starts, and [`PrepareOnThread::finish`] prepares on the
     /// running thread at the take-over.
     fn start(&mut self) {
-        if flowc_codegen::cores() < 2 {
+        if flowc_codegen::cores() < 2 || self.preparing.is_some() {
             return;
         }
-        if let Some(lower) = self.lower.take() {
+        if self.light {
+            self.preparing = Preparing::start_light(self.program.clone(), self.entry);
+        } else if let Some(lower) = self.lower.take() {
             self.preparing = Preparing::start(self.program.clone(), self.entry, lower);
         }
     }
 
     fn done(&self) -> bool {
         self.preparing.as_ref().is_none_or(Preparing::done)
+    }
+}
+
+/// The rest of a light start ([`Prepared::light`]): the program lowered
+/// and prepared as for any start, made when the JIT first wants to record
+/// (see "A start in proportion to use" in `jit/mod.rs`), which adopts it
+/// ([`super::Jit::prepare_later`]).
+pub trait PrepareLater {
+    /// Starts preparing (on another thread where there is a second core).
+    fn start(&mut self);
+    /// Whether what was started is done: [`PrepareLater::finish`] would not
+    /// wait.
+    fn done(&self) -> bool;
+    /// The program prepared (made here if nothing was started, or could
+    /// be).
+    fn finish(self: Box<Self>) -> Result<Prepared, ErrorKind>;
+}
+
+/// The rest of a light start prepared on a thread of its own, as `flowc
+/// run` does: [`PrepareOnThread`], lowering with `lower` there, or here
+/// where no thread starts.
+pub struct Later {
+    apart: PrepareOnThread,
+    here: Lower,
+}
+
+impl Later {
+    pub fn new(
+        program: Arc<Program>,
+        entry: Symbol,
+        lower: impl Fn(&Program) -> Result<Module, ErrorKind> + Send + Clone + 'static,
+    ) -> Later {
+        Later { apart: PrepareOnThread::new(program, entry, Box::new(lower.clone())), here: Box::new(lower) }
+    }
+}
+
+impl PrepareLater for Later {
+    fn start(&mut self) {
+        PrepareApart::start(&mut self.apart);
+    }
+
+    fn done(&self) -> bool {
+        PrepareApart::done(&self.apart)
+    }
+
+    fn finish(self: Box<Self>) -> Result<Prepared, ErrorKind> {
+        let Later { apart, here } = *self;
+        apart.finish(here)
+    }
+}
+
+/// The rest of a light start whose preparation failed: never done, so
+/// the JIT records nothing (lowering fails only for an entry label the
+/// program lacks, which the run would have failed on first).
+/// It holds the error.
+pub(super) struct Unprepared(pub ErrorKind);
+
+impl PrepareLater for Unprepared {
+    fn start(&mut self) {}
+
+    fn done(&self) -> bool {
+        false
+    }
+
+    fn finish(self: Box<Self>) -> Result<Prepared, ErrorKind> {
+        Err(self.0)
     }
 }
 
@@ -306,6 +484,71 @@ mod tests {
     fn prepared(program: &flowc_lang::Program) -> Prepared {
         let entry = program.default_entry().expect("an entry");
         Prepared::new(program, flowc_frontend::lower(program, entry).expect("it lowers"))
+    }
+
+    /// A light start finds from the program's text the labels the JIT
+    /// watches and the recursive functions, the same (in the same order)
+    /// as the program lowered gives them, on every program of the corpus
+    /// whose graphs promote nothing, and on one whose functions call one
+    /// another in a cycle, call themselves, and call from a block no jump
+    /// reaches.
+    #[test]
+    fn a_light_start_finds_from_the_text_what_lowering_finds() {
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
+        let mut files = Vec::new();
+        let mut dirs = vec![corpus];
+        while let Some(dir) = dirs.pop() {
+            for e in std::fs::read_dir(&dir).expect("the corpus") {
+                let path = e.expect("an entry").path();
+                match path.extension().and_then(|e| e.to_str()) {
+                    _ if path.is_dir() => dirs.push(path),
+                    Some("fg") => files.push(path),
+                    _ => {}
+                }
+            }
+        }
+        files.sort();
+        let mut texts: Vec<(String, String)> =
+            files.iter().map(|f| (f.display().to_string(), std::fs::read_to_string(f).expect("read"))).collect();
+        texts.push((
+            "calls".to_string(),
+            "entry start(n = 3)\n\nfunction even(k):\n    s:\n        if k goto o else goto y\n    o:\n        \
+             j = k - 1\n        r = call odd(j) then d\n    d:\n        return r\n    y:\n        return 1\n\n\
+             function odd(k):\n    s:\n        if k goto o else goto y\n    o:\n        j = k - 1\n        \
+             r = call even(j) then d\n    d:\n        return r\n    y:\n        return 0\n\n\
+             function again(k):\n    s:\n        if k goto o else goto y\n    o:\n        j = k - 1\n        \
+             r = call again(j) then d\n    d:\n        return r\n    y:\n        return 0\n\n\
+             function island(k):\n    s:\n        return k\n    never:\n        r = call island(k) then d\n    \
+             d:\n        return r\n\n\
+             start:\n    a = call even(n) then b\nb:\n    c = call again(n) then e\ne:\n    f = call island(n) then g\n\
+             g:\n    print_and_stop(a)\n"
+                .to_string(),
+        ));
+        let mut compared = 0;
+        for (name, text) in texts {
+            let Ok(program) = flowc_lang::syntax::parse(&name, &text) else { continue };
+            let Some(entry) = program.default_entry() else { continue };
+            if !starts_light_shape(&program) {
+                continue;
+            }
+            let Ok(module) = flowc_frontend::lower_unless_main(&program, entry, |functions, signatures| {
+                super::super::main_wanted(&program, entry, functions, signatures)
+            }) else {
+                continue;
+            };
+            let full = Prepared::new_at(&program, module, entry);
+            let light = Prepared::light(&program, entry);
+            assert_eq!(light.watched, full.watched, "{name}: the watched labels");
+            assert_eq!(light.recursive, full.recursive, "{name}: the recursive functions");
+            assert_eq!(light.layout, full.layout, "{name}: the objects' layout");
+            compared += 1;
+            if name == "calls" {
+                let mut recursive: Vec<&str> = light.recursive.iter().map(|s| s.as_str()).collect();
+                recursive.sort();
+                assert_eq!(recursive, ["again", "even", "odd"], "the cycle and the call of itself, not the island");
+            }
+        }
+        assert!(compared > 40, "only {compared} programs compared");
     }
 
     /// The preparing thread solves the field facts of a program that reads

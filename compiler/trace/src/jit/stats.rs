@@ -107,6 +107,9 @@ pub enum Resumed {
     Exit,
     /// A hot spot whose code is being optimized on the worker.
     Waiting,
+    /// A hot spot that would be recorded, while the rest of a light start
+    /// is prepared (`Jit::start_complete`).
+    Starting,
     /// A hot spot deferred: the compile budget spent, or the cache full.
     Deferred,
     /// A hot spot arrived at too sparsely for code to pay back.
@@ -120,10 +123,11 @@ pub enum Resumed {
 }
 
 impl Resumed {
-    pub const ALL: [Resumed; 7] = [
+    pub const ALL: [Resumed; 8] = [
         Resumed::Start,
         Resumed::Exit,
         Resumed::Waiting,
+        Resumed::Starting,
         Resumed::Deferred,
         Resumed::Sparse,
         Resumed::Recorded,
@@ -136,6 +140,7 @@ impl Resumed {
             Resumed::Start => "at the start",
             Resumed::Exit => "after exits",
             Resumed::Waiting => "waiting for the worker",
+            Resumed::Starting => "waiting for the JIT's start",
             Resumed::Deferred => "deferred by the budget or a full cache",
             Resumed::Sparse => "too sparse to compile",
             Resumed::Recorded => "after recordings",
@@ -400,6 +405,11 @@ pub struct Stats {
     /// Hot spots counted, and how many arrivals they saw in all.
     pub keys: usize,
     pub arrivals: u64,
+    /// Whether the JIT took over from a light start ([`super::Prepared::light`]),
+    /// and if so when (in statements the interpreter ran, warm-up
+    /// included) the rest of it was asked for, and adopted.
+    pub light_start: bool,
+    pub start_rest: Option<(u64, Option<u64>)>,
     /// What became of the heap's row (`flowc_lang::heap::rows`) in the run.
     pub row: flowc_lang::heap::rows::RowStats,
     /// Per piece of compiled code, in the order they were compiled.
@@ -466,6 +476,16 @@ impl std::fmt::Display for Stats {
             "hot spots:       {} ({} arrivals counted; {} hints that key nothing moved to the promotion after them)",
             self.keys, self.arrivals, self.hints_moved
         )?;
+        if self.light_start {
+            let rest = match self.start_rest {
+                None => "the rest never needed".to_string(),
+                Some((asked, None)) => format!("the rest asked for at statement {asked}, not ready by the run's end"),
+                Some((asked, Some(ready))) => {
+                    format!("the rest asked for at statement {asked}, adopted at statement {ready}")
+                }
+            };
+            writeln!(f, "start:           light (labels and recursive functions from the text; {rest})")?;
+        }
         match (&self.tier, &self.tier_given_up) {
             (Some(label), given_up) => writeln!(
                 f,
