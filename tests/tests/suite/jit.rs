@@ -263,7 +263,27 @@ fn jit_taking_over_a_paused_run_matches_reference_on_the_corpus() {
 /// asked for, adopted, and loops compiled. Both print what the interpreter prints.
 #[test]
 fn a_light_start_prepares_the_rest_only_when_a_loop_would_be_recorded() {
-    use flowc_trace::jit::{interpret_first_preparing, Jit, Later, PrepareOnThread, Warmup};
+    use flowc_trace::jit::{interpret_first_preparing, Jit, Later, PrepareLater, PrepareOnThread, Prepared, Warmup};
+    /// The rest prepared on its thread, and waited for the first time it
+    /// is asked about: a run that would end before the thread is done (a
+    /// loaded machine) still adopts it.
+    struct Waited(Later);
+    impl PrepareLater for Waited {
+        fn start(&mut self) {
+            self.0.start();
+        }
+        fn done(&self) -> bool {
+            let started = std::time::Instant::now();
+            while !self.0.done() {
+                assert!(started.elapsed() < std::time::Duration::from_secs(120), "the thread never finished");
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            true
+        }
+        fn finish(self: Box<Self>) -> Result<Prepared, flowc_lang::interp::ErrorKind> {
+            Box::new(self.0).finish()
+        }
+    }
     let runs = flowc_codegen::with_stack(move || {
         let mut runs = Vec::new();
         // Loops of 2 rounds called 10 times (30 arrivals each, under the
@@ -291,7 +311,7 @@ fn a_light_start_prepares_the_rest_only_when_a_loop_would_be_recorded() {
             let prepared = apart.finish(|_| panic!("a light start lowers nothing")).expect("prepared");
             let options = Options { inspect: Some(check), ..Options::default() };
             let mut jit = Jit::prepared(&program, prepared, options);
-            jit.prepare_later(Box::new(Later::new(program.clone(), label, lower)));
+            jit.prepare_later(Box::new(Waited(Later::new(program.clone(), label, lower))));
             let outcome = jit.take_over(paused, &config);
             assert_eq!(engines::outcome(outcome), expected, "loops of {rounds} rounds");
             runs.push(jit.stats());
