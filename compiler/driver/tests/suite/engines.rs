@@ -245,12 +245,14 @@ fn run_with_the_jit_takes_over_after_its_warmup() {
 
 /// A program of over a thousand statements is prepared for the JIT on a
 /// thread of its own while the interpreter warms up
-/// (`flowc_trace::jit::prepare_apart`): a run past the warm-up is taken
-/// over with it and compiles loops; a run that ends within the warm-up
+/// (`flowc_trace::jit::prepare_apart`) — light, as its text gives the
+/// labels to watch (`flowc_trace::jit::starts_light`): a run past the
+/// warm-up is taken over with it, the rest of the start prepared once a
+/// loop is hot, and compiles loops; a run that ends within the warm-up
 /// does not wait for it. Both print what the interpreter prints.
 #[test]
 fn run_with_the_jit_prepares_a_big_program_while_it_warms_up() {
-    let program = flowc_tests::loops::many_functions(120, 12);
+    let program = flowc_tests::loops::many_functions(120, 200);
     let parsed = flowc_lang::syntax::parse("big.fg", &program).expect("it parses");
     assert!(parsed.statement_count() >= flowc_trace::jit::PREPARE_APART_STATEMENTS);
     let file = std::env::temp_dir().join(format!("flowc-big-jit-{}.fg", std::process::id()));
@@ -271,6 +273,7 @@ fn run_with_the_jit_prepares_a_big_program_while_it_warms_up() {
     let stats = text(&late.stderr);
     assert!(stats.starts_with("jit: started after the warm-up of 20000 statements\ntraces:          "), "{stats}");
     assert!(!stats.starts_with("jit: started after the warm-up of 20000 statements\ntraces:          0 "), "{stats}");
+    assert!(stats.contains("\nstart:           light (") && stats.contains(", adopted at statement "), "{stats}");
     assert!(short.status.success(), "{}", text(&short.stderr));
     assert_eq!(text(&short.stdout), text(&short_reference.stdout));
     assert!(text(&short.stderr).starts_with("jit: not started"), "{}", text(&short.stderr));
