@@ -225,7 +225,7 @@ fn the_main_graph_is_lowered_only_where_the_jit_needs_it() {
 /// from a light start (`flowc_trace::jit::starts_light`) on every program
 /// whose text gives its watched labels, the rest of the start adopted
 /// mid-run (where the JIT would record) — which checks, as it adopts it,
-/// that the text gave the labels and recursive functions lowering gives.
+/// that the text gave the recursive functions lowering gives.
 #[test]
 fn jit_taking_over_a_paused_run_matches_reference_on_the_corpus() {
     let (compared, took_over, light) = flowc_codegen::with_stack(move || {

@@ -2079,9 +2079,10 @@ impl<'p> Jit<'p> {
         }
     }
 
-    /// The JIT takes what `prepared` says of the program in place of what
-    /// a light start said (its watched labels stay: the profiler counts
-    /// them, and they are the same).
+    /// The JIT takes what `prepared`, the rest of its light start
+    /// ([`Prepared::rest`]), says of the program in place of what the
+    /// light start said (its watched labels stay: the profiler counts
+    /// them, and the rest has none).
     fn adopt(&mut self, prepared: Prepared) {
         let Prepared {
             hints,
@@ -2095,7 +2096,7 @@ impl<'p> Jit<'p> {
             layout,
             fields,
         } = prepared;
-        debug_assert_eq!(watched, self.watched, "a light start watches the labels a full one does");
+        debug_assert!(watched.is_empty(), "the rest of a light start finds no labels");
         debug_assert_eq!(recursive, self.recursive, "a light start finds the recursive functions a full one does");
         debug_assert!(reserved.is_empty(), "a light start holds no labels in reserve");
         self.functions_program = compiling::FunctionsProgram::of(&hints, main.as_ref());
