@@ -83,6 +83,7 @@ impl<'p> Jit<'p> {
     ) -> Result<Next, RuntimeError> {
         if !self.start_complete(machine, key) {
             // The interpreter runs the call meanwhile.
+            self.resumed = Resumed::Starting;
             return Ok(Next::Interpret(0));
         }
         let top = stack.last().expect("the callee's frame");

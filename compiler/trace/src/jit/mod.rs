@@ -972,6 +972,9 @@ pub struct Jit<'p> {
     /// adopted ([`Jit::start_complete`]): started when the first hot spot
     /// would be recorded.
     later: Option<Box<dyn PrepareLater>>,
+    /// Whether the JIT holds a light start whose rest it has not adopted:
+    /// it records nothing until it has ([`Jit::prepare_later`]).
+    light: bool,
     log: Option<log::Log>,
 }
 
@@ -1946,6 +1949,7 @@ impl<'p> Jit<'p> {
             links,
             layout,
             fields,
+            light,
         } = prepared;
         // A row another run found (of this program or another) is not
         // this run's to assume.
@@ -2012,6 +2016,7 @@ impl<'p> Jit<'p> {
             counts: Counts::default(),
             work_before: 0,
             later: None,
+            light,
             log: std::env::var_os("FLOWC_JIT_LOG")
                 .and_then(|path| std::fs::File::create(path).ok())
                 .map(|f| log::Log::new(Box::new(std::io::BufWriter::new(f)))),
@@ -2031,7 +2036,10 @@ impl<'p> Jit<'p> {
     /// preparing the first time it is asked, and adopts once it is done.
     /// Until then `key` counts again, the interpreter going on.
     fn start_complete(&mut self, machine: &mut Machine, key: &Key) -> bool {
-        let Some(later) = self.later.as_mut() else { return true };
+        let Some(later) = self.later.as_mut() else {
+            // A light start given nothing to prepare its rest with.
+            return !self.light;
+        };
         let steps = machine.steps();
         let first = self.stats.start_rest.is_none();
         if first {
@@ -2095,7 +2103,10 @@ impl<'p> Jit<'p> {
             links,
             layout,
             fields,
+            light,
         } = prepared;
+        debug_assert!(!light, "the rest of a light start is no light start");
+        self.light = false;
         debug_assert!(watched.is_empty(), "the rest of a light start finds no labels");
         debug_assert_eq!(recursive, self.recursive, "a light start finds the recursive functions a full one does");
         debug_assert!(reserved.is_empty(), "a light start holds no labels in reserve");

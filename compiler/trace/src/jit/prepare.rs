@@ -64,6 +64,9 @@ pub struct Prepared {
     /// ([`Prepared::solve_fields`]); else solved by the first trace that
     /// reads a field (`Jit::fields_for`).
     pub(super) fields: Option<Arc<ProgramFacts>>,
+    /// Whether this is a light start ([`Prepared::light`]): the JIT records
+    /// nothing until it has adopted the rest (`Jit::prepare_later`).
+    pub(super) light: bool,
 }
 
 impl Prepared {
@@ -121,6 +124,7 @@ impl Prepared {
             links,
             layout,
             fields: None,
+            light: false,
         }
     }
 
@@ -169,6 +173,7 @@ impl Prepared {
             links: Vec::new(),
             layout: program.layout(),
             fields: None,
+            light: true,
         }
     }
 
@@ -228,8 +233,10 @@ pub fn recursive_in_text(program: &Program) -> HashSet<Symbol> {
         let Some(entry) = f.blocks.first().map(|b| b.label) else { continue };
         let blocks: Vec<&flowc_lang::ast::Block> = f.blocks.iter().collect();
         for b in flowc_lang::flow::reachable(&blocks, entry, &signatures) {
-            if let Terminator::Call { func, .. } = &b.term {
-                if let Some(&to) = index.get(func) {
+            // A call of the wrong number of arguments is lowered to a trap,
+            // no call (the front end's `lower_graph`).
+            if let Terminator::Call { func, args, .. } = &b.term {
+                if let Some(&to) = index.get(func).filter(|_| signatures.first(*func) == Some(args.len())) {
                     graph.update_edge(from, to, ());
                 }
             }
@@ -537,8 +544,8 @@ mod tests {
     /// watches and the recursive functions, the same (in the same order)
     /// as the program lowered gives them, on every program of the corpus
     /// whose graphs promote nothing, and on one whose functions call one
-    /// another in a cycle, call themselves, and call from a block no jump
-    /// reaches.
+    /// another in a cycle, call themselves, call from a block no jump
+    /// reaches, and call themselves with the wrong number of arguments.
     #[test]
     fn a_light_start_finds_from_the_text_what_lowering_finds() {
         let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
@@ -567,8 +574,10 @@ mod tests {
              r = call again(j) then d\n    d:\n        return r\n    y:\n        return 0\n\n\
              function island(k):\n    s:\n        return k\n    never:\n        r = call island(k) then d\n    \
              d:\n        return r\n\n\
+             function wrong(k):\n    s:\n        if k goto o else goto y\n    o:\n        \
+             r = call wrong(k, 0) then d\n    d:\n        return r\n    y:\n        return 0\n\n\
              start:\n    a = call even(n) then b\nb:\n    c = call again(n) then e\ne:\n    f = call island(n) then g\n\
-             g:\n    print_and_stop(a)\n"
+             g:\n    h = call wrong(0) then i\ni:\n    print_and_stop(a)\n"
                 .to_string(),
         ));
         let mut compared = 0;
@@ -592,7 +601,11 @@ mod tests {
             if name == "calls" {
                 let mut recursive: Vec<&str> = light.recursive.iter().map(|s| s.as_str()).collect();
                 recursive.sort();
-                assert_eq!(recursive, ["again", "even", "odd"], "the cycle and the call of itself, not the island");
+                assert_eq!(
+                    recursive,
+                    ["again", "even", "odd"],
+                    "the cycle and the call of itself, not the island nor the call of the wrong arity"
+                );
             }
         }
         assert!(compared > 40, "only {compared} programs compared");
