@@ -1611,6 +1611,41 @@ enum Next {
     Printed(Value),
 }
 
+/// What the JIT keeps of a prepared program's functions ([`Prepared`]'s
+/// hints, main graph and field facts), made one way at the start and when
+/// a light start adopts its rest ([`Jit::adopt`]).
+struct Functions<'p> {
+    /// What optimizing needs of the program, shared with the worker.
+    shared: std::sync::Arc<background::Shared<'p>>,
+    /// The program whose functions compiled calls run optimized.
+    program: Option<std::rc::Rc<compiling::FunctionsProgram>>,
+    /// The main graph, kept for solving the facts (none once they are).
+    main: Option<(usize, Function)>,
+    fields: std::cell::OnceCell<std::sync::Arc<ProgramFacts>>,
+}
+
+impl<'p> Functions<'p> {
+    fn new(
+        program: &'p Program,
+        hints: Module,
+        main: Option<(usize, Function)>,
+        fields: Option<std::sync::Arc<ProgramFacts>>,
+        remove_allocations: bool,
+        options: &Options,
+    ) -> Functions<'p> {
+        let functions_program = compiling::FunctionsProgram::of(&hints, main.as_ref());
+        let hints = std::sync::Arc::new(hints);
+        let shared = background::Shared::new(program, hints, remove_allocations, options.inspect, options.worker_delay);
+        Functions {
+            shared: std::sync::Arc::new(shared),
+            program: functions_program,
+            // Solved ahead, the facts need the main graph no more.
+            main: if fields.is_some() { None } else { main },
+            fields: fields.map(std::cell::OnceCell::from).unwrap_or_default(),
+        }
+    }
+}
+
 /// The labels the JIT watches: `can_enter_jit` labels (of the main graph,
 /// else of the functions that have them), or the loop anchors of every
 /// flow graph of `module` (the program lowered once by the caller), then
@@ -1952,20 +1987,12 @@ impl<'p> Jit<'p> {
         // A row another run found (of this program or another) is not
         // this run's to assume.
         flowc_lang::heap::with(|h| h.rows.reset());
-        let functions_program = compiling::FunctionsProgram::of(&hints, main.as_ref());
-        let shared = background::Shared::new(
-            program,
-            std::sync::Arc::new(hints),
-            remove_allocations,
-            options.inspect,
-            options.worker_delay,
-        );
+        let parts = Functions::new(program, hints, main, fields, remove_allocations, &options);
         Jit {
-            shared: std::sync::Arc::new(shared),
-            // Solved ahead, the facts need the main graph no more.
-            functions_program,
-            main: std::cell::Cell::new(if fields.is_some() { None } else { main }),
-            fields: fields.map(std::cell::OnceCell::from).unwrap_or_default(),
+            shared: parts.shared,
+            functions_program: parts.program,
+            main: std::cell::Cell::new(parts.main),
+            fields: parts.fields,
             always_set,
             links,
             layout,
@@ -2089,36 +2116,18 @@ impl<'p> Jit<'p> {
     /// ([`Prepared::rest`]), says of the program in place of what the
     /// light start said (its watched labels stay: the profiler counts
     /// them, and the rest has none).
-    fn adopt(&mut self, prepared: Prepared) {
-        let Prepared {
-            hints,
-            main,
-            watched,
-            reserved,
-            recursive,
-            remove_allocations,
-            always_set,
-            links,
-            layout,
-            fields,
-            light,
-        } = prepared;
-        debug_assert!(!light, "the rest of a light start is no light start");
+    fn adopt(&mut self, rest: Prepared) {
+        debug_assert!(!rest.light, "the rest of a light start is no light start");
+        debug_assert!(rest.watched.is_empty(), "the rest of a light start finds no labels");
+        debug_assert_eq!(rest.recursive, self.recursive, "a light start finds the recursive functions a full one does");
+        debug_assert!(rest.reserved.is_empty(), "a light start holds no labels in reserve");
+        let program = self.shared.program;
+        let parts = Functions::new(program, rest.hints, rest.main, rest.fields, rest.remove_allocations, &self.options);
+        (self.shared, self.functions_program, self.fields) = (parts.shared, parts.program, parts.fields);
+        self.main.set(parts.main);
+        (self.always_set, self.links, self.layout, self.recursive) =
+            (rest.always_set, rest.links, rest.layout, rest.recursive);
         self.light = false;
-        debug_assert!(watched.is_empty(), "the rest of a light start finds no labels");
-        debug_assert_eq!(recursive, self.recursive, "a light start finds the recursive functions a full one does");
-        debug_assert!(reserved.is_empty(), "a light start holds no labels in reserve");
-        self.functions_program = compiling::FunctionsProgram::of(&hints, main.as_ref());
-        self.shared = std::sync::Arc::new(background::Shared::new(
-            self.shared.program,
-            std::sync::Arc::new(hints),
-            remove_allocations,
-            self.options.inspect,
-            self.options.worker_delay,
-        ));
-        self.main.set(if fields.is_some() { None } else { main });
-        self.fields = fields.map(std::cell::OnceCell::from).unwrap_or_default();
-        (self.always_set, self.links, self.layout, self.recursive) = (always_set, links, layout, recursive);
     }
 
     /// How the trace cache generates code.
