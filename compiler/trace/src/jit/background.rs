@@ -99,11 +99,11 @@ pub(super) struct Shared<'p> {
     /// loops are too sparse to compile) does not need it.
     index: std::sync::OnceLock<ProgramIndex<'p>>,
     /// The program's functions and declarations ([`crate::run_ir::hints`]),
-    /// shared with the trace cache.
-    pub hints: Arc<Module>,
-    /// Whether objects may be virtual (the program cannot observe
-    /// allocation numbers).
-    pub remove_allocations: bool,
+    /// shared with the trace cache, and whether objects may be virtual
+    /// (the program cannot observe allocation numbers): known when the JIT
+    /// is made, or — after a light start — once it adopts the rest, before
+    /// anything is recorded ([`Shared::know`]).
+    functions: std::sync::OnceLock<(Arc<Module>, bool)>,
     /// The JIT's `inspect` hook.
     pub inspect: Option<fn(&Function, &str)>,
     /// `Options::worker_delay`.
@@ -116,9 +116,10 @@ pub(super) struct Shared<'p> {
 // integers are shared by atomic counts (`Arc`). Its only interior
 // mutability is through `OnceLock`s, which synchronise their own
 // initialisation: the program's index (`Shared::index`, references into
-// the program and maps of them, made by whichever thread asks first) and
-// the loops the index finds per function; otherwise both threads only
-// read it.
+// the program and maps of them, made by whichever thread asks first), the
+// loops the index finds per function, and the program's functions (set
+// by the running thread before any job reads them); otherwise both
+// threads only read it.
 #[allow(unsafe_code)]
 unsafe impl Send for Shared<'_> {}
 // SAFETY: as for `Send` above.
@@ -126,15 +127,35 @@ unsafe impl Send for Shared<'_> {}
 unsafe impl Sync for Shared<'_> {}
 
 impl<'p> Shared<'p> {
-    /// What optimizing needs of `program` ([`Shared`]'s fields).
+    /// What optimizing needs of `program` ([`Shared`]'s fields), the
+    /// program's functions to be known ([`Shared::know`]).
     pub fn new(
         program: &'p flowc_lang::Program,
-        hints: Arc<Module>,
-        remove_allocations: bool,
         inspect: Option<fn(&Function, &str)>,
         delay: Option<std::time::Duration>,
     ) -> Shared<'p> {
-        Shared { program, index: std::sync::OnceLock::new(), hints, remove_allocations, inspect, delay }
+        Shared { program, index: std::sync::OnceLock::new(), functions: std::sync::OnceLock::new(), inspect, delay }
+    }
+
+    /// Sets the program's functions (`hints`) and whether objects may be
+    /// virtual: once.
+    pub fn know(&self, hints: Arc<Module>, remove_allocations: bool) {
+        let set = self.functions.set((hints, remove_allocations));
+        debug_assert!(set.is_ok(), "the program's functions are known once");
+    }
+
+    /// The program's functions and declarations.
+    pub fn hints(&self) -> &Arc<Module> {
+        &self.known().0
+    }
+
+    /// Whether objects may be virtual.
+    pub fn remove_allocations(&self) -> bool {
+        self.known().1
+    }
+
+    fn known(&self) -> &(Arc<Module>, bool) {
+        self.functions.get().expect("the program's functions are known before anything is recorded")
     }
 
     /// The program's index, made on first use.
@@ -760,7 +781,7 @@ impl Drop for Worker {
     }
 }
 
-impl<'p> super::Jit<'p> {
+impl super::Jit<'_> {
     /// Gives `job` (of code starting at `what`, to become `then`, whose
     /// recording passed the hot spots `passed`) to the run's worker.
     /// Handed back when the run has no worker or the job may hold
@@ -768,7 +789,7 @@ impl<'p> super::Jit<'p> {
     pub(super) fn submit(
         &mut self,
         machine: &mut super::Machine,
-        run: &mut super::Run<'_, 'p>,
+        run: &mut super::Run,
         job: Job,
         what: String,
         passed: Vec<Key>,
@@ -783,7 +804,7 @@ impl<'p> super::Jit<'p> {
             // VM of `jit_bf` at 2,000 run as fast with it there: 0.96 and
             // 1.00 of the time, 15 runs each, alternated; BF bottles 10
             // 0.88-0.93, the shapes corpus's ledger 0.83.)
-            run.worker = run.start_worker.map(|start| start(self.shared.clone()));
+            run.worker = run.start_worker.map(|start| start());
         }
         let Some(worker) = run.worker.as_mut() else { return Err(job) };
         let recorded = match &job {
@@ -843,7 +864,7 @@ impl<'p> super::Jit<'p> {
     /// its head (`digits 200`'s slow mode: the divmod loop at BF position
     /// 2705 stayed a job in hand to the end, and its copy loops ran round
     /// by round, 300-470 ms against 120-190).
-    pub(super) fn collect_done(&mut self, machine: &mut super::Machine, run: &mut super::Run<'_, 'p>) {
+    pub(super) fn collect_done(&mut self, machine: &mut super::Machine, run: &mut super::Run) {
         let Some(worker) = run.worker.as_mut() else { return };
         worker.collect();
         if worker.fresh.is_empty() {
@@ -1099,7 +1120,9 @@ done:
         let Ok(Recorded::Loop { trace, .. }) = record(p, Symbol::intern("head"), env, &mut Heap::new(p), 1000) else {
             panic!("the loop records")
         };
-        let shared = Arc::new(Shared::new(p, Arc::new(crate::run_ir::hints(&module)), true, None, delay));
+        let shared = Shared::new(p, None, delay);
+        shared.know(Arc::new(crate::run_ir::hints(&module)), true);
+        let shared = Arc::new(shared);
         (*trace, shared)
     }
 

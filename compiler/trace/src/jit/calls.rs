@@ -77,7 +77,7 @@ impl<'p> Jit<'p> {
     pub(super) fn call_compiled(
         &mut self,
         machine: &mut Machine,
-        run: &mut Run<'_, 'p>,
+        run: &mut Run,
         key: &Key,
         stack: &mut Vec<Frame>,
     ) -> Result<Next, RuntimeError> {
@@ -134,7 +134,7 @@ impl<'p> Jit<'p> {
     /// ([`super::crossings_weigh`]): the profiler watches its calls. The first
     /// time, only if the compile budget affords the program's functions,
     /// which it is then charged.
-    pub(super) fn calls_instead(&mut self, machine: &mut Machine, run: &Run<'_, 'p>, graph: u32) {
+    pub(super) fn calls_instead(&mut self, machine: &mut Machine, run: &Run, graph: u32) {
         if machine.profiler_mut().is_none_or(|p| p.watches_calls(graph)) {
             return;
         }
@@ -157,6 +157,6 @@ impl<'p> Jit<'p> {
     /// The instructions of the program's functions, as lowered: what
     /// compiling them all costs, in operations.
     fn function_ops(&self) -> u64 {
-        self.shared.hints.functions.iter().map(|f| f.insts.len() as u64).sum()
+        self.shared.hints().functions.iter().map(|f| f.insts.len() as u64).sum()
     }
 }

@@ -42,7 +42,7 @@ impl<'p> Jit<'p> {
         reads.then(|| {
             self.fields
                 .get_or_init(|| {
-                    let module = super::prepare::program_module((*self.shared.hints).clone(), self.main.take());
+                    let module = super::prepare::program_module((**self.shared.hints()).clone(), self.main.take());
                     Arc::new(flowc_passes::propagate::program_facts_of(module))
                 })
                 .clone()
@@ -77,7 +77,7 @@ impl<'p> Jit<'p> {
     /// those.
     pub(super) fn with_resume_live(
         &mut self,
-        run: &mut Run<'_, 'p>,
+        run: &mut Run,
         mut trace: crate::trace::Trace,
         start: &Start,
         end: Option<Symbol>,
@@ -97,7 +97,7 @@ impl<'p> Jit<'p> {
 
     /// The variables live at `label` of `function` (`None`: the main
     /// graph), sorted; `None` where the program has no such label.
-    fn live_names(&mut self, run: &mut Run<'_, 'p>, function: Option<Symbol>, label: Symbol) -> Option<Arc<[Symbol]>> {
+    fn live_names(&mut self, run: &mut Run, function: Option<Symbol>, label: Symbol) -> Option<Arc<[Symbol]>> {
         if let Some(names) = self.live_names.get(&(function, label)) {
             return Some(names.clone());
         }
@@ -125,7 +125,7 @@ impl<'p> Jit<'p> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn loop_job(
         &mut self,
-        run: &mut Run<'_, 'p>,
+        run: &mut Run,
         name: Symbol,
         trace: crate::trace::Trace,
         start: &Start,
@@ -333,7 +333,7 @@ impl<'p> Jit<'p> {
     /// A trace cache for the run: its options, and the fields the program
     /// never reads unset.
     pub(super) fn new_cache(&self) -> Option<TraceCache> {
-        let cache = TraceCache::new(self.shared.hints.clone(), self.layout, self.cache_options()).ok()?;
+        let cache = TraceCache::new(self.shared.hints().clone(), self.layout, self.cache_options()).ok()?;
         if let Some(program) = self.functions_program.clone() {
             cache.optimize_functions_with(Box::new(move |hints| program.optimized(hints)));
         }

@@ -103,7 +103,7 @@ impl<'p> Jit<'p> {
     pub(super) fn join_at(
         &mut self,
         machine: &mut Machine,
-        run: &Run<'_, 'p>,
+        run: &Run,
         g: u32,
         label: Symbol,
         env: &Env,
@@ -137,7 +137,7 @@ impl<'p> Jit<'p> {
     pub(super) fn jumps_to_join(
         &mut self,
         machine: &Machine,
-        run: &mut Run<'_, 'p>,
+        run: &mut Run,
         exit: ExitId,
         values: &[Option<Value>],
     ) -> bool {

@@ -968,12 +968,8 @@ pub struct Jit<'p> {
     /// over ([`Jit::take_over`]): not work of the JIT's clock.
     work_before: u64,
     /// The rest of a light start ([`Prepared::light`]), until it is
-    /// adopted ([`Jit::start_complete`]): started when the first hot spot
-    /// would be recorded.
-    later: Option<Box<dyn PrepareLater>>,
-    /// Whether the JIT holds a light start whose rest it has not adopted:
-    /// it records nothing until it has ([`Jit::prepare_later`]).
-    light: bool,
+    /// adopted ([`Jit::start_complete`]).
+    rest: Rest,
     log: Option<log::Log>,
 }
 
@@ -1579,9 +1575,22 @@ enum Begin<'e> {
     Paused { stack: Vec<Frame>, block: u32, counts: Counts },
 }
 
+/// The rest of the JIT's start ([`Jit::start_complete`]).
+enum Rest {
+    /// None to wait for: a full start, or a light start's rest adopted.
+    None,
+    /// A light start's rest, asked for by no hot spot yet.
+    Later(Box<dyn PrepareLater>),
+    /// A light start's rest being prepared.
+    Preparing(Box<dyn PrepareLater>),
+    /// A light start without its rest (none given, or its preparation
+    /// failed): the JIT records nothing.
+    Missing,
+}
+
 /// What one run needs besides the JIT: the resolved program, per-graph
 /// liveness, per-code slots, the allocation counter.
-struct Run<'c, 'p> {
+struct Run<'c> {
     resolved: &'c Resolved,
     liveness: Vec<Option<Liveness>>,
     /// Per code: the slots of its parameters, then of its unbound
@@ -1595,7 +1604,7 @@ struct Run<'c, 'p> {
     /// The worker optimizing in the background, with `Options::background`
     /// (started by `start_worker` when the first job comes).
     worker: Option<background::Worker>,
-    start_worker: Option<&'c dyn Fn(std::sync::Arc<background::Shared<'p>>) -> background::Worker>,
+    start_worker: Option<&'c dyn Fn() -> background::Worker>,
 }
 
 /// Where a run goes on.
@@ -1609,41 +1618,6 @@ enum Next {
     /// on.
     EnterWith(TraceId, Vec<Value>),
     Printed(Value),
-}
-
-/// What the JIT keeps of a prepared program's functions ([`Prepared`]'s
-/// hints, main graph and field facts), made one way at the start and when
-/// a light start adopts its rest ([`Jit::adopt`]).
-struct Functions<'p> {
-    /// What optimizing needs of the program, shared with the worker.
-    shared: std::sync::Arc<background::Shared<'p>>,
-    /// The program whose functions compiled calls run optimized.
-    program: Option<std::rc::Rc<compiling::FunctionsProgram>>,
-    /// The main graph, kept for solving the facts (none once they are).
-    main: Option<(usize, Function)>,
-    fields: std::cell::OnceCell<std::sync::Arc<ProgramFacts>>,
-}
-
-impl<'p> Functions<'p> {
-    fn new(
-        program: &'p Program,
-        hints: Module,
-        main: Option<(usize, Function)>,
-        fields: Option<std::sync::Arc<ProgramFacts>>,
-        remove_allocations: bool,
-        options: &Options,
-    ) -> Functions<'p> {
-        let functions_program = compiling::FunctionsProgram::of(&hints, main.as_ref());
-        let hints = std::sync::Arc::new(hints);
-        let shared = background::Shared::new(program, hints, remove_allocations, options.inspect, options.worker_delay);
-        Functions {
-            shared: std::sync::Arc::new(shared),
-            program: functions_program,
-            // Solved ahead, the facts need the main graph no more.
-            main: if fields.is_some() { None } else { main },
-            fields: fields.map(std::cell::OnceCell::from).unwrap_or_default(),
-        }
-    }
 }
 
 /// The labels the JIT watches: `can_enter_jit` labels (of the main graph,
@@ -1987,12 +1961,12 @@ impl<'p> Jit<'p> {
         // A row another run found (of this program or another) is not
         // this run's to assume.
         flowc_lang::heap::with(|h| h.rows.reset());
-        let parts = Functions::new(program, hints, main, fields, remove_allocations, &options);
-        Jit {
-            shared: parts.shared,
-            functions_program: parts.program,
-            main: std::cell::Cell::new(parts.main),
-            fields: parts.fields,
+        let shared = background::Shared::new(program, options.inspect, options.worker_delay);
+        let mut jit = Jit {
+            shared: std::sync::Arc::new(shared),
+            functions_program: None,
+            main: std::cell::Cell::new(None),
+            fields: std::cell::OnceCell::new(),
             always_set,
             links,
             layout,
@@ -2040,19 +2014,40 @@ impl<'p> Jit<'p> {
             irregular: HashSet::default(),
             counts: Counts::default(),
             work_before: 0,
-            later: None,
-            light,
+            rest: if light { Rest::Missing } else { Rest::None },
             log: std::env::var_os("FLOWC_JIT_LOG")
                 .and_then(|path| std::fs::File::create(path).ok())
                 .map(|f| log::Log::new(Box::new(std::io::BufWriter::new(f)))),
+        };
+        if !light {
+            jit.take_functions(hints, main, fields, remove_allocations);
         }
+        jit
+    }
+
+    /// Takes the program's functions as prepared — its hints, main graph
+    /// and field facts, and whether objects may be virtual: when the JIT is
+    /// made, or when a light start adopts its rest ([`Jit::adopt`]).
+    fn take_functions(
+        &mut self,
+        hints: Module,
+        main: Option<(usize, Function)>,
+        fields: Option<std::sync::Arc<ProgramFacts>>,
+        remove_allocations: bool,
+    ) {
+        self.functions_program = compiling::FunctionsProgram::of(&hints, main.as_ref());
+        self.shared.know(std::sync::Arc::new(hints), remove_allocations);
+        // Solved ahead, the facts need the main graph no more.
+        self.main.set(if fields.is_some() { None } else { main });
+        self.fields = fields.map(std::cell::OnceCell::from).unwrap_or_default();
     }
 
     /// This JIT, made from a light start ([`Prepared::light`]), adopts
     /// `later`'s preparation once it first wants to record (see "A start
     /// in proportion to use").
     pub fn prepare_later(&mut self, later: Box<dyn PrepareLater>) {
-        self.later = Some(later);
+        debug_assert!(matches!(self.rest, Rest::Missing), "a light start's rest");
+        self.rest = Rest::Later(later);
         self.stats.light_start = true;
     }
 
@@ -2061,22 +2056,26 @@ impl<'p> Jit<'p> {
     /// preparing the first time it is asked, and adopts once it is done.
     /// Until then `key` counts again, the interpreter going on.
     fn start_complete(&mut self, machine: &mut Machine, key: &Key) -> bool {
-        let Some(later) = self.later.as_mut() else {
-            // A light start given nothing to prepare its rest with.
-            return !self.light;
-        };
         let steps = machine.steps();
-        let first = self.stats.start_rest.is_none();
-        if first {
-            later.start();
-            self.stats.start_rest = Some((steps, None));
-        }
-        let done = later.done();
-        if first && self.log.is_some() {
-            let what = describe(key, machine.resolved());
-            self.log(format_args!("the rest of the JIT's start being prepared, first wanted at {what}"));
-        }
-        if !done {
+        let later = match std::mem::replace(&mut self.rest, Rest::None) {
+            Rest::None => return true,
+            Rest::Missing => {
+                self.rest = Rest::Missing;
+                return false;
+            }
+            Rest::Later(mut later) => {
+                later.start();
+                self.stats.start_rest = Some((steps, None));
+                if self.log.is_some() {
+                    let what = describe(key, machine.resolved());
+                    self.log(format_args!("the rest of the JIT's start being prepared, first wanted at {what}"));
+                }
+                later
+            }
+            Rest::Preparing(later) => later,
+        };
+        if !later.done() {
+            self.rest = Rest::Preparing(later);
             // Counted again from zero, its clock too: judged afresh at its
             // next threshold (asked again sooner, with no clock, hot spots
             // that would have been judged too sparse were recorded at once
@@ -2088,7 +2087,6 @@ impl<'p> Jit<'p> {
             }
             return false;
         }
-        let later = self.later.take().expect("looked at");
         match later.finish() {
             Ok(prepared) => {
                 self.adopt(prepared);
@@ -2105,14 +2103,14 @@ impl<'p> Jit<'p> {
             }
             // Lowering fails only for an entry label the program does not
             // have, which the run had already found: nothing is recorded.
-            Err(e) => {
-                self.later = Some(Box::new(prepare::Unprepared(e)));
+            Err(_) => {
+                self.rest = Rest::Missing;
                 false
             }
         }
     }
 
-    /// The JIT takes what `prepared`, the rest of its light start
+    /// The JIT takes what `rest`, the rest of its light start
     /// ([`Prepared::rest`]), says of the program in place of what the
     /// light start said (its watched labels stay: the profiler counts
     /// them, and the rest has none).
@@ -2121,13 +2119,9 @@ impl<'p> Jit<'p> {
         debug_assert!(rest.watched.is_empty(), "the rest of a light start finds no labels");
         debug_assert_eq!(rest.recursive, self.recursive, "a light start finds the recursive functions a full one does");
         debug_assert!(rest.reserved.is_empty(), "a light start holds no labels in reserve");
-        let program = self.shared.program;
-        let parts = Functions::new(program, rest.hints, rest.main, rest.fields, rest.remove_allocations, &self.options);
-        (self.shared, self.functions_program, self.fields) = (parts.shared, parts.program, parts.fields);
-        self.main.set(parts.main);
+        self.take_functions(rest.hints, rest.main, rest.fields, rest.remove_allocations);
         (self.always_set, self.links, self.layout, self.recursive) =
             (rest.always_set, rest.links, rest.layout, rest.recursive);
-        self.light = false;
     }
 
     /// How the trace cache generates code.
@@ -2259,7 +2253,8 @@ impl<'p> Jit<'p> {
             self.reset();
             self.fuel_checks = true;
         }
-        let program = self.shared.program;
+        let shared = self.shared.clone();
+        let program = shared.program;
         let profiler = self.profiler(&mut resolved);
         let mut machine = Machine::new(program, &resolved, config);
         machine.set_profiler(profiler);
@@ -2268,15 +2263,13 @@ impl<'p> Jit<'p> {
             // starts no thread. A run that leaves what it holds to the
             // process's exit does not wait for it either.
             let detached = self.options.leave_to_exit;
-            // (With what optimizing needs of the program when it starts:
-            // a light start adopts the rest before its first job.)
-            let start = |shared| match detached {
+            let start = || match detached {
                 // SAFETY: `leave_to_exit`'s caller keeps the program until
                 // the process exits, and the run frees neither its heap nor
                 // its code (`Options::leave_to_exit`).
                 #[allow(unsafe_code)]
-                true => unsafe { background::Worker::spawn_detached(shared) },
-                false => background::Worker::spawn(scope, shared),
+                true => unsafe { background::Worker::spawn_detached(shared.clone()) },
+                false => background::Worker::spawn(scope, shared.clone()),
             };
             let mut run = Run {
                 resolved: &resolved,
@@ -2288,7 +2281,7 @@ impl<'p> Jit<'p> {
                 heap: Heap { allocations: 0, layout: resolved.layout },
                 config,
                 worker: None,
-                start_worker: self.options.background.then_some(&start as &dyn Fn(_) -> background::Worker),
+                start_worker: self.options.background.then_some(&start as &dyn Fn() -> background::Worker),
             };
             let result = self.drive(&mut machine, &mut run, begin);
             // Jobs not yet installed are dropped with the worker (which
@@ -2354,7 +2347,7 @@ impl<'p> Jit<'p> {
     /// exit the interpreter goes on from (no code runs): the cache, what
     /// the JIT knows of each piece, the worker's jobs (see "A full
     /// cache"). Hot spots that had code count again from zero.
-    fn flush(&mut self, machine: &mut Machine, run: &mut Run<'_, 'p>) {
+    fn flush(&mut self, machine: &mut Machine, run: &mut Run) {
         let (pieces, mut jobs) = (self.codes.len(), 0);
         if let Some(w) = run.worker.as_mut() {
             jobs = w.forget_all();
@@ -2444,7 +2437,7 @@ impl<'p> Jit<'p> {
         p
     }
 
-    fn drive(&mut self, machine: &mut Machine, run: &mut Run<'_, 'p>, begin: Begin) -> Result<Outcome, RuntimeError> {
+    fn drive(&mut self, machine: &mut Machine, run: &mut Run, begin: Begin) -> Result<Outcome, RuntimeError> {
         let mut step = match begin {
             Begin::Entry(entry, env) => machine.run_hot(entry, env)?,
             Begin::Paused { mut stack, block, counts } => {
@@ -2492,7 +2485,7 @@ impl<'p> Jit<'p> {
     fn hot(
         &mut self,
         machine: &mut Machine,
-        run: &mut Run<'_, 'p>,
+        run: &mut Run,
         key: &Key,
         stack: &mut Vec<Frame>,
         block: u32,
@@ -2530,7 +2523,7 @@ impl<'p> Jit<'p> {
     fn at_key(
         &mut self,
         machine: &mut Machine,
-        run: &mut Run<'_, 'p>,
+        run: &mut Run,
         key: &Key,
         stack: &mut Vec<Frame>,
         block: u32,
@@ -2680,8 +2673,8 @@ impl<'p> Jit<'p> {
     /// worker ("Inner loops first"), public BF hanoi.b kept up to 200 such
     /// results, 400 of the cache's 2,000 pieces, and was deferred so much
     /// more that it ran 1.7 s instead of 1.3; dropping them, 1.25-1.3 s.
-    fn cache_full(&mut self, run: &mut Run<'_, 'p>) -> bool {
-        let full = |jit: &Self, run: &Run<'_, 'p>| {
+    fn cache_full(&mut self, run: &mut Run) -> bool {
+        let full = |jit: &Self, run: &Run| {
             let pieces = jit.codes.len() + Self::pending_codes(run);
             let (code, exits) = jit.cache.as_ref().map_or((0, 0), |c| (c.code_size(), c.exit_count()));
             small_pieces_full(pieces, code, exits, jit.options.max_traces, jit.options.small_pieces_room)
@@ -2723,7 +2716,7 @@ impl<'p> Jit<'p> {
     }
 
     /// Whether the top frame `top` has what code `code` takes.
-    fn admits_frame(&self, run: &mut Run<'_, 'p>, code: TraceId, top: &Frame) -> bool {
+    fn admits_frame(&self, run: &mut Run, code: TraceId, top: &Frame) -> bool {
         let c = &self.codes[code.0 as usize];
         if c.graph != top.graph {
             return false;
@@ -2755,7 +2748,7 @@ impl<'p> Jit<'p> {
     fn execute(
         &mut self,
         machine: &mut Machine,
-        run: &mut Run<'_, 'p>,
+        run: &mut Run,
         code: TraceId,
         stack: &mut Vec<Frame>,
     ) -> Result<Next, RuntimeError> {
@@ -2773,7 +2766,7 @@ impl<'p> Jit<'p> {
     fn execute_with(
         &mut self,
         machine: &mut Machine,
-        run: &mut Run<'_, 'p>,
+        run: &mut Run,
         code: TraceId,
         args: &[Value],
         stack: &mut Vec<Frame>,
@@ -2842,7 +2835,7 @@ impl<'p> Jit<'p> {
 
     /// The state compiled code starts from when the interpreter has `depth`
     /// frames below the one it runs.
-    fn code_run(&self, run: &Run<'_, 'p>, depth: usize) -> flowc_codegen::RunState {
+    fn code_run(&self, run: &Run, depth: usize) -> flowc_codegen::RunState {
         flowc_codegen::RunState {
             allocations: run.heap.allocations,
             max_depth: run.config.max_depth,
@@ -2859,7 +2852,7 @@ impl<'p> Jit<'p> {
     /// Takes back what compiled code counted: the work its straight
     /// pieces did goes on the JIT's clock (the loops' iterations go there
     /// as [`Jit::paid`] judges them).
-    fn code_ran(&mut self, run: &mut Run<'_, 'p>, r: &flowc_codegen::RunState) {
+    fn code_ran(&mut self, run: &mut Run, r: &flowc_codegen::RunState) {
         run.heap.allocations = r.allocations;
         self.fuel = r.fuel;
         self.compiled_work = self.compiled_work.saturating_add(r.work);
@@ -2881,7 +2874,7 @@ impl<'p> Jit<'p> {
     /// given up and the run interpreted; judged by all its entries, it
     /// was given up too, on a loaded machine, one run in ten or twenty:
     /// the entries from before its bridges came outweighed those after).
-    fn paid(&mut self, machine: &mut Machine, run: &Run<'_, 'p>, code: TraceId, iterations: u64, straight: u64) {
+    fn paid(&mut self, machine: &mut Machine, run: &Run, code: TraceId, iterations: u64, straight: u64) {
         let every = self.options.judge_after.max(1);
         // Each iteration replaced about the statements it was recorded
         // from.
@@ -2984,7 +2977,7 @@ impl<'p> Jit<'p> {
     /// the label after a `promote` of the program (not one of a loop's
     /// checks of the variables it pins, which exit to its start). Read
     /// from its exits: compiled code no longer has its IR.
-    fn promotes(&self, run: &Run<'_, 'p>, code: TraceId) -> bool {
+    fn promotes(&self, run: &Run, code: TraceId) -> bool {
         let Some(cache) = self.cache.as_ref() else { return false };
         cache.exits_of(code).iter().any(|&e| {
             let (exit, _) = cache.exit(e);
@@ -2998,7 +2991,7 @@ impl<'p> Jit<'p> {
     /// `deciding`), once more values failed it: the hint gives way as
     /// soon as one came back; after [`DECIDE_SAMPLES`] that did not, the
     /// promotion is megamorphic.
-    fn decide_chain(&mut self, machine: &mut Machine, run: &Run<'_, 'p>, exit: ExitId) {
+    fn decide_chain(&mut self, machine: &mut Machine, run: &Run, exit: ExitId) {
         let state = self.exit_state(exit);
         let (repeated, done) = (state.came_back, state.sampled >= DECIDE_SAMPLES);
         if !repeated && !done {
@@ -3035,7 +3028,7 @@ impl<'p> Jit<'p> {
     /// way to it already, `moved_to`), its block, and the hot spot's key.
     fn hint_to_move(
         &self,
-        run: &Run<'_, 'p>,
+        run: &Run,
         root: TraceId,
         function: Option<Symbol>,
         to: Symbol,
@@ -3094,7 +3087,7 @@ impl<'p> Jit<'p> {
     fn move_hint(
         &mut self,
         machine: &mut Machine,
-        run: &Run<'_, 'p>,
+        run: &Run,
         root: TraceId,
         function: Option<Symbol>,
         to: Symbol,
@@ -3147,7 +3140,7 @@ impl<'p> Jit<'p> {
     /// [`Jit::move_hint`] for the tree of code `root`, at a `guard_value`
     /// of the tree that failed (whose failing values repeated, if
     /// `repeated`); whether it moved.
-    fn move_hint_of_tree(&mut self, machine: &mut Machine, run: &Run<'_, 'p>, root: TraceId, repeated: bool) -> bool {
+    fn move_hint_of_tree(&mut self, machine: &mut Machine, run: &Run, root: TraceId, repeated: bool) -> bool {
         let at: Vec<(Option<Symbol>, Symbol)> = self
             .exits
             .iter()
@@ -3166,14 +3159,7 @@ impl<'p> Jit<'p> {
     /// whose code guards a value there (a tree with an exit at such a
     /// guard that failed) are recorded again, as after
     /// [`Jit::stop_following`].
-    fn megamorphic(
-        &mut self,
-        machine: &mut Machine,
-        run: &Run<'_, 'p>,
-        function: Option<Symbol>,
-        to: Symbol,
-        why: &str,
-    ) {
+    fn megamorphic(&mut self, machine: &mut Machine, run: &Run, function: Option<Symbol>, to: Symbol, why: &str) {
         if !self.unpromoted.insert((function, to)) {
             return;
         }
@@ -3261,7 +3247,7 @@ impl<'p> Jit<'p> {
     fn exit(
         &mut self,
         machine: &mut Machine,
-        run: &mut Run<'_, 'p>,
+        run: &mut Run,
         exit: ExitId,
         values: Vec<Option<Value>>,
         stack: &mut Vec<Frame>,
@@ -3346,7 +3332,7 @@ impl<'p> Jit<'p> {
     }
 
     /// The frames exit `exit` leaves, from the `values` it stored.
-    fn exit_frames(&self, run: &mut Run<'_, 'p>, exit: ExitId, values: &[Option<Value>]) -> Vec<ResumeFrame> {
+    fn exit_frames(&self, run: &mut Run, exit: ExitId, values: &[Option<Value>]) -> Vec<ResumeFrame> {
         let state = self.exits[exit.0 as usize].as_ref().expect("an exit that failed");
         let code = &self.codes[state.parent.0 as usize];
         let map: HashMap<ValueId, Value> =
@@ -3361,7 +3347,7 @@ impl<'p> Jit<'p> {
     fn resume_at(
         &mut self,
         machine: &mut Machine,
-        run: &mut Run<'_, 'p>,
+        run: &mut Run,
         exit: ExitId,
         values: &[Option<Value>],
         stack: &mut Vec<Frame>,
@@ -3416,12 +3402,12 @@ impl<'p> Jit<'p> {
         steps.saturating_sub(self.work_before) + self.compiled_work
     }
 
-    fn affordable(&self, machine: &Machine, run: &Run<'_, 'p>) -> bool {
+    fn affordable(&self, machine: &Machine, run: &Run) -> bool {
         self.affordable_with(machine, run, 0)
     }
 
     /// [`Jit::affordable`] once `more` operations more are compiled.
-    fn affordable_with(&self, machine: &Machine, run: &Run<'_, 'p>, more: u64) -> bool {
+    fn affordable_with(&self, machine: &Machine, run: &Run, more: u64) -> bool {
         let Some(allowance) = self.options.compile_allowance else { return true };
         let pending = run.worker.as_ref().map_or(0, |w| w.pending_ops());
         let work = self.work(machine.steps());
@@ -3514,7 +3500,7 @@ impl<'p> Jit<'p> {
 
     /// Pieces of code the worker's pending jobs will add (at most two
     /// each: a loop and its preamble), which count against `max_traces`.
-    fn pending_codes(run: &Run<'_, 'p>) -> usize {
+    fn pending_codes(run: &Run) -> usize {
         run.worker.as_ref().map_or(0, |w| 2 * w.pending_jobs())
     }
 
@@ -3659,7 +3645,7 @@ fn residual_calls<'a, 'p>(
     move |func, open, args, heap| {
         let deep = jit.recursive.contains(&func) && open >= jit.options.recursion_unroll;
         let here = || key.is_some_and(|k| jit.not_followed_at.contains(&(func, k.clone())));
-        if !deep && !jit.not_followed.contains(&func) && !jit.shared.hints.is_pure(func) && !here() {
+        if !deep && !jit.not_followed.contains(&func) && !jit.shared.hints().is_pure(func) && !here() {
             return None;
         }
         let &graph = resolved.functions.get(&func)?;

@@ -278,10 +278,10 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob, wanted: Wanted) -> Op
         fields: fields_for(&preamble),
         rows: &rows,
         give_up,
-        ..opt::Options::new(shared.remove_allocations)
+        ..opt::Options::new(shared.remove_allocations())
     };
     // (The walk asks first thing whether the job is still wanted.)
-    let optimized = opt::optimize_trace(&mut preamble, &shared.hints, &options);
+    let optimized = opt::optimize_trace(&mut preamble, shared.hints(), &options);
     if optimized.gave_up {
         return None;
     }
@@ -324,9 +324,9 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob, wanted: Wanted) -> Op
             fields: fields_for(f),
             rows: &rows,
             give_up,
-            ..opt::Options::new(shared.remove_allocations)
+            ..opt::Options::new(shared.remove_allocations())
         };
-        if opt::optimize_trace(f, &shared.hints, &options).gave_up {
+        if opt::optimize_trace(f, shared.hints(), &options).gave_up {
             return None;
         }
         // Under `--fuel` too: a loop that skips iterations still ends (and
@@ -418,9 +418,9 @@ pub(super) fn optimize_straight(shared: &Shared, job: StraightJob, wanted: Wante
         facts: &facts,
         rows: &rows,
         give_up: wanted.may_go().then_some(opt::GiveUp(&gone)),
-        ..opt::Options::new(shared.remove_allocations)
+        ..opt::Options::new(shared.remove_allocations())
     };
-    let optimized = opt::optimize_trace(&mut function, &shared.hints, &options);
+    let optimized = opt::optimize_trace(&mut function, shared.hints(), &options);
     if optimized.gave_up {
         return None;
     }

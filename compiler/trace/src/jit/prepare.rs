@@ -65,7 +65,8 @@ pub struct Prepared {
     /// reads a field (`Jit::fields_for`).
     pub(super) fields: Option<Arc<ProgramFacts>>,
     /// Whether this is a light start ([`Prepared::light`]): the JIT records
-    /// nothing until it has adopted the rest (`Jit::prepare_later`).
+    /// nothing until it has adopted its rest (`Jit::prepare_later`); its
+    /// `hints` are empty.
     pub(super) light: bool,
 }
 
@@ -478,24 +479,6 @@ impl PrepareLater for Later {
     fn finish(self: Box<Self>) -> Result<Prepared, ErrorKind> {
         let Later { apart, here } = *self;
         apart.finish(here)
-    }
-}
-
-/// The rest of a light start whose preparation failed: never done, so
-/// the JIT records nothing (lowering fails only for an entry label the
-/// program lacks, which the run would have failed on first).
-/// It holds the error.
-pub(super) struct Unprepared(pub ErrorKind);
-
-impl PrepareLater for Unprepared {
-    fn start(&mut self) {}
-
-    fn done(&self) -> bool {
-        false
-    }
-
-    fn finish(self: Box<Self>) -> Result<Prepared, ErrorKind> {
-        Err(self.0)
     }
 }
 

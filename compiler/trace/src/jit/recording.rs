@@ -80,7 +80,7 @@ impl<'p> Jit<'p> {
     pub(super) fn record_loop(
         &mut self,
         machine: &mut Machine,
-        run: &mut Run<'_, 'p>,
+        run: &mut Run,
         key: &Key,
         stack: &mut Vec<Frame>,
         block: u32,
@@ -618,7 +618,7 @@ impl<'p> Jit<'p> {
     fn record_again(
         &mut self,
         machine: &mut Machine,
-        run: &mut Run<'_, 'p>,
+        run: &mut Run,
         key: &Key,
         root: TraceId,
         why: Again,
@@ -728,19 +728,14 @@ impl<'p> Jit<'p> {
     /// binds thousands of variables).
     /// [`Jit::loop_start`] of frame `top` (its bound variables) about to
     /// run `block`.
-    pub(super) fn frame_start(
-        &self,
-        run: &mut Run<'_, 'p>,
-        top: &Frame,
-        block: u32,
-    ) -> (Vec<Symbol>, Vec<Value>, Vec<Symbol>) {
+    pub(super) fn frame_start(&self, run: &mut Run, top: &Frame, block: u32) -> (Vec<Symbol>, Vec<Value>, Vec<Symbol>) {
         let bound = top.order.iter().map(|&s| (s, top.slots[s as usize].as_ref().expect("an ordered slot is bound")));
         self.loop_start(run, top.graph, block, bound)
     }
 
     fn loop_start<'v>(
         &self,
-        run: &mut Run<'_, 'p>,
+        run: &mut Run,
         g: u32,
         block: u32,
         bound: impl Iterator<Item = (Slot, &'v Value)>,
@@ -775,7 +770,7 @@ impl<'p> Jit<'p> {
     fn install_inner_loop(
         &mut self,
         machine: &mut Machine,
-        run: &mut Run<'_, 'p>,
+        run: &mut Run,
         key: &Key,
         g: u32,
         label: Symbol,
@@ -1351,7 +1346,7 @@ impl<'p> Jit<'p> {
     pub(super) fn record_bridge(
         &mut self,
         machine: &mut Machine,
-        run: &mut Run<'_, 'p>,
+        run: &mut Run,
         exit: ExitId,
         parent: TraceId,
         values: &[Option<Value>],
@@ -2029,7 +2024,7 @@ pub(super) struct BridgeDone {
     pub jumps_to: Option<TraceId>,
 }
 
-impl<'p> Jit<'p> {
+impl Jit<'_> {
     /// Makes `compiled` (code starting at `what`; `None`: it did not
     /// compile, an abort at its hot spot) one of its hot spot's.
     pub(super) fn key_compiled(
@@ -2191,13 +2186,7 @@ impl<'p> Jit<'p> {
     /// for the same variables), no job for the key is on the worker, and
     /// the cache and the compile budget allow a compile, as for any hot
     /// spot.
-    pub(super) fn nest_again(
-        &mut self,
-        machine: &Machine,
-        run: &mut Run<'_, 'p>,
-        key: &Key,
-        top: &Frame,
-    ) -> Option<TraceId> {
+    pub(super) fn nest_again(&mut self, machine: &Machine, run: &mut Run, key: &Key, top: &Frame) -> Option<TraceId> {
         let t = self.keys.get(key)?.renest.filter(|&t| self.may_record_again(key, t, Again::Nest))?;
         let busy = run.worker.as_ref().is_some_and(|w| w.has_key(key));
         let fits = self.admits_frame(run, t, top);
@@ -2212,7 +2201,7 @@ impl<'p> Jit<'p> {
     pub(super) fn record_nest(
         &mut self,
         machine: &mut Machine,
-        run: &mut Run<'_, 'p>,
+        run: &mut Run,
         key: &Key,
         root: TraceId,
         stack: &mut Vec<Frame>,

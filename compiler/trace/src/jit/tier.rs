@@ -134,7 +134,7 @@ pub(super) struct Tier {
 impl<'p> Jit<'p> {
     /// Whether hot spot `key` is at a label that may have the tier, and
     /// the tier is to be recorded there now.
-    pub(super) fn wants_tier(&self, run: &Run<'_, 'p>, key: &Key) -> bool {
+    pub(super) fn wants_tier(&self, run: &Run, key: &Key) -> bool {
         if !self.options.dispatch_tier || key.block == CALL {
             return false;
         }
@@ -157,7 +157,7 @@ impl<'p> Jit<'p> {
     pub(super) fn record_tier(
         &mut self,
         machine: &mut Machine,
-        run: &mut Run<'_, 'p>,
+        run: &mut Run,
         key: &Key,
         stack: &mut Vec<Frame>,
         block: u32,
@@ -273,7 +273,7 @@ impl<'p> Jit<'p> {
     pub(super) fn tier_instead(
         &mut self,
         machine: &Machine,
-        run: &mut Run<'_, 'p>,
+        run: &mut Run,
         stack: &[Frame],
         block: u32,
     ) -> Option<Next> {
@@ -298,7 +298,7 @@ impl<'p> Jit<'p> {
     pub(super) fn left_tier(
         &mut self,
         machine: &mut Machine,
-        run: &mut Run<'_, 'p>,
+        run: &mut Run,
         exit: ExitId,
         values: Vec<Option<Value>>,
         stack: &mut Vec<Frame>,

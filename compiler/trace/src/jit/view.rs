@@ -47,7 +47,7 @@ pub struct ExitView {
     pub no_bridge: Option<super::NoBridge>,
 }
 
-impl<'p> Jit<'p> {
+impl Jit<'_> {
     /// The exits of code `t`, in the order the code made them, with the
     /// times each was taken (what the stats report too).
     pub(super) fn exit_views(&self, cache: &TraceCache, t: TraceId) -> Vec<ExitView> {
