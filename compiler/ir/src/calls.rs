@@ -26,7 +26,6 @@
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use crate::function::{Function, FunctionKind, Module};
-use crate::inst::InstKind;
 use flowc_lang::Symbol;
 
 /// The call graph of a module's functions (the main graph included).
@@ -88,12 +87,10 @@ impl CallGraph {
         // edge to each node.
         let mut last_caller = vec![usize::MAX; nodes.len()];
         for (k, f) in functions.iter().enumerate() {
-            for (_, i) in f.all_insts() {
-                if let InstKind::Call { func, .. } = &f.insts[i].kind {
-                    if let Some(n) = node_of(*func).filter(|n| last_caller[n.index()] != k) {
-                        last_caller[n.index()] = k;
-                        graph.add_edge(nodes[k], n, ());
-                    }
+            for func in f.callees() {
+                if let Some(n) = node_of(func).filter(|n| last_caller[n.index()] != k) {
+                    last_caller[n.index()] = k;
+                    graph.add_edge(nodes[k], n, ());
                 }
             }
         }

@@ -268,6 +268,15 @@ impl Function {
         self.layout.iter().flat_map(move |&b| self.block_insts(b).map(move |i| (b, i)))
     }
 
+    /// The functions this one calls by name (a `call` instruction each,
+    /// in layout order, repeated as often as called).
+    pub fn callees(&self) -> impl Iterator<Item = Symbol> + '_ {
+        self.all_insts().filter_map(|(_, i)| match &self.insts[i].kind {
+            InstKind::Call { func, .. } => Some(*func),
+            _ => None,
+        })
+    }
+
     /// Calls `f` on every constant of the function: its instructions'
     /// operands and guards' values, its terminators' operands, and its
     /// resume records' (those of removed instructions too).

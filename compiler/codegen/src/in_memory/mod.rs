@@ -480,6 +480,18 @@ struct Entry {
     placed: usize,
 }
 
+/// A program function as the cache defines it (`CacheInner::versions`).
+struct Defined {
+    /// As `optimize` made it (`optimized`), or as given.
+    function: Function,
+    optimized: bool,
+    /// Whether it is defined: those called, or called by traces, and every
+    /// function they may call — not the whole program (300 functions the
+    /// run never calls, beside a recursive one it calls compiled, had cost
+    /// the run 150 ms, twice the interpreter's whole run).
+    defined: bool,
+}
+
 struct CacheInner {
     /// The context of the last run, kept for the next (a run is entered
     /// and left often: building a context each time cost more than the
@@ -505,17 +517,11 @@ struct CacheInner {
     /// How the functions are optimized before they are first defined
     /// ([`TraceCache::optimize_functions_with`]).
     optimize: Option<OptimizeFunctions>,
-    /// The version of each function that is defined when it is needed
-    /// (as `optimize` made it, or as given), chosen when the first is
-    /// ([`define_functions`]), and whether `optimize` made it.
-    versions: Vec<(Function, bool)>,
+    /// The version of each function that is defined when it is needed,
+    /// chosen when the first is ([`define_functions`]).
+    versions: Vec<Defined>,
     /// The position in `versions` of each function, by name.
     version_of: HashMap<Symbol, usize>,
-    /// The functions defined so far: those called or called by traces, and
-    /// every function they may call, not the whole program (300 functions
-    /// the run never calls, beside a recursive one it calls compiled, had
-    /// cost the run 150 ms: twice the interpreter's whole run).
-    defined: rustc_hash::FxHashSet<Symbol>,
     /// How many of the functions were defined as `optimize` made them.
     optimized_functions: usize,
     /// Every trace compiled, by name, for `jump_trace`.
@@ -635,7 +641,6 @@ impl TraceCache {
             optimize: None,
             versions: Vec::new(),
             version_of: HashMap::default(),
-            defined: Default::default(),
             optimized_functions: 0,
             names: HashMap::default(),
             code_slots,
@@ -716,7 +721,7 @@ impl TraceCache {
         let mut shapes = shapes.into_iter();
         let mut guard = self.inner.borrow_mut();
         let inner = &mut *guard;
-        let callees: Vec<Symbol> = fs.iter().flat_map(|f| callees(f)).collect();
+        let callees: Vec<Symbol> = fs.iter().flat_map(|f| f.callees()).collect();
         if !callees.is_empty() {
             define_functions(inner, callees)?;
         }
@@ -1056,7 +1061,7 @@ impl TraceCache {
 
     /// How many of the program's functions were compiled as the cache's
     /// [`TraceCache::optimize_functions_with`] made them (0 until they are
-    /// compiled; only those compiled: see `CacheInner::defined`).
+    /// compiled; only those compiled: see [`Defined`]).
     pub fn optimized_functions(&self) -> usize {
         self.inner.borrow().optimized_functions
     }
@@ -1384,24 +1389,15 @@ fn install_piece(
 /// the optimized program out, or `None`.
 pub type OptimizeFunctions = Box<dyn FnOnce(&Module) -> Option<std::sync::Arc<Module>>>;
 
-/// Defines the program's functions, if not yet done: optimized where the
+/// Defines program functions, if not yet done: optimized where the
 /// cache was given a way ([`TraceCache::optimize_functions_with`]: each
 /// function the optimized program has by the same name and arity, the
 /// hints' own otherwise), compiled with Cranelift's optimizing settings,
-/// their code made executable and their safepoints registered.
-/// The functions `f` calls by name.
-fn callees(f: &Function) -> impl Iterator<Item = Symbol> + '_ {
-    f.all_insts().filter_map(|(_, i)| match &f.insts[i].kind {
-        flowc_ir::InstKind::Call { func, .. } => Some(*func),
-        _ => None,
-    })
-}
-
-/// Defines the program's functions `roots` names and every function they
-/// may call (their closure over the call graph) that is not defined yet,
-/// choosing the versions first if none is defined (`CacheInner::versions`).
-/// Names that are no function of the program are left out (their calls
-/// trap).
+/// their code made executable and their safepoints registered — those
+/// `roots` names and every function they may call (their closure over the
+/// call graph) that is not defined yet, the versions chosen the first time
+/// (`CacheInner::versions`). Names that are no function of the program are
+/// left out (their calls trap).
 fn define_functions(inner: &mut CacheInner, roots: impl IntoIterator<Item = Symbol>) -> Result<(), String> {
     if let Some(hints) = inner.undefined.take() {
         let optimized = inner.optimize.take().and_then(|optimize| optimize(&hints));
@@ -1412,12 +1408,10 @@ fn define_functions(inner: &mut CacheInner, roots: impl IntoIterator<Item = Symb
             .map(|o| (o.name, o))
             .collect();
         for f in hints.functions.iter().filter(|g| g.kind == FunctionKind::Function) {
-            let version = match by_name.get(&f.name).filter(|o| o.params.len() == f.params.len()) {
-                Some(o) => ((*o).clone(), true),
-                None => (f.clone(), false),
-            };
+            let optimized = by_name.get(&f.name).filter(|o| o.params.len() == f.params.len());
+            let function = optimized.map_or_else(|| f.clone(), |o| (*o).clone());
             inner.version_of.insert(f.name, inner.versions.len());
-            inner.versions.push(version);
+            inner.versions.push(Defined { function, optimized: optimized.is_some(), defined: false });
         }
     }
     // The closure, in the program's order (deterministic code).
@@ -1425,18 +1419,19 @@ fn define_functions(inner: &mut CacheInner, roots: impl IntoIterator<Item = Symb
     let mut todo: Vec<Symbol> = roots.into_iter().collect();
     while let Some(name) = todo.pop() {
         let Some(&k) = inner.version_of.get(&name) else { continue };
-        if !inner.defined.insert(name) {
+        let version = &mut inner.versions[k];
+        if std::mem::replace(&mut version.defined, true) {
             continue;
         }
         batch.push(k);
-        todo.extend(callees(&inner.versions[k].0));
+        todo.extend(version.function.callees());
     }
     if batch.is_empty() {
         return Ok(());
     }
     batch.sort_unstable();
-    inner.optimized_functions += batch.iter().filter(|&&k| inner.versions[k].1).count();
-    let functions: Vec<&Function> = batch.iter().map(|&k| &inner.versions[k].0).collect();
+    inner.optimized_functions += batch.iter().filter(|&&k| inner.versions[k].optimized).count();
+    let functions: Vec<&Function> = batch.iter().map(|&k| &inner.versions[k].function).collect();
     let mut safepoints = Vec::new();
     let mut compiler = crate::compile::Compiler::for_work(size(functions.iter().copied()));
     for (k, &f) in functions.iter().enumerate() {
