@@ -28,6 +28,38 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use crate::function::{Function, FunctionKind, Module};
 use flowc_lang::Symbol;
 
+/// Which nodes of call graph `graph` are recursive (in a strongly
+/// connected component of more than one node, or calling themselves), and
+/// the nodes callees first: component after component in Tarjan's order
+/// (a component comes after every component it calls), each component's
+/// nodes by index, so the order is deterministic.
+fn components(graph: &DiGraph<Symbol, ()>) -> (Vec<bool>, Vec<NodeIndex>) {
+    let mut recursive = vec![false; graph.node_count()];
+    let mut order = Vec::with_capacity(graph.node_count());
+    for mut scc in petgraph::algo::tarjan_scc(graph) {
+        scc.sort_unstable();
+        for &n in &scc {
+            recursive[n.index()] = scc.len() > 1 || graph.contains_edge(n, n);
+        }
+        order.extend(scc);
+    }
+    (recursive, order)
+}
+
+/// The recursive ones of functions `names`, where function `names[a]`
+/// calls `names[b]` for each `(a, b)` of `calls`: the rule [`CallGraph`]
+/// applies to a module, for a call graph found elsewhere (the JIT's light
+/// start reads it from the program's text).
+pub fn recursive_among(names: &[Symbol], calls: impl IntoIterator<Item = (usize, usize)>) -> Vec<Symbol> {
+    let mut graph: DiGraph<Symbol, ()> = DiGraph::new();
+    let nodes: Vec<NodeIndex> = names.iter().map(|&n| graph.add_node(n)).collect();
+    for (a, b) in calls {
+        graph.update_edge(nodes[a], nodes[b], ());
+    }
+    let (recursive, _) = components(&graph);
+    nodes.iter().filter(|n| recursive[n.index()]).map(|&n| graph[n]).collect()
+}
+
 /// The call graph of a module's functions (the main graph included).
 #[derive(Clone, Debug)]
 pub struct CallGraph {
@@ -94,17 +126,7 @@ impl CallGraph {
                 }
             }
         }
-        // Tarjan's algorithm lists components callees first.
-        let sccs = petgraph::algo::tarjan_scc(&graph);
-        let mut recursive = vec![false; graph.node_count()];
-        let mut order = Vec::with_capacity(graph.node_count());
-        for mut scc in sccs {
-            scc.sort_unstable();
-            for &n in &scc {
-                recursive[n.index()] = scc.len() > 1 || graph.contains_edge(n, n);
-            }
-            order.extend(scc);
-        }
+        let (recursive, order) = components(&graph);
         // Callees first: heights; callers first: depths, unbounded below
         // recursion (`None` spreads from callers to callees).
         let mut height: Vec<Option<usize>> = vec![None; graph.node_count()];

@@ -222,11 +222,10 @@ pub fn recursive_in_text(program: &Program) -> HashSet<Symbol> {
     use flowc_lang::ast::Terminator;
     let signatures = flowc_lang::flow::Signatures::of(program);
     let functions: Vec<&flowc_lang::ast::Function> = program.functions().collect();
-    let mut graph: petgraph::graph::DiGraph<Symbol, ()> = petgraph::graph::DiGraph::new();
-    let nodes: Vec<_> = functions.iter().map(|f| graph.add_node(f.name)).collect();
-    let index: rustc_hash::FxHashMap<Symbol, petgraph::graph::NodeIndex> =
-        functions.iter().zip(&nodes).map(|(f, &n)| (f.name, n)).collect();
-    for (f, &from) in functions.iter().zip(&nodes) {
+    let names: Vec<Symbol> = functions.iter().map(|f| f.name).collect();
+    let index: rustc_hash::FxHashMap<Symbol, usize> = names.iter().enumerate().map(|(k, &n)| (n, k)).collect();
+    let mut calls = Vec::new();
+    for (from, f) in functions.iter().enumerate() {
         // (Most functions call nothing: no blocks to walk.)
         if !f.blocks.iter().any(|b| b.term.callee().is_some()) {
             continue;
@@ -238,20 +237,12 @@ pub fn recursive_in_text(program: &Program) -> HashSet<Symbol> {
             // no call (the front end's `lower_graph`).
             if let Terminator::Call { func, args, .. } = &b.term {
                 if let Some(&to) = index.get(func).filter(|_| signatures.first(*func) == Some(args.len())) {
-                    graph.update_edge(from, to, ());
+                    calls.push((from, to));
                 }
             }
         }
     }
-    let mut out = HashSet::default();
-    for scc in petgraph::algo::tarjan_scc(&graph) {
-        for &n in &scc {
-            if scc.len() > 1 || graph.contains_edge(n, n) {
-                out.insert(graph[n]);
-            }
-        }
-    }
-    out
+    flowc_ir::calls::recursive_among(&names, calls).into_iter().collect()
 }
 
 /// Whether `f` reads a field.
