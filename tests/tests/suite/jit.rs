@@ -260,7 +260,9 @@ fn jit_taking_over_a_paused_run_matches_reference_on_the_corpus() {
 /// the JIT's start only once a hot spot would be recorded: 300 functions
 /// whose loops are never hot leave it unprepared (nothing lowered, no
 /// code); with loops of 400 rounds (each function called once) it is
-/// asked for, adopted, and loops compiled. Both print what the interpreter prints.
+/// asked for, adopted, and loops compiled; given no rest, a light start
+/// compiles nothing (its hints are empty). All print what the interpreter
+/// prints.
 #[test]
 fn a_light_start_prepares_the_rest_only_when_a_loop_would_be_recorded() {
     use flowc_trace::jit::{interpret_first_preparing, Jit, Later, PrepareLater, PrepareOnThread, Prepared, Warmup};
@@ -287,8 +289,9 @@ fn a_light_start_prepares_the_rest_only_when_a_loop_would_be_recorded() {
     let runs = flowc_codegen::with_stack(move || {
         let mut runs = Vec::new();
         // Loops of 2 rounds called 10 times (30 arrivals each, under the
-        // threshold), then of 400 called once.
-        for (rounds, calls) in [(2, 10), (400, 1)] {
+        // threshold), then of 400 called once, with the rest given and
+        // without it.
+        for (rounds, calls, given) in [(2, 10, true), (400, 1, true), (400, 1, false)] {
             let text = flowc_tests::loops::many_functions(300, rounds)
                 .replace("start(n = 30)", &format!("start(n = {calls})"));
             let program = std::sync::Arc::new(flowc_lang::syntax::parse("functions.fg", &text).expect("it parses"));
@@ -311,15 +314,19 @@ fn a_light_start_prepares_the_rest_only_when_a_loop_would_be_recorded() {
             let prepared = apart.finish(|_| panic!("a light start lowers nothing")).expect("prepared");
             let options = Options { inspect: Some(check), ..Options::default() };
             let mut jit = Jit::prepared(&program, prepared, options);
-            jit.prepare_later(Box::new(Waited(Later::new(program.clone(), label, lower))));
+            if given {
+                jit.prepare_later(Box::new(Waited(Later::new(program.clone(), label, lower))));
+            }
             let outcome = jit.take_over(paused, &config);
             assert_eq!(engines::outcome(outcome), expected, "loops of {rounds} rounds");
             runs.push(jit.stats());
         }
         runs
     });
-    let (cold, hot) = (&runs[0], &runs[1]);
+    let (cold, hot, none) = (&runs[0], &runs[1], &runs[2]);
     assert!(cold.light_start && hot.light_start);
+    assert_eq!(none.start_rest, None, "no rest to ask for: {none}");
+    assert_eq!(none.traces + none.bridges + none.entry_traces, 0, "no code against empty hints: {none}");
     assert_eq!(cold.start_rest, None, "nothing hot asked for the rest: {cold}");
     assert_eq!(cold.traces + cold.bridges + cold.entry_traces, 0, "{cold}");
     let Some((asked, Some(adopted))) = hot.start_rest else { panic!("the rest adopted: {hot}") };
