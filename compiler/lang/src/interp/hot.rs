@@ -232,6 +232,12 @@ pub struct Profiler {
     threshold: u32,
     /// The JIT's clock, as last told ([`Profiler::set_clock`]).
     clock: u64,
+    /// The labels counted ahead ([`Watched::arm`]) since the threshold
+    /// was last lowered, each once: what lowering it takes back, in time
+    /// proportional to the counts ahead that put them here (the JIT
+    /// raises and lowers the threshold as its compile budget closes and
+    /// opens, thousands of times in a run of thousands of loops).
+    armed: Vec<(u32, u32)>,
 }
 
 /// The most keys the profiler counts apart from its labels' dense ones
@@ -265,6 +271,8 @@ struct Watched {
     /// lets pass with no more than a decrement, already counted in the
     /// key's entry ([`Watched::arm`]).
     ticks: u32,
+    /// Whether the label is in [`Profiler::armed`].
+    listed: bool,
 }
 
 /// A dispatch tier's tables ([`Profiler::dispatch`]): per dense key, two
@@ -327,6 +335,7 @@ impl Watched {
             held: Vec::new(),
             positions: None,
             ticks: 0,
+            listed: false,
         }
     }
 
@@ -343,16 +352,18 @@ impl Watched {
     /// arrival sets its clock ([`Profiler::since`]). Whoever reads the
     /// count subtracts the ticks left ([`Watched::counted`]), and whoever
     /// changes the entry takes them back first ([`Watched::disarm`]).
+    /// Whether the label is to be listed as armed ([`Profiler::armed`]).
     #[cold]
     #[inline(never)]
-    fn arm(&mut self, threshold: u32) {
-        let Some(e) = self.dense.first_mut() else { return };
+    fn arm(&mut self, threshold: u32) -> bool {
+        let Some(e) = self.dense.first_mut() else { return false };
         if e.state != KeyState::Counting || e.count == 0 || e.count >= threshold {
-            return;
+            return false;
         }
         let ahead = threshold - 1 - e.count;
         e.count += ahead;
         self.ticks = ahead;
+        !std::mem::replace(&mut self.listed, true)
     }
 
     /// Takes back the arrivals counted ahead and not arrived at
@@ -587,6 +598,7 @@ impl Profiler {
             reserved: HashMap::default(),
             threshold: threshold.max(1),
             clock: 0,
+            armed: Vec::new(),
         }
     }
 
@@ -692,8 +704,18 @@ impl Profiler {
     /// Sets the arrivals at which counting keys stop, from now on (a key
     /// already past it stops at its next arrival).
     pub fn set_threshold(&mut self, threshold: u32) {
-        self.watched.iter_mut().flatten().flatten().for_each(|w| w.disarm());
-        self.threshold = threshold.max(1);
+        let threshold = threshold.max(1);
+        // Counted ahead for a higher threshold, a key would stop late.
+        // (Raised, it stops short and counts on, as if counted one by one.)
+        if threshold < self.threshold {
+            for (graph, block) in std::mem::take(&mut self.armed) {
+                if let Some(Some(w)) = self.watched.get_mut(graph as usize).and_then(|g| g.get_mut(block as usize)) {
+                    w.disarm();
+                    w.listed = false;
+                }
+            }
+        }
+        self.threshold = threshold;
     }
 
     /// Whether block `block` of graph `graph` is watched.
@@ -734,8 +756,8 @@ impl Profiler {
         }
         if let Some(e) = w.dense_index(slots).and_then(|k| w.get_mut(k)) {
             if !e.arrive(threshold, now) && w.positions.is_none() {
-                if w.chain.is_empty() {
-                    w.arm(threshold);
+                if w.chain.is_empty() && w.arm(threshold) {
+                    self.armed.push((graph, block));
                 }
                 return None;
             }
