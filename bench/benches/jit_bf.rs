@@ -121,9 +121,11 @@ fn rows() -> Vec<Row> {
         ("escape", 20),
         // Programs compiled to BF from a bigger language: 7,700 loops,
         // each run once a round (more than the JIT's cache holds), one
-        // round and four.
+        // round, four, and twelve (1.9 s in the C interpreter, where the
+        // long-run targets apply).
         ("statements", 1),
         ("statements", 4),
+        ("statements", 12),
         // Random programs with hot loops (`flowc_tests::bf_random`, seeds
         // 3 and 6): counted loops nested three deep, transfers across up
         // to nine cells, clears, ifs and scans, drawn, not written for the
