@@ -361,6 +361,9 @@ impl Watched {
             return false;
         }
         let ahead = threshold - 1 - e.count;
+        if ahead == 0 {
+            return false;
+        }
         e.count += ahead;
         self.ticks = ahead;
         !std::mem::replace(&mut self.listed, true)
