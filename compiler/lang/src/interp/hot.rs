@@ -747,7 +747,8 @@ impl Profiler {
     /// `slots`; the key, when the block is watched and the interpreter
     /// should stop there (the key is hot or has code). The interpreter
     /// calls this at every jump, so what most jumps take is inline: the
-    /// test that the block is not watched, and the count of a dense key
+    /// test that the block is not watched, an arrival counted ahead
+    /// ([`Watched::arm`]: a decrement), and the count of a dense key
     /// already seen (no key built); the rest is out of line.
     #[inline(always)]
     pub fn arrive_at(&mut self, graph: u32, block: u32, slots: &[Option<Value>], now: u64) -> Option<Key> {
