@@ -1502,7 +1502,8 @@ again:
 
     /// A label without greens counts ahead ([`Watched::arm`]), which no
     /// one may notice: driven through the same arrivals, deferrals,
-    /// resets, asks and threshold changes as a profiler that counts each
+    /// resets, asks, threshold changes, code and code forgotten as a
+    /// profiler that counts each
     /// arrival as it comes ([`Profiler::arrive`], which never counts
     /// ahead), it stops on the same arrivals and reports the same counts,
     /// clocks and states at every step.
@@ -1540,6 +1541,15 @@ again:
                     let t = 2 + (x >> 8) as u32 % 20;
                     ahead.set_threshold(t);
                     one_by_one.set_threshold(t);
+                }
+                // Code for the key, and all code forgotten.
+                4 => {
+                    ahead.set(&key, KeyState::Enter);
+                    one_by_one.set(&key, KeyState::Enter);
+                }
+                5 | 6 => {
+                    ahead.forget_code();
+                    one_by_one.forget_code();
                 }
                 _ => {
                     let stop = ahead.arrive_at(0, head, &s, now).is_some();
