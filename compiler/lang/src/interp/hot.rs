@@ -1503,10 +1503,10 @@ again:
     /// A label without greens counts ahead ([`Watched::arm`]), which no
     /// one may notice: driven through the same arrivals, deferrals,
     /// resets, asks, threshold changes, code and code forgotten as a
-    /// profiler that counts each
-    /// arrival as it comes ([`Profiler::arrive`], which never counts
-    /// ahead), it stops on the same arrivals and reports the same counts,
-    /// clocks and states at every step.
+    /// profiler that counts each arrival as it comes
+    /// ([`Profiler::arrive`], which never counts ahead), it stops on the
+    /// same arrivals and reports the same counts, clocks and states at
+    /// every step.
     #[test]
     fn counting_ahead_at_a_label_without_greens_is_not_seen() {
         let program = syntax::parse("test", "start:\n    goto head\nhead:\n    i = i + 1\n    goto head\n")
