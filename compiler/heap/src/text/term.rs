@@ -184,11 +184,22 @@ struct Lexer<'a> {
 
 impl<'a> Lexer<'a> {
     fn peek_char(&self) -> Option<char> {
-        self.src[self.pos..].chars().next()
+        match self.src.as_bytes().get(self.pos) {
+            Some(&b) if b.is_ascii() => Some(b as char),
+            _ => self.src[self.pos..].chars().next(),
+        }
     }
 
     fn skip_layout(&mut self) -> Result<(), RawError> {
         loop {
+            // ASCII layout a byte at a time (an environment of a
+            // 100,000-instruction program is half a megabyte of it and
+            // of digits: `chars` and Unicode's whitespace per character
+            // were most of reading it).
+            let bytes = self.src.as_bytes();
+            while bytes.get(self.pos).is_some_and(|b| matches!(b, b' ' | b'\n' | b'\t' | b'\r')) {
+                self.pos += 1;
+            }
             let rest = &self.src[self.pos..];
             if let Some(c) = rest.chars().next().filter(|c| c.is_whitespace()) {
                 self.pos += c.len_utf8();
@@ -218,7 +229,13 @@ impl<'a> Lexer<'a> {
             return Ok((Tok::Eof, start));
         };
         let rest = &self.src[start..];
-        let ident_len = |s: &str| s.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(s.len());
+        let ident_len = |s: &str| match s.bytes().position(|b| !(b.is_ascii_alphanumeric() || b == b'_')) {
+            // Past ASCII: letters of any script continue a name.
+            Some(n) if !s.as_bytes()[n].is_ascii() => {
+                s.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(s.len())
+            }
+            n => n.unwrap_or(s.len()),
+        };
         let tok = if c.is_ascii_lowercase() {
             let n = ident_len(rest);
             self.pos += n;
@@ -228,7 +245,7 @@ impl<'a> Lexer<'a> {
             self.pos += n;
             Tok::Var(rest[..n].to_owned())
         } else if c.is_ascii_digit() {
-            let n = rest.find(|c: char| !(c.is_ascii_digit() || c == '_')).unwrap_or(rest.len());
+            let n = rest.bytes().position(|b| !(b.is_ascii_digit() || b == b'_')).unwrap_or(rest.len());
             let written = &rest[..n];
             self.pos += n;
             if self.peek_char().is_some_and(|c| c.is_alphabetic()) {
