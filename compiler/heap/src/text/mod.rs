@@ -5,6 +5,7 @@
 //! syntaxes (flowc-lang's `syntax`) read their terms with it.
 
 pub mod diag;
+mod fast_env;
 pub mod term;
 
 use crate::symbol::Symbol;
@@ -47,7 +48,12 @@ pub fn parse_env(src: &str) -> Result<Vec<(Symbol, Value)>, ParseError> {
 
 /// [`parse_env`] for the command-line option `option` (`--static`, ...),
 /// which errors name as their place.
+/// The common shape (integers and lists of them) is read a byte at a time
+/// ([`fast_env`]); anything else by the term reader.
 pub fn parse_env_of(option: &str, src: &str) -> Result<Vec<(Symbol, Value)>, ParseError> {
+    if let Some(env) = fast_env::read(src) {
+        return Ok(env);
+    }
     Reader::new(src).whole_term().and_then(|t| env_list(&t)).map_err(|e| e.locate(option, src))
 }
 
