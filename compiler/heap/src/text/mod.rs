@@ -27,9 +27,8 @@ pub const MAX_INT_DIGITS: usize = 10_000;
 /// run starts.
 pub fn parse_int(text: &str, start: usize) -> Result<Value, RawError> {
     let digits = text.strip_prefix('-').unwrap_or(text);
-    if digits.len() <= 18 && !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        let n = digits.bytes().fold(0i64, |n, b| n * 10 + i64::from(b - b'0'));
-        return Ok(Value::Int(if digits.len() < text.len() { -n } else { n }));
+    if let Some(v) = machine_int(digits.as_bytes(), digits.len() < text.len()) {
+        return Ok(v);
     }
     if digits.len() > MAX_INT_DIGITS {
         return Err(RawError::new(
@@ -41,6 +40,18 @@ pub fn parse_int(text: &str, start: usize) -> Result<Value, RawError> {
     Ok(Value::from_big(big))
 }
 
+/// The integer `digits` (ASCII digits, negated if `negative`) as a machine
+/// integer, if there are 1 to 18 of them (which always fit); else `None`.
+/// [`parse_int`]'s path for all but long literals, and
+/// [`fast_env`]'s.
+fn machine_int(digits: &[u8], negative: bool) -> Option<Value> {
+    if digits.is_empty() || digits.len() > 18 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n = digits.iter().fold(0i64, |n, b| n * 10 + i64::from(b - b'0'));
+    Some(Value::Int(if negative { -n } else { n }))
+}
+
 /// Parses an environment list `[x/10, y/foo]` (the `--env` syntax).
 pub fn parse_env(src: &str) -> Result<Vec<(Symbol, Value)>, ParseError> {
     parse_env_of("--env", src)
@@ -48,6 +59,7 @@ pub fn parse_env(src: &str) -> Result<Vec<(Symbol, Value)>, ParseError> {
 
 /// [`parse_env`] for the command-line option `option` (`--static`, ...),
 /// which errors name as their place.
+///
 /// The common shape (integers and lists of them) is read a byte at a time
 /// ([`fast_env`]); anything else by the term reader.
 pub fn parse_env_of(option: &str, src: &str) -> Result<Vec<(Symbol, Value)>, ParseError> {

@@ -1160,10 +1160,9 @@ impl Profiler {
 
     /// Arrivals counted at `key` (since it was last set back to counting).
     pub fn count(&self, key: &Key) -> u32 {
-        let Some(e) = self.entry(key) else { return 0 };
         match self.dense(key) {
-            Some((w, k)) => w.counted(k, e),
-            None => e.count,
+            Some((w, k)) => w.get(k).filter(|e| e.seen).map_or(0, |e| w.counted(k, e)),
+            None => self.entry(key).map_or(0, |e| e.count),
         }
     }
 
