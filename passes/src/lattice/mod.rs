@@ -223,6 +223,28 @@ impl Info {
         }
     }
 
+    /// Its members of `kinds` alone (what an operation that went on found
+    /// its operand to be: `readlist` a list, `add` an integer); bottom
+    /// where it has none.
+    pub fn restrict_kinds(&self, kinds: Kinds) -> Info {
+        let k = Kinds(self.kinds.0 & kinds.0);
+        if k == self.kinds {
+            return self.clone();
+        }
+        if k.is_empty() {
+            return Info::bottom();
+        }
+        Info {
+            kinds: k,
+            // (A constant is of one kind, and so kept whole or not at all.)
+            constant: self.constant.clone(),
+            range: if k.has(Kinds::INT) { self.range } else { Interval::EMPTY },
+            len: if k.has(Kinds::LIST) { self.len } else { Interval::EMPTY },
+            class: if k.has(Kinds::OBJECT) { self.class } else { None },
+            alloc: if k.has(Kinds::OBJECT) { self.alloc } else { None },
+        }
+    }
+
     /// Narrows the integer members to `r` (a branch condition); keeps
     /// non-integer members.
     pub fn restrict_range(&self, r: Interval) -> Info {
@@ -389,6 +411,19 @@ fn join_of_items(items: &[Value]) -> Info {
     match ints {
         Some((lo, hi)) => Info::int(Interval::new(lo as i128, hi as i128)),
         None => items.iter().fold(Info::bottom(), |acc, v| acc.join(&Info::of_const(v))),
+    }
+}
+
+/// The kinds operand `k` of `op` is of wherever `op` returns: its
+/// generic form raises its error on any other (an unbound operand's
+/// too, for every operation reads its operands first).
+pub fn operand_kinds(op: Op, k: usize) -> Kinds {
+    match op {
+        Op::ReadList if k == 0 => Kinds::LIST,
+        Op::ReadList => Kinds::INT,
+        Op::Len => Kinds::LIST,
+        op if op.takes_integers() => Kinds::INT,
+        _ => Kinds::VALUE,
     }
 }
 

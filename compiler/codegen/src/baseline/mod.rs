@@ -2211,20 +2211,36 @@ impl Emit<'_, '_, '_> {
             Op::ReadList => {
                 // A list's cell points at its table `[len, w0, w1, ...]`,
                 // where an element that is not immediate is 0
-                // (`crate::lower::lists`).
+                // (`crate::lower::lists`). A constant list's table is
+                // known (the code holds the list, which holds it); a list
+                // its form proves one needs no kind tests; `.word` proves
+                // the index inside it too.
                 let slow = self.slow(call, result, back);
-                self.load_src(RAX, srcs[0]);
                 self.load_src(RCX, srcs[1]);
                 if !known[1] {
                     self.a.test_imm(RCX, word::INT_TAG as i32);
                     self.a.jcc(Cond::Equal, slow);
                 }
-                self.list_table(slow);
+                match &args[0] {
+                    Operand::Const(Value::List(l)) => self.a.mov_imm(RDX, l.words() as i64),
+                    _ if form != Form::Generic => {
+                        self.load_src(RAX, srcs[0]);
+                        self.a.load(RDX, RAX, cell::ITEMS as i32);
+                        self.a.test(RDX, RDX);
+                        self.a.jcc(Cond::Equal, slow);
+                    }
+                    _ => {
+                        self.load_src(RAX, srcs[0]);
+                        self.list_table(slow);
+                    }
+                }
                 self.a.sar(RCX, 1);
-                // Unsigned: a negative index is out of range too.
-                self.a.load(RSI, RDX, 0);
-                self.a.alu(Alu::Cmp, RCX, RSI);
-                self.a.jcc(Cond::AboveEqual, slow);
+                if form != Form::Word {
+                    // Unsigned: a negative index is out of range too.
+                    self.a.load(RSI, RDX, 0);
+                    self.a.alu(Alu::Cmp, RCX, RSI);
+                    self.a.jcc(Cond::AboveEqual, slow);
+                }
                 self.a.load_indexed(RAX, RDX, RCX);
                 self.a.test(RAX, RAX);
                 self.a.jcc(Cond::Equal, slow);
@@ -2670,27 +2686,33 @@ impl Emit<'_, '_, '_> {
                     _ => self.a.jmp(exit),
                 }
             }
-            GuardKind::Cold(_) => {
+            GuardKind::Cold(o) => {
                 // A tagged integer n below the integer table's length
                 // (unsigned: not negative), or an object whose allocation
                 // number is below the object table's (any other word
-                // leaves), whose word is not 0: counted down.
+                // leaves), whose word is not 0: counted down. (Known a
+                // small integer, no other kind is tested for.)
                 let (object, found) = (self.a.label(), self.a.label());
-                self.a.test_imm(RAX, word::INT_TAG as i32);
-                self.a.jcc(Cond::Equal, object);
+                let int = self.small(o);
+                if !int {
+                    self.a.test_imm(RAX, word::INT_TAG as i32);
+                    self.a.jcc(Cond::Equal, object);
+                }
                 self.a.sar(RAX, 1);
                 self.a.load(RCX, RBX, offsets::POSITIONS_LEN);
                 self.a.alu(Alu::Cmp, RAX, RCX);
                 self.a.jcc(Cond::AboveEqual, exit);
                 self.a.load(RCX, RBX, offsets::POSITIONS);
-                self.a.jmp(found);
-                self.a.bind(object);
-                self.object_cell_test(exit);
-                self.a.load(RAX, RAX, cell::ID as i32);
-                self.a.load(RCX, RBX, offsets::OBJECT_POSITIONS_LEN);
-                self.a.alu(Alu::Cmp, RAX, RCX);
-                self.a.jcc(Cond::AboveEqual, exit);
-                self.a.load(RCX, RBX, offsets::OBJECT_POSITIONS);
+                if !int {
+                    self.a.jmp(found);
+                    self.a.bind(object);
+                    self.object_cell_test(exit);
+                    self.a.load(RAX, RAX, cell::ID as i32);
+                    self.a.load(RCX, RBX, offsets::OBJECT_POSITIONS_LEN);
+                    self.a.alu(Alu::Cmp, RAX, RCX);
+                    self.a.jcc(Cond::AboveEqual, exit);
+                    self.a.load(RCX, RBX, offsets::OBJECT_POSITIONS);
+                }
                 self.a.bind(found);
                 // Two words a position: its count, and its link.
                 self.a.shl(RAX, 4);

@@ -326,7 +326,8 @@ fn ssa_meta_trace_keeps_only_the_programs_arithmetic() {
     assert!(!body.contains("op1("), "register copies remain:\n{body}");
     // The first iteration (peeled) checks the promoted bytecode and target
     // once; the loop after its phis is the square loop's work: r0 - 1,
-    // r2 + r1, and the jump_if_a test.
+    // r2 + r1 (of integers, as the first iteration's `add` found them),
+    // and the jump_if_a test.
     let (first, looped) = body.split_at(body.find("  phi(").expect("loop phis"));
     assert_eq!(first.lines().filter(|l| l.trim().starts_with("guard_value")).count(), 2, "{body}");
     let ops: Vec<&str> = looped.lines().map(str::trim).filter(|l| l.starts_with("op")).collect();
@@ -334,7 +335,7 @@ fn ssa_meta_trace_keeps_only_the_programs_arithmetic() {
         ops,
         [
             "op2(a_26,sub.int,var(r0_23),const(1))",
-            "op2(a_27,add,var(r2_24),var(r1_4))",
+            "op2(a_27,add.int,var(r2_24),var(r1_4))",
             "op2(c_28,eq.word,var(a_26),const(0))"
         ]
     );

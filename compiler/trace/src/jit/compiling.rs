@@ -153,7 +153,7 @@ impl<'p> Jit<'p> {
             args.map(|a| a.iter().map(|v| if v.holds_objects() { Value::atom("object") } else { v.clone() }).collect());
         let fields = self.fields_for(reads > 0);
         let rows = rows_of(&trace);
-        LoopJob { name, body, trace, start, names: names.to_vec(), looping, args, function, fields, rows }
+        LoopJob { name, body, trace, start, names: names.to_vec(), looping, args, function, fields, rows, tier: None }
     }
 
     /// Optimizes `job` here, on the running thread.

@@ -332,7 +332,9 @@ pub struct Options {
     /// Most pieces of code (traces and bridges) at once: the JIT drops
     /// them all when it would make one more and what they hold no longer
     /// runs (see "A full cache"). Pieces smaller than common hold up to
-    /// `small_pieces_room` times as many ([`small_pieces_full`]).
+    /// `small_pieces_room` times as many ([`small_pieces_full`]). The
+    /// environment variable `FLOWC_MAX_TRACES` sets it (for measuring
+    /// what a bigger cache would do).
     pub max_traces: usize,
     /// How many times `max_traces` small pieces the cache holds
     /// ([`SMALL_PIECES_ROOM`]; 1: `max_traces` whatever their size).
@@ -462,7 +464,7 @@ impl Default for Options {
             call_bridges: CALL_BRIDGES,
             constant_loops: true,
             max_aborts: 3,
-            max_traces: 2_000,
+            max_traces: std::env::var("FLOWC_MAX_TRACES").ok().and_then(|s| s.parse().ok()).unwrap_or(2_000),
             small_pieces_room: SMALL_PIECES_ROOM,
             full_window: FULL_WINDOW,
             max_variants: 4,

@@ -87,6 +87,12 @@ pub(super) struct LoopJob {
     /// The heap's rows that held every link of their shape the recording
     /// found laid out in a row ([`opt::row`]).
     pub rows: Vec<opt::row::RowShape>,
+    /// For the dispatch tier's loop ([`super::tier`]), the variables the
+    /// dispatch loop never writes: the loop takes every variable of its
+    /// head, constants too (its links pass them all), and its preamble
+    /// pins the integers among those and assumes nothing else
+    /// ([`speculate::tier_checks`]).
+    pub tier: Option<Vec<Symbol>>,
 }
 
 /// What a straight trace (a bridge, an entry trace, a loop's segment)
@@ -255,7 +261,7 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob, wanted: Wanted) -> Op
     let started = Instant::now();
     let gone = || wanted.gone();
     let give_up = wanted.may_go().then_some(opt::GiveUp(&gone));
-    let LoopJob { name, body, trace, start, names, looping, args, function, fields, rows } = job;
+    let LoopJob { name, body, trace, start, names, looping, args, function, fields, rows, tier } = job;
     let anchor = trace.anchor;
     // Given to each piece only where it reads a field (the job carries
     // them when the recording read one; a read inside a `pure` call the
@@ -265,6 +271,7 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob, wanted: Wanted) -> Op
     let end = End::Jump { target: body, params: names.clone() };
     let mut preamble = to_ir::convert(shared.index(), name, &trace, &start, &end);
     let checks = match &args {
+        Some(args) if tier.is_some() => speculate::tier_checks(&names, args, tier.as_deref().unwrap_or(&[])),
         Some(args) => speculate::checks(&preamble, &names, args),
         None => Vec::new(),
     };
@@ -272,7 +279,8 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob, wanted: Wanted) -> Op
     shared.inspect(&preamble, "conversion");
     // The loop keeps assuming what the preamble speculates on.
     let assumed: Vec<(Symbol, i64, i64)> = checks.iter().map(|&(k, lo, hi)| (start.params[k], lo, hi)).collect();
-    let jump = opt::Jump::Defines { anchor, function, names: &names, assumed: &assumed };
+    let jump =
+        opt::Jump::Defines { anchor, function, names: &names, assumed: &assumed, constant_inputs: tier.is_some() };
     let options = opt::Options {
         jump,
         fields: fields_for(&preamble),

@@ -133,6 +133,26 @@ pub fn checks(f: &Function, names: &[Symbol], args: &[Value]) -> Vec<Check> {
         .collect()
 }
 
+/// The checks the dispatch tier's preamble gets ([`crate::jit`]'s
+/// `tier`), its parameters `names` having had the values `args` when it
+/// was recorded: each integer the dispatch loop never writes, on any of
+/// its paths (`fixed`: the program's length), is pinned, and nothing
+/// else is assumed. The tier runs every position: a range assumed of its
+/// position would be a check in every bridge that jumps back into it,
+/// where pinned values are constants of the bridges' records.
+pub fn tier_checks(names: &[Symbol], args: &[Value], fixed: &[Symbol]) -> Vec<Check> {
+    let (min, max) = (SMALL_PARAM.0 as i64, SMALL_PARAM.1 as i64);
+    names
+        .iter()
+        .zip(args)
+        .enumerate()
+        .filter_map(|(k, (n, v))| match v {
+            Value::Int(v) if fixed.contains(n) && (min..=max).contains(v) => Some((k, *v, *v)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Per parameter of `f` (a trace ending in a `jump_trace` that passes the
 /// variables `names` on, or leaving by an exit at its end: a loop's
 /// segment), what its variable is where the trace ends: each operand

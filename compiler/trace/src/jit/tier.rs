@@ -79,6 +79,7 @@
 use flowc_lang::interp::resolve::CTerm;
 
 use super::background::Job;
+use super::compiling::Seen;
 use super::*;
 use crate::record::PromoteSites;
 
@@ -111,6 +112,37 @@ fn repeatable(block: &flowc_lang::interp::resolve::CBlock) -> bool {
         written.push(*dst);
     }
     !written.iter().any(|w| came_in.contains(w))
+}
+
+/// The variables of `graph` no block reachable from block `from` writes
+/// (an interpreter's program, its bracket map, the program's length):
+/// whatever path the dispatch loop takes, they keep the values they had
+/// at its label. The tier pins the integers among them
+/// ([`speculate::tier_checks`]).
+fn never_written(graph: &flowc_lang::interp::resolve::Graph, from: u32) -> Vec<Symbol> {
+    let mut written = vec![false; graph.slot_names.len()];
+    let mut seen = vec![false; graph.blocks.len()];
+    let mut work = vec![from];
+    while let Some(b) = work.pop() {
+        if std::mem::replace(&mut seen[b as usize], true) {
+            continue;
+        }
+        let block = &graph.blocks[b as usize];
+        for d in block.stmts.iter().filter_map(|s| s.dst()) {
+            written[d as usize] = true;
+        }
+        let targets = match &block.term {
+            CTerm::Jump(t) | CTerm::Promote { target: t, .. } => vec![*t],
+            CTerm::If { then_t, else_t, .. } | CTerm::IfClass { then_t, else_t, .. } => vec![*then_t, *else_t],
+            CTerm::Call { dst, next, .. } => {
+                written[*dst as usize] = true;
+                vec![*next]
+            }
+            CTerm::Print(_) | CTerm::Return(_) | CTerm::Error(_) => Vec::new(),
+        };
+        work.extend(targets.into_iter().filter_map(|t| t.block()));
+    }
+    graph.slot_names.iter().zip(&written).filter(|(_, w)| !**w).map(|(n, _)| *n).collect()
 }
 
 /// The end of the pins the values a link passes must hold
@@ -217,7 +249,9 @@ impl<'p> Jit<'p> {
         let start = Start::frame(function, &params);
         let name = self.fresh_name(Symbol::intern(&format!("{label}.tier")));
         let live: Vec<Symbol> = params.iter().chain(&unbound).copied().collect();
-        let job = self.loop_job(run, name, trace, &start, &params, &live, None, function);
+        let seen = Seen { start: &args, end: &frame.env };
+        let mut job = self.loop_job(run, name, trace, &start, &params, &live, Some(seen), function);
+        job.tier = Some(never_written(graph, block));
         let compiled = self.optimize_here(Job::Loop(Box::new(job))).and_then(|o| self.finish(o, &what, None, false));
         match compiled {
             Some((code, time)) => {

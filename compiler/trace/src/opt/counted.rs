@@ -190,6 +190,7 @@ pub fn skip_of(f: &Function, fields: Option<&ProgramFacts>, entry: &super::LoopE
             AtHead::Const(c) => skip.values.push((*name, c.clone())),
             AtHead::Input(k) => match &entry.inputs.get(*k)?.1 {
                 Fact::Any => {}
+                Fact::Is(c) => skip.values.push((*name, c.clone())),
                 Fact::Class(c) => skip.classes.push((*name, *c)),
                 Fact::Int(lo, hi) => {
                     let p = *f.params.get(*k)?;

@@ -83,6 +83,11 @@ pub enum Fact {
     Int(i64, i64),
     /// An object of this class.
     Class(Symbol),
+    /// This value: a constant the preamble ended with, for a loop whose
+    /// parameters must stay its head's variables
+    /// ([`crate::opt::Jump::Defines`]'s `constant_inputs`: the dispatch
+    /// tier, which the tier's links enter with every variable).
+    Is(Value),
 }
 
 const WORD: (i64, i64) = (flowc_lang::ops::range::WORD_MIN as i64, flowc_lang::ops::range::WORD_MAX as i64);
@@ -128,6 +133,7 @@ impl Fact {
             Fact::Any => Info::value(),
             Fact::Int(lo, hi) => Info::int(Interval::new(*lo as i128, *hi as i128)),
             Fact::Class(c) => Info::object(*c, None),
+            Fact::Is(v) => Info::of_const(v),
         }
     }
 
@@ -137,6 +143,7 @@ impl Fact {
             Fact::Any => None,
             Fact::Int(lo, hi) => Some(GuardKind::Int(o, *lo, *hi)),
             Fact::Class(c) => Some(GuardKind::Class(o, *c)),
+            Fact::Is(v) => Some(GuardKind::Value(o, v.clone())),
         }
     }
 }
@@ -147,6 +154,11 @@ impl LoopEntry {
         let shapes = self.vars.iter_mut().chain(self.objects.iter_mut().flat_map(|o| &mut o.fields));
         for (_, s) in shapes {
             if let Shape::Const(c) = s {
+                f(c)
+            }
+        }
+        for (_, fact) in &mut self.inputs {
+            if let Fact::Is(c) = fact {
                 f(c)
             }
         }
@@ -206,20 +218,31 @@ impl Opt<'_> {
     /// facts the preamble does not know (`None` if that cannot be). Virtual objects stay virtual; a
     /// variable in `assumed` is an integer in that range (what the
     /// preamble speculated on, which its loop keeps assuming), others have
-    /// what is known of them, widened.
+    /// what is known of them, widened. With `constant_inputs`, a variable
+    /// holding a constant is a parameter too, of that value
+    /// ([`Fact::Is`]): the loop takes all its head's variables.
     pub fn define_entry(
         &mut self,
         anchor: Symbol,
         function: Option<Symbol>,
         vars: &[(Symbol, Operand)],
         assumed: &[(Symbol, i64, i64)],
+        constant_inputs: bool,
     ) -> Option<(LoopEntry, Vec<Operand>, Vec<ResumeId>)> {
         let mut d = Definer { objects: Vec::new(), seen: Vec::new(), inputs: Vec::new(), args: Vec::new() };
         let shapes = vars
             .iter()
             .map(|(n, a)| {
                 let fact = assumed.iter().find(|(x, _, _)| x == n).map(|&(_, lo, hi)| Fact::Int(lo, hi));
-                (*n, self.define_shape(&mut d, *n, a, fact))
+                let shape = match self.resolve(a) {
+                    Operand::Const(c) if constant_inputs => {
+                        d.inputs.push((*n, Fact::Is(c.clone())));
+                        d.args.push(Operand::Const(c));
+                        Shape::Input(d.inputs.len() - 1)
+                    }
+                    _ => self.define_shape(&mut d, *n, a, fact),
+                };
+                (*n, shape)
             })
             .collect();
         let entry = LoopEntry { anchor, function, vars: shapes, objects: d.objects, inputs: d.inputs };

@@ -172,7 +172,15 @@ pub enum Jump<'a> {
     /// `function`'s frame: the jump passes the loop's entry state, which
     /// [`Optimized::entry`] describes; the loop assumes the variables of
     /// `assumed` are integers in those ranges.
-    Defines { anchor: Symbol, function: Option<Symbol>, names: &'a [Symbol], assumed: &'a [(Symbol, i64, i64)] },
+    /// With `constant_inputs`, the loop takes every variable of its head,
+    /// those the preamble found constant too ([`Fact::Is`]).
+    Defines {
+        anchor: Symbol,
+        function: Option<Symbol>,
+        names: &'a [Symbol],
+        assumed: &'a [(Symbol, i64, i64)],
+        constant_inputs: bool,
+    },
     /// The jump goes to the preamble of a loop with entry `entry`: it goes
     /// into the loop, trace `body`, instead when the state matches.
     Enters { entry: &'a LoopEntry, body: Symbol },
@@ -364,10 +372,10 @@ fn optimize_straight(f: &mut Function, hints: &Module, options: &Options) -> Opt
         Terminator::JumpTrace { target, args } => {
             let (target, args) = match options.jump {
                 Jump::Plain => (target, args.iter().map(|a| o.real(a)).collect()),
-                Jump::Defines { anchor, function, names, assumed } => {
+                Jump::Defines { anchor, function, names, assumed, constant_inputs } => {
                     let vars: Vec<(Symbol, flowc_ir::Operand)> =
                         names.iter().copied().zip(args.iter().cloned()).collect();
-                    match o.define_entry(anchor, function, &vars, assumed) {
+                    match o.define_entry(anchor, function, &vars, assumed, constant_inputs) {
                         Some((entry, args, restarts)) => {
                             out.entry = Some(entry);
                             out.restarts = restarts;

@@ -503,7 +503,7 @@ resume r1 {
                     v3:x = get.object v0, x
                     v4:x = add v3, v1
                     set.object v0, x, v4
-                    v5:n = sub v1, 1
+                    v5:n = sub.int v1, 1
                     jump b2
                 b2 loop:
                     v6:n = phi [b1: v5, b2: v9]

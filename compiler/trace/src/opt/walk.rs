@@ -36,7 +36,7 @@ use flowc_ir::{
     ValueId,
 };
 use flowc_lang::ast::Operator;
-use flowc_lang::ops::{Form, Op};
+use flowc_lang::ops::Op;
 use flowc_lang::{Symbol, Value};
 use flowc_passes::edit::ix;
 use flowc_passes::lattice::{self, Info, Kinds};
@@ -65,7 +65,11 @@ pub(super) struct Opt<'a> {
     /// where an operation returning an operand as it is stays: counted
     /// loops ([`super::counted`]) read each cell's step through its `mod`.
     in_loop: bool,
-    cse: HashMap<(Operator, Form, Args), ValueId>,
+    /// Operations already made, by operator and operands: the same value
+    /// whatever form each took (an operation that went on taught its
+    /// operands' kinds, so the same operation after it takes a cheaper
+    /// form, [`Opt::learn_operands`]).
+    cse: HashMap<(Operator, Args), ValueId>,
     /// The `guard_at`s kept, by link, base and distance, and what their
     /// results are: one that held holds for good (values do not change,
     /// cells do not move), so the same guard later — a peeled loop's, on a
@@ -111,8 +115,15 @@ impl<'a> Opt<'a> {
     pub fn new(f: &'a mut Function, hints: &'a Module, options: &Options<'a>) -> Opt<'a> {
         let n = f.values.len();
         let mut info = vec![Info::bottom(); n];
+        let mut subst = vec![None; n];
         for (k, &p) in f.params.iter().enumerate() {
             info[ix(p)] = options.facts.get(k).cloned().unwrap_or_else(Info::value);
+            // A parameter known to be one value is that value
+            // ([`super::Fact::Is`]): what it reads folds, and records hold
+            // the constant.
+            if let Some(c) = &info[ix(p)].constant {
+                subst[ix(p)] = Some(Operand::Const(c.clone()));
+            }
         }
         for (_, i) in f.all_insts() {
             if let (InstKind::Unbound(_), Some(v)) = (&f.insts[i].kind, f.insts[i].result) {
@@ -143,7 +154,7 @@ impl<'a> Opt<'a> {
             remove_allocations: options.remove_allocations,
             fields: options.fields,
             info,
-            subst: vec![None; n],
+            subst,
             virtuals: (0..n).map(|_| None).collect(),
             made_virtual: false,
             in_loop: false,
@@ -348,13 +359,14 @@ impl<'a> Opt<'a> {
                     return;
                 }
                 let form = lattice::best_form(op, &infos);
-                let key = (Operator::Known(op), form, args.clone());
+                let key = (Operator::Known(op), args.clone());
                 if let Some(&prev) = self.cse.get(&key) {
                     self.subst[ix(v)] = Some(Operand::Value(prev));
                     return;
                 }
                 self.cse.insert(key, v);
                 self.info[ix(v)] = out;
+                self.learn_operands(op, &args);
                 self.keep(i, InstKind::Op { op: Operator::Known(op), form, args });
             }
             InstKind::Op { op, form, args } => {
@@ -498,7 +510,7 @@ impl<'a> Opt<'a> {
         let infos: Vec<Info> = args.iter().map(|a| self.info_of(a)).collect();
         let out = lattice::transfer(Op::Add, &infos);
         let form = lattice::best_form(Op::Add, &infos);
-        let key = (Operator::Known(Op::Add), form, args.clone());
+        let key = (Operator::Known(Op::Add), args.clone());
         if let Some(&prev) = self.cse.get(&key) {
             return Some(Operand::Value(prev));
         }
@@ -746,6 +758,25 @@ impl<'a> Opt<'a> {
         }
     }
 
+    /// After operation `op` on `args`: the trace goes on only if each
+    /// operand was of the kinds `op` takes (its generic form raises its
+    /// error on anything else), so later uses know it. `pc < n` then
+    /// `prog[pc]` in a loop that never promoted them: `pc` and `n` are
+    /// integers, `prog` a list, and the rest of the trace (and the loop's
+    /// entry, [`super::entry`]) no longer test their kinds.
+    fn learn_operands(&mut self, op: Op, args: &[Operand]) {
+        for (k, a) in args.iter().enumerate() {
+            let Operand::Value(v) = a else { continue };
+            let info = self.info_of(a);
+            let learned = info.restrict_kinds(lattice::operand_kinds(op, k));
+            // (None of its kinds: the operation always fails, and nothing
+            // after it runs; what is known stays.)
+            if !learned.is_bottom() && learned != info {
+                self.info[ix(*v)] = learned;
+            }
+        }
+    }
+
     /// After a `get` of `field` of `obj` not known to be an object: the
     /// code goes on only if it was one (the read of anything else raises
     /// its error), and one of the class that alone may have the field set
@@ -894,6 +925,62 @@ resume r1 {
             }
             }
         "#]],
+        );
+    }
+
+    /// An operation that went on found its operands of the kinds it
+    /// takes: after `pc < n` and `prog[pc]` (the dispatch of an
+    /// interpreter whose `pc` is not promoted), `pc + 1` needs no kind
+    /// test and the next `prog[pc']` and `pc' < n` none of `prog` or
+    /// `n`. An equality teaches nothing but that its operands are bound,
+    /// and `x` compared with `k` may be anything after.
+    #[test]
+    fn an_operation_that_went_on_found_its_operands_of_its_kinds() {
+        let text = "trace 't'(v0:prog, v1:n, v2:pc, v3:x, v4:k) {
+b0:
+    v5:more = lt v2, v1
+    guard_true v5, r0 else out
+    v6:op = readlist v0, v2
+    v7:pc = add v2, 1
+    v8:more = lt v7, v1
+    guard_true v8, r0 else out
+    v9:op = readlist v0, v7
+    v10 = eq v3, v4
+    guard_false v10, r0 else out
+    v11:y = add v3, 1
+    exit r1 to out
+resume r0 {
+    frame [prog = v0, n = v1, pc = v2, x = v3, k = v4]
+}
+resume r1 {
+    frame [prog = v0, n = v1, pc = v7, x = v11, k = v9]
+}
+}
+";
+        check(
+            text,
+            expect![[r#"
+                trace t(v0:prog, v1:n, v2:pc, v3:x, v4:k) {
+                b0:
+                    v5:more = lt v2, v1
+                    guard_true v5, r2 else out
+                    v6:op = readlist v0, v2
+                    v7:pc = add.int v2, 1
+                    v8:more = lt.int v7, v1
+                    guard_true v8, r2 else out
+                    v9:op = readlist.int v0, v7
+                    v10 = eq v3, v4
+                    guard_false v10, r2 else out
+                    v11:y = add v3, 1
+                    exit r1 to out
+                resume r1 {
+                    frame [prog = v0, n = v1, pc = v7, x = v11, k = v9]
+                }
+                resume r2 {
+                    frame [prog = v0, n = v1, pc = v2, x = v3, k = v4]
+                }
+                }
+            "#]],
         );
     }
 

@@ -171,7 +171,7 @@ done:
             b1 loop:
                 v17:s = mul v0, 2
                 v18:t = add v1, v17
-                v19:i = add v0, 1
+                v19:i = add.int v0, 1
                 v20:c = lt.int v19, 10
                 guard_true v20, r0 else done
                 jump b2
