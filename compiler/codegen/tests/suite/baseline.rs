@@ -451,6 +451,51 @@ resume r0 {
     assert_eq!(try_baseline(DIVIDE, &[7, 0]), Err("division_by_zero".to_string()));
 }
 
+/// A read of a constant list (`readlist.int` of a list the trace
+/// assumed: an interpreter's program in the dispatch tier) reads its
+/// table where it is, with no test of the list's kind: its code loads
+/// the table's address and tests the index's tag and bounds only. Read
+/// alike, the same list given as a parameter is tested. Both read each
+/// element, and an index outside the list, or not an integer, goes to the
+/// runtime, which raises the error.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_read_of_a_constant_list_reads_its_table_where_it_is() {
+    const CONSTANT: &str = "trace read(v0:i) {
+b0:
+    v1:e = readlist.int [10, 20, 30], v0
+    exit r0 to out
+resume r0 {
+    frame [e = v1]
+}
+}
+";
+    const GENERIC: &str = "trace read(v0:i, v1:l) {
+b0:
+    v2:e = readlist v1, v0
+    exit r0 to out
+resume r0 {
+    frame [e = v2]
+}
+}
+";
+    for (i, e) in [(0, 10), (1, 20), (2, 30)] {
+        let args: &'static [i64] = Box::leak(Box::new([i]));
+        assert_eq!(run_baseline(CONSTANT, args), vec![e], "element {i}");
+    }
+    for i in [-1, 3, 1 << 40] {
+        let args: &'static [i64] = Box::leak(Box::new([i]));
+        assert_eq!(try_baseline(CONSTANT, args), Err("index_out_of_range".to_string()), "index {i}");
+    }
+    // Kind tests: the list's tag, its cell's kind. Without them, the
+    // constant list's read is shorter by those.
+    let kind_tests = |text: &'static str| {
+        let lines = listing_of(text);
+        lines.iter().filter(|l| l.starts_with("test") || l.starts_with("cmp") || l.starts_with("and")).count()
+    };
+    assert!(kind_tests(CONSTANT) + 3 <= kind_tests(GENERIC), "{:#?}\n{:#?}", listing_of(CONSTANT), listing_of(GENERIC));
+}
+
 /// Floored division and its remainder by a positive constant, inline
 /// with no `idiv`: by a multiplication, or a shift for a power of two
 /// (1, 2, 4, 65,536 and 2^29 here); divisors from 1 up to the largest the
