@@ -3033,39 +3033,18 @@ impl Emit<'_, '_, '_> {
     }
 
     /// What a `guard_cold` resuming by record `resume` passes to a
-    /// position's code it enters through a link: the operands the
-    /// record's one frame holds for the trace's parameters, in their order
-    /// (the dispatch loop's, which every position's code takes), each a
-    /// value or constant whose word or immediate holds it here (not a
-    /// comparison fused with its guard, nor a link whose word only exits
-    /// write). Found by name: a record holds the variables live at the
-    /// promoting block (the JIT's records, `trace::ResumeLive`), which are
-    /// the parameters, but one holding more (what the block computes
-    /// before its promotion, `op = code[pc]`, which the position's code
-    /// computes again) is read the same. `None` where the record is
-    /// another.
+    /// position's code it enters through a link
+    /// ([`crate::lower::exits::link_operands`]): each a value or constant
+    /// whose word or immediate holds it here (not a comparison fused with
+    /// its guard, nor a link whose word only exits write).
     fn link_values(&self, resume: flowc_ir::ResumeId) -> Option<Vec<Operand>> {
-        let record = &self.f.resumes[resume];
-        let [frame] = &record.frames[..] else { return None };
         let written_by_exits = |v: ValueId| match self.f.values[v].def {
             flowc_ir::ValueDef::Inst(i) => {
                 self.fused.contains(&i) || self.fused_links.contains(&i) || self.fused_returns.contains(&i)
             }
             _ => false,
         };
-        self.f
-            .params
-            .iter()
-            .map(|&p| {
-                let name = self.f.values[p].name?;
-                match &frame.env.iter().find(|(n, _)| *n == name)?.1 {
-                    flowc_ir::ResumeValue::Operand(o) if o.as_value().is_none_or(|v| !written_by_exits(v)) => {
-                        Some(o.clone())
-                    }
-                    _ => None,
-                }
-            })
-            .collect()
+        crate::lower::exits::link_operands(self.f, resume, |o| o.as_value().is_none_or(|v| !written_by_exits(v)))
     }
 
     fn terminator(&mut self, b: BlockId) -> Result<(), &'static str> {

@@ -248,6 +248,34 @@ impl Leaving {
     }
 }
 
+/// What a `guard_cold` whose position has a link passes the linked code
+/// (the dispatch tier's, [`crate::baseline`]'s and this lowering's): per
+/// parameter of trace `f`, in order, the operand its variable has in
+/// resume record `resume`, a record of one frame at the promoting block
+/// (the JIT's records, `trace::ResumeLive`, which are the parameters, but
+/// one holding more — what the block computes before its promotion,
+/// `op = code[pc]`, which the position's code computes again — is read
+/// the same). `None` where the record is another, or an operand is not
+/// one `usable` takes (baseline code's values its exits write).
+pub(crate) fn link_operands(
+    f: &Function,
+    resume: flowc_ir::ResumeId,
+    usable: impl Fn(&Operand) -> bool,
+) -> Option<Vec<Operand>> {
+    let record = &f.resumes[resume];
+    let [frame] = &record.frames[..] else { return None };
+    f.params
+        .iter()
+        .map(|&p| {
+            let name = f.values[p].name?;
+            match &frame.env.iter().find(|(n, _)| *n == name)?.1 {
+                flowc_ir::ResumeValue::Operand(o) if usable(o) => Some(o.clone()),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
 /// What makes two exits of a trace one: the block, the record, the label,
 /// the guarded value, and how the trace leaves.
 pub(crate) type ExitAt = (BlockId, flowc_ir::ResumeId, flowc_lang::Symbol, Option<ValueId>, Leaving);
@@ -331,8 +359,9 @@ impl Lowerer<'_, '_> {
     ) -> Option<ClValue> {
         use flowc_ir::GuardKind;
         let o = self.operand(kind.operand());
-        if let GuardKind::Cold(_) = kind {
-            self.guard_cold(o, resume, label);
+        if let GuardKind::Cold(x) = kind {
+            let small = self.small.operand(x);
+            self.guard_cold(o, small, resume, label);
             return None;
         }
         let mut result = None;
@@ -520,15 +549,24 @@ impl Lowerer<'_, '_> {
     /// integer positions, or an object whose allocation number `n` is
     /// within the table of object positions, whose word there is not 0,
     /// that word counted down; else the trace leaves.
-    fn guard_cold(&mut self, o: ClValue, resume: flowc_ir::ResumeId, label: flowc_lang::Symbol) {
+    /// `guard_cold o` (the dispatch tier's promotion): `o`'s word in the
+    /// table of positions counted down; at 0, into the code the position's
+    /// link names where it has one and the values the code was
+    /// specialized to hold (as baseline code does, [`link_operands`]),
+    /// else out. A known small integer is tested for no other kind.
+    fn guard_cold(&mut self, o: ClValue, small: bool, resume: flowc_ir::ResumeId, label: flowc_lang::Symbol) {
         let flags = MemFlagsData::trusted();
         let (int_block, object, cell_block) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
         let (inside, counted, exit) = (self.b.create_block(), self.b.create_block(), self.cold_block());
         let cont = self.b.create_block();
         self.b.append_block_param(inside, types::I64);
         self.b.append_block_param(inside, types::I64);
-        let tag = self.b.ins().band_imm_s(o, word::INT_TAG as i64);
-        self.b.ins().brif(tag, int_block, &[], object, &[]);
+        if small {
+            self.b.ins().jump(int_block, &[]);
+        } else {
+            let tag = self.b.ins().band_imm_s(o, word::INT_TAG as i64);
+            self.b.ins().brif(tag, int_block, &[], object, &[]);
+        }
         self.b.switch_to_block(int_block);
         let n = self.b.ins().sshr_imm_u(o, 1);
         let len = self.b.ins().load(types::I64, flags, self.ctx, offsets::POSITIONS_LEN);
@@ -537,8 +575,13 @@ impl Lowerer<'_, '_> {
         let table = self.b.ins().load(types::I64, flags, self.ctx, offsets::POSITIONS);
         self.b.ins().brif(below, inside, &[n.into(), table.into()], exit, &[]);
         self.b.switch_to_block(object);
-        let pointer = self.is_pointer(o);
-        self.b.ins().brif(pointer, cell_block, &[], exit, &[]);
+        if small {
+            // (Unreached.)
+            self.b.ins().jump(exit, &[]);
+        } else {
+            let pointer = self.is_pointer(o);
+            self.b.ins().brif(pointer, cell_block, &[], exit, &[]);
+        }
         self.b.switch_to_block(cell_block);
         let is_object = self.cell_is(o, flowc_lang::heap::cell::OBJECT);
         let id_block = self.b.create_block();
@@ -551,12 +594,21 @@ impl Lowerer<'_, '_> {
         self.b.ins().brif(below, inside, &[id.into(), table.into()], exit, &[]);
         self.b.switch_to_block(inside);
         let (n, table) = (self.b.block_params(inside)[0], self.b.block_params(inside)[1]);
-        // Two words a position: its count, and its link (which only
-        // baseline code follows: Cranelift's leaves).
+        // Two words a position: its count, and its link.
         let offset = self.b.ins().ishl_imm_u(n, 4);
         let at = self.b.ins().iadd(table, offset);
         let w = self.b.ins().load(types::I64, flags, at, 0);
-        self.b.ins().brif(w, counted, &[], exit, &[]);
+        match link_operands(self.f, resume, |_| true) {
+            Some(values) if self.env.links.is_some() => {
+                let zero = self.cold_block();
+                self.b.ins().brif(w, counted, &[], zero, &[]);
+                self.b.switch_to_block(zero);
+                self.link(at, &values, exit);
+            }
+            _ => {
+                self.b.ins().brif(w, counted, &[], exit, &[]);
+            }
+        }
         self.b.switch_to_block(counted);
         let less = self.b.ins().iadd_imm_s(w, -1);
         self.b.ins().store(flags, less, at, 0);
@@ -564,6 +616,56 @@ impl Lowerer<'_, '_> {
         self.b.switch_to_block(exit);
         self.leave(resume, label, None, Leaving::Cold);
         self.b.switch_to_block(cont);
+    }
+
+    /// A position whose count is 0, its table words at `at`: where its
+    /// second word (its link) names a code slot, the values `values` are
+    /// passed to that code as a `jump_trace` passes them, once the values
+    /// the code was specialized to (`Ctx::link_pins`: pairs of an offset
+    /// in the values and the word there, ended by -1) are found; else, or
+    /// where one differs, on to `exit`. The run says where it went, and
+    /// after how many iterations.
+    fn link(&mut self, at: ClValue, values: &[Operand], exit: cranelift_codegen::ir::Block) {
+        let flags = MemFlagsData::trusted();
+        let go = self.cold_block();
+        let link = self.b.ins().load(types::I64, flags, at, 8);
+        self.b.ins().brif(link, go, &[], exit, &[]);
+        self.b.switch_to_block(go);
+        let vals: Vec<ClValue> = values.iter().map(|a| self.operand(a)).collect();
+        let buf = self.b.ins().load(types::I64, flags, self.ctx, offsets::EXIT_VALUES);
+        for (k, &w) in vals.iter().enumerate() {
+            self.b.ins().store(flags, w, buf, (8 * k) as i32);
+        }
+        let (check, next, step, enter) = (self.cold_block(), self.cold_block(), self.cold_block(), self.cold_block());
+        self.b.append_block_param(check, types::I64);
+        let pins = self.b.ins().load(types::I64, flags, self.ctx, offsets::LINK_PINS);
+        self.b.ins().brif(pins, check, &[pins.into()], enter, &[]);
+        self.b.switch_to_block(check);
+        let p = self.b.block_params(check)[0];
+        let off = self.b.ins().load(types::I64, flags, p, 0);
+        let end = self.b.ins().icmp_imm_s(IntCC::Equal, off, -1);
+        self.b.ins().brif(end, enter, &[], next, &[]);
+        self.b.switch_to_block(next);
+        let place = self.b.ins().iadd(buf, off);
+        let got = self.b.ins().load(types::I64, flags, place, 0);
+        let want = self.b.ins().load(types::I64, flags, p, 8);
+        let differs = self.b.ins().icmp(IntCC::NotEqual, got, want);
+        self.b.ins().brif(differs, exit, &[], step, &[]);
+        self.b.switch_to_block(step);
+        let p2 = self.b.ins().iadd_imm_s(p, 16);
+        self.b.ins().jump(check, &[p2.into()]);
+        self.b.switch_to_block(enter);
+        self.b.ins().store(flags, link, self.ctx, offsets::LINKED_SLOT);
+        let links = self.b.ins().load(types::I64, flags, self.ctx, offsets::LINKS);
+        let links = self.b.ins().iadd_imm_s(links, 1);
+        self.b.ins().store(flags, links, self.ctx, offsets::LINKS);
+        self.store_iterations();
+        let iterations = self.b.ins().load(types::I64, flags, self.ctx, offsets::ITERATIONS);
+        self.b.ins().store(flags, iterations, self.ctx, offsets::LINKED_ITERATIONS);
+        let code = self.b.ins().load(types::I64, flags, link, 0);
+        let sig = trace_signature(&*self.env.module);
+        let sig = self.b.import_signature(sig);
+        self.b.ins().return_call_indirect(sig, code, &[self.ctx]);
     }
 
     /// `guard_value o, c` for a list `c` whose word table is `table`: a

@@ -1355,27 +1355,29 @@ fn cold_linked_run(tier: Codegen, pins: &[[u64; 2]]) -> (String, Vec<i64>, Optio
     })
 }
 
+/// Baseline code and Cranelift's alike (the dispatch tier's tree is
+/// Cranelift's).
 #[test]
 fn guard_cold_enters_a_linked_positions_code_where_its_pins_hold() {
     if !cfg!(target_arch = "x86_64") {
         return;
     }
-    // Position 3 is linked: baseline code goes on in the linked trace,
-    // with the loop's values (pc 3 after 2 rounds), and says so.
-    let (label, values, linked) = cold_linked_run(Codegen::Baseline, &[]);
-    assert_eq!((label.as_str(), values), ("linked", vec![3, 2]));
-    assert!(linked.is_some_and(|l| l.slot != 0 && l.links == 1), "{linked:?}");
-    // A pin that holds (n, the second value, is 2 there) keeps the link;
-    // one that does not leaves by the guard_cold, as without a link.
-    let two = flowc_codegen::word::immediate(&Value::Int(2)).unwrap().bits();
-    let three = flowc_codegen::word::immediate(&Value::Int(3)).unwrap().bits();
-    assert_eq!(cold_linked_run(Codegen::Baseline, &[[8, two]]).0, "linked");
-    let (label, values, linked) = cold_linked_run(Codegen::Baseline, &[[8, two], [0, two]]);
-    assert_eq!((label.as_str(), values, linked), ("loop", vec![3, 2], None));
-    assert_eq!(cold_linked_run(Codegen::Baseline, &[[8, three]]).0, "loop");
-    // Cranelift's code does not follow links: it leaves.
-    let (label, values, linked) = cold_linked_run(Codegen::Cheap, &[]);
-    assert_eq!((label.as_str(), values, linked), ("loop", vec![3, 2], None));
+    for tier in [Codegen::Baseline, Codegen::Cheap, Codegen::Optimized] {
+        // Position 3 is linked: the code goes on in the linked trace, with
+        // the loop's values (pc 3 after 2 rounds), and says so.
+        let (label, values, linked) = cold_linked_run(tier, &[]);
+        assert_eq!((label.as_str(), values), ("linked", vec![3, 2]), "{tier:?}");
+        assert!(linked.is_some_and(|l| l.slot != 0 && l.links == 1), "{tier:?}: {linked:?}");
+        // A pin that holds (n, the second value, is 2 there) keeps the
+        // link; one that does not leaves by the guard_cold, as without a
+        // link.
+        let two = flowc_codegen::word::immediate(&Value::Int(2)).unwrap().bits();
+        let three = flowc_codegen::word::immediate(&Value::Int(3)).unwrap().bits();
+        assert_eq!(cold_linked_run(tier, &[[8, two]]).0, "linked", "{tier:?}");
+        let (label, values, linked) = cold_linked_run(tier, &[[8, two], [0, two]]);
+        assert_eq!((label.as_str(), values, linked), ("loop", vec![3, 2], None), "{tier:?}");
+        assert_eq!(cold_linked_run(tier, &[[8, three]]).0, "loop", "{tier:?}");
+    }
 }
 
 /// A field the program never reads unset (`TraceCache::assume_always_set`)

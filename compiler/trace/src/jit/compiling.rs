@@ -242,6 +242,9 @@ impl<'p> Jit<'p> {
     ) -> Option<(Vec<TraceId>, Duration)> {
         let started = Instant::now();
         self.made_cache()?;
+        // (The dispatch tier's pieces keep their IR for its tree.)
+        let tier_piece = self.options.tier_tree.is_some()
+            && (self.compiling_tier || here.from.is_some_and(|e| self.in_tier_tree(e)));
         let functions: Vec<&Function> = pieces.iter().map(|(f, _, _)| f).collect();
         let cache = self.cache.as_ref()?;
         let before = cache.len();
@@ -310,7 +313,7 @@ impl<'p> Jit<'p> {
                 log.indented(&flowc_ir::print::function(&log::brief(&code.function)));
             }
             self.names.insert(code.function.name, Some(id));
-            if code.kept.is_none() && !(self.options.keep_ir || self.options.trees) {
+            if code.kept.is_none() && !(self.options.keep_ir || self.options.trees || tier_piece) {
                 code.kept = Some(without_body(&mut code.function));
             }
             code.compile_time = time / n;

@@ -367,6 +367,12 @@ pub struct Options {
     /// Whether loops whose bridges are hot are recompiled as trees
     /// ([`crate::tree`]).
     pub trees: bool,
+    /// Statements the dispatch tier's bridges run before it becomes a
+    /// tree of it and its bridges ([`TIER_TREE_WORK`], what pays for
+    /// its compile; `FLOWC_TIER_TREE=N`: N of them; `None`, or
+    /// `FLOWC_TIER_TREE=0`: never), trees
+    /// of other loops or not.
+    pub tier_tree: Option<u64>,
     /// Bridges recorded from one label, specializing on nothing, before
     /// it becomes a join ([`joins`]; `None`: no joins).
     pub join_after: Option<u32>,
@@ -482,6 +488,11 @@ impl Default for Options {
             // on the JIT's thread, a tree costs more than it saves on the
             // suite's programs (docs/architecture.md, "Trees").
             trees: flowc_lang::flags::on("FLOWC_TREES"),
+            tier_tree: match std::env::var("FLOWC_TIER_TREE").ok().and_then(|s| s.parse::<u64>().ok()) {
+                Some(0) => None,
+                Some(n) => Some(n),
+                None => Some(TIER_TREE_WORK),
+            },
             join_after: Some(joins::JOIN_AFTER),
             link_check: LINK_CHECK,
             keep_ir: true,
@@ -948,6 +959,9 @@ pub struct Jit<'p> {
     /// Trees ([`trees`]): per loop body, what was built of its tree; the
     /// exits of trees and the exits of the pieces they come from.
     trees: trees::Trees,
+    /// The dispatch tier's loop is being compiled (its pieces keep their
+    /// IR for its tree: [`Options::tier_tree`]).
+    compiling_tier: bool,
     /// Joins ([`joins`]): the tails bridges recorded from each label.
     joins: joins::Joins,
     /// The dispatch tier ([`tier`]), once a label has had one.
@@ -1078,6 +1092,19 @@ pub const CROSSINGS_WEIGH: u64 = 4;
 /// bridge. The code generator links exits and counts crossings; when to
 /// check in is the JIT's to say.
 pub const LINK_CHECK: u64 = 1 << 12;
+
+/// Statements the dispatch tier's bridges run (the way its straight
+/// pieces count, `Code::straight`) before the tier becomes a tree
+/// ([`Options::tier_tree`]). Compiled by Cranelift on the running
+/// thread, the tree of the tutorial BF interpreter's tier and its eleven
+/// bridges takes some 8 ms; the tree saves a third of the instructions
+/// of each BF instruction that leaves the tier's loop for its bridges.
+/// At 8 million, `primes 3` (16-32 million in all, a 40 ms run) made its
+/// tree a third of the way in, and ran 45 -> 51 ms; at 64 million it
+/// makes none; `statements 1` makes its tree a quarter of the way in,
+/// `escape 20` at a tenth, `fractal 5` past half (no faster or slower
+/// for it).
+pub const TIER_TREE_WORK: u64 = 64_000_000;
 
 /// Statements a run does in the interpreter alone before `flowc run`
 /// starts the JIT (see "Starting late"): what the JIT's start costs a
@@ -2007,6 +2034,7 @@ impl<'p> Jit<'p> {
             inline_calls: Default::default(),
             compiles: 0,
             trees: trees::Trees::default(),
+            compiling_tier: false,
             joins: joins::Joins::default(),
             tier: None,
             linked_codes: HashMap::default(),
@@ -3265,7 +3293,7 @@ impl<'p> Jit<'p> {
         if let (Some(bridge), true) = (linked, values.iter().all(Option::is_some)) {
             // A linked exit checking in (every `link_check`-th crossing):
             // its tree may grow, then the run goes on in the bridge.
-            if self.options.trees {
+            if self.options.trees || (self.options.tier_tree.is_some() && self.in_tier_tree(exit)) {
                 self.grow_tree(exit);
             }
             let args: Vec<Value> = values.into_iter().map(|v| v.expect("checked")).collect();

@@ -252,7 +252,9 @@ impl<'p> Jit<'p> {
         let seen = Seen { start: &args, end: &frame.env };
         let mut job = self.loop_job(run, name, trace, &start, &params, &live, Some(seen), function);
         job.tier = Some(never_written(graph, block));
+        self.compiling_tier = true;
         let compiled = self.optimize_here(Job::Loop(Box::new(job))).and_then(|o| self.finish(o, &what, None, false));
+        self.compiling_tier = false;
         match compiled {
             Some((code, time)) => {
                 // Registered as a loop, but under no hot spot: the
@@ -338,6 +340,9 @@ impl<'p> Jit<'p> {
         stack: &mut Vec<Frame>,
     ) -> Result<Next, RuntimeError> {
         self.stats.tier_exits += 1;
+        if let Some(after) = self.options.tier_tree {
+            self.grow_tier_tree(after);
+        }
         let block = self.resume_at(machine, run, exit, &values, stack)?;
         let top = stack.last().expect("a frame");
         self.tier_clock(machine);

@@ -31,6 +31,24 @@ pub(super) struct Trees {
 }
 
 impl<'p> Jit<'p> {
+    /// The dispatch tier's bridges have run `after` statements, enough
+    /// for its tree to pay ([`Options::tier_tree`]), and it has none: its
+    /// loop and every bridge grown from it become one. All its bridges,
+    /// however often crossed: baseline code's direct links count no
+    /// crossings, and each is an instruction's path of the dispatch loop.
+    pub(super) fn grow_tier_tree(&mut self, after: u64) {
+        let Some(code) = self.tier.as_ref().filter(|t| !t.refused).and_then(|t| t.code) else { return };
+        let c = &self.codes[code.0 as usize];
+        let Some(body) = c.body.filter(|_| c.straight >= after) else { return };
+        if !self.trees.built.contains_key(&body) {
+            let (straight, entries) = (c.straight, c.entries);
+            self.log(format_args!(
+                "the dispatch tier becomes a tree: its bridges ran {straight} statements in {entries} entries"
+            ));
+            self.build_tree(body, 0);
+        }
+    }
+
     /// The loop body whose tree code `c` belongs to.
     fn tree_root(&self, c: TraceId) -> Option<TraceId> {
         let code = &self.codes[c.0 as usize];
@@ -52,7 +70,11 @@ impl<'p> Jit<'p> {
             Some(&(builds, code)) if builds < TREE_BUILDS && code == parent => {}
             Some(_) => return,
         }
-        self.build_tree(root);
+        // (The tier's tree takes every bridge of the tier: see
+        // [`Jit::grow_tier_tree`].)
+        let tier = self.tier.as_ref().and_then(|t| t.code).and_then(|c| self.codes[c.0 as usize].body);
+        let graft = if tier == Some(root) { 0 } else { self.options.graft_crossings };
+        self.build_tree(root, graft);
     }
 
     /// The bridge hanging off exit `e` of a piece, or off an exit of a
@@ -71,8 +93,8 @@ impl<'p> Jit<'p> {
     }
 
     /// Builds the tree of loop body `root` and installs it, if some bridge
-    /// is hot enough to graft.
-    fn build_tree(&mut self, root: TraceId) {
+    /// has been crossed `graft` times, enough to graft.
+    fn build_tree(&mut self, root: TraceId, graft: u64) {
         let started = Instant::now();
         let base = self.codes[root.0 as usize].function.name;
         let name = self.fresh_name(Symbol::intern(&format!("{base}.tree")));
@@ -85,10 +107,7 @@ impl<'p> Jit<'p> {
             for e in exits {
                 let (Some(b), crossings) = self.bridge_of(e) else { continue };
                 let bridge = &self.codes[b.0 as usize];
-                if crossings < self.options.graft_crossings
-                    || !matches!(bridge.kind, Kind::Bridge)
-                    || pieces.contains(&b)
-                {
+                if crossings < graft || !matches!(bridge.kind, Kind::Bridge) || pieces.contains(&b) {
                     continue;
                 }
                 let grown = instructions(&bridge.function);

@@ -82,6 +82,11 @@ fn program(short: i64, long: i64) -> Vec<(Symbol, Value)> {
 /// interpreter and under the JIT (`tier`: with the dispatch tier), the
 /// JIT's statistics, and its traces printed.
 fn run((short, long): (i64, i64), tier: bool) -> (String, String, Stats, Vec<String>) {
+    run_with((short, long), Options { dispatch_tier: tier, ..Options::default() })
+}
+
+/// [`run`] with the JIT's `options` (the IR checked after every step).
+fn run_with((short, long): (i64, i64), options: Options) -> (String, String, Stats, Vec<String>) {
     flowc_codegen::with_stack(move || {
         let env = &program(short, long);
         let program = syntax::parse("machine", MACHINE).unwrap();
@@ -89,7 +94,7 @@ fn run((short, long): (i64, i64), tier: bool) -> (String, String, Stats, Vec<Str
         let config = Config::default();
         let expected = flowc_lang::interp::run(&program, label, env, &config).unwrap().value.to_print_string();
         let module = flowc_frontend::lower(&program, label).unwrap();
-        let options = Options { dispatch_tier: tier, inspect: Some(check_ir), ..Options::default() };
+        let options = Options { inspect: Some(check_ir), ..options };
         let mut jit = Jit::new(&program, &module, options);
         let got = jit.run(label, env, &config).unwrap().value.to_print_string();
         let traces = jit.traces().iter().map(|(_, f)| flowc_ir::print::function(f)).collect();
@@ -111,6 +116,59 @@ fn positions_without_code_run_in_the_tier() {
     assert!(plain.tier.is_none() && plain.tier_entries == 0, "{plain}");
     let (tiered, interpreted) = (stats.interpreted.total(), plain.interpreted.total());
     assert!(tiered * 4 < interpreted, "{tiered} statements interpreted with the tier, {interpreted} without");
+}
+
+/// Once the tier has run `tier_tree` rounds, it becomes a tree: its
+/// loop and the bridges of the other instructions' paths one function
+/// (Cranelift's), which the bridges' jumps into the tier run from then
+/// on. The same output, with the tree, without it (`None`), and with it
+/// from the first round.
+#[test]
+fn the_tier_becomes_a_tree_once_it_has_run_long_enough() {
+    let with = |tier_tree: Option<u64>| run_with((400, 1_000), Options { tier_tree, ..Options::default() });
+    let (expected, late, late_stats, _) = with(Some(2_000));
+    let (_, never, never_stats, _) = with(None);
+    let (_, early, early_stats, _) = with(Some(1));
+    assert_eq!(late, expected);
+    assert_eq!(never, expected);
+    assert_eq!(early, expected);
+    assert_eq!(never_stats.trees, 0, "{never_stats}");
+    for stats in [&late_stats, &early_stats] {
+        assert!(stats.trees >= 1 && stats.grafted >= 1, "the other instructions' paths grafted:\n{stats}");
+    }
+}
+
+/// The tier's tree enters the code of the positions that have some
+/// through their links, as the tier's baseline code did: a BF program
+/// whose inner loops get code and whose straight runs between them do
+/// not, run by the tutorial interpreter with the tree from the tier's
+/// first round, links and all, and without it; the same checksum.
+#[test]
+fn the_tiers_tree_links_into_the_positions_code() {
+    // Forty rounds of five inner loops of twenty rounds each, apart.
+    let inner: String = (0..5).map(|k| format!(">{}[>+<-]>[-]{}", "+".repeat(20 + k), "+-".repeat(10))).collect();
+    let text = format!("{}[{inner}{}-]>.", "+".repeat(40), "<".repeat(10));
+    let source = include_str!("../../../../tests/corpus/interpreters/bf_tutorial.fg");
+    let runs = [Some(1), None].map(|tier_tree| {
+        let text = text.clone();
+        flowc_codegen::with_stack(move || {
+            let program = syntax::parse("bf_tutorial", source).unwrap();
+            let label = Symbol::intern("start");
+            let env = bf_env(&text);
+            let config = Config::default();
+            let expected = flowc_lang::interp::run(&program, label, &env, &config).unwrap().value.to_print_string();
+            let module = flowc_frontend::lower(&program, label).unwrap();
+            let options = Options { background: false, tier_tree, inspect: Some(check_ir), ..Options::default() };
+            let mut jit = Jit::new(&program, &module, options);
+            let got = jit.run(label, &env, &config).unwrap().value.to_print_string();
+            (expected, got, jit.stats())
+        })
+    });
+    let [(expected, tree, stats), (_, plain, plain_stats)] = runs;
+    assert_eq!(tree, expected);
+    assert_eq!(plain, expected);
+    assert_eq!((stats.trees, plain_stats.trees), (1, 0), "{stats}\n{plain_stats}");
+    assert!(stats.tier_links > 0, "positions entered through their links from the tree:\n{stats}");
 }
 
 /// The tier's loop: the dispatch loop recorded once, its promotion a
