@@ -3293,7 +3293,7 @@ impl<'p> Jit<'p> {
         if let (Some(bridge), true) = (linked, values.iter().all(Option::is_some)) {
             // A linked exit checking in (every `link_check`-th crossing):
             // its tree may grow, then the run goes on in the bridge.
-            if self.options.trees || (self.options.tier_tree.is_some() && self.in_tier_tree(exit)) {
+            if self.options.trees {
                 self.grow_tree(exit);
             }
             let args: Vec<Value> = values.into_iter().map(|v| v.expect("checked")).collect();

@@ -14,6 +14,14 @@ use crate::tree::{ExitKey, Tree};
 /// Most instructions a tree grows to: past it, bridges stay linked.
 pub(super) const TREE_INSTS: usize = 6_000;
 
+/// Most instructions the dispatch tier's tree may have: its loop and its
+/// instructions' paths (the tutorial BF interpreter's, 73 operations
+/// after optimization). Every bridge of the tier is grafted, however
+/// rarely crossed, or no tree is made; without a bound of its own the
+/// scanning interpreter's tier took 150 bridges of scans (848
+/// operations), 64 ms of Cranelift on the running thread.
+pub(super) const TIER_TREE_INSTS: usize = 300;
+
 /// Most times one loop's tree is built.
 pub(super) const TREE_BUILDS: u32 = 4;
 
@@ -28,25 +36,39 @@ pub(super) struct Trees {
     /// way round.
     origin_of: HashMap<ExitId, ExitId>,
     aliases: HashMap<ExitId, Vec<ExitId>>,
+    /// The dispatch tier's straight work when its tree was last tried.
+    tier_tried: u64,
 }
 
 impl<'p> Jit<'p> {
     /// The dispatch tier's bridges have run `after` statements, enough
     /// for its tree to pay ([`Options::tier_tree`]), and it has none: its
-    /// loop and every bridge grown from it become one. All its bridges,
-    /// however often crossed: baseline code's direct links count no
-    /// crossings, and each is an instruction's path of the dispatch loop.
+    /// loop and the bridges grown from it become one, if they fit in
+    /// [`TIER_TREE_INSTS`] instructions. Every bridge, however often
+    /// crossed (baseline code's direct links count no crossings, and each
+    /// is an instruction's path of the dispatch loop); built once (rebuilt
+    /// as other trees are, with the scanning interpreter's scans, it took
+    /// a sixth of the run).
     pub(super) fn grow_tier_tree(&mut self, after: u64) {
         let Some(code) = self.tier.as_ref().filter(|t| !t.refused).and_then(|t| t.code) else { return };
         let c = &self.codes[code.0 as usize];
-        let Some(body) = c.body.filter(|_| c.straight >= after) else { return };
+        // (Tried again, when no bridge could be grafted, once the work
+        // doubled.)
+        let due = c.straight >= after.max(2 * self.trees.tier_tried);
+        let Some(body) = self.tier_body().filter(|_| due) else { return };
         if !self.trees.built.contains_key(&body) {
             let (straight, entries) = (c.straight, c.entries);
+            self.trees.tier_tried = straight;
             self.log(format_args!(
                 "the dispatch tier becomes a tree: its bridges ran {straight} statements in {entries} entries"
             ));
             self.build_tree(body, 0);
         }
+    }
+
+    /// The dispatch tier's loop body, if it has one.
+    fn tier_body(&self) -> Option<TraceId> {
+        self.tier.as_ref().filter(|t| !t.refused).and_then(|t| t.code).and_then(|c| self.codes[c.0 as usize].body)
     }
 
     /// The loop body whose tree code `c` belongs to.
@@ -70,11 +92,7 @@ impl<'p> Jit<'p> {
             Some(&(builds, code)) if builds < TREE_BUILDS && code == parent => {}
             Some(_) => return,
         }
-        // (The tier's tree takes every bridge of the tier: see
-        // [`Jit::grow_tier_tree`].)
-        let tier = self.tier.as_ref().and_then(|t| t.code).and_then(|c| self.codes[c.0 as usize].body);
-        let graft = if tier == Some(root) { 0 } else { self.options.graft_crossings };
-        self.build_tree(root, graft);
+        self.build_tree(root, self.options.graft_crossings);
     }
 
     /// The bridge hanging off exit `e` of a piece, or off an exit of a
@@ -95,6 +113,8 @@ impl<'p> Jit<'p> {
     /// Builds the tree of loop body `root` and installs it, if some bridge
     /// has been crossed `graft` times, enough to graft.
     fn build_tree(&mut self, root: TraceId, graft: u64) {
+        let tier = graft == 0 && self.tier_body() == Some(root);
+        let most = if tier { TIER_TREE_INSTS } else { TREE_INSTS };
         let started = Instant::now();
         let base = self.codes[root.0 as usize].function.name;
         let name = self.fresh_name(Symbol::intern(&format!("{base}.tree")));
@@ -111,7 +131,15 @@ impl<'p> Jit<'p> {
                     continue;
                 }
                 let grown = instructions(&bridge.function);
-                if size + grown > TREE_INSTS {
+                if size + grown > most {
+                    // The tier's tree is made whole or not at all: its
+                    // exits reach the bridges left out through the exit
+                    // buffer, where its baseline code jumped straight in
+                    // (the scanning interpreter's tree of 46 of its
+                    // bridges ran 10% slower than its baseline code).
+                    if tier {
+                        return;
+                    }
                     continue;
                 }
                 let texit = self.exit_state(e).exit.clone();
