@@ -22,6 +22,15 @@ pub(super) const TREE_INSTS: usize = 6_000;
 /// operations), 64 ms of Cranelift on the running thread.
 pub(super) const TIER_TREE_INSTS: usize = 300;
 
+/// The dispatch tier becomes a tree only while its bridges' work is at
+/// least this fraction (1 / it) of all the work compiled code stood in
+/// for so far. Where it was made past 64 million statements, the tier's
+/// share was 24-49% on `statements` 1 and 12, tutorial `escape 20` and
+/// the hint in a called function, but 1.6-4.5% on `fractal 5` in every
+/// shape (tutorial, hint moved, hinted, objects), which made it past
+/// half their run and ran 0-10% slower for it.
+pub(super) const TIER_TREE_SHARE: u64 = 10;
+
 /// Most times one loop's tree is built.
 pub(super) const TREE_BUILDS: u32 = 4;
 
@@ -42,7 +51,8 @@ pub(super) struct Trees {
 
 impl<'p> Jit<'p> {
     /// The dispatch tier's bridges have run `after` statements, enough
-    /// for its tree to pay ([`Options::tier_tree`]), and it has none: its
+    /// for its tree to pay ([`Options::tier_tree`]), a tenth or more of
+    /// the code's work ([`TIER_TREE_SHARE`]), and it has none: its
     /// loop and the bridges grown from it become one, if they fit in
     /// [`TIER_TREE_INSTS`] instructions. Every bridge, however often
     /// crossed (baseline code's direct links count no crossings, and each
@@ -53,14 +63,16 @@ impl<'p> Jit<'p> {
         let Some(code) = self.tier.as_ref().filter(|t| !t.refused).and_then(|t| t.code) else { return };
         let c = &self.codes[code.0 as usize];
         // (Tried again, when no bridge could be grafted, once the work
-        // doubled.)
-        let due = c.straight >= after.max(2 * self.trees.tier_tried);
+        // doubled.) Only while the tier's bridges are a share of all the
+        // code's work worth speeding up ([`TIER_TREE_SHARE`]).
+        let due = c.straight >= after.max(2 * self.trees.tier_tried)
+            && c.straight.saturating_mul(TIER_TREE_SHARE) >= self.compiled_work;
         let Some(body) = self.tier_body().filter(|_| due) else { return };
         if !self.trees.built.contains_key(&body) {
-            let (straight, entries) = (c.straight, c.entries);
+            let (straight, entries, all) = (c.straight, c.entries, self.compiled_work);
             self.trees.tier_tried = straight;
             self.log(format_args!(
-                "the dispatch tier becomes a tree: its bridges ran {straight} statements in {entries} entries"
+                "the dispatch tier becomes a tree: its bridges ran {straight} statements in {entries} entries, of {all} the code ran"
             ));
             self.build_tree(body, 0);
         }
