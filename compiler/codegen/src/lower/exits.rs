@@ -556,7 +556,7 @@ impl Lowerer<'_, '_> {
     /// else out. A known small integer is tested for no other kind.
     fn guard_cold(&mut self, o: ClValue, small: bool, resume: flowc_ir::ResumeId, label: flowc_lang::Symbol) {
         let flags = MemFlagsData::trusted();
-        let (int_block, object, cell_block) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        let int_block = self.b.create_block();
         let (inside, counted, exit) = (self.b.create_block(), self.b.create_block(), self.cold_block());
         let cont = self.b.create_block();
         self.b.append_block_param(inside, types::I64);
@@ -564,8 +564,21 @@ impl Lowerer<'_, '_> {
         if small {
             self.b.ins().jump(int_block, &[]);
         } else {
+            let (object, cell_block, id_block) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
             let tag = self.b.ins().band_imm_s(o, word::INT_TAG as i64);
             self.b.ins().brif(tag, int_block, &[], object, &[]);
+            self.b.switch_to_block(object);
+            let pointer = self.is_pointer(o);
+            self.b.ins().brif(pointer, cell_block, &[], exit, &[]);
+            self.b.switch_to_block(cell_block);
+            let is_object = self.cell_is(o, flowc_lang::heap::cell::OBJECT);
+            self.b.ins().brif(is_object, id_block, &[], exit, &[]);
+            self.b.switch_to_block(id_block);
+            let id = self.b.ins().load(types::I64, flags, o, flowc_lang::heap::cell::ID as i32);
+            let len = self.b.ins().load(types::I64, flags, self.ctx, offsets::OBJECT_POSITIONS_LEN);
+            let below = self.b.ins().icmp(IntCC::UnsignedLessThan, id, len);
+            let table = self.b.ins().load(types::I64, flags, self.ctx, offsets::OBJECT_POSITIONS);
+            self.b.ins().brif(below, inside, &[id.into(), table.into()], exit, &[]);
         }
         self.b.switch_to_block(int_block);
         let n = self.b.ins().sshr_imm_u(o, 1);
@@ -574,24 +587,6 @@ impl Lowerer<'_, '_> {
         let below = self.b.ins().icmp(IntCC::UnsignedLessThan, n, len);
         let table = self.b.ins().load(types::I64, flags, self.ctx, offsets::POSITIONS);
         self.b.ins().brif(below, inside, &[n.into(), table.into()], exit, &[]);
-        self.b.switch_to_block(object);
-        if small {
-            // (Unreached.)
-            self.b.ins().jump(exit, &[]);
-        } else {
-            let pointer = self.is_pointer(o);
-            self.b.ins().brif(pointer, cell_block, &[], exit, &[]);
-        }
-        self.b.switch_to_block(cell_block);
-        let is_object = self.cell_is(o, flowc_lang::heap::cell::OBJECT);
-        let id_block = self.b.create_block();
-        self.b.ins().brif(is_object, id_block, &[], exit, &[]);
-        self.b.switch_to_block(id_block);
-        let id = self.b.ins().load(types::I64, flags, o, flowc_lang::heap::cell::ID as i32);
-        let len = self.b.ins().load(types::I64, flags, self.ctx, offsets::OBJECT_POSITIONS_LEN);
-        let below = self.b.ins().icmp(IntCC::UnsignedLessThan, id, len);
-        let table = self.b.ins().load(types::I64, flags, self.ctx, offsets::OBJECT_POSITIONS);
-        self.b.ins().brif(below, inside, &[id.into(), table.into()], exit, &[]);
         self.b.switch_to_block(inside);
         let (n, table) = (self.b.block_params(inside)[0], self.b.block_params(inside)[1]);
         // Two words a position: its count, and its link.

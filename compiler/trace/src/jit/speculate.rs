@@ -141,15 +141,12 @@ pub fn checks(f: &Function, names: &[Symbol], args: &[Value]) -> Vec<Check> {
 /// position would be a check in every bridge that jumps back into it,
 /// where pinned values are constants of the bridges' records.
 pub fn tier_checks(names: &[Symbol], args: &[Value], fixed: &[Symbol]) -> Vec<Check> {
-    let (min, max) = (SMALL_PARAM.0 as i64, SMALL_PARAM.1 as i64);
     names
         .iter()
         .zip(args)
         .enumerate()
-        .filter_map(|(k, (n, v))| match v {
-            Value::Int(v) if fixed.contains(n) && (min..=max).contains(v) => Some((k, *v, *v)),
-            _ => None,
-        })
+        .filter(|(_, (n, _))| fixed.contains(n))
+        .filter_map(|(k, (_, v))| pin_value(k, v))
         .collect()
 }
 
@@ -224,9 +221,15 @@ fn pinned(f: &Function, next_of: &HashMap<ValueId, ValueId>) -> HashSet<ValueId>
 /// The check that pins parameter `p` (at position `k`) to `v`, its value
 /// when recorded, if it is [`pinned`] and `v` a small integer.
 fn pin(pinned: &HashSet<ValueId>, k: usize, p: &ValueId, v: &Value) -> Option<Check> {
+    pinned.contains(p).then(|| pin_value(k, v)).flatten()
+}
+
+/// Parameter `k`, of value `v`, pinned to it: where `v` is an integer a
+/// pin can hold (within [`SMALL_PARAM`]).
+fn pin_value(k: usize, v: &Value) -> Option<Check> {
     let (min, max) = (SMALL_PARAM.0 as i64, SMALL_PARAM.1 as i64);
     match v {
-        Value::Int(v) if pinned.contains(p) && (min..=max).contains(v) => Some((k, *v, *v)),
+        Value::Int(v) if (min..=max).contains(v) => Some((k, *v, *v)),
         _ => None,
     }
 }

@@ -67,20 +67,15 @@ impl<'p> Jit<'p> {
         // code's work worth speeding up ([`TIER_TREE_SHARE`]).
         let due = c.straight >= after.max(2 * self.trees.tier_tried)
             && c.straight.saturating_mul(TIER_TREE_SHARE) >= self.compiled_work;
-        let Some(body) = self.tier_body().filter(|_| due) else { return };
+        let Some(body) = c.body.filter(|_| due) else { return };
         if !self.trees.built.contains_key(&body) {
             let (straight, entries, all) = (c.straight, c.entries, self.compiled_work);
             self.trees.tier_tried = straight;
             self.log(format_args!(
                 "the dispatch tier becomes a tree: its bridges ran {straight} statements in {entries} entries, of {all} the code ran"
             ));
-            self.build_tree(body, 0);
+            self.build_tree(body, None);
         }
-    }
-
-    /// The dispatch tier's loop body, if it has one.
-    fn tier_body(&self) -> Option<TraceId> {
-        self.tier.as_ref().filter(|t| !t.refused).and_then(|t| t.code).and_then(|c| self.codes[c.0 as usize].body)
     }
 
     /// The loop body whose tree code `c` belongs to.
@@ -104,7 +99,7 @@ impl<'p> Jit<'p> {
             Some(&(builds, code)) if builds < TREE_BUILDS && code == parent => {}
             Some(_) => return,
         }
-        self.build_tree(root, self.options.graft_crossings);
+        self.build_tree(root, Some(self.options.graft_crossings));
     }
 
     /// The bridge hanging off exit `e` of a piece, or off an exit of a
@@ -122,11 +117,17 @@ impl<'p> Jit<'p> {
         (bridge, crossings)
     }
 
-    /// Builds the tree of loop body `root` and installs it, if some bridge
-    /// has been crossed `graft` times, enough to graft.
-    fn build_tree(&mut self, root: TraceId, graft: u64) {
-        let tier = graft == 0 && self.tier_body() == Some(root);
-        let most = if tier { TIER_TREE_INSTS } else { TREE_INSTS };
+    /// Builds the tree of loop body `root` and installs it: with
+    /// `Some(graft)`, of the bridges crossed that many times, up to
+    /// [`TREE_INSTS`] instructions; with `None` (the dispatch tier's,
+    /// [`Jit::grow_tier_tree`]), of every bridge, within
+    /// [`TIER_TREE_INSTS`], or not at all.
+    fn build_tree(&mut self, root: TraceId, graft: Option<u64>) {
+        let whole = graft.is_none();
+        let (graft, most) = match graft {
+            Some(g) => (g, TREE_INSTS),
+            None => (0, TIER_TREE_INSTS),
+        };
         let started = Instant::now();
         let base = self.codes[root.0 as usize].function.name;
         let name = self.fresh_name(Symbol::intern(&format!("{base}.tree")));
@@ -149,7 +150,7 @@ impl<'p> Jit<'p> {
                     // buffer, where its baseline code jumped straight in
                     // (the scanning interpreter's tree of 46 of its
                     // bridges ran 10% slower than its baseline code).
-                    if tier {
+                    if whole {
                         return;
                     }
                     continue;

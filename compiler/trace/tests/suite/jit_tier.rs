@@ -148,21 +148,8 @@ fn the_tiers_tree_links_into_the_positions_code() {
     // Forty rounds of five inner loops of twenty rounds each, apart.
     let inner: String = (0..5).map(|k| format!(">{}[>+<-]>[-]{}", "+".repeat(20 + k), "+-".repeat(10))).collect();
     let text = format!("{}[{inner}{}-]>.", "+".repeat(40), "<".repeat(10));
-    let source = include_str!("../../../../tests/corpus/interpreters/bf_tutorial.fg");
     let runs = [Some(1), None].map(|tier_tree| {
-        let text = text.clone();
-        flowc_codegen::with_stack(move || {
-            let program = syntax::parse("bf_tutorial", source).unwrap();
-            let label = Symbol::intern("start");
-            let env = bf_env(&text);
-            let config = Config::default();
-            let expected = flowc_lang::interp::run(&program, label, &env, &config).unwrap().value.to_print_string();
-            let module = flowc_frontend::lower(&program, label).unwrap();
-            let options = Options { background: false, tier_tree, inspect: Some(check_ir), ..Options::default() };
-            let mut jit = Jit::new(&program, &module, options);
-            let got = jit.run(label, &env, &config).unwrap().value.to_print_string();
-            (expected, got, jit.stats())
-        })
+        bf_run(&text, move || Options { background: false, tier_tree, inspect: Some(check_ir), ..Options::default() })
     });
     let [(expected, tree, stats), (_, plain, plain_stats)] = runs;
     assert_eq!(tree, expected);
@@ -323,6 +310,47 @@ fn bf_env(text: &str) -> Vec<(Symbol, Value)> {
     vec![(Symbol::intern("prog"), list(prog)), (Symbol::intern("map"), list(map))]
 }
 
+/// What the tutorial BF interpreter prints running BF program `text`
+/// under the interpreter and under the JIT with the `options` made, and
+/// the JIT's statistics.
+fn bf_run(text: &str, options: impl FnOnce() -> Options + Send + 'static) -> (String, String, Stats) {
+    let source = include_str!("../../../../tests/corpus/interpreters/bf_tutorial.fg");
+    let text = text.to_string();
+    flowc_codegen::with_stack(move || {
+        let env = bf_env(&text);
+        let options = options();
+        let program = syntax::parse("bf_tutorial", source).unwrap();
+        let label = Symbol::intern("start");
+        let config = Config::default();
+        let expected = flowc_lang::interp::run(&program, label, &env, &config).unwrap().value.to_print_string();
+        let module = flowc_frontend::lower(&program, label).unwrap();
+        let mut jit = Jit::new(&program, &module, options);
+        let got = jit.run(label, &env, &config).unwrap().value.to_print_string();
+        (expected, got, jit.stats())
+    })
+}
+
+/// The tier becomes a tree only while its bridges are a share of all the
+/// work compiled code does worth speeding up: a program whose time is a
+/// nest of loops run in their code, with a short straight run in the
+/// tier after each round of the outer loop, makes none, however early
+/// it could (`tier_tree` 1); the tier-bound program of
+/// [`the_tiers_tree_links_into_the_positions_code`] makes one.
+#[test]
+fn the_tier_makes_no_tree_where_its_share_of_the_work_is_small() {
+    let text =
+        format!("{}[>{}[>{}[>+>+<<-]<-]{}<-]>>>.", "+".repeat(60), "+".repeat(50), "+".repeat(50), "+-".repeat(8));
+    let (expected, got, stats) = bf_run(&text, || Options {
+        background: false,
+        tier_tree: Some(1),
+        inspect: Some(check_ir),
+        ..Options::default()
+    });
+    assert_eq!(got, expected);
+    assert!(stats.tier.is_some() && stats.tier_entries > 0, "the tier runs:\n{stats}");
+    assert_eq!(stats.trees, 0, "{stats}");
+}
+
 /// A bridge that passes `tier_bridge_positions` positions without code
 /// ends at the next by entering the tier: an inner loop's exit, taken at
 /// every round of its outer loop, goes on through a straight run of
@@ -332,27 +360,15 @@ fn bf_env(text: &str) -> Vec<(Symbol, Value)> {
 #[test]
 fn a_long_bridge_through_positions_without_code_ends_in_the_tier() {
     let text = format!("{}[>+++[>+<-]>{}<<-]>>.", "+".repeat(100), "+-".repeat(30));
-    let source = include_str!("../../../../tests/corpus/interpreters/bf_tutorial.fg");
     let runs = [4, usize::MAX].map(|limit| {
-        let text = text.clone();
-        flowc_codegen::with_stack(move || {
-            let program = syntax::parse("bf_tutorial", source).unwrap();
-            let label = Symbol::intern("start");
-            let env = bf_env(&text);
-            let config = Config::default();
-            let expected = flowc_lang::interp::run(&program, label, &env, &config).unwrap().value.to_print_string();
-            let module = flowc_frontend::lower(&program, label).unwrap();
-            let options = Options {
-                background: false,
-                tier_bridge_positions: limit,
-                inspect: Some(check_ir),
-                ..Options::default()
-            };
-            let mut jit = Jit::new(&program, &module, options);
-            let got = jit.run(label, &env, &config).unwrap().value.to_print_string();
-            let stats = jit.stats();
-            (expected, got, stats.bridges_into_tier, stats.to_string())
-        })
+        let options = move || Options {
+            background: false,
+            tier_bridge_positions: limit,
+            inspect: Some(check_ir),
+            ..Options::default()
+        };
+        let (expected, got, stats) = bf_run(&text, options);
+        (expected, got, stats.bridges_into_tier, stats.to_string())
     });
     let [(expected, cut, into_tier, stats), (_, whole, through, plain)] = runs;
     assert_eq!(cut, expected);
