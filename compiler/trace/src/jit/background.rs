@@ -1004,6 +1004,7 @@ done:
             closes: false,
             passed: Passed::default(),
             jumps_to: None,
+            short: false,
         })
     }
 

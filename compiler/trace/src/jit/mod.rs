@@ -182,6 +182,18 @@
 //! budget's clock goes on across a flush: compiles paid for are not paid
 //! again.
 //!
+//! **Short bridges past a full cache** (`Options::short_bridges`): an
+//! exit of code whose graph has the dispatch tier, failing where the cache
+//! is full, still gets a bridge if it reaches the tier's label within
+//! `SHORT_BRIDGE_OPS` (64) operations: the bridge ends at its
+//! first arrival there, entering the position's code or the tier, and is
+//! compiled on the running thread (a few operations; the worker's results
+//! are not taken while the cache is full). Such bridges are not the
+//! cache's pieces (`Jit::short_bridges` counts them) and are bounded by
+//! their own number. Without them every crossing of such an exit — a
+//! counted loop's end, left once per round of the program — went to the
+//! driver and on into the tier from there.
+//!
 //! **Starting late** ([`warmup`], `flowc run --warmup`): the JIT's start
 //! has a cost of its own — lowering the program, building its tables,
 //! counting arrivals, the first compiles running cold code — which a run
@@ -339,6 +351,12 @@ pub struct Options {
     /// How many times `max_traces` small pieces the cache holds
     /// ([`SMALL_PIECES_ROOM`]; 1: `max_traces` whatever their size).
     pub small_pieces_room: usize,
+    /// Most bridges into the dispatch tier made past a full cache
+    /// ([`Jit::cache_full`]; see "Short bridges past a full cache"): an
+    /// exit whose bridge the full cache refused went to the driver at
+    /// every crossing and on into the tier from there. 0: none. The
+    /// environment variable `FLOWC_SHORT_BRIDGES` sets it.
+    pub short_bridges: usize,
     /// Statements the interpreter does, once the cache is found full,
     /// before the JIT judges whether the code it holds still runs
     /// ([`FULL_WINDOW`]).
@@ -472,6 +490,10 @@ impl Default for Options {
             max_aborts: 3,
             max_traces: std::env::var("FLOWC_MAX_TRACES").ok().and_then(|s| s.parse().ok()).unwrap_or(2_000),
             small_pieces_room: SMALL_PIECES_ROOM,
+            short_bridges: std::env::var("FLOWC_SHORT_BRIDGES")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(SHORT_BRIDGES),
             full_window: FULL_WINDOW,
             max_variants: 4,
             max_values: 8,
@@ -976,6 +998,10 @@ pub struct Jit<'p> {
     /// Bridges of no operation among `codes` (jumps into code that
     /// exists): compiled in microseconds, not priced as pieces.
     empty_bridges: u64,
+    /// Bridges into the dispatch tier made past a full cache, among
+    /// `codes` ([`Options::short_bridges`]): not counted as the cache's
+    /// pieces.
+    short_bridges: usize,
     /// When the cache was found full, since it was last flushed.
     full: Option<Full>,
     /// What the last run did ([`Jit::counts`]).
@@ -1486,6 +1512,10 @@ pub const PIECE_CODE_BYTES: usize = 2_048;
 /// common size ([`small_pieces_full`]): hanoi.b's 1,500 pieces have
 /// 20,000, `statements 4`'s 2,000 some 15,000.
 pub const PIECE_EXITS: usize = 4;
+
+/// Bridges into the dispatch tier a full cache still takes
+/// ([`Options::short_bridges`]).
+pub const SHORT_BRIDGES: usize = 2_000;
 
 /// The most pieces a cache of small pieces holds, in `max_traces`
 /// ([`small_pieces_full`]).
@@ -2040,6 +2070,7 @@ impl<'p> Jit<'p> {
             linked_codes: HashMap::default(),
             link_pins: vec![tier::PINS_END],
             empty_bridges: 0,
+            short_bridges: 0,
             full: None,
             irregular: HashSet::default(),
             counts: Counts::default(),
@@ -2423,6 +2454,7 @@ impl<'p> Jit<'p> {
         self.heads_ended_at.clear();
         self.skip_loops.clear();
         self.empty_bridges = 0;
+        self.short_bridges = 0;
         self.full = None;
         // Last: the tables above may have held lent handles of these.
         self.loans = Loan::default();
@@ -2705,7 +2737,7 @@ impl<'p> Jit<'p> {
     /// more that it ran 1.7 s instead of 1.3; dropping them, 1.25-1.3 s.
     fn cache_full(&mut self, run: &mut Run) -> bool {
         let full = |jit: &Self, run: &Run| {
-            let pieces = jit.codes.len() + Self::pending_codes(run);
+            let pieces = jit.codes.len() + Self::pending_codes(run) - jit.short_bridges;
             let (code, exits) = jit.cache.as_ref().map_or((0, 0), |c| (c.code_size(), c.exit_count()));
             small_pieces_full(pieces, code, exits, jit.options.max_traces, jit.options.small_pieces_room)
         };

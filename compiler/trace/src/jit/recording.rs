@@ -1461,17 +1461,27 @@ impl<'p> Jit<'p> {
             let block = machine.replace_top(stack, &frames, texit.label)?;
             return Ok(Next::Interpret(block));
         }
+        // A bridge into the dispatch tier where the cache is full: it
+        // ends at its first arrival at the tier's label, entering the tier
+        // (or the code of the position there), and is made past the full
+        // cache (see "Short bridges past a full cache").
+        let mut short = false;
         if self.cache_full(run) {
             // The cache is full: the interpreter goes on from the exit,
             // and all code goes if it may (see "A full cache"). What is
             // hot comes round again and is compiled anew.
-            let block = machine.replace_top(stack, &frames, texit.label)?;
+            let into_the_tier = self.tier_at(base_graph).is_some() && !retrace && start.promoted.is_empty();
             if self.may_flush(machine.steps()) {
+                let block = machine.replace_top(stack, &frames, texit.label)?;
                 self.flush(machine, run);
-            } else {
-                self.exit_state(exit).refused = Some(NoBridge::CacheFull);
+                return Ok(Next::Interpret(block));
             }
-            return Ok(Next::Interpret(block));
+            if !into_the_tier || self.short_bridges >= self.options.short_bridges {
+                let block = machine.replace_top(stack, &frames, texit.label)?;
+                self.exit_state(exit).refused = Some(NoBridge::CacheFull);
+                return Ok(Next::Interpret(block));
+            }
+            short = true;
         }
         // At the head of a loop a bridge ended at for the interpreter to
         // count, still without code: no bridge for now, which would go
@@ -1481,7 +1491,8 @@ impl<'p> Jit<'p> {
         // spends them on either). Not an exit of the dispatch tier's
         // tree, which goes back into the tier.
         let waiting_head = start_key.as_ref().filter(|k| {
-            self.heads_ended_at.contains(k)
+            !short
+                && self.heads_ended_at.contains(k)
                 && !self.settled(k)
                 && !self.in_tier_tree(exit)
                 && (self.exit_state(exit).left_around < AROUND_TRIES || self.on_its_way(run.worker.as_ref(), k))
@@ -1503,7 +1514,7 @@ impl<'p> Jit<'p> {
             }
             return Ok(Next::Interpret(block));
         }
-        if let Some(key) = start_key.as_ref().filter(|k| self.nest_waits(k, &start_env)) {
+        if let Some(key) = start_key.as_ref().filter(|k| !short && self.nest_waits(k, &start_env)) {
             // At the head of a loop to be recorded again round an inner
             // loop done at once: recorded from here, the exit's state
             // (else, the interpreter goes on, and arrives there again).
@@ -1515,7 +1526,7 @@ impl<'p> Jit<'p> {
             return Ok(Next::Interpret(block));
         }
         self.log(format_args!("record bridge from exit {index} of {parent_name} (to {})", texit.label));
-        if plain && start_key.is_none() {
+        if plain && !short && start_key.is_none() {
             if let Some(key) = self.join_at(machine, run, base_graph, texit.label, &start_env) {
                 self.log(format_args!("join at {}", describe(&key, run.resolved)));
                 let block = machine.replace_top(stack, &frames, texit.label)?;
@@ -1551,7 +1562,7 @@ impl<'p> Jit<'p> {
         // Any other bridge that has passed `tier_bridge_positions` hot
         // spots without code ends at the tier's label by entering the tier.
         let into_tier = if tier_end.is_none() { self.tier_at(base_graph) } else { None };
-        let long = self.options.tier_bridge_positions;
+        let long = if short { 0 } else { self.options.tier_bridge_positions };
         let mut cut = false;
         let mut around = false;
         // The hot spot the bridge went round a loop back to, if it did,
@@ -1579,7 +1590,8 @@ impl<'p> Jit<'p> {
             // segment is this exit's bridge once it is hot).
             let too_long = ops >= segment_at;
             let Some(k) = stop_key(profiler, graph, base_graph, l, env) else {
-                return if ops >= this.segment_at_any() { Arrival::Stop } else { Arrival::Continue };
+                let most = if short { SHORT_BRIDGE_OPS } else { this.segment_at_any() };
+                return if ops >= most { Arrival::Stop } else { Arrival::Continue };
             };
             let back = back_jump.arrive(&k, &this.codes[root.0 as usize].passed);
             if retrace && Some(&k) == start_key.as_ref() {
@@ -1629,7 +1641,7 @@ impl<'p> Jit<'p> {
             // (nor was given up): it ends there ([`BackJump`]). (Not a
             // bridge of the dispatch tier's tree, which goes back into the
             // tier at the tier's label, above.)
-            if back && !this.settled(&k) && tier_end.is_none() {
+            if back && !short && !this.settled(&k) && tier_end.is_none() {
                 ended_at_head = Some(k);
                 return Arrival::Stop;
             }
@@ -1641,6 +1653,11 @@ impl<'p> Jit<'p> {
                         return Arrival::Stop;
                     }
                 }
+            }
+            if short {
+                // Past a full cache, a bridge goes no further than the
+                // tier or code it can enter.
+                return Arrival::Stop;
             }
             if let Some(&first) = seen.get(&k) {
                 // The bridge loops by itself: leave it to the interpreter,
@@ -1695,7 +1712,7 @@ impl<'p> Jit<'p> {
         };
         self.stats.record_time += started.elapsed();
         self.leave_followed_to_constants(machine, run.resolved);
-        self.stats.bridges_into_tier += u64::from(cut);
+        self.stats.bridges_into_tier += u64::from(cut && !short);
         let (mut trace, frame, end_label) = match recorded {
             Ok(Path::Stopped { trace, frame, label }) => (trace, frame, label),
             Ok(Path::Returns { trace, frame, label }) if trace.ops.is_empty() && label == texit.label => {
@@ -1749,6 +1766,12 @@ impl<'p> Jit<'p> {
         };
         self.forget_irregular(&mut trace);
         let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
+        if short && (target.is_none() || closes || around) {
+            // It reached neither the tier nor code: no bridge, as for a
+            // full cache.
+            self.exit_state(exit).refused = Some(NoBridge::CacheFull);
+            return Ok(Next::Interpret(block));
+        }
         if let Some(h) = &ended_at_head {
             // The head is recorded at the next arrival there (as the loop
             // a bridge went round is, below) unless its arrivals so far
@@ -1813,7 +1836,7 @@ impl<'p> Jit<'p> {
         // run, any longer): no recording assumes it again, and a bridge
         // back into the loop means the loop would leave there round after
         // round — it is recorded again, from here.
-        if self.irregular_link(parent, &texit).is_some_and(|p| self.irregular.contains(&p)) {
+        if !short && self.irregular_link(parent, &texit).is_some_and(|p| self.irregular.contains(&p)) {
             let again = |k: &Key| !closes && target == Some(root) && self.may_record_again(k, root, Again::Relaid);
             if let Some(key) = target_key.clone().filter(again) {
                 self.log(format_args!(
@@ -1828,7 +1851,7 @@ impl<'p> Jit<'p> {
         // (a plain nest's inner back edge goes straight to its header).
         // An exit of a loop's entry checks (`restart`) is none: its state
         // does not fit the loop.
-        let shortcut = !restart && seen.keys().all(|k| Some(k) == start_key.as_ref());
+        let shortcut = !restart && !short && seen.keys().all(|k| Some(k) == start_key.as_ref());
         if let Some(key) = target_key.filter(|k| {
             !closes
                 && shortcut
@@ -1874,6 +1897,7 @@ impl<'p> Jit<'p> {
             closes,
             passed: Passed::of(seen.keys()),
             jumps_to: target.filter(|_| !closes),
+            short,
         };
         if closes {
             let names: Vec<Symbol> = start.frames[0].env.iter().map(|(n, _)| *n).collect();
@@ -1913,7 +1937,7 @@ impl<'p> Jit<'p> {
                 }
                 None => (End::Exit(end_label), None),
             };
-            if plain && start_key.is_none() {
+            if plain && !short && start_key.is_none() {
                 self.joins.recorded(base_graph, texit.label, &trace, into_greens);
             }
             let recorded = trace.ops.len();
@@ -1939,8 +1963,11 @@ impl<'p> Jit<'p> {
             // tree is compiled here: a few, short, and every position
             // without code runs through them (behind the hot spots of a
             // program of thousands of loops, the worker had them wait).
+            // So is a bridge made past a full cache, whose result the
+            // worker would hand back to a cache that takes none.
             let submitted = match self.tier_end(root, base_graph) {
                 Some(_) => Err(job),
+                None if short => Err(job),
                 None => self.submit(machine, run, job, what.clone(), passed, || Then::Bridge(done.clone())),
             };
             if let Err(job) = submitted {
@@ -2022,6 +2049,9 @@ pub(super) struct BridgeDone {
     pub passed: Passed,
     /// The code it jumps to at its end.
     pub jumps_to: Option<TraceId>,
+    /// Whether it is a bridge into the tier made past a full cache
+    /// ([`Options::short_bridges`]).
+    pub short: bool,
 }
 
 impl Jit<'_> {
@@ -2251,6 +2281,10 @@ impl Jit<'_> {
             // the tree's `max_bridges`.
             self.empty_bridges += 1;
         }
+        if done.short {
+            self.short_bridges += 1;
+            self.stats.short_bridges += 1;
+        }
         let root = &mut self.codes[done.root.0 as usize];
         root.bridges += usize::from(!empty);
         root.judged_from = (root.entries, root.iterations, root.straight);
@@ -2265,6 +2299,12 @@ impl Jit<'_> {
         Some(code)
     }
 }
+
+/// The most operations a bridge made past a full cache records before
+/// it must have reached the dispatch tier's label or code it can enter
+/// (see "Short bridges past a full cache"): a loop's exit of a BF
+/// interpreter reaches the next position in a few.
+const SHORT_BRIDGE_OPS: usize = 64;
 
 /// The most times a hot spot's loop is recorded again round an inner loop
 /// done at once ([`Jit::nest_done_at_once`]). More than

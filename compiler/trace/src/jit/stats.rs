@@ -369,6 +369,9 @@ pub struct Stats {
     /// Bridges that ended by entering the tier, having passed
     /// `Options::tier_bridge_positions` hot spots without code.
     pub bridges_into_tier: u64,
+    /// Bridges into the tier made past a full cache
+    /// (`Options::short_bridges`).
+    pub short_bridges: u64,
     /// Why the tier was given up, if it was.
     pub tier_given_up: Option<String>,
     /// Operations recorded, over all traces and bridges.
@@ -489,11 +492,12 @@ impl std::fmt::Display for Stats {
         match (&self.tier, &self.tier_given_up) {
             (Some(label), given_up) => writeln!(
                 f,
-                "dispatch tier:   at {label}: {} entries, {} left for positions with code or hot, {} linked into a position's code, {} bridges cut short into it{}",
+                "dispatch tier:   at {label}: {} entries, {} left for positions with code or hot, {} linked into a position's code, {} bridges cut short into it, {} bridges into it past a full cache{}",
                 self.tier_entries,
                 self.tier_exits,
                 self.tier_links,
                 self.bridges_into_tier,
+                self.short_bridges,
                 given_up.as_ref().map_or(String::new(), |why| format!("; given up: {why}"))
             )?,
             (None, _) => writeln!(f, "dispatch tier:   none")?,

@@ -376,3 +376,36 @@ fn a_long_bridge_through_positions_without_code_ends_in_the_tier() {
     assert!(into_tier > 0, "a bridge enters the tier:\n{stats}");
     assert_eq!(through, 0, "no bridge enters the tier:\n{plain}");
 }
+
+/// Past a full cache the exits of loops still get bridges, if they go
+/// into the tier (`short_bridges`): a program of 48 small loops run
+/// 120 times, with room for a few pieces, leaves each loop by its exit
+/// every round. Without such bridges every crossing goes to the driver;
+/// with them, the exits jump into the tier, as many as allowed and no
+/// more. The same checksum either way.
+#[test]
+fn exits_past_a_full_cache_get_bridges_into_the_tier() {
+    let round: String = (1..=48).map(|i| format!(">{}[>+<-]>[-]<<", "+".repeat(90 + i % 5))).collect();
+    let text = format!("{}[{round}-]>.", "+".repeat(120));
+    let runs = [0, 6, usize::MAX].map(|short| {
+        let options = move || Options {
+            background: false,
+            max_traces: 40,
+            short_bridges: short,
+            inspect: Some(check_ir),
+            ..Options::default()
+        };
+        bf_run(&text, options)
+    });
+    let [(expected, none, without), (_, few, bounded), (_, all, with)] = runs;
+    assert_eq!(none, expected);
+    assert_eq!(few, expected);
+    assert_eq!(all, expected);
+    assert_eq!(without.short_bridges, 0, "{without}");
+    assert_eq!(bounded.short_bridges, 6, "as many as allowed:\n{bounded}");
+    assert!(with.short_bridges > 6, "{with}");
+    assert!(
+        with.guard_failures * 2 < without.guard_failures,
+        "exits jump into the tier rather than to the driver:\n{with}\nagainst\n{without}"
+    );
+}
