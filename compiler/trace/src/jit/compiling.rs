@@ -185,12 +185,17 @@ impl<'p> Jit<'p> {
         background: bool,
     ) -> Option<(TraceId, Duration)> {
         self.count_optimizing(&optimized, background);
-        let Optimized { pieces, restarts, shapes, entry, skips, skip, time, emitted, emit_time, kept, .. } = optimized;
+        let Optimized {
+            pieces, restarts, shapes, entry, skips, skip, time, emitted, emit_time, kept, exit_facts, ..
+        } = optimized;
         let from = from.filter(|_| !self.options.trees);
         let here = Here { shapes, tier: self.options.tier, from };
         let made = emitted.map(|code| Made { code, kept });
         let (ids, time) = self.compile_pieces(pieces, here, made, restarts, what, time + emit_time)?;
         self.stats.fast_forwarded += usize::from(skips);
+        for (&id, facts) in ids.iter().zip(exit_facts) {
+            self.codes[id.0 as usize].exit_facts = facts;
+        }
         let id = *ids.last()?;
         if entry.is_some() {
             let c = &mut self.codes[id.0 as usize];

@@ -674,6 +674,9 @@ struct Code {
     /// at once: recordings that arrive at its head do it there
     /// ([`crate::skip`]).
     skip: Option<Box<crate::skip::Skip>>,
+    /// What its optimizer knew of the values its exits store, by record:
+    /// what a bridge from one starts knowing ([`opt::known`]).
+    exit_facts: opt::known::ExitFacts,
 }
 
 /// The hot spots a recording passed, as fingerprints of their keys (a
@@ -3666,6 +3669,7 @@ impl Code {
             into_inner: false,
             skip: None,
             replaced_by: None,
+            exit_facts: Vec::new(),
             function,
             kept: None,
         }

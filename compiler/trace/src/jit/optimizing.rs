@@ -170,6 +170,9 @@ pub(super) struct Optimized {
     pub pieces: Vec<(Function, Kind, usize)>,
     /// The first piece's restart records ([`opt::Optimized::restarts`]).
     pub restarts: Vec<ResumeId>,
+    /// By piece, what was known of the values each exit stores
+    /// ([`opt::known`]).
+    pub exit_facts: Vec<opt::known::ExitFacts>,
     /// What code generation reads of each piece beside it, made here so
     /// that the running thread does not (`TraceCache::compile_shaped`).
     pub shapes: Vec<Shape>,
@@ -294,6 +297,7 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob, wanted: Wanted) -> Op
         return None;
     }
     shared.inspect(&preamble, "optimization");
+    let preamble_facts = optimized.exit_facts;
     let entry = optimized.entry?;
     if wanted.gone() {
         return None;
@@ -334,7 +338,8 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob, wanted: Wanted) -> Op
             give_up,
             ..opt::Options::new(shared.remove_allocations())
         };
-        if opt::optimize_trace(f, shared.hints(), &options).gave_up {
+        let optimized = opt::optimize_trace(f, shared.hints(), &options);
+        if optimized.gave_up {
             return None;
         }
         // Under `--fuel` too: a loop that skips iterations still ends (and
@@ -345,22 +350,24 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob, wanted: Wanted) -> Op
         // ([`opt::skip_of`]).
         let skip = opt::skip_of(f, reads, &entry);
         let skips = opt::fast_forward(f, reads);
-        Some((skips, skip.filter(|_| skips).map(Box::new)))
+        Some((skips, skip.filter(|_| skips).map(Box::new), optimized.exit_facts))
     };
     let (first, then) = peel_order(opt::peels_when_invariant(&looped), links);
     let second = then.map(|_| looped.clone());
-    let (mut skips, mut skip) = optimize(&mut looped, first)?;
+    let (mut skips, mut skip, mut body_facts) = optimize(&mut looped, first)?;
     if let (false, Some(peel), Some(mut second)) = (skips, then, second) {
-        (skips, skip) = optimize(&mut second, peel)?;
+        let facts;
+        (skips, skip, facts) = optimize(&mut second, peel)?;
         if skips || peel == opt::Peel::Always {
             looped = second;
+            body_facts = facts;
         }
     }
     if !skips && links > 0 && !wanted.gone() {
         let (mut plain, _) = convert(false);
         shared.inspect(&plain, "conversion");
         let peel = if opt::peels_when_invariant(&plain) { opt::Peel::Always } else { opt::Peel::Never };
-        (skips, skip) = optimize(&mut plain, peel)?;
+        (skips, skip, body_facts) = optimize(&mut plain, peel)?;
         looped = plain;
     }
     shared.inspect(&looped, "optimization");
@@ -368,7 +375,8 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob, wanted: Wanted) -> Op
         return None;
     }
     let pieces = vec![(looped, Kind::Body, 0), (preamble, Kind::Loop, trace.ops.len())];
-    let (pieces, restarts) = compact_pieces(pieces, Vec::new(), shared.inspect);
+    let (pieces, restarts, exit_facts) =
+        compact_pieces(pieces, Vec::new(), vec![body_facts, preamble_facts], shared.inspect);
     let shapes = pieces.iter().map(|(f, kind, recorded)| shape(f, kind, *recorded)).collect();
     let time = started.elapsed();
     Some(Optimized {
@@ -384,6 +392,7 @@ pub(super) fn optimize_loop(shared: &Shared, job: LoopJob, wanted: Wanted) -> Op
         emit_time: Duration::ZERO,
         kept: None,
         pins: None,
+        exit_facts,
     })
 }
 
@@ -436,8 +445,12 @@ pub(super) fn optimize_straight(shared: &Shared, job: StraightJob, wanted: Wante
     if wanted.gone() {
         return None;
     }
-    let (pieces, restarts) =
-        compact_pieces(vec![(function, Kind::Bridge, recorded)], optimized.restarts, shared.inspect);
+    let (pieces, restarts, exit_facts) = compact_pieces(
+        vec![(function, Kind::Bridge, recorded)],
+        optimized.restarts,
+        vec![optimized.exit_facts],
+        shared.inspect,
+    );
     let shapes = pieces.iter().map(|(f, kind, recorded)| shape(f, kind, *recorded)).collect();
     let time = started.elapsed();
     Some(Optimized {
@@ -453,8 +466,13 @@ pub(super) fn optimize_straight(shared: &Shared, job: StraightJob, wanted: Wante
         emit_time: Duration::ZERO,
         kept: None,
         pins,
+        exit_facts,
     })
 }
+
+/// A piece of code to compile: its IR, its kind, and the operations it
+/// was recorded from.
+pub(super) type Piece = (Function, Kind, usize);
 
 /// Compacts optimized traces `pieces` before their code is generated
 /// (the exits name their values by the new numbers; `restarts` are the
@@ -462,24 +480,29 @@ pub(super) fn optimize_straight(shared: &Shared, job: StraightJob, wanted: Wante
 /// keep each trace's IR for the whole run, and its arenas otherwise hold
 /// every operation recorded and every copy peeling made, most of them
 /// removed (hundreds of MB on a long BF run).
+/// Each piece's notes of what its exits' values were known to be
+/// (`facts`, [`opt::known`]; none where missing) are renumbered with it.
 pub(super) fn compact_pieces(
-    pieces: Vec<(Function, Kind, usize)>,
+    pieces: Vec<Piece>,
     mut restarts: Vec<ResumeId>,
+    facts: Vec<opt::known::ExitFacts>,
     inspect: Option<fn(&Function, &str)>,
-) -> (Vec<(Function, Kind, usize)>, Vec<ResumeId>) {
-    let pieces = pieces
+) -> (Vec<Piece>, Vec<ResumeId>, Vec<opt::known::ExitFacts>) {
+    let mut facts = facts.into_iter();
+    let (pieces, facts) = pieces
         .into_iter()
         .enumerate()
         .map(|(k, (f, kind, recorded))| {
-            let f = match k {
-                0 => flowc_ir::compact::compact_owned(f, &mut restarts),
-                _ => flowc_ir::compact::compact_owned(f, &mut Vec::new()),
+            let notes = facts.next().unwrap_or_default();
+            let (f, notes) = match k {
+                0 => opt::known::compact(f, &mut restarts, notes),
+                _ => opt::known::compact(f, &mut Vec::new(), notes),
             };
             if let Some(inspect) = inspect {
                 inspect(&f, "compaction");
             }
-            (f, kind, recorded)
+            ((f, kind, recorded), notes)
         })
-        .collect();
-    (pieces, restarts)
+        .unzip();
+    (pieces, restarts, facts)
 }

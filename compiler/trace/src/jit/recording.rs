@@ -1948,10 +1948,23 @@ impl<'p> Jit<'p> {
             let trace = self.with_resume_live(run, trace, &start, leaves);
             let source = Source { name, trace, start, end, pins: None };
             let mut job = self.straight_job(source, recorded, jumps, restart);
-            // The parameters its exit's code knew to be objects.
-            let object = flowc_passes::lattice::Info::of_kinds(flowc_passes::lattice::Kinds::OBJECT);
-            job.facts = (0..texit.values.len())
-                .map(|k| if texit.object_param(k) { object.clone() } else { flowc_passes::lattice::Info::value() })
+            // What its exit's optimizer knew of the parameters
+            // ([`opt::known`]), and those its exit's code knew to be
+            // objects.
+            let notes = opt::known::of_record(&self.codes[parent.0 as usize].exit_facts, texit.resume);
+            job.facts = texit
+                .values
+                .iter()
+                .enumerate()
+                .map(|(k, &v)| {
+                    let known = notes.and_then(|n| opt::known::facts_of(&record, n, v));
+                    let info = known.unwrap_or_else(flowc_passes::lattice::Info::value);
+                    if texit.object_param(k) {
+                        info.restrict_kinds(flowc_passes::lattice::Kinds::OBJECT)
+                    } else {
+                        info
+                    }
+                })
                 .collect();
             // (Not where it stopped, going round a loop by itself: that
             // loop is recorded at the interpreter's next arrival there.)

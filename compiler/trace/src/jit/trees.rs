@@ -179,8 +179,12 @@ impl<'p> Jit<'p> {
         self.inspect(&tree.f, "tree");
         let what = format!("the tree of {base} ({} bridges)", pieces.len() - 1);
         let tier = self.options.tree_tier;
-        let (compacted, _) =
-            super::optimizing::compact_pieces(vec![(tree.f.clone(), Kind::Tree, 0)], Vec::new(), self.options.inspect);
+        let (compacted, _, _) = super::optimizing::compact_pieces(
+            vec![(tree.f.clone(), Kind::Tree, 0)],
+            Vec::new(),
+            Vec::new(),
+            self.options.inspect,
+        );
         let here = super::compiling::Here { shapes: Vec::new(), tier, from: None };
         let Some((ids, _)) = self.compile_pieces(compacted, here, None, Vec::new(), &what, started.elapsed()) else {
             // Not compiled: the pieces stay as they are, and no other try.

@@ -25,6 +25,7 @@ mod counted;
 mod entry;
 mod finish;
 mod heap;
+pub mod known;
 mod peel;
 mod ranges;
 pub mod row;
@@ -198,6 +199,9 @@ pub struct Optimized {
     pub restarts: Vec<ResumeId>,
     /// The walk gave up ([`Options::give_up`]): the trace is unusable.
     pub gave_up: bool,
+    /// What was known of the values its exits store ([`known`]), by
+    /// record, sorted.
+    pub exit_facts: known::ExitFacts,
 }
 
 /// Optimizes trace `f`; `hints` holds the program's functions and its
@@ -217,7 +221,8 @@ pub fn optimize_trace(f: &mut Function, hints: &Module, options: &Options) -> Op
                 peel => peel,
             };
             let options = Options { peel, ..*options };
-            optimize_loop(f, hints, &options, body).map(|placed| (Optimized::default(), placed))
+            optimize_loop(f, hints, &options, body)
+                .map(|(placed, exit_facts)| (Optimized { exit_facts, ..Optimized::default() }, placed))
         }
         None if f.layout.len() == 1
             && matches!(f.blocks[f.entry].term, Terminator::Exit { .. } | Terminator::JumpTrace { .. }) =>
@@ -295,7 +300,12 @@ fn reuses_invariants(f: &Function, body: BlockId) -> bool {
 
 /// Optimizes loop trace `f`; the `guard_at`s that must stay
 /// ([`Opt::placed`]), or `None` if it gave up ([`Options::give_up`]).
-fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: BlockId) -> Option<Vec<InstId>> {
+fn optimize_loop(
+    f: &mut Function,
+    hints: &Module,
+    options: &Options,
+    body: BlockId,
+) -> Option<(Vec<InstId>, known::ExitFacts)> {
     let original = std::mem::replace(f, Function::new(f.kind, f.name));
     // Variables carried round the loop as real objects, after a mismatch;
     // fields not carried, after the back edge did not know them.
@@ -334,8 +344,9 @@ fn optimize_loop(f: &mut Function, hints: &Module, options: &Options, body: Bloc
                 o.hoist_invariant_guards(lp, pred);
                 o.share_records();
                 let placed = std::mem::take(&mut o.placed);
+                let facts = std::mem::take(&mut o.exit_facts).facts();
                 *f = g;
-                return Some(placed);
+                return Some((placed, facts));
             }
             Err(state::Retry::Fields(lost)) => dropped.extend(lost),
             Err(state::Retry::Real(vars)) => {
@@ -368,6 +379,7 @@ fn optimize_straight(f: &mut Function, hints: &Module, options: &Options) -> Opt
             // Objects still virtual at the exit stay virtual in its record.
             let record = o.snapshot(resume);
             o.f.resumes[resume] = record;
+            o.note_exit(resume);
         }
         Terminator::JumpTrace { target, args } => {
             let (target, args) = match options.jump {
@@ -399,5 +411,6 @@ fn optimize_straight(f: &mut Function, hints: &Module, options: &Options) -> Opt
     }
     o.install(b);
     o.share_records();
+    out.exit_facts = std::mem::take(&mut o.exit_facts).facts();
     Some((out, std::mem::take(&mut o.placed)))
 }

@@ -107,6 +107,10 @@ pub(super) struct Opt<'a> {
     /// The record of the last guard kept: the record it had, the record
     /// it got, and when it was walked.
     last_guard: Option<(ResumeId, ResumeId, usize)>,
+    /// What was known of the values of each kept guard's record where the
+    /// guard stands, for the bridge that may start there
+    /// ([`super::known`]).
+    pub(super) exit_facts: super::known::Notebook,
 }
 
 impl<'a> Opt<'a> {
@@ -149,6 +153,7 @@ impl<'a> Opt<'a> {
             give_up: options.give_up,
             gave_up: false,
             last_guard: None,
+            exit_facts: Default::default(),
             f,
             hints,
             remove_allocations: options.remove_allocations,
@@ -590,6 +595,7 @@ impl<'a> Opt<'a> {
         let mut kind = kind;
         *kind.operand_mut() = o.clone();
         let resume = self.guard_record(resume);
+        self.note_exit(resume);
         // The class of a value that is an object of that class or 0 (a
         // link of a chain, by the field facts) is its truth; and its truth
         // is that class's `guard_link`, which code fuses with the
@@ -606,6 +612,21 @@ impl<'a> Opt<'a> {
         };
         self.keep(i, InstKind::Guard { kind: checked, resume, label });
         self.learn(&kind, &o);
+    }
+
+    /// Notes what is known here of the values of record `resume`, unless
+    /// an earlier guard leaving by it did ([`super::known`]).
+    pub(super) fn note_exit(&mut self, resume: ResumeId) {
+        let (info, virtuals) = (&self.info, &self.virtuals);
+        self.exit_facts.note(resume, &self.f.resumes[resume], |v| {
+            // (A virtual object stands in a record as itself, not as a
+            // value; a value of no fact says nothing.)
+            let i = &info[ix(v)];
+            if virtuals[ix(v)].is_some() || i.is_bottom() {
+                return None;
+            }
+            super::known::Known::of(i)
+        });
     }
 
     /// The record of a guard kept, `resume` brought up to date (a copy of

@@ -337,9 +337,8 @@ fn a_guard_that_fails_often_gets_a_bridge() {
     expect![[r#"
         trace even(v0:i, v1:s) {
         b0:
-            v2:s = sub v1, 1
-            v3:i = add v0, 1
-            guard_int v3, 1, 2147483647, r0 else loop
+            v2:s = sub.int v1, 1
+            v3:i = add.word v0, 1
             guard_int v2, -4611686018427387904, 4611686018427388902, r0 else loop
             jump_trace 'loop.body'(v3, v2)
         resume r0 {
@@ -395,39 +394,31 @@ fn guard_value_dispatches_to_one_bridge_per_value() {
         trace add(v0:i, v1:s, v2:k) {
         b0:
             guard_value v2, 2, r0 else add
-            v3:s = add v1, 2
-            v4:i = add v0, 1
-            guard_int v4, 1, 2147483647, r1 else loop
-            guard_int v3, -4611686018427387904, 4611686018427387906, r1 else loop
+            v3:s = add.int v1, 2
+            v4:i = add.word v0, 1
             jump_trace 'loop.body'(v4, v3)
         resume r0 {
             frame [i = v0, s = v1, k = v2]
-        }
-        resume r1 {
-            frame [i = v4, s = v3]
         }
         }
         trace 'add.2'(v0:i, v1:s, v2:k) {
         b0:
             guard_value v2, 0, r0 else add
-            v3:s = add v1, 0
-            v4:i = add v0, 1
-            guard_int v4, 1, 2147483647, r1 else loop
-            guard_int v3, -4611686018427387904, 4611686018427387906, r1 else loop
-            jump_trace 'loop.body'(v4, v3)
+            v3:i = add.word v0, 1
+            guard_int v1, -4611686018427387904, 4611686018427387906, r1 else loop
+            jump_trace 'loop.body'(v3, v1)
         resume r0 {
             frame [i = v0, s = v1, k = v2]
         }
         resume r1 {
-            frame [i = v4, s = v3]
+            frame [i = v3, s = v1]
         }
         }
         trace 'add.3'(v0:i, v1:s, v2:k) {
         b0:
             guard_value v2, 1, r0 else add
-            v3:s = add v1, 1
-            v4:i = add v0, 1
-            guard_int v4, 1, 2147483647, r1 else loop
+            v3:s = add.int v1, 1
+            v4:i = add.word v0, 1
             guard_int v3, -4611686018427387904, 4611686018427387906, r1 else loop
             jump_trace 'loop.body'(v4, v3)
         resume r0 {
@@ -440,9 +431,8 @@ fn guard_value_dispatches_to_one_bridge_per_value() {
         trace 'add.4'(v0:i, v1:s, v2:k) {
         b0:
             guard_value v2, 2, r0 else add
-            v3:s = add v1, 2
-            v4:i = add v0, 1
-            guard_int v4, 1, 2147483647, r1 else loop
+            v3:s = add.int v1, 2
+            v4:i = add.word v0, 1
             guard_int v3, -4611686018427387904, 4611686018427387906, r1 else loop
             jump_trace 'loop.body'(v4, v3)
         resume r0 {
