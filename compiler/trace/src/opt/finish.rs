@@ -98,7 +98,11 @@ impl Opt<'_> {
     }
 
     /// Guards whose records are equal share the first one (records are
-    /// found by hash: a long trace has hundreds of guards).
+    /// found by hash: a long trace has hundreds of guards) — where what
+    /// was known of their values there is the same ([`super::known`]): a
+    /// later guard often knows more (the dispatch loop's `guard_cold`
+    /// leaves by the record its opcode guards do, before `pc < n` gave
+    /// `pc` a bound), and its bridge starts knowing that.
     pub fn share_records(&mut self) {
         use std::hash::{Hash, Hasher};
         let mut kept: rustc_hash::FxHashMap<u64, Vec<ResumeId>> = Default::default();
@@ -109,8 +113,11 @@ impl Opt<'_> {
                 let mut h = rustc_hash::FxHasher::default();
                 self.f.resumes[resume].hash(&mut h);
                 let bucket = kept.entry(h.finish()).or_default();
-                match bucket.iter().find(|&&r| self.f.resumes[r] == self.f.resumes[resume]) {
-                    Some(&same) => {
+                let notes = self.exit_facts.notes_of(resume);
+                let same =
+                    |r: ResumeId| self.f.resumes[r] == self.f.resumes[resume] && self.exit_facts.notes_of(r) == notes;
+                match bucket.iter().copied().find(|&r| same(r)) {
+                    Some(same) => {
                         if let InstKind::Guard { resume, .. } = &mut self.f.insts[i].kind {
                             *resume = same;
                         }

@@ -81,8 +81,8 @@ pub type ExitFacts = Vec<(ResumeId, RecordFacts)>;
 /// allocation or lookup of its own per guard.
 #[derive(Default)]
 pub struct Notebook {
-    /// By record's index: whether it was noted.
-    noted: Vec<bool>,
+    /// By record's index: its place in `records`, if noted.
+    noted: Vec<Option<u32>>,
     /// Each noted record, and where its notes start in `notes`.
     records: Vec<(ResumeId, u32)>,
     notes: Vec<(u32, Known)>,
@@ -95,11 +95,12 @@ impl Notebook {
     pub fn note(&mut self, r: ResumeId, record: &ResumeData, mut known: impl FnMut(ValueId) -> Option<Known>) {
         let k = u32::from(r.into_raw()) as usize;
         if self.noted.len() <= k {
-            self.noted.resize(k + 1, false);
+            self.noted.resize(k + 1, None);
         }
-        if std::mem::replace(&mut self.noted[k], true) {
+        if self.noted[k].is_some() {
             return;
         }
+        self.noted[k] = Some(self.records.len() as u32);
         self.records.push((r, self.notes.len() as u32));
         for (place, (_, v)) in record.frames.iter().flat_map(|f| f.env.iter()).enumerate() {
             let ResumeValue::Operand(Operand::Value(v)) = v else { continue };
@@ -107,6 +108,14 @@ impl Notebook {
                 self.notes.push((place as u32, k));
             }
         }
+    }
+
+    /// The notes of record `r`, if it was noted.
+    pub fn notes_of(&self, r: ResumeId) -> Option<&[(u32, Known)]> {
+        let k = (*self.noted.get(u32::from(r.into_raw()) as usize)?)? as usize;
+        let start = self.records[k].1 as usize;
+        let end = self.records.get(k + 1).map_or(self.notes.len(), |&(_, s)| s as usize);
+        Some(&self.notes[start..end])
     }
 
     /// The notes, by record, sorted.

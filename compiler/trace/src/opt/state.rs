@@ -499,7 +499,7 @@ resume r1 {
                     guard_class v0, counter, r0 else out
                     jump b1
                 b1 loop:
-                    guard_true v1, r0 else done
+                    guard_true v1, r1 else done
                     v3:x = get.object v0, x
                     v4:x = add v3, v1
                     set.object v0, x, v4
@@ -514,6 +514,9 @@ resume r1 {
                     v9:n = sub.int v6, 1
                     jump b2
                 resume r0 {
+                    frame [c = v0, n = v1]
+                }
+                resume r1 {
                     frame [c = v0, n = v1]
                 }
                 resume r2 {
@@ -561,7 +564,7 @@ resume r1 {
                     guard_class v1, counter, r3 else out
                     jump b1
                 b1 loop:
-                    guard_true v2, r3 else done
+                    guard_true v2, r1 else done
                     v4:x = get.object v0, x
                     v5:x = add v4, 1
                     set.object v0, x, v5
@@ -581,6 +584,9 @@ resume r1 {
                     set.object v1, x, v14
                     v15:n = sub.int v10, 1
                     jump b2
+                resume r1 {
+                    frame [a = v0, b = v1, n = v2]
+                }
                 resume r2 {
                     frame [a = v0, b = v1, n = v10]
                 }

@@ -785,11 +785,25 @@ impl<'a> Opt<'a> {
     /// `prog[pc]` in a loop that never promoted them: `pc` and `n` are
     /// integers, `prog` a list, and the rest of the trace (and the loop's
     /// entry, [`super::entry`]) no longer test their kinds.
+    ///
+    /// A `readlist` that went on read an element: its index is within the
+    /// list (`pc` after `prog[pc]` is in `[0, len)`, so `pc + 1` cannot
+    /// overflow and takes the `.word` form).
     fn learn_operands(&mut self, op: Op, args: &[Operand]) {
+        let within = match (op, args) {
+            (Op::ReadList, [list, _]) => {
+                let len = self.info_of(list).len;
+                (!len.is_empty()).then(|| flowc_lang::ops::range::Interval::new(0, len.hi() - 1))
+            }
+            _ => None,
+        };
         for (k, a) in args.iter().enumerate() {
             let Operand::Value(v) = a else { continue };
             let info = self.info_of(a);
-            let learned = info.restrict_kinds(lattice::operand_kinds(op, k));
+            let mut learned = info.restrict_kinds(lattice::operand_kinds(op, k));
+            if let (Some(r), 1) = (within, k) {
+                learned = learned.restrict_range(r);
+            }
             // (None of its kinds: the operation always fails, and nothing
             // after it runs; what is known stays.)
             if !learned.is_bottom() && learned != info {
@@ -929,23 +943,29 @@ resume r1 {
         check(
             text,
             expect![[r#"
-            trace t(v0:a, v1:b, v2:c) {
-            b0:
-                guard_int v0, 0, 255, r2 else out
-                guard_true v0, r2 else out
-                v4:y = sub.word v0, 1
-                v6:u = add.word v4, 1
-                guard_int v1, -5, 5, r2 else out
-                v10:m = mod.word v1, 256
-                exit r1 to out
-            resume r1 {
-                frame [a = v4, b = v6, c = v10]
-            }
-            resume r2 {
-                frame [a = v0, b = v1, c = v2]
-            }
-            }
-        "#]],
+                trace t(v0:a, v1:b, v2:c) {
+                b0:
+                    guard_int v0, 0, 255, r2 else out
+                    guard_true v0, r3 else out
+                    v4:y = sub.word v0, 1
+                    v6:u = add.word v4, 1
+                    guard_int v1, -5, 5, r4 else out
+                    v10:m = mod.word v1, 256
+                    exit r1 to out
+                resume r1 {
+                    frame [a = v4, b = v6, c = v10]
+                }
+                resume r2 {
+                    frame [a = v0, b = v1, c = v2]
+                }
+                resume r3 {
+                    frame [a = v0, b = v1, c = v2]
+                }
+                resume r4 {
+                    frame [a = v0, b = v1, c = v2]
+                }
+                }
+            "#]],
         );
     }
 
@@ -955,6 +975,47 @@ resume r1 {
     /// test and the next `prog[pc']` and `pc' < n` none of `prog` or
     /// `n`. An equality teaches nothing but that its operands are bound,
     /// and `x` compared with `k` may be anything after.
+    /// An index a `readlist` read from a list of known length is within it
+    /// from there on: `pc + 1` after `prog[pc]` cannot overflow (`.word`),
+    /// and `pc < 3` then holds (folded). Of a list of unknown length, the
+    /// index is not negative, which says nothing of `pc + 1`.
+    #[test]
+    fn an_index_read_from_a_list_is_within_it() {
+        let text = "trace 't'(v0:pc, v1:list) {
+b0:
+    v2:op = readlist [7, 8, 9], v0
+    v3:next = add v0, 1
+    v4:more = lt v0, 3
+    guard_true v4, r0 else out
+    v5:x = readlist v1, v0
+    v6:y = add v0, 2
+    exit r1 to out
+resume r0 {
+    frame [pc = v0]
+}
+resume r1 {
+    frame [pc = v3, op = v2, x = v5, y = v6]
+}
+}
+";
+        check(
+            text,
+            expect![[r#"
+                trace t(v0:pc, v1:list) {
+                b0:
+                    v2:op = readlist [7, 8, 9], v0
+                    v3:next = add.word v0, 1
+                    v5:x = readlist v1, v0
+                    v6:y = add.word v0, 2
+                    exit r1 to out
+                resume r1 {
+                    frame [pc = v3, op = v2, x = v5, y = v6]
+                }
+                }
+            "#]],
+        );
+    }
+
     #[test]
     fn an_operation_that_went_on_found_its_operands_of_its_kinds() {
         let text = "trace 't'(v0:prog, v1:n, v2:pc, v3:x, v4:k) {
@@ -988,16 +1049,19 @@ resume r1 {
                     v6:op = readlist v0, v2
                     v7:pc = add.int v2, 1
                     v8:more = lt.int v7, v1
-                    guard_true v8, r2 else out
+                    guard_true v8, r3 else out
                     v9:op = readlist.int v0, v7
                     v10 = eq v3, v4
-                    guard_false v10, r2 else out
+                    guard_false v10, r3 else out
                     v11:y = add v3, 1
                     exit r1 to out
                 resume r1 {
                     frame [prog = v0, n = v1, pc = v7, x = v11, k = v9]
                 }
                 resume r2 {
+                    frame [prog = v0, n = v1, pc = v2, x = v3, k = v4]
+                }
+                resume r3 {
                     frame [prog = v0, n = v1, pc = v2, x = v3, k = v4]
                 }
                 }
@@ -1037,7 +1101,7 @@ resume r1 {
                     guard_class v0, cell, r2 else out
                     guard_class v1, cell, r2 else out
                     v2 = eq.word v0, v1
-                    guard_false v2, r2 else out
+                    guard_false v2, r3 else out
                     set.object v0, v, 1
                     set.object v1, v, 2
                     exit r1 to out
@@ -1045,6 +1109,9 @@ resume r1 {
                     frame [a = 1, b = 2]
                 }
                 resume r2 {
+                    frame [a = v0, b = v1]
+                }
+                resume r3 {
                     frame [a = v0, b = v1]
                 }
                 }
@@ -1125,12 +1192,15 @@ resume r1 {
                     guard_class v0, cell, r2 else out
                     set v1, w, v3
                     v5:z = get.object v1, u
-                    guard_class v1, box, r2 else out
+                    guard_class v1, box, r3 else out
                     exit r1 to out
                 resume r1 {
                     frame [c = v0, o = v1, x = v4, z = v5]
                 }
                 resume r2 {
+                    frame [c = v0, o = v1]
+                }
+                resume r3 {
                     frame [c = v0, o = v1]
                 }
                 }
@@ -1186,57 +1256,60 @@ resume r1 {
         check(
             text,
             expect![[r#"
-            trace t(v0:a, v9:x) {
-            b0:
-                guard_class v0, cell, r4 else out
-                v1:r = get.object v0, r
-                guard_class v1, cell, r4 else out
-                v2:r = guard_at v1, v0, 64, r4 else out
-                v3:r = get.object v2, r
-                guard_class v3, cell, r4 else out
-                v4:r = guard_at v3, v0, 128, r9 else out
-                v8:l = get.object v0, l
-                guard_class v8, cell, r4 else out
-                jump b1
-            b1 loop:
-                set.object v0, v, v9
-                set.object v2, v, 2
-                set.object v4, v, 3
-                v5:x = get.object v0, v
-                v6:y = get.object v2, v
-                set.object v8, v, v9
-                v7:z = get.object v4, v
-                v10:w = get.object v2, v
-                v12:n = sub v5, v6
-                guard_true v7, r8 else out
-                guard_true v10, r8 else out
-                jump b2
-            b2 loop:
-                v13:n = phi [b1: v12, b2: v18]
-                set.object v0, v, v13
-                set.object v2, v, 2
-                set.object v4, v, 3
-                set.object v8, v, v9
-                v16:z = get.object v4, v
-                v17:w = get.object v2, v
-                v18:n = sub.int v13, 2
-                guard_true v16, r2 else out
-                guard_true v17, r2 else out
-                jump b2
-            resume r2 {
-                frame [a = v0, n = v13]
-            }
-            resume r4 {
-                frame [a = v0]
-            }
-            resume r8 {
-                frame [a = v0, n = v9]
-            }
-            resume r9 {
-                frame [a = v0]
-            }
-            }
-        "#]],
+                trace t(v0:a, v9:x) {
+                b0:
+                    guard_class v0, cell, r4 else out
+                    v1:r = get.object v0, r
+                    guard_class v1, cell, r5 else out
+                    v2:r = guard_at v1, v0, 64, r5 else out
+                    v3:r = get.object v2, r
+                    guard_class v3, cell, r5 else out
+                    v4:r = guard_at v3, v0, 128, r9 else out
+                    v8:l = get.object v0, l
+                    guard_class v8, cell, r5 else out
+                    jump b1
+                b1 loop:
+                    set.object v0, v, v9
+                    set.object v2, v, 2
+                    set.object v4, v, 3
+                    v5:x = get.object v0, v
+                    v6:y = get.object v2, v
+                    set.object v8, v, v9
+                    v7:z = get.object v4, v
+                    v10:w = get.object v2, v
+                    v12:n = sub v5, v6
+                    guard_true v7, r8 else out
+                    guard_true v10, r8 else out
+                    jump b2
+                b2 loop:
+                    v13:n = phi [b1: v12, b2: v18]
+                    set.object v0, v, v13
+                    set.object v2, v, 2
+                    set.object v4, v, 3
+                    set.object v8, v, v9
+                    v16:z = get.object v4, v
+                    v17:w = get.object v2, v
+                    v18:n = sub.int v13, 2
+                    guard_true v16, r2 else out
+                    guard_true v17, r2 else out
+                    jump b2
+                resume r2 {
+                    frame [a = v0, n = v13]
+                }
+                resume r4 {
+                    frame [a = v0]
+                }
+                resume r5 {
+                    frame [a = v0]
+                }
+                resume r8 {
+                    frame [a = v0, n = v9]
+                }
+                resume r9 {
+                    frame [a = v0]
+                }
+                }
+            "#]],
         );
     }
 
@@ -1267,22 +1340,25 @@ resume r1 {
         check(
             text,
             expect![[r#"
-            trace t(v0:a) {
-            b0:
-                guard_class v0, cell, r2 else out
-                v1:r = get.object v0, r
-                guard_class v1, cell, r2 else out
-                set.object v1, v, 5
-                set.object v1, w, 6
-                exit r1 to out
-            resume r1 {
-                frame [a = 5, r = 6]
-            }
-            resume r2 {
-                frame [a = v0]
-            }
-            }
-        "#]],
+                trace t(v0:a) {
+                b0:
+                    guard_class v0, cell, r2 else out
+                    v1:r = get.object v0, r
+                    guard_class v1, cell, r3 else out
+                    set.object v1, v, 5
+                    set.object v1, w, 6
+                    exit r1 to out
+                resume r1 {
+                    frame [a = 5, r = 6]
+                }
+                resume r2 {
+                    frame [a = v0]
+                }
+                resume r3 {
+                    frame [a = v0]
+                }
+                }
+            "#]],
         );
     }
 
@@ -1324,19 +1400,22 @@ resume r1 {
                 b0:
                     guard_class v0, cell, r2 else out
                     v1:r = get.object v0, r
-                    guard_link v1, cell, r2 else grow
-                    v2:r = guard_at v1, v0, 56, r2 else right
+                    guard_link v1, cell, r3 else grow
+                    v2:r = guard_at v1, v0, 56, r3 else right
                     set.object v2, v, 7
                     v3:r = get.object v2, r
-                    guard_link v3, cell, r2 else grow
+                    guard_link v3, cell, r3 else grow
                     v5:l = get.object v3, l
-                    guard_link v5, cell, r2 else grow
-                    v6:l = guard_at v5, v0, 56, r2 else left
+                    guard_link v5, cell, r3 else grow
+                    v6:l = guard_at v5, v0, 56, r3 else left
                     exit r1 to out
                 resume r1 {
                     frame [tape = v2, x = 7]
                 }
                 resume r2 {
+                    frame [tape = v0]
+                }
+                resume r3 {
                     frame [tape = v0]
                 }
                 }

@@ -296,8 +296,8 @@ fn a_guard_that_fails_often_gets_a_bridge() {
     expect![[r#"
         trace loop(v0:i, v1:s) {
         b0:
-            guard_int v0, 1, 2147483647, r1 else loop
-            guard_int v1, -4611686018427387904, 4611686018427387903, r1 else loop
+            guard_int v0, 1, 2147483647, r2 else loop
+            guard_int v1, -4611686018427387904, 4611686018427387903, r2 else loop
             v2:c = lt.word v0, 1000
             guard_true v2, r0 else done
             v3:m = mod.word v0, 2
@@ -309,6 +309,9 @@ fn a_guard_that_fails_often_gets_a_bridge() {
             frame [s = v1]
         }
         resume r1 {
+            frame [i = v0, s = v1]
+        }
+        resume r2 {
             frame [i = v0, s = v1]
         }
         }

@@ -183,14 +183,14 @@ fn the_tier_is_the_dispatch_loop_with_a_cold_guard_for_the_promotion() {
             v6:more = lt v3, 12
             guard_true v6, r3 else done
             v7:op = readlist.int [1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3], v3
-            v8:a = readlist.int [200, 0, 1, 3, 0, 4, 4, 0, 7, 5, 0, 10], v3
+            v8:a = readlist.word [200, 0, 1, 3, 0, 4, 4, 0, 7, 5, 0, 10], v3
             v9:is_set = eq.word v7, 1
             guard_false v9, r4 else do_set
             v10:is_add = eq.word v7, 2
             guard_true v10, r5 else do_loop
             v11:sum = add v5, v4
             v12:sum = mod.int v11, 1000003
-            v13:pc = add.int v3, 1
+            v13:pc = add.word v3, 1
             jump_trace 'dispatch.tier.body'([1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3], [200, 0, 1, 3, 0, 4, 4, 0, 7, 5, 0, 10], 12, v13, v4, v12)
         resume r0 {
             frame [code = v0, arg = v1, n = 12, pc = v3, acc = v4, sum = v5]
