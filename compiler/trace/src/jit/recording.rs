@@ -2098,8 +2098,15 @@ impl Jit<'_> {
         c.pins = pins;
         c.into = into;
         c.passed_keys = passed_keys;
-        c.passed = passed;
         c.into_inner = into_inner;
+        if matches!(c.kind, Kind::Loop) && !passed.prints().is_empty() {
+            for &p in passed.prints() {
+                self.passed_by.entry(p).or_default().push(code);
+            }
+            self.loop_keys.insert(code, key.clone());
+        }
+        let c = &mut self.codes[code.0 as usize];
+        c.passed = passed;
         if self.options.skip_inner && matches!(c.kind, Kind::Loop) {
             if c.skip.is_some() {
                 self.skip_loops.insert(Passed::print(&key), key.clone());
@@ -2152,7 +2159,18 @@ impl Jit<'_> {
     fn nest_done_at_once(&mut self, machine: &mut Machine, key: &Key) {
         let mut around: Vec<(Key, TraceId)> = Vec::new();
         let print = Passed::print(key);
-        for (k, kc) in &self.keys {
+        // The hot spots of the loops whose recordings passed it.
+        let mut keys: Vec<&Key> = self
+            .passed_by
+            .get(&print)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .filter_map(|t| self.loop_keys.get(t))
+            .collect();
+        keys.sort_unstable_by_key(|k| Passed::print(k));
+        keys.dedup();
+        for k in keys {
+            let Some(kc) = self.keys.get(k) else { continue };
             if k == key || kc.renested >= NEST_TRIES || kc.renest.is_some_and(|t| kc.variants.contains(&t)) {
                 continue;
             }
