@@ -1533,7 +1533,8 @@ impl<'p> Jit<'p> {
                 return self.record_loop(machine, run, &key, stack, block, None);
             }
         }
-        if let Some(key) = start_key.as_ref().filter(|_| plain && self.joins.is_join(base_graph, texit.label)) {
+        if let Some(key) = start_key.as_ref().filter(|_| plain && !short && self.joins.is_join(base_graph, texit.label))
+        {
             // The join's trace, made on the worker, is installed here: the
             // interpreter never arrives at a join to install it.
             if let Some((pending, result)) = run.worker.as_mut().and_then(|w| w.take_key(key)) {
@@ -1752,7 +1753,9 @@ impl<'p> Jit<'p> {
                 // runs where the worker's timing made that bridge.
                 let root_key = root_key.or_else(|| self.key_of(root));
                 let calls = match (&e_unrolled, biggest, root_key) {
-                    _ if tier_end.is_some() => false,
+                    // (Nor for a bridge past a full cache, which goes no
+                    // further than the tier.)
+                    _ if tier_end.is_some() || short => false,
                     (true, Some(f), Some(k)) => self.stop_following_at(machine, f, k, run.resolved),
                     (true, ..) => false,
                     _ => self.stop_following(machine, biggest),

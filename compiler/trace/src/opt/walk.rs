@@ -595,7 +595,6 @@ impl<'a> Opt<'a> {
         let mut kind = kind;
         *kind.operand_mut() = o.clone();
         let resume = self.guard_record(resume);
-        self.note_exit(resume);
         // The class of a value that is an object of that class or 0 (a
         // link of a chain, by the field facts) is its truth; and its truth
         // is that class's `guard_link`, which code fuses with the
@@ -646,6 +645,10 @@ impl<'a> Opt<'a> {
             None => resume,
         };
         self.refresh(got);
+        // What is known here, before the guard learns anything: what its
+        // bridge starts knowing ([`super::known`]). (A guard that reuses
+        // the record above keeps this note: it knows no less.)
+        self.note_exit(got);
         self.last_guard = Some((resume, got, self.walked));
         got
     }
