@@ -10,19 +10,19 @@
 //! PyPy's bridges start knowing the classes their guard knew:
 //! `bridgeopt.py`).
 //!
-//! Now the walk notes, at each guard it keeps, what it knows there of each
-//! value of the guard's record (before it learns what the guard itself
-//! proves, which does not hold where the guard fails): its kinds, its
+//! Now the walk notes, where each guard it keeps takes its record
+//! (`Opt::guard_record`), what it knows there of each value of the record
+//! (before it learns what the guard itself proves, which does not hold
+//! where the guard fails): its kinds, its
 //! class, its integer range, where those say more than "a bound value"
 //! ([`Known`]). Notes are kept by record, and within a record by the
 //! place of the value in its frames ([`ExitFacts`]): compaction renumbers
 //! records and values ([`compact`]) but keeps each record's frames as
 //! they are, and a value that stands in several places is found at the
-//! first. A record shared by several guards ([`super::Opt::share_records`]
-//! keeps the first in layout order, and a guard right after another
-//! reuses its record) keeps the first guard's notes: along a trace,
-//! knowledge only grows, so what held there holds at every later guard
-//! that leaves by it.
+//! first. A record a guard right after another reuses keeps the first
+//! guard's notes: along a trace, knowledge only grows, so what held there
+//! holds at the later guard. Guards of equal records share one
+//! (`Opt::share_records`) only where their notes are equal too.
 //!
 //! The JIT keeps the notes with each piece of code and gives a bridge the
 //! facts of its exit's values ([`facts_of`]).
