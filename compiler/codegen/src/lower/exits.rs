@@ -556,6 +556,11 @@ impl Lowerer<'_, '_> {
     /// else out. A known small integer is tested for no other kind.
     fn guard_cold(&mut self, o: ClValue, small: bool, resume: flowc_ir::ResumeId, label: flowc_lang::Symbol) {
         let flags = MemFlagsData::trusted();
+        // Where the tables are and how long: set by the driver before
+        // each run of compiled code and not changed while it runs, so
+        // read once for a loop, not at every round (the dispatch tier's
+        // tree ran these loads at every BF instruction).
+        let fixed = MemFlagsData::trusted().with_readonly().with_can_move();
         let int_block = self.b.create_block();
         let (inside, counted, exit) = (self.b.create_block(), self.b.create_block(), self.cold_block());
         let cont = self.b.create_block();
@@ -575,17 +580,17 @@ impl Lowerer<'_, '_> {
             self.b.ins().brif(is_object, id_block, &[], exit, &[]);
             self.b.switch_to_block(id_block);
             let id = self.b.ins().load(types::I64, flags, o, flowc_lang::heap::cell::ID as i32);
-            let len = self.b.ins().load(types::I64, flags, self.ctx, offsets::OBJECT_POSITIONS_LEN);
+            let len = self.b.ins().load(types::I64, fixed, self.ctx, offsets::OBJECT_POSITIONS_LEN);
             let below = self.b.ins().icmp(IntCC::UnsignedLessThan, id, len);
-            let table = self.b.ins().load(types::I64, flags, self.ctx, offsets::OBJECT_POSITIONS);
+            let table = self.b.ins().load(types::I64, fixed, self.ctx, offsets::OBJECT_POSITIONS);
             self.b.ins().brif(below, inside, &[id.into(), table.into()], exit, &[]);
         }
         self.b.switch_to_block(int_block);
         let n = self.b.ins().sshr_imm_u(o, 1);
-        let len = self.b.ins().load(types::I64, flags, self.ctx, offsets::POSITIONS_LEN);
+        let len = self.b.ins().load(types::I64, fixed, self.ctx, offsets::POSITIONS_LEN);
         // Unsigned: a negative integer is no position either.
         let below = self.b.ins().icmp(IntCC::UnsignedLessThan, n, len);
-        let table = self.b.ins().load(types::I64, flags, self.ctx, offsets::POSITIONS);
+        let table = self.b.ins().load(types::I64, fixed, self.ctx, offsets::POSITIONS);
         self.b.ins().brif(below, inside, &[n.into(), table.into()], exit, &[]);
         self.b.switch_to_block(inside);
         let (n, table) = (self.b.block_params(inside)[0], self.b.block_params(inside)[1]);
