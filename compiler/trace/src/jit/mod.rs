@@ -3681,7 +3681,7 @@ impl Code {
             into_inner: false,
             skip: None,
             replaced_by: None,
-            exit_facts: Vec::new(),
+            exit_facts: Default::default(),
             function,
             kept: None,
         }

@@ -1769,9 +1769,10 @@ impl<'p> Jit<'p> {
         };
         self.forget_irregular(&mut trace);
         let block = machine.replace_top(stack, std::slice::from_ref(&frame), end_label)?;
-        if short && (target.is_none() || closes || around) {
+        if short && (target.is_none() || around) {
             // It reached neither the tier nor code: no bridge, as for a
-            // full cache.
+            // full cache. (It never closes a loop: a retrace is never
+            // short.)
             self.exit_state(exit).refused = Some(NoBridge::CacheFull);
             return Ok(Next::Interpret(block));
         }
@@ -1954,7 +1955,7 @@ impl<'p> Jit<'p> {
             // What its exit's optimizer knew of the parameters
             // ([`opt::known`]), and those its exit's code knew to be
             // objects.
-            let notes = opt::known::of_record(&self.codes[parent.0 as usize].exit_facts, texit.resume);
+            let notes = self.codes[parent.0 as usize].exit_facts.of_record(texit.resume);
             job.facts = texit
                 .values
                 .iter()

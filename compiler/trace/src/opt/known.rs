@@ -69,12 +69,56 @@ impl Known {
     }
 }
 
-/// Notes of one record: (place of the value among its frames' entries,
-/// what was known of it).
-pub type RecordFacts = Box<[(u32, Known)]>;
+/// A note: the place of a value among its record's frames' entries, and
+/// what was known of it.
+pub type Note = (u32, Known);
 
-/// Notes of a function's records, by record, sorted.
-pub type ExitFacts = Vec<(ResumeId, RecordFacts)>;
+/// The notes of a function's records, in two boxed slices whatever their
+/// number: the records noted, sorted, each with where its notes start
+/// (they end where the next record's start); and the notes. (A box per
+/// record cost some 30 bytes more for each of a run's tens of thousands
+/// of exits.)
+#[derive(Clone, Debug, Default)]
+pub struct ExitFacts {
+    records: Box<[(ResumeId, u32)]>,
+    notes: Box<[Note]>,
+}
+
+impl ExitFacts {
+    /// Of the records `records` (any order; no record twice) with their
+    /// notes.
+    fn of(mut records: Vec<(ResumeId, &[Note])>) -> ExitFacts {
+        records.sort_unstable_by_key(|(r, _)| u32::from(r.into_raw()));
+        let mut notes = Vec::with_capacity(records.iter().map(|(_, n)| n.len()).sum());
+        let records = records
+            .into_iter()
+            .map(|(r, n)| {
+                let start = notes.len() as u32;
+                notes.extend_from_slice(n);
+                (r, start)
+            })
+            .collect();
+        ExitFacts { records, notes: notes.into_boxed_slice() }
+    }
+
+    /// The notes of record `r`, if it was noted.
+    pub fn of_record(&self, r: ResumeId) -> Option<&[Note]> {
+        let k = self.records.binary_search_by_key(&u32::from(r.into_raw()), |(x, _)| u32::from(x.into_raw())).ok()?;
+        Some(self.notes_at(k))
+    }
+
+    /// The notes of the `k`-th record.
+    fn notes_at(&self, k: usize) -> &[Note] {
+        let start = self.records[k].1 as usize;
+        let end = self.records.get(k + 1).map_or(self.notes.len(), |&(_, s)| s as usize);
+        &self.notes[start..end]
+    }
+
+    /// The records noted.
+    fn records(&self) -> impl Iterator<Item = (ResumeId, &[Note])> {
+        (0..self.records.len()).map(|k| (self.records[k].0, self.notes_at(k)))
+    }
+}
 
 /// Notes taken during a walk, record by record, in one buffer: a walk
 /// notes at every guard it keeps (tens of thousands in a long run), so no
@@ -85,7 +129,7 @@ pub struct Notebook {
     noted: Vec<Option<u32>>,
     /// Each noted record, and where its notes start in `notes`.
     records: Vec<(ResumeId, u32)>,
-    notes: Vec<(u32, Known)>,
+    notes: Vec<Note>,
 }
 
 impl Notebook {
@@ -111,30 +155,22 @@ impl Notebook {
     }
 
     /// The notes of record `r`, if it was noted.
-    pub fn notes_of(&self, r: ResumeId) -> Option<&[(u32, Known)]> {
+    pub fn notes_of(&self, r: ResumeId) -> Option<&[Note]> {
         let k = (*self.noted.get(u32::from(r.into_raw()) as usize)?)? as usize;
         let start = self.records[k].1 as usize;
         let end = self.records.get(k + 1).map_or(self.notes.len(), |&(_, s)| s as usize);
         Some(&self.notes[start..end])
     }
 
-    /// The notes, by record, sorted.
-    pub fn facts(self) -> ExitFacts {
-        let ends = self.records.iter().skip(1).map(|&(_, start)| start).chain([self.notes.len() as u32]);
-        let mut facts: ExitFacts = self
-            .records
-            .iter()
-            .zip(ends)
-            .map(|(&(r, start), end)| (r, self.notes[start as usize..end as usize].into()))
-            .collect();
-        facts.sort_unstable_by_key(|(r, _)| u32::from(r.into_raw()));
-        facts
+    /// The notes, by record.
+    pub fn facts(&self) -> ExitFacts {
+        ExitFacts::of(self.records.iter().map(|&(r, _)| (r, self.notes_of(r).unwrap_or_default())).collect())
     }
 }
 
 /// What the notes `facts` of `record` say of `v`, if anything: the note
 /// of the first place it stands at.
-pub fn facts_of(record: &ResumeData, facts: &[(u32, Known)], v: ValueId) -> Option<Info> {
+pub fn facts_of(record: &ResumeData, facts: &[Note], v: ValueId) -> Option<Info> {
     let wanted = ResumeValue::Operand(Operand::Value(v));
     let place = record.frames.iter().flat_map(|f| f.env.iter()).position(|(_, x)| *x == wanted)? as u32;
     facts.iter().find(|(p, _)| *p == place).map(|(_, k)| k.info())
@@ -146,21 +182,15 @@ pub fn facts_of(record: &ResumeData, facts: &[(u32, Known)], v: ValueId) -> Opti
 pub fn compact(f: Function, restarts: &mut Vec<ResumeId>, facts: ExitFacts) -> (Function, ExitFacts) {
     let used: rustc_hash::FxHashSet<ResumeId> = f.used_resumes().into_iter().collect();
     restarts.retain(|r| used.contains(r));
-    let (ids, notes): (Vec<ResumeId>, Vec<RecordFacts>) = facts.into_iter().filter(|(r, _)| used.contains(r)).unzip();
+    let (ids, notes): (Vec<ResumeId>, Vec<&[Note]>) = facts.records().filter(|(r, _)| used.contains(r)).unzip();
     let split = restarts.len();
     let mut all = std::mem::take(restarts);
     all.extend(ids);
     let f = flowc_ir::compact::compact_owned(f, &mut all);
     debug_assert_eq!(all.len(), split + notes.len(), "every record named is kept");
-    let mut facts: ExitFacts = all.split_off(split).into_iter().zip(notes).collect();
-    facts.sort_unstable_by_key(|(r, _)| u32::from(r.into_raw()));
+    let facts = ExitFacts::of(all.split_off(split).into_iter().zip(notes).collect());
     *restarts = all;
     (f, facts)
-}
-
-/// The notes of record `r` among `facts`.
-pub fn of_record(facts: &ExitFacts, r: ResumeId) -> Option<&RecordFacts> {
-    facts.binary_search_by_key(&u32::from(r.into_raw()), |(x, _)| u32::from(x.into_raw())).ok().map(|k| &facts[k].1)
 }
 
 #[cfg(test)]
@@ -186,25 +216,26 @@ mod tests {
         book.note(r1, &f.resumes[r1], |v| if v == c { Known::of(&small) } else { None });
         // Noted once: a second guard leaving by the record knows more.
         book.note(r1, &f.resumes[r1], |_| Known::of(&small));
-        let mut facts = book.facts();
-        let (_, notes) = facts.pop().unwrap();
-        assert!(facts.is_empty());
+        let facts = book.facts();
+        let noted: Vec<(ResumeId, &[Note])> = facts.records().collect();
+        assert_eq!(noted.len(), 1);
         // `c` stands twice in the record: noted at both places.
-        assert_eq!(notes.len(), 2);
+        assert_eq!(noted[0].1.len(), 2);
         // The `add` of `x` is no longer linked: compaction drops it.
         let entry = f.entry;
         let x = f.blocks[entry].insts.remove(0);
         assert!(f.insts[x].result.is_some());
-        let (g, facts) = compact(f, &mut Vec::new(), vec![(r1, notes)]);
+        let (g, facts) = compact(f, &mut Vec::new(), facts);
         assert_eq!(g.resumes.len(), 1, "the record no guard names is gone");
-        let (r, notes) = &facts[0];
-        let record = &g.resumes[*r];
+        let (r, notes) = facts.records().next().unwrap();
+        let record = &g.resumes[r];
         let ResumeValue::Operand(Operand::Value(c)) = record.frames[0].env[0].1 else { panic!("c is a value") };
         assert_ne!(u32::from(c.into_raw()), 3, "renumbered");
         assert_eq!(facts_of(record, notes, c), Some(small));
         let ResumeValue::Operand(Operand::Value(b)) = record.frames[0].env[1].1 else { panic!("b is a value") };
         assert_eq!(facts_of(record, notes, b), None, "nothing noted of b");
-        assert!(of_record(&facts, *r).is_some());
+        assert_eq!(facts.of_record(r), Some(notes));
+        assert_eq!(facts.of_record(r1), None, "r1 was renumbered to r0");
     }
 
     /// A note says something beyond "a bound value", and gives back what

@@ -344,7 +344,7 @@ fn optimize_loop(
                 o.hoist_invariant_guards(lp, pred);
                 o.share_records();
                 let placed = std::mem::take(&mut o.placed);
-                let facts = std::mem::take(&mut o.exit_facts).facts();
+                let facts = o.exit_facts.facts();
                 *f = g;
                 return Some((placed, facts));
             }
@@ -411,6 +411,6 @@ fn optimize_straight(f: &mut Function, hints: &Module, options: &Options) -> Opt
     }
     o.install(b);
     o.share_records();
-    out.exit_facts = std::mem::take(&mut o.exit_facts).facts();
+    out.exit_facts = o.exit_facts.facts();
     Some((out, std::mem::take(&mut o.placed)))
 }
