@@ -488,10 +488,10 @@ impl Watched {
     #[cold]
     #[inline(never)]
     fn grow(&mut self, k: usize) {
-        self.dense.resize(k + 1, Entry::UNSEEN);
+        grow_to(&mut self.dense, k + 1, Entry::UNSEEN);
         if let Some(p) = &mut self.positions {
-            p.ints.resize(k + 1, [p.unseen, 0]);
-            p.ints_since.resize(k + 1, p.clock);
+            grow_to(&mut p.ints, k + 1, [p.unseen, 0]);
+            grow_to(&mut p.ints_since, k + 1, p.clock);
         }
     }
 
@@ -499,14 +499,37 @@ impl Watched {
     #[cold]
     #[inline(never)]
     fn grow_objects(&mut self, k: usize) {
-        self.objects.resize(k + 1, Entry::UNSEEN);
-        self.held.resize(k + 1, None);
+        grow_to(&mut self.objects, k + 1, Entry::UNSEEN);
+        grow_to(&mut self.held, k + 1, None);
         if let Some(p) = &mut self.positions {
-            p.objects.resize(k + 1, [p.unseen, 0]);
-            p.objects_since.resize(k + 1, p.clock);
+            grow_to(&mut p.objects, k + 1, [p.unseen, 0]);
+            grow_to(&mut p.objects_since, k + 1, p.clock);
         }
     }
 }
+
+/// Lengthens `v` to `len` with `fill`, its room growing by a quarter at
+/// least ([`REACH_GROWTH`]) rather than doubling: still a constant number
+/// of copies per element, and at most a fifth of the room unused.
+fn grow_to<T: Clone>(v: &mut Vec<T>, len: usize, fill: T) {
+    if len > v.capacity() {
+        let room = len.max(v.capacity() + v.capacity() / REACH_GROWTH);
+        v.reserve_exact(room - v.len());
+    }
+    v.resize(len, fill);
+}
+
+/// A positions table reached past its end ([`Profiler::reach`]) grows
+/// by one part in this many of its length, at least. Every position
+/// takes some 56 bytes of the label's tables (its entry, its words, its
+/// clock, and for an object the object), grown all together; doubling
+/// left up to half of them unused: the objects BF interpreter running
+/// a program of 96,700 instructions had them at 160,700 positions (9 MB)
+/// for some 100,000 used. Grown by a quarter, a program's positions
+/// reached in order grow the tables about 30 times from the first
+/// thousand to 100,000 (each time one more trip from the tier to the
+/// driver, and a copy).
+const REACH_GROWTH: usize = 4;
 
 /// Integers from 0 up to this (excluded) are dense keys of a one-green
 /// label, and so are objects whose allocation number is; others are
@@ -1007,10 +1030,11 @@ impl Profiler {
 
     /// Makes the positions table of `key`'s label (which has a dispatch
     /// tier) reach `key`, a dense integer key past its end: the table and
-    /// the entries grow to twice their length or to the key, whichever
-    /// is more (the keys there not arrived at yet), so that a program's
-    /// positions, first reached by compiled code in order, grow it a
-    /// logarithmic number of times. Whether it reaches `key` now.
+    /// the entries grow by a quarter of their length or to the key,
+    /// whichever is more (the keys there not arrived at yet), so that a
+    /// program's positions, first reached by compiled code in order, grow
+    /// it a logarithmic number of times ([`REACH_GROWTH`]). Whether it
+    /// reaches `key` now.
     pub fn reach(&mut self, key: &Key) -> bool {
         let threshold = self.threshold;
         let Some((w, k)) = self.dense(key) else { return false };
@@ -1018,12 +1042,13 @@ impl Profiler {
             return false;
         }
         let w = self.watched[key.graph as usize][key.block as usize].as_mut().expect("a watched label");
+        let past = |i: usize, len: usize| i.max(len + len / REACH_GROWTH).min(DENSE_KEYS as usize - 1);
         match k {
-            Dense::Int(i) if i >= w.dense.len() => w.grow(i.max(2 * w.dense.len()).min(DENSE_KEYS as usize - 1)),
+            Dense::Int(i) if i >= w.dense.len() => w.grow(past(i, w.dense.len())),
             Dense::Int(_) => {}
             Dense::Object(i) => {
                 if i >= w.objects.len() {
-                    w.grow_objects(i.max(2 * w.objects.len()).min(DENSE_KEYS as usize - 1));
+                    w.grow_objects(past(i, w.objects.len()));
                 }
                 // The entry holds its object (a key is made of it).
                 let green = key.greens.first().and_then(|g| g.0.as_ref());
@@ -1332,8 +1357,8 @@ again:
         assert_eq!(p.position(&two), Some(0));
         p.set(&two, KeyState::Ignored);
         assert_eq!(p.position(&two), Some(u64::MAX));
-        // A position past the table: grown to it (and to twice its
-        // length), counting from the threshold.
+        // A position past the table: grown to it (and by a quarter of
+        // its length), counting from the threshold.
         assert_eq!(p.position(&nine), None);
         assert!(p.reach(&nine));
         assert_eq!(p.position(&nine), Some(3 * TIER_ARRIVALS));
@@ -1346,6 +1371,33 @@ again:
         p.forget_code();
         assert!(!p.dispatches(0, looped));
         assert_eq!(p.position(&nine), None);
+    }
+
+    /// Positions compiled code reaches one after another past the end of
+    /// a dispatch tier's table grow it by a quarter at a time
+    /// ([`REACH_GROWTH`]): a logarithmic number of times, and never to
+    /// more than a quarter past the last position reached.
+    #[test]
+    fn a_positions_table_grows_by_a_quarter() {
+        let (resolved, mut p, blocks) = profiler();
+        let looped = blocks[0];
+        let at = |pc: i64| slots(&resolved, &[("pc", Value::Int(pc))]);
+        assert!(p.arrive_at(0, looped, &at(2), 0).is_none());
+        assert!(p.dispatch(0, looped));
+        let len = |p: &mut Profiler| p.positions(0, looped).map_or(0, |[(_, n), _]| n);
+        let (mut grown, mut last) = (0, len(&mut p));
+        for pc in 3..=20_000 {
+            let key = p.key(0, looped, &at(pc));
+            if p.position(&key).is_none() {
+                assert!(p.reach(&key));
+                grown += 1;
+            }
+            assert_eq!(p.position(&key), Some(3 * TIER_ARRIVALS), "position {pc} counts from the threshold");
+            let n = len(&mut p);
+            assert!(n > pc as usize && n <= pc as usize + pc as usize / REACH_GROWTH + 1, "{n} for {pc}");
+            last = last.max(n);
+        }
+        assert!((30..=45).contains(&grown), "grown {grown} times to {last}");
     }
 
     /// A position's link is set only while its key has code, stays while

@@ -159,7 +159,9 @@
 //! bounded, in pieces (with what the JIT keeps of each, 2,000 hold a
 //! long run of public BF hanoi.b to some 56 MB; a job the worker has not
 //! handed back counts as the two pieces it may become, until a full
-//! cache drops those done and not taken: [`Jit::cache_full`]). Pieces
+//! cache drops those done, not taken and stale — kept until the run's
+//! work is [`background::READY_PATIENCE`] times more than when they were
+//! submitted: [`Jit::cache_full`]). Pieces
 //! smaller than common — little machine code, few exits each — get twice
 //! the room, until their code or exits reach what `max_traces` pieces of
 //! common size have ([`small_pieces_full`]). Once the
@@ -2674,7 +2676,7 @@ impl<'p> Jit<'p> {
                 }
             }
         }
-        if self.cache_full(run) {
+        if self.cache_full(run, machine.steps()) {
             if !self.may_flush(machine.steps()) {
                 // The code held is what runs: kept, and this hot spot
                 // asks again later.
@@ -2745,12 +2747,18 @@ impl<'p> Jit<'p> {
     /// (see "A full cache").
     ///
     /// Results of the worker not taken yet count as code; when the cache
-    /// is full they are dropped first ([`background::Worker::drop_ready`]):
-    /// code that came after its loop ended. With inner loops sent to the
+    /// is full the stale ones are dropped first
+    /// ([`background::Worker::drop_ready`]): code that came after its
+    /// loop ended, kept for a while in case it did not
+    /// ([`background::READY_PATIENCE`]). With inner loops sent to the
     /// worker ("Inner loops first"), public BF hanoi.b kept up to 200 such
     /// results, 400 of the cache's 2,000 pieces, and was deferred so much
-    /// more that it ran 1.7 s instead of 1.3; dropping them, 1.25-1.3 s.
-    fn cache_full(&mut self, run: &mut Run) -> bool {
+    /// more that it ran 1.7 s instead of 1.3; dropping them all, 1.25-1.3
+    /// s (2026-11). Dropping them all made a program whose loops come
+    /// back once per long round record them again and again (BF
+    /// `statements 12`: 1,745 dropped, 1.33 s; kept a while, 77 and 0.74
+    /// s); hanoi.b now runs 0.40-0.48 s either way.
+    fn cache_full(&mut self, run: &mut Run, steps: u64) -> bool {
         let full = |jit: &Self, run: &Run| {
             let pieces = jit.codes.len() + Self::pending_codes(run) - jit.short_bridges;
             let (code, exits) = jit.cache.as_ref().map_or((0, 0), |c| (c.code_size(), c.exit_count()));
@@ -2759,8 +2767,9 @@ impl<'p> Jit<'p> {
         if !full(self, run) {
             return false;
         }
+        let now = self.work(steps);
         if let Some(w) = run.worker.as_mut() {
-            let stale = w.drop_ready();
+            let stale = w.drop_ready(now);
             self.stats.dropped_jobs += stale;
             self.stats.stale_jobs += stale;
             if stale > 0 {
@@ -3475,7 +3484,7 @@ impl<'p> Jit<'p> {
     /// The run's work when the interpreter has done `steps` statements:
     /// those since the JIT took the run over, and those compiled code
     /// replaced (the clock of the compile budget and the dispatch tier).
-    fn work(&self, steps: u64) -> u64 {
+    pub(super) fn work(&self, steps: u64) -> u64 {
         steps.saturating_sub(self.work_before) + self.compiled_work
     }
 

@@ -1466,7 +1466,7 @@ impl<'p> Jit<'p> {
         // (or the code of the position there), and is made past the full
         // cache (see "Short bridges past a full cache").
         let mut short = false;
-        if self.cache_full(run) {
+        if self.cache_full(run, machine.steps()) {
             // The cache is full: the interpreter goes on from the exit,
             // and all code goes if it may (see "A full cache"). What is
             // hot comes round again and is compiled anew.
@@ -2255,7 +2255,7 @@ impl Jit<'_> {
         let t = self.keys.get(key)?.renest.filter(|&t| self.may_record_again(key, t, Again::Nest))?;
         let busy = run.worker.as_ref().is_some_and(|w| w.has_key(key));
         let fits = self.admits_frame(run, t, top);
-        (fits && !busy && !self.cache_full(run) && self.affordable(machine, run)).then_some(t)
+        (fits && !busy && !self.cache_full(run, machine.steps()) && self.affordable(machine, run)).then_some(t)
     }
 
     /// The interpreter arrived at hot spot `key`, whose loop `root` is to
