@@ -126,6 +126,10 @@ fn rows() -> Vec<Row> {
         ("statements", 1),
         ("statements", 4),
         ("statements", 12),
+        // Statements 4, then fractal 5 on fresh cells: a second phase
+        // that begins with the cache full of the first's code
+        // (`flowc_tests::bf::phases`).
+        ("phases", 4),
         // Random programs with hot loops (`flowc_tests::bf_random`, seeds
         // 3 and 6): counted loops nested three deep, transfers across up
         // to nine cells, clears, ifs and scans, drawn, not written for the

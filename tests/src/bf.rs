@@ -915,6 +915,18 @@ pub fn escape(width: u8, drop: u8, quarters: u8) -> String {
     a.finish()
 }
 
+/// A program whose phases differ: `statements` of `rounds` rounds (more
+/// loops than the JIT's cache holds), then, on cells past any it used,
+/// `fractal` at size `rounds + 1` (a few loops, hot for long). What the
+/// JIT compiled for the first phase fills its cache when the second
+/// begins.
+pub fn phases(rounds: u8) -> String {
+    let mut text = statements(400, rounds);
+    text.push_str(&">".repeat(1000));
+    text.push_str(&fractal(24, 13, 12, rounds.saturating_add(1)));
+    text
+}
+
 /// The program of suite name `name` at size `size` (1 the smallest): the
 /// programs the benchmarks and tests run. `random` is a random program
 /// with hot loops ([`crate::bf_random::long_program`] of 120 pieces),
@@ -932,6 +944,7 @@ pub fn program(name: &str, size: u32) -> Option<String> {
         "digits" => digits(30, s),
         "escape" => escape(48, 5, s),
         "random" => crate::bf_random::long_program(size.into(), 120),
+        "phases" => phases(s),
         _ => return None,
     })
 }
