@@ -6,7 +6,8 @@
 //! fixed-point fractal, a long body of distinct statements as programs
 //! compiled to BF are, numbers kept digit by digit in records of cells
 //! and walked by scans, a number kept in binary a bit per record as
-//! mandelbrot.b keeps its own), and a stack-machine interpreter running nested
+//! mandelbrot.b keeps its own, and a program of two phases: the
+//! statements, then the fractal), and a stack-machine interpreter running nested
 //! loops (`flowc_tests::stack_vm`):
 //! - `tutorial`: tests/corpus/interpreters/bf_tutorial.fg, in the shape of
 //!   PyPy's BF tutorial (if-chain, bracket map as a list, `promote pc`, no
