@@ -521,8 +521,9 @@ fn grow_to<T: Clone>(v: &mut Vec<T>, len: usize, fill: T) {
 
 /// A positions table reached past its end ([`Profiler::reach`]) grows
 /// by one part in this many of its length, at least. Every position
-/// takes some 56 bytes of the label's tables (its entry, its words, its
-/// clock, and for an object the object), grown all together; doubling
+/// takes 40 bytes of the label's tables (its entry, 16; its words, 16;
+/// its clock, 8), 56 for an object (the object too), grown all together;
+/// doubling
 /// left up to half of them unused: the objects BF interpreter running
 /// a program of 96,700 instructions had them at 160,700 positions (9 MB)
 /// for some 100,000 used. Grown by a quarter, a program's positions
@@ -534,7 +535,7 @@ const REACH_GROWTH: usize = 4;
 /// Integers from 0 up to this (excluded) are dense keys of a one-green
 /// label, and so are objects whose allocation number is; others are
 /// hashed. A label's vectors grow to its largest dense key reached: at
-/// most 256 Ki entries of 24 bytes (6 MB, and 4 MB more for a dispatch
+/// most 256 Ki entries of 16 bytes (4 MB, and 6 MB more for a dispatch
 /// tier's table), however sparse, and for objects as many of the objects
 /// held. (An interpreter promoting its instruction objects spent a third
 /// of its run hashing their keys; a BF program of 96,000 instructions has

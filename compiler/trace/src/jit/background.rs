@@ -71,8 +71,8 @@
 //! next arrival once the inner loop's code is installed
 //! ([`super::Jit::inner_arrived`]). Pending and ready jobs count against
 //! the budget and `max_traces` as compiled ones do; when the cache is
-//! full, the ready ones not taken are dropped first
-//! ([`Worker::drop_ready`]).
+//! full, the ready ones not taken and stale are dropped first
+//! ([`Worker::drop_ready`], [`READY_PATIENCE`]).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
