@@ -372,6 +372,8 @@ pub struct Stats {
     /// Bridges into the tier made past a full cache
     /// (`Options::short_bridges`).
     pub short_bridges: u64,
+    /// Exits of the tier's own tree recorded past a full cache.
+    pub tier_bridges_past_full: u64,
     /// Why the tier was given up, if it was.
     pub tier_given_up: Option<String>,
     /// Operations recorded, over all traces and bridges.
@@ -492,12 +494,13 @@ impl std::fmt::Display for Stats {
         match (&self.tier, &self.tier_given_up) {
             (Some(label), given_up) => writeln!(
                 f,
-                "dispatch tier:   at {label}: {} entries, {} left for positions with code or hot, {} linked into a position's code, {} bridges cut short into it, {} bridges into it past a full cache{}",
+                "dispatch tier:   at {label}: {} entries, {} left for positions with code or hot, {} linked into a position's code, {} bridges cut short into it, {} bridges into it past a full cache, {} of its own exits recorded past it{}",
                 self.tier_entries,
                 self.tier_exits,
                 self.tier_links,
                 self.bridges_into_tier,
                 self.short_bridges,
+                self.tier_bridges_past_full,
                 given_up.as_ref().map_or(String::new(), |why| format!("; given up: {why}"))
             )?,
             (None, _) => writeln!(f, "dispatch tier:   none")?,

@@ -409,3 +409,27 @@ fn exits_past_a_full_cache_get_bridges_into_the_tier() {
         "exits jump into the tier rather than to the driver:\n{with}\nagainst\n{without}"
     );
 }
+
+/// The tier's own exits get bridges past a full cache: a first phase of
+/// 48 small loops fills a cache of a few pieces, and a second runs an
+/// opcode the first never did (`.`), in loops whose code the full cache
+/// holds back — the tier runs them, through an exit of its tree it had
+/// never taken. Its bridge is made past the full cache and goes back into
+/// the tier; held back, each of the 6,000 outputs went to the driver.
+#[test]
+fn the_tiers_own_exits_get_bridges_past_a_full_cache() {
+    let round: String = (1..=48).map(|i| format!(">{}[>+<-]>[-]<<", "+".repeat(90 + i % 5))).collect();
+    let outputs: String = (0..30).map(|i| format!(">{}[.-]", "+".repeat(190 + i % 7))).collect();
+    let text = format!("{}[{round}-]{outputs}>.", "+".repeat(40));
+    let (expected, got, stats) = bf_run(&text, || Options {
+        background: false,
+        max_traces: 40,
+        short_bridges: 0,
+        inspect: Some(check_ir),
+        ..Options::default()
+    });
+    assert_eq!(got, expected);
+    assert!(stats.deferred > 0, "the cache was full:\n{stats}");
+    assert!(stats.tier_bridges_past_full > 0, "{stats}");
+    assert!(stats.guard_failures < 1_000, "outputs stay in the tier:\n{stats}");
+}
