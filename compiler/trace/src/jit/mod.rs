@@ -1015,6 +1015,9 @@ pub struct Jit<'p> {
     /// `codes` ([`Options::short_bridges`]): not counted as the cache's
     /// pieces.
     short_bridges: usize,
+    /// Bridges of the tier's own exits recorded past a full cache since
+    /// the last flush (see "Short bridges past a full cache").
+    tier_past_full: usize,
     /// When the cache was found full, since it was last flushed.
     full: Option<Full>,
     /// What the last run did ([`Jit::counts`]).
@@ -2086,6 +2089,7 @@ impl<'p> Jit<'p> {
             link_pins: vec![tier::PINS_END],
             empty_bridges: 0,
             short_bridges: 0,
+            tier_past_full: 0,
             full: None,
             irregular: HashSet::default(),
             counts: Counts::default(),
@@ -2472,6 +2476,7 @@ impl<'p> Jit<'p> {
         self.loop_keys.clear();
         self.empty_bridges = 0;
         self.short_bridges = 0;
+        self.tier_past_full = 0;
         self.full = None;
         // Last: the tables above may have held lent handles of these.
         self.loans = Loan::default();

@@ -1466,17 +1466,20 @@ impl<'p> Jit<'p> {
         // (or the code of the position there), and is made past the full
         // cache (see "Short bridges past a full cache").
         //
-        // The tier's own exits are not held back by a full cache: their
-        // bridges (at most `max_bridges` of its tree) go back into the
-        // tier at its next arrival at its label, and are the tier's code
-        // for the positions the program runs now. Held back, each
+        // The tier's own exits are not held back by a full cache (up to
+        // `max_bridges` of them until the next flush: the tier's tree is
+        // not bounded by it, and the scanning interpreter's chains of
+        // bridges along its scans took 3,000): their bridges go back into
+        // the tier at its next arrival at its label, and are the tier's
+        // code for the positions the program runs now. Held back, each
         // crossing went to the driver: the run-length interpreter's moves
         // of more cells than its tier's tree had seen, after a program's
         // first phase had filled the cache, crossed 10 million times
         // (`phases 4`: 13.6 s against 1.7).
         let mut short = false;
         let full = self.cache_full(run, machine.steps());
-        if full && self.in_tier_tree(exit) {
+        if full && self.in_tier_tree(exit) && self.tier_past_full < self.options.max_bridges {
+            self.tier_past_full += 1;
             self.stats.tier_bridges_past_full += 1;
         } else if full {
             // The cache is full: the interpreter goes on from the exit,
