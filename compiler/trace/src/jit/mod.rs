@@ -194,7 +194,11 @@
 //! cache's pieces (`Jit::short_bridges` counts them) and are bounded by
 //! their own number. Without them every crossing of such an exit — a
 //! counted loop's end, left once per round of the program — went to the
-//! driver and on into the tier from there.
+//! driver and on into the tier from there. The tier's own exits get
+//! their bridges past a full cache whatever their length (they go back
+//! into the tier at its label), up to `Options::max_bridges` of them
+//! until the next flush: held back, an exit the tier first took after
+//! the cache filled sent every crossing to the driver.
 //!
 //! **Starting late** ([`warmup`], `flowc run --warmup`): the JIT's start
 //! has a cost of its own — lowering the program, building its tables,

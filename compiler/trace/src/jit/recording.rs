@@ -1475,7 +1475,7 @@ impl<'p> Jit<'p> {
         // crossing went to the driver: the run-length interpreter's moves
         // of more cells than its tier's tree had seen, after a program's
         // first phase had filled the cache, crossed 10 million times
-        // (`phases 4`: 13.6 s against 1.7).
+        // (`phases 4`: 12-14 s, now 1.4-1.7).
         let mut short = false;
         let full = self.cache_full(run, machine.steps());
         if full && self.in_tier_tree(exit) && self.tier_past_full < self.options.max_bridges {
