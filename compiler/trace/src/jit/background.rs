@@ -1063,11 +1063,8 @@ done:
     /// there that a hot spot inside it finds on its way.
     #[test]
     fn a_loop_on_the_worker_is_on_its_way_where_it_passed_and_a_bridge_is_not() {
-        let p = flowc_lang::syntax::parse("test", PROGRAM).expect("it parses");
         let head = Symbol::intern("head");
-        let (trace, shared) = fixture(&p, None);
-        std::thread::scope(|scope| {
-            let mut w = Worker::spawn(scope, shared.clone());
+        on_a_worker(|mut w, trace| {
             assert!(w.submit(job(trace.clone()), |_| None, pending(bridge(3, head), vec![key(1)])).is_ok());
             assert!(w
                 .submit(job(trace.clone()), |_| None, pending(hot_spot(key(5), Kind::Loop), vec![key(2)]))
@@ -1094,11 +1091,8 @@ done:
     /// stays ready, and is taken as before; one kept until 10 goes at 50.
     #[test]
     fn a_full_cache_drops_only_stale_results() {
-        let p = flowc_lang::syntax::parse("test", PROGRAM).expect("it parses");
         let head = Symbol::intern("head");
-        let (trace, shared) = fixture(&p, None);
-        std::thread::scope(|scope| {
-            let mut w = Worker::spawn(scope, shared.clone());
+        on_a_worker(|mut w, trace| {
             let kept = |then, until| Pending { keep_until: until, ..pending(then, vec![]) };
             assert!(w.submit(job(trace.clone()), |_| None, kept(bridge(3, head), 10)).is_ok());
             assert!(w.submit(job(trace.clone()), |_| None, kept(bridge(4, head), 100)).is_ok());
@@ -1202,6 +1196,14 @@ done:
 
     /// Collects `w`'s results until `done` holds, failing with `what` the
     /// worker did not finish if a minute goes by first.
+    /// Runs `f` with a worker for [`PROGRAM`] and a trace of its loop
+    /// ([`fixture`]).
+    fn on_a_worker(f: impl FnOnce(Worker, &crate::trace::Trace)) {
+        let p = flowc_lang::syntax::parse("test", PROGRAM).expect("it parses");
+        let (trace, shared) = fixture(&p, None);
+        std::thread::scope(|scope| f(Worker::spawn(scope, shared), &trace));
+    }
+
     fn wait_until(w: &mut Worker, done: impl Fn(&Worker) -> bool, what: &str) {
         let deadline = Instant::now() + Duration::from_secs(60);
         while !done(w) {
